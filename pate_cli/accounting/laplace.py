@@ -1,0 +1,65 @@
+"""LNMax (Laplace noisy max): the bound on q and its RDP.
+
+Papernot et al. 2017, "Semi-supervised Knowledge Transfer...", Theorem 3, in the RDP form
+of the 2018 paper's analysis. MATH.md sections 2 and 5.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..numerics import log1mexp, log_add
+from ..orders import validate_orders
+from .gnmax import _as_votes, _check_positive
+
+
+def log_q_lnmax(votes, *, scale: float) -> np.ndarray:
+    """Upper bound on log Pr[LNMax does not output the plurality class] (MATH.md s.5).
+
+    ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)
+    + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``.
+    """
+    votes = _as_votes(votes)
+    _check_positive(scale, "laplace scale")
+    queries, classes = votes.shape
+    top = np.argmax(votes, axis=1)
+    rows = np.arange(queries)
+    gaps = (votes - votes[rows, top][:, None]) / scale
+    terms = np.log(2.0 + np.abs(gaps)) + math.log(0.25) + gaps
+    terms[rows, top] = -np.inf
+    lead = terms.max(axis=1)
+    log_q = lead + np.log(np.exp(terms - lead[:, None]).sum(axis=1))
+    return np.minimum(log_q, math.log(1.0 - 1.0 / classes))
+
+
+def rdp_lnmax(log_q, *, scale: float, orders) -> np.ndarray:
+    """Data-dependent RDP of one LNMax answer with pure ``eps0 = 2 / lam`` (MATH.md s.5).
+
+    Returns shape ``log_q.shape + (orders,)``.
+    """
+    orders = validate_orders(orders)
+    _check_positive(scale, "laplace scale")
+    log_q = np.asarray(log_q, dtype=np.float64)
+    if np.any(np.isnan(log_q)) or np.any(log_q > 0):
+        raise ValueError("log q must be <= 0 (it is the log of a probability)")
+    eps0 = 2.0 / scale
+    steps = orders - 1.0
+    q = np.exp(log_q)[..., None]
+    lq = log_q[..., None]
+    small = q <= 1.0 / (math.exp(eps0) + 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log1q = np.log1p(-q)
+        shifted = np.where(small, eps0 + lq, -1.0)
+        log_t = log_add(log1q + (log1q - log1mexp(shifted)) * steps, lq + eps0 * steps)
+    log_t = np.where(small, log_t, np.inf)
+    return np.minimum(np.minimum(0.5 * eps0 * eps0 * orders, log_t / steps), eps0)
+
+
+def rdp_lnmax_data_independent(*, scale: float, orders) -> np.ndarray:
+    """Data-independent RDP of LNMax: ``min(eps0, alpha eps0^2 / 2)`` (MATH.md s.2)."""
+    orders = validate_orders(orders)
+    _check_positive(scale, "laplace scale")
+    eps0 = 2.0 / scale
+    return np.minimum(0.5 * eps0 * eps0 * orders, eps0)

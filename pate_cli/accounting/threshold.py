@@ -1,0 +1,40 @@
+"""The selection (threshold) step of Confident- and Interactive-GNMax.
+
+Papernot et al. 2018, Algorithm 1 and Proposition 8; MATH.md sections 2 and 4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from ..numerics import log1mexp
+from .gnmax import _check_positive, rdp_gnmax, rdp_gnmax_data_independent
+
+
+def log_pr_answered(max_votes, *, threshold: float, sigma_threshold: float) -> np.ndarray:
+    """``log Pr[max v + N(0, sigma1^2) >= T]`` with ``round`` half-to-even (MATH.md s.4).
+
+    ``max_votes`` is ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
+    """
+    _check_positive(sigma_threshold, "sigma_threshold")
+    max_votes = np.asarray(max_votes, dtype=np.float64)
+    return log_ndtr((np.rint(max_votes) - threshold) / sigma_threshold)
+
+
+def rdp_threshold(log_pr_answered, *, sigma_threshold: float, orders) -> np.ndarray:
+    """Data-dependent RDP of the selection step (MATH.md section 4).
+
+    ``log q_sel = min(log pr, log(1 - pr))`` fed to the GNMax bound with noise
+    ``sqrt(2) sigma1`` (the plurality count has sensitivity 1, not sqrt(2)).
+    """
+    log_pr = np.asarray(log_pr_answered, dtype=np.float64)
+    log_q_sel = np.minimum(log_pr, log1mexp(log_pr))
+    return rdp_gnmax(log_q_sel, sigma=math.sqrt(2.0) * sigma_threshold, orders=orders)
+
+
+def rdp_threshold_data_independent(*, sigma_threshold: float, orders) -> np.ndarray:
+    """Data-independent RDP of the selection step: ``alpha / (2 sigma1^2)`` (MATH.md s.2)."""
+    return rdp_gnmax_data_independent(sigma=math.sqrt(2.0) * sigma_threshold, orders=orders)

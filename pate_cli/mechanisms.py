@@ -1,0 +1,213 @@
+"""The aggregators as frozen value objects, and their seeded replay.
+
+MATH.md section 1. A replay turns votes and a seed into decisions (which queries were
+answered, with which label). Noise is drawn in fixed blocks of ``NOISE_BLOCK`` queries,
+each block from its own ``numpy.random.Generator`` seeded by ``(seed, stream, block)``,
+so the noise a query receives depends only on the seed and its position in the analysed
+sequence, never on how the queries are chunked, ordered across workers, or resumed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NOISE_BLOCK = 1024
+
+# Independent noise streams, one per random draw of the algorithms.
+STREAM_SELECTION = 1
+STREAM_ANSWER = 2
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """What a replay output for a run of queries.
+
+    ``answered``: bool ``(queries,)``; ``labels``: int64 ``(queries,)``, -1 where the
+    aggregator abstained.
+    """
+
+    answered: np.ndarray
+    labels: np.ndarray
+
+
+class NoiseSource:
+    """Chunk-invariant noise: block ``b`` of stream ``s`` comes from seed ``(seed, s, b)``.
+
+    Keeps only the last block of each stream, so reading queries in order costs one
+    generator per ``NOISE_BLOCK`` queries whatever the chunk size.
+    """
+
+    def __init__(self, seed: int):
+        if not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self.seed = int(seed)
+        self._last: dict[tuple[int, str, tuple[int, ...]], tuple[int, np.ndarray]] = {}
+
+    def draw(self, *, stream: int, kind: str, start: int, count: int, width: int = 1):
+        """Standard ``kind`` noise (``normal`` or ``laplace``), shape ``(count, width)``,
+        for the queries at positions ``start .. start+count-1``."""
+        if count == 0:
+            return np.empty((0, width))
+        first, last = start // NOISE_BLOCK, (start + count - 1) // NOISE_BLOCK
+        blocks = [self._block(stream, kind, width, b) for b in range(first, last + 1)]
+        noise = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+        offset = start - first * NOISE_BLOCK
+        return noise[offset : offset + count]
+
+    def _block(self, stream: int, kind: str, width: int, index: int) -> np.ndarray:
+        key = (stream, kind, (width,))
+        cached = self._last.get(key)
+        if cached is not None and cached[0] == index:
+            return cached[1]
+        sequence = np.random.SeedSequence(entropy=self.seed, spawn_key=(stream, index))
+        generator = np.random.Generator(np.random.PCG64(sequence))
+        if kind == "normal":
+            block = generator.standard_normal((NOISE_BLOCK, width))
+        elif kind == "laplace":
+            block = generator.laplace(0.0, 1.0, (NOISE_BLOCK, width))
+        else:
+            raise ValueError(f"unknown noise kind {kind!r}")
+        self._last[key] = (index, block)
+        return block
+
+
+def _positive(value, name: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be positive, got {value:g}")
+    return value
+
+
+def _finite(value, name: str) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return value
+
+
+def _noisy_argmax(votes: np.ndarray, noise: np.ndarray, scale: float) -> np.ndarray:
+    return np.argmax(votes + scale * noise, axis=1)
+
+
+@dataclass(frozen=True)
+class LNMax:
+    """Laplace noisy max (Papernot et al. 2017): ``argmax_j n_j + Laplace(0, lam)``.
+
+    Every query is answered; each answer is ``2 / lam``-DP (MATH.md sections 1, 2, 5).
+    """
+
+    laplace_scale: float
+    name: str = field(default="lnmax", init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "laplace_scale", _positive(self.laplace_scale, "laplace scale"))
+
+    @property
+    def params(self) -> dict:
+        return {"laplace_scale": self.laplace_scale}
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0) -> Decisions:
+        count, classes = votes.shape
+        draws = noise.draw(stream=STREAM_ANSWER, kind="laplace", start=start, count=count,
+                           width=classes)
+        labels = _noisy_argmax(votes, draws, self.laplace_scale)
+        return Decisions(np.ones(count, dtype=bool), labels.astype(np.int64))
+
+
+@dataclass(frozen=True)
+class GNMax:
+    """Gaussian noisy max (Papernot et al. 2018): ``argmax_j n_j + N(0, sigma^2)``.
+
+    Every query is answered (MATH.md sections 1-3).
+    """
+
+    sigma: float
+    name: str = field(default="gnmax", init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
+
+    @property
+    def params(self) -> dict:
+        return {"sigma": self.sigma}
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0) -> Decisions:
+        count, classes = votes.shape
+        draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
+                           width=classes)
+        labels = _noisy_argmax(votes, draws, self.sigma)
+        return Decisions(np.ones(count, dtype=bool), labels.astype(np.int64))
+
+
+@dataclass(frozen=True)
+class ConfidentGNMax:
+    """Confident-GNMax (Algorithm 1 of Papernot et al. 2018).
+
+    Answer ``argmax_j n_j + N(0, sigma^2)`` only if ``max_j n_j + N(0, sigma1^2) >= T``,
+    otherwise abstain (MATH.md sections 1, 4, 7).
+    """
+
+    threshold: float
+    sigma_threshold: float
+    sigma: float
+    name: str = field(default="confident", init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "threshold", _finite(self.threshold, "threshold"))
+        object.__setattr__(
+            self, "sigma_threshold", _positive(self.sigma_threshold, "sigma threshold")
+        )
+        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
+
+    @property
+    def params(self) -> dict:
+        return {
+            "threshold": self.threshold,
+            "sigma_threshold": self.sigma_threshold,
+            "sigma": self.sigma,
+        }
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0) -> Decisions:
+        count, classes = votes.shape
+        selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
+        answered = votes.max(axis=1) + self.sigma_threshold * selection[:, 0] >= self.threshold
+        draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
+                           width=classes)
+        labels = np.where(answered, _noisy_argmax(votes, draws, self.sigma), -1)
+        return Decisions(answered, labels.astype(np.int64))
+
+
+MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax}
+
+
+# Defaults relative to the number of teachers M (CLI.md): the 2018 paper's MNIST setting
+# (M = 250: sigma 40, T 200, sigma1 150) scaled with M; LNMax lam = 20 at M = 250.
+DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
+                     "laplace_scale": 0.08}
+
+
+def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
+                    threshold: float | None = None, sigma_threshold: float | None = None,
+                    laplace_scale: float | None = None):
+    """Create a mechanism by name, filling unset parameters from the teacher count M."""
+    def pick(value, key):
+        return DEFAULT_FRACTIONS[key] * teachers if value is None else value
+
+    if name == "lnmax":
+        return LNMax(laplace_scale=pick(laplace_scale, "laplace_scale"))
+    if name == "gnmax":
+        return GNMax(sigma=pick(sigma, "sigma"))
+    if name == "confident":
+        return ConfidentGNMax(threshold=pick(threshold, "threshold"),
+                              sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
+                              sigma=pick(sigma, "sigma"))
+    raise ValueError(f"unknown mechanism {name!r} (choose from {', '.join(MECHANISMS)})")

@@ -1,0 +1,347 @@
+"""Reading and validating vote, prediction and label files.
+
+The only module that reads user files. Every problem is an ``InputError`` whose message
+is one line naming the file, the place (query = 0-based row of the vote matrix, class =
+0-based column; text files also give the 1-based line and column) and what is wrong.
+``.npy`` files are memory-mapped and never unpickled; validation scans them in chunks, so
+memory stays bounded whatever the file size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import sys
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+VOTE_EXTENSIONS = (".npy", ".npz", ".csv", ".tsv")
+_SCAN_ROWS = 1 << 16
+
+
+class InputError(ValueError):
+    """A user mistake in an input file or option: reported in one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class VoteSet:
+    """A validated vote histogram and where it came from.
+
+    ``votes`` is ``(queries, classes)``, possibly a read-only memory map; ``teachers`` is
+    M (the common row total, or ``--teachers``, or the number of prediction columns).
+    """
+
+    votes: np.ndarray
+    teachers: float
+    path: str
+    sha256: str
+    labels: np.ndarray | None = None
+
+    @property
+    def queries(self) -> int:
+        return int(self.votes.shape[0])
+
+    @property
+    def classes(self) -> int:
+        return int(self.votes.shape[1])
+
+
+def load_votes(path, *, teachers: float | None = None, labels=None) -> VoteSet:
+    """Read and validate a vote histogram (``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``).
+
+    Checks: 2-D numeric, at least 2 classes and 1 query, finite, non-negative, and (unless
+    ``teachers`` is given, for weighted or shifted votes) every row summing to the same M.
+    ``labels`` is an optional path or array of true labels; a ``.npz`` may carry its own
+    ``labels`` array, used when ``labels`` is not given.
+    """
+    name, raw, digest = _open(path)
+    array, packed_labels = _read_matrix(name, raw, key="votes")
+    votes = _check_votes(name, array, teachers_given=teachers is not None)
+    if teachers is None:
+        teachers = _row_total(votes, 0)
+    elif not (np.isfinite(teachers) and teachers > 0):
+        raise InputError(f"--teachers must be positive, got {teachers:g}")
+    teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
+    vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest)
+    chosen = labels if labels is not None else packed_labels
+    if chosen is not None:
+        vote_set = attach_labels(vote_set, chosen)
+    return vote_set
+
+
+def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSet:
+    """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
+
+    ``-1`` means the teacher did not vote. ``classes`` defaults to the largest id + 1.
+    The histogram is built with one ``bincount`` per chunk (row * K + class offsets).
+    """
+    name, raw, digest = _open(path)
+    array, packed_labels = _read_matrix(name, raw, key="predictions")
+    _check_shape(name, array)
+    if array.dtype.kind == "f":
+        bad = _first(~np.isfinite(array)) or _first(array != np.round(array))
+        if bad is not None:
+            raise InputError(f"{name}: query {bad[0]}, teacher {bad[1]}: "
+                             f"{array[bad]!r} is not a class id")
+    top = int(array.max()) if array.size else -1
+    low = int(array.min()) if array.size else -1
+    if low < -1:
+        row, col = _first(array < -1)
+        raise InputError(f"{name}: query {row}, teacher {col}: class id {int(array[row, col])} "
+                         "is below -1 (-1 marks a teacher that did not vote)")
+    if classes is None:
+        classes = max(top + 1, 2)
+    if classes < 2:
+        raise InputError(f"--classes must be at least 2, got {classes}")
+    if top >= classes:
+        row, col = _first(array >= classes)
+        raise InputError(f"{name}: query {row}, teacher {col}: class id {int(array[row, col])} "
+                         f"is outside 0..{classes - 1}")
+    histogram = np.empty((array.shape[0], classes), dtype=np.int32)
+    for start in range(0, array.shape[0], _SCAN_ROWS):
+        chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.int64)
+        rows = np.broadcast_to(np.arange(chunk.shape[0])[:, None], chunk.shape)
+        voted = chunk >= 0
+        flat = rows[voted] * classes + chunk[voted]
+        counts = np.bincount(flat, minlength=chunk.shape[0] * classes)
+        histogram[start : start + chunk.shape[0]] = counts.reshape(-1, classes)
+    vote_set = VoteSet(votes=histogram, teachers=int(array.shape[1]), path=name, sha256=digest)
+    chosen = labels if labels is not None else packed_labels
+    if chosen is not None:
+        vote_set = attach_labels(vote_set, chosen)
+    return vote_set
+
+
+def attach_labels(vote_set: VoteSet, labels) -> VoteSet:
+    """Validate true labels (a path or an array) against ``vote_set`` and attach them."""
+    if isinstance(labels, (str, os.PathLike)):
+        name, raw, _ = _open(labels)
+        array, _ = _read_matrix(name, raw, key="labels", allow_1d=True)
+    else:
+        name, array = "labels", np.asarray(labels)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise InputError(f"{name}: expected one label per query (a single column), "
+                         f"got shape {array.shape}")
+    if array.shape[0] != vote_set.queries:
+        raise InputError(f"{name}: has {array.shape[0]} labels but {vote_set.path} has "
+                         f"{vote_set.queries} queries")
+    if array.dtype.kind not in "biuf":
+        raise InputError(f"{name}: labels must be integer class ids")
+    values = np.asarray(array)
+    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values))
+                         | (values < 0) | (values >= vote_set.classes))
+    if bad.size:
+        raise InputError(f"{name}: label {values[bad[0]]!r} at query {bad[0]} is outside "
+                         f"0..{vote_set.classes - 1}")
+    return VoteSet(votes=vote_set.votes, teachers=vote_set.teachers, path=vote_set.path,
+                   sha256=vote_set.sha256, labels=values.astype(np.int64))
+
+
+# --- reading -----------------------------------------------------------------------------
+
+def _open(path):
+    """Return ``(display name, source, sha256)``; source is a path, or bytes for stdin."""
+    if str(path) == "-":
+        data = sys.stdin.buffer.read()
+        if not data:
+            raise InputError("<stdin>: no input (the standard input is empty)")
+        return "<stdin>", data, hashlib.sha256(data).hexdigest()
+    name = os.fspath(path)
+    if not os.path.exists(name):
+        raise InputError(f"{name}: no such file")
+    if os.path.isdir(name):
+        raise InputError(f"{name}: is a directory, not a file")
+    extension = os.path.splitext(name)[1].lower()
+    if extension not in VOTE_EXTENSIONS:
+        shown = f"'{extension}'" if extension else "none"
+        raise InputError(f"{name}: unknown extension {shown} "
+                         "(expected .npy, .npz, .csv, .tsv, or - for standard input)")
+    if os.path.getsize(name) == 0:
+        raise InputError(f"{name}: the file is empty")
+    digest = hashlib.sha256()
+    with open(name, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return name, name, digest.hexdigest()
+
+
+def _read_matrix(name, source, *, key, allow_1d=False):
+    """Read a numeric array (and, from ``.npz``, the optional ``labels``)."""
+    if isinstance(source, bytes):
+        if source.startswith(b"\x93NUMPY"):
+            return _read_npy(name, io.BytesIO(source)), None
+        if source.startswith(b"PK"):
+            return _read_npz(name, io.BytesIO(source), key)
+        return _read_text(name, source.decode("utf-8", errors="replace"), None), None
+    extension = os.path.splitext(source)[1].lower()
+    if extension == ".npy":
+        return _read_npy(name, source), None
+    if extension == ".npz":
+        return _read_npz(name, source, key)
+    with open(source, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    return _read_text(name, text, "\t" if extension == ".tsv" else ","), None
+
+
+def _read_npy(name, source):
+    try:
+        if isinstance(source, str):
+            array = np.load(source, mmap_mode="r", allow_pickle=False)
+        else:
+            array = np.load(source, allow_pickle=False)
+    except InputError:
+        raise
+    except ValueError as error:
+        if "pickle" in str(error).lower() or "object" in str(error).lower():
+            raise _pickled(name) from None
+        raise InputError(f"{name}: not a valid .npy file ({error})") from None
+    except (OSError, EOFError) as error:
+        raise InputError(f"{name}: not a valid .npy file ({error})") from None
+    _check_dtype(name, array.dtype)
+    return array
+
+
+def _read_npz(name, source, key):
+    try:
+        with np.load(source, allow_pickle=False) as archive:
+            keys = list(archive.keys())
+            if key not in keys:
+                if len(keys) == 1 and key != "labels":
+                    key = keys[0]
+                else:
+                    raise InputError(f"{name}: has no array named '{key}' "
+                                     f"(it holds: {', '.join(keys) or 'nothing'})")
+            array = archive[key]
+            labels = archive["labels"] if "labels" in keys and key != "labels" else None
+    except InputError:
+        raise
+    except ValueError as error:
+        if "pickle" in str(error).lower() or "object" in str(error).lower():
+            raise _pickled(name) from None
+        raise InputError(f"{name}: not a valid .npz file ({error})") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as error:
+        raise InputError(f"{name}: not a valid .npz file ({error})") from None
+    _check_dtype(name, array.dtype)
+    if labels is not None:
+        _check_dtype(name, labels.dtype)
+    return array, labels
+
+
+def _read_text(name, text, separator):
+    """Parse CSV/TSV text: an optional header row of names, then numbers only."""
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise InputError(f"{name}: the file is empty")
+    if separator is None:
+        separator = "\t" if "\t" in lines[0] and "," not in lines[0] else ","
+    header_cells = [cell.strip() for cell in lines[0].split(separator)]
+    has_header = all(not _is_number(cell) for cell in header_cells)
+    first_line = 2 if has_header else 1
+    if has_header and len(lines) == 1:
+        raise InputError(f"{name}: has a header but no rows")
+    options = dict(sep=separator, header=None, skiprows=1 if has_header else 0,
+                   skipinitialspace=True, keep_default_na=False, engine="c",
+                   skip_blank_lines=True)
+    try:
+        return pd.read_csv(io.StringIO(text), dtype=np.float64, **options).to_numpy()
+    except ValueError:
+        pass  # some cell is not a number: parse as text below to say which one
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, **options)
+    except pd.errors.ParserError as error:
+        raise InputError(f"{name}: {_parser_message(error)}") from None
+    cells = frame.to_numpy(dtype=object)
+    values = pd.DataFrame(cells).apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+    failed = np.isnan(values)
+    if failed.any():
+        for row, col in zip(*np.nonzero(failed), strict=True):
+            cell = str(cells[row, col]).strip()
+            if cell.lower() in ("nan", "+nan", "-nan"):
+                continue  # a number, but not finite: reported by the vote checks
+            shown = "empty" if cell == "" else f"{cell!r} is not a number"
+            raise InputError(f"{name}: line {row + first_line}, column {col + 1}: {shown}")
+    return values
+
+
+def _parser_message(error) -> str:
+    text = str(error).strip().splitlines()[-1]
+    return f"rows have different numbers of columns ({text})"
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+# --- validation ---------------------------------------------------------------------------
+
+def _pickled(name):
+    return InputError(f"{name}: holds a pickled object array; refusing to load it "
+                      "(only plain numeric arrays are read)")
+
+
+def _check_dtype(name, dtype):
+    if dtype.hasobject:
+        raise _pickled(name)
+    if dtype.kind not in "biuf":
+        raise InputError(f"{name}: holds {dtype} values; expected numbers")
+
+
+def _check_shape(name, array):
+    if array.ndim != 2:
+        raise InputError(f"{name}: expected a 2-D array (rows = queries), got "
+                         f"{array.ndim}-D with shape {array.shape}")
+    if array.shape[0] == 0:
+        raise InputError(f"{name}: has no queries (0 rows)")
+
+
+def _check_votes(name, array, *, teachers_given):
+    _check_shape(name, array)
+    if array.shape[1] < 2:
+        raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
+    reference = None
+    for start in range(0, array.shape[0], _SCAN_ROWS):
+        chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.float64)
+        bad = _first(~np.isfinite(chunk))
+        if bad is not None:
+            raise InputError(f"{name}: query {start + bad[0]}, class {bad[1]} is not finite "
+                             f"({chunk[bad]!r})")
+        bad = _first(chunk < 0)
+        if bad is not None:
+            raise InputError(f"{name}: query {start + bad[0]}, class {bad[1]} is negative "
+                             f"({chunk[bad]:g}); votes are counts")
+        if teachers_given:
+            continue
+        totals = chunk.sum(axis=1)
+        if reference is None:
+            reference = totals[0]
+        off = np.flatnonzero(np.abs(totals - reference) > 1e-9 * max(1.0, abs(reference)))
+        if off.size:
+            row = start + int(off[0])
+            raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but query 0 "
+                             f"has {reference:g} (every row must sum to the number of "
+                             "teachers; give --teachers M for weighted or partial votes)")
+    return array
+
+
+def _row_total(votes, row):
+    return float(np.asarray(votes[row], dtype=np.float64).sum())
+
+
+def _first(mask):
+    """Index tuple of the first True entry of a 2-D mask, or None."""
+    flat = np.flatnonzero(mask)
+    if flat.size == 0:
+        return None
+    return np.unravel_index(flat[0], mask.shape)
