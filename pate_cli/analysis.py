@@ -33,7 +33,7 @@ ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 # Rows of (queries x orders) work arrays processed at once: about 1 MB per array, so the
 # element-wise passes stay in cache.
 _WORK_ELEMENTS = 1 << 17
-DEFAULT_CHUNK = 1 << 16
+DEFAULT_CHUNK = 8192
 
 
 class OrderGridWarning(UserWarning):
@@ -217,14 +217,14 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                                       conversion=conversion))
     notes = []
     best = int(np.flatnonzero(orders == order)[0])
-    if best in (0, orders.size - 1) and epsilon > 0:
+    if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
         edge = "first" if best == 0 else "last"
         notes.append(f"the best order {order:g} is the {edge} of the grid; "
                      "a wider --orders grid may give a smaller epsilon")
         warnings.warn(notes[-1], OrderGridWarning, stacklevel=2)
 
     weight = columns["answered"]
-    answered_total = float(math.fsum(weight))
+    answered_total = float(np.sum(weight))
     at_order = np.array([order])
     rdp_sel_q, rdp_ans_q = _per_query_at_order(selection, answer, columns, weight, at_order,
                                                independent)
@@ -250,8 +250,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         rdp_answer=rdp_ans_q, rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
         answered_total=answered_total,
-        rdp_at_order={"selection": float(math.fsum(rdp_sel_q)),
-                      "answer": float(math.fsum(rdp_ans_q))},
+        rdp_at_order={"selection": float(np.sum(rdp_sel_q)),
+                      "answer": float(np.sum(rdp_ans_q))},
         label_accuracy=accuracy, budget_stopped_at=stopped_at, warnings=notes, source=source)
 
 
@@ -268,7 +268,10 @@ def _curves(step, statistic, orders, independent):
 
 def _rows(sel_curves, sel_index, ans_curves, ans_index, weight):
     """Per-query RDP curves ``selection + weight * answer`` (MATH.md section 7)."""
-    return sel_curves[sel_index] + weight[:, None] * ans_curves[ans_index]
+    rows = ans_curves[ans_index]
+    rows *= weight[:, None]
+    rows += sel_curves[sel_index]
+    return rows
 
 
 def _accumulate(sel_curves, sel_index, ans_curves, ans_index, weight, carry, offset):

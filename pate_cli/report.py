@@ -213,6 +213,23 @@ def _json_record(record: dict) -> dict:
             for key, value in record.items()}
 
 
+def write_outputs(files: dict) -> None:
+    """Write several outputs (path -> bytes) only once every destination is usable.
+
+    Each is written atomically; a destination whose directory is missing stops the run
+    before any file is touched. An ``OSError`` becomes a ``ValueError`` naming the file.
+    """
+    for path in files:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise ValueError(f"{path}: cannot write: the directory {directory} does not exist")
+    for path, data in files.items():
+        try:
+            write_atomically(path, data)
+        except OSError as error:
+            raise ValueError(f"{path}: cannot write: {error.strerror or error}") from None
+
+
 def write_atomically(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same directory and a rename."""
     directory = os.path.dirname(os.path.abspath(path))

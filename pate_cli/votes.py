@@ -67,9 +67,10 @@ def load_votes(path, *, teachers: float | None = None, labels=None) -> VoteSet:
         raise InputError(f"--teachers must be positive, got {teachers:g}")
     teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
     vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest)
-    chosen = labels if labels is not None else packed_labels
-    if chosen is not None:
-        vote_set = attach_labels(vote_set, chosen)
+    if labels is not None:
+        vote_set = attach_labels(vote_set, labels)
+    elif packed_labels is not None:
+        vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
     return vote_set
 
 
@@ -83,10 +84,10 @@ def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSe
     array, packed_labels = _read_matrix(name, raw, key="predictions")
     _check_shape(name, array)
     if array.dtype.kind == "f":
-        bad = _first(~np.isfinite(array)) or _first(array != np.round(array))
+        bad = _first(~np.isfinite(array) | (array != np.round(array)))
         if bad is not None:
             raise InputError(f"{name}: query {bad[0]}, teacher {bad[1]}: "
-                             f"{array[bad]!r} is not a class id")
+                             f"{_show(array[bad])} is not a class id")
     top = int(array.max()) if array.size else -1
     low = int(array.min()) if array.size else -1
     if low < -1:
@@ -110,19 +111,23 @@ def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSe
         counts = np.bincount(flat, minlength=chunk.shape[0] * classes)
         histogram[start : start + chunk.shape[0]] = counts.reshape(-1, classes)
     vote_set = VoteSet(votes=histogram, teachers=int(array.shape[1]), path=name, sha256=digest)
-    chosen = labels if labels is not None else packed_labels
-    if chosen is not None:
-        vote_set = attach_labels(vote_set, chosen)
+    if labels is not None:
+        vote_set = attach_labels(vote_set, labels)
+    elif packed_labels is not None:
+        vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
     return vote_set
 
 
-def attach_labels(vote_set: VoteSet, labels) -> VoteSet:
-    """Validate true labels (a path or an array) against ``vote_set`` and attach them."""
+def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels") -> VoteSet:
+    """Validate true labels (a path or an array) against ``vote_set`` and attach them.
+
+    ``name`` is how messages refer to an array given directly.
+    """
     if isinstance(labels, (str, os.PathLike)):
         name, raw, _ = _open(labels)
         array, _ = _read_matrix(name, raw, key="labels", allow_1d=True)
     else:
-        name, array = "labels", np.asarray(labels)
+        array = np.asarray(labels)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
@@ -134,10 +139,13 @@ def attach_labels(vote_set: VoteSet, labels) -> VoteSet:
     if array.dtype.kind not in "biuf":
         raise InputError(f"{name}: labels must be integer class ids")
     values = np.asarray(array)
-    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values))
-                         | (values < 0) | (values >= vote_set.classes))
+    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
     if bad.size:
-        raise InputError(f"{name}: label {values[bad[0]]!r} at query {bad[0]} is outside "
+        raise InputError(f"{name}: label {_show(values[bad[0]])} at query {bad[0]} is not "
+                         "an integer class id")
+    bad = np.flatnonzero((values < 0) | (values >= vote_set.classes))
+    if bad.size:
+        raise InputError(f"{name}: label {_show(values[bad[0]])} at query {bad[0]} is outside "
                          f"0..{vote_set.classes - 1}")
     return VoteSet(votes=vote_set.votes, teachers=vote_set.teachers, path=vote_set.path,
                    sha256=vote_set.sha256, labels=values.astype(np.int64))
@@ -244,36 +252,36 @@ def _read_text(name, text, separator):
         separator = "\t" if "\t" in lines[0] and "," not in lines[0] else ","
     header_cells = [cell.strip() for cell in lines[0].split(separator)]
     has_header = all(not _is_number(cell) for cell in header_cells)
-    first_line = 2 if has_header else 1
     if has_header and len(lines) == 1:
         raise InputError(f"{name}: has a header but no rows")
     options = dict(sep=separator, header=None, skiprows=1 if has_header else 0,
                    skipinitialspace=True, keep_default_na=False, engine="c",
                    skip_blank_lines=True)
     try:
-        return pd.read_csv(io.StringIO(text), dtype=np.float64, **options).to_numpy()
+        values = pd.read_csv(io.StringIO(text), dtype=np.float64, **options).to_numpy()
+        if not np.isnan(values).any():
+            return values
     except ValueError:
         pass  # some cell is not a number: parse as text below to say which one
-    try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, **options)
-    except pd.errors.ParserError as error:
-        raise InputError(f"{name}: {_parser_message(error)}") from None
+    # The slow path, taken only to explain a problem: which line, which column.
+    numbered = [(number, line) for number, line in enumerate(lines, start=1)
+                if line.strip()][1 if has_header else 0:]
+    widths = [line.count(separator) + 1 for _, line in numbered]
+    expected = len(header_cells) if has_header else widths[0]
+    for (number, _), width in zip(numbered, widths, strict=True):
+        if width != expected:
+            raise InputError(f"{name}: rows have different numbers of columns (line {number} "
+                             f"has {width}, expected {expected})")
+    frame = pd.read_csv(io.StringIO(text), dtype=str, **options)
     cells = frame.to_numpy(dtype=object)
     values = pd.DataFrame(cells).apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
-    failed = np.isnan(values)
-    if failed.any():
-        for row, col in zip(*np.nonzero(failed), strict=True):
-            cell = str(cells[row, col]).strip()
-            if cell.lower() in ("nan", "+nan", "-nan"):
-                continue  # a number, but not finite: reported by the vote checks
-            shown = "empty" if cell == "" else f"{cell!r} is not a number"
-            raise InputError(f"{name}: line {row + first_line}, column {col + 1}: {shown}")
+    for row, col in zip(*np.nonzero(np.isnan(values)), strict=True):
+        cell = str(cells[row, col]).strip()
+        if cell.lower() in ("nan", "+nan", "-nan"):
+            continue  # a number, but not finite: reported by the vote checks
+        shown = "empty" if cell == "" else f"{cell!r} is not a number"
+        raise InputError(f"{name}: line {numbered[row][0]}, column {col + 1}: {shown}")
     return values
-
-
-def _parser_message(error) -> str:
-    text = str(error).strip().splitlines()[-1]
-    return f"rows have different numbers of columns ({text})"
 
 
 def _is_number(cell: str) -> bool:
@@ -316,7 +324,7 @@ def _check_votes(name, array, *, teachers_given):
         bad = _first(~np.isfinite(chunk))
         if bad is not None:
             raise InputError(f"{name}: query {start + bad[0]}, class {bad[1]} is not finite "
-                             f"({chunk[bad]!r})")
+                             f"({_show(chunk[bad])})")
         bad = _first(chunk < 0)
         if bad is not None:
             raise InputError(f"{name}: query {start + bad[0]}, class {bad[1]} is negative "
@@ -337,6 +345,14 @@ def _check_votes(name, array, *, teachers_given):
 
 def _row_total(votes, row):
     return float(np.asarray(votes[row], dtype=np.float64).sum())
+
+
+def _show(value) -> str:
+    """A number as a person writes it: 3, 1.5, nan, inf (never ``np.float64(...)``)."""
+    value = float(value)
+    if np.isfinite(value) and value.is_integer():
+        return str(int(value))
+    return repr(value)
 
 
 def _first(mask):

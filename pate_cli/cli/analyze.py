@@ -8,8 +8,14 @@ import click
 
 from ..analysis import analyze_votes
 from ..mechanisms import MECHANISMS, build_mechanism
-from ..report import FORMATS, per_query_bytes, per_query_frame, render, summary_dict
-from ..report import write_atomically
+from ..report import (
+    FORMATS,
+    per_query_bytes,
+    per_query_frame,
+    render,
+    summary_dict,
+    write_outputs,
+)
 from ..votes import load_predictions, load_votes
 from .errors import OverBudget, run_command
 from .options import (
@@ -90,13 +96,14 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
                                accounting=accounting, delta=delta, orders=grid,
                                conversion=conversion, seed=seed, queries=queries,
                                budget=budget, labels=vote_set.labels, source=vote_set)
-    summary = summary_dict(result)
-    text = render(summary, fmt)
+    text = render(summary_dict(result), fmt)
+    files = {}
     if per_query is not None:
-        write_atomically(per_query, per_query_bytes(per_query_frame(result), per_query))
+        files[per_query] = per_query_bytes(per_query_frame(result), per_query)
     if output is not None:
-        write_atomically(output, text.encode())
-    else:
+        files[output] = text.encode()
+    write_outputs(files)
+    if output is None:
         click.echo(text, nl=False)
     for note in result.warnings:
         click.echo(f"Warning: {note}", err=True)

@@ -55,8 +55,9 @@ def run_command(command: click.Command, args=None, prog_name: str | None = None)
     except Exception as error:  # noqa: BLE001 - the boundary of the program
         if debug:
             traceback.print_exc()
-        click.echo(f"Error: unexpected {type(error).__name__}: {_one_line(error)} "
-                   "(run with --debug for the traceback)", err=True)
+        hint = "" if debug else " (run with --debug for the traceback)"
+        click.echo(f"Error: unexpected {type(error).__name__}: {_one_line(error)}{hint}",
+                   err=True)
         return EXIT_UNEXPECTED
     return EXIT_OK
 

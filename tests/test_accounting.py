@@ -1,0 +1,218 @@
+"""The accounting kernels against independent per-row code, hand-derived cases and the
+values MATH.md section 11 lists."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scalar_reference as ref
+
+from pate_cli.accounting.conversion import rdp_to_epsilon
+from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
+from pate_cli.accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
+from pate_cli.accounting.threshold import log_pr_answered, rdp_threshold
+from pate_cli.numerics import log1mexp, log_add
+from pate_cli.orders import default_orders, parse_orders
+
+ORDERS = default_orders()
+SOME_ORDERS = np.array([1.5, 2.0, 3.5, 8.0, 14.0, 25.0, 60.0, 100.0, 250.0, 500.0])
+
+
+def random_votes(rng, queries, classes, teachers):
+    """Vote rows from teachers that agree to varied degrees, with some ties."""
+    strength = rng.uniform(0.0, 6.0, size=queries)
+    logits = rng.normal(size=(queries, classes)) * strength[:, None]
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    return np.array([rng.multinomial(teachers, p) for p in probs], dtype=np.float64)
+
+
+def close(actual, expected, rtol=1e-12):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert np.array_equal(np.isneginf(actual), np.isneginf(expected))
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(actual[finite], expected[finite], rtol=rtol, atol=0)
+
+
+# --- the default grid and --orders ---------------------------------------------------------
+
+def test_default_grid_is_the_papers():
+    assert ORDERS.size == 298
+    assert ORDERS[0] == 2 and ORDERS[197] == 100.5 and ORDERS[198] == 100
+    assert ORDERS[196] == 100 and math.isclose(ORDERS[-1], 500)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2,4,8.5", [2, 4, 8.5]), ("2:4:0.5", [2, 2.5, 3, 3.5, 4]), ("2:4.2:1", [2, 3, 4]),
+])
+def test_parse_orders(text, expected):
+    assert parse_orders(text).tolist() == expected
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("0.5,2", "greater than 1"), ("1", "greater than 1"), ("2:1:1", "below start"),
+    ("2:5:0", "positive"), ("a,2", "not a number"), ("", "empty"),
+])
+def test_parse_orders_rejects(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_orders(text)
+
+
+# --- numerics ------------------------------------------------------------------------------
+
+def test_log1mexp_matches_scalar_code_across_the_switch():
+    x = np.concatenate([-np.logspace(-300, 3, 500), [0.0, -1.0]])
+    close(log1mexp(x), [ref.log1mexp(float(v)) for v in x], rtol=1e-15)
+    with pytest.raises(ValueError):
+        log1mexp(np.array([0.1]))
+
+
+def test_log_add_equals_logaddexp():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(scale=50, size=(2, 1000))
+    x[:5] = -np.inf
+    y[:3] = -np.inf
+    np.testing.assert_allclose(log_add(x, y), np.logaddexp(x, y), rtol=1e-15)
+
+
+# --- GNMax ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("classes", "teachers", "sigma"), [
+    (2, 250, 40.0), (10, 250, 40.0), (10, 250, 5.0), (150, 5000, 100.0), (26, 100, 20.0),
+])
+def test_log_q_gnmax_equals_per_row_code(classes, teachers, sigma):
+    rng = np.random.default_rng(classes + teachers)
+    votes = random_votes(rng, 300, classes, teachers)
+    expected = [ref.log_q_gnmax(row, sigma) for row in votes]
+    close(log_q_gnmax(votes, sigma=sigma), expected)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 5.0, 40.0, 100.0])
+def test_rdp_gnmax_equals_per_row_code(sigma):
+    rng = np.random.default_rng(int(sigma * 10))
+    log_q = np.concatenate([-rng.exponential(scale=200.0, size=300), [-np.inf, -1e-9,
+                                                                     math.log(0.5)]])
+    actual = rdp_gnmax(log_q, sigma=sigma, orders=ORDERS)
+    expected = [[ref.rdp_gnmax(float(lq), sigma, float(a)) for a in ORDERS] for lq in log_q]
+    close(actual, expected)
+
+
+def test_log_q_hand_cases():
+    # A two-way tie: Phi(0) = 1/2 for the runner-up already exceeds the cap log(1 - 1/K)
+    # for K = 2, and for K = 3 the sum is 1/2 + Phi(-1000/(sqrt2 sigma)) < 2/3.
+    assert log_q_gnmax(np.array([[5.0, 5.0]]), sigma=1.0)[0] == math.log(0.5)
+    lq = log_q_gnmax(np.array([[5.0, 5.0, 0.0]]), sigma=1.0)[0]
+    assert math.isclose(lq, math.log(0.5 + 0.5 * math.erfc(5 / 2)), rel_tol=1e-14)
+    tie = log_q_gnmax(np.array([[3.0, 3.0, 3.0, 3.0]]), sigma=1.0)[0]
+    assert tie == math.log(1 - 1 / 4)
+    # One other class at gap g: q = Phi(-g / (sqrt2 sigma)).
+    g, sigma = 30.0, 10.0
+    lq = log_q_gnmax(np.array([[40.0, 10.0]]), sigma=sigma)[0]
+    assert math.isclose(lq, math.log(0.5 * math.erfc(g / (2 * sigma))), rel_tol=1e-14)
+
+
+def test_log_q_minus_infinity_gives_zero_cost():
+    assert np.all(rdp_gnmax(np.array([-np.inf]), sigma=40.0, orders=ORDERS) == 0)
+
+
+def test_unanimous_votes_cost_far_less_than_data_independent():
+    votes = np.array([[250.0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+    rdp = rdp_gnmax(log_q_gnmax(votes, sigma=40.0), sigma=40.0, orders=ORDERS)[0]
+    independent = rdp_gnmax_data_independent(sigma=40.0, orders=ORDERS)
+    # log q = log(9 Phi(-250 / (sqrt2 40))) = -10.019...; at order 14 the bound is about
+    # 3.1e-5 against 14/1600 = 8.75e-3 data-independent (under 1/250 of it).
+    assert math.isclose(log_q_gnmax(votes, sigma=40.0)[0],
+                        math.log(9 * 0.5 * math.erfc(250 / (2 * 40))), rel_tol=1e-13)
+    assert np.all(rdp > 0)
+    assert np.all(rdp[:60] < 0.02 * independent[:60])  # orders 2 .. 31.5
+    assert rdp[ORDERS == 14][0] < independent[ORDERS == 14][0] / 250
+
+
+def test_rdp_gnmax_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="log q"):
+        rdp_gnmax(np.array([0.1]), sigma=1.0, orders=ORDERS)
+    with pytest.raises(ValueError, match="sigma"):
+        rdp_gnmax(np.array([-1.0]), sigma=-1.0, orders=ORDERS)
+    with pytest.raises(ValueError, match="greater than 1"):
+        rdp_gnmax(np.array([-1.0]), sigma=1.0, orders=[1.0, 2.0])
+
+
+def test_rdp_gnmax_decreasing_in_q_then_flat():
+    """MATH.md s.11: strictly decreasing inside the data-dependent range, constant above."""
+    sigma, order = 40.0, np.array([14.0])
+    log_q = -np.linspace(0.01, 60, 4000)[::-1]   # increasing q
+    rdp = rdp_gnmax(log_q, sigma=sigma, orders=order)[:, 0]
+    flat = rdp == order[0] / sigma**2
+    assert flat[-1] and not flat[0]
+    boundary = np.flatnonzero(~flat)[-1]
+    assert np.all(flat[boundary + 1:])
+    assert np.all(np.diff(rdp[: boundary + 1]) > 0)   # cost rises with q
+
+
+# --- threshold ------------------------------------------------------------------------------
+
+def test_threshold_step_equals_per_row_code():
+    rng = np.random.default_rng(11)
+    maxima = np.concatenate([rng.uniform(0, 250, 300), [0.5, 1.5, 2.5, 199.5, 200.5, 250]])
+    lp = log_pr_answered(maxima, threshold=200.0, sigma_threshold=150.0)
+    close(lp, [ref.log_pr_answered([m], 200.0, 150.0) for m in maxima], rtol=1e-15)
+    actual = rdp_threshold(lp, sigma_threshold=150.0, orders=ORDERS)
+    expected = [[ref.rdp_threshold(float(x), 150.0, float(a)) for a in ORDERS] for x in lp]
+    close(actual, expected)
+
+
+def test_threshold_rounds_half_to_even():
+    lp = log_pr_answered(np.array([2.5, 3.5]), threshold=0.0, sigma_threshold=1.0)
+    assert lp[0] == log_pr_answered(np.array([2.0]), threshold=0.0, sigma_threshold=1.0)[0]
+    assert lp[1] == log_pr_answered(np.array([4.0]), threshold=0.0, sigma_threshold=1.0)[0]
+
+
+# --- LNMax ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lam", [0.5, 5.0, 20.0, 100.0])
+def test_lnmax_equals_per_row_code(lam):
+    rng = np.random.default_rng(int(lam * 7))
+    votes = random_votes(rng, 200, 10, 250)
+    lq = log_q_lnmax(votes, scale=lam)
+    close(lq, [ref.log_q_lnmax(row, lam) for row in votes])
+    actual = rdp_lnmax(lq, scale=lam, orders=SOME_ORDERS)
+    expected = [[ref.rdp_lnmax(float(x), lam, float(a)) for a in SOME_ORDERS] for x in lq]
+    close(actual, expected)
+
+
+def test_lnmax_bounded_by_pure_dp():
+    rng = np.random.default_rng(5)
+    votes = random_votes(rng, 200, 10, 250)
+    rdp = rdp_lnmax(log_q_lnmax(votes, scale=20.0), scale=20.0, orders=ORDERS)
+    independent = rdp_lnmax_data_independent(scale=20.0, orders=ORDERS)
+    assert np.all(rdp <= independent)
+    assert np.all(independent <= 2 / 20.0)
+
+
+# --- conversion -----------------------------------------------------------------------------
+
+def test_conversions_equal_per_row_code():
+    rng = np.random.default_rng(2)
+    curves = rng.exponential(size=(50, ORDERS.size)) * ORDERS / 100
+    for delta in (1e-5, 1e-8, 0.3):
+        eps, order = rdp_to_epsilon(curves, orders=ORDERS, delta=delta)
+        for i, curve in enumerate(curves):
+            want_eps, want_order = ref.epsilon_classic(list(curve), list(ORDERS), delta)
+            assert math.isclose(eps[i], want_eps, rel_tol=1e-13) and order[i] == want_order
+        better, _ = rdp_to_epsilon(curves, orders=ORDERS, delta=delta, conversion="improved")
+        want = [ref.epsilon_improved(list(c), list(ORDERS), delta) for c in curves]
+        np.testing.assert_allclose(better, want, rtol=1e-13)
+
+
+def test_conversion_hand_case():
+    # One order: eps = rdp + log(1/delta)/(alpha - 1).
+    eps, order = rdp_to_epsilon(np.array([0.5]), orders=[3.0], delta=1e-4)
+    assert math.isclose(float(eps), 0.5 + math.log(1e4) / 2) and float(order) == 3.0
+
+
+def test_conversion_rejects_bad_delta():
+    for delta in (0.0, 1.0, -1e-5, 2.0):
+        with pytest.raises(ValueError, match="delta"):
+            rdp_to_epsilon(np.zeros(ORDERS.size), orders=ORDERS, delta=delta)
