@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench sample-votes reproduce-paper clean
+.PHONY: demo test lint bench figures sample-votes reproduce-paper clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,3 +33,6 @@ sample-votes: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+
+figures: $(STAMP)
+	$(BIN)/python scripts/make_figures.py

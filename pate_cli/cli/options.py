@@ -75,7 +75,7 @@ POSITIVE = PositiveFloat()
 def input_options(command):
     """VOTES and the other input files."""
     decorators = [
-        click.argument("votes", required=False, metavar="VOTES"),
+        click.argument("votes", required=False, metavar="[VOTES]"),
         click.option("--predictions", type=click.Path(dir_okay=False),
                      help="Per-teacher predictions (queries x teachers class ids, -1 = no "
                           "vote) instead of a vote histogram."),
