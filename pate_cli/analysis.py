@@ -20,12 +20,25 @@ import numpy as np
 from .accounting.conversion import check_delta, conversion_offset, rdp_to_epsilon
 from .accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
 from .accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
+from .accounting.svt import (
+    distance_to_instability,
+    rdp_svt,
+    svt_guarantee,
+    svt_scale_for_epsilon,
+)
 from .accounting.threshold import (
     log_pr_answered,
     rdp_threshold,
     rdp_threshold_data_independent,
 )
-from .mechanisms import GNMax, LNMax, NoiseSource
+from .mechanisms import (
+    OUTCOME_NAMES,
+    SVTPATE,
+    GNMax,
+    InteractiveGNMax,
+    LNMax,
+    NoiseSource,
+)
 from .orders import default_orders, validate_orders
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
@@ -55,21 +68,30 @@ class _Step:
 
 
 def _steps(mechanism) -> tuple[_Step | None, _Step]:
-    """The (selection, answer) steps of a mechanism; selection is None if it has none."""
+    """The (selection, answer) steps of a mechanism; selection is None if it has none.
+
+    Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
+    """
     if isinstance(mechanism, LNMax):
         lam = mechanism.laplace_scale
-        answer = _Step(lambda v: log_q_lnmax(v, scale=lam),
+        answer = _Step(lambda v, p: log_q_lnmax(v, scale=lam),
                        lambda s, o: rdp_lnmax(s, scale=lam, orders=o),
                        lambda o: rdp_lnmax_data_independent(scale=lam, orders=o))
         return None, answer
     sigma = mechanism.sigma
-    answer = _Step(lambda v: log_q_gnmax(v, sigma=sigma),
+    answer = _Step(lambda v, p: log_q_gnmax(v, sigma=sigma),
                    lambda s, o: rdp_gnmax(s, sigma=sigma, orders=o),
                    lambda o: rdp_gnmax_data_independent(sigma=sigma, orders=o))
     if isinstance(mechanism, GNMax):
         return None, answer
     t, s1 = mechanism.threshold, mechanism.sigma_threshold
-    selection = _Step(lambda v: log_pr_answered(v.max(axis=1), threshold=t, sigma_threshold=s1),
+    if isinstance(mechanism, InteractiveGNMax):
+        def statistic(v, p):  # selection on v = n - M p (MATH.md s.4)
+            return log_pr_answered(mechanism.shifted_max(v, p), threshold=t, sigma_threshold=s1)
+    else:
+        def statistic(v, p):
+            return log_pr_answered(v.max(axis=1), threshold=t, sigma_threshold=s1)
+    selection = _Step(statistic,
                       lambda s, o: rdp_threshold(s, sigma_threshold=s1, orders=o),
                       lambda o: rdp_threshold_data_independent(sigma_threshold=s1, orders=o))
     return selection, answer
@@ -79,8 +101,9 @@ def _steps(mechanism) -> tuple[_Step | None, _Step]:
 class AnalysisResult:
     """Everything one analysis produced: per-query arrays (file order) and totals.
 
-    ``answered`` per query is the charge weight of the answer step: 0/1 in replay and
-    data-independent accounting (what was released), ``pr_answered`` in expected
+    ``query_index`` is the file row of each analysed query (``--query-indices`` may pick
+    and order rows). ``answered`` per query is the charge weight of the answer step: 0/1
+    in replay and data-independent accounting (what was released), ``pr_answered`` in expected
     accounting. ``rdp_selection``/``rdp_answer`` are at the reported ``order``, the
     answer column already multiplied by that weight, so each column sums to the
     corresponding entry of ``rdp_at_order``. ``.summary`` and ``.per_query`` give the
@@ -118,6 +141,11 @@ class AnalysisResult:
     budget_stopped_at: int | None
     warnings: list = field(default_factory=list)
     source: object = None
+    query_index: np.ndarray | None = None
+    outcome: np.ndarray | None = None
+    accuracy_by_outcome: dict | None = None
+    initial_rdp: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
 
     @property
     def queries(self) -> int:
@@ -139,7 +167,8 @@ class AnalysisResult:
 def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   accounting: str = "replay", delta: float = 1e-5, orders=None,
                   conversion: str = "classic", seed: int = 0, queries: int | None = None,
-                  budget: float | None = None, labels=None,
+                  budget: float | None = None, labels=None, student=None,
+                  query_indices=None, initial_rdp=None, salt: int = 0,
                   chunk_size: int = DEFAULT_CHUNK, source=None) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
@@ -147,7 +176,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     answer step with ``pr_answered`` (the 2018 paper's analysis), ``data-independent``
     charges MATH.md section 2's costs for the replay's decisions. ``budget`` turns the
     replay into a budget run (MATH.md section 7). Labels always come from the seeded
-    replay. Raises ``ValueError`` for bad parameters.
+    replay. ``student`` (``(queries, K)`` probabilities) is required by Interactive-GNMax.
+    ``query_indices`` analyses those rows in that order (``queries`` then takes the first
+    N of them). ``initial_rdp`` (one value per order) is RDP already spent, added before
+    the first query (``--add-rdp``, earlier rounds). ``salt`` gives independent noise
+    under the same seed. Raises ``ValueError`` for bad parameters.
     """
     if accounting not in ACCOUNTING_MODES:
         raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
@@ -163,31 +196,45 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             raise ValueError(f"budget must be positive, got {budget!r}")
     if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
         raise ValueError(f"chunk size must be a positive integer, got {chunk_size!r}")
-    total_queries = votes.shape[0]
-    if queries is None:
-        queries = total_queries
-    elif queries < 1 or queries > total_queries:
-        raise ValueError(f"--queries {queries} is outside 1..{total_queries} "
-                         "(the number of queries in the file)")
+    positions = _positions(votes.shape[0], query_indices, queries)
+    queries = positions.size
     if teachers is None:
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
+    if isinstance(mechanism, InteractiveGNMax):
+        if student is None:
+            raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
+        if student.shape != votes.shape:
+            raise ValueError(f"the student file has shape {student.shape}, the votes "
+                             f"{votes.shape}")
+    if isinstance(mechanism, SVTPATE):
+        return _analyze_svt(votes, mechanism, positions=positions, teachers=teachers,
+                            accounting=accounting, delta=delta, orders=orders,
+                            conversion=conversion, seed=seed, labels=labels,
+                            initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size,
+                            source=source)
 
     selection, answer = _steps(mechanism)
     independent = accounting == "data-independent"
-    noise = NoiseSource(seed)
+    noise = NoiseSource(seed, salt=salt)
     columns = {name: np.empty(queries) for name in
                ("plurality", "answered", "log_q", "log_pr_answered", "epsilon_query",
                 "epsilon_cumulative", "order_cumulative")}
     plurality_class = np.empty(queries, dtype=np.int64)
     label = np.empty(queries, dtype=np.int64)
-    carry = np.zeros(orders.size)
+    outcome = np.empty(queries, dtype=np.int8) if student is not None else None
+    carry = _initial_carry(initial_rdp, orders)
     stopped_at = None
     for start in range(0, queries, chunk_size):
         stop = min(queries, start + chunk_size)
-        block = np.asarray(votes[start:stop], dtype=np.float64)
-        decisions = mechanism.replay(block, noise=noise, start=start)
-        log_q = answer.statistic(block)
-        log_pr = np.zeros(stop - start) if selection is None else selection.statistic(block)
+        block = _rows_of(votes, positions, start, stop)
+        block_student = None if student is None else _rows_of(student, positions, start, stop)
+        if block_student is not None and isinstance(mechanism, InteractiveGNMax):
+            decisions = mechanism.replay(block, noise=noise, start=start, student=block_student)
+        else:
+            decisions = mechanism.replay(block, noise=noise, start=start)
+        log_q = answer.statistic(block, block_student)
+        log_pr = (np.zeros(stop - start) if selection is None
+                  else selection.statistic(block, block_student))
         sel_curves, sel_index = _curves(selection, log_pr, orders, independent)
         ans_curves, ans_index = _curves(answer, log_q, orders, independent)
         if accounting == "expected":
@@ -206,7 +253,12 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         columns["plurality"][part] = block.max(axis=1)
         plurality_class[part] = np.argmax(block, axis=1)
         columns["answered"][part] = weight
-        label[part] = np.where(released, decisions.labels, -1)
+        block_labels = np.where(released, decisions.labels, -1)
+        if decisions.outcome is not None:
+            from_student = decisions.outcome == 2
+            block_labels = np.where(from_student, decisions.labels, block_labels)
+            outcome[part] = np.where(released | from_student, decisions.outcome, 0)
+        label[part] = block_labels
         columns["log_q"][part] = log_q
         columns["log_pr_answered"][part] = log_pr
         columns["epsilon_query"][part] = eps_query
@@ -215,13 +267,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
 
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
-    notes = []
-    best = int(np.flatnonzero(orders == order)[0])
-    if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
-        edge = "first" if best == 0 else "last"
-        notes.append(f"the best order {order:g} is the {edge} of the grid; "
-                     "a wider --orders grid may give a smaller epsilon")
-        warnings.warn(notes[-1], OrderGridWarning, stacklevel=2)
+    notes = _grid_edge_notes(orders, order, epsilon)
 
     weight = columns["answered"]
     answered_total = float(np.sum(weight))
@@ -233,12 +279,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         di_curve = di_curve + queries * selection.independent(orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
-    accuracy = None
-    if labels is not None:
-        truth = np.asarray(labels)[:queries]
-        mask = label >= 0
-        if mask.any():
-            accuracy = float(np.mean(label[mask] == truth[mask]))
+    accuracy, by_outcome = _label_accuracy(label, labels, positions, outcome)
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
@@ -252,7 +293,9 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         answered_total=answered_total,
         rdp_at_order={"selection": float(np.sum(rdp_sel_q)),
                       "answer": float(np.sum(rdp_ans_q))},
-        label_accuracy=accuracy, budget_stopped_at=stopped_at, warnings=notes, source=source)
+        label_accuracy=accuracy, budget_stopped_at=stopped_at, warnings=notes, source=source,
+        query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
+        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float))
 
 
 def _curves(step, statistic, orders, independent):
@@ -373,3 +416,287 @@ def _per_query_at_order(selection, answer, columns, weight, at_order, independen
         rdp_sel = curves[index, 0]
     curves, index = _curves(answer, columns["log_q"], at_order, independent)
     return rdp_sel, weight * curves[index, 0]
+
+
+def _grid_edge_notes(orders, order, epsilon) -> list[str]:
+    """A warning when the best order is the first or last of a grid of several."""
+    best = int(np.flatnonzero(orders == order)[0])
+    if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
+        edge = "first" if best == 0 else "last"
+        note = (f"the best order {order:g} is the {edge} of the grid; "
+                "a wider --orders grid may give a smaller epsilon")
+        warnings.warn(note, OrderGridWarning, stacklevel=3)
+        return [note]
+    return []
+
+
+def _positions(total: int, query_indices, queries) -> np.ndarray:
+    """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``."""
+    if query_indices is None:
+        available = total
+    else:
+        query_indices = np.asarray(query_indices)
+        if query_indices.ndim != 1 or query_indices.size == 0:
+            raise ValueError("query indices must be a non-empty list of row numbers")
+        if query_indices.dtype.kind not in "iu":
+            raise ValueError("query indices must be integers")
+        bad = np.flatnonzero((query_indices < 0) | (query_indices >= total))
+        if bad.size:
+            raise ValueError(f"query index {int(query_indices[bad[0]])} (entry {bad[0]}) is "
+                             f"outside 0..{total - 1}")
+        seen, first = np.unique(query_indices, return_index=True)
+        if seen.size != query_indices.size:
+            repeated = np.setdiff1d(np.arange(query_indices.size), first)[0]
+            raise ValueError(f"query index {int(query_indices[repeated])} is listed twice "
+                             f"(entry {repeated})")
+        available = query_indices.size
+    if queries is None:
+        queries = available
+    elif queries < 1 or queries > available:
+        raise ValueError(f"--queries {queries} is outside 1..{available} "
+                         "(the number of queries available)")
+    if query_indices is None:
+        return np.arange(queries)
+    return query_indices[:queries].astype(np.int64)
+
+
+def _rows_of(array, positions, start, stop) -> np.ndarray:
+    """Rows ``positions[start:stop]`` of ``array`` as float64 (contiguous slices stay views
+    of a memory map until converted)."""
+    chosen = positions[start:stop]
+    if chosen.size and chosen[-1] - chosen[0] == chosen.size - 1 and np.all(np.diff(chosen) == 1):
+        return np.asarray(array[chosen[0] : chosen[-1] + 1], dtype=np.float64)
+    return np.asarray(array[np.sort(chosen)], dtype=np.float64)[
+        np.argsort(np.argsort(chosen))]
+
+
+def _initial_carry(initial_rdp, orders) -> np.ndarray:
+    if initial_rdp is None:
+        return np.zeros(orders.size)
+    initial_rdp = np.asarray(initial_rdp, dtype=np.float64)
+    if initial_rdp.shape != orders.shape or np.any(np.isnan(initial_rdp)) \
+            or np.any(initial_rdp < 0):
+        raise ValueError("the added RDP curve needs one non-negative value per order")
+    return initial_rdp.copy()
+
+
+def _label_accuracy(label, labels, positions, outcome):
+    """Accuracy over output labels, and per outcome for Interactive-GNMax."""
+    if labels is None:
+        return None, None
+    truth = np.asarray(labels)[positions]
+    mask = label >= 0
+    accuracy = float(np.mean(label[mask] == truth[mask])) if mask.any() else None
+    if outcome is None:
+        return accuracy, None
+    by_outcome = {}
+    for code, name in enumerate(OUTCOME_NAMES):
+        if name == "abstain":
+            continue
+        chosen = outcome == code
+        by_outcome[name] = float(np.mean(label[chosen] == truth[chosen])) if chosen.any() \
+            else None
+    return accuracy, by_outcome
+
+
+def _analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, orders,
+                 conversion, seed, labels, initial_rdp, salt, chunk_size, source):
+    """SVT-PATE: the replay, and the data-independent guarantee (MATH.md s.8).
+
+    The guarantee depends on the cut-off, not on the replay, so ``accounting`` changes
+    nothing here. Per query, ``epsilon_cumulative`` is the guarantee had the mechanism
+    been stopped after that query (the rounds started so far, at most the cut-off); the
+    reported ``epsilon`` is the guarantee at the cut-off. ``rdp_selection`` per query is
+    the zCDP share ``alpha eps0^2 / 2`` of each unstable query.
+    """
+    queries = positions.size
+    if mechanism.scale is None:
+        scale = svt_scale_for_epsilon(epsilon=mechanism.target_epsilon,
+                                      cutoff=mechanism.cutoff, queries=queries, delta=delta,
+                                      orders=orders, conversion=conversion,
+                                      threshold=mechanism.threshold)
+        mechanism = SVTPATE(scale=scale, cutoff=mechanism.cutoff,
+                            threshold=mechanism.threshold,
+                            target_epsilon=None)
+        target = True
+    else:
+        target = False
+    guarantee = svt_guarantee(scale=mechanism.scale, cutoff=mechanism.cutoff, queries=queries,
+                              delta=delta, orders=orders, conversion=conversion,
+                              threshold=mechanism.threshold)
+    distance = np.empty(queries)
+    plurality = np.empty(queries)
+    plurality_class = np.empty(queries, dtype=np.int64)
+    for start in range(0, queries, chunk_size):
+        stop = min(queries, start + chunk_size)
+        block = _rows_of(votes, positions, start, stop)
+        distance[start:stop] = distance_to_instability(block)
+        plurality[start:stop] = block.max(axis=1)
+        plurality_class[start:stop] = np.argmax(block, axis=1)
+    released, unstable = mechanism.replay(distance, noise=NoiseSource(seed, salt=salt),
+                                          threshold=guarantee.threshold)
+    label = np.where(released, plurality_class, -1)
+
+    carry = _initial_carry(initial_rdp, orders)
+    total = carry + rdp_svt(scale=mechanism.scale, cutoff=mechanism.cutoff, orders=orders)
+    epsilon, order = (float(x) for x in rdp_to_epsilon(total, orders=orders,
+                                                      delta=guarantee.delta1,
+                                                      conversion=conversion))
+    rounds = np.minimum(mechanism.cutoff, np.cumsum(unstable) + 1)
+    distinct, index = np.unique(rounds, return_inverse=True)
+    eps0 = 2.0 / mechanism.scale
+    curves = carry + np.minimum(distinct[:, None] * eps0,
+                                orders * distinct[:, None] * eps0 * eps0 / 2.0)
+    eps_rounds, order_rounds = rdp_to_epsilon(curves, orders=orders, delta=guarantee.delta1,
+                                              conversion=conversion)
+    per_round = min(eps0, order * eps0 * eps0 / 2.0)
+    accuracy, _ = _label_accuracy(label, labels, positions, None)
+    notes = _grid_edge_notes(orders, order, epsilon)
+    answered = released.astype(np.float64)
+    rdp_selection = np.where(unstable, per_round, 0.0)
+    return AnalysisResult(
+        mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
+        seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
+        budget_limit=None, plurality=plurality, plurality_class=plurality_class,
+        answered=answered, label=label, log_q=np.full(queries, np.nan),
+        log_pr_answered=np.zeros(queries), epsilon_query=np.full(queries, np.nan),
+        epsilon_cumulative=eps_rounds[index.reshape(-1)],
+        order_cumulative=order_rounds[index.reshape(-1)], rdp_selection=rdp_selection,
+        rdp_answer=np.zeros(queries), rdp_total=total, epsilon=epsilon, order=order,
+        epsilon_data_independent=epsilon, order_data_independent=order,
+        answered_total=float(answered.sum()),
+        rdp_at_order={"selection": float(total[orders == order][0] - carry[orders == order][0]),
+                      "answer": 0.0},
+        label_accuracy=accuracy, budget_stopped_at=None, warnings=notes, source=source,
+        query_index=positions,
+        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
+        extra={"svt": {"scale": mechanism.scale, "cutoff": int(mechanism.cutoff),
+                       "threshold": guarantee.threshold, "unstable": int(unstable.sum()),
+                       "delta1": guarantee.delta1, "delta2": guarantee.delta2,
+                       "scale_from_target_epsilon": target},
+               "columns": {"distance": distance, "unstable": unstable.astype(np.int64)}})
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of a multi-round run: which file rows, which mechanism, which student."""
+
+    rows: np.ndarray
+    mechanism: object
+    student: np.ndarray | None = None
+
+
+def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
+                   accounting: str = "replay", delta: float = 1e-5, orders=None,
+                   conversion: str = "classic", seed: int = 0, labels=None,
+                   initial_rdp=None, chunk_size: int = DEFAULT_CHUNK,
+                   source=None) -> AnalysisResult:
+    """Compose successive rounds into one RDP curve and one epsilon (RDP adds up, s.6).
+
+    Round k is analysed on its rows with the RDP spent by rounds 0..k-1 as its starting
+    point (so per-query cumulative figures run across rounds) and independent noise (salt
+    k). The result concatenates the rounds' queries; ``extra["rounds"]`` has one summary
+    per round, with the epsilon of that round alone.
+    """
+    check_delta(delta)
+    orders = default_orders() if orders is None else validate_orders(orders)
+    if not rounds:
+        raise ValueError("a multi-round run needs at least one round")
+    carry = _initial_carry(initial_rdp, orders)
+    parts, summaries = [], []
+    for number, spec in enumerate(rounds):
+        part = analyze_votes(votes, spec.mechanism, teachers=teachers, accounting=accounting,
+                             delta=delta, orders=orders, conversion=conversion, seed=seed,
+                             labels=labels, student=spec.student, query_indices=spec.rows,
+                             initial_rdp=carry, salt=number, chunk_size=chunk_size,
+                             source=source)
+        alone = part.rdp_total - carry
+        eps_alone, order_alone = rdp_to_epsilon(alone, orders=orders, delta=delta,
+                                                conversion=conversion)
+        summaries.append({
+            "round": number, "mechanism": spec.mechanism.name,
+            "params": dict(spec.mechanism.params), "first_row": int(spec.rows[0]),
+            "queries": part.queries,
+            "answered": part.answered_total if accounting == "expected"
+            else int(round(part.answered_total)),
+            "epsilon": float(eps_alone), "order": float(order_alone),
+            "label_accuracy": part.label_accuracy,
+        })
+        carry = part.rdp_total
+        parts.append(part)
+    epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
+                                                      conversion=conversion))
+    notes = _grid_edge_notes(orders, order, epsilon)
+    at_order = np.array([order])
+    rdp_sel, rdp_ans = zip(*(per_query_rdp_at(part, at_order) for part in parts), strict=True)
+    di_curve = sum(_data_independent_curve(part, orders) for part in parts)
+    eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
+                                                        conversion=conversion))
+
+    def joined(name):
+        return np.concatenate([getattr(part, name) for part in parts])
+
+    label = joined("label")
+    positions = joined("query_index")
+    outcome = None
+    if any(part.outcome is not None for part in parts):
+        outcome = np.concatenate([part.outcome if part.outcome is not None else
+                                  np.where(part.label >= 0, 1, 0).astype(np.int8)
+                                  for part in parts])
+    accuracy, by_outcome = _label_accuracy(label, labels, positions, outcome)
+    rdp_sel, rdp_ans = np.concatenate(rdp_sel), np.concatenate(rdp_ans)
+    return AnalysisResult(
+        mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
+        conversion=conversion, delta=delta, seed=int(seed), orders=orders,
+        teachers=parts[0].teachers, classes=parts[0].classes, budget_limit=None,
+        plurality=joined("plurality"), plurality_class=joined("plurality_class"),
+        answered=joined("answered"), label=label, log_q=joined("log_q"),
+        log_pr_answered=joined("log_pr_answered"), epsilon_query=joined("epsilon_query"),
+        epsilon_cumulative=joined("epsilon_cumulative"),
+        order_cumulative=joined("order_cumulative"), rdp_selection=rdp_sel, rdp_answer=rdp_ans,
+        rdp_total=carry, epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
+        order_data_independent=order_di, answered_total=float(sum(p.answered_total
+                                                                  for p in parts)),
+        rdp_at_order={"selection": float(np.sum(rdp_sel)), "answer": float(np.sum(rdp_ans))},
+        label_accuracy=accuracy, budget_stopped_at=None, warnings=notes, source=source,
+        query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
+        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
+        extra={"rounds": summaries,
+               "columns": {"round": np.concatenate([np.full(p.queries, k)
+                                                    for k, p in enumerate(parts)])}})
+
+
+@dataclass(frozen=True)
+class _Rounds:
+    """The mechanism of a composed multi-round run (for reporting)."""
+
+    mechanisms: tuple
+    name: str = field(default="rounds", init=False)
+
+    @property
+    def params(self) -> dict:
+        return {"rounds": len(self.mechanisms)}
+
+
+def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray):
+    """Per-query selection and charged answer RDP of ``result`` at other orders."""
+    if isinstance(result.mechanism, SVTPATE):
+        eps0 = 2.0 / result.mechanism.scale
+        share = np.minimum(eps0, at_order[0] * eps0 * eps0 / 2.0)
+        return (np.where(result.extra["columns"]["unstable"] > 0, share, 0.0),
+                np.zeros(result.queries))
+    selection, answer = _steps(result.mechanism)
+    columns = {"log_pr_answered": result.log_pr_answered, "log_q": result.log_q}
+    return _per_query_at_order(selection, answer, columns, result.answered, at_order,
+                               result.accounting == "data-independent")
+
+
+def _data_independent_curve(result: AnalysisResult, orders) -> np.ndarray:
+    if isinstance(result.mechanism, SVTPATE):
+        return rdp_svt(scale=result.mechanism.scale, cutoff=result.mechanism.cutoff,
+                       orders=orders)
+    selection, answer = _steps(result.mechanism)
+    curve = result.answered_total * answer.independent(orders)
+    if selection is not None:
+        curve = curve + result.queries * selection.independent(orders)
+    return curve

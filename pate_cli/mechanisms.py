@@ -19,31 +19,43 @@ NOISE_BLOCK = 1024
 # Independent noise streams, one per random draw of the algorithms.
 STREAM_SELECTION = 1
 STREAM_ANSWER = 2
+STREAM_SVT_THRESHOLD = 3
+STREAM_SVT_QUERY = 4
 
 
 @dataclass(frozen=True)
 class Decisions:
     """What a replay output for a run of queries.
 
-    ``answered``: bool ``(queries,)``; ``labels``: int64 ``(queries,)``, -1 where the
-    aggregator abstained.
+    ``answered``: bool ``(queries,)``, True where the teachers' data was used to answer
+    (the answer step ran); ``labels``: int64 ``(queries,)``, -1 where nothing was output;
+    ``outcome``: for Interactive-GNMax, ``OUTCOME_TEACHER``/``OUTCOME_STUDENT``/
+    ``OUTCOME_ABSTAIN`` per query (None for the other aggregators).
     """
 
     answered: np.ndarray
     labels: np.ndarray
+    outcome: np.ndarray | None = None
+
+
+OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
+OUTCOME_NAMES = ("abstain", "teacher", "student")
 
 
 class NoiseSource:
-    """Chunk-invariant noise: block ``b`` of stream ``s`` comes from seed ``(seed, s, b)``.
+    """Chunk-invariant noise: block ``b`` of stream ``s`` comes from ``(seed, salt, s, b)``.
+
+    ``salt`` separates independent runs under one seed (the rounds of a multi-round run).
 
     Keeps only the last block of each stream, so reading queries in order costs one
     generator per ``NOISE_BLOCK`` queries whatever the chunk size.
     """
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, *, salt: int = 0):
         if not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         self.seed = int(seed)
+        self.salt = int(salt)
         self._last: dict[tuple[int, str, tuple[int, ...]], tuple[int, np.ndarray]] = {}
 
     def draw(self, *, stream: int, kind: str, start: int, count: int, width: int = 1):
@@ -62,7 +74,8 @@ class NoiseSource:
         cached = self._last.get(key)
         if cached is not None and cached[0] == index:
             return cached[1]
-        sequence = np.random.SeedSequence(entropy=self.seed, spawn_key=(stream, index))
+        sequence = np.random.SeedSequence(entropy=self.seed,
+                                          spawn_key=(self.salt, stream, index))
         generator = np.random.Generator(np.random.PCG64(sequence))
         if kind == "normal":
             block = generator.standard_normal((NOISE_BLOCK, width))
@@ -186,18 +199,145 @@ class ConfidentGNMax:
         return Decisions(answered, labels.astype(np.int64))
 
 
-MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax}
+@dataclass(frozen=True)
+class InteractiveGNMax:
+    """Interactive-GNMax (Algorithm 2 of Papernot et al. 2018), MATH.md sections 1, 4, 7.
+
+    With the student's probabilities ``p`` and ``M`` teachers: if
+    ``max_j (n_j - M p_j) + N(0, sigma1^2) >= T`` the teachers answer
+    ``argmax_j n_j + N(0, sigma^2)``; else if ``max_j p_j > confidence`` the student's own
+    label is reinforced (no teacher data is touched); else abstain.
+    """
+
+    threshold: float
+    sigma_threshold: float
+    sigma: float
+    confidence: float
+    teachers: float
+    name: str = field(default="interactive", init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "threshold", _finite(self.threshold, "threshold"))
+        object.__setattr__(
+            self, "sigma_threshold", _positive(self.sigma_threshold, "sigma threshold")
+        )
+        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
+        object.__setattr__(self, "teachers", _positive(self.teachers, "teachers"))
+        confidence = _finite(self.confidence, "confidence")
+        if not 0.0 <= confidence <= 1.0:
+            raise ValueError(f"confidence must lie in [0, 1], got {confidence:g}")
+        object.__setattr__(self, "confidence", confidence)
+
+    @property
+    def params(self) -> dict:
+        return {
+            "threshold": self.threshold,
+            "sigma_threshold": self.sigma_threshold,
+            "sigma": self.sigma,
+            "confidence": self.confidence,
+        }
+
+    def shifted_max(self, votes: np.ndarray, student: np.ndarray) -> np.ndarray:
+        """``max_j (n_j - M p_j)`` per query: the statistic of the selection step."""
+        return (votes - self.teachers * student).max(axis=1)
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray) -> Decisions:
+        count, classes = votes.shape
+        selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
+        teacher = (self.shifted_max(votes, student) + self.sigma_threshold * selection[:, 0]
+                   >= self.threshold)
+        draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
+                           width=classes)
+        reinforced = ~teacher & (student.max(axis=1) > self.confidence)
+        labels = np.where(teacher, _noisy_argmax(votes, draws, self.sigma),
+                          np.where(reinforced, np.argmax(student, axis=1), -1))
+        outcome = np.where(teacher, OUTCOME_TEACHER,
+                           np.where(reinforced, OUTCOME_STUDENT, OUTCOME_ABSTAIN))
+        return Decisions(teacher, labels.astype(np.int64), outcome.astype(np.int8))
+
+
+@dataclass(frozen=True)
+class SVTPATE:
+    """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2), MATH.md s.1, 8.
+
+    Each query's distance to instability plus ``Laplace(2 lam)`` is compared with a noisy
+    threshold ``w + Laplace(lam)``: above it the plain majority label is released; at or
+    below it the query is unstable (abstain, fresh threshold). After ``cutoff`` unstable
+    queries the mechanism halts. ``threshold`` None: chosen from delta (MATH.md s.8);
+    ``scale`` None: solved from ``target_epsilon``.
+    """
+
+    scale: float | None
+    cutoff: int
+    threshold: float | None = None
+    target_epsilon: float | None = None
+    name: str = field(default="svt", init=False)
+
+    def __post_init__(self):
+        if (self.scale is None) == (self.target_epsilon is None):
+            raise ValueError("SVT needs exactly one of --svt-scale and --target-epsilon")
+        if self.scale is not None:
+            object.__setattr__(self, "scale", _positive(self.scale, "SVT scale"))
+        else:
+            object.__setattr__(self, "target_epsilon",
+                               _positive(self.target_epsilon, "target epsilon"))
+        if not (isinstance(self.cutoff, (int, np.integer)) and self.cutoff >= 1):
+            raise ValueError(f"SVT cut-off must be a positive integer, got {self.cutoff!r}")
+        if self.threshold is not None:
+            object.__setattr__(self, "threshold", _finite(self.threshold, "SVT threshold"))
+
+    @property
+    def params(self) -> dict:
+        return {"svt_scale": self.scale, "svt_cutoff": int(self.cutoff),
+                "svt_threshold": self.threshold, "target_epsilon": self.target_epsilon}
+
+    def replay(self, distance: np.ndarray, *, noise: NoiseSource, threshold: float):
+        """Run the whole sequence: returns ``(released, unstable)`` bool arrays.
+
+        Sequential by nature (a fresh threshold after each unstable query), computed
+        segment by segment: all noise is drawn up front, and each round's first unstable
+        query is found with array operations on windows that double while none is found.
+        """
+        if self.scale is None:
+            raise ValueError("resolve the SVT scale before replaying")
+        count = distance.shape[0]
+        score = distance + 2.0 * self.scale * noise.draw(
+            stream=STREAM_SVT_QUERY, kind="laplace", start=0, count=count)[:, 0]
+        rounds = int(min(self.cutoff, count))
+        thresholds = threshold + self.scale * noise.draw(
+            stream=STREAM_SVT_THRESHOLD, kind="laplace", start=0, count=rounds)[:, 0]
+        unstable = np.zeros(count, dtype=bool)
+        position, met, window = 0, 0, 1024
+        while met < self.cutoff and position < count:
+            end = min(count, position + window)
+            hits = np.flatnonzero(score[position:end] <= thresholds[met])
+            if hits.size == 0:
+                position, window = end, window * 2
+                continue
+            unstable[position + hits[0]] = True
+            position, met, window = position + hits[0] + 1, met + 1, 1024
+        halted_from = position if met == self.cutoff else count
+        released = ~unstable
+        released[halted_from:] = False
+        return released, unstable
+
+
+MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
+              "interactive": InteractiveGNMax, "svt": SVTPATE}
 
 
 # Defaults relative to the number of teachers M (CLI.md): the 2018 paper's MNIST setting
 # (M = 250: sigma 40, T 200, sigma1 150) scaled with M; LNMax lam = 20 at M = 250.
 DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
-                     "laplace_scale": 0.08}
+                     "laplace_scale": 0.08, "svt_scale": 0.01}
 
 
 def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                     threshold: float | None = None, sigma_threshold: float | None = None,
-                    laplace_scale: float | None = None):
+                    laplace_scale: float | None = None, confidence: float | None = None,
+                    svt_scale: float | None = None, svt_cutoff: int | None = None,
+                    svt_threshold: float | None = None, target_epsilon: float | None = None):
     """Create a mechanism by name, filling unset parameters from the teacher count M."""
     def pick(value, key):
         return DEFAULT_FRACTIONS[key] * teachers if value is None else value
@@ -210,4 +350,15 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
         return ConfidentGNMax(threshold=pick(threshold, "threshold"),
                               sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
                               sigma=pick(sigma, "sigma"))
+    if name == "interactive":
+        return InteractiveGNMax(threshold=pick(threshold, "threshold"),
+                                sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
+                                sigma=pick(sigma, "sigma"),
+                                confidence=0.9 if confidence is None else confidence,
+                                teachers=teachers)
+    if name == "svt":
+        if svt_scale is None and target_epsilon is None:
+            svt_scale = DEFAULT_FRACTIONS["svt_scale"] * teachers
+        return SVTPATE(scale=svt_scale, cutoff=100 if svt_cutoff is None else svt_cutoff,
+                       threshold=svt_threshold, target_epsilon=target_epsilon)
     raise ValueError(f"unknown mechanism {name!r} (choose from {', '.join(MECHANISMS)})")

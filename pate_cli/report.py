@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
+from .mechanisms import OUTCOME_NAMES
 
 PER_QUERY_COLUMNS = (
     "query", "plurality", "plurality_class", "answered", "label", "log_q", "log_pr_answered",
@@ -31,10 +32,11 @@ def summary_dict(result) -> dict:
     expected = result.accounting == "expected"
     answered = result.answered_total if expected else int(round(result.answered_total))
     budget = None
+    summary = {}
     if result.budget_limit is not None:
         budget = {"limit": result.budget_limit, "stopped_at": result.budget_stopped_at,
                   "answered": answered}
-    return {
+    summary.update({
         "tool": "pate-analyze",
         "version": __version__,
         "input": {
@@ -62,10 +64,21 @@ def summary_dict(result) -> dict:
         "labels_output": int(np.count_nonzero(result.label >= 0)),
         "budget": budget,
         "smooth_sensitivity": None,
-        "svt": None,
+        "svt": _plain_dict(result.extra.get("svt")),
         "groups": None,
         "warnings": list(result.warnings),
-    }
+    })
+    if result.outcome is not None:
+        counts = np.bincount(result.outcome.astype(np.int64), minlength=3)
+        summary["outcomes"] = {name: int(counts[code])
+                               for code, name in enumerate(OUTCOME_NAMES)}
+        summary["accuracy_by_outcome"] = result.accuracy_by_outcome
+    if "rounds" in result.extra:
+        summary["rounds"] = [_plain_dict(entry) for entry in result.extra["rounds"]]
+    if result.query_index is not None and not np.array_equal(result.query_index,
+                                                             np.arange(result.queries)):
+        summary["query_indices"] = True
+    return summary
 
 
 def per_query_frame(result) -> pd.DataFrame:
@@ -79,8 +92,9 @@ def per_query_frame(result) -> pd.DataFrame:
         answered = answered.astype(np.int64)
     label = pd.array(np.where(result.label >= 0, result.label, 0), dtype="Int64")
     label[result.label < 0] = pd.NA
-    return pd.DataFrame({
-        "query": np.arange(result.queries),
+    index = np.arange(result.queries) if result.query_index is None else result.query_index
+    frame = pd.DataFrame({
+        "query": index,
         "plurality": _integral(result.plurality),
         "plurality_class": result.plurality_class,
         "answered": answered,
@@ -93,6 +107,11 @@ def per_query_frame(result) -> pd.DataFrame:
         "epsilon_cumulative": result.epsilon_cumulative,
         "order_cumulative": result.order_cumulative,
     })
+    if result.outcome is not None:
+        frame["outcome"] = np.asarray(OUTCOME_NAMES)[result.outcome.astype(np.int64)]
+    for name, values in result.extra.get("columns", {}).items():
+        frame[name] = values
+    return frame
 
 
 # --- renderings ---------------------------------------------------------------------------
@@ -137,6 +156,28 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     if s["label_accuracy"] is not None:
         lines.append(("label accuracy", f"{s['label_accuracy']:.4f} "
                                         f"over {s['labels_output']} labels output"))
+    if s.get("outcomes"):
+        o = s["outcomes"]
+        lines.append(("outcomes", f"{o['teacher']} teacher labels, {o['student']} student "
+                                  f"labels reinforced, {o['abstain']} abstentions"))
+        by = s.get("accuracy_by_outcome") or {}
+        if any(value is not None for value in by.values()):
+            shown = ", ".join(f"{name} {value:.4f}" for name, value in by.items()
+                              if value is not None)
+            lines.append(("accuracy by kind", shown))
+    if s.get("svt"):
+        v = s["svt"]
+        lines.append(("svt", f"scale {v['scale']:.6g}, cut-off {v['cutoff']}, threshold "
+                             f"{v['threshold']:.6g}; {v['unstable']} unstable queries met; "
+                             f"delta1 {v['delta1']:.3g} + delta2 {v['delta2']:.3g}"))
+    for entry in s.get("rounds") or []:
+        lines.append((f"round {entry['round']}",
+                      f"{entry['mechanism']}: {entry['queries']} queries from row "
+                      f"{entry['first_row']}, {entry['answered']} answered, epsilon "
+                      f"{entry['epsilon']:.4f} alone (order {_short(entry['order'])})"))
+    if s.get("add_rdp"):
+        lines.append(("added rdp", f"{s['add_rdp']['path']}"
+                                   + (" (interpolated)" if s["add_rdp"]["note"] else "")))
     if s["budget"] is not None:
         b = s["budget"]
         stop = "never" if b["stopped_at"] is None else f"from query {b['stopped_at']}"
@@ -156,6 +197,13 @@ def _flat(summary: dict) -> dict:
         else:
             flat[key] = "" if value is None else value
     return flat
+
+
+def _plain_dict(value):
+    if value is None:
+        return None
+    return {key: _plain(item) if not isinstance(item, dict) else _plain_dict(item)
+            for key, item in value.items()}
 
 
 def _orders_summary(orders: np.ndarray) -> dict:
@@ -209,8 +257,10 @@ def per_query_bytes(frame: pd.DataFrame, path: str) -> bytes:
 
 
 def _json_record(record: dict) -> dict:
-    return {key: _plain(value) if isinstance(value, np.generic) else value
-            for key, value in record.items()}
+    plain = {key: _plain(value) if isinstance(value, np.generic) else value
+             for key, value in record.items()}
+    return {key: None if isinstance(value, float) and not math.isfinite(value) else value
+            for key, value in plain.items()}
 
 
 def write_outputs(files: dict) -> None:

@@ -361,3 +361,176 @@ def _first(mask):
     if flat.size == 0:
         return None
     return np.unravel_index(flat[0], mask.shape)
+
+
+# --- other inputs: student probabilities, query indices, external RDP, rounds ---------------
+
+def load_student(path, *, queries: int, classes: int) -> np.ndarray:
+    """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows
+    non-negative and summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key
+    ``student``)."""
+    name, raw, _ = _open(path)
+    array, _ = _read_matrix(name, raw, key="student")
+    _check_shape(name, array)
+    if array.shape != (queries, classes):
+        raise InputError(f"{name}: has shape {array.shape[0]} x {array.shape[1]} but the votes "
+                         f"are {queries} queries x {classes} classes")
+    values = np.asarray(array, dtype=np.float64)
+    bad = _first(~np.isfinite(values))
+    if bad is not None:
+        raise InputError(f"{name}: query {bad[0]}, class {bad[1]} is not finite "
+                         f"({_show(values[bad])})")
+    bad = _first(values < 0)
+    if bad is not None:
+        raise InputError(f"{name}: query {bad[0]}, class {bad[1]} is negative "
+                         f"({_show(values[bad])}); student rows are probabilities")
+    totals = values.sum(axis=1)
+    off = np.flatnonzero(np.abs(totals - 1.0) > 1e-6)
+    if off.size:
+        raise InputError(f"{name}: query {off[0]} sums to {totals[off[0]]:.9g}, not 1 "
+                         "(student rows must be probability vectors)")
+    return values
+
+
+def load_query_indices(path) -> np.ndarray:
+    """Row numbers to analyse, in order (``.npy`` or a one-column ``.csv``/``.txt``)."""
+    name = os.fspath(path)
+    if name.lower().endswith(".txt"):
+        if not os.path.exists(name):
+            raise InputError(f"{name}: no such file")
+        with open(name, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+        if not text.strip():
+            raise InputError(f"{name}: the file is empty")
+        array = _read_text(name, text, ",")
+    else:
+        name, raw, _ = _open(path)
+        array, _ = _read_matrix(name, raw, key="indices", allow_1d=True)
+    array = np.asarray(array)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1 or array.size == 0:
+        raise InputError(f"{name}: expected one row number per line, got shape {array.shape}")
+    bad = np.flatnonzero(~np.isfinite(array) | (array != np.round(array)) | (array < 0))
+    if bad.size:
+        raise InputError(f"{name}: entry {bad[0]} ({_show(array[bad[0]])}) is not a row number")
+    return array.astype(np.int64)
+
+
+def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
+    """An external RDP curve (CSV ``order,rdp``) at ``orders``.
+
+    Orders absent from the file take the value at the next larger order given (RDP is
+    non-decreasing in the order, so this is an upper bound); orders above the largest
+    given one get ``inf`` (never chosen). Returns ``(curve, sha256, note or None)``.
+    """
+    name, raw, digest = _open(path)
+    array, _ = _read_matrix(name, raw, key="rdp")
+    _check_shape(name, array)
+    if array.shape[1] != 2:
+        raise InputError(f"{name}: expected two columns (order, rdp), got {array.shape[1]}")
+    given_orders, given = np.asarray(array[:, 0], float), np.asarray(array[:, 1], float)
+    bad = np.flatnonzero(~np.isfinite(given_orders) | (given_orders <= 1))
+    if bad.size:
+        raise InputError(f"{name}: row {bad[0]}: order {_show(given_orders[bad[0]])} must be a "
+                         "number greater than 1")
+    bad = np.flatnonzero(np.isnan(given) | (given < 0))
+    if bad.size:
+        raise InputError(f"{name}: row {bad[0]}: rdp {_show(given[bad[0]])} must be >= 0")
+    order_sort = np.argsort(given_orders, kind="stable")
+    given_orders, given = given_orders[order_sort], given[order_sort]
+    slot = np.searchsorted(given_orders, orders, side="left")
+    curve = np.full(orders.shape, np.inf)
+    inside = slot < given_orders.size
+    curve[inside] = given[slot[inside]]
+    exact = inside & np.isclose(given_orders[np.minimum(slot, given_orders.size - 1)], orders,
+                                rtol=1e-12, atol=0)
+    note = None
+    if not exact.all():
+        above = int(np.count_nonzero(~inside))
+        note = (f"{name}: {int(np.count_nonzero(~exact))} of {orders.size} orders are not in "
+                "the file; each takes the value at the next larger order given")
+        if above:
+            note += f" ({above} above the largest given order are left out: rdp = inf)"
+    return curve, digest, note
+
+
+ROUND_KEYS = ("rows", "mechanism", "threshold", "sigma_threshold", "sigma", "laplace_scale",
+              "confidence", "student", "svt_scale", "svt_cutoff", "svt_threshold")
+
+
+def load_rounds(path) -> list[dict]:
+    """A multi-round description (CSV with a header, or a JSON list of objects).
+
+    Each round has ``rows`` (``start:stop``, 0-based, stop excluded; or, in JSON, a list of
+    row numbers), ``mechanism`` and optional parameters (``threshold``,
+    ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``, ``student`` (a path,
+    relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``).
+    """
+    name = os.fspath(path)
+    if not os.path.exists(name):
+        raise InputError(f"{name}: no such file")
+    with open(name, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    if not text.strip():
+        raise InputError(f"{name}: the file is empty")
+    if name.lower().endswith(".json"):
+        import json
+
+        try:
+            rounds = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{name}: not valid JSON ({error.msg}, line {error.lineno})") \
+                from None
+        if not isinstance(rounds, list) or not all(isinstance(r, dict) for r in rounds):
+            raise InputError(f"{name}: expected a JSON list of objects, one per round")
+    else:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False,
+                            skipinitialspace=True)
+        rounds = [{key: value for key, value in row.items() if str(value).strip() != ""}
+                  for row in frame.to_dict("records")]
+    if not rounds:
+        raise InputError(f"{name}: describes no rounds")
+    base = os.path.dirname(os.path.abspath(name))
+    return [_check_round(name, number, spec, base) for number, spec in enumerate(rounds)]
+
+
+def _check_round(name, number, spec, base) -> dict:
+    unknown = sorted(set(spec) - set(ROUND_KEYS))
+    if unknown:
+        raise InputError(f"{name}: round {number}: unknown field {unknown[0]!r} "
+                         f"(known: {', '.join(ROUND_KEYS)})")
+    for key in ("rows", "mechanism"):
+        if key not in spec:
+            raise InputError(f"{name}: round {number}: missing '{key}'")
+    clean = {"mechanism": str(spec["mechanism"]).strip()}
+    rows = spec["rows"]
+    if isinstance(rows, list):
+        clean["rows"] = np.asarray(rows, dtype=np.int64)
+    else:
+        parts = str(rows).split(":")
+        try:
+            start, stop = (int(p) for p in parts)
+        except ValueError:
+            raise InputError(f"{name}: round {number}: rows {rows!r} must be start:stop") \
+                from None
+        if not 0 <= start < stop:
+            raise InputError(f"{name}: round {number}: rows {rows!r} is an empty range")
+        clean["rows"] = np.arange(start, stop)
+    for key in ("threshold", "sigma_threshold", "sigma", "laplace_scale", "confidence",
+                "svt_scale", "svt_threshold"):
+        if key in spec:
+            try:
+                clean[key] = float(spec[key])
+            except (TypeError, ValueError):
+                raise InputError(f"{name}: round {number}: {key} {spec[key]!r} is not a "
+                                 "number") from None
+    if "svt_cutoff" in spec:
+        try:
+            clean["svt_cutoff"] = int(spec["svt_cutoff"])
+        except (TypeError, ValueError):
+            raise InputError(f"{name}: round {number}: svt_cutoff {spec['svt_cutoff']!r} is "
+                             "not an integer") from None
+    if "student" in spec:
+        clean["student"] = os.path.join(base, str(spec["student"]))
+    return clean

@@ -5,9 +5,11 @@ from __future__ import annotations
 import warnings
 
 import click
+import numpy as np
 
-from ..analysis import analyze_votes
+from ..analysis import Round, analyze_rounds, analyze_votes
 from ..mechanisms import MECHANISMS, build_mechanism
+from ..orders import default_orders
 from ..report import (
     FORMATS,
     per_query_bytes,
@@ -16,7 +18,15 @@ from ..report import (
     summary_dict,
     write_outputs,
 )
-from ..votes import load_predictions, load_votes
+from ..votes import (
+    InputError,
+    load_predictions,
+    load_query_indices,
+    load_rdp_curve,
+    load_rounds,
+    load_student,
+    load_votes,
+)
 from .errors import OverBudget, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -33,6 +43,13 @@ Examples:
   pate-analyze votes.npy -m lnmax --laplace-scale 20 --accounting expected --per-query q.csv
   pate-analyze votes.npy -T 200 --sigma-threshold 150 --sigma 40 --budget 2.0 --labels y.npy
   cat votes.csv | pate-analyze - --max-epsilon 3 || echo "over budget"
+  pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
+  pate-analyze votes.npy -m svt --target-epsilon 2 --svt-cutoff 50
+  pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
+
+\b
+SVT-PATE's guarantee is data-independent: --accounting changes only what the replay
+reports (the unstable queries it met), never its epsilon.
 
 \b
 Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 1 unexpected.
@@ -49,6 +66,29 @@ Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 1 unex
               help="Selection Gaussian std sigma1 [default: 0.6 M].")
 @click.option("--laplace-scale", type=POSITIVE,
               help="LNMax Laplace scale lambda [default: 0.08 M].")
+@click.option("--student", type=click.Path(dir_okay=False),
+              help="Interactive: the student's (queries x classes) probabilities "
+                   "(.npy, .csv, or .npz array 'student').")
+@click.option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+              help="Interactive: reinforce the student's label when its top probability "
+                   "exceeds this (gamma).")
+@click.option("--svt-scale", type=POSITIVE,
+              help="SVT: Laplace scale lambda [default: 0.01 M, unless --target-epsilon].")
+@click.option("--svt-cutoff", type=click.IntRange(min=1), default=100, show_default=True,
+              help="SVT: the most unstable queries met before halting (c).")
+@click.option("--svt-threshold", type=float,
+              help="SVT: threshold w [default: the smallest with delta2 <= delta/2].")
+@click.option("--target-epsilon", type=POSITIVE,
+              help="SVT: solve for the scale that gives this epsilon.")
+@click.option("--query-indices", type=click.Path(dir_okay=False),
+              help="Analyse only these rows, in this order (.npy, or one number per line "
+                   "in .csv/.txt): e.g. the queries an active student picked.")
+@click.option("--rounds", type=click.Path(dir_okay=False),
+              help="Several rounds (rows, mechanism, parameters, student) composed into one "
+                   "total: a CSV with a header or a JSON list.")
+@click.option("--add-rdp", type=click.Path(dir_okay=False),
+              help="Add an external RDP curve (CSV order,rdp; e.g. a private GAN's) before "
+                   "conversion.")
 @accounting_options
 @click.option("--budget", type=POSITIVE,
               help="Budget run: refuse answers that would push epsilon above EPS "
@@ -63,8 +103,10 @@ Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 1 unex
               help="Write the per-query table (.csv, .jsonl/.json lines, .parquet).")
 @debug_option
 def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, sigma,
-            threshold, sigma_threshold, laplace_scale, accounting, delta, orders, order,
-            conversion, seed, budget, max_epsilon, fmt, output, per_query, debug):
+            threshold, sigma_threshold, laplace_scale, student, confidence, svt_scale,
+            svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp,
+            accounting, delta, orders, order, conversion, seed, budget, max_epsilon, fmt,
+            output, per_query, debug):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES is a (queries x classes) vote histogram: .npy (memory-mapped), .npz (array
@@ -72,31 +114,57 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     Prints the total epsilon at --delta, the number of answered queries, and, with
     --labels, the accuracy of the labels output.
     """
-    if (votes is None) == (predictions is None):
-        raise click.UsageError("give exactly one of VOTES or --predictions FILE")
-    if classes is not None and predictions is None:
-        raise click.UsageError("--classes only applies to --predictions")
-    if predictions is not None:
-        vote_set = load_predictions(predictions, classes=classes, labels=labels)
-    else:
-        vote_set = load_votes(votes, teachers=teachers, labels=labels)
-    if teachers is not None:
-        vote_set = type(vote_set)(votes=vote_set.votes, teachers=teachers, path=vote_set.path,
-                                  sha256=vote_set.sha256, labels=vote_set.labels)
-    if queries is not None and queries > vote_set.queries:
-        raise click.UsageError(f"--queries {queries} is larger than the {vote_set.queries} "
-                               f"queries in {vote_set.path}")
-    chosen = build_mechanism(mechanism, teachers=vote_set.teachers, sigma=sigma,
-                             threshold=threshold, sigma_threshold=sigma_threshold,
-                             laplace_scale=laplace_scale)
-    grid = [order] if order is not None else orders
+    vote_set = _load_vote_set(votes, predictions, classes, labels, teachers)
+    grid = np.array([order]) if order is not None else (
+        default_orders() if orders is None else orders)
+    parameters = dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
+                      laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
+                      svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
+                      target_epsilon=target_epsilon)
+    extra_rdp, add_rdp_info = None, None
+    if add_rdp is not None:
+        extra_rdp, digest, note = load_rdp_curve(add_rdp, orders=grid)
+        add_rdp_info = {"path": add_rdp, "sha256": digest, "note": note}
+    common = dict(teachers=vote_set.teachers, accounting=accounting, delta=delta, orders=grid,
+                  conversion=conversion, seed=seed, labels=vote_set.labels,
+                  initial_rdp=extra_rdp, source=vote_set)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = analyze_votes(vote_set.votes, chosen, teachers=vote_set.teachers,
-                               accounting=accounting, delta=delta, orders=grid,
-                               conversion=conversion, seed=seed, queries=queries,
-                               budget=budget, labels=vote_set.labels, source=vote_set)
-    text = render(summary_dict(result), fmt)
+        if rounds is not None:
+            if budget is not None or query_indices is not None or queries is not None:
+                raise click.UsageError("--rounds sets the rows of each round: it does not "
+                                       "combine with --budget, --query-indices or --queries")
+            plan = [_round(spec, vote_set, parameters)
+                    for spec in load_rounds(rounds)]
+            result = analyze_rounds(vote_set.votes, plan, **common)
+        else:
+            chosen = build_mechanism(mechanism, teachers=vote_set.teachers, **parameters)
+            student_rows = None
+            if mechanism == "interactive":
+                if student is None:
+                    raise click.UsageError("-m interactive needs --student FILE")
+                student_rows = load_student(student, queries=vote_set.queries,
+                                            classes=vote_set.classes)
+            elif student is not None:
+                raise click.UsageError("--student only applies to -m interactive")
+            if mechanism == "svt" and budget is not None:
+                raise click.UsageError("--budget does not apply to -m svt (its cut-off "
+                                       "bounds the cost)")
+            indices = None if query_indices is None else load_query_indices(query_indices)
+            available, where = ((vote_set.queries, vote_set.path) if indices is None
+                                else (indices.size, query_indices))
+            if queries is not None and queries > available:
+                raise click.UsageError(f"--queries {queries} is larger than the {available} "
+                                       f"queries in {where}")
+            result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
+                                   student=student_rows, query_indices=indices, **common)
+    summary = summary_dict(result)
+    if add_rdp_info is not None:
+        summary["add_rdp"] = add_rdp_info
+        if add_rdp_info["note"]:
+            result.warnings.append(add_rdp_info["note"])
+            summary["warnings"] = list(result.warnings)
+    text = render(summary, fmt)
     files = {}
     if per_query is not None:
         files[per_query] = per_query_bytes(per_query_frame(result), per_query)
@@ -109,6 +177,43 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         click.echo(f"Warning: {note}", err=True)
     if max_epsilon is not None and result.epsilon > max_epsilon:
         raise OverBudget(f"epsilon {result.epsilon:.4f} exceeds --max-epsilon {max_epsilon:g}")
+
+
+def _load_vote_set(votes, predictions, classes, labels, teachers):
+    if (votes is None) == (predictions is None):
+        raise click.UsageError("give exactly one of VOTES or --predictions FILE")
+    if classes is not None and predictions is None:
+        raise click.UsageError("--classes only applies to --predictions")
+    if predictions is not None:
+        vote_set = load_predictions(predictions, classes=classes, labels=labels)
+    else:
+        vote_set = load_votes(votes, teachers=teachers, labels=labels)
+    if teachers is not None:
+        vote_set = type(vote_set)(votes=vote_set.votes, teachers=teachers, path=vote_set.path,
+                                  sha256=vote_set.sha256, labels=vote_set.labels)
+    return vote_set
+
+
+def _round(spec: dict, vote_set, defaults: dict) -> Round:
+    """One round of ``--rounds``: its rows, mechanism (command-line values as defaults)."""
+    name = spec["mechanism"]
+    if name not in MECHANISMS or name == "svt":
+        raise InputError(f"--rounds: mechanism {name!r} is not one of "
+                         f"{', '.join(m for m in MECHANISMS if m != 'svt')}")
+    rows = spec["rows"]
+    if rows.max() >= vote_set.queries:
+        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
+                         f"{vote_set.queries} queries")
+    parameters = {**defaults, **{key: value for key, value in spec.items()
+                                 if key in defaults}}
+    student = None
+    if name == "interactive":
+        if "student" not in spec:
+            raise InputError("--rounds: an interactive round needs a 'student' file")
+        student = load_student(spec["student"], queries=vote_set.queries,
+                               classes=vote_set.classes)
+    mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters)
+    return Round(rows=rows, mechanism=mechanism, student=student)
 
 
 def main(args=None) -> int:
