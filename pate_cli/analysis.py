@@ -517,7 +517,7 @@ def _analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, or
                                       threshold=mechanism.threshold)
         mechanism = SVTPATE(scale=scale, cutoff=mechanism.cutoff,
                             threshold=mechanism.threshold,
-                            target_epsilon=None)
+                            target_epsilon=mechanism.target_epsilon)
         target = True
     else:
         target = False
@@ -610,7 +610,8 @@ def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
                              labels=labels, student=spec.student, query_indices=spec.rows,
                              initial_rdp=carry, salt=number, chunk_size=chunk_size,
                              source=source)
-        alone = part.rdp_total - carry
+        # Orders an added curve leaves out (+inf) carry no information about this round.
+        alone = np.where(np.isfinite(carry), part.rdp_total - carry, np.inf)
         eps_alone, order_alone = rdp_to_epsilon(alone, orders=orders, delta=delta,
                                                 conversion=conversion)
         summaries.append({

@@ -19,8 +19,9 @@ NOISE_BLOCK = 1024
 # Independent noise streams, one per random draw of the algorithms.
 STREAM_SELECTION = 1
 STREAM_ANSWER = 2
-STREAM_SVT_THRESHOLD = 3
-STREAM_SVT_QUERY = 4
+STREAM_PARTICIPATION = 3  # individualized vanishing: who votes (accounting/individualized)
+STREAM_SVT_THRESHOLD = 4
+STREAM_SVT_QUERY = 5
 
 
 @dataclass(frozen=True)
@@ -275,11 +276,11 @@ class SVTPATE:
     name: str = field(default="svt", init=False)
 
     def __post_init__(self):
-        if (self.scale is None) == (self.target_epsilon is None):
-            raise ValueError("SVT needs exactly one of --svt-scale and --target-epsilon")
+        if self.scale is None and self.target_epsilon is None:
+            raise ValueError("SVT needs --svt-scale or --target-epsilon")
         if self.scale is not None:
             object.__setattr__(self, "scale", _positive(self.scale, "SVT scale"))
-        else:
+        if self.target_epsilon is not None:
             object.__setattr__(self, "target_epsilon",
                                _positive(self.target_epsilon, "target epsilon"))
         if not (isinstance(self.cutoff, (int, np.integer)) and self.cutoff >= 1):

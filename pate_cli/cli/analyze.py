@@ -147,6 +147,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
                                             classes=vote_set.classes)
             elif student is not None:
                 raise click.UsageError("--student only applies to -m interactive")
+            if mechanism == "svt" and svt_scale is not None and target_epsilon is not None:
+                raise click.UsageError("give --svt-scale or --target-epsilon, not both")
             if mechanism == "svt" and budget is not None:
                 raise click.UsageError("--budget does not apply to -m svt (its cut-off "
                                        "bounds the cost)")

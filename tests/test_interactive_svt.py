@@ -1,0 +1,284 @@
+"""Interactive-GNMax, SVT-PATE, multi-round runs, --query-indices and --add-rdp (issue 3)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.special import log_ndtr
+
+from pate_cli.accounting.svt import (
+    distance_to_instability,
+    rdp_svt,
+    svt_delta2,
+    svt_guarantee,
+    svt_scale_for_epsilon,
+    svt_threshold_for,
+)
+from pate_cli.analysis import Round, analyze_rounds, analyze_votes
+from pate_cli.cli.analyze import main
+from pate_cli.mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax
+from pate_cli.orders import default_orders
+
+ORDERS = default_orders()
+
+
+def votes_with_labels(seed=0, queries=400, classes=10, teachers=250):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, classes, queries)
+    agreement = rng.beta(5, 2, queries)
+    probs = np.full((queries, classes), 0.0) + ((1 - agreement) / classes)[:, None]
+    probs[np.arange(queries), labels] += agreement
+    votes = np.array([rng.multinomial(teachers, p) for p in probs], dtype=float)
+    return votes, labels
+
+
+def run_cli(args, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(args)
+    out = capsys.readouterr()
+    return stop.value.code, out.out, out.err
+
+
+# --- Interactive-GNMax ----------------------------------------------------------------------
+
+def test_confident_right_student_needs_few_teacher_labels():
+    votes, _ = votes_with_labels()
+    plurality = np.argmax(votes, axis=1)
+    student = np.eye(10)[plurality] * 0.99 + 0.001  # confident and right
+    # v = n - M p removes the plurality: max v is the runner-up count, far below T.
+    mechanism = InteractiveGNMax(threshold=200, sigma_threshold=50, sigma=40, confidence=0.9,
+                                 teachers=250)
+    result = analyze_votes(votes, mechanism, student=student, labels=plurality)
+    counts = np.bincount(result.outcome, minlength=3)
+    assert counts[1] <= 0.01 * len(votes)              # few teacher labels
+    assert counts[2] >= 0.99 * len(votes)              # the student's own labels
+    assert result.accuracy_by_outcome["student"] == 1.0
+    confident = analyze_votes(votes, ConfidentGNMax(threshold=200, sigma_threshold=50,
+                                                    sigma=40))
+    assert confident.answered_total > 0.3 * len(votes)  # the teachers alone answer more
+    # The cost is (almost) the selection cost alone.
+    expected = analyze_votes(votes, mechanism, student=student, accounting="expected")
+    assert expected.rdp_at_order["answer"] < 0.01 * expected.rdp_at_order["selection"]
+
+
+@pytest.mark.parametrize("accounting", ["expected", "replay", "data-independent"])
+def test_uniform_student_equals_confident_with_shifted_threshold(accounting):
+    votes, _ = votes_with_labels(seed=1)
+    student = np.full(votes.shape, 0.1)                # M/K = 25 exactly
+    interactive = analyze_votes(
+        votes, InteractiveGNMax(threshold=180, sigma_threshold=150, sigma=40, confidence=0.9,
+                                teachers=250),
+        student=student, accounting=accounting)
+    confident = analyze_votes(votes, ConfidentGNMax(threshold=205, sigma_threshold=150,
+                                                    sigma=40), accounting=accounting)
+    np.testing.assert_array_equal(interactive.log_pr_answered, confident.log_pr_answered)
+    np.testing.assert_array_equal(interactive.epsilon_cumulative, confident.epsilon_cumulative)
+    assert interactive.answered_total == confident.answered_total
+    assert np.all(interactive.outcome != 2)             # max p = 0.1 never exceeds 0.9
+
+
+@pytest.mark.parametrize(("teachers", "top", "p0", "shifted_max", "rounded"), [
+    (4.0, 2.0, 0.375, 0.5, 0), (4.0, 2.0, 0.125, 1.5, 2), (8.0, 4.0, 0.1875, 2.5, 2),
+    (8.0, 4.0, 0.0625, 3.5, 4),
+])
+def test_fractional_maxima_round_half_to_even(teachers, top, p0, shifted_max, rounded):
+    """K = 2, n = (top, M - top), p = (p0, 1 - p0): max (n - M p) = top - M p0, exactly."""
+    votes = np.array([[top, teachers - top]])
+    student = np.array([[p0, 1.0 - p0]])
+    mechanism = InteractiveGNMax(threshold=3.0, sigma_threshold=2.0, sigma=1.0,
+                                 confidence=0.9, teachers=teachers)
+    assert mechanism.shifted_max(votes, student)[0] == shifted_max
+    result = analyze_votes(votes, mechanism, student=student, teachers=teachers,
+                           accounting="expected", orders=[2.0, 3.0])
+    assert result.log_pr_answered[0] == log_ndtr((rounded - 3.0) / 2.0)
+
+
+def test_student_file_must_hold_probability_rows(tmp_path, capsys):
+    votes, _ = votes_with_labels(queries=20)
+    np.save(tmp_path / "v.npy", votes)
+    bad = np.full(votes.shape, 0.1)
+    bad[3, 0] = 0.5
+    np.save(tmp_path / "p.npy", bad)
+    code, _, err = run_cli([str(tmp_path / "v.npy"), "-m", "interactive", "--student",
+                            str(tmp_path / "p.npy")], capsys)
+    assert code == 2
+    assert err == (f"Error: {tmp_path / 'p.npy'}: query 3 sums to 1.4, not 1 (student rows "
+                   "must be probability vectors)\n")
+    np.save(tmp_path / "p.npy", np.full((20, 3), 1 / 3))
+    code, _, err = run_cli([str(tmp_path / "v.npy"), "-m", "interactive", "--student",
+                            str(tmp_path / "p.npy")], capsys)
+    assert code == 2 and "has shape 20 x 3 but the votes are 20 queries x 10 classes" in err
+    code, _, err = run_cli([str(tmp_path / "v.npy"), "-m", "interactive"], capsys)
+    assert code == 2 and "-m interactive needs --student FILE" in err
+
+
+def test_interactive_cli_reports_outcomes(tmp_path, capsys):
+    votes, labels = votes_with_labels(queries=200)
+    np.save(tmp_path / "v.npy", votes)
+    np.save(tmp_path / "y.npy", labels)
+    np.save(tmp_path / "p.npy", np.eye(10)[labels] * 0.95 + 0.005)
+    code, out, _ = run_cli([str(tmp_path / "v.npy"), "-m", "interactive", "--student",
+                            str(tmp_path / "p.npy"), "--labels", str(tmp_path / "y.npy"),
+                            "-f", "json", "--per-query", str(tmp_path / "q.csv")], capsys)
+    assert code == 0
+    summary = json.loads(out)
+    assert sum(summary["outcomes"].values()) == 200
+    assert summary["accuracy_by_outcome"]["student"] == 1.0
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "q.csv")
+    assert set(table["outcome"]) <= {"teacher", "student", "abstain"}
+    assert (table["outcome"] == "teacher").sum() == summary["outcomes"]["teacher"]
+
+
+# --- SVT-PATE --------------------------------------------------------------------------------
+
+def test_scale_and_epsilon_invert_each_other():
+    for scale, cutoff in [(3.0, 10), (50.0, 200), (0.7, 1)]:
+        eps = svt_guarantee(scale=scale, cutoff=cutoff, queries=1000, delta=1e-5,
+                            orders=ORDERS).epsilon
+        back = svt_scale_for_epsilon(epsilon=eps, cutoff=cutoff, queries=1000, delta=1e-5,
+                                     orders=ORDERS)
+        assert math.isclose(back, scale, rel_tol=1e-9)
+
+
+def test_epsilon_grows_like_sqrt_of_the_cutoff():
+    eps = [svt_guarantee(scale=1000.0, cutoff=c, queries=10, delta=1e-5,
+                         orders=np.linspace(1.01, 20000, 200000)).epsilon
+           for c in (10_000, 40_000)]
+    assert 1.9 < eps[1] / eps[0] < 2.1
+
+
+def test_rdp_is_zcdp_capped_by_pure_dp():
+    rdp = rdp_svt(scale=4.0, cutoff=3, orders=np.array([2.0, 100.0]))
+    np.testing.assert_allclose(rdp, [2.0 * 3 * 0.5**2 / 2, 3 * 0.5])
+
+
+def test_delta2_matches_the_formula_and_the_threshold_solves_it():
+    lam, c, n, w = 2.0, 5, 1000, 30.0
+    expected = n * 0.5 * math.exp(-(w - 1) / (4 * lam)) + (c + 1) * 0.5 * math.exp(
+        -(w - 1) / (2 * lam))
+    assert math.isclose(svt_delta2(scale=lam, cutoff=c, threshold=w, queries=n), expected,
+                        rel_tol=1e-14)
+    w_star = svt_threshold_for(scale=lam, cutoff=c, queries=n, delta2=1e-6)
+    assert math.isclose(svt_delta2(scale=lam, cutoff=c, threshold=w_star, queries=n), 1e-6,
+                        rel_tol=1e-9)
+    assert svt_delta2(scale=lam, cutoff=c, threshold=w_star - 1e-6, queries=n) > 1e-6
+    g = svt_guarantee(scale=lam, cutoff=c, queries=n, delta=2e-6, orders=ORDERS)
+    assert math.isclose(g.delta1, 1e-6) and math.isclose(g.delta2, 1e-6)
+    with pytest.raises(ValueError, match="leaves no delta"):
+        svt_guarantee(scale=lam, cutoff=c, queries=n, delta=1e-6, orders=ORDERS, threshold=5)
+
+
+def test_distance_to_instability():
+    votes = np.array([[10, 0, 0], [5, 5, 0], [6, 4, 0], [7, 4, 0], [9, 1, 0]], dtype=float)
+    np.testing.assert_array_equal(distance_to_instability(votes), [4, 0, 0, 1, 3])
+
+
+def test_huge_margins_answer_everything_with_the_majority():
+    votes = np.zeros((300, 4))
+    votes[np.arange(300), np.arange(300) % 4] = 5000
+    result = analyze_votes(votes, SVTPATE(scale=1.0, cutoff=5), delta=1e-5)
+    assert result.extra["svt"]["unstable"] == 0
+    assert result.answered_total == 300
+    np.testing.assert_array_equal(result.label, np.arange(300) % 4)
+
+
+def test_ties_halt_after_the_cutoff():
+    votes = np.tile([[5.0, 5.0, 0.0]], (200, 1))
+    result = analyze_votes(votes, SVTPATE(scale=1.0, cutoff=7), delta=1e-5)
+    unstable = result.extra["columns"]["unstable"]
+    assert result.extra["svt"]["unstable"] == 7 == unstable.sum()
+    assert result.answered_total <= 7 and np.all(result.label[np.flatnonzero(unstable)[-1]:] < 0)
+
+
+def test_svt_seeds_reproduce_and_accounting_does_not_change_epsilon():
+    votes, _ = votes_with_labels(queries=500, teachers=250)
+    mechanism = SVTPATE(scale=1.0, cutoff=20)
+    first = analyze_votes(votes, mechanism, seed=3)
+    again = analyze_votes(votes, mechanism, seed=3, chunk_size=7)
+    np.testing.assert_array_equal(first.label, again.label)
+    assert first.extra["svt"] == again.extra["svt"]
+    expected = analyze_votes(votes, mechanism, seed=3, accounting="expected")
+    assert expected.epsilon == first.epsilon == first.epsilon_data_independent
+
+
+# --- rounds, query indices, external RDP ------------------------------------------------------
+
+def test_rounds_compose_to_the_sum_of_their_parts():
+    votes, labels = votes_with_labels(queries=600)
+    student = np.eye(10)[labels] * 0.9 + 0.01
+    first = ConfidentGNMax(threshold=200, sigma_threshold=150, sigma=40)
+    second = InteractiveGNMax(threshold=200, sigma_threshold=150, sigma=40, confidence=0.9,
+                              teachers=250)
+    rounds = [Round(rows=np.arange(0, 300), mechanism=first),
+              Round(rows=np.arange(300, 600), mechanism=second, student=student)]
+    composed = analyze_rounds(votes, rounds, accounting="expected")
+    alone = [analyze_votes(votes[:300], first, accounting="expected"),
+             analyze_votes(votes[300:], second, student=student[300:], accounting="expected")]
+    np.testing.assert_allclose(composed.rdp_total, alone[0].rdp_total + alone[1].rdp_total,
+                               rtol=1e-12)
+    assert composed.queries == 600
+    assert math.isclose(composed.extra["rounds"][0]["epsilon"], alone[0].epsilon, rel_tol=1e-9)
+
+
+def test_rounds_cli(tmp_path, capsys):
+    votes, labels = votes_with_labels(queries=100)
+    np.save(tmp_path / "v.npy", votes)
+    np.save(tmp_path / "p.npy", np.eye(10)[labels] * 0.9 + 0.01)
+    (tmp_path / "r.csv").write_text("rows,mechanism,student\n0:50,confident,\n"
+                                    "50:100,interactive,p.npy\n")
+    code, out, _ = run_cli([str(tmp_path / "v.npy"), "--rounds", str(tmp_path / "r.csv"),
+                            "-f", "json"], capsys)
+    assert code == 0
+    summary = json.loads(out)
+    assert [r["mechanism"] for r in summary["rounds"]] == ["confident", "interactive"]
+    (tmp_path / "bad.csv").write_text("rows,mechanism\n0:500,confident\n")
+    code, _, err = run_cli([str(tmp_path / "v.npy"), "--rounds", str(tmp_path / "bad.csv")],
+                           capsys)
+    assert code == 2 and "rows up to 499" in err
+
+
+def test_query_indices_analyse_those_rows_in_that_order(tmp_path, capsys):
+    votes, _ = votes_with_labels(queries=50)
+    order = np.array([7, 3, 41, 0, 19])
+    mechanism = GNMax(sigma=40)
+    picked = analyze_votes(votes, mechanism, query_indices=order, accounting="expected")
+    direct = analyze_votes(votes[order], mechanism, accounting="expected")
+    np.testing.assert_array_equal(picked.epsilon_cumulative, direct.epsilon_cumulative)
+    np.testing.assert_array_equal(picked.query_index, order)
+    with pytest.raises(ValueError, match="listed twice"):
+        analyze_votes(votes, mechanism, query_indices=np.array([1, 2, 1]))
+    np.save(tmp_path / "v.npy", votes)
+    (tmp_path / "i.txt").write_text("3\n3\n")
+    code, _, err = run_cli([str(tmp_path / "v.npy"), "--query-indices",
+                            str(tmp_path / "i.txt")], capsys)
+    assert code == 2 and "query index 3 is listed twice (entry 1)" in err
+
+
+def test_add_rdp_uses_the_next_larger_order(tmp_path, capsys):
+    votes, _ = votes_with_labels(queries=30)
+    np.save(tmp_path / "v.npy", votes)
+    (tmp_path / "gan.csv").write_text("order,rdp\n3,0.5\n8,1.0\n")
+    code, out, err = run_cli([str(tmp_path / "v.npy"), "-m", "gnmax", "--orders",
+                              "2,3,5,8,10", "-f", "json", "--accounting", "expected",
+                              "--per-query", str(tmp_path / "q.csv")], capsys)
+    base = json.loads(out)
+    code, out, err = run_cli([str(tmp_path / "v.npy"), "-m", "gnmax", "--orders",
+                              "2,3,5,8,10", "-f", "json", "--accounting", "expected",
+                              "--add-rdp", str(tmp_path / "gan.csv")], capsys)
+    assert code == 0
+    added = json.loads(out)
+    assert added["add_rdp"]["note"] and "next larger order" in err
+    # Orders 2, 3 take 0.5; 5, 8 take 1.0; 10 is above the file: infinite, never chosen.
+    from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax
+
+    rdp = rdp_gnmax(log_q_gnmax(votes, sigma=40.0), sigma=40.0,
+                    orders=[2.0, 3, 5, 8, 10]).sum(axis=0)
+    curve = rdp + np.array([0.5, 0.5, 1.0, 1.0, np.inf])
+    eps = curve + np.log(1e5) / (np.array([2.0, 3, 5, 8, 10]) - 1)
+    assert math.isclose(added["epsilon"], eps.min(), rel_tol=1e-12)
+    assert added["epsilon"] > base["epsilon"]
