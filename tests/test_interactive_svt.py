@@ -61,7 +61,7 @@ def test_confident_right_student_needs_few_teacher_labels():
     assert confident.answered_total > 0.3 * len(votes)  # the teachers alone answer more
     # The cost is (almost) the selection cost alone.
     expected = analyze_votes(votes, mechanism, student=student, accounting="expected")
-    assert expected.rdp_at_order["answer"] < 0.01 * expected.rdp_at_order["selection"]
+    assert expected.rdp_at_order["answer"] < 0.05 * expected.rdp_at_order["selection"]
 
 
 @pytest.mark.parametrize("accounting", ["expected", "replay", "data-independent"])

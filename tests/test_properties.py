@@ -98,13 +98,15 @@ def test_rdp_is_monotone_in_q(votes, sigma):
 def test_epsilon_falls_as_delta_grows_and_improved_is_smaller(curve_scale, seed, deltas):
     rng = np.random.default_rng(seed)
     curve = curve_scale * ORDERS * rng.uniform(0.5, 1.5) / 100
-    previous = np.inf
+    previous, previous_delta = np.inf, 0.0
     for delta in sorted(deltas):
         classic, _ = rdp_to_epsilon(curve, orders=ORDERS, delta=delta)
         improved, _ = rdp_to_epsilon(curve, orders=ORDERS, delta=delta, conversion="improved")
-        assert float(classic) < previous
+        assert float(classic) <= previous
+        if delta > previous_delta * (1 + 1e-6):   # deltas a few ulps apart may tie
+            assert float(classic) < previous
         assert float(improved) <= float(classic)
-        previous = float(classic)
+        previous, previous_delta = float(classic), delta
 
 
 @settings(max_examples=25, deadline=None)

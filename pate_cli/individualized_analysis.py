@@ -1,0 +1,212 @@
+"""Individualized PATE runs: privacy groups -> histogram -> replay -> per-group accounting.
+
+MATH.md section 9 (Boenisch et al., "Individualized PATE"). The numeric rules live in
+``accounting/individualized.py``; this module decides the run: it derives each group's
+parameters (upsampling factors, weights or participation frequencies), builds the vote
+histogram the variant aggregates (plain votes for upsampling; weighted or
+participation-masked histograms from per-teacher predictions for weighting and
+vanishing), replays the mechanism on it with ``analyze_votes``, and composes every
+group's cost in chunks with ``account_groups``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .accounting.individualized import (
+    account_groups,
+    group_costs,
+    group_weights,
+    upsampling_factors,
+    vanishing_costs,
+    vanishing_frequencies,
+    vanishing_participation,
+    vanishing_votes,
+    weighted_histogram,
+)
+from .analysis import DEFAULT_CHUNK, AnalysisResult, analyze_votes
+from .mechanisms import ConfidentGNMax, GNMax
+
+VARIANTS = ("upsampling", "weighting", "vanishing")
+
+
+@dataclass(frozen=True)
+class GroupParameters:
+    """What each privacy group gets under one variant (MATH.md section 9).
+
+    ``sensitivity`` is ``D_g`` (upsampling factor or weight; for vanishing the sensitivity
+    varies by query, ``k / |S_q|``, and this holds NaN); ``participation`` the vanishing
+    frequency ``s_g`` (1 for the other variants).
+    """
+
+    variant: str
+    names: tuple
+    budgets: np.ndarray
+    sensitivity: np.ndarray
+    participation: np.ndarray
+    share: np.ndarray | None = None
+
+    def as_rows(self) -> list[dict]:
+        rows = []
+        for g, name in enumerate(self.names):
+            row = {"group": name, "budget": float(self.budgets[g])}
+            if self.variant == "upsampling":
+                row["upsampling"] = int(self.sensitivity[g])
+            elif self.variant == "weighting":
+                row["weight"] = float(self.sensitivity[g])
+            else:
+                row["participation"] = float(self.participation[g])
+            if self.share is not None and np.isfinite(self.share[g]):
+                row["share"] = float(self.share[g])
+            rows.append(row)
+        return rows
+
+
+def derive_parameters(groups, *, variant: str, teacher_groups=None, precision: int = 2,
+                      weights: str = "budget", power: float = 2.0) -> GroupParameters:
+    """Each group's upsampling factor, weight or participation frequency.
+
+    Values the groups file gives are used as they are; the others follow MATH.md section 9
+    (``upsampling_factors``, ``group_weights`` (Appendix C, or ``group-size``),
+    ``vanishing_frequencies`` with ``power``). Weighting needs ``teacher_groups`` (the
+    weights are normalised over the teachers).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"--individualized must be one of {', '.join(VARIANTS)}, "
+                         f"got {variant!r}")
+    budgets = np.asarray(groups.budgets, dtype=np.float64)
+    count = budgets.size
+    ones = np.ones(count)
+    if variant == "upsampling":
+        derived = upsampling_factors(budgets, precision=precision).astype(np.float64)
+        sensitivity = _given_or(groups.upsampling, derived)
+        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
+    if variant == "weighting":
+        if teacher_groups is None:
+            raise ValueError("--individualized weighting needs --predictions and "
+                             "--teacher-groups (weights apply to teachers' votes)")
+        derived = group_weights(budgets, teacher_groups, rule=weights)
+        sensitivity = _given_or(groups.weight, derived)
+        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
+    if teacher_groups is None:
+        raise ValueError("--individualized vanishing needs --predictions and "
+                         "--teacher-groups (teachers take part by group)")
+    frequency = _given_or(groups.participation, vanishing_frequencies(budgets, power=power))
+    return GroupParameters(variant, groups.names, budgets, np.full(count, np.nan), frequency,
+                           groups.share)
+
+
+def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
+                           predictions=None, teacher_groups=None, classes: int | None = None,
+                           teachers: float | None = None, accounting: str = "replay",
+                           delta: float = 1e-5, orders=None, conversion: str = "classic",
+                           seed: int = 0, queries: int | None = None, labels=None,
+                           chunk_size: int = DEFAULT_CHUNK, source=None) -> AnalysisResult:
+    """Analyse an individualized run; the result's ``extra["groups"]`` holds the accounting.
+
+    ``votes`` is the plain histogram (upsampling); weighting and vanishing build theirs
+    from ``predictions`` (queries x teachers) and ``teacher_groups``. The replay runs on
+    that histogram; each group's cost uses the real ``log q`` and ``pr_answered`` with
+    noise scales divided by its sensitivity. Labels after the stopping point (the first
+    query after which some group exceeds its budget) are not released: they are removed
+    from ``label`` and from the label accuracy. The top-level ``epsilon``/``order`` are
+    those of the group whose worst-off point spends the most over the queries analysed.
+    """
+    if not isinstance(mechanism, (GNMax, ConfidentGNMax)) or type(mechanism).__name__ not in (
+            "GNMax", "ConfidentGNMax"):
+        raise ValueError("--individualized supports -m gnmax and -m confident")
+    variant = parameters.variant
+    member_groups = None
+    if variant == "upsampling":
+        histogram = votes
+    else:
+        if predictions is None or teacher_groups is None:
+            raise ValueError(f"--individualized {variant} needs --predictions and "
+                             "--teacher-groups")
+        predictions = np.asarray(predictions)
+        classes = classes or int(predictions.max()) + 1
+        if variant == "weighting":
+            histogram = weighted_histogram(predictions,
+                                           parameters.sensitivity[teacher_groups],
+                                           classes=classes)
+        else:
+            histogram = vanishing_votes(predictions,
+                                        frequencies=parameters.participation[teacher_groups],
+                                        seed=seed, classes=classes).votes
+            member_groups = teacher_groups
+        teachers = float(predictions.shape[1])
+    base = analyze_votes(histogram, mechanism, teachers=teachers, accounting=accounting,
+                         delta=delta, orders=orders, conversion=conversion, seed=seed,
+                         queries=queries, labels=labels, chunk_size=chunk_size, source=source)
+    chunks = _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size)
+    accounting_result = account_groups(
+        chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
+        conversion=conversion, member_groups=member_groups, names=parameters.names,
+        sensitivities=parameters.sensitivity)
+    return _with_groups(base, accounting_result, parameters, labels)
+
+
+def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
+    """Per-group costs of ``base``'s queries, chunk by chunk (a generator)."""
+    selection = isinstance(mechanism, ConfidentGNMax)
+    independent = base.accounting == "data-independent"
+    frequencies = (None if parameters.variant != "vanishing"
+                   else parameters.participation[teacher_groups])
+    for start in range(0, base.queries, chunk_size):
+        part = slice(start, min(base.queries, start + chunk_size))
+        common = dict(sigma=mechanism.sigma, orders=base.orders,
+                      answered=base.label[part] >= 0, charge=base.answered[part],
+                      log_pr_answered=base.log_pr_answered[part] if selection else None,
+                      sigma_threshold=mechanism.sigma_threshold if selection else None,
+                      data_independent=independent)
+        if frequencies is None:
+            yield group_costs(base.log_q[part], sensitivities=parameters.sensitivity,
+                              **common)
+        else:
+            participation = vanishing_participation(frequencies, seed=seed,
+                                                    count=part.stop - start, start=start)
+            yield vanishing_costs(base.log_q[part], participation=participation, **common)
+
+
+def _with_groups(base, groups, parameters, labels) -> AnalysisResult:
+    label = base.label.copy()
+    if groups.stopped_at is not None:
+        label[groups.stopped_at:] = -1
+    accuracy = base.label_accuracy
+    if labels is not None:
+        truth = np.asarray(labels)[base.query_index]
+        released = label >= 0
+        accuracy = float(np.mean(label[released] == truth[released])) if released.any() \
+            else None
+    final = groups.cumulative_epsilon[-1]
+    worst = int(np.argmax(final))
+    columns = dict(base.extra.get("columns", {}))
+    for g, name in enumerate(groups.names):
+        columns[f"epsilon_cumulative_{name}"] = groups.cumulative_epsilon[:, g]
+    rows = []
+    for g, row in enumerate(parameters.as_rows()):
+        rows.append({**row,
+                     "sensitivity": (None if not np.isfinite(parameters.sensitivity[g])
+                                     else float(parameters.sensitivity[g])),
+                     "epsilon": float(final[g]),
+                     "order": float(groups.cumulative_order[-1, g]),
+                     "exhausted_at": groups.exhausted_at[g]})
+    extra = {**base.extra, "columns": columns,
+             "groups": {"variant": parameters.variant, "list": rows,
+                        "stopped_at": groups.stopped_at,
+                        "labels_released": groups.labels_released,
+                        "baseline": {"budget": float(np.min(parameters.budgets)),
+                                     "labels_released": groups.baseline_labels,
+                                     "stopped_at": groups.baseline_stopped_at}}}
+    return replace(base, label=label, label_accuracy=accuracy, epsilon=float(final[worst]),
+                   order=float(groups.cumulative_order[-1, worst]), extra=extra)
+
+
+def _given_or(given, derived) -> np.ndarray:
+    derived = np.asarray(derived, dtype=np.float64)
+    if given is None:
+        return derived
+    given = np.asarray(given, dtype=np.float64)
+    return np.where(np.isfinite(given), given, derived)
