@@ -73,6 +73,13 @@ def summary_dict(result) -> dict:
         summary["outcomes"] = {name: int(counts[code])
                                for code, name in enumerate(OUTCOME_NAMES)}
         summary["accuracy_by_outcome"] = result.accuracy_by_outcome
+    if "groups" in result.extra:
+        info = result.extra["groups"]
+        summary["groups"] = [_plain_dict(row) for row in info["list"]]
+        summary["individualized"] = info["variant"]
+        summary["stopped_at"] = info["stopped_at"]
+        summary["labels_released"] = info["labels_released"]
+        summary["baseline"] = _plain_dict(info["baseline"])
     if "rounds" in result.extra:
         summary["rounds"] = [_plain_dict(entry) for entry in result.extra["rounds"]]
     if result.query_index is not None and not np.array_equal(result.query_index,
@@ -175,6 +182,29 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                       f"{entry['mechanism']}: {entry['queries']} queries from row "
                       f"{entry['first_row']}, {entry['answered']} answered, epsilon "
                       f"{entry['epsilon']:.4f} alone (order {_short(entry['order'])})"))
+    if s.get("groups"):
+        for row in s["groups"]:
+            exhausted = ("within budget" if row["exhausted_at"] is None
+                         else f"exhausted after query {row['exhausted_at']}")
+            knob = next(f"{key} {_short(row[key])}" for key in
+                        ("upsampling", "weight", "participation") if key in row)
+            lines.append((f"group {row['group']}",
+                          f"budget {_short(row['budget'])}, {knob}: epsilon "
+                          f"{row['epsilon']:.4f} (order {_short(row['order'])}), {exhausted}"))
+        stop = ("no group exhausted" if s["stopped_at"] is None
+                else f"stops after query {s['stopped_at'] - 1}")
+        base = s["baseline"]
+        lines.append(("labels released", f"{s['labels_released']} ({stop}); a uniform run at "
+                                         f"epsilon {_short(base['budget'])} releases "
+                                         f"{base['labels_released']}"))
+    if s.get("smooth_sensitivity"):
+        ss = s["smooth_sensitivity"]
+        sanitized = ("" if ss["sanitized_epsilon"] is None
+                     else f"; sanitised release {ss['sanitized_epsilon']:.4f}")
+        lines.append(("smooth sensitivity",
+                      f"epsilon {ss['epsilon_before']:.4f} -> {ss['epsilon_after']:.4f} +/- "
+                      f"{ss['noise_std']:.4f} (order {_short(ss['order'])}, beta "
+                      f"{ss['beta']:.4g}, sigma_ss {ss['sigma_ss']:.4g}){sanitized}"))
     if s.get("add_rdp"):
         lines.append(("added rdp", f"{s['add_rdp']['path']}"
                                    + (" (interpolated)" if s["add_rdp"]["note"] else "")))

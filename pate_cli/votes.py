@@ -14,7 +14,7 @@ import io
 import os
 import sys
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,7 @@ class VoteSet:
     path: str
     sha256: str
     labels: np.ndarray | None = None
+    predictions: np.ndarray | None = None  # (queries, teachers) class ids, -1 = no vote
 
     @property
     def queries(self) -> int:
@@ -110,7 +111,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSe
         flat = rows[voted] * classes + chunk[voted]
         counts = np.bincount(flat, minlength=chunk.shape[0] * classes)
         histogram[start : start + chunk.shape[0]] = counts.reshape(-1, classes)
-    vote_set = VoteSet(votes=histogram, teachers=int(array.shape[1]), path=name, sha256=digest)
+    vote_set = VoteSet(votes=histogram, teachers=int(array.shape[1]), path=name, sha256=digest,
+                       predictions=array)
     if labels is not None:
         vote_set = attach_labels(vote_set, labels)
     elif packed_labels is not None:
@@ -147,8 +149,7 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels") -> VoteSet
     if bad.size:
         raise InputError(f"{name}: label {_show(values[bad[0]])} at query {bad[0]} is outside "
                          f"0..{vote_set.classes - 1}")
-    return VoteSet(votes=vote_set.votes, teachers=vote_set.teachers, path=vote_set.path,
-                   sha256=vote_set.sha256, labels=values.astype(np.int64))
+    return replace(vote_set, labels=values.astype(np.int64))
 
 
 # --- reading -----------------------------------------------------------------------------

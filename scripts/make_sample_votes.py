@@ -54,7 +54,7 @@ from threadpoolctl import threadpool_limits
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
 DEFAULT_OUT = REPO_ROOT / "sample_votes"
-DATASETS = ("mnist", "adult", "letter")
+DATASETS = ("mnist", "adult", "letter", "mnist-groups")
 
 
 # --------------------------------------------------------------------------------------
@@ -317,6 +317,31 @@ def make_mnist(out_dir: Path) -> None:
     )
 
 
+# Privacy groups for the MNIST teachers (Individualized PATE, Boenisch et al., Table 1):
+# 34% / 43% / 23% of the data at budgets 1, 2, 3. Partitions are random, so assigning
+# whole teachers (partitions) to groups at random is the same as drawing the data's groups.
+MNIST_GROUPS = (("high", 1.0, 0.34), ("average", 2.0, 0.43), ("low", 3.0, 0.23))
+MNIST_GROUPS_SEED = 3
+
+
+def make_mnist_groups(out_dir: Path) -> None:
+    """Write ``mnist_250_groups.csv`` (group,budget,share) and
+    ``mnist_250_teacher_groups.csv`` (teacher,group) for the MNIST teachers."""
+    counts = [round(share * MNIST_TEACHERS) for _, _, share in MNIST_GROUPS]
+    counts[-1] = MNIST_TEACHERS - sum(counts[:-1])
+    names = np.repeat([name for name, _, _ in MNIST_GROUPS], counts)
+    order = np.random.default_rng(MNIST_GROUPS_SEED).permutation(MNIST_TEACHERS)
+    teacher_groups = pd.DataFrame({"teacher": np.arange(MNIST_TEACHERS),
+                                   "group": names[np.argsort(order)]})
+    groups = pd.DataFrame({"group": [name for name, _, _ in MNIST_GROUPS],
+                           "budget": [budget for _, budget, _ in MNIST_GROUPS],
+                           "share": [c / MNIST_TEACHERS for c in counts]})
+    groups.to_csv(out_dir / "mnist_250_groups.csv", index=False, lineterminator="\n")
+    teacher_groups.to_csv(out_dir / "mnist_250_teacher_groups.csv", index=False,
+                          lineterminator="\n")
+    print(f"mnist-groups: {dict(zip(groups['group'], counts, strict=True))} teachers")
+
+
 # --------------------------------------------------------------------------------------
 # UCI Adult: 250 logistic-regression teachers on adult.data, all of adult.test as queries
 # --------------------------------------------------------------------------------------
@@ -465,6 +490,7 @@ def make_letter(out_dir: Path) -> None:
 
 MAKERS: dict[str, Callable[[Path], None]] = {
     "mnist": make_mnist,
+    "mnist-groups": make_mnist_groups,
     "adult": make_adult,
     "letter": make_letter,
 }

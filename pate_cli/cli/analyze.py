@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import click
 import numpy as np
+import pandas as pd
 
 from ..analysis import Round, analyze_rounds, analyze_votes
+from ..individualized_analysis import VARIANTS, analyze_individualized, derive_parameters
 from ..mechanisms import MECHANISMS, build_mechanism
 from ..orders import default_orders
 from ..report import (
@@ -18,13 +21,16 @@ from ..report import (
     summary_dict,
     write_outputs,
 )
+from ..sanitization import history_rows, report_dict, sanitize_analysis
 from ..votes import (
     InputError,
+    load_groups,
     load_predictions,
     load_query_indices,
     load_rdp_curve,
     load_rounds,
     load_student,
+    load_teacher_groups,
     load_votes,
 )
 from .errors import OverBudget, run_command
@@ -89,6 +95,34 @@ Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 1 unex
 @click.option("--add-rdp", type=click.Path(dir_okay=False),
               help="Add an external RDP curve (CSV order,rdp; e.g. a private GAN's) before "
                    "conversion.")
+@click.option("--smooth-sensitivity", "smooth", is_flag=True,
+              help="Add the sanitised release of the data-dependent epsilon (GNSS, smooth "
+                   "sensitivity; gnmax, confident, interactive). Uses --order if given, "
+                   "else the order the accounting chose.")
+@click.option("--ss-history", type=click.Path(dir_okay=False),
+              help="With --smooth-sensitivity: write before/after/std every --ss-every "
+                   "queries (.csv, .jsonl).")
+@click.option("--ss-every", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Queries between --ss-history rows.")
+@click.option("--individualized", type=click.Choice(list(VARIANTS)),
+              help="Individualized PATE: per-group budgets by upsampling, weighting or "
+                   "vanishing (needs --groups; weighting and vanishing need --predictions "
+                   "and --teacher-groups).")
+@click.option("--groups", type=click.Path(dir_okay=False),
+              help="Privacy groups: CSV group,budget[,upsampling|weight|participation]"
+                   "[,share].")
+@click.option("--teacher-groups", type=click.Path(dir_okay=False),
+              help="CSV teacher,group: the privacy group each teacher's data comes from.")
+@click.option("--precision", type=click.IntRange(min=0, max=9), default=2, show_default=True,
+              help="Upsampling: budget ratios are rounded to 10^-p before taking integers.")
+@click.option("--weights", "weight_rule", type=click.Choice(["budget", "group-size"]),
+              default="budget", show_default=True,
+              help="Weighting: Appendix C (budget / mean teacher budget) or the paper's "
+                   "Algorithm 2 variant (times group size).")
+@click.option("--power", type=POSITIVE, default=2.0, show_default=True,
+              help="Vanishing: participation frequency (eps_g / eps_max)^power.")
+@click.option("--show-parameters", is_flag=True,
+              help="With --individualized: print each group's derived parameters and exit.")
 @accounting_options
 @click.option("--budget", type=POSITIVE,
               help="Budget run: refuse answers that would push epsilon above EPS "
@@ -104,9 +138,10 @@ Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 1 unex
 @debug_option
 def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, sigma,
             threshold, sigma_threshold, laplace_scale, student, confidence, svt_scale,
-            svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp,
-            accounting, delta, orders, order, conversion, seed, budget, max_epsilon, fmt,
-            output, per_query, debug):
+            svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
+            ss_history, ss_every, individualized, groups, teacher_groups, precision,
+            weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
+            seed, budget, max_epsilon, fmt, output, per_query, debug):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES is a (queries x classes) vote histogram: .npy (memory-mapped), .npz (array
@@ -115,6 +150,17 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     --labels, the accuracy of the labels output.
     """
     vote_set = _load_vote_set(votes, predictions, classes, labels, teachers)
+    if ss_history is not None and not smooth:
+        raise click.UsageError("--ss-history needs --smooth-sensitivity")
+    if (groups is not None or show_parameters) and individualized is None:
+        raise click.UsageError("--groups and --show-parameters need --individualized")
+    plan, student_rows = None, None
+    if individualized is not None:
+        plan = _individualized_plan(individualized, groups, teacher_groups, predictions,
+                                    vote_set, precision, weight_rule, power)
+        if show_parameters:
+            click.echo(_parameters_text(plan[0], fmt), nl=False)
+            return
     grid = np.array([order]) if order is not None else (
         default_orders() if orders is None else orders)
     parameters = dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
@@ -137,9 +183,18 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             plan = [_round(spec, vote_set, parameters)
                     for spec in load_rounds(rounds)]
             result = analyze_rounds(vote_set.votes, plan, **common)
+        elif plan is not None:
+            if budget is not None or query_indices is not None:
+                raise click.UsageError("--individualized has its own stopping rule: it does "
+                                       "not combine with --budget or --query-indices")
+            chosen = build_mechanism(mechanism, teachers=vote_set.teachers, **parameters)
+            group_parameters, assigned, raw_predictions = plan
+            result = analyze_individualized(
+                vote_set.votes, chosen, group_parameters, predictions=raw_predictions,
+                teacher_groups=assigned, classes=vote_set.classes, queries=queries,
+                **{k: v for k, v in common.items() if k != "initial_rdp"})
         else:
             chosen = build_mechanism(mechanism, teachers=vote_set.teachers, **parameters)
-            student_rows = None
             if mechanism == "interactive":
                 if student is None:
                     raise click.UsageError("-m interactive needs --student FILE")
@@ -161,6 +216,15 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
                                    student=student_rows, query_indices=indices, **common)
     summary = summary_dict(result)
+    history = None
+    if smooth:
+        if rounds is not None or plan is not None:
+            raise click.UsageError("--smooth-sensitivity applies to single runs (not "
+                                   "--rounds or --individualized)")
+        report = sanitize_analysis(result, vote_set.votes, student=student_rows, order=order,
+                                   report_every=ss_every if ss_history else None)
+        summary["smooth_sensitivity"] = report_dict(report)
+        history = history_rows(report)
     if add_rdp_info is not None:
         summary["add_rdp"] = add_rdp_info
         if add_rdp_info["note"]:
@@ -172,6 +236,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         files[per_query] = per_query_bytes(per_query_frame(result), per_query)
     if output is not None:
         files[output] = text.encode()
+    if ss_history is not None:
+        files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
     write_outputs(files)
     if output is None:
         click.echo(text, nl=False)
@@ -191,9 +257,49 @@ def _load_vote_set(votes, predictions, classes, labels, teachers):
     else:
         vote_set = load_votes(votes, teachers=teachers, labels=labels)
     if teachers is not None:
-        vote_set = type(vote_set)(votes=vote_set.votes, teachers=teachers, path=vote_set.path,
-                                  sha256=vote_set.sha256, labels=vote_set.labels)
+        vote_set = replace(vote_set, teachers=teachers)
     return vote_set
+
+
+def _individualized_plan(variant, groups, teacher_groups, predictions, vote_set, precision,
+                         weight_rule, power):
+    """Group parameters, each teacher's group and the raw predictions (if any)."""
+    if groups is None:
+        raise click.UsageError("--individualized needs --groups FILE")
+    privacy_groups = load_groups(groups)
+    assigned, raw = None, None
+    if variant != "upsampling":
+        if predictions is None or teacher_groups is None:
+            raise click.UsageError(f"--individualized {variant} needs --predictions FILE and "
+                                   "--teacher-groups FILE")
+    if teacher_groups is not None:
+        if predictions is None:
+            raise click.UsageError("--teacher-groups needs --predictions FILE")
+        raw = vote_set.predictions
+        assigned = load_teacher_groups(teacher_groups, groups=privacy_groups,
+                                       teachers=int(vote_set.teachers))
+    parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
+                                   precision=precision, weights=weight_rule, power=power)
+    return parameters, assigned, raw
+
+
+def _parameters_text(parameters, fmt) -> str:
+    rows = parameters.as_rows()
+    if fmt == "json":
+        import json
+
+        return json.dumps({"individualized": parameters.variant, "groups": rows},
+                          indent=2) + "\n"
+    frame = pd.DataFrame(rows)
+    if fmt == "csv":
+        return frame.to_csv(index=False, lineterminator="\n")
+    if fmt == "markdown":
+        header = "| " + " | ".join(frame.columns) + " |"
+        lines = [header, "|" + "---|" * len(frame.columns)]
+        lines += ["| " + " | ".join(f"{v:g}" if isinstance(v, float) else str(v)
+                                    for v in row) + " |" for row in frame.to_numpy()]
+        return "\n".join(lines) + "\n"
+    return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
 
 
 def _round(spec: dict, vote_set, defaults: dict) -> Round:

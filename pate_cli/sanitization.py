@@ -1,0 +1,99 @@
+"""Publishing the data-dependent epsilon: the GNSS report for an analysis (MATH.md s.10).
+
+Connects an ``AnalysisResult`` to ``accounting/smooth_sensitivity.py``: the same queries,
+the answer step's charge per query (0/1 in replay, ``pr_answered`` in expected
+accounting), and the order the accounting chose (or one the user fixes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .accounting.smooth_sensitivity import (
+    SmoothSensitivityResult,
+    sanitize_confident,
+    sanitize_gnmax,
+)
+from .mechanisms import ConfidentGNMax, GNMax, InteractiveGNMax
+
+SANITIZABLE = ("gnmax", "confident", "interactive")
+
+
+def sanitize_analysis(result, votes, *, student=None, order: float | None = None,
+                      report_every: int | None = None) -> SmoothSensitivityResult:
+    """The smooth-sensitivity report for ``result`` (computed from ``votes``).
+
+    Raises ``ValueError`` for mechanisms or accounting modes it does not apply to, and
+    when condition C5 or C6 fails at the order (naming the condition, sigma, K and
+    order, so the user can pick another ``--order``).
+    """
+    mechanism = result.mechanism
+    if mechanism.name not in SANITIZABLE:
+        raise ValueError(f"--smooth-sensitivity applies to {', '.join(SANITIZABLE)}, "
+                         f"not {mechanism.name}")
+    if result.accounting == "data-independent":
+        raise ValueError("--smooth-sensitivity needs replay or expected accounting (a "
+                         "data-independent epsilon is already public)")
+    order = float(result.order if order is None else order)
+    rows = _rows(votes, result.query_index)
+    teachers = int(round(result.teachers))
+    common = dict(teachers=teachers, sigma=mechanism.sigma, order=order, delta=result.delta,
+                  seed=result.seed)
+    if isinstance(mechanism, GNMax):
+        def run(every):
+            return sanitize_gnmax(rows, weights=result.answered, report_every=every, **common)
+    elif isinstance(mechanism, (ConfidentGNMax, InteractiveGNMax)):
+        max_votes = None
+        if isinstance(mechanism, InteractiveGNMax):
+            max_votes = mechanism.shifted_max(rows, _rows(student, result.query_index))
+
+        def run(every):
+            return sanitize_confident(rows, threshold=mechanism.threshold,
+                                      sigma_threshold=mechanism.sigma_threshold,
+                                      weights=result.answered, max_votes=max_votes,
+                                      report_every=every, **common)
+    else:  # pragma: no cover - guarded above
+        raise ValueError(f"--smooth-sensitivity does not apply to {mechanism.name}")
+    # The reported figures never depend on whether a history was asked for (checkpoints
+    # split the sums differently); the history's last row is the reported one.
+    report = run(None)
+    if report_every is not None and report.refusal is None:
+        points = run(report_every).checkpoints
+        report = replace(report, checkpoints=tuple(points[:-1]) + (report,))
+    if report.refusal is not None:
+        failed = [name for name, ok in (("C5", report.c5), ("C6", report.c6)) if not ok]
+        raise ValueError(f"smooth sensitivity is not valid here: condition "
+                         f"{' and '.join(failed)} fails for sigma {mechanism.sigma:g}, "
+                         f"K {result.classes}, order {order:g} (choose another --order)")
+    return report
+
+
+def report_dict(report: SmoothSensitivityResult) -> dict:
+    """The JSON ``smooth_sensitivity`` object of CLI.md."""
+    return {
+        "order": report.order, "beta": report.beta,
+        "smooth_sensitivity": report.smooth_sensitivity, "sigma_ss": report.sigma_ss,
+        "epsilon_before": report.epsilon_before, "epsilon_after": report.epsilon_after,
+        "noise_std": report.noise_std, "sanitized_epsilon": report.sanitized_epsilon,
+        "conditions": {"c5": bool(report.c5), "c6": bool(report.c6)},
+    }
+
+
+def history_rows(report: SmoothSensitivityResult) -> list[dict]:
+    """One row per checkpoint (``--ss-history``): the paper's table, printed as it grew."""
+    return [{"queries": point.queries, "answered": point.answered,
+             "epsilon_before": point.epsilon_before, "epsilon_after": point.epsilon_after,
+             "noise_std": point.noise_std, "smooth_sensitivity": point.smooth_sensitivity,
+             "beta": point.beta, "sigma_ss": point.sigma_ss}
+            for point in report.checkpoints]
+
+
+def _rows(array, positions):
+    if positions is None or (positions.size and np.array_equal(
+            positions, np.arange(positions[0], positions[0] + positions.size))):
+        start = 0 if positions is None or positions.size == 0 else int(positions[0])
+        stop = array.shape[0] if positions is None else start + positions.size
+        return array[start:stop]
+    return np.asarray(array)[positions]
