@@ -54,7 +54,7 @@ from threadpoolctl import threadpool_limits
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CACHE_DIR = Path(__file__).resolve().parent / ".cache"
 DEFAULT_OUT = REPO_ROOT / "sample_votes"
-DATASETS = ("mnist", "adult", "letter", "mnist-groups")
+DATASETS = ("mnist", "adult", "letter", "mnist-groups", "mnist-student")
 
 
 # --------------------------------------------------------------------------------------
@@ -342,6 +342,27 @@ def make_mnist_groups(out_dir: Path) -> None:
     print(f"mnist-groups: {dict(zip(groups['group'], counts, strict=True))} teachers")
 
 
+# A student for Interactive-GNMax (the 2018 paper's second round): trained on the first
+# MNIST_STUDENT_TRAIN public queries, labelled by the teachers' plurality vote, it gives
+# class probabilities for every public query.
+MNIST_STUDENT_TRAIN = 1000
+
+
+def make_mnist_student(out_dir: Path) -> None:
+    """Write ``mnist_250_student.npy``: a logistic-regression student's probabilities."""
+    _, _, x_test, _ = load_mnist()
+    votes = np.load(out_dir / "mnist_250_votes.npy")
+    public = x_test[:MNIST_QUERIES]
+    teacher_labels = np.argmax(votes[:MNIST_STUDENT_TRAIN], axis=1)
+    with threadpool_limits(1):
+        student = LogisticRegression(C=0.1, max_iter=2000)
+        student.fit(public[:MNIST_STUDENT_TRAIN], teacher_labels)
+        probabilities = student.predict_proba(public)
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    np.save(out_dir / "mnist_250_student.npy", probabilities.astype(np.float32))
+    print(f"mnist-student: trained on {MNIST_STUDENT_TRAIN} teacher-labelled queries")
+
+
 # --------------------------------------------------------------------------------------
 # UCI Adult: 250 logistic-regression teachers on adult.data, all of adult.test as queries
 # --------------------------------------------------------------------------------------
@@ -491,6 +512,7 @@ def make_letter(out_dir: Path) -> None:
 MAKERS: dict[str, Callable[[Path], None]] = {
     "mnist": make_mnist,
     "mnist-groups": make_mnist_groups,
+    "mnist-student": make_mnist_student,
     "adult": make_adult,
     "letter": make_letter,
 }
