@@ -67,3 +67,19 @@ def test_reproduce_paper_table():
 def test_reproduce_paper_without_votes_exits_2(tmp_path, capsys):
     assert _load_script().main(["--votes", str(tmp_path / "absent")]) == 2
     assert "no such directory" in capsys.readouterr().err
+
+
+def test_companion_files_load_and_fit_the_mnist_votes():
+    from pate_cli.votes import load_groups, load_rounds, load_student, load_teacher_groups
+
+    student = load_student(SAMPLES / "mnist_250_student.npy", queries=9000, classes=10)
+    assert np.allclose(student.sum(axis=1), 1.0, atol=1e-6)
+    groups = load_groups(SAMPLES / "mnist_250_groups.csv")
+    assert groups.names == ("high", "average", "low")
+    assert groups.budgets.tolist() == [1.0, 2.0, 3.0]
+    assigned = load_teacher_groups(SAMPLES / "mnist_250_teacher_groups.csv", groups=groups,
+                                   teachers=250)
+    assert np.bincount(assigned).tolist() == [85, 108, 57]
+    rounds = load_rounds(SAMPLES / "mnist_250_rounds.csv")
+    assert [r["mechanism"] for r in rounds] == ["confident", "interactive"]
+    assert rounds[1]["rows"][0] == 1000 and rounds[1]["rows"][-1] == 8999
