@@ -19,13 +19,27 @@ from .accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
 from .accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
 from .accounting.threshold import log_pr_answered, rdp_threshold, rdp_threshold_data_independent
 from .analysis import AnalysisResult, OrderGridWarning, analyze_votes
-from .mechanisms import ConfidentGNMax, GNMax, LNMax, build_mechanism
+from .individualized_analysis import analyze_individualized, derive_parameters
+from .mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, build_mechanism
 from .orders import default_orders, parse_orders
-from .votes import InputError, VoteSet, load_predictions, load_votes
+from .rounds import Round, analyze_rounds
+from .sanitization import sanitize_analysis
+from .votes import (
+    InputError,
+    PrivacyGroups,
+    VoteSet,
+    load_groups,
+    load_predictions,
+    load_student,
+    load_votes,
+)
 
 __all__ = [
     "__version__", "analyze", "load_votes", "load_predictions", "VoteSet", "InputError",
     "AnalysisResult", "OrderGridWarning", "LNMax", "GNMax", "ConfidentGNMax",
+    "InteractiveGNMax", "SVTPATE", "Round", "analyze_rounds", "sanitize_analysis",
+    "analyze_individualized", "derive_parameters", "PrivacyGroups", "load_groups",
+    "load_student",
     "build_mechanism", "rdp_to_epsilon", "default_orders", "parse_orders", "log_q_gnmax",
     "rdp_gnmax", "rdp_gnmax_data_independent", "log_q_lnmax", "rdp_lnmax",
     "rdp_lnmax_data_independent", "log_pr_answered", "rdp_threshold",
@@ -33,14 +47,19 @@ __all__ = [
 ]
 
 
-def analyze(votes, mechanism="confident", *, labels=None, teachers=None, sigma=None,
-            threshold=None, sigma_threshold=None, laplace_scale=None, **options):
+MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
+                        "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon")
+
+
+def analyze(votes, mechanism="confident", *, labels=None, teachers=None, **options):
     """Analyse votes (a path, a ``VoteSet`` or a ``(queries, K)`` array).
 
-    ``mechanism`` is a name (``lnmax``, ``gnmax``, ``confident``; unset parameters default
-    to the CLI's fractions of M) or a mechanism object. ``options`` are those of
-    ``analyze_votes``: accounting, delta, orders, conversion, seed, queries, budget,
-    chunk_size. Returns an ``AnalysisResult`` with ``.summary`` and ``.per_query``.
+    ``mechanism`` is a name (``lnmax``, ``gnmax``, ``confident``, ``interactive``, ``svt``;
+    parameters such as ``sigma=40`` or ``confidence=0.9`` go in ``options``, unset ones
+    default to the CLI's fractions of M) or a mechanism object. The other ``options`` are
+    those of ``analyze_votes``: accounting, delta, orders, conversion, seed, queries,
+    budget, student, query_indices, initial_rdp, chunk_size. Returns an
+    ``AnalysisResult`` with ``.summary`` and ``.per_query``.
     """
     if isinstance(votes, VoteSet):
         vote_set = votes
@@ -53,10 +72,11 @@ def analyze(votes, mechanism="confident", *, labels=None, teachers=None, sigma=N
         from .votes import attach_labels
 
         vote_set = attach_labels(vote_set, labels)
+    chosen = {key: options.pop(key) for key in MECHANISM_PARAMETERS if key in options}
     if isinstance(mechanism, str):
         mechanism = build_mechanism(mechanism, teachers=teachers or vote_set.teachers,
-                                    sigma=sigma, threshold=threshold,
-                                    sigma_threshold=sigma_threshold,
-                                    laplace_scale=laplace_scale)
+                                    **chosen)
+    elif chosen:
+        raise TypeError(f"parameters {sorted(chosen)} apply to a mechanism given by name")
     return analyze_votes(vote_set.votes, mechanism, teachers=teachers or vote_set.teachers,
                          labels=vote_set.labels, source=vote_set, **options)

@@ -20,12 +20,6 @@ import numpy as np
 from .accounting.conversion import check_delta, conversion_offset, rdp_to_epsilon
 from .accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
 from .accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
-from .accounting.svt import (
-    distance_to_instability,
-    rdp_svt,
-    svt_guarantee,
-    svt_scale_for_epsilon,
-)
 from .accounting.threshold import (
     log_pr_answered,
     rdp_threshold,
@@ -67,7 +61,7 @@ class _Step:
     independent: Callable[[np.ndarray], np.ndarray]
 
 
-def _steps(mechanism) -> tuple[_Step | None, _Step]:
+def mechanism_steps(mechanism) -> tuple[_Step | None, _Step]:
     """The (selection, answer) steps of a mechanism; selection is None if it has none.
 
     Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
@@ -207,13 +201,15 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             raise ValueError(f"the student file has shape {student.shape}, the votes "
                              f"{votes.shape}")
     if isinstance(mechanism, SVTPATE):
-        return _analyze_svt(votes, mechanism, positions=positions, teachers=teachers,
+        from .svt_analysis import analyze_svt  # SVT's own path (MATH.md s.8)
+
+        return analyze_svt(votes, mechanism, positions=positions, teachers=teachers,
                             accounting=accounting, delta=delta, orders=orders,
                             conversion=conversion, seed=seed, labels=labels,
                             initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size,
                             source=source)
 
-    selection, answer = _steps(mechanism)
+    selection, answer = mechanism_steps(mechanism)
     independent = accounting == "data-independent"
     noise = NoiseSource(seed, salt=salt)
     columns = {name: np.empty(queries) for name in
@@ -222,12 +218,12 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     plurality_class = np.empty(queries, dtype=np.int64)
     label = np.empty(queries, dtype=np.int64)
     outcome = np.empty(queries, dtype=np.int8) if student is not None else None
-    carry = _initial_carry(initial_rdp, orders)
+    carry = initial_carry(initial_rdp, orders)
     stopped_at = None
     for start in range(0, queries, chunk_size):
         stop = min(queries, start + chunk_size)
-        block = _rows_of(votes, positions, start, stop)
-        block_student = None if student is None else _rows_of(student, positions, start, stop)
+        block = rows_of(votes, positions, start, stop)
+        block_student = None if student is None else rows_of(student, positions, start, stop)
         if block_student is not None and isinstance(mechanism, InteractiveGNMax):
             decisions = mechanism.replay(block, noise=noise, start=start, student=block_student)
         else:
@@ -267,19 +263,19 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
 
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
-    notes = _grid_edge_notes(orders, order, epsilon)
+    notes = grid_edge_notes(orders, order, epsilon)
 
     weight = columns["answered"]
     answered_total = float(np.sum(weight))
     at_order = np.array([order])
-    rdp_sel_q, rdp_ans_q = _per_query_at_order(selection, answer, columns, weight, at_order,
+    rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, columns, weight, at_order,
                                                independent)
     di_curve = answered_total * answer.independent(orders)
     if selection is not None:
         di_curve = di_curve + queries * selection.independent(orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
-    accuracy, by_outcome = _label_accuracy(label, labels, positions, outcome)
+    accuracy, by_outcome = label_accuracy(label, labels, positions, outcome)
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
@@ -406,7 +402,7 @@ def _budget_run(sel_curves, sel_index, ans_curves, ans_index, weight, carry, off
     return released, first_refusal
 
 
-def _per_query_at_order(selection, answer, columns, weight, at_order, independent):
+def per_query_at_order(selection, answer, columns, weight, at_order, independent):
     """Per-query selection and (weighted) answer RDP at the reported order."""
     count = weight.shape[0]
     if selection is None:
@@ -418,7 +414,7 @@ def _per_query_at_order(selection, answer, columns, weight, at_order, independen
     return rdp_sel, weight * curves[index, 0]
 
 
-def _grid_edge_notes(orders, order, epsilon) -> list[str]:
+def grid_edge_notes(orders, order, epsilon) -> list[str]:
     """A warning when the best order is the first or last of a grid of several."""
     best = int(np.flatnonzero(orders == order)[0])
     if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
@@ -460,7 +456,7 @@ def _positions(total: int, query_indices, queries) -> np.ndarray:
     return query_indices[:queries].astype(np.int64)
 
 
-def _rows_of(array, positions, start, stop) -> np.ndarray:
+def rows_of(array, positions, start, stop) -> np.ndarray:
     """Rows ``positions[start:stop]`` of ``array`` as float64 (contiguous slices stay views
     of a memory map until converted)."""
     chosen = positions[start:stop]
@@ -470,7 +466,7 @@ def _rows_of(array, positions, start, stop) -> np.ndarray:
         np.argsort(np.argsort(chosen))]
 
 
-def _initial_carry(initial_rdp, orders) -> np.ndarray:
+def initial_carry(initial_rdp, orders) -> np.ndarray:
     if initial_rdp is None:
         return np.zeros(orders.size)
     initial_rdp = np.asarray(initial_rdp, dtype=np.float64)
@@ -480,7 +476,7 @@ def _initial_carry(initial_rdp, orders) -> np.ndarray:
     return initial_rdp.copy()
 
 
-def _label_accuracy(label, labels, positions, outcome):
+def label_accuracy(label, labels, positions, outcome):
     """Accuracy over output labels, and per outcome for Interactive-GNMax."""
     if labels is None:
         return None, None
@@ -499,205 +495,3 @@ def _label_accuracy(label, labels, positions, outcome):
     return accuracy, by_outcome
 
 
-def _analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, orders,
-                 conversion, seed, labels, initial_rdp, salt, chunk_size, source):
-    """SVT-PATE: the replay, and the data-independent guarantee (MATH.md s.8).
-
-    The guarantee depends on the cut-off, not on the replay, so ``accounting`` changes
-    nothing here. Per query, ``epsilon_cumulative`` is the guarantee had the mechanism
-    been stopped after that query (the rounds started so far, at most the cut-off); the
-    reported ``epsilon`` is the guarantee at the cut-off. ``rdp_selection`` per query is
-    the zCDP share ``alpha eps0^2 / 2`` of each unstable query.
-    """
-    queries = positions.size
-    if mechanism.scale is None:
-        scale = svt_scale_for_epsilon(epsilon=mechanism.target_epsilon,
-                                      cutoff=mechanism.cutoff, queries=queries, delta=delta,
-                                      orders=orders, conversion=conversion,
-                                      threshold=mechanism.threshold)
-        mechanism = SVTPATE(scale=scale, cutoff=mechanism.cutoff,
-                            threshold=mechanism.threshold,
-                            target_epsilon=mechanism.target_epsilon)
-        target = True
-    else:
-        target = False
-    guarantee = svt_guarantee(scale=mechanism.scale, cutoff=mechanism.cutoff, queries=queries,
-                              delta=delta, orders=orders, conversion=conversion,
-                              threshold=mechanism.threshold)
-    distance = np.empty(queries)
-    plurality = np.empty(queries)
-    plurality_class = np.empty(queries, dtype=np.int64)
-    for start in range(0, queries, chunk_size):
-        stop = min(queries, start + chunk_size)
-        block = _rows_of(votes, positions, start, stop)
-        distance[start:stop] = distance_to_instability(block)
-        plurality[start:stop] = block.max(axis=1)
-        plurality_class[start:stop] = np.argmax(block, axis=1)
-    released, unstable = mechanism.replay(distance, noise=NoiseSource(seed, salt=salt),
-                                          threshold=guarantee.threshold)
-    label = np.where(released, plurality_class, -1)
-
-    carry = _initial_carry(initial_rdp, orders)
-    total = carry + rdp_svt(scale=mechanism.scale, cutoff=mechanism.cutoff, orders=orders)
-    epsilon, order = (float(x) for x in rdp_to_epsilon(total, orders=orders,
-                                                      delta=guarantee.delta1,
-                                                      conversion=conversion))
-    rounds = np.minimum(mechanism.cutoff, np.cumsum(unstable) + 1)
-    distinct, index = np.unique(rounds, return_inverse=True)
-    eps0 = 2.0 / mechanism.scale
-    curves = carry + np.minimum(distinct[:, None] * eps0,
-                                orders * distinct[:, None] * eps0 * eps0 / 2.0)
-    eps_rounds, order_rounds = rdp_to_epsilon(curves, orders=orders, delta=guarantee.delta1,
-                                              conversion=conversion)
-    per_round = min(eps0, order * eps0 * eps0 / 2.0)
-    accuracy, _ = _label_accuracy(label, labels, positions, None)
-    notes = _grid_edge_notes(orders, order, epsilon)
-    answered = released.astype(np.float64)
-    rdp_selection = np.where(unstable, per_round, 0.0)
-    return AnalysisResult(
-        mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
-        seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
-        budget_limit=None, plurality=plurality, plurality_class=plurality_class,
-        answered=answered, label=label, log_q=np.full(queries, np.nan),
-        log_pr_answered=np.zeros(queries), epsilon_query=np.full(queries, np.nan),
-        epsilon_cumulative=eps_rounds[index.reshape(-1)],
-        order_cumulative=order_rounds[index.reshape(-1)], rdp_selection=rdp_selection,
-        rdp_answer=np.zeros(queries), rdp_total=total, epsilon=epsilon, order=order,
-        epsilon_data_independent=epsilon, order_data_independent=order,
-        answered_total=float(answered.sum()),
-        rdp_at_order={"selection": float(total[orders == order][0] - carry[orders == order][0]),
-                      "answer": 0.0},
-        label_accuracy=accuracy, budget_stopped_at=None, warnings=notes, source=source,
-        query_index=positions,
-        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
-        extra={"svt": {"scale": mechanism.scale, "cutoff": int(mechanism.cutoff),
-                       "threshold": guarantee.threshold, "unstable": int(unstable.sum()),
-                       "delta1": guarantee.delta1, "delta2": guarantee.delta2,
-                       "scale_from_target_epsilon": target},
-               "columns": {"distance": distance, "unstable": unstable.astype(np.int64)}})
-
-
-@dataclass(frozen=True)
-class Round:
-    """One round of a multi-round run: which file rows, which mechanism, which student."""
-
-    rows: np.ndarray
-    mechanism: object
-    student: np.ndarray | None = None
-
-
-def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
-                   accounting: str = "replay", delta: float = 1e-5, orders=None,
-                   conversion: str = "classic", seed: int = 0, labels=None,
-                   initial_rdp=None, chunk_size: int = DEFAULT_CHUNK,
-                   source=None) -> AnalysisResult:
-    """Compose successive rounds into one RDP curve and one epsilon (RDP adds up, s.6).
-
-    Round k is analysed on its rows with the RDP spent by rounds 0..k-1 as its starting
-    point (so per-query cumulative figures run across rounds) and independent noise (salt
-    k). The result concatenates the rounds' queries; ``extra["rounds"]`` has one summary
-    per round, with the epsilon of that round alone.
-    """
-    check_delta(delta)
-    orders = default_orders() if orders is None else validate_orders(orders)
-    if not rounds:
-        raise ValueError("a multi-round run needs at least one round")
-    carry = _initial_carry(initial_rdp, orders)
-    parts, summaries = [], []
-    for number, spec in enumerate(rounds):
-        part = analyze_votes(votes, spec.mechanism, teachers=teachers, accounting=accounting,
-                             delta=delta, orders=orders, conversion=conversion, seed=seed,
-                             labels=labels, student=spec.student, query_indices=spec.rows,
-                             initial_rdp=carry, salt=number, chunk_size=chunk_size,
-                             source=source)
-        # Orders an added curve leaves out (+inf) carry no information about this round.
-        alone = np.where(np.isfinite(carry), part.rdp_total - carry, np.inf)
-        eps_alone, order_alone = rdp_to_epsilon(alone, orders=orders, delta=delta,
-                                                conversion=conversion)
-        summaries.append({
-            "round": number, "mechanism": spec.mechanism.name,
-            "params": dict(spec.mechanism.params), "first_row": int(spec.rows[0]),
-            "queries": part.queries,
-            "answered": part.answered_total if accounting == "expected"
-            else int(round(part.answered_total)),
-            "epsilon": float(eps_alone), "order": float(order_alone),
-            "label_accuracy": part.label_accuracy,
-        })
-        carry = part.rdp_total
-        parts.append(part)
-    epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
-                                                      conversion=conversion))
-    notes = _grid_edge_notes(orders, order, epsilon)
-    at_order = np.array([order])
-    rdp_sel, rdp_ans = zip(*(per_query_rdp_at(part, at_order) for part in parts), strict=True)
-    di_curve = sum(_data_independent_curve(part, orders) for part in parts)
-    eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
-                                                        conversion=conversion))
-
-    def joined(name):
-        return np.concatenate([getattr(part, name) for part in parts])
-
-    label = joined("label")
-    positions = joined("query_index")
-    outcome = None
-    if any(part.outcome is not None for part in parts):
-        outcome = np.concatenate([part.outcome if part.outcome is not None else
-                                  np.where(part.label >= 0, 1, 0).astype(np.int8)
-                                  for part in parts])
-    accuracy, by_outcome = _label_accuracy(label, labels, positions, outcome)
-    rdp_sel, rdp_ans = np.concatenate(rdp_sel), np.concatenate(rdp_ans)
-    return AnalysisResult(
-        mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
-        conversion=conversion, delta=delta, seed=int(seed), orders=orders,
-        teachers=parts[0].teachers, classes=parts[0].classes, budget_limit=None,
-        plurality=joined("plurality"), plurality_class=joined("plurality_class"),
-        answered=joined("answered"), label=label, log_q=joined("log_q"),
-        log_pr_answered=joined("log_pr_answered"), epsilon_query=joined("epsilon_query"),
-        epsilon_cumulative=joined("epsilon_cumulative"),
-        order_cumulative=joined("order_cumulative"), rdp_selection=rdp_sel, rdp_answer=rdp_ans,
-        rdp_total=carry, epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
-        order_data_independent=order_di, answered_total=float(sum(p.answered_total
-                                                                  for p in parts)),
-        rdp_at_order={"selection": float(np.sum(rdp_sel)), "answer": float(np.sum(rdp_ans))},
-        label_accuracy=accuracy, budget_stopped_at=None, warnings=notes, source=source,
-        query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
-        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
-        extra={"rounds": summaries,
-               "columns": {"round": np.concatenate([np.full(p.queries, k)
-                                                    for k, p in enumerate(parts)])}})
-
-
-@dataclass(frozen=True)
-class _Rounds:
-    """The mechanism of a composed multi-round run (for reporting)."""
-
-    mechanisms: tuple
-    name: str = field(default="rounds", init=False)
-
-    @property
-    def params(self) -> dict:
-        return {"rounds": len(self.mechanisms)}
-
-
-def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray):
-    """Per-query selection and charged answer RDP of ``result`` at other orders."""
-    if isinstance(result.mechanism, SVTPATE):
-        eps0 = 2.0 / result.mechanism.scale
-        share = np.minimum(eps0, at_order[0] * eps0 * eps0 / 2.0)
-        return (np.where(result.extra["columns"]["unstable"] > 0, share, 0.0),
-                np.zeros(result.queries))
-    selection, answer = _steps(result.mechanism)
-    columns = {"log_pr_answered": result.log_pr_answered, "log_q": result.log_q}
-    return _per_query_at_order(selection, answer, columns, result.answered, at_order,
-                               result.accounting == "data-independent")
-
-
-def _data_independent_curve(result: AnalysisResult, orders) -> np.ndarray:
-    if isinstance(result.mechanism, SVTPATE):
-        return rdp_svt(scale=result.mechanism.scale, cutoff=result.mechanism.cutoff,
-                       orders=orders)
-    selection, answer = _steps(result.mechanism)
-    curve = result.answered_total * answer.independent(orders)
-    if selection is not None:
-        curve = curve + result.queries * selection.independent(orders)
-    return curve

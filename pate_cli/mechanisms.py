@@ -112,6 +112,14 @@ def _noisy_argmax(votes: np.ndarray, noise: np.ndarray, scale: float) -> np.ndar
     return np.argmax(votes + scale * noise, axis=1)
 
 
+def _answer_every_query(votes, noise, start, kind, scale) -> Decisions:
+    """Noisy argmax of every query (LNMax, GNMax), noise from the answer stream."""
+    count, classes = votes.shape
+    draws = noise.draw(stream=STREAM_ANSWER, kind=kind, start=start, count=count, width=classes)
+    labels = _noisy_argmax(votes, draws, scale)
+    return Decisions(np.ones(count, dtype=bool), labels.astype(np.int64))
+
+
 @dataclass(frozen=True)
 class LNMax:
     """Laplace noisy max (Papernot et al. 2017): ``argmax_j n_j + Laplace(0, lam)``.
@@ -130,11 +138,7 @@ class LNMax:
         return {"laplace_scale": self.laplace_scale}
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0) -> Decisions:
-        count, classes = votes.shape
-        draws = noise.draw(stream=STREAM_ANSWER, kind="laplace", start=start, count=count,
-                           width=classes)
-        labels = _noisy_argmax(votes, draws, self.laplace_scale)
-        return Decisions(np.ones(count, dtype=bool), labels.astype(np.int64))
+        return _answer_every_query(votes, noise, start, "laplace", self.laplace_scale)
 
 
 @dataclass(frozen=True)
@@ -155,11 +159,7 @@ class GNMax:
         return {"sigma": self.sigma}
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0) -> Decisions:
-        count, classes = votes.shape
-        draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
-                           width=classes)
-        labels = _noisy_argmax(votes, draws, self.sigma)
-        return Decisions(np.ones(count, dtype=bool), labels.astype(np.int64))
+        return _answer_every_query(votes, noise, start, "normal", self.sigma)
 
 
 @dataclass(frozen=True)

@@ -322,14 +322,7 @@ def _check_votes(name, array, *, teachers_given):
     reference = None
     for start in range(0, array.shape[0], _SCAN_ROWS):
         chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.float64)
-        bad = _first(~np.isfinite(chunk))
-        if bad is not None:
-            raise InputError(f"{name}: query {start + bad[0]}, class {bad[1]} is not finite "
-                             f"({_show(chunk[bad])})")
-        bad = _first(chunk < 0)
-        if bad is not None:
-            raise InputError(f"{name}: query {start + bad[0]}, class {bad[1]} is negative "
-                             f"({chunk[bad]:g}); votes are counts")
+        _check_finite_non_negative(name, chunk, start, "votes are counts")
         if teachers_given:
             continue
         totals = chunk.sum(axis=1)
@@ -342,6 +335,18 @@ def _check_votes(name, array, *, teachers_given):
                              f"has {reference:g} (every row must sum to the number of "
                              "teachers; give --teachers M for weighted or partial votes)")
     return array
+
+
+def _check_finite_non_negative(name, chunk, offset, why):
+    """One-line errors for the first non-finite or negative entry of a chunk of rows."""
+    bad = _first(~np.isfinite(chunk))
+    if bad is not None:
+        raise InputError(f"{name}: query {offset + bad[0]}, class {bad[1]} is not finite "
+                         f"({_show(chunk[bad])})")
+    bad = _first(chunk < 0)
+    if bad is not None:
+        raise InputError(f"{name}: query {offset + bad[0]}, class {bad[1]} is negative "
+                         f"({_show(chunk[bad])}); {why}")
 
 
 def _row_total(votes, row):
@@ -377,14 +382,7 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
         raise InputError(f"{name}: has shape {array.shape[0]} x {array.shape[1]} but the votes "
                          f"are {queries} queries x {classes} classes")
     values = np.asarray(array, dtype=np.float64)
-    bad = _first(~np.isfinite(values))
-    if bad is not None:
-        raise InputError(f"{name}: query {bad[0]}, class {bad[1]} is not finite "
-                         f"({_show(values[bad])})")
-    bad = _first(values < 0)
-    if bad is not None:
-        raise InputError(f"{name}: query {bad[0]}, class {bad[1]} is negative "
-                         f"({_show(values[bad])}); student rows are probabilities")
+    _check_finite_non_negative(name, values, 0, "student rows are probabilities")
     totals = values.sum(axis=1)
     off = np.flatnonzero(np.abs(totals - 1.0) > 1e-6)
     if off.size:
@@ -468,13 +466,7 @@ def load_rounds(path) -> list[dict]:
     ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``, ``student`` (a path,
     relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``).
     """
-    name = os.fspath(path)
-    if not os.path.exists(name):
-        raise InputError(f"{name}: no such file")
-    with open(name, encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
-    if not text.strip():
-        raise InputError(f"{name}: the file is empty")
+    name, text, _ = _open_text(path)
     if name.lower().endswith(".json"):
         import json
 

@@ -9,7 +9,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from ..analysis import Round, analyze_rounds, analyze_votes
+from ..analysis import analyze_votes
 from ..individualized_analysis import VARIANTS, analyze_individualized, derive_parameters
 from ..mechanisms import MECHANISMS, build_mechanism
 from ..orders import default_orders
@@ -21,6 +21,7 @@ from ..report import (
     summary_dict,
     write_outputs,
 )
+from ..rounds import Round, analyze_rounds
 from ..sanitization import history_rows, report_dict, sanitize_analysis
 from ..votes import (
     InputError,

@@ -1,0 +1,154 @@
+"""Multi-round runs (``--rounds``): successive analyses composed into one RDP curve.
+
+RDP adds up order by order (MATH.md section 6), so a run in rounds (for instance the 2018
+paper's Confident-GNMax round followed by an Interactive-GNMax round with a student) costs
+the sum of its rounds' curves. Each round starts from the RDP the earlier rounds spent, so
+per-query cumulative figures run across rounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .accounting.conversion import check_delta, rdp_to_epsilon
+from .accounting.svt import rdp_svt
+from .analysis import (
+    DEFAULT_CHUNK,
+    AnalysisResult,
+    analyze_votes,
+    grid_edge_notes,
+    initial_carry,
+    label_accuracy,
+    mechanism_steps,
+    per_query_at_order,
+)
+from .mechanisms import SVTPATE
+from .orders import default_orders, validate_orders
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of a multi-round run: which file rows, which mechanism, which student."""
+
+    rows: np.ndarray
+    mechanism: object
+    student: np.ndarray | None = None
+
+
+def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
+                   accounting: str = "replay", delta: float = 1e-5, orders=None,
+                   conversion: str = "classic", seed: int = 0, labels=None,
+                   initial_rdp=None, chunk_size: int = DEFAULT_CHUNK,
+                   source=None) -> AnalysisResult:
+    """Compose successive rounds into one RDP curve and one epsilon (RDP adds up, s.6).
+
+    Round k is analysed on its rows with the RDP spent by rounds 0..k-1 as its starting
+    point (so per-query cumulative figures run across rounds) and independent noise (salt
+    k). The result concatenates the rounds' queries; ``extra["rounds"]`` has one summary
+    per round, with the epsilon of that round alone.
+    """
+    check_delta(delta)
+    orders = default_orders() if orders is None else validate_orders(orders)
+    if not rounds:
+        raise ValueError("a multi-round run needs at least one round")
+    carry = initial_carry(initial_rdp, orders)
+    parts, summaries = [], []
+    for number, spec in enumerate(rounds):
+        part = analyze_votes(votes, spec.mechanism, teachers=teachers, accounting=accounting,
+                             delta=delta, orders=orders, conversion=conversion, seed=seed,
+                             labels=labels, student=spec.student, query_indices=spec.rows,
+                             initial_rdp=carry, salt=number, chunk_size=chunk_size,
+                             source=source)
+        # Orders an added curve leaves out (+inf) carry no information about this round.
+        alone = np.where(np.isfinite(carry), part.rdp_total - carry, np.inf)
+        eps_alone, order_alone = rdp_to_epsilon(alone, orders=orders, delta=delta,
+                                                conversion=conversion)
+        summaries.append({
+            "round": number, "mechanism": spec.mechanism.name,
+            "params": dict(spec.mechanism.params), "first_row": int(spec.rows[0]),
+            "queries": part.queries,
+            "answered": part.answered_total if accounting == "expected"
+            else int(round(part.answered_total)),
+            "epsilon": float(eps_alone), "order": float(order_alone),
+            "label_accuracy": part.label_accuracy,
+        })
+        carry = part.rdp_total
+        parts.append(part)
+    epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
+                                                      conversion=conversion))
+    notes = grid_edge_notes(orders, order, epsilon)
+    at_order = np.array([order])
+    rdp_sel, rdp_ans = zip(*(per_query_rdp_at(part, at_order) for part in parts), strict=True)
+    di_curve = sum(_data_independent_curve(part, orders) for part in parts)
+    eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
+                                                        conversion=conversion))
+
+    def joined(name):
+        return np.concatenate([getattr(part, name) for part in parts])
+
+    label = joined("label")
+    positions = joined("query_index")
+    outcome = None
+    if any(part.outcome is not None for part in parts):
+        outcome = np.concatenate([part.outcome if part.outcome is not None else
+                                  np.where(part.label >= 0, 1, 0).astype(np.int8)
+                                  for part in parts])
+    accuracy, by_outcome = label_accuracy(label, labels, positions, outcome)
+    rdp_sel, rdp_ans = np.concatenate(rdp_sel), np.concatenate(rdp_ans)
+    return AnalysisResult(
+        mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
+        conversion=conversion, delta=delta, seed=int(seed), orders=orders,
+        teachers=parts[0].teachers, classes=parts[0].classes, budget_limit=None,
+        plurality=joined("plurality"), plurality_class=joined("plurality_class"),
+        answered=joined("answered"), label=label, log_q=joined("log_q"),
+        log_pr_answered=joined("log_pr_answered"), epsilon_query=joined("epsilon_query"),
+        epsilon_cumulative=joined("epsilon_cumulative"),
+        order_cumulative=joined("order_cumulative"), rdp_selection=rdp_sel, rdp_answer=rdp_ans,
+        rdp_total=carry, epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
+        order_data_independent=order_di, answered_total=float(sum(p.answered_total
+                                                                  for p in parts)),
+        rdp_at_order={"selection": float(np.sum(rdp_sel)), "answer": float(np.sum(rdp_ans))},
+        label_accuracy=accuracy, budget_stopped_at=None, warnings=notes, source=source,
+        query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
+        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
+        extra={"rounds": summaries,
+               "columns": {"round": np.concatenate([np.full(p.queries, k)
+                                                    for k, p in enumerate(parts)])}})
+
+
+@dataclass(frozen=True)
+class _Rounds:
+    """The mechanism of a composed multi-round run (for reporting)."""
+
+    mechanisms: tuple
+    name: str = field(default="rounds", init=False)
+
+    @property
+    def params(self) -> dict:
+        return {"rounds": len(self.mechanisms)}
+
+
+def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray):
+    """Per-query selection and charged answer RDP of ``result`` at other orders."""
+    if isinstance(result.mechanism, SVTPATE):
+        eps0 = 2.0 / result.mechanism.scale
+        share = np.minimum(eps0, at_order[0] * eps0 * eps0 / 2.0)
+        return (np.where(result.extra["columns"]["unstable"] > 0, share, 0.0),
+                np.zeros(result.queries))
+    selection, answer = mechanism_steps(result.mechanism)
+    columns = {"log_pr_answered": result.log_pr_answered, "log_q": result.log_q}
+    return per_query_at_order(selection, answer, columns, result.answered, at_order,
+                               result.accounting == "data-independent")
+
+
+def _data_independent_curve(result: AnalysisResult, orders) -> np.ndarray:
+    if isinstance(result.mechanism, SVTPATE):
+        return rdp_svt(scale=result.mechanism.scale, cutoff=result.mechanism.cutoff,
+                       orders=orders)
+    selection, answer = mechanism_steps(result.mechanism)
+    curve = result.answered_total * answer.independent(orders)
+    if selection is not None:
+        curve = curve + result.queries * selection.independent(orders)
+    return curve

@@ -1,0 +1,99 @@
+"""SVT-PATE analysis: the seeded replay and the data-independent guarantee (MATH.md s.8)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .accounting.conversion import rdp_to_epsilon
+from .accounting.svt import (
+    distance_to_instability,
+    rdp_svt,
+    svt_guarantee,
+    svt_scale_for_epsilon,
+)
+from .analysis import (
+    AnalysisResult,
+    grid_edge_notes,
+    initial_carry,
+    label_accuracy,
+    rows_of,
+)
+from .mechanisms import SVTPATE, NoiseSource
+
+
+def analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, orders,
+                 conversion, seed, labels, initial_rdp, salt, chunk_size, source):
+    """SVT-PATE: the replay, and the data-independent guarantee (MATH.md s.8).
+
+    The guarantee depends on the cut-off, not on the replay, so ``accounting`` changes
+    nothing here. Per query, ``epsilon_cumulative`` is the guarantee had the mechanism
+    been stopped after that query (the rounds started so far, at most the cut-off); the
+    reported ``epsilon`` is the guarantee at the cut-off. ``rdp_selection`` per query is
+    the zCDP share ``alpha eps0^2 / 2`` of each unstable query.
+    """
+    queries = positions.size
+    if mechanism.scale is None:
+        scale = svt_scale_for_epsilon(epsilon=mechanism.target_epsilon,
+                                      cutoff=mechanism.cutoff, queries=queries, delta=delta,
+                                      orders=orders, conversion=conversion,
+                                      threshold=mechanism.threshold)
+        mechanism = SVTPATE(scale=scale, cutoff=mechanism.cutoff,
+                            threshold=mechanism.threshold,
+                            target_epsilon=mechanism.target_epsilon)
+        target = True
+    else:
+        target = False
+    guarantee = svt_guarantee(scale=mechanism.scale, cutoff=mechanism.cutoff, queries=queries,
+                              delta=delta, orders=orders, conversion=conversion,
+                              threshold=mechanism.threshold)
+    distance = np.empty(queries)
+    plurality = np.empty(queries)
+    plurality_class = np.empty(queries, dtype=np.int64)
+    for start in range(0, queries, chunk_size):
+        stop = min(queries, start + chunk_size)
+        block = rows_of(votes, positions, start, stop)
+        distance[start:stop] = distance_to_instability(block)
+        plurality[start:stop] = block.max(axis=1)
+        plurality_class[start:stop] = np.argmax(block, axis=1)
+    released, unstable = mechanism.replay(distance, noise=NoiseSource(seed, salt=salt),
+                                          threshold=guarantee.threshold)
+    label = np.where(released, plurality_class, -1)
+
+    carry = initial_carry(initial_rdp, orders)
+    total = carry + rdp_svt(scale=mechanism.scale, cutoff=mechanism.cutoff, orders=orders)
+    epsilon, order = (float(x) for x in rdp_to_epsilon(total, orders=orders,
+                                                      delta=guarantee.delta1,
+                                                      conversion=conversion))
+    rounds = np.minimum(mechanism.cutoff, np.cumsum(unstable) + 1)
+    distinct, index = np.unique(rounds, return_inverse=True)
+    eps0 = 2.0 / mechanism.scale
+    curves = carry + np.minimum(distinct[:, None] * eps0,
+                                orders * distinct[:, None] * eps0 * eps0 / 2.0)
+    eps_rounds, order_rounds = rdp_to_epsilon(curves, orders=orders, delta=guarantee.delta1,
+                                              conversion=conversion)
+    per_round = min(eps0, order * eps0 * eps0 / 2.0)
+    accuracy, _ = label_accuracy(label, labels, positions, None)
+    notes = grid_edge_notes(orders, order, epsilon)
+    answered = released.astype(np.float64)
+    rdp_selection = np.where(unstable, per_round, 0.0)
+    return AnalysisResult(
+        mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
+        seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
+        budget_limit=None, plurality=plurality, plurality_class=plurality_class,
+        answered=answered, label=label, log_q=np.full(queries, np.nan),
+        log_pr_answered=np.zeros(queries), epsilon_query=np.full(queries, np.nan),
+        epsilon_cumulative=eps_rounds[index.reshape(-1)],
+        order_cumulative=order_rounds[index.reshape(-1)], rdp_selection=rdp_selection,
+        rdp_answer=np.zeros(queries), rdp_total=total, epsilon=epsilon, order=order,
+        epsilon_data_independent=epsilon, order_data_independent=order,
+        answered_total=float(answered.sum()),
+        rdp_at_order={"selection": float(total[orders == order][0] - carry[orders == order][0]),
+                      "answer": 0.0},
+        label_accuracy=accuracy, budget_stopped_at=None, warnings=notes, source=source,
+        query_index=positions,
+        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
+        extra={"svt": {"scale": mechanism.scale, "cutoff": int(mechanism.cutoff),
+                       "threshold": guarantee.threshold, "unstable": int(unstable.sum()),
+                       "delta1": guarantee.delta1, "delta2": guarantee.delta2,
+                       "scale_from_target_epsilon": target},
+               "columns": {"distance": distance, "unstable": unstable.astype(np.int64)}})
