@@ -26,7 +26,9 @@ from .accounting.threshold import (
     rdp_threshold_data_independent,
 )
 from .mechanisms import (
+    OUTCOME_ABSTAIN,
     OUTCOME_NAMES,
+    OUTCOME_STUDENT,
     SVTPATE,
     GNMax,
     InteractiveGNMax,
@@ -217,14 +219,17 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 "epsilon_cumulative", "order_cumulative")}
     plurality_class = np.empty(queries, dtype=np.int64)
     label = np.empty(queries, dtype=np.int64)
-    outcome = np.empty(queries, dtype=np.int8) if student is not None else None
+    interactive = isinstance(mechanism, InteractiveGNMax)
+    if student is not None and not interactive:
+        raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
+    outcome = np.empty(queries, dtype=np.int8) if interactive else None
     carry = initial_carry(initial_rdp, orders)
     stopped_at = None
     for start in range(0, queries, chunk_size):
         stop = min(queries, start + chunk_size)
         block = rows_of(votes, positions, start, stop)
         block_student = None if student is None else rows_of(student, positions, start, stop)
-        if block_student is not None and isinstance(mechanism, InteractiveGNMax):
+        if interactive:
             decisions = mechanism.replay(block, noise=noise, start=start, student=block_student)
         else:
             decisions = mechanism.replay(block, noise=noise, start=start)
@@ -250,10 +255,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         plurality_class[part] = np.argmax(block, axis=1)
         columns["answered"][part] = weight
         block_labels = np.where(released, decisions.labels, -1)
-        if decisions.outcome is not None:
-            from_student = decisions.outcome == 2
+        if interactive:  # reinforced student labels are output too (no teacher cost)
+            from_student = decisions.outcome == OUTCOME_STUDENT
             block_labels = np.where(from_student, decisions.labels, block_labels)
-            outcome[part] = np.where(released | from_student, decisions.outcome, 0)
+            outcome[part] = np.where(released | from_student, decisions.outcome,
+                                     OUTCOME_ABSTAIN)
         label[part] = block_labels
         columns["log_q"][part] = log_q
         columns["log_pr_answered"][part] = log_pr
