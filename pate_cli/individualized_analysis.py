@@ -30,6 +30,7 @@ from .analysis import DEFAULT_CHUNK, AnalysisResult, analyze_votes
 from .mechanisms import ConfidentGNMax, GNMax
 
 VARIANTS = ("upsampling", "weighting", "vanishing")
+_COST_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,11 @@ def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
     independent = base.accounting == "data-independent"
     frequencies = (None if parameters.variant != "vanishing"
                    else parameters.participation[teacher_groups])
-    for start in range(0, base.queries, chunk_size):
-        part = slice(start, min(base.queries, start + chunk_size))
+    # Cost chunks hold (groups + 1) x queries x orders curves: keep them near 32 MB.
+    step = max(64, min(chunk_size, _COST_ELEMENTS // ((len(parameters.names) + 1)
+                                                      * base.orders.size)))
+    for start in range(0, base.queries, step):
+        part = slice(start, min(base.queries, start + step))
         common = dict(sigma=mechanism.sigma, orders=base.orders,
                       answered=base.label[part] >= 0, charge=base.answered[part],
                       log_pr_answered=base.log_pr_answered[part] if selection else None,

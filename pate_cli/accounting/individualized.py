@@ -296,23 +296,30 @@ def rdp_individual(log_q, *, sensitivities, sigma: float, orders, log_pr_answere
                 raise ValueError("log_pr_answered must have one value per query")
             p_values, p_index = np.unique(log_pr, return_inverse=True)
             p_index = p_index.reshape(-1)
-    for g, sensitivity in enumerate(sensitivities):  # a handful of distinct values
+    first_of = {}
+    for g, sensitivity in enumerate(sensitivities):  # a handful of values
         if sensitivity == 0:
             continue
+        if sensitivity in first_of:  # the same D as an earlier group: same curves
+            out[g] = out[first_of[sensitivity]]
+            continue
+        first_of[sensitivity] = g
+        rows = out[g]  # filled in place: no (queries x orders) temporaries
         if data_independent:
             answer = rdp_gnmax_data_independent(sigma=sigma / sensitivity, orders=orders)
-            rows = np.multiply(charge[:, None], answer[None, :])
+            np.multiply(charge[:, None], answer[None, :], out=rows)
         else:
-            rows = rdp_gnmax(q_values, sigma=sigma / sensitivity, orders=orders)[q_index]
+            curves = rdp_gnmax(q_values, sigma=sigma / sensitivity, orders=orders)
+            np.take(curves, q_index, axis=0, out=rows)
             rows *= charge[:, None]
         if selection:
             if data_independent:
                 rows += rdp_threshold_data_independent(
                     sigma_threshold=sigma_threshold / sensitivity, orders=orders)
             else:
-                rows += rdp_threshold(p_values, sigma_threshold=sigma_threshold / sensitivity,
-                                      orders=orders)[p_index]
-        out[g] = rows
+                rows += np.take(rdp_threshold(p_values,
+                                              sigma_threshold=sigma_threshold / sensitivity,
+                                              orders=orders), p_index, axis=0)
     return out
 
 
