@@ -334,7 +334,7 @@ def _accumulate(sel_curves, sel_index, ans_curves, ans_index, weight, carry, off
     for lo in range(0, count, step):
         hi = min(count, lo + step)
         rows = _rows(sel_curves, sel_index[lo:hi], ans_curves, ans_index[lo:hi], weight[lo:hi])
-        eps_query[lo:hi] = (rows + offset).min(axis=1)
+        eps_query[lo:hi] = _epsilon_rows(rows, offset)
         rows[0] += carry
         np.cumsum(rows, axis=0, out=rows)
         carry = rows[-1].copy()
@@ -343,7 +343,6 @@ def _accumulate(sel_curves, sel_index, ans_curves, ans_index, weight, carry, off
         order_index[lo:hi] = best
         eps_cum[lo:hi] = rows[np.arange(hi - lo), best]
     if np.any(offset < 0):  # the improved conversion is clipped at 0
-        np.maximum(eps_query, 0.0, out=eps_query)
         np.maximum(eps_cum, 0.0, out=eps_cum)
     return eps_query, eps_cum, order_index, carry
 
