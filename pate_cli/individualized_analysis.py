@@ -90,6 +90,13 @@ def derive_parameters(groups, *, variant: str, teacher_groups=None, precision: i
                              "--teacher-groups (weights apply to teachers' votes)")
         derived = group_weights(budgets, teacher_groups, rule=weights)
         sensitivity = _given_or(groups.weight, derived)
+        if groups.weight is not None and weights == "budget":
+            total = float(sensitivity[teacher_groups].sum())
+            teachers = teacher_groups.size
+            if abs(total - teachers) > 1e-6 * teachers:
+                raise ValueError(f"the weights sum to {total:.6g} over the {teachers} "
+                                 f"teachers, not {teachers} (Appendix C: weights are "
+                                 "budget / mean teacher budget)")
         return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
     if teacher_groups is None:
         raise ValueError("--individualized vanishing needs --predictions and "

@@ -155,9 +155,14 @@ def test_equal_budgets_reduce_to_the_standard_analysis(capsys, tmp_path):
     ("group,budget\nhigh,1\nlow,2\n", "teacher,group\n0,middle\n", "unknown group 'middle'"),
     ("group,budget\nhigh,1\nlow,2\n", "teacher,group\n0,high\n", "teacher 1 has no group"),
     ("group,budget\nhigh,1\nlow,2\nmid,3\n", "all-high", "no teacher belongs to group 'low'"),
+    ("group,budget,weight\nhigh,1,2\nlow,2,3\n", "half",
+     "the weights sum to 625 over the 250 teachers, not 250"),
 ])
 def test_group_file_errors(capsys, tmp_path, groups, teachers, message):
     (tmp_path / "g.csv").write_text(groups)
+    if teachers == "half":
+        teachers = "teacher,group\n" + "".join(f"{t},{'high' if t < 125 else 'low'}\n"
+                                               for t in range(250))
     if teachers == "all-high":
         teachers = "teacher,group\n" + "".join(f"{t},high\n" for t in range(250))
     (tmp_path / "t.csv").write_text(teachers or "teacher,group\n" + "".join(
