@@ -47,7 +47,7 @@ def log_q_gnmax(votes, *, sigma: float) -> np.ndarray:
     top = np.argmax(votes, axis=1)
     rows = np.arange(queries)
     gaps = votes[rows, top][:, None] - votes
-    scale = math.sqrt(2.0) * sigma
+    scale = math.sqrt(2.0 * sigma**2)  # as the reference analysis rounds it
     largest = float(gaps.max()) if gaps.size else 0.0
     integral = largest <= _TABLE_LIMIT and np.array_equal(gaps, np.rint(gaps))
     if integral:

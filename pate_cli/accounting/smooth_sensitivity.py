@@ -257,7 +257,7 @@ class _WalkTables:
 
     def __init__(self, constants: GNMaxSmoothConstants, largest_gap: int):
         self.constants = constants
-        self.scale = math.sqrt(2.0) * constants.sigma
+        self.scale = math.sqrt(2.0 * constants.sigma**2)  # as log_q_gnmax
         self.largest = int(largest_gap)
         self.tail = ndtr(-(np.arange(self.largest + 1) / self.scale))
         self.cap = math.log(1.0 - 1.0 / constants.classes)

@@ -11,7 +11,8 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from ..numerics import log1mexp
-from .gnmax import _check_positive, rdp_gnmax, rdp_gnmax_data_independent
+from ..orders import validate_orders
+from .gnmax import _check_positive, rdp_gnmax
 
 
 def log_pr_answered(max_votes, *, threshold: float, sigma_threshold: float) -> np.ndarray:
@@ -36,5 +37,11 @@ def rdp_threshold(log_pr_answered, *, sigma_threshold: float, orders) -> np.ndar
 
 
 def rdp_threshold_data_independent(*, sigma_threshold: float, orders) -> np.ndarray:
-    """Data-independent RDP of the selection step: ``alpha / (2 sigma1^2)`` (MATH.md s.2)."""
-    return rdp_gnmax_data_independent(sigma=math.sqrt(2.0) * sigma_threshold, orders=orders)
+    """Data-independent RDP of the selection step: ``alpha / (2 sigma1^2)`` (MATH.md s.2).
+
+    Written as such rather than as GNMax's bound at ``sqrt(2) sigma1``: the two differ in
+    the last bit (``sqrt(2)^2 != 2`` in floating point) and the reference analysis uses this.
+    """
+    orders = validate_orders(orders)
+    _check_positive(sigma_threshold, "sigma_threshold")
+    return orders / (2.0 * sigma_threshold**2)
