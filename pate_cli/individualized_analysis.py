@@ -26,8 +26,8 @@ from .accounting.individualized import (
     vanishing_votes,
     weighted_histogram,
 )
-from .analysis import DEFAULT_CHUNK, AnalysisResult, analyze_votes
-from .mechanisms import ConfidentGNMax, GNMax
+from .analysis import DEFAULT_CHUNK, AnalysisResult, analyze_votes, label_accuracy
+from .mechanisms import OUTCOME_ABSTAIN, ConfidentGNMax, GNMax, InteractiveGNMax
 
 VARIANTS = ("upsampling", "weighting", "vanishing")
 _COST_ELEMENTS = 1 << 22
@@ -111,10 +111,12 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
                            teachers: float | None = None, accounting: str = "replay",
                            delta: float = 1e-5, orders=None, conversion: str = "classic",
                            seed: int = 0, queries: int | None = None, labels=None,
-                           chunk_size: int = DEFAULT_CHUNK, source=None) -> AnalysisResult:
+                           student=None, chunk_size: int = DEFAULT_CHUNK,
+                           source=None) -> AnalysisResult:
     """Analyse an individualized run; the result's ``extra["groups"]`` holds the accounting.
 
-    ``votes`` is the plain histogram (upsampling); weighting and vanishing build theirs
+    ``student`` is Interactive-GNMax's probabilities. ``votes`` is the plain histogram
+    (upsampling); weighting and vanishing build theirs
     from ``predictions`` (queries x teachers) and ``teacher_groups``. The replay runs on
     that histogram; each group's cost uses the real ``log q`` and ``pr_answered`` with
     noise scales divided by its sensitivity. Labels after the stopping point (the first
@@ -122,9 +124,8 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
     from ``label`` and from the label accuracy. The top-level ``epsilon``/``order`` are
     those of the group whose worst-off point spends the most over the queries analysed.
     """
-    if not isinstance(mechanism, (GNMax, ConfidentGNMax)) or type(mechanism).__name__ not in (
-            "GNMax", "ConfidentGNMax"):
-        raise ValueError("--individualized supports -m gnmax and -m confident")
+    if not isinstance(mechanism, (GNMax, ConfidentGNMax, InteractiveGNMax)):
+        raise ValueError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant
     member_groups = None
     if variant == "upsampling":
@@ -147,7 +148,8 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
         teachers = float(predictions.shape[1])
     base = analyze_votes(histogram, mechanism, teachers=teachers, accounting=accounting,
                          delta=delta, orders=orders, conversion=conversion, seed=seed,
-                         queries=queries, labels=labels, chunk_size=chunk_size, source=source)
+                         queries=queries, labels=labels, student=student,
+                         chunk_size=chunk_size, source=source)
     chunks = _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size)
     accounting_result = account_groups(
         chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
@@ -158,7 +160,8 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
 
 def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
     """Per-group costs of ``base``'s queries, chunk by chunk (a generator)."""
-    selection = isinstance(mechanism, ConfidentGNMax)
+    # Interactive's selection runs on n - M p; its log pr_answered is already the replay's.
+    selection = isinstance(mechanism, (ConfidentGNMax, InteractiveGNMax))
     independent = base.accounting == "data-independent"
     frequencies = (None if parameters.variant != "vanishing"
                    else parameters.participation[teacher_groups])
@@ -183,14 +186,12 @@ def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
 
 def _with_groups(base, groups, parameters, labels) -> AnalysisResult:
     label = base.label.copy()
-    if groups.stopped_at is not None:
+    outcome = None if base.outcome is None else base.outcome.copy()
+    if groups.stopped_at is not None:  # nothing after the stopping point is released
         label[groups.stopped_at:] = -1
-    accuracy = base.label_accuracy
-    if labels is not None:
-        truth = np.asarray(labels)[base.query_index]
-        released = label >= 0
-        accuracy = float(np.mean(label[released] == truth[released])) if released.any() \
-            else None
+        if outcome is not None:
+            outcome[groups.stopped_at:] = OUTCOME_ABSTAIN
+    accuracy, by_outcome = label_accuracy(label, labels, base.query_index, outcome)
     final = groups.cumulative_epsilon[-1]
     worst = int(np.argmax(final))
     columns = dict(base.extra.get("columns", {}))
@@ -211,7 +212,8 @@ def _with_groups(base, groups, parameters, labels) -> AnalysisResult:
                         "baseline": {"budget": float(np.min(parameters.budgets)),
                                      "labels_released": groups.baseline_labels,
                                      "stopped_at": groups.baseline_stopped_at}}}
-    return replace(base, label=label, label_accuracy=accuracy, epsilon=float(final[worst]),
+    return replace(base, label=label, outcome=outcome, label_accuracy=accuracy,
+                   accuracy_by_outcome=by_outcome, epsilon=float(final[worst]),
                    order=float(groups.cumulative_order[-1, worst]), extra=extra)
 
 

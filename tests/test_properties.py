@@ -60,7 +60,10 @@ def test_lnmax_data_dependent_at_most_data_independent(votes, scale):
 def test_threshold_data_dependent_at_most_data_independent(maxima, threshold, sigma1):
     lp = log_pr_answered(np.array(maxima), threshold=threshold, sigma_threshold=sigma1)
     rdp = rdp_threshold(lp, sigma_threshold=sigma1, orders=ORDERS)
-    assert np.all(rdp <= rdp_threshold_data_independent(sigma_threshold=sigma1, orders=ORDERS))
+    # Where the bound does not apply the step costs alpha / (sqrt(2) sigma1)^2, which
+    # exceeds alpha / (2 sigma1^2) by at most an ulp (the reference analysis rounds alike).
+    independent = rdp_threshold_data_independent(sigma_threshold=sigma1, orders=ORDERS)
+    assert np.all(rdp <= independent * (1 + 1e-15))
 
 
 @SETTINGS

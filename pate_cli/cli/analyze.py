@@ -189,20 +189,16 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
                 raise click.UsageError("--individualized has its own stopping rule: it does "
                                        "not combine with --budget or --query-indices")
             chosen = build_mechanism(mechanism, teachers=vote_set.teachers, **parameters)
+            student_rows = _student_rows(mechanism, student, vote_set)
             group_parameters, assigned, raw_predictions = plan
             result = analyze_individualized(
                 vote_set.votes, chosen, group_parameters, predictions=raw_predictions,
                 teacher_groups=assigned, classes=vote_set.classes, queries=queries,
+                student=student_rows,
                 **{k: v for k, v in common.items() if k != "initial_rdp"})
         else:
             chosen = build_mechanism(mechanism, teachers=vote_set.teachers, **parameters)
-            if mechanism == "interactive":
-                if student is None:
-                    raise click.UsageError("-m interactive needs --student FILE")
-                student_rows = load_student(student, queries=vote_set.queries,
-                                            classes=vote_set.classes)
-            elif student is not None:
-                raise click.UsageError("--student only applies to -m interactive")
+            student_rows = _student_rows(mechanism, student, vote_set)
             if mechanism == "svt" and svt_scale is not None and target_epsilon is not None:
                 raise click.UsageError("give --svt-scale or --target-epsilon, not both")
             if mechanism == "svt" and budget is not None:
@@ -260,6 +256,16 @@ def _load_vote_set(votes, predictions, classes, labels, teachers):
     if teachers is not None:
         vote_set = replace(vote_set, teachers=teachers)
     return vote_set
+
+
+def _student_rows(mechanism, student, vote_set):
+    if mechanism != "interactive":
+        if student is not None:
+            raise click.UsageError("--student only applies to -m interactive")
+        return None
+    if student is None:
+        raise click.UsageError("-m interactive needs --student FILE")
+    return load_student(student, queries=vote_set.queries, classes=vote_set.classes)
 
 
 def _individualized_plan(variant, groups, teacher_groups, predictions, vote_set, precision,
