@@ -25,6 +25,8 @@ the cost of its worst-off member. Nothing here reads files or loops over queries
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -47,6 +49,8 @@ _ROTATION = (math.sqrt(5.0) - 1.0) / 2.0
 _WORK_ELEMENTS = 1 << 20
 
 WEIGHT_RULES = ("budget", "group-size")
+# Below this many (queries x orders) elements per group, threads cost more than they save.
+_THREAD_MIN_ELEMENTS = 1 << 16
 
 
 # --- parameters (MATH.md section 9; paper Algorithms 1-3, Appendix C) ------------------------
@@ -296,15 +300,10 @@ def rdp_individual(log_q, *, sensitivities, sigma: float, orders, log_pr_answere
                 raise ValueError("log_pr_answered must have one value per query")
             p_values, p_index = np.unique(log_pr, return_inverse=True)
             p_index = p_index.reshape(-1)
-    first_of = {}
-    for g, sensitivity in enumerate(sensitivities):  # a handful of values
-        if sensitivity == 0:
-            continue
-        if sensitivity in first_of:  # the same D as an earlier group: same curves
-            out[g] = out[first_of[sensitivity]]
-            continue
-        first_of[sensitivity] = g
-        rows = out[g]  # filled in place: no (queries x orders) temporaries
+    def fill(g: int) -> None:
+        """Group ``g``'s rows, in place (no (queries x orders) temporaries)."""
+        sensitivity = sensitivities[g]
+        rows = out[g]
         if data_independent:
             answer = rdp_gnmax_data_independent(sigma=sigma / sensitivity, orders=orders)
             np.multiply(charge[:, None], answer[None, :], out=rows)
@@ -320,6 +319,25 @@ def rdp_individual(log_q, *, sensitivities, sigma: float, orders, log_pr_answere
                 rows += np.take(rdp_threshold(p_values,
                                               sigma_threshold=sigma_threshold / sensitivity,
                                               orders=orders), p_index, axis=0)
+
+    # One evaluation per distinct D (a group at the same D as another gets a copy). The
+    # evaluations are independent and numpy releases the GIL in its loops, so they run on
+    # threads; each writes only its own slice, so the numbers are the same for any count.
+    first_of = {}
+    for g, sensitivity in enumerate(sensitivities):
+        if sensitivity > 0:
+            first_of.setdefault(float(sensitivity), g)
+    distinct = sorted(first_of.values())
+    workers = min(len(distinct), os.cpu_count() or 1)
+    if workers > 1 and queries * orders.size >= _THREAD_MIN_ELEMENTS:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(fill, distinct))
+    else:
+        for g in distinct:
+            fill(g)
+    for g, sensitivity in enumerate(sensitivities):
+        if sensitivity > 0 and first_of[float(sensitivity)] != g:
+            out[g] = out[first_of[float(sensitivity)]]
     return out
 
 
