@@ -54,8 +54,7 @@ Examples:
   pate-analyze votes.npy -m svt --target-epsilon 2 --svt-cutoff 50
   pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
   pate-analyze votes.npy -n 640 --accounting expected --smooth-sensitivity
-  pate-analyze --predictions preds.npy --individualized weighting --groups groups.csv \
-      --teacher-groups teachers.csv
+  pate-analyze --predictions p.npy --individualized weighting --groups g.csv --teacher-groups t.csv
 
 \b
 SVT-PATE's guarantee is data-independent: --accounting changes only what the replay
