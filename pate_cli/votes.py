@@ -204,14 +204,8 @@ def _read_npy(name, source):
             array = np.load(source, mmap_mode="r", allow_pickle=False)
         else:
             array = np.load(source, allow_pickle=False)
-    except InputError:
-        raise
-    except ValueError as error:
-        if "pickle" in str(error).lower() or "object" in str(error).lower():
-            raise _pickled(name) from None
-        raise InputError(f"{name}: not a valid .npy file ({error})") from None
-    except (OSError, EOFError) as error:
-        raise InputError(f"{name}: not a valid .npy file ({error})") from None
+    except (ValueError, OSError, EOFError) as error:
+        raise _load_error(name, error, ".npy") from None
     _check_dtype(name, array.dtype)
     return array
 
@@ -230,16 +224,20 @@ def _read_npz(name, source, key):
             labels = archive["labels"] if "labels" in keys and key != "labels" else None
     except InputError:
         raise
-    except ValueError as error:
-        if "pickle" in str(error).lower() or "object" in str(error).lower():
-            raise _pickled(name) from None
-        raise InputError(f"{name}: not a valid .npz file ({error})") from None
-    except (OSError, EOFError, zipfile.BadZipFile) as error:
-        raise InputError(f"{name}: not a valid .npz file ({error})") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+        raise _load_error(name, error, ".npz") from None
     _check_dtype(name, array.dtype)
     if labels is not None:
         _check_dtype(name, labels.dtype)
     return array, labels
+
+
+def _load_error(name, error, kind) -> InputError:
+    """numpy's refusal of an object array, or any other load failure, in one line."""
+    text = str(error).lower()
+    if isinstance(error, ValueError) and ("pickle" in text or "object" in text):
+        return _pickled(name)
+    return InputError(f"{name}: not a valid {kind} file ({error})")
 
 
 def _read_text(name, text, separator):
