@@ -393,12 +393,7 @@ def load_query_indices(path) -> np.ndarray:
     """Row numbers to analyse, in order (``.npy`` or a one-column ``.csv``/``.txt``)."""
     name = os.fspath(path)
     if name.lower().endswith(".txt"):
-        if not os.path.exists(name):
-            raise InputError(f"{name}: no such file")
-        with open(name, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-        if not text.strip():
-            raise InputError(f"{name}: the file is empty")
+        name, text = _open_text(path)
         array = _read_text(name, text, ",")
     else:
         name, raw, _ = _open(path)
@@ -464,7 +459,7 @@ def load_rounds(path) -> list[dict]:
     ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``, ``student`` (a path,
     relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``).
     """
-    name, text, _ = _open_text(path)
+    name, text = _open_text(path)
     if name.lower().endswith(".json"):
         import json
 
@@ -550,7 +545,7 @@ class PrivacyGroups:
 
 def load_groups(path) -> PrivacyGroups:
     """Read ``group,budget[,upsampling][,weight][,participation][,share]`` (CSV, header)."""
-    name, raw, _ = _open_text(path)
+    name, raw = _open_text(path)
     try:
         frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
                             skipinitialspace=True)
@@ -613,7 +608,7 @@ def load_groups(path) -> PrivacyGroups:
 
 def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.ndarray:
     """Read ``teacher,group`` (CSV, header): the group index of every teacher 0..M-1."""
-    name, raw, _ = _open_text(path)
+    name, raw = _open_text(path)
     frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
                         skipinitialspace=True)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
@@ -649,7 +644,8 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
     return assigned
 
 
-def _open_text(path):
+def _open_text(path) -> tuple[str, str]:
+    """``(name, text)`` of a small text file, with the usual one-line errors."""
     name = os.fspath(path)
     if not os.path.exists(name):
         raise InputError(f"{name}: no such file")
@@ -657,4 +653,4 @@ def _open_text(path):
         text = handle.read()
     if not text.strip():
         raise InputError(f"{name}: the file is empty")
-    return name, text, None
+    return name, text

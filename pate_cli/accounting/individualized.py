@@ -401,15 +401,20 @@ def group_costs(log_q, *, sensitivities, sigma: float, orders, answered, charge=
     answered = np.asarray(answered, dtype=bool)
     if charge is None:
         charge = answered.astype(np.float64)
-    values = np.append(sensitivities, 1.0)
-    curves = rdp_individual(log_q, sensitivities=values, sigma=sigma, orders=orders,
-                            log_pr_answered=log_pr_answered, sigma_threshold=sigma_threshold,
-                            charge=charge, data_independent=data_independent)
+    curves, baseline = _curves_and_baseline(
+        log_q, sensitivities, sigma=sigma, orders=orders, log_pr_answered=log_pr_answered,
+        sigma_threshold=sigma_threshold, charge=charge, data_independent=data_independent)
     groups = sensitivities.size
     index = np.where(sensitivities[:, None] > 0, np.arange(groups)[:, None], -1)
     index = np.broadcast_to(index, (groups, curves.shape[1]))
-    return CostChunk(curves=curves[:groups], index=index, baseline=curves[groups],
-                     answered=answered, baseline_answered=answered)
+    return CostChunk(curves=curves, index=index, baseline=baseline, answered=answered,
+                     baseline_answered=answered)
+
+
+def _curves_and_baseline(log_q, sensitivities, **common):
+    """Curves at each sensitivity and at 1 (the uniform run), from one evaluation."""
+    curves = rdp_individual(log_q, sensitivities=np.append(sensitivities, 1.0), **common)
+    return curves[:-1], curves[-1]
 
 
 def vanishing_costs(log_q, *, participation, sigma: float, orders, answered, charge=None,
@@ -435,12 +440,11 @@ def vanishing_costs(log_q, *, participation, sigma: float, orders, answered, cha
     answered = np.asarray(answered, dtype=bool)
     if charge is None:
         charge = answered.astype(np.float64)
-    values = np.append(values, 1.0)
-    curves = rdp_individual(log_q, sensitivities=values, sigma=sigma, orders=orders,
-                            log_pr_answered=log_pr_answered, sigma_threshold=sigma_threshold,
-                            charge=charge, data_independent=data_independent)
+    curves, baseline = _curves_and_baseline(
+        log_q, values, sigma=sigma, orders=orders, log_pr_answered=log_pr_answered,
+        sigma_threshold=sigma_threshold, charge=charge, data_independent=data_independent)
     index = np.where(participation.T, which[None, :], -1)
-    return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1], answered=answered,
+    return CostChunk(curves=curves, index=index, baseline=baseline, answered=answered,
                      baseline_answered=answered)
 
 
