@@ -29,7 +29,9 @@ def run_command(command: click.Command, args=None, prog_name: str | None = None)
     args = sys.argv[1:] if args is None else list(args)
     debug = "--debug" in args
     try:
-        command.main(args=args, prog_name=prog_name, standalone_mode=False)
+        code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
+        if isinstance(code, int):  # click returns (not raises) Exit codes here
+            return code
     except click.exceptions.Exit as done:
         return done.exit_code
     except click.exceptions.Abort:

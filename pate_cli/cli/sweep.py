@@ -1,0 +1,353 @@
+"""``pate-sweep``: the analysis over a grid of parameters, on all cores or a Dask cluster."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+import click
+
+from ..grid import parse_grid
+from ..mechanisms import MECHANISMS
+from ..report import write_atomically
+from ..sweep import (
+    GRID_PARAMETERS,
+    MECHANISM_PARAMETERS,
+    SweepSettings,
+    analyze_command,
+    best_row,
+    pareto_rows,
+    plan_points,
+    point_key,
+    run_points,
+    score_column,
+    source_for,
+)
+from ..sweep_table import TABLE_FORMATS, read_table, table_bytes
+from ..votes import load_student, load_votes
+from .errors import EXIT_OVER_BUDGET, run_command
+from .options import CONTEXT_SETTINGS, POSITIVE, accounting_options, debug_option
+
+EXIT_INTERRUPTED = 130
+
+EPILOG = """\b
+Examples:
+  pate-sweep votes.npy -m gnmax --sigma 20:200:10 --labels y.npy
+  pate-sweep votes.npy -m confident --sigma 40,60 -T 150:250:50 --sigma-threshold 100,150 \\
+      --repeats 5 --labels y.npy --out sweep.csv
+  pate-sweep votes.npy -m lnmax -m gnmax --laplace-scale 10:50:10 --sigma 20:100:20 \\
+      --labels y.npy --pareto
+  pate-sweep votes.npy --sigma 20:200:10 -T 100:250:50 --labels y.npy --best 2.0
+  pate-sweep a.npy b.npy --labels a_y.npy --labels b_y.npy --sigma 40 --queries 500:2000:500
+  pate-sweep votes.npy --sigma 10:300:1 --out big.parquet --scheduler tcp://host:8786
+  pate-sweep votes.npy --sigma 10:300:1 --out big.csv --resume   # finish an interrupted run
+
+\b
+Grids: comma lists and start:stop:step (stop included when it lands on the grid), e.g.
+  --sigma 20,40,80   --sigma 20:200:10   --threshold 100:300:50,400
+Rows come out in grid order (files, then mechanisms, then sigma, threshold,
+sigma_threshold, laplace_scale, svt_scale, svt_cutoff, queries; the last varies fastest),
+identical for every --workers value and for --scheduler. A parameter a mechanism does not
+use is left empty in its rows; one not given takes pate-analyze's default (fractions of M).
+
+\b
+Exit status: 0 ok, 2 bad input or options, 3 no row within --best, 130 interrupted (the
+finished rows are kept in --out), 1 unexpected.
+"""
+
+
+class Grid(click.ParamType):
+    """A grid option: comma list and/or start:stop:step ranges."""
+
+    name = "grid"
+
+    def __init__(self, integer: bool = False):
+        self.integer = integer
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_grid(value, integer=self.integer)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+def _grid_option(name: str, *flags, help: str, integer: bool = False):  # noqa: A002
+    return click.option(*flags, name, type=Grid(integer=integer), help=help)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
+@click.argument("votes", nargs=-1, required=True, metavar="VOTES...")
+@click.option("-m", "--mechanism", "mechanisms", type=click.Choice(list(MECHANISMS)),
+              multiple=True, help="Aggregator (repeatable) [default: confident].")
+@_grid_option("sigma", "--sigma", help="Answer-step Gaussian stds sigma2 [default: 0.16 M].")
+@_grid_option("threshold", "-T", "--threshold",
+              help="Selection thresholds T [default: 0.8 M].")
+@_grid_option("sigma_threshold", "--sigma-threshold",
+              help="Selection Gaussian stds sigma1 [default: 0.6 M].")
+@_grid_option("laplace_scale", "--laplace-scale",
+              help="LNMax Laplace scales lambda [default: 0.08 M].")
+@_grid_option("svt_scale", "--svt-scale", help="SVT Laplace scales [default: 0.01 M].")
+@_grid_option("svt_cutoff", "--svt-cutoff", integer=True, help="SVT cut-offs c [default: 100].")
+@_grid_option("queries", "-n", "--queries", integer=True,
+              help="Numbers of queries (the first N of each file) [default: all].")
+@click.option("-r", "--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Replays per point, with seeds seed, seed+1, ...; rows give mean and std.")
+@click.option("--labels", multiple=True, type=click.Path(dir_okay=False),
+              help="True labels for label accuracy: once for all files, or once per file "
+                   "in order.")
+@click.option("--student", multiple=True, type=click.Path(dir_okay=False),
+              help="Interactive: the student's probabilities (once, or once per file).")
+@click.option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+              help="Interactive: the student's confidence gamma.")
+@accounting_options
+@click.option("--budget", type=POSITIVE, help="Budget run at this epsilon (replays).")
+@click.option("-w", "--workers", type=click.IntRange(min=1),
+              help="Local worker processes [default: all cores]; 1 runs in this process.")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run on a Dask distributed cluster (e.g. tcp://host:8786; needs "
+                   "pip install 'pate_cli[dask]' and the vote files at the same paths on "
+                   "the workers).")
+@click.option("-o", "--out", type=click.Path(dir_okay=False),
+              help="Write the rows to .csv, .json/.jsonl (JSON lines) or .parquet "
+                   "(atomically) instead of stdout.")
+@click.option("-f", "--format", "fmt", type=click.Choice(list(TABLE_FORMATS)), default="csv",
+              show_default=True, help="Format of the rows on stdout.")
+@click.option("--resume", is_flag=True,
+              help="Skip points whose rows are already in --out, and keep those rows.")
+@click.option("--best", type=POSITIVE, metavar="EPS",
+              help="Print only the row that answers the most queries (with --labels: the "
+                   "best label accuracy) within epsilon EPS, and its pate-analyze command.")
+@click.option("--pareto", is_flag=True,
+              help="Keep only rows on the epsilon / accuracy (or answered) frontier.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar on stderr [default: when stderr is a terminal].")
+@click.option("-q", "--quiet", is_flag=True, help="No grid-size and summary lines on stderr.")
+@debug_option
+def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
+            svt_cutoff, queries, repeats, labels, student, confidence, accounting, delta,
+            orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
+            best, pareto, progress, quiet, debug):
+    """Run pate-analyze over a grid of parameters, one row per combination and file.
+
+    VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker
+    (memory-mapped .npy), never copied into the tasks.
+    """
+    mechanisms = list(dict.fromkeys(mechanisms or ("confident",)))
+    grids = {name: values for name, values in
+             dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
+                  laplace_scale=laplace_scale, svt_scale=svt_scale, svt_cutoff=svt_cutoff,
+                  queries=queries).items() if values is not None}
+    _check_grids_used(grids, mechanisms, quiet)
+    if resume and not out:
+        raise click.UsageError("--resume needs --out (the file to resume)")
+    if "-" in votes:
+        raise click.UsageError("pate-sweep reads vote files, not standard input "
+                               "(workers open the files themselves)")
+    if order is not None:
+        orders = (order,)
+    settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
+                             repeats=repeats, seed=seed, conversion=conversion,
+                             orders=None if orders is None else tuple(float(x) for x in orders),
+                             confidence=confidence)
+    if "interactive" in mechanisms and not student:
+        raise click.UsageError("-m interactive needs --student")
+    label_files = _per_file(labels, votes, "--labels")
+    student_files = _per_file(student, votes, "--student")
+    sources, shapes = _open_sources(votes, label_files, student_files)
+    points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
+    kept = _resumed_rows(out) if resume else []
+    done = {point_key(row) for row in kept}
+    tasks = [point for point in points if point.key() not in done]
+
+    executor, workers_text, limit = _executor(workers, scheduler, len(tasks))
+    if not quiet:
+        resumed = f"; {len(points) - len(tasks)} already in {out}" if resume else ""
+        files = f"{len(votes)} file{'s' if len(votes) > 1 else ''}"
+        click.echo(f"pate-sweep: {len(points)} points x {repeats} repeat"
+                   f"{'s' if repeats > 1 else ''} ({files}, "
+                   f"{', '.join(mechanisms)}), {workers_text}{resumed}", err=True)
+    finished: dict[int, dict] = {}
+    failure = None
+    show_bar = sys.stderr.isatty() if progress is None else progress
+    try:
+        with click.progressbar(length=len(tasks), file=sys.stderr, label="sweep",
+                               show_eta=True, show_pos=True,
+                               hidden=not show_bar) as bar:
+            for position, row in run_points(tasks, executor=executor, in_flight=limit):
+                finished[tasks[position].index] = row
+                bar.update(1)
+    except KeyboardInterrupt:
+        failure = "interrupted"
+    except Exception as error:  # noqa: BLE001 - kept rows are written, then re-raised
+        failure = error
+    finally:
+        if executor is not None:
+            _shutdown(executor)
+
+    rows = _in_grid_order(points, finished, kept)
+    if pareto:
+        rows = pareto_rows(rows)
+    if out:
+        write_atomically(out, table_bytes(rows, path=out))
+    if failure is not None:
+        total = len(points)
+        where = f" in {out}" if out else " on stdout"
+        if not out:
+            sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
+        if failure == "interrupted":
+            click.echo(f"pate-sweep: interrupted: kept {len(rows)} of {total} rows{where}"
+                       + (" (rerun with --resume to finish)" if out else ""), err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED)
+        click.echo(f"pate-sweep: stopped: kept {len(rows)} of {total} rows{where}", err=True)
+        raise failure
+    if best is not None:
+        _print_best(rows, best, fmt, dict(zip(votes, label_files, strict=True)),
+                    dict(zip(votes, student_files, strict=True)), orders, conversion)
+        return
+    if out:
+        if not quiet:
+            click.echo(f"pate-sweep: wrote {len(rows)} rows to {out}", err=True)
+        return
+    sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
+
+
+def _check_grids_used(grids: dict, mechanisms: list[str], quiet: bool) -> None:
+    """A note for each grid option no chosen mechanism uses."""
+    used = {name for mechanism in mechanisms for name in MECHANISM_PARAMETERS[mechanism]}
+    for name in GRID_PARAMETERS:
+        if name in grids and name not in used and not quiet:
+            flag = "--" + name.replace("_", "-")
+            click.echo(f"pate-sweep: note: {flag} is not used by {', '.join(mechanisms)}",
+                       err=True)
+
+
+def _per_file(values: tuple, votes: tuple, flag: str) -> list:
+    """One entry per vote file from a repeatable option given once or once per file."""
+    if not values:
+        return [None] * len(votes)
+    if len(values) == 1:
+        return list(values) * len(votes)
+    if len(values) != len(votes):
+        raise click.UsageError(f"{flag} was given {len(values)} times for {len(votes)} vote "
+                               "files (give it once, or once per file)")
+    return list(values)
+
+
+def _open_sources(votes, labels, students):
+    """Validate every input once here, so workers only reopen good files."""
+    sources, shapes = [], {}
+    for file, label_file, student_file in zip(votes, labels, students, strict=True):
+        vote_set = load_votes(file, labels=label_file)
+        if student_file is not None:
+            load_student(student_file, queries=vote_set.queries, classes=vote_set.classes)
+        source = source_for(file, sha256=vote_set.sha256, labels=label_file,
+                            student=student_file)
+        if source.path in shapes:
+            raise click.UsageError(f"{file} is given twice")
+        sources.append(source)
+        shapes[source.path] = (vote_set.queries, vote_set.teachers)
+    return sources, shapes
+
+
+def _resumed_rows(out: str) -> list[dict]:
+    if not os.path.exists(out):
+        return []
+    return read_table(out)
+
+
+def _in_grid_order(points, finished: dict, kept: list[dict]) -> list[dict]:
+    """Finished and resumed rows in grid order; resumed rows of other grids at the end."""
+    by_key = {point_key(row): row for row in kept}
+    rows, placed = [], set()
+    for point in points:
+        if point.index in finished:
+            rows.append(finished[point.index])
+        else:
+            key = point.key()
+            if key in by_key:
+                rows.append(by_key[key])
+                placed.add(key)
+    rows += [row for row in kept if point_key(row) not in placed]
+    return rows
+
+
+def _executor(workers, scheduler, tasks: int):
+    """``(executor or None, description, tasks in flight)``."""
+    if scheduler:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise click.UsageError("--scheduler needs Dask: pip install 'pate_cli[dask]'") \
+                from None
+        try:
+            client = Client(scheduler, timeout="10s", set_as_default=False)
+        except OSError as error:
+            raise click.UsageError(f"cannot reach the Dask scheduler {scheduler}: "
+                                   f"{' '.join(str(error).split())}") from None
+        threads = max(1, sum(client.nthreads().values()))
+        executor = client.get_executor()
+        executor.pate_client = client
+        return executor, f"Dask scheduler {scheduler} ({threads} threads)", 4 * threads
+    if workers is None:
+        workers = _cores()
+    workers = max(1, min(workers, tasks))
+    if workers == 1:
+        return None, "1 worker (in process)", None
+    executor = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    return executor, f"{workers} worker processes", 4 * workers
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
+
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them and keeps finished rows."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _shutdown(executor) -> None:
+    client = getattr(executor, "pate_client", None)
+    if client is not None:
+        executor.shutdown(wait=False)
+        client.close()
+        return
+    executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
+                conversion) -> None:
+    """The best row within ``epsilon`` on stdout (with a ``command`` column), and its
+    pate-analyze command line on stderr; exit 3 when no row is within ``epsilon``."""
+    chosen = best_row(rows, epsilon)
+    if chosen is None:
+        smallest = min((row["epsilon"] for row in rows), default=None)
+        shown = "" if smallest is None else f" (the smallest is {smallest:.4g})"
+        click.echo(f"Error: no configuration stays within epsilon {epsilon:g}{shown}",
+                   err=True)
+        raise click.exceptions.Exit(EXIT_OVER_BUDGET)
+    orders_text = None if orders is None else ",".join(f"{x:g}" for x in orders)
+    student = student_of.get(chosen["file"]) if chosen["mechanism"] == "interactive" else None
+    line = analyze_command(chosen, labels=label_of.get(chosen["file"]), student=student,
+                           orders=orders_text, conversion=conversion)
+    sys.stdout.write(table_bytes([dict(chosen, command=line)], fmt=fmt,
+                                 extra=("command",)).decode())
+    column = score_column(rows)
+    click.echo(f"pate-sweep: best within epsilon {epsilon:g} by {column}: "
+               f"{chosen[column]:.6g} at epsilon {chosen['epsilon']:.4f}\n  {line}", err=True)
+
+
+def main(args=None) -> None:
+    """Console entry point (``pate-sweep``)."""
+    sys.exit(run_command(command, args, prog_name="pate-sweep"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,360 @@
+"""Parameter sweeps: one analysis per grid point, averaged over seeded replays.
+
+CLI.md, pate-sweep. A sweep is a list of ``SweepPoint`` s in grid order (vote files
+outermost, then mechanisms in the order given, then the mechanism's parameters in column
+order ``sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff,
+queries`` with the last varying fastest, as ``itertools.product``). Each point is a task:
+``run_point`` analyses it with ``settings.repeats`` seeds (``seed, seed+1, ...``) and
+returns one row; points only ever name their vote file, which each worker process opens
+once (memory-mapped ``.npy``) and keeps, so nothing large is pickled. ``run_points`` runs
+the tasks in the calling process or on any ``concurrent.futures`` executor (a local
+process pool, or a Dask client's executor) and gives rows back as they finish; rows do
+not depend on which worker ran them.
+
+Row statistics over the R replays: means, and the sample standard deviation (``ddof=1``;
+0 when R = 1). ``order`` is the order most replays chose (the smallest among ties);
+``epsilon_data_independent`` is the mean over replays (it depends on how many queries
+each answered).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import shlex
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, wait
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._version import __version__
+from .analysis import analyze_totals
+from .mechanisms import build_mechanism
+from .votes import InputError, load_student, load_votes
+
+# Grid parameters in column (and nesting) order, and which mechanism uses which.
+GRID_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
+                   "svt_cutoff")
+MECHANISM_PARAMETERS = {
+    "lnmax": ("laplace_scale",),
+    "gnmax": ("sigma",),
+    "confident": ("sigma", "threshold", "sigma_threshold"),
+    "interactive": ("sigma", "threshold", "sigma_threshold"),
+    "svt": ("svt_scale", "svt_cutoff"),
+}
+SWEEP_COLUMNS = (
+    "file", "mechanism", "sigma", "threshold", "sigma_threshold", "laplace_scale",
+    "svt_scale", "svt_cutoff", "confidence", "queries", "teachers", "answered",
+    "answered_std", "epsilon", "epsilon_std", "order", "epsilon_data_independent",
+    "label_accuracy", "label_accuracy_std", "labels_output", "repeats", "seed",
+    "accounting", "delta", "budget", "sha256", "version",
+)
+# Columns that identify a point (what --resume matches on).
+KEY_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries", "repeats",
+               "seed", "accounting", "delta", "budget")
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """What every point of a sweep shares."""
+
+    accounting: str = "replay"
+    delta: float = 1e-5
+    budget: float | None = None
+    repeats: int = 1
+    seed: int = 0
+    conversion: str = "classic"
+    orders: tuple | None = None
+    confidence: float = 0.9
+
+    def __post_init__(self):
+        if not (isinstance(self.repeats, int) and self.repeats >= 1):
+            raise ValueError(f"repeats must be a positive integer, got {self.repeats!r}")
+
+
+@dataclass(frozen=True)
+class VoteSource:
+    """A vote file as the sweep's tasks see it: absolute paths and the expected sha256."""
+
+    file: str  # as the user wrote it (the ``file`` column)
+    path: str
+    sha256: str
+    labels: str | None = None
+    student: str | None = None
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One grid point: a mechanism with every parameter resolved (defaults filled from M)."""
+
+    index: int
+    source: VoteSource
+    mechanism: str
+    params: tuple  # ((name, value), ...) in GRID_PARAMETERS order, only those used
+    queries: int
+    teachers: float
+    settings: SweepSettings = field(default_factory=SweepSettings)
+
+    def key(self) -> tuple:
+        """The identity --resume matches rows on."""
+        return point_key(self.row_head())
+
+    def row_head(self) -> dict:
+        """The identifying columns of this point's row."""
+        params = dict(self.params)
+        head = {"file": self.source.file, "mechanism": self.mechanism}
+        head.update({name: params.get(name) for name in GRID_PARAMETERS})
+        head["confidence"] = (self.settings.confidence if self.mechanism == "interactive"
+                              else None)
+        head.update({"queries": self.queries, "teachers": self.teachers,
+                     "repeats": self.settings.repeats, "seed": self.settings.seed,
+                     "accounting": self.settings.accounting, "delta": self.settings.delta,
+                     "budget": self.settings.budget})
+        return head
+
+
+def point_key(row: dict) -> tuple:
+    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None."""
+    key = []
+    for column in KEY_COLUMNS:
+        value = row.get(column)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            key.append(None)
+        elif column in ("file", "mechanism", "accounting"):
+            key.append(str(value))
+        else:
+            key.append(float(value))
+    return tuple(key)
+
+
+def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids: dict, *,
+                settings: SweepSettings, shapes: dict) -> list[SweepPoint]:
+    """Every grid point in grid order, with parameters resolved and validated.
+
+    ``grids`` maps parameter names (and ``queries``) to tuples of values; a parameter a
+    mechanism does not use is not iterated for it, one not given takes the mechanism's
+    default for the file's M. ``shapes`` maps each source's path to ``(queries,
+    teachers)``. Raises ``ValueError`` naming the first invalid point.
+    """
+    mechanisms = list(mechanisms)
+    points = []
+    for source in sources:
+        total, teachers = shapes[source.path]
+        for name in mechanisms:
+            used = MECHANISM_PARAMETERS[name]
+            axes = [grids.get(parameter, (None,)) for parameter in used]
+            queries_axis = grids.get("queries", (None,))
+            for values in itertools.product(*axes, queries_axis):
+                *chosen, queries = values
+                if queries is not None and queries > total:
+                    raise ValueError(f"--queries {queries} exceeds the {total} queries of "
+                                     f"{source.file}")
+                given = {parameter: value for parameter, value in zip(used, chosen, strict=True)
+                         if value is not None}
+                try:
+                    mechanism = build_mechanism(name, teachers=teachers, **given)
+                except ValueError as error:
+                    described = ", ".join(f"{key} {value:g}" for key, value in given.items())
+                    raise ValueError(f"{name} with {described or 'defaults'}: {error}") \
+                        from None
+                params = _resolved(name, mechanism)
+                points.append(SweepPoint(index=len(points), source=source, mechanism=name,
+                                         params=params,
+                                         queries=total if queries is None else int(queries),
+                                         teachers=teachers, settings=settings))
+    return points
+
+
+def _resolved(name: str, mechanism) -> tuple:
+    """The mechanism's parameters under their sweep column names, in column order."""
+    values = dict(mechanism.params)
+    return tuple((parameter, _number(values[parameter])) for parameter in GRID_PARAMETERS
+                 if parameter in MECHANISM_PARAMETERS[name])
+
+
+def _number(value):
+    value = value.item() if isinstance(value, np.generic) else value
+    return int(value) if isinstance(value, (int, np.integer)) else float(value)
+
+
+# --- running a point ----------------------------------------------------------------------
+
+_OPEN_SOURCES: dict = {}
+
+
+def _open_source(source: VoteSource):
+    """The vote set (and student) of ``source``, opened once per process."""
+    cached = _OPEN_SOURCES.get(source)
+    if cached is None:
+        vote_set = load_votes(source.path, labels=source.labels)
+        if vote_set.sha256 != source.sha256:
+            raise InputError(f"{source.file}: the file this worker reads has sha256 "
+                             f"{vote_set.sha256[:12]}..., not {source.sha256[:12]}... "
+                             "(workers must see the same file)")
+        student = None
+        if source.student is not None:
+            student = load_student(source.student, queries=vote_set.queries,
+                                   classes=vote_set.classes)
+        cached = (vote_set, student)
+        _OPEN_SOURCES[source] = cached
+    return cached
+
+
+def run_point(point: SweepPoint) -> dict:
+    """Analyse one point with its R seeds; the row of SWEEP_COLUMNS."""
+    settings = point.settings
+    vote_set, student = _open_source(point.source)
+    given = dict(point.params)
+    if point.mechanism == "interactive":
+        given["confidence"] = settings.confidence
+    mechanism = build_mechanism(point.mechanism, teachers=point.teachers, **given)
+    seeds = range(settings.seed, settings.seed + settings.repeats)
+    totals = analyze_totals(
+        vote_set.votes, mechanism, seeds=seeds, teachers=point.teachers,
+        accounting=settings.accounting, delta=settings.delta,
+        orders=None if settings.orders is None else np.asarray(settings.orders),
+        conversion=settings.conversion, queries=point.queries, budget=settings.budget,
+        labels=vote_set.labels,
+        student=student if point.mechanism == "interactive" else None)
+    row = point.row_head()
+    answered = np.array([run.answered for run in totals])
+    epsilon = np.array([run.epsilon for run in totals])
+    accuracy = [run.label_accuracy for run in totals if run.label_accuracy is not None]
+    orders = Counter(run.order for run in totals)
+    most = max(orders.values())
+    row.update({
+        "answered": float(np.mean(answered)),
+        "answered_std": _std(answered),
+        "epsilon": float(np.mean(epsilon)),
+        "epsilon_std": _std(epsilon),
+        "order": min(order for order, count in orders.items() if count == most),
+        "epsilon_data_independent": float(np.mean([run.epsilon_data_independent
+                                                   for run in totals])),
+        "label_accuracy": float(np.mean(accuracy)) if accuracy else None,
+        "label_accuracy_std": _std(np.array(accuracy)) if accuracy else None,
+        "labels_output": float(np.mean([run.labels_output for run in totals])),
+        "sha256": point.source.sha256,
+        "version": __version__,
+    })
+    return {column: row.get(column) for column in SWEEP_COLUMNS}
+
+
+def _std(values: np.ndarray) -> float:
+    """Sample standard deviation; exactly 0 for equal values (centred on the first)."""
+    return float(np.std(values - values[0], ddof=1)) if values.size > 1 else 0.0
+
+
+def run_points(points: list[SweepPoint], *, executor=None,
+               in_flight: int | None = None) -> Iterator[tuple[int, dict]]:
+    """Yield ``(position in points, row)`` as points finish.
+
+    Without an executor the points run here, in order. With one, at most ``in_flight``
+    tasks are submitted at a time (default: 4 per worker as ``executor._max_workers``
+    says, else 8), so an interruption leaves little work queued; a task's exception is
+    raised here after the pending tasks are cancelled.
+    """
+    if executor is None:
+        for position, point in enumerate(points):
+            yield position, run_point(point)
+        return
+    limit = in_flight or 4 * getattr(executor, "_max_workers", 2)
+    pending = {}
+    queue = iter(enumerate(points))
+    try:
+        while True:
+            for position, point in queue:
+                pending[executor.submit(run_point, point)] = position
+                if len(pending) >= limit:
+                    break
+            if not pending:
+                return
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=pending.get):
+                position = pending.pop(future)
+                yield position, future.result()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+# --- choosing among rows -------------------------------------------------------------------
+
+def score_column(rows: list[dict]) -> str:
+    """``label_accuracy`` when every row has one, else ``answered``."""
+    if rows and all(row.get("label_accuracy") is not None for row in rows):
+        return "label_accuracy"
+    return "answered"
+
+
+def best_row(rows: list[dict], epsilon: float) -> dict | None:
+    """The row within ``epsilon`` with the best score (CLI.md ``--best``).
+
+    Score: label accuracy when every row has one, else the number answered; ties go to
+    the smaller epsilon, then to the earlier row. None when no row is within ``epsilon``.
+    """
+    column = score_column(rows)
+    within = [(position, row) for position, row in enumerate(rows)
+              if row["epsilon"] is not None and row["epsilon"] <= epsilon]
+    if not within:
+        return None
+    return min(within, key=lambda item: (-item[1][column], item[1]["epsilon"], item[0]))[1]
+
+
+def pareto_rows(rows: list[dict]) -> list[dict]:
+    """Rows no other row of the same file beats: at most the epsilon and at least the
+    score (label accuracy, else answered), strictly better in one. Order is kept."""
+    column = score_column(rows)
+    kept = []
+    for row in rows:
+        dominated = any(
+            other is not row and other["file"] == row["file"]
+            and other["epsilon"] <= row["epsilon"] and other[column] >= row[column]
+            and (other["epsilon"] < row["epsilon"] or other[column] > row[column])
+            for other in rows)
+        if not dominated:
+            kept.append(row)
+    return kept
+
+
+def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,
+                    orders: str | None = None, conversion: str = "classic") -> str:
+    """The ``pate-analyze`` command line that reruns a row's analysis (its first seed)."""
+    words = ["pate-analyze", row["file"], "-m", row["mechanism"]]
+    options = {"sigma": "--sigma", "threshold": "--threshold",
+               "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale",
+               "svt_scale": "--svt-scale", "svt_cutoff": "--svt-cutoff",
+               "confidence": "--confidence"}
+    for column, option in options.items():
+        if row.get(column) is not None:
+            words += [option, _plain_text(row[column])]
+    words += ["--queries", _plain_text(row["queries"]), "--accounting", row["accounting"],
+              "--delta", _plain_text(row["delta"]), "--seed", _plain_text(row["seed"])]
+    if row.get("budget") is not None:
+        words += ["--budget", _plain_text(row["budget"])]
+    if orders:
+        words += ["--orders", orders]
+    if conversion != "classic":
+        words += ["--conversion", conversion]
+    if labels:
+        words += ["--labels", labels]
+    if student:
+        words += ["--student", student]
+    return " ".join(shlex.quote(str(word)) for word in words)
+
+
+def _plain_text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def source_for(file: str, *, sha256: str, labels: str | None, student: str | None):
+    """A VoteSource with absolute paths (what workers on the same file system open)."""
+    def absolute(path):
+        return None if path is None else os.path.abspath(path)
+
+    return VoteSource(file=file, path=absolute(file), sha256=sha256, labels=absolute(labels),
+                      student=absolute(student))

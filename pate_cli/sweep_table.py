@@ -1,0 +1,138 @@
+"""Sweep rows <-> files: CSV, JSON lines, parquet, and an aligned text table.
+
+Column types are fixed whatever the rows hold, so a table's schema does not change
+between runs: text for ``file, mechanism, accounting, sha256, version`` (and
+``command``), nullable integers for ``svt_cutoff, queries, repeats, seed``, floats for
+the rest. Empty cells (CSV), ``null`` (JSON) and nulls (parquet) mark parameters a
+mechanism does not use. Floats are written with the shortest text that reads back to the
+same number, so a table read by ``read_table`` gives exactly the rows written.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+
+import numpy as np
+import pandas as pd
+
+from .sweep import KEY_COLUMNS, SWEEP_COLUMNS
+from .votes import InputError
+
+TABLE_FORMATS = ("csv", "json", "table")
+TABLE_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
+TEXT_COLUMNS = ("file", "mechanism", "accounting", "sha256", "version", "command")
+INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
+
+
+def sweep_frame(rows: list[dict], extra: tuple = ()) -> pd.DataFrame:
+    """Rows as a DataFrame with the fixed column types."""
+    columns = [*SWEEP_COLUMNS, *extra]
+    data = {}
+    for column in columns:
+        values = [row.get(column) for row in rows]
+        if column in TEXT_COLUMNS:
+            data[column] = pd.array(values, dtype="string")
+        elif column in INTEGER_COLUMNS:
+            data[column] = pd.array([None if _missing(v) else int(v) for v in values],
+                                    dtype="Int64")
+        else:
+            data[column] = np.array([np.nan if _missing(v) else float(v) for v in values],
+                                    dtype=np.float64)
+    return pd.DataFrame(data, columns=columns)
+
+
+def table_bytes(rows: list[dict], *, path: str | None = None, fmt: str | None = None,
+                extra: tuple = ()) -> bytes:
+    """Serialise rows for ``path``'s extension, or in ``fmt`` (``csv``, ``json`` lines,
+    ``table``) for stdout."""
+    if path is not None:
+        extension = os.path.splitext(path)[1].lower()
+        fmt = {".csv": "csv", ".json": "json", ".jsonl": "json",
+               ".parquet": "parquet"}.get(extension)
+        if fmt is None:
+            raise ValueError(f"{path}: unknown extension for a sweep table "
+                             f"(use {', '.join(TABLE_EXTENSIONS)})")
+    frame = sweep_frame(rows, extra)
+    if fmt == "csv":
+        return frame.to_csv(index=False, lineterminator="\n").encode()
+    if fmt == "json":
+        return "".join(json.dumps(_plain_row(row, frame.columns), allow_nan=False) + "\n"
+                       for row in rows).encode()
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ValueError(f"{path}: writing .parquet needs pyarrow "
+                             "(pip install 'pate_cli[parquet]')") from None
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False)
+        return buffer.getvalue()
+    if fmt == "table":
+        return _text_table(frame).encode()
+    raise ValueError(f"format must be one of {', '.join(TABLE_FORMATS)}, got {fmt!r}")
+
+
+def read_table(path: str) -> list[dict]:
+    """Rows of a sweep table written by ``table_bytes`` (for ``--resume`` and plots).
+
+    Raises ``InputError`` (one line) for an unreadable file or one that is not a sweep
+    table.
+    """
+    extension = os.path.splitext(path)[1].lower()
+    try:
+        if extension == ".csv":
+            frame = pd.read_csv(path, dtype={column: "string" for column in TEXT_COLUMNS},
+                                keep_default_na=False, na_values=[""])
+        elif extension in (".json", ".jsonl"):
+            with open(path, encoding="utf-8") as handle:
+                records = [json.loads(line) for line in handle if line.strip()]
+            frame = pd.DataFrame.from_records(records)
+        elif extension == ".parquet":
+            frame = pd.read_parquet(path)
+        else:
+            raise InputError(f"{path}: unknown extension for a sweep table "
+                             f"(use {', '.join(TABLE_EXTENSIONS)})")
+    except InputError:
+        raise
+    except (ValueError, OSError, ImportError) as error:
+        raise InputError(f"{path}: cannot read it as a sweep table: "
+                         f"{' '.join(str(error).split())}") from None
+    missing = [column for column in KEY_COLUMNS if column not in frame.columns]
+    if missing and len(frame.columns):
+        raise InputError(f"{path}: not a pate-sweep table (no column {missing[0]!r})")
+    return [_plain_row(row, frame.columns) for row in frame.to_dict("records")]
+
+
+def _plain_row(row: dict, columns) -> dict:
+    """Python values: str, int, float; None for empty cells."""
+    plain = {}
+    for column in columns:
+        value = row.get(column)
+        if _missing(value):
+            plain[column] = None
+        elif column in TEXT_COLUMNS:
+            plain[column] = str(value)
+        elif column in INTEGER_COLUMNS:
+            plain[column] = int(value)
+        else:
+            plain[column] = float(value)
+    return plain
+
+
+def _missing(value) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
+def _text_table(frame: pd.DataFrame) -> str:
+    """Aligned columns for reading: empty columns and provenance left out."""
+    shown = frame.drop(columns=[c for c in ("sha256", "version", "command")
+                                if c in frame.columns])
+    shown = shown.loc[:, [column for column in shown.columns if shown[column].notna().any()]]
+    if shown.empty:
+        return "(no rows)\n"
+    return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.6g}") + "\n"
