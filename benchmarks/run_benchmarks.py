@@ -82,6 +82,12 @@ STUDENT_BOOST = 12.0  # the true class's logit gets + Uniform(0, STUDENT_BOOST)
 # Individualized PATE (upsampling): five privacy groups.
 GROUP_NAMES = ("g1", "g2", "g3", "g4", "g5")
 GROUP_BUDGETS = (1.0, 2.0, 3.0, 4.0, 5.0)
+# pate-sweep on the Glyph-like file: 10 sigma x 4 T x 5 sigma1 = 200 points, 5 replays each,
+# replay accounting with labels; "alone" times pate_cli.analyze for every 20th point.
+SWEEP_GRID = {"sigma": tuple(range(60, 151, 10)), "threshold": (1000, 1300, 1600, 1900),
+              "sigma_threshold": (300, 400, 500, 600, 700)}
+SWEEP_REPEATS = 5
+SWEEP_ALONE_EVERY = 20
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,9 @@ CASES = {
     "svt-large": ("large", "svt"),
     "interactive-glyph": ("glyph", "interactive"),
     "individualized-glyph": ("glyph", "individualized"),
+    "sweep-glyph-alone": ("glyph", "sweep-alone"),
+    "sweep-glyph-w1": ("glyph", "sweep-1"),
+    "sweep-glyph-w2": ("glyph", "sweep-2"),
 }
 
 
@@ -456,6 +465,65 @@ def run_individualized_case(spec: Dataset, path: str) -> dict:
     return _timed(run, lambda: analyze(_warm_rows(path), spec.teachers))
 
 
+def _sweep_points(path: str, spec: Dataset):
+    """The benchmark grid as pate-sweep plans it (parameters resolved, grid order)."""
+    import pate_cli
+    from pate_cli.sweep import SweepSettings, plan_points, source_for
+
+    vote_set = pate_cli.load_votes(path, labels=truth_path(path))
+    source = source_for(path, sha256=vote_set.sha256, labels=truth_path(path), student=None)
+    settings = SweepSettings(accounting="replay", delta=DELTA, repeats=SWEEP_REPEATS)
+    grids = {name: tuple(float(v) for v in values) for name, values in SWEEP_GRID.items()}
+    return plan_points([source], ["confident"], grids, settings=settings,
+                       shapes={source.path: (vote_set.queries, vote_set.teachers)})
+
+
+def run_sweep_case(spec: Dataset, path: str, workers: int) -> dict:
+    """pate-sweep's engine (what the command runs after parsing options) on the grid."""
+    import hashlib
+    from concurrent.futures import ProcessPoolExecutor
+
+    from pate_cli.sweep import run_points
+    from pate_cli.sweep_table import table_bytes
+
+    def run():
+        points = _sweep_points(path, spec)
+        rows = [None] * len(points)
+        if workers == 1:
+            for position, row in run_points(points):
+                rows[position] = row
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as executor:
+                for position, row in run_points(points, executor=executor,
+                                                in_flight=4 * workers):
+                    rows[position] = row
+        digest = hashlib.sha256(table_bytes(rows, fmt="csv")).hexdigest()
+        return {"queries": spec.queries, "points": len(points), "workers": workers,
+                "rows_sha256": digest,
+                "analysed": spec.queries * len(points) * SWEEP_REPEATS}
+
+    return _timed(run, lambda: None)
+
+
+def run_sweep_alone_case(spec: Dataset, path: str) -> dict:
+    """The same analyses run alone: ``pate_cli.analyze`` per seed for every 20th point."""
+    import pate_cli
+
+    points = _sweep_points(path, spec)[::SWEEP_ALONE_EVERY]
+
+    def run():
+        for point in points:
+            vote_set = pate_cli.load_votes(path, labels=truth_path(path))
+            for seed in range(SWEEP_REPEATS):
+                pate_cli.analyze(vote_set, "confident", delta=DELTA, seed=seed,
+                                 **dict(point.params))
+        return {"queries": spec.queries, "points": len(points),
+                "analysed": spec.queries * len(points) * SWEEP_REPEATS}
+
+    return _timed(run, lambda: pate_cli.analyze(_warm_rows(path), "confident",
+                                                teachers=spec.teachers))
+
+
 def run_child(case: str, data_dir: str, quick: bool) -> None:
     """Entry point of ``--case``: run one case and print its JSON line."""
     key, what = CASES[case]
@@ -473,6 +541,10 @@ def run_child(case: str, data_dir: str, quick: bool) -> None:
         record = run_interactive_case(spec, path)
     elif what == "individualized":
         record = run_individualized_case(spec, path)
+    elif what == "sweep-alone":
+        record = run_sweep_alone_case(spec, path)
+    elif what in ("sweep-1", "sweep-2"):
+        record = run_sweep_case(spec, path, workers=int(what[-1]))
     else:
         record = run_package_case(spec, path, what)
     record["case"] = case
@@ -521,6 +593,13 @@ def _case_title(case: str, specs: dict[str, Dataset], quick: bool) -> str:
         return f"{name}: Interactive-GNMax, expected"
     if what == "individualized":
         return f"{name}: individualized, {len(GROUP_NAMES)} groups, upsampling, expected"
+    if what == "sweep-alone":
+        return (f"{name}: analyze alone, every {SWEEP_ALONE_EVERY}th sweep point x "
+                f"{SWEEP_REPEATS} seeds")
+    if what.startswith("sweep-"):
+        workers = what[-1]
+        return (f"{name}: pate-sweep 200 points x {SWEEP_REPEATS} replays, --workers "
+                f"{workers}")
     return f"{name}: pate_cli, {what}"
 
 
@@ -560,6 +639,18 @@ def _checks(case: str, records: dict[str, dict]) -> list[tuple[str, bool | None]
         return [("< 5 s", wall < 5.0)]
     if case == "interactive-glyph":
         return [("< 2 s", wall < 2.0)]
+    if case == "sweep-glyph-w1":
+        alone = records.get("sweep-glyph-alone")
+        if alone is None:
+            return [("<= 1.2x alone per point (alone not run)", None)]
+        ratio = (wall / record["points"]) / (alone["wall"] / alone["points"])
+        return [("<= 1.2x alone per point", ratio <= 1.2)]
+    if case == "sweep-glyph-w2":
+        one = records.get("sweep-glyph-w1")
+        if one is None:
+            return [(">= 1.7x --workers 1 (w1 not run)", None)]
+        return [(">= 1.7x --workers 1", one["wall"] / wall >= 1.7),
+                ("rows identical to --workers 1", one["rows_sha256"] == record["rows_sha256"])]
     if case == "individualized-glyph":
         single = records.get("glyph-expected")
         if single is None:
@@ -584,6 +675,16 @@ def _compared(case: str, records: dict[str, dict]) -> str:
     record = records[case]
     if what == "loop":
         return "1.0 (baseline)"
+    if what.startswith("sweep-"):
+        per_point = record["wall"] / record["points"]
+        text = f"{record['points'] / record['wall']:.2f} points/s, {per_point:.3f} s/point"
+        alone = records.get("sweep-glyph-alone")
+        if what == "sweep-1" and alone is not None:
+            text += f", {per_point / (alone['wall'] / alone['points']):.2f}x alone"
+        one = records.get("sweep-glyph-w1")
+        if what == "sweep-2" and one is not None:
+            text += f", speed-up {one['wall'] / record['wall']:.2f}x"
+        return text
     if what == "individualized" and "glyph-expected" in records:
         return f"{record['wall'] / records['glyph-expected']['wall']:.2f}x plain analyze"
     loop = records.get(f"{key}-loop")
@@ -654,6 +755,7 @@ def report(records: dict[str, dict], specs: dict[str, Dataset], quick: bool,
         shape, teachers = _shape(case, record, specs, quick)
         queries = record["queries"] if CASES[case][1] != "loop" else \
             specs[CASES[case][0]].queries
+        queries = record.get("analysed", queries)  # sweeps: queries x points x replays
         rows.append([_case_title(case, specs, quick), shape, teachers,
                      f"{record['wall']:.3f}", f"{queries / record['wall']:,.0f}",
                      f"{record['peak_mb']:.0f}", _compared(case, records),

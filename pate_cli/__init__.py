@@ -24,6 +24,7 @@ from .mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax,
 from .orders import default_orders, parse_orders
 from .rounds import Round, analyze_rounds
 from .sanitization import sanitize_analysis
+from .sweep import run_sweep
 from .votes import (
     InputError,
     PrivacyGroups,
@@ -39,7 +40,7 @@ __all__ = [
     "AnalysisResult", "OrderGridWarning", "LNMax", "GNMax", "ConfidentGNMax",
     "InteractiveGNMax", "SVTPATE", "Round", "analyze_rounds", "sanitize_analysis",
     "analyze_individualized", "derive_parameters", "PrivacyGroups", "load_groups",
-    "load_student",
+    "load_student", "run_sweep",
     "build_mechanism", "rdp_to_epsilon", "default_orders", "parse_orders", "log_q_gnmax",
     "rdp_gnmax", "rdp_gnmax_data_independent", "log_q_lnmax", "rdp_lnmax",
     "rdp_lnmax_data_independent", "log_pr_answered", "rdp_threshold",

@@ -351,6 +351,75 @@ def _plain_text(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def open_sources(files, labels=None, students=None) -> tuple[list[VoteSource], dict]:
+    """Validate every vote file (and its labels and student) once, in this process.
+
+    ``labels`` and ``students`` hold one path (or None) per file. Returns the sources and
+    ``{path: (queries, teachers)}`` for ``plan_points``. Raises ``InputError``.
+    """
+    labels = list(labels) if labels is not None else [None] * len(files)
+    students = list(students) if students is not None else [None] * len(files)
+    sources, shapes = [], {}
+    for file, label_file, student_file in zip(files, labels, students, strict=True):
+        vote_set = load_votes(file, labels=label_file)
+        if student_file is not None:
+            load_student(student_file, queries=vote_set.queries, classes=vote_set.classes)
+        source = source_for(str(file), sha256=vote_set.sha256, labels=label_file,
+                            student=student_file)
+        if source.path in shapes:
+            raise InputError(f"{file} is given twice")
+        sources.append(source)
+        shapes[source.path] = (vote_set.queries, vote_set.teachers)
+    return sources, shapes
+
+
+def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
+          seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
+          budget: float | None = None, conversion: str = "classic", orders=None,
+          confidence: float = 0.9, executor=None, **grids):
+    """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
+
+    ``files`` is a path or a list of paths; ``labels`` / ``students`` a path or one per
+    file. ``grids`` are ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
+    ``svt_scale``, ``svt_cutoff``, ``queries``, each a sequence of values or a grid string
+    such as ``"20:200:10"``. ``executor`` is any ``concurrent.futures`` executor (a
+    ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); None runs here.
+
+        pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
+    """
+    from .grid import parse_grid
+    from .sweep_table import sweep_frame
+
+    files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    def per_file(value):
+        if value is None or isinstance(value, (str, os.PathLike)):
+            return [value] * len(files)
+        return list(value)
+
+    unknown = set(grids) - {*GRID_PARAMETERS, "queries"}
+    if unknown:
+        raise TypeError(f"unknown grid parameters: {', '.join(sorted(unknown))}")
+    parsed = {}
+    for name, values in grids.items():
+        integer = name in ("svt_cutoff", "queries")
+        if isinstance(values, str):
+            parsed[name] = parse_grid(values, name=name, integer=integer)
+        else:
+            values = [values] if np.isscalar(values) else list(values)
+            parsed[name] = tuple(int(v) if integer else float(v) for v in values)
+    settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
+                             repeats=repeats, seed=seed, conversion=conversion,
+                             orders=None if orders is None else tuple(map(float, orders)),
+                             confidence=confidence)
+    sources, shapes = open_sources(files, per_file(labels), per_file(students))
+    points = plan_points(sources, [mechanisms] if isinstance(mechanisms, str) else mechanisms,
+                         parsed, settings=settings, shapes=shapes)
+    rows = [None] * len(points)
+    for position, row in run_points(points, executor=executor):
+        rows[position] = row
+    return sweep_frame(rows)
+
+
 def source_for(file: str, *, sha256: str, labels: str | None, student: str | None):
     """A VoteSource with absolute paths (what workers on the same file system open)."""
     def absolute(path):

@@ -507,3 +507,20 @@ def test_the_installed_script_runs(files, tmp_path):
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("file,mechanism,sigma")
+
+
+def test_the_python_api_gives_the_command_line_rows(cli, files):
+    import pate_cli
+
+    path, labels, _, _ = files
+    frame = pate_cli.run_sweep(str(path), ["gnmax", "lnmax"], sigma="5:10:5",
+                               laplace_scale=[3], labels=str(labels), repeats=2,
+                               queries=(100, 600))
+    rows = rows_of(cli(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10",
+                       "--laplace-scale", "3", "--labels", labels, "--repeats", "2",
+                       "--queries", "100,600", "-w", "1", "-q"))
+    assert list(frame.columns) == list(SWEEP_COLUMNS)
+    assert frame["epsilon"].tolist() == [row["epsilon"] for row in rows]
+    assert frame["label_accuracy"].tolist() == [row["label_accuracy"] for row in rows]
+    with pytest.raises(TypeError, match="unknown grid parameters: sigma2"):
+        pate_cli.run_sweep(str(path), sigma2=[1])

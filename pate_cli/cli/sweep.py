@@ -18,15 +18,14 @@ from ..sweep import (
     SweepSettings,
     analyze_command,
     best_row,
+    open_sources,
     pareto_rows,
     plan_points,
     point_key,
     run_points,
     score_column,
-    source_for,
 )
 from ..sweep_table import TABLE_FORMATS, read_table, table_bytes
-from ..votes import load_student, load_votes
 from .errors import EXIT_OVER_BUDGET, run_command
 from .options import CONTEXT_SETTINGS, POSITIVE, accounting_options, debug_option
 
@@ -157,7 +156,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
         raise click.UsageError("-m interactive needs --student")
     label_files = _per_file(labels, votes, "--labels")
     student_files = _per_file(student, votes, "--student")
-    sources, shapes = _open_sources(votes, label_files, student_files)
+    sources, shapes = open_sources(votes, label_files, student_files)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
     kept = _resumed_rows(out) if resume else []
     done = {point_key(row) for row in kept}
@@ -235,22 +234,6 @@ def _per_file(values: tuple, votes: tuple, flag: str) -> list:
         raise click.UsageError(f"{flag} was given {len(values)} times for {len(votes)} vote "
                                "files (give it once, or once per file)")
     return list(values)
-
-
-def _open_sources(votes, labels, students):
-    """Validate every input once here, so workers only reopen good files."""
-    sources, shapes = [], {}
-    for file, label_file, student_file in zip(votes, labels, students, strict=True):
-        vote_set = load_votes(file, labels=label_file)
-        if student_file is not None:
-            load_student(student_file, queries=vote_set.queries, classes=vote_set.classes)
-        source = source_for(file, sha256=vote_set.sha256, labels=label_file,
-                            student=student_file)
-        if source.path in shapes:
-            raise click.UsageError(f"{file} is given twice")
-        sources.append(source)
-        shapes[source.path] = (vote_set.queries, vote_set.teachers)
-    return sources, shapes
 
 
 def _resumed_rows(out: str) -> list[dict]:
