@@ -524,3 +524,12 @@ def test_the_python_api_gives_the_command_line_rows(cli, files):
     assert frame["label_accuracy"].tolist() == [row["label_accuracy"] for row in rows]
     with pytest.raises(TypeError, match="unknown grid parameters: sigma2"):
         pate_cli.run_sweep(str(path), sigma2=[1])
+
+
+def test_forced_progress_on_a_pipe_prints_lines(cli, files):
+    result = cli(files[0], "-m", "gnmax", "--sigma", "1:10:1", "--progress", "-w", "1")
+    assert result.code == 0
+    assert "pate-sweep: 1/10 points (10%)" in result.err
+    assert "pate-sweep: 10/10 points (100%)" in result.err
+    quiet = cli(files[0], "-m", "gnmax", "--sigma", "1:10:1", "-w", "1")
+    assert "points (" not in quiet.err

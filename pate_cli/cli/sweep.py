@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 
 import click
@@ -171,11 +172,10 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
                    f"{', '.join(mechanisms)}), {workers_text}{resumed}", err=True)
     finished: dict[int, dict] = {}
     failure = None
-    show_bar = sys.stderr.isatty() if progress is None else progress
+    terminal = sys.stderr.isatty()
+    show = terminal if progress is None else progress
     try:
-        with click.progressbar(length=len(tasks), file=sys.stderr, label="sweep",
-                               show_eta=True, show_pos=True,
-                               hidden=not show_bar) as bar:
+        with _progress(len(tasks), show=show, terminal=terminal) as bar:
             for position, row in run_points(tasks, executor=executor, in_flight=limit):
                 finished[tasks[position].index] = row
                 bar.update(1)
@@ -212,6 +212,39 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
             click.echo(f"pate-sweep: wrote {len(rows)} rows to {out}", err=True)
         return
     sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
+
+
+def _progress(total: int, *, show: bool, terminal: bool):
+    """click's progress bar on a terminal; forced onto a file or pipe, a line per tenth."""
+    if show and not terminal:
+        return _LineProgress(total)
+    return click.progressbar(length=total, file=sys.stderr, label="sweep", show_eta=True,
+                             show_pos=True, hidden=not show)
+
+
+class _LineProgress:
+    """``points done/total (percent), elapsed, ETA`` lines for logs (CI jobs)."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.shown = total, 0, 0
+        self.start = time.monotonic()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, count: int) -> None:
+        self.done += count
+        tenth = self.done * 10 // max(1, self.total)
+        if tenth > self.shown:
+            self.shown = tenth
+            elapsed = time.monotonic() - self.start
+            left = elapsed / self.done * (self.total - self.done)
+            click.echo(f"pate-sweep: {self.done}/{self.total} points "
+                       f"({100 * self.done // self.total}%), {elapsed:.0f} s elapsed, "
+                       f"about {left:.0f} s left", err=True)
 
 
 def _check_grids_used(grids: dict, mechanisms: list[str], quiet: bool) -> None:
