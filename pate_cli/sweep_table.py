@@ -75,6 +75,22 @@ def table_bytes(rows: list[dict], *, path: str | None = None, fmt: str | None = 
     raise ValueError(f"format must be one of {', '.join(TABLE_FORMATS)}, got {fmt!r}")
 
 
+def check_destination(path: str) -> None:
+    """Refuse, before any work, an output path whose extension or directory is unusable."""
+    if os.path.splitext(path)[1].lower() not in TABLE_EXTENSIONS:
+        raise ValueError(f"{path}: unknown extension for a sweep table "
+                         f"(use {', '.join(TABLE_EXTENSIONS)})")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ValueError(f"{path}: cannot write: the directory {directory} does not exist")
+    if path.lower().endswith(".parquet"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ValueError(f"{path}: writing .parquet needs pyarrow "
+                             "(pip install 'pate_cli[parquet]')") from None
+
+
 def read_table(path: str) -> list[dict]:
     """Rows of a sweep table written by ``table_bytes`` (for ``--resume`` and plots).
 

@@ -112,6 +112,8 @@ def test_bad_grid_specs_raise_naming_the_item(spec, message):
     (["--queries", "10.5"], "not a whole number"), (["--sigma", "0,10"], "sigma must be positive"),
     (["--queries", "100000"], "exceeds the 600 queries"), (["-m", "bogus"], "bogus"),
     (["--resume"], "--resume needs --out"), (["-m", "interactive"], "needs --student"),
+    (["--budget", "2", "--accounting", "expected"], "budget runs are replays"),
+    (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
 ])
 def test_bad_options_exit_2_with_one_line(cli, files, args, message):
     result = cli(files[0], *args)
@@ -493,7 +495,8 @@ def test_grid_size_is_announced_on_stderr(cli, files):
     assert "pate-sweep: 5 points x 3 repeats" in result.err
 
 
-def test_unknown_output_extension_leaves_nothing(cli, files, tmp_path):
+def test_unknown_output_extension_leaves_nothing(cli, files, tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep_module, "run_point", None)  # refused before any point runs
     result = cli(files[0], "-o", tmp_path / "out.xlsx", "-w", "1", "-q")
     assert result.code == 2 and "unknown extension" in result.err
     assert not list(tmp_path.glob("out*"))

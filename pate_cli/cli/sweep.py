@@ -26,7 +26,7 @@ from ..sweep import (
     run_points,
     score_column,
 )
-from ..sweep_table import TABLE_FORMATS, read_table, table_bytes
+from ..sweep_table import TABLE_FORMATS, check_destination, read_table, table_bytes
 from .errors import EXIT_OVER_BUDGET, run_command
 from .options import CONTEXT_SETTINGS, POSITIVE, accounting_options, debug_option
 
@@ -144,6 +144,8 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
     _check_grids_used(grids, mechanisms, quiet)
     if resume and not out:
         raise click.UsageError("--resume needs --out (the file to resume)")
+    if out:
+        check_destination(out)
     if "-" in votes:
         raise click.UsageError("pate-sweep reads vote files, not standard input "
                                "(workers open the files themselves)")
@@ -170,23 +172,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
         click.echo(f"pate-sweep: {len(points)} points x {repeats} repeat"
                    f"{'s' if repeats > 1 else ''} ({files}, "
                    f"{', '.join(mechanisms)}), {workers_text}{resumed}", err=True)
-    finished: dict[int, dict] = {}
-    failure = None
-    terminal = sys.stderr.isatty()
-    show = terminal if progress is None else progress
-    try:
-        with _progress(len(tasks), show=show, terminal=terminal) as bar:
-            for position, row in run_points(tasks, executor=executor, in_flight=limit):
-                finished[tasks[position].index] = row
-                bar.update(1)
-    except KeyboardInterrupt:
-        failure = "interrupted"
-    except Exception as error:  # noqa: BLE001 - kept rows are written, then re-raised
-        failure = error
-    finally:
-        if executor is not None:
-            _shutdown(executor)
-
+    finished, failure = _run(tasks, executor, limit, progress)
     rows = _in_grid_order(points, finished, kept)
     if pareto:
         rows = pareto_rows(rows)
@@ -212,6 +198,29 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
             click.echo(f"pate-sweep: wrote {len(rows)} rows to {out}", err=True)
         return
     sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
+
+
+def _run(tasks, executor, limit, progress) -> tuple[dict, object]:
+    """Run the tasks; ``({point index: row}, None | "interrupted" | the exception)``.
+
+    Ctrl-C and failing tasks stop the run but keep the rows finished so far.
+    """
+    finished: dict[int, dict] = {}
+    terminal = sys.stderr.isatty()
+    show = terminal if progress is None else progress
+    try:
+        with _progress(len(tasks), show=show, terminal=terminal) as bar:
+            for position, row in run_points(tasks, executor=executor, in_flight=limit):
+                finished[tasks[position].index] = row
+                bar.update(1)
+    except KeyboardInterrupt:
+        return finished, "interrupted"
+    except Exception as error:  # noqa: BLE001 - kept rows are written, then re-raised
+        return finished, error
+    finally:
+        if executor is not None:
+            _shutdown(executor)
+    return finished, None
 
 
 def _progress(total: int, *, show: bool, terminal: bool):
