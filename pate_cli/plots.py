@@ -29,6 +29,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from .accounting.gnmax import log_q_gnmax, rdp_gnmax
 from .accounting.threshold import log_pr_answered
@@ -53,6 +54,11 @@ class Style:
     dpi: float = 150.0
     title: str | None = None
     logy: bool = False
+    legend: str | None = None  # a matplotlib location, "outside" (above the plot), or None
+
+
+LEGEND_LOCATIONS = ("best", "upper left", "upper right", "lower left", "lower right",
+                    "center left", "center right", "upper center", "lower center", "outside")
 
 
 def epsilon_label(delta: float, *, what: str = "cumulative") -> str:
@@ -216,28 +222,52 @@ def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
     return curves
 
 
+PARAMETER_SYMBOLS = {"sigma": "$\\sigma$", "threshold": "$T$", "sigma_threshold": "$\\sigma_1$",
+                     "laplace_scale": "$\\lambda$"}
+
+
+def point_labels(part: pd.DataFrame) -> list[str]:
+    """Per point, the noise parameters that vary along its curve (``σ=40``), or ``''``."""
+    varying = [column for column in PARAMETER_SYMBOLS if column in part.columns
+               and pd.to_numeric(part[column], errors="coerce").nunique() > 1]
+    values = [pd.to_numeric(part[column], errors="coerce").to_numpy(dtype=np.float64)
+              for column in varying]
+    return [", ".join(f"{PARAMETER_SYMBOLS[c]}={v[i]:g}" for c, v in zip(varying, values,
+                                                                       strict=True)
+                      if np.isfinite(v[i])) for i in range(len(part))]
+
+
 def tradeoff_figure(frame: pd.DataFrame, *, delta: float, by: str = "mechanism",
-                    y: str = "label_accuracy", caption: str = "",
-                    style: Style = Style()) -> Figure:
+                    y: str = "label_accuracy", annotate: bool = True, logx: bool = False,
+                    caption: str = "", style: Style = Style()) -> Figure:
     """Utility against privacy from a sweep (Papernot et al. 2018, Figure 4).
 
     x = ``epsilon``, y = ``label_accuracy`` (or ``answered``), one curve per mechanism
     (Figure 4 left) or per teacher count (Figure 4 right), points sorted by epsilon, error
-    bars from ``epsilon_std`` and ``<y>_std`` where those are non-zero.
+    bars from ``epsilon_std`` and ``<y>_std`` where those are non-zero. ``annotate`` writes
+    the noise parameters that vary along a curve next to its points (the data-dependent
+    epsilon need not fall as the noise grows, so the order along x is not the grid's).
     """
     figure, axes = _figure(style)
     for number, (label, part) in enumerate(tradeoff_curves(frame, by=by, y=y)):
         colour = PALETTE[number % len(PALETTE)]
         xerr = _error(part, "epsilon_std")
         yerr = _error(part, f"{y}_std")
-        axes.errorbar(part["epsilon"].to_numpy(dtype=np.float64),
-                      part[y].to_numpy(dtype=np.float64), xerr=xerr, yerr=yerr,
-                      color=colour, marker="os^Dv<>"[number % 7], markersize=5,
-                      linewidth=1.5, capsize=2.5, elinewidth=0.9, label=label,
-                      gid=f"curve-{number}")
+        xs = part["epsilon"].to_numpy(dtype=np.float64)
+        ys = part[y].to_numpy(dtype=np.float64)
+        axes.errorbar(xs, ys, xerr=xerr, yerr=yerr, color=colour,
+                      marker="os^Dv<>"[number % 7], markersize=5, linewidth=1.5,
+                      capsize=2.5, elinewidth=0.9, label=label, gid=f"curve-{number}")
+        if annotate:
+            for x_value, y_value, text in zip(xs, ys, point_labels(part), strict=True):
+                axes.annotate(text, (x_value, y_value), xytext=(4, -9),
+                              textcoords="offset points", fontsize=6.5, color=colour)
+    if logx:
+        axes.set_xscale("log")
+        _plain_log_labels(axes.xaxis)
     axes.set_xlabel(epsilon_label(delta, what="total"))
-    axes.set_ylabel("label accuracy (fraction of labels output that are correct)"
-                    if y == "label_accuracy" else "queries answered")
+    axes.set_ylabel("label accuracy (of labels output)" if y == "label_accuracy"
+                    else "queries answered")
     _finish(figure, axes, style, title="Utility against privacy cost", caption=caption)
     return figure
 
@@ -446,7 +476,23 @@ def _figure(style: Style):
     axes.spines[["top", "right"]].set_visible(False)
     if style.logy:
         axes.set_yscale("log")
+        _plain_log_labels(axes.yaxis)
     return figure, axes
+
+
+def _plain_log_labels(axis) -> None:
+    """Log-axis labels as plain numbers (0.5, 2, 30), minor ones at 2, 3 and 5 times 10^k."""
+    def major(value, _):
+        return f"{value:g}"
+
+    def minor(value, _):
+        if value <= 0:
+            return ""
+        leading = round(value / 10 ** math.floor(math.log10(value) + 1e-9))
+        return f"{value:g}" if leading in (2, 3, 5) else ""
+
+    axis.set_major_formatter(FuncFormatter(major))
+    axis.set_minor_formatter(FuncFormatter(minor))
 
 
 def _finish(figure: Figure, axes, style: Style, *, title: str, caption: str,
@@ -457,8 +503,13 @@ def _finish(figure: Figure, axes, style: Style, *, title: str, caption: str,
     if extra_axes is not None:
         more_handles, more_labels = extra_axes.get_legend_handles_labels()
         handles, labels = handles + more_handles, labels + more_labels
+    if len(handles) > 3:  # inside, a long legend would hide lines
+        legend_loc = "outside"
+    if style.legend is not None:
+        legend_loc = style.legend
     if legend_loc == "outside" and handles:  # above the plot (the title heads it)
-        figure.legend(handles, labels, fontsize=8, frameon=False, ncols=2,
+        figure.legend(handles, labels, fontsize=8, frameon=False,
+                      ncols=len(handles) if len(handles) <= 3 else 2,
                       loc="outside upper center", title=title, title_fontsize=11)
     else:
         axes.set_title(title, fontsize=11)

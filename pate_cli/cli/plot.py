@@ -7,6 +7,7 @@ line on stderr and exit status 2, before anything is written.
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
 
@@ -55,7 +56,16 @@ def plot():
 
 
 def figure_options(command):
-    """-o OUT and the look of the figure, shared by every kind."""
+    """-o OUT and the look of the figure, shared by every kind.
+
+    The look options reach the command as one ``style`` argument (a ``plots.Style``).
+    """
+    @functools.wraps(command)
+    def with_style(*args, title, width, height, dpi, logy, legend, **kwargs):
+        style = plots.Style(width=width, height=height, dpi=float(dpi), title=title,
+                            logy=logy, legend=legend)
+        return command(*args, style=style, **kwargs)
+
     decorators = [
         click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
                      help="The figure file: .png, .pdf or .svg."),
@@ -67,17 +77,16 @@ def figure_options(command):
         click.option("--dpi", type=click.IntRange(20, 1200), default=150, show_default=True,
                      help="Resolution (PNG pixels = width x height x dpi)."),
         click.option("--logy", is_flag=True, help="Logarithmic y axis."),
+        click.option("--legend", type=click.Choice(plots.LEGEND_LOCATIONS),
+                     help="Legend location; 'outside' puts it above the plot [default: best "
+                          "inside, above the plot for more than 3 entries]."),
         click.option("--delta", type=Probability(),
                      help="delta of the epsilon axis [default: from --summary, else 1e-5]."),
         debug_option,
     ]
     for decorator in reversed(decorators):
-        command = decorator(command)
-    return command
-
-
-def _style(title, width, height, dpi, logy) -> plots.Style:
-    return plots.Style(width=width, height=height, dpi=float(dpi), title=title, logy=logy)
+        with_style = decorator(with_style)
+    return with_style
 
 
 def _format(output: str) -> str:
@@ -158,8 +167,7 @@ Examples:
               help="Draw a budget line and mark where each run first exceeds it.")
 @rows_option
 @figure_options
-def history(inputs, labels, summary_paths, x, budget, queries, output, title, width, height, dpi,
-            logy, delta, debug):
+def history(inputs, labels, summary_paths, x, budget, queries, output, style, delta, debug):
     """Cumulative epsilon against queries, one line per per-query TABLE.
 
     TABLE is a per-query table of pate-analyze --per-query (.csv, .jsonl, .parquet).
@@ -174,7 +182,7 @@ def history(inputs, labels, summary_paths, x, budget, queries, output, title, wi
     figure = plots.history_figure(list(zip(names, frames, strict=True)),
                                   delta=_delta(delta, summaries), x=x, budget=budget,
                                   caption=caption,
-                                  style=_style(title, width, height, dpi, logy))
+                                  style=style)
     _save(figure, output, fmt)
 
 
@@ -196,8 +204,8 @@ Examples:
               help="Draw the uniform run (column epsilon_cumulative) in grey.")
 @rows_option
 @figure_options
-def groups(input_path, groups_path, summary_path, x, baseline, queries, output, title, width,
-           height, dpi, logy, delta, debug):
+def groups(input_path, groups_path, summary_path, x, baseline, queries, output, style, delta,
+           debug):
     """Per-group cost histories of an individualized run, with budgets and exhaustion.
 
     TABLE is the per-query table of pate-analyze --individualized ... --per-query FILE
@@ -237,7 +245,7 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
         "no budgets given (use --groups or --summary)") if part)
     figure = plots.groups_figure(frame, budgets=budgets, delta=_delta(delta, [summary]), x=x,
                                  baseline=baseline, caption=caption,
-                                 style=_style(title, width, height, dpi, logy))
+                                 style=style)
     _save(figure, output, fmt)
 
 
@@ -257,8 +265,11 @@ Examples:
               show_default=True, help="One curve per mechanism or per teacher count.")
 @click.option("--y", "y", type=click.Choice(["label_accuracy", "answered"]),
               default="label_accuracy", show_default=True, help="Quantity on the y axis.")
+@click.option("--annotate/--no-annotate", default=True, show_default=True,
+              help="Write each point's noise parameters next to it.")
+@click.option("--logx", is_flag=True, help="Logarithmic epsilon axis.")
 @figure_options
-def tradeoff(inputs, by, y, output, title, width, height, dpi, logy, delta, debug):
+def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
     """Label accuracy against epsilon from pate-sweep tables (several are concatenated).
 
     One curve per mechanism (--by mechanism, Papernot et al. 2018 Figure 4 left) or per
@@ -288,9 +299,10 @@ def tradeoff(inputs, by, y, output, title, width, height, dpi, logy, delta, debu
                              "needs every row's teacher count")
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True)
-    figure = plots.tradeoff_figure(table, delta=delta or 1e-5, by=by, y=y,
+    figure = plots.tradeoff_figure(table, delta=delta or 1e-5, by=by, y=y, annotate=annotate,
+                                   logx=logx,
                                    caption=_sweep_caption(table),
-                                   style=_style(title, width, height, dpi, logy))
+                                   style=style)
     _save(figure, output, fmt)
 
 
@@ -346,8 +358,7 @@ Examples:
 @click.option("--teachers", type=POSITIVE,
               help="Number of teachers M when rows do not sum to it.")
 @figure_options
-def selection(votes, params, sigma, order, bins, queries, teachers, output, title, width,
-              height, dpi, logy, delta, debug):
+def selection(votes, params, sigma, order, bins, queries, teachers, output, style, delta, debug):
     """Plurality histogram of all queries and of those Confident-GNMax answers.
 
     For VOTES (a vote file) and each --params T,sigma1: the expected number of queries
@@ -388,7 +399,7 @@ def selection(votes, params, sigma, order, bins, queries, teachers, output, titl
                f"RDP of answering a query of the bin, at order {order:g} ({how}).")
     figure = plots.selection_figure(data, params=params, sigma=sigma, order=order,
                                     caption=caption,
-                                    style=_style(title, width, height, dpi, logy))
+                                    style=style)
     _save(figure, output, fmt)
 
 
@@ -409,8 +420,7 @@ Examples:
               help="JSON summary per input, in order: delta and parameters for the caption.")
 @rows_option
 @figure_options
-def partition(inputs, labels, summary_paths, queries, output, title, width, height, dpi, logy,
-              delta, debug):
+def partition(inputs, labels, summary_paths, queries, output, style, delta, debug):
     """Cumulative epsilon against answered queries; Confident's cost split in two.
 
     Each TABLE is a per-query table. A run that charges a selection step (non-zero
@@ -427,7 +437,7 @@ def partition(inputs, labels, summary_paths, queries, output, title, width, heig
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
     figure = plots.partition_figure(list(zip(names, frames, strict=True)),
                                     delta=_delta(delta, summaries), caption=caption,
-                                    style=_style(title, width, height, dpi, logy))
+                                    style=style)
     _save(figure, output, fmt)
 
 
