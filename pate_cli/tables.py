@@ -120,28 +120,17 @@ def _check_file(name: str, expected: str) -> str:
 
 
 def _read_json_lines(name: str, text: str, expected: str) -> pd.DataFrame:
-    records = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if number == 1 and _is_summary(text):
-                raise InputError(f"{name}: this is {SUMMARY}; expected {expected} "
-                                 "(give a summary with --summary)") from None
-            raise InputError(f"{name}: line {number}: not a JSON object (expected {expected} "
-                             "as JSON lines)") from None
-        if not isinstance(record, dict):
-            raise InputError(f"{name}: line {number}: not a JSON object (expected {expected} "
-                             "as JSON lines)")
-        if "tool" in record and "epsilon" in record and "delta" in record:
-            raise InputError(f"{name}: this is {SUMMARY}; expected {expected} "
-                             "(give a summary with --summary)")
-        records.append(record)
-    if not records:
+    if _is_summary(text) or _is_summary(text.lstrip().split("\n", 1)[0]):
+        raise InputError(f"{name}: this is {SUMMARY}; expected {expected} "
+                         "(give a summary with --summary)")
+    try:
+        frame = pd.read_json(io.StringIO(text), lines=True, dtype=False)
+    except ValueError:
+        raise InputError(f"{name}: not JSON lines (one JSON object per line); expected "
+                         f"{expected}") from None
+    if frame.empty:
         raise InputError(f"{name}: the table has no rows (expected {expected})")
-    return pd.DataFrame.from_records(records)
+    return frame
 
 
 def _is_summary(text: str) -> bool:
@@ -149,7 +138,7 @@ def _is_summary(text: str) -> bool:
         value = json.loads(text)
     except json.JSONDecodeError:
         return False
-    return isinstance(value, dict) and "epsilon" in value
+    return isinstance(value, dict) and "epsilon" in value and "delta" in value
 
 
 def _read_parquet(name: str, expected: str) -> pd.DataFrame:

@@ -353,3 +353,17 @@ def test_groups_budgets_from_the_groups_file_and_first_rows(runs, tmp_path, caps
                       SAMPLES / "mnist_250_groups.csv", "-n", "100", "--x", "answered",
                       *SMALL, "-o", out)
     assert (status, err) == (0, "")
+
+
+def test_no_kind_is_one_line(capsys):
+    status, err = cli(capsys)
+    assert status == 2 and err.count("\n") == 1 and "Missing command" in err
+
+
+def test_json_lines_summary_detected_and_read(runs, tmp_path, capsys):
+    frame = read_table(runs["confident_jsonl"], expected="t")
+    csv = read_table(runs["confident"], expected="t")
+    np.testing.assert_allclose(frame["epsilon_cumulative"], csv["epsilon_cumulative"])
+    lines_summary = tmp_path.parent / "summary_lines.jsonl"
+    lines_summary.write_text(json.dumps(json.loads(runs["confident_json"].read_text())) + "\n")
+    assert "JSON summary" in bad(capsys, tmp_path, "history", lines_summary)

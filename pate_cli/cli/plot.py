@@ -46,7 +46,7 @@ Exit status: 0 ok, 2 bad input or options, 1 unexpected.
 """
 
 
-@click.group(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
+@click.group(context_settings=CONTEXT_SETTINGS, epilog=EPILOG, no_args_is_help=False)
 def plot():
     """Draw the PATE papers' figures from pate-analyze and pate-sweep outputs.
 
