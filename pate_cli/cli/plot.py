@@ -130,8 +130,11 @@ def _labels(labels, inputs, summaries) -> list[str]:
         raise click.UsageError(f"give one --label per input ({len(inputs)}), or none")
     if labels:
         return list(labels)
-    return [plots.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
-            else os.path.basename(path) for path, s in zip(inputs, summaries, strict=True)]
+    names = [plots.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
+             else os.path.basename(path) for path, s in zip(inputs, summaries, strict=True)]
+    if len(set(names)) < len(names):  # two runs of one mechanism: tell them apart by file
+        names = [os.path.basename(path) for path in inputs]
+    return names
 
 
 def _delta(option, summaries) -> float:
