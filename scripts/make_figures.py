@@ -1,57 +1,198 @@
-"""Regenerate the figures the README shows (``make figures``), from the shipped sample votes.
+"""Regenerate the README's figures (``make figures``) with ``pate-analyze`` and ``pate-plot``.
 
-Uses the Python API and matplotlib's object API only (no pyplot state).
+From the shipped sample votes (``sample_votes/``) always, and from the 2018 paper's
+released votes when ``../shared/paper_votes`` exists (``--paper-votes DIR`` to point
+elsewhere). Per-query tables, JSON summaries and sweep tables go to a temporary directory;
+the figures to ``docs/`` (``--out``). Every step is a command line, run in-process through
+the same entry points as the console scripts and printed as it runs, so the README can
+show exactly what made each figure.
+
+    python scripts/make_figures.py [--out docs] [--paper-votes DIR] [--no-paper]
+
+``pate-sweep`` is not part of this branch yet: the sweep tables for the trade-off figures
+are written here with the Python API, in the columns CLI.md fixes for ``pate-sweep``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import sys
+import tempfile
+import warnings
 from pathlib import Path
 
-from matplotlib.figure import Figure
+import numpy as np
+import pandas as pd
 
 import pate_cli
+from pate_cli.cli.analyze import analyze as analyze_command
+from pate_cli.cli.errors import run_command
+from pate_cli.cli.plot import plot as plot_command
 
 ROOT = Path(__file__).resolve().parents[1]
+PAPER_VOTES = ROOT.parent / "shared" / "paper_votes"
+SWEEP_COLUMNS = ("file", "mechanism", "sigma", "threshold", "sigma_threshold", "laplace_scale",
+                 "queries", "teachers", "answered", "answered_std", "epsilon", "epsilon_std",
+                 "order", "epsilon_data_independent", "label_accuracy", "label_accuracy_std",
+                 "repeats", "seed")
 
 
-def history_figure(votes_path: Path, labels_path: Path) -> Figure:
-    """Cumulative epsilon against query index for three aggregators on one vote file."""
-    vote_set = pate_cli.load_votes(votes_path, labels=labels_path)
-    runs = [
-        ("Confident-GNMax, replay", dict(mechanism="confident", accounting="replay")),
-        ("Confident-GNMax, expected", dict(mechanism="confident", accounting="expected")),
-        ("Confident-GNMax, data-independent",
-         dict(mechanism="confident", accounting="data-independent")),
-        ("GNMax (sigma 40), replay", dict(mechanism="gnmax", accounting="replay")),
-        ("LNMax (lambda 20), replay", dict(mechanism="lnmax", accounting="replay")),
-    ]
-    figure = Figure(figsize=(7.5, 4.2), dpi=110)
-    axes = figure.add_subplot()
-    for label, options in runs:
-        result = pate_cli.analyze(vote_set, options.pop("mechanism"), queries=2000, **options)
-        axes.plot(result.epsilon_cumulative, label=label, linewidth=1.6)
-    axes.set_xlabel("query index (first 2,000 MNIST sample queries)")
-    axes.set_ylabel("cumulative epsilon at delta = 1e-5")
-    axes.set_title("What each label costs: MNIST sample votes, 250 teachers")
-    axes.grid(alpha=0.3)
-    axes.legend(frameon=False, fontsize=8)
-    figure.text(0.01, 0.01, "Confident: T=200, sigma1=150, sigma2=40; default 298-order grid, "
-                "classic conversion, seed 0", fontsize=7, color="0.35")
-    figure.tight_layout(rect=(0, 0.03, 1, 1))
-    return figure
+def run(*args: str) -> None:
+    """Run ``pate-analyze ...`` or ``pate-plot ...`` in-process; stop on failure."""
+    print("$ " + " ".join(shlex.quote(str(a)) for a in args), flush=True)
+    command = {"pate-analyze": analyze_command, "pate-plot": plot_command}[args[0]]
+    status = run_command(command, [str(a) for a in args[1:]], prog_name=args[0])
+    if status != 0:
+        raise SystemExit(f"{args[0]} failed with exit status {status}")
+
+
+def sample_figures(out: Path, work: Path) -> None:
+    """The figures of the README's pate-plot section, from the MNIST sample."""
+    votes = "sample_votes/mnist_250_votes.npy"
+    labels = "sample_votes/mnist_250_labels.npy"
+    w = work
+
+    # Cost history of five runs (2018 Figure 1 middle), with a budget line.
+    runs = [("confident_replay", "Confident-GNMax, replay", ["--accounting", "replay"]),
+            ("confident_expected", "Confident-GNMax, expected", ["--accounting", "expected"]),
+            ("confident_data-independent", "Confident-GNMax, data-independent",
+             ["--accounting", "data-independent"]),
+            ("gnmax", "GNMax, replay", ["-m", "gnmax", "--sigma", "40"]),
+            ("lnmax", "LNMax, replay", ["-m", "lnmax", "--laplace-scale", "20"])]
+    for name, _, extra in runs:
+        run("pate-analyze", votes, "-n", "2000", *extra,
+            "--per-query", w / f"{name}.csv", "-f", "json", "-o", w / f"{name}.json")
+    history = ["pate-plot", "history", *(w / f"{name}.csv" for name, *_ in runs)]
+    for name, label, _ in runs:
+        history += ["--label", label, "--summary", w / f"{name}.json"]
+    history += ["--budget", "3", "--height", "4.6", "-o", out / "mnist_cost_history.png"]
+    run(*history)
+
+    # Individualized PATE: per-group histories (Boenisch et al. Figure 1).
+    run("pate-analyze", "--predictions", "sample_votes/mnist_250_predictions.npy",
+        "--individualized", "weighting", "--groups", "sample_votes/mnist_250_groups.csv",
+        "--teacher-groups", "sample_votes/mnist_250_teacher_groups.csv",
+        "--per-query", w / "groups.csv", "-f", "json", "-o", w / "groups.json")
+    run("pate-plot", "groups", w / "groups.csv", "--summary", w / "groups.json",
+        "-n", "2000", "-o", out / "mnist_groups.png")
+
+    # Selection (2018 Figure 5 left): moderate and aggressive thresholds.
+    run("pate-plot", "selection", votes, "--params", "175,75", "--params", "250,75",
+        "--sigma", "40", "-o", out / "mnist_selection.png")
+
+    # Partition (2018 Figure 5 right): LNMax answers everything, Confident selects.
+    run("pate-analyze", votes, "-m", "lnmax", "--laplace-scale", "20", "-n", "5000",
+        "--per-query", w / "lnmax_all.csv", "-f", "json", "-o", w / "lnmax_all.json")
+    run("pate-analyze", votes, "--per-query", w / "confident_all.csv", "-f", "json",
+        "-o", w / "confident_all.json")
+    run("pate-plot", "partition", w / "lnmax_all.csv", w / "confident_all.csv",
+        "--summary", w / "lnmax_all.json", "--summary", w / "confident_all.json",
+        "-o", out / "mnist_partition.png")
+
+    # Trade-off (2018 Figure 4): sweep tables in pate-sweep's columns.
+    vote_set = pate_cli.load_votes(ROOT / votes, labels=ROOT / labels)
+    rows = sweep(vote_set.votes, vote_set.labels, "mnist_250_votes.npy",
+                 [("lnmax", {"laplace_scale": s}) for s in (10, 20, 30, 40, 60, 80)]
+                 + [("gnmax", {"sigma": s}) for s in (10, 20, 30, 40, 60, 80)],
+                 queries=1000)
+    rows.to_csv(w / "sweep.csv", index=False)
+    run("pate-plot", "tradeoff", w / "sweep.csv", "-o", out / "mnist_tradeoff.png")
+
+    predictions = np.load(ROOT / "sample_votes" / "mnist_250_predictions.npy")
+    tables = []
+    for teachers in (50, 100, 250):
+        histogram = histogram_of(predictions[:, :teachers], classes=10)
+        tables.append(sweep(histogram, vote_set.labels, f"first {teachers} teachers",
+                            [("gnmax", {"sigma": f * teachers})
+                             for f in (0.08, 0.12, 0.16, 0.24, 0.32)],
+                            queries=1000))
+    pd.concat(tables).to_csv(w / "sweep_teachers.csv", index=False)
+    run("pate-plot", "tradeoff", w / "sweep_teachers.csv", "--by", "teachers", "--logx",
+        "--legend", "outside", "-o", out / "mnist_tradeoff_teachers.png")
+
+
+def paper_figures(out: Path, work: Path, votes_dir: Path) -> None:
+    """Figure 5 of the 2018 paper on its released MNIST and SVHN votes (no labels)."""
+    mnist = votes_dir / "mnist_250_teachers.npy"
+    svhn = votes_dir / "svhn_250_teachers.npy"
+    w = work
+    if svhn.exists():
+        run("pate-plot", "selection", svhn, "--params", "300,200", "--params", "250,75",
+            "--sigma", "40", "--delta", "1e-6", "-n", "8500",
+            "-o", out / "paper_svhn_selection.png")
+        run("pate-analyze", svhn, "-n", "8500", "-T", "300", "--sigma-threshold", "200",
+            "--sigma", "40", "--delta", "1e-6", "--per-query", w / "svhn_confident.csv",
+            "-f", "json", "-o", w / "svhn_confident.json")
+        run("pate-analyze", svhn, "-n", "3100", "-m", "lnmax", "--laplace-scale", "20",
+            "--delta", "1e-6", "--per-query", w / "svhn_lnmax.csv", "-f", "json",
+            "-o", w / "svhn_lnmax.json")
+        run("pate-plot", "partition", w / "svhn_lnmax.csv", w / "svhn_confident.csv",
+            "--summary", w / "svhn_lnmax.json", "--summary", w / "svhn_confident.json",
+            "-o", out / "paper_svhn_partition.png")
+    if mnist.exists():
+        run("pate-analyze", mnist, "-n", "640", "--accounting", "expected", "-T", "200",
+            "--sigma-threshold", "150", "--sigma", "40", "--per-query",
+            w / "mnist_paper.csv", "-f", "json", "-o", w / "mnist_paper.json")
+        run("pate-analyze", mnist, "-n", "1000", "-m", "lnmax", "--laplace-scale", "20",
+            "--accounting", "expected", "--per-query", w / "mnist_paper_lnmax.csv",
+            "-f", "json", "-o", w / "mnist_paper_lnmax.json")
+        run("pate-plot", "history", w / "mnist_paper_lnmax.csv", w / "mnist_paper.csv",
+            "--summary", w / "mnist_paper_lnmax.json", "--summary", w / "mnist_paper.json",
+            "--x", "answered", "--budget", "2", "-o", out / "paper_mnist_history.png")
+
+
+def histogram_of(predictions: np.ndarray, *, classes: int) -> np.ndarray:
+    """(queries x teachers) class ids -> (queries x classes) vote counts, vectorised."""
+    queries = predictions.shape[0]
+    flat = (np.arange(queries)[:, None] * classes + predictions).ravel()
+    return np.bincount(flat, minlength=queries * classes).reshape(queries, classes)
+
+
+def sweep(votes, labels, file: str, grid, *, queries: int, repeats: int = 3) -> pd.DataFrame:
+    """A pate-sweep-shaped table (CLI.md columns): replays with seeds 0..repeats-1."""
+    teachers = float(votes[0].sum())
+    rows = []
+    for mechanism, params in grid:
+        runs = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for seed in range(repeats):
+                runs.append(pate_cli.analyze(votes, mechanism, labels=labels[:len(votes)],
+                                             teachers=teachers, queries=queries, seed=seed,
+                                             **params))
+        answered = np.array([r.answered_total for r in runs])
+        epsilon = np.array([r.epsilon for r in runs])
+        accuracy = np.array([r.label_accuracy for r in runs])
+        row = dict.fromkeys(SWEEP_COLUMNS)
+        row.update(file=file, mechanism=mechanism, queries=queries, teachers=teachers,
+                   answered=answered.mean(), answered_std=answered.std(),
+                   epsilon=epsilon.mean(), epsilon_std=epsilon.std(), order=runs[0].order,
+                   epsilon_data_independent=runs[0].epsilon_data_independent,
+                   label_accuracy=accuracy.mean(), label_accuracy_std=accuracy.std(),
+                   repeats=repeats, seed=0, **params)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
+    parser.add_argument("--paper-votes", type=Path, default=PAPER_VOTES)
+    parser.add_argument("--no-paper", action="store_true",
+                        help="Only the sample-vote figures.")
     args = parser.parse_args(argv)
+    args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
-    figure = history_figure(ROOT / "sample_votes" / "mnist_250_votes.npy",
-                            ROOT / "sample_votes" / "mnist_250_labels.npy")
-    target = args.out / "mnist_cost_history.png"
-    figure.savefig(target, metadata={"Software": None})
-    print(f"wrote {target}")
+    os.chdir(ROOT)  # the commands name the sample votes relative to the repository
+    with tempfile.TemporaryDirectory(prefix="pate-figures-") as work:
+        sample_figures(args.out, Path(work))
+        if not args.no_paper and args.paper_votes.is_dir():
+            paper_figures(args.out, Path(work), args.paper_votes.resolve())
+        elif not args.no_paper:
+            print(f"{args.paper_votes} not found: skipping the paper-vote figures",
+                  file=sys.stderr)
     return 0
 
 

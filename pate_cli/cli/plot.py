@@ -1,0 +1,449 @@
+"""``pate-plot KIND INPUT... -o OUT``: the papers' figures from our commands' outputs.
+
+A thin layer: read the inputs (``tables.py``, ``votes.py``), build a ``Figure``
+(``plots.py``), write it atomically (``report.write_outputs``). Every input problem is one
+line on stderr and exit status 2, before anything is written.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+
+import click
+import numpy as np
+
+from .. import plots
+from ..analysis import analyze_votes
+from ..mechanisms import ConfidentGNMax
+from ..orders import default_orders
+from ..report import write_outputs
+from ..tables import (
+    PER_QUERY,
+    SWEEP,
+    numeric_column,
+    read_summary,
+    read_table,
+    require_table,
+)
+from ..votes import InputError, load_groups, load_votes
+from .errors import run_command
+from .options import CONTEXT_SETTINGS, POSITIVE, Order, Probability, debug_option
+
+EPILOG = """\b
+Examples:
+  pate-analyze votes.npy --per-query q.csv --format json -o q.json
+  pate-plot history q.csv --summary q.json --budget 2 -o history.png
+  pate-plot groups g.csv --summary g.json -o groups.pdf
+  pate-plot tradeoff sweep.csv --by teachers -o tradeoff.svg
+  pate-plot selection votes.npy --params 200,150 --params 300,200 --sigma 40 -o sel.png
+  pate-plot partition lnmax.csv confident.csv --label LNMax --label Confident -o part.png
+
+\b
+Run 'pate-plot KIND --help' for the options of each kind.
+Exit status: 0 ok, 2 bad input or options, 1 unexpected.
+"""
+
+
+@click.group(context_settings=CONTEXT_SETTINGS, epilog=EPILOG, no_args_is_help=False)
+def plot():
+    """Draw the PATE papers' figures from pate-analyze and pate-sweep outputs.
+
+    KIND is history, groups, tradeoff, selection or partition. OUT's extension (.png,
+    .pdf, .svg) picks the format; the file is written atomically.
+    """
+
+
+def figure_options(command):
+    """-o OUT and the look of the figure, shared by every kind.
+
+    The look options reach the command as one ``style`` argument (a ``plots.Style``).
+    """
+    @functools.wraps(command)
+    def with_style(*args, title, width, height, dpi, logy, legend, **kwargs):
+        style = plots.Style(width=width, height=height, dpi=float(dpi), title=title,
+                            logy=logy, legend=legend)
+        return command(*args, style=style, **kwargs)
+
+    decorators = [
+        click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+                     help="The figure file: .png, .pdf or .svg."),
+        click.option("--title", help="Figure title [default: one per kind]."),
+        click.option("--width", type=click.FloatRange(1, 40), default=7.0,
+                     show_default=True, help="Width in inches."),
+        click.option("--height", type=click.FloatRange(1, 40), default=4.2,
+                     show_default=True, help="Height in inches."),
+        click.option("--dpi", type=click.IntRange(20, 1200), default=150, show_default=True,
+                     help="Resolution (PNG pixels = width x height x dpi)."),
+        click.option("--logy", is_flag=True, help="Logarithmic y axis."),
+        click.option("--legend", type=click.Choice(plots.LEGEND_LOCATIONS),
+                     help="Legend location; 'outside' puts it above the plot [default: best "
+                          "inside, above the plot for more than 3 entries]."),
+        click.option("--delta", type=Probability(),
+                     help="delta of the epsilon axis [default: from --summary, else 1e-5]."),
+        debug_option,
+    ]
+    for decorator in reversed(decorators):
+        with_style = decorator(with_style)
+    return with_style
+
+
+def _format(output: str) -> str:
+    extension = os.path.splitext(output)[1].lower().lstrip(".")
+    if extension not in plots.FORMATS:
+        raise click.UsageError(f"-o {output}: the extension picks the format: use .png, "
+                               ".pdf or .svg")
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise InputError(f"{output}: cannot write: the directory {directory} does not exist")
+    return extension
+
+
+def _save(figure, output: str, fmt: str) -> None:
+    write_outputs({output: plots.figure_bytes(figure, fmt)})
+
+
+def _per_query(path: str, columns, queries: int | None = None) -> object:
+    frame = read_table(path, expected=PER_QUERY)
+    require_table(frame, path, kind="per-query", columns=columns)
+    if queries is not None:
+        frame = frame.iloc[:queries]
+    for column in columns:
+        numeric_column(frame, path, column)
+    return frame
+
+
+def rows_option(command):
+    return click.option("-n", "--queries", type=click.IntRange(min=1),
+                        help="Plot only the first N rows of each table.")(command)
+
+
+def _summaries(paths, inputs) -> list:
+    if paths and len(paths) != len(inputs):
+        raise click.UsageError(f"give one --summary per input ({len(inputs)}), or none")
+    return [read_summary(path) for path in paths] if paths else [None] * len(inputs)
+
+
+def _labels(labels, inputs, summaries) -> list[str]:
+    if labels and len(labels) != len(inputs):
+        raise click.UsageError(f"give one --label per input ({len(inputs)}), or none")
+    if labels:
+        return list(labels)
+    names = [plots.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
+             else os.path.basename(path) for path, s in zip(inputs, summaries, strict=True)]
+    if len(set(names)) < len(names):  # two runs of one mechanism: tell them apart by file
+        names = [os.path.basename(path) for path in inputs]
+    return names
+
+
+def _delta(option, summaries) -> float:
+    found = {float(s["delta"]) for s in summaries if s}
+    if option is not None:
+        return option
+    if len(found) > 1:
+        raise InputError("the summaries have different delta values "
+                         f"({', '.join(f'{d:g}' for d in sorted(found))}); pick one "
+                         "with --delta")
+    return found.pop() if found else 1e-5
+
+
+HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
+
+
+@plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
+Examples:
+  pate-analyze votes.npy --per-query a.csv -f json -o a.json
+  pate-analyze votes.npy -m gnmax --sigma 40 --per-query b.csv -f json -o b.json
+  pate-plot history a.csv b.csv --summary a.json --summary b.json -o h.png
+  pate-plot history a.csv --x answered --budget 2 --label "Confident" -o h.pdf
+""")
+@click.argument("inputs", nargs=-1, required=True, metavar="TABLE...")
+@click.option("--label", "labels", multiple=True,
+              help="Legend label per input, in order [default: mechanism or file name].")
+@click.option("--summary", "summary_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="JSON summary per input, in order (pate-analyze --format json -o): "
+                   "delta and parameters for the caption.")
+@click.option("--x", "x", type=click.Choice(["query", "answered"]), default="query",
+              show_default=True, help="x axis: query index, or cumulative answered count.")
+@click.option("--budget", type=POSITIVE,
+              help="Draw a budget line and mark where each run first exceeds it.")
+@rows_option
+@figure_options
+def history(inputs, labels, summary_paths, x, budget, queries, output, style, delta, debug):
+    """Cumulative epsilon against queries, one line per per-query TABLE.
+
+    TABLE is a per-query table of pate-analyze --per-query (.csv, .jsonl, .parquet).
+    The stopping point is the first query whose cumulative epsilon exceeds --budget.
+    Papernot et al. 2018, Figure 1 (middle).
+    """
+    fmt = _format(output)
+    summaries = _summaries(summary_paths, inputs)
+    frames = [_per_query(path, HISTORY_COLUMNS, queries) for path in inputs]
+    names = _labels(labels, inputs, summaries)
+    caption = plots.runs_caption(names, frames, summaries)
+    figure = plots.history_figure(list(zip(names, frames, strict=True)),
+                                  delta=_delta(delta, summaries), x=x, budget=budget,
+                                  caption=caption,
+                                  style=style)
+    _save(figure, output, fmt)
+
+
+@plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
+Examples:
+  pate-analyze votes.npy --individualized upsampling --groups groups.csv \\
+      --per-query g.csv --format json -o g.json
+  pate-plot groups g.csv --summary g.json -o groups.png
+  pate-plot groups g.csv --groups groups.csv --no-baseline -o groups.pdf
+""")
+@click.argument("input_path", metavar="TABLE")
+@click.option("--groups", "groups_path", type=click.Path(dir_okay=False),
+              help="Budgets from the groups CSV (group,budget,...).")
+@click.option("--summary", "summary_path", type=click.Path(dir_okay=False),
+              help="Budgets, delta and parameters from the run's JSON summary.")
+@click.option("--x", "x", type=click.Choice(["query", "answered"]), default="query",
+              show_default=True, help="x axis: query index, or cumulative answered count.")
+@click.option("--baseline/--no-baseline", default=True, show_default=True,
+              help="Draw the uniform run (column epsilon_cumulative) in grey.")
+@rows_option
+@figure_options
+def groups(input_path, groups_path, summary_path, x, baseline, queries, output, style, delta,
+           debug):
+    """Per-group cost histories of an individualized run, with budgets and exhaustion.
+
+    TABLE is the per-query table of pate-analyze --individualized ... --per-query FILE
+    (columns epsilon_cumulative_<group>). Budgets come from --groups or --summary; each
+    is a dashed line in its group's colour, and the first query after which the group's
+    cumulative epsilon exceeds it is marked. Individualized PATE, Figures 1, 5, 6.
+    """
+    fmt = _format(output)
+    summary = read_summary(summary_path) if summary_path else None
+    frame = _per_query(input_path, HISTORY_COLUMNS, queries)
+    names = plots.group_columns(frame)
+    if not names:
+        raise InputError(f"{input_path}: no epsilon_cumulative_<group> columns; expected the "
+                         "per-query table of an individualized run (pate-analyze "
+                         "--individualized ... --per-query FILE)")
+    for name in names:
+        numeric_column(frame, input_path, plots.GROUP_PREFIX + name)
+    budgets = {}
+    if summary is not None:
+        if not summary.get("groups"):
+            raise InputError(f"{summary_path}: has no 'groups' list; expected the JSON "
+                             "summary of an individualized run")
+        budgets = {str(row["group"]): float(row["budget"]) for row in summary["groups"]}
+    if groups_path is not None:
+        loaded = load_groups(groups_path)
+        budgets = dict(zip(loaded.names, map(float, loaded.budgets), strict=True))
+    unknown = [name for name in budgets if name not in names]
+    if unknown:
+        source = groups_path or summary_path
+        raise InputError(f"{source}: group {unknown[0]!r} has no column "
+                         f"epsilon_cumulative_{unknown[0]} in {input_path} (it has "
+                         f"{', '.join(names)})")
+    caption = plots.summary_caption(summary)
+    budget_text = ", ".join(f"{name} {budget:g}" for name, budget in budgets.items())
+    caption = "; ".join(part for part in (
+        caption, f"{len(frame):,} queries", f"budgets: {budget_text}" if budgets else
+        "no budgets given (use --groups or --summary)") if part)
+    figure = plots.groups_figure(frame, budgets=budgets, delta=_delta(delta, [summary]), x=x,
+                                 baseline=baseline, caption=caption,
+                                 style=style)
+    _save(figure, output, fmt)
+
+
+SWEEP_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale")
+
+
+@plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
+Examples:
+  pate-sweep votes.npy -m lnmax -m gnmax --sigma 10:60:10 --laplace-scale 10:60:10 \\
+      --labels y.npy --queries 4000 --out sweep.csv
+  pate-plot tradeoff sweep.csv -o tradeoff.png
+  pate-plot tradeoff m50.csv m100.csv m250.csv --by teachers -o teachers.pdf
+  pate-plot tradeoff sweep.csv --y answered -o answered.svg
+""")
+@click.argument("inputs", nargs=-1, required=True, metavar="SWEEP...")
+@click.option("--by", type=click.Choice(["mechanism", "teachers"]), default="mechanism",
+              show_default=True, help="One curve per mechanism or per teacher count.")
+@click.option("--y", "y", type=click.Choice(["label_accuracy", "answered"]),
+              default="label_accuracy", show_default=True, help="Quantity on the y axis.")
+@click.option("--annotate/--no-annotate", default=True, show_default=True,
+              help="Write each point's noise parameters next to it.")
+@click.option("--logx", is_flag=True, help="Logarithmic epsilon axis.")
+@figure_options
+def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
+    """Label accuracy against epsilon from pate-sweep tables (several are concatenated).
+
+    One curve per mechanism (--by mechanism, Papernot et al. 2018 Figure 4 left) or per
+    teacher count (--by teachers, Figure 4 right); points sorted by epsilon; error bars
+    from the *_std columns where non-zero. A sweep table has no delta: give --delta when
+    it was not 1e-5.
+    """
+    import pandas as pd
+
+    fmt = _format(output)
+    needed = ["mechanism", "epsilon", y] + (["teachers"] if by == "teachers" else [])
+    frames = []
+    for path in inputs:
+        frame = read_table(path, expected=SWEEP)
+        require_table(frame, path, kind="sweep", columns=needed)
+        for column in ["epsilon", y, "epsilon_std", f"{y}_std", "teachers", "queries",
+                       "repeats", *SWEEP_PARAMETERS]:
+            if column in frame.columns:
+                frame[column] = numeric_column(frame, path, column, allow_empty=True)
+        if y == "label_accuracy" and not np.isfinite(frame["label_accuracy"]).any():
+            raise InputError(f"{path}: label_accuracy is empty in every row; run pate-sweep "
+                             "with --labels FILE, or plot --y answered")
+        if not np.isfinite(frame["epsilon"]).any():
+            raise InputError(f"{path}: epsilon is empty in every row; expected {SWEEP}")
+        if by == "teachers" and not np.isfinite(frame["teachers"]).all():
+            raise InputError(f"{path}: column 'teachers' has empty cells; --by teachers "
+                             "needs every row's teacher count")
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True)
+    figure = plots.tradeoff_figure(table, delta=delta or 1e-5, by=by, y=y, annotate=annotate,
+                                   logx=logx,
+                                   caption=_sweep_caption(table),
+                                   style=style)
+    _save(figure, output, fmt)
+
+
+def _sweep_caption(table) -> str:
+    parts = [f"{len(table)} sweep rows"]
+    for column in ("queries", "teachers", "repeats", *SWEEP_PARAMETERS):
+        if column not in table.columns:
+            continue
+        values = np.unique(table[column].to_numpy(dtype=np.float64))
+        values = values[np.isfinite(values)]
+        if values.size == 1:
+            parts.append(f"{column} {values[0]:g}")
+        elif values.size > 1:
+            parts.append(f"{column} {values.min():g}-{values.max():g}")
+    return ", ".join(parts)
+
+
+class ParamSet(click.ParamType):
+    """``T,sigma1`` for --params."""
+
+    name = "T,sigma1"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        parts = str(value).split(",")
+        try:
+            threshold, sigma_threshold = (float(part) for part in parts)
+        except ValueError:
+            self.fail(f"{value!r} is not T,sigma1 (two numbers, e.g. 200,150)", param, ctx)
+        if not (np.isfinite(threshold) and np.isfinite(sigma_threshold)
+                and sigma_threshold > 0):
+            self.fail(f"{value!r}: T must be finite and sigma1 positive", param, ctx)
+        return threshold, sigma_threshold
+
+
+@plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
+Examples:
+  pate-plot selection votes.npy --params 200,150 -o selection.png
+  pate-plot selection votes.npy --params 200,150 --params 230,50 --sigma 40 --order 14 \\
+      --bins 25 -o selection.pdf
+""")
+@click.argument("votes", metavar="VOTES")
+@click.option("--params", "params", multiple=True, required=True, type=ParamSet(),
+              help="Confident-GNMax selection parameters T,sigma1 (repeatable).")
+@click.option("--sigma", type=POSITIVE, help="Answer-step sigma2 [default: 0.16 M].")
+@click.option("--order", type=Order(),
+              help="Rényi order of the per-query cost [default: the order the expected "
+                   "analysis of the first --params set chooses].")
+@click.option("--bins", type=click.IntRange(2, 500), default=20, show_default=True,
+              help="Number of plurality-count bins.")
+@click.option("-n", "--queries", type=click.IntRange(min=1), help="Use the first N queries.")
+@click.option("--teachers", type=POSITIVE,
+              help="Number of teachers M when rows do not sum to it.")
+@figure_options
+def selection(votes, params, sigma, order, bins, queries, teachers, output, style, delta, debug):
+    """Plurality histogram of all queries and of those Confident-GNMax answers.
+
+    For VOTES (a vote file) and each --params T,sigma1: the expected number of queries
+    answered per plurality bin (the sum of pr_answered), next to all queries; black dots
+    on a log right axis: the mean data-dependent RDP of the answer step (GNMax, --sigma)
+    of the bin's queries at one Rényi order (--order, by default the order chosen by
+    the expected analysis of the first --params set at --delta). Papernot et al. 2018,
+    Figure 5 (left).
+    """
+    fmt = _format(output)
+    vote_set = load_votes(votes, teachers=teachers)
+    available = vote_set.queries
+    if queries is not None and queries > available:
+        raise click.UsageError(f"--queries {queries} is larger than the {available} queries "
+                               f"in {votes}")
+    rows = np.asarray(vote_set.votes[:queries] if queries else vote_set.votes)
+    m = float(vote_set.teachers)
+    sigma = sigma if sigma is not None else 0.16 * m
+    delta = delta or 1e-5
+    how = "given by --order"
+    if order is None:
+        threshold, sigma_threshold = params[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = analyze_votes(rows, ConfidentGNMax(threshold=threshold,
+                                                        sigma_threshold=sigma_threshold,
+                                                        sigma=sigma),
+                                   teachers=m, accounting="expected", delta=delta,
+                                   orders=default_orders())
+        order = float(result.order)
+        how = (f"chosen by the expected analysis of T = {threshold:g}, sigma1 = "
+               f"{sigma_threshold:g} at delta = {plots.delta_text(delta)}")
+    data = plots.selection_bins(rows, teachers=m, params=params, sigma=sigma, order=order,
+                                bins=bins)
+    caption = (f"{os.path.basename(votes)}: {rows.shape[0]:,} queries, {rows.shape[1]} "
+               f"classes, M = {m:g} teachers; sigma2 = {sigma:g}. Bars: queries per bin and "
+               "expected number answered (sum of pr_answered). Dots: mean data-dependent "
+               f"RDP of answering a query of the bin, at order {order:g} ({how}).")
+    figure = plots.selection_figure(data, params=params, sigma=sigma, order=order,
+                                    caption=caption,
+                                    style=style)
+    _save(figure, output, fmt)
+
+
+PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
+
+
+@plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
+Examples:
+  pate-analyze votes.npy -m lnmax -n 2000 --per-query lnmax.csv -f json -o lnmax.json
+  pate-analyze votes.npy --per-query confident.csv -f json -o confident.json
+  pate-plot partition lnmax.csv confident.csv --summary lnmax.json \\
+      --summary confident.json -o partition.png
+""")
+@click.argument("inputs", nargs=-1, required=True, metavar="TABLE...")
+@click.option("--label", "labels", multiple=True,
+              help="Legend label per input, in order [default: mechanism or file name].")
+@click.option("--summary", "summary_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="JSON summary per input, in order: delta and parameters for the caption.")
+@rows_option
+@figure_options
+def partition(inputs, labels, summary_paths, queries, output, style, delta, debug):
+    """Cumulative epsilon against answered queries; Confident's cost split in two.
+
+    Each TABLE is a per-query table. A run that charges a selection step (non-zero
+    rdp_selection: Confident- or Interactive-GNMax) is drawn as stacked areas, selection
+    cost under answer cost; the others (LNMax, GNMax) as a line. The split shares each
+    point's cumulative epsilon in proportion to the cumulative selection and answer RDP
+    (both at the run's final order). Papernot et al. 2018, Figure 5 (right).
+    """
+    fmt = _format(output)
+    summaries = _summaries(summary_paths, inputs)
+    frames = [_per_query(path, PARTITION_COLUMNS, queries) for path in inputs]
+    names = _labels(labels, inputs, summaries)
+    caption = plots.runs_caption(names, frames, summaries)
+    caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
+    figure = plots.partition_figure(list(zip(names, frames, strict=True)),
+                                    delta=_delta(delta, summaries), caption=caption,
+                                    style=style)
+    _save(figure, output, fmt)
+
+
+def main(args=None) -> int:
+    """Console-script entry point."""
+    raise SystemExit(run_command(plot, args, prog_name="pate-plot"))

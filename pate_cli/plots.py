@@ -1,0 +1,525 @@
+"""Tables -> matplotlib ``Figure`` objects for ``pate-plot`` (object API, no pyplot state).
+
+One function per kind of figure, each drawing the figure of a paper from the tables our
+commands write:
+
+- :func:`history_figure`: cumulative epsilon per query (Papernot et al. 2018, Figure 1
+  middle; a budget line and the stopping point of MATH.md section 7);
+- :func:`groups_figure`: per-group cost histories with budgets and exhaustion points
+  (Boenisch et al., Individualized PATE, Figures 1, 5 and 6);
+- :func:`tradeoff_figure`: label accuracy against epsilon from a sweep (2018 Figure 4);
+- :func:`selection_figure` over :func:`selection_bins`: plurality histogram of all queries
+  and of those Confident-GNMax answers, with the per-query answer cost (2018 Figure 5 left);
+- :func:`partition_figure` over :func:`partition_split`: cumulative epsilon against
+  answered queries, Confident's split into selection and answer cost (2018 Figure 5 right).
+
+Figures are built headless (``matplotlib.figure.Figure`` renders with the Agg canvas);
+:func:`figure_bytes` serialises one to PNG, PDF or SVG without timestamps, so the same
+inputs give the same bytes. Colours are the Okabe-Ito colour-blind-safe palette.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import textwrap
+from dataclasses import dataclass
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from .accounting.gnmax import log_q_gnmax, rdp_gnmax
+from .accounting.threshold import log_pr_answered
+
+# Okabe & Ito (2008), ordered for contrast on white; yellow (#F0E442) is left out.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+GREY = "#7F7F7F"
+FORMATS = ("png", "pdf", "svg")
+MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
+                   "interactive": "Interactive-GNMax", "svt": "SVT-PATE"}
+_CAPTION_SIZE = 7.5
+_METADATA = {"png": {"Software": None}, "svg": {"Date": None},
+             "pdf": {"CreationDate": None, "Producer": None}}
+
+
+@dataclass(frozen=True)
+class Style:
+    """Size (inches), resolution, title and y scale shared by every kind of figure."""
+
+    width: float = 7.0
+    height: float = 4.2
+    dpi: float = 150.0
+    title: str | None = None
+    logy: bool = False
+    legend: str | None = None  # a matplotlib location, "outside" (above the plot), or None
+
+
+LEGEND_LOCATIONS = ("best", "upper left", "upper right", "lower left", "lower right",
+                    "center left", "center right", "upper center", "lower center", "outside")
+
+
+def epsilon_label(delta: float, *, what: str = "cumulative") -> str:
+    """Axis label with units: ``cumulative epsilon at delta = 1e-5``."""
+    return f"{what} $\\varepsilon$ at $\\delta$ = {delta_text(delta)}".strip()
+
+
+def delta_text(delta: float) -> str:
+    """``1e-05`` -> ``1e-5``; ``2.5e-06`` -> ``2.5e-6``."""
+    mantissa, _, exponent = f"{delta:.3g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+
+
+def stopping_index(cumulative, budget: float) -> int | None:
+    """The first query whose cumulative epsilon exceeds ``budget`` (MATH.md s.7), or None."""
+    over = np.flatnonzero(np.asarray(cumulative, dtype=np.float64) > budget)
+    return int(over[0]) if over.size else None
+
+
+# --- history (2018 Figure 1 middle) ---------------------------------------------------------
+
+def history_x(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, str]:
+    """X values and axis label: the ``query`` column, or the running count of answers."""
+    if x == "answered":
+        answered = np.cumsum(frame["answered"].to_numpy(dtype=np.float64))
+        return answered, "queries answered (cumulative count; expected count in expected mode)"
+    query = frame["query"].to_numpy(dtype=np.float64)
+    if query.size > 1 and not np.all(np.diff(query) > 0):  # --query-indices order
+        return np.arange(query.size, dtype=np.float64), "query position (order asked)"
+    return query, "query index"
+
+
+def history_figure(series, *, delta: float, x: str = "query", budget: float | None = None,
+                   caption: str = "", style: Style = Style()) -> Figure:
+    """Cumulative epsilon of one or more runs (Papernot et al. 2018, Figure 1 middle).
+
+    ``series``: ``(label, per-query DataFrame)`` pairs; one line each with y =
+    ``epsilon_cumulative``. ``budget`` adds a dashed horizontal line and marks each run's
+    stopping point: the first query whose cumulative epsilon exceeds it.
+    """
+    figure, axes = _figure(style)
+    x_label = "query index"
+    for number, (label, frame) in enumerate(series):
+        xs, x_label = history_x(frame, x)
+        ys = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
+        colour = PALETTE[number % len(PALETTE)]
+        text = label
+        stop = None if budget is None else stopping_index(ys, budget)
+        if stop is not None:
+            text += f" (over budget at query {int(frame['query'].iloc[stop])})"
+        axes.plot(xs, ys, color=colour, linewidth=1.6, label=text, gid=f"history-{number}")
+        if stop is not None:
+            axes.plot([xs[stop]], [ys[stop]], marker="o", markersize=7, color=colour,
+                      markeredgecolor="black", linestyle="none", zorder=4,
+                      gid=f"stop-{number}")
+    if budget is not None:
+        axes.axhline(budget, color="black", linestyle="--", linewidth=1.1,
+                     label=f"budget $\\varepsilon$ = {budget:g}", gid="budget")
+    axes.set_xlabel(x_label)
+    axes.set_ylabel(epsilon_label(delta))
+    _finish(figure, axes, style, title="Cumulative privacy cost", caption=caption)
+    return figure
+
+
+# --- groups (Individualized PATE, Figures 1, 5, 6) -----------------------------------------
+
+GROUP_PREFIX = "epsilon_cumulative_"
+
+
+def group_columns(frame: pd.DataFrame) -> list[str]:
+    """Group names with an ``epsilon_cumulative_<group>`` column, in column order."""
+    return [c[len(GROUP_PREFIX):] for c in frame.columns if str(c).startswith(GROUP_PREFIX)]
+
+
+def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = "query",
+                  baseline: bool = True, caption: str = "",
+                  style: Style = Style()) -> Figure:
+    """Per-group cost histories (Boenisch et al., Individualized PATE, Figures 1, 5, 6).
+
+    One line per ``epsilon_cumulative_<group>`` column; each group's budget (``budgets``:
+    name -> budget, groups without one get no line) as a dashed line in the group's colour,
+    and its exhaustion point (the first query after which the group's cumulative epsilon
+    exceeds its budget) marked. The labelling stops at the earliest exhaustion: a dotted
+    vertical line. With ``baseline``, the ``epsilon_cumulative`` column (the uniform run,
+    every point at sensitivity 1) is drawn in grey, stopped at the smallest budget, as the
+    paper's "pate" line.
+    """
+    figure, axes = _figure(style)
+    xs, x_label = history_x(frame, x)
+    stops = []
+    for number, name in enumerate(group_columns(frame)):
+        ys = frame[GROUP_PREFIX + name].to_numpy(dtype=np.float64)
+        colour = PALETTE[number % len(PALETTE)]
+        budget = budgets.get(name)
+        text = f"{name}" if budget is None else f"{name} (budget {budget:g})"
+        stop = None if budget is None else stopping_index(ys, budget)
+        if stop is not None:
+            text += f": exhausted at query {int(frame['query'].iloc[stop])}"
+            stops.append(stop)
+        axes.plot(xs, ys, color=colour, linewidth=1.7, label=text, gid=f"group-{name}")
+        if budget is not None:
+            axes.axhline(budget, color=colour, linestyle="--", linewidth=1.1,
+                         gid=f"budget-{name}")
+        if stop is not None:
+            axes.plot([xs[stop]], [ys[stop]], marker="o", markersize=7, color=colour,
+                      markeredgecolor="black", linestyle="none", zorder=4,
+                      gid=f"exhausted-{name}")
+    if baseline and "epsilon_cumulative" in frame.columns:
+        ys = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
+        text = "uniform PATE (every point at sensitivity 1)"
+        smallest = min(budgets.values()) if budgets else None
+        stop = None if smallest is None else stopping_index(ys, smallest)
+        if stop is not None:
+            text += f": stops at query {int(frame['query'].iloc[stop])}"
+        axes.plot(xs, ys, color=GREY, linewidth=1.3, linestyle="-.", label=text,
+                  gid="baseline")
+        if stop is not None:
+            axes.plot([xs[stop]], [ys[stop]], marker="s", markersize=6, color=GREY,
+                      markeredgecolor="black", linestyle="none", zorder=4,
+                      gid="baseline-stop")
+    if stops:
+        first = min(stops)
+        axes.axvline(xs[first], color="black", linestyle=":", linewidth=1.0,
+                     label=f"labelling stops (query {int(frame['query'].iloc[first])})",
+                     gid="stop")
+    axes.set_xlabel(x_label)
+    axes.set_ylabel(epsilon_label(delta))
+    _finish(figure, axes, style, title="Per-group privacy cost (individualized PATE)",
+            caption=caption)
+    return figure
+
+
+# --- tradeoff (2018 Figure 4) ----------------------------------------------------------------
+
+def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
+                    y: str = "label_accuracy") -> list[tuple[str, pd.DataFrame]]:
+    """Split a sweep table into curves (label, rows sorted by epsilon).
+
+    ``by="mechanism"``: one curve per mechanism (and per vote file when the table has
+    several); ``by="teachers"``: one per teacher count (and mechanism when several). Rows
+    without an epsilon or a ``y`` value are left out.
+    """
+    rows = frame[np.isfinite(frame["epsilon"]) & np.isfinite(frame[y])]
+    several_files = "file" in rows.columns and rows["file"].nunique() > 1
+    several_mechanisms = rows["mechanism"].nunique() > 1
+    keys = ["mechanism"] + (["file"] if several_files else [])
+    if by == "teachers":
+        keys = ["teachers"] + (["mechanism"] if several_mechanisms else [])
+    curves = []
+    for key, part in rows.groupby(keys, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        fields = dict(zip(keys, key, strict=True))
+        name = MECHANISM_NAMES.get(str(fields.get("mechanism")), str(fields.get("mechanism")))
+        if by == "teachers":
+            label = f"M = {fields['teachers']:g} teachers"
+            if several_mechanisms:
+                label = f"{name}, {label}"
+        else:
+            label = name if not several_files else f"{name} ({fields['file']})"
+        curves.append((label, part.sort_values("epsilon", kind="stable")))
+    return curves
+
+
+PARAMETER_SYMBOLS = {"sigma": "$\\sigma$", "threshold": "$T$", "sigma_threshold": "$\\sigma_1$",
+                     "laplace_scale": "$\\lambda$"}
+
+
+def point_labels(part: pd.DataFrame) -> list[str]:
+    """Per point, the noise parameters that vary along its curve (``σ=40``), or ``''``."""
+    varying = [column for column in PARAMETER_SYMBOLS if column in part.columns
+               and pd.to_numeric(part[column], errors="coerce").nunique() > 1]
+    values = [pd.to_numeric(part[column], errors="coerce").to_numpy(dtype=np.float64)
+              for column in varying]
+    return [", ".join(f"{PARAMETER_SYMBOLS[c]}={v[i]:g}" for c, v in zip(varying, values,
+                                                                       strict=True)
+                      if np.isfinite(v[i])) for i in range(len(part))]
+
+
+def tradeoff_figure(frame: pd.DataFrame, *, delta: float, by: str = "mechanism",
+                    y: str = "label_accuracy", annotate: bool = True, logx: bool = False,
+                    caption: str = "", style: Style = Style()) -> Figure:
+    """Utility against privacy from a sweep (Papernot et al. 2018, Figure 4).
+
+    x = ``epsilon``, y = ``label_accuracy`` (or ``answered``), one curve per mechanism
+    (Figure 4 left) or per teacher count (Figure 4 right), points sorted by epsilon, error
+    bars from ``epsilon_std`` and ``<y>_std`` where those are non-zero. ``annotate`` writes
+    the noise parameters that vary along a curve next to its points (the data-dependent
+    epsilon need not fall as the noise grows, so the order along x is not the grid's).
+    """
+    figure, axes = _figure(style)
+    for number, (label, part) in enumerate(tradeoff_curves(frame, by=by, y=y)):
+        colour = PALETTE[number % len(PALETTE)]
+        xerr = _error(part, "epsilon_std")
+        yerr = _error(part, f"{y}_std")
+        xs = part["epsilon"].to_numpy(dtype=np.float64)
+        ys = part[y].to_numpy(dtype=np.float64)
+        axes.errorbar(xs, ys, xerr=xerr, yerr=yerr, color=colour,
+                      marker="os^Dv<>"[number % 7], markersize=5, linewidth=1.5,
+                      capsize=2.5, elinewidth=0.9, label=label, gid=f"curve-{number}")
+        if annotate:
+            for x_value, y_value, text in zip(xs, ys, point_labels(part), strict=True):
+                axes.annotate(text, (x_value, y_value), xytext=(4, -9),
+                              textcoords="offset points", fontsize=6.5, color=colour)
+    if logx:
+        axes.set_xscale("log")
+        _plain_log_labels(axes.xaxis)
+    axes.set_xlabel(epsilon_label(delta, what="total"))
+    axes.set_ylabel("label accuracy (of labels output)" if y == "label_accuracy"
+                    else "queries answered")
+    _finish(figure, axes, style, title="Utility against privacy cost", caption=caption)
+    return figure
+
+
+def _error(part: pd.DataFrame, column: str):
+    if column not in part.columns:
+        return None
+    values = part[column].to_numpy(dtype=np.float64)
+    values = np.where(np.isfinite(values), values, 0.0)
+    return values if np.any(values > 0) else None
+
+
+# --- selection (2018 Figure 5 left) ---------------------------------------------------------
+
+def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
+                   bins: int = 20) -> pd.DataFrame:
+    """Per-bin data of the 2018 paper's Figure 5 (left), vectorised over queries.
+
+    Bins of the plurality count ``max_j n_j`` (equal integer widths, the last ending at M).
+    Columns: ``left``, ``right``, ``center``, ``all`` (queries in the bin), one
+    ``answered_<i>`` per ``(T, sigma1)`` in ``params`` (the expected number answered, the
+    sum of ``pr_answered`` over the bin's queries), and ``cost``: the mean over the bin's
+    queries of the data-dependent RDP of the answer step (GNMax with ``sigma``) at
+    ``order``, i.e. what answering one query of the bin costs (NaN for an empty bin).
+    """
+    votes = np.asarray(votes, dtype=np.float64)
+    plurality = votes.max(axis=1)
+    low = math.floor(min(plurality.min(), teachers)) if plurality.size else 0
+    width = max(1, math.ceil((teachers - low + 1) / bins))
+    count = math.ceil((teachers - low + 1) / width)
+    edges = teachers + 0.5 - width * np.arange(count, -1, -1, dtype=np.float64)
+    which = np.clip(np.searchsorted(edges, plurality, side="right") - 1, 0, count - 1)
+    table = {"left": edges[:-1], "right": edges[1:], "center": (edges[:-1] + edges[1:]) / 2,
+             "all": np.bincount(which, minlength=count).astype(np.float64)}
+    for number, (threshold, sigma_threshold) in enumerate(params):
+        pr = np.exp(log_pr_answered(plurality, threshold=threshold,
+                                    sigma_threshold=sigma_threshold))
+        table[f"answered_{number}"] = np.bincount(which, weights=pr, minlength=count)
+    cost = rdp_gnmax(log_q_gnmax(votes, sigma=sigma), sigma=sigma, orders=[order])[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table["cost"] = np.bincount(which, weights=cost, minlength=count) / table["all"]
+    return pd.DataFrame(table)
+
+
+def selection_figure(data: pd.DataFrame, *, params, sigma: float, order: float,
+                     caption: str = "", style: Style = Style()) -> Figure:
+    """Plurality histogram, answered counts and answer cost (2018 Figure 5 left).
+
+    ``data`` from :func:`selection_bins`. Grouped bars per bin: all queries (grey) and the
+    expected count answered by each ``(T, sigma1)`` set; black dots on a log right axis:
+    the mean answer-step RDP at ``order`` of the bin's queries.
+    """
+    figure, axes = _figure(style)
+    series = [("all queries", "all", "#BBBBBB")]
+    series += [(f"answered, $T$ = {t:g}, $\\sigma_1$ = {s1:g}", f"answered_{n}",
+                PALETTE[n % len(PALETTE)]) for n, (t, s1) in enumerate(params)]
+    width = float((data["right"] - data["left"]).iloc[0])
+    bar = 0.9 * width / len(series)
+    for number, (label, column, colour) in enumerate(series):
+        offset = (number - (len(series) - 1) / 2) * bar
+        total = data[column].sum()
+        axes.bar(data["center"] + offset, data[column], width=bar, color=colour,
+                 edgecolor="white", linewidth=0.3,
+                 label=f"{label} ({total:,.0f}{'' if column == 'all' else ' expected'})",
+                 gid=f"bars-{column}")
+    axes.set_xlabel("plurality vote count (votes for the top class)")
+    axes.set_ylabel("queries per bin")
+    right = axes.twinx()
+    shown = np.isfinite(data["cost"]) & (data["cost"] > 0)
+    right.plot(data["center"][shown], data["cost"][shown], marker="o", markersize=4.5,
+               color="black", linestyle="none", gid="cost",
+               label=f"mean cost of answering one query (RDP at order {order:g})")
+    right.set_yscale("log")
+    right.set_ylabel(f"cost of answering one query (RDP, order {order:g})")
+    right.spines["top"].set_visible(False)
+    _finish(figure, axes, style, title="Which queries the noisy threshold lets through",
+            caption=caption, extra_axes=right, legend_loc="outside")
+    return figure
+
+
+# --- partition (2018 Figure 5 right) --------------------------------------------------------
+
+def partition_split(frame: pd.DataFrame):
+    """``(answered, total, selection, answer)`` arrays for the 2018 Figure 5 (right).
+
+    x = the cumulative count of answered queries; ``total`` = ``epsilon_cumulative``; it
+    is split in proportion to the cumulative RDP of the selection and answer steps
+    (``rdp_selection``, ``rdp_answer``, both at the run's final order), so
+    ``selection + answer == total`` exactly. This is an attribution, not a second
+    accounting: epsilon is not additive over steps, and the conversion's ``log(1/delta) /
+    (order - 1)`` term is shared out in the same proportion.
+    """
+    answered = np.cumsum(frame["answered"].to_numpy(dtype=np.float64))
+    total = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
+    selection = np.cumsum(frame["rdp_selection"].to_numpy(dtype=np.float64))
+    both = selection + np.cumsum(frame["rdp_answer"].to_numpy(dtype=np.float64))
+    share = np.divide(selection, both, out=np.zeros_like(both), where=both > 0)
+    selection_part = total * share
+    return answered, total, selection_part, total - selection_part
+
+
+def has_selection(frame: pd.DataFrame) -> bool:
+    """Whether a per-query table charges a selection step (Confident or Interactive)."""
+    return bool(np.any(frame["rdp_selection"].to_numpy(dtype=np.float64) > 0))
+
+
+def partition_figure(series, *, delta: float, caption: str = "",
+                     style: Style = Style()) -> Figure:
+    """Cumulative epsilon against answered queries (Papernot et al. 2018, Figure 5 right).
+
+    ``series``: ``(label, per-query DataFrame)`` pairs. A run with a selection step
+    (non-zero ``rdp_selection``, i.e. Confident-GNMax) is drawn as two stacked areas, the
+    selection cost (dark) under the answer cost (light), split by :func:`partition_split`;
+    a run without one (LNMax, GNMax) as a line.
+    """
+    figure, axes = _figure(style)
+    for number, (label, frame) in enumerate(series):
+        colour = PALETTE[number % len(PALETTE)]
+        answered, total, selection, _ = partition_split(frame)
+        if has_selection(frame):
+            axes.fill_between(answered, 0.0, selection, color=colour, alpha=0.85,
+                              linewidth=0, label=f"{label}: selecting queries",
+                              gid=f"selection-{number}")
+            axes.fill_between(answered, selection, total, color=colour, alpha=0.3,
+                              linewidth=0, label=f"{label}: answering them",
+                              gid=f"answer-{number}")
+        axes.plot(answered, total, color=colour, linewidth=1.6,
+                  label=f"{label}: total" if has_selection(frame) else label,
+                  gid=f"total-{number}")
+    axes.set_xlim(left=0)
+    axes.set_ylim(bottom=0)
+    axes.set_xlabel("queries answered (cumulative count; expected count in expected mode)")
+    axes.set_ylabel(epsilon_label(delta))
+    _finish(figure, axes, style, title="Cost of selecting vs answering queries",
+            caption=caption, legend_loc="upper left")
+    return figure
+
+
+# --- shared layout, captions and output ----------------------------------------------------
+
+def summary_parameters(summary: dict | None) -> str:
+    """``threshold=200, sigma_threshold=150, sigma=40`` from a JSON summary's params."""
+    if not summary:
+        return ""
+    return ", ".join(f"{key}={value:g}" if isinstance(value, float | int) else
+                     f"{key}={value}" for key, value in (summary.get("params") or {}).items())
+
+
+def summary_accounting(summary: dict | None) -> str:
+    """``replay accounting, classic conversion, seed 0`` from a JSON summary."""
+    if not summary:
+        return ""
+    parts = [f"{summary.get('accounting')} accounting",
+             f"{summary.get('conversion', 'classic')} conversion"]
+    if summary.get("accounting") == "replay":
+        parts.append(f"seed {summary.get('seed')}")
+    return ", ".join(parts)
+
+
+def summary_caption(summary: dict | None) -> str:
+    """Mechanism (parameters)[, individualized variant], accounting, from a summary."""
+    if not summary:
+        return ""
+    text = MECHANISM_NAMES.get(summary.get("mechanism"), str(summary.get("mechanism")))
+    params = summary_parameters(summary)
+    parts = [f"{text} ({params})" if params else text]
+    if summary.get("individualized"):
+        parts.append(f"individualized {summary['individualized']}")
+    parts.append(summary_accounting(summary))
+    return ", ".join(parts)
+
+
+def runs_caption(labels, frames, summaries) -> str:
+    """Per run: label (parameters): queries, answered, final epsilon; shared accounting."""
+    parts = []
+    for label, frame, summary in zip(labels, frames, summaries, strict=True):
+        answered = float(frame["answered"].to_numpy(dtype=np.float64).sum())
+        count = f"{answered:,.0f}" if answered.is_integer() else f"{answered:,.1f}"
+        params = summary_parameters(summary)
+        mechanism = MECHANISM_NAMES.get((summary or {}).get("mechanism"), "")
+        name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
+        parts.append(f"{name}{f' ({params})' if params else ''}: {len(frame):,} queries, "
+                     f"{count} answered, final epsilon "
+                     f"{float(frame['epsilon_cumulative'].iloc[-1]):.3f}")
+    accounting = {summary_accounting(s) for s in summaries if s}
+    text = "; ".join(parts) + "."
+    if len(accounting) == 1:
+        text += f" {accounting.pop().capitalize()}."
+    return text
+
+
+def figure_bytes(figure: Figure, fmt: str) -> bytes:
+    """Render ``figure`` as ``png``, ``pdf`` or ``svg`` bytes, without timestamps."""
+    if fmt not in FORMATS:
+        raise ValueError(f"output format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "pate-plot", "svg.fonttype": "path"}):
+        figure.savefig(buffer, format=fmt, dpi=figure.get_dpi(), metadata=_METADATA[fmt])
+    return buffer.getvalue()
+
+
+def _figure(style: Style):
+    figure = Figure(figsize=(style.width, style.height), dpi=style.dpi, layout="constrained")
+    axes = figure.add_subplot()
+    axes.grid(True, alpha=0.3, linewidth=0.6)
+    axes.spines[["top", "right"]].set_visible(False)
+    if style.logy:
+        axes.set_yscale("log")
+        _plain_log_labels(axes.yaxis)
+    return figure, axes
+
+
+def _plain_log_labels(axis) -> None:
+    """Log-axis labels as plain numbers (0.5, 2, 30), minor ones at 2, 3 and 5 times 10^k."""
+    def major(value, _):
+        return f"{value:g}"
+
+    def minor(value, _):
+        if value <= 0:
+            return ""
+        leading = round(value / 10 ** math.floor(math.log10(value) + 1e-9))
+        return f"{value:g}" if leading in (2, 3, 5) else ""
+
+    axis.set_major_formatter(FuncFormatter(major))
+    axis.set_minor_formatter(FuncFormatter(minor))
+
+
+def _finish(figure: Figure, axes, style: Style, *, title: str, caption: str,
+            extra_axes=None, legend_loc: str = "best") -> None:
+    """Title, legend (both axes' entries), caption line(s) under the plot."""
+    title = style.title if style.title is not None else title
+    handles, labels = axes.get_legend_handles_labels()
+    if extra_axes is not None:
+        more_handles, more_labels = extra_axes.get_legend_handles_labels()
+        handles, labels = handles + more_handles, labels + more_labels
+    if len(handles) > 3:  # inside, a long legend would hide lines
+        legend_loc = "outside"
+    if style.legend is not None:
+        legend_loc = style.legend
+    if legend_loc == "outside" and handles:  # above the plot (the title heads it)
+        figure.legend(handles, labels, fontsize=8, frameon=False,
+                      ncols=len(handles) if len(handles) <= 3 else 2,
+                      loc="outside upper center", title=title, title_fontsize=11)
+    else:
+        axes.set_title(title, fontsize=11)
+        if handles:
+            (extra_axes or axes).legend(handles, labels, fontsize=8, frameon=True,
+                                        framealpha=0.9, edgecolor="0.8", loc=legend_loc)
+    if caption:
+        columns = max(40, int(style.width * 72 / (_CAPTION_SIZE * 0.55)))
+        lines = textwrap.wrap(caption, width=columns)
+        figure.text(0.01, 0.01, "\n".join(lines), fontsize=_CAPTION_SIZE, color="0.3",
+                    ha="left", va="bottom", gid="caption")
+        height = (len(lines) * _CAPTION_SIZE * 1.3 + 6) / (style.height * 72)
+        figure.get_layout_engine().set(rect=(0, min(height, 0.4), 1, 1 - min(height, 0.4)))

@@ -1,0 +1,162 @@
+"""Reading the tables and summaries our own commands write, for ``pate-plot``.
+
+``votes.py`` reads what users bring (votes, labels, groups); this module reads what
+``pate-analyze`` and ``pate-sweep`` wrote: per-query tables and sweep tables (``.csv``,
+``.tsv``, ``.json``/``.jsonl`` JSON lines, ``.parquet``) and JSON summaries
+(``--format json -o x.json``). Every problem is an ``InputError`` in one line naming the
+file and the input that was expected there, e.g. a sweep table given where a per-query
+table belongs, or a missing column.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import numpy as np
+import pandas as pd
+
+from .votes import InputError
+
+TABLE_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
+
+PER_QUERY = "a per-query table (pate-analyze --per-query FILE)"
+SWEEP = "a pate-sweep table (pate-sweep --out FILE)"
+SUMMARY = "a JSON summary (pate-analyze --format json -o FILE.json)"
+
+# Columns that tell the kinds of table apart (CLI.md fixes them).
+_PER_QUERY_MARKERS = ("query", "epsilon_cumulative")
+_SWEEP_MARKERS = ("mechanism", "epsilon", "epsilon_std", "repeats")
+
+
+def read_table(path, *, expected: str) -> pd.DataFrame:
+    """Read a table written by one of our commands; ``expected`` names it in errors."""
+    name = os.fspath(path)
+    extension = _check_file(name, expected)
+    if extension not in TABLE_EXTENSIONS:
+        shown = f"'{extension}'" if extension else "none"
+        raise InputError(f"{name}: unknown extension {shown} for {expected} "
+                         f"(use {', '.join(TABLE_EXTENSIONS)})")
+    if extension == ".parquet":
+        return _read_parquet(name, expected)
+    with open(name, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    if not text.strip():
+        raise InputError(f"{name}: the file is empty (expected {expected})")
+    if extension in (".json", ".jsonl"):
+        return _read_json_lines(name, text, expected)
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep="\t" if extension == ".tsv" else ",")
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeError) as error:
+        raise InputError(f"{name}: not a valid table ({_first_line(error)}); expected "
+                         f"{expected}") from None
+    frame.columns = [str(column).strip() for column in frame.columns]
+    if frame.empty:
+        raise InputError(f"{name}: the table has no rows (expected {expected})")
+    return frame
+
+
+def read_summary(path) -> dict:
+    """Read a ``pate-analyze --format json`` summary (one JSON object)."""
+    name = os.fspath(path)
+    _check_file(name, SUMMARY)
+    with open(name, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    try:
+        summary = json.loads(text)
+    except json.JSONDecodeError:
+        raise InputError(f"{name}: not a JSON object; expected {SUMMARY}") from None
+    if not isinstance(summary, dict) or "epsilon" not in summary or "delta" not in summary:
+        raise InputError(f"{name}: has no 'epsilon' and 'delta' keys; expected {SUMMARY}")
+    return summary
+
+
+def table_kind(frame: pd.DataFrame) -> str | None:
+    """``per-query``, ``sweep`` or None, from the columns CLI.md fixes."""
+    columns = set(frame.columns)
+    if all(column in columns for column in _PER_QUERY_MARKERS):
+        return "per-query"
+    if all(column in columns for column in _SWEEP_MARKERS):
+        return "sweep"
+    return None
+
+
+def require_table(frame: pd.DataFrame, name: str, *, kind: str, columns) -> None:
+    """Check that ``frame`` is a ``kind`` table with ``columns``, or raise naming it."""
+    expected = PER_QUERY if kind == "per-query" else SWEEP
+    found = table_kind(frame)
+    if found is not None and found != kind:
+        other = PER_QUERY if found == "per-query" else SWEEP
+        raise InputError(f"{name}: this is {other}; expected {expected}")
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise InputError(f"{name}: no column '{missing[0]}'; expected {expected}")
+
+
+def numeric_column(frame: pd.DataFrame, name: str, column: str, *,
+                   allow_empty: bool = False) -> np.ndarray:
+    """``frame[column]`` as float64 (empty cells NaN when ``allow_empty``), else raise."""
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
+    given = frame[column].notna().to_numpy()
+    bad = np.flatnonzero(given & np.isnan(values))
+    if bad.size:
+        raise InputError(f"{name}: row {bad[0]}: column '{column}' has "
+                         f"{frame[column].iloc[bad[0]]!r}, not a number")
+    if not allow_empty and np.any(~given):
+        row = int(np.flatnonzero(~given)[0])
+        raise InputError(f"{name}: row {row}: column '{column}' is empty")
+    return values
+
+
+def _check_file(name: str, expected: str) -> str:
+    if not os.path.exists(name):
+        raise InputError(f"{name}: no such file (expected {expected})")
+    if os.path.isdir(name):
+        raise InputError(f"{name}: is a directory (expected {expected})")
+    if os.path.getsize(name) == 0:
+        raise InputError(f"{name}: the file is empty (expected {expected})")
+    return os.path.splitext(name)[1].lower()
+
+
+def _read_json_lines(name: str, text: str, expected: str) -> pd.DataFrame:
+    if _is_summary(text) or _is_summary(text.lstrip().split("\n", 1)[0]):
+        raise InputError(f"{name}: this is {SUMMARY}; expected {expected} "
+                         "(give a summary with --summary)")
+    try:
+        frame = pd.read_json(io.StringIO(text), lines=True, dtype=False)
+    except ValueError:
+        raise InputError(f"{name}: not JSON lines (one JSON object per line); expected "
+                         f"{expected}") from None
+    if frame.empty:
+        raise InputError(f"{name}: the table has no rows (expected {expected})")
+    return frame
+
+
+def _is_summary(text: str) -> bool:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and "epsilon" in value and "delta" in value
+
+
+def _read_parquet(name: str, expected: str) -> pd.DataFrame:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise InputError(f"{name}: reading .parquet needs pyarrow "
+                         "(pip install 'pate_cli[parquet]')") from None
+    try:
+        frame = pd.read_parquet(name)
+    except Exception as error:  # noqa: BLE001 - pyarrow raises several types
+        raise InputError(f"{name}: not a valid parquet file ({_first_line(error)}); "
+                         f"expected {expected}") from None
+    if frame.empty:
+        raise InputError(f"{name}: the table has no rows (expected {expected})")
+    return frame
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
