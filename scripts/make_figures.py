@@ -9,8 +9,6 @@ show exactly what made each figure.
 
     python scripts/make_figures.py [--out docs] [--paper-votes DIR] [--no-paper]
 
-``pate-sweep`` is not part of this branch yet: the sweep tables for the trade-off figures
-are written here with the Python API, in the columns CLI.md fixes for ``pate-sweep``.
 """
 
 from __future__ import annotations
@@ -20,29 +18,24 @@ import os
 import shlex
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-import pate_cli
 from pate_cli.cli.analyze import analyze as analyze_command
 from pate_cli.cli.errors import run_command
 from pate_cli.cli.plot import plot as plot_command
+from pate_cli.cli.sweep import command as sweep_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_VOTES = ROOT.parent / "shared" / "paper_votes"
-SWEEP_COLUMNS = ("file", "mechanism", "sigma", "threshold", "sigma_threshold", "laplace_scale",
-                 "queries", "teachers", "answered", "answered_std", "epsilon", "epsilon_std",
-                 "order", "epsilon_data_independent", "label_accuracy", "label_accuracy_std",
-                 "repeats", "seed")
 
 
 def run(*args: str) -> None:
-    """Run ``pate-analyze ...`` or ``pate-plot ...`` in-process; stop on failure."""
+    """Run ``pate-analyze``, ``pate-sweep`` or ``pate-plot`` in-process; stop on failure."""
     print("$ " + " ".join(shlex.quote(str(a)) for a in args), flush=True)
-    command = {"pate-analyze": analyze_command, "pate-plot": plot_command}[args[0]]
+    command = {"pate-analyze": analyze_command, "pate-plot": plot_command,
+               "pate-sweep": sweep_command}[args[0]]
     status = run_command(command, [str(a) for a in args[1:]], prog_name=args[0])
     if status != 0:
         raise SystemExit(f"{args[0]} failed with exit status {status}")
@@ -91,25 +84,22 @@ def sample_figures(out: Path, work: Path) -> None:
         "--summary", w / "lnmax_all.json", "--summary", w / "confident_all.json",
         "-o", out / "mnist_partition.png")
 
-    # Trade-off (2018 Figure 4): sweep tables in pate-sweep's columns.
-    vote_set = pate_cli.load_votes(ROOT / votes, labels=ROOT / labels)
-    rows = sweep(vote_set.votes, vote_set.labels, "mnist_250_votes.npy",
-                 [("lnmax", {"laplace_scale": s}) for s in (10, 20, 30, 40, 60, 80)]
-                 + [("gnmax", {"sigma": s}) for s in (10, 20, 30, 40, 60, 80)],
-                 queries=1000)
-    rows.to_csv(w / "sweep.csv", index=False)
+    # Trade-off (2018 Figure 4): pate-sweep over noise scales, and over ensemble sizes.
+    run("pate-sweep", votes, "-m", "lnmax", "-m", "gnmax", "--laplace-scale",
+        "10,20,30,40,60,80", "--sigma", "10,20,30,40,60,80", "--labels", labels,
+        "-n", "1000", "--repeats", "3", "-w", "1", "-q", "-o", w / "sweep.csv")
     run("pate-plot", "tradeoff", w / "sweep.csv", "-o", out / "mnist_tradeoff.png")
 
     predictions = np.load(ROOT / "sample_votes" / "mnist_250_predictions.npy")
     tables = []
     for teachers in (50, 100, 250):
-        histogram = histogram_of(predictions[:, :teachers], classes=10)
-        tables.append(sweep(histogram, vote_set.labels, f"first {teachers} teachers",
-                            [("gnmax", {"sigma": f * teachers})
-                             for f in (0.08, 0.12, 0.16, 0.24, 0.32)],
-                            queries=1000))
-    pd.concat(tables).to_csv(w / "sweep_teachers.csv", index=False)
-    run("pate-plot", "tradeoff", w / "sweep_teachers.csv", "--by", "teachers", "--logx",
+        histogram = w / f"mnist_first_{teachers}_teachers.npy"
+        np.save(histogram, histogram_of(predictions[:, :teachers], classes=10))
+        sigmas = ",".join(f"{f * teachers:g}" for f in (0.08, 0.12, 0.16, 0.24, 0.32))
+        tables.append(w / f"sweep_{teachers}.csv")
+        run("pate-sweep", histogram, "-m", "gnmax", "--sigma", sigmas, "--labels", labels,
+            "-n", "1000", "--repeats", "3", "-w", "1", "-q", "-o", tables[-1])
+    run("pate-plot", "tradeoff", *tables, "--by", "teachers", "--logx",
         "--legend", "outside", "-o", out / "mnist_tradeoff_teachers.png")
 
 
@@ -148,32 +138,6 @@ def histogram_of(predictions: np.ndarray, *, classes: int) -> np.ndarray:
     queries = predictions.shape[0]
     flat = (np.arange(queries)[:, None] * classes + predictions).ravel()
     return np.bincount(flat, minlength=queries * classes).reshape(queries, classes)
-
-
-def sweep(votes, labels, file: str, grid, *, queries: int, repeats: int = 3) -> pd.DataFrame:
-    """A pate-sweep-shaped table (CLI.md columns): replays with seeds 0..repeats-1."""
-    teachers = float(votes[0].sum())
-    rows = []
-    for mechanism, params in grid:
-        runs = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for seed in range(repeats):
-                runs.append(pate_cli.analyze(votes, mechanism, labels=labels[:len(votes)],
-                                             teachers=teachers, queries=queries, seed=seed,
-                                             **params))
-        answered = np.array([r.answered_total for r in runs])
-        epsilon = np.array([r.epsilon for r in runs])
-        accuracy = np.array([r.label_accuracy for r in runs])
-        row = dict.fromkeys(SWEEP_COLUMNS)
-        row.update(file=file, mechanism=mechanism, queries=queries, teachers=teachers,
-                   answered=answered.mean(), answered_std=answered.std(),
-                   epsilon=epsilon.mean(), epsilon_std=epsilon.std(), order=runs[0].order,
-                   epsilon_data_independent=runs[0].epsilon_data_independent,
-                   label_accuracy=accuracy.mean(), label_accuracy_std=accuracy.std(),
-                   repeats=repeats, seed=0, **params)
-        rows.append(row)
-    return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
 
 
 def main(argv=None) -> int:

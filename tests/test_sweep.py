@@ -536,3 +536,28 @@ def test_forced_progress_on_a_pipe_prints_lines(cli, files):
     assert "pate-sweep: 10/10 points (100%)" in result.err
     quiet = cli(files[0], "-m", "gnmax", "--sigma", "1:10:1", "-w", "1")
     assert "points (" not in quiet.err
+
+
+def test_pate_plot_tradeoff_reads_a_real_sweep_table_and_its_delta(cli, files, tmp_path,
+                                                                   monkeypatch):
+    import pate_cli.plots as plots
+    from pate_cli.cli.plot import main as plot_main
+
+    path, labels, _, _ = files
+    table = tmp_path / "sweep.csv"
+    assert cli(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10", "--laplace-scale",
+               "3,6", "--labels", labels, "--delta", "1e-6", "-w", "1", "-q",
+               "-o", table).code == 0
+    seen = {}
+    real = plots.tradeoff_figure
+
+    def spy(frame, **options):
+        seen.update(options, rows=len(frame))
+        return real(frame, **options)
+
+    monkeypatch.setattr(plots, "tradeoff_figure", spy)
+    with pytest.raises(SystemExit) as done:
+        plot_main(["tradeoff", str(table), "-o", str(tmp_path / "t.png")])
+    assert done.value.code == 0
+    assert seen["delta"] == 1e-6 and seen["rows"] == 4
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

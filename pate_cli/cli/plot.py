@@ -277,8 +277,8 @@ def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
 
     One curve per mechanism (--by mechanism, Papernot et al. 2018 Figure 4 left) or per
     teacher count (--by teachers, Figure 4 right); points sorted by epsilon; error bars
-    from the *_std columns where non-zero. A sweep table has no delta: give --delta when
-    it was not 1e-5.
+    from the *_std columns where non-zero. delta comes from --delta, else from the
+    tables' delta column (pate-sweep writes one; all rows must agree), else 1e-5.
     """
     import pandas as pd
 
@@ -302,6 +302,14 @@ def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
                              "needs every row's teacher count")
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True)
+    if delta is None and "delta" in table.columns:
+        values = numeric_column(table, inputs[0], "delta", allow_empty=True)
+        found = {float(d) for d in values[np.isfinite(values)]}
+        if len(found) > 1:
+            raise InputError("the sweep tables mix several delta values "
+                             f"({', '.join(f'{d:g}' for d in sorted(found))}); plot one, "
+                             "or give --delta")
+        delta = found.pop() if found else None
     figure = plots.tradeoff_figure(table, delta=delta or 1e-5, by=by, y=y, annotate=annotate,
                                    logx=logx,
                                    caption=_sweep_caption(table),
