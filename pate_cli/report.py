@@ -319,8 +319,16 @@ def write_atomically(path: str, data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 -> what open() would give
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
             os.remove(temporary)
         raise
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -700,3 +700,14 @@ def test_console_script(votes_csv, votes_npy, tmp_path):
     assert bad.stderr.decode() == f"Error: {tmp_path / 'absent.csv'}: no such file\n"
     helped = run("-h")
     assert helped.returncode == 0 and b"Examples:" in helped.stdout
+
+
+def test_output_files_get_the_usual_permissions(cli, votes_csv, tmp_path):
+    """Atomic writes go through mkstemp (mode 0600); the result must honour the umask."""
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "summary.json"
+        assert cli(votes_csv, "--format", "json", "-o", out).code == 0
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644
