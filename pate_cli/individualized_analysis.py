@@ -154,7 +154,8 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
     accounting_result = account_groups(
         chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
         conversion=conversion, member_groups=member_groups, names=parameters.names,
-        sensitivities=parameters.sensitivity)
+        sensitivities=parameters.sensitivity,
+        uniform=(base.epsilon_cumulative, base.order_cumulative, base.rdp_total))
     return _with_groups(base, accounting_result, parameters, labels)
 
 

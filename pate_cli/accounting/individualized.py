@@ -52,6 +52,8 @@ _WORK_ELEMENTS = 1 << 20
 _BLOCK_ELEMENTS = 1 << 17
 # Elements of one sensitivity's distinct answer curves for a window of queries (8 MB).
 _CURVE_ELEMENTS = 1 << 20
+# Largest run-wide table of one sensitivity's selection curves (32 MB).
+_SELECTION_ELEMENTS = 1 << 22
 
 WEIGHT_RULES = ("budget", "group-size")
 # Below this many (queries x orders) elements per group, threads cost more than they save.
@@ -390,7 +392,8 @@ class _Curves:
     any run of queries, gathered from them.
 
     The selection curves are computed once for the distinct ``log pr_answered`` values of
-    all the queries when they are few (as they are: at most teachers + 1); the answer
+    all the queries when they are few (as they are: at most teachers + 1, up to
+    ``_SELECTION_ELEMENTS`` values, else per window); the answer
     curves once per distinct ``log q`` of each window of queries, the window covering
     ``_CURVE_ELEMENTS`` values, so memory stays bounded whatever the number of queries.
     """
@@ -413,7 +416,7 @@ class _Curves:
                     sigma_threshold=sigma1 / sensitivity, orders=orders)
             return
         self.run_wide = factors.log_pr_answered is not None and (
-            factors._selection_values[0].size <= self.window)
+            factors._selection_values[0].size * orders.size <= _SELECTION_ELEMENTS)
         if self.run_wide:
             values, self.p_index = factors._selection_values
             self.selection = rdp_threshold(values, sigma_threshold=sigma1 / sensitivity,
@@ -645,7 +648,8 @@ class GroupAccounting:
 
 
 def account_groups(chunks, *, budgets, orders, delta: float, conversion: str = "classic",
-                   member_groups=None, names=None, sensitivities=None) -> GroupAccounting:
+                   member_groups=None, names=None, sensitivities=None,
+                   uniform=None) -> GroupAccounting:
     """Compose per-query costs per group, convert, and apply the stopping rule.
 
     ``chunks``: a :class:`CostChunk` or an iterable of them, in query order (the numbers
@@ -657,6 +661,13 @@ def account_groups(chunks, *, budgets, orders, delta: float, conversion: str = "
     worst-off member (the largest epsilon, MATH.md section 9). Conversion and summation are
     those of ``pate_cli.analysis``, so a one-group run at sensitivity 1 reproduces its
     ``epsilon_cumulative`` and ``order_cumulative`` exactly.
+
+    ``uniform``: optionally ``(epsilon_cumulative, order_cumulative, rdp_total)`` of that
+    run over all the queries, when the caller has it (``analyze_individualized`` passes
+    its replay's analysis, which charges the same statistics and decisions at the same
+    orders, ``delta`` and conversion). With a single chunk of :class:`CurveFactors`, the
+    uniform baseline and every member paying the sensitivity-1 curve throughout then take
+    these figures instead of summing the same numbers again.
     """
     budgets = _budgets(budgets)
     groups = budgets.size
@@ -694,10 +705,14 @@ def account_groups(chunks, *, budgets, orders, delta: float, conversion: str = "
             seen = np.zeros(member_groups.size, dtype=bool)
         elif chunk.index.shape[0] != carry.shape[0]:
             raise ValueError("every chunk must describe the same members")
-        accumulate = (_accumulate_fixed if _fixed_curves(chunk.index)
-                      else _accumulate_chunk)
-        eps, order, base, carry, seen, base_carry = accumulate(
-            chunk, members_of, carry, seen, base_carry, offset, orders, clip)
+        if _fixed_curves(chunk.index):
+            known = (uniform if uniform is not None and not parts["eps"]
+                     and np.shape(uniform[0]) == (chunk.queries,) else None)
+            eps, order, base, carry, seen, base_carry = _accumulate_fixed(
+                chunk, members_of, carry, seen, base_carry, offset, orders, clip, known)
+        else:
+            eps, order, base, carry, seen, base_carry = _accumulate_chunk(
+                chunk, members_of, carry, seen, base_carry, offset, orders, clip)
         parts["eps"].append(eps)
         parts["order"].append(order)
         parts["base"].append(base)
@@ -736,7 +751,8 @@ def account_groups(chunks, *, budgets, orders, delta: float, conversion: str = "
         baseline_labels=int(np.count_nonzero(base_answered[:baseline_upto])))
 
 
-def _accumulate_fixed(chunk, members_of, carry, seen, base_carry, offset, orders, clip):
+def _accumulate_fixed(chunk, members_of, carry, seen, base_carry, offset, orders, clip,
+                      known=None):
     """:func:`_accumulate_chunk` for a chunk in which each member pays one curve (or none)
     at every query, as :func:`group_costs` builds them.
 
@@ -745,7 +761,9 @@ def _accumulate_fixed(chunk, members_of, carry, seen, base_carry, offset, orders
     sums) is accumulated once, one curve at a time, its rows evaluated block by block
     from :class:`CurveFactors` (:func:`_running_epsilon`). Curves at equal sensitivities
     are equal. Curves run on threads when there are several (each task writes only its
-    own results, so the numbers do not depend on the thread count).
+    own results, so the numbers do not depend on the thread count). ``known``: the
+    uniform run's figures over this chunk, starting from zero sums (``account_groups``'
+    ``uniform``): the sensitivity-1 curve from zero sums takes them.
     """
     queries = chunk.queries
     members = carry.shape[0]
@@ -771,6 +789,15 @@ def _accumulate_fixed(chunk, members_of, carry, seen, base_carry, offset, orders
     for (curve, _), number in tasks.items():
         by_curve.setdefault(curve, []).append(number)
     results = [None] * len(starts)
+    if known is not None and factored:
+        ones = [v for v, d in enumerate(curves.sensitivities) if d == 1.0]
+        number = tasks.get((same[ones[0]], np.zeros(orders.size).tobytes())) if ones else None
+        if number is not None:
+            eps, order, sums = known
+            results[number] = (np.asarray(eps, dtype=np.float64),
+                               np.asarray(order, dtype=np.float64),
+                               np.array(sums, dtype=np.float64))
+            by_curve[same[ones[0]]].remove(number)
 
     def run(curve) -> None:
         if curve == "baseline":
@@ -780,8 +807,10 @@ def _accumulate_fixed(chunk, members_of, carry, seen, base_carry, offset, orders
         else:
             source = _ArrayRows(curves[curve])
         for number in by_curve[curve]:
-            results[number] = _running_epsilon(source, queries, starts[number], offset, clip)
+            eps, best, sums = _running_epsilon(source, queries, starts[number], offset, clip)
+            results[number] = (eps, orders[best], sums)
 
+    by_curve = {curve: numbers for curve, numbers in by_curve.items() if numbers}
     workers = min(len(by_curve), os.cpu_count() or 1)
     if workers > 1 and queries * orders.size >= _THREAD_MIN_ELEMENTS:
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -797,8 +826,7 @@ def _accumulate_fixed(chunk, members_of, carry, seen, base_carry, offset, orders
         for m in mine:
             number = member_task[m]
             if number >= 0 and ("task", number) not in columns:
-                eps, best, _ = results[number]
-                columns["task", number] = (eps, orders[best])
+                columns["task", number] = results[number][:2]
             elif number < 0 and ("idle", m) not in columns:
                 columns["idle", m] = _idle_figures(carry[m], seen[m], offset, orders, clip)
         if not columns:
