@@ -154,21 +154,28 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
     accounting_result = account_groups(
         chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
         conversion=conversion, member_groups=member_groups, names=parameters.names,
-        sensitivities=parameters.sensitivity)
+        sensitivities=parameters.sensitivity,
+        uniform=(base.epsilon_cumulative, base.order_cumulative, base.rdp_total))
     return _with_groups(base, accounting_result, parameters, labels)
 
 
 def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
-    """Per-group costs of ``base``'s queries, chunk by chunk (a generator)."""
+    """Per-group costs of ``base``'s queries, chunk by chunk (a generator).
+
+    Upsampling and weighting give one chunk whose curves stay unevaluated
+    (``group_costs(..., evaluate=False)``): ``account_groups`` evaluates them one
+    sensitivity and one window of queries at a time, so memory stays bounded. Vanishing
+    chunks hold evaluated curves (about 32 MB).
+    """
     # Interactive's selection runs on n - M p; its log pr_answered is already the replay's.
     selection = isinstance(mechanism, (ConfidentGNMax, InteractiveGNMax))
     independent = base.accounting == "data-independent"
     frequencies = (None if parameters.variant != "vanishing"
                    else parameters.participation[teacher_groups])
-    # Cost chunks hold (groups + 1) x queries x orders curves: keep them near 32 MB.
-    step = max(64, min(chunk_size, _COST_ELEMENTS // ((len(parameters.names) + 1)
-                                                      * base.orders.size)))
-    for start in range(0, base.queries, step):
+    step = base.queries if frequencies is None else max(
+        64, min(chunk_size, _COST_ELEMENTS // ((len(parameters.names) + 1)
+                                               * base.orders.size)))
+    for start in range(0, base.queries, max(1, step)):
         part = slice(start, min(base.queries, start + step))
         common = dict(sigma=mechanism.sigma, orders=base.orders,
                       answered=base.label[part] >= 0, charge=base.answered[part],
@@ -177,7 +184,7 @@ def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
                       data_independent=independent)
         if frequencies is None:
             yield group_costs(base.log_q[part], sensitivities=parameters.sensitivity,
-                              **common)
+                              evaluate=False, **common)
         else:
             participation = vanishing_participation(frequencies, seed=seed,
                                                     count=part.stop - start, start=start)

@@ -485,3 +485,48 @@ def test_bad_inputs_are_refused():
     with pytest.raises(ValueError, match="member_groups"):
         account_groups(synthetic_chunk([1e-3, 1e-3], np.ones(3, bool), 3), budgets=[1.0],
                        orders=ORDERS, delta=DELTA)
+
+
+# --- the fast path: unevaluated curves, shared sums, pruned orders ---------------------------
+
+
+@pytest.mark.parametrize("conversion", ["classic", "improved"])
+@pytest.mark.parametrize("accounting", ["replay", "expected"])
+@pytest.mark.parametrize("block_rows", [5, 10_000])
+def test_unevaluated_curves_give_the_same_bits(accounting, conversion, block_rows,
+                                               monkeypatch):
+    """group_costs(evaluate=False) through account_groups (one curve at a time, orders
+    pruned per block, the uniform run shared with the D=1 group and, with ``uniform``,
+    taken from the standard analysis) equals the evaluated generic path bit for bit."""
+    from pate_cli.accounting import individualized
+
+    monkeypatch.setattr(individualized, "_BLOCK_ELEMENTS", block_rows * ORDERS.size)
+    monkeypatch.setattr(individualized, "_CURVE_ELEMENTS", 64 * ORDERS.size)  # windows
+    mechanism = MECHANISMS[1]
+    votes = weighted_histogram(make_predictions(seed=7, queries=700), classes=CLASSES)
+    standard = analyze_votes(votes, mechanism, accounting=accounting, orders=ORDERS,
+                             delta=DELTA, seed=2, conversion=conversion, teachers=TEACHERS)
+    kwargs = dict(sensitivities=[1.0, 2.0, 0.0, 3.5, 2.0], sigma=mechanism.sigma,
+                  orders=ORDERS, answered=standard.label >= 0, charge=standard.answered,
+                  log_pr_answered=standard.log_pr_answered,
+                  sigma_threshold=mechanism.sigma_threshold)
+    common = dict(budgets=[1.0, 2.0, 2.0, 3.0, 2.5], orders=ORDERS, delta=DELTA,
+                  conversion=conversion)
+    evaluated = group_costs(standard.log_q, **kwargs)
+    # a varying index sends the chunk through the generic, fully evaluated path
+    generic = account_groups(dataclasses.replace(evaluated, index=np.vstack(
+        [evaluated.index, np.where(np.arange(700) % 2, 0, -1)])),
+        member_groups=[0, 1, 2, 3, 4, 0], **common)
+    lazy = group_costs(standard.log_q, evaluate=False, **kwargs)
+    uniform = (standard.epsilon_cumulative, standard.order_cumulative, standard.rdp_total)
+    member_groups = [0, 1, 2, 3, 4, 0]
+    for result in (account_groups(dataclasses.replace(lazy, index=np.vstack(
+                       [lazy.index, np.where(np.arange(700) % 2, 0, -1)])),
+                       member_groups=member_groups, **common),
+                   account_groups(lazy, **common),
+                   account_groups(lazy, uniform=uniform, **common)):
+        np.testing.assert_array_equal(result.cumulative_epsilon, generic.cumulative_epsilon)
+        np.testing.assert_array_equal(result.cumulative_order, generic.cumulative_order)
+        np.testing.assert_array_equal(result.baseline_epsilon, generic.baseline_epsilon)
+    np.testing.assert_array_equal(generic.baseline_epsilon, standard.epsilon_cumulative)
+    np.testing.assert_array_equal(generic.cumulative_epsilon[:, 0], standard.epsilon_cumulative)

@@ -29,6 +29,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
@@ -47,6 +48,12 @@ from .threshold import rdp_threshold, rdp_threshold_data_independent
 _ROTATION = (math.sqrt(5.0) - 1.0) / 2.0
 # Elements of (members x queries x orders) work arrays processed at once (8 MB).
 _WORK_ELEMENTS = 1 << 20
+# Elements of the (queries x orders) blocks of one curve's running sums (1 MB, cache-sized).
+_BLOCK_ELEMENTS = 1 << 17
+# Elements of one sensitivity's distinct answer curves for a window of queries (8 MB).
+_CURVE_ELEMENTS = 1 << 20
+# Largest run-wide table of one sensitivity's selection curves (32 MB).
+_SELECTION_ELEMENTS = 1 << 22
 
 WEIGHT_RULES = ("budget", "group-size")
 # Below this many (queries x orders) elements per group, threads cost more than they save.
@@ -275,80 +282,205 @@ def rdp_individual(log_q, *, sensitivities, sigma: float, orders, log_pr_answere
     2 (``alpha D^2 / (2 sigma1^2) + charge * alpha D^2 / sigma^2``). ``D = 0`` costs 0.
     Returns ``(len(sensitivities), queries, orders)``.
     """
-    orders = validate_orders(orders)
-    log_q = np.asarray(log_q, dtype=np.float64)
-    if log_q.ndim != 1:
-        raise ValueError(f"log_q must be 1-D (one value per query), got shape {log_q.shape}")
-    sensitivities = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
-    if sensitivities.ndim != 1 or not np.all(np.isfinite(sensitivities) & (sensitivities >= 0)):
-        raise ValueError("sensitivities must be a 1-D array of non-negative numbers")
-    selection = sigma_threshold is not None
-    if not data_independent and selection != (log_pr_answered is not None):
-        raise ValueError("give both log_pr_answered and sigma_threshold (Confident-GNMax) "
-                         "or neither (GNMax)")
-    queries = log_q.shape[0]
-    charge = np.broadcast_to(np.asarray(charge, dtype=np.float64), (queries,))
-    if not np.all(np.isfinite(charge) & (charge >= 0)):
-        raise ValueError("charge must be non-negative")
-    out = np.zeros((sensitivities.size, queries, orders.size))
-    if not data_independent:
-        q_values, q_index = np.unique(log_q, return_inverse=True)
-        q_index = q_index.reshape(-1)
-        if selection:
-            log_pr = np.asarray(log_pr_answered, dtype=np.float64).reshape(-1)
+    return CurveFactors(log_q, sensitivities=sensitivities, sigma=sigma, orders=orders,
+                        charge=charge, log_pr_answered=log_pr_answered,
+                        sigma_threshold=sigma_threshold,
+                        data_independent=data_independent).evaluate()
+
+
+@dataclass(frozen=True, eq=False)
+class CurveFactors:
+    """The per-query RDP curves of :func:`rdp_individual`, not yet evaluated.
+
+    Curve ``v`` at query ``q`` is ``rdp_sel(log q_sel[q], sqrt(2) sigma1 / D_v) +
+    charge[q] * rdp_gnmax(log q[q], sigma / D_v)`` (MATH.md section 9; arguments as in
+    :func:`rdp_individual`, which returns ``CurveFactors(...).evaluate()``). Each formula
+    runs once per distinct statistic (``log q``, ``log pr_answered``) and distinct ``D``,
+    and the rows are gathered from those curves, as ``pate_cli.analysis`` does.
+    :func:`account_groups` takes such curves in a :class:`CostChunk` and evaluates them
+    one sensitivity at a time, in cache-sized blocks of queries, instead of building the
+    ``(variants, queries, orders)`` array; the numbers are the same.
+    """
+
+    log_q: np.ndarray
+    sensitivities: np.ndarray
+    sigma: float
+    orders: np.ndarray
+    charge: np.ndarray = 1.0
+    log_pr_answered: np.ndarray | None = None
+    sigma_threshold: float | None = None
+    data_independent: bool = False
+
+    def __post_init__(self):
+        orders = validate_orders(self.orders)
+        log_q = np.asarray(self.log_q, dtype=np.float64)
+        if log_q.ndim != 1:
+            raise ValueError(f"log_q must be 1-D (one value per query), got shape "
+                             f"{log_q.shape}")
+        sensitivities = np.atleast_1d(np.asarray(self.sensitivities, dtype=np.float64))
+        if sensitivities.ndim != 1 or not np.all(np.isfinite(sensitivities)
+                                                 & (sensitivities >= 0)):
+            raise ValueError("sensitivities must be a 1-D array of non-negative numbers")
+        selection = self.sigma_threshold is not None
+        if not self.data_independent and selection != (self.log_pr_answered is not None):
+            raise ValueError("give both log_pr_answered and sigma_threshold (Confident-GNMax) "
+                             "or neither (GNMax)")
+        queries = log_q.shape[0]
+        charge = np.broadcast_to(np.asarray(self.charge, dtype=np.float64), (queries,))
+        if not np.all(np.isfinite(charge) & (charge >= 0)):
+            raise ValueError("charge must be non-negative")
+        log_pr = None
+        if selection and not self.data_independent:
+            log_pr = np.asarray(self.log_pr_answered, dtype=np.float64).reshape(-1)
             if log_pr.shape != (queries,):
                 raise ValueError("log_pr_answered must have one value per query")
-            p_values, p_index = np.unique(log_pr, return_inverse=True)
-            p_index = p_index.reshape(-1)
-    def fill(g: int) -> None:
-        """Group ``g``'s rows, in place (no (queries x orders) temporaries)."""
-        sensitivity = sensitivities[g]
-        rows = out[g]
-        if data_independent:
-            answer = rdp_gnmax_data_independent(sigma=sigma / sensitivity, orders=orders)
-            np.multiply(charge[:, None], answer[None, :], out=rows)
-        else:
-            curves = rdp_gnmax(q_values, sigma=sigma / sensitivity, orders=orders)
-            np.take(curves, q_index, axis=0, out=rows)
-            rows *= charge[:, None]
-        if selection:
-            if data_independent:
-                rows += rdp_threshold_data_independent(
-                    sigma_threshold=sigma_threshold / sensitivity, orders=orders)
-            else:
-                rows += np.take(rdp_threshold(p_values,
-                                              sigma_threshold=sigma_threshold / sensitivity,
-                                              orders=orders), p_index, axis=0)
+        for name, value in (("orders", orders), ("log_q", log_q),
+                            ("sensitivities", sensitivities), ("charge", charge),
+                            ("log_pr_answered", log_pr),
+                            ("data_independent", bool(self.data_independent))):
+            object.__setattr__(self, name, value)
 
-    # One evaluation per distinct D (a group at the same D as another gets a copy). The
-    # evaluations are independent and numpy releases the GIL in its loops, so they run on
-    # threads; each writes only its own slice, so the numbers are the same for any count.
+    @property
+    def shape(self) -> tuple:
+        return (self.sensitivities.size, self.log_q.shape[0], self.orders.size)
+
+    @cached_property
+    def _selection_values(self):
+        """Distinct ``log pr_answered`` values of all the queries and, per query, which one
+        (there are at most teachers + 1: the statistic is a function of ``round(max v)``)."""
+        values, index = np.unique(self.log_pr_answered, return_inverse=True)
+        return values, index.reshape(-1)
+
+    def curves(self, variant: int) -> _Curves:
+        """The distinct curves of one variant, from which its rows are gathered."""
+        return _Curves(self, float(self.sensitivities[variant]))
+
+    def evaluate(self) -> np.ndarray:
+        """All curves, ``(variants, queries, orders)``: :func:`rdp_individual`."""
+        out = np.zeros(self.shape)
+        queries = self.shape[1]
+
+        def fill(v: int) -> None:
+            self.curves(v).rows(0, queries, out[v])
+
+        # One evaluation per distinct D (a variant at the same D as another gets a copy).
+        # They are independent and numpy releases the GIL in its loops, so they run on
+        # threads; each writes only its own slice, so the numbers are the same for any count.
+        first_of = _first_of_each_sensitivity(self.sensitivities)
+        distinct = sorted(v for v in set(first_of) if self.sensitivities[v] > 0)
+        workers = min(len(distinct), os.cpu_count() or 1)
+        if workers > 1 and queries * self.orders.size >= _THREAD_MIN_ELEMENTS:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(fill, distinct))
+        else:
+            for v in distinct:
+                fill(v)
+        for v, first in enumerate(first_of):
+            if first != v and self.sensitivities[v] > 0:
+                out[v] = out[first]
+        return out
+
+
+def _first_of_each_sensitivity(sensitivities) -> list:
+    """Per variant, the first variant with the same sensitivity (equal curves)."""
     first_of = {}
-    for g, sensitivity in enumerate(sensitivities):
-        if sensitivity > 0:
-            first_of.setdefault(float(sensitivity), g)
-    distinct = sorted(first_of.values())
-    workers = min(len(distinct), os.cpu_count() or 1)
-    if workers > 1 and queries * orders.size >= _THREAD_MIN_ELEMENTS:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(fill, distinct))
-    else:
-        for g in distinct:
-            fill(g)
-    for g, sensitivity in enumerate(sensitivities):
-        if sensitivity > 0 and first_of[float(sensitivity)] != g:
-            out[g] = out[first_of[float(sensitivity)]]
-    return out
+    return [first_of.setdefault(float(d), v) for v, d in enumerate(sensitivities)]
+
+
+class _Curves:
+    """One sensitivity's curves (MATH.md sections 2-4, 9) and the exact per-query rows of
+    any run of queries, gathered from them.
+
+    The selection curves are computed once for the distinct ``log pr_answered`` values of
+    all the queries when they are few (as they are: at most teachers + 1, up to
+    ``_SELECTION_ELEMENTS`` values, else per window); the answer
+    curves once per distinct ``log q`` of each window of queries, the window covering
+    ``_CURVE_ELEMENTS`` values, so memory stays bounded whatever the number of queries.
+    """
+
+    def __init__(self, factors: CurveFactors, sensitivity: float):
+        self.factors = factors
+        self.sensitivity = sensitivity
+        self.zero = sensitivity == 0.0
+        self.answer = self.selection = None
+        self.window = max(1, _CURVE_ELEMENTS // factors.orders.size)
+        self.span = (0, 0)  # queries covered by the answer (and windowed selection) curves
+        if self.zero:
+            return
+        orders, sigma1 = factors.orders, factors.sigma_threshold
+        if factors.data_independent:
+            self.answer = rdp_gnmax_data_independent(sigma=factors.sigma / sensitivity,
+                                                     orders=orders)
+            if sigma1 is not None:
+                self.selection = rdp_threshold_data_independent(
+                    sigma_threshold=sigma1 / sensitivity, orders=orders)
+            return
+        self.run_wide = factors.log_pr_answered is not None and (
+            factors._selection_values[0].size * orders.size <= _SELECTION_ELEMENTS)
+        if self.run_wide:
+            values, self.p_index = factors._selection_values
+            self.selection = rdp_threshold(values, sigma_threshold=sigma1 / sensitivity,
+                                           orders=orders)
+
+    def _cover(self, lo: int) -> None:
+        """Answer curves (and selection curves, if windowed) of the window holding ``lo``."""
+        start = lo - lo % self.window
+        stop = min(self.factors.shape[1], start + self.window)
+        factors = self.factors
+        q_values, q_index = np.unique(factors.log_q[start:stop], return_inverse=True)
+        self.answer = rdp_gnmax(q_values, sigma=factors.sigma / self.sensitivity,
+                                orders=factors.orders)
+        self.q_index = q_index.reshape(-1)
+        if factors.log_pr_answered is not None and not self.run_wide:
+            p_values, p_index = np.unique(factors.log_pr_answered[start:stop],
+                                          return_inverse=True)
+            self.selection = rdp_threshold(
+                p_values, sigma_threshold=factors.sigma_threshold / self.sensitivity,
+                orders=factors.orders)
+            self.p_index = p_index.reshape(-1)
+        self.span = (start, stop)
+
+    def rows(self, lo: int, hi: int, out, scratch=None) -> None:
+        """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)``: ``charge * answer +
+        selection``, as :func:`rdp_individual` defines them (``scratch``, same shape,
+        saves a temporary)."""
+        if self.zero:
+            out.fill(0.0)
+            return
+        factors = self.factors
+        if factors.data_independent:
+            np.multiply(factors.charge[lo:hi, None], self.answer[None, :], out=out)
+            if self.selection is not None:
+                out += self.selection
+            return
+        position = lo
+        while position < hi:
+            if not self.span[0] <= position < self.span[1]:
+                self._cover(position)
+            start, stop = self.span
+            end = min(hi, stop)
+            part = out[position - lo : end - lo]
+            np.take(self.answer, self.q_index[position - start : end - start], axis=0,
+                    out=part)
+            part *= factors.charge[position:end, None]
+            if self.selection is not None:
+                index = (self.p_index[position:end] if self.run_wide
+                         else self.p_index[position - start : end - start])
+                gathered = (None if scratch is None
+                            else scratch[position - lo : end - lo])
+                part += np.take(self.selection, index, axis=0, out=gathered)
+            position = end
 
 
 @dataclass(frozen=True)
 class CostChunk:
     """The privacy costs of a run of consecutive queries, per member (see module doc).
 
-    ``curves``: ``(variants, queries, orders)`` per-query RDP curves;
-    ``index``: int ``(members, queries)``, the curve member m pays at query q, ``-1`` for
-    none; ``baseline``: ``(queries, orders)``, the cost of the query in the uniform run
-    (every point at sensitivity 1); ``answered``: bool ``(queries,)``, whether the replay
+    ``curves``: ``(variants, queries, orders)`` per-query RDP curves, or the same as an
+    unevaluated :class:`CurveFactors`; ``index``: int ``(members, queries)``, the curve
+    member m pays at query q, ``-1`` for none; ``baseline``: ``(queries, orders)``, the
+    cost of the query in the uniform run (every point at sensitivity 1), or the number of
+    the curve that holds it; ``answered``: bool ``(queries,)``, whether the replay
     released a label; ``baseline_answered``: the same for the uniform run.
     The builders below charge the uniform run on the same statistics and decisions; to
     compare with a different uniform run (plain votes, other parameters) replace
@@ -356,26 +488,34 @@ class CostChunk:
     ``rdp_individual(..., sensitivities=[1])[0]`` and answers.
     """
 
-    curves: np.ndarray
+    curves: np.ndarray | CurveFactors
     index: np.ndarray
-    baseline: np.ndarray
+    baseline: np.ndarray | int
     answered: np.ndarray
     baseline_answered: np.ndarray
 
     def __post_init__(self):
-        curves = np.asarray(self.curves, dtype=np.float64)
+        curves = self.curves
+        if not isinstance(curves, CurveFactors):
+            curves = np.asarray(curves, dtype=np.float64)
         index = np.asarray(self.index, dtype=np.intp)
-        if curves.ndim != 3 or index.ndim != 2 or index.shape[1] != curves.shape[1]:
+        if len(curves.shape) != 3 or index.ndim != 2 or index.shape[1] != curves.shape[1]:
             raise ValueError("curves must be (variants, queries, orders) and index "
                              "(members, queries)")
-        queries, orders = curves.shape[1:]
-        if np.any(index < -1) or np.any(index >= curves.shape[0]):
+        variants, queries, orders = curves.shape
+        if np.any(index < -1) or np.any(index >= variants):
             raise ValueError("index entries must be -1 or a curve number")
-        baseline = np.asarray(self.baseline, dtype=np.float64)
+        baseline = self.baseline
+        if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
+            if not 0 <= baseline < variants:
+                raise ValueError(f"baseline curve {baseline} is not one of the {variants}")
+            baseline = int(baseline)
+        else:
+            baseline = np.asarray(baseline, dtype=np.float64)
+            if baseline.shape != (queries, orders):
+                raise ValueError(f"baseline must have shape ({queries}, {orders})")
         answered = np.asarray(self.answered, dtype=bool)
         baseline_answered = np.asarray(self.baseline_answered, dtype=bool)
-        if baseline.shape != (queries, orders):
-            raise ValueError(f"baseline must have shape ({queries}, {orders})")
         if answered.shape != (queries,) or baseline_answered.shape != (queries,):
             raise ValueError(f"answered must have shape ({queries},)")
         for name, value in (("curves", curves), ("index", index), ("baseline", baseline),
@@ -386,35 +526,46 @@ class CostChunk:
     def queries(self) -> int:
         return int(self.curves.shape[1])
 
+    def evaluated(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(curves, baseline)`` as arrays."""
+        curves = self.curves
+        if isinstance(curves, CurveFactors):
+            curves = curves.evaluate()
+        baseline = self.baseline
+        if isinstance(baseline, int):
+            baseline = curves[baseline]
+        return curves, baseline
+
 
 def group_costs(log_q, *, sensitivities, sigma: float, orders, answered, charge=None,
                 log_pr_answered=None, sigma_threshold: float | None = None,
-                data_independent: bool = False) -> CostChunk:
+                data_independent: bool = False, evaluate: bool = True) -> CostChunk:
     """Costs of upsampling (``D_g = u_g``) or weighting (``D_g = w_g``) for one chunk.
 
     Members are the groups (all points of a group share one sensitivity, paper section
     4.3.3). ``answered``: the replay's decisions (all True for GNMax); ``charge`` defaults
     to them (replay accounting); pass ``pr_answered`` for expected accounting. Other
     arguments as in :func:`rdp_individual`. A group with sensitivity 0 pays nothing.
+    ``evaluate=False`` leaves the curves as :class:`CurveFactors` (the baseline is its
+    last curve, at sensitivity 1), for :func:`account_groups` to evaluate block by block.
     """
     sensitivities = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
     answered = np.asarray(answered, dtype=bool)
     if charge is None:
         charge = answered.astype(np.float64)
-    curves, baseline = _curves_and_baseline(
-        log_q, sensitivities, sigma=sigma, orders=orders, log_pr_answered=log_pr_answered,
-        sigma_threshold=sigma_threshold, charge=charge, data_independent=data_independent)
+    factors = CurveFactors(log_q, sensitivities=np.append(sensitivities, 1.0), sigma=sigma,
+                           orders=orders, charge=charge, log_pr_answered=log_pr_answered,
+                           sigma_threshold=sigma_threshold, data_independent=data_independent)
     groups = sensitivities.size
+    queries = factors.shape[1]
     index = np.where(sensitivities[:, None] > 0, np.arange(groups)[:, None], -1)
-    index = np.broadcast_to(index, (groups, curves.shape[1]))
-    return CostChunk(curves=curves, index=index, baseline=baseline, answered=answered,
+    index = np.broadcast_to(index, (groups, queries))
+    if evaluate:
+        curves = factors.evaluate()
+        return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1],
+                         answered=answered, baseline_answered=answered)
+    return CostChunk(curves=factors, index=index, baseline=groups, answered=answered,
                      baseline_answered=answered)
-
-
-def _curves_and_baseline(log_q, sensitivities, **common):
-    """Curves at each sensitivity and at 1 (the uniform run), from one evaluation."""
-    curves = rdp_individual(log_q, sensitivities=np.append(sensitivities, 1.0), **common)
-    return curves[:-1], curves[-1]
 
 
 def vanishing_costs(log_q, *, participation, sigma: float, orders, answered, charge=None,
@@ -440,11 +591,12 @@ def vanishing_costs(log_q, *, participation, sigma: float, orders, answered, cha
     answered = np.asarray(answered, dtype=bool)
     if charge is None:
         charge = answered.astype(np.float64)
-    curves, baseline = _curves_and_baseline(
-        log_q, values, sigma=sigma, orders=orders, log_pr_answered=log_pr_answered,
-        sigma_threshold=sigma_threshold, charge=charge, data_independent=data_independent)
+    curves = rdp_individual(log_q, sensitivities=np.append(values, 1.0), sigma=sigma,
+                            orders=orders, log_pr_answered=log_pr_answered,
+                            sigma_threshold=sigma_threshold, charge=charge,
+                            data_independent=data_independent)
     index = np.where(participation.T, which[None, :], -1)
-    return CostChunk(curves=curves, index=index, baseline=baseline, answered=answered,
+    return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1], answered=answered,
                      baseline_answered=answered)
 
 
@@ -496,7 +648,8 @@ class GroupAccounting:
 
 
 def account_groups(chunks, *, budgets, orders, delta: float, conversion: str = "classic",
-                   member_groups=None, names=None, sensitivities=None) -> GroupAccounting:
+                   member_groups=None, names=None, sensitivities=None,
+                   uniform=None) -> GroupAccounting:
     """Compose per-query costs per group, convert, and apply the stopping rule.
 
     ``chunks``: a :class:`CostChunk` or an iterable of them, in query order (the numbers
@@ -508,6 +661,13 @@ def account_groups(chunks, *, budgets, orders, delta: float, conversion: str = "
     worst-off member (the largest epsilon, MATH.md section 9). Conversion and summation are
     those of ``pate_cli.analysis``, so a one-group run at sensitivity 1 reproduces its
     ``epsilon_cumulative`` and ``order_cumulative`` exactly.
+
+    ``uniform``: optionally ``(epsilon_cumulative, order_cumulative, rdp_total)`` of that
+    run over all the queries, when the caller has it (``analyze_individualized`` passes
+    its replay's analysis, which charges the same statistics and decisions at the same
+    orders, ``delta`` and conversion). With a single chunk of :class:`CurveFactors`, the
+    uniform baseline and every member paying the sensitivity-1 curve throughout then take
+    these figures instead of summing the same numbers again.
     """
     budgets = _budgets(budgets)
     groups = budgets.size
@@ -545,8 +705,14 @@ def account_groups(chunks, *, budgets, orders, delta: float, conversion: str = "
             seen = np.zeros(member_groups.size, dtype=bool)
         elif chunk.index.shape[0] != carry.shape[0]:
             raise ValueError("every chunk must describe the same members")
-        eps, order, base, carry, seen, base_carry = _accumulate_chunk(
-            chunk, members_of, carry, seen, base_carry, offset, orders, clip)
+        if _fixed_curves(chunk.index):
+            known = (uniform if uniform is not None and not parts["eps"]
+                     and np.shape(uniform[0]) == (chunk.queries,) else None)
+            eps, order, base, carry, seen, base_carry = _accumulate_fixed(
+                chunk, members_of, carry, seen, base_carry, offset, orders, clip, known)
+        else:
+            eps, order, base, carry, seen, base_carry = _accumulate_chunk(
+                chunk, members_of, carry, seen, base_carry, offset, orders, clip)
         parts["eps"].append(eps)
         parts["order"].append(order)
         parts["base"].append(base)
@@ -585,9 +751,182 @@ def account_groups(chunks, *, budgets, orders, delta: float, conversion: str = "
         baseline_labels=int(np.count_nonzero(base_answered[:baseline_upto])))
 
 
+def _accumulate_fixed(chunk, members_of, carry, seen, base_carry, offset, orders, clip,
+                      known=None):
+    """:func:`_accumulate_chunk` for a chunk in which each member pays one curve (or none)
+    at every query, as :func:`group_costs` builds them.
+
+    Members that pay the same curve after the same running sums have the same figures, and
+    so has the uniform run when it is one of the curves: each distinct (curve, running
+    sums) is accumulated once, one curve at a time, its rows evaluated block by block
+    from :class:`CurveFactors` (:func:`_running_epsilon`). Curves at equal sensitivities
+    are equal. Curves run on threads when there are several (each task writes only its
+    own results, so the numbers do not depend on the thread count). ``known``: the
+    uniform run's figures over this chunk, starting from zero sums (``account_groups``'
+    ``uniform``): the sensitivity-1 curve from zero sums takes them.
+    """
+    queries = chunk.queries
+    members = carry.shape[0]
+    curves = chunk.curves
+    factored = isinstance(curves, CurveFactors)
+    same = (_first_of_each_sensitivity(curves.sensitivities) if factored
+            else list(range(curves.shape[0])))
+    paid = chunk.index[:, 0] if queries else np.full(members, -1)
+    base_curve = same[chunk.baseline] if isinstance(chunk.baseline, int) else "baseline"
+    tasks, starts = {}, []
+
+    def task(curve, start) -> int:
+        key = (curve, start.tobytes())
+        if key not in tasks:
+            tasks[key] = len(starts)
+            starts.append(start)
+        return tasks[key]
+
+    member_task = [task(same[paid[m]], carry[m]) if paid[m] >= 0 else -1
+                   for m in range(members)]
+    base_task = task(base_curve, base_carry[0])
+    by_curve = {}
+    for (curve, _), number in tasks.items():
+        by_curve.setdefault(curve, []).append(number)
+    results = [None] * len(starts)
+    if known is not None and factored:
+        ones = [v for v, d in enumerate(curves.sensitivities) if d == 1.0]
+        number = tasks.get((same[ones[0]], np.zeros(orders.size).tobytes())) if ones else None
+        if number is not None:
+            eps, order, sums = known
+            results[number] = (np.asarray(eps, dtype=np.float64),
+                               np.asarray(order, dtype=np.float64),
+                               np.array(sums, dtype=np.float64))
+            by_curve[same[ones[0]]].remove(number)
+
+    def run(curve) -> None:
+        if curve == "baseline":
+            source = _ArrayRows(chunk.baseline)
+        elif factored:
+            source = curves.curves(curve)
+        else:
+            source = _ArrayRows(curves[curve])
+        for number in by_curve[curve]:
+            eps, best, sums = _running_epsilon(source, queries, starts[number], offset, clip)
+            results[number] = (eps, orders[best], sums)
+
+    by_curve = {curve: numbers for curve, numbers in by_curve.items() if numbers}
+    workers = min(len(by_curve), os.cpu_count() or 1)
+    if workers > 1 and queries * orders.size >= _THREAD_MIN_ELEMENTS:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(run, list(by_curve)))
+    else:
+        for curve in by_curve:
+            run(curve)
+
+    eps_out = np.empty((queries, len(members_of)))
+    order_out = np.empty((queries, len(members_of)))
+    for g, mine in enumerate(members_of):  # a handful of groups
+        columns = {}  # distinct figures among the group's members, in member order
+        for m in mine:
+            number = member_task[m]
+            if number >= 0 and ("task", number) not in columns:
+                columns["task", number] = results[number][:2]
+            elif number < 0 and ("idle", m) not in columns:
+                columns["idle", m] = _idle_figures(carry[m], seen[m], offset, orders, clip)
+        if not columns:
+            eps_out[:, g] = 0.0
+            order_out[:, g] = np.nan
+            continue
+        eps = np.stack([np.broadcast_to(e, (queries,)) for e, _ in columns.values()])
+        order = np.stack([np.broadcast_to(o, (queries,)) for _, o in columns.values()])
+        worst = np.argmax(eps, axis=0)
+        eps_out[:, g] = np.take_along_axis(eps, worst[None, :], axis=0)[0]
+        order_out[:, g] = np.take_along_axis(order, worst[None, :], axis=0)[0]
+    carry = carry.copy()
+    seen = seen.copy()
+    for m, number in enumerate(member_task):
+        if number >= 0:
+            carry[m] = results[number][2]
+            seen[m] |= queries > 0
+    base_eps, _, base_sums = results[base_task]
+    return eps_out, order_out, base_eps, carry, seen, base_sums[None, :]
+
+
+def _idle_figures(carry, seen, offset, orders, clip):
+    """Epsilon and order of a member that pays nothing in a chunk (constant over it)."""
+    if not seen:
+        return 0.0, np.nan
+    values = carry + offset
+    best = int(np.argmin(values))
+    eps = max(values[best], 0.0) if clip else values[best]
+    return eps, orders[best]
+
+
+class _ArrayRows:
+    """Rows of an evaluated ``(queries, orders)`` curve, as :class:`_Curves` gives them."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def rows(self, lo: int, hi: int, out, scratch=None) -> None:
+        np.copyto(out, self.array[lo:hi])
+
+
+def _running_epsilon(source, queries: int, carry, offset, clip):
+    """Running RDP sums of one curve's rows after ``carry``, converted after every query.
+
+    Returns per query the epsilon (``min`` over orders of the sum plus ``offset``, MATH.md
+    section 6) and the index of the first order achieving it, and the sums after the last
+    query. The sum after query i is ``sum_{i-1} + rdp_i`` in query order, as in
+    ``pate_cli.analysis``, so the numbers do not depend on the blocking.
+
+    Work goes in cache-sized blocks of queries. When the rows are non-negative the sums
+    only grow, and rounding is monotone, so in a block each order's converted value lies
+    between its value after the block's first query and after its last: an order whose
+    lowest value exceeds the smallest highest value of all orders is above the minimum
+    (not even tied) at every query of the block, and its running sums are not formed.
+    The block's totals come from one reduction over its queries (numpy adds the rows of a
+    C-ordered array one after another, as the running sum does).
+    """
+    size = offset.size
+    eps = np.empty(queries)
+    best = np.empty(queries, dtype=np.intp)
+    carry = np.array(carry, dtype=np.float64)
+    step = max(1, _BLOCK_ELEMENTS // size)
+    buffer = np.empty((min(step, queries), size))
+    scratch = np.empty_like(buffer)
+    low = np.empty(size)
+    high = np.empty(size)
+    for lo in range(0, queries, step):
+        hi = min(queries, lo + step)
+        rows = buffer[: hi - lo]
+        source.rows(lo, hi, rows, scratch[: hi - lo])
+        rows[0] += carry
+        kept, shift = None, offset
+        growing = bool(rows.min() >= 0.0)  # False for NaN: then every order is kept
+        if growing:
+            np.add.reduce(rows, axis=0, out=carry)
+            np.add(rows[0], offset, out=low)
+            np.add(carry, offset, out=high)
+            kept = np.flatnonzero(low <= high.min())
+            rows, shift = rows[:, kept], offset[kept]
+        np.cumsum(rows, axis=0, out=rows)
+        if not growing:
+            carry[:] = rows[-1]
+        rows += shift
+        choice = np.argmin(rows, axis=1)
+        eps[lo:hi] = np.take_along_axis(rows, choice[:, None], axis=1)[:, 0]
+        best[lo:hi] = choice if kept is None else kept[choice]
+    if clip:
+        np.maximum(eps, 0.0, out=eps)
+    return eps, best, carry
+
+
+def _fixed_curves(index) -> bool:
+    """Whether every member pays the same curve (or none) at every query of a chunk."""
+    return bool(np.all(index == index[:, :1])) if index.shape[1] else True
+
+
 def _accumulate_chunk(chunk, members_of, carry, seen, base_carry, offset, orders, clip):
     """Cumulative epsilon per group (worst member) and of the baseline for one chunk,
     in cache-sized blocks of queries; carries the running RDP sums across blocks."""
+    curves, baseline = chunk.evaluated()
     members = carry.shape[0]
     queries = chunk.queries
     groups = len(members_of)
@@ -599,7 +938,7 @@ def _accumulate_chunk(chunk, members_of, carry, seen, base_carry, offset, orders
         hi = min(queries, lo + step)
         index = chunk.index[:, lo:hi]
         pays = index >= 0
-        rows = chunk.curves[np.maximum(index, 0), np.arange(lo, hi)[None, :]]
+        rows = curves[np.maximum(index, 0), np.arange(lo, hi)[None, :]]
         rows[~pays] = 0.0
         eps, best, carry = _cumulative(rows, carry, offset, clip)
         took_part = np.logical_or.accumulate(pays, axis=1) | seen[:, None]
@@ -616,7 +955,7 @@ def _accumulate_chunk(chunk, members_of, carry, seen, base_carry, offset, orders
             columns = np.arange(hi - lo)
             eps_out[lo:hi, g] = eps[mine[worst], columns]
             order_out[lo:hi, g] = order[mine[worst], columns]
-        base_rows = chunk.baseline[None, lo:hi].copy()
+        base_rows = baseline[None, lo:hi].copy()
         base_eps, _, base_carry = _cumulative(base_rows, base_carry, offset, clip)
         base_out[lo:hi] = base_eps[0]
     return eps_out, order_out, base_out, carry, seen, base_carry
