@@ -255,8 +255,10 @@ def _peak_mb() -> float:
 
 
 def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """CPU time of this process and its finished children (a sweep's worker pool)."""
+    return sum(usage.ru_utime + usage.ru_stime for usage in
+               (resource.getrusage(resource.RUSAGE_SELF),
+                resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 def _analyze(pate_cli, source, spec: Dataset, accounting: str, **options):
