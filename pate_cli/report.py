@@ -274,16 +274,26 @@ def per_query_bytes(frame: pd.DataFrame, path: str) -> bytes:
         return "".join(json.dumps(_json_record(r), allow_nan=False) + "\n"
                        for r in records).encode()
     if extension == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ValueError(f"{path}: writing .parquet needs pyarrow "
-                             "(pip install 'pate_cli[parquet]')") from None
-        buffer = io.BytesIO()
-        frame.to_parquet(buffer, index=False)
-        return buffer.getvalue()
+        return parquet_bytes(frame, path)
     raise ValueError(f"{path}: unknown extension for the per-query table "
                      f"(use {', '.join(PER_QUERY_EXTENSIONS)})")
+
+
+def require_pyarrow(path: str) -> None:
+    """A one-line error naming ``path`` when pyarrow (the ``parquet`` extra) is missing."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ValueError(f"{path}: writing .parquet needs pyarrow "
+                         "(pip install 'pate_cli[parquet]')") from None
+
+
+def parquet_bytes(frame: pd.DataFrame, path: str) -> bytes:
+    """``frame`` as parquet bytes (no index), for writing to ``path``."""
+    require_pyarrow(path)
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
 
 
 def _json_record(record: dict) -> dict:

@@ -10,7 +10,6 @@ same number, so a table read by ``read_table`` gives exactly the rows written.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -18,6 +17,7 @@ import os
 import numpy as np
 import pandas as pd
 
+from .report import parquet_bytes, require_pyarrow
 from .sweep import KEY_COLUMNS, SWEEP_COLUMNS
 from .votes import InputError
 
@@ -62,14 +62,7 @@ def table_bytes(rows: list[dict], *, path: str | None = None, fmt: str | None = 
         return "".join(json.dumps(_plain_row(row, frame.columns), allow_nan=False) + "\n"
                        for row in rows).encode()
     if fmt == "parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ValueError(f"{path}: writing .parquet needs pyarrow "
-                             "(pip install 'pate_cli[parquet]')") from None
-        buffer = io.BytesIO()
-        frame.to_parquet(buffer, index=False)
-        return buffer.getvalue()
+        return parquet_bytes(frame, path)
     if fmt == "table":
         return _text_table(frame).encode()
     raise ValueError(f"format must be one of {', '.join(TABLE_FORMATS)}, got {fmt!r}")
@@ -84,11 +77,7 @@ def check_destination(path: str) -> None:
     if not os.path.isdir(directory):
         raise ValueError(f"{path}: cannot write: the directory {directory} does not exist")
     if path.lower().endswith(".parquet"):
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise ValueError(f"{path}: writing .parquet needs pyarrow "
-                             "(pip install 'pate_cli[parquet]')") from None
+        require_pyarrow(path)
 
 
 def read_table(path: str) -> list[dict]:
