@@ -8,10 +8,14 @@ commands write:
 - :func:`groups_figure`: per-group cost histories with budgets and exhaustion points
   (Boenisch et al., Individualized PATE, Figures 1, 5 and 6);
 - :func:`tradeoff_figure`: label accuracy against epsilon from a sweep (2018 Figure 4);
-- :func:`selection_figure` over :func:`selection_bins`: plurality histogram of all queries
-  and of those Confident-GNMax answers, with the per-query answer cost (2018 Figure 5 left);
-- :func:`partition_figure` over :func:`partition_split`: cumulative epsilon against
-  answered queries, Confident's split into selection and answer cost (2018 Figure 5 right).
+- :func:`selection_figure` over ``figure_data.selection_bins``: plurality histogram of
+  all queries and of those Confident-GNMax answers, with the per-query answer cost (2018
+  Figure 5 left);
+- :func:`partition_figure` over ``figure_data.partition_split``: cumulative epsilon
+  against answered queries, Confident's split into selection and answer cost (2018
+  Figure 5 right).
+
+The numbers the figures show come from ``figure_data``; caption texts from ``captions``.
 
 Figures are built headless (``matplotlib.figure.Figure`` renders with the Agg canvas);
 :func:`figure_bytes` serialises one to PNG, PDF or SVG without timestamps, so the same
@@ -31,15 +35,13 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from .accounting.gnmax import log_q_gnmax, rdp_gnmax
-from .accounting.threshold import log_pr_answered
+from .captions import MECHANISM_NAMES
+from .figure_data import has_selection, partition_split
 
 # Okabe & Ito (2008), ordered for contrast on white; yellow (#F0E442) is left out.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 GREY = "#7F7F7F"
 FORMATS = ("png", "pdf", "svg")
-MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
-                   "interactive": "Interactive-GNMax", "svt": "SVT-PATE"}
 _CAPTION_SIZE = 7.5
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None},
              "pdf": {"CreationDate": None, "Producer": None}}
@@ -282,36 +284,6 @@ def _error(part: pd.DataFrame, column: str):
 
 # --- selection (2018 Figure 5 left) ---------------------------------------------------------
 
-def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
-                   bins: int = 20) -> pd.DataFrame:
-    """Per-bin data of the 2018 paper's Figure 5 (left), vectorised over queries.
-
-    Bins of the plurality count ``max_j n_j`` (equal integer widths, the last ending at M).
-    Columns: ``left``, ``right``, ``center``, ``all`` (queries in the bin), one
-    ``answered_<i>`` per ``(T, sigma1)`` in ``params`` (the expected number answered, the
-    sum of ``pr_answered`` over the bin's queries), and ``cost``: the mean over the bin's
-    queries of the data-dependent RDP of the answer step (GNMax with ``sigma``) at
-    ``order``, i.e. what answering one query of the bin costs (NaN for an empty bin).
-    """
-    votes = np.asarray(votes, dtype=np.float64)
-    plurality = votes.max(axis=1)
-    low = math.floor(min(plurality.min(), teachers)) if plurality.size else 0
-    width = max(1, math.ceil((teachers - low + 1) / bins))
-    count = math.ceil((teachers - low + 1) / width)
-    edges = teachers + 0.5 - width * np.arange(count, -1, -1, dtype=np.float64)
-    which = np.clip(np.searchsorted(edges, plurality, side="right") - 1, 0, count - 1)
-    table = {"left": edges[:-1], "right": edges[1:], "center": (edges[:-1] + edges[1:]) / 2,
-             "all": np.bincount(which, minlength=count).astype(np.float64)}
-    for number, (threshold, sigma_threshold) in enumerate(params):
-        pr = np.exp(log_pr_answered(plurality, threshold=threshold,
-                                    sigma_threshold=sigma_threshold))
-        table[f"answered_{number}"] = np.bincount(which, weights=pr, minlength=count)
-    cost = rdp_gnmax(log_q_gnmax(votes, sigma=sigma), sigma=sigma, orders=[order])[:, 0]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        table["cost"] = np.bincount(which, weights=cost, minlength=count) / table["all"]
-    return pd.DataFrame(table)
-
-
 def selection_figure(data: pd.DataFrame, *, params, sigma: float, order: float,
                      caption: str = "", style: Style = Style()) -> Figure:
     """Plurality histogram, answered counts and answer cost (2018 Figure 5 left).
@@ -350,30 +322,6 @@ def selection_figure(data: pd.DataFrame, *, params, sigma: float, order: float,
 
 # --- partition (2018 Figure 5 right) --------------------------------------------------------
 
-def partition_split(frame: pd.DataFrame):
-    """``(answered, total, selection, answer)`` arrays for the 2018 Figure 5 (right).
-
-    x = the cumulative count of answered queries; ``total`` = ``epsilon_cumulative``; it
-    is split in proportion to the cumulative RDP of the selection and answer steps
-    (``rdp_selection``, ``rdp_answer``, both at the run's final order), so
-    ``selection + answer == total`` exactly. This is an attribution, not a second
-    accounting: epsilon is not additive over steps, and the conversion's ``log(1/delta) /
-    (order - 1)`` term is shared out in the same proportion.
-    """
-    answered = np.cumsum(frame["answered"].to_numpy(dtype=np.float64))
-    total = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
-    selection = np.cumsum(frame["rdp_selection"].to_numpy(dtype=np.float64))
-    both = selection + np.cumsum(frame["rdp_answer"].to_numpy(dtype=np.float64))
-    share = np.divide(selection, both, out=np.zeros_like(both), where=both > 0)
-    selection_part = total * share
-    return answered, total, selection_part, total - selection_part
-
-
-def has_selection(frame: pd.DataFrame) -> bool:
-    """Whether a per-query table charges a selection step (Confident or Interactive)."""
-    return bool(np.any(frame["rdp_selection"].to_numpy(dtype=np.float64) > 0))
-
-
 def partition_figure(series, *, delta: float, caption: str = "",
                      style: Style = Style()) -> Figure:
     """Cumulative epsilon against answered queries (Papernot et al. 2018, Figure 5 right).
@@ -406,58 +354,7 @@ def partition_figure(series, *, delta: float, caption: str = "",
     return figure
 
 
-# --- shared layout, captions and output ----------------------------------------------------
-
-def summary_parameters(summary: dict | None) -> str:
-    """``threshold=200, sigma_threshold=150, sigma=40`` from a JSON summary's params."""
-    if not summary:
-        return ""
-    return ", ".join(f"{key}={value:g}" if isinstance(value, float | int) else
-                     f"{key}={value}" for key, value in (summary.get("params") or {}).items())
-
-
-def summary_accounting(summary: dict | None) -> str:
-    """``replay accounting, classic conversion, seed 0`` from a JSON summary."""
-    if not summary:
-        return ""
-    parts = [f"{summary.get('accounting')} accounting",
-             f"{summary.get('conversion', 'classic')} conversion"]
-    if summary.get("accounting") == "replay":
-        parts.append(f"seed {summary.get('seed')}")
-    return ", ".join(parts)
-
-
-def summary_caption(summary: dict | None) -> str:
-    """Mechanism (parameters)[, individualized variant], accounting, from a summary."""
-    if not summary:
-        return ""
-    text = MECHANISM_NAMES.get(summary.get("mechanism"), str(summary.get("mechanism")))
-    params = summary_parameters(summary)
-    parts = [f"{text} ({params})" if params else text]
-    if summary.get("individualized"):
-        parts.append(f"individualized {summary['individualized']}")
-    parts.append(summary_accounting(summary))
-    return ", ".join(parts)
-
-
-def runs_caption(labels, frames, summaries) -> str:
-    """Per run: label (parameters): queries, answered, final epsilon; shared accounting."""
-    parts = []
-    for label, frame, summary in zip(labels, frames, summaries, strict=True):
-        answered = float(frame["answered"].to_numpy(dtype=np.float64).sum())
-        count = f"{answered:,.0f}" if answered.is_integer() else f"{answered:,.1f}"
-        params = summary_parameters(summary)
-        mechanism = MECHANISM_NAMES.get((summary or {}).get("mechanism"), "")
-        name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
-        parts.append(f"{name}{f' ({params})' if params else ''}: {len(frame):,} queries, "
-                     f"{count} answered, final epsilon "
-                     f"{float(frame['epsilon_cumulative'].iloc[-1]):.3f}")
-    accounting = {summary_accounting(s) for s in summaries if s}
-    text = "; ".join(parts) + "."
-    if len(accounting) == 1:
-        text += f" {accounting.pop().capitalize()}."
-    return text
-
+# --- shared layout and output --------------------------------------------------------------
 
 def figure_bytes(figure: Figure, fmt: str) -> bytes:
     """Render ``figure`` as ``png``, ``pdf`` or ``svg`` bytes, without timestamps."""

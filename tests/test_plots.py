@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import norm
 
 import pate_cli
-from pate_cli import plots
+from pate_cli import figure_data, plots
 from pate_cli.cli.errors import run_command
 from pate_cli.cli.plot import plot as plot_command
 from pate_cli.report import per_query_bytes, per_query_frame, render, summary_dict
@@ -164,7 +164,7 @@ def test_groups_lines_budgets_and_exhaustion(runs):
 def test_selection_bars_are_the_counts(runs):
     votes = np.load(VOTES)[:500].astype(np.float64)
     params = [(200.0, 150.0), (250.0, 75.0)]
-    data = plots.selection_bins(votes, teachers=250, params=params, sigma=40, order=8,
+    data = figure_data.selection_bins(votes, teachers=250, params=params, sigma=40, order=8,
                                 bins=8)
     plurality = votes.max(axis=1)
     inside = (plurality[:, None] >= data["left"].to_numpy()) & (
@@ -190,7 +190,7 @@ def test_selection_bars_are_the_counts(runs):
 
 def test_partition_areas_sum_to_the_total(runs):
     frame = read_table(runs["confident"], expected="t")
-    answered, total, selection, answer = plots.partition_split(frame)
+    answered, total, selection, answer = figure_data.partition_split(frame)
     np.testing.assert_allclose(selection + answer, total, rtol=1e-12)
     assert np.all(selection >= 0) and np.all(answer >= 0) and selection[-1] > 0
     share = frame["rdp_selection"].sum() / (frame["rdp_selection"].sum()

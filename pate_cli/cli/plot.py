@@ -14,7 +14,7 @@ import warnings
 import click
 import numpy as np
 
-from .. import plots
+from .. import captions, figure_data, plots
 from ..analysis import analyze_votes
 from ..mechanisms import ConfidentGNMax
 from ..orders import default_orders
@@ -130,7 +130,7 @@ def _labels(labels, inputs, summaries) -> list[str]:
         raise click.UsageError(f"give one --label per input ({len(inputs)}), or none")
     if labels:
         return list(labels)
-    names = [plots.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
+    names = [captions.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
              else os.path.basename(path) for path, s in zip(inputs, summaries, strict=True)]
     if len(set(names)) < len(names):  # two runs of one mechanism: tell them apart by file
         names = [os.path.basename(path) for path in inputs]
@@ -181,7 +181,7 @@ def history(inputs, labels, summary_paths, x, budget, queries, output, style, de
     summaries = _summaries(summary_paths, inputs)
     frames = [_per_query(path, HISTORY_COLUMNS, queries) for path in inputs]
     names = _labels(labels, inputs, summaries)
-    caption = plots.runs_caption(names, frames, summaries)
+    caption = captions.runs_caption(names, frames, summaries)
     figure = plots.history_figure(list(zip(names, frames, strict=True)),
                                   delta=_delta(delta, summaries), x=x, budget=budget,
                                   caption=caption,
@@ -241,7 +241,7 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
         raise InputError(f"{source}: group {unknown[0]!r} has no column "
                          f"epsilon_cumulative_{unknown[0]} in {input_path} (it has "
                          f"{', '.join(names)})")
-    caption = plots.summary_caption(summary)
+    caption = captions.summary_caption(summary)
     budget_text = ", ".join(f"{name} {budget:g}" for name, budget in budgets.items())
     caption = "; ".join(part for part in (
         caption, f"{len(frame):,} queries", f"budgets: {budget_text}" if budgets else
@@ -402,7 +402,7 @@ def selection(votes, params, sigma, order, bins, queries, teachers, output, styl
         order = float(result.order)
         how = (f"chosen by the expected analysis of T = {threshold:g}, sigma1 = "
                f"{sigma_threshold:g} at delta = {plots.delta_text(delta)}")
-    data = plots.selection_bins(rows, teachers=m, params=params, sigma=sigma, order=order,
+    data = figure_data.selection_bins(rows, teachers=m, params=params, sigma=sigma, order=order,
                                 bins=bins)
     caption = (f"{os.path.basename(votes)}: {rows.shape[0]:,} queries, {rows.shape[1]} "
                f"classes, M = {m:g} teachers; sigma2 = {sigma:g}. Bars: queries per bin and "
@@ -444,7 +444,7 @@ def partition(inputs, labels, summary_paths, queries, output, style, delta, debu
     summaries = _summaries(summary_paths, inputs)
     frames = [_per_query(path, PARTITION_COLUMNS, queries) for path in inputs]
     names = _labels(labels, inputs, summaries)
-    caption = plots.runs_caption(names, frames, summaries)
+    caption = captions.runs_caption(names, frames, summaries)
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
     figure = plots.partition_figure(list(zip(names, frames, strict=True)),
                                     delta=_delta(delta, summaries), caption=caption,

@@ -1,0 +1,59 @@
+"""Caption texts of the ``pate-plot`` figures, from JSON summaries and per-query tables."""
+
+from __future__ import annotations
+
+import numpy as np
+
+MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
+                   "interactive": "Interactive-GNMax", "svt": "SVT-PATE"}
+
+
+def summary_parameters(summary: dict | None) -> str:
+    """``threshold=200, sigma_threshold=150, sigma=40`` from a JSON summary's params."""
+    if not summary:
+        return ""
+    return ", ".join(f"{key}={value:g}" if isinstance(value, float | int) else
+                     f"{key}={value}" for key, value in (summary.get("params") or {}).items())
+
+
+def summary_accounting(summary: dict | None) -> str:
+    """``replay accounting, classic conversion, seed 0`` from a JSON summary."""
+    if not summary:
+        return ""
+    parts = [f"{summary.get('accounting')} accounting",
+             f"{summary.get('conversion', 'classic')} conversion"]
+    if summary.get("accounting") == "replay":
+        parts.append(f"seed {summary.get('seed')}")
+    return ", ".join(parts)
+
+
+def summary_caption(summary: dict | None) -> str:
+    """Mechanism (parameters)[, individualized variant], accounting, from a summary."""
+    if not summary:
+        return ""
+    text = MECHANISM_NAMES.get(summary.get("mechanism"), str(summary.get("mechanism")))
+    params = summary_parameters(summary)
+    parts = [f"{text} ({params})" if params else text]
+    if summary.get("individualized"):
+        parts.append(f"individualized {summary['individualized']}")
+    parts.append(summary_accounting(summary))
+    return ", ".join(parts)
+
+
+def runs_caption(labels, frames, summaries) -> str:
+    """Per run: label (parameters): queries, answered, final epsilon; shared accounting."""
+    parts = []
+    for label, frame, summary in zip(labels, frames, summaries, strict=True):
+        answered = float(frame["answered"].to_numpy(dtype=np.float64).sum())
+        count = f"{answered:,.0f}" if answered.is_integer() else f"{answered:,.1f}"
+        params = summary_parameters(summary)
+        mechanism = MECHANISM_NAMES.get((summary or {}).get("mechanism"), "")
+        name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
+        parts.append(f"{name}{f' ({params})' if params else ''}: {len(frame):,} queries, "
+                     f"{count} answered, final epsilon "
+                     f"{float(frame['epsilon_cumulative'].iloc[-1]):.3f}")
+    accounting = {summary_accounting(s) for s in summaries if s}
+    text = "; ".join(parts) + "."
+    if len(accounting) == 1:
+        text += f" {accounting.pop().capitalize()}."
+    return text
