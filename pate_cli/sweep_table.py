@@ -5,7 +5,7 @@ between runs: text for ``file, mechanism, accounting, sha256, version`` (and
 ``command``), nullable integers for ``svt_cutoff, queries, repeats, seed``, floats for
 the rest. Empty cells (CSV), ``null`` (JSON) and nulls (parquet) mark parameters a
 mechanism does not use. Floats are written with the shortest text that reads back to the
-same number, so a table read by ``read_table`` gives exactly the rows written.
+same number, so a table read by ``read_sweep_rows`` gives exactly the rows written.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import pandas as pd
 
 from .report import parquet_bytes, require_pyarrow
 from .sweep import KEY_COLUMNS, SWEEP_COLUMNS
+from .tables import SWEEP, read_table
 from .votes import InputError
 
 TABLE_FORMATS = ("csv", "json", "table")
@@ -80,33 +81,15 @@ def check_destination(path: str) -> None:
         require_pyarrow(path)
 
 
-def read_table(path: str) -> list[dict]:
-    """Rows of a sweep table written by ``table_bytes`` (for ``--resume`` and plots).
-
-    Raises ``InputError`` (one line) for an unreadable file or one that is not a sweep
-    table.
-    """
-    extension = os.path.splitext(path)[1].lower()
-    try:
-        if extension == ".csv":
-            frame = pd.read_csv(path, dtype={column: "string" for column in TEXT_COLUMNS},
-                                keep_default_na=False, na_values=[""])
-        elif extension in (".json", ".jsonl"):
-            with open(path, encoding="utf-8") as handle:
-                records = [json.loads(line) for line in handle if line.strip()]
-            frame = pd.DataFrame.from_records(records)
-        elif extension == ".parquet":
-            frame = pd.read_parquet(path)
-        else:
-            raise InputError(f"{path}: unknown extension for a sweep table "
-                             f"(use {', '.join(TABLE_EXTENSIONS)})")
-    except InputError:
-        raise
-    except (ValueError, OSError, ImportError) as error:
-        raise InputError(f"{path}: cannot read it as a sweep table: "
-                         f"{' '.join(str(error).split())}") from None
+def read_sweep_rows(path: str) -> list[dict]:
+    """Rows of a sweep table written by ``table_bytes`` (for ``--resume``), exactly as
+    written. Raises ``InputError`` (one line) for an unreadable file or one that is not a
+    sweep table; an empty file or a header alone gives no rows."""
+    if os.path.exists(path) and os.path.getsize(path) == 0:
+        return []
+    frame = read_table(path, expected=SWEEP, allow_empty=True)
     missing = [column for column in KEY_COLUMNS if column not in frame.columns]
-    if missing and len(frame.columns):
+    if missing:
         raise InputError(f"{path}: not a pate-sweep table (no column {missing[0]!r})")
     return [_plain_row(row, frame.columns) for row in frame.to_dict("records")]
 

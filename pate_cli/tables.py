@@ -30,8 +30,13 @@ _PER_QUERY_MARKERS = ("query", "epsilon_cumulative")
 _SWEEP_MARKERS = ("mechanism", "epsilon", "epsilon_std", "repeats")
 
 
-def read_table(path, *, expected: str) -> pd.DataFrame:
-    """Read a table written by one of our commands; ``expected`` names it in errors."""
+def read_table(path, *, expected: str, allow_empty: bool = False) -> pd.DataFrame:
+    """Read a table written by one of our commands; ``expected`` names it in errors.
+
+    Floats read back exactly as written (pandas parses them to the nearest double), and
+    only empty cells are missing values. ``allow_empty`` accepts a table with a header
+    and no rows (what an interrupted sweep that finished nothing leaves).
+    """
     name = os.fspath(path)
     extension = _check_file(name, expected)
     if extension not in TABLE_EXTENSIONS:
@@ -39,21 +44,29 @@ def read_table(path, *, expected: str) -> pd.DataFrame:
         raise InputError(f"{name}: unknown extension {shown} for {expected} "
                          f"(use {', '.join(TABLE_EXTENSIONS)})")
     if extension == ".parquet":
-        return _read_parquet(name, expected)
-    with open(name, encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
-    if not text.strip():
-        raise InputError(f"{name}: the file is empty (expected {expected})")
-    if extension in (".json", ".jsonl"):
-        return _read_json_lines(name, text, expected)
+        frame = _read_parquet(name, expected)
+    else:
+        with open(name, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+        if not text.strip():
+            raise InputError(f"{name}: the file is empty (expected {expected})")
+        if extension in (".json", ".jsonl"):
+            frame = _read_json_lines(name, text, expected)
+        else:
+            frame = _read_text_table(name, text, extension, expected)
+    if frame.empty and not allow_empty:
+        raise InputError(f"{name}: the table has no rows (expected {expected})")
+    return frame
+
+
+def _read_text_table(name: str, text: str, extension: str, expected: str) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(io.StringIO(text), sep="\t" if extension == ".tsv" else ",")
+        frame = pd.read_csv(io.StringIO(text), sep="\t" if extension == ".tsv" else ",",
+                            keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeError) as error:
         raise InputError(f"{name}: not a valid table ({_first_line(error)}); expected "
                          f"{expected}") from None
     frame.columns = [str(column).strip() for column in frame.columns]
-    if frame.empty:
-        raise InputError(f"{name}: the table has no rows (expected {expected})")
     return frame
 
 
@@ -124,12 +137,10 @@ def _read_json_lines(name: str, text: str, expected: str) -> pd.DataFrame:
         raise InputError(f"{name}: this is {SUMMARY}; expected {expected} "
                          "(give a summary with --summary)")
     try:
-        frame = pd.read_json(io.StringIO(text), lines=True, dtype=False)
+        frame = pd.read_json(io.StringIO(text), lines=True, dtype=False, precise_float=True)
     except ValueError:
         raise InputError(f"{name}: not JSON lines (one JSON object per line); expected "
                          f"{expected}") from None
-    if frame.empty:
-        raise InputError(f"{name}: the table has no rows (expected {expected})")
     return frame
 
 
@@ -138,7 +149,10 @@ def _is_summary(text: str) -> bool:
         value = json.loads(text)
     except json.JSONDecodeError:
         return False
-    return isinstance(value, dict) and "epsilon" in value and "delta" in value
+    # a summary nests its input's description; a sweep row (also with epsilon and delta)
+    # is flat
+    return (isinstance(value, dict) and "epsilon" in value and "delta" in value
+            and isinstance(value.get("input"), dict))
 
 
 def _read_parquet(name: str, expected: str) -> pd.DataFrame:
@@ -152,8 +166,6 @@ def _read_parquet(name: str, expected: str) -> pd.DataFrame:
     except Exception as error:  # noqa: BLE001 - pyarrow raises several types
         raise InputError(f"{name}: not a valid parquet file ({_first_line(error)}); "
                          f"expected {expected}") from None
-    if frame.empty:
-        raise InputError(f"{name}: the table has no rows (expected {expected})")
     return frame
 
 

@@ -29,7 +29,7 @@ from pate_cli.cli.sweep import main
 from pate_cli.grid import parse_grid
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.sweep import SWEEP_COLUMNS, best_row, pareto_rows
-from pate_cli.sweep_table import read_table, table_bytes
+from pate_cli.sweep_table import read_sweep_rows, table_bytes
 
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
@@ -282,7 +282,7 @@ def test_rows_are_identical_for_one_and_two_workers(cli, files, tmp_path):
     assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", one).code == 0
     assert cli(path, *GRID, "--labels", labels, "-w", "2", "-o", two).code == 0
     assert one.read_bytes() == two.read_bytes()
-    assert len(read_table(str(one))) == 9
+    assert len(read_sweep_rows(str(one))) == 9
 
 
 @pytest.mark.skipif(not HAS_DASK, reason="needs the dask extra (CI installs it)")
@@ -368,7 +368,7 @@ def test_resume_keeps_rows_of_other_grids_and_runs_only_missing_points(cli, file
                  "--resume")
     assert result.code == 0 and "2 already in" in result.err
     assert [dict(p.params)["sigma"] for p in calls] == [15.0]
-    assert [row["sigma"] for row in read_table(str(out))] == [5.0, 10.0, 15.0, 20.0]
+    assert [row["sigma"] for row in read_sweep_rows(str(out))] == [5.0, 10.0, 15.0, 20.0]
 
 
 def test_resume_refuses_a_file_that_is_not_a_sweep_table(cli, files, tmp_path):
@@ -462,7 +462,7 @@ def test_tables_read_back_exactly_as_written(cli, files, tmp_path, extension):
     result = cli(path, "-m", "lnmax", "-m", "confident", "--sigma", "7", "--repeats", "2",
                  "--labels", labels, "-w", "1", "-q", "-o", out)
     assert result.code == 0 and result.out == ""
-    rows = read_table(str(out))
+    rows = read_sweep_rows(str(out))
     again = tmp_path / f"again{extension}"
     again.write_bytes(table_bytes(rows, path=str(again)))
     assert again.read_bytes() == out.read_bytes()
@@ -561,3 +561,26 @@ def test_pate_plot_tradeoff_reads_a_real_sweep_table_and_its_delta(cli, files, t
     assert done.value.code == 0
     assert seen["delta"] == 1e-6 and seen["rows"] == 4
     assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_resume_after_an_interruption_that_kept_no_rows(cli, files, tmp_path, monkeypatch):
+    path, labels, _, _ = files
+    out = tmp_path / "out.csv"
+    failing_after(0, KeyboardInterrupt(), monkeypatch)
+    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 130
+    assert out.read_text().startswith("file,mechanism,")  # the header alone
+    monkeypatch.undo()
+    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
+    assert result.code == 0 and len(read_sweep_rows(str(out))) == 9
+
+
+def test_pate_plot_tradeoff_reads_a_json_lines_sweep_table(cli, files, tmp_path):
+    from pate_cli.cli.plot import main as plot_main
+
+    path, labels, _, _ = files
+    table = tmp_path / "sweep.jsonl"
+    assert cli(path, "-m", "gnmax", "--sigma", "5,10", "--labels", labels, "-w", "1", "-q",
+               "-o", table).code == 0
+    with pytest.raises(SystemExit) as done:
+        plot_main(["tradeoff", str(table), "-o", str(tmp_path / "t.png")])
+    assert done.value.code == 0

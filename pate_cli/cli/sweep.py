@@ -26,7 +26,7 @@ from ..sweep import (
     run_points,
     score_column,
 )
-from ..sweep_table import TABLE_FORMATS, check_destination, read_table, table_bytes
+from ..sweep_table import TABLE_FORMATS, check_destination, read_sweep_rows, table_bytes
 from .errors import EXIT_OVER_BUDGET, run_command
 from .options import CONTEXT_SETTINGS, POSITIVE, accounting_options, debug_option
 
@@ -161,7 +161,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
     student_files = _per_file(student, votes, "--student")
     sources, shapes = open_sources(votes, label_files, student_files)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
-    kept = _resumed_rows(out) if resume else []
+    kept = read_sweep_rows(out) if resume and os.path.exists(out) else []
     done = {point_key(row) for row in kept}
     tasks = [point for point in points if point.key() not in done]
 
@@ -276,12 +276,6 @@ def _per_file(values: tuple, votes: tuple, flag: str) -> list:
         raise click.UsageError(f"{flag} was given {len(values)} times for {len(votes)} vote "
                                "files (give it once, or once per file)")
     return list(values)
-
-
-def _resumed_rows(out: str) -> list[dict]:
-    if not os.path.exists(out):
-        return []
-    return read_table(out)
 
 
 def _in_grid_order(points, finished: dict, kept: list[dict]) -> list[dict]:
