@@ -354,14 +354,28 @@ def _plain_text(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+def one_per_file(values, files, name: str) -> list:
+    """One entry per vote file from None, a path, or paths given once or once per file."""
+    if values is None or isinstance(values, (str, os.PathLike)):
+        values = [values]
+    values = list(values) or [None]
+    if len(values) == 1:
+        return values * len(files)
+    if len(values) != len(files):
+        raise ValueError(f"{name} was given {len(values)} times for {len(files)} vote files "
+                         "(give it once, or once per file)")
+    return values
+
+
 def open_sources(files, labels=None, students=None) -> tuple[list[VoteSource], dict]:
     """Validate every vote file (and its labels and student) once, in this process.
 
-    ``labels`` and ``students`` hold one path (or None) per file. Returns the sources and
-    ``{path: (queries, teachers)}`` for ``plan_points``. Raises ``InputError``.
+    ``labels`` and ``students``: None, one path for every file, or one per file. Returns
+    the sources and ``{path: (queries, teachers)}`` for ``plan_points``. Raises
+    ``InputError`` / ``ValueError``.
     """
-    labels = list(labels) if labels is not None else [None] * len(files)
-    students = list(students) if students is not None else [None] * len(files)
+    labels = one_per_file(labels, files, "--labels")
+    students = one_per_file(students, files, "--student")
     sources, shapes = [], {}
     for file, label_file, student_file in zip(files, labels, students, strict=True):
         vote_set = load_votes(file, labels=label_file)
@@ -394,11 +408,6 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
     from .sweep_table import sweep_frame
 
     files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
-    def per_file(value):
-        if value is None or isinstance(value, (str, os.PathLike)):
-            return [value] * len(files)
-        return list(value)
-
     unknown = set(grids) - {*GRID_PARAMETERS, "queries"}
     if unknown:
         raise TypeError(f"unknown grid parameters: {', '.join(sorted(unknown))}")
@@ -414,7 +423,7 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(map(float, orders)),
                              confidence=confidence)
-    sources, shapes = open_sources(files, per_file(labels), per_file(students))
+    sources, shapes = open_sources(files, labels, students)
     points = plan_points(sources, [mechanisms] if isinstance(mechanisms, str) else mechanisms,
                          parsed, settings=settings, shapes=shapes)
     rows = [None] * len(points)

@@ -19,6 +19,7 @@ from ..sweep import (
     SweepSettings,
     analyze_command,
     best_row,
+    one_per_file,
     open_sources,
     pareto_rows,
     plan_points,
@@ -157,9 +158,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
                              confidence=confidence)
     if "interactive" in mechanisms and not student:
         raise click.UsageError("-m interactive needs --student")
-    label_files = _per_file(labels, votes, "--labels")
-    student_files = _per_file(student, votes, "--student")
-    sources, shapes = open_sources(votes, label_files, student_files)
+    sources, shapes = open_sources(votes, labels, student)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
     kept = read_sweep_rows(out) if resume and os.path.exists(out) else []
     done = {point_key(row) for row in kept}
@@ -190,8 +189,10 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
         click.echo(f"pate-sweep: stopped: kept {len(rows)} of {total} rows{where}", err=True)
         raise failure
     if best is not None:
-        _print_best(rows, best, fmt, dict(zip(votes, label_files, strict=True)),
-                    dict(zip(votes, student_files, strict=True)), orders, conversion)
+        _print_best(rows, best, fmt,
+                    dict(zip(votes, one_per_file(labels, votes, "--labels"), strict=True)),
+                    dict(zip(votes, one_per_file(student, votes, "--student"), strict=True)),
+                    orders, conversion)
         return
     if out:
         if not quiet:
@@ -264,18 +265,6 @@ def _check_grids_used(grids: dict, mechanisms: list[str], quiet: bool) -> None:
             flag = "--" + name.replace("_", "-")
             click.echo(f"pate-sweep: note: {flag} is not used by {', '.join(mechanisms)}",
                        err=True)
-
-
-def _per_file(values: tuple, votes: tuple, flag: str) -> list:
-    """One entry per vote file from a repeatable option given once or once per file."""
-    if not values:
-        return [None] * len(votes)
-    if len(values) == 1:
-        return list(values) * len(votes)
-    if len(values) != len(votes):
-        raise click.UsageError(f"{flag} was given {len(values)} times for {len(votes)} vote "
-                               "files (give it once, or once per file)")
-    return list(values)
 
 
 def _in_grid_order(points, finished: dict, kept: list[dict]) -> list[dict]:
