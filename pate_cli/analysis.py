@@ -178,12 +178,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     the first query (``--add-rdp``, earlier rounds). ``salt`` gives independent noise
     under the same seed. Raises ``ValueError`` for bad parameters.
     """
-    if accounting not in ACCOUNTING_MODES:
-        raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
-                         f"got {accounting!r}")
-    check_delta(delta)
-    orders = default_orders() if orders is None else validate_orders(orders)
-    offset = conversion_offset(orders=orders, delta=delta, conversion=conversion)
+    orders, offset = _checked_setting(accounting, delta, orders, conversion)
     if budget is not None:
         if accounting == "expected":
             raise ValueError("--budget runs are replays: use --accounting replay or "
@@ -276,9 +271,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     at_order = np.array([order])
     rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, columns, weight, at_order,
                                                independent)
-    di_curve = answered_total * answer.independent(orders)
-    if selection is not None:
-        di_curve = di_curve + queries * selection.independent(orders)
+    di_curve = data_independent_curve(selection, answer, answered=answered_total,
+                                      queries=queries, orders=orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
     accuracy, by_outcome = label_accuracy(label, labels, positions, outcome)
@@ -298,6 +292,25 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         label_accuracy=accuracy, budget_stopped_at=stopped_at, warnings=notes, source=source,
         query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float))
+
+
+def _checked_setting(accounting, delta, orders, conversion) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the accounting setting; the orders and the conversion's offset per order."""
+    if accounting not in ACCOUNTING_MODES:
+        raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
+                         f"got {accounting!r}")
+    check_delta(delta)
+    orders = default_orders() if orders is None else validate_orders(orders)
+    return orders, conversion_offset(orders=orders, delta=delta, conversion=conversion)
+
+
+def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:
+    """The worst-case RDP curve of a run (MATH.md section 2): ``answered`` answer steps
+    plus, for a selecting aggregator, ``queries`` selection steps."""
+    curve = answered * answer.independent(orders)
+    if selection is not None:
+        curve = curve + queries * selection.independent(orders)
+    return curve
 
 
 def _curves(step, statistic, orders, independent):
@@ -537,14 +550,9 @@ def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
                                          budget=budget, labels=labels, student=student,
                                          chunk_size=chunk_size))
                 for seed in seeds]
-    if accounting not in ACCOUNTING_MODES:
-        raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
-                         f"got {accounting!r}")
     if student is not None:
         raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
-    check_delta(delta)
-    orders = default_orders() if orders is None else validate_orders(orders)
-    conversion_offset(orders=orders, delta=delta, conversion=conversion)  # checks conversion
+    orders, _ = _checked_setting(accounting, delta, orders, conversion)
     positions = _positions(votes.shape[0], None, queries)
     queries = positions.size
     selection, answer = mechanism_steps(mechanism)
@@ -587,9 +595,8 @@ def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
     for run, seed in enumerate(seeds):
         epsilon, order = (float(x) for x in rdp_to_epsilon(
             carries[run], orders=orders, delta=delta, conversion=conversion))
-        di_curve = answered[run] * answer.independent(orders)
-        if selection is not None:
-            di_curve = di_curve + queries * selection.independent(orders)
+        di_curve = data_independent_curve(selection, answer, answered=answered[run],
+                                          queries=queries, orders=orders)
         eps_di, _ = rdp_to_epsilon(di_curve, orders=orders, delta=delta, conversion=conversion)
         accuracy = (float(correct[run] / output[run])
                     if truth is not None and output[run] else None)

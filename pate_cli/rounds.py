@@ -18,6 +18,7 @@ from .analysis import (
     DEFAULT_CHUNK,
     AnalysisResult,
     analyze_votes,
+    data_independent_curve,
     grid_edge_notes,
     initial_carry,
     label_accuracy,
@@ -148,7 +149,5 @@ def _data_independent_curve(result: AnalysisResult, orders) -> np.ndarray:
         return rdp_svt(scale=result.mechanism.scale, cutoff=result.mechanism.cutoff,
                        orders=orders)
     selection, answer = mechanism_steps(result.mechanism)
-    curve = result.answered_total * answer.independent(orders)
-    if selection is not None:
-        curve = curve + result.queries * selection.independent(orders)
-    return curve
+    return data_independent_curve(selection, answer, answered=result.answered_total,
+                                  queries=result.queries, orders=orders)
