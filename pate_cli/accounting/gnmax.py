@@ -8,6 +8,7 @@ All functions are vectorised over queries (leading axes) and orders (last axis).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
@@ -147,6 +148,23 @@ class _Theorem6Work:
                 self._mask[:size].reshape(rows, width))
 
 
+class Theorem6Terms(NamedTuple):
+    """The per-query quantities of Theorem 6 (MATH.md section 3)."""
+
+    mu1: np.ndarray
+    mu2: np.ndarray
+    e1: np.ndarray
+    e2: np.ndarray
+
+
+def theorem6_terms(log_q, sigma: float) -> Theorem6Terms:
+    """``mu2 = sigma sqrt(-log q)``, ``mu1 = mu2 + 1``, ``e_i = mu_i / sigma^2``."""
+    variance = sigma * sigma
+    mu2 = sigma * np.sqrt(-log_q)
+    mu1 = mu2 + 1.0
+    return Theorem6Terms(mu1, mu2, mu1 / variance, mu2 / variance)
+
+
 def _theorem6_bound(log_q, work: _Theorem6Work, out) -> None:
     """``min(alpha / sigma^2, dep)`` where ``mu1 > alpha``, else ``alpha / sigma^2``, into
     ``out`` (rows of ``log_q``), for queries where Theorem 6 applies (MATH.md section 3).
@@ -156,12 +174,7 @@ def _theorem6_bound(log_q, work: _Theorem6Work, out) -> None:
     the smallest and the largest ``mu1``. Each remaining entry goes through the same
     operations as the plain formula, so the values do not depend on the blocking.
     """
-    sigma = work.sigma
-    variance = sigma * sigma
-    mu2 = sigma * np.sqrt(-log_q)
-    mu1 = mu2 + 1.0
-    e1 = mu1 / variance
-    e2 = mu2 / variance
+    mu1, mu2, e1, e2 = theorem6_terms(log_q, work.sigma)
     log1q = log1mexp(log_q)
     slope_a = log1mexp((log_q + e2) * (1.0 - 1.0 / mu2)) - log1q
     slope_b = e1 - log_q / (mu1 - 1.0)
@@ -210,9 +223,7 @@ def rdp_gnmax_data_independent(*, sigma: float, orders) -> np.ndarray:
 def _theorem6_applies(log_q: np.ndarray, sigma: float) -> np.ndarray:
     """The order-free conditions of Theorem 6 (MATH.md section 3), per query."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        mu2 = sigma * np.sqrt(-log_q)
-        mu1 = mu2 + 1.0
-        e2 = mu2 / (sigma * sigma)
+        mu1, mu2, _, e2 = theorem6_terms(log_q, sigma)
         limit = (mu2 - 1.0) * e2 - mu2 * (
             np.log(1.0 + 1.0 / (mu1 - 1.0)) + np.log(1.0 + 1.0 / (mu2 - 1.0))
         )

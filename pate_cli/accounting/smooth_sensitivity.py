@@ -33,7 +33,7 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.special import erfcinv, log_ndtr, logsumexp, ndtr, ndtri_exp
 
 from ..numerics import log1mexp
-from .gnmax import _LINEAR_FLOOR, _check_positive, log_q_gnmax, rdp_gnmax
+from .gnmax import _LINEAR_FLOOR, _check_positive, log_q_gnmax, rdp_gnmax, theorem6_terms
 from .threshold import log_pr_answered, rdp_threshold
 
 # Step caps of the iterative solvers (they raise rather than return an unchecked value).
@@ -66,11 +66,7 @@ def dep_gnmax(log_q, *, sigma: float, order: float) -> np.ndarray:
     finite = np.isfinite(log_q)
     x = log_q[finite]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        variance = sigma * sigma
-        mu2 = sigma * np.sqrt(-x)
-        mu1 = mu2 + 1.0
-        e1 = mu1 / variance
-        e2 = mu2 / variance
+        mu1, mu2, e1, e2 = theorem6_terms(x, sigma)
         log1q = log1mexp(x)
         inner = (x + e2) * (1.0 - 1.0 / mu2)
         outside = ~(inner <= 0.0)  # the formula has no real value there
