@@ -18,12 +18,12 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_runner import Result, run_main
 
 import pate_cli.cli.analyze as analyze_module
 from pate_cli._version import __version__
@@ -52,13 +52,6 @@ def csv_text(rows, header=None, sep=","):
     return "\n".join(lines) + "\n"
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture
 def cli(capsys, monkeypatch):
     """``cli(*args, stdin=b"...")`` runs ``main`` and returns exit code, stdout, stderr."""
@@ -66,11 +59,7 @@ def cli(capsys, monkeypatch):
     def run(*args, stdin: bytes | None = None) -> Result:
         if stdin is not None:
             monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as done:
-            main([str(a) for a in args])
-        captured = capsys.readouterr()
-        return Result(done.value.code, captured.out, captured.err)
+        return run_main(main, args, capsys)
 
     return run
 

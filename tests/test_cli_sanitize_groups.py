@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_runner import run_main
 
 from pate_cli.cli.analyze import main
 
@@ -17,10 +18,7 @@ MNIST_PAPER = ROOT.parent / "shared" / "paper_votes" / "mnist_250_teachers.npy"
 
 
 def run(args, capsys):
-    with pytest.raises(SystemExit) as stop:
-        main([str(a) for a in args])
-    out = capsys.readouterr()
-    return stop.value.code, out.out, out.err
+    return run_main(main, args, capsys)
 
 
 # --- smooth sensitivity -------------------------------------------------------------------

@@ -14,11 +14,11 @@ import json
 import math
 import shlex
 import sys
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_runner import Result, run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,23 +35,9 @@ HAS_DASK = importlib.util.find_spec("distributed") is not None
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture
 def cli(capsys):
-    def run(*args) -> Result:
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as done:
-            main([str(a) for a in args])
-        captured = capsys.readouterr()
-        return Result(done.value.code, captured.out, captured.err)
-
-    return run
+    return lambda *args: run_main(main, args, capsys)
 
 
 def synthetic_votes(queries=600, classes=5, teachers=50, seed=3):
