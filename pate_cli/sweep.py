@@ -308,18 +308,25 @@ def best_row(rows: list[dict], epsilon: float) -> dict | None:
 
 def pareto_rows(rows: list[dict]) -> list[dict]:
     """Rows no other row of the same file beats: at most the epsilon and at least the
-    score (label accuracy, else answered), strictly better in one. Order is kept."""
+    score (label accuracy, else answered), strictly better in one. Order is kept.
+
+    Vectorised per file: sorted by epsilon (then score, best first), a row is beaten when
+    a row of smaller epsilon scores at least as much, or one of equal epsilon scores more.
+    """
     column = score_column(rows)
-    kept = []
-    for row in rows:
-        dominated = any(
-            other is not row and other["file"] == row["file"]
-            and other["epsilon"] <= row["epsilon"] and other[column] >= row[column]
-            and (other["epsilon"] < row["epsilon"] or other[column] > row[column])
-            for other in rows)
-        if not dominated:
-            kept.append(row)
-    return kept
+    files = np.array([row["file"] for row in rows], dtype=object)
+    epsilon = np.array([row["epsilon"] for row in rows], dtype=np.float64)
+    score = np.array([row[column] for row in rows], dtype=np.float64)
+    kept = np.zeros(len(rows), dtype=bool)
+    for file in dict.fromkeys(files):
+        mine = np.flatnonzero(files == file)
+        order = mine[np.lexsort((-score[mine], epsilon[mine]))]
+        eps, best = epsilon[order], score[order]
+        first = np.searchsorted(eps, eps, side="left")  # first row of each epsilon
+        before = np.maximum.accumulate(best)
+        smaller = np.where(first > 0, before[np.maximum(first - 1, 0)], -np.inf)
+        kept[order] = ~((smaller >= best) | (best[first] > best))
+    return [row for row, keep in zip(rows, kept, strict=True) if keep]
 
 
 def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,

@@ -570,3 +570,20 @@ def test_pate_plot_tradeoff_reads_a_json_lines_sweep_table(cli, files, tmp_path)
     with pytest.raises(SystemExit) as done:
         plot_main(["tradeoff", str(table), "-o", str(tmp_path / "t.png")])
     assert done.value.code == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 4), st.integers(0, 4)),
+                min_size=1, max_size=25))
+def test_pareto_equals_the_pairwise_definition(points):
+    rows = [table_row(file=f, epsilon=float(e), accuracy=a / 4, sigma=i)
+            for i, (f, e, a) in enumerate(points)]
+
+    def beaten(row):
+        return any(o is not row and o["file"] == row["file"]
+                   and o["epsilon"] <= row["epsilon"]
+                   and o["label_accuracy"] >= row["label_accuracy"]
+                   and (o["epsilon"] < row["epsilon"]
+                        or o["label_accuracy"] > row["label_accuracy"]) for o in rows)
+
+    assert pareto_rows(rows) == [row for row in rows if not beaten(row)]
