@@ -17,7 +17,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from .votes import InputError
+from .votes import InputError, check_file
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 
@@ -123,10 +123,7 @@ def numeric_column(frame: pd.DataFrame, name: str, column: str, *,
 
 
 def _check_file(name: str, expected: str) -> str:
-    if not os.path.exists(name):
-        raise InputError(f"{name}: no such file (expected {expected})")
-    if os.path.isdir(name):
-        raise InputError(f"{name}: is a directory (expected {expected})")
+    check_file(name, expected=expected)
     if os.path.getsize(name) == 0:
         raise InputError(f"{name}: the file is empty (expected {expected})")
     return os.path.splitext(name)[1].lower()

@@ -154,6 +154,18 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels") -> VoteSet
 
 # --- reading -----------------------------------------------------------------------------
 
+def check_file(path, *, expected: str | None = None) -> str:
+    """The path as a string, after a one-line error for a missing path or a directory
+    (``expected`` names the input wanted there)."""
+    name = os.fspath(path)
+    hint = f" (expected {expected})" if expected else ""
+    if not os.path.exists(name):
+        raise InputError(f"{name}: no such file{hint}")
+    if os.path.isdir(name):
+        raise InputError(f"{name}: is a directory, not a file{hint}")
+    return name
+
+
 def _open(path):
     """Return ``(display name, source, sha256)``; source is a path, or bytes for stdin."""
     if str(path) == "-":
@@ -161,11 +173,7 @@ def _open(path):
         if not data:
             raise InputError("<stdin>: no input (the standard input is empty)")
         return "<stdin>", data, hashlib.sha256(data).hexdigest()
-    name = os.fspath(path)
-    if not os.path.exists(name):
-        raise InputError(f"{name}: no such file")
-    if os.path.isdir(name):
-        raise InputError(f"{name}: is a directory, not a file")
+    name = check_file(path)
     extension = os.path.splitext(name)[1].lower()
     if extension not in VOTE_EXTENSIONS:
         shown = f"'{extension}'" if extension else "none"
@@ -646,9 +654,7 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
 
 def _open_text(path) -> tuple[str, str]:
     """``(name, text)`` of a small text file, with the usual one-line errors."""
-    name = os.fspath(path)
-    if not os.path.exists(name):
-        raise InputError(f"{name}: no such file")
+    name = check_file(path)
     with open(name, encoding="utf-8", errors="replace") as handle:
         text = handle.read()
     if not text.strip():
