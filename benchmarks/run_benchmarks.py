@@ -326,7 +326,7 @@ def run_loop_case(spec: Dataset, path: str) -> dict:
 
 def _sanitized(pate_cli, source, *, queries, threshold, sigma_threshold, sigma, delta):
     """The user's path: ``analyze`` (expected accounting) then ``sanitize_analysis``."""
-    from pate_cli.sanitization import sanitize_analysis
+    from pate_cli.analysis import sanitize_analysis
 
     votes = source.votes if isinstance(source, pate_cli.VoteSet) else source
     result = pate_cli.analyze(source, "confident", threshold=threshold,
@@ -444,9 +444,9 @@ def run_interactive_case(spec: Dataset, path: str) -> dict:
 def run_individualized_case(spec: Dataset, path: str) -> dict:
     """Individualized PATE, upsampling, five privacy groups, expected accounting."""
     import pate_cli
-    from pate_cli.individualized_analysis import analyze_individualized, derive_parameters
+    from pate_cli.analysis import analyze_individualized, derive_parameters
+    from pate_cli.inputs import PrivacyGroups
     from pate_cli.mechanisms import ConfidentGNMax
-    from pate_cli.votes import PrivacyGroups
 
     mechanism = ConfidentGNMax(threshold=spec.threshold, sigma_threshold=spec.sigma_threshold,
                                sigma=spec.sigma)
@@ -470,7 +470,7 @@ def run_individualized_case(spec: Dataset, path: str) -> dict:
 def _sweep_points(path: str, spec: Dataset):
     """The benchmark grid as pate-sweep plans it (parameters resolved, grid order)."""
     import pate_cli
-    from pate_cli.sweep import SweepSettings, plan_points, source_for
+    from pate_cli.sweep.points import SweepSettings, plan_points, source_for
 
     vote_set = pate_cli.load_votes(path, labels=truth_path(path))
     source = source_for(path, sha256=vote_set.sha256, labels=truth_path(path), student=None)
@@ -485,8 +485,8 @@ def run_sweep_case(spec: Dataset, path: str, workers: int) -> dict:
     import hashlib
     from concurrent.futures import ProcessPoolExecutor
 
-    from pate_cli.sweep import run_points
-    from pate_cli.sweep_table import table_bytes
+    from pate_cli.sweep.points import run_points
+    from pate_cli.sweep.table import table_bytes
 
     def run():
         points = _sweep_points(path, spec)

@@ -18,22 +18,29 @@ from .accounting.conversion import rdp_to_epsilon
 from .accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
 from .accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
 from .accounting.threshold import log_pr_answered, rdp_threshold, rdp_threshold_data_independent
-from .analysis import AnalysisResult, OrderGridWarning, analyze_votes
-from .individualized_analysis import analyze_individualized, derive_parameters
-from .mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, build_mechanism
-from .orders import default_orders, parse_orders
-from .rounds import Round, analyze_rounds
-from .sanitization import sanitize_analysis
-from .sweep import run_sweep
-from .votes import (
-    InputError,
+from .analysis import (
+    AnalysisResult,
+    OrderGridWarning,
+    Round,
+    analyze_individualized,
+    analyze_rounds,
+    analyze_votes,
+    derive_parameters,
+    sanitize_analysis,
+)
+from .errors import InputError
+from .inputs import (
     PrivacyGroups,
     VoteSet,
+    attach_labels,
     load_groups,
     load_predictions,
     load_student,
     load_votes,
 )
+from .mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, build_mechanism
+from .orders import default_orders, parse_orders
+from .sweep import run_sweep
 
 __all__ = [
     "__version__", "analyze", "load_votes", "load_predictions", "VoteSet", "InputError",
@@ -70,8 +77,6 @@ def analyze(votes, mechanism="confident", *, labels=None, teachers=None, **optio
     else:
         vote_set = load_votes(votes, teachers=teachers)
     if labels is not None:
-        from .votes import attach_labels
-
         vote_set = attach_labels(vote_set, labels)
     chosen = {key: options.pop(key) for key in MECHANISM_PARAMETERS if key in options}
     if isinstance(mechanism, str):

@@ -1,8 +1,20 @@
-"""Rényi orders: the default grid of the 2018 paper's analysis and ``--orders`` parsing."""
+"""Rényi orders and the one parser of ``a,b,c`` / ``start:stop:step`` lists.
+
+The default order grid is the 2018 paper's (MATH.md, notation). A grid spec, as
+``--orders`` and every ``pate-sweep`` grid option write it, is a comma list of items, each
+a number or a range ``start:stop:step``. A range runs from ``start`` by ``step`` and
+includes ``stop`` when it lands on the grid (within a relative 1e-9 of a step, so
+``0.1:0.3:0.1`` gives 0.1, 0.2, 0.3). Values print as the user wrote them: each is
+rounded to 12 significant digits, so ``0.1:0.3:0.1`` gives 0.3, not 0.30000000000000004.
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+MAX_GRID_VALUES = 1_000_000
 
 
 def default_orders() -> np.ndarray:
@@ -16,28 +28,13 @@ def default_orders() -> np.ndarray:
 
 
 def parse_orders(text: str) -> np.ndarray:
-    """Parse ``"2,4,8.5"`` or ``"start:stop:step"`` (stop included when it lands on the grid).
+    """Parse ``--orders`` (a grid spec); every order must be a finite number above 1.
 
-    Raises ``ValueError`` with a message naming the bad part; every order must be a
-    finite number greater than 1.
+    Raises ``ValueError`` with a message naming the bad part.
     """
-    text = text.strip()
-    if not text:
+    if not str(text).strip():
         raise ValueError("--orders is empty")
-    if ":" in text:
-        parts = text.split(":")
-        if len(parts) != 3:
-            raise ValueError(f"--orders {text!r}: a range is start:stop:step")
-        start, stop, step = (_number(p, text) for p in parts)
-        if step <= 0:
-            raise ValueError(f"--orders {text!r}: step must be positive")
-        if stop < start:
-            raise ValueError(f"--orders {text!r}: stop is below start")
-        count = int(np.floor((stop - start) / step + 1e-9)) + 1
-        orders = start + step * np.arange(count)
-    else:
-        orders = np.array([_number(p, text) for p in text.split(",")])
-    return validate_orders(orders)
+    return validate_orders(np.array(parse_grid(text, name="--orders")))
 
 
 def validate_orders(orders) -> np.ndarray:
@@ -53,8 +50,74 @@ def validate_orders(orders) -> np.ndarray:
     return orders
 
 
-def _number(part: str, whole: str) -> float:
+def parse_grid(spec: str, *, name: str | None = None, integer: bool = False) -> tuple:
+    """The values of a grid spec, in the order written (duplicates are an error).
+
+    ``integer`` grids (query counts, cut-offs) must hold whole numbers and give ints.
+    Raises ``ValueError`` naming the offending item (and ``name``, when given).
+    """
     try:
-        return float(part)
+        return _parse(spec, integer)
+    except ValueError as error:
+        if name:
+            raise ValueError(f"{name}: {error}") from None
+        raise
+
+
+def _parse(spec: str, integer: bool) -> tuple:
+    text = str(spec).strip()
+    if not text:
+        raise ValueError("empty grid (give a comma list or start:stop:step)")
+    values: list = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            raise ValueError(f"empty item in {text!r}")
+        parts = item.split(":")
+        if len(parts) == 1:
+            values.append(_number(parts[0], item))
+        elif len(parts) == 3:
+            values.extend(_range(*(_number(part, item) for part in parts), item))
+        else:
+            raise ValueError(f"{item!r} is neither a number nor start:stop:step")
+        if len(values) > MAX_GRID_VALUES:
+            raise ValueError(f"more than {MAX_GRID_VALUES:,} values")
+    if integer:
+        not_whole = [value for value in values if value != int(value)]
+        if not_whole:
+            raise ValueError(f"{not_whole[0]:g} is not a whole number")
+        values = [int(value) for value in values]
+    seen = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"{value:g} appears twice")
+        seen.add(value)
+    return tuple(values)
+
+
+def _number(text: str, item: str) -> float:
+    try:
+        value = float(text)
     except ValueError:
-        raise ValueError(f"--orders {whole!r}: {part.strip()!r} is not a number") from None
+        where = "" if text.strip() == item else f" in {item!r}"
+        raise ValueError(f"{text.strip()!r}{where} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{text.strip()!r} is not a finite number")
+    return value
+
+
+def _range(start: float, stop: float, step: float, item: str) -> list[float]:
+    if step <= 0:
+        raise ValueError(f"the step of {item!r} must be positive")
+    if stop < start:
+        raise ValueError(f"{item!r} ends before it starts (stop is below start)")
+    steps = (stop - start) / step
+    count = math.floor(steps + 1e-9) + 1
+    if count > MAX_GRID_VALUES:
+        raise ValueError(f"{item!r} has more than {MAX_GRID_VALUES:,} values")
+    return [_tidy(start + k * step) for k in range(count)]
+
+
+def _tidy(value: float) -> float:
+    """Round away binary noise such as 0.30000000000000004 (12 significant digits)."""
+    return float(f"{value:.12g}")

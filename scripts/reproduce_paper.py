@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import pate_cli
-from pate_cli.sanitization import sanitize_analysis
+from pate_cli.analysis import sanitize_analysis
 
 DEFAULT_VOTES = Path(__file__).resolve().parents[2] / "shared" / "paper_votes"
 

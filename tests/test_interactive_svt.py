@@ -18,10 +18,10 @@ from pate_cli.accounting.svt import (
     svt_threshold_for,
 )
 from pate_cli.analysis import analyze_votes
+from pate_cli.analysis.rounds import Round, analyze_rounds
 from pate_cli.cli.analyze import main
 from pate_cli.mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax
 from pate_cli.orders import default_orders
-from pate_cli.rounds import Round, analyze_rounds
 
 ORDERS = default_orders()
 

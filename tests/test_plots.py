@@ -13,11 +13,14 @@ import pytest
 from scipy.stats import norm
 
 import pate_cli
-from pate_cli import figure_data, plots
+from pate_cli.analysis.serialize import per_query_frame, summary_dict
 from pate_cli.cli.errors import run_command
 from pate_cli.cli.plot import plot as plot_command
-from pate_cli.report import per_query_bytes, per_query_frame, render, summary_dict
-from pate_cli.tables import read_table
+from pate_cli.inputs.tables import read_table
+from pate_cli.outputs import figure_data
+from pate_cli.outputs import figures as plots
+from pate_cli.outputs.files import per_query_bytes
+from pate_cli.outputs.summary import render
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_votes"
 VOTES = SAMPLES / "mnist_250_votes.npy"

@@ -1,4 +1,4 @@
-"""Reading and validating vote, prediction and label files (``pate_cli.votes``).
+"""Reading and validating vote, prediction and label files (``pate_cli.inputs``).
 
 Every expected value here is known independently of the package: hand-written vote rows
 with known totals, error texts spelled out in full, histograms counted with plain loops.
@@ -11,7 +11,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from pate_cli.votes import InputError, load_predictions, load_votes
+from pate_cli.errors import InputError
+from pate_cli.inputs import load_predictions, load_votes
 
 # 20 queries x 3 classes, every row sums to 10 teachers.
 VOTES = [

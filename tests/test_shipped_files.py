@@ -70,7 +70,7 @@ def test_reproduce_paper_without_votes_exits_2(tmp_path, capsys):
 
 
 def test_companion_files_load_and_fit_the_mnist_votes():
-    from pate_cli.votes import load_groups, load_rounds, load_student, load_teacher_groups
+    from pate_cli.inputs import load_groups, load_rounds, load_student, load_teacher_groups
 
     student = load_student(SAMPLES / "mnist_250_student.npy", queries=9000, classes=10)
     assert np.allclose(student.sum(axis=1), 1.0, atol=1e-6)

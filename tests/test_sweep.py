@@ -22,14 +22,15 @@ from cli_runner import Result, run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pate_cli.sweep as sweep_module
+import pate_cli.sweep.points as sweep_module
 from pate_cli.analysis import analyze_totals, analyze_votes
 from pate_cli.cli.analyze import main as analyze_main
 from pate_cli.cli.sweep import main
-from pate_cli.grid import parse_grid
 from pate_cli.mechanisms import build_mechanism
-from pate_cli.sweep import SWEEP_COLUMNS, best_row, pareto_rows
-from pate_cli.sweep_table import read_sweep_rows, table_bytes
+from pate_cli.orders import parse_grid
+from pate_cli.sweep.columns import SWEEP_COLUMNS
+from pate_cli.sweep.select import best_row, pareto_rows
+from pate_cli.sweep.table import read_sweep_rows, table_bytes
 
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
@@ -526,7 +527,7 @@ def test_forced_progress_on_a_pipe_prints_lines(cli, files):
 
 def test_pate_plot_tradeoff_reads_a_real_sweep_table_and_its_delta(cli, files, tmp_path,
                                                                    monkeypatch):
-    import pate_cli.plots as plots
+    import pate_cli.outputs.figures as plots
     from pate_cli.cli.plot import main as plot_main
 
     path, labels, _, _ = files

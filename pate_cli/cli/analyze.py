@@ -10,21 +10,12 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import analyze_votes
-from ..individualized_analysis import VARIANTS, analyze_individualized, derive_parameters
-from ..mechanisms import MECHANISMS, build_mechanism
-from ..orders import default_orders
-from ..report import (
-    FORMATS,
-    per_query_bytes,
-    per_query_frame,
-    render,
-    summary_dict,
-    write_outputs,
-)
-from ..rounds import Round, analyze_rounds
-from ..sanitization import history_rows, report_dict, sanitize_analysis
-from ..votes import (
-    InputError,
+from ..analysis.individualized import VARIANTS, analyze_individualized, derive_parameters
+from ..analysis.rounds import Round, analyze_rounds
+from ..analysis.sanitization import history_rows, report_dict, sanitize_analysis
+from ..analysis.serialize import per_query_frame, summary_dict
+from ..errors import InputError
+from ..inputs import (
     load_groups,
     load_predictions,
     load_query_indices,
@@ -34,6 +25,10 @@ from ..votes import (
     load_teacher_groups,
     load_votes,
 )
+from ..mechanisms import MECHANISMS, build_mechanism
+from ..orders import default_orders
+from ..outputs.files import per_query_bytes, write_outputs
+from ..outputs.summary import FORMATS, render
 from .errors import OverBudget, run_command
 from .options import (
     CONTEXT_SETTINGS,

@@ -12,16 +12,12 @@ import traceback
 
 import click
 
-from ..votes import InputError
+from ..errors import InputError, OverBudget
 
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
 EXIT_BAD_INPUT = 2
 EXIT_OVER_BUDGET = 3
-
-
-class OverBudget(Exception):
-    """The final epsilon exceeds ``--max-epsilon`` (exit status 3)."""
 
 
 def run_command(command: click.Command, args=None, prog_name: str | None = None) -> int:

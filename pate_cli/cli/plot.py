@@ -14,12 +14,10 @@ import warnings
 import click
 import numpy as np
 
-from .. import captions, figure_data, plots
 from ..analysis import analyze_votes
-from ..mechanisms import ConfidentGNMax
-from ..orders import default_orders
-from ..report import write_outputs
-from ..tables import (
+from ..errors import InputError
+from ..inputs import load_groups, load_votes
+from ..inputs.tables import (
     PER_QUERY,
     SWEEP,
     numeric_column,
@@ -27,7 +25,11 @@ from ..tables import (
     read_table,
     require_table,
 )
-from ..votes import InputError, load_groups, load_votes
+from ..mechanisms import ConfidentGNMax
+from ..orders import default_orders
+from ..outputs import captions, figure_data
+from ..outputs import figures as plots
+from ..outputs.files import write_outputs
 from .errors import run_command
 from .options import CONTEXT_SETTINGS, POSITIVE, Order, Probability, debug_option
 

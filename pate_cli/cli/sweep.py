@@ -10,24 +10,20 @@ from concurrent.futures import ProcessPoolExecutor
 
 import click
 
-from ..grid import parse_grid
 from ..mechanisms import MECHANISMS
-from ..report import write_atomically
-from ..sweep import (
-    GRID_PARAMETERS,
-    MECHANISM_PARAMETERS,
+from ..orders import parse_grid
+from ..outputs.files import write_atomically
+from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
+from ..sweep.points import (
     SweepSettings,
-    analyze_command,
-    best_row,
     one_per_file,
     open_sources,
-    pareto_rows,
     plan_points,
     point_key,
     run_points,
-    score_column,
 )
-from ..sweep_table import TABLE_FORMATS, check_destination, read_sweep_rows, table_bytes
+from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
+from ..sweep.table import TABLE_FORMATS, check_destination, read_sweep_rows, table_bytes
 from .errors import EXIT_OVER_BUDGET, run_command
 from .options import CONTEXT_SETTINGS, POSITIVE, accounting_options, debug_option
 

@@ -12,21 +12,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .accounting.conversion import check_delta, rdp_to_epsilon
-from .accounting.svt import rdp_svt
-from .analysis import (
-    DEFAULT_CHUNK,
-    AnalysisResult,
-    analyze_votes,
-    data_independent_curve,
-    grid_edge_notes,
-    initial_carry,
-    label_accuracy,
-    mechanism_steps,
-    per_query_at_order,
-)
-from .mechanisms import SVTPATE
-from .orders import default_orders, validate_orders
+from ..accounting.conversion import check_delta, rdp_to_epsilon
+from ..accounting.svt import rdp_svt
+from ..mechanisms import SVTPATE
+from ..orders import default_orders, validate_orders
+from .result import AnalysisResult
+from .run import analyze_votes
+from .setting import DEFAULT_CHUNK, grid_edge_notes, initial_carry, label_accuracy
+from .steps import data_independent_curve, mechanism_steps, per_query_at_order
 
 
 @dataclass(frozen=True)

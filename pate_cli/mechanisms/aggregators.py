@@ -1,10 +1,7 @@
 """The aggregators as frozen value objects, and their seeded replay.
 
 MATH.md section 1. A replay turns votes and a seed into decisions (which queries were
-answered, with which label). Noise is drawn in fixed blocks of ``NOISE_BLOCK`` queries,
-each block from its own ``numpy.random.Generator`` seeded by ``(seed, stream, block)``,
-so the noise a query receives depends only on the seed and its position in the analysed
-sequence, never on how the queries are chunked, ordered across workers, or resumed.
+answered, with which label); the noise comes from ``NoiseSource`` (``noise.py``).
 """
 
 from __future__ import annotations
@@ -14,78 +11,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-NOISE_BLOCK = 1024
-
-# Independent noise streams, one per random draw of the algorithms.
-STREAM_SELECTION = 1
-STREAM_ANSWER = 2
-STREAM_PARTICIPATION = 3  # individualized vanishing: who votes (accounting/individualized)
-STREAM_SVT_THRESHOLD = 4
-STREAM_SVT_QUERY = 5
-
-
-@dataclass(frozen=True)
-class Decisions:
-    """What a replay output for a run of queries.
-
-    ``answered``: bool ``(queries,)``, True where the teachers' data was used to answer
-    (the answer step ran); ``labels``: int64 ``(queries,)``, -1 where nothing was output;
-    ``outcome``: for Interactive-GNMax, ``OUTCOME_TEACHER``/``OUTCOME_STUDENT``/
-    ``OUTCOME_ABSTAIN`` per query (None for the other aggregators).
-    """
-
-    answered: np.ndarray
-    labels: np.ndarray
-    outcome: np.ndarray | None = None
-
-
-OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
-OUTCOME_NAMES = ("abstain", "teacher", "student")
-
-
-class NoiseSource:
-    """Chunk-invariant noise: block ``b`` of stream ``s`` comes from ``(seed, salt, s, b)``.
-
-    ``salt`` separates independent runs under one seed (the rounds of a multi-round run).
-
-    Keeps only the last block of each stream, so reading queries in order costs one
-    generator per ``NOISE_BLOCK`` queries whatever the chunk size.
-    """
-
-    def __init__(self, seed: int, *, salt: int = 0):
-        if not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        self.seed = int(seed)
-        self.salt = int(salt)
-        self._last: dict[tuple[int, str, tuple[int, ...]], tuple[int, np.ndarray]] = {}
-
-    def draw(self, *, stream: int, kind: str, start: int, count: int, width: int = 1):
-        """Standard ``kind`` noise (``normal`` or ``laplace``), shape ``(count, width)``,
-        for the queries at positions ``start .. start+count-1``."""
-        if count == 0:
-            return np.empty((0, width))
-        first, last = start // NOISE_BLOCK, (start + count - 1) // NOISE_BLOCK
-        blocks = [self._block(stream, kind, width, b) for b in range(first, last + 1)]
-        noise = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
-        offset = start - first * NOISE_BLOCK
-        return noise[offset : offset + count]
-
-    def _block(self, stream: int, kind: str, width: int, index: int) -> np.ndarray:
-        key = (stream, kind, (width,))
-        cached = self._last.get(key)
-        if cached is not None and cached[0] == index:
-            return cached[1]
-        sequence = np.random.SeedSequence(entropy=self.seed,
-                                          spawn_key=(self.salt, stream, index))
-        generator = np.random.Generator(np.random.PCG64(sequence))
-        if kind == "normal":
-            block = generator.standard_normal((NOISE_BLOCK, width))
-        elif kind == "laplace":
-            block = generator.laplace(0.0, 1.0, (NOISE_BLOCK, width))
-        else:
-            raise ValueError(f"unknown noise kind {kind!r}")
-        self._last[key] = (index, block)
-        return block
+from .noise import (
+    STREAM_ANSWER,
+    STREAM_SELECTION,
+    STREAM_SVT_QUERY,
+    STREAM_SVT_THRESHOLD,
+    NoiseSource,
+)
+from .protocol import OUTCOME_ABSTAIN, OUTCOME_STUDENT, OUTCOME_TEACHER, Decisions
 
 
 def _positive(value, name: str) -> float:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import shlex
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -30,31 +29,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._version import __version__
-from .analysis import analyze_totals
-from .mechanisms import build_mechanism
-from .votes import InputError, load_student, load_votes
-
-# Grid parameters in column (and nesting) order, and which mechanism uses which.
-GRID_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
-                   "svt_cutoff")
-MECHANISM_PARAMETERS = {
-    "lnmax": ("laplace_scale",),
-    "gnmax": ("sigma",),
-    "confident": ("sigma", "threshold", "sigma_threshold"),
-    "interactive": ("sigma", "threshold", "sigma_threshold"),
-    "svt": ("svt_scale", "svt_cutoff"),
-}
-SWEEP_COLUMNS = (
-    "file", "mechanism", "sigma", "threshold", "sigma_threshold", "laplace_scale",
-    "svt_scale", "svt_cutoff", "confidence", "queries", "teachers", "answered",
-    "answered_std", "epsilon", "epsilon_std", "order", "epsilon_data_independent",
-    "label_accuracy", "label_accuracy_std", "labels_output", "repeats", "seed",
-    "accounting", "delta", "budget", "sha256", "version",
-)
-# Columns that identify a point (what --resume matches on).
-KEY_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries", "repeats",
-               "seed", "accounting", "delta", "budget")
+from .._version import __version__
+from ..analysis import analyze_totals
+from ..errors import InputError
+from ..inputs.votes import load_student, load_votes
+from ..mechanisms import build_mechanism
+from .columns import GRID_PARAMETERS, KEY_COLUMNS, MECHANISM_PARAMETERS, SWEEP_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -183,8 +163,6 @@ def _number(value):
     return int(value) if isinstance(value, (int, np.integer)) else float(value)
 
 
-# --- running a point ----------------------------------------------------------------------
-
 _OPEN_SOURCES: dict = {}
 
 
@@ -283,84 +261,6 @@ def run_points(points: list[SweepPoint], *, executor=None,
             future.cancel()
 
 
-# --- choosing among rows -------------------------------------------------------------------
-
-def score_column(rows: list[dict]) -> str:
-    """``label_accuracy`` when every row has one, else ``answered``."""
-    if rows and all(row.get("label_accuracy") is not None for row in rows):
-        return "label_accuracy"
-    return "answered"
-
-
-def best_row(rows: list[dict], epsilon: float) -> dict | None:
-    """The row within ``epsilon`` with the best score (CLI.md ``--best``).
-
-    Score: label accuracy when every row has one, else the number answered; ties go to
-    the smaller epsilon, then to the earlier row. None when no row is within ``epsilon``.
-    """
-    column = score_column(rows)
-    within = [(position, row) for position, row in enumerate(rows)
-              if row["epsilon"] is not None and row["epsilon"] <= epsilon]
-    if not within:
-        return None
-    return min(within, key=lambda item: (-item[1][column], item[1]["epsilon"], item[0]))[1]
-
-
-def pareto_rows(rows: list[dict]) -> list[dict]:
-    """Rows no other row of the same file beats: at most the epsilon and at least the
-    score (label accuracy, else answered), strictly better in one. Order is kept.
-
-    Vectorised per file: sorted by epsilon (then score, best first), a row is beaten when
-    a row of smaller epsilon scores at least as much, or one of equal epsilon scores more.
-    """
-    column = score_column(rows)
-    files = np.array([row["file"] for row in rows], dtype=object)
-    epsilon = np.array([row["epsilon"] for row in rows], dtype=np.float64)
-    score = np.array([row[column] for row in rows], dtype=np.float64)
-    kept = np.zeros(len(rows), dtype=bool)
-    for file in dict.fromkeys(files):
-        mine = np.flatnonzero(files == file)
-        order = mine[np.lexsort((-score[mine], epsilon[mine]))]
-        eps, best = epsilon[order], score[order]
-        first = np.searchsorted(eps, eps, side="left")  # first row of each epsilon
-        before = np.maximum.accumulate(best)
-        smaller = np.where(first > 0, before[np.maximum(first - 1, 0)], -np.inf)
-        kept[order] = ~((smaller >= best) | (best[first] > best))
-    return [row for row, keep in zip(rows, kept, strict=True) if keep]
-
-
-def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,
-                    orders: str | None = None, conversion: str = "classic") -> str:
-    """The ``pate-analyze`` command line that reruns a row's analysis (its first seed)."""
-    words = ["pate-analyze", row["file"], "-m", row["mechanism"]]
-    options = {"sigma": "--sigma", "threshold": "--threshold",
-               "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale",
-               "svt_scale": "--svt-scale", "svt_cutoff": "--svt-cutoff",
-               "confidence": "--confidence"}
-    for column, option in options.items():
-        if row.get(column) is not None:
-            words += [option, _plain_text(row[column])]
-    words += ["--queries", _plain_text(row["queries"]), "--accounting", row["accounting"],
-              "--delta", _plain_text(row["delta"]), "--seed", _plain_text(row["seed"])]
-    if row.get("budget") is not None:
-        words += ["--budget", _plain_text(row["budget"])]
-    if orders:
-        words += ["--orders", orders]
-    if conversion != "classic":
-        words += ["--conversion", conversion]
-    if labels:
-        words += ["--labels", labels]
-    if student:
-        words += ["--student", student]
-    return " ".join(shlex.quote(str(word)) for word in words)
-
-
-def _plain_text(value) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return repr(value) if isinstance(value, float) else str(value)
-
-
 def one_per_file(values, files, name: str) -> list:
     """One entry per vote file from None, a path, or paths given once or once per file."""
     if values is None or isinstance(values, (str, os.PathLike)):
@@ -395,48 +295,6 @@ def open_sources(files, labels=None, students=None) -> tuple[list[VoteSource], d
         sources.append(source)
         shapes[source.path] = (vote_set.queries, vote_set.teachers)
     return sources, shapes
-
-
-def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
-          seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
-          budget: float | None = None, conversion: str = "classic", orders=None,
-          confidence: float = 0.9, executor=None, **grids):
-    """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
-
-    ``files`` is a path or a list of paths; ``labels`` / ``students`` a path or one per
-    file. ``grids`` are ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
-    ``svt_scale``, ``svt_cutoff``, ``queries``, each a sequence of values or a grid string
-    such as ``"20:200:10"``. ``executor`` is any ``concurrent.futures`` executor (a
-    ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); None runs here.
-
-        pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
-    """
-    from .grid import parse_grid
-    from .sweep_table import sweep_frame
-
-    files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
-    unknown = set(grids) - {*GRID_PARAMETERS, "queries"}
-    if unknown:
-        raise TypeError(f"unknown grid parameters: {', '.join(sorted(unknown))}")
-    parsed = {}
-    for name, values in grids.items():
-        integer = name in ("svt_cutoff", "queries")
-        if isinstance(values, str):
-            parsed[name] = parse_grid(values, name=name, integer=integer)
-        else:
-            values = [values] if np.isscalar(values) else list(values)
-            parsed[name] = tuple(int(v) if integer else float(v) for v in values)
-    settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
-                             repeats=repeats, seed=seed, conversion=conversion,
-                             orders=None if orders is None else tuple(map(float, orders)),
-                             confidence=confidence)
-    sources, shapes = open_sources(files, labels, students)
-    points = plan_points(sources, [mechanisms] if isinstance(mechanisms, str) else mechanisms,
-                         parsed, settings=settings, shapes=shapes)
-    rows = [None] * len(points)
-    for position, row in run_points(points, executor=executor):
-        rows[position] = row
-    return sweep_frame(rows)
 
 
 def source_for(file: str, *, sha256: str, labels: str | None, student: str | None):

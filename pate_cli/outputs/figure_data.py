@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .accounting.gnmax import log_q_gnmax, rdp_gnmax
-from .accounting.threshold import log_pr_answered
+from ..accounting.gnmax import log_q_gnmax, rdp_gnmax
+from ..accounting.threshold import log_pr_answered
 
 
 def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,

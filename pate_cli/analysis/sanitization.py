@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from .accounting.smooth_sensitivity import (
+from ..accounting.smooth_sensitivity import (
     SmoothSensitivityResult,
     sanitize_confident,
     sanitize_gnmax,
 )
-from .mechanisms import ConfidentGNMax, GNMax, InteractiveGNMax
+from ..mechanisms import ConfidentGNMax, GNMax, InteractiveGNMax
 
 SANITIZABLE = ("gnmax", "confident", "interactive")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .accounting.individualized import (
+from ..accounting.individualized import (
     account_groups,
     group_costs,
     group_weights,
@@ -26,8 +26,10 @@ from .accounting.individualized import (
     vanishing_votes,
     weighted_histogram,
 )
-from .analysis import DEFAULT_CHUNK, AnalysisResult, analyze_votes, label_accuracy
-from .mechanisms import OUTCOME_ABSTAIN, ConfidentGNMax, GNMax, InteractiveGNMax
+from ..mechanisms import OUTCOME_ABSTAIN, ConfidentGNMax, GNMax, InteractiveGNMax
+from .result import AnalysisResult
+from .run import analyze_votes
+from .setting import DEFAULT_CHUNK, label_accuracy
 
 VARIANTS = ("upsampling", "weighting", "vanishing")
 _COST_ELEMENTS = 1 << 22

@@ -17,10 +17,10 @@ import os
 import numpy as np
 import pandas as pd
 
-from .report import parquet_bytes, require_pyarrow
-from .sweep import KEY_COLUMNS, SWEEP_COLUMNS
-from .tables import SWEEP, read_table
-from .votes import InputError
+from ..errors import InputError
+from ..inputs.tables import SWEEP, read_table
+from ..outputs.files import parquet_bytes, require_pyarrow
+from .columns import KEY_COLUMNS, SWEEP_COLUMNS
 
 TABLE_FORMATS = ("csv", "json", "table")
 TABLE_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")

@@ -17,7 +17,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from .votes import InputError, check_file
+from ..errors import InputError
+from .readers import check_file
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 

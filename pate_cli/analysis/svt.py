@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .accounting.conversion import rdp_to_epsilon
-from .accounting.svt import (
+from ..accounting.conversion import rdp_to_epsilon
+from ..accounting.svt import (
     distance_to_instability,
     rdp_svt,
     svt_guarantee,
     svt_scale_for_epsilon,
 )
-from .analysis import (
-    AnalysisResult,
-    grid_edge_notes,
-    initial_carry,
-    label_accuracy,
-    rows_of,
-)
-from .mechanisms import SVTPATE, NoiseSource
+from ..mechanisms import SVTPATE, NoiseSource
+from .result import AnalysisResult
+from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
 
 
 def analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, orders,

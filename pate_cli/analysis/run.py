@@ -1,0 +1,168 @@
+"""Votes + mechanism + accounting mode -> per-query costs and totals (``analyze_votes``).
+
+Queries are processed in chunks (a memory-mapped file is never loaded whole); inside a
+chunk every formula runs over whole arrays. Cost curves are computed once per distinct
+statistic (the selection step depends only on ``round(max n)``, the answer step only on
+``log q``) and gathered, and cumulative sums run in file order with an explicit carry
+(``accounting.composition``), so every number is identical whatever the chunk size.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accounting.composition import accumulate, budget_release
+from ..accounting.conversion import rdp_to_epsilon
+from ..mechanisms import (
+    OUTCOME_ABSTAIN,
+    OUTCOME_STUDENT,
+    SVTPATE,
+    InteractiveGNMax,
+    NoiseSource,
+)
+from .result import AnalysisResult
+from .setting import (
+    DEFAULT_CHUNK,
+    analysed_positions,
+    checked_setting,
+    grid_edge_notes,
+    initial_carry,
+    label_accuracy,
+    rows_of,
+)
+from .steps import data_independent_curve, mechanism_steps, per_query_at_order, step_curves
+from .svt import analyze_svt
+
+
+def analyze_votes(votes, mechanism, *, teachers: float | None = None,
+                  accounting: str = "replay", delta: float = 1e-5, orders=None,
+                  conversion: str = "classic", seed: int = 0, queries: int | None = None,
+                  budget: float | None = None, labels=None, student=None,
+                  query_indices=None, initial_rdp=None, salt: int = 0,
+                  chunk_size: int = DEFAULT_CHUNK, source=None) -> AnalysisResult:
+    """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
+
+    ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
+    answer step with ``pr_answered`` (the 2018 paper's analysis), ``data-independent``
+    charges MATH.md section 2's costs for the replay's decisions. ``budget`` turns the
+    replay into a budget run (MATH.md section 7). Labels always come from the seeded
+    replay. ``student`` (``(queries, K)`` probabilities) is required by Interactive-GNMax.
+    ``query_indices`` analyses those rows in that order (``queries`` then takes the first
+    N of them). ``initial_rdp`` (one value per order) is RDP already spent, added before
+    the first query (``--add-rdp``, earlier rounds). ``salt`` gives independent noise
+    under the same seed. Raises ``ValueError`` for bad parameters.
+    """
+    orders, offset = checked_setting(accounting, delta, orders, conversion)
+    if budget is not None:
+        if accounting == "expected":
+            raise ValueError("--budget runs are replays: use --accounting replay or "
+                             "data-independent")
+        if not (math.isfinite(budget) and budget > 0):
+            raise ValueError(f"budget must be positive, got {budget!r}")
+    if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
+        raise ValueError(f"chunk size must be a positive integer, got {chunk_size!r}")
+    positions = analysed_positions(votes.shape[0], query_indices, queries)
+    queries = positions.size
+    if teachers is None:
+        teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
+    if isinstance(mechanism, InteractiveGNMax):
+        if student is None:
+            raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
+        if student.shape != votes.shape:
+            raise ValueError(f"the student file has shape {student.shape}, the votes "
+                             f"{votes.shape}")
+    if isinstance(mechanism, SVTPATE):
+        return analyze_svt(votes, mechanism, positions=positions, teachers=teachers,
+                            accounting=accounting, delta=delta, orders=orders,
+                            conversion=conversion, seed=seed, labels=labels,
+                            initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size,
+                            source=source)
+
+    selection, answer = mechanism_steps(mechanism)
+    independent = accounting == "data-independent"
+    noise = NoiseSource(seed, salt=salt)
+    columns = {name: np.empty(queries) for name in
+               ("plurality", "answered", "log_q", "log_pr_answered", "epsilon_query",
+                "epsilon_cumulative", "order_cumulative")}
+    plurality_class = np.empty(queries, dtype=np.int64)
+    label = np.empty(queries, dtype=np.int64)
+    interactive = isinstance(mechanism, InteractiveGNMax)
+    if student is not None and not interactive:
+        raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
+    outcome = np.empty(queries, dtype=np.int8) if interactive else None
+    carry = initial_carry(initial_rdp, orders)
+    stopped_at = None
+    for start in range(0, queries, chunk_size):
+        stop = min(queries, start + chunk_size)
+        block = rows_of(votes, positions, start, stop)
+        block_student = None if student is None else rows_of(student, positions, start, stop)
+        if interactive:
+            decisions = mechanism.replay(block, noise=noise, start=start, student=block_student)
+        else:
+            decisions = mechanism.replay(block, noise=noise, start=start)
+        log_q = answer.statistic(block, block_student)
+        log_pr = (np.zeros(stop - start) if selection is None
+                  else selection.statistic(block, block_student))
+        sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
+        ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
+        if accounting == "expected":
+            weight = np.exp(log_pr)
+        else:
+            weight = decisions.answered.astype(np.float64)
+        if budget is not None:
+            weight, first_refusal = budget_release(sel_curves, sel_index, ans_curves, ans_index,
+                                                weight, carry, offset, budget)
+            if stopped_at is None and first_refusal is not None:
+                stopped_at = start + first_refusal
+        released = weight > 0 if accounting != "expected" else decisions.answered
+        eps_query, eps_cum, order_index, carry = accumulate(
+            sel_curves, sel_index, ans_curves, ans_index, weight, carry, offset)
+        part = slice(start, stop)
+        columns["plurality"][part] = block.max(axis=1)
+        plurality_class[part] = np.argmax(block, axis=1)
+        columns["answered"][part] = weight
+        block_labels = np.where(released, decisions.labels, -1)
+        if interactive:  # reinforced student labels are output too (no teacher cost)
+            from_student = decisions.outcome == OUTCOME_STUDENT
+            block_labels = np.where(from_student, decisions.labels, block_labels)
+            outcome[part] = np.where(released | from_student, decisions.outcome,
+                                     OUTCOME_ABSTAIN)
+        label[part] = block_labels
+        columns["log_q"][part] = log_q
+        columns["log_pr_answered"][part] = log_pr
+        columns["epsilon_query"][part] = eps_query
+        columns["epsilon_cumulative"][part] = eps_cum
+        columns["order_cumulative"][part] = orders[order_index]
+
+    epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
+                                                      conversion=conversion))
+    notes = grid_edge_notes(orders, order, epsilon)
+
+    weight = columns["answered"]
+    answered_total = float(np.sum(weight))
+    at_order = np.array([order])
+    rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, columns, weight, at_order,
+                                               independent)
+    di_curve = data_independent_curve(selection, answer, answered=answered_total,
+                                      queries=queries, orders=orders)
+    eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
+                                                        conversion=conversion))
+    accuracy, by_outcome = label_accuracy(label, labels, positions, outcome)
+    return AnalysisResult(
+        mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
+        seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
+        budget_limit=budget, plurality=columns["plurality"], plurality_class=plurality_class,
+        answered=weight, label=label, log_q=columns["log_q"],
+        log_pr_answered=columns["log_pr_answered"], epsilon_query=columns["epsilon_query"],
+        epsilon_cumulative=columns["epsilon_cumulative"],
+        order_cumulative=columns["order_cumulative"], rdp_selection=rdp_sel_q,
+        rdp_answer=rdp_ans_q, rdp_total=carry, epsilon=epsilon, order=order,
+        epsilon_data_independent=eps_di, order_data_independent=order_di,
+        answered_total=answered_total,
+        rdp_at_order={"selection": float(np.sum(rdp_sel_q)),
+                      "answer": float(np.sum(rdp_ans_q))},
+        label_accuracy=accuracy, budget_stopped_at=stopped_at, warnings=notes, source=source,
+        query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
+        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float))

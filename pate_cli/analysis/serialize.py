@@ -1,0 +1,139 @@
+"""AnalysisResult -> the JSON summary dict and the per-query DataFrame of CLI.md.
+
+The keys and columns follow ``CLI.md``: scripts parse them, so they may be extended but
+never renamed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .._version import __version__
+from ..mechanisms import OUTCOME_NAMES
+
+PER_QUERY_COLUMNS = (
+    "query", "plurality", "plurality_class", "answered", "label", "log_q", "log_pr_answered",
+    "rdp_selection", "rdp_answer", "epsilon", "epsilon_cumulative", "order_cumulative",
+)
+
+
+def summary_dict(result) -> dict:
+    """The JSON summary of CLI.md (``--format json``), with provenance."""
+    source = result.source
+    expected = result.accounting == "expected"
+    answered = result.answered_total if expected else int(round(result.answered_total))
+    budget = None
+    summary = {}
+    if result.budget_limit is not None:
+        budget = {"limit": result.budget_limit, "stopped_at": result.budget_stopped_at,
+                  "answered": answered}
+    summary.update({
+        "tool": "pate-analyze",
+        "version": __version__,
+        "input": {
+            "path": getattr(source, "path", None),
+            "sha256": getattr(source, "sha256", None),
+            "queries": int(getattr(source, "queries", result.queries)),
+            "classes": result.classes,
+            "teachers": plain_number(result.teachers),
+        },
+        "mechanism": result.mechanism.name,
+        "params": {key: plain_number(value) for key, value in result.mechanism.params.items()},
+        "accounting": result.accounting,
+        "conversion": result.conversion,
+        "delta": result.delta,
+        "seed": result.seed,
+        "orders": _orders_summary(result.orders),
+        "queries": result.queries,
+        "answered": answered,
+        "epsilon": result.epsilon,
+        "order": plain_number(result.order),
+        "epsilon_data_independent": result.epsilon_data_independent,
+        "order_data_independent": plain_number(result.order_data_independent),
+        "rdp_at_order": dict(result.rdp_at_order),
+        "label_accuracy": result.label_accuracy,
+        "labels_output": int(np.count_nonzero(result.label >= 0)),
+        "budget": budget,
+        "smooth_sensitivity": None,
+        "svt": plain_dict(result.extra.get("svt")),
+        "groups": None,
+        "warnings": list(result.warnings),
+    })
+    if result.outcome is not None:
+        counts = np.bincount(result.outcome.astype(np.int64), minlength=3)
+        summary["outcomes"] = {name: int(counts[code])
+                               for code, name in enumerate(OUTCOME_NAMES)}
+        summary["accuracy_by_outcome"] = result.accuracy_by_outcome
+    if "groups" in result.extra:
+        info = result.extra["groups"]
+        summary["groups"] = [plain_dict(row) for row in info["list"]]
+        summary["individualized"] = info["variant"]
+        summary["stopped_at"] = info["stopped_at"]
+        summary["labels_released"] = info["labels_released"]
+        summary["baseline"] = plain_dict(info["baseline"])
+    if "rounds" in result.extra:
+        summary["rounds"] = [plain_dict(entry) for entry in result.extra["rounds"]]
+    if result.query_index is not None and not np.array_equal(result.query_index,
+                                                             np.arange(result.queries)):
+        summary["query_indices"] = True
+    return summary
+
+
+def per_query_frame(result) -> pd.DataFrame:
+    """The per-query table of CLI.md, one row per analysed query in file order.
+
+    ``answered`` is 0/1 (replay, data-independent) or pr_answered (expected); ``label``
+    is empty (<NA>) where nothing was output; ``rdp_answer`` is the charged answer cost.
+    """
+    answered = result.answered
+    if result.accounting != "expected":
+        answered = answered.astype(np.int64)
+    label = pd.array(np.where(result.label >= 0, result.label, 0), dtype="Int64")
+    label[result.label < 0] = pd.NA
+    index = np.arange(result.queries) if result.query_index is None else result.query_index
+    frame = pd.DataFrame({
+        "query": index,
+        "plurality": _integral(result.plurality),
+        "plurality_class": result.plurality_class,
+        "answered": answered,
+        "label": label,
+        "log_q": result.log_q,
+        "log_pr_answered": result.log_pr_answered,
+        "rdp_selection": result.rdp_selection,
+        "rdp_answer": result.rdp_answer,
+        "epsilon": result.epsilon_query,
+        "epsilon_cumulative": result.epsilon_cumulative,
+        "order_cumulative": result.order_cumulative,
+    })
+    if result.outcome is not None:
+        frame["outcome"] = np.asarray(OUTCOME_NAMES)[result.outcome.astype(np.int64)]
+    for name, values in result.extra.get("columns", {}).items():
+        frame[name] = values
+    return frame
+
+
+def plain_dict(value):
+    if value is None:
+        return None
+    return {key: plain_number(item) if not isinstance(item, dict) else plain_dict(item)
+            for key, item in value.items()}
+
+
+def _orders_summary(orders: np.ndarray) -> dict:
+    return {"count": int(orders.size), "min": float(orders.min()), "max": float(orders.max())}
+
+
+def plain_number(value):
+    """numpy scalars to Python numbers; integral floats to int."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _integral(values: np.ndarray) -> np.ndarray:
+    rounded = np.round(values)
+    return rounded.astype(np.int64) if np.array_equal(rounded, values) else values

@@ -1,0 +1,110 @@
+"""Shared pieces of every analysis path: the accounting setting, the analysed rows,
+the initial RDP carry, label accuracy and the order-grid note."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..accounting.conversion import check_delta, conversion_offset
+from ..mechanisms import OUTCOME_NAMES
+from ..orders import default_orders, validate_orders
+
+ACCOUNTING_MODES = ("replay", "expected", "data-independent")
+DEFAULT_CHUNK = 8192
+
+
+class OrderGridWarning(UserWarning):
+    """The best order is the first or last of the grid: a wider grid may give less."""
+
+
+def checked_setting(accounting, delta, orders, conversion) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the accounting setting; the orders and the conversion's offset per order."""
+    if accounting not in ACCOUNTING_MODES:
+        raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
+                         f"got {accounting!r}")
+    check_delta(delta)
+    orders = default_orders() if orders is None else validate_orders(orders)
+    return orders, conversion_offset(orders=orders, delta=delta, conversion=conversion)
+
+
+def analysed_positions(total: int, query_indices, queries) -> np.ndarray:
+    """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``."""
+    if query_indices is None:
+        available = total
+    else:
+        query_indices = np.asarray(query_indices)
+        if query_indices.ndim != 1 or query_indices.size == 0:
+            raise ValueError("query indices must be a non-empty list of row numbers")
+        if query_indices.dtype.kind not in "iu":
+            raise ValueError("query indices must be integers")
+        bad = np.flatnonzero((query_indices < 0) | (query_indices >= total))
+        if bad.size:
+            raise ValueError(f"query index {int(query_indices[bad[0]])} (entry {bad[0]}) is "
+                             f"outside 0..{total - 1}")
+        seen, first = np.unique(query_indices, return_index=True)
+        if seen.size != query_indices.size:
+            repeated = np.setdiff1d(np.arange(query_indices.size), first)[0]
+            raise ValueError(f"query index {int(query_indices[repeated])} is listed twice "
+                             f"(entry {repeated})")
+        available = query_indices.size
+    if queries is None:
+        queries = available
+    elif queries < 1 or queries > available:
+        raise ValueError(f"--queries {queries} is outside 1..{available} "
+                         "(the number of queries available)")
+    if query_indices is None:
+        return np.arange(queries)
+    return query_indices[:queries].astype(np.int64)
+
+
+def rows_of(array, positions, start, stop) -> np.ndarray:
+    """Rows ``positions[start:stop]`` of ``array`` as float64 (contiguous slices stay views
+    of a memory map until converted)."""
+    chosen = positions[start:stop]
+    if chosen.size and chosen[-1] - chosen[0] == chosen.size - 1 and np.all(np.diff(chosen) == 1):
+        return np.asarray(array[chosen[0] : chosen[-1] + 1], dtype=np.float64)
+    return np.asarray(array[np.sort(chosen)], dtype=np.float64)[
+        np.argsort(np.argsort(chosen))]
+
+
+def initial_carry(initial_rdp, orders) -> np.ndarray:
+    if initial_rdp is None:
+        return np.zeros(orders.size)
+    initial_rdp = np.asarray(initial_rdp, dtype=np.float64)
+    if initial_rdp.shape != orders.shape or np.any(np.isnan(initial_rdp)) \
+            or np.any(initial_rdp < 0):
+        raise ValueError("the added RDP curve needs one non-negative value per order")
+    return initial_rdp.copy()
+
+
+def label_accuracy(label, labels, positions, outcome):
+    """Accuracy over output labels, and per outcome for Interactive-GNMax."""
+    if labels is None:
+        return None, None
+    truth = np.asarray(labels)[positions]
+    mask = label >= 0
+    accuracy = float(np.mean(label[mask] == truth[mask])) if mask.any() else None
+    if outcome is None:
+        return accuracy, None
+    by_outcome = {}
+    for code, name in enumerate(OUTCOME_NAMES):
+        if name == "abstain":
+            continue
+        chosen = outcome == code
+        by_outcome[name] = float(np.mean(label[chosen] == truth[chosen])) if chosen.any() \
+            else None
+    return accuracy, by_outcome
+
+
+def grid_edge_notes(orders, order, epsilon) -> list[str]:
+    """A warning when the best order is the first or last of a grid of several."""
+    best = int(np.flatnonzero(orders == order)[0])
+    if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
+        edge = "first" if best == 0 else "last"
+        note = (f"the best order {order:g} is the {edge} of the grid; "
+                "a wider --orders grid may give a smaller epsilon")
+        warnings.warn(note, OrderGridWarning, stacklevel=3)
+        return [note]
+    return []

@@ -1,0 +1,97 @@
+"""The cost table of MATH.md section 7: each mechanism's (selection, answer) steps.
+
+The only place that maps a mechanism to the statistics its costs depend on and to its
+data-dependent and data-independent RDP curves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
+from ..accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
+from ..accounting.threshold import (
+    log_pr_answered,
+    rdp_threshold,
+    rdp_threshold_data_independent,
+)
+from ..mechanisms import GNMax, InteractiveGNMax, LNMax
+
+
+@dataclass(frozen=True)
+class Step:
+    """One privacy-costing step of a mechanism (MATH.md section 7).
+
+    ``statistic`` maps a vote chunk to the per-query number its cost depends on
+    (``log q`` or ``log pr_answered``); ``rdp`` maps distinct statistics to RDP curves;
+    ``independent`` gives the data-independent curve (MATH.md section 2).
+    """
+
+    statistic: Callable[[np.ndarray], np.ndarray]
+    rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    independent: Callable[[np.ndarray], np.ndarray]
+
+
+def mechanism_steps(mechanism) -> tuple[Step | None, Step]:
+    """The (selection, answer) steps of a mechanism; selection is None if it has none.
+
+    Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
+    """
+    if isinstance(mechanism, LNMax):
+        lam = mechanism.laplace_scale
+        answer = Step(lambda v, p: log_q_lnmax(v, scale=lam),
+                       lambda s, o: rdp_lnmax(s, scale=lam, orders=o),
+                       lambda o: rdp_lnmax_data_independent(scale=lam, orders=o))
+        return None, answer
+    sigma = mechanism.sigma
+    answer = Step(lambda v, p: log_q_gnmax(v, sigma=sigma),
+                   lambda s, o: rdp_gnmax(s, sigma=sigma, orders=o),
+                   lambda o: rdp_gnmax_data_independent(sigma=sigma, orders=o))
+    if isinstance(mechanism, GNMax):
+        return None, answer
+    t, s1 = mechanism.threshold, mechanism.sigma_threshold
+    if isinstance(mechanism, InteractiveGNMax):
+        def statistic(v, p):  # selection on v = n - M p (MATH.md s.4)
+            return log_pr_answered(mechanism.shifted_max(v, p), threshold=t, sigma_threshold=s1)
+    else:
+        def statistic(v, p):
+            return log_pr_answered(v.max(axis=1), threshold=t, sigma_threshold=s1)
+    selection = Step(statistic,
+                      lambda s, o: rdp_threshold(s, sigma_threshold=s1, orders=o),
+                      lambda o: rdp_threshold_data_independent(sigma_threshold=s1, orders=o))
+    return selection, answer
+
+
+def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:
+    """The worst-case RDP curve of a run (MATH.md section 2): ``answered`` answer steps
+    plus, for a selecting aggregator, ``queries`` selection steps."""
+    curve = answered * answer.independent(orders)
+    if selection is not None:
+        curve = curve + queries * selection.independent(orders)
+    return curve
+
+
+def step_curves(step, statistic, orders, independent):
+    """Distinct RDP curves of a step and, per query, the index of its curve."""
+    count = statistic.shape[0]
+    if step is None:
+        return np.zeros((1, orders.size)), np.zeros(count, dtype=np.intp)
+    if independent:
+        return step.independent(orders)[None, :], np.zeros(count, dtype=np.intp)
+    distinct, index = np.unique(statistic, return_inverse=True)
+    return step.rdp(distinct, orders), index.reshape(-1)
+
+
+def per_query_at_order(selection, answer, columns, weight, at_order, independent):
+    """Per-query selection and (weighted) answer RDP at the reported order."""
+    count = weight.shape[0]
+    if selection is None:
+        rdp_sel = np.zeros(count)
+    else:
+        curves, index = step_curves(selection, columns["log_pr_answered"], at_order, independent)
+        rdp_sel = curves[index, 0]
+    curves, index = step_curves(answer, columns["log_q"], at_order, independent)
+    return rdp_sel, weight * curves[index, 0]

@@ -1,0 +1,15 @@
+"""The package's error types; the command line maps them to exit statuses (CLI.md).
+
+``InputError`` (a user mistake in a file or an option) exits 2; ``OverBudget`` (the final
+epsilon exceeds ``--max-epsilon``) exits 3.
+"""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """A user mistake in an input file or option: reported in one line, exit status 2."""
+
+
+class OverBudget(Exception):
+    """The final epsilon exceeds ``--max-epsilon`` (exit status 3)."""

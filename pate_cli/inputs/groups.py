@@ -1,0 +1,132 @@
+"""Privacy groups (Individualized PATE): ``--groups`` and ``--teacher-groups`` files."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .checks import show_number
+from .readers import open_text
+
+GROUP_COLUMNS = ("group", "budget", "upsampling", "weight", "participation", "share")
+
+
+@dataclass(frozen=True)
+class PrivacyGroups:
+    """Privacy groups from ``--groups``: names, budgets and optional given parameters.
+
+    ``upsampling``/``weight``/``participation``/``share`` are arrays with NaN where the
+    file leaves a value to the rules of MATH.md section 9 (or None without the column).
+    """
+
+    names: tuple
+    budgets: np.ndarray
+    upsampling: np.ndarray | None = None
+    weight: np.ndarray | None = None
+    participation: np.ndarray | None = None
+    share: np.ndarray | None = None
+
+
+def load_groups(path) -> PrivacyGroups:
+    """Read ``group,budget[,upsampling][,weight][,participation][,share]`` (CSV, header)."""
+    name, raw = open_text(path)
+    try:
+        frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
+                            skipinitialspace=True)
+    except pd.errors.ParserError as error:
+        raise InputError(f"{name}: not a valid CSV ({str(error).strip()})") from None
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    unknown = [c for c in frame.columns if c not in GROUP_COLUMNS]
+    if unknown:
+        raise InputError(f"{name}: unknown column {unknown[0]!r} (expected "
+                         f"{', '.join(GROUP_COLUMNS)})")
+    for needed in ("group", "budget"):
+        if needed not in frame.columns:
+            raise InputError(f"{name}: needs a '{needed}' column")
+    if frame.empty:
+        raise InputError(f"{name}: lists no groups")
+    names = tuple(str(g).strip() for g in frame["group"])
+    if any(not g for g in names):
+        raise InputError(f"{name}: line {names.index('') + 2}: a group without a name")
+    if len(set(names)) != len(names):
+        repeated = next(g for g in names if names.count(g) > 1)
+        raise InputError(f"{name}: group {repeated!r} is listed twice")
+    columns = {}
+    for column in GROUP_COLUMNS[1:]:
+        if column not in frame.columns:
+            columns[column] = None
+            continue
+        values = np.full(len(names), np.nan)
+        for row, cell in enumerate(frame[column]):
+            cell = str(cell).strip()
+            if cell == "":
+                if column == "budget":
+                    raise InputError(f"{name}: group {names[row]!r} has no budget")
+                continue
+            try:
+                values[row] = float(cell)
+            except ValueError:
+                raise InputError(f"{name}: group {names[row]!r}: {column} {cell!r} is not a "
+                                 "number") from None
+        columns[column] = values
+    budgets = columns.pop("budget")
+    bad = np.flatnonzero(~np.isfinite(budgets) | (budgets <= 0))
+    if bad.size:
+        raise InputError(f"{name}: group {names[bad[0]]!r}: budget {show_number(budgets[bad[0]])} "
+                         "must be positive")
+    checks = {"upsampling": (lambda v: v >= 1 and float(v).is_integer(),
+                             "a whole number >= 1"),
+              "weight": (lambda v: v > 0, "positive"),
+              "participation": (lambda v: 0 < v <= 1, "in (0, 1]"),
+              "share": (lambda v: 0 < v <= 1, "in (0, 1]")}
+    for column, (valid, wanted) in checks.items():
+        values = columns[column]
+        if values is None:
+            continue
+        for row, value in enumerate(values):
+            if np.isfinite(value) and not valid(value):
+                raise InputError(f"{name}: group {names[row]!r}: {column} "
+                                 f"{show_number(value)} must be {wanted}")
+    return PrivacyGroups(names=names, budgets=budgets, **columns)
+
+
+def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.ndarray:
+    """Read ``teacher,group`` (CSV, header): the group index of every teacher 0..M-1."""
+    name, raw = open_text(path)
+    frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
+                        skipinitialspace=True)
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    if list(frame.columns[:2]) != ["teacher", "group"]:
+        raise InputError(f"{name}: expected the columns teacher,group")
+    index = {group: number for number, group in enumerate(groups.names)}
+    assigned = np.full(teachers, -1, dtype=np.int64)
+    for row, (teacher, group) in enumerate(zip(frame["teacher"], frame["group"],
+                                               strict=True)):
+        try:
+            t = int(str(teacher).strip())
+        except ValueError:
+            raise InputError(f"{name}: line {row + 2}: teacher {teacher!r} is not a number") \
+                from None
+        if not 0 <= t < teachers:
+            raise InputError(f"{name}: line {row + 2}: teacher {t} is outside 0..{teachers - 1}"
+                             f" (the predictions have {teachers} teachers)")
+        g = str(group).strip()
+        if g not in index:
+            raise InputError(f"{name}: line {row + 2}: unknown group {g!r} (the groups file "
+                             f"lists {', '.join(groups.names)})")
+        if assigned[t] >= 0:
+            raise InputError(f"{name}: line {row + 2}: teacher {t} is listed twice")
+        assigned[t] = index[g]
+    missing = np.flatnonzero(assigned < 0)
+    if missing.size:
+        raise InputError(f"{name}: teacher {missing[0]} has no group ({missing.size} of "
+                         f"{teachers} teachers are missing)")
+    unused = [g for number, g in enumerate(groups.names) if not np.any(assigned == number)]
+    if unused:
+        raise InputError(f"{name}: no teacher belongs to group {unused[0]!r}, which the "
+                         "groups file lists")
+    return assigned

@@ -1,0 +1,176 @@
+"""Opening user files: paths, standard input, .npy/.npz/.csv/.tsv bytes -> arrays.
+
+Every problem is an ``InputError`` whose message is one line naming the file. ``.npy``
+files are memory-mapped and never unpickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import sys
+import zipfile
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .checks import check_dtype, pickled_error
+
+VOTE_EXTENSIONS = (".npy", ".npz", ".csv", ".tsv")
+
+
+def check_file(path, *, expected: str | None = None) -> str:
+    """The path as a string, after a one-line error for a missing path or a directory
+    (``expected`` names the input wanted there)."""
+    name = os.fspath(path)
+    hint = f" (expected {expected})" if expected else ""
+    if not os.path.exists(name):
+        raise InputError(f"{name}: no such file{hint}")
+    if os.path.isdir(name):
+        raise InputError(f"{name}: is a directory, not a file{hint}")
+    return name
+
+
+def open_input(path):
+    """Return ``(display name, source, sha256)``; source is a path, or bytes for stdin."""
+    if str(path) == "-":
+        data = sys.stdin.buffer.read()
+        if not data:
+            raise InputError("<stdin>: no input (the standard input is empty)")
+        return "<stdin>", data, hashlib.sha256(data).hexdigest()
+    name = check_file(path)
+    extension = os.path.splitext(name)[1].lower()
+    if extension not in VOTE_EXTENSIONS:
+        shown = f"'{extension}'" if extension else "none"
+        raise InputError(f"{name}: unknown extension {shown} "
+                         "(expected .npy, .npz, .csv, .tsv, or - for standard input)")
+    if os.path.getsize(name) == 0:
+        raise InputError(f"{name}: the file is empty")
+    digest = hashlib.sha256()
+    with open(name, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return name, name, digest.hexdigest()
+
+
+def read_matrix(name, source, *, key, allow_1d=False):
+    """Read a numeric array (and, from ``.npz``, the optional ``labels``)."""
+    if isinstance(source, bytes):
+        if source.startswith(b"\x93NUMPY"):
+            return _read_npy(name, io.BytesIO(source)), None
+        if source.startswith(b"PK"):
+            return _read_npz(name, io.BytesIO(source), key)
+        return read_text(name, source.decode("utf-8", errors="replace"), None), None
+    extension = os.path.splitext(source)[1].lower()
+    if extension == ".npy":
+        return _read_npy(name, source), None
+    if extension == ".npz":
+        return _read_npz(name, source, key)
+    with open(source, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    return read_text(name, text, "\t" if extension == ".tsv" else ","), None
+
+
+def _read_npy(name, source):
+    try:
+        if isinstance(source, str):
+            array = np.load(source, mmap_mode="r", allow_pickle=False)
+        else:
+            array = np.load(source, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:
+        raise _load_error(name, error, ".npy") from None
+    check_dtype(name, array.dtype)
+    return array
+
+
+def _read_npz(name, source, key):
+    try:
+        with np.load(source, allow_pickle=False) as archive:
+            keys = list(archive.keys())
+            if key not in keys:
+                if len(keys) == 1 and key != "labels":
+                    key = keys[0]
+                else:
+                    raise InputError(f"{name}: has no array named '{key}' "
+                                     f"(it holds: {', '.join(keys) or 'nothing'})")
+            array = archive[key]
+            labels = archive["labels"] if "labels" in keys and key != "labels" else None
+    except InputError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+        raise _load_error(name, error, ".npz") from None
+    check_dtype(name, array.dtype)
+    if labels is not None:
+        check_dtype(name, labels.dtype)
+    return array, labels
+
+
+def _load_error(name, error, kind) -> InputError:
+    """numpy's refusal of an object array, or any other load failure, in one line."""
+    text = str(error).lower()
+    if isinstance(error, ValueError) and ("pickle" in text or "object" in text):
+        return pickled_error(name)
+    return InputError(f"{name}: not a valid {kind} file ({error})")
+
+
+def read_text(name, text, separator):
+    """Parse CSV/TSV text: an optional header row of names, then numbers only."""
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise InputError(f"{name}: the file is empty")
+    if separator is None:
+        separator = "\t" if "\t" in lines[0] and "," not in lines[0] else ","
+    header_cells = [cell.strip() for cell in lines[0].split(separator)]
+    has_header = all(not is_number(cell) for cell in header_cells)
+    if has_header and len(lines) == 1:
+        raise InputError(f"{name}: has a header but no rows")
+    options = dict(sep=separator, header=None, skiprows=1 if has_header else 0,
+                   skipinitialspace=True, keep_default_na=False, engine="c",
+                   skip_blank_lines=True)
+    try:
+        values = pd.read_csv(io.StringIO(text), dtype=np.float64, **options).to_numpy()
+        if not np.isnan(values).any():
+            return values
+    except ValueError:
+        pass  # some cell is not a number: parse as text below to say which one
+    # The slow path, taken only to explain a problem: which line, which column.
+    numbered = [(number, line) for number, line in enumerate(lines, start=1)
+                if line.strip()][1 if has_header else 0:]
+    widths = [line.count(separator) + 1 for _, line in numbered]
+    expected = len(header_cells) if has_header else widths[0]
+    for (number, _), width in zip(numbered, widths, strict=True):
+        if width != expected:
+            raise InputError(f"{name}: rows have different numbers of columns (line {number} "
+                             f"has {width}, expected {expected})")
+    frame = pd.read_csv(io.StringIO(text), dtype=str, **options)
+    cells = frame.to_numpy(dtype=object)
+    values = pd.DataFrame(cells).apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+    for row, col in zip(*np.nonzero(np.isnan(values)), strict=True):
+        cell = str(cells[row, col]).strip()
+        if cell.lower() in ("nan", "+nan", "-nan"):
+            continue  # a number, but not finite: reported by the vote checks
+        shown = "empty" if cell == "" else f"{cell!r} is not a number"
+        raise InputError(f"{name}: line {numbered[row][0]}, column {col + 1}: {shown}")
+    return values
+
+
+def is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def open_text(path) -> tuple[str, str]:
+    """``(name, text)`` of a small text file, with the usual one-line errors."""
+    name = check_file(path)
+    with open(name, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    if not text.strip():
+        raise InputError(f"{name}: the file is empty")
+    return name, text

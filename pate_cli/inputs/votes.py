@@ -1,0 +1,194 @@
+"""Vote histograms, teacher predictions, true labels and student probabilities.
+
+Every problem is an ``InputError`` whose message is one line naming the file, the place
+(query = 0-based row of the vote matrix, class = 0-based column; text files also give the
+1-based line and column) and what is wrong. Validation scans memory-mapped files in
+chunks, so memory stays bounded whatever the file size.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..errors import InputError
+from .checks import check_finite_non_negative, check_shape, first_true, show_number
+from .readers import VOTE_EXTENSIONS, open_input, read_matrix
+
+__all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
+           "load_votes"]
+
+_SCAN_ROWS = 1 << 16
+
+
+@dataclass(frozen=True)
+class VoteSet:
+    """A validated vote histogram and where it came from.
+
+    ``votes`` is ``(queries, classes)``, possibly a read-only memory map; ``teachers`` is
+    M (the common row total, or ``--teachers``, or the number of prediction columns).
+    """
+
+    votes: np.ndarray
+    teachers: float
+    path: str
+    sha256: str
+    labels: np.ndarray | None = None
+    predictions: np.ndarray | None = None  # (queries, teachers) class ids, -1 = no vote
+
+    @property
+    def queries(self) -> int:
+        return int(self.votes.shape[0])
+
+    @property
+    def classes(self) -> int:
+        return int(self.votes.shape[1])
+
+
+def load_votes(path, *, teachers: float | None = None, labels=None) -> VoteSet:
+    """Read and validate a vote histogram (``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``).
+
+    Checks: 2-D numeric, at least 2 classes and 1 query, finite, non-negative, and (unless
+    ``teachers`` is given, for weighted or shifted votes) every row summing to the same M.
+    ``labels`` is an optional path or array of true labels; a ``.npz`` may carry its own
+    ``labels`` array, used when ``labels`` is not given.
+    """
+    name, raw, digest = open_input(path)
+    array, packed_labels = read_matrix(name, raw, key="votes")
+    votes = _check_votes(name, array, teachers_given=teachers is not None)
+    if teachers is None:
+        teachers = _row_total(votes, 0)
+    elif not (np.isfinite(teachers) and teachers > 0):
+        raise InputError(f"--teachers must be positive, got {teachers:g}")
+    teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
+    vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest)
+    if labels is not None:
+        vote_set = attach_labels(vote_set, labels)
+    elif packed_labels is not None:
+        vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
+    return vote_set
+
+
+def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSet:
+    """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
+
+    ``-1`` means the teacher did not vote. ``classes`` defaults to the largest id + 1.
+    The histogram is built with one ``bincount`` per chunk (row * K + class offsets).
+    """
+    name, raw, digest = open_input(path)
+    array, packed_labels = read_matrix(name, raw, key="predictions")
+    check_shape(name, array)
+    if array.dtype.kind == "f":
+        bad = first_true(~np.isfinite(array) | (array != np.round(array)))
+        if bad is not None:
+            raise InputError(f"{name}: query {bad[0]}, teacher {bad[1]}: "
+                             f"{show_number(array[bad])} is not a class id")
+    top = int(array.max()) if array.size else -1
+    low = int(array.min()) if array.size else -1
+    if low < -1:
+        row, col = first_true(array < -1)
+        raise InputError(f"{name}: query {row}, teacher {col}: class id {int(array[row, col])} "
+                         "is below -1 (-1 marks a teacher that did not vote)")
+    if classes is None:
+        classes = max(top + 1, 2)
+    if classes < 2:
+        raise InputError(f"--classes must be at least 2, got {classes}")
+    if top >= classes:
+        row, col = first_true(array >= classes)
+        raise InputError(f"{name}: query {row}, teacher {col}: class id {int(array[row, col])} "
+                         f"is outside 0..{classes - 1}")
+    histogram = np.empty((array.shape[0], classes), dtype=np.int32)
+    for start in range(0, array.shape[0], _SCAN_ROWS):
+        chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.int64)
+        rows = np.broadcast_to(np.arange(chunk.shape[0])[:, None], chunk.shape)
+        voted = chunk >= 0
+        flat = rows[voted] * classes + chunk[voted]
+        counts = np.bincount(flat, minlength=chunk.shape[0] * classes)
+        histogram[start : start + chunk.shape[0]] = counts.reshape(-1, classes)
+    vote_set = VoteSet(votes=histogram, teachers=int(array.shape[1]), path=name, sha256=digest,
+                       predictions=array)
+    if labels is not None:
+        vote_set = attach_labels(vote_set, labels)
+    elif packed_labels is not None:
+        vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
+    return vote_set
+
+
+def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels") -> VoteSet:
+    """Validate true labels (a path or an array) against ``vote_set`` and attach them.
+
+    ``name`` is how messages refer to an array given directly.
+    """
+    if isinstance(labels, (str, os.PathLike)):
+        name, raw, _ = open_input(labels)
+        array, _ = read_matrix(name, raw, key="labels", allow_1d=True)
+    else:
+        array = np.asarray(labels)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise InputError(f"{name}: expected one label per query (a single column), "
+                         f"got shape {array.shape}")
+    if array.shape[0] != vote_set.queries:
+        raise InputError(f"{name}: has {array.shape[0]} labels but {vote_set.path} has "
+                         f"{vote_set.queries} queries")
+    if array.dtype.kind not in "biuf":
+        raise InputError(f"{name}: labels must be integer class ids")
+    values = np.asarray(array)
+    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
+    if bad.size:
+        raise InputError(f"{name}: label {show_number(values[bad[0]])} at query {bad[0]} is not "
+                         "an integer class id")
+    bad = np.flatnonzero((values < 0) | (values >= vote_set.classes))
+    if bad.size:
+        raise InputError(f"{name}: label {show_number(values[bad[0]])} at query {bad[0]} is "
+                         f"outside 0..{vote_set.classes - 1}")
+    return replace(vote_set, labels=values.astype(np.int64))
+
+
+def _check_votes(name, array, *, teachers_given):
+    check_shape(name, array)
+    if array.shape[1] < 2:
+        raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
+    reference = None
+    for start in range(0, array.shape[0], _SCAN_ROWS):
+        chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.float64)
+        check_finite_non_negative(name, chunk, start, "votes are counts")
+        if teachers_given:
+            continue
+        totals = chunk.sum(axis=1)
+        if reference is None:
+            reference = totals[0]
+        off = np.flatnonzero(np.abs(totals - reference) > 1e-9 * max(1.0, abs(reference)))
+        if off.size:
+            row = start + int(off[0])
+            raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but query 0 "
+                             f"has {reference:g} (every row must sum to the number of "
+                             "teachers; give --teachers M for weighted or partial votes)")
+    return array
+
+
+def _row_total(votes, row):
+    return float(np.asarray(votes[row], dtype=np.float64).sum())
+
+
+def load_student(path, *, queries: int, classes: int) -> np.ndarray:
+    """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows
+    non-negative and summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key
+    ``student``)."""
+    name, raw, _ = open_input(path)
+    array, _ = read_matrix(name, raw, key="student")
+    check_shape(name, array)
+    if array.shape != (queries, classes):
+        raise InputError(f"{name}: has shape {array.shape[0]} x {array.shape[1]} but the votes "
+                         f"are {queries} queries x {classes} classes")
+    values = np.asarray(array, dtype=np.float64)
+    check_finite_non_negative(name, values, 0, "student rows are probabilities")
+    totals = values.sum(axis=1)
+    off = np.flatnonzero(np.abs(totals - 1.0) > 1e-6)
+    if off.size:
+        raise InputError(f"{name}: query {off[0]} sums to {totals[off[0]]:.9g}, not 1 "
+                         "(student rows must be probability vectors)")
+    return values

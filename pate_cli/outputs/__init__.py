@@ -1,0 +1,1 @@
+"""REPORT + PLOT: results -> bytes (summaries, tables, figures); nothing here computes privacy."""

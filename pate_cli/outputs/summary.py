@@ -1,0 +1,121 @@
+"""The JSON summary dict rendered as ``table``, ``json``, ``csv`` or ``markdown`` text."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+FORMATS = ("table", "json", "csv", "markdown")
+
+
+def render(summary: dict, fmt: str) -> str:
+    """Render the summary as ``table``, ``json``, ``csv`` or ``markdown`` text."""
+    if fmt == "json":
+        return json.dumps(summary, indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
+        frame = pd.DataFrame([_flat(summary)])
+        return frame.to_csv(index=False, lineterminator="\n")
+    lines = _summary_lines(summary)
+    if fmt == "markdown":
+        out = ["| quantity | value |", "|---|---|"]
+        out += [f"| {key} | {value.replace('|', '/')} |" for key, value in lines]
+        return "\n".join(out) + "\n"
+    if fmt == "table":
+        width = max(len(key) for key, _ in lines)
+        return "\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n"
+    raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+
+
+def _summary_lines(s: dict) -> list[tuple[str, str]]:
+    source = s["input"]
+    digest = (source["sha256"] or "")[:12]
+    params = ", ".join(f"{key}={_short(value)}" for key, value in s["params"].items())
+    answered = s["answered"]
+    answered_text = (f"{answered:.1f} expected" if isinstance(answered, float)
+                     else f"{answered}")
+    answered_text += f" of {s['queries']} queries"
+    lines = [
+        ("input", f"{source['path']} (sha256 {digest}...)" if digest else str(source["path"])),
+        ("votes", f"{source['queries']} queries x {source['classes']} classes, "
+                  f"{_short(source['teachers'])} teachers"),
+        ("mechanism", f"{s['mechanism']} ({params})"),
+        ("accounting", f"{s['accounting']}, {s['conversion']} conversion, seed {s['seed']}"),
+        ("answered", answered_text),
+        ("epsilon", f"{s['epsilon']:.4f} at delta {s['delta']:g} (order {_short(s['order'])})"),
+        ("data-independent", f"{s['epsilon_data_independent']:.4f} "
+                             f"(order {_short(s['order_data_independent'])})"),
+    ]
+    if s["label_accuracy"] is not None:
+        lines.append(("label accuracy", f"{s['label_accuracy']:.4f} "
+                                        f"over {s['labels_output']} labels output"))
+    if s.get("outcomes"):
+        o = s["outcomes"]
+        lines.append(("outcomes", f"{o['teacher']} teacher labels, {o['student']} student "
+                                  f"labels reinforced, {o['abstain']} abstentions"))
+        by = s.get("accuracy_by_outcome") or {}
+        if any(value is not None for value in by.values()):
+            shown = ", ".join(f"{name} {value:.4f}" for name, value in by.items()
+                              if value is not None)
+            lines.append(("accuracy by kind", shown))
+    if s.get("svt"):
+        v = s["svt"]
+        lines.append(("svt", f"scale {v['scale']:.6g}, cut-off {v['cutoff']}, threshold "
+                             f"{v['threshold']:.6g}; {v['unstable']} unstable queries met; "
+                             f"delta1 {v['delta1']:.3g} + delta2 {v['delta2']:.3g}"))
+    for entry in s.get("rounds") or []:
+        lines.append((f"round {entry['round']}",
+                      f"{entry['mechanism']}: {entry['queries']} queries from row "
+                      f"{entry['first_row']}, {entry['answered']} answered, epsilon "
+                      f"{entry['epsilon']:.4f} alone (order {_short(entry['order'])})"))
+    if s.get("groups"):
+        for row in s["groups"]:
+            exhausted = ("within budget" if row["exhausted_at"] is None
+                         else f"exhausted after query {row['exhausted_at']}")
+            knob = next(f"{key} {_short(row[key])}" for key in
+                        ("upsampling", "weight", "participation") if key in row)
+            lines.append((f"group {row['group']}",
+                          f"budget {_short(row['budget'])}, {knob}: epsilon "
+                          f"{row['epsilon']:.4f} (order {_short(row['order'])}), {exhausted}"))
+        stop = ("no group exhausted" if s["stopped_at"] is None
+                else f"stops after query {s['stopped_at'] - 1}")
+        base = s["baseline"]
+        lines.append(("labels released", f"{s['labels_released']} ({stop}); a uniform run at "
+                                         f"epsilon {_short(base['budget'])} releases "
+                                         f"{base['labels_released']}"))
+    if s.get("smooth_sensitivity"):
+        ss = s["smooth_sensitivity"]
+        sanitized = ("" if ss["sanitized_epsilon"] is None
+                     else f"; sanitised release {ss['sanitized_epsilon']:.4f}")
+        lines.append(("smooth sensitivity",
+                      f"epsilon {ss['epsilon_before']:.4f} -> {ss['epsilon_after']:.4f} +/- "
+                      f"{ss['noise_std']:.4f} (order {_short(ss['order'])}, beta "
+                      f"{ss['beta']:.4g}, sigma_ss {ss['sigma_ss']:.4g}){sanitized}"))
+    if s.get("add_rdp"):
+        lines.append(("added rdp", f"{s['add_rdp']['path']}"
+                                   + (" (interpolated)" if s["add_rdp"]["note"] else "")))
+    if s["budget"] is not None:
+        b = s["budget"]
+        stop = "never" if b["stopped_at"] is None else f"from query {b['stopped_at']}"
+        lines.append(("budget", f"{_short(b['limit'])}: answers refused {stop}"))
+    return lines
+
+
+def _flat(summary: dict) -> dict:
+    """One-level dict for the CSV row: nested keys joined with '.', lists as JSON."""
+    flat = {}
+    for key, value in summary.items():
+        if isinstance(value, dict):
+            for inner, item in _flat(value).items():
+                flat[f"{key}.{inner}"] = item
+        elif isinstance(value, list):
+            flat[key] = json.dumps(value)
+        else:
+            flat[key] = "" if value is None else value
+    return flat
+
+
+def _short(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

@@ -1,0 +1,51 @@
+"""``run_sweep``: the notebook form of ``pate-sweep`` (a DataFrame, one row per point)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..orders import parse_grid
+from .columns import GRID_PARAMETERS
+from .points import SweepSettings, open_sources, plan_points, run_points
+from .table import sweep_frame
+
+
+def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
+          seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
+          budget: float | None = None, conversion: str = "classic", orders=None,
+          confidence: float = 0.9, executor=None, **grids):
+    """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
+
+    ``files`` is a path or a list of paths; ``labels`` / ``students`` a path or one per
+    file. ``grids`` are ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
+    ``svt_scale``, ``svt_cutoff``, ``queries``, each a sequence of values or a grid string
+    such as ``"20:200:10"``. ``executor`` is any ``concurrent.futures`` executor (a
+    ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); None runs here.
+
+        pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
+    """
+    files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    unknown = set(grids) - {*GRID_PARAMETERS, "queries"}
+    if unknown:
+        raise TypeError(f"unknown grid parameters: {', '.join(sorted(unknown))}")
+    parsed = {}
+    for name, values in grids.items():
+        integer = name in ("svt_cutoff", "queries")
+        if isinstance(values, str):
+            parsed[name] = parse_grid(values, name=name, integer=integer)
+        else:
+            values = [values] if np.isscalar(values) else list(values)
+            parsed[name] = tuple(int(v) if integer else float(v) for v in values)
+    settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
+                             repeats=repeats, seed=seed, conversion=conversion,
+                             orders=None if orders is None else tuple(map(float, orders)),
+                             confidence=confidence)
+    sources, shapes = open_sources(files, labels, students)
+    points = plan_points(sources, [mechanisms] if isinstance(mechanisms, str) else mechanisms,
+                         parsed, settings=settings, shapes=shapes)
+    rows = [None] * len(points)
+    for position, row in run_points(points, executor=executor):
+        rows[position] = row
+    return sweep_frame(rows)

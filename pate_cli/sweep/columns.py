@@ -1,0 +1,31 @@
+"""The sweep row schema: grid parameters, which mechanism uses which, the columns and the
+columns that identify a point."""
+
+from __future__ import annotations
+
+# Grid parameters in column (and nesting) order, and which mechanism uses which.
+GRID_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
+                   "svt_cutoff")
+
+
+MECHANISM_PARAMETERS = {
+    "lnmax": ("laplace_scale",),
+    "gnmax": ("sigma",),
+    "confident": ("sigma", "threshold", "sigma_threshold"),
+    "interactive": ("sigma", "threshold", "sigma_threshold"),
+    "svt": ("svt_scale", "svt_cutoff"),
+}
+
+
+SWEEP_COLUMNS = (
+    "file", "mechanism", "sigma", "threshold", "sigma_threshold", "laplace_scale",
+    "svt_scale", "svt_cutoff", "confidence", "queries", "teachers", "answered",
+    "answered_std", "epsilon", "epsilon_std", "order", "epsilon_data_independent",
+    "label_accuracy", "label_accuracy_std", "labels_output", "repeats", "seed",
+    "accounting", "delta", "budget", "sha256", "version",
+)
+
+
+# Columns that identify a point (what --resume matches on).
+KEY_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries", "repeats",
+               "seed", "accounting", "delta", "budget")

@@ -1,0 +1,83 @@
+"""Choosing among sweep rows: ``--best``, ``--pareto``, and the command that reruns a row."""
+
+from __future__ import annotations
+
+import shlex
+
+import numpy as np
+
+
+def score_column(rows: list[dict]) -> str:
+    """``label_accuracy`` when every row has one, else ``answered``."""
+    if rows and all(row.get("label_accuracy") is not None for row in rows):
+        return "label_accuracy"
+    return "answered"
+
+
+def best_row(rows: list[dict], epsilon: float) -> dict | None:
+    """The row within ``epsilon`` with the best score (CLI.md ``--best``).
+
+    Score: label accuracy when every row has one, else the number answered; ties go to
+    the smaller epsilon, then to the earlier row. None when no row is within ``epsilon``.
+    """
+    column = score_column(rows)
+    within = [(position, row) for position, row in enumerate(rows)
+              if row["epsilon"] is not None and row["epsilon"] <= epsilon]
+    if not within:
+        return None
+    return min(within, key=lambda item: (-item[1][column], item[1]["epsilon"], item[0]))[1]
+
+
+def pareto_rows(rows: list[dict]) -> list[dict]:
+    """Rows no other row of the same file beats: at most the epsilon and at least the
+    score (label accuracy, else answered), strictly better in one. Order is kept.
+
+    Vectorised per file: sorted by epsilon (then score, best first), a row is beaten when
+    a row of smaller epsilon scores at least as much, or one of equal epsilon scores more.
+    """
+    column = score_column(rows)
+    files = np.array([row["file"] for row in rows], dtype=object)
+    epsilon = np.array([row["epsilon"] for row in rows], dtype=np.float64)
+    score = np.array([row[column] for row in rows], dtype=np.float64)
+    kept = np.zeros(len(rows), dtype=bool)
+    for file in dict.fromkeys(files):
+        mine = np.flatnonzero(files == file)
+        order = mine[np.lexsort((-score[mine], epsilon[mine]))]
+        eps, best = epsilon[order], score[order]
+        first = np.searchsorted(eps, eps, side="left")  # first row of each epsilon
+        before = np.maximum.accumulate(best)
+        smaller = np.where(first > 0, before[np.maximum(first - 1, 0)], -np.inf)
+        kept[order] = ~((smaller >= best) | (best[first] > best))
+    return [row for row, keep in zip(rows, kept, strict=True) if keep]
+
+
+def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,
+                    orders: str | None = None, conversion: str = "classic") -> str:
+    """The ``pate-analyze`` command line that reruns a row's analysis (its first seed)."""
+    words = ["pate-analyze", row["file"], "-m", row["mechanism"]]
+    options = {"sigma": "--sigma", "threshold": "--threshold",
+               "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale",
+               "svt_scale": "--svt-scale", "svt_cutoff": "--svt-cutoff",
+               "confidence": "--confidence"}
+    for column, option in options.items():
+        if row.get(column) is not None:
+            words += [option, _plain_text(row[column])]
+    words += ["--queries", _plain_text(row["queries"]), "--accounting", row["accounting"],
+              "--delta", _plain_text(row["delta"]), "--seed", _plain_text(row["seed"])]
+    if row.get("budget") is not None:
+        words += ["--budget", _plain_text(row["budget"])]
+    if orders:
+        words += ["--orders", orders]
+    if conversion != "classic":
+        words += ["--conversion", conversion]
+    if labels:
+        words += ["--labels", labels]
+    if student:
+        words += ["--student", student]
+    return " ".join(shlex.quote(str(word)) for word in words)
+
+
+def _plain_text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
