@@ -10,7 +10,6 @@ import pytest
 from scipy.special import log_ndtr
 
 from pate_cli.accounting.svt import (
-    distance_to_instability,
     rdp_svt,
     svt_delta2,
     svt_guarantee,
@@ -20,7 +19,13 @@ from pate_cli.accounting.svt import (
 from pate_cli.analysis import analyze_votes
 from pate_cli.analysis.rounds import Round, analyze_rounds
 from pate_cli.cli.analyze import main
-from pate_cli.mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax
+from pate_cli.mechanisms import (
+    SVTPATE,
+    ConfidentGNMax,
+    GNMax,
+    InteractiveGNMax,
+    distance_to_instability,
+)
 from pate_cli.orders import default_orders
 
 ORDERS = default_orders()
@@ -91,7 +96,7 @@ def test_fractional_maxima_round_half_to_even(teachers, top, p0, shifted_max, ro
     student = np.array([[p0, 1.0 - p0]])
     mechanism = InteractiveGNMax(threshold=3.0, sigma_threshold=2.0, sigma=1.0,
                                  confidence=0.9, teachers=teachers)
-    assert mechanism.shifted_max(votes, student)[0] == shifted_max
+    assert mechanism.selection_counts(votes, student)[0] == shifted_max
     result = analyze_votes(votes, mechanism, student=student, teachers=teachers,
                            accounting="expected", orders=[2.0, 3.0])
     assert result.log_pr_answered[0] == log_ndtr((rounded - 3.0) / 2.0)

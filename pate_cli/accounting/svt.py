@@ -128,14 +128,6 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
     return math.exp(log_scale)
 
 
-def distance_to_instability(votes) -> np.ndarray:
-    """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (MATH.md s.1, SVT-PATE)."""
-    votes = np.asarray(votes, dtype=np.float64)
-    top_two = -np.partition(-votes, 1, axis=1)[:, :2]
-    margin = top_two[:, 0] - top_two[:, 1]
-    return np.maximum(0.0, np.ceil(margin / 2.0) - 1.0)
-
-
 def _check_scale_cutoff(scale: float, cutoff: int) -> None:
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"SVT scale must be positive, got {scale!r}")

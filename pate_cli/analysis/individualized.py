@@ -26,7 +26,7 @@ from ..accounting.individualized import (
     vanishing_votes,
     weighted_histogram,
 )
-from ..mechanisms import OUTCOME_ABSTAIN, ConfidentGNMax, GNMax, InteractiveGNMax
+from ..mechanisms import OUTCOME_ABSTAIN
 from .result import AnalysisResult
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, label_accuracy
@@ -126,7 +126,7 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
     from ``label`` and from the label accuracy. The top-level ``epsilon``/``order`` are
     those of the group whose worst-off point spends the most over the queries analysed.
     """
-    if not isinstance(mechanism, (GNMax, ConfidentGNMax, InteractiveGNMax)):
+    if mechanism.answer_noise != "gaussian" or mechanism.sequential:
         raise ValueError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant
     member_groups = None
@@ -170,7 +170,7 @@ def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
     chunks hold evaluated curves (about 32 MB).
     """
     # Interactive's selection runs on n - M p; its log pr_answered is already the replay's.
-    selection = isinstance(mechanism, (ConfidentGNMax, InteractiveGNMax))
+    selection = mechanism.selects
     independent = base.accounting == "data-independent"
     frequencies = (None if parameters.variant != "vanishing"
                    else parameters.participation[teacher_groups])

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..accounting.conversion import check_delta, rdp_to_epsilon
 from ..accounting.svt import rdp_svt
-from ..mechanisms import SVTPATE
 from ..orders import default_orders, validate_orders
 from .result import AnalysisResult
 from .run import analyze_votes
@@ -126,7 +125,7 @@ class _Rounds:
 
 def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray):
     """Per-query selection and charged answer RDP of ``result`` at other orders."""
-    if isinstance(result.mechanism, SVTPATE):
+    if result.mechanism.sequential:
         eps0 = 2.0 / result.mechanism.scale
         share = np.minimum(eps0, at_order[0] * eps0 * eps0 / 2.0)
         return (np.where(result.extra["columns"]["unstable"] > 0, share, 0.0),
@@ -138,7 +137,7 @@ def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray):
 
 
 def _data_independent_curve(result: AnalysisResult, orders) -> np.ndarray:
-    if isinstance(result.mechanism, SVTPATE):
+    if result.mechanism.sequential:
         return rdp_svt(scale=result.mechanism.scale, cutoff=result.mechanism.cutoff,
                        orders=orders)
     selection, answer = mechanism_steps(result.mechanism)

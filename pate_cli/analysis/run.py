@@ -18,8 +18,6 @@ from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
     OUTCOME_STUDENT,
-    SVTPATE,
-    InteractiveGNMax,
     NoiseSource,
 )
 from .result import AnalysisResult
@@ -67,13 +65,13 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     queries = positions.size
     if teachers is None:
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
-    if isinstance(mechanism, InteractiveGNMax):
+    if mechanism.uses_student:
         if student is None:
             raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
         if student.shape != votes.shape:
             raise ValueError(f"the student file has shape {student.shape}, the votes "
                              f"{votes.shape}")
-    if isinstance(mechanism, SVTPATE):
+    if mechanism.sequential:
         return analyze_svt(votes, mechanism, positions=positions, teachers=teachers,
                             accounting=accounting, delta=delta, orders=orders,
                             conversion=conversion, seed=seed, labels=labels,
@@ -88,7 +86,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 "epsilon_cumulative", "order_cumulative")}
     plurality_class = np.empty(queries, dtype=np.int64)
     label = np.empty(queries, dtype=np.int64)
-    interactive = isinstance(mechanism, InteractiveGNMax)
+    interactive = mechanism.uses_student
     if student is not None and not interactive:
         raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
     outcome = np.empty(queries, dtype=np.int8) if interactive else None
@@ -98,10 +96,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         stop = min(queries, start + chunk_size)
         block = rows_of(votes, positions, start, stop)
         block_student = None if student is None else rows_of(student, positions, start, stop)
-        if interactive:
-            decisions = mechanism.replay(block, noise=noise, start=start, student=block_student)
-        else:
-            decisions = mechanism.replay(block, noise=noise, start=start)
+        decisions = mechanism.replay(block, noise=noise, start=start, student=block_student)
         log_q = answer.statistic(block, block_student)
         log_pr = (np.zeros(stop - start) if selection is None
                   else selection.statistic(block, block_student))

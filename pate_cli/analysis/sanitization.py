@@ -16,7 +16,6 @@ from ..accounting.smooth_sensitivity import (
     sanitize_confident,
     sanitize_gnmax,
 )
-from ..mechanisms import ConfidentGNMax, GNMax, InteractiveGNMax
 
 SANITIZABLE = ("gnmax", "confident", "interactive")
 
@@ -41,21 +40,19 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     teachers = int(round(result.teachers))
     common = dict(teachers=teachers, sigma=mechanism.sigma, order=order, delta=result.delta,
                   seed=result.seed)
-    if isinstance(mechanism, GNMax):
+    if not mechanism.selects:
         def run(every):
             return sanitize_gnmax(rows, weights=result.answered, report_every=every, **common)
-    elif isinstance(mechanism, (ConfidentGNMax, InteractiveGNMax)):
+    else:
         max_votes = None
-        if isinstance(mechanism, InteractiveGNMax):
-            max_votes = mechanism.shifted_max(rows, _rows(student, result.query_index))
+        if mechanism.uses_student:  # the selection compares max n - M p (MATH.md s.4)
+            max_votes = mechanism.selection_counts(rows, _rows(student, result.query_index))
 
         def run(every):
             return sanitize_confident(rows, threshold=mechanism.threshold,
                                       sigma_threshold=mechanism.sigma_threshold,
                                       weights=result.answered, max_votes=max_votes,
                                       report_every=every, **common)
-    else:  # pragma: no cover - guarded above
-        raise ValueError(f"--smooth-sensitivity does not apply to {mechanism.name}")
     # The reported figures never depend on whether a history was asked for (checkpoints
     # split the sums differently); the history's last row is the reported one.
     report = run(None)

@@ -18,7 +18,6 @@ from ..accounting.threshold import (
     rdp_threshold,
     rdp_threshold_data_independent,
 )
-from ..mechanisms import GNMax, InteractiveGNMax, LNMax
 
 
 @dataclass(frozen=True)
@@ -35,34 +34,55 @@ class Step:
     independent: Callable[[np.ndarray], np.ndarray]
 
 
+def _laplace_answer(mechanism) -> Step:
+    lam = mechanism.laplace_scale
+    return Step(lambda v, p: log_q_lnmax(v, scale=lam),
+                lambda s, o: rdp_lnmax(s, scale=lam, orders=o),
+                lambda o: rdp_lnmax_data_independent(scale=lam, orders=o))
+
+
+def _gaussian_answer(mechanism) -> Step:
+    sigma = mechanism.sigma
+    return Step(lambda v, p: log_q_gnmax(v, sigma=sigma),
+                lambda s, o: rdp_gnmax(s, sigma=sigma, orders=o),
+                lambda o: rdp_gnmax_data_independent(sigma=sigma, orders=o))
+
+
+def _threshold_selection(mechanism) -> Step:
+    """The noisy threshold on ``mechanism.selection_counts`` (max n, or max n - M p for
+    Interactive, MATH.md s.4)."""
+    t, s1 = mechanism.threshold, mechanism.sigma_threshold
+
+    def statistic(v, p):
+        return log_pr_answered(mechanism.selection_counts(v, p), threshold=t,
+                               sigma_threshold=s1)
+
+    return Step(statistic,
+                lambda s, o: rdp_threshold(s, sigma_threshold=s1, orders=o),
+                lambda o: rdp_threshold_data_independent(sigma_threshold=s1, orders=o))
+
+
+# MATH.md section 7: mechanism name -> (selection step or None, answer step). SVT-PATE is
+# not here: its cost is the sparse-vector guarantee of section 8 (``analysis.svt``).
+COST_TABLE: dict[str, tuple[Callable | None, Callable]] = {
+    "lnmax": (None, _laplace_answer),
+    "gnmax": (None, _gaussian_answer),
+    "confident": (_threshold_selection, _gaussian_answer),
+    "interactive": (_threshold_selection, _gaussian_answer),
+}
+
+
 def mechanism_steps(mechanism) -> tuple[Step | None, Step]:
     """The (selection, answer) steps of a mechanism; selection is None if it has none.
 
     Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
     """
-    if isinstance(mechanism, LNMax):
-        lam = mechanism.laplace_scale
-        answer = Step(lambda v, p: log_q_lnmax(v, scale=lam),
-                       lambda s, o: rdp_lnmax(s, scale=lam, orders=o),
-                       lambda o: rdp_lnmax_data_independent(scale=lam, orders=o))
-        return None, answer
-    sigma = mechanism.sigma
-    answer = Step(lambda v, p: log_q_gnmax(v, sigma=sigma),
-                   lambda s, o: rdp_gnmax(s, sigma=sigma, orders=o),
-                   lambda o: rdp_gnmax_data_independent(sigma=sigma, orders=o))
-    if isinstance(mechanism, GNMax):
-        return None, answer
-    t, s1 = mechanism.threshold, mechanism.sigma_threshold
-    if isinstance(mechanism, InteractiveGNMax):
-        def statistic(v, p):  # selection on v = n - M p (MATH.md s.4)
-            return log_pr_answered(mechanism.shifted_max(v, p), threshold=t, sigma_threshold=s1)
-    else:
-        def statistic(v, p):
-            return log_pr_answered(v.max(axis=1), threshold=t, sigma_threshold=s1)
-    selection = Step(statistic,
-                      lambda s, o: rdp_threshold(s, sigma_threshold=s1, orders=o),
-                      lambda o: rdp_threshold_data_independent(sigma_threshold=s1, orders=o))
-    return selection, answer
+    try:
+        selection, answer = COST_TABLE[mechanism.name]
+    except KeyError:
+        raise ValueError(f"no per-query cost steps for {mechanism.name} "
+                         "(SVT-PATE is accounted by its own guarantee)") from None
+    return (None if selection is None else selection(mechanism)), answer(mechanism)
 
 
 def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.svt import (
-    distance_to_instability,
     rdp_svt,
     svt_guarantee,
     svt_scale_for_epsilon,
 )
-from ..mechanisms import SVTPATE, NoiseSource
+from ..mechanisms import SVT_UNSTABLE, SVTPATE, NoiseSource, distance_to_instability
 from .result import AnalysisResult
 from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
 
@@ -50,9 +51,14 @@ def analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, ord
         distance[start:stop] = distance_to_instability(block)
         plurality[start:stop] = block.max(axis=1)
         plurality_class[start:stop] = np.argmax(block, axis=1)
-    released, unstable = mechanism.replay(distance, noise=NoiseSource(seed, salt=salt),
-                                          threshold=guarantee.threshold)
-    label = np.where(released, plurality_class, -1)
+    if np.array_equal(positions, np.arange(queries)):
+        analysed = votes[:queries]  # a view: the replay reads it in chunks
+    else:
+        analysed = np.asarray(votes)[positions]
+    decisions = replace(mechanism, threshold=guarantee.threshold).replay(
+        analysed, noise=NoiseSource(seed, salt=salt))
+    released, unstable = decisions.answered, decisions.outcome == SVT_UNSTABLE
+    label = decisions.labels
 
     carry = initial_carry(initial_rdp, orders)
     total = carry + rdp_svt(scale=mechanism.scale, cutoff=mechanism.cutoff, orders=orders)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..accounting.composition import chunk_total
 from ..accounting.conversion import rdp_to_epsilon
-from ..mechanisms import SVTPATE, InteractiveGNMax, NoiseSource
+from ..mechanisms import NoiseSource
 from .result import AnalysisResult, ReplayTotals
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, analysed_positions, checked_setting, rows_of
@@ -28,7 +28,7 @@ def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
     analysis once per seed.
     """
     seeds = [int(seed) for seed in seeds]
-    if budget is not None or isinstance(mechanism, (InteractiveGNMax, SVTPATE)):
+    if budget is not None or mechanism.uses_student or mechanism.sequential:
         return [_totals_of(analyze_votes(votes, mechanism, teachers=teachers,
                                          accounting=accounting, delta=delta, orders=orders,
                                          conversion=conversion, seed=seed, queries=queries,

@@ -13,6 +13,7 @@ from .aggregators import (
     InteractiveGNMax,
     LNMax,
     build_mechanism,
+    distance_to_instability,
 )
 from .noise import (
     NOISE_BLOCK,
@@ -23,12 +24,24 @@ from .noise import (
     STREAM_SVT_THRESHOLD,
     NoiseSource,
 )
-from .protocol import OUTCOME_ABSTAIN, OUTCOME_NAMES, OUTCOME_STUDENT, OUTCOME_TEACHER, Decisions
+from .protocol import (
+    OUTCOME_ABSTAIN,
+    OUTCOME_NAMES,
+    OUTCOME_STUDENT,
+    OUTCOME_TEACHER,
+    SVT_HALTED,
+    SVT_OUTCOME_NAMES,
+    SVT_STABLE,
+    SVT_UNSTABLE,
+    Decisions,
+    Mechanism,
+)
 
 __all__ = [
     "DEFAULT_FRACTIONS", "MECHANISMS", "NOISE_BLOCK", "OUTCOME_ABSTAIN", "OUTCOME_NAMES",
     "OUTCOME_STUDENT", "OUTCOME_TEACHER", "STREAM_ANSWER", "STREAM_PARTICIPATION",
     "STREAM_SELECTION", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "SVTPATE",
     "ConfidentGNMax", "Decisions", "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource",
-    "build_mechanism",
+    "build_mechanism", "distance_to_instability", "Mechanism", "SVT_HALTED", "SVT_OUTCOME_NAMES",
+    "SVT_STABLE", "SVT_UNSTABLE",
 ]

@@ -1,13 +1,17 @@
 """The aggregators as frozen value objects, and their seeded replay.
 
 MATH.md section 1. A replay turns votes and a seed into decisions (which queries were
-answered, with which label); the noise comes from ``NoiseSource`` (``noise.py``).
+answered, with which label); the noise comes from ``NoiseSource`` (``noise.py``). Every
+aggregator follows ``protocol.Mechanism``: one ``replay(votes, *, noise, start=0,
+student=None)`` signature and class-level facts the analysis reads instead of asking
+which class it has.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -18,7 +22,15 @@ from .noise import (
     STREAM_SVT_THRESHOLD,
     NoiseSource,
 )
-from .protocol import OUTCOME_ABSTAIN, OUTCOME_STUDENT, OUTCOME_TEACHER, Decisions
+from .protocol import (
+    OUTCOME_ABSTAIN,
+    OUTCOME_STUDENT,
+    OUTCOME_TEACHER,
+    SVT_HALTED,
+    SVT_STABLE,
+    SVT_UNSTABLE,
+    Decisions,
+)
 
 
 def _positive(value, name: str) -> float:
@@ -39,6 +51,19 @@ def _finite(value, name: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return value
+
+
+# Rows read at once where a replay reads a whole (possibly memory-mapped) sequence.
+_READ_ROWS = 1 << 16
+
+
+def distance_to_instability(votes) -> np.ndarray:
+    """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (MATH.md s.1, SVT-PATE):
+    how many votes must change before the plurality label can change."""
+    votes = np.asarray(votes, dtype=np.float64)
+    top_two = -np.partition(-votes, 1, axis=1)[:, :2]
+    margin = top_two[:, 0] - top_two[:, 1]
+    return np.maximum(0.0, np.ceil(margin / 2.0) - 1.0)
 
 
 def _noisy_argmax(votes: np.ndarray, noise: np.ndarray, scale: float) -> np.ndarray:
@@ -62,6 +87,10 @@ class LNMax:
 
     laplace_scale: float
     name: str = field(default="lnmax", init=False)
+    uses_student: ClassVar[bool] = False
+    selects: ClassVar[bool] = False
+    answer_noise: ClassVar[str | None] = "laplace"
+    sequential: ClassVar[bool] = False
 
     def __post_init__(self):
         object.__setattr__(self, "laplace_scale", _positive(self.laplace_scale, "laplace scale"))
@@ -70,7 +99,8 @@ class LNMax:
     def params(self) -> dict:
         return {"laplace_scale": self.laplace_scale}
 
-    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0) -> Decisions:
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray | None = None) -> Decisions:
         return _answer_every_query(votes, noise, start, "laplace", self.laplace_scale)
 
 
@@ -83,6 +113,10 @@ class GNMax:
 
     sigma: float
     name: str = field(default="gnmax", init=False)
+    uses_student: ClassVar[bool] = False
+    selects: ClassVar[bool] = False
+    answer_noise: ClassVar[str | None] = "gaussian"
+    sequential: ClassVar[bool] = False
 
     def __post_init__(self):
         object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
@@ -91,7 +125,8 @@ class GNMax:
     def params(self) -> dict:
         return {"sigma": self.sigma}
 
-    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0) -> Decisions:
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray | None = None) -> Decisions:
         return _answer_every_query(votes, noise, start, "normal", self.sigma)
 
 
@@ -107,6 +142,10 @@ class ConfidentGNMax:
     sigma_threshold: float
     sigma: float
     name: str = field(default="confident", init=False)
+    uses_student: ClassVar[bool] = False
+    selects: ClassVar[bool] = True
+    answer_noise: ClassVar[str | None] = "gaussian"
+    sequential: ClassVar[bool] = False
 
     def __post_init__(self):
         object.__setattr__(self, "threshold", _finite(self.threshold, "threshold"))
@@ -123,10 +162,16 @@ class ConfidentGNMax:
             "sigma": self.sigma,
         }
 
-    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0) -> Decisions:
+    def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
+        """``max_j n_j`` per query: what the selection step compares with T."""
+        return votes.max(axis=1)
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray | None = None) -> Decisions:
         count, classes = votes.shape
         selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
-        answered = votes.max(axis=1) + self.sigma_threshold * selection[:, 0] >= self.threshold
+        answered = (self.selection_counts(votes) + self.sigma_threshold * selection[:, 0]
+                    >= self.threshold)
         draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
                            width=classes)
         labels = np.where(answered, _noisy_argmax(votes, draws, self.sigma), -1)
@@ -149,6 +194,10 @@ class InteractiveGNMax:
     confidence: float
     teachers: float
     name: str = field(default="interactive", init=False)
+    uses_student: ClassVar[bool] = True
+    selects: ClassVar[bool] = True
+    answer_noise: ClassVar[str | None] = "gaussian"
+    sequential: ClassVar[bool] = False
 
     def __post_init__(self):
         object.__setattr__(self, "threshold", _finite(self.threshold, "threshold"))
@@ -171,15 +220,19 @@ class InteractiveGNMax:
             "confidence": self.confidence,
         }
 
-    def shifted_max(self, votes: np.ndarray, student: np.ndarray) -> np.ndarray:
-        """``max_j (n_j - M p_j)`` per query: the statistic of the selection step."""
+    def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
+        """``max_j (n_j - M p_j)`` per query: what the selection step compares with T."""
+        if student is None:
+            raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
         return (votes - self.teachers * student).max(axis=1)
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
-               student: np.ndarray) -> Decisions:
+               student: np.ndarray | None = None) -> Decisions:
+        if student is None:
+            raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
         count, classes = votes.shape
         selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
-        teacher = (self.shifted_max(votes, student) + self.sigma_threshold * selection[:, 0]
+        teacher = (self.selection_counts(votes, student) + self.sigma_threshold * selection[:, 0]
                    >= self.threshold)
         draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
                            width=classes)
@@ -207,6 +260,10 @@ class SVTPATE:
     threshold: float | None = None
     target_epsilon: float | None = None
     name: str = field(default="svt", init=False)
+    uses_student: ClassVar[bool] = False
+    selects: ClassVar[bool] = False
+    answer_noise: ClassVar[str | None] = None
+    sequential: ClassVar[bool] = True
 
     def __post_init__(self):
         if self.scale is None and self.target_epsilon is None:
@@ -226,20 +283,32 @@ class SVTPATE:
         return {"svt_scale": self.scale, "svt_cutoff": int(self.cutoff),
                 "svt_threshold": self.threshold, "target_epsilon": self.target_epsilon}
 
-    def replay(self, distance: np.ndarray, *, noise: NoiseSource, threshold: float):
-        """Run the whole sequence: returns ``(released, unstable)`` bool arrays.
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray | None = None) -> Decisions:
+        """Run the whole analysed sequence (``start`` 0): stable queries get the
+        plurality label; outcome codes ``SVT_STABLE``/``SVT_UNSTABLE``/``SVT_HALTED``.
 
-        Sequential by nature (a fresh threshold after each unstable query), computed
-        segment by segment: all noise is drawn up front, and each round's first unstable
-        query is found with array operations on windows that double while none is found.
+        Needs the scale and the threshold resolved (``analysis.svt`` does it from
+        ``target_epsilon`` and delta). Sequential by nature (a fresh threshold after each
+        unstable query), computed segment by segment: all noise is drawn up front, and
+        each round's first unstable query is found with array operations on windows that
+        double while none is found. ``votes`` is read in chunks (it may be a memory map).
         """
-        if self.scale is None:
-            raise ValueError("resolve the SVT scale before replaying")
-        count = distance.shape[0]
+        if self.scale is None or self.threshold is None:
+            raise ValueError("resolve the SVT scale and threshold before replaying")
+        if start != 0:
+            raise ValueError("SVT-PATE is replayed over the whole sequence at once (start 0)")
+        count = votes.shape[0]
+        distance = np.empty(count)
+        plurality_class = np.empty(count, dtype=np.int64)
+        for lo in range(0, count, _READ_ROWS):
+            block = np.asarray(votes[lo : lo + _READ_ROWS], dtype=np.float64)
+            distance[lo : lo + block.shape[0]] = distance_to_instability(block)
+            plurality_class[lo : lo + block.shape[0]] = np.argmax(block, axis=1)
         score = distance + 2.0 * self.scale * noise.draw(
             stream=STREAM_SVT_QUERY, kind="laplace", start=0, count=count)[:, 0]
         rounds = int(min(self.cutoff, count))
-        thresholds = threshold + self.scale * noise.draw(
+        thresholds = self.threshold + self.scale * noise.draw(
             stream=STREAM_SVT_THRESHOLD, kind="laplace", start=0, count=rounds)[:, 0]
         unstable = np.zeros(count, dtype=bool)
         position, met, window = 0, 0, 1024
@@ -254,7 +323,11 @@ class SVTPATE:
         halted_from = position if met == self.cutoff else count
         released = ~unstable
         released[halted_from:] = False
-        return released, unstable
+        outcome = np.full(count, SVT_STABLE, dtype=np.int8)
+        outcome[halted_from:] = SVT_HALTED
+        outcome[unstable] = SVT_UNSTABLE
+        labels = np.where(released, plurality_class, -1)
+        return Decisions(released, labels, outcome)
 
 
 MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,

@@ -1,10 +1,29 @@
-"""What every aggregator is and returns: the Mechanism protocol and its Decisions."""
+"""What every aggregator is and returns: the ``Mechanism`` protocol and its ``Decisions``.
+
+MATH.md sections 1 and 7. A mechanism is a frozen value object with a ``name``, its
+``params``, a few facts the analysis needs (``uses_student``, ``selects``,
+``answer_noise``, ``sequential``) and one ``replay`` signature. The analysis never asks
+which class a mechanism is; it reads these facts, and ``analysis.steps`` maps the name to
+the mechanism's cost steps (the one table of MATH.md section 7).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .noise import NoiseSource
+
+# Interactive-GNMax's outcomes (``Decisions.outcome``), MATH.md s.7.
+OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
+OUTCOME_NAMES = ("abstain", "teacher", "student")
+# SVT-PATE's outcomes, MATH.md s.8: a stable query is answered with the plurality; an
+# unstable one starts a new round; after the cut-off every query is halted.
+SVT_STABLE, SVT_UNSTABLE, SVT_HALTED = 0, 1, 2
+SVT_OUTCOME_NAMES = ("stable", "unstable", "halted")
 
 
 @dataclass(frozen=True)
@@ -13,8 +32,8 @@ class Decisions:
 
     ``answered``: bool ``(queries,)``, True where the teachers' data was used to answer
     (the answer step ran); ``labels``: int64 ``(queries,)``, -1 where nothing was output;
-    ``outcome``: for Interactive-GNMax, ``OUTCOME_TEACHER``/``OUTCOME_STUDENT``/
-    ``OUTCOME_ABSTAIN`` per query (None for the other aggregators).
+    ``outcome``: int8 codes per query for Interactive-GNMax (``OUTCOME_*``) and SVT-PATE
+    (``SVT_*``), None for the other aggregators.
     """
 
     answered: np.ndarray
@@ -22,5 +41,26 @@ class Decisions:
     outcome: np.ndarray | None = None
 
 
-OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
-OUTCOME_NAMES = ("abstain", "teacher", "student")
+@runtime_checkable
+class Mechanism(Protocol):
+    """An aggregator as the analysis sees it.
+
+    ``uses_student``: its selection runs on ``n - M p`` and its replay needs the
+    student's probabilities. ``selects``: it has a noisy-threshold selection step
+    (``selection_counts`` gives the count that step compares with T). ``answer_noise``:
+    ``"gaussian"``, ``"laplace"`` or None (SVT releases the plain plurality).
+    ``sequential``: its decisions depend on the whole sequence (SVT's rounds), so it is
+    replayed once over every analysed query (``start`` 0) by its own analysis path.
+    """
+
+    name: str
+    uses_student: bool
+    selects: bool
+    answer_noise: str | None
+    sequential: bool
+
+    @property
+    def params(self) -> dict: ...
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray | None = None) -> Decisions: ...
