@@ -398,10 +398,9 @@ def run_svt_case(spec: Dataset, path: str) -> dict:
 
     def run():
         result = pate_cli.analyze(pate_cli.load_votes(path), mechanism, delta=DELTA)
-        svt = result.extra["svt"]
         return {"queries": result.queries, "epsilon": result.epsilon,
-                "answered": result.answered_total, "unstable": svt["unstable"],
-                "threshold": svt["threshold"]}
+                "answered": result.answered_total, "unstable": result.svt.unstable,
+                "threshold": result.svt.threshold}
 
     return _timed(run, lambda: pate_cli.analyze(_warm_rows(path), mechanism, delta=DELTA))
 
@@ -462,7 +461,7 @@ def run_individualized_case(spec: Dataset, path: str) -> dict:
         result = analyze(vote_set.votes, vote_set.teachers, vote_set)
         return {"queries": result.queries, "epsilon": result.epsilon, "order": result.order,
                 "groups": [(row["group"], row["upsampling"], row["epsilon"])
-                           for row in result.extra["groups"]["list"]]}
+                           for row in result.groups.groups]}
 
     return _timed(run, lambda: analyze(_warm_rows(path), spec.teachers))
 

@@ -13,3 +13,18 @@ class InputError(ValueError):
 
 class OverBudget(Exception):
     """The final epsilon exceeds ``--max-epsilon`` (exit status 3)."""
+
+
+class OptionError(InputError):
+    """A combination of options (or API arguments) the analysis refuses (exit status 2).
+
+    The command line prints it as click prints a usage error, with a pointer to ``--help``.
+    """
+
+
+class PateWarning(UserWarning):
+    """A note about a result: issued by the Python API, one ``Warning:`` line in commands."""
+
+
+class OrderGridWarning(PateWarning):
+    """The best order is the first or last of the grid: a wider grid may give less."""

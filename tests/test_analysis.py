@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scalar_reference as ref
 
+import pate_cli
 from pate_cli.analysis import OrderGridWarning, analyze_votes
 from pate_cli.mechanisms import NOISE_BLOCK, ConfidentGNMax, GNMax, LNMax
 from pate_cli.orders import default_orders
@@ -139,7 +140,7 @@ def test_chunk_size_never_changes_anything(mechanism, setting):
                  "rdp_total"):
         for run in runs[1:]:
             np.testing.assert_array_equal(getattr(runs[0], name), getattr(run, name))
-    assert runs[0].budget_stopped_at == runs[1].budget_stopped_at == runs[2].budget_stopped_at
+    assert runs[0].budget == runs[1].budget == runs[2].budget
 
 
 def naive_budget_run(votes, mechanism, limit, delta=1e-5):
@@ -170,7 +171,7 @@ def test_budget_run_matches_a_sequential_loop(limit):
     np.testing.assert_array_equal(result.answered.astype(bool), released)
     np.testing.assert_allclose(result.rdp_total, cumulative, rtol=1e-10)
     refused = np.flatnonzero(~released & analyze_votes(votes, mechanism).answered.astype(bool))
-    assert result.budget_stopped_at == (refused[0] if refused.size else None)
+    assert result.budget.stopped_at == (refused[0] if refused.size else None)
     # Every released answer kept the running epsilon within the budget.
     assert np.all(result.epsilon_cumulative[released] <= limit)
 
@@ -192,7 +193,7 @@ def test_queries_limits_the_analysis():
 def test_edge_of_grid_warns():
     votes = make_votes(queries=40)
     with pytest.warns(OrderGridWarning, match="first of the grid"):
-        result = analyze_votes(votes, GNMax(sigma=1.0), orders=[2.0, 3.0, 4.0])
+        result = pate_cli.analyze(votes, GNMax(sigma=1.0), orders=[2.0, 3.0, 4.0])
     assert result.order == 2.0 and result.warnings
 
 

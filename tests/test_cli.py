@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 from cli_runner import Result, run_main
 
-import pate_cli.cli.analyze as analyze_module
+import pate_cli.analysis.api as analyze_module
 from pate_cli._version import __version__
 from pate_cli.cli.analyze import main
 

@@ -188,7 +188,7 @@ def test_huge_margins_answer_everything_with_the_majority():
     votes = np.zeros((300, 4))
     votes[np.arange(300), np.arange(300) % 4] = 5000
     result = analyze_votes(votes, SVTPATE(scale=1.0, cutoff=5), delta=1e-5)
-    assert result.extra["svt"]["unstable"] == 0
+    assert result.svt.unstable == 0
     assert result.answered_total == 300
     np.testing.assert_array_equal(result.label, np.arange(300) % 4)
 
@@ -196,8 +196,8 @@ def test_huge_margins_answer_everything_with_the_majority():
 def test_ties_halt_after_the_cutoff():
     votes = np.tile([[5.0, 5.0, 0.0]], (200, 1))
     result = analyze_votes(votes, SVTPATE(scale=1.0, cutoff=7), delta=1e-5)
-    unstable = result.extra["columns"]["unstable"]
-    assert result.extra["svt"]["unstable"] == 7 == unstable.sum()
+    unstable = result.columns["unstable"]
+    assert result.svt.unstable == 7 == unstable.sum()
     assert result.answered_total <= 7 and np.all(result.label[np.flatnonzero(unstable)[-1]:] < 0)
 
 
@@ -207,7 +207,7 @@ def test_svt_seeds_reproduce_and_accounting_does_not_change_epsilon():
     first = analyze_votes(votes, mechanism, seed=3)
     again = analyze_votes(votes, mechanism, seed=3, chunk_size=7)
     np.testing.assert_array_equal(first.label, again.label)
-    assert first.extra["svt"] == again.extra["svt"]
+    assert first.svt == again.svt
     expected = analyze_votes(votes, mechanism, seed=3, accounting="expected")
     assert expected.epsilon == first.epsilon == first.epsilon_data_independent
 
@@ -228,7 +228,7 @@ def test_rounds_compose_to_the_sum_of_their_parts():
     np.testing.assert_allclose(composed.rdp_total, alone[0].rdp_total + alone[1].rdp_total,
                                rtol=1e-12)
     assert composed.queries == 600
-    assert math.isclose(composed.extra["rounds"][0]["epsilon"], alone[0].epsilon, rel_tol=1e-9)
+    assert math.isclose(composed.rounds[0].epsilon, alone[0].epsilon, rel_tol=1e-9)
 
 
 def test_rounds_cli(tmp_path, capsys):

@@ -1,11 +1,13 @@
 """ORCHESTRATE: chunks of votes -> replay -> accounting -> a frozen ``AnalysisResult``."""
 
+from ..errors import OrderGridWarning
+from .api import analyze, individualized_plan, read_votes
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .result import AnalysisResult, ReplayTotals
 from .rounds import Round, analyze_rounds
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
-from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK, OrderGridWarning
+from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK
 from .steps import mechanism_steps
 from .totals import analyze_totals
 
@@ -13,5 +15,5 @@ __all__ = [
     "ACCOUNTING_MODES", "DEFAULT_CHUNK", "VARIANTS", "AnalysisResult", "GroupParameters",
     "OrderGridWarning", "ReplayTotals", "Round", "analyze_individualized", "analyze_rounds",
     "analyze_totals", "analyze_votes", "derive_parameters", "mechanism_steps",
-    "sanitize_analysis",
+    "sanitize_analysis", "analyze", "individualized_plan", "read_votes",
 ]

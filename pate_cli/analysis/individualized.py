@@ -27,7 +27,7 @@ from ..accounting.individualized import (
     weighted_histogram,
 )
 from ..mechanisms import OUTCOME_ABSTAIN
-from .result import AnalysisResult
+from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, label_accuracy
 
@@ -115,7 +115,7 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
                            seed: int = 0, queries: int | None = None, labels=None,
                            student=None, chunk_size: int = DEFAULT_CHUNK,
                            source=None) -> AnalysisResult:
-    """Analyse an individualized run; the result's ``extra["groups"]`` holds the accounting.
+    """Analyse an individualized run; the result's ``groups`` holds the accounting.
 
     ``student`` is Interactive-GNMax's probabilities. ``votes`` is the plain histogram
     (upsampling); weighting and vanishing build theirs
@@ -203,7 +203,7 @@ def _with_groups(base, groups, parameters, labels) -> AnalysisResult:
     accuracy, by_outcome = label_accuracy(label, labels, base.query_index, outcome)
     final = groups.cumulative_epsilon[-1]
     worst = int(np.argmax(final))
-    columns = dict(base.extra.get("columns", {}))
+    columns = dict(base.columns)
     for g, name in enumerate(groups.names):
         columns[f"epsilon_cumulative_{name}"] = groups.cumulative_epsilon[:, g]
     rows = []
@@ -214,16 +214,15 @@ def _with_groups(base, groups, parameters, labels) -> AnalysisResult:
                      "epsilon": float(final[g]),
                      "order": float(groups.cumulative_order[-1, g]),
                      "exhausted_at": groups.exhausted_at[g]})
-    extra = {**base.extra, "columns": columns,
-             "groups": {"variant": parameters.variant, "list": rows,
-                        "stopped_at": groups.stopped_at,
-                        "labels_released": groups.labels_released,
-                        "baseline": {"budget": float(np.min(parameters.budgets)),
-                                     "labels_released": groups.baseline_labels,
-                                     "stopped_at": groups.baseline_stopped_at}}}
+    part = GroupsPart(variant=parameters.variant, groups=tuple(rows),
+                      stopped_at=groups.stopped_at, labels_released=groups.labels_released,
+                      baseline={"budget": float(np.min(parameters.budgets)),
+                                "labels_released": groups.baseline_labels,
+                                "stopped_at": groups.baseline_stopped_at})
     return replace(base, label=label, outcome=outcome, label_accuracy=accuracy,
                    accuracy_by_outcome=by_outcome, epsilon=float(final[worst]),
-                   order=float(groups.cumulative_order[-1, worst]), extra=extra)
+                   order=float(groups.cumulative_order[-1, worst]), columns=columns,
+                   groups=part)
 
 
 def _given_or(given, derived) -> np.ndarray:

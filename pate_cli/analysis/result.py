@@ -1,29 +1,104 @@
 """What one analysis produced (``AnalysisResult``) and what a sweep row averages
-(``ReplayTotals``)."""
+(``ReplayTotals``).
+
+The result is frozen: every per-query array is in analysed order and every optional part
+(budget, SVT, rounds, groups, smooth sensitivity, an added RDP curve) is a typed value
+or None. ``to_dict()`` is CLI.md's JSON summary, ``to_frame()`` its per-query table.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .serialize import per_query_frame, summary_dict
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-@dataclass
+    from ..accounting.smooth_sensitivity import SmoothSensitivityResult
+    from ..inputs.votes import VoteSet
+    from ..mechanisms import Mechanism
+
+
+@dataclass(frozen=True)
+class BudgetPart:
+    """A budget run (MATH.md s.7): the limit and the first query whose answer was refused."""
+
+    limit: float
+    stopped_at: int | None
+
+
+@dataclass(frozen=True)
+class SvtPart:
+    """SVT-PATE's resolved parameters and what its replay met (MATH.md s.8)."""
+
+    scale: float
+    cutoff: int
+    threshold: float
+    unstable: int
+    delta1: float
+    delta2: float
+    scale_from_target_epsilon: bool
+
+
+@dataclass(frozen=True)
+class RoundPart:
+    """One round of a multi-round run: its rows, what it answered, its epsilon alone."""
+
+    round: int
+    mechanism: str
+    params: Mapping[str, Any]
+    first_row: int
+    queries: int
+    answered: float | int
+    epsilon: float
+    order: float
+    label_accuracy: float | None
+
+
+@dataclass(frozen=True)
+class GroupsPart:
+    """Individualized PATE (MATH.md s.9): each group's parameters and cost, the stop.
+
+    ``groups`` rows hold the group's name, budget, derived parameters, ``sensitivity``,
+    ``epsilon``/``order`` and ``exhausted_at``; ``baseline`` is the uniform run at the
+    smallest budget.
+    """
+
+    variant: str
+    groups: tuple[Mapping[str, Any], ...]
+    stopped_at: int | None
+    labels_released: int
+    baseline: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class AddedRdp:
+    """An external RDP curve added before the first query (``--add-rdp``)."""
+
+    path: str
+    sha256: str
+    note: str | None
+
+
+@dataclass(frozen=True, repr=False)
 class AnalysisResult:
-    """Everything one analysis produced: per-query arrays (file order) and totals.
+    """Everything one analysis produced: per-query arrays (analysed order) and totals.
 
     ``query_index`` is the file row of each analysed query (``--query-indices`` may pick
     and order rows). ``answered`` per query is the charge weight of the answer step: 0/1
-    in replay and data-independent accounting (what was released), ``pr_answered`` in expected
-    accounting. ``rdp_selection``/``rdp_answer`` are at the reported ``order``, the
-    answer column already multiplied by that weight, so each column sums to the
-    corresponding entry of ``rdp_at_order``. ``.summary`` and ``.per_query`` give the
-    dict / DataFrame forms (see ``pate_cli.report``).
+    in replay and data-independent accounting (what was released), ``pr_answered`` in
+    expected accounting. ``rdp_selection``/``rdp_answer`` are at the reported ``order``,
+    the answer column already multiplied by that weight, so each column sums to the
+    corresponding entry of ``rdp_at_order``. ``columns`` are extra per-query columns
+    (SVT's distance, a round's number, each group's cumulative epsilon).
     """
 
-    mechanism: object
+    mechanism: Mechanism
     accounting: str
     conversion: str
     delta: float
@@ -31,7 +106,6 @@ class AnalysisResult:
     orders: np.ndarray
     teachers: float
     classes: int
-    budget_limit: float | None
     plurality: np.ndarray
     plurality_class: np.ndarray
     answered: np.ndarray
@@ -49,28 +123,50 @@ class AnalysisResult:
     epsilon_data_independent: float
     order_data_independent: float
     answered_total: float
-    rdp_at_order: dict
+    rdp_at_order: Mapping[str, float]
     label_accuracy: float | None
-    budget_stopped_at: int | None
-    warnings: list = field(default_factory=list)
-    source: object = None
+    warnings: tuple[str, ...] = ()
+    source: VoteSet | None = None
     query_index: np.ndarray | None = None
     outcome: np.ndarray | None = None
-    accuracy_by_outcome: dict | None = None
+    accuracy_by_outcome: Mapping[str, float | None] | None = None
     initial_rdp: np.ndarray | None = None
-    extra: dict = field(default_factory=dict)
+    budget: BudgetPart | None = None
+    svt: SvtPart | None = None
+    rounds: tuple[RoundPart, ...] | None = None
+    groups: GroupsPart | None = None
+    smooth_sensitivity: SmoothSensitivityResult | None = None
+    added_rdp: AddedRdp | None = None
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def queries(self) -> int:
         return int(self.plurality.shape[0])
 
-    @property
-    def summary(self) -> dict:
+    def to_dict(self) -> dict:
+        """The JSON summary of CLI.md (``--format json``), with provenance."""
         return summary_dict(self)
 
-    @property
-    def per_query(self):
+    def to_frame(self) -> pd.DataFrame:
+        """The per-query table of CLI.md, one row per analysed query."""
         return per_query_frame(self)
+
+    @property
+    def summary(self) -> dict:
+        """``to_dict()`` (kept for scripts written against earlier versions)."""
+        return self.to_dict()
+
+    @property
+    def per_query(self) -> pd.DataFrame:
+        """``to_frame()`` (kept for scripts written against earlier versions)."""
+        return self.to_frame()
+
+    def __repr__(self) -> str:
+        answered = (f"{self.answered_total:.1f} expected" if self.accounting == "expected"
+                    else f"{int(round(self.answered_total))}")
+        return (f"<AnalysisResult {self.mechanism.name}: {self.queries} queries, answered "
+                f"{answered}, epsilon {self.epsilon:.4f} at delta {self.delta:g} "
+                f"({self.accounting}, order {self.order:g})>")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 from ..accounting.conversion import check_delta, rdp_to_epsilon
 from ..accounting.svt import rdp_svt
 from ..orders import default_orders, validate_orders
-from .result import AnalysisResult
+from .result import AnalysisResult, RoundPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, grid_edge_notes, initial_carry, label_accuracy
 from .steps import data_independent_curve, mechanism_steps, per_query_at_order
@@ -39,7 +39,7 @@ def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
 
     Round k is analysed on its rows with the RDP spent by rounds 0..k-1 as its starting
     point (so per-query cumulative figures run across rounds) and independent noise (salt
-    k). The result concatenates the rounds' queries; ``extra["rounds"]`` has one summary
+    k). The result concatenates the rounds' queries; ``rounds`` has one summary
     per round, with the epsilon of that round alone.
     """
     check_delta(delta)
@@ -58,15 +58,15 @@ def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
         alone = np.where(np.isfinite(carry), part.rdp_total - carry, np.inf)
         eps_alone, order_alone = rdp_to_epsilon(alone, orders=orders, delta=delta,
                                                 conversion=conversion)
-        summaries.append({
-            "round": number, "mechanism": spec.mechanism.name,
-            "params": dict(spec.mechanism.params), "first_row": int(spec.rows[0]),
-            "queries": part.queries,
-            "answered": part.answered_total if accounting == "expected"
+        summaries.append(RoundPart(
+            round=number, mechanism=spec.mechanism.name,
+            params=dict(spec.mechanism.params), first_row=int(spec.rows[0]),
+            queries=part.queries,
+            answered=part.answered_total if accounting == "expected"
             else int(round(part.answered_total)),
-            "epsilon": float(eps_alone), "order": float(order_alone),
-            "label_accuracy": part.label_accuracy,
-        })
+            epsilon=float(eps_alone), order=float(order_alone),
+            label_accuracy=part.label_accuracy,
+        ))
         carry = part.rdp_total
         parts.append(part)
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
@@ -93,7 +93,7 @@ def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
     return AnalysisResult(
         mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
         conversion=conversion, delta=delta, seed=int(seed), orders=orders,
-        teachers=parts[0].teachers, classes=parts[0].classes, budget_limit=None,
+        teachers=parts[0].teachers, classes=parts[0].classes,
         plurality=joined("plurality"), plurality_class=joined("plurality_class"),
         answered=joined("answered"), label=label, log_q=joined("log_q"),
         log_pr_answered=joined("log_pr_answered"), epsilon_query=joined("epsilon_query"),
@@ -103,12 +103,12 @@ def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
         order_data_independent=order_di, answered_total=float(sum(p.answered_total
                                                                   for p in parts)),
         rdp_at_order={"selection": float(np.sum(rdp_sel)), "answer": float(np.sum(rdp_ans))},
-        label_accuracy=accuracy, budget_stopped_at=None, warnings=notes, source=source,
+        label_accuracy=accuracy, warnings=notes, source=source,
         query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
-        extra={"rounds": summaries,
-               "columns": {"round": np.concatenate([np.full(p.queries, k)
-                                                    for k, p in enumerate(parts)])}})
+        rounds=tuple(summaries),
+        columns={"round": np.concatenate([np.full(p.queries, k)
+                                          for k, p in enumerate(parts)])})
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray):
     if result.mechanism.sequential:
         eps0 = 2.0 / result.mechanism.scale
         share = np.minimum(eps0, at_order[0] * eps0 * eps0 / 2.0)
-        return (np.where(result.extra["columns"]["unstable"] > 0, share, 0.0),
+        return (np.where(result.columns["unstable"] > 0, share, 0.0),
                 np.zeros(result.queries))
     selection, answer = mechanism_steps(result.mechanism)
     columns = {"log_pr_answered": result.log_pr_answered, "log_q": result.log_q}

@@ -20,7 +20,7 @@ from ..mechanisms import (
     OUTCOME_STUDENT,
     NoiseSource,
 )
-from .result import AnalysisResult
+from .result import AnalysisResult, BudgetPart
 from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
@@ -148,7 +148,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
-        budget_limit=budget, plurality=columns["plurality"], plurality_class=plurality_class,
+        plurality=columns["plurality"], plurality_class=plurality_class,
         answered=weight, label=label, log_q=columns["log_q"],
         log_pr_answered=columns["log_pr_answered"], epsilon_query=columns["epsilon_query"],
         epsilon_cumulative=columns["epsilon_cumulative"],
@@ -158,6 +158,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         answered_total=answered_total,
         rdp_at_order={"selection": float(np.sum(rdp_sel_q)),
                       "answer": float(np.sum(rdp_ans_q))},
-        label_accuracy=accuracy, budget_stopped_at=stopped_at, warnings=notes, source=source,
+        label_accuracy=accuracy, warnings=notes, source=source,
+        budget=None if budget is None else BudgetPart(limit=budget, stopped_at=stopped_at),
         query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float))

@@ -67,26 +67,6 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     return report
 
 
-def report_dict(report: SmoothSensitivityResult) -> dict:
-    """The JSON ``smooth_sensitivity`` object of CLI.md."""
-    return {
-        "order": report.order, "beta": report.beta,
-        "smooth_sensitivity": report.smooth_sensitivity, "sigma_ss": report.sigma_ss,
-        "epsilon_before": report.epsilon_before, "epsilon_after": report.epsilon_after,
-        "noise_std": report.noise_std, "sanitized_epsilon": report.sanitized_epsilon,
-        "conditions": {"c5": bool(report.c5), "c6": bool(report.c6)},
-    }
-
-
-def history_rows(report: SmoothSensitivityResult) -> list[dict]:
-    """One row per checkpoint (``--ss-history``): the paper's table, printed as it grew."""
-    return [{"queries": point.queries, "answered": point.answered,
-             "epsilon_before": point.epsilon_before, "epsilon_after": point.epsilon_after,
-             "noise_std": point.noise_std, "smooth_sensitivity": point.smooth_sensitivity,
-             "beta": point.beta, "sigma_ss": point.sigma_ss}
-            for point in report.checkpoints]
-
-
 def _rows(array, positions):
     if positions is None or (positions.size and np.array_equal(
             positions, np.arange(positions[0], positions[0] + positions.size))):

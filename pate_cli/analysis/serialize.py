@@ -7,12 +7,17 @@ never renamed.
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from .._version import __version__
 from ..mechanisms import OUTCOME_NAMES
+
+if TYPE_CHECKING:
+    from ..accounting.smooth_sensitivity import SmoothSensitivityResult
 
 PER_QUERY_COLUMNS = (
     "query", "plurality", "plurality_class", "answered", "label", "log_q", "log_pr_answered",
@@ -27,8 +32,8 @@ def summary_dict(result) -> dict:
     answered = result.answered_total if expected else int(round(result.answered_total))
     budget = None
     summary = {}
-    if result.budget_limit is not None:
-        budget = {"limit": result.budget_limit, "stopped_at": result.budget_stopped_at,
+    if result.budget is not None:
+        budget = {"limit": result.budget.limit, "stopped_at": result.budget.stopped_at,
                   "answered": answered}
     summary.update({
         "tool": "pate-analyze",
@@ -57,8 +62,9 @@ def summary_dict(result) -> dict:
         "label_accuracy": result.label_accuracy,
         "labels_output": int(np.count_nonzero(result.label >= 0)),
         "budget": budget,
-        "smooth_sensitivity": None,
-        "svt": plain_dict(result.extra.get("svt")),
+        "smooth_sensitivity": (None if result.smooth_sensitivity is None
+                               else smooth_sensitivity_dict(result.smooth_sensitivity)),
+        "svt": None if result.svt is None else plain_dict(asdict(result.svt)),
         "groups": None,
         "warnings": list(result.warnings),
     })
@@ -67,19 +73,41 @@ def summary_dict(result) -> dict:
         summary["outcomes"] = {name: int(counts[code])
                                for code, name in enumerate(OUTCOME_NAMES)}
         summary["accuracy_by_outcome"] = result.accuracy_by_outcome
-    if "groups" in result.extra:
-        info = result.extra["groups"]
-        summary["groups"] = [plain_dict(row) for row in info["list"]]
-        summary["individualized"] = info["variant"]
-        summary["stopped_at"] = info["stopped_at"]
-        summary["labels_released"] = info["labels_released"]
-        summary["baseline"] = plain_dict(info["baseline"])
-    if "rounds" in result.extra:
-        summary["rounds"] = [plain_dict(entry) for entry in result.extra["rounds"]]
+    if result.groups is not None:
+        info = result.groups
+        summary["groups"] = [plain_dict(row) for row in info.groups]
+        summary["individualized"] = info.variant
+        summary["stopped_at"] = info.stopped_at
+        summary["labels_released"] = info.labels_released
+        summary["baseline"] = plain_dict(info.baseline)
+    if result.rounds is not None:
+        summary["rounds"] = [plain_dict(asdict(entry)) for entry in result.rounds]
     if result.query_index is not None and not np.array_equal(result.query_index,
                                                              np.arange(result.queries)):
         summary["query_indices"] = True
+    if result.added_rdp is not None:
+        summary["add_rdp"] = asdict(result.added_rdp)
     return summary
+
+
+def smooth_sensitivity_dict(report: SmoothSensitivityResult) -> dict:
+    """The JSON ``smooth_sensitivity`` object of CLI.md."""
+    return {
+        "order": report.order, "beta": report.beta,
+        "smooth_sensitivity": report.smooth_sensitivity, "sigma_ss": report.sigma_ss,
+        "epsilon_before": report.epsilon_before, "epsilon_after": report.epsilon_after,
+        "noise_std": report.noise_std, "sanitized_epsilon": report.sanitized_epsilon,
+        "conditions": {"c5": bool(report.c5), "c6": bool(report.c6)},
+    }
+
+
+def smooth_sensitivity_history(report: SmoothSensitivityResult) -> list[dict]:
+    """One row per checkpoint (``--ss-history``): the paper's table, printed as it grew."""
+    return [{"queries": point.queries, "answered": point.answered,
+             "epsilon_before": point.epsilon_before, "epsilon_after": point.epsilon_after,
+             "noise_std": point.noise_std, "smooth_sensitivity": point.smooth_sensitivity,
+             "beta": point.beta, "sigma_ss": point.sigma_ss}
+            for point in report.checkpoints]
 
 
 def per_query_frame(result) -> pd.DataFrame:
@@ -110,7 +138,7 @@ def per_query_frame(result) -> pd.DataFrame:
     })
     if result.outcome is not None:
         frame["outcome"] = np.asarray(OUTCOME_NAMES)[result.outcome.astype(np.int64)]
-    for name, values in result.extra.get("columns", {}).items():
+    for name, values in result.columns.items():
         frame[name] = values
     return frame
 

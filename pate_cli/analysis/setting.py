@@ -3,8 +3,6 @@ the initial RDP carry, label accuracy and the order-grid note."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..accounting.conversion import check_delta, conversion_offset
@@ -13,10 +11,6 @@ from ..orders import default_orders, validate_orders
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 DEFAULT_CHUNK = 8192
-
-
-class OrderGridWarning(UserWarning):
-    """The best order is the first or last of the grid: a wider grid may give less."""
 
 
 def checked_setting(accounting, delta, orders, conversion) -> tuple[np.ndarray, np.ndarray]:
@@ -98,13 +92,13 @@ def label_accuracy(label, labels, positions, outcome):
     return accuracy, by_outcome
 
 
-def grid_edge_notes(orders, order, epsilon) -> list[str]:
-    """A warning when the best order is the first or last of a grid of several."""
+def grid_edge_notes(orders, order, epsilon) -> tuple[str, ...]:
+    """A note when the best order is the first or last of a grid of several (the API
+    issues it as an ``OrderGridWarning``; the commands print it as one ``Warning:`` line)."""
     best = int(np.flatnonzero(orders == order)[0])
     if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
         edge = "first" if best == 0 else "last"
         note = (f"the best order {order:g} is the {edge} of the grid; "
                 "a wider --orders grid may give a smaller epsilon")
-        warnings.warn(note, OrderGridWarning, stacklevel=3)
-        return [note]
-    return []
+        return (note,)
+    return ()

@@ -13,7 +13,7 @@ from ..accounting.svt import (
     svt_scale_for_epsilon,
 )
 from ..mechanisms import SVT_UNSTABLE, SVTPATE, NoiseSource, distance_to_instability
-from .result import AnalysisResult
+from .result import AnalysisResult, SvtPart
 from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
 
 
@@ -80,7 +80,7 @@ def analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, ord
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
-        budget_limit=None, plurality=plurality, plurality_class=plurality_class,
+        plurality=plurality, plurality_class=plurality_class,
         answered=answered, label=label, log_q=np.full(queries, np.nan),
         log_pr_answered=np.zeros(queries), epsilon_query=np.full(queries, np.nan),
         epsilon_cumulative=eps_rounds[index.reshape(-1)],
@@ -90,11 +90,11 @@ def analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, ord
         answered_total=float(answered.sum()),
         rdp_at_order={"selection": float(total[orders == order][0] - carry[orders == order][0]),
                       "answer": 0.0},
-        label_accuracy=accuracy, budget_stopped_at=None, warnings=notes, source=source,
+        label_accuracy=accuracy, warnings=notes, source=source,
         query_index=positions,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
-        extra={"svt": {"scale": mechanism.scale, "cutoff": int(mechanism.cutoff),
-                       "threshold": guarantee.threshold, "unstable": int(unstable.sum()),
-                       "delta1": guarantee.delta1, "delta2": guarantee.delta2,
-                       "scale_from_target_epsilon": target},
-               "columns": {"distance": distance, "unstable": unstable.astype(np.int64)}})
+        svt=SvtPart(scale=mechanism.scale, cutoff=int(mechanism.cutoff),
+                    threshold=guarantee.threshold, unstable=int(unstable.sum()),
+                    delta1=guarantee.delta1, delta2=guarantee.delta2,
+                    scale_from_target_epsilon=target),
+        columns={"distance": distance, "unstable": unstable.astype(np.int64)})

@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import replace
-
 import click
-import numpy as np
 import pandas as pd
 
-from ..analysis import analyze_votes
-from ..analysis.individualized import VARIANTS, analyze_individualized, derive_parameters
-from ..analysis.rounds import Round, analyze_rounds
-from ..analysis.sanitization import history_rows, report_dict, sanitize_analysis
-from ..analysis.serialize import per_query_frame, summary_dict
-from ..errors import InputError
-from ..inputs import (
-    load_groups,
-    load_predictions,
-    load_query_indices,
-    load_rdp_curve,
-    load_rounds,
-    load_student,
-    load_teacher_groups,
-    load_votes,
-)
-from ..mechanisms import MECHANISMS, build_mechanism
-from ..orders import default_orders
+from ..analysis import api
+from ..analysis.individualized import VARIANTS
+from ..analysis.serialize import smooth_sensitivity_history
+from ..mechanisms import MECHANISMS
 from ..outputs.files import per_query_bytes, write_outputs
 from ..outputs.summary import FORMATS, render
-from .errors import OverBudget, run_command
+from .errors import OverBudget, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
     POSITIVE,
@@ -62,7 +44,8 @@ Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 1 unex
 
 @click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @input_options
-@click.option("-m", "--mechanism", type=click.Choice(list(MECHANISMS)), default="confident",
+@click.option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
+              default="confident",
               show_default=True, help="Aggregator to analyse.")
 @click.option("--sigma", type=POSITIVE, help="Answer-step Gaussian std sigma2 [default: 0.16 M].")
 @click.option("-T", "--threshold", type=float, help="Selection threshold T [default: 0.8 M].")
@@ -147,144 +130,53 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     Prints the total epsilon at --delta, the number of answered queries, and, with
     --labels, the accuracy of the labels output.
     """
-    vote_set = _load_vote_set(votes, predictions, classes, labels, teachers)
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
-    if (groups is not None or show_parameters) and individualized is None:
-        raise click.UsageError("--groups and --show-parameters need --individualized")
-    plan, student_rows = None, None
-    if individualized is not None:
-        plan = _individualized_plan(individualized, groups, teacher_groups, predictions,
-                                    vote_set, precision, weight_rule, power)
-        if show_parameters:
-            click.echo(_parameters_text(plan[0], fmt), nl=False)
-            return
-    grid = np.array([order]) if order is not None else (
-        default_orders() if orders is None else orders)
-    parameters = dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
-                      laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
-                      svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-                      target_epsilon=target_epsilon)
-    extra_rdp, add_rdp_info = None, None
-    if add_rdp is not None:
-        extra_rdp, digest, note = load_rdp_curve(add_rdp, orders=grid)
-        add_rdp_info = {"path": add_rdp, "sha256": digest, "note": note}
-    common = dict(teachers=vote_set.teachers, accounting=accounting, delta=delta, orders=grid,
-                  conversion=conversion, seed=seed, labels=vote_set.labels,
-                  initial_rdp=extra_rdp, source=vote_set)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if rounds is not None:
-            if budget is not None or query_indices is not None or queries is not None:
-                raise click.UsageError("--rounds sets the rows of each round: it does not "
-                                       "combine with --budget, --query-indices or --queries")
-            plan = [_round(spec, vote_set, parameters)
-                    for spec in load_rounds(rounds)]
-            result = analyze_rounds(vote_set.votes, plan, **common)
-        elif plan is not None:
-            if budget is not None or query_indices is not None:
-                raise click.UsageError("--individualized has its own stopping rule: it does "
-                                       "not combine with --budget or --query-indices")
-            chosen = build_mechanism(mechanism, teachers=vote_set.teachers, **parameters)
-            student_rows = _student_rows(mechanism, student, vote_set)
-            group_parameters, assigned, raw_predictions = plan
-            result = analyze_individualized(
-                vote_set.votes, chosen, group_parameters, predictions=raw_predictions,
-                teacher_groups=assigned, classes=vote_set.classes, queries=queries,
-                student=student_rows,
-                **{k: v for k, v in common.items() if k != "initial_rdp"})
-        else:
-            chosen = build_mechanism(mechanism, teachers=vote_set.teachers, **parameters)
-            student_rows = _student_rows(mechanism, student, vote_set)
-            if mechanism == "svt" and svt_scale is not None and target_epsilon is not None:
-                raise click.UsageError("give --svt-scale or --target-epsilon, not both")
-            if mechanism == "svt" and budget is not None:
-                raise click.UsageError("--budget does not apply to -m svt (its cut-off "
-                                       "bounds the cost)")
-            indices = None if query_indices is None else load_query_indices(query_indices)
-            available, where = ((vote_set.queries, vote_set.path) if indices is None
-                                else (indices.size, query_indices))
-            if queries is not None and queries > available:
-                raise click.UsageError(f"--queries {queries} is larger than the {available} "
-                                       f"queries in {where}")
-            result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
-                                   student=student_rows, query_indices=indices, **common)
-    summary = summary_dict(result)
-    history = None
-    if smooth:
-        if rounds is not None or plan is not None:
-            raise click.UsageError("--smooth-sensitivity applies to single runs (not "
-                                   "--rounds or --individualized)")
-        report = sanitize_analysis(result, vote_set.votes, student=student_rows, order=order,
-                                   report_every=ss_every if ss_history else None)
-        summary["smooth_sensitivity"] = report_dict(report)
-        history = history_rows(report)
-    if add_rdp_info is not None:
-        summary["add_rdp"] = add_rdp_info
-        if add_rdp_info["note"]:
-            result.warnings.append(add_rdp_info["note"])
-            summary["warnings"] = list(result.warnings)
-    text = render(summary, fmt)
+    if show_parameters:
+        _show_parameters(votes, predictions, classes, labels, teachers, individualized,
+                         groups, teacher_groups, precision, weight_rule, power, fmt)
+        return
+    with reported_warnings():
+        result = api.analyze(
+            votes, mechanism, predictions=predictions, classes=classes, labels=labels,
+            teachers=teachers, queries=queries, student=student, query_indices=query_indices,
+            rounds=rounds, add_rdp=add_rdp, individualized=individualized, groups=groups,
+            teacher_groups=teacher_groups, precision=precision, weights=weight_rule,
+            power=power, smooth_sensitivity=smooth,
+            ss_every=ss_every if ss_history else None, accounting=accounting, delta=delta,
+            orders=orders, order=order, conversion=conversion, seed=seed, budget=budget,
+            sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
+            laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
+            svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
+            target_epsilon=target_epsilon)
+    text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
-        files[per_query] = per_query_bytes(per_query_frame(result), per_query)
+        files[per_query] = per_query_bytes(result.to_frame(), per_query)
     if output is not None:
         files[output] = text.encode()
     if ss_history is not None:
+        history = smooth_sensitivity_history(result.smooth_sensitivity)
         files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
     write_outputs(files)
     if output is None:
         click.echo(text, nl=False)
-    for note in result.warnings:
-        click.echo(f"Warning: {note}", err=True)
     if max_epsilon is not None and result.epsilon > max_epsilon:
         raise OverBudget(f"epsilon {result.epsilon:.4f} exceeds --max-epsilon {max_epsilon:g}")
 
 
-def _load_vote_set(votes, predictions, classes, labels, teachers):
-    if (votes is None) == (predictions is None):
-        raise click.UsageError("give exactly one of VOTES or --predictions FILE")
-    if classes is not None and predictions is None:
-        raise click.UsageError("--classes only applies to --predictions")
-    if predictions is not None:
-        vote_set = load_predictions(predictions, classes=classes, labels=labels)
-    else:
-        vote_set = load_votes(votes, teachers=teachers, labels=labels)
-    if teachers is not None:
-        vote_set = replace(vote_set, teachers=teachers)
-    return vote_set
-
-
-def _student_rows(mechanism, student, vote_set):
-    if mechanism != "interactive":
-        if student is not None:
-            raise click.UsageError("--student only applies to -m interactive")
-        return None
-    if student is None:
-        raise click.UsageError("-m interactive needs --student FILE")
-    return load_student(student, queries=vote_set.queries, classes=vote_set.classes)
-
-
-def _individualized_plan(variant, groups, teacher_groups, predictions, vote_set, precision,
-                         weight_rule, power):
-    """Group parameters, each teacher's group and the raw predictions (if any)."""
-    if groups is None:
-        raise click.UsageError("--individualized needs --groups FILE")
-    privacy_groups = load_groups(groups)
-    assigned, raw = None, None
-    if variant != "upsampling":
-        if predictions is None or teacher_groups is None:
-            raise click.UsageError(f"--individualized {variant} needs --predictions FILE and "
-                                   "--teacher-groups FILE")
-    if teacher_groups is not None:
-        if predictions is None:
-            raise click.UsageError("--teacher-groups needs --predictions FILE")
-        raw = vote_set.predictions
-        assigned = load_teacher_groups(teacher_groups, groups=privacy_groups,
-                                       teachers=int(vote_set.teachers))
-    parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
+def _show_parameters(votes, predictions, classes, labels, teachers, individualized, groups,
+                     teacher_groups, precision, weight_rule, power, fmt) -> None:
+    """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
+    if individualized is None:
+        raise click.UsageError("--groups and --show-parameters need --individualized")
+    vote_set = api.read_votes(votes, predictions=predictions, classes=classes, labels=labels,
+                              teachers=teachers)
+    plan = api.individualized_plan(individualized, vote_set, groups=groups,
+                                   teacher_groups=teacher_groups,
+                                   predictions_given=predictions is not None,
                                    precision=precision, weights=weight_rule, power=power)
-    return parameters, assigned, raw
+    click.echo(_parameters_text(plan.parameters, fmt), nl=False)
 
 
 def _parameters_text(parameters, fmt) -> str:
@@ -304,28 +196,6 @@ def _parameters_text(parameters, fmt) -> str:
                                     for v in row) + " |" for row in frame.to_numpy()]
         return "\n".join(lines) + "\n"
     return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
-
-
-def _round(spec: dict, vote_set, defaults: dict) -> Round:
-    """One round of ``--rounds``: its rows, mechanism (command-line values as defaults)."""
-    name = spec["mechanism"]
-    if name not in MECHANISMS or name == "svt":
-        raise InputError(f"--rounds: mechanism {name!r} is not one of "
-                         f"{', '.join(m for m in MECHANISMS if m != 'svt')}")
-    rows = spec["rows"]
-    if rows.max() >= vote_set.queries:
-        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
-                         f"{vote_set.queries} queries")
-    parameters = {**defaults, **{key: value for key, value in spec.items()
-                                 if key in defaults}}
-    student = None
-    if name == "interactive":
-        if "student" not in spec:
-            raise InputError("--rounds: an interactive round needs a 'student' file")
-        student = load_student(spec["student"], queries=vote_set.queries,
-                               classes=vote_set.classes)
-    mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters)
-    return Round(rows=rows, mechanism=mechanism, student=student)
 
 
 def main(args=None) -> int:

@@ -7,12 +7,15 @@ exit status 1, with the traceback only under ``--debug``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
+import warnings
+from collections.abc import Iterator
 
 import click
 
-from ..errors import InputError, OverBudget
+from ..errors import InputError, OptionError, OverBudget
 
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
@@ -33,9 +36,11 @@ def run_command(command: click.Command, args=None, prog_name: str | None = None)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         return EXIT_UNEXPECTED
-    except click.UsageError as error:
+    except (click.UsageError, OptionError) as error:
         hint = f" (see {prog_name} --help)" if prog_name else ""
-        click.echo(f"Error: {error.format_message()}{hint}", err=True)
+        message = (error.format_message() if isinstance(error, click.UsageError)
+                   else _one_line(error))
+        click.echo(f"Error: {message}{hint}", err=True)
         return EXIT_BAD_INPUT
     except click.ClickException as error:
         click.echo(f"Error: {error.format_message()}", err=True)
@@ -58,6 +63,26 @@ def run_command(command: click.Command, args=None, prog_name: str | None = None)
                    err=True)
         return EXIT_UNEXPECTED
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def reported_warnings() -> Iterator[None]:
+    """Print every Python warning raised inside as one ``Warning: ...`` line on stderr.
+
+    Nothing is silenced: each distinct message is printed once, in the order raised,
+    after the block (also when it raises), instead of Python's two-line warning text.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            seen = set()
+            for warning in caught:
+                text = " ".join(str(warning.message).split())
+                if text not in seen:
+                    seen.add(text)
+                    click.echo(f"Warning: {text}", err=True)
 
 
 def _one_line(error: BaseException) -> str:

@@ -1,0 +1,281 @@
+"""``analyze``: everything ``pate-analyze`` can do, with the same rules and messages.
+
+The command line is parse -> ``analyze`` -> render -> write; a notebook calls ``analyze``
+directly and can build no combination the command refuses. Inputs are paths (read by
+``pate_cli.inputs``) or arrays. Notes about the result (an order at the edge of the grid,
+an interpolated external RDP curve) are kept in ``result.warnings`` and issued as Python
+warnings (``PateWarning``); the commands print each as one ``Warning:`` line.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
+from ..inputs import (
+    PrivacyGroups,
+    VoteSet,
+    attach_labels,
+    load_groups,
+    load_predictions,
+    load_query_indices,
+    load_rdp_curve,
+    load_rounds,
+    load_student,
+    load_teacher_groups,
+    load_votes,
+)
+from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
+from ..orders import default_orders, validate_orders
+from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
+from .result import AddedRdp, AnalysisResult
+from .rounds import Round, analyze_rounds
+from .run import analyze_votes
+from .sanitization import sanitize_analysis
+from .setting import DEFAULT_CHUNK
+
+MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
+                        "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon")
+
+
+@dataclass(frozen=True)
+class IndividualizedPlan:
+    """What ``--individualized`` needs: each group's parameters, each teacher's group
+    (with ``--teacher-groups``) and the raw predictions (with ``--predictions``)."""
+
+    parameters: GroupParameters
+    teacher_groups: np.ndarray | None
+    predictions: np.ndarray | None
+
+
+def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
+               teachers: float | None = None) -> VoteSet:
+    """A ``VoteSet`` from a path, an array or a ``VoteSet`` (``votes``), or from a
+    predictions file or array (``predictions``); exactly one of the two."""
+    if (votes is None) == (predictions is None):
+        raise OptionError("give exactly one of VOTES or --predictions FILE")
+    if classes is not None and predictions is None:
+        raise OptionError("--classes only applies to --predictions")
+    if predictions is not None:
+        vote_set = load_predictions(predictions, classes=classes, labels=labels)
+    elif isinstance(votes, VoteSet):
+        vote_set = votes if labels is None else attach_labels(votes, labels)
+    elif isinstance(votes, np.ndarray):
+        array = np.asarray(votes)
+        total = teachers or float(np.asarray(array[0], dtype=np.float64).sum())
+        vote_set = VoteSet(votes=array, teachers=total, path=None, sha256=None)
+        if labels is not None:
+            vote_set = attach_labels(vote_set, labels)
+    else:
+        vote_set = load_votes(votes, teachers=teachers, labels=labels)
+    if teachers is not None:
+        vote_set = replace(vote_set, teachers=teachers)
+    return vote_set
+
+
+def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
+                        predictions_given: bool = False, precision: int = 2,
+                        weights: str = "budget", power: float = 2.0) -> IndividualizedPlan:
+    """Group parameters of an individualized run (MATH.md s.9), checking the inputs."""
+    if variant not in VARIANTS:
+        raise OptionError(f"--individualized must be one of {', '.join(VARIANTS)}, "
+                          f"got {variant!r}")
+    if groups is None:
+        raise OptionError("--individualized needs --groups FILE")
+    privacy_groups = groups if isinstance(groups, PrivacyGroups) else load_groups(groups)
+    if variant != "upsampling" and (not predictions_given or teacher_groups is None):
+        raise OptionError(f"--individualized {variant} needs --predictions FILE and "
+                          "--teacher-groups FILE")
+    assigned, raw = None, None
+    if teacher_groups is not None:
+        if not predictions_given:
+            raise OptionError("--teacher-groups needs --predictions FILE")
+        raw = vote_set.predictions
+        assigned = (np.asarray(teacher_groups) if isinstance(teacher_groups, np.ndarray)
+                    else load_teacher_groups(teacher_groups, groups=privacy_groups,
+                                             teachers=int(vote_set.teachers)))
+    parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
+                                   precision=precision, weights=weights, power=power)
+    return IndividualizedPlan(parameters, assigned, raw)
+
+
+def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions=None,
+            classes: int | None = None, labels=None, teachers: float | None = None,
+            queries: int | None = None, student=None, query_indices=None, rounds=None,
+            add_rdp=None, individualized: str | None = None, groups=None,
+            teacher_groups=None, precision: int = 2, weights: str = "budget",
+            power: float = 2.0, smooth_sensitivity: bool = False,
+            ss_every: int | None = None, accounting: str = "replay", delta: float = 1e-5,
+            orders=None, order: float | None = None, conversion: str = "classic",
+            seed: int = 0, budget: float | None = None, chunk_size: int = DEFAULT_CHUNK,
+            **parameters: Any) -> AnalysisResult:
+    """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
+
+    ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
+    ``predictions``). ``mechanism`` is a name (``lnmax``, ``gnmax``, ``confident``,
+    ``interactive``, ``svt``) with parameters such as ``sigma=40`` or ``confidence=0.9``
+    (unset ones default to the command's fractions of M), or a mechanism object.
+    ``student``, ``query_indices``, ``rounds``, ``add_rdp``, ``groups`` and
+    ``teacher_groups`` take paths or arrays; ``add_rdp`` as an array is one RDP value per
+    order. ``smooth_sensitivity`` adds the sanitised release (``ss_every`` queries
+    between history checkpoints). Refused combinations raise ``OptionError`` (an
+    ``InputError``, so a ``ValueError``) with the command's message.
+    """
+    unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
+    if unknown:
+        raise TypeError(f"analyze() got unexpected keyword arguments: {', '.join(unknown)}")
+    if ss_every is not None and not smooth_sensitivity:
+        raise OptionError("--ss-history needs --smooth-sensitivity")
+    if groups is not None and individualized is None:
+        raise OptionError("--groups and --show-parameters need --individualized")
+    vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
+                          teachers=teachers)
+    plan = None
+    if individualized is not None:
+        plan = individualized_plan(individualized, vote_set, groups=groups,
+                                   teacher_groups=teacher_groups,
+                                   predictions_given=predictions is not None,
+                                   precision=precision, weights=weights, power=power)
+    grid = (np.array([float(order)]) if order is not None
+            else default_orders() if orders is None else validate_orders(orders))
+    initial_rdp, added = _added_rdp(add_rdp, grid)
+    common = dict(teachers=vote_set.teachers, accounting=accounting, delta=delta, orders=grid,
+                  conversion=conversion, seed=seed, labels=vote_set.labels,
+                  chunk_size=chunk_size, source=vote_set)
+    name = mechanism if isinstance(mechanism, str) else mechanism.name
+    student_rows = None
+    if rounds is not None:
+        if budget is not None or query_indices is not None or queries is not None:
+            raise OptionError("--rounds sets the rows of each round: it does not combine "
+                              "with --budget, --query-indices or --queries")
+        if plan is not None:
+            raise OptionError("--rounds does not combine with --individualized (each round "
+                              "would need its own group accounting)")
+        specs = [_round(spec, vote_set, parameters) for spec in _round_specs(rounds)]
+        result = analyze_rounds(vote_set.votes, specs, initial_rdp=initial_rdp, **common)
+    else:
+        chosen = _mechanism(mechanism, vote_set, parameters)
+        student_rows = _student_rows(name, student, vote_set)
+        if plan is not None:
+            if budget is not None or query_indices is not None:
+                raise OptionError("--individualized has its own stopping rule: it does not "
+                                  "combine with --budget or --query-indices")
+            if initial_rdp is not None:
+                raise OptionError("--add-rdp does not combine with --individualized yet "
+                                  "(each group would need the curve added to its own sum)")
+            result = analyze_individualized(
+                vote_set.votes, chosen, plan.parameters, predictions=plan.predictions,
+                teacher_groups=plan.teacher_groups, classes=vote_set.classes,
+                queries=queries, student=student_rows, **common)
+        else:
+            if name == "svt" and parameters.get("svt_scale") is not None \
+                    and parameters.get("target_epsilon") is not None:
+                raise OptionError("give --svt-scale or --target-epsilon, not both")
+            if name == "svt" and budget is not None:
+                raise OptionError("--budget does not apply to -m svt (its cut-off bounds "
+                                  "the cost)")
+            indices = _query_indices(query_indices)
+            available, where = ((vote_set.queries, vote_set.path) if indices is None
+                                else (indices.size, _shown(query_indices)))
+            if queries is not None and queries > available:
+                raise OptionError(f"--queries {queries} is larger than the {available} "
+                                  f"queries in {where}")
+            result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
+                                   student=student_rows, query_indices=indices,
+                                   initial_rdp=initial_rdp, **common)
+    if smooth_sensitivity:
+        if rounds is not None or plan is not None:
+            raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "
+                              "--individualized)")
+        report = sanitize_analysis(result, vote_set.votes, student=student_rows, order=order,
+                                   report_every=ss_every)
+        result = replace(result, smooth_sensitivity=report)
+    if added is not None:
+        notes = result.warnings + ((added.note,) if added.note else ())
+        result = replace(result, added_rdp=added, warnings=notes)
+    for note in result.warnings:
+        category = PateWarning if added is not None and note == added.note else OrderGridWarning
+        warnings.warn(note, category, stacklevel=2)
+    return result
+
+
+def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp | None]:
+    """``--add-rdp``: a path (read at ``orders``, recorded) or one value per order."""
+    if add_rdp is None:
+        return None, None
+    if isinstance(add_rdp, (str, os.PathLike)):
+        curve, digest, note = load_rdp_curve(add_rdp, orders=orders)
+        return curve, AddedRdp(path=os.fspath(add_rdp), sha256=digest, note=note)
+    return np.asarray(add_rdp, dtype=np.float64), None
+
+
+def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
+    if isinstance(mechanism, str):
+        name = mechanism.lower()
+        if name not in MECHANISMS:
+            raise OptionError(f"unknown mechanism {mechanism!r} (choose from "
+                              f"{', '.join(MECHANISMS)})")
+        return build_mechanism(name, teachers=vote_set.teachers, **parameters)
+    if any(value is not None for value in parameters.values()):
+        raise TypeError(f"parameters {sorted(parameters)} apply to a mechanism given by name")
+    return mechanism
+
+
+def _student_rows(name: str, student, vote_set: VoteSet) -> np.ndarray | None:
+    if name != "interactive":
+        if student is not None:
+            raise OptionError("--student only applies to -m interactive")
+        return None
+    if student is None:
+        raise OptionError("-m interactive needs --student FILE")
+    if isinstance(student, np.ndarray):
+        if student.shape != vote_set.votes.shape:
+            raise InputError(f"the student array has shape {student.shape}, the votes "
+                             f"{vote_set.votes.shape}")
+        return np.asarray(student, dtype=np.float64)
+    return load_student(student, queries=vote_set.queries, classes=vote_set.classes)
+
+
+def _query_indices(query_indices) -> np.ndarray | None:
+    if query_indices is None or isinstance(query_indices, np.ndarray):
+        return query_indices
+    return load_query_indices(query_indices)
+
+
+def _shown(value) -> str:
+    return os.fspath(value) if isinstance(value, (str, os.PathLike)) else "the query indices"
+
+
+def _round_specs(rounds) -> list[dict]:
+    if isinstance(rounds, (str, os.PathLike)):
+        return load_rounds(rounds)
+    return [dict(spec) for spec in rounds]
+
+
+def _round(spec: dict, vote_set: VoteSet, defaults: dict) -> Round:
+    """One round of ``--rounds``: its rows, mechanism (the call's values as defaults)."""
+    if isinstance(spec, Round):
+        return spec
+    name = spec["mechanism"]
+    if name not in MECHANISMS or name == "svt":
+        raise InputError(f"--rounds: mechanism {name!r} is not one of "
+                         f"{', '.join(m for m in MECHANISMS if m != 'svt')}")
+    rows = np.asarray(spec["rows"])
+    if rows.max() >= vote_set.queries:
+        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
+                         f"{vote_set.queries} queries")
+    keys = set(MECHANISM_PARAMETERS)
+    parameters = {**defaults, **{key: value for key, value in spec.items() if key in keys}}
+    student = None
+    if name == "interactive":
+        if "student" not in spec:
+            raise InputError("--rounds: an interactive round needs a 'student' file")
+        student = load_student(spec["student"], queries=vote_set.queries,
+                               classes=vote_set.classes)
+    mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters)
+    return Round(rows=rows, mechanism=mechanism, student=student)
