@@ -13,6 +13,7 @@ import pytest
 from scipy.stats import norm
 
 import pate_cli
+from pate_cli.analysis.selection import selection_bins
 from pate_cli.analysis.serialize import per_query_frame, summary_dict
 from pate_cli.cli.errors import run_command
 from pate_cli.cli.plot import plot as plot_command
@@ -167,8 +168,7 @@ def test_groups_lines_budgets_and_exhaustion(runs):
 def test_selection_bars_are_the_counts(runs):
     votes = np.load(VOTES)[:500].astype(np.float64)
     params = [(200.0, 150.0), (250.0, 75.0)]
-    data = figure_data.selection_bins(votes, teachers=250, params=params, sigma=40, order=8,
-                                bins=8)
+    data = selection_bins(votes, teachers=250, params=params, sigma=40, order=8, bins=8)
     plurality = votes.max(axis=1)
     inside = (plurality[:, None] >= data["left"].to_numpy()) & (
         plurality[:, None] < data["right"].to_numpy())

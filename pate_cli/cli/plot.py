@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import functools
 import os
-import warnings
 
 import click
 import numpy as np
 
 from ..analysis import analyze_votes
+from ..analysis.selection import selection_bins
 from ..errors import InputError
 from ..inputs import load_groups, load_votes
 from ..inputs.tables import (
@@ -27,7 +27,7 @@ from ..inputs.tables import (
 )
 from ..mechanisms import ConfidentGNMax
 from ..orders import default_orders
-from ..outputs import captions, figure_data
+from ..outputs import captions
 from ..outputs import figures as plots
 from ..outputs.files import write_outputs
 from .errors import run_command
@@ -394,18 +394,16 @@ def selection(votes, params, sigma, order, bins, queries, teachers, output, styl
     how = "given by --order"
     if order is None:
         threshold, sigma_threshold = params[0]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = analyze_votes(rows, ConfidentGNMax(threshold=threshold,
-                                                        sigma_threshold=sigma_threshold,
-                                                        sigma=sigma),
-                                   teachers=m, accounting="expected", delta=delta,
-                                   orders=default_orders())
+        result = analyze_votes(rows, ConfidentGNMax(threshold=threshold,
+                                                    sigma_threshold=sigma_threshold,
+                                                    sigma=sigma),
+                               teachers=m, accounting="expected", delta=delta,
+                               orders=default_orders())
         order = float(result.order)
         how = (f"chosen by the expected analysis of T = {threshold:g}, sigma1 = "
                f"{sigma_threshold:g} at delta = {plots.delta_text(delta)}")
-    data = figure_data.selection_bins(rows, teachers=m, params=params, sigma=sigma, order=order,
-                                bins=bins)
+    data = selection_bins(rows, teachers=m, params=params, sigma=sigma, order=order,
+                          bins=bins)
     caption = (f"{os.path.basename(votes)}: {rows.shape[0]:,} queries, {rows.shape[1]} "
                f"classes, M = {m:g} teachers; sigma2 = {sigma:g}. Bars: queries per bin and "
                "expected number answered (sum of pr_answered). Dots: mean data-dependent "
