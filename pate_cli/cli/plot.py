@@ -1,13 +1,12 @@
 """``pate-plot KIND INPUT... -o OUT``: the papers' figures from our commands' outputs.
 
-A thin layer: read the inputs (``tables.py``, ``votes.py``), build a ``Figure``
-(``plots.py``), write it atomically (``report.write_outputs``). Every input problem is one
-line on stderr and exit status 2, before anything is written.
+A thin layer: read the inputs (``inputs.tables``, ``inputs.votes``), build a ``Figure``
+(``outputs.figures``), write it atomically (``outputs.files.write_outputs``). Every input
+problem is one line on stderr and exit status 2, before anything is written.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 
 import click
@@ -18,7 +17,6 @@ from ..analysis.selection import selection_bins
 from ..errors import InputError
 from ..inputs import load_groups, load_votes
 from ..inputs.tables import (
-    PER_QUERY,
     SWEEP,
     numeric_column,
     read_summary,
@@ -29,9 +27,19 @@ from ..mechanisms import ConfidentGNMax
 from ..orders import default_orders
 from ..outputs import captions
 from ..outputs import figures as plots
-from ..outputs.files import write_outputs
 from .errors import run_command
-from .options import CONTEXT_SETTINGS, POSITIVE, Order, Probability, debug_option
+from .options import CONTEXT_SETTINGS, POSITIVE, Order
+from .plot_options import (
+    ParamSet,
+    figure_delta,
+    figure_format,
+    figure_options,
+    per_query_table,
+    read_summaries,
+    rows_option,
+    run_labels,
+    save_figure,
+)
 
 EPILOG = """\b
 Examples:
@@ -55,99 +63,6 @@ def plot():
     KIND is history, groups, tradeoff, selection or partition. OUT's extension (.png,
     .pdf, .svg) picks the format; the file is written atomically.
     """
-
-
-def figure_options(command):
-    """-o OUT and the look of the figure, shared by every kind.
-
-    The look options reach the command as one ``style`` argument (a ``plots.Style``).
-    """
-    @functools.wraps(command)
-    def with_style(*args, title, width, height, dpi, logy, legend, **kwargs):
-        style = plots.Style(width=width, height=height, dpi=float(dpi), title=title,
-                            logy=logy, legend=legend)
-        return command(*args, style=style, **kwargs)
-
-    decorators = [
-        click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-                     help="The figure file: .png, .pdf or .svg."),
-        click.option("--title", help="Figure title [default: one per kind]."),
-        click.option("--width", type=click.FloatRange(1, 40), default=7.0,
-                     show_default=True, help="Width in inches."),
-        click.option("--height", type=click.FloatRange(1, 40), default=4.2,
-                     show_default=True, help="Height in inches."),
-        click.option("--dpi", type=click.IntRange(20, 1200), default=150, show_default=True,
-                     help="Resolution (PNG pixels = width x height x dpi)."),
-        click.option("--logy", is_flag=True, help="Logarithmic y axis."),
-        click.option("--legend", type=click.Choice(plots.LEGEND_LOCATIONS),
-                     help="Legend location; 'outside' puts it above the plot [default: best "
-                          "inside, above the plot for more than 3 entries]."),
-        click.option("--delta", type=Probability(),
-                     help="delta of the epsilon axis [default: from --summary, else 1e-5]."),
-        debug_option,
-    ]
-    for decorator in reversed(decorators):
-        with_style = decorator(with_style)
-    return with_style
-
-
-def _format(output: str) -> str:
-    extension = os.path.splitext(output)[1].lower().lstrip(".")
-    if extension not in plots.FORMATS:
-        raise click.UsageError(f"-o {output}: the extension picks the format: use .png, "
-                               ".pdf or .svg")
-    directory = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(directory):
-        raise InputError(f"{output}: cannot write: the directory {directory} does not exist")
-    return extension
-
-
-def _save(figure, output: str, fmt: str) -> None:
-    write_outputs({output: plots.figure_bytes(figure, fmt)})
-
-
-def _per_query(path: str, columns, queries: int | None = None) -> object:
-    frame = read_table(path, expected=PER_QUERY)
-    require_table(frame, path, kind="per-query", columns=columns)
-    if queries is not None:
-        frame = frame.iloc[:queries]
-    for column in columns:
-        numeric_column(frame, path, column)
-    return frame
-
-
-def rows_option(command):
-    return click.option("-n", "--queries", type=click.IntRange(min=1),
-                        help="Plot only the first N rows of each table.")(command)
-
-
-def _summaries(paths, inputs) -> list:
-    if paths and len(paths) != len(inputs):
-        raise click.UsageError(f"give one --summary per input ({len(inputs)}), or none")
-    return [read_summary(path) for path in paths] if paths else [None] * len(inputs)
-
-
-def _labels(labels, inputs, summaries) -> list[str]:
-    if labels and len(labels) != len(inputs):
-        raise click.UsageError(f"give one --label per input ({len(inputs)}), or none")
-    if labels:
-        return list(labels)
-    names = [captions.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
-             else os.path.basename(path) for path, s in zip(inputs, summaries, strict=True)]
-    if len(set(names)) < len(names):  # two runs of one mechanism: tell them apart by file
-        names = [os.path.basename(path) for path in inputs]
-    return names
-
-
-def _delta(option, summaries) -> float:
-    found = {float(s["delta"]) for s in summaries if s}
-    if option is not None:
-        return option
-    if len(found) > 1:
-        raise InputError("the summaries have different delta values "
-                         f"({', '.join(f'{d:g}' for d in sorted(found))}); pick one "
-                         "with --delta")
-    return found.pop() if found else 1e-5
 
 
 HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
@@ -179,16 +94,16 @@ def history(inputs, labels, summary_paths, x, budget, queries, output, style, de
     The stopping point is the first query whose cumulative epsilon exceeds --budget.
     Papernot et al. 2018, Figure 1 (middle).
     """
-    fmt = _format(output)
-    summaries = _summaries(summary_paths, inputs)
-    frames = [_per_query(path, HISTORY_COLUMNS, queries) for path in inputs]
-    names = _labels(labels, inputs, summaries)
+    fmt = figure_format(output)
+    summaries = read_summaries(summary_paths, inputs)
+    frames = [per_query_table(path, HISTORY_COLUMNS, queries) for path in inputs]
+    names = run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     figure = plots.history_figure(list(zip(names, frames, strict=True)),
-                                  delta=_delta(delta, summaries), x=x, budget=budget,
+                                  delta=figure_delta(delta, summaries), x=x, budget=budget,
                                   caption=caption,
                                   style=style)
-    _save(figure, output, fmt)
+    save_figure(figure, output, fmt)
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -218,9 +133,9 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
     is a dashed line in its group's colour, and the first query after which the group's
     cumulative epsilon exceeds it is marked. Individualized PATE, Figures 1, 5, 6.
     """
-    fmt = _format(output)
+    fmt = figure_format(output)
     summary = read_summary(summary_path) if summary_path else None
-    frame = _per_query(input_path, HISTORY_COLUMNS, queries)
+    frame = per_query_table(input_path, HISTORY_COLUMNS, queries)
     names = plots.group_columns(frame)
     if not names:
         raise InputError(f"{input_path}: no epsilon_cumulative_<group> columns; expected the "
@@ -248,10 +163,10 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
     caption = "; ".join(part for part in (
         caption, f"{len(frame):,} queries", f"budgets: {budget_text}" if budgets else
         "no budgets given (use --groups or --summary)") if part)
-    figure = plots.groups_figure(frame, budgets=budgets, delta=_delta(delta, [summary]), x=x,
+    figure = plots.groups_figure(frame, budgets=budgets, delta=figure_delta(delta, [summary]), x=x,
                                  baseline=baseline, caption=caption,
                                  style=style)
-    _save(figure, output, fmt)
+    save_figure(figure, output, fmt)
 
 
 SWEEP_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale")
@@ -284,7 +199,7 @@ def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
     """
     import pandas as pd
 
-    fmt = _format(output)
+    fmt = figure_format(output)
     needed = ["mechanism", "epsilon", y] + (["teachers"] if by == "teachers" else [])
     frames = []
     for path in inputs:
@@ -316,7 +231,7 @@ def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
                                    logx=logx,
                                    caption=_sweep_caption(table),
                                    style=style)
-    _save(figure, output, fmt)
+    save_figure(figure, output, fmt)
 
 
 def _sweep_caption(table) -> str:
@@ -331,25 +246,6 @@ def _sweep_caption(table) -> str:
         elif values.size > 1:
             parts.append(f"{column} {values.min():g}-{values.max():g}")
     return ", ".join(parts)
-
-
-class ParamSet(click.ParamType):
-    """``T,sigma1`` for --params."""
-
-    name = "T,sigma1"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, tuple):
-            return value
-        parts = str(value).split(",")
-        try:
-            threshold, sigma_threshold = (float(part) for part in parts)
-        except ValueError:
-            self.fail(f"{value!r} is not T,sigma1 (two numbers, e.g. 200,150)", param, ctx)
-        if not (np.isfinite(threshold) and np.isfinite(sigma_threshold)
-                and sigma_threshold > 0):
-            self.fail(f"{value!r}: T must be finite and sigma1 positive", param, ctx)
-        return threshold, sigma_threshold
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -381,7 +277,7 @@ def selection(votes, params, sigma, order, bins, queries, teachers, output, styl
     the expected analysis of the first --params set at --delta). Papernot et al. 2018,
     Figure 5 (left).
     """
-    fmt = _format(output)
+    fmt = figure_format(output)
     vote_set = load_votes(votes, teachers=teachers)
     available = vote_set.queries
     if queries is not None and queries > available:
@@ -411,7 +307,7 @@ def selection(votes, params, sigma, order, bins, queries, teachers, output, styl
     figure = plots.selection_figure(data, params=params, sigma=sigma, order=order,
                                     caption=caption,
                                     style=style)
-    _save(figure, output, fmt)
+    save_figure(figure, output, fmt)
 
 
 PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
@@ -440,16 +336,16 @@ def partition(inputs, labels, summary_paths, queries, output, style, delta, debu
     point's cumulative epsilon in proportion to the cumulative selection and answer RDP
     (both at the run's final order). Papernot et al. 2018, Figure 5 (right).
     """
-    fmt = _format(output)
-    summaries = _summaries(summary_paths, inputs)
-    frames = [_per_query(path, PARTITION_COLUMNS, queries) for path in inputs]
-    names = _labels(labels, inputs, summaries)
+    fmt = figure_format(output)
+    summaries = read_summaries(summary_paths, inputs)
+    frames = [per_query_table(path, PARTITION_COLUMNS, queries) for path in inputs]
+    names = run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
     figure = plots.partition_figure(list(zip(names, frames, strict=True)),
-                                    delta=_delta(delta, summaries), caption=caption,
+                                    delta=figure_delta(delta, summaries), caption=caption,
                                     style=style)
-    _save(figure, output, fmt)
+    save_figure(figure, output, fmt)
 
 
 def main(args=None) -> int:
