@@ -15,6 +15,7 @@ from scipy.special import log_ndtr, ndtr
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
+from .validators import as_log_q, as_votes, check_positive
 
 # Terms of the log q sum whose Gaussian tail is below exp(-_PRUNE) times the largest one
 # are skipped: Phi(-z) / Phi(-z0) <= exp(-(z^2 - z0^2) / 2) for z >= z0 >= 0 (the Mills
@@ -42,8 +43,8 @@ def log_q_gnmax(votes, *, sigma: float) -> np.ndarray:
     integer votes the gaps are integers, so the tail probabilities come from a table of
     ``max gap + 1`` values instead of one evaluation per (query, class).
     """
-    votes = _as_votes(votes)
-    _check_positive(sigma, "sigma")
+    votes = as_votes(votes)
+    check_positive(sigma, "sigma")
     queries, classes = votes.shape
     top = np.argmax(votes, axis=1)
     rows = np.arange(queries)
@@ -97,10 +98,8 @@ def rdp_gnmax(log_q, *, sigma: float, orders) -> np.ndarray:
     Every entry is computed by the same operations whatever the blocking.
     """
     orders = validate_orders(orders)
-    _check_positive(sigma, "sigma")
-    log_q = np.asarray(log_q, dtype=np.float64)
-    if np.any(np.isnan(log_q)) or np.any(log_q > 0):
-        raise ValueError("log q must be <= 0 (it is the log of a probability)")
+    check_positive(sigma, "sigma")
+    log_q = as_log_q(log_q)
     variance = sigma * sigma
     independent = orders / variance
     out = np.empty(log_q.shape + orders.shape)
@@ -216,7 +215,7 @@ def _theorem6_bound(log_q, work: _Theorem6Work, out) -> None:
 def rdp_gnmax_data_independent(*, sigma: float, orders) -> np.ndarray:
     """Data-independent RDP of one GNMax answer: ``alpha / sigma^2`` (MATH.md section 2)."""
     orders = validate_orders(orders)
-    _check_positive(sigma, "sigma")
+    check_positive(sigma, "sigma")
     return orders / (sigma * sigma)
 
 
@@ -228,15 +227,3 @@ def _theorem6_applies(log_q: np.ndarray, sigma: float) -> np.ndarray:
             np.log(1.0 + 1.0 / (mu1 - 1.0)) + np.log(1.0 + 1.0 / (mu2 - 1.0))
         )
         return np.isfinite(log_q) & (mu2 > 1.0) & (-log_q > e2) & (log_q <= limit)
-
-
-def _as_votes(votes) -> np.ndarray:
-    votes = np.asarray(votes, dtype=np.float64)
-    if votes.ndim != 2 or votes.shape[1] < 2:
-        raise ValueError(f"votes must have shape (queries, classes>=2), got {votes.shape}")
-    return votes
-
-
-def _check_positive(value: float, name: str) -> None:
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")

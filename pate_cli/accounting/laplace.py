@@ -12,7 +12,7 @@ import numpy as np
 
 from ..numerics import log1mexp, log_add
 from ..orders import validate_orders
-from .gnmax import _as_votes, _check_positive
+from .validators import as_log_q, as_votes, check_positive
 
 
 def log_q_lnmax(votes, *, scale: float) -> np.ndarray:
@@ -21,8 +21,8 @@ def log_q_lnmax(votes, *, scale: float) -> np.ndarray:
     ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)
     + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``.
     """
-    votes = _as_votes(votes)
-    _check_positive(scale, "laplace scale")
+    votes = as_votes(votes)
+    check_positive(scale, "laplace scale")
     queries, classes = votes.shape
     top = np.argmax(votes, axis=1)
     rows = np.arange(queries)
@@ -40,10 +40,8 @@ def rdp_lnmax(log_q, *, scale: float, orders) -> np.ndarray:
     Returns shape ``log_q.shape + (orders,)``.
     """
     orders = validate_orders(orders)
-    _check_positive(scale, "laplace scale")
-    log_q = np.asarray(log_q, dtype=np.float64)
-    if np.any(np.isnan(log_q)) or np.any(log_q > 0):
-        raise ValueError("log q must be <= 0 (it is the log of a probability)")
+    check_positive(scale, "laplace scale")
+    log_q = as_log_q(log_q)
     eps0 = 2.0 / scale
     steps = orders - 1.0
     q = np.exp(log_q)[..., None]
@@ -60,6 +58,6 @@ def rdp_lnmax(log_q, *, scale: float, orders) -> np.ndarray:
 def rdp_lnmax_data_independent(*, scale: float, orders) -> np.ndarray:
     """Data-independent RDP of LNMax: ``min(eps0, alpha eps0^2 / 2)`` (MATH.md s.2)."""
     orders = validate_orders(orders)
-    _check_positive(scale, "laplace scale")
+    check_positive(scale, "laplace scale")
     eps0 = 2.0 / scale
     return np.minimum(0.5 * eps0 * eps0 * orders, eps0)

@@ -33,8 +33,9 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.special import erfcinv, log_ndtr, logsumexp, ndtr, ndtri_exp
 
 from ..numerics import log1mexp
-from .gnmax import _LINEAR_FLOOR, _check_positive, log_q_gnmax, rdp_gnmax, theorem6_terms
+from .gnmax import _LINEAR_FLOOR, log_q_gnmax, rdp_gnmax, theorem6_terms
 from .threshold import log_pr_answered, rdp_threshold
+from .validators import as_teachers, as_votes, check_order, check_positive, check_positive_integer
 
 # Step caps of the iterative solvers (they raise rather than return an unchecked value).
 _BRENT_MAXITER = 200
@@ -86,9 +87,8 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
     ``dep - alpha/sigma^2`` on ``[lb, ub]`` is found by Brent's method. Both loops are
     capped; a failure raises ``RuntimeError`` instead of returning an unchecked value.
     """
-    _check_positive(sigma, "sigma")
-    if not (np.isfinite(order) and order > 1):
-        raise ValueError(f"order must be greater than 1, got {order!r}")
+    check_positive(sigma, "sigma")
+    check_order(order)
     independent = order / (sigma * sigma)
 
     def excess(x: float) -> float:
@@ -176,7 +176,7 @@ class GNMaxSmoothConstants:
 
     @classmethod
     def compute(cls, *, sigma: float, order: float, classes: int) -> GNMaxSmoothConstants:
-        _check_positive(sigma, "sigma")
+        check_positive(sigma, "sigma")
         if int(classes) != classes or classes < 2:
             raise ValueError(f"classes must be an integer >= 2, got {classes!r}")
         classes = int(classes)
@@ -459,8 +459,8 @@ def local_sensitivity_gnmax(votes, *, teachers: int, sigma: float, order: float,
     Materialises full curves: meant for tests and small inputs; accumulation over many
     queries goes through :class:`SmoothSensitivityAccumulator`, which never does.
     """
-    votes = _as_votes(votes)
-    teachers = _as_teachers(teachers)
+    votes = as_votes(votes)
+    teachers = as_teachers(teachers)
     if constants is None:
         constants = GNMaxSmoothConstants.compute(sigma=sigma, order=order,
                                                  classes=votes.shape[1])
@@ -494,8 +494,8 @@ class ThresholdSmoothConstants:
     @classmethod
     def compute(cls, *, threshold: float, sigma_threshold: float, order: float,
                 teachers: int) -> ThresholdSmoothConstants:
-        teachers = _as_teachers(teachers)
-        _check_positive(sigma_threshold, "sigma_threshold")
+        teachers = as_teachers(teachers)
+        check_positive(sigma_threshold, "sigma_threshold")
         v = np.arange(teachers + 1, dtype=np.float64)
         r = rdp_threshold(log_ndtr((v - threshold) / sigma_threshold),
                           sigma_threshold=sigma_threshold, orders=[order])[:, 0]
@@ -661,9 +661,8 @@ class SmoothSensitivityAccumulator:
 
     def __init__(self, *, teachers: int, classes: int, sigma: float, order: float,
                  threshold: float | None = None, sigma_threshold: float | None = None):
-        self.teachers = _as_teachers(teachers)
-        if not (np.isfinite(order) and order > 1):
-            raise ValueError(f"order must be greater than 1, got {order!r}")
+        self.teachers = as_teachers(teachers)
+        check_order(order)
         self.order = float(order)
         self.gnmax = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
         unanimous = np.zeros((1, self.gnmax.classes))
@@ -698,7 +697,7 @@ class SmoothSensitivityAccumulator:
         """Add a chunk: ``votes`` ``(n, K)``, answer-step ``weights`` ``(n,)`` (1/0 replay,
         ``pr_answered`` expected), ``max_votes`` the selection's ``max v`` per query
         (default ``max n``; Interactive passes ``max(n - M p)``)."""
-        votes = _as_votes(votes)
+        votes = as_votes(votes)
         if votes.shape[1] != self.gnmax.classes:
             raise ValueError(f"votes have {votes.shape[1]} classes, expected "
                              f"{self.gnmax.classes}")
@@ -821,11 +820,9 @@ def sanitize_gnmax(votes, *, teachers: int, sigma: float, order: float, delta: f
 
 def _sanitize(votes, *, teachers, threshold, sigma_threshold, sigma, order, delta, weights,
               seed, max_votes, report_every, chunk_size):
-    if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
-        raise ValueError(f"chunk size must be a positive integer, got {chunk_size!r}")
-    if report_every is not None and not (isinstance(report_every, (int, np.integer))
-                                         and report_every >= 1):
-        raise ValueError(f"report_every must be a positive integer, got {report_every!r}")
+    check_positive_integer(chunk_size, "chunk size")
+    if report_every is not None:
+        check_positive_integer(report_every, "report_every")
     queries = votes.shape[0]
     if weights is None:
         weights = np.ones(queries)
@@ -859,16 +856,3 @@ def _replace_checkpoints(result: SmoothSensitivityResult, checkpoints: tuple):
     from dataclasses import replace
 
     return replace(result, checkpoints=checkpoints)
-
-
-def _as_votes(votes) -> np.ndarray:
-    votes = np.asarray(votes, dtype=np.float64)
-    if votes.ndim != 2 or votes.shape[1] < 2:
-        raise ValueError(f"votes must have shape (queries, classes>=2), got {votes.shape}")
-    return votes
-
-
-def _as_teachers(teachers) -> int:
-    if not (np.isfinite(teachers) and teachers >= 1 and float(teachers) == int(teachers)):
-        raise ValueError(f"teachers must be a positive integer, got {teachers!r}")
-    return int(teachers)

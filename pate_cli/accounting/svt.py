@@ -15,7 +15,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..orders import validate_orders
-from .conversion import check_delta, rdp_to_epsilon
+from .conversion import rdp_to_epsilon
+from .validators import check_delta, check_positive_integer
 
 _MAX_SOLVER_STEPS = 200
 
@@ -139,5 +140,4 @@ def distance_to_instability(votes) -> np.ndarray:
 def _check_scale_cutoff(scale: float, cutoff: int) -> None:
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"SVT scale must be positive, got {scale!r}")
-    if not (isinstance(cutoff, (int, np.integer)) and cutoff >= 1):
-        raise ValueError(f"SVT cut-off must be a positive integer, got {cutoff!r}")
+    check_positive_integer(cutoff, "SVT cut-off")

@@ -12,7 +12,8 @@ from scipy.special import log_ndtr
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
-from .gnmax import _check_positive, rdp_gnmax
+from .gnmax import rdp_gnmax
+from .validators import check_positive
 
 
 def log_pr_answered(max_votes, *, threshold: float, sigma_threshold: float) -> np.ndarray:
@@ -20,7 +21,7 @@ def log_pr_answered(max_votes, *, threshold: float, sigma_threshold: float) -> n
 
     ``max_votes`` is ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
     """
-    _check_positive(sigma_threshold, "sigma_threshold")
+    check_positive(sigma_threshold, "sigma_threshold")
     max_votes = np.asarray(max_votes, dtype=np.float64)
     return log_ndtr((np.rint(max_votes) - threshold) / sigma_threshold)
 
@@ -43,5 +44,5 @@ def rdp_threshold_data_independent(*, sigma_threshold: float, orders) -> np.ndar
     the last bit (``sqrt(2)^2 != 2`` in floating point) and the reference analysis uses this.
     """
     orders = validate_orders(orders)
-    _check_positive(sigma_threshold, "sigma_threshold")
+    check_positive(sigma_threshold, "sigma_threshold")
     return orders / (2.0 * sigma_threshold**2)
