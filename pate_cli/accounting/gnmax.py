@@ -23,7 +23,7 @@ from .validators import as_log_q, as_votes, check_positive
 _PRUNE = 50.0
 # Sums of tail probabilities at least this large are exact to double precision in linear
 # space (terms that underflow are then below 1e-20 of the sum).
-_LINEAR_FLOOR = 1e-280
+LINEAR_FLOOR = 1e-280
 # Largest integer gap for which tail probabilities are tabulated.
 _TABLE_LIMIT = 1 << 22
 _LOG1P_IDENTITY = 2.0**-53
@@ -63,7 +63,7 @@ def log_q_gnmax(votes, *, sigma: float) -> np.ndarray:
         total = tails.sum(axis=1)
     with np.errstate(divide="ignore"):
         log_q = np.log(total)
-    tiny = np.flatnonzero(~(total >= _LINEAR_FLOOR))
+    tiny = np.flatnonzero(~(total >= LINEAR_FLOOR))
     if tiny.size:
         log_q[tiny] = _log_q_log_space(gaps[tiny], top[tiny], scale)
     return np.minimum(log_q, math.log(1.0 - 1.0 / classes))

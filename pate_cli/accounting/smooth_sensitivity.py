@@ -33,7 +33,7 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.special import erfcinv, log_ndtr, logsumexp, ndtr, ndtri_exp
 
 from ..numerics import log1mexp
-from .gnmax import _LINEAR_FLOOR, log_q_gnmax, rdp_gnmax, theorem6_terms
+from .gnmax import LINEAR_FLOOR, log_q_gnmax, rdp_gnmax, theorem6_terms
 from .threshold import log_pr_answered, rdp_threshold
 from .validators import as_teachers, as_votes, check_order, check_positive, check_positive_integer
 
@@ -263,13 +263,13 @@ class _WalkTables:
 
         ``gaps`` are integer gaps (``intp``; overwritten). The sum runs in linear space
         from the table, as ``log_q_gnmax`` does; states whose sum falls below
-        ``_LINEAR_FLOOR`` are redone in log space.
+        ``LINEAR_FLOOR`` are redone in log space.
         """
         np.clip(gaps, 0, self.largest, out=gaps)
         total = np.einsum("ij,ij->i", self.tail.take(gaps), counts)
         with np.errstate(divide="ignore"):
             log_q = np.log(total)
-        tiny = np.flatnonzero(~(total >= _LINEAR_FLOOR))
+        tiny = np.flatnonzero(~(total >= LINEAR_FLOOR))
         if tiny.size:
             terms = log_ndtr(-(gaps[tiny] / self.scale))
             with np.errstate(divide="ignore"):
