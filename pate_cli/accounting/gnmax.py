@@ -11,6 +11,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, ndtr
 
 from ..numerics import log1mexp
@@ -31,7 +32,7 @@ _LOG1P_IDENTITY = 2.0**-53
 _WORK_ELEMENTS = 1 << 17
 
 
-def log_q_gnmax(votes, *, sigma: float) -> np.ndarray:
+def log_q_gnmax(votes: ArrayLike, *, sigma: float) -> np.ndarray:
     """Upper bound on log Pr[GNMax does not output the plurality class] (Prop. 7).
 
     ``log q = logsumexp_{j != i*} log_ndtr(-(n_i* - n_j) / (sqrt(2) sigma))``, capped at
@@ -83,7 +84,7 @@ def _log_q_log_space(gaps: np.ndarray, top: np.ndarray, scale: float) -> np.ndar
     return lead + np.log(np.bincount(keep_rows, weights=ratios, minlength=queries))
 
 
-def rdp_gnmax(log_q, *, sigma: float, orders) -> np.ndarray:
+def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarray:
     """Data-dependent RDP of one GNMax answer, given ``log q`` (Thm 6 + Prop. 10).
 
     Returns shape ``log_q.shape + (orders,)``. ``log q = -inf`` gives 0 (the output is
@@ -139,12 +140,13 @@ class _Theorem6Work:
         self._flat = [np.empty(size) for _ in range(3)]
         self._mask = np.empty(size, dtype=bool)
 
-    def buffers(self, rows: int, width: int):
+    def buffers(self, rows: int,
+                width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Three float and one bool C-contiguous ``(rows, width)`` work arrays (ufuncs on
         contiguous arrays run about three times faster than on column slices)."""
         size = rows * width
-        return (*(flat[:size].reshape(rows, width) for flat in self._flat),
-                self._mask[:size].reshape(rows, width))
+        first, second, third = (flat[:size].reshape(rows, width) for flat in self._flat)
+        return first, second, third, self._mask[:size].reshape(rows, width)
 
 
 class Theorem6Terms(NamedTuple):
@@ -156,7 +158,7 @@ class Theorem6Terms(NamedTuple):
     e2: np.ndarray
 
 
-def theorem6_terms(log_q, sigma: float) -> Theorem6Terms:
+def theorem6_terms(log_q: np.ndarray, sigma: float) -> Theorem6Terms:
     """``mu2 = sigma sqrt(-log q)``, ``mu1 = mu2 + 1``, ``e_i = mu_i / sigma^2``."""
     variance = sigma * sigma
     mu2 = sigma * np.sqrt(-log_q)
@@ -164,7 +166,7 @@ def theorem6_terms(log_q, sigma: float) -> Theorem6Terms:
     return Theorem6Terms(mu1, mu2, mu1 / variance, mu2 / variance)
 
 
-def _theorem6_bound(log_q, work: _Theorem6Work, out) -> None:
+def _theorem6_bound(log_q: np.ndarray, work: _Theorem6Work, out: np.ndarray) -> None:
     """``min(alpha / sigma^2, dep)`` where ``mu1 > alpha``, else ``alpha / sigma^2``, into
     ``out`` (rows of ``log_q``), for queries where Theorem 6 applies (MATH.md section 3).
 
@@ -212,7 +214,7 @@ def _theorem6_bound(log_q, work: _Theorem6Work, out) -> None:
                   where=mu1[:, None] <= orders[mixed:width])
 
 
-def rdp_gnmax_data_independent(*, sigma: float, orders) -> np.ndarray:
+def rdp_gnmax_data_independent(*, sigma: float, orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of one GNMax answer: ``alpha / sigma^2`` (MATH.md section 2)."""
     orders = validate_orders(orders)
     check_positive(sigma, "sigma")

@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..numerics import log1mexp, log_add
 from ..orders import validate_orders
 from .validators import as_log_q, as_votes, check_positive
 
 
-def log_q_lnmax(votes, *, scale: float) -> np.ndarray:
+def log_q_lnmax(votes: ArrayLike, *, scale: float) -> np.ndarray:
     """Upper bound on log Pr[LNMax does not output the plurality class] (MATH.md s.5).
 
     ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)
@@ -34,7 +35,7 @@ def log_q_lnmax(votes, *, scale: float) -> np.ndarray:
     return np.minimum(log_q, math.log(1.0 - 1.0 / classes))
 
 
-def rdp_lnmax(log_q, *, scale: float, orders) -> np.ndarray:
+def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarray:
     """Data-dependent RDP of one LNMax answer with pure ``eps0 = 2 / lam`` (MATH.md s.5).
 
     Returns shape ``log_q.shape + (orders,)``.
@@ -55,7 +56,7 @@ def rdp_lnmax(log_q, *, scale: float, orders) -> np.ndarray:
     return np.minimum(np.minimum(0.5 * eps0 * eps0 * orders, log_t / steps), eps0)
 
 
-def rdp_lnmax_data_independent(*, scale: float, orders) -> np.ndarray:
+def rdp_lnmax_data_independent(*, scale: float, orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of LNMax: ``min(eps0, alpha eps0^2 / 2)`` (MATH.md s.2)."""
     orders = validate_orders(orders)
     check_positive(scale, "laplace scale")

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
 from ..orders import validate_orders
@@ -34,7 +35,7 @@ class SVTGuarantee:
     delta2: float
 
 
-def rdp_svt(*, scale: float, cutoff: int, orders) -> np.ndarray:
+def rdp_svt(*, scale: float, cutoff: int, orders: ArrayLike) -> np.ndarray:
     """``min(c eps0, alpha rho)`` with ``eps0 = 2/lam`` and ``rho = c eps0^2 / 2`` (s.8).
 
     Each unstable query ends one AboveThreshold round, ``eps0``-DP; pure DP gives zCDP
@@ -71,7 +72,7 @@ def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float)
     return 1.0 - 4.0 * scale * math.log(x)
 
 
-def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float, orders,
+def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float, orders: ArrayLike,
                   conversion: str = "classic", threshold: float | None = None) -> SVTGuarantee:
     """The (epsilon, delta) guarantee of SVT-PATE (MATH.md s.8).
 
@@ -101,8 +102,8 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float, orde
                         delta2=float(delta2))
 
 
-def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: float, orders,
-                          conversion: str = "classic",
+def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: float,
+                          orders: ArrayLike, conversion: str = "classic",
                           threshold: float | None = None) -> float:
     """The Laplace scale whose guarantee is ``epsilon`` (epsilon falls as the scale grows).
 
@@ -129,7 +130,7 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
     return math.exp(log_scale)
 
 
-def distance_to_instability(votes) -> np.ndarray:
+def distance_to_instability(votes: ArrayLike) -> np.ndarray:
     """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (MATH.md s.1, SVT-PATE)."""
     votes = np.asarray(votes, dtype=np.float64)
     top_two = -np.partition(-votes, 1, axis=1)[:, :2]

@@ -15,9 +15,11 @@ The walks that give the GNMax step's local sensitivity at distance ``d`` are in
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq, minimize_scalar
 from scipy.special import erfcinv, log_ndtr
 
@@ -37,7 +39,7 @@ _BRACKET_STEPS = 200
 # --------------------------------------------------------------------------------------
 
 
-def dep_gnmax(log_q, *, sigma: float, order: float) -> np.ndarray:
+def dep_gnmax(log_q: ArrayLike, *, sigma: float, order: float) -> np.ndarray:
     """Section 3's data-dependent bound *without* its validity checks (MATH.md s.10).
 
     ``dep(log q) = logaddexp(log(1-q) + log A, log q + log B) / (alpha - 1)`` with
@@ -102,7 +104,7 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
     return float(root)
 
 
-def _log_erfc_shifted(log_q, *, shift: float, classes: int) -> np.ndarray:
+def _log_erfc_shifted(log_q: ArrayLike, *, shift: float, classes: int) -> np.ndarray:
     """``log((K-1)/2 * erfc(shift + erfcinv(2q/(K-1))))``, with erfc via ``log_ndtr``.
 
     ``erfc(x) = 2 Phi(-sqrt(2) x)``, so the log stays accurate where erfc underflows.
@@ -112,21 +114,21 @@ def _log_erfc_shifted(log_q, *, shift: float, classes: int) -> np.ndarray:
         return _log_erfc_at(erfcinv(2.0 * np.exp(log_q) / (classes - 1)), shift, classes)
 
 
-def _log_erfc_at(inverse, shift: float, classes: int) -> np.ndarray:
+def _log_erfc_at(inverse: np.ndarray, shift: float, classes: int) -> np.ndarray:
     return math.log(classes - 1) + log_ndtr(-math.sqrt(2.0) * (shift + inverse))
 
 
-def log_b_lower(log_q, *, sigma: float, classes: int) -> np.ndarray:
+def log_b_lower(log_q: ArrayLike, *, sigma: float, classes: int) -> np.ndarray:
     """``log B_L(q)``, ``B_L(q) = (K-1)/2 erfc(1/sigma + erfcinv(2q/(K-1)))`` (s.10)."""
     return _log_erfc_shifted(log_q, shift=1.0 / sigma, classes=classes)
 
 
-def log_b_upper(log_q, *, sigma: float, classes: int) -> np.ndarray:
+def log_b_upper(log_q: ArrayLike, *, sigma: float, classes: int) -> np.ndarray:
     """``log B_U(q)``, ``B_U(q) = min(1, (K-1)/2 erfc(-1/sigma + erfcinv(2q/(K-1))))``."""
     return np.minimum(0.0, _log_erfc_shifted(log_q, shift=-1.0 / sigma, classes=classes))
 
 
-def rdp_gnss(beta, *, sigma_ss, order: float):
+def rdp_gnss(beta: ArrayLike, *, sigma_ss: ArrayLike, order: float) -> np.ndarray:
     """RDP of the GNSS release (Theorem 23; MATH.md section 10), ``1 < alpha < 1/(2 beta)``.
 
     ``alpha exp(2 beta) / sigma_ss^2 + (-0.5 log(1 - 2 alpha beta) + beta alpha) / (alpha-1)``.
@@ -171,7 +173,7 @@ class GNMaxSmoothConstants:
                    log_q1=log_q1, independent=order / sigma**2, plateau=plateau)
 
 
-def rdp_ss(log_q, *, constants: GNMaxSmoothConstants) -> np.ndarray:
+def rdp_ss(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -> np.ndarray:
     """``rdp_ss(log q) = alpha/sigma^2 if log q >= log q0 else dep(log q)`` (s.10)."""
     log_q = np.asarray(log_q, dtype=np.float64)
     out = np.full(log_q.shape, constants.independent)
@@ -180,7 +182,7 @@ def rdp_ss(log_q, *, constants: GNMaxSmoothConstants) -> np.ndarray:
     return out
 
 
-def local_sensitivity_at(log_q, *, constants: GNMaxSmoothConstants) -> np.ndarray:
+def local_sensitivity_at(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -> np.ndarray:
     """Local sensitivity of ``rdp_ss`` at ``q`` (Algorithm 3; MATH.md section 10).
 
     If ``log q1 <= log q <= log q0`` use ``log q1``; then with ``b = rdp_ss(log q)``,
@@ -258,7 +260,7 @@ class ThresholdSmoothConstants:
 # --------------------------------------------------------------------------------------
 
 
-def smooth_sensitivity(local_sensitivity, beta) -> np.ndarray:
+def smooth_sensitivity(local_sensitivity: ArrayLike, beta: ArrayLike) -> np.ndarray:
     """``SS_beta = max_d exp(-beta d) LS[d]`` (MATH.md s.10), vectorised over ``beta``."""
     ls = np.asarray(local_sensitivity, dtype=np.float64)
     beta = np.asarray(beta, dtype=np.float64)
@@ -271,7 +273,8 @@ def beta_grid(order: float) -> np.ndarray:
     return np.arange(0.3 / order, 0.495 / order, 0.01 / order)
 
 
-def _nondecreasing(fn, lo: float, hi: float, points: int = 20001) -> bool:
+def _nondecreasing(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
+                   points: int = 20001) -> bool:
     """Numerical check that ``fn`` (vectorised, of log q) is non-decreasing on [lo, hi].
 
     A dense grid in ``log q`` (monotone in q, so the property is the same), then, around
@@ -316,10 +319,10 @@ def check_conditions(*, sigma: float, classes: int, order: float) -> tuple[bool,
     c = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
     lo = min(_LOWEST_LOG_Q, 10.0 * c.log_q0)
 
-    def dep(x):
+    def dep(x: np.ndarray) -> np.ndarray:
         return dep_gnmax(x, sigma=sigma, order=order)
 
-    def gain(x):
+    def gain(x: np.ndarray) -> np.ndarray:
         return dep(log_b_upper(x, sigma=sigma, classes=c.classes)) - dep(x)
 
     c5 = _nondecreasing(dep, lo, c.log_q0)

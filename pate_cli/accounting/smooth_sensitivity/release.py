@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..gnmax import log_q_gnmax, rdp_gnmax
 from ..threshold import log_pr_answered, rdp_threshold
@@ -63,7 +64,7 @@ class SmoothSensitivityResult:
     selection_data_independent: bool
     answer_data_independent: bool
     refusal: str | None = None
-    checkpoints: tuple = ()
+    checkpoints: tuple[SmoothSensitivityResult, ...] = ()
 
 
 class SmoothSensitivityAccumulator:
@@ -77,7 +78,8 @@ class SmoothSensitivityAccumulator:
     """
 
     def __init__(self, *, teachers: int, classes: int, sigma: float, order: float,
-                 threshold: float | None = None, sigma_threshold: float | None = None):
+                 threshold: float | None = None,
+                 sigma_threshold: float | None = None) -> None:
         self.teachers = as_teachers(teachers)
         check_order(order)
         self.order = float(order)
@@ -88,11 +90,11 @@ class SmoothSensitivityAccumulator:
                                  orders=[order])[0, 0]
         # "Steps whose data-dependent bound never helps" (MATH.md section 10).
         self.answer_independent = bool(np.isclose(at_unanimous, self.gnmax.independent))
-        self.selection = None
+        self.selection: ThresholdSmoothConstants | None = None
         self.selection_independent = True
         if (threshold is None) != (sigma_threshold is None):
             raise ValueError("give both threshold and sigma_threshold, or neither")
-        if threshold is not None:
+        if threshold is not None and sigma_threshold is not None:  # both or neither (above)
             self.selection = ThresholdSmoothConstants.compute(
                 threshold=threshold, sigma_threshold=sigma_threshold, order=order,
                 teachers=self.teachers)
@@ -110,7 +112,8 @@ class SmoothSensitivityAccumulator:
         self._answered = 0.0
         self._conditions: tuple[bool, bool] | None = None
 
-    def add(self, votes, *, weights, max_votes=None) -> None:
+    def add(self, votes: ArrayLike, *, weights: ArrayLike,
+            max_votes: ArrayLike | None = None) -> None:
         """Add a chunk: ``votes`` ``(n, K)``, answer-step ``weights`` ``(n,)`` (1/0 replay,
         ``pr_answered`` expected), ``max_votes`` the selection's ``max v`` per query
         (default ``max n``; Interactive passes ``max(n - M p)``)."""
@@ -174,7 +177,7 @@ class SmoothSensitivityAccumulator:
                                                 order=c.order)
         return self._conditions
 
-    def result(self, *, delta: float, seed=None) -> SmoothSensitivityResult:
+    def result(self, *, delta: float, seed: int | None = None) -> SmoothSensitivityResult:
         """Choose beta and sigma_ss and report (MATH.md section 10, last paragraphs)."""
         if not (0.0 < delta < 1.0):
             raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
@@ -209,9 +212,10 @@ class SmoothSensitivityAccumulator:
             answer_data_independent=self.answer_independent, refusal=refusal)
 
 
-def sanitize_confident(votes, *, teachers: int, threshold: float, sigma_threshold: float,
-                       sigma: float, order: float, delta: float, weights, seed=None,
-                       max_votes=None, report_every: int | None = None,
+def sanitize_confident(votes: np.ndarray, *, teachers: int, threshold: float,
+                       sigma_threshold: float, sigma: float, order: float, delta: float,
+                       weights: ArrayLike, seed: int | None = None,
+                       max_votes: ArrayLike | None = None, report_every: int | None = None,
                        chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
     """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; MATH.md s.10).
 
@@ -226,8 +230,9 @@ def sanitize_confident(votes, *, teachers: int, threshold: float, sigma_threshol
                      report_every=report_every, chunk_size=chunk_size)
 
 
-def sanitize_gnmax(votes, *, teachers: int, sigma: float, order: float, delta: float,
-                   weights=None, seed=None, report_every: int | None = None,
+def sanitize_gnmax(votes: np.ndarray, *, teachers: int, sigma: float, order: float,
+                   delta: float, weights: ArrayLike | None = None, seed: int | None = None,
+                   report_every: int | None = None,
                    chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
     """GNSS report for plain GNMax (no threshold step; every query answered by default)."""
     return _sanitize(votes, teachers=teachers, threshold=None, sigma_threshold=None,
@@ -235,8 +240,10 @@ def sanitize_gnmax(votes, *, teachers: int, sigma: float, order: float, delta: f
                      max_votes=None, report_every=report_every, chunk_size=chunk_size)
 
 
-def _sanitize(votes, *, teachers, threshold, sigma_threshold, sigma, order, delta, weights,
-              seed, max_votes, report_every, chunk_size):
+def _sanitize(votes: np.ndarray, *, teachers: int, threshold: float | None,
+              sigma_threshold: float | None, sigma: float, order: float, delta: float,
+              weights: ArrayLike | None, seed: int | None, max_votes: ArrayLike | None,
+              report_every: int | None, chunk_size: int) -> SmoothSensitivityResult:
     check_positive_integer(chunk_size, "chunk size")
     if report_every is not None:
         check_positive_integer(report_every, "report_every")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, logsumexp, ndtr, ndtri_exp
 
 from ..gnmax import LINEAR_FLOOR, log_q_gnmax
@@ -36,7 +37,7 @@ _LS_BLOCK = 1 << 15
 # --------------------------------------------------------------------------------------
 
 
-def _groups(rest: np.ndarray, sentinel: bool):
+def _groups(rest: np.ndarray, sentinel: bool) -> tuple[np.ndarray, np.ndarray]:
     """Distinct values of each row of a descending ``rest`` and their multiplicities.
 
     Returns ``(values, counts)`` of shape ``(rows, G)``, padded with (0, 0); with
@@ -86,7 +87,7 @@ class _WalkTables:
         return np.minimum(log_q, self.cap)
 
 
-def _segments(lengths: np.ndarray):
+def _segments(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For ragged segments of ``lengths``: (segment id, position within the segment)."""
     lengths = lengths.astype(np.intp)
     owner = np.repeat(np.arange(lengths.size), lengths)
@@ -109,7 +110,7 @@ class _RightWalk:
         self.gaps = (ordered[:, :1] - values).astype(np.intp)
         self.width = values.shape[1] + 1
 
-    def __call__(self, rows: np.ndarray, d: np.ndarray):
+    def __call__(self, rows: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, None]:
         gaps = np.empty((rows.size, self.width), dtype=np.intp)
         gaps[:, 0] = self.first_gap[rows] - 2 * d
         np.subtract(self.gaps[rows], d[:, None], out=gaps[:, 1:])
@@ -118,7 +119,7 @@ class _RightWalk:
         np.take(self.counts, rows, axis=0, out=counts[:, 1:])
         return self.tables.log_q(gaps, counts), None
 
-    def carries_on(self, log_q: np.ndarray, _runner) -> np.ndarray:
+    def carries_on(self, log_q: np.ndarray, _runner: None) -> np.ndarray:
         return log_q < self.tables.constants.log_q1
 
 
@@ -145,7 +146,7 @@ class _LeftWalk:
         self.keys = (drained + (np.arange(rows) * self.span)[:, None]).ravel()
         self.width = self.groups + 2
 
-    def __call__(self, rows: np.ndarray, d: np.ndarray):
+    def __call__(self, rows: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         first = np.searchsorted(self.keys, d + rows * self.span, side="left")
         first -= rows * self.groups
         np.clip(first, 1, self.groups - 1, out=first)
@@ -169,7 +170,8 @@ class _LeftWalk:
         return (log_q > self.tables.constants.log_q0) & (runner > 0)
 
 
-def walk_entries(votes: np.ndarray, constants: GNMaxSmoothConstants, teachers: int):
+def walk_entries(votes: np.ndarray, constants: GNMaxSmoothConstants,
+                 teachers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The deviating prefix of each query's local-sensitivity curve (Algorithms 4-5).
 
     Returns ``(owner, distance, value, last)``: flat arrays of entries ``LS_i[d]`` for
@@ -216,7 +218,9 @@ def walk_entries(votes: np.ndarray, constants: GNMaxSmoothConstants, teachers: i
     return (np.concatenate(owners), np.concatenate(distances), np.concatenate(values), last)
 
 
-def _run_walk(chosen, bound, limit, walk, c, last, owners, distances, values):
+def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWalk | _LeftWalk,
+              c: GNMaxSmoothConstants, last: np.ndarray, owners: list[np.ndarray],
+              distances: list[np.ndarray], values: list[np.ndarray]) -> None:
     """Materialise walk states ``d = 1..`` per query, find each walk's end, keep entries.
 
     ``bound`` is an upper bound on where each walk ends (closed form, see the caller);
@@ -238,7 +242,9 @@ def _run_walk(chosen, bound, limit, walk, c, last, owners, distances, values):
             part = slice(lo, lo + block)
             log_q_part, runner_part = walk(rows_all[part], d_all[part])
             log_q_all[part] = log_q_part
-            going[part] = walk.carries_on(log_q_part, runner_part)
+            # Each walk gets back the runner it returned (None for right walks, the
+            # runner-up's count for left ones); mypy cannot pair them across the union.
+            going[part] = walk.carries_on(log_q_part, runner_part)  # type: ignore[arg-type]
         # Each walk keeps its entries up to and including its first stopping state.
         ends = np.cumsum(span) - 1
         stops = np.flatnonzero(~going)
@@ -260,7 +266,7 @@ def _run_walk(chosen, bound, limit, walk, c, last, owners, distances, values):
         active = active[unfinished]
 
 
-def local_sensitivity_gnmax(votes, *, teachers: int, sigma: float, order: float,
+def local_sensitivity_gnmax(votes: ArrayLike, *, teachers: int, sigma: float, order: float,
                             constants: GNMaxSmoothConstants | None = None) -> np.ndarray:
     """Local sensitivity of the GNMax step at distance ``d = 0..M-1`` (Algorithms 4-5).
 
@@ -285,7 +291,7 @@ def local_sensitivity_gnmax(votes, *, teachers: int, sigma: float, order: float,
 # --------------------------------------------------------------------------------------
 
 
-def rounded_max(max_votes, teachers: int) -> np.ndarray:
+def rounded_max(max_votes: ArrayLike, teachers: int) -> np.ndarray:
     """``round(max v)`` per query, half to even as in section 4: the row of the threshold
     step's table. Raises ``ValueError`` unless it is one value per query in ``0..M``."""
     m = np.rint(np.asarray(max_votes, dtype=np.float64))
@@ -296,7 +302,7 @@ def rounded_max(max_votes, teachers: int) -> np.ndarray:
     return m
 
 
-def local_sensitivity_threshold(max_votes, *, teachers: int, threshold: float,
+def local_sensitivity_threshold(max_votes: ArrayLike, *, teachers: int, threshold: float,
                                 sigma_threshold: float, order: float) -> np.ndarray:
     """Local sensitivity of the threshold step at distance ``d = 0..M-1`` (MATH.md s.10).
 
