@@ -11,10 +11,12 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, ndtr
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
+from .validators import as_log_q, as_votes, check_positive
 
 # Terms of the log q sum whose Gaussian tail is below exp(-_PRUNE) times the largest one
 # are skipped: Phi(-z) / Phi(-z0) <= exp(-(z^2 - z0^2) / 2) for z >= z0 >= 0 (the Mills
@@ -22,7 +24,7 @@ from ..orders import validate_orders
 _PRUNE = 50.0
 # Sums of tail probabilities at least this large are exact to double precision in linear
 # space (terms that underflow are then below 1e-20 of the sum).
-_LINEAR_FLOOR = 1e-280
+LINEAR_FLOOR = 1e-280
 # Largest integer gap for which tail probabilities are tabulated.
 _TABLE_LIMIT = 1 << 22
 _LOG1P_IDENTITY = 2.0**-53
@@ -30,7 +32,7 @@ _LOG1P_IDENTITY = 2.0**-53
 _WORK_ELEMENTS = 1 << 17
 
 
-def log_q_gnmax(votes, *, sigma: float) -> np.ndarray:
+def log_q_gnmax(votes: ArrayLike, *, sigma: float) -> np.ndarray:
     """Upper bound on log Pr[GNMax does not output the plurality class] (Prop. 7).
 
     ``log q = logsumexp_{j != i*} log_ndtr(-(n_i* - n_j) / (sqrt(2) sigma))``, capped at
@@ -42,8 +44,8 @@ def log_q_gnmax(votes, *, sigma: float) -> np.ndarray:
     integer votes the gaps are integers, so the tail probabilities come from a table of
     ``max gap + 1`` values instead of one evaluation per (query, class).
     """
-    votes = _as_votes(votes)
-    _check_positive(sigma, "sigma")
+    votes = as_votes(votes)
+    check_positive(sigma, "sigma")
     queries, classes = votes.shape
     top = np.argmax(votes, axis=1)
     rows = np.arange(queries)
@@ -62,7 +64,7 @@ def log_q_gnmax(votes, *, sigma: float) -> np.ndarray:
         total = tails.sum(axis=1)
     with np.errstate(divide="ignore"):
         log_q = np.log(total)
-    tiny = np.flatnonzero(~(total >= _LINEAR_FLOOR))
+    tiny = np.flatnonzero(~(total >= LINEAR_FLOOR))
     if tiny.size:
         log_q[tiny] = _log_q_log_space(gaps[tiny], top[tiny], scale)
     return np.minimum(log_q, math.log(1.0 - 1.0 / classes))
@@ -82,7 +84,7 @@ def _log_q_log_space(gaps: np.ndarray, top: np.ndarray, scale: float) -> np.ndar
     return lead + np.log(np.bincount(keep_rows, weights=ratios, minlength=queries))
 
 
-def rdp_gnmax(log_q, *, sigma: float, orders) -> np.ndarray:
+def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarray:
     """Data-dependent RDP of one GNMax answer, given ``log q`` (Thm 6 + Prop. 10).
 
     Returns shape ``log_q.shape + (orders,)``. ``log q = -inf`` gives 0 (the output is
@@ -97,10 +99,8 @@ def rdp_gnmax(log_q, *, sigma: float, orders) -> np.ndarray:
     Every entry is computed by the same operations whatever the blocking.
     """
     orders = validate_orders(orders)
-    _check_positive(sigma, "sigma")
-    log_q = np.asarray(log_q, dtype=np.float64)
-    if np.any(np.isnan(log_q)) or np.any(log_q > 0):
-        raise ValueError("log q must be <= 0 (it is the log of a probability)")
+    check_positive(sigma, "sigma")
+    log_q = as_log_q(log_q)
     variance = sigma * sigma
     independent = orders / variance
     out = np.empty(log_q.shape + orders.shape)
@@ -140,12 +140,13 @@ class _Theorem6Work:
         self._flat = [np.empty(size) for _ in range(3)]
         self._mask = np.empty(size, dtype=bool)
 
-    def buffers(self, rows: int, width: int):
+    def buffers(self, rows: int,
+                width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Three float and one bool C-contiguous ``(rows, width)`` work arrays (ufuncs on
         contiguous arrays run about three times faster than on column slices)."""
         size = rows * width
-        return (*(flat[:size].reshape(rows, width) for flat in self._flat),
-                self._mask[:size].reshape(rows, width))
+        first, second, third = (flat[:size].reshape(rows, width) for flat in self._flat)
+        return first, second, third, self._mask[:size].reshape(rows, width)
 
 
 class Theorem6Terms(NamedTuple):
@@ -157,7 +158,7 @@ class Theorem6Terms(NamedTuple):
     e2: np.ndarray
 
 
-def theorem6_terms(log_q, sigma: float) -> Theorem6Terms:
+def theorem6_terms(log_q: np.ndarray, sigma: float) -> Theorem6Terms:
     """``mu2 = sigma sqrt(-log q)``, ``mu1 = mu2 + 1``, ``e_i = mu_i / sigma^2``."""
     variance = sigma * sigma
     mu2 = sigma * np.sqrt(-log_q)
@@ -165,7 +166,7 @@ def theorem6_terms(log_q, sigma: float) -> Theorem6Terms:
     return Theorem6Terms(mu1, mu2, mu1 / variance, mu2 / variance)
 
 
-def _theorem6_bound(log_q, work: _Theorem6Work, out) -> None:
+def _theorem6_bound(log_q: np.ndarray, work: _Theorem6Work, out: np.ndarray) -> None:
     """``min(alpha / sigma^2, dep)`` where ``mu1 > alpha``, else ``alpha / sigma^2``, into
     ``out`` (rows of ``log_q``), for queries where Theorem 6 applies (MATH.md section 3).
 
@@ -213,10 +214,10 @@ def _theorem6_bound(log_q, work: _Theorem6Work, out) -> None:
                   where=mu1[:, None] <= orders[mixed:width])
 
 
-def rdp_gnmax_data_independent(*, sigma: float, orders) -> np.ndarray:
+def rdp_gnmax_data_independent(*, sigma: float, orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of one GNMax answer: ``alpha / sigma^2`` (MATH.md section 2)."""
     orders = validate_orders(orders)
-    _check_positive(sigma, "sigma")
+    check_positive(sigma, "sigma")
     return orders / (sigma * sigma)
 
 
@@ -228,15 +229,3 @@ def _theorem6_applies(log_q: np.ndarray, sigma: float) -> np.ndarray:
             np.log(1.0 + 1.0 / (mu1 - 1.0)) + np.log(1.0 + 1.0 / (mu2 - 1.0))
         )
         return np.isfinite(log_q) & (mu2 > 1.0) & (-log_q > e2) & (log_q <= limit)
-
-
-def _as_votes(votes) -> np.ndarray:
-    votes = np.asarray(votes, dtype=np.float64)
-    if votes.ndim != 2 or votes.shape[1] < 2:
-        raise ValueError(f"votes must have shape (queries, classes>=2), got {votes.shape}")
-    return votes
-
-
-def _check_positive(value: float, name: str) -> None:
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")

@@ -9,20 +9,21 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..numerics import log1mexp, log_add
 from ..orders import validate_orders
-from .gnmax import _as_votes, _check_positive
+from .validators import as_log_q, as_votes, check_positive
 
 
-def log_q_lnmax(votes, *, scale: float) -> np.ndarray:
+def log_q_lnmax(votes: ArrayLike, *, scale: float) -> np.ndarray:
     """Upper bound on log Pr[LNMax does not output the plurality class] (MATH.md s.5).
 
     ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)
     + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``.
     """
-    votes = _as_votes(votes)
-    _check_positive(scale, "laplace scale")
+    votes = as_votes(votes)
+    check_positive(scale, "laplace scale")
     queries, classes = votes.shape
     top = np.argmax(votes, axis=1)
     rows = np.arange(queries)
@@ -34,16 +35,14 @@ def log_q_lnmax(votes, *, scale: float) -> np.ndarray:
     return np.minimum(log_q, math.log(1.0 - 1.0 / classes))
 
 
-def rdp_lnmax(log_q, *, scale: float, orders) -> np.ndarray:
+def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarray:
     """Data-dependent RDP of one LNMax answer with pure ``eps0 = 2 / lam`` (MATH.md s.5).
 
     Returns shape ``log_q.shape + (orders,)``.
     """
     orders = validate_orders(orders)
-    _check_positive(scale, "laplace scale")
-    log_q = np.asarray(log_q, dtype=np.float64)
-    if np.any(np.isnan(log_q)) or np.any(log_q > 0):
-        raise ValueError("log q must be <= 0 (it is the log of a probability)")
+    check_positive(scale, "laplace scale")
+    log_q = as_log_q(log_q)
     eps0 = 2.0 / scale
     steps = orders - 1.0
     q = np.exp(log_q)[..., None]
@@ -57,9 +56,9 @@ def rdp_lnmax(log_q, *, scale: float, orders) -> np.ndarray:
     return np.minimum(np.minimum(0.5 * eps0 * eps0 * orders, log_t / steps), eps0)
 
 
-def rdp_lnmax_data_independent(*, scale: float, orders) -> np.ndarray:
+def rdp_lnmax_data_independent(*, scale: float, orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of LNMax: ``min(eps0, alpha eps0^2 / 2)`` (MATH.md s.2)."""
     orders = validate_orders(orders)
-    _check_positive(scale, "laplace scale")
+    check_positive(scale, "laplace scale")
     eps0 = 2.0 / scale
     return np.minimum(0.5 * eps0 * eps0 * orders, eps0)

@@ -12,10 +12,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
 from ..orders import validate_orders
-from .conversion import check_delta, rdp_to_epsilon
+from .conversion import rdp_to_epsilon
+from .validators import check_delta, check_positive_integer
 
 _MAX_SOLVER_STEPS = 200
 
@@ -33,7 +35,7 @@ class SVTGuarantee:
     delta2: float
 
 
-def rdp_svt(*, scale: float, cutoff: int, orders) -> np.ndarray:
+def rdp_svt(*, scale: float, cutoff: int, orders: ArrayLike) -> np.ndarray:
     """``min(c eps0, alpha rho)`` with ``eps0 = 2/lam`` and ``rho = c eps0^2 / 2`` (s.8).
 
     Each unstable query ends one AboveThreshold round, ``eps0``-DP; pure DP gives zCDP
@@ -70,7 +72,7 @@ def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float)
     return 1.0 - 4.0 * scale * math.log(x)
 
 
-def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float, orders,
+def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float, orders: ArrayLike,
                   conversion: str = "classic", threshold: float | None = None) -> SVTGuarantee:
     """The (epsilon, delta) guarantee of SVT-PATE (MATH.md s.8).
 
@@ -100,8 +102,8 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float, orde
                         delta2=float(delta2))
 
 
-def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: float, orders,
-                          conversion: str = "classic",
+def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: float,
+                          orders: ArrayLike, conversion: str = "classic",
                           threshold: float | None = None) -> float:
     """The Laplace scale whose guarantee is ``epsilon`` (epsilon falls as the scale grows).
 
@@ -131,5 +133,4 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
 def _check_scale_cutoff(scale: float, cutoff: int) -> None:
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"SVT scale must be positive, got {scale!r}")
-    if not (isinstance(cutoff, (int, np.integer)) and cutoff >= 1):
-        raise ValueError(f"SVT cut-off must be a positive integer, got {cutoff!r}")
+    check_positive_integer(cutoff, "SVT cut-off")

@@ -8,24 +8,28 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
-from .gnmax import _check_positive, rdp_gnmax
+from .gnmax import rdp_gnmax
+from .validators import check_positive
 
 
-def log_pr_answered(max_votes, *, threshold: float, sigma_threshold: float) -> np.ndarray:
+def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
+                    sigma_threshold: float) -> np.ndarray:
     """``log Pr[max v + N(0, sigma1^2) >= T]`` with ``round`` half-to-even (MATH.md s.4).
 
     ``max_votes`` is ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
     """
-    _check_positive(sigma_threshold, "sigma_threshold")
+    check_positive(sigma_threshold, "sigma_threshold")
     max_votes = np.asarray(max_votes, dtype=np.float64)
     return log_ndtr((np.rint(max_votes) - threshold) / sigma_threshold)
 
 
-def rdp_threshold(log_pr_answered, *, sigma_threshold: float, orders) -> np.ndarray:
+def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,
+                  orders: ArrayLike) -> np.ndarray:
     """Data-dependent RDP of the selection step (MATH.md section 4).
 
     ``log q_sel = min(log pr, log(1 - pr))`` fed to the GNMax bound with noise
@@ -36,12 +40,13 @@ def rdp_threshold(log_pr_answered, *, sigma_threshold: float, orders) -> np.ndar
     return rdp_gnmax(log_q_sel, sigma=math.sqrt(2.0) * sigma_threshold, orders=orders)
 
 
-def rdp_threshold_data_independent(*, sigma_threshold: float, orders) -> np.ndarray:
+def rdp_threshold_data_independent(*, sigma_threshold: float,
+                                   orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of the selection step: ``alpha / (2 sigma1^2)`` (MATH.md s.2).
 
     Written as such rather than as GNMax's bound at ``sqrt(2) sigma1``: the two differ in
     the last bit (``sqrt(2)^2 != 2`` in floating point) and the reference analysis uses this.
     """
     orders = validate_orders(orders)
-    _check_positive(sigma_threshold, "sigma_threshold")
+    check_positive(sigma_threshold, "sigma_threshold")
     return orders / (2.0 * sigma_threshold**2)

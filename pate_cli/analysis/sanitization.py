@@ -1,6 +1,6 @@
 """Publishing the data-dependent epsilon: the GNSS report for an analysis (MATH.md s.10).
 
-Connects an ``AnalysisResult`` to ``accounting/smooth_sensitivity.py``: the same queries,
+Connects an ``AnalysisResult`` to ``accounting/smooth_sensitivity/``: the same queries,
 the answer step's charge per query (0/1 in replay, ``pr_answered`` in expected
 accounting), and the order the accounting chose (or one the user fixes).
 """

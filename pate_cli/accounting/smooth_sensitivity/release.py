@@ -1,0 +1,276 @@
+"""The GNSS release: accumulate queries, choose beta and sigma_ss, report (MATH.md s.10).
+
+:class:`SmoothSensitivityAccumulator` adds chunks of queries (bounded memory: a query's
+local-sensitivity curve is its deviating prefix from ``walks.py`` plus the plateau
+``LS(q1)``, summed as a difference array) and finishes with the beta / sigma_ss search
+and the report, a :class:`SmoothSensitivityResult`. :func:`sanitize_confident` and
+:func:`sanitize_gnmax` are one-call front ends reading the votes in chunks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..gnmax import log_q_gnmax, rdp_gnmax
+from ..threshold import log_pr_answered, rdp_threshold
+from ..validators import as_teachers, as_votes, check_order, check_positive_integer
+from .bounds import (
+    GNMaxSmoothConstants,
+    ThresholdSmoothConstants,
+    beta_grid,
+    check_conditions,
+    rdp_gnss,
+    smooth_sensitivity,
+)
+from .walks import rounded_max, walk_entries
+
+# Rows of a (distinct max votes x distances) work array for the threshold step.
+_THRESHOLD_ELEMENTS = 1 << 21
+DEFAULT_CHUNK = 4096
+
+
+# --------------------------------------------------------------------------------------
+# Accumulation and the report.
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SmoothSensitivityResult:
+    """The GNSS report at one order (MATH.md section 10).
+
+    ``epsilon_before`` is the data-dependent epsilon at ``order``; ``epsilon_after`` adds
+    the release's own cost; ``noise_std = smooth_sensitivity * sigma_ss``;
+    ``sanitized_epsilon`` is ``epsilon_after + noise_std * N(0,1)`` drawn from the seed
+    (``None`` without a seed or when ``refusal`` says C5/C6 failed).
+    """
+
+    order: float
+    beta: float
+    smooth_sensitivity: float
+    sigma_ss: float
+    epsilon_before: float
+    epsilon_after: float
+    noise_std: float
+    sanitized_epsilon: float | None
+    c5: bool
+    c6: bool
+    rdp_cumulative: float
+    queries: int
+    answered: float
+    selection_data_independent: bool
+    answer_data_independent: bool
+    refusal: str | None = None
+    checkpoints: tuple[SmoothSensitivityResult, ...] = ()
+
+
+class SmoothSensitivityAccumulator:
+    """Adds chunks of queries' local sensitivities and RDP at one order (MATH.md s.10).
+
+    ``threshold``/``sigma_threshold`` given: Confident- (or Interactive-) GNMax, else plain
+    GNMax. Memory is ``O(M)`` plus one chunk: per-query curves are never materialised (a
+    query's curve is its deviating prefix plus the plateau ``LS(q1)`` from some distance on,
+    accumulated as a difference array). Call :meth:`add` per chunk, in any order, and
+    :meth:`result` at any time (it does not change the state).
+    """
+
+    def __init__(self, *, teachers: int, classes: int, sigma: float, order: float,
+                 threshold: float | None = None,
+                 sigma_threshold: float | None = None) -> None:
+        self.teachers = as_teachers(teachers)
+        check_order(order)
+        self.order = float(order)
+        self.gnmax = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
+        unanimous = np.zeros((1, self.gnmax.classes))
+        unanimous[0, 0] = self.teachers
+        at_unanimous = rdp_gnmax(log_q_gnmax(unanimous, sigma=sigma), sigma=sigma,
+                                 orders=[order])[0, 0]
+        # "Steps whose data-dependent bound never helps" (MATH.md section 10).
+        self.answer_independent = bool(np.isclose(at_unanimous, self.gnmax.independent))
+        self.selection: ThresholdSmoothConstants | None = None
+        self.selection_independent = True
+        if (threshold is None) != (sigma_threshold is None):
+            raise ValueError("give both threshold and sigma_threshold, or neither")
+        if threshold is not None and sigma_threshold is not None:  # both or neither (above)
+            self.selection = ThresholdSmoothConstants.compute(
+                threshold=threshold, sigma_threshold=sigma_threshold, order=order,
+                teachers=self.teachers)
+            ends = log_pr_answered(np.array([0.0, self.teachers]), threshold=threshold,
+                                   sigma_threshold=sigma_threshold)
+            at_ends = rdp_threshold(ends, sigma_threshold=sigma_threshold, orders=[order])[:, 0]
+            self.selection_independent_cost = order / (2.0 * sigma_threshold**2)
+            self.selection_independent = bool(
+                np.all(np.isclose(at_ends, self.selection_independent_cost)))
+        self._ls_prefix = np.zeros(self.teachers)
+        self._plateau_from = np.zeros(self.teachers + 1)
+        self._max_histogram = np.zeros(self.teachers + 1)
+        self._rdp = 0.0
+        self._queries = 0
+        self._answered = 0.0
+        self._conditions: tuple[bool, bool] | None = None
+
+    def add(self, votes: ArrayLike, *, weights: ArrayLike,
+            max_votes: ArrayLike | None = None) -> None:
+        """Add a chunk: ``votes`` ``(n, K)``, answer-step ``weights`` ``(n,)`` (1/0 replay,
+        ``pr_answered`` expected), ``max_votes`` the selection's ``max v`` per query
+        (default ``max n``; Interactive passes ``max(n - M p)``)."""
+        votes = as_votes(votes)
+        if votes.shape[1] != self.gnmax.classes:
+            raise ValueError(f"votes have {votes.shape[1]} classes, expected "
+                             f"{self.gnmax.classes}")
+        weights = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if weights.shape[0] != votes.shape[0] or np.any(~(weights >= 0)):
+            raise ValueError("weights must be one non-negative number per query")
+        c = self.gnmax
+        if self.selection is not None:
+            max_votes = votes.max(axis=1) if max_votes is None else max_votes
+            rounded = rounded_max(max_votes, self.teachers)
+            if self.selection_independent:
+                self._rdp += votes.shape[0] * self.selection_independent_cost
+            else:
+                sel = self.selection
+                # rdp_sel(log pr_answered) with round(max v) (section 4) is r[round(max v)].
+                self._rdp += float(np.sum(sel.r[rounded.astype(np.intp)]))
+                self._max_histogram += np.bincount(rounded.astype(np.intp),
+                                                   minlength=self.teachers + 1)
+        if self.answer_independent:
+            self._rdp += float(np.sum(weights)) * c.independent
+        else:
+            log_q = log_q_gnmax(votes, sigma=c.sigma)
+            self._rdp += float(np.dot(weights, rdp_gnmax(log_q, sigma=c.sigma,
+                                                         orders=[c.order])[:, 0]))
+            charged = np.flatnonzero(weights > 0)
+            owner, distance, value, last = walk_entries(votes[charged], c, self.teachers)
+            w = weights[charged]
+            self._ls_prefix += np.bincount(distance, weights=w[owner] * value,
+                                           minlength=self.teachers)
+            self._plateau_from += np.bincount(last + 1, weights=w,
+                                              minlength=self.teachers + 1)
+        self._queries += votes.shape[0]
+        self._answered += float(np.sum(weights))
+
+    def local_sensitivity(self) -> np.ndarray:
+        """Total ``LS[d]``, ``d = 0..M-1``, of the queries added so far."""
+        total = self._ls_prefix.copy()
+        if not self.answer_independent:
+            total += np.cumsum(self._plateau_from)[: self.teachers] * self.gnmax.plateau
+        if self.selection is not None and not self.selection_independent:
+            present = np.flatnonzero(self._max_histogram)
+            block = max(1, _THRESHOLD_ELEMENTS // self.teachers)
+            for lo in range(0, present.size, block):
+                m = present[lo : lo + block]
+                total += self._max_histogram[m] @ self.selection.curves(m.astype(np.float64))
+        return total
+
+    @property
+    def rdp_cumulative(self) -> float:
+        return self._rdp
+
+    def conditions(self) -> tuple[bool, bool]:
+        """(C5, C6) for the answer step's (sigma, K, order), computed once when needed."""
+        if self._conditions is None:
+            c = self.gnmax
+            self._conditions = check_conditions(sigma=c.sigma, classes=c.classes,
+                                                order=c.order)
+        return self._conditions
+
+    def result(self, *, delta: float, seed: int | None = None) -> SmoothSensitivityResult:
+        """Choose beta and sigma_ss and report (MATH.md section 10, last paragraphs)."""
+        if not (0.0 < delta < 1.0):
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+        alpha = self.order
+        ls = self.local_sensitivity()
+        betas = beta_grid(alpha)
+        ss = smooth_sensitivity(ls, betas)
+        with np.errstate(divide="ignore"):
+            sigma_ss = np.cbrt(alpha * np.exp(2.0 * betas) / ss)
+            release = rdp_gnss(betas, sigma_ss=sigma_ss, order=alpha)
+        cost = self._rdp + release + 2.0 * ss * sigma_ss
+        best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
+        eps_before = self._rdp + math.log(1.0 / delta) / (alpha - 1.0)
+        eps_after = eps_before + float(release[best])
+        noise_std = float(ss[best] * sigma_ss[best])
+        c5, c6 = self.conditions()
+        refusal = None
+        if not self.answer_independent and not (c5 and c6):
+            failed = " and ".join(n for n, ok in (("C5", c5), ("C6", c6)) if not ok)
+            c = self.gnmax
+            refusal = (f"condition {failed} fails for sigma={c.sigma:g}, K={c.classes}, "
+                       f"order={alpha:g}: no sanitised epsilon is reported")
+        sanitized = None
+        if seed is not None and refusal is None:
+            sanitized = eps_after + noise_std * float(np.random.default_rng(seed).normal())
+        return SmoothSensitivityResult(
+            order=alpha, beta=float(betas[best]), smooth_sensitivity=float(ss[best]),
+            sigma_ss=float(sigma_ss[best]), epsilon_before=eps_before, epsilon_after=eps_after,
+            noise_std=noise_std, sanitized_epsilon=sanitized, c5=c5, c6=c6,
+            rdp_cumulative=self._rdp, queries=self._queries, answered=self._answered,
+            selection_data_independent=self.selection_independent,
+            answer_data_independent=self.answer_independent, refusal=refusal)
+
+
+def sanitize_confident(votes: np.ndarray, *, teachers: int, threshold: float,
+                       sigma_threshold: float, sigma: float, order: float, delta: float,
+                       weights: ArrayLike, seed: int | None = None,
+                       max_votes: ArrayLike | None = None, report_every: int | None = None,
+                       chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
+    """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; MATH.md s.10).
+
+    ``votes`` ``(queries, K)`` (array or memory map, read in chunks), ``weights`` the
+    answer step's charge per query (1/0 replay, ``pr_answered`` expected). With
+    ``report_every=N`` the result's ``checkpoints`` hold the report after every N queries
+    (and the last), as the paper's table was printed.
+    """
+    return _sanitize(votes, teachers=teachers, threshold=threshold,
+                     sigma_threshold=sigma_threshold, sigma=sigma, order=order, delta=delta,
+                     weights=weights, seed=seed, max_votes=max_votes,
+                     report_every=report_every, chunk_size=chunk_size)
+
+
+def sanitize_gnmax(votes: np.ndarray, *, teachers: int, sigma: float, order: float,
+                   delta: float, weights: ArrayLike | None = None, seed: int | None = None,
+                   report_every: int | None = None,
+                   chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
+    """GNSS report for plain GNMax (no threshold step; every query answered by default)."""
+    return _sanitize(votes, teachers=teachers, threshold=None, sigma_threshold=None,
+                     sigma=sigma, order=order, delta=delta, weights=weights, seed=seed,
+                     max_votes=None, report_every=report_every, chunk_size=chunk_size)
+
+
+def _sanitize(votes: np.ndarray, *, teachers: int, threshold: float | None,
+              sigma_threshold: float | None, sigma: float, order: float, delta: float,
+              weights: ArrayLike | None, seed: int | None, max_votes: ArrayLike | None,
+              report_every: int | None, chunk_size: int) -> SmoothSensitivityResult:
+    check_positive_integer(chunk_size, "chunk size")
+    if report_every is not None:
+        check_positive_integer(report_every, "report_every")
+    queries = votes.shape[0]
+    if weights is None:
+        weights = np.ones(queries)
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.shape != (queries,):
+        raise ValueError(f"weights must have shape ({queries},), got {weights.shape}")
+    if max_votes is not None:
+        max_votes = np.asarray(max_votes, dtype=np.float64)
+        if max_votes.shape != (queries,):
+            raise ValueError(f"max_votes must have shape ({queries},)")
+    acc = SmoothSensitivityAccumulator(teachers=teachers, classes=votes.shape[1], sigma=sigma,
+                                       order=order, threshold=threshold,
+                                       sigma_threshold=sigma_threshold)
+    marks = [] if report_every is None else list(range(report_every, queries, report_every))
+    bounds = sorted(set(range(chunk_size, queries, chunk_size)) | set(marks) | {queries})
+    checkpoints = []
+    start = 0
+    for stop in bounds:
+        acc.add(np.asarray(votes[start:stop], dtype=np.float64), weights=weights[start:stop],
+                max_votes=None if max_votes is None else max_votes[start:stop])
+        if report_every is not None and (stop in marks or stop == queries):
+            checkpoints.append(acc.result(delta=delta, seed=seed))
+        start = stop
+    final = acc.result(delta=delta, seed=seed)
+    if checkpoints:
+        final = replace(final, checkpoints=tuple(checkpoints))
+    return final

@@ -1,0 +1,65 @@
+"""Argument checks shared by the accounting modules, each defined once.
+
+Every check raises ``ValueError`` with a message naming the argument and quoting the bad
+value; the ``as_*`` functions also return the argument in the form the math uses. Checks
+used by one function only stay next to it (the SVT scale, GNSS's ``beta`` range, ...).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+def as_votes(votes: ArrayLike) -> np.ndarray:
+    """``votes`` as a float64 ``(queries, classes)`` array with at least two classes."""
+    votes = np.asarray(votes, dtype=np.float64)
+    if votes.ndim != 2 or votes.shape[1] < 2:
+        raise ValueError(f"votes must have shape (queries, classes>=2), got {votes.shape}")
+    return votes
+
+
+def as_log_q(log_q: ArrayLike) -> np.ndarray:
+    """``log q`` as a float64 array; every entry must be ``<= 0`` (and not NaN)."""
+    log_q = np.asarray(log_q, dtype=np.float64)
+    if np.any(np.isnan(log_q)) or np.any(log_q > 0):
+        raise ValueError("log q must be <= 0 (it is the log of a probability)")
+    return log_q
+
+
+def check_positive(value: float, name: str) -> None:
+    """Raise ``ValueError`` unless ``value`` is a finite number ``> 0`` (a noise scale)."""
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+
+
+def check_positive_integer(value: int, name: str) -> None:
+    """Raise ``ValueError`` unless ``value`` is an ``int`` (or NumPy integer) ``>= 1``.
+
+    Integral floats are refused: a count given as ``2.5`` or ``2.0`` is a caller's slip.
+    """
+    if not (isinstance(value, (int, np.integer)) and value >= 1):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def as_teachers(teachers: float) -> int:
+    """The number of teachers ``M`` as an ``int``; integral floats (``250.0``) are accepted."""
+    if not (np.isfinite(teachers) and teachers >= 1 and float(teachers) == int(teachers)):
+        raise ValueError(f"teachers must be a positive integer, got {teachers!r}")
+    return int(teachers)
+
+
+def check_order(order: float) -> None:
+    """Raise ``ValueError`` unless ``order`` is one finite Rényi order ``> 1``.
+
+    (A grid of orders goes through :func:`pate_cli.orders.validate_orders`.)
+    """
+    if not (np.isfinite(order) and order > 1):
+        raise ValueError(f"order must be greater than 1, got {order!r}")
+
+
+def check_delta(delta: float) -> None:
+    """Raise ``ValueError`` unless ``0 < delta < 1`` (and ``delta`` is a Python or NumPy
+    number)."""
+    if not (isinstance(delta, (int, float, np.floating)) and 0.0 < delta < 1.0):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
