@@ -9,6 +9,7 @@ Expected values are written out by hand or come from the same votes in another l
 from __future__ import annotations
 
 import io
+import json
 import sys
 
 import pytest
@@ -16,7 +17,8 @@ from cli_runner import run_main
 
 from pate_cli.cli.analyze import main
 from pate_cli.errors import InputError
-from pate_cli.inputs import load_rounds
+from pate_cli.inputs import load_groups, load_rounds, load_votes
+from pate_cli.inputs.tables import SWEEP, read_table
 
 
 def error_of(call, *args, **kwargs) -> str:
@@ -38,6 +40,103 @@ def cli(capsys, monkeypatch):
         return run_main(main, args, capsys)
 
     return run
+
+
+# --- a first row of quoted numbers is data --------------------------------------------------
+
+@pytest.mark.parametrize("text, rows", [
+    ('"30","20"\n"25","25"\n', [[30, 20], [25, 25]]),
+    ('"30", "20"\n25,25\n', [[30, 20], [25, 25]]),
+    ("'x','y'\n30,20\n", [[30, 20]]),  # single quotes are not CSV quoting: a header
+    ('"a","b"\n"30","20"\n', [[30, 20]]),
+    ('a,b\n30,20\n', [[30, 20]]),
+    ('30,20\n25,25\n', [[30, 20], [25, 25]]),
+])
+def test_a_header_is_a_first_row_with_no_number_once_unquoted(tmp_path, text, rows):
+    path = tmp_path / "votes.csv"
+    path.write_text(text)
+    assert load_votes(path).votes.tolist() == rows
+
+
+def test_quoted_numbers_in_a_tsv_first_row_are_data(tmp_path):
+    path = tmp_path / "votes.tsv"
+    path.write_text('"30"\t"20"\n"25"\t"25"\n')
+    assert load_votes(path).votes.tolist() == [[30, 20], [25, 25]]
+
+
+def test_quoted_numbers_on_stdin_keep_the_first_row(cli):
+    result = cli("-", "-m", "gnmax", "-f", "json", stdin=b'"30","20"\n"25","25"\n')
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["input"]["queries"] == 2
+
+
+# --- UTF-8 with a byte-order mark, and bytes that are not UTF-8 ------------------------------
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("body, rows", [
+    (b"30,20\n25,25\n", [[30, 20], [25, 25]]),
+    (b'"30","20"\n25,25\n', [[30, 20], [25, 25]]),
+    (b"a,b\n30,20\n", [[30, 20]]),
+])
+def test_utf8_with_a_byte_order_mark_reads_like_utf8(tmp_path, body, rows):
+    path = tmp_path / "votes.csv"
+    path.write_bytes(BOM + body)
+    assert load_votes(path).votes.tolist() == rows
+
+
+def test_byte_order_mark_on_stdin(cli):
+    result = cli("-", "-m", "gnmax", "-f", "json", stdin=BOM + b"30,20\n25,25\n")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["input"]["queries"] == 2
+
+
+def test_byte_order_mark_before_a_groups_header(tmp_path):
+    path = tmp_path / "groups.csv"
+    path.write_bytes(BOM + b"group,budget\na,1.5\nb,3\n")
+    groups = load_groups(path)
+    assert groups.names == ("a", "b") and groups.budgets.tolist() == [1.5, 3.0]
+
+
+def test_byte_order_mark_before_a_sweep_table_header(tmp_path):
+    path = tmp_path / "sweep.csv"
+    path.write_bytes(BOM + b"file,mechanism,epsilon,epsilon_std,repeats\nv.npy,gnmax,1,0,1\n")
+    assert list(read_table(path, expected=SWEEP).columns)[0] == "file"
+
+
+@pytest.mark.parametrize("name", ["votes.csv", "votes.tsv"])
+def test_bytes_that_are_not_utf8_are_refused_naming_the_file(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(b"30,20\n2\xe95,25\n")  # Latin-1 e-acute inside a number
+    assert error_of(load_votes, path) == (
+        f"{path}: is not UTF-8 text (byte 0xe9 on line 2); save it as UTF-8")
+
+
+def test_utf16_text_is_refused_as_such(tmp_path):
+    path = tmp_path / "votes.csv"
+    path.write_bytes("30,20\n25,25\n".encode("utf-16"))
+    assert error_of(load_votes, path) == f"{path}: is UTF-16 text, not UTF-8 (save it as UTF-8)"
+
+
+def test_bytes_that_are_not_utf8_on_stdin_exit_2(cli):
+    result = cli("-", stdin=b"30,20\n\xff25,25\n")
+    assert result.code == 2
+    assert result.err.strip() == ("Error: <stdin>: is not UTF-8 text (byte 0xff on line 2); "
+                                  "save it as UTF-8")
+
+
+def test_text_inputs_other_than_votes_refuse_bytes_that_are_not_utf8(tmp_path):
+    rounds = tmp_path / "rounds.csv"
+    rounds.write_bytes(b"rows,mechanism\n0:10,gnm\xe4x\n")
+    assert error_of(load_rounds, rounds) == (
+        f"{rounds}: is not UTF-8 text (byte 0xe4 on line 2); save it as UTF-8")
+    labels = tmp_path / "labels.csv"
+    labels.write_bytes(b"0\n\x811\n")
+    votes = tmp_path / "votes.csv"
+    votes.write_text("30,20\n25,25\n")
+    assert error_of(load_votes, votes, labels=labels) == (
+        f"{labels}: is not UTF-8 text (byte 0x81 on line 2); save it as UTF-8")
 
 
 # --- round bounds are integers ----------------------------------------------------------------

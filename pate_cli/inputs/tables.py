@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .readers import check_file
+from .readers import check_file, read_text_file
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 
@@ -47,8 +47,7 @@ def read_table(path, *, expected: str, allow_empty: bool = False) -> pd.DataFram
     if extension == ".parquet":
         frame = _read_parquet(name, expected)
     else:
-        with open(name, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        text = read_text_file(name)
         if not text.strip():
             raise InputError(f"{name}: the file is empty (expected {expected})")
         if extension in (".json", ".jsonl"):
@@ -75,8 +74,7 @@ def read_summary(path) -> dict:
     """Read a ``pate-analyze --format json`` summary (one JSON object)."""
     name = os.fspath(path)
     _check_file(name, SUMMARY)
-    with open(name, encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
+    text = read_text_file(name)
     try:
         summary = json.loads(text)
     except json.JSONDecodeError:
