@@ -12,6 +12,7 @@ import io
 import json
 import sys
 
+import numpy as np
 import pytest
 from cli_runner import run_main
 
@@ -197,3 +198,77 @@ def test_a_fractional_round_bound_exits_2_on_the_command_line(cli, tmp_path):
     assert result.code == 2
     assert result.err.strip() == (
         f"Error: {path}: round 0: row 0.5 (entry 0) is not an integer row number")
+
+
+# --- the same votes give the same bytes, whatever the file layout ----------------------------
+
+def layout_votes(queries: int, classes: int, teachers: int, seed: int) -> np.ndarray:
+    """Votes with uneven agreement over many classes (row sums where order matters)."""
+    rng = np.random.default_rng(seed)
+    shares = rng.dirichlet(np.full(classes, 0.3), size=queries)
+    return np.stack([rng.multinomial(teachers, p) for p in shares]).astype(np.int64)
+
+
+def npy_bytes(array) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def layouts(tmp_path_factory):
+    """``{case: [(name, path or "-", stdin bytes or None), ...]}`` for two vote sets: the
+    same votes as C and Fortran .npy, Fortran .npz, .csv, .tsv, and CSV / Fortran NPY
+    bytes on standard input."""
+    cases = {}
+    for case, shape in {"wide": (200, 16, 300, 0), "ten": (300, 10, 250, 1)}.items():
+        votes = layout_votes(*shape)
+        folder = tmp_path_factory.mktemp(case)
+        fortran = np.asfortranarray(votes)
+        assert fortran.flags.f_contiguous and not fortran.flags.c_contiguous
+        np.save(folder / "c.npy", votes)
+        np.save(folder / "f.npy", fortran)
+        np.savez(folder / "f.npz", votes=fortran)
+        np.savetxt(folder / "v.csv", votes, fmt="%d", delimiter=",")
+        np.savetxt(folder / "v.tsv", votes, fmt="%d", delimiter="\t")
+        text = (folder / "v.csv").read_bytes()
+        cases[case] = [(name, folder / name, None)
+                       for name in ("c.npy", "f.npy", "f.npz", "v.csv", "v.tsv")]
+        cases[case] += [("stdin csv", "-", text), ("stdin fortran npy", "-", npy_bytes(fortran))]
+    return cases
+
+
+@pytest.mark.parametrize("accounting", ["replay", "expected"])
+@pytest.mark.parametrize("case, options", [
+    ("wide", ["-m", "gnmax", "--sigma", "13"]),
+    ("ten", ["-m", "gnmax", "--sigma", "27.5"]),
+    ("wide", ["-m", "confident"]),
+    ("ten", ["-m", "confident"]),
+])
+def test_same_votes_give_identical_bytes_in_every_layout(cli, layouts, tmp_path, case, options,
+                                                         accounting):
+    outputs = {}
+    for name, path, stdin in layouts[case]:
+        table = tmp_path / f"{name.replace(' ', '_')}.csv"
+        result = cli(path, *options, "--accounting", accounting, "-f", "json",
+                     "--per-query", table, stdin=stdin)
+        assert result.code == 0, result.err
+        summary = json.loads(result.out)
+        summary["input"].pop("path")
+        summary["input"].pop("sha256")
+        outputs[name] = (json.dumps(summary, sort_keys=True), table.read_bytes())
+    reference = outputs["c.npy"]
+    different = [name for name, output in outputs.items() if output != reference]
+    assert different == []
+
+
+def test_every_layout_is_read_c_contiguous(layouts):
+    for name, path, stdin in layouts["wide"]:
+        if stdin is None:
+            votes = load_votes(path).votes
+            assert votes.flags.c_contiguous, name
+
+
+def test_a_c_order_npy_stays_memory_mapped(layouts):
+    votes = load_votes(layouts["wide"][0][1]).votes
+    assert isinstance(votes, np.memmap)

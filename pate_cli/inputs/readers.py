@@ -1,8 +1,13 @@
 """Opening user files: paths, standard input, .npy/.npz/.csv/.tsv bytes -> arrays.
 
 Every problem is an ``InputError`` whose message is one line naming the file. ``.npy``
-files are memory-mapped and never unpickled. Text is UTF-8 (a leading
+files are never unpickled; C-order ones are memory-mapped. Text is UTF-8 (a leading
 byte-order mark is dropped); other bytes are refused, never replaced.
+
+Every 2-D array comes back C-contiguous, whatever the file's layout: the analysis reduces
+each query's row, and a row's sum depends on the memory order it is read in, so the same
+votes as a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` give the same bytes out. A
+Fortran-order ``.npy`` is therefore read into memory in C order instead of being mapped.
 """
 
 from __future__ import annotations
@@ -63,7 +68,12 @@ def file_sha256(path) -> str:
 
 
 def read_matrix(name, source, *, key, allow_1d=False):
-    """Read a numeric array (and, from ``.npz``, the optional ``labels``)."""
+    """Read a numeric array (and, from ``.npz``, the optional ``labels``), C-contiguous."""
+    array, labels = _read_matrix(name, source, key)
+    return c_order(array), labels
+
+
+def _read_matrix(name, source, key):
     if isinstance(source, bytes):
         if source.startswith(b"\x93NUMPY"):
             return _read_npy(name, io.BytesIO(source)), None
@@ -76,6 +86,15 @@ def read_matrix(name, source, *, key, allow_1d=False):
     if extension == ".npz":
         return _read_npz(name, source, key)
     return read_text(name, read_text_file(name), "\t" if extension == ".tsv" else ","), None
+
+
+def c_order(array: np.ndarray) -> np.ndarray:
+    """``array`` itself when it is C-contiguous (a C-order memory map stays mapped), else
+    a C-contiguous copy in memory (a Fortran-order ``.npy``, pandas' column-major
+    ``to_numpy()``): row reductions then run in the same order for every file layout."""
+    if array.ndim < 2 or array.flags.c_contiguous:
+        return array
+    return np.ascontiguousarray(array)
 
 
 def read_text_file(name) -> str:
