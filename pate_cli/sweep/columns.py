@@ -23,7 +23,14 @@ SWEEP_COLUMNS = (
     "answered_std", "epsilon", "epsilon_std", "order", "epsilon_data_independent",
     "label_accuracy", "label_accuracy_std", "labels_output", "repeats", "seed",
     "accounting", "delta", "budget", "sha256", "version",
+    # What else made the row's numbers (appended: earlier columns keep their places).
+    "conversion", "orders", "labels_sha256", "student_sha256",
 )
+"""``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
+canonical text (``default`` for MATH.md's grid, else a comma list of numbers and
+``start:stop:step`` runs that reads back to exactly the orders used). ``labels_sha256`` /
+``student_sha256``: sha256 of the ``--labels`` / ``--student`` file (empty without one;
+``student_sha256`` only in interactive rows, the only ones a student changes)."""
 
 
 # Columns that identify a point (what --resume matches on).
