@@ -15,6 +15,11 @@ Row statistics over the R replays: means, and the sample standard deviation (``d
 0 when R = 1). ``order`` is the order most replays chose (the smallest among ties);
 ``epsilon_data_independent`` is the mean over replays (it depends on how many queries
 each answered).
+
+``--resume`` (``match_rows``): a row records everything that made its numbers
+(KEY_COLUMNS: the point, every analysis option, the sha256 of the vote, labels and student
+files, the tool version); a row of the table is reused only for a planned point with the
+same key, and a row at the same place with another key is recomputed and replaced.
 """
 
 from __future__ import annotations
@@ -37,7 +42,14 @@ from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
 from ..orders import default_orders, parse_grid
-from .columns import GRID_PARAMETERS, KEY_COLUMNS, MECHANISM_PARAMETERS, SWEEP_COLUMNS
+from .columns import (
+    GRID_PARAMETERS,
+    KEY_COLUMNS,
+    MECHANISM_PARAMETERS,
+    POINT_COLUMNS,
+    SWEEP_COLUMNS,
+    TEXT_KEY_COLUMNS,
+)
 
 
 @dataclass(frozen=True)
@@ -139,12 +151,16 @@ class SweepPoint:
     settings: SweepSettings = field(default_factory=SweepSettings)
 
     def key(self) -> tuple:
-        """The identity --resume matches rows on."""
+        """The identity --resume matches rows on (every KEY_COLUMN)."""
         return point_key(self.row_head())
+
+    def place(self) -> tuple:
+        """The row's place in a table (POINT_COLUMNS)."""
+        return place_key(self.row_head())
 
     def row_head(self) -> dict:
         """The columns of this point's row known before it runs: parameters, settings
-        and the provenance of its numbers."""
+        and the provenance of its numbers (KEY_COLUMNS, and ``teachers``)."""
         params = dict(self.params)
         head = {"file": self.source.file, "mechanism": self.mechanism}
         head.update({name: params.get(name) for name in GRID_PARAMETERS})
@@ -164,18 +180,69 @@ class SweepPoint:
         return head
 
 
-def point_key(row: dict) -> tuple:
-    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None."""
+def point_key(row: dict) -> tuple | None:
+    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None.
+
+    None when the row lacks one of the columns (a table written by an older pate-sweep,
+    which did not record everything that made its numbers): such a row matches nothing.
+    """
+    if any(column not in row for column in KEY_COLUMNS):
+        return None
+    return _key(row, KEY_COLUMNS)
+
+
+def place_key(row: dict) -> tuple:
+    """A row's place in a table: its POINT_COLUMNS, as ``point_key`` compares them."""
+    return _key(row, POINT_COLUMNS)
+
+
+def _key(row: dict, columns) -> tuple:
     key = []
-    for column in KEY_COLUMNS:
+    for column in columns:
         value = row.get(column)
         if value is None or (isinstance(value, float) and math.isnan(value)):
             key.append(None)
-        elif column in ("file", "mechanism", "accounting"):
+        elif column in TEXT_KEY_COLUMNS:
             key.append(str(value))
         else:
             key.append(float(value))
     return tuple(key)
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What ``--resume`` does with the rows already in a table.
+
+    ``reused``: ``{point index: row}`` for planned points whose row matches on every
+    KEY_COLUMN; ``replaced``: rows at a planned point's place that do not (other options,
+    changed input files, another version, or an older table) and are recomputed;
+    ``others``: rows at places this run does not plan, kept in their order.
+    """
+
+    reused: dict
+    replaced: int
+    others: list
+
+
+def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
+    """Sort a table's ``rows`` against the planned ``points`` (see ``ResumePlan``)."""
+    by_key: dict = {}
+    for row in rows:
+        key = point_key(row)
+        if key is not None:
+            by_key.setdefault(key, row)
+    reused = {point.index: by_key[point.key()] for point in points if point.key() in by_key}
+    planned = {point.place() for point in points}
+    taken = {id(row) for row in reused.values()}
+    others, replaced = [], 0
+    for row in rows:
+        if id(row) in taken:
+            continue
+        if place_key(row) in planned:
+            replaced += 1
+        else:
+            others.append(row)
+    return ResumePlan(reused=reused, replaced=replaced, others=others)
 
 
 def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids: dict, *,
