@@ -353,7 +353,7 @@ def test_resume_keeps_rows_of_other_grids_and_runs_only_missing_points(cli, file
                         lambda point: calls.append(point) or real(point))
     result = cli(path, "-m", "gnmax", "--sigma", "5,10,15", "-w", "1", "-o", out,
                  "--resume")
-    assert result.code == 0 and "2 already in" in result.err
+    assert result.code == 0 and f"reused 2 of 3 rows from {out}; computing 1" in result.err
     assert [dict(p.params)["sigma"] for p in calls] == [15.0]
     assert [row["sigma"] for row in read_sweep_rows(str(out))] == [5.0, 10.0, 15.0, 20.0]
 

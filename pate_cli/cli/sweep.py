@@ -15,11 +15,12 @@ from ..orders import parse_grid
 from ..outputs.files import write_atomically
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from ..sweep.points import (
+    ResumePlan,
     SweepSettings,
+    match_rows,
     one_per_file,
     open_sources,
     plan_points,
-    point_key,
     run_points,
 )
 from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
@@ -114,7 +115,10 @@ def _grid_option(name: str, *flags, help: str, integer: bool = False):  # noqa: 
 @click.option("-f", "--format", "fmt", type=click.Choice(list(TABLE_FORMATS)), default="csv",
               show_default=True, help="Format of the rows on stdout.")
 @click.option("--resume", is_flag=True,
-              help="Skip points whose rows are already in --out, and keep those rows.")
+              help="Keep the rows already in --out that match a point on everything that "
+                   "made their numbers (parameters, options, input files' sha256, version) "
+                   "and compute the rest; rows of --out at the same point with other "
+                   "options or inputs are replaced, rows of other points kept.")
 @click.option("--best", type=POSITIVE, metavar="EPS",
               help="Print only the row that answers the most queries (with --labels: the "
                    "best label accuracy) within epsilon EPS, and its pate-analyze command.")
@@ -157,18 +161,20 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
     sources, shapes = open_sources(votes, labels, student)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
     kept = read_sweep_rows(out) if resume and os.path.exists(out) else []
-    done = {point_key(row) for row in kept}
-    tasks = [point for point in points if point.key() not in done]
+    plan = match_rows(points, kept)
+    tasks = [point for point in points if point.index not in plan.reused]
 
     executor, workers_text, limit = _executor(workers, scheduler, len(tasks))
     if not quiet:
-        resumed = f"; {len(points) - len(tasks)} already in {out}" if resume else ""
         files = f"{len(votes)} file{'s' if len(votes) > 1 else ''}"
         click.echo(f"pate-sweep: {len(points)} points x {repeats} repeat"
                    f"{'s' if repeats > 1 else ''} ({files}, "
-                   f"{', '.join(mechanisms)}), {workers_text}{resumed}", err=True)
+                   f"{', '.join(mechanisms)}), {workers_text}", err=True)
+        if resume:
+            click.echo(_resume_line(out, plan, len(points), exists=os.path.exists(out)),
+                       err=True)
     finished, failure = _run(tasks, executor, limit, progress)
-    rows = _in_grid_order(points, finished, kept)
+    rows = _in_grid_order(points, finished, plan)
     if pareto:
         rows = pareto_rows(rows)
     if out:
@@ -263,20 +269,32 @@ def _check_grids_used(grids: dict, mechanisms: list[str], quiet: bool) -> None:
                        err=True)
 
 
-def _in_grid_order(points, finished: dict, kept: list[dict]) -> list[dict]:
-    """Finished and resumed rows in grid order; resumed rows of other grids at the end."""
-    by_key = {point_key(row): row for row in kept}
-    rows, placed = [], set()
+def _resume_line(out: str, plan: ResumePlan, total: int, *, exists: bool) -> str:
+    """How many rows --resume reuses and how many it computes, and why others are not."""
+    reused = len(plan.reused)
+    if not exists:
+        return f"pate-sweep: {out} does not exist yet; computing {_rows(total)}"
+    line = (f"pate-sweep: reused {reused} of {_rows(total)} from {out}; "
+            f"computing {total - reused}")
+    if plan.replaced:
+        line += (f" (replacing {plan.replaced} row{'s' if plan.replaced > 1 else ''} made "
+                 "with other options, other input files or another version)")
+    return line
+
+
+def _rows(count: int) -> str:
+    return f"{count} row{'s' if count != 1 else ''}"
+
+
+def _in_grid_order(points, finished: dict, plan: ResumePlan) -> list[dict]:
+    """Finished and reused rows in grid order; kept rows of other places at the end."""
+    rows = []
     for point in points:
         if point.index in finished:
             rows.append(finished[point.index])
-        else:
-            key = point.key()
-            if key in by_key:
-                rows.append(by_key[key])
-                placed.add(key)
-    rows += [row for row in kept if point_key(row) not in placed]
-    return rows
+        elif point.index in plan.reused:
+            rows.append(plan.reused[point.index])
+    return rows + plan.others
 
 
 def _executor(workers, scheduler, tasks: int):

@@ -1,11 +1,18 @@
 """Opening user files: paths, standard input, .npy/.npz/.csv/.tsv bytes -> arrays.
 
 Every problem is an ``InputError`` whose message is one line naming the file. ``.npy``
-files are memory-mapped and never unpickled.
+files are never unpickled; C-order ones are memory-mapped. Text is UTF-8 (a leading
+byte-order mark is dropped); other bytes are refused, never replaced.
+
+Every 2-D array comes back C-contiguous, whatever the file's layout: the analysis reduces
+each query's row, and a row's sum depends on the memory order it is read in, so the same
+votes as a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` give the same bytes out. A
+Fortran-order ``.npy`` is therefore read into memory in C order instead of being mapped.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import os
@@ -48,29 +55,66 @@ def open_input(path):
                          "(expected .npy, .npz, .csv, .tsv, or - for standard input)")
     if os.path.getsize(name) == 0:
         raise InputError(f"{name}: the file is empty")
+    return name, name, file_sha256(name)
+
+
+def file_sha256(path) -> str:
+    """The sha256 of a file's bytes, read in blocks."""
     digest = hashlib.sha256()
-    with open(name, "rb") as handle:
+    with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return name, name, digest.hexdigest()
+    return digest.hexdigest()
 
 
 def read_matrix(name, source, *, key, allow_1d=False):
-    """Read a numeric array (and, from ``.npz``, the optional ``labels``)."""
+    """Read a numeric array (and, from ``.npz``, the optional ``labels``), C-contiguous."""
+    array, labels = _read_matrix(name, source, key)
+    return c_order(array), labels
+
+
+def _read_matrix(name, source, key):
     if isinstance(source, bytes):
         if source.startswith(b"\x93NUMPY"):
             return _read_npy(name, io.BytesIO(source)), None
         if source.startswith(b"PK"):
             return _read_npz(name, io.BytesIO(source), key)
-        return read_text(name, source.decode("utf-8", errors="replace"), None), None
+        return read_text(name, decode_text(name, source), None), None
     extension = os.path.splitext(source)[1].lower()
     if extension == ".npy":
         return _read_npy(name, source), None
     if extension == ".npz":
         return _read_npz(name, source, key)
-    with open(source, encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
-    return read_text(name, text, "\t" if extension == ".tsv" else ","), None
+    return read_text(name, read_text_file(name), "\t" if extension == ".tsv" else ","), None
+
+
+def c_order(array: np.ndarray) -> np.ndarray:
+    """``array`` itself when it is C-contiguous (a C-order memory map stays mapped), else
+    a C-contiguous copy in memory (a Fortran-order ``.npy``, pandas' column-major
+    ``to_numpy()``): row reductions then run in the same order for every file layout."""
+    if array.ndim < 2 or array.flags.c_contiguous:
+        return array
+    return np.ascontiguousarray(array)
+
+
+def read_text_file(name) -> str:
+    """The text of a file, decoded by ``decode_text``."""
+    with open(name, "rb") as handle:
+        return decode_text(name, handle.read())
+
+
+def decode_text(name, data: bytes) -> str:
+    """UTF-8 text without a leading byte-order mark; a one-line ``InputError`` naming the
+    file (and the first bad byte) for anything else, never replacement characters."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            raise InputError(f"{name}: is UTF-16 text, not UTF-8 (save it as UTF-8)") \
+                from None
+        line = data.count(b"\n", 0, error.start) + 1
+        raise InputError(f"{name}: is not UTF-8 text (byte 0x{data[error.start]:02x} on "
+                         f"line {line}); save it as UTF-8") from None
 
 
 def _read_npy(name, source):
@@ -116,7 +160,11 @@ def _load_error(name, error, kind) -> InputError:
 
 
 def read_text(name, text, separator):
-    """Parse CSV/TSV text: an optional header row of names, then numbers only."""
+    """Parse CSV/TSV text: an optional header row of names, then numbers only.
+
+    The first row is a header only when none of its cells is a number once CSV quotes are
+    removed: ``"30","20"`` is a row of votes, ``"a","b"`` a header.
+    """
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
@@ -124,7 +172,7 @@ def read_text(name, text, separator):
         raise InputError(f"{name}: the file is empty")
     if separator is None:
         separator = "\t" if "\t" in lines[0] and "," not in lines[0] else ","
-    header_cells = [cell.strip() for cell in lines[0].split(separator)]
+    header_cells = first_cells(lines[0], separator)
     has_header = all(not is_number(cell) for cell in header_cells)
     if has_header and len(lines) == 1:
         raise InputError(f"{name}: has a header but no rows")
@@ -158,6 +206,15 @@ def read_text(name, text, separator):
     return values
 
 
+def first_cells(line: str, separator: str) -> list[str]:
+    """The cells of one CSV line, unquoted and stripped."""
+    try:
+        cells = next(csv.reader([line], delimiter=separator, skipinitialspace=True))
+    except (csv.Error, StopIteration):
+        cells = line.split(separator)
+    return [cell.strip() for cell in cells] or [""]
+
+
 def is_number(cell: str) -> bool:
     try:
         float(cell)
@@ -169,8 +226,7 @@ def is_number(cell: str) -> bool:
 def open_text(path) -> tuple[str, str]:
     """``(name, text)`` of a small text file, with the usual one-line errors."""
     name = check_file(path)
-    with open(name, encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
+    text = read_text_file(name)
     if not text.strip():
         raise InputError(f"{name}: the file is empty")
     return name, text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -19,9 +20,10 @@ def load_rounds(path) -> list[dict]:
     """A multi-round description (CSV with a header, or a JSON list of objects).
 
     Each round has ``rows`` (``start:stop``, 0-based, stop excluded; or, in JSON, a list of
-    row numbers), ``mechanism`` and optional parameters (``threshold``,
-    ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``, ``student`` (a path,
-    relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``).
+    row numbers; integers only, never truncated), ``mechanism`` and optional parameters
+    (``threshold``, ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``,
+    ``student`` (a path, relative to the rounds file), ``svt_scale``, ``svt_cutoff``,
+    ``svt_threshold``).
     """
     name, text = open_text(path)
     if name.lower().endswith(".json"):
@@ -53,20 +55,8 @@ def _check_round(name, number, spec, base) -> dict:
     for key in ("rows", "mechanism"):
         if key not in spec:
             raise InputError(f"{name}: round {number}: missing '{key}'")
-    clean = {"mechanism": str(spec["mechanism"]).strip()}
-    rows = spec["rows"]
-    if isinstance(rows, list):
-        clean["rows"] = np.asarray(rows, dtype=np.int64)
-    else:
-        parts = str(rows).split(":")
-        try:
-            start, stop = (int(p) for p in parts)
-        except ValueError:
-            raise InputError(f"{name}: round {number}: rows {rows!r} must be start:stop") \
-                from None
-        if not 0 <= start < stop:
-            raise InputError(f"{name}: round {number}: rows {rows!r} is an empty range")
-        clean["rows"] = np.arange(start, stop)
+    clean = {"mechanism": str(spec["mechanism"]).strip(),
+             "rows": _rows(name, number, spec["rows"])}
     for key in ("threshold", "sigma_threshold", "sigma", "laplace_scale", "confidence",
                 "svt_scale", "svt_threshold"):
         if key in spec:
@@ -76,11 +66,57 @@ def _check_round(name, number, spec, base) -> dict:
                 raise InputError(f"{name}: round {number}: {key} {spec[key]!r} is not a "
                                  "number") from None
     if "svt_cutoff" in spec:
-        try:
-            clean["svt_cutoff"] = int(spec["svt_cutoff"])
-        except (TypeError, ValueError):
+        cutoff = _integer(spec["svt_cutoff"])
+        if cutoff is None:
             raise InputError(f"{name}: round {number}: svt_cutoff {spec['svt_cutoff']!r} is "
-                             "not an integer") from None
+                             "not an integer")
+        clean["svt_cutoff"] = cutoff
     if "student" in spec:
         clean["student"] = os.path.join(base, str(spec["student"]))
     return clean
+
+
+def _rows(name, number, rows) -> np.ndarray:
+    """The round's row numbers: ``start:stop`` text, or a JSON list of row numbers.
+
+    Bounds and rows are integers written as such (``1000``, not ``1e3`` or ``0.5``):
+    anything else is refused, never truncated."""
+    if isinstance(rows, list):
+        if not rows:
+            raise InputError(f"{name}: round {number}: rows is an empty list")
+        values = []
+        for entry, value in enumerate(rows):
+            row = _integer(value, text=False)
+            if row is None:
+                raise InputError(f"{name}: round {number}: row {value!r} (entry {entry}) is "
+                                 "not an integer row number")
+            values.append(row)
+        return np.asarray(values, dtype=np.int64)
+    parts = str(rows).split(":") if isinstance(rows, str) else [rows]
+    if len(parts) != 2:
+        raise InputError(f"{name}: round {number}: rows {rows!r} must be start:stop "
+                         "(0-based, stop excluded) or, in JSON, a list of row numbers")
+    start, stop = (_integer(part) for part in parts)
+    for bound, value, parsed in (("start", parts[0], start), ("stop", parts[1], stop)):
+        if parsed is None:
+            raise InputError(f"{name}: round {number}: rows {rows!r}: {bound} "
+                             f"{value.strip()!r} is not an integer row number")
+    if not 0 <= start < stop:
+        raise InputError(f"{name}: round {number}: rows {rows!r} is an empty range")
+    return np.arange(start, stop)
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _integer(value, *, text: bool = True) -> int | None:
+    """``value`` as an int when it is one: a JSON integer, or (``text``) digits with an
+    optional sign; None for anything else (``0.5``, ``1e3``, ``1.0``, ``true``, ``"7"`` in
+    a JSON list)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if text and isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        return int(value.strip())
+    return None

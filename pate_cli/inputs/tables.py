@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .readers import check_file
+from .readers import check_file, read_text_file
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 
@@ -31,12 +31,14 @@ _PER_QUERY_MARKERS = ("query", "epsilon_cumulative")
 _SWEEP_MARKERS = ("mechanism", "epsilon", "epsilon_std", "repeats")
 
 
-def read_table(path, *, expected: str, allow_empty: bool = False) -> pd.DataFrame:
+def read_table(path, *, expected: str, allow_empty: bool = False,
+               text_columns=()) -> pd.DataFrame:
     """Read a table written by one of our commands; ``expected`` names it in errors.
 
     Floats read back exactly as written (pandas parses them to the nearest double), and
     only empty cells are missing values. ``allow_empty`` accepts a table with a header
-    and no rows (what an interrupted sweep that finished nothing leaves).
+    and no rows (what an interrupted sweep that finished nothing leaves). CSV/TSV cells
+    of ``text_columns`` stay text (``0.1.0``, ``2,3`` or ``32`` are not parsed as numbers).
     """
     name = os.fspath(path)
     extension = _check_file(name, expected)
@@ -47,23 +49,24 @@ def read_table(path, *, expected: str, allow_empty: bool = False) -> pd.DataFram
     if extension == ".parquet":
         frame = _read_parquet(name, expected)
     else:
-        with open(name, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        text = read_text_file(name)
         if not text.strip():
             raise InputError(f"{name}: the file is empty (expected {expected})")
         if extension in (".json", ".jsonl"):
             frame = _read_json_lines(name, text, expected)
         else:
-            frame = _read_text_table(name, text, extension, expected)
+            frame = _read_text_table(name, text, extension, expected, text_columns)
     if frame.empty and not allow_empty:
         raise InputError(f"{name}: the table has no rows (expected {expected})")
     return frame
 
 
-def _read_text_table(name: str, text: str, extension: str, expected: str) -> pd.DataFrame:
+def _read_text_table(name: str, text: str, extension: str, expected: str,
+                     text_columns=()) -> pd.DataFrame:
     try:
         frame = pd.read_csv(io.StringIO(text), sep="\t" if extension == ".tsv" else ",",
-                            keep_default_na=False, na_values=[""])
+                            keep_default_na=False, na_values=[""],
+                            dtype={column: str for column in text_columns})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeError) as error:
         raise InputError(f"{name}: not a valid table ({_first_line(error)}); expected "
                          f"{expected}") from None
@@ -75,8 +78,7 @@ def read_summary(path) -> dict:
     """Read a ``pate-analyze --format json`` summary (one JSON object)."""
     name = os.fspath(path)
     _check_file(name, SUMMARY)
-    with open(name, encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
+    text = read_text_file(name)
     try:
         summary = json.loads(text)
     except json.JSONDecodeError:

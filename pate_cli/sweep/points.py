@@ -15,10 +15,16 @@ Row statistics over the R replays: means, and the sample standard deviation (``d
 0 when R = 1). ``order`` is the order most replays chose (the smallest among ties);
 ``epsilon_data_independent`` is the mean over replays (it depends on how many queries
 each answered).
+
+``--resume`` (``match_rows``): a row records everything that made its numbers
+(KEY_COLUMNS: the point, every analysis option, the sha256 of the vote, labels and student
+files, the tool version); a row of the table is reused only for a planned point with the
+same key, and a row at the same place with another key is recomputed and replaced.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -32,9 +38,18 @@ import numpy as np
 from .._version import __version__
 from ..analysis import analyze_totals
 from ..errors import InputError
+from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
-from .columns import GRID_PARAMETERS, KEY_COLUMNS, MECHANISM_PARAMETERS, SWEEP_COLUMNS
+from ..orders import default_orders, parse_grid
+from .columns import (
+    GRID_PARAMETERS,
+    KEY_COLUMNS,
+    MECHANISM_PARAMETERS,
+    POINT_COLUMNS,
+    SWEEP_COLUMNS,
+    TEXT_KEY_COLUMNS,
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,58 @@ class SweepSettings:
             raise ValueError("--budget runs are replays: use --accounting replay or "
                              "data-independent")
 
+    @property
+    def orders_text(self) -> str:
+        """The order grid as the ``orders`` column writes it (``orders_text``)."""
+        return orders_text(self.orders)
+
+
+@functools.lru_cache(maxsize=64)
+def orders_text(orders: tuple | None) -> str:
+    """Compact canonical text of an order grid: ``default`` for MATH.md's grid (None),
+    else the orders in order as a comma list, runs of three or more evenly spaced orders
+    written ``start:stop:step``. Each part reads back (``parse_grid``) to exactly its
+    orders, so equal grids give equal text and different grids different text."""
+    if orders is None:
+        return "default"
+    values = tuple(float(x) for x in orders)
+    default = default_orders()
+    if len(values) == default.size and all(a == b for a, b in zip(values, default.tolist(),
+                                                                   strict=True)):
+        return "default"
+    parts, start = [], 0
+    while start < len(values):
+        stop, text = _run(values, start)
+        parts.append(text)
+        start = stop
+    return ",".join(parts)
+
+
+def _run(values: tuple, start: int) -> tuple[int, str]:
+    """The longest ``start:stop:step`` run from ``values[start]`` that reads back exactly
+    (at least three values), else the single number: ``(index after it, text)``."""
+    if start + 2 < len(values) and values[start + 1] > values[start]:
+        step = float(f"{values[start + 1] - values[start]:.12g}")
+        stop = start + 1
+        while stop < len(values) and values[stop] == float(
+                f"{values[start] + (stop - start) * step:.12g}"):
+            stop += 1
+        while stop - start >= 3:
+            text = f"{_short(values[start])}:{_short(values[stop - 1])}:{_short(step)}"
+            try:
+                if parse_grid(text) == values[start:stop]:
+                    return stop, text
+            except ValueError:
+                pass
+            stop -= 1
+    return start + 1, _short(values[start])
+
+
+def _short(value: float) -> str:
+    """The shortest text that reads back to ``value`` (``2`` rather than ``2.0``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
 
 @dataclass(frozen=True)
 class VoteSource:
@@ -67,6 +134,8 @@ class VoteSource:
     sha256: str
     labels: str | None = None
     student: str | None = None
+    labels_sha256: str | None = None
+    student_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,11 +151,16 @@ class SweepPoint:
     settings: SweepSettings = field(default_factory=SweepSettings)
 
     def key(self) -> tuple:
-        """The identity --resume matches rows on."""
+        """The identity --resume matches rows on (every KEY_COLUMN)."""
         return point_key(self.row_head())
 
+    def place(self) -> tuple:
+        """The row's place in a table (POINT_COLUMNS)."""
+        return place_key(self.row_head())
+
     def row_head(self) -> dict:
-        """The identifying columns of this point's row."""
+        """The columns of this point's row known before it runs: parameters, settings
+        and the provenance of its numbers (KEY_COLUMNS, and ``teachers``)."""
         params = dict(self.params)
         head = {"file": self.source.file, "mechanism": self.mechanism}
         head.update({name: params.get(name) for name in GRID_PARAMETERS})
@@ -95,22 +169,80 @@ class SweepPoint:
         head.update({"queries": self.queries, "teachers": self.teachers,
                      "repeats": self.settings.repeats, "seed": self.settings.seed,
                      "accounting": self.settings.accounting, "delta": self.settings.delta,
-                     "budget": self.settings.budget})
+                     "budget": self.settings.budget,
+                     "conversion": self.settings.conversion,
+                     "orders": self.settings.orders_text,
+                     "sha256": self.source.sha256,
+                     "labels_sha256": self.source.labels_sha256,
+                     "student_sha256": (self.source.student_sha256
+                                        if self.mechanism == "interactive" else None),
+                     "version": __version__})
         return head
 
 
-def point_key(row: dict) -> tuple:
-    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None."""
+def point_key(row: dict) -> tuple | None:
+    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None.
+
+    None when the row lacks one of the columns (a table written by an older pate-sweep,
+    which did not record everything that made its numbers): such a row matches nothing.
+    """
+    if any(column not in row for column in KEY_COLUMNS):
+        return None
+    return _key(row, KEY_COLUMNS)
+
+
+def place_key(row: dict) -> tuple:
+    """A row's place in a table: its POINT_COLUMNS, as ``point_key`` compares them."""
+    return _key(row, POINT_COLUMNS)
+
+
+def _key(row: dict, columns) -> tuple:
     key = []
-    for column in KEY_COLUMNS:
+    for column in columns:
         value = row.get(column)
         if value is None or (isinstance(value, float) and math.isnan(value)):
             key.append(None)
-        elif column in ("file", "mechanism", "accounting"):
+        elif column in TEXT_KEY_COLUMNS:
             key.append(str(value))
         else:
             key.append(float(value))
     return tuple(key)
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What ``--resume`` does with the rows already in a table.
+
+    ``reused``: ``{point index: row}`` for planned points whose row matches on every
+    KEY_COLUMN; ``replaced``: rows at a planned point's place that do not (other options,
+    changed input files, another version, or an older table) and are recomputed;
+    ``others``: rows at places this run does not plan, kept in their order.
+    """
+
+    reused: dict
+    replaced: int
+    others: list
+
+
+def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
+    """Sort a table's ``rows`` against the planned ``points`` (see ``ResumePlan``)."""
+    by_key: dict = {}
+    for row in rows:
+        key = point_key(row)
+        if key is not None:
+            by_key.setdefault(key, row)
+    reused = {point.index: by_key[point.key()] for point in points if point.key() in by_key}
+    planned = {point.place() for point in points}
+    taken = {id(row) for row in reused.values()}
+    others, replaced = [], 0
+    for row in rows:
+        if id(row) in taken:
+            continue
+        if place_key(row) in planned:
+            replaced += 1
+        else:
+            others.append(row)
+    return ResumePlan(reused=reused, replaced=replaced, others=others)
 
 
 def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids: dict, *,
@@ -171,10 +303,11 @@ def _open_source(source: VoteSource):
     cached = _OPEN_SOURCES.get(source)
     if cached is None:
         vote_set = load_votes(source.path, labels=source.labels)
-        if vote_set.sha256 != source.sha256:
-            raise InputError(f"{source.file}: the file this worker reads has sha256 "
-                             f"{vote_set.sha256[:12]}..., not {source.sha256[:12]}... "
-                             "(workers must see the same file)")
+        _check_same(source.file, vote_set.sha256, source.sha256)
+        for path, digest in ((source.labels, source.labels_sha256),
+                             (source.student, source.student_sha256)):
+            if path is not None:
+                _check_same(path, file_sha256(path), digest)
         student = None
         if source.student is not None:
             student = load_student(source.student, queries=vote_set.queries,
@@ -182,6 +315,12 @@ def _open_source(source: VoteSource):
         cached = (vote_set, student)
         _OPEN_SOURCES[source] = cached
     return cached
+
+
+def _check_same(name: str, found: str, expected: str) -> None:
+    if found != expected:
+        raise InputError(f"{name}: the file this worker reads has sha256 {found[:12]}..., "
+                         f"not {expected[:12]}... (workers must see the same file)")
 
 
 def run_point(point: SweepPoint) -> dict:
@@ -217,8 +356,6 @@ def run_point(point: SweepPoint) -> dict:
         "label_accuracy": float(np.mean(accuracy)) if accuracy else None,
         "label_accuracy_std": _std(np.array(accuracy)) if accuracy else None,
         "labels_output": float(np.mean([run.labels_output for run in totals])),
-        "sha256": point.source.sha256,
-        "version": __version__,
     })
     return {column: row.get(column) for column in SWEEP_COLUMNS}
 
@@ -298,9 +435,14 @@ def open_sources(files, labels=None, students=None) -> tuple[list[VoteSource], d
 
 
 def source_for(file: str, *, sha256: str, labels: str | None, student: str | None):
-    """A VoteSource with absolute paths (what workers on the same file system open)."""
+    """A VoteSource with absolute paths (what workers on the same file system open) and
+    the sha256 of the labels and student files."""
     def absolute(path):
         return None if path is None else os.path.abspath(path)
 
+    def digest(path):
+        return None if path is None else file_sha256(path)
+
     return VoteSource(file=file, path=absolute(file), sha256=sha256, labels=absolute(labels),
-                      student=absolute(student))
+                      student=absolute(student), labels_sha256=digest(labels),
+                      student_sha256=digest(student))

@@ -1,11 +1,12 @@
 """Sweep rows <-> files: CSV, JSON lines, parquet, and an aligned text table.
 
 Column types are fixed whatever the rows hold, so a table's schema does not change
-between runs: text for ``file, mechanism, accounting, sha256, version`` (and
-``command``), nullable integers for ``svt_cutoff, queries, repeats, seed``, floats for
-the rest. Empty cells (CSV), ``null`` (JSON) and nulls (parquet) mark parameters a
-mechanism does not use. Floats are written with the shortest text that reads back to the
-same number, so a table read by ``read_sweep_rows`` gives exactly the rows written.
+between runs: text for ``file, mechanism, accounting, sha256, version, conversion,
+orders, labels_sha256, student_sha256`` (and ``command``), nullable integers for
+``svt_cutoff, queries, repeats, seed``, floats for the rest. Empty cells (CSV), ``null``
+(JSON) and nulls (parquet) mark parameters a mechanism does not use. Floats are written
+with the shortest text that reads back to the same number, and text columns are read back
+as text, so a table read by ``read_sweep_rows`` gives exactly the rows written.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ import pandas as pd
 from ..errors import InputError
 from ..inputs.tables import SWEEP, read_table
 from ..outputs.files import parquet_bytes, require_pyarrow
-from .columns import KEY_COLUMNS, SWEEP_COLUMNS
+from .columns import POINT_COLUMNS, SWEEP_COLUMNS
 
 TABLE_FORMATS = ("csv", "json", "table")
 TABLE_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
-TEXT_COLUMNS = ("file", "mechanism", "accounting", "sha256", "version", "command")
+TEXT_COLUMNS = ("file", "mechanism", "accounting", "sha256", "version", "conversion",
+                "orders", "labels_sha256", "student_sha256", "command")
+# Left out of the aligned text table (provenance, not for reading).
+HIDDEN_COLUMNS = ("sha256", "version", "labels_sha256", "student_sha256", "command")
 INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
 
 
@@ -84,11 +88,12 @@ def check_destination(path: str) -> None:
 def read_sweep_rows(path: str) -> list[dict]:
     """Rows of a sweep table written by ``table_bytes`` (for ``--resume``), exactly as
     written. Raises ``InputError`` (one line) for an unreadable file or one that is not a
-    sweep table; an empty file or a header alone gives no rows."""
+    sweep table; an empty file or a header alone gives no rows. Columns the table does
+    not have (an older pate-sweep's) are absent from its rows, not None."""
     if os.path.exists(path) and os.path.getsize(path) == 0:
         return []
-    frame = read_table(path, expected=SWEEP, allow_empty=True)
-    missing = [column for column in KEY_COLUMNS if column not in frame.columns]
+    frame = read_table(path, expected=SWEEP, allow_empty=True, text_columns=TEXT_COLUMNS)
+    missing = [column for column in POINT_COLUMNS if column not in frame.columns]
     if missing:
         raise InputError(f"{path}: not a pate-sweep table (no column {missing[0]!r})")
     return [_plain_row(row, frame.columns) for row in frame.to_dict("records")]
@@ -118,8 +123,7 @@ def _missing(value) -> bool:
 
 def _text_table(frame: pd.DataFrame) -> str:
     """Aligned columns for reading: empty columns and provenance left out."""
-    shown = frame.drop(columns=[c for c in ("sha256", "version", "command")
-                                if c in frame.columns])
+    shown = frame.drop(columns=[c for c in HIDDEN_COLUMNS if c in frame.columns])
     shown = shown.loc[:, [column for column in shown.columns if shown[column].notna().any()]]
     if shown.empty:
         return "(no rows)\n"

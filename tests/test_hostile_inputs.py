@@ -1,0 +1,274 @@
+"""Hostile inputs that used to give a number silently wrong (issue "Hostile inputs and
+faults"): a first CSV row of quoted numbers taken for a header, text that is not UTF-8
+read with replacement characters, fractional round bounds truncated, and results that
+depended on the memory layout of the vote file.
+
+Expected values are written out by hand or come from the same votes in another layout.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import numpy as np
+import pytest
+from cli_runner import run_main
+
+from pate_cli.cli.analyze import main
+from pate_cli.errors import InputError
+from pate_cli.inputs import load_groups, load_rounds, load_votes
+from pate_cli.inputs.tables import SWEEP, read_table
+
+
+def error_of(call, *args, **kwargs) -> str:
+    """The one-line InputError message of ``call``; fails if none is raised."""
+    with pytest.raises(InputError) as caught:
+        call(*args, **kwargs)
+    message = str(caught.value)
+    assert "\n" not in message and "\r" not in message, f"not one line: {message!r}"
+    return message
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``cli(*args, stdin=b"...")``: pate-analyze in process; ``(code, out, err)``."""
+
+    def run(*args, stdin: bytes | None = None):
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+        return run_main(main, args, capsys)
+
+    return run
+
+
+# --- a first row of quoted numbers is data --------------------------------------------------
+
+@pytest.mark.parametrize("text, rows", [
+    ('"30","20"\n"25","25"\n', [[30, 20], [25, 25]]),
+    ('"30", "20"\n25,25\n', [[30, 20], [25, 25]]),
+    ("'x','y'\n30,20\n", [[30, 20]]),  # single quotes are not CSV quoting: a header
+    ('"a","b"\n"30","20"\n', [[30, 20]]),
+    ('a,b\n30,20\n', [[30, 20]]),
+    ('30,20\n25,25\n', [[30, 20], [25, 25]]),
+])
+def test_a_header_is_a_first_row_with_no_number_once_unquoted(tmp_path, text, rows):
+    path = tmp_path / "votes.csv"
+    path.write_text(text)
+    assert load_votes(path).votes.tolist() == rows
+
+
+def test_quoted_numbers_in_a_tsv_first_row_are_data(tmp_path):
+    path = tmp_path / "votes.tsv"
+    path.write_text('"30"\t"20"\n"25"\t"25"\n')
+    assert load_votes(path).votes.tolist() == [[30, 20], [25, 25]]
+
+
+def test_quoted_numbers_on_stdin_keep_the_first_row(cli):
+    result = cli("-", "-m", "gnmax", "-f", "json", stdin=b'"30","20"\n"25","25"\n')
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["input"]["queries"] == 2
+
+
+# --- UTF-8 with a byte-order mark, and bytes that are not UTF-8 ------------------------------
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("body, rows", [
+    (b"30,20\n25,25\n", [[30, 20], [25, 25]]),
+    (b'"30","20"\n25,25\n', [[30, 20], [25, 25]]),
+    (b"a,b\n30,20\n", [[30, 20]]),
+])
+def test_utf8_with_a_byte_order_mark_reads_like_utf8(tmp_path, body, rows):
+    path = tmp_path / "votes.csv"
+    path.write_bytes(BOM + body)
+    assert load_votes(path).votes.tolist() == rows
+
+
+def test_byte_order_mark_on_stdin(cli):
+    result = cli("-", "-m", "gnmax", "-f", "json", stdin=BOM + b"30,20\n25,25\n")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["input"]["queries"] == 2
+
+
+def test_byte_order_mark_before_a_groups_header(tmp_path):
+    path = tmp_path / "groups.csv"
+    path.write_bytes(BOM + b"group,budget\na,1.5\nb,3\n")
+    groups = load_groups(path)
+    assert groups.names == ("a", "b") and groups.budgets.tolist() == [1.5, 3.0]
+
+
+def test_byte_order_mark_before_a_sweep_table_header(tmp_path):
+    path = tmp_path / "sweep.csv"
+    path.write_bytes(BOM + b"file,mechanism,epsilon,epsilon_std,repeats\nv.npy,gnmax,1,0,1\n")
+    assert list(read_table(path, expected=SWEEP).columns)[0] == "file"
+
+
+@pytest.mark.parametrize("name", ["votes.csv", "votes.tsv"])
+def test_bytes_that_are_not_utf8_are_refused_naming_the_file(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(b"30,20\n2\xe95,25\n")  # Latin-1 e-acute inside a number
+    assert error_of(load_votes, path) == (
+        f"{path}: is not UTF-8 text (byte 0xe9 on line 2); save it as UTF-8")
+
+
+def test_utf16_text_is_refused_as_such(tmp_path):
+    path = tmp_path / "votes.csv"
+    path.write_bytes("30,20\n25,25\n".encode("utf-16"))
+    assert error_of(load_votes, path) == f"{path}: is UTF-16 text, not UTF-8 (save it as UTF-8)"
+
+
+def test_bytes_that_are_not_utf8_on_stdin_exit_2(cli):
+    result = cli("-", stdin=b"30,20\n\xff25,25\n")
+    assert result.code == 2
+    assert result.err.strip() == ("Error: <stdin>: is not UTF-8 text (byte 0xff on line 2); "
+                                  "save it as UTF-8")
+
+
+def test_text_inputs_other_than_votes_refuse_bytes_that_are_not_utf8(tmp_path):
+    rounds = tmp_path / "rounds.csv"
+    rounds.write_bytes(b"rows,mechanism\n0:10,gnm\xe4x\n")
+    assert error_of(load_rounds, rounds) == (
+        f"{rounds}: is not UTF-8 text (byte 0xe4 on line 2); save it as UTF-8")
+    labels = tmp_path / "labels.csv"
+    labels.write_bytes(b"0\n\x811\n")
+    votes = tmp_path / "votes.csv"
+    votes.write_text("30,20\n25,25\n")
+    assert error_of(load_votes, votes, labels=labels) == (
+        f"{labels}: is not UTF-8 text (byte 0x81 on line 2); save it as UTF-8")
+
+
+# --- round bounds are integers ----------------------------------------------------------------
+
+def rounds_file(tmp_path, text, name="rounds.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("rows, bound, value", [
+    ("0.5:10", "start", "0.5"), ("1e3:2000", "start", "1e3"), ("0:10.0", "stop", "10.0"),
+    ("0:1e1", "stop", "1e1"), ("0x0:10", "start", "0x0"),
+])
+def test_fractional_or_exponent_round_bounds_are_refused(tmp_path, rows, bound, value):
+    path = rounds_file(tmp_path, f"rows,mechanism\n0:5,gnmax\n{rows},gnmax\n")
+    assert error_of(load_rounds, path) == (
+        f"{path}: round 1: rows {rows!r}: {bound} {value!r} is not an integer row number")
+
+
+def test_integer_round_bounds_are_read_exactly(tmp_path):
+    path = rounds_file(tmp_path, "rows,mechanism\n0:1000,confident\n1000:9000,gnmax\n")
+    first, second = load_rounds(path)
+    assert first["rows"].tolist() == list(range(1000))
+    assert second["rows"][0] == 1000 and second["rows"][-1] == 8999
+    assert second["rows"].size == 8000
+
+
+@pytest.mark.parametrize("rows, shown", [
+    ("[0.5, 1, 2]", "row 0.5 (entry 0)"), ("[0, 1e3]", "row 1000.0 (entry 1)"),
+    ("[0, 2.0]", "row 2.0 (entry 1)"), ('[0, "3"]', "row '3' (entry 1)"),
+    ("[true]", "row True (entry 0)"),
+])
+def test_json_row_lists_hold_integers_only(tmp_path, rows, shown):
+    path = rounds_file(tmp_path, f'[{{"rows": {rows}, "mechanism": "gnmax"}}]', "r.json")
+    assert error_of(load_rounds, path) == (
+        f"{path}: round 0: {shown} is not an integer row number")
+
+
+def test_json_rounds_accept_integer_lists_and_ranges(tmp_path):
+    path = rounds_file(tmp_path, '[{"rows": [3, 1, 2], "mechanism": "gnmax"},'
+                                 ' {"rows": "1000:1003", "mechanism": "gnmax"}]', "r.json")
+    first, second = load_rounds(path)
+    assert first["rows"].tolist() == [3, 1, 2] and second["rows"].tolist() == [1000, 1001, 1002]
+
+
+def test_json_round_svt_cutoff_is_not_truncated(tmp_path):
+    path = rounds_file(tmp_path, '[{"rows": "0:5", "mechanism": "svt", "svt_cutoff": 2.5}]',
+                       "r.json")
+    assert error_of(load_rounds, path) == f"{path}: round 0: svt_cutoff 2.5 is not an integer"
+
+
+def test_a_fractional_round_bound_exits_2_on_the_command_line(cli, tmp_path):
+    votes = tmp_path / "votes.csv"
+    votes.write_text("30,20\n" * 20)
+    path = rounds_file(tmp_path, '[{"rows": [0.5, 3], "mechanism": "gnmax"}]', "r.json")
+    result = cli(votes, "--rounds", path)
+    assert result.code == 2
+    assert result.err.strip() == (
+        f"Error: {path}: round 0: row 0.5 (entry 0) is not an integer row number")
+
+
+# --- the same votes give the same bytes, whatever the file layout ----------------------------
+
+def layout_votes(queries: int, classes: int, teachers: int, seed: int) -> np.ndarray:
+    """Votes with uneven agreement over many classes (row sums where order matters)."""
+    rng = np.random.default_rng(seed)
+    shares = rng.dirichlet(np.full(classes, 0.3), size=queries)
+    return np.stack([rng.multinomial(teachers, p) for p in shares]).astype(np.int64)
+
+
+def npy_bytes(array) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def layouts(tmp_path_factory):
+    """``{case: [(name, path or "-", stdin bytes or None), ...]}`` for two vote sets: the
+    same votes as C and Fortran .npy, Fortran .npz, .csv, .tsv, and CSV / Fortran NPY
+    bytes on standard input."""
+    cases = {}
+    for case, shape in {"wide": (200, 16, 300, 0), "ten": (300, 10, 250, 1)}.items():
+        votes = layout_votes(*shape)
+        folder = tmp_path_factory.mktemp(case)
+        fortran = np.asfortranarray(votes)
+        assert fortran.flags.f_contiguous and not fortran.flags.c_contiguous
+        np.save(folder / "c.npy", votes)
+        np.save(folder / "f.npy", fortran)
+        np.savez(folder / "f.npz", votes=fortran)
+        np.savetxt(folder / "v.csv", votes, fmt="%d", delimiter=",")
+        np.savetxt(folder / "v.tsv", votes, fmt="%d", delimiter="\t")
+        text = (folder / "v.csv").read_bytes()
+        cases[case] = [(name, folder / name, None)
+                       for name in ("c.npy", "f.npy", "f.npz", "v.csv", "v.tsv")]
+        cases[case] += [("stdin csv", "-", text), ("stdin fortran npy", "-", npy_bytes(fortran))]
+    return cases
+
+
+@pytest.mark.parametrize("accounting", ["replay", "expected"])
+@pytest.mark.parametrize("case, options", [
+    ("wide", ["-m", "gnmax", "--sigma", "13"]),
+    ("ten", ["-m", "gnmax", "--sigma", "27.5"]),
+    ("wide", ["-m", "confident"]),
+    ("ten", ["-m", "confident"]),
+])
+def test_same_votes_give_identical_bytes_in_every_layout(cli, layouts, tmp_path, case, options,
+                                                         accounting):
+    outputs = {}
+    for name, path, stdin in layouts[case]:
+        table = tmp_path / f"{name.replace(' ', '_')}.csv"
+        result = cli(path, *options, "--accounting", accounting, "-f", "json",
+                     "--per-query", table, stdin=stdin)
+        assert result.code == 0, result.err
+        summary = json.loads(result.out)
+        summary["input"].pop("path")
+        summary["input"].pop("sha256")
+        outputs[name] = (json.dumps(summary, sort_keys=True), table.read_bytes())
+    reference = outputs["c.npy"]
+    different = [name for name, output in outputs.items() if output != reference]
+    assert different == []
+
+
+def test_every_layout_is_read_c_contiguous(layouts):
+    for name, path, stdin in layouts["wide"]:
+        if stdin is None:
+            votes = load_votes(path).votes
+            assert votes.flags.c_contiguous, name
+
+
+def test_a_c_order_npy_stays_memory_mapped(layouts):
+    votes = load_votes(layouts["wide"][0][1]).votes
+    assert isinstance(votes, np.memmap)

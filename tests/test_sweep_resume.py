@@ -1,0 +1,294 @@
+"""``pate-sweep --resume`` reuses a row only when everything that made its numbers matches.
+
+A row records its point, every analysis option (accounting, delta, conversion, orders,
+budget, seed, repeats, confidence), the sha256 of the vote, labels and student files and
+the tool version; after any change the resumed table must hold exactly the rows a fresh
+run gives (expected rows come from that fresh run), and stderr says how many rows were
+reused and how many computed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from cli_runner import run_main
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pate_cli.sweep.points as sweep_module
+from pate_cli.cli.sweep import main
+from pate_cli.orders import default_orders, parse_grid
+from pate_cli.sweep.columns import KEY_COLUMNS, SWEEP_COLUMNS
+from pate_cli.sweep.table import read_sweep_rows
+
+NEW_COLUMNS = ["conversion", "orders", "labels_sha256", "student_sha256"]
+# 4 points: gnmax and confident, each at sigma 4 and 8.
+GRID = ["-m", "gnmax", "-m", "confident", "--sigma", "4,8", "-T", "30", "--sigma-threshold",
+        "20", "-w", "1", "--no-progress"]
+
+
+@pytest.fixture
+def cli(capsys):
+    return lambda *args: run_main(main, args, capsys)
+
+
+def synthetic_votes(queries=300, classes=5, teachers=50, seed=3):
+    """Votes with a spread of agreement, and true labels (the intended class)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(classes, size=queries)
+    agreement = rng.uniform(0.2, 0.95, size=queries)
+    probabilities = np.full((queries, classes), 0.0) + ((1 - agreement) / classes)[:, None]
+    probabilities[np.arange(queries), truth] += agreement
+    votes = np.stack([rng.multinomial(teachers, p) for p in probabilities])
+    return votes.astype(np.int64), truth
+
+
+def student_probabilities(queries, classes, seed):
+    rng = np.random.default_rng(seed)
+    return rng.dirichlet(np.ones(classes), size=queries)
+
+
+@pytest.fixture
+def files(tmp_path):
+    votes, truth = synthetic_votes()
+    np.save(tmp_path / "votes.npy", votes)
+    np.save(tmp_path / "labels.npy", truth)
+    np.save(tmp_path / "student.npy", student_probabilities(*votes.shape, seed=1))
+    return tmp_path / "votes.npy", tmp_path / "labels.npy", tmp_path / "student.npy"
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """The points the sweep computes (not reuses)."""
+    seen = []
+    real = sweep_module.run_point
+    monkeypatch.setattr(sweep_module, "run_point", lambda point: seen.append(point) or real(point))
+    return seen
+
+
+def fresh(cli, tmp_path, *args):
+    """The table a run without --resume writes for ``args``."""
+    path = tmp_path / "fresh.csv"
+    path.unlink(missing_ok=True)
+    result = cli(*args, "-o", path, "-q")
+    assert result.code == 0, result.err
+    return path.read_bytes()
+
+
+# --- every option that changes a number is part of the key ------------------------------------
+
+# (options of the first run, options of the resumed run): both over GRID.
+REPLACING = {
+    "conversion": ([], ["--conversion", "improved"]),
+    "orders": ([], ["--orders", "2:64:1"]),
+    "one order": (["--orders", "2:64:1"], ["--order", "16"]),
+    "orders grid": (["--orders", "2:64:1"], ["--orders", "2:64:2"]),
+    "labels added": ([], ["--labels", "{labels}"]),
+}
+
+
+@pytest.mark.parametrize("change", sorted(REPLACING))
+def test_a_changed_option_recomputes_and_replaces_every_row(cli, files, tmp_path, calls,
+                                                            change):
+    votes, labels, _ = files
+    before, after = ([a.format(labels=labels) for a in options]
+                     for options in REPLACING[change])
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, *before, "-o", out, "-q").code == 0
+    calls.clear()
+    result = cli(votes, *GRID, *after, "-o", out, "--resume")
+    assert result.code == 0, result.err
+    assert len(calls) == 4
+    assert (f"pate-sweep: reused 0 of 4 rows from {out}; computing 4 (replacing 4 rows made "
+            "with other options, other input files or another version)") in result.err
+    assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID, *after)
+
+
+# Options that were already part of a row's place: the old rows stay (another place in the
+# table), the new rows are computed and come first, as a fresh run gives them.
+KEEPING = {
+    "delta": ["--delta", "1e-6"], "seed": ["--seed", "5"], "repeats": ["--repeats", "2"],
+    "budget": ["--budget", "3"], "accounting": ["--accounting", "expected"],
+}
+
+
+@pytest.mark.parametrize("change", sorted(KEEPING))
+def test_options_of_a_rows_place_compute_new_rows_beside_the_old(cli, files, tmp_path, calls,
+                                                                 change):
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "-o", out, "-q").code == 0
+    old = read_sweep_rows(str(out))
+    calls.clear()
+    result = cli(votes, *GRID, *KEEPING[change], "-o", out, "--resume")
+    assert result.code == 0, result.err
+    assert len(calls) == 4 and f"reused 0 of 4 rows from {out}; computing 4\n" in result.err
+    rows = read_sweep_rows(str(out))
+    expected = fresh(cli, tmp_path, votes, *GRID, *KEEPING[change])
+    assert rows[:4] == read_sweep_rows(str(tmp_path / "fresh.csv")) and rows[4:] == old
+    assert out.read_bytes().splitlines()[:5] == expected.splitlines()
+
+
+def test_interactive_confidence_is_part_of_the_key(cli, files, tmp_path, calls):
+    votes, _, student = files
+    args = [votes, "-m", "interactive", "--student", student, "-w", "1", "--no-progress"]
+    out = tmp_path / "out.csv"
+    assert cli(*args, "-o", out, "-q").code == 0
+    calls.clear()
+    assert cli(*args, "--confidence", "0.6", "-o", out, "--resume").code == 0
+    assert len(calls) == 1
+    assert read_sweep_rows(str(out))[0] == read_sweep_rows(
+        str(_fresh_path(cli, tmp_path, *args, "--confidence", "0.6")))[0]
+
+
+def _fresh_path(cli, tmp_path, *args):
+    fresh(cli, tmp_path, *args)
+    return tmp_path / "fresh.csv"
+
+
+# --- input files: content, not path ------------------------------------------------------------
+
+def test_a_rewritten_vote_file_is_recomputed(cli, files, tmp_path, calls):
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "-o", out, "-q").code == 0
+    np.save(votes, synthetic_votes(seed=11)[0])
+    calls.clear()
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 0 and len(calls) == 4
+    assert "replacing 4 rows" in result.err
+    assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID)
+
+
+def test_a_rewritten_labels_file_is_recomputed(cli, files, tmp_path, calls):
+    votes, labels, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "--labels", labels, "-o", out, "-q").code == 0
+    np.save(labels, (np.load(labels) + 1) % 5)
+    calls.clear()
+    assert cli(votes, *GRID, "--labels", labels, "-o", out, "--resume").code == 0
+    assert len(calls) == 4
+    assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID, "--labels", labels)
+
+
+def test_a_rewritten_student_recomputes_only_interactive_rows(cli, files, tmp_path, calls):
+    votes, _, student = files
+    args = [votes, "-m", "gnmax", "-m", "interactive", "--student", student, "-w", "1",
+            "--no-progress"]
+    out = tmp_path / "out.csv"
+    assert cli(*args, "-o", out, "-q").code == 0
+    first = read_sweep_rows(str(out))
+    assert first[0]["student_sha256"] is None and first[1]["student_sha256"] is not None
+    np.save(student, student_probabilities(300, 5, seed=2))
+    calls.clear()
+    result = cli(*args, "-o", out, "--resume")
+    assert result.code == 0
+    assert [point.mechanism for point in calls] == ["interactive"]
+    assert f"reused 1 of 2 rows from {out}; computing 1 (replacing 1 row made" in result.err
+    assert out.read_bytes() == fresh(cli, tmp_path, *args)
+
+
+def test_rows_of_another_version_are_recomputed(cli, files, tmp_path, calls, monkeypatch):
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "-o", out, "-q").code == 0
+    monkeypatch.setattr(sweep_module, "__version__", "0.1.0+other")
+    calls.clear()
+    assert cli(votes, *GRID, "-o", out, "-q", "--resume").code == 0
+    assert len(calls) == 4
+    assert {row["version"] for row in read_sweep_rows(str(out))} == {"0.1.0+other"}
+
+
+# --- tables without the new columns --------------------------------------------------------------
+
+@pytest.mark.parametrize("extension", [".csv", ".jsonl"])
+def test_rows_of_a_table_without_the_new_columns_are_never_reused(cli, files, tmp_path, calls,
+                                                                  extension):
+    votes, _, _ = files
+    out = tmp_path / f"out{extension}"
+    assert cli(votes, *GRID, "-o", out, "-q").code == 0
+    expected = out.read_bytes()
+    frame = pd.DataFrame(read_sweep_rows(str(out))).drop(columns=NEW_COLUMNS)
+    if extension == ".csv":
+        frame.to_csv(out, index=False)
+    else:
+        frame.to_json(out, orient="records", lines=True)
+    calls.clear()
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 0 and len(calls) == 4
+    assert "reused 0 of 4 rows" in result.err and "replacing 4 rows" in result.err
+    assert out.read_bytes() == expected
+
+
+# --- what is reused is reused exactly ------------------------------------------------------------
+
+@pytest.mark.parametrize("options", [
+    [], ["--conversion", "improved", "--orders", "2:32:0.5,40,50", "--labels", "{labels}"],
+    ["--order", "32"], ["--orders", "1.1,1.2,1.3,7"], ["--order", "32", "--delta", "1e-7"],
+])
+@pytest.mark.parametrize("extension", [".csv", ".jsonl", ".parquet"])
+def test_an_unchanged_run_reuses_every_row(cli, files, tmp_path, calls, options, extension):
+    pytest.importorskip("pyarrow") if extension == ".parquet" else None
+    votes, labels, _ = files
+    options = [option.format(labels=labels) for option in options]
+    out = tmp_path / f"out{extension}"
+    assert cli(votes, *GRID, *options, "-o", out, "-q").code == 0
+    written = out.read_bytes()
+    calls.clear()
+    result = cli(votes, *GRID, *options, "-o", out, "--resume")
+    assert result.code == 0 and calls == []
+    assert f"pate-sweep: reused 4 of 4 rows from {out}; computing 0\n" in result.err
+    assert out.read_bytes() == written
+
+
+def test_resume_into_a_missing_file_says_so(cli, files, tmp_path):
+    votes, _, _ = files
+    out = tmp_path / "new.csv"
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 0
+    assert f"pate-sweep: {out} does not exist yet; computing 4 rows\n" in result.err
+
+
+# --- the new columns ---------------------------------------------------------------------------
+
+def test_rows_record_conversion_orders_and_input_digests(cli, files, tmp_path):
+    import hashlib
+
+    votes, labels, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "--labels", labels, "--orders", "2:10:2,20", "--conversion",
+               "improved", "-o", out, "-q").code == 0
+    header = out.read_text().splitlines()[0].split(",")
+    assert header == list(SWEEP_COLUMNS) and header[-4:] == NEW_COLUMNS
+    assert set(KEY_COLUMNS) <= set(SWEEP_COLUMNS)
+    for row in read_sweep_rows(str(out)):
+        assert row["conversion"] == "improved" and row["orders"] == "2:10:2,20"
+        assert row["labels_sha256"] == hashlib.sha256(labels.read_bytes()).hexdigest()
+        assert row["student_sha256"] is None
+        assert row["sha256"] == hashlib.sha256(votes.read_bytes()).hexdigest()
+
+
+def test_orders_text_is_canonical_and_reads_back_exactly():
+    from pate_cli.sweep.points import orders_text
+
+    assert orders_text(None) == "default"
+    assert orders_text(tuple(default_orders())) == "default"
+    assert orders_text((2.0, 3.0, 4.0, 5.0)) == "2:5:1"
+    assert orders_text((2.0, 3.0)) == "2,3"
+    assert orders_text((1.5, 2.0, 2.5, 10.0, 20.0)) == "1.5:2.5:0.5,10,20"
+    assert orders_text((32.0,)) == "32"
+    assert orders_text(parse_grid("1.1:1.9:0.1")) == "1.1:1.9:0.1"
+    assert orders_text(parse_grid("2:64:1,100:500:100")) == "2:64:1,100:500:100"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(2, 300).map(float),
+                          st.floats(1.0001, 1000, allow_nan=False).map(lambda x: round(x, 3))),
+                min_size=1, max_size=30, unique=True))
+def test_orders_text_reads_back_to_the_same_orders(orders):
+    from pate_cli.sweep.points import orders_text
+
+    text = orders_text(tuple(orders))
+    assert parse_grid(text) == tuple(orders)
+    assert orders_text(parse_grid(text)) == text
