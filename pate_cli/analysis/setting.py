@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ..accounting.conversion import check_delta, conversion_offset
+from ..accounting.conversion import Conversion, check_delta
 from ..mechanisms import OUTCOME_NAMES
 from ..orders import default_orders, validate_orders
 
@@ -19,14 +19,16 @@ class OrderGridWarning(UserWarning):
     """The best order is the first or last of the grid: a wider grid may give less."""
 
 
-def checked_setting(accounting, delta, orders, conversion) -> tuple[np.ndarray, np.ndarray]:
-    """Validate the accounting setting; the orders and the conversion's offset per order."""
+def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
+                    conversion: str) -> tuple[np.ndarray, Conversion]:
+    """Validate the accounting setting; the orders and the conversion (MATH.md s.6) that
+    the composition kernel applies."""
     if accounting not in ACCOUNTING_MODES:
         raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
                          f"got {accounting!r}")
     check_delta(delta)
     orders = default_orders() if orders is None else validate_orders(orders)
-    return orders, conversion_offset(orders=orders, delta=delta, conversion=conversion)
+    return orders, Conversion.of(orders=orders, delta=delta, conversion=conversion)
 
 
 def analysed_positions(total: int, query_indices, queries) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accounting.composition import chunk_total
+from ..accounting.composition import StepRows, running_total
 from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import SVTPATE, InteractiveGNMax, NoiseSource
 from .result import AnalysisResult, ReplayTotals
@@ -58,16 +58,18 @@ def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
                   else selection.statistic(block, None))
         sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
         ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
-        curves = (sel_curves, sel_index, ans_curves, ans_index)
-        if expected:
+        if expected:  # the answer step charged with pr_answered, the same for every seed
             expected_weight[start:stop] = np.exp(log_pr)
-            carries[0] = chunk_total(*curves, expected_weight[start:stop], carries[0])
+            costs = StepRows(sel_curves, sel_index, ans_curves, ans_index,
+                             expected_weight[start:stop])
+            carries[0] = running_total(costs, stop - start, carries[0])
         for run, noise in enumerate(noises):
             decisions = mechanism.replay(block, noise=noise, start=start)
             if not expected:
                 weight = decisions.answered.astype(np.float64)
                 answered[run] += np.count_nonzero(decisions.answered)
-                carries[run] = chunk_total(*curves, weight, carries[run])
+                costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
+                carries[run] = running_total(costs, stop - start, carries[run])
             released = decisions.answered
             output[run] += np.count_nonzero(released)
             if truth is not None:
