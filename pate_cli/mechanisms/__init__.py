@@ -1,7 +1,8 @@
 """REPLAY: the only code that draws noise.
 
-Frozen aggregators (LNMax, GNMax, Confident, Interactive, SVT), their replay, and one
-counter-based seeding scheme keyed by query index.
+Frozen aggregators (LNMax, GNMax, Confident, Interactive, SVT), their replay, one
+counter-based seeding scheme keyed by query index, and the weighted and participation
+histograms of Individualized PATE.
 """
 
 from .aggregators import (
@@ -23,6 +24,12 @@ from .noise import (
     STREAM_SVT_THRESHOLD,
     NoiseSource,
 )
+from .participation import (
+    VanishingVotes,
+    vanishing_participation,
+    vanishing_votes,
+    weighted_histogram,
+)
 from .protocol import OUTCOME_ABSTAIN, OUTCOME_NAMES, OUTCOME_STUDENT, OUTCOME_TEACHER, Decisions
 
 __all__ = [
@@ -30,5 +37,6 @@ __all__ = [
     "OUTCOME_STUDENT", "OUTCOME_TEACHER", "STREAM_ANSWER", "STREAM_PARTICIPATION",
     "STREAM_SELECTION", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "SVTPATE",
     "ConfidentGNMax", "Decisions", "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource",
-    "build_mechanism",
+    "VanishingVotes", "build_mechanism", "vanishing_participation",
+    "vanishing_votes", "weighted_histogram",
 ]
