@@ -8,11 +8,21 @@ import warnings
 import numpy as np
 
 from ..accounting.conversion import Conversion, check_delta
-from ..mechanisms import OUTCOME_NAMES
+from ..mechanisms import (
+    OUTCOME_NAMES,
+    SVTPATE,
+    ConfidentGNMax,
+    GNMax,
+    InteractiveGNMax,
+    LNMax,
+)
 from ..orders import default_orders, validate_orders
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 DEFAULT_CHUNK = 8192
+
+# The aggregators an analysis replays (for type hints).
+AnyMechanism = LNMax | GNMax | ConfidentGNMax | InteractiveGNMax | SVTPATE
 
 
 class OrderGridWarning(UserWarning):
@@ -31,7 +41,8 @@ def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
     return orders, Conversion.of(orders=orders, delta=delta, conversion=conversion)
 
 
-def analysed_positions(total: int, query_indices, queries) -> np.ndarray:
+def analysed_positions(total: int, query_indices: np.ndarray | None,
+                       queries: int | None) -> np.ndarray:
     """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``."""
     if query_indices is None:
         available = total
@@ -61,7 +72,7 @@ def analysed_positions(total: int, query_indices, queries) -> np.ndarray:
     return query_indices[:queries].astype(np.int64)
 
 
-def rows_of(array, positions, start, stop) -> np.ndarray:
+def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int) -> np.ndarray:
     """Rows ``positions[start:stop]`` of ``array`` as float64 (contiguous slices stay views
     of a memory map until converted)."""
     chosen = positions[start:stop]
@@ -71,7 +82,8 @@ def rows_of(array, positions, start, stop) -> np.ndarray:
         np.argsort(np.argsort(chosen))]
 
 
-def initial_carry(initial_rdp, orders) -> np.ndarray:
+def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndarray:
+    """The RDP spent before the first query (MATH.md s.6): zeros, or a validated copy."""
     if initial_rdp is None:
         return np.zeros(orders.size)
     initial_rdp = np.asarray(initial_rdp, dtype=np.float64)
@@ -81,7 +93,9 @@ def initial_carry(initial_rdp, orders) -> np.ndarray:
     return initial_rdp.copy()
 
 
-def label_accuracy(label, labels, positions, outcome):
+def label_accuracy(label: np.ndarray, labels: np.ndarray | None, positions: np.ndarray,
+                   outcome: np.ndarray | None
+                   ) -> tuple[float | None, dict[str, float | None] | None]:
     """Accuracy over output labels, and per outcome for Interactive-GNMax."""
     if labels is None:
         return None, None
@@ -90,7 +104,7 @@ def label_accuracy(label, labels, positions, outcome):
     accuracy = float(np.mean(label[mask] == truth[mask])) if mask.any() else None
     if outcome is None:
         return accuracy, None
-    by_outcome = {}
+    by_outcome: dict[str, float | None] = {}
     for code, name in enumerate(OUTCOME_NAMES):
         if name == "abstain":
             continue
@@ -100,7 +114,7 @@ def label_accuracy(label, labels, positions, outcome):
     return accuracy, by_outcome
 
 
-def grid_edge_notes(orders, order, epsilon) -> list[str]:
+def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> list[str]:
     """A warning when the best order is the first or last of a grid of several."""
     best = int(np.flatnonzero(orders == order)[0])
     if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from ..accounting.composition import StepRows, running_total
@@ -9,14 +11,22 @@ from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import SVTPATE, InteractiveGNMax, NoiseSource
 from .result import AnalysisResult, ReplayTotals
 from .run import analyze_votes
-from .setting import DEFAULT_CHUNK, analysed_positions, checked_setting, rows_of
+from .setting import (
+    DEFAULT_CHUNK,
+    AnyMechanism,
+    analysed_positions,
+    checked_setting,
+    rows_of,
+)
 from .steps import data_independent_curve, mechanism_steps, step_curves
 
 
-def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
-                   accounting: str = "replay", delta: float = 1e-5, orders=None,
+def analyze_totals(votes: np.ndarray, mechanism: AnyMechanism, *, seeds: Iterable[int],
+                   teachers: float | None = None, accounting: str = "replay",
+                   delta: float = 1e-5, orders: np.ndarray | None = None,
                    conversion: str = "classic", queries: int | None = None,
-                   budget: float | None = None, labels=None, student=None,
+                   budget: float | None = None, labels: np.ndarray | None = None,
+                   student: np.ndarray | None = None,
                    chunk_size: int = DEFAULT_CHUNK) -> list[ReplayTotals]:
     """End-of-run totals of ``analyze_votes`` for several seeds, sharing the work.
 

@@ -155,7 +155,7 @@ class CurveFactors:
 
 def first_of_each_sensitivity(sensitivities: np.ndarray) -> list[int]:
     """Per variant, the first variant with the same sensitivity (equal curves)."""
-    first_of = {}
+    first_of: dict[float, int] = {}
     return [first_of.setdefault(float(d), v) for v, d in enumerate(sensitivities)]
 
 

@@ -120,7 +120,8 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
         chunks = (chunks,)
 
     members_of = None
-    carry = seen = None
+    carry: np.ndarray | None = None
+    seen: np.ndarray | None = None
     base_carry = np.zeros((1, orders.size))
     parts: dict[str, list[np.ndarray]] = {"eps": [], "order": [], "base": [], "answered": [],
                                           "base_answered": []}
@@ -135,7 +136,8 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
             members_of = [np.flatnonzero(member_groups == g) for g in range(groups)]
             carry = np.zeros((member_groups.size, orders.size))
             seen = np.zeros(member_groups.size, dtype=bool)
-        elif chunk.index.shape[0] != carry.shape[0]:
+        assert carry is not None and seen is not None  # set at the first chunk
+        if chunk.index.shape[0] != carry.shape[0]:
             raise ValueError("every chunk must describe the same members")
         if _fixed_curves(chunk.index):
             known = (uniform if uniform is not None and not parts["eps"]
@@ -203,9 +205,8 @@ def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
     members = carry.shape[0]
     orders = rule.orders
     curves = chunk.curves
-    factored = isinstance(curves, CurveFactors)
-    same = (first_of_each_sensitivity(curves.sensitivities) if factored
-            else list(range(curves.shape[0])))
+    same = (first_of_each_sensitivity(curves.sensitivities)
+            if isinstance(curves, CurveFactors) else list(range(curves.shape[0])))
     paid = chunk.index[:, 0] if queries else np.full(members, -1)
     base_curve = same[chunk.baseline] if isinstance(chunk.baseline, int) else "baseline"
     tasks: dict[tuple[int | str, bytes], int] = {}
@@ -225,21 +226,21 @@ def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
     for (curve, _), number in tasks.items():
         by_curve.setdefault(curve, []).append(number)
     results: list = [None] * len(starts)
-    if known is not None and factored:
+    if known is not None and isinstance(curves, CurveFactors):
         ones = [v for v, d in enumerate(curves.sensitivities) if d == 1.0]
-        number = tasks.get((same[ones[0]], np.zeros(orders.size).tobytes())) if ones else None
-        if number is not None:
+        uniform = tasks.get((same[ones[0]], np.zeros(orders.size).tobytes())) if ones else None
+        if uniform is not None:
             eps, order, sums = known
-            results[number] = (np.asarray(eps, dtype=np.float64),
-                               np.asarray(order, dtype=np.float64),
-                               np.array(sums, dtype=np.float64))
-            by_curve[same[ones[0]]].remove(number)
+            results[uniform] = (np.asarray(eps, dtype=np.float64),
+                                np.asarray(order, dtype=np.float64),
+                                np.array(sums, dtype=np.float64))
+            by_curve[same[ones[0]]].remove(uniform)
 
     def run(curve: int | str) -> list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         source: RowSource
-        if curve == "baseline":
-            source = ArrayRows(chunk.baseline)
-        elif factored:
+        if isinstance(curve, str):  # "baseline": the chunk's own uniform-run curve
+            source = ArrayRows(np.asarray(chunk.baseline))
+        elif isinstance(curves, CurveFactors):
             source = curves.curves(curve)
         else:
             source = ArrayRows(curves[curve])
