@@ -20,13 +20,18 @@ from pate_cli.accounting.individualized import (
     upsampling_factors,
     vanishing_costs,
     vanishing_frequencies,
+)
+from pate_cli.accounting.threshold import log_pr_answered, rdp_threshold
+from pate_cli.analysis import analyze_votes
+from pate_cli.mechanisms import (
+    NOISE_BLOCK,
+    ConfidentGNMax,
+    GNMax,
+    NoiseSource,
     vanishing_participation,
     vanishing_votes,
     weighted_histogram,
 )
-from pate_cli.accounting.threshold import log_pr_answered, rdp_threshold
-from pate_cli.analysis import analyze_votes
-from pate_cli.mechanisms import NOISE_BLOCK, ConfidentGNMax, GNMax, NoiseSource
 
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])
 DELTA = 1e-5
@@ -498,10 +503,11 @@ def test_unevaluated_curves_give_the_same_bits(accounting, conversion, block_row
     """group_costs(evaluate=False) through account_groups (one curve at a time, orders
     pruned per block, the uniform run shared with the D=1 group and, with ``uniform``,
     taken from the standard analysis) equals the evaluated generic path bit for bit."""
-    from pate_cli.accounting import individualized
+    from pate_cli.accounting import composition
+    from pate_cli.accounting.individualized import curves
 
-    monkeypatch.setattr(individualized, "_BLOCK_ELEMENTS", block_rows * ORDERS.size)
-    monkeypatch.setattr(individualized, "_CURVE_ELEMENTS", 64 * ORDERS.size)  # windows
+    monkeypatch.setattr(composition, "WORK_ELEMENTS", block_rows * ORDERS.size)
+    monkeypatch.setattr(curves, "_CURVE_ELEMENTS", 64 * ORDERS.size)  # windows
     mechanism = MECHANISMS[1]
     votes = weighted_histogram(make_predictions(seed=7, queries=700), classes=CLASSES)
     standard = analyze_votes(votes, mechanism, accounting=accounting, orders=ORDERS,

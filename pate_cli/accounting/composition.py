@@ -1,77 +1,220 @@
-"""The composition kernel: per-query RDP rows, running sums and conversion to epsilon.
+"""THE composition kernel: running RDP sums over queries, converted to epsilon.
 
-MATH.md sections 5-7. Composition is a sum over queries at each order; the cumulative
-curve after query i is ``cum_{i-1} + rdp_i`` added in query order, in cache-sized
-slices, with an explicit carry across chunks, so every figure is identical whatever the
-chunk size. Conversion adds the per-order offset of ``conversion.conversion_offset`` and
-takes the minimum over orders; the improved conversion is clipped at 0.
+MATH.md section 6 (RDP adds up order by order over queries; the cumulative curve after
+query i is the sum over the queries up to i; each is converted to epsilon), section 7
+(a query's curve is ``selection + weight * answer``; a budget run's halting rule) and
+section 9 (the same sums per privacy group or teacher). Every path that turns per-query
+RDP into figures goes through here: ``analysis.run`` (plain and budget runs, and so
+``analysis.rounds``), ``analysis.totals`` and ``accounting.individualized.groups``.
+Conversion (offset per order, first minimising order, the clip at 0) is
+``conversion.minimise_over_orders``, the same function ``rdp_to_epsilon`` uses.
+
+How the bits stay the same on every path: the sum after query i is ``sum_{i-1} + rdp_i``,
+added one query after another (``numpy.cumsum`` along the query axis; totals by
+:func:`sequential_total`), so no figure depends on where chunks, slices or blocks start,
+and a total equals the last cumulative row exactly. Work goes in slices of
+``WORK_ELEMENTS`` (queries x orders) elements, so the element-wise passes stay in cache.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from typing import Protocol
+
 import numpy as np
 
-# Rows of (queries x orders) work arrays processed at once: about 1 MB per array, so the
-# element-wise passes stay in cache.
+from .conversion import Conversion, minimise_over_orders
+
+# Elements of the (queries x orders) work arrays processed at once: about 1 MB per array.
 WORK_ELEMENTS = 1 << 17
 
 
-def per_query_rows(sel_curves, sel_index, ans_curves, ans_index, weight):
-    """Per-query RDP curves ``selection + weight * answer`` (MATH.md section 7)."""
-    rows = ans_curves[ans_index]
-    rows *= weight[:, None]
-    rows += sel_curves[sel_index]
-    return rows
+class RowSource(Protocol):
+    """Per-query RDP curves that can be written, a run of queries at a time, into a buffer."""
+
+    def rows(self, lo: int, hi: int, out: np.ndarray,
+             scratch: np.ndarray | None = None) -> None:
+        """Write the curves of queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)``
+        (``scratch``, same shape, may be used as a temporary)."""
 
 
-def accumulate(sel_curves, sel_index, ans_curves, ans_index, weight, carry, offset):
-    """Per-query and cumulative epsilon for one chunk, in cache-sized slices.
+@dataclass(frozen=True, eq=False)
+class StepRows:
+    """Per-query RDP curves ``selection + weight * answer`` (MATH.md section 7).
 
-    The cumulative curve after query i is ``cum_{i-1} + rdp_i`` added in file order, so it
-    does not depend on where chunks or slices start.
+    Each step's curves are computed once per distinct statistic (``selection``,
+    ``answer``: ``(distinct, orders)``) and gathered per query through
+    ``selection_index``/``answer_index``; ``weight`` ``(queries,)`` charges the answer
+    step (0/1 for a replay, ``pr_answered`` for expected accounting).
     """
-    count = weight.shape[0]
-    eps_query = np.empty(count)
-    eps_cum = np.empty(count)
+
+    selection: np.ndarray
+    selection_index: np.ndarray
+    answer: np.ndarray
+    answer_index: np.ndarray
+    weight: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return int(self.weight.shape[0])
+
+    def rows(self, lo: int, hi: int, out: np.ndarray,
+             scratch: np.ndarray | None = None) -> None:
+        np.take(self.answer, self.answer_index[lo:hi], axis=0, out=out)
+        out *= self.weight[lo:hi, None]
+        out += np.take(self.selection, self.selection_index[lo:hi], axis=0, out=scratch)
+
+    def block(self, lo: int, hi: int) -> np.ndarray:
+        """The curves of queries ``lo .. hi-1`` in a new array."""
+        out = np.empty((hi - lo, self.answer.shape[1]))
+        self.rows(lo, hi, out)
+        return out
+
+    def selection_rows(self, lo: int, hi: int) -> np.ndarray:
+        """The selection step alone (a query charged nothing for its answer)."""
+        return self.selection[self.selection_index[lo:hi]]
+
+    def reweighted(self, weight: np.ndarray) -> StepRows:
+        return replace(self, weight=np.asarray(weight, dtype=np.float64))
+
+
+class ArrayRows:
+    """Per-query curves already evaluated, ``(queries, orders)``."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+    def rows(self, lo: int, hi: int, out: np.ndarray,
+             scratch: np.ndarray | None = None) -> None:
+        np.copyto(out, self.array[lo:hi])
+
+
+def sequential_total(rows: np.ndarray) -> np.ndarray:
+    """``rows[0] + rows[1] + ...`` over a C-ordered ``(queries, orders)`` block, added row
+    after row, so it equals ``numpy.cumsum(rows, axis=0)[-1]`` bit for bit.
+
+    ``numpy.add.reduce`` over the rows adds them one after another when a row holds two
+    or more values (the inner loop runs along the row); a single column would be summed
+    pairwise, so it goes through ``cumsum``.
+    """
+    if rows.shape[-1] > 1:
+        return np.add.reduce(rows, axis=0)
+    return np.cumsum(rows, axis=0)[-1].copy()
+
+
+def running_sums(rows: np.ndarray, carry: np.ndarray) -> np.ndarray:
+    """In place, ``rows[..., i, :]`` becomes ``carry + rows[..., 0, :] + ... + rows[..., i,
+    :]`` (queries along axis -2, in query order, MATH.md section 6); returns the sums after
+    the last query (a copy)."""
+    rows[..., 0, :] += carry
+    np.cumsum(rows, axis=-2, out=rows)
+    return rows[..., -1, :].copy()
+
+
+def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversion
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cumulative epsilon after each query of a block, overwriting ``rows``.
+
+    ``rows``: ``(..., queries, orders)`` per-query curves, ``carry`` the sums before the
+    block (broadcast against ``rows[..., 0, :]``). Returns the epsilon ``(..., queries)``,
+    the index of the first order achieving it, and the sums after the block.
+
+    For one curve (2-D rows) whose entries are non-negative, the sums only grow, and
+    rounding is monotone, so each order's converted value over the block lies between its
+    value after the first query and after the last: an order whose lowest value exceeds
+    the smallest highest value of all orders is above the minimum (not even tied) at every
+    query, and its running sums are not formed. The figures are the same.
+    """
+    rows[..., 0, :] += carry
+    if rows.ndim == 2 and bool(rows.min() >= 0.0):  # False for NaN: no order is skipped
+        total = sequential_total(rows)
+        low = rows[0] + conversion.offset
+        high = total + conversion.offset
+        kept = np.flatnonzero(low <= high.min())
+        part = rows[:, kept]
+        np.cumsum(part, axis=0, out=part)
+        epsilon, choice = minimise_over_orders(part, conversion.offset[kept],
+                                               clip=conversion.clip, out=part)
+        return epsilon, kept[choice], total
+    np.cumsum(rows, axis=-2, out=rows)
+    total = rows[..., -1, :].copy()
+    epsilon, best = conversion.epsilon(rows, out=rows)
+    return epsilon, best, total
+
+
+@dataclass(frozen=True, eq=False)
+class RunningEpsilon:
+    """Figures of :func:`running_epsilon`, per query: ``epsilon`` (cumulative),
+    ``order_index`` (of the order achieving it), ``epsilon_query`` (the query's own curve
+    converted, when asked for); ``carry``: the RDP sums after the last query."""
+
+    epsilon: np.ndarray
+    order_index: np.ndarray
+    carry: np.ndarray
+    epsilon_query: np.ndarray | None = None
+
+
+def running_epsilon(source: RowSource, count: int, carry: np.ndarray, conversion: Conversion,
+                    *, per_query: bool = False) -> RunningEpsilon:
+    """Running RDP sums of ``count`` queries after ``carry``, converted after every query.
+
+    MATH.md section 6: the cumulative epsilon after query i and the first order achieving
+    it; with ``per_query`` also each query's own epsilon. The rows of ``source`` are
+    formed one cache-sized slice at a time, in one reused buffer.
+    """
+    size = conversion.offset.size
+    epsilon = np.empty(count)
     order_index = np.empty(count, dtype=np.intp)
-    step = max(1, WORK_ELEMENTS // offset.size)
-    carry = carry.copy()
+    epsilon_query = np.empty(count) if per_query else None
+    carry = np.array(carry, dtype=np.float64)
+    step = max(1, WORK_ELEMENTS // size)
+    buffer = np.empty((min(step, count), size))
+    scratch = np.empty_like(buffer)
     for lo in range(0, count, step):
         hi = min(count, lo + step)
-        rows = per_query_rows(sel_curves, sel_index[lo:hi], ans_curves, ans_index[lo:hi],
-                              weight[lo:hi])
-        eps_query[lo:hi] = epsilon_of_rows(rows, offset)
+        rows = buffer[: hi - lo]
+        source.rows(lo, hi, rows, scratch[: hi - lo])
+        if epsilon_query is not None:
+            epsilon_query[lo:hi] = conversion.epsilon(rows, out=scratch[: hi - lo])[0]
+        epsilon[lo:hi], order_index[lo:hi], carry = cumulative_epsilon(rows, carry, conversion)
+    return RunningEpsilon(epsilon=epsilon, order_index=order_index, carry=carry,
+                          epsilon_query=epsilon_query)
+
+
+def running_total(source: RowSource, count: int, carry: np.ndarray) -> np.ndarray:
+    """``carry`` plus the curves of ``count`` queries, added in query order (the
+    ``carry`` :func:`running_epsilon` ends with, bit for bit, without forming epsilons)."""
+    carry = np.array(carry, dtype=np.float64)
+    step = max(1, WORK_ELEMENTS // carry.size)
+    buffer = np.empty((min(step, count), carry.size))
+    scratch = np.empty_like(buffer)
+    for lo in range(0, count, step):
+        hi = min(count, lo + step)
+        rows = buffer[: hi - lo]
+        source.rows(lo, hi, rows, scratch[: hi - lo])
         rows[0] += carry
-        np.cumsum(rows, axis=0, out=rows)
-        carry = rows[-1].copy()
-        rows += offset
-        best = np.argmin(rows, axis=1)
-        order_index[lo:hi] = best
-        eps_cum[lo:hi] = rows[np.arange(hi - lo), best]
-    if np.any(offset < 0):  # the improved conversion is clipped at 0
-        np.maximum(eps_cum, 0.0, out=eps_cum)
-    return eps_query, eps_cum, order_index, carry
+        carry = sequential_total(rows)
+    return carry
 
 
-def epsilon_of_rows(curves, offset):
-    eps = (curves + offset).min(axis=1)
-    return np.maximum(eps, 0.0) if np.any(offset < 0) else eps
-
-
-def budget_release(sel_curves, sel_index, ans_curves, ans_index, weight, carry, offset, limit):
+def budget_release(costs: StepRows, carry: np.ndarray, conversion: Conversion,
+                   limit: float) -> tuple[np.ndarray, int | None]:
     """Decide which replay answers a budget run releases (MATH.md section 7).
 
-    A query the replay answered is released only if the cumulative epsilon after it,
-    answer included, stays within ``limit``; otherwise it abstains (its selection is still
-    charged). Alternates between two vectorised searches: from a released state, the
-    first query whose answer would break the budget (assuming all before are released);
-    from a refusal, the first query whose answer fits again (assuming all before are
-    refused). Windows double while nothing changes, so the work is linear in the chunk
-    plus a short window per change of state.
+    A query the replay answered (``costs.weight > 0``) is released only if the cumulative
+    epsilon after it, answer included, stays within ``limit``; otherwise it abstains (its
+    selection is still charged). Returns the released weights and the first refusal (or
+    None). Alternates between two vectorised searches: from a released state, the first
+    query whose answer would break the budget (assuming all before are released); from a
+    refusal, the first query whose answer fits again (assuming all before are refused).
+    Windows double while nothing changes, so the work is linear in the chunk plus a short
+    window per change of state. Sums and conversions are those of :func:`running_epsilon`.
     """
-    count = weight.shape[0]
+    count = costs.count
+    weight = costs.weight
+    answering = costs.reweighted(np.ones(count))
     released = weight.copy()
-    carry = carry.copy()
+    carry = np.array(carry, dtype=np.float64)
     first_refusal = None
     position, window, refusing = 0, 256, False
     while position < count:
@@ -79,50 +222,34 @@ def budget_release(sel_curves, sel_index, ans_curves, ans_index, weight, carry, 
         part = slice(position, end)
         wanted = weight[part] > 0
         if not refusing:
-            rows = per_query_rows(sel_curves, sel_index[part], ans_curves, ans_index[part],
-                                  weight[part])
-            rows[0] += carry
-            np.cumsum(rows, axis=0, out=rows)
-            over = wanted & (epsilon_of_rows(rows, offset) > limit)
+            rows = costs.block(position, end)
+            before = carry
+            carry = running_sums(rows, before)
+            over = wanted & (conversion.epsilon(rows)[0] > limit)
             if not over.any():
-                carry, position, window = rows[-1].copy(), end, window * 2
+                position, window = end, window * 2
                 continue
             k = int(np.argmax(over))
-            before = carry if k == 0 else rows[k - 1]
-            carry = before + sel_curves[sel_index[position + k]]
+            start = before if k == 0 else rows[k - 1]
+            carry = start + costs.selection_rows(position + k, position + k + 1)[0]
             released[position + k] = 0.0
             if first_refusal is None:
                 first_refusal = position + k
             position, window, refusing = position + k + 1, 256, True
         else:
-            base = sel_curves[sel_index[part]].copy()
-            base[0] += carry
-            np.cumsum(base, axis=0, out=base)
-            previous = np.vstack([carry[None, :], base[:-1]])
-            answered_rows = per_query_rows(sel_curves, sel_index[part], ans_curves, ans_index[part],
-                                  np.ones(end - position))
-            fits = wanted & (epsilon_of_rows(previous + answered_rows, offset) <= limit)
+            base = costs.selection_rows(position, end)
+            before = carry
+            carry = running_sums(base, before)
+            previous = np.vstack([before[None, :], base[:-1]])
+            answered = answering.block(position, end)
+            fits = wanted & (conversion.epsilon(previous + answered)[0] <= limit)
             if not fits.any():
                 released[part][wanted] = 0.0
-                carry, position, window = base[-1].copy(), end, window * 2
+                position, window = end, window * 2
                 continue
             k = int(np.argmax(fits))
             refused = np.flatnonzero(wanted[:k]) + position
             released[refused] = 0.0
-            carry = previous[k] + answered_rows[k]
+            carry = previous[k] + answered[k]
             position, window, refusing = position + k + 1, 256, False
     return released, first_refusal
-
-
-def chunk_total(sel_curves, sel_index, ans_curves, ans_index, weight, carry):
-    """``carry`` plus the chunk's per-query curves, added in file order in the slices
-    ``accumulate`` uses (so the sum equals its cumulative sum's last row bit for bit)."""
-    count = weight.shape[0]
-    step = max(1, WORK_ELEMENTS // carry.size)
-    for lo in range(0, count, step):
-        hi = min(count, lo + step)
-        rows = per_query_rows(sel_curves, sel_index[lo:hi], ans_curves, ans_index[lo:hi],
-                              weight[lo:hi])
-        rows[0] += carry
-        carry = np.add.reduce(rows, axis=0)
-    return carry

@@ -1,8 +1,15 @@
-"""RDP to (epsilon, delta)-DP, and the per-order constants it needs (MATH.md section 6)."""
+"""RDP to (epsilon, delta)-DP: the per-order offset, the minimum over orders and the clip.
+
+MATH.md section 6. Every conversion in the package, whole curves (:func:`rdp_to_epsilon`)
+and the running sums of ``accounting.composition`` alike, goes through
+:func:`minimise_over_orders`, the one place that adds the offset, takes the first
+minimising order and clips the improved conversion at 0.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,7 +34,51 @@ def conversion_offset(*, orders, delta: float, conversion: str = "classic") -> n
     raise ValueError(f"conversion must be one of {', '.join(CONVERSIONS)}, got {conversion!r}")
 
 
-def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"):
+@dataclass(frozen=True, eq=False)
+class Conversion:
+    """One conversion on one order grid at one delta (MATH.md section 6).
+
+    ``offset``: the term :func:`conversion_offset` adds per order; ``clip``: whether
+    epsilon is clipped at 0 (the improved conversion; at an order where ``delta^2 >=
+    1 - exp(-rdp)`` epsilon 0 is valid, MATH.md section 6).
+    """
+
+    orders: np.ndarray
+    offset: np.ndarray
+    clip: bool
+
+    @classmethod
+    def of(cls, *, orders, delta: float, conversion: str = "classic") -> Conversion:
+        """Validate the setting (``ValueError`` for a bad grid, delta or name)."""
+        orders = validate_orders(orders)
+        offset = conversion_offset(orders=orders, delta=delta, conversion=conversion)
+        return cls(orders=orders, offset=offset, clip=conversion == "improved")
+
+    def epsilon(self, rdp: np.ndarray, *, out: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """``(epsilon, index of the order)`` of curves ``(..., orders)``; see
+        :func:`minimise_over_orders`."""
+        return minimise_over_orders(rdp, self.offset, clip=self.clip, out=out)
+
+
+def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
+                         out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``min over alpha of rdp(alpha) + offset(alpha)`` and the first minimising index.
+
+    MATH.md section 6. ``rdp``: ``(..., orders)``; both results have shape
+    ``rdp.shape[:-1]``. ``clip``: clip epsilon at 0 (the improved conversion). ``out``
+    receives ``rdp + offset`` (it may be ``rdp`` itself, to convert in place).
+    """
+    candidates = np.add(rdp, offset, out=out)
+    best = np.argmin(candidates, axis=-1)
+    epsilon = np.take_along_axis(candidates, best[..., None], axis=-1)[..., 0]
+    if clip:
+        epsilon = np.maximum(epsilon, 0.0)
+    return epsilon, best
+
+
+def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Convert RDP curves to ``(epsilon, order)`` at ``delta`` (MATH.md section 6).
 
     ``rdp`` has shape ``(..., orders)``; both results have shape ``rdp.shape[:-1]`` (0-d
@@ -37,11 +88,7 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"):
     rdp = np.asarray(rdp, dtype=np.float64)
     if rdp.shape[-1:] != orders.shape:
         raise ValueError(f"rdp has {rdp.shape[-1:]} orders, the grid has {orders.size}")
-    candidates = rdp + conversion_offset(orders=orders, delta=delta, conversion=conversion)
-    best = np.argmin(candidates, axis=-1)
-    epsilon = np.take_along_axis(candidates, best[..., None], axis=-1)[..., 0]
-    if conversion == "improved":
-        epsilon = np.maximum(epsilon, 0.0)
+    epsilon, best = Conversion.of(orders=orders, delta=delta, conversion=conversion).epsilon(rdp)
     return epsilon, orders[best]
 
 

@@ -1,38 +1,55 @@
 """Individualized PATE runs: privacy groups -> histogram -> replay -> per-group accounting.
 
 MATH.md section 9 (Boenisch et al., "Individualized PATE"). The numeric rules live in
-``accounting/individualized.py``; this module decides the run: it derives each group's
-parameters (upsampling factors, weights or participation frequencies), builds the vote
-histogram the variant aggregates (plain votes for upsampling; weighted or
-participation-masked histograms from per-teacher predictions for weighting and
-vanishing), replays the mechanism on it with ``analyze_votes``, and composes every
-group's cost in chunks with ``account_groups``.
+``accounting/individualized/`` and the histograms in ``mechanisms/participation.py``;
+this module decides the run: it derives each group's parameters (upsampling factors,
+weights or participation frequencies), builds the vote histogram the variant aggregates
+(plain votes for upsampling; weighted or participation-masked histograms from
+per-teacher predictions for weighting and vanishing), replays the mechanism on it with
+``analyze_votes``, and composes every group's cost in chunks with ``account_groups``,
+whose independent curves run on a thread pool when the run is large enough.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..accounting.individualized import (
+    CostChunk,
+    GroupAccounting,
     account_groups,
     group_costs,
     group_weights,
     upsampling_factors,
     vanishing_costs,
     vanishing_frequencies,
+)
+from ..accounting.individualized.curves import Mapper
+from ..mechanisms import (
+    OUTCOME_ABSTAIN,
+    Mechanism,
     vanishing_participation,
     vanishing_votes,
     weighted_histogram,
 )
-from ..mechanisms import OUTCOME_ABSTAIN
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, label_accuracy
 
+if TYPE_CHECKING:
+    from ..inputs.groups import PrivacyGroups
+
 VARIANTS = ("upsampling", "weighting", "vanishing")
 _COST_ELEMENTS = 1 << 22
+# Below this many (queries x orders) elements, threads cost more than they save.
+_THREAD_MIN_ELEMENTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -67,7 +84,8 @@ class GroupParameters:
         return rows
 
 
-def derive_parameters(groups, *, variant: str, teacher_groups=None, precision: int = 2,
+def derive_parameters(groups: PrivacyGroups, *, variant: str,
+                      teacher_groups: np.ndarray | None = None, precision: int = 2,
                       weights: str = "budget", power: float = 2.0) -> GroupParameters:
     """Each group's upsampling factor, weight or participation frequency.
 
@@ -108,13 +126,18 @@ def derive_parameters(groups, *, variant: str, teacher_groups=None, precision: i
                            groups.share)
 
 
-def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
-                           predictions=None, teacher_groups=None, classes: int | None = None,
-                           teachers: float | None = None, accounting: str = "replay",
-                           delta: float = 1e-5, orders=None, conversion: str = "classic",
-                           seed: int = 0, queries: int | None = None, labels=None,
-                           student=None, chunk_size: int = DEFAULT_CHUNK,
-                           source=None) -> AnalysisResult:
+def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
+                           parameters: GroupParameters, *,
+                           predictions: np.ndarray | None = None,
+                           teacher_groups: np.ndarray | None = None,
+                           classes: int | None = None, teachers: float | None = None,
+                           accounting: str = "replay", delta: float = 1e-5,
+                           orders: np.ndarray | None = None, conversion: str = "classic",
+                           seed: int = 0, queries: int | None = None,
+                           labels: np.ndarray | None = None,
+                           student: np.ndarray | None = None,
+                           chunk_size: int = DEFAULT_CHUNK,
+                           source: object | None = None) -> AnalysisResult:
     """Analyse an individualized run; the result's ``groups`` holds the accounting.
 
     ``student`` is Interactive-GNMax's probabilities. ``votes`` is the plain histogram
@@ -152,16 +175,34 @@ def analyze_individualized(votes, mechanism, parameters: GroupParameters, *,
                          delta=delta, orders=orders, conversion=conversion, seed=seed,
                          queries=queries, labels=labels, student=student,
                          chunk_size=chunk_size, source=source)
-    chunks = _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size)
-    accounting_result = account_groups(
-        chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
-        conversion=conversion, member_groups=member_groups, names=parameters.names,
-        sensitivities=parameters.sensitivity,
-        uniform=(base.epsilon_cumulative, base.order_cumulative, base.rdp_total))
+    with _parallel_map(base.queries * base.orders.size) as parallel:
+        chunks = _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size,
+                              parallel)
+        accounting_result = account_groups(
+            chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
+            conversion=conversion, member_groups=member_groups, names=parameters.names,
+            sensitivities=parameters.sensitivity,
+            uniform=(base.epsilon_cumulative, base.order_cumulative, base.rdp_total),
+            map=parallel)
     return _with_groups(base, accounting_result, parameters, labels)
 
 
-def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
+@contextmanager
+def _parallel_map(elements: int) -> Iterator[Mapper]:
+    """A thread pool's ``map`` for the accounting's independent curves (numpy releases the
+    GIL in its loops), or the builtin ``map`` for a small run or a single core. Each task
+    writes only its own results, so the numbers do not depend on the choice."""
+    workers = os.cpu_count() or 1
+    if workers < 2 or elements < _THREAD_MIN_ELEMENTS:
+        yield map
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        yield pool.map
+
+
+def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupParameters,
+                 teacher_groups: np.ndarray | None, seed: int, chunk_size: int,
+                 parallel: Mapper = map) -> Iterator[CostChunk]:
     """Per-group costs of ``base``'s queries, chunk by chunk (a generator).
 
     Upsampling and weighting give one chunk whose curves stay unevaluated
@@ -190,10 +231,12 @@ def _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size):
         else:
             participation = vanishing_participation(frequencies, seed=seed,
                                                     count=part.stop - start, start=start)
-            yield vanishing_costs(base.log_q[part], participation=participation, **common)
+            yield vanishing_costs(base.log_q[part], participation=participation,
+                                  map=parallel, **common)
 
 
-def _with_groups(base, groups, parameters, labels) -> AnalysisResult:
+def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: GroupParameters,
+                 labels: np.ndarray | None) -> AnalysisResult:
     label = base.label.copy()
     outcome = None if base.outcome is None else base.outcome.copy()
     if groups.stopped_at is not None:  # nothing after the stopping point is released
@@ -225,7 +268,7 @@ def _with_groups(base, groups, parameters, labels) -> AnalysisResult:
                    groups=part)
 
 
-def _given_or(given, derived) -> np.ndarray:
+def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
     derived = np.asarray(derived, dtype=np.float64)
     if given is None:
         return derived

@@ -3,7 +3,9 @@
 RDP adds up order by order (MATH.md section 6), so a run in rounds (for instance the 2018
 paper's Confident-GNMax round followed by an Interactive-GNMax round with a student) costs
 the sum of its rounds' curves. Each round starts from the RDP the earlier rounds spent, so
-per-query cumulative figures run across rounds.
+per-query cumulative figures run across rounds: the carry goes into ``analyze_votes``,
+whose running sums are the composition kernel's; whole curves are converted by
+``rdp_to_epsilon`` (the kernel's offset + minimum + clip, MATH.md s.6).
 """
 
 from __future__ import annotations
@@ -14,10 +16,16 @@ import numpy as np
 
 from ..accounting.conversion import check_delta, rdp_to_epsilon
 from ..accounting.svt import rdp_svt
+from ..mechanisms import Mechanism
 from ..orders import default_orders, validate_orders
 from .result import AnalysisResult, RoundPart
 from .run import analyze_votes
-from .setting import DEFAULT_CHUNK, grid_edge_notes, initial_carry, label_accuracy
+from .setting import (
+    DEFAULT_CHUNK,
+    grid_edge_notes,
+    initial_carry,
+    label_accuracy,
+)
 from .steps import data_independent_curve, mechanism_steps, per_query_at_order
 
 
@@ -26,15 +34,16 @@ class Round:
     """One round of a multi-round run: which file rows, which mechanism, which student."""
 
     rows: np.ndarray
-    mechanism: object
+    mechanism: Mechanism
     student: np.ndarray | None = None
 
 
-def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
-                   accounting: str = "replay", delta: float = 1e-5, orders=None,
-                   conversion: str = "classic", seed: int = 0, labels=None,
-                   initial_rdp=None, chunk_size: int = DEFAULT_CHUNK,
-                   source=None) -> AnalysisResult:
+def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | None = None,
+                   accounting: str = "replay", delta: float = 1e-5,
+                   orders: np.ndarray | None = None, conversion: str = "classic",
+                   seed: int = 0, labels: np.ndarray | None = None,
+                   initial_rdp: np.ndarray | None = None, chunk_size: int = DEFAULT_CHUNK,
+                   source: object | None = None) -> AnalysisResult:
     """Compose successive rounds into one RDP curve and one epsilon (RDP adds up, s.6).
 
     Round k is analysed on its rows with the RDP spent by rounds 0..k-1 as its starting
@@ -78,7 +87,7 @@ def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
 
-    def joined(name):
+    def joined(name: str) -> np.ndarray:
         return np.concatenate([getattr(part, name) for part in parts])
 
     label = joined("label")
@@ -115,7 +124,7 @@ def analyze_rounds(votes, rounds: list[Round], *, teachers: float | None = None,
 class _Rounds:
     """The mechanism of a composed multi-round run (for reporting)."""
 
-    mechanisms: tuple
+    mechanisms: tuple[Mechanism, ...]
     name: str = field(default="rounds", init=False)
 
     @property
@@ -123,7 +132,8 @@ class _Rounds:
         return {"rounds": len(self.mechanisms)}
 
 
-def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray):
+def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per-query selection and charged answer RDP of ``result`` at other orders."""
     if result.mechanism.sequential:
         eps0 = 2.0 / result.mechanism.scale
@@ -136,7 +146,7 @@ def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray):
                                result.accounting == "data-independent")
 
 
-def _data_independent_curve(result: AnalysisResult, orders) -> np.ndarray:
+def _data_independent_curve(result: AnalysisResult, orders: np.ndarray) -> np.ndarray:
     if result.mechanism.sequential:
         return rdp_svt(scale=result.mechanism.scale, cutoff=result.mechanism.cutoff,
                        orders=orders)

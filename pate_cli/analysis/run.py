@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..accounting.composition import accumulate, budget_release
+from ..accounting.composition import StepRows, budget_release, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
@@ -52,7 +52,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     the first query (``--add-rdp``, earlier rounds). ``salt`` gives independent noise
     under the same seed. Raises ``ValueError`` for bad parameters.
     """
-    orders, offset = checked_setting(accounting, delta, orders, conversion)
+    orders, converter = checked_setting(accounting, delta, orders, conversion)
     if budget is not None:
         if accounting == "expected":
             raise ValueError("--budget runs are replays: use --accounting replay or "
@@ -106,14 +106,15 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             weight = np.exp(log_pr)
         else:
             weight = decisions.answered.astype(np.float64)
+        costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
         if budget is not None:
-            weight, first_refusal = budget_release(sel_curves, sel_index, ans_curves, ans_index,
-                                                weight, carry, offset, budget)
+            weight, first_refusal = budget_release(costs, carry, converter, budget)
+            costs = costs.reweighted(weight)
             if stopped_at is None and first_refusal is not None:
                 stopped_at = start + first_refusal
         released = weight > 0 if accounting != "expected" else decisions.answered
-        eps_query, eps_cum, order_index, carry = accumulate(
-            sel_curves, sel_index, ans_curves, ans_index, weight, carry, offset)
+        figures = running_epsilon(costs, stop - start, carry, converter, per_query=True)
+        carry = figures.carry
         part = slice(start, stop)
         columns["plurality"][part] = block.max(axis=1)
         plurality_class[part] = np.argmax(block, axis=1)
@@ -127,9 +128,9 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         label[part] = block_labels
         columns["log_q"][part] = log_q
         columns["log_pr_answered"][part] = log_pr
-        columns["epsilon_query"][part] = eps_query
-        columns["epsilon_cumulative"][part] = eps_cum
-        columns["order_cumulative"][part] = orders[order_index]
+        columns["epsilon_query"][part] = figures.epsilon_query
+        columns["epsilon_cumulative"][part] = figures.epsilon
+        columns["order_cumulative"][part] = orders[figures.order_index]
 
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))

@@ -5,25 +5,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..accounting.conversion import check_delta, conversion_offset
+from ..accounting.conversion import Conversion, check_delta
 from ..mechanisms import OUTCOME_NAMES
 from ..orders import default_orders, validate_orders
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 DEFAULT_CHUNK = 8192
 
-
-def checked_setting(accounting, delta, orders, conversion) -> tuple[np.ndarray, np.ndarray]:
-    """Validate the accounting setting; the orders and the conversion's offset per order."""
+def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
+                    conversion: str) -> tuple[np.ndarray, Conversion]:
+    """Validate the accounting setting; the orders and the conversion (MATH.md s.6) that
+    the composition kernel applies."""
     if accounting not in ACCOUNTING_MODES:
         raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
                          f"got {accounting!r}")
     check_delta(delta)
     orders = default_orders() if orders is None else validate_orders(orders)
-    return orders, conversion_offset(orders=orders, delta=delta, conversion=conversion)
+    return orders, Conversion.of(orders=orders, delta=delta, conversion=conversion)
 
 
-def analysed_positions(total: int, query_indices, queries) -> np.ndarray:
+def analysed_positions(total: int, query_indices: np.ndarray | None,
+                       queries: int | None) -> np.ndarray:
     """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``."""
     if query_indices is None:
         available = total
@@ -53,7 +55,7 @@ def analysed_positions(total: int, query_indices, queries) -> np.ndarray:
     return query_indices[:queries].astype(np.int64)
 
 
-def rows_of(array, positions, start, stop) -> np.ndarray:
+def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int) -> np.ndarray:
     """Rows ``positions[start:stop]`` of ``array`` as float64 (contiguous slices stay views
     of a memory map until converted)."""
     chosen = positions[start:stop]
@@ -63,7 +65,8 @@ def rows_of(array, positions, start, stop) -> np.ndarray:
         np.argsort(np.argsort(chosen))]
 
 
-def initial_carry(initial_rdp, orders) -> np.ndarray:
+def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndarray:
+    """The RDP spent before the first query (MATH.md s.6): zeros, or a validated copy."""
     if initial_rdp is None:
         return np.zeros(orders.size)
     initial_rdp = np.asarray(initial_rdp, dtype=np.float64)
@@ -73,7 +76,9 @@ def initial_carry(initial_rdp, orders) -> np.ndarray:
     return initial_rdp.copy()
 
 
-def label_accuracy(label, labels, positions, outcome):
+def label_accuracy(label: np.ndarray, labels: np.ndarray | None, positions: np.ndarray,
+                   outcome: np.ndarray | None
+                   ) -> tuple[float | None, dict[str, float | None] | None]:
     """Accuracy over output labels, and per outcome for Interactive-GNMax."""
     if labels is None:
         return None, None
@@ -82,7 +87,7 @@ def label_accuracy(label, labels, positions, outcome):
     accuracy = float(np.mean(label[mask] == truth[mask])) if mask.any() else None
     if outcome is None:
         return accuracy, None
-    by_outcome = {}
+    by_outcome: dict[str, float | None] = {}
     for code, name in enumerate(OUTCOME_NAMES):
         if name == "abstain":
             continue
@@ -92,7 +97,7 @@ def label_accuracy(label, labels, positions, outcome):
     return accuracy, by_outcome
 
 
-def grid_edge_notes(orders, order, epsilon) -> tuple[str, ...]:
+def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
     """A note when the best order is the first or last of a grid of several (the API
     issues it as an ``OrderGridWarning``; the commands print it as one ``Warning:`` line)."""
     best = int(np.flatnonzero(orders == order)[0])

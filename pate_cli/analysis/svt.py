@@ -1,4 +1,9 @@
-"""SVT-PATE analysis: the seeded replay and the data-independent guarantee (MATH.md s.8)."""
+"""SVT-PATE analysis: the seeded replay and the data-independent guarantee (MATH.md s.8).
+
+The rounds compose in closed form (zCDP, ``accounting.svt.rdp_svt``); every curve is
+converted by ``rdp_to_epsilon``, i.e. the composition kernel's offset + minimum + clip
+(``conversion.minimise_over_orders``, MATH.md s.6).
+"""
 
 from __future__ import annotations
 
@@ -17,8 +22,11 @@ from .result import AnalysisResult, SvtPart
 from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
 
 
-def analyze_svt(votes, mechanism, *, positions, teachers, accounting, delta, orders,
-                 conversion, seed, labels, initial_rdp, salt, chunk_size, source):
+def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
+                teachers: float, accounting: str, delta: float, orders: np.ndarray,
+                conversion: str, seed: int, labels: np.ndarray | None,
+                initial_rdp: np.ndarray | None, salt: int, chunk_size: int,
+                source: object | None) -> AnalysisResult:
     """SVT-PATE: the replay, and the data-independent guarantee (MATH.md s.8).
 
     The guarantee depends on the cut-off, not on the replay, so ``accounting`` changes

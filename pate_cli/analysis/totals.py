@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
-from ..accounting.composition import chunk_total
+from ..accounting.composition import StepRows, running_total
 from ..accounting.conversion import rdp_to_epsilon
-from ..mechanisms import NoiseSource
+from ..mechanisms import Mechanism, NoiseSource
 from .result import AnalysisResult, ReplayTotals
 from .run import analyze_votes
-from .setting import DEFAULT_CHUNK, analysed_positions, checked_setting, rows_of
+from .setting import (
+    DEFAULT_CHUNK,
+    analysed_positions,
+    checked_setting,
+    rows_of,
+)
 from .steps import data_independent_curve, mechanism_steps, step_curves
 
 
-def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
-                   accounting: str = "replay", delta: float = 1e-5, orders=None,
+def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[int],
+                   teachers: float | None = None, accounting: str = "replay",
+                   delta: float = 1e-5, orders: np.ndarray | None = None,
                    conversion: str = "classic", queries: int | None = None,
-                   budget: float | None = None, labels=None, student=None,
+                   budget: float | None = None, labels: np.ndarray | None = None,
+                   student: np.ndarray | None = None,
                    chunk_size: int = DEFAULT_CHUNK) -> list[ReplayTotals]:
     """End-of-run totals of ``analyze_votes`` for several seeds, sharing the work.
 
@@ -58,16 +67,18 @@ def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
                   else selection.statistic(block, None))
         sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
         ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
-        curves = (sel_curves, sel_index, ans_curves, ans_index)
-        if expected:
+        if expected:  # the answer step charged with pr_answered, the same for every seed
             expected_weight[start:stop] = np.exp(log_pr)
-            carries[0] = chunk_total(*curves, expected_weight[start:stop], carries[0])
+            costs = StepRows(sel_curves, sel_index, ans_curves, ans_index,
+                             expected_weight[start:stop])
+            carries[0] = running_total(costs, stop - start, carries[0])
         for run, noise in enumerate(noises):
             decisions = mechanism.replay(block, noise=noise, start=start)
             if not expected:
                 weight = decisions.answered.astype(np.float64)
                 answered[run] += np.count_nonzero(decisions.answered)
-                carries[run] = chunk_total(*curves, weight, carries[run])
+                costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
+                carries[run] = running_total(costs, stop - start, carries[run])
             released = decisions.answered
             output[run] += np.count_nonzero(released)
             if truth is not None:

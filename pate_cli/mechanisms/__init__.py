@@ -1,7 +1,8 @@
 """REPLAY: the only code that draws noise.
 
-Frozen aggregators (LNMax, GNMax, Confident, Interactive, SVT), their replay, and one
-counter-based seeding scheme keyed by query index.
+Frozen aggregators (LNMax, GNMax, Confident, Interactive, SVT), their replay, one
+counter-based seeding scheme keyed by query index, and the weighted and participation
+histograms of Individualized PATE.
 """
 
 from .aggregators import (
@@ -24,6 +25,12 @@ from .noise import (
     STREAM_SVT_THRESHOLD,
     NoiseSource,
 )
+from .participation import (
+    VanishingVotes,
+    vanishing_participation,
+    vanishing_votes,
+    weighted_histogram,
+)
 from .protocol import (
     OUTCOME_ABSTAIN,
     OUTCOME_NAMES,
@@ -43,5 +50,6 @@ __all__ = [
     "STREAM_SELECTION", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "SVTPATE",
     "ConfidentGNMax", "Decisions", "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource",
     "build_mechanism", "distance_to_instability", "Mechanism", "SVT_HALTED", "SVT_OUTCOME_NAMES",
-    "SVT_STABLE", "SVT_UNSTABLE",
+    "SVT_STABLE", "SVT_UNSTABLE", "VanishingVotes", "vanishing_participation",
+    "vanishing_votes", "weighted_histogram",
 ]

@@ -20,6 +20,19 @@ STREAM_SVT_THRESHOLD = 4
 STREAM_SVT_QUERY = 5
 
 
+def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
+    """The generator of counter ``key`` under ``seed``: PCG64 seeded by
+    ``SeedSequence(seed, spawn_key=key)``. The one place that creates generators.
+
+    Keys in use: ``(salt, stream, block)`` for :class:`NoiseSource`; ``(STREAM_PARTICIPATION,
+    block)`` for the vanishing participation schedule (``mechanisms.participation``, which
+    has no salt; its key is kept so that schedules do not change). Distinct keys give
+    independent streams.
+    """
+    sequence = np.random.SeedSequence(entropy=seed, spawn_key=key)
+    return np.random.Generator(np.random.PCG64(sequence))
+
+
 class NoiseSource:
     """Chunk-invariant noise: block ``b`` of stream ``s`` comes from ``(seed, salt, s, b)``.
 
@@ -52,13 +65,11 @@ class NoiseSource:
         cached = self._last.get(key)
         if cached is not None and cached[0] == index:
             return cached[1]
-        sequence = np.random.SeedSequence(entropy=self.seed,
-                                          spawn_key=(self.salt, stream, index))
-        generator = np.random.Generator(np.random.PCG64(sequence))
+        draws = generator(self.seed, (self.salt, stream, index))
         if kind == "normal":
-            block = generator.standard_normal((NOISE_BLOCK, width))
+            block = draws.standard_normal((NOISE_BLOCK, width))
         elif kind == "laplace":
-            block = generator.laplace(0.0, 1.0, (NOISE_BLOCK, width))
+            block = draws.laplace(0.0, 1.0, (NOISE_BLOCK, width))
         else:
             raise ValueError(f"unknown noise kind {kind!r}")
         self._last[key] = (index, block)

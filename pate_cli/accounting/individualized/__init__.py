@@ -1,0 +1,29 @@
+"""Individualized PATE (Boenisch et al.): each group's parameters, curves and composition.
+
+MATH.md section 9, with sections 2-4 for the kernels and 6-7 for composition, conversion
+and charging. In the paper: section 4.1 (upsampling, Algorithm 1), 4.2 (weighting,
+Algorithm 2), 4.3 (individual sensitivities, Theorem 1, Corollary 1), Appendix B
+(vanishing, Algorithm 3, Proposition 4) and Appendix C (how the parameters are set).
+
+- ``parameters``: upsampling factors, group weights, vanishing frequencies; checks of
+  budgets and groups;
+- ``curves``: per-query RDP at each sensitivity (:class:`CurveFactors`) and the chunks of
+  costs each member pays (:class:`CostChunk`, :func:`group_costs`,
+  :func:`vanishing_costs`);
+- ``groups``: per-group running sums on the composition kernel, the worst-off member and
+  the stopping rule (:func:`account_groups`, :class:`GroupAccounting`).
+
+The histograms the variants aggregate (weighted counts, the vanishing participation
+schedule) draw from the seed and live in ``pate_cli.mechanisms.participation``. Pure
+math: nothing here reads files, draws noise or starts threads.
+"""
+
+from .curves import CostChunk, CurveFactors, group_costs, rdp_individual, vanishing_costs
+from .groups import GroupAccounting, account_groups
+from .parameters import WEIGHT_RULES, group_weights, upsampling_factors, vanishing_frequencies
+
+__all__ = [
+    "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "account_groups",
+    "group_costs", "group_weights", "rdp_individual", "upsampling_factors", "vanishing_costs",
+    "vanishing_frequencies",
+]

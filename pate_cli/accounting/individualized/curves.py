@@ -1,0 +1,379 @@
+"""Individualized PATE: per-query RDP curves at each sensitivity, and chunks of costs.
+
+MATH.md section 9 with sections 2-4 (the kernels) and 7 (what a query is charged). A
+group's per-query RDP is the one of the real mechanism with each noise scale divided by
+the group's sensitivity ``D`` (paper Theorem 1, Corollary 1)::
+
+    rdp_g(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q, sigma / D)
+
+where ``log q`` and ``pr_answered`` are those of the real mechanism with the real noise.
+
+A chunk of queries is a :class:`CostChunk`: a few per-query curves (one per distinct
+sensitivity, evaluated or as :class:`CurveFactors`) and, per *member* and query, which
+curve that member pays (``-1``: nothing). Members are the groups for upsampling and
+weighting and the teachers for vanishing (:func:`group_costs`, :func:`vanishing_costs`).
+Functions that may evaluate several curves take ``map`` (default the builtin): the
+caller may pass a thread pool's ``map``; each task writes only its own curve, so the
+numbers do not depend on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ...orders import validate_orders
+from ..gnmax import rdp_gnmax, rdp_gnmax_data_independent
+from ..threshold import rdp_threshold, rdp_threshold_data_independent
+
+# A ``map``-like callable: the builtin, or an executor's ``map``.
+Mapper = Callable[..., Iterable[Any]]
+
+# Elements of one sensitivity's distinct answer curves for a window of queries (8 MB).
+_CURVE_ELEMENTS = 1 << 20
+# Largest run-wide table of one sensitivity's selection curves (32 MB).
+_SELECTION_ELEMENTS = 1 << 22
+
+
+def rdp_individual(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
+                   orders: np.ndarray, log_pr_answered: np.ndarray | None = None,
+                   sigma_threshold: float | None = None, charge: float | np.ndarray = 1.0,
+                   data_independent: bool = False, map: Mapper = map) -> np.ndarray:
+    """Per-query RDP of one data point for each sensitivity ``D`` (MATH.md section 9).
+
+    ``rdp(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q,
+    sigma / D)`` (paper Theorem 1 and Corollary 1: sensitivity D is noise scale / D).
+    ``log_q`` and ``log_pr_answered`` (shape ``(queries,)``) are those of the real
+    mechanism with the real noise; leave ``log_pr_answered`` and ``sigma_threshold`` unset
+    for GNMax (no selection step). ``charge`` (scalar or ``(queries,)``) weighs the answer
+    step: 1 for GNMax, the replay's 0/1 ``answered`` or ``pr_answered`` (expected
+    accounting) for Confident-GNMax (MATH.md section 7). ``data_independent`` uses section
+    2 (``alpha D^2 / (2 sigma1^2) + charge * alpha D^2 / sigma^2``). ``D = 0`` costs 0.
+    ``map`` evaluates the distinct sensitivities (see the module doc).
+    Returns ``(len(sensitivities), queries, orders)``.
+    """
+    return CurveFactors(log_q, sensitivities=sensitivities, sigma=sigma, orders=orders,
+                        charge=charge, log_pr_answered=log_pr_answered,
+                        sigma_threshold=sigma_threshold,
+                        data_independent=data_independent).evaluate(map=map)
+
+
+@dataclass(frozen=True, eq=False)
+class CurveFactors:
+    """The per-query RDP curves of :func:`rdp_individual`, not yet evaluated.
+
+    Curve ``v`` at query ``q`` is ``rdp_sel(log q_sel[q], sqrt(2) sigma1 / D_v) +
+    charge[q] * rdp_gnmax(log q[q], sigma / D_v)`` (MATH.md section 9; arguments as in
+    :func:`rdp_individual`, which returns ``CurveFactors(...).evaluate()``). Each formula
+    runs once per distinct statistic (``log q``, ``log pr_answered``) and distinct ``D``,
+    and the rows are gathered from those curves, as ``pate_cli.analysis`` does.
+    :func:`account_groups` takes such curves in a :class:`CostChunk` and evaluates them
+    one sensitivity at a time, in cache-sized blocks of queries, instead of building the
+    ``(variants, queries, orders)`` array; the numbers are the same.
+    """
+
+    log_q: np.ndarray
+    sensitivities: np.ndarray
+    sigma: float
+    orders: np.ndarray
+    charge: float | np.ndarray = 1.0
+    log_pr_answered: np.ndarray | None = None
+    sigma_threshold: float | None = None
+    data_independent: bool = False
+
+    def __post_init__(self) -> None:
+        orders = validate_orders(self.orders)
+        log_q = np.asarray(self.log_q, dtype=np.float64)
+        if log_q.ndim != 1:
+            raise ValueError(f"log_q must be 1-D (one value per query), got shape "
+                             f"{log_q.shape}")
+        sensitivities = np.atleast_1d(np.asarray(self.sensitivities, dtype=np.float64))
+        if sensitivities.ndim != 1 or not np.all(np.isfinite(sensitivities)
+                                                 & (sensitivities >= 0)):
+            raise ValueError("sensitivities must be a 1-D array of non-negative numbers")
+        selection = self.sigma_threshold is not None
+        if not self.data_independent and selection != (self.log_pr_answered is not None):
+            raise ValueError("give both log_pr_answered and sigma_threshold (Confident-GNMax) "
+                             "or neither (GNMax)")
+        queries = log_q.shape[0]
+        charge = np.broadcast_to(np.asarray(self.charge, dtype=np.float64), (queries,))
+        if not np.all(np.isfinite(charge) & (charge >= 0)):
+            raise ValueError("charge must be non-negative")
+        log_pr = None
+        if selection and not self.data_independent:
+            log_pr = np.asarray(self.log_pr_answered, dtype=np.float64).reshape(-1)
+            if log_pr.shape != (queries,):
+                raise ValueError("log_pr_answered must have one value per query")
+        for name, value in (("orders", orders), ("log_q", log_q),
+                            ("sensitivities", sensitivities), ("charge", charge),
+                            ("log_pr_answered", log_pr),
+                            ("data_independent", bool(self.data_independent))):
+            object.__setattr__(self, name, value)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self.sensitivities.size, self.log_q.shape[0], self.orders.size)
+
+    @cached_property
+    def _selection_values(self) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct ``log pr_answered`` values of all the queries and, per query, which one
+        (there are at most teachers + 1: the statistic is a function of ``round(max v)``)."""
+        values, index = np.unique(self.log_pr_answered, return_inverse=True)
+        return values, index.reshape(-1)
+
+    def curves(self, variant: int) -> _Curves:
+        """The distinct curves of one variant, from which its rows are gathered."""
+        return _Curves(self, float(self.sensitivities[variant]))
+
+    def evaluate(self, *, map: Mapper = map) -> np.ndarray:
+        """All curves, ``(variants, queries, orders)``: :func:`rdp_individual`.
+
+        One evaluation per distinct D (a variant at the same D as another gets a copy),
+        through ``map``: they are independent and numpy releases the GIL in its loops, so
+        a thread pool's ``map`` runs them at once; each writes only its own slice, so the
+        numbers are the same for any number of threads.
+        """
+        out = np.zeros(self.shape)
+        queries = self.shape[1]
+
+        def fill(v: int) -> None:
+            self.curves(v).rows(0, queries, out[v])
+
+        first_of = first_of_each_sensitivity(self.sensitivities)
+        distinct = sorted(v for v in set(first_of) if self.sensitivities[v] > 0)
+        for _ in map(fill, distinct):
+            pass
+        for v, first in enumerate(first_of):
+            if first != v and self.sensitivities[v] > 0:
+                out[v] = out[first]
+        return out
+
+
+def first_of_each_sensitivity(sensitivities: np.ndarray) -> list[int]:
+    """Per variant, the first variant with the same sensitivity (equal curves)."""
+    first_of: dict[float, int] = {}
+    return [first_of.setdefault(float(d), v) for v, d in enumerate(sensitivities)]
+
+
+class _Curves:
+    """One sensitivity's curves (MATH.md sections 2-4, 9) and the exact per-query rows of
+    any run of queries, gathered from them.
+
+    The selection curves are computed once for the distinct ``log pr_answered`` values of
+    all the queries when they are few (as they are: at most teachers + 1, up to
+    ``_SELECTION_ELEMENTS`` values, else per window); the answer
+    curves once per distinct ``log q`` of each window of queries, the window covering
+    ``_CURVE_ELEMENTS`` values, so memory stays bounded whatever the number of queries.
+    """
+
+    def __init__(self, factors: CurveFactors, sensitivity: float) -> None:
+        self.factors = factors
+        self.sensitivity = sensitivity
+        self.zero = sensitivity == 0.0
+        self.answer = self.selection = None
+        self.window = max(1, _CURVE_ELEMENTS // factors.orders.size)
+        self.span = (0, 0)  # queries covered by the answer (and windowed selection) curves
+        if self.zero:
+            return
+        orders, sigma1 = factors.orders, factors.sigma_threshold
+        if factors.data_independent:
+            self.answer = rdp_gnmax_data_independent(sigma=factors.sigma / sensitivity,
+                                                     orders=orders)
+            if sigma1 is not None:
+                self.selection = rdp_threshold_data_independent(
+                    sigma_threshold=sigma1 / sensitivity, orders=orders)
+            return
+        self.run_wide = factors.log_pr_answered is not None and (
+            factors._selection_values[0].size * orders.size <= _SELECTION_ELEMENTS)
+        if self.run_wide:
+            values, self.p_index = factors._selection_values
+            self.selection = rdp_threshold(values, sigma_threshold=sigma1 / sensitivity,
+                                           orders=orders)
+
+    def _cover(self, lo: int) -> None:
+        """Answer curves (and selection curves, if windowed) of the window holding ``lo``."""
+        start = lo - lo % self.window
+        stop = min(self.factors.shape[1], start + self.window)
+        factors = self.factors
+        q_values, q_index = np.unique(factors.log_q[start:stop], return_inverse=True)
+        self.answer = rdp_gnmax(q_values, sigma=factors.sigma / self.sensitivity,
+                                orders=factors.orders)
+        self.q_index = q_index.reshape(-1)
+        if factors.log_pr_answered is not None and not self.run_wide:
+            p_values, p_index = np.unique(factors.log_pr_answered[start:stop],
+                                          return_inverse=True)
+            self.selection = rdp_threshold(
+                p_values, sigma_threshold=factors.sigma_threshold / self.sensitivity,
+                orders=factors.orders)
+            self.p_index = p_index.reshape(-1)
+        self.span = (start, stop)
+
+    def rows(self, lo: int, hi: int, out: np.ndarray,
+             scratch: np.ndarray | None = None) -> None:
+        """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)``: ``charge * answer +
+        selection``, as :func:`rdp_individual` defines them (``scratch``, same shape,
+        saves a temporary). A ``composition.RowSource``."""
+        if self.zero:
+            out.fill(0.0)
+            return
+        factors = self.factors
+        if factors.data_independent:
+            np.multiply(factors.charge[lo:hi, None], self.answer[None, :], out=out)
+            if self.selection is not None:
+                out += self.selection
+            return
+        position = lo
+        while position < hi:
+            if not self.span[0] <= position < self.span[1]:
+                self._cover(position)
+            start, stop = self.span
+            end = min(hi, stop)
+            part = out[position - lo : end - lo]
+            np.take(self.answer, self.q_index[position - start : end - start], axis=0,
+                    out=part)
+            part *= factors.charge[position:end, None]
+            if self.selection is not None:
+                index = (self.p_index[position:end] if self.run_wide
+                         else self.p_index[position - start : end - start])
+                gathered = (None if scratch is None
+                            else scratch[position - lo : end - lo])
+                part += np.take(self.selection, index, axis=0, out=gathered)
+            position = end
+
+
+@dataclass(frozen=True)
+class CostChunk:
+    """The privacy costs of a run of consecutive queries, per member (see module doc).
+
+    ``curves``: ``(variants, queries, orders)`` per-query RDP curves, or the same as an
+    unevaluated :class:`CurveFactors`; ``index``: int ``(members, queries)``, the curve
+    member m pays at query q, ``-1`` for none; ``baseline``: ``(queries, orders)``, the
+    cost of the query in the uniform run (every point at sensitivity 1), or the number of
+    the curve that holds it; ``answered``: bool ``(queries,)``, whether the replay
+    released a label; ``baseline_answered``: the same for the uniform run.
+    The builders below charge the uniform run on the same statistics and decisions; to
+    compare with a different uniform run (plain votes, other parameters) replace
+    ``baseline``/``baseline_answered`` (``dataclasses.replace``) with its
+    ``rdp_individual(..., sensitivities=[1])[0]`` and answers.
+    """
+
+    curves: np.ndarray | CurveFactors
+    index: np.ndarray
+    baseline: np.ndarray | int
+    answered: np.ndarray
+    baseline_answered: np.ndarray
+
+    def __post_init__(self) -> None:
+        curves = self.curves
+        if not isinstance(curves, CurveFactors):
+            curves = np.asarray(curves, dtype=np.float64)
+        index = np.asarray(self.index, dtype=np.intp)
+        if len(curves.shape) != 3 or index.ndim != 2 or index.shape[1] != curves.shape[1]:
+            raise ValueError("curves must be (variants, queries, orders) and index "
+                             "(members, queries)")
+        variants, queries, orders = curves.shape
+        if np.any(index < -1) or np.any(index >= variants):
+            raise ValueError("index entries must be -1 or a curve number")
+        baseline = self.baseline
+        if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
+            if not 0 <= baseline < variants:
+                raise ValueError(f"baseline curve {baseline} is not one of the {variants}")
+            baseline = int(baseline)
+        else:
+            baseline = np.asarray(baseline, dtype=np.float64)
+            if baseline.shape != (queries, orders):
+                raise ValueError(f"baseline must have shape ({queries}, {orders})")
+        answered = np.asarray(self.answered, dtype=bool)
+        baseline_answered = np.asarray(self.baseline_answered, dtype=bool)
+        if answered.shape != (queries,) or baseline_answered.shape != (queries,):
+            raise ValueError(f"answered must have shape ({queries},)")
+        for name, value in (("curves", curves), ("index", index), ("baseline", baseline),
+                            ("answered", answered), ("baseline_answered", baseline_answered)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def queries(self) -> int:
+        return int(self.curves.shape[1])
+
+    def evaluated(self, *, map: Mapper = map) -> tuple[np.ndarray, np.ndarray]:
+        """``(curves, baseline)`` as arrays (``map`` as in :meth:`CurveFactors.evaluate`)."""
+        curves = self.curves
+        if isinstance(curves, CurveFactors):
+            curves = curves.evaluate(map=map)
+        baseline = self.baseline
+        if isinstance(baseline, int):
+            baseline = curves[baseline]
+        return curves, baseline
+
+
+def group_costs(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
+                orders: np.ndarray, answered: np.ndarray, charge: np.ndarray | None = None,
+                log_pr_answered: np.ndarray | None = None,
+                sigma_threshold: float | None = None, data_independent: bool = False,
+                evaluate: bool = True, map: Mapper = map) -> CostChunk:
+    """Costs of upsampling (``D_g = u_g``) or weighting (``D_g = w_g``) for one chunk.
+
+    Members are the groups (all points of a group share one sensitivity, paper section
+    4.3.3). ``answered``: the replay's decisions (all True for GNMax); ``charge`` defaults
+    to them (replay accounting); pass ``pr_answered`` for expected accounting. Other
+    arguments as in :func:`rdp_individual`. A group with sensitivity 0 pays nothing.
+    ``evaluate=False`` leaves the curves as :class:`CurveFactors` (the baseline is its
+    last curve, at sensitivity 1), for :func:`account_groups` to evaluate block by block.
+    """
+    sensitivities = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
+    answered = np.asarray(answered, dtype=bool)
+    if charge is None:
+        charge = answered.astype(np.float64)
+    factors = CurveFactors(log_q, sensitivities=np.append(sensitivities, 1.0), sigma=sigma,
+                           orders=orders, charge=charge, log_pr_answered=log_pr_answered,
+                           sigma_threshold=sigma_threshold, data_independent=data_independent)
+    groups = sensitivities.size
+    queries = factors.shape[1]
+    index = np.where(sensitivities[:, None] > 0, np.arange(groups)[:, None], -1)
+    index = np.broadcast_to(index, (groups, queries))
+    if evaluate:
+        curves = factors.evaluate(map=map)
+        return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1],
+                         answered=answered, baseline_answered=answered)
+    return CostChunk(curves=factors, index=index, baseline=groups, answered=answered,
+                     baseline_answered=answered)
+
+
+def vanishing_costs(log_q: np.ndarray, *, participation: np.ndarray, sigma: float,
+                    orders: np.ndarray, answered: np.ndarray,
+                    charge: np.ndarray | None = None,
+                    log_pr_answered: np.ndarray | None = None,
+                    sigma_threshold: float | None = None, data_independent: bool = False,
+                    map: Mapper = map) -> CostChunk:
+    """Costs of vanishing for one chunk: members are the teachers (MATH.md section 9).
+
+    ``participation``: bool ``(queries, teachers)``
+    (``mechanisms.participation.vanishing_participation``).
+    A teacher's points pay for query q only if it took part, at sensitivity
+    ``D = k / |S_q|``; these take one or two values (``|S_q|`` varies by at most one), so
+    the curves are computed once per distinct value. Other arguments as in
+    :func:`group_costs`.
+    """
+    participation = np.asarray(participation, dtype=bool)
+    if participation.ndim != 2:
+        raise ValueError("participation must have shape (queries, teachers)")
+    taking = participation.sum(axis=1)
+    if np.any(taking == 0):
+        raise ValueError("every query needs at least one participating teacher")
+    scale = participation.shape[1] / taking
+    values, which = np.unique(scale, return_inverse=True)
+    which = which.reshape(-1)
+    answered = np.asarray(answered, dtype=bool)
+    if charge is None:
+        charge = answered.astype(np.float64)
+    curves = rdp_individual(log_q, sensitivities=np.append(values, 1.0), sigma=sigma,
+                            orders=orders, log_pr_answered=log_pr_answered,
+                            sigma_threshold=sigma_threshold, charge=charge,
+                            data_independent=data_independent, map=map)
+    index = np.where(participation.T, which[None, :], -1)
+    return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1], answered=answered,
+                     baseline_answered=answered)

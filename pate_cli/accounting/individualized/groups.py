@@ -1,0 +1,347 @@
+"""Individualized PATE: per-group composition, conversion and the stopping rule.
+
+MATH.md sections 6 and 9. Each member's (group's or teacher's) per-query RDP is summed in
+query order and converted after every query by the composition kernel
+(``accounting.composition``), the code ``pate_cli.analysis`` uses, so a one-group run at
+sensitivity 1 reproduces the standard analysis bit for bit; a group reports its worst-off
+member; label generation stops at the first query after which some group exceeds its
+budget. Chunks come as ``curves.CostChunk``; ``map`` (default the builtin) runs the
+independent running sums of distinct curves, e.g. on a caller's thread pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..composition import ArrayRows, RowSource, cumulative_epsilon, running_epsilon
+from ..conversion import Conversion
+from .curves import CostChunk, CurveFactors, Mapper, first_of_each_sensitivity
+from .parameters import checked_budgets, checked_member_groups
+
+# Elements of the (members x queries x orders) work arrays of a chunk whose members pay
+# varying curves, processed at once (8 MB).
+_MEMBER_ELEMENTS = 1 << 20
+
+# Figures of one chunk: per group and query the worst member's epsilon and order, the
+# uniform run's epsilon per query, and the running state after the chunk (members' sums,
+# whether each has taken part yet, the uniform run's sums).
+_ChunkFigures = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True)
+class GroupAccounting:
+    """Per-group composition of an individualized run (MATH.md section 9).
+
+    Per group (tuples / arrays of length ``groups``): ``names``, ``budgets``,
+    ``sensitivities`` (descriptive, as given), ``epsilon`` and ``order`` spent at the
+    stopping point (after the last query before it; after the last query if no group is
+    exhausted; 0 and NaN if nothing was spent), ``exhausted_at`` (0-based index of the
+    first query after which that group's cumulative epsilon exceeds its budget, or None).
+
+    ``cumulative_epsilon``/``cumulative_order``: ``(queries, groups)``, the worst-off
+    member's cumulative epsilon after each query and the order achieving it, over every
+    analysed query (also past the stopping point, as the paper's figures track them); a
+    member that has not yet taken part in any query has epsilon 0 (order NaN).
+
+    ``stopped_at``: the first query after which some group exceeds its budget (the
+    minimum of ``exhausted_at``), or None; its label and every later one are not
+    released. ``labels_released``: answered queries before ``stopped_at``;
+    ``answered_total``: answered queries in the whole run. ``baseline_*``: the uniform
+    run (every group at the smallest budget, sensitivity 1): its cumulative epsilon, the
+    first query after which it exceeds the smallest budget, and the answered queries
+    before that.
+    """
+
+    names: tuple
+    budgets: np.ndarray
+    sensitivities: np.ndarray
+    epsilon: np.ndarray
+    order: np.ndarray
+    exhausted_at: tuple
+    cumulative_epsilon: np.ndarray
+    cumulative_order: np.ndarray
+    stopped_at: int | None
+    labels_released: int
+    answered_total: int
+    baseline_epsilon: np.ndarray
+    baseline_stopped_at: int | None
+    baseline_labels: int
+
+    @property
+    def queries(self) -> int:
+        return int(self.cumulative_epsilon.shape[0])
+
+
+
+def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarray,
+                   orders: np.ndarray, delta: float, conversion: str = "classic",
+                   member_groups: np.ndarray | None = None, names: Iterable | None = None,
+                   sensitivities: np.ndarray | None = None,
+                   uniform: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                   map: Mapper = map) -> GroupAccounting:
+    """Compose per-query costs per group, convert, and apply the stopping rule.
+
+    ``chunks``: a :class:`CostChunk` or an iterable of them, in query order (the numbers
+    do not depend on how the queries are split). ``budgets``: ``eps_g`` per group.
+    ``member_groups``: the group of each member (default: member g is group g, as
+    ``group_costs`` builds them; for ``vanishing_costs`` the teachers' groups).
+    Each member's RDP is summed order by order in query order (MATH.md section 6) and
+    converted after every query at ``delta`` with ``conversion``; a group reports its
+    worst-off member (the largest epsilon, MATH.md section 9). Summation and conversion are
+    the composition kernel's, as in ``pate_cli.analysis``, so a one-group run at
+    sensitivity 1 reproduces its ``epsilon_cumulative`` and ``order_cumulative`` exactly.
+
+    ``uniform``: optionally ``(epsilon_cumulative, order_cumulative, rdp_total)`` of that
+    run over all the queries, when the caller has it (``analyze_individualized`` passes
+    its replay's analysis, which charges the same statistics and decisions at the same
+    orders, ``delta`` and conversion). With a single chunk of :class:`CurveFactors`, the
+    uniform baseline and every member paying the sensitivity-1 curve throughout then take
+    these figures instead of summing the same numbers again. ``map`` runs independent
+    evaluations and running sums (see the module doc); the numbers do not depend on it.
+    """
+    budgets = checked_budgets(budgets)
+    groups = budgets.size
+    rule = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+    orders = rule.orders
+    if names is None:
+        names = tuple(f"group{g}" for g in range(groups))
+    names = tuple(str(n) for n in names)
+    if len(names) != groups:
+        raise ValueError(f"{len(names)} names for {groups} groups")
+    if sensitivities is None:
+        sensitivities = np.full(groups, np.nan)
+    sensitivities = np.asarray(sensitivities, dtype=np.float64).reshape(-1)
+    if sensitivities.size != groups:
+        raise ValueError(f"{sensitivities.size} sensitivities for {groups} groups")
+    if isinstance(chunks, CostChunk):
+        chunks = (chunks,)
+
+    members_of = None
+    carry: np.ndarray | None = None
+    seen: np.ndarray | None = None
+    base_carry = np.zeros((1, orders.size))
+    parts: dict[str, list[np.ndarray]] = {"eps": [], "order": [], "base": [], "answered": [],
+                                          "base_answered": []}
+    for chunk in chunks:
+        if not isinstance(chunk, CostChunk):
+            raise TypeError(f"chunks must be CostChunk objects, got {type(chunk).__name__}")
+        if chunk.curves.shape[2] != orders.size:
+            raise ValueError(f"chunk has {chunk.curves.shape[2]} orders, the grid has "
+                             f"{orders.size}")
+        if members_of is None:
+            member_groups = checked_member_groups(member_groups, chunk.index.shape[0], groups)
+            members_of = [np.flatnonzero(member_groups == g) for g in range(groups)]
+            carry = np.zeros((member_groups.size, orders.size))
+            seen = np.zeros(member_groups.size, dtype=bool)
+        assert carry is not None and seen is not None  # set at the first chunk
+        if chunk.index.shape[0] != carry.shape[0]:
+            raise ValueError("every chunk must describe the same members")
+        if _fixed_curves(chunk.index):
+            known = (uniform if uniform is not None and not parts["eps"]
+                     and np.shape(uniform[0]) == (chunk.queries,) else None)
+            eps, order, base, carry, seen, base_carry = _accumulate_fixed(
+                chunk, members_of, carry, seen, base_carry, rule, known, map)
+        else:
+            eps, order, base, carry, seen, base_carry = _accumulate_chunk(
+                chunk, members_of, carry, seen, base_carry, rule, map)
+        parts["eps"].append(eps)
+        parts["order"].append(order)
+        parts["base"].append(base)
+        parts["answered"].append(chunk.answered)
+        parts["base_answered"].append(chunk.baseline_answered)
+    if members_of is None:
+        cum_eps = np.zeros((0, groups))
+        cum_order = np.zeros((0, groups))
+        base_eps = np.zeros(0)
+        answered = base_answered = np.zeros(0, dtype=bool)
+    else:
+        cum_eps = np.concatenate(parts["eps"])
+        cum_order = np.concatenate(parts["order"])
+        base_eps = np.concatenate(parts["base"])
+        answered = np.concatenate(parts["answered"])
+        base_answered = np.concatenate(parts["base_answered"])
+
+    exhausted_at = tuple(_first_above(cum_eps[:, g], budgets[g]) for g in range(groups))
+    stops = [t for t in exhausted_at if t is not None]
+    stopped_at = min(stops) if stops else None
+    released_upto = cum_eps.shape[0] if stopped_at is None else stopped_at
+    if released_upto > 0:
+        epsilon = cum_eps[released_upto - 1].copy()
+        order = cum_order[released_upto - 1].copy()
+    else:
+        epsilon, order = np.zeros(groups), np.full(groups, np.nan)
+    baseline_stop = _first_above(base_eps, float(budgets.min()))
+    baseline_upto = base_eps.shape[0] if baseline_stop is None else baseline_stop
+    return GroupAccounting(
+        names=names, budgets=budgets, sensitivities=sensitivities, epsilon=epsilon,
+        order=order, exhausted_at=exhausted_at, cumulative_epsilon=cum_eps,
+        cumulative_order=cum_order, stopped_at=stopped_at,
+        labels_released=int(np.count_nonzero(answered[:released_upto])),
+        answered_total=int(np.count_nonzero(answered)), baseline_epsilon=base_eps,
+        baseline_stopped_at=baseline_stop,
+        baseline_labels=int(np.count_nonzero(base_answered[:baseline_upto])))
+
+
+def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
+                      seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
+                      known: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+                      map: Mapper) -> _ChunkFigures:
+    """:func:`_accumulate_chunk` for a chunk in which each member pays one curve (or none)
+    at every query, as ``group_costs`` builds them.
+
+    Members that pay the same curve after the same running sums have the same figures, and
+    so has the uniform run when it is one of the curves: each distinct (curve, running
+    sums) is accumulated once, one curve at a time, its rows evaluated block by block
+    (``composition.running_epsilon`` over :class:`CurveFactors`' rows). Curves at equal
+    sensitivities are equal. The curves go through ``map`` (each task returns only its own
+    figures, so the numbers do not depend on how they run). ``known``: the uniform run's
+    figures over this chunk, starting from zero sums (``account_groups``' ``uniform``):
+    the sensitivity-1 curve from zero sums takes them.
+    """
+    queries = chunk.queries
+    members = carry.shape[0]
+    orders = rule.orders
+    curves = chunk.curves
+    same = (first_of_each_sensitivity(curves.sensitivities)
+            if isinstance(curves, CurveFactors) else list(range(curves.shape[0])))
+    paid = chunk.index[:, 0] if queries else np.full(members, -1)
+    base_curve = same[chunk.baseline] if isinstance(chunk.baseline, int) else "baseline"
+    tasks: dict[tuple[int | str, bytes], int] = {}
+    starts: list[np.ndarray] = []
+
+    def task(curve: int | str, start: np.ndarray) -> int:
+        key = (curve, start.tobytes())
+        if key not in tasks:
+            tasks[key] = len(starts)
+            starts.append(start)
+        return tasks[key]
+
+    member_task = [task(same[paid[m]], carry[m]) if paid[m] >= 0 else -1
+                   for m in range(members)]
+    base_task = task(base_curve, base_carry[0])
+    by_curve: dict[int | str, list[int]] = {}
+    for (curve, _), number in tasks.items():
+        by_curve.setdefault(curve, []).append(number)
+    results: list = [None] * len(starts)
+    if known is not None and isinstance(curves, CurveFactors):
+        ones = [v for v, d in enumerate(curves.sensitivities) if d == 1.0]
+        uniform = tasks.get((same[ones[0]], np.zeros(orders.size).tobytes())) if ones else None
+        if uniform is not None:
+            eps, order, sums = known
+            results[uniform] = (np.asarray(eps, dtype=np.float64),
+                                np.asarray(order, dtype=np.float64),
+                                np.array(sums, dtype=np.float64))
+            by_curve[same[ones[0]]].remove(uniform)
+
+    def run(curve: int | str) -> list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        source: RowSource
+        if isinstance(curve, str):  # "baseline": the chunk's own uniform-run curve
+            source = ArrayRows(np.asarray(chunk.baseline))
+        elif isinstance(curves, CurveFactors):
+            source = curves.curves(curve)
+        else:
+            source = ArrayRows(curves[curve])
+        figures = []
+        for number in by_curve[curve]:
+            running = running_epsilon(source, queries, starts[number], rule)
+            figures.append((number, (running.epsilon, orders[running.order_index],
+                                     running.carry)))
+        return figures
+
+    pending = [curve for curve, numbers in by_curve.items() if numbers]
+    for figures in map(run, pending):
+        for number, result in figures:
+            results[number] = result
+
+    eps_out = np.empty((queries, len(members_of)))
+    order_out = np.empty((queries, len(members_of)))
+    for g, mine in enumerate(members_of):  # a handful of groups
+        columns = {}  # distinct figures among the group's members, in member order
+        for m in mine:
+            number = member_task[m]
+            if number >= 0 and ("task", number) not in columns:
+                columns["task", number] = results[number][:2]
+            elif number < 0 and ("idle", m) not in columns:
+                columns["idle", m] = _idle_figures(carry[m], seen[m], rule)
+        if not columns:
+            eps_out[:, g] = 0.0
+            order_out[:, g] = np.nan
+            continue
+        eps = np.stack([np.broadcast_to(e, (queries,)) for e, _ in columns.values()])
+        order = np.stack([np.broadcast_to(o, (queries,)) for _, o in columns.values()])
+        worst = np.argmax(eps, axis=0)
+        eps_out[:, g] = np.take_along_axis(eps, worst[None, :], axis=0)[0]
+        order_out[:, g] = np.take_along_axis(order, worst[None, :], axis=0)[0]
+    carry = carry.copy()
+    seen = seen.copy()
+    for m, number in enumerate(member_task):
+        if number >= 0:
+            carry[m] = results[number][2]
+            seen[m] |= queries > 0
+    base_eps, _, base_sums = results[base_task]
+    return eps_out, order_out, base_eps, carry, seen, base_sums[None, :]
+
+
+def _idle_figures(carry: np.ndarray, seen: bool, rule: Conversion
+                  ) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """Epsilon and order of a member that pays nothing in a chunk (constant over it)."""
+    if not seen:
+        return 0.0, np.nan
+    eps, best = rule.epsilon(carry)
+    return eps, rule.orders[best]
+
+
+def _fixed_curves(index: np.ndarray) -> bool:
+    """Whether every member pays the same curve (or none) at every query of a chunk."""
+    return bool(np.all(index == index[:, :1])) if index.shape[1] else True
+
+
+def _accumulate_chunk(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
+                      seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
+                      map: Mapper) -> _ChunkFigures:
+    """Cumulative epsilon per group (worst member) and of the baseline for one chunk,
+    in cache-sized blocks of queries, every member's running sums at once
+    (``composition.cumulative_epsilon`` over ``(members, queries, orders)`` rows);
+    carries the running RDP sums across blocks."""
+    curves, baseline = chunk.evaluated(map=map)
+    members = carry.shape[0]
+    queries = chunk.queries
+    groups = len(members_of)
+    orders = rule.orders
+    eps_out = np.empty((queries, groups))
+    order_out = np.empty((queries, groups))
+    base_out = np.empty(queries)
+    step = max(1, _MEMBER_ELEMENTS // max(1, members * orders.size))
+    for lo in range(0, queries, step):
+        hi = min(queries, lo + step)
+        index = chunk.index[:, lo:hi]
+        pays = index >= 0
+        rows = curves[np.maximum(index, 0), np.arange(lo, hi)[None, :]]
+        rows[~pays] = 0.0
+        eps, best, carry = cumulative_epsilon(rows, carry, rule)
+        took_part = np.logical_or.accumulate(pays, axis=1) | seen[:, None]
+        seen = took_part[:, -1].copy()
+        order = orders[best]
+        eps[~took_part] = 0.0
+        order[~took_part] = np.nan
+        for g, mine in enumerate(members_of):  # a handful of groups
+            if mine.size == 0:
+                eps_out[lo:hi, g] = 0.0
+                order_out[lo:hi, g] = np.nan
+                continue
+            worst = np.argmax(eps[mine], axis=0)
+            columns = np.arange(hi - lo)
+            eps_out[lo:hi, g] = eps[mine[worst], columns]
+            order_out[lo:hi, g] = order[mine[worst], columns]
+        base_rows = baseline[None, lo:hi].copy()
+        base_eps, _, base_carry = cumulative_epsilon(base_rows, base_carry, rule)
+        base_out[lo:hi] = base_eps[0]
+    return eps_out, order_out, base_out, carry, seen, base_carry
+
+
+def _first_above(values: np.ndarray, limit: float) -> int | None:
+    over = values > limit
+    return int(np.argmax(over)) if over.any() else None

@@ -1,0 +1,123 @@
+"""Individualized PATE: each privacy group's parameters, and the checks of budgets and groups.
+
+MATH.md section 9 (paper Algorithms 1-3 and Appendix C): the upsampling factor ``u_g``,
+the vote weight ``w_g`` and the vanishing participation frequency ``s_g`` of each group,
+derived from the budgets ``eps_g``. Pure arithmetic on small arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+WEIGHT_RULES = ("budget", "group-size")
+
+
+def upsampling_factors(budgets: np.ndarray, *, precision: int = 2) -> np.ndarray:
+    """Duplication factor ``u_g`` per group, the smallest integers in the budget ratios.
+
+    MATH.md section 9 (paper section 4.1, Algorithm 1, Appendix C): each ratio
+    ``eps_g / eps_min`` is approximated by ``Fraction(r).limit_denominator(10**precision)``
+    and all are multiplied by the least common multiple of the denominators. The group
+    with the smallest budget gets that multiple, so the factors have no common divisor.
+    Budgets (1, 2, 3) give (1, 2, 3); (0.5, 0.75) give (2, 3); (log 2, log 8) give (1, 3).
+
+    The paper's Algorithm 1 instead scales the budgets by ``10^p`` and divides by their
+    greatest common divisor; for budgets that are not decimal numbers (log 2, log 8) that
+    needs rounding and gives (69, 208) where MATH.md gives (1, 3). MATH.md is followed.
+    Returns int64, shape ``(groups,)``; ``D_g = u_g``.
+    """
+    budgets = checked_budgets(budgets)
+    if not isinstance(precision, (int, np.integer)) or precision < 0:
+        raise ValueError(f"precision must be a non-negative integer, got {precision!r}")
+    smallest = float(budgets.min())
+    ratios = [Fraction(float(b) / smallest).limit_denominator(10 ** int(precision))
+              for b in budgets]
+    multiple = math.lcm(*(r.denominator for r in ratios))
+    return np.array([int(r * multiple) for r in ratios], dtype=np.int64)
+
+
+def group_weights(budgets: np.ndarray, teacher_groups: np.ndarray, *,
+                  rule: str = "budget") -> np.ndarray:
+    """Vote weight ``w_g`` per group for the weighting variant (``D_g = w_g``).
+
+    ``teacher_groups``: the group index of each teacher, shape ``(teachers,)``; the weight
+    of teacher ``i`` is ``weights[teacher_groups[i]]``.
+
+    ``rule="budget"`` (MATH.md section 9, paper Appendix C "Details of Weighting"):
+    ``w_g = eps_g / mean_i eps(i)``, the mean over teachers of their group's budget, so
+    the per-teacher weights sum to the number of teachers ``k``. (Budgets are divided by
+    the smallest one first, so equal budgets give weights of exactly 1.)
+
+    ``rule="group-size"``: the paper's Algorithm 2 as printed: with ``n_g`` teachers in
+    group g, ``w_bar_g = (eps_g / sum_l eps_l) * (n_g / k)`` and
+    ``w_g = k * w_bar_g / sum_l w_bar_l = k * eps_g n_g / sum_l eps_l n_l``, i.e. the
+    budget rule multiplied by the group size ``n_g``. Here the *per-group* weights sum to
+    ``k``; the per-teacher weights sum to ``k * sum_g n_g^2 eps_g / sum_l n_l eps_l``,
+    which is ``k`` only if every group has one teacher. Offered as an option only.
+    Returns float64, shape ``(groups,)``.
+    """
+    budgets = checked_budgets(budgets)
+    groups = checked_teacher_groups(teacher_groups, budgets.size)
+    sizes = np.bincount(groups, minlength=budgets.size).astype(np.float64)
+    teachers = groups.size
+    ratios = budgets / budgets.min()
+    if rule == "budget":
+        return ratios / (float(sizes @ ratios) / teachers)
+    if rule == "group-size":
+        return teachers * (ratios * sizes) / float(sizes @ ratios)
+    raise ValueError(f"rule must be one of {', '.join(WEIGHT_RULES)}, got {rule!r}")
+
+
+def vanishing_frequencies(budgets: np.ndarray, *, power: float = 2.0) -> np.ndarray:
+    """Participation frequency per group, ``s_g = (eps_g / eps_max) ** power``.
+
+    MATH.md section 9; the paper (Appendix C, "Setting Parameters") suggests ``1/c^2``
+    for a budget ratio ``c`` (``power=2``) and used ``1/c^4`` in its experiments
+    (``power=4``). The group with the largest budget always takes part.
+    """
+    budgets = checked_budgets(budgets)
+    if not (math.isfinite(power) and power >= 0):
+        raise ValueError(f"power must be a non-negative number, got {power!r}")
+    return (budgets / budgets.max()) ** float(power)
+
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def checked_budgets(budgets: np.ndarray) -> np.ndarray:
+    """``budgets`` as a non-empty 1-D float array of positive numbers, or ``ValueError``."""
+    budgets = np.atleast_1d(np.asarray(budgets, dtype=np.float64))
+    if budgets.ndim != 1 or budgets.size == 0:
+        raise ValueError("budgets must be a non-empty list of numbers (one per group)")
+    if not np.all(np.isfinite(budgets) & (budgets > 0)):
+        raise ValueError("every privacy budget must be a positive number")
+    return budgets
+
+
+def checked_teacher_groups(teacher_groups: np.ndarray, groups: int) -> np.ndarray:
+    """One group index in ``0 .. groups-1`` per teacher, as ``intp``, or ``ValueError``."""
+    teacher_groups = np.asarray(teacher_groups)
+    if teacher_groups.ndim != 1 or teacher_groups.size == 0:
+        raise ValueError("teacher_groups must give one group index per teacher")
+    if teacher_groups.dtype.kind not in "iu" or np.any(teacher_groups < 0) or np.any(
+            teacher_groups >= groups):
+        raise ValueError(f"teacher group indices must be integers in 0..{groups - 1}")
+    return teacher_groups.astype(np.intp)
+
+
+def checked_member_groups(member_groups: np.ndarray | None, members: int,
+                          groups: int) -> np.ndarray:
+    """The group of each of ``members`` members; by default member g is group g."""
+    if member_groups is None:
+        if members != groups:
+            raise ValueError(f"{members} members for {groups} groups: give member_groups")
+        return np.arange(groups)
+    member_groups = checked_teacher_groups(member_groups, groups)
+    if member_groups.size != members:
+        raise ValueError(f"member_groups has {member_groups.size} entries, the costs "
+                         f"describe {members} members")
+    return member_groups
