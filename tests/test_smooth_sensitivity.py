@@ -26,6 +26,7 @@ from pate_cli.accounting.smooth_sensitivity import (
     smooth_sensitivity,
 )
 from pate_cli.accounting.threshold import log_pr_answered
+from pate_cli.mechanisms import release_draw
 
 RTOL = 1e-7
 PAPER_VOTES = "/work/shared/paper_votes"
@@ -93,7 +94,8 @@ def test_conditions_known_results():
 
 def test_refusal_when_a_condition_fails():
     votes = np.array([[100, 0] + [0] * 8, [60, 40] + [0] * 8], dtype=float)
-    result = sanitize_gnmax(votes, teachers=100, sigma=20, order=25, delta=1e-5, seed=1)
+    result = sanitize_gnmax(votes, teachers=100, sigma=20, order=25, delta=1e-5,
+                            release_noise=release_draw(1))
     assert (result.c5, result.c6) == (True, False)
     assert result.sanitized_epsilon is None
     assert "C6" in result.refusal
@@ -107,7 +109,8 @@ def test_mnist_row():
     weights = np.exp(log_pr_answered(np.asarray(votes).max(axis=1), threshold=200,
                                      sigma_threshold=150))
     result = sanitize_confident(votes, teachers=250, threshold=200, sigma_threshold=150,
-                                sigma=40, order=14, delta=1e-5, weights=weights, seed=3,
+                                sigma=40, order=14, delta=1e-5, weights=weights,
+                                release_noise=release_draw(3),
                                 chunk_size=100)
     assert round(result.epsilon_before, 3) == 1.999
     assert round(result.epsilon_after, 3) == 2.516
@@ -119,7 +122,8 @@ def test_mnist_row():
     assert result.sanitized_epsilon is not None
     # The chunking does not change the figures; checkpoints report along the way.
     again = sanitize_confident(votes, teachers=250, threshold=200, sigma_threshold=150,
-                               sigma=40, order=14, delta=1e-5, weights=weights, seed=3,
+                               sigma=40, order=14, delta=1e-5, weights=weights,
+                               release_noise=release_draw(3),
                                report_every=320)
     assert math.isclose(again.epsilon_after, result.epsilon_after, rel_tol=1e-12)
     assert again.sanitized_epsilon == result.sanitized_epsilon

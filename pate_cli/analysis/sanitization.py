@@ -16,6 +16,7 @@ from ..accounting.smooth_sensitivity import (
     sanitize_confident,
     sanitize_gnmax,
 )
+from ..mechanisms import release_draw
 
 SANITIZABLE = ("gnmax", "confident", "interactive")
 
@@ -39,7 +40,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     rows = _rows(votes, result.query_index)
     teachers = int(round(result.teachers))
     common = dict(teachers=teachers, sigma=mechanism.sigma, order=order, delta=result.delta,
-                  seed=result.seed)
+                  release_noise=release_draw(result.seed))
     if not mechanism.selects:
         def run(every):
             return sanitize_gnmax(rows, weights=result.answered, report_every=every, **common)

@@ -56,11 +56,12 @@ def analysed_positions(total: int, query_indices: np.ndarray | None,
 
 
 def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """Rows ``positions[start:stop]`` of ``array`` as float64 (contiguous slices stay views
-    of a memory map until converted)."""
+    """Rows ``positions[start:stop]`` of ``array`` as C-ordered float64 (contiguous slices
+    stay views of a memory map until converted). C order makes every sum over a row add
+    in the same order whatever the input's layout, so the bytes do not depend on it."""
     chosen = positions[start:stop]
     if chosen.size and chosen[-1] - chosen[0] == chosen.size - 1 and np.all(np.diff(chosen) == 1):
-        return np.asarray(array[chosen[0] : chosen[-1] + 1], dtype=np.float64)
+        return np.ascontiguousarray(array[chosen[0] : chosen[-1] + 1], dtype=np.float64)
     return np.asarray(array[np.sort(chosen)], dtype=np.float64)[
         np.argsort(np.argsort(chosen))]
 

@@ -24,6 +24,7 @@ from .noise import (
     STREAM_SVT_QUERY,
     STREAM_SVT_THRESHOLD,
     NoiseSource,
+    release_draw,
 )
 from .participation import (
     VanishingVotes,
@@ -49,7 +50,8 @@ __all__ = [
     "OUTCOME_STUDENT", "OUTCOME_TEACHER", "STREAM_ANSWER", "STREAM_PARTICIPATION",
     "STREAM_SELECTION", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "SVTPATE",
     "ConfidentGNMax", "Decisions", "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource",
-    "build_mechanism", "distance_to_instability", "Mechanism", "SVT_HALTED", "SVT_OUTCOME_NAMES",
+    "build_mechanism", "distance_to_instability", "release_draw", "Mechanism", "SVT_HALTED",
+    "SVT_OUTCOME_NAMES",
     "SVT_STABLE", "SVT_UNSTABLE", "VanishingVotes", "vanishing_participation",
     "vanishing_votes", "weighted_histogram",
 ]

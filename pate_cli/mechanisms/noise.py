@@ -74,3 +74,10 @@ class NoiseSource:
             raise ValueError(f"unknown noise kind {kind!r}")
         self._last[key] = (index, block)
         return block
+
+
+def release_draw(seed: int) -> float:
+    """The standard normal draw of a smooth-sensitivity release (MATH.md s.10): the one
+    noise outside the query streams, kept as ``default_rng(seed)``'s first normal so
+    sanitised figures stay what earlier versions published."""
+    return float(np.random.default_rng(seed).normal())

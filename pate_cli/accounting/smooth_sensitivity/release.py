@@ -44,8 +44,9 @@ class SmoothSensitivityResult:
 
     ``epsilon_before`` is the data-dependent epsilon at ``order``; ``epsilon_after`` adds
     the release's own cost; ``noise_std = smooth_sensitivity * sigma_ss``;
-    ``sanitized_epsilon`` is ``epsilon_after + noise_std * N(0,1)`` drawn from the seed
-    (``None`` without a seed or when ``refusal`` says C5/C6 failed).
+    ``sanitized_epsilon`` is ``epsilon_after + noise_std * z`` for the release's standard
+    normal draw ``z`` (``mechanisms.noise.release_draw``; ``None`` without a draw or when
+    ``refusal`` says C5/C6 failed).
     """
 
     order: float
@@ -177,7 +178,8 @@ class SmoothSensitivityAccumulator:
                                                 order=c.order)
         return self._conditions
 
-    def result(self, *, delta: float, seed: int | None = None) -> SmoothSensitivityResult:
+    def result(self, *, delta: float,
+               release_noise: float | None = None) -> SmoothSensitivityResult:
         """Choose beta and sigma_ss and report (MATH.md section 10, last paragraphs)."""
         if not (0.0 < delta < 1.0):
             raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
@@ -201,8 +203,8 @@ class SmoothSensitivityAccumulator:
             refusal = (f"condition {failed} fails for sigma={c.sigma:g}, K={c.classes}, "
                        f"order={alpha:g}: no sanitised epsilon is reported")
         sanitized = None
-        if seed is not None and refusal is None:
-            sanitized = eps_after + noise_std * float(np.random.default_rng(seed).normal())
+        if release_noise is not None and refusal is None:
+            sanitized = eps_after + noise_std * float(release_noise)
         return SmoothSensitivityResult(
             order=alpha, beta=float(betas[best]), smooth_sensitivity=float(ss[best]),
             sigma_ss=float(sigma_ss[best]), epsilon_before=eps_before, epsilon_after=eps_after,
@@ -214,7 +216,7 @@ class SmoothSensitivityAccumulator:
 
 def sanitize_confident(votes: np.ndarray, *, teachers: int, threshold: float,
                        sigma_threshold: float, sigma: float, order: float, delta: float,
-                       weights: ArrayLike, seed: int | None = None,
+                       weights: ArrayLike, release_noise: float | None = None,
                        max_votes: ArrayLike | None = None, report_every: int | None = None,
                        chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
     """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; MATH.md s.10).
@@ -226,23 +228,25 @@ def sanitize_confident(votes: np.ndarray, *, teachers: int, threshold: float,
     """
     return _sanitize(votes, teachers=teachers, threshold=threshold,
                      sigma_threshold=sigma_threshold, sigma=sigma, order=order, delta=delta,
-                     weights=weights, seed=seed, max_votes=max_votes,
+                     weights=weights, release_noise=release_noise, max_votes=max_votes,
                      report_every=report_every, chunk_size=chunk_size)
 
 
 def sanitize_gnmax(votes: np.ndarray, *, teachers: int, sigma: float, order: float,
-                   delta: float, weights: ArrayLike | None = None, seed: int | None = None,
+                   delta: float, weights: ArrayLike | None = None,
+                   release_noise: float | None = None,
                    report_every: int | None = None,
                    chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
     """GNSS report for plain GNMax (no threshold step; every query answered by default)."""
     return _sanitize(votes, teachers=teachers, threshold=None, sigma_threshold=None,
-                     sigma=sigma, order=order, delta=delta, weights=weights, seed=seed,
+                     sigma=sigma, order=order, delta=delta, weights=weights,
+                     release_noise=release_noise,
                      max_votes=None, report_every=report_every, chunk_size=chunk_size)
 
 
 def _sanitize(votes: np.ndarray, *, teachers: int, threshold: float | None,
               sigma_threshold: float | None, sigma: float, order: float, delta: float,
-              weights: ArrayLike | None, seed: int | None, max_votes: ArrayLike | None,
+              weights: ArrayLike | None, release_noise: float | None, max_votes: ArrayLike | None,
               report_every: int | None, chunk_size: int) -> SmoothSensitivityResult:
     check_positive_integer(chunk_size, "chunk size")
     if report_every is not None:
@@ -268,9 +272,9 @@ def _sanitize(votes: np.ndarray, *, teachers: int, threshold: float | None,
         acc.add(np.asarray(votes[start:stop], dtype=np.float64), weights=weights[start:stop],
                 max_votes=None if max_votes is None else max_votes[start:stop])
         if report_every is not None and (stop in marks or stop == queries):
-            checkpoints.append(acc.result(delta=delta, seed=seed))
+            checkpoints.append(acc.result(delta=delta, release_noise=release_noise))
         start = stop
-    final = acc.result(delta=delta, seed=seed)
+    final = acc.result(delta=delta, release_noise=release_noise)
     if checkpoints:
         final = replace(final, checkpoints=tuple(checkpoints))
     return final
