@@ -180,3 +180,4 @@ class ReplayTotals:
     epsilon_data_independent: float
     label_accuracy: float | None
     labels_output: int
+    warnings: tuple[str, ...] = ()

@@ -15,6 +15,7 @@ from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
     checked_setting,
+    grid_edge_notes,
     rows_of,
 )
 from .steps import data_independent_curve, mechanism_steps, step_curves
@@ -98,7 +99,8 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
                     if truth is not None and output[run] else None)
         totals.append(ReplayTotals(seed=seed, answered=float(answered[run]), epsilon=epsilon,
                                    order=order, epsilon_data_independent=float(eps_di),
-                                   label_accuracy=accuracy, labels_output=int(output[run])))
+                                   label_accuracy=accuracy, labels_output=int(output[run]),
+                                   warnings=grid_edge_notes(orders, order, epsilon)))
     return totals
 
 
@@ -107,4 +109,5 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
                         epsilon=result.epsilon, order=float(result.order),
                         epsilon_data_independent=result.epsilon_data_independent,
                         label_accuracy=result.label_accuracy,
+                        warnings=result.warnings,
                         labels_output=int(np.count_nonzero(result.label >= 0)))

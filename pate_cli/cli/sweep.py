@@ -15,6 +15,7 @@ from ..orders import parse_grid
 from ..outputs.files import write_atomically
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from ..sweep.points import (
+    WARNINGS_KEY,
     ResumePlan,
     SweepSettings,
     match_rows,
@@ -174,6 +175,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
             click.echo(_resume_line(out, plan, len(points), exists=os.path.exists(out)),
                        err=True)
     finished, failure = _run(tasks, executor, limit, progress)
+    _report_warnings(finished.values(), len(tasks))
     rows = _in_grid_order(points, finished, plan)
     if pareto:
         rows = pareto_rows(rows)
@@ -224,6 +226,16 @@ def _run(tasks, executor, limit, progress) -> tuple[dict, object]:
         if executor is not None:
             _shutdown(executor)
     return finished, None
+
+
+def _report_warnings(rows, computed: int) -> None:
+    """Each kind of note once, as one ``Warning:`` line with how many points it concerns."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        for note in row.get(WARNINGS_KEY, ()):
+            counts[note] = counts.get(note, 0) + 1
+    for note, count in counts.items():
+        click.echo(f"Warning: {note} ({count} of {computed} points)", err=True)
 
 
 def _progress(total: int, *, show: bool, terminal: bool):

@@ -323,6 +323,11 @@ def _check_same(name: str, found: str, expected: str) -> None:
                          f"not {expected[:12]}... (workers must see the same file)")
 
 
+# A row's notes (an order at the edge of the grid...): carried with the row to the
+# command, which prints each kind once with the number of points; never a table column.
+WARNINGS_KEY = "warnings"
+
+
 def run_point(point: SweepPoint) -> dict:
     """Analyse one point with its R seeds; the row of SWEEP_COLUMNS."""
     settings = point.settings
@@ -357,7 +362,8 @@ def run_point(point: SweepPoint) -> dict:
         "label_accuracy_std": _std(np.array(accuracy)) if accuracy else None,
         "labels_output": float(np.mean([run.labels_output for run in totals])),
     })
-    return {column: row.get(column) for column in SWEEP_COLUMNS}
+    notes = tuple(dict.fromkeys(note for run in totals for note in run.warnings))
+    return {**{column: row.get(column) for column in SWEEP_COLUMNS}, WARNINGS_KEY: notes}
 
 
 def _std(values: np.ndarray) -> float:

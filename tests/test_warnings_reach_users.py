@@ -1,0 +1,61 @@
+"""Warnings reach the user as one ``Warning:`` line each, never as Python's warning text,
+and the Python API issues them as ``PateWarning`` (issue: layered package, item 5)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pate_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+MNIST = "sample_votes/mnist_250_votes.npy"
+
+
+def run(command: str, *args: str) -> subprocess.CompletedProcess:
+    """A console script in a fresh interpreter, so real stderr (warnings included) is seen."""
+    code = f"from pate_cli.cli.{command} import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+
+
+def no_python_warning_text(stderr: str) -> None:
+    for line in stderr.splitlines():
+        assert not line.startswith(" "), f"raw warning source line: {line!r}"
+        assert ".py:" not in line, f"raw Python warning: {line!r}"
+
+
+def test_analyze_prints_each_note_once_as_a_warning_line():
+    done = run("analyze", MNIST, "-n", "300", "-m", "svt", "--svt-scale", "0.5")
+    assert done.returncode == 0
+    no_python_warning_text(done.stderr)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("Warning: ")]
+    assert lines == ["Warning: the best order 500 is the last of the grid; a wider --orders "
+                     "grid may give a smaller epsilon"]
+
+
+def test_sweep_prints_each_kind_once_with_the_points_it_concerns():
+    done = run("sweep", MNIST, "-m", "svt", "-m", "gnmax", "--svt-scale", "0.5,1",
+               "--sigma", "40", "-n", "300", "--workers", "2", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    no_python_warning_text(done.stderr)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("Warning: ")]
+    assert lines == ["Warning: the best order 500 is the last of the grid; a wider --orders "
+                     "grid may give a smaller epsilon (2 of 3 points)"]
+
+
+def test_the_api_issues_notes_as_pate_warnings_and_keeps_them_on_the_result():
+    votes = np.load(ROOT / MNIST)[:200]
+    with pytest.warns(pate_cli.OrderGridWarning, match="last of the grid"):
+        result = pate_cli.analyze(votes, "svt", svt_scale=0.5)
+    assert result.warnings and "last of the grid" in result.warnings[0]
+    # The core analysis only records notes; it never warns by itself.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        core = pate_cli.analyze_votes(votes, pate_cli.SVTPATE(scale=0.5, cutoff=100))
+    assert core.warnings == result.warnings
