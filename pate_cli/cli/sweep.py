@@ -16,14 +16,13 @@ from ..outputs.files import write_atomically
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from ..sweep.points import (
     WARNINGS_KEY,
-    ResumePlan,
     SweepSettings,
-    match_rows,
     one_per_file,
     open_sources,
     plan_points,
     run_points,
 )
+from ..sweep.resume import ResumePlan, match_rows
 from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
 from ..sweep.table import TABLE_FORMATS, check_destination, read_sweep_rows, table_bytes
 from .errors import EXIT_OVER_BUDGET, run_command

@@ -1,7 +1,13 @@
-"""The sweep row schema: grid parameters, which mechanism uses which, the columns and the
-columns that identify a point."""
+"""The sweep row schema: grid parameters, which mechanism uses which, the columns, the
+columns that identify a point (``point_key``, ``place_key``) and the canonical text of
+an order grid (``orders_text``)."""
 
 from __future__ import annotations
+
+import functools
+import math
+
+from ..orders import default_orders, parse_grid
 
 # Grid parameters in column (and nesting) order, and which mechanism uses which.
 GRID_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
@@ -51,3 +57,79 @@ KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256"
 # Key columns compared as text (the rest are numbers, compared as floats).
 TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "sha256",
                     "labels_sha256", "student_sha256", "version")
+
+
+@functools.lru_cache(maxsize=64)
+def orders_text(orders: tuple | None) -> str:
+    """Compact canonical text of an order grid: ``default`` for MATH.md's grid (None),
+    else the orders in order as a comma list, runs of three or more evenly spaced orders
+    written ``start:stop:step``. Each part reads back (``parse_grid``) to exactly its
+    orders, so equal grids give equal text and different grids different text."""
+    if orders is None:
+        return "default"
+    values = tuple(float(x) for x in orders)
+    default = default_orders()
+    if len(values) == default.size and all(a == b for a, b in zip(values, default.tolist(),
+                                                                   strict=True)):
+        return "default"
+    parts, start = [], 0
+    while start < len(values):
+        stop, text = _orders_run(values, start)
+        parts.append(text)
+        start = stop
+    return ",".join(parts)
+
+
+def _orders_run(values: tuple, start: int) -> tuple[int, str]:
+    """The longest ``start:stop:step`` run from ``values[start]`` that reads back exactly
+    (at least three values), else the single number: ``(index after it, text)``."""
+    if start + 2 < len(values) and values[start + 1] > values[start]:
+        step = float(f"{values[start + 1] - values[start]:.12g}")
+        stop = start + 1
+        while stop < len(values) and values[stop] == float(
+                f"{values[start] + (stop - start) * step:.12g}"):
+            stop += 1
+        while stop - start >= 3:
+            text = f"{_short(values[start])}:{_short(values[stop - 1])}:{_short(step)}"
+            try:
+                if parse_grid(text) == values[start:stop]:
+                    return stop, text
+            except ValueError:
+                pass
+            stop -= 1
+    return start + 1, _short(values[start])
+
+
+def _short(value: float) -> str:
+    """The shortest text that reads back to ``value`` (``2`` rather than ``2.0``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def point_key(row: dict) -> tuple | None:
+    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None.
+
+    None when the row lacks one of the columns (a table written by an older pate-sweep,
+    which did not record everything that made its numbers): such a row matches nothing.
+    """
+    if any(column not in row for column in KEY_COLUMNS):
+        return None
+    return _key(row, KEY_COLUMNS)
+
+
+def place_key(row: dict) -> tuple:
+    """A row's place in a table: its POINT_COLUMNS, as ``point_key`` compares them."""
+    return _key(row, POINT_COLUMNS)
+
+
+def _key(row: dict, columns) -> tuple:
+    key = []
+    for column in columns:
+        value = row.get(column)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            key.append(None)
+        elif column in TEXT_KEY_COLUMNS:
+            key.append(str(value))
+        else:
+            key.append(float(value))
+    return tuple(key)

@@ -24,9 +24,7 @@ same key, and a row at the same place with another key is recomputed and replace
 
 from __future__ import annotations
 
-import functools
 import itertools
-import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -41,14 +39,13 @@ from ..errors import InputError
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
-from ..orders import default_orders, parse_grid
 from .columns import (
     GRID_PARAMETERS,
-    KEY_COLUMNS,
     MECHANISM_PARAMETERS,
-    POINT_COLUMNS,
     SWEEP_COLUMNS,
-    TEXT_KEY_COLUMNS,
+    orders_text,
+    place_key,
+    point_key,
 )
 
 
@@ -76,53 +73,6 @@ class SweepSettings:
     def orders_text(self) -> str:
         """The order grid as the ``orders`` column writes it (``orders_text``)."""
         return orders_text(self.orders)
-
-
-@functools.lru_cache(maxsize=64)
-def orders_text(orders: tuple | None) -> str:
-    """Compact canonical text of an order grid: ``default`` for MATH.md's grid (None),
-    else the orders in order as a comma list, runs of three or more evenly spaced orders
-    written ``start:stop:step``. Each part reads back (``parse_grid``) to exactly its
-    orders, so equal grids give equal text and different grids different text."""
-    if orders is None:
-        return "default"
-    values = tuple(float(x) for x in orders)
-    default = default_orders()
-    if len(values) == default.size and all(a == b for a, b in zip(values, default.tolist(),
-                                                                   strict=True)):
-        return "default"
-    parts, start = [], 0
-    while start < len(values):
-        stop, text = _run(values, start)
-        parts.append(text)
-        start = stop
-    return ",".join(parts)
-
-
-def _run(values: tuple, start: int) -> tuple[int, str]:
-    """The longest ``start:stop:step`` run from ``values[start]`` that reads back exactly
-    (at least three values), else the single number: ``(index after it, text)``."""
-    if start + 2 < len(values) and values[start + 1] > values[start]:
-        step = float(f"{values[start + 1] - values[start]:.12g}")
-        stop = start + 1
-        while stop < len(values) and values[stop] == float(
-                f"{values[start] + (stop - start) * step:.12g}"):
-            stop += 1
-        while stop - start >= 3:
-            text = f"{_short(values[start])}:{_short(values[stop - 1])}:{_short(step)}"
-            try:
-                if parse_grid(text) == values[start:stop]:
-                    return stop, text
-            except ValueError:
-                pass
-            stop -= 1
-    return start + 1, _short(values[start])
-
-
-def _short(value: float) -> str:
-    """The shortest text that reads back to ``value`` (``2`` rather than ``2.0``)."""
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
 
 
 @dataclass(frozen=True)
@@ -178,71 +128,6 @@ class SweepPoint:
                                         if self.mechanism == "interactive" else None),
                      "version": __version__})
         return head
-
-
-def point_key(row: dict) -> tuple | None:
-    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None.
-
-    None when the row lacks one of the columns (a table written by an older pate-sweep,
-    which did not record everything that made its numbers): such a row matches nothing.
-    """
-    if any(column not in row for column in KEY_COLUMNS):
-        return None
-    return _key(row, KEY_COLUMNS)
-
-
-def place_key(row: dict) -> tuple:
-    """A row's place in a table: its POINT_COLUMNS, as ``point_key`` compares them."""
-    return _key(row, POINT_COLUMNS)
-
-
-def _key(row: dict, columns) -> tuple:
-    key = []
-    for column in columns:
-        value = row.get(column)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            key.append(None)
-        elif column in TEXT_KEY_COLUMNS:
-            key.append(str(value))
-        else:
-            key.append(float(value))
-    return tuple(key)
-
-
-@dataclass(frozen=True)
-class ResumePlan:
-    """What ``--resume`` does with the rows already in a table.
-
-    ``reused``: ``{point index: row}`` for planned points whose row matches on every
-    KEY_COLUMN; ``replaced``: rows at a planned point's place that do not (other options,
-    changed input files, another version, or an older table) and are recomputed;
-    ``others``: rows at places this run does not plan, kept in their order.
-    """
-
-    reused: dict
-    replaced: int
-    others: list
-
-
-def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
-    """Sort a table's ``rows`` against the planned ``points`` (see ``ResumePlan``)."""
-    by_key: dict = {}
-    for row in rows:
-        key = point_key(row)
-        if key is not None:
-            by_key.setdefault(key, row)
-    reused = {point.index: by_key[point.key()] for point in points if point.key() in by_key}
-    planned = {point.place() for point in points}
-    taken = {id(row) for row in reused.values()}
-    others, replaced = [], 0
-    for row in rows:
-        if id(row) in taken:
-            continue
-        if place_key(row) in planned:
-            replaced += 1
-        else:
-            others.append(row)
-    return ResumePlan(reused=reused, replaced=replaced, others=others)
 
 
 def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids: dict, *,

@@ -1,0 +1,51 @@
+"""``pate-sweep --resume``: which rows of an existing table are reused, replaced or kept.
+
+A row is reused only when it matches a planned point on every column that made its
+numbers (``columns.KEY_COLUMNS``: options, input files' sha256, tool version).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .columns import place_key, point_key
+
+if TYPE_CHECKING:
+    from .points import SweepPoint
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What ``--resume`` does with the rows already in a table.
+
+    ``reused``: ``{point index: row}`` for planned points whose row matches on every
+    KEY_COLUMN; ``replaced``: rows at a planned point's place that do not (other options,
+    changed input files, another version, or an older table) and are recomputed;
+    ``others``: rows at places this run does not plan, kept in their order.
+    """
+
+    reused: dict
+    replaced: int
+    others: list
+
+
+def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
+    """Sort a table's ``rows`` against the planned ``points`` (see ``ResumePlan``)."""
+    by_key: dict = {}
+    for row in rows:
+        key = point_key(row)
+        if key is not None:
+            by_key.setdefault(key, row)
+    reused = {point.index: by_key[point.key()] for point in points if point.key() in by_key}
+    planned = {point.place() for point in points}
+    taken = {id(row) for row in reused.values()}
+    others, replaced = [], 0
+    for row in rows:
+        if id(row) in taken:
+            continue
+        if place_key(row) in planned:
+            replaced += 1
+        else:
+            others.append(row)
+    return ResumePlan(reused=reused, replaced=replaced, others=others)
