@@ -8,7 +8,7 @@ commands write:
 - :func:`groups_figure`: per-group cost histories with budgets and exhaustion points
   (Boenisch et al., Individualized PATE, Figures 1, 5 and 6);
 - :func:`tradeoff_figure`: label accuracy against epsilon from a sweep (2018 Figure 4);
-- :func:`selection_figure` over ``figure_data.selection_bins``: plurality histogram of
+- :func:`selection_figure` over ``analysis.selection.selection_bins``: plurality histogram of
   all queries and of those Confident-GNMax answers, with the per-query answer cost (2018
   Figure 5 left);
 - :func:`partition_figure` over ``figure_data.partition_split``: cumulative epsilon
@@ -18,60 +18,31 @@ commands write:
 The numbers the figures show come from ``figure_data``; caption texts from ``captions``.
 
 Figures are built headless (``matplotlib.figure.Figure`` renders with the Agg canvas);
-:func:`figure_bytes` serialises one to PNG, PDF or SVG without timestamps, so the same
-inputs give the same bytes. Colours are the Okabe-Ito colour-blind-safe palette.
+their shared look and :func:`figure_bytes` (PNG, PDF or SVG without timestamps, so the
+same inputs give the same bytes) live in ``figure_style``.
 """
 
 from __future__ import annotations
 
-import io
-import math
-import textwrap
-from dataclasses import dataclass
-
-import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
 
 from .captions import MECHANISM_NAMES
 from .figure_data import has_selection, partition_split
-
-# Okabe & Ito (2008), ordered for contrast on white; yellow (#F0E442) is left out.
-PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-GREY = "#7F7F7F"
-FORMATS = ("png", "pdf", "svg")
-_CAPTION_SIZE = 7.5
-_METADATA = {"png": {"Software": None}, "svg": {"Date": None},
-             "pdf": {"CreationDate": None, "Producer": None}}
-
-
-@dataclass(frozen=True)
-class Style:
-    """Size (inches), resolution, title and y scale shared by every kind of figure."""
-
-    width: float = 7.0
-    height: float = 4.2
-    dpi: float = 150.0
-    title: str | None = None
-    logy: bool = False
-    legend: str | None = None  # a matplotlib location, "outside" (above the plot), or None
-
-
-LEGEND_LOCATIONS = ("best", "upper left", "upper right", "lower left", "lower right",
-                    "center left", "center right", "upper center", "lower center", "outside")
-
-
-def epsilon_label(delta: float, *, what: str = "cumulative") -> str:
-    """Axis label with units: ``cumulative epsilon at delta = 1e-5``."""
-    return f"{what} $\\varepsilon$ at $\\delta$ = {delta_text(delta)}".strip()
-
-
-def delta_text(delta: float) -> str:
-    """``1e-05`` -> ``1e-5``; ``2.5e-06`` -> ``2.5e-6``."""
-    mantissa, _, exponent = f"{delta:.3g}".partition("e")
-    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+from .figure_style import (
+    FORMATS,
+    GREY,
+    LEGEND_LOCATIONS,
+    PALETTE,
+    Style,
+    delta_text,
+    epsilon_label,
+    figure_bytes,
+    finish_figure,
+    new_figure,
+    plain_log_labels,
+)
 
 
 def stopping_index(cumulative, budget: float) -> int | None:
@@ -101,7 +72,7 @@ def history_figure(series, *, delta: float, x: str = "query", budget: float | No
     ``epsilon_cumulative``. ``budget`` adds a dashed horizontal line and marks each run's
     stopping point: the first query whose cumulative epsilon exceeds it.
     """
-    figure, axes = _figure(style)
+    figure, axes = new_figure(style)
     x_label = "query index"
     for number, (label, frame) in enumerate(series):
         xs, x_label = history_x(frame, x)
@@ -121,7 +92,7 @@ def history_figure(series, *, delta: float, x: str = "query", budget: float | No
                      label=f"budget $\\varepsilon$ = {budget:g}", gid="budget")
     axes.set_xlabel(x_label)
     axes.set_ylabel(epsilon_label(delta))
-    _finish(figure, axes, style, title="Cumulative privacy cost", caption=caption)
+    finish_figure(figure, axes, style, title="Cumulative privacy cost", caption=caption)
     return figure
 
 
@@ -148,7 +119,7 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
     every point at sensitivity 1) is drawn in grey, stopped at the smallest budget, as the
     paper's "pate" line.
     """
-    figure, axes = _figure(style)
+    figure, axes = new_figure(style)
     xs, x_label = history_x(frame, x)
     stops = []
     for number, name in enumerate(group_columns(frame)):
@@ -188,7 +159,7 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
                      gid="stop")
     axes.set_xlabel(x_label)
     axes.set_ylabel(epsilon_label(delta))
-    _finish(figure, axes, style, title="Per-group privacy cost (individualized PATE)",
+    finish_figure(figure, axes, style, title="Per-group privacy cost (individualized PATE)",
             caption=caption)
     return figure
 
@@ -250,7 +221,7 @@ def tradeoff_figure(frame: pd.DataFrame, *, delta: float, by: str = "mechanism",
     the noise parameters that vary along a curve next to its points (the data-dependent
     epsilon need not fall as the noise grows, so the order along x is not the grid's).
     """
-    figure, axes = _figure(style)
+    figure, axes = new_figure(style)
     for number, (label, part) in enumerate(tradeoff_curves(frame, by=by, y=y)):
         colour = PALETTE[number % len(PALETTE)]
         xerr = _error(part, "epsilon_std")
@@ -266,11 +237,11 @@ def tradeoff_figure(frame: pd.DataFrame, *, delta: float, by: str = "mechanism",
                               textcoords="offset points", fontsize=6.5, color=colour)
     if logx:
         axes.set_xscale("log")
-        _plain_log_labels(axes.xaxis)
+        plain_log_labels(axes.xaxis)
     axes.set_xlabel(epsilon_label(delta, what="total"))
     axes.set_ylabel("label accuracy (of labels output)" if y == "label_accuracy"
                     else "queries answered")
-    _finish(figure, axes, style, title="Utility against privacy cost", caption=caption)
+    finish_figure(figure, axes, style, title="Utility against privacy cost", caption=caption)
     return figure
 
 
@@ -292,7 +263,7 @@ def selection_figure(data: pd.DataFrame, *, params, sigma: float, order: float,
     expected count answered by each ``(T, sigma1)`` set; black dots on a log right axis:
     the mean answer-step RDP at ``order`` of the bin's queries.
     """
-    figure, axes = _figure(style)
+    figure, axes = new_figure(style)
     series = [("all queries", "all", "#BBBBBB")]
     series += [(f"answered, $T$ = {t:g}, $\\sigma_1$ = {s1:g}", f"answered_{n}",
                 PALETTE[n % len(PALETTE)]) for n, (t, s1) in enumerate(params)]
@@ -315,7 +286,7 @@ def selection_figure(data: pd.DataFrame, *, params, sigma: float, order: float,
     right.set_yscale("log")
     right.set_ylabel(f"cost of answering one query (RDP, order {order:g})")
     right.spines["top"].set_visible(False)
-    _finish(figure, axes, style, title="Which queries the noisy threshold lets through",
+    finish_figure(figure, axes, style, title="Which queries the noisy threshold lets through",
             caption=caption, extra_axes=right, legend_loc="outside")
     return figure
 
@@ -331,7 +302,7 @@ def partition_figure(series, *, delta: float, caption: str = "",
     selection cost (dark) under the answer cost (light), split by :func:`partition_split`;
     a run without one (LNMax, GNMax) as a line.
     """
-    figure, axes = _figure(style)
+    figure, axes = new_figure(style)
     for number, (label, frame) in enumerate(series):
         colour = PALETTE[number % len(PALETTE)]
         answered, total, selection, _ = partition_split(frame)
@@ -349,74 +320,12 @@ def partition_figure(series, *, delta: float, caption: str = "",
     axes.set_ylim(bottom=0)
     axes.set_xlabel("queries answered (cumulative count; expected count in expected mode)")
     axes.set_ylabel(epsilon_label(delta))
-    _finish(figure, axes, style, title="Cost of selecting vs answering queries",
+    finish_figure(figure, axes, style, title="Cost of selecting vs answering queries",
             caption=caption, legend_loc="upper left")
     return figure
 
 
-# --- shared layout and output --------------------------------------------------------------
-
-def figure_bytes(figure: Figure, fmt: str) -> bytes:
-    """Render ``figure`` as ``png``, ``pdf`` or ``svg`` bytes, without timestamps."""
-    if fmt not in FORMATS:
-        raise ValueError(f"output format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    buffer = io.BytesIO()
-    with matplotlib.rc_context({"svg.hashsalt": "pate-plot", "svg.fonttype": "path"}):
-        figure.savefig(buffer, format=fmt, dpi=figure.get_dpi(), metadata=_METADATA[fmt])
-    return buffer.getvalue()
-
-
-def _figure(style: Style):
-    figure = Figure(figsize=(style.width, style.height), dpi=style.dpi, layout="constrained")
-    axes = figure.add_subplot()
-    axes.grid(True, alpha=0.3, linewidth=0.6)
-    axes.spines[["top", "right"]].set_visible(False)
-    if style.logy:
-        axes.set_yscale("log")
-        _plain_log_labels(axes.yaxis)
-    return figure, axes
-
-
-def _plain_log_labels(axis) -> None:
-    """Log-axis labels as plain numbers (0.5, 2, 30), minor ones at 2, 3 and 5 times 10^k."""
-    def major(value, _):
-        return f"{value:g}"
-
-    def minor(value, _):
-        if value <= 0:
-            return ""
-        leading = round(value / 10 ** math.floor(math.log10(value) + 1e-9))
-        return f"{value:g}" if leading in (2, 3, 5) else ""
-
-    axis.set_major_formatter(FuncFormatter(major))
-    axis.set_minor_formatter(FuncFormatter(minor))
-
-
-def _finish(figure: Figure, axes, style: Style, *, title: str, caption: str,
-            extra_axes=None, legend_loc: str = "best") -> None:
-    """Title, legend (both axes' entries), caption line(s) under the plot."""
-    title = style.title if style.title is not None else title
-    handles, labels = axes.get_legend_handles_labels()
-    if extra_axes is not None:
-        more_handles, more_labels = extra_axes.get_legend_handles_labels()
-        handles, labels = handles + more_handles, labels + more_labels
-    if len(handles) > 3:  # inside, a long legend would hide lines
-        legend_loc = "outside"
-    if style.legend is not None:
-        legend_loc = style.legend
-    if legend_loc == "outside" and handles:  # above the plot (the title heads it)
-        figure.legend(handles, labels, fontsize=8, frameon=False,
-                      ncols=len(handles) if len(handles) <= 3 else 2,
-                      loc="outside upper center", title=title, title_fontsize=11)
-    else:
-        axes.set_title(title, fontsize=11)
-        if handles:
-            (extra_axes or axes).legend(handles, labels, fontsize=8, frameon=True,
-                                        framealpha=0.9, edgecolor="0.8", loc=legend_loc)
-    if caption:
-        columns = max(40, int(style.width * 72 / (_CAPTION_SIZE * 0.55)))
-        lines = textwrap.wrap(caption, width=columns)
-        figure.text(0.01, 0.01, "\n".join(lines), fontsize=_CAPTION_SIZE, color="0.3",
-                    ha="left", va="bottom", gid="caption")
-        height = (len(lines) * _CAPTION_SIZE * 1.3 + 6) / (style.height * 72)
-        figure.get_layout_engine().set(rect=(0, min(height, 0.4), 1, 1 - min(height, 0.4)))
+__all__ = [
+    "FORMATS", "LEGEND_LOCATIONS", "Style", "delta_text", "epsilon_label", "figure_bytes",
+    "groups_figure", "history_figure", "partition_figure", "selection_figure", "tradeoff_figure",
+]

@@ -1,0 +1,115 @@
+"""The look shared by every ``pate-plot`` figure: palette (Okabe-Ito, colour-blind
+safe), size and title (``Style``), axis labels with units, legend and caption layout, and
+rendering to PNG, PDF or SVG bytes without timestamps (same inputs, same bytes)."""
+
+from __future__ import annotations
+
+import io
+import math
+import textwrap
+from dataclasses import dataclass
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+# Okabe & Ito (2008), ordered for contrast on white; yellow (#F0E442) is left out.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+GREY = "#7F7F7F"
+FORMATS = ("png", "pdf", "svg")
+_CAPTION_SIZE = 7.5
+_METADATA = {"png": {"Software": None}, "svg": {"Date": None},
+             "pdf": {"CreationDate": None, "Producer": None}}
+
+
+@dataclass(frozen=True)
+class Style:
+    """Size (inches), resolution, title and y scale shared by every kind of figure."""
+
+    width: float = 7.0
+    height: float = 4.2
+    dpi: float = 150.0
+    title: str | None = None
+    logy: bool = False
+    legend: str | None = None  # a matplotlib location, "outside" (above the plot), or None
+
+
+LEGEND_LOCATIONS = ("best", "upper left", "upper right", "lower left", "lower right",
+                    "center left", "center right", "upper center", "lower center", "outside")
+
+
+def epsilon_label(delta: float, *, what: str = "cumulative") -> str:
+    """Axis label with units: ``cumulative epsilon at delta = 1e-5``."""
+    return f"{what} $\\varepsilon$ at $\\delta$ = {delta_text(delta)}".strip()
+
+
+def delta_text(delta: float) -> str:
+    """``1e-05`` -> ``1e-5``; ``2.5e-06`` -> ``2.5e-6``."""
+    mantissa, _, exponent = f"{delta:.3g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+
+
+def figure_bytes(figure: Figure, fmt: str) -> bytes:
+    """Render ``figure`` as ``png``, ``pdf`` or ``svg`` bytes, without timestamps."""
+    if fmt not in FORMATS:
+        raise ValueError(f"output format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "pate-plot", "svg.fonttype": "path"}):
+        figure.savefig(buffer, format=fmt, dpi=figure.get_dpi(), metadata=_METADATA[fmt])
+    return buffer.getvalue()
+
+
+def new_figure(style: Style):
+    figure = Figure(figsize=(style.width, style.height), dpi=style.dpi, layout="constrained")
+    axes = figure.add_subplot()
+    axes.grid(True, alpha=0.3, linewidth=0.6)
+    axes.spines[["top", "right"]].set_visible(False)
+    if style.logy:
+        axes.set_yscale("log")
+        plain_log_labels(axes.yaxis)
+    return figure, axes
+
+
+def plain_log_labels(axis) -> None:
+    """Log-axis labels as plain numbers (0.5, 2, 30), minor ones at 2, 3 and 5 times 10^k."""
+    def major(value, _):
+        return f"{value:g}"
+
+    def minor(value, _):
+        if value <= 0:
+            return ""
+        leading = round(value / 10 ** math.floor(math.log10(value) + 1e-9))
+        return f"{value:g}" if leading in (2, 3, 5) else ""
+
+    axis.set_major_formatter(FuncFormatter(major))
+    axis.set_minor_formatter(FuncFormatter(minor))
+
+
+def finish_figure(figure: Figure, axes, style: Style, *, title: str, caption: str,
+            extra_axes=None, legend_loc: str = "best") -> None:
+    """Title, legend (both axes' entries), caption line(s) under the plot."""
+    title = style.title if style.title is not None else title
+    handles, labels = axes.get_legend_handles_labels()
+    if extra_axes is not None:
+        more_handles, more_labels = extra_axes.get_legend_handles_labels()
+        handles, labels = handles + more_handles, labels + more_labels
+    if len(handles) > 3:  # inside, a long legend would hide lines
+        legend_loc = "outside"
+    if style.legend is not None:
+        legend_loc = style.legend
+    if legend_loc == "outside" and handles:  # above the plot (the title heads it)
+        figure.legend(handles, labels, fontsize=8, frameon=False,
+                      ncols=len(handles) if len(handles) <= 3 else 2,
+                      loc="outside upper center", title=title, title_fontsize=11)
+    else:
+        axes.set_title(title, fontsize=11)
+        if handles:
+            (extra_axes or axes).legend(handles, labels, fontsize=8, frameon=True,
+                                        framealpha=0.9, edgecolor="0.8", loc=legend_loc)
+    if caption:
+        columns = max(40, int(style.width * 72 / (_CAPTION_SIZE * 0.55)))
+        lines = textwrap.wrap(caption, width=columns)
+        figure.text(0.01, 0.01, "\n".join(lines), fontsize=_CAPTION_SIZE, color="0.3",
+                    ha="left", va="bottom", gid="caption")
+        height = (len(lines) * _CAPTION_SIZE * 1.3 + 6) / (style.height * 72)
+        figure.get_layout_engine().set(rect=(0, min(height, 0.4), 1, 1 - min(height, 0.4)))
