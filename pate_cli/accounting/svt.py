@@ -43,9 +43,21 @@ def rdp_svt(*, scale: float, cutoff: int, orders: ArrayLike) -> np.ndarray:
     """
     orders = validate_orders(orders)
     _check_scale_cutoff(scale, cutoff)
+    return rdp_svt_rounds(scale=scale, rounds=np.float64(cutoff), orders=orders)
+
+
+def rdp_svt_rounds(*, scale: float, rounds: ArrayLike, orders: ArrayLike) -> np.ndarray:
+    """The RDP of ``rounds`` AboveThreshold rounds, ``min(k eps0, alpha k eps0^2 / 2)``
+    (MATH.md s.8), for every ``rounds`` entry (leading axes) and order (last axis).
+
+    The one place the per-round cost is written: the guarantee at the cut-off
+    (``rdp_svt``), the guarantee had the run stopped after each query, and one unstable
+    query's share all use it.
+    """
     eps0 = 2.0 / scale
-    rho = cutoff * eps0 * eps0 / 2.0
-    return np.minimum(cutoff * eps0, orders * rho)
+    rounds = np.asarray(rounds, dtype=np.float64)[..., None]
+    rho = rounds * eps0 * eps0 / 2.0
+    return np.minimum(rounds * eps0, np.asarray(orders, dtype=np.float64) * rho)
 
 
 def svt_delta2(*, scale: float, cutoff: int, threshold: float, queries: int) -> float:

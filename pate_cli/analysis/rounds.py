@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..accounting.conversion import check_delta, rdp_to_epsilon
-from ..accounting.svt import rdp_svt
+from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..mechanisms import Mechanism
 from ..orders import default_orders, validate_orders
 from .result import AnalysisResult, RoundPart
@@ -136,8 +136,7 @@ def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Per-query selection and charged answer RDP of ``result`` at other orders."""
     if result.mechanism.sequential:
-        eps0 = 2.0 / result.mechanism.scale
-        share = np.minimum(eps0, at_order[0] * eps0 * eps0 / 2.0)
+        share = rdp_svt_rounds(scale=result.mechanism.scale, rounds=1, orders=at_order[:1])[0]
         return (np.where(result.columns["unstable"] > 0, share, 0.0),
                 np.zeros(result.queries))
     selection, answer = mechanism_steps(result.mechanism)

@@ -14,6 +14,7 @@ import numpy as np
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.svt import (
     rdp_svt,
+    rdp_svt_rounds,
     svt_guarantee,
     svt_scale_for_epsilon,
 )
@@ -75,12 +76,10 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
                                                       conversion=conversion))
     rounds = np.minimum(mechanism.cutoff, np.cumsum(unstable) + 1)
     distinct, index = np.unique(rounds, return_inverse=True)
-    eps0 = 2.0 / mechanism.scale
-    curves = carry + np.minimum(distinct[:, None] * eps0,
-                                orders * distinct[:, None] * eps0 * eps0 / 2.0)
+    curves = carry + rdp_svt_rounds(scale=mechanism.scale, rounds=distinct, orders=orders)
     eps_rounds, order_rounds = rdp_to_epsilon(curves, orders=orders, delta=guarantee.delta1,
                                               conversion=conversion)
-    per_round = min(eps0, order * eps0 * eps0 / 2.0)
+    per_round = float(rdp_svt_rounds(scale=mechanism.scale, rounds=1, orders=[order])[0])
     accuracy, _ = label_accuracy(label, labels, positions, None)
     notes = grid_edge_notes(orders, order, epsilon)
     answered = released.astype(np.float64)
