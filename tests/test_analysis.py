@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scalar_reference as ref
 
 from pate_cli.analysis import OrderGridWarning, analyze_votes
 from pate_cli.mechanisms import NOISE_BLOCK, ConfidentGNMax, GNMax, LNMax
 from pate_cli.orders import default_orders
+from tests import scalar_reference as ref
 
 PAPER_VOTES = Path(__file__).resolve().parents[2] / "shared" / "paper_votes"
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])

@@ -14,8 +14,6 @@ from scipy.stats import norm
 
 import pate_cli
 from pate_cli.analysis.serialize import per_query_frame, summary_dict
-from pate_cli.cli.errors import run_command
-from pate_cli.cli.plot import plot as plot_command
 from pate_cli.inputs.tables import read_table
 from pate_cli.outputs import figure_data
 from pate_cli.outputs import figures as plots
@@ -25,12 +23,6 @@ from pate_cli.outputs.summary import render
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_votes"
 VOTES = SAMPLES / "mnist_250_votes.npy"
 SMALL = ["--width", "5", "--height", "3.5", "--dpi", "30"]
-
-
-def cli(capsys, *args) -> tuple[int, str]:
-    """Run pate-plot in-process: (exit status, stderr)."""
-    status = run_command(plot_command, [str(a) for a in args], prog_name="pate-plot")
-    return status, capsys.readouterr().err
 
 
 def write_run(directory: Path, name: str, result, extension: str = ".csv") -> tuple[Path, Path]:
@@ -90,9 +82,9 @@ KINDS = ("history", "groups", "tradeoff", "selection", "partition")
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("fmt", ["png", "pdf", "svg"])
-def test_every_kind_renders(kind, fmt, runs, tmp_path, capsys):
+def test_every_kind_renders(kind, fmt, runs, tmp_path, cli):
     out = tmp_path / f"figure.{fmt}"
-    status, err = cli(capsys, *kind_args(kind, runs), *SMALL, "-o", out)
+    status, _, err = cli.plot(*kind_args(kind, runs), *SMALL, "-o", out)
     assert (status, err) == (0, "")
     data = out.read_bytes()
     header = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF", "svg": b"<?xml"}[fmt]
@@ -101,18 +93,18 @@ def test_every_kind_renders(kind, fmt, runs, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_png_size_is_width_height_dpi(kind, runs, tmp_path, capsys):
+def test_png_size_is_width_height_dpi(kind, runs, tmp_path, cli):
     out = tmp_path / "size.png"
-    status, _ = cli(capsys, *kind_args(kind, runs), "--width", "4.5", "--height", "3",
-                    "--dpi", "60", "-o", out)
+    status = cli.plot(*kind_args(kind, runs), "--width", "4.5", "--height", "3",
+                      "--dpi", "60", "-o", out).code
     assert status == 0
     width, height = struct.unpack(">II", out.read_bytes()[16:24])
     assert (width, height) == (270, 180)
 
 
-def test_same_inputs_same_bytes(runs, tmp_path, capsys):
+def test_same_inputs_same_bytes(runs, tmp_path, cli):
     for name in ("a.svg", "b.svg", "a.png", "b.png"):
-        assert cli(capsys, *kind_args("history", runs), *SMALL, "-o", tmp_path / name)[0] == 0
+        assert cli.plot(*kind_args("history", runs), *SMALL, "-o", tmp_path / name).code == 0
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
 
@@ -242,20 +234,20 @@ def test_tradeoff_by_teachers_labels(runs):
         "M = 250 teachers"]
 
 
-def test_caption_and_delta_from_summaries(runs, tmp_path, capsys):
+def test_caption_and_delta_from_summaries(runs, tmp_path, cli):
     out = tmp_path / "h.svg"
-    status, _ = cli(capsys, "history", runs["confident"], "--summary", runs["confident_json"],
-                    *SMALL, "-o", out)
+    status = cli.plot("history", runs["confident"], "--summary", runs["confident_json"],
+                      *SMALL, "-o", out).code
     assert status == 0
     text = out.read_text()
     assert "threshold=200" in text or "threshold=200" in text.replace("\n", "")
 
 
-def bad(capsys, tmp_path, *args, existing: bytes | None = None) -> str:
+def bad(cli, tmp_path, *args, existing: bytes | None = None) -> str:
     out = tmp_path / "out.png"
     if existing is not None:
         out.write_bytes(existing)
-    status, err = cli(capsys, *args, "-o", out)
+    status, _, err = cli.plot(*args, "-o", out)
     assert status == 2, err
     assert err.count("\n") == 1 and err.startswith("Error: ") and "Traceback" not in err
     if existing is None:
@@ -266,48 +258,48 @@ def bad(capsys, tmp_path, *args, existing: bytes | None = None) -> str:
     return err
 
 
-def test_sweep_table_given_to_history(runs, tmp_path, capsys):
-    err = bad(capsys, tmp_path, "history", runs["sweep"], existing=b"old figure")
+def test_sweep_table_given_to_history(runs, tmp_path, cli):
+    err = bad(cli, tmp_path, "history", runs["sweep"], existing=b"old figure")
     assert "pate-sweep table" in err and "expected a per-query table" in err
 
 
-def test_per_query_table_given_to_tradeoff(runs, tmp_path, capsys):
-    err = bad(capsys, tmp_path, "tradeoff", runs["confident"])
+def test_per_query_table_given_to_tradeoff(runs, tmp_path, cli):
+    err = bad(cli, tmp_path, "tradeoff", runs["confident"])
     assert "is a per-query table" in err and "expected a pate-sweep table" in err
 
 
-def test_missing_column(runs, tmp_path, capsys):
+def test_missing_column(runs, tmp_path, cli):
     table = tmp_path.parent / "no_cumulative.csv"
     pd.read_csv(runs["confident"]).drop(columns="epsilon_cumulative").to_csv(table, index=False)
-    err = bad(capsys, tmp_path, "history", table)
+    err = bad(cli, tmp_path, "history", table)
     assert "no column 'epsilon_cumulative'" in err and "per-query table" in err
 
 
-def test_summary_given_as_table(runs, tmp_path, capsys):
-    err = bad(capsys, tmp_path, "partition", runs["confident_json"])
+def test_summary_given_as_table(runs, tmp_path, cli):
+    err = bad(cli, tmp_path, "partition", runs["confident_json"])
     assert "JSON summary" in err and "--summary" in err
 
 
-def test_groups_needs_an_individualized_table(runs, tmp_path, capsys):
-    err = bad(capsys, tmp_path, "groups", runs["confident"])
+def test_groups_needs_an_individualized_table(runs, tmp_path, cli):
+    err = bad(cli, tmp_path, "groups", runs["confident"])
     assert "epsilon_cumulative_<group>" in err and "--individualized" in err
 
 
-def test_groups_unknown_group_in_budgets(runs, tmp_path, capsys):
+def test_groups_unknown_group_in_budgets(runs, tmp_path, cli):
     groups = tmp_path.parent / "other_groups.csv"
     groups.write_text("group,budget\nhigh,1\nnobody,2\n")
-    err = bad(capsys, tmp_path, "groups", runs["groups"], "--groups", groups)
+    err = bad(cli, tmp_path, "groups", runs["groups"], "--groups", groups)
     assert "'nobody'" in err
 
 
-def test_tradeoff_without_labels(runs, tmp_path, capsys):
+def test_tradeoff_without_labels(runs, tmp_path, cli):
     table = tmp_path.parent / "no_labels.csv"
     runs["sweep_frame"].assign(label_accuracy=None, label_accuracy_std=None).to_csv(
         table, index=False)
-    err = bad(capsys, tmp_path, "tradeoff", table)
+    err = bad(cli, tmp_path, "tradeoff", table)
     assert "--labels" in err and "--y answered" in err
     out = tmp_path / "answered.png"
-    assert cli(capsys, "tradeoff", table, "--y", "answered", *SMALL, "-o", out)[0] == 0
+    assert cli.plot("tradeoff", table, "--y", "answered", *SMALL, "-o", out).code == 0
 
 
 @pytest.mark.parametrize("args, words", [
@@ -317,56 +309,54 @@ def test_tradeoff_without_labels(runs, tmp_path, capsys):
     (["history", "{confident}", "--label", "a", "--label", "b"], "one --label per input"),
     (["bogus"], "No such command"),
 ])
-def test_bad_options(args, words, runs, tmp_path, capsys):
+def test_bad_options(args, words, runs, tmp_path, cli):
     args = [str(a).format(confident=runs["confident"]) for a in args]
-    assert words in bad(capsys, tmp_path, *args)
+    assert words in bad(cli, tmp_path, *args)
 
 
-def test_bad_output_extension_and_directory(runs, tmp_path, capsys):
-    status, err = cli(capsys, "history", runs["confident"], "-o", tmp_path / "f.jpg")
+def test_bad_output_extension_and_directory(runs, tmp_path, cli):
+    status, _, err = cli.plot("history", runs["confident"], "-o", tmp_path / "f.jpg")
     assert status == 2 and ".png, .pdf or .svg" in err and err.count("\n") == 1
-    status, err = cli(capsys, "history", runs["confident"], "-o", tmp_path / "no" / "f.png")
+    status, _, err = cli.plot("history", runs["confident"], "-o", tmp_path / "no" / "f.png")
     assert status == 2 and "does not exist" in err
 
 
-def test_parquet_needs_pyarrow_or_reads(runs, tmp_path, capsys):
+def test_parquet_needs_pyarrow_or_reads(runs, tmp_path, cli):
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         table = tmp_path.parent / "t.parquet"
         table.write_bytes(b"PAR1 not really")
-        assert "pyarrow" in bad(capsys, tmp_path, "history", table)
+        assert "pyarrow" in bad(cli, tmp_path, "history", table)
         return
     table = tmp_path.parent / "t.parquet"
     pd.read_csv(runs["confident"]).to_parquet(table)
-    assert cli(capsys, "history", table, *SMALL, "-o", tmp_path / "p.png")[0] == 0
+    assert cli.plot("history", table, *SMALL, "-o", tmp_path / "p.png").code == 0
 
 
 @pytest.mark.parametrize("kind", (None, *KINDS))
-def test_help_has_examples(kind, capsys):
-    status = run_command(plot_command, [*([kind] if kind else []), "--help"],
-                         prog_name="pate-plot")
-    out = capsys.readouterr().out
+def test_help_has_examples(kind, cli):
+    status, out, _ = cli.plot(*([kind] if kind else []), "--help")
     assert status == 0 and "Examples:" in out and "pate-plot" in out
 
 
-def test_groups_budgets_from_the_groups_file_and_first_rows(runs, tmp_path, capsys):
+def test_groups_budgets_from_the_groups_file_and_first_rows(runs, tmp_path, cli):
     out = tmp_path / "g.png"
-    status, err = cli(capsys, "groups", runs["groups"], "--groups",
-                      SAMPLES / "mnist_250_groups.csv", "-n", "100", "--x", "answered",
-                      *SMALL, "-o", out)
+    status, _, err = cli.plot("groups", runs["groups"], "--groups",
+                   SAMPLES / "mnist_250_groups.csv", "-n", "100", "--x", "answered",
+                   *SMALL, "-o", out)
     assert (status, err) == (0, "")
 
 
-def test_no_kind_is_one_line(capsys):
-    status, err = cli(capsys)
+def test_no_kind_is_one_line(cli):
+    status, _, err = cli.plot()
     assert status == 2 and err.count("\n") == 1 and "Missing command" in err
 
 
-def test_json_lines_summary_detected_and_read(runs, tmp_path, capsys):
+def test_json_lines_summary_detected_and_read(runs, tmp_path, cli):
     frame = read_table(runs["confident_jsonl"], expected="t")
     csv = read_table(runs["confident"], expected="t")
     np.testing.assert_allclose(frame["epsilon_cumulative"], csv["epsilon_cumulative"])
     lines_summary = tmp_path.parent / "summary_lines.jsonl"
     lines_summary.write_text(json.dumps(json.loads(runs["confident_json"].read_text())) + "\n")
-    assert "JSON summary" in bad(capsys, tmp_path, "history", lines_summary)
+    assert "JSON summary" in bad(cli, tmp_path, "history", lines_summary)

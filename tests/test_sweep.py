@@ -13,32 +13,24 @@ import itertools
 import json
 import math
 import shlex
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
-from cli_runner import Result, run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pate_cli.sweep.points as sweep_module
 from pate_cli.analysis import analyze_totals, analyze_votes
-from pate_cli.cli.analyze import main as analyze_main
-from pate_cli.cli.sweep import main
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.orders import parse_grid
 from pate_cli.sweep.columns import SWEEP_COLUMNS
 from pate_cli.sweep.select import best_row, pareto_rows
 from pate_cli.sweep.table import read_sweep_rows, table_bytes
+from tests.conftest import Result
 
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
-
-
-@pytest.fixture
-def cli(capsys):
-    return lambda *args: run_main(main, args, capsys)
 
 
 def synthetic_votes(queries=600, classes=5, teachers=50, seed=3):
@@ -103,7 +95,7 @@ def test_bad_grid_specs_raise_naming_the_item(spec, message):
     (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
 ])
 def test_bad_options_exit_2_with_one_line(cli, files, args, message):
-    result = cli(files[0], *args)
+    result = cli.sweep(files[0], *args)
     assert result.code == 2
     lines = result.err.strip().splitlines()
     assert lines[-1].startswith("Error: ") and message in lines[-1], result.err
@@ -111,8 +103,8 @@ def test_bad_options_exit_2_with_one_line(cli, files, args, message):
 
 
 def test_standard_input_and_missing_files_are_refused(cli, files, tmp_path):
-    assert cli("-", "--sigma", "10").code == 2
-    result = cli(tmp_path / "nope.npy")
+    assert cli.sweep("-", "--sigma", "10").code == 2
+    result = cli.sweep(tmp_path / "nope.npy")
     assert result.code == 2 and "no such file" in result.err
 
 
@@ -160,9 +152,9 @@ def test_budget_runs_in_a_sweep_equal_budget_analyses(files):
 
 def test_rows_average_the_replays_of_pate_analyze(cli, files):
     path, labels, votes, truth = files
-    rows = rows_of(cli(path, "-m", "confident", "--sigma", "6,9", "-T", "30",
-                       "--sigma-threshold", "12", "--repeats", "3", "--seed", "7",
-                       "--labels", labels, "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, "-m", "confident", "--sigma", "6,9", "-T", "30",
+                             "--sigma-threshold", "12", "--repeats", "3", "--seed", "7",
+                             "--labels", labels, "-w", "1", "-q"))
     assert [row["sigma"] for row in rows] == [6.0, 9.0]
     for row in rows:
         mechanism = build_mechanism("confident", teachers=50, sigma=row["sigma"],
@@ -180,14 +172,12 @@ def test_rows_average_the_replays_of_pate_analyze(cli, files):
         assert (row["repeats"], row["seed"], row["queries"], row["teachers"]) == (3, 7, 600, 50)
 
 
-def test_one_repeat_matches_pate_analyze_json_exactly(cli, files, capsys):
+def test_one_repeat_matches_pate_analyze_json_exactly(cli, files):
     path, labels, _, _ = files
-    (row,) = rows_of(cli(path, "-m", "gnmax", "--sigma", "12", "--labels", labels,
-                         "--accounting", "expected", "-w", "1", "-q"))
-    with pytest.raises(SystemExit):
-        analyze_main([str(path), "-m", "gnmax", "--sigma", "12", "--labels", str(labels),
-                      "--accounting", "expected", "--format", "json"])
-    summary = json.loads(capsys.readouterr().out)
+    (row,) = rows_of(cli.sweep(path, "-m", "gnmax", "--sigma", "12", "--labels", labels,
+                               "--accounting", "expected", "-w", "1", "-q"))
+    summary = json.loads(cli.analyze(path, "-m", "gnmax", "--sigma", "12", "--labels", labels,
+                                     "--accounting", "expected", "--format", "json").out)
     assert row["epsilon"] == summary["epsilon"]
     assert row["order"] == summary["order"]
     assert row["epsilon_data_independent"] == summary["epsilon_data_independent"]
@@ -198,9 +188,9 @@ def test_one_repeat_matches_pate_analyze_json_exactly(cli, files, capsys):
 
 def test_rows_come_in_grid_order_with_unused_parameters_empty(cli, files):
     path, _, _, _ = files
-    rows = rows_of(cli(path, "-m", "lnmax", "-m", "confident", "-m", "gnmax",
-                       "--sigma", "5,10", "-T", "20,30", "--laplace-scale", "3",
-                       "--queries", "100,200", "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, "-m", "lnmax", "-m", "confident", "-m", "gnmax",
+                             "--sigma", "5,10", "-T", "20,30", "--laplace-scale", "3",
+                             "--queries", "100,200", "-w", "1", "-q"))
     assert list(rows[0]) == list(SWEEP_COLUMNS)
     expected = [("lnmax", None, None, 3.0, q) for q in (100, 200)]
     expected += [("confident", s, t, None, q)
@@ -220,7 +210,7 @@ def test_rows_come_in_grid_order_with_unused_parameters_empty(cli, files):
 
 
 def test_a_parameter_no_mechanism_uses_is_noted(cli, files):
-    result = cli(files[0], "-m", "gnmax", "--laplace-scale", "3", "--sigma", "5", "-w", "1")
+    result = cli.sweep(files[0], "-m", "gnmax", "--laplace-scale", "3", "--sigma", "5", "-w", "1")
     assert result.code == 0
     assert "--laplace-scale is not used by gnmax" in result.err
     assert len(rows_of(result)) == 1
@@ -230,14 +220,14 @@ def test_several_files_with_their_own_labels(cli, files, tmp_path):
     path, labels, votes, truth = files
     np.save(tmp_path / "other.npy", votes[:300][:, ::-1])
     np.save(tmp_path / "other_labels.npy", 4 - truth[:300])
-    rows = rows_of(cli(path, tmp_path / "other.npy", "-m", "gnmax", "--sigma", "8",
-                       "--labels", labels, "--labels", tmp_path / "other_labels.npy",
-                       "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, tmp_path / "other.npy", "-m", "gnmax", "--sigma", "8",
+                             "--labels", labels, "--labels", tmp_path / "other_labels.npy",
+                             "-w", "1", "-q"))
     assert [row["queries"] for row in rows] == [600, 300]
     assert [row["file"] for row in rows] == [str(path), str(tmp_path / "other.npy")]
     assert rows[1]["label_accuracy"] > 0.5
-    assert cli(path, tmp_path / "other.npy", "--labels", labels, "--labels", labels,
-               "--labels", labels).code == 2
+    assert cli.sweep(path, tmp_path / "other.npy", "--labels", labels, "--labels", labels,
+                     "--labels", labels).code == 2
 
 
 def test_svt_and_interactive_join_the_sweep(cli, files, tmp_path):
@@ -245,9 +235,9 @@ def test_svt_and_interactive_join_the_sweep(cli, files, tmp_path):
     student = np.full(votes.shape, 0.02)
     student[np.arange(600), truth] = 1 - 0.02 * 4
     np.save(tmp_path / "student.npy", student)
-    rows = rows_of(cli(path, "-m", "svt", "-m", "interactive", "--svt-scale", "2",
-                       "--svt-cutoff", "5,10", "--student", tmp_path / "student.npy",
-                       "--labels", labels, "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, "-m", "svt", "-m", "interactive", "--svt-scale", "2",
+                             "--svt-cutoff", "5,10", "--student", tmp_path / "student.npy",
+                             "--labels", labels, "-w", "1", "-q"))
     assert [(r["mechanism"], r["svt_cutoff"]) for r in rows[:2]] == [("svt", 5), ("svt", 10)]
     assert rows[0]["epsilon"] < rows[1]["epsilon"]
     interactive = rows[2]
@@ -266,8 +256,8 @@ GRID = ["-m", "confident", "-m", "gnmax", "--sigma", "6:12:3", "-T", "25,35",
 def test_rows_are_identical_for_one_and_two_workers(cli, files, tmp_path):
     path, labels, _, _ = files
     one, two = tmp_path / "one.csv", tmp_path / "two.csv"
-    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", one).code == 0
-    assert cli(path, *GRID, "--labels", labels, "-w", "2", "-o", two).code == 0
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", one).code == 0
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "2", "-o", two).code == 0
     assert one.read_bytes() == two.read_bytes()
     assert len(read_sweep_rows(str(one))) == 9
 
@@ -278,21 +268,21 @@ def test_a_dask_cluster_gives_the_same_rows(cli, files, tmp_path):
 
     path, labels, _, _ = files
     local, remote = tmp_path / "local.csv", tmp_path / "dask.csv"
-    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", local).code == 0
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", local).code == 0
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster:
-        result = cli(path, *GRID, "--labels", labels, "--scheduler",
-                     cluster.scheduler_address, "-o", remote)
+        result = cli.sweep(path, *GRID, "--labels", labels, "--scheduler",
+                           cluster.scheduler_address, "-o", remote)
     assert result.code == 0, result.err
     assert local.read_bytes() == remote.read_bytes()
 
 
 def test_an_unreachable_scheduler_is_a_one_line_error(cli, files):
     if not HAS_DASK:
-        result = cli(files[0], "--scheduler", "tcp://127.0.0.1:9")
+        result = cli.sweep(files[0], "--scheduler", "tcp://127.0.0.1:9")
         assert result.code == 2 and "pate_cli[dask]" in result.err
         return
-    result = cli(files[0], "--scheduler", "tcp://127.0.0.1:9")
+    result = cli.sweep(files[0], "--scheduler", "tcp://127.0.0.1:9")
     assert result.code == 2 and "cannot reach the Dask scheduler" in result.err
 
 
@@ -316,14 +306,14 @@ def test_a_failing_task_keeps_the_finished_rows_in_a_valid_file(cli, files, tmp_
                                                                  monkeypatch):
     path, labels, _, _ = files
     full, out = tmp_path / "full.csv", tmp_path / "out.csv"
-    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", full).code == 0
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", full).code == 0
     failing_after(4, RuntimeError("disk on fire"), monkeypatch)
-    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
     assert result.code == 1
     assert "kept 4 of 9 rows" in result.err and "disk on fire" in result.err
     assert out.read_text().splitlines() == full.read_text().splitlines()[:5]
     monkeypatch.undo()
-    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
     assert result.code == 0
     assert out.read_bytes() == full.read_bytes()
 
@@ -332,7 +322,7 @@ def test_ctrl_c_keeps_the_finished_rows_and_says_how_many(cli, files, tmp_path, 
     path, labels, _, _ = files
     out = tmp_path / "out.jsonl"
     failing_after(2, KeyboardInterrupt(), monkeypatch)
-    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
     assert result.code == 130
     assert "interrupted: kept 2 of 9 rows in" in result.err and "--resume" in result.err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -344,15 +334,15 @@ def test_resume_keeps_rows_of_other_grids_and_runs_only_missing_points(cli, file
                                                                       monkeypatch):
     path, labels, _, _ = files
     out = tmp_path / "out.csv"
-    assert cli(path, "-m", "gnmax", "--sigma", "20", "-w", "1", "-o", out, "-q").code == 0
-    assert cli(path, "-m", "gnmax", "--sigma", "5,10", "-w", "1", "-o", out, "-q",
-               "--resume").code == 0
+    assert cli.sweep(path, "-m", "gnmax", "--sigma", "20", "-w", "1", "-o", out, "-q").code == 0
+    assert cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-w", "1", "-o", out, "-q",
+                     "--resume").code == 0
     calls = []
     real = sweep_module.run_point
     monkeypatch.setattr(sweep_module, "run_point",
                         lambda point: calls.append(point) or real(point))
-    result = cli(path, "-m", "gnmax", "--sigma", "5,10,15", "-w", "1", "-o", out,
-                 "--resume")
+    result = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10,15", "-w", "1", "-o", out,
+                       "--resume")
     assert result.code == 0 and "2 already in" in result.err
     assert [dict(p.params)["sigma"] for p in calls] == [15.0]
     assert [row["sigma"] for row in read_sweep_rows(str(out))] == [5.0, 10.0, 15.0, 20.0]
@@ -361,7 +351,7 @@ def test_resume_keeps_rows_of_other_grids_and_runs_only_missing_points(cli, file
 def test_resume_refuses_a_file_that_is_not_a_sweep_table(cli, files, tmp_path):
     out = tmp_path / "out.csv"
     out.write_text("a,b\n1,2\n")
-    result = cli(files[0], "-o", out, "--resume")
+    result = cli.sweep(files[0], "-o", out, "--resume")
     assert result.code == 2 and "not a pate-sweep table" in result.err
     assert out.read_text() == "a,b\n1,2\n"
 
@@ -401,12 +391,11 @@ def test_pareto_keeps_the_frontier_per_file():
     assert [row["sigma"] for row in pareto_rows(rows)] == [1, 2, 5, 6]
 
 
-def test_best_prints_a_command_that_reproduces_the_row(cli, files, capsys, monkeypatch,
-                                                       tmp_path):
+def test_best_prints_a_command_that_reproduces_the_row(cli, files, monkeypatch, tmp_path):
     path, labels, _, _ = files
     monkeypatch.chdir(tmp_path)
-    result = cli("votes.npy", "-m", "gnmax", "-m", "confident", "--sigma", "6:15:3",
-                 "-T", "25,35", "--labels", "labels.npy", "--best", "15", "-w", "1")
+    result = cli.sweep("votes.npy", "-m", "gnmax", "-m", "confident", "--sigma", "6:15:3",
+                       "-T", "25,35", "--labels", "labels.npy", "--best", "15", "-w", "1")
     assert result.code == 0, result.err
     (row,) = rows_of(result)
     assert row["epsilon"] <= 15
@@ -414,22 +403,20 @@ def test_best_prints_a_command_that_reproduces_the_row(cli, files, capsys, monke
     assert command in result.err
     words = shlex.split(command)
     assert words[0] == "pate-analyze"
-    with pytest.raises(SystemExit):
-        analyze_main(words[1:] + ["--format", "json"])
-    summary = json.loads(capsys.readouterr().out)
+    summary = json.loads(cli.analyze(*words[1:], "--format", "json").out)
     assert summary["epsilon"] == row["epsilon"]
     assert summary["label_accuracy"] == row["label_accuracy"]
 
 
 def test_best_with_nothing_within_the_limit_exits_3(cli, files):
-    result = cli(files[0], "-m", "gnmax", "--sigma", "5", "--best", "0.01", "-w", "1", "-q")
+    result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "5", "--best", "0.01", "-w", "1", "-q")
     assert result.code == 3 and "no configuration stays within epsilon 0.01" in result.err
 
 
 def test_pareto_option_filters_the_output(cli, files):
     path, labels, _, _ = files
-    everything = rows_of(cli(path, *GRID, "--labels", labels, "-w", "1"))
-    frontier = rows_of(cli(path, *GRID, "--labels", labels, "-w", "1", "--pareto"))
+    everything = rows_of(cli.sweep(path, *GRID, "--labels", labels, "-w", "1"))
+    frontier = rows_of(cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "--pareto"))
     assert 0 < len(frontier) < len(everything)
     best_accuracy = max(row["label_accuracy"] for row in everything)
     assert any(row["label_accuracy"] == best_accuracy for row in frontier)
@@ -446,8 +433,8 @@ def test_pareto_option_filters_the_output(cli, files):
 def test_tables_read_back_exactly_as_written(cli, files, tmp_path, extension):
     path, labels, _, _ = files
     out = tmp_path / f"out{extension}"
-    result = cli(path, "-m", "lnmax", "-m", "confident", "--sigma", "7", "--repeats", "2",
-                 "--labels", labels, "-w", "1", "-q", "-o", out)
+    result = cli.sweep(path, "-m", "lnmax", "-m", "confident", "--sigma", "7", "--repeats", "2",
+                       "--labels", labels, "-w", "1", "-q", "-o", out)
     assert result.code == 0 and result.out == ""
     rows = read_sweep_rows(str(out))
     again = tmp_path / f"again{extension}"
@@ -460,39 +447,39 @@ def test_tables_read_back_exactly_as_written(cli, files, tmp_path, extension):
 
 def test_same_seed_gives_byte_identical_output(cli, files):
     path, labels, _, _ = files
-    first = cli(path, *GRID, "--labels", labels, "-w", "1")
-    second = cli(path, *GRID, "--labels", labels, "-w", "1")
+    first = cli.sweep(path, *GRID, "--labels", labels, "-w", "1")
+    second = cli.sweep(path, *GRID, "--labels", labels, "-w", "1")
     assert first.out == second.out and first.code == 0
-    other = cli(path, *GRID, "--labels", labels, "-w", "1", "--seed", "1")
+    other = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "--seed", "1")
     assert other.out != first.out
 
 
 def test_table_and_json_formats_on_stdout(cli, files):
     path = files[0]
-    table = cli(path, "-m", "gnmax", "--sigma", "5,10", "-f", "table", "-w", "1", "-q")
+    table = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-f", "table", "-w", "1", "-q")
     assert table.code == 0 and "mechanism" in table.out.splitlines()[0]
     assert "laplace_scale" not in table.out  # empty columns are left out
-    lines = cli(path, "-m", "gnmax", "--sigma", "5,10", "-f", "json", "-w", "1",
-                "-q").out.splitlines()
+    lines = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-f", "json", "-w", "1",
+                      "-q").out.splitlines()
     assert [json.loads(line)["sigma"] for line in lines] == [5.0, 10.0]
 
 
 def test_grid_size_is_announced_on_stderr(cli, files):
-    result = cli(files[0], "-m", "gnmax", "--sigma", "5:25:5", "--repeats", "3", "-w", "1")
+    result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "5:25:5", "--repeats", "3", "-w", "1")
     assert "pate-sweep: 5 points x 3 repeats" in result.err
 
 
 def test_unknown_output_extension_leaves_nothing(cli, files, tmp_path, monkeypatch):
     monkeypatch.setattr(sweep_module, "run_point", None)  # refused before any point runs
-    result = cli(files[0], "-o", tmp_path / "out.xlsx", "-w", "1", "-q")
+    result = cli.sweep(files[0], "-o", tmp_path / "out.xlsx", "-w", "1", "-q")
     assert result.code == 2 and "unknown extension" in result.err
     assert not list(tmp_path.glob("out*"))
 
 
-def test_the_installed_script_runs(files, tmp_path):
+def test_the_installed_script_runs(cli, files, tmp_path):
     import subprocess
 
-    script = sys.executable.replace("python", "pate-sweep")
+    script = cli.script("pate-sweep")
     done = subprocess.run([script, str(files[0]), "-m", "gnmax", "--sigma", "5", "-q"],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
@@ -506,9 +493,9 @@ def test_the_python_api_gives_the_command_line_rows(cli, files):
     frame = pate_cli.run_sweep(str(path), ["gnmax", "lnmax"], sigma="5:10:5",
                                laplace_scale=[3], labels=str(labels), repeats=2,
                                queries=(100, 600))
-    rows = rows_of(cli(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10",
-                       "--laplace-scale", "3", "--labels", labels, "--repeats", "2",
-                       "--queries", "100,600", "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10",
+                             "--laplace-scale", "3", "--labels", labels, "--repeats", "2",
+                             "--queries", "100,600", "-w", "1", "-q"))
     assert list(frame.columns) == list(SWEEP_COLUMNS)
     assert frame["epsilon"].tolist() == [row["epsilon"] for row in rows]
     assert frame["label_accuracy"].tolist() == [row["label_accuracy"] for row in rows]
@@ -517,24 +504,23 @@ def test_the_python_api_gives_the_command_line_rows(cli, files):
 
 
 def test_forced_progress_on_a_pipe_prints_lines(cli, files):
-    result = cli(files[0], "-m", "gnmax", "--sigma", "1:10:1", "--progress", "-w", "1")
+    result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "1:10:1", "--progress", "-w", "1")
     assert result.code == 0
     assert "pate-sweep: 1/10 points (10%)" in result.err
     assert "pate-sweep: 10/10 points (100%)" in result.err
-    quiet = cli(files[0], "-m", "gnmax", "--sigma", "1:10:1", "-w", "1")
+    quiet = cli.sweep(files[0], "-m", "gnmax", "--sigma", "1:10:1", "-w", "1")
     assert "points (" not in quiet.err
 
 
 def test_pate_plot_tradeoff_reads_a_real_sweep_table_and_its_delta(cli, files, tmp_path,
                                                                    monkeypatch):
     import pate_cli.outputs.figures as plots
-    from pate_cli.cli.plot import main as plot_main
 
     path, labels, _, _ = files
     table = tmp_path / "sweep.csv"
-    assert cli(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10", "--laplace-scale",
-               "3,6", "--labels", labels, "--delta", "1e-6", "-w", "1", "-q",
-               "-o", table).code == 0
+    assert cli.sweep(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10", "--laplace-scale",
+                     "3,6", "--labels", labels, "--delta", "1e-6", "-w", "1", "-q",
+                     "-o", table).code == 0
     seen = {}
     real = plots.tradeoff_figure
 
@@ -543,9 +529,7 @@ def test_pate_plot_tradeoff_reads_a_real_sweep_table_and_its_delta(cli, files, t
         return real(frame, **options)
 
     monkeypatch.setattr(plots, "tradeoff_figure", spy)
-    with pytest.raises(SystemExit) as done:
-        plot_main(["tradeoff", str(table), "-o", str(tmp_path / "t.png")])
-    assert done.value.code == 0
+    assert cli.plot("tradeoff", table, "-o", tmp_path / "t.png").code == 0
     assert seen["delta"] == 1e-6 and seen["rows"] == 4
     assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -554,23 +538,19 @@ def test_resume_after_an_interruption_that_kept_no_rows(cli, files, tmp_path, mo
     path, labels, _, _ = files
     out = tmp_path / "out.csv"
     failing_after(0, KeyboardInterrupt(), monkeypatch)
-    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 130
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 130
     assert out.read_text().startswith("file,mechanism,")  # the header alone
     monkeypatch.undo()
-    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
     assert result.code == 0 and len(read_sweep_rows(str(out))) == 9
 
 
 def test_pate_plot_tradeoff_reads_a_json_lines_sweep_table(cli, files, tmp_path):
-    from pate_cli.cli.plot import main as plot_main
-
     path, labels, _, _ = files
     table = tmp_path / "sweep.jsonl"
-    assert cli(path, "-m", "gnmax", "--sigma", "5,10", "--labels", labels, "-w", "1", "-q",
-               "-o", table).code == 0
-    with pytest.raises(SystemExit) as done:
-        plot_main(["tradeoff", str(table), "-o", str(tmp_path / "t.png")])
-    assert done.value.code == 0
+    assert cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "--labels", labels, "-w", "1", "-q",
+                     "-o", table).code == 0
+    assert cli.plot("tradeoff", table, "-o", tmp_path / "t.png").code == 0
 
 
 @settings(max_examples=60, deadline=None)
