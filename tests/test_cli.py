@@ -1,4 +1,4 @@
-"""``pate-analyze`` against its contract (/work/shared/spec/CLI.md).
+"""``pate-analyze`` against its contract (../shared/spec/CLI.md).
 
 The command runs through ``pate_cli.cli.analyze.main`` (the console-script entry point,
 which raises ``SystemExit`` with the real exit status) with stdout/stderr captured, and

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_votes"
-MNIST_PAPER = ROOT.parent / "shared" / "paper_votes" / "mnist_250_teachers.npy"
-
+from tests import SAMPLES
 
 # --- smooth sensitivity -------------------------------------------------------------------
 
-@pytest.mark.skipif(not MNIST_PAPER.exists(), reason="shared/paper_votes not present")
-def test_paper_mnist_row_through_the_cli(cli, tmp_path):
-    code, out, _ = cli.analyze(MNIST_PAPER, "-n", 640, "--accounting", "expected",
+def test_paper_mnist_row_through_the_cli(cli, tmp_path, paper_votes):
+    mnist = paper_votes / "mnist_250_teachers.npy"
+    code, out, _ = cli.analyze(mnist, "-n", 640, "--accounting", "expected",
                                "--smooth-sensitivity", "-f", "json", "--ss-history",
                                tmp_path / "h.csv", "--ss-every", 100)
     assert code == 0
@@ -36,10 +32,10 @@ def test_paper_mnist_row_through_the_cli(cli, tmp_path):
     assert history["queries"].tolist() == [100, 200, 300, 400, 500, 600, 640]
     assert history["epsilon_after"].iloc[-1] == ss["epsilon_after"]
     # Same seed, same sanitised number; another seed, another.
-    code, again, _ = cli.analyze(MNIST_PAPER, "-n", 640, "--accounting", "expected",
+    code, again, _ = cli.analyze(mnist, "-n", 640, "--accounting", "expected",
                                  "--smooth-sensitivity", "-f", "json")
     assert json.loads(again)["smooth_sensitivity"] == ss
-    code, other, _ = cli.analyze(MNIST_PAPER, "-n", 640, "--accounting", "expected",
+    code, other, _ = cli.analyze(mnist, "-n", 640, "--accounting", "expected",
                                  "--smooth-sensitivity", "-f", "json", "--seed", 5)
     assert json.loads(other)["smooth_sensitivity"]["sanitized_epsilon"] != \
         ss["sanitized_epsilon"]

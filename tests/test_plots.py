@@ -19,8 +19,8 @@ from pate_cli.outputs import figure_data
 from pate_cli.outputs import figures as plots
 from pate_cli.outputs.files import per_query_bytes
 from pate_cli.outputs.summary import render
+from tests import SAMPLES
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_votes"
 VOTES = SAMPLES / "mnist_250_votes.npy"
 SMALL = ["--width", "5", "--height", "3.5", "--dpi", "30"]
 
