@@ -10,6 +10,9 @@
     (read-only, not in git). ``PATE_SHARED=/path/to/shared`` points elsewhere, e.g. from a
     git worktree: ``PATE_SHARED=/work/shared make test``. When the folder is missing the
     test is skipped with the reason, except under ``CI=true``, where it fails.
+``plot_runs``
+    Per-query tables and summaries of a few runs on the MNIST sample votes (and a made-up
+    sweep table), written once per session for the figure and pate-plot tests.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import NamedTuple
 
 import pytest
 
-from tests import ROOT
+from tests import ROOT, SAMPLES
 
 ENTRY_POINTS = {"pate-analyze": "pate_cli.cli.analyze", "pate-sweep": "pate_cli.cli.sweep",
                 "pate-plot": "pate_cli.cli.plot"}
@@ -104,3 +107,55 @@ def paper_votes() -> Path:
         unavailable(f"{folder} not found: the paper votes live in ../shared/paper_votes "
                     "beside the repository (set PATE_SHARED=/path/to/shared)")
     return folder
+
+
+# --- runs for the figures and pate-plot ----------------------------------------------------
+
+def write_run(directory: Path, name: str, result, extension: str = ".csv") -> tuple[Path, Path]:
+    """Write ``result``'s per-query table and JSON summary as pate-analyze would."""
+    from pate_cli.analysis.serialize import per_query_frame, summary_dict
+    from pate_cli.outputs.files import per_query_bytes
+    from pate_cli.outputs.summary import render
+
+    table = directory / f"{name}{extension}"
+    table.write_bytes(per_query_bytes(per_query_frame(result), str(table)))
+    summary = directory / f"{name}.json"
+    summary.write_text(render(summary_dict(result), "json"))
+    return table, summary
+
+
+@pytest.fixture(scope="session")
+def plot_runs(tmp_path_factory) -> dict:
+    """Small per-query tables and summaries: Confident, LNMax, an individualized run."""
+    import pandas as pd
+
+    import pate_cli
+
+    directory = tmp_path_factory.mktemp("runs")
+    votes = pate_cli.load_votes(SAMPLES / "mnist_250_votes.npy")
+    confident = pate_cli.analyze(votes, "confident", queries=300, delta=1e-6)
+    lnmax = pate_cli.analyze(votes, "lnmax", queries=200, delta=1e-6)
+    parameters = pate_cli.derive_parameters(pate_cli.load_groups(SAMPLES / "mnist_250_groups.csv"),
+                                            variant="upsampling")
+    groups = pate_cli.analyze_individualized(
+        votes.votes, pate_cli.ConfidentGNMax(threshold=200, sigma_threshold=150, sigma=40),
+        parameters, queries=400, source=votes)
+    paths = {}
+    for name, result in (("confident", confident), ("lnmax", lnmax), ("groups", groups)):
+        paths[name], paths[f"{name}_json"] = write_run(directory, name, result)
+    paths["confident_jsonl"], _ = write_run(directory, "confident_lines", confident, ".jsonl")
+    sweep = pd.DataFrame({
+        "file": "v.npy", "mechanism": ["gnmax", "gnmax", "gnmax", "lnmax", "lnmax"],
+        "sigma": [40, 20, 60, None, None], "threshold": None, "sigma_threshold": None,
+        "laplace_scale": [None, None, None, 20, 40], "queries": 100,
+        "teachers": [250, 250, 250, 100, 100], "answered": [100, 100, 100, 100, 100],
+        "answered_std": 0.0, "epsilon": [3.0, 5.0, 2.0, 7.0, 4.0],
+        "epsilon_std": [0.1, 0.0, 0.2, 0.0, 0.0], "order": 10,
+        "epsilon_data_independent": 20.0, "label_accuracy": [0.9, 0.95, 0.8, 0.85, 0.7],
+        "label_accuracy_std": [0.01, 0.0, 0.02, 0.0, 0.0], "repeats": 3, "seed": 0})
+    paths["sweep"] = directory / "sweep.csv"
+    sweep.to_csv(paths["sweep"], index=False)
+    paths["sweep_frame"] = sweep
+    paths["groups_result"] = groups
+    paths["confident_result"] = confident
+    return paths

@@ -1,5 +1,6 @@
-"""``pate-sweep`` (CLI.md, pate-sweep): grids, rows against pate-analyze, workers, Dask,
---best / --pareto, interruption and --resume, output formats.
+"""``pate-sweep`` (CLI.md, pate-sweep): grid options, rows against pate-analyze, workers, Dask,
+--best / --pareto, interruption and --resume, output formats. The grid syntax and row
+selection alone are in tests/sweep, the per-point totals in tests/analysis/test_totals.py.
 
 Expected rows come from running the analysis itself once per seed (``analyze_votes``)
 and averaging in the test, from hand-made tables, or from comparing two execution paths.
@@ -17,31 +18,17 @@ import shlex
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import pate_cli.sweep.points as sweep_module
-from pate_cli.analysis import analyze_totals, analyze_votes
+from pate_cli.analysis import analyze_votes
 from pate_cli.mechanisms import build_mechanism
-from pate_cli.orders import parse_grid
 from pate_cli.sweep.columns import SWEEP_COLUMNS
-from pate_cli.sweep.select import best_row, pareto_rows
 from pate_cli.sweep.table import read_sweep_rows, table_bytes
 from tests.conftest import Result
+from tests.synthetic import synthetic_votes
 
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
-
-
-def synthetic_votes(queries=600, classes=5, teachers=50, seed=3):
-    """Votes with a spread of agreement, and true labels (the intended class)."""
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(classes, size=queries)
-    agreement = rng.uniform(0.2, 0.95, size=queries)
-    probabilities = np.full((queries, classes), 0.0) + ((1 - agreement) / classes)[:, None]
-    probabilities[np.arange(queries), truth] += agreement
-    votes = np.stack([rng.multinomial(teachers, p) for p in probabilities])
-    return votes.astype(np.int64), truth
 
 
 @pytest.fixture
@@ -58,33 +45,7 @@ def rows_of(result: Result) -> list[dict]:
                        na_values=[""]).to_dict("records")
 
 
-# --- grids --------------------------------------------------------------------------------
-
-def test_grid_ranges_include_stop_when_it_lands_on_the_grid():
-    assert parse_grid("20:200:60") == (20.0, 80.0, 140.0, 200.0)
-    assert parse_grid("20:200:90") == (20.0, 110.0, 200.0)
-    assert parse_grid("20:100:30") == (20.0, 50.0, 80.0)  # 110 would pass the stop
-    assert parse_grid("0.1:0.3:0.1") == (0.1, 0.2, 0.3)
-    assert parse_grid("5") == (5.0,)
-
-
-def test_grid_comma_lists_mix_numbers_and_ranges_in_the_order_written():
-    assert parse_grid("40, 20,60:80:10") == (40.0, 20.0, 60.0, 70.0, 80.0)
-    assert parse_grid("1,2,10:30:10", integer=True) == (1, 2, 10, 20, 30)
-    assert all(isinstance(v, int) for v in parse_grid("1:3:1", integer=True))
-
-
-@pytest.mark.parametrize("spec, message", [
-    ("", "empty grid"), ("1,,2", "empty item"), ("x", "'x' is not a number"),
-    ("1:2", "neither a number nor start:stop:step"), ("3:1:1", "ends before it starts"),
-    ("1:2:0", "step of '1:2:0' must be positive"), ("1:2:-1", "must be positive"),
-    ("1,1", "1 appears twice"), ("inf", "not a finite number"),
-    ("0:1e7:1", "more than 1,000,000 values"), ("1.5", "not a whole number"),
-])
-def test_bad_grid_specs_raise_naming_the_item(spec, message):
-    with pytest.raises(ValueError, match=message):
-        parse_grid(spec, name="--queries", integer=spec == "1.5")
-
+# --- options ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, message", [
     (["--sigma", "20:10:5"], "--sigma"), (["-T", "a,b"], "--threshold"),
@@ -106,46 +67,6 @@ def test_standard_input_and_missing_files_are_refused(cli, files, tmp_path):
     assert cli.sweep("-", "--sigma", "10").code == 2
     result = cli.sweep(tmp_path / "nope.npy")
     assert result.code == 2 and "no such file" in result.err
-
-
-# --- the fast totals equal the analysis, seed by seed -------------------------------------
-
-@pytest.mark.parametrize("name", ["lnmax", "gnmax", "confident"])
-@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
-def test_totals_are_bit_identical_to_the_full_analysis(files, name, accounting):
-    _, _, votes, truth = files
-    mechanism = build_mechanism(name, teachers=50)
-    totals = analyze_totals(votes, mechanism, seeds=[4, 5, 6], accounting=accounting,
-                            labels=truth, chunk_size=97)
-    for run in totals:
-        full = analyze_votes(votes, mechanism, accounting=accounting, labels=truth,
-                             seed=run.seed)
-        assert run.epsilon == full.epsilon and run.order == full.order
-        assert run.answered == full.answered_total
-        assert run.epsilon_data_independent == full.epsilon_data_independent
-        assert run.label_accuracy == full.label_accuracy
-        assert run.labels_output == np.count_nonzero(full.label >= 0)
-
-
-@settings(max_examples=15, deadline=None)
-@given(chunk=st.integers(1, 700), seed=st.integers(0, 2**31), queries=st.integers(1, 600))
-def test_totals_do_not_depend_on_the_chunk_size(chunk, seed, queries):
-    votes, truth = synthetic_votes()
-    mechanism = build_mechanism("confident", teachers=50, threshold=30, sigma_threshold=15,
-                                sigma=8)
-    one = analyze_totals(votes, mechanism, seeds=[seed], labels=truth, queries=queries,
-                         chunk_size=chunk)
-    other = analyze_totals(votes, mechanism, seeds=[seed], labels=truth, queries=queries)
-    assert one == other
-
-
-def test_budget_runs_in_a_sweep_equal_budget_analyses(files):
-    _, _, votes, truth = files
-    mechanism = build_mechanism("gnmax", teachers=50, sigma=10)
-    (run,) = analyze_totals(votes, mechanism, seeds=[2], budget=3.0, labels=truth)
-    full = analyze_votes(votes, mechanism, budget=3.0, labels=truth, seed=2)
-    assert run.answered == full.answered_total < 600
-    assert run.epsilon == full.epsilon
 
 
 # --- rows ---------------------------------------------------------------------------------
@@ -358,39 +279,6 @@ def test_resume_refuses_a_file_that_is_not_a_sweep_table(cli, files, tmp_path):
 
 # --- choosing rows ------------------------------------------------------------------------
 
-def table_row(file="a", epsilon=1.0, answered=10.0, accuracy=None, sigma=1.0):
-    row = {column: None for column in SWEEP_COLUMNS}
-    row.update(file=file, mechanism="gnmax", sigma=sigma, epsilon=epsilon, answered=answered,
-               label_accuracy=accuracy)
-    return row
-
-
-def test_best_prefers_accuracy_then_smaller_epsilon_within_the_limit():
-    rows = [table_row(epsilon=1.0, accuracy=0.80, sigma=1),
-            table_row(epsilon=2.5, accuracy=0.95, sigma=2),
-            table_row(epsilon=1.5, accuracy=0.90, sigma=3),
-            table_row(epsilon=1.2, accuracy=0.90, sigma=4)]
-    assert best_row(rows, 2.0)["sigma"] == 4
-    assert best_row(rows, 3.0)["sigma"] == 2
-    assert best_row(rows, 0.5) is None
-
-
-def test_best_uses_answered_without_labels():
-    rows = [table_row(epsilon=1.0, answered=50), table_row(epsilon=1.9, answered=80, sigma=2),
-            table_row(epsilon=2.1, answered=99, sigma=3)]
-    assert best_row(rows, 2.0)["sigma"] == 2
-
-
-def test_pareto_keeps_the_frontier_per_file():
-    rows = [table_row(epsilon=1.0, accuracy=0.80, sigma=1),
-            table_row(epsilon=2.0, accuracy=0.90, sigma=2),
-            table_row(epsilon=2.0, accuracy=0.85, sigma=3),   # same epsilon, worse
-            table_row(epsilon=3.0, accuracy=0.88, sigma=4),   # more epsilon, worse
-            table_row(epsilon=0.5, accuracy=0.70, sigma=5),
-            table_row(file="b", epsilon=9.0, accuracy=0.10, sigma=6)]
-    assert [row["sigma"] for row in pareto_rows(rows)] == [1, 2, 5, 6]
-
-
 def test_best_prints_a_command_that_reproduces_the_row(cli, files, monkeypatch, tmp_path):
     path, labels, _, _ = files
     monkeypatch.chdir(tmp_path)
@@ -553,18 +441,3 @@ def test_pate_plot_tradeoff_reads_a_json_lines_sweep_table(cli, files, tmp_path)
     assert cli.plot("tradeoff", table, "-o", tmp_path / "t.png").code == 0
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 4), st.integers(0, 4)),
-                min_size=1, max_size=25))
-def test_pareto_equals_the_pairwise_definition(points):
-    rows = [table_row(file=f, epsilon=float(e), accuracy=a / 4, sigma=i)
-            for i, (f, e, a) in enumerate(points)]
-
-    def beaten(row):
-        return any(o is not row and o["file"] == row["file"]
-                   and o["epsilon"] <= row["epsilon"]
-                   and o["label_accuracy"] >= row["label_accuracy"]
-                   and (o["epsilon"] < row["epsilon"]
-                        or o["label_accuracy"] > row["label_accuracy"]) for o in rows)
-
-    assert pareto_rows(rows) == [row for row in rows if not beaten(row)]
