@@ -10,6 +10,10 @@
     (read-only, not in git). ``PATE_SHARED=/path/to/shared`` points elsewhere, e.g. from a
     git worktree: ``PATE_SHARED=/work/shared make test``. When the folder is missing the
     test is skipped with the reason, except under ``CI=true``, where it fails.
+``dask_timeout``
+    Seconds a test waits for a Dask scheduler: ``PATE_TEST_DASK_TIMEOUT``, default 2. It
+    replaces the 10 s that ``pate-sweep --scheduler`` waits (fixed in pate_cli/cli/sweep.py),
+    so the unreachable-scheduler test takes 2 s, not 10.
 ``plot_runs``
     Per-query tables and summaries of a few runs on the MNIST sample votes (and a made-up
     sweep table), written once per session for the figure and pate-plot tests.
@@ -107,6 +111,30 @@ def paper_votes() -> Path:
         unavailable(f"{folder} not found: the paper votes live in ../shared/paper_votes "
                     "beside the repository (set PATE_SHARED=/path/to/shared)")
     return folder
+
+
+# --- Dask ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def dask_timeout(monkeypatch) -> float:
+    """``PATE_TEST_DASK_TIMEOUT`` seconds, also the wait of ``pate-sweep --scheduler``.
+
+    The command connects with ``distributed.Client(address, timeout="10s")``; here the
+    Client it imports gets the test's timeout instead.
+    """
+    seconds = float(os.environ.get("PATE_TEST_DASK_TIMEOUT", "2"))
+    try:
+        import distributed
+    except ImportError:  # the tests of the message without Dask need no timeout
+        return seconds
+    real = distributed.Client
+
+    def client(*args, **kwargs):
+        kwargs["timeout"] = seconds
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(distributed, "Client", client)
+    return seconds
 
 
 # --- runs for the figures and pate-plot ----------------------------------------------------
