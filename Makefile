@@ -8,6 +8,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# pytest-xdist: one test process per core; PYTEST_FLAGS="-n 0" runs the suite in one process.
+PYTEST_FLAGS ?= -n auto
 
 .PHONY: demo test lint bench figures sample-votes reproduce-paper clean
 
@@ -21,7 +23,7 @@ demo: $(STAMP)
 	$(BIN)/pate-analyze sample_votes/mnist_250_votes.npy --labels sample_votes/mnist_250_labels.npy
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_FLAGS)
 
 # mypy checks the files [tool.mypy] in pyproject.toml names: the public API and accounting/.
 lint: $(STAMP)
