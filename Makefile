@@ -1,8 +1,15 @@
 # Every target sets up .venv on first use, so each works on a fresh machine as one command.
+#
+# make test reads the papers' votes from ../shared/paper_votes beside the repository when
+# it is there (those tests are skipped when it is not, and fail under CI=true). From a
+# checkout elsewhere, e.g. a git worktree: PATE_SHARED=/path/to/shared make test
+# PATE_TEST_DASK_TIMEOUT (seconds, default 2) bounds the tests' waits for a Dask scheduler.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# pytest-xdist: one test process per core; PYTEST_FLAGS="-n 0" runs the suite in one process.
+PYTEST_FLAGS ?= -n auto
 
 .PHONY: demo test lint bench figures sample-votes reproduce-paper clean
 
@@ -16,10 +23,12 @@ demo: $(STAMP)
 	$(BIN)/pate-analyze sample_votes/mnist_250_votes.npy --labels sample_votes/mnist_250_labels.npy
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_FLAGS)
 
+# mypy checks the files [tool.mypy] in pyproject.toml names: the public API and accounting/.
 lint: $(STAMP)
 	$(BIN)/ruff check pate_cli tests benchmarks scripts
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_benchmarks.py
@@ -32,7 +41,7 @@ sample-votes: $(STAMP)
 	$(BIN)/python scripts/make_sample_votes.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
 
 figures: $(STAMP)
 	$(BIN)/python scripts/make_figures.py

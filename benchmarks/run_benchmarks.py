@@ -57,7 +57,10 @@ GENERATION_CHUNK = 100_000
 AGREEMENT_TOLERANCE = 1e-9
 WARM_ROWS = 64
 
-PAPER_VOTES = "/work/shared/paper_votes"
+# ../shared/paper_votes beside the repository; PATE_SHARED=/path/to/shared points elsewhere.
+_SHARED = os.environ.get("PATE_SHARED") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared")
+PAPER_VOTES = os.path.join(_SHARED, "paper_votes")
 # Table 2 of the 2018 paper: dataset -> (queries, threshold, sigma_threshold, sigma, delta)
 TABLE2 = {
     "MNIST": (640, 200.0, 150.0, 40.0, 1e-5),

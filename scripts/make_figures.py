@@ -28,7 +28,7 @@ from pate_cli.cli.plot import plot as plot_command
 from pate_cli.cli.sweep import command as sweep_command
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER_VOTES = ROOT.parent / "shared" / "paper_votes"
+PAPER_VOTES = Path(os.environ.get("PATE_SHARED") or ROOT.parent / "shared") / "paper_votes"
 
 
 def run(*args: str) -> None:

@@ -9,13 +9,14 @@ the data-dependent epsilon (Appendix B): order, beta, sigma_ss, sanitised epsilo
     python scripts/reproduce_paper.py [--votes DIR] [--replays 5] [--format table|json]
 
 The vote files are not shipped with the package; by default they are read from
-``../shared/paper_votes`` next to the repository.
+``../shared/paper_votes`` next to the repository (``$PATE_SHARED/paper_votes`` if set).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -24,7 +25,8 @@ import numpy as np
 import pate_cli
 from pate_cli.analysis import sanitize_analysis
 
-DEFAULT_VOTES = Path(__file__).resolve().parents[2] / "shared" / "paper_votes"
+DEFAULT_VOTES = Path(os.environ.get("PATE_SHARED")
+                     or Path(__file__).resolve().parents[2] / "shared") / "paper_votes"
 
 # (name, file, queries, T, sigma1, sigma2, delta, paper's answered, paper's epsilon)
 SETTINGS = [

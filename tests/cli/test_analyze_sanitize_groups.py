@@ -3,31 +3,20 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from cli_runner import run_main
 
-from pate_cli.cli.analyze import main
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_votes"
-MNIST_PAPER = ROOT.parent / "shared" / "paper_votes" / "mnist_250_teachers.npy"
-
-
-def run(args, capsys):
-    return run_main(main, args, capsys)
-
+from tests import SAMPLES
 
 # --- smooth sensitivity -------------------------------------------------------------------
 
-@pytest.mark.skipif(not MNIST_PAPER.exists(), reason="shared/paper_votes not present")
-def test_paper_mnist_row_through_the_cli(capsys, tmp_path):
-    code, out, _ = run([MNIST_PAPER, "-n", 640, "--accounting", "expected",
-                        "--smooth-sensitivity", "-f", "json", "--ss-history",
-                        tmp_path / "h.csv", "--ss-every", 100], capsys)
+def test_paper_mnist_row_through_the_cli(cli, tmp_path, paper_votes):
+    mnist = paper_votes / "mnist_250_teachers.npy"
+    code, out, _ = cli.analyze(mnist, "-n", 640, "--accounting", "expected",
+                               "--smooth-sensitivity", "-f", "json", "--ss-history",
+                               tmp_path / "h.csv", "--ss-every", 100)
     assert code == 0
     ss = json.loads(out)["smooth_sensitivity"]
     assert ss["order"] == 14                       # the accounting's choice
@@ -43,18 +32,18 @@ def test_paper_mnist_row_through_the_cli(capsys, tmp_path):
     assert history["queries"].tolist() == [100, 200, 300, 400, 500, 600, 640]
     assert history["epsilon_after"].iloc[-1] == ss["epsilon_after"]
     # Same seed, same sanitised number; another seed, another.
-    code, again, _ = run([MNIST_PAPER, "-n", 640, "--accounting", "expected",
-                          "--smooth-sensitivity", "-f", "json"], capsys)
+    code, again, _ = cli.analyze(mnist, "-n", 640, "--accounting", "expected",
+                                 "--smooth-sensitivity", "-f", "json")
     assert json.loads(again)["smooth_sensitivity"] == ss
-    code, other, _ = run([MNIST_PAPER, "-n", 640, "--accounting", "expected",
-                          "--smooth-sensitivity", "-f", "json", "--seed", 5], capsys)
+    code, other, _ = cli.analyze(mnist, "-n", 640, "--accounting", "expected",
+                                 "--smooth-sensitivity", "-f", "json", "--seed", 5)
     assert json.loads(other)["smooth_sensitivity"]["sanitized_epsilon"] != \
         ss["sanitized_epsilon"]
 
 
-def test_failed_condition_exits_2_naming_it(capsys):
-    code, out, err = run([SAMPLES / "mnist_250_votes.npy", "-n", 200, "-m", "gnmax",
-                          "--sigma", 20, "--order", 25, "--smooth-sensitivity"], capsys)
+def test_failed_condition_exits_2_naming_it(cli):
+    code, out, err = cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 200, "-m", "gnmax",
+                                 "--sigma", 20, "--order", 25, "--smooth-sensitivity")
     assert code == 2 and out == ""
     assert err == ("Error: smooth sensitivity is not valid here: condition C6 fails for sigma "
                    "20, K 10, order 25 (choose another --order)\n")
@@ -65,14 +54,13 @@ def test_failed_condition_exits_2_naming_it(capsys):
     (["--accounting", "data-independent", "--smooth-sensitivity"], "replay or expected"),
     (["--ss-history", "h.csv"], "--ss-history needs --smooth-sensitivity"),
 ])
-def test_smooth_sensitivity_usage_errors(capsys, args, message):
-    code, _, err = run([SAMPLES / "mnist_250_votes.npy", "-n", 50, *args], capsys)
+def test_smooth_sensitivity_usage_errors(cli, args, message):
+    code, _, err = cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 50, *args)
     assert code == 2 and message in err and err.count("\n") == 1
 
 
-def test_smooth_sensitivity_in_the_table(capsys):
-    code, out, _ = run([SAMPLES / "mnist_250_votes.npy", "-n", 300, "--smooth-sensitivity"],
-                       capsys)
+def test_smooth_sensitivity_in_the_table(cli):
+    code, out, _ = cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 300, "--smooth-sensitivity")
     assert code == 0
     line = next(x for x in out.splitlines() if x.startswith("smooth sensitivity"))
     assert "->" in line and "+/-" in line and "beta" in line and "sigma_ss" in line
@@ -85,10 +73,10 @@ TEACHER_GROUPS = SAMPLES / "mnist_250_teacher_groups.csv"
 PREDICTIONS = SAMPLES / "mnist_250_predictions.npy"
 
 
-def test_show_parameters(capsys):
-    code, out, _ = run(["--predictions", PREDICTIONS, "--individualized", "weighting",
-                        "--groups", GROUPS, "--teacher-groups", TEACHER_GROUPS,
-                        "--show-parameters", "-f", "json"], capsys)
+def test_show_parameters(cli):
+    code, out, _ = cli.analyze("--predictions", PREDICTIONS, "--individualized", "weighting",
+                               "--groups", GROUPS, "--teacher-groups", TEACHER_GROUPS,
+                               "--show-parameters", "-f", "json")
     assert code == 0
     rows = json.loads(out)["groups"]
     assert [r["group"] for r in rows] == ["high", "average", "low"]
@@ -96,16 +84,16 @@ def test_show_parameters(capsys):
     teachers = pd.read_csv(TEACHER_GROUPS)["group"].value_counts()
     total = sum(r["weight"] * teachers[r["group"]] for r in rows)
     assert abs(total - 250) < 1e-9
-    code, out, _ = run([SAMPLES / "mnist_250_votes.npy", "--individualized", "upsampling",
-                        "--groups", GROUPS, "--show-parameters", "-f", "csv"], capsys)
+    code, out, _ = cli.analyze(SAMPLES / "mnist_250_votes.npy", "--individualized", "upsampling",
+                               "--groups", GROUPS, "--show-parameters", "-f", "csv")
     assert pd.read_csv(__import__("io").StringIO(out))["upsampling"].tolist() == [1, 2, 3]
 
 
-def test_weighting_run_reports_groups_and_stops(capsys, tmp_path):
-    code, out, _ = run(["--predictions", PREDICTIONS, "--labels",
-                        SAMPLES / "mnist_250_labels.npy", "--individualized", "weighting",
-                        "--groups", GROUPS, "--teacher-groups", TEACHER_GROUPS, "-n", 1500,
-                        "-f", "json", "--per-query", tmp_path / "q.csv"], capsys)
+def test_weighting_run_reports_groups_and_stops(cli, tmp_path):
+    code, out, _ = cli.analyze("--predictions", PREDICTIONS, "--labels",
+                               SAMPLES / "mnist_250_labels.npy", "--individualized", "weighting",
+                               "--groups", GROUPS, "--teacher-groups", TEACHER_GROUPS, "-n", 1500,
+                               "-f", "json", "--per-query", tmp_path / "q.csv")
     assert code == 0
     summary = json.loads(out)
     groups = {g["group"]: g for g in summary["groups"]}
@@ -129,16 +117,15 @@ def test_weighting_run_reports_groups_and_stops(capsys, tmp_path):
     assert summary["labels_released"] > summary["baseline"]["labels_released"]
 
 
-def test_equal_budgets_reduce_to_the_standard_analysis(capsys, tmp_path):
+def test_equal_budgets_reduce_to_the_standard_analysis(cli, tmp_path):
     (tmp_path / "g.csv").write_text("group,budget\na,2\nb,2\n")
     teachers = pd.DataFrame({"teacher": range(250), "group": ["a", "b"] * 125})
     teachers.to_csv(tmp_path / "t.csv", index=False)
-    plain = json.loads(run(["--predictions", PREDICTIONS, "-n", 500, "-f", "json"],
-                           capsys)[1])
+    plain = json.loads(cli.analyze("--predictions", PREDICTIONS, "-n", 500, "-f", "json")[1])
     for variant in ("upsampling", "weighting", "vanishing"):
-        code, out, _ = run(["--predictions", PREDICTIONS, "-n", 500, "-f", "json",
-                            "--individualized", variant, "--groups", tmp_path / "g.csv",
-                            "--teacher-groups", tmp_path / "t.csv"], capsys)
+        code, out, _ = cli.analyze("--predictions", PREDICTIONS, "-n", 500, "-f", "json",
+                                   "--individualized", variant, "--groups", tmp_path / "g.csv",
+                                   "--teacher-groups", tmp_path / "t.csv")
         assert code == 0, variant
         summary = json.loads(out)
         for g in summary["groups"]:
@@ -156,7 +143,7 @@ def test_equal_budgets_reduce_to_the_standard_analysis(capsys, tmp_path):
     ("group,budget,weight\nhigh,1,2\nlow,2,3\n", "half",
      "the weights sum to 625 over the 250 teachers, not 250"),
 ])
-def test_group_file_errors(capsys, tmp_path, groups, teachers, message):
+def test_group_file_errors(cli, tmp_path, groups, teachers, message):
     (tmp_path / "g.csv").write_text(groups)
     if teachers == "half":
         teachers = "teacher,group\n" + "".join(f"{t},{'high' if t < 125 else 'low'}\n"
@@ -165,7 +152,7 @@ def test_group_file_errors(capsys, tmp_path, groups, teachers, message):
         teachers = "teacher,group\n" + "".join(f"{t},high\n" for t in range(250))
     (tmp_path / "t.csv").write_text(teachers or "teacher,group\n" + "".join(
         f"{t},high\n" for t in range(250)))
-    code, out, err = run(["--predictions", PREDICTIONS, "-n", 50, "--individualized",
-                          "weighting", "--groups", tmp_path / "g.csv", "--teacher-groups",
-                          tmp_path / "t.csv"], capsys)
+    code, out, err = cli.analyze("--predictions", PREDICTIONS, "-n", 50, "--individualized",
+                                 "weighting", "--groups", tmp_path / "g.csv", "--teacher-groups",
+                                 tmp_path / "t.csv")
     assert code == 2 and out == "" and message in err and err.count("\n") == 1

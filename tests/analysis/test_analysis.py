@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-import scalar_reference as ref
 
 import pate_cli
 from pate_cli.analysis import OrderGridWarning, analyze_votes
 from pate_cli.mechanisms import NOISE_BLOCK, ConfidentGNMax, GNMax, LNMax
 from pate_cli.orders import default_orders
+from tests import scalar_reference as ref
 
-PAPER_VOTES = Path(__file__).resolve().parents[2] / "shared" / "paper_votes"
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])
 
 
@@ -204,11 +202,10 @@ def test_cumulative_epsilon_never_decreases():
         assert np.all(np.diff(result.epsilon_cumulative) >= 0)
 
 
-@pytest.mark.skipif(not PAPER_VOTES.is_dir(), reason="shared/paper_votes not present")
-def test_reproduces_the_2018_paper_mnist_row():
+def test_reproduces_the_2018_paper_mnist_row(paper_votes):
     """Papernot et al. 2018, Table 1 / App. B: MNIST, 640 queries, Confident T=200,
     sigma1=150, sigma2=40, delta=1e-5: E[answered] 282.7, epsilon 2.00 at order 14."""
-    votes = np.load(PAPER_VOTES / "mnist_250_teachers.npy", mmap_mode="r")
+    votes = np.load(paper_votes / "mnist_250_teachers.npy", mmap_mode="r")
     mechanism = ConfidentGNMax(threshold=200, sigma_threshold=150, sigma=40)
     result = analyze_votes(votes, mechanism, accounting="expected", queries=640, delta=1e-5)
     assert round(result.answered_total, 1) == 282.7

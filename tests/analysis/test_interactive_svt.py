@@ -1,4 +1,6 @@
-"""Interactive-GNMax, SVT-PATE, multi-round runs, --query-indices and --add-rdp (issue 3)."""
+"""Interactive-GNMax, SVT-PATE, multi-round runs, --query-indices and --add-rdp (issue 3).
+
+SVT-PATE's accounting functions alone are tested in tests/accounting/test_svt.py."""
 
 from __future__ import annotations
 
@@ -9,26 +11,9 @@ import numpy as np
 import pytest
 from scipy.special import log_ndtr
 
-from pate_cli.accounting.svt import (
-    rdp_svt,
-    svt_delta2,
-    svt_guarantee,
-    svt_scale_for_epsilon,
-    svt_threshold_for,
-)
 from pate_cli.analysis import analyze_votes
 from pate_cli.analysis.rounds import Round, analyze_rounds
-from pate_cli.cli.analyze import main
-from pate_cli.mechanisms import (
-    SVTPATE,
-    ConfidentGNMax,
-    GNMax,
-    InteractiveGNMax,
-    distance_to_instability,
-)
-from pate_cli.orders import default_orders
-
-ORDERS = default_orders()
+from pate_cli.mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax
 
 
 def votes_with_labels(seed=0, queries=400, classes=10, teachers=250):
@@ -39,13 +24,6 @@ def votes_with_labels(seed=0, queries=400, classes=10, teachers=250):
     probs[np.arange(queries), labels] += agreement
     votes = np.array([rng.multinomial(teachers, p) for p in probs], dtype=float)
     return votes, labels
-
-
-def run_cli(args, capsys):
-    with pytest.raises(SystemExit) as stop:
-        main(args)
-    out = capsys.readouterr()
-    return stop.value.code, out.out, out.err
 
 
 # --- Interactive-GNMax ----------------------------------------------------------------------
@@ -102,33 +80,33 @@ def test_fractional_maxima_round_half_to_even(teachers, top, p0, shifted_max, ro
     assert result.log_pr_answered[0] == log_ndtr((rounded - 3.0) / 2.0)
 
 
-def test_student_file_must_hold_probability_rows(tmp_path, capsys):
+def test_student_file_must_hold_probability_rows(tmp_path, cli):
     votes, _ = votes_with_labels(queries=20)
     np.save(tmp_path / "v.npy", votes)
     bad = np.full(votes.shape, 0.1)
     bad[3, 0] = 0.5
     np.save(tmp_path / "p.npy", bad)
-    code, _, err = run_cli([str(tmp_path / "v.npy"), "-m", "interactive", "--student",
-                            str(tmp_path / "p.npy")], capsys)
+    code, _, err = cli.analyze(str(tmp_path / "v.npy"), "-m", "interactive", "--student",
+                               str(tmp_path / "p.npy"))
     assert code == 2
     assert err == (f"Error: {tmp_path / 'p.npy'}: query 3 sums to 1.4, not 1 (student rows "
                    "must be probability vectors)\n")
     np.save(tmp_path / "p.npy", np.full((20, 3), 1 / 3))
-    code, _, err = run_cli([str(tmp_path / "v.npy"), "-m", "interactive", "--student",
-                            str(tmp_path / "p.npy")], capsys)
+    code, _, err = cli.analyze(str(tmp_path / "v.npy"), "-m", "interactive", "--student",
+                               str(tmp_path / "p.npy"))
     assert code == 2 and "has shape 20 x 3 but the votes are 20 queries x 10 classes" in err
-    code, _, err = run_cli([str(tmp_path / "v.npy"), "-m", "interactive"], capsys)
+    code, _, err = cli.analyze(str(tmp_path / "v.npy"), "-m", "interactive")
     assert code == 2 and "-m interactive needs --student FILE" in err
 
 
-def test_interactive_cli_reports_outcomes(tmp_path, capsys):
+def test_interactive_cli_reports_outcomes(tmp_path, cli):
     votes, labels = votes_with_labels(queries=200)
     np.save(tmp_path / "v.npy", votes)
     np.save(tmp_path / "y.npy", labels)
     np.save(tmp_path / "p.npy", np.eye(10)[labels] * 0.95 + 0.005)
-    code, out, _ = run_cli([str(tmp_path / "v.npy"), "-m", "interactive", "--student",
-                            str(tmp_path / "p.npy"), "--labels", str(tmp_path / "y.npy"),
-                            "-f", "json", "--per-query", str(tmp_path / "q.csv")], capsys)
+    code, out, _ = cli.analyze(str(tmp_path / "v.npy"), "-m", "interactive", "--student",
+                               str(tmp_path / "p.npy"), "--labels", str(tmp_path / "y.npy"),
+                               "-f", "json", "--per-query", str(tmp_path / "q.csv"))
     assert code == 0
     summary = json.loads(out)
     assert sum(summary["outcomes"].values()) == 200
@@ -141,48 +119,6 @@ def test_interactive_cli_reports_outcomes(tmp_path, capsys):
 
 
 # --- SVT-PATE --------------------------------------------------------------------------------
-
-def test_scale_and_epsilon_invert_each_other():
-    for scale, cutoff in [(3.0, 10), (50.0, 200), (0.7, 1)]:
-        eps = svt_guarantee(scale=scale, cutoff=cutoff, queries=1000, delta=1e-5,
-                            orders=ORDERS).epsilon
-        back = svt_scale_for_epsilon(epsilon=eps, cutoff=cutoff, queries=1000, delta=1e-5,
-                                     orders=ORDERS)
-        assert math.isclose(back, scale, rel_tol=1e-9)
-
-
-def test_epsilon_grows_like_sqrt_of_the_cutoff():
-    eps = [svt_guarantee(scale=1000.0, cutoff=c, queries=10, delta=1e-5,
-                         orders=np.linspace(1.01, 20000, 200000)).epsilon
-           for c in (10_000, 40_000)]
-    assert 1.9 < eps[1] / eps[0] < 2.1
-
-
-def test_rdp_is_zcdp_capped_by_pure_dp():
-    rdp = rdp_svt(scale=4.0, cutoff=3, orders=np.array([2.0, 100.0]))
-    np.testing.assert_allclose(rdp, [2.0 * 3 * 0.5**2 / 2, 3 * 0.5])
-
-
-def test_delta2_matches_the_formula_and_the_threshold_solves_it():
-    lam, c, n, w = 2.0, 5, 1000, 30.0
-    expected = n * 0.5 * math.exp(-(w - 1) / (4 * lam)) + (c + 1) * 0.5 * math.exp(
-        -(w - 1) / (2 * lam))
-    assert math.isclose(svt_delta2(scale=lam, cutoff=c, threshold=w, queries=n), expected,
-                        rel_tol=1e-14)
-    w_star = svt_threshold_for(scale=lam, cutoff=c, queries=n, delta2=1e-6)
-    assert math.isclose(svt_delta2(scale=lam, cutoff=c, threshold=w_star, queries=n), 1e-6,
-                        rel_tol=1e-9)
-    assert svt_delta2(scale=lam, cutoff=c, threshold=w_star - 1e-6, queries=n) > 1e-6
-    g = svt_guarantee(scale=lam, cutoff=c, queries=n, delta=2e-6, orders=ORDERS)
-    assert math.isclose(g.delta1, 1e-6) and math.isclose(g.delta2, 1e-6)
-    with pytest.raises(ValueError, match="leaves no delta"):
-        svt_guarantee(scale=lam, cutoff=c, queries=n, delta=1e-6, orders=ORDERS, threshold=5)
-
-
-def test_distance_to_instability():
-    votes = np.array([[10, 0, 0], [5, 5, 0], [6, 4, 0], [7, 4, 0], [9, 1, 0]], dtype=float)
-    np.testing.assert_array_equal(distance_to_instability(votes), [4, 0, 0, 1, 3])
-
 
 def test_huge_margins_answer_everything_with_the_majority():
     votes = np.zeros((300, 4))
@@ -231,24 +167,23 @@ def test_rounds_compose_to_the_sum_of_their_parts():
     assert math.isclose(composed.rounds[0].epsilon, alone[0].epsilon, rel_tol=1e-9)
 
 
-def test_rounds_cli(tmp_path, capsys):
+def test_rounds_cli(tmp_path, cli):
     votes, labels = votes_with_labels(queries=100)
     np.save(tmp_path / "v.npy", votes)
     np.save(tmp_path / "p.npy", np.eye(10)[labels] * 0.9 + 0.01)
     (tmp_path / "r.csv").write_text("rows,mechanism,student\n0:50,confident,\n"
                                     "50:100,interactive,p.npy\n")
-    code, out, _ = run_cli([str(tmp_path / "v.npy"), "--rounds", str(tmp_path / "r.csv"),
-                            "-f", "json"], capsys)
+    code, out, _ = cli.analyze(str(tmp_path / "v.npy"), "--rounds", str(tmp_path / "r.csv"),
+                               "-f", "json")
     assert code == 0
     summary = json.loads(out)
     assert [r["mechanism"] for r in summary["rounds"]] == ["confident", "interactive"]
     (tmp_path / "bad.csv").write_text("rows,mechanism\n0:500,confident\n")
-    code, _, err = run_cli([str(tmp_path / "v.npy"), "--rounds", str(tmp_path / "bad.csv")],
-                           capsys)
+    code, _, err = cli.analyze(str(tmp_path / "v.npy"), "--rounds", str(tmp_path / "bad.csv"))
     assert code == 2 and "rows up to 499" in err
 
 
-def test_query_indices_analyse_those_rows_in_that_order(tmp_path, capsys):
+def test_query_indices_analyse_those_rows_in_that_order(tmp_path, cli):
     votes, _ = votes_with_labels(queries=50)
     order = np.array([7, 3, 41, 0, 19])
     mechanism = GNMax(sigma=40)
@@ -260,22 +195,22 @@ def test_query_indices_analyse_those_rows_in_that_order(tmp_path, capsys):
         analyze_votes(votes, mechanism, query_indices=np.array([1, 2, 1]))
     np.save(tmp_path / "v.npy", votes)
     (tmp_path / "i.txt").write_text("3\n3\n")
-    code, _, err = run_cli([str(tmp_path / "v.npy"), "--query-indices",
-                            str(tmp_path / "i.txt")], capsys)
+    code, _, err = cli.analyze(str(tmp_path / "v.npy"), "--query-indices",
+                               str(tmp_path / "i.txt"))
     assert code == 2 and "query index 3 is listed twice (entry 1)" in err
 
 
-def test_add_rdp_uses_the_next_larger_order(tmp_path, capsys):
+def test_add_rdp_uses_the_next_larger_order(tmp_path, cli):
     votes, _ = votes_with_labels(queries=30)
     np.save(tmp_path / "v.npy", votes)
     (tmp_path / "gan.csv").write_text("order,rdp\n3,0.5\n8,1.0\n")
-    code, out, err = run_cli([str(tmp_path / "v.npy"), "-m", "gnmax", "--orders",
-                              "2,3,5,8,10", "-f", "json", "--accounting", "expected",
-                              "--per-query", str(tmp_path / "q.csv")], capsys)
+    code, out, err = cli.analyze(str(tmp_path / "v.npy"), "-m", "gnmax", "--orders",
+                                 "2,3,5,8,10", "-f", "json", "--accounting", "expected",
+                                 "--per-query", str(tmp_path / "q.csv"))
     base = json.loads(out)
-    code, out, err = run_cli([str(tmp_path / "v.npy"), "-m", "gnmax", "--orders",
-                              "2,3,5,8,10", "-f", "json", "--accounting", "expected",
-                              "--add-rdp", str(tmp_path / "gan.csv")], capsys)
+    code, out, err = cli.analyze(str(tmp_path / "v.npy"), "-m", "gnmax", "--orders",
+                                 "2,3,5,8,10", "-f", "json", "--accounting", "expected",
+                                 "--add-rdp", str(tmp_path / "gan.csv"))
     assert code == 0
     added = json.loads(out)
     assert added["add_rdp"]["note"] and "next larger order" in err

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pate_cli
-
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_votes"
-PAPER_VOTES = ROOT.parent / "shared" / "paper_votes"
+from tests import ROOT, SAMPLES
 
 # name, classes, teachers, minimal plurality accuracy (README's figures, rounded down)
 SAMPLE_SETS = [("mnist_250", 10, 250, 0.91), ("adult_250", 2, 250, 0.84),
@@ -50,9 +46,8 @@ def _load_script():
     return module
 
 
-@pytest.mark.skipif(not PAPER_VOTES.is_dir(), reason="shared/paper_votes not present")
-def test_reproduce_paper_table():
-    rows = {row["dataset"]: row for row in _load_script().reproduce(PAPER_VOTES, replays=3)}
+def test_reproduce_paper_table(paper_votes):
+    rows = {row["dataset"]: row for row in _load_script().reproduce(paper_votes, replays=3)}
     mnist = rows["MNIST"]
     assert round(mnist["expected_answered"], 1) == 282.7
     assert round(mnist["expected_epsilon"], 2) == 2.00 and mnist["expected_order"] == 14

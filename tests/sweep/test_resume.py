@@ -12,12 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from cli_runner import run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pate_cli.sweep.points as sweep_module
-from pate_cli.cli.sweep import main
 from pate_cli.orders import default_orders, parse_grid
 from pate_cli.sweep.columns import KEY_COLUMNS, SWEEP_COLUMNS
 from pate_cli.sweep.table import read_sweep_rows
@@ -29,8 +27,9 @@ GRID = ["-m", "gnmax", "-m", "confident", "--sigma", "4,8", "-T", "30", "--sigma
 
 
 @pytest.fixture
-def cli(capsys):
-    return lambda *args: run_main(main, args, capsys)
+def cli(cli):
+    """``cli(*args)``: pate-sweep in process; ``(code, out, err)``."""
+    return cli.sweep
 
 
 def synthetic_votes(queries=300, classes=5, teachers=50, seed=3):

@@ -13,7 +13,7 @@ import pytest
 
 import pate_cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MNIST = "sample_votes/mnist_250_votes.npy"
 
 

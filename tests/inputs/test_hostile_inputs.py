@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 
 import numpy as np
 import pytest
-from cli_runner import run_main
 
-from pate_cli.cli.analyze import main
 from pate_cli.errors import InputError
 from pate_cli.inputs import load_groups, load_rounds, load_votes
 from pate_cli.inputs.tables import SWEEP, read_table
@@ -32,15 +29,9 @@ def error_of(call, *args, **kwargs) -> str:
 
 
 @pytest.fixture
-def cli(capsys, monkeypatch):
+def cli(cli):
     """``cli(*args, stdin=b"...")``: pate-analyze in process; ``(code, out, err)``."""
-
-    def run(*args, stdin: bytes | None = None):
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-        return run_main(main, args, capsys)
-
-    return run
+    return cli.analyze
 
 
 # --- a first row of quoted numbers is data --------------------------------------------------

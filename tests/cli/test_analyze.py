@@ -1,4 +1,4 @@
-"""``pate-analyze`` against its contract (/work/shared/spec/CLI.md).
+"""``pate-analyze`` against its contract (../shared/spec/CLI.md).
 
 The command runs through ``pate_cli.cli.analyze.main`` (the console-script entry point,
 which raises ``SystemExit`` with the real exit status) with stdout/stderr captured, and
@@ -23,11 +23,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from cli_runner import Result, run_main
 
 import pate_cli.analysis.api as analyze_module
 from pate_cli._version import __version__
-from pate_cli.cli.analyze import main
+from tests.conftest import Result
 
 # 20 queries x 3 classes, every row sums to 10 teachers.
 VOTES = [
@@ -50,18 +49,6 @@ def csv_text(rows, header=None, sep=","):
     lines = [sep.join(header)] if header else []
     lines += [sep.join(str(v) for v in row) for row in rows]
     return "\n".join(lines) + "\n"
-
-
-@pytest.fixture
-def cli(capsys, monkeypatch):
-    """``cli(*args, stdin=b"...")`` runs ``main`` and returns exit code, stdout, stderr."""
-
-    def run(*args, stdin: bytes | None = None) -> Result:
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-        return run_main(main, args, capsys)
-
-    return run
 
 
 @pytest.fixture
@@ -88,7 +75,7 @@ def one_line_error(result: Result) -> str:
 
 
 def run_json(cli, *args) -> dict:
-    result = cli(*args, "--format", "json")
+    result = cli.analyze(*args, "--format", "json")
     assert result.code == 0, result.err
     return json.loads(result.out)
 
@@ -138,7 +125,7 @@ def test_answered_is_int_for_replay_and_float_for_expected(cli, votes_csv):
 
 def test_table_is_a_few_aligned_lines_with_epsilon(cli, votes_csv):
     summary = run_json(cli, votes_csv)
-    result = cli(votes_csv)
+    result = cli.analyze(votes_csv)
     assert result.code == 0 and result.err == ""
     lines = result.out.splitlines()
     assert 3 <= len(lines) <= 15
@@ -151,12 +138,12 @@ def test_table_is_a_few_aligned_lines_with_epsilon(cli, votes_csv):
 
 
 def test_table_is_the_default_format(cli, votes_csv):
-    assert cli(votes_csv).out == cli(votes_csv, "--format", "table").out
+    assert cli.analyze(votes_csv).out == cli.analyze(votes_csv, "--format", "table").out
 
 
 def test_csv_is_one_header_and_one_row(cli, votes_csv):
     summary = run_json(cli, votes_csv)
-    result = cli(votes_csv, "--format", "csv")
+    result = cli.analyze(votes_csv, "--format", "csv")
     assert result.code == 0
     assert len(result.out.splitlines()) == 2
     frame = pd.read_csv(io.StringIO(result.out))
@@ -170,7 +157,7 @@ def test_csv_is_one_header_and_one_row(cli, votes_csv):
 
 def test_markdown_is_a_table(cli, votes_csv):
     summary = run_json(cli, votes_csv)
-    result = cli(votes_csv, "-f", "markdown")
+    result = cli.analyze(votes_csv, "-f", "markdown")
     assert result.code == 0
     lines = result.out.splitlines()
     assert re.fullmatch(r"\|\s*-+\s*\|\s*-+\s*\|", lines[1].replace(":", ""))
@@ -216,7 +203,7 @@ def test_per_query_csv(cli, votes_csv, tmp_path, accounting):
 def test_per_query_jsonl(cli, votes_csv, tmp_path):
     csv_target, jsonl_target = tmp_path / "q.csv", tmp_path / "q.jsonl"
     summary = run_json(cli, votes_csv, "--per-query", jsonl_target)
-    cli(votes_csv, "--per-query", csv_target)
+    cli.analyze(votes_csv, "--per-query", csv_target)
     records = read_jsonl(jsonl_target)
     assert len(records) == 20
     for index, record in enumerate(records):
@@ -248,7 +235,7 @@ def test_per_query_without_selection_step(cli, votes_csv, tmp_path):
                     reason="pyarrow is installed")
 def test_parquet_without_pyarrow(cli, votes_csv, tmp_path):
     target = tmp_path / "q.parquet"
-    result = cli(votes_csv, "--per-query", target)
+    result = cli.analyze(votes_csv, "--per-query", target)
     assert result.code == 2
     assert one_line_error(result) == (
         f"Error: {target}: writing .parquet needs pyarrow (pip install 'pate_cli[parquet]')")
@@ -258,7 +245,7 @@ def test_parquet_without_pyarrow(cli, votes_csv, tmp_path):
 
 def test_per_query_unknown_extension(cli, votes_csv, tmp_path):
     target = tmp_path / "q.txt"
-    result = cli(votes_csv, "--per-query", target)
+    result = cli.analyze(votes_csv, "--per-query", target)
     assert result.code == 2
     assert one_line_error(result) == (
         f"Error: {target}: unknown extension for the per-query table "
@@ -279,7 +266,7 @@ def test_queries_limits_the_analysis(cli, votes_csv, tmp_path):
 def test_max_epsilon_below_the_result_exits_3(cli, votes_csv):
     epsilon = run_json(cli, votes_csv)["epsilon"]
     assert epsilon > 1
-    result = cli(votes_csv, "--format", "json", "--max-epsilon", 1)
+    result = cli.analyze(votes_csv, "--format", "json", "--max-epsilon", 1)
     assert result.code == 3
     assert json.loads(result.out)["epsilon"] == epsilon  # the output is still printed
     assert one_line_error(result) == f"Error: epsilon {epsilon:.4f} exceeds --max-epsilon 1"
@@ -287,7 +274,7 @@ def test_max_epsilon_below_the_result_exits_3(cli, votes_csv):
 
 def test_max_epsilon_above_the_result_exits_0(cli, votes_csv):
     epsilon = run_json(cli, votes_csv)["epsilon"]
-    result = cli(votes_csv, "--max-epsilon", math.ceil(epsilon) + 1)
+    result = cli.analyze(votes_csv, "--max-epsilon", math.ceil(epsilon) + 1)
     assert result.code == 0
     assert result.err == ""
 
@@ -312,33 +299,33 @@ BAD_OPTIONS = [
 
 @pytest.mark.parametrize("options, message", BAD_OPTIONS)
 def test_bad_options_exit_2(cli, votes_csv, options, message):
-    result = cli(votes_csv, *options)
+    result = cli.analyze(votes_csv, *options)
     assert result.code == 2
     assert result.out == ""
     assert one_line_error(result) == f"Error: {message}{HINT}"
 
 
 def test_queries_larger_than_the_file(cli, votes_csv):
-    result = cli(votes_csv, "--queries", 21)
+    result = cli.analyze(votes_csv, "--queries", 21)
     assert result.code == 2
     assert one_line_error(result) == (
         f"Error: --queries 21 is larger than the 20 queries in {votes_csv}{HINT}")
 
 
 def test_neither_votes_nor_predictions(cli):
-    result = cli()
+    result = cli.analyze()
     assert result.code == 2
     assert one_line_error(result) == f"Error: give exactly one of VOTES or --predictions FILE{HINT}"
 
 
 def test_both_votes_and_predictions(cli, votes_csv):
-    result = cli(votes_csv, "--predictions", votes_csv)
+    result = cli.analyze(votes_csv, "--predictions", votes_csv)
     assert result.code == 2
     assert one_line_error(result) == f"Error: give exactly one of VOTES or --predictions FILE{HINT}"
 
 
 def test_budget_with_expected_accounting_is_refused(cli, votes_csv):
-    result = cli(votes_csv, "--budget", 5, "--accounting", "expected")
+    result = cli.analyze(votes_csv, "--budget", 5, "--accounting", "expected")
     assert result.code == 2
     assert one_line_error(result) == (
         "Error: --budget runs are replays: use --accounting replay or data-independent")
@@ -406,7 +393,7 @@ INPUT_ERRORS = {
 def test_input_file_errors_exit_2(cli, tmp_path, case):
     build, message = INPUT_ERRORS[case]
     path = build(tmp_path)
-    result = cli(path, "--format", "json")
+    result = cli.analyze(path, "--format", "json")
     assert result.code == 2
     assert result.out == ""
     assert one_line_error(result) == "Error: " + message.format(path=path)
@@ -415,40 +402,40 @@ def test_input_file_errors_exit_2(cli, tmp_path, case):
 @pytest.mark.parametrize("value, place", [("nan", "query 1, class 0"), ("inf", "query 1, class 0")])
 def test_non_finite_votes_exit_2(cli, tmp_path, value, place):
     path = _text(tmp_path, "votes.csv", f"1,9\n{value},10\n")
-    result = cli(path)
+    result = cli.analyze(path)
     assert result.code == 2
     assert one_line_error(result).startswith(f"Error: {path}: {place} is not finite (")
 
 
 def test_label_errors_exit_2(cli, votes_csv, tmp_path):
-    wrong_length = cli(votes_csv, *_labels(tmp_path, [0] * 19))
+    wrong_length = cli.analyze(votes_csv, *_labels(tmp_path, [0] * 19))
     assert wrong_length.code == 2
     assert one_line_error(wrong_length) == (
         f"Error: {tmp_path / 'labels.npy'}: has 19 labels but {votes_csv} has 20 queries")
-    out_of_range = cli(votes_csv, *_labels(tmp_path, [0] * 19 + [3]))
+    out_of_range = cli.analyze(votes_csv, *_labels(tmp_path, [0] * 19 + [3]))
     assert out_of_range.code == 2
     assert one_line_error(out_of_range).endswith(" at query 19 is outside 0..2")
-    fractional = cli(votes_csv, *_labels(tmp_path, [0.0] * 18 + [0.5, 0.0]))
+    fractional = cli.analyze(votes_csv, *_labels(tmp_path, [0.0] * 18 + [0.5, 0.0]))
     assert fractional.code == 2
     assert "query 18" in one_line_error(fractional)
 
 
 def test_predictions_errors_exit_2(cli, tmp_path):
     path = _npy(tmp_path, "predictions.npy", np.array([[0, 1, -2], [1, 1, 1]]))
-    result = cli("--predictions", path)
+    result = cli.analyze("--predictions", path)
     assert result.code == 2
     assert one_line_error(result) == (
         f"Error: {path}: query 0, teacher 2: class id -2 is below -1 "
         "(-1 marks a teacher that did not vote)")
     high = _npy(tmp_path, "high.npy", np.array([[0, 1, 1], [1, 2, 1]]))
-    result = cli("--predictions", high, "--classes", 2)
+    result = cli.analyze("--predictions", high, "--classes", 2)
     assert result.code == 2
     assert one_line_error(result) == (
         f"Error: {high}: query 1, teacher 1: class id 2 is outside 0..1")
 
 
 def test_empty_stdin_exits_2(cli):
-    result = cli("-", stdin=b"")
+    result = cli.analyze("-", stdin=b"")
     assert result.code == 2
     assert one_line_error(result) == "Error: <stdin>: no input (the standard input is empty)"
 
@@ -491,7 +478,7 @@ def test_npz_labels_give_label_accuracy(cli, tmp_path):
 
 def test_teachers_allows_rows_with_different_totals(cli, tmp_path):
     path = _text(tmp_path, "votes.csv", "5,3,2\n1,1,1\n0,7,0\n")
-    assert cli(path).code == 2
+    assert cli.analyze(path).code == 2
     summary = run_json(cli, path, "--teachers", 10)
     assert summary["input"]["teachers"] == 10
     assert summary["params"] == pytest.approx(
@@ -502,7 +489,7 @@ def test_stdin_csv_and_npy(cli, votes_csv, votes_npy):
     from_file = run_json(cli, votes_csv)
     for data in (votes_csv.read_bytes(), votes_npy.read_bytes(),
                  csv_text(VOTES, header=["a", "b", "c"]).encode()):
-        result = cli("-", "--format", "json", stdin=data)
+        result = cli.analyze("-", "--format", "json", stdin=data)
         assert result.code == 0, result.err
         summary = json.loads(result.out)
         assert summary["input"]["path"] == "<stdin>"
@@ -527,8 +514,8 @@ def test_failed_analysis_leaves_existing_outputs_untouched(cli, votes_csv, tmp_p
     target.write_text("precious\n")
     summary_file.write_text("{}\n")
     before = sorted(os.listdir(tmp_path))
-    result = cli(votes_csv, *_labels(tmp_path, [7] * 20), "--per-query", target,
-                 "-o", summary_file)
+    result = cli.analyze(votes_csv, *_labels(tmp_path, [7] * 20), "--per-query", target,
+                         "-o", summary_file)
     assert result.code == 2
     one_line_error(result)
     assert target.read_text() == "precious\n"
@@ -544,7 +531,7 @@ def test_failed_write_leaves_no_temporary_file(cli, votes_csv, tmp_path, monkeyp
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", refuse)
-    result = cli(votes_csv, "--per-query", target)
+    result = cli.analyze(votes_csv, "--per-query", target)
     assert result.code != 0
     assert "disk full" in one_line_error(result)
     assert target.read_text() == "precious\n"
@@ -562,7 +549,7 @@ def test_output_file_is_written_atomically(cli, votes_csv, tmp_path, monkeypatch
 
     monkeypatch.setattr(os, "replace", spy)
     target = tmp_path / "out.json"
-    result = cli(votes_csv, "--format", "json", "-o", target)
+    result = cli.analyze(votes_csv, "--format", "json", "-o", target)
     assert result.code == 0
     assert result.out == ""
     assert json.loads(target.read_text()) == expected
@@ -577,8 +564,8 @@ def test_same_arguments_give_identical_bytes(cli, votes_csv, tmp_path):
     outputs = []
     for name in ("a", "b"):
         csv_target, jsonl_target = tmp_path / f"{name}.csv", tmp_path / f"{name}.jsonl"
-        first = cli(votes_csv, "-f", "json", "--per-query", csv_target)
-        second = cli(votes_csv, "-f", "json", "--per-query", jsonl_target)
+        first = cli.analyze(votes_csv, "-f", "json", "--per-query", csv_target)
+        second = cli.analyze(votes_csv, "-f", "json", "--per-query", jsonl_target)
         outputs.append((first.out, second.out, csv_target.read_bytes(),
                         jsonl_target.read_bytes()))
     assert outputs[0] == outputs[1]
@@ -618,7 +605,7 @@ def test_budget_summary(cli, votes_csv, tmp_path):
 
 
 def test_fixed_order_prints_no_grid_warning(cli, votes_csv):
-    result = cli(votes_csv, "--order", 3)
+    result = cli.analyze(votes_csv, "--order", 3)
     assert result.code == 0
     assert result.err == ""
 
@@ -627,7 +614,7 @@ def test_fixed_order_prints_no_grid_warning(cli, votes_csv):
 
 @pytest.mark.parametrize("flag", ["-h", "--help"])
 def test_help_shows_examples(cli, flag):
-    result = cli(flag)
+    result = cli.analyze(flag)
     assert result.code == 0
     assert "Usage: pate-analyze" in result.out
     assert "Examples:" in result.out
@@ -640,13 +627,13 @@ def test_unexpected_error_exits_1_in_one_line(cli, votes_csv, monkeypatch):
         raise RuntimeError("kaboom\nsecond line")
 
     monkeypatch.setattr(analyze_module, "analyze_votes", explode)
-    result = cli(votes_csv)
+    result = cli.analyze(votes_csv)
     assert result.code == 1
     assert result.out == ""
     assert one_line_error(result) == (
         "Error: unexpected RuntimeError: kaboom second line "
         "(run with --debug for the traceback)")
-    debug = cli(votes_csv, "--debug")
+    debug = cli.analyze(votes_csv, "--debug")
     assert debug.code == 1
     assert debug.err.startswith("Traceback (most recent call last):")
     assert "RuntimeError: kaboom" in debug.err
@@ -696,7 +683,7 @@ def test_output_files_get_the_usual_permissions(cli, votes_csv, tmp_path):
     old = os.umask(0o022)
     try:
         out = tmp_path / "summary.json"
-        assert cli(votes_csv, "--format", "json", "-o", out).code == 0
+        assert cli.analyze(votes_csv, "--format", "json", "-o", out).code == 0
     finally:
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o644

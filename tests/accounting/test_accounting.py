@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-import scalar_reference as ref
 
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
@@ -15,6 +14,7 @@ from pate_cli.accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_i
 from pate_cli.accounting.threshold import log_pr_answered, rdp_threshold
 from pate_cli.numerics import log1mexp, log_add
 from pate_cli.orders import default_orders, parse_orders
+from tests import scalar_reference as ref
 
 ORDERS = default_orders()
 SOME_ORDERS = np.array([1.5, 2.0, 3.5, 8.0, 14.0, 25.0, 60.0, 100.0, 250.0, 500.0])

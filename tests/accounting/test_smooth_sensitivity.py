@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -29,7 +28,6 @@ from pate_cli.accounting.threshold import log_pr_answered
 from pate_cli.mechanisms import release_draw
 
 RTOL = 1e-7
-PAPER_VOTES = "/work/shared/paper_votes"
 
 
 def _close(actual, expected):
@@ -103,9 +101,8 @@ def test_refusal_when_a_condition_fails():
 
 # --- the paper's MNIST row ------------------------------------------------------------------
 
-@pytest.mark.skipif(not os.path.isdir(PAPER_VOTES), reason="paper votes absent")
-def test_mnist_row():
-    votes = np.load(os.path.join(PAPER_VOTES, "mnist_250_teachers.npy"), mmap_mode="r")[:640]
+def test_mnist_row(paper_votes):
+    votes = np.load(paper_votes / "mnist_250_teachers.npy", mmap_mode="r")[:640]
     weights = np.exp(log_pr_answered(np.asarray(votes).max(axis=1), threshold=200,
                                      sigma_threshold=150))
     result = sanitize_confident(votes, teachers=250, threshold=200, sigma_threshold=150,

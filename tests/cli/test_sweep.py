@@ -1,5 +1,6 @@
-"""``pate-sweep`` (CLI.md, pate-sweep): grids, rows against pate-analyze, workers, Dask,
---best / --pareto, interruption and --resume, output formats.
+"""``pate-sweep`` (CLI.md, pate-sweep): grid options, rows against pate-analyze, workers, Dask,
+--best / --pareto, interruption and --resume, output formats. The grid syntax and row
+selection alone are in tests/sweep, the per-point totals in tests/analysis/test_totals.py.
 
 Expected rows come from running the analysis itself once per seed (``analyze_votes``)
 and averaging in the test, from hand-made tables, or from comparing two execution paths.
@@ -13,43 +14,21 @@ import itertools
 import json
 import math
 import shlex
-import sys
 
 import numpy as np
 import pandas as pd
 import pytest
-from cli_runner import Result, run_main
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import pate_cli.sweep.points as sweep_module
-from pate_cli.analysis import analyze_totals, analyze_votes
-from pate_cli.cli.analyze import main as analyze_main
-from pate_cli.cli.sweep import main
+from pate_cli.analysis import analyze_votes
 from pate_cli.mechanisms import build_mechanism
-from pate_cli.orders import parse_grid
 from pate_cli.sweep.columns import SWEEP_COLUMNS
-from pate_cli.sweep.select import best_row, pareto_rows
 from pate_cli.sweep.table import read_sweep_rows, table_bytes
+from tests.conftest import Result
+from tests.synthetic import synthetic_votes
 
 HAS_DASK = importlib.util.find_spec("distributed") is not None
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
-
-
-@pytest.fixture
-def cli(capsys):
-    return lambda *args: run_main(main, args, capsys)
-
-
-def synthetic_votes(queries=600, classes=5, teachers=50, seed=3):
-    """Votes with a spread of agreement, and true labels (the intended class)."""
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(classes, size=queries)
-    agreement = rng.uniform(0.2, 0.95, size=queries)
-    probabilities = np.full((queries, classes), 0.0) + ((1 - agreement) / classes)[:, None]
-    probabilities[np.arange(queries), truth] += agreement
-    votes = np.stack([rng.multinomial(teachers, p) for p in probabilities])
-    return votes.astype(np.int64), truth
 
 
 @pytest.fixture
@@ -66,33 +45,7 @@ def rows_of(result: Result) -> list[dict]:
                        na_values=[""]).to_dict("records")
 
 
-# --- grids --------------------------------------------------------------------------------
-
-def test_grid_ranges_include_stop_when_it_lands_on_the_grid():
-    assert parse_grid("20:200:60") == (20.0, 80.0, 140.0, 200.0)
-    assert parse_grid("20:200:90") == (20.0, 110.0, 200.0)
-    assert parse_grid("20:100:30") == (20.0, 50.0, 80.0)  # 110 would pass the stop
-    assert parse_grid("0.1:0.3:0.1") == (0.1, 0.2, 0.3)
-    assert parse_grid("5") == (5.0,)
-
-
-def test_grid_comma_lists_mix_numbers_and_ranges_in_the_order_written():
-    assert parse_grid("40, 20,60:80:10") == (40.0, 20.0, 60.0, 70.0, 80.0)
-    assert parse_grid("1,2,10:30:10", integer=True) == (1, 2, 10, 20, 30)
-    assert all(isinstance(v, int) for v in parse_grid("1:3:1", integer=True))
-
-
-@pytest.mark.parametrize("spec, message", [
-    ("", "empty grid"), ("1,,2", "empty item"), ("x", "'x' is not a number"),
-    ("1:2", "neither a number nor start:stop:step"), ("3:1:1", "ends before it starts"),
-    ("1:2:0", "step of '1:2:0' must be positive"), ("1:2:-1", "must be positive"),
-    ("1,1", "1 appears twice"), ("inf", "not a finite number"),
-    ("0:1e7:1", "more than 1,000,000 values"), ("1.5", "not a whole number"),
-])
-def test_bad_grid_specs_raise_naming_the_item(spec, message):
-    with pytest.raises(ValueError, match=message):
-        parse_grid(spec, name="--queries", integer=spec == "1.5")
-
+# --- options ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, message", [
     (["--sigma", "20:10:5"], "--sigma"), (["-T", "a,b"], "--threshold"),
@@ -103,7 +56,7 @@ def test_bad_grid_specs_raise_naming_the_item(spec, message):
     (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
 ])
 def test_bad_options_exit_2_with_one_line(cli, files, args, message):
-    result = cli(files[0], *args)
+    result = cli.sweep(files[0], *args)
     assert result.code == 2
     lines = result.err.strip().splitlines()
     assert lines[-1].startswith("Error: ") and message in lines[-1], result.err
@@ -111,58 +64,18 @@ def test_bad_options_exit_2_with_one_line(cli, files, args, message):
 
 
 def test_standard_input_and_missing_files_are_refused(cli, files, tmp_path):
-    assert cli("-", "--sigma", "10").code == 2
-    result = cli(tmp_path / "nope.npy")
+    assert cli.sweep("-", "--sigma", "10").code == 2
+    result = cli.sweep(tmp_path / "nope.npy")
     assert result.code == 2 and "no such file" in result.err
-
-
-# --- the fast totals equal the analysis, seed by seed -------------------------------------
-
-@pytest.mark.parametrize("name", ["lnmax", "gnmax", "confident"])
-@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
-def test_totals_are_bit_identical_to_the_full_analysis(files, name, accounting):
-    _, _, votes, truth = files
-    mechanism = build_mechanism(name, teachers=50)
-    totals = analyze_totals(votes, mechanism, seeds=[4, 5, 6], accounting=accounting,
-                            labels=truth, chunk_size=97)
-    for run in totals:
-        full = analyze_votes(votes, mechanism, accounting=accounting, labels=truth,
-                             seed=run.seed)
-        assert run.epsilon == full.epsilon and run.order == full.order
-        assert run.answered == full.answered_total
-        assert run.epsilon_data_independent == full.epsilon_data_independent
-        assert run.label_accuracy == full.label_accuracy
-        assert run.labels_output == np.count_nonzero(full.label >= 0)
-
-
-@settings(max_examples=15, deadline=None)
-@given(chunk=st.integers(1, 700), seed=st.integers(0, 2**31), queries=st.integers(1, 600))
-def test_totals_do_not_depend_on_the_chunk_size(chunk, seed, queries):
-    votes, truth = synthetic_votes()
-    mechanism = build_mechanism("confident", teachers=50, threshold=30, sigma_threshold=15,
-                                sigma=8)
-    one = analyze_totals(votes, mechanism, seeds=[seed], labels=truth, queries=queries,
-                         chunk_size=chunk)
-    other = analyze_totals(votes, mechanism, seeds=[seed], labels=truth, queries=queries)
-    assert one == other
-
-
-def test_budget_runs_in_a_sweep_equal_budget_analyses(files):
-    _, _, votes, truth = files
-    mechanism = build_mechanism("gnmax", teachers=50, sigma=10)
-    (run,) = analyze_totals(votes, mechanism, seeds=[2], budget=3.0, labels=truth)
-    full = analyze_votes(votes, mechanism, budget=3.0, labels=truth, seed=2)
-    assert run.answered == full.answered_total < 600
-    assert run.epsilon == full.epsilon
 
 
 # --- rows ---------------------------------------------------------------------------------
 
 def test_rows_average_the_replays_of_pate_analyze(cli, files):
     path, labels, votes, truth = files
-    rows = rows_of(cli(path, "-m", "confident", "--sigma", "6,9", "-T", "30",
-                       "--sigma-threshold", "12", "--repeats", "3", "--seed", "7",
-                       "--labels", labels, "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, "-m", "confident", "--sigma", "6,9", "-T", "30",
+                             "--sigma-threshold", "12", "--repeats", "3", "--seed", "7",
+                             "--labels", labels, "-w", "1", "-q"))
     assert [row["sigma"] for row in rows] == [6.0, 9.0]
     for row in rows:
         mechanism = build_mechanism("confident", teachers=50, sigma=row["sigma"],
@@ -180,14 +93,12 @@ def test_rows_average_the_replays_of_pate_analyze(cli, files):
         assert (row["repeats"], row["seed"], row["queries"], row["teachers"]) == (3, 7, 600, 50)
 
 
-def test_one_repeat_matches_pate_analyze_json_exactly(cli, files, capsys):
+def test_one_repeat_matches_pate_analyze_json_exactly(cli, files):
     path, labels, _, _ = files
-    (row,) = rows_of(cli(path, "-m", "gnmax", "--sigma", "12", "--labels", labels,
-                         "--accounting", "expected", "-w", "1", "-q"))
-    with pytest.raises(SystemExit):
-        analyze_main([str(path), "-m", "gnmax", "--sigma", "12", "--labels", str(labels),
-                      "--accounting", "expected", "--format", "json"])
-    summary = json.loads(capsys.readouterr().out)
+    (row,) = rows_of(cli.sweep(path, "-m", "gnmax", "--sigma", "12", "--labels", labels,
+                               "--accounting", "expected", "-w", "1", "-q"))
+    summary = json.loads(cli.analyze(path, "-m", "gnmax", "--sigma", "12", "--labels", labels,
+                                     "--accounting", "expected", "--format", "json").out)
     assert row["epsilon"] == summary["epsilon"]
     assert row["order"] == summary["order"]
     assert row["epsilon_data_independent"] == summary["epsilon_data_independent"]
@@ -198,9 +109,9 @@ def test_one_repeat_matches_pate_analyze_json_exactly(cli, files, capsys):
 
 def test_rows_come_in_grid_order_with_unused_parameters_empty(cli, files):
     path, _, _, _ = files
-    rows = rows_of(cli(path, "-m", "lnmax", "-m", "confident", "-m", "gnmax",
-                       "--sigma", "5,10", "-T", "20,30", "--laplace-scale", "3",
-                       "--queries", "100,200", "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, "-m", "lnmax", "-m", "confident", "-m", "gnmax",
+                             "--sigma", "5,10", "-T", "20,30", "--laplace-scale", "3",
+                             "--queries", "100,200", "-w", "1", "-q"))
     assert list(rows[0]) == list(SWEEP_COLUMNS)
     expected = [("lnmax", None, None, 3.0, q) for q in (100, 200)]
     expected += [("confident", s, t, None, q)
@@ -220,7 +131,7 @@ def test_rows_come_in_grid_order_with_unused_parameters_empty(cli, files):
 
 
 def test_a_parameter_no_mechanism_uses_is_noted(cli, files):
-    result = cli(files[0], "-m", "gnmax", "--laplace-scale", "3", "--sigma", "5", "-w", "1")
+    result = cli.sweep(files[0], "-m", "gnmax", "--laplace-scale", "3", "--sigma", "5", "-w", "1")
     assert result.code == 0
     assert "--laplace-scale is not used by gnmax" in result.err
     assert len(rows_of(result)) == 1
@@ -230,14 +141,14 @@ def test_several_files_with_their_own_labels(cli, files, tmp_path):
     path, labels, votes, truth = files
     np.save(tmp_path / "other.npy", votes[:300][:, ::-1])
     np.save(tmp_path / "other_labels.npy", 4 - truth[:300])
-    rows = rows_of(cli(path, tmp_path / "other.npy", "-m", "gnmax", "--sigma", "8",
-                       "--labels", labels, "--labels", tmp_path / "other_labels.npy",
-                       "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, tmp_path / "other.npy", "-m", "gnmax", "--sigma", "8",
+                             "--labels", labels, "--labels", tmp_path / "other_labels.npy",
+                             "-w", "1", "-q"))
     assert [row["queries"] for row in rows] == [600, 300]
     assert [row["file"] for row in rows] == [str(path), str(tmp_path / "other.npy")]
     assert rows[1]["label_accuracy"] > 0.5
-    assert cli(path, tmp_path / "other.npy", "--labels", labels, "--labels", labels,
-               "--labels", labels).code == 2
+    assert cli.sweep(path, tmp_path / "other.npy", "--labels", labels, "--labels", labels,
+                     "--labels", labels).code == 2
 
 
 def test_svt_and_interactive_join_the_sweep(cli, files, tmp_path):
@@ -245,9 +156,9 @@ def test_svt_and_interactive_join_the_sweep(cli, files, tmp_path):
     student = np.full(votes.shape, 0.02)
     student[np.arange(600), truth] = 1 - 0.02 * 4
     np.save(tmp_path / "student.npy", student)
-    rows = rows_of(cli(path, "-m", "svt", "-m", "interactive", "--svt-scale", "2",
-                       "--svt-cutoff", "5,10", "--student", tmp_path / "student.npy",
-                       "--labels", labels, "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, "-m", "svt", "-m", "interactive", "--svt-scale", "2",
+                             "--svt-cutoff", "5,10", "--student", tmp_path / "student.npy",
+                             "--labels", labels, "-w", "1", "-q"))
     assert [(r["mechanism"], r["svt_cutoff"]) for r in rows[:2]] == [("svt", 5), ("svt", 10)]
     assert rows[0]["epsilon"] < rows[1]["epsilon"]
     interactive = rows[2]
@@ -266,33 +177,35 @@ GRID = ["-m", "confident", "-m", "gnmax", "--sigma", "6:12:3", "-T", "25,35",
 def test_rows_are_identical_for_one_and_two_workers(cli, files, tmp_path):
     path, labels, _, _ = files
     one, two = tmp_path / "one.csv", tmp_path / "two.csv"
-    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", one).code == 0
-    assert cli(path, *GRID, "--labels", labels, "-w", "2", "-o", two).code == 0
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", one).code == 0
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "2", "-o", two).code == 0
     assert one.read_bytes() == two.read_bytes()
     assert len(read_sweep_rows(str(one))) == 9
 
 
 @pytest.mark.skipif(not HAS_DASK, reason="needs the dask extra (CI installs it)")
-def test_a_dask_cluster_gives_the_same_rows(cli, files, tmp_path):
+def test_a_dask_cluster_gives_the_same_rows(cli, files, tmp_path, dask_timeout):
     from distributed import LocalCluster
 
     path, labels, _, _ = files
     local, remote = tmp_path / "local.csv", tmp_path / "dask.csv"
-    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", local).code == 0
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", local).code == 0
+    # One worker process with two threads: the rows still cross a process boundary, and
+    # the cluster starts in half the time of two processes.
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
                       dashboard_address=None) as cluster:
-        result = cli(path, *GRID, "--labels", labels, "--scheduler",
-                     cluster.scheduler_address, "-o", remote)
+        result = cli.sweep(path, *GRID, "--labels", labels, "--scheduler",
+                           cluster.scheduler_address, "-o", remote)
     assert result.code == 0, result.err
     assert local.read_bytes() == remote.read_bytes()
 
 
-def test_an_unreachable_scheduler_is_a_one_line_error(cli, files):
+def test_an_unreachable_scheduler_is_a_one_line_error(cli, files, dask_timeout):
     if not HAS_DASK:
-        result = cli(files[0], "--scheduler", "tcp://127.0.0.1:9")
+        result = cli.sweep(files[0], "--scheduler", "tcp://127.0.0.1:9")
         assert result.code == 2 and "pate_cli[dask]" in result.err
         return
-    result = cli(files[0], "--scheduler", "tcp://127.0.0.1:9")
+    result = cli.sweep(files[0], "--scheduler", "tcp://127.0.0.1:9")
     assert result.code == 2 and "cannot reach the Dask scheduler" in result.err
 
 
@@ -316,14 +229,14 @@ def test_a_failing_task_keeps_the_finished_rows_in_a_valid_file(cli, files, tmp_
                                                                  monkeypatch):
     path, labels, _, _ = files
     full, out = tmp_path / "full.csv", tmp_path / "out.csv"
-    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", full).code == 0
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", full).code == 0
     failing_after(4, RuntimeError("disk on fire"), monkeypatch)
-    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
     assert result.code == 1
     assert "kept 4 of 9 rows" in result.err and "disk on fire" in result.err
     assert out.read_text().splitlines() == full.read_text().splitlines()[:5]
     monkeypatch.undo()
-    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
     assert result.code == 0
     assert out.read_bytes() == full.read_bytes()
 
@@ -332,7 +245,7 @@ def test_ctrl_c_keeps_the_finished_rows_and_says_how_many(cli, files, tmp_path, 
     path, labels, _, _ = files
     out = tmp_path / "out.jsonl"
     failing_after(2, KeyboardInterrupt(), monkeypatch)
-    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
     assert result.code == 130
     assert "interrupted: kept 2 of 9 rows in" in result.err and "--resume" in result.err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -344,15 +257,15 @@ def test_resume_keeps_rows_of_other_grids_and_runs_only_missing_points(cli, file
                                                                       monkeypatch):
     path, labels, _, _ = files
     out = tmp_path / "out.csv"
-    assert cli(path, "-m", "gnmax", "--sigma", "20", "-w", "1", "-o", out, "-q").code == 0
-    assert cli(path, "-m", "gnmax", "--sigma", "5,10", "-w", "1", "-o", out, "-q",
-               "--resume").code == 0
+    assert cli.sweep(path, "-m", "gnmax", "--sigma", "20", "-w", "1", "-o", out, "-q").code == 0
+    assert cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-w", "1", "-o", out, "-q",
+                     "--resume").code == 0
     calls = []
     real = sweep_module.run_point
     monkeypatch.setattr(sweep_module, "run_point",
                         lambda point: calls.append(point) or real(point))
-    result = cli(path, "-m", "gnmax", "--sigma", "5,10,15", "-w", "1", "-o", out,
-                 "--resume")
+    result = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10,15", "-w", "1", "-o", out,
+                       "--resume")
     assert result.code == 0 and f"reused 2 of 3 rows from {out}; computing 1" in result.err
     assert [dict(p.params)["sigma"] for p in calls] == [15.0]
     assert [row["sigma"] for row in read_sweep_rows(str(out))] == [5.0, 10.0, 15.0, 20.0]
@@ -361,52 +274,18 @@ def test_resume_keeps_rows_of_other_grids_and_runs_only_missing_points(cli, file
 def test_resume_refuses_a_file_that_is_not_a_sweep_table(cli, files, tmp_path):
     out = tmp_path / "out.csv"
     out.write_text("a,b\n1,2\n")
-    result = cli(files[0], "-o", out, "--resume")
+    result = cli.sweep(files[0], "-o", out, "--resume")
     assert result.code == 2 and "not a pate-sweep table" in result.err
     assert out.read_text() == "a,b\n1,2\n"
 
 
 # --- choosing rows ------------------------------------------------------------------------
 
-def table_row(file="a", epsilon=1.0, answered=10.0, accuracy=None, sigma=1.0):
-    row = {column: None for column in SWEEP_COLUMNS}
-    row.update(file=file, mechanism="gnmax", sigma=sigma, epsilon=epsilon, answered=answered,
-               label_accuracy=accuracy)
-    return row
-
-
-def test_best_prefers_accuracy_then_smaller_epsilon_within_the_limit():
-    rows = [table_row(epsilon=1.0, accuracy=0.80, sigma=1),
-            table_row(epsilon=2.5, accuracy=0.95, sigma=2),
-            table_row(epsilon=1.5, accuracy=0.90, sigma=3),
-            table_row(epsilon=1.2, accuracy=0.90, sigma=4)]
-    assert best_row(rows, 2.0)["sigma"] == 4
-    assert best_row(rows, 3.0)["sigma"] == 2
-    assert best_row(rows, 0.5) is None
-
-
-def test_best_uses_answered_without_labels():
-    rows = [table_row(epsilon=1.0, answered=50), table_row(epsilon=1.9, answered=80, sigma=2),
-            table_row(epsilon=2.1, answered=99, sigma=3)]
-    assert best_row(rows, 2.0)["sigma"] == 2
-
-
-def test_pareto_keeps_the_frontier_per_file():
-    rows = [table_row(epsilon=1.0, accuracy=0.80, sigma=1),
-            table_row(epsilon=2.0, accuracy=0.90, sigma=2),
-            table_row(epsilon=2.0, accuracy=0.85, sigma=3),   # same epsilon, worse
-            table_row(epsilon=3.0, accuracy=0.88, sigma=4),   # more epsilon, worse
-            table_row(epsilon=0.5, accuracy=0.70, sigma=5),
-            table_row(file="b", epsilon=9.0, accuracy=0.10, sigma=6)]
-    assert [row["sigma"] for row in pareto_rows(rows)] == [1, 2, 5, 6]
-
-
-def test_best_prints_a_command_that_reproduces_the_row(cli, files, capsys, monkeypatch,
-                                                       tmp_path):
+def test_best_prints_a_command_that_reproduces_the_row(cli, files, monkeypatch, tmp_path):
     path, labels, _, _ = files
     monkeypatch.chdir(tmp_path)
-    result = cli("votes.npy", "-m", "gnmax", "-m", "confident", "--sigma", "6:15:3",
-                 "-T", "25,35", "--labels", "labels.npy", "--best", "15", "-w", "1")
+    result = cli.sweep("votes.npy", "-m", "gnmax", "-m", "confident", "--sigma", "6:15:3",
+                       "-T", "25,35", "--labels", "labels.npy", "--best", "15", "-w", "1")
     assert result.code == 0, result.err
     (row,) = rows_of(result)
     assert row["epsilon"] <= 15
@@ -414,22 +293,20 @@ def test_best_prints_a_command_that_reproduces_the_row(cli, files, capsys, monke
     assert command in result.err
     words = shlex.split(command)
     assert words[0] == "pate-analyze"
-    with pytest.raises(SystemExit):
-        analyze_main(words[1:] + ["--format", "json"])
-    summary = json.loads(capsys.readouterr().out)
+    summary = json.loads(cli.analyze(*words[1:], "--format", "json").out)
     assert summary["epsilon"] == row["epsilon"]
     assert summary["label_accuracy"] == row["label_accuracy"]
 
 
 def test_best_with_nothing_within_the_limit_exits_3(cli, files):
-    result = cli(files[0], "-m", "gnmax", "--sigma", "5", "--best", "0.01", "-w", "1", "-q")
+    result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "5", "--best", "0.01", "-w", "1", "-q")
     assert result.code == 3 and "no configuration stays within epsilon 0.01" in result.err
 
 
 def test_pareto_option_filters_the_output(cli, files):
     path, labels, _, _ = files
-    everything = rows_of(cli(path, *GRID, "--labels", labels, "-w", "1"))
-    frontier = rows_of(cli(path, *GRID, "--labels", labels, "-w", "1", "--pareto"))
+    everything = rows_of(cli.sweep(path, *GRID, "--labels", labels, "-w", "1"))
+    frontier = rows_of(cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "--pareto"))
     assert 0 < len(frontier) < len(everything)
     best_accuracy = max(row["label_accuracy"] for row in everything)
     assert any(row["label_accuracy"] == best_accuracy for row in frontier)
@@ -446,8 +323,8 @@ def test_pareto_option_filters_the_output(cli, files):
 def test_tables_read_back_exactly_as_written(cli, files, tmp_path, extension):
     path, labels, _, _ = files
     out = tmp_path / f"out{extension}"
-    result = cli(path, "-m", "lnmax", "-m", "confident", "--sigma", "7", "--repeats", "2",
-                 "--labels", labels, "-w", "1", "-q", "-o", out)
+    result = cli.sweep(path, "-m", "lnmax", "-m", "confident", "--sigma", "7", "--repeats", "2",
+                       "--labels", labels, "-w", "1", "-q", "-o", out)
     assert result.code == 0 and result.out == ""
     rows = read_sweep_rows(str(out))
     again = tmp_path / f"again{extension}"
@@ -460,39 +337,39 @@ def test_tables_read_back_exactly_as_written(cli, files, tmp_path, extension):
 
 def test_same_seed_gives_byte_identical_output(cli, files):
     path, labels, _, _ = files
-    first = cli(path, *GRID, "--labels", labels, "-w", "1")
-    second = cli(path, *GRID, "--labels", labels, "-w", "1")
+    first = cli.sweep(path, *GRID, "--labels", labels, "-w", "1")
+    second = cli.sweep(path, *GRID, "--labels", labels, "-w", "1")
     assert first.out == second.out and first.code == 0
-    other = cli(path, *GRID, "--labels", labels, "-w", "1", "--seed", "1")
+    other = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "--seed", "1")
     assert other.out != first.out
 
 
 def test_table_and_json_formats_on_stdout(cli, files):
     path = files[0]
-    table = cli(path, "-m", "gnmax", "--sigma", "5,10", "-f", "table", "-w", "1", "-q")
+    table = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-f", "table", "-w", "1", "-q")
     assert table.code == 0 and "mechanism" in table.out.splitlines()[0]
     assert "laplace_scale" not in table.out  # empty columns are left out
-    lines = cli(path, "-m", "gnmax", "--sigma", "5,10", "-f", "json", "-w", "1",
-                "-q").out.splitlines()
+    lines = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-f", "json", "-w", "1",
+                      "-q").out.splitlines()
     assert [json.loads(line)["sigma"] for line in lines] == [5.0, 10.0]
 
 
 def test_grid_size_is_announced_on_stderr(cli, files):
-    result = cli(files[0], "-m", "gnmax", "--sigma", "5:25:5", "--repeats", "3", "-w", "1")
+    result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "5:25:5", "--repeats", "3", "-w", "1")
     assert "pate-sweep: 5 points x 3 repeats" in result.err
 
 
 def test_unknown_output_extension_leaves_nothing(cli, files, tmp_path, monkeypatch):
     monkeypatch.setattr(sweep_module, "run_point", None)  # refused before any point runs
-    result = cli(files[0], "-o", tmp_path / "out.xlsx", "-w", "1", "-q")
+    result = cli.sweep(files[0], "-o", tmp_path / "out.xlsx", "-w", "1", "-q")
     assert result.code == 2 and "unknown extension" in result.err
     assert not list(tmp_path.glob("out*"))
 
 
-def test_the_installed_script_runs(files, tmp_path):
+def test_the_installed_script_runs(cli, files, tmp_path):
     import subprocess
 
-    script = sys.executable.replace("python", "pate-sweep")
+    script = cli.script("pate-sweep")
     done = subprocess.run([script, str(files[0]), "-m", "gnmax", "--sigma", "5", "-q"],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
@@ -506,9 +383,9 @@ def test_the_python_api_gives_the_command_line_rows(cli, files):
     frame = pate_cli.run_sweep(str(path), ["gnmax", "lnmax"], sigma="5:10:5",
                                laplace_scale=[3], labels=str(labels), repeats=2,
                                queries=(100, 600))
-    rows = rows_of(cli(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10",
-                       "--laplace-scale", "3", "--labels", labels, "--repeats", "2",
-                       "--queries", "100,600", "-w", "1", "-q"))
+    rows = rows_of(cli.sweep(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10",
+                             "--laplace-scale", "3", "--labels", labels, "--repeats", "2",
+                             "--queries", "100,600", "-w", "1", "-q"))
     assert list(frame.columns) == list(SWEEP_COLUMNS)
     assert frame["epsilon"].tolist() == [row["epsilon"] for row in rows]
     assert frame["label_accuracy"].tolist() == [row["label_accuracy"] for row in rows]
@@ -517,24 +394,23 @@ def test_the_python_api_gives_the_command_line_rows(cli, files):
 
 
 def test_forced_progress_on_a_pipe_prints_lines(cli, files):
-    result = cli(files[0], "-m", "gnmax", "--sigma", "1:10:1", "--progress", "-w", "1")
+    result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "1:10:1", "--progress", "-w", "1")
     assert result.code == 0
     assert "pate-sweep: 1/10 points (10%)" in result.err
     assert "pate-sweep: 10/10 points (100%)" in result.err
-    quiet = cli(files[0], "-m", "gnmax", "--sigma", "1:10:1", "-w", "1")
+    quiet = cli.sweep(files[0], "-m", "gnmax", "--sigma", "1:10:1", "-w", "1")
     assert "points (" not in quiet.err
 
 
 def test_pate_plot_tradeoff_reads_a_real_sweep_table_and_its_delta(cli, files, tmp_path,
                                                                    monkeypatch):
     import pate_cli.outputs.figures as plots
-    from pate_cli.cli.plot import main as plot_main
 
     path, labels, _, _ = files
     table = tmp_path / "sweep.csv"
-    assert cli(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10", "--laplace-scale",
-               "3,6", "--labels", labels, "--delta", "1e-6", "-w", "1", "-q",
-               "-o", table).code == 0
+    assert cli.sweep(path, "-m", "gnmax", "-m", "lnmax", "--sigma", "5,10", "--laplace-scale",
+                     "3,6", "--labels", labels, "--delta", "1e-6", "-w", "1", "-q",
+                     "-o", table).code == 0
     seen = {}
     real = plots.tradeoff_figure
 
@@ -543,9 +419,7 @@ def test_pate_plot_tradeoff_reads_a_real_sweep_table_and_its_delta(cli, files, t
         return real(frame, **options)
 
     monkeypatch.setattr(plots, "tradeoff_figure", spy)
-    with pytest.raises(SystemExit) as done:
-        plot_main(["tradeoff", str(table), "-o", str(tmp_path / "t.png")])
-    assert done.value.code == 0
+    assert cli.plot("tradeoff", table, "-o", tmp_path / "t.png").code == 0
     assert seen["delta"] == 1e-6 and seen["rows"] == 4
     assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -554,37 +428,18 @@ def test_resume_after_an_interruption_that_kept_no_rows(cli, files, tmp_path, mo
     path, labels, _, _ = files
     out = tmp_path / "out.csv"
     failing_after(0, KeyboardInterrupt(), monkeypatch)
-    assert cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 130
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 130
     assert out.read_text().startswith("file,mechanism,")  # the header alone
     monkeypatch.undo()
-    result = cli(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
     assert result.code == 0 and len(read_sweep_rows(str(out))) == 9
 
 
 def test_pate_plot_tradeoff_reads_a_json_lines_sweep_table(cli, files, tmp_path):
-    from pate_cli.cli.plot import main as plot_main
-
     path, labels, _, _ = files
     table = tmp_path / "sweep.jsonl"
-    assert cli(path, "-m", "gnmax", "--sigma", "5,10", "--labels", labels, "-w", "1", "-q",
-               "-o", table).code == 0
-    with pytest.raises(SystemExit) as done:
-        plot_main(["tradeoff", str(table), "-o", str(tmp_path / "t.png")])
-    assert done.value.code == 0
+    assert cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "--labels", labels, "-w", "1", "-q",
+                     "-o", table).code == 0
+    assert cli.plot("tradeoff", table, "-o", tmp_path / "t.png").code == 0
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 4), st.integers(0, 4)),
-                min_size=1, max_size=25))
-def test_pareto_equals_the_pairwise_definition(points):
-    rows = [table_row(file=f, epsilon=float(e), accuracy=a / 4, sigma=i)
-            for i, (f, e, a) in enumerate(points)]
-
-    def beaten(row):
-        return any(o is not row and o["file"] == row["file"]
-                   and o["epsilon"] <= row["epsilon"]
-                   and o["label_accuracy"] >= row["label_accuracy"]
-                   and (o["epsilon"] < row["epsilon"]
-                        or o["label_accuracy"] > row["label_accuracy"]) for o in rows)
-
-    assert pareto_rows(rows) == [row for row in rows if not beaten(row)]

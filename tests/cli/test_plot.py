@@ -1,0 +1,189 @@
+"""pate-plot: every kind renders to PNG/PDF/SVG, bad input exits 2 with one line and leaves
+no file behind. That the drawn data are the tables' is tested in tests/outputs/test_figures.py."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pate_cli.inputs.tables import read_table
+from tests import SAMPLES
+
+VOTES = SAMPLES / "mnist_250_votes.npy"
+SMALL = ["--width", "5", "--height", "3.5", "--dpi", "30"]
+
+
+def kind_args(kind: str, plot_runs) -> list:
+    return {
+        "history": ["history", plot_runs["confident"], plot_runs["lnmax"], "--budget", "1"],
+        "groups": ["groups", plot_runs["groups"], "--summary", plot_runs["groups_json"]],
+        "tradeoff": ["tradeoff", plot_runs["sweep"]],
+        "selection": ["selection", VOTES, "-n", "500", "--params", "200,150",
+                      "--params", "250,75", "--bins", "8"],
+        "partition": ["partition", plot_runs["lnmax"], plot_runs["confident"]],
+    }[kind]
+
+
+KINDS = ("history", "groups", "tradeoff", "selection", "partition")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("fmt", ["png", "pdf", "svg"])
+def test_every_kind_renders(kind, fmt, plot_runs, tmp_path, cli):
+    out = tmp_path / f"figure.{fmt}"
+    status, _, err = cli.plot(*kind_args(kind, plot_runs), *SMALL, "-o", out)
+    assert (status, err) == (0, "")
+    data = out.read_bytes()
+    header = {"png": b"\x89PNG\r\n\x1a\n", "pdf": b"%PDF", "svg": b"<?xml"}[fmt]
+    assert data.startswith(header) and len(data) > 1000
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary left over
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_png_size_is_width_height_dpi(kind, plot_runs, tmp_path, cli):
+    out = tmp_path / "size.png"
+    status = cli.plot(*kind_args(kind, plot_runs), "--width", "4.5", "--height", "3",
+                      "--dpi", "60", "-o", out).code
+    assert status == 0
+    width, height = struct.unpack(">II", out.read_bytes()[16:24])
+    assert (width, height) == (270, 180)
+
+
+def test_same_inputs_same_bytes(plot_runs, tmp_path, cli):
+    for name in ("a.svg", "b.svg", "a.png", "b.png"):
+        assert cli.plot(*kind_args("history", plot_runs), *SMALL, "-o", tmp_path / name).code == 0
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+
+
+def test_caption_and_delta_from_summaries(plot_runs, tmp_path, cli):
+    out = tmp_path / "h.svg"
+    status = cli.plot("history", plot_runs["confident"], "--summary", plot_runs["confident_json"],
+                      *SMALL, "-o", out).code
+    assert status == 0
+    text = out.read_text()
+    assert "threshold=200" in text or "threshold=200" in text.replace("\n", "")
+
+
+def bad(cli, tmp_path, *args, existing: bytes | None = None) -> str:
+    out = tmp_path / "out.png"
+    if existing is not None:
+        out.write_bytes(existing)
+    status, _, err = cli.plot(*args, "-o", out)
+    assert status == 2, err
+    assert err.count("\n") == 1 and err.startswith("Error: ") and "Traceback" not in err
+    if existing is None:
+        assert not out.exists()
+    else:
+        assert out.read_bytes() == existing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([out.name] if existing else [])
+    return err
+
+
+def test_sweep_table_given_to_history(plot_runs, tmp_path, cli):
+    err = bad(cli, tmp_path, "history", plot_runs["sweep"], existing=b"old figure")
+    assert "pate-sweep table" in err and "expected a per-query table" in err
+
+
+def test_per_query_table_given_to_tradeoff(plot_runs, tmp_path, cli):
+    err = bad(cli, tmp_path, "tradeoff", plot_runs["confident"])
+    assert "is a per-query table" in err and "expected a pate-sweep table" in err
+
+
+def test_missing_column(plot_runs, tmp_path, cli):
+    table = tmp_path.parent / "no_cumulative.csv"
+    pd.read_csv(plot_runs["confident"]).drop(columns="epsilon_cumulative").to_csv(
+        table, index=False)
+    err = bad(cli, tmp_path, "history", table)
+    assert "no column 'epsilon_cumulative'" in err and "per-query table" in err
+
+
+def test_summary_given_as_table(plot_runs, tmp_path, cli):
+    err = bad(cli, tmp_path, "partition", plot_runs["confident_json"])
+    assert "JSON summary" in err and "--summary" in err
+
+
+def test_groups_needs_an_individualized_table(plot_runs, tmp_path, cli):
+    err = bad(cli, tmp_path, "groups", plot_runs["confident"])
+    assert "epsilon_cumulative_<group>" in err and "--individualized" in err
+
+
+def test_groups_unknown_group_in_budgets(plot_runs, tmp_path, cli):
+    groups = tmp_path.parent / "other_groups.csv"
+    groups.write_text("group,budget\nhigh,1\nnobody,2\n")
+    err = bad(cli, tmp_path, "groups", plot_runs["groups"], "--groups", groups)
+    assert "'nobody'" in err
+
+
+def test_tradeoff_without_labels(plot_runs, tmp_path, cli):
+    table = tmp_path.parent / "no_labels.csv"
+    plot_runs["sweep_frame"].assign(label_accuracy=None, label_accuracy_std=None).to_csv(
+        table, index=False)
+    err = bad(cli, tmp_path, "tradeoff", table)
+    assert "--labels" in err and "--y answered" in err
+    out = tmp_path / "answered.png"
+    assert cli.plot("tradeoff", table, "--y", "answered", *SMALL, "-o", out).code == 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["history", "missing.csv"], "no such file"),
+    (["selection", VOTES, "--params", "200"], "T,sigma1"),
+    (["selection", VOTES], "--params"),
+    (["history", "{confident}", "--label", "a", "--label", "b"], "one --label per input"),
+    (["bogus"], "No such command"),
+])
+def test_bad_options(args, words, plot_runs, tmp_path, cli):
+    args = [str(a).format(confident=plot_runs["confident"]) for a in args]
+    assert words in bad(cli, tmp_path, *args)
+
+
+def test_bad_output_extension_and_directory(plot_runs, tmp_path, cli):
+    status, _, err = cli.plot("history", plot_runs["confident"], "-o", tmp_path / "f.jpg")
+    assert status == 2 and ".png, .pdf or .svg" in err and err.count("\n") == 1
+    status, _, err = cli.plot("history", plot_runs["confident"], "-o", tmp_path / "no" / "f.png")
+    assert status == 2 and "does not exist" in err
+
+
+def test_parquet_needs_pyarrow_or_reads(plot_runs, tmp_path, cli):
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        table = tmp_path.parent / "t.parquet"
+        table.write_bytes(b"PAR1 not really")
+        assert "pyarrow" in bad(cli, tmp_path, "history", table)
+        return
+    table = tmp_path.parent / "t.parquet"
+    pd.read_csv(plot_runs["confident"]).to_parquet(table)
+    assert cli.plot("history", table, *SMALL, "-o", tmp_path / "p.png").code == 0
+
+
+@pytest.mark.parametrize("kind", (None, *KINDS))
+def test_help_has_examples(kind, cli):
+    status, out, _ = cli.plot(*([kind] if kind else []), "--help")
+    assert status == 0 and "Examples:" in out and "pate-plot" in out
+
+
+def test_groups_budgets_from_the_groups_file_and_first_rows(plot_runs, tmp_path, cli):
+    out = tmp_path / "g.png"
+    status, _, err = cli.plot("groups", plot_runs["groups"], "--groups",
+                   SAMPLES / "mnist_250_groups.csv", "-n", "100", "--x", "answered",
+                   *SMALL, "-o", out)
+    assert (status, err) == (0, "")
+
+
+def test_no_kind_is_one_line(cli):
+    status, _, err = cli.plot()
+    assert status == 2 and err.count("\n") == 1 and "Missing command" in err
+
+
+def test_json_lines_summary_detected_and_read(plot_runs, tmp_path, cli):
+    frame = read_table(plot_runs["confident_jsonl"], expected="t")
+    csv = read_table(plot_runs["confident"], expected="t")
+    np.testing.assert_allclose(frame["epsilon_cumulative"], csv["epsilon_cumulative"])
+    lines_summary = tmp_path.parent / "summary_lines.jsonl"
+    lines_summary.write_text(json.dumps(json.loads(plot_runs["confident_json"].read_text())) + "\n")
+    assert "JSON summary" in bad(cli, tmp_path, "history", lines_summary)

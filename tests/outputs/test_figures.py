@@ -1,0 +1,143 @@
+"""Figures (``pate_cli.outputs.figures``, ``figure_data``): the drawn data are the tables'
+(lines, bars and areas read back from the matplotlib objects)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+import pate_cli
+from pate_cli.analysis.selection import selection_bins
+from pate_cli.inputs.tables import read_table
+from pate_cli.outputs import figure_data
+from pate_cli.outputs import figures as plots
+from tests import SAMPLES
+
+VOTES = SAMPLES / "mnist_250_votes.npy"
+
+
+def lines(figure, prefix: str) -> dict:
+    return {line.get_gid(): line for axes in figure.axes for line in axes.get_lines()
+            if (line.get_gid() or "").startswith(prefix)}
+
+
+def test_history_lines_are_the_epsilon_cumulative_column(plot_runs):
+    frames = [read_table(plot_runs[name], expected="t") for name in ("confident", "lnmax")]
+    figure = plots.history_figure([("a", frames[0]), ("b", frames[1])], delta=1e-6,
+                                  budget=1.0)
+    drawn = lines(figure, "history-")
+    for number, frame in enumerate(frames):
+        line = drawn[f"history-{number}"]
+        np.testing.assert_array_equal(line.get_ydata(), frame["epsilon_cumulative"])
+        np.testing.assert_array_equal(line.get_xdata(), frame["query"])
+        stop = np.flatnonzero(frame["epsilon_cumulative"].to_numpy() > 1.0)[0]
+        marker = lines(figure, f"stop-{number}")[f"stop-{number}"]
+        assert marker.get_xdata()[0] == frame["query"][stop]
+    assert lines(figure, "budget")["budget"].get_ydata()[0] == 1.0
+    assert "delta$ = 1e-6" in figure.axes[0].get_ylabel()
+
+
+def test_history_jsonl_and_answered_axis(plot_runs):
+    frame = read_table(plot_runs["confident_jsonl"], expected="t")
+    figure = plots.history_figure([("a", frame)], delta=1e-5, x="answered")
+    line = lines(figure, "history-0")["history-0"]
+    np.testing.assert_array_equal(line.get_xdata(), np.cumsum(frame["answered"]))
+    np.testing.assert_allclose(line.get_ydata(), plot_runs["confident_result"].epsilon_cumulative)
+
+
+def test_groups_lines_budgets_and_exhaustion(plot_runs):
+    frame = read_table(plot_runs["groups"], expected="t")
+    summary = json.loads(plot_runs["groups_json"].read_text())
+    budgets = {row["group"]: row["budget"] for row in summary["groups"]}
+    figure = plots.groups_figure(frame, budgets=budgets, delta=1e-5)
+    drawn = lines(figure, "")
+    for row in summary["groups"]:
+        name = row["group"]
+        np.testing.assert_array_equal(drawn[f"group-{name}"].get_ydata(),
+                                      frame[f"epsilon_cumulative_{name}"])
+        assert drawn[f"budget-{name}"].get_ydata()[0] == row["budget"]
+        assert drawn[f"budget-{name}"].get_color() == drawn[f"group-{name}"].get_color()
+        if row["exhausted_at"] is not None:
+            assert drawn[f"exhausted-{name}"].get_xdata()[0] == row["exhausted_at"]
+    assert drawn["stop"].get_xdata()[0] == summary["stopped_at"]
+    assert drawn["baseline-stop"].get_xdata()[0] == summary["baseline"]["stopped_at"]
+
+
+def test_selection_bars_are_the_counts(plot_runs):
+    votes = np.load(VOTES)[:500].astype(np.float64)
+    params = [(200.0, 150.0), (250.0, 75.0)]
+    data = selection_bins(votes, teachers=250, params=params, sigma=40, order=8, bins=8)
+    plurality = votes.max(axis=1)
+    inside = (plurality[:, None] >= data["left"].to_numpy()) & (
+        plurality[:, None] < data["right"].to_numpy())
+    assert np.all(inside.sum(axis=1) == 1)  # every query in exactly one bin
+    np.testing.assert_array_equal(data["all"], inside.sum(axis=0))
+    for number, (threshold, sigma_threshold) in enumerate(params):
+        pr = norm.sf((threshold - plurality) / sigma_threshold)
+        np.testing.assert_allclose(data[f"answered_{number}"], pr @ inside, rtol=1e-10)
+    figure = plots.selection_figure(data, params=params, sigma=40, order=8)
+    def heights(gid):
+        return [bar.get_height() for bar in figure.axes[0].patches if bar.get_gid() == gid]
+
+    np.testing.assert_array_equal(heights("bars-all"), data["all"])
+    np.testing.assert_allclose(heights("bars-answered_1"), data["answered_1"])
+    cost = figure.axes[1].get_lines()[0]
+    assert figure.axes[1].get_yscale() == "log"
+    rdp = pate_cli.rdp_gnmax(pate_cli.log_q_gnmax(votes, sigma=40), sigma=40, orders=[8])[:, 0]
+    expected = (rdp @ inside) / inside.sum(axis=0)
+    shown = np.isfinite(expected) & (expected > 0)
+    np.testing.assert_allclose(cost.get_ydata(), expected[shown], rtol=1e-12)
+
+
+def test_partition_areas_sum_to_the_total(plot_runs):
+    frame = read_table(plot_runs["confident"], expected="t")
+    answered, total, selection, answer = figure_data.partition_split(frame)
+    np.testing.assert_allclose(selection + answer, total, rtol=1e-12)
+    assert np.all(selection >= 0) and np.all(answer >= 0) and selection[-1] > 0
+    share = frame["rdp_selection"].sum() / (frame["rdp_selection"].sum()
+                                            + frame["rdp_answer"].sum())
+    assert selection[-1] == pytest.approx(total[-1] * share)
+    lnmax = read_table(plot_runs["lnmax"], expected="t")
+    figure = plots.partition_figure([("LNMax", lnmax), ("Confident", frame)], delta=1e-6)
+    areas = {c.get_gid(): c.get_paths()[0].vertices for c in figure.axes[0].collections}
+    n = len(frame)
+    def edges(vertices):  # fill_between(x, y1, y2): start, y1 forwards, end, y2 backwards
+        return vertices[1:n + 1], vertices[n + 2:2 * n + 2][::-1]
+
+    floor, top = edges(areas["selection-1"])
+    np.testing.assert_array_equal(floor[:, 1], 0.0)
+    np.testing.assert_allclose(top[:, 1], selection)
+    bottom, top = edges(areas["answer-1"])
+    np.testing.assert_allclose(bottom[:, 1], selection)  # answer area stacked on selection
+    np.testing.assert_allclose(top[:, 1], total)  # ... up to the total
+    np.testing.assert_array_equal(top[:, 0], answered)
+    assert "selection-0" not in areas  # LNMax has no selection step: a line only
+    np.testing.assert_array_equal(lines(figure, "total-0")["total-0"].get_ydata(),
+                                  lnmax["epsilon_cumulative"])
+
+
+def test_tradeoff_curves_sorted_with_error_bars(plot_runs):
+    sweep = plot_runs["sweep_frame"]
+    curves = plots.tradeoff_curves(sweep)
+    assert [label for label, _ in curves] == ["GNMax", "LNMax"]
+    np.testing.assert_array_equal(curves[0][1]["epsilon"], [2.0, 3.0, 5.0])
+    figure = plots.tradeoff_figure(sweep, delta=1e-5)
+    drawn = {c.get_label(): c for c in figure.axes[0].containers}
+    gnmax = drawn["GNMax"]
+    np.testing.assert_array_equal(gnmax.lines[0].get_ydata(), [0.8, 0.9, 0.95])
+    assert gnmax.has_xerr and gnmax.has_yerr
+    assert not drawn["LNMax"].has_xerr  # all-zero std: no error bars
+    assert plots.point_labels(curves[0][1]) == ["$\\sigma$=60", "$\\sigma$=40",
+                                                "$\\sigma$=20"]
+
+
+def test_tradeoff_by_teachers_labels(plot_runs):
+    sweep = plot_runs["sweep_frame"]
+    labels = [label for label, _ in plots.tradeoff_curves(sweep, by="teachers")]
+    assert labels == ["LNMax, M = 100 teachers", "GNMax, M = 250 teachers"]
+    one = sweep[sweep["mechanism"] == "gnmax"]
+    assert [label for label, _ in plots.tradeoff_curves(one, by="teachers")] == [
+        "M = 250 teachers"]
