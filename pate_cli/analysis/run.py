@@ -53,24 +53,12 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     under the same seed. Raises ``ValueError`` for bad parameters.
     """
     orders, converter = checked_setting(accounting, delta, orders, conversion)
-    if budget is not None:
-        if accounting == "expected":
-            raise ValueError("--budget runs are replays: use --accounting replay or "
-                             "data-independent")
-        if not (math.isfinite(budget) and budget > 0):
-            raise ValueError(f"budget must be positive, got {budget!r}")
-    if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
-        raise ValueError(f"chunk size must be a positive integer, got {chunk_size!r}")
+    _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
+               chunk_size=chunk_size)
     positions = analysed_positions(votes.shape[0], query_indices, queries)
     queries = positions.size
     if teachers is None:
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
-    if mechanism.uses_student:
-        if student is None:
-            raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
-        if student.shape != votes.shape:
-            raise ValueError(f"the student file has shape {student.shape}, the votes "
-                             f"{votes.shape}")
     if mechanism.sequential:
         return analyze_svt(votes, mechanism, positions=positions, teachers=teachers,
                             accounting=accounting, delta=delta, orders=orders,
@@ -81,15 +69,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     selection, answer = mechanism_steps(mechanism)
     independent = accounting == "data-independent"
     noise = NoiseSource(seed, salt=salt)
-    columns = {name: np.empty(queries) for name in
-               ("plurality", "answered", "log_q", "log_pr_answered", "epsilon_query",
-                "epsilon_cumulative", "order_cumulative")}
-    plurality_class = np.empty(queries, dtype=np.int64)
-    label = np.empty(queries, dtype=np.int64)
-    interactive = mechanism.uses_student
-    if student is not None and not interactive:
-        raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
-    outcome = np.empty(queries, dtype=np.int8) if interactive else None
+    table = _Columns(queries, with_outcome=mechanism.uses_student)
     carry = initial_carry(initial_rdp, orders)
     stopped_at = None
     for start in range(0, queries, chunk_size):
@@ -115,42 +95,26 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         released = weight > 0 if accounting != "expected" else decisions.answered
         figures = running_epsilon(costs, stop - start, carry, converter, per_query=True)
         carry = figures.carry
-        part = slice(start, stop)
-        columns["plurality"][part] = block.max(axis=1)
-        plurality_class[part] = np.argmax(block, axis=1)
-        columns["answered"][part] = weight
-        block_labels = np.where(released, decisions.labels, -1)
-        if interactive:  # reinforced student labels are output too (no teacher cost)
-            from_student = decisions.outcome == OUTCOME_STUDENT
-            block_labels = np.where(from_student, decisions.labels, block_labels)
-            outcome[part] = np.where(released | from_student, decisions.outcome,
-                                     OUTCOME_ABSTAIN)
-        label[part] = block_labels
-        columns["log_q"][part] = log_q
-        columns["log_pr_answered"][part] = log_pr
-        columns["epsilon_query"][part] = figures.epsilon_query
-        columns["epsilon_cumulative"][part] = figures.epsilon
-        columns["order_cumulative"][part] = orders[figures.order_index]
+        table.fill(slice(start, stop), block, decisions, released, weight=weight, log_q=log_q,
+                   log_pr=log_pr, figures=figures, orders=orders)
 
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
-    notes = grid_edge_notes(orders, order, epsilon)
-
-    weight = columns["answered"]
+    weight = table.columns["answered"]
     answered_total = float(np.sum(weight))
-    at_order = np.array([order])
-    rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, columns, weight, at_order,
-                                               independent)
+    rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, table.columns, weight,
+                                               np.array([order]), independent)
     di_curve = data_independent_curve(selection, answer, answered=answered_total,
                                       queries=queries, orders=orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
-    accuracy, by_outcome = label_accuracy(label, labels, positions, outcome)
+    accuracy, by_outcome = label_accuracy(table.label, labels, positions, table.outcome)
+    columns = table.columns
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
-        plurality=columns["plurality"], plurality_class=plurality_class,
-        answered=weight, label=label, log_q=columns["log_q"],
+        plurality=columns["plurality"], plurality_class=table.plurality_class,
+        answered=weight, label=table.label, log_q=columns["log_q"],
         log_pr_answered=columns["log_pr_answered"], epsilon_query=columns["epsilon_query"],
         epsilon_cumulative=columns["epsilon_cumulative"],
         order_cumulative=columns["order_cumulative"], rdp_selection=rdp_sel_q,
@@ -159,7 +123,62 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         answered_total=answered_total,
         rdp_at_order={"selection": float(np.sum(rdp_sel_q)),
                       "answer": float(np.sum(rdp_ans_q))},
-        label_accuracy=accuracy, warnings=notes, source=source,
+        label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon),
+        source=source,
         budget=None if budget is None else BudgetPart(limit=budget, stopped_at=stopped_at),
-        query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
+        query_index=positions, outcome=table.outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float))
+
+
+def _check_run(mechanism, votes, *, accounting: str, budget: float | None, student,
+               chunk_size: int) -> None:
+    """The run's own argument checks (``ValueError`` with the message the CLI prints)."""
+    if budget is not None:
+        if accounting == "expected":
+            raise ValueError("--budget runs are replays: use --accounting replay or "
+                             "data-independent")
+        if not (math.isfinite(budget) and budget > 0):
+            raise ValueError(f"budget must be positive, got {budget!r}")
+    if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
+        raise ValueError(f"chunk size must be a positive integer, got {chunk_size!r}")
+    if mechanism.uses_student:
+        if student is None:
+            raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
+        if student.shape != votes.shape:
+            raise ValueError(f"the student file has shape {student.shape}, the votes "
+                             f"{votes.shape}")
+    elif student is not None and not mechanism.sequential:
+        raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
+
+
+class _Columns:
+    """The per-query columns of one run, filled chunk by chunk in analysed order."""
+
+    NAMES = ("plurality", "answered", "log_q", "log_pr_answered", "epsilon_query",
+             "epsilon_cumulative", "order_cumulative")
+
+    def __init__(self, queries: int, *, with_outcome: bool):
+        self.columns = {name: np.empty(queries) for name in self.NAMES}
+        self.plurality_class = np.empty(queries, dtype=np.int64)
+        self.label = np.empty(queries, dtype=np.int64)
+        self.outcome = np.empty(queries, dtype=np.int8) if with_outcome else None
+
+    def fill(self, part: slice, block: np.ndarray, decisions, released: np.ndarray, *,
+             weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,
+             orders: np.ndarray) -> None:
+        columns = self.columns
+        columns["plurality"][part] = block.max(axis=1)
+        self.plurality_class[part] = np.argmax(block, axis=1)
+        columns["answered"][part] = weight
+        block_labels = np.where(released, decisions.labels, -1)
+        if self.outcome is not None:  # reinforced student labels are output too (no cost)
+            from_student = decisions.outcome == OUTCOME_STUDENT
+            block_labels = np.where(from_student, decisions.labels, block_labels)
+            self.outcome[part] = np.where(released | from_student, decisions.outcome,
+                                          OUTCOME_ABSTAIN)
+        self.label[part] = block_labels
+        columns["log_q"][part] = log_q
+        columns["log_pr_answered"][part] = log_pr
+        columns["epsilon_query"][part] = figures.epsilon_query
+        columns["epsilon_cumulative"][part] = figures.epsilon
+        columns["order_cumulative"][part] = orders[figures.order_index]
