@@ -29,6 +29,8 @@ TEXT_COLUMNS = ("file", "mechanism", "accounting", "sha256", "version", "convers
                 "orders", "labels_sha256", "student_sha256", "command")
 # Left out of the aligned text table (provenance, not for reading).
 HIDDEN_COLUMNS = ("sha256", "version", "labels_sha256", "student_sha256", "command")
+# Shown in the text table only when some row differs from the default.
+DEFAULT_SETTINGS = {"conversion": "classic", "orders": "default"}
 INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
 
 
@@ -122,8 +124,12 @@ def _missing(value) -> bool:
 
 
 def _text_table(frame: pd.DataFrame) -> str:
-    """Aligned columns for reading: empty columns and provenance left out."""
+    """Aligned columns for reading: empty columns, provenance and settings left at their
+    defaults in every row (classic conversion, the default orders) left out."""
     shown = frame.drop(columns=[c for c in HIDDEN_COLUMNS if c in frame.columns])
+    for column, default in DEFAULT_SETTINGS.items():
+        if column in shown.columns and (shown[column] == default).all():
+            shown = shown.drop(columns=[column])
     shown = shown.loc[:, [column for column in shown.columns if shown[column].notna().any()]]
     if shown.empty:
         return "(no rows)\n"
