@@ -14,18 +14,9 @@ import json
 import numpy as np
 import pytest
 
-from pate_cli.errors import InputError
 from pate_cli.inputs import load_groups, load_rounds, load_votes
 from pate_cli.inputs.tables import SWEEP, read_table
-
-
-def error_of(call, *args, **kwargs) -> str:
-    """The one-line InputError message of ``call``; fails if none is raised."""
-    with pytest.raises(InputError) as caught:
-        call(*args, **kwargs)
-    message = str(caught.value)
-    assert "\n" not in message and "\r" not in message, f"not one line: {message!r}"
-    return message
+from tests.inputs import error_of
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from pate_cli.errors import InputError
 from pate_cli.inputs import load_predictions, load_votes
+from tests.inputs import error_of
 
 # 20 queries x 3 classes, every row sums to 10 teachers.
 VOTES = [
@@ -31,15 +31,6 @@ def csv_text(rows, header=None, sep=","):
     lines = [sep.join(header)] if header else []
     lines += [sep.join(str(v) for v in row) for row in rows]
     return "\n".join(lines) + "\n"
-
-
-def error_of(call, *args, **kwargs) -> str:
-    """The InputError message of ``call``; fails the test if none is raised."""
-    with pytest.raises(InputError) as caught:
-        call(*args, **kwargs)
-    message = str(caught.value)
-    assert "\n" not in message and "\r" not in message, f"not one line: {message!r}"
-    return message
 
 
 def write(tmp_path, name, text):

@@ -19,6 +19,7 @@ import pate_cli.sweep.points as sweep_module
 from pate_cli.orders import default_orders, parse_grid
 from pate_cli.sweep.columns import KEY_COLUMNS, SWEEP_COLUMNS
 from pate_cli.sweep.table import read_sweep_rows
+from tests.synthetic import synthetic_votes as shared_synthetic_votes
 
 NEW_COLUMNS = ["conversion", "orders", "labels_sha256", "student_sha256"]
 # 4 points: gnmax and confident, each at sigma 4 and 8.
@@ -32,15 +33,9 @@ def cli(cli):
     return cli.sweep
 
 
-def synthetic_votes(queries=300, classes=5, teachers=50, seed=3):
-    """Votes with a spread of agreement, and true labels (the intended class)."""
-    rng = np.random.default_rng(seed)
-    truth = rng.integers(classes, size=queries)
-    agreement = rng.uniform(0.2, 0.95, size=queries)
-    probabilities = np.full((queries, classes), 0.0) + ((1 - agreement) / classes)[:, None]
-    probabilities[np.arange(queries), truth] += agreement
-    votes = np.stack([rng.multinomial(teachers, p) for p in probabilities])
-    return votes.astype(np.int64), truth
+def synthetic_votes(queries=300, **options):
+    """The shared synthetic votes (``tests.synthetic``), 300 queries by default here."""
+    return shared_synthetic_votes(queries=queries, **options)
 
 
 def student_probabilities(queries, classes, seed):
