@@ -8,7 +8,7 @@
 ``paper_votes``
     The papers' released teacher votes: ``../shared/paper_votes`` beside the repository
     (read-only, not in git). ``PATE_SHARED=/path/to/shared`` points elsewhere, e.g. from a
-    git worktree: ``PATE_SHARED=/work/shared make test``. When the folder is missing the
+    git worktree: ``PATE_SHARED=/path/to/shared make test``. When the folder is missing the
     test is skipped with the reason, except under ``CI=true``, where it fails.
 ``dask_timeout``
     Seconds a test waits for a Dask scheduler: ``PATE_TEST_DASK_TIMEOUT``, default 2. It

@@ -147,7 +147,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     common = dict(teachers=vote_set.teachers, accounting=accounting, delta=delta, orders=grid,
                   conversion=conversion, seed=seed, labels=vote_set.labels,
                   chunk_size=chunk_size, source=vote_set)
-    name = mechanism if isinstance(mechanism, str) else mechanism.name
+    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
     student_rows = None
     if rounds is not None:
         if budget is not None or query_indices is not None or queries is not None:
