@@ -33,8 +33,8 @@ class VoteSet:
 
     votes: np.ndarray
     teachers: float
-    path: str
-    sha256: str
+    path: str | None  # None for an array given to the API
+    sha256: str | None
     labels: np.ndarray | None = None
     predictions: np.ndarray | None = None  # (queries, teachers) class ids, -1 = no vote
 
