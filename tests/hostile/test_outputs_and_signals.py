@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pate_cli.analysis.api as api_module
+import pate_cli.cli.sweep as sweep_module
+import pate_cli.outputs.figures as figures_module
+from pate_cli.cli.errors import Terminated
 from pate_cli.outputs.files import write_atomically, write_outputs
 from tests import ROOT
 from tests.synthetic import synthetic_votes
@@ -266,6 +271,156 @@ def test_a_symbolic_link_is_followed_and_kept(cli, votes, tmp_path):
     assert result.code == 0, result.err
     assert link.is_symlink() and target.read_text().startswith("{")
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+# --- 4. no temporary left behind on an interrupted write ----------------------------------
+
+def test_an_interrupted_write_removes_its_temporaries(cli, votes, tmp_path, monkeypatch):
+    out, table = old_files(tmp_path, "out.json", "q.csv")
+    failing_writes(monkeypatch, KeyboardInterrupt(), after=1)  # half of the second output
+    result = cli.analyze(votes, "-f", "json", "-o", out, "--per-query", table)
+    assert result.code == 130
+    assert out.read_bytes() == b"old" and table.read_bytes() == b"old"
+    assert temporaries(tmp_path) == []
+
+
+SLOWED = """
+import os, signal, sys, time
+import importlib
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as from an interactive shell
+module, name, flag, command = sys.argv[1:5]
+target = importlib.import_module(module)
+real = getattr(target, name)
+
+def slow(*args, **kwargs):
+    open(flag, "w").close()
+    time.sleep(60)
+    return real(*args, **kwargs)
+
+setattr(target, name, slow)
+importlib.import_module("pate_cli.cli." + command).main(sys.argv[5:])
+"""
+
+
+def signalled(tmp_path, command: str, slowed: str, number: int,
+              *args) -> subprocess.CompletedProcess:
+    """Run ``command`` in a process where ``slowed`` ("module:function") waits; send
+    signal ``number`` once it waits; the finished process."""
+    module, name = slowed.split(":")
+    flag = tmp_path / "waiting.flag"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    process = subprocess.Popen(
+        [sys.executable, "-c", SLOWED, module, name, str(flag), command, *map(str, args)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists():
+            if process.poll() is not None or time.monotonic() > deadline:
+                out, err = process.communicate(timeout=5)
+                pytest.fail(f"the command never reached {slowed}: {err.decode()}")
+            time.sleep(0.05)
+        process.send_signal(number)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return subprocess.CompletedProcess(process.args, process.returncode, out.decode(),
+                                       err.decode())
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_the_write_leaves_no_temporary(votes, tmp_path, number):
+    out, table = old_files(tmp_path, "out.json", "q.csv")
+    done = signalled(tmp_path, "analyze", "os:chmod", number,  # chmod: after the bytes
+                     votes, "-f", "json", "-o", out, "--per-query", table)
+    assert done.returncode == 130, done.stderr
+    assert temporaries(tmp_path) == []
+    assert out.read_bytes() == b"old" and table.read_bytes() == b"old"
+
+
+# --- 5. SIGINT and SIGTERM exit 130 with one line -----------------------------------------
+
+@pytest.mark.parametrize(("number", "line"), [(signal.SIGINT, "Interrupted."),
+                                              (signal.SIGTERM, "Terminated.")])
+def test_a_signal_to_pate_analyze_exits_130(votes, tmp_path, number, line):
+    done = signalled(tmp_path, "analyze", "pate_cli.analysis.api:analyze", number, votes)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr
+    assert [text for text in done.stderr.splitlines() if text] == [line]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(("number", "line"), [(signal.SIGINT, "Interrupted."),
+                                              (signal.SIGTERM, "Terminated.")])
+def test_a_signal_to_pate_plot_exits_130(cli, votes, tmp_path, number, line):
+    table = tmp_path / "q.csv"
+    assert cli.analyze(votes, "--per-query", table).code == 0
+    done = signalled(tmp_path, "plot", "pate_cli.outputs.figures:figure_bytes", number,
+                     "history", table, "-o", tmp_path / "h.png")
+    assert done.returncode == 130, done.stderr
+    assert [text for text in done.stderr.splitlines() if text] == [line]
+    assert not (tmp_path / "h.png").exists() and temporaries(tmp_path) == []
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_pate_sweep_keeps_the_rows_and_exits_130(votes, tmp_path, number):
+    out = tmp_path / "rows.csv"
+    done = signalled(tmp_path, "sweep", "pate_cli.cli.sweep:run_points", number, votes,
+                     "-m", "gnmax", "--sigma", "10,20", "-w", "1", "--no-progress", "-o", out)
+    assert done.returncode == 130, done.stderr
+    assert "interrupted: kept 0 of 2 rows" in done.stderr
+    assert out.read_text().startswith("file,mechanism,") and temporaries(tmp_path) == []
+
+
+def test_ctrl_c_in_pate_analyze_exits_130(cli, votes, monkeypatch):
+    def analyze(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api_module, "analyze", analyze)
+    result = cli.analyze(votes)
+    assert result.code == 130
+    assert result.err.strip() == "Interrupted."
+
+
+def test_sigterm_in_pate_analyze_exits_130(cli, votes, monkeypatch):
+    def analyze(*args, **kwargs):
+        raise Terminated
+
+    monkeypatch.setattr(api_module, "analyze", analyze)
+    result = cli.analyze(votes)
+    assert result.code == 130
+    assert result.err.strip() == "Terminated."
+
+
+def test_ctrl_c_in_pate_plot_exits_130(cli, votes, tmp_path, monkeypatch):
+    table = tmp_path / "q.csv"
+    assert cli.analyze(votes, "--per-query", table).code == 0
+
+    def figure_bytes(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(figures_module, "figure_bytes", figure_bytes)
+    result = cli.plot("history", table, "-o", tmp_path / "h.png")
+    assert result.code == 130
+    assert result.err.strip() == "Interrupted."
+    assert not (tmp_path / "h.png").exists()
+
+
+def test_ctrl_c_before_pate_sweep_runs_its_grid_exits_130(cli, votes, monkeypatch):
+    def open_sources(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_module, "open_sources", open_sources)
+    result = cli.sweep(votes, "-m", "gnmax", "--sigma", "10,20", "-w", "1")
+    assert result.code == 130
+    assert result.err.strip() == "Interrupted."
+
+
+def test_the_sigterm_handler_is_restored_after_a_command(cli, votes):
+    before = signal.getsignal(signal.SIGTERM)
+    assert cli.analyze(votes).code == 0
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 # --- 6. unwritable outputs: one line, exit 2, nothing half-written ------------------------
