@@ -12,6 +12,7 @@ import json
 import math
 import os
 import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 
@@ -72,10 +73,11 @@ def write_outputs(files: dict) -> None:
     no regular destination is touched. An existing regular file keeps its permissions
     (a new one gets the umask's, as ``open`` would give); a symbolic link is followed
     (its target is replaced, the link kept). A destination that exists and is not a
-    regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is written directly, never
-    replaced or removed. Problems are ``ValueError``s naming the file (``cannot write:
-    ...``): a missing directory, a directory as destination, two paths naming the same
-    file, and any ``OSError`` (read-only directory, full disk, file too large).
+    regular file (``/dev/null``, a FIFO), and ``/dev/stdout`` whatever it is redirected
+    to, is written directly, never replaced or removed. Problems are ``ValueError``s
+    naming the file (``cannot write: ...``): a missing directory, a directory as
+    destination, two paths naming the same file, and any ``OSError`` (read-only
+    directory, full disk, file too large).
     """
     destinations = check_destinations((path, path) for path in files)
     contents = list(files.values())
@@ -89,7 +91,7 @@ def write_outputs(files: dict) -> None:
         for destination, data in zip(destinations, contents, strict=True):
             current = destination.path
             if destination.special:
-                _write_in_place(destination.target, data)
+                _write_in_place(destination, data)
         temporaries = iter(list(staged))
         for destination in destinations:
             current = destination.path
@@ -118,12 +120,15 @@ class Destination:
     """Where one output goes: ``path`` as given, ``target`` the file written (for a
     regular or new file, ``path`` with symbolic links resolved), ``mode`` the permissions
     of the replacement (``None`` for a special file, written in place), ``identity`` what
-    tells two paths to the same file apart (``None`` for a special file)."""
+    tells two paths to the same file apart (``None`` for a special file), ``descriptor``
+    the open file descriptor that ``path`` names (``/dev/stdout``: 1), written to as it is
+    (a shell's ``>> log`` keeps appending), whatever file it is."""
 
     path: str
     target: str
     mode: int | None
     identity: object
+    descriptor: int | None = None
 
     @property
     def special(self) -> bool:
@@ -153,6 +158,9 @@ def check_destinations(outputs) -> list[Destination]:
 
 
 def _destination(path: str) -> Destination:
+    descriptor = _descriptor_named(path)
+    if descriptor is not None:
+        return Destination(path, path, None, None, descriptor)
     try:
         status = os.stat(path)  # follows links, also /dev/stdout's
     except FileNotFoundError:
@@ -188,9 +196,26 @@ def _stage(destination: Destination, data: bytes) -> str:
     return temporary
 
 
-def _write_in_place(target: str, data: bytes) -> None:
-    """Write to an existing special file (device, FIFO): opened, never created or removed."""
-    handle = os.open(target, os.O_WRONLY)
+def _descriptor_named(path: str) -> int | None:
+    """N for ``/dev/stdout`` (1), ``/dev/stderr`` (2), ``/dev/fd/N``, ``/proc/self/fd/N``."""
+    absolute = os.path.abspath(path)
+    named = {"/dev/stdout": "1", "/dev/stderr": "2"}.get(absolute)
+    for prefix in ("/dev/fd/", "/proc/self/fd/"):
+        if absolute.startswith(prefix):
+            named = absolute[len(prefix):]
+    return int(named) if named is not None and named.isdigit() else None
+
+
+def _write_in_place(destination: Destination, data: bytes) -> None:
+    """Write to an existing special file (device, FIFO) or an open descriptor: opened or
+    duplicated, never created, truncated, replaced or removed."""
+    if destination.descriptor is None:
+        handle = os.open(destination.target, os.O_WRONLY)
+    else:
+        for stream in (sys.stdout, sys.stderr):  # what was printed comes first
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                stream.flush()
+        handle = os.dup(destination.descriptor)
     try:
         _write_all(handle, data)
     finally:

@@ -232,6 +232,21 @@ def test_pate_plot_writes_a_device_in_place(cli, votes, tmp_path):
     assert stat.S_ISCHR(os.stat(null).st_mode)
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="no /dev/stdout")
+def test_dev_stdout_redirected_to_a_file_is_written_to_not_replaced(votes, tmp_path):
+    log = tmp_path / "log.txt"
+    log.write_text("old\n")
+    inode = log.stat().st_ino
+    with open(log, "a") as stdout:  # pate-analyze ... -o /dev/stdout >> log.txt
+        done = subprocess.run(
+            [sys.executable, "-c", "from pate_cli.cli.analyze import main; main()", votes,
+             "-f", "json", "-o", "/dev/stdout"], stdout=stdout, stderr=subprocess.PIPE,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().startswith('old\n{\n  "tool"') and log.stat().st_ino == inode
+    assert temporaries(tmp_path) == []
+
+
 def test_a_directory_as_destination_is_one_line_exit_2(cli, votes, tmp_path):
     (tmp_path / "out.json").mkdir()
     result = cli.analyze(votes, "-o", tmp_path / "out.json")
