@@ -9,7 +9,7 @@ from ..analysis import api
 from ..analysis.individualized import VARIANTS
 from ..analysis.serialize import smooth_sensitivity_history
 from ..mechanisms import MECHANISMS
-from ..outputs.files import per_query_bytes, write_outputs
+from ..outputs.files import check_destinations, per_query_bytes, write_outputs
 from ..outputs.summary import FORMATS, render
 from .errors import OverBudget, reported_warnings, run_command
 from .options import (
@@ -132,6 +132,9 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     """
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
+    check_destinations((f"{option} {path}", path) for option, path in (
+        ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history))
+        if path is not None)  # before any work: two outputs to one file, no directory...
     if show_parameters:
         _show_parameters(votes, predictions, classes, labels, teachers, individualized,
                          groups, teacher_groups, precision, weight_rule, power, fmt)

@@ -1,14 +1,23 @@
-"""Exit statuses at the command boundary (CLI.md): 0 ok, 2 bad input, 3 over budget, 1 bug.
+"""Exit statuses at the command boundary (CLI.md): 0 ok, 2 bad input, 3 over budget, 1 bug,
+130 interrupted.
 
 User mistakes (``InputError``, ``ValueError`` from parameter checks, click usage errors)
 become one line on stderr and exit status 2; anything unexpected becomes one line and
-exit status 1, with the traceback only under ``--debug``.
+exit status 1, with the traceback only under ``--debug``. Ctrl-C (SIGINT) and SIGTERM
+become one line (``Interrupted.``, ``Terminated.``) and exit status 130: while a command
+runs, SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``) wherever the program is, so
+the cleanup that Ctrl-C gets (temporary files removed, pate-sweep's finished rows kept)
+runs for it too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Iterator
@@ -21,10 +30,20 @@ EXIT_OK = 0
 EXIT_UNEXPECTED = 1
 EXIT_BAD_INPUT = 2
 EXIT_OVER_BUDGET = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, also for SIGTERM (pate-sweep keeps rows either way)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: raised like Ctrl-C's ``KeyboardInterrupt`` so cleanup runs."""
 
 
 def run_command(command: click.Command, args=None, prog_name: str | None = None) -> int:
     """Run a click command, translating every failure into a one-line message."""
+    with _sigterm_raises():
+        return _run(command, args, prog_name)
+
+
+def _run(command: click.Command, args, prog_name: str | None) -> int:
     args = sys.argv[1:] if args is None else list(args)
     debug = "--debug" in args
     try:
@@ -33,9 +52,16 @@ def run_command(command: click.Command, args=None, prog_name: str | None = None)
             return code
     except click.exceptions.Exit as done:
         return done.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as aborted:
+        # click turns KeyboardInterrupt (after a blank line closing the terminal's ^C) into
+        # Abort; an Abort of its own (a prompt at end of input) stays status 1
+        cause = aborted.__cause__ or aborted.__context__
+        if isinstance(cause, KeyboardInterrupt):
+            return _interrupted(cause)
         click.echo("Aborted.", err=True)
         return EXIT_UNEXPECTED
+    except KeyboardInterrupt as interrupt:
+        return _interrupted(interrupt)
     except (click.UsageError, OptionError) as error:
         hint = f" (see {prog_name} --help)" if prog_name else ""
         message = (error.format_message() if isinstance(error, click.UsageError)
@@ -63,6 +89,38 @@ def run_command(command: click.Command, args=None, prog_name: str | None = None)
                    err=True)
         return EXIT_UNEXPECTED
     return EXIT_OK
+
+
+def _interrupted(interrupt: KeyboardInterrupt) -> int:
+    click.echo("Terminated." if isinstance(interrupt, Terminated) else "Interrupted.",
+               err=True)
+    return EXIT_INTERRUPTED
+
+
+def _raise_terminated(installer: int, signum, frame) -> None:
+    if os.getpid() != installer:
+        # a forked worker inherited the handler: die of SIGTERM as it would have
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While inside, SIGTERM raises ``Terminated``; the previous handler is restored after.
+
+    Only the main thread can set handlers: elsewhere (a command run from a thread) this
+    does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, functools.partial(_raise_terminated, os.getpid()))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 @contextlib.contextmanager

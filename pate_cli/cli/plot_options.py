@@ -14,7 +14,7 @@ from ..errors import InputError
 from ..inputs.tables import PER_QUERY, numeric_column, read_summary, read_table, require_table
 from ..outputs import captions
 from ..outputs import figures as plots
-from ..outputs.files import write_outputs
+from ..outputs.files import check_destinations, write_outputs
 from .options import Probability, debug_option
 
 
@@ -57,9 +57,10 @@ def figure_format(output: str) -> str:
     if extension not in plots.FORMATS:
         raise click.UsageError(f"-o {output}: the extension picks the format: use .png, "
                                ".pdf or .svg")
-    directory = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(directory):
-        raise InputError(f"{output}: cannot write: the directory {directory} does not exist")
+    try:
+        check_destinations([(output, output)])  # before any work: the directory exists...
+    except ValueError as error:
+        raise InputError(str(error)) from None
     return extension
 
 
