@@ -144,9 +144,10 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     grid = (np.array([float(order)]) if order is not None
             else default_orders() if orders is None else validate_orders(orders))
     initial_rdp, added = _added_rdp(add_rdp, grid)
-    common: dict[str, Any] = dict(teachers=vote_set.teachers, accounting=accounting, delta=delta, orders=grid,
-                  conversion=conversion, seed=seed, labels=vote_set.labels,
-                  chunk_size=chunk_size, source=vote_set)
+    common: dict[str, Any] = dict(
+        teachers=vote_set.teachers, accounting=accounting, delta=delta, orders=grid,
+        conversion=conversion, seed=seed, labels=vote_set.labels, chunk_size=chunk_size,
+        source=vote_set)
     name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
     student_rows = None
     if rounds is not None:
