@@ -1,12 +1,16 @@
-"""``pate-sweep``: the analysis over a grid of parameters, on all cores or a Dask cluster."""
+"""``pate-sweep``: the analysis over a grid of parameters, on all cores or a Dask cluster.
+
+Over 400 lines: a third of it is the click declaration of some thirty options and their
+help; the rest is the run (rows streamed to ``OUT.partial``, stops by Ctrl-C or SIGTERM,
+an output that cannot be written) and its messages.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
-import signal
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import click
 
@@ -14,21 +18,33 @@ from ..mechanisms import MECHANISMS
 from ..orders import parse_grid
 from ..outputs.files import write_atomically
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
+from ..sweep.executors import (
+    Terminated,
+    dask_executor,
+    local_pool,
+    scheduler_address,
+    sigterm_stops_the_run,
+    stop,
+)
+from ..sweep.journal import RowJournal, journal_path, read_journal
 from ..sweep.points import (
     WARNINGS_KEY,
     SweepSettings,
+    grid_size,
     one_per_file,
     open_sources,
     plan_points,
     run_points,
 )
-from ..sweep.resume import ResumePlan, match_rows
+from ..sweep.resume import ResumePlan, match_rows, merge_rows
 from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
 from ..sweep.table import TABLE_FORMATS, check_destination, read_sweep_rows, table_bytes
-from .errors import EXIT_OVER_BUDGET, run_command
+from .errors import EXIT_BAD_INPUT, EXIT_OVER_BUDGET, run_command
 from .options import CONTEXT_SETTINGS, POSITIVE, accounting_options, debug_option
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2
+EXIT_TERMINATED = 143  # SIGTERM: 128 + 15
+MAX_POINTS = 100_000
 
 EPILOG = """\b
 Examples:
@@ -51,7 +67,13 @@ identical for every --workers value and for --scheduler. A parameter a mechanism
 use is left empty in its rows; one not given takes pate-analyze's default (fractions of M).
 
 \b
-Exit status: 0 ok, 2 bad input or options, 3 no row within --best, 130 interrupted (the
+With --out, each row is also appended to OUT.partial (JSON lines) as it finishes, so a
+run that is killed or cannot write OUT loses nothing: --resume reads OUT.partial too.
+OUT is written atomically in grid order at the end and OUT.partial then removed.
+
+\b
+Exit status: 0 ok, 2 bad input or options (or --out cannot be written: the rows then go
+to stdout), 3 no row within --best, 130 interrupted by Ctrl-C and 143 by SIGTERM (the
 finished rows are kept in --out), 1 unexpected.
 """
 
@@ -69,6 +91,18 @@ class Grid(click.ParamType):
             return value
         try:
             return parse_grid(value, integer=self.integer)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+class SchedulerAddress(click.ParamType):
+    """A Dask scheduler address, checked for its form before any connection."""
+
+    name = "address"
+
+    def convert(self, value, param, ctx):
+        try:
+            return scheduler_address(value)
         except ValueError as error:
             self.fail(str(error), param, ctx)
 
@@ -105,18 +139,20 @@ def _grid_option(name: str, *flags, help: str, integer: bool = False):  # noqa: 
 @click.option("--budget", type=POSITIVE, help="Budget run at this epsilon (replays).")
 @click.option("-w", "--workers", type=click.IntRange(min=1),
               help="Local worker processes [default: all cores]; 1 runs in this process.")
-@click.option("--scheduler", metavar="ADDRESS",
+@click.option("--scheduler", metavar="ADDRESS", type=SchedulerAddress(),
               help="Run on a Dask distributed cluster (e.g. tcp://host:8786; needs "
                    "pip install 'pate_cli[dask]' and the vote files at the same paths on "
                    "the workers).")
 @click.option("-o", "--out", type=click.Path(dir_okay=False),
               help="Write the rows to .csv, .json/.jsonl (JSON lines) or .parquet "
-                   "(atomically) instead of stdout.")
+                   "(atomically) instead of stdout; rows are kept in OUT.partial as they "
+                   "finish until OUT is written.")
 @click.option("-f", "--format", "fmt", type=click.Choice(list(TABLE_FORMATS)), default="csv",
               show_default=True, help="Format of the rows on stdout.")
 @click.option("--resume", is_flag=True,
-              help="Keep the rows already in --out that match a point on everything that "
-                   "made their numbers (parameters, options, input files' sha256, version) "
+              help="Keep the rows already in --out (and OUT.partial) that match a point "
+                   "on everything that made their numbers (parameters, options, input "
+                   "files' sha256, version) "
                    "and compute the rest; rows of --out at the same point with other "
                    "options or inputs are replaced, rows of other points kept.")
 @click.option("--best", type=POSITIVE, metavar="EPS",
@@ -124,6 +160,9 @@ def _grid_option(name: str, *flags, help: str, integer: bool = False):  # noqa: 
                    "best label accuracy) within epsilon EPS, and its pate-analyze command.")
 @click.option("--pareto", is_flag=True,
               help="Keep only rows on the epsilon / accuracy (or answered) frontier.")
+@click.option("--max-points", type=click.IntRange(min=1), default=MAX_POINTS,
+              show_default=True, help="Refuse a larger grid (points of every file and "
+                                      "mechanism) before any work.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress bar on stderr [default: when stderr is a terminal].")
 @click.option("-q", "--quiet", is_flag=True, help="No grid-size and summary lines on stderr.")
@@ -131,7 +170,7 @@ def _grid_option(name: str, *flags, help: str, integer: bool = False):  # noqa: 
 def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
             svt_cutoff, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
-            best, pareto, progress, quiet, debug):
+            best, pareto, max_points, progress, quiet, debug):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker
@@ -142,6 +181,10 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
              dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
                   laplace_scale=laplace_scale, svt_scale=svt_scale, svt_cutoff=svt_cutoff,
                   queries=queries).items() if values is not None}
+    size = grid_size(mechanisms, grids, files=len(votes))
+    if size > max_points:
+        raise click.UsageError(f"the grid has {size:,} points, more than --max-points "
+                               f"{max_points:,} (narrow the grid or raise --max-points)")
     _check_grids_used(grids, mechanisms, quiet)
     if resume and not out:
         raise click.UsageError("--resume needs --out (the file to resume)")
@@ -160,7 +203,11 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
         raise click.UsageError("-m interactive needs --student")
     sources, shapes = open_sources(votes, labels, student)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
-    kept = read_sweep_rows(out) if resume and os.path.exists(out) else []
+    sidecar = journal_path(out) if out else None
+    kept = []
+    if resume:
+        kept = merge_rows(read_sweep_rows(out) if os.path.exists(out) else [],
+                          read_journal(sidecar))
     plan = match_rows(points, kept)
     tasks = [point for point in points if point.index not in plan.reused]
 
@@ -171,24 +218,31 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
                    f"{'s' if repeats > 1 else ''} ({files}, "
                    f"{', '.join(mechanisms)}), {workers_text}", err=True)
         if resume:
-            click.echo(_resume_line(out, plan, len(points), exists=os.path.exists(out)),
-                       err=True)
-    finished, failure = _run(tasks, executor, limit, progress)
+            click.echo(_resume_line(out, plan, len(points), exists=os.path.exists(out),
+                                    sidecar=sidecar), err=True)
+    journal = None
+    if out:
+        if not resume and os.path.isfile(sidecar):
+            click.echo(f"pate-sweep: note: starting {sidecar} afresh (the rows of an "
+                       "unfinished run it held are reused only with --resume)", err=True)
+        journal = RowJournal(sidecar, append=resume)
+    with sigterm_stops_the_run() as sigterm:
+        finished, failure = _run(tasks, executor, limit, progress, journal, sigterm)
     _report_warnings(finished.values(), len(tasks))
     rows = _in_grid_order(points, finished, plan)
     if pareto:
         rows = pareto_rows(rows)
     if out:
-        write_atomically(out, table_bytes(rows, path=out))
+        _write_out(out, rows, journal, fmt=fmt, failure=failure)
     if failure is not None:
         total = len(points)
         where = f" in {out}" if out else " on stdout"
         if not out:
             sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
-        if failure == "interrupted":
-            click.echo(f"pate-sweep: interrupted: kept {len(rows)} of {total} rows{where}"
+        if failure in _STOPPED_BY:
+            click.echo(f"pate-sweep: {failure}: kept {len(rows)} of {total} rows{where}"
                        + (" (rerun with --resume to finish)" if out else ""), err=True)
-            raise click.exceptions.Exit(EXIT_INTERRUPTED)
+            raise click.exceptions.Exit(_STOPPED_BY[failure])
         click.echo(f"pate-sweep: stopped: kept {len(rows)} of {total} rows{where}", err=True)
         raise failure
     if best is not None:
@@ -204,27 +258,78 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
     sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
 
 
-def _run(tasks, executor, limit, progress) -> tuple[dict, object]:
-    """Run the tasks; ``({point index: row}, None | "interrupted" | the exception)``.
+# How a run was stopped by a signal -> exit status.
+_STOPPED_BY = {"interrupted": EXIT_INTERRUPTED, "terminated": EXIT_TERMINATED}
 
-    Ctrl-C and failing tasks stop the run but keep the rows finished so far.
+
+def _run(tasks, executor, limit, progress, journal, sigterm) -> tuple[dict, object]:
+    """Run the tasks; ``({point index: row}, None | "interrupted" | "terminated" | the
+    exception)``. Each row goes to ``journal`` (when there is one) as it arrives.
+
+    Ctrl-C, SIGTERM and failing tasks stop the run but keep the rows finished so far; the
+    tasks still running are ended (their rows would be dropped).
     """
     finished: dict[int, dict] = {}
     terminal = sys.stderr.isatty()
     show = terminal if progress is None else progress
+    failure = None
     try:
         with _progress(len(tasks), show=show, terminal=terminal) as bar:
+            sigterm.arm()
             for position, row in run_points(tasks, executor=executor, in_flight=limit):
                 finished[tasks[position].index] = row
+                if journal is not None:
+                    journal.append(row)
                 bar.update(1)
+            sigterm.disarm()
+    except Terminated:
+        failure = "terminated"
     except KeyboardInterrupt:
-        return finished, "interrupted"
+        failure = "interrupted"
     except Exception as error:  # noqa: BLE001 - kept rows are written, then re-raised
-        return finished, error
+        failure = error
     finally:
+        sigterm.disarm()
         if executor is not None:
-            _shutdown(executor)
-    return finished, None
+            stop(executor, terminate=failure is not None)
+    return finished, failure
+
+
+def _write_out(out: str, rows: list[dict], journal, *, fmt: str, failure) -> None:
+    """Write ``--out`` atomically and remove the sidecar; when ``out`` cannot be written,
+    print the rows on stdout, say where they are in one line and exit 2."""
+    data = table_bytes(rows, path=out)
+    try:
+        write_atomically(out, data)
+    except (OSError, ValueError) as error:
+        if journal is not None:
+            journal.close()
+        sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
+        sys.stdout.flush()
+        where = "stdout"
+        if journal is not None and journal.intact and journal.rows:
+            where += (f" (and the {_rows(journal.rows)} computed in this run to "
+                      f"{journal.path}, which --resume reads)")
+        if isinstance(failure, Exception):
+            click.echo(f"pate-sweep: the run stopped: {type(failure).__name__}: "
+                       f"{' '.join(str(failure).split())}", err=True)
+        click.echo(f"Error: cannot write {out}: {_write_error(error, out)}; "
+                   f"the {_rows(len(rows))} went to {where}", err=True)
+        raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
+    if journal is not None:
+        journal.remove()
+
+
+def _write_error(error: BaseException, path: str) -> str:
+    """Why a write failed, in a few words (``No space left on device``)."""
+    if isinstance(error, OSError):
+        if error.strerror:
+            return error.strerror
+        code = error.errno if error.errno is not None else (error.args or (None,))[0]
+        if code in errno.errorcode:  # OSError(errno.ENOSPC) has no strerror
+            return os.strerror(code)
+    text = " ".join(str(error).split())
+    return text.removeprefix(f"{path}: ") or type(error).__name__
 
 
 def _report_warnings(rows, computed: int) -> None:
@@ -280,12 +385,15 @@ def _check_grids_used(grids: dict, mechanisms: list[str], quiet: bool) -> None:
                        err=True)
 
 
-def _resume_line(out: str, plan: ResumePlan, total: int, *, exists: bool) -> str:
+def _resume_line(out: str, plan: ResumePlan, total: int, *, exists: bool,
+                 sidecar: str) -> str:
     """How many rows --resume reuses and how many it computes, and why others are not."""
     reused = len(plan.reused)
-    if not exists:
+    partial = os.path.exists(sidecar)
+    if not exists and not partial:
         return f"pate-sweep: {out} does not exist yet; computing {_rows(total)}"
-    line = (f"pate-sweep: reused {reused} of {_rows(total)} from {out}; "
+    source = " and ".join(([out] if exists else []) + ([sidecar] if partial else []))
+    line = (f"pate-sweep: reused {reused} of {_rows(total)} from {source}; "
             f"computing {total - reused}")
     if plan.replaced:
         line += (f" (replacing {plan.replaced} row{'s' if plan.replaced > 1 else ''} made "
@@ -316,21 +424,14 @@ def _executor(workers, scheduler, tasks: int):
         except ImportError:
             raise click.UsageError("--scheduler needs Dask: pip install 'pate_cli[dask]'") \
                 from None
-        try:
-            client = Client(scheduler, timeout="10s", set_as_default=False)
-        except OSError as error:
-            raise click.UsageError(f"cannot reach the Dask scheduler {scheduler}: "
-                                   f"{' '.join(str(error).split())}") from None
-        threads = max(1, sum(client.nthreads().values()))
-        executor = client.get_executor()
-        executor.pate_client = client
+        executor, threads = dask_executor(scheduler, connect=Client, timeout="10s")
         return executor, f"Dask scheduler {scheduler} ({threads} threads)", 4 * threads
     if workers is None:
         workers = _cores()
     workers = max(1, min(workers, tasks))
     if workers == 1:
         return None, "1 worker (in process)", None
-    executor = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
+    executor = local_pool(workers)
     return executor, f"{workers} worker processes", 4 * workers
 
 
@@ -339,20 +440,6 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on every platform
         return os.cpu_count() or 1
-
-
-def _ignore_interrupts() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them and keeps finished rows."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _shutdown(executor) -> None:
-    client = getattr(executor, "pate_client", None)
-    if client is not None:
-        executor.shutdown(wait=False)
-        client.close()
-        return
-    executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,

@@ -337,3 +337,14 @@ def source_for(file: str, *, sha256: str, labels: str | None, student: str | Non
     return VoteSource(file=file, path=absolute(file), sha256=sha256, labels=absolute(labels),
                       student=absolute(student), labels_sha256=digest(labels),
                       student_sha256=digest(student))
+
+
+def grid_size(mechanisms: Iterable[str], grids: dict, *, files: int) -> int:
+    """How many points ``plan_points`` makes of ``grids`` (known before reading a file)."""
+    per_file = 0
+    for name in mechanisms:
+        size = len(grids.get("queries", (None,)))
+        for parameter in MECHANISM_PARAMETERS[name]:
+            size *= len(grids.get(parameter, (None,)))
+        per_file += size
+    return per_file * files

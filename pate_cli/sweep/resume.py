@@ -1,4 +1,5 @@
-"""``pate-sweep --resume``: which rows of an existing table are reused, replaced or kept.
+"""``pate-sweep --resume``: which rows of an existing table (and of its sidecar of
+finished rows, ``journal.py``) are reused, replaced or kept.
 
 A row is reused only when it matches a planned point on every column that made its
 numbers (``columns.KEY_COLUMNS``: options, input files' sha256, tool version).
@@ -49,3 +50,22 @@ def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
         else:
             others.append(row)
     return ResumePlan(reused=reused, replaced=replaced, others=others)
+
+
+def merge_rows(table: list[dict], journal: list[dict]) -> list[dict]:
+    """The rows of a table with those of its sidecar (``journal``) over them.
+
+    The sidecar holds the rows of the last run, newer than the table's: a sidecar row
+    takes the place of the table's row at the same place (``place_key``), a row at a new
+    place comes after the table's rows; among sidecar rows at one place the last wins.
+    """
+    rows = list(table)
+    where = {place_key(row): position for position, row in enumerate(rows)}
+    for row in journal:
+        place = place_key(row)
+        if place in where:
+            rows[where[place]] = row
+        else:
+            where[place] = len(rows)
+            rows.append(row)
+    return rows

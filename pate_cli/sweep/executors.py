@@ -1,0 +1,187 @@
+"""Where a sweep's tasks run: local worker processes that die with their parent, or a
+Dask distributed cluster; and stopping either.
+
+Local workers (``local_pool``) leave Ctrl-C and SIGTERM to the parent and exit when the
+parent dies however it dies (``kill -9`` included), so none is left running under PID 1:
+on Linux the kernel kills them (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), and everywhere a
+daemon thread in each worker exits it within ``WATCH_SECONDS`` of its parent process
+changing. ``stop(executor, terminate=True)`` ends the tasks still running, whose rows a
+stopped run would drop anyway. In the parent, ``sigterm_stops_the_run`` makes SIGTERM stop
+the run the way Ctrl-C does (``Terminated``, a ``KeyboardInterrupt``).
+
+``scheduler_address`` checks the form of a Dask address before any connection
+(``tcp://host:port`` and the other schemes distributed knows, or ``host:port``);
+``dask_executor`` connects within the timeout and turns every failure into one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import signal
+import sys
+import threading
+from concurrent.futures import ProcessPoolExecutor
+
+from ..errors import InputError
+
+WATCH_SECONDS = 0.25
+_PR_SET_PDEATHSIG = 1
+
+# Dask's address forms: scheme://host:port for the network backends (host a name, an IPv4
+# address or a bracketed IPv6 one), inproc://host/pid/n for a scheduler in the same
+# process, or host:port (distributed assumes tcp).
+_HOST_PORT = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})/?"
+_ADDRESS = re.compile(rf"(?:(?:tcp|tls|ws|wss|ucx)://)?{_HOST_PORT}"
+                      r"|inproc://[A-Za-z0-9_.:-]+/[0-9]+/[0-9]+")
+ADDRESS_FORMS = "tcp://host:port (or tls://, ws://, wss://, ucx://), inproc://..., host:port"
+
+
+def scheduler_address(address: str) -> str:
+    """``address`` if it has the form of a Dask scheduler address, else ``ValueError``."""
+    text = address.strip()
+    match = _ADDRESS.fullmatch(text)
+    port = match and match.group("port")
+    if match is None or (port is not None and not 0 < int(port) < 65536):
+        raise ValueError(f"{address!r} is not a Dask scheduler address "
+                         f"(expected {ADDRESS_FORMS})")
+    return text
+
+
+def local_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool of ``workers`` whose workers ignore Ctrl-C and die with this process."""
+    return ProcessPoolExecutor(max_workers=workers, initializer=_start_worker)
+
+
+def _start_worker() -> None:
+    """Worker initializer: Ctrl-C and SIGTERM are the parent's to handle (a worker forked
+    while the parent's own SIGTERM handler is installed must not inherit it), and the
+    worker exits when its parent does."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
+                     name="pate-sweep-parent-watch").start()
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit this worker as soon as its parent process is no longer ``parent``."""
+    stopped = threading.Event()
+    while not stopped.wait(WATCH_SECONDS):
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM while the tasks run: stops the run as Ctrl-C does (exit 143)."""
+
+
+class SigtermSwitch:
+    """SIGTERM raises ``Terminated`` once the run is armed (at once if one came before),
+    and is ignored once the run is over, its rows about to be written."""
+
+    def __init__(self):
+        self.armed = self.over = self.received = False
+
+    def handle(self, signum, frame) -> None:
+        if self.over:
+            return
+        self.received = True
+        if self.armed:
+            self.disarm()
+            raise Terminated()
+
+    def arm(self) -> None:
+        if self.received and not self.over:
+            self.disarm()
+            raise Terminated()
+        self.armed = True
+
+    def disarm(self) -> None:
+        self.armed, self.over = False, True
+
+
+@contextlib.contextmanager
+def sigterm_stops_the_run():
+    """SIGTERM handled like Ctrl-C inside the block (restored after it)."""
+    switch = SigtermSwitch()
+    try:
+        previous = signal.signal(signal.SIGTERM, switch.handle)
+    except ValueError:  # not the main thread: SIGTERM keeps its handler
+        yield switch
+        return
+    try:
+        yield switch
+    finally:
+        switch.disarm()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def dask_executor(address: str, *, connect, timeout="10s"):
+    """``(executor, threads)`` on the Dask scheduler at ``address``, connected with
+    ``connect`` (``distributed.Client``).
+
+    Raises ``InputError`` (one line) when the scheduler cannot be reached within
+    ``timeout`` or does not answer as one; a half-made client is closed at once (left to
+    its destructor, it hangs at exit for twice the timeout and prints a traceback).
+    """
+    import distributed.client
+
+    try:
+        client = connect(address, timeout=timeout, set_as_default=False)
+    except Exception as error:  # noqa: BLE001 - any failure to connect is one line
+        _close_half_made(error, distributed.client.Client)
+        raise InputError(f"cannot reach the Dask scheduler {address}: {_reason(error)}") \
+            from None
+    try:
+        threads = max(1, sum(client.nthreads().values()))
+    except Exception as error:  # noqa: BLE001
+        with contextlib.suppress(Exception):
+            client.close(timeout=2)
+        raise InputError(f"cannot use the Dask scheduler {address}: {_reason(error)}") \
+            from None
+    executor = client.get_executor()
+    executor.pate_client = client
+    return executor, threads
+
+
+def _reason(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    if isinstance(error, (OSError, TimeoutError)) and text:
+        return text
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _close_half_made(error: BaseException, client_class) -> None:
+    """Close the client whose constructor raised ``error`` (found in its traceback)."""
+    trace = error.__traceback__
+    while trace is not None:
+        candidate = trace.tb_frame.f_locals.get("self")
+        if isinstance(candidate, client_class):
+            with contextlib.suppress(Exception):
+                candidate.close(timeout=1)
+            with contextlib.suppress(Exception):
+                candidate.status = "closed"
+            return
+        trace = trace.tb_next
+
+
+def stop(executor, *, terminate: bool) -> None:
+    """Shut ``executor`` down; with ``terminate``, end its running tasks first."""
+    client = getattr(executor, "pate_client", None)
+    if client is not None:
+        executor.shutdown(wait=False)
+        with contextlib.suppress(Exception):
+            client.close(timeout=5)
+        return
+    if terminate:
+        for process in list((getattr(executor, "_processes", None) or {}).values()):
+            with contextlib.suppress(Exception):
+                process.terminate()
+    executor.shutdown(wait=True, cancel_futures=True)
