@@ -38,8 +38,8 @@ SVT-PATE's guarantee is data-independent: --accounting changes only what the rep
 reports (the unstable queries it met), never its epsilon.
 
 \b
-Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 interrupted
-(Ctrl-C or SIGTERM; no output file is left half-written), 1 unexpected.
+Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C, 143 SIGTERM
+(no output file is left half-written), 1 unexpected.
 """
 
 

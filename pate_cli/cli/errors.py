@@ -1,10 +1,11 @@
 """Exit statuses at the command boundary (CLI.md): 0 ok, 2 bad input, 3 over budget, 1 bug,
-130 interrupted.
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
 User mistakes (``InputError``, ``ValueError`` from parameter checks, click usage errors)
 become one line on stderr and exit status 2; anything unexpected becomes one line and
 exit status 1, with the traceback only under ``--debug``. Ctrl-C (SIGINT) and SIGTERM
-become one line (``Interrupted.``, ``Terminated.``) and exit status 130: while a command
+become one line (``Interrupted.``, ``Terminated.``) and exit status 130 or 143 (128 plus
+the signal's number, as shells report it): while a command
 runs, SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``) wherever the program is, so
 the cleanup that Ctrl-C gets (temporary files removed, pate-sweep's finished rows kept)
 runs for it too.
@@ -30,7 +31,8 @@ EXIT_OK = 0
 EXIT_UNEXPECTED = 1
 EXIT_BAD_INPUT = 2
 EXIT_OVER_BUDGET = 3
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, also for SIGTERM (pate-sweep keeps rows either way)
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2
+EXIT_TERMINATED = 143  # SIGTERM: 128 + 15
 
 
 class Terminated(KeyboardInterrupt):
@@ -92,8 +94,10 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
 
 
 def _interrupted(interrupt: KeyboardInterrupt) -> int:
-    click.echo("Terminated." if isinstance(interrupt, Terminated) else "Interrupted.",
-               err=True)
+    if isinstance(interrupt, Terminated):
+        click.echo("Terminated.", err=True)
+        return EXIT_TERMINATED
+    click.echo("Interrupted.", err=True)
     return EXIT_INTERRUPTED
 
 

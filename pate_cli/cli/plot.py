@@ -52,7 +52,7 @@ Examples:
 
 \b
 Run 'pate-plot KIND --help' for the options of each kind.
-Exit status: 0 ok, 2 bad input or options, 130 interrupted (Ctrl-C or SIGTERM), 1 unexpected.
+Exit status: 0 ok, 2 bad input or options, 130 Ctrl-C, 143 SIGTERM, 1 unexpected.
 """
 
 

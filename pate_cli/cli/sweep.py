@@ -329,7 +329,8 @@ def _write_error(error: BaseException, path: str) -> str:
         if code in errno.errorcode:  # OSError(errno.ENOSPC) has no strerror
             return os.strerror(code)
     text = " ".join(str(error).split())
-    return text.removeprefix(f"{path}: ") or type(error).__name__
+    # the writer's own message is "PATH: cannot write: why"
+    return text.removeprefix(f"{path}: ").removeprefix("cannot write: ") or type(error).__name__
 
 
 def _report_warnings(rows, computed: int) -> None:
