@@ -190,11 +190,15 @@ class SmoothSensitivityAccumulator:
         with np.errstate(divide="ignore"):
             sigma_ss = np.cbrt(alpha * np.exp(2.0 * betas) / ss)
             release = rdp_gnss(betas, sigma_ss=sigma_ss, order=alpha)
-        cost = self._rdp + release + 2.0 * ss * sigma_ss
+        # ss = 0 (no query's bound depends on the data) gives sigma_ss = inf and 0 * inf =
+        # NaN: such betas are skipped below, and the noise std is then NaN as before.
+        with np.errstate(invalid="ignore"):
+            cost = self._rdp + release + 2.0 * ss * sigma_ss
+            noise = ss * sigma_ss
         best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
         eps_before = self._rdp + math.log(1.0 / delta) / (alpha - 1.0)
         eps_after = eps_before + float(release[best])
-        noise_std = float(ss[best] * sigma_ss[best])
+        noise_std = float(noise[best])
         c5, c6 = self.conditions()
         refusal = None
         if not self.answer_independent and not (c5 and c6):
