@@ -200,6 +200,10 @@ def decode_text(name, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
+        compression = _compression(data[:16])
+        if compression:
+            raise InputError(f"{name}: is {compression}-compressed, not text; decompress it "
+                             "first") from None
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             raise InputError(f"{name}: is UTF-16 text, not UTF-8 (save it as UTF-8)") \
                 from None
