@@ -19,10 +19,12 @@ from ..gnmax import log_q_gnmax, rdp_gnmax
 from ..threshold import log_pr_answered, rdp_threshold
 from ..validators import as_teachers, as_votes, check_order, check_positive_integer
 from .bounds import (
+    LOWEST_LOG_Q,
     GNMaxSmoothConstants,
     ThresholdSmoothConstants,
     beta_grid,
     check_conditions,
+    check_smooth_domain,
     rdp_gnss,
     smooth_sensitivity,
 )
@@ -83,8 +85,13 @@ class SmoothSensitivityAccumulator:
                  sigma_threshold: float | None = None) -> None:
         self.teachers = as_teachers(teachers)
         check_order(order)
+        check_smooth_domain(sigma=sigma, order=order)
         self.order = float(order)
         self.gnmax = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
+        if not (self.gnmax.log_q0 >= LOWEST_LOG_Q and math.isfinite(self.gnmax.log_q1)):
+            raise ValueError(f"smooth sensitivity is not computable at sigma {sigma:g}, order "
+                             f"{order:g}: log q0 = {self.gnmax.log_q0:.4g} underflows (choose "
+                             "a smaller --order)")
         unanimous = np.zeros((1, self.gnmax.classes))
         unanimous[0, 0] = self.teachers
         at_unanimous = rdp_gnmax(log_q_gnmax(unanimous, sigma=sigma), sigma=sigma,
