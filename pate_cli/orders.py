@@ -6,6 +6,15 @@ a number or a range ``start:stop:step``. A range runs from ``start`` by ``step``
 includes ``stop`` when it lands on the grid (within a relative 1e-9 of a step, so
 ``0.1:0.3:0.1`` gives 0.1, 0.2, 0.3). Values print as the user wrote them: each is
 rounded to 12 significant digits, so ``0.1:0.3:0.1`` gives 0.3, not 0.30000000000000004.
+
+Limits (checked before any list is built, so a spec such as ``2:1e12:1`` is refused at
+once instead of allocating terabytes): a sweep grid holds at most ``MAX_GRID_VALUES``
+values; an order grid at most ``MAX_ORDERS`` orders (every order costs a
+``(queries, orders)`` column of work: 10^5 orders over 10^4 queries is already 8 GB of
+float64); every order lies in ``(1, MAX_ORDER]``. 10^6 keeps each RDP term finite
+(``alpha / sigma^2`` <= 10^18 for the smallest noise the mechanisms accept, 10^-6) and is
+far past any useful order: the conversion term ``log(1/delta) / (alpha - 1)`` is below
+10^-4 there for every delta the tools take.
 """
 
 from __future__ import annotations
@@ -15,6 +24,8 @@ import math
 import numpy as np
 
 MAX_GRID_VALUES = 1_000_000
+MAX_ORDERS = 100_000
+MAX_ORDER = 1e6
 
 
 def default_orders() -> np.ndarray:
@@ -34,11 +45,12 @@ def parse_orders(text: str) -> np.ndarray:
     """
     if not str(text).strip():
         raise ValueError("--orders is empty")
-    return validate_orders(np.array(parse_grid(text, name="--orders")))
+    return validate_orders(np.array(parse_grid(text, name="--orders", limit=MAX_ORDERS)))
 
 
 def validate_orders(orders) -> np.ndarray:
-    """Return ``orders`` as a 1-D float array, or raise ``ValueError`` if any is <= 1."""
+    """Return ``orders`` as a 1-D float array, or raise ``ValueError`` if any is <= 1 or
+    above ``MAX_ORDER``."""
     orders = np.atleast_1d(np.asarray(orders, dtype=np.float64))
     if orders.ndim != 1 or orders.size == 0:
         raise ValueError("orders must be a non-empty list of numbers")
@@ -47,24 +59,29 @@ def validate_orders(orders) -> np.ndarray:
     if np.any(orders <= 1):
         bad = float(orders[orders <= 1][0])
         raise ValueError(f"every order must be greater than 1, got {bad:g}")
+    if np.any(orders > MAX_ORDER):
+        bad = float(orders[orders > MAX_ORDER][0])
+        raise ValueError(f"every order must be at most {MAX_ORDER:g}, got {bad:g}")
     return orders
 
 
-def parse_grid(spec: str, *, name: str | None = None, integer: bool = False) -> tuple:
+def parse_grid(spec: str, *, name: str | None = None, integer: bool = False,
+               limit: int = MAX_GRID_VALUES) -> tuple:
     """The values of a grid spec, in the order written (duplicates are an error).
 
     ``integer`` grids (query counts, cut-offs) must hold whole numbers and give ints.
-    Raises ``ValueError`` naming the offending item (and ``name``, when given).
+    At most ``limit`` values (counted before a range is expanded). Raises ``ValueError``
+    naming the offending item (and ``name``, when given).
     """
     try:
-        return _parse(spec, integer)
+        return _parse(spec, integer, limit)
     except ValueError as error:
         if name:
             raise ValueError(f"{name}: {error}") from None
         raise
 
 
-def _parse(spec: str, integer: bool) -> tuple:
+def _parse(spec: str, integer: bool, limit: int) -> tuple:
     text = str(spec).strip()
     if not text:
         raise ValueError("empty grid (give a comma list or start:stop:step)")
@@ -77,11 +94,12 @@ def _parse(spec: str, integer: bool) -> tuple:
         if len(parts) == 1:
             values.append(_number(parts[0], item))
         elif len(parts) == 3:
-            values.extend(_range(*(_number(part, item) for part in parts), item))
+            values.extend(_range(*(_number(part, item) for part in parts), item,
+                                 limit - len(values)))
         else:
             raise ValueError(f"{item!r} is neither a number nor start:stop:step")
-        if len(values) > MAX_GRID_VALUES:
-            raise ValueError(f"more than {MAX_GRID_VALUES:,} values")
+        if len(values) > limit:
+            raise ValueError(f"more than {limit:,} values")
     if integer:
         not_whole = [value for value in values if value != int(value)]
         if not_whole:
@@ -106,16 +124,22 @@ def _number(text: str, item: str) -> float:
     return value
 
 
-def _range(start: float, stop: float, step: float, item: str) -> list[float]:
+def _range(start: float, stop: float, step: float, item: str, room: int) -> list[float]:
     if step <= 0:
         raise ValueError(f"the step of {item!r} must be positive")
     if stop < start:
         raise ValueError(f"{item!r} ends before it starts (stop is below start)")
     steps = (stop - start) / step
+    if not steps < room:  # also a count that is not finite (a step of 1e-320)
+        raise ValueError(f"{item!r} has more than {room:,} values ({_count(steps)})")
     count = math.floor(steps + 1e-9) + 1
-    if count > MAX_GRID_VALUES:
-        raise ValueError(f"{item!r} has more than {MAX_GRID_VALUES:,} values")
+    if count > room:
+        raise ValueError(f"{item!r} has more than {room:,} values ({count:,})")
     return [_tidy(start + k * step) for k in range(count)]
+
+
+def _count(steps: float) -> str:
+    return f"{math.floor(steps + 1e-9) + 1:,}" if math.isfinite(steps) else "too many to count"
 
 
 def _tidy(value: float) -> float:

@@ -8,16 +8,28 @@ Every 2-D array comes back C-contiguous, whatever the file's layout: the analysi
 each query's row, and a row's sum depends on the memory order it is read in, so the same
 votes as a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` give the same bytes out. A
 Fortran-order ``.npy`` is therefore read into memory in C order instead of being mapped.
+
+Limits, checked before anything is allocated (a header may declare any shape): an NPY
+header (a ``.npy`` file, NPY bytes on standard input, an ``.npz`` member) must declare a
+shape whose data fits in the bytes actually present (the file, the standard input, the
+member's uncompressed size), without negative dimensions; and an array read into memory
+(standard input, ``.npz`` members, a Fortran-order ``.npy``) holds at most
+``max_elements()`` values: ``PATE_MAX_ELEMENTS``, default 2 * 10^9 (16 GB of float64).
+C-order ``.npy`` files are memory-mapped and have no such limit. Compressed files (gzip,
+bz2, xz, zstd) and archives under the wrong extension are named as such.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import hashlib
 import io
+import math
 import os
 import sys
 import zipfile
+import zlib
 
 import numpy as np
 import pandas as pd
@@ -26,6 +38,72 @@ from ..errors import InputError
 from .checks import check_dtype, pickled_error
 
 VOTE_EXTENSIONS = (".npy", ".npz", ".csv", ".tsv")
+
+DEFAULT_MAX_ELEMENTS = 2_000_000_000
+NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGIC = b"PK\x03\x04"
+_MAX_NPY_HEADER = 10_000  # numpy's own limit on an NPY header (max_header_size)
+
+
+def max_elements() -> int:
+    """The most values an array read into memory may hold: ``PATE_MAX_ELEMENTS``, else
+    2 * 10^9."""
+    text = os.environ.get("PATE_MAX_ELEMENTS", "").strip()
+    if not text:
+        return DEFAULT_MAX_ELEMENTS
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InputError(f"PATE_MAX_ELEMENTS must be a positive integer, got {text!r}")
+    return value
+
+
+def check_elements(name, count: int, what: str = "values") -> None:
+    """One line when ``count`` values would exceed ``max_elements()`` in memory."""
+    limit = max_elements()
+    if count > limit:
+        raise InputError(f"{name}: {count:,} {what} exceed the limit of {limit:,} for data "
+                         "read into memory (set PATE_MAX_ELEMENTS to raise it)")
+
+
+def _compression(head: bytes) -> str | None:
+    """The compression format whose magic bytes start ``head``, or None."""
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.startswith(b"BZh") and head[4:10] == b"1AY&SY":
+        return "bz2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    return None
+
+
+def check_magic(name, head: bytes, extension: str) -> None:
+    """One line for compressed data, or binary data under the wrong extension."""
+    compression = _compression(head)
+    if compression:
+        raise InputError(f"{name}: is {compression}-compressed; decompress it first "
+                         f"(the readers take plain .npy, .npz, .csv or .tsv)")
+    if extension == ".npy" and head.startswith(ZIP_MAGIC):
+        raise InputError(f"{name}: is a zip archive (an .npz?), not an .npy file; "
+                         "rename it to .npz")
+    if extension == ".npz" and head.startswith(NPY_MAGIC):
+        raise InputError(f"{name}: is an .npy file, not an .npz archive; rename it to .npy")
+    if extension in (".csv", ".tsv") and head.startswith((NPY_MAGIC, ZIP_MAGIC)):
+        kind, right = (".npy", ".npy") if head.startswith(NPY_MAGIC) else ("zip", ".npz")
+        raise InputError(f"{name}: is binary {kind} data, not {extension[1:].upper()} text; "
+                         f"rename it to {right}")
+
+
+def unreadable(name, error: OSError) -> InputError:
+    """A file that exists but cannot be read, in one line."""
+    reason = error.strerror or type(error).__name__
+    if isinstance(error, PermissionError):
+        reason = "permission denied"
+    return InputError(f"{name}: cannot be read ({reason})")
 
 
 def check_file(path, *, expected: str | None = None) -> str:
@@ -46,6 +124,7 @@ def open_input(path):
         data = sys.stdin.buffer.read()
         if not data:
             raise InputError("<stdin>: no input (the standard input is empty)")
+        check_magic("<stdin>", data[:16], "")
         return "<stdin>", data, hashlib.sha256(data).hexdigest()
     name = check_file(path)
     extension = os.path.splitext(name)[1].lower()
@@ -55,16 +134,24 @@ def open_input(path):
                          "(expected .npy, .npz, .csv, .tsv, or - for standard input)")
     if os.path.getsize(name) == 0:
         raise InputError(f"{name}: the file is empty")
-    return name, name, file_sha256(name)
+    digest, head = file_sha256(name, head=True)
+    check_magic(name, head, extension)
+    return name, name, digest
 
 
-def file_sha256(path) -> str:
-    """The sha256 of a file's bytes, read in blocks."""
+def file_sha256(path, *, head: bool = False):
+    """The sha256 of a file's bytes, read in blocks (with ``head``: and its first 16
+    bytes); a file that cannot be read is a one-line ``InputError``."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    first = b""
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                first = first or block[:16]
+                digest.update(block)
+    except OSError as error:
+        raise unreadable(os.fspath(path), error) from None
+    return (digest.hexdigest(), first) if head else digest.hexdigest()
 
 
 def read_matrix(name, source, *, key, allow_1d=False):
@@ -75,10 +162,10 @@ def read_matrix(name, source, *, key, allow_1d=False):
 
 def _read_matrix(name, source, key):
     if isinstance(source, bytes):
-        if source.startswith(b"\x93NUMPY"):
-            return _read_npy(name, io.BytesIO(source)), None
+        if source.startswith(NPY_MAGIC):
+            return _read_npy(name, source), None
         if source.startswith(b"PK"):
-            return _read_npz(name, io.BytesIO(source), key)
+            return _read_npz(name, source, key)
         return read_text(name, decode_text(name, source), None), None
     extension = os.path.splitext(source)[1].lower()
     if extension == ".npy":
@@ -99,8 +186,12 @@ def c_order(array: np.ndarray) -> np.ndarray:
 
 def read_text_file(name) -> str:
     """The text of a file, decoded by ``decode_text``."""
-    with open(name, "rb") as handle:
-        return decode_text(name, handle.read())
+    try:
+        with open(name, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise unreadable(name, error) from None
+    return decode_text(name, data)
 
 
 def decode_text(name, data: bytes) -> str:
@@ -109,6 +200,10 @@ def decode_text(name, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
+        compression = _compression(data[:16])
+        if compression:
+            raise InputError(f"{name}: is {compression}-compressed, not text; decompress it "
+                             "first") from None
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             raise InputError(f"{name}: is UTF-16 text, not UTF-8 (save it as UTF-8)") \
                 from None
@@ -117,20 +212,93 @@ def decode_text(name, data: bytes) -> str:
                          f"line {line}); save it as UTF-8") from None
 
 
-def _read_npy(name, source):
+def npy_header(name, handle, available: int, *, in_memory: bool, member: str | None = None):
+    """Read and check the NPY header at ``handle``'s position: ``(shape, fortran, dtype)``.
+
+    ``available`` is the number of bytes from the header's start to the end of the data
+    (file size, standard input, or the ``.npz`` member's uncompressed size). The declared
+    shape must be non-negative and its data fit in those bytes; with ``in_memory`` (or a
+    Fortran-order array, which is copied to C order) it must also hold at most
+    ``max_elements()`` values. The header is parsed as a Python literal, never executed.
+    ``member`` names the array inside an ``.npz`` in the messages about its header.
+    """
+    dtype_name = name
+    if member is not None:
+        name = f"{name} (array '{member}')"
+    magic = handle.read(8)
+    if not magic.startswith(NPY_MAGIC) or len(magic) < 8:
+        raise InputError(f"{name}: not a .npy file (it does not start with the NPY magic "
+                         "bytes \\x93NUMPY)")
+    major = magic[6]
+    if major not in (1, 2, 3):
+        raise InputError(f"{name}: unsupported .npy format version {major}.{magic[7]}")
+    size_bytes = 2 if major == 1 else 4
+    length = int.from_bytes(handle.read(size_bytes), "little")
+    if length > _MAX_NPY_HEADER:
+        raise InputError(f"{name}: the .npy header is {length:,} bytes long (at most "
+                         f"{_MAX_NPY_HEADER:,} are read)")
+    raw = handle.read(length)
+    if len(raw) < length:
+        raise InputError(f"{name}: the .npy header is truncated")
     try:
-        if isinstance(source, str):
-            array = np.load(source, mmap_mode="r", allow_pickle=False)
+        header = ast.literal_eval(raw.decode("utf-8" if major == 3 else "latin1"))
+        shape, fortran = header["shape"], header["fortran_order"]
+        dtype = np.lib.format.descr_to_dtype(header["descr"])
+    except (ValueError, SyntaxError, TypeError, KeyError, MemoryError, RecursionError,
+            UnicodeDecodeError):
+        raise InputError(f"{name}: the .npy header is not valid") from None
+    if not (isinstance(shape, tuple) and isinstance(fortran, bool)
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in shape)):
+        raise InputError(f"{name}: the .npy header is not valid (shape {shape!r})")
+    if any(n < 0 for n in shape):
+        raise InputError(f"{name}: the .npy header declares a negative dimension "
+                         f"(shape {shape})")
+    check_dtype(dtype_name, dtype)
+    count = math.prod(shape)
+    needed = count * dtype.itemsize
+    present = available - size_bytes - 8 - length
+    if needed > present:
+        raise InputError(f"{name}: the .npy header declares shape {shape} ({needed:,} bytes "
+                         f"of data) but only {max(present, 0):,} bytes follow (truncated or "
+                         "corrupt)")
+    if in_memory or (fortran and len(shape) > 1):
+        check_elements(name, count)
+    return shape, fortran, dtype
+
+
+def _read_npy(name, source):
+    in_memory = isinstance(source, bytes)
+    try:
+        if in_memory:
+            npy_header(name, io.BytesIO(source), len(source), in_memory=True)
+            array = np.load(io.BytesIO(source), allow_pickle=False)
         else:
-            array = np.load(source, allow_pickle=False)
+            with open(source, "rb") as handle:
+                npy_header(name, handle, os.path.getsize(source), in_memory=False)
+            array = np.load(source, mmap_mode="r", allow_pickle=False)
+    except InputError:
+        raise
     except (ValueError, OSError, EOFError) as error:
         raise _load_error(name, error, ".npy") from None
     check_dtype(name, array.dtype)
     return array
 
 
+def _check_npz_members(name, source) -> None:
+    """The header of every ``.npy`` member, against the member's uncompressed size."""
+    with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zf:
+        for info in zf.infolist():
+            if info.filename.endswith(".npy"):
+                with zf.open(info) as handle:
+                    npy_header(name, handle, info.file_size, in_memory=True,
+                               member=info.filename[:-4])
+
+
 def _read_npz(name, source, key):
     try:
+        _check_npz_members(name, source)
+        if isinstance(source, bytes):
+            source = io.BytesIO(source)
         with np.load(source, allow_pickle=False) as archive:
             keys = list(archive.keys())
             if key not in keys:
@@ -143,7 +311,8 @@ def _read_npz(name, source, key):
             labels = archive["labels"] if "labels" in keys and key != "labels" else None
     except InputError:
         raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error,
+            NotImplementedError, RuntimeError) as error:  # RuntimeError: an encrypted member
         raise _load_error(name, error, ".npz") from None
     check_dtype(name, array.dtype)
     if labels is not None:

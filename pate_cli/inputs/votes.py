@@ -15,12 +15,18 @@ import numpy as np
 
 from ..errors import InputError
 from .checks import check_finite_non_negative, check_shape, first_true, show_number
-from .readers import VOTE_EXTENSIONS, open_input, read_matrix
+from .readers import VOTE_EXTENSIONS, check_elements, open_input, read_matrix
 
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
            "load_votes"]
 
 _SCAN_ROWS = 1 << 16
+# Values of the (rows x classes) bincount of one chunk of predictions (64 MB of int64).
+_SCAN_ELEMENTS = 1 << 23
+# The most classes a predictions file may declare (a class id of 10^9 would otherwise ask
+# for a histogram of queries x 10^9 counts). The histogram itself, queries x classes, is
+# also held to ``max_elements()`` (readers.py).
+MAX_CLASSES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,12 @@ def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSe
         row, col = first_true(array < -1)
         raise InputError(f"{name}: query {row}, teacher {col}: class id {int(array[row, col])} "
                          "is below -1 (-1 marks a teacher that did not vote)")
+    if classes is not None and classes > MAX_CLASSES:
+        raise InputError(f"--classes must be at most {MAX_CLASSES:,}, got {classes:,}")
+    if classes is None and top >= MAX_CLASSES:
+        row, col = first_true(array >= MAX_CLASSES)
+        raise InputError(f"{name}: query {row}, teacher {col}: class id {int(array[row, col]):,} "
+                         f"is too large (class ids go up to {MAX_CLASSES - 1:,})")
     if classes is None:
         classes = max(top + 1, 2)
     if classes < 2:
@@ -99,9 +111,13 @@ def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSe
         row, col = first_true(array >= classes)
         raise InputError(f"{name}: query {row}, teacher {col}: class id {int(array[row, col])} "
                          f"is outside 0..{classes - 1}")
+    if top < 0:
+        raise InputError(f"{name}: no teacher voted on any query (every class id is -1)")
+    check_elements(name, array.shape[0] * classes, "vote counts (queries x classes)")
     histogram = np.empty((array.shape[0], classes), dtype=np.int32)
-    for start in range(0, array.shape[0], _SCAN_ROWS):
-        chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.int64)
+    rows_at_once = max(1, min(_SCAN_ROWS, _SCAN_ELEMENTS // classes))
+    for start in range(0, array.shape[0], rows_at_once):
+        chunk = np.asarray(array[start : start + rows_at_once], dtype=np.int64)
         rows = np.broadcast_to(np.arange(chunk.shape[0])[:, None], chunk.shape)
         voted = chunk >= 0
         flat = rows[voted] * classes + chunk[voted]
@@ -153,12 +169,17 @@ def _check_votes(name, array, *, teachers_given):
     if array.shape[1] < 2:
         raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
     reference = None
+    voted = False
     for start in range(0, array.shape[0], _SCAN_ROWS):
         chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.float64)
         check_finite_non_negative(name, chunk, start, "votes are counts")
+        voted = voted or bool(np.any(chunk))
         if teachers_given:
             continue
         totals = chunk.sum(axis=1)
+        if reference is None and totals[0] == 0:
+            raise InputError(f"{name}: query 0 has no votes (its row sums to 0; every row "
+                             "must sum to the number of teachers)")
         if reference is None:
             reference = totals[0]
         off = np.flatnonzero(np.abs(totals - reference) > 1e-9 * max(1.0, abs(reference)))
@@ -167,6 +188,8 @@ def _check_votes(name, array, *, teachers_given):
             raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but query 0 "
                              f"has {reference:g} (every row must sum to the number of "
                              "teachers; give --teachers M for weighted or partial votes)")
+    if not voted:
+        raise InputError(f"{name}: every vote is 0 (every row sums to 0): no teacher voted")
     return array
 
 

@@ -43,6 +43,38 @@ def _positive(value, name: str) -> float:
     return value
 
 
+# Domains of the noise parameters, checked when a mechanism is built (a wider value is a
+# user mistake, refused in one line, rather than an overflow deep in the accounting):
+#
+# * Gaussian std (sigma, sigma1) in [1e-9, 1e12]: the largest RDP term, alpha / sigma^2
+#   with alpha <= 1e6 (``orders.MAX_ORDER``), stays below 1e24, so a sum over 10^9
+#   queries is still finite; sigma^2 neither overflows nor underflows.
+# * Laplace scale lambda in [1e-2, 1e12]: LNMax's bound takes exp(eps0) with eps0 = 2 /
+#   lambda, which overflows for lambda < 2 / 709.78 = 0.0028; at lambda = 0.01 each answer
+#   already costs eps0 = 200, past any meaningful privacy.
+# * SVT scale in [1e-6, 1e12]: its costs are polynomial in 2 / lambda (no exp), and the
+#   solver for --target-epsilon searches [1e-6, 1e9].
+# * the SVT threshold w above 1: at w <= 1 the failure probability delta2 (MATH.md s.8) is
+#   at least 1/2, so no delta < 1 is left, and exp(-(w - 1) / (4 lambda)) could overflow.
+#   The selection threshold T only needs to be finite (it enters through log_ndtr).
+#
+# The upper bound 1e12 keeps a single vote visible next to the noise: float64 resolves
+# 1e12 to about 1e-4, so adding one vote still moves the noisy count; from about 1e15 on
+# the votes would vanish in rounding and the output would be noise alone.
+GAUSSIAN_SCALE = (1e-9, 1e12)
+LAPLACE_SCALE = (1e-2, 1e12)
+SVT_SCALE = (1e-6, 1e12)
+
+
+def _scale(value, name: str, domain: tuple[float, float]) -> float:
+    """A noise scale: positive (``_positive``) and within ``domain`` (see above)."""
+    value = _positive(value, name)
+    low, high = domain
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}], got {value:g}")
+    return value
+
+
 def _finite(value, name: str) -> float:
     try:
         value = float(value)
@@ -93,7 +125,8 @@ class LNMax:
     sequential: ClassVar[bool] = False
 
     def __post_init__(self):
-        object.__setattr__(self, "laplace_scale", _positive(self.laplace_scale, "laplace scale"))
+        object.__setattr__(self, "laplace_scale",
+                           _scale(self.laplace_scale, "laplace scale", LAPLACE_SCALE))
 
     @property
     def params(self) -> dict:
@@ -119,7 +152,7 @@ class GNMax:
     sequential: ClassVar[bool] = False
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
+        object.__setattr__(self, "sigma", _scale(self.sigma, "sigma", GAUSSIAN_SCALE))
 
     @property
     def params(self) -> dict:
@@ -150,9 +183,10 @@ class ConfidentGNMax:
     def __post_init__(self):
         object.__setattr__(self, "threshold", _finite(self.threshold, "threshold"))
         object.__setattr__(
-            self, "sigma_threshold", _positive(self.sigma_threshold, "sigma threshold")
+            self, "sigma_threshold",
+            _scale(self.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE)
         )
-        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
+        object.__setattr__(self, "sigma", _scale(self.sigma, "sigma", GAUSSIAN_SCALE))
 
     @property
     def params(self) -> dict:
@@ -202,9 +236,10 @@ class InteractiveGNMax:
     def __post_init__(self):
         object.__setattr__(self, "threshold", _finite(self.threshold, "threshold"))
         object.__setattr__(
-            self, "sigma_threshold", _positive(self.sigma_threshold, "sigma threshold")
+            self, "sigma_threshold",
+            _scale(self.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE)
         )
-        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
+        object.__setattr__(self, "sigma", _scale(self.sigma, "sigma", GAUSSIAN_SCALE))
         object.__setattr__(self, "teachers", _positive(self.teachers, "teachers"))
         confidence = _finite(self.confidence, "confidence")
         if not 0.0 <= confidence <= 1.0:
@@ -269,14 +304,18 @@ class SVTPATE:
         if self.scale is None and self.target_epsilon is None:
             raise ValueError("SVT needs --svt-scale or --target-epsilon")
         if self.scale is not None:
-            object.__setattr__(self, "scale", _positive(self.scale, "SVT scale"))
+            object.__setattr__(self, "scale", _scale(self.scale, "SVT scale", SVT_SCALE))
         if self.target_epsilon is not None:
             object.__setattr__(self, "target_epsilon",
                                _positive(self.target_epsilon, "target epsilon"))
         if not (isinstance(self.cutoff, (int, np.integer)) and self.cutoff >= 1):
             raise ValueError(f"SVT cut-off must be a positive integer, got {self.cutoff!r}")
         if self.threshold is not None:
-            object.__setattr__(self, "threshold", _finite(self.threshold, "SVT threshold"))
+            threshold = _finite(self.threshold, "SVT threshold")
+            if not threshold > 1.0:
+                raise ValueError(f"SVT threshold must be above 1, got {threshold:g} (at w <= 1 "
+                                 "the failure probability delta2 is at least 1/2)")
+            object.__setattr__(self, "threshold", threshold)
 
     @property
     def params(self) -> dict:

@@ -104,6 +104,31 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
     return float(root)
 
 
+def check_smooth_domain(*, sigma: float, order: float) -> None:
+    """Raise ``ValueError`` (one line) unless GNSS is computable at ``(sigma, order)``.
+
+    The analysis works on ``log q`` from ``LOWEST_LOG_Q`` = -700 up (below it q and
+    ``B_U(q)`` underflow to 0 and the conditions C5, C6 cannot be checked), and ``log q0 <=
+    ub = min(-(1 + 1/sigma)^2, -((alpha - 0.99)/sigma)^2, -1/sigma^2)`` (MATH.md s.10).
+    So ``ub >= -700`` is needed: ``alpha <= 0.99 + sqrt(700) sigma`` and ``sigma >=
+    1 / (sqrt(700) - 1)`` (about 0.0393). Outside, q0 underflows and every later formula
+    meets 0 * inf; the release (``SmoothSensitivityAccumulator``) refuses such orders
+    instead of printing NaN and warnings. (The walks alone stay exact in log space there,
+    so the lower-level functions do not check it.)
+    """
+    check_positive(sigma, "sigma")
+    check_order(order)
+    reach = math.sqrt(-LOWEST_LOG_Q)
+    if (1.0 + 1.0 / sigma) ** 2 > -LOWEST_LOG_Q:
+        raise ValueError(f"smooth sensitivity needs sigma >= {1.0 / (reach - 1.0):.4g}, got "
+                         f"{sigma:g} (q0 would underflow)")
+    largest = 0.99 + reach * sigma
+    if order > largest:
+        raise ValueError(f"smooth sensitivity at sigma {sigma:g} needs an order of at most "
+                         f"{math.floor(largest * 100) / 100:g}, got {order:g} (q0 would "
+                         "underflow)")
+
+
 def _log_erfc_shifted(log_q: ArrayLike, *, shift: float, classes: int) -> np.ndarray:
     """``log((K-1)/2 * erfc(shift + erfcinv(2q/(K-1))))``, with erfc via ``log_ndtr``.
 
@@ -305,7 +330,7 @@ def _nondecreasing(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
 
 
 # log q below which B_U / B_L underflow (q is then not a normal double).
-_LOWEST_LOG_Q = -700.0
+LOWEST_LOG_Q = -700.0
 
 
 def check_conditions(*, sigma: float, classes: int, order: float) -> tuple[bool, bool]:
@@ -317,7 +342,7 @@ def check_conditions(*, sigma: float, classes: int, order: float) -> tuple[bool,
     Returns ``(c5, c6)``.
     """
     c = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
-    lo = min(_LOWEST_LOG_Q, 10.0 * c.log_q0)
+    lo = min(LOWEST_LOG_Q, 10.0 * c.log_q0)
 
     def dep(x: np.ndarray) -> np.ndarray:
         return dep_gnmax(x, sigma=sigma, order=order)

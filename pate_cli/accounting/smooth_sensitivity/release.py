@@ -19,10 +19,12 @@ from ..gnmax import log_q_gnmax, rdp_gnmax
 from ..threshold import log_pr_answered, rdp_threshold
 from ..validators import as_teachers, as_votes, check_order, check_positive_integer
 from .bounds import (
+    LOWEST_LOG_Q,
     GNMaxSmoothConstants,
     ThresholdSmoothConstants,
     beta_grid,
     check_conditions,
+    check_smooth_domain,
     rdp_gnss,
     smooth_sensitivity,
 )
@@ -83,8 +85,13 @@ class SmoothSensitivityAccumulator:
                  sigma_threshold: float | None = None) -> None:
         self.teachers = as_teachers(teachers)
         check_order(order)
+        check_smooth_domain(sigma=sigma, order=order)
         self.order = float(order)
         self.gnmax = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
+        if not (self.gnmax.log_q0 >= LOWEST_LOG_Q and math.isfinite(self.gnmax.log_q1)):
+            raise ValueError(f"smooth sensitivity is not computable at sigma {sigma:g}, order "
+                             f"{order:g}: log q0 = {self.gnmax.log_q0:.4g} underflows (choose "
+                             "a smaller --order)")
         unanimous = np.zeros((1, self.gnmax.classes))
         unanimous[0, 0] = self.teachers
         at_unanimous = rdp_gnmax(log_q_gnmax(unanimous, sigma=sigma), sigma=sigma,
@@ -190,11 +197,15 @@ class SmoothSensitivityAccumulator:
         with np.errstate(divide="ignore"):
             sigma_ss = np.cbrt(alpha * np.exp(2.0 * betas) / ss)
             release = rdp_gnss(betas, sigma_ss=sigma_ss, order=alpha)
-        cost = self._rdp + release + 2.0 * ss * sigma_ss
+        # ss = 0 (no query's bound depends on the data) gives sigma_ss = inf and 0 * inf =
+        # NaN: such betas are skipped below, and the noise std is then NaN as before.
+        with np.errstate(invalid="ignore"):
+            cost = self._rdp + release + 2.0 * ss * sigma_ss
+            noise = ss * sigma_ss
         best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
         eps_before = self._rdp + math.log(1.0 / delta) / (alpha - 1.0)
         eps_after = eps_before + float(release[best])
-        noise_std = float(ss[best] * sigma_ss[best])
+        noise_std = float(noise[best])
         c5, c6 = self.conditions()
         refusal = None
         if not self.answer_independent and not (c5 and c6):
