@@ -11,6 +11,7 @@ import errno
 import os
 import sys
 import time
+from concurrent.futures.process import BrokenProcessPool
 
 import click
 
@@ -243,7 +244,11 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
             click.echo(f"pate-sweep: {failure}: kept {len(rows)} of {total} rows{where}"
                        + (" (rerun with --resume to finish)" if out else ""), err=True)
             raise click.exceptions.Exit(_STOPPED_BY[failure])
-        click.echo(f"pate-sweep: stopped: kept {len(rows)} of {total} rows{where}", err=True)
+        click.echo(f"pate-sweep: stopped: kept {len(rows)} of {total} rows{where}"
+                   + (" (rerun with --resume to finish)" if out else ""), err=True)
+        if isinstance(failure, BrokenProcessPool):
+            raise click.ClickException("a worker process died (killed, or out of memory); "
+                                       "the rows it had not finished are not in the table")
         raise failure
     if best is not None:
         _print_best(rows, best, fmt,

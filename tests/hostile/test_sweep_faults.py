@@ -392,3 +392,30 @@ def test_the_sigterm_handler_is_only_the_runs(cli, files):
     before = signal.getsignal(signal.SIGTERM)
     assert cli.sweep(files[0], "-m", "gnmax", "--sigma", "5", "-w", "1", "-q").code == 0
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_dead_worker_keeps_the_finished_rows_and_says_so_in_one_line(cli, files, tmp_path,
+                                                                        monkeypatch):
+    from concurrent.futures.process import BrokenProcessPool
+
+    import pate_cli.sweep.points as points_module
+
+    real, calls = points_module.run_point, []
+
+    def dies_on_the_third(point):
+        calls.append(point.index)
+        if len(calls) == 3:
+            raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+        return real(point)
+
+    monkeypatch.setattr(points_module, "run_point", dies_on_the_third)
+    path, labels = files
+    out = tmp_path / "out.csv"
+    done = cli.sweep(path, "-m", "gnmax", "--sigma", "4,6,8,10", "-w", "1", "--no-progress",
+                     "-o", out)
+    assert done.code == 1
+    errors = [line for line in done.err.splitlines() if line.startswith("Error:")]
+    assert errors == ["Error: a worker process died (killed, or out of memory); the rows it "
+                      "had not finished are not in the table"]
+    assert "Traceback" not in done.err and "kept 2 of 4 rows" in done.err
+    assert len(read_sweep_rows(str(out))) == 2
