@@ -141,11 +141,11 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
                       gid=f"exhausted-{name}")
     if baseline and "epsilon_cumulative" in frame.columns:
         ys = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
-        text = "uniform PATE (every point at sensitivity 1)"
+        text = "uniform PATE (sensitivity 1 for all)"
         smallest = min(budgets.values()) if budgets else None
         stop = None if smallest is None else stopping_index(ys, smallest)
         if stop is not None:
-            text += f": stops at query {int(frame['query'].iloc[stop])}"
+            text += f": stops before query {int(frame['query'].iloc[stop])}"
         axes.plot(xs, ys, color=GREY, linewidth=1.3, linestyle="-.", label=text,
                   gid="baseline")
         if stop is not None:
@@ -155,7 +155,7 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
     if stops:
         first = min(stops)
         axes.axvline(xs[first], color="black", linestyle=":", linewidth=1.0,
-                     label=f"labelling stops (query {int(frame['query'].iloc[first])})",
+                     label=f"labelling stops before query {int(frame['query'].iloc[first])}",
                      gid="stop")
     axes.set_xlabel(x_label)
     axes.set_ylabel(epsilon_label(delta))

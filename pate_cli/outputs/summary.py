@@ -30,7 +30,8 @@ def render(summary: dict, fmt: str) -> str:
 def _summary_lines(s: dict) -> list[tuple[str, str]]:
     source = s["input"]
     digest = (source["sha256"] or "")[:12]
-    params = ", ".join(f"{key}={_short(value)}" for key, value in s["params"].items())
+    params = ", ".join(f"{key}={_short(value)}" for key, value in s["params"].items()
+                       if value is not None)
     answered = s["answered"]
     answered_text = (f"{answered:.1f} expected" if isinstance(answered, float)
                      else f"{answered}")
@@ -71,14 +72,16 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("groups"):
         for row in s["groups"]:
             exhausted = ("within budget" if row["exhausted_at"] is None
-                         else f"exhausted after query {row['exhausted_at']}")
+                         else f"exhausted at query {row['exhausted_at']}")
             knob = next(f"{key} {_short(row[key])}" for key in
                         ("upsampling", "weight", "participation") if key in row)
             lines.append((f"group {row['group']}",
                           f"budget {_short(row['budget'])}, {knob}: epsilon "
                           f"{row['epsilon']:.4f} (order {_short(row['order'])}), {exhausted}"))
+        # Queries are 0-based, as in the per-query table and the plots: ``stopped_at``
+        # is the first query not released (the one that exhausts a group).
         stop = ("no group exhausted" if s["stopped_at"] is None
-                else f"stops after query {s['stopped_at'] - 1}")
+                else f"stops before query {s['stopped_at']}")
         base = s["baseline"]
         lines.append(("labels released", f"{s['labels_released']} ({stop}); a uniform run at "
                                          f"epsilon {_short(base['budget'])} releases "

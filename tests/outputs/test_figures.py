@@ -64,6 +64,10 @@ def test_groups_lines_budgets_and_exhaustion(plot_runs):
             assert drawn[f"exhausted-{name}"].get_xdata()[0] == row["exhausted_at"]
     assert drawn["stop"].get_xdata()[0] == summary["stopped_at"]
     assert drawn["baseline-stop"].get_xdata()[0] == summary["baseline"]["stopped_at"]
+    # The same number and words as the text summary: the first query not released.
+    assert drawn["stop"].get_label() == f"labelling stops before query {summary['stopped_at']}"
+    assert drawn["baseline"].get_label().endswith(
+        f"stops before query {summary['baseline']['stopped_at']}")
 
 
 def test_selection_bars_are_the_counts(plot_runs):
