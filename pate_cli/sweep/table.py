@@ -5,8 +5,11 @@ between runs: text for ``file, mechanism, accounting, sha256, version, conversio
 orders, labels_sha256, student_sha256`` (and ``command``), nullable integers for
 ``svt_cutoff, queries, repeats, seed``, floats for the rest. Empty cells (CSV), ``null``
 (JSON) and nulls (parquet) mark parameters a mechanism does not use. Floats are written
-with the shortest text that reads back to the same number, and text columns are read back
-as text, so a table read by ``read_sweep_rows`` gives exactly the rows written.
+with the shortest text that reads back to the same number; the counts ``teachers,
+answered, labels_output`` without ``.0`` when whole (``250``), in CSV and JSON lines. Text
+columns are read back as text and numbers as their column's type, so a table read by
+``read_sweep_rows`` gives exactly the rows written. The text table (``-f table``) is for
+reading only: floats at 6 significant digits, empty cells blank.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ HIDDEN_COLUMNS = ("sha256", "version", "labels_sha256", "student_sha256", "comma
 # Shown in the text table only when some row differs from the default.
 DEFAULT_SETTINGS = {"conversion": "classic", "orders": "default"}
 INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
+# Counts held as floats (a teacher count may be fractional, and answered / labels_output
+# are means over repeats): a whole value is written without ``.0`` in CSV and JSON lines
+# (``250``, not ``250.0``); other values with the shortest text that reads back exactly.
+COUNT_COLUMNS = ("teachers", "answered", "labels_output")
 
 
 def sweep_frame(rows: list[dict], extra: tuple = ()) -> pd.DataFrame:
@@ -64,10 +71,10 @@ def table_bytes(rows: list[dict], *, path: str | None = None, fmt: str | None = 
                              f"(use {', '.join(TABLE_EXTENSIONS)})")
     frame = sweep_frame(rows, extra)
     if fmt == "csv":
-        return frame.to_csv(index=False, lineterminator="\n").encode()
+        return _whole_counts(frame).to_csv(index=False, lineterminator="\n").encode()
     if fmt == "json":
-        return "".join(json.dumps(_plain_row(row, frame.columns), allow_nan=False) + "\n"
-                       for row in rows).encode()
+        return "".join(json.dumps(_whole_counts_row(_plain_row(row, frame.columns)),
+                                  allow_nan=False) + "\n" for row in rows).encode()
     if fmt == "parquet":
         return parquet_bytes(frame, path)
     if fmt == "table":
@@ -115,6 +122,26 @@ def _plain_row(row: dict, columns) -> dict:
         else:
             plain[column] = float(value)
     return plain
+
+
+def _whole(value):
+    """An integral float as an int (exactly the same number); anything else unchanged."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with ``COUNT_COLUMNS`` as Python numbers, whole ones as int (for CSV)."""
+    counts = {column: pd.Series([None if _missing(v) else _whole(float(v))
+                                 for v in frame[column]], index=frame.index, dtype=object)
+              for column in COUNT_COLUMNS if column in frame.columns}
+    return frame.assign(**counts)
+
+
+def _whole_counts_row(row: dict) -> dict:
+    return {column: _whole(value) if column in COUNT_COLUMNS else value
+            for column, value in row.items()}
 
 
 def _missing(value) -> bool:
