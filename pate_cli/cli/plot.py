@@ -186,16 +186,19 @@ Examples:
 @click.option("--y", "y", type=click.Choice(["label_accuracy", "answered"]),
               default="label_accuracy", show_default=True, help="Quantity on the y axis.")
 @click.option("--annotate/--no-annotate", default=True, show_default=True,
-              help="Write each point's noise parameters next to it.")
+              help="Write each frontier point's noise parameters next to it.")
 @click.option("--logx", is_flag=True, help="Logarithmic epsilon axis.")
 @figure_options
 def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
     """Label accuracy against epsilon from pate-sweep tables (several are concatenated).
 
     One curve per mechanism (--by mechanism, Papernot et al. 2018 Figure 4 left) or per
-    teacher count (--by teachers, Figure 4 right); points sorted by epsilon; error bars
-    from the *_std columns where non-zero. delta comes from --delta, else from the
-    tables' delta column (pate-sweep writes one; all rows must agree), else 1e-5.
+    teacher count (--by teachers, Figure 4 right). Each curve's line joins its Pareto
+    frontier in epsilon order (the points no other point beats with at most the epsilon
+    and at least the accuracy, or answered with --y answered); the other points are
+    faint dots. Error bars from the *_std columns where non-zero. delta comes from
+    --delta, else from the tables' delta column (pate-sweep writes one; all rows must
+    agree), else 1e-5.
     """
     import pandas as pd
 

@@ -33,3 +33,25 @@ def partition_split(frame: pd.DataFrame):
 def has_selection(frame: pd.DataFrame) -> bool:
     """Whether a per-query table charges a selection step (Confident or Interactive)."""
     return bool(np.any(frame["rdp_selection"].to_numpy(dtype=np.float64) > 0))
+
+
+def frontier_mask(epsilon, score) -> np.ndarray:
+    """Which points are on the Pareto frontier of a tradeoff curve (``pate-plot tradeoff``).
+
+    A point is off the frontier when another point has at most its epsilon and at least
+    its score, strictly better in one (the rule of ``pate-sweep --pareto``). Equal points
+    all stay. Vectorised: sorted by epsilon (then score, best first), a point is beaten
+    when a point of smaller epsilon scores at least as much, or one of equal epsilon more.
+    """
+    epsilon = np.asarray(epsilon, dtype=np.float64)
+    score = np.asarray(score, dtype=np.float64)
+    kept = np.zeros(epsilon.shape[0], dtype=bool)
+    if not kept.size:
+        return kept
+    order = np.lexsort((-score, epsilon))
+    eps, best = epsilon[order], score[order]
+    first = np.searchsorted(eps, eps, side="left")  # first point of each epsilon
+    before = np.maximum.accumulate(best)
+    smaller = np.where(first > 0, before[np.maximum(first - 1, 0)], -np.inf)
+    kept[order] = ~((smaller >= best) | (best[first] > best))
+    return kept

@@ -29,7 +29,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .captions import MECHANISM_NAMES
-from .figure_data import has_selection, partition_split
+from .figure_data import frontier_mask, has_selection, partition_split
 from .figure_style import (
     FORMATS,
     GREY,
@@ -216,23 +216,36 @@ def tradeoff_figure(frame: pd.DataFrame, *, delta: float, by: str = "mechanism",
     """Utility against privacy from a sweep (Papernot et al. 2018, Figure 4).
 
     x = ``epsilon``, y = ``label_accuracy`` (or ``answered``), one curve per mechanism
-    (Figure 4 left) or per teacher count (Figure 4 right), points sorted by epsilon, error
-    bars from ``epsilon_std`` and ``<y>_std`` where those are non-zero. ``annotate`` writes
-    the noise parameters that vary along a curve next to its points (the data-dependent
-    epsilon need not fall as the noise grows, so the order along x is not the grid's).
+    (Figure 4 left) or per teacher count (Figure 4 right). A curve's line is its Pareto
+    frontier (``figure_data.frontier_mask``: the points no other point beats with at most
+    the epsilon and at least the score), in epsilon order, with error bars from
+    ``epsilon_std`` and ``<y>_std`` where those are non-zero; the other points are faint
+    dots (gid ``dominated-<n>``). ``annotate`` writes, next to each frontier point, the
+    noise parameters that vary along the curve (the data-dependent epsilon need not fall as
+    the noise grows, so joining the grid's points in order would zig-zag).
     """
     figure, axes = new_figure(style)
     for number, (label, part) in enumerate(tradeoff_curves(frame, by=by, y=y)):
         colour = PALETTE[number % len(PALETTE)]
-        xerr = _error(part, "epsilon_std")
-        yerr = _error(part, f"{y}_std")
-        xs = part["epsilon"].to_numpy(dtype=np.float64)
-        ys = part[y].to_numpy(dtype=np.float64)
+        on_frontier = frontier_mask(part["epsilon"], part[y])
+        others = part[~on_frontier]
+        if len(others):
+            axes.plot(others["epsilon"].to_numpy(dtype=np.float64),
+                      others[y].to_numpy(dtype=np.float64), color=colour, alpha=0.35,
+                      marker="os^Dv<>"[number % 7], markersize=3.5, linestyle="none",
+                      gid=f"dominated-{number}")
+        best = part[on_frontier]  # sorted by epsilon, as the curve
+        xerr = _error(best, "epsilon_std")
+        yerr = _error(best, f"{y}_std")
+        xs = best["epsilon"].to_numpy(dtype=np.float64)
+        ys = best[y].to_numpy(dtype=np.float64)
         axes.errorbar(xs, ys, xerr=xerr, yerr=yerr, color=colour,
                       marker="os^Dv<>"[number % 7], markersize=5, linewidth=1.5,
                       capsize=2.5, elinewidth=0.9, label=label, gid=f"curve-{number}")
         if annotate:
-            for x_value, y_value, text in zip(xs, ys, point_labels(part), strict=True):
+            texts = [text for text, keep in zip(point_labels(part), on_frontier, strict=True)
+                     if keep]
+            for x_value, y_value, text in zip(xs, ys, texts, strict=True):
                 axes.annotate(text, (x_value, y_value), xytext=(4, -9),
                               textcoords="offset points", fontsize=6.5, color=colour)
     if logx:

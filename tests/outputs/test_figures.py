@@ -145,3 +145,45 @@ def test_tradeoff_by_teachers_labels(plot_runs):
     one = sweep[sweep["mechanism"] == "gnmax"]
     assert [label for label, _ in plots.tradeoff_curves(one, by="teachers")] == [
         "M = 250 teachers"]
+
+
+def zigzag_sweep():
+    import pandas as pd
+    # Grid order: sigma 10..60. Epsilon does not fall with the noise (data-dependent).
+    return pd.DataFrame({
+        "file": "v.npy", "mechanism": "gnmax", "sigma": [10, 20, 30, 40, 50, 60],
+        "threshold": None, "sigma_threshold": None, "laplace_scale": None,
+        "teachers": 250, "epsilon": [6.0, 2.0, 4.0, 3.0, 2.0, 1.0],
+        "label_accuracy": [0.97, 0.90, 0.85, 0.93, 0.88, 0.80],
+        "answered": [100, 90, 95, 80, 90, 70]})
+
+
+def test_frontier_mask_matches_the_definition():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        eps = rng.integers(0, 6, 12).astype(float)
+        score = rng.integers(0, 6, 12).astype(float)
+        beaten = [any(e2 <= e and s2 >= s and (e2 < e or s2 > s)
+                      for e2, s2 in zip(eps, score, strict=True))
+                  for e, s in zip(eps, score, strict=True)]
+        np.testing.assert_array_equal(figure_data.frontier_mask(eps, score), ~np.array(beaten))
+    assert figure_data.frontier_mask([], []).shape == (0,)
+
+
+@pytest.mark.parametrize("y, frontier, dominated", [
+    ("label_accuracy", [(1.0, 0.80), (2.0, 0.90), (3.0, 0.93), (6.0, 0.97)],
+     [(2.0, 0.88), (4.0, 0.85)]),
+    # Equal points (sigma 20 and 50) both stay on the frontier.
+    ("answered", [(1.0, 70), (2.0, 90), (2.0, 90), (4.0, 95), (6.0, 100)], [(3.0, 80)]),
+])
+def test_tradeoff_line_is_the_pareto_frontier(y, frontier, dominated):
+    figure = plots.tradeoff_figure(zigzag_sweep(), delta=1e-5, y=y)
+    curve = figure.axes[0].containers[0].lines[0]
+    assert list(zip(curve.get_xdata(), curve.get_ydata(), strict=True)) == frontier
+    dots = lines(figure, "dominated-")["dominated-0"]
+    assert sorted(zip(dots.get_xdata(), dots.get_ydata(), strict=True)) == dominated
+    assert dots.get_linestyle() == "None" and dots.get_alpha() < 1
+    texts = [text.get_text() for text in figure.axes[0].texts]
+    assert len(texts) == len(frontier)  # only the frontier points are annotated
+    if y == "label_accuracy":
+        assert texts == ["$\\sigma$=60", "$\\sigma$=20", "$\\sigma$=40", "$\\sigma$=10"]
