@@ -7,9 +7,9 @@ previous one ends in ``\\``) is run with ``bash -c``, and the lines after it up 
 number of lines; trailing whitespace and trailing blank lines do not count.
 
 The commands run in one temporary directory shared by every block, in README order, so a
-block may use a file an earlier command wrote; it holds symbolic links to the repository's
-``sample_votes/`` and ``docs/``, so the README's relative paths work and nothing is written
-into the checkout. ``pate-analyze``, ``pate-sweep``, ``pate-plot`` and ``python`` are
+block may use a file an earlier command wrote; it holds a copy of the repository's
+``sample_votes/`` and an empty ``docs/``, so the README's relative paths work and nothing is
+written into the checkout. ``pate-analyze``, ``pate-sweep``, ``pate-plot`` and ``python`` are
 shims first on PATH that run this checkout's code with this interpreter. Python blocks run
 afterwards, in the same directory, in one namespace (later blocks use earlier names).
 
@@ -26,6 +26,7 @@ import difflib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -118,8 +119,10 @@ def matches(expected: list[str], actual: list[str]) -> bool:
 def workdir(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """The shared working directory (links to the shipped files) and the commands' env."""
     work = tmp_path_factory.mktemp("readme")
-    for name in ("sample_votes", "docs"):
-        (work / name).symlink_to(ROOT / name, target_is_directory=True)
+    # copies, not links: a command that writes beside its input (or to docs/) must not
+    # change the checkout; the shipped samples are 2.5 MB
+    shutil.copytree(ROOT / "sample_votes", work / "sample_votes")
+    (work / "docs").mkdir()
     shims = tmp_path_factory.mktemp("readme-bin")
     for script, module in COMMANDS.items():
         code = f"from pate_cli.cli.{module} import main; main()"
