@@ -171,7 +171,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         if path is not None)  # before any work: two outputs to one file, no directory...
     if show_parameters:
         _show_parameters(votes, predictions, classes, labels, teachers, individualized,
-                         groups, teacher_groups, precision, weight_rule, power, fmt)
+                         groups, teacher_groups, precision, weight_rule, power, fmt,
+                         index_col, queries)
         return
     with reported_warnings():
         result = api.analyze(
@@ -185,7 +186,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-            target_epsilon=target_epsilon)
+            target_epsilon=target_epsilon, index_col=index_col)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
@@ -203,12 +204,13 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
 
 
 def _show_parameters(votes, predictions, classes, labels, teachers, individualized, groups,
-                     teacher_groups, precision, weight_rule, power, fmt) -> None:
+                     teacher_groups, precision, weight_rule, power, fmt, index_col,
+                     queries) -> None:
     """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
     if individualized is None:
         raise click.UsageError("--groups and --show-parameters need --individualized")
     vote_set = api.read_votes(votes, predictions=predictions, classes=classes, labels=labels,
-                              teachers=teachers)
+                              teachers=teachers, index_col=index_col, queries=queries)
     plan = api.individualized_plan(individualized, vote_set, groups=groups,
                                    teacher_groups=teacher_groups,
                                    predictions_given=predictions is not None,
