@@ -41,7 +41,14 @@ from ..sweep.resume import ResumePlan, match_rows, merge_rows
 from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
 from ..sweep.table import TABLE_FORMATS, check_destination, read_sweep_rows, table_bytes
 from .errors import EXIT_BAD_INPUT, EXIT_OVER_BUDGET, run_command
-from .options import CONTEXT_SETTINGS, POSITIVE, accounting_options, debug_option
+from .options import (
+    CONTEXT_SETTINGS,
+    POSITIVE,
+    accounting_options,
+    completion_line,
+    debug_option,
+    version_option,
+)
 
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2
 EXIT_TERMINATED = 143  # SIGTERM: 128 + 15
@@ -76,7 +83,7 @@ OUT is written atomically in grid order at the end and OUT.partial then removed.
 Exit status: 0 ok, 2 bad input or options (or --out cannot be written: the rows then go
 to stdout), 3 no row within --best, 130 interrupted by Ctrl-C and 143 by SIGTERM (the
 finished rows are kept in --out), 1 unexpected.
-"""
+""" + completion_line("pate-sweep") + "\n"
 
 
 class Grid(click.ParamType):
@@ -114,7 +121,8 @@ def _grid_option(name: str, *flags, help: str, integer: bool = False):  # noqa: 
 
 @click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.argument("votes", nargs=-1, required=True, metavar="VOTES...")
-@click.option("-m", "--mechanism", "mechanisms", type=click.Choice(list(MECHANISMS)),
+@click.option("-m", "--mechanism", "mechanisms",
+              type=click.Choice(list(MECHANISMS), case_sensitive=False),
               multiple=True, help="Aggregator (repeatable) [default: confident].")
 @_grid_option("sigma", "--sigma", help="Answer-step Gaussian stds sigma2 [default: 0.16 M].")
 @_grid_option("threshold", "-T", "--threshold",
@@ -168,6 +176,7 @@ def _grid_option(name: str, *flags, help: str, integer: bool = False):  # noqa: 
               help="Progress bar on stderr [default: when stderr is a terminal].")
 @click.option("-q", "--quiet", is_flag=True, help="No grid-size and summary lines on stderr.")
 @debug_option
+@version_option
 def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
             svt_cutoff, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
