@@ -117,3 +117,11 @@ def test_labels_for_just_the_analysed_rows(cli, votes, tmp_path):
     indices.write_text("5\n3\n1\n")
     picked = cli.analyze(path, "--query-indices", indices, "-n", "2", "--labels", short)
     assert picked.code == 2 and "has 100 labels" in picked.err
+
+
+def test_sweep_help_has_sections(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    result = cli.sweep("-h")
+    assert result.code == 0
+    for title in ("Grid:", "Input:", "Accounting:", "Run:", "Outputs and selection:"):
+        assert f"\n  {title}" in result.out, title
