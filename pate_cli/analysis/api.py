@@ -54,25 +54,31 @@ class IndividualizedPlan:
 
 
 def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
-               teachers: float | None = None) -> VoteSet:
+               teachers: float | None = None, index_col: int | None = None,
+               queries: int | None = None) -> VoteSet:
     """A ``VoteSet`` from a path, an array or a ``VoteSet`` (``votes``), or from a
-    predictions file or array (``predictions``); exactly one of the two."""
+    predictions file or array (``predictions``); exactly one of the two.
+
+    ``index_col`` drops that column of a CSV/TSV file (a pandas index); with ``queries``
+    (the first N rows), ``labels`` may hold N labels instead of one per row."""
     if (votes is None) == (predictions is None):
         raise OptionError("give exactly one of VOTES or --predictions FILE")
     if classes is not None and predictions is None:
         raise OptionError("--classes only applies to --predictions")
     if predictions is not None:
-        vote_set = load_predictions(predictions, classes=classes, labels=labels)
+        vote_set = load_predictions(predictions, classes=classes, labels=labels,
+                                    index_col=index_col, queries=queries)
     elif isinstance(votes, VoteSet):
-        vote_set = votes if labels is None else attach_labels(votes, labels)
+        vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries)
     elif isinstance(votes, np.ndarray):
         array = np.asarray(votes)
         total = teachers or float(np.asarray(array[0], dtype=np.float64).sum())
         vote_set = VoteSet(votes=array, teachers=total, path=None, sha256=None)
         if labels is not None:
-            vote_set = attach_labels(vote_set, labels)
+            vote_set = attach_labels(vote_set, labels, queries=queries)
     else:
-        vote_set = load_votes(votes, teachers=teachers, labels=labels)
+        vote_set = load_votes(votes, teachers=teachers, labels=labels, index_col=index_col,
+                              queries=queries)
     if teachers is not None:
         vote_set = replace(vote_set, teachers=teachers)
     return vote_set
@@ -113,7 +119,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             ss_every: int | None = None, accounting: str = "replay", delta: float = 1e-5,
             orders=None, order: float | None = None, conversion: str = "classic",
             seed: int = 0, budget: float | None = None, chunk_size: int = DEFAULT_CHUNK,
-            **parameters: Any) -> AnalysisResult:
+            index_col: int | None = None, **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -122,8 +128,10 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     (unset ones default to the command's fractions of M), or a mechanism object.
     ``student``, ``query_indices``, ``rounds``, ``add_rdp``, ``groups`` and
     ``teacher_groups`` take paths or arrays; ``add_rdp`` as an array is one RDP value per
-    order. ``smooth_sensitivity`` adds the sanitised release (``ss_every`` queries
-    between history checkpoints). Refused combinations raise ``OptionError`` (an
+    order. ``index_col`` drops that column of a CSV/TSV ``votes``/``predictions`` file; with
+    ``queries``, ``labels`` may hold one label per analysed row. ``smooth_sensitivity``
+    adds the sanitised release (``ss_every`` queries between history checkpoints).
+    Refused combinations raise ``OptionError`` (an
     ``InputError``, so a ``ValueError``) with the command's message.
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
@@ -133,8 +141,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         raise OptionError("--ss-history needs --smooth-sensitivity")
     if groups is not None and individualized is None:
         raise OptionError("--groups and --show-parameters need --individualized")
+    short_labels = queries if query_indices is None and rounds is None else None
     vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
-                          teachers=teachers)
+                          teachers=teachers, index_col=index_col, queries=short_labels)
     plan = None
     if individualized is not None:
         plan = individualized_plan(individualized, vote_set, groups=groups,

@@ -15,121 +15,154 @@ from .errors import OverBudget, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
     POSITIVE,
-    accounting_options,
+    accounting_specs,
+    completion_line,
     debug_option,
-    input_options,
+    group,
+    input_specs,
+    version_option,
 )
 
 EPILOG = """\b
 Examples:
-  pate-analyze votes.npy
-  pate-analyze votes.csv -m gnmax --sigma 40 --delta 1e-5 --format json | jq .epsilon
-  pate-analyze votes.npy -m lnmax --laplace-scale 20 --accounting expected --per-query q.csv
-  pate-analyze votes.npy -T 200 --sigma-threshold 150 --sigma 40 --budget 2.0 --labels y.npy
-  cat votes.csv | pate-analyze - --max-epsilon 3 || echo "over budget"
-  pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
-  pate-analyze votes.npy -m svt --target-epsilon 2 --svt-cutoff 50
-  pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
-  pate-analyze votes.npy -n 640 --accounting expected --smooth-sensitivity
-  pate-analyze --predictions p.npy --individualized weighting --groups g.csv --teacher-groups t.csv
+  input        pate-analyze votes.csv --index-col 0 -n 640 --labels y_640.npy
+               cat votes.csv | pate-analyze -
+  mechanism    pate-analyze votes.npy -m gnmax --sigma 40
+               pate-analyze votes.npy -T 200 --sigma-threshold 150 --sigma 40 --labels y.npy
+               pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
+               pate-analyze votes.npy -m svt --target-epsilon 2 --svt-cutoff 50
+  accounting   pate-analyze votes.npy -m lnmax --laplace-scale 20 --accounting expected
+               pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
+  budget & CI  pate-analyze votes.npy --budget 2.0 --labels y.npy
+               cat votes.csv | pate-analyze - --max-epsilon 3 || echo "over budget"
+  outputs      pate-analyze votes.npy -f json | jq .epsilon
+               pate-analyze votes.npy --per-query q.csv -o summary.json -f json
+  individual.  pate-analyze --predictions p.npy --individualized weighting --groups g.csv \\
+                   --teacher-groups t.csv
+  smooth       pate-analyze votes.npy -n 640 --accounting expected --smooth-sensitivity
 
 \b
 SVT-PATE's guarantee is data-independent: --accounting changes only what the replay
 reports (the unstable queries it met), never its epsilon.
 
 \b
-Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C, 143 SIGTERM
-(no output file is left half-written), 1 unexpected.
-"""
+Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C,
+143 SIGTERM (no output file is left half-written), 1 unexpected.
+""" + completion_line("pate-analyze") + "\n"
+
+
+def _mechanism_specs(option) -> list:
+    return [
+        option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
+               default="confident", show_default=True, help="Aggregator to analyse."),
+        option("--sigma", type=POSITIVE, help="Answer Gaussian std sigma2 [default: 0.16 M]."),
+        option("-T", "--threshold", type=float, help="Selection threshold T [default: 0.8 M]."),
+        option("--sigma-threshold", type=POSITIVE,
+               help="Selection Gaussian std sigma1 [default: 0.6 M]."),
+        option("--laplace-scale", type=POSITIVE,
+               help="LNMax Laplace scale lambda [default: 0.08 M]."),
+        option("--student", type=click.Path(dir_okay=False),
+               help="Interactive: student probabilities (.npy/.csv/.npz 'student')."),
+        option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+               help="Interactive: the student's confidence gamma."),
+        option("--svt-scale", type=POSITIVE,
+               help="SVT: Laplace scale [default: 0.01 M, unless --target-epsilon]."),
+        option("--svt-cutoff", type=click.IntRange(min=1), default=100, show_default=True,
+               help="SVT: unstable queries before halting."),
+        option("--svt-threshold", type=float,
+               help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),
+        option("--target-epsilon", type=POSITIVE,
+               help="SVT: solve for the scale that gives this epsilon."),
+    ]
+
+
+def _input_specs(option) -> list:
+    return [*input_specs(option),
+            option("--query-indices", type=click.Path(dir_okay=False),
+                   help="Analyse only these rows, in this order (.npy, or one per line)."),
+            option("--rounds", type=click.Path(dir_okay=False),
+                   help="Rounds composed into one total (CSV or JSON list).")]
+
+
+def _accounting_specs(option) -> list:
+    return [*accounting_specs(option),
+            option("--add-rdp", type=click.Path(dir_okay=False),
+                   help="Add an external RDP curve (CSV order,rdp) before conversion.")]
+
+
+def _budget_specs(option) -> list:
+    return [
+        option("--budget", type=POSITIVE,
+               help="Refuse answers that would push epsilon above this."),
+        option("--max-epsilon", type=POSITIVE,
+               help="Exit with status 3 if the final epsilon exceeds this."),
+    ]
+
+
+def _output_specs(option) -> list:
+    return [
+        option("-f", "--format", "fmt", type=click.Choice(list(FORMATS)), default="table",
+               show_default=True, help="Summary format on standard output."),
+        option("-o", "--output", type=click.Path(dir_okay=False),
+               help="Write the summary to this file (atomically) instead of stdout."),
+        option("--per-query", type=click.Path(dir_okay=False),
+               help="Write the per-query table (.csv, .jsonl/.json, .parquet)."),
+    ]
+
+
+def _individualized_specs(option) -> list:
+    return [
+        option("--individualized", type=click.Choice(list(VARIANTS)),
+               help="Per-group budgets (with --groups [--predictions --teacher-groups])."),
+        option("--groups", type=click.Path(dir_okay=False),
+               help="CSV group,budget[,upsampling|weight|participation][,share]."),
+        option("--teacher-groups", type=click.Path(dir_okay=False),
+               help="CSV teacher,group: each teacher's privacy group."),
+        option("--precision", type=click.IntRange(min=0, max=9), default=2, show_default=True,
+               help="Upsampling: round budget ratios to 10^-p."),
+        option("--weights", "weight_rule", type=click.Choice(["budget", "group-size"]),
+               default="budget", show_default=True,
+               help="Weighting: Appendix C, or Algorithm 2 (times group size)."),
+        option("--power", type=POSITIVE, default=2.0, show_default=True,
+               help="Vanishing: participation (eps_g/eps_max)^power."),
+        option("--show-parameters", is_flag=True,
+               help="Print each group's derived parameters and exit."),
+    ]
+
+
+def _smooth_specs(option) -> list:
+    return [
+        option("--smooth-sensitivity", "smooth", is_flag=True,
+               help="Add the sanitised data-dependent epsilon (GNSS)."),
+        option("--ss-history", type=click.Path(dir_okay=False),
+               help="Write before/after/std every --ss-every queries (.csv, .jsonl)."),
+        option("--ss-every", type=click.IntRange(min=1), default=100, show_default=True,
+               help="Queries between --ss-history rows."),
+    ]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
-@input_options
-@click.option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
-              default="confident",
-              show_default=True, help="Aggregator to analyse.")
-@click.option("--sigma", type=POSITIVE, help="Answer-step Gaussian std sigma2 [default: 0.16 M].")
-@click.option("-T", "--threshold", type=float, help="Selection threshold T [default: 0.8 M].")
-@click.option("--sigma-threshold", type=POSITIVE,
-              help="Selection Gaussian std sigma1 [default: 0.6 M].")
-@click.option("--laplace-scale", type=POSITIVE,
-              help="LNMax Laplace scale lambda [default: 0.08 M].")
-@click.option("--student", type=click.Path(dir_okay=False),
-              help="Interactive: the student's (queries x classes) probabilities "
-                   "(.npy, .csv, or .npz array 'student').")
-@click.option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
-              help="Interactive: reinforce the student's label when its top probability "
-                   "exceeds this (gamma).")
-@click.option("--svt-scale", type=POSITIVE,
-              help="SVT: Laplace scale lambda [default: 0.01 M, unless --target-epsilon].")
-@click.option("--svt-cutoff", type=click.IntRange(min=1), default=100, show_default=True,
-              help="SVT: the most unstable queries met before halting (c).")
-@click.option("--svt-threshold", type=float,
-              help="SVT: threshold w [default: the smallest with delta2 <= delta/2].")
-@click.option("--target-epsilon", type=POSITIVE,
-              help="SVT: solve for the scale that gives this epsilon.")
-@click.option("--query-indices", type=click.Path(dir_okay=False),
-              help="Analyse only these rows, in this order (.npy, or one number per line "
-                   "in .csv/.txt): e.g. the queries an active student picked.")
-@click.option("--rounds", type=click.Path(dir_okay=False),
-              help="Several rounds (rows, mechanism, parameters, student) composed into one "
-                   "total: a CSV with a header or a JSON list.")
-@click.option("--add-rdp", type=click.Path(dir_okay=False),
-              help="Add an external RDP curve (CSV order,rdp; e.g. a private GAN's) before "
-                   "conversion.")
-@click.option("--smooth-sensitivity", "smooth", is_flag=True,
-              help="Add the sanitised release of the data-dependent epsilon (GNSS, smooth "
-                   "sensitivity; gnmax, confident, interactive). Uses --order if given, "
-                   "else the order the accounting chose.")
-@click.option("--ss-history", type=click.Path(dir_okay=False),
-              help="With --smooth-sensitivity: write before/after/std every --ss-every "
-                   "queries (.csv, .jsonl).")
-@click.option("--ss-every", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Queries between --ss-history rows.")
-@click.option("--individualized", type=click.Choice(list(VARIANTS)),
-              help="Individualized PATE: per-group budgets by upsampling, weighting or "
-                   "vanishing (needs --groups; weighting and vanishing need --predictions "
-                   "and --teacher-groups).")
-@click.option("--groups", type=click.Path(dir_okay=False),
-              help="Privacy groups: CSV group,budget[,upsampling|weight|participation]"
-                   "[,share].")
-@click.option("--teacher-groups", type=click.Path(dir_okay=False),
-              help="CSV teacher,group: the privacy group each teacher's data comes from.")
-@click.option("--precision", type=click.IntRange(min=0, max=9), default=2, show_default=True,
-              help="Upsampling: budget ratios are rounded to 10^-p before taking integers.")
-@click.option("--weights", "weight_rule", type=click.Choice(["budget", "group-size"]),
-              default="budget", show_default=True,
-              help="Weighting: Appendix C (budget / mean teacher budget) or the paper's "
-                   "Algorithm 2 variant (times group size).")
-@click.option("--power", type=POSITIVE, default=2.0, show_default=True,
-              help="Vanishing: participation frequency (eps_g / eps_max)^power.")
-@click.option("--show-parameters", is_flag=True,
-              help="With --individualized: print each group's derived parameters and exit.")
-@accounting_options
-@click.option("--budget", type=POSITIVE,
-              help="Budget run: refuse answers that would push epsilon above EPS "
-                   "(selection is still charged).")
-@click.option("--max-epsilon", type=POSITIVE,
-              help="Exit with status 3 if the final epsilon exceeds EPS.")
-@click.option("-f", "--format", "fmt", type=click.Choice(list(FORMATS)), default="table",
-              show_default=True, help="Summary format on standard output.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the summary to this file (atomically) instead of standard output.")
-@click.option("--per-query", type=click.Path(dir_okay=False),
-              help="Write the per-query table (.csv, .jsonl/.json lines, .parquet).")
+@click.argument("votes", required=False, metavar="[VOTES]")
+@group("Input", _input_specs)
+@group("Mechanism", _mechanism_specs)
+@group("Accounting", _accounting_specs)
+@group("Budget & CI", _budget_specs)
+@group("Outputs", _output_specs)
+@group("Individualized PATE", _individualized_specs)
+@group("Smooth sensitivity", _smooth_specs)
 @debug_option
+@version_option
 def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, sigma,
             threshold, sigma_threshold, laplace_scale, student, confidence, svt_scale,
             svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
-            seed, budget, max_epsilon, fmt, output, per_query, debug):
+            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
-    VOTES is a (queries x classes) vote histogram: .npy (memory-mapped), .npz (array
-    'votes', optional 'labels'), .csv/.tsv (optional header), or - for standard input.
-    Prints the total epsilon at --delta, the number of answered queries, and, with
-    --labels, the accuracy of the labels output.
+    VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
+    .csv/.tsv (optional header) or - (stdin). Prints epsilon at --delta, the answered
+    queries and, with --labels, the label accuracy.
     """
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
@@ -138,7 +171,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         if path is not None)  # before any work: two outputs to one file, no directory...
     if show_parameters:
         _show_parameters(votes, predictions, classes, labels, teachers, individualized,
-                         groups, teacher_groups, precision, weight_rule, power, fmt)
+                         groups, teacher_groups, precision, weight_rule, power, fmt,
+                         index_col, queries)
         return
     with reported_warnings():
         result = api.analyze(
@@ -152,7 +186,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-            target_epsilon=target_epsilon)
+            target_epsilon=target_epsilon, index_col=index_col)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
@@ -170,12 +204,13 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
 
 
 def _show_parameters(votes, predictions, classes, labels, teachers, individualized, groups,
-                     teacher_groups, precision, weight_rule, power, fmt) -> None:
+                     teacher_groups, precision, weight_rule, power, fmt, index_col,
+                     queries) -> None:
     """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
     if individualized is None:
         raise click.UsageError("--groups and --show-parameters need --individualized")
     vote_set = api.read_votes(votes, predictions=predictions, classes=classes, labels=labels,
-                              teachers=teachers)
+                              teachers=teachers, index_col=index_col, queries=queries)
     plan = api.individualized_plan(individualized, vote_set, groups=groups,
                                    teacher_groups=teacher_groups,
                                    predictions_given=predictions is not None,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 
 import click
+from click_option_group import optgroup
 
+from .._version import __version__
 from ..accounting.conversion import CONVERSIONS
 from ..orders import parse_orders, validate_orders
 
@@ -72,54 +74,78 @@ class Order(click.ParamType):
 POSITIVE = PositiveFloat()
 
 
+def input_specs(option=click.option) -> list:
+    """The input files besides VOTES (``option``: click's or a group's)."""
+    return [
+        option("--predictions", type=click.Path(dir_okay=False),
+               help="Teacher predictions (queries x teachers, -1 = none) instead of votes."),
+        option("--classes", type=click.IntRange(min=2),
+               help="Classes for --predictions [default: largest id + 1]."),
+        option("--labels", type=click.Path(dir_okay=False),
+               help="True labels (.npy/.csv): one per query, or per analysed query (-n)."),
+        option("--teachers", type=POSITIVE,
+               help="Teachers M if rows do not sum to it (weighted/partial votes)."),
+        option("--queries", "-n", type=click.IntRange(min=1),
+               help="Analyse only the first N queries."),
+        option("--index-col", type=click.IntRange(min=0), metavar="N",
+               help="Drop column N of CSV/TSV inputs (0: a pandas index)."),
+    ]
+
+
 def input_options(command):
     """VOTES and the other input files."""
-    decorators = [
-        click.argument("votes", required=False, metavar="[VOTES]"),
-        click.option("--predictions", type=click.Path(dir_okay=False),
-                     help="Per-teacher predictions (queries x teachers class ids, -1 = no "
-                          "vote) instead of a vote histogram."),
-        click.option("--classes", type=click.IntRange(min=2),
-                     help="Number of classes for --predictions (default: largest id + 1)."),
-        click.option("--labels", type=click.Path(dir_okay=False),
-                     help="True labels (.npy or one-column .csv) for label accuracy."),
-        click.option("--teachers", type=POSITIVE,
-                     help="Number of teachers M when rows do not sum to it "
-                          "(weighted or partial votes)."),
-        click.option("--queries", "-n", type=click.IntRange(min=1),
-                     help="Analyse only the first N queries."),
+    return stack([click.argument("votes", required=False, metavar="[VOTES]"),
+                  *input_specs()])(command)
+
+
+def accounting_specs(option=click.option) -> list:
+    """How costs are charged and converted (``option``: click's or a group's)."""
+    return [
+        option("--accounting", type=click.Choice(["replay", "expected", "data-independent"]),
+               default="replay", show_default=True,
+               help="replay (the seeded run), expected (2018 paper), data-independent."),
+        option("--delta", type=Probability(), default=1e-5, show_default=True,
+               help="Target delta."),
+        option("--orders", type=OrderGrid(),
+               help="Rényi orders: a,b,c or start:stop:step [default: 298 orders]."),
+        option("--order", type=Order(), help="Use this single order (overrides --orders)."),
+        option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
+               show_default=True,
+               help="RDP to (eps, delta): classic (Mironov) or improved (CKS 2020)."),
+        option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+               help="Seed of the replay's noise."),
     ]
-    for decorator in reversed(decorators):
-        command = decorator(command)
-    return command
 
 
 def accounting_options(command):
     """How costs are charged and converted."""
-    decorators = [
-        click.option("--accounting", type=click.Choice(["replay", "expected",
-                                                        "data-independent"]),
-                     default="replay", show_default=True,
-                     help="replay: charge what the seeded run did; expected: the 2018 "
-                          "paper's analysis (answer cost times pr_answered); "
-                          "data-independent: worst-case costs for the replay's decisions."),
-        click.option("--delta", type=Probability(), default=1e-5, show_default=True,
-                     help="Target delta."),
-        click.option("--orders", type=OrderGrid(),
-                     help="Rényi orders: comma list or start:stop:step "
-                          "[default: the 2018 paper's 298-order grid]."),
-        click.option("--order", type=Order(),
-                     help="Use this single order (overrides --orders)."),
-        click.option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
-                     show_default=True,
-                     help="RDP to (epsilon, delta): classic (Mironov 2017, as the papers "
-                          "report) or improved (Canonne-Kamath-Steinke 2020; never larger)."),
-        click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-                     help="Seed of the replay's noise."),
-    ]
-    for decorator in reversed(decorators):
-        command = decorator(command)
-    return command
+    return stack(accounting_specs())(command)
+
+
+def stack(decorators):
+    """Apply ``decorators`` so that they read top to bottom as written."""
+    def decorate(command):
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+    return decorate
+
+
+def group(title: str, specs) -> callable:
+    """An option group titled ``title`` in ``-h``: ``specs(optgroup.option)`` its options."""
+    return stack([optgroup.group(title), *specs(optgroup.option)])
+
+
+def version_option(command):
+    """``--version``: pate_cli's version."""
+    return click.version_option(__version__, "--version", message="%(prog)s %(version)s",
+                                help="Print the version and exit.")(command)
+
+
+def completion_line(prog: str) -> str:
+    """One epilog line on click's shell completion for ``prog``."""
+    variable = "_" + prog.upper().replace("-", "_") + "_COMPLETE"
+    return f'Completion: eval "$({variable}=bash_source {prog})" (or zsh_source)'
 
 
 def debug_option(command):

@@ -28,7 +28,7 @@ from ..orders import default_orders
 from ..outputs import captions
 from ..outputs import figures as plots
 from .errors import run_command
-from .options import CONTEXT_SETTINGS, POSITIVE, Order
+from .options import CONTEXT_SETTINGS, POSITIVE, Order, completion_line, version_option
 from .plot_options import (
     ParamSet,
     figure_delta,
@@ -53,10 +53,11 @@ Examples:
 \b
 Run 'pate-plot KIND --help' for the options of each kind.
 Exit status: 0 ok, 2 bad input or options, 130 Ctrl-C, 143 SIGTERM, 1 unexpected.
-"""
+""" + completion_line("pate-plot") + "\n"
 
 
 @click.group(context_settings=CONTEXT_SETTINGS, epilog=EPILOG, no_args_is_help=False)
+@version_option
 def plot():
     """Draw the PATE papers' figures from pate-analyze and pate-sweep outputs.
 

@@ -41,7 +41,15 @@ from ..sweep.resume import ResumePlan, match_rows, merge_rows
 from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
 from ..sweep.table import TABLE_FORMATS, check_destination, read_sweep_rows, table_bytes
 from .errors import EXIT_BAD_INPUT, EXIT_OVER_BUDGET, run_command
-from .options import CONTEXT_SETTINGS, POSITIVE, accounting_options, debug_option
+from .options import (
+    CONTEXT_SETTINGS,
+    POSITIVE,
+    accounting_specs,
+    completion_line,
+    debug_option,
+    group,
+    version_option,
+)
 
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2
 EXIT_TERMINATED = 143  # SIGTERM: 128 + 15
@@ -76,7 +84,7 @@ OUT is written atomically in grid order at the end and OUT.partial then removed.
 Exit status: 0 ok, 2 bad input or options (or --out cannot be written: the rows then go
 to stdout), 3 no row within --best, 130 interrupted by Ctrl-C and 143 by SIGTERM (the
 finished rows are kept in --out), 1 unexpected.
-"""
+""" + completion_line("pate-sweep") + "\n"
 
 
 class Grid(click.ParamType):
@@ -108,66 +116,100 @@ class SchedulerAddress(click.ParamType):
             self.fail(str(error), param, ctx)
 
 
-def _grid_option(name: str, *flags, help: str, integer: bool = False):  # noqa: A002
-    return click.option(*flags, name, type=Grid(integer=integer), help=help)
+def _grid_option(name: str, *flags, help: str, integer: bool = False,  # noqa: A002
+                 option=click.option):
+    return option(*flags, name, type=Grid(integer=integer), help=help)
+
+
+def _grid_specs(option) -> list:
+    return [
+        option("-m", "--mechanism", "mechanisms",
+               type=click.Choice(list(MECHANISMS), case_sensitive=False),
+               multiple=True, help="Aggregator (repeatable) [default: confident]."),
+        _grid_option("sigma", "--sigma", option=option,
+                     help="Answer-step Gaussian stds sigma2 [default: 0.16 M]."),
+        _grid_option("threshold", "-T", "--threshold", option=option,
+                     help="Selection thresholds T [default: 0.8 M]."),
+        _grid_option("sigma_threshold", "--sigma-threshold", option=option,
+                     help="Selection Gaussian stds sigma1 [default: 0.6 M]."),
+        _grid_option("laplace_scale", "--laplace-scale", option=option,
+                     help="LNMax Laplace scales lambda [default: 0.08 M]."),
+        _grid_option("svt_scale", "--svt-scale", option=option,
+                     help="SVT Laplace scales [default: 0.01 M]."),
+        _grid_option("svt_cutoff", "--svt-cutoff", integer=True, option=option,
+                     help="SVT cut-offs c [default: 100]."),
+        _grid_option("queries", "-n", "--queries", integer=True, option=option,
+                     help="Numbers of queries (the first N of each file) [default: all]."),
+        option("-r", "--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+               help="Replays per point, with seeds seed, seed+1, ...; rows give mean and std."),
+    ]
+
+
+def _input_specs(option) -> list:
+    return [
+        option("--labels", multiple=True, type=click.Path(dir_okay=False),
+               help="True labels for label accuracy: once for all files, or once per file "
+                    "in order."),
+        option("--student", multiple=True, type=click.Path(dir_okay=False),
+               help="Interactive: the student's probabilities (once, or once per file)."),
+        option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+               help="Interactive: the student's confidence gamma."),
+    ]
+
+
+def _accounting_specs(option) -> list:
+    return [*accounting_specs(option),
+            option("--budget", type=POSITIVE, help="Budget run at this epsilon (replays).")]
+
+
+def _run_specs(option) -> list:
+    return [
+        option("-w", "--workers", type=click.IntRange(min=1),
+               help="Local worker processes [default: all cores]; 1 runs in this process."),
+        option("--scheduler", metavar="ADDRESS", type=SchedulerAddress(),
+               help="Run on a Dask distributed cluster (e.g. tcp://host:8786; needs "
+                    "pip install 'pate_cli[dask]' and the vote files at the same paths on "
+                    "the workers)."),
+        option("--max-points", type=click.IntRange(min=1), default=MAX_POINTS,
+               show_default=True, help="Refuse a larger grid (points of every file and "
+                                       "mechanism) before any work."),
+        option("--progress/--no-progress", default=None,
+               help="Progress bar on stderr [default: when stderr is a terminal]."),
+        option("-q", "--quiet", is_flag=True, help="No grid-size and summary lines on stderr."),
+    ]
+
+
+def _output_specs(option) -> list:
+    return [
+        option("-o", "--out", type=click.Path(dir_okay=False),
+               help="Write the rows to .csv, .json/.jsonl (JSON lines) or .parquet "
+                    "(atomically) instead of stdout; rows are kept in OUT.partial as they "
+                    "finish until OUT is written."),
+        option("-f", "--format", "fmt", type=click.Choice(list(TABLE_FORMATS)), default="csv",
+               show_default=True, help="Format of the rows on stdout."),
+        option("--resume", is_flag=True,
+               help="Keep the rows already in --out (and OUT.partial) that match a point "
+                    "on everything that made their numbers (parameters, options, input "
+                    "files' sha256, version) "
+                    "and compute the rest; rows of --out at the same point with other "
+                    "options or inputs are replaced, rows of other points kept."),
+        option("--best", type=POSITIVE, metavar="EPS",
+               help="Print only the row that answers the most queries (with --labels: the "
+                    "best label accuracy) within epsilon EPS, and its pate-analyze command."),
+        option("--pareto", is_flag=True,
+               help="Keep only rows on the epsilon / accuracy (or answered) frontier."),
+    ]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.argument("votes", nargs=-1, required=True, metavar="VOTES...")
-@click.option("-m", "--mechanism", "mechanisms", type=click.Choice(list(MECHANISMS)),
-              multiple=True, help="Aggregator (repeatable) [default: confident].")
-@_grid_option("sigma", "--sigma", help="Answer-step Gaussian stds sigma2 [default: 0.16 M].")
-@_grid_option("threshold", "-T", "--threshold",
-              help="Selection thresholds T [default: 0.8 M].")
-@_grid_option("sigma_threshold", "--sigma-threshold",
-              help="Selection Gaussian stds sigma1 [default: 0.6 M].")
-@_grid_option("laplace_scale", "--laplace-scale",
-              help="LNMax Laplace scales lambda [default: 0.08 M].")
-@_grid_option("svt_scale", "--svt-scale", help="SVT Laplace scales [default: 0.01 M].")
-@_grid_option("svt_cutoff", "--svt-cutoff", integer=True, help="SVT cut-offs c [default: 100].")
-@_grid_option("queries", "-n", "--queries", integer=True,
-              help="Numbers of queries (the first N of each file) [default: all].")
-@click.option("-r", "--repeats", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Replays per point, with seeds seed, seed+1, ...; rows give mean and std.")
-@click.option("--labels", multiple=True, type=click.Path(dir_okay=False),
-              help="True labels for label accuracy: once for all files, or once per file "
-                   "in order.")
-@click.option("--student", multiple=True, type=click.Path(dir_okay=False),
-              help="Interactive: the student's probabilities (once, or once per file).")
-@click.option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
-              help="Interactive: the student's confidence gamma.")
-@accounting_options
-@click.option("--budget", type=POSITIVE, help="Budget run at this epsilon (replays).")
-@click.option("-w", "--workers", type=click.IntRange(min=1),
-              help="Local worker processes [default: all cores]; 1 runs in this process.")
-@click.option("--scheduler", metavar="ADDRESS", type=SchedulerAddress(),
-              help="Run on a Dask distributed cluster (e.g. tcp://host:8786; needs "
-                   "pip install 'pate_cli[dask]' and the vote files at the same paths on "
-                   "the workers).")
-@click.option("-o", "--out", type=click.Path(dir_okay=False),
-              help="Write the rows to .csv, .json/.jsonl (JSON lines) or .parquet "
-                   "(atomically) instead of stdout; rows are kept in OUT.partial as they "
-                   "finish until OUT is written.")
-@click.option("-f", "--format", "fmt", type=click.Choice(list(TABLE_FORMATS)), default="csv",
-              show_default=True, help="Format of the rows on stdout.")
-@click.option("--resume", is_flag=True,
-              help="Keep the rows already in --out (and OUT.partial) that match a point "
-                   "on everything that made their numbers (parameters, options, input "
-                   "files' sha256, version) "
-                   "and compute the rest; rows of --out at the same point with other "
-                   "options or inputs are replaced, rows of other points kept.")
-@click.option("--best", type=POSITIVE, metavar="EPS",
-              help="Print only the row that answers the most queries (with --labels: the "
-                   "best label accuracy) within epsilon EPS, and its pate-analyze command.")
-@click.option("--pareto", is_flag=True,
-              help="Keep only rows on the epsilon / accuracy (or answered) frontier.")
-@click.option("--max-points", type=click.IntRange(min=1), default=MAX_POINTS,
-              show_default=True, help="Refuse a larger grid (points of every file and "
-                                      "mechanism) before any work.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bar on stderr [default: when stderr is a terminal].")
-@click.option("-q", "--quiet", is_flag=True, help="No grid-size and summary lines on stderr.")
+@group("Grid", _grid_specs)
+@group("Input", _input_specs)
+@group("Accounting", _accounting_specs)
+@group("Run", _run_specs)
+@group("Outputs and selection", _output_specs)
 @debug_option
+@version_option
 def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
             svt_cutoff, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,

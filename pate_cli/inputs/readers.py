@@ -154,25 +154,60 @@ def file_sha256(path, *, head: bool = False):
     return (digest.hexdigest(), first) if head else digest.hexdigest()
 
 
-def read_matrix(name, source, *, key, allow_1d=False):
-    """Read a numeric array (and, from ``.npz``, the optional ``labels``), C-contiguous."""
-    array, labels = _read_matrix(name, source, key)
+def read_matrix(name, source, *, key, allow_1d=False, index_col: int | None = None):
+    """Read a numeric array (and, from ``.npz``, the optional ``labels``), C-contiguous.
+
+    ``index_col`` (``--index-col``) drops that column of CSV/TSV text (a pandas index).
+    """
+    array, labels = _read_matrix(name, source, key, index_col)
     return c_order(array), labels
 
 
-def _read_matrix(name, source, key):
+def _read_matrix(name, source, key, index_col=None):
     if isinstance(source, bytes):
         if source.startswith(NPY_MAGIC):
-            return _read_npy(name, source), None
+            return _binary(name, _read_npy(name, source), index_col), None
         if source.startswith(b"PK"):
-            return _read_npz(name, source, key)
-        return read_text(name, decode_text(name, source), None), None
+            array, labels = _read_npz(name, source, key)
+            return _binary(name, array, index_col), labels
+        return drop_column(name, read_text(name, decode_text(name, source), None),
+                           index_col), None
     extension = os.path.splitext(source)[1].lower()
     if extension == ".npy":
-        return _read_npy(name, source), None
+        return _binary(name, _read_npy(name, source), index_col), None
     if extension == ".npz":
-        return _read_npz(name, source, key)
-    return read_text(name, read_text_file(name), "\t" if extension == ".tsv" else ","), None
+        array, labels = _read_npz(name, source, key)
+        return _binary(name, array, index_col), labels
+    text = read_text(name, read_text_file(name), "\t" if extension == ".tsv" else ",")
+    return drop_column(name, text, index_col), None
+
+
+def _binary(name, array, index_col):
+    if index_col is not None:
+        raise InputError(f"{name}: --index-col applies to CSV/TSV inputs, not .npy/.npz")
+    return array
+
+
+def drop_column(name, array: np.ndarray, index_col: int | None) -> np.ndarray:
+    """``array`` without column ``index_col`` (``--index-col``); ``array`` when None."""
+    if index_col is None:
+        return array
+    if array.ndim != 2 or not 0 <= index_col < array.shape[1]:
+        columns = array.shape[1] if array.ndim == 2 else 1
+        raise InputError(f"{name}: --index-col {index_col} is outside its {columns} "
+                         f"column(s) (columns count from 0)")
+    return np.delete(array, index_col, axis=1)
+
+
+def looks_like_index(array: np.ndarray) -> bool:
+    """Whether ``array``'s first column is exactly 0..N-1 (a pandas-written index)."""
+    if array.ndim != 2 or array.shape[1] < 2 or array.shape[0] < 2:
+        return False
+    return bool(np.array_equal(np.asarray(array[:, 0], dtype=np.float64),
+                               np.arange(array.shape[0], dtype=np.float64)))
+
+
+INDEX_HINT = "looks like a pandas index column: use --index-col 0 or write with index=False"
 
 
 def c_order(array: np.ndarray) -> np.ndarray:
@@ -342,7 +377,8 @@ def read_text(name, text, separator):
     if separator is None:
         separator = "\t" if "\t" in lines[0] and "," not in lines[0] else ","
     header_cells = first_cells(lines[0], separator)
-    has_header = all(not is_number(cell) for cell in header_cells)
+    has_header = (all(not is_number(cell) for cell in header_cells)
+                  or _pandas_header(header_cells))
     if has_header and len(lines) == 1:
         raise InputError(f"{name}: has a header but no rows")
     options = dict(sep=separator, header=None, skiprows=1 if has_header else 0,
@@ -373,6 +409,12 @@ def read_text(name, text, separator):
         shown = "empty" if cell == "" else f"{cell!r} is not a number"
         raise InputError(f"{name}: line {numbered[row][0]}, column {col + 1}: {shown}")
     return values
+
+
+def _pandas_header(cells: list[str]) -> bool:
+    """``,0,1,...,K-1``: the header pandas writes for an index and unnamed columns."""
+    return (len(cells) > 1 and cells[0] == ""
+            and cells[1:] == [str(number) for number in range(len(cells) - 1)])
 
 
 def first_cells(line: str, separator: str) -> list[str]:

@@ -15,7 +15,14 @@ import numpy as np
 
 from ..errors import InputError
 from .checks import check_finite_non_negative, check_shape, first_true, show_number
-from .readers import VOTE_EXTENSIONS, check_elements, open_input, read_matrix
+from .readers import (
+    INDEX_HINT,
+    VOTE_EXTENSIONS,
+    check_elements,
+    looks_like_index,
+    open_input,
+    read_matrix,
+)
 
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
            "load_votes"]
@@ -53,17 +60,21 @@ class VoteSet:
         return int(self.votes.shape[1])
 
 
-def load_votes(path, *, teachers: float | None = None, labels=None) -> VoteSet:
+def load_votes(path, *, teachers: float | None = None, labels=None,
+               index_col: int | None = None, queries: int | None = None) -> VoteSet:
     """Read and validate a vote histogram (``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``).
 
     Checks: 2-D numeric, at least 2 classes and 1 query, finite, non-negative, and (unless
     ``teachers`` is given, for weighted or shifted votes) every row summing to the same M.
     ``labels`` is an optional path or array of true labels; a ``.npz`` may carry its own
-    ``labels`` array, used when ``labels`` is not given.
+    ``labels`` array, used when ``labels`` is not given. ``index_col`` drops that column
+    of CSV/TSV text (``--index-col``); ``queries`` (``--queries``) lets ``labels`` hold
+    one label per analysed query instead of one per row (see ``attach_labels``).
     """
     name, raw, digest = open_input(path)
-    array, packed_labels = read_matrix(name, raw, key="votes")
-    votes = _check_votes(name, array, teachers_given=teachers is not None)
+    array, packed_labels = read_matrix(name, raw, key="votes", index_col=index_col)
+    votes = _check_votes(name, array, teachers_given=teachers is not None,
+                         hint_index=index_col is None)
     if teachers is None:
         teachers = _row_total(votes, 0)
     elif not (np.isfinite(teachers) and teachers > 0):
@@ -71,20 +82,21 @@ def load_votes(path, *, teachers: float | None = None, labels=None) -> VoteSet:
     teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
     vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest)
     if labels is not None:
-        vote_set = attach_labels(vote_set, labels)
+        vote_set = attach_labels(vote_set, labels, queries=queries)
     elif packed_labels is not None:
         vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
     return vote_set
 
 
-def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSet:
+def load_predictions(path, *, classes: int | None = None, labels=None,
+                     index_col: int | None = None, queries: int | None = None) -> VoteSet:
     """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
 
     ``-1`` means the teacher did not vote. ``classes`` defaults to the largest id + 1.
     The histogram is built with one ``bincount`` per chunk (row * K + class offsets).
     """
     name, raw, digest = open_input(path)
-    array, packed_labels = read_matrix(name, raw, key="predictions")
+    array, packed_labels = read_matrix(name, raw, key="predictions", index_col=index_col)
     check_shape(name, array)
     if array.dtype.kind == "f":
         bad = first_true(~np.isfinite(array) | (array != np.round(array)))
@@ -126,16 +138,21 @@ def load_predictions(path, *, classes: int | None = None, labels=None) -> VoteSe
     vote_set = VoteSet(votes=histogram, teachers=int(array.shape[1]), path=name, sha256=digest,
                        predictions=array)
     if labels is not None:
-        vote_set = attach_labels(vote_set, labels)
+        vote_set = attach_labels(vote_set, labels, queries=queries)
     elif packed_labels is not None:
         vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
     return vote_set
 
 
-def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels") -> VoteSet:
+def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
+                  queries: int | None = None) -> VoteSet:
     """Validate true labels (a path or an array) against ``vote_set`` and attach them.
 
-    ``name`` is how messages refer to an array given directly.
+    ``name`` is how messages refer to an array given directly. There is one label per
+    row of the votes or, when ``queries`` (``--queries N``, the first N rows) is given,
+    possibly one per analysed row: label i is then still row i's, and ``labels`` is
+    shorter than the votes (never padded, so a row without a label cannot be scored by
+    mistake). Rows picked by ``--query-indices`` need the full count.
     """
     if isinstance(labels, (str, os.PathLike)):
         name, raw, _ = open_input(labels)
@@ -147,9 +164,14 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels") -> VoteSet
     if array.ndim != 1:
         raise InputError(f"{name}: expected one label per query (a single column), "
                          f"got shape {array.shape}")
-    if array.shape[0] != vote_set.queries:
-        raise InputError(f"{name}: has {array.shape[0]} labels but {vote_set.path} has "
-                         f"{vote_set.queries} queries")
+    analysed = None if queries is None else min(queries, vote_set.queries)
+    if array.shape[0] != vote_set.queries and array.shape[0] != analysed:
+        if analysed is None:
+            raise InputError(f"{name}: has {array.shape[0]} labels but {vote_set.path} has "
+                             f"{vote_set.queries} queries")
+        raise InputError(f"--labels {name}: has {array.shape[0]} labels but {vote_set.path} "
+                         f"has {vote_set.queries} queries and --queries is {queries} (give "
+                         f"{vote_set.queries} labels, or {analysed} for the analysed rows)")
     if array.dtype.kind not in "biuf":
         raise InputError(f"{name}: labels must be integer class ids")
     values = np.asarray(array)
@@ -164,7 +186,7 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels") -> VoteSet
     return replace(vote_set, labels=values.astype(np.int64))
 
 
-def _check_votes(name, array, *, teachers_given):
+def _check_votes(name, array, *, teachers_given, hint_index=False):
     check_shape(name, array)
     if array.shape[1] < 2:
         raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
@@ -185,12 +207,37 @@ def _check_votes(name, array, *, teachers_given):
         off = np.flatnonzero(np.abs(totals - reference) > 1e-9 * max(1.0, abs(reference)))
         if off.size:
             row = start + int(off[0])
+            if hint_index and _index_explains(array):
+                raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but "
+                                 f"query 0 has {reference:g}: {INDEX_HINT}")
+            if start == 0 and _numbered_header(array):
+                raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but "
+                                 f"query 0 has {reference:g}: its first line 0,1,...,"
+                                 f"{array.shape[1] - 1} looks like pandas' column names "
+                                 "(write with header=False, or name the columns)")
             raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but query 0 "
                              f"has {reference:g} (every row must sum to the number of "
                              "teachers; give --teachers M for weighted or partial votes)")
     if not voted:
         raise InputError(f"{name}: every vote is 0 (every row sums to 0): no teacher voted")
     return array
+
+
+def _index_explains(array) -> bool:
+    """A first column 0..N-1 whose removal leaves rows with one common total."""
+    if not looks_like_index(array) or array.shape[1] < 3:
+        return False
+    totals = np.asarray(array[:, 1:], dtype=np.float64).sum(axis=1)
+    return bool(totals[0] > 0 and np.allclose(totals, totals[0], rtol=1e-9, atol=0))
+
+
+def _numbered_header(array) -> bool:
+    """Row 0 is exactly 0..K-1 and the other rows share one total (pandas' header)."""
+    if array.shape[0] < 2 or not np.array_equal(np.asarray(array[0], dtype=np.float64),
+                                                np.arange(array.shape[1], dtype=np.float64)):
+        return False
+    totals = np.asarray(array[1:_SCAN_ROWS], dtype=np.float64).sum(axis=1)
+    return bool(np.allclose(totals, totals[0], rtol=1e-9, atol=0))
 
 
 def _row_total(votes, row):
