@@ -163,6 +163,14 @@ class GNMax:
         return _answer_every_query(votes, noise, start, "normal", self.sigma)
 
 
+def _check_confident_parameters(mechanism) -> None:
+    """T finite; sigma1 and sigma2 in the Gaussian domain (Confident and Interactive)."""
+    object.__setattr__(mechanism, "threshold", _finite(mechanism.threshold, "threshold"))
+    object.__setattr__(mechanism, "sigma_threshold",
+                       _scale(mechanism.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE))
+    object.__setattr__(mechanism, "sigma", _scale(mechanism.sigma, "sigma", GAUSSIAN_SCALE))
+
+
 @dataclass(frozen=True)
 class ConfidentGNMax:
     """Confident-GNMax (Algorithm 1 of Papernot et al. 2018).
@@ -181,12 +189,7 @@ class ConfidentGNMax:
     sequential: ClassVar[bool] = False
 
     def __post_init__(self):
-        object.__setattr__(self, "threshold", _finite(self.threshold, "threshold"))
-        object.__setattr__(
-            self, "sigma_threshold",
-            _scale(self.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE)
-        )
-        object.__setattr__(self, "sigma", _scale(self.sigma, "sigma", GAUSSIAN_SCALE))
+        _check_confident_parameters(self)
 
     @property
     def params(self) -> dict:
@@ -234,12 +237,7 @@ class InteractiveGNMax:
     sequential: ClassVar[bool] = False
 
     def __post_init__(self):
-        object.__setattr__(self, "threshold", _finite(self.threshold, "threshold"))
-        object.__setattr__(
-            self, "sigma_threshold",
-            _scale(self.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE)
-        )
-        object.__setattr__(self, "sigma", _scale(self.sigma, "sigma", GAUSSIAN_SCALE))
+        _check_confident_parameters(self)
         object.__setattr__(self, "teachers", _positive(self.teachers, "teachers"))
         confidence = _finite(self.confidence, "confidence")
         if not 0.0 <= confidence <= 1.0:
