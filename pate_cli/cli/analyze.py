@@ -34,7 +34,7 @@ Examples:
   accounting   pate-analyze votes.npy -m lnmax --laplace-scale 20 --accounting expected
                pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
   budget & CI  pate-analyze votes.npy --budget 2.0 --labels y.npy
-               cat votes.csv | pate-analyze - --max-epsilon 3 || echo "over budget"
+               pate-analyze - --max-epsilon 3 < votes.csv; [ $? -eq 3 ] && echo "over budget"
   outputs      pate-analyze votes.npy -f json | jq .epsilon
                pate-analyze votes.npy --per-query q.csv -o summary.json -f json
   individual.  pate-analyze --predictions p.npy --individualized weighting --groups g.csv \\
