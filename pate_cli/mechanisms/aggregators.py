@@ -110,8 +110,18 @@ def _answer_every_query(votes, noise, start, kind, scale) -> Decisions:
     return Decisions(np.ones(count, dtype=bool), labels.astype(np.int64))
 
 
+class _Facts:
+    """What ``protocol.Mechanism`` says about an aggregator, by default: no student, no
+    selection step, no answer noise, not sequential. Each aggregator states what differs."""
+
+    uses_student: ClassVar[bool] = False
+    selects: ClassVar[bool] = False
+    answer_noise: ClassVar[str | None] = None
+    sequential: ClassVar[bool] = False
+
+
 @dataclass(frozen=True)
-class LNMax:
+class LNMax(_Facts):
     """Laplace noisy max (Papernot et al. 2017): ``argmax_j n_j + Laplace(0, lam)``.
 
     Every query is answered; each answer is ``2 / lam``-DP (MATH.md sections 1, 2, 5).
@@ -119,10 +129,7 @@ class LNMax:
 
     laplace_scale: float
     name: str = field(default="lnmax", init=False)
-    uses_student: ClassVar[bool] = False
-    selects: ClassVar[bool] = False
     answer_noise: ClassVar[str | None] = "laplace"
-    sequential: ClassVar[bool] = False
 
     def __post_init__(self):
         object.__setattr__(self, "laplace_scale",
@@ -138,7 +145,7 @@ class LNMax:
 
 
 @dataclass(frozen=True)
-class GNMax:
+class GNMax(_Facts):
     """Gaussian noisy max (Papernot et al. 2018): ``argmax_j n_j + N(0, sigma^2)``.
 
     Every query is answered (MATH.md sections 1-3).
@@ -146,10 +153,7 @@ class GNMax:
 
     sigma: float
     name: str = field(default="gnmax", init=False)
-    uses_student: ClassVar[bool] = False
-    selects: ClassVar[bool] = False
     answer_noise: ClassVar[str | None] = "gaussian"
-    sequential: ClassVar[bool] = False
 
     def __post_init__(self):
         object.__setattr__(self, "sigma", _scale(self.sigma, "sigma", GAUSSIAN_SCALE))
@@ -172,7 +176,7 @@ def _check_confident_parameters(mechanism) -> None:
 
 
 @dataclass(frozen=True)
-class ConfidentGNMax:
+class ConfidentGNMax(_Facts):
     """Confident-GNMax (Algorithm 1 of Papernot et al. 2018).
 
     Answer ``argmax_j n_j + N(0, sigma^2)`` only if ``max_j n_j + N(0, sigma1^2) >= T``,
@@ -183,10 +187,8 @@ class ConfidentGNMax:
     sigma_threshold: float
     sigma: float
     name: str = field(default="confident", init=False)
-    uses_student: ClassVar[bool] = False
     selects: ClassVar[bool] = True
     answer_noise: ClassVar[str | None] = "gaussian"
-    sequential: ClassVar[bool] = False
 
     def __post_init__(self):
         _check_confident_parameters(self)
@@ -216,7 +218,7 @@ class ConfidentGNMax:
 
 
 @dataclass(frozen=True)
-class InteractiveGNMax:
+class InteractiveGNMax(_Facts):
     """Interactive-GNMax (Algorithm 2 of Papernot et al. 2018), MATH.md sections 1, 4, 7.
 
     With the student's probabilities ``p`` and ``M`` teachers: if
@@ -234,7 +236,6 @@ class InteractiveGNMax:
     uses_student: ClassVar[bool] = True
     selects: ClassVar[bool] = True
     answer_noise: ClassVar[str | None] = "gaussian"
-    sequential: ClassVar[bool] = False
 
     def __post_init__(self):
         _check_confident_parameters(self)
@@ -278,7 +279,7 @@ class InteractiveGNMax:
 
 
 @dataclass(frozen=True)
-class SVTPATE:
+class SVTPATE(_Facts):
     """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2), MATH.md s.1, 8.
 
     Each query's distance to instability plus ``Laplace(2 lam)`` is compared with a noisy
@@ -293,9 +294,6 @@ class SVTPATE:
     threshold: float | None = None
     target_epsilon: float | None = None
     name: str = field(default="svt", init=False)
-    uses_student: ClassVar[bool] = False
-    selects: ClassVar[bool] = False
-    answer_noise: ClassVar[str | None] = None
     sequential: ClassVar[bool] = True
 
     def __post_init__(self):
