@@ -16,7 +16,7 @@ PYTEST_FLAGS ?= -n auto
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,dask,parquet]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,dask,parquet,accounting,report]'
 	touch $(STAMP)
 
 demo: $(STAMP)
