@@ -38,6 +38,7 @@ from .rounds import Round, analyze_rounds
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
 from .setting import DEFAULT_CHUNK
+from .tuning import tuning_distribution, tuning_part
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
                         "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon")
@@ -119,7 +120,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             ss_every: int | None = None, accounting: str = "replay", delta: float = 1e-5,
             orders=None, order: float | None = None, conversion: str = "classic",
             seed: int = 0, budget: float | None = None, chunk_size: int = DEFAULT_CHUNK,
-            index_col: int | None = None, **parameters: Any) -> AnalysisResult:
+            index_col: int | None = None, tuning=None, **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -131,6 +132,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     order. ``index_col`` drops that column of a CSV/TSV ``votes``/``predictions`` file; with
     ``queries``, ``labels`` may hold one label per analysed row. ``smooth_sensitivity``
     adds the sanitised release (``ss_every`` queries between history checkpoints).
+    ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12) adds the cost of a
+    random search whose every candidate costs at most this run (``result.tuning``).
     Refused combinations raise ``OptionError`` (an
     ``InputError``, so a ``ValueError``) with the command's message.
     """
@@ -139,6 +142,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         raise TypeError(f"analyze() got unexpected keyword arguments: {', '.join(unknown)}")
     if ss_every is not None and not smooth_sensitivity:
         raise OptionError("--ss-history needs --smooth-sensitivity")
+    distribution = None if tuning is None else tuning_distribution(tuning)
     if groups is not None and individualized is None:
         raise OptionError("--groups and --show-parameters need --individualized")
     short_labels = queries if query_indices is None and rounds is None else None
@@ -205,6 +209,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         report = sanitize_analysis(result, vote_set.votes, student=student_rows, order=order,
                                    report_every=ss_every)
         result = replace(result, smooth_sensitivity=report)
+    if tuning is not None:
+        if name == "svt" or plan is not None:
+            raise OptionError("--tuning needs the run's whole cost as one RDP curve: it does "
+                              "not combine with -m svt or --individualized")
+        result = replace(result, tuning=tuning_part(result, distribution))
     if added is not None:
         notes = result.warnings + ((added.note,) if added.note else ())
         result = replace(result, added_rdp=added, warnings=notes)

@@ -85,6 +85,24 @@ class AddedRdp:
     note: str | None
 
 
+@dataclass(frozen=True)
+class TuningPart:
+    """``--tuning`` (MATH.md s.12): the random search's law of K and its cost.
+
+    ``epsilon_single``: the analysed run alone (the headline ``epsilon``);
+    ``epsilon_tuned``/``order``: the whole search, every candidate bounded by the run.
+    ``shape`` is None for Poisson; ``text`` is the ``--tuning`` text.
+    """
+
+    distribution: str
+    text: str
+    mean: float
+    shape: float | None
+    epsilon_single: float
+    epsilon_tuned: float
+    order: float
+
+
 @dataclass(frozen=True, repr=False)
 class AnalysisResult:
     """Everything one analysis produced: per-query arrays (analysed order) and totals.
@@ -138,6 +156,7 @@ class AnalysisResult:
     smooth_sensitivity: SmoothSensitivityResult | None = None
     added_rdp: AddedRdp | None = None
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+    tuning: TuningPart | None = None
 
     @property
     def queries(self) -> int:
@@ -181,3 +200,4 @@ class ReplayTotals:
     label_accuracy: float | None
     labels_output: int
     warnings: tuple[str, ...] = ()
+    rdp_total: np.ndarray | None = None  # the run's total RDP curve (for --tuning)

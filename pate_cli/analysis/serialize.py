@@ -87,7 +87,15 @@ def summary_dict(result) -> dict:
         summary["query_indices"] = True
     if result.added_rdp is not None:
         summary["add_rdp"] = asdict(result.added_rdp)
+    summary["tuning"] = None if result.tuning is None else tuning_dict(result.tuning)
     return summary
+
+
+def tuning_dict(part) -> dict:
+    """The JSON ``tuning`` object of CLI.md (``--tuning``, MATH.md s.12)."""
+    return {"distribution": part.distribution, "mean": plain_number(part.mean),
+            "shape": plain_number(part.shape), "epsilon_single": part.epsilon_single,
+            "epsilon_tuned": part.epsilon_tuned, "order": plain_number(part.order)}
 
 
 def smooth_sensitivity_dict(report: SmoothSensitivityResult) -> dict:

@@ -20,6 +20,7 @@ from .options import (
     debug_option,
     group,
     input_specs,
+    tuning_spec,
     version_option,
 )
 
@@ -87,7 +88,8 @@ def _input_specs(option) -> list:
 def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--add-rdp", type=click.Path(dir_okay=False),
-                   help="Add an external RDP curve (CSV order,rdp) before conversion.")]
+                   help="Add an external RDP curve (CSV order,rdp) before conversion."),
+            tuning_spec(option)]
 
 
 def _budget_specs(option) -> list:
@@ -157,7 +159,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
-            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col):
+            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -186,7 +188,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-            target_epsilon=target_epsilon, index_col=index_col)
+            target_epsilon=target_epsilon, index_col=index_col, tuning=tuning)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
@@ -199,7 +201,11 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     write_outputs(files)
     if output is None:
         click.echo(text, nl=False)
-    if max_epsilon is not None and result.epsilon > max_epsilon:
+    if max_epsilon is not None and result.tuning is not None:  # the search's figure
+        if result.tuning.epsilon_tuned > max_epsilon:
+            raise OverBudget(f"epsilon with tuning {result.tuning.epsilon_tuned:.4f} exceeds "
+                             f"--max-epsilon {max_epsilon:g}")
+    elif max_epsilon is not None and result.epsilon > max_epsilon:
         raise OverBudget(f"epsilon {result.epsilon:.4f} exceeds --max-epsilon {max_epsilon:g}")
 
 

@@ -71,6 +71,30 @@ class Order(click.ParamType):
             self.fail(str(error), param, ctx)
 
 
+class TuningLaw(click.ParamType):
+    """``--tuning``: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``, ``negbin:MU,ETA``
+    (MATH.md s.12); the value is a ``TuningDistribution``."""
+
+    name = "dist"
+
+    def convert(self, value, param, ctx):
+        from ..accounting.tuning import TuningDistribution, parse_tuning
+
+        if isinstance(value, TuningDistribution):
+            return value
+        try:
+            return parse_tuning(value)
+        except ValueError as error:
+            self.fail(str(error).replace("--tuning ", ""), param, ctx)
+
+
+def tuning_spec(option=click.option):
+    """``--tuning DIST``: the cost of a random search (pate-analyze, pate-sweep)."""
+    return option("--tuning", type=TuningLaw(), metavar="DIST",
+                  help="Add the cost of a random search: poisson:MU, geometric:MU, "
+                       "logarithmic:MU or negbin:MU,ETA (K candidates, mean MU).")
+
+
 POSITIVE = PositiveFloat()
 
 

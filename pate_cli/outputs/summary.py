@@ -97,6 +97,12 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("add_rdp"):
         lines.append(("added rdp", f"{s['add_rdp']['path']}"
                                    + (" (interpolated)" if s["add_rdp"]["note"] else "")))
+    if s.get("tuning"):
+        t = s["tuning"]
+        law = (f"{t['distribution']}:{_short(t['mean'])}" if t["distribution"] != "negbin"
+               else f"negbin:{_short(t['mean'])},{_short(t['shape'])}")
+        lines.append(("with tuning", f"{t['epsilon_tuned']:.4f} (random search, K ~ {law}; "
+                                     f"order {_short(t['order'])})"))
     if s["budget"] is not None:
         b = s["budget"]
         stop = "never" if b["stopped_at"] is None else f"from query {b['stopped_at']}"

@@ -1,0 +1,208 @@
+"""The cost of choosing parameters: repeat and select (Papernot and Steinke 2022).
+
+MATH.md section 12. A random search runs K candidate runs on the same votes, K drawn
+from a distribution with mean ``mu`` (Poisson, or a truncated negative binomial with
+shape ``eta``: geometric ``eta = 1``, logarithmic ``eta = 0``), and releases only the
+best candidate's output. Given an RDP curve ``eps(alpha)`` that bounds every candidate
+(at each order, the largest candidate RDP), :func:`tuned_rdp` gives the whole search's
+RDP at every order of the grid, vectorised over orders; convert it with section 6.
+
+``--tuning`` texts: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``,
+``negbin:MU,ETA`` (:func:`parse_tuning`).
+
+The truncated negative binomial's ``gamma`` is solved from the mean by bisection to a
+relative 1e-9 and rounded down (a smaller ``gamma`` only raises the bound), as
+dp_accounting's repeat-and-select accounting does, so the two agree to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..orders import validate_orders
+
+DISTRIBUTIONS = ("poisson", "geometric", "logarithmic", "negbin")
+GAMMA_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class TuningDistribution:
+    """The law of K, the number of candidates run: ``name``, mean ``mu`` and shape.
+
+    ``shape`` is ``eta`` (``inf`` for Poisson, 1 geometric, 0 logarithmic).
+    """
+
+    name: str
+    mean: float
+    shape: float
+
+    def __post_init__(self):
+        if self.name not in DISTRIBUTIONS:
+            raise ValueError(f"unknown distribution {self.name!r} (choose from "
+                             f"{', '.join(DISTRIBUTIONS)})")
+        if not (math.isfinite(self.mean) and self.mean >= 1.0):
+            raise ValueError(f"the mean number of candidates must be a number >= 1, "
+                             f"got {self.mean:g}")
+        if not (self.shape == math.inf or (math.isfinite(self.shape) and self.shape >= 0)):
+            raise ValueError(f"the shape eta must be a finite number >= 0, "
+                             f"got {self.shape:g}")
+
+    @property
+    def text(self) -> str:
+        """The ``--tuning`` text that gives this distribution."""
+        if self.name == "negbin":
+            return f"negbin:{self.mean:g},{self.shape:g}"
+        return f"{self.name}:{self.mean:g}"
+
+    @property
+    def shape_value(self) -> float | None:
+        """The shape as JSON reports it (None for Poisson, whose shape is infinite)."""
+        return None if self.shape == math.inf else float(self.shape)
+
+    def gamma(self) -> float:
+        """The truncated negative binomial's parameter solved from the mean (MATH.md
+        s.12): exact ``1/mu`` for the geometric law, else bisection rounded down."""
+        if self.shape == math.inf:
+            raise ValueError("a Poisson law has no gamma")
+        return truncated_negbin_gamma(self.mean, self.shape)
+
+
+def parse_tuning(text: str) -> TuningDistribution:
+    """``poisson:MU``, ``geometric:MU``, ``logarithmic:MU`` or ``negbin:MU,ETA``.
+
+    Raises ``ValueError`` with a one-line message naming the problem.
+    """
+    name, colon, rest = str(text).strip().partition(":")
+    name = name.strip().lower()
+    if not colon or not rest.strip():
+        raise ValueError(f"--tuning {text!r}: write poisson:MU, geometric:MU, "
+                         "logarithmic:MU or negbin:MU,ETA")
+    if name not in DISTRIBUTIONS:
+        raise ValueError(f"--tuning {text!r}: unknown distribution {name!r} (choose from "
+                         f"{', '.join(DISTRIBUTIONS)})")
+    parts = [part.strip() for part in rest.split(",")]
+    wanted = 2 if name == "negbin" else 1
+    if len(parts) != wanted:
+        form = "negbin:MU,ETA" if name == "negbin" else f"{name}:MU"
+        raise ValueError(f"--tuning {text!r}: {name} takes {wanted} number"
+                         f"{'s' if wanted > 1 else ''} ({form})")
+    try:
+        values = [float(part) for part in parts]
+    except ValueError:
+        raise ValueError(f"--tuning {text!r}: {rest!r} is not a number"
+                         f"{' pair' if wanted > 1 else ''}") from None
+    shape = {"poisson": math.inf, "geometric": 1.0, "logarithmic": 0.0}.get(
+        name, values[-1])
+    try:
+        return TuningDistribution(name=name, mean=values[0], shape=shape)
+    except ValueError as error:
+        raise ValueError(f"--tuning {text!r}: {error}") from None
+
+
+def truncated_negbin_mean(gamma: float, shape: float) -> float:
+    """Mean of the truncated negative binomial (MATH.md s.12):
+    ``eta (1 - gamma) / (gamma (1 - gamma^eta))``, or ``(1 - gamma) / (gamma log(1/gamma))``
+    for ``eta = 0``; 1 at ``gamma = 1``."""
+    if gamma >= 1.0:
+        return 1.0
+    log_gamma = math.log(gamma)
+    if shape == 0:
+        return (1.0 - gamma) / (gamma * -log_gamma)
+    return shape * (1.0 - gamma) / (gamma * -math.expm1(shape * log_gamma))
+
+
+def truncated_negbin_gamma(mean: float, shape: float,
+                           tolerance: float = GAMMA_TOLERANCE) -> float:
+    """``gamma`` in (0, 1] whose truncated negative binomial has this mean.
+
+    ``1/mean`` for the geometric law (``shape = 1``). Otherwise bisection on
+    ``(0, min(1, 2 (eta + 1) / mean)]`` (the mean is at most ``2 (eta + 1) / gamma``),
+    the mean decreasing in gamma, until the bracket is within a relative ``tolerance``;
+    returns its lower end (a conservative gamma).
+    """
+    if shape == 1:
+        return 1.0 / mean
+    low, high = 0.0, min(1.0, 2.0 * (shape + 1.0) / mean)
+    while high > low * (1.0 + tolerance):
+        middle = (low + high) / 2.0
+        if truncated_negbin_mean(middle, shape) < mean:
+            high = middle
+        else:
+            low = middle
+    return low
+
+
+def poisson_deltahat(orders: np.ndarray, rdp: np.ndarray) -> np.ndarray:
+    """For each order ``alpha_i``, the smallest delta at which the curve gives
+    ``(log(1 + 1/(alpha_i - 1)), delta)``-DP, minimised over the grid (MATH.md s.12).
+
+    Per grid order ``a`` with RDP ``r``: ``log delta <= (a - 1)(r - eps + log(1 - 1/a))
+    - log a`` (section 6's improved conversion inverted; used for ``a > 1.01``, where it
+    is numerically stable) and ``delta <= sqrt(1 - exp(-r))`` (total variation via KL);
+    a curve value <= 0 gives delta 0. Clipped at 1. An ``(orders, orders)`` array of
+    work: fine for any grid the tools accept in practice (298 orders by default).
+    """
+    epshat = np.log1p(1.0 / (orders - 1.0))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        positive = rdp > 0
+        kl = np.where(positive, 0.5 * np.log1p(-np.exp(-np.where(positive, rdp, 1.0))),
+                      -np.inf)
+        stable = orders > 1.01
+        bound = ((orders - 1.0) * (rdp[None, :] - epshat[:, None]
+                                   + np.log1p(-1.0 / orders)) - np.log(orders))
+        log_delta = np.where(stable[None, :], np.minimum(kl[None, :], bound), kl[None, :])
+        return np.minimum(np.exp(np.min(log_delta, axis=1)), 1.0)
+
+
+def tuned_rdp(rdp, *, orders, distribution: TuningDistribution) -> np.ndarray:
+    """The RDP of repeat-and-select at every order (MATH.md s.12).
+
+    ``rdp``: the candidate bound (one value per order; ``inf`` allowed); ``orders``: the
+    grid (any order, duplicates allowed). Poisson: ``eps + mu * deltahat + log(mu) /
+    (alpha - 1)``; truncated negative binomial: ``eps + log(mu) / (alpha - 1) + c`` with
+    ``c = (1 + eta) min over the grid of [(1 - 1/a) eps(a) + log(1/gamma) / a]``, then
+    the minimum over orders at least as large (RDP is non-decreasing in the order).
+    """
+    orders = validate_orders(orders)
+    rdp = np.asarray(rdp, dtype=np.float64)
+    if rdp.shape != orders.shape:
+        raise ValueError(f"the RDP curve has {rdp.size} values, the grid {orders.size} orders")
+    if np.any(np.isnan(rdp)):
+        raise ValueError("the RDP curve has NaN values")
+    mu = distribution.mean
+    log_mu_term = math.log(mu) / (orders - 1.0)
+    if distribution.shape == math.inf:
+        return rdp + mu * poisson_deltahat(orders, rdp) + log_mu_term
+    gamma = distribution.gamma()
+    c = (1.0 + distribution.shape) * float(np.min((1.0 - 1.0 / orders) * rdp
+                                                  - math.log(gamma) / orders))
+    return _monotone(orders, rdp + log_mu_term + c)
+
+
+def _monotone(orders: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``min over orders a >= alpha of values(a)`` at each order (grid in any order)."""
+    unique, inverse = np.unique(orders, return_inverse=True)
+    lowest = np.full(unique.size, np.inf)
+    np.minimum.at(lowest, inverse, values)
+    suffix = np.minimum.accumulate(lowest[::-1])[::-1]
+    return suffix[inverse]
+
+
+def candidate_bound(curves) -> np.ndarray:
+    """The curve that bounds every candidate: the largest RDP at each order."""
+    return np.max(np.asarray(curves, dtype=np.float64).reshape(-1, np.shape(curves)[-1]),
+                  axis=0)
+
+
+def tuned_epsilon(rdp, *, orders, delta: float, conversion: str,
+                  distribution: TuningDistribution) -> tuple[float, float]:
+    """``(epsilon, order)`` of the search whose candidates ``rdp`` bounds (MATH.md s.12,
+    converted with section 6)."""
+    from .conversion import rdp_to_epsilon
+
+    curve = tuned_rdp(rdp, orders=orders, distribution=distribution)
+    epsilon, order = rdp_to_epsilon(curve, orders=orders, delta=delta, conversion=conversion)
+    return float(epsilon), float(order)
