@@ -46,9 +46,10 @@ class TuningDistribution:
         if not (math.isfinite(self.mean) and self.mean >= 1.0):
             raise ValueError(f"the mean number of candidates must be a number >= 1, "
                              f"got {self.mean:g}")
-        if not (self.shape == math.inf or (math.isfinite(self.shape) and self.shape >= 0)):
-            raise ValueError(f"the shape eta must be a finite number >= 0, "
-                             f"got {self.shape:g}")
+        poisson = self.name == "poisson"
+        if (self.shape == math.inf) != poisson or not (poisson or self.shape >= 0):
+            raise ValueError(f"the shape eta must be a finite number >= 0 (poisson:MU is "
+                             f"the limit eta -> inf), got {self.shape:g}")
 
     @property
     def text(self) -> str:
