@@ -34,7 +34,7 @@ import pytest
 from tests import ROOT, SAMPLES
 
 ENTRY_POINTS = {"pate-analyze": "pate_cli.cli.analyze", "pate-sweep": "pate_cli.cli.sweep",
-                "pate-plot": "pate_cli.cli.plot"}
+                "pate-plot": "pate_cli.cli.plot", "pate-calibrate": "pate_cli.cli.calibrate"}
 
 
 def in_ci() -> bool:
@@ -81,6 +81,9 @@ class CommandLine:
 
     def plot(self, *args, stdin: bytes | None = None) -> Result:
         return self.run("pate-plot", *args, stdin=stdin)
+
+    def calibrate(self, *args, stdin: bytes | None = None) -> Result:
+        return self.run("pate-calibrate", *args, stdin=stdin)
 
     @staticmethod
     def script(name: str) -> str:

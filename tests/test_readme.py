@@ -37,7 +37,8 @@ import pytest
 from tests import ROOT
 
 README = ROOT / "README.md"
-COMMANDS = {"pate-analyze": "analyze", "pate-sweep": "sweep", "pate-plot": "plot"}
+COMMANDS = {"pate-analyze": "analyze", "pate-sweep": "sweep", "pate-plot": "plot",
+            "pate-calibrate": "calibrate"}
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->")
 TIMEOUT = 120
 

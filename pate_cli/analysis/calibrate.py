@@ -1,0 +1,270 @@
+"""``calibrate``: the noise that meets a target epsilon (``pate-calibrate``, CLI.md).
+
+For ``gnmax`` the answer std ``sigma``, for ``lnmax`` the Laplace scale, for
+``confident`` the answer std ``sigma`` (sigma2) with ``T`` and ``sigma1`` as given, or
+with ``scale_all`` one factor ``s`` applied to all three (``s T, s sigma1, s sigma2``).
+Every candidate is analysed with :func:`analysis.api.analyze` (no accounting of its own),
+under ``data-independent`` accounting (the default) or ``expected``.
+
+The search: epsilon decreases as the noise grows. From the default noise (pate-analyze's,
+a fraction of M; factor 1 with ``scale_all``) the noise is doubled or halved until a
+bracket ``[low, high]`` holds with epsilon(low) > E >= epsilon(high), inside the range
+``[M / 1000, 1000 M]`` (factors ``[1e-3, 1e3]``); then bisection in log scale until
+``high / low <= 1 + tolerance`` (at most ``max_steps`` analyses in all). Every value
+analysed is snapped to 6 significant digits (so the answer prints exactly and the
+``pate-analyze`` command reproduces it bit for bit). The answer is the smallest noise
+analysed whose epsilon is <= E: never above E. Every analysed pair is checked for
+monotonicity; a violation is a note in ``warnings``.
+Exits: ``OptionError`` (exit 2) when even the largest noise of the range exceeds E.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError, OptionError, PateWarning
+from ..mechanisms.aggregators import DEFAULT_FRACTIONS
+from .result import AnalysisResult
+
+CALIBRATED = ("gnmax", "lnmax", "confident")
+ACCOUNTINGS = ("data-independent", "expected")
+RANGE = (1e-3, 1e3)
+DEFAULT_TOLERANCE = 1e-3
+MAX_STEPS = 80
+EXPECTED_WARNING = ("--accounting expected calibrates on the private votes' data-dependent "
+                    "epsilon: the chosen noise is itself a data-dependent release, not "
+                    "covered by the epsilon reported (see README, 'Choosing parameters "
+                    "costs privacy')")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What ``calibrate`` found.
+
+    ``parameter``: the solved name (``sigma``, ``laplace_scale``, or ``scale`` with
+    ``scale_all``); ``value``: its value; ``params``: the mechanism's parameters there.
+    ``result``: the analysis at the answer. ``above``: ``(value, epsilon)`` of the
+    largest value analysed whose epsilon exceeds E (None if the range's smallest meets E).
+    ``answered_expected``: the expected number answered (sum of ``pr_answered``).
+    """
+
+    mechanism: str
+    parameter: str
+    value: float
+    params: dict
+    target_epsilon: float
+    result: AnalysisResult
+    above: tuple[float, float] | None
+    answered_expected: float
+    analyses: int
+    tolerance: float
+    scale_all: bool
+    options: dict = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def epsilon(self) -> float:
+        return self.result.epsilon
+
+    def command(self, votes_text: str | None = "VOTES") -> str:
+        """The ``pate-analyze`` command that reproduces the answer (``votes_text``: the
+        VOTES argument as typed; None with ``--predictions``)."""
+        words = ["pate-analyze", *([] if votes_text is None else [votes_text]),
+                 "-m", self.mechanism]
+        flags = {"sigma": "--sigma", "threshold": "--threshold",
+                 "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale"}
+        for key, flag in flags.items():
+            if key in self.params:
+                words += [flag, _text(self.params[key])]
+        result = self.result
+        words += ["--accounting", result.accounting, "--delta", _text(result.delta)]
+        flags = {"predictions": "--predictions", "classes": "--classes",
+                 "labels": "--labels", "teachers": "--teachers", "index_col": "--index-col",
+                 "queries": "-n", "orders": "--orders", "order": "--order"}
+        for key, flag in flags.items():
+            if self.options.get(key) is not None:
+                words += [flag, _text(self.options[key])]
+        if result.conversion != "classic":
+            words += ["--conversion", result.conversion]
+        if result.seed:
+            words += ["--seed", str(result.seed)]
+        return " ".join(shlex.quote(word) for word in words)
+
+
+def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float,
+              accounting: str = "data-independent", scale_all: bool = False,
+              tolerance: float = DEFAULT_TOLERANCE, max_steps: int = MAX_STEPS,
+              sigma: float | None = None, threshold: float | None = None,
+              sigma_threshold: float | None = None, laplace_scale: float | None = None,
+              **options: Any) -> Calibration:
+    """Solve for the noise of ``mechanism`` meeting ``target_epsilon`` (see the module).
+
+    ``options`` are ``analyze`` keywords shared by every candidate (``labels``,
+    ``queries``, ``teachers``, ``index_col``, ``delta``, ``orders``, ``conversion``,
+    ``seed``...). Raises ``OptionError`` for a refused setting or an unreachable target.
+    """
+    from . import api
+
+    mechanism = mechanism.lower()
+    if mechanism not in CALIBRATED:
+        raise OptionError(f"pate-calibrate solves -m {', '.join(CALIBRATED)}, "
+                          f"not {mechanism!r}")
+    if accounting not in ACCOUNTINGS:
+        raise OptionError(f"--accounting must be one of {', '.join(ACCOUNTINGS)} "
+                          f"(a replay's epsilon depends on its noise draw), got {accounting!r}")
+    if not (math.isfinite(target_epsilon) and target_epsilon > 0):
+        raise OptionError(f"--target-epsilon must be positive, got {target_epsilon!r}")
+    if not 0 < tolerance < 1:
+        raise OptionError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
+    if scale_all and mechanism != "confident":
+        raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
+    solved = {"gnmax": "sigma", "lnmax": "laplace_scale", "confident": "sigma"}[mechanism]
+    given = {"sigma": sigma, "threshold": threshold, "sigma_threshold": sigma_threshold,
+             "laplace_scale": laplace_scale}
+    used = {"gnmax": ("sigma",), "lnmax": ("laplace_scale",),
+            "confident": ("threshold", "sigma_threshold", "sigma")}[mechanism]
+    extra = [key for key, value in given.items() if value is not None and key not in used]
+    if extra:
+        raise OptionError(f"-m {mechanism} does not use --{extra[0].replace('_', '-')}")
+    if given[solved] is not None and not scale_all:
+        raise OptionError(f"--{solved.replace('_', '-')} is what pate-calibrate solves for "
+                          "(give it with --scale-all to scale from it)")
+    shown_options = {key: options.get(key) for key in
+                     ("predictions", "classes", "labels", "teachers", "index_col", "queries",
+                      "orders", "order")}
+    labels, queries = options.pop("labels", None), options.get("queries")
+    vote_set = api.read_votes(votes, predictions=options.pop("predictions", None),
+                              classes=options.pop("classes", None), labels=labels,
+                              teachers=options.pop("teachers", None),
+                              index_col=options.pop("index_col", None), queries=queries)
+    teachers = vote_set.teachers
+    base = {key: (DEFAULT_FRACTIONS[key] * teachers if given[key] is None else given[key])
+            for key in used}
+    notes: list[str] = []
+    if accounting == "expected":
+        notes.append(EXPECTED_WARNING)
+        warnings.warn(EXPECTED_WARNING, PateWarning, stacklevel=2)
+
+    def parameters(x: float) -> dict:
+        if scale_all:
+            return {key: _digits(value * x, 12) for key, value in base.items()}
+        return {**base, solved: x}
+
+    def run(x: float, how: str = accounting) -> AnalysisResult:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return api.analyze(vote_set, mechanism, accounting=how, **options,
+                               **parameters(x))
+
+    seen: dict[float, float] = {}
+
+    def meets(x: float) -> bool:
+        if x not in seen:
+            if len(seen) >= max_steps:
+                raise InputError(f"no answer within {max_steps} analyses (raise "
+                                  "--tolerance)")
+            seen[x] = run(x).epsilon
+        return seen[x] <= target_epsilon
+
+    unit = 1.0 if scale_all else teachers
+    smallest, largest = _snap(RANGE[0] * unit), _snap(RANGE[1] * unit)
+    name = "scale" if scale_all else solved
+    start = _snap(min(max(1.0 if scale_all else base[solved], smallest), largest))
+    low, high = None, None
+    if meets(start):
+        high = start
+        while low is None and high > smallest:
+            x = max(_snap(high / 2.0), smallest)
+            if meets(x):
+                high = x
+            else:
+                low = x
+    else:
+        low = start
+        while high is None and low < largest:
+            x = min(_snap(low * 2.0), largest)
+            if meets(x):
+                high = x
+            else:
+                low = x
+        if high is None:
+            reason = ("the threshold step alone may cost that much: give a larger "
+                      "--sigma-threshold or -T, or use --scale-all"
+                      if mechanism == "confident" and not scale_all else "raise the target")
+            raise InputError(f"no {_shown(name)} up to {largest:g} meets epsilon "
+                              f"{target_epsilon:g} (at {largest:g}: {seen[largest]:.4f}; "
+                              f"{reason})")
+    if low is not None:
+        while high / low > 1.0 + tolerance:
+            middle = _snap(math.sqrt(low * high))
+            if not low < middle < high:
+                break
+            if meets(middle):
+                high = middle
+            else:
+                low = middle
+    # Never above E: the smallest noise analysed whose epsilon meets E.
+    answer = min(x for x, value in seen.items() if value <= target_epsilon)
+    notes += _monotone_notes(seen, name)
+    above_values = [x for x, value in seen.items() if value > target_epsilon and x < answer]
+    above = None
+    if above_values:
+        x = max(above_values)
+        above = (x, seen[x])
+    result = run(answer)
+    expected = result if accounting == "expected" else run(answer, "expected")
+    for note in notes[1 if accounting == "expected" else 0:] + list(result.warnings):
+        warnings.warn(note, PateWarning, stacklevel=2)
+    shown_options.update(delta=options.get("delta"), conversion=options.get("conversion"),
+                         seed=options.get("seed"))
+    return Calibration(
+        mechanism=mechanism, parameter=name, value=answer,
+        params={key: float(value) for key, value in parameters(answer).items()},
+        target_epsilon=float(target_epsilon), result=result, above=above,
+        answered_expected=float(expected.answered_total), analyses=len(seen),
+        tolerance=tolerance, scale_all=scale_all,
+        options={key: _orders_text(value) if key == "orders" else value
+                 for key, value in shown_options.items()
+                 if isinstance(value, (str, int, float)) or key == "orders"},
+        warnings=tuple(notes) + tuple(result.warnings))
+
+
+def _monotone_notes(seen: dict, name: str) -> list[str]:
+    """A note when epsilon rose with the noise somewhere among the analysed values."""
+    points = sorted(seen.items())
+    for (x1, e1), (x2, e2) in zip(points, points[1:]):
+        if e2 > e1 * (1 + 1e-12) + 1e-15:
+            return [f"epsilon is not monotone in the {_shown(name)} ({e1:.6g} at {x1:.6g}, "
+                    f"{e2:.6g} at {x2:.6g}): the answer meets the target but a smaller "
+                    "value may too"]
+    return []
+
+
+def _snap(x: float) -> float:
+    """``x`` to 6 significant digits: every value analysed prints exactly (``%.6g``)."""
+    return _digits(x, 6)
+
+
+def _digits(x: float, digits: int) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+def _shown(name: str) -> str:
+    return {"sigma": "sigma", "laplace_scale": "Laplace scale",
+            "scale": "scale factor"}.get(name, name)
+
+
+def _text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:.12g}" if isinstance(value, float) else str(value)
+
+
+def _orders_text(orders) -> str | None:
+    if orders is None or isinstance(orders, str):
+        return orders
+    return ",".join(f"{float(x):.12g}" for x in orders)

@@ -1,0 +1,185 @@
+"""``pate-calibrate``: the noise that meets a target epsilon (CLI.md)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .._version import __version__
+from ..analysis.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
+from ..analysis.serialize import plain_number
+from ..outputs.files import check_destinations, write_outputs
+from .errors import reported_warnings, run_command
+from .options import (
+    CONTEXT_SETTINGS,
+    POSITIVE,
+    accounting_specs,
+    completion_line,
+    debug_option,
+    group,
+    input_specs,
+    version_option,
+)
+
+EPILOG = """\b
+Examples:
+  pate-calibrate votes.npy -m gnmax --target-epsilon 2 -n 640
+  pate-calibrate votes.npy -T 200 --sigma-threshold 150 --target-epsilon 2 -n 640
+  pate-calibrate votes.npy --scale-all --target-epsilon 1 -n 640 --labels y.npy
+  pate-calibrate votes.npy -m lnmax --target-epsilon 5 -n 100 -f json
+
+\b
+The search doubles or halves the noise from pate-analyze's default until epsilon crosses
+the target, then bisects (log scale) until the bracket is within --tolerance; the answer
+is the smallest noise analysed whose epsilon is at most the target (never above it).
+Range: M/1000 to 1000 M (factors 0.001 to 1000 with --scale-all).
+
+\b
+Exit status: 0 ok, 2 bad input or options, or no noise in range meets the target;
+130 Ctrl-C, 1 unexpected.
+""" + completion_line("pate-calibrate") + "\n"
+
+
+def _target_specs(option) -> list:
+    return [
+        option("--target-epsilon", type=POSITIVE, required=True,
+               help="The epsilon to meet at --delta."),
+        option("-m", "--mechanism", type=click.Choice(list(CALIBRATED), case_sensitive=False),
+               default="confident", show_default=True, help="Aggregator to calibrate."),
+        option("--sigma", type=POSITIVE,
+               help="--scale-all: the starting sigma2 [default: 0.16 M] (else solved)."),
+        option("-T", "--threshold", type=POSITIVE, help="Confident: T [default: 0.8 M]."),
+        option("--sigma-threshold", type=POSITIVE,
+               help="Confident: sigma1 [default: 0.6 M]."),
+        option("--scale-all", is_flag=True,
+               help="Confident: solve one factor applied to T, sigma1 and sigma2."),
+        option("--tolerance", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+               default=DEFAULT_TOLERANCE, show_default=True,
+               help="Stop when the bracket's ends are within this relative step."),
+    ]
+
+
+def _accounting_specs(option) -> list:
+    # pate-analyze's accounting options, with --accounting restricted to the two that do
+    # not depend on a replay's noise draw (the shared list starts with --accounting).
+    return [option("--accounting", type=click.Choice(list(ACCOUNTINGS)),
+                   default="data-independent", show_default=True,
+                   help="data-independent (the votes' privacy is not looked at) or "
+                        "expected (2018 paper; a data-dependent choice)."),
+            *accounting_specs(option)[1:]]
+
+
+def _output_specs(option) -> list:
+    return [
+        option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+               show_default=True, help="Output format."),
+        option("-o", "--output", type=click.Path(dir_okay=False),
+               help="Write to this file (atomically) instead of stdout."),
+    ]
+
+
+@click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
+@click.argument("votes", required=False, metavar="[VOTES]")
+@group("Target", _target_specs)
+@group("Input", input_specs)
+@group("Accounting", _accounting_specs)
+@group("Outputs", _output_specs)
+@debug_option
+@version_option
+def command(votes, target_epsilon, mechanism, sigma, threshold, sigma_threshold, scale_all,
+            tolerance, fmt, output, debug, **options):
+    """The noise that makes a PATE run over saved votes meet a target epsilon.
+
+    VOTES: (queries x classes) vote histogram, as for pate-analyze. Prints the solved
+    parameters, the epsilon reached (at most the target), the answered count (the replay's,
+    and expected), the label accuracy with --labels, and the pate-analyze command that
+    reproduces it.
+    """
+    if output is not None:
+        check_destinations([(f"-o {output}", output)])
+    with reported_warnings():
+        found = calibrate(votes, mechanism, target_epsilon=target_epsilon,
+                          accounting=options.pop("accounting"), scale_all=scale_all,
+                          tolerance=tolerance, sigma=sigma, threshold=threshold,
+                          sigma_threshold=sigma_threshold, **options)
+    summary = calibration_dict(found, votes)
+    text = (json.dumps(summary, indent=2, allow_nan=False) + "\n" if fmt == "json"
+            else _table(summary))
+    if output is not None:
+        write_outputs({output: text.encode()})
+    else:
+        click.echo(text, nl=False)
+
+
+def calibration_dict(found, votes) -> dict:
+    """The JSON of ``pate-calibrate -f json``: provenance, the answer, its figures."""
+    result = found.result
+    source = result.source
+    expected = result.accounting == "expected"
+    return {
+        "tool": "pate-calibrate",
+        "version": __version__,
+        "input": {"path": getattr(source, "path", None),
+                  "sha256": getattr(source, "sha256", None),
+                  "queries": int(getattr(source, "queries", result.queries)),
+                  "classes": result.classes, "teachers": plain_number(result.teachers)},
+        "mechanism": found.mechanism,
+        "target_epsilon": found.target_epsilon,
+        "solved": {"parameter": found.parameter, "value": plain_number(found.value),
+                   "scale_all": found.scale_all},
+        "params": {key: plain_number(value) for key, value in found.params.items()},
+        "accounting": result.accounting,
+        "conversion": result.conversion,
+        "delta": result.delta,
+        "seed": result.seed,
+        "queries": result.queries,
+        "epsilon": result.epsilon,
+        "order": plain_number(result.order),
+        "above": (None if found.above is None else
+                  {"value": plain_number(found.above[0]), "epsilon": found.above[1]}),
+        "tolerance": found.tolerance,
+        "analyses": found.analyses,
+        "answered": (result.answered_total if expected
+                     else int(round(result.answered_total))),
+        "answered_expected": found.answered_expected,
+        "label_accuracy": result.label_accuracy,
+        "command": found.command(votes),
+        "warnings": list(found.warnings),
+    }
+
+
+def _table(s: dict) -> str:
+    params = ", ".join(f"{key}={value:g}" for key, value in s["params"].items())
+    solved = s["solved"]
+    name = "scale factor" if solved["scale_all"] else solved["parameter"]
+    answered = s["answered"]
+    answered_text = (f"{answered:.1f} expected of {s['queries']} queries"
+                     if isinstance(answered, float)
+                     else f"{answered} of {s['queries']} queries (replay, seed {s['seed']}); "
+                          f"{s['answered_expected']:.1f} expected")
+    lines = [
+        ("target", f"epsilon {s['target_epsilon']:g} at delta {s['delta']:g} "
+                   f"({s['accounting']} accounting, {s['conversion']} conversion)"),
+        ("solved", f"{name} {solved['value']:g} ({s['analyses']} analyses, relative step "
+                   f"{s['tolerance']:g})"),
+        ("mechanism", f"{s['mechanism']} ({params})"),
+        ("epsilon", f"{s['epsilon']:.4f} (order {s['order']:g})"
+         + ("" if s["above"] is None else
+            f"; {name} {s['above']['value']:g} gives {s['above']['epsilon']:.4f}")),
+        ("answered", answered_text),
+    ]
+    if s["label_accuracy"] is not None:
+        lines.append(("label accuracy", f"{s['label_accuracy']:.4f}"))
+    lines.append(("command", s["command"]))
+    width = max(len(key) for key, _ in lines)
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n"
+
+
+def main(args=None) -> None:
+    """Console entry point (``pate-calibrate``)."""
+    raise SystemExit(run_command(command, args, prog_name="pate-calibrate"))
+
+
+if __name__ == "__main__":
+    main()
