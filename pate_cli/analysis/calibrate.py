@@ -236,7 +236,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
 def _monotone_notes(seen: dict, name: str) -> list[str]:
     """A note when epsilon rose with the noise somewhere among the analysed values."""
     points = sorted(seen.items())
-    for (x1, e1), (x2, e2) in zip(points, points[1:]):
+    for (x1, e1), (x2, e2) in zip(points, points[1:], strict=False):
         if e2 > e1 * (1 + 1e-12) + 1e-15:
             return [f"epsilon is not monotone in the {_shown(name)} ({e1:.6g} at {x1:.6g}, "
                     f"{e2:.6g} at {x2:.6g}): the answer meets the target but a smaller "

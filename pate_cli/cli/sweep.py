@@ -40,6 +40,7 @@ from ..sweep.points import (
 from ..sweep.resume import ResumePlan, match_rows, merge_rows
 from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
 from ..sweep.table import TABLE_FORMATS, check_destination, read_sweep_rows, table_bytes
+from ..sweep.tuning import TUNING_COLUMNS, TUNING_SVT, add_tuning_columns
 from .errors import EXIT_BAD_INPUT, EXIT_OVER_BUDGET, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -48,6 +49,7 @@ from .options import (
     completion_line,
     debug_option,
     group,
+    tuning_spec,
     version_option,
 )
 
@@ -159,7 +161,8 @@ def _input_specs(option) -> list:
 
 def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
-            option("--budget", type=POSITIVE, help="Budget run at this epsilon (replays).")]
+            option("--budget", type=POSITIVE, help="Budget run at this epsilon (replays)."),
+            tuning_spec(option)]
 
 
 def _run_specs(option) -> list:
@@ -213,7 +216,7 @@ def _output_specs(option) -> list:
 def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
             svt_cutoff, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
-            best, pareto, max_points, progress, quiet, debug):
+            best, pareto, max_points, progress, quiet, debug, tuning=None):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker
@@ -231,6 +234,11 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
     _check_grids_used(grids, mechanisms, quiet)
     if resume and not out:
         raise click.UsageError("--resume needs --out (the file to resume)")
+    if tuning is not None and resume:
+        raise click.UsageError("--tuning needs every point's RDP curve: it does not combine "
+                               "with --resume (rows read back from a table have none)")
+    if tuning is not None and "svt" in mechanisms:
+        raise click.UsageError(TUNING_SVT)
     if out:
         check_destination(out)
     if "-" in votes:
@@ -241,7 +249,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(float(x) for x in orders),
-                             confidence=confidence)
+                             confidence=confidence, rdp_curves=tuning is not None)
     if "interactive" in mechanisms and not student:
         raise click.UsageError("-m interactive needs --student")
     sources, shapes = open_sources(votes, labels, student)
@@ -273,15 +281,21 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
         finished, failure = _run(tasks, executor, limit, progress, journal, sigterm)
     _report_warnings(finished.values(), len(tasks))
     rows = _in_grid_order(points, finished, plan)
+    extra = ()
+    if tuning is not None:  # over the whole grid, before --pareto keeps some rows
+        extra = TUNING_COLUMNS  # empty figures when the run stopped early
+        if failure is None:
+            rows = add_tuning_columns(rows, tuning, orders=settings.orders, delta=delta,
+                                      conversion=conversion)
     if pareto:
         rows = pareto_rows(rows)
     if out:
-        _write_out(out, rows, journal, fmt=fmt, failure=failure)
+        _write_out(out, rows, journal, fmt=fmt, failure=failure, extra=extra)
     if failure is not None:
         total = len(points)
         where = f" in {out}" if out else " on stdout"
         if not out:
-            sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
+            sys.stdout.write(table_bytes(rows, fmt=fmt, extra=extra).decode())
         if failure in _STOPPED_BY:
             click.echo(f"pate-sweep: {failure}: kept {len(rows)} of {total} rows{where}"
                        + (" (rerun with --resume to finish)" if out else ""), err=True)
@@ -296,13 +310,15 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
         _print_best(rows, best, fmt,
                     dict(zip(votes, one_per_file(labels, votes, "--labels"), strict=True)),
                     dict(zip(votes, one_per_file(student, votes, "--student"), strict=True)),
-                    orders, conversion)
+                    orders, conversion, extra=extra)
         return
+    if tuning is not None and rows and not quiet:
+        _tuning_lines(rows)
     if out:
         if not quiet:
             click.echo(f"pate-sweep: wrote {len(rows)} rows to {out}", err=True)
         return
-    sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
+    sys.stdout.write(table_bytes(rows, fmt=fmt, extra=extra).decode())
 
 
 # How a run was stopped by a signal -> exit status.
@@ -342,16 +358,17 @@ def _run(tasks, executor, limit, progress, journal, sigterm) -> tuple[dict, obje
     return finished, failure
 
 
-def _write_out(out: str, rows: list[dict], journal, *, fmt: str, failure) -> None:
+def _write_out(out: str, rows: list[dict], journal, *, fmt: str, failure,
+               extra: tuple = ()) -> None:
     """Write ``--out`` atomically and remove the sidecar; when ``out`` cannot be written,
     print the rows on stdout, say where they are in one line and exit 2."""
-    data = table_bytes(rows, path=out)
+    data = table_bytes(rows, path=out, extra=extra)
     try:
         write_atomically(out, data)
     except (OSError, ValueError) as error:
         if journal is not None:
             journal.close()
-        sys.stdout.write(table_bytes(rows, fmt=fmt).decode())
+        sys.stdout.write(table_bytes(rows, fmt=fmt, extra=extra).decode())
         sys.stdout.flush()
         where = "stdout"
         if journal is not None and journal.intact and journal.rows:
@@ -491,7 +508,7 @@ def _cores() -> int:
 
 
 def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
-                conversion) -> None:
+                conversion, extra: tuple = ()) -> None:
     """The best row within ``epsilon`` on stdout (with a ``command`` column), and its
     pate-analyze command line on stderr; exit 3 when no row is within ``epsilon``."""
     chosen = best_row(rows, epsilon)
@@ -506,10 +523,23 @@ def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
     line = analyze_command(chosen, labels=label_of.get(chosen["file"]), student=student,
                            orders=orders_text, conversion=conversion)
     sys.stdout.write(table_bytes([dict(chosen, command=line)], fmt=fmt,
-                                 extra=("command",)).decode())
+                                 extra=(*extra, "command")).decode())
     column = score_column(rows)
     click.echo(f"pate-sweep: best within epsilon {epsilon:g} by {column}: "
                f"{chosen[column]:.6g} at epsilon {chosen['epsilon']:.4f}\n  {line}", err=True)
+    if extra:
+        _tuning_lines([chosen])
+
+
+def _tuning_lines(rows) -> None:
+    """Per vote file, the cost of the search and of every point (``--tuning``)."""
+    for row in {row["file"]: row for row in rows}.values():
+        if row.get("epsilon_tuned") is None:
+            continue
+        click.echo(f"pate-sweep: {row['file']}: choosing among the grid's points costs "
+                   f"epsilon {row['epsilon_tuned']:.4f} as a random search "
+                   f"(--tuning {row['tuning']}), {row['epsilon_all_points']:.4f} running "
+                   "every point", err=True)
 
 
 def main(args=None) -> None:

@@ -6,16 +6,18 @@ import os
 
 import numpy as np
 
+from ..accounting.tuning import TuningDistribution, parse_tuning
 from ..orders import parse_grid
 from .columns import GRID_PARAMETERS
 from .points import SweepSettings, open_sources, plan_points, run_points
 from .table import sweep_frame
+from .tuning import TUNING_COLUMNS, TUNING_SVT, add_tuning_columns
 
 
 def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
           seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
           budget: float | None = None, conversion: str = "classic", orders=None,
-          confidence: float = 0.9, executor=None, **grids):
+          confidence: float = 0.9, executor=None, tuning=None, **grids):
     """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
 
     ``files`` is a path or a list of paths; ``labels`` / ``students`` a path or one per
@@ -23,6 +25,8 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
     ``svt_scale``, ``svt_cutoff``, ``queries``, each a sequence of values or a grid string
     such as ``"20:200:10"``. ``executor`` is any ``concurrent.futures`` executor (a
     ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); None runs here.
+    ``tuning`` (``"poisson:20"``...; MATH.md s.12) adds the columns ``tuning``,
+    ``epsilon_tuned`` and ``epsilon_all_points`` (``sweep.tuning``).
 
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
     """
@@ -38,14 +42,23 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
         else:
             values = [values] if np.isscalar(values) else list(values)
             parsed[name] = tuple(int(v) if integer else float(v) for v in values)
+    distribution = None
+    if tuning is not None:
+        distribution = tuning if isinstance(tuning, TuningDistribution) else parse_tuning(tuning)
+        if "svt" in ([mechanisms] if isinstance(mechanisms, str) else mechanisms):
+            raise ValueError(TUNING_SVT)
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(map(float, orders)),
-                             confidence=confidence)
+                             confidence=confidence, rdp_curves=distribution is not None)
     sources, shapes = open_sources(files, labels, students)
     points = plan_points(sources, [mechanisms] if isinstance(mechanisms, str) else mechanisms,
                          parsed, settings=settings, shapes=shapes)
     rows = [None] * len(points)
     for position, row in run_points(points, executor=executor):
         rows[position] = row
-    return sweep_frame(rows)
+    if distribution is None:
+        return sweep_frame(rows)
+    rows = add_tuning_columns(rows, distribution, orders=settings.orders, delta=delta,
+                              conversion=conversion)
+    return sweep_frame(rows, TUNING_COLUMNS)

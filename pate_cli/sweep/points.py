@@ -47,6 +47,7 @@ from .columns import (
     place_key,
     point_key,
 )
+from .tuning import RDP_KEY
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class SweepSettings:
     conversion: str = "classic"
     orders: tuple | None = None
     confidence: float = 0.9
+    rdp_curves: bool = False  # rows carry their total RDP curve (``--tuning``)
 
     def __post_init__(self):
         if not (isinstance(self.repeats, int) and self.repeats >= 1):
@@ -248,7 +250,11 @@ def run_point(point: SweepPoint) -> dict:
         "labels_output": float(np.mean([run.labels_output for run in totals])),
     })
     notes = tuple(dict.fromkeys(note for run in totals for note in run.warnings))
-    return {**{column: row.get(column) for column in SWEEP_COLUMNS}, WARNINGS_KEY: notes}
+    extra = {}
+    if settings.rdp_curves:  # the largest over the replays, at each order (--tuning)
+        extra[RDP_KEY] = np.max([run.rdp_total for run in totals], axis=0)
+    return {**{column: row.get(column) for column in SWEEP_COLUMNS}, WARNINGS_KEY: notes,
+            **extra}
 
 
 def _std(values: np.ndarray) -> float:

@@ -43,7 +43,7 @@ def test_equals_dp_accounting_repeat_and_select(law):
     dp_event = pytest.importorskip("dp_accounting.dp_event")
     rng = np.random.default_rng(abs(hash(law)) % 2**32)
     orders = ORDERS
-    for trial in range(25):
+    for _trial in range(25):
         mu = float(rng.choice([1.0, 1.7, 5.0, 20.0, 113.0]))
         distribution = parse_tuning(law.format(mu=mu))
         curve = random_curve(rng)
@@ -94,8 +94,8 @@ def test_geometric_on_a_grid_by_hand():
     orders = np.array([1.5, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0])
     curve = 0.07 * orders  # a Gaussian mechanism's RDP, alpha / (2 sigma^2)
     mu = 20.0
-    c = 2 * min((1 - 1 / a) * e + math.log(mu) / a for a, e in zip(orders, curve))
-    raw = [e + math.log(mu) / (a - 1) + c for a, e in zip(orders, curve)]
+    c = 2 * min((1 - 1 / a) * e + math.log(mu) / a for a, e in zip(orders, curve, strict=True))
+    raw = [e + math.log(mu) / (a - 1) + c for a, e in zip(orders, curve, strict=True)]
     expected = [min(raw[j] for j in range(len(orders)) if orders[j] >= a) for a in orders]
     got = tuned_rdp(curve, orders=orders, distribution=parse_tuning("geometric:20"))
     np.testing.assert_allclose(got, expected, rtol=1e-14)
@@ -113,7 +113,7 @@ def test_unsorted_grid_with_duplicates_is_made_monotone():
     curve = np.array([0.3, 0.2, 0.3, 1.0, 0.25])
     got = tuned_rdp(curve, orders=orders, distribution=parse_tuning("logarithmic:5"))
     assert got[0] == got[2]
-    by_order = dict(zip(orders, got))
+    by_order = dict(zip(orders, got, strict=True))
     assert by_order[2.0] <= by_order[2.5] <= by_order[3.0] <= by_order[10.0]
 
 

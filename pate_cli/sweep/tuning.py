@@ -1,0 +1,50 @@
+"""``pate-sweep --tuning``: what choosing among the grid's points costs (MATH.md s.12).
+
+Each point's row carries its total RDP curve privately (``RDP_KEY``, the largest over its
+replays at each order; never a table column). Per vote file, over every point of the
+grid (all mechanisms):
+
+- ``epsilon_tuned``: a random search (Papernot and Steinke 2022) that runs K ~ DIST
+  candidates drawn from the grid and releases the best one. Its candidate bound is the
+  largest RDP among the grid's points at each order; converted as the rows are.
+- ``epsilon_all_points``: running every point of the fixed grid and keeping the best,
+  whose honest cost is the composition (sum) of all the points' curves.
+
+Both are the same on every row of a file (the cost of the search, not of the row), and
+follow ``tuning`` (the ``--tuning`` text) as the last three columns. ``--best``'s row
+carries them too: the search over the grid is what chose it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..accounting.conversion import rdp_to_epsilon
+from ..accounting.tuning import TuningDistribution, candidate_bound, tuned_epsilon
+from ..orders import default_orders
+
+RDP_KEY = "rdp_curve"
+TUNING_COLUMNS = ("tuning", "epsilon_tuned", "epsilon_all_points")
+TUNING_SVT = ("--tuning needs each point's whole cost as one RDP curve: it does not combine "
+              "with -m svt")
+
+
+def add_tuning_columns(rows: list[dict], distribution: TuningDistribution, *, orders,
+                       delta: float, conversion: str) -> list[dict]:
+    """``rows`` with ``TUNING_COLUMNS`` filled per vote file (rows without a curve, e.g.
+    kept from another grid, get empty figures and leave the file's figures empty)."""
+    grid = default_orders() if orders is None else np.asarray(orders, dtype=np.float64)
+    figures = {}
+    for file in dict.fromkeys(row["file"] for row in rows):
+        curves = [row.get(RDP_KEY) for row in rows if row["file"] == file]
+        if not curves or any(curve is None for curve in curves):
+            figures[file] = (None, None)
+            continue
+        stacked = np.asarray(curves, dtype=np.float64)
+        tuned, _ = tuned_epsilon(candidate_bound(stacked), orders=grid, delta=delta,
+                                 conversion=conversion, distribution=distribution)
+        composed, _ = rdp_to_epsilon(stacked.sum(axis=0), orders=grid, delta=delta,
+                                     conversion=conversion)
+        figures[file] = (tuned, float(composed))
+    return [{**row, "tuning": distribution.text, "epsilon_tuned": figures[row["file"]][0],
+             "epsilon_all_points": figures[row["file"]][1]} for row in rows]
