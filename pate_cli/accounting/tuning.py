@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..orders import validate_orders
+from .conversion import rdp_to_epsilon
 
 DISTRIBUTIONS = ("poisson", "geometric", "logarithmic", "negbin")
 GAMMA_TOLERANCE = 1e-9
@@ -202,8 +203,6 @@ def tuned_epsilon(rdp, *, orders, delta: float, conversion: str,
                   distribution: TuningDistribution) -> tuple[float, float]:
     """``(epsilon, order)`` of the search whose candidates ``rdp`` bounds (MATH.md s.12,
     converted with section 6)."""
-    from .conversion import rdp_to_epsilon
-
     curve = tuned_rdp(rdp, orders=orders, distribution=distribution)
     epsilon, order = rdp_to_epsilon(curve, orders=orders, delta=delta, conversion=conversion)
     return float(epsilon), float(order)

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import InputError, OptionError, PateWarning
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
+from . import api
 from .result import AnalysisResult
 
 CALIBRATED = ("gnmax", "lnmax", "confident")
@@ -107,8 +108,6 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
     ``queries``, ``teachers``, ``index_col``, ``delta``, ``orders``, ``conversion``,
     ``seed``...). Raises ``OptionError`` for a refused setting or an unreachable target.
     """
-    from . import api
-
     mechanism = mechanism.lower()
     if mechanism not in CALIBRATED:
         raise OptionError(f"pate-calibrate solves -m {', '.join(CALIBRATED)}, "

@@ -200,4 +200,4 @@ class ReplayTotals:
     label_accuracy: float | None
     labels_output: int
     warnings: tuple[str, ...] = ()
-    rdp_total: np.ndarray | None = None  # the run's total RDP curve (for --tuning)
+    rdp_total: tuple[float, ...] | None = None  # the run's total RDP curve (--tuning)

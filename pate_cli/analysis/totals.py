@@ -101,7 +101,7 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
                                    order=order, epsilon_data_independent=float(eps_di),
                                    label_accuracy=accuracy, labels_output=int(output[run]),
                                    warnings=grid_edge_notes(orders, order, epsilon),
-                                   rdp_total=carries[run].copy()))
+                                   rdp_total=tuple(carries[run].tolist())))
     return totals
 
 
@@ -110,5 +110,5 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
                         epsilon=result.epsilon, order=float(result.order),
                         epsilon_data_independent=result.epsilon_data_independent,
                         label_accuracy=result.label_accuracy,
-                        warnings=result.warnings, rdp_total=result.rdp_total,
+                        warnings=result.warnings, rdp_total=tuple(result.rdp_total.tolist()),
                         labels_output=int(np.count_nonzero(result.label >= 0)))

@@ -9,6 +9,7 @@ from click_option_group import optgroup
 
 from .._version import __version__
 from ..accounting.conversion import CONVERSIONS
+from ..accounting.tuning import TuningDistribution, parse_tuning
 from ..orders import parse_orders, validate_orders
 
 
@@ -78,8 +79,6 @@ class TuningLaw(click.ParamType):
     name = "dist"
 
     def convert(self, value, param, ctx):
-        from ..accounting.tuning import TuningDistribution, parse_tuning
-
         if isinstance(value, TuningDistribution):
             return value
         try:
