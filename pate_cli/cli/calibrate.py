@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import click
 
@@ -10,6 +11,7 @@ from .._version import __version__
 from ..analysis.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
 from ..analysis.serialize import plain_number
 from ..outputs.files import check_destinations, write_outputs
+from ..sweep.columns import orders_text
 from .errors import reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -103,6 +105,10 @@ def command(votes, target_epsilon, mechanism, sigma, threshold, sigma_threshold,
                           accounting=options.pop("accounting"), scale_all=scale_all,
                           tolerance=tolerance, sigma=sigma, threshold=threshold,
                           sigma_threshold=sigma_threshold, **options)
+    if options.get("orders") is not None:  # the grid as compact a:b:s text
+        text = orders_text(tuple(float(x) for x in options["orders"]))
+        found = replace(found, options={**found.options,
+                                        "orders": None if text == "default" else text})
     summary = calibration_dict(found, votes)
     text = (json.dumps(summary, indent=2, allow_nan=False) + "\n" if fmt == "json"
             else _table(summary))

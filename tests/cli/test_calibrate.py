@@ -140,3 +140,16 @@ def test_target_met_at_the_smallest_noise():
         found = calibrate(VOTES, "gnmax", target_epsilon=1e6, queries=10)
     assert found.value == pytest.approx(0.25) and found.above is None
     assert found.epsilon <= 1e6
+
+
+def test_command_reproduces_with_predictions_orders_and_options(cli):
+    predictions = str(ROOT / "sample_votes" / "mnist_250_predictions.npy")
+    done = cli.calibrate("--predictions", predictions, "-m", "gnmax", "--target-epsilon", "3",
+                         "-n", "300", "--orders", "2:64:1", "--conversion", "improved",
+                         "--seed", "3", "-f", "json")
+    assert done.code == 0, done.err
+    summary = json.loads(done.out)
+    assert "--orders 2:64:1" in summary["command"] and "--seed 3" in summary["command"]
+    again = cli.analyze(*shlex.split(summary["command"])[1:], "-f", "json")
+    assert again.code == 0, again.err
+    assert json.loads(again.out)["epsilon"] == summary["epsilon"] <= 3
