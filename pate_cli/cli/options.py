@@ -88,10 +88,11 @@ class TuningLaw(click.ParamType):
 
 
 def tuning_spec(option=click.option):
-    """``--tuning DIST``: the cost of a random search (pate-analyze, pate-sweep)."""
+    """``--tuning DIST``: the cost of a random search (pate-analyze, pate-sweep); the laws
+    are ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``, ``negbin:MU,ETA`` (a bad one
+    is named in the error)."""
     return option("--tuning", type=TuningLaw(), metavar="DIST",
-                  help="Add the cost of a random search: poisson:MU, geometric:MU, "
-                       "logarithmic:MU or negbin:MU,ETA (K candidates, mean MU).")
+                  help="Add a random search's cost (poisson:MU, geometric:MU, ...).")
 
 
 POSITIVE = PositiveFloat()

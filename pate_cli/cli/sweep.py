@@ -65,6 +65,7 @@ Examples:
   pate-sweep votes.npy -m lnmax -m gnmax --laplace-scale 10:50:10 --sigma 20:100:20 \\
       --labels y.npy --pareto
   pate-sweep votes.npy --sigma 20:200:10 -T 100:250:50 --labels y.npy --best 2.0
+  pate-sweep votes.npy --sigma 20:200:10 --accounting data-independent --tuning poisson:20
   pate-sweep a.npy b.npy --labels a_y.npy --labels b_y.npy --sigma 40 --queries 500:2000:500
   pate-sweep votes.npy --sigma 10:300:1 --out big.parquet --scheduler tcp://host:8786
   pate-sweep votes.npy --sigma 10:300:1 --out big.csv --resume   # finish an interrupted run
