@@ -153,3 +153,18 @@ def test_command_reproduces_with_predictions_orders_and_options(cli):
     again = cli.analyze(*shlex.split(summary["command"])[1:], "-f", "json")
     assert again.code == 0, again.err
     assert json.loads(again.out)["epsilon"] == summary["epsilon"] <= 3
+
+
+def test_version_help_and_completion(cli, monkeypatch):
+    import pate_cli
+
+    assert cli.calibrate("--version").out == f"pate-calibrate {pate_cli.__version__}\n"
+    monkeypatch.setenv("COLUMNS", "100")
+    done = cli.calibrate("-h")
+    assert done.code == 0
+    assert "_PATE_CALIBRATE_COMPLETE=bash_source pate-calibrate" in done.out
+    assert max(map(len, done.out.splitlines())) <= 100
+    for title in ("Target", "Input", "Accounting", "Outputs"):
+        assert f"\n  {title}" in done.out
+    missing = cli.calibrate(VOTES)
+    assert missing.code == 2 and "--target-epsilon" in missing.err
