@@ -197,59 +197,41 @@ def running_total(source: RowSource, count: int, carry: np.ndarray) -> np.ndarra
     return carry
 
 
-def budget_release(costs: StepRows, carry: np.ndarray, conversion: Conversion,
-                   limit: float) -> tuple[np.ndarray, int | None]:
-    """Decide which replay answers a budget run releases (MATH.md section 7).
+def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: Conversion,
+                limit: float) -> int | None:
+    """Where a budget run halts inside a block of queries (MATH.md section 7), or None.
 
-    A query the replay answered (``costs.weight > 0``) is released only if the cumulative
-    epsilon after it, answer included, stays within ``limit``; otherwise it abstains (its
-    selection is still charged). Returns the released weights and the first refusal (or
-    None). Alternates between two vectorised searches: from a released state, the first
-    query whose answer would break the budget (assuming all before are released); from a
-    refusal, the first query whose answer fits again (assuming all before are refused).
-    Windows double while nothing changes, so the work is linear in the chunk plus a short
-    window per change of state. Sums and conversions are those of :func:`running_epsilon`.
+    ``costs``: what each query is charged if processed (its actual curve: selection plus
+    the answer step weighted as decided, or the expected cost); ``full``: what it could
+    cost (selection plus the answer step counted in full; the expected cost under
+    ``expected`` accounting); ``carry``: the sums charged before the block. Query i halts
+    the run if ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts above
+    ``limit``; the first such i is returned. One cumulative sum over the block and one
+    conversion of every candidate curve, a cache-sized slice at a time; the prefix sums
+    are those of :func:`running_epsilon` (added one query after another), so the answer
+    does not depend on where blocks start.
     """
     count = costs.count
-    weight = costs.weight
-    answering = costs.reweighted(np.ones(count))
-    released = weight.copy()
     carry = np.array(carry, dtype=np.float64)
-    first_refusal = None
-    position, window, refusing = 0, 256, False
-    while position < count:
-        end = min(count, position + window)
-        part = slice(position, end)
-        wanted = weight[part] > 0
-        if not refusing:
-            rows = costs.block(position, end)
-            before = carry
-            carry = running_sums(rows, before)
-            over = wanted & (conversion.epsilon(rows)[0] > limit)
-            if not over.any():
-                position, window = end, window * 2
-                continue
-            k = int(np.argmax(over))
-            start = before if k == 0 else rows[k - 1]
-            carry = start + costs.selection_rows(position + k, position + k + 1)[0]
-            released[position + k] = 0.0
-            if first_refusal is None:
-                first_refusal = position + k
-            position, window, refusing = position + k + 1, 256, True
+    size = carry.size
+    step = max(1, WORK_ELEMENTS // size)
+    for lo in range(0, count, step):
+        hi = min(count, lo + step)
+        actual = costs.block(lo, hi)
+        candidate = full.block(lo, hi)
+        # exclusive prefix: the sums before each query of the slice
+        before = np.empty_like(actual)
+        before[0] = carry
+        if hi - lo > 1:
+            prefix = actual[:-1].copy()
+            prefix[0] += carry
+            np.cumsum(prefix, axis=0, out=prefix)
+            before[1:] = prefix
+            carry = prefix[-1] + actual[-1]
         else:
-            base = costs.selection_rows(position, end)
-            before = carry
-            carry = running_sums(base, before)
-            previous = np.vstack([before[None, :], base[:-1]])
-            answered = answering.block(position, end)
-            fits = wanted & (conversion.epsilon(previous + answered)[0] <= limit)
-            if not fits.any():
-                released[part][wanted] = 0.0
-                position, window = end, window * 2
-                continue
-            k = int(np.argmax(fits))
-            refused = np.flatnonzero(wanted[:k]) + position
-            released[refused] = 0.0
-            carry = previous[k] + answered[k]
-            position, window, refusing = position + k + 1, 256, False
-    return released, first_refusal
+            carry = carry + actual[0]
+        candidate += before
+        over = conversion.epsilon(candidate)[0] > limit
+        if over.any():
+            return lo + int(np.argmax(over))
+    return None

@@ -99,8 +99,12 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                                    + (" (interpolated)" if s["add_rdp"]["note"] else "")))
     if s["budget"] is not None:
         b = s["budget"]
-        stop = "never" if b["stopped_at"] is None else f"from query {b['stopped_at']}"
-        lines.append(("budget", f"{_short(b['limit'])}: answers refused {stop}"))
+        stop = ("never bound" if b["halted_at"] is None
+                else f"halted before query {b['halted_at']}")
+        lines.append(("budget", f"{_short(b['limit'])}: {stop}, {b['remaining']:.4f} left"))
+    if s.get("decisions"):
+        d = s["decisions"]
+        lines.append(("decisions", f"{d['rows']} from {d['path']}"))
     return lines
 
 
