@@ -99,8 +99,7 @@ def _budget_specs(option) -> list:
         option("--max-epsilon", type=POSITIVE,
                help="Exit with status 3 if the final epsilon exceeds this."),
         option("--decisions", "decisions_in", type=click.Path(dir_okay=False),
-               help="Account these decisions (.csv/.jsonl/.npz, or .npy mask/labels) "
-                    "instead of drawing noise."),
+               help="Account this run's decisions instead of drawing noise."),
     ]
 
 
@@ -113,7 +112,7 @@ def _output_specs(option) -> list:
         option("--per-query", type=click.Path(dir_okay=False),
                help="Write the per-query table (.csv, .jsonl/.json, .parquet)."),
         option("--write-decisions", type=click.Path(dir_okay=False),
-               help="Write the run's decisions and labels (.csv, .jsonl, .npz)."),
+               help="Write the decisions and labels (.csv/.jsonl/.npz)."),
     ]
 
 

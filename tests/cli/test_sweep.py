@@ -52,7 +52,6 @@ def rows_of(result: Result) -> list[dict]:
     (["--queries", "10.5"], "not a whole number"), (["--sigma", "0,10"], "sigma must be positive"),
     (["--queries", "100000"], "exceeds the 600 queries"), (["-m", "bogus"], "bogus"),
     (["--resume"], "--resume needs --out"), (["-m", "interactive"], "needs --student"),
-    (["--budget", "2", "--accounting", "expected"], "budget runs are replays"),
     (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
 ])
 def test_bad_options_exit_2_with_one_line(cli, files, args, message):
