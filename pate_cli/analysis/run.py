@@ -133,6 +133,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
 
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
+    if queries == 0 and not np.any(carry):
+        epsilon = 0.0  # a budget run that halts before its first query released nothing
     weight = table.columns["answered"]
     answered_total = float(np.sum(weight))
     rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, table.columns, weight,
