@@ -2,7 +2,8 @@
 
 MATH.md section 6 (RDP adds up order by order over queries; the cumulative curve after
 query i is the sum over the queries up to i; each is converted to epsilon), section 7
-(a query's curve is ``selection + weight * answer``; a budget run's halting rule) and
+(a query's curve is ``selection + weight * answer``; a budget run's halt,
+:func:`budget_halt`) and
 section 9 (the same sums per privacy group or teacher). Every path that turns per-query
 RDP into figures goes through here: ``analysis.run`` (plain and budget runs, and so
 ``analysis.rounds``), ``analysis.totals`` and ``accounting.individualized.groups``.
@@ -18,7 +19,7 @@ and a total equals the last cumulative row exactly. Work goes in slices of
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -70,13 +71,6 @@ class StepRows:
         self.rows(lo, hi, out)
         return out
 
-    def selection_rows(self, lo: int, hi: int) -> np.ndarray:
-        """The selection step alone (a query charged nothing for its answer)."""
-        return self.selection[self.selection_index[lo:hi]]
-
-    def reweighted(self, weight: np.ndarray) -> StepRows:
-        return replace(self, weight=np.asarray(weight, dtype=np.float64))
-
 
 class ArrayRows:
     """Per-query curves already evaluated, ``(queries, orders)``."""
@@ -100,15 +94,6 @@ def sequential_total(rows: np.ndarray) -> np.ndarray:
     if rows.shape[-1] > 1:
         return np.add.reduce(rows, axis=0)
     return np.cumsum(rows, axis=0)[-1].copy()
-
-
-def running_sums(rows: np.ndarray, carry: np.ndarray) -> np.ndarray:
-    """In place, ``rows[..., i, :]`` becomes ``carry + rows[..., 0, :] + ... + rows[..., i,
-    :]`` (queries along axis -2, in query order, MATH.md section 6); returns the sums after
-    the last query (a copy)."""
-    rows[..., 0, :] += carry
-    np.cumsum(rows, axis=-2, out=rows)
-    return rows[..., -1, :].copy()
 
 
 def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversion

@@ -217,7 +217,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             given, part = None, None
             if decisions is not None:
                 given, part = _given_decisions(decisions, chosen, vote_set, indices, queries,
-                                               partial=budget is not None)
+                                               partial=budget is not None,
+                                               student=student_rows)
             try:
                 result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
                                        student=student_rows, query_indices=indices,
@@ -245,9 +246,12 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
 
 
 def _given_decisions(decisions, mechanism: Mechanism, vote_set: VoteSet,
-                     indices: np.ndarray | None, queries: int | None, *, partial: bool
-                     ) -> tuple[Decisions, DecisionsPart]:
-    """``--decisions``: read and check the file (or take the value) against the run."""
+                     indices: np.ndarray | None, queries: int | None, *, partial: bool,
+                     student: np.ndarray | None = None) -> tuple[Decisions, DecisionsPart]:
+    """``--decisions``: read and check the file (or take the value) against the run.
+
+    Interactive: a ``student`` outcome needs the student's confidence above gamma and
+    releases the student's own label (``argmax p``)."""
     if isinstance(decisions, LabelDecisions):
         table = DecisionTable("<decisions>", "", np.asarray(decisions.query, dtype=np.int64),
                               np.asarray(decisions.outcome, dtype=str),
@@ -264,7 +268,23 @@ def _given_decisions(decisions, mechanism: Mechanism, vote_set: VoteSet,
         raise OptionError(str(error)) from None
     checked = check_decisions(table, mechanism=mechanism.name, classes=vote_set.classes,
                               positions=positions, rows_total=rows_total, partial=partial)
-    given = given_decisions(checked.outcome, checked.label, mechanism.name)
+    outcome = checked.outcome
+    assert outcome is not None  # check_decisions names every row's outcome
+    if student is not None:
+        rows = np.asarray(student)[checked.query]
+        own = outcome == "student"
+        confidence = float(getattr(mechanism, "confidence", 0.0))
+        wrong = np.flatnonzero(own & ((rows.max(axis=1) <= confidence)
+                                      | ((checked.label >= 0)
+                                         & (checked.label != np.argmax(rows, axis=1)))))
+        if wrong.size:
+            row = int(wrong[0])
+            raise InputError(f"{table.path}: row {row + 1}: outcome 'student' needs the "
+                             f"student's own label ({int(np.argmax(rows[row]))}) with "
+                             f"confidence above {confidence:g} (it has "
+                             f"{float(rows[row].max()):g})")
+        checked = replace(checked, label=np.where(own, np.argmax(rows, axis=1), checked.label))
+    given = given_decisions(outcome, checked.label, mechanism.name)
     path = None if table.path == "<decisions>" else table.path
     return given, DecisionsPart(path=path, sha256=table.sha256 or None, rows=checked.rows)
 

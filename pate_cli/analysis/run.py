@@ -17,8 +17,8 @@ from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
-    Decisions,
     OUTCOME_STUDENT,
+    Decisions,
     NoiseSource,
 )
 from .result import AnalysisResult, BudgetPart

@@ -18,7 +18,14 @@ from ..accounting.svt import (
     svt_guarantee,
     svt_scale_for_epsilon,
 )
-from ..mechanisms import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, SVTPATE, NoiseSource, distance_to_instability
+from ..mechanisms import (
+    SVT_HALTED,
+    SVT_STABLE,
+    SVT_UNSTABLE,
+    SVTPATE,
+    NoiseSource,
+    distance_to_instability,
+)
 from .result import AnalysisResult, SvtPart
 from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
 

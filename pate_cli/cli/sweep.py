@@ -159,7 +159,8 @@ def _input_specs(option) -> list:
 
 def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
-            option("--budget", type=POSITIVE, help="Budget run: halt before epsilon could exceed this.")]
+            option("--budget", type=POSITIVE,
+                   help="Budget run: halt before epsilon could exceed this.")]
 
 
 def _run_specs(option) -> list:

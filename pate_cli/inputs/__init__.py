@@ -8,7 +8,8 @@ from .rounds import load_rounds
 from .votes import VoteSet, attach_labels, load_predictions, load_student, load_votes
 
 __all__ = [
-    "DecisionTable", "PrivacyGroups", "VoteSet", "check_decisions", "load_decisions", "attach_labels", "load_groups", "load_predictions",
+    "DecisionTable", "PrivacyGroups", "VoteSet", "check_decisions", "load_decisions",
+    "attach_labels", "load_groups", "load_predictions",
     "load_query_indices", "load_rdp_curve", "load_rounds", "load_student",
     "load_teacher_groups", "load_votes",
 ]

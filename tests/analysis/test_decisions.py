@@ -199,3 +199,26 @@ def test_svt_decisions_follow_the_cutoff():
     given = pate_cli.LabelDecisions("svt", np.arange(10), outcome, np.full(10, -1))
     with pytest.raises(InputError, match="halted after 0 unstable"):
         analyze(votes, "svt", decisions=given, **PARAMS["svt"])
+
+
+def test_interactive_student_outcome_needs_a_confident_student():
+    votes = make_votes(queries=10)
+    student = np.full(votes.shape, 0.25)  # never above gamma 0.5
+    given = pate_cli.LabelDecisions("interactive", np.arange(10),
+                                    np.array(["student"] + ["refused"] * 9), np.full(10, -1))
+    with pytest.raises(InputError, match="row 1: outcome 'student' needs the student's own"):
+        analyze(votes, "interactive", decisions=given, student=student,
+                **PARAMS["interactive"])
+
+
+def test_budget_with_decisions_halts_where_the_replay_did():
+    votes = make_votes(seed=3, queries=200)
+    made = analyze(votes, "confident", budget=3.0, **PARAMS["confident"])
+    halted = made.budget.halted_at
+    assert halted is not None
+    decisions = label(votes, "confident", budget=3.0, **PARAMS["confident"])
+    again = analyze(votes, "confident", budget=3.0, decisions=decisions, **PARAMS["confident"])
+    assert again.budget == made.budget and again.epsilon == made.epsilon <= 3.0
+    # a decisions file shorter than the run, without a budget that halts there, is refused
+    with pytest.raises(InputError, match="decisions"):
+        analyze(votes, "confident", budget=1e6, decisions=decisions, **PARAMS["confident"])
