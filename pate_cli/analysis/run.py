@@ -158,7 +158,10 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         answered_total=answered_total,
         rdp_at_order={"selection": float(np.sum(rdp_sel_q)),
                       "answer": float(np.sum(rdp_ans_q))},
-        label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon),
+        label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
+            (f"the RDP spent before the first query is already epsilon {epsilon:.4f}, above "
+             f"the budget {budget:g}: no query was processed",)
+            if budget is not None and epsilon > budget else ()),
         source=source,
         budget=None if budget is None else BudgetPart(
             limit=budget, halted_at=halted_at, remaining=max(0.0, budget - epsilon)),
