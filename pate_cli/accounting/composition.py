@@ -194,7 +194,8 @@ def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: 
     ``limit``; the first such i is returned. One cumulative sum over the block and one
     conversion of every candidate curve, a cache-sized slice at a time; the prefix sums
     are those of :func:`running_epsilon` (added one query after another), so the answer
-    does not depend on where blocks start.
+    does not depend on where blocks start. A slice whose upper bound (the sums after it
+    plus its largest full curve, order by order) converts within the limit is skipped.
     """
     count = costs.count
     carry = np.array(carry, dtype=np.float64)
@@ -202,21 +203,23 @@ def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: 
     step = max(1, WORK_ELEMENTS // size)
     for lo in range(0, count, step):
         hi = min(count, lo + step)
-        actual = costs.block(lo, hi)
+        sums = costs.block(lo, hi)
         candidate = full.block(lo, hi)
-        # exclusive prefix: the sums before each query of the slice
-        before = np.empty_like(actual)
-        before[0] = carry
-        if hi - lo > 1:
-            prefix = actual[:-1].copy()
-            prefix[0] += carry
-            np.cumsum(prefix, axis=0, out=prefix)
-            before[1:] = prefix
-            carry = prefix[-1] + actual[-1]
-        else:
-            carry = carry + actual[0]
-        candidate += before
+        sums[0] += carry
+        # Costs are non-negative and the conversion is monotone in every order, so every
+        # candidate lies below the sums after the slice plus the largest full row: when
+        # that bound converts within the limit, no query of the slice halts the run.
+        if bool(sums.min() >= 0.0) and bool(candidate.min() >= 0.0):
+            total = sequential_total(sums)
+            bound = total + candidate.max(axis=0)
+            if conversion.epsilon(bound[None, :])[0][0] <= limit:
+                carry = total
+                continue
+        np.cumsum(sums, axis=0, out=sums)  # the sums after each query of the slice
+        candidate[0] += carry
+        candidate[1:] += sums[:-1]
         over = conversion.epsilon(candidate)[0] > limit
         if over.any():
             return lo + int(np.argmax(over))
+        carry = sums[-1].copy()
     return None
