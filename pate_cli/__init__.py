@@ -18,12 +18,14 @@ from .accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independe
 from .accounting.threshold import log_pr_answered, rdp_threshold, rdp_threshold_data_independent
 from .analysis import (
     AnalysisResult,
+    LabelDecisions,
     Round,
     analyze,
     analyze_individualized,
     analyze_rounds,
     analyze_votes,
     derive_parameters,
+    label,
     sanitize_analysis,
 )
 from .errors import InputError, OptionError, OrderGridWarning, PateWarning
@@ -48,4 +50,5 @@ __all__ = [
     "default_orders", "parse_orders", "log_q_gnmax", "rdp_gnmax",
     "rdp_gnmax_data_independent", "log_q_lnmax", "rdp_lnmax", "rdp_lnmax_data_independent",
     "log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent", "analyze_votes",
+    "label", "LabelDecisions",
 ]

@@ -2,7 +2,8 @@
 
 MATH.md section 6 (RDP adds up order by order over queries; the cumulative curve after
 query i is the sum over the queries up to i; each is converted to epsilon), section 7
-(a query's curve is ``selection + weight * answer``; a budget run's halting rule) and
+(a query's curve is ``selection + weight * answer``; a budget run's halt,
+:func:`budget_halt`) and
 section 9 (the same sums per privacy group or teacher). Every path that turns per-query
 RDP into figures goes through here: ``analysis.run`` (plain and budget runs, and so
 ``analysis.rounds``), ``analysis.totals`` and ``accounting.individualized.groups``.
@@ -18,7 +19,7 @@ and a total equals the last cumulative row exactly. Work goes in slices of
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -70,13 +71,6 @@ class StepRows:
         self.rows(lo, hi, out)
         return out
 
-    def selection_rows(self, lo: int, hi: int) -> np.ndarray:
-        """The selection step alone (a query charged nothing for its answer)."""
-        return self.selection[self.selection_index[lo:hi]]
-
-    def reweighted(self, weight: np.ndarray) -> StepRows:
-        return replace(self, weight=np.asarray(weight, dtype=np.float64))
-
 
 class ArrayRows:
     """Per-query curves already evaluated, ``(queries, orders)``."""
@@ -100,15 +94,6 @@ def sequential_total(rows: np.ndarray) -> np.ndarray:
     if rows.shape[-1] > 1:
         return np.add.reduce(rows, axis=0)
     return np.cumsum(rows, axis=0)[-1].copy()
-
-
-def running_sums(rows: np.ndarray, carry: np.ndarray) -> np.ndarray:
-    """In place, ``rows[..., i, :]`` becomes ``carry + rows[..., 0, :] + ... + rows[..., i,
-    :]`` (queries along axis -2, in query order, MATH.md section 6); returns the sums after
-    the last query (a copy)."""
-    rows[..., 0, :] += carry
-    np.cumsum(rows, axis=-2, out=rows)
-    return rows[..., -1, :].copy()
 
 
 def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversion
@@ -197,59 +182,44 @@ def running_total(source: RowSource, count: int, carry: np.ndarray) -> np.ndarra
     return carry
 
 
-def budget_release(costs: StepRows, carry: np.ndarray, conversion: Conversion,
-                   limit: float) -> tuple[np.ndarray, int | None]:
-    """Decide which replay answers a budget run releases (MATH.md section 7).
+def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: Conversion,
+                limit: float) -> int | None:
+    """Where a budget run halts inside a block of queries (MATH.md section 7), or None.
 
-    A query the replay answered (``costs.weight > 0``) is released only if the cumulative
-    epsilon after it, answer included, stays within ``limit``; otherwise it abstains (its
-    selection is still charged). Returns the released weights and the first refusal (or
-    None). Alternates between two vectorised searches: from a released state, the first
-    query whose answer would break the budget (assuming all before are released); from a
-    refusal, the first query whose answer fits again (assuming all before are refused).
-    Windows double while nothing changes, so the work is linear in the chunk plus a short
-    window per change of state. Sums and conversions are those of :func:`running_epsilon`.
+    ``costs``: what each query is charged if processed (its actual curve: selection plus
+    the answer step weighted as decided, or the expected cost); ``full``: what it could
+    cost (selection plus the answer step counted in full; the expected cost under
+    ``expected`` accounting); ``carry``: the sums charged before the block. Query i halts
+    the run if ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts above
+    ``limit``; the first such i is returned. One cumulative sum over the block and one
+    conversion of every candidate curve, a cache-sized slice at a time; the prefix sums
+    are those of :func:`running_epsilon` (added one query after another), so the answer
+    does not depend on where blocks start. A slice whose upper bound (the sums after it
+    plus its largest full curve, order by order) converts within the limit is skipped.
     """
     count = costs.count
-    weight = costs.weight
-    answering = costs.reweighted(np.ones(count))
-    released = weight.copy()
     carry = np.array(carry, dtype=np.float64)
-    first_refusal = None
-    position, window, refusing = 0, 256, False
-    while position < count:
-        end = min(count, position + window)
-        part = slice(position, end)
-        wanted = weight[part] > 0
-        if not refusing:
-            rows = costs.block(position, end)
-            before = carry
-            carry = running_sums(rows, before)
-            over = wanted & (conversion.epsilon(rows)[0] > limit)
-            if not over.any():
-                position, window = end, window * 2
+    size = carry.size
+    step = max(1, WORK_ELEMENTS // size)
+    for lo in range(0, count, step):
+        hi = min(count, lo + step)
+        sums = costs.block(lo, hi)
+        candidate = full.block(lo, hi)
+        sums[0] += carry
+        # Costs are non-negative and the conversion is monotone in every order, so every
+        # candidate lies below the sums after the slice plus the largest full row: when
+        # that bound converts within the limit, no query of the slice halts the run.
+        if bool(sums.min() >= 0.0) and bool(candidate.min() >= 0.0):
+            total = sequential_total(sums)
+            bound = total + candidate.max(axis=0)
+            if conversion.epsilon(bound[None, :])[0][0] <= limit:
+                carry = total
                 continue
-            k = int(np.argmax(over))
-            start = before if k == 0 else rows[k - 1]
-            carry = start + costs.selection_rows(position + k, position + k + 1)[0]
-            released[position + k] = 0.0
-            if first_refusal is None:
-                first_refusal = position + k
-            position, window, refusing = position + k + 1, 256, True
-        else:
-            base = costs.selection_rows(position, end)
-            before = carry
-            carry = running_sums(base, before)
-            previous = np.vstack([before[None, :], base[:-1]])
-            answered = answering.block(position, end)
-            fits = wanted & (conversion.epsilon(previous + answered)[0] <= limit)
-            if not fits.any():
-                released[part][wanted] = 0.0
-                position, window = end, window * 2
-                continue
-            k = int(np.argmax(fits))
-            refused = np.flatnonzero(wanted[:k]) + position
-            released[refused] = 0.0
-            carry = previous[k] + answered[k]
-            position, window, refusing = position + k + 1, 256, False
-    return released, first_refusal
+        np.cumsum(sums, axis=0, out=sums)  # the sums after each query of the slice
+        candidate[0] += carry
+        candidate[1:] += sums[:-1]
+        over = conversion.epsilon(candidate)[0] > limit
+        if over.any():
+            return lo + int(np.argmax(over))
+        carry = sums[-1].copy()
+    return None

@@ -1,7 +1,8 @@
 """ORCHESTRATE: chunks of votes -> replay -> accounting -> a frozen ``AnalysisResult``."""
 
 from ..errors import OrderGridWarning
-from .api import analyze, individualized_plan, read_votes
+from .api import analyze, individualized_plan, label, read_votes
+from .decisions import LabelDecisions, decisions_of
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .result import AnalysisResult, ReplayTotals
 from .rounds import Round, analyze_rounds
@@ -15,5 +16,6 @@ __all__ = [
     "ACCOUNTING_MODES", "DEFAULT_CHUNK", "VARIANTS", "AnalysisResult", "GroupParameters",
     "OrderGridWarning", "ReplayTotals", "Round", "analyze_individualized", "analyze_rounds",
     "analyze_totals", "analyze_votes", "derive_parameters", "mechanism_steps",
-    "sanitize_analysis", "analyze", "individualized_plan", "read_votes",
+    "sanitize_analysis", "analyze", "individualized_plan", "read_votes", "label",
+    "LabelDecisions", "decisions_of",
 ]

@@ -30,14 +30,21 @@ from ..inputs import (
     load_teacher_groups,
     load_votes,
 )
-from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
+from ..inputs.decisions import (
+    DecisionTable,
+    check_decisions,
+    decisions_from_array,
+    load_decisions,
+)
+from ..mechanisms import MECHANISMS, Decisions, Mechanism, build_mechanism
 from ..orders import default_orders, validate_orders
+from .decisions import LabelDecisions, decisions_of, given_decisions
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
-from .result import AddedRdp, AnalysisResult
+from .result import AddedRdp, AnalysisResult, DecisionsPart
 from .rounds import Round, analyze_rounds
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
-from .setting import DEFAULT_CHUNK
+from .setting import DEFAULT_CHUNK, analysed_positions
 from .tuning import tuning_distribution, tuning_part
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
@@ -120,7 +127,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             ss_every: int | None = None, accounting: str = "replay", delta: float = 1e-5,
             orders=None, order: float | None = None, conversion: str = "classic",
             seed: int = 0, budget: float | None = None, chunk_size: int = DEFAULT_CHUNK,
-            index_col: int | None = None, tuning=None, **parameters: Any) -> AnalysisResult:
+            index_col: int | None = None, tuning=None, decisions=None,
+            **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -135,7 +143,10 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12) adds the cost of a
     random search whose every candidate costs at most this run (``result.tuning``).
     Refused combinations raise ``OptionError`` (an
-    ``InputError``, so a ``ValueError``) with the command's message.
+    ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
+    (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
+    answered mask, or labels with -1 for none): those decisions are accounted instead of
+    the seeded replay's (MATH.md s.7).
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
@@ -143,6 +154,14 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     if ss_every is not None and not smooth_sensitivity:
         raise OptionError("--ss-history needs --smooth-sensitivity")
     distribution = None if tuning is None else tuning_distribution(tuning)
+    if decisions is not None:
+        if accounting == "expected":
+            raise OptionError("--decisions gives the run's own decisions: it does not "
+                              "combine with --accounting expected (use replay or "
+                              "data-independent)")
+        if rounds is not None or individualized is not None:
+            raise OptionError("--decisions applies to single runs (not --rounds or "
+                              "--individualized)")
     if groups is not None and individualized is None:
         raise OptionError("--groups and --show-parameters need --individualized")
     short_labels = queries if query_indices is None and rounds is None else None
@@ -199,9 +218,21 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             if queries is not None and queries > available:
                 raise OptionError(f"--queries {queries} is larger than the {available} "
                                   f"queries in {where}")
-            result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
-                                   student=student_rows, query_indices=indices,
-                                   initial_rdp=initial_rdp, **common)
+            given, part = None, None
+            if decisions is not None:
+                given, part = _given_decisions(decisions, chosen, vote_set, indices, queries,
+                                               partial=budget is not None,
+                                               student=student_rows)
+            try:
+                result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
+                                       student=student_rows, query_indices=indices,
+                                       initial_rdp=initial_rdp, decisions=given, **common)
+            except ValueError as error:
+                if part is None or isinstance(error, InputError):
+                    raise
+                raise InputError(f"{part.path}: {error}") from None
+            if part is not None:
+                result = replace(result, decisions=part)
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "
@@ -221,6 +252,66 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         category = PateWarning if added is not None and note == added.note else OrderGridWarning
         warnings.warn(note, category, stacklevel=2)
     return result
+
+
+def _given_decisions(decisions, mechanism: Mechanism, vote_set: VoteSet,
+                     indices: np.ndarray | None, queries: int | None, *, partial: bool,
+                     student: np.ndarray | None = None) -> tuple[Decisions, DecisionsPart]:
+    """``--decisions``: read and check the file (or take the value) against the run.
+
+    Interactive: a ``student`` outcome needs the student's confidence above gamma and
+    releases the student's own label (``argmax p``)."""
+    if isinstance(decisions, LabelDecisions):
+        table = DecisionTable("<decisions>", "", np.asarray(decisions.query, dtype=np.int64),
+                              np.asarray(decisions.outcome, dtype=str),
+                              np.asarray(decisions.label, dtype=np.int64),
+                              decisions.mechanism)
+    elif isinstance(decisions, np.ndarray):
+        table = decisions_from_array("<decisions>", "", decisions)
+    else:
+        table = load_decisions(decisions)
+    rows_total = vote_set.queries
+    try:
+        positions = analysed_positions(rows_total, indices, queries)
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    checked = check_decisions(table, mechanism=mechanism.name, classes=vote_set.classes,
+                              positions=positions, rows_total=rows_total, partial=partial)
+    outcome = checked.outcome
+    assert outcome is not None  # check_decisions names every row's outcome
+    if student is not None:
+        rows = np.asarray(student)[checked.query]
+        own = outcome == "student"
+        confidence = float(getattr(mechanism, "confidence", 0.0))
+        wrong = np.flatnonzero(own & ((rows.max(axis=1) <= confidence)
+                                      | ((checked.label >= 0)
+                                         & (checked.label != np.argmax(rows, axis=1)))))
+        if wrong.size:
+            row = int(wrong[0])
+            raise InputError(f"{table.path}: row {row + 1}: outcome 'student' needs the "
+                             f"student's own label ({int(np.argmax(rows[row]))}) with "
+                             f"confidence above {confidence:g} (it has "
+                             f"{float(rows[row].max()):g})")
+        checked = replace(checked, label=np.where(own, np.argmax(rows, axis=1), checked.label))
+    given = given_decisions(outcome, checked.label, mechanism.name)
+    path = None if table.path == "<decisions>" else table.path
+    return given, DecisionsPart(path=path, sha256=table.sha256 or None, rows=checked.rows)
+
+
+def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0,
+          **options: Any) -> LabelDecisions:
+    """The labels a run releases, as arrays (what ``--write-decisions`` writes).
+
+    Takes ``analyze``'s arguments; returns a frozen :class:`LabelDecisions` with one row
+    per processed query in processing order: ``query`` (vote-file row), ``outcome``
+    (``answered``/``refused``, ``student`` for Interactive, ``stable``/``unstable``/
+    ``halted`` for SVT) and ``label`` (-1 for none). A budget or individualized run stops
+    at its halt.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PateWarning)
+        result = analyze(votes, mechanism, seed=seed, **options)
+    return decisions_of(result)
 
 
 def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp | None]:

@@ -146,8 +146,10 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     that histogram; each group's cost uses the real ``log q`` and ``pr_answered`` with
     noise scales divided by its sensitivity. Labels after the stopping point (the first
     query after which some group exceeds its budget) are not released: they are removed
-    from ``label`` and from the label accuracy. The top-level ``epsilon``/``order`` are
-    those of the group whose worst-off point spends the most over the queries analysed.
+    from ``label`` and from the label accuracy. Each group reports what it spent at the
+    stop (at most its budget; ``epsilon_if_continued``: over every analysed query); the
+    top-level ``epsilon``/``order`` are the largest spent-at-stop, and ``answered`` counts
+    the queries answered before the stop.
     """
     if mechanism.answer_noise != "gaussian" or mechanism.sequential:
         raise ValueError("--individualized supports -m gnmax, confident and interactive")
@@ -244,8 +246,9 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
         if outcome is not None:
             outcome[groups.stopped_at:] = OUTCOME_ABSTAIN
     accuracy, by_outcome = label_accuracy(label, labels, base.query_index, outcome)
-    final = groups.cumulative_epsilon[-1]
-    worst = int(np.argmax(final))
+    final = groups.cumulative_epsilon[-1] if groups.queries else np.zeros(len(groups.names))
+    spent = groups.epsilon
+    worst = int(np.argmax(spent))
     columns = dict(base.columns)
     for g, name in enumerate(groups.names):
         columns[f"epsilon_cumulative_{name}"] = groups.cumulative_epsilon[:, g]
@@ -254,18 +257,29 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
         rows.append({**row,
                      "sensitivity": (None if not np.isfinite(parameters.sensitivity[g])
                                      else float(parameters.sensitivity[g])),
-                     "epsilon": float(final[g]),
-                     "order": float(groups.cumulative_order[-1, g]),
-                     "exhausted_at": groups.exhausted_at[g]})
+                     "epsilon": float(spent[g]),
+                     "order": _order(groups.order[g]),
+                     "exhausted_at": groups.exhausted_at[g],
+                     "epsilon_if_continued": float(final[g]),
+                     "order_if_continued": (_order(groups.cumulative_order[-1, g])
+                                            if groups.queries else None)})
     part = GroupsPart(variant=parameters.variant, groups=tuple(rows),
                       stopped_at=groups.stopped_at, labels_released=groups.labels_released,
                       baseline={"budget": float(np.min(parameters.budgets)),
                                 "labels_released": groups.baseline_labels,
                                 "stopped_at": groups.baseline_stopped_at})
+    released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
+    order = groups.order[worst]
     return replace(base, label=label, outcome=outcome, label_accuracy=accuracy,
-                   accuracy_by_outcome=by_outcome, epsilon=float(final[worst]),
-                   order=float(groups.cumulative_order[-1, worst]), columns=columns,
-                   groups=part)
+                   accuracy_by_outcome=by_outcome, epsilon=float(spent[worst]),
+                   order=float(order) if np.isfinite(order) else float(base.orders[0]),
+                   answered_total=float(np.sum(base.answered[:released_upto])),
+                   columns=columns, groups=part)
+
+
+def _order(value: float) -> float | None:
+    """An order for the JSON (None where nothing was spent yet)."""
+    return float(value) if np.isfinite(value) else None
 
 
 def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:

@@ -26,10 +26,21 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BudgetPart:
-    """A budget run (MATH.md s.7): the limit and the first query whose answer was refused."""
+    """A budget run (MATH.md s.7): the limit, the first query not processed (None if the
+    budget never bound) and what is left of the budget (``limit - epsilon``, at least 0)."""
 
     limit: float
-    stopped_at: int | None
+    halted_at: int | None
+    remaining: float
+
+
+@dataclass(frozen=True)
+class DecisionsPart:
+    """Where the accounted decisions came from (``--decisions FILE``)."""
+
+    path: str | None
+    sha256: str | None
+    rows: int
 
 
 @dataclass(frozen=True)
@@ -157,6 +168,7 @@ class AnalysisResult:
     added_rdp: AddedRdp | None = None
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     tuning: TuningPart | None = None
+    decisions: DecisionsPart | None = None
 
     @property
     def queries(self) -> int:

@@ -13,11 +13,12 @@ import math
 
 import numpy as np
 
-from ..accounting.composition import StepRows, budget_release, running_epsilon
+from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
     OUTCOME_STUDENT,
+    Decisions,
     NoiseSource,
 )
 from .result import AnalysisResult, BudgetPart
@@ -39,7 +40,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   conversion: str = "classic", seed: int = 0, queries: int | None = None,
                   budget: float | None = None, labels=None, student=None,
                   query_indices=None, initial_rdp=None, salt: int = 0,
-                  chunk_size: int = DEFAULT_CHUNK, source=None) -> AnalysisResult:
+                  chunk_size: int = DEFAULT_CHUNK, source=None,
+                  decisions: Decisions | None = None) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -51,6 +53,14 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     N of them). ``initial_rdp`` (one value per order) is RDP already spent, added before
     the first query (``--add-rdp``, earlier rounds). ``salt`` gives independent noise
     under the same seed. Raises ``ValueError`` for bad parameters.
+
+    ``budget`` (MATH.md s.7): the run halts at the first query whose selection and answer
+    (counted in full; its expected cost under ``expected`` accounting) could take the
+    total above ``budget``; that query and every later one is not processed, and the
+    result holds only the queries before the halt (``budget.halted_at``).
+    ``decisions``: a run's decisions over the analysed queries in order (``answered``,
+    ``labels``, ``outcome``; MATH.md s.7 "Decisions accounting"), charged instead of the
+    seeded replay's; it may end early only where a budget run halts.
     """
     orders, converter = checked_setting(accounting, delta, orders, conversion)
     _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
@@ -64,19 +74,22 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                             accounting=accounting, delta=delta, orders=orders,
                             conversion=conversion, seed=seed, labels=labels,
                             initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size,
-                            source=source)
+                            source=source, decisions=decisions)
 
     selection, answer = mechanism_steps(mechanism)
     independent = accounting == "data-independent"
     noise = NoiseSource(seed, salt=salt)
     table = _Columns(queries, with_outcome=mechanism.uses_student)
     carry = initial_carry(initial_rdp, orders)
-    stopped_at = None
+    halted_at = None
     for start in range(0, queries, chunk_size):
         stop = min(queries, start + chunk_size)
         block = rows_of(votes, positions, start, stop)
         block_student = None if student is None else rows_of(student, positions, start, stop)
-        decisions = mechanism.replay(block, noise=noise, start=start, student=block_student)
+        if decisions is None:
+            made = mechanism.replay(block, noise=noise, start=start, student=block_student)
+        else:
+            made = _given(decisions, start, stop)
         log_q = answer.statistic(block, block_student)
         log_pr = (np.zeros(stop - start) if selection is None
                   else selection.statistic(block, block_student))
@@ -85,21 +98,43 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         if accounting == "expected":
             weight = np.exp(log_pr)
         else:
-            weight = decisions.answered.astype(np.float64)
+            weight = made.answered.astype(np.float64)
         costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
         if budget is not None:
-            weight, first_refusal = budget_release(costs, carry, converter, budget)
-            costs = costs.reweighted(weight)
-            if stopped_at is None and first_refusal is not None:
-                stopped_at = start + first_refusal
-        released = weight > 0 if accounting != "expected" else decisions.answered
-        figures = running_epsilon(costs, stop - start, carry, converter, per_query=True)
-        carry = figures.carry
-        table.fill(slice(start, stop), block, decisions, released, weight=weight, log_q=log_q,
-                   log_pr=log_pr, figures=figures, orders=orders)
+            full = costs if accounting == "expected" else StepRows(
+                sel_curves, sel_index, ans_curves, ans_index, np.ones(stop - start))
+            halt = budget_halt(costs, full, carry, converter, budget)
+            if halt is not None:
+                halted_at = start + halt
+                stop = halted_at
+                block, log_q, log_pr = block[:halt], log_q[:halt], log_pr[:halt]
+                weight = weight[:halt]
+                made = Decisions(made.answered[:halt], made.labels[:halt],
+                                 None if made.outcome is None else made.outcome[:halt])
+                costs = StepRows(sel_curves, sel_index[:halt], ans_curves, ans_index[:halt],
+                                 weight)
+        if stop > start:
+            released = made.answered
+            figures = running_epsilon(costs, stop - start, carry, converter, per_query=True)
+            carry = figures.carry
+            table.fill(slice(start, stop), block, made, released, weight=weight, log_q=log_q,
+                       log_pr=log_pr, figures=figures, orders=orders)
+        if halted_at is not None:
+            break
+    if decisions is not None and decisions.answered.size < (
+            queries if halted_at is None else halted_at):
+        raise ValueError(f"the decisions end after {decisions.answered.size} queries but the "
+                         f"run goes on to query {decisions.answered.size} (give --queries "
+                         f"{decisions.answered.size} or every decision)")
+    if halted_at is not None:
+        queries = halted_at
+        table.truncate(queries)
+        positions = positions[:queries]
 
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
+    if queries == 0 and not np.any(carry):
+        epsilon = 0.0  # a budget run that halts before its first query released nothing
     weight = table.columns["answered"]
     answered_total = float(np.sum(weight))
     rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, table.columns, weight,
@@ -123,9 +158,13 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         answered_total=answered_total,
         rdp_at_order={"selection": float(np.sum(rdp_sel_q)),
                       "answer": float(np.sum(rdp_ans_q))},
-        label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon),
+        label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
+            (f"the RDP spent before the first query is already epsilon {epsilon:.4f}, above "
+             f"the budget {budget:g}: no query was processed",)
+            if budget is not None and epsilon > budget else ()),
         source=source,
-        budget=None if budget is None else BudgetPart(limit=budget, stopped_at=stopped_at),
+        budget=None if budget is None else BudgetPart(
+            limit=budget, halted_at=halted_at, remaining=max(0.0, budget - epsilon)),
         query_index=positions, outcome=table.outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float))
 
@@ -134,9 +173,6 @@ def _check_run(mechanism, votes, *, accounting: str, budget: float | None, stude
                chunk_size: int) -> None:
     """The run's own argument checks (``ValueError`` with the message the CLI prints)."""
     if budget is not None:
-        if accounting == "expected":
-            raise ValueError("--budget runs are replays: use --accounting replay or "
-                             "data-independent")
         if not (math.isfinite(budget) and budget > 0):
             raise ValueError(f"budget must be positive, got {budget!r}")
     if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
@@ -163,6 +199,14 @@ class _Columns:
         self.label = np.empty(queries, dtype=np.int64)
         self.outcome = np.empty(queries, dtype=np.int8) if with_outcome else None
 
+    def truncate(self, count: int) -> None:
+        """Keep the first ``count`` queries (a budget run's processed prefix)."""
+        self.columns = {name: values[:count] for name, values in self.columns.items()}
+        self.plurality_class = self.plurality_class[:count]
+        self.label = self.label[:count]
+        if self.outcome is not None:
+            self.outcome = self.outcome[:count]
+
     def fill(self, part: slice, block: np.ndarray, decisions, released: np.ndarray, *,
              weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,
              orders: np.ndarray) -> None:
@@ -182,3 +226,19 @@ class _Columns:
         columns["epsilon_query"][part] = figures.epsilon_query
         columns["epsilon_cumulative"][part] = figures.epsilon
         columns["order_cumulative"][part] = orders[figures.order_index]
+
+
+def _given(decisions: Decisions, start: int, stop: int) -> Decisions:
+    """Queries ``start .. stop-1`` of given decisions; past their end (a budget run that
+    halts there), nothing answered."""
+    count = stop - start
+    have = max(0, min(stop, decisions.answered.size) - start)
+    answered = np.zeros(count, dtype=bool)
+    labels = np.full(count, -1, dtype=np.int64)
+    answered[:have] = decisions.answered[start:start + have]
+    labels[:have] = decisions.labels[start:start + have]
+    outcome = None
+    if decisions.outcome is not None:
+        outcome = np.full(count, OUTCOME_ABSTAIN, dtype=np.int8)
+        outcome[:have] = decisions.outcome[start:start + have]
+    return Decisions(answered, labels, outcome)

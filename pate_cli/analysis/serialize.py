@@ -33,8 +33,8 @@ def summary_dict(result) -> dict:
     budget = None
     summary = {}
     if result.budget is not None:
-        budget = {"limit": result.budget.limit, "stopped_at": result.budget.stopped_at,
-                  "answered": answered}
+        budget = {"limit": result.budget.limit, "halted_at": result.budget.halted_at,
+                  "remaining": result.budget.remaining, "answered": answered}
     summary.update({
         "tool": "pate-analyze",
         "version": __version__,
@@ -66,6 +66,7 @@ def summary_dict(result) -> dict:
                                else smooth_sensitivity_dict(result.smooth_sensitivity)),
         "svt": None if result.svt is None else plain_dict(asdict(result.svt)),
         "groups": None,
+        "decisions": None if result.decisions is None else asdict(result.decisions),
         "warnings": list(result.warnings),
     })
     if result.outcome is not None:

@@ -18,7 +18,14 @@ from ..accounting.svt import (
     svt_guarantee,
     svt_scale_for_epsilon,
 )
-from ..mechanisms import SVT_UNSTABLE, SVTPATE, NoiseSource, distance_to_instability
+from ..mechanisms import (
+    SVT_HALTED,
+    SVT_STABLE,
+    SVT_UNSTABLE,
+    SVTPATE,
+    NoiseSource,
+    distance_to_instability,
+)
 from .result import AnalysisResult, SvtPart
 from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
 
@@ -27,14 +34,16 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
                 teachers: float, accounting: str, delta: float, orders: np.ndarray,
                 conversion: str, seed: int, labels: np.ndarray | None,
                 initial_rdp: np.ndarray | None, salt: int, chunk_size: int,
-                source: object | None) -> AnalysisResult:
+                source: object | None, decisions=None) -> AnalysisResult:
     """SVT-PATE: the replay, and the data-independent guarantee (MATH.md s.8).
 
     The guarantee depends on the cut-off, not on the replay, so ``accounting`` changes
     nothing here. Per query, ``epsilon_cumulative`` is the guarantee had the mechanism
     been stopped after that query (the rounds started so far, at most the cut-off); the
     reported ``epsilon`` is the guarantee at the cut-off. ``rdp_selection`` per query is
-    the zCDP share ``alpha eps0^2 / 2`` of each unstable query.
+    the zCDP share ``alpha eps0^2 / 2`` of each unstable query. ``decisions`` (outcome
+    codes ``SVT_*`` per analysed query, from ``--decisions``) replace the replay; they must
+    follow the mechanism's rule (halted exactly after the cut-off's unstable query).
     """
     queries = positions.size
     if mechanism.scale is None:
@@ -64,8 +73,19 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
         analysed = votes[:queries]  # a view: the replay reads it in chunks
     else:
         analysed = np.asarray(votes)[positions]
-    decisions = replace(mechanism, threshold=guarantee.threshold).replay(
-        analysed, noise=NoiseSource(seed, salt=salt))
+    if decisions is None:
+        decisions = replace(mechanism, threshold=guarantee.threshold).replay(
+            analysed, noise=NoiseSource(seed, salt=salt))
+    else:
+        check_svt_sequence(decisions.outcome, int(mechanism.cutoff))
+        stable = decisions.outcome == SVT_STABLE
+        wrong = np.flatnonzero(stable & (decisions.labels >= 0)
+                               & (decisions.labels != plurality_class))
+        if wrong.size:
+            raise ValueError(f"row {wrong[0] + 1}: SVT releases the plurality class "
+                             f"{int(plurality_class[wrong[0]])}, not "
+                             f"{int(decisions.labels[wrong[0]])}")
+        decisions = replace(decisions, labels=np.where(stable, plurality_class, -1))
     released, unstable = decisions.answered, decisions.outcome == SVT_UNSTABLE
     label = decisions.labels
 
@@ -105,3 +125,19 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
                     delta1=guarantee.delta1, delta2=guarantee.delta2,
                     scale_from_target_epsilon=target),
         columns={"distance": distance, "unstable": unstable.astype(np.int64)})
+
+
+def check_svt_sequence(outcome: np.ndarray, cutoff: int) -> None:
+    """SVT's outcomes in order can only be: stable/unstable until the ``cutoff``-th
+    unstable query, then halted on every later one (MATH.md s.1). ``ValueError``."""
+    unstable = np.cumsum(outcome == SVT_UNSTABLE)
+    halted = outcome == SVT_HALTED
+    before = np.concatenate([[0], unstable[:-1]])
+    early = np.flatnonzero(halted & (before < cutoff))
+    if early.size:
+        raise ValueError(f"row {early[0] + 1}: halted after {int(before[early[0]])} unstable "
+                         f"queries, but the cut-off is {cutoff}")
+    late = np.flatnonzero(~halted & (before >= cutoff))
+    if late.size:
+        raise ValueError(f"row {late[0] + 1}: SVT halts after {cutoff} unstable queries, so "
+                         "every later query is 'halted'")

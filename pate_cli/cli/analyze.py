@@ -6,9 +6,11 @@ import click
 import pandas as pd
 
 from ..analysis import api
+from ..analysis.decisions import decisions_of
 from ..analysis.individualized import VARIANTS
 from ..analysis.serialize import smooth_sensitivity_history
 from ..mechanisms import MECHANISMS
+from ..outputs.decisions import check_decisions_path, decisions_bytes
 from ..outputs.files import check_destinations, per_query_bytes, write_outputs
 from ..outputs.summary import FORMATS, render
 from .errors import OverBudget, reported_warnings, run_command
@@ -95,9 +97,11 @@ def _accounting_specs(option) -> list:
 def _budget_specs(option) -> list:
     return [
         option("--budget", type=POSITIVE,
-               help="Refuse answers that would push epsilon above this."),
+               help="Halt before the query that could take epsilon above this."),
         option("--max-epsilon", type=POSITIVE,
                help="Exit with status 3 if the final epsilon exceeds this."),
+        option("--decisions", "decisions_in", type=click.Path(dir_okay=False),
+               help="Account this run's decisions instead of drawing noise."),
     ]
 
 
@@ -109,6 +113,8 @@ def _output_specs(option) -> list:
                help="Write the summary to this file (atomically) instead of stdout."),
         option("--per-query", type=click.Path(dir_okay=False),
                help="Write the per-query table (.csv, .jsonl/.json, .parquet)."),
+        option("--write-decisions", type=click.Path(dir_okay=False),
+               help="Write the decisions and labels (.csv/.jsonl/.npz)."),
     ]
 
 
@@ -159,7 +165,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
-            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning):
+            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
+            decisions_in=None, write_decisions=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -169,8 +176,11 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations((f"{option} {path}", path) for option, path in (
-        ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history))
+        ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
+        ("--write-decisions", write_decisions))
         if path is not None)  # before any work: two outputs to one file, no directory...
+    if write_decisions is not None:
+        check_decisions_path(write_decisions)
     if show_parameters:
         _show_parameters(votes, predictions, classes, labels, teachers, individualized,
                          groups, teacher_groups, precision, weight_rule, power, fmt,
@@ -188,13 +198,16 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-            target_epsilon=target_epsilon, index_col=index_col, tuning=tuning)
+            target_epsilon=target_epsilon, index_col=index_col, tuning=tuning,
+            decisions=decisions_in)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
         files[per_query] = per_query_bytes(result.to_frame(), per_query)
     if output is not None:
         files[output] = text.encode()
+    if write_decisions is not None:
+        files[write_decisions] = decisions_bytes(decisions_of(result), write_decisions)
     if ss_history is not None:
         history = smooth_sensitivity_history(result.smooth_sensitivity)
         files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)

@@ -162,7 +162,8 @@ def _input_specs(option) -> list:
 
 def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
-            option("--budget", type=POSITIVE, help="Budget run at this epsilon (replays)."),
+            option("--budget", type=POSITIVE,
+                   help="Budget run: halt before epsilon could exceed this."),
             tuning_spec(option)]
 
 

@@ -75,9 +75,10 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                          else f"exhausted at query {row['exhausted_at']}")
             knob = next(f"{key} {_short(row[key])}" for key in
                         ("upsampling", "weight", "participation") if key in row)
+            spent_order = "" if row["order"] is None else f" (order {_short(row['order'])})"
             lines.append((f"group {row['group']}",
-                          f"budget {_short(row['budget'])}, {knob}: epsilon "
-                          f"{row['epsilon']:.4f} (order {_short(row['order'])}), {exhausted}"))
+                          f"budget {_short(row['budget'])}, {knob}: spent "
+                          f"{row['epsilon']:.4f}{spent_order}, {exhausted}"))
         # Queries are 0-based, as in the per-query table and the plots: ``stopped_at``
         # is the first query not released (the one that exhausts a group).
         stop = ("no group exhausted" if s["stopped_at"] is None
@@ -105,8 +106,12 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                                      f"order {_short(t['order'])})"))
     if s["budget"] is not None:
         b = s["budget"]
-        stop = "never" if b["stopped_at"] is None else f"from query {b['stopped_at']}"
-        lines.append(("budget", f"{_short(b['limit'])}: answers refused {stop}"))
+        stop = ("never bound" if b["halted_at"] is None
+                else f"halted before query {b['halted_at']}")
+        lines.append(("budget", f"{_short(b['limit'])}: {stop}, {b['remaining']:.4f} left"))
+    if s.get("decisions"):
+        d = s["decisions"]
+        lines.append(("decisions", f"{d['rows']} from {d['path']}"))
     return lines
 
 

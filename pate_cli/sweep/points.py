@@ -67,9 +67,6 @@ class SweepSettings:
     def __post_init__(self):
         if not (isinstance(self.repeats, int) and self.repeats >= 1):
             raise ValueError(f"repeats must be a positive integer, got {self.repeats!r}")
-        if self.budget is not None and self.accounting == "expected":
-            raise ValueError("--budget runs are replays: use --accounting replay or "
-                             "data-independent")
 
     @property
     def orders_text(self) -> str:

@@ -142,41 +142,46 @@ def test_chunk_size_never_changes_anything(mechanism, setting):
 
 
 def naive_budget_run(votes, mechanism, limit, delta=1e-5):
-    """MATH.md s.7 budget run, one query at a time, from the replay's decisions."""
+    """MATH.md s.7 budget run, one query at a time, from the replay's decisions: halt at
+    the first query whose selection and full answer could take epsilon above the limit."""
     plain = analyze_votes(votes, mechanism, accounting="replay")
     orders = default_orders()
     cumulative = np.zeros(orders.size)
-    released = []
     for i, row in enumerate(votes):
-        selection = np.array(scalar_curve(mechanism, row, 0.0, orders))
         full = np.array(scalar_curve(mechanism, row, 1.0, orders))
-        if plain.answered[i] and ref.epsilon_classic(list(cumulative + full), list(orders),
-                                                     delta)[0] <= limit:
-            cumulative = cumulative + full
-            released.append(True)
-        else:
-            cumulative = cumulative + selection
-            released.append(False)
-    return np.array(released), cumulative
+        if ref.epsilon_classic(list(cumulative + full), list(orders), delta)[0] > limit:
+            return i, cumulative
+        cumulative = cumulative + np.array(scalar_curve(mechanism, row,
+                                                        float(plain.answered[i]), orders))
+    return None, cumulative
 
 
-@pytest.mark.parametrize("limit", [1.5, 4.0, 8.0])
+@pytest.mark.parametrize("limit", [1.5, 4.0, 8.0, 1e6])
 def test_budget_run_matches_a_sequential_loop(limit):
     votes = make_votes(seed=6, queries=400, teachers=30)
     mechanism = ConfidentGNMax(threshold=18.0, sigma_threshold=6.0, sigma=5.0)
     result = analyze_votes(votes, mechanism, budget=limit)
-    released, cumulative = naive_budget_run(votes, mechanism, limit)
-    np.testing.assert_array_equal(result.answered.astype(bool), released)
+    halted_at, cumulative = naive_budget_run(votes, mechanism, limit)
+    assert result.budget.halted_at == halted_at
+    assert result.queries == (400 if halted_at is None else halted_at)
     np.testing.assert_allclose(result.rdp_total, cumulative, rtol=1e-10)
-    refused = np.flatnonzero(~released & analyze_votes(votes, mechanism).answered.astype(bool))
-    assert result.budget.stopped_at == (refused[0] if refused.size else None)
-    # Every released answer kept the running epsilon within the budget.
-    assert np.all(result.epsilon_cumulative[released] <= limit)
+    assert result.epsilon <= limit
+    assert result.budget.remaining == pytest.approx(max(0.0, limit - result.epsilon))
+    plain = analyze_votes(votes, mechanism)
+    np.testing.assert_array_equal(result.answered, plain.answered[:result.queries])
 
 
-def test_budget_needs_a_replay():
-    with pytest.raises(ValueError, match="replay"):
-        analyze_votes(make_votes(), GNMax(sigma=4.0), accounting="expected", budget=1.0)
+def test_budget_with_expected_accounting_charges_the_expected_cost():
+    votes = make_votes(seed=6, queries=400, teachers=30)
+    mechanism = ConfidentGNMax(threshold=18.0, sigma_threshold=6.0, sigma=5.0)
+    result = analyze_votes(votes, mechanism, accounting="expected", budget=2.0)
+    assert result.epsilon <= 2.0 and result.budget.halted_at is not None
+    prefix = analyze_votes(votes, mechanism, accounting="expected",
+                           queries=result.budget.halted_at)
+    np.testing.assert_array_equal(prefix.rdp_total, result.rdp_total)
+    more = analyze_votes(votes, mechanism, accounting="expected",
+                         queries=result.budget.halted_at + 1)
+    assert more.epsilon > 2.0
 
 
 def test_queries_limits_the_analysis():

@@ -324,11 +324,9 @@ def test_both_votes_and_predictions(cli, votes_csv):
     assert one_line_error(result) == f"Error: give exactly one of VOTES or --predictions FILE{HINT}"
 
 
-def test_budget_with_expected_accounting_is_refused(cli, votes_csv):
-    result = cli.analyze(votes_csv, "--budget", 5, "--accounting", "expected")
-    assert result.code == 2
-    assert one_line_error(result) == (
-        "Error: --budget runs are replays: use --accounting replay or data-independent")
+def test_budget_with_expected_accounting_holds(cli, votes_csv):
+    summary = run_json(cli, votes_csv, "--budget", 5, "--accounting", "expected")
+    assert summary["epsilon"] <= 5 and summary["budget"]["halted_at"] is not None
 
 
 def _npy(tmp_path, name, array, **kwargs):
@@ -592,16 +590,17 @@ def test_budget_summary(cli, votes_csv, tmp_path):
     assert free["epsilon"] > 5
     summary = run_json(cli, votes_csv, "--budget", 5, "--per-query", target)
     budget = summary["budget"]
-    assert set(budget) >= {"limit", "stopped_at", "answered"}
+    assert set(budget) >= {"limit", "halted_at", "remaining", "answered"}
     assert budget["limit"] == 5
     frame, unlimited = pd.read_csv(target), pd.read_csv(free_target)
     assert budget["answered"] == summary["answered"] == frame["answered"].sum()
-    # MATH.md s.7: answers never push epsilon above B (refused selections still cost)
-    assert (frame.loc[frame["answered"] == 1, "epsilon_cumulative"] <= 5).all()
-    refused = (unlimited["answered"] == 1) & (frame["answered"] == 0)
-    assert refused.any()
-    assert not ((frame["answered"] == 1) & (unlimited["answered"] == 0)).any()
-    assert budget["stopped_at"] == int(refused.idxmax())
+    # MATH.md s.7: the run halts; nothing from halted_at on is processed
+    halted = budget["halted_at"]
+    assert summary["epsilon"] <= 5 and budget["remaining"] == pytest.approx(5 - summary["epsilon"])
+    assert len(frame) == halted == summary["queries"]
+    pd.testing.assert_frame_equal(frame[["query", "answered", "label"]],
+                                  unlimited[["query", "answered", "label"]].iloc[:halted],
+                                  check_dtype=False)
 
 
 def test_fixed_order_prints_no_grid_warning(cli, votes_csv):

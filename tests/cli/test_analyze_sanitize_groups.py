@@ -107,7 +107,11 @@ def test_weighting_run_reports_groups_and_stops(cli, tmp_path):
                        if g["exhausted_at"] is not None)
     for name, g in groups.items():
         column = table[f"epsilon_cumulative_{name}"]
-        assert column.iloc[-1] == pytest.approx(g["epsilon"], rel=1e-12)
+        # what the group spent when labelling halted (at most its budget); the cost over
+        # every query under epsilon_if_continued
+        assert column.iloc[stop - 1] == pytest.approx(g["epsilon"], rel=1e-12)
+        assert g["epsilon"] <= g["budget"]
+        assert column.iloc[-1] == pytest.approx(g["epsilon_if_continued"], rel=1e-12)
         if g["exhausted_at"] is not None:
             first = int(np.argmax(column.to_numpy() > g["budget"]))
             assert first == g["exhausted_at"]
@@ -115,6 +119,7 @@ def test_weighting_run_reports_groups_and_stops(cli, tmp_path):
     assert table["label"].iloc[stop:].isna().all()
     assert summary["labels_released"] == int(table["label"].iloc[:stop].notna().sum())
     assert summary["labels_released"] > summary["baseline"]["labels_released"]
+    assert summary["epsilon"] == max(g["epsilon"] for g in groups.values())
 
 
 def test_equal_budgets_reduce_to_the_standard_analysis(cli, tmp_path):

@@ -52,7 +52,6 @@ def rows_of(result: Result) -> list[dict]:
     (["--queries", "10.5"], "not a whole number"), (["--sigma", "0,10"], "sigma must be positive"),
     (["--queries", "100000"], "exceeds the 600 queries"), (["-m", "bogus"], "bogus"),
     (["--resume"], "--resume needs --out"), (["-m", "interactive"], "needs --student"),
-    (["--budget", "2", "--accounting", "expected"], "budget runs are replays"),
     (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
 ])
 def test_bad_options_exit_2_with_one_line(cli, files, args, message):
@@ -443,3 +442,19 @@ def test_pate_plot_tradeoff_reads_a_json_lines_sweep_table(cli, files, tmp_path)
     assert cli.plot("tradeoff", table, "-o", tmp_path / "t.png").code == 0
 
 
+
+
+def test_sweep_budget_holds_in_every_accounting(cli, tmp_path):
+    from tests import SAMPLES
+
+    for accounting in ("replay", "expected", "data-independent"):
+        out = tmp_path / f"{accounting}.csv"
+        result = cli.sweep(SAMPLES / "mnist_250_votes.npy", "-m", "gnmax", "--sigma", "30,50",
+                           "-n", 800, "--budget", 1.5, "--accounting", accounting,
+                           "--workers", 1, "--out", out)
+        assert result.code == 0, result.err
+        import pandas as pd
+
+        table = pd.read_csv(out)
+        assert (table["epsilon"] <= 1.5).all()
+        assert (table["answered"] < 800).all()

@@ -1,0 +1,296 @@
+"""``--decisions FILE``: the decisions of a run made elsewhere (CLI.md "Decisions").
+
+Formats (what ``--write-decisions`` writes, and two plain arrays):
+
+- ``.csv``: a header ``query,outcome,label``, one row per processed query in processing
+  order; ``label`` empty when none. Lines starting with ``#`` are comments; a comment
+  ``# mechanism: NAME`` records the mechanism that made the decisions.
+- ``.jsonl``: one object ``{"query": i, "outcome": "...", "label": j or null}`` per
+  line; an optional first line ``{"mechanism": "NAME"}`` (an object without ``query``).
+- ``.npz``: arrays ``query`` (integers), ``outcome`` (strings), ``label`` (integers, -1
+  for none) and optionally a 0-d string array ``mechanism``.
+- ``.npy``: a boolean or 0/1 array is an answered mask; an integer array holding -1 is
+  released labels (-1: no label). One entry per row of the vote file, or one per analysed
+  query in processing order. (A 0/1 integer array is read as a mask: for labels of a
+  binary task where every query was answered, write a ``.csv``/``.npz``.)
+
+:func:`load_decisions` reads a file into a :class:`DecisionTable` (format checks);
+:func:`check_decisions` checks it against the run (length, query indices, outcomes the
+mechanism can produce, labels in range and only on answered queries, the recorded
+mechanism). Every problem is one ``InputError`` line naming the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+DECISION_EXTENSIONS = (".csv", ".jsonl", ".npz", ".npy")
+# What each mechanism can decide (CLI.md "Decisions").
+OUTCOMES = {
+    "lnmax": ("answered",),
+    "gnmax": ("answered",),
+    "confident": ("answered", "refused"),
+    "interactive": ("answered", "refused", "student"),
+    "svt": ("stable", "unstable", "halted"),
+}
+# Outcomes that release a label.
+LABELLED = ("answered", "student", "stable")
+
+
+@dataclass(frozen=True)
+class DecisionTable:
+    """Decisions as read: ``query`` (file rows, or None for a ``.npy`` given per row),
+    ``outcome`` (names; None for a released-labels ``.npy``), ``label`` (-1: none),
+    ``mechanism`` (recorded in the file, or None), provenance."""
+
+    path: str
+    sha256: str
+    query: np.ndarray | None
+    outcome: np.ndarray | None
+    label: np.ndarray
+    mechanism: str | None = None
+
+    @property
+    def rows(self) -> int:
+        return int(self.label.size)
+
+
+def load_decisions(path) -> DecisionTable:
+    """Read a decisions file (format and value checks that need no run)."""
+    name = os.fspath(path)
+    extension = os.path.splitext(name)[1].lower()
+    if extension not in DECISION_EXTENSIONS:
+        raise InputError(f"{name}: unknown extension for a decisions file (use "
+                         f"{', '.join(DECISION_EXTENSIONS)})")
+    try:
+        with open(name, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        raise InputError(f"{name}: cannot read the decisions file ({error.strerror})") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if not data:
+        raise InputError(f"{name}: the decisions file is empty")
+    if extension == ".npy":
+        return _from_npy(name, digest, data)
+    if extension == ".npz":
+        query, outcome, label, mechanism = _from_npz(name, data)
+    elif extension == ".csv":
+        query, outcome, label, mechanism = _from_csv(name, data)
+    else:
+        query, outcome, label, mechanism = _from_jsonl(name, data)
+    if label.size == 0:
+        raise InputError(f"{name}: the decisions file has no rows")
+    return DecisionTable(name, digest, query, outcome, label, mechanism)
+
+
+def check_decisions(table: DecisionTable, *, mechanism: str, classes: int,
+                    positions: np.ndarray, rows_total: int, partial: bool = False
+                    ) -> DecisionTable:
+    """Check ``table`` against the run: ``mechanism`` (its name), ``classes``, the analysed
+    file rows ``positions`` (in order) of ``rows_total``. ``partial``: the file may cover a
+    prefix of the analysed queries (a budget run that halted). Returns the table in
+    processing order with ``query`` filled in and ``outcome`` names for every row."""
+    name = table.path
+    if table.mechanism is not None and table.mechanism != mechanism:
+        raise InputError(f"{name}: decisions made by -m {table.mechanism}, but the analysis "
+                         f"is -m {mechanism}")
+    count = positions.size
+    label = table.label
+    outcome = table.outcome
+    query = table.query
+    if query is None:  # a .npy: one per file row, or one per analysed query
+        if label.size == rows_total and not (partial and label.size < count):
+            label = label[positions]
+            outcome = None if outcome is None else outcome[positions]
+        elif label.size != count and not (partial and label.size < count):
+            raise InputError(f"{name}: {label.size} decisions, but the analysis has {count} "
+                             f"queries (and the vote file {rows_total} rows)")
+        query = positions[:label.size]
+    else:
+        bad = np.flatnonzero((query < 0) | (query >= rows_total))
+        if bad.size:
+            raise InputError(f"{name}: row {bad[0] + 1}: query {int(query[bad[0]])} is outside "
+                             f"0..{rows_total - 1}")
+        _, first = np.unique(query, return_index=True)
+        if first.size != query.size:
+            repeated = int(np.setdiff1d(np.arange(query.size), first)[0])
+            raise InputError(f"{name}: row {repeated + 1}: query {int(query[repeated])} is "
+                             "listed twice")
+        if query.size > count or (query.size < count and not partial):
+            raise InputError(f"{name}: {query.size} decisions, but the analysis has {count} "
+                             "queries")
+        differ = np.flatnonzero(query != positions[:query.size])
+        if differ.size:
+            row = int(differ[0])
+            raise InputError(f"{name}: row {row + 1}: query {int(query[row])}, but the "
+                             f"analysis processes query {int(positions[row])} there")
+    if np.any(label >= classes):
+        row = int(np.flatnonzero(label >= classes)[0])
+        raise InputError(f"{name}: row {row + 1}: label {int(label[row])} is outside the "
+                         f"classes 0..{classes - 1}")
+    if outcome is None:  # released labels: a label means answered
+        outcome = np.where(label >= 0, "stable" if mechanism == "svt" else "answered",
+                           "refused")
+        if mechanism == "svt":
+            raise InputError(f"{name}: SVT decisions need outcomes (stable, unstable, "
+                             "halted): write them with --write-decisions (.csv/.jsonl/.npz)")
+    allowed = OUTCOMES[mechanism]
+    wrong = np.flatnonzero(~np.isin(outcome, allowed))
+    if wrong.size:
+        row = int(wrong[0])
+        raise InputError(f"{name}: row {row + 1}: outcome {str(outcome[row])!r} is not one "
+                         f"-m {mechanism} can produce ({', '.join(allowed)})")
+    unlabelled = np.flatnonzero(~np.isin(outcome, LABELLED) & (label >= 0))
+    if unlabelled.size:
+        row = int(unlabelled[0])
+        raise InputError(f"{name}: row {row + 1}: a label on a query with outcome "
+                         f"{str(outcome[row])!r}")
+    return DecisionTable(name, table.sha256, np.asarray(query, dtype=np.int64),
+                         np.asarray(outcome, dtype=str), label, table.mechanism)
+
+
+def _labels(name, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Integer labels, -1 for none; anything else below -1 or fractional is refused."""
+    values = np.asarray(values, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)) | (values < -1))
+    if bad.size:
+        row = int(bad[0])
+        raise InputError(f"{name}: row {row + 1}: label {values[row]!r} is not a class number")
+    return values.astype(np.int64)
+
+
+def _queries(name, values) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: the query column must hold row numbers") from None
+    bad = np.flatnonzero(~np.isfinite(array) | (array != np.round(array)))
+    if bad.size:
+        raise InputError(f"{name}: row {bad[0] + 1}: query {values[bad[0]]!r} is not a row "
+                         "number")
+    return array.astype(np.int64)
+
+
+def _from_npy(name, digest, data: bytes) -> DecisionTable:
+    try:
+        array = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError) as error:
+        raise InputError(f"{name}: not a readable .npy array ({error})") from None
+    return decisions_from_array(name, digest, array)
+
+
+def decisions_from_array(name, digest, array) -> DecisionTable:
+    """A 0/1 answered mask or released labels (-1: none) as a :class:`DecisionTable`."""
+    array = np.asarray(array)
+    if array.ndim != 1 or array.size == 0:
+        raise InputError(f"{name}: expected one decision per query (a 1-D array), got shape "
+                         f"{array.shape}")
+    if array.dtype == bool or (array.dtype.kind in "iuf"
+                               and np.all(np.isin(array, (0, 1)))):
+        answered = np.asarray(array, dtype=bool)
+        return DecisionTable(name, digest, None, np.where(answered, "answered", "refused"),
+                             np.full(array.size, -1, dtype=np.int64))
+    if array.dtype.kind not in "iuf":
+        raise InputError(f"{name}: expected a 0/1 answered mask or integer labels, got "
+                         f"dtype {array.dtype}")
+    return DecisionTable(name, digest, None, None, _labels(name, array))
+
+
+def _from_npz(name, data: bytes):
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            members = {key: archive[key] for key in archive.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as error:
+        raise InputError(f"{name}: not a readable .npz archive ({error})") from None
+    missing = [key for key in ("query", "outcome", "label") if key not in members]
+    if missing:
+        raise InputError(f"{name}: the archive needs arrays query, outcome and label "
+                         f"(missing {', '.join(missing)})")
+    query, outcome, label = members["query"], members["outcome"], members["label"]
+    if not (query.ndim == outcome.ndim == label.ndim == 1
+            and query.size == outcome.size == label.size):
+        raise InputError(f"{name}: query, outcome and label must be 1-D arrays of one length")
+    mechanism = str(members["mechanism"]) if "mechanism" in members else None
+    return (_queries(name, query), np.asarray(outcome, dtype=str),
+            _labels(name, label), mechanism)
+
+
+def _from_csv(name, data: bytes):
+    text = _text(name, data)
+    mechanism = None
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            key, _, value = line[1:].partition(":")
+            if key.strip() == "mechanism":
+                mechanism = value.strip()
+            continue
+        if line.strip():
+            lines.append(line)
+    rows = list(csv.reader(lines))
+    if not rows or [cell.strip() for cell in rows[0]] != ["query", "outcome", "label"]:
+        raise InputError(f"{name}: expected the header query,outcome,label")
+    query, outcome, label = [], [], []
+    for number, row in enumerate(rows[1:], start=1):
+        if len(row) != 3:
+            raise InputError(f"{name}: row {number}: expected 3 cells (query,outcome,label), "
+                             f"got {len(row)}")
+        query.append(row[0].strip())
+        outcome.append(row[1].strip())
+        cell = row[2].strip()
+        label.append(cell if cell else "-1")
+    try:
+        label_values = np.asarray([float(cell) for cell in label])
+        query_values = [float(cell) for cell in query]
+    except ValueError:
+        raise InputError(f"{name}: query and label must be numbers (label empty for "
+                         "none)") from None
+    return (_queries(name, query_values), np.asarray(outcome, dtype=str),
+            _labels(name, label_values), mechanism)
+
+
+def _from_jsonl(name, data: bytes):
+    mechanism = None
+    query, outcome, label = [], [], []
+    for number, line in enumerate(_text(name, data).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise InputError(f"{name}: line {number} is not JSON") from None
+        if not isinstance(record, dict):
+            raise InputError(f"{name}: line {number}: expected an object")
+        if "query" not in record:
+            if number == 1 and "mechanism" in record:
+                mechanism = str(record["mechanism"])
+                continue
+            raise InputError(f"{name}: line {number}: no 'query'")
+        value = record.get("label")
+        if not (isinstance(record["query"], int) and not isinstance(record["query"], bool)):
+            raise InputError(f"{name}: line {number}: query {record['query']!r} is not a row "
+                             "number")
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool)):
+            raise InputError(f"{name}: line {number}: label {value!r} is not a class number")
+        query.append(record["query"])
+        outcome.append(str(record.get("outcome", "")))
+        label.append(-1 if value is None else value)
+    return (np.asarray(query, dtype=np.int64), np.asarray(outcome, dtype=str),
+            _labels(name, np.asarray(label)), mechanism)
+
+
+def _text(name, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{name}: not UTF-8 text") from None

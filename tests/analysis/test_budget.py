@@ -1,0 +1,128 @@
+"""Budgets that hold (MATH.md s.7): the run halts before the total could exceed B."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pate_cli import analyze, label
+from pate_cli.accounting.composition import StepRows, budget_halt
+from pate_cli.accounting.conversion import Conversion
+from pate_cli.analysis import analyze_votes
+from pate_cli.mechanisms import ConfidentGNMax, GNMax, InteractiveGNMax, LNMax
+
+ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])
+MECHANISMS = {
+    "gnmax": GNMax(sigma=4.0),
+    "lnmax": LNMax(laplace_scale=3.0),
+    "confident": ConfidentGNMax(threshold=18.0, sigma_threshold=5.0, sigma=4.0),
+}
+
+
+def votes_from(seed: int, queries: int, classes: int = 4, teachers: int = 30) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    strength = rng.uniform(0, 5, queries)
+    logits = rng.normal(size=(queries, classes)) * strength[:, None]
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    return np.array([rng.multinomial(teachers, row) for row in p], dtype=float)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), queries=st.integers(1, 120),
+       budget=st.floats(0.05, 30.0), name=st.sampled_from(sorted(MECHANISMS)),
+       accounting=st.sampled_from(["replay", "expected", "data-independent"]))
+def test_budget_holds_and_the_prefix_is_an_unbudgeted_run(seed, queries, budget, name,
+                                                          accounting):
+    votes = votes_from(seed, queries)
+    mechanism = MECHANISMS[name]
+    result = analyze_votes(votes, mechanism, budget=budget, accounting=accounting,
+                           orders=ORDERS, seed=seed)
+    halted = result.budget.halted_at
+    assert result.epsilon <= budget
+    assert result.budget.remaining == max(0.0, budget - result.epsilon)
+    processed = queries if halted is None else halted
+    assert result.queries == processed and result.label.size == processed
+    if halted is None:
+        assert processed == queries
+    else:
+        assert 0 <= halted < queries
+    if processed:
+        plain = analyze_votes(votes, mechanism, queries=processed, accounting=accounting,
+                              orders=ORDERS, seed=seed)
+        np.testing.assert_array_equal(plain.rdp_total, result.rdp_total)
+        np.testing.assert_array_equal(plain.label, result.label)
+        np.testing.assert_array_equal(plain.epsilon_cumulative, result.epsilon_cumulative)
+        assert plain.epsilon == result.epsilon
+        assert np.all(result.epsilon_cumulative <= budget)
+    if halted is not None:
+        # the halting query, charged in full (its expected cost under expected), would
+        # have gone over
+        if accounting == "expected":
+            longer = analyze_votes(votes, mechanism, queries=halted + 1,
+                                   accounting=accounting, orders=ORDERS, seed=seed)
+        else:
+            longer = analyze(votes[: halted + 1], mechanism, orders=ORDERS,
+                             accounting=accounting,
+                             decisions=np.r_[result.answered.astype(bool), True])
+        assert longer.epsilon > budget
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), queries=st.integers(1, 300),
+       budget=st.floats(0.1, 20.0), chunks=st.tuples(st.integers(1, 64), st.integers(1, 400)))
+def test_the_halt_does_not_depend_on_the_chunk_size(seed, queries, budget, chunks):
+    votes = votes_from(seed, queries)
+    mechanism = MECHANISMS["confident"]
+    runs = [analyze_votes(votes, mechanism, budget=budget, orders=ORDERS, seed=seed,
+                          chunk_size=size) for size in chunks]
+    assert runs[0].budget == runs[1].budget
+    for name in ("answered", "label", "epsilon_cumulative", "rdp_total"):
+        np.testing.assert_array_equal(getattr(runs[0], name), getattr(runs[1], name))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), rows=st.integers(1, 80), limit=st.floats(0.01, 10.0))
+def test_budget_halt_kernel_equals_a_loop(seed, rows, limit):
+    rng = np.random.default_rng(seed)
+    selection = rng.exponential(0.02, size=(rows, ORDERS.size)) * ORDERS
+    answer = rng.exponential(0.05, size=(rows, ORDERS.size)) * ORDERS
+    weight = (rng.random(rows) < 0.5).astype(float)
+    index = np.arange(rows)
+    costs = StepRows(selection, index, answer, index, weight)
+    full = StepRows(selection, index, answer, index, np.ones(rows))
+    rule = Conversion.of(orders=ORDERS, delta=1e-5, conversion="classic")
+    carry = rng.exponential(0.01, size=ORDERS.size)
+    expected = None
+    total = carry.copy()
+    for i in range(rows):
+        candidate = total + selection[i] + answer[i]
+        if np.min(candidate + np.log(1e5) / (ORDERS - 1)) > limit:
+            expected = i
+            break
+        total = total + selection[i] + weight[i] * answer[i]
+    assert budget_halt(costs, full, carry, rule, limit) == expected
+
+
+def test_the_mnist_budget_holds():
+    result = analyze("sample_votes/mnist_250_votes.npy", budget=2.0)
+    assert result.epsilon <= 2.0 and result.budget.halted_at is not None
+    decisions = label("sample_votes/mnist_250_votes.npy", budget=2.0)
+    assert len(decisions) == result.budget.halted_at
+
+
+def test_interactive_budget_halts_too():
+    votes = votes_from(3, 200)
+    student = np.full(votes.shape, 0.25)
+    mechanism = InteractiveGNMax(threshold=5.0, sigma_threshold=5.0, sigma=4.0,
+                                 confidence=0.5, teachers=30.0)
+    result = analyze_votes(votes, mechanism, student=student, budget=1.0, orders=ORDERS)
+    assert result.epsilon <= 1.0 and result.budget.halted_at is not None
+    assert result.outcome.size == result.budget.halted_at
+
+
+def test_svt_refuses_a_budget():
+    with pytest.raises(ValueError, match="--budget does not apply to -m svt"):
+        analyze(votes_from(0, 20), "svt", budget=1.0)

@@ -1,0 +1,72 @@
+"""Individualized headlines (MATH.md s.9): each group reports what it spent at the halt."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pate_cli import analyze
+from pate_cli.inputs.groups import PrivacyGroups
+
+ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])
+
+
+def votes_from(seed: int, queries: int, classes: int = 4, teachers: int = 60) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    strength = rng.uniform(0, 5, queries)
+    logits = rng.normal(size=(queries, classes)) * strength[:, None]
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    return np.array([rng.multinomial(teachers, row) for row in p], dtype=float)
+
+
+def groups_of(budgets) -> PrivacyGroups:
+    return PrivacyGroups(names=tuple(f"g{i}" for i in range(len(budgets))),
+                         budgets=np.asarray(budgets, dtype=float))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), queries=st.integers(5, 150),
+       budgets=st.lists(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]), min_size=1, max_size=3),
+       accounting=st.sampled_from(["replay", "expected"]))
+def test_every_group_spends_at_most_its_budget(seed, queries, budgets, accounting):
+    votes = votes_from(seed, queries)
+    result = analyze(votes, "confident", threshold=40.0, sigma_threshold=10.0, sigma=6.0,
+                     individualized="upsampling", groups=groups_of(budgets), orders=ORDERS,
+                     accounting=accounting, seed=seed)
+    rows = result.groups.groups
+    stop = result.groups.stopped_at
+    for row in rows:
+        assert row["epsilon"] <= row["budget"]
+        assert row["epsilon"] <= row["epsilon_if_continued"]
+        column = result.columns[f"epsilon_cumulative_{row['group']}"]
+        spent = 0.0 if stop == 0 else column[(queries if stop is None else stop) - 1]
+        assert row["epsilon"] == spent
+        over = np.flatnonzero(column > row["budget"])
+        assert row["exhausted_at"] == (int(over[0]) if over.size else None)
+    assert result.epsilon == max(row["epsilon"] for row in rows)
+    if stop is not None:
+        assert np.all(result.label[stop:] == -1)
+        assert stop == min(r["exhausted_at"] for r in rows if r["exhausted_at"] is not None)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**16), queries=st.integers(5, 150),
+       budget=st.sampled_from([0.5, 1.0, 2.0, 4.0]), groups=st.integers(1, 3))
+def test_equal_budgets_reduce_to_the_uniform_run(seed, queries, budget, groups):
+    votes = votes_from(seed, queries)
+    params = dict(threshold=40.0, sigma_threshold=10.0, sigma=6.0, orders=ORDERS, seed=seed)
+    result = analyze(votes, "confident", individualized="upsampling",
+                     groups=groups_of([budget] * groups), **params)
+    plain = analyze(votes, "confident", **params)
+    over = np.flatnonzero(plain.epsilon_cumulative > budget)
+    stop = int(over[0]) if over.size else None
+    assert result.groups.stopped_at == stop
+    upto = queries if stop is None else stop
+    spent = 0.0 if upto == 0 else plain.epsilon_cumulative[upto - 1]
+    for row in result.groups.groups:
+        assert row["epsilon"] == spent and row["exhausted_at"] == stop
+        assert row["epsilon_if_continued"] == plain.epsilon
+    assert result.epsilon == spent
+    np.testing.assert_array_equal(result.label[:upto], plain.label[:upto])

@@ -1,0 +1,151 @@
+"""``--write-decisions`` and ``--decisions`` at the command line (CLI.md "Decisions")."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests import SAMPLES
+
+VOTES = SAMPLES / "mnist_250_votes.npy"
+LABELS = SAMPLES / "mnist_250_labels.npy"
+STUDENT = SAMPLES / "mnist_250_student.npy"
+EXTRA = {"gnmax": [], "lnmax": [], "confident": [], "svt": ["--svt-scale", "0.5",
+                                                               "--svt-cutoff", "5"],
+         "interactive": ["--student", STUDENT]}
+
+
+def summary_without_decisions(out: str) -> dict:
+    summary = json.loads(out)
+    summary.pop("decisions")
+    return summary
+
+
+@pytest.mark.parametrize("mechanism", list(EXTRA))
+@pytest.mark.parametrize("extension", [".csv", ".jsonl", ".npz"])
+def test_write_then_read_gives_the_same_summary(cli, tmp_path, mechanism, extension):
+    path = tmp_path / f"d{extension}"
+    common = [VOTES, "-n", 400, "-m", mechanism, *EXTRA[mechanism], "--labels", LABELS,
+              "-f", "json"]
+    first = cli.analyze(*common, "--write-decisions", path)
+    assert first.code == 0, first.err
+    second = cli.analyze(*common, "--decisions", path)
+    assert second.code == 0, second.err
+    assert summary_without_decisions(first.out) == summary_without_decisions(second.out)
+    recorded = json.loads(second.out)["decisions"]
+    assert recorded["rows"] == 400 and recorded["path"] == str(path)
+    assert len(recorded["sha256"]) == 64
+    # the same decisions give the same bytes
+    again = tmp_path / f"again{extension}"
+    assert cli.analyze(*common, "--write-decisions", again).code == 0
+    assert again.read_bytes() == path.read_bytes()
+
+
+def test_budget_run_writes_rows_up_to_the_halt_and_reads_back(cli, tmp_path):
+    path = tmp_path / "d.csv"
+    common = [VOTES, "--budget", 2, "-f", "json"]
+    first = cli.analyze(*common, "--write-decisions", path)
+    summary = json.loads(first.out)
+    halted = summary["budget"]["halted_at"]
+    lines = path.read_text().splitlines()
+    assert lines[0] == "# mechanism: confident" and lines[1] == "query,outcome,label"
+    assert len(lines) - 2 == halted
+    second = cli.analyze(*common, "--decisions", path)
+    assert summary_without_decisions(first.out) == summary_without_decisions(second.out)
+
+
+def test_csv_rows(cli, tmp_path):
+    path = tmp_path / "d.csv"
+    assert cli.analyze(VOTES, "-n", 5, "-m", "gnmax", "--write-decisions", path).code == 0
+    rows = path.read_text().splitlines()[2:]
+    assert [row.split(",")[0] for row in rows] == ["0", "1", "2", "3", "4"]
+    assert all(row.split(",")[1] == "answered" and row.split(",")[2] for row in rows)
+
+
+def test_npy_masks_and_labels(cli, tmp_path):
+    released = tmp_path / "labels.npy"
+    mask = tmp_path / "mask.npy"
+    made = tmp_path / "d.npz"
+    common = [VOTES, "-n", 300, "--labels", LABELS, "-f", "json"]
+    first = json.loads(cli.analyze(*common, "--write-decisions", made).out)
+    with np.load(made) as archive:
+        np.save(released, archive["label"])
+        np.save(mask, archive["label"] >= 0)
+    by_labels = json.loads(cli.analyze(*common, "--decisions", released).out)
+    assert by_labels["epsilon"] == first["epsilon"]
+    assert by_labels["label_accuracy"] == first["label_accuracy"]
+    by_mask = json.loads(cli.analyze(*common, "--decisions", mask).out)
+    assert by_mask["epsilon"] == first["epsilon"] and by_mask["label_accuracy"] is None
+    # one per file row also works with --queries
+    np.save(mask, np.zeros(9000, dtype=bool))
+    nothing = json.loads(cli.analyze(*common, "--decisions", mask).out)
+    assert nothing["answered"] == 0
+
+
+def _csv(path, rows, mechanism="confident"):
+    text = "" if mechanism is None else f"# mechanism: {mechanism}\n"
+    path.write_text(text + "query,outcome,label\n" + "".join(f"{r}\n" for r in rows))
+    return path
+
+
+BAD = {
+    "length": (lambda p: _csv(p, ["0,answered,1", "1,refused,"]), "2 decisions, but the "
+               "analysis has 3 queries"),
+    "out of range": (lambda p: _csv(p, ["0,answered,1", "1,refused,", "9000,refused,"]),
+                     "row 3: query 9000 is outside 0..8999"),
+    "repeated": (lambda p: _csv(p, ["0,answered,1", "0,refused,", "2,refused,"]),
+                 "row 2: query 0 is listed twice"),
+    "order": (lambda p: _csv(p, ["0,answered,1", "2,refused,", "1,refused,"]),
+              "row 2: query 2, but the analysis processes query 1 there"),
+    "outcome": (lambda p: _csv(p, ["0,answered,1", "1,student,", "2,refused,"]),
+                "row 2: outcome 'student' is not one -m confident can produce"),
+    "label range": (lambda p: _csv(p, ["0,answered,10", "1,refused,", "2,refused,"]),
+                    "row 1: label 10 is outside the classes 0..9"),
+    "refused label": (lambda p: _csv(p, ["0,answered,1", "1,refused,3", "2,refused,"]),
+                      "row 2: a label on a query with outcome 'refused'"),
+    "mechanism": (lambda p: _csv(p, ["0,answered,1", "1,answered,3", "2,answered,1"],
+                                 "gnmax"),
+                  "decisions made by -m gnmax, but the analysis is -m confident"),
+    "header": (lambda p: (p.write_text("q,o,l\n0,answered,1\n"), p)[1],
+               "expected the header query,outcome,label"),
+    "mask length": (lambda p: (np.save(p.with_suffix(".npy"), np.ones(5, dtype=bool)),
+                               p.with_suffix(".npy"))[1],
+                    "5 decisions, but the analysis has 3 queries"),
+    "jsonl": (lambda p: (p.with_suffix(".jsonl").write_text('{"query": 0, "outcome": '
+                                                            '"answered", "label": 1.5}\n'),
+                         p.with_suffix(".jsonl"))[1],
+              "line 1: label 1.5 is not a class number"),
+    "extension": (lambda p: (p.with_suffix(".txt").write_text("x"), p.with_suffix(".txt"))[1],
+                  "unknown extension for a decisions file"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_decisions_exit_2_with_one_line_and_no_output(cli, tmp_path, case):
+    make, message = BAD[case]
+    path = make(tmp_path / "d.csv")
+    out = tmp_path / "summary.json"
+    written = tmp_path / "w.csv"
+    result = cli.analyze(VOTES, "-n", 3, "--decisions", path, "-o", out,
+                         "--write-decisions", written, "--per-query", tmp_path / "q.csv")
+    assert result.code == 2
+    assert "Traceback" not in result.err
+    lines = result.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.err
+    assert str(path) in lines[0] and message in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def test_decisions_with_expected_accounting_is_refused(cli, tmp_path):
+    path = _csv(tmp_path / "d.csv", ["0,answered,1"])
+    result = cli.analyze(VOTES, "-n", 1, "--decisions", path, "--accounting", "expected")
+    assert result.code == 2
+    assert result.err.startswith("Error: --decisions gives the run's own decisions")
+
+
+def test_write_decisions_extension_checked_before_work(cli, tmp_path):
+    result = cli.analyze(VOTES, "-n", 3, "--write-decisions", tmp_path / "d.parquet")
+    assert result.code == 2 and "unknown extension for --write-decisions" in result.err
+    assert list(tmp_path.iterdir()) == []
