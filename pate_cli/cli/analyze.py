@@ -10,6 +10,7 @@ from ..analysis.individualized import VARIANTS
 from ..analysis.serialize import smooth_sensitivity_history
 from ..mechanisms import MECHANISMS
 from ..outputs.files import check_destinations, per_query_bytes, write_outputs
+from ..outputs.rdp_curve import rdp_curve_bytes
 from ..outputs.summary import FORMATS, render
 from .errors import OverBudget, reported_warnings, run_command
 from .options import (
@@ -87,7 +88,8 @@ def _input_specs(option) -> list:
 def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--add-rdp", type=click.Path(dir_okay=False),
-                   help="Add an external RDP curve (CSV order,rdp) before conversion.")]
+                   help="Add an external RDP curve (CSV order,rdp, or a dp_accounting DpEvent "
+                    ".json) before conversion.")]
 
 
 def _budget_specs(option) -> list:
@@ -107,6 +109,8 @@ def _output_specs(option) -> list:
                help="Write the summary to this file (atomically) instead of stdout."),
         option("--per-query", type=click.Path(dir_okay=False),
                help="Write the per-query table (.csv, .jsonl/.json, .parquet)."),
+        option("--write-rdp", type=click.Path(dir_okay=False),
+               help="Write the run's total RDP curve (CSV order,rdp) for other accountants."),
     ]
 
 
@@ -157,7 +161,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
-            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col):
+            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col,
+            write_rdp=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -167,8 +172,12 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations((f"{option} {path}", path) for option, path in (
-        ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history))
+        ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
+        ("--write-rdp", write_rdp))
         if path is not None)  # before any work: two outputs to one file, no directory...
+    if write_rdp is not None and individualized is not None:
+        raise click.UsageError("--write-rdp writes one curve; an individualized run has one "
+                               "per group")
     if show_parameters:
         _show_parameters(votes, predictions, classes, labels, teachers, individualized,
                          groups, teacher_groups, precision, weight_rule, power, fmt,
@@ -196,6 +205,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     if ss_history is not None:
         history = smooth_sensitivity_history(result.smooth_sensitivity)
         files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
+    if write_rdp is not None:
+        files[write_rdp] = rdp_curve_bytes(result.orders, result.rdp_total)
     write_outputs(files)
     if output is None:
         click.echo(text, nl=False)
