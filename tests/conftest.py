@@ -35,6 +35,7 @@ from tests import ROOT, SAMPLES
 
 ENTRY_POINTS = {"pate-analyze": "pate_cli.cli.analyze", "pate-sweep": "pate_cli.cli.sweep",
                 "pate-plot": "pate_cli.cli.plot"}
+ENTRY_POINTS["pate-report"] = "pate_cli.cli.report"
 
 
 def in_ci() -> bool:
@@ -81,6 +82,9 @@ class CommandLine:
 
     def plot(self, *args, stdin: bytes | None = None) -> Result:
         return self.run("pate-plot", *args, stdin=stdin)
+
+    def report(self, *args, stdin: bytes | None = None) -> Result:
+        return self.run("pate-report", *args, stdin=stdin)
 
     @staticmethod
     def script(name: str) -> str:
