@@ -82,7 +82,7 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
         if fmt == "html":
             from markupsafe import Markup
 
-            entry["svg"] = Markup(svg_markup(figure))  # noqa: S704 - matplotlib escapes text
+            entry["svg"] = Markup(svg_markup(figure, f"figure-{key}"))  # noqa: S704 - matplotlib escapes text
         else:
             path = os.path.join(folder, f"{key}.svg")
             files[path] = figure_bytes(figure, "svg")

@@ -64,11 +64,16 @@ def budget_view(budget: dict | None) -> dict | None:
     """The budget and its halt, from ``{limit, stopped_at}`` or ``{limit, halted_at, ...}``."""
     if not budget:
         return None
+    halts = "halted_at" in budget  # MATH.md s.7: the run halts; else answers refused
     halted = budget.get("halted_at", budget.get("stopped_at"))
-    view = {"limit": number(budget.get("limit")), "halted_at": halted,
-            "halt": ("never: the run ended within the budget" if halted is None
-                     else f"before query {halted} (that query and every later one was "
-                          "neither answered nor charged)")}
+    if halted is None:
+        text = "never: the run ended within the budget"
+    elif halts:
+        text = (f"halted before query {halted}: that query and every later one was "
+                "neither selected, charged nor labelled")
+    else:
+        text = f"answers refused from query {halted} on"
+    view = {"limit": number(budget.get("limit")), "halted_at": halted, "halt": text}
     for key in ("remaining", "answered"):
         if budget.get(key) is not None:
             view[key] = number(budget[key])
@@ -111,7 +116,9 @@ def headline(summary: dict) -> dict:
     if groups:
         per_group = ", ".join(f"\u03b5 = {number(row['epsilon'])} for group {row['group']}"
                               for row in groups)
-        text = (f"{lead}, per privacy group: {per_group}, at \u03b4 = {delta} ({scope}).")
+        kind = "data-dependent " if dependent else ""
+        text = (f"{lead}, per privacy group, with {kind}{per_group}, at \u03b4 = {delta} "
+                f"({scope}).")
         published = None
     elif sanitised:
         smooth = summary["smooth_sensitivity"]
@@ -128,7 +135,13 @@ def headline(summary: dict) -> dict:
         published = summary["epsilon"]
         text = (f"{lead}: \u03b5 = {number(published)} at \u03b4 = {delta} ({scope}); this "
                 "bound does not depend on the votes.")
-    if dependent and not sanitised:
+    if dependent and groups:
+        warning = ("The per-group \u03b5 above are data-dependent: functions of the private "
+                   "teacher votes, not sanitised, so publishing them leaks information about "
+                   "the data and is not itself covered by the DP guarantee. For per-group "
+                   "bounds that can be published, analyse with --accounting "
+                   "data-independent.")
+    elif dependent and not sanitised:
         warning = (f"The data-dependent \u03b5 = {number(summary['epsilon'])} is a function of "
                    "the private teacher votes and has not been sanitised: publishing it "
                    "leaks information about the data and is not itself covered by the DP "

@@ -70,8 +70,21 @@ def report_figures(summary: dict, frame, *, votes=None) -> list[tuple[str, objec
     return found
 
 
-def svg_markup(figure) -> str:
-    """The figure as one ``<svg>`` element: the XML prolog, doctype and comments removed."""
+def svg_markup(figure, prefix: str) -> str:
+    """The figure as one ``<svg>`` element: the XML prolog, doctype and comments removed,
+    and every id (and reference to one) prefixed with ``prefix-``, so several figures
+    inlined in one HTML page keep their ids unique."""
     text = plots.figure_bytes(figure, "svg").decode("utf-8")
     text = text[text.index("<svg"):]
-    return re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
+    text = re.sub(r'href="#', f'href="#{prefix}-', text)
+    text = re.sub(r"url\(#", f"url(#{prefix}-", text)
+    seen: dict[str, int] = {}
+
+    def unique(match) -> str:  # a gid set on many artists (each bar) repeats
+        name = match.group(1)
+        seen[name] = seen.get(name, 0) + 1
+        suffix = "" if seen[name] == 1 else f"-{seen[name]}"
+        return f'id="{prefix}-{name}{suffix}"'
+
+    return re.sub(r'\bid="([^"]*)"', unique, text)
