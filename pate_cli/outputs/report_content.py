@@ -147,6 +147,10 @@ def headline(summary: dict) -> dict:
                    "leaks information about the data and is not itself covered by the DP "
                    "guarantee. Publish the data-independent bound above, or sanitise the "
                    "data-dependent figure (pate-analyze --smooth-sensitivity).")
+    if warning and summary.get("budget"):
+        warning += (" The budget's halt point is chosen from the data-dependent cost, so "
+                    "where the run stopped is itself a function of the votes; the "
+                    "data-independent bound covers the queries processed, not that choice.")
     return {"text": text, "published": published, "data_dependent": dependent,
             "sanitised": sanitised, "warning": warning}
 
