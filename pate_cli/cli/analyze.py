@@ -88,8 +88,7 @@ def _input_specs(option) -> list:
 def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--add-rdp", type=click.Path(dir_okay=False),
-                   help="Add an external RDP curve (CSV order,rdp, or a dp_accounting DpEvent "
-                    ".json) before conversion.")]
+                   help="Add an RDP curve: CSV order,rdp, or a DpEvent .json.")]
 
 
 def _budget_specs(option) -> list:
@@ -110,7 +109,7 @@ def _output_specs(option) -> list:
         option("--per-query", type=click.Path(dir_okay=False),
                help="Write the per-query table (.csv, .jsonl/.json, .parquet)."),
         option("--write-rdp", type=click.Path(dir_okay=False),
-               help="Write the run's total RDP curve (CSV order,rdp) for other accountants."),
+               help="Write the total RDP curve (CSV order,rdp) for other accountants."),
     ]
 
 

@@ -239,3 +239,38 @@ def test_help_and_version(cli):
     assert cli.report("--version").out == f"pate-report {pate_cli.__version__}\n"
     text = cli.report("-h").out
     assert "--from" in text and "--sigma" in text and "--dataset-size" in text
+
+
+def test_same_inputs_same_bytes(cli, tmp_path):
+    html, markdown = tmp_path / "r.html", tmp_path / "r.md"
+    outputs = []
+    for _ in range(2):
+        args = [VOTES, "-n", "300", "--accounting", "expected"]
+        assert cli.report(*args, "-o", html).code == 0
+        assert cli.report(*args, "-o", markdown).code == 0
+        outputs.append((html.read_bytes(), markdown.read_bytes(),
+                        (tmp_path / "r_files" / "history.svg").read_bytes()))
+    assert outputs[0] == outputs[1]
+
+
+def test_keys_other_commands_add_are_reported(cli, tmp_path):
+    """``decisions``, ``tuning`` and the halting ``budget`` keys, read from a summary."""
+    summary = tmp_path / "run.json"
+    assert cli.analyze(VOTES, "-n", "300", "-f", "json", "-o", summary).code == 0
+    data = json.loads(summary.read_text())
+    data["decisions"] = {"source": "imported", "path": "decisions.csv", "sha256": "ab" * 32}
+    data["tuning"] = {"distribution": "poisson:10", "epsilon_tuned": 2.5}
+    data["budget"] = {"limit": 2.0, "halted_at": 250, "remaining": 0.125, "answered": 140}
+    summary.write_text(json.dumps(data))
+    out = tmp_path / "r.html"
+    assert cli.report("--from", summary, "-o", out).code == 0
+    text = " ".join(parse(out.read_text()).text)
+    assert "imported decisions from decisions.csv" in text
+    assert "halted before query 250" in text and "Remaining budget: 0.125" in text
+    assert "epsilon_tuned" in text and "poisson:10" in text
+    assert "where the run stopped is itself a function of the votes" in text
+    assert "No tuning cost is recorded" not in text
+    data["budget"] = {"limit": 2.0, "stopped_at": 250, "answered": 140}
+    summary.write_text(json.dumps(data))
+    assert cli.report("--from", summary, "-o", out).code == 0
+    assert "answers refused from query 250 on" in out.read_text()
