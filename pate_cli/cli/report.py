@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 
 import click
 
@@ -118,9 +119,15 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
         epsilon = result.epsilon
     text, figures = render_report(summary, frame, fmt=fmt, votes=rows, command=command,
                                   dataset_size=dataset_size, output=output)
+    made = bool(figures) and not os.path.isdir(folder)
     if figures:
         os.makedirs(folder, exist_ok=True)
-    write_outputs({output: text.encode("utf-8"), **figures})
+    try:
+        write_outputs({output: text.encode("utf-8"), **figures})
+    except BaseException:
+        if made:  # nothing half-written: not even the figures' folder
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     if max_epsilon is not None and epsilon > max_epsilon:
         raise OverBudget(f"epsilon {epsilon:.4f} exceeds --max-epsilon {max_epsilon:g}")
 

@@ -327,6 +327,9 @@ def report_content(summary: dict, *, command: str | None = None,
         ("RDP at the best order", ", ".join(f"{key} {number(value)}" for key, value in
                                             (summary.get("rdp_at_order") or {}).items())),
     ]
+    if summary.get("outcomes"):
+        accounting.append(("outcomes", ", ".join(f"{count} {name}" for name, count in
+                                                 summary["outcomes"].items())))
     if smooth:
         accounting.append(("smooth sensitivity", (
             f"order {number(smooth['order'])}, \u03b2 {number(smooth['beta'])}, "
