@@ -20,8 +20,13 @@ REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown
 TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
 
 
-def environment():
-    """The Jinja2 environment over the package's templates (autoescape on)."""
+def environment(fmt: str = "html"):
+    """The Jinja2 environment over the package's templates (autoescape on).
+
+    For Markdown, every value is first escaped by :func:`_markdown_text` (``&``, ``<``,
+    ``>`` only: raw HTML is what Markdown would pass through; quotes stay readable), and
+    the result is marked safe so the HTML autoescape does not escape it twice.
+    """
     try:
         import jinja2
     except ImportError:
@@ -30,10 +35,21 @@ def environment():
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-        lstrip_blocks=True, keep_trailing_newline=True)
+        lstrip_blocks=True, keep_trailing_newline=True,
+        finalize=_markdown_text if fmt == "markdown" else None)
     env.filters["cell"] = _markdown_cell
     env.filters["code"] = _code_block
     return env
+
+
+def _markdown_text(value):
+    """A value in Markdown: ``&``, ``<`` and ``>`` as entities (text, never markup)."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup):
+        return value
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Markup(text)  # noqa: S704 - escaped on the line above
 
 
 def _code_block(value):
@@ -90,5 +106,5 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
         figures.append(entry)
     content = report_content(summary, command=command, dataset_size=dataset_size,
                              figures=figures)
-    text = environment().get_template(TEMPLATES[fmt]).render(**content, summary=summary)
+    text = environment(fmt).get_template(TEMPLATES[fmt]).render(**content, summary=summary)
     return text, files
