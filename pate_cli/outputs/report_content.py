@@ -347,7 +347,9 @@ def report_content(summary: dict, *, command: str | None = None,
                            f"{entry['mechanism']}: {entry['queries']} queries from row "
                            f"{entry['first_row']}, \u03b5 {number(entry['epsilon'])} alone"))
     return {
-        "title": f"Privacy statement: {mechanism} on {os.path.basename(str(source.get('path')))}",
+        "title": f"Privacy statement: {mechanism} on "
+                 + (os.path.basename(str(source["path"])) if source.get("path")
+                    else "votes given as an array"),
         "sections": SECTIONS,
         "headline": head,
         "key_figures": key_figures,
