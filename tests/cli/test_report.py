@@ -274,3 +274,10 @@ def test_keys_other_commands_add_are_reported(cli, tmp_path):
     summary.write_text(json.dumps(data))
     assert cli.report("--from", summary, "-o", out).code == 0
     assert "answers refused from query 250 on" in out.read_text()
+
+
+def test_max_epsilon_exits_3_after_writing_the_report(cli, tmp_path):
+    out = tmp_path / "r.html"
+    result = cli.report(VOTES, "-n", "300", "--max-epsilon", "0.5", "-o", out)
+    assert result.code == 3 and "exceeds --max-epsilon 0.5" in result.err
+    assert out.read_text().startswith("<!DOCTYPE html>")

@@ -86,3 +86,13 @@ def test_report_is_the_pate_report_html(confident):
     assert f'data-value="{confident.epsilon!r}"' in html
     markdown = confident.report("markdown", dataset_size=60000)
     assert markdown.startswith("# Privacy statement") and "is below 1/N" in markdown
+
+
+def test_sparkline_points_by_hand():
+    from pate_cli.outputs.notebook import sparkline
+
+    spark = sparkline([0.0, 1.0, 2.0])  # x from 2 to 238, y from 46 (0) to 2 (the top)
+    assert spark["points"] == "2.0,46.0 120.0,24.0 238.0,2.0" and spark["top"] == "2"
+    many = sparkline(range(100_000))
+    assert len(many["points"].split()) == 120 and many["points"].endswith("238.0,2.0")
+    assert sparkline([])["points"] == ""
