@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # pytest-xdist: one test process per core; PYTEST_FLAGS="-n 0" runs the suite in one process.
 PYTEST_FLAGS ?= -n auto
 
-.PHONY: demo test lint bench figures sample-votes reproduce-paper clean
+.PHONY: demo test lint bench figures sample-votes reproduce-paper clean report-check
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,3 +45,10 @@ clean:
 
 figures: $(STAMP)
 	$(BIN)/python scripts/make_figures.py
+
+# The browser check of pate-report's HTML: installs headless Chromium (Debian package
+# chromium) when missing, then renders a report to PNG (tests/outputs/test_report_browser.py).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+report-check: $(STAMP)
+	command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
+	$(BIN)/python -m pytest -q -n 0 -rs tests/outputs/test_report_browser.py

@@ -39,6 +39,7 @@ from .inputs import (
 )
 from .mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, build_mechanism
 from .orders import default_orders, parse_orders
+from .outputs import notebook as _notebook  # noqa: F401 - registers result.plot/.report/_repr_html_
 from .sweep import run_sweep
 
 __all__ = [

@@ -34,7 +34,8 @@ import pytest
 from tests import ROOT, SAMPLES
 
 ENTRY_POINTS = {"pate-analyze": "pate_cli.cli.analyze", "pate-sweep": "pate_cli.cli.sweep",
-                "pate-plot": "pate_cli.cli.plot", "pate-calibrate": "pate_cli.cli.calibrate"}
+                "pate-plot": "pate_cli.cli.plot", "pate-calibrate": "pate_cli.cli.calibrate",
+                "pate-report": "pate_cli.cli.report"}
 
 
 def in_ci() -> bool:
@@ -84,6 +85,8 @@ class CommandLine:
 
     def calibrate(self, *args, stdin: bytes | None = None) -> Result:
         return self.run("pate-calibrate", *args, stdin=stdin)
+    def report(self, *args, stdin: bytes | None = None) -> Result:
+        return self.run("pate-report", *args, stdin=stdin)
 
     @staticmethod
     def script(name: str) -> str:

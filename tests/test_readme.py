@@ -38,7 +38,7 @@ from tests import ROOT
 
 README = ROOT / "README.md"
 COMMANDS = {"pate-analyze": "analyze", "pate-sweep": "sweep", "pate-plot": "plot",
-            "pate-calibrate": "calibrate"}
+            "pate-calibrate": "calibrate", "pate-report": "report"}
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->")
 TIMEOUT = 120
 

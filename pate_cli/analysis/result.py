@@ -8,7 +8,7 @@ or None. ``to_dict()`` is CLI.md's JSON summary, ``to_frame()`` its per-query ta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,28 @@ if TYPE_CHECKING:
     from ..accounting.smooth_sensitivity import SmoothSensitivityResult
     from ..inputs.votes import VoteSet
     from ..mechanisms import Mechanism
+
+
+# How a result shows itself in a notebook: ``html`` (result -> str, ``_repr_html_``),
+# ``plot`` (result -> an object with ``history()``, ``selection()``, ``groups()``) and
+# ``report`` (result, **options -> str). The analysis layer cannot import the outputs layer
+# that draws them (tests/test_layers.py), so the outputs layer registers them here
+# (``outputs.notebook``); the package's ``__init__`` imports it, so they are present
+# whenever ``pate_cli`` is imported, as any ``pate_cli.*`` import does first.
+PRESENTERS: dict[str, Callable[..., Any]] = {}
+
+
+def register_presenter(name: str, presenter: Callable[..., Any]) -> None:
+    """Make ``presenter`` the result's ``name`` view (``html``, ``plot`` or ``report``)."""
+    PRESENTERS[name] = presenter
+
+
+def _presenter(name: str) -> Callable[..., Any]:
+    try:
+        return PRESENTERS[name]
+    except KeyError:
+        raise RuntimeError(f"no {name!r} view is registered; import pate_cli (its "
+                           "outputs.notebook module registers the notebook views)") from None
 
 
 @dataclass(frozen=True)
@@ -191,6 +213,23 @@ class AnalysisResult:
     def per_query(self) -> pd.DataFrame:
         """``to_frame()`` (kept for scripts written against earlier versions)."""
         return self.to_frame()
+
+    @property
+    def plot(self):
+        """Figures as matplotlib ``Figure`` objects, drawn by ``pate-plot``'s code:
+        ``result.plot.history()``, ``.selection()`` (Confident), ``.groups()``
+        (individualized)."""
+        return _presenter("plot")(self)
+
+    def report(self, fmt: str = "html", **options) -> str:
+        """The ``pate-report`` privacy statement as a string (``fmt``: html or markdown;
+        ``options``: ``command``, ``dataset_size``)."""
+        return _presenter("report")(self, fmt=fmt, **options)
+
+    def _repr_html_(self) -> str | None:
+        """A compact summary table and a cost sparkline (Jupyter's rich display)."""
+        presenter = PRESENTERS.get("html")
+        return None if presenter is None else presenter(self)
 
     def __repr__(self) -> str:
         answered = (f"{self.answered_total:.1f} expected" if self.accounting == "expected"

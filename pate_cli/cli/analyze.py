@@ -12,6 +12,7 @@ from ..analysis.serialize import smooth_sensitivity_history
 from ..mechanisms import MECHANISMS
 from ..outputs.decisions import check_decisions_path, decisions_bytes
 from ..outputs.files import check_destinations, per_query_bytes, write_outputs
+from ..outputs.rdp_curve import rdp_curve_bytes
 from ..outputs.summary import FORMATS, render
 from .errors import OverBudget, reported_warnings, run_command
 from .options import (
@@ -90,7 +91,7 @@ def _input_specs(option) -> list:
 def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--add-rdp", type=click.Path(dir_okay=False),
-                   help="Add an external RDP curve (CSV order,rdp) before conversion."),
+                   help="Add an RDP curve: CSV order,rdp, or a DpEvent .json."),
             tuning_spec(option)]
 
 
@@ -115,6 +116,8 @@ def _output_specs(option) -> list:
                help="Write the per-query table (.csv, .jsonl/.json, .parquet)."),
         option("--write-decisions", type=click.Path(dir_okay=False),
                help="Write the decisions and labels (.csv/.jsonl/.npz)."),
+        option("--write-rdp", type=click.Path(dir_okay=False),
+               help="Write the total RDP curve (CSV order,rdp) for other accountants."),
     ]
 
 
@@ -166,7 +169,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
-            decisions_in=None, write_decisions=None):
+            decisions_in=None, write_decisions=None, write_rdp=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -177,10 +180,13 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations((f"{option} {path}", path) for option, path in (
         ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
-        ("--write-decisions", write_decisions))
+        ("--write-decisions", write_decisions), ("--write-rdp", write_rdp))
         if path is not None)  # before any work: two outputs to one file, no directory...
     if write_decisions is not None:
         check_decisions_path(write_decisions)
+    if write_rdp is not None and individualized is not None:
+        raise click.UsageError("--write-rdp writes one curve; an individualized run has one "
+                               "per group")
     if show_parameters:
         _show_parameters(votes, predictions, classes, labels, teachers, individualized,
                          groups, teacher_groups, precision, weight_rule, power, fmt,
@@ -211,6 +217,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     if ss_history is not None:
         history = smooth_sensitivity_history(result.smooth_sensitivity)
         files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
+    if write_rdp is not None:
+        files[write_rdp] = rdp_curve_bytes(result.orders, result.rdp_total)
     write_outputs(files)
     if output is None:
         click.echo(text, nl=False)

@@ -1,12 +1,30 @@
-"""``--add-rdp``: an external RDP curve (CSV ``order,rdp``) read at the analysis orders."""
+"""``--add-rdp``: an external RDP curve read at the analysis orders.
+
+Two forms: a table ``order,rdp`` (CSV/TSV/.npy, :func:`load_rdp_curve`), or a ``.json``
+file holding a dp_accounting ``DpEvent`` (e.g. the DP-SGD run of a student or a private
+GAN: ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), steps)``),
+evaluated by dp_accounting's ``RdpAccountant`` at exactly the analysis orders
+(:func:`dp_event_curve`; needs the optional ``accounting`` extra).
+
+The JSON form of an event is its ``to_named_tuple()`` written as nested objects: each
+event an object with ``class_name`` (a class of ``dp_accounting.dp_event``), optionally
+``module_name`` (only ``dp_accounting.dp_event`` is accepted: nothing else is imported),
+and the event's fields; a field holding an event is such an object, a list of events a
+list of them. :func:`dp_event_dict` writes it.
+"""
 
 from __future__ import annotations
+
+import json
+import os
 
 import numpy as np
 
 from ..errors import InputError
 from .checks import check_shape, show_number
-from .readers import open_input, read_matrix
+from .readers import check_file, file_sha256, open_input, read_matrix, read_text_file
+
+DP_EVENT_MODULE = "dp_accounting.dp_event"
 
 
 def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
@@ -16,6 +34,8 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     non-decreasing in the order, so this is an upper bound); orders above the largest
     given one get ``inf`` (never chosen). Returns ``(curve, sha256, note or None)``.
     """
+    if os.path.splitext(os.fspath(path))[1].lower() == ".json":
+        return dp_event_curve(path, orders=orders)
     name, raw, digest = open_input(path)
     array, _ = read_matrix(name, raw, key="rdp")
     check_shape(name, array)
@@ -45,3 +65,84 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
         if above:
             note += f" ({above} above the largest given order are left out: rdp = inf)"
     return curve, digest, note
+
+
+def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
+    """RDP at ``orders`` of the dp_accounting ``DpEvent`` in the JSON file ``path``.
+
+    dp_accounting's ``RdpAccountant`` (add-or-remove-one neighbouring relation) composes
+    the event at exactly ``orders``, so no interpolation is needed. Returns ``(curve,
+    sha256, None)``; a malformed file, an unknown event class, an event the RDP
+    accountant does not support, or a missing dp_accounting is a one-line ``InputError``.
+    """
+    name = check_file(path)
+    digest = file_sha256(name)
+    try:
+        document = json.loads(read_text_file(name))
+    except json.JSONDecodeError as error:
+        raise InputError(f"{name}: not valid JSON ({error.msg}, line {error.lineno}); "
+                         "expected a dp_accounting DpEvent") from None
+    event = dp_event_from_dict(document, name=name)
+    try:
+        from dp_accounting.rdp import RdpAccountant
+    except ImportError:
+        raise InputError(f"{name}: evaluating a DpEvent needs dp_accounting "
+                         "(pip install 'pate_cli[accounting]')") from None
+    accountant = RdpAccountant(orders=[float(order) for order in orders])
+    try:
+        accountant.compose(event)
+    except Exception as error:  # dp_accounting: UnsupportedEventError, ValueError...
+        raise InputError(f"{name}: dp_accounting's RdpAccountant cannot evaluate this "
+                         f"event ({type(error).__name__}: {error})") from None
+    curve = np.asarray(accountant.rdp, dtype=np.float64)
+    if np.any(np.isnan(curve)) or np.any(curve < 0):
+        raise InputError(f"{name}: the event's RDP curve has negative or NaN values")
+    return curve, digest, None
+
+
+def dp_event_from_dict(document, *, name: str = "the DpEvent"):
+    """A dp_accounting ``DpEvent`` from its JSON form (see the module docstring)."""
+    try:
+        from dp_accounting import dp_event
+    except ImportError:
+        raise InputError(f"{name}: reading a DpEvent needs dp_accounting "
+                         "(pip install 'pate_cli[accounting]')") from None
+
+    def build(value, where: str):
+        if isinstance(value, list):
+            return [build(item, f"{where}[{number}]") for number, item in enumerate(value)]
+        if not isinstance(value, dict) or "class_name" not in value:
+            return value
+        module = value.get("module_name", DP_EVENT_MODULE)
+        if module != DP_EVENT_MODULE:
+            raise InputError(f"{name}: {where}: module_name {module!r} is not "
+                             f"{DP_EVENT_MODULE!r}")
+        cls = getattr(dp_event, str(value["class_name"]), None)
+        if not (isinstance(cls, type) and issubclass(cls, dp_event.DpEvent)):
+            raise InputError(f"{name}: {where}: {value['class_name']!r} is not a "
+                             "dp_accounting DpEvent class")
+        fields = {key: build(item, f"{where}.{key}") for key, item in value.items()
+                  if key not in ("class_name", "module_name")}
+        try:
+            return cls(**fields)
+        except (TypeError, ValueError) as error:
+            raise InputError(f"{name}: {where}: cannot build {cls.__name__} "
+                             f"({error})") from None
+
+    if not isinstance(document, dict) or "class_name" not in document:
+        raise InputError(f"{name}: expected a JSON object with 'class_name' (a dp_accounting "
+                         "DpEvent, e.g. {\"class_name\": \"GaussianDpEvent\", "
+                         "\"noise_multiplier\": 1.1})")
+    return build(document, "event")
+
+
+def dp_event_dict(event) -> dict:
+    """The JSON form of a dp_accounting ``DpEvent`` (inverse of :func:`dp_event_from_dict`)."""
+    def plain(value):
+        if hasattr(value, "_asdict"):
+            return {key: plain(item) for key, item in value._asdict().items()}
+        if isinstance(value, list | tuple):
+            return [plain(item) for item in value]
+        return value
+
+    return plain(event.to_named_tuple())

@@ -1,0 +1,136 @@
+"""A result in a notebook: ``result._repr_html_()``, ``result.plot.*()``, ``result.report()``.
+
+The analysis layer's ``AnalysisResult`` cannot import this layer (LAYOUT.md: imports point
+down), so this module registers its views with ``analysis.result.register_presenter``
+when imported; the package's ``__init__`` imports it. The figures are the ``pate-plot``
+ones (``report_figures``), the report is ``pate-report``'s (``report.render_report``), and
+the HTML repr is a small Jinja2 template: a summary table and a sparkline of the
+cumulative epsilon (inline SVG, a few KB whatever the number of queries).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis.result import AnalysisResult, register_presenter
+from .captions import MECHANISM_NAMES, summary_parameters
+from .report import environment, render_report
+from .report_content import headline, number
+from .report_figures import groups_plot, history_plot, selection_plot
+
+SPARK_WIDTH, SPARK_HEIGHT, SPARK_POINTS = 240.0, 48.0, 120
+
+
+class ResultPlots:
+    """``result.plot``: the run's figures as matplotlib ``Figure`` objects.
+
+    Each takes an optional ``style`` (``pate_cli.outputs.figures.Style``: size, dpi,
+    title, log axis); save one with ``figure.savefig(path)``.
+    """
+
+    def __init__(self, result: AnalysisResult):
+        self._result = result
+
+    def history(self, *, style=None):
+        """Cumulative epsilon per query (``pate-plot history``), budget line if any."""
+        result = self._result
+        return history_plot(result.to_dict(), result.to_frame(), style=style)
+
+    def selection(self, *, style=None):
+        """Confident-GNMax's plurality histogram and answered counts (``pate-plot
+        selection``, 2018 Figure 5 left) over the analysed queries."""
+        result = self._result
+        if result.mechanism.name != "confident" or result.source is None \
+                or result.rounds is not None or result.groups is not None:
+            raise ValueError("plot.selection() needs a Confident-GNMax run on a vote set "
+                             f"(this is a {result.mechanism.name} run)")
+        votes = result.source.votes
+        rows = (votes[result.query_index] if result.query_index is not None
+                else votes[:result.queries])
+        return selection_plot(result.to_dict(), rows, style=style)
+
+    def groups(self, *, style=None):
+        """Per-group cost histories of an individualized run (``pate-plot groups``)."""
+        result = self._result
+        if result.groups is None:
+            raise ValueError("plot.groups() needs an individualized run "
+                             "(analyze(..., individualized=...))")
+        return groups_plot(result.to_dict(), result.to_frame(), style=style)
+
+    def __repr__(self) -> str:
+        return "<ResultPlots: .history(), .selection(), .groups()>"
+
+
+def result_report(result: AnalysisResult, *, fmt: str = "html", command: str | None = None,
+                  dataset_size: int | None = None) -> str:
+    """``result.report()``: the ``pate-report`` statement (HTML with inline figures, or
+    Markdown without its figure files)."""
+    rows = None
+    if (result.source is not None and result.rounds is None and result.groups is None
+            and result.mechanism.name == "confident"):
+        votes = result.source.votes
+        rows = (votes[result.query_index] if result.query_index is not None
+                else votes[:result.queries])
+    text, _ = render_report(result.to_dict(), result.to_frame(), fmt=fmt, votes=rows,
+                            command=command, dataset_size=dataset_size)
+    return text
+
+
+def sparkline(values) -> dict:
+    """Polyline points of a small line chart of ``values`` (at most 120 points)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return {"points": "", "width": SPARK_WIDTH, "height": SPARK_HEIGHT, "top": "n/a"}
+    picks = np.unique(np.linspace(0, values.size - 1, min(values.size, SPARK_POINTS))
+                      .round().astype(np.int64))
+    ys = values[picks]
+    top = float(ys.max()) or 1.0
+    xs = picks / max(values.size - 1, 1) * (SPARK_WIDTH - 4) + 2
+    ys = SPARK_HEIGHT - 2 - ys / top * (SPARK_HEIGHT - 4)
+    points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
+    return {"points": points, "width": SPARK_WIDTH, "height": SPARK_HEIGHT,
+            "top": number(top)}
+
+
+def result_html(result: AnalysisResult) -> str | None:
+    """``_repr_html_``: the run's key figures and its cost history, under 20 KB."""
+    try:
+        env = environment()
+    except ValueError:  # jinja2 absent: Jupyter falls back to repr()
+        return None
+    summary = result.to_dict()
+    head = headline(summary)
+    name = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
+    params = summary_parameters(summary)
+    answered = summary["answered"]
+    rows = [
+        ("mechanism", f"{name} ({params})" if params else name),
+        ("accounting", f"{summary['accounting']}, {summary['conversion']} conversion, "
+                       f"seed {summary['seed']}"),
+        ("queries", f"{summary['queries']} analysed, {number(answered, 1)} answered"
+                    + (" (expected)" if isinstance(answered, float) else "")),
+        ("epsilon", f"{number(summary['epsilon'])} at delta {summary['delta']:g} "
+                    f"(order {number(summary['order'])})"
+                    + (" data-dependent, unsanitised" if head["warning"] else "")),
+        ("data-independent", number(summary["epsilon_data_independent"])),
+    ]
+    smooth = summary.get("smooth_sensitivity")
+    if smooth and smooth.get("sanitized_epsilon") is not None:
+        rows.append(("sanitised epsilon", f"{number(smooth['sanitized_epsilon'])} "
+                                          f"(noise std {number(smooth['noise_std'])})"))
+    if summary.get("label_accuracy") is not None:
+        rows.append(("label accuracy", number(summary["label_accuracy"])))
+    for row in summary.get("groups") or []:
+        rows.append((f"group {row['group']}", f"budget {number(row['budget'])}, epsilon "
+                                              f"{number(row['epsilon'])}"))
+    for note in summary.get("warnings") or []:
+        rows.append(("warning", note))
+    return env.get_template("repr.html.j2").render(
+        title=f"AnalysisResult: {name}", rows=rows,
+        spark=sparkline(result.epsilon_cumulative))
+
+
+register_presenter("plot", ResultPlots)
+register_presenter("report", result_report)
+register_presenter("html", result_html)

@@ -1,0 +1,110 @@
+"""The privacy statement of ``pate-report``: HTML (figures inline as SVG) or Markdown
+(figures written beside it, in ``<stem>_files/``), from Jinja2 templates shipped in
+``outputs/templates`` (autoescaping on for both: a group named ``<script>`` shows as text).
+
+What the statement says is built as plain data by ``report_content`` (from the JSON
+summary, nothing recomputed); the figures come from ``report_figures`` (the ``pate-plot``
+code). ``render_report`` returns the document and the side files as bytes, so the command
+writes them all atomically as one set (``outputs.files.write_outputs``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .figure_style import figure_bytes
+from .report_content import report_content
+from .report_figures import FIGURE_TITLES, report_figures, svg_markup
+
+REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
+TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
+
+
+def environment(fmt: str = "html"):
+    """The Jinja2 environment over the package's templates (autoescape on).
+
+    For Markdown, every value is first escaped by :func:`_markdown_text` (``&``, ``<``,
+    ``>`` only: raw HTML is what Markdown would pass through; quotes stay readable), and
+    the result is marked safe so the HTML autoescape does not escape it twice.
+    """
+    try:
+        import jinja2
+    except ImportError:
+        raise ValueError("writing a report needs jinja2 (pip install 'pate_cli[report]')") \
+            from None
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+        lstrip_blocks=True, keep_trailing_newline=True,
+        finalize=_markdown_text if fmt == "markdown" else None)
+    env.filters["cell"] = _markdown_cell
+    env.filters["code"] = _code_block
+    return env
+
+
+def _markdown_text(value):
+    """A value in Markdown: ``&``, ``<`` and ``>`` as entities (text, never markup)."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup):
+        return value
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Markup(text)  # noqa: S704 - escaped on the line above
+
+
+def _code_block(value):
+    """Text inside a Markdown code fence: shown literally, so not entity-escaped; a fence
+    inside it would close the block early."""
+    from markupsafe import Markup
+
+    return Markup(str(value).replace("`" * 3, "'" * 3))  # noqa: S704 - literal in a fence
+
+
+def _markdown_cell(value) -> str:
+    """A Markdown table cell: pipes and line breaks would end the cell or the row."""
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def report_format(path: str) -> str:
+    """``html`` or ``markdown`` from the output's extension (a ``ValueError`` otherwise)."""
+    extension = os.path.splitext(str(path))[1].lower()
+    if extension not in REPORT_FORMATS:
+        raise ValueError(f"{path}: the extension picks the report format: use .html or .md")
+    return REPORT_FORMATS[extension]
+
+
+def files_folder(path: str) -> str:
+    """``report.md`` -> ``report_files`` (where a Markdown report's figures go)."""
+    return os.path.splitext(str(path))[0] + "_files"
+
+
+def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
+                  command: str | None = None, dataset_size: int | None = None,
+                  output: str = "report.md") -> tuple[str, dict[str, bytes]]:
+    """The statement as text, and the figure files a Markdown report links to.
+
+    ``summary`` is the JSON summary dict, ``frame`` the per-query table (for the cost
+    history and group figures), ``votes`` the analysed rows of the vote file in analysed
+    order (for Confident's selection figure). For Markdown, the figures are SVG files in
+    ``files_folder(output)``, linked relative to ``output``.
+    """
+    if fmt not in TEMPLATES:
+        raise ValueError(f"report format must be html or markdown, got {fmt!r}")
+    drawn = report_figures(summary, frame, votes=votes)
+    figures, files = [], {}
+    folder = files_folder(output)
+    for key, figure in drawn:
+        entry = {"id": key, "title": FIGURE_TITLES[key]}
+        if fmt == "html":
+            from markupsafe import Markup
+
+            entry["svg"] = Markup(svg_markup(figure, f"figure-{key}"))  # noqa: S704 - matplotlib escapes text
+        else:
+            path = os.path.join(folder, f"{key}.svg")
+            files[path] = figure_bytes(figure, "svg")
+            entry["file"] = f"{os.path.basename(folder)}/{key}.svg"  # beside the report
+        figures.append(entry)
+    content = report_content(summary, command=command, dataset_size=dataset_size,
+                             figures=figures)
+    text = environment(fmt).get_template(TEMPLATES[fmt]).render(**content, summary=summary)
+    return text, files

@@ -1,0 +1,90 @@
+"""The figures of a privacy statement, drawn by the same code as ``pate-plot``.
+
+Cost history (``history_figure``, with the budget line and halt), the Confident selection
+histogram (``selection_figure`` over ``analysis.selection.selection_bins``, when the votes
+are at hand) and the per-group histories of an individualized run (``groups_figure``).
+Each figure is returned as a matplotlib ``Figure``; ``svg_markup`` turns one into an
+``<svg>`` element to inline in HTML (no XML prolog, no comments, no timestamps).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..analysis.selection import selection_bins
+from . import figures as plots
+from .captions import MECHANISM_NAMES, summary_caption
+
+FIGURE_TITLES = {"history": "Cumulative privacy cost",
+                 "selection": "Which queries the noisy threshold lets through",
+                 "groups": "Per-group privacy cost"}
+
+
+def history_plot(summary: dict, frame, *, style=None):
+    """Cumulative epsilon per query, with the budget line when the run had one."""
+    budget = (summary.get("budget") or {}).get("limit")
+    label = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
+    return plots.history_figure([(label, frame)], delta=summary["delta"], budget=budget,
+                                caption=summary_caption(summary),
+                                style=style or plots.Style())
+
+
+def selection_plot(summary: dict, votes, *, style=None):
+    """Confident-GNMax's plurality histogram and answered counts (2018 Figure 5 left)."""
+    params = summary["params"]
+    pair = (float(params["threshold"]), float(params["sigma_threshold"]))
+    teachers = float(summary["input"]["teachers"])
+    order = float(summary["order"])
+    data = selection_bins(np.asarray(votes, dtype=np.float64), teachers=teachers,
+                          params=[pair], sigma=float(params["sigma"]), order=order)
+    caption = (f"{len(votes):,} analysed queries, M = {teachers:g} teachers; bars: queries "
+               "per plurality bin and the expected number answered; dots: mean answer-step "
+               f"RDP at the run's order {order:g}.")
+    return plots.selection_figure(data, params=[pair], sigma=float(params["sigma"]),
+                                  order=order, caption=caption,
+                                  style=style or plots.Style(width=8.5, height=4.6))
+
+
+def groups_plot(summary: dict, frame, *, style=None):
+    """Per-group cost histories with each group's budget (Individualized PATE Fig. 1)."""
+    budgets = {str(row["group"]): float(row["budget"]) for row in summary.get("groups") or []
+               if row.get("budget") is not None}
+    names = set(plots.group_columns(frame))
+    budgets = {name: value for name, value in budgets.items() if name in names}
+    return plots.groups_figure(frame, budgets=budgets, delta=summary["delta"],
+                               caption=summary_caption(summary),
+                               style=style or plots.Style())
+
+
+def report_figures(summary: dict, frame, *, votes=None) -> list[tuple[str, object]]:
+    """``(id, Figure)`` for each figure the run has data for, in report order."""
+    found = []
+    if frame is not None and len(frame) and "epsilon_cumulative" in frame.columns:
+        found.append(("history", history_plot(summary, frame)))
+    if votes is not None and summary["mechanism"] == "confident" and len(votes):
+        found.append(("selection", selection_plot(summary, votes)))
+    if frame is not None and summary.get("groups") and plots.group_columns(frame):
+        found.append(("groups", groups_plot(summary, frame)))
+    return found
+
+
+def svg_markup(figure, prefix: str) -> str:
+    """The figure as one ``<svg>`` element: the XML prolog, doctype and comments removed,
+    and every id (and reference to one) prefixed with ``prefix-``, so several figures
+    inlined in one HTML page keep their ids unique."""
+    text = plots.figure_bytes(figure, "svg").decode("utf-8")
+    text = text[text.index("<svg"):]
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
+    text = re.sub(r'href="#', f'href="#{prefix}-', text)
+    text = re.sub(r"url\(#", f"url(#{prefix}-", text)
+    seen: dict[str, int] = {}
+
+    def unique(match) -> str:  # a gid set on many artists (each bar) repeats
+        name = match.group(1)
+        seen[name] = seen.get(name, 0) + 1
+        suffix = "" if seen[name] == 1 else f"-{seen[name]}"
+        return f'id="{prefix}-{name}{suffix}"'
+
+    return re.sub(r'\bid="([^"]*)"', unique, text)

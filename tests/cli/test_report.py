@@ -1,0 +1,283 @@
+"""pate-report: every section for every mechanism, numbers equal to pate-analyze's JSON,
+well-formed standalone HTML, escaping, Markdown with report_files/, --from, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from tests import SAMPLES
+
+pytest.importorskip("jinja2")
+
+from pate_cli.outputs.report_content import SECTIONS  # noqa: E402
+
+VOTES = str(SAMPLES / "mnist_250_votes.npy")
+RUNS = {
+    "gnmax": [VOTES, "-m", "gnmax", "--sigma", "40", "-n", "300", "--budget", "1"],
+    "lnmax": [VOTES, "-m", "lnmax", "-n", "300", "--accounting", "expected"],
+    "confident": [VOTES, "-n", "640", "--accounting", "expected", "--smooth-sensitivity"],
+    "interactive": [VOTES, "-m", "interactive", "--student",
+                    str(SAMPLES / "mnist_250_student.npy"), "-n", "300"],
+    "svt": [VOTES, "-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "10", "-n", "2000"],
+    "individualized": [VOTES, "--individualized", "upsampling", "--groups",
+                       str(SAMPLES / "mnist_250_groups.csv"), "-n", "400"],
+}
+VOID = {"meta", "br", "hr", "img", "input", "link"}
+
+
+class Page(HTMLParser):
+    """Checks nesting; collects key figures, src/href values, scripts and text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.errors, self.figures, self.links, self.scripts = [], [], {}, [], []
+        self.sections, self.text, self._script = [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        for name in ("src", "href", "xlink:href"):
+            if name in attributes:
+                self.links.append(attributes[name])
+        if "data-key" in attributes:
+            self.figures[attributes["data-key"]] = attributes["data-value"]
+        if tag == "section":
+            self.sections.append(attributes.get("id"))
+        if tag == "script":
+            self.scripts.append(attributes)
+            self._script = []
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:]}")
+        else:
+            self.stack.pop()
+        if tag == "script":
+            self.script_text = "".join(self._script)
+            self._script = None
+
+    def handle_data(self, data):
+        if self._script is not None:
+            self._script.append(data)
+        else:
+            self.text.append(data)
+
+
+def parse(text: str) -> Page:
+    page = Page()
+    page.feed(text)
+    page.close()
+    return page
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """Each mechanism's HTML report and pate-analyze's JSON for the same options."""
+    import pytest as _pytest
+
+    from pate_cli.cli.analyze import main as analyze_main
+    from pate_cli.cli.report import main as report_main
+
+    folder = tmp_path_factory.mktemp("reports")
+    made = {}
+    for name, args in RUNS.items():
+        html, summary = folder / f"{name}.html", folder / f"{name}.json"
+        for main, extra in ((report_main, ["-o", str(html)]),
+                            (analyze_main, ["-f", "json", "-o", str(summary)])):
+            with _pytest.raises(SystemExit) as done:
+                main([*args, *extra])
+            assert done.value.code == 0, (name, main)
+        made[name] = (html.read_text(encoding="utf-8"),
+                      json.loads(summary.read_text(encoding="utf-8")))
+    return made
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_every_section_for_every_mechanism(reports, name):
+    page = parse(reports[name][0])
+    assert page.sections == list(SECTIONS)
+    text = " ".join(page.text)
+    for phrase in ("teacher-partition level", "Privacy unit:", "Neighbouring relation:",
+                   "differential privacy, derived from Rényi DP", "tool version",
+                   "input sha256", "Reporting checklist"):
+        assert phrase in text, (name, phrase)
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_numbers_equal_the_json_summary(reports, name):
+    html, summary = reports[name]
+    page = parse(html)
+    embedded = json.loads(page.script_text)
+    assert embedded == summary
+    for key, value in page.figures.items():
+        expected = summary
+        for part in key.split("."):
+            expected = expected[part]
+        assert float(value) == expected, key
+    assert float(page.figures["epsilon"]) == summary["epsilon"]
+    assert summary["input"]["sha256"] in html
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_html_is_well_formed_and_standalone(reports, name):
+    html = reports[name][0]
+    page = parse(html)
+    assert not page.errors and page.stack == []
+    assert all(not re.match(r"\s*(https?:|//)", link) for link in page.links), page.links
+    assert [s.get("type") for s in page.scripts] == ["application/json"]
+    assert "<link" not in html and "@import" not in html
+    assert re.findall(r"url\((?!#)", html) == []  # only references inside the page
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert len(ids) == len(set(ids))
+    figures = html.count("<svg")
+    assert figures >= (0 if name == "svt" else 1)
+
+
+def test_headline_sanitised_data_independent_and_warning(reports):
+    confident = " ".join(parse(reports["confident"][0]).text)
+    summary = reports["confident"][1]
+    sanitised = summary["smooth_sensitivity"]["sanitized_epsilon"]
+    assert f"ε = {sanitised:.4f}".rstrip("0") in confident
+    assert "Warning: data-dependent" not in confident
+    gnmax_html, gnmax = reports["gnmax"]
+    text = " ".join(parse(gnmax_html).text)
+    assert 'id="data-dependent-warning"' in gnmax_html
+    assert "a data-independent bound" in text
+    assert "answers refused from query" in text or "halted before query" in text
+    svt = " ".join(parse(reports["svt"][0]).text)
+    assert "does not depend on the votes" in svt and "Warning" not in svt
+    groups = " ".join(parse(reports["individualized"][0]).text)
+    assert "per privacy group" in groups and "exhausted" in groups
+
+
+def test_group_names_are_escaped(cli, tmp_path):
+    groups = tmp_path / "groups.csv"
+    groups.write_text('group,budget\n<script>alert(1)</script>,1\n"a|b & c",2\n')
+    html, markdown = tmp_path / "r.html", tmp_path / "r.md"
+    args = [VOTES, "--individualized", "upsampling", "--groups", groups, "-n", "200"]
+    assert cli.report(*args, "-o", html).code == 0
+    assert cli.report(*args, "-o", markdown).code == 0
+    text = html.read_text()
+    page = parse(text)
+    assert [s.get("type") for s in page.scripts] == ["application/json"]
+    assert "<script>alert" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "<script>alert(1)</script>" in " ".join(page.text)  # shown as text
+    assert not page.errors
+    md = markdown.read_text()
+    assert "<script>" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
+    assert "a\\|b &amp; c" in md  # the pipe does not split the table cell
+
+
+def test_markdown_writes_figures_beside_it(cli, tmp_path):
+    out = tmp_path / "report.md"
+    result = cli.report(VOTES, "-n", "300", "--accounting", "expected", "-o", out)
+    assert result.code == 0, result.err
+    files = sorted(p.name for p in (tmp_path / "report_files").iterdir())
+    assert files == ["history.svg", "selection.svg"]
+    text = out.read_text()
+    assert "![Cumulative privacy cost](report_files/history.svg)" in text
+    for section in ("## Guarantee", "## Privacy unit", "## DP definition", "## Mechanism",
+                    "## Accounting", "## Budget and halt", "## Privacy groups",
+                    "## Hyperparameter tuning", "## Figures", "## Reproduction",
+                    "## Reporting checklist"):
+        assert section in text
+    summary = json.loads(cli.analyze(VOTES, "-n", "300", "--accounting", "expected",
+                                     "-f", "json").out)
+    row = re.search(r"\| data-dependent ε \| ([0-9.]+) \|", text).group(1)
+    assert float(row) == round(summary["epsilon"], 4)
+
+
+def test_from_summary_and_per_query(cli, tmp_path):
+    summary, table = tmp_path / "run.json", tmp_path / "q.csv"
+    assert cli.analyze(VOTES, "-n", "300", "-f", "json", "-o", summary,
+                       "--per-query", table).code == 0
+    out = tmp_path / "from.html"
+    result = cli.report("--from", summary, "--per-query", table, "--dataset-size", "60000",
+                        "-o", out)
+    assert result.code == 0, result.err
+    text = out.read_text()
+    page = parse(text)
+    assert json.loads(page.script_text) == json.loads(summary.read_text())
+    assert text.count("<svg") >= 1
+    assert "is below 1/N" in " ".join(page.text)
+    assert "pate-report --from" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-o", "r.pdf"], "the extension picks the report format"),
+    (["--from", "s.json", "-o", "r.html"], "give VOTES (to analyse) or --from SUMMARY"),
+    (["--per-query", "q.csv", "-o", "r.html"], "--per-query applies to --from SUMMARY"),
+    (["-m", "gnmax", "--accounting", "expected", "--budget", "1", "-o", "r.html"], "Error:"),
+])
+def test_bad_options_exit_2_without_output(cli, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    result = cli.report(VOTES, *args)
+    assert result.code == 2 and message in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_summary_is_one_line(cli, tmp_path):
+    result = cli.report("--from", tmp_path / "none.json", "-o", tmp_path / "r.html")
+    assert result.code == 2 and result.err.startswith("Error: ")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_help_and_version(cli):
+    import pate_cli
+
+    assert cli.report("--version").out == f"pate-report {pate_cli.__version__}\n"
+    text = cli.report("-h").out
+    assert "--from" in text and "--sigma" in text and "--dataset-size" in text
+
+
+def test_same_inputs_same_bytes(cli, tmp_path):
+    html, markdown = tmp_path / "r.html", tmp_path / "r.md"
+    outputs = []
+    for _ in range(2):
+        args = [VOTES, "-n", "300", "--accounting", "expected"]
+        assert cli.report(*args, "-o", html).code == 0
+        assert cli.report(*args, "-o", markdown).code == 0
+        outputs.append((html.read_bytes(), markdown.read_bytes(),
+                        (tmp_path / "r_files" / "history.svg").read_bytes()))
+    assert outputs[0] == outputs[1]
+
+
+def test_keys_other_commands_add_are_reported(cli, tmp_path):
+    """``decisions``, ``tuning`` and the halting ``budget`` keys, read from a summary."""
+    summary = tmp_path / "run.json"
+    assert cli.analyze(VOTES, "-n", "300", "-f", "json", "-o", summary).code == 0
+    data = json.loads(summary.read_text())
+    data["decisions"] = {"source": "imported", "path": "decisions.csv", "sha256": "ab" * 32}
+    data["tuning"] = {"distribution": "poisson:10", "epsilon_tuned": 2.5}
+    data["budget"] = {"limit": 2.0, "halted_at": 250, "remaining": 0.125, "answered": 140}
+    summary.write_text(json.dumps(data))
+    out = tmp_path / "r.html"
+    assert cli.report("--from", summary, "-o", out).code == 0
+    text = " ".join(parse(out.read_text()).text)
+    assert "imported decisions from decisions.csv" in text
+    assert "halted before query 250" in text and "Remaining budget: 0.125" in text
+    assert "epsilon_tuned" in text and "poisson:10" in text
+    assert "where the run stopped is itself a function of the votes" in text
+    assert "No tuning cost is recorded" not in text
+    data["budget"] = {"limit": 2.0, "stopped_at": 250, "answered": 140}
+    summary.write_text(json.dumps(data))
+    assert cli.report("--from", summary, "-o", out).code == 0
+    assert "answers refused from query 250 on" in out.read_text()
+
+
+def test_max_epsilon_exits_3_after_writing_the_report(cli, tmp_path):
+    out = tmp_path / "r.html"
+    result = cli.report(VOTES, "-n", "300", "--max-epsilon", "0.5", "-o", out)
+    assert result.code == 3 and "exceeds --max-epsilon 0.5" in result.err
+    assert out.read_text().startswith("<!DOCTYPE html>")

@@ -1,0 +1,98 @@
+"""The notebook API: a one-line repr, a small _repr_html_, result.plot.*, result.report().
+
+The views live in the outputs layer and are registered with ``analysis.result`` when
+``pate_cli`` is imported (analysis never imports outputs: tests/test_layers.py)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+from matplotlib.figure import Figure
+
+import pate_cli
+from pate_cli.analysis import result as result_module
+from tests import SAMPLES
+
+pytest.importorskip("jinja2")
+
+VOTES = SAMPLES / "mnist_250_votes.npy"
+
+
+@pytest.fixture(scope="module")
+def confident():
+    return pate_cli.analyze(VOTES, accounting="expected")  # all 9000 queries
+
+
+@pytest.fixture(scope="module")
+def groups():
+    return pate_cli.analyze(VOTES, individualized="upsampling", queries=400,
+                            groups=SAMPLES / "mnist_250_groups.csv")
+
+
+def test_views_are_registered_by_the_outputs_layer():
+    assert set(result_module.PRESENTERS) >= {"html", "plot", "report"}
+    assert result_module.PRESENTERS["html"].__module__ == "pate_cli.outputs.notebook"
+
+
+def test_repr_is_one_line(confident, groups):
+    for result in (confident, groups):
+        text = repr(result)
+        assert "\n" not in text and text.startswith("<AnalysisResult ") and len(text) < 200
+
+
+def test_repr_html_is_small_and_well_formed(confident):
+    html = confident._repr_html_()
+    assert len(html.encode()) < 20_000
+    assert f"{confident.epsilon:.4f}" in html and "<svg" in html and "<polyline" in html
+    points = re.search(r'points="([^"]*)"', html).group(1).split()
+    assert 2 <= len(points) <= 120
+
+    class Check(HTMLParser):
+        stack: list = []
+
+        def handle_starttag(self, tag, attrs):
+            self.stack.append(tag)
+
+        def handle_endtag(self, tag):
+            assert self.stack.pop() == tag
+
+    checker = Check()
+    checker.feed(html)
+    assert checker.stack == []
+
+
+def test_plots_are_pate_plot_figures(confident, groups):
+    history = confident.plot.history()
+    assert isinstance(history, Figure)
+    line = next(a for a in history.axes[0].get_lines() if a.get_gid() == "history-0")
+    assert line.get_ydata()[-1] == pytest.approx(confident.epsilon_cumulative[-1])
+    assert isinstance(confident.plot.selection(), Figure)
+    figure = groups.plot.groups()
+    assert {line.get_gid() for line in figure.axes[0].get_lines()} >= {
+        f"group-{name}" for name in ("high", "average", "low")}
+    with pytest.raises(ValueError, match="individualized"):
+        confident.plot.groups()
+    with pytest.raises(ValueError, match="Confident-GNMax"):
+        groups.plot.selection()
+
+
+def test_report_is_the_pate_report_html(confident):
+    html = confident.report()
+    assert html.startswith("<!DOCTYPE html>")
+    for section in ("headline", "privacy-unit", "reproduction", "checklist"):
+        assert f'<section id="{section}">' in html
+    assert f'data-value="{confident.epsilon!r}"' in html
+    markdown = confident.report("markdown", dataset_size=60000)
+    assert markdown.startswith("# Privacy statement") and "is below 1/N" in markdown
+
+
+def test_sparkline_points_by_hand():
+    from pate_cli.outputs.notebook import sparkline
+
+    spark = sparkline([0.0, 1.0, 2.0])  # x from 2 to 238, y from 46 (0) to 2 (the top)
+    assert spark["points"] == "2.0,46.0 120.0,24.0 238.0,2.0" and spark["top"] == "2"
+    many = sparkline(range(100_000))
+    assert len(many["points"].split()) == 120 and many["points"].endswith("238.0,2.0")
+    assert sparkline([])["points"] == ""
