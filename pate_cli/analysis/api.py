@@ -169,6 +169,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         specs = [_round(spec, vote_set, parameters) for spec in _round_specs(rounds)]
         result = analyze_rounds(vote_set.votes, specs, initial_rdp=initial_rdp, **common)
     else:
+        if name == "svt" and parameters.get("svt_cutoff") == "auto" and (
+                parameters.get("target_epsilon") is None
+                or parameters.get("svt_scale") is not None):
+            raise OptionError("--svt-cutoff auto needs --target-epsilon (each cut-off's "
+                              "scale is solved for it), not --svt-scale")
         chosen = _mechanism(mechanism, vote_set, parameters)
         student_rows = _student_rows(name, student, vote_set)
         if plan is not None:

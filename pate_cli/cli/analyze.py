@@ -51,6 +51,26 @@ Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ct
 """ + completion_line("pate-analyze") + "\n"
 
 
+class _SvtCutoff(click.ParamType):
+    """``--svt-cutoff``: a positive integer, or ``auto``."""
+
+    name = "INTEGER|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or (isinstance(value, str) and value.lower() == "auto"):
+            return value if isinstance(value, int) else "auto"
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = 0
+        if number < 1 or str(value).strip() != str(number):
+            self.fail(f"{value!r} is not a positive integer or 'auto'.", param, ctx)
+        return number
+
+
+SVT_CUTOFF = _SvtCutoff()
+
+
 def _mechanism_specs(option) -> list:
     return [
         option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
@@ -67,8 +87,9 @@ def _mechanism_specs(option) -> list:
                help="Interactive: the student's confidence gamma."),
         option("--svt-scale", type=POSITIVE,
                help="SVT: Laplace scale [default: 0.01 M, unless --target-epsilon]."),
-        option("--svt-cutoff", type=click.IntRange(min=1), default=100, show_default=True,
-               help="SVT: unstable queries before halting."),
+        option("--svt-cutoff", type=SVT_CUTOFF, default="100", show_default=True,
+               help="SVT: unstable queries before halting, or 'auto' (with "
+                    "--target-epsilon: the cut-off that answers the most queries)."),
         option("--svt-threshold", type=float,
                help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),
         option("--target-epsilon", type=POSITIVE,

@@ -286,11 +286,13 @@ class SVTPATE(_Facts):
     threshold ``w + Laplace(lam)``: above it the plain majority label is released; at or
     below it the query is unstable (abstain, fresh threshold). After ``cutoff`` unstable
     queries the mechanism halts. ``threshold`` None: chosen from delta (MATH.md s.8);
-    ``scale`` None: solved from ``target_epsilon``.
+    ``scale`` None: solved from ``target_epsilon``. ``cutoff`` ``"auto"`` (with
+    ``target_epsilon`` only): the analysis picks the cut-off that answers the most queries
+    (``analysis.svt_advice``) and replays with it.
     """
 
     scale: float | None
-    cutoff: int
+    cutoff: int | str
     threshold: float | None = None
     target_epsilon: float | None = None
     name: str = field(default="svt", init=False)
@@ -304,8 +306,14 @@ class SVTPATE(_Facts):
         if self.target_epsilon is not None:
             object.__setattr__(self, "target_epsilon",
                                _positive(self.target_epsilon, "target epsilon"))
-        if not (isinstance(self.cutoff, (int, np.integer)) and self.cutoff >= 1):
-            raise ValueError(f"SVT cut-off must be a positive integer, got {self.cutoff!r}")
+        if isinstance(self.cutoff, str) and self.cutoff.lower() == "auto":
+            if self.target_epsilon is None or self.scale is not None:
+                raise ValueError("--svt-cutoff auto needs --target-epsilon (each cut-off's "
+                                 "scale is solved for it), not --svt-scale")
+            object.__setattr__(self, "cutoff", "auto")
+        elif not (isinstance(self.cutoff, (int, np.integer)) and self.cutoff >= 1):
+            raise ValueError(f"SVT cut-off must be a positive integer or 'auto', got "
+                             f"{self.cutoff!r}")
         if self.threshold is not None:
             threshold = _finite(self.threshold, "SVT threshold")
             if not threshold > 1.0:
@@ -315,7 +323,8 @@ class SVTPATE(_Facts):
 
     @property
     def params(self) -> dict:
-        return {"svt_scale": self.scale, "svt_cutoff": int(self.cutoff),
+        cutoff = self.cutoff if self.cutoff == "auto" else int(self.cutoff)
+        return {"svt_scale": self.scale, "svt_cutoff": cutoff,
                 "svt_threshold": self.threshold, "target_epsilon": self.target_epsilon}
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
@@ -329,8 +338,6 @@ class SVTPATE(_Facts):
         each round's first unstable query is found with array operations on windows that
         double while none is found. ``votes`` is read in chunks (it may be a memory map).
         """
-        if self.scale is None or self.threshold is None:
-            raise ValueError("resolve the SVT scale and threshold before replaying")
         if start != 0:
             raise ValueError("SVT-PATE is replayed over the whole sequence at once (start 0)")
         count = votes.shape[0]
@@ -340,6 +347,16 @@ class SVTPATE(_Facts):
             block = np.asarray(votes[lo : lo + _READ_ROWS], dtype=np.float64)
             distance[lo : lo + block.shape[0]] = distance_to_instability(block)
             plurality_class[lo : lo + block.shape[0]] = np.argmax(block, axis=1)
+        return self.replay_distances(distance, plurality_class, noise=noise)
+
+    def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,
+                         noise: NoiseSource) -> Decisions:
+        """:meth:`replay` from each query's distance to instability and plurality class
+        (what ``replay`` computes from the votes), so that a search over cut-offs
+        computes them once."""
+        if self.scale is None or self.threshold is None or self.cutoff == "auto":
+            raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")
+        count = distance.shape[0]
         score = distance + 2.0 * self.scale * noise.draw(
             stream=STREAM_SVT_QUERY, kind="laplace", start=0, count=count)[:, 0]
         rounds = int(min(self.cutoff, count))
@@ -378,7 +395,7 @@ DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
 def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                     threshold: float | None = None, sigma_threshold: float | None = None,
                     laplace_scale: float | None = None, confidence: float | None = None,
-                    svt_scale: float | None = None, svt_cutoff: int | None = None,
+                    svt_scale: float | None = None, svt_cutoff: int | str | None = None,
                     svt_threshold: float | None = None, target_epsilon: float | None = None):
     """Create a mechanism by name, filling unset parameters from the teacher count M."""
     def pick(value, key):
