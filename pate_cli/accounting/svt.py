@@ -46,8 +46,9 @@ class SVTGuarantee:
 
 
 # Bisection steps for the improved conversion's optimal order: each halves the bracket
-# (0, sqrt(log(1/delta)/rho)], so 200 steps reach the float spacing of any bracket.
-_BISECTION_STEPS = 200
+# (0, sqrt(log(1/delta)/rho)] until it stops changing (a fixed point of adjacent floats,
+# reached within about 1100 halvings from any bracket); the cap is a safeguard.
+_BISECTION_STEPS = 2000
 
 
 def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
@@ -101,10 +102,10 @@ def _improved_excess(rho: np.ndarray, log_inv_delta: float) -> np.ndarray:
     for _ in range(_BISECTION_STEPS):
         middle = 0.5 * (low + high)
         below = rho * middle * middle + np.log1p(middle) < log_inv_delta
-        low = np.where(below, middle, low)
-        high = np.where(below, high, middle)
-        if np.all(high - low <= 4 * np.spacing(high)):
-            break
+        new_low, new_high = np.where(below, middle, low), np.where(below, high, middle)
+        if np.array_equal(new_low, low) and np.array_equal(new_high, high):
+            break  # every bracket at a fixed point: each entry's result is its own
+        low, high = new_low, new_high
     return 0.5 * (low + high)
 
 
@@ -195,13 +196,28 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
                           threshold: float | None = None) -> float:
     """The Laplace scale whose guarantee is ``epsilon`` (epsilon falls as the scale grows).
 
-    Brent's method on ``log lam`` within ``[1e-6, 1e9]``, at most 200 steps; raises
-    ``ValueError`` when no scale in that range gives ``epsilon``.
+    In closed form for the ``classic`` conversion with the threshold chosen from delta
+    (then ``delta1 = delta/2`` does not depend on the scale): epsilon is the smaller of
+    ``2c/lam`` and ``rho + 2 sqrt(rho L)`` with ``rho = 2c/lam^2``, both falling in lam,
+    so the scale is the smaller of ``2c/epsilon`` and ``sqrt(2c/rho)`` with
+    ``sqrt(rho) = sqrt(L + epsilon) - sqrt(L)``. Otherwise Brent's method on ``log lam``
+    within ``[1e-6, 1e9]``, at most 200 steps. Raises ``ValueError`` when no scale in that
+    range gives ``epsilon``.
     """
     from scipy.optimize import brentq
 
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"target epsilon must be positive, got {epsilon!r}")
+    if conversion == "classic" and threshold is None:
+        check_delta(delta)
+        check_positive_integer(cutoff, "SVT cut-off")
+        log_inv_delta = -math.log(delta / 2.0)
+        root_rho = epsilon / (math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta))
+        scale = min(2.0 * cutoff / epsilon, math.sqrt(2.0 * cutoff) / root_rho)
+        if not 1e-6 <= scale <= 1e9:
+            raise ValueError(f"no SVT scale in [1e-6, 1e9] gives epsilon {epsilon:g} "
+                             f"with cut-off {cutoff} and delta {delta:g}")
+        return scale
 
     def gap(log_scale: float) -> float:
         try:
@@ -213,6 +229,17 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
         return found - epsilon
 
     low, high = math.log(1e-6), math.log(1e9)
+    if threshold is not None and not gap(high) < 0:
+        # A fixed threshold leaves delta only below some scale (delta2 grows with it):
+        # the bracket ends just below that scale.
+        def spare(log_scale: float) -> float:
+            return delta * (1 - 1e-9) - svt_delta2(scale=math.exp(log_scale), cutoff=cutoff,
+                                                   threshold=threshold, queries=queries)
+
+        if spare(low) > 0 > spare(high):
+            high = brentq(spare, low, high, xtol=1e-12, maxiter=_MAX_SOLVER_STEPS)
+            while not spare(high) > 0:
+                high -= 1e-9
     if not (gap(low) > 0 > gap(high)):
         raise ValueError(f"no SVT scale in [1e-6, 1e9] gives epsilon {epsilon:g} "
                          f"with cut-off {cutoff} and delta {delta:g}")
