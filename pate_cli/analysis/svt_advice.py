@@ -204,8 +204,9 @@ def few_answers_note(mechanism: SVTPATE, distance: np.ndarray, answered: int, *,
     knob = (f"--target-epsilon {found.epsilon:g} (scale {found.scale:g})" if target else
             f"--svt-scale {found.scale:g} (epsilon {found.epsilon:g}) or --target-epsilon "
             f"{found.epsilon:g}")
-    return (f"{head}. {knob} would answer {what} (noiseless estimate with a 2-sd noise "
-            "margin); SVT-PATE needs vote margins far above its noise (README: SVT-PATE)")
+    return (f"{head}. At cut-off {mechanism.cutoff}, {knob} would answer {what} (noiseless "
+            "estimate with a 2-sd noise margin); SVT-PATE needs vote margins far above its "
+            "noise (README: SVT-PATE)")
 
 
 def _round_down(value: float) -> float:

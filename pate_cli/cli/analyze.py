@@ -31,6 +31,7 @@ Examples:
                pate-analyze votes.npy -T 200 --sigma-threshold 150 --sigma 40 --labels y.npy
                pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
                pate-analyze votes.npy -m svt --target-epsilon 2 --svt-cutoff 50
+               pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
   accounting   pate-analyze votes.npy -m lnmax --laplace-scale 20 --accounting expected
                pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
   budget & CI  pate-analyze votes.npy --budget 2.0 --labels y.npy
@@ -43,7 +44,9 @@ Examples:
 
 \b
 SVT-PATE's guarantee is data-independent: --accounting changes only what the replay
-reports (the unstable queries it met), never its epsilon.
+reports (the unstable queries it met), never its epsilon. It answers a query only when
+half its vote margin clears the threshold, about 1 + 4 lambda log(2n/delta) (80 lambda and
+more): with a few hundred teachers, prefer Confident-GNMax.
 
 \b
 Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C,
