@@ -30,7 +30,6 @@ Examples:
   mechanism    pate-analyze votes.npy -m gnmax --sigma 40
                pate-analyze votes.npy -T 200 --sigma-threshold 150 --sigma 40 --labels y.npy
                pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
-               pate-analyze votes.npy -m svt --target-epsilon 2 --svt-cutoff 50
                pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
   accounting   pate-analyze votes.npy -m lnmax --laplace-scale 20 --accounting expected
                pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
@@ -44,9 +43,7 @@ Examples:
 
 \b
 SVT-PATE's guarantee is data-independent: --accounting changes only what the replay
-reports (the unstable queries it met), never its epsilon. It answers a query only when
-half its vote margin clears the threshold, about 1 + 4 lambda log(2n/delta) (80 lambda and
-more): with a few hundred teachers, prefer Confident-GNMax.
+reports (the unstable queries it met), never its epsilon; it needs margins of 100s of lambda.
 
 \b
 Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C,
@@ -91,8 +88,7 @@ def _mechanism_specs(option) -> list:
         option("--svt-scale", type=POSITIVE,
                help="SVT: Laplace scale [default: 0.01 M, unless --target-epsilon]."),
         option("--svt-cutoff", type=SVT_CUTOFF, default="100", show_default=True,
-               help="SVT: unstable queries before halting, or 'auto' (with "
-                    "--target-epsilon: the cut-off that answers the most queries)."),
+               help="SVT: unstable queries before halting, or auto."),
         option("--svt-threshold", type=float,
                help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),
         option("--target-epsilon", type=POSITIVE,
