@@ -356,15 +356,15 @@ class SVTPATE(_Facts):
         computes them once."""
         if self.scale is None or self.threshold is None or self.cutoff == "auto":
             raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")
-        count = distance.shape[0]
+        count, cutoff = distance.shape[0], int(self.cutoff)
         score = distance + 2.0 * self.scale * noise.draw(
             stream=STREAM_SVT_QUERY, kind="laplace", start=0, count=count)[:, 0]
-        rounds = int(min(self.cutoff, count))
+        rounds = min(cutoff, count)
         thresholds = self.threshold + self.scale * noise.draw(
             stream=STREAM_SVT_THRESHOLD, kind="laplace", start=0, count=rounds)[:, 0]
         unstable = np.zeros(count, dtype=bool)
         position, met, window = 0, 0, 1024
-        while met < self.cutoff and position < count:
+        while met < cutoff and position < count:
             end = min(count, position + window)
             hits = np.flatnonzero(score[position:end] <= thresholds[met])
             if hits.size == 0:
@@ -372,7 +372,7 @@ class SVTPATE(_Facts):
                 continue
             unstable[position + hits[0]] = True
             position, met, window = position + hits[0] + 1, met + 1, 1024
-        halted_from = position if met == self.cutoff else count
+        halted_from = position if met == cutoff else count
         released = ~unstable
         released[halted_from:] = False
         outcome = np.full(count, SVT_STABLE, dtype=np.int8)
