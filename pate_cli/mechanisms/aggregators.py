@@ -336,7 +336,8 @@ class SVTPATE(_Facts):
         ``target_epsilon`` and delta). Sequential by nature (a fresh threshold after each
         unstable query), computed segment by segment: all noise is drawn up front, and
         each round's first unstable query is found with array operations on windows that
-        double while none is found. ``votes`` is read in chunks (it may be a memory map).
+        double while none is found, and a run of consecutive unstable queries at once.
+        ``votes`` is read in chunks (it may be a memory map).
         """
         if start != 0:
             raise ValueError("SVT-PATE is replayed over the whole sequence at once (start 0)")
@@ -363,8 +364,21 @@ class SVTPATE(_Facts):
         thresholds = self.threshold + self.scale * noise.draw(
             stream=STREAM_SVT_THRESHOLD, kind="laplace", start=0, count=rounds)[:, 0]
         unstable = np.zeros(count, dtype=bool)
-        position, met, window = 0, 0, 1024
+        position, met, window, run = 0, 0, 1024, 16
         while met < cutoff and position < count:
+            # A run of unstable queries: query position + j meets threshold met + j for as
+            # long as each one is unstable (each draws the next threshold), so the run's
+            # length is the first j whose score clears its threshold.
+            if score[position] <= thresholds[met]:
+                span = min(count - position, cutoff - met, run)
+                clears = score[position : position + span] > thresholds[met : met + span]
+                first = int(np.argmax(clears)) if clears.any() else span
+                unstable[position : position + first] = True
+                position, met = position + first, met + first
+                run = run * 2 if first == span else 16
+                continue
+            # The query at ``position`` is stable: find the next unstable one at this
+            # threshold in windows that double while none is found.
             end = min(count, position + window)
             hits = np.flatnonzero(score[position:end] <= thresholds[met])
             if hits.size == 0:
