@@ -215,6 +215,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         result = replace(result, added_rdp=added, warnings=notes)
     for note in result.warnings:
         category = PateWarning if added is not None and note == added.note else OrderGridWarning
+        if note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose")):
+            category = PateWarning  # SVT-PATE's notes (analysis.svt_advice): not the grid
         warnings.warn(note, category, stacklevel=2)
     return result
 

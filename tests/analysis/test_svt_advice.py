@@ -185,3 +185,11 @@ def test_per_query_cumulative_epsilon_is_the_continuous_guarantee_so_far():
     np.testing.assert_allclose(result.epsilon_cumulative, expected, rtol=1e-15)
     assert np.all(np.diff(result.epsilon_cumulative) >= 0)
     assert result.epsilon_cumulative[-1] <= result.epsilon
+
+
+def test_the_api_issues_the_notes_as_pate_warnings_not_grid_warnings():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pate_cli.analyze(MNIST, "svt", target_epsilon=8.0, svt_cutoff="auto")
+    kinds = {type(w.message) for w in caught}
+    assert kinds == {pate_cli.PateWarning} and len(caught) == 2
