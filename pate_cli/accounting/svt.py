@@ -200,7 +200,8 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
     (then ``delta1 = delta/2`` does not depend on the scale): epsilon is the smaller of
     ``2c/lam`` and ``rho + 2 sqrt(rho L)`` with ``rho = 2c/lam^2``, both falling in lam,
     so the scale is the smaller of ``2c/epsilon`` and ``sqrt(2c/rho)`` with
-    ``sqrt(rho) = sqrt(L + epsilon) - sqrt(L)``. Otherwise Brent's method on ``log lam``
+    ``sqrt(rho) = sqrt(L + epsilon) - sqrt(L)``. For ``improved``, ``2c/epsilon`` when the
+    pure bound binds there. Otherwise Brent's method on ``log lam``
     within ``[1e-6, 1e9]``, at most 200 steps. Raises ``ValueError`` when no scale in that
     range gives ``epsilon``.
     """
@@ -218,6 +219,12 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
             raise ValueError(f"no SVT scale in [1e-6, 1e9] gives epsilon {epsilon:g} "
                              f"with cut-off {cutoff} and delta {delta:g}")
         return scale
+    if threshold is None:
+        # Where the pure bound binds at its own solution 2c/epsilon, that is the scale.
+        pure_scale = 2.0 * cutoff / epsilon
+        if 1e-6 <= pure_scale <= 1e9 and bool(svt_epsilon(
+                scale=pure_scale, rounds=cutoff, delta=delta / 2.0, conversion=conversion)[2]):
+            return pure_scale
 
     def gap(log_scale: float) -> float:
         try:
