@@ -155,7 +155,8 @@ def test_the_scale_for_a_target_gives_the_target(conversion):
             1e-4, 1e6, xtol=1e-14, rtol=1e-13)
         assert scale == pytest.approx(other, rel=1e-9)
     # the pure branch inverts exactly: 2c / epsilon
-    assert svt_scale_for_epsilon(epsilon=8.0, cutoff=20, queries=2000, delta=1e-5) == 5.0
+    assert svt_scale_for_epsilon(epsilon=8.0, cutoff=20, queries=2000, delta=1e-5,
+                                 conversion=conversion) == 5.0
 
 
 def test_a_fixed_threshold_still_solves_through_the_guarantee():
