@@ -4,6 +4,17 @@ Algorithm 2).
 
 The guarantee depends on the scale ``lam``, the cut-off ``c`` (the most unstable queries
 the mechanism may meet) and the number of queries ``n``, never on the votes.
+
+Epsilon is converted over a continuous order alpha > 1, not over the order grid
+(:func:`svt_epsilon`): the curve ``min(c eps0, alpha rho)`` is a pure-DP cap and a zCDP
+line, and the minimum of ``min(A, B(alpha)) + offset(alpha)`` over alpha is the smaller of
+the two minima. The cap's is its limit as alpha grows, ``c eps0`` (the plain pure-DP
+bound, valid at delta 0; reported with order ``inf``). The line's, for the ``classic``
+conversion, is the closed form ``rho + 2 sqrt(rho log(1/delta))`` at
+``alpha = 1 + sqrt(log(1/delta) / rho)``; for ``improved`` its derivative vanishes where
+``rho (alpha - 1)^2 + log(alpha) = log(1/delta)`` (one root: the left side increases from
+0, and it is bracketed by ``alpha - 1`` in ``(0, sqrt(log(1/delta)/rho)]``), found by
+bisection on that certified bracket. So epsilon never exceeds ``c eps0``.
 """
 
 from __future__ import annotations
@@ -13,10 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 
 from ..orders import validate_orders
-from .conversion import rdp_to_epsilon
 from .validators import check_delta, check_positive_integer
 
 _MAX_SOLVER_STEPS = 200
@@ -33,6 +42,71 @@ class SVTGuarantee:
     threshold: float
     delta1: float
     delta2: float
+    bound: str = "rdp"
+
+
+# Bisection steps for the improved conversion's optimal order: each halves the bracket
+# (0, sqrt(log(1/delta)/rho)] until it stops changing (a fixed point of adjacent floats,
+# reached within about 1100 halvings from any bracket); the cap is a safeguard.
+_BISECTION_STEPS = 2000
+
+
+def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
+                conversion: str = "classic") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(epsilon, order, pure)`` of ``rounds`` AboveThreshold rounds at ``delta``, over a
+    continuous order (MATH.md s.6, s.8; see the module docstring), for each ``rounds``.
+
+    ``epsilon = min(k eps0, min over alpha > 1 of alpha rho + offset(alpha))`` with
+    ``eps0 = 2/lam`` and ``rho = k eps0^2 / 2``. ``pure`` is True where the pure-DP bound
+    ``k eps0`` is the smaller (then ``order`` is ``inf``: the cap's conversion approaches it
+    as alpha grows); otherwise ``order`` is the minimising alpha of the zCDP line. Ties go
+    to the line. ``improved`` epsilons are clipped at 0, as on the grid.
+    """
+    check_delta(delta)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"SVT scale must be positive, got {scale!r}")
+    if conversion not in ("classic", "improved"):
+        raise ValueError(f"conversion must be classic or improved, got {conversion!r}")
+    rounds = np.asarray(rounds, dtype=np.float64)
+    eps0 = 2.0 / scale
+    pure = rounds * eps0
+    rho = rounds * eps0 * eps0 / 2.0
+    log_inv_delta = -math.log(delta)
+    if conversion == "classic":
+        # d/dalpha [alpha rho + L/(alpha-1)] = rho - L/(alpha-1)^2 = 0.
+        excess = np.sqrt(log_inv_delta / rho)  # alpha - 1
+        line = rho + 2.0 * np.sqrt(rho * log_inv_delta)
+    else:
+        excess = _improved_excess(rho, log_inv_delta)
+        alpha = 1.0 + excess
+        line = (alpha * rho + np.log(excess) - np.log1p(excess)
+                + (log_inv_delta - np.log1p(excess)) / excess)
+        line = np.maximum(line, 0.0)
+    use_pure = pure < line
+    epsilon = np.where(use_pure, pure, line)
+    order = np.where(use_pure, np.inf, 1.0 + excess)
+    return epsilon, order, use_pure
+
+
+def _improved_excess(rho: np.ndarray, log_inv_delta: float) -> np.ndarray:
+    """``t = alpha - 1`` solving ``rho t^2 + log(1 + t) = L`` (the improved conversion's
+    optimal order for the line ``alpha rho``), by bisection on ``(0, sqrt(L/rho)]``.
+
+    The improved objective ``alpha rho + log((alpha-1)/alpha) - (log delta + log
+    alpha)/(alpha-1)`` has derivative ``rho - (L - log alpha)/(alpha-1)^2``; its sign is
+    that of ``h(t) = rho t^2 + log(1+t) - L``, increasing in t with ``h(0) = -L < 0`` and
+    ``h(sqrt(L/rho)) = log(1 + sqrt(L/rho)) > 0``: a certified bracket of the one minimum.
+    """
+    low = np.zeros_like(rho)
+    high = np.sqrt(log_inv_delta / rho)
+    for _ in range(_BISECTION_STEPS):
+        middle = 0.5 * (low + high)
+        below = rho * middle * middle + np.log1p(middle) < log_inv_delta
+        new_low, new_high = np.where(below, middle, low), np.where(below, high, middle)
+        if np.array_equal(new_low, low) and np.array_equal(new_high, high):
+            break  # every bracket at a fixed point: each entry's result is its own
+        low, high = new_low, new_high
+    return 0.5 * (low + high)
 
 
 def rdp_svt(*, scale: float, cutoff: int, orders: ArrayLike) -> np.ndarray:
@@ -84,13 +158,17 @@ def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float)
     return 1.0 - 4.0 * scale * math.log(x)
 
 
-def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float, orders: ArrayLike,
-                  conversion: str = "classic", threshold: float | None = None) -> SVTGuarantee:
+def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
+                  orders: ArrayLike | None = None, conversion: str = "classic",
+                  threshold: float | None = None) -> SVTGuarantee:
     """The (epsilon, delta) guarantee of SVT-PATE (MATH.md s.8).
 
     Without ``threshold``: ``delta1 = delta2 = delta/2`` and ``w`` is the smallest value
     with ``delta2 <= delta/2``. With it: ``delta2`` follows and ``delta1 = delta - delta2``
-    (``ValueError`` if that is not positive). Epsilon converts ``rdp_svt`` at ``delta1``.
+    (``ValueError`` if that is not positive). Epsilon converts ``rdp_svt`` at ``delta1``
+    over a continuous order (:func:`svt_epsilon`), so it is never above ``c eps0``;
+    ``bound`` says which bound gave it (``"rdp"`` or ``"pure"``). ``orders`` is accepted
+    for compatibility and not used.
     """
     check_delta(delta)
     _check_scale_cutoff(scale, cutoff)
@@ -106,24 +184,47 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float, orde
             raise ValueError(f"--svt-threshold {threshold:g} leaves no delta: its failure "
                              f"probability delta2 = {delta2:.3g} is not below delta = "
                              f"{delta:g}; raise the threshold or delta")
-    orders = validate_orders(orders)
-    epsilon, order = rdp_to_epsilon(rdp_svt(scale=scale, cutoff=cutoff, orders=orders),
-                                    orders=orders, delta=delta1, conversion=conversion)
+    epsilon, order, pure = svt_epsilon(scale=scale, rounds=cutoff, delta=delta1,
+                                       conversion=conversion)
     return SVTGuarantee(epsilon=float(epsilon), order=float(order), scale=float(scale),
                         cutoff=int(cutoff), threshold=float(threshold), delta1=float(delta1),
-                        delta2=float(delta2))
+                        delta2=float(delta2), bound="pure" if pure else "rdp")
 
 
 def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: float,
-                          orders: ArrayLike, conversion: str = "classic",
+                          orders: ArrayLike | None = None, conversion: str = "classic",
                           threshold: float | None = None) -> float:
     """The Laplace scale whose guarantee is ``epsilon`` (epsilon falls as the scale grows).
 
-    Brent's method on ``log lam`` within ``[1e-6, 1e9]``, at most 200 steps; raises
-    ``ValueError`` when no scale in that range gives ``epsilon``.
+    In closed form for the ``classic`` conversion with the threshold chosen from delta
+    (then ``delta1 = delta/2`` does not depend on the scale): epsilon is the smaller of
+    ``2c/lam`` and ``rho + 2 sqrt(rho L)`` with ``rho = 2c/lam^2``, both falling in lam,
+    so the scale is the smaller of ``2c/epsilon`` and ``sqrt(2c/rho)`` with
+    ``sqrt(rho) = sqrt(L + epsilon) - sqrt(L)``. For ``improved``, ``2c/epsilon`` when the
+    pure bound binds there. Otherwise Brent's method on ``log lam``
+    within ``[1e-6, 1e9]``, at most 200 steps. Raises ``ValueError`` when no scale in that
+    range gives ``epsilon``.
     """
+    from scipy.optimize import brentq
+
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"target epsilon must be positive, got {epsilon!r}")
+    if conversion == "classic" and threshold is None:
+        check_delta(delta)
+        check_positive_integer(cutoff, "SVT cut-off")
+        log_inv_delta = -math.log(delta / 2.0)
+        root_rho = epsilon / (math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta))
+        scale = min(2.0 * cutoff / epsilon, math.sqrt(2.0 * cutoff) / root_rho)
+        if not 1e-6 <= scale <= 1e9:
+            raise ValueError(f"no SVT scale in [1e-6, 1e9] gives epsilon {epsilon:g} "
+                             f"with cut-off {cutoff} and delta {delta:g}")
+        return scale
+    if threshold is None:
+        # Where the pure bound binds at its own solution 2c/epsilon, that is the scale.
+        pure_scale = 2.0 * cutoff / epsilon
+        if 1e-6 <= pure_scale <= 1e9 and bool(svt_epsilon(
+                scale=pure_scale, rounds=cutoff, delta=delta / 2.0, conversion=conversion)[2]):
+            return pure_scale
 
     def gap(log_scale: float) -> float:
         try:
@@ -135,6 +236,17 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
         return found - epsilon
 
     low, high = math.log(1e-6), math.log(1e9)
+    if threshold is not None and not gap(high) < 0:
+        # A fixed threshold leaves delta only below some scale (delta2 grows with it):
+        # the bracket ends just below that scale.
+        def spare(log_scale: float) -> float:
+            return delta * (1 - 1e-9) - svt_delta2(scale=math.exp(log_scale), cutoff=cutoff,
+                                                   threshold=threshold, queries=queries)
+
+        if spare(low) > 0 > spare(high):
+            high = brentq(spare, low, high, xtol=1e-12, maxiter=_MAX_SOLVER_STEPS)
+            while not spare(high) > 0:
+                high -= 1e-9
     if not (gap(low) > 0 > gap(high)):
         raise ValueError(f"no SVT scale in [1e-6, 1e9] gives epsilon {epsilon:g} "
                          f"with cut-off {cutoff} and delta {delta:g}")

@@ -162,6 +162,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         if rounds is not None or individualized is not None:
             raise OptionError("--decisions applies to single runs (not --rounds or "
                               "--individualized)")
+        if parameters.get("svt_cutoff") == "auto":
+            raise OptionError("--svt-cutoff auto chooses the cut-off by replaying; with "
+                              "--decisions give the cut-off the run used")
     if groups is not None and individualized is None:
         raise OptionError("--groups and --show-parameters need --individualized")
     short_labels = queries if query_indices is None and rounds is None else None
@@ -192,6 +195,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         specs = [_round(spec, vote_set, parameters) for spec in _round_specs(rounds)]
         result = analyze_rounds(vote_set.votes, specs, initial_rdp=initial_rdp, **common)
     else:
+        if name == "svt" and parameters.get("svt_cutoff") == "auto" and (
+                parameters.get("target_epsilon") is None
+                or parameters.get("svt_scale") is not None):
+            raise OptionError("--svt-cutoff auto needs --target-epsilon (each cut-off's "
+                              "scale is solved for it), not --svt-scale")
         chosen = _mechanism(mechanism, vote_set, parameters)
         student_rows = _student_rows(name, student, vote_set)
         if plan is not None:
@@ -250,6 +258,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         result = replace(result, added_rdp=added, warnings=notes)
     for note in result.warnings:
         category = PateWarning if added is not None and note == added.note else OrderGridWarning
+        if note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose")):
+            category = PateWarning  # SVT-PATE's notes (analysis.svt_advice): not the grid
         warnings.warn(note, category, stacklevel=2)
     return result
 

@@ -76,6 +76,11 @@ class SvtPart:
     delta1: float
     delta2: float
     scale_from_target_epsilon: bool
+    # Which bound gave epsilon: "rdp" (zCDP over a continuous order) or "pure" (c eps0).
+    bound: str = "rdp"
+    # --svt-cutoff auto: the cut-off was searched; each tried {cutoff, scale, answered}.
+    cutoff_from_search: bool = False
+    cutoffs_tried: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -55,9 +55,9 @@ def summary_dict(result) -> dict:
         "queries": result.queries,
         "answered": answered,
         "epsilon": result.epsilon,
-        "order": plain_number(result.order),
+        "order": _finite_or_none(result.order),
         "epsilon_data_independent": result.epsilon_data_independent,
-        "order_data_independent": plain_number(result.order_data_independent),
+        "order_data_independent": _finite_or_none(result.order_data_independent),
         "rdp_at_order": dict(result.rdp_at_order),
         "label_accuracy": result.label_accuracy,
         "labels_output": int(np.count_nonzero(result.label >= 0)),
@@ -174,3 +174,10 @@ def plain_number(value):
 def _integral(values: np.ndarray) -> np.ndarray:
     rounded = np.round(values)
     return rounded.astype(np.int64) if np.array_equal(rounded, values) else values
+
+
+def _finite_or_none(value):
+    """An order as a plain number, or None for ``inf`` (SVT-PATE's pure-DP bound, which
+    no finite order attains)."""
+    value = plain_number(value)
+    return None if isinstance(value, float) and math.isinf(value) else value

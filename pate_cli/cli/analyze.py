@@ -34,7 +34,7 @@ Examples:
   mechanism    pate-analyze votes.npy -m gnmax --sigma 40
                pate-analyze votes.npy -T 200 --sigma-threshold 150 --sigma 40 --labels y.npy
                pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
-               pate-analyze votes.npy -m svt --target-epsilon 2 --svt-cutoff 50
+               pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
   accounting   pate-analyze votes.npy -m lnmax --laplace-scale 20 --accounting expected
                pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
   budget & CI  pate-analyze votes.npy --budget 2.0 --labels y.npy
@@ -47,12 +47,32 @@ Examples:
 
 \b
 SVT-PATE's guarantee is data-independent: --accounting changes only what the replay
-reports (the unstable queries it met), never its epsilon.
+reports (the unstable queries it met), never its epsilon; it needs margins of 100s of lambda.
 
 \b
 Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C,
 143 SIGTERM (no output file is left half-written), 1 unexpected.
 """ + completion_line("pate-analyze") + "\n"
+
+
+class _SvtCutoff(click.ParamType):
+    """``--svt-cutoff``: a positive integer, or ``auto``."""
+
+    name = "INTEGER|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or (isinstance(value, str) and value.lower() == "auto"):
+            return value if isinstance(value, int) else "auto"
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = 0
+        if number < 1 or str(value).strip() != str(number):
+            self.fail(f"{value!r} is not a positive integer or 'auto'.", param, ctx)
+        return number
+
+
+SVT_CUTOFF = _SvtCutoff()
 
 
 def _mechanism_specs(option) -> list:
@@ -71,8 +91,8 @@ def _mechanism_specs(option) -> list:
                help="Interactive: the student's confidence gamma."),
         option("--svt-scale", type=POSITIVE,
                help="SVT: Laplace scale [default: 0.01 M, unless --target-epsilon]."),
-        option("--svt-cutoff", type=click.IntRange(min=1), default=100, show_default=True,
-               help="SVT: unstable queries before halting."),
+        option("--svt-cutoff", type=SVT_CUTOFF, default="100", show_default=True,
+               help="SVT: unstable queries before halting, or auto."),
         option("--svt-threshold", type=float,
                help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),
         option("--target-epsilon", type=POSITIVE,

@@ -286,11 +286,13 @@ class SVTPATE(_Facts):
     threshold ``w + Laplace(lam)``: above it the plain majority label is released; at or
     below it the query is unstable (abstain, fresh threshold). After ``cutoff`` unstable
     queries the mechanism halts. ``threshold`` None: chosen from delta (MATH.md s.8);
-    ``scale`` None: solved from ``target_epsilon``.
+    ``scale`` None: solved from ``target_epsilon``. ``cutoff`` ``"auto"`` (with
+    ``target_epsilon`` only): the analysis picks the cut-off that answers the most queries
+    (``analysis.svt_advice``) and replays with it.
     """
 
     scale: float | None
-    cutoff: int
+    cutoff: int | str
     threshold: float | None = None
     target_epsilon: float | None = None
     name: str = field(default="svt", init=False)
@@ -304,8 +306,14 @@ class SVTPATE(_Facts):
         if self.target_epsilon is not None:
             object.__setattr__(self, "target_epsilon",
                                _positive(self.target_epsilon, "target epsilon"))
-        if not (isinstance(self.cutoff, (int, np.integer)) and self.cutoff >= 1):
-            raise ValueError(f"SVT cut-off must be a positive integer, got {self.cutoff!r}")
+        if isinstance(self.cutoff, str) and self.cutoff.lower() == "auto":
+            if self.target_epsilon is None or self.scale is not None:
+                raise ValueError("--svt-cutoff auto needs --target-epsilon (each cut-off's "
+                                 "scale is solved for it), not --svt-scale")
+            object.__setattr__(self, "cutoff", "auto")
+        elif not (isinstance(self.cutoff, (int, np.integer)) and self.cutoff >= 1):
+            raise ValueError(f"SVT cut-off must be a positive integer or 'auto', got "
+                             f"{self.cutoff!r}")
         if self.threshold is not None:
             threshold = _finite(self.threshold, "SVT threshold")
             if not threshold > 1.0:
@@ -315,7 +323,8 @@ class SVTPATE(_Facts):
 
     @property
     def params(self) -> dict:
-        return {"svt_scale": self.scale, "svt_cutoff": int(self.cutoff),
+        cutoff = self.cutoff if self.cutoff == "auto" else int(self.cutoff)
+        return {"svt_scale": self.scale, "svt_cutoff": cutoff,
                 "svt_threshold": self.threshold, "target_epsilon": self.target_epsilon}
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
@@ -327,10 +336,9 @@ class SVTPATE(_Facts):
         ``target_epsilon`` and delta). Sequential by nature (a fresh threshold after each
         unstable query), computed segment by segment: all noise is drawn up front, and
         each round's first unstable query is found with array operations on windows that
-        double while none is found. ``votes`` is read in chunks (it may be a memory map).
+        double while none is found, and a run of consecutive unstable queries at once.
+        ``votes`` is read in chunks (it may be a memory map).
         """
-        if self.scale is None or self.threshold is None:
-            raise ValueError("resolve the SVT scale and threshold before replaying")
         if start != 0:
             raise ValueError("SVT-PATE is replayed over the whole sequence at once (start 0)")
         count = votes.shape[0]
@@ -340,14 +348,37 @@ class SVTPATE(_Facts):
             block = np.asarray(votes[lo : lo + _READ_ROWS], dtype=np.float64)
             distance[lo : lo + block.shape[0]] = distance_to_instability(block)
             plurality_class[lo : lo + block.shape[0]] = np.argmax(block, axis=1)
+        return self.replay_distances(distance, plurality_class, noise=noise)
+
+    def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,
+                         noise: NoiseSource) -> Decisions:
+        """:meth:`replay` from each query's distance to instability and plurality class
+        (what ``replay`` computes from the votes), so that a search over cut-offs
+        computes them once."""
+        if self.scale is None or self.threshold is None or self.cutoff == "auto":
+            raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")
+        count, cutoff = distance.shape[0], int(self.cutoff)
         score = distance + 2.0 * self.scale * noise.draw(
             stream=STREAM_SVT_QUERY, kind="laplace", start=0, count=count)[:, 0]
-        rounds = int(min(self.cutoff, count))
+        rounds = min(cutoff, count)
         thresholds = self.threshold + self.scale * noise.draw(
             stream=STREAM_SVT_THRESHOLD, kind="laplace", start=0, count=rounds)[:, 0]
         unstable = np.zeros(count, dtype=bool)
-        position, met, window = 0, 0, 1024
-        while met < self.cutoff and position < count:
+        position, met, window, run = 0, 0, 1024, 16
+        while met < cutoff and position < count:
+            # A run of unstable queries: query position + j meets threshold met + j for as
+            # long as each one is unstable (each draws the next threshold), so the run's
+            # length is the first j whose score clears its threshold.
+            if score[position] <= thresholds[met]:
+                span = min(count - position, cutoff - met, run)
+                clears = score[position : position + span] > thresholds[met : met + span]
+                first = int(np.argmax(clears)) if clears.any() else span
+                unstable[position : position + first] = True
+                position, met = position + first, met + first
+                run = run * 2 if first == span else 16
+                continue
+            # The query at ``position`` is stable: find the next unstable one at this
+            # threshold in windows that double while none is found.
             end = min(count, position + window)
             hits = np.flatnonzero(score[position:end] <= thresholds[met])
             if hits.size == 0:
@@ -355,7 +386,7 @@ class SVTPATE(_Facts):
                 continue
             unstable[position + hits[0]] = True
             position, met, window = position + hits[0] + 1, met + 1, 1024
-        halted_from = position if met == self.cutoff else count
+        halted_from = position if met == cutoff else count
         released = ~unstable
         released[halted_from:] = False
         outcome = np.full(count, SVT_STABLE, dtype=np.int8)
@@ -378,7 +409,7 @@ DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
 def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                     threshold: float | None = None, sigma_threshold: float | None = None,
                     laplace_scale: float | None = None, confidence: float | None = None,
-                    svt_scale: float | None = None, svt_cutoff: int | None = None,
+                    svt_scale: float | None = None, svt_cutoff: int | str | None = None,
                     svt_threshold: float | None = None, target_epsilon: float | None = None):
     """Create a mechanism by name, filling unset parameters from the teacher count M."""
     def pick(value, key):

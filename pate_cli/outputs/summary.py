@@ -43,9 +43,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         ("mechanism", f"{s['mechanism']} ({params})"),
         ("accounting", f"{s['accounting']}, {s['conversion']} conversion, seed {s['seed']}"),
         ("answered", answered_text),
-        ("epsilon", f"{s['epsilon']:.4f} at delta {s['delta']:g} (order {_short(s['order'])})"),
+        ("epsilon", f"{s['epsilon']:.4f} at delta {s['delta']:g} ({_order(s['order'])})"),
         ("data-independent", f"{s['epsilon_data_independent']:.4f} "
-                             f"(order {_short(s['order_data_independent'])})"),
+                             f"({_order(s['order_data_independent'])})"),
     ]
     if s["label_accuracy"] is not None:
         lines.append(("label accuracy", f"{s['label_accuracy']:.4f} "
@@ -61,8 +61,10 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
             lines.append(("accuracy by kind", shown))
     if s.get("svt"):
         v = s["svt"]
-        lines.append(("svt", f"scale {v['scale']:.6g}, cut-off {v['cutoff']}, threshold "
-                             f"{v['threshold']:.6g}; {v['unstable']} unstable queries met; "
+        chosen = " (auto)" if v.get("cutoff_from_search") else ""
+        lines.append(("svt", f"scale {v['scale']:.6g}, cut-off {v['cutoff']}{chosen}, "
+                             f"threshold {v['threshold']:.6g}; {v['unstable']} unstable "
+                             f"queries met; "
                              f"delta1 {v['delta1']:.3g} + delta2 {v['delta2']:.3g}"))
     for entry in s.get("rounds") or []:
         lines.append((f"round {entry['round']}",
@@ -127,6 +129,11 @@ def _flat(summary: dict) -> dict:
         else:
             flat[key] = "" if value is None else value
     return flat
+
+
+def _order(value) -> str:
+    """``order A``, or for no order (SVT-PATE's pure-DP bound ``c eps0``) what gave it."""
+    return "pure-DP bound c*eps0" if value is None else f"order {_short(value)}"
 
 
 def _short(value) -> str:

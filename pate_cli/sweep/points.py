@@ -25,6 +25,7 @@ same key, and a row at the same place with another key is recomputed and replace
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -239,7 +240,7 @@ def run_point(point: SweepPoint) -> dict:
         "answered_std": _std(answered),
         "epsilon": float(np.mean(epsilon)),
         "epsilon_std": _std(epsilon),
-        "order": min(order for order, count in orders.items() if count == most),
+        "order": _finite(min(order for order, count in orders.items() if count == most)),
         "epsilon_data_independent": float(np.mean([run.epsilon_data_independent
                                                    for run in totals])),
         "label_accuracy": float(np.mean(accuracy)) if accuracy else None,
@@ -351,3 +352,8 @@ def grid_size(mechanisms: Iterable[str], grids: dict, *, files: int) -> int:
             size *= len(grids.get(parameter, (None,)))
         per_file += size
     return per_file * files
+
+
+def _finite(order: float) -> float | None:
+    """An order, or None (an empty cell) for SVT-PATE's pure-DP bound (order ``inf``)."""
+    return None if math.isinf(order) else order

@@ -31,7 +31,7 @@ def no_python_warning_text(stderr: str) -> None:
 
 
 def test_analyze_prints_each_note_once_as_a_warning_line():
-    done = run("analyze", MNIST, "-n", "300", "-m", "svt", "--svt-scale", "0.5")
+    done = run("analyze", MNIST, "-n", "300", "-m", "gnmax", "--sigma", "5000")
     assert done.returncode == 0
     no_python_warning_text(done.stderr)
     lines = [line for line in done.stderr.splitlines() if line.startswith("Warning: ")]
@@ -40,8 +40,8 @@ def test_analyze_prints_each_note_once_as_a_warning_line():
 
 
 def test_sweep_prints_each_kind_once_with_the_points_it_concerns():
-    done = run("sweep", MNIST, "-m", "svt", "-m", "gnmax", "--svt-scale", "0.5,1",
-               "--sigma", "40", "-n", "300", "--workers", "2", "--no-progress")
+    done = run("sweep", MNIST, "-m", "gnmax", "--sigma", "40,5000,8000", "-n", "300",
+               "--workers", "2", "--no-progress")
     assert done.returncode == 0, done.stderr
     no_python_warning_text(done.stderr)
     lines = [line for line in done.stderr.splitlines() if line.startswith("Warning: ")]
@@ -52,10 +52,10 @@ def test_sweep_prints_each_kind_once_with_the_points_it_concerns():
 def test_the_api_issues_notes_as_pate_warnings_and_keeps_them_on_the_result():
     votes = np.load(ROOT / MNIST)[:200]
     with pytest.warns(pate_cli.OrderGridWarning, match="last of the grid"):
-        result = pate_cli.analyze(votes, "svt", svt_scale=0.5)
+        result = pate_cli.analyze(votes, "gnmax", sigma=5000)
     assert result.warnings and "last of the grid" in result.warnings[0]
     # The core analysis only records notes; it never warns by itself.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        core = pate_cli.analyze_votes(votes, pate_cli.SVTPATE(scale=0.5, cutoff=100))
+        core = pate_cli.analyze_votes(votes, pate_cli.GNMax(sigma=5000))
     assert core.warnings == result.warnings
