@@ -39,6 +39,9 @@ CASES = [
     (["-n", "9001"], dict(queries=9001), "--queries 9001 is larger than the 9000 queries"),
     (["--smooth-sensitivity", "--rounds", ROUNDS], dict(smooth_sensitivity=True, rounds=ROUNDS),
      "--smooth-sensitivity applies to single runs"),
+    (["-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "auto", "--decisions", GAN],
+     dict(mechanism="svt", target_epsilon=8.0, svt_cutoff="auto", decisions=GAN),
+     "--svt-cutoff auto chooses the cut-off by replaying"),
 ]
 
 
