@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 
 from ..orders import validate_orders
 from .conversion import rdp_to_epsilon
@@ -122,6 +121,7 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
     Brent's method on ``log lam`` within ``[1e-6, 1e9]``, at most 200 steps; raises
     ``ValueError`` when no scale in that range gives ``epsilon``.
     """
+    from scipy.optimize import brentq
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ValueError(f"target epsilon must be positive, got {epsilon!r}")
 

@@ -1,15 +1,20 @@
 """ORCHESTRATE: chunks of votes -> replay -> accounting -> a frozen ``AnalysisResult``."""
 
-from ..errors import OrderGridWarning
-from .api import analyze, individualized_plan, read_votes
-from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
-from .result import AnalysisResult, ReplayTotals
-from .rounds import Round, analyze_rounds
-from .run import analyze_votes
-from .sanitization import sanitize_analysis
-from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK
-from .steps import mechanism_steps
-from .totals import analyze_totals
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
+    from ..errors import OrderGridWarning
+    from .api import analyze, individualized_plan, read_votes
+    from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
+    from .result import AnalysisResult, ReplayTotals
+    from .rounds import Round, analyze_rounds
+    from .run import analyze_votes
+    from .sanitization import sanitize_analysis
+    from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK
+    from .steps import mechanism_steps
+    from .totals import analyze_totals
 
 __all__ = [
     "ACCOUNTING_MODES", "DEFAULT_CHUNK", "VARIANTS", "AnalysisResult", "GroupParameters",
@@ -17,3 +22,17 @@ __all__ = [
     "analyze_totals", "analyze_votes", "derive_parameters", "mechanism_steps",
     "sanitize_analysis", "analyze", "individualized_plan", "read_votes",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "OrderGridWarning": "..errors",
+    **dict.fromkeys(["analyze", "individualized_plan", "read_votes"], ".api"),
+    **dict.fromkeys(["VARIANTS", "GroupParameters", "analyze_individualized", "derive_parameters"],
+        ".individualized"),
+    **dict.fromkeys(["AnalysisResult", "ReplayTotals"], ".result"),
+    **dict.fromkeys(["Round", "analyze_rounds"], ".rounds"),
+    "analyze_votes": ".run",
+    "sanitize_analysis": ".sanitization",
+    **dict.fromkeys(["ACCOUNTING_MODES", "DEFAULT_CHUNK"], ".setting"),
+    "mechanism_steps": ".steps",
+    "analyze_totals": ".totals",
+})

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import click
-import pandas as pd
 
-from ..analysis import api
-from ..analysis.individualized import VARIANTS
-from ..analysis.serialize import smooth_sensitivity_history
-from ..mechanisms import MECHANISMS
-from ..outputs.files import check_destinations, per_query_bytes, write_outputs
 from ..outputs.summary import FORMATS, render
+from .choices import MECHANISMS, VARIANTS
 from .errors import OverBudget, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -164,6 +159,11 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     .csv/.tsv (optional header) or - (stdin). Prints epsilon at --delta, the answered
     queries and, with --labels, the label accuracy.
     """
+    import pandas as pd  # here, not at the top: -h imports no numerics (fast start)
+
+    from ..analysis import api
+    from ..analysis.serialize import smooth_sensitivity_history
+    from ..outputs.files import check_destinations, per_query_bytes, write_outputs
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations((f"{option} {path}", path) for option, path in (
@@ -207,6 +207,7 @@ def _show_parameters(votes, predictions, classes, labels, teachers, individualiz
                      teacher_groups, precision, weight_rule, power, fmt, index_col,
                      queries) -> None:
     """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
+    from ..analysis import api
     if individualized is None:
         raise click.UsageError("--groups and --show-parameters need --individualized")
     vote_set = api.read_votes(votes, predictions=predictions, classes=classes, labels=labels,
@@ -219,6 +220,7 @@ def _show_parameters(votes, predictions, classes, labels, teachers, individualiz
 
 
 def _parameters_text(parameters, fmt) -> str:
+    import pandas as pd
     rows = parameters.as_rows()
     if fmt == "json":
         import json

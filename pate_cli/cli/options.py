@@ -8,8 +8,7 @@ import click
 from click_option_group import optgroup
 
 from .._version import __version__
-from ..accounting.conversion import CONVERSIONS
-from ..orders import parse_orders, validate_orders
+from .choices import CONVERSIONS
 
 
 class PositiveFloat(click.ParamType):
@@ -53,6 +52,8 @@ class OrderGrid(click.ParamType):
     def convert(self, value, param, ctx):
         if not isinstance(value, str):
             return value
+        from ..orders import parse_orders  # numpy: not for -h
+
         try:
             return parse_orders(value)
         except ValueError as error:
@@ -65,6 +66,8 @@ class Order(click.ParamType):
     name = "order"
 
     def convert(self, value, param, ctx):
+        from ..orders import validate_orders  # numpy: not for -h
+
         try:
             return float(validate_orders([float(value)])[0])
         except ValueError as error:

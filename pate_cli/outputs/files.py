@@ -15,11 +15,14 @@ import stat
 import sys
 import tempfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..analysis.serialize import plain_number
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PER_QUERY_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
 WRITE_CHUNK = 1 << 20

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
-
 FORMATS = ("table", "json", "csv", "markdown")
 
 
 def render(summary: dict, fmt: str) -> str:
     """Render the summary as ``table``, ``json``, ``csv`` or ``markdown`` text."""
+    import pandas as pd
     if fmt == "json":
         return json.dumps(summary, indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
