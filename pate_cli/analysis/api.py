@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -118,8 +119,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             power: float = 2.0, smooth_sensitivity: bool = False,
             ss_every: int | None = None, accounting: str = "replay", delta: float = 1e-5,
             orders=None, order: float | None = None, conversion: str = "classic",
-            seed: int = 0, budget: float | None = None, chunk_size: int = DEFAULT_CHUNK,
-            index_col: int | None = None, **parameters: Any) -> AnalysisResult:
+            seed: int = 0, budget: float | None = None, chunk_size: int | None = DEFAULT_CHUNK,
+            index_col: int | None = None, progress: Callable[[int, int], object] | None = None,
+            **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -131,6 +133,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     order. ``index_col`` drops that column of a CSV/TSV ``votes``/``predictions`` file; with
     ``queries``, ``labels`` may hold one label per analysed row. ``smooth_sensitivity``
     adds the sanitised release (``ss_every`` queries between history checkpoints).
+    ``progress(done, total)`` is called after each chunk of queries of a single run
+    (not for SVT-PATE, rounds or individualized runs); ``chunk_size`` (rows) defaults
+    to a bound on rows x classes (``analysis.setting.chunk_rows``).
     Refused combinations raise ``OptionError`` (an
     ``InputError``, so a ``ValueError``) with the command's message.
     """
@@ -197,7 +202,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                                   f"queries in {where}")
             result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
                                    student=student_rows, query_indices=indices,
-                                   initial_rdp=initial_rdp, **common)
+                                   initial_rdp=initial_rdp, progress=progress, **common)
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "

@@ -25,6 +25,7 @@ from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
     checked_setting,
+    chunk_rows,
     grid_edge_notes,
     initial_carry,
     label_accuracy,
@@ -39,7 +40,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   conversion: str = "classic", seed: int = 0, queries: int | None = None,
                   budget: float | None = None, labels=None, student=None,
                   query_indices=None, initial_rdp=None, salt: int = 0,
-                  chunk_size: int = DEFAULT_CHUNK, source=None) -> AnalysisResult:
+                  chunk_size: int | None = DEFAULT_CHUNK, source=None,
+                  progress=None) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -53,6 +55,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     under the same seed. Raises ``ValueError`` for bad parameters.
     """
     orders, converter = checked_setting(accounting, delta, orders, conversion)
+    chunk_size = chunk_rows(chunk_size, votes.shape[1] if np.ndim(votes) == 2 else 1)
     _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
                chunk_size=chunk_size)
     positions = analysed_positions(votes.shape[0], query_indices, queries)
@@ -97,6 +100,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         carry = figures.carry
         table.fill(slice(start, stop), block, decisions, released, weight=weight, log_q=log_q,
                    log_pr=log_pr, figures=figures, orders=orders)
+        if progress is not None:
+            progress(stop, queries)
 
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))

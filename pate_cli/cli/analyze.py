@@ -17,6 +17,7 @@ from .options import (
     input_specs,
     version_option,
 )
+from .progress import query_progress
 
 EPILOG = """\b
 Examples:
@@ -102,6 +103,8 @@ def _output_specs(option) -> list:
                help="Write the summary to this file (atomically) instead of stdout."),
         option("--per-query", type=click.Path(dir_okay=False),
                help="Write the per-query table (.csv, .jsonl/.json, .parquet)."),
+        option("--progress/--no-progress", default=None,
+               help="Progress on stderr [default: on a terminal, past 2 s, not under CI]."),
     ]
 
 
@@ -152,7 +155,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
-            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col):
+            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, progress):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -174,7 +177,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
                          groups, teacher_groups, precision, weight_rule, power, fmt,
                          index_col, queries)
         return
-    with reported_warnings():
+    with reported_warnings(), query_progress(progress, label="pate-analyze") as report:
         result = api.analyze(
             votes, mechanism, predictions=predictions, classes=classes, labels=labels,
             teachers=teachers, queries=queries, student=student, query_indices=query_indices,
@@ -186,7 +189,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-            target_epsilon=target_epsilon, index_col=index_col)
+            target_epsilon=target_epsilon, index_col=index_col, progress=report)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import pate_cli.analysis.api as api_module
-import pate_cli.cli.sweep as sweep_module
+import pate_cli.cli.sweep_run as sweep_module
 import pate_cli.outputs.figures as figures_module
 from pate_cli.cli.errors import Terminated
 from pate_cli.outputs.files import write_atomically, write_outputs
