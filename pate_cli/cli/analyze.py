@@ -162,9 +162,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     .csv/.tsv (optional header) or - (stdin). Prints epsilon at --delta, the answered
     queries and, with --labels, the label accuracy.
     """
-    import pandas as pd  # here, not at the top: -h imports no numerics (fast start)
-
-    from ..analysis import api
+    from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..analysis.serialize import smooth_sensitivity_history
     from ..outputs.files import check_destinations, per_query_bytes, write_outputs
     if ss_history is not None and not smooth:
@@ -197,6 +195,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     if output is not None:
         files[output] = text.encode()
     if ss_history is not None:
+        import pandas as pd
+
         history = smooth_sensitivity_history(result.smooth_sensitivity)
         files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
     write_outputs(files)

@@ -9,10 +9,11 @@ FORMATS = ("table", "json", "csv", "markdown")
 
 def render(summary: dict, fmt: str) -> str:
     """Render the summary as ``table``, ``json``, ``csv`` or ``markdown`` text."""
-    import pandas as pd
     if fmt == "json":
         return json.dumps(summary, indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
+        import pandas as pd
+
         frame = pd.DataFrame([_flat(summary)])
         return frame.to_csv(index=False, lineterminator="\n")
     lines = _summary_lines(summary)

@@ -1,0 +1,149 @@
+"""Fast start (issue 14 item 4), progress on long work (item 6), chunks by elements (item 3).
+
+``import pate_cli`` and every command's ``--help``/``--version`` load none of the heavy
+libraries (checked in a fresh interpreter); the choices ``-h`` lists equal the core's;
+``analyze(progress=...)`` reports each chunk; ``--progress`` forces lines onto a pipe and
+the default prints nothing there; the default chunk is bounded in elements and changes no
+number. Timings are in ``make bench``, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pate_cli
+from pate_cli.analysis.setting import CHUNK_ELEMENTS, CHUNK_ROWS, chunk_rows
+from pate_cli.cli import choices
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("scipy", "pandas", "matplotlib", "dask", "distributed", "pyarrow", "jinja2",
+         "dp_accounting")
+VOTES = ROOT / "sample_votes" / "mnist_250_votes.npy"
+
+
+def loaded_after(code: str) -> dict:
+    """``{"heavy": [...], "numpy": bool}`` loaded in a fresh interpreter after ``code``."""
+    probe = (f"import sys\n{code}\nimport json\n"
+             f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
+             "print(json.dumps({'heavy': heavy, 'numpy': 'numpy' in sys.modules}))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_pate_cli_loads_no_numerics():
+    assert loaded_after("import pate_cli") == {"heavy": [], "numpy": False}
+
+
+@pytest.mark.parametrize("module", ["analyze", "sweep", "plot"])
+def test_help_and_version_load_no_numerics(module):
+    code = (f"from pate_cli.cli.{module} import main\n"
+            "for args in (['--help'], ['-h'], ['--version']):\n"
+            "    try:\n        main(args)\n    except SystemExit as done:\n"
+            "        assert done.code in (0, None), done.code\n")
+    assert loaded_after(code) == {"heavy": [], "numpy": False}
+
+
+def test_plot_kind_help_loads_no_numerics():
+    code = ("from pate_cli.cli.plot import main\n"
+            "for kind in ('history', 'groups', 'tradeoff', 'selection', 'partition'):\n"
+            "    try:\n        main([kind, '--help'])\n    except SystemExit:\n        pass\n")
+    assert loaded_after(code)["heavy"] == []
+
+
+def test_a_small_analysis_loads_neither_pandas_nor_matplotlib():
+    code = ("from pate_cli.cli.analyze import main\n"
+            f"try:\n    main([{str(VOTES)!r}, '-n', '10', '-f', 'json'])\n"
+            "except SystemExit:\n    pass\n")
+    assert not set(loaded_after(code)["heavy"]) & {"pandas", "matplotlib", "dask", "pyarrow"}
+
+
+def test_the_public_api_is_unchanged():
+    namespace: dict = {}
+    exec("from pate_cli import *", namespace)  # noqa: S102 - the star import users write
+    assert set(pate_cli.__all__) <= set(namespace)
+    assert set(pate_cli.__all__) <= set(dir(pate_cli))
+    from pate_cli import AnalysisResult, analyze
+    from pate_cli.analysis.result import AnalysisResult as Defined
+    assert AnalysisResult is Defined and callable(analyze)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        pate_cli.nothing  # noqa: B018
+
+
+def test_the_choices_help_lists_are_the_cores():
+    from pate_cli.accounting.conversion import CONVERSIONS
+    from pate_cli.analysis.individualized import VARIANTS
+    from pate_cli.mechanisms import MECHANISMS
+    from pate_cli.sweep.table import TABLE_FORMATS
+    assert choices.MECHANISMS == tuple(MECHANISMS)
+    assert choices.VARIANTS == VARIANTS
+    assert choices.CONVERSIONS == CONVERSIONS
+    assert choices.TABLE_FORMATS == TABLE_FORMATS
+
+
+# --- progress ----------------------------------------------------------------------------
+
+def test_analyze_reports_progress_per_chunk():
+    votes = np.load(VOTES)[:1000]
+    calls = []
+    result = pate_cli.analyze(votes, "confident", chunk_size=300,
+                              progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(300, 1000), (600, 1000), (900, 1000), (1000, 1000)]
+    quiet = pate_cli.analyze(votes, "confident", chunk_size=300)
+    assert quiet.to_dict() == result.to_dict()
+
+
+def test_progress_forced_onto_a_pipe_prints_lines(cli):
+    forced = cli.analyze(VOTES, "--progress", "-f", "json")
+    assert forced.code == 0, forced.err
+    lines = [line for line in forced.err.splitlines() if line.startswith("pate-analyze:")]
+    assert lines[-1].startswith("pate-analyze: 9000/9000 queries (100%)")
+    assert "queries/s" in lines[-1] and "left" in lines[-1]
+    default = cli.analyze(VOTES, "-f", "json")  # captured stderr is no terminal
+    assert "queries (" not in default.err
+    assert json.loads(default.out) == json.loads(forced.out)
+    assert "queries (" not in cli.analyze(VOTES, "--no-progress", "-f", "json").err
+
+
+def test_no_progress_by_default_under_ci(monkeypatch):
+    from pate_cli.cli.progress import wanted
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setenv("CI", "true")
+    assert not wanted(None)
+    monkeypatch.delenv("CI")
+    assert wanted(None)
+    assert wanted(True) and not wanted(False)
+
+
+# --- chunks by elements ------------------------------------------------------------------
+
+def test_default_chunk_is_bounded_in_elements():
+    assert chunk_rows(None, 10) == CHUNK_ROWS == 8192
+    assert chunk_rows(None, 1000) == CHUNK_ELEMENTS // 1000 == 1048
+    assert chunk_rows(None, 10**7) == 1
+    assert chunk_rows(None, 1000) * 1000 <= CHUNK_ELEMENTS
+    assert chunk_rows(77, 1000) == 77  # an explicit size is kept
+
+
+def test_wide_votes_give_the_same_numbers_whatever_the_chunk():
+    rng = np.random.default_rng(7)
+    classes, teachers = 1500, 250
+    votes = np.zeros((1500, classes))
+    top = rng.integers(0, classes, size=1500)
+    votes[np.arange(1500), top] = rng.integers(100, 250, size=1500)
+    votes[np.arange(1500), (top + 1) % classes] = teachers - votes[np.arange(1500), top]
+    assert chunk_rows(None, classes) < 1500  # the default splits this file
+    by_default = pate_cli.analyze(votes, "confident", accounting="expected")
+    for size in (1, 333, 5000):
+        other = pate_cli.analyze(votes, "confident", accounting="expected", chunk_size=size)
+        assert other.to_dict() == by_default.to_dict()
+        assert other.to_frame().equals(by_default.to_frame())
