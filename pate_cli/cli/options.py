@@ -90,9 +90,14 @@ def input_specs(option=click.option) -> list:
                help="Teachers M if rows do not sum to it (weighted/partial votes)."),
         option("--queries", "-n", type=click.IntRange(min=1),
                help="Analyse only the first N queries."),
-        option("--index-col", type=click.IntRange(min=0), metavar="N",
-               help="Drop column N of CSV/TSV inputs (0: a pandas index)."),
+        index_col_option(option),
     ]
+
+
+def index_col_option(option=click.option):
+    """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index)."""
+    return option("--index-col", type=click.IntRange(min=0), metavar="N",
+                  help="Drop column N of CSV/TSV inputs (0: a pandas index).")
 
 
 def input_options(command):

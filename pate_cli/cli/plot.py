@@ -13,7 +13,14 @@ import click
 
 from ..errors import InputError
 from .errors import run_command
-from .options import CONTEXT_SETTINGS, POSITIVE, Order, completion_line, version_option
+from .options import (
+    CONTEXT_SETTINGS,
+    POSITIVE,
+    Order,
+    completion_line,
+    index_col_option,
+    version_option,
+)
 from .plot_options import (
     ParamSet,
     figure_delta,
@@ -266,8 +273,10 @@ Examples:
 @click.option("-n", "--queries", type=click.IntRange(min=1), help="Use the first N queries.")
 @click.option("--teachers", type=POSITIVE,
               help="Number of teachers M when rows do not sum to it.")
+@index_col_option()
 @figure_options
-def selection(votes, params, sigma, order, bins, queries, teachers, output, style, delta, debug):
+def selection(votes, params, sigma, order, bins, queries, teachers, index_col, output, style,
+              delta, debug):
     """Plurality histogram of all queries and of those Confident-GNMax answers.
 
     For VOTES (a vote file) and each --params T,sigma1: the expected number of queries
@@ -286,7 +295,7 @@ def selection(votes, params, sigma, order, bins, queries, teachers, output, styl
     from ..orders import default_orders
     from ..outputs import figures as plots
     fmt = figure_format(output)
-    vote_set = load_votes(votes, teachers=teachers)
+    vote_set = load_votes(votes, teachers=teachers, index_col=index_col)
     available = vote_set.queries
     if queries is not None and queries > available:
         raise click.UsageError(f"--queries {queries} is larger than the {available} queries "

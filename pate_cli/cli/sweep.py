@@ -22,6 +22,7 @@ from .options import (
     completion_line,
     debug_option,
     group,
+    index_col_option,
     version_option,
 )
 
@@ -128,6 +129,7 @@ def _input_specs(option) -> list:
                help="Interactive: the student's probabilities (once, or once per file)."),
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
                help="Interactive: the student's confidence gamma."),
+        index_col_option(option),
     ]
 
 
@@ -187,7 +189,7 @@ def _output_specs(option) -> list:
 def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
             svt_cutoff, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
-            best, pareto, max_points, progress, quiet, debug):
+            best, pareto, max_points, progress, quiet, debug, index_col):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker

@@ -47,7 +47,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                       svt_scale, svt_cutoff, queries, repeats, labels, student, confidence,
                       accounting, delta, orders, order, conversion, seed, budget, workers,
                       scheduler, out, fmt, resume, best, pareto, max_points, progress, quiet,
-                      debug):
+                      debug, index_col=None):
     """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): the same parameters."""
     mechanisms = list(dict.fromkeys(mechanisms or ("confident",)))
     grids = {name: values for name, values in
@@ -74,7 +74,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                              confidence=confidence)
     if "interactive" in mechanisms and not student:
         raise click.UsageError("-m interactive needs --student")
-    sources, shapes = open_sources(votes, labels, student)
+    sources, shapes = open_sources(votes, labels, student, index_col=index_col)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
     sidecar = journal_path(out) if out else None
     kept = []
@@ -126,7 +126,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
         _print_best(rows, best, fmt,
                     dict(zip(votes, one_per_file(labels, votes, "--labels"), strict=True)),
                     dict(zip(votes, one_per_file(student, votes, "--student"), strict=True)),
-                    orders, conversion)
+                    orders, conversion, index_col)
         return
     if out:
         if not quiet:
@@ -286,7 +286,7 @@ def _cores() -> int:
 
 
 def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
-                conversion) -> None:
+                conversion, index_col=None) -> None:
     """The best row within ``epsilon`` on stdout (with a ``command`` column), and its
     pate-analyze command line on stderr; exit 3 when no row is within ``epsilon``."""
     chosen = best_row(rows, epsilon)
@@ -299,7 +299,7 @@ def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
     orders_text = None if orders is None else ",".join(f"{x:g}" for x in orders)
     student = student_of.get(chosen["file"]) if chosen["mechanism"] == "interactive" else None
     line = analyze_command(chosen, labels=label_of.get(chosen["file"]), student=student,
-                           orders=orders_text, conversion=conversion)
+                           orders=orders_text, conversion=conversion, index_col=index_col)
     sys.stdout.write(table_bytes([dict(chosen, command=line)], fmt=fmt,
                                  extra=("command",)).decode())
     column = score_column(rows)

@@ -147,3 +147,42 @@ def test_wide_votes_give_the_same_numbers_whatever_the_chunk():
         other = pate_cli.analyze(votes, "confident", accounting="expected", chunk_size=size)
         assert other.to_dict() == by_default.to_dict()
         assert other.to_frame().equals(by_default.to_frame())
+
+
+# --- issue 17 leftovers --------------------------------------------------------------------
+
+def test_stdout_comes_before_the_error_line_on_one_pipe():
+    """``pate-analyze ... --max-epsilon`` prints its summary, then ``Error:`` (exit 3):
+    stdout is flushed before the error line, so ``2>&1`` keeps that order."""
+    code = "from pate_cli.cli.analyze import main; main()"
+    done = subprocess.run([sys.executable, "-c", code, str(VOTES), "-n", "50",
+                           "--max-epsilon", "0.01"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, cwd=ROOT, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 3
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("input") and lines[-1].startswith("Error: epsilon")
+
+
+def test_index_col_in_sweep_and_plot(cli, tmp_path):
+    import pandas as pd
+    votes = np.load(VOTES)[:200].astype(int)
+    with_index = tmp_path / "votes.csv"
+    pd.DataFrame(votes).to_csv(with_index)  # pandas' index as column 0
+    plain = tmp_path / "plain.npy"
+    np.save(plain, votes)
+    refused = cli.sweep(with_index, "--sigma", "40", "-w", "1", "-q")
+    assert refused.code == 2 and "--index-col 0" in refused.err
+    rows = cli.sweep(with_index, "--index-col", "0", "--sigma", "40", "-w", "1", "-q")
+    reference = cli.sweep(plain, "--sigma", "40", "-w", "1", "-q")
+    assert rows.code == 0 and reference.code == 0
+    numbers = [line.split(",")[2:14] for line in (rows.out, reference.out)]
+    assert numbers[0] == numbers[1]
+    best = cli.sweep(with_index, "--index-col", "0", "--sigma", "40", "-w", "1", "-q",
+                     "--best", "50")
+    assert best.code == 0 and "--index-col 0" in best.err
+    figure = tmp_path / "selection.svg"
+    assert cli.plot("selection", with_index, "--index-col", "0", "--params", "200,150",
+                    "-o", figure).code == 0
+    assert figure.stat().st_size > 0
+    assert cli.plot("selection", with_index, "--params", "200,150", "-o", figure).code == 2
