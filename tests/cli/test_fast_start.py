@@ -186,3 +186,17 @@ def test_index_col_in_sweep_and_plot(cli, tmp_path):
                     "-o", figure).code == 0
     assert figure.stat().st_size > 0
     assert cli.plot("selection", with_index, "--params", "200,150", "-o", figure).code == 2
+
+
+def test_analyze_help_is_short_and_keeps_an_example_per_section(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    result = cli.analyze("-h")
+    lines = result.out.splitlines()
+    assert result.code == 0 and len(lines) <= 75 and max(map(len, lines)) <= 100
+    for title in ("Input", "Mechanism", "Accounting", "Budget & CI", "Outputs",
+                  "Individualized PATE", "Smooth sensitivity"):  # each with an example
+        (line,) = [line for line in lines if line.startswith(f"  {title}:")]
+        assert "pate-analyze " in line
+    for choices_listed in ("lnmax, gnmax, confident", "upsampling, weighting or vanishing",
+                           "table (default), json, csv, markdown", "classic (Mironov"):
+        assert choices_listed in result.out
