@@ -14,6 +14,10 @@ from concurrent.futures.process import BrokenProcessPool
 
 import click
 
+# Writing the table needs pandas: imported with the run (never for -h), not when Ctrl-C
+# arrives, so that a stopped run writes its rows at once (0.5-1 s sooner).
+import pandas  # noqa: F401
+
 from ..outputs.files import write_atomically
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from ..sweep.executors import (
