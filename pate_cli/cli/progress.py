@@ -35,7 +35,7 @@ def progress_bar(total: int, *, show: bool, label: str, unit: str, delay: float 
         return _Hidden()
     if not sys.stderr.isatty():
         return LineProgress(total, label=label, unit=unit, start=start)
-    return _DelayedBar(total, label=label, delay=delay)
+    return _DelayedBar(total, label=label, unit=unit, delay=delay, start=start)
 
 
 class _Hidden:
@@ -50,12 +50,13 @@ class _Hidden:
 
 
 class _DelayedBar:
-    """click's progress bar, opened once ``delay`` seconds have passed (it then counts
-    from the work already done)."""
+    """click's progress bar (done/total, rate, time left), opened once ``delay`` seconds
+    have passed (it then counts from the work already done)."""
 
-    def __init__(self, total: int, *, label: str, delay: float):
-        self.total, self.label, self.delay = total, label, delay
-        self.start = time.monotonic()
+    def __init__(self, total: int, *, label: str, unit: str, delay: float,
+                 start: float | None = None):
+        self.total, self.label, self.unit, self.delay = total, label, unit, delay
+        self.start = time.monotonic() if start is None else start
         self.done = 0
         self.bar = None
 
@@ -71,17 +72,24 @@ class _DelayedBar:
 
     def _open(self) -> None:
         self.bar = click.progressbar(length=self.total, file=sys.stderr, label=self.label,
-                                     show_eta=True, show_pos=True)
+                                     show_eta=True, show_pos=True,
+                                     item_show_func=self._rate_text)
         self.bar.__enter__()
         if self.done:
-            self.bar.update(self.done)
+            self.bar.update(self.done, self._rate())
+
+    def _rate(self) -> float:
+        return self.done / max(1e-9, time.monotonic() - self.start)
+
+    def _rate_text(self, rate: float | None) -> str | None:
+        return None if rate is None else f"{rate:,.0f} {self.unit}/s"
 
     def update(self, count: int) -> None:
         self.done += count
         if self.bar is None and time.monotonic() - self.start >= self.delay:
             self._open()
         elif self.bar is not None:
-            self.bar.update(count)
+            self.bar.update(count, self._rate())
 
 
 class LineProgress:
@@ -114,8 +122,9 @@ class LineProgress:
 @contextlib.contextmanager
 def query_progress(progress: bool | None, *, label: str) -> Iterator[Callable[[int, int], None]]:
     """A ``progress(done, total)`` callback for ``analyze`` (queries done so far of total):
-    the bar opens at the first call (when the total is known), after ``DELAY`` seconds on
-    a terminal; nothing when not ``wanted(progress)``."""
+    the bar opens at the first call (when the total is known), on a terminal only once the
+    run has lasted ``DELAY`` seconds unless forced (``--progress``); nothing when not
+    ``wanted(progress)``."""
     show = wanted(progress)
     start = time.monotonic()
     state: dict = {"bar": None, "done": 0}
@@ -125,7 +134,8 @@ def query_progress(progress: bool | None, *, label: str) -> Iterator[Callable[[i
             return
         if state["bar"] is None:
             bar = progress_bar(total, show=True, label=label, unit="queries",
-                               delay=max(0.0, DELAY - (time.monotonic() - start)),
+                               delay=0.0 if progress else
+                               max(0.0, DELAY - (time.monotonic() - start)),
                                start=start)
             state["bar"] = bar.__enter__()
         state["bar"].update(done - state["done"])
