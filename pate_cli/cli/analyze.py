@@ -162,7 +162,12 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..analysis.serialize import smooth_sensitivity_history
-    from ..outputs.files import check_destinations, per_query_bytes, write_outputs
+    from ..outputs.files import (
+        check_destinations,
+        per_query_bytes,
+        per_query_chunks,
+        write_outputs,
+    )
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations((f"{option} {path}", path) for option, path in (
@@ -189,7 +194,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
-        files[per_query] = per_query_bytes(result.to_frame(), per_query)
+        files[per_query] = per_query_chunks(result.to_frame(), per_query)
     if output is not None:
         files[output] = text.encode()
     if ss_history is not None:

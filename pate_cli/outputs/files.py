@@ -39,14 +39,22 @@ def per_query_chunks(frame: pd.DataFrame, path: str, *,
                      rows: int = CHUNK_ROWS) -> Iterator[bytes]:
     """``per_query_bytes`` in pieces of ``rows`` rows (the same bytes, joined): CSV and
     JSON lines are formatted a chunk at a time, parquet gets row groups of ``rows``.
+    ``write_outputs`` takes the pieces as they come, so the whole text is never held.
 
     JSON lines are formatted column by column with numpy (``json_lines``), not a Python
-    loop over rows; CSV chunks are pandas' ``to_csv`` of each slice (header once).
+    loop over rows; CSV chunks are pandas' ``to_csv`` of each slice (header once). An
+    unknown extension (or parquet without pyarrow) raises here, before any piece.
     """
     extension = os.path.splitext(path)[1].lower()
     if extension not in PER_QUERY_EXTENSIONS:
         raise ValueError(f"{path}: unknown extension for the per-query table "
                          f"(use {', '.join(PER_QUERY_EXTENSIONS)})")
+    if extension == ".parquet":
+        require_pyarrow(path)
+    return _chunks(frame, path, extension, rows)
+
+
+def _chunks(frame: pd.DataFrame, path: str, extension: str, rows: int) -> Iterator[bytes]:
     if extension == ".parquet":
         yield parquet_bytes(frame, path, row_group_size=rows)
         return
@@ -136,7 +144,8 @@ def parquet_bytes(frame: pd.DataFrame, path: str, *, row_group_size: int | None 
 
 
 def write_outputs(files: dict) -> None:
-    """Write the outputs of one command (path -> bytes) as a set: all of them or none.
+    """Write the outputs of one command (path -> bytes, or an iterable of bytes such as
+    ``per_query_chunks``) as a set: all of them or none.
 
     Every regular destination is first written in full to a temporary file beside it;
     only when all of them (and any special destination, below) are written are the
@@ -293,13 +302,15 @@ def _write_in_place(destination: Destination, data: bytes) -> None:
         os.close(handle)
 
 
-def _write_all(handle: int, data: bytes) -> None:
-    """Every byte of ``data`` to the file descriptor, in chunks (a signal arriving during
-    a large write interrupts it between two chunks)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(handle, view[:WRITE_CHUNK])
-        view = view[written:]
+def _write_all(handle: int, data) -> None:
+    """Every byte of ``data`` (bytes, or an iterable of bytes written as they come) to the
+    file descriptor, in chunks (a signal arriving during a large write interrupts it
+    between two chunks)."""
+    for piece in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
+        view = memoryview(piece)
+        while view:
+            written = os.write(handle, view[:WRITE_CHUNK])
+            view = view[written:]
 
 
 def _remove(path: str) -> None:

@@ -87,4 +87,37 @@ def test_parquet_row_groups_read_back_the_same_table():
 
 def test_unknown_extension_is_refused_before_any_bytes():
     with pytest.raises(ValueError, match="unknown extension"):
-        next(per_query_chunks(pd.DataFrame({"a": [1]}), "q.txt"))
+        per_query_chunks(pd.DataFrame({"a": [1]}), "q.txt")
+
+
+def test_pieces_are_written_as_they_come_and_an_interrupted_write_leaves_nothing(tmp_path):
+    from pate_cli.outputs.files import write_outputs
+    frame = pd.DataFrame({"query": np.arange(5000), "epsilon": np.linspace(0, 1, 5000)})
+    out, summary = tmp_path / "q.jsonl", tmp_path / "s.json"
+    write_outputs({str(out): per_query_chunks(frame, str(out), rows=700),
+                   str(summary): b"{}\n"})
+    assert out.read_bytes() == reference_json_lines(frame).encode()
+
+    def interrupted():
+        yield b"partial\n"
+        raise KeyboardInterrupt
+
+    out.write_bytes(b"old\n")
+    with pytest.raises(KeyboardInterrupt):
+        write_outputs({str(summary): b"new\n", str(out): interrupted()})
+    assert out.read_bytes() == b"old\n" and summary.read_bytes() == b"{}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.jsonl", "s.json"]
+
+
+def test_a_parquet_table_without_pyarrow_is_refused_before_any_piece(monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def no_pyarrow(name, *args, **kwargs):
+        if name == "pyarrow":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    with pytest.raises(ValueError, match="needs pyarrow"):
+        per_query_chunks(pd.DataFrame({"a": [1]}), "q.parquet")
