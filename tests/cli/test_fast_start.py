@@ -114,6 +114,37 @@ def test_progress_forced_onto_a_pipe_prints_lines(cli):
     assert "queries (" not in cli.analyze(VOTES, "--no-progress", "-f", "json").err
 
 
+def on_a_terminal(*args: str, env: dict | None = None) -> bytes:
+    """What ``pate-analyze ARGS`` writes to stderr when stderr is a terminal (a pty)."""
+    pty = pytest.importorskip("pty")
+    master, slave = pty.openpty()
+    code = "from pate_cli.cli.analyze import main; main()"
+    process = subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=slave,
+                               env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100",
+                                    **(env or {})})
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert process.wait(timeout=60) == 0
+    return seen
+
+
+def test_on_a_terminal_the_bar_waits_for_long_runs_unless_forced():
+    env = {"CI": ""}
+    assert b"queries" not in on_a_terminal(str(VOTES), "-n", "500", env=env)  # well < 2 s
+    forced = on_a_terminal(str(VOTES), "-f", "json", "--progress", env=env)
+    assert b"pate-analyze" in forced and b"9000/9000" in forced and b"queries/s" in forced
+
+
 def test_no_progress_by_default_under_ci(monkeypatch):
     from pate_cli.cli.progress import wanted
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
