@@ -52,6 +52,7 @@ from numpy.lib.format import open_memmap
 from scipy.special import log_ndtr, logsumexp
 
 DELTA = 1e-5
+FAST_START = "fast-start"  # import / --help / 10-query times (benchmarks/fast_start.py)
 SEED = 20240611
 GENERATION_CHUNK = 100_000
 AGREEMENT_TOLERANCE = 1e-9
@@ -794,6 +795,18 @@ def report(records: dict[str, dict], specs: dict[str, Dataset], quick: bool,
 
 def run_parent(quick: bool, cases: list[str]) -> None:
     """Generate the vote files, run each case in its own process, print the results."""
+    fast = FAST_START in cases
+    cases = [case for case in cases if case != FAST_START]
+    if cases:
+        _run_cases(quick, cases)
+    if fast:
+        import fast_start  # beside this file (benchmarks/ is on sys.path when run)
+
+        print()
+        print(fast_start.report(fast_start.measure(3 if quick else fast_start.REPEATS)))
+
+
+def _run_cases(quick: bool, cases: list[str]) -> None:
     skipped = []
     if "ss-table2" in cases:
         missing = [path for path, *_ in table2_settings(quick).values()
@@ -821,7 +834,7 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="small sizes (2,000 x 150, 50,000 x 10, a fifth of Table 2), "
                              "for a smoke test")
-    parser.add_argument("--cases", nargs="+", choices=list(CASES), metavar="NAME",
+    parser.add_argument("--cases", nargs="+", choices=[*CASES, FAST_START], metavar="NAME",
                         help="run only these cases, e.g. --cases ss-table2 ss-glyph "
                              "(default: all; --list names them)")
     parser.add_argument("--list", action="store_true", help="list the case names and exit")
@@ -829,13 +842,14 @@ def main(argv=None) -> None:
     parser.add_argument("--data", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.list:
-        print("\n".join(CASES))
+        print("\n".join([*CASES, FAST_START]))
     elif args.case:
         if not args.data:
             parser.error("--case needs --data")
         run_child(args.case, args.data, args.quick)
     else:
-        selected = [case for case in CASES if args.cases is None or case in args.cases]
+        selected = [case for case in [*CASES, FAST_START]
+                    if args.cases is None or case in args.cases]
         run_parent(args.quick, selected)
 
 

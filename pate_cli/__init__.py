@@ -7,40 +7,59 @@ render -> write)::
     result = pate_cli.analyze("votes.npy", "confident", threshold=200, sigma_threshold=150,
                               sigma=40, accounting="expected", labels="labels.npy")
     result.epsilon, result.to_dict(), result.to_frame().head()
+
+The names below are imported on first use (PEP 562), so ``import pate_cli`` loads neither
+numpy nor scipy, pandas or matplotlib.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from . import _views
+from ._lazy import lazy_exports
 from ._version import __version__
-from .accounting.conversion import rdp_to_epsilon
-from .accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
-from .accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
-from .accounting.threshold import log_pr_answered, rdp_threshold, rdp_threshold_data_independent
-from .analysis import (
-    AnalysisResult,
-    LabelDecisions,
-    Round,
-    analyze,
-    analyze_individualized,
-    analyze_rounds,
-    analyze_votes,
-    derive_parameters,
-    label,
-    sanitize_analysis,
-)
-from .errors import InputError, OptionError, OrderGridWarning, PateWarning
-from .inputs import (
-    PrivacyGroups,
-    VoteSet,
-    load_groups,
-    load_predictions,
-    load_student,
-    load_votes,
-)
-from .mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax, LNMax, build_mechanism
-from .orders import default_orders, parse_orders
-from .outputs import notebook as _notebook  # noqa: F401 - registers result.plot/.report/_repr_html_
-from .sweep import run_sweep
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
+    from .accounting.conversion import rdp_to_epsilon
+    from .accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
+    from .accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
+    from .accounting.threshold import (
+        log_pr_answered,
+        rdp_threshold,
+        rdp_threshold_data_independent,
+    )
+    from .analysis import (
+        AnalysisResult,
+        LabelDecisions,
+        Round,
+        analyze,
+        analyze_individualized,
+        analyze_rounds,
+        analyze_votes,
+        derive_parameters,
+        label,
+        sanitize_analysis,
+    )
+    from .errors import InputError, OptionError, OrderGridWarning, PateWarning
+    from .inputs import (
+        PrivacyGroups,
+        VoteSet,
+        load_groups,
+        load_predictions,
+        load_student,
+        load_votes,
+    )
+    from .mechanisms import (
+        SVTPATE,
+        ConfidentGNMax,
+        GNMax,
+        InteractiveGNMax,
+        LNMax,
+        build_mechanism,
+    )
+    from .orders import default_orders, parse_orders
+    from .sweep import run_sweep
 
 __all__ = [
     "__version__", "analyze", "load_votes", "load_predictions", "VoteSet", "InputError",
@@ -53,3 +72,28 @@ __all__ = [
     "log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent", "analyze_votes",
     "label", "LabelDecisions",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "rdp_to_epsilon": ".accounting.conversion",
+    **dict.fromkeys(["log_q_gnmax", "rdp_gnmax", "rdp_gnmax_data_independent"],
+                    ".accounting.gnmax"),
+    **dict.fromkeys(["log_q_lnmax", "rdp_lnmax", "rdp_lnmax_data_independent"],
+                    ".accounting.laplace"),
+    **dict.fromkeys(["log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent"],
+                    ".accounting.threshold"),
+    **dict.fromkeys(["AnalysisResult", "LabelDecisions", "Round", "analyze",
+                     "analyze_individualized", "analyze_rounds", "analyze_votes",
+                     "derive_parameters", "label", "sanitize_analysis"], ".analysis"),
+    **dict.fromkeys(["InputError", "OptionError", "OrderGridWarning", "PateWarning"],
+                    ".errors"),
+    **dict.fromkeys(["PrivacyGroups", "VoteSet", "load_groups", "load_predictions",
+                     "load_student", "load_votes"], ".inputs"),
+    **dict.fromkeys(["SVTPATE", "ConfidentGNMax", "GNMax", "InteractiveGNMax", "LNMax",
+                     "build_mechanism"], ".mechanisms"),
+    **dict.fromkeys(["default_orders", "parse_orders"], ".orders"),
+    "run_sweep": ".sweep",
+})
+
+# A result's notebook views (``_repr_html_``, ``.plot``, ``.report()``) are drawn by the
+# outputs layer, imported the first time one is asked for (``pate_cli._views``).
+_views.provide("pate_cli.outputs.notebook")

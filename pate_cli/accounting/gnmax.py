@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import log_ndtr, ndtr
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
@@ -44,6 +43,7 @@ def log_q_gnmax(votes: ArrayLike, *, sigma: float) -> np.ndarray:
     integer votes the gaps are integers, so the tail probabilities come from a table of
     ``max gap + 1`` values instead of one evaluation per (query, class).
     """
+    from scipy.special import ndtr
     votes = as_votes(votes)
     check_positive(sigma, "sigma")
     queries, classes = votes.shape
@@ -72,6 +72,7 @@ def log_q_gnmax(votes: ArrayLike, *, sigma: float) -> np.ndarray:
 
 def _log_q_log_space(gaps: np.ndarray, top: np.ndarray, scale: float) -> np.ndarray:
     """The Prop. 7 sum in log space for rows whose tail probabilities underflow."""
+    from scipy.special import log_ndtr
     queries = gaps.shape[0]
     rows = np.arange(queries)
     z = gaps / scale

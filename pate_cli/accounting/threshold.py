@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import log_ndtr
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
@@ -23,6 +22,7 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
 
     ``max_votes`` is ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
     """
+    from scipy.special import log_ndtr
     check_positive(sigma_threshold, "sigma_threshold")
     max_votes = np.asarray(max_votes, dtype=np.float64)
     return log_ndtr((np.rint(max_votes) - threshold) / sigma_threshold)

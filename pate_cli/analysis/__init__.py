@@ -1,16 +1,21 @@
 """ORCHESTRATE: chunks of votes -> replay -> accounting -> a frozen ``AnalysisResult``."""
 
-from ..errors import OrderGridWarning
-from .api import analyze, individualized_plan, label, read_votes
-from .decisions import LabelDecisions, decisions_of
-from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
-from .result import AnalysisResult, ReplayTotals
-from .rounds import Round, analyze_rounds
-from .run import analyze_votes
-from .sanitization import sanitize_analysis
-from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK
-from .steps import mechanism_steps
-from .totals import analyze_totals
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
+    from ..errors import OrderGridWarning
+    from .api import analyze, individualized_plan, label, read_votes
+    from .decisions import LabelDecisions, decisions_of
+    from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
+    from .result import AnalysisResult, ReplayTotals
+    from .rounds import Round, analyze_rounds
+    from .run import analyze_votes
+    from .sanitization import sanitize_analysis
+    from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK
+    from .steps import mechanism_steps
+    from .totals import analyze_totals
 
 __all__ = [
     "ACCOUNTING_MODES", "DEFAULT_CHUNK", "VARIANTS", "AnalysisResult", "GroupParameters",
@@ -19,3 +24,18 @@ __all__ = [
     "sanitize_analysis", "analyze", "individualized_plan", "read_votes", "label",
     "LabelDecisions", "decisions_of",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "OrderGridWarning": "..errors",
+    **dict.fromkeys(["analyze", "individualized_plan", "label", "read_votes"], ".api"),
+    **dict.fromkeys(["LabelDecisions", "decisions_of"], ".decisions"),
+    **dict.fromkeys(["VARIANTS", "GroupParameters", "analyze_individualized", "derive_parameters"],
+        ".individualized"),
+    **dict.fromkeys(["AnalysisResult", "ReplayTotals"], ".result"),
+    **dict.fromkeys(["Round", "analyze_rounds"], ".rounds"),
+    "analyze_votes": ".run",
+    "sanitize_analysis": ".sanitization",
+    **dict.fromkeys(["ACCOUNTING_MODES", "DEFAULT_CHUNK"], ".setting"),
+    "mechanism_steps": ".steps",
+    "analyze_totals": ".totals",
+})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -126,8 +127,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             power: float = 2.0, smooth_sensitivity: bool = False,
             ss_every: int | None = None, accounting: str = "replay", delta: float = 1e-5,
             orders=None, order: float | None = None, conversion: str = "classic",
-            seed: int = 0, budget: float | None = None, chunk_size: int = DEFAULT_CHUNK,
+            seed: int = 0, budget: float | None = None, chunk_size: int | None = DEFAULT_CHUNK,
             index_col: int | None = None, tuning=None, decisions=None,
+            progress: Callable[[int, int], object] | None = None,
             **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
@@ -142,6 +144,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     adds the sanitised release (``ss_every`` queries between history checkpoints).
     ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12) adds the cost of a
     random search whose every candidate costs at most this run (``result.tuning``).
+    ``progress(done, total)`` is called after each chunk of queries of a single run
+    (not for SVT-PATE, rounds or individualized runs); ``chunk_size`` (rows) defaults
+    to a bound on rows x classes (``analysis.setting.chunk_rows``).
     Refused combinations raise ``OptionError`` (an
     ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
     (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
@@ -234,7 +239,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             try:
                 result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
                                        student=student_rows, query_indices=indices,
-                                       initial_rdp=initial_rdp, decisions=given, **common)
+                                       initial_rdp=initial_rdp, decisions=given,
+                                       progress=progress, **common)
             except ValueError as error:
                 if part is None or isinstance(error, InputError):
                     raise

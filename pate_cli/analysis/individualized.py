@@ -41,7 +41,7 @@ from ..mechanisms import (
 )
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
-from .setting import DEFAULT_CHUNK, label_accuracy
+from .setting import DEFAULT_CHUNK, chunk_rows, label_accuracy
 
 if TYPE_CHECKING:
     from ..inputs.groups import PrivacyGroups
@@ -136,7 +136,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            seed: int = 0, queries: int | None = None,
                            labels: np.ndarray | None = None,
                            student: np.ndarray | None = None,
-                           chunk_size: int = DEFAULT_CHUNK,
+                           chunk_size: int | None = DEFAULT_CHUNK,
                            source: object | None = None) -> AnalysisResult:
     """Analyse an individualized run; the result's ``groups`` holds the accounting.
 
@@ -173,6 +173,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                                         seed=seed, classes=classes).votes
             member_groups = teacher_groups
         teachers = float(predictions.shape[1])
+    chunk_size = chunk_rows(chunk_size, histogram.shape[1])
     base = analyze_votes(histogram, mechanism, teachers=teachers, accounting=accounting,
                          delta=delta, orders=orders, conversion=conversion, seed=seed,
                          queries=queries, labels=labels, student=student,

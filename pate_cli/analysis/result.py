@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._views import load_providers
 from .serialize import per_query_frame, summary_dict
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
 # ``plot`` (result -> an object with ``history()``, ``selection()``, ``groups()``) and
 # ``report`` (result, **options -> str). The analysis layer cannot import the outputs layer
 # that draws them (tests/test_layers.py), so the outputs layer registers them here
-# (``outputs.notebook``); the package's ``__init__`` imports it, so they are present
-# whenever ``pate_cli`` is imported, as any ``pate_cli.*`` import does first.
+# (``outputs.notebook``); the package's ``__init__`` names that module (``pate_cli._views``),
+# imported the first time a view is asked for (any ``pate_cli.*`` import runs ``__init__``).
 PRESENTERS: dict[str, Callable[..., Any]] = {}
 
 
@@ -39,6 +40,8 @@ def register_presenter(name: str, presenter: Callable[..., Any]) -> None:
 
 
 def _presenter(name: str) -> Callable[..., Any]:
+    if name not in PRESENTERS:
+        load_providers()
     try:
         return PRESENTERS[name]
     except KeyError:
@@ -233,6 +236,8 @@ class AnalysisResult:
 
     def _repr_html_(self) -> str | None:
         """A compact summary table and a cost sparkline (Jupyter's rich display)."""
+        if "html" not in PRESENTERS:
+            load_providers()
         presenter = PRESENTERS.get("html")
         return None if presenter is None else presenter(self)
 

@@ -42,7 +42,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
                    accounting: str = "replay", delta: float = 1e-5,
                    orders: np.ndarray | None = None, conversion: str = "classic",
                    seed: int = 0, labels: np.ndarray | None = None,
-                   initial_rdp: np.ndarray | None = None, chunk_size: int = DEFAULT_CHUNK,
+                   initial_rdp: np.ndarray | None = None, chunk_size: int | None = DEFAULT_CHUNK,
                    source: object | None = None) -> AnalysisResult:
     """Compose successive rounds into one RDP curve and one epsilon (RDP adds up, s.6).
 

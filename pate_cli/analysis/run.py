@@ -26,6 +26,7 @@ from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
     checked_setting,
+    chunk_rows,
     grid_edge_notes,
     initial_carry,
     label_accuracy,
@@ -40,8 +41,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   conversion: str = "classic", seed: int = 0, queries: int | None = None,
                   budget: float | None = None, labels=None, student=None,
                   query_indices=None, initial_rdp=None, salt: int = 0,
-                  chunk_size: int = DEFAULT_CHUNK, source=None,
-                  decisions: Decisions | None = None) -> AnalysisResult:
+                  chunk_size: int | None = DEFAULT_CHUNK, source=None,
+                  decisions: Decisions | None = None, progress=None) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -63,6 +64,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     seeded replay's; it may end early only where a budget run halts.
     """
     orders, converter = checked_setting(accounting, delta, orders, conversion)
+    chunk_size = chunk_rows(chunk_size, votes.shape[1] if np.ndim(votes) == 2 else 1)
     _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
                chunk_size=chunk_size)
     positions = analysed_positions(votes.shape[0], query_indices, queries)
@@ -119,6 +121,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             carry = figures.carry
             table.fill(slice(start, stop), block, made, released, weight=weight, log_q=log_q,
                        log_pr=log_pr, figures=figures, orders=orders)
+        if progress is not None:
+            progress(stop, queries)
         if halted_at is not None:
             break
     if decisions is not None and decisions.answered.size < (

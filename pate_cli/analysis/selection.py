@@ -5,12 +5,15 @@ Vectorised over queries; ``pate-plot selection`` draws it."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..accounting.gnmax import log_q_gnmax, rdp_gnmax
 from ..accounting.threshold import log_pr_answered
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
@@ -24,6 +27,7 @@ def selection_bins(votes, *, teachers: float, params, sigma: float, order: float
     queries of the data-dependent RDP of the answer step (GNMax with ``sigma``) at
     ``order``, i.e. what answering one query of the bin costs (NaN for an empty bin).
     """
+    import pandas as pd
     votes = np.asarray(votes, dtype=np.float64)
     plurality = votes.max(axis=1)
     low = math.floor(min(plurality.min(), teachers)) if plurality.size else 0

@@ -11,10 +11,12 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .._version import __version__
 from ..mechanisms import OUTCOME_NAMES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 if TYPE_CHECKING:
     from ..accounting.smooth_sensitivity import SmoothSensitivityResult
@@ -125,6 +127,7 @@ def per_query_frame(result) -> pd.DataFrame:
     ``answered`` is 0/1 (replay, data-independent) or pr_answered (expected); ``label``
     is empty (<NA>) where nothing was output; ``rdp_answer`` is the charged answer cost.
     """
+    import pandas as pd
     answered = result.answered
     if result.accounting != "expected":
         answered = answered.astype(np.int64)

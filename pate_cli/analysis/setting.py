@@ -10,7 +10,22 @@ from ..mechanisms import OUTCOME_NAMES
 from ..orders import default_orders, validate_orders
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
-DEFAULT_CHUNK = 8192
+# Queries are read and analysed in chunks of rows. The default chunk is sized by elements
+# (rows x classes), not rows, so that wide vote files (10^5 x 1,000 classes) stay bounded:
+# min(CHUNK_ROWS, max(1, CHUNK_ELEMENTS // classes)) rows, i.e. 8,192 rows up to 128
+# classes (each chunk's per-query curves are rows x orders), then 2^20 vote elements
+# (8 MB of float64). Results are identical whatever the chunk size (composition adds in
+# query order, MATH.md s.6); a chunk_size given explicitly is used as is.
+DEFAULT_CHUNK = None
+CHUNK_ROWS = 8192
+CHUNK_ELEMENTS = 1 << 20
+
+
+def chunk_rows(chunk_size: int | None, classes: int) -> int:
+    """Rows per chunk: ``chunk_size`` when given, else the element budget's share."""
+    if chunk_size is not None:
+        return chunk_size
+    return min(CHUNK_ROWS, max(1, CHUNK_ELEMENTS // max(1, int(classes))))
 
 def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
                     conversion: str) -> tuple[np.ndarray, Conversion]:

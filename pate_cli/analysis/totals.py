@@ -15,6 +15,7 @@ from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
     checked_setting,
+    chunk_rows,
     grid_edge_notes,
     rows_of,
 )
@@ -27,7 +28,7 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
                    conversion: str = "classic", queries: int | None = None,
                    budget: float | None = None, labels: np.ndarray | None = None,
                    student: np.ndarray | None = None,
-                   chunk_size: int = DEFAULT_CHUNK) -> list[ReplayTotals]:
+                   chunk_size: int | None = DEFAULT_CHUNK) -> list[ReplayTotals]:
     """End-of-run totals of ``analyze_votes`` for several seeds, sharing the work.
 
     The same numbers as ``analyze_votes(..., seed=s)`` for each ``s`` in ``seeds`` (the
@@ -48,6 +49,7 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
     if student is not None:
         raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
     orders, _ = checked_setting(accounting, delta, orders, conversion)
+    chunk_size = chunk_rows(chunk_size, votes.shape[1])
     positions = analysed_positions(votes.shape[0], None, queries)
     queries = positions.size
     selection, answer = mechanism_steps(mechanism)

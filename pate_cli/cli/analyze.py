@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 import click
-import pandas as pd
 
-from ..analysis import api
-from ..analysis.decisions import decisions_of
-from ..analysis.individualized import VARIANTS
-from ..analysis.serialize import smooth_sensitivity_history
-from ..mechanisms import MECHANISMS
-from ..outputs.decisions import check_decisions_path, decisions_bytes
-from ..outputs.files import check_destinations, per_query_bytes, write_outputs
-from ..outputs.rdp_curve import rdp_curve_bytes
 from ..outputs.summary import FORMATS, render
+from .choices import MECHANISMS, VARIANTS
 from .errors import OverBudget, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -26,30 +18,19 @@ from .options import (
     tuning_spec,
     version_option,
 )
+from .progress import query_progress
 
 EPILOG = """\b
 Examples:
-  input        pate-analyze votes.csv --index-col 0 -n 640 --labels y_640.npy
-               cat votes.csv | pate-analyze -
-  mechanism    pate-analyze votes.npy -m gnmax --sigma 40
-               pate-analyze votes.npy -T 200 --sigma-threshold 150 --sigma 40 --labels y.npy
-               pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
-               pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
-  accounting   pate-analyze votes.npy -m lnmax --laplace-scale 20 --accounting expected
-               pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv
-  budget & CI  pate-analyze votes.npy --budget 2.0 --labels y.npy
-               pate-analyze - --max-epsilon 3 < votes.csv; [ $? -eq 3 ] && echo "over budget"
-  outputs      pate-analyze votes.npy -f json | jq .epsilon
-               pate-analyze votes.npy --per-query q.csv -o summary.json -f json
-  individual.  pate-analyze --predictions p.npy --individualized weighting --groups g.csv \\
-                   --teacher-groups t.csv
-  smooth       pate-analyze votes.npy -n 640 --accounting expected --smooth-sensitivity
+  cat votes.csv | pate-analyze - -f json | jq .epsilon
+  pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
+  pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
+  pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv --budget 2.0 --labels y.npy
+  pate-analyze --predictions p.npy --individualized weighting --groups g.csv \\
+      --teacher-groups t.csv
 
 \b
-SVT-PATE's guarantee is data-independent: --accounting changes only what the replay
-reports (the unstable queries it met), never its epsilon; it needs margins of 100s of lambda.
-
-\b
+SVT-PATE's epsilon is data-independent: --accounting changes only what its replay reports.
 Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C,
 143 SIGTERM (no output file is left half-written), 1 unexpected.
 """ + completion_line("pate-analyze") + "\n"
@@ -78,7 +59,8 @@ SVT_CUTOFF = _SvtCutoff()
 def _mechanism_specs(option) -> list:
     return [
         option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
-               default="confident", show_default=True, help="Aggregator to analyse."),
+               default="confident", metavar="NAME",
+               help="lnmax, gnmax, confident (default), interactive or svt."),
         option("--sigma", type=POSITIVE, help="Answer Gaussian std sigma2 [default: 0.16 M]."),
         option("-T", "--threshold", type=float, help="Selection threshold T [default: 0.8 M]."),
         option("--sigma-threshold", type=POSITIVE,
@@ -88,11 +70,11 @@ def _mechanism_specs(option) -> list:
         option("--student", type=click.Path(dir_okay=False),
                help="Interactive: student probabilities (.npy/.csv/.npz 'student')."),
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
-               help="Interactive: the student's confidence gamma."),
+               metavar="GAMMA", help="Interactive: the student's confidence."),
         option("--svt-scale", type=POSITIVE,
                help="SVT: Laplace scale [default: 0.01 M, unless --target-epsilon]."),
         option("--svt-cutoff", type=SVT_CUTOFF, default="100", show_default=True,
-               help="SVT: unstable queries before halting, or auto."),
+               metavar="C", help="SVT: unstable queries before halting, or auto."),
         option("--svt-threshold", type=float,
                help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),
         option("--target-epsilon", type=POSITIVE,
@@ -129,7 +111,7 @@ def _budget_specs(option) -> list:
 def _output_specs(option) -> list:
     return [
         option("-f", "--format", "fmt", type=click.Choice(list(FORMATS)), default="table",
-               show_default=True, help="Summary format on standard output."),
+               metavar="FMT", help="Summary on stdout: table (default), json, csv, markdown."),
         option("-o", "--output", type=click.Path(dir_okay=False),
                help="Write the summary to this file (atomically) instead of stdout."),
         option("--per-query", type=click.Path(dir_okay=False),
@@ -138,22 +120,25 @@ def _output_specs(option) -> list:
                help="Write the decisions and labels (.csv/.jsonl/.npz)."),
         option("--write-rdp", type=click.Path(dir_okay=False),
                help="Write the total RDP curve (CSV order,rdp) for other accountants."),
+        option("--progress/--no-progress", default=None,
+               help="Progress on stderr [default: on a terminal after 2 s, not in CI]."),
     ]
 
 
 def _individualized_specs(option) -> list:
     return [
-        option("--individualized", type=click.Choice(list(VARIANTS)),
-               help="Per-group budgets (with --groups [--predictions --teacher-groups])."),
+        option("--individualized", type=click.Choice(list(VARIANTS)), metavar="VARIANT",
+               help="upsampling, weighting or vanishing (per-group budgets, --groups)."),
         option("--groups", type=click.Path(dir_okay=False),
                help="CSV group,budget[,upsampling|weight|participation][,share]."),
         option("--teacher-groups", type=click.Path(dir_okay=False),
                help="CSV teacher,group: each teacher's privacy group."),
         option("--precision", type=click.IntRange(min=0, max=9), default=2, show_default=True,
+               metavar="P",
                help="Upsampling: round budget ratios to 10^-p."),
         option("--weights", "weight_rule", type=click.Choice(["budget", "group-size"]),
-               default="budget", show_default=True,
-               help="Weighting: Appendix C, or Algorithm 2 (times group size)."),
+               default="budget", metavar="RULE",
+               help="Weighting: budget (App. C; default) or group-size (Alg. 2)."),
         option("--power", type=POSITIVE, default=2.0, show_default=True,
                help="Vanishing: participation (eps_g/eps_max)^power."),
         option("--show-parameters", is_flag=True,
@@ -168,19 +153,27 @@ def _smooth_specs(option) -> list:
         option("--ss-history", type=click.Path(dir_okay=False),
                help="Write before/after/std every --ss-every queries (.csv, .jsonl)."),
         option("--ss-every", type=click.IntRange(min=1), default=100, show_default=True,
+               metavar="N",
                help="Queries between --ss-history rows."),
     ]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.argument("votes", required=False, metavar="[VOTES]")
-@group("Input", _input_specs)
-@group("Mechanism", _mechanism_specs)
-@group("Accounting", _accounting_specs)
-@group("Budget & CI", _budget_specs)
-@group("Outputs", _output_specs)
-@group("Individualized PATE", _individualized_specs)
-@group("Smooth sensitivity", _smooth_specs)
+@group("Input", _input_specs,
+       "pate-analyze votes.csv --index-col 0 -n 640 --labels y_640.npy")
+@group("Mechanism", _mechanism_specs,
+       "pate-analyze votes.npy -T 200 --sigma-threshold 150 --sigma 40")
+@group("Accounting", _accounting_specs,
+       "pate-analyze v.npy -m gnmax --sigma 40 --accounting expected")
+@group("Budget & CI", _budget_specs,
+       "pate-analyze v.npy --max-epsilon 3; [ $? -eq 3 ] && echo over")
+@group("Outputs", _output_specs,
+       "pate-analyze votes.npy --per-query q.csv -o summary.json -f json")
+@group("Individualized PATE", _individualized_specs,
+       "pate-analyze v.npy --individualized upsampling --groups g.csv")
+@group("Smooth sensitivity", _smooth_specs,
+       "pate-analyze v.npy --accounting expected --smooth-sensitivity")
 @debug_option
 @version_option
 def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, sigma,
@@ -189,13 +182,24 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
-            decisions_in=None, write_decisions=None, write_rdp=None):
+            progress, decisions_in=None, write_decisions=None, write_rdp=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
     .csv/.tsv (optional header) or - (stdin). Prints epsilon at --delta, the answered
     queries and, with --labels, the label accuracy.
     """
+    from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
+    from ..analysis.decisions import decisions_of
+    from ..analysis.serialize import smooth_sensitivity_history
+    from ..outputs.decisions import check_decisions_path, decisions_bytes
+    from ..outputs.files import (
+        check_destinations,
+        per_query_bytes,
+        per_query_chunks,
+        write_outputs,
+    )
+    from ..outputs.rdp_curve import rdp_curve_bytes
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations((f"{option} {path}", path) for option, path in (
@@ -212,7 +216,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
                          groups, teacher_groups, precision, weight_rule, power, fmt,
                          index_col, queries)
         return
-    with reported_warnings():
+    with reported_warnings(), query_progress(progress, label="pate-analyze") as report:
         result = api.analyze(
             votes, mechanism, predictions=predictions, classes=classes, labels=labels,
             teachers=teachers, queries=queries, student=student, query_indices=query_indices,
@@ -225,16 +229,18 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
             target_epsilon=target_epsilon, index_col=index_col, tuning=tuning,
-            decisions=decisions_in)
+            decisions=decisions_in, progress=report)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
-        files[per_query] = per_query_bytes(result.to_frame(), per_query)
+        files[per_query] = per_query_chunks(result.to_frame(), per_query)
     if output is not None:
         files[output] = text.encode()
     if write_decisions is not None:
         files[write_decisions] = decisions_bytes(decisions_of(result), write_decisions)
     if ss_history is not None:
+        import pandas as pd
+
         history = smooth_sensitivity_history(result.smooth_sensitivity)
         files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
     if write_rdp is not None:
@@ -254,6 +260,7 @@ def _show_parameters(votes, predictions, classes, labels, teachers, individualiz
                      teacher_groups, precision, weight_rule, power, fmt, index_col,
                      queries) -> None:
     """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
+    from ..analysis import api
     if individualized is None:
         raise click.UsageError("--groups and --show-parameters need --individualized")
     vote_set = api.read_votes(votes, predictions=predictions, classes=classes, labels=labels,
@@ -266,6 +273,7 @@ def _show_parameters(votes, predictions, classes, labels, teachers, individualiz
 
 
 def _parameters_text(parameters, fmt) -> str:
+    import pandas as pd
     rows = parameters.as_rows()
     if fmt == "json":
         import json

@@ -60,7 +60,7 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
         cause = aborted.__cause__ or aborted.__context__
         if isinstance(cause, KeyboardInterrupt):
             return _interrupted(cause)
-        click.echo("Aborted.", err=True)
+        _echo_after_stdout("Aborted.")
         return EXIT_UNEXPECTED
     except KeyboardInterrupt as interrupt:
         return _interrupted(interrupt)
@@ -68,18 +68,18 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
         hint = f" (see {prog_name} --help)" if prog_name else ""
         message = (error.format_message() if isinstance(error, click.UsageError)
                    else _one_line(error))
-        click.echo(f"Error: {message}{hint}", err=True)
+        _echo_after_stdout(f"Error: {message}{hint}")
         return EXIT_BAD_INPUT
     except click.ClickException as error:
-        click.echo(f"Error: {error.format_message()}", err=True)
+        _echo_after_stdout(f"Error: {error.format_message()}")
         return error.exit_code
     except OverBudget as error:
-        click.echo(f"Error: {error}", err=True)
+        _echo_after_stdout(f"Error: {error}")
         return EXIT_OVER_BUDGET
     except (InputError, ValueError) as error:
         if debug:
             traceback.print_exc()
-        click.echo(f"Error: {_one_line(error)}", err=True)
+        _echo_after_stdout(f"Error: {_one_line(error)}")
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
@@ -87,17 +87,24 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
         if debug:
             traceback.print_exc()
         hint = "" if debug else " (run with --debug for the traceback)"
-        click.echo(f"Error: unexpected {type(error).__name__}: {_one_line(error)}{hint}",
-                   err=True)
+        _echo_after_stdout(f"Error: unexpected {type(error).__name__}: {_one_line(error)}{hint}")
         return EXIT_UNEXPECTED
     return EXIT_OK
 
 
+def _echo_after_stdout(text: str) -> None:
+    """``text`` on stderr, after what the command printed on stdout (flushed first, so
+    that ``cmd > out 2>&1`` and a terminal show them in the order they happened)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        sys.stdout.flush()
+    click.echo(text, err=True)
+
+
 def _interrupted(interrupt: KeyboardInterrupt) -> int:
     if isinstance(interrupt, Terminated):
-        click.echo("Terminated.", err=True)
+        _echo_after_stdout("Terminated.")
         return EXIT_TERMINATED
-    click.echo("Interrupted.", err=True)
+    _echo_after_stdout("Interrupted.")
     return EXIT_INTERRUPTED
 
 

@@ -8,9 +8,7 @@ import click
 from click_option_group import optgroup
 
 from .._version import __version__
-from ..accounting.conversion import CONVERSIONS
-from ..accounting.tuning import TuningDistribution, parse_tuning
-from ..orders import parse_orders, validate_orders
+from .choices import CONVERSIONS
 
 
 class PositiveFloat(click.ParamType):
@@ -54,6 +52,8 @@ class OrderGrid(click.ParamType):
     def convert(self, value, param, ctx):
         if not isinstance(value, str):
             return value
+        from ..orders import parse_orders  # numpy: not for -h
+
         try:
             return parse_orders(value)
         except ValueError as error:
@@ -66,6 +66,8 @@ class Order(click.ParamType):
     name = "order"
 
     def convert(self, value, param, ctx):
+        from ..orders import validate_orders  # numpy: not for -h
+
         try:
             return float(validate_orders([float(value)])[0])
         except ValueError as error:
@@ -79,6 +81,8 @@ class TuningLaw(click.ParamType):
     name = "dist"
 
     def convert(self, value, param, ctx):
+        from ..accounting.tuning import TuningDistribution, parse_tuning  # numpy: not for -h
+
         if isinstance(value, TuningDistribution):
             return value
         try:
@@ -102,18 +106,23 @@ def input_specs(option=click.option) -> list:
     """The input files besides VOTES (``option``: click's or a group's)."""
     return [
         option("--predictions", type=click.Path(dir_okay=False),
-               help="Teacher predictions (queries x teachers, -1 = none) instead of votes."),
-        option("--classes", type=click.IntRange(min=2),
+               help="Teacher predictions (queries x teachers, -1: none), not votes."),
+        option("--classes", type=click.IntRange(min=2), metavar="K",
                help="Classes for --predictions [default: largest id + 1]."),
         option("--labels", type=click.Path(dir_okay=False),
-               help="True labels (.npy/.csv): one per query, or per analysed query (-n)."),
+               help="True labels (.npy/.csv): one per query or per analysed one (-n)."),
         option("--teachers", type=POSITIVE,
                help="Teachers M if rows do not sum to it (weighted/partial votes)."),
-        option("--queries", "-n", type=click.IntRange(min=1),
+        option("--queries", "-n", type=click.IntRange(min=1), metavar="N",
                help="Analyse only the first N queries."),
-        option("--index-col", type=click.IntRange(min=0), metavar="N",
-               help="Drop column N of CSV/TSV inputs (0: a pandas index)."),
+        index_col_option(option),
     ]
+
+
+def index_col_option(option=click.option):
+    """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index)."""
+    return option("--index-col", type=click.IntRange(min=0), metavar="N",
+                  help="Drop column N of CSV/TSV inputs (0: a pandas index).")
 
 
 def input_options(command):
@@ -126,17 +135,17 @@ def accounting_specs(option=click.option) -> list:
     """How costs are charged and converted (``option``: click's or a group's)."""
     return [
         option("--accounting", type=click.Choice(["replay", "expected", "data-independent"]),
-               default="replay", show_default=True,
-               help="replay (the seeded run), expected (2018 paper), data-independent."),
+               default="replay", metavar="MODE",
+               help="replay (seeded run; default), expected (2018), data-independent."),
         option("--delta", type=Probability(), default=1e-5, show_default=True,
                help="Target delta."),
         option("--orders", type=OrderGrid(),
                help="Rényi orders: a,b,c or start:stop:step [default: 298 orders]."),
         option("--order", type=Order(), help="Use this single order (overrides --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
-               show_default=True,
-               help="RDP to (eps, delta): classic (Mironov) or improved (CKS 2020)."),
-        option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+               metavar="NAME",
+               help="RDP to (eps, delta): classic (Mironov; default), improved (CKS)."),
+        option("--seed", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
                help="Seed of the replay's noise."),
     ]
 
@@ -155,9 +164,10 @@ def stack(decorators):
     return decorate
 
 
-def group(title: str, specs) -> callable:
-    """An option group titled ``title`` in ``-h``: ``specs(optgroup.option)`` its options."""
-    return stack([optgroup.group(title), *specs(optgroup.option)])
+def group(title: str, specs, example: str | None = None) -> callable:
+    """An option group titled ``title`` in ``-h``: ``specs(optgroup.option)`` its options;
+    ``example`` (a command line) is printed on the title's line."""
+    return stack([optgroup.group(title, help=example), *specs(optgroup.option)])
 
 
 def version_option(command):

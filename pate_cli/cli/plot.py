@@ -10,25 +10,17 @@ from __future__ import annotations
 import os
 
 import click
-import numpy as np
 
-from ..analysis import analyze_votes
-from ..analysis.selection import selection_bins
 from ..errors import InputError
-from ..inputs import load_groups, load_votes
-from ..inputs.tables import (
-    SWEEP,
-    numeric_column,
-    read_summary,
-    read_table,
-    require_table,
-)
-from ..mechanisms import ConfidentGNMax
-from ..orders import default_orders
-from ..outputs import captions
-from ..outputs import figures as plots
 from .errors import run_command
-from .options import CONTEXT_SETTINGS, POSITIVE, Order, completion_line, version_option
+from .options import (
+    CONTEXT_SETTINGS,
+    POSITIVE,
+    Order,
+    completion_line,
+    index_col_option,
+    version_option,
+)
 from .plot_options import (
     ParamSet,
     figure_delta,
@@ -95,6 +87,8 @@ def history(inputs, labels, summary_paths, x, budget, queries, output, style, de
     The stopping point is the first query whose cumulative epsilon exceeds --budget.
     Papernot et al. 2018, Figure 1 (middle).
     """
+    from ..outputs import captions
+    from ..outputs import figures as plots
     fmt = figure_format(output)
     summaries = read_summaries(summary_paths, inputs)
     frames = [per_query_table(path, HISTORY_COLUMNS, queries) for path in inputs]
@@ -134,6 +128,10 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
     is a dashed line in its group's colour, and the first query after which the group's
     cumulative epsilon exceeds it is marked. Individualized PATE, Figures 1, 5, 6.
     """
+    from ..inputs import load_groups
+    from ..inputs.tables import numeric_column, read_summary
+    from ..outputs import captions
+    from ..outputs import figures as plots
     fmt = figure_format(output)
     summary = read_summary(summary_path) if summary_path else None
     frame = per_query_table(input_path, HISTORY_COLUMNS, queries)
@@ -201,7 +199,11 @@ def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
     --delta, else from the tables' delta column (pate-sweep writes one; all rows must
     agree), else 1e-5.
     """
+    import numpy as np
     import pandas as pd
+
+    from ..inputs.tables import SWEEP, numeric_column, read_table, require_table
+    from ..outputs import figures as plots
 
     fmt = figure_format(output)
     needed = ["mechanism", "epsilon", y] + (["teachers"] if by == "teachers" else [])
@@ -239,6 +241,7 @@ def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
 
 
 def _sweep_caption(table) -> str:
+    import numpy as np
     parts = [f"{len(table)} sweep rows"]
     for column in ("queries", "teachers", "repeats", *SWEEP_PARAMETERS):
         if column not in table.columns:
@@ -270,8 +273,10 @@ Examples:
 @click.option("-n", "--queries", type=click.IntRange(min=1), help="Use the first N queries.")
 @click.option("--teachers", type=POSITIVE,
               help="Number of teachers M when rows do not sum to it.")
+@index_col_option()
 @figure_options
-def selection(votes, params, sigma, order, bins, queries, teachers, output, style, delta, debug):
+def selection(votes, params, sigma, order, bins, queries, teachers, index_col, output, style,
+              delta, debug):
     """Plurality histogram of all queries and of those Confident-GNMax answers.
 
     For VOTES (a vote file) and each --params T,sigma1: the expected number of queries
@@ -281,8 +286,16 @@ def selection(votes, params, sigma, order, bins, queries, teachers, output, styl
     the expected analysis of the first --params set at --delta). Papernot et al. 2018,
     Figure 5 (left).
     """
+    import numpy as np
+
+    from ..analysis import analyze_votes
+    from ..analysis.selection import selection_bins
+    from ..inputs import load_votes
+    from ..mechanisms import ConfidentGNMax
+    from ..orders import default_orders
+    from ..outputs import figures as plots
     fmt = figure_format(output)
-    vote_set = load_votes(votes, teachers=teachers)
+    vote_set = load_votes(votes, teachers=teachers, index_col=index_col)
     available = vote_set.queries
     if queries is not None and queries > available:
         raise click.UsageError(f"--queries {queries} is larger than the {available} queries "
@@ -340,6 +353,8 @@ def partition(inputs, labels, summary_paths, queries, output, style, delta, debu
     point's cumulative epsilon in proportion to the cumulative selection and answer RDP
     (both at the run's final order). Papernot et al. 2018, Figure 5 (right).
     """
+    from ..outputs import captions
+    from ..outputs import figures as plots
     fmt = figure_format(output)
     summaries = read_summaries(summary_paths, inputs)
     frames = [per_query_table(path, PARTITION_COLUMNS, queries) for path in inputs]

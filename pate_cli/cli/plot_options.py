@@ -8,13 +8,9 @@ import functools
 import os
 
 import click
-import numpy as np
 
 from ..errors import InputError
-from ..inputs.tables import PER_QUERY, numeric_column, read_summary, read_table, require_table
-from ..outputs import captions
-from ..outputs import figures as plots
-from ..outputs.files import check_destinations, write_outputs
+from ..outputs import figure_style
 from .options import Probability, debug_option
 
 
@@ -25,7 +21,7 @@ def figure_options(command):
     """
     @functools.wraps(command)
     def with_style(*args, title, width, height, dpi, logy, legend, **kwargs):
-        style = plots.Style(width=width, height=height, dpi=float(dpi), title=title,
+        style = figure_style.Style(width=width, height=height, dpi=float(dpi), title=title,
                             logy=logy, legend=legend)
         return command(*args, style=style, **kwargs)
 
@@ -40,7 +36,7 @@ def figure_options(command):
         click.option("--dpi", type=click.IntRange(20, 1200), default=150, show_default=True,
                      help="Resolution (PNG pixels = width x height x dpi)."),
         click.option("--logy", is_flag=True, help="Logarithmic y axis."),
-        click.option("--legend", type=click.Choice(plots.LEGEND_LOCATIONS),
+        click.option("--legend", type=click.Choice(figure_style.LEGEND_LOCATIONS),
                      help="Legend location; 'outside' puts it above the plot [default: best "
                           "inside, above the plot for more than 3 entries]."),
         click.option("--delta", type=Probability(),
@@ -53,6 +49,8 @@ def figure_options(command):
 
 
 def figure_format(output: str) -> str:
+    from ..outputs import figures as plots
+    from ..outputs.files import check_destinations
     extension = os.path.splitext(output)[1].lower().lstrip(".")
     if extension not in plots.FORMATS:
         raise click.UsageError(f"-o {output}: the extension picks the format: use .png, "
@@ -65,10 +63,13 @@ def figure_format(output: str) -> str:
 
 
 def save_figure(figure, output: str, fmt: str) -> None:
+    from ..outputs import figures as plots
+    from ..outputs.files import write_outputs
     write_outputs({output: plots.figure_bytes(figure, fmt)})
 
 
 def per_query_table(path: str, columns, queries: int | None = None) -> object:
+    from ..inputs.tables import PER_QUERY, numeric_column, read_table, require_table
     frame = read_table(path, expected=PER_QUERY)
     require_table(frame, path, kind="per-query", columns=columns)
     if queries is not None:
@@ -84,12 +85,14 @@ def rows_option(command):
 
 
 def read_summaries(paths, inputs) -> list:
+    from ..inputs.tables import read_summary
     if paths and len(paths) != len(inputs):
         raise click.UsageError(f"give one --summary per input ({len(inputs)}), or none")
     return [read_summary(path) for path in paths] if paths else [None] * len(inputs)
 
 
 def run_labels(labels, inputs, summaries) -> list[str]:
+    from ..outputs import captions
     if labels and len(labels) != len(inputs):
         raise click.UsageError(f"give one --label per input ({len(inputs)}), or none")
     if labels:
@@ -118,6 +121,7 @@ class ParamSet(click.ParamType):
     name = "T,sigma1"
 
     def convert(self, value, param, ctx):
+        import numpy as np
         if isinstance(value, tuple):
             return value
         parts = str(value).split(",")

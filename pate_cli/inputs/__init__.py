@@ -1,11 +1,16 @@
 """READ: the only code that opens user files; one-line errors naming file, row and column."""
 
-from .decisions import DecisionTable, check_decisions, load_decisions
-from .groups import PrivacyGroups, load_groups, load_teacher_groups
-from .query_indices import load_query_indices
-from .rdp_curve import load_rdp_curve
-from .rounds import load_rounds
-from .votes import VoteSet, attach_labels, load_predictions, load_student, load_votes
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
+    from .decisions import DecisionTable, check_decisions, load_decisions
+    from .groups import PrivacyGroups, load_groups, load_teacher_groups
+    from .query_indices import load_query_indices
+    from .rdp_curve import load_rdp_curve
+    from .rounds import load_rounds
+    from .votes import VoteSet, attach_labels, load_predictions, load_student, load_votes
 
 __all__ = [
     "DecisionTable", "PrivacyGroups", "VoteSet", "check_decisions", "load_decisions",
@@ -13,3 +18,13 @@ __all__ = [
     "load_query_indices", "load_rdp_curve", "load_rounds", "load_student",
     "load_teacher_groups", "load_votes",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    **dict.fromkeys(["DecisionTable", "check_decisions", "load_decisions"], ".decisions"),
+    **dict.fromkeys(["PrivacyGroups", "load_groups", "load_teacher_groups"], ".groups"),
+    "load_query_indices": ".query_indices",
+    "load_rdp_curve": ".rdp_curve",
+    "load_rounds": ".rounds",
+    **dict.fromkeys(["VoteSet", "attach_labels", "load_predictions", "load_student", "load_votes"],
+        ".votes"),
+})

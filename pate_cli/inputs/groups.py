@@ -6,7 +6,6 @@ import io
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from .checks import show_number
@@ -33,6 +32,7 @@ class PrivacyGroups:
 
 def load_groups(path) -> PrivacyGroups:
     """Read ``group,budget[,upsampling][,weight][,participation][,share]`` (CSV, header)."""
+    import pandas as pd
     name, raw = open_text(path)
     try:
         frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
@@ -96,6 +96,7 @@ def load_groups(path) -> PrivacyGroups:
 
 def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.ndarray:
     """Read ``teacher,group`` (CSV, header): the group index of every teacher 0..M-1."""
+    import pandas as pd
     name, raw = open_text(path)
     frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
                         skipinitialspace=True)

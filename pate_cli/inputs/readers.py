@@ -32,7 +32,6 @@ import zipfile
 import zlib
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from .checks import check_dtype, pickled_error
@@ -369,6 +368,7 @@ def read_text(name, text, separator):
     The first row is a header only when none of its cells is a number once CSV quotes are
     removed: ``"30","20"`` is a row of votes, ``"a","b"`` a header.
     """
+    import pandas as pd
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()

@@ -7,7 +7,6 @@ import os
 import re
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from .readers import open_text
@@ -25,6 +24,7 @@ def load_rounds(path) -> list[dict]:
     ``student`` (a path, relative to the rounds file), ``svt_scale``, ``svt_cutoff``,
     ``svt_threshold``).
     """
+    import pandas as pd
     name, text = open_text(path)
     if name.lower().endswith(".json"):
         import json

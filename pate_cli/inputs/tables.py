@@ -13,12 +13,15 @@ from __future__ import annotations
 import io
 import json
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from .readers import check_file, read_text_file
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 
@@ -63,6 +66,7 @@ def read_table(path, *, expected: str, allow_empty: bool = False,
 
 def _read_text_table(name: str, text: str, extension: str, expected: str,
                      text_columns=()) -> pd.DataFrame:
+    import pandas as pd
     try:
         frame = pd.read_csv(io.StringIO(text), sep="\t" if extension == ".tsv" else ",",
                             keep_default_na=False, na_values=[""],
@@ -113,6 +117,7 @@ def require_table(frame: pd.DataFrame, name: str, *, kind: str, columns) -> None
 def numeric_column(frame: pd.DataFrame, name: str, column: str, *,
                    allow_empty: bool = False) -> np.ndarray:
     """``frame[column]`` as float64 (empty cells NaN when ``allow_empty``), else raise."""
+    import pandas as pd
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
     given = frame[column].notna().to_numpy()
     bad = np.flatnonzero(given & np.isnan(values))
@@ -133,6 +138,7 @@ def _check_file(name: str, expected: str) -> str:
 
 
 def _read_json_lines(name: str, text: str, expected: str) -> pd.DataFrame:
+    import pandas as pd
     if _is_summary(text) or _is_summary(text.lstrip().split("\n", 1)[0]):
         raise InputError(f"{name}: this is {SUMMARY}; expected {expected} "
                          "(give a summary with --summary)")
@@ -156,6 +162,7 @@ def _is_summary(text: str) -> bool:
 
 
 def _read_parquet(name: str, expected: str) -> pd.DataFrame:
+    import pandas as pd
     try:
         import pyarrow  # noqa: F401
     except ImportError:

@@ -5,45 +5,50 @@ counter-based seeding scheme keyed by query index, and the weighted and particip
 histograms of Individualized PATE.
 """
 
-from .aggregators import (
-    DEFAULT_FRACTIONS,
-    MECHANISMS,
-    SVTPATE,
-    ConfidentGNMax,
-    GNMax,
-    InteractiveGNMax,
-    LNMax,
-    build_mechanism,
-    distance_to_instability,
-)
-from .noise import (
-    NOISE_BLOCK,
-    STREAM_ANSWER,
-    STREAM_PARTICIPATION,
-    STREAM_SELECTION,
-    STREAM_SVT_QUERY,
-    STREAM_SVT_THRESHOLD,
-    NoiseSource,
-    release_draw,
-)
-from .participation import (
-    VanishingVotes,
-    vanishing_participation,
-    vanishing_votes,
-    weighted_histogram,
-)
-from .protocol import (
-    OUTCOME_ABSTAIN,
-    OUTCOME_NAMES,
-    OUTCOME_STUDENT,
-    OUTCOME_TEACHER,
-    SVT_HALTED,
-    SVT_OUTCOME_NAMES,
-    SVT_STABLE,
-    SVT_UNSTABLE,
-    Decisions,
-    Mechanism,
-)
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
+    from .aggregators import (
+        DEFAULT_FRACTIONS,
+        MECHANISMS,
+        SVTPATE,
+        ConfidentGNMax,
+        GNMax,
+        InteractiveGNMax,
+        LNMax,
+        build_mechanism,
+        distance_to_instability,
+    )
+    from .noise import (
+        NOISE_BLOCK,
+        STREAM_ANSWER,
+        STREAM_PARTICIPATION,
+        STREAM_SELECTION,
+        STREAM_SVT_QUERY,
+        STREAM_SVT_THRESHOLD,
+        NoiseSource,
+        release_draw,
+    )
+    from .participation import (
+        VanishingVotes,
+        vanishing_participation,
+        vanishing_votes,
+        weighted_histogram,
+    )
+    from .protocol import (
+        OUTCOME_ABSTAIN,
+        OUTCOME_NAMES,
+        OUTCOME_STUDENT,
+        OUTCOME_TEACHER,
+        SVT_HALTED,
+        SVT_OUTCOME_NAMES,
+        SVT_STABLE,
+        SVT_UNSTABLE,
+        Decisions,
+        Mechanism,
+    )
 
 __all__ = [
     "DEFAULT_FRACTIONS", "MECHANISMS", "NOISE_BLOCK", "OUTCOME_ABSTAIN", "OUTCOME_NAMES",
@@ -55,3 +60,16 @@ __all__ = [
     "SVT_STABLE", "SVT_UNSTABLE", "VanishingVotes", "vanishing_participation",
     "vanishing_votes", "weighted_histogram",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    **dict.fromkeys(["DEFAULT_FRACTIONS", "MECHANISMS", "SVTPATE", "ConfidentGNMax", "GNMax",
+        "InteractiveGNMax", "LNMax", "build_mechanism", "distance_to_instability"],
+        ".aggregators"),
+    **dict.fromkeys(["NOISE_BLOCK", "STREAM_ANSWER", "STREAM_PARTICIPATION", "STREAM_SELECTION",
+        "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "NoiseSource", "release_draw"], ".noise"),
+    **dict.fromkeys(["VanishingVotes", "vanishing_participation", "vanishing_votes",
+        "weighted_histogram"], ".participation"),
+    **dict.fromkeys(["OUTCOME_ABSTAIN", "OUTCOME_NAMES", "OUTCOME_STUDENT", "OUTCOME_TEACHER",
+        "SVT_HALTED", "SVT_OUTCOME_NAMES", "SVT_STABLE", "SVT_UNSTABLE", "Decisions", "Mechanism"],
+        ".protocol"),
+})

@@ -7,8 +7,12 @@ queries. (Figure 5 left's bins are computed from votes by ``analysis.selection``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def partition_split(frame: pd.DataFrame):

@@ -8,10 +8,10 @@ import io
 import math
 import textwrap
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import matplotlib
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # Okabe & Ito (2008), ordered for contrast on white; yellow (#F0E442) is left out.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
@@ -51,6 +51,7 @@ def delta_text(delta: float) -> str:
 
 def figure_bytes(figure: Figure, fmt: str) -> bytes:
     """Render ``figure`` as ``png``, ``pdf`` or ``svg`` bytes, without timestamps."""
+    import matplotlib
     if fmt not in FORMATS:
         raise ValueError(f"output format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     buffer = io.BytesIO()
@@ -60,6 +61,7 @@ def figure_bytes(figure: Figure, fmt: str) -> bytes:
 
 
 def new_figure(style: Style):
+    from matplotlib.figure import Figure
     figure = Figure(figsize=(style.width, style.height), dpi=style.dpi, layout="constrained")
     axes = figure.add_subplot()
     axes.grid(True, alpha=0.3, linewidth=0.6)
@@ -72,6 +74,7 @@ def new_figure(style: Style):
 
 def plain_log_labels(axis) -> None:
     """Log-axis labels as plain numbers (0.5, 2, 30), minor ones at 2, 3 and 5 times 10^k."""
+    from matplotlib.ticker import FuncFormatter
     def major(value, _):
         return f"{value:g}"
 

@@ -24,9 +24,9 @@ same inputs give the same bytes) live in ``figure_style``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
-from matplotlib.figure import Figure
 
 from .captions import MECHANISM_NAMES
 from .figure_data import frontier_mask, has_selection, partition_split
@@ -43,6 +43,10 @@ from .figure_style import (
     new_figure,
     plain_log_labels,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 
 def stopping_index(cumulative, budget: float) -> int | None:
@@ -201,6 +205,7 @@ PARAMETER_SYMBOLS = {"sigma": "$\\sigma$", "threshold": "$T$", "sigma_threshold"
 
 def point_labels(part: pd.DataFrame) -> list[str]:
     """Per point, the noise parameters that vary along its curve (``σ=40``), or ``''``."""
+    import pandas as pd
     varying = [column for column in PARAMETER_SYMBOLS if column in part.columns
                and pd.to_numeric(part[column], errors="coerce").nunique() > 1]
     values = [pd.to_numeric(part[column], errors="coerce").to_numpy(dtype=np.float64)

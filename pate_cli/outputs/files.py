@@ -14,30 +14,114 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..analysis.serialize import plain_number
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 PER_QUERY_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
 WRITE_CHUNK = 1 << 20
+CHUNK_ROWS = 1 << 16  # rows of a per-query table formatted at a time (a parquet row group)
 
 
 def per_query_bytes(frame: pd.DataFrame, path: str) -> bytes:
     """Serialise the per-query table for ``path``'s extension (CSV, JSON lines, parquet)."""
+    return b"".join(per_query_chunks(frame, path))
+
+
+def per_query_chunks(frame: pd.DataFrame, path: str, *,
+                     rows: int = CHUNK_ROWS) -> Iterator[bytes]:
+    """``per_query_bytes`` in pieces of ``rows`` rows (the same bytes, joined): CSV and
+    JSON lines are formatted a chunk at a time, parquet gets row groups of ``rows``.
+    ``write_outputs`` takes the pieces as they come, so the whole text is never held.
+
+    JSON lines are formatted column by column with numpy (``json_lines``), not a Python
+    loop over rows; CSV chunks are pandas' ``to_csv`` of each slice (header once). An
+    unknown extension (or parquet without pyarrow) raises here, before any piece.
+    """
     extension = os.path.splitext(path)[1].lower()
-    if extension == ".csv":
-        return frame.to_csv(index=False, lineterminator="\n").encode()
-    if extension in (".json", ".jsonl"):
-        records = frame.astype(object).where(frame.notna(), None).to_dict("records")
-        return "".join(json.dumps(_json_record(r), allow_nan=False) + "\n"
-                       for r in records).encode()
+    if extension not in PER_QUERY_EXTENSIONS:
+        raise ValueError(f"{path}: unknown extension for the per-query table "
+                         f"(use {', '.join(PER_QUERY_EXTENSIONS)})")
     if extension == ".parquet":
-        return parquet_bytes(frame, path)
-    raise ValueError(f"{path}: unknown extension for the per-query table "
-                     f"(use {', '.join(PER_QUERY_EXTENSIONS)})")
+        require_pyarrow(path)
+    return _chunks(frame, path, extension, rows)
+
+
+def _chunks(frame: pd.DataFrame, path: str, extension: str, rows: int) -> Iterator[bytes]:
+    if extension == ".parquet":
+        yield parquet_bytes(frame, path, row_group_size=rows)
+        return
+    if extension == ".csv":
+        yield frame.iloc[:0].to_csv(index=False, lineterminator="\n").encode()
+    for start in range(0, len(frame), rows):
+        part = frame.iloc[start:start + rows]
+        if extension == ".csv":
+            yield part.to_csv(index=False, header=False, lineterminator="\n").encode()
+        else:
+            yield json_lines(part).encode()
+
+
+def json_lines(frame: pd.DataFrame) -> str:
+    """One JSON object per row (``json.dumps`` of the row's dict: ``", "`` and ``": "``
+    separators, floats as ``repr``, missing and non-finite values ``null``), formatted a
+    column at a time."""
+    if len(frame) == 0:
+        return ""
+    if len(frame.columns) == 0:
+        return "{}\n" * len(frame)
+    line = np.full(len(frame), "", dtype=object)
+    for number, column in enumerate(frame.columns):
+        key = ("{" if number == 0 else ", ") + json.dumps(str(column)) + ": "
+        line += key
+        line += _json_cells(frame[column])
+    return "}\n".join(line.tolist()) + "}\n"
+
+
+def _json_cells(column: pd.Series) -> np.ndarray:
+    """Each value of ``column`` as JSON text (an object array of ``str``), as ``json.dumps``
+    writes the Python value ``DataFrame.astype(object)`` gives (``int``, ``float``, ``bool``,
+    ``str``): numbers through ``int.__str__``/``float.__repr__`` mapped over the column."""
+    missing = column.isna().to_numpy()
+    kind = column.dtype.kind
+    text = np.empty(len(column), dtype=object)
+    if kind == "b":
+        text[:] = np.where(column.to_numpy(dtype=bool, na_value=False), "true", "false")
+    elif kind in "iu":
+        values = column.to_numpy(dtype=np.int64 if kind == "i" else np.uint64, na_value=0)
+        text[:] = list(map(str, values.tolist()))
+    elif kind == "f":
+        values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        missing = missing | ~np.isfinite(values)
+        text[:] = list(map(repr, values.tolist()))
+    else:
+        import pandas as pd
+
+        values = column.to_numpy(dtype=object)
+        if pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty"):
+            # text (outcome names): json.dumps of each distinct value only
+            distinct, where = np.unique(np.where(missing, "", values).astype(str),
+                                        return_inverse=True)
+            encoded = np.empty(distinct.size, dtype=object)
+            encoded[:] = [json.dumps(value) for value in distinct.tolist()]
+            text = encoded[where]
+        else:  # mixed Python objects (no per-query column is): one value at a time
+            text[:] = [json.dumps(_plain(value), allow_nan=False) for value in values]
+    text[missing] = "null"
+    return text
+
+
+def _plain(value):
+    """A cell as ``json.dumps`` wants it (numpy scalars to Python numbers, as
+    ``plain_number``; non-finite floats to ``None``)."""
+    value = plain_number(value) if isinstance(value, np.generic) else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def require_pyarrow(path: str) -> None:
@@ -49,23 +133,19 @@ def require_pyarrow(path: str) -> None:
                          "(pip install 'pate_cli[parquet]')") from None
 
 
-def parquet_bytes(frame: pd.DataFrame, path: str) -> bytes:
-    """``frame`` as parquet bytes (no index), for writing to ``path``."""
+def parquet_bytes(frame: pd.DataFrame, path: str, *, row_group_size: int | None = None
+                  ) -> bytes:
+    """``frame`` as parquet bytes (no index), for writing to ``path``; row groups of
+    ``row_group_size`` rows [default: pyarrow's]."""
     require_pyarrow(path)
     buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False)
+    frame.to_parquet(buffer, index=False, row_group_size=row_group_size)
     return buffer.getvalue()
 
 
-def _json_record(record: dict) -> dict:
-    plain = {key: plain_number(value) if isinstance(value, np.generic) else value
-             for key, value in record.items()}
-    return {key: None if isinstance(value, float) and not math.isfinite(value) else value
-            for key, value in plain.items()}
-
-
 def write_outputs(files: dict) -> None:
-    """Write the outputs of one command (path -> bytes) as a set: all of them or none.
+    """Write the outputs of one command (path -> bytes, or an iterable of bytes such as
+    ``per_query_chunks``) as a set: all of them or none.
 
     Every regular destination is first written in full to a temporary file beside it;
     only when all of them (and any special destination, below) are written are the
@@ -222,13 +302,15 @@ def _write_in_place(destination: Destination, data: bytes) -> None:
         os.close(handle)
 
 
-def _write_all(handle: int, data: bytes) -> None:
-    """Every byte of ``data`` to the file descriptor, in chunks (a signal arriving during
-    a large write interrupts it between two chunks)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(handle, view[:WRITE_CHUNK])
-        view = view[written:]
+def _write_all(handle: int, data) -> None:
+    """Every byte of ``data`` (bytes, or an iterable of bytes written as they come) to the
+    file descriptor, in chunks (a signal arriving during a large write interrupts it
+    between two chunks)."""
+    for piece in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
+        view = memoryview(piece)
+        while view:
+            written = os.write(handle, view[:WRITE_CHUNK])
+            view = view[written:]
 
 
 def _remove(path: str) -> None:

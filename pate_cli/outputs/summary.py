@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pandas as pd
-
 FORMATS = ("table", "json", "csv", "markdown")
 
 
@@ -14,6 +12,8 @@ def render(summary: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(summary, indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
+        import pandas as pd
+
         frame = pd.DataFrame([_flat(summary)])
         return frame.to_csv(index=False, lineterminator="\n")
     lines = _summary_lines(summary)

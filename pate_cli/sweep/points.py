@@ -30,7 +30,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -86,6 +86,7 @@ class VoteSource:
     student: str | None = None
     labels_sha256: str | None = None
     student_sha256: str | None = None
+    index_col: int | None = None  # --index-col: the column of a CSV/TSV to drop
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ def _open_source(source: VoteSource):
     """The vote set (and student) of ``source``, opened once per process."""
     cached = _OPEN_SOURCES.get(source)
     if cached is None:
-        vote_set = load_votes(source.path, labels=source.labels)
+        vote_set = load_votes(source.path, labels=source.labels, index_col=source.index_col)
         _check_same(source.file, vote_set.sha256, source.sha256)
         for path, digest in ((source.labels, source.labels_sha256),
                              (source.student, source.student_sha256)):
@@ -306,10 +307,12 @@ def one_per_file(values, files, name: str) -> list:
     return values
 
 
-def open_sources(files, labels=None, students=None) -> tuple[list[VoteSource], dict]:
+def open_sources(files, labels=None, students=None, index_col: int | None = None
+                 ) -> tuple[list[VoteSource], dict]:
     """Validate every vote file (and its labels and student) once, in this process.
 
-    ``labels`` and ``students``: None, one path for every file, or one per file. Returns
+    ``labels`` and ``students``: None, one path for every file, or one per file;
+    ``index_col`` (``--index-col``) drops that column of CSV/TSV vote files. Returns
     the sources and ``{path: (queries, teachers)}`` for ``plan_points``. Raises
     ``InputError`` / ``ValueError``.
     """
@@ -317,11 +320,13 @@ def open_sources(files, labels=None, students=None) -> tuple[list[VoteSource], d
     students = one_per_file(students, files, "--student")
     sources, shapes = [], {}
     for file, label_file, student_file in zip(files, labels, students, strict=True):
-        vote_set = load_votes(file, labels=label_file)
+        vote_set = load_votes(file, labels=label_file, index_col=index_col)
         if student_file is not None:
             load_student(student_file, queries=vote_set.queries, classes=vote_set.classes)
         source = source_for(str(file), sha256=vote_set.sha256, labels=label_file,
                             student=student_file)
+        if index_col is not None:
+            source = replace(source, index_col=index_col)
         if source.path in shapes:
             raise InputError(f"{file} is given twice")
         sources.append(source)

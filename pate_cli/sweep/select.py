@@ -52,7 +52,8 @@ def pareto_rows(rows: list[dict]) -> list[dict]:
 
 
 def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,
-                    orders: str | None = None, conversion: str = "classic") -> str:
+                    orders: str | None = None, conversion: str = "classic",
+                    index_col: int | None = None) -> str:
     """The ``pate-analyze`` command line that reruns a row's analysis (its first seed)."""
     words = ["pate-analyze", row["file"], "-m", row["mechanism"]]
     options = {"sigma": "--sigma", "threshold": "--threshold",
@@ -74,6 +75,8 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
         words += ["--labels", labels]
     if student:
         words += ["--student", student]
+    if index_col is not None:
+        words += ["--index-col", str(index_col)]
     return " ".join(shlex.quote(str(word)) for word in words)
 
 

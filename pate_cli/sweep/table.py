@@ -17,14 +17,17 @@ from __future__ import annotations
 import json
 import math
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from ..inputs.tables import SWEEP, read_table
 from ..outputs.files import parquet_bytes, require_pyarrow
 from .columns import POINT_COLUMNS, SWEEP_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLE_FORMATS = ("csv", "json", "table")
 TABLE_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
@@ -43,6 +46,7 @@ COUNT_COLUMNS = ("teachers", "answered", "labels_output")
 
 def sweep_frame(rows: list[dict], extra: tuple = ()) -> pd.DataFrame:
     """Rows as a DataFrame with the fixed column types."""
+    import pandas as pd
     columns = [*SWEEP_COLUMNS, *extra]
     data = {}
     for column in columns:
@@ -133,6 +137,7 @@ def _whole(value):
 
 def _whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with ``COUNT_COLUMNS`` as Python numbers, whole ones as int (for CSV)."""
+    import pandas as pd
     counts = {column: pd.Series([None if _missing(v) else _whole(float(v))
                                  for v in frame[column]], index=frame.index, dtype=object)
               for column in COUNT_COLUMNS if column in frame.columns}
@@ -145,6 +150,7 @@ def _whole_counts_row(row: dict) -> dict:
 
 
 def _missing(value) -> bool:
+    import pandas as pd
     if value is None or value is pd.NA:
         return True
     return isinstance(value, (float, np.floating)) and math.isnan(value)

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import pate_cli.analysis.api as api_module
-import pate_cli.cli.sweep as sweep_module
+import pate_cli.cli.sweep_run as sweep_module
 import pate_cli.outputs.figures as figures_module
 from pate_cli.cli.errors import Terminated
 from pate_cli.outputs.files import write_atomically, write_outputs
@@ -384,7 +384,7 @@ def test_a_signal_to_pate_plot_exits_130_or_143(cli, votes, tmp_path, number, li
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_to_pate_sweep_keeps_the_rows(votes, tmp_path, number):
     out = tmp_path / "rows.csv"
-    done = signalled(tmp_path, "sweep", "pate_cli.cli.sweep:run_points", number, votes,
+    done = signalled(tmp_path, "sweep", "pate_cli.cli.sweep_run:run_points", number, votes,
                      "-m", "gnmax", "--sigma", "10,20", "-w", "1", "--no-progress", "-o", out)
     assert done.returncode == EXIT_FOR[number], done.stderr
     assert "kept 0 of 2 rows" in done.stderr

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import pate_cli.cli.sweep as sweep_command
+import pate_cli.cli.sweep_run as sweep_command
 from pate_cli.sweep.executors import scheduler_address
 from pate_cli.sweep.journal import read_journal
 from pate_cli.sweep.table import read_sweep_rows

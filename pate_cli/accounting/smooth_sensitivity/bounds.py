@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq, minimize_scalar
-from scipy.special import erfcinv, log_ndtr
 
 from ...numerics import log1mexp
 from ..gnmax import theorem6_terms
@@ -71,6 +69,7 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
     ``dep - alpha/sigma^2`` on ``[lb, ub]`` is found by Brent's method. Both loops are
     capped; a failure raises ``RuntimeError`` instead of returning an unchecked value.
     """
+    from scipy.optimize import brentq
     check_positive(sigma, "sigma")
     check_order(order)
     independent = order / (sigma * sigma)
@@ -134,12 +133,14 @@ def _log_erfc_shifted(log_q: ArrayLike, *, shift: float, classes: int) -> np.nda
 
     ``erfc(x) = 2 Phi(-sqrt(2) x)``, so the log stays accurate where erfc underflows.
     """
+    from scipy.special import erfcinv
     log_q = np.asarray(log_q, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore"):
         return _log_erfc_at(erfcinv(2.0 * np.exp(log_q) / (classes - 1)), shift, classes)
 
 
 def _log_erfc_at(inverse: np.ndarray, shift: float, classes: int) -> np.ndarray:
+    from scipy.special import log_ndtr
     return math.log(classes - 1) + log_ndtr(-math.sqrt(2.0) * (shift + inverse))
 
 
@@ -213,6 +214,7 @@ def local_sensitivity_at(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -
     If ``log q1 <= log q <= log q0`` use ``log q1``; then with ``b = rdp_ss(log q)``,
     ``LS = max(rdp_ss(log B_U(q)) - b, b - rdp_ss(log B_L(q)))``. Elementwise.
     """
+    from scipy.special import erfcinv
     c = constants
     log_q = np.asarray(log_q, dtype=np.float64)
     at_q1 = (log_q >= c.log_q1) & (log_q <= c.log_q0)
@@ -255,6 +257,7 @@ class ThresholdSmoothConstants:
     @classmethod
     def compute(cls, *, threshold: float, sigma_threshold: float, order: float,
                 teachers: int) -> ThresholdSmoothConstants:
+        from scipy.special import log_ndtr
         teachers = as_teachers(teachers)
         check_positive(sigma_threshold, "sigma_threshold")
         v = np.arange(teachers + 1, dtype=np.float64)
@@ -306,6 +309,7 @@ def _nondecreasing(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
     the grid's steepest descent, a bounded minimiser of the finite-difference slope. A
     decrease is real if it exceeds the rounding of the function values involved.
     """
+    from scipy.optimize import minimize_scalar
     x = np.linspace(lo, hi, points)
     y = fn(x)
     if not np.all(np.isfinite(y)):

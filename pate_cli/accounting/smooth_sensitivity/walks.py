@@ -20,7 +20,6 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import log_ndtr, logsumexp, ndtr, ndtri_exp
 
 from ..gnmax import LINEAR_FLOOR, log_q_gnmax
 from ..validators import as_teachers, as_votes
@@ -62,6 +61,7 @@ class _WalkTables:
     """Per-call tables for walk states: ``ndtr(-g / (sqrt(2) sigma))`` for integer gaps."""
 
     def __init__(self, constants: GNMaxSmoothConstants, largest_gap: int):
+        from scipy.special import ndtr
         self.constants = constants
         self.scale = math.sqrt(2.0 * constants.sigma**2)  # as log_q_gnmax
         self.largest = int(largest_gap)
@@ -75,6 +75,7 @@ class _WalkTables:
         from the table, as ``log_q_gnmax`` does; states whose sum falls below
         ``LINEAR_FLOOR`` are redone in log space.
         """
+        from scipy.special import log_ndtr, logsumexp
         np.clip(gaps, 0, self.largest, out=gaps)
         total = np.einsum("ij,ij->i", self.tail.take(gaps), counts)
         with np.errstate(divide="ignore"):
@@ -178,6 +179,7 @@ def walk_entries(votes: np.ndarray, constants: GNMaxSmoothConstants,
     ``d = 0..last_i`` and, per query, ``last_i`` (``-1`` for queries whose whole curve is
     the plateau). Entries after ``last_i`` equal ``constants.plateau``.
     """
+    from scipy.special import ndtri_exp
     c = constants
     queries, classes = votes.shape
     if not np.array_equal(votes, np.rint(votes)) or np.any(votes < 0):

@@ -1,0 +1,11 @@
+"""The names ``-h`` lists as choices, kept here so that printing help imports no numerics.
+
+Each tuple equals the one the core defines (tests/cli/test_fast_start.py checks it): the
+commands build their click options from these and import the analysis stack only when
+they run.
+"""
+
+MECHANISMS = ("lnmax", "gnmax", "confident", "interactive", "svt")  # mechanisms.MECHANISMS
+VARIANTS = ("upsampling", "weighting", "vanishing")  # analysis.individualized.VARIANTS
+CONVERSIONS = ("classic", "improved")  # accounting.conversion.CONVERSIONS
+TABLE_FORMATS = ("csv", "json", "table")  # sweep.table.TABLE_FORMATS
