@@ -130,7 +130,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             seed: int = 0, budget: float | None = None, chunk_size: int | None = DEFAULT_CHUNK,
             index_col: int | None = None, tuning=None, decisions=None,
             progress: Callable[[int, int], object] | None = None,
-            **parameters: Any) -> AnalysisResult:
+            per_query: bool = True, **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -151,7 +151,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
     (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
     answered mask, or labels with -1 for none): those decisions are accounted instead of
-    the seeded replay's (MATH.md s.7).
+    the seeded replay's (MATH.md s.7). ``per_query=False`` (totals only) keeps no
+    per-query columns in a single LNMax/GNMax/Confident/Interactive run: memory stays
+    flat however many queries, every figure of ``to_dict()`` is the same bytes, and
+    ``to_frame()``/``label()`` raise; SVT-PATE, rounds, individualized runs and
+    ``smooth_sensitivity`` (which reads the columns) keep them anyway.
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
@@ -240,7 +244,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                 result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
                                        student=student_rows, query_indices=indices,
                                        initial_rdp=initial_rdp, decisions=given,
-                                       progress=progress, **common)
+                                       progress=progress, **common,
+                                       keep_columns=per_query or smooth_sensitivity)
             except ValueError as error:
                 if part is None or isinstance(error, InputError):
                     raise

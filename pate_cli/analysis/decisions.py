@@ -61,6 +61,7 @@ class LabelDecisions:
 
 def decisions_of(result) -> LabelDecisions:
     """The decisions an analysis made (or accounted), up to where labelling stopped."""
+    result.require_columns("the decisions")
     count = result.queries
     query = (np.arange(count) if result.query_index is None
              else np.asarray(result.query_index, dtype=np.int64))

@@ -144,6 +144,24 @@ class TuningPart:
     order: float
 
 
+@dataclass(frozen=True)
+class QueryCounts:
+    """What the summary needs of the per-query columns, for a run analysed without them
+    (``analyze(..., per_query=False)``, pate-analyze without per-query outputs): the
+    number of queries processed, labels output, Interactive-GNMax's outcome counts
+    (abstain, teacher, student; None for other mechanisms) and whether
+    ``--query-indices`` picked or reordered the rows."""
+
+    queries: int
+    labels_output: int
+    outcomes: tuple[int, ...] | None
+    reordered: bool
+
+
+class NoColumnsError(ValueError):
+    """A per-query view asked of a result analysed without per-query columns."""
+
+
 @dataclass(frozen=True, repr=False)
 class AnalysisResult:
     """Everything one analysis produced: per-query arrays (analysed order) and totals.
@@ -199,10 +217,23 @@ class AnalysisResult:
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     tuning: TuningPart | None = None
     decisions: DecisionsPart | None = None
+    # Set when the run kept no per-query columns (totals only): the arrays above are then
+    # empty and these counts stand for them.
+    counts: QueryCounts | None = None
 
     @property
     def queries(self) -> int:
+        if self.counts is not None:
+            return self.counts.queries
         return int(self.plurality.shape[0])
+
+    def require_columns(self, what: str = "the per-query table") -> None:
+        """Raise :class:`NoColumnsError` if this run kept no per-query columns."""
+        if self.counts is not None:
+            raise NoColumnsError(
+                f"{what} is not available: this result was analysed without per-query "
+                "columns (analyze(..., per_query=False)); analyse again with "
+                "per_query=True")
 
     def to_dict(self) -> dict:
         """The JSON summary of CLI.md (``--format json``), with provenance."""
@@ -210,6 +241,7 @@ class AnalysisResult:
 
     def to_frame(self) -> pd.DataFrame:
         """The per-query table of CLI.md, one row per analysed query."""
+        self.require_columns()
         return per_query_frame(self)
 
     @property

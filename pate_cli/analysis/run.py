@@ -17,11 +17,10 @@ from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
-    OUTCOME_STUDENT,
     Decisions,
     NoiseSource,
 )
-from .result import AnalysisResult, BudgetPart
+from .result import AnalysisResult, BudgetPart, QueryCounts
 from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
@@ -33,6 +32,7 @@ from .setting import (
     rows_of,
 )
 from .steps import data_independent_curve, mechanism_steps, per_query_at_order, step_curves
+from .streaming import LabelCounts, RunSums, released_labels
 from .svt import analyze_svt
 
 
@@ -42,7 +42,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   budget: float | None = None, labels=None, student=None,
                   query_indices=None, initial_rdp=None, salt: int = 0,
                   chunk_size: int | None = DEFAULT_CHUNK, source=None,
-                  decisions: Decisions | None = None, progress=None) -> AnalysisResult:
+                  decisions: Decisions | None = None, progress=None,
+                  keep_columns: bool = True) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -62,6 +63,13 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     ``decisions``: a run's decisions over the analysed queries in order (``answered``,
     ``labels``, ``outcome``; MATH.md s.7 "Decisions accounting"), charged instead of the
     seeded replay's; it may end early only where a budget run halts.
+
+    ``keep_columns=False`` (totals only): no per-query array is formed or kept; each
+    chunk only adds to the running sums (``analysis.streaming``), so memory stays flat
+    whatever the number of queries. Every total (epsilon, order, answered,
+    ``rdp_at_order``, data-independent epsilon, label accuracy) is bit-identical to the
+    per-query run's; the result's per-query arrays are empty (``result.counts`` holds
+    what the summary needs) and ``to_frame()`` raises. SVT-PATE ignores it.
     """
     orders, converter = checked_setting(accounting, delta, orders, conversion)
     chunk_size = chunk_rows(chunk_size, votes.shape[1] if np.ndim(votes) == 2 else 1)
@@ -81,8 +89,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     selection, answer = mechanism_steps(mechanism)
     independent = accounting == "data-independent"
     noise = NoiseSource(seed, salt=salt)
-    table = _Columns(queries, with_outcome=mechanism.uses_student)
+    table = _Columns(queries if keep_columns else 0, with_outcome=mechanism.uses_student)
     carry = initial_carry(initial_rdp, orders)
+    sums = RunSums(carry)
+    counts = LabelCounts(mechanism.uses_student)
+    truth = None if labels is None else np.asarray(labels)
     halted_at = None
     for start in range(0, queries, chunk_size):
         stop = min(queries, start + chunk_size)
@@ -117,10 +128,17 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                  weight)
         if stop > start:
             released = made.answered
-            figures = running_epsilon(costs, stop - start, carry, converter, per_query=True)
-            carry = figures.carry
-            table.fill(slice(start, stop), block, made, released, weight=weight, log_q=log_q,
-                       log_pr=log_pr, figures=figures, orders=orders)
+            sums.add(costs, stop - start, with_carry=not keep_columns)
+            if keep_columns:
+                figures = running_epsilon(costs, stop - start, carry, converter,
+                                          per_query=True)
+                carry = figures.carry
+                table.fill(slice(start, stop), block, made, released, weight=weight,
+                           log_q=log_q, log_pr=log_pr, figures=figures, orders=orders)
+            else:
+                carry = sums.carry
+                counts.add(*released_labels(made, released, mechanism.uses_student),
+                           None if truth is None else truth[positions[start:stop]])
         if progress is not None:
             progress(stop, queries)
         if halted_at is not None:
@@ -140,14 +158,24 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     if queries == 0 and not np.any(carry):
         epsilon = 0.0  # a budget run that halts before its first query released nothing
     weight = table.columns["answered"]
-    answered_total = float(np.sum(weight))
+    answered_total = sums.answered
     rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, table.columns, weight,
                                                np.array([order]), independent)
     di_curve = data_independent_curve(selection, answer, answered=answered_total,
                                       queries=queries, orders=orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
-    accuracy, by_outcome = label_accuracy(table.label, labels, positions, table.outcome)
+    if keep_columns:
+        accuracy, by_outcome = label_accuracy(table.label, labels, positions, table.outcome)
+        totals = None
+    else:
+        accuracy, by_outcome = counts.accuracy(labels is not None)
+        totals = QueryCounts(queries=queries, labels_output=counts.output,
+                             outcomes=None if counts.outcomes is None
+                             else tuple(int(n) for n in counts.outcomes),
+                             reordered=query_indices is not None and not np.array_equal(
+                                 positions, np.arange(queries)))
+        positions = None
     columns = table.columns
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
@@ -160,8 +188,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         rdp_answer=rdp_ans_q, rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
         answered_total=answered_total,
-        rdp_at_order={"selection": float(np.sum(rdp_sel_q)),
-                      "answer": float(np.sum(rdp_ans_q))},
+        rdp_at_order=sums.at_order(orders, order),
         label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
             (f"the RDP spent before the first query is already epsilon {epsilon:.4f}, above "
              f"the budget {budget:g}: no query was processed",)
@@ -170,7 +197,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         budget=None if budget is None else BudgetPart(
             limit=budget, halted_at=halted_at, remaining=max(0.0, budget - epsilon)),
         query_index=positions, outcome=table.outcome, accuracy_by_outcome=by_outcome,
-        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float))
+        initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
+        counts=totals)
 
 
 def _check_run(mechanism, votes, *, accounting: str, budget: float | None, student,
@@ -218,12 +246,9 @@ class _Columns:
         columns["plurality"][part] = block.max(axis=1)
         self.plurality_class[part] = np.argmax(block, axis=1)
         columns["answered"][part] = weight
-        block_labels = np.where(released, decisions.labels, -1)
+        block_labels, outcome = released_labels(decisions, released, self.outcome is not None)
         if self.outcome is not None:  # reinforced student labels are output too (no cost)
-            from_student = decisions.outcome == OUTCOME_STUDENT
-            block_labels = np.where(from_student, decisions.labels, block_labels)
-            self.outcome[part] = np.where(released | from_student, decisions.outcome,
-                                          OUTCOME_ABSTAIN)
+            self.outcome[part] = outcome
         self.label[part] = block_labels
         columns["log_q"][part] = log_q
         columns["log_pr_answered"][part] = log_pr

@@ -62,7 +62,7 @@ def summary_dict(result) -> dict:
         "order_data_independent": _finite_or_none(result.order_data_independent),
         "rdp_at_order": dict(result.rdp_at_order),
         "label_accuracy": result.label_accuracy,
-        "labels_output": int(np.count_nonzero(result.label >= 0)),
+        "labels_output": _labels_output(result),
         "budget": budget,
         "smooth_sensitivity": (None if result.smooth_sensitivity is None
                                else smooth_sensitivity_dict(result.smooth_sensitivity)),
@@ -71,9 +71,9 @@ def summary_dict(result) -> dict:
         "decisions": None if result.decisions is None else asdict(result.decisions),
         "warnings": list(result.warnings),
     })
-    if result.outcome is not None:
-        counts = np.bincount(result.outcome.astype(np.int64), minlength=3)
-        summary["outcomes"] = {name: int(counts[code])
+    outcome_counts = _outcome_counts(result)
+    if outcome_counts is not None:
+        summary["outcomes"] = {name: int(outcome_counts[code])
                                for code, name in enumerate(OUTCOME_NAMES)}
         summary["accuracy_by_outcome"] = result.accuracy_by_outcome
     if result.groups is not None:
@@ -85,13 +85,33 @@ def summary_dict(result) -> dict:
         summary["baseline"] = plain_dict(info.baseline)
     if result.rounds is not None:
         summary["rounds"] = [plain_dict(asdict(entry)) for entry in result.rounds]
-    if result.query_index is not None and not np.array_equal(result.query_index,
-                                                             np.arange(result.queries)):
+    if _reordered(result):
         summary["query_indices"] = True
     if result.added_rdp is not None:
         summary["add_rdp"] = asdict(result.added_rdp)
     summary["tuning"] = None if result.tuning is None else tuning_dict(result.tuning)
     return summary
+
+
+def _labels_output(result) -> int:
+    if result.counts is not None:  # analysed without per-query columns
+        return result.counts.labels_output
+    return int(np.count_nonzero(result.label >= 0))
+
+
+def _outcome_counts(result):
+    if result.counts is not None:
+        return result.counts.outcomes
+    if result.outcome is None:
+        return None
+    return np.bincount(result.outcome.astype(np.int64), minlength=3)
+
+
+def _reordered(result) -> bool:
+    if result.counts is not None:
+        return result.counts.reordered
+    return result.query_index is not None and not np.array_equal(result.query_index,
+                                                                 np.arange(result.queries))
 
 
 def tuning_dict(part) -> dict:

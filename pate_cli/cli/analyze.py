@@ -229,7 +229,9 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
             target_epsilon=target_epsilon, index_col=index_col, tuning=tuning,
-            decisions=decisions_in, progress=report)
+            decisions=decisions_in, progress=report,
+            # totals only (no per-query columns) unless an output needs the table
+            per_query=per_query is not None or write_decisions is not None or smooth)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:

@@ -1,0 +1,126 @@
+"""Totals without tables (issue 14 item 1): wall time and peak memory of pate-analyze's
+totals-only mode against the per-query-table mode, on 10^6 and 10^7 x 10 vote files.
+
+``python benchmarks/totals_memory.py`` (``make bench`` runs the 10^6 rows;
+``make bench-large`` or ``PATE_BENCH_LARGE=1`` adds 10^7). The vote files are generated
+on demand as memory-mapped ``.npy`` under a temporary directory (``--data-dir`` to keep
+them) and never committed. Each case runs in a fresh child process (this script with
+``--child``), which reports its wall time (``load_votes`` + ``analyze``, after imports and
+a warm-up on 64 rows) and its peak resident memory (``ru_maxrss``, interpreter and
+libraries included). Confident-GNMax, T=200, sigma1=150, sigma2=40, 250 teachers, delta
+1e-5, 298 default orders. A measurement, not a test: nothing is asserted except that both
+modes print the same JSON summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+TEACHERS, CLASSES = 250, 10
+GENERATION_CHUNK = 1_000_000
+TARGET = {"expected": (8.0, 500.0)}  # 10^7 x 10 totals: seconds, MB (issue 14)
+
+
+def synthesize(path: str, queries: int, seed: int = 14) -> None:
+    """Votes with a plurality class of Beta(6, 1.5) agreement, the rest spread at
+    random, written chunk by chunk into a memory-mapped ``.npy``."""
+    from numpy.lib.format import open_memmap
+
+    rng = np.random.default_rng(seed)
+    out = open_memmap(path + ".part", mode="w+", dtype=np.int16, shape=(queries, CLASSES))
+    for start in range(0, queries, GENERATION_CHUNK):
+        stop = min(queries, start + GENERATION_CHUNK)
+        count = stop - start
+        top = rng.integers(0, CLASSES, size=count)
+        agree = np.round(TEACHERS * rng.beta(6.0, 1.5, size=count)).astype(np.int64)
+        rest = rng.multinomial(TEACHERS - agree, np.full(CLASSES, 1.0 / CLASSES))
+        rest[np.arange(count), top] += agree
+        out[start:stop] = rest
+    out.flush()
+    del out
+    os.replace(path + ".part", path)
+
+
+def child(path: str, accounting: str, per_query: bool) -> None:
+    import warnings
+
+    import pate_cli
+
+    warnings.simplefilter("ignore")
+    options = dict(threshold=200.0, sigma_threshold=150.0, sigma=40.0,
+                   accounting=accounting, per_query=per_query)
+    votes = np.load(path, mmap_mode="r")
+    pate_cli.analyze(np.asarray(votes[:64]), "confident", **options)
+    start = time.perf_counter()
+    result = pate_cli.analyze(pate_cli.load_votes(path), "confident", **options)
+    seconds = time.perf_counter() - start
+    summary = json.dumps(result.to_dict(), sort_keys=True)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(json.dumps({"seconds": seconds, "peak_mb": peak, "epsilon": result.epsilon,
+                      "summary_sha256": hashlib.sha256(summary.encode()).hexdigest()}))
+
+
+def spawn(path: str, accounting: str, per_query: bool) -> dict:
+    command = [sys.executable, os.path.abspath(__file__), "--child", path, accounting,
+               "table" if per_query else "totals"]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs=3, metavar=("PATH", "ACCOUNTING", "MODE"))
+    parser.add_argument("--large", action="store_true",
+                        default=bool(os.environ.get("PATE_BENCH_LARGE")),
+                        help="add the 10^7 x 10 rows")
+    parser.add_argument("--data-dir", help="keep the generated files here")
+    args = parser.parse_args(argv)
+    if args.child:
+        path, accounting, mode = args.child
+        child(path, accounting, mode == "table")
+        return 0
+    sizes = [10**6] + ([10**7] if args.large else [])
+    with tempfile.TemporaryDirectory(prefix="pate_totals_") as scratch:
+        folder = args.data_dir or scratch
+        os.makedirs(folder, exist_ok=True)
+        rows = []
+        for queries in sizes:
+            path = os.path.join(folder, f"votes_{queries}x{CLASSES}.npy")
+            if not os.path.exists(path):
+                synthesize(path, queries)
+            for accounting in ("expected", "replay"):
+                measured = {mode: spawn(path, accounting, mode == "table")
+                            for mode in ("totals", "table")}
+                same = measured["totals"]["summary_sha256"] == measured["table"]["summary_sha256"]
+                for mode, record in measured.items():
+                    target = ""
+                    if queries == 10**7 and mode == "totals" and accounting in TARGET:
+                        seconds, megabytes = TARGET[accounting]
+                        met = record["seconds"] <= seconds and record["peak_mb"] < megabytes
+                        target = (f"<= {seconds:g} s, < {megabytes:g} MB: "
+                                  f"{'met' if met else 'NOT met'}")
+                    rows.append((f"{queries:.0e} x {CLASSES}", accounting, mode,
+                                 f"{record['seconds']:.2f}", f"{record['peak_mb']:.0f}",
+                                 "same" if same else "DIFFERENT", target))
+                    print(" | ".join(rows[-1]), flush=True)
+    print()
+    header = ("queries", "accounting", "mode", "seconds", "peak MB", "summary", "target")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
