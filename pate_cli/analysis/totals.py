@@ -58,7 +58,7 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
     noises = [NoiseSource(seed) for seed in seeds]
     carries = np.zeros((len(seeds), orders.size))
     answered = np.zeros(len(seeds)) if not expected else None
-    expected_weight = np.empty(queries) if expected else None
+    expected_answered = 0.0  # added in query order, as analyze_votes does (bit-identical)
     truth = None if labels is None else np.asarray(labels)
     correct = np.zeros(len(seeds), dtype=np.int64)
     output = np.zeros(len(seeds), dtype=np.int64)
@@ -71,9 +71,10 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
         sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
         ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
         if expected:  # the answer step charged with pr_answered, the same for every seed
-            expected_weight[start:stop] = np.exp(log_pr)
-            costs = StepRows(sel_curves, sel_index, ans_curves, ans_index,
-                             expected_weight[start:stop])
+            weight = np.exp(log_pr)
+            expected_answered = float(np.add.accumulate(
+                np.concatenate(([expected_answered], weight)))[-1])
+            costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
             carries[0] = running_total(costs, stop - start, carries[0])
         for run, noise in enumerate(noises):
             decisions = mechanism.replay(block, noise=noise, start=start)
@@ -89,7 +90,7 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
                     released & (decisions.labels == truth[positions[start:stop]]))
     if expected:
         carries[1:] = carries[0]
-        answered = np.full(len(seeds), float(np.sum(expected_weight)))
+        answered = np.full(len(seeds), expected_answered)
     totals = []
     for run, seed in enumerate(seeds):
         epsilon, order = (float(x) for x in rdp_to_epsilon(
