@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..accounting.q_bound import Q_BOUNDS
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import (
     PrivacyGroups,
@@ -119,7 +120,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             ss_every: int | None = None, accounting: str = "replay", delta: float = 1e-5,
             orders=None, order: float | None = None, conversion: str = "classic",
             seed: int = 0, budget: float | None = None, chunk_size: int = DEFAULT_CHUNK,
-            index_col: int | None = None, **parameters: Any) -> AnalysisResult:
+            index_col: int | None = None, q_bound: str = "union",
+            **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -131,6 +133,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     order. ``index_col`` drops that column of a CSV/TSV ``votes``/``predictions`` file; with
     ``queries``, ``labels`` may hold one label per analysed row. ``smooth_sensitivity``
     adds the sanitised release (``ss_every`` queries between history checkpoints).
+    ``q_bound`` is the bound on GNMax's q: ``union`` (Prop. 7) or ``integral`` (MATH.md
+    s.13, tighter and certified; Gaussian answers only, not with smooth sensitivity,
+    ``rounds`` or ``individualized``).
     Refused combinations raise ``OptionError`` (an
     ``InputError``, so a ``ValueError``) with the command's message.
     """
@@ -141,6 +146,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         raise OptionError("--ss-history needs --smooth-sensitivity")
     if groups is not None and individualized is None:
         raise OptionError("--groups and --show-parameters need --individualized")
+    _check_q_bound(q_bound, mechanism, smooth_sensitivity=smooth_sensitivity,
+                   rounds=rounds, individualized=individualized)
     short_labels = queries if query_indices is None and rounds is None else None
     vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
                           teachers=teachers, index_col=index_col, queries=short_labels)
@@ -197,7 +204,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                                   f"queries in {where}")
             result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
                                    student=student_rows, query_indices=indices,
-                                   initial_rdp=initial_rdp, **common)
+                                   initial_rdp=initial_rdp, q_bound=q_bound, **common)
+            result = replace(result, q_bound=q_bound)
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "
@@ -212,6 +220,25 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         category = PateWarning if added is not None and note == added.note else OrderGridWarning
         warnings.warn(note, category, stacklevel=2)
     return result
+
+
+def _check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,
+                   individualized) -> None:
+    """``--q-bound``: a known bound; ``integral`` only where it is threaded and proven."""
+    if q_bound not in Q_BOUNDS:
+        raise OptionError(f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {q_bound!r}")
+    if q_bound == "union":
+        return
+    if smooth_sensitivity:
+        raise OptionError("--smooth-sensitivity needs --q-bound union: its local-sensitivity "
+                          "walks are proven for the union bound only")
+    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
+    if name in ("lnmax", "svt"):
+        raise OptionError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
+                          f"confident, interactive), not -m {name}")
+    if rounds is not None or individualized is not None:
+        raise OptionError(f"--q-bound {q_bound} applies to single runs (not --rounds or "
+                          "--individualized)")
 
 
 def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp | None]:

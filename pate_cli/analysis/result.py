@@ -138,6 +138,7 @@ class AnalysisResult:
     smooth_sensitivity: SmoothSensitivityResult | None = None
     added_rdp: AddedRdp | None = None
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+    q_bound: str = "union"
 
     @property
     def queries(self) -> int:

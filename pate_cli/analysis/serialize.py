@@ -67,6 +67,8 @@ def summary_dict(result) -> dict:
         "svt": None if result.svt is None else plain_dict(asdict(result.svt)),
         "groups": None,
         "warnings": list(result.warnings),
+        "q_bound": result.q_bound,
+        "epsilon_improved": epsilon_improved(result),
     })
     if result.outcome is not None:
         counts = np.bincount(result.outcome.astype(np.int64), minlength=3)
@@ -88,6 +90,19 @@ def summary_dict(result) -> dict:
     if result.added_rdp is not None:
         summary["add_rdp"] = asdict(result.added_rdp)
     return summary
+
+
+def epsilon_improved(result) -> float | None:
+    """The improved conversion (MATH.md s.6) of the run's total RDP curve, whatever
+    ``--conversion`` chose; None where the epsilon is not an RDP conversion (SVT-PATE's
+    guarantee, individualized groups)."""
+    if result.svt is not None or result.groups is not None or result.rdp_total is None:
+        return None
+    from ..accounting.conversion import rdp_to_epsilon
+
+    epsilon, _ = rdp_to_epsilon(result.rdp_total, orders=result.orders, delta=result.delta,
+                                conversion="improved")
+    return float(epsilon)
 
 
 def smooth_sensitivity_dict(report: SmoothSensitivityResult) -> dict:

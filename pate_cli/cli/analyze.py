@@ -87,7 +87,10 @@ def _input_specs(option) -> list:
 def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--add-rdp", type=click.Path(dir_okay=False),
-                   help="Add an external RDP curve (CSV order,rdp) before conversion.")]
+                   help="Add an external RDP curve (CSV order,rdp) before conversion."),
+            option("--q-bound", type=click.Choice(["union", "integral"]), default="union",
+                   show_default=True,
+                   help="Bound on GNMax's q: union (Prop. 7) or integral (tighter).")]
 
 
 def _budget_specs(option) -> list:
@@ -157,7 +160,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
-            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col):
+            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, q_bound):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -186,7 +189,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-            target_epsilon=target_epsilon, index_col=index_col)
+            target_epsilon=target_epsilon, index_col=index_col, q_bound=q_bound)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
