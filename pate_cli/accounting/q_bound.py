@@ -46,25 +46,24 @@ certified (only its tightness depends on them):
   the log is raised by ``1e-9`` (a relative rounding margin).
 
 Stated tolerance: on the test cases (ties, 2, 3, 10, 150 and 1,000 classes, gaps up to
-``14 sigma``) the result is within 3% (0.03 in ``log q``) of the exact q wherever it is
-below Prop. 7's bound by more than that.
+``14 sigma``) the result is within 1% (0.01 in ``log q``) of the exact q (mpmath
+quadrature), or equals Prop. 7's bound where that is closer.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..numerics import log1mexp
 from .gnmax import log_q_gnmax
 from .validators import as_votes, check_positive
 
 Q_BOUNDS = ("union", "integral")
 FLOOR = -50.0
-_LEFT, _CORE, _RIGHT = 24, 160, 16
+_LEFT, _CORE, _RIGHT = 12, 96, 8
 POINTS = _LEFT + _CORE + _RIGHT
 _SINGLES = 7
 _LATTICE = 4096  # points per unit of t: the lattice is 2^-12 Z (exact in binary)
@@ -76,6 +75,14 @@ _ROWS_PER_BLOCK = 256
 _CHORD_LIMIT = math.log1p(-1e-4)
 _OVERLAP_CLASSES = 8
 _OVERLAP_MARGIN = 1e-9
+
+
+def log1mexp(x):
+    """``log(1 - exp(x))`` for ``x <= 0`` as ``log(-expm1(x))``: its absolute error is a few
+    ulps for every ``x`` (a relative error of the probability it stands for), all the
+    bounds here need, at half the cost of the two-branch ``numerics.log1mexp``."""
+    with np.errstate(divide="ignore"):
+        return np.log(-np.expm1(x))
 
 
 def check_q_bound(q_bound: str) -> None:
@@ -258,7 +265,7 @@ def _log_others(others: np.ndarray, steps: np.ndarray) -> np.ndarray:
     return np.einsum("rbp,b->rp", values, counts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _buckets(others: int) -> tuple[np.ndarray, np.ndarray]:
     """Start index and size of each bucket of ``others`` sorted gaps: ``_SINGLES`` of size
     one, then sizes 2, 4, 8, ... (the last one takes what is left)."""
