@@ -32,7 +32,7 @@ from ..inputs import (
     load_votes,
 )
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
-from ..orders import default_orders, validate_orders
+from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_orders
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .result import AddedRdp, AnalysisResult
 from .rounds import Round, analyze_rounds
@@ -142,6 +142,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
         raise TypeError(f"analyze() got unexpected keyword arguments: {', '.join(unknown)}")
+    if isinstance(orders, str) and orders.strip().lower() == AUTO and order is None:
+        return _analyze_auto_orders(locals())
     if ss_every is not None and not smooth_sensitivity:
         raise OptionError("--ss-history needs --smooth-sensitivity")
     if groups is not None and individualized is None:
@@ -219,6 +221,27 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     for note in result.warnings:
         category = PateWarning if added is not None and note == added.note else OrderGridWarning
         warnings.warn(note, category, stacklevel=2)
+    return result
+
+
+def _analyze_auto_orders(call: dict) -> AnalysisResult:
+    """``orders="auto"``: the default grid, extended (``orders.extend_orders``) below 2 or
+    above 500 and the analysis repeated while the best order sits at an edge (at most
+    ``AUTO_ROUNDS`` times; a note remains if it still does)."""
+    call.pop("unknown", None)
+    call = {**call.pop("parameters"), **call}
+    grid = default_orders()
+    for _ in range(AUTO_ROUNDS + 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PateWarning)
+            result = analyze(**{**call, "orders": grid})
+        best = int(np.flatnonzero(result.orders == result.order)[0])
+        wider = None if result.epsilon <= 0 else extend_orders(result.orders, best)
+        if wider is None:
+            break
+        grid = wider
+    for note in result.warnings:
+        warnings.warn(note, OrderGridWarning, stacklevel=3)
     return result
 
 

@@ -9,7 +9,7 @@ from click_option_group import optgroup
 
 from .._version import __version__
 from ..accounting.conversion import CONVERSIONS
-from ..orders import parse_orders, validate_orders
+from ..orders import AUTO, parse_orders, validate_orders
 
 
 class PositiveFloat(click.ParamType):
@@ -53,6 +53,8 @@ class OrderGrid(click.ParamType):
     def convert(self, value, param, ctx):
         if not isinstance(value, str):
             return value
+        if value.strip().lower() == AUTO:  # pate-analyze: extend while at an edge
+            return AUTO
         try:
             return parse_orders(value)
         except ValueError as error:
