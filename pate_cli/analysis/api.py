@@ -9,6 +9,7 @@ warnings (``PateWarning``); the commands print each as one ``Warning:`` line.
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from dataclasses import dataclass, replace
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..accounting.pld import gaussian_pld_epsilon
 from ..accounting.q_bound import Q_BOUNDS
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import (
@@ -208,6 +210,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                                    student=student_rows, query_indices=indices,
                                    initial_rdp=initial_rdp, q_bound=q_bound, **common)
             result = replace(result, q_bound=q_bound)
+            if accounting == "data-independent" and initial_rdp is None:
+                result = _with_pld(result, chosen, delta)
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "
@@ -243,6 +247,22 @@ def _analyze_auto_orders(call: dict) -> AnalysisResult:
     for note in result.warnings:
         warnings.warn(note, OrderGridWarning, stacklevel=3)
     return result
+
+
+def _with_pld(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
+    """``--accounting data-independent`` with dp_accounting: the smaller of the RDP figure
+    and the PLD accountant's (``accounting.pld``) for Gaussian aggregators; records which
+    (``data_independent_method``: ``rdp`` or ``pld``)."""
+    if mechanism.name not in ("gnmax", "confident", "interactive"):
+        return result
+    steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
+    if mechanism.name != "gnmax":
+        steps.append((1.0, mechanism.sigma_threshold, result.queries))
+    figure = gaussian_pld_epsilon(steps, delta)
+    if figure is None or not figure < result.epsilon:
+        return result
+    return replace(result, epsilon=figure, epsilon_data_independent=figure,
+                   data_independent_method="pld")
 
 
 def _check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,

@@ -139,6 +139,7 @@ class AnalysisResult:
     added_rdp: AddedRdp | None = None
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     q_bound: str = "union"
+    data_independent_method: str = "rdp"
 
     @property
     def queries(self) -> int:

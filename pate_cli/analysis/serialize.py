@@ -69,6 +69,7 @@ def summary_dict(result) -> dict:
         "warnings": list(result.warnings),
         "q_bound": result.q_bound,
         "epsilon_improved": epsilon_improved(result),
+        "data_independent_method": result.data_independent_method,
     })
     if result.outcome is not None:
         counts = np.bincount(result.outcome.astype(np.int64), minlength=3)
@@ -102,6 +103,8 @@ def epsilon_improved(result) -> float | None:
 
     epsilon, _ = rdp_to_epsilon(result.rdp_total, orders=result.orders, delta=result.delta,
                                 conversion="improved")
+    if result.data_independent_method == "pld":  # the PLD figure is valid and smaller
+        return min(float(epsilon), result.epsilon)
     return float(epsilon)
 
 
