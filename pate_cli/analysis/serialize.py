@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._version import __version__
+from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import OUTCOME_NAMES
 
 if TYPE_CHECKING:
@@ -99,8 +100,6 @@ def epsilon_improved(result) -> float | None:
     guarantee, individualized groups)."""
     if result.svt is not None or result.groups is not None or result.rdp_total is None:
         return None
-    from ..accounting.conversion import rdp_to_epsilon
-
     epsilon, _ = rdp_to_epsilon(result.rdp_total, orders=result.orders, delta=result.delta,
                                 conversion="improved")
     if result.data_independent_method == "pld":  # the PLD figure is valid and smaller
