@@ -36,9 +36,16 @@ class Step:
 
 
 def _laplace_answer(mechanism, q_bound: str = "union") -> Step:
+    """LNMax's noisy argmax: MATH.md s.5's curve, capped by the exact data-independent
+    one (``rdp_lnmax_data_independent``, valid for every query), so that the
+    data-dependent figure never exceeds the data-independent one."""
     lam = mechanism.laplace_scale
-    return Step(lambda v, p: log_q_lnmax(v, scale=lam),
-                lambda s, o: rdp_lnmax(s, scale=lam, orders=o),
+
+    def rdp(s, o):
+        return np.minimum(rdp_lnmax(s, scale=lam, orders=o),
+                          rdp_lnmax_data_independent(scale=lam, orders=o))
+
+    return Step(lambda v, p: log_q_lnmax(v, scale=lam), rdp,
                 lambda o: rdp_lnmax_data_independent(scale=lam, orders=o))
 
 
