@@ -22,6 +22,14 @@ second decreases), and below ``t_0`` at most ``phi``'s mass, above ``t_m`` at mo
 
 (B) is exact for two classes and much tighter than (A) when one runner-up dominates,
 because only the overlap of the classes' events is integrated numerically.
+
+Both are sharpened on each interval by log-concavity (see :class:`_Chord`): ``G`` and
+``G'`` are products of normal CDFs, so ``log G`` is concave and ``G`` lies above
+``exp`` of its chord; the integral of ``phi (1 - exp(chord))`` has a closed form, and
+``1 - exp(x) <= -x`` gives a second, linear one. The smallest of the left-end value of
+MATH.md s.13 and these is used per interval: the error falls from first to second order
+in the point spacing (epsilon on the paper's MNIST votes within 0.001 of its converged
+value instead of 0.01).
 The result is ``min(Prop. 7, A, B)``, then capped at ``log(1 - 1/K)`` as in MATH.md s.3.
 
 Everything is in log space (``log_ndtr``, interval masses by ``log1mexp`` of differences,
@@ -45,9 +53,10 @@ certified (only its tightness depends on them):
 * **Rounding**: ``e^-700`` is added (it covers terms that underflow, all below it) and
   the log is raised by ``1e-9`` (a relative rounding margin).
 
-Stated tolerance: on the test cases (ties, 2, 3, 10, 150 and 1,000 classes, gaps up to
-``14 sigma``) the result is within 1% (0.01 in ``log q``) of the exact q (mpmath
-quadrature), or equals Prop. 7's bound where that is closer.
+Stated tolerance: on the test cases checked against mpmath quadrature (ties, 2 to 11
+classes, gaps up to ``10 sigma``) the result is within 1% (0.01 in ``log q``) of the exact
+q, or equals Prop. 7's bound where that is closer; validity (never below a certified lower
+bound) is tested on hundreds of random vectors and on 1,000 classes.
 """
 
 from __future__ import annotations
