@@ -54,6 +54,8 @@ class OrderGrid(click.ParamType):
         if not isinstance(value, str):
             return value
         if value.strip().lower() == AUTO:  # pate-analyze: extend while at an edge
+            if ctx is not None and ctx.command.name != "analyze":
+                self.fail(f"{AUTO} applies to pate-analyze only", param, ctx)
             return AUTO
         try:
             return parse_orders(value)
@@ -109,7 +111,7 @@ def accounting_specs(option=click.option) -> list:
         option("--delta", type=Probability(), default=1e-5, show_default=True,
                help="Target delta."),
         option("--orders", type=OrderGrid(),
-               help="Rényi orders: a,b,c or start:stop:step [default: 298 orders]."),
+               help="Rényi orders: a,b,c, start:stop:step or auto [default: 298 orders]."),
         option("--order", type=Order(), help="Use this single order (overrides --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
                show_default=True,

@@ -91,3 +91,13 @@ def test_orders_auto_moves_off_both_edges():
     assert high.order > 500 and high.order < high.orders.max()
     assert extend_orders(default_orders(), 10) is None
 
+
+
+def test_orders_auto_on_the_command_line(cli):
+    done = cli.analyze("sample_votes/mnist_250_votes.npy", "-m", "gnmax", "--sigma", "2",
+                       "--orders", "auto", "-f", "json")
+    assert done.code == 0 and '"order": 1.8408964152537144' in done.out
+    assert "Warning" not in done.err
+    done = cli.sweep("sample_votes/mnist_250_votes.npy", "--sigma", "40", "-n", "50",
+                     "--orders", "auto", "-w", "1", "--no-progress")
+    assert done.code == 2 and "auto applies to pate-analyze only" in done.err
