@@ -90,7 +90,7 @@ def _accounting_specs(option) -> list:
                    help="Add an external RDP curve (CSV order,rdp) before conversion."),
             option("--q-bound", type=click.Choice(["union", "integral"]), default="union",
                    show_default=True,
-                   help="Bound on GNMax's q: union (Prop. 7) or integral (tighter).")]
+                   help="Union (Prop. 7) or integral bound on q.")]
 
 
 def _budget_specs(option) -> list:

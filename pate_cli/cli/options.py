@@ -111,7 +111,7 @@ def accounting_specs(option=click.option) -> list:
         option("--delta", type=Probability(), default=1e-5, show_default=True,
                help="Target delta."),
         option("--orders", type=OrderGrid(),
-               help="Rényi orders: a,b,c, start:stop:step or auto [default: 298 orders]."),
+               help="Rényi orders: a,b,c, start:stop:step, auto [default: 298]."),
         option("--order", type=Order(), help="Use this single order (overrides --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
                show_default=True,
