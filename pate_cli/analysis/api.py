@@ -135,6 +135,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     order. ``index_col`` drops that column of a CSV/TSV ``votes``/``predictions`` file; with
     ``queries``, ``labels`` may hold one label per analysed row. ``smooth_sensitivity``
     adds the sanitised release (``ss_every`` queries between history checkpoints).
+    ``orders="auto"`` starts from the paper's grid and extends it past an edge where the
+    best order sits (``orders.extend_orders``), re-running the analysis.
     ``q_bound`` is the bound on GNMax's q: ``union`` (Prop. 7) or ``integral`` (MATH.md
     s.13, tighter and certified; Gaussian answers only, not with smooth sensitivity,
     ``rounds`` or ``individualized``).
