@@ -199,6 +199,8 @@ class AnalysisResult:
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     tuning: TuningPart | None = None
     decisions: DecisionsPart | None = None
+    q_bound: str = "union"
+    data_independent_method: str = "rdp"
 
     @property
     def queries(self) -> int:

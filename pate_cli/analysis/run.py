@@ -42,7 +42,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   budget: float | None = None, labels=None, student=None,
                   query_indices=None, initial_rdp=None, salt: int = 0,
                   chunk_size: int | None = DEFAULT_CHUNK, source=None,
-                  decisions: Decisions | None = None, progress=None) -> AnalysisResult:
+                  decisions: Decisions | None = None, progress=None,
+                  q_bound: str = "union") -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -78,7 +79,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                             initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size,
                             source=source, decisions=decisions)
 
-    selection, answer = mechanism_steps(mechanism)
+    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     independent = accounting == "data-independent"
     noise = NoiseSource(seed, salt=salt)
     table = _Columns(queries, with_outcome=mechanism.uses_student)
