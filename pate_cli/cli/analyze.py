@@ -23,11 +23,7 @@ from .progress import query_progress
 EPILOG = """\b
 Examples:
   cat votes.csv | pate-analyze - -f json | jq .epsilon
-  pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
   pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
-  pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv --budget 2.0 --labels y.npy
-  pate-analyze --predictions p.npy --individualized weighting --groups g.csv \\
-      --teacher-groups t.csv
 
 \b
 SVT-PATE's epsilon is data-independent: --accounting changes only what its replay reports.
