@@ -142,6 +142,7 @@ def datasets(quick: bool) -> dict[str, Dataset]:
 CASES = {
     "glyph-expected": ("glyph", "expected"),
     "glyph-replay": ("glyph", "replay"),
+    "glyph-integral": ("glyph", "integral"),
     "glyph-loop": ("glyph", "loop"),
     "large-expected": ("large", "expected"),
     "large-replay": ("large", "replay"),
@@ -291,18 +292,24 @@ def _warm_rows(path: str) -> np.ndarray:
 
 
 def run_package_case(spec: Dataset, path: str, accounting: str) -> dict:
-    """Time ``load_votes`` + ``analyze`` on the whole file; report peak memory."""
+    """Time ``load_votes`` + ``analyze`` on the whole file; report peak memory.
+    ``integral``: expected accounting with ``q_bound="integral"`` (MATH.md s.13)."""
     import pate_cli
+
+    options = {}
+    if accounting == "integral":
+        accounting, options = "expected", {"q_bound": "integral"}
 
     def run():
         begin = time.perf_counter()
         vote_set = pate_cli.load_votes(path)
         load = time.perf_counter() - begin
-        result = _analyze(pate_cli, vote_set, spec, accounting)
+        result = _analyze(pate_cli, vote_set, spec, accounting, **options)
         return {"load": load, "queries": spec.queries, "epsilon": result.epsilon,
                 "order": result.order, "answered": result.answered_total}
 
-    return _timed(run, lambda: _analyze(pate_cli, _warm_rows(path), spec, accounting))
+    return _timed(run, lambda: _analyze(pate_cli, _warm_rows(path), spec, accounting,
+                                        **options))
 
 
 def run_loop_case(spec: Dataset, path: str) -> dict:
@@ -634,6 +641,11 @@ def _checks(case: str, records: dict[str, dict]) -> list[tuple[str, bool | None]
         return [("< 0.5 s", wall < 0.5), faster_than_loop("glyph")]
     if case == "large-expected":
         return [("< 5 s", wall < 5.0), memory, faster_than_loop("large")]
+    if case == "glyph-integral":
+        union = records.get("glyph-expected")
+        if union is None:
+            return [("<= 3x --q-bound union (glyph-expected not run)", None)]
+        return [("<= 3x --q-bound union", wall <= 3.0 * union["wall"])]
     if case == "large-replay":
         return [("< 5 s", wall < 5.0), memory]
     if case == "ss-table2":
@@ -690,6 +702,8 @@ def _compared(case: str, records: dict[str, dict]) -> str:
         if what == "sweep-2" and one is not None:
             text += f", speed-up {one['wall'] / record['wall']:.2f}x"
         return text
+    if what == "integral" and "glyph-expected" in records:
+        return f"{record['wall'] / records['glyph-expected']['wall']:.2f}x union"
     if what == "individualized" and "glyph-expected" in records:
         return f"{record['wall'] / records['glyph-expected']['wall']:.2f}x plain analyze"
     loop = records.get(f"{key}-loop")
@@ -716,7 +730,7 @@ def _notes(records: dict[str, dict], specs: dict[str, Dataset], skipped: list[st
         print(f"  {note}")
     for case, record in records.items():
         what = CASES[case][1]
-        if what in ("expected", "replay"):
+        if what in ("expected", "replay", "integral"):
             print(f"  {case}: epsilon {record['epsilon']:.6g} at order {record['order']:g}, "
                   f"answered {record['answered']:,.1f}, load_votes {record['load']:.3f} s")
         elif what in ("table2", "smooth"):

@@ -38,6 +38,39 @@ def default_orders() -> np.ndarray:
     return np.concatenate((np.arange(2, 101, 0.5), np.logspace(2, np.log10(500), 100)))
 
 
+AUTO = "auto"
+# --orders auto: at most this many extensions, each adding _EXTENSION_STEPS orders.
+AUTO_ROUNDS = 40
+_EXTENSION_STEPS = 8
+
+
+def extend_orders(orders: np.ndarray, best: int) -> np.ndarray | None:
+    """``--orders auto``: the grid extended past the edge where the best order sits.
+
+    ``best`` is the index of the best order. At the smallest order ``a`` the grid gains
+    ``1 + (a - 1) 2^(-k/4)``, k = 1..8 (down to ``1 + (a - 1) / 4``); at the largest ``b``
+    it gains ``b 2^(k/8)``, k = 1..8 (up to ``2 b``, at most ``MAX_ORDER``). None when the
+    best order is not at an edge or the grid cannot grow there.
+    """
+    orders = validate_orders(orders)
+    if orders.size < 2:
+        return None
+    steps = np.arange(1, _EXTENSION_STEPS + 1)
+    if orders[best] == orders.min():
+        low = float(orders.min())
+        lower = 1.0 + (low - 1.0) * 2.0 ** (-steps / 4.0)
+        lower = lower[lower > 1.0][::-1]
+        return np.concatenate((lower, orders)) if lower.size else None
+    if orders[best] == orders.max():
+        high = float(orders.max())
+        if high >= MAX_ORDER:
+            return None
+        higher = np.minimum(high * 2.0 ** (steps / 8.0), MAX_ORDER)
+        higher = np.unique(higher[higher > high])
+        return np.concatenate((orders, higher))
+    return None
+
+
 def parse_orders(text: str) -> np.ndarray:
     """Parse ``--orders`` (a grid spec); every order must be a finite number above 1.
 
@@ -51,6 +84,9 @@ def parse_orders(text: str) -> np.ndarray:
 def validate_orders(orders) -> np.ndarray:
     """Return ``orders`` as a 1-D float array, or raise ``ValueError`` if any is <= 1 or
     above ``MAX_ORDER``."""
+    if isinstance(orders, str):
+        raise ValueError(f"orders must be numbers, got {orders!r} (--orders {AUTO} applies "
+                         "to pate-analyze)")
     orders = np.atleast_1d(np.asarray(orders, dtype=np.float64))
     if orders.ndim != 1 or orders.size == 0:
         raise ValueError("orders must be a non-empty list of numbers")

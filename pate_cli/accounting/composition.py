@@ -115,11 +115,15 @@ def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversi
         total = sequential_total(rows)
         low = rows[0] + conversion.offset
         high = total + conversion.offset
-        kept = np.flatnonzero(low <= high.min())
+        kept = low <= high.min()
+        if conversion.tv_limit is not None:  # orders where epsilon 0 is valid stay too
+            kept |= rows[0] <= conversion.tv_limit
+        kept = np.flatnonzero(kept)
         part = rows[:, kept]
         np.cumsum(part, axis=0, out=part)
         epsilon, choice = minimise_over_orders(part, conversion.offset[kept],
-                                               clip=conversion.clip, out=part)
+                                               clip=conversion.clip, out=part,
+                                               tv_limit=conversion.tv_limit)
         return epsilon, kept[choice], total
     np.cumsum(rows, axis=-2, out=rows)
     total = rows[..., -1, :].copy()

@@ -23,7 +23,8 @@ def conversion_offset(*, orders, delta: float, conversion: str = "classic") -> n
 
     ``classic`` (Mironov 2017, Prop. 3): ``log(1/delta) / (alpha - 1)``.
     ``improved`` (Canonne, Kamath, Steinke 2020): ``log((alpha-1)/alpha)
-    - (log delta + log alpha) / (alpha - 1)``; the resulting epsilon is clipped at 0.
+    - (log delta + log alpha) / (alpha - 1)``; the resulting epsilon is clipped at 0, and
+    is 0 at orders where the total-variation shortcut applies (:func:`tv_limit`).
     """
     orders = validate_orders(orders)
     check_delta(delta)
@@ -39,37 +40,64 @@ class Conversion:
     """One conversion on one order grid at one delta (MATH.md section 6).
 
     ``offset``: the term :func:`conversion_offset` adds per order; ``clip``: whether
-    epsilon is clipped at 0 (the improved conversion; at an order where ``delta^2 >=
-    1 - exp(-rdp)`` epsilon 0 is valid, MATH.md section 6).
+    epsilon is clipped at 0 (the improved conversion); ``tv_limit``: the improved
+    conversion's total-variation shortcut, see :func:`tv_limit`; ``None`` for classic.
     """
 
     orders: np.ndarray
     offset: np.ndarray
     clip: bool
+    tv_limit: float | None = None
 
     @classmethod
     def of(cls, *, orders, delta: float, conversion: str = "classic") -> Conversion:
         """Validate the setting (``ValueError`` for a bad grid, delta or name)."""
         orders = validate_orders(orders)
         offset = conversion_offset(orders=orders, delta=delta, conversion=conversion)
-        return cls(orders=orders, offset=offset, clip=conversion == "improved")
+        improved = conversion == "improved"
+        return cls(orders=orders, offset=offset, clip=improved,
+                   tv_limit=tv_limit(delta) if improved else None)
 
     def epsilon(self, rdp: np.ndarray, *, out: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
         """``(epsilon, index of the order)`` of curves ``(..., orders)``; see
         :func:`minimise_over_orders`."""
-        return minimise_over_orders(rdp, self.offset, clip=self.clip, out=out)
+        return minimise_over_orders(rdp, self.offset, clip=self.clip, out=out,
+                                    tv_limit=self.tv_limit)
+
+
+def tv_limit(delta: float) -> float:
+    """The largest RDP at which the improved conversion gives epsilon 0 at that order:
+    ``delta^2 >= 1 - exp(-rdp)``, i.e. ``rdp <= -log(1 - delta^2)`` (MATH.md section 6).
+
+    Total variation is at most ``sqrt(1 - exp(-KL))`` (Bretagnolle-Huber) and ``KL <=
+    rdp(alpha)`` at every order, so a delta at least that large needs no epsilon.
+    dp_accounting's ``rdp_privacy_accountant.compute_epsilon`` applies the same rule
+    (its test is ``delta**2 + expm1(-r) > 0``, strict; MATH.md's ``>=`` is used here,
+    also valid: the two differ only on a set of measure zero).
+    """
+    return -math.log1p(-delta * delta)
 
 
 def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
-                         out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                         out: np.ndarray | None = None, tv_limit: float | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
     """``min over alpha of rdp(alpha) + offset(alpha)`` and the first minimising index.
 
     MATH.md section 6. ``rdp``: ``(..., orders)``; both results have shape
     ``rdp.shape[:-1]``. ``clip``: clip epsilon at 0 (the improved conversion). ``out``
     receives ``rdp + offset`` (it may be ``rdp`` itself, to convert in place).
+    ``tv_limit``: orders whose RDP is at most this give epsilon 0 (the improved
+    conversion's total-variation shortcut, :func:`tv_limit`).
     """
+    shortcut = None
+    if tv_limit is not None:
+        shortcut = np.asarray(rdp) <= tv_limit
+        if not shortcut.any():
+            shortcut = None
     candidates = np.add(rdp, offset, out=out)
+    if shortcut is not None:
+        candidates[shortcut] = 0.0  # as dp_accounting: exactly 0 there
     best = np.argmin(candidates, axis=-1)
     epsilon = np.take_along_axis(candidates, best[..., None], axis=-1)[..., 0]
     if clip:

@@ -9,6 +9,7 @@ warnings (``PateWarning``); the commands print each as one ``Warning:`` line.
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ..accounting.pld import gaussian_pld_epsilon
+from ..accounting.q_bound import Q_BOUNDS
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import (
     PrivacyGroups,
@@ -38,7 +41,7 @@ from ..inputs.decisions import (
     load_decisions,
 )
 from ..mechanisms import MECHANISMS, Decisions, Mechanism, build_mechanism
-from ..orders import default_orders, validate_orders
+from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_orders
 from .decisions import LabelDecisions, decisions_of, given_decisions
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .result import AddedRdp, AnalysisResult, DecisionsPart
@@ -129,7 +132,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             orders=None, order: float | None = None, conversion: str = "classic",
             seed: int = 0, budget: float | None = None, chunk_size: int | None = DEFAULT_CHUNK,
             index_col: int | None = None, tuning=None, decisions=None,
-            progress: Callable[[int, int], object] | None = None,
+            progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
             per_query: bool = True, **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
@@ -147,6 +150,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     ``progress(done, total)`` is called after each chunk of queries of a single run
     (not for SVT-PATE, rounds or individualized runs); ``chunk_size`` (rows) defaults
     to a bound on rows x classes (``analysis.setting.chunk_rows``).
+    ``orders="auto"`` starts from the paper's grid and extends it past an edge where the
+    best order sits (``orders.extend_orders``), re-running the analysis.
+    ``q_bound`` is the bound on GNMax's q: ``union`` (Prop. 7) or ``integral`` (MATH.md
+    s.13, tighter and certified; Gaussian answers only, not with smooth sensitivity,
+    ``rounds`` or ``individualized``).
     Refused combinations raise ``OptionError`` (an
     ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
     (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
@@ -160,6 +168,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
         raise TypeError(f"analyze() got unexpected keyword arguments: {', '.join(unknown)}")
+    if isinstance(orders, str) and orders.strip().lower() == AUTO and order is None:
+        return _analyze_auto_orders(locals())
     if ss_every is not None and not smooth_sensitivity:
         raise OptionError("--ss-history needs --smooth-sensitivity")
     distribution = None if tuning is None else tuning_distribution(tuning)
@@ -176,6 +186,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                               "--decisions give the cut-off the run used")
     if groups is not None and individualized is None:
         raise OptionError("--groups and --show-parameters need --individualized")
+    _check_q_bound(q_bound, mechanism, smooth_sensitivity=smooth_sensitivity,
+                   rounds=rounds, individualized=individualized)
     short_labels = queries if query_indices is None and rounds is None else None
     vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
                           teachers=teachers, index_col=index_col, queries=short_labels)
@@ -244,14 +256,17 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                 result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
                                        student=student_rows, query_indices=indices,
                                        initial_rdp=initial_rdp, decisions=given,
-                                       progress=progress, **common,
-                                       keep_columns=per_query or smooth_sensitivity)
+                                       progress=progress, q_bound=q_bound,
+                                       **common, keep_columns=per_query or smooth_sensitivity)
             except ValueError as error:
                 if part is None or isinstance(error, InputError):
                     raise
                 raise InputError(f"{part.path}: {error}") from None
             if part is not None:
                 result = replace(result, decisions=part)
+            result = replace(result, q_bound=q_bound)
+            if accounting == "data-independent" and initial_rdp is None:
+                result = _with_pld(result, chosen, delta)
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "
@@ -333,6 +348,62 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
         warnings.simplefilter("ignore", PateWarning)
         result = analyze(votes, mechanism, seed=seed, **options)
     return decisions_of(result)
+
+
+def _analyze_auto_orders(call: dict) -> AnalysisResult:
+    """``orders="auto"``: the default grid, extended (``orders.extend_orders``) below 2 or
+    above 500 and the analysis repeated while the best order sits at an edge (at most
+    ``AUTO_ROUNDS`` times; a note remains if it still does)."""
+    call.pop("unknown", None)
+    call = {**call.pop("parameters"), **call}
+    grid = default_orders()
+    for _ in range(AUTO_ROUNDS + 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PateWarning)
+            result = analyze(**{**call, "orders": grid})
+        best = int(np.flatnonzero(result.orders == result.order)[0])
+        wider = None if result.epsilon <= 0 else extend_orders(result.orders, best)
+        if wider is None:
+            break
+        grid = wider
+    for note in result.warnings:
+        warnings.warn(note, OrderGridWarning, stacklevel=3)
+    return result
+
+
+def _with_pld(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
+    """``--accounting data-independent`` with dp_accounting: the smaller of the RDP figure
+    and the PLD accountant's (``accounting.pld``) for Gaussian aggregators; records which
+    (``data_independent_method``: ``rdp`` or ``pld``)."""
+    if mechanism.name not in ("gnmax", "confident", "interactive"):
+        return result
+    steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
+    if mechanism.name != "gnmax":
+        steps.append((1.0, mechanism.sigma_threshold, result.queries))
+    figure = gaussian_pld_epsilon(steps, delta)
+    if figure is None or not figure < result.epsilon:
+        return result
+    return replace(result, epsilon=figure, epsilon_data_independent=figure,
+                   data_independent_method="pld")
+
+
+def _check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,
+                   individualized) -> None:
+    """``--q-bound``: a known bound; ``integral`` only where it is threaded and proven."""
+    if q_bound not in Q_BOUNDS:
+        raise OptionError(f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {q_bound!r}")
+    if q_bound == "union":
+        return
+    if smooth_sensitivity:
+        raise OptionError("--smooth-sensitivity needs --q-bound union: its local-sensitivity "
+                          "walks are proven for the union bound only")
+    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
+    if name in ("lnmax", "svt"):
+        raise OptionError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
+                          f"confident, interactive), not -m {name}")
+    if rounds is not None or individualized is not None:
+        raise OptionError(f"--q-bound {q_bound} applies to single runs (not --rounds or "
+                          "--individualized)")
 
 
 def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp | None]:

@@ -217,6 +217,8 @@ class AnalysisResult:
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     tuning: TuningPart | None = None
     decisions: DecisionsPart | None = None
+    q_bound: str = "union"
+    data_independent_method: str = "rdp"
     # Set when the run kept no per-query columns (totals only): the arrays above are then
     # empty and these counts stand for them.
     counts: QueryCounts | None = None

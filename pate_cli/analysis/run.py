@@ -43,7 +43,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   query_indices=None, initial_rdp=None, salt: int = 0,
                   chunk_size: int | None = DEFAULT_CHUNK, source=None,
                   decisions: Decisions | None = None, progress=None,
-                  keep_columns: bool = True) -> AnalysisResult:
+                  q_bound: str = "union", keep_columns: bool = True) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -86,7 +86,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                             initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size,
                             source=source, decisions=decisions)
 
-    selection, answer = mechanism_steps(mechanism)
+    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     independent = accounting == "data-independent"
     noise = NoiseSource(seed, salt=salt)
     table = _Columns(queries if keep_columns else 0, with_outcome=mechanism.uses_student)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._version import __version__
+from ..accounting.conversion import rdp_to_epsilon
 from ..mechanisms import OUTCOME_NAMES
 
 if TYPE_CHECKING:
@@ -70,6 +71,9 @@ def summary_dict(result) -> dict:
         "groups": None,
         "decisions": None if result.decisions is None else asdict(result.decisions),
         "warnings": list(result.warnings),
+        "q_bound": result.q_bound,
+        "epsilon_improved": epsilon_improved(result),
+        "data_independent_method": result.data_independent_method,
     })
     outcome_counts = _outcome_counts(result)
     if outcome_counts is not None:
@@ -119,6 +123,19 @@ def tuning_dict(part) -> dict:
     return {"distribution": part.distribution, "mean": plain_number(part.mean),
             "shape": plain_number(part.shape), "epsilon_single": part.epsilon_single,
             "epsilon_tuned": part.epsilon_tuned, "order": plain_number(part.order)}
+
+
+def epsilon_improved(result) -> float | None:
+    """The improved conversion (MATH.md s.6) of the run's total RDP curve, whatever
+    ``--conversion`` chose; None where the epsilon is not an RDP conversion (SVT-PATE's
+    guarantee, individualized groups)."""
+    if result.svt is not None or result.groups is not None or result.rdp_total is None:
+        return None
+    epsilon, _ = rdp_to_epsilon(result.rdp_total, orders=result.orders, delta=result.delta,
+                                conversion="improved")
+    if result.data_independent_method == "pld":  # the PLD figure is valid and smaller
+        return min(float(epsilon), result.epsilon)
+    return float(epsilon)
 
 
 def smooth_sensitivity_dict(report: SmoothSensitivityResult) -> dict:

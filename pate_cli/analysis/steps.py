@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
+from ..accounting.gnmax import rdp_gnmax, rdp_gnmax_data_independent
 from ..accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
+from ..accounting.q_bound import check_q_bound, log_q_bound
 from ..accounting.threshold import (
     log_pr_answered,
     rdp_threshold,
@@ -34,16 +35,24 @@ class Step:
     independent: Callable[[np.ndarray], np.ndarray]
 
 
-def _laplace_answer(mechanism) -> Step:
+def _laplace_answer(mechanism, q_bound: str = "union") -> Step:
+    """LNMax's noisy argmax: MATH.md s.5's curve, capped by the exact data-independent
+    one (``rdp_lnmax_data_independent``, valid for every query), so that the
+    data-dependent figure never exceeds the data-independent one."""
     lam = mechanism.laplace_scale
-    return Step(lambda v, p: log_q_lnmax(v, scale=lam),
-                lambda s, o: rdp_lnmax(s, scale=lam, orders=o),
+
+    def rdp(s, o):
+        return np.minimum(rdp_lnmax(s, scale=lam, orders=o),
+                          rdp_lnmax_data_independent(scale=lam, orders=o))
+
+    return Step(lambda v, p: log_q_lnmax(v, scale=lam), rdp,
                 lambda o: rdp_lnmax_data_independent(scale=lam, orders=o))
 
 
-def _gaussian_answer(mechanism) -> Step:
+def _gaussian_answer(mechanism, q_bound: str = "union") -> Step:
+    """The noisy argmax; ``q_bound`` picks Prop. 7 or MATH.md s.13's integral for log q."""
     sigma = mechanism.sigma
-    return Step(lambda v, p: log_q_gnmax(v, sigma=sigma),
+    return Step(lambda v, p: log_q_bound(v, sigma=sigma, q_bound=q_bound),
                 lambda s, o: rdp_gnmax(s, sigma=sigma, orders=o),
                 lambda o: rdp_gnmax_data_independent(sigma=sigma, orders=o))
 
@@ -72,17 +81,23 @@ COST_TABLE: dict[str, tuple[Callable | None, Callable]] = {
 }
 
 
-def mechanism_steps(mechanism) -> tuple[Step | None, Step]:
+def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, Step]:
     """The (selection, answer) steps of a mechanism; selection is None if it has none.
 
     Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
+    ``q_bound`` (``union`` or ``integral``, MATH.md s.3/s.13) is the bound on q of a
+    Gaussian answer step; LNMax's Laplace step has only its own bound (``union`` only).
     """
+    check_q_bound(q_bound)
     try:
         selection, answer = COST_TABLE[mechanism.name]
     except KeyError:
         raise ValueError(f"no per-query cost steps for {mechanism.name} "
                          "(SVT-PATE is accounted by its own guarantee)") from None
-    return (None if selection is None else selection(mechanism)), answer(mechanism)
+    if q_bound != "union" and answer is not _gaussian_answer:
+        raise ValueError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
+                         f"confident, interactive), not {mechanism.name}")
+    return (None if selection is None else selection(mechanism)), answer(mechanism, q_bound)
 
 
 def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:

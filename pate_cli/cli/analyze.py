@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..outputs.summary import FORMATS, render
-from .choices import MECHANISMS, VARIANTS
+from .choices import MECHANISMS, Q_BOUNDS, VARIANTS
 from .errors import OverBudget, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -23,11 +23,7 @@ from .progress import query_progress
 EPILOG = """\b
 Examples:
   cat votes.csv | pate-analyze - -f json | jq .epsilon
-  pate-analyze votes.npy -m interactive --student probs.npy --confidence 0.9
   pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
-  pate-analyze votes.npy --rounds rounds.csv --add-rdp gan_rdp.csv --budget 2.0 --labels y.npy
-  pate-analyze --predictions p.npy --individualized weighting --groups g.csv \\
-      --teacher-groups t.csv
 
 \b
 SVT-PATE's epsilon is data-independent: --accounting changes only what its replay reports.
@@ -94,7 +90,9 @@ def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--add-rdp", type=click.Path(dir_okay=False),
                    help="Add an RDP curve: CSV order,rdp, or a DpEvent .json."),
-            tuning_spec(option)]
+            tuning_spec(option),
+            option("--q-bound", type=click.Choice(list(Q_BOUNDS)), default="union",
+                   show_default=True, help="Union (Prop. 7) or integral bound on q.")]
 
 
 def _budget_specs(option) -> list:
@@ -182,7 +180,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
-            progress, decisions_in=None, write_decisions=None, write_rdp=None):
+            q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -229,7 +227,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
             target_epsilon=target_epsilon, index_col=index_col, tuning=tuning,
-            decisions=decisions_in, progress=report,
+            decisions=decisions_in, progress=report, q_bound=q_bound,
             # totals only (no per-query columns) unless an output needs the table
             per_query=per_query is not None or write_decisions is not None or smooth)
     text = render(result.to_dict(), fmt)

@@ -9,3 +9,5 @@ MECHANISMS = ("lnmax", "gnmax", "confident", "interactive", "svt")  # mechanisms
 VARIANTS = ("upsampling", "weighting", "vanishing")  # analysis.individualized.VARIANTS
 CONVERSIONS = ("classic", "improved")  # accounting.conversion.CONVERSIONS
 TABLE_FORMATS = ("csv", "json", "table")  # sweep.table.TABLE_FORMATS
+Q_BOUNDS = ("union", "integral")  # accounting.q_bound.Q_BOUNDS
+ORDERS_AUTO = "auto"  # orders.AUTO (--orders auto)

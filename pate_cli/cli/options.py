@@ -9,6 +9,7 @@ from click_option_group import optgroup
 
 from .._version import __version__
 from .choices import CONVERSIONS
+from .choices import ORDERS_AUTO as AUTO
 
 
 class PositiveFloat(click.ParamType):
@@ -52,6 +53,10 @@ class OrderGrid(click.ParamType):
     def convert(self, value, param, ctx):
         if not isinstance(value, str):
             return value
+        if value.strip().lower() == AUTO:  # pate-analyze: extend while at an edge
+            if ctx is not None and ctx.command.name != "analyze":
+                self.fail(f"{AUTO} applies to pate-analyze only", param, ctx)
+            return AUTO
         from ..orders import parse_orders  # numpy: not for -h
 
         try:
@@ -140,7 +145,7 @@ def accounting_specs(option=click.option) -> list:
         option("--delta", type=Probability(), default=1e-5, show_default=True,
                help="Target delta."),
         option("--orders", type=OrderGrid(),
-               help="Rényi orders: a,b,c or start:stop:step [default: 298 orders]."),
+               help="Rényi orders: a,b,c, start:stop:step, auto [default: 298]."),
         option("--order", type=Order(), help="Use this single order (overrides --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
                metavar="NAME",

@@ -134,7 +134,7 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
 
 def _analysis(options: dict) -> dict:
     """pate-analyze's keywords for ``api.analyze`` from the shared options."""
-    renamed = {"weight_rule": "weights"}
+    renamed = {"weight_rule": "weights", "decisions_in": "decisions"}
     return {renamed.get(key, key): value for key, value in options.items()}
 
 

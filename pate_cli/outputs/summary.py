@@ -47,6 +47,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         ("data-independent", f"{s['epsilon_data_independent']:.4f} "
                              f"({_order(s['order_data_independent'])})"),
     ]
+    if s.get("epsilon_improved") is not None:  # MATH.md s.6: the tighter valid figure
+        lines.insert(6, ("epsilon improved", f"{s['epsilon_improved']:.4f} "
+                                             "(improved conversion)"))
     if s["label_accuracy"] is not None:
         lines.append(("label accuracy", f"{s['label_accuracy']:.4f} "
                                         f"over {s['labels_output']} labels output"))

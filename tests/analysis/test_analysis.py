@@ -28,8 +28,12 @@ def make_votes(seed=0, queries=40, classes=4, teachers=30):
 def scalar_curve(mechanism, row, weight, orders):
     """One query's RDP curve from the per-row reference code (MATH.md s.7)."""
     if isinstance(mechanism, LNMax):
-        lq = ref.log_q_lnmax(row, mechanism.laplace_scale)
-        return [ref.rdp_lnmax(lq, mechanism.laplace_scale, a) for a in orders]
+        lam = mechanism.laplace_scale
+        lq = ref.log_q_lnmax(row, lam)
+        # capped by the exact Laplace RDP of the two changed counts (Mironov 2017, Prop. 6)
+        return [min(ref.rdp_lnmax(lq, lam, a), 2 * math.log(
+            a / (2 * a - 1) * math.exp((a - 1) / lam)
+            + (a - 1) / (2 * a - 1) * math.exp(-a / lam)) / (a - 1)) for a in orders]
     answer = [ref.rdp_gnmax(ref.log_q_gnmax(row, mechanism.sigma), mechanism.sigma, a)
               for a in orders]
     if isinstance(mechanism, GNMax):

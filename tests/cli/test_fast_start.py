@@ -81,13 +81,17 @@ def test_the_public_api_is_unchanged():
 
 def test_the_choices_help_lists_are_the_cores():
     from pate_cli.accounting.conversion import CONVERSIONS
+    from pate_cli.accounting.q_bound import Q_BOUNDS
     from pate_cli.analysis.individualized import VARIANTS
     from pate_cli.mechanisms import MECHANISMS
+    from pate_cli.orders import AUTO
     from pate_cli.sweep.table import TABLE_FORMATS
     assert choices.MECHANISMS == tuple(MECHANISMS)
     assert choices.VARIANTS == VARIANTS
     assert choices.CONVERSIONS == CONVERSIONS
     assert choices.TABLE_FORMATS == TABLE_FORMATS
+    assert choices.Q_BOUNDS == Q_BOUNDS
+    assert choices.ORDERS_AUTO == AUTO
 
 
 # --- progress ----------------------------------------------------------------------------

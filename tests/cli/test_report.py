@@ -123,6 +123,9 @@ def test_numbers_equal_the_json_summary(reports, name):
         expected = summary
         for part in key.split("."):
             expected = expected[part]
+        if expected is None:  # e.g. SVT's order under the pure-DP bound (null in JSON)
+            assert value == "", key
+            continue
         assert float(value) == expected, key
     assert float(page.figures["epsilon"]) == summary["epsilon"]
     assert summary["input"]["sha256"] in html
@@ -217,7 +220,7 @@ def test_from_summary_and_per_query(cli, tmp_path):
     (["-o", "r.pdf"], "the extension picks the report format"),
     (["--from", "s.json", "-o", "r.html"], "give VOTES (to analyse) or --from SUMMARY"),
     (["--per-query", "q.csv", "-o", "r.html"], "--per-query applies to --from SUMMARY"),
-    (["-m", "gnmax", "--accounting", "expected", "--budget", "1", "-o", "r.html"], "Error:"),
+    (["--accounting", "expected", "--decisions", "d.csv", "-o", "r.html"], "Error:"),
 ])
 def test_bad_options_exit_2_without_output(cli, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)

@@ -1,0 +1,72 @@
+"""Data-independent epsilon of Gaussian steps by privacy loss distributions (optional).
+
+With the ``accounting`` extra (dp_accounting), ``--accounting data-independent`` also
+composes a run's Gaussian steps (MATH.md s.2: each answer a Gaussian with L2 sensitivity
+sqrt(2) and std sigma, each selection one with sensitivity 1 and std sigma1) with
+dp_accounting's PLD accountant, whose default pessimistic discretisation gives an upper
+bound on the exact epsilon of the composed noisy counts (LNMax's argmax is a
+post-processing of them, so it is an upper bound for the aggregator too). The caller
+reports the smaller of this and the RDP figure; both are valid, neither is below the
+exact one. Without dp_accounting, :func:`gaussian_pld_epsilon` returns None.
+
+The exact figure of such a composition is known in closed form (Gaussian mechanisms
+compose to one with ``mu^2 = sum count_i (sensitivity_i / std_i)^2``; Balle and Wang
+2018, Theorem 8): :func:`gaussian_exact_epsilon`, used by the tests as the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float
+                         ) -> float | None:
+    """Epsilon at ``delta`` of ``count`` Gaussian steps ``(sensitivity, std, count)``
+    composed by dp_accounting's PLD accountant; None without dp_accounting or steps."""
+    try:
+        import dp_accounting
+        from dp_accounting.pld import pld_privacy_accountant
+    except ImportError:
+        return None
+    events = [dp_accounting.SelfComposedDpEvent(
+        dp_accounting.GaussianDpEvent(std / sensitivity), int(count))
+        for sensitivity, std, count in steps if count > 0]
+    if not events:
+        return None
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_accounting.ComposedDpEvent(events))
+    return float(accountant.get_epsilon(delta))
+
+
+def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: float) -> float:
+    """The exact epsilon at ``delta`` of the composed Gaussian steps (closed form).
+
+    ``mu = sqrt(sum count (sensitivity / std)^2)``; ``delta(eps) = Phi(-eps/mu + mu/2) -
+    e^eps Phi(-eps/mu - mu/2)`` decreases in eps and is solved by bisection in log space.
+    """
+    from scipy.special import log_ndtr
+
+    mu = math.sqrt(sum(count * (sensitivity / std) ** 2 for sensitivity, std, count in steps))
+    if mu == 0.0:
+        return 0.0
+
+    def log_delta(eps: float) -> float:
+        first = log_ndtr(-eps / mu + mu / 2.0)
+        second = eps + log_ndtr(-eps / mu - mu / 2.0)
+        return float(first + math.log1p(-math.exp(min(second - first, 0.0)))) \
+            if second < first else -math.inf
+
+    target = math.log(delta)
+    if log_delta(0.0) <= target:
+        return 0.0
+    low, high = 0.0, 1.0
+    while log_delta(high) > target:
+        low, high = high, 2.0 * high
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if log_delta(middle) > target:
+            low = middle
+        else:
+            high = middle
+    return high

@@ -1,0 +1,103 @@
+"""Data-independent figures: exact Laplace RDP (Mironov Prop. 6), the PLD accountant's
+figure against the exact Gaussian composition, and ``--orders auto``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pate_cli.accounting.laplace import rdp_laplace, rdp_lnmax_data_independent
+from pate_cli.accounting.pld import gaussian_exact_epsilon, gaussian_pld_epsilon
+from pate_cli.analysis.api import analyze
+from pate_cli.orders import default_orders, extend_orders
+
+
+def laplace_rdp_by_integration(scale: float, order: float) -> float:
+    """``1/(a-1) log int p^a q^(1-a)``, p = Laplace(0, b), q = Laplace(1, b), by mpmath."""
+    import mpmath as mp
+
+    mp.mp.dps = 30
+    b, a = mp.mpf(scale), mp.mpf(order)
+    def density(x, mu):
+        return mp.exp(-abs(x - mu) / b) / (2 * b)
+    def integrand(x):
+        return density(x, 0) ** a * density(x, 1) ** (1 - a)
+    total = mp.quad(integrand, [-mp.inf, 0, 1, mp.inf])
+    return float(mp.log(total) / (a - 1))
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 5.0, 20.0])
+@pytest.mark.parametrize("order", [1.5, 2.0, 7.5, 40.0])
+def test_laplace_rdp_matches_integration(scale, order):
+    exact = float(rdp_laplace(scale=scale, orders=[order])[0])
+    assert exact == pytest.approx(laplace_rdp_by_integration(scale, order), rel=1e-10)
+
+
+def test_lnmax_data_independent_is_below_the_generic_bound():
+    orders = default_orders()
+    for scale in (5.0, 20.0, 50.0):
+        eps0 = 2.0 / scale
+        generic = np.minimum(0.5 * eps0 * eps0 * orders, eps0)
+        exact = rdp_lnmax_data_independent(scale=scale, orders=orders)
+        assert np.all(exact <= generic)
+        assert np.all(exact == np.minimum(2 * rdp_laplace(scale=scale, orders=orders), generic))
+        assert 2.2 < float(np.max(generic / exact)) < 2.4
+
+
+@pytest.mark.parametrize("steps, delta", [
+    ([(math.sqrt(2), 40.0, 300), (1.0, 150.0, 640)], 1e-5),
+    ([(math.sqrt(2), 100.0, 9000)], 1e-6),
+    ([(math.sqrt(2), 5.0, 3)], 1e-5),
+])
+def test_pld_figure_is_never_below_the_exact_one(steps, delta):
+    pytest.importorskip("dp_accounting")
+    exact = gaussian_exact_epsilon(steps, delta)
+    pld = gaussian_pld_epsilon(steps, delta)
+    assert exact <= pld <= exact * 1.01 + 1e-3
+
+
+def test_exact_gaussian_by_hand():
+    # mu = 1: delta(eps) = Phi(-eps + 1/2) - e^eps Phi(-eps - 1/2)
+    from scipy.stats import norm
+
+    eps = gaussian_exact_epsilon([(1.0, 1.0, 1)], 1e-5)
+    value = norm.cdf(-eps + 0.5) - math.exp(eps) * norm.cdf(-eps - 0.5)
+    assert value == pytest.approx(1e-5, rel=1e-9)
+
+
+def test_data_independent_accounting_uses_the_smaller_valid_figure():
+    pytest.importorskip("dp_accounting")
+    votes = "sample_votes/mnist_250_votes.npy"
+    result = analyze(votes, "confident", queries=640, accounting="data-independent")
+    rdp = analyze(votes, "confident", queries=640, accounting="replay")
+    steps = [(math.sqrt(2), 40.0, int(result.answered_total)), (1.0, 150.0, 640)]
+    summary = result.to_dict()
+    assert summary["data_independent_method"] == "pld"
+    assert result.epsilon < rdp.epsilon_data_independent
+    assert result.epsilon >= gaussian_exact_epsilon(steps, 1e-5)
+    assert rdp.to_dict()["data_independent_method"] == "rdp"
+
+
+def test_orders_auto_moves_off_both_edges():
+    votes = "sample_votes/mnist_250_votes.npy"
+    low = analyze(votes, "gnmax", sigma=2.0, orders="auto")
+    assert low.order < 2 and low.order > low.orders.min() and low.warnings == ()
+    plain = analyze(votes, "gnmax", sigma=2.0)
+    assert low.epsilon < plain.epsilon
+    high = analyze(votes, "gnmax", sigma=20000.0, accounting="data-independent",
+                   orders="auto")
+    assert high.order > 500 and high.order < high.orders.max()
+    assert extend_orders(default_orders(), 10) is None
+
+
+
+def test_orders_auto_on_the_command_line(cli):
+    done = cli.analyze("sample_votes/mnist_250_votes.npy", "-m", "gnmax", "--sigma", "2",
+                       "--orders", "auto", "-f", "json")
+    assert done.code == 0 and '"order": 1.8408964152537144' in done.out
+    assert "Warning" not in done.err
+    done = cli.sweep("sample_votes/mnist_250_votes.npy", "--sigma", "40", "-n", "50",
+                     "--orders", "auto", "-w", "1", "--no-progress")
+    assert done.code == 2 and "auto applies to pate-analyze only" in done.err
