@@ -1,0 +1,220 @@
+"""Totals without tables (issue 14 item 1): ``analyze(..., per_query=False)`` /
+``analyze_votes(..., keep_columns=False)`` keeps no per-query column and gives the same
+figures, to the last bit, as the per-query run."""
+
+from __future__ import annotations
+
+import json
+import math
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pate_cli
+from pate_cli.analysis import analyze_votes, api
+from pate_cli.analysis.decisions import LabelDecisions, decisions_of
+from pate_cli.analysis.result import NoColumnsError
+from pate_cli.cli.analyze import analyze as analyze_command
+from pate_cli.mechanisms import build_mechanism
+from pate_cli.orders import default_orders
+from tests.synthetic import synthetic_votes
+
+MECHANISMS = ("gnmax", "lnmax", "confident", "interactive")
+FIGURES = ("epsilon", "order", "answered_total", "epsilon_data_independent",
+           "order_data_independent", "label_accuracy", "accuracy_by_outcome", "queries")
+
+
+@st.composite
+def runs(draw):
+    """A random vote file with labels (and a student), and a run's settings."""
+    queries = draw(st.integers(1, 400))
+    classes = draw(st.integers(2, 8))
+    teachers = draw(st.integers(5, 300))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    concentration = draw(st.sampled_from([0.05, 0.3, 1.0, 5.0]))
+    probs = rng.dirichlet(np.full(classes, concentration), size=queries)
+    votes = np.array([rng.multinomial(teachers, p) for p in probs], dtype=np.float64)
+    labels = rng.integers(classes, size=queries)
+    student = rng.dirichlet(np.full(classes, 0.3), size=queries)
+    name = draw(st.sampled_from(MECHANISMS))
+    accounting = draw(st.sampled_from(["replay", "expected", "data-independent"]))
+    options = dict(
+        accounting=accounting, labels=labels, seed=draw(st.integers(0, 2**31)),
+        chunk_size=draw(st.sampled_from([None, 1, 7, 64, 1000])),
+        budget=draw(st.one_of(st.none(), st.floats(0.05, 30.0))),
+        threshold=draw(st.floats(0.3, 0.95)) * teachers,
+        sigma_threshold=draw(st.floats(0.05, 0.8)) * teachers,
+        sigma=draw(st.floats(0.02, 0.5)) * teachers,
+        laplace_scale=draw(st.floats(0.02, 0.5)) * teachers)
+    if name == "gnmax":
+        del options["threshold"], options["sigma_threshold"], options["laplace_scale"]
+    elif name == "lnmax":
+        del options["threshold"], options["sigma_threshold"], options["sigma"]
+    else:
+        del options["laplace_scale"]
+    if name == "interactive":
+        options["student"] = student
+    if accounting != "expected" and draw(st.booleans()):  # --decisions: given labels
+        given = rng.integers(classes, size=queries)
+        if name not in ("gnmax", "lnmax"):  # these answer every query
+            given = np.where(rng.random(queries) < 0.5, given, -1)
+        outcome = np.where(given >= 0, "answered", "refused")
+        options["decisions"] = LabelDecisions(name, np.arange(queries), outcome, given)
+    return votes, name, options
+
+
+def _analysed(votes, name, options, per_query):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pate_cli.analyze(votes, name, per_query=per_query, **options)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run=runs(), other_chunk=st.sampled_from([None, 1, 5, 333]))
+def test_totals_only_equals_the_per_query_run_to_the_last_bit(run, other_chunk):
+    votes, name, options = run
+    table = _analysed(votes, name, {**options, "chunk_size": other_chunk}, True)
+    totals = _analysed(votes, name, options, False)
+    for figure in FIGURES:
+        assert getattr(totals, figure) == getattr(table, figure), figure
+    assert totals.rdp_at_order == table.rdp_at_order
+    np.testing.assert_array_equal(totals.rdp_total, table.rdp_total)
+    assert totals.budget == table.budget and totals.warnings == table.warnings
+    assert json.dumps(totals.to_dict()) == json.dumps(table.to_dict())
+    # ... and it kept no per-query array
+    assert totals.answered.size == totals.label.size == totals.epsilon_cumulative.size == 0
+    assert totals.query_index is None
+
+
+def _sequential(values) -> float:
+    """Added one query after another, in query order (the definition of the sums)."""
+    total = 0.0
+    for value in values:
+        total += float(value)
+    return total
+
+
+@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
+@pytest.mark.parametrize("name", ["confident", "gnmax"])
+def test_rdp_at_order_and_answered_are_sums_in_query_order(name, accounting):
+    votes, truth = synthetic_votes(queries=900)
+    mechanism = build_mechanism(name, teachers=50)
+    result = analyze_votes(votes, mechanism, accounting=accounting, labels=truth,
+                           chunk_size=128)
+    # the per-query columns (at the reported order) added by a plain loop, bit for bit
+    assert result.rdp_at_order["selection"] == _sequential(result.rdp_selection)
+    assert result.rdp_at_order["answer"] == _sequential(result.rdp_answer)
+    assert result.answered_total == _sequential(result.answered)
+    # and within rounding of the exact sums
+    assert math.isclose(result.rdp_at_order["answer"], math.fsum(result.rdp_answer),
+                        rel_tol=1e-12)
+    assert math.isclose(result.answered_total, math.fsum(result.answered), rel_tol=1e-12)
+    totals = analyze_votes(votes, mechanism, accounting=accounting, labels=truth,
+                           chunk_size=77, keep_columns=False)
+    assert totals.rdp_at_order == result.rdp_at_order
+    assert totals.answered_total == result.answered_total
+    assert totals.label_accuracy == result.label_accuracy
+
+
+def test_interactive_outcomes_and_accuracy_by_outcome_match():
+    votes, truth = synthetic_votes(queries=700)
+    rng = np.random.default_rng(1)
+    student = rng.dirichlet(np.full(5, 0.2), size=700)
+    student[np.arange(700), truth] += 2.0
+    student /= student.sum(axis=1, keepdims=True)
+    options = dict(labels=truth, student=student, threshold=30, sigma_threshold=10, sigma=6,
+                   confidence=0.8)
+    table = _analysed(votes, "interactive", options, True)
+    totals = _analysed(votes, "interactive", options, False)
+    summary = totals.to_dict()
+    assert summary == table.to_dict()
+    assert summary["outcomes"]["student"] > 0 and summary["outcomes"]["teacher"] > 0
+    assert totals.accuracy_by_outcome == table.accuracy_by_outcome
+
+
+def test_query_indices_are_flagged_without_columns():
+    votes, truth = synthetic_votes(queries=300)
+    order = np.random.default_rng(2).permutation(300)[:200]
+    table = _analysed(votes, "confident", dict(labels=truth, query_indices=order), True)
+    totals = _analysed(votes, "confident", dict(labels=truth, query_indices=order), False)
+    assert totals.to_dict() == table.to_dict() and totals.to_dict()["query_indices"]
+
+
+def test_per_query_views_refuse_a_totals_only_result():
+    votes, _ = synthetic_votes(queries=50)
+    result = _analysed(votes, "confident", {}, False)
+    with pytest.raises(NoColumnsError, match="analysed without per-query columns"):
+        result.to_frame()
+    with pytest.raises(NoColumnsError, match="the decisions is not available"):
+        decisions_of(result)
+    assert "50 queries" in repr(result)
+
+
+def test_smooth_sensitivity_keeps_the_columns_it_reads():
+    votes, _ = synthetic_votes(queries=200)
+    result = _analysed(votes, "confident", dict(accounting="expected",
+                                                smooth_sensitivity=True), False)
+    assert result.counts is None and result.to_frame().shape[0] == 200
+
+
+def _peak_bytes(run) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_totals_only_holds_no_per_query_arrays():
+    """2 x 10^5 queries: the per-query run's columns alone take some 20 MB; the
+    totals-only run stays within its chunk's working set (chunks of 1,000 rows)."""
+    queries = 200_000
+    rng = np.random.default_rng(5)
+    votes = rng.multinomial(50, np.full(10, 0.1), size=queries).astype(np.float64)
+    mechanism = build_mechanism("confident", teachers=50)
+    orders = default_orders()
+
+    def run(keep):
+        return lambda: analyze_votes(votes, mechanism, accounting="expected", orders=orders,
+                                     chunk_size=1000, keep_columns=keep)
+
+    bound = 10 * 2**20
+    totals, table = _peak_bytes(run(False)), _peak_bytes(run(True))
+    assert totals < bound < table, (totals, table)
+
+
+def _spy(monkeypatch) -> list[bool]:
+    seen: list[bool] = []
+    original = api.analyze_votes
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["keep_columns"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(api, "analyze_votes", spy)
+    return seen
+
+
+@pytest.mark.parametrize("extra, keep", [
+    ([], False), (["--budget", "2"], False), (["--tuning", "poisson:3"], False),
+    (["--per-query", "{dir}/q.csv"], True), (["--write-decisions", "{dir}/d.csv"], True),
+    (["--smooth-sensitivity", "--accounting", "expected"], True)])
+def test_pate_analyze_keeps_columns_only_when_an_output_needs_them(monkeypatch, tmp_path,
+                                                                   extra, keep):
+    seen = _spy(monkeypatch)
+    args = ["sample_votes/mnist_250_votes.npy", "-n", "300", "-f", "json",
+            *[arg.format(dir=tmp_path) for arg in extra]]
+    done = CliRunner().invoke(analyze_command, args, catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    assert seen == [keep]
+    if not keep:  # the same summary as the per-query run prints
+        monkeypatch.undo()
+        with_table = CliRunner().invoke(
+            analyze_command, [*args, "--per-query", str(tmp_path / "t.csv")])
+        assert with_table.stdout == done.stdout
