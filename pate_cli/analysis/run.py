@@ -75,7 +75,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     chunk_size = chunk_rows(chunk_size, votes.shape[1] if np.ndim(votes) == 2 else 1)
     _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
                chunk_size=chunk_size)
-    positions = analysed_positions(votes.shape[0], query_indices, queries)
+    positions = analysed_positions(votes.shape[0], query_indices, queries,
+                                   lazy=not keep_columns and not mechanism.sequential)
     queries = positions.size
     if teachers is None:
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
@@ -151,7 +152,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     if halted_at is not None:
         queries = halted_at
         table.truncate(queries)
-        positions = positions[:queries]
+        positions = positions[:queries] if keep_columns else positions
 
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
@@ -174,7 +175,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                              outcomes=None if counts.outcomes is None
                              else tuple(int(n) for n in counts.outcomes),
                              reordered=query_indices is not None and not np.array_equal(
-                                 positions, np.arange(queries)))
+                                 positions[:queries], np.arange(queries)))
         positions = None
     columns = table.columns
     return AnalysisResult(

@@ -39,9 +39,21 @@ def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
     return orders, Conversion.of(orders=orders, delta=delta, conversion=conversion)
 
 
+class FirstRows:
+    """The analysed positions ``0 .. size-1`` without an array of them (a totals-only
+    run over every row keeps nothing per query): slices give ``numpy.arange`` pieces."""
+
+    def __init__(self, size: int):
+        self.size = int(size)
+
+    def __getitem__(self, part: slice) -> np.ndarray:
+        return np.arange(*part.indices(self.size))
+
+
 def analysed_positions(total: int, query_indices: np.ndarray | None,
-                       queries: int | None) -> np.ndarray:
-    """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``."""
+                       queries: int | None, *, lazy: bool = False) -> np.ndarray:
+    """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``.
+    ``lazy``: all rows from the first as :class:`FirstRows`, not an array."""
     if query_indices is None:
         available = total
     else:
@@ -66,7 +78,7 @@ def analysed_positions(total: int, query_indices: np.ndarray | None,
         raise ValueError(f"--queries {queries} is outside 1..{available} "
                          "(the number of queries available)")
     if query_indices is None:
-        return np.arange(queries)
+        return FirstRows(queries) if lazy else np.arange(queries)  # type: ignore[return-value]
     return query_indices[:queries].astype(np.int64)
 
 
