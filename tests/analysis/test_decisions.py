@@ -7,6 +7,8 @@ processed query, the answer step for each answered one) on the per-row formulas 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -41,6 +43,15 @@ def make_student(votes, seed=1):
     return p
 
 
+def exact_lnmax(lam, alpha):
+    """LNMax's data-independent RDP, which caps its data-dependent curve: two counts move
+    by one, each with Laplace(lam) noise, so twice the sensitivity-1 Laplace RDP (Mironov
+    2017, Prop. 6), written out here with math.log/exp."""
+    laplace = math.log(alpha / (2 * alpha - 1) * math.exp((alpha - 1) / lam)
+                       + (alpha - 1) / (2 * alpha - 1) * math.exp(-alpha / lam)) / (alpha - 1)
+    return min(2 * laplace, 2 / lam, 0.5 * (2 / lam) ** 2 * alpha)
+
+
 def reference_total(name, votes, outcome, student=None, teachers=30.0):
     """MATH.md s.7, one query at a time: every processed query pays its selection step,
     every answered one its answer step."""
@@ -50,7 +61,8 @@ def reference_total(name, votes, outcome, student=None, teachers=30.0):
         answered = outcome[i] == "answered"
         if name == "lnmax":
             lq = ref.log_q_lnmax(row, params["laplace_scale"])
-            curve = [ref.rdp_lnmax(lq, params["laplace_scale"], a) if answered else 0.0
+            lam = params["laplace_scale"]
+            curve = [min(ref.rdp_lnmax(lq, lam, a), exact_lnmax(lam, a)) if answered else 0.0
                      for a in ORDERS]
         else:
             sigma = params["sigma"]
