@@ -9,7 +9,6 @@ warnings (``PateWarning``); the commands print each as one ``Warning:`` line.
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from collections.abc import Callable
@@ -18,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ..accounting.pld import gaussian_pld_epsilon
-from ..accounting.q_bound import Q_BOUNDS
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import (
     PrivacyGroups,
@@ -34,21 +31,16 @@ from ..inputs import (
     load_teacher_groups,
     load_votes,
 )
-from ..inputs.decisions import (
-    DecisionTable,
-    check_decisions,
-    decisions_from_array,
-    load_decisions,
-)
-from ..mechanisms import MECHANISMS, Decisions, Mechanism, build_mechanism
+from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_orders
-from .decisions import LabelDecisions, decisions_of, given_decisions
+from .bounds import check_q_bound, with_pld_figure
+from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
-from .result import AddedRdp, AnalysisResult, DecisionsPart
+from .result import AddedRdp, AnalysisResult
 from .rounds import Round, analyze_rounds
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
-from .setting import DEFAULT_CHUNK, analysed_positions
+from .setting import DEFAULT_CHUNK
 from .tuning import tuning_distribution, tuning_part
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
@@ -186,7 +178,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                               "--decisions give the cut-off the run used")
     if groups is not None and individualized is None:
         raise OptionError("--groups and --show-parameters need --individualized")
-    _check_q_bound(q_bound, mechanism, smooth_sensitivity=smooth_sensitivity,
+    check_q_bound(q_bound, mechanism, smooth_sensitivity=smooth_sensitivity,
                    rounds=rounds, individualized=individualized)
     short_labels = queries if query_indices is None and rounds is None else None
     vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
@@ -249,7 +241,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                                   f"queries in {where}")
             given, part = None, None
             if decisions is not None:
-                given, part = _given_decisions(decisions, chosen, vote_set, indices, queries,
+                given, part = read_given_decisions(decisions, chosen, vote_set, indices, queries,
                                                partial=budget is not None,
                                                student=student_rows)
             try:
@@ -266,7 +258,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                 result = replace(result, decisions=part)
             result = replace(result, q_bound=q_bound)
             if accounting == "data-independent" and initial_rdp is None:
-                result = _with_pld(result, chosen, delta)
+                result = with_pld_figure(result, chosen, delta)
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "
@@ -288,50 +280,6 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             category = PateWarning  # SVT-PATE's notes (analysis.svt_advice): not the grid
         warnings.warn(note, category, stacklevel=2)
     return result
-
-
-def _given_decisions(decisions, mechanism: Mechanism, vote_set: VoteSet,
-                     indices: np.ndarray | None, queries: int | None, *, partial: bool,
-                     student: np.ndarray | None = None) -> tuple[Decisions, DecisionsPart]:
-    """``--decisions``: read and check the file (or take the value) against the run.
-
-    Interactive: a ``student`` outcome needs the student's confidence above gamma and
-    releases the student's own label (``argmax p``)."""
-    if isinstance(decisions, LabelDecisions):
-        table = DecisionTable("<decisions>", "", np.asarray(decisions.query, dtype=np.int64),
-                              np.asarray(decisions.outcome, dtype=str),
-                              np.asarray(decisions.label, dtype=np.int64),
-                              decisions.mechanism)
-    elif isinstance(decisions, np.ndarray):
-        table = decisions_from_array("<decisions>", "", decisions)
-    else:
-        table = load_decisions(decisions)
-    rows_total = vote_set.queries
-    try:
-        positions = analysed_positions(rows_total, indices, queries)
-    except ValueError as error:
-        raise OptionError(str(error)) from None
-    checked = check_decisions(table, mechanism=mechanism.name, classes=vote_set.classes,
-                              positions=positions, rows_total=rows_total, partial=partial)
-    outcome = checked.outcome
-    assert outcome is not None  # check_decisions names every row's outcome
-    if student is not None:
-        rows = np.asarray(student)[checked.query]
-        own = outcome == "student"
-        confidence = float(getattr(mechanism, "confidence", 0.0))
-        wrong = np.flatnonzero(own & ((rows.max(axis=1) <= confidence)
-                                      | ((checked.label >= 0)
-                                         & (checked.label != np.argmax(rows, axis=1)))))
-        if wrong.size:
-            row = int(wrong[0])
-            raise InputError(f"{table.path}: row {row + 1}: outcome 'student' needs the "
-                             f"student's own label ({int(np.argmax(rows[row]))}) with "
-                             f"confidence above {confidence:g} (it has "
-                             f"{float(rows[row].max()):g})")
-        checked = replace(checked, label=np.where(own, np.argmax(rows, axis=1), checked.label))
-    given = given_decisions(outcome, checked.label, mechanism.name)
-    path = None if table.path == "<decisions>" else table.path
-    return given, DecisionsPart(path=path, sha256=table.sha256 or None, rows=checked.rows)
 
 
 def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0,
@@ -369,41 +317,6 @@ def _analyze_auto_orders(call: dict) -> AnalysisResult:
     for note in result.warnings:
         warnings.warn(note, OrderGridWarning, stacklevel=3)
     return result
-
-
-def _with_pld(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
-    """``--accounting data-independent`` with dp_accounting: the smaller of the RDP figure
-    and the PLD accountant's (``accounting.pld``) for Gaussian aggregators; records which
-    (``data_independent_method``: ``rdp`` or ``pld``)."""
-    if mechanism.name not in ("gnmax", "confident", "interactive"):
-        return result
-    steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
-    if mechanism.name != "gnmax":
-        steps.append((1.0, mechanism.sigma_threshold, result.queries))
-    figure = gaussian_pld_epsilon(steps, delta)
-    if figure is None or not figure < result.epsilon:
-        return result
-    return replace(result, epsilon=figure, epsilon_data_independent=figure,
-                   data_independent_method="pld")
-
-
-def _check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,
-                   individualized) -> None:
-    """``--q-bound``: a known bound; ``integral`` only where it is threaded and proven."""
-    if q_bound not in Q_BOUNDS:
-        raise OptionError(f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {q_bound!r}")
-    if q_bound == "union":
-        return
-    if smooth_sensitivity:
-        raise OptionError("--smooth-sensitivity needs --q-bound union: its local-sensitivity "
-                          "walks are proven for the union bound only")
-    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
-    if name in ("lnmax", "svt"):
-        raise OptionError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
-                          f"confident, interactive), not -m {name}")
-    if rounds is not None or individualized is not None:
-        raise OptionError(f"--q-bound {q_bound} applies to single runs (not --rounds or "
-                          "--individualized)")
 
 
 def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp | None]:

@@ -8,10 +8,18 @@ answers and abstentions), ``student`` (Interactive: the student's own label rein
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..errors import InputError, OptionError
+from ..inputs import VoteSet
+from ..inputs.decisions import (
+    DecisionTable,
+    check_decisions,
+    decisions_from_array,
+    load_decisions,
+)
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
     OUTCOME_STUDENT,
@@ -20,7 +28,10 @@ from ..mechanisms import (
     SVT_STABLE,
     SVT_UNSTABLE,
     Decisions,
+    Mechanism,
 )
+from .result import DecisionsPart
+from .setting import analysed_positions
 
 _INTERACTIVE = {"refused": OUTCOME_ABSTAIN, "answered": OUTCOME_TEACHER,
                 "student": OUTCOME_STUDENT}
@@ -91,3 +102,47 @@ def given_decisions(outcome: np.ndarray, label: np.ndarray, mechanism: str) -> D
         codes = np.vectorize(_SVT.__getitem__, otypes=[np.int8])(outcome)
         return Decisions(codes == SVT_STABLE, label, codes.astype(np.int8))
     return Decisions(outcome == "answered", label)
+
+
+def read_given_decisions(decisions, mechanism: Mechanism, vote_set: VoteSet,
+                     indices: np.ndarray | None, queries: int | None, *, partial: bool,
+                     student: np.ndarray | None = None) -> tuple[Decisions, DecisionsPart]:
+    """``--decisions``: read and check the file (or take the value) against the run.
+
+    Interactive: a ``student`` outcome needs the student's confidence above gamma and
+    releases the student's own label (``argmax p``)."""
+    if isinstance(decisions, LabelDecisions):
+        table = DecisionTable("<decisions>", "", np.asarray(decisions.query, dtype=np.int64),
+                              np.asarray(decisions.outcome, dtype=str),
+                              np.asarray(decisions.label, dtype=np.int64),
+                              decisions.mechanism)
+    elif isinstance(decisions, np.ndarray):
+        table = decisions_from_array("<decisions>", "", decisions)
+    else:
+        table = load_decisions(decisions)
+    rows_total = vote_set.queries
+    try:
+        positions = analysed_positions(rows_total, indices, queries)
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    checked = check_decisions(table, mechanism=mechanism.name, classes=vote_set.classes,
+                              positions=positions, rows_total=rows_total, partial=partial)
+    outcome = checked.outcome
+    assert outcome is not None  # check_decisions names every row's outcome
+    if student is not None:
+        rows = np.asarray(student)[checked.query]
+        own = outcome == "student"
+        confidence = float(getattr(mechanism, "confidence", 0.0))
+        wrong = np.flatnonzero(own & ((rows.max(axis=1) <= confidence)
+                                      | ((checked.label >= 0)
+                                         & (checked.label != np.argmax(rows, axis=1)))))
+        if wrong.size:
+            row = int(wrong[0])
+            raise InputError(f"{table.path}: row {row + 1}: outcome 'student' needs the "
+                             f"student's own label ({int(np.argmax(rows[row]))}) with "
+                             f"confidence above {confidence:g} (it has "
+                             f"{float(rows[row].max()):g})")
+        checked = replace(checked, label=np.where(own, np.argmax(rows, axis=1), checked.label))
+    given = given_decisions(outcome, checked.label, mechanism.name)
+    path = None if table.path == "<decisions>" else table.path
+    return given, DecisionsPart(path=path, sha256=table.sha256 or None, rows=checked.rows)

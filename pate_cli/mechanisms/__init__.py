@@ -13,13 +13,11 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
     from .aggregators import (
         DEFAULT_FRACTIONS,
         MECHANISMS,
-        SVTPATE,
         ConfidentGNMax,
         GNMax,
         InteractiveGNMax,
         LNMax,
         build_mechanism,
-        distance_to_instability,
     )
     from .noise import (
         NOISE_BLOCK,
@@ -49,6 +47,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
         Decisions,
         Mechanism,
     )
+    from .svt import SVTPATE, distance_to_instability
 
 __all__ = [
     "DEFAULT_FRACTIONS", "MECHANISMS", "NOISE_BLOCK", "OUTCOME_ABSTAIN", "OUTCOME_NAMES",
@@ -62,9 +61,9 @@ __all__ = [
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
-    **dict.fromkeys(["DEFAULT_FRACTIONS", "MECHANISMS", "SVTPATE", "ConfidentGNMax", "GNMax",
-        "InteractiveGNMax", "LNMax", "build_mechanism", "distance_to_instability"],
-        ".aggregators"),
+    **dict.fromkeys(["DEFAULT_FRACTIONS", "MECHANISMS", "ConfidentGNMax", "GNMax",
+        "InteractiveGNMax", "LNMax", "build_mechanism"], ".aggregators"),
+    **dict.fromkeys(["SVTPATE", "distance_to_instability"], ".svt"),
     **dict.fromkeys(["NOISE_BLOCK", "STREAM_ANSWER", "STREAM_PARTICIPATION", "STREAM_SELECTION",
         "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "NoiseSource", "release_draw"], ".noise"),
     **dict.fromkeys(["VanishingVotes", "vanishing_participation", "vanishing_votes",

@@ -1,0 +1,53 @@
+"""Tighter valid figures the API adds to a run (MATH.md sections 2, 3 and 13).
+
+``check_q_bound``: where ``--q-bound integral`` applies (the Gaussian answer step of a
+single run; not with smooth sensitivity, whose walks are proven for the union bound).
+``with_pld_figure``: under ``--accounting data-independent``, the smaller of the RDP
+figure and the privacy-loss-distribution accountant's for the Gaussian steps, when the
+optional dp_accounting is installed (``data_independent_method`` says which).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from ..accounting.pld import gaussian_pld_epsilon
+from ..accounting.q_bound import Q_BOUNDS
+from ..errors import OptionError
+from .result import AnalysisResult
+
+
+def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
+    """``--accounting data-independent`` with dp_accounting: the smaller of the RDP figure
+    and the PLD accountant's (``accounting.pld``) for Gaussian aggregators; records which
+    (``data_independent_method``: ``rdp`` or ``pld``)."""
+    if mechanism.name not in ("gnmax", "confident", "interactive"):
+        return result
+    steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
+    if mechanism.name != "gnmax":
+        steps.append((1.0, mechanism.sigma_threshold, result.queries))
+    figure = gaussian_pld_epsilon(steps, delta)
+    if figure is None or not figure < result.epsilon:
+        return result
+    return replace(result, epsilon=figure, epsilon_data_independent=figure,
+                   data_independent_method="pld")
+
+
+def check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,
+                   individualized) -> None:
+    """``--q-bound``: a known bound; ``integral`` only where it is threaded and proven."""
+    if q_bound not in Q_BOUNDS:
+        raise OptionError(f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {q_bound!r}")
+    if q_bound == "union":
+        return
+    if smooth_sensitivity:
+        raise OptionError("--smooth-sensitivity needs --q-bound union: its local-sensitivity "
+                          "walks are proven for the union bound only")
+    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
+    if name in ("lnmax", "svt"):
+        raise OptionError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
+                          f"confident, interactive), not -m {name}")
+    if rounds is not None or individualized is not None:
+        raise OptionError(f"--q-bound {q_bound} applies to single runs (not --rounds or "
+                          "--individualized)")

@@ -1,0 +1,143 @@
+"""SVT-PATE (MATH.md sections 1 and 8): the sparse vector technique over vote margins,
+replayed over the whole sequence of queries (its rounds end at unstable queries)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from .domains import SVT_SCALE, Facts, finite, noise_scale, positive
+from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
+from .protocol import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
+
+# Rows read at once where a replay reads a whole (possibly memory-mapped) sequence.
+_READ_ROWS = 1 << 16
+
+
+def distance_to_instability(votes) -> np.ndarray:
+    """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (MATH.md s.1, SVT-PATE):
+    how many votes must change before the plurality label can change."""
+    votes = np.asarray(votes, dtype=np.float64)
+    top_two = -np.partition(-votes, 1, axis=1)[:, :2]
+    margin = top_two[:, 0] - top_two[:, 1]
+    return np.maximum(0.0, np.ceil(margin / 2.0) - 1.0)
+
+
+@dataclass(frozen=True)
+class SVTPATE(Facts):
+    """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2), MATH.md s.1, 8.
+
+    Each query's distance to instability plus ``Laplace(2 lam)`` is compared with a noisy
+    threshold ``w + Laplace(lam)``: above it the plain majority label is released; at or
+    below it the query is unstable (abstain, fresh threshold). After ``cutoff`` unstable
+    queries the mechanism halts. ``threshold`` None: chosen from delta (MATH.md s.8);
+    ``scale`` None: solved from ``target_epsilon``. ``cutoff`` ``"auto"`` (with
+    ``target_epsilon`` only): the analysis picks the cut-off that answers the most queries
+    (``analysis.svt_advice``) and replays with it.
+    """
+
+    scale: float | None
+    cutoff: int | str
+    threshold: float | None = None
+    target_epsilon: float | None = None
+    name: str = field(default="svt", init=False)
+    sequential: ClassVar[bool] = True
+
+    def __post_init__(self):
+        if self.scale is None and self.target_epsilon is None:
+            raise ValueError("SVT needs --svt-scale or --target-epsilon")
+        if self.scale is not None:
+            object.__setattr__(self, "scale", noise_scale(self.scale, "SVT scale", SVT_SCALE))
+        if self.target_epsilon is not None:
+            object.__setattr__(self, "target_epsilon",
+                               positive(self.target_epsilon, "target epsilon"))
+        if isinstance(self.cutoff, str) and self.cutoff.lower() == "auto":
+            if self.target_epsilon is None or self.scale is not None:
+                raise ValueError("--svt-cutoff auto needs --target-epsilon (each cut-off's "
+                                 "scale is solved for it), not --svt-scale")
+            object.__setattr__(self, "cutoff", "auto")
+        elif not (isinstance(self.cutoff, (int, np.integer)) and self.cutoff >= 1):
+            raise ValueError(f"SVT cut-off must be a positive integer or 'auto', got "
+                             f"{self.cutoff!r}")
+        if self.threshold is not None:
+            threshold = finite(self.threshold, "SVT threshold")
+            if not threshold > 1.0:
+                raise ValueError(f"SVT threshold must be above 1, got {threshold:g} (at w <= 1 "
+                                 "the failure probability delta2 is at least 1/2)")
+            object.__setattr__(self, "threshold", threshold)
+
+    @property
+    def params(self) -> dict:
+        cutoff = self.cutoff if self.cutoff == "auto" else int(self.cutoff)
+        return {"svt_scale": self.scale, "svt_cutoff": cutoff,
+                "svt_threshold": self.threshold, "target_epsilon": self.target_epsilon}
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray | None = None) -> Decisions:
+        """Run the whole analysed sequence (``start`` 0): stable queries get the
+        plurality label; outcome codes ``SVT_STABLE``/``SVT_UNSTABLE``/``SVT_HALTED``.
+
+        Needs the scale and the threshold resolved (``analysis.svt`` does it from
+        ``target_epsilon`` and delta). Sequential by nature (a fresh threshold after each
+        unstable query), computed segment by segment: all noise is drawn up front, and
+        each round's first unstable query is found with array operations on windows that
+        double while none is found, and a run of consecutive unstable queries at once.
+        ``votes`` is read in chunks (it may be a memory map).
+        """
+        if start != 0:
+            raise ValueError("SVT-PATE is replayed over the whole sequence at once (start 0)")
+        count = votes.shape[0]
+        distance = np.empty(count)
+        plurality_class = np.empty(count, dtype=np.int64)
+        for lo in range(0, count, _READ_ROWS):
+            block = np.asarray(votes[lo : lo + _READ_ROWS], dtype=np.float64)
+            distance[lo : lo + block.shape[0]] = distance_to_instability(block)
+            plurality_class[lo : lo + block.shape[0]] = np.argmax(block, axis=1)
+        return self.replay_distances(distance, plurality_class, noise=noise)
+
+    def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,
+                         noise: NoiseSource) -> Decisions:
+        """:meth:`replay` from each query's distance to instability and plurality class
+        (what ``replay`` computes from the votes), so that a search over cut-offs
+        computes them once."""
+        if self.scale is None or self.threshold is None or self.cutoff == "auto":
+            raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")
+        count, cutoff = distance.shape[0], int(self.cutoff)
+        score = distance + 2.0 * self.scale * noise.draw(
+            stream=STREAM_SVT_QUERY, kind="laplace", start=0, count=count)[:, 0]
+        rounds = min(cutoff, count)
+        thresholds = self.threshold + self.scale * noise.draw(
+            stream=STREAM_SVT_THRESHOLD, kind="laplace", start=0, count=rounds)[:, 0]
+        unstable = np.zeros(count, dtype=bool)
+        position, met, window, run = 0, 0, 1024, 16
+        while met < cutoff and position < count:
+            # A run of unstable queries: query position + j meets threshold met + j for as
+            # long as each one is unstable (each draws the next threshold), so the run's
+            # length is the first j whose score clears its threshold.
+            if score[position] <= thresholds[met]:
+                span = min(count - position, cutoff - met, run)
+                clears = score[position : position + span] > thresholds[met : met + span]
+                first = int(np.argmax(clears)) if clears.any() else span
+                unstable[position : position + first] = True
+                position, met = position + first, met + first
+                run = run * 2 if first == span else 16
+                continue
+            # The query at ``position`` is stable: find the next unstable one at this
+            # threshold in windows that double while none is found.
+            end = min(count, position + window)
+            hits = np.flatnonzero(score[position:end] <= thresholds[met])
+            if hits.size == 0:
+                position, window = end, window * 2
+                continue
+            unstable[position + hits[0]] = True
+            position, met, window = position + hits[0] + 1, met + 1, 1024
+        halted_from = position if met == cutoff else count
+        released = ~unstable
+        released[halted_from:] = False
+        outcome = np.full(count, SVT_STABLE, dtype=np.int8)
+        outcome[halted_from:] = SVT_HALTED
+        outcome[unstable] = SVT_UNSTABLE
+        labels = np.where(released, plurality_class, -1)
+        return Decisions(released, labels, outcome)
