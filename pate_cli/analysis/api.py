@@ -125,7 +125,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             seed: int = 0, budget: float | None = None, chunk_size: int | None = DEFAULT_CHUNK,
             index_col: int | None = None, tuning=None, decisions=None,
             progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
-            per_query: bool = True, **parameters: Any) -> AnalysisResult:
+            per_query: bool = True, workers: int | None = None,
+            **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -155,7 +156,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     per-query columns in a single LNMax/GNMax/Confident/Interactive run: memory stays
     flat however many queries, every figure of ``to_dict()`` is the same bytes, and
     ``to_frame()``/``label()`` raise; SVT-PATE, rounds, individualized runs and
-    ``smooth_sensitivity`` (which reads the columns) keep them anyway.
+    ``smooth_sensitivity`` (which reads the columns) keep them anyway. ``workers``:
+    threads that count chunks and evaluate cost curves (default: the cores this process
+    may use); no figure depends on it.
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
@@ -248,7 +251,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                 result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
                                        student=student_rows, query_indices=indices,
                                        initial_rdp=initial_rdp, decisions=given,
-                                       progress=progress, q_bound=q_bound,
+                                       progress=progress, q_bound=q_bound, workers=workers,
                                        **common, keep_columns=per_query or smooth_sensitivity)
             except ValueError as error:
                 if part is None or isinstance(error, InputError):

@@ -15,11 +15,13 @@ import numpy as np
 
 from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
+from ..accounting.grouped import GroupedAccumulator, GroupedCounts, grouped_totals
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
     Decisions,
     NoiseSource,
 )
+from .grouped_run import CountRequest, count_queries, count_rows, ordered_map
 from .result import AnalysisResult, BudgetPart, QueryCounts
 from .setting import (
     DEFAULT_CHUNK,
@@ -31,8 +33,14 @@ from .setting import (
     label_accuracy,
     rows_of,
 )
-from .steps import data_independent_curve, mechanism_steps, per_query_at_order, step_curves
-from .streaming import LabelCounts, RunSums, released_labels
+from .steps import (
+    curve_function,
+    data_independent_curve,
+    mechanism_steps,
+    per_query_at_order,
+    step_curves,
+)
+from .streaming import LabelCounts, RunSums, released_labels, sums_at_order
 from .svt import analyze_svt
 
 
@@ -43,7 +51,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   query_indices=None, initial_rdp=None, salt: int = 0,
                   chunk_size: int | None = DEFAULT_CHUNK, source=None,
                   decisions: Decisions | None = None, progress=None,
-                  q_bound: str = "union", keep_columns: bool = True) -> AnalysisResult:
+                  q_bound: str = "union", keep_columns: bool = True,
+                  workers: int | None = None) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -70,9 +79,19 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     ``rdp_at_order``, data-independent epsilon, label accuracy) is bit-identical to the
     per-query run's; the result's per-query arrays are empty (``result.counts`` holds
     what the summary needs) and ``to_frame()`` raises. SVT-PATE ignores it.
+
+    Totals (MATH.md s.6-7): a budget run's are its running sums in query order, which
+    its halt checks; every other run's come from the counts of its distinct statistics
+    (``accounting.grouped``), the same bits in both modes and for any chunk size or
+    ``workers`` (threads counting chunks and evaluating curves; default: the cores this
+    process may use). The per-query ``epsilon_cumulative`` column is a running sum: its
+    last value may differ from ``epsilon`` in the last bits.
     """
     orders, converter = checked_setting(accounting, delta, orders, conversion)
-    chunk_size = chunk_rows(chunk_size, votes.shape[1] if np.ndim(votes) == 2 else 1)
+    classes = votes.shape[1] if np.ndim(votes) == 2 else 1
+    counted_only = not keep_columns and budget is None and not mechanism.sequential
+    chunk_size = (count_rows(classes) if counted_only and chunk_size is None
+                  else chunk_rows(chunk_size, classes))
     _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
                chunk_size=chunk_size)
     positions = analysed_positions(votes.shape[0], query_indices, queries,
@@ -92,11 +111,22 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     noise = NoiseSource(seed, salt=salt)
     table = _Columns(queries if keep_columns else 0, with_outcome=mechanism.uses_student)
     carry = initial_carry(initial_rdp, orders)
-    sums = RunSums(carry)
+    # Totals: a budget run adds query after query (its halt checks those running sums,
+    # MATH.md s.7); any other run counts its distinct statistics (accounting.grouped).
+    sums = RunSums(carry) if budget is not None else None
+    grouped = GroupedAccumulator() if budget is None else None
     counts = LabelCounts(mechanism.uses_student)
     truth = None if labels is None else np.asarray(labels)
     halted_at = None
-    for start in range(0, queries, chunk_size):
+    if counted_only:  # no table, no halt: chunks are counted apart (analysis.grouped_run)
+        _check_decisions_cover(decisions, queries)
+        counted = count_queries(
+            votes, positions, CountRequest(mechanism, accounting, q_bound, int(seed), salt,
+                                           draw_labels=labels is not None),
+            chunk_size=chunk_size, student=student, decisions=decisions, truth=truth,
+            workers=workers, progress=progress)
+        grouped_table, counts = counted.table, counted.labels
+    for start in range(0, queries if not counted_only else 0, chunk_size):
         stop = min(queries, start + chunk_size)
         block = rows_of(votes, positions, start, stop)
         block_student = None if student is None else rows_of(student, positions, start, stop)
@@ -107,13 +137,15 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         log_q = answer.statistic(block, block_student)
         log_pr = (np.zeros(stop - start) if selection is None
                   else selection.statistic(block, block_student))
-        sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-        ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
         if accounting == "expected":
             weight = np.exp(log_pr)
         else:
             weight = made.answered.astype(np.float64)
-        costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
+        costs = None
+        if keep_columns or budget is not None:  # per-query curves (else only counts)
+            sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
+            ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
+            costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
         if budget is not None:
             full = costs if accounting == "expected" else StepRows(
                 sel_curves, sel_index, ans_curves, ans_index, np.ones(stop - start))
@@ -129,7 +161,13 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                  weight)
         if stop > start:
             released = made.answered
-            sums.add(costs, stop - start, with_carry=not keep_columns)
+            if grouped is not None:
+                keys = np.zeros(stop - start) if independent else None
+                grouped.add(GroupedCounts.of_queries(
+                    log_q if keys is None else keys, log_pr if keys is None else keys,
+                    released))
+            else:
+                sums.add(costs, stop - start, with_carry=not keep_columns)
             if keep_columns:
                 figures = running_epsilon(costs, stop - start, carry, converter,
                                           per_query=True)
@@ -137,29 +175,37 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 table.fill(slice(start, stop), block, made, released, weight=weight,
                            log_q=log_q, log_pr=log_pr, figures=figures, orders=orders)
             else:
-                carry = sums.carry
+                if sums is not None:
+                    carry = sums.carry
                 counts.add(*released_labels(made, released, mechanism.uses_student),
                            None if truth is None else truth[positions[start:stop]])
         if progress is not None:
             progress(stop, queries)
         if halted_at is not None:
             break
-    if decisions is not None and decisions.answered.size < (
-            queries if halted_at is None else halted_at):
-        raise ValueError(f"the decisions end after {decisions.answered.size} queries but the "
-                         f"run goes on to query {decisions.answered.size} (give --queries "
-                         f"{decisions.answered.size} or every decision)")
+    _check_decisions_cover(decisions, queries if halted_at is None else halted_at)
+    if not counted_only and grouped is not None:
+        grouped_table = grouped.result()
     if halted_at is not None:
         queries = halted_at
         table.truncate(queries)
         positions = positions[:queries] if keep_columns else positions
 
+    if budget is None:
+        totals_of = grouped_totals(
+            grouped_table, orders=orders, expected=accounting == "expected",
+            selection_rdp=curve_function(selection, independent),
+            answer_rdp=curve_function(answer, independent),
+            map=lambda function, items: ordered_map(function, items, workers=workers))
+        carry = (initial_carry(initial_rdp, orders) + totals_of.selection) + totals_of.answer
+        step_sums, answered_total = (totals_of.selection, totals_of.answer), totals_of.answered
+    else:
+        step_sums, answered_total = (sums.selection, sums.answer), sums.answered
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
     if queries == 0 and not np.any(carry):
         epsilon = 0.0  # a budget run that halts before its first query released nothing
     weight = table.columns["answered"]
-    answered_total = sums.answered
     rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, table.columns, weight,
                                                np.array([order]), independent)
     di_curve = data_independent_curve(selection, answer, answered=answered_total,
@@ -189,7 +235,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         rdp_answer=rdp_ans_q, rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
         answered_total=answered_total,
-        rdp_at_order=sums.at_order(orders, order),
+        rdp_at_order=sums_at_order(orders, order, *step_sums),
         label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
             (f"the RDP spent before the first query is already epsilon {epsilon:.4f}, above "
              f"the budget {budget:g}: no query was processed",)
@@ -200,6 +246,14 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         query_index=positions, outcome=table.outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
         counts=totals)
+
+
+def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:
+    """Given decisions must reach the last query the run processes."""
+    if decisions is not None and decisions.answered.size < queries:
+        raise ValueError(f"the decisions end after {decisions.answered.size} queries but the "
+                         f"run goes on to query {decisions.answered.size} (give --queries "
+                         f"{decisions.answered.size} or every decision)")
 
 
 def _check_run(mechanism, votes, *, accounting: str, budget: float | None, student,

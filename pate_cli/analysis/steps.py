@@ -120,6 +120,17 @@ def step_curves(step, statistic, orders, independent):
     return step.rdp(distinct, orders), index.reshape(-1)
 
 
+def curve_function(step, independent: bool):
+    """Sorted distinct statistics -> ``(distinct, orders)`` curves of ``step`` (its
+    data-independent curve on every row under ``independent``); None without a step."""
+    if step is None:
+        return None
+    if independent:
+        return lambda keys, orders: np.broadcast_to(step.independent(orders),
+                                                    (keys.size, orders.size))
+    return step.rdp
+
+
 def per_query_at_order(selection, answer, columns, weight, at_order, independent):
     """Per-query selection and (weighted) answer RDP at the reported order."""
     count = weight.shape[0]

@@ -57,13 +57,16 @@ class RunSums:
             rows_s[0] += self.selection
             self.selection = sequential_total(rows_s)
 
-    def at_order(self, orders: np.ndarray, order: float) -> dict[str, float]:
-        """``rdp_at_order``: the selection and answer sums at the reported order."""
-        where = np.flatnonzero(orders == order)
-        if where.size == 0:  # no order attains it (not reached by these mechanisms)
-            return {"selection": 0.0, "answer": 0.0}
-        k = int(where[0])
-        return {"selection": float(self.selection[k]), "answer": float(self.answer[k])}
+
+
+def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
+                  answer: np.ndarray) -> dict[str, float]:
+    """``rdp_at_order``: the selection and answer sums at the reported order."""
+    where = np.flatnonzero(orders == order)
+    if where.size == 0:  # no order attains it (not reached by these mechanisms)
+        return {"selection": 0.0, "answer": 0.0}
+    k = int(where[0])
+    return {"selection": float(selection[k]), "answer": float(answer[k])}
 
 
 def released_labels(decisions, released: np.ndarray, with_outcome: bool
@@ -89,6 +92,23 @@ class LabelCounts:
         self.correct = 0
         self.outcomes = np.zeros(len(OUTCOME_NAMES), dtype=np.int64) if with_outcome else None
         self.outcome_correct = np.zeros(len(OUTCOME_NAMES), dtype=np.int64)
+
+    @classmethod
+    def merged(cls, parts) -> LabelCounts:
+        """The counts of every part (integers: any order gives the same)."""
+        parts = list(parts)
+        total = cls(parts[0].outcomes is not None if parts else False)
+        for part in parts:
+            total.merge_in(part)
+        return total
+
+    def merge_in(self, other: LabelCounts) -> None:
+        """Add ``other``'s counts to these."""
+        self.output += other.output
+        self.correct += other.correct
+        if self.outcomes is not None and other.outcomes is not None:
+            self.outcomes += other.outcomes
+        self.outcome_correct += other.outcome_correct
 
     def add(self, labels: np.ndarray, outcome: np.ndarray | None,
             truth: np.ndarray | None) -> None:

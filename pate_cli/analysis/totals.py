@@ -6,20 +6,21 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..accounting.composition import StepRows, running_total
 from ..accounting.conversion import rdp_to_epsilon
+from ..accounting.grouped import GroupedAccumulator, GroupedCounts, grouped_totals
 from ..mechanisms import Mechanism, NoiseSource
+from .grouped_run import CountRequest, chunk_keys, count_rows, ordered_map
 from .result import AnalysisResult, ReplayTotals
 from .run import analyze_votes
 from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
     checked_setting,
-    chunk_rows,
     grid_edge_notes,
     rows_of,
 )
-from .steps import data_independent_curve, mechanism_steps, step_curves
+from .steps import curve_function, data_independent_curve, mechanism_steps
+from .streaming import LabelCounts, released_labels
 
 
 def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[int],
@@ -28,15 +29,17 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
                    conversion: str = "classic", queries: int | None = None,
                    budget: float | None = None, labels: np.ndarray | None = None,
                    student: np.ndarray | None = None,
-                   chunk_size: int | None = DEFAULT_CHUNK) -> list[ReplayTotals]:
+                   chunk_size: int | None = DEFAULT_CHUNK,
+                   workers: int | None = 1) -> list[ReplayTotals]:
     """End-of-run totals of ``analyze_votes`` for several seeds, sharing the work.
 
-    The same numbers as ``analyze_votes(..., seed=s)`` for each ``s`` in ``seeds`` (the
-    final RDP curve is summed in the same order, so epsilons are bit-identical), but the
-    statistics and cost curves, which do not depend on the seed, are computed once, and
-    no per-query epsilon is formed. This is what a parameter sweep needs. Budget runs,
-    Interactive-GNMax and SVT-PATE, whose costs depend on the replay's path, run the full
-    analysis once per seed.
+    The same numbers as ``analyze_votes(..., seed=s)`` for each ``s`` in ``seeds``, bit
+    for bit: each seed's decisions are counted per distinct statistic into one table
+    with an answered column per seed (``accounting.grouped``), so the statistics are
+    computed once per chunk and each distinct curve is evaluated once for all seeds.
+    This is what a parameter sweep needs. Budget runs, Interactive-GNMax and SVT-PATE,
+    whose costs depend on the replay's path, run the totals-only analysis once per seed.
+    ``workers``: threads counting chunks (1 by default: a sweep runs points in parallel).
     """
     seeds = [int(seed) for seed in seeds]
     if budget is not None or mechanism.uses_student or mechanism.sequential:
@@ -44,67 +47,61 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
                                          accounting=accounting, delta=delta, orders=orders,
                                          conversion=conversion, seed=seed, queries=queries,
                                          budget=budget, labels=labels, student=student,
-                                         chunk_size=chunk_size))
+                                         chunk_size=chunk_size, keep_columns=False,
+                                         workers=workers))
                 for seed in seeds]
     if student is not None:
         raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
     orders, _ = checked_setting(accounting, delta, orders, conversion)
-    chunk_size = chunk_rows(chunk_size, votes.shape[1])
+    chunk_size = count_rows(votes.shape[1]) if chunk_size is None else chunk_size
     positions = analysed_positions(votes.shape[0], None, queries)
     queries = positions.size
     selection, answer = mechanism_steps(mechanism)
     independent = accounting == "data-independent"
-    expected = accounting == "expected"
-    noises = [NoiseSource(seed) for seed in seeds]
-    carries = np.zeros((len(seeds), orders.size))
-    answered = np.zeros(len(seeds)) if not expected else None
-    expected_answered = 0.0  # added in query order, as analyze_votes does (bit-identical)
     truth = None if labels is None else np.asarray(labels)
-    correct = np.zeros(len(seeds), dtype=np.int64)
-    output = np.zeros(len(seeds), dtype=np.int64)
-    for start in range(0, queries, chunk_size):
+    request = CountRequest(mechanism, accounting, draw_labels=truth is not None)
+
+    def one(start: int) -> tuple[GroupedCounts, list[LabelCounts]]:
         stop = min(queries, start + chunk_size)
         block = rows_of(votes, positions, start, stop)
-        log_q = answer.statistic(block, None)
-        log_pr = (np.zeros(stop - start) if selection is None
-                  else selection.statistic(block, None))
-        sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-        ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
-        if expected:  # the answer step charged with pr_answered, the same for every seed
-            weight = np.exp(log_pr)
-            expected_answered = float(np.add.accumulate(
-                np.concatenate(([expected_answered], weight)))[-1])
-            costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
-            carries[0] = running_total(costs, stop - start, carries[0])
-        for run, noise in enumerate(noises):
-            decisions = mechanism.replay(block, noise=noise, start=start)
-            if not expected:
-                weight = decisions.answered.astype(np.float64)
-                answered[run] += np.count_nonzero(decisions.answered)
-                costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
-                carries[run] = running_total(costs, stop - start, carries[run])
-            released = decisions.answered
-            output[run] += np.count_nonzero(released)
-            if truth is not None:
-                correct[run] += np.count_nonzero(
-                    released & (decisions.labels == truth[positions[start:stop]]))
-    if expected:
-        carries[1:] = carries[0]
-        answered = np.full(len(seeds), expected_answered)
+        keys = chunk_keys(request, block)
+        answered, counted = [], []
+        for seed in seeds:
+            made = mechanism.replay(block, noise=NoiseSource(seed), start=start,
+                                    labels=request.draw_labels)
+            answered.append(made.answered)
+            labels_of = LabelCounts(False)
+            labels_of.add(*released_labels(made, made.answered, False),
+                          None if truth is None else truth[positions[start:stop]])
+            counted.append(labels_of)
+        return GroupedCounts.of_queries(*keys, np.stack(answered, axis=1)), counted
+
+    tables = GroupedAccumulator()
+    label_counts = [LabelCounts(False) for _ in seeds]
+    for table, counted in ordered_map(one, range(0, queries, chunk_size), workers=workers):
+        tables.add(table)
+        for total, part in zip(label_counts, counted, strict=True):
+            total.merge_in(part)
+    sums = grouped_totals(tables.result(), orders=orders, expected=accounting == "expected",
+                          selection_rdp=curve_function(selection, independent),
+                          answer_rdp=curve_function(answer, independent))
     totals = []
     for run, seed in enumerate(seeds):
+        answer_sum = sums.answer if sums.answer.ndim == 1 else sums.answer[run]
+        answered = float(sums.answered if np.ndim(sums.answered) == 0 else sums.answered[run])
+        carry = (np.zeros(orders.size) + sums.selection) + answer_sum
         epsilon, order = (float(x) for x in rdp_to_epsilon(
-            carries[run], orders=orders, delta=delta, conversion=conversion))
-        di_curve = data_independent_curve(selection, answer, answered=answered[run],
+            carry, orders=orders, delta=delta, conversion=conversion))
+        di_curve = data_independent_curve(selection, answer, answered=answered,
                                           queries=queries, orders=orders)
         eps_di, _ = rdp_to_epsilon(di_curve, orders=orders, delta=delta, conversion=conversion)
-        accuracy = (float(correct[run] / output[run])
-                    if truth is not None and output[run] else None)
-        totals.append(ReplayTotals(seed=seed, answered=float(answered[run]), epsilon=epsilon,
+        accuracy, _ = label_counts[run].accuracy(truth is not None)
+        totals.append(ReplayTotals(seed=seed, answered=answered, epsilon=epsilon,
                                    order=order, epsilon_data_independent=float(eps_di),
-                                   label_accuracy=accuracy, labels_output=int(output[run]),
+                                   label_accuracy=accuracy,
+                                   labels_output=int(label_counts[run].output),
                                    warnings=grid_edge_notes(orders, order, epsilon),
-                                   rdp_total=tuple(carries[run].tolist())))
+                                   rdp_total=tuple(carry.tolist())))
     return totals
 
 
@@ -114,4 +111,6 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
                         epsilon_data_independent=result.epsilon_data_independent,
                         label_accuracy=result.label_accuracy,
                         warnings=result.warnings, rdp_total=tuple(result.rdp_total.tolist()),
-                        labels_output=int(np.count_nonzero(result.label >= 0)))
+                        labels_output=int(result.counts.labels_output
+                                          if result.counts is not None
+                                          else np.count_nonzero(result.label >= 0)))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from .checks import check_finite_non_negative, check_shape, first_true, show_number
+from .mapped import drop_mapped_rows
 from .readers import (
     INDEX_HINT,
     VOTE_EXTENSIONS,
@@ -194,6 +195,7 @@ def _check_votes(name, array, *, teachers_given, hint_index=False):
     voted = False
     for start in range(0, array.shape[0], _SCAN_ROWS):
         chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.float64)
+        drop_mapped_rows(array, start, start + chunk.shape[0])
         check_finite_non_negative(name, chunk, start, "votes are counts")
         voted = voted or bool(np.any(chunk))
         if teachers_given:

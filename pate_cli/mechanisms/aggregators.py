@@ -28,6 +28,7 @@ from .noise import (
     NoiseSource,
 )
 from .protocol import (
+    LABEL_NOT_DRAWN,
     OUTCOME_ABSTAIN,
     OUTCOME_STUDENT,
     OUTCOME_TEACHER,
@@ -40,12 +41,21 @@ def _noisy_argmax(votes: np.ndarray, noise: np.ndarray, scale: float) -> np.ndar
     return np.argmax(votes + scale * noise, axis=1)
 
 
-def _answer_every_query(votes, noise, start, kind, scale) -> Decisions:
-    """Noisy argmax of every query (LNMax, GNMax), noise from the answer stream."""
+def _teacher_labels(votes, noise, start, kind, scale, answered, draw: bool) -> np.ndarray:
+    """Noisy argmax where ``answered`` (noise from the answer stream), -1 elsewhere;
+    ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
+    if not draw:
+        return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
     count, classes = votes.shape
     draws = noise.draw(stream=STREAM_ANSWER, kind=kind, start=start, count=count, width=classes)
-    labels = _noisy_argmax(votes, draws, scale)
-    return Decisions(np.ones(count, dtype=bool), labels.astype(np.int64))
+    return np.where(answered, _noisy_argmax(votes, draws, scale), -1).astype(np.int64)
+
+
+def _answer_every_query(votes, noise, start, kind, scale, labels: bool) -> Decisions:
+    """Noisy argmax of every query (LNMax, GNMax), noise from the answer stream."""
+    answered = np.ones(votes.shape[0], dtype=bool)
+    return Decisions(answered, _teacher_labels(votes, noise, start, kind, scale, answered,
+                                               labels))
 
 
 @dataclass(frozen=True)
@@ -68,8 +78,8 @@ class LNMax(Facts):
         return {"laplace_scale": self.laplace_scale}
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
-               student: np.ndarray | None = None) -> Decisions:
-        return _answer_every_query(votes, noise, start, "laplace", self.laplace_scale)
+               student: np.ndarray | None = None, labels: bool = True) -> Decisions:
+        return _answer_every_query(votes, noise, start, "laplace", self.laplace_scale, labels)
 
 
 @dataclass(frozen=True)
@@ -91,8 +101,8 @@ class GNMax(Facts):
         return {"sigma": self.sigma}
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
-               student: np.ndarray | None = None) -> Decisions:
-        return _answer_every_query(votes, noise, start, "normal", self.sigma)
+               student: np.ndarray | None = None, labels: bool = True) -> Decisions:
+        return _answer_every_query(votes, noise, start, "normal", self.sigma, labels)
 
 
 def _check_confident_parameters(mechanism) -> None:
@@ -134,15 +144,13 @@ class ConfidentGNMax(Facts):
         return votes.max(axis=1)
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
-               student: np.ndarray | None = None) -> Decisions:
-        count, classes = votes.shape
+               student: np.ndarray | None = None, labels: bool = True) -> Decisions:
+        count = votes.shape[0]
         selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
         answered = (self.selection_counts(votes) + self.sigma_threshold * selection[:, 0]
                     >= self.threshold)
-        draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
-                           width=classes)
-        labels = np.where(answered, _noisy_argmax(votes, draws, self.sigma), -1)
-        return Decisions(answered, labels.astype(np.int64))
+        return Decisions(answered, _teacher_labels(votes, noise, start, "normal", self.sigma,
+                                                   answered, labels))
 
 
 @dataclass(frozen=True)
@@ -189,21 +197,20 @@ class InteractiveGNMax(Facts):
         return (votes - self.teachers * student).max(axis=1)
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
-               student: np.ndarray | None = None) -> Decisions:
+               student: np.ndarray | None = None, labels: bool = True) -> Decisions:
         if student is None:
             raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
-        count, classes = votes.shape
+        count = votes.shape[0]
         selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
         teacher = (self.selection_counts(votes, student) + self.sigma_threshold * selection[:, 0]
                    >= self.threshold)
-        draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
-                           width=classes)
         reinforced = ~teacher & (student.max(axis=1) > self.confidence)
-        labels = np.where(teacher, _noisy_argmax(votes, draws, self.sigma),
-                          np.where(reinforced, np.argmax(student, axis=1), -1))
+        released = np.where(teacher, _teacher_labels(votes, noise, start, "normal", self.sigma,
+                                                     teacher, labels),
+                            np.where(reinforced, np.argmax(student, axis=1), -1))
         outcome = np.where(teacher, OUTCOME_TEACHER,
                            np.where(reinforced, OUTCOME_STUDENT, OUTCOME_ABSTAIN))
-        return Decisions(teacher, labels.astype(np.int64), outcome.astype(np.int8))
+        return Decisions(teacher, released.astype(np.int64), outcome.astype(np.int8))
 
 
 MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,

@@ -41,6 +41,11 @@ class Decisions:
     outcome: np.ndarray | None = None
 
 
+# The label of a released teacher answer whose noise was not drawn (``labels=False``):
+# a valid class number, so counts of released labels stay right; never shown or scored.
+LABEL_NOT_DRAWN = 0
+
+
 @runtime_checkable
 class Mechanism(Protocol):
     """An aggregator as the analysis sees it.
@@ -63,4 +68,8 @@ class Mechanism(Protocol):
     def params(self) -> dict: ...
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
-               student: np.ndarray | None = None) -> Decisions: ...
+               student: np.ndarray | None = None, labels: bool = True) -> Decisions:
+        """The seeded run's decisions. ``labels=False``: the answer noise is not drawn
+        and every released teacher label is ``LABEL_NOT_DRAWN`` (for runs that only
+        count labels; the decisions, and any student label, are unchanged)."""
+        ...

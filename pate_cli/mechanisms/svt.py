@@ -75,9 +75,10 @@ class SVTPATE(Facts):
                 "svt_threshold": self.threshold, "target_epsilon": self.target_epsilon}
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
-               student: np.ndarray | None = None) -> Decisions:
+               student: np.ndarray | None = None, labels: bool = True) -> Decisions:
         """Run the whole analysed sequence (``start`` 0): stable queries get the
         plurality label; outcome codes ``SVT_STABLE``/``SVT_UNSTABLE``/``SVT_HALTED``.
+        (``labels`` is ignored: the plurality label costs no noise.)
 
         Needs the scale and the threshold resolved (``analysis.svt`` does it from
         ``target_epsilon`` and delta). Sequential by nature (a fresh threshold after each

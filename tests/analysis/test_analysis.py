@@ -66,7 +66,9 @@ def test_costs_add_up_to_the_per_row_reference(mechanism, accounting):
         assert result.order_cumulative[i] == order
         own, _ = ref.epsilon_classic(list(curves[i]), list(ORDERS), 1e-5)
         assert math.isclose(result.epsilon_query[i], own, rel_tol=1e-12)
-    assert result.epsilon == result.epsilon_cumulative[-1]
+    # the headline sums distinct statistics, the column runs query by query: same
+    # total up to rounding
+    assert math.isclose(result.epsilon, result.epsilon_cumulative[-1], rel_tol=1e-13)
     k = list(ORDERS).index(result.order)
     total_at_order = result.rdp_at_order["selection"] + result.rdp_at_order["answer"]
     assert math.isclose(total_at_order, curves[:, k].sum(), rel_tol=1e-12)

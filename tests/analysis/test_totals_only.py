@@ -1,6 +1,7 @@
 """Totals without tables (issue 14 item 1): ``analyze(..., per_query=False)`` /
 ``analyze_votes(..., keep_columns=False)`` keeps no per-query column and gives the same
-figures, to the last bit, as the per-query run."""
+figures, to the last bit, as the per-query run, whatever the chunk size or the number
+of threads."""
 
 from __future__ import annotations
 
@@ -76,11 +77,11 @@ def _analysed(votes, name, options, per_query):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(run=runs(), other_chunk=st.sampled_from([None, 5, 333]))
-def test_totals_only_equals_the_per_query_run_to_the_last_bit(run, other_chunk):
+@given(run=runs(), other_chunk=st.sampled_from([None, 5, 333]), workers=st.sampled_from([1, 2]))
+def test_totals_only_equals_the_per_query_run_to_the_last_bit(run, other_chunk, workers):
     votes, name, options = run
     table = _analysed(votes, name, {**options, "chunk_size": other_chunk}, True)
-    totals = _analysed(votes, name, options, False)
+    totals = _analysed(votes, name, {**options, "workers": workers}, False)
     for figure in FIGURES:
         assert getattr(totals, figure) == getattr(table, figure), figure
     assert totals.rdp_at_order == table.rdp_at_order
@@ -92,34 +93,40 @@ def test_totals_only_equals_the_per_query_run_to_the_last_bit(run, other_chunk):
     assert totals.query_index is None
 
 
-def _sequential(values) -> float:
-    """Added one query after another, in query order (the definition of the sums)."""
-    total = 0.0
-    for value in values:
-        total += float(value)
-    return total
-
-
 @pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
 @pytest.mark.parametrize("name", ["confident", "gnmax"])
-def test_rdp_at_order_and_answered_are_sums_in_query_order(name, accounting):
+def test_totals_do_not_depend_on_chunks_workers_or_mode(name, accounting):
     votes, truth = synthetic_votes(queries=900)
     mechanism = build_mechanism(name, teachers=50)
     result = analyze_votes(votes, mechanism, accounting=accounting, labels=truth,
                            chunk_size=128)
-    # the per-query columns (at the reported order) added by a plain loop, bit for bit
-    assert result.rdp_at_order["selection"] == _sequential(result.rdp_selection)
-    assert result.rdp_at_order["answer"] == _sequential(result.rdp_answer)
-    assert result.answered_total == _sequential(result.answered)
-    # and within rounding of the exact sums
+    # within rounding of the exact sums of the per-query columns
     assert math.isclose(result.rdp_at_order["answer"], math.fsum(result.rdp_answer),
                         rel_tol=1e-12)
+    assert math.isclose(result.rdp_at_order["selection"], math.fsum(result.rdp_selection),
+                        rel_tol=1e-12)
     assert math.isclose(result.answered_total, math.fsum(result.answered), rel_tol=1e-12)
-    totals = analyze_votes(votes, mechanism, accounting=accounting, labels=truth,
-                           chunk_size=77, keep_columns=False)
-    assert totals.rdp_at_order == result.rdp_at_order
-    assert totals.answered_total == result.answered_total
-    assert totals.label_accuracy == result.label_accuracy
+    summary = json.dumps(result.to_dict())
+    for chunk, workers in ((1, 1), (77, 2), (None, 3), (900, 2)):
+        totals = analyze_votes(votes, mechanism, accounting=accounting, labels=truth,
+                               chunk_size=chunk, keep_columns=False, workers=workers)
+        np.testing.assert_array_equal(totals.rdp_total, result.rdp_total)
+        assert json.dumps(totals.to_dict()) == summary, (chunk, workers)
+
+
+@pytest.mark.parametrize("accounting", ["expected"])
+def test_totals_are_the_same_bits_in_any_query_order(accounting):
+    """The totals sum over distinct statistics: a permutation of the queries (whose
+    decisions do not enter expected costs) changes no bit."""
+    votes, _ = synthetic_votes(queries=600)
+    mechanism = build_mechanism("confident", teachers=50)
+    order = np.random.default_rng(3).permutation(600)
+    plain = analyze_votes(votes, mechanism, accounting=accounting, keep_columns=False)
+    shuffled = analyze_votes(votes, mechanism, accounting=accounting, keep_columns=False,
+                             query_indices=order)
+    np.testing.assert_array_equal(plain.rdp_total, shuffled.rdp_total)
+    assert (plain.epsilon, plain.answered_total, plain.rdp_at_order) == (
+        shuffled.epsilon, shuffled.answered_total, shuffled.rdp_at_order)
 
 
 def test_interactive_outcomes_and_accuracy_by_outcome_match():

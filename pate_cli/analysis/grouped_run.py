@@ -1,0 +1,166 @@
+"""Totals-only runs without a budget: chunks counted apart, in parallel (MATH.md s.6-7).
+
+A chunk of queries becomes a :class:`ChunkCount`: the table of its distinct (answer,
+selection) statistics with their query and answer counts (``accounting.grouped``) and its
+label counts. Chunk counts are integers and merge exactly, so chunks may be counted in
+any order, on threads here (:func:`count_queries`) or on a Dask cluster
+(``analysis.distributed``), and the run's totals, formed once from the merged table, are
+the same bits whatever the chunk size or the number of workers. Replay noise is keyed by
+query position (``mechanisms.noise``), so a chunk's decisions do not depend on who
+counts it. Without true labels to score, the answer noise is not drawn at all (the
+decisions, and so the costs, do not need it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..accounting.grouped import GroupedAccumulator, GroupedCounts
+from ..inputs.mapped import drop_mapped_rows
+from ..mechanisms import Decisions, NoiseSource
+from .setting import FirstRows, rows_of
+from .steps import mechanism_steps
+from .streaming import LabelCounts, released_labels
+
+# Rows of a chunk are at most this many vote values (about 8 MB as float64): large enough
+# that per-chunk overheads vanish, small enough that a few chunks in flight stay cheap.
+COUNT_CHUNK_ELEMENTS = 1 << 20
+
+
+@dataclass(frozen=True)
+class CountRequest:
+    """What every chunk of one run is counted with (small and picklable)."""
+
+    mechanism: object
+    accounting: str
+    q_bound: str = "union"
+    seed: int = 0
+    salt: int = 0
+    draw_labels: bool = True
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkCount:
+    """A set of queries' distinct statistics with counts, and their label counts."""
+
+    table: GroupedCounts
+    labels: LabelCounts
+
+    @classmethod
+    def merge(cls, parts: Iterable[ChunkCount]) -> ChunkCount:
+        """Every query of ``parts`` (exact; the order of ``parts`` does not matter)."""
+        parts = list(parts)
+        return cls(GroupedCounts.merge(part.table for part in parts),
+                   LabelCounts.merged(part.labels for part in parts))
+
+
+def count_chunk(request: CountRequest, block: np.ndarray, start: int, *,
+                student: np.ndarray | None = None, decisions: Decisions | None = None,
+                truth: np.ndarray | None = None) -> ChunkCount:
+    """Count the queries of ``block`` (float64 rows, the analysed queries ``start ..``):
+    the seeded replay's decisions (or the given ``decisions`` for these rows), the
+    statistics their costs depend on, and the released labels (scored against
+    ``truth`` when given)."""
+    mechanism = request.mechanism
+    if decisions is None:
+        decisions = mechanism.replay(block, noise=NoiseSource(request.seed, salt=request.salt),
+                                     start=start, student=student,
+                                     labels=request.draw_labels)
+    answer_key, selection_key = chunk_keys(request, block, student)
+    labels = LabelCounts(mechanism.uses_student)
+    labels.add(*released_labels(decisions, decisions.answered, mechanism.uses_student), truth)
+    return ChunkCount(GroupedCounts.of_queries(answer_key, selection_key, decisions.answered),
+                      labels)
+
+
+def chunk_keys(request: CountRequest, block: np.ndarray,
+               student: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The (answer, selection) statistics of ``block``'s queries: ``log q`` and
+    ``log pr_answered`` (0 without a selection step); zeros under data-independent
+    accounting, where every query costs the same."""
+    count = block.shape[0]
+    if request.accounting == "data-independent":
+        return np.zeros(count), np.zeros(count)
+    selection, answer = mechanism_steps(request.mechanism, q_bound=request.q_bound)
+    return (answer.statistic(block, student),
+            np.zeros(count) if selection is None else selection.statistic(block, student))
+
+
+def count_rows(classes: int) -> int:
+    """Rows per counted chunk for ``classes`` classes."""
+    return max(1, COUNT_CHUNK_ELEMENTS // max(1, classes))
+
+
+def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
+                  student=None, decisions: Decisions | None = None,
+                  truth: np.ndarray | None = None, workers: int | None = None,
+                  progress: Callable[[int, int], object] | None = None) -> ChunkCount:
+    """Count the analysed queries ``positions`` of ``votes`` chunk by chunk, on
+    ``workers`` threads (default: the cores this process may use), merging as chunks
+    finish; memory holds a few chunks and the merged table, whatever the file size."""
+    queries = positions.size
+    starts = range(0, queries, chunk_size)
+
+    contiguous = isinstance(positions, FirstRows)
+
+    def one(start: int) -> ChunkCount:
+        stop = min(queries, start + chunk_size)
+        block = rows_of(votes, positions, start, stop)
+        if contiguous:
+            drop_mapped_rows(votes, start, stop)
+        return count_chunk(
+            request, block, start,
+            student=None if student is None else rows_of(student, positions, start, stop),
+            decisions=None if decisions is None else _given(decisions, start, stop),
+            truth=None if truth is None else truth[positions[start:stop]])
+
+    tables = GroupedAccumulator()
+    labels = LabelCounts(request.mechanism.uses_student)
+    for start, part in zip(starts, ordered_map(one, starts, workers=workers), strict=True):
+        tables.add(part.table)
+        labels.merge_in(part.labels)
+        if progress is not None:
+            progress(min(queries, start + chunk_size), queries)
+    return ChunkCount(tables.result(), labels)
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def ordered_map(function: Callable, items, *, workers: int | None = None) -> Iterator:
+    """``map(function, items)`` on ``workers`` threads, results in order, at most two
+    per worker in flight (numpy releases the GIL in the heavy work)."""
+    workers = default_workers() if workers is None else workers
+    items = list(items)
+    if workers <= 1 or len(items) <= 1:
+        yield from map(function, items)
+        return
+    window = 2 * workers
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending = [pool.submit(function, item) for item in items[:window]]
+        upcoming = items[window:]
+        try:
+            while pending:
+                result = pending.pop(0).result()
+                if upcoming:
+                    pending.append(pool.submit(function, upcoming.pop(0)))
+                yield result
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _given(decisions: Decisions, start: int, stop: int) -> Decisions:
+    """Given decisions of queries ``start .. stop-1``."""
+    return Decisions(decisions.answered[start:stop], decisions.labels[start:stop],
+                     None if decisions.outcome is None else decisions.outcome[start:stop])
