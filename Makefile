@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # pytest-xdist: one test process per core; PYTEST_FLAGS="-n 0" runs the suite in one process.
 PYTEST_FLAGS ?= -n auto
 
-.PHONY: demo test lint bench bench-large figures sample-votes reproduce-paper clean report-check
+.PHONY: demo test lint bench bench-large bench-huge figures sample-votes reproduce-paper clean report-check
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ bench: $(STAMP)
 # The 10^7 x 10 rows of totals-only vs per-query memory (a few minutes, ~2 GB for the table).
 bench-large: $(STAMP)
 	PATE_BENCH_LARGE=1 $(BIN)/python benchmarks/totals_memory.py
+
+# 10^6, 10^7 and 10^8 x 10 (a 2 GB vote file generated in a temporary directory).
+bench-huge: $(STAMP)
+	PATE_BENCH_HUGE=1 $(BIN)/python benchmarks/totals_memory.py
 
 reproduce-paper: $(STAMP)
 	$(BIN)/python scripts/reproduce_paper.py

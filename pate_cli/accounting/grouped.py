@@ -63,10 +63,10 @@ class GroupedCounts:
                    answered: np.ndarray) -> GroupedCounts:
         """The table of queries with statistics ``answer``, ``selection`` and answered
         mask ``answered`` (bool or 0/1, ``(queries,)`` or ``(queries, runs)``)."""
-        answered = np.asarray(answered, dtype=np.int64)
-        return cls._reduced(np.asarray(answer, dtype=np.float64),
-                            np.asarray(selection, dtype=np.float64),
-                            np.ones(answered.shape[0], dtype=np.int64), answered)
+        answered = np.array(answered, dtype=np.int64)
+        return cls._reduced([np.array(answer, dtype=np.float64),
+                             np.array(selection, dtype=np.float64),
+                             np.ones(answered.shape[0], dtype=np.int64), answered])
 
     @classmethod
     def merge(cls, tables: Iterable[GroupedCounts]) -> GroupedCounts:
@@ -77,19 +77,24 @@ class GroupedCounts:
             return cls.empty()
         if len(tables) == 1:
             return tables[0]
-        return cls._reduced(*(np.concatenate([getattr(t, name) for t in tables])
-                              for name in ("answer", "selection", "queries", "answered")))
+        return cls._reduced(_concatenated(tables))
 
     @classmethod
-    def _reduced(cls, answer, selection, queries, answered) -> GroupedCounts:
-        """Sum the counts of equal pairs; the pairs sorted by (answer, selection). The
-        sorts need not be stable: the counts are integers."""
-        # + 0.0 makes -0.0 into 0.0, so equal statistics have one representation.
-        answer, selection = answer + 0.0, selection + 0.0
+    def _reduced(cls, columns: list[np.ndarray]) -> GroupedCounts:
+        """Sum the counts of equal pairs of ``columns`` (answer, selection, queries,
+        answered: arrays this call owns; the list is emptied so that each is freed as
+        soon as it is used); the pairs sorted by (answer, selection). The sorts need not
+        be stable: the counts are integers."""
+        answer, selection, queries, answered = columns
+        columns.clear()
         if answer.size == 0:
             return cls.empty()
+        # + 0.0 makes -0.0 into 0.0, so equal statistics have one representation.
+        np.add(answer, 0.0, out=answer)
+        np.add(selection, 0.0, out=selection)
         order = np.argsort(answer)
-        answer, selection = answer[order], selection[order]
+        answer = answer[order]
+        selection = selection[order]
         same_answer = answer[1:] == answer[:-1]
         if np.any(same_answer & (selection[1:] != selection[:-1])):
             # Some answer statistic comes with several selection statistics (rare):
@@ -97,15 +102,19 @@ class GroupedCounts:
             run = np.concatenate(([0], np.cumsum(~same_answer)))
             levels, rank = np.unique(selection, return_inverse=True)
             within = np.argsort(run * levels.size + rank.reshape(-1))
+            del run, rank
             order, answer, selection = order[within], answer[within], selection[within]
             same_answer = answer[1:] == answer[:-1]
         first = np.empty(answer.size, dtype=bool)
         first[0] = True
         np.logical_not(same_answer & (selection[1:] == selection[:-1]), out=first[1:])
+        del same_answer
         starts = np.flatnonzero(first)
-        return cls(answer[starts], selection[starts],
-                   np.add.reduceat(queries[order], starts),
-                   np.add.reduceat(answered[order], starts))
+        del first
+        answer, selection = answer[starts], selection[starts]
+        queries = np.add.reduceat(queries[order], starts)
+        answered = np.add.reduceat(answered[order], starts)
+        return cls(answer, selection, queries, answered)
 
 
 class GroupedAccumulator:
@@ -125,12 +134,24 @@ class GroupedAccumulator:
             self._flush()
 
     def _flush(self) -> None:
-        self._main = GroupedCounts.merge([self._main, *self._pending])
-        self._pending, self._pending_size = [], 0
+        parts = [table for table in (self._main, *self._pending) if table.size]
+        self._main, self._pending, self._pending_size = GroupedCounts.empty(), [], 0
+        if len(parts) == 1:
+            self._main = parts[0]
+        elif parts:
+            columns = _concatenated(parts)
+            del parts  # the old tables are freed before the merge's work arrays exist
+            self._main = GroupedCounts._reduced(columns)
 
     def result(self) -> GroupedCounts:
         self._flush()
         return self._main
+
+
+def _concatenated(tables: list[GroupedCounts]) -> list[np.ndarray]:
+    """The columns of ``tables`` end to end (new arrays)."""
+    return [np.concatenate([getattr(table, name) for table in tables])
+            for name in ("answer", "selection", "queries", "answered")]
 
 
 class GroupedTotals(NamedTuple):
