@@ -13,6 +13,7 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_
 from .bounds import check_q_bound, with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
+from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import Round, analyze_rounds
 from .run import analyze_votes
@@ -125,7 +127,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             seed: int = 0, budget: float | None = None, chunk_size: int | None = DEFAULT_CHUNK,
             index_col: int | None = None, tuning=None, decisions=None,
             progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
-            per_query: bool = True, workers: int | None = None,
+            per_query: bool | str = True, workers: int | None = None,
             **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
@@ -156,7 +158,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     per-query columns in a single LNMax/GNMax/Confident/Interactive run: memory stays
     flat however many queries, every figure of ``to_dict()`` is the same bytes, and
     ``to_frame()``/``label()`` raise; SVT-PATE, rounds, individualized runs and
-    ``smooth_sensitivity`` (which reads the columns) keep them anyway. ``workers``:
+    ``smooth_sensitivity`` (which reads the columns) keep them anyway.
+    ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
+    per-query table a chunk at a time by a second pass (bounded memory). ``workers``:
     threads that count chunks and evaluate cost curves (default: the cores this process
     may use); no figure depends on it.
     """
@@ -252,7 +256,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                                        student=student_rows, query_indices=indices,
                                        initial_rdp=initial_rdp, decisions=given,
                                        progress=progress, q_bound=q_bound, workers=workers,
-                                       **common, keep_columns=per_query or smooth_sensitivity)
+                                       **common, keep_columns=per_query is True
+                                       or smooth_sensitivity)
             except ValueError as error:
                 if part is None or isinstance(error, InputError):
                     raise
@@ -260,6 +265,10 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             if part is not None:
                 result = replace(result, decisions=part)
             result = replace(result, q_bound=q_bound)
+            if per_query == "stream" and result.counts is not None:
+                result = replace(result, frames=partial(
+                    per_query_frames, votes=vote_set.votes, query_indices=indices,
+                    student=student_rows, decisions=given, q_bound=q_bound))
             if accounting == "data-independent" and initial_rdp is None:
                 result = with_pld_figure(result, chosen, delta)
     if smooth_sensitivity:

@@ -8,7 +8,7 @@ or None. ``to_dict()`` is CLI.md's JSON summary, ``to_frame()`` its per-query ta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -224,6 +224,10 @@ class AnalysisResult:
     # Set when the run kept no per-query columns (totals only): the arrays above are then
     # empty and these counts stand for them.
     counts: QueryCounts | None = None
+    # For a totals-only run analysed with ``per_query="stream"``: gives the per-query
+    # table's pieces by a second pass (``analysis.per_query_stream``), see iter_frames.
+    frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(
+        default=None, repr=False, compare=False)
 
     @property
     def queries(self) -> int:
@@ -247,6 +251,18 @@ class AnalysisResult:
         """The per-query table of CLI.md, one row per analysed query."""
         self.require_columns()
         return per_query_frame(self)
+
+    def iter_frames(self) -> Iterator[pd.DataFrame]:
+        """The per-query table in consecutive pieces: ``to_frame()`` whole for a run that
+        kept its columns; for one analysed with ``per_query="stream"``, one chunk at a
+        time from a second pass over the votes (the same rows, bit for bit), so memory
+        holds one chunk whatever the number of queries."""
+        if self.counts is None:
+            yield self.to_frame()
+        elif self.frames is not None:
+            yield from self.frames(self)
+        else:
+            self.require_columns()
 
     @property
     def summary(self) -> dict:

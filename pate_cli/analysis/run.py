@@ -17,10 +17,11 @@ from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import GroupedAccumulator, GroupedCounts, grouped_totals
 from ..mechanisms import (
-    OUTCOME_ABSTAIN,
     Decisions,
     NoiseSource,
 )
+from .chunks import chunk_costs
+from .columns import QueryColumns
 from .grouped_run import CountRequest, count_queries, count_rows, ordered_map
 from .result import AnalysisResult, BudgetPart, QueryCounts
 from .setting import (
@@ -31,14 +32,12 @@ from .setting import (
     grid_edge_notes,
     initial_carry,
     label_accuracy,
-    rows_of,
 )
 from .steps import (
     curve_function,
     data_independent_curve,
     mechanism_steps,
     per_query_at_order,
-    step_curves,
 )
 from .streaming import LabelCounts, RunSums, released_labels, sums_at_order
 from .svt import analyze_svt
@@ -109,7 +108,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     independent = accounting == "data-independent"
     noise = NoiseSource(seed, salt=salt)
-    table = _Columns(queries if keep_columns else 0, with_outcome=mechanism.uses_student)
+    table = QueryColumns(queries if keep_columns else 0, with_outcome=mechanism.uses_student)
     carry = initial_carry(initial_rdp, orders)
     # Totals: a budget run adds query after query (its halt checks those running sums,
     # MATH.md s.7); any other run counts its distinct statistics (accounting.grouped).
@@ -128,25 +127,13 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         grouped_table, counts = counted.table, counted.labels
     for start in range(0, queries if not counted_only else 0, chunk_size):
         stop = min(queries, start + chunk_size)
-        block = rows_of(votes, positions, start, stop)
-        block_student = None if student is None else rows_of(student, positions, start, stop)
-        if decisions is None:
-            made = mechanism.replay(block, noise=noise, start=start, student=block_student)
-        else:
-            made = _given(decisions, start, stop)
-        log_q = answer.statistic(block, block_student)
-        log_pr = (np.zeros(stop - start) if selection is None
-                  else selection.statistic(block, block_student))
-        if accounting == "expected":
-            weight = np.exp(log_pr)
-        else:
-            weight = made.answered.astype(np.float64)
-        costs = None
-        if keep_columns or budget is not None:  # per-query curves (else only counts)
-            sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-            ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
-            costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
+        block, made, log_q, log_pr, weight, costs = chunk_costs(
+            votes, positions, start, stop, mechanism=mechanism, selection=selection,
+            answer=answer, noise=noise, accounting=accounting, orders=orders,
+            student=student, decisions=decisions, curves=keep_columns or budget is not None)
         if budget is not None:
+            sel_curves, sel_index = costs.selection, costs.selection_index
+            ans_curves, ans_index = costs.answer, costs.answer_index
             full = costs if accounting == "expected" else StepRows(
                 sel_curves, sel_index, ans_curves, ans_index, np.ones(stop - start))
             halt = budget_halt(costs, full, carry, converter, budget)
@@ -272,57 +259,3 @@ def _check_run(mechanism, votes, *, accounting: str, budget: float | None, stude
                              f"{votes.shape}")
     elif student is not None and not mechanism.sequential:
         raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
-
-
-class _Columns:
-    """The per-query columns of one run, filled chunk by chunk in analysed order."""
-
-    NAMES = ("plurality", "answered", "log_q", "log_pr_answered", "epsilon_query",
-             "epsilon_cumulative", "order_cumulative")
-
-    def __init__(self, queries: int, *, with_outcome: bool):
-        self.columns = {name: np.empty(queries) for name in self.NAMES}
-        self.plurality_class = np.empty(queries, dtype=np.int64)
-        self.label = np.empty(queries, dtype=np.int64)
-        self.outcome = np.empty(queries, dtype=np.int8) if with_outcome else None
-
-    def truncate(self, count: int) -> None:
-        """Keep the first ``count`` queries (a budget run's processed prefix)."""
-        self.columns = {name: values[:count] for name, values in self.columns.items()}
-        self.plurality_class = self.plurality_class[:count]
-        self.label = self.label[:count]
-        if self.outcome is not None:
-            self.outcome = self.outcome[:count]
-
-    def fill(self, part: slice, block: np.ndarray, decisions, released: np.ndarray, *,
-             weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,
-             orders: np.ndarray) -> None:
-        columns = self.columns
-        columns["plurality"][part] = block.max(axis=1)
-        self.plurality_class[part] = np.argmax(block, axis=1)
-        columns["answered"][part] = weight
-        block_labels, outcome = released_labels(decisions, released, self.outcome is not None)
-        if self.outcome is not None:  # reinforced student labels are output too (no cost)
-            self.outcome[part] = outcome
-        self.label[part] = block_labels
-        columns["log_q"][part] = log_q
-        columns["log_pr_answered"][part] = log_pr
-        columns["epsilon_query"][part] = figures.epsilon_query
-        columns["epsilon_cumulative"][part] = figures.epsilon
-        columns["order_cumulative"][part] = orders[figures.order_index]
-
-
-def _given(decisions: Decisions, start: int, stop: int) -> Decisions:
-    """Queries ``start .. stop-1`` of given decisions; past their end (a budget run that
-    halts there), nothing answered."""
-    count = stop - start
-    have = max(0, min(stop, decisions.answered.size) - start)
-    answered = np.zeros(count, dtype=bool)
-    labels = np.full(count, -1, dtype=np.int64)
-    answered[:have] = decisions.answered[start:start + have]
-    labels[:have] = decisions.labels[start:start + have]
-    outcome = None
-    if decisions.outcome is not None:
-        outcome = np.full(count, OUTCOME_ABSTAIN, dtype=np.int8)
-        outcome[:have] = decisions.outcome[start:start + have]
-    return Decisions(answered, labels, outcome)

@@ -158,11 +158,13 @@ def smooth_sensitivity_history(report: SmoothSensitivityResult) -> list[dict]:
             for point in report.checkpoints]
 
 
-def per_query_frame(result) -> pd.DataFrame:
+def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
     """The per-query table of CLI.md, one row per analysed query in file order.
 
     ``answered`` is 0/1 (replay, data-independent) or pr_answered (expected); ``label``
     is empty (<NA>) where nothing was output; ``rdp_answer`` is the charged answer cost.
+    ``plurality`` is written as integers when every value is one; ``integral`` decides
+    it instead (a piece of a longer table follows the whole table's choice).
     """
     import pandas as pd
     answered = result.answered
@@ -173,7 +175,9 @@ def per_query_frame(result) -> pd.DataFrame:
     index = np.arange(result.queries) if result.query_index is None else result.query_index
     frame = pd.DataFrame({
         "query": index,
-        "plurality": _integral(result.plurality),
+        "plurality": (_integral(result.plurality) if integral is None
+                      else result.plurality.astype(np.int64) if integral
+                      else result.plurality),
         "plurality_class": result.plurality_class,
         "answered": answered,
         "label": label,

@@ -194,7 +194,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     from ..outputs.files import (
         check_destinations,
         per_query_bytes,
-        per_query_chunks,
+        per_query_stream_chunks,
         write_outputs,
     )
     from ..outputs.rdp_curve import rdp_curve_bytes
@@ -228,12 +228,14 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
             target_epsilon=target_epsilon, index_col=index_col, tuning=tuning,
             decisions=decisions_in, progress=report, q_bound=q_bound,
-            # totals only (no per-query columns) unless an output needs the table
-            per_query=per_query is not None or write_decisions is not None or smooth)
+            # totals only unless an output needs the columns; a per-query table alone
+            # is written by a second pass, a chunk at a time (bounded memory)
+            per_query=(True if write_decisions is not None or smooth
+                       else "stream" if per_query is not None else False))
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
-        files[per_query] = per_query_chunks(result.to_frame(), per_query)
+        files[per_query] = per_query_stream_chunks(result.iter_frames(), per_query)
     if output is not None:
         files[output] = text.encode()
     if write_decisions is not None:

@@ -68,6 +68,64 @@ def _chunks(frame: pd.DataFrame, path: str, extension: str, rows: int) -> Iterat
             yield json_lines(part).encode()
 
 
+def per_query_stream_chunks(frames, path: str, *, rows: int = CHUNK_ROWS) -> Iterator[bytes]:
+    """``per_query_chunks`` of the table whose consecutive pieces ``frames`` yields (e.g.
+    ``AnalysisResult.iter_frames()``): the same bytes as for the whole table, while only
+    ``rows`` rows are held at a time. The extension is checked before any frame is
+    drawn."""
+    import pandas as pd
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in PER_QUERY_EXTENSIONS:
+        raise ValueError(f"{path}: unknown extension for the per-query table "
+                         f"(use {', '.join(PER_QUERY_EXTENSIONS)})")
+    if extension == ".parquet":
+        require_pyarrow(path)
+
+    def regrouped() -> Iterator[pd.DataFrame]:
+        """The frames cut again into pieces of exactly ``rows`` rows (the last shorter),
+        as ``per_query_chunks`` slices the whole table."""
+        held: list[pd.DataFrame] = []
+        size, cut = 0, False
+        for frame in frames:
+            held.append(frame)
+            size += len(frame)
+            while size >= rows:
+                joined = pd.concat(held, ignore_index=True) if len(held) > 1 else held[0]
+                yield joined.iloc[:rows].reset_index(drop=True)
+                rest = joined.iloc[rows:].reset_index(drop=True)
+                held, size, cut = [rest], len(rest), True
+        if size or not cut:  # the rest, or an empty table (its header)
+            yield (pd.concat(held, ignore_index=True) if len(held) > 1
+                   else held[0] if held else pd.DataFrame())
+
+    def pieces() -> Iterator[bytes]:
+        first = True
+        writer, sink = None, io.BytesIO()
+        for part in regrouped():
+            if extension == ".parquet":
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+                table = pa.Table.from_pandas(part, preserve_index=False)
+                if writer is None:
+                    writer = pq.ParquetWriter(sink, table.schema)
+                writer.write_table(table, row_group_size=rows)
+                yield sink.getvalue()
+                sink.seek(0)
+                sink.truncate()
+                continue
+            if extension == ".csv" and first:
+                yield part.iloc[:0].to_csv(index=False, lineterminator="\n").encode()
+            first = False
+            if len(part):
+                yield (part.to_csv(index=False, header=False, lineterminator="\n").encode()
+                       if extension == ".csv" else json_lines(part).encode())
+        if writer is not None:
+            writer.close()
+            yield sink.getvalue()
+
+    return pieces()
+
+
 def json_lines(frame: pd.DataFrame) -> str:
     """One JSON object per row (``json.dumps`` of the row's dict: ``", "`` and ``": "``
     separators, floats as ``repr``, missing and non-finite values ``null``), formatted a

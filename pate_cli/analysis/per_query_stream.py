@@ -1,0 +1,100 @@
+"""The per-query table of a totals-only run, chunk by chunk (a second pass).
+
+A run analysed without per-query columns (``analyze_votes(keep_columns=False)``) knows
+its reported order, its halt and its totals; :func:`per_query_frames` then replays it
+chunk by chunk (noise keyed by query position, MATH.md s.1; running sums carried across
+chunks, MATH.md s.6) and yields the rows of CLI.md's per-query table a chunk at a time,
+the same rows, bit for bit, as the per-query run's ``to_frame()``. Memory holds one chunk,
+whatever the number of queries: this is how ``pate-analyze --per-query`` writes its table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..accounting.composition import running_epsilon
+from ..mechanisms import Decisions, NoiseSource
+from .chunks import chunk_costs
+from .columns import QueryColumns
+from .result import AnalysisResult
+from .serialize import per_query_frame
+from .setting import analysed_positions, checked_setting, chunk_rows, initial_carry, rows_of
+from .steps import mechanism_steps, per_query_at_order
+
+
+def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
+                     student=None, decisions: Decisions | None = None,
+                     q_bound: str = "union", salt: int = 0,
+                     chunk_size: int | None = None) -> Iterator:
+    """``result.to_frame()`` of the per-query run, as DataFrames of one chunk each.
+
+    ``result`` is the totals-only analysis of ``votes`` (a single LNMax, GNMax,
+    Confident or Interactive run) and the other arguments are those it was analysed
+    with. Only the first ``result.queries`` queries are replayed (a budget run's halt).
+    """
+    mechanism = result.mechanism
+    orders, converter = checked_setting(result.accounting, result.delta, result.orders,
+                                        result.conversion)
+    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
+    independent = result.accounting == "data-independent"
+    noise = NoiseSource(result.seed, salt=salt)
+    queries = result.queries
+    chunk_size = chunk_rows(chunk_size, votes.shape[1])
+    positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
+                 if queries else np.empty(0, np.int64))
+    carry = initial_carry(result.initial_rdp, orders)
+    at_order = np.array([result.order])
+    integral = _integral_maxima(votes, positions, queries, chunk_size)
+    if queries == 0:  # a budget run that halted at once: the table's header only
+        empty = np.empty(0)
+        yield per_query_frame(SimpleNamespace(
+            accounting=result.accounting, answered=empty, label=np.empty(0, np.int64),
+            queries=0, query_index=np.empty(0, np.int64), plurality=empty,
+            plurality_class=np.empty(0, np.int64), log_q=empty, log_pr_answered=empty,
+            rdp_selection=empty, rdp_answer=empty, epsilon_query=empty,
+            epsilon_cumulative=empty, order_cumulative=empty,
+            outcome=np.empty(0, np.int8) if mechanism.uses_student else None,
+            columns={}), integral=integral)
+        return
+    for start in range(0, queries, chunk_size):
+        stop = min(queries, start + chunk_size)
+        chunk = chunk_costs(votes, positions, start, stop, mechanism=mechanism,
+                            selection=selection, answer=answer, noise=noise,
+                            accounting=result.accounting, orders=orders, student=student,
+                            decisions=decisions)
+        count = stop - start
+        figures = running_epsilon(chunk.costs, count, carry, converter, per_query=True)
+        carry = figures.carry
+        rows = QueryColumns(count, with_outcome=mechanism.uses_student)
+        rows.fill(slice(0, count), chunk.block, chunk.made, chunk.made.answered,
+                  weight=chunk.weight, log_q=chunk.log_q, log_pr=chunk.log_pr,
+                  figures=figures, orders=orders)
+        columns = rows.columns
+        rdp_selection, rdp_answer = per_query_at_order(
+            selection, answer, columns, columns["answered"], at_order, independent)
+        yield per_query_frame(SimpleNamespace(
+            accounting=result.accounting, answered=columns["answered"], label=rows.label,
+            queries=count, query_index=np.asarray(positions[start:stop]),
+            plurality=columns["plurality"], plurality_class=rows.plurality_class,
+            log_q=columns["log_q"], log_pr_answered=columns["log_pr_answered"],
+            rdp_selection=rdp_selection, rdp_answer=rdp_answer,
+            epsilon_query=columns["epsilon_query"],
+            epsilon_cumulative=columns["epsilon_cumulative"],
+            order_cumulative=columns["order_cumulative"], outcome=rows.outcome,
+            columns={}), integral=integral)
+
+
+def _integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
+    """Whether every analysed query's plurality count is a whole number (so that each
+    piece writes the column as the whole table would): at once for integer votes, else
+    by a pass over the rows."""
+    if np.issubdtype(np.asarray(votes[:0]).dtype, np.integer):
+        return True
+    for start in range(0, queries, chunk_size):
+        maxima = rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1)
+        if not np.array_equal(np.round(maxima), maxima):
+            return False
+    return True

@@ -1,0 +1,81 @@
+"""The per-query table streamed by a second pass (analysis.per_query_stream): the same
+bytes as the table held in memory, in a bounded amount of memory."""
+
+from __future__ import annotations
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pate_cli
+from pate_cli.analysis.result import NoColumnsError
+from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
+from tests.analysis.test_totals_only import runs
+
+
+def _quiet(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args, **kwargs)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run=runs(), rows=st.sampled_from([1, 7, 64, 1 << 16]),
+       extension=st.sampled_from(["csv", "jsonl", "parquet"]))
+def test_the_streamed_table_is_the_table_held_in_memory(run, rows, extension):
+    votes, name, options = run
+    options = {key: value for key, value in options.items() if key != "chunk_size"}
+    held = _quiet(pate_cli.analyze, votes, name, **options)
+    streamed = _quiet(pate_cli.analyze, votes, name, per_query="stream", chunk_size=5,
+                      **options)
+    assert streamed.to_dict() == held.to_dict()
+    path = f"table.{extension}"
+    expected = b"".join(per_query_chunks(held.to_frame(), path, rows=rows))
+    assert b"".join(per_query_stream_chunks(streamed.iter_frames(), path, rows=rows)) \
+        == expected
+
+
+def test_a_budget_run_that_halts_at_once_streams_the_header_only():
+    votes = np.tile([[40.0, 5.0, 5.0]], (20, 1))
+    held = pate_cli.analyze(votes, "gnmax", sigma=0.5, budget=1e-3)
+    streamed = pate_cli.analyze(votes, "gnmax", sigma=0.5, budget=1e-3, per_query="stream")
+    assert held.budget.halted_at == 0
+    for path in ("t.csv", "t.jsonl"):
+        assert b"".join(per_query_stream_chunks(streamed.iter_frames(), path)) == \
+            b"".join(per_query_chunks(held.to_frame(), path))
+
+
+def test_a_totals_only_result_has_no_frames_to_give():
+    result = pate_cli.analyze(np.tile([[9.0, 1.0]], (5, 1)), "gnmax", sigma=1.0,
+                              per_query=False)
+    with pytest.raises(NoColumnsError):
+        list(result.iter_frames())
+
+
+def _peak_writing_table(cli, path, out) -> int:
+    tracemalloc.start()
+    try:
+        cli.analyze(path, "--per-query", out)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_pate_analyze_writes_its_table_in_memory_that_does_not_grow(cli, tmp_path):
+    """Four times the queries, the same peak (the columns held in memory would grow by
+    about 20 MB), and the file the in-memory table gives."""
+    rng = np.random.default_rng(0)
+    peaks = []
+    for queries in (40_000, 160_000):
+        votes = rng.multinomial(50, [0.7, 0.1, 0.1, 0.1], size=queries).astype(np.int16)
+        path = tmp_path / f"votes{queries}.npy"
+        np.save(path, votes)
+        out = tmp_path / f"q{queries}.csv"
+        peaks.append(_peak_writing_table(cli, path, out))
+    assert peaks[1] < peaks[0] + 8e6, peaks
+    held = pate_cli.analyze(pate_cli.load_votes(path), "confident")
+    assert out.read_bytes() == b"".join(per_query_chunks(held.to_frame(), str(out)))
