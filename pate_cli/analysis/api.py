@@ -27,7 +27,6 @@ from ..inputs import (
     load_predictions,
     load_query_indices,
     load_rdp_curve,
-    load_rounds,
     load_student,
     load_teacher_groups,
     load_votes,
@@ -39,7 +38,7 @@ from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
-from .rounds import Round, analyze_rounds
+from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
 from .setting import DEFAULT_CHUNK
@@ -212,7 +211,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         if plan is not None:
             raise OptionError("--rounds does not combine with --individualized (each round "
                               "would need its own group accounting)")
-        specs = [_round(spec, vote_set, parameters) for spec in _round_specs(rounds)]
+        specs = rounds_of(rounds, vote_set, parameters, MECHANISM_PARAMETERS)
         result = analyze_rounds(vote_set.votes, specs, initial_rdp=initial_rdp, **common)
     else:
         if name == "svt" and parameters.get("svt_cutoff") == "auto" and (
@@ -376,33 +375,3 @@ def _query_indices(query_indices) -> np.ndarray | None:
 
 def _shown(value) -> str:
     return os.fspath(value) if isinstance(value, (str, os.PathLike)) else "the query indices"
-
-
-def _round_specs(rounds) -> list[dict]:
-    if isinstance(rounds, (str, os.PathLike)):
-        return load_rounds(rounds)
-    return [dict(spec) for spec in rounds]
-
-
-def _round(spec: dict, vote_set: VoteSet, defaults: dict) -> Round:
-    """One round of ``--rounds``: its rows, mechanism (the call's values as defaults)."""
-    if isinstance(spec, Round):
-        return spec
-    name = spec["mechanism"]
-    if name not in MECHANISMS or name == "svt":
-        raise InputError(f"--rounds: mechanism {name!r} is not one of "
-                         f"{', '.join(m for m in MECHANISMS if m != 'svt')}")
-    rows = np.asarray(spec["rows"])
-    if rows.max() >= vote_set.queries:
-        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
-                         f"{vote_set.queries} queries")
-    keys = set(MECHANISM_PARAMETERS)
-    parameters = {**defaults, **{key: value for key, value in spec.items() if key in keys}}
-    student = None
-    if name == "interactive":
-        if "student" not in spec:
-            raise InputError("--rounds: an interactive round needs a 'student' file")
-        student = load_student(spec["student"], queries=vote_set.queries,
-                               classes=vote_set.classes)
-    mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters)
-    return Round(rows=rows, mechanism=mechanism, student=student)

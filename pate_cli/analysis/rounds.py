@@ -10,13 +10,16 @@ whose running sums are the composition kernel's; whole curves are converted by
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..accounting.conversion import check_delta, rdp_to_epsilon
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
-from ..mechanisms import Mechanism
+from ..errors import InputError
+from ..inputs import load_rounds, load_student
+from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import default_orders, validate_orders
 from .result import AnalysisResult, RoundPart
 from .run import analyze_votes
@@ -152,3 +155,35 @@ def _data_independent_curve(result: AnalysisResult, orders: np.ndarray) -> np.nd
     selection, answer = mechanism_steps(result.mechanism)
     return data_independent_curve(selection, answer, answered=result.answered_total,
                                   queries=result.queries, orders=orders)
+
+
+def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
+    """``--rounds``: a JSON file's rounds (or given specs / ``Round`` objects), each with
+    its rows and mechanism (the call's ``defaults`` for parameters it does not set)."""
+    specs = load_rounds(rounds) if isinstance(rounds, (str, os.PathLike)) else rounds
+    return [_round(dict(spec) if not isinstance(spec, Round) else spec, vote_set, defaults,
+                   parameter_names) for spec in specs]
+
+
+def _round(spec, vote_set, defaults: dict, parameter_names) -> Round:
+    """One round of ``--rounds``: its rows, mechanism (the call's values as defaults)."""
+    if isinstance(spec, Round):
+        return spec
+    name = spec["mechanism"]
+    if name not in MECHANISMS or name == "svt":
+        raise InputError(f"--rounds: mechanism {name!r} is not one of "
+                         f"{', '.join(m for m in MECHANISMS if m != 'svt')}")
+    rows = np.asarray(spec["rows"])
+    if rows.max() >= vote_set.queries:
+        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
+                         f"{vote_set.queries} queries")
+    keys = set(parameter_names)
+    parameters = {**defaults, **{key: value for key, value in spec.items() if key in keys}}
+    student = None
+    if name == "interactive":
+        if "student" not in spec:
+            raise InputError("--rounds: an interactive round needs a 'student' file")
+        student = load_student(spec["student"], queries=vote_set.queries,
+                               classes=vote_set.classes)
+    mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters)
+    return Round(rows=rows, mechanism=mechanism, student=student)
