@@ -144,6 +144,7 @@ CASES = {
     "glyph-replay": ("glyph", "replay"),
     "glyph-integral": ("glyph", "integral"),
     "glyph-loop": ("glyph", "loop"),
+    "glyph-numpy": ("glyph", "numpy"),
     "large-expected": ("large", "expected"),
     "large-replay": ("large", "replay"),
     "large-loop": ("large", "loop"),
@@ -333,6 +334,30 @@ def run_loop_case(spec: Dataset, path: str) -> dict:
             "peak_mb": peak, "queries": count, "epsilon": epsilon, "order": order,
             "package_epsilon": reference.epsilon, "package_order": reference.order,
             "relative_difference": relative}
+
+
+def run_numpy_case(spec: Dataset, path: str) -> dict:
+    """Time the bare numpy pass (``numpy_pass.py``) on the whole file; check it against
+    the package."""
+    from numpy_pass import numpy_pass
+
+    orders = baseline_orders()
+    cpu = _cpu_seconds()
+    begin = time.perf_counter()
+    votes = np.asarray(np.load(path, mmap_mode="r"), dtype=np.float64)
+    epsilon, order = numpy_pass(votes, threshold=spec.threshold,
+                                sigma_threshold=spec.sigma_threshold, sigma=spec.sigma,
+                                orders=orders, delta=DELTA)
+    wall = time.perf_counter() - begin
+    cpu, peak = _cpu_seconds() - cpu, _peak_mb()
+
+    import pate_cli
+
+    warnings.simplefilter("ignore")
+    reference = _analyze(pate_cli, pate_cli.load_votes(path), spec, "expected")
+    return {"wall": wall, "cpu": cpu, "peak_mb": peak, "queries": spec.queries,
+            "epsilon": epsilon, "order": order, "package_epsilon": reference.epsilon,
+            "relative_difference": abs(epsilon - reference.epsilon) / reference.epsilon}
 
 
 def _sanitized(pate_cli, source, *, queries, threshold, sigma_threshold, sigma, delta):
@@ -543,6 +568,8 @@ def run_child(case: str, data_dir: str, quick: bool) -> None:
     path = os.path.join(data_dir, spec.filename) if spec else None
     if what == "loop":
         record = run_loop_case(spec, path)
+    elif what == "numpy":
+        record = run_numpy_case(spec, path)
     elif what == "table2":
         record = run_table2_case(quick)
     elif what == "smooth":
@@ -638,7 +665,10 @@ def _checks(case: str, records: dict[str, dict]) -> list[tuple[str, bool | None]
 
     memory = ("< 1 GB", peak < 1024.0)
     if case == "glyph-expected":
-        return [("< 0.5 s", wall < 0.5), faster_than_loop("glyph")]
+        bare = records.get("glyph-numpy")
+        return [("< 0.5 s", wall < 0.5), faster_than_loop("glyph"),
+                ("<= 2x a bare numpy pass", None if bare is None
+                 else wall <= 2.0 * bare["wall"])]
     if case == "large-expected":
         return [("< 5 s", wall < 5.0), memory, faster_than_loop("large")]
     if case == "glyph-integral":
@@ -692,6 +722,8 @@ def _compared(case: str, records: dict[str, dict]) -> str:
     record = records[case]
     if what == "loop":
         return "1.0 (baseline)"
+    if what == "numpy":
+        return f"bare numpy pass (epsilon within {record['relative_difference']:.1e})"
     if what.startswith("sweep-"):
         per_point = record["wall"] / record["points"]
         text = f"{record['points'] / record['wall']:.2f} points/s, {per_point:.3f} s/point"
@@ -707,9 +739,13 @@ def _compared(case: str, records: dict[str, dict]) -> str:
     if what == "individualized" and "glyph-expected" in records:
         return f"{record['wall'] / records['glyph-expected']['wall']:.2f}x plain analyze"
     loop = records.get(f"{key}-loop")
+    text = ""
     if what in ("expected", "replay") and loop is not None:
-        return f"{loop['wall'] / record['wall']:.1f}x faster than loop"
-    return "-"
+        text = f"{loop['wall'] / record['wall']:.1f}x faster than loop"
+    bare = records.get(f"{key}-numpy")
+    if what == "expected" and bare is not None:
+        text += f"{', ' if text else ''}{record['wall'] / bare['wall']:.2f}x numpy pass"
+    return text or "-"
 
 
 def _notes(records: dict[str, dict], specs: dict[str, Dataset], skipped: list[str]) -> None:

@@ -193,8 +193,9 @@ def _check_votes(name, array, *, teachers_given, hint_index=False):
         raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
     reference = None
     voted = False
-    for start in range(0, array.shape[0], _SCAN_ROWS):
-        chunk = np.asarray(array[start : start + _SCAN_ROWS], dtype=np.float64)
+    scan_rows = max(1, min(_SCAN_ROWS, _SCAN_ELEMENTS // max(1, array.shape[1])))
+    for start in range(0, array.shape[0], scan_rows):
+        chunk = np.asarray(array[start : start + scan_rows], dtype=np.float64)
         drop_mapped_rows(array, start, start + chunk.shape[0])
         check_finite_non_negative(name, chunk, start, "votes are counts")
         voted = voted or bool(np.any(chunk))
@@ -238,7 +239,8 @@ def _numbered_header(array) -> bool:
     if array.shape[0] < 2 or not np.array_equal(np.asarray(array[0], dtype=np.float64),
                                                 np.arange(array.shape[1], dtype=np.float64)):
         return False
-    totals = np.asarray(array[1:_SCAN_ROWS], dtype=np.float64).sum(axis=1)
+    rows = max(2, min(_SCAN_ROWS, _SCAN_ELEMENTS // max(1, array.shape[1])))
+    totals = np.asarray(array[1:rows], dtype=np.float64).sum(axis=1)
     return bool(np.allclose(totals, totals[0], rtol=1e-9, atol=0))
 
 

@@ -14,6 +14,7 @@ from .protocol import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
 
 # Rows read at once where a replay reads a whole (possibly memory-mapped) sequence.
 _READ_ROWS = 1 << 16
+_READ_ELEMENTS = 1 << 20  # vote values read at once (8 MB as float64)
 
 
 def distance_to_instability(votes) -> np.ndarray:
@@ -92,8 +93,9 @@ class SVTPATE(Facts):
         count = votes.shape[0]
         distance = np.empty(count)
         plurality_class = np.empty(count, dtype=np.int64)
-        for lo in range(0, count, _READ_ROWS):
-            block = np.asarray(votes[lo : lo + _READ_ROWS], dtype=np.float64)
+        rows = max(1, min(_READ_ROWS, _READ_ELEMENTS // max(1, votes.shape[1])))
+        for lo in range(0, count, rows):
+            block = np.asarray(votes[lo : lo + rows], dtype=np.float64)
             distance[lo : lo + block.shape[0]] = distance_to_instability(block)
             plurality_class[lo : lo + block.shape[0]] = np.argmax(block, axis=1)
         return self.replay_distances(distance, plurality_class, noise=noise)
