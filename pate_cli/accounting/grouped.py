@@ -30,6 +30,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .composition import sequential_total
+
 # Distinct statistics whose curves are evaluated and summed at once (a fixed constant:
 # the order of the additions, and so every bit of the totals, depends on it).
 TOTAL_BLOCK = 4096
@@ -148,6 +150,57 @@ class GroupedAccumulator:
         return self._main
 
 
+class CurveCache:
+    """Curves already evaluated for some statistics, up to ``budget`` values, so that a
+    run that kept per-query curves does not evaluate them again for its totals.
+
+    A curve function gives each row the same bits whatever else is in its call (every
+    curve of this package is computed entry by entry), so serving some rows from the
+    cache and evaluating the others changes no bit of the totals.
+    """
+
+    def __init__(self, budget: int = 1 << 23):
+        self.budget = budget
+        self._keys: list[np.ndarray] = []
+        self._curves: list[np.ndarray] = []
+        self._size = 0
+
+    def add(self, keys: np.ndarray, curves: np.ndarray) -> None:
+        """Keep ``curves`` (``(keys, orders)``) if there is room for them."""
+        if self._size + curves.size <= self.budget:
+            self._keys.append(np.asarray(keys, dtype=np.float64))
+            self._curves.append(curves)
+            self._size += curves.size
+
+    def serving(self, rdp: CurveFunction) -> CurveFunction:
+        """``rdp`` with the kept curves served from the cache (rows are gathered from
+        the kept pieces; nothing is copied in bulk)."""
+        if not self._keys:
+            return rdp
+        pieces = self._curves
+        offsets = np.cumsum([0] + [piece.shape[0] for piece in pieces])
+        keys, first = np.unique(np.concatenate(self._keys) + 0.0, return_index=True)
+        self._keys, self._curves = [], []
+
+        def cached(wanted: np.ndarray, orders: np.ndarray) -> np.ndarray:
+            where = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+            hit = keys[where] == wanted
+            if pieces[0].shape[1] != orders.size or not hit.any():
+                return rdp(wanted, orders)
+            out = np.empty((wanted.size, orders.size))
+            rows = first[where[hit]]
+            piece = np.searchsorted(offsets, rows, side="right") - 1
+            target = np.flatnonzero(hit)
+            for number in np.unique(piece):
+                chosen = piece == number
+                out[target[chosen]] = pieces[number][rows[chosen] - offsets[number]]
+            if not hit.all():
+                out[~hit] = rdp(wanted[~hit], orders)
+            return out
+
+        return cached
+
+
 def _concatenated(tables: list[GroupedCounts]) -> list[np.ndarray]:
     """The columns of ``tables`` end to end (new arrays)."""
     return [np.concatenate([getattr(table, name) for table in tables])
@@ -210,9 +263,9 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
     ``weights`` is ``(keys,)`` (result ``(orders,)``) or ``(keys, runs)`` (result
     ``(runs, orders)``, each run's row the bits the 1-D call gives for its column).
     Keys go in blocks of ``TOTAL_BLOCK`` (fixed boundaries), evaluated by ``map`` and
-    added in block order; inside a block rows are added one after another (a
-    cumulative sum), and only rows with a weight other than 0 are evaluated: a skipped
-    row would add exactly 0.
+    added in block order; inside a block rows are added one after another
+    (``composition.sequential_total``), and only rows with a weight other than 0 are
+    evaluated: a skipped row would add exactly 0.
     """
     runs = weights.shape[1:] if weights.ndim == 2 else ()
     used = weights != 0 if weights.ndim == 1 else np.any(weights != 0, axis=1)
@@ -226,7 +279,8 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
         weight = weights[rows]
         products = (curves[:, None, :] * weight[:, :, None] if runs
                     else curves * weight[:, None])
-        return np.cumsum(products, axis=0)[-1]
+        return sequential_total(products.reshape(rows.size, -1)).reshape(
+            runs + (orders.size,))
 
     total = np.zeros(runs + (orders.size,))
     for part in map(block_sum, range(0, keys.size, TOTAL_BLOCK)):

@@ -28,11 +28,13 @@ class ChunkCosts(NamedTuple):
 
 def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection, answer,
                 noise, accounting: str, orders: np.ndarray, student=None,
-                decisions: Decisions | None = None, curves: bool = True) -> ChunkCosts:
+                decisions: Decisions | None = None, curves: bool = True,
+                cache=None) -> ChunkCosts:
     """The chunk of analysed queries ``start .. stop-1``: the seeded replay's decisions
     (or the given ``decisions``' rows), ``log q``, ``log pr_answered`` (0 without a
     selection step), the answer weight (``pr_answered`` under expected accounting, else
-    the decision) and, with ``curves``, the per-query curves (``StepRows``)."""
+    the decision) and, with ``curves``, the per-query curves (``StepRows``); ``cache``
+    keeps the answer step's distinct curves it has room for (``step_curves``)."""
     block = rows_of(votes, positions, start, stop)
     block_student = None if student is None else rows_of(student, positions, start, stop)
     if decisions is None:
@@ -47,6 +49,6 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
     if curves:
         independent = accounting == "data-independent"
         sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-        ans_curves, ans_index = step_curves(answer, log_q, orders, independent)
+        ans_curves, ans_index = step_curves(answer, log_q, orders, independent, cache)
         costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
     return ChunkCosts(block, made, log_q, log_pr, weight, costs)

@@ -15,7 +15,12 @@ import numpy as np
 
 from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
-from ..accounting.grouped import GroupedAccumulator, GroupedCounts, grouped_totals
+from ..accounting.grouped import (
+    CurveCache,
+    GroupedAccumulator,
+    GroupedCounts,
+    grouped_totals,
+)
 from ..mechanisms import (
     Decisions,
     NoiseSource,
@@ -114,6 +119,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     # MATH.md s.7); any other run counts its distinct statistics (accounting.grouped).
     sums = RunSums(carry) if budget is not None else None
     grouped = GroupedAccumulator() if budget is None else None
+    cache = CurveCache() if grouped is not None and keep_columns else None
     counts = LabelCounts(mechanism.uses_student)
     truth = None if labels is None else np.asarray(labels)
     halted_at = None
@@ -130,7 +136,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         block, made, log_q, log_pr, weight, costs = chunk_costs(
             votes, positions, start, stop, mechanism=mechanism, selection=selection,
             answer=answer, noise=noise, accounting=accounting, orders=orders,
-            student=student, decisions=decisions, curves=keep_columns or budget is not None)
+            student=student, decisions=decisions, curves=keep_columns or budget is not None,
+            cache=cache)
         if budget is not None:
             sel_curves, sel_index = costs.selection, costs.selection_index
             ans_curves, ans_index = costs.answer, costs.answer_index
@@ -182,7 +189,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         totals_of = grouped_totals(
             grouped_table, orders=orders, expected=accounting == "expected",
             selection_rdp=curve_function(selection, independent),
-            answer_rdp=curve_function(answer, independent),
+            answer_rdp=(curve_function(answer, independent) if cache is None
+                        else cache.serving(curve_function(answer, independent))),
             map=lambda function, items: ordered_map(function, items, workers=workers))
         carry = (initial_carry(initial_rdp, orders) + totals_of.selection) + totals_of.answer
         step_sums, answered_total = (totals_of.selection, totals_of.answer), totals_of.answered

@@ -68,12 +68,14 @@ def _chunks(frame: pd.DataFrame, path: str, extension: str, rows: int) -> Iterat
             yield json_lines(part).encode()
 
 
-def per_query_stream_chunks(frames, path: str, *, rows: int = CHUNK_ROWS) -> Iterator[bytes]:
+def per_query_stream_chunks(frames, path: str, *,
+                            rows: int | None = None) -> Iterator[bytes]:
     """``per_query_chunks`` of the table whose consecutive pieces ``frames`` yields (e.g.
     ``AnalysisResult.iter_frames()``): the same bytes as for the whole table, while only
-    ``rows`` rows are held at a time. The extension is checked before any frame is
-    drawn."""
+    ``rows`` rows (default ``CHUNK_ROWS``) are held at a time. The extension is checked
+    before any frame is drawn."""
     import pandas as pd
+    rows = CHUNK_ROWS if rows is None else rows
     extension = os.path.splitext(path)[1].lower()
     if extension not in PER_QUERY_EXTENSIONS:
         raise ValueError(f"{path}: unknown extension for the per-query table "

@@ -7,9 +7,17 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pate_cli.accounting.laplace import rdp_laplace, rdp_lnmax_data_independent
-from pate_cli.accounting.pld import gaussian_exact_epsilon, gaussian_pld_epsilon
+from pate_cli.accounting.pld import (
+    DEFAULT_INTERVAL,
+    MAX_POINTS,
+    discretization_interval,
+    gaussian_exact_epsilon,
+    gaussian_pld_epsilon,
+)
 from pate_cli.analysis.api import analyze
 from pate_cli.orders import default_orders, extend_orders
 
@@ -50,12 +58,28 @@ def test_lnmax_data_independent_is_below_the_generic_bound():
     ([(math.sqrt(2), 40.0, 300), (1.0, 150.0, 640)], 1e-5),
     ([(math.sqrt(2), 100.0, 9000)], 1e-6),
     ([(math.sqrt(2), 5.0, 3)], 1e-5),
+    # grids the default step would make gigabytes of (CI ran out of memory on the first)
+    ([(math.sqrt(2), 0.16, 41), (1.0, 6.2368, 76)], 1e-5),
+    ([(math.sqrt(2), 40.0, 10**6), (1.0, 150.0, 10**6)], 1e-5),
+    ([(math.sqrt(2), 0.5, 10**6)], 1e-6),
 ])
 def test_pld_figure_is_never_below_the_exact_one(steps, delta):
     pytest.importorskip("dp_accounting")
     exact = gaussian_exact_epsilon(steps, delta)
     pld = gaussian_pld_epsilon(steps, delta)
-    assert exact <= pld <= exact * 1.01 + 1e-3
+    assert exact <= pld <= exact * 1.01 + 2 * discretization_interval(steps) + 1e-3
+
+
+@given(std=st.floats(1e-3, 1e3), count=st.integers(1, 10**9))
+def test_the_pld_grid_step_bounds_its_points(std, count):
+    steps = [(math.sqrt(2), std, count), (1.0, 2 * std, count)]
+    interval = discretization_interval(steps)
+    for sensitivity, noise, times in steps:
+        r = noise / sensitivity / math.sqrt(times)
+        assert (20 / r + 1 / r**2) / interval <= MAX_POINTS * (1 + 1e-12)
+    # the library's own step wherever it needs few enough points
+    if std / math.sqrt(2) / math.sqrt(count) >= 2.5:  # about 8 / 1e-4 points
+        assert interval == DEFAULT_INTERVAL
 
 
 def test_exact_gaussian_by_hand():
