@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -79,14 +80,15 @@ class GroupedCounts:
             return cls.empty()
         if len(tables) == 1:
             return tables[0]
-        return cls._reduced(_concatenated(tables))
+        return cls._reduced(_concatenated(tables), runs=True)
 
     @classmethod
-    def _reduced(cls, columns: list[np.ndarray]) -> GroupedCounts:
+    def _reduced(cls, columns: list[np.ndarray], runs: bool = False) -> GroupedCounts:
         """Sum the counts of equal pairs of ``columns`` (answer, selection, queries,
         answered: arrays this call owns; the list is emptied so that each is freed as
         soon as it is used); the pairs sorted by (answer, selection). The sorts need not
-        be stable: the counts are integers."""
+        be stable: the counts are integers. ``runs``: the columns are sorted tables end
+        to end, which a stable sort (timsort) merges in linear time per run."""
         answer, selection, queries, answered = columns
         columns.clear()
         if answer.size == 0:
@@ -94,19 +96,25 @@ class GroupedCounts:
         # + 0.0 makes -0.0 into 0.0, so equal statistics have one representation.
         np.add(answer, 0.0, out=answer)
         np.add(selection, 0.0, out=selection)
-        order = np.argsort(answer)
+        order = np.argsort(answer, kind="stable" if runs else None)
         answer = answer[order]
         selection = selection[order]
         same_answer = answer[1:] == answer[:-1]
-        if np.any(same_answer & (selection[1:] != selection[:-1])):
-            # Some answer statistic comes with several selection statistics (rare):
-            # sort by (answer run, selection rank) as one integer key.
+        mixed = same_answer & (selection[1:] != selection[:-1])
+        if np.any(mixed):
+            # Some answer statistics come with several selection statistics (a few
+            # dozen in 10^5 queries): only their runs are sorted again, by selection.
             run = np.concatenate(([0], np.cumsum(~same_answer)))
-            levels, rank = np.unique(selection, return_inverse=True)
-            within = np.argsort(run * levels.size + rank.reshape(-1))
-            del run, rank
-            order, answer, selection = order[within], answer[within], selection[within]
+            resorted = np.zeros(int(run[-1]) + 1, dtype=bool)
+            resorted[run[1:][mixed]] = True
+            members = np.flatnonzero(resorted[run])
+            del run, resorted
+            moved = members[np.lexsort((selection[members], answer[members]))]
+            order[members], answer[members], selection[members] = (
+                order[moved], answer[moved], selection[moved])
+            del members, moved
             same_answer = answer[1:] == answer[:-1]
+        del mixed
         first = np.empty(answer.size, dtype=bool)
         first[0] = True
         np.logical_not(same_answer & (selection[1:] == selection[:-1]), out=first[1:])
@@ -143,7 +151,7 @@ class GroupedAccumulator:
         elif parts:
             columns = _concatenated(parts)
             del parts  # the old tables are freed before the merge's work arrays exist
-            self._main = GroupedCounts._reduced(columns)
+            self._main = GroupedCounts._reduced(columns, runs=True)
 
     def result(self) -> GroupedCounts:
         self._flush()
@@ -270,20 +278,25 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
     runs = weights.shape[1:] if weights.ndim == 2 else ()
     used = weights != 0 if weights.ndim == 1 else np.any(weights != 0, axis=1)
 
-    def block_sum(lo: int) -> np.ndarray | None:
-        hi = min(keys.size, lo + TOTAL_BLOCK)
-        rows = lo + np.flatnonzero(used[lo:hi])
-        if rows.size == 0:
-            return None
-        curves = rdp(keys[rows], orders)
-        weight = weights[rows]
-        products = (curves[:, None, :] * weight[:, :, None] if runs
-                    else curves * weight[:, None])
-        return sequential_total(products.reshape(rows.size, -1)).reshape(
-            runs + (orders.size,))
+    def blocks():
+        for lo in range(0, keys.size, TOTAL_BLOCK):
+            rows = lo + np.flatnonzero(used[lo:lo + TOTAL_BLOCK])
+            if rows.size:
+                yield keys[rows], weights[rows]
 
     total = np.zeros(runs + (orders.size,))
-    for part in map(block_sum, range(0, keys.size, TOTAL_BLOCK)):
-        if part is not None:
-            total += part
+    for part in map(partial(block_sum, rdp, orders), blocks()):
+        total += part
     return total
+
+
+def block_sum(rdp: CurveFunction, orders: np.ndarray,
+              block: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``sum_k weights[k] * rdp(keys)[k]`` of one block ``(keys, weights)``, rows added
+    one after another (a module-level function: a cluster's workers can run it)."""
+    keys, weights = block
+    runs = weights.shape[1:] if weights.ndim == 2 else ()
+    curves = rdp(keys, orders)
+    products = (curves[:, None, :] * weights[:, :, None] if runs
+                else curves * weights[:, None])
+    return sequential_total(products.reshape(keys.size, -1)).reshape(runs + (orders.size,))

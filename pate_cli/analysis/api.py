@@ -35,6 +35,7 @@ from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_orders
 from .bounds import check_q_bound, with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
+from .distributed import executor_of
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
@@ -126,7 +127,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             seed: int = 0, budget: float | None = None, chunk_size: int | None = DEFAULT_CHUNK,
             index_col: int | None = None, tuning=None, decisions=None,
             progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
-            per_query: bool | str = True, workers: int | None = None,
+            per_query: bool | str = True, workers: int | None = None, executor=None,
             **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
@@ -161,7 +162,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
     per-query table a chunk at a time by a second pass (bounded memory). ``workers``:
     threads that count chunks and evaluate cost curves (default: the cores this process
-    may use); no figure depends on it.
+    may use); no figure depends on it. ``executor``: a ``distributed.Client`` (or any
+    ``concurrent.futures`` executor) on which a totals-only single run without a budget
+    counts its chunks (``analysis.distributed``); the same bytes as counted locally.
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
@@ -255,6 +258,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                                        student=student_rows, query_indices=indices,
                                        initial_rdp=initial_rdp, decisions=given,
                                        progress=progress, q_bound=q_bound, workers=workers,
+                                       executor=None if executor is None
+                                       else executor_of(executor),
                                        **common, keep_columns=per_query is True
                                        or smooth_sensitivity)
             except ValueError as error:

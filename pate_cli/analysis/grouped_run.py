@@ -119,13 +119,24 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
             decisions=None if decisions is None else _given(decisions, start, stop),
             truth=None if truth is None else truth[positions[start:stop]])
 
+    def reported(parts: Iterator[ChunkCount]) -> Iterator[ChunkCount]:
+        for start, part in zip(starts, parts, strict=True):
+            if progress is not None:
+                progress(min(queries, start + chunk_size), queries)
+            yield part
+
+    return merged_counts(reported(ordered_map(one, starts, workers=workers)),
+                         request.mechanism.uses_student)
+
+
+def merged_counts(parts: Iterable[ChunkCount], uses_student: bool) -> ChunkCount:
+    """The chunk counts ``parts`` merged as they come (exact, in any order: memory holds
+    the merged table and the parts not yet merged)."""
     tables = GroupedAccumulator()
-    labels = LabelCounts(request.mechanism.uses_student)
-    for start, part in zip(starts, ordered_map(one, starts, workers=workers), strict=True):
+    labels = LabelCounts(uses_student)
+    for part in parts:
         tables.add(part.table)
         labels.merge_in(part.labels)
-        if progress is not None:
-            progress(min(queries, start + chunk_size), queries)
     return ChunkCount(tables.result(), labels)
 
 

@@ -10,6 +10,7 @@ statistic (the selection step depends only on ``round(max n)``, the answer step 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -27,7 +28,8 @@ from ..mechanisms import (
 )
 from .chunks import chunk_costs
 from .columns import QueryColumns
-from .grouped_run import CountRequest, count_queries, count_rows, ordered_map
+from .distributed import counted_remotely, executor_map, executor_threads, task_source
+from .grouped_run import CountRequest, count_queries, count_rows, merged_counts, ordered_map
 from .result import AnalysisResult, BudgetPart, QueryCounts
 from .setting import (
     DEFAULT_CHUNK,
@@ -56,7 +58,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   chunk_size: int | None = DEFAULT_CHUNK, source=None,
                   decisions: Decisions | None = None, progress=None,
                   q_bound: str = "union", keep_columns: bool = True,
-                  workers: int | None = None) -> AnalysisResult:
+                  workers: int | None = None, executor=None) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -90,6 +92,10 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     ``workers`` (threads counting chunks and evaluating curves; default: the cores this
     process may use). The per-query ``epsilon_cumulative`` column is a running sum: its
     last value may differ from ``epsilon`` in the last bits.
+
+    ``executor`` (a ``concurrent.futures``-style executor, e.g. a Dask client's
+    ``get_executor()``): the chunks of a totals-only run without a budget are counted
+    there (``analysis.distributed``), the same bits as counted here; other runs ignore it.
     """
     orders, converter = checked_setting(accounting, delta, orders, conversion)
     classes = votes.shape[1] if np.ndim(votes) == 2 else 1
@@ -125,11 +131,19 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     halted_at = None
     if counted_only:  # no table, no halt: chunks are counted apart (analysis.grouped_run)
         _check_decisions_cover(decisions, queries)
-        counted = count_queries(
-            votes, positions, CountRequest(mechanism, accounting, q_bound, int(seed), salt,
-                                           draw_labels=labels is not None),
-            chunk_size=chunk_size, student=student, decisions=decisions, truth=truth,
-            workers=workers, progress=progress)
+        request = CountRequest(mechanism, accounting, q_bound, int(seed), salt,
+                               draw_labels=labels is not None)
+        if executor is None:
+            counted = count_queries(votes, positions, request, chunk_size=chunk_size,
+                                    student=student, decisions=decisions, truth=truth,
+                                    workers=workers, progress=progress)
+        else:  # the chunks counted elsewhere (analysis.distributed)
+            counted = merged_counts(counted_remotely(
+                executor, votes, positions, request,
+                source=task_source(votes, getattr(source, "path", None)),
+                chunk_size=chunk_size, student=student, decisions=decisions, truth=truth,
+                window=2 * executor_threads(executor), progress=progress),
+                mechanism.uses_student)
         grouped_table, counts = counted.table, counted.labels
     for start in range(0, queries if not counted_only else 0, chunk_size):
         stop = min(queries, start + chunk_size)
@@ -191,7 +205,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             selection_rdp=curve_function(selection, independent),
             answer_rdp=(curve_function(answer, independent) if cache is None
                         else cache.serving(curve_function(answer, independent))),
-            map=lambda function, items: ordered_map(function, items, workers=workers))
+            map=(partial(executor_map, executor) if executor is not None and cache is None
+                 else lambda function, items: ordered_map(function, items, workers=workers)))
         carry = (initial_carry(initial_rdp, orders) + totals_of.selection) + totals_of.answer
         step_sums, answered_total = (totals_of.selection, totals_of.answer), totals_of.answered
     else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -40,35 +41,63 @@ def _laplace_answer(mechanism, q_bound: str = "union") -> Step:
     one (``rdp_lnmax_data_independent``, valid for every query), so that the
     data-dependent figure never exceeds the data-independent one."""
     lam = mechanism.laplace_scale
-
-    def rdp(s, o):
-        return np.minimum(rdp_lnmax(s, scale=lam, orders=o),
-                          rdp_lnmax_data_independent(scale=lam, orders=o))
-
-    return Step(lambda v, p: log_q_lnmax(v, scale=lam), rdp,
-                lambda o: rdp_lnmax_data_independent(scale=lam, orders=o))
+    return Step(partial(_lnmax_statistic, lam), partial(_lnmax_rdp, lam),
+                partial(_lnmax_independent, lam))
 
 
 def _gaussian_answer(mechanism, q_bound: str = "union") -> Step:
     """The noisy argmax; ``q_bound`` picks Prop. 7 or MATH.md s.13's integral for log q."""
     sigma = mechanism.sigma
-    return Step(lambda v, p: log_q_bound(v, sigma=sigma, q_bound=q_bound),
-                lambda s, o: rdp_gnmax(s, sigma=sigma, orders=o),
-                lambda o: rdp_gnmax_data_independent(sigma=sigma, orders=o))
+    return Step(partial(_gaussian_statistic, sigma, q_bound), partial(_gaussian_rdp, sigma),
+                partial(_gaussian_independent, sigma))
 
 
 def _threshold_selection(mechanism) -> Step:
     """The noisy threshold on ``mechanism.selection_counts`` (max n, or max n - M p for
     Interactive, MATH.md s.4)."""
-    t, s1 = mechanism.threshold, mechanism.sigma_threshold
+    s1 = mechanism.sigma_threshold
+    return Step(partial(_threshold_statistic, mechanism), partial(_threshold_rdp, s1),
+                partial(_threshold_independent, s1))
 
-    def statistic(v, p):
-        return log_pr_answered(mechanism.selection_counts(v, p), threshold=t,
-                               sigma_threshold=s1)
 
-    return Step(statistic,
-                lambda s, o: rdp_threshold(s, sigma_threshold=s1, orders=o),
-                lambda o: rdp_threshold_data_independent(sigma_threshold=s1, orders=o))
+# The steps' functions, at module level so that a step pickles (cluster workers run them).
+
+def _lnmax_statistic(lam, v, p):
+    return log_q_lnmax(v, scale=lam)
+
+
+def _lnmax_rdp(lam, s, o):
+    return np.minimum(rdp_lnmax(s, scale=lam, orders=o),
+                      rdp_lnmax_data_independent(scale=lam, orders=o))
+
+
+def _lnmax_independent(lam, o):
+    return rdp_lnmax_data_independent(scale=lam, orders=o)
+
+
+def _gaussian_statistic(sigma, q_bound, v, p):
+    return log_q_bound(v, sigma=sigma, q_bound=q_bound)
+
+
+def _gaussian_rdp(sigma, s, o):
+    return rdp_gnmax(s, sigma=sigma, orders=o)
+
+
+def _gaussian_independent(sigma, o):
+    return rdp_gnmax_data_independent(sigma=sigma, orders=o)
+
+
+def _threshold_statistic(mechanism, v, p):
+    return log_pr_answered(mechanism.selection_counts(v, p), threshold=mechanism.threshold,
+                           sigma_threshold=mechanism.sigma_threshold)
+
+
+def _threshold_rdp(s1, s, o):
+    return rdp_threshold(s, sigma_threshold=s1, orders=o)
+
+
+def _threshold_independent(s1, o):
+    return rdp_threshold_data_independent(sigma_threshold=s1, orders=o)
 
 
 # MATH.md section 7: mechanism name -> (selection step or None, answer step). SVT-PATE is
@@ -131,9 +160,13 @@ def curve_function(step, independent: bool):
     if step is None:
         return None
     if independent:
-        return lambda keys, orders: np.broadcast_to(step.independent(orders),
-                                                    (keys.size, orders.size))
+        return partial(_independent_rows, step)
     return step.rdp
+
+
+def _independent_rows(step, keys: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """``step``'s data-independent curve on every row (picklable, for cluster workers)."""
+    return np.broadcast_to(step.independent(orders), (keys.size, orders.size))
 
 
 def per_query_at_order(selection, answer, columns, weight, at_order, independent):

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import click
 
+from ..errors import PateWarning
 from ..outputs.summary import FORMATS, render
 from .choices import MECHANISMS, Q_BOUNDS, VARIANTS
 from .errors import OverBudget, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
     POSITIVE,
+    SchedulerAddress,
     accounting_specs,
     completion_line,
     debug_option,
@@ -21,15 +26,15 @@ from .options import (
 from .progress import query_progress
 
 EPILOG = """\b
-Examples:
-  cat votes.csv | pate-analyze - -f json | jq .epsilon
-  pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
-
-\b
+Examples: cat votes.csv | pate-analyze - -f json | jq .epsilon
+          pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
 SVT-PATE's epsilon is data-independent: --accounting changes only what its replay reports.
 Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C,
 143 SIGTERM (no output file is left half-written), 1 unexpected.
 """ + completion_line("pate-analyze") + "\n"
+
+# How long --scheduler waits to connect.
+SCHEDULER_TIMEOUT = "10s"
 
 
 class _SvtCutoff(click.ParamType):
@@ -120,6 +125,10 @@ def _output_specs(option) -> list:
                help="Write the total RDP curve (CSV order,rdp) for other accountants."),
         option("--progress/--no-progress", default=None,
                help="Progress on stderr [default: on a terminal after 2 s, not in CI]."),
+        option("-w", "--workers", type=click.IntRange(min=1), metavar="N",
+               help="Threads counting chunks [default: the cores]; same result."),
+        option("--scheduler", metavar="ADDRESS", type=SchedulerAddress(),
+               help="Count chunks on a Dask cluster (tcp://host:8786); same result."),
     ]
 
 
@@ -180,7 +189,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
-            q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None):
+            q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None,
+            workers=None, scheduler=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -214,7 +224,11 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
                          groups, teacher_groups, precision, weight_rule, power, fmt,
                          index_col, queries)
         return
-    with reported_warnings(), query_progress(progress, label="pate-analyze") as report:
+    keep_columns = write_decisions is not None or smooth
+    with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
+            _cluster(scheduler, counted_locally=scheduler is not None and _counted_locally(
+                budget=budget, rounds=rounds, individualized=individualized,
+                mechanism=mechanism, keep_columns=keep_columns)) as executor:
         result = api.analyze(
             votes, mechanism, predictions=predictions, classes=classes, labels=labels,
             teachers=teachers, queries=queries, student=student, query_indices=query_indices,
@@ -230,8 +244,9 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             decisions=decisions_in, progress=report, q_bound=q_bound,
             # totals only unless an output needs the columns; a per-query table alone
             # is written by a second pass, a chunk at a time (bounded memory)
-            per_query=(True if write_decisions is not None or smooth
-                       else "stream" if per_query is not None else False))
+            per_query=(True if keep_columns
+                       else "stream" if per_query is not None else False),
+            workers=workers, executor=executor)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
@@ -256,6 +271,42 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
                              f"--max-epsilon {max_epsilon:g}")
     elif max_epsilon is not None and result.epsilon > max_epsilon:
         raise OverBudget(f"epsilon {result.epsilon:.4f} exceeds --max-epsilon {max_epsilon:g}")
+
+
+def _counted_locally(*, budget, rounds, individualized, mechanism, keep_columns) -> bool:
+    """Whether ``--scheduler`` has to give way: only the totals of a single run without a
+    budget are counted by chunks (a Warning line says so otherwise)."""
+    reason = ("--budget" if budget is not None else "--rounds" if rounds is not None
+              else "--individualized" if individualized is not None
+              else "-m svt" if mechanism == "svt"
+              else "--write-decisions or --smooth-sensitivity" if keep_columns else None)
+    if reason is not None:
+        warnings.warn(PateWarning(
+            f"--scheduler counts the totals of single runs without a budget; a run with "
+            f"{reason} is analysed in this process"), stacklevel=2)
+    return reason is not None
+
+
+@contextlib.contextmanager
+def _cluster(scheduler: str | None, *, counted_locally: bool):
+    """The executor of the Dask scheduler at ``scheduler`` (None without one, or when the
+    run is ``counted_locally``), closed after the block; a scheduler that cannot be
+    reached is a one-line error."""
+    if scheduler is None or counted_locally:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise click.UsageError("--scheduler needs Dask: pip install 'pate_cli[dask]'") \
+            from None
+    from ..sweep.executors import dask_executor, stop
+
+    executor, _ = dask_executor(scheduler, connect=Client, timeout=SCHEDULER_TIMEOUT)
+    try:
+        yield executor
+    finally:
+        stop(executor, terminate=True)
 
 
 def _show_parameters(votes, predictions, classes, labels, teachers, individualized, groups,

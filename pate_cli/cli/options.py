@@ -8,6 +8,7 @@ import click
 from click_option_group import optgroup
 
 from .._version import __version__
+from ..sweep.executors import scheduler_address
 from .choices import CONVERSIONS
 from .choices import ORDERS_AUTO as AUTO
 
@@ -193,3 +194,15 @@ def debug_option(command):
 
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class SchedulerAddress(click.ParamType):
+    """A Dask scheduler address, checked for its form before any connection."""
+
+    name = "address"
+
+    def convert(self, value, param, ctx):
+        try:
+            return scheduler_address(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)

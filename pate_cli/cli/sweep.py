@@ -12,12 +12,12 @@ import sys
 
 import click
 
-from ..sweep.executors import scheduler_address
 from .choices import MECHANISMS, TABLE_FORMATS
 from .errors import run_command
 from .options import (
     CONTEXT_SETTINGS,
     POSITIVE,
+    SchedulerAddress,
     accounting_specs,
     completion_line,
     debug_option,
@@ -77,18 +77,6 @@ class Grid(click.ParamType):
 
         try:
             return parse_grid(value, integer=self.integer)
-        except ValueError as error:
-            self.fail(str(error), param, ctx)
-
-
-class SchedulerAddress(click.ParamType):
-    """A Dask scheduler address, checked for its form before any connection."""
-
-    name = "address"
-
-    def convert(self, value, param, ctx):
-        try:
-            return scheduler_address(value)
         except ValueError as error:
             self.fail(str(error), param, ctx)
 

@@ -1,0 +1,198 @@
+"""One analysis counted on a Dask cluster, or on any ``concurrent.futures`` executor.
+
+Composition is a sum (MATH.md s.6), and a chunk's count is exact integers keyed by its
+distinct statistics (``analysis.grouped_run``), so the chunks of one run may be counted
+anywhere: :func:`counted_remotely` submits one task per chunk, at most ``window`` in
+flight, and merges the counts in chunk order as they come back. The totals are then formed
+here from the merged table, the same bits as a run counted on local threads. Replay noise
+is keyed by query position (MATH.md s.1), so a worker draws exactly the noise the local
+run draws for its rows.
+
+A task carries what its chunk needs and nothing more: for a ``.npy`` file, its path and
+the chunk's rows (each worker memory-maps the file itself, so the workers must see it at
+the same path: one machine, or storage they share); for any other input (CSV, stdin, an
+array given to the API) the chunk's votes themselves. Student rows, given decisions and
+true labels go with their chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .columns import given_rows
+from .grouped_run import ChunkCount, CountRequest, count_chunk, merged_counts
+from .setting import FirstRows, rows_of
+
+# Vote values a task covers at most (its chunks are counted and merged on the worker, so
+# the client merges fewer, larger tables): 4M values, 32 MB as float64.
+TASK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class NpyRows:
+    """Rows of a ``.npy`` file that a worker reads itself (by path, memory-mapped)."""
+
+    path: str
+    shape: tuple[int, ...]
+
+    def opened(self) -> np.ndarray:
+        """The file, memory-mapped (a one-line error if the worker cannot see it)."""
+        try:
+            votes = np.load(self.path, mmap_mode="r", allow_pickle=False)
+        except OSError as error:
+            raise InputError(f"a worker cannot read {self.path}: {error.strerror or error} "
+                             "(workers read .npy inputs by path: put the file where they "
+                             "see it under the same name)") from None
+        if votes.shape != self.shape:
+            raise InputError(f"a worker's {self.path} has shape {votes.shape}, not "
+                             f"{self.shape}: the workers see another file under this name")
+        return votes
+
+    def block(self, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Rows ``lo .. hi-1`` of the task's ``rows`` (a ``slice`` of consecutive file
+        rows or an index array) as C-ordered float64, as ``setting.rows_of`` gives them
+        locally."""
+        votes = self.opened()
+        if isinstance(rows, slice):
+            first = rows.start + lo
+            last = rows.stop if hi is None else rows.start + hi
+            return np.ascontiguousarray(votes[first:last], dtype=np.float64)
+        return rows_of(votes, rows, lo, rows.size if hi is None else hi)
+
+
+@dataclass(frozen=True, eq=False)
+class ShippedRows:
+    """A task's rows sent with it (inputs that are not a ``.npy`` file), in their own
+    dtype (converted to float64 a chunk at a time on the worker: the same values)."""
+
+    votes: np.ndarray
+
+    def block(self, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        return np.ascontiguousarray(self.votes[lo:hi], dtype=np.float64)
+
+
+def task_source(votes, path: str | None):
+    """How tasks get their rows: ``NpyRows`` when ``votes`` is a memory map of the
+    ``.npy`` file ``path``, else None (each task carries its votes)."""
+    if path is None or not str(path).lower().endswith(".npy"):
+        return None
+    if not isinstance(votes, np.memmap):
+        return None
+    return NpyRows(str(path), tuple(votes.shape))
+
+
+def count_task(request: CountRequest, source, rows, start: int, *, chunk_size: int,
+               student=None, decisions=None, truth=None) -> ChunkCount:
+    """The analysed queries ``start ..`` of one task (file rows ``rows`` of ``source``),
+    counted on a worker a chunk of ``chunk_size`` rows at a time and merged there."""
+    size = rows.stop - rows.start if isinstance(rows, slice) else rows.size
+
+    def chunk(lo: int) -> ChunkCount:
+        hi = min(size, lo + chunk_size)
+        return count_chunk(
+            request, source.block(rows, lo, hi), start + lo,
+            student=None if student is None else student[lo:hi],
+            decisions=None if decisions is None else given_rows(decisions, lo, hi),
+            truth=None if truth is None else truth[lo:hi])
+
+    return merged_counts(map(chunk, range(0, size, chunk_size)),
+                         request.mechanism.uses_student)
+
+
+def counted_remotely(executor, votes, positions, request: CountRequest, *, source,
+                     chunk_size: int, student=None, decisions=None, truth=None,
+                     window: int = 8,
+                     progress: Callable[[int, int], object] | None = None
+                     ) -> Iterator[ChunkCount]:
+    """The analysed queries ``positions`` counted by ``executor`` (``submit`` and futures
+    with ``result()``), a task per span of whole chunks (at most ``TASK_ELEMENTS`` vote
+    values), yielded in order; at most ``window`` tasks in flight."""
+    queries = positions.size
+    contiguous = isinstance(positions, FirstRows)
+    classes = votes.shape[1] if votes.ndim == 2 else 1
+    span = chunk_size * max(1, TASK_ELEMENTS // max(1, chunk_size * classes))
+
+    def submit(start: int):
+        stop = min(queries, start + span)
+        rows = slice(start, stop) if contiguous else np.asarray(positions[start:stop])
+        here = source
+        if source is None:
+            chosen = positions[start:stop]
+            here = ShippedRows(np.asarray(votes[start:stop]) if contiguous
+                               else np.asarray(votes[np.sort(chosen)])[
+                                   np.argsort(np.argsort(chosen))])
+        return executor.submit(
+            count_task, request, here, rows, start, chunk_size=chunk_size,
+            student=None if student is None else rows_of(student, positions, start, stop),
+            decisions=None if decisions is None else given_rows(decisions, start, stop),
+            truth=None if truth is None else truth[positions[start:stop]])
+
+    starts = list(range(0, queries, span))
+    pending = [(start, submit(start)) for start in starts[:window]]
+    upcoming = starts[window:]
+    try:
+        while pending:
+            start, future = pending.pop(0)
+            part = future.result()
+            if upcoming:
+                pending.append((upcoming[0], submit(upcoming.pop(0))))
+            if progress is not None:
+                progress(min(queries, start + span), queries)
+            yield part
+    finally:
+        for _, future in pending:
+            future.cancel()
+
+
+def executor_map(executor, function: Callable, items, *, batch: int = 8,
+                 window: int = 8) -> Iterator:
+    """``map(function, items)`` on ``executor``, results in order: items go in batches of
+    ``batch`` (one task each, so that small items do not drown in per-task overhead), at
+    most ``window`` batches in flight."""
+    batches = _batched(items, batch)
+    pending = []
+    try:
+        for group in batches:
+            pending.append(executor.submit(_mapped, function, group))
+            if len(pending) >= window:
+                yield from pending.pop(0).result()
+        while pending:
+            yield from pending.pop(0).result()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def _batched(items, size: int) -> Iterator[list]:
+    group: list = []
+    for item in items:
+        group.append(item)
+        if len(group) == size:
+            yield group
+            group = []
+    if group:
+        yield group
+
+
+def _mapped(function: Callable, group: list) -> list:
+    return [function(item) for item in group]
+
+
+def executor_of(target):
+    """A ``concurrent.futures``-style executor from ``target``: a ``distributed.Client``
+    (its ``get_executor()``) or an executor as it is."""
+    get_executor = getattr(target, "get_executor", None)
+    return get_executor() if callable(get_executor) else target
+
+
+def executor_threads(executor, default: int = 2) -> int:
+    """Threads behind ``executor`` (a Dask client's workers, or ``default``)."""
+    client = getattr(executor, "pate_client", None) or getattr(executor, "_client", None)
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # noqa: BLE001 - not a Dask executor, or it cannot say
+        return default

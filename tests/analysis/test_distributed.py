@@ -1,0 +1,170 @@
+"""One analysis counted elsewhere (issue 14 item 5): ``analyze(..., executor=...)`` and
+``pate-analyze --scheduler`` / ``--workers`` give the bytes of the run counted here."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pate_cli
+from pate_cli.analysis import distributed, grouped_run
+from pate_cli.analysis.distributed import NpyRows, task_source
+from pate_cli.errors import InputError
+from tests.analysis.test_totals_only import runs
+
+
+def _totals(votes, name, options, **where):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pate_cli.analyze(votes, name, per_query=False, **options, **where)
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    """A thread pool that counts the tasks it is given (so a test sees they went there)."""
+
+    def __init__(self):
+        super().__init__(max_workers=2)
+        self.tasks = 0
+
+    def submit(self, *args, **kwargs):
+        self.tasks += 1
+        return super().submit(*args, **kwargs)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run=runs(), chunk=st.sampled_from([None, 3, 50]))
+def test_chunks_counted_on_an_executor_give_the_local_bytes(run, chunk):
+    votes, name, options = run
+    options = {**options, "budget": None, "chunk_size": chunk}
+    local = _totals(votes, name, options, workers=1)
+    with CountingExecutor() as executor:
+        remote = _totals(votes, name, options, executor=executor)
+    assert json.dumps(remote.to_dict()) == json.dumps(local.to_dict())
+    np.testing.assert_array_equal(remote.rdp_total, local.rdp_total)
+    assert executor.tasks >= 1
+
+
+def test_a_npy_file_is_read_by_the_workers_themselves(tmp_path, monkeypatch):
+    """Worker processes (every argument pickled) read their rows from the file by path;
+    the tasks carry no votes. Small chunks (700 rows) and tasks (two chunks), so that
+    there are many of both."""
+    monkeypatch.setattr(grouped_run, "COUNT_CHUNK_ELEMENTS", 3 * 700)
+    monkeypatch.setattr(distributed, "TASK_ELEMENTS", 3 * 1400)
+    rng = np.random.default_rng(5)
+    votes = rng.multinomial(60, [0.7, 0.2, 0.1], size=5_000).astype(np.int16)
+    path = tmp_path / "votes.npy"
+    np.save(path, votes)
+    labels = rng.integers(3, size=5_000)
+    read = []
+    real = NpyRows.block
+
+    def spy(self, rows, lo=0, hi=None):
+        read.append((rows, lo, hi))
+        return real(self, rows, lo, hi)
+
+    for accounting in ("replay", "expected"):
+        options = dict(accounting=accounting, labels=labels)
+        local = _totals(str(path), "confident", options)
+        with ProcessPoolExecutor(max_workers=2) as executor:
+            remote = _totals(str(path), "confident", options, executor=executor)
+        assert json.dumps(remote.to_dict()) == json.dumps(local.to_dict()), accounting
+    # in this process (threads), the rows read are the chunks of slices of the file
+    monkeypatch.setattr(NpyRows, "block", spy)
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        _totals(str(path), "gnmax", dict(sigma=20.0), executor=executor)
+    assert all(isinstance(rows, slice) and rows.stop - rows.start <= 1400
+               for rows, _, _ in read)
+    covered = sorted((rows.start + lo, rows.start + hi) for rows, lo, hi in read)
+    assert covered == [(lo, min(lo + 700, 5_000)) for lo in range(0, 5_000, 700)]
+
+
+def test_what_a_task_reads_from(tmp_path):
+    votes = np.arange(12, dtype=np.int32).reshape(6, 2)
+    path = tmp_path / "v.npy"
+    np.save(path, votes)
+    mapped = np.load(path, mmap_mode="r")
+    source = task_source(mapped, str(path))
+    assert source == NpyRows(str(path), (6, 2))
+    np.testing.assert_array_equal(source.block(slice(1, 3)), votes[1:3].astype(float))
+    np.testing.assert_array_equal(source.block(np.array([4, 0])), votes[[4, 0]].astype(float))
+    np.testing.assert_array_equal(source.block(slice(1, 5), 1, 3), votes[2:4].astype(float))
+    np.testing.assert_array_equal(source.block(np.array([5, 4, 0]), 1, 3),
+                                  votes[[4, 0]].astype(float))
+    # arrays in memory, CSV inputs: the votes go with each task
+    assert task_source(np.asarray(votes), str(path)) is None
+    assert task_source(mapped, str(tmp_path / "v.csv")) is None
+    # a worker that sees another file, or none, says so in one line
+    np.save(path, votes[:4])
+    with pytest.raises(InputError, match="shape .4, 2., not .6, 2.: the workers see another"):
+        source.block(slice(0, 2))
+    path.unlink()
+    with pytest.raises(InputError, match="a worker cannot read .*under the same name"):
+        source.block(slice(0, 2))
+
+
+@pytest.fixture
+def sample(tmp_path):
+    rng = np.random.default_rng(11)
+    votes = rng.multinomial(80, [0.6, 0.2, 0.1, 0.1], size=3_000).astype(np.int16)
+    np.save(tmp_path / "votes.npy", votes)
+    np.savetxt(tmp_path / "votes.csv", votes, fmt="%d", delimiter=",")
+    np.save(tmp_path / "labels.npy", rng.integers(4, size=3_000))
+    return tmp_path
+
+
+@pytest.mark.parametrize("workers", ["1", "3"])
+def test_pate_analyze_workers_change_no_byte(cli, sample, workers):
+    common = (sample / "votes.npy", "-f", "json", "--labels", sample / "labels.npy")
+    default = cli.analyze(*common)
+    chosen = cli.analyze(*common, "--workers", workers)
+    assert default.code == chosen.code == 0 and chosen.out == default.out
+
+
+def test_pate_analyze_on_a_local_dask_cluster_gives_the_same_bytes(cli, sample, tmp_path,
+                                                                   dask_timeout):
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    runs = [("votes.npy", ()), ("votes.npy", ("--accounting", "expected")),
+            ("votes.csv", ("-m", "gnmax", "--sigma", "20")),
+            ("votes.npy", ("--per-query", "TABLE"))]
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                      dashboard_address=None) as cluster:
+        for name, extra in runs:
+            outputs = []
+            for where in ((), ("--scheduler", cluster.scheduler_address)):
+                table = tmp_path / f"table{len(where)}.csv"
+                args = [str(table) if value == "TABLE" else value for value in extra]
+                result = cli.analyze(sample / name, "-f", "json", "--labels",
+                                     sample / "labels.npy", *args, *where)
+                assert result.code == 0, result.err
+                assert "Warning: --scheduler" not in result.err
+                outputs.append((result.out, table.read_bytes() if "TABLE" in extra else b""))
+            assert outputs[0] == outputs[1], (name, extra)
+        # a budget run halts in query order: it is analysed here, and says so in one line
+        budget = ("--budget", "3", "-f", "json")
+        here = cli.analyze(sample / "votes.npy", *budget)
+        there = cli.analyze(sample / "votes.npy", *budget, "--scheduler",
+                            cluster.scheduler_address)
+    assert there.code == 0 and there.out == here.out
+    assert "Warning: --scheduler counts the totals of single runs without a budget; a run " \
+        "with --budget is analysed in this process" in there.err.splitlines()
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error(cli, sample, dask_timeout):
+    result = cli.analyze(sample / "votes.npy", "--scheduler", "tcp://127.0.0.1:9")
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        assert "pate_cli[dask]" in result.err
+    else:
+        assert "cannot reach the Dask scheduler tcp://127.0.0.1:9" in result.err
+    malformed = cli.analyze(sample / "votes.npy", "--scheduler", "nowhere")
+    assert malformed.code == 2 and "not a Dask scheduler address" in malformed.err
