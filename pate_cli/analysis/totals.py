@@ -19,6 +19,7 @@ from .setting import (
     grid_edge_notes,
     rows_of,
 )
+from .sharing import SHARED_CURVES
 from .steps import curve_function, data_independent_curve, mechanism_steps
 from .streaming import LabelCounts, released_labels
 
@@ -40,6 +41,7 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
     This is what a parameter sweep needs. Budget runs, Interactive-GNMax and SVT-PATE,
     whose costs depend on the replay's path, run the totals-only analysis once per seed.
     ``workers``: threads counting chunks (1 by default: a sweep runs points in parallel).
+    Curves kept by ``analysis.sharing`` (when a sweep turns it on) are served from there.
     """
     seeds = [int(seed) for seed in seeds]
     if budget is not None or mechanism.uses_student or mechanism.sequential:
@@ -82,9 +84,12 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
         tables.add(table)
         for total, part in zip(label_counts, counted, strict=True):
             total.merge_in(part)
+    selection_rdp = curve_function(selection, independent)
     sums = grouped_totals(tables.result(), orders=orders, expected=accounting == "expected",
-                          selection_rdp=curve_function(selection, independent),
-                          answer_rdp=curve_function(answer, independent))
+                          selection_rdp=None if selection_rdp is None
+                          else SHARED_CURVES.serving(selection_rdp, orders),
+                          answer_rdp=SHARED_CURVES.serving(
+                              curve_function(answer, independent), orders))
     totals = []
     for run, seed in enumerate(seeds):
         answer_sum = sums.answer if sums.answer.ndim == 1 else sums.answer[run]

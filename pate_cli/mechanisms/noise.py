@@ -65,6 +65,10 @@ class NoiseSource:
         cached = self._last.get(key)
         if cached is not None and cached[0] == index:
             return cached[1]
+        shared = _SHARED.get((self.seed, self.salt, stream, kind, width, index))
+        if shared is not None:
+            self._last[key] = (index, shared)
+            return shared
         draws = generator(self.seed, (self.salt, stream, index))
         if kind == "normal":
             block = draws.standard_normal((NOISE_BLOCK, width))
@@ -72,8 +76,65 @@ class NoiseSource:
             block = draws.laplace(0.0, 1.0, (NOISE_BLOCK, width))
         else:
             raise ValueError(f"unknown noise kind {kind!r}")
+        block.flags.writeable = False
+        _SHARED.put((self.seed, self.salt, stream, kind, width, index), block)
         self._last[key] = (index, block)
         return block
+
+
+class SharedBlocks:
+    """Noise blocks kept across runs in this process, up to ``limit`` bytes (least
+    recently used first out), while :func:`sharing_noise` is in force; off otherwise.
+
+    Many runs over one file with the same seeds (a sweep's points) draw the same standard
+    noise, scaled by each run's sigma: kept blocks are the very arrays a fresh draw would
+    give, so sharing changes no bit. Thread-safe."""
+
+    def __init__(self) -> None:
+        from collections import OrderedDict
+        from threading import Lock
+
+        self.limit = 0
+        self._blocks: OrderedDict = OrderedDict()
+        self._bytes = 0
+        self._lock = Lock()
+
+    def get(self, key: tuple) -> np.ndarray | None:
+        if not self.limit:
+            return None
+        with self._lock:
+            block = self._blocks.get(key)
+            if block is not None:
+                self._blocks.move_to_end(key)
+            return block
+
+    def put(self, key: tuple, block: np.ndarray) -> None:
+        if not self.limit or block.nbytes > self.limit:
+            return
+        with self._lock:
+            if key in self._blocks:
+                return
+            self._blocks[key] = block
+            self._bytes += block.nbytes
+            while self._bytes > self.limit:
+                _, dropped = self._blocks.popitem(last=False)
+                self._bytes -= dropped.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._blocks.clear()
+            self._bytes = 0
+
+
+_SHARED = SharedBlocks()
+
+
+def sharing_noise(limit: int) -> None:
+    """Keep up to ``limit`` bytes of noise blocks across the runs of this process (0: stop
+    and drop them). Sweeps turn it on for their points (``sweep.points``)."""
+    _SHARED.limit = int(limit)
+    if not limit:
+        _SHARED.clear()
 
 
 def release_draw(seed: int) -> float:

@@ -1,0 +1,117 @@
+"""Work shared across the runs of a process (issue 14 item 7, ``analysis.sharing``): a
+sweep's points reuse noise blocks and curves, and not one bit of any point changes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pate_cli.accounting.gnmax import rdp_gnmax
+from pate_cli.analysis import analyze_totals
+from pate_cli.analysis.sharing import SHARED_CURVES, SharedCurves, sharing_across_runs
+from pate_cli.analysis.steps import _gaussian_rdp
+from pate_cli.mechanisms import build_mechanism
+from pate_cli.mechanisms import noise as noise_module
+from pate_cli.mechanisms.noise import NoiseSource
+from pate_cli.orders import default_orders
+from tests.synthetic import synthetic_votes
+
+
+@pytest.fixture
+def sharing():
+    """Sharing on for the test, off (and emptied) after it."""
+    sharing_across_runs(64 << 20, 64 << 20)
+    yield
+    sharing_across_runs(0, 0)
+
+
+GRID = [dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold)
+        for sigma in (20.0, 35.0) for threshold in (30.0, 38.0)
+        for sigma_threshold in (8.0, 15.0)]
+
+
+@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
+@pytest.mark.parametrize("name", ["confident", "gnmax"])
+def test_points_computed_with_sharing_are_the_points_computed_alone(name, accounting):
+    votes, truth = synthetic_votes(queries=3_000)
+    grid = GRID if name == "confident" else [dict(sigma=p["sigma"]) for p in GRID[::4]]
+
+    def sweep():
+        return [analyze_totals(votes, build_mechanism(name, teachers=50, **point),
+                               seeds=range(3), accounting=accounting, labels=truth)
+                for point in grid]
+
+    sharing_across_runs(0, 0)
+    alone = sweep()
+    sharing_across_runs(64 << 20, 64 << 20)
+    try:
+        first, served = sweep(), sweep()  # the second pass is served from what was kept
+        kept = SHARED_CURVES._bytes
+    finally:
+        sharing_across_runs(0, 0)
+    assert first == alone and served == alone
+    assert kept > 0 if accounting != "data-independent" else kept == 0
+
+
+def test_noise_blocks_are_kept_read_only_and_dropped_when_sharing_stops(sharing):
+    once = NoiseSource(7).draw(stream=2, kind="normal", start=0, count=2_000, width=3)
+    again = NoiseSource(7).draw(stream=2, kind="normal", start=0, count=2_000, width=3)
+    np.testing.assert_array_equal(once, again)
+    key = (7, 0, 2, "normal", 3, 0)
+    kept = noise_module._SHARED.get(key)
+    assert kept is not None and not kept.flags.writeable
+    sharing_across_runs(0, 0)
+    assert noise_module._SHARED.get(key) is None and noise_module._SHARED._bytes == 0
+
+
+def test_the_noise_kept_stays_within_its_limit():
+    sharing_across_runs(3 * 1024 * 8, 0)  # room for three blocks of width 1
+    try:
+        source = NoiseSource(1)
+        source.draw(stream=1, kind="normal", start=0, count=10 * 1024)
+        assert noise_module._SHARED._bytes <= 3 * 1024 * 8
+        assert len(noise_module._SHARED._blocks) == 3
+        # the most recent blocks are the ones kept
+        assert noise_module._SHARED.get((1, 0, 1, "normal", 1, 9)) is not None
+        assert noise_module._SHARED.get((1, 0, 1, "normal", 1, 0)) is None
+    finally:
+        sharing_across_runs(0, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(wanted=st.lists(st.lists(st.floats(-30.0, -1e-3), min_size=1, max_size=40,
+                                unique=True), min_size=1, max_size=6),
+       sigma=st.sampled_from([5.0, 40.0]))
+def test_served_curves_are_the_bits_evaluated_afresh(wanted, sigma):
+    orders = default_orders()
+    store = SharedCurves()
+    store.limit = 1 << 20
+    function = store.serving(partial_rdp(sigma), orders)
+    for keys in wanted:
+        keys = np.sort(np.asarray(keys))
+        np.testing.assert_array_equal(function(keys, orders),
+                                      rdp_gnmax(keys, sigma=sigma, orders=orders))
+    assert store._bytes <= store.limit
+
+
+def partial_rdp(sigma):
+    from functools import partial
+    return partial(_gaussian_rdp, sigma)
+
+
+def test_what_is_shared_and_what_is_not():
+    orders = np.array([2.0, 8.0])
+    store = SharedCurves()
+    store.limit = 10 * (8 + 16)  # ten rows of two orders with their keys
+    def plain(keys, at_orders):
+        return np.zeros((keys.size, at_orders.size))
+    assert store.serving(plain, orders) is plain  # no value to name it by
+    off = SharedCurves()
+    assert off.serving(partial_rdp(3.0), orders).func is _gaussian_rdp  # sharing off
+    for sigma in (3.0, 4.0, 5.0):
+        store.serving(partial_rdp(sigma), orders)(np.linspace(-5, -1, 4), orders)
+    # each function's four rows take 96 bytes: the oldest function made room
+    assert store._bytes <= store.limit
+    assert len(store._entries) == 2
