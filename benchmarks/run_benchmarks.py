@@ -20,8 +20,8 @@ How it works:
   used to build a synthetic student for Interactive-GNMax). The directory is removed at
   the end.
 * Every case runs in a fresh child process (this script with ``--case NAME``), so that the
-  peak resident memory (``ru_maxrss``) the child reports belongs to that case alone. The
-  child prints one JSON line, which the parent collects.
+  peak resident memory (``VmHWM``, see peak_memory.py) the child reports belongs to that
+  case alone. The child prints one JSON line, which the parent collects.
 * Package cases time ``pate_cli.load_votes(path)`` (memory-mapped ``.npy``, validated and
   hashed) plus the analysis (and the sanitisation), after the imports and a tiny warm-up
   call on the first rows.
@@ -256,8 +256,10 @@ def per_query_loop(votes, spec: Dataset, orders: np.ndarray, delta: float = DELT
 # --- child: one case in a fresh process ----------------------------------------------------
 
 def _peak_mb() -> float:
-    """Peak resident set size of this process so far, MB (``ru_maxrss`` is KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """Peak resident set size of this process so far, MB (``peak_memory.peak_mb``)."""
+    from peak_memory import peak_mb
+
+    return peak_mb()
 
 
 def _cpu_seconds() -> float:

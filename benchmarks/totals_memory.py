@@ -9,9 +9,10 @@ are generated on demand as memory-mapped ``.npy`` under a temporary directory
 (``--data-dir`` to keep them) and never committed. Each case runs in a fresh child process
 (this script with ``--child``), which reports its wall time (``load_votes`` + ``analyze``,
 and the CSV written for ``per-query``, after imports and a warm-up on 64 rows) and its peak
-resident memory (``ru_maxrss``, interpreter and libraries included). Confident-GNMax, T=200,
-sigma1=150, sigma2=40, 250 teachers, delta 1e-5, 298 default orders. A measurement, not a
-test: nothing is asserted except that both modes print the same JSON summary.
+resident memory (``VmHWM``, interpreter and libraries included; see peak_memory.py).
+Confident-GNMax, T=200, sigma1=150, sigma2=40, 250 teachers, delta 1e-5, 298 default
+orders. A measurement, not a test: nothing is asserted except that both modes print the
+same JSON summary.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ import argparse
 import hashlib
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peak_memory import peak_mb  # noqa: E402
 
 TEACHERS = 250
 GENERATION_ELEMENTS = 10_000_000  # vote values generated at a time
@@ -88,7 +91,7 @@ def child(path: str, accounting: str, mode: str) -> None:
             write_outputs({table: per_query_stream_chunks(result.iter_frames(), table)})
         seconds = time.perf_counter() - start
     summary = json.dumps(result.to_dict(), sort_keys=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    peak = peak_mb()
     print(json.dumps({"seconds": seconds, "peak_mb": peak, "epsilon": result.epsilon,
                       "summary_sha256": hashlib.sha256(summary.encode()).hexdigest()}))
 
