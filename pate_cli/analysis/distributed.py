@@ -17,12 +17,14 @@ true labels go with their chunk.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
+from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
 from .columns import given_rows
 from .grouped_run import ChunkCount, CountRequest, count_chunk, merged_counts
 from .setting import FirstRows, rows_of
@@ -40,28 +42,38 @@ class NpyRows:
     shape: tuple[int, ...]
 
     def opened(self) -> np.ndarray:
-        """The file, memory-mapped (a one-line error if the worker cannot see it)."""
-        try:
-            votes = np.load(self.path, mmap_mode="r", allow_pickle=False)
-        except OSError as error:
-            raise InputError(f"a worker cannot read {self.path}: {error.strerror or error} "
-                             "(workers read .npy inputs by path: put the file where they "
-                             "see it under the same name)") from None
-        if votes.shape != self.shape:
-            raise InputError(f"a worker's {self.path} has shape {votes.shape}, not "
-                             f"{self.shape}: the workers see another file under this name")
-        return votes
+        """The file (or shards), memory-mapped (a task opens it once for its chunks)."""
+        return _opened(self.path, self.shape)
 
-    def block(self, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
         """Rows ``lo .. hi-1`` of the task's ``rows`` (a ``slice`` of consecutive file
         rows or an index array) as C-ordered float64, as ``setting.rows_of`` gives them
-        locally."""
-        votes = self.opened()
+        locally; ``votes``: the file as ``opened()`` gave it."""
+        votes = self.opened() if votes is None else votes
         if isinstance(rows, slice):
             first = rows.start + lo
             last = rows.stop if hi is None else rows.start + hi
             return np.ascontiguousarray(votes[first:last], dtype=np.float64)
         return rows_of(votes, rows, lo, rows.size if hi is None else hi)
+
+
+def _opened(path: str, shape: tuple[int, ...]):
+    """``path`` (a ``.npy`` file or shards) memory-mapped; a one-line error if this worker
+    cannot see it as the client did."""
+    hint = ("(workers read .npy inputs by path: put the files where they see them under "
+            "the same names)")
+    try:
+        votes = (open_shards(path, _mapped_piece, hashed=False)[1] if is_shard_set(path)
+                 else np.load(path, mmap_mode="r", allow_pickle=False))
+    except InputError as error:
+        raise InputError(f"a worker cannot read {path}: {error} {hint}") from None
+    except OSError as error:
+        raise InputError(f"a worker cannot read {path}: {error.strerror or error} {hint}") \
+            from None
+    if tuple(votes.shape) != tuple(shape):
+        raise InputError(f"a worker's {path} has shape {tuple(votes.shape)}, not "
+                         f"{tuple(shape)}: the workers see another file under this name")
+    return votes
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,18 +83,27 @@ class ShippedRows:
 
     votes: np.ndarray
 
-    def block(self, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    def opened(self) -> None:
+        return None
+
+    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
         return np.ascontiguousarray(self.votes[lo:hi], dtype=np.float64)
 
 
 def task_source(votes, path: str | None):
     """How tasks get their rows: ``NpyRows`` when ``votes`` is a memory map of the
-    ``.npy`` file ``path``, else None (each task carries its votes)."""
-    if path is None or not str(path).lower().endswith(".npy"):
+    ``.npy`` file ``path`` or the shards ``path`` names, else None (each task carries its
+    votes)."""
+    if path is None:
         return None
-    if not isinstance(votes, np.memmap):
-        return None
-    return NpyRows(str(path), tuple(votes.shape))
+    if isinstance(votes, ShardedVotes) or (isinstance(votes, np.memmap)
+                                           and str(path).lower().endswith(".npy")):
+        return NpyRows(os.path.abspath(str(path)), tuple(votes.shape))
+    return None
+
+
+def _mapped_piece(name: str) -> np.ndarray:
+    return np.load(name, mmap_mode="r", allow_pickle=False)
 
 
 def count_task(request: CountRequest, source, rows, start: int, *, chunk_size: int,
@@ -90,11 +111,12 @@ def count_task(request: CountRequest, source, rows, start: int, *, chunk_size: i
     """The analysed queries ``start ..`` of one task (file rows ``rows`` of ``source``),
     counted on a worker a chunk of ``chunk_size`` rows at a time and merged there."""
     size = rows.stop - rows.start if isinstance(rows, slice) else rows.size
+    opened = source.opened()
 
     def chunk(lo: int) -> ChunkCount:
         hi = min(size, lo + chunk_size)
         return count_chunk(
-            request, source.block(rows, lo, hi), start + lo,
+            request, source.block(rows, lo, hi, votes=opened), start + lo,
             student=None if student is None else student[lo:hi],
             decisions=None if decisions is None else given_rows(decisions, lo, hi),
             truth=None if truth is None else truth[lo:hi])

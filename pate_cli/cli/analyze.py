@@ -194,8 +194,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
-    .csv/.tsv (optional header) or - (stdin). Prints epsilon at --delta, the answered
-    queries and, with --labels, the label accuracy.
+    .csv/.tsv (optional header), - (stdin), or .npy shards (a directory, or a quoted
+    glob). Prints epsilon at --delta, the answered queries and, with --labels, accuracy.
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..analysis.decisions import decisions_of

@@ -11,6 +11,9 @@ def drop_mapped_rows(array, lo: int, hi: int) -> None:
     again if they are touched), so a pass over a large file does not keep the whole file
     resident. Does nothing for other arrays, non-contiguous rows or other systems."""
     import mmap
+    if hasattr(array, "drop_rows"):  # votes in several mapped pieces (inputs.shards)
+        array.drop_rows(lo, hi)
+        return
     mapping = _mapping_of(array)
     advice = getattr(mmap, "MADV_DONTNEED", None)
     if mapping is None or advice is None or hi <= lo or not array.flags.c_contiguous:

@@ -24,6 +24,7 @@ from .readers import (
     open_input,
     read_matrix,
 )
+from .shards import is_shard_set, open_shards
 
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
            "load_votes"]
@@ -63,7 +64,8 @@ class VoteSet:
 
 def load_votes(path, *, teachers: float | None = None, labels=None,
                index_col: int | None = None, queries: int | None = None) -> VoteSet:
-    """Read and validate a vote histogram (``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``).
+    """Read and validate a vote histogram (``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``,
+    or a directory or glob of ``.npy`` shards: ``inputs.shards``).
 
     Checks: 2-D numeric, at least 2 classes and 1 query, finite, non-negative, and (unless
     ``teachers`` is given, for weighted or shifted votes) every row summing to the same M.
@@ -72,8 +74,12 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     of CSV/TSV text (``--index-col``); ``queries`` (``--queries``) lets ``labels`` hold
     one label per analysed query instead of one per row (see ``attach_labels``).
     """
-    name, raw, digest = open_input(path)
-    array, packed_labels = read_matrix(name, raw, key="votes", index_col=index_col)
+    if is_shard_set(path):  # a directory or glob of .npy pieces (inputs.shards)
+        name, array, digest = open_shards(path, read_shard)
+        packed_labels = None
+    else:
+        name, raw, digest = open_input(path)
+        array, packed_labels = read_matrix(name, raw, key="votes", index_col=index_col)
     votes = _check_votes(name, array, teachers_given=teachers is not None,
                          hint_index=index_col is None)
     if teachers is None:
@@ -143,6 +149,14 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     elif packed_labels is not None:
         vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
     return vote_set
+
+
+def read_shard(name: str) -> np.ndarray:
+    """One ``.npy`` piece of a shard set, memory-mapped and checked as a vote file is."""
+    if os.path.getsize(name) == 0:
+        raise InputError(f"{name}: the file is empty")
+    array, _ = read_matrix(name, name, key="votes")
+    return array
 
 
 def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",

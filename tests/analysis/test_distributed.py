@@ -64,9 +64,9 @@ def test_a_npy_file_is_read_by_the_workers_themselves(tmp_path, monkeypatch):
     read = []
     real = NpyRows.block
 
-    def spy(self, rows, lo=0, hi=None):
+    def spy(self, rows, lo=0, hi=None, *, votes=None):
         read.append((rows, lo, hi))
-        return real(self, rows, lo, hi)
+        return real(self, rows, lo, hi, votes=votes)
 
     for accounting in ("replay", "expected"):
         options = dict(accounting=accounting, labels=labels)
@@ -115,6 +115,9 @@ def sample(tmp_path):
     np.save(tmp_path / "votes.npy", votes)
     np.savetxt(tmp_path / "votes.csv", votes, fmt="%d", delimiter=",")
     np.save(tmp_path / "labels.npy", rng.integers(4, size=3_000))
+    (tmp_path / "parts").mkdir()
+    for number, (lo, hi) in enumerate([(0, 1_000), (1_000, 1_001), (1_001, 3_000)]):
+        np.save(tmp_path / "parts" / f"part-{number}.npy", votes[lo:hi])
     return tmp_path
 
 
@@ -133,7 +136,8 @@ def test_pate_analyze_on_a_local_dask_cluster_gives_the_same_bytes(cli, sample, 
 
     runs = [("votes.npy", ()), ("votes.npy", ("--accounting", "expected")),
             ("votes.csv", ("-m", "gnmax", "--sigma", "20")),
-            ("votes.npy", ("--per-query", "TABLE"))]
+            ("votes.npy", ("--per-query", "TABLE")),
+            ("parts", ("--accounting", "expected"))]  # shards, read by the workers
     with LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
                       dashboard_address=None) as cluster:
         for name, extra in runs:

@@ -79,7 +79,10 @@ def test_blank_csv_is_empty(tmp_path):
 def test_directory_is_not_a_file(tmp_path):
     path = tmp_path / "dir.csv"
     path.mkdir()
-    assert error_of(load_votes, path) == f"{path}: is a directory, not a file"
+    # a directory is read as .npy shards (inputs.shards): this one has none
+    assert error_of(load_votes, path) == (
+        f"{path}: is a directory with no .npy shards in it (give a vote file, or a "
+        "directory of .npy pieces of one vote matrix)")
 
 
 # --- errors: shape and dtype --------------------------------------------------------------

@@ -1,0 +1,153 @@
+"""Votes in shards: a directory of ``.npy`` files, or a glob of them, read as one matrix.
+
+A label set of 10^8-10^9 queries is often written in pieces. ``pate-analyze shards/`` (a
+directory: its ``*.npy`` files) or ``pate-analyze 'votes_*.npy'`` (a glob, quoted so the
+shell leaves it) reads the pieces in the order of their names as one vote matrix:
+:class:`ShardedVotes`, memory-mapped piece by piece, never concatenated. Every piece must
+be a 2-D ``.npy`` with the same number of classes. Name order is plain string order, so
+number pieces with leading zeros (``part-00010.npy`` after ``part-00009.npy``).
+
+The input's sha256 is that of the pieces' bytes one after another in that order (what
+``cat shards/*.npy | sha256sum`` prints when the shell sorts the names the same way).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+
+import numpy as np
+
+from ..errors import InputError
+from .mapped import drop_mapped_rows
+
+GLOB_CHARACTERS = "*?["
+
+
+def is_shard_set(path) -> bool:
+    """Whether ``path`` names shards (a directory, or a pattern with a glob character)."""
+    if path is None or not isinstance(path, (str, os.PathLike)) or str(path) == "-":
+        return False
+    text = os.fspath(path)
+    return os.path.isdir(text) or (any(c in text for c in GLOB_CHARACTERS)
+                                   and not os.path.exists(text))
+
+
+def shard_paths(path) -> list[str]:
+    """The ``.npy`` pieces ``path`` names, in name order (a one-line error if none)."""
+    text = os.fspath(path)
+    pattern = os.path.join(text, "*.npy") if os.path.isdir(text) else text
+    found = sorted(name for name in glob.glob(pattern) if os.path.isfile(name))
+    if not found and os.path.isdir(text):
+        raise InputError(f"{text}: is a directory with no .npy shards in it (give a vote "
+                         "file, or a directory of .npy pieces of one vote matrix)")
+    if not found:
+        raise InputError(f"{text}: no .npy shards found for this pattern")
+    other = [name for name in found if not name.lower().endswith(".npy")]
+    if other:
+        raise InputError(f"{text}: {other[0]} is not a .npy file (shards are .npy pieces of "
+                         "one vote matrix)")
+    return found
+
+
+class ShardedVotes:
+    """``(queries, classes)`` votes held in memory-mapped ``.npy`` pieces, one after another.
+
+    Indexing with a row number, a slice or an array of row numbers gives an ndarray, as a
+    single memory map would (pieces are read only where rows are asked for); any other
+    use (``np.asarray``) joins the pieces in memory.
+    """
+
+    ndim = 2
+
+    def __init__(self, paths: list[str], pieces: list[np.ndarray]):
+        self.paths = list(paths)
+        self.pieces = pieces
+        sizes = [piece.shape[0] for piece in pieces]
+        self.starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        self.shape = (int(self.starts[-1]), int(pieces[0].shape[1]))
+        self.dtype = np.result_type(*(piece.dtype for piece in pieces))
+        self.flags = np.empty((0, 0)).flags  # C-contiguous rows, as a memory map's
+
+    @property
+    def size(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        joined = self._rows(0, self.shape[0])
+        return joined if dtype is None else joined.astype(dtype, copy=False)
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)):
+            row = int(key) + (self.shape[0] if key < 0 else 0)
+            if not 0 <= row < self.shape[0]:
+                raise IndexError(f"row {key} is outside 0..{self.shape[0] - 1}")
+            return self._rows(row, row + 1)[0]
+        if isinstance(key, slice) and key.step in (None, 1):
+            lo, hi, _ = key.indices(self.shape[0])
+            return self._rows(lo, max(lo, hi))
+        if isinstance(key, np.ndarray) and key.ndim == 1 and key.dtype.kind in "iu":
+            return self._gather(key)
+        return np.asarray(self)[key]
+
+    def _rows(self, lo: int, hi: int) -> np.ndarray:
+        """Rows ``lo .. hi-1``, joined from the pieces that hold them."""
+        first = int(np.searchsorted(self.starts, lo, side="right")) - 1
+        parts = []
+        while lo < hi:
+            piece, start = self.pieces[first], int(self.starts[first])
+            stop = min(hi, int(self.starts[first + 1]))
+            parts.append(np.asarray(piece[lo - start : stop - start], dtype=self.dtype))
+            lo, first = stop, first + 1
+        if not parts:
+            return np.empty((0, self.shape[1]), dtype=self.dtype)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        out = np.empty((rows.size, self.shape[1]), dtype=self.dtype)
+        rows = np.where(rows < 0, rows + self.shape[0], rows)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.shape[0]):
+            raise IndexError("row numbers outside the votes")
+        which = np.searchsorted(self.starts, rows, side="right") - 1
+        for number in np.unique(which):
+            chosen = which == number
+            out[chosen] = self.pieces[number][rows[chosen] - self.starts[number]]
+        return out
+
+    def drop_rows(self, lo: int, hi: int) -> None:
+        """Release the pages of rows ``lo .. hi-1`` once read (``inputs.mapped``)."""
+        first = int(np.searchsorted(self.starts, lo, side="right")) - 1
+        while lo < hi and first < len(self.pieces):
+            start, stop = int(self.starts[first]), int(self.starts[first + 1])
+            drop_mapped_rows(self.pieces[first], lo - start, min(hi, stop) - start)
+            lo, first = min(hi, stop), first + 1
+
+
+def open_shards(path, read_piece, *, hashed: bool = True) -> tuple[str, ShardedVotes, str]:
+    """``(display name, votes, sha256)`` of the shards ``path`` names; ``read_piece(name)``
+    reads one ``.npy`` (memory-mapped, checked as a single vote file is). Without
+    ``hashed`` the files are not read through and the sha256 is empty (a cluster worker
+    opening the pieces the client has hashed)."""
+    text = os.fspath(path)
+    paths = shard_paths(text)
+    digest = hashlib.sha256()
+    pieces = []
+    for name in paths:
+        if hashed:
+            with open(name, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):  # noqa: B023
+                    digest.update(block)
+        piece = read_piece(name)
+        if piece.ndim != 2:
+            raise InputError(f"{name}: a shard must be a 2-D (queries x classes) matrix, "
+                             f"got shape {piece.shape}")
+        if pieces and piece.shape[1] != pieces[0].shape[1]:
+            raise InputError(f"{name}: has {piece.shape[1]} classes but {paths[0]} has "
+                             f"{pieces[0].shape[1]} (the shards of one vote matrix share "
+                             "their columns)")
+        pieces.append(piece)
+    return text, ShardedVotes(paths, pieces), digest.hexdigest() if hashed else ""
