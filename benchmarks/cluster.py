@@ -19,7 +19,7 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from totals_memory import synthesize  # noqa: E402
+from totals_memory import print_markdown, synthesize  # noqa: E402
 
 OPTIONS = dict(threshold=200.0, sigma_threshold=150.0, sigma=40.0)
 TARGET_SPEEDUP = 1.6
@@ -84,13 +84,8 @@ def main(argv=None) -> int:
                          f">= {TARGET_SPEEDUP}x: "
                          f"{'met' if speedup >= TARGET_SPEEDUP else 'NOT met'}"))
             print(" | ".join(rows[-1]), flush=True)
-    header = ("queries", "accounting", "1 thread s", "2 threads s", "2-worker LocalCluster s",
-              "cluster start s", "summary", "target")
-    print()
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    print_markdown(("queries", "accounting", "1 thread s", "2 threads s",
+                    "2-worker LocalCluster s", "cluster start s", "summary", "target"), rows)
     return 0
 
 

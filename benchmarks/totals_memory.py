@@ -152,13 +152,18 @@ def main(argv=None) -> int:
                                  f"{record['seconds']:.2f}", f"{record['peak_mb']:.0f}",
                                  same, target))
                     print(" | ".join(rows[-1]), flush=True)
+    print_markdown(("queries", "accounting", "mode", "seconds", "peak MB", "summary",
+                    "target"), rows)
+    return 0
+
+
+def print_markdown(header: tuple, rows: list) -> None:
+    """A blank line, then ``rows`` under ``header`` as a Markdown table."""
     print()
-    header = ("queries", "accounting", "mode", "seconds", "peak MB", "summary", "target")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    return 0
 
 
 if __name__ == "__main__":
