@@ -117,8 +117,13 @@ def check_file(path, *, expected: str | None = None) -> str:
     return name
 
 
-def open_input(path):
-    """Return ``(display name, source, sha256)``; source is a path, or bytes for stdin."""
+def open_input(path, *, background: bool = False):
+    """Return ``(display name, source, sha256)``; source is a path, or bytes for stdin.
+
+    ``background``: a file's sha256 is computed on a thread while the caller reads and
+    validates it (hashlib releases the GIL), and the third value is a zero-argument
+    function that waits for it (``digest_of``); a file that cannot be read still fails
+    here, before any work."""
     if str(path) == "-":
         data = sys.stdin.buffer.read()
         if not data:
@@ -133,9 +138,53 @@ def open_input(path):
                          "(expected .npy, .npz, .csv, .tsv, or - for standard input)")
     if os.path.getsize(name) == 0:
         raise InputError(f"{name}: the file is empty")
+    if background:
+        head = _head(name)
+        check_magic(name, head, extension)
+        return name, name, _hashing(name)
     digest, head = file_sha256(name, head=True)
     check_magic(name, head, extension)
     return name, name, digest
+
+
+def _head(name: str) -> bytes:
+    """A file's first 16 bytes (its format's magic)."""
+    try:
+        with open(name, "rb") as handle:
+            return handle.read(16)
+    except OSError as error:
+        raise unreadable(name, error) from None
+
+
+def _hashing(name: str):
+    """A function that returns ``file_sha256(name)``, computed on a thread from now (a
+    daemon thread: a run that stops on bad input does not wait for the hash)."""
+    import threading
+
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append((file_sha256(name), None))
+        except BaseException as error:  # noqa: BLE001 - handed to the caller
+            outcome.append((None, error))
+
+    thread = threading.Thread(target=run, name="pate-sha256", daemon=True)
+    thread.start()
+
+    def wait() -> str:
+        thread.join()
+        digest, error = outcome[0]
+        if error is not None:
+            raise error
+        return digest
+
+    return wait
+
+
+def digest_of(digest) -> str:
+    """The sha256 ``open_input`` gave: a string, or the function that waits for it."""
+    return digest() if callable(digest) else digest
 
 
 def file_sha256(path, *, head: bool = False):

@@ -20,6 +20,7 @@ from .readers import (
     INDEX_HINT,
     VOTE_EXTENSIONS,
     check_elements,
+    digest_of,
     looks_like_index,
     open_input,
     read_matrix,
@@ -78,10 +79,11 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         name, array, digest = open_shards(path, read_shard)
         packed_labels = None
     else:
-        name, raw, digest = open_input(path)
+        name, raw, digest = open_input(path, background=True)  # hashed while validated
         array, packed_labels = read_matrix(name, raw, key="votes", index_col=index_col)
     votes = _check_votes(name, array, teachers_given=teachers is not None,
                          hint_index=index_col is None)
+    digest = digest_of(digest)
     if teachers is None:
         teachers = _row_total(votes, 0)
     elif not (np.isfinite(teachers) and teachers > 0):

@@ -11,6 +11,7 @@ import hashlib
 import numpy as np
 import pytest
 
+from pate_cli.errors import InputError
 from pate_cli.inputs import load_predictions, load_votes
 from tests.inputs import error_of
 
@@ -458,3 +459,16 @@ def test_predictions_one_dimensional(tmp_path):
     path = save(tmp_path, "predictions.npy", np.array([0, 1, 2]))
     assert error_of(load_predictions, path) == (
         f"{path}: expected a 2-D array (rows = queries), got 1-D with shape (3,)")
+
+
+def test_a_vote_file_is_hashed_while_it_is_validated(tmp_path):
+    """``load_votes`` hashes a file on a thread while it validates it: the same sha256."""
+    from pate_cli.inputs.readers import digest_of, file_sha256, open_input
+
+    path = tmp_path / "v.npy"
+    np.save(path, np.tile([[7, 2, 1]], (5000, 1)))
+    name, _, later = open_input(path, background=True)
+    assert callable(later) and digest_of(later) == file_sha256(path)
+    assert load_votes(path).sha256 == file_sha256(path) == open_input(path)[2]
+    with pytest.raises(InputError, match="no such file"):  # before any thread starts
+        open_input(tmp_path / "gone.npy", background=True)
