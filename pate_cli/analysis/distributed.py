@@ -2,17 +2,19 @@
 
 Composition is a sum (MATH.md s.6), and a chunk's count is exact integers keyed by its
 distinct statistics (``analysis.grouped_run``), so the chunks of one run may be counted
-anywhere: :func:`counted_remotely` submits one task per chunk, at most ``window`` in
-flight, and merges the counts in chunk order as they come back. The totals are then formed
-here from the merged table, the same bits as a run counted on local threads. Replay noise
+anywhere: :func:`counted_remotely` submits one task per span of chunks (counted and
+merged on the worker), at most ``window`` in flight, and merges the counts in order as
+they come back; the distinct curves are then evaluated in blocks on the same executor
+(:func:`executor_map`) and added here in block order, the same bits as a run counted on
+local threads. Replay noise
 is keyed by query position (MATH.md s.1), so a worker draws exactly the noise the local
 run draws for its rows.
 
-A task carries what its chunk needs and nothing more: for a ``.npy`` file, its path and
-the chunk's rows (each worker memory-maps the file itself, so the workers must see it at
-the same path: one machine, or storage they share); for any other input (CSV, stdin, an
-array given to the API) the chunk's votes themselves. Student rows, given decisions and
-true labels go with their chunk.
+A task carries what its rows need and nothing more: for a ``.npy`` file (or ``.npy``
+shards, ``inputs.shards``), its absolute path and the rows (each worker memory-maps the
+file itself, so the workers must see it at the same path: one machine, or storage they
+share); for any other input (CSV, stdin, an array given to the API) the votes
+themselves. Student rows, given decisions and true labels go with their rows.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ TASK_ELEMENTS = 1 << 22
 
 @dataclass(frozen=True)
 class NpyRows:
-    """Rows of a ``.npy`` file that a worker reads itself (by path, memory-mapped)."""
+    """Rows of a ``.npy`` file (or of shards) that a worker reads itself, by path,
+    memory-mapped."""
 
     path: str
     shape: tuple[int, ...]
@@ -212,9 +215,10 @@ def executor_of(target):
 
 
 def executor_threads(executor, default: int = 2) -> int:
-    """Threads behind ``executor`` (a Dask client's workers, or ``default``)."""
+    """Threads behind ``executor``: a Dask client's workers' threads, a pool's workers,
+    else ``default``."""
     client = getattr(executor, "pate_client", None) or getattr(executor, "_client", None)
     try:
         return max(1, sum(client.nthreads().values()))
     except Exception:  # noqa: BLE001 - not a Dask executor, or it cannot say
-        return default
+        return max(1, int(getattr(executor, "_max_workers", default) or default))
