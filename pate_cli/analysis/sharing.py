@@ -26,8 +26,8 @@ class SharedCurves:
     """Curves of value-identified curve functions, kept up to ``limit`` bytes (least
     recently used function first out); off while ``limit`` is 0."""
 
-    def __init__(self) -> None:
-        self.limit = 0
+    def __init__(self, limit: int = 0) -> None:
+        self.limit = int(limit)
         self._entries: OrderedDict = OrderedDict()  # identity -> [(keys, curves), ...]
         self._bytes = 0
         self._lock = threading.Lock()
@@ -71,7 +71,13 @@ class SharedCurves:
         keys, curves = keys.copy(), np.array(curves)
         keys.flags.writeable = curves.flags.writeable = False
         with self._lock:
-            self._entries.setdefault(identity, []).append((keys, curves))
+            pieces = self._entries.setdefault(identity, [])
+            pieces.append((keys, curves))
+            # pieces are merged when the newer is as large as the older (a binary
+            # counter), so a lookup searches O(log) pieces and each row moves O(log) times
+            while len(pieces) > 1 and pieces[-1][0].size >= pieces[-2][0].size:
+                newer, older = pieces.pop(), pieces.pop()
+                pieces.append(_merged(older, newer))
             self._entries.move_to_end(identity)
             self._bytes += size
             while self._bytes > self.limit and len(self._entries) > 1:
@@ -82,6 +88,18 @@ class SharedCurves:
         with self._lock:
             self._entries.clear()
             self._bytes = 0
+
+
+def _merged(first: tuple, second: tuple) -> tuple:
+    """Two pieces ``(sorted keys, curves)`` as one (a key in both is kept once)."""
+    keys = np.concatenate((first[0], second[0]))
+    order = np.argsort(keys, kind="stable")  # two sorted runs: merged in linear time
+    keys = keys[order]
+    keep = np.concatenate(([True], keys[1:] != keys[:-1]))
+    order, keys = order[keep], keys[keep]
+    curves = np.concatenate((first[1], second[1]))[order]
+    keys.flags.writeable = curves.flags.writeable = False
+    return keys, curves
 
 
 SHARED_CURVES = SharedCurves()

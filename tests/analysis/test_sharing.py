@@ -115,3 +115,17 @@ def test_what_is_shared_and_what_is_not():
     # each function's four rows take 96 bytes: the oldest function made room
     assert store._bytes <= store.limit
     assert len(store._entries) == 2
+
+
+def test_kept_pieces_are_merged_so_a_lookup_searches_few():
+    orders = np.array([2.0, 8.0])
+    store = SharedCurves(1 << 20)
+    function = store.serving(partial_rdp(3.0), orders)
+    keys = -np.arange(1.0, 65.0)[::-1]
+    for key in keys:  # 64 evaluations of one new key each
+        function(np.array([key]), orders)
+    (pieces,) = store._entries.values()
+    assert len(pieces) <= 7 and sum(piece[0].size for piece in pieces) == 64
+    np.testing.assert_array_equal(function(keys, orders),
+                                  rdp_gnmax(keys, sigma=3.0, orders=orders))
+    assert len(next(iter(store._entries.values()))) == len(pieces)  # all served: none new
