@@ -158,57 +158,6 @@ class GroupedAccumulator:
         return self._main
 
 
-class CurveCache:
-    """Curves already evaluated for some statistics, up to ``budget`` values, so that a
-    run that kept per-query curves does not evaluate them again for its totals.
-
-    A curve function gives each row the same bits whatever else is in its call (every
-    curve of this package is computed entry by entry), so serving some rows from the
-    cache and evaluating the others changes no bit of the totals.
-    """
-
-    def __init__(self, budget: int = 1 << 23):
-        self.budget = budget
-        self._keys: list[np.ndarray] = []
-        self._curves: list[np.ndarray] = []
-        self._size = 0
-
-    def add(self, keys: np.ndarray, curves: np.ndarray) -> None:
-        """Keep ``curves`` (``(keys, orders)``) if there is room for them."""
-        if self._size + curves.size <= self.budget:
-            self._keys.append(np.asarray(keys, dtype=np.float64))
-            self._curves.append(curves)
-            self._size += curves.size
-
-    def serving(self, rdp: CurveFunction) -> CurveFunction:
-        """``rdp`` with the kept curves served from the cache (rows are gathered from
-        the kept pieces; nothing is copied in bulk)."""
-        if not self._keys:
-            return rdp
-        pieces = self._curves
-        offsets = np.cumsum([0] + [piece.shape[0] for piece in pieces])
-        keys, first = np.unique(np.concatenate(self._keys) + 0.0, return_index=True)
-        self._keys, self._curves = [], []
-
-        def cached(wanted: np.ndarray, orders: np.ndarray) -> np.ndarray:
-            where = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
-            hit = keys[where] == wanted
-            if pieces[0].shape[1] != orders.size or not hit.any():
-                return rdp(wanted, orders)
-            out = np.empty((wanted.size, orders.size))
-            rows = first[where[hit]]
-            piece = np.searchsorted(offsets, rows, side="right") - 1
-            target = np.flatnonzero(hit)
-            for number in np.unique(piece):
-                chosen = piece == number
-                out[target[chosen]] = pieces[number][rows[chosen] - offsets[number]]
-            if not hit.all():
-                out[~hit] = rdp(wanted[~hit], orders)
-            return out
-
-        return cached
-
-
 def _concatenated(tables: list[GroupedCounts]) -> list[np.ndarray]:
     """The columns of ``tables`` end to end (new arrays)."""
     return [np.concatenate([getattr(table, name) for table in tables])

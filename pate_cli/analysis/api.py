@@ -35,7 +35,7 @@ from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_orders
 from .bounds import check_q_bound, with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
-from .distributed import executor_of
+from .distributed import usable_executor
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
@@ -165,6 +165,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     may use); no figure depends on it. ``executor``: a ``distributed.Client`` (or any
     ``concurrent.futures`` executor) on which a totals-only single run without a budget
     counts its chunks (``analysis.distributed``); the same bytes as counted locally.
+    Any other run is analysed here, with a ``PateWarning`` saying so.
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
@@ -206,6 +207,10 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         conversion=conversion, seed=seed, labels=vote_set.labels, chunk_size=chunk_size,
         source=vote_set)
     name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
+    if executor is not None:
+        executor = usable_executor(executor, budget=budget, rounds=rounds, name=name,
+                                   individualized=individualized,
+                                   keeps_columns=per_query is True or smooth_sensitivity)
     student_rows = None
     if rounds is not None:
         if budget is not None or query_indices is not None or queries is not None:
@@ -258,8 +263,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                                        student=student_rows, query_indices=indices,
                                        initial_rdp=initial_rdp, decisions=given,
                                        progress=progress, q_bound=q_bound, workers=workers,
-                                       executor=None if executor is None
-                                       else executor_of(executor),
+                                       executor=executor,
                                        **common, keep_columns=per_query is True
                                        or smooth_sensitivity)
             except ValueError as error:

@@ -29,12 +29,12 @@ class ChunkCosts(NamedTuple):
 def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection, answer,
                 noise, accounting: str, orders: np.ndarray, student=None,
                 decisions: Decisions | None = None, curves: bool = True,
-                cache=None) -> ChunkCosts:
+                kept=None) -> ChunkCosts:
     """The chunk of analysed queries ``start .. stop-1``: the seeded replay's decisions
     (or the given ``decisions``' rows), ``log q``, ``log pr_answered`` (0 without a
     selection step), the answer weight (``pr_answered`` under expected accounting, else
-    the decision) and, with ``curves``, the per-query curves (``StepRows``); ``cache``
-    keeps the answer step's distinct curves it has room for (``step_curves``)."""
+    the decision) and, with ``curves``, the per-query curves (``StepRows``); ``kept``
+    holds the answer step's distinct curves for the run's totals (``step_curves``)."""
     block = rows_of(votes, positions, start, stop)
     block_student = None if student is None else rows_of(student, positions, start, stop)
     if decisions is None:
@@ -49,6 +49,6 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
     if curves:
         independent = accounting == "data-independent"
         sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-        ans_curves, ans_index = step_curves(answer, log_q, orders, independent, cache)
+        ans_curves, ans_index = step_curves(answer, log_q, orders, independent, kept)
         costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
     return ChunkCosts(block, made, log_q, log_pr, weight, costs)

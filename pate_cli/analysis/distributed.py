@@ -20,15 +20,17 @@ themselves. Student rows, given decisions and true labels go with their rows.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, PateWarning
 from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
 from .columns import given_rows
-from .grouped_run import ChunkCount, CountRequest, count_chunk, merged_counts
+from .grouped_run import ChunkCount, CountRequest, count_chunk, in_order, merged_counts
 from .setting import FirstRows, rows_of
 
 # Vote values a task covers at most (its chunks are counted and merged on the worker, so
@@ -144,33 +146,19 @@ def counted_remotely(executor, votes, positions, request: CountRequest, *, sourc
     def submit(start: int):
         stop = min(queries, start + span)
         rows = slice(start, stop) if contiguous else np.asarray(positions[start:stop])
-        here = source
-        if source is None:
-            chosen = positions[start:stop]
-            here = ShippedRows(np.asarray(votes[start:stop]) if contiguous
-                               else np.asarray(votes[np.sort(chosen)])[
-                                   np.argsort(np.argsort(chosen))])
+        here = source if source is not None else ShippedRows(
+            rows_of(votes, positions, start, stop, dtype=None))
         return executor.submit(
             count_task, request, here, rows, start, chunk_size=chunk_size,
             student=None if student is None else rows_of(student, positions, start, stop),
             decisions=None if decisions is None else given_rows(decisions, start, stop),
             truth=None if truth is None else truth[positions[start:stop]])
 
-    starts = list(range(0, queries, span))
-    pending = [(start, submit(start)) for start in starts[:window]]
-    upcoming = starts[window:]
-    try:
-        while pending:
-            start, future = pending.pop(0)
-            part = future.result()
-            if upcoming:
-                pending.append((upcoming[0], submit(upcoming.pop(0))))
-            if progress is not None:
-                progress(min(queries, start + span), queries)
-            yield part
-    finally:
-        for _, future in pending:
-            future.cancel()
+    starts = range(0, queries, span)
+    for start, part in zip(starts, in_order(submit, starts, window=window), strict=True):
+        if progress is not None:
+            progress(min(queries, start + span), queries)
+        yield part
 
 
 def executor_map(executor, function: Callable, items, *, batch: int = 8,
@@ -178,18 +166,9 @@ def executor_map(executor, function: Callable, items, *, batch: int = 8,
     """``map(function, items)`` on ``executor``, results in order: items go in batches of
     ``batch`` (one task each, so that small items do not drown in per-task overhead), at
     most ``window`` batches in flight."""
-    batches = _batched(items, batch)
-    pending = []
-    try:
-        for group in batches:
-            pending.append(executor.submit(_mapped, function, group))
-            if len(pending) >= window:
-                yield from pending.pop(0).result()
-        while pending:
-            yield from pending.pop(0).result()
-    finally:
-        for future in pending:
-            future.cancel()
+    submit = partial(executor.submit, _mapped, function)
+    for group in in_order(submit, _batched(items, batch), window=window):
+        yield from group
 
 
 def _batched(items, size: int) -> Iterator[list]:
@@ -207,9 +186,23 @@ def _mapped(function: Callable, group: list) -> list:
     return [function(item) for item in group]
 
 
-def executor_of(target):
-    """A ``concurrent.futures``-style executor from ``target``: a ``distributed.Client``
-    (its ``get_executor()``) or an executor as it is."""
+def usable_executor(target, *, budget, rounds, individualized, name: str,
+                    keeps_columns: bool):
+    """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
+    ``get_executor()``, or an executor as it is) if the run can count its chunks there,
+    else None with a ``PateWarning``: only the totals of a single run without a budget
+    are split (a budget halts in query order; SVT-PATE is sequential; a run that keeps
+    its per-query columns forms them in order)."""
+    reason = ("--budget" if budget is not None else "--rounds" if rounds is not None
+              else "--individualized" if individualized is not None
+              else "-m svt" if name == "svt"
+              else "its per-query columns (--write-decisions, --smooth-sensitivity, "
+                   "per_query=True)" if keeps_columns else None)
+    if reason is not None:
+        warnings.warn(PateWarning(
+            f"--scheduler counts the totals of single runs without a budget; a run with "
+            f"{reason} is analysed in this process"), stacklevel=3)
+        return None
     get_executor = getattr(target, "get_executor", None)
     return get_executor() if callable(get_executor) else target
 

@@ -14,15 +14,18 @@ decisions, and so the costs, do not need it).
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from ..accounting.grouped import GroupedAccumulator, GroupedCounts
 from ..inputs.mapped import drop_mapped_rows
 from ..mechanisms import Decisions, NoiseSource
+from .columns import given_rows
 from .setting import FirstRows, rows_of
 from .steps import mechanism_steps
 from .streaming import LabelCounts, released_labels
@@ -116,7 +119,7 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
         return count_chunk(
             request, block, start,
             student=None if student is None else rows_of(student, positions, start, stop),
-            decisions=None if decisions is None else _given(decisions, start, stop),
+            decisions=None if decisions is None else given_rows(decisions, start, stop),
             truth=None if truth is None else truth[positions[start:stop]])
 
     def reported(parts: Iterator[ChunkCount]) -> Iterator[ChunkCount]:
@@ -156,22 +159,23 @@ def ordered_map(function: Callable, items, *, workers: int | None = None) -> Ite
     if workers <= 1 or len(items) <= 1:
         yield from map(function, items)
         return
-    window = 2 * workers
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending = [pool.submit(function, item) for item in items[:window]]
-        upcoming = items[window:]
-        try:
-            while pending:
-                result = pending.pop(0).result()
-                if upcoming:
-                    pending.append(pool.submit(function, upcoming.pop(0)))
-                yield result
-        finally:
-            for future in pending:
-                future.cancel()
+        yield from in_order(partial(pool.submit, function), items, window=2 * workers)
 
 
-def _given(decisions: Decisions, start: int, stop: int) -> Decisions:
-    """Given decisions of queries ``start .. stop-1``."""
-    return Decisions(decisions.answered[start:stop], decisions.labels[start:stop],
-                     None if decisions.outcome is None else decisions.outcome[start:stop])
+def in_order(submit: Callable, items: Iterable, *, window: int) -> Iterator:
+    """The results of ``submit(item)`` (a future) for each of ``items``, in the order of
+    ``items``, with at most ``window`` futures in flight; those still pending are
+    cancelled if the caller stops early (a thread pool here, a cluster's executor in
+    ``analysis.distributed``)."""
+    pending: deque = deque()
+    try:
+        for item in items:
+            pending.append(submit(item))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()

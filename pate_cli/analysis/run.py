@@ -16,12 +16,7 @@ import numpy as np
 
 from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
-from ..accounting.grouped import (
-    CurveCache,
-    GroupedAccumulator,
-    GroupedCounts,
-    grouped_totals,
-)
+from ..accounting.grouped import GroupedAccumulator, GroupedCounts, grouped_totals
 from ..mechanisms import (
     Decisions,
     NoiseSource,
@@ -40,6 +35,7 @@ from .setting import (
     initial_carry,
     label_accuracy,
 )
+from .sharing import SharedCurves
 from .steps import (
     curve_function,
     data_independent_curve,
@@ -48,6 +44,9 @@ from .steps import (
 )
 from .streaming import LabelCounts, RunSums, released_labels, sums_at_order
 from .svt import analyze_svt
+
+# Curves a per-query run keeps for its totals (a 25,000 x 150 file's take 60 MB).
+KEPT_CURVE_BYTES = 1 << 26
 
 
 def analyze_votes(votes, mechanism, *, teachers: float | None = None,
@@ -125,7 +124,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     # MATH.md s.7); any other run counts its distinct statistics (accounting.grouped).
     sums = RunSums(carry) if budget is not None else None
     grouped = GroupedAccumulator() if budget is None else None
-    cache = CurveCache() if grouped is not None and keep_columns else None
+    # a run that forms per-query curves keeps them for its totals (analysis.sharing)
+    kept = SharedCurves(KEPT_CURVE_BYTES) if grouped is not None and keep_columns else None
     counts = LabelCounts(mechanism.uses_student)
     truth = None if labels is None else np.asarray(labels)
     halted_at = None
@@ -151,7 +151,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             votes, positions, start, stop, mechanism=mechanism, selection=selection,
             answer=answer, noise=noise, accounting=accounting, orders=orders,
             student=student, decisions=decisions, curves=keep_columns or budget is not None,
-            cache=cache)
+            kept=kept)
         if budget is not None:
             sel_curves, sel_index = costs.selection, costs.selection_index
             ans_curves, ans_index = costs.answer, costs.answer_index
@@ -203,9 +203,9 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         totals_of = grouped_totals(
             grouped_table, orders=orders, expected=accounting == "expected",
             selection_rdp=curve_function(selection, independent),
-            answer_rdp=(curve_function(answer, independent) if cache is None
-                        else cache.serving(curve_function(answer, independent))),
-            map=(partial(executor_map, executor) if executor is not None and cache is None
+            answer_rdp=(curve_function(answer, independent) if kept is None
+                        else kept.serving(curve_function(answer, independent), orders)),
+            map=(partial(executor_map, executor) if executor is not None and kept is None
                  else lambda function, items: ordered_map(function, items, workers=workers)))
         carry = (initial_carry(initial_rdp, orders) + totals_of.selection) + totals_of.answer
         step_sums, answered_total = (totals_of.selection, totals_of.answer), totals_of.answered

@@ -82,15 +82,16 @@ def analysed_positions(total: int, query_indices: np.ndarray | None,
     return query_indices[:queries].astype(np.int64)
 
 
-def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int) -> np.ndarray:
+def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int, *,
+            dtype=np.float64) -> np.ndarray:
     """Rows ``positions[start:stop]`` of ``array`` as C-ordered float64 (contiguous slices
     stay views of a memory map until converted). C order makes every sum over a row add
-    in the same order whatever the input's layout, so the bytes do not depend on it."""
+    in the same order whatever the input's layout, so the bytes do not depend on it.
+    ``dtype=None`` keeps the array's own type (rows sent to a worker, converted there)."""
     chosen = positions[start:stop]
     if chosen.size and chosen[-1] - chosen[0] == chosen.size - 1 and np.all(np.diff(chosen) == 1):
-        return np.ascontiguousarray(array[chosen[0] : chosen[-1] + 1], dtype=np.float64)
-    return np.asarray(array[np.sort(chosen)], dtype=np.float64)[
-        np.argsort(np.argsort(chosen))]
+        return np.ascontiguousarray(array[chosen[0] : chosen[-1] + 1], dtype=dtype)
+    return np.asarray(array[np.sort(chosen)], dtype=dtype)[np.argsort(np.argsort(chosen))]
 
 
 def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndarray:

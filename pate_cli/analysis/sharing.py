@@ -24,11 +24,16 @@ from ..mechanisms.noise import sharing_noise
 
 class SharedCurves:
     """Curves of value-identified curve functions, kept up to ``limit`` bytes (least
-    recently used function first out); off while ``limit`` is 0."""
+    recently used function first out); off while ``limit`` is 0. One process-wide store
+    serves a sweep's points (``SHARED_CURVES``); a run that forms per-query curves keeps
+    its own for its totals (``analysis.run``).
+
+    A function's curves stay in the pieces they were computed in (never copied); one
+    sorted index of their keys says which piece and row holds each."""
 
     def __init__(self, limit: int = 0) -> None:
         self.limit = int(limit)
-        self._entries: OrderedDict = OrderedDict()  # identity -> [(keys, curves), ...]
+        self._entries: OrderedDict = OrderedDict()  # identity -> _Kept
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -41,13 +46,22 @@ class SharedCurves:
             return rdp
 
         def cached(wanted: np.ndarray, at_orders: np.ndarray) -> np.ndarray:
+            with self._lock:
+                kept = self._entries.get(identity)
+                if kept is not None:
+                    self._entries.move_to_end(identity)
+            hit = None if kept is None else kept.rows_of(wanted)
+            if hit is None:
+                fresh = rdp(wanted, at_orders)
+                self._keep(identity, wanted, fresh)
+                return fresh
+            found, piece, row = hit
             out = np.empty((wanted.size, np.size(at_orders)))
+            for number in np.unique(piece):
+                chosen = piece == number
+                out[found[chosen]] = kept.pieces[number][row[chosen]]
             missing = np.ones(wanted.size, dtype=bool)
-            for keys, curves in self._pieces(identity):
-                where = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
-                hit = missing & (keys[where] == wanted)
-                out[hit] = curves[where[hit]]
-                missing &= ~hit
+            missing[found] = False
             if missing.any():
                 fresh = rdp(wanted[missing], at_orders)
                 out[missing] = fresh
@@ -56,33 +70,19 @@ class SharedCurves:
 
         return cached
 
-    def _pieces(self, identity) -> list:
-        with self._lock:
-            pieces = self._entries.get(identity)
-            if pieces is None:
-                return []
-            self._entries.move_to_end(identity)
-            return list(pieces)
-
     def _keep(self, identity, keys: np.ndarray, curves: np.ndarray) -> None:
-        size = keys.nbytes + curves.nbytes
-        if size > self.limit:
-            return
-        keys, curves = keys.copy(), np.array(curves)
-        keys.flags.writeable = curves.flags.writeable = False
+        size = curves.nbytes + _INDEX_BYTES * keys.size
         with self._lock:
-            pieces = self._entries.setdefault(identity, [])
-            pieces.append((keys, curves))
-            # pieces are merged when the newer is as large as the older (a binary
-            # counter), so a lookup searches O(log) pieces and each row moves O(log) times
-            while len(pieces) > 1 and pieces[-1][0].size >= pieces[-2][0].size:
-                newer, older = pieces.pop(), pieces.pop()
-                pieces.append(_merged(older, newer))
+            while self._bytes + size > self.limit and any(
+                    other != identity for other in self._entries):
+                other = next(key for key in self._entries if key != identity)
+                self._bytes -= self._entries.pop(other).nbytes  # least recently used
+            if self._bytes + size > self.limit:
+                return  # full with this function's own curves: the rest are evaluated
+            kept = self._entries.setdefault(identity, _Kept())
+            kept.add(keys, curves)
             self._entries.move_to_end(identity)
             self._bytes += size
-            while self._bytes > self.limit and len(self._entries) > 1:
-                _, dropped = self._entries.popitem(last=False)
-                self._bytes -= sum(k.nbytes + c.nbytes for k, c in dropped)
 
     def clear(self) -> None:
         with self._lock:
@@ -90,16 +90,43 @@ class SharedCurves:
             self._bytes = 0
 
 
-def _merged(first: tuple, second: tuple) -> tuple:
-    """Two pieces ``(sorted keys, curves)`` as one (a key in both is kept once)."""
-    keys = np.concatenate((first[0], second[0]))
-    order = np.argsort(keys, kind="stable")  # two sorted runs: merged in linear time
-    keys = keys[order]
-    keep = np.concatenate(([True], keys[1:] != keys[:-1]))
-    order, keys = order[keep], keys[keep]
-    curves = np.concatenate((first[1], second[1]))[order]
-    keys.flags.writeable = curves.flags.writeable = False
-    return keys, curves
+# Bytes of index per kept key: its value, piece number and row.
+_INDEX_BYTES = 8 + 4 + 4
+
+
+class _Kept:
+    """One function's kept curves: the pieces, and their keys sorted with where each is."""
+
+    def __init__(self) -> None:
+        self.pieces: list[np.ndarray] = []
+        self.keys = np.empty(0)
+        self.piece = np.empty(0, dtype=np.int32)
+        self.row = np.empty(0, dtype=np.int32)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(piece.nbytes for piece in self.pieces) + _INDEX_BYTES * self.keys.size
+
+    def add(self, keys: np.ndarray, curves: np.ndarray) -> None:
+        curves.flags.writeable = False  # the caller's array, kept as it is
+        keys = np.concatenate((self.keys, keys))
+        order = np.argsort(keys, kind="stable")  # two sorted runs: merged in linear time
+        self.keys = keys[order]
+        self.piece = np.concatenate((self.piece, np.full(curves.shape[0], len(self.pieces),
+                                                         dtype=np.int32)))[order]
+        self.row = np.concatenate((self.row, np.arange(curves.shape[0],
+                                                       dtype=np.int32)))[order]
+        self.pieces.append(curves)
+
+    def rows_of(self, wanted: np.ndarray):
+        """``(positions in wanted, piece, row)`` of the wanted keys kept, or None."""
+        if self.keys.size == 0:
+            return None
+        where = np.minimum(np.searchsorted(self.keys, wanted), self.keys.size - 1)
+        found = np.flatnonzero(self.keys[where] == wanted)
+        if found.size == 0:
+            return None
+        return found, self.piece[where[found]], self.row[where[found]]
 
 
 SHARED_CURVES = SharedCurves()

@@ -138,20 +138,18 @@ def data_independent_curve(selection, answer, *, answered, queries, orders) -> n
     return curve
 
 
-def step_curves(step, statistic, orders, independent, cache=None):
-    """Distinct RDP curves of a step and, per query, the index of its curve. ``cache``
-    (an ``accounting.grouped.CurveCache``) keeps the data-dependent curves it has room
-    for, so that the run's totals need not evaluate them again."""
+def step_curves(step, statistic, orders, independent, kept=None):
+    """Distinct RDP curves of a step and, per query, the index of its curve. ``kept`` (an
+    ``analysis.sharing.SharedCurves``) serves the curves it holds and keeps the others,
+    so that the run's totals need not evaluate them again (the same bits)."""
     count = statistic.shape[0]
     if step is None:
         return np.zeros((1, orders.size)), np.zeros(count, dtype=np.intp)
     if independent:
         return step.independent(orders)[None, :], np.zeros(count, dtype=np.intp)
     distinct, index = np.unique(statistic, return_inverse=True)
-    curves = step.rdp(distinct, orders)
-    if cache is not None:
-        cache.add(distinct, curves)
-    return curves, index.reshape(-1)
+    rdp = step.rdp if kept is None else kept.serving(step.rdp, orders)
+    return rdp(distinct, orders), index.reshape(-1)
 
 
 def curve_function(step, independent: bool):

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import warnings
 
 import click
 
-from ..errors import PateWarning
 from ..outputs.summary import FORMATS, render
 from .choices import MECHANISMS, Q_BOUNDS, VARIANTS
 from .errors import OverBudget, reported_warnings, run_command
@@ -226,9 +224,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         return
     keep_columns = write_decisions is not None or smooth
     with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
-            _cluster(scheduler, counted_locally=scheduler is not None and _counted_locally(
-                budget=budget, rounds=rounds, individualized=individualized,
-                mechanism=mechanism, keep_columns=keep_columns)) as executor:
+            _cluster(scheduler) as executor:
         result = api.analyze(
             votes, mechanism, predictions=predictions, classes=classes, labels=labels,
             teachers=teachers, queries=queries, student=student, query_indices=query_indices,
@@ -273,26 +269,12 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         raise OverBudget(f"epsilon {result.epsilon:.4f} exceeds --max-epsilon {max_epsilon:g}")
 
 
-def _counted_locally(*, budget, rounds, individualized, mechanism, keep_columns) -> bool:
-    """Whether ``--scheduler`` has to give way: only the totals of a single run without a
-    budget are counted by chunks (a Warning line says so otherwise)."""
-    reason = ("--budget" if budget is not None else "--rounds" if rounds is not None
-              else "--individualized" if individualized is not None
-              else "-m svt" if mechanism == "svt"
-              else "--write-decisions or --smooth-sensitivity" if keep_columns else None)
-    if reason is not None:
-        warnings.warn(PateWarning(
-            f"--scheduler counts the totals of single runs without a budget; a run with "
-            f"{reason} is analysed in this process"), stacklevel=2)
-    return reason is not None
-
-
 @contextlib.contextmanager
-def _cluster(scheduler: str | None, *, counted_locally: bool):
-    """The executor of the Dask scheduler at ``scheduler`` (None without one, or when the
-    run is ``counted_locally``), closed after the block; a scheduler that cannot be
-    reached is a one-line error."""
-    if scheduler is None or counted_locally:
+def _cluster(scheduler: str | None):
+    """The executor of the Dask scheduler at ``scheduler`` (None without one), closed
+    after the block; a scheduler that cannot be reached is a one-line error. A run that
+    cannot use it says so (``analysis.distributed.usable_executor``)."""
+    if scheduler is None:
         yield None
         return
     try:

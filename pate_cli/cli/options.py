@@ -8,7 +8,6 @@ import click
 from click_option_group import optgroup
 
 from .._version import __version__
-from ..sweep.executors import scheduler_address
 from .choices import CONVERSIONS
 from .choices import ORDERS_AUTO as AUTO
 
@@ -202,6 +201,8 @@ class SchedulerAddress(click.ParamType):
     name = "address"
 
     def convert(self, value, param, ctx):
+        from ..sweep.executors import scheduler_address  # only when the option is given
+
         try:
             return scheduler_address(value)
         except ValueError as error:

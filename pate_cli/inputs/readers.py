@@ -191,6 +191,13 @@ def file_sha256(path, *, head: bool = False):
     """The sha256 of a file's bytes, read in blocks (with ``head``: and its first 16
     bytes); a file that cannot be read is a one-line ``InputError``."""
     digest = hashlib.sha256()
+    first = hash_into(digest, path)
+    return (digest.hexdigest(), first) if head else digest.hexdigest()
+
+
+def hash_into(digest, path) -> bytes:
+    """Add a file's bytes to ``digest`` (a ``hashlib`` object), read in blocks; its first
+    16 bytes. A file that cannot be read is a one-line ``InputError``."""
     first = b""
     try:
         with open(path, "rb") as handle:
@@ -199,7 +206,7 @@ def file_sha256(path, *, head: bool = False):
                 digest.update(block)
     except OSError as error:
         raise unreadable(os.fspath(path), error) from None
-    return (digest.hexdigest(), first) if head else digest.hexdigest()
+    return first
 
 
 def read_matrix(name, source, *, key, allow_1d=False, index_col: int | None = None):

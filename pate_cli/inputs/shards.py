@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import InputError
 from .mapped import drop_mapped_rows
+from .readers import hash_into
 
 GLOB_CHARACTERS = "*?["
 
@@ -68,7 +69,6 @@ class ShardedVotes:
         self.starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         self.shape = (int(self.starts[-1]), int(pieces[0].shape[1]))
         self.dtype = np.result_type(*(piece.dtype for piece in pieces))
-        self.flags = np.empty((0, 0)).flags  # C-contiguous rows, as a memory map's
 
     @property
     def size(self) -> int:
@@ -138,9 +138,7 @@ def open_shards(path, read_piece, *, hashed: bool = True) -> tuple[str, ShardedV
     pieces = []
     for name in paths:
         if hashed:
-            with open(name, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):  # noqa: B023
-                    digest.update(block)
+            hash_into(digest, name)
         piece = read_piece(name)
         if piece.ndim != 2:
             raise InputError(f"{name}: a shard must be a 2-D (queries x classes) matrix, "

@@ -8,6 +8,9 @@ the queries are chunked, ordered across workers, or resumed.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from threading import Lock
+
 import numpy as np
 
 NOISE_BLOCK = 1024
@@ -91,9 +94,6 @@ class SharedBlocks:
     give, so sharing changes no bit. Thread-safe."""
 
     def __init__(self) -> None:
-        from collections import OrderedDict
-        from threading import Lock
-
         self.limit = 0
         self._blocks: OrderedDict = OrderedDict()
         self._bytes = 0

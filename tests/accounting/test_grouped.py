@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from pate_cli.accounting.gnmax import rdp_gnmax
 from pate_cli.accounting.grouped import (
     TOTAL_BLOCK,
-    CurveCache,
     GroupedAccumulator,
     GroupedCounts,
     grouped_totals,
@@ -142,22 +141,3 @@ def test_an_empty_table_costs_nothing():
     totals = grouped_totals(GroupedCounts.empty(), selection_rdp=_curve, answer_rdp=_curve,
                             orders=ORDERS, expected=True)
     assert not totals.selection.any() and not totals.answer.any() and totals.answered == 0.0
-
-
-def test_curves_served_from_the_cache_are_the_bits_evaluated_afresh():
-    rng = np.random.default_rng(4)
-    keys = np.sort(rng.uniform(-60, -0.01, 3000))
-    weights = rng.uniform(0, 2, keys.size)
-    fresh = weighted_curve_sum(keys, weights, _curve, ORDERS)
-    cache = CurveCache(budget=1200 * ORDERS.size)  # room for some pieces only
-    for piece in np.array_split(rng.permutation(keys), 5):
-        cache.add(piece, _curve(piece, ORDERS))
-    calls = []
-
-    def counted(wanted, orders):
-        calls.append(wanted.size)
-        return _curve(wanted, orders)
-
-    served = weighted_curve_sum(keys, weights, cache.serving(counted), ORDERS)
-    np.testing.assert_array_equal(served, fresh)
-    assert 0 < sum(calls) < keys.size  # some rows from the cache, the rest evaluated

@@ -3,12 +3,15 @@ sweep's points reuse noise blocks and curves, and not one bit of any point chang
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pate_cli.accounting.gnmax import rdp_gnmax
+from pate_cli.accounting.grouped import weighted_curve_sum
 from pate_cli.analysis import analyze_totals
 from pate_cli.analysis.sharing import SHARED_CURVES, SharedCurves, sharing_across_runs
 from pate_cli.analysis.steps import _gaussian_rdp
@@ -97,14 +100,13 @@ def test_served_curves_are_the_bits_evaluated_afresh(wanted, sigma):
 
 
 def partial_rdp(sigma):
-    from functools import partial
     return partial(_gaussian_rdp, sigma)
 
 
 def test_what_is_shared_and_what_is_not():
     orders = np.array([2.0, 8.0])
     store = SharedCurves()
-    store.limit = 10 * (8 + 16)  # ten rows of two orders with their keys
+    store.limit = 10 * (16 + 16)  # ten rows of two orders with their index entries
     def plain(keys, at_orders):
         return np.zeros((keys.size, at_orders.size))
     assert store.serving(plain, orders) is plain  # no value to name it by
@@ -112,20 +114,46 @@ def test_what_is_shared_and_what_is_not():
     assert off.serving(partial_rdp(3.0), orders).func is _gaussian_rdp  # sharing off
     for sigma in (3.0, 4.0, 5.0):
         store.serving(partial_rdp(sigma), orders)(np.linspace(-5, -1, 4), orders)
-    # each function's four rows take 96 bytes: the oldest function made room
+    # each function's four rows take 128 bytes: the oldest function made room
     assert store._bytes <= store.limit
     assert len(store._entries) == 2
 
 
-def test_kept_pieces_are_merged_so_a_lookup_searches_few():
+def test_kept_pieces_are_found_through_one_sorted_index():
     orders = np.array([2.0, 8.0])
     store = SharedCurves(1 << 20)
     function = store.serving(partial_rdp(3.0), orders)
     keys = -np.arange(1.0, 65.0)[::-1]
     for key in keys:  # 64 evaluations of one new key each
         function(np.array([key]), orders)
-    (pieces,) = store._entries.values()
-    assert len(pieces) <= 7 and sum(piece[0].size for piece in pieces) == 64
+    (kept,) = store._entries.values()
+    assert len(kept.pieces) == 64 and np.array_equal(kept.keys, keys)  # one index, sorted
     np.testing.assert_array_equal(function(keys, orders),
                                   rdp_gnmax(keys, sigma=3.0, orders=orders))
-    assert len(next(iter(store._entries.values()))) == len(pieces)  # all served: none new
+    assert len(kept.pieces) == 64  # all served: nothing evaluated or kept again
+
+
+CALLS: list[int] = []
+
+
+def _counted_curve(sigma, keys, orders):
+    CALLS.append(keys.size)
+    return rdp_gnmax(keys, sigma=sigma, orders=orders)
+
+
+def test_curves_served_from_what_a_run_kept_are_the_bits_evaluated_afresh():
+    """A per-query run keeps its chunks' curves for its totals (``analysis.run``)."""
+    orders = np.array([1.5, 2.0, 5.0, 20.0, 100.0])
+    rng = np.random.default_rng(4)
+    keys = np.sort(rng.uniform(-60, -0.01, 3000))
+    weights = rng.uniform(0, 2, keys.size)
+    fresh = weighted_curve_sum(keys, weights, partial(_gaussian_rdp, 4.0), orders)
+    kept = SharedCurves(1200 * (orders.size + 1) * 8)  # room for some pieces only
+    function = kept.serving(partial(_counted_curve, 4.0), orders)
+    for piece in np.array_split(rng.permutation(keys), 5):  # the run's chunks
+        function(np.sort(piece), orders)
+    assert kept._bytes <= kept.limit
+    CALLS.clear()
+    served = weighted_curve_sum(keys, weights, function, orders)
+    np.testing.assert_array_equal(served, fresh)
+    assert 0 < sum(CALLS) < keys.size  # some rows from what was kept, the rest evaluated
