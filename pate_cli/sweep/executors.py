@@ -176,6 +176,10 @@ def stop(executor, *, terminate: bool) -> None:
     """Shut ``executor`` down; with ``terminate``, end its running tasks first."""
     client = getattr(executor, "pate_client", None)
     if client is not None:
+        # Closing the client while results are still being gathered makes the executor's
+        # result callbacks fail with CommClosedError, which tornado would log as a
+        # traceback on stderr: those results are not wanted any more.
+        _quiet_tasks_left_behind()
         executor.shutdown(wait=False)
         with contextlib.suppress(Exception):
             client.close(timeout=5)
@@ -185,3 +189,13 @@ def stop(executor, *, terminate: bool) -> None:
             with contextlib.suppress(Exception):
                 process.terminate()
     executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _quiet_tasks_left_behind() -> None:
+    """Silence the loggers through which a closing Dask client reports the tasks it
+    abandons (tornado's callback errors, distributed's client), for the rest of the
+    process: it is closing its one cluster connection."""
+    import logging
+
+    for name in ("tornado.application", "distributed.client", "distributed.comm"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
