@@ -1,6 +1,8 @@
 """Totals without tables (issue 14 item 1): wall time and peak memory of pate-analyze's
-totals-only mode and of --per-query FILE.csv (the table streamed by a second pass), on 10^6,
-10^7 and 10^8 x 10 and 10^5 x 1,000 vote files.
+totals-only mode, of --per-query FILE.csv (the table streamed by a second pass) and of a
+budget run (``budget``: --budget 10^9, which never binds, so every block is summed; and
+``budget/2``: a budget half the run's epsilon, which halts about half way), on 10^6, 10^7
+and 10^8 x 10 and 10^5 x 1,000 vote files.
 
 ``python benchmarks/totals_memory.py`` (``make bench`` runs the 10^6 x 10 and 10^5 x 1,000
 rows; ``make bench-large`` or ``PATE_BENCH_LARGE=1`` adds 10^7; ``make bench-huge`` or
@@ -65,10 +67,10 @@ def synthesize(path: str, queries: int, classes: int = 10, seed: int = 14) -> No
     os.replace(path + ".part", path)
 
 
-def child(path: str, accounting: str, mode: str) -> None:
-    """One case in this process: ``totals`` (pate-analyze without per-query outputs) or
+def child(path: str, accounting: str, mode: str, budget: float | None = None) -> None:
+    """One case in this process: ``totals`` (pate-analyze without per-query outputs),
     ``per-query`` (pate-analyze --per-query FILE.csv: the totals, then the table streamed
-    to a CSV file by a second pass)."""
+    to a CSV file by a second pass) or ``budget`` (totals of a run with ``budget``)."""
     import warnings
 
     import pate_cli
@@ -81,9 +83,9 @@ def child(path: str, accounting: str, mode: str) -> None:
     pate_cli.analyze(np.asarray(votes[:64]), "confident", per_query=False, **options)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pate_table_") as scratch:
-        if mode == "totals":
+        if mode in ("totals", "budget"):
             result = pate_cli.analyze(pate_cli.load_votes(path), "confident",
-                                      per_query=False, **options)
+                                      per_query=False, budget=budget, **options)
         else:
             result = pate_cli.analyze(pate_cli.load_votes(path), "confident",
                                       per_query="stream", **options)
@@ -93,11 +95,13 @@ def child(path: str, accounting: str, mode: str) -> None:
     summary = json.dumps(result.to_dict(), sort_keys=True)
     peak = peak_mb()
     print(json.dumps({"seconds": seconds, "peak_mb": peak, "epsilon": result.epsilon,
+                      "halted_at": None if result.budget is None else result.budget.halted_at,
                       "summary_sha256": hashlib.sha256(summary.encode()).hexdigest()}))
 
 
-def spawn(path: str, accounting: str, mode: str) -> dict:
-    command = [sys.executable, os.path.abspath(__file__), "--child", path, accounting, mode]
+def spawn(path: str, accounting: str, mode: str, budget: float | None = None) -> dict:
+    command = [sys.executable, os.path.abspath(__file__), "--child", path, accounting, mode,
+               repr(budget)]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -115,7 +119,7 @@ def _verdict(key: tuple, record: dict, totals_seconds: float) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--child", nargs=3, metavar=("PATH", "ACCOUNTING", "MODE"))
+    parser.add_argument("--child", nargs=4, metavar=("PATH", "ACCOUNTING", "MODE", "BUDGET"))
     parser.add_argument("--large", action="store_true",
                         default=bool(os.environ.get("PATE_BENCH_LARGE")),
                         help="add the 10^7 x 10 rows")
@@ -125,8 +129,8 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", help="keep the generated files here")
     args = parser.parse_args(argv)
     if args.child:
-        path, accounting, mode = args.child
-        child(path, accounting, mode)
+        path, accounting, mode, budget = args.child
+        child(path, accounting, mode, None if budget == "None" else float(budget))
         return 0
     sizes = [(10**6, 10), (10**5, 1000)] + (
         [(10**7, 10)] if args.large or args.huge else []) + (
@@ -145,12 +149,20 @@ def main(argv=None) -> int:
                 measured = {mode: spawn(path, accounting, mode) for mode in modes}
                 digests = {record["summary_sha256"] for record in measured.values()}
                 same = "-" if len(modes) == 1 else "same" if len(digests) == 1 else "DIFFERENT"
+                totals = measured["totals"]
+                if classes == 10:  # budget runs: never binding, and halting half way
+                    measured["budget"] = spawn(path, accounting, "budget", 1e9)
+                    measured["budget/2"] = spawn(path, accounting, "budget",
+                                                 0.5 * totals["epsilon"])
                 for mode, record in measured.items():
                     target = _verdict((queries, classes, accounting, mode), record,
-                                      measured["totals"]["seconds"])
+                                      totals["seconds"])
+                    if mode.startswith("budget"):
+                        target = (f"{record['seconds'] / totals['seconds']:.1f}x totals, "
+                                  f"halted at {record['halted_at']}")
                     rows.append((f"{queries:.0e} x {classes}", accounting, mode,
                                  f"{record['seconds']:.2f}", f"{record['peak_mb']:.0f}",
-                                 same, target))
+                                 "-" if mode.startswith("budget") else same, target))
                     print(" | ".join(rows[-1]), flush=True)
     print_markdown(("queries", "accounting", "mode", "seconds", "peak MB", "summary",
                     "target"), rows)

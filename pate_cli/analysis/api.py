@@ -163,8 +163,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     per-query table a chunk at a time by a second pass (bounded memory). ``workers``:
     threads that count chunks and evaluate cost curves (default: the cores this process
     may use); no figure depends on it. ``executor``: a ``distributed.Client`` (or any
-    ``concurrent.futures`` executor) on which a totals-only single run without a budget
-    counts its chunks (``analysis.distributed``); the same bytes as counted locally.
+    ``concurrent.futures`` executor) on which a totals-only single run counts its chunks
+    (``analysis.distributed``; a budget run sums its blocks there,
+    ``analysis.budget_run``); the same bytes as counted locally.
     Any other run is analysed here, with a ``PateWarning`` saying so.
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))

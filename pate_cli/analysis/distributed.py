@@ -6,7 +6,8 @@ anywhere: :func:`counted_remotely` submits one task per span of chunks (counted 
 merged on the worker), at most ``window`` in flight, and merges the counts in order as
 they come back; the distinct curves are then evaluated in blocks on the same executor
 (:func:`executor_map`) and added here in block order, the same bits as a run counted on
-local threads. Replay noise
+local threads. A budget run's blocks are summed there too (``analysis.budget_run``), its
+halt found here. Replay noise
 is keyed by query position (MATH.md s.1), so a worker draws exactly the noise the local
 run draws for its rows.
 
@@ -28,6 +29,7 @@ from functools import partial
 import numpy as np
 
 from ..errors import InputError, PateWarning
+from ..inputs.mapped import drop_mapped_rows
 from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
 from .columns import given_rows
 from .grouped_run import ChunkCount, CountRequest, count_chunk, in_order, merged_counts
@@ -54,12 +56,33 @@ class NpyRows:
         """Rows ``lo .. hi-1`` of the task's ``rows`` (a ``slice`` of consecutive file
         rows or an index array) as C-ordered float64, as ``setting.rows_of`` gives them
         locally; ``votes``: the file as ``opened()`` gave it."""
-        votes = self.opened() if votes is None else votes
+        return _rows(self.opened() if votes is None else votes, rows, lo, hi)
+
+
+def _rows(votes, rows, lo: int, hi: int | None) -> np.ndarray:
+    """Rows ``lo .. hi-1`` of ``rows`` (a slice or an index array) of ``votes``, float64."""
+    if isinstance(rows, slice):
+        first = rows.start + lo
+        last = rows.stop if hi is None else rows.start + hi
+        return np.ascontiguousarray(votes[first:last], dtype=np.float64)
+    return rows_of(votes, rows, lo, rows.size if hi is None else hi)
+
+
+@dataclass(frozen=True, eq=False)
+class LocalRows:
+    """Rows of votes this process holds (tasks run on its own threads); the file pages
+    of consecutive rows are let go once read (``inputs.mapped.drop_mapped_rows``)."""
+
+    votes: object
+
+    def opened(self):
+        return self.votes
+
+    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
+        out = _rows(self.votes, rows, lo, hi)
         if isinstance(rows, slice):
-            first = rows.start + lo
-            last = rows.stop if hi is None else rows.start + hi
-            return np.ascontiguousarray(votes[first:last], dtype=np.float64)
-        return rows_of(votes, rows, lo, rows.size if hi is None else hi)
+            drop_mapped_rows(self.votes, rows.start + lo, rows.start + lo + out.shape[0])
+        return out
 
 
 def _opened(path: str, shape: tuple[int, ...]):
@@ -111,6 +134,22 @@ def _mapped_piece(name: str) -> np.ndarray:
     return np.load(name, mmap_mode="r", allow_pickle=False)
 
 
+def task_arguments(votes, positions, start: int, stop: int, *, source, student=None,
+                   decisions=None, truth=None) -> dict:
+    """What a task over the analysed queries ``start .. stop-1`` carries: ``at`` (where
+    its rows come from: ``source``, or the rows themselves when it is None; and which
+    file rows, a slice or an index array) and its rows of ``student``, ``decisions``
+    and ``truth``."""
+    rows = (slice(start, stop) if isinstance(positions, FirstRows)
+            else np.asarray(positions[start:stop]))
+    here = source if source is not None else ShippedRows(
+        rows_of(votes, positions, start, stop, dtype=None))
+    return {"at": (here, rows),
+            "student": None if student is None else rows_of(student, positions, start, stop),
+            "decisions": None if decisions is None else given_rows(decisions, start, stop),
+            "truth": None if truth is None else truth[positions[start:stop]]}
+
+
 def count_task(request: CountRequest, source, rows, start: int, *, chunk_size: int,
                student=None, decisions=None, truth=None) -> ChunkCount:
     """The analysed queries ``start ..`` of one task (file rows ``rows`` of ``source``),
@@ -139,20 +178,15 @@ def counted_remotely(executor, votes, positions, request: CountRequest, *, sourc
     with ``result()``), a task per span of whole chunks (at most ``TASK_ELEMENTS`` vote
     values), yielded in order; at most ``window`` tasks in flight."""
     queries = positions.size
-    contiguous = isinstance(positions, FirstRows)
     classes = votes.shape[1] if votes.ndim == 2 else 1
     span = chunk_size * max(1, TASK_ELEMENTS // max(1, chunk_size * classes))
 
     def submit(start: int):
-        stop = min(queries, start + span)
-        rows = slice(start, stop) if contiguous else np.asarray(positions[start:stop])
-        here = source if source is not None else ShippedRows(
-            rows_of(votes, positions, start, stop, dtype=None))
-        return executor.submit(
-            count_task, request, here, rows, start, chunk_size=chunk_size,
-            student=None if student is None else rows_of(student, positions, start, stop),
-            decisions=None if decisions is None else given_rows(decisions, start, stop),
-            truth=None if truth is None else truth[positions[start:stop]])
+        arguments = task_arguments(votes, positions, start, min(queries, start + span),
+                                   source=source, student=student, decisions=decisions,
+                                   truth=truth)
+        return executor.submit(count_task, request, *arguments.pop("at"), start,
+                               chunk_size=chunk_size, **arguments)
 
     starts = range(0, queries, span)
     for start, part in zip(starts, in_order(submit, starts, window=window), strict=True):
@@ -189,19 +223,21 @@ def _mapped(function: Callable, group: list) -> list:
 def usable_executor(target, *, budget, rounds, individualized, name: str,
                     keeps_columns: bool):
     """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
-    ``get_executor()``, or an executor as it is) if the run can count its chunks there,
-    else None with a ``PateWarning``: only the totals of a single run without a budget
-    are split (a budget halts in query order; SVT-PATE is sequential; a run that keeps
-    its per-query columns forms them in order)."""
-    reason = ("--budget" if budget is not None else "--rounds" if rounds is not None
+    ``get_executor()``, or an executor as it is) if the run can use it, else None with a
+    ``PateWarning``: a single run's totals are split (chunks counted there; a budget
+    run's blocks summed there, its halt found here, ``analysis.budget_run``); rounds,
+    individualized groups, SVT-PATE (sequential) and a run that keeps its per-query
+    columns (formed in order) are analysed in this process. ``budget`` does not matter
+    (kept for callers)."""
+    reason = ("--rounds" if rounds is not None
               else "--individualized" if individualized is not None
               else "-m svt" if name == "svt"
               else "its per-query columns (--write-decisions, --smooth-sensitivity, "
                    "per_query=True)" if keeps_columns else None)
     if reason is not None:
         warnings.warn(PateWarning(
-            f"--scheduler counts the totals of single runs without a budget; a run with "
-            f"{reason} is analysed in this process"), stacklevel=3)
+            f"--scheduler splits the totals of single runs; a run with {reason} is "
+            f"analysed in this process"), stacklevel=3)
         return None
     get_executor = getattr(target, "get_executor", None)
     return get_executor() if callable(get_executor) else target

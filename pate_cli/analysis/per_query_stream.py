@@ -17,6 +17,7 @@ import numpy as np
 
 from ..accounting.composition import running_epsilon
 from ..mechanisms import Decisions, NoiseSource
+from . import budget_run
 from .chunks import chunk_costs
 from .columns import QueryColumns
 from .result import AnalysisResult
@@ -59,8 +60,13 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             outcome=np.empty(0, np.int8) if mechanism.uses_student else None,
             columns={}), integral=integral)
         return
-    for start in range(0, queries, chunk_size):
-        stop = min(queries, start + chunk_size)
+    # a budget run's running sums restart from its carries at block starts (budget_run)
+    carries = None if result.budget is None else result.budget.carries
+    restarts = {} if carries is None else {
+        budget_run.BUDGET_BLOCK * (number + 1): carry for number, carry in enumerate(carries)}
+    for start, stop in _pieces(queries, chunk_size, list(restarts)):
+        if start in restarts:
+            carry = restarts[start]
         chunk = chunk_costs(votes, positions, start, stop, mechanism=mechanism,
                             selection=selection, answer=answer, noise=noise,
                             accounting=result.accounting, orders=orders, student=student,
@@ -85,6 +91,13 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             epsilon_cumulative=columns["epsilon_cumulative"],
             order_cumulative=columns["order_cumulative"], outcome=rows.outcome,
             columns={}), integral=integral)
+
+
+def _pieces(queries: int, chunk_size: int, cuts: list[int]) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges of at most ``chunk_size`` queries, also cut at ``cuts``."""
+    edges = sorted(set(range(0, queries, chunk_size)) | {cut for cut in cuts if cut < queries})
+    for number, start in enumerate(edges):
+        yield start, edges[number + 1] if number + 1 < len(edges) else queries
 
 
 def _integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:

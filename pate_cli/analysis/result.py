@@ -57,6 +57,10 @@ class BudgetPart:
     limit: float
     halted_at: int | None
     remaining: float
+    # The RDP spent before each block of ``analysis.budget_run.BUDGET_BLOCK`` queries
+    # after the first, up to the last processed ((blocks, orders); empty for a run of
+    # one block): the per-query table restarts its running sums there.
+    carries: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ chunk every formula runs over whole arrays. Cost curves are computed once per di
 statistic (the selection step depends only on ``round(max n)``, the answer step only on
 ``log q``) and gathered, and cumulative sums run in file order with an explicit carry
 (``accounting.composition``), so every number is identical whatever the chunk size.
+Budget runs go through ``analysis.budget_run``.
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.composition import StepRows, budget_halt, running_epsilon
+from ..accounting.composition import running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import GroupedAccumulator, GroupedCounts, grouped_totals
-from ..mechanisms import (
-    Decisions,
-    NoiseSource,
-)
+from ..mechanisms import Decisions, NoiseSource
+from .budget_run import BudgetSetting, run_budget
 from .chunks import chunk_costs
 from .columns import QueryColumns
 from .distributed import counted_remotely, executor_map, executor_threads, task_source
@@ -42,7 +41,7 @@ from .steps import (
     mechanism_steps,
     per_query_at_order,
 )
-from .streaming import LabelCounts, RunSums, released_labels, sums_at_order
+from .streaming import LabelCounts, released_labels, sums_at_order
 from .svt import analyze_svt
 
 # Curves a per-query run keeps for its totals (a 25,000 x 150 file's take 60 MB).
@@ -85,16 +84,18 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     per-query run's; the result's per-query arrays are empty (``result.counts`` holds
     what the summary needs) and ``to_frame()`` raises. SVT-PATE ignores it.
 
-    Totals (MATH.md s.6-7): a budget run's are its running sums in query order, which
-    its halt checks; every other run's come from the counts of its distinct statistics
-    (``accounting.grouped``), the same bits in both modes and for any chunk size or
-    ``workers`` (threads counting chunks and evaluating curves; default: the cores this
-    process may use). The per-query ``epsilon_cumulative`` column is a running sum: its
-    last value may differ from ``epsilon`` in the last bits.
+    Totals (MATH.md s.6-7): a budget run's are the sums its halt checks, block sums
+    carried from block to block and running sums inside a block (``analysis.budget_run``);
+    every other run's come from the counts of its distinct statistics
+    (``accounting.grouped``). Either way the same bits in both modes and for any chunk
+    size or ``workers`` (threads counting chunks and evaluating curves; default: the
+    cores this process may use). Without a budget the per-query ``epsilon_cumulative``
+    column is a running sum: its last value may differ from ``epsilon`` in the last bits;
+    a budget run's ends exactly at ``epsilon``.
 
     ``executor`` (a ``concurrent.futures``-style executor, e.g. a Dask client's
-    ``get_executor()``): the chunks of a totals-only run without a budget are counted
-    there (``analysis.distributed``), the same bits as counted here; other runs ignore it.
+    ``get_executor()``): the chunks of a totals-only run are counted there, or a budget
+    run's blocks summed there (``analysis.distributed``), the same bits as here.
     """
     orders, converter = checked_setting(accounting, delta, orders, conversion)
     classes = votes.shape[1] if np.ndim(votes) == 2 else 1
@@ -120,16 +121,22 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     noise = NoiseSource(seed, salt=salt)
     table = QueryColumns(queries if keep_columns else 0, with_outcome=mechanism.uses_student)
     carry = initial_carry(initial_rdp, orders)
-    # Totals: a budget run adds query after query (its halt checks those running sums,
-    # MATH.md s.7); any other run counts its distinct statistics (accounting.grouped).
-    sums = RunSums(carry) if budget is not None else None
-    grouped = GroupedAccumulator() if budget is None else None
-    # a run that forms per-query curves keeps them for its totals (analysis.sharing)
-    kept = SharedCurves(KEPT_CURVE_BYTES) if grouped is not None and keep_columns else None
     counts = LabelCounts(mechanism.uses_student)
     truth = None if labels is None else np.asarray(labels)
     halted_at = None
-    if counted_only:  # no table, no halt: chunks are counted apart (analysis.grouped_run)
+    kept = None
+    if budget is not None:  # blocks summed apart, the halt in query order (budget_run)
+        spent = run_budget(
+            BudgetSetting(votes, positions, queries, mechanism, selection, answer, noise,
+                          accounting, orders, converter, budget, chunk_size, q_bound,
+                          int(seed), salt, student, decisions, truth, progress),
+            carry, table=table if keep_columns else None, workers=workers,
+            executor=executor, window=2 * executor_threads(executor) if executor else 4,
+            source=None if executor is None else task_source(
+                votes, getattr(source, "path", None)))
+        halted_at, carry, counts = spent.halted_at, spent.carry, spent.labels
+        step_sums, answered_total = (spent.selection, spent.answer), spent.answered
+    elif counted_only:  # no table: chunks are counted apart (analysis.grouped_run)
         _check_decisions_cover(decisions, queries)
         request = CountRequest(mechanism, accounting, q_bound, int(seed), salt,
                                draw_labels=labels is not None)
@@ -145,37 +152,21 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 window=2 * executor_threads(executor), progress=progress),
                 mechanism.uses_student)
         grouped_table, counts = counted.table, counted.labels
-    for start in range(0, queries if not counted_only else 0, chunk_size):
-        stop = min(queries, start + chunk_size)
-        block, made, log_q, log_pr, weight, costs = chunk_costs(
-            votes, positions, start, stop, mechanism=mechanism, selection=selection,
-            answer=answer, noise=noise, accounting=accounting, orders=orders,
-            student=student, decisions=decisions, curves=keep_columns or budget is not None,
-            kept=kept)
-        if budget is not None:
-            sel_curves, sel_index = costs.selection, costs.selection_index
-            ans_curves, ans_index = costs.answer, costs.answer_index
-            full = costs if accounting == "expected" else StepRows(
-                sel_curves, sel_index, ans_curves, ans_index, np.ones(stop - start))
-            halt = budget_halt(costs, full, carry, converter, budget)
-            if halt is not None:
-                halted_at = start + halt
-                stop = halted_at
-                block, log_q, log_pr = block[:halt], log_q[:halt], log_pr[:halt]
-                weight = weight[:halt]
-                made = Decisions(made.answered[:halt], made.labels[:halt],
-                                 None if made.outcome is None else made.outcome[:halt])
-                costs = StepRows(sel_curves, sel_index[:halt], ans_curves, ans_index[:halt],
-                                 weight)
-        if stop > start:
+    else:  # per chunk: statistics counted, curves kept for the totals, columns filled
+        grouped = GroupedAccumulator()
+        # a run that forms per-query curves keeps them for its totals (analysis.sharing)
+        kept = SharedCurves(KEPT_CURVE_BYTES) if keep_columns else None
+        for start in range(0, queries, chunk_size):
+            stop = min(queries, start + chunk_size)
+            block, made, log_q, log_pr, weight, costs = chunk_costs(
+                votes, positions, start, stop, mechanism=mechanism, selection=selection,
+                answer=answer, noise=noise, accounting=accounting, orders=orders,
+                student=student, decisions=decisions, curves=keep_columns, kept=kept)
             released = made.answered
-            if grouped is not None:
-                keys = np.zeros(stop - start) if independent else None
-                grouped.add(GroupedCounts.of_queries(
-                    log_q if keys is None else keys, log_pr if keys is None else keys,
-                    released))
-            else:
-                sums.add(costs, stop - start, with_carry=not keep_columns)
+            keys = np.zeros(stop - start) if independent else None
+            grouped.add(GroupedCounts.of_queries(
+                log_q if keys is None else keys, log_pr if keys is None else keys,
+                released))
             if keep_columns:
                 figures = running_epsilon(costs, stop - start, carry, converter,
                                           per_query=True)
@@ -183,17 +174,12 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 table.fill(slice(start, stop), block, made, released, weight=weight,
                            log_q=log_q, log_pr=log_pr, figures=figures, orders=orders)
             else:
-                if sums is not None:
-                    carry = sums.carry
                 counts.add(*released_labels(made, released, mechanism.uses_student),
                            None if truth is None else truth[positions[start:stop]])
-        if progress is not None:
-            progress(stop, queries)
-        if halted_at is not None:
-            break
-    _check_decisions_cover(decisions, queries if halted_at is None else halted_at)
-    if not counted_only and grouped is not None:
+            if progress is not None:
+                progress(stop, queries)
         grouped_table = grouped.result()
+    _check_decisions_cover(decisions, queries if halted_at is None else halted_at)
     if halted_at is not None:
         queries = halted_at
         table.truncate(queries)
@@ -209,8 +195,6 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                  else lambda function, items: ordered_map(function, items, workers=workers)))
         carry = (initial_carry(initial_rdp, orders) + totals_of.selection) + totals_of.answer
         step_sums, answered_total = (totals_of.selection, totals_of.answer), totals_of.answered
-    else:
-        step_sums, answered_total = (sums.selection, sums.answer), sums.answered
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
     if queries == 0 and not np.any(carry):
@@ -252,7 +236,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             if budget is not None and epsilon > budget else ()),
         source=source,
         budget=None if budget is None else BudgetPart(
-            limit=budget, halted_at=halted_at, remaining=max(0.0, budget - epsilon)),
+            limit=budget, halted_at=halted_at, remaining=max(0.0, budget - epsilon),
+            carries=spent.carries),
         query_index=positions, outcome=table.outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
         counts=totals)

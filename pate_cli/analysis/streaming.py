@@ -1,6 +1,7 @@
 """Running sums of a run that need no per-query table (MATH.md sections 6 and 7).
 
-``analysis.run`` adds, chunk after chunk and in query order, what its totals need:
+A budget run (``analysis.budget_run``) adds, chunk after chunk and in query order
+through the blocks it goes through query by query, what its totals need:
 the RDP carry (selection + weight x answer, MATH.md s.7), the selection and the weighted
 answer curves apart (``rdp_at_order`` is their entries at the reported order, which is
 known only at the end, so every order is kept), the answered weight, and the label

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pate_cli
-from pate_cli.analysis import distributed, grouped_run
+from pate_cli.analysis import budget_run, distributed, grouped_run
 from pate_cli.analysis.distributed import NpyRows, task_source
 from pate_cli.errors import InputError
 from tests.analysis.test_totals_only import runs
@@ -130,7 +130,7 @@ def test_pate_analyze_workers_change_no_byte(cli, sample, workers):
 
 
 def test_pate_analyze_on_a_local_dask_cluster_gives_the_same_bytes(cli, sample, tmp_path,
-                                                                   dask_timeout):
+                                                                   dask_timeout, monkeypatch):
     pytest.importorskip("distributed")
     from distributed import LocalCluster
 
@@ -151,14 +151,27 @@ def test_pate_analyze_on_a_local_dask_cluster_gives_the_same_bytes(cli, sample, 
                 assert "Warning: --scheduler" not in result.err
                 outputs.append((result.out, table.read_bytes() if "TABLE" in extra else b""))
             assert outputs[0] == outputs[1], (name, extra)
-        # a budget run halts in query order: it is analysed here, and says so in one line
-        budget = ("--budget", "3", "-f", "json")
-        here = cli.analyze(sample / "votes.npy", *budget)
-        there = cli.analyze(sample / "votes.npy", *budget, "--scheduler",
-                            cluster.scheduler_address)
-    assert there.code == 0 and there.out == here.out
-    assert "Warning: --scheduler counts the totals of single runs without a budget; a run " \
-        "with --budget is analysed in this process" in there.err.splitlines()
+        # a budget run sums its blocks (here of 100 queries) on the workers, halts here
+        monkeypatch.setattr(budget_run, "BUDGET_BLOCK", 100)
+        for budget in ("20", "1e9"):
+            options = ("--budget", budget, "-f", "json", "--per-query", "TABLE")
+            outputs = []
+            for where in ((), ("--scheduler", cluster.scheduler_address)):
+                table = tmp_path / f"budget{len(where)}.csv"
+                args = [str(table) if value == "TABLE" else value for value in options]
+                result = cli.analyze(sample / "votes.npy", *args, *where)
+                assert result.code == 0 and "Warning" not in result.err, result.err
+                outputs.append((result.out, table.read_bytes()))
+            assert outputs[0] == outputs[1], budget
+            halted_at = json.loads(outputs[0][0])["budget"]["halted_at"]
+            assert halted_at is None if budget == "1e9" else 100 < halted_at < 3_000
+        # a run that keeps its per-query columns is analysed here, and says so in one line
+        kept = cli.analyze(sample / "votes.npy", "--write-decisions", tmp_path / "d.csv",
+                           "--scheduler", cluster.scheduler_address)
+    assert kept.code == 0
+    assert "Warning: --scheduler splits the totals of single runs; a run with its " \
+        "per-query columns (--write-decisions, --smooth-sensitivity, per_query=True) is " \
+        "analysed in this process" in kept.err.splitlines()
 
 
 def test_an_unreachable_scheduler_is_a_one_line_error(cli, sample, dask_timeout):

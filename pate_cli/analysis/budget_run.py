@@ -1,0 +1,320 @@
+"""Budget runs (MATH.md s.7): whole blocks summed apart, the halt found in query order.
+
+A budget run halts at the first query whose full cost could take the total above the
+budget. Its queries go in blocks of ``BUDGET_BLOCK`` (analysed positions 0, B, 2B, ...).
+The RDP spent before block b >= 1 (its *carry*) is the carry of block b-1 plus block
+b-1's sums formed from its distinct statistics (``accounting.grouped``: exact counts,
+each distinct curve once, added in a fixed order). Inside a block, and through the run's
+last block, the sums run query after query from the block's carry
+(``accounting.composition``), as the halt checks them. Block sums do not depend on one
+another, so they are formed in parallel, on threads or on a cluster's workers (first
+pass: :func:`block_sums`); a block is gone through query by query (second pass) only
+where its sums plus the largest cost one query can add (the data-independent curves,
+which every data-dependent curve is capped at) could pass the budget, with a margin that
+covers every rounding: a skipped block holds no halt.
+
+So no figure depends on the chunk size, the number of workers, or where block sums were
+formed, and a run of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query
+run. The per-query ``epsilon_cumulative`` column restarts from the carry at each block
+start (``BudgetPart.carries`` holds the carries), so it ends exactly at the reported
+epsilon, whose conversion the halt checked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from ..accounting.composition import StepRows, budget_halt, running_epsilon
+from ..accounting.conversion import Conversion
+from ..accounting.grouped import grouped_totals
+from ..mechanisms import Decisions
+from .chunks import chunk_costs
+from .columns import given_rows
+from .distributed import TASK_ELEMENTS, LocalRows, task_arguments
+from .grouped_run import CountRequest, count_chunk, in_order, merged_counts, ordered_map
+from .sharing import SharedCurves
+from .steps import curve_function, mechanism_steps
+from .streaming import LabelCounts, RunSums, released_labels
+
+# Queries per block (a fixed constant: the carries, and so the last bits of a run of more
+# queries, depend on it).
+BUDGET_BLOCK = 1 << 16
+# Curves a pass over blocks keeps for the next blocks (values recur from block to block).
+BLOCK_CURVE_BYTES = 1 << 26
+# A block is skipped when its sums plus one query's largest cost, raised by this factor,
+# convert within the budget: it exceeds the relative rounding of any sum of a block.
+MARGIN = 1.0 + 2.0 ** -32
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetSetting:
+    """What every pass of one budget run reads: the analysed rows and their inputs, the
+    mechanism and its steps, the accounting and the budget."""
+
+    votes: object
+    positions: object
+    queries: int
+    mechanism: object
+    selection: object
+    answer: object
+    noise: object
+    accounting: str
+    orders: np.ndarray
+    converter: Conversion
+    budget: float
+    chunk_size: int
+    q_bound: str = "union"
+    seed: int = 0
+    salt: int = 0
+    student: object = None
+    decisions: Decisions | None = None
+    truth: np.ndarray | None = None
+    progress: object = None
+
+
+@dataclass(frozen=True, eq=False)
+class BlockSums:
+    """One block's selection and (weighted) answer sums per order, its answered weight
+    and its label counts."""
+
+    selection: np.ndarray
+    answer: np.ndarray
+    answered: float
+    labels: LabelCounts
+
+
+def block_sums(request: CountRequest, source, rows, start: int, *, block: int,
+               chunk_size: int, orders: np.ndarray, student=None, decisions=None,
+               truth=None, shared: SharedCurves | None = None) -> list[BlockSums]:
+    """The sums of the blocks of ``block`` queries that the analysed queries from
+    ``start`` (file rows ``rows`` of ``source``, ``analysis.distributed``) make up, each
+    counted a chunk of ``chunk_size`` rows at a time (exact counts), then summed from its
+    distinct statistics. ``shared`` keeps curves across blocks (one per call if None).
+    A module-level function: a cluster's workers run it."""
+    size = rows.stop - rows.start if isinstance(rows, slice) else rows.size
+    opened = source.opened()
+    selection, answer = mechanism_steps(request.mechanism, q_bound=request.q_bound)
+    independent = request.accounting == "data-independent"
+    shared = SharedCurves(BLOCK_CURVE_BYTES) if shared is None else shared
+    selection_rdp = curve_function(selection, independent)
+    answer_rdp = curve_function(answer, independent)
+    if not independent:
+        selection_rdp = None if selection is None else shared.serving(selection_rdp, orders)
+        answer_rdp = shared.serving(answer_rdp, orders)
+
+    def chunk(lo: int, hi: int):
+        return count_chunk(
+            request, source.block(rows, lo, hi, votes=opened), start + lo,
+            student=None if student is None else student[lo:hi],
+            decisions=None if decisions is None else given_rows(decisions, lo, hi),
+            truth=None if truth is None else truth[lo:hi])
+
+    sums = []
+    for first in range(0, size, block):
+        last = min(size, first + block)
+        counted = merged_counts((chunk(lo, min(last, lo + chunk_size))
+                                 for lo in range(first, last, chunk_size)),
+                                request.mechanism.uses_student)
+        totals = grouped_totals(counted.table, selection_rdp=selection_rdp,
+                                answer_rdp=answer_rdp, orders=orders,
+                                expected=request.accounting == "expected")
+        sums.append(BlockSums(totals.selection, totals.answer, float(totals.answered),
+                              counted.labels))
+    return sums
+
+
+@dataclass
+class BudgetOutcome:
+    """What a budget run spent: the first query not processed (None without a halt),
+    the carry and step sums after the last processed query, the answered weight, the
+    label counts, and the carries at block starts 1, 2, ... up to the last processed."""
+
+    halted_at: int | None
+    carry: np.ndarray
+    selection: np.ndarray
+    answer: np.ndarray
+    answered: float
+    labels: LabelCounts
+    carries: np.ndarray
+
+
+class BudgetWalk:
+    """The second pass of a budget run: blocks taken whole from their sums, or gone
+    through query by query (``through``), in query order, until the halt."""
+
+    def __init__(self, run: BudgetSetting, carry: np.ndarray, table=None):
+        self.run = run
+        self.table = table
+        self.sums = RunSums(carry)
+        self.carry = np.array(carry, dtype=np.float64)
+        self.labels = LabelCounts(run.mechanism.uses_student)
+        self.halted_at: int | None = None
+        self.carries: list[np.ndarray] = []
+
+    def skip(self, part: BlockSums, after: np.ndarray) -> None:
+        """Take a whole block from its sums."""
+        self.settle(part, after, self.sums.selection, self.sums.answer, self.sums.answered)
+        self.labels.merge_in(part.labels)
+
+    def settle(self, part: BlockSums, after: np.ndarray, selection, answer,
+               answered: float) -> None:
+        """End a block (not the run's last) at its sums: ``selection``, ``answer``,
+        ``answered`` are the step sums before it, ``after`` the carry after it."""
+        self.sums.selection = selection + part.selection
+        self.sums.answer = answer + part.answer
+        self.sums.answered = answered + part.answered
+        self.sums.carry = self.carry = after
+        self.carries.append(after)
+
+    def through(self, lo: int, hi: int, part: BlockSums | None, after) -> None:
+        """Go through queries ``lo .. hi-1`` (one block) query by query; a block that is
+        not the run's last then ends at its sums (``part``, ``after``)."""
+        run, keep = self.run, self.table is not None
+        before = self.sums.selection, self.sums.answer, self.sums.answered
+        for start in range(lo, hi, run.chunk_size):
+            stop = min(hi, start + run.chunk_size)
+            chunk = chunk_costs(run.votes, run.positions, start, stop,
+                                mechanism=run.mechanism, selection=run.selection,
+                                answer=run.answer, noise=run.noise,
+                                accounting=run.accounting, orders=run.orders,
+                                student=run.student, decisions=run.decisions)
+            costs, made, weight = chunk.costs, chunk.made, chunk.weight
+            block, log_q, log_pr = chunk.block, chunk.log_q, chunk.log_pr
+            full = costs if run.accounting == "expected" else StepRows(
+                costs.selection, costs.selection_index, costs.answer, costs.answer_index,
+                np.ones(stop - start))
+            halt = budget_halt(costs, full, self.carry, run.converter, run.budget)
+            if halt is not None:
+                self.halted_at = start + halt
+                stop = self.halted_at
+                block, log_q, log_pr, weight = (block[:halt], log_q[:halt], log_pr[:halt],
+                                                weight[:halt])
+                made = Decisions(made.answered[:halt], made.labels[:halt],
+                                 None if made.outcome is None else made.outcome[:halt])
+                costs = StepRows(costs.selection, costs.selection_index[:halt],
+                                 costs.answer, costs.answer_index[:halt], weight)
+            if stop > start:
+                self.sums.add(costs, stop - start, with_carry=not keep)
+                if keep:
+                    figures = running_epsilon(costs, stop - start, self.carry,
+                                              run.converter, per_query=True)
+                    self.sums.carry = self.carry = figures.carry
+                    self.table.fill(slice(start, stop), block, made, made.answered,
+                                    weight=weight, log_q=log_q, log_pr=log_pr,
+                                    figures=figures, orders=run.orders)
+                else:
+                    self.carry = self.sums.carry
+                    self.labels.add(*released_labels(made, made.answered,
+                                                     run.mechanism.uses_student),
+                                    None if run.truth is None
+                                    else run.truth[run.positions[start:stop]])
+            if run.progress is not None:
+                run.progress(stop, run.queries)
+            if self.halted_at is not None:
+                return
+        if part is not None:
+            self.settle(part, after, *before)
+
+    def outcome(self) -> BudgetOutcome:
+        carries = (np.array(self.carries) if self.carries
+                   else np.empty((0, self.carry.size)))
+        return BudgetOutcome(self.halted_at, self.carry, self.sums.selection,
+                             self.sums.answer, self.sums.answered, self.labels, carries)
+
+
+def run_budget(run: BudgetSetting, carry: np.ndarray, *, table=None, workers: int | None = None,
+               executor=None, source=None, window: int = 4) -> BudgetOutcome:
+    """A budget run's halt and sums (the module's docstring). ``run``: the run's setting
+    (:class:`BudgetSetting`); ``table``: per-query columns to fill (None: totals
+    only); ``executor``: where block sums are formed (else on ``workers`` threads)."""
+    queries = run.queries
+    blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
+    parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor,
+                          source=source, window=window)
+    walk = BudgetWalk(run, carry, table)
+    peak = _peak(run)
+    try:
+        for number in range(blocks):
+            lo, hi = number * BUDGET_BLOCK, min(queries, (number + 1) * BUDGET_BLOCK)
+            part = next(parts) if number < blocks - 1 else None
+            after = None
+            if part is not None:
+                after = (walk.carry + part.selection) + part.answer
+                if table is None and _within(after, peak, run.converter, run.budget):
+                    walk.skip(part, after)
+                    if run.progress is not None:
+                        run.progress(hi, queries)
+                    continue
+            walk.through(lo, hi, part, after)
+            if walk.halted_at is not None:
+                break
+    finally:
+        parts.close()
+    return walk.outcome()
+
+
+def _peak(run: BudgetSetting) -> np.ndarray:
+    """The largest curve one query can add: its data-independent selection and answer
+    curves (MATH.md s.2), the caps of every data-dependent curve."""
+    peak = run.answer.independent(run.orders)
+    if run.selection is not None:
+        peak = peak + run.selection.independent(run.orders)
+    return np.asarray(peak, dtype=np.float64)
+
+
+def _within(after: np.ndarray, peak: np.ndarray, conversion, limit: float) -> bool:
+    """Whether no query of a block can halt the run: every candidate sum of the block
+    (its carry, the costs before the query, the query's full cost) lies below ``after``
+    (the carry after the block) plus ``peak``, raised by ``MARGIN`` for rounding, when
+    costs are non-negative; the conversion is monotone in every order."""
+    if not (bool(np.all(after >= 0.0)) and bool(np.all(peak >= 0.0))):
+        return False
+    bound = (after + peak) * MARGIN
+    return bool(conversion.epsilon(bound[None, :])[0][0] <= limit)
+
+
+def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,
+                  source=None, window: int = 4) -> Iterator[BlockSums]:
+    """The sums of blocks ``0 .. count-1`` in order, formed ahead on threads or on
+    ``executor`` (a task per span of whole blocks), as they are drawn; closing the
+    iterator cancels what is pending."""
+    request = CountRequest(run.mechanism, run.accounting, run.q_bound, run.seed, run.salt,
+                           draw_labels=run.truth is not None)
+    size = BUDGET_BLOCK
+    if executor is None:
+        shared = SharedCurves(BLOCK_CURVE_BYTES)
+        local = LocalRows(run.votes)
+
+        def one(number: int) -> list[BlockSums]:
+            start, stop = number * size, (number + 1) * size
+            arguments = task_arguments(run.votes, run.positions, start, stop,
+                                       source=local, student=run.student,
+                                       decisions=run.decisions, truth=run.truth)
+            return block_sums(request, *arguments.pop("at"), start, block=size,
+                              chunk_size=run.chunk_size, orders=run.orders, shared=shared,
+                              **arguments)
+
+        for group in ordered_map(one, range(count), workers=workers):
+            yield from group
+        return
+    classes = run.votes.shape[1] if run.votes.ndim == 2 else 1
+    per_task = max(1, TASK_ELEMENTS // (size * max(1, classes)))
+
+    def submit(number: int):
+        start = number * size
+        stop = min(count, number + per_task) * size
+        arguments = task_arguments(run.votes, run.positions, start, stop, source=source,
+                                   student=run.student, decisions=run.decisions,
+                                   truth=run.truth)
+        return executor.submit(partial(block_sums, request, *arguments.pop("at"), start,
+                                       block=size, chunk_size=run.chunk_size, orders=run.orders),
+                               **arguments)
+
+    for group in in_order(submit, range(0, count, per_task), window=window):
+        yield from group
+
