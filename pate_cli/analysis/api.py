@@ -277,7 +277,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             if per_query == "stream" and result.counts is not None:
                 result = replace(result, frames=partial(
                     per_query_frames, votes=vote_set.votes, query_indices=indices,
-                    student=student_rows, decisions=given, q_bound=q_bound))
+                    student=student_rows, decisions=given, q_bound=q_bound, workers=workers))
             if accounting == "data-independent" and initial_rdp is None:
                 result = with_pld_figure(result, chosen, delta)
     if smooth_sensitivity:

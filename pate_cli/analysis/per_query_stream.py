@@ -20,21 +20,28 @@ from ..mechanisms import Decisions, NoiseSource
 from . import budget_run
 from .chunks import chunk_costs
 from .columns import QueryColumns
+from .grouped_run import ordered_map
 from .result import AnalysisResult
 from .serialize import per_query_frame
 from .setting import analysed_positions, checked_setting, chunk_rows, initial_carry, rows_of
+from .sharing import SharedCurves
 from .steps import mechanism_steps, per_query_at_order
+
+# Answer curves the pass keeps for later chunks (log q values recur from chunk to chunk).
+STREAM_CURVE_BYTES = 1 << 26
 
 
 def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
                      student=None, decisions: Decisions | None = None,
                      q_bound: str = "union", salt: int = 0,
-                     chunk_size: int | None = None) -> Iterator:
+                     chunk_size: int | None = None, workers: int | None = None) -> Iterator:
     """``result.to_frame()`` of the per-query run, as DataFrames of one chunk each.
 
     ``result`` is the totals-only analysis of ``votes`` (a single LNMax, GNMax,
     Confident or Interactive run) and the other arguments are those it was analysed
     with. Only the first ``result.queries`` queries are replayed (a budget run's halt).
+    ``workers`` threads form the chunks' curves ahead (default: the cores); the frames
+    are the same bits for any number.
     """
     mechanism = result.mechanism
     orders, converter = checked_setting(result.accounting, result.delta, result.orders,
@@ -64,13 +71,21 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     carries = None if result.budget is None else result.budget.carries
     restarts = {} if carries is None else {
         budget_run.BUDGET_BLOCK * (number + 1): carry for number, carry in enumerate(carries)}
-    for start, stop in _pieces(queries, chunk_size, list(restarts)):
+    kept = SharedCurves(STREAM_CURVE_BYTES)
+
+    def costs_of(piece: tuple[int, int]):
+        """A chunk's decisions, statistics and curves: no carry needed, so chunks are
+        formed ahead on threads while the caller formats the ones before."""
+        return chunk_costs(votes, positions, *piece, mechanism=mechanism,
+                           selection=selection, answer=answer, noise=noise,
+                           accounting=result.accounting, orders=orders, student=student,
+                           decisions=decisions, kept=kept)
+
+    pieces = list(_pieces(queries, chunk_size, list(restarts)))
+    for (start, stop), chunk in zip(pieces, ordered_map(costs_of, pieces, workers=workers),
+                                    strict=True):
         if start in restarts:
             carry = restarts[start]
-        chunk = chunk_costs(votes, positions, start, stop, mechanism=mechanism,
-                            selection=selection, answer=answer, noise=noise,
-                            accounting=result.accounting, orders=orders, student=student,
-                            decisions=decisions)
         count = stop - start
         figures = running_epsilon(chunk.costs, count, carry, converter, per_query=True)
         carry = figures.carry
