@@ -59,22 +59,26 @@ class BudgetSetting:
     votes: object
     positions: object
     queries: int
-    mechanism: object
+    request: CountRequest  # the mechanism, accounting, q bound, seed and salt
     selection: object
     answer: object
     noise: object
-    accounting: str
     orders: np.ndarray
     converter: Conversion
     budget: float
     chunk_size: int
-    q_bound: str = "union"
-    seed: int = 0
-    salt: int = 0
     student: object = None
     decisions: Decisions | None = None
     truth: np.ndarray | None = None
     progress: object = None
+
+    @property
+    def mechanism(self):
+        return self.request.mechanism
+
+    @property
+    def accounting(self) -> str:
+        return self.request.accounting
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,9 +147,27 @@ class BudgetOutcome:
     carries: np.ndarray
 
 
+@dataclass(frozen=True, eq=False)
+class WalkState:
+    """What a budget run has spent at a point between queries (arrays never changed in
+    place; the label counts a copy)."""
+
+    carry: np.ndarray
+    selection: np.ndarray
+    answer: np.ndarray
+    answered: float
+    labels: LabelCounts
+    carries: int
+
+
 class BudgetWalk:
     """The second pass of a budget run: blocks taken whole from their sums, or gone
-    through query by query (``through``), in query order, until the halt."""
+    through query by query (``through``), in query order, until the halt.
+
+    The sums after a processed query are its block's carry plus the block's costs up to
+    it, added query after query; a block's sums give only the next block's carry. So a
+    run that halts at the first query of a block reports the sums after the block before,
+    query by query (``back_to``)."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray, table=None):
         self.run = run
@@ -155,6 +177,27 @@ class BudgetWalk:
         self.labels = LabelCounts(run.mechanism.uses_student)
         self.halted_at: int | None = None
         self.carries: list[np.ndarray] = []
+        self.ended: WalkState | None = None  # after the last block gone through, unsettled
+
+    def state(self) -> WalkState:
+        return WalkState(self.carry, self.sums.selection, self.sums.answer,
+                         self.sums.answered, LabelCounts.merged([self.labels]),
+                         len(self.carries))
+
+    def restore(self, state: WalkState) -> None:
+        self.carry = self.sums.carry = state.carry
+        self.sums.selection, self.sums.answer = state.selection, state.answer
+        self.sums.answered = state.answered
+        self.labels = LabelCounts.merged([state.labels])
+        del self.carries[state.carries:]
+
+    def back_to(self, lo: int, ended: WalkState) -> None:
+        """Halt at ``lo``, the first query of a block: the sums are those after the
+        block before, query by query (``ended``). That block was gone through: it could
+        not be skipped, since its skip bound (its sums plus the largest cost) is at least
+        the halting query's candidate sum."""
+        self.restore(ended)
+        self.halted_at = lo
 
     def skip(self, part: BlockSums, after: np.ndarray) -> None:
         """Take a whole block from its sums."""
@@ -217,6 +260,7 @@ class BudgetWalk:
                 run.progress(stop, run.queries)
             if self.halted_at is not None:
                 return
+        self.ended = self.state()
         if part is not None:
             self.settle(part, after, *before)
 
@@ -247,10 +291,16 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, table=None, workers: in
                 after = (walk.carry + part.selection) + part.answer
                 if table is None and _within(after, peak, run.converter, run.budget):
                     walk.skip(part, after)
+                    walk.ended = None
                     if run.progress is not None:
                         run.progress(hi, queries)
                     continue
+            ended = walk.ended  # the block before's own sums, if gone through
             walk.through(lo, hi, part, after)
+            if walk.halted_at == lo and lo > 0:
+                if ended is None:
+                    raise AssertionError("a budget run halted after a block it skipped")
+                walk.back_to(lo, ended)
             if walk.halted_at is not None:
                 break
     finally:
@@ -283,8 +333,7 @@ def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None,
     """The sums of blocks ``0 .. count-1`` in order, formed ahead on threads or on
     ``executor`` (a task per span of whole blocks), as they are drawn; closing the
     iterator cancels what is pending."""
-    request = CountRequest(run.mechanism, run.accounting, run.q_bound, run.seed, run.salt,
-                           draw_labels=run.truth is not None)
+    request = run.request
     size = BUDGET_BLOCK
     if executor is None:
         shared = SharedCurves(BLOCK_CURVE_BYTES)

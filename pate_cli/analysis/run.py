@@ -127,9 +127,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     kept = None
     if budget is not None:  # blocks summed apart, the halt in query order (budget_run)
         spent = run_budget(
-            BudgetSetting(votes, positions, queries, mechanism, selection, answer, noise,
-                          accounting, orders, converter, budget, chunk_size, q_bound,
-                          int(seed), salt, student, decisions, truth, progress),
+            BudgetSetting(votes, positions, queries,
+                          CountRequest(mechanism, accounting, q_bound, int(seed), salt,
+                                       draw_labels=labels is not None),
+                          selection, answer, noise, orders, converter, budget, chunk_size,
+                          student, decisions, truth, progress),
             carry, table=table if keep_columns else None, workers=workers,
             executor=executor, window=2 * executor_threads(executor) if executor else 4,
             source=None if executor is None else task_source(

@@ -190,3 +190,27 @@ def test_a_run_of_one_block_is_the_query_after_query_run(block, monkeypatch):
         result = pate_cli.analyze(votes, "gnmax", sigma=5.0, budget=1e6)
     assert result.budget.carries.shape == (0, result.orders.size)
     assert result.epsilon == result.epsilon_cumulative[-1]
+
+
+@pytest.mark.parametrize("stop", [300, 250, 100])
+def test_a_halt_at_a_block_start_reports_the_block_before_query_by_query(stop, monkeypatch):
+    """Expected accounting charges a query's full cost, so a budget equal to the epsilon
+    after query ``stop - 1`` halts at ``stop``. At a block start (300, 100) the run then
+    reports the sums after the block before, added query by query (not the next block's
+    carry, formed from that block's distinct statistics): the figure the halt checked,
+    at most the budget, and the per-query table's last row."""
+    monkeypatch.setattr(budget_run, "BUDGET_BLOCK", 100)
+    rng = np.random.default_rng(4)
+    votes = rng.multinomial(100, [0.8, 0.1, 0.1], size=1_000).astype(float)
+    options = dict(accounting="expected", threshold=60.0, sigma_threshold=30.0, sigma=20.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = pate_cli.analyze(votes, "confident", budget=1e9, **options).to_frame()
+        budget = float(whole["epsilon_cumulative"].iloc[stop - 1])
+        runs = [pate_cli.analyze(votes, "confident", budget=budget, per_query=mode,
+                                 workers=workers, **options)
+                for mode, workers in ((False, 1), (False, 2), (True, 1))]
+    assert [run.budget.halted_at for run in runs] == [stop] * 3
+    assert len({_figures(run) for run in runs}) == 1
+    assert runs[0].epsilon == budget == runs[2].to_frame()["epsilon_cumulative"].iloc[-1]
+    assert runs[0].budget.carries.shape[0] == (stop - 1) // 100
