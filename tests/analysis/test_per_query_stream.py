@@ -70,9 +70,14 @@ def test_pate_analyze_writes_its_table_in_memory_that_does_not_grow(cli, tmp_pat
     """Four times the queries, the same peak (the columns held in memory would grow by
     about 10 MB), and the file the in-memory table gives. Chunks are made small (8,192
     rows in every pass) so that both files span several, and a first call pays for
-    the imports and caches before anything is measured."""
-    from pate_cli.analysis import grouped_run
+    the imports and caches before anything is measured. The answer curves kept across
+    chunks are capped (at 64 MB; here 1 MB, which both sizes fill), and the chunks
+    formed ahead on threads are a few (the table pass's chunks are 2,048 rows here, so
+    that both sizes have more than those in flight)."""
+    from pate_cli.analysis import grouped_run, per_query_stream, setting
     from pate_cli.outputs import files
+    monkeypatch.setattr(per_query_stream, "STREAM_CURVE_BYTES", 1 << 20)
+    monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
     monkeypatch.setattr(grouped_run, "COUNT_CHUNK_ELEMENTS", 4 * 8192)
     monkeypatch.setattr(files, "CHUNK_ROWS", 8192)
     rng = np.random.default_rng(0)
