@@ -209,7 +209,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         source=vote_set)
     name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
     if executor is not None:
-        executor = usable_executor(executor, budget=budget, rounds=rounds, name=name,
+        executor = usable_executor(executor, rounds=rounds, name=name,
                                    individualized=individualized,
                                    keeps_columns=per_query is True or smooth_sensitivity)
     student_rows = None

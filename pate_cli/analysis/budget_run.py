@@ -34,9 +34,15 @@ from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
 from ..mechanisms import Decisions
 from .chunks import chunk_costs
-from .columns import given_rows
-from .distributed import TASK_ELEMENTS, LocalRows, task_arguments
-from .grouped_run import CountRequest, count_chunk, in_order, merged_counts, ordered_map
+from .distributed import TASK_ELEMENTS, executor_threads
+from .grouped_run import (
+    CountRequest,
+    LocalRows,
+    count_span,
+    in_order,
+    ordered_map,
+    span_arguments,
+)
 from .sharing import SharedCurves
 from .steps import curve_function, mechanism_steps
 from .streaming import LabelCounts, RunSums, released_labels
@@ -111,19 +117,11 @@ def block_sums(request: CountRequest, source, rows, start: int, *, block: int,
         selection_rdp = None if selection is None else shared.serving(selection_rdp, orders)
         answer_rdp = shared.serving(answer_rdp, orders)
 
-    def chunk(lo: int, hi: int):
-        return count_chunk(
-            request, source.block(rows, lo, hi, votes=opened), start + lo,
-            student=None if student is None else student[lo:hi],
-            decisions=None if decisions is None else given_rows(decisions, lo, hi),
-            truth=None if truth is None else truth[lo:hi])
-
     sums = []
     for first in range(0, size, block):
-        last = min(size, first + block)
-        counted = merged_counts((chunk(lo, min(last, lo + chunk_size))
-                                 for lo in range(first, last, chunk_size)),
-                                request.mechanism.uses_student)
+        counted = count_span(request, source, rows, start, chunk_size=chunk_size,
+                             student=student, decisions=decisions, truth=truth, lo=first,
+                             hi=min(size, first + block), opened=opened)
         totals = grouped_totals(counted.table, selection_rdp=selection_rdp,
                                 answer_rdp=answer_rdp, orders=orders,
                                 expected=request.accounting == "expected")
@@ -272,14 +270,14 @@ class BudgetWalk:
 
 
 def run_budget(run: BudgetSetting, carry: np.ndarray, *, table=None, workers: int | None = None,
-               executor=None, source=None, window: int = 4) -> BudgetOutcome:
+               executor=None, source=None) -> BudgetOutcome:
     """A budget run's halt and sums (the module's docstring). ``run``: the run's setting
     (:class:`BudgetSetting`); ``table``: per-query columns to fill (None: totals
     only); ``executor``: where block sums are formed (else on ``workers`` threads)."""
     queries = run.queries
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
     parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor,
-                          source=source, window=window)
+                          source=source)
     walk = BudgetWalk(run, carry, table)
     peak = _peak(run)
     try:
@@ -329,10 +327,10 @@ def _within(after: np.ndarray, peak: np.ndarray, conversion, limit: float) -> bo
 
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,
-                  source=None, window: int = 4) -> Iterator[BlockSums]:
+                  source=None) -> Iterator[BlockSums]:
     """The sums of blocks ``0 .. count-1`` in order, formed ahead on threads or on
-    ``executor`` (a task per span of whole blocks), as they are drawn; closing the
-    iterator cancels what is pending."""
+    ``executor`` (a task per span of whole blocks, ``source`` their rows; two per thread
+    in flight), as they are drawn; closing the iterator cancels what is pending."""
     request = run.request
     size = BUDGET_BLOCK
     if executor is None:
@@ -341,7 +339,7 @@ def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None,
 
         def one(number: int) -> list[BlockSums]:
             start, stop = number * size, (number + 1) * size
-            arguments = task_arguments(run.votes, run.positions, start, stop,
+            arguments = span_arguments(run.votes, run.positions, start, stop,
                                        source=local, student=run.student,
                                        decisions=run.decisions, truth=run.truth)
             return block_sums(request, *arguments.pop("at"), start, block=size,
@@ -357,13 +355,14 @@ def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None,
     def submit(number: int):
         start = number * size
         stop = min(count, number + per_task) * size
-        arguments = task_arguments(run.votes, run.positions, start, stop, source=source,
+        arguments = span_arguments(run.votes, run.positions, start, stop, source=source,
                                    student=run.student, decisions=run.decisions,
                                    truth=run.truth)
         return executor.submit(partial(block_sums, request, *arguments.pop("at"), start,
                                        block=size, chunk_size=run.chunk_size, orders=run.orders),
                                **arguments)
 
+    window = 2 * executor_threads(executor)
     for group in in_order(submit, range(0, count, per_task), window=window):
         yield from group
 

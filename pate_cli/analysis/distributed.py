@@ -29,11 +29,15 @@ from functools import partial
 import numpy as np
 
 from ..errors import InputError, PateWarning
-from ..inputs.mapped import drop_mapped_rows
 from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
-from .columns import given_rows
-from .grouped_run import ChunkCount, CountRequest, count_chunk, in_order, merged_counts
-from .setting import FirstRows, rows_of
+from .grouped_run import (
+    ChunkCount,
+    CountRequest,
+    count_span,
+    in_order,
+    rows_in,
+    span_arguments,
+)
 
 # Vote values a task covers at most (its chunks are counted and merged on the worker, so
 # the client merges fewer, larger tables): 4M values, 32 MB as float64.
@@ -56,33 +60,7 @@ class NpyRows:
         """Rows ``lo .. hi-1`` of the task's ``rows`` (a ``slice`` of consecutive file
         rows or an index array) as C-ordered float64, as ``setting.rows_of`` gives them
         locally; ``votes``: the file as ``opened()`` gave it."""
-        return _rows(self.opened() if votes is None else votes, rows, lo, hi)
-
-
-def _rows(votes, rows, lo: int, hi: int | None) -> np.ndarray:
-    """Rows ``lo .. hi-1`` of ``rows`` (a slice or an index array) of ``votes``, float64."""
-    if isinstance(rows, slice):
-        first = rows.start + lo
-        last = rows.stop if hi is None else rows.start + hi
-        return np.ascontiguousarray(votes[first:last], dtype=np.float64)
-    return rows_of(votes, rows, lo, rows.size if hi is None else hi)
-
-
-@dataclass(frozen=True, eq=False)
-class LocalRows:
-    """Rows of votes this process holds (tasks run on its own threads); the file pages
-    of consecutive rows are let go once read (``inputs.mapped.drop_mapped_rows``)."""
-
-    votes: object
-
-    def opened(self):
-        return self.votes
-
-    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
-        out = _rows(self.votes, rows, lo, hi)
-        if isinstance(rows, slice):
-            drop_mapped_rows(self.votes, rows.start + lo, rows.start + lo + out.shape[0])
-        return out
+        return rows_in(self.opened() if votes is None else votes, rows, lo, hi)
 
 
 def _opened(path: str, shape: tuple[int, ...]):
@@ -104,20 +82,6 @@ def _opened(path: str, shape: tuple[int, ...]):
     return votes
 
 
-@dataclass(frozen=True, eq=False)
-class ShippedRows:
-    """A task's rows sent with it (inputs that are not a ``.npy`` file), in their own
-    dtype (converted to float64 a chunk at a time on the worker: the same values)."""
-
-    votes: np.ndarray
-
-    def opened(self) -> None:
-        return None
-
-    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
-        return np.ascontiguousarray(self.votes[lo:hi], dtype=np.float64)
-
-
 def task_source(votes, path: str | None):
     """How tasks get their rows: ``NpyRows`` when ``votes`` is a memory map of the
     ``.npy`` file ``path`` or the shards ``path`` names, else None (each task carries its
@@ -134,41 +98,6 @@ def _mapped_piece(name: str) -> np.ndarray:
     return np.load(name, mmap_mode="r", allow_pickle=False)
 
 
-def task_arguments(votes, positions, start: int, stop: int, *, source, student=None,
-                   decisions=None, truth=None) -> dict:
-    """What a task over the analysed queries ``start .. stop-1`` carries: ``at`` (where
-    its rows come from: ``source``, or the rows themselves when it is None; and which
-    file rows, a slice or an index array) and its rows of ``student``, ``decisions``
-    and ``truth``."""
-    rows = (slice(start, stop) if isinstance(positions, FirstRows)
-            else np.asarray(positions[start:stop]))
-    here = source if source is not None else ShippedRows(
-        rows_of(votes, positions, start, stop, dtype=None))
-    return {"at": (here, rows),
-            "student": None if student is None else rows_of(student, positions, start, stop),
-            "decisions": None if decisions is None else given_rows(decisions, start, stop),
-            "truth": None if truth is None else truth[positions[start:stop]]}
-
-
-def count_task(request: CountRequest, source, rows, start: int, *, chunk_size: int,
-               student=None, decisions=None, truth=None) -> ChunkCount:
-    """The analysed queries ``start ..`` of one task (file rows ``rows`` of ``source``),
-    counted on a worker a chunk of ``chunk_size`` rows at a time and merged there."""
-    size = rows.stop - rows.start if isinstance(rows, slice) else rows.size
-    opened = source.opened()
-
-    def chunk(lo: int) -> ChunkCount:
-        hi = min(size, lo + chunk_size)
-        return count_chunk(
-            request, source.block(rows, lo, hi, votes=opened), start + lo,
-            student=None if student is None else student[lo:hi],
-            decisions=None if decisions is None else given_rows(decisions, lo, hi),
-            truth=None if truth is None else truth[lo:hi])
-
-    return merged_counts(map(chunk, range(0, size, chunk_size)),
-                         request.mechanism.uses_student)
-
-
 def counted_remotely(executor, votes, positions, request: CountRequest, *, source,
                      chunk_size: int, student=None, decisions=None, truth=None,
                      window: int = 8,
@@ -182,10 +111,10 @@ def counted_remotely(executor, votes, positions, request: CountRequest, *, sourc
     span = chunk_size * max(1, TASK_ELEMENTS // max(1, chunk_size * classes))
 
     def submit(start: int):
-        arguments = task_arguments(votes, positions, start, min(queries, start + span),
+        arguments = span_arguments(votes, positions, start, min(queries, start + span),
                                    source=source, student=student, decisions=decisions,
                                    truth=truth)
-        return executor.submit(count_task, request, *arguments.pop("at"), start,
+        return executor.submit(count_span, request, *arguments.pop("at"), start,
                                chunk_size=chunk_size, **arguments)
 
     starts = range(0, queries, span)
@@ -220,15 +149,13 @@ def _mapped(function: Callable, group: list) -> list:
     return [function(item) for item in group]
 
 
-def usable_executor(target, *, budget, rounds, individualized, name: str,
-                    keeps_columns: bool):
+def usable_executor(target, *, rounds, individualized, name: str, keeps_columns: bool):
     """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
     ``get_executor()``, or an executor as it is) if the run can use it, else None with a
     ``PateWarning``: a single run's totals are split (chunks counted there; a budget
     run's blocks summed there, its halt found here, ``analysis.budget_run``); rounds,
     individualized groups, SVT-PATE (sequential) and a run that keeps its per-query
-    columns (formed in order) are analysed in this process. ``budget`` does not matter
-    (kept for callers)."""
+    columns (formed in order) are analysed in this process."""
     reason = ("--rounds" if rounds is not None
               else "--individualized" if individualized is not None
               else "-m svt" if name == "svt"

@@ -99,6 +99,88 @@ def count_rows(classes: int) -> int:
     return max(1, COUNT_CHUNK_ELEMENTS // max(1, classes))
 
 
+def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """Rows ``lo .. hi-1`` of ``rows`` (a ``slice`` of consecutive rows of ``votes`` or
+    an index array) as C-ordered float64, as ``setting.rows_of`` gives them."""
+    if isinstance(rows, slice):
+        first = rows.start + lo
+        last = rows.stop if hi is None else rows.start + hi
+        return np.ascontiguousarray(votes[first:last], dtype=np.float64)
+    return rows_of(votes, rows, lo, rows.size if hi is None else hi)
+
+
+@dataclass(frozen=True, eq=False)
+class LocalRows:
+    """Rows of votes this process holds (counted on its own threads); the file pages of
+    consecutive rows are let go once read (``inputs.mapped.drop_mapped_rows``). A
+    cluster's tasks read ``analysis.distributed.NpyRows`` or ``ShippedRows``."""
+
+    votes: object
+
+    def opened(self):
+        return self.votes
+
+    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
+        out = rows_in(self.votes, rows, lo, hi)
+        if isinstance(rows, slice):
+            drop_mapped_rows(self.votes, rows.start + lo, rows.start + lo + out.shape[0])
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class ShippedRows:
+    """A task's rows sent with it (inputs that are not a ``.npy`` file), in their own
+    dtype (converted to float64 a chunk at a time on the worker: the same values)."""
+
+    votes: np.ndarray
+
+    def opened(self) -> None:
+        return None
+
+    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
+        return np.ascontiguousarray(self.votes[lo:hi], dtype=np.float64)
+
+
+def count_span(request: CountRequest, source, rows, start: int, *, chunk_size: int,
+               student=None, decisions=None, truth=None, lo: int = 0, hi: int | None = None,
+               opened=None) -> ChunkCount:
+    """Count the queries ``lo .. hi-1`` (default: all) of a span: the analysed queries
+    ``start ..``, file rows ``rows`` of ``source`` (``LocalRows`` or a cluster task's
+    source, ``opened`` if already opened), with the span's own rows of ``student``,
+    ``decisions`` and ``truth``; a chunk of ``chunk_size`` rows at a time, merged."""
+    size = rows.stop - rows.start if isinstance(rows, slice) else rows.size
+    hi = size if hi is None else hi
+    opened = source.opened() if opened is None else opened
+
+    def chunk(first: int) -> ChunkCount:
+        last = min(hi, first + chunk_size)
+        return count_chunk(
+            request, source.block(rows, first, last, votes=opened), start + first,
+            student=None if student is None else student[first:last],
+            decisions=None if decisions is None else given_rows(decisions, first, last),
+            truth=None if truth is None else truth[first:last])
+
+    return merged_counts(map(chunk, range(lo, hi, chunk_size)),
+                         request.mechanism.uses_student)
+
+
+def span_arguments(votes, positions, start: int, stop: int, *, source, student=None,
+                   decisions=None, truth=None) -> dict:
+    """What a span of the analysed queries ``start .. stop-1`` is counted with (the
+    keywords of ``count_span`` after ``request``): ``at``, where its rows come from
+    (``source``; its rows themselves when None, ``ShippedRows``)
+    and which file rows (a slice or an index array), and its rows of ``student``,
+    ``decisions`` and ``truth``."""
+    rows = (slice(start, stop) if isinstance(positions, FirstRows)
+            else np.asarray(positions[start:stop]))
+    if source is None:
+        source = ShippedRows(rows_of(votes, positions, start, stop, dtype=None))
+    return {"at": (source, rows),
+            "student": None if student is None else rows_of(student, positions, start, stop),
+            "decisions": None if decisions is None else given_rows(decisions, start, stop),
+            "truth": None if truth is None else truth[positions[start:stop]]}
+
+
 def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
                   student=None, decisions: Decisions | None = None,
                   truth: np.ndarray | None = None, workers: int | None = None,
@@ -108,19 +190,14 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
     finish; memory holds a few chunks and the merged table, whatever the file size."""
     queries = positions.size
     starts = range(0, queries, chunk_size)
-
-    contiguous = isinstance(positions, FirstRows)
+    local = LocalRows(votes)
 
     def one(start: int) -> ChunkCount:
-        stop = min(queries, start + chunk_size)
-        block = rows_of(votes, positions, start, stop)
-        if contiguous:
-            drop_mapped_rows(votes, start, stop)
-        return count_chunk(
-            request, block, start,
-            student=None if student is None else rows_of(student, positions, start, stop),
-            decisions=None if decisions is None else given_rows(decisions, start, stop),
-            truth=None if truth is None else truth[positions[start:stop]])
+        arguments = span_arguments(votes, positions, start, min(queries, start + chunk_size),
+                                   source=local, student=student, decisions=decisions,
+                                   truth=truth)
+        return count_span(request, *arguments.pop("at"), start, chunk_size=chunk_size,
+                          **arguments)
 
     def reported(parts: Iterator[ChunkCount]) -> Iterator[ChunkCount]:
         for start, part in zip(starts, parts, strict=True):

@@ -133,8 +133,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                           selection, answer, noise, orders, converter, budget, chunk_size,
                           student, decisions, truth, progress),
             carry, table=table if keep_columns else None, workers=workers,
-            executor=executor, window=2 * executor_threads(executor) if executor else 4,
-            source=None if executor is None else task_source(
+            executor=executor, source=None if executor is None else task_source(
                 votes, getattr(source, "path", None)))
         halted_at, carry, counts = spent.halted_at, spent.carry, spent.labels
         step_sums, answered_total = (spent.selection, spent.answer), spent.answered
