@@ -1,4 +1,4 @@
-"""Totals-only runs without a budget: chunks counted apart, in parallel (MATH.md s.6-7).
+"""Totals-only runs: chunks counted apart, in parallel (MATH.md s.6-7).
 
 A chunk of queries becomes a :class:`ChunkCount`: the table of its distinct (answer,
 selection) statistics with their query and answer counts (``accounting.grouped``) and its
@@ -8,7 +8,10 @@ any order, on threads here (:func:`count_queries`) or on a Dask cluster
 the same bits whatever the chunk size or the number of workers. Replay noise is keyed by
 query position (``mechanisms.noise``), so a chunk's decisions do not depend on who
 counts it. Without true labels to score, the answer noise is not drawn at all (the
-decisions, and so the costs, do not need it).
+decisions, and so the costs, do not need it). A span of queries is counted by
+:func:`count_span` from a row source (:class:`LocalRows` here, :class:`ShippedRows` or
+``analysis.distributed.NpyRows`` on a cluster), for a whole run's chunks or for one
+budget block (``analysis.budget_run``).
 """
 
 from __future__ import annotations
