@@ -21,7 +21,8 @@ from .result import AnalysisResult
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
     """``--accounting data-independent`` with dp_accounting: the smaller of the RDP figure
     and the PLD accountant's (``accounting.pld``) for Gaussian aggregators; records which
-    (``data_independent_method``: ``rdp`` or ``pld``)."""
+    (``data_independent_method``: ``rdp`` or ``pld``) and keeps the RDP figure it
+    replaces (``epsilon_rdp``: the per-query table's last ``epsilon_cumulative``)."""
     if mechanism.name not in ("gnmax", "confident", "interactive"):
         return result
     steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
@@ -31,7 +32,7 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
     if figure is None or not figure < result.epsilon:
         return result
     return replace(result, epsilon=figure, epsilon_data_independent=figure,
-                   data_independent_method="pld")
+                   data_independent_method="pld", epsilon_rdp=result.epsilon)
 
 
 def check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,

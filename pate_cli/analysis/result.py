@@ -225,6 +225,8 @@ class AnalysisResult:
     decisions: DecisionsPart | None = None
     q_bound: str = "union"
     data_independent_method: str = "rdp"
+    # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
+    epsilon_rdp: float | None = None
     # Set when the run kept no per-query columns (totals only): the arrays above are then
     # empty and these counts stand for them.
     counts: QueryCounts | None = None

@@ -74,6 +74,7 @@ def summary_dict(result) -> dict:
         "q_bound": result.q_bound,
         "epsilon_improved": epsilon_improved(result),
         "data_independent_method": result.data_independent_method,
+        "epsilon_rdp": epsilon_rdp(result),
     })
     outcome_counts = _outcome_counts(result)
     if outcome_counts is not None:
@@ -136,6 +137,19 @@ def epsilon_improved(result) -> float | None:
     if result.data_independent_method == "pld":  # the PLD figure is valid and smaller
         return min(float(epsilon), result.epsilon)
     return float(epsilon)
+
+
+def epsilon_rdp(result) -> float | None:
+    """The RDP conversion of the run's total curve (MATH.md s.6), at the run's
+    conversion: ``epsilon`` itself unless the privacy-loss-distribution accountant gave a
+    smaller data-independent figure (``data_independent_method`` ``pld``), where this is
+    the figure the per-query table's ``epsilon_cumulative`` and ``order`` belong to; None
+    where the epsilon is not an RDP conversion (SVT-PATE, individualized groups)."""
+    if result.epsilon_rdp is not None:
+        return result.epsilon_rdp
+    if result.svt is not None or result.groups is not None or result.rdp_total is None:
+        return None
+    return result.epsilon
 
 
 def smooth_sensitivity_dict(report: SmoothSensitivityResult) -> dict:

@@ -189,6 +189,12 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                   + ("conversion (Mironov 2017, Prop. 3)" if conversion == "classic" else
                      "conversion (Canonne, Kamath and Steinke 2020)")
                   + f"; the best order was {number(summary.get('order'))} (MATH.md s.6).")
+    if summary.get("data_independent_method") == "pld":
+        definition += (f" That conversion gives ε = {number(summary.get('epsilon_rdp'))}; "
+                       f"the reported ε = {number(summary['epsilon'])} is smaller and "
+                       "also valid: the Gaussian steps' privacy-loss distributions composed "
+                       "by dp_accounting's PLD accountant (pessimistic discretisation), "
+                       "which has no order.")
     return {"unit": unit, "relation": relation, "definition": definition, "delta": why,
             "delta_ok": bool(dataset_size) and delta < 1.0 / dataset_size}
 

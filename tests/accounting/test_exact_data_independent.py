@@ -102,6 +102,31 @@ def test_data_independent_accounting_uses_the_smaller_valid_figure():
     assert result.epsilon < rdp.epsilon_data_independent
     assert result.epsilon >= gaussian_exact_epsilon(steps, 1e-5)
     assert rdp.to_dict()["data_independent_method"] == "rdp"
+    # the RDP figure the PLD one replaced is reported beside it; without PLD it is epsilon
+    assert summary["epsilon_rdp"] == rdp.epsilon_data_independent > result.epsilon
+    assert rdp.to_dict()["epsilon_rdp"] == rdp.epsilon
+
+
+def test_pld_headline_says_whose_figure_and_table_ends_at_rdp(cli, tmp_path):
+    pytest.importorskip("dp_accounting")
+    import json
+
+    import pandas as pd
+
+    table = tmp_path / "q.csv"
+    args = ("sample_votes/mnist_250_votes.npy", "-n", "640", "--accounting",
+            "data-independent", "--per-query", str(table))
+    summary = json.loads(cli.analyze(*args, "-f", "json").out)
+    frame = pd.read_csv(table)
+    last = frame["epsilon_cumulative"].iloc[-1]  # a running sum: equal up to the last bits
+    assert summary["epsilon_rdp"] == pytest.approx(last, rel=1e-13)
+    assert last > 1.2 * summary["epsilon"]
+    assert frame["order_cumulative"].iloc[-1] == summary["order"] == 8
+    text = cli.analyze(*args).out
+    assert "(privacy-loss distribution accountant)" in text
+    assert f"epsilon RDP       {last:.4f} (order 8; the per-query table's figures)" in text
+    assert "(order" not in next(line for line in text.splitlines()
+                                if line.startswith("epsilon  "))
 
 
 def test_orders_auto_moves_off_both_edges():

@@ -284,3 +284,17 @@ def test_max_epsilon_exits_3_after_writing_the_report(cli, tmp_path):
     result = cli.report(VOTES, "-n", "300", "--max-epsilon", "0.5", "-o", out)
     assert result.code == 3 and "exceeds --max-epsilon 0.5" in result.err
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_pld_figure_is_explained_in_the_dp_definition():
+    pytest.importorskip("dp_accounting")
+    from pate_cli import analyze
+    from pate_cli.outputs.report_content import number, privacy_unit
+
+    pld = analyze(VOTES, "confident", queries=640, accounting="data-independent").to_dict()
+    assert pld["data_independent_method"] == "pld"
+    text = privacy_unit(pld, dataset_size=None)["definition"]
+    assert f"That conversion gives \u03b5 = {number(pld['epsilon_rdp'])};" in text
+    assert f"the reported \u03b5 = {number(pld['epsilon'])} is smaller" in text
+    rdp = analyze(VOTES, "confident", queries=640).to_dict()
+    assert "PLD" not in privacy_unit(rdp, dataset_size=None)["definition"]
