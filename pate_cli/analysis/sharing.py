@@ -95,38 +95,42 @@ _INDEX_BYTES = 8 + 4 + 4
 
 
 class _Kept:
-    """One function's kept curves: the pieces, and their keys sorted with where each is."""
+    """One function's kept curves: the pieces, and their keys sorted with where each is.
+
+    Readers (:meth:`rows_of`) run outside the store's lock, on several threads while
+    :meth:`add` (under the lock) keeps more: the index (keys, piece, row) is one tuple,
+    replaced in one assignment after the new piece is appended, so a reader sees the old
+    index or the new one, never keys of one with rows of the other."""
 
     def __init__(self) -> None:
         self.pieces: list[np.ndarray] = []
-        self.keys = np.empty(0)
-        self.piece = np.empty(0, dtype=np.int32)
-        self.row = np.empty(0, dtype=np.int32)
+        self.index = (np.empty(0), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32))
 
     @property
     def nbytes(self) -> int:
-        return sum(piece.nbytes for piece in self.pieces) + _INDEX_BYTES * self.keys.size
+        return sum(piece.nbytes for piece in self.pieces) + _INDEX_BYTES * self.index[0].size
 
     def add(self, keys: np.ndarray, curves: np.ndarray) -> None:
         curves.flags.writeable = False  # the caller's array, kept as it is
-        keys = np.concatenate((self.keys, keys))
+        old_keys, old_piece, old_row = self.index
+        keys = np.concatenate((old_keys, keys))
         order = np.argsort(keys, kind="stable")  # two sorted runs: merged in linear time
-        self.keys = keys[order]
-        self.piece = np.concatenate((self.piece, np.full(curves.shape[0], len(self.pieces),
-                                                         dtype=np.int32)))[order]
-        self.row = np.concatenate((self.row, np.arange(curves.shape[0],
-                                                       dtype=np.int32)))[order]
-        self.pieces.append(curves)
+        piece = np.concatenate((old_piece, np.full(curves.shape[0], len(self.pieces),
+                                                   dtype=np.int32)))[order]
+        row = np.concatenate((old_row, np.arange(curves.shape[0], dtype=np.int32)))[order]
+        self.pieces.append(curves)  # before the index that points into it
+        self.index = (keys[order], piece, row)
 
     def rows_of(self, wanted: np.ndarray):
         """``(positions in wanted, piece, row)`` of the wanted keys kept, or None."""
-        if self.keys.size == 0:
+        keys, piece, row = self.index  # one consistent snapshot
+        if keys.size == 0:
             return None
-        where = np.minimum(np.searchsorted(self.keys, wanted), self.keys.size - 1)
-        found = np.flatnonzero(self.keys[where] == wanted)
+        where = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+        found = np.flatnonzero(keys[where] == wanted)
         if found.size == 0:
             return None
-        return found, self.piece[where[found]], self.row[where[found]]
+        return found, piece[where[found]], row[where[found]]
 
 
 SHARED_CURVES = SharedCurves()

@@ -127,7 +127,7 @@ def test_kept_pieces_are_found_through_one_sorted_index():
     for key in keys:  # 64 evaluations of one new key each
         function(np.array([key]), orders)
     (kept,) = store._entries.values()
-    assert len(kept.pieces) == 64 and np.array_equal(kept.keys, keys)  # one index, sorted
+    assert len(kept.pieces) == 64 and np.array_equal(kept.index[0], keys)  # sorted
     np.testing.assert_array_equal(function(keys, orders),
                                   rdp_gnmax(keys, sigma=3.0, orders=orders))
     assert len(kept.pieces) == 64  # all served: nothing evaluated or kept again
@@ -157,3 +157,45 @@ def test_curves_served_from_what_a_run_kept_are_the_bits_evaluated_afresh():
     served = weighted_curve_sum(keys, weights, function, orders)
     np.testing.assert_array_equal(served, fresh)
     assert 0 < sum(CALLS) < keys.size  # some rows from what was kept, the rest evaluated
+
+
+def test_a_reader_between_any_two_steps_of_add_sees_one_whole_index():
+    """Readers run outside the lock while another thread adds: every state an ``add`` goes
+    through (each attribute it sets, each piece it appends) answers every key either with
+    its own curve or not at all, never with another key's row."""
+    from pate_cli.analysis import sharing
+
+    orders = np.array([2.0, 8.0, 32.0])
+    seen = []
+
+    def check(kept):
+        wanted = -np.arange(1.0, 40.0) / 3
+        hit = kept.rows_of(wanted)
+        if hit is not None:
+            found, piece, row = hit
+            got = np.stack([kept.pieces[p][r] for p, r in zip(piece, row, strict=True)])
+            np.testing.assert_array_equal(
+                got, rdp_gnmax(wanted[found], sigma=3.0, orders=orders))
+        seen.append(0 if hit is None else hit[0].size)
+
+    class Watched(list):
+        def append(self, item):
+            super().append(item)
+            check(owner[0])
+
+    class Observed(sharing._Kept):
+        def __init__(self):
+            super().__init__()
+            self.pieces = Watched(self.pieces)
+            object.__setattr__(self, "ready", True)
+
+        def __setattr__(self, name, value):
+            object.__setattr__(self, name, value)
+            if getattr(self, "ready", False):
+                check(self)
+
+    owner = [Observed()]
+    for lo in range(1, 40, 7):  # pieces of 7 keys, interleaved with the kept ones
+        keys = np.sort(-np.arange(lo, min(40, lo + 7), dtype=np.float64) / 3)
+        owner[0].add(keys, rdp_gnmax(keys, sigma=3.0, orders=orders))
+    assert seen[-1] == 39 and len(seen) >= 12  # every step was looked at
