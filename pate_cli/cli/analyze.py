@@ -198,6 +198,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..analysis.decisions import decisions_of
     from ..analysis.serialize import smooth_sensitivity_history
+    from ..inputs.shards import input_files
     from ..outputs.decisions import check_decisions_path, decisions_bytes
     from ..outputs.files import (
         check_destinations,
@@ -208,10 +209,15 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     from ..outputs.rdp_curve import rdp_curve_bytes
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
-    check_destinations((f"{option} {path}", path) for option, path in (
+    check_destinations(((f"{option} {path}", path) for option, path in (
         ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
         ("--write-decisions", write_decisions), ("--write-rdp", write_rdp))
-        if path is not None)  # before any work: two outputs to one file, no directory...
+        if path is not None),  # before any work: two outputs to one file, no directory...
+        inputs=[(f"{option} {path}".lstrip(), name) for option, path in (
+            ("", votes), ("--predictions", predictions), ("--labels", labels),
+            ("--student", student), ("--query-indices", query_indices),
+            ("--add-rdp", add_rdp), ("--groups", groups), ("--teacher-groups", teacher_groups),
+            ("--decisions", decisions_in)) for name in input_files(path)])  # ...or an input
     if write_decisions is not None:
         check_decisions_path(write_decisions)
     if write_rdp is not None and individualized is not None:

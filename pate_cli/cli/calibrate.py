@@ -10,6 +10,7 @@ import click
 from .._version import __version__
 from ..analysis.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
 from ..analysis.serialize import plain_number
+from ..inputs.shards import input_files
 from ..outputs.files import check_destinations, write_outputs
 from ..sweep.columns import orders_text
 from .errors import reported_warnings, run_command
@@ -98,8 +99,12 @@ def command(votes, target_epsilon, mechanism, sigma, threshold, sigma_threshold,
     and expected), the label accuracy with --labels, and the pate-analyze command that
     reproduces it.
     """
-    if output is not None:
-        check_destinations([(f"-o {output}", output)])
+    if output is not None:  # before any work; never over an input
+        inputs = [(f"--{key.replace('_', '-')} {path}", path) for key, path in options.items()
+                  if key in ("predictions", "labels", "student") and path is not None]
+        check_destinations([(f"-o {output}", output)], inputs=[
+            (name, file) for name, path in [(str(votes), votes), *inputs]
+            for file in input_files(path)])
     with reported_warnings():
         found = calibrate(votes, mechanism, target_epsilon=target_epsilon,
                           accounting=options.pop("accounting"), scale_all=scale_all,

@@ -18,7 +18,8 @@ import click
 # arrives, so that a stopped run writes its rows at once (0.5-1 s sooner).
 import pandas  # noqa: F401
 
-from ..outputs.files import write_atomically
+from ..inputs.shards import input_files
+from ..outputs.files import check_destinations, write_atomically
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from ..sweep.executors import (
     Terminated,
@@ -73,6 +74,10 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
         raise click.UsageError(TUNING_SVT)
     if out:
         check_destination(out)
+        check_destinations([(f"--out {out}", out)], inputs=[  # an input would be lost
+            (f"{option} {path}".lstrip(), name)
+            for option, paths in (("", votes), ("--labels", labels), ("--student", student))
+            for path in paths or () for name in input_files(path)])
     if "-" in votes:
         raise click.UsageError("pate-sweep reads vote files, not standard input "
                                "(workers open the files themselves)")

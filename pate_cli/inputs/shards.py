@@ -39,7 +39,12 @@ def shard_paths(path) -> list[str]:
     """The ``.npy`` pieces ``path`` names, in name order (a one-line error if none)."""
     text = os.fspath(path)
     pattern = os.path.join(text, "*.npy") if os.path.isdir(text) else text
-    found = sorted(name for name in glob.glob(pattern) if os.path.isfile(name))
+    named = glob.glob(pattern)
+    broken = sorted(name for name in named if os.path.islink(name) and not os.path.exists(name))
+    if broken:  # e.g. git-annex or DVC content not fetched: never a silently shorter file
+        raise InputError(f"{text}: shard {broken[0]} is a symbolic link to a file that does "
+                         "not exist (fetch its content, or remove the link)")
+    found = sorted(name for name in named if os.path.isfile(name))
     if not found and os.path.isdir(text):
         raise InputError(f"{text}: is a directory with no .npy shards in it (give a vote "
                          "file, or a directory of .npy pieces of one vote matrix)")
@@ -50,6 +55,20 @@ def shard_paths(path) -> list[str]:
         raise InputError(f"{text}: {other[0]} is not a .npy file (shards are .npy pieces of "
                          "one vote matrix)")
     return found
+
+
+def input_files(path) -> list[str]:
+    """The files an input argument names: the shards of a shard set, else ``path``
+    itself (none for stdin or None, or shards that cannot be listed: reading them says
+    why). What outputs must not overwrite (``outputs.files.check_destinations``)."""
+    if path is None or str(path) == "-":
+        return []
+    if is_shard_set(path):
+        try:
+            return shard_paths(path)
+        except InputError:
+            return []
+    return [os.fspath(path)]
 
 
 class ShardedVotes:

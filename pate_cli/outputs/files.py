@@ -277,14 +277,15 @@ class Destination:
         return self.mode is None
 
 
-def check_destinations(outputs) -> list[Destination]:
+def check_destinations(outputs, inputs=()) -> list[Destination]:
     """Refuse, before any work, outputs that cannot be written as asked.
 
     ``outputs`` is a sequence of ``(name, path)`` (``name`` is how the message shows the
-    path, e.g. ``"-o x.json"``). Raises ``ValueError`` (one line) when a directory is
-    missing, a destination is a directory, or two outputs are the same file (the same
-    file once ``.``, ``..`` and symbolic links are resolved, or the same inode). Special
-    files (``/dev/null``) may take several outputs.
+    path, e.g. ``"-o x.json"``); ``inputs`` the same for the files the command reads.
+    Raises ``ValueError`` (one line) when a directory is missing, a destination is a
+    directory, two outputs are the same file, or an output is one of the inputs (it would
+    be lost): the same file once ``.``, ``..`` and symbolic links are resolved, or the
+    same inode. Special files (``/dev/null``) may take several outputs.
     """
     destinations, seen = [], {}
     for name, path in outputs:
@@ -296,7 +297,24 @@ def check_destinations(outputs) -> list[Destination]:
                                  "path")
             seen[destination.identity] = name
         destinations.append(destination)
+    for name, path in inputs:
+        identity = _file_identity(str(path))
+        if identity is not None and identity in seen:
+            raise ValueError(f"{seen[identity]} is the input {name}: writing it would "
+                             "destroy the input; give the output another path")
     return destinations
+
+
+def _file_identity(path: str):
+    """``(device, inode)`` of an existing regular file, else None (stdin, devices, a
+    path that does not exist: the reader says what is wrong with it)."""
+    if path == "-" or _descriptor_named(path) is not None:
+        return None
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
 
 
 def _destination(path: str) -> Destination:
