@@ -133,6 +133,7 @@ def dask_executor(address: str, *, connect, timeout="10s"):
     """
     import distributed.client
 
+    _probe(address, _seconds(timeout))
     try:
         client = connect(address, timeout=timeout, set_as_default=False)
     except Exception as error:  # noqa: BLE001 - any failure to connect is one line
@@ -149,6 +150,57 @@ def dask_executor(address: str, *, connect, timeout="10s"):
     executor = client.get_executor()
     executor.pate_client = client
     return executor, threads
+
+
+# A Dask handshake's first 8 bytes give its length: a few hundred bytes, far below this.
+_HANDSHAKE_BYTES = 1 << 24
+
+
+def _probe(address: str, seconds: float) -> None:
+    """Fail fast (``InputError``, one line) unless a Dask scheduler answers at a
+    ``tcp://`` ``address`` within ``seconds``.
+
+    A Dask server writes its handshake as soon as it accepts a connection (its first 8
+    bytes: the message length). Something else listening there (a web server, a service
+    that talks first in its own protocol) would make the client wait without limit, or
+    read a length of exabytes; this plain-socket look, closed at once, tells them apart
+    first. Other schemes (``tls://``, ``ws://``, ...) are left to the client.
+    """
+    import socket
+    import struct
+
+    match = re.fullmatch(r"(?:tcp://)?\[?([^\[\]/]+?)\]?:(\d+)/?", address.strip())
+    if match is None:
+        return
+    host, port = match.group(1), int(match.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=seconds) as probe:
+            probe.settimeout(seconds)
+            head = b""
+            while len(head) < 8:
+                piece = probe.recv(8 - len(head))
+                if not piece:
+                    break
+                head += piece
+    except TimeoutError:
+        head = None
+    except OSError as error:
+        raise InputError(f"cannot reach the Dask scheduler {address}: {_reason(error)}") \
+            from None
+    if head is None or len(head) < 8 or not any(  # the sender's byte order
+            0 < struct.unpack(order, head)[0] < _HANDSHAKE_BYTES for order in ("<Q", ">Q")):
+        said = ("sent no Dask handshake within " + f"{seconds:g} s" if head is None
+                else "closed the connection" if not head
+                else "does not speak Dask's protocol")
+        raise InputError(f"cannot reach the Dask scheduler {address}: what listens there "
+                         f"{said} (is it a Dask scheduler's address?)")
+
+
+def _seconds(timeout) -> float:
+    """``"10s"``, ``"2 min"`` or a number of seconds, in seconds."""
+    from dask.utils import parse_timedelta
+
+    return float(parse_timedelta(timeout, default="seconds"))
 
 
 def _reason(error: BaseException) -> str:

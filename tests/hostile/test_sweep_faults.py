@@ -10,12 +10,14 @@ uninterrupted run of the same grid.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
 import socket
 import stat
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -419,3 +421,40 @@ def test_a_dead_worker_keeps_the_finished_rows_and_says_so_in_one_line(cli, file
                       "had not finished are not in the table"]
     assert "Traceback" not in done.err and "kept 2 of 4 rows" in done.err
     assert len(read_sweep_rows(str(out))) == 2
+
+
+@pytest.mark.parametrize("greeting", [None, b"", b"SSH-2.0-OpenSSH_9.6\r\n"])
+def test_a_silent_or_foreign_server_is_one_line_within_the_timeout(cli, files, monkeypatch,
+                                                                   greeting):
+    """A web server (says nothing until asked), a server that hangs up, one that talks
+    first in its own protocol: each is one line within the timeout, never a wait
+    without limit or a read of an exabyte-long message."""
+    pytest.importorskip("distributed")
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    connections = []
+
+    def answer():
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                if greeting is None:
+                    connections.append(connection)  # open, silent
+                else:
+                    connection.sendall(greeting)
+                    connection.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    script = ("import sys; import pate_cli.cli.analyze as a; a.SCHEDULER_TIMEOUT = '1.5s'; "
+              "sys.argv = ['pate-analyze'] + sys.argv[1:]; sys.exit(a.main())")
+    try:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", script, str(files[0]), "--scheduler",
+                               f"tcp://127.0.0.1:{port}"], capture_output=True, text=True,
+                              timeout=30, check=False)  # a wait without limit fails here
+    finally:
+        server.close()
+    said = {None: "sent no Dask handshake within 1.5 s", b"": "closed the connection"}
+    one_line_within(done, f"cannot reach the Dask scheduler tcp://127.0.0.1:{port}: what "
+                    "listens there " + said.get(greeting, "does not speak Dask's protocol"))
+    assert "Traceback" not in done.stderr and time.monotonic() - started < 10
