@@ -25,7 +25,11 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
     from scipy.special import log_ndtr
     check_positive(sigma_threshold, "sigma_threshold")
     max_votes = np.asarray(max_votes, dtype=np.float64)
-    return log_ndtr((np.rint(max_votes) - threshold) / sigma_threshold)
+    # a gap beyond the floats (T = 1e300, sigma1 = 1e-9) is -inf or +inf: log_ndtr's
+    # limits (-inf: never answered; 0: always) are the exact values there
+    with np.errstate(over="ignore"):
+        z = (np.rint(max_votes) - threshold) / sigma_threshold
+    return log_ndtr(z)
 
 
 def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,

@@ -14,6 +14,7 @@ runs for it too.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import signal
@@ -83,13 +84,37 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as error:
+        if error.errno not in _FULL_OUTPUT:
+            return _unexpected(error, debug)
+        _drop_stdout()  # what could not be written is not tried again at exit
+        _echo_after_stdout(f"Error: cannot write the output: {error.strerror or error}")
+        return EXIT_BAD_INPUT
     except Exception as error:  # noqa: BLE001 - the boundary of the program
-        if debug:
-            traceback.print_exc()
-        hint = "" if debug else " (run with --debug for the traceback)"
-        _echo_after_stdout(f"Error: unexpected {type(error).__name__}: {_one_line(error)}{hint}")
-        return EXIT_UNEXPECTED
+        return _unexpected(error, debug)
     return EXIT_OK
+
+
+# Writing standard output (or a file) failed for want of room: the README's "cannot write".
+_FULL_OUTPUT = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def _drop_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's flush at exit does
+    not fail again with a traceback-like 'Exception ignored' message."""
+    with contextlib.suppress(Exception):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _unexpected(error: BaseException, debug: bool) -> int:
+    """Anything not foreseen: one line and status 1 (the traceback with ``--debug``)."""
+    if debug:
+        traceback.print_exc()
+    hint = "" if debug else " (run with --debug for the traceback)"
+    _echo_after_stdout(f"Error: unexpected {type(error).__name__}: {_one_line(error)}{hint}")
+    return EXIT_UNEXPECTED
 
 
 def _echo_after_stdout(text: str) -> None:
@@ -148,10 +173,20 @@ def reported_warnings() -> Iterator[None]:
         finally:
             seen = set()
             for warning in caught:
-                text = " ".join(str(warning.message).split())
+                text = _warning_text(warning)
                 if text not in seen:
                     seen.add(text)
                     click.echo(f"Warning: {text}", err=True)
+
+
+def _warning_text(warning) -> str:
+    """A caught warning as one line; numpy's floating-point warnings ("overflow
+    encountered in divide") also say what they mean for the figures."""
+    text = " ".join(str(warning.message).split())
+    if issubclass(warning.category, RuntimeWarning) and " encountered in " in text:
+        text = (f"a computation met a floating-point limit ({text}): the parameters or "
+                "votes are extreme; check the figures (inf, nan or 0) before using them")
+    return text
 
 
 def _one_line(error: BaseException) -> str:

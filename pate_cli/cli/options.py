@@ -25,7 +25,9 @@ class PositiveFloat(click.ParamType):
                 number = float(value)
             except ValueError:
                 self.fail(f"{value!r} is not a number", param, ctx)
-        if not (math.isfinite(number) and number > 0):
+        if not math.isfinite(number):
+            self.fail(f"must be a finite number, got {value}", param, ctx)
+        if not number > 0:
             self.fail(f"must be positive, got {value}", param, ctx)
         return number
 

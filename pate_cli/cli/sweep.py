@@ -67,8 +67,9 @@ class Grid(click.ParamType):
 
     name = "grid"
 
-    def __init__(self, integer: bool = False):
+    def __init__(self, integer: bool = False, minimum: int | None = None):
         self.integer = integer
+        self.minimum = minimum
 
     def convert(self, value, param, ctx):
         if isinstance(value, tuple):
@@ -76,14 +77,19 @@ class Grid(click.ParamType):
         from ..orders import parse_grid  # numpy: not for -h
 
         try:
-            return parse_grid(value, integer=self.integer)
+            values = parse_grid(value, integer=self.integer)
         except ValueError as error:
             self.fail(str(error), param, ctx)
+        low = [number for number in values if self.minimum is not None
+               and number < self.minimum]
+        if low:  # before any work, as pate-analyze's range check
+            self.fail(f"{low[0]} is below {self.minimum}", param, ctx)
+        return values
 
 
 def _grid_option(name: str, *flags, help: str, integer: bool = False,  # noqa: A002
-                 option=click.option):
-    return option(*flags, name, type=Grid(integer=integer), help=help)
+                 minimum: int | None = None, option=click.option):
+    return option(*flags, name, type=Grid(integer=integer, minimum=minimum), help=help)
 
 
 def _grid_specs(option) -> list:
@@ -103,7 +109,7 @@ def _grid_specs(option) -> list:
                      help="SVT Laplace scales [default: 0.01 M]."),
         _grid_option("svt_cutoff", "--svt-cutoff", integer=True, option=option,
                      help="SVT cut-offs c [default: 100]."),
-        _grid_option("queries", "-n", "--queries", integer=True, option=option,
+        _grid_option("queries", "-n", "--queries", integer=True, minimum=1, option=option,
                      help="Numbers of queries (the first N of each file) [default: all]."),
         option("-r", "--repeats", type=click.IntRange(min=1), default=1, show_default=True,
                help="Replays per point, with seeds seed, seed+1, ...; rows give mean and std."),

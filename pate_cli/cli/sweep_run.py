@@ -72,6 +72,9 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                                "with --resume (rows read back from a table have none)")
     if tuning is not None and "svt" in mechanisms:
         raise click.UsageError(TUNING_SVT)
+    if budget is not None and "svt" in mechanisms:  # as pate-analyze
+        raise click.UsageError("--budget does not apply to -m svt (its cut-off bounds the "
+                               "cost)")
     if out:
         check_destination(out)
         check_destinations([(f"--out {out}", out)], inputs=[  # an input would be lost

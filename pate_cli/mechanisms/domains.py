@@ -12,7 +12,9 @@ def positive(value, name: str) -> float:
         value = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not (math.isfinite(value) and value > 0):
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value:g}")
+    if not value > 0:
         raise ValueError(f"{name} must be positive, got {value:g}")
     return value
 

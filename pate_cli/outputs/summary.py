@@ -150,6 +150,8 @@ def _order(value) -> str:
 
 
 def _short(value) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
+    """A parameter as a person reads it: ``1e+300``, not 301 digits of a whole float."""
+    if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)
+                                    and abs(value) >= 10**15):
+        return f"{float(value):g}"
     return str(value)

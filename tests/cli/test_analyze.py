@@ -282,6 +282,7 @@ def test_max_epsilon_above_the_result_exits_0(cli, votes_csv):
 BAD_OPTIONS = [
     (["--sigma", "0"], "Invalid value for '--sigma': must be positive, got 0"),
     (["--sigma", "-1"], "Invalid value for '--sigma': must be positive, got -1"),
+    (["--budget", "inf"], "Invalid value for '--budget': must be a finite number, got inf"),
     (["--delta", "0"], "Invalid value for '--delta': must lie in (0, 1), got 0"),
     (["--delta", "1"], "Invalid value for '--delta': must lie in (0, 1), got 1"),
     (["--delta", "1.5"], "Invalid value for '--delta': must lie in (0, 1), got 1.5"),

@@ -458,3 +458,16 @@ def test_sweep_budget_holds_in_every_accounting(cli, tmp_path):
         table = pd.read_csv(out)
         assert (table["epsilon"] <= 1.5).all()
         assert (table["answered"] < 800).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-n", "0,50"], "Invalid value for '-n' / '--queries': 0 is below 1"),
+    (["-m", "svt", "--budget", "1"], "--budget does not apply to -m svt"),
+    (["-m", "gnmax", "-m", "svt", "--budget", "1"], "--budget does not apply to -m svt"),
+])
+def test_refused_before_any_work_as_pate_analyze_refuses(cli, files, tmp_path, args, message):
+    out = tmp_path / "rows.csv"
+    result = cli.sweep(files[0], *args, "-w", "1", "-q", "--out", out)
+    assert result.code == 2 and message in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert not out.exists() and not (tmp_path / "rows.csv.partial").exists()

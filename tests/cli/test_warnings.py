@@ -59,3 +59,24 @@ def test_the_api_issues_notes_as_pate_warnings_and_keeps_them_on_the_result():
         warnings.simplefilter("error")
         core = pate_cli.analyze_votes(votes, pate_cli.GNMax(sigma=5000))
     assert core.warnings == result.warnings
+
+
+def test_extreme_parameters_meet_no_floating_point_warning():
+    # (max votes - T) / sigma1 overflows to -inf: never answered, which is exact
+    done = run("analyze", MNIST, "-n", "300", "--sigma", "1e-9", "--sigma-threshold", "1e-9",
+               "-T", "1e300")
+    assert done.returncode == 0, done.stderr
+    assert "answered          0 of 300 queries" in done.stdout
+    assert "threshold=1e+300" in done.stdout  # not 301 digits
+    assert "floating-point" not in done.stderr and "encountered" not in done.stderr
+
+
+def test_a_numpy_floating_point_warning_is_one_line_that_says_what_it_means(capsys):
+    from pate_cli.cli.errors import reported_warnings
+
+    with reported_warnings(), np.errstate(over="warn"):
+        np.array([1e300]) * np.array([1e300])
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["Warning: a computation met a floating-point limit (overflow "
+                     "encountered in multiply): the parameters or votes are extreme; check "
+                     "the figures (inf, nan or 0) before using them"]

@@ -502,6 +502,20 @@ def test_a_full_device_is_one_line_exit_2_and_the_other_outputs_untouched(cli, v
     assert table.read_bytes() == b"old" and temporaries(tmp_path) == []
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("command", ["analyze", "sweep"])
+def test_standard_output_on_a_full_device_is_one_line_exit_2(votes, command):
+    args = [votes] + (["-m", "gnmax", "--sigma", "40", "-w", "1", "-q"]
+                      if command == "sweep" else [])
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-c", f"from pate_cli.cli.{command} import main; main()", *args],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert done.returncode == 2
+    assert done.stderr == "Error: cannot write the output: No space left on device\n"
+
+
 @pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE")
 def test_a_file_size_limit_is_one_line_exit_2(votes, tmp_path):
     import resource
