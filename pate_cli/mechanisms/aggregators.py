@@ -229,9 +229,31 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                     svt_scale: float | None = None, svt_cutoff: int | str | None = None,
                     svt_threshold: float | None = None, target_epsilon: float | None = None):
     """Create a mechanism by name, filling unset parameters from the teacher count M."""
-    def pick(value, key):
-        return DEFAULT_FRACTIONS[key] * teachers if value is None else value
+    defaulted = []
 
+    def pick(value, key):
+        if value is None:
+            defaulted.append(key)
+            return DEFAULT_FRACTIONS[key] * teachers
+        return value
+
+    try:
+        return _built(name, teachers, pick, sigma=sigma, threshold=threshold,
+                      sigma_threshold=sigma_threshold, laplace_scale=laplace_scale,
+                      confidence=confidence, svt_scale=svt_scale, svt_cutoff=svt_cutoff,
+                      svt_threshold=svt_threshold, target_epsilon=target_epsilon)
+    except ValueError as error:
+        if not defaulted:
+            raise
+        # a default out of range comes from the votes: say so, and what to give instead
+        flags = ", ".join("--" + key.replace("_", "-") for key in defaulted)
+        raise ValueError(f"{error} (defaults scale with the number of teachers M = "
+                         f"{teachers:g}, the votes' row total; give {flags}, or check the "
+                         "votes)") from None
+
+
+def _built(name: str, teachers: float, pick, *, sigma, threshold, sigma_threshold,
+           laplace_scale, confidence, svt_scale, svt_cutoff, svt_threshold, target_epsilon):
     if name == "lnmax":
         return LNMax(laplace_scale=pick(laplace_scale, "laplace_scale"))
     if name == "gnmax":
@@ -248,7 +270,7 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                                 teachers=teachers)
     if name == "svt":
         if svt_scale is None and target_epsilon is None:
-            svt_scale = DEFAULT_FRACTIONS["svt_scale"] * teachers
+            svt_scale = pick(None, "svt_scale")
         return SVTPATE(scale=svt_scale, cutoff=100 if svt_cutoff is None else svt_cutoff,
                        threshold=svt_threshold, target_epsilon=target_epsilon)
     raise ValueError(f"unknown mechanism {name!r} (choose from {', '.join(MECHANISMS)})")
