@@ -22,7 +22,9 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
     """``--accounting data-independent`` with dp_accounting: the smaller of the RDP figure
     and the PLD accountant's (``accounting.pld``) for Gaussian aggregators; records which
     (``data_independent_method``: ``rdp`` or ``pld``) and keeps the RDP figure it
-    replaces (``epsilon_rdp``: the per-query table's last ``epsilon_cumulative``)."""
+    replaces (``epsilon_rdp``: the per-query table's last ``epsilon_cumulative``). A
+    budget's ``remaining`` is then ``limit - epsilon`` of the PLD figure; the halt itself
+    was found on the RDP sums (MATH.md s.7), a valid, cautious rule."""
     if mechanism.name not in ("gnmax", "confident", "interactive"):
         return result
     steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
@@ -31,8 +33,11 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
     figure = gaussian_pld_epsilon(steps, delta)
     if figure is None or not figure < result.epsilon:
         return result
+    budget = result.budget
+    if budget is not None:  # what is left of the budget, after the reported figure
+        budget = replace(budget, remaining=max(0.0, budget.limit - figure))
     return replace(result, epsilon=figure, epsilon_data_independent=figure,
-                   data_independent_method="pld", epsilon_rdp=result.epsilon)
+                   data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)
 
 
 def check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,

@@ -150,3 +150,13 @@ def test_orders_auto_on_the_command_line(cli):
     done = cli.sweep("sample_votes/mnist_250_votes.npy", "--sigma", "40", "-n", "50",
                      "--orders", "auto", "-w", "1", "--no-progress")
     assert done.code == 2 and "auto applies to pate-analyze only" in done.err
+
+
+def test_a_pld_budget_run_leaves_the_budget_minus_the_reported_figure():
+    pytest.importorskip("dp_accounting")
+    result = analyze("sample_votes/mnist_250_votes.npy", "confident",
+                     accounting="data-independent", budget=5.0)
+    summary = result.to_dict()
+    assert summary["data_independent_method"] == "pld"
+    assert summary["epsilon"] < summary["epsilon_rdp"] <= 5.0  # the halt: on the RDP sums
+    assert summary["budget"]["remaining"] == 5.0 - summary["epsilon"]
