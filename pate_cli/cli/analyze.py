@@ -213,11 +213,11 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
         ("--write-decisions", write_decisions), ("--write-rdp", write_rdp))
         if path is not None),  # before any work: two outputs to one file, no directory...
-        inputs=[(f"{option} {path}".lstrip(), name) for option, path in (
+        inputs=input_files([  # ...or one of the inputs
             ("", votes), ("--predictions", predictions), ("--labels", labels),
             ("--student", student), ("--query-indices", query_indices),
             ("--add-rdp", add_rdp), ("--groups", groups), ("--teacher-groups", teacher_groups),
-            ("--decisions", decisions_in)) for name in input_files(path)])  # ...or an input
+            ("--decisions", decisions_in)]))
     if write_decisions is not None:
         check_decisions_path(write_decisions)
     if write_rdp is not None and individualized is not None:

@@ -100,11 +100,9 @@ def command(votes, target_epsilon, mechanism, sigma, threshold, sigma_threshold,
     reproduces it.
     """
     if output is not None:  # before any work; never over an input
-        inputs = [(f"--{key.replace('_', '-')} {path}", path) for key, path in options.items()
-                  if key in ("predictions", "labels", "student") and path is not None]
-        check_destinations([(f"-o {output}", output)], inputs=[
-            (name, file) for name, path in [(str(votes), votes), *inputs]
-            for file in input_files(path)])
+        check_destinations([(f"-o {output}", output)], inputs=input_files(
+            [("", votes)] + [(f"--{key}", options.get(key))
+                             for key in ("predictions", "labels", "student")]))
     with reported_warnings():
         found = calibrate(votes, mechanism, target_epsilon=target_epsilon,
                           accounting=options.pop("accounting"), scale_all=scale_all,

@@ -77,10 +77,9 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                                "cost)")
     if out:
         check_destination(out)
-        check_destinations([(f"--out {out}", out)], inputs=[  # an input would be lost
-            (f"{option} {path}".lstrip(), name)
-            for option, paths in (("", votes), ("--labels", labels), ("--student", student))
-            for path in paths or () for name in input_files(path)])
+        check_destinations([(f"--out {out}", out)], inputs=input_files(  # never an input
+            (option, path) for option, paths in
+            (("", votes), ("--labels", labels), ("--student", student)) for path in paths))
     if "-" in votes:
         raise click.UsageError("pate-sweep reads vote files, not standard input "
                                "(workers open the files themselves)")

@@ -57,18 +57,25 @@ def shard_paths(path) -> list[str]:
     return found
 
 
-def input_files(path) -> list[str]:
-    """The files an input argument names: the shards of a shard set, else ``path``
-    itself (none for stdin or None, or shards that cannot be listed: reading them says
-    why). What outputs must not overwrite (``outputs.files.check_destinations``)."""
-    if path is None or str(path) == "-":
-        return []
-    if is_shard_set(path):
-        try:
-            return shard_paths(path)
-        except InputError:
-            return []
-    return [os.fspath(path)]
+def input_files(named) -> list[tuple[str, str]]:
+    """The files input arguments name, for outputs not to overwrite
+    (``outputs.files.check_destinations``): ``named`` holds ``(option, path)`` pairs
+    (``option`` ``""`` for an argument), the result ``(how to show it, file)`` pairs, a
+    shard set giving each of its shards. Stdin, None and shards that cannot be listed
+    give none (reading them says why)."""
+    files = []
+    for option, path in named:
+        if path is None or str(path) == "-":
+            continue
+        shown = f"{option} {path}".lstrip()
+        if is_shard_set(path):
+            try:
+                files += [(shown, shard) for shard in shard_paths(path)]
+            except InputError:
+                pass
+        else:
+            files.append((shown, os.fspath(path)))
+    return files
 
 
 class ShardedVotes:

@@ -51,10 +51,11 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         # the headline is the PLD accountant's, which has no order: say so, and give the
         # RDP figure the order and the per-query table belong to
         pld = "privacy-loss distribution accountant"
-        lines[5] = ("epsilon", f"{s['epsilon']:.4f} at delta {s['delta']:g} ({pld})")
-        lines[6] = ("data-independent", f"{s['epsilon_data_independent']:.4f} ({pld})")
-        lines.insert(6, ("epsilon RDP", f"{s['epsilon_rdp']:.4f} ({_order(s['order'])}; "
-                                        "the per-query table's figures)"))
+        lines[-2:] = [
+            ("epsilon", f"{s['epsilon']:.4f} at delta {s['delta']:g} ({pld})"),
+            ("epsilon RDP", f"{s['epsilon_rdp']:.4f} ({_order(s['order'])}; the per-query "
+                            "table's figures)"),
+            ("data-independent", f"{s['epsilon_data_independent']:.4f} ({pld})")]
     if s.get("epsilon_improved") is not None and s.get("conversion") != "improved":
         # MATH.md s.6: the tighter valid figure beside the classic one (the headline itself
         # under --conversion improved)
