@@ -76,7 +76,7 @@ def _cells(column: pd.Series) -> list[str] | None:
             missing = np.isnan(values) if dtype.kind == "f" else None
             return _numbers(values, missing)
         if dtype.kind == "O":
-            return _text(column)
+            return text_fields(column)
         return None
     numeric = getattr(dtype, "numpy_dtype", None)  # nullable Int64, boolean, arrow ints
     if isinstance(numeric, np.dtype) and numeric.kind in "biu" and dtype.kind in "biu":
@@ -84,7 +84,7 @@ def _cells(column: pd.Series) -> list[str] | None:
         values = column.to_numpy(dtype=numeric, na_value=numeric.type(0))
         return _numbers(values, missing)
     if isinstance(dtype, pd.StringDtype):  # pandas 3's "str", "string"
-        return _text(column)
+        return text_fields(column)
     return None
 
 
@@ -94,7 +94,7 @@ def _numbers(values: np.ndarray, missing: np.ndarray | None) -> list[str]:
     import pandas as pd
 
     key = values.view(np.int64) if values.dtype == np.float64 else values
-    if 2 * len(pd.unique(key[:PROBE])) <= min(len(key), PROBE):
+    if mostly_repeated(key):
         codes, distinct = pd.factorize(key)
         texts = np.empty(len(distinct), dtype=object)
         texts[:] = list(map(repr, distinct.view(values.dtype).tolist()))
@@ -109,7 +109,15 @@ def _numbers(values: np.ndarray, missing: np.ndarray | None) -> list[str]:
     return cells.tolist()
 
 
-def _text(column: pd.Series) -> list[str] | None:
+def mostly_repeated(key: np.ndarray) -> bool:
+    """Whether the first ``PROBE`` values of ``key`` are at most half distinct (a column
+    then formatted once per distinct value: an order, a 0/1 column, a shared cost)."""
+    import pandas as pd
+
+    return 2 * len(pd.unique(key[:PROBE])) <= min(len(key), PROBE)
+
+
+def text_fields(column: pd.Series) -> list[str] | None:
     """The fields of a text column (missing values empty), each distinct value quoted by
     ``csv.writer`` as needed; None when a value is not a ``str``."""
     import pandas as pd

@@ -16,12 +16,14 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..analysis.grouped_run import in_order
 from ..analysis.serialize import plain_number
-from .csv_text import csv_rows
+from .csv_arrow import csv_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,9 +45,10 @@ def per_query_chunks(frame: pd.DataFrame, path: str, *,
     ``write_outputs`` takes the pieces as they come, so the whole text is never held.
 
     JSON lines are formatted column by column with numpy (``json_lines``), not a Python
-    loop over rows; so are CSV chunks (``csv_text.csv_rows``: the bytes of pandas'
-    ``to_csv`` of each slice, several times faster; other column types than the per-query
-    table's fall back to ``to_csv``), after pandas' header line once. An unknown extension
+    loop over rows; so are CSV chunks (``csv_arrow.csv_bytes``: the bytes of pandas'
+    ``to_csv`` of each slice, several times faster, by pyarrow's kernels when installed;
+    other column types than the per-query table's fall back to ``to_csv``), after
+    pandas' header line once. An unknown extension
     (or parquet without pyarrow) raises here, before any piece.
     """
     extension = os.path.splitext(path)[1].lower()
@@ -66,7 +69,7 @@ def _chunks(frame: pd.DataFrame, path: str, extension: str, rows: int) -> Iterat
     for start in range(0, len(frame), rows):
         part = frame.iloc[start:start + rows]
         if extension == ".csv":
-            yield csv_rows(part).encode()
+            yield csv_bytes(part)
         else:
             yield json_lines(part).encode()
 
@@ -122,12 +125,29 @@ def per_query_stream_chunks(frames, path: str, *,
                 yield part.iloc[:0].to_csv(index=False, lineterminator="\n").encode()
             first = False
             if len(part):
-                yield (csv_rows(part) if extension == ".csv" else json_lines(part)).encode()
+                yield part
         if writer is not None:
             writer.close()
             yield sink.getvalue()
 
-    return pieces()
+    def text(part) -> bytes:
+        if isinstance(part, bytes):
+            return part
+        return csv_bytes(part) if extension == ".csv" else json_lines(part).encode()
+
+    if extension == ".parquet":
+        return pieces()
+    return _ahead(text, pieces())
+
+
+def _ahead(function, items: Iterator) -> Iterator:
+    """``map(function, items)``, each result formed on one background thread while the
+    next item is drawn (the text of one piece while the next is computed: pyarrow and
+    numpy release the GIL); at most two pieces in flight."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pate-text") as pool:
+        yield from in_order(partial(pool.submit, function), items, window=2)
 
 
 def json_lines(frame: pd.DataFrame) -> str:

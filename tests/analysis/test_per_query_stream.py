@@ -78,6 +78,7 @@ def test_pate_analyze_writes_its_table_in_memory_that_does_not_grow(cli, tmp_pat
     from pate_cli.outputs import files
     monkeypatch.setattr(per_query_stream, "STREAM_CURVE_BYTES", 1 << 20)
     monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
+    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 2048)
     monkeypatch.setattr(grouped_run, "COUNT_CHUNK_ELEMENTS", 4 * 8192)
     monkeypatch.setattr(files, "CHUNK_ROWS", 8192)
     rng = np.random.default_rng(0)

@@ -1,0 +1,183 @@
+"""``csv_text.csv_rows``'s bytes, formatted by pyarrow's compute kernels (``arrow_rows``).
+
+Formatting floats is nearly all of the time spent writing a per-query CSV table, and
+Python's ``repr`` takes about 0.6 us a float. pyarrow's cast of a float64 array to strings
+writes the same shortest round-trip digits in C++ (about 0.1 us a float) but in its own
+notation; ``float_texts`` rewrites that notation into ``repr``'s, with array kernels:
+
+==========================  ======================  =========================
+``abs(x)``                  pyarrow writes          ``repr`` writes
+==========================  ======================  =========================
+1e-6 .. 1e-4                ``0.0000328556``        ``3.28556e-05``
+1e-9 .. 1e-6                ``6.46e-7``             ``6.46e-07``
+whole numbers below 1e10    ``100``, ``-0``         ``100.0``, ``-0.0``
+1e10 .. 1e16                ``3.36e+10``            ``33654947559.646854``
+==========================  ======================  =========================
+
+and agrees everywhere else (``inf``, ``5e-324``, ``1e+16``); values in the 1e10 .. 1e16
+row, rare in a privacy table, go through ``repr`` itself. nan is a missing value, an
+empty field, as pandas writes it. Integers are written as they are, bools as ``True`` and
+``False``, nullable integers and bools with ``<NA>`` empty, text through ``csv_text``'s
+quoting; then the fields of a row are joined by ``,`` and ended by ``\\n`` in one
+kernel. A test compares the text with ``csv_rows`` (and ``repr``) on random tables.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .csv_text import BLOCK, csv_rows, mostly_repeated, text_fields
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """``csv_rows(frame).encode()``, the same bytes: formatted by pyarrow's kernels when
+    it is installed (``arrow_rows``, several times faster on floats), else by
+    ``csv_rows``; ``BLOCK`` rows at a time."""
+    if len(frame) > BLOCK:
+        return b"".join(map(csv_bytes, (frame.iloc[start:start + BLOCK]
+                                        for start in range(0, len(frame), BLOCK))))
+    text = arrow_rows(frame)
+    return csv_rows(frame).encode() if text is None else text
+
+
+def arrow_rows(frame: pd.DataFrame) -> bytes | None:
+    """``csv_rows(frame).encode()``, the same bytes, or None: without pyarrow, for a
+    table of fewer than two columns or no rows, or with a column type ``csv_rows``
+    formats otherwise (anything but numpy floats, integers and bools, pandas' nullable
+    integers and bools, and text)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:
+        return None
+    if len(frame.columns) < 2 or len(frame) == 0:
+        return None
+    import pyarrow.csv as pa_csv
+
+    fields, text = [], False
+    for number in range(len(frame.columns)):
+        column = frame.iloc[:, number]
+        field = _field_texts(column)
+        if field is None:
+            return None
+        fields.append(field)
+        text = text or not isinstance(column.dtype, np.dtype) or column.dtype.kind == "O"
+    if not text:  # numbers only: pyarrow's CSV writer joins the fields, nothing to quote
+        buffer = pa.BufferOutputStream()
+        pa_csv.write_csv(pa.table(fields, names=[str(n) for n in range(len(fields))]),
+                         buffer, pa_csv.WriteOptions(include_header=False,
+                                                     quoting_style="none"))
+        return buffer.getvalue().to_pybytes()
+    # text fields come quoted as csv.writer quotes them: joined as they are
+    lines = pc.binary_join_element_wise(*fields, ",", null_handling="replace",
+                                        null_replacement="")
+    lines = pc.binary_join_element_wise(lines, pa.scalar(""), "\n")
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)
+    start, stop = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
+    return lines.buffers()[2][start:stop].to_pybytes()
+
+
+def _field_texts(column: pd.Series):
+    """The fields of ``column`` as a pyarrow string array (null: an empty field), or
+    None for a type not handled here."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype):
+        if dtype == np.float64 or dtype.kind in "iu":
+            values = column.to_numpy()
+            key = values.view(np.int64) if dtype == np.float64 else values
+            if mostly_repeated(key):  # each distinct value formatted once
+                codes, distinct = pd.factorize(key)
+                return _number_texts(distinct.view(dtype)).take(pa.array(codes))
+            return _number_texts(values)
+        if dtype.kind == "b":
+            return pc.if_else(pa.array(column.to_numpy()), "True", "False")
+        if dtype.kind != "O":
+            return None
+    numeric = getattr(dtype, "numpy_dtype", None)  # nullable Int64, boolean
+    if isinstance(numeric, np.dtype) and numeric.kind in "biu" and dtype.kind in "biu":
+        missing = column.isna().to_numpy(dtype=bool)
+        values = pa.array(column.to_numpy(dtype=numeric, na_value=numeric.type(0)),
+                          mask=missing)
+        if numeric.kind == "b":
+            return pc.if_else(values, "True", "False")
+        return pc.cast(values, pa.string())
+    if dtype.kind == "O" or isinstance(dtype, pd.StringDtype):
+        texts = text_fields(column)
+        return None if texts is None else pa.array(texts, pa.string())
+    return None
+
+
+def _number_texts(values: np.ndarray):
+    """Float64 or integer values as text (``float_texts``; integers as they are)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if values.dtype == np.float64:
+        return float_texts(values)
+    return pc.cast(pa.array(values), pa.string())
+
+
+def float_texts(values: np.ndarray):
+    """``repr`` of each float64 as a pyarrow string array, nan as null (see above)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    missing = np.isnan(values)
+    texts = pc.cast(pa.array(values, mask=missing if missing.any() else None), pa.string())
+    size = np.abs(values)
+    finite = np.isfinite(values)
+    small = (size > 0.0) & (size < 1.0001e-4)
+    if small.any():
+        texts = pc.replace_with_mask(texts, pa.array(small), _small_texts(values[small]))
+    with np.errstate(invalid="ignore"):  # floor of nan and inf
+        whole = finite & (values == np.floor(values)) & (size < 1e10)
+    if whole.any():
+        mask = pa.array(whole)
+        texts = pc.replace_with_mask(texts, mask, _joined(texts.filter(mask), ".0"))
+    large = finite & (size >= 9.9999e9) & (size < 1.00001e16)
+    if large.any():
+        texts = pc.replace_with_mask(texts, pa.array(large), pa.array(
+            list(map(repr, values[large].tolist())), pa.string()))
+    return texts
+
+
+def _small_texts(values: np.ndarray):
+    """``repr`` of values with ``0 < |x| < ~1e-4``: pyarrow's digits of ``|x|`` moved
+    into scientific notation with a two-digit exponent, the sign put back."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts = pc.cast(pa.array(np.abs(values)), pa.string())
+    sixth = pc.starts_with(texts, "0.00000")  # 1e-6 .. 1e-5, written 0.00000ddd
+    fifth = pc.and_(pc.starts_with(texts, "0.0000"), pc.invert(sixth))  # 0.0000ddd
+    for mask, zeros, exponent in ((sixth, 7, "e-06"), (fifth, 6, "e-05")):
+        if not pc.any(mask).as_py():
+            continue
+        digits = pc.utf8_slice_codeunits(texts.filter(mask), zeros)  # "328556"
+        pointed = pc.utf8_rtrim(pc.utf8_replace_slice(digits, 1, 1, "."), ".")  # "3.28556"
+        texts = pc.replace_with_mask(texts, mask, _joined(pointed, exponent))
+    # 1e-9 .. 1e-6: pyarrow writes a one-digit exponent ("e-7"), repr two ("e-07")
+    at = pc.find_substring(texts, "e-")
+    short = pc.and_(pc.greater_equal(at, 0),
+                    pc.equal(pc.subtract(pc.utf8_length(texts), at), 3))
+    if pc.any(short).as_py():
+        texts = pc.replace_with_mask(texts, short,
+                                     pc.replace_substring(texts.filter(short), "e-", "e-0"))
+    return pc.if_else(pa.array(values < 0), _joined("-", texts), texts)
+
+
+def _joined(*parts):
+    """Element-wise concatenation of string arrays and scalars."""
+    import pyarrow.compute as pc
+
+    return pc.binary_join_element_wise(*parts, "")
