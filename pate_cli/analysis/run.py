@@ -157,12 +157,21 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         grouped = GroupedAccumulator()
         # a run that forms per-query curves keeps them for its totals (analysis.sharing)
         kept = SharedCurves(KEPT_CURVE_BYTES) if keep_columns else None
-        for start in range(0, queries, chunk_size):
+
+        def costs_of(start: int):
+            """A chunk's decisions, statistics and curves (no carry needed: formed ahead
+            on ``workers`` threads while the chunks before are summed here)."""
+            return chunk_costs(votes, positions, start, min(queries, start + chunk_size),
+                               mechanism=mechanism, selection=selection, answer=answer,
+                               noise=noise, accounting=accounting, orders=orders,
+                               student=student, decisions=decisions, curves=keep_columns,
+                               kept=kept)
+
+        starts = range(0, queries, chunk_size)
+        for start, chunk in zip(starts, ordered_map(costs_of, starts, workers=workers),
+                                strict=True):
             stop = min(queries, start + chunk_size)
-            block, made, log_q, log_pr, weight, costs = chunk_costs(
-                votes, positions, start, stop, mechanism=mechanism, selection=selection,
-                answer=answer, noise=noise, accounting=accounting, orders=orders,
-                student=student, decisions=decisions, curves=keep_columns, kept=kept)
+            block, made, log_q, log_pr, weight, costs = chunk
             released = made.answered
             keys = np.zeros(stop - start) if independent else None
             grouped.add(GroupedCounts.of_queries(

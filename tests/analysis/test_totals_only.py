@@ -93,6 +93,18 @@ def test_totals_only_equals_the_per_query_run_to_the_last_bit(run, other_chunk, 
     assert totals.query_index is None
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run=runs(), chunk=st.sampled_from([None, 5, 333]))
+def test_the_per_query_run_is_the_same_on_one_thread_or_two(run, chunk):
+    """A per-query run forms its chunks' curves ahead on threads: the same table and
+    summary, bit for bit, as on one thread, whatever the chunks."""
+    votes, name, options = run
+    one = _analysed(votes, name, {**options, "chunk_size": chunk, "workers": 1}, True)
+    two = _analysed(votes, name, {**options, "chunk_size": 3, "workers": 2}, True)
+    assert one.to_frame().to_csv() == two.to_frame().to_csv()
+    assert json.dumps(one.to_dict()) == json.dumps(two.to_dict())
+
+
 @pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
 @pytest.mark.parametrize("name", ["confident", "gnmax"])
 def test_totals_do_not_depend_on_chunks_workers_or_mode(name, accounting):
