@@ -170,6 +170,23 @@ def running_epsilon(source: RowSource, count: int, carry: np.ndarray, conversion
                           epsilon_query=epsilon_query)
 
 
+def query_epsilons(source: RowSource, count: int, conversion: Conversion) -> np.ndarray:
+    """Each query's own curve converted (MATH.md s.6): ``running_epsilon(...,
+    per_query=True).epsilon_query``, bit for bit. It needs no carry, so a chunk's can be
+    formed ahead, on another thread than the running sums."""
+    size = conversion.offset.size
+    figures = np.empty(count)
+    step = max(1, WORK_ELEMENTS // size)
+    buffer = np.empty((min(step, count), size))
+    scratch = np.empty_like(buffer)
+    for lo in range(0, count, step):
+        hi = min(count, lo + step)
+        rows = buffer[: hi - lo]
+        source.rows(lo, hi, rows, scratch[: hi - lo])
+        figures[lo:hi] = conversion.epsilon(rows, out=rows)[0]
+    return figures
+
+
 def running_total(source: RowSource, count: int, carry: np.ndarray) -> np.ndarray:
     """``carry`` plus the curves of ``count`` queries, added in query order (the
     ``carry`` :func:`running_epsilon` ends with, bit for bit, without forming epsilons)."""

@@ -11,6 +11,7 @@ whatever the number of queries: this is how ``pate-analyze --per-query`` writes 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -84,7 +85,7 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
         return chunk_costs(votes, positions, *piece, mechanism=mechanism,
                            selection=selection, answer=answer, noise=noise,
                            accounting=result.accounting, orders=orders, student=student,
-                           decisions=decisions, kept=kept)
+                           decisions=decisions, kept=kept, conversion=converter)
 
     pieces = list(_pieces(queries, chunk_size, list(restarts)))
     for (start, stop), chunk in zip(pieces, ordered_map(costs_of, pieces, workers=workers),
@@ -92,7 +93,8 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
         if start in restarts:
             carry = restarts[start]
         count = stop - start
-        figures = running_epsilon(chunk.costs, count, carry, converter, per_query=True)
+        figures = replace(running_epsilon(chunk.costs, count, carry, converter),
+                          epsilon_query=chunk.epsilon_query)
         carry = figures.carry
         rows = QueryColumns(count, with_outcome=mechanism.uses_student)
         rows.fill(slice(0, count), chunk.block, chunk.made, chunk.made.answered,

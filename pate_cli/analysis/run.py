@@ -11,6 +11,7 @@ Budget runs go through ``analysis.budget_run``.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -165,21 +166,21 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                mechanism=mechanism, selection=selection, answer=answer,
                                noise=noise, accounting=accounting, orders=orders,
                                student=student, decisions=decisions, curves=keep_columns,
-                               kept=kept)
+                               kept=kept, conversion=converter)
 
         starts = range(0, queries, chunk_size)
         for start, chunk in zip(starts, ordered_map(costs_of, starts, workers=workers),
                                 strict=True):
             stop = min(queries, start + chunk_size)
-            block, made, log_q, log_pr, weight, costs = chunk
+            block, made, log_q, log_pr, weight, costs, epsilon_query = chunk
             released = made.answered
             keys = np.zeros(stop - start) if independent else None
             grouped.add(GroupedCounts.of_queries(
                 log_q if keys is None else keys, log_pr if keys is None else keys,
                 released))
             if keep_columns:
-                figures = running_epsilon(costs, stop - start, carry, converter,
-                                          per_query=True)
+                figures = replace(running_epsilon(costs, stop - start, carry, converter),
+                                  epsilon_query=epsilon_query)
                 carry = figures.carry
                 table.fill(slice(start, stop), block, made, released, weight=weight,
                            log_q=log_q, log_pr=log_pr, figures=figures, orders=orders)
