@@ -1,0 +1,36 @@
+"""The composition kernel's pieces agree: a chunk's own epsilons formed apart
+(``query_epsilons``) are those of the running sums' per-query pass."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pate_cli.accounting.composition import StepRows, query_epsilons, running_epsilon
+from pate_cli.accounting.conversion import Conversion
+from pate_cli.orders import default_orders
+
+deltas = st.sampled_from([1e-3, 1e-5, 1e-8, 0.1])
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), queries=st.integers(1, 1500),
+       conversion=st.sampled_from(["classic", "improved"]), delta=deltas,
+       zeros=st.booleans())
+def test_query_epsilons_are_running_epsilons_per_query(seed, queries, conversion, delta,
+                                                       zeros):
+    """A chunk's own epsilons formed apart (ahead, on another thread) are the bits the
+    running sums' per-query pass gives, over several work slices and with 0/1 weights."""
+    rng = np.random.default_rng(seed)
+    orders = default_orders()
+    answer = np.cumsum(rng.exponential(rng.uniform(1e-9, 0.5), size=(40, orders.size)), axis=1)
+    selection = np.cumsum(rng.exponential(1e-4, size=(5, orders.size)), axis=1)
+    weight = (rng.integers(0, 2, queries).astype(float) if zeros
+              else rng.uniform(0.0, 1.0, queries))
+    rows = StepRows(selection, rng.integers(0, 5, queries), answer,
+                    rng.integers(0, 40, queries), weight)
+    setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+    kept = running_epsilon(rows, queries, np.zeros(orders.size), setting, per_query=True)
+    np.testing.assert_array_equal(query_epsilons(rows, queries, setting), kept.epsilon_query)
