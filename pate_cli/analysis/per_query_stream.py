@@ -11,7 +11,6 @@ whatever the number of queries: this is how ``pate-analyze --per-query`` writes 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -31,9 +30,9 @@ from .steps import mechanism_steps, per_query_at_order
 # Answer curves the pass keeps for later chunks (log q values recur from chunk to chunk).
 STREAM_CURVE_BYTES = 1 << 26
 # Rows of a chunk of the pass: up to 32,768 (4x a per-query run's: fewer chunks evaluate
-# fewer curves again, 3.0 -> 2.4 s for 10^6 x 10 on 2 cores), at most 2^22 vote elements.
+# fewer curves again, 3.0 -> 2.4 s for 10^6 x 10 on 2 cores), at most 2^21 vote elements
 STREAM_ROWS = 1 << 15
-STREAM_ELEMENTS = 1 << 22
+STREAM_ELEMENTS = 1 << 21
 
 
 def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
@@ -85,7 +84,7 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
         return chunk_costs(votes, positions, *piece, mechanism=mechanism,
                            selection=selection, answer=answer, noise=noise,
                            accounting=result.accounting, orders=orders, student=student,
-                           decisions=decisions, kept=kept, conversion=converter)
+                           decisions=decisions, kept=kept)
 
     pieces = list(_pieces(queries, chunk_size, list(restarts)))
     for (start, stop), chunk in zip(pieces, ordered_map(costs_of, pieces, workers=workers),
@@ -93,8 +92,9 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
         if start in restarts:
             carry = restarts[start]
         count = stop - start
-        figures = replace(running_epsilon(chunk.costs, count, carry, converter),
-                          epsilon_query=chunk.epsilon_query)
+        # each query's own epsilon here, where its rows are formed for the running sums
+        # anyway (formed on the worker threads too, it costs more than it saves)
+        figures = running_epsilon(chunk.costs, count, carry, converter, per_query=True)
         carry = figures.carry
         rows = QueryColumns(count, with_outcome=mechanism.uses_student)
         rows.fill(slice(0, count), chunk.block, chunk.made, chunk.made.answered,
