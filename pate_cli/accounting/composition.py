@@ -151,20 +151,13 @@ def running_epsilon(source: RowSource, count: int, carry: np.ndarray, conversion
     it; with ``per_query`` also each query's own epsilon. The rows of ``source`` are
     formed one cache-sized slice at a time, in one reused buffer.
     """
-    size = conversion.offset.size
     epsilon = np.empty(count)
     order_index = np.empty(count, dtype=np.intp)
     epsilon_query = np.empty(count) if per_query else None
     carry = np.array(carry, dtype=np.float64)
-    step = max(1, WORK_ELEMENTS // size)
-    buffer = np.empty((min(step, count), size))
-    scratch = np.empty_like(buffer)
-    for lo in range(0, count, step):
-        hi = min(count, lo + step)
-        rows = buffer[: hi - lo]
-        source.rows(lo, hi, rows, scratch[: hi - lo])
+    for lo, hi, rows, scratch in _formed(source, count, conversion.offset.size):
         if epsilon_query is not None:
-            epsilon_query[lo:hi] = conversion.epsilon(rows, out=scratch[: hi - lo])[0]
+            epsilon_query[lo:hi] = conversion.epsilon(rows, out=scratch)[0]
         epsilon[lo:hi], order_index[lo:hi], carry = cumulative_epsilon(rows, carry, conversion)
     return RunningEpsilon(epsilon=epsilon, order_index=order_index, carry=carry,
                           epsilon_query=epsilon_query)
@@ -174,15 +167,8 @@ def query_epsilons(source: RowSource, count: int, conversion: Conversion) -> np.
     """Each query's own curve converted (MATH.md s.6): ``running_epsilon(...,
     per_query=True).epsilon_query``, bit for bit. It needs no carry, so a chunk's can be
     formed ahead, on another thread than the running sums."""
-    size = conversion.offset.size
     figures = np.empty(count)
-    step = max(1, WORK_ELEMENTS // size)
-    buffer = np.empty((min(step, count), size))
-    scratch = np.empty_like(buffer)
-    for lo in range(0, count, step):
-        hi = min(count, lo + step)
-        rows = buffer[: hi - lo]
-        source.rows(lo, hi, rows, scratch[: hi - lo])
+    for lo, hi, rows, _ in _formed(source, count, conversion.offset.size):
         figures[lo:hi] = conversion.epsilon(rows, out=rows)[0]
     return figures
 
@@ -191,16 +177,24 @@ def running_total(source: RowSource, count: int, carry: np.ndarray) -> np.ndarra
     """``carry`` plus the curves of ``count`` queries, added in query order (the
     ``carry`` :func:`running_epsilon` ends with, bit for bit, without forming epsilons)."""
     carry = np.array(carry, dtype=np.float64)
-    step = max(1, WORK_ELEMENTS // carry.size)
-    buffer = np.empty((min(step, count), carry.size))
-    scratch = np.empty_like(buffer)
-    for lo in range(0, count, step):
-        hi = min(count, lo + step)
-        rows = buffer[: hi - lo]
-        source.rows(lo, hi, rows, scratch[: hi - lo])
+    for _, _, rows, _ in _formed(source, count, carry.size):
         rows[0] += carry
         carry = sequential_total(rows)
     return carry
+
+
+def _formed(source: RowSource, count: int, size: int):
+    """``(lo, hi, rows, scratch)`` for each cache-sized slice of the ``count`` queries:
+    ``rows`` holds the curves of queries ``lo .. hi-1`` (``size`` orders; one buffer
+    reused from slice to slice), ``scratch`` a free array of the same shape."""
+    step = max(1, WORK_ELEMENTS // size)
+    buffer = np.empty((min(step, count), size))
+    spare = np.empty_like(buffer)
+    for lo in range(0, count, step):
+        hi = min(count, lo + step)
+        rows, scratch = buffer[: hi - lo], spare[: hi - lo]
+        source.rows(lo, hi, rows, scratch)
+        yield lo, hi, rows, scratch
 
 
 def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: Conversion,
