@@ -18,8 +18,10 @@ and agrees everywhere else (``inf``, ``5e-324``, ``1e+16``); values in the 1e10 
 row, rare in a privacy table, go through ``repr`` itself. nan is a missing value, an
 empty field, as pandas writes it. Integers are written as they are, bools as ``True`` and
 ``False``, nullable integers and bools with ``<NA>`` empty, text through ``csv_text``'s
-quoting; then the fields of a row are joined by ``,`` and ended by ``\\n`` in one
-kernel. A test compares the text with ``csv_rows`` (and ``repr``) on random tables.
+quoting; a column whose first values mostly repeat is formatted once per distinct value.
+Then pyarrow's CSV writer lays out the rows (nothing to quote in numbers), or, with a
+text column, one kernel joins each row's fields by ``,`` and ends it with ``\\n``. Tests
+compare the text with pandas' ``to_csv`` (and ``repr``) on random tables.
 """
 
 from __future__ import annotations

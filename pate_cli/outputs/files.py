@@ -48,8 +48,8 @@ def per_query_chunks(frame: pd.DataFrame, path: str, *,
     loop over rows; so are CSV chunks (``csv_arrow.csv_bytes``: the bytes of pandas'
     ``to_csv`` of each slice, several times faster, by pyarrow's kernels when installed;
     other column types than the per-query table's fall back to ``to_csv``), after
-    pandas' header line once. An unknown extension
-    (or parquet without pyarrow) raises here, before any piece.
+    pandas' header line once. An unknown extension (or parquet without pyarrow) raises
+    here, before any piece.
     """
     extension = os.path.splitext(path)[1].lower()
     if extension not in PER_QUERY_EXTENSIONS:
@@ -78,8 +78,9 @@ def per_query_stream_chunks(frames, path: str, *,
                             rows: int | None = None) -> Iterator[bytes]:
     """``per_query_chunks`` of the table whose consecutive pieces ``frames`` yields (e.g.
     ``AnalysisResult.iter_frames()``): the same bytes as for the whole table, while only
-    ``rows`` rows (default ``CHUNK_ROWS``) are held at a time. The extension is checked
-    before any frame is drawn."""
+    ``rows`` rows (default ``CHUNK_ROWS``) are held at a time, a piece of CSV or JSON
+    lines formatted on a background thread while the next frame is drawn. The extension
+    is checked before any frame is drawn."""
     import pandas as pd
     rows = CHUNK_ROWS if rows is None else rows
     extension = os.path.splitext(path)[1].lower()
@@ -125,19 +126,20 @@ def per_query_stream_chunks(frames, path: str, *,
                 yield part.iloc[:0].to_csv(index=False, lineterminator="\n").encode()
             first = False
             if len(part):
-                yield part
+                yield part  # formatted by as_bytes, below
         if writer is not None:
             writer.close()
             yield sink.getvalue()
 
-    def text(part) -> bytes:
-        if isinstance(part, bytes):
-            return part
-        return csv_bytes(part) if extension == ".csv" else json_lines(part).encode()
+    def as_bytes(piece) -> bytes:
+        """A piece of the file: the CSV header as it is, a frame formatted."""
+        if isinstance(piece, bytes):
+            return piece
+        return csv_bytes(piece) if extension == ".csv" else json_lines(piece).encode()
 
     if extension == ".parquet":
         return pieces()
-    return _ahead(text, pieces())
+    return _ahead(as_bytes, pieces())  # text formed while the next frame is computed
 
 
 def _ahead(function, items: Iterator) -> Iterator:

@@ -121,3 +121,28 @@ def test_a_parquet_table_without_pyarrow_is_refused_before_any_piece(monkeypatch
     monkeypatch.setattr(builtins, "__import__", no_pyarrow)
     with pytest.raises(ValueError, match="needs pyarrow"):
         per_query_chunks(pd.DataFrame({"a": [1]}), "q.parquet")
+
+
+@pytest.mark.parametrize("name", ["q.csv", "q.jsonl"])
+def test_a_stream_that_fails_while_a_piece_is_formatted_leaves_nothing(tmp_path, name):
+    """Streamed pieces are formatted on a background thread while the next frame is
+    computed: a failure in the frames (or a stop) still leaves the old file as it was,
+    and the error is the frames' own."""
+    from pate_cli.outputs.files import per_query_stream_chunks, write_outputs
+    frame = pd.DataFrame({"query": np.arange(3000), "epsilon": np.linspace(0, 1, 3000)})
+
+    def frames():
+        yield frame
+        yield frame.assign(query=frame["query"] + 3000)
+        raise ValueError("query 6000: the decisions end here")
+
+    out = tmp_path / name
+    out.write_bytes(b"old\n")
+    with pytest.raises(ValueError, match="decisions end here"):
+        write_outputs({str(out): per_query_stream_chunks(frames(), str(out), rows=1000)})
+    assert out.read_bytes() == b"old\n"
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+    whole = pd.concat([frame, frame.assign(query=frame["query"] + 3000)], ignore_index=True)
+    streamed = b"".join(per_query_stream_chunks(iter([frame, whole.iloc[3000:]]), str(out),
+                                                rows=1000))
+    assert streamed == b"".join(per_query_chunks(whole, str(out), rows=1000))
