@@ -26,6 +26,8 @@ compare the text with pandas' ``to_csv`` (and ``repr``) on random tables.
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,7 +59,7 @@ def arrow_rows(frame: pd.DataFrame) -> bytes | None:
         import pyarrow.compute as pc
     except ImportError:
         return None
-    if len(frame.columns) < 2 or len(frame) == 0:
+    if len(frame.columns) < 2 or len(frame) == 0 or not arrow_agrees():
         return None
     import pyarrow.csv as pa_csv
 
@@ -82,6 +84,25 @@ def arrow_rows(frame: pd.DataFrame) -> bytes | None:
     offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)
     start, stop = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
     return lines.buffers()[2][start:stop].to_pybytes()
+
+
+# Values at the edges of each notation (see above), for ``arrow_agrees``.
+PROBE_VALUES = (0.0, -0.0, 1.0, 100.0, -2.5, 0.1, 1 / 3, 1e-4, 9.999999999999999e-05, 1e-5,
+                -3.28556e-05, 4.5e-06, 1e-06, 6.46e-07, 1e-09, 1.5e-10, 9999999999.5, 1.5e10,
+                123456789012.5, 1e15, 9007199254740993.0, 1e16, 1e22, 5e-324,
+                1.7976931348623157e308, math.inf, -math.inf)
+
+
+@functools.cache
+def arrow_agrees() -> bool:
+    """Whether this pyarrow's text of ``PROBE_VALUES`` is ``repr``'s after
+    ``float_texts``' rewriting (checked once per process): a pyarrow whose notation
+    differs from the one described above is not used."""
+    try:
+        texts = float_texts(np.array(PROBE_VALUES)).to_pylist()
+    except Exception:  # a kernel this pyarrow lacks, or its own error
+        return False
+    return texts == [repr(value) for value in PROBE_VALUES]
 
 
 def _field_texts(column: pd.Series):

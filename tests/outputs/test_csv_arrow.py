@@ -19,7 +19,12 @@ from pate_cli.outputs import csv_arrow
 from tests.outputs.test_csv_text import _analysed, float_values, frames, pandas_text
 
 pytest.importorskip("pyarrow")
-from pate_cli.outputs.csv_arrow import arrow_rows, csv_bytes, float_texts  # noqa: E402
+from pate_cli.outputs.csv_arrow import (  # noqa: E402
+    arrow_agrees,
+    arrow_rows,
+    csv_bytes,
+    float_texts,
+)
 
 
 def reprs(values: np.ndarray) -> list:
@@ -94,3 +99,27 @@ def test_blocks_of_a_long_table(monkeypatch):
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"x": rng.standard_normal(100) * 1e-5, "n": np.arange(100)})
     assert csv_bytes(frame) == pandas_text(frame).encode()
+
+
+def test_a_pyarrow_writing_another_notation_is_not_used(monkeypatch):
+    """If a pyarrow version wrote floats otherwise than the notation csv_arrow rewrites,
+    its text is not used: csv_rows writes the table."""
+    import pyarrow.compute as pc
+    assert arrow_agrees()
+    real_cast = pc.cast
+
+    def other_notation(values, target, *args, **kwargs):  # "100.0" for 100, say
+        texts = real_cast(values, target, *args, **kwargs)
+        return pc.replace_substring_regex(texts, r"^(\d+)$", r"\1.0")
+
+    monkeypatch.setattr(pc, "cast", other_notation)
+    arrow_agrees.cache_clear()
+    try:
+        assert not arrow_agrees()
+        frame = pd.DataFrame({"x": [100.0, 1e-5, np.nan], "n": [1, 2, 3]})
+        assert arrow_rows(frame) is None
+        assert csv_bytes(frame) == pandas_text(frame).encode()
+    finally:
+        monkeypatch.undo()
+        arrow_agrees.cache_clear()
+    assert arrow_agrees()
