@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .csv_text import BLOCK, csv_rows, mostly_repeated, text_fields
+from .csv_text import BLOCK, column_values, csv_rows, distinct_values, text_fields
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,11 +66,13 @@ def arrow_rows(frame: pd.DataFrame) -> bytes | None:
     fields, text = [], False
     for number in range(len(frame.columns)):
         column = frame.iloc[:, number]
-        field = _field_texts(column)
+        kind, values, missing = column_values(column)
+        field = (None if kind is None else _text_texts(column) if kind == "text"
+                 else _number_fields(values, missing))
         if field is None:
             return None
         fields.append(field)
-        text = text or not isinstance(column.dtype, np.dtype) or column.dtype.kind == "O"
+        text = text or kind == "text"
     if not text:  # numbers only: pyarrow's CSV writer joins the fields, nothing to quote
         buffer = pa.BufferOutputStream()
         pa_csv.write_csv(pa.table(fields, names=[str(n) for n in range(len(fields))]),
@@ -105,47 +107,43 @@ def arrow_agrees() -> bool:
     return texts == [repr(value) for value in PROBE_VALUES]
 
 
-def _field_texts(column: pd.Series):
-    """The fields of ``column`` as a pyarrow string array (null: an empty field), or
-    None for a type not handled here."""
-    import pandas as pd
+def _text_texts(column: pd.Series):
+    """A text column's fields (quoted by ``csv_text.text_fields``) as a pyarrow string
+    array, or None if a value is not a ``str``."""
+    import pyarrow as pa
+
+    texts = text_fields(column)
+    return None if texts is None else pa.array(texts, pa.string())
+
+
+def _number_fields(values: np.ndarray, missing: np.ndarray | None):
+    """A number column's fields (``csv_text.column_values``) as a pyarrow string array,
+    null (an empty field) where ``missing`` or nan; a mostly repeated column is formatted
+    once per distinct value."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    dtype = column.dtype
-    if isinstance(dtype, np.dtype):
-        if dtype == np.float64 or dtype.kind in "iu":
-            values = column.to_numpy()
-            key = values.view(np.int64) if dtype == np.float64 else values
-            if mostly_repeated(key):  # each distinct value formatted once
-                codes, distinct = pd.factorize(key)
-                return _number_texts(distinct.view(dtype)).take(pa.array(codes))
-            return _number_texts(values)
-        if dtype.kind == "b":
-            return pc.if_else(pa.array(column.to_numpy()), "True", "False")
-        if dtype.kind != "O":
-            return None
-    numeric = getattr(dtype, "numpy_dtype", None)  # nullable Int64, boolean
-    if isinstance(numeric, np.dtype) and numeric.kind in "biu" and dtype.kind in "biu":
-        missing = column.isna().to_numpy(dtype=bool)
-        values = pa.array(column.to_numpy(dtype=numeric, na_value=numeric.type(0)),
-                          mask=missing)
-        if numeric.kind == "b":
-            return pc.if_else(values, "True", "False")
-        return pc.cast(values, pa.string())
-    if dtype.kind == "O" or isinstance(dtype, pd.StringDtype):
-        texts = text_fields(column)
-        return None if texts is None else pa.array(texts, pa.string())
-    return None
+    repeated = distinct_values(values)
+    if repeated is None:
+        fields = _number_texts(values)
+    else:
+        codes, distinct = repeated
+        fields = _number_texts(distinct).take(pa.array(codes))
+    if missing is not None and missing.any():
+        fields = pc.if_else(pa.array(missing), pa.scalar(None, pa.string()), fields)
+    return fields
 
 
 def _number_texts(values: np.ndarray):
-    """Float64 or integer values as text (``float_texts``; integers as they are)."""
+    """Float64, integer or bool values as text (``float_texts``; integers as they are;
+    ``True``/``False``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if values.dtype == np.float64:
         return float_texts(values)
+    if values.dtype.kind == "b":
+        return pc.if_else(pa.array(values), "True", "False")
     return pc.cast(pa.array(values), pa.string())
 
 

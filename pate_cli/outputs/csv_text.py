@@ -67,37 +67,45 @@ def pandas_rows(frame: pd.DataFrame) -> str:
 
 def _cells(column: pd.Series) -> list[str] | None:
     """The fields of ``column`` as pandas writes them, or None for a type not handled."""
+    kind, values, missing = column_values(column)
+    if kind == "text":
+        return text_fields(column)
+    return None if kind is None else _numbers(values, missing)
+
+
+def column_values(column: pd.Series) -> tuple[str | None, np.ndarray | None,
+                                               np.ndarray | None]:
+    """What a CSV formatter needs of ``column``: ``("number", values, missing)`` for
+    numpy float64, integers and bools and pandas' nullable integers and bools (``values``
+    a numpy array, missing entries 0; ``missing`` a mask, or None: a float64 column's
+    nan is found by the formatter); ``("text", None, None)`` for ``str`` or object
+    columns (``text_fields`` decides); ``(None, None, None)`` for any other type."""
     import pandas as pd
 
     dtype = column.dtype
     if isinstance(dtype, np.dtype):
         if dtype.kind in "biu" or dtype == np.float64:
-            values = column.to_numpy()
-            missing = np.isnan(values) if dtype.kind == "f" else None
-            return _numbers(values, missing)
-        if dtype.kind == "O":
-            return text_fields(column)
-        return None
+            return "number", column.to_numpy(), None
+        return ("text", None, None) if dtype.kind == "O" else (None, None, None)
     numeric = getattr(dtype, "numpy_dtype", None)  # nullable Int64, boolean, arrow ints
     if isinstance(numeric, np.dtype) and numeric.kind in "biu" and dtype.kind in "biu":
-        missing = column.isna().to_numpy(dtype=bool)
-        values = column.to_numpy(dtype=numeric, na_value=numeric.type(0))
-        return _numbers(values, missing)
+        return ("number", column.to_numpy(dtype=numeric, na_value=numeric.type(0)),
+                column.isna().to_numpy(dtype=bool))
     if isinstance(dtype, pd.StringDtype):  # pandas 3's "str", "string"
-        return text_fields(column)
-    return None
+        return "text", None, None
+    return None, None, None
 
 
 def _numbers(values: np.ndarray, missing: np.ndarray | None) -> list[str]:
-    """``repr`` of each value (empty where ``missing``): once per distinct value when the
-    first ``PROBE`` values are at most half distinct, else once per value."""
-    import pandas as pd
-
-    key = values.view(np.int64) if values.dtype == np.float64 else values
-    if mostly_repeated(key):
-        codes, distinct = pd.factorize(key)
+    """``repr`` of each value (empty where ``missing`` or nan): once per distinct value
+    when the first ``PROBE`` values are at most half distinct, else once per value."""
+    if values.dtype == np.float64:
+        missing = np.isnan(values) if missing is None else missing | np.isnan(values)
+    repeated = distinct_values(values)
+    if repeated is not None:
+        codes, distinct = repeated
         texts = np.empty(len(distinct), dtype=object)
-        texts[:] = list(map(repr, distinct.view(values.dtype).tolist()))
+        texts[:] = list(map(repr, distinct.tolist()))
         cells = texts[codes]
     elif missing is not None and missing.any():
         cells = np.empty(len(values), dtype=object)
@@ -109,12 +117,18 @@ def _numbers(values: np.ndarray, missing: np.ndarray | None) -> list[str]:
     return cells.tolist()
 
 
-def mostly_repeated(key: np.ndarray) -> bool:
-    """Whether the first ``PROBE`` values of ``key`` are at most half distinct (a column
-    then formatted once per distinct value: an order, a 0/1 column, a shared cost)."""
+def distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(codes, distinct)`` with ``distinct[codes] == values`` (floats told apart by
+    their bits, so ``-0.0`` stays apart from ``0.0``) when the first ``PROBE`` values are
+    at most half distinct (a column then formatted once per distinct value: an order, a
+    0/1 column, a shared cost); None otherwise."""
     import pandas as pd
 
-    return 2 * len(pd.unique(key[:PROBE])) <= min(len(key), PROBE)
+    key = values.view(np.int64) if values.dtype == np.float64 else values
+    if 2 * len(pd.unique(key[:PROBE])) > min(len(key), PROBE):
+        return None
+    codes, distinct = pd.factorize(key)
+    return codes, np.asarray(distinct).view(values.dtype)
 
 
 def text_fields(column: pd.Series) -> list[str] | None:
