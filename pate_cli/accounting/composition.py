@@ -65,6 +65,13 @@ class StepRows:
         out *= self.weight[lo:hi, None]
         out += np.take(self.selection, self.selection_index[lo:hi], axis=0, out=scratch)
 
+    def at_orders(self, columns: np.ndarray) -> StepRows:
+        """The same curves at the orders ``columns`` (indices into the grid) only:
+        each value the same bits as in the full rows."""
+        return StepRows(np.ascontiguousarray(self.selection[:, columns]), self.selection_index,
+                        np.ascontiguousarray(self.answer[:, columns]), self.answer_index,
+                        self.weight)
+
     def block(self, lo: int, hi: int) -> np.ndarray:
         """The curves of queries ``lo .. hi-1`` in a new array."""
         out = np.empty((hi - lo, self.answer.shape[1]))

@@ -9,7 +9,7 @@ minimising order and clips the improved conversion at 0.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,6 +57,10 @@ class Conversion:
         improved = conversion == "improved"
         return cls(orders=orders, offset=offset, clip=improved,
                    tv_limit=tv_limit(delta) if improved else None)
+
+    def at_orders(self, columns: np.ndarray) -> Conversion:
+        """The same conversion on the orders ``columns`` (indices into the grid) only."""
+        return replace(self, orders=self.orders[columns], offset=self.offset[columns])
 
     def epsilon(self, rdp: np.ndarray, *, out: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:

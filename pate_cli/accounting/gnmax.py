@@ -91,6 +91,8 @@ def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarra
     Returns shape ``log_q.shape + (orders,)``. ``log q = -inf`` gives 0 (the output is
     certain); where the conditions of Theorem 6 fail the data-independent
     ``alpha / sigma^2`` is returned; elsewhere the smaller of the two (MATH.md section 3).
+    Never below 0 (as RDP; a value rounded below 0 would be clipped: callers that skip
+    orders, ``accounting.live_orders`` and ``own_epsilons``, rely on it).
     Raises ``ValueError`` for ``log q > 0``, ``sigma <= 0`` or any order <= 1.
 
     The queries where Theorem 6 applies are evaluated in cache-sized blocks in increasing
@@ -124,7 +126,7 @@ def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarra
             target = work.result[: chosen.size]
             _theorem6_bound(flat_log_q[chosen], work, target)
             flat_out[chosen] = target
-    return out
+    return np.maximum(out, 0.0, out=out)  # RDP is non-negative: no rounding below 0
 
 
 class _Theorem6Work:

@@ -53,7 +53,8 @@ def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarra
         shifted = np.where(small, eps0 + lq, -1.0)
         log_t = log_add(log1q + (log1q - log1mexp(shifted)) * steps, lq + eps0 * steps)
     log_t = np.where(small, log_t, np.inf)
-    return np.minimum(np.minimum(0.5 * eps0 * eps0 * orders, log_t / steps), eps0)
+    rdp = np.minimum(np.minimum(0.5 * eps0 * eps0 * orders, log_t / steps), eps0)
+    return np.maximum(rdp, 0.0, out=rdp)  # RDP is non-negative: no rounding below 0
 
 
 def rdp_lnmax_data_independent(*, scale: float, orders: ArrayLike) -> np.ndarray:
@@ -71,7 +72,8 @@ def rdp_lnmax_data_independent(*, scale: float, orders: ArrayLike) -> np.ndarray
     check_positive(scale, "laplace scale")
     eps0 = 2.0 / scale
     generic = np.minimum(0.5 * eps0 * eps0 * orders, eps0)
-    return np.minimum(2.0 * rdp_laplace(scale=scale, orders=orders), generic)
+    rdp = np.minimum(2.0 * rdp_laplace(scale=scale, orders=orders), generic)
+    return np.maximum(rdp, 0.0, out=rdp)  # RDP is non-negative: no rounding below 0
 
 
 def rdp_laplace(*, scale: float, orders: ArrayLike) -> np.ndarray:

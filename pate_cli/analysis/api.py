@@ -266,7 +266,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                                        progress=progress, q_bound=q_bound, workers=workers,
                                        executor=executor,
                                        **common, keep_columns=per_query is True
-                                       or smooth_sensitivity)
+                                       or smooth_sensitivity,
+                                       keep_pairs=per_query == "stream")
             except ValueError as error:
                 if part is None or isinstance(error, InputError):
                     raise

@@ -11,11 +11,14 @@ whatever the number of queries: this is how ``pate-analyze --per-query`` writes 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 
-from ..accounting.composition import running_epsilon
+from ..accounting.composition import query_epsilons
+from ..accounting.live_orders import LiveOrders, epsilon_ceiling
+from ..accounting.own_epsilons import OwnEpsilons
 from ..mechanisms import Decisions, NoiseSource
 from . import budget_run
 from .chunks import chunk_costs
@@ -25,13 +28,13 @@ from .result import AnalysisResult
 from .serialize import per_query_frame
 from .setting import analysed_positions, checked_setting, initial_carry, rows_of
 from .sharing import SharedCurves
-from .steps import mechanism_steps, per_query_at_order
+from .steps import curve_function, mechanism_steps, per_query_at_order
 
 # Answer curves the pass keeps for later chunks (log q values recur from chunk to chunk).
 STREAM_CURVE_BYTES = 1 << 26
 # Rows of a chunk of the pass: up to 32,768 (4x a per-query run's: fewer chunks evaluate
 # fewer curves again, 3.0 -> 2.4 s for 10^6 x 10 on 2 cores), at most 2^21 vote elements
-STREAM_ROWS = 1 << 15
+STREAM_ROWS = 1 << 16
 STREAM_ELEMENTS = 1 << 21
 
 
@@ -76,26 +79,56 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     carries = None if result.budget is None else result.budget.carries
     restarts = {} if carries is None else {
         budget_run.BUDGET_BLOCK * (number + 1): carry for number, carry in enumerate(carries)}
+    every = np.arange(orders.size)
     kept = SharedCurves(STREAM_CURVE_BYTES)
+    # each query's own epsilon looked up by its statistics (accounting.own_epsilons)
+    own = None if result.distinct_pairs is None else OwnEpsilons.of(
+        result.distinct_pairs, selection_rdp=curve_function(selection, independent),
+        answer_rdp=curve_function(answer, independent), orders=orders, conversion=converter,
+        expected=result.accounting == "expected",
+        map=lambda function, items: ordered_map(function, items, workers=workers))
 
-    def costs_of(piece: tuple[int, int]):
-        """A chunk's decisions, statistics and curves: no carry needed, so chunks are
-        formed ahead on threads while the caller formats the ones before."""
+    def form(piece: tuple[int, int], columns: np.ndarray):
+        """A chunk's decisions, statistics and curves at the orders ``columns``: no
+        carry needed, so chunks are formed ahead on threads."""
+        whole = columns.size == orders.size
         return chunk_costs(votes, positions, *piece, mechanism=mechanism,
                            selection=selection, answer=answer, noise=noise,
-                           accounting=result.accounting, orders=orders, student=student,
-                           decisions=decisions, kept=kept)
+                           accounting=result.accounting,
+                           orders=orders if whole else orders[columns], student=student,
+                           decisions=decisions, kept=kept if whole else None)
+
+    # the running sums at the orders that can still give a cumulative epsilon only
+    # (accounting.live_orders); a chunk formed ahead has the curves at the orders live
+    # when it was formed, which only become fewer until a restart
+    sums = LiveOrders(converter, epsilon_ceiling(result.rdp_total, queries + 1, converter),
+                      lambda piece, columns: form(piece, columns).costs)
+    sums.restart(carry)
+
+    def formed(piece: tuple[int, int]):
+        """A chunk formed ahead: its curves at the orders live now, and its queries'
+        own epsilons looked up (None without the pairs, or if one is missing)."""
+        if own is None:
+            return every, form(piece, every), None
+        columns = sums.live
+        chunk = form(piece, columns)
+        count = piece[1] - piece[0]
+        keys = ((chunk.log_q, chunk.log_pr) if not independent
+                else (np.zeros(count), np.zeros(count)))
+        return columns, chunk, own.lookup(*keys, chunk.made.answered)
 
     pieces = list(_pieces(queries, chunk_size, list(restarts)))
-    for (start, stop), chunk in zip(pieces, ordered_map(costs_of, pieces, workers=workers),
-                                    strict=True):
+    for (start, stop), (formed_at, chunk, own_epsilon) in zip(
+            pieces, ordered_map(formed, pieces, workers=workers), strict=True):
         if start in restarts:
-            carry = restarts[start]
+            sums.restart(restarts[start])
         count = stop - start
-        # each query's own epsilon here, where its rows are formed for the running sums
-        # anyway (formed on the worker threads too, it costs more than it saves)
-        figures = running_epsilon(chunk.costs, count, carry, converter, per_query=True)
-        carry = figures.carry
+        if own_epsilon is None:  # from the queries' rows, at every order
+            if formed_at.size != orders.size:
+                formed_at, chunk = every, form((start, stop), every)
+            own_epsilon = query_epsilons(chunk.costs, count, converter)
+        figures = replace(sums.running((start, stop), chunk.costs, formed_at, count),
+                          epsilon_query=own_epsilon)
         rows = QueryColumns(count, with_outcome=mechanism.uses_student)
         rows.fill(slice(0, count), chunk.block, chunk.made, chunk.made.answered,
                   weight=chunk.weight, log_q=chunk.log_q, log_pr=chunk.log_pr,

@@ -20,6 +20,7 @@ from .serialize import per_query_frame, summary_dict
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..accounting.grouped import GroupedCounts
     from ..accounting.smooth_sensitivity import SmoothSensitivityResult
     from ..inputs.votes import VoteSet
     from ..mechanisms import Mechanism
@@ -234,6 +235,9 @@ class AnalysisResult:
     # table's pieces by a second pass (``analysis.per_query_stream``), see iter_frames.
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(
         default=None, repr=False, compare=False)
+    # The run's distinct (answer, selection) statistic pairs (``accounting.grouped``),
+    # kept for the per-query table's pass when asked (``analyze_votes(keep_pairs=True)``).
+    distinct_pairs: GroupedCounts | None = field(default=None, repr=False, compare=False)
 
     @property
     def queries(self) -> int:

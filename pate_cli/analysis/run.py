@@ -57,7 +57,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   chunk_size: int | None = DEFAULT_CHUNK, source=None,
                   decisions: Decisions | None = None, progress=None,
                   q_bound: str = "union", keep_columns: bool = True,
-                  workers: int | None = None, executor=None) -> AnalysisResult:
+                  keep_pairs: bool = False, workers: int | None = None,
+                  executor=None) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -80,10 +81,12 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
 
     ``keep_columns=False`` (totals only): no per-query array is formed or kept; each
     chunk only adds to the running sums (``analysis.streaming``), so memory stays flat
-    whatever the number of queries. Every total (epsilon, order, answered,
-    ``rdp_at_order``, data-independent epsilon, label accuracy) is bit-identical to the
-    per-query run's; the result's per-query arrays are empty (``result.counts`` holds
-    what the summary needs) and ``to_frame()`` raises. SVT-PATE ignores it.
+    whatever the number of queries (``keep_pairs``: the result keeps its distinct
+    statistic pairs, ``distinct_pairs``, for a per-query table's pass). Every total
+    (epsilon, order, answered, ``rdp_at_order``, data-independent epsilon, label
+    accuracy) is bit-identical to the per-query run's; the result's per-query arrays are
+    empty (``result.counts`` holds what the summary needs) and ``to_frame()`` raises.
+    SVT-PATE ignores it.
 
     Totals (MATH.md s.6-7): a budget run's are the sums its halt checks, block sums
     carried from block to block and running sums inside a block (``analysis.budget_run``);
@@ -126,6 +129,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     truth = None if labels is None else np.asarray(labels)
     halted_at = None
     kept = None
+    grouped_table = None
     if budget is not None:  # blocks summed apart, the halt in query order (budget_run)
         spent = run_budget(
             BudgetSetting(votes, positions, queries,
@@ -251,7 +255,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             carries=spent.carries),
         query_index=positions, outcome=table.outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
-        counts=totals)
+        counts=totals, distinct_pairs=grouped_table if keep_pairs and budget is None else None)
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:

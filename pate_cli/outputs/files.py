@@ -405,14 +405,54 @@ def _write_in_place(destination: Destination, data: bytes) -> None:
 
 
 def _write_all(handle: int, data) -> None:
-    """Every byte of ``data`` (bytes, or an iterable of bytes written as they come) to the
-    file descriptor, in chunks (a signal arriving during a large write interrupts it
-    between two chunks)."""
-    for piece in (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data:
-        view = memoryview(piece)
-        while view:
-            written = os.write(handle, view[:WRITE_CHUNK])
-            view = view[written:]
+    """Every byte of ``data`` (bytes, or an iterable of bytes written as they come, by
+    :func:`_write_behind`) to the file descriptor."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        _write_bytes(handle, data)
+    else:
+        _write_behind(handle, data)
+
+
+def _write_bytes(handle: int, data) -> None:
+    """``data`` to the descriptor in chunks (a signal arriving during a large write
+    interrupts it between two chunks)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(handle, view[:WRITE_CHUNK])
+        view = view[written:]
+
+
+def _write_behind(handle: int, pieces) -> None:
+    """Each piece of ``pieces`` written on a background thread while the next is drawn
+    (a streamed table's next rows are computed while the last are written; at most two
+    pieces wait). A write's error is raised here, and drawing stops; an error while
+    drawing stops the writes after the pieces already drawn."""
+    import queue
+    import threading
+
+    waiting: queue.Queue = queue.Queue(maxsize=2)
+    failure: list[BaseException] = []
+
+    def drain() -> None:
+        while (piece := waiting.get()) is not None:
+            if not failure:
+                try:
+                    _write_bytes(handle, piece)
+                except BaseException as error:  # raised in the drawing thread, below
+                    failure.append(error)
+
+    writer = threading.Thread(target=drain, name="pate-write", daemon=True)
+    writer.start()
+    try:
+        for piece in pieces:
+            if failure:
+                break
+            waiting.put(piece)
+    finally:
+        waiting.put(None)
+        writer.join()
+    if failure:
+        raise failure[0]
 
 
 def _remove(path: str) -> None:

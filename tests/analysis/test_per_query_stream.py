@@ -94,3 +94,40 @@ def test_pate_analyze_writes_its_table_in_memory_that_does_not_grow(cli, tmp_pat
     assert peaks[2] < peaks[1] + 4e6, peaks
     held = pate_cli.analyze(pate_cli.load_votes(path), "confident")
     assert out.read_bytes() == b"".join(per_query_chunks(held.to_frame(), str(out)))
+
+
+@pytest.mark.parametrize("name,accounting,conversion", [
+    ("confident", "expected", "classic"), ("confident", "replay", "improved"),
+    ("gnmax", "data-independent", "classic"), ("lnmax", "replay", "classic"),
+    ("interactive", "expected", "improved")])
+def test_the_pass_drops_dead_orders_and_looks_up_own_epsilons_with_the_same_bytes(
+        monkeypatch, name, accounting, conversion):
+    """A run long and costly enough that most orders can no longer give a cumulative
+    epsilon (accounting.live_orders) and whose own epsilons come from its distinct
+    statistic pairs (accounting.own_epsilons): the table held in memory, byte for byte."""
+    from pate_cli.accounting.live_orders import LiveOrders
+    from pate_cli.accounting.own_epsilons import OwnEpsilons
+    from pate_cli.analysis import per_query_stream
+    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 256)
+    live, found = [], []
+    running, lookup = LiveOrders.running, OwnEpsilons.lookup
+    monkeypatch.setattr(LiveOrders, "running", lambda self, *args: (
+        live.append(self.live.size), running(self, *args))[1])
+    monkeypatch.setattr(OwnEpsilons, "lookup", lambda self, *args: (
+        found.append(lookup(self, *args)), found[-1])[1])
+    rng = np.random.default_rng(11)
+    votes = rng.multinomial(60, [0.6, 0.2, 0.1, 0.1], size=3000).astype(np.float64)
+    options = dict(accounting=accounting, conversion=conversion, sigma=6.0)
+    if name == "lnmax":
+        options = dict(accounting=accounting, conversion=conversion, laplace_scale=4.0)
+    elif name in ("confident", "interactive"):
+        options.update(threshold=30.0, sigma_threshold=10.0)
+    if name == "interactive":
+        options["student"] = rng.dirichlet(np.ones(4), size=3000)
+    held = _quiet(pate_cli.analyze, votes, name, **options)
+    streamed = _quiet(pate_cli.analyze, votes, name, per_query="stream", **options)
+    for path in ("t.csv", "t.jsonl"):
+        assert b"".join(per_query_stream_chunks(streamed.iter_frames(), path)) == \
+            b"".join(per_query_chunks(held.to_frame(), path))
+    assert min(live) < len(streamed.orders) // 4, live
+    assert found and all(figures is not None for figures in found)

@@ -73,14 +73,16 @@ def analysis_must_not_run(monkeypatch) -> None:
 
 
 def failing_writes(monkeypatch, error: OSError, *, after: int = 0) -> None:
-    """``os.write`` to a file (not a pipe) in this thread raises ``error`` after ``after``
-    writes succeeded, the failing one having written half of its bytes first."""
+    """``os.write`` to a file (not a pipe) by this thread or the streamed table's writer
+    thread raises ``error`` after ``after`` writes succeeded, the failing one having
+    written half of its bytes first."""
     real = os.write
     calls = []
 
     def write(fd, data):
         kind = os.fstat(fd).st_mode
-        if threading.current_thread() is not threading.main_thread() or not (
+        thread = threading.current_thread()
+        if (thread is not threading.main_thread() and thread.name != "pate-write") or not (
                 stat.S_ISREG(kind) or stat.S_ISCHR(kind)):
             return real(fd, data)
         calls.append(fd)

@@ -1,0 +1,147 @@
+"""Each query's own epsilon, once per distinct statistic pair of a file (MATH.md s.6-7).
+
+A query's own curve is ``selection(s) + w * answer(a)`` (MATH.md s.7), ``s`` its
+selection statistic, ``a`` its answer statistic and ``w`` the answer step's weight: the
+decision (0 or 1) for a replay or given decisions, ``pr_answered = exp(s)`` under
+expected accounting. Its epsilon (the curve converted, MATH.md s.6: a minimum over every
+order) is therefore a function of ``(a, s, w)``, and a file's distinct pairs
+(``grouped.GroupedCounts``, formed by its totals pass) are usually far fewer than its
+queries. :class:`OwnEpsilons` converts each pair's curve once, with the very operations
+the per-query path uses (``composition.StepRows.rows`` then ``Conversion.epsilon``; the
+curves are computed entry by entry), so a looked-up figure is the same bits as one
+formed from the query's own row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .composition import StepRows
+from .conversion import Conversion
+from .grouped import CurveFunction, GroupedCounts
+
+# Pairs converted at once (a block's rows: PAIR_BLOCK x orders floats, about 2.4 MB).
+PAIR_BLOCK = 1024
+# Orders, spread over the grid, at which every pair is converted first.
+PROBES = 13
+
+
+@dataclass(frozen=True, eq=False)
+class OwnEpsilons:
+    """The own epsilon of every distinct ``(answer, selection)`` statistic pair of a
+    file, sorted as ``GroupedCounts`` sorts them; ``charged`` (expected accounting) with
+    weight ``exp(selection)``, else ``unanswered`` (weight 0) and ``answered`` (weight 1).
+    """
+
+    answer_keys: np.ndarray      # distinct answer statistics, ascending
+    selection_keys: np.ndarray   # distinct selection statistics, ascending
+    pair_keys: np.ndarray        # answer rank * len(selection_keys) + selection rank
+    epsilons: np.ndarray         # (pairs,) expected, or (pairs, 2): weight 0, weight 1
+    expected: bool
+
+    @classmethod
+    def of(cls, counts: GroupedCounts, *, selection_rdp: CurveFunction | None,
+           answer_rdp: CurveFunction, orders: np.ndarray, conversion: Conversion,
+           expected: bool, map: Callable = map) -> OwnEpsilons:
+        """Convert the curve of each pair of ``counts`` (``map``, an ordered map such as
+        a thread pool's, converts blocks of ``PAIR_BLOCK`` pairs; the figures do not
+        depend on it)."""
+        orders = np.asarray(orders, dtype=np.float64)
+        answer_keys, answer_rank = np.unique(counts.answer, return_inverse=True)
+        selection_keys, selection_rank = np.unique(counts.selection, return_inverse=True)
+        pair_keys = (answer_rank.reshape(-1).astype(np.int64) * selection_keys.size
+                     + selection_rank.reshape(-1))
+        selection_curves = (np.zeros((selection_keys.size, orders.size))
+                            if selection_rdp is None
+                            else np.asarray(selection_rdp(selection_keys, orders)))
+
+        probes = np.unique(np.linspace(0, orders.size - 1, PROBES).round().astype(np.intp))
+        floors = selection_curves + conversion.offset  # each order's least candidate
+
+        def block(lo: int) -> np.ndarray:
+            hi = min(counts.size, lo + PAIR_BLOCK)
+            keys, rows = np.unique(counts.answer[lo:hi], return_inverse=True)
+            selected = selection_rank.reshape(-1)[lo:hi]
+            weights = ([np.exp(counts.selection[lo:hi])] if expected
+                       else [np.zeros(hi - lo), np.ones(hi - lo)])
+
+            def converted(columns: np.ndarray) -> np.ndarray:
+                """Each pair's epsilon over the orders ``columns``, per weight."""
+                curves = np.asarray(answer_rdp(keys, orders[columns]))
+                sums = StepRows(np.ascontiguousarray(selection_curves[:, columns]),
+                                selected, curves, rows.reshape(-1), np.empty(0))
+                part = conversion.at_orders(columns)
+                return np.stack([part.epsilon(replace(sums, weight=weight).block(
+                    0, hi - lo))[0] for weight in weights], axis=-1)
+
+            figures = converted(probes)
+            rest = _reachable(floors, selected, figures.max(axis=1), selection_curves,
+                              conversion.tv_limit)
+            rest[probes] = False
+            if rest.any():
+                np.minimum(figures, converted(np.flatnonzero(rest)), out=figures)
+            return figures
+
+        parts = list(map(block, range(0, counts.size, PAIR_BLOCK)))
+        width = 1 if expected else 2
+        epsilons = (np.concatenate(parts) if parts else np.empty((0, width)))
+        return cls(answer_keys, selection_keys, pair_keys,
+                   epsilons[:, 0] if expected else epsilons, expected)
+
+    def lookup(self, answer: np.ndarray, selection: np.ndarray,
+               answered: np.ndarray | None = None) -> np.ndarray | None:
+        """The own epsilons of queries with statistics ``answer`` and ``selection``
+        (and, unless expected, decisions ``answered``); None if a pair is not in the
+        table (the caller then forms the figures from the queries' rows)."""
+        answer = np.asarray(answer, dtype=np.float64) + 0.0   # -0.0 is 0.0, as in the table
+        selection = np.asarray(selection, dtype=np.float64) + 0.0
+        if answer.size == 0:
+            return np.empty(0)
+        if self.pair_keys.size == 0:
+            return None
+        answer_rank = _ranks(self.answer_keys, answer)
+        selection_rank = _ranks(self.selection_keys, selection)
+        if answer_rank is None or selection_rank is None:
+            return None
+        where = _ranks(self.pair_keys,
+                       answer_rank.astype(np.int64) * self.selection_keys.size + selection_rank)
+        if where is None:
+            return None
+        if self.expected:
+            return self.epsilons[where]
+        return self.epsilons[where, np.asarray(answered, dtype=bool).astype(np.intp)]
+
+
+def _ranks(keys: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """The index in sorted ``keys`` of each of ``values``, or None if one is missing.
+    The distinct values are searched in ascending order (each search starts where the
+    last ended: several times faster than searching values in file order)."""
+    distinct, back = np.unique(values, return_inverse=True)
+    where = np.searchsorted(keys, distinct)
+    if where[-1] >= keys.size or not np.array_equal(keys[where], distinct):
+        return None
+    return where[back.reshape(-1)]
+
+
+def _reachable(floors: np.ndarray, selected: np.ndarray, ceilings: np.ndarray,
+               selection_curves: np.ndarray, tv_limit: float | None) -> np.ndarray:
+    """The orders at which some pair of a block may have a candidate at most its
+    epsilon so far (``ceilings``, per pair), given ``floors``: ``selection + offset``.
+
+    A pair's candidate at an order, ``(weight * answer + selection) + offset`` in
+    floating point, is at least ``selection + offset`` there (RDP curves and weights are
+    non-negative, rounding is monotone); an order where that floor exceeds the pair's
+    epsilon at the probes cannot hold its minimum (with the improved conversion, an
+    order whose selection RDP is within the total-variation shortcut may give 0, and is
+    kept). Per selection statistic, the largest ceiling of its pairs decides.
+    """
+    ranks, where = np.unique(selected, return_inverse=True)
+    highest = np.full(ranks.size, -np.inf)
+    np.maximum.at(highest, where.reshape(-1), ceilings)
+    reachable = np.any(floors[ranks] <= highest[:, None], axis=0)
+    if tv_limit is not None:
+        reachable |= np.any(selection_curves[ranks] <= tv_limit, axis=0)
+    return reachable
