@@ -88,70 +88,82 @@ class LiveOrders:
         self.form = form
         size = conversion.offset.size
         self.carry = np.zeros(size)
-        self.dead_since = np.full(size, -1)  # the piece number an order died at, or -1
-        self.pieces: list = []               # the pieces since the earliest death
+        self.dead = np.zeros(size, dtype=bool)  # no later piece needs the order's curves
+        # per order, the first piece (in ``pieces``) whose curves its sum lacks, or -1
+        self.stale_since = np.full(size, -1)
+        self.pieces: list = []  # the pieces since the first sum fell behind
 
     @property
     def live(self) -> np.ndarray:
-        """Indices (ascending) of the orders whose sums are formed."""
-        return np.flatnonzero(self.dead_since < 0)
+        """Indices (ascending) of the orders whose curves the next pieces need."""
+        return np.flatnonzero(~self.dead)
 
     def restart(self, carry: np.ndarray) -> None:
         """The sums start again from ``carry`` (every order given): all orders live."""
         self.carry = np.array(carry, dtype=np.float64)
-        self.dead_since[:] = -1
+        self.dead[:] = False
+        self.stale_since[:] = -1
         self.pieces = []
 
     def running(self, piece, costs: StepRows, columns: np.ndarray,
                 count: int) -> RunningEpsilon:
         """``running_epsilon`` of a piece's ``count`` queries after the sums so far, from
         ``costs``, its curves at the orders ``columns``: the same figures as from every
-        order, with ``order_index`` on the full grid; the sums move on."""
+        order, with ``order_index`` on the full grid; the sums move on.
+
+        The sums are formed at every order of ``columns`` whose sum is up to date: a
+        piece formed ahead has the orders live when it was formed, so an order that died
+        since is still added (its sum stays up to date, and it is above the minimum
+        anyway), and no curve is copied out."""
         if not nonnegative(costs):
             self._revive()
         else:
-            self._bury(len(self.pieces))
+            self._bury()
         live = self.live
         where = np.searchsorted(columns, live)
         if where.size and (where[-1] >= columns.size
                            or not np.array_equal(columns[where], live)):
-            costs, columns, where = self.form(piece, live), live, np.arange(live.size)
-        if where.size != columns.size:
-            costs = costs.at_orders(where)
-        if live.size == self.carry.size:
+            costs, columns = self.form(piece, live), live
+        current = self.stale_since[columns] < 0
+        if not current.all():  # (a piece formed again at every order, say)
+            costs, columns = costs.at_orders(np.flatnonzero(current)), columns[current]
+        if columns.size == self.carry.size:
             figures = running_epsilon(costs, count, self.carry, self.conversion)
             self.carry = figures.carry
         else:
-            figures = running_epsilon(costs, count, self.carry[live],
-                                      self.conversion.at_orders(live))
-            self.carry[live] = figures.carry
-            figures = replace(figures, order_index=live[figures.order_index],
+            figures = running_epsilon(costs, count, self.carry[columns],
+                                      self.conversion.at_orders(columns))
+            self.carry[columns] = figures.carry
+            figures = replace(figures, order_index=columns[figures.order_index],
                               carry=self.carry.copy())
-        if (self.dead_since >= 0).any():
+            behind = self.stale_since < 0
+            behind[columns] = False
+            self.stale_since[behind] = len(self.pieces)
+        if (self.stale_since >= 0).any():
             self.pieces.append(piece)
         return figures
 
-    def _bury(self, number: int) -> None:
-        """Orders whose converted sum already exceeds the ceiling die at piece ``number``
-        (with the improved conversion, an order whose sum is within the total-variation
-        shortcut may still give 0 and stays)."""
-        live = self.dead_since < 0
+    def _bury(self) -> None:
+        """Orders whose converted sum already exceeds the ceiling die: no later piece
+        needs them (with the improved conversion, an order whose sum is within the
+        total-variation shortcut may still give 0 and stays)."""
         with np.errstate(invalid="ignore"):
             floor = self.carry + self.conversion.offset
-            dying = live & (floor > self.ceiling)
+            dying = ~self.dead & (self.stale_since < 0) & (floor > self.ceiling)
             if self.conversion.tv_limit is not None:
                 dying &= self.carry > self.conversion.tv_limit
-        if not (live & ~dying).any():  # never under a true ceiling; safe: all stay
+        if not (~self.dead & ~dying).any():  # never under a true ceiling; safe: all stay
             return
-        self.dead_since[dying] = number
+        self.dead |= dying
 
     def _revive(self) -> None:
-        """Bring every dead order's sum up to date (the pieces since it died, formed
-        again and added in order) and make it live."""
+        """Bring every order's sum up to date (the pieces it lacks, formed again and
+        added in order) and make every order live."""
         for number, piece in enumerate(self.pieces):
-            dead = np.flatnonzero((self.dead_since >= 0) & (self.dead_since <= number))
-            if dead.size:
-                costs = self.form(piece, dead)
-                self.carry[dead] = running_total(costs, costs.count, self.carry[dead])
-        self.dead_since[:] = -1
+            behind = np.flatnonzero((self.stale_since >= 0) & (self.stale_since <= number))
+            if behind.size:
+                costs = self.form(piece, behind)
+                self.carry[behind] = running_total(costs, costs.count, self.carry[behind])
+        self.dead[:] = False
+        self.stale_since[:] = -1
         self.pieces = []

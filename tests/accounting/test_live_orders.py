@@ -4,6 +4,7 @@ order, bit for bit, while orders that can no longer give the minimum are dropped
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +22,8 @@ def _pieces(rng, queries: int, orders: np.ndarray, scale: float) -> list[StepRow
     answer = scale * orders / 2 * rng.uniform(0.0, 1.0, size=(30, orders.size)) ** 3
     answer[rng.random(answer.shape) < 0.05] = 0.0
     selection = scale * 1e-3 * orders * rng.uniform(0.0, 1.0, size=(4, 1))
-    cuts = np.unique(np.concatenate(([0, queries], rng.integers(0, queries, 6))))
+    cuts = np.unique(np.concatenate(([0, queries], rng.integers(0, queries, 6),
+                                    np.arange(0, queries, 250))))
     return [StepRows(selection, rng.integers(0, 4, hi - lo), answer,
                      rng.integers(0, 30, hi - lo), rng.uniform(0.0, 1.0, hi - lo))
             for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)]
@@ -40,24 +42,29 @@ def _every_order(pieces, carry, setting, restarts=None):
     return np.concatenate(epsilons), np.concatenate(orders_index), carry
 
 
-def _live(pieces, carry, setting, ceiling, *, ahead: int, restarts=None):
+def _live(pieces, carry, setting, ceiling, *, ahead: int, restarts=None, mixed=False):
     """The same run with LiveOrders, each piece's curves formed ``ahead`` pieces early
-    (at the orders live then) or at every order (``ahead`` < 0); the live counts seen."""
+    (at the orders live then) or at every order (``ahead`` < 0; with ``mixed``, every
+    third piece: a table whose own epsilons could not be looked up); the live counts."""
     every = np.arange(setting.offset.size)
     sums = LiveOrders(setting, ceiling, lambda number, columns: pieces[number].at_orders(columns))
     sums.restart(carry)
     snapshots = [every] * len(pieces)
     epsilons, orders_index, live = [], [], []
+    figures = None
     for number, costs in enumerate(pieces):
         if restarts and number in restarts:
             sums.restart(restarts[number])
         if ahead >= 0 and number + ahead < len(pieces):
             snapshots[number + ahead] = sums.live
         columns = snapshots[number] if ahead >= 0 else every
+        if ahead >= 0 and mixed and number % 3 == 2:  # formed again at every order
+            columns = every
         figures = sums.running(number, costs.at_orders(columns), columns, costs.count)
         epsilons.append(figures.epsilon)
         orders_index.append(figures.order_index)
         live.append(sums.live.size)
+    _live.carry = None if figures is None else figures.carry  # after the last piece
     return np.concatenate(epsilons), np.concatenate(orders_index), live
 
 
@@ -104,24 +111,49 @@ def test_orders_die_as_the_sums_grow_and_the_figures_stay():
     np.testing.assert_array_equal(live_index, order_index)
 
 
-def test_a_negative_curve_brings_the_dead_orders_back():
+@pytest.mark.parametrize("ahead,mixed", [(-1, False), (0, False), (2, False), (2, True)])
+def test_a_negative_curve_brings_the_dead_orders_back(ahead, mixed):
     """A piece whose curves are not all non-negative voids the floor: the dead orders'
-    sums are brought up to date from the pieces since they died, and the figures are
-    still those of every order."""
+    sums are brought up to date from the pieces they lack (formed again), and the
+    figures and the sums after the last piece are those of every order."""
     rng = np.random.default_rng(5)
     orders = default_orders()
     setting = Conversion.of(orders=orders, delta=1e-5)
     pieces = _pieces(rng, 3000, orders, 0.05)
     late = pieces[-1]
     answer = late.answer.copy()
-    answer[:, 3] = -1e-3  # (never an RDP curve: the guard's case)
-    pieces[-1] = StepRows(late.selection, late.selection_index, answer, late.answer_index,
-                          late.weight)
+    answer[0] = -1e-3  # (never an RDP curve: the guard's case), for the first query
+    first = late.answer_index.copy()
+    first[0] = 0
+    pieces[-1] = StepRows(late.selection, late.selection_index, answer, first, late.weight)
     carry = np.zeros(orders.size)
     epsilon, order_index, total = _every_order(pieces, carry, setting)
     ceiling = epsilon_ceiling(np.abs(total), 3001, setting)
-    live_epsilon, live_index, live = _live(pieces, carry, setting, ceiling, ahead=-1)
+    live_epsilon, live_index, live = _live(pieces, carry, setting, ceiling, ahead=ahead,
+                                           mixed=mixed)
     assert min(live[:-1]) < orders.size // 2 and live[-1] == orders.size
+    np.testing.assert_array_equal(live_epsilon, epsilon)
+    np.testing.assert_array_equal(live_index, order_index)
+    np.testing.assert_array_equal(_live.carry, total)
+
+
+@pytest.mark.parametrize("ahead", [0, 1, 3])
+def test_after_a_restart_pieces_formed_before_it_are_formed_again(ahead):
+    """A budget run's block start gives every order's sum again: pieces formed ahead
+    with fewer orders are formed again at the live ones, and the figures stay."""
+    rng = np.random.default_rng(8)
+    orders = default_orders()
+    setting = Conversion.of(orders=orders, delta=1e-5)
+    pieces = _pieces(rng, 3000, orders, 0.05)
+    middle = len(pieces) // 2
+    before = np.concatenate([costs.block(0, costs.count) for costs in pieces[:middle]])
+    restarts = {middle: np.sum(before[::-1], axis=0) * 0.25}  # less spent: orders live again
+    carry = np.zeros(orders.size)
+    epsilon, order_index, total = _every_order(pieces, carry, setting, restarts)
+    ceiling = epsilon_ceiling(total + restarts[middle], 3001, setting)
+    live_epsilon, live_index, live = _live(pieces, carry, setting, ceiling, ahead=ahead,
+                                           restarts=restarts)
+    assert live[middle - 1] < live[middle], live
     np.testing.assert_array_equal(live_epsilon, epsilon)
     np.testing.assert_array_equal(live_index, order_index)
 
