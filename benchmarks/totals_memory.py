@@ -74,7 +74,8 @@ def child(path: str, accounting: str, mode: str, budget: float | None = None) ->
     import warnings
 
     import pate_cli
-    from pate_cli.outputs.files import per_query_stream_chunks, write_outputs
+    from pate_cli.outputs.files import per_query_stream_chunks
+    from pate_cli.outputs.writing import write_outputs
 
     warnings.simplefilter("ignore")
     options = dict(threshold=200.0, sigma_threshold=150.0, sigma=40.0,

@@ -32,8 +32,8 @@ PROBES = 13
 @dataclass(frozen=True, eq=False)
 class OwnEpsilons:
     """The own epsilon of every distinct ``(answer, selection)`` statistic pair of a
-    file, sorted as ``GroupedCounts`` sorts them; ``charged`` (expected accounting) with
-    weight ``exp(selection)``, else ``unanswered`` (weight 0) and ``answered`` (weight 1).
+    file, sorted as ``GroupedCounts`` sorts them: under expected accounting one figure
+    per pair (weight ``exp(selection)``), else two (weight 0, weight 1: the decision).
     """
 
     answer_keys: np.ndarray      # distinct answer statistics, ascending

@@ -6,6 +6,13 @@ chunk by chunk (noise keyed by query position, MATH.md s.1; running sums carried
 chunks, MATH.md s.6) and yields the rows of CLI.md's per-query table a chunk at a time,
 the same rows, bit for bit, as the per-query run's ``to_frame()``. Memory holds one chunk,
 whatever the number of queries: this is how ``pate-analyze --per-query`` writes its table.
+
+The pass uses what the totals found: the run's total curve bounds every cumulative
+epsilon, so the running sums are formed only at the orders that can still give one
+(``accounting.live_orders``), and each query's own epsilon is looked up from the run's
+distinct statistic pairs (``result.distinct_pairs``, converted once each by
+``accounting.own_epsilons``; from the query's row where the pairs were not kept, as in a
+budget run). Both give the bits of the full computation.
 """
 
 from __future__ import annotations

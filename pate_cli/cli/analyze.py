@@ -200,13 +200,9 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     from ..analysis.serialize import smooth_sensitivity_history
     from ..inputs.shards import input_files
     from ..outputs.decisions import check_decisions_path, decisions_bytes
-    from ..outputs.files import (
-        check_destinations,
-        per_query_bytes,
-        per_query_stream_chunks,
-        write_outputs,
-    )
+    from ..outputs.files import per_query_bytes, per_query_stream_chunks
     from ..outputs.rdp_curve import rdp_curve_bytes
+    from ..outputs.writing import check_destinations, write_outputs
     if ss_history is not None and not smooth:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations(((f"{option} {path}", path) for option, path in (

@@ -11,7 +11,7 @@ from .._version import __version__
 from ..analysis.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
 from ..analysis.serialize import plain_number
 from ..inputs.shards import input_files
-from ..outputs.files import check_destinations, write_outputs
+from ..outputs.writing import check_destinations, write_outputs
 from ..sweep.columns import orders_text
 from .errors import reported_warnings, run_command
 from .options import (

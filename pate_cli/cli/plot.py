@@ -1,7 +1,7 @@
 """``pate-plot KIND INPUT... -o OUT``: the papers' figures from our commands' outputs.
 
 A thin layer: read the inputs (``inputs.tables``, ``inputs.votes``), build a ``Figure``
-(``outputs.figures``), write it atomically (``outputs.files.write_outputs``). Every input
+(``outputs.figures``), write it atomically (``outputs.writing.write_outputs``). Every input
 problem is one line on stderr and exit status 2, before anything is written.
 """
 

@@ -50,7 +50,7 @@ def figure_options(command):
 
 def figure_format(output: str) -> str:
     from ..outputs import figures as plots
-    from ..outputs.files import check_destinations
+    from ..outputs.writing import check_destinations
     extension = os.path.splitext(output)[1].lower().lstrip(".")
     if extension not in plots.FORMATS:
         raise click.UsageError(f"-o {output}: the extension picks the format: use .png, "
@@ -64,7 +64,7 @@ def figure_format(output: str) -> str:
 
 def save_figure(figure, output: str, fmt: str) -> None:
     from ..outputs import figures as plots
-    from ..outputs.files import write_outputs
+    from ..outputs.writing import write_outputs
     write_outputs({output: plots.figure_bytes(figure, fmt)})
 
 

@@ -3,7 +3,7 @@
 A thin layer: run the analysis with pate-analyze's own option groups (the same names,
 defaults and rules, through ``api.analyze``) or read ``--from summary.json [--per-query
 q.csv]``; build the statement (``outputs.report``); write it and its figure files
-atomically as one set (``outputs.files.write_outputs``).
+atomically as one set (``outputs.writing.write_outputs``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from ..analysis import api
 from ..errors import InputError
 from ..inputs import load_votes
 from ..inputs.tables import PER_QUERY, read_summary, read_table, require_table
-from ..outputs.files import check_destinations, write_outputs
 from ..outputs.report import files_folder, render_report, report_format
+from ..outputs.writing import check_destinations, write_outputs
 from .analyze import (
     _accounting_specs,
     _budget_specs,

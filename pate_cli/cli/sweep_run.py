@@ -19,7 +19,7 @@ import click
 import pandas  # noqa: F401
 
 from ..inputs.shards import input_files
-from ..outputs.files import check_destinations, write_atomically
+from ..outputs.writing import check_destinations, write_atomically
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from ..sweep.executors import (
     Terminated,

@@ -59,7 +59,7 @@ def shard_paths(path) -> list[str]:
 
 def input_files(named) -> list[tuple[str, str]]:
     """The files input arguments name, for outputs not to overwrite
-    (``outputs.files.check_destinations``): ``named`` holds ``(option, path)`` pairs
+    (``outputs.writing.check_destinations``): ``named`` holds ``(option, path)`` pairs
     (``option`` ``""`` for an argument), the result ``(how to show it, file)`` pairs, a
     shard set giving each of its shards. Stdin, None and shards that cannot be listed
     give none (reading them says why)."""

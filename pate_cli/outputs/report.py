@@ -5,7 +5,7 @@
 What the statement says is built as plain data by ``report_content`` (from the JSON
 summary, nothing recomputed); the figures come from ``report_figures`` (the ``pate-plot``
 code). ``render_report`` returns the document and the side files as bytes, so the command
-writes them all atomically as one set (``outputs.files.write_outputs``).
+writes them all atomically as one set (``outputs.writing.write_outputs``).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import pate_cli.analysis.api as api_module
 import pate_cli.cli.sweep_run as sweep_module
 import pate_cli.outputs.figures as figures_module
 from pate_cli.cli.errors import Terminated
-from pate_cli.outputs.files import write_atomically, write_outputs
+from pate_cli.outputs.writing import write_atomically, write_outputs
 from tests import ROOT
 from tests.synthetic import synthetic_votes
 

@@ -91,7 +91,7 @@ def test_unknown_extension_is_refused_before_any_bytes():
 
 
 def test_pieces_are_written_as_they_come_and_an_interrupted_write_leaves_nothing(tmp_path):
-    from pate_cli.outputs.files import write_outputs
+    from pate_cli.outputs.writing import write_outputs
     frame = pd.DataFrame({"query": np.arange(5000), "epsilon": np.linspace(0, 1, 5000)})
     out, summary = tmp_path / "q.jsonl", tmp_path / "s.json"
     write_outputs({str(out): per_query_chunks(frame, str(out), rows=700),
@@ -128,7 +128,8 @@ def test_a_stream_that_fails_while_a_piece_is_formatted_leaves_nothing(tmp_path,
     """Streamed pieces are formatted on a background thread while the next frame is
     computed: a failure in the frames (or a stop) still leaves the old file as it was,
     and the error is the frames' own."""
-    from pate_cli.outputs.files import per_query_stream_chunks, write_outputs
+    from pate_cli.outputs.files import per_query_stream_chunks
+    from pate_cli.outputs.writing import write_outputs
     frame = pd.DataFrame({"query": np.arange(3000), "epsilon": np.linspace(0, 1, 3000)})
 
     def frames():

@@ -1,0 +1,258 @@
+"""Atomic writing of a command's outputs: all of them or none, never half a file.
+
+Output files are written to a temporary file in the target directory and renamed into
+place, all outputs of one command together, so a failure never leaves a half-written file
+nor a mix of old and new outputs (``write_outputs``). A streamed output (an iterable of
+bytes, such as ``files.per_query_stream_chunks``) is written on a background thread while
+its next piece is formed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+
+WRITE_CHUNK = 1 << 20
+
+
+def write_outputs(files: dict) -> None:
+    """Write the outputs of one command (path -> bytes, or an iterable of bytes such as
+    ``per_query_chunks``) as a set: all of them or none.
+
+    Every regular destination is first written in full to a temporary file beside it;
+    only when all of them (and any special destination, below) are written are the
+    temporaries renamed into place. If any write fails, every temporary is removed and
+    no regular destination is touched. An existing regular file keeps its permissions
+    (a new one gets the umask's, as ``open`` would give); a symbolic link is followed
+    (its target is replaced, the link kept). A destination that exists and is not a
+    regular file (``/dev/null``, a FIFO), and ``/dev/stdout`` whatever it is redirected
+    to, is written directly, never replaced or removed. Problems are ``ValueError``s
+    naming the file (``cannot write: ...``): a missing directory, a directory as
+    destination, two paths naming the same file, and any ``OSError`` (read-only
+    directory, full disk, file too large).
+    """
+    destinations = check_destinations((path, path) for path in files)
+    contents = list(files.values())
+    staged: list[str] = []  # temporaries not yet renamed into place
+    current = ""
+    try:
+        for destination, data in zip(destinations, contents, strict=True):
+            current = destination.path
+            if not destination.special:
+                staged.append(_stage(destination, data))
+        for destination, data in zip(destinations, contents, strict=True):
+            current = destination.path
+            if destination.special:
+                _write_in_place(destination, data)
+        temporaries = iter(list(staged))
+        for destination in destinations:
+            current = destination.path
+            if not destination.special:
+                temporary = next(temporaries)
+                os.replace(temporary, destination.target)
+                staged.remove(temporary)
+    except OSError as error:
+        raise ValueError(f"{current}: cannot write: {error.strerror or error}") from None
+    finally:
+        for temporary in staged:
+            _remove(temporary)
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same directory and a rename.
+
+    ``write_outputs`` for one file: the same rules (kept permissions, special files
+    written in place) and the same ``ValueError`` naming the file on any failure.
+    """
+    write_outputs({path: data})
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where one output goes: ``path`` as given, ``target`` the file written (for a
+    regular or new file, ``path`` with symbolic links resolved), ``mode`` the permissions
+    of the replacement (``None`` for a special file, written in place), ``identity`` what
+    tells two paths to the same file apart (``None`` for a special file), ``descriptor``
+    the open file descriptor that ``path`` names (``/dev/stdout``: 1), written to as it is
+    (a shell's ``>> log`` keeps appending), whatever file it is."""
+
+    path: str
+    target: str
+    mode: int | None
+    identity: object
+    descriptor: int | None = None
+
+    @property
+    def special(self) -> bool:
+        return self.mode is None
+
+
+def check_destinations(outputs, inputs=()) -> list[Destination]:
+    """Refuse, before any work, outputs that cannot be written as asked.
+
+    ``outputs`` is a sequence of ``(name, path)`` (``name`` is how the message shows the
+    path, e.g. ``"-o x.json"``); ``inputs`` the same for the files the command reads.
+    Raises ``ValueError`` (one line) when a directory is missing, a destination is a
+    directory, two outputs are the same file, or an output is one of the inputs (it would
+    be lost): the same file once ``.``, ``..`` and symbolic links are resolved, or the
+    same inode. Special files (``/dev/null``) may take several outputs.
+    """
+    destinations, seen = [], {}
+    for name, path in outputs:
+        destination = _destination(str(path))
+        if destination.identity is not None:
+            if destination.identity in seen:
+                raise ValueError(f"{seen[destination.identity]} and {name} are the same "
+                                 f"file ({destination.target}); give each output its own "
+                                 "path")
+            seen[destination.identity] = name
+        destinations.append(destination)
+    for name, path in inputs:
+        identity = _file_identity(str(path))
+        if identity is not None and identity in seen:
+            raise ValueError(f"{seen[identity]} is the input {name}: writing it would "
+                             "destroy the input; give the output another path")
+    return destinations
+
+
+def _file_identity(path: str):
+    """``(device, inode)`` of an existing regular file, else None (stdin, devices, a
+    path that does not exist: the reader says what is wrong with it)."""
+    if path == "-" or _descriptor_named(path) is not None:
+        return None
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino) if stat.S_ISREG(status.st_mode) else None
+
+
+def _destination(path: str) -> Destination:
+    descriptor = _descriptor_named(path)
+    if descriptor is not None:
+        return Destination(path, path, None, None, descriptor)
+    try:
+        status = os.stat(path)  # follows links, also /dev/stdout's
+    except FileNotFoundError:
+        target = os.path.realpath(path)
+        directory = os.path.dirname(target)
+        if not os.path.isdir(directory):
+            raise ValueError(f"{path}: cannot write: the directory {directory} does not "
+                             "exist") from None
+        return Destination(path, target, 0o666 & ~_umask(), target)  # as open() would
+    except OSError as error:
+        raise ValueError(f"{path}: cannot write: {error.strerror or error}") from None
+    if stat.S_ISDIR(status.st_mode):
+        raise ValueError(f"{path}: cannot write: it is a directory")
+    if stat.S_ISREG(status.st_mode):
+        return Destination(path, os.path.realpath(path), stat.S_IMODE(status.st_mode),
+                           (status.st_dev, status.st_ino))
+    return Destination(path, path, None, None)  # a device, FIFO or socket: written in place
+
+
+def _stage(destination: Destination, data: bytes) -> str:
+    """``data`` in a new temporary file beside the destination; its path."""
+    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(destination.target),
+                                         prefix=".pate-", suffix=".tmp")
+    try:
+        try:
+            _write_all(handle, data)
+        finally:
+            os.close(handle)
+        os.chmod(temporary, destination.mode)  # mkstemp's 0600 -> the mode to keep
+    except BaseException:
+        _remove(temporary)
+        raise
+    return temporary
+
+
+def _descriptor_named(path: str) -> int | None:
+    """N for ``/dev/stdout`` (1), ``/dev/stderr`` (2), ``/dev/fd/N``, ``/proc/self/fd/N``."""
+    absolute = os.path.abspath(path)
+    named = {"/dev/stdout": "1", "/dev/stderr": "2"}.get(absolute)
+    for prefix in ("/dev/fd/", "/proc/self/fd/"):
+        if absolute.startswith(prefix):
+            named = absolute[len(prefix):]
+    return int(named) if named is not None and named.isdigit() else None
+
+
+def _write_in_place(destination: Destination, data: bytes) -> None:
+    """Write to an existing special file (device, FIFO) or an open descriptor: opened or
+    duplicated, never created, truncated, replaced or removed."""
+    if destination.descriptor is None:
+        handle = os.open(destination.target, os.O_WRONLY)
+    else:
+        for stream in (sys.stdout, sys.stderr):  # what was printed comes first
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                stream.flush()
+        handle = os.dup(destination.descriptor)
+    try:
+        _write_all(handle, data)
+    finally:
+        os.close(handle)
+
+
+def _write_all(handle: int, data) -> None:
+    """Every byte of ``data`` (bytes, or an iterable of bytes written as they come, by
+    :func:`_write_behind`) to the file descriptor."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        _write_bytes(handle, data)
+    else:
+        _write_behind(handle, data)
+
+
+def _write_bytes(handle: int, data) -> None:
+    """``data`` to the descriptor in chunks (a signal arriving during a large write
+    interrupts it between two chunks)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(handle, view[:WRITE_CHUNK])
+        view = view[written:]
+
+
+def _write_behind(handle: int, pieces) -> None:
+    """Each piece of ``pieces`` written on a background thread while the next is drawn
+    (a streamed table's next rows are computed while the last are written; at most two
+    pieces wait). A write's error is raised here, and drawing stops; an error while
+    drawing stops the writes after the pieces already drawn."""
+    import queue
+    import threading
+
+    waiting: queue.Queue = queue.Queue(maxsize=2)
+    failure: list[BaseException] = []
+
+    def drain() -> None:
+        while (piece := waiting.get()) is not None:
+            if not failure:
+                try:
+                    _write_bytes(handle, piece)
+                except BaseException as error:  # raised in the drawing thread, below
+                    failure.append(error)
+
+    writer = threading.Thread(target=drain, name="pate-write", daemon=True)
+    writer.start()
+    try:
+        for piece in pieces:
+            if failure:
+                break
+            waiting.put(piece)
+    finally:
+        waiting.put(None)
+        writer.join()
+    if failure:
+        raise failure[0]
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
