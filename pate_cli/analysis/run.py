@@ -255,7 +255,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             carries=spent.carries),
         query_index=positions, outcome=table.outcome, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
-        counts=totals, distinct_pairs=grouped_table if keep_pairs and budget is None else None)
+        counts=totals,
+        distinct_pairs=grouped_table if keep_pairs and not keep_columns else None)
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:
