@@ -127,18 +127,14 @@ class LiveOrders:
         current = self.stale_since[columns] < 0
         if not current.all():  # (a piece formed again at every order, say)
             costs, columns = costs.at_orders(np.flatnonzero(current)), columns[current]
-        if columns.size == self.carry.size:
-            figures = running_epsilon(costs, count, self.carry, self.conversion)
-            self.carry = figures.carry
-        else:
-            figures = running_epsilon(costs, count, self.carry[columns],
-                                      self.conversion.at_orders(columns))
-            self.carry[columns] = figures.carry
-            figures = replace(figures, order_index=columns[figures.order_index],
-                              carry=self.carry.copy())
-            behind = self.stale_since < 0
-            behind[columns] = False
-            self.stale_since[behind] = len(self.pieces)
+        figures = running_epsilon(costs, count, self.carry[columns],
+                                  self.conversion.at_orders(columns))
+        self.carry[columns] = figures.carry
+        behind = self.stale_since < 0
+        behind[columns] = False
+        self.stale_since[behind] = len(self.pieces)
+        figures = replace(figures, order_index=columns[figures.order_index],
+                          carry=self.carry.copy())
         if (self.stale_since >= 0).any():
             self.pieces.append(piece)
         return figures

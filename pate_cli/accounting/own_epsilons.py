@@ -6,20 +6,20 @@ decision (0 or 1) for a replay or given decisions, ``pr_answered = exp(s)`` unde
 expected accounting. Its epsilon (the curve converted, MATH.md s.6: a minimum over every
 order) is therefore a function of ``(a, s, w)``, and a file's distinct pairs
 (``grouped.GroupedCounts``, formed by its totals pass) are usually far fewer than its
-queries. :class:`OwnEpsilons` converts each pair's curve once, with the very operations
-the per-query path uses (``composition.StepRows.rows`` then ``Conversion.epsilon``; the
-curves are computed entry by entry), so a looked-up figure is the same bits as one
-formed from the query's own row.
+queries. :class:`OwnEpsilons` converts each pair's curve once, by the per-query path's
+own function (``composition.query_epsilons`` of the pairs' ``StepRows``; the curves are
+computed entry by entry), so a looked-up figure is the same bits as one formed from the
+query's own row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from .composition import StepRows
+from .composition import StepRows, query_epsilons
 from .conversion import Conversion
 from .grouped import CurveFunction, GroupedCounts
 
@@ -71,11 +71,11 @@ class OwnEpsilons:
             def converted(columns: np.ndarray) -> np.ndarray:
                 """Each pair's epsilon over the orders ``columns``, per weight."""
                 curves = np.asarray(answer_rdp(keys, orders[columns]))
-                sums = StepRows(np.ascontiguousarray(selection_curves[:, columns]),
-                                selected, curves, rows.reshape(-1), np.empty(0))
+                selection_part = np.ascontiguousarray(selection_curves[:, columns])
                 part = conversion.at_orders(columns)
-                return np.stack([part.epsilon(replace(sums, weight=weight).block(
-                    0, hi - lo))[0] for weight in weights], axis=-1)
+                return np.stack([query_epsilons(
+                    StepRows(selection_part, selected, curves, rows.reshape(-1), weight),
+                    hi - lo, part) for weight in weights], axis=-1)
 
             figures = converted(probes)
             rest = _reachable(floors, selected, figures.max(axis=1), selection_curves,

@@ -84,6 +84,16 @@ def count_chunk(request: CountRequest, block: np.ndarray, start: int, *,
                       labels)
 
 
+def grouping_keys(log_q: np.ndarray, log_pr: np.ndarray,
+                  independent: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The (answer, selection) statistics a run's table of distinct pairs groups queries
+    by, given their ``log q`` and ``log pr_answered``: those, or zeros under
+    data-independent accounting, where every query costs the same (:func:`chunk_keys`)."""
+    if independent:
+        return np.zeros(log_q.shape[0]), np.zeros(log_q.shape[0])
+    return log_q, log_pr
+
+
 def chunk_keys(request: CountRequest, block: np.ndarray,
                student: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The (answer, selection) statistics of ``block``'s queries: ``log q`` and

@@ -30,7 +30,7 @@ from ..mechanisms import Decisions, NoiseSource
 from . import budget_run
 from .chunks import chunk_costs
 from .columns import QueryColumns
-from .grouped_run import ordered_map
+from .grouped_run import grouping_keys, ordered_map
 from .result import AnalysisResult
 from .serialize import per_query_frame
 from .setting import analysed_positions, checked_setting, initial_carry, rows_of
@@ -120,10 +120,8 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             return every, form(piece, every), None
         columns = sums.live
         chunk = form(piece, columns)
-        count = piece[1] - piece[0]
-        keys = ((chunk.log_q, chunk.log_pr) if not independent
-                else (np.zeros(count), np.zeros(count)))
-        return columns, chunk, own.lookup(*keys, chunk.made.answered)
+        return columns, chunk, own.lookup(
+            *grouping_keys(chunk.log_q, chunk.log_pr, independent), chunk.made.answered)
 
     pieces = list(_pieces(queries, chunk_size, list(restarts)))
     for (start, stop), (formed_at, chunk, own_epsilon) in zip(

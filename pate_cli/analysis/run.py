@@ -24,7 +24,14 @@ from .budget_run import BudgetSetting, run_budget
 from .chunks import chunk_costs
 from .columns import QueryColumns
 from .distributed import counted_remotely, executor_map, executor_threads, task_source
-from .grouped_run import CountRequest, count_queries, count_rows, merged_counts, ordered_map
+from .grouped_run import (
+    CountRequest,
+    count_queries,
+    count_rows,
+    grouping_keys,
+    merged_counts,
+    ordered_map,
+)
 from .result import AnalysisResult, BudgetPart, QueryCounts
 from .setting import (
     DEFAULT_CHUNK,
@@ -178,10 +185,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             stop = min(queries, start + chunk_size)
             block, made, log_q, log_pr, weight, costs, epsilon_query = chunk
             released = made.answered
-            keys = np.zeros(stop - start) if independent else None
-            grouped.add(GroupedCounts.of_queries(
-                log_q if keys is None else keys, log_pr if keys is None else keys,
-                released))
+            grouped.add(GroupedCounts.of_queries(*grouping_keys(log_q, log_pr, independent),
+                                                 released))
             if keep_columns:
                 figures = replace(running_epsilon(costs, stop - start, carry, converter),
                                   epsilon_query=epsilon_query)

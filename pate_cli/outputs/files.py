@@ -9,14 +9,13 @@ import json
 import math
 import os
 from collections.abc import Iterator
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..analysis.grouped_run import in_order
 from ..analysis.serialize import plain_number
 from .csv_arrow import csv_bytes
+from .writing import on_a_thread
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -131,17 +130,8 @@ def per_query_stream_chunks(frames, path: str, *,
 
     if extension == ".parquet":
         return pieces()
-    return _ahead(as_bytes, pieces())  # text formed while the next frame is computed
-
-
-def _ahead(function, items: Iterator) -> Iterator:
-    """``map(function, items)``, each result formed on one background thread while the
-    next item is drawn (the text of one piece while the next is computed: pyarrow and
-    numpy release the GIL); at most two pieces in flight."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pate-text") as pool:
-        yield from in_order(partial(pool.submit, function), items, window=2)
+    # the text of one piece formed while the next frame is computed
+    return on_a_thread(as_bytes, pieces(), name="pate-text")
 
 
 def json_lines(frame: pd.DataFrame) -> str:

@@ -13,7 +13,11 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
+
+from ..analysis.grouped_run import in_order
 
 WRITE_CHUNK = 1 << 20
 
@@ -215,35 +219,21 @@ def _write_bytes(handle: int, data) -> None:
 
 def _write_behind(handle: int, pieces) -> None:
     """Each piece of ``pieces`` written on a background thread while the next is drawn
-    (a streamed table's next rows are computed while the last are written; at most two
-    pieces wait). A write's error is raised here, and drawing stops; an error while
-    drawing stops the writes after the pieces already drawn."""
-    import queue
-    import threading
+    (a streamed table's next rows are computed while the last are written). A write's
+    error is raised here, and drawing stops; an error while drawing stops the writes
+    not yet begun."""
+    for _ in on_a_thread(partial(_write_bytes, handle), pieces, name="pate-write"):
+        pass
 
-    waiting: queue.Queue = queue.Queue(maxsize=2)
-    failure: list[BaseException] = []
 
-    def drain() -> None:
-        while (piece := waiting.get()) is not None:
-            if not failure:
-                try:
-                    _write_bytes(handle, piece)
-                except BaseException as error:  # raised in the drawing thread, below
-                    failure.append(error)
+def on_a_thread(function, items: Iterable, *, name: str) -> Iterator:
+    """``map(function, items)``, each result formed on one background thread (``name``)
+    while the next item is drawn, in order, at most two in flight (numpy, pyarrow and
+    ``os.write`` release the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    writer = threading.Thread(target=drain, name="pate-write", daemon=True)
-    writer.start()
-    try:
-        for piece in pieces:
-            if failure:
-                break
-            waiting.put(piece)
-    finally:
-        waiting.put(None)
-        writer.join()
-    if failure:
-        raise failure[0]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=name) as pool:
+        yield from in_order(partial(pool.submit, function), items, window=2)
 
 
 def _remove(path: str) -> None:

@@ -82,7 +82,8 @@ def failing_writes(monkeypatch, error: OSError, *, after: int = 0) -> None:
     def write(fd, data):
         kind = os.fstat(fd).st_mode
         thread = threading.current_thread()
-        if (thread is not threading.main_thread() and thread.name != "pate-write") or not (
+        if (thread is not threading.main_thread()
+                and not thread.name.startswith("pate-write")) or not (
                 stat.S_ISREG(kind) or stat.S_ISCHR(kind)):
             return real(fd, data)
         calls.append(fd)
