@@ -4,16 +4,29 @@ Noise is drawn in fixed blocks of ``NOISE_BLOCK`` queries, each block from its o
 ``numpy.random.Generator`` seeded by ``(seed, salt, stream, block)``, so the noise a query
 receives depends only on the seed and its position in the analysed sequence, never on how
 the queries are chunked, ordered across workers, or resumed.
+
+A block is drawn whole (and kept, so reading queries in order costs one generator per
+block) while it holds at most ``WHOLE_BLOCK_VALUES`` values. A wider block (a vote row
+over a vocabulary of 10^5 classes makes a block of 10^8 values) is never formed: its rows
+are drawn as they are needed, the generator carried from one chunk to the next (rows
+before the first one needed are drawn and dropped a piece at a time). A generator fills
+an array value after value in C order, so the rows are the very values of the whole
+block: the same noise, with memory bounded by the chunk.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from threading import Lock
+from threading import Lock, get_ident
 
 import numpy as np
 
 NOISE_BLOCK = 1024
+# Blocks of at most this many values are drawn whole and kept (8 MB: 1,024 rows of 1,024
+# classes); wider ones a few rows at a time (the module's docstring).
+WHOLE_BLOCK_VALUES = 1 << 20
+# Values drawn at once while skipping the rows of a wide block before those needed.
+SKIP_VALUES = 1 << 20
 
 # Independent noise streams, one per random draw of the algorithms.
 STREAM_SELECTION = 1
@@ -51,13 +64,18 @@ class NoiseSource:
         self.seed = int(seed)
         self.salt = int(salt)
         self._last: dict[tuple[int, str, tuple[int, ...]], tuple[int, np.ndarray]] = {}
+        self._cursors: dict[tuple, tuple[int, np.random.Generator, int]] = {}
 
     def draw(self, *, stream: int, kind: str, start: int, count: int, width: int = 1):
         """Standard ``kind`` noise (``normal`` or ``laplace``), shape ``(count, width)``,
         for the queries at positions ``start .. start+count-1``."""
         if count == 0:
             return np.empty((0, width))
+        if kind not in ("normal", "laplace"):
+            raise ValueError(f"unknown noise kind {kind!r}")
         first, last = start // NOISE_BLOCK, (start + count - 1) // NOISE_BLOCK
+        if NOISE_BLOCK * width > WHOLE_BLOCK_VALUES:
+            return self._wide_rows(stream, kind, width, start, count)
         blocks = [self._block(stream, kind, width, b) for b in range(first, last + 1)]
         noise = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
         offset = start - first * NOISE_BLOCK
@@ -72,17 +90,45 @@ class NoiseSource:
         if shared is not None:
             self._last[key] = (index, shared)
             return shared
-        draws = generator(self.seed, (self.salt, stream, index))
-        if kind == "normal":
-            block = draws.standard_normal((NOISE_BLOCK, width))
-        elif kind == "laplace":
-            block = draws.laplace(0.0, 1.0, (NOISE_BLOCK, width))
-        else:
-            raise ValueError(f"unknown noise kind {kind!r}")
+        block = _values(generator(self.seed, (self.salt, stream, index)), kind,
+                        (NOISE_BLOCK, width))
         block.flags.writeable = False
         _SHARED.put((self.seed, self.salt, stream, kind, width, index), block)
         self._last[key] = (index, block)
         return block
+
+    def _wide_rows(self, stream: int, kind: str, width: int, start: int,
+                   count: int) -> np.ndarray:
+        """Rows ``start .. start+count-1`` of wide blocks, drawn in order from each
+        block's generator; a cursor per thread and stream (block, generator, rows drawn)
+        lets consecutive chunks go on where the last one stopped."""
+        out = np.empty((count, width))
+        key = (get_ident(), stream, kind, width)
+        done = 0
+        while done < count:
+            position = start + done
+            index, row = divmod(position, NOISE_BLOCK)
+            rows = min(count - done, NOISE_BLOCK - row)
+            cursor = self._cursors.get(key)
+            if cursor is None or cursor[0] != index or cursor[2] > row:
+                cursor = (index, generator(self.seed, (self.salt, stream, index)), 0)
+            _, draws, drawn = cursor
+            step = max(1, SKIP_VALUES // width)
+            while drawn < row:  # the rows before those needed, a piece at a time
+                skipped = min(step, row - drawn)
+                _values(draws, kind, (skipped, width))
+                drawn += skipped
+            out[done : done + rows] = _values(draws, kind, (rows, width))
+            self._cursors[key] = (index, draws, row + rows)
+            done += rows
+        return out
+
+
+def _values(draws: np.random.Generator, kind: str, shape: tuple[int, int]) -> np.ndarray:
+    """The next ``shape`` standard ``kind`` values of ``draws`` (filled in C order)."""
+    if kind == "normal":
+        return draws.standard_normal(shape)
+    return draws.laplace(0.0, 1.0, shape)
 
 
 class SharedBlocks:
