@@ -17,14 +17,22 @@ The weight ``w_i`` is the decision (0 or 1) for a replay or given decisions, and
 accounting the answer step of a distinct ``a`` is charged
 ``W_a = sum over its pairs of queries(a, s) * exp(s)``, added in increasing ``s``.
 
-Each distinct curve is evaluated once per file (per merged table), in blocks of
-``TOTAL_BLOCK`` distinct statistics, so memory stays bounded by the number of distinct
-statistics, not of queries.
+Memory is bounded whatever the votes (:class:`BoundedTotals`): queries are counted in
+windows of ``TOTALS_WINDOW`` analysed positions, whose tables merge like a binary counter
+(two tables of the same level into one of the next); a merged table of more than
+``TABLE_LIMIT`` pairs is summed at once (its curves evaluated, in blocks of
+``TOTAL_BLOCK`` distinct statistics) and let go. So the tables held never pass about
+twice ``TABLE_LIMIT`` pairs (64 MB), and a run with at most ``TABLE_LIMIT`` distinct pairs
+(votes that repeat) is summed once, from the whole file's table, each distinct curve
+evaluated once. Which tables are summed apart depends only on the statistics of each
+window, never on chunks or workers; a run summed in several parts differs from one summed
+at once by the order of its additions only (at most 1e-12 relative, README
+"Reproducible").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
@@ -36,6 +44,11 @@ from .composition import sequential_total
 # Distinct statistics whose curves are evaluated and summed at once (a fixed constant:
 # the order of the additions, and so every bit of the totals, depends on it).
 TOTAL_BLOCK = 4096
+# Analysed positions per window of :class:`BoundedTotals` (pieces of a run never cross a
+# multiple of it, ``window_pieces``), and the distinct pairs a merged table may hold
+# before it is summed (fixed constants: which tables are summed apart depends on them).
+TOTALS_WINDOW = 1 << 17
+TABLE_LIMIT = 1 << 20
 
 CurveFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -127,35 +140,83 @@ class GroupedCounts:
         return cls(answer, selection, queries, answered)
 
 
-class GroupedAccumulator:
-    """Merges chunk tables as they come, with bounded work: pending tables are merged
-    into the main one once they hold as many pairs as it does (each pair is re-sorted
-    O(log) times in all)."""
+class BoundedTotals:
+    """A run's sums (:func:`grouped_totals`) from the tables of its pieces, with the
+    tables held bounded by ``limit`` pairs (the module's docstring).
 
-    def __init__(self) -> None:
-        self._main = GroupedCounts.empty()
-        self._pending: list[GroupedCounts] = []
-        self._pending_size = 0
+    ``totals_of`` sums a table (``grouped_totals`` with the run's curves). Pieces are
+    added in query order (:meth:`add`, with the analysed position after the piece, as
+    ``window_pieces`` cuts them); a window ends where that position is a multiple of
+    ``window``. :meth:`result` gives the sums and, when they were formed from one table,
+    that table (the run's distinct pairs), else None.
+    """
 
-    def add(self, table: GroupedCounts) -> None:
-        self._pending.append(table)
-        self._pending_size += table.size
-        if self._pending_size >= max(self._main.size, 1 << 16):
-            self._flush()
+    def __init__(self, totals_of: Callable[[GroupedCounts], GroupedTotals], *,
+                 window: int | None = None, limit: int | None = None):
+        self._totals_of = totals_of
+        self._window_size = TOTALS_WINDOW if window is None else window
+        self._limit = TABLE_LIMIT if limit is None else limit
+        self._window: list[GroupedCounts] = []
+        self._levels: list[GroupedCounts | None] = []
+        self._sums: GroupedTotals | None = None
+        self.parts = 0  # tables summed so far
 
-    def _flush(self) -> None:
-        parts = [table for table in (self._main, *self._pending) if table.size]
-        self._main, self._pending, self._pending_size = GroupedCounts.empty(), [], 0
-        if len(parts) == 1:
-            self._main = parts[0]
-        elif parts:
-            columns = _concatenated(parts)
-            del parts  # the old tables are freed before the merge's work arrays exist
-            self._main = GroupedCounts._reduced(columns, runs=True)
+    def add(self, table: GroupedCounts, stop: int) -> None:
+        """Count a piece's table; ``stop``: the analysed position after the piece."""
+        self._window.append(table)
+        if stop % self._window_size == 0:
+            self._end_window()
 
-    def result(self) -> GroupedCounts:
-        self._flush()
-        return self._main
+    def _end_window(self) -> None:
+        table: GroupedCounts | None = GroupedCounts.merge(self._window)
+        self._window = []
+        level = 0
+        while table is not None:
+            if level == len(self._levels):
+                self._levels.append(None)
+            other = self._levels[level]
+            if other is None:
+                self._levels[level] = table
+                return
+            self._levels[level] = None
+            table = GroupedCounts.merge([other, table])
+            del other
+            if table.size > self._limit:
+                self._sum(table)
+                return
+            level += 1
+
+    def _sum(self, table: GroupedCounts) -> None:
+        part = self._totals_of(table)
+        self.parts += 1
+        self._sums = part if self._sums is None else GroupedTotals(
+            self._sums.selection + part.selection, self._sums.answer + part.answer,
+            self._sums.answered + part.answered)
+
+    def result(self) -> tuple[GroupedTotals, GroupedCounts | None]:
+        """The run's sums, and its whole table if they came from one."""
+        if self._window:
+            self._end_window()
+        rest = GroupedCounts.merge(table for table in self._levels if table is not None)
+        self._levels = []
+        whole = None
+        if rest.size or self._sums is None:
+            self._sum(rest)
+            whole = rest if self.parts == 1 else None
+        assert self._sums is not None
+        return self._sums, whole
+
+
+def window_pieces(queries: int, size: int, *, window: int | None = None
+                  ) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges ``(start, stop)`` of at most ``size`` of ``queries`` analysed
+    positions, also cut at every multiple of ``window`` (default ``TOTALS_WINDOW``), so
+    a piece lies in one window."""
+    window = TOTALS_WINDOW if window is None else window
+    for first in range(0, queries, window):
+        end = min(queries, first + window)
+        for start in range(first, end, size):
+            yield start, min(end, start + size)
 
 
 def _concatenated(tables: list[GroupedCounts]) -> list[np.ndarray]:

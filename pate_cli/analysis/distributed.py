@@ -28,6 +28,7 @@ from functools import partial
 
 import numpy as np
 
+from ..accounting.grouped import window_pieces
 from ..errors import InputError, PateWarning
 from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
 from .grouped_run import (
@@ -100,28 +101,25 @@ def _mapped_piece(name: str) -> np.ndarray:
 
 def counted_remotely(executor, votes, positions, request: CountRequest, *, source,
                      chunk_size: int, student=None, decisions=None, truth=None,
-                     window: int = 8,
-                     progress: Callable[[int, int], object] | None = None
-                     ) -> Iterator[ChunkCount]:
+                     window: int = 8) -> Iterator[tuple[int, ChunkCount]]:
     """The analysed queries ``positions`` counted by ``executor`` (``submit`` and futures
     with ``result()``), a task per span of whole chunks (at most ``TASK_ELEMENTS`` vote
-    values), yielded in order; at most ``window`` tasks in flight."""
+    values; never across a window edge, ``accounting.grouped.window_pieces``), yielded
+    in order as ``(stop, count)``; at most ``window`` tasks in flight."""
     queries = positions.size
     classes = votes.shape[1] if votes.ndim == 2 else 1
     span = chunk_size * max(1, TASK_ELEMENTS // max(1, chunk_size * classes))
+    spans = list(window_pieces(queries, span))
 
-    def submit(start: int):
-        arguments = span_arguments(votes, positions, start, min(queries, start + span),
-                                   source=source, student=student, decisions=decisions,
-                                   truth=truth)
+    def submit(piece: tuple[int, int]):
+        start, stop = piece
+        arguments = span_arguments(votes, positions, start, stop, source=source,
+                                   student=student, decisions=decisions, truth=truth)
         return executor.submit(count_span, request, *arguments.pop("at"), start,
                                chunk_size=chunk_size, **arguments)
 
-    starts = range(0, queries, span)
-    for start, part in zip(starts, in_order(submit, starts, window=window), strict=True):
-        if progress is not None:
-            progress(min(queries, start + span), queries)
-        yield part
+    yield from zip((stop for _, stop in spans), in_order(submit, spans, window=window),
+                   strict=True)
 
 
 def executor_map(executor, function: Callable, items, *, batch: int = 8,

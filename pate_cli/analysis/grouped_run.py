@@ -4,8 +4,9 @@ A chunk of queries becomes a :class:`ChunkCount`: the table of its distinct (ans
 selection) statistics with their query and answer counts (``accounting.grouped``) and its
 label counts. Chunk counts are integers and merge exactly, so chunks may be counted in
 any order, on threads here (:func:`count_queries`) or on a Dask cluster
-(``analysis.distributed``), and the run's totals, formed once from the merged table, are
-the same bits whatever the chunk size or the number of workers. Replay noise is keyed by
+(``analysis.distributed``); the run's totals are formed from the tables of whole windows
+of queries (``accounting.grouped.BoundedTotals``: memory bounded whatever the votes), so
+they are the same bits whatever the chunk size or the number of workers. Replay noise is keyed by
 query position (``mechanisms.noise``), so a chunk's decisions do not depend on who
 counts it. Without true labels to score, the answer noise is not drawn at all (the
 decisions, and so the costs, do not need it). A span of queries is counted by
@@ -25,7 +26,7 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.grouped import GroupedAccumulator, GroupedCounts
+from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..inputs.mapped import drop_mapped_rows
 from ..mechanisms import Decisions, NoiseSource
 from .columns import given_rows
@@ -194,43 +195,68 @@ def span_arguments(votes, positions, start: int, stop: int, *, source, student=N
             "truth": None if truth is None else truth[positions[start:stop]]}
 
 
+@dataclass(frozen=True, eq=False)
+class CountedRun:
+    """A run's sums (``accounting.grouped.grouped_totals``), its label counts, and its
+    whole table of distinct pairs when the sums came from one table (else None)."""
+
+    totals: GroupedTotals
+    labels: LabelCounts
+    table: GroupedCounts | None
+
+
 def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
+                  totals_of: Callable[[GroupedCounts], GroupedTotals],
                   student=None, decisions: Decisions | None = None,
                   truth: np.ndarray | None = None, workers: int | None = None,
-                  progress: Callable[[int, int], object] | None = None) -> ChunkCount:
-    """Count the analysed queries ``positions`` of ``votes`` chunk by chunk, on
-    ``workers`` threads (default: the cores this process may use), merging as chunks
-    finish; memory holds a few chunks and the merged table, whatever the file size."""
+                  progress: Callable[[int, int], object] | None = None) -> CountedRun:
+    """Count the analysed queries ``positions`` of ``votes`` chunk by chunk (chunks cut
+    at window edges, ``accounting.grouped.window_pieces``), on ``workers`` threads
+    (default: the cores this process may use), and sum them (``totals_of`` sums a table)
+    as windows end; memory holds a few chunks and the bounded tables, whatever the file
+    size and however often its votes repeat."""
     queries = positions.size
-    starts = range(0, queries, chunk_size)
+    pieces = list(window_pieces(queries, chunk_size))
     local = LocalRows(votes)
 
-    def one(start: int) -> ChunkCount:
-        arguments = span_arguments(votes, positions, start, min(queries, start + chunk_size),
-                                   source=local, student=student, decisions=decisions,
-                                   truth=truth)
+    def one(piece: tuple[int, int]) -> ChunkCount:
+        start, stop = piece
+        arguments = span_arguments(votes, positions, start, stop, source=local,
+                                   student=student, decisions=decisions, truth=truth)
         return count_span(request, *arguments.pop("at"), start, chunk_size=chunk_size,
                           **arguments)
 
-    def reported(parts: Iterator[ChunkCount]) -> Iterator[ChunkCount]:
-        for start, part in zip(starts, parts, strict=True):
-            if progress is not None:
-                progress(min(queries, start + chunk_size), queries)
-            yield part
+    return summed_counts(zip((stop for _, stop in pieces),
+                             ordered_map(one, pieces, workers=workers), strict=True),
+                         totals_of, request.mechanism.uses_student,
+                         queries=queries, progress=progress)
 
-    return merged_counts(reported(ordered_map(one, starts, workers=workers)),
-                         request.mechanism.uses_student)
+
+def summed_counts(parts: Iterable[tuple[int, ChunkCount]],
+                  totals_of: Callable[[GroupedCounts], GroupedTotals], uses_student: bool,
+                  *, queries: int, progress: Callable[[int, int], object] | None = None
+                  ) -> CountedRun:
+    """The run's sums from its pieces' counts ``(stop, count)`` in query order (pieces
+    never cross a window edge), with label counts merged as they come."""
+    totals = BoundedTotals(totals_of)
+    labels = LabelCounts(uses_student)
+    for stop, part in parts:
+        totals.add(part.table, stop)
+        labels.merge_in(part.labels)
+        if progress is not None:
+            progress(stop, queries)
+    sums, table = totals.result()
+    return CountedRun(sums, labels, table)
 
 
 def merged_counts(parts: Iterable[ChunkCount], uses_student: bool) -> ChunkCount:
-    """The chunk counts ``parts`` merged as they come (exact, in any order: memory holds
-    the merged table and the parts not yet merged)."""
-    tables = GroupedAccumulator()
+    """The chunk counts ``parts`` (of one span: a budget block, a cluster task) merged
+    (exact, in any order)."""
+    parts = list(parts)
     labels = LabelCounts(uses_student)
     for part in parts:
-        tables.add(part.table)
         labels.merge_in(part.labels)
-    return ChunkCount(tables.result(), labels)
+    return ChunkCount(GroupedCounts.merge(part.table for part in parts), labels)
 
 
 def default_workers() -> int:

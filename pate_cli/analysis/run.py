@@ -18,7 +18,7 @@ import numpy as np
 
 from ..accounting.composition import running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
-from ..accounting.grouped import GroupedAccumulator, GroupedCounts, grouped_totals
+from ..accounting.grouped import BoundedTotals, GroupedCounts, grouped_totals, window_pieces
 from ..mechanisms import Decisions, NoiseSource
 from .budget_run import BudgetSetting, run_budget
 from .chunks import chunk_costs
@@ -29,8 +29,8 @@ from .grouped_run import (
     count_queries,
     count_rows,
     grouping_keys,
-    merged_counts,
     ordered_map,
+    summed_counts,
 )
 from .result import AnalysisResult, BudgetPart, QueryCounts
 from .setting import (
@@ -49,7 +49,7 @@ from .steps import (
     mechanism_steps,
     per_query_at_order,
 )
-from .streaming import LabelCounts, released_labels, sums_at_order
+from .streaming import LabelCounts, sums_at_order
 from .svt import analyze_svt
 
 # Curves a per-query run keeps for its totals (a 25,000 x 150 file's take 60 MB).
@@ -135,7 +135,6 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     counts = LabelCounts(mechanism.uses_student)
     truth = None if labels is None else np.asarray(labels)
     halted_at = None
-    kept = None
     grouped_table = None
     if budget is not None:  # blocks summed apart, the halt in query order (budget_run)
         spent = run_budget(
@@ -149,56 +148,62 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 votes, getattr(source, "path", None)))
         halted_at, carry, counts = spent.halted_at, spent.carry, spent.labels
         step_sums, answered_total = (spent.selection, spent.answer), spent.answered
-    elif counted_only:  # no table: chunks are counted apart (analysis.grouped_run)
+    else:
+        def totals_function(answer_rdp, map):
+            """The run's sums from a table of distinct pairs (``grouped_totals``)."""
+            return partial(grouped_totals, orders=orders, expected=accounting == "expected",
+                           selection_rdp=curve_function(selection, independent),
+                           answer_rdp=answer_rdp, map=map)
+
+        threads = partial(_threads_map, workers)
+        answer_rdp = curve_function(answer, independent)
+    if budget is None and counted_only:  # no table: chunks counted apart (grouped_run)
         _check_decisions_cover(decisions, queries)
         request = CountRequest(mechanism, accounting, q_bound, int(seed), salt,
                                draw_labels=labels is not None)
         if executor is None:
             counted = count_queries(votes, positions, request, chunk_size=chunk_size,
+                                    totals_of=totals_function(answer_rdp, threads),
                                     student=student, decisions=decisions, truth=truth,
                                     workers=workers, progress=progress)
         else:  # the chunks counted elsewhere (analysis.distributed)
-            counted = merged_counts(counted_remotely(
-                executor, votes, positions, request,
-                source=task_source(votes, getattr(source, "path", None)),
-                chunk_size=chunk_size, student=student, decisions=decisions, truth=truth,
-                window=2 * executor_threads(executor), progress=progress),
-                mechanism.uses_student)
-        grouped_table, counts = counted.table, counted.labels
-    else:  # per chunk: statistics counted, curves kept for the totals, columns filled
-        grouped = GroupedAccumulator()
+            counted = summed_counts(
+                counted_remotely(executor, votes, positions, request,
+                                 source=task_source(votes, getattr(source, "path", None)),
+                                 chunk_size=chunk_size, student=student,
+                                 decisions=decisions, truth=truth,
+                                 window=2 * executor_threads(executor)),
+                totals_function(answer_rdp, partial(executor_map, executor)),
+                mechanism.uses_student, queries=queries, progress=progress)
+        sums, grouped_table, counts = counted.totals, counted.table, counted.labels
+    elif budget is None:  # per chunk: statistics counted, curves kept, columns filled
         # a run that forms per-query curves keeps them for its totals (analysis.sharing)
-        kept = SharedCurves(KEPT_CURVE_BYTES) if keep_columns else None
+        kept = SharedCurves(KEPT_CURVE_BYTES)
+        bounded = BoundedTotals(totals_function(kept.serving(answer_rdp, orders), threads))
 
-        def costs_of(start: int):
+        def costs_of(piece: tuple[int, int]):
             """A chunk's decisions, statistics and curves (no carry needed: formed ahead
             on ``workers`` threads while the chunks before are summed here)."""
-            return chunk_costs(votes, positions, start, min(queries, start + chunk_size),
-                               mechanism=mechanism, selection=selection, answer=answer,
-                               noise=noise, accounting=accounting, orders=orders,
-                               student=student, decisions=decisions, curves=keep_columns,
-                               kept=kept, conversion=converter)
+            return chunk_costs(votes, positions, *piece, mechanism=mechanism,
+                               selection=selection, answer=answer, noise=noise,
+                               accounting=accounting, orders=orders, student=student,
+                               decisions=decisions, kept=kept, conversion=converter)
 
-        starts = range(0, queries, chunk_size)
-        for start, chunk in zip(starts, ordered_map(costs_of, starts, workers=workers),
-                                strict=True):
-            stop = min(queries, start + chunk_size)
+        pieces = list(window_pieces(queries, chunk_size))
+        for (start, stop), chunk in zip(pieces, ordered_map(costs_of, pieces, workers=workers),
+                                        strict=True):
             block, made, log_q, log_pr, weight, costs, epsilon_query = chunk
             released = made.answered
-            grouped.add(GroupedCounts.of_queries(*grouping_keys(log_q, log_pr, independent),
-                                                 released))
-            if keep_columns:
-                figures = replace(running_epsilon(costs, stop - start, carry, converter),
-                                  epsilon_query=epsilon_query)
-                carry = figures.carry
-                table.fill(slice(start, stop), block, made, released, weight=weight,
-                           log_q=log_q, log_pr=log_pr, figures=figures, orders=orders)
-            else:
-                counts.add(*released_labels(made, released, mechanism.uses_student),
-                           None if truth is None else truth[positions[start:stop]])
+            bounded.add(GroupedCounts.of_queries(*grouping_keys(log_q, log_pr, independent),
+                                                 released), stop)
+            figures = replace(running_epsilon(costs, stop - start, carry, converter),
+                              epsilon_query=epsilon_query)
+            carry = figures.carry
+            table.fill(slice(start, stop), block, made, released, weight=weight,
+                       log_q=log_q, log_pr=log_pr, figures=figures, orders=orders)
             if progress is not None:
                 progress(stop, queries)
-        grouped_table = grouped.result()
+        sums, grouped_table = bounded.result()
     _check_decisions_cover(decisions, queries if halted_at is None else halted_at)
     if halted_at is not None:
         queries = halted_at
@@ -206,15 +211,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         positions = positions[:queries] if keep_columns else positions
 
     if budget is None:
-        totals_of = grouped_totals(
-            grouped_table, orders=orders, expected=accounting == "expected",
-            selection_rdp=curve_function(selection, independent),
-            answer_rdp=(curve_function(answer, independent) if kept is None
-                        else kept.serving(curve_function(answer, independent), orders)),
-            map=(partial(executor_map, executor) if executor is not None and kept is None
-                 else lambda function, items: ordered_map(function, items, workers=workers)))
-        carry = (initial_carry(initial_rdp, orders) + totals_of.selection) + totals_of.answer
-        step_sums, answered_total = (totals_of.selection, totals_of.answer), totals_of.answered
+        carry = (initial_carry(initial_rdp, orders) + sums.selection) + sums.answer
+        step_sums, answered_total = (sums.selection, sums.answer), sums.answered
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
     if queries == 0 and not np.any(carry):
@@ -262,6 +260,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
         counts=totals,
         distinct_pairs=grouped_table if keep_pairs and not keep_columns else None)
+
+
+def _threads_map(workers: int | None, function, items):
+    """``map`` on ``workers`` threads, in order (``grouped_run.ordered_map``)."""
+    return ordered_map(function, items, workers=workers)
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 
 import numpy as np
 
 from ..accounting.conversion import rdp_to_epsilon
-from ..accounting.grouped import GroupedAccumulator, GroupedCounts, grouped_totals
+from ..accounting.grouped import BoundedTotals, GroupedCounts, grouped_totals, window_pieces
 from ..mechanisms import Mechanism, NoiseSource
 from .grouped_run import CountRequest, chunk_keys, count_rows, ordered_map
 from .result import AnalysisResult, ReplayTotals
@@ -63,8 +64,8 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
     truth = None if labels is None else np.asarray(labels)
     request = CountRequest(mechanism, accounting, draw_labels=truth is not None)
 
-    def one(start: int) -> tuple[GroupedCounts, list[LabelCounts]]:
-        stop = min(queries, start + chunk_size)
+    def one(piece: tuple[int, int]) -> tuple[GroupedCounts, list[LabelCounts]]:
+        start, stop = piece
         block = rows_of(votes, positions, start, stop)
         keys = chunk_keys(request, block)
         answered, counted = [], []
@@ -78,18 +79,20 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
             counted.append(labels_of)
         return GroupedCounts.of_queries(*keys, np.stack(answered, axis=1)), counted
 
-    tables = GroupedAccumulator()
+    selection_rdp = curve_function(selection, independent)
+    bounded = BoundedTotals(partial(
+        grouped_totals, orders=orders, expected=accounting == "expected",
+        selection_rdp=None if selection_rdp is None
+        else SHARED_CURVES.serving(selection_rdp, orders),
+        answer_rdp=SHARED_CURVES.serving(curve_function(answer, independent), orders)))
     label_counts = [LabelCounts(False) for _ in seeds]
-    for table, counted in ordered_map(one, range(0, queries, chunk_size), workers=workers):
-        tables.add(table)
+    pieces = list(window_pieces(queries, chunk_size))
+    for (_, stop), (table, counted) in zip(pieces, ordered_map(one, pieces, workers=workers),
+                                           strict=True):
+        bounded.add(table, stop)
         for total, part in zip(label_counts, counted, strict=True):
             total.merge_in(part)
-    selection_rdp = curve_function(selection, independent)
-    sums = grouped_totals(tables.result(), orders=orders, expected=accounting == "expected",
-                          selection_rdp=None if selection_rdp is None
-                          else SHARED_CURVES.serving(selection_rdp, orders),
-                          answer_rdp=SHARED_CURVES.serving(
-                              curve_function(answer, independent), orders))
+    sums, _ = bounded.result()
     totals = []
     for run, seed in enumerate(seeds):
         answer_sum = sums.answer if sums.answer.ndim == 1 else sums.answer[run]

@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 from pate_cli.accounting.gnmax import rdp_gnmax
 from pate_cli.accounting.grouped import (
     TOTAL_BLOCK,
-    GroupedAccumulator,
+    BoundedTotals,
     GroupedCounts,
     grouped_totals,
     weighted_curve_sum,
+    window_pieces,
 )
 
 ORDERS = np.array([1.5, 2.0, 5.0, 20.0, 100.0])
@@ -55,10 +56,6 @@ def test_merging_chunks_in_any_order_gives_the_table_of_the_whole(run, cuts, see
              for a, b in zip(bounds, bounds[1:], strict=False)]
     np.random.default_rng(seed).shuffle(parts)
     assert _fields(GroupedCounts.merge(parts)) == _fields(whole)
-    accumulator = GroupedAccumulator()
-    for part in parts:
-        accumulator.add(part)
-    assert _fields(accumulator.result()) == _fields(whole)
 
 
 def test_an_answer_statistic_with_several_selection_statistics_keeps_each_pair():
@@ -141,3 +138,91 @@ def test_an_empty_table_costs_nothing():
     totals = grouped_totals(GroupedCounts.empty(), selection_rdp=_curve, answer_rdp=_curve,
                             orders=ORDERS, expected=True)
     assert not totals.selection.any() and not totals.answer.any() and totals.answered == 0.0
+
+
+def _sums(table):
+    return grouped_totals(table, selection_rdp=_curve, answer_rdp=_curve, orders=ORDERS,
+                          expected=False)
+
+
+def _bounded(answer, selection, answered, *, size, window, limit):
+    """The run's sums by ``BoundedTotals`` from pieces of at most ``size`` queries."""
+    totals = BoundedTotals(_sums, window=window, limit=limit)
+    for start, stop in window_pieces(answer.size, size, window=window):
+        totals.add(GroupedCounts.of_queries(answer[start:stop], selection[start:stop],
+                                            answered[start:stop]), stop)
+    return totals
+
+
+@st.composite
+def distinct_runs(draw):
+    """Queries whose statistics mostly differ (soft votes), some repeated."""
+    count = draw(st.integers(1, 400))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    answer = -rng.exponential(8.0, size=count)
+    answer[rng.random(count) < 0.3] = -2.5
+    selection = rng.choice([0.0, -0.25, -3.0], size=count)
+    return answer, selection, rng.integers(0, 2, size=count)
+
+
+@settings(max_examples=60, deadline=None)
+@given(run=distinct_runs(), size=st.integers(1, 50), other=st.integers(1, 50),
+       window=st.sampled_from([8, 16, 64]), limit=st.integers(1, 40))
+def test_bounded_totals_depend_on_windows_not_pieces_and_stay_within_the_tolerance(
+        run, size, other, window, limit):
+    """Which tables are summed apart follows the windows' statistics alone: any piece
+    size gives the same bits; against one sum of the whole table, at most 1e-12
+    relative (the README's tolerance between algorithms)."""
+    answer, selection, answered = run
+    first = _bounded(answer, selection, answered, size=size, window=window, limit=limit)
+    second = _bounded(answer, selection, answered, size=other, window=window, limit=limit)
+    (one, table), (two, _) = first.result(), second.result()
+    assert first.parts == second.parts
+    for name in ("selection", "answer"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(two, name))
+    assert one.answered == two.answered
+    whole = _sums(GroupedCounts.of_queries(answer, selection, answered))
+    for name in ("selection", "answer"):
+        np.testing.assert_allclose(getattr(one, name), getattr(whole, name), rtol=1e-12,
+                                   atol=0)
+    assert one.answered == whole.answered  # integer counts: exact
+    if first.parts == 1:  # one table: the whole file's, the very bits of one sum
+        np.testing.assert_array_equal(one.answer, whole.answer)
+        np.testing.assert_array_equal(one.selection, whole.selection)
+    if table is not None:  # given only when the sums came from it alone
+        assert first.parts == 1
+        assert _fields(table) == _fields(GroupedCounts.of_queries(answer, selection, answered))
+
+
+def test_bounded_totals_hold_at_most_about_twice_the_limit():
+    """Every statistic distinct: the tables held never pass 2 x limit + one window of
+    pairs, however many queries; the sums are those of the whole table to 1e-12."""
+    window, limit = 64, 256
+    rng = np.random.default_rng(3)
+    answer = -rng.exponential(8.0, size=20_000)
+    selection = np.zeros(answer.size)
+    answered = rng.integers(0, 2, size=answer.size)
+    held = []
+
+    class Watched(BoundedTotals):
+        def _end_window(self):
+            super()._end_window()
+            held.append(sum(t.size for t in self._levels if t is not None))
+
+    totals = Watched(_sums, window=window, limit=limit)
+    for start, stop in window_pieces(answer.size, 100, window=window):
+        totals.add(GroupedCounts.of_queries(answer[start:stop], selection[start:stop],
+                                            answered[start:stop]), stop)
+    sums, table = totals.result()
+    assert max(held) <= 2 * limit + window
+    assert totals.parts > 20 and table is None
+    whole = _sums(GroupedCounts.of_queries(answer, selection, answered))
+    np.testing.assert_allclose(sums.answer, whole.answer, rtol=1e-12, atol=0)
+
+
+def test_window_pieces_never_cross_a_window_edge():
+    pieces = list(window_pieces(1000, 300, window=256))
+    assert pieces[0] == (0, 256) and (256, 512) in pieces and pieces[-1] == (768, 1000)
+    assert all(stop - start <= 300 for start, stop in pieces)
+    assert [start for start, _ in pieces[1:]] == [stop for _, stop in pieces[:-1]]
+    assert not any(start // 256 != (stop - 1) // 256 for start, stop in pieces)

@@ -1,0 +1,99 @@
+"""Memory bounded by the chunk, for any votes (issue 27): a run over votes that never
+repeat (soft, averaged votes) holds no more at 4x the queries. Traced with tracemalloc
+(numpy's buffers are traced; the votes are a memory-mapped file, not traced), one worker
+thread, small windows and limits so that the bound shows at a test's size."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from numpy.lib.format import open_memmap
+
+import pate_cli
+from pate_cli.accounting import grouped
+from pate_cli.analysis import per_query_stream
+from pate_cli.inputs import votes as vote_files
+
+ORDERS = [1.5, 2.0, 4.0, 8.0, 16.0, 32.0]
+OPTIONS = dict(threshold=200.0, sigma_threshold=150.0, sigma=40.0, teachers=250.0,
+               orders=ORDERS, chunk_size=1024, workers=1)
+
+
+def soft_votes(path, queries: int, classes: int = 10, seed: int = 27) -> str:
+    """Averaged teacher probabilities x 250 (float32): every row distinct."""
+    rng = np.random.default_rng(seed)
+    out = open_memmap(path, mode="w+", dtype=np.float32, shape=(queries, classes))
+    top = rng.integers(0, classes, queries)
+    agree = rng.beta(6.0, 1.5, queries)
+    rest = rng.dirichlet(np.ones(classes), queries) * (1 - agree)[:, None]
+    rest[np.arange(queries), top] += agree
+    out[:] = (rest * 250).astype(np.float32)
+    out.flush()
+    del out
+    return str(path)
+
+
+def traced_peak(run) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def small_chunks(monkeypatch):
+    """Every chunk (the loader's scan, the table's pass) at most 1,024 rows, and the
+    table pass's bounded store of curves 1 MB (64 MB in use)."""
+    monkeypatch.setattr(vote_files, "_SCAN_ROWS", 1 << 10)
+    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 1 << 10)
+    monkeypatch.setattr(per_query_stream, "STREAM_CURVE_BYTES", 1 << 20)
+
+
+@pytest.fixture
+def small_bounds(monkeypatch):
+    small_chunks(monkeypatch)
+    monkeypatch.setattr(grouped, "TOTALS_WINDOW", 1 << 9)
+    monkeypatch.setattr(grouped, "TABLE_LIMIT", 1 << 11)
+
+
+def _totals(path, **extra):
+    return lambda: pate_cli.analyze(path, "confident", per_query=False,
+                                    accounting="expected", **OPTIONS, **extra)
+
+
+def _stream(path):
+    def run():
+        result = pate_cli.analyze(path, "confident", per_query="stream",
+                                  accounting="expected", **OPTIONS)
+        for _ in result.iter_frames():
+            pass
+    return run
+
+
+@pytest.mark.parametrize("case", ["totals", "replay", "budget", "stream"])
+def test_memory_does_not_grow_with_distinct_queries(tmp_path, small_bounds, case):
+    small = soft_votes(tmp_path / "small.npy", 1 << 14)
+    large = soft_votes(tmp_path / "large.npy", 1 << 16)
+    make = {"totals": _totals, "stream": _stream,
+            "replay": lambda p: lambda: pate_cli.analyze(
+                p, "confident", per_query=False, accounting="replay", **OPTIONS),
+            "budget": lambda p: _totals(p, budget=1e9)}[case]
+    make(small)()  # imports and first-use caches out of the measurement
+    grown = traced_peak(make(large)) - traced_peak(make(small))
+    # unbounded, the distinct pairs of 3 x 2^14 more queries (32 bytes each, and the
+    # merges' work arrays) would add several MB
+    assert grown < 600_000, f"{case}: {grown} bytes more at 4x the queries"
+
+
+def test_the_check_can_fail(tmp_path, monkeypatch):
+    """With the table unbounded, the same measurement sees the growth."""
+    small_chunks(monkeypatch)
+    monkeypatch.setattr(grouped, "TOTALS_WINDOW", 1 << 9)
+    monkeypatch.setattr(grouped, "TABLE_LIMIT", 1 << 40)
+    small = soft_votes(tmp_path / "small.npy", 1 << 14)
+    large = soft_votes(tmp_path / "large.npy", 1 << 16)
+    _totals(small)()
+    assert traced_peak(_totals(large)) - traced_peak(_totals(small)) > 1_500_000
