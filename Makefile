@@ -33,9 +33,11 @@ test: $(STAMP)
 	$(PINNED_NUMERICS) $(BIN)/python -m pytest -q $(PYTEST_FLAGS)
 
 # mypy checks the files [tool.mypy] in pyproject.toml names: the public API and accounting/.
+# vulture: no dead code (names only a framework or the tests use: vulture_whitelist.py).
 lint: $(STAMP)
 	$(BIN)/ruff check pate_cli tests benchmarks scripts
 	$(BIN)/mypy
+	$(BIN)/vulture pate_cli vulture_whitelist.py --min-confidence 60
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_benchmarks.py

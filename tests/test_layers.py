@@ -5,7 +5,7 @@ at module level or inside a function, relative or absolute, is resolved to the m
 names and each module to its layer. ``check`` reports:
 
 - ``upward``: an import pointing up the layers. Lowest first: the base modules
-  (``errors``, ``numerics``, ``orders``, ``_version``), ``inputs``, ``mechanisms``,
+  (``errors``, ``numerics``, ``orders``, ``threads``, ``_version``), ``inputs``, ``mechanisms``,
   ``accounting``, ``analysis``, ``outputs``, ``sweep``, the public API (the package's
   ``__init__``, which may import any layer below the command line), ``cli``. A module may
   import its own layer and the layers below it.
@@ -46,15 +46,15 @@ LAYERS = ("base", "inputs", "mechanisms", "accounting", "analysis", "outputs", "
 # First name under the package -> layer.
 LAYER_OF = {
     "errors": "base", "numerics": "base", "orders": "base", "_version": "base", "_lazy": "base",
-    "_views": "base",
+    "_views": "base", "threads": "base",
     "inputs": "inputs", "mechanisms": "mechanisms", "accounting": "accounting",
     "analysis": "analysis", "outputs": "outputs", "sweep": "sweep", "cli": "cli",
 }
 # Layer -> modules it must not import (a name and everything under it); relative names
 # are inside the package.
 FORBIDDEN = {
-    "accounting": (".mechanisms", ".inputs", "pandas", "threading", "concurrent.futures",
-                   "multiprocessing"),
+    "accounting": (".mechanisms", ".inputs", ".threads", "pandas", "threading",
+                   "concurrent.futures", "multiprocessing"),
 }
 
 # (kind, importer, imported) of violations in today's package. Each is being removed.

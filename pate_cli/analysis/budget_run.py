@@ -33,19 +33,18 @@ from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
 from ..mechanisms import Decisions
+from ..threads import in_order, ordered_map
 from .chunks import chunk_costs
 from .distributed import TASK_ELEMENTS, executor_threads
 from .grouped_run import (
     CountRequest,
     LocalRows,
     count_span,
-    in_order,
-    ordered_map,
     span_arguments,
 )
+from .run_sums import LabelCounts, RunSums, released_labels
 from .sharing import SharedCurves
 from .steps import curve_function, mechanism_steps
-from .streaming import LabelCounts, RunSums, released_labels
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more
 # queries, depend on it).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..mechanisms import OUTCOME_ABSTAIN, Decisions
-from .streaming import released_labels
+from .run_sums import released_labels
 
 
 class QueryColumns:

@@ -31,11 +31,11 @@ import numpy as np
 from ..accounting.grouped import window_pieces
 from ..errors import InputError, PateWarning
 from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
+from ..threads import in_order
 from .grouped_run import (
     ChunkCount,
     CountRequest,
     count_span,
-    in_order,
     rows_in,
     span_arguments,
 )

@@ -17,22 +17,19 @@ budget block (``analysis.budget_run``).
 
 from __future__ import annotations
 
-import os
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..inputs.mapped import drop_mapped_rows
 from ..mechanisms import Decisions, NoiseSource
+from ..threads import ordered_map
 from .columns import given_rows
+from .run_sums import LabelCounts, released_labels
 from .setting import FirstRows, rows_of
 from .steps import mechanism_steps
-from .streaming import LabelCounts, released_labels
 
 # Rows of a chunk are at most this many vote values (about 8 MB as float64): large enough
 # that per-chunk overheads vanish, small enough that a few chunks in flight stay cheap.
@@ -257,41 +254,3 @@ def merged_counts(parts: Iterable[ChunkCount], uses_student: bool) -> ChunkCount
     for part in parts:
         labels.merge_in(part.labels)
     return ChunkCount(GroupedCounts.merge(part.table for part in parts), labels)
-
-
-def default_workers() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def ordered_map(function: Callable, items, *, workers: int | None = None) -> Iterator:
-    """``map(function, items)`` on ``workers`` threads, results in order, at most two
-    per worker in flight (numpy releases the GIL in the heavy work)."""
-    workers = default_workers() if workers is None else workers
-    items = list(items)
-    if workers <= 1 or len(items) <= 1:
-        yield from map(function, items)
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        yield from in_order(partial(pool.submit, function), items, window=2 * workers)
-
-
-def in_order(submit: Callable, items: Iterable, *, window: int) -> Iterator:
-    """The results of ``submit(item)`` (a future) for each of ``items``, in the order of
-    ``items``, with at most ``window`` futures in flight; those still pending are
-    cancelled if the caller stops early (a thread pool here, a cluster's executor in
-    ``analysis.distributed``)."""
-    pending: deque = deque()
-    try:
-        for item in items:
-            pending.append(submit(item))
-            if len(pending) >= window:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    finally:
-        for future in pending:
-            future.cancel()

@@ -27,10 +27,11 @@ from ..accounting.composition import query_epsilons
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..mechanisms import Decisions, NoiseSource
+from ..threads import ordered_map
 from . import budget_run
 from .chunks import chunk_costs
 from .columns import QueryColumns
-from .grouped_run import grouping_keys, ordered_map
+from .grouped_run import grouping_keys
 from .result import AnalysisResult
 from .serialize import per_query_frame
 from .setting import analysed_positions, checked_setting, initial_carry, rows_of

@@ -177,7 +177,7 @@ class AnalysisResult:
     expected accounting. ``rdp_selection``/``rdp_answer`` are at the reported ``order``,
     the answer column already multiplied by that weight, so each column sums to the
     corresponding entry of ``rdp_at_order`` (which adds them in query order, one after
-    another, as ``analysis.streaming`` does without the columns). ``columns`` are extra
+    another, as ``analysis.run_sums`` does without the columns). ``columns`` are extra
     per-query columns (SVT's distance, a round's number, each group's cumulative
     epsilon). ``counts`` is set when the run kept no per-query column (totals only).
     """

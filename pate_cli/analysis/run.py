@@ -20,6 +20,7 @@ from ..accounting.composition import running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import BoundedTotals, GroupedCounts, grouped_totals, window_pieces
 from ..mechanisms import Decisions, NoiseSource
+from ..threads import ordered_map
 from .budget_run import BudgetSetting, run_budget
 from .chunks import chunk_costs
 from .columns import QueryColumns
@@ -29,10 +30,10 @@ from .grouped_run import (
     count_queries,
     count_rows,
     grouping_keys,
-    ordered_map,
     summed_counts,
 )
 from .result import AnalysisResult, BudgetPart, QueryCounts
+from .run_sums import LabelCounts, sums_at_order
 from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
@@ -49,7 +50,6 @@ from .steps import (
     mechanism_steps,
     per_query_at_order,
 )
-from .streaming import LabelCounts, sums_at_order
 from .svt import analyze_svt
 
 # Curves a per-query run keeps for its totals (a 25,000 x 150 file's take 60 MB).
@@ -87,7 +87,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     seeded replay's; it may end early only where a budget run halts.
 
     ``keep_columns=False`` (totals only): no per-query array is formed or kept; each
-    chunk only adds to the running sums (``analysis.streaming``), so memory stays flat
+    chunk only adds to the running sums (``analysis.run_sums``), so memory stays flat
     whatever the number of queries (``keep_pairs``: the result keeps its distinct
     statistic pairs, ``distinct_pairs``, for a per-query table's pass). Every total
     (epsilon, order, answered, ``rdp_at_order``, data-independent epsilon, label
@@ -263,7 +263,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
 
 
 def _threads_map(workers: int | None, function, items):
-    """``map`` on ``workers`` threads, in order (``grouped_run.ordered_map``)."""
+    """``map`` on ``workers`` threads, in order (``threads.ordered_map``)."""
     return ordered_map(function, items, workers=workers)
 
 

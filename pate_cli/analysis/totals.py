@@ -10,9 +10,11 @@ import numpy as np
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import BoundedTotals, GroupedCounts, grouped_totals, window_pieces
 from ..mechanisms import Mechanism, NoiseSource
-from .grouped_run import CountRequest, chunk_keys, count_rows, ordered_map
+from ..threads import ordered_map
+from .grouped_run import CountRequest, chunk_keys, count_rows
 from .result import AnalysisResult, ReplayTotals
 from .run import analyze_votes
+from .run_sums import LabelCounts, released_labels
 from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
@@ -22,7 +24,6 @@ from .setting import (
 )
 from .sharing import SHARED_CURVES
 from .steps import curve_function, data_independent_curve, mechanism_steps
-from .streaming import LabelCounts, released_labels
 
 
 def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[int],

@@ -132,12 +132,6 @@ def index_col_option(option=click.option):
                   help="Drop column N of CSV/TSV inputs (0: a pandas index).")
 
 
-def input_options(command):
-    """VOTES and the other input files."""
-    return stack([click.argument("votes", required=False, metavar="[VOTES]"),
-                  *input_specs()])(command)
-
-
 def accounting_specs(option=click.option) -> list:
     """How costs are charged and converted (``option``: click's or a group's)."""
     return [
@@ -155,11 +149,6 @@ def accounting_specs(option=click.option) -> list:
         option("--seed", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
                help="Seed of the replay's noise."),
     ]
-
-
-def accounting_options(command):
-    """How costs are charged and converted."""
-    return stack(accounting_specs())(command)
 
 
 def stack(decorators):

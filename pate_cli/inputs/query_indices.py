@@ -19,7 +19,7 @@ def load_query_indices(path) -> np.ndarray:
         array = read_text(name, text, ",")
     else:
         name, raw, _ = open_input(path)
-        array, _ = read_matrix(name, raw, key="indices", allow_1d=True)
+        array, _ = read_matrix(name, raw, key="indices")
     array = np.asarray(array)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]

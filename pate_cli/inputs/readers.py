@@ -209,7 +209,7 @@ def hash_into(digest, path) -> bytes:
     return first
 
 
-def read_matrix(name, source, *, key, allow_1d=False, index_col: int | None = None):
+def read_matrix(name, source, *, key, index_col: int | None = None):
     """Read a numeric array (and, from ``.npz``, the optional ``labels``), C-contiguous.
 
     ``index_col`` (``--index-col``) drops that column of CSV/TSV text (a pandas index).

@@ -173,7 +173,7 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
     """
     if isinstance(labels, (str, os.PathLike)):
         name, raw, _ = open_input(labels)
-        array, _ = read_matrix(name, raw, key="labels", allow_1d=True)
+        array, _ = read_matrix(name, raw, key="labels")
     else:
         array = np.asarray(labels)
     if array.ndim == 2 and array.shape[1] == 1:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from ..analysis.grouped_run import in_order
+from ..threads import in_order
 
 WRITE_CHUNK = 1 << 20
 

@@ -10,9 +10,9 @@ import pytest
 
 import pate_cli
 from pate_cli.analysis import analyze_votes
-from pate_cli.analysis.grouped_run import ordered_map
 from pate_cli.inputs.mapped import drop_mapped_rows
 from pate_cli.mechanisms import NoiseSource, build_mechanism
+from pate_cli.threads import ordered_map
 from tests.synthetic import synthetic_votes
 
 
