@@ -20,6 +20,7 @@ from pate_cli.accounting.pld import (
 )
 from pate_cli.analysis.api import analyze
 from pate_cli.orders import default_orders, extend_orders
+from pate_cli.rounding import ceil_text
 
 
 def laplace_rdp_by_integration(scale: float, order: float) -> float:
@@ -124,7 +125,7 @@ def test_pld_headline_says_whose_figure_and_table_ends_at_rdp(cli, tmp_path):
     assert frame["order_cumulative"].iloc[-1] == summary["order"] == 8
     text = cli.analyze(*args).out
     assert "(privacy-loss distribution accountant)" in text
-    assert f"epsilon RDP       {last:.4f} (order 8; the per-query table's figures)" in text
+    assert f"epsilon RDP       {ceil_text(last)} (order 8; the per-query table's figures)" in text
     assert "(order" not in next(line for line in text.splitlines()
                                 if line.startswith("epsilon  "))
 
