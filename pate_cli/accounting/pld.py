@@ -41,6 +41,17 @@ def discretization_interval(steps: Sequence[tuple[float, float, int]]) -> float:
     return max([DEFAULT_INTERVAL] + [width / MAX_POINTS for width in widths])
 
 
+def pld_available() -> bool:
+    """Whether dp_accounting (the ``accounting`` extra) can be imported: without it,
+    :func:`gaussian_pld_epsilon` returns None and the RDP figure is the only one."""
+    try:
+        import dp_accounting  # noqa: F401
+        from dp_accounting.pld import pld_privacy_accountant  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float
                          ) -> float | None:
     """Epsilon at ``delta`` of ``count`` Gaussian steps ``(sensitivity, std, count)``

@@ -26,8 +26,10 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..accounting.pld import pld_available
 from ..errors import InputError, OptionError, PateWarning
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
+from ..rounding import ceil_text
 from . import api
 from .result import AnalysisResult
 
@@ -40,6 +42,9 @@ EXPECTED_WARNING = ("--accounting expected calibrates on the private votes' data
                     "epsilon: the chosen noise is itself a data-dependent release, not "
                     "covered by the epsilon reported (see README, 'Choosing parameters "
                     "costs privacy')")
+NO_PLD_NOTE = ("dp_accounting is not installed: the epsilon is the RDP accountant's; the "
+               "privacy-loss-distribution accountant's is tighter for Gaussian noise and "
+               "would meet the target with less noise (pip install 'pate_cli[accounting]')")
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,9 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
     if accounting == "expected":
         notes.append(EXPECTED_WARNING)
         warnings.warn(EXPECTED_WARNING, PateWarning, stacklevel=2)
+    # data-independent Gaussian steps: without dp_accounting the answer is the RDP one
+    missing_pld = (accounting == "data-independent" and mechanism != "lnmax"
+                   and not pld_available())
 
     def parameters(x: float) -> dict:
         if scale_all:
@@ -195,7 +203,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
                       "--sigma-threshold or -T, or use --scale-all"
                       if mechanism == "confident" and not scale_all else "raise the target")
             raise InputError(f"no {_shown(name)} up to {largest:g} meets epsilon "
-                              f"{target_epsilon:g} (at {largest:g}: {seen[largest]:.4f}; "
+                              f"{target_epsilon:g} (at {largest:g}: {ceil_text(seen[largest])}; "
                               f"{reason})")
     if low is not None:
         while high / low > 1.0 + tolerance:
@@ -216,6 +224,8 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         above = (x, seen[x])
     result = run(answer)
     expected = result if accounting == "expected" else run(answer, "expected")
+    if missing_pld:
+        notes.append(NO_PLD_NOTE)
     for note in notes[1 if accounting == "expected" else 0:] + list(result.warnings):
         warnings.warn(note, PateWarning, stacklevel=2)
     shown_options.update(delta=options.get("delta"), conversion=options.get("conversion"),

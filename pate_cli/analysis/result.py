@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._views import load_providers
+from ..rounding import ceil_text
 from .serialize import per_query_frame, summary_dict
 
 if TYPE_CHECKING:
@@ -307,7 +308,7 @@ class AnalysisResult:
         answered = (f"{self.answered_total:.1f} expected" if self.accounting == "expected"
                     else f"{int(round(self.answered_total))}")
         return (f"<AnalysisResult {self.mechanism.name}: {self.queries} queries, answered "
-                f"{answered}, epsilon {self.epsilon:.4f} at delta {self.delta:g} "
+                f"{answered}, epsilon {ceil_text(self.epsilon)} at delta {self.delta:g} "
                 f"({self.accounting}, order {self.order:g})>")
 
 

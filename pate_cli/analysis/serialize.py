@@ -75,6 +75,7 @@ def summary_dict(result) -> dict:
         "epsilon_improved": epsilon_improved(result),
         "data_independent_method": result.data_independent_method,
         "epsilon_rdp": epsilon_rdp(result),
+        "epsilon_method": epsilon_method(result),
     })
     outcome_counts = _outcome_counts(result)
     if outcome_counts is not None:
@@ -137,6 +138,18 @@ def epsilon_improved(result) -> float | None:
     if result.data_independent_method == "pld":  # the PLD figure is valid and smaller
         return min(float(epsilon), result.epsilon)
     return float(epsilon)
+
+
+def epsilon_method(result) -> str:
+    """Which accountant gave ``epsilon`` (CLI.md): ``pld`` (dp_accounting's
+    privacy-loss-distribution accountant, ``data_independent_method`` ``pld``), ``pure``
+    (a pure-DP bound no finite order attains: SVT-PATE's ``c eps0``) or ``rdp`` (an RDP
+    curve converted at ``order``, MATH.md s.6)."""
+    if result.data_independent_method == "pld":
+        return "pld"
+    if not math.isfinite(result.order):
+        return "pure"
+    return "rdp"
 
 
 def epsilon_rdp(result) -> float | None:

@@ -7,6 +7,7 @@ import contextlib
 import click
 
 from ..outputs.summary import FORMATS, render
+from ..rounding import ceil_text
 from .choices import MECHANISMS, Q_BOUNDS, VARIANTS
 from .errors import OverBudget, reported_warnings, run_command
 from .options import (
@@ -265,10 +266,11 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         click.echo(text, nl=False)
     if max_epsilon is not None and result.tuning is not None:  # the search's figure
         if result.tuning.epsilon_tuned > max_epsilon:
-            raise OverBudget(f"epsilon with tuning {result.tuning.epsilon_tuned:.4f} exceeds "
-                             f"--max-epsilon {max_epsilon:g}")
+            raise OverBudget(f"epsilon with tuning {ceil_text(result.tuning.epsilon_tuned)} "
+                             f"exceeds --max-epsilon {max_epsilon:g}")
     elif max_epsilon is not None and result.epsilon > max_epsilon:
-        raise OverBudget(f"epsilon {result.epsilon:.4f} exceeds --max-epsilon {max_epsilon:g}")
+        raise OverBudget(f"epsilon {ceil_text(result.epsilon)} exceeds --max-epsilon "
+                         f"{max_epsilon:g}")
 
 
 @contextlib.contextmanager

@@ -9,9 +9,10 @@ import click
 
 from .._version import __version__
 from ..analysis.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
-from ..analysis.serialize import plain_number
+from ..analysis.serialize import epsilon_method, epsilon_rdp, plain_number
 from ..inputs.shards import input_files
 from ..outputs.writing import check_destinations, write_outputs
+from ..rounding import ceil_text
 from ..sweep.columns import orders_text
 from .errors import reported_warnings, run_command
 from .options import (
@@ -144,7 +145,11 @@ def calibration_dict(found, votes) -> dict:
         "seed": result.seed,
         "queries": result.queries,
         "epsilon": result.epsilon,
+        # which accountant gave ``epsilon`` (CLI.md); ``order`` belongs to ``epsilon_rdp``,
+        # the RDP conversion (``epsilon`` itself unless the PLD accountant's is smaller)
+        "epsilon_method": epsilon_method(result),
         "order": plain_number(result.order),
+        "epsilon_rdp": epsilon_rdp(result),
         "above": (None if found.above is None else
                   {"value": plain_number(found.above[0]), "epsilon": found.above[1]}),
         "tolerance": found.tolerance,
@@ -169,20 +174,34 @@ def _table(s: dict) -> str:
                           f"{s['answered_expected']:.1f} expected")
     lines = [
         ("target", f"epsilon {s['target_epsilon']:g} at delta {s['delta']:g} "
-                   f"({s['accounting']} accounting, {s['conversion']} conversion)"),
+                   f"({s['accounting']} accounting)"),
         ("solved", f"{name} {solved['value']:g} ({s['analyses']} analyses, relative step "
                    f"{s['tolerance']:g})"),
         ("mechanism", f"{s['mechanism']} ({params})"),
-        ("epsilon", f"{s['epsilon']:.4f} (order {s['order']:g})"
+        ("epsilon", f"{ceil_text(s['epsilon'])} ({_method(s)})"
          + ("" if s["above"] is None else
-            f"; {name} {s['above']['value']:g} gives {s['above']['epsilon']:.4f}")),
+            f"; {name} {s['above']['value']:g} gives {ceil_text(s['above']['epsilon'])}")),
         ("answered", answered_text),
     ]
+    if s["epsilon_method"] == "pld" and s.get("epsilon_rdp") is not None:
+        # the RDP figure of the same parameters, with the order it belongs to
+        lines.insert(4, ("epsilon RDP", f"{ceil_text(s['epsilon_rdp'])} ({s['conversion']} "
+                                        f"conversion, order {s['order']:g}): the RDP "
+                                        "accountant's figure for the same noise"))
     if s["label_accuracy"] is not None:
         lines.append(("label accuracy", f"{s['label_accuracy']:.4f}"))
     lines.append(("command", s["command"]))
     width = max(len(key) for key, _ in lines)
     return "\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n"
+
+
+def _method(s: dict) -> str:
+    """What gave the epsilon printed beside it, with the order that belongs to it."""
+    if s["epsilon_method"] == "pld":
+        return "privacy-loss distribution accountant"
+    if s["epsilon_method"] == "pure":
+        return "pure-DP bound"
+    return f"RDP, {s['conversion']} conversion, order {s['order']:g}"
 
 
 def main(args=None) -> None:

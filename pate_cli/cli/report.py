@@ -20,6 +20,7 @@ from ..inputs import load_votes
 from ..inputs.tables import PER_QUERY, read_summary, read_table, require_table
 from ..outputs.report import files_folder, render_report, report_format
 from ..outputs.writing import check_destinations, write_outputs
+from ..rounding import ceil_text
 from .analyze import (
     _accounting_specs,
     _budget_specs,
@@ -129,7 +130,7 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
             shutil.rmtree(folder, ignore_errors=True)
         raise
     if max_epsilon is not None and epsilon > max_epsilon:
-        raise OverBudget(f"epsilon {epsilon:.4f} exceeds --max-epsilon {max_epsilon:g}")
+        raise OverBudget(f"epsilon {ceil_text(epsilon)} exceeds --max-epsilon {max_epsilon:g}")
 
 
 def _analysis(options: dict) -> dict:

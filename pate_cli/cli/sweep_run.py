@@ -20,6 +20,7 @@ import pandas  # noqa: F401
 
 from ..inputs.shards import input_files
 from ..outputs.writing import check_destinations, write_atomically
+from ..rounding import ceil_significant, ceil_text
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from ..sweep.executors import (
     Terminated,
@@ -319,7 +320,7 @@ def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
     chosen = best_row(rows, epsilon)
     if chosen is None:
         smallest = min((row["epsilon"] for row in rows), default=None)
-        shown = "" if smallest is None else f" (the smallest is {smallest:.4g})"
+        shown = "" if smallest is None else f" (the smallest is {ceil_significant(smallest, 4)})"
         click.echo(f"Error: no configuration stays within epsilon {epsilon:g}{shown}",
                    err=True)
         raise click.exceptions.Exit(EXIT_OVER_BUDGET)
@@ -331,7 +332,8 @@ def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
                                  extra=(*extra, "command")).decode())
     column = score_column(rows)
     click.echo(f"pate-sweep: best within epsilon {epsilon:g} by {column}: "
-               f"{chosen[column]:.6g} at epsilon {chosen['epsilon']:.4f}\n  {line}", err=True)
+               f"{chosen[column]:.6g} at epsilon {ceil_text(chosen['epsilon'])}\n  {line}",
+               err=True)
     if extra:
         _tuning_lines([chosen])
 
@@ -342,6 +344,6 @@ def _tuning_lines(rows) -> None:
         if row.get("epsilon_tuned") is None:
             continue
         click.echo(f"pate-sweep: {row['file']}: choosing among the grid's points costs "
-                   f"epsilon {row['epsilon_tuned']:.4f} as a random search "
-                   f"(--tuning {row['tuning']}), {row['epsilon_all_points']:.4f} running "
+                   f"epsilon {ceil_text(row['epsilon_tuned'])} as a random search "
+                   f"(--tuning {row['tuning']}), {ceil_text(row['epsilon_all_points'])} running "
                    "every point", err=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..rounding import ceil_text
+
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
                    "interactive": "Interactive-GNMax", "svt": "SVT-PATE"}
 
@@ -51,7 +53,7 @@ def runs_caption(labels, frames, summaries) -> str:
         name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
         parts.append(f"{name}{f' ({params})' if params else ''}: {len(frame):,} queries, "
                      f"{count} answered, final epsilon "
-                     f"{float(frame['epsilon_cumulative'].iloc[-1]):.3f}")
+                     f"{ceil_text(float(frame['epsilon_cumulative'].iloc[-1]), 3)}")
     accounting = {summary_accounting(s) for s in summaries if s}
     text = "; ".join(parts) + "."
     if len(accounting) == 1:

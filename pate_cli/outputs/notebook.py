@@ -15,7 +15,7 @@ import numpy as np
 from ..analysis.result import AnalysisResult, register_presenter
 from .captions import MECHANISM_NAMES, summary_parameters
 from .report import environment, render_report
-from .report_content import headline, number
+from .report_content import epsilon_text, headline, number
 from .report_figures import groups_plot, history_plot, selection_plot
 
 SPARK_WIDTH, SPARK_HEIGHT, SPARK_POINTS = 240.0, 48.0, 120
@@ -90,7 +90,7 @@ def sparkline(values) -> dict:
     ys = SPARK_HEIGHT - 2 - ys / top * (SPARK_HEIGHT - 4)
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
     return {"points": points, "width": SPARK_WIDTH, "height": SPARK_HEIGHT,
-            "top": number(top)}
+            "top": epsilon_text(top)}
 
 
 def result_html(result: AnalysisResult) -> str | None:
@@ -110,20 +110,20 @@ def result_html(result: AnalysisResult) -> str | None:
                        f"seed {summary['seed']}"),
         ("queries", f"{summary['queries']} analysed, {number(answered, 1)} answered"
                     + (" (expected)" if isinstance(answered, float) else "")),
-        ("epsilon", f"{number(summary['epsilon'])} at delta {summary['delta']:g} "
+        ("epsilon", f"{epsilon_text(summary['epsilon'])} at delta {summary['delta']:g} "
                     f"(order {number(summary['order'])})"
                     + (" data-dependent, unsanitised" if head["warning"] else "")),
-        ("data-independent", number(summary["epsilon_data_independent"])),
+        ("data-independent", epsilon_text(summary["epsilon_data_independent"])),
     ]
     smooth = summary.get("smooth_sensitivity")
     if smooth and smooth.get("sanitized_epsilon") is not None:
-        rows.append(("sanitised epsilon", f"{number(smooth['sanitized_epsilon'])} "
+        rows.append(("sanitised epsilon", f"{epsilon_text(smooth['sanitized_epsilon'])} "
                                           f"(noise std {number(smooth['noise_std'])})"))
     if summary.get("label_accuracy") is not None:
         rows.append(("label accuracy", number(summary["label_accuracy"])))
     for row in summary.get("groups") or []:
         rows.append((f"group {row['group']}", f"budget {number(row['budget'])}, epsilon "
-                                              f"{number(row['epsilon'])}"))
+                                              f"{epsilon_text(row['epsilon'])}"))
     for note in summary.get("warnings") or []:
         rows.append(("warning", note))
     return env.get_template("repr.html.j2").render(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 
+from ..rounding import ceil_significant, ceil_text, floor_text
 from .captions import MECHANISM_NAMES
 
 PAPER = "Ponomareva et al. 2023, \u201cHow to DP-fy ML\u201d"
@@ -28,12 +29,18 @@ PARAMETER_NAMES = {
     "confidence": "student confidence \u03b3", "svt_scale": "SVT Laplace scale",
     "svt_cutoff": "SVT cut-off (unstable queries)", "svt_threshold": "SVT threshold w",
 }
+METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order (MATH.md s.6)",
+           "pld": "privacy-loss distributions (dp_accounting's PLD accountant), no order",
+           "pure": "a pure-DP bound (no finite order)"}
 SECTIONS = ("headline", "privacy-unit", "definition", "mechanism", "accounting", "budget",
             "groups", "tuning", "figures", "reproduction", "checklist")
 
 
-def number(value, digits: int = 4) -> str:
-    """A figure as the report prints it: ``1.5468``, ``1e-05``, ``348.1``, ``inf``."""
+def number(value, digits: int = 4, *, rounding: str = "nearest") -> str:
+    """A figure as the report prints it: ``1.5468``, ``1e-05``, ``348.1``, ``inf``.
+
+    ``rounding``: ``nearest``, ``up`` (every epsilon: a printed guarantee is never below
+    the computed one, CLI.md) or ``down`` (what is left of a budget)."""
     if value is None:
         return "n/a"
     if isinstance(value, bool) or isinstance(value, int):
@@ -42,12 +49,19 @@ def number(value, digits: int = 4) -> str:
     if not math.isfinite(value):
         return str(value)
     if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
-        return f"{value:.3g}"
-    return f"{value:.{digits}f}".rstrip("0").rstrip(".") if digits else f"{value:.0f}"
+        return ceil_significant(value, 3) if rounding == "up" else f"{value:.3g}"
+    text = (ceil_text(value, digits) if rounding == "up" else
+            floor_text(value, digits) if rounding == "down" else f"{value:.{digits}f}")
+    return text.rstrip("0").rstrip(".") if digits else text
 
 
-def _figure(key: str, label: str, value, digits: int = 4) -> dict:
-    return {"key": key, "label": label, "text": number(value, digits),
+def epsilon_text(value, digits: int = 4) -> str:
+    """An epsilon as the report prints it: :func:`number`, rounded up."""
+    return number(value, digits, rounding="up")
+
+
+def _figure(key: str, label: str, value, digits: int = 4, *, rounding: str = "up") -> dict:
+    return {"key": key, "label": label, "text": number(value, digits, rounding=rounding),
             "value": "" if value is None else repr(value)}
 
 
@@ -76,7 +90,8 @@ def budget_view(budget: dict | None) -> dict | None:
     view = {"limit": number(budget.get("limit")), "halted_at": halted, "halt": text}
     for key in ("remaining", "answered"):
         if budget.get(key) is not None:
-            view[key] = number(budget[key])
+            view[key] = number(budget[key], rounding="down" if key == "remaining"
+                               else "nearest")
     return view
 
 
@@ -114,7 +129,7 @@ def headline(summary: dict) -> dict:
     lead = "The released labels satisfy (\u03b5, \u03b4)-DP at the teacher-partition level"
     warning = None
     if groups:
-        per_group = ", ".join(f"\u03b5 = {number(row['epsilon'])} for group {row['group']}"
+        per_group = ", ".join(f"\u03b5 = {epsilon_text(row['epsilon'])} for group {row['group']}"
                               for row in groups)
         kind = "data-dependent " if dependent else ""
         text = (f"{lead}, per privacy group, with {kind}{per_group}, at \u03b4 = {delta} "
@@ -123,17 +138,17 @@ def headline(summary: dict) -> dict:
     elif sanitised:
         smooth = summary["smooth_sensitivity"]
         published = smooth["sanitized_epsilon"]
-        text = (f"{lead}: \u03b5 = {number(published)} at \u03b4 = {delta} ({scope}), the "
+        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), the "
                 "smooth-sensitivity sanitised release of the data-dependent \u03b5 = "
-                f"{number(smooth['epsilon_after'])} (which includes the release's own cost; "
+                f"{epsilon_text(smooth['epsilon_after'])} (which includes the release's own cost; "
                 f"noise std {number(smooth['noise_std'])}).")
     elif dependent:
         published = summary["epsilon_data_independent"]
-        text = (f"{lead}: \u03b5 = {number(published)} at \u03b4 = {delta} ({scope}), a "
+        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), a "
                 "data-independent bound.")
     else:
         published = summary["epsilon"]
-        text = (f"{lead}: \u03b5 = {number(published)} at \u03b4 = {delta} ({scope}); this "
+        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}); this "
                 "bound does not depend on the votes.")
     if dependent and groups:
         warning = ("The per-group \u03b5 above are data-dependent: functions of the private "
@@ -142,9 +157,10 @@ def headline(summary: dict) -> dict:
                    "bounds that can be published, analyse with --accounting "
                    "data-independent.")
     elif dependent and not sanitised:
-        warning = (f"The data-dependent \u03b5 = {number(summary['epsilon'])} is a function of "
-                   "the private teacher votes and has not been sanitised: publishing it "
-                   "leaks information about the data and is not itself covered by the DP "
+        warning = (f"The data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} is a "
+                   "function of the private teacher votes and has not been sanitised: "
+                   "publishing it leaks information about the data and is not itself covered "
+                   "by the DP "
                    "guarantee. Publish the data-independent bound above, or sanitise the "
                    "data-dependent figure (pate-analyze --smooth-sensitivity).")
     if warning and summary.get("budget"):
@@ -190,8 +206,8 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                      "conversion (Canonne, Kamath and Steinke 2020)")
                   + f"; the best order was {number(summary.get('order'))} (MATH.md s.6).")
     if summary.get("data_independent_method") == "pld":
-        definition += (f" That conversion gives ε = {number(summary.get('epsilon_rdp'))}; "
-                       f"the reported ε = {number(summary['epsilon'])} is smaller and "
+        definition += (f" That conversion gives ε = {epsilon_text(summary.get('epsilon_rdp'))}; "
+                       f"the reported ε = {epsilon_text(summary['epsilon'])} is smaller and "
                        "also valid: the Gaussian steps' privacy-loss distributions composed "
                        "by dp_accounting's PLD accountant (pessimistic discretisation), "
                        "which has no order.")
@@ -218,7 +234,7 @@ def group_rows(summary: dict) -> list[dict]:
         rows.append({"group": str(row["group"]), "budget": number(row.get("budget")),
                      "knob": f"{knob} {number(row[knob])}" if knob else "",
                      "sensitivity": number(row.get("sensitivity")),
-                     "epsilon": number(row.get("epsilon")), "order": number(row.get("order")),
+                     "epsilon": epsilon_text(row.get("epsilon")), "order": number(row.get("order")),
                      "exhausted_at": ("within budget" if row.get("exhausted_at") is None
                                       else f"query {row['exhausted_at']}")})
     return rows
@@ -230,8 +246,11 @@ def tuning_view(summary: dict) -> dict | None:
         return None
     if not isinstance(tuning, dict):
         return {"rows": [{"name": "tuning", "value": str(tuning)}]}
-    return {"rows": [{"name": str(key), "value": number(value) if isinstance(value, float | int)
-                      and not isinstance(value, bool) else str(value)}
+    return {"rows": [{"name": str(key),
+                      "value": number(value, rounding="up" if str(key).startswith("epsilon")
+                                      else "nearest")
+                      if isinstance(value, float | int) and not isinstance(value, bool)
+                      else str(value)}
                      for key, value in tuning.items()]}
 
 
@@ -301,27 +320,33 @@ def report_content(summary: dict, *, command: str | None = None,
     mechanism = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
     smooth = summary.get("smooth_sensitivity")
     answered = summary.get("answered")
+    pld = summary.get("epsilon_method", summary.get("data_independent_method")) == "pld"
     key_figures = [
         _figure("epsilon", "data-dependent \u03b5" if head["data_dependent"] else "\u03b5",
                 summary["epsilon"]),
-        _figure("order", "best R\u00e9nyi order", summary.get("order")),
+        *([_figure("epsilon_rdp", "R\u00e9nyi DP \u03b5 (the PLD \u03b5 above is smaller)",
+                   summary.get("epsilon_rdp"))] if pld else []),
+        _figure("order", "best R\u00e9nyi order" + (" (of the R\u00e9nyi DP \u03b5)" if pld
+                                                    else ""),
+                summary.get("order"), rounding="nearest"),
         _figure("epsilon_data_independent", "data-independent \u03b5",
                 summary.get("epsilon_data_independent")),
-        _figure("delta", "\u03b4", summary["delta"], 10),
-        _figure("queries", "queries analysed", summary["queries"]),
+        _figure("delta", "\u03b4", summary["delta"], 10, rounding="nearest"),
+        _figure("queries", "queries analysed", summary["queries"], rounding="nearest"),
         _figure("answered", "queries answered" + (" (expected)" if isinstance(answered, float)
-                                                  else ""), answered),
-        _figure("labels_output", "labels output", summary.get("labels_output")),
+                                                  else ""), answered, rounding="nearest"),
+        _figure("labels_output", "labels output", summary.get("labels_output"),
+                rounding="nearest"),
     ]
     if summary.get("label_accuracy") is not None:
         key_figures.append(_figure("label_accuracy", "label accuracy",
-                                   summary["label_accuracy"]))
+                                   summary["label_accuracy"], rounding="nearest"))
     if smooth:
         key_figures += [
             _figure("smooth_sensitivity.epsilon_after", "\u03b5 with the release's cost",
                     smooth.get("epsilon_after")),
             _figure("smooth_sensitivity.noise_std", "release noise std",
-                    smooth.get("noise_std")),
+                    smooth.get("noise_std"), rounding="nearest"),
             _figure("smooth_sensitivity.sanitized_epsilon", "sanitised \u03b5 (published)",
                     smooth.get("sanitized_epsilon")),
         ]
@@ -330,7 +355,9 @@ def report_content(summary: dict, *, command: str | None = None,
         ("decisions", decisions_text(summary)),
         ("seed", str(summary.get("seed"))),
         ("conversion", str(summary.get("conversion"))),
-        ("RDP at the best order", ", ".join(f"{key} {number(value)}" for key, value in
+        ("accountant of \u03b5", METHODS.get(str(summary.get("epsilon_method")),
+                                          str(summary.get("epsilon_method")))),
+        ("RDP at the best order", ", ".join(f"{key} {epsilon_text(value)}" for key, value in
                                             (summary.get("rdp_at_order") or {}).items())),
     ]
     if summary.get("outcomes"):
@@ -351,7 +378,7 @@ def report_content(summary: dict, *, command: str | None = None,
     for entry in summary.get("rounds") or []:
         accounting.append((f"round {entry['round']}",
                            f"{entry['mechanism']}: {entry['queries']} queries from row "
-                           f"{entry['first_row']}, \u03b5 {number(entry['epsilon'])} alone"))
+                           f"{entry['first_row']}, \u03b5 {epsilon_text(entry['epsilon'])} alone"))
     return {
         "title": f"Privacy statement: {mechanism} on "
                  + (os.path.basename(str(source["path"])) if source.get("path")

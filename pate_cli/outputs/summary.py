@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ..rounding import ceil_text, floor_text
+
 FORMATS = ("table", "json", "csv", "markdown")
 
 
@@ -43,8 +45,8 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         ("mechanism", f"{s['mechanism']} ({params})"),
         ("accounting", f"{s['accounting']}, {s['conversion']} conversion, seed {s['seed']}"),
         ("answered", answered_text),
-        ("epsilon", f"{s['epsilon']:.4f} at delta {s['delta']:g} ({_order(s['order'])})"),
-        ("data-independent", f"{s['epsilon_data_independent']:.4f} "
+        ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_order(s['order'])})"),
+        ("data-independent", f"{_up(s['epsilon_data_independent'])} "
                              f"({_order(s['order_data_independent'])})"),
     ]
     if s.get("data_independent_method") == "pld":
@@ -52,15 +54,15 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         # RDP figure the order and the per-query table belong to
         pld = "privacy-loss distribution accountant"
         lines[-2:] = [
-            ("epsilon", f"{s['epsilon']:.4f} at delta {s['delta']:g} ({pld})"),
-            ("epsilon RDP", f"{s['epsilon_rdp']:.4f} ({_order(s['order'])}; the per-query "
+            ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({pld})"),
+            ("epsilon RDP", f"{_up(s['epsilon_rdp'])} ({_order(s['order'])}; the per-query "
                             "table's figures)"),
-            ("data-independent", f"{s['epsilon_data_independent']:.4f} ({pld})")]
+            ("data-independent", f"{_up(s['epsilon_data_independent'])} ({pld})")]
     if s.get("epsilon_improved") is not None and s.get("conversion") != "improved":
         # MATH.md s.6: the tighter valid figure beside the classic one (the headline itself
         # under --conversion improved)
-        lines.insert(6, ("epsilon improved", f"{s['epsilon_improved']:.4f} "
-                                             "(improved conversion)"))
+        lines.insert(6, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
+                                             f"({_improved_label(s)})"))
     if s["label_accuracy"] is not None:
         lines.append(("label accuracy", f"{s['label_accuracy']:.4f} "
                                         f"over {s['labels_output']} labels output"))
@@ -84,7 +86,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         lines.append((f"round {entry['round']}",
                       f"{entry['mechanism']}: {entry['queries']} queries from row "
                       f"{entry['first_row']}, {entry['answered']} answered, epsilon "
-                      f"{entry['epsilon']:.4f} alone (order {_short(entry['order'])})"))
+                      f"{_up(entry['epsilon'])} alone (order {_short(entry['order'])})"))
     if s.get("groups"):
         for row in s["groups"]:
             exhausted = ("within budget" if row["exhausted_at"] is None
@@ -94,7 +96,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
             spent_order = "" if row["order"] is None else f" (order {_short(row['order'])})"
             lines.append((f"group {row['group']}",
                           f"budget {_short(row['budget'])}, {knob}: spent "
-                          f"{row['epsilon']:.4f}{spent_order}, {exhausted}"))
+                          f"{_up(row['epsilon'])}{spent_order}, {exhausted}"))
         # Queries are 0-based, as in the per-query table and the plots: ``stopped_at``
         # is the first query not released (the one that exhausts a group).
         stop = ("no group exhausted" if s["stopped_at"] is None
@@ -106,9 +108,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("smooth_sensitivity"):
         ss = s["smooth_sensitivity"]
         sanitized = ("" if ss["sanitized_epsilon"] is None
-                     else f"; sanitised release {ss['sanitized_epsilon']:.4f}")
+                     else f"; sanitised release {_up(ss['sanitized_epsilon'])}")
         lines.append(("smooth sensitivity",
-                      f"epsilon {ss['epsilon_before']:.4f} -> {ss['epsilon_after']:.4f} +/- "
+                      f"epsilon {_up(ss['epsilon_before'])} -> {_up(ss['epsilon_after'])} +/- "
                       f"{ss['noise_std']:.4f} (order {_short(ss['order'])}, beta "
                       f"{ss['beta']:.4g}, sigma_ss {ss['sigma_ss']:.4g}){sanitized}"))
     if s.get("add_rdp"):
@@ -118,13 +120,13 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         t = s["tuning"]
         law = (f"{t['distribution']}:{_short(t['mean'])}" if t["distribution"] != "negbin"
                else f"negbin:{_short(t['mean'])},{_short(t['shape'])}")
-        lines.append(("with tuning", f"{t['epsilon_tuned']:.4f} (random search, K ~ {law}; "
+        lines.append(("with tuning", f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; "
                                      f"order {_short(t['order'])})"))
     if s["budget"] is not None:
         b = s["budget"]
         stop = ("never bound" if b["halted_at"] is None
                 else f"halted before query {b['halted_at']}")
-        lines.append(("budget", f"{_short(b['limit'])}: {stop}, {b['remaining']:.4f} left"))
+        lines.append(("budget", f"{_short(b['limit'])}: {stop}, {floor_text(b['remaining'])} left"))
     if s.get("decisions"):
         d = s["decisions"]
         lines.append(("decisions", f"{d['rows']} from {d['path']}"))
@@ -143,6 +145,21 @@ def _flat(summary: dict) -> dict:
         else:
             flat[key] = "" if value is None else value
     return flat
+
+
+def _up(value) -> str:
+    """An epsilon as a person reads it: 4 decimals, rounded up (CLI.md)."""
+    return ceil_text(value, 4)
+
+
+def _improved_label(s: dict) -> str:
+    """What the ``epsilon improved`` figure is: the improved RDP conversion (MATH.md s.6),
+    or in a PLD run the smaller of that and the PLD accountant's figure, saying which."""
+    if s.get("data_independent_method") != "pld":
+        return "improved conversion"
+    if s["epsilon_improved"] < s["epsilon"]:
+        return "improved RDP conversion, below the PLD figure"
+    return "PLD figure, below the improved RDP conversion"
 
 
 def _order(value) -> str:

@@ -12,6 +12,7 @@ from pate_cli.accounting.composition import cumulative_epsilon
 from pate_cli.accounting.conversion import Conversion, rdp_to_epsilon, tv_limit
 from pate_cli.analysis.api import analyze
 from pate_cli.orders import default_orders
+from pate_cli.rounding import ceil_text
 
 rdp_accountant = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
 
@@ -72,6 +73,6 @@ def test_summary_reports_both_conversions(cli):
     assert summary["epsilon_improved"] <= summary["epsilon"]
     assert improved.to_dict()["epsilon_improved"] == improved.epsilon
     done = cli.analyze(votes, "-n", "200")
-    assert f"epsilon improved  {improved.epsilon:.4f} (improved conversion)" in done.out
+    assert f"epsilon improved  {ceil_text(improved.epsilon)} (improved conversion)" in done.out
     done = cli.analyze(votes, "-n", "200", "-f", "markdown")
-    assert f"| epsilon improved | {improved.epsilon:.4f}" in done.out
+    assert f"| epsilon improved | {ceil_text(improved.epsilon)}" in done.out

@@ -20,6 +20,7 @@ from pate_cli.accounting.pld import (
 )
 from pate_cli.analysis.api import analyze
 from pate_cli.orders import default_orders, extend_orders
+from pate_cli.rounding import ceil_text
 
 
 def laplace_rdp_by_integration(scale: float, order: float) -> float:
@@ -124,7 +125,7 @@ def test_pld_headline_says_whose_figure_and_table_ends_at_rdp(cli, tmp_path):
     assert frame["order_cumulative"].iloc[-1] == summary["order"] == 8
     text = cli.analyze(*args).out
     assert "(privacy-loss distribution accountant)" in text
-    assert f"epsilon RDP       {last:.4f} (order 8; the per-query table's figures)" in text
+    assert f"epsilon RDP       {ceil_text(last)} (order 8; the per-query table's figures)" in text
     assert "(order" not in next(line for line in text.splitlines()
                                 if line.startswith("epsilon  "))
 
@@ -160,3 +161,79 @@ def test_a_pld_budget_run_leaves_the_budget_minus_the_reported_figure():
     assert summary["data_independent_method"] == "pld"
     assert summary["epsilon"] < summary["epsilon_rdp"] <= 5.0  # the halt: on the RDP sums
     assert summary["budget"]["remaining"] == 5.0 - summary["epsilon"]
+
+
+# The exact Laplace curve against mpmath at 60 digits (issue 30: the logaddexp form lost
+# digits to cancellation for a large scale, 4.9e-11 below at scale 1000, order 2).
+SCALES = (1e-3, 3e-3, 0.01, 0.1, 0.5, 0.99, 1.0, 2.0, 7.0, 50.0, 100.0, 1e3, 1e4, 1e5, 1e6)
+ORDERS = (1.01, 1.0001, 1.1, 1.5, 2.0, 3.5, 10.0, 32.0, 100.0, 700.5, 1000.0, 1e4)
+TOLERANCE = 1e-12
+
+
+def laplace_rdp_mpmath(scale: float, order: float):
+    """Mironov's Prop. 6 in 60-digit arithmetic on the floats' exact values."""
+    import mpmath as mp
+
+    with mp.workdps(60):
+        b, a = mp.mpf(scale), mp.mpf(order)
+        inner = (a / (2 * a - 1) * mp.exp((a - 1) / b)
+                 + (a - 1) / (2 * a - 1) * mp.exp(-a / b))
+        return mp.log(inner) / (a - 1)
+
+
+def lnmax_data_independent_mpmath(scale: float, order: float):
+    import mpmath as mp
+
+    with mp.workdps(60):
+        eps0 = 2 / mp.mpf(scale)
+        generic = min(eps0 * eps0 * mp.mpf(order) / 2, eps0)
+        return min(2 * laplace_rdp_mpmath(scale, order), generic)
+
+
+def _relative_errors(computed: np.ndarray, exact: list) -> tuple[float, float]:
+    """(largest |relative error|, largest relative shortfall below the exact value)."""
+    import mpmath as mp
+
+    errors = [float((mp.mpf(float(value)) - truth) / truth)
+              for value, truth in zip(computed, exact, strict=True)]
+    return max(abs(e) for e in errors), max(0.0, -min(errors))
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_laplace_rdp_matches_mpmath_at_extreme_scales_and_orders(scale):
+    computed = rdp_laplace(scale=scale, orders=list(ORDERS))
+    error, below = _relative_errors(computed, [laplace_rdp_mpmath(scale, a) for a in ORDERS])
+    assert error <= TOLERANCE
+    assert below <= TOLERANCE
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_lnmax_data_independent_is_never_below_its_formula(scale):
+    computed = rdp_lnmax_data_independent(scale=scale, orders=list(ORDERS))
+    exact = [lnmax_data_independent_mpmath(scale, a) for a in ORDERS]
+    error, below = _relative_errors(computed, exact)
+    assert error <= TOLERANCE
+    assert below <= TOLERANCE
+
+
+def test_the_issue_30_value():
+    value = float(rdp_lnmax_data_independent(scale=1000, orders=[2])[0])
+    assert value == pytest.approx(1.99933283383345e-06, rel=1e-13)
+
+
+@pytest.mark.parametrize("order", [2.0, 10.0, 1e4])
+def test_laplace_rdp_across_the_series_and_overflow_switches(order):
+    # (alpha - 1) / b near 1 (the series' edge) and near 700 (the direct form's start)
+    scales = [(order - 1) / x for x in (0.999999, 1.0, 1.000001, 699.9, 700.0, 700.1, 1e4)]
+    for scale in scales:
+        computed = rdp_laplace(scale=scale, orders=[order])
+        error, below = _relative_errors(computed, [laplace_rdp_mpmath(scale, order)])
+        assert error <= TOLERANCE, scale
+
+
+@given(log_scale=st.floats(-3, 6), log_steps=st.floats(-4, 4))
+def test_laplace_rdp_matches_mpmath_anywhere(log_scale, log_steps):
+    scale, order = 10.0**log_scale, 1.0 + 10.0**log_steps
+    computed = rdp_laplace(scale=scale, orders=[order])
+    error, below = _relative_errors(computed, [laplace_rdp_mpmath(scale, order)])
+    assert error <= TOLERANCE

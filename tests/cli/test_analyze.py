@@ -26,6 +26,8 @@ import pytest
 
 import pate_cli.analysis.api as analyze_module
 from pate_cli._version import __version__
+from pate_cli.rounding import ceil_text
+from tests import ROOT
 from tests.conftest import Result
 
 # 20 queries x 3 classes, every row sums to 10 teachers.
@@ -132,7 +134,7 @@ def test_table_is_a_few_aligned_lines_with_epsilon(cli, votes_csv):
     starts = {re.search(r"\S\s{2,}(\S)", line).start(1) for line in lines}
     assert len(starts) == 1, "values do not start in one column"
     epsilon_line = next(line for line in lines if line.startswith("epsilon "))
-    assert f"{summary['epsilon']:.4f}" in epsilon_line
+    assert ceil_text(summary['epsilon']) in epsilon_line
     answered_line = next(line for line in lines if line.startswith("answered "))
     assert f"{summary['answered']} of 20" in answered_line
 
@@ -165,7 +167,7 @@ def test_markdown_is_a_table(cli, votes_csv):
         assert line.startswith("|") and line.endswith("|")
         assert line.count("|") == 3
     epsilon_row = next(line for line in lines if re.match(r"\|\s*epsilon\s*\|", line))
-    assert f"{summary['epsilon']:.4f}" in epsilon_row
+    assert ceil_text(summary['epsilon']) in epsilon_row
 
 
 # --- per-query table ----------------------------------------------------------------------
@@ -269,7 +271,7 @@ def test_max_epsilon_below_the_result_exits_3(cli, votes_csv):
     result = cli.analyze(votes_csv, "--format", "json", "--max-epsilon", 1)
     assert result.code == 3
     assert json.loads(result.out)["epsilon"] == epsilon  # the output is still printed
-    assert one_line_error(result) == f"Error: epsilon {epsilon:.4f} exceeds --max-epsilon 1"
+    assert one_line_error(result) == f"Error: epsilon {ceil_text(epsilon)} exceeds --max-epsilon 1"
 
 
 def test_max_epsilon_above_the_result_exits_0(cli, votes_csv):
@@ -687,3 +689,21 @@ def test_output_files_get_the_usual_permissions(cli, votes_csv, tmp_path):
     finally:
         os.umask(old)
     assert out.stat().st_mode & 0o777 == 0o644
+
+
+MNIST_SAMPLE = str(ROOT / "sample_votes" / "mnist_250_votes.npy")
+
+
+@pytest.mark.parametrize("args, method", [
+    (["-n", "300"], "rdp"),
+    (["-n", "300", "--accounting", "data-independent"], "pld"),
+    (["-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "auto"], "pure"),
+])
+def test_epsilon_method_names_the_accountant(cli, args, method):
+    if method == "pld":
+        pytest.importorskip("dp_accounting")
+    done = cli.analyze(MNIST_SAMPLE, *args, "-f", "json")
+    assert done.code == 0, done.err
+    summary = json.loads(done.out)
+    assert summary["epsilon_method"] == method
+    assert (summary["order"] is None) == (method == "pure")

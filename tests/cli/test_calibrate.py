@@ -13,6 +13,7 @@ import pate_cli
 from pate_cli.analysis import analyze
 from pate_cli.analysis.calibrate import calibrate
 from pate_cli.errors import InputError, OptionError
+from pate_cli.rounding import ceil_text
 from tests import ROOT
 
 VOTES = str(ROOT / "sample_votes" / "mnist_250_votes.npy")
@@ -187,3 +188,49 @@ def test_version_help_and_completion(cli, monkeypatch):
         assert f"\n  {title}" in done.out
     missing = cli.calibrate(VOTES)
     assert missing.code == 2 and "--target-epsilon" in missing.err
+
+
+def test_each_printed_figure_names_its_accountant_and_order(cli):
+    """Issue 30: a PLD figure was printed "(order 10.5)", the RDP figure's order."""
+    args = (VOTES, "-T", "200", "--sigma-threshold", "150", "--target-epsilon", "2",
+            "-n", "640")
+    summary = json.loads(cli.calibrate(*args, "-f", "json").out)
+    assert summary["epsilon_method"] in ("rdp", "pld")
+    again = json.loads(cli.analyze(*shlex.split(summary["command"])[1:], "-f", "json").out)
+    assert again["epsilon"] == summary["epsilon"]
+    assert again["epsilon_method"] == summary["epsilon_method"]
+    assert again["epsilon_rdp"] == summary["epsilon_rdp"]
+    lines = dict(line.split(None, 1) if not line.startswith("epsilon RDP") else
+                 ("epsilon RDP", line[len("epsilon RDP"):].strip())
+                 for line in cli.calibrate(*args).out.splitlines())
+    if summary["epsilon_method"] == "pld":
+        assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (privacy-loss "
+                                           "distribution accountant)")
+        assert "order" not in lines["epsilon"]
+        assert lines["epsilon RDP"].startswith(
+            f"{ceil_text(summary['epsilon_rdp'])} (classic conversion, order "
+            f"{summary['order']:g})")
+    else:
+        assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (RDP, classic "
+                                           f"conversion, order {summary['order']:g})")
+
+
+def test_without_dp_accounting_the_answer_says_it_is_the_rdp_one(cli, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dp_accounting", None)  # import fails
+    done = cli.calibrate(VOTES, "-m", "gnmax", "--target-epsilon", "2", "-n", "640",
+                         "-f", "json")
+    assert done.code == 0, done.err
+    summary = json.loads(done.out)
+    assert summary["epsilon_method"] == "rdp" and summary["epsilon_rdp"] == summary["epsilon"]
+    note = ("Warning: dp_accounting is not installed: the epsilon is the RDP accountant's; "
+            "the privacy-loss-distribution accountant's is tighter")
+    assert done.err.startswith(note) and "pip install 'pate_cli[accounting]'" in done.err
+    assert any(text.startswith("dp_accounting is not installed") for text in
+               summary["warnings"])
+    table = cli.calibrate(VOTES, "-m", "gnmax", "--target-epsilon", "2", "-n", "640")
+    assert f"(RDP, classic conversion, order {summary['order']:g})" in table.out
+    # LNMax has no Gaussian step: nothing to say
+    lnmax = cli.calibrate(VOTES, "-m", "lnmax", "--target-epsilon", "8", "-n", "100")
+    assert lnmax.code == 0 and lnmax.err == ""

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 import pate_cli
 from pate_cli.analysis import result as result_module
+from pate_cli.rounding import ceil_text
 from tests import SAMPLES
 
 pytest.importorskip("jinja2")
@@ -48,7 +49,7 @@ def test_repr_is_one_line(confident, groups):
 def test_repr_html_is_small_and_well_formed(confident):
     html = confident._repr_html_()
     assert len(html.encode()) < 20_000
-    assert f"{confident.epsilon:.4f}" in html and "<svg" in html and "<polyline" in html
+    assert ceil_text(confident.epsilon) in html and "<svg" in html and "<polyline" in html
     points = re.search(r'points="([^"]*)"', html).group(1).split()
     assert 2 <= len(points) <= 120
 

@@ -1,0 +1,62 @@
+"""Epsilons as a person reads them: rounded UP at the displayed precision (CLI.md).
+
+A printed guarantee is never below the computed one: ``2.020029`` prints ``2.0201`` at 4
+decimals (``f"{x:.4f}"`` would give ``2.0200``, a guarantee the run does not have). JSON
+and CSV carry the full floats; every text a person reads (summaries, reports, captions,
+messages) goes through these helpers.
+
+The rounding is done in decimal on the float's shortest ``repr``, never as ``x * 10**d``
+in binary: ``2.02`` (whose binary value is a hair above 2.02) prints ``2.0200``, not
+``2.0201``, and ``0.1 + 0.2`` (``0.30000000000000004``) prints ``0.3001``.
+What is left of a budget is a bound the other way, so :func:`floor_text` rounds down.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
+
+
+def ceil_text(value, digits: int = 4) -> str:
+    """``f"{value:.{digits}f}"``, rounded up instead of to nearest (``inf``, ``nan`` as
+    they are)."""
+    return _fixed(value, digits, ROUND_CEILING)
+
+
+def floor_text(value, digits: int = 4) -> str:
+    """``f"{value:.{digits}f}"``, rounded down (what is left of a budget)."""
+    return _fixed(value, digits, ROUND_FLOOR)
+
+
+def ceil_significant(value, digits: int = 3) -> str:
+    """``f"{value:.{digits}g}"``, rounded up at its last significant digit."""
+    value = float(value)
+    if not math.isfinite(value) or value == 0.0:
+        return f"{value:.{digits}g}"
+    exact = Decimal(repr(value))
+    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    rounded = exact.quantize(step, rounding=ROUND_CEILING, context=Context(prec=digits + 2))
+    # at most ``digits`` significant digits (or a power of ten): the float nearest to it
+    # prints back exactly at ``digits`` significant digits
+    shown = float(rounded)
+    return f"{shown:.{digits}g}" if math.isfinite(shown) else f"{rounded:.{digits}g}"
+
+
+def _quantize(value, digits: int, rounding: str) -> Decimal:
+    if digits < 0:
+        raise ValueError(f"digits must be >= 0, got {digits}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"cannot round {value!r} at a precision")
+    exact = Decimal(repr(value))
+    # enough digits for the whole part and the decimals (a float is below 1e309)
+    context = Context(prec=max(28, exact.adjusted() + digits + 2))
+    rounded = exact.quantize(Decimal(1).scaleb(-digits), rounding=rounding, context=context)
+    return rounded + 0 if rounded.is_zero() else rounded  # -0.0000 prints 0.0000
+
+
+def _fixed(value, digits: int, rounding: str) -> str:
+    value = float(value)
+    if not math.isfinite(value):
+        return f"{value:.{digits}f}"
+    return f"{_quantize(value, digits, rounding):.{digits}f}"
