@@ -8,6 +8,7 @@ answers and abstentions), ``student`` (Interactive: the student's own label rein
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -89,6 +90,24 @@ def decisions_of(result) -> LabelDecisions:
         stop = result.groups.stopped_at
         query, outcome, label = query[:stop], outcome[:stop], label[:stop]
     return LabelDecisions(name, query, np.asarray(outcome, dtype=str), label)
+
+
+# Interactive-GNMax's outcome names in the per-query table -> its decisions' names.
+_TABLE_OUTCOMES = {"abstain": "refused", "teacher": "answered", "student": "student"}
+
+
+def decisions_of_frames(frames: Iterable, mechanism: str) -> Iterator[LabelDecisions]:
+    """The decisions of a single run's per-query table (``result.iter_frames()``), a
+    piece at a time: what :func:`decisions_of` gives whole, with memory bounded by the
+    piece (``--write-decisions`` of a totals-only run)."""
+    for frame in frames:
+        query = frame["query"].to_numpy(dtype=np.int64)
+        label = frame["label"].fillna(-1).to_numpy(dtype=np.int64)
+        if "outcome" in frame:
+            outcome = frame["outcome"].map(_TABLE_OUTCOMES).to_numpy(dtype=str)
+        else:
+            outcome = np.where(label >= 0, "answered", "refused")
+        yield LabelDecisions(mechanism, query, np.asarray(outcome, dtype=str), label)
 
 
 def given_decisions(outcome: np.ndarray, label: np.ndarray, mechanism: str) -> Decisions:

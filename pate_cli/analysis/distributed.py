@@ -157,8 +157,8 @@ def usable_executor(target, *, rounds, individualized, name: str, keeps_columns:
     reason = ("--rounds" if rounds is not None
               else "--individualized" if individualized is not None
               else "-m svt" if name == "svt"
-              else "its per-query columns (--write-decisions, --smooth-sensitivity, "
-                   "per_query=True)" if keeps_columns else None)
+              else "its per-query columns (--smooth-sensitivity, per_query=True)"
+                   if keeps_columns else None)
     if reason is not None:
         warnings.warn(PateWarning(
             f"--scheduler splits the totals of single runs; a run with {reason} is "

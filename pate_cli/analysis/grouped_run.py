@@ -106,8 +106,11 @@ def chunk_keys(request: CountRequest, block: np.ndarray,
 
 
 def count_rows(classes: int) -> int:
-    """Rows per counted chunk for ``classes`` classes."""
-    return max(1, COUNT_CHUNK_ELEMENTS // max(1, classes))
+    """Rows per counted chunk for ``classes`` classes: a power of two, so that whole
+    chunks fill a window of ``accounting.grouped.TOTALS_WINDOW`` (no short piece at
+    each window's end)."""
+    rows = max(1, COUNT_CHUNK_ELEMENTS // max(1, classes))
+    return 1 << (rows.bit_length() - 1)
 
 
 def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:

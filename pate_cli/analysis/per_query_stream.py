@@ -43,8 +43,12 @@ STREAM_CURVE_BYTES = 1 << 26
 # Rows of a chunk of the pass: up to 65,536 (the per-query files' pieces, files.CHUNK_ROWS,
 # so that no piece is joined from two frames; fewer chunks evaluate fewer curves again:
 # 19.0 -> 17.5 s for 10^7 x 10 on 2 cores against 32,768), at most 2^21 vote elements
+# and at most 2^23 curve values (rows x orders: 64 MB; votes that never repeat have a
+# distinct curve per row, and a few chunks are formed ahead: 10^6 soft votes took 0.9 GB
+# at 65,536 rows, 298 orders)
 STREAM_ROWS = 1 << 16
 STREAM_ELEMENTS = 1 << 21
+STREAM_CURVE_VALUES = 1 << 23
 
 
 def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
@@ -67,7 +71,8 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     noise = NoiseSource(result.seed, salt=salt)
     queries = result.queries
     chunk_size = (chunk_size if chunk_size is not None
-                  else min(STREAM_ROWS, max(1, STREAM_ELEMENTS // max(1, votes.shape[1]))))
+                  else min(STREAM_ROWS, max(1, STREAM_ELEMENTS // max(1, votes.shape[1])),
+                           max(1, STREAM_CURVE_VALUES // orders.size)))
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))
     carry = initial_carry(result.initial_rdp, orders)

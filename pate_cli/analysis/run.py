@@ -20,6 +20,7 @@ from ..accounting.composition import running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import BoundedTotals, GroupedCounts, grouped_totals, window_pieces
 from ..mechanisms import Decisions, NoiseSource
+from ..rounding import ceil_text
 from ..threads import ordered_map
 from .budget_run import BudgetSetting, run_budget
 from .chunks import chunk_costs
@@ -249,7 +250,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         answered_total=answered_total,
         rdp_at_order=sums_at_order(orders, order, *step_sums),
         label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
-            (f"the RDP spent before the first query is already epsilon {epsilon:.4f}, above "
+            (f"the RDP spent before the first query is already epsilon {ceil_text(epsilon)}, above "
              f"the budget {budget:g}: no query was processed",)
             if budget is not None and epsilon > budget else ()),
         source=source,

@@ -197,10 +197,10 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     glob). Prints epsilon at --delta, the answered queries and, with --labels, accuracy.
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
-    from ..analysis.decisions import decisions_of
+    from ..analysis.decisions import decisions_of, decisions_of_frames
     from ..analysis.serialize import smooth_sensitivity_history
     from ..inputs.shards import input_files
-    from ..outputs.decisions import check_decisions_path, decisions_bytes
+    from ..outputs.decisions import check_decisions_path, decisions_bytes, decisions_chunks
     from ..outputs.files import per_query_bytes, per_query_stream_chunks
     from ..outputs.rdp_curve import rdp_curve_bytes
     from ..outputs.writing import check_destinations, write_outputs
@@ -225,7 +225,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
                          groups, teacher_groups, precision, weight_rule, power, fmt,
                          index_col, queries)
         return
-    keep_columns = write_decisions is not None or smooth
+    keep_columns = smooth  # a table and decisions alone are streamed by a second pass
     with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
             _cluster(scheduler) as executor:
         result = api.analyze(
@@ -243,8 +243,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             decisions=decisions_in, progress=report, q_bound=q_bound,
             # totals only unless an output needs the columns; a per-query table alone
             # is written by a second pass, a chunk at a time (bounded memory)
-            per_query=(True if keep_columns
-                       else "stream" if per_query is not None else False),
+            per_query=(True if keep_columns else "stream"
+                       if per_query is not None or write_decisions is not None else False),
             workers=workers, executor=executor)
     text = render(result.to_dict(), fmt)
     files = {}
@@ -252,7 +252,11 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
         files[per_query] = per_query_stream_chunks(result.iter_frames(), per_query)
     if output is not None:
         files[output] = text.encode()
-    if write_decisions is not None:
+    if write_decisions is not None and result.counts is not None:  # streamed, a piece
+        files[write_decisions] = decisions_chunks(  # at a time (bounded memory)
+            decisions_of_frames(result.iter_frames(), result.mechanism.name),
+            write_decisions, result.mechanism.name)
+    elif write_decisions is not None:  # the run kept its columns (SVT, rounds, groups...)
         files[write_decisions] = decisions_bytes(decisions_of(result), write_decisions)
     if ss_history is not None:
         import pandas as pd

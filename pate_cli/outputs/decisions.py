@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -20,34 +21,54 @@ WRITE_EXTENSIONS = (".csv", ".jsonl", ".npz")
 
 def decisions_bytes(decisions, path: str) -> bytes:
     """``decisions`` (an ``analysis.decisions.LabelDecisions``) serialised for ``path``."""
-    extension = os.path.splitext(path)[1].lower()
-    query = np.asarray(decisions.query, dtype=np.int64)
-    outcome = np.asarray(decisions.outcome, dtype=str)
-    label = np.asarray(decisions.label, dtype=np.int64)
-    if extension == ".csv":
-        lines = [f"# mechanism: {decisions.mechanism}", "query,outcome,label"]
-        lines += [f"{q},{o},{'' if y < 0 else y}"
-                  for q, o, y in zip(query.tolist(), outcome.tolist(), label.tolist(),
-                                     strict=True)]
-        return ("\n".join(lines) + "\n").encode()
-    if extension == ".jsonl":
-        lines = [json.dumps({"mechanism": decisions.mechanism})]
-        lines += [json.dumps({"query": q, "outcome": o, "label": None if y < 0 else y})
-                  for q, o, y in zip(query.tolist(), outcome.tolist(), label.tolist(),
-                                     strict=True)]
-        return ("\n".join(lines) + "\n").encode()
+    return b"".join(decisions_chunks([decisions], path, decisions.mechanism))
+
+
+def decisions_chunks(parts: Iterable, path: str, mechanism: str) -> Iterator[bytes]:
+    """The bytes of ``decisions_bytes`` for the decisions ``parts`` yields one after
+    another (``analysis.decisions.decisions_of_frames``): CSV and JSON lines a part at a
+    time (memory bounded by the part); an ``.npz`` is formed whole once every part is in
+    (its arrays' headers need their length and widest outcome)."""
+    extension = _extension(path)
     if extension == ".npz":
-        return _npz_bytes({"query": query, "outcome": outcome, "label": label,
-                           "mechanism": np.array(decisions.mechanism)})
-    raise ValueError(f"{path}: unknown extension for --write-decisions (use "
-                     f"{', '.join(WRITE_EXTENSIONS)})")
+        parts = list(parts)
+        query = np.concatenate([np.asarray(part.query, dtype=np.int64) for part in parts]
+                               or [np.empty(0, np.int64)])
+        outcome = np.concatenate([np.asarray(part.outcome, dtype=str) for part in parts]
+                                 or [np.empty(0, str)])
+        label = np.concatenate([np.asarray(part.label, dtype=np.int64) for part in parts]
+                               or [np.empty(0, np.int64)])
+        yield _npz_bytes({"query": query, "outcome": outcome.astype(str), "label": label,
+                          "mechanism": np.array(mechanism)})
+        return
+    if extension == ".csv":
+        yield f"# mechanism: {mechanism}\nquery,outcome,label\n".encode()
+    else:
+        yield (json.dumps({"mechanism": mechanism}) + "\n").encode()
+    for part in parts:
+        query = np.asarray(part.query, dtype=np.int64).tolist()
+        outcome = np.asarray(part.outcome, dtype=str).tolist()
+        label = np.asarray(part.label, dtype=np.int64).tolist()
+        if extension == ".csv":
+            lines = [f"{q},{o},{'' if y < 0 else y}\n"
+                     for q, o, y in zip(query, outcome, label, strict=True)]
+        else:
+            lines = [json.dumps({"query": q, "outcome": o, "label": None if y < 0 else y})
+                     + "\n" for q, o, y in zip(query, outcome, label, strict=True)]
+        yield "".join(lines).encode()
+
+
+def _extension(path: str) -> str:
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in WRITE_EXTENSIONS:
+        raise ValueError(f"{path}: unknown extension for --write-decisions (use "
+                         f"{', '.join(WRITE_EXTENSIONS)})")
+    return extension
 
 
 def check_decisions_path(path: str) -> None:
     """Refuse an extension ``decisions_bytes`` cannot write, before any work."""
-    if os.path.splitext(path)[1].lower() not in WRITE_EXTENSIONS:
-        raise ValueError(f"{path}: unknown extension for --write-decisions (use "
-                         f"{', '.join(WRITE_EXTENSIONS)})")
+    _extension(path)
 
 
 def _npz_bytes(arrays: dict) -> bytes:

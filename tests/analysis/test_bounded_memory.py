@@ -97,3 +97,25 @@ def test_the_check_can_fail(tmp_path, monkeypatch):
     large = soft_votes(tmp_path / "large.npy", 1 << 16)
     _totals(small)()
     assert traced_peak(_totals(large)) - traced_peak(_totals(small)) > 1_500_000
+
+
+def _decisions(path):
+    """``pate-analyze --write-decisions d.csv``: written a piece at a time."""
+    from pate_cli.cli.analyze import main
+
+    def run():
+        with pytest.raises(SystemExit) as done:
+            main([path, "--accounting", "expected", "--teachers", "250", "--workers", "1",
+                  "--orders", ",".join(str(order) for order in ORDERS),
+                  "--write-decisions", path + ".decisions.csv", "-o", path + ".txt"])
+        assert done.value.code == 0
+    return run
+
+
+def test_written_decisions_do_not_grow_with_distinct_queries(tmp_path, small_bounds):
+    small = soft_votes(tmp_path / "small.npy", 1 << 14)
+    large = soft_votes(tmp_path / "large.npy", 1 << 16)
+    _decisions(small)()
+    grown = traced_peak(_decisions(large)) - traced_peak(_decisions(small))
+    assert grown < 600_000, f"{grown} bytes more at 4x the queries"
+    assert (tmp_path / "large.npy.decisions.csv").read_text().count("\n") == (1 << 16) + 2

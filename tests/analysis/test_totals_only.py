@@ -224,7 +224,7 @@ def _spy(monkeypatch) -> list[bool]:
 @pytest.mark.parametrize("extra, keep", [
     ([], False), (["--budget", "2"], False), (["--tuning", "poisson:3"], False),
     (["--per-query", "{dir}/q.csv"], False),  # a second pass streams the table
-    (["--write-decisions", "{dir}/d.csv"], True),
+    (["--write-decisions", "{dir}/d.csv"], False),  # so are the decisions
     (["--smooth-sensitivity", "--accounting", "expected"], True)])
 def test_pate_analyze_keeps_columns_only_when_an_output_needs_them(monkeypatch, tmp_path,
                                                                    extra, keep):

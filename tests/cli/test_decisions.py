@@ -149,3 +149,34 @@ def test_write_decisions_extension_checked_before_work(cli, tmp_path):
     result = cli.analyze(VOTES, "-n", 3, "--write-decisions", tmp_path / "d.parquet")
     assert result.code == 2 and "unknown extension for --write-decisions" in result.err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("mechanism, options", [
+    ("confident", ["--accounting", "expected"]), ("gnmax", []),
+    ("lnmax", ["--labels", LABELS]), ("interactive", ["--student", STUDENT]),
+    ("confident", ["--budget", "2", "--query-indices", SAMPLES / "mnist_250_labels.npy"]),
+])
+@pytest.mark.parametrize("extension", [".csv", ".jsonl", ".npz"])
+def test_streamed_decisions_are_the_bytes_of_the_decisions_held_whole(
+        cli, tmp_path, mechanism, options, extension):
+    """A single run's --write-decisions is written a piece of the second pass at a time
+    (bounded memory); the bytes are those of the decisions held in memory (label())."""
+    import pate_cli
+    from pate_cli.outputs.decisions import decisions_bytes
+
+    if "--query-indices" in options:  # a reordered subset: every 7th row, reversed
+        indices = tmp_path / "indices.txt"
+        indices.write_text("\n".join(str(i) for i in range(8999, 0, -7)) + "\n")
+        options = ["--budget", "2", "--query-indices", indices]
+    path = tmp_path / f"d{extension}"
+    done = cli.analyze(VOTES, "-m", mechanism, *options, "--write-decisions", path)
+    assert done.code == 0, done.err
+    keywords = {"accounting": "expected"} if "expected" in options else {}
+    if "--budget" in options:
+        keywords.update(budget=2.0, query_indices=str(options[-1]))
+    if mechanism == "interactive":
+        keywords["student"] = str(STUDENT)
+    if mechanism == "lnmax":
+        keywords["labels"] = str(LABELS)
+    whole = pate_cli.label(str(VOTES), mechanism, **keywords)
+    assert path.read_bytes() == decisions_bytes(whole, str(path))
