@@ -137,6 +137,15 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     truth = None if labels is None else np.asarray(labels)
     halted_at = None
     grouped_table = None
+    threads = partial(_threads_map, workers)
+    answer_rdp = curve_function(answer, independent)
+
+    def totals_function(answer_rdp, map):
+        """The run's sums from a table of distinct pairs (``grouped_totals``)."""
+        return partial(grouped_totals, orders=orders, expected=accounting == "expected",
+                       selection_rdp=curve_function(selection, independent),
+                       answer_rdp=answer_rdp, map=map)
+
     if budget is not None:  # blocks summed apart, the halt in query order (budget_run)
         spent = run_budget(
             BudgetSetting(votes, positions, queries,
@@ -149,16 +158,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 votes, getattr(source, "path", None)))
         halted_at, carry, counts = spent.halted_at, spent.carry, spent.labels
         step_sums, answered_total = (spent.selection, spent.answer), spent.answered
-    else:
-        def totals_function(answer_rdp, map):
-            """The run's sums from a table of distinct pairs (``grouped_totals``)."""
-            return partial(grouped_totals, orders=orders, expected=accounting == "expected",
-                           selection_rdp=curve_function(selection, independent),
-                           answer_rdp=answer_rdp, map=map)
-
-        threads = partial(_threads_map, workers)
-        answer_rdp = curve_function(answer, independent)
-    if budget is None and counted_only:  # no table: chunks counted apart (grouped_run)
+    elif counted_only:  # no table: chunks counted apart (grouped_run)
         _check_decisions_cover(decisions, queries)
         request = CountRequest(mechanism, accounting, q_bound, int(seed), salt,
                                draw_labels=labels is not None)
@@ -177,7 +177,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 totals_function(answer_rdp, partial(executor_map, executor)),
                 mechanism.uses_student, queries=queries, progress=progress)
         sums, grouped_table, counts = counted.totals, counted.table, counted.labels
-    elif budget is None:  # per chunk: statistics counted, curves kept, columns filled
+    else:  # per chunk: statistics counted, curves kept, columns filled
         # a run that forms per-query curves keeps them for its totals (analysis.sharing)
         kept = SharedCurves(KEPT_CURVE_BYTES)
         bounded = BoundedTotals(totals_function(kept.serving(answer_rdp, orders), threads))
