@@ -19,15 +19,15 @@ accounting the answer step of a distinct ``a`` is charged
 
 Memory is bounded whatever the votes (:class:`BoundedTotals`): queries are counted in
 windows of ``TOTALS_WINDOW`` analysed positions, whose tables merge like a binary counter
-(two tables of the same level into one of the next); a merged table of more than
-``TABLE_LIMIT`` pairs is summed at once (its curves evaluated, in blocks of
-``TOTAL_BLOCK`` distinct statistics) and let go. So the tables held never pass about
-twice ``TABLE_LIMIT`` pairs (64 MB), and a run with at most ``TABLE_LIMIT`` distinct pairs
-(votes that repeat) is summed once, from the whole file's table, each distinct curve
-evaluated once. Which tables are summed apart depends only on the statistics of each
-window, never on chunks or workers; a run summed in several parts differs from one summed
-at once by the order of its additions only (at most 1e-12 relative, README
-"Reproducible").
+(two tables of the same level into one of the next) while together they hold at most
+``TABLE_LIMIT`` pairs; otherwise the one held is summed at once (its curves evaluated, in
+blocks of ``TOTAL_BLOCK`` distinct statistics) and let go. So no merge passes
+``TABLE_LIMIT`` pairs and the tables held stay below about twice that (64 MB), however
+many queries; a run whose tables fit (votes that repeat) is summed once, from the whole
+file's table, each distinct curve evaluated once. Which tables are summed apart depends
+only on the statistics of each window, never on chunks or workers; a run summed in
+several parts differs from one summed at once by the order of its additions only (at
+most 1e-12 relative, README "Tolerance between algorithms").
 """
 
 from __future__ import annotations
@@ -168,10 +168,10 @@ class BoundedTotals:
             self._end_window()
 
     def _end_window(self) -> None:
-        table: GroupedCounts | None = GroupedCounts.merge(self._window)
+        table = GroupedCounts.merge(self._window)
         self._window = []
         level = 0
-        while table is not None:
+        while True:
             if level == len(self._levels):
                 self._levels.append(None)
             other = self._levels[level]
@@ -179,11 +179,11 @@ class BoundedTotals:
                 self._levels[level] = table
                 return
             self._levels[level] = None
-            table = GroupedCounts.merge([other, table])
-            del other
-            if table.size > self._limit:
-                self._sum(table)
+            if other.size + table.size > self._limit:  # the held one summed, this one held
+                self._sum(other)
+                self._levels[level] = table
                 return
+            table = _merged_pair(other, table)
             level += 1
 
     def _sum(self, table: GroupedCounts) -> None:
@@ -197,7 +197,15 @@ class BoundedTotals:
         """The run's sums, and its whole table if they came from one."""
         if self._window:
             self._end_window()
-        rest = GroupedCounts.merge(table for table in self._levels if table is not None)
+        rest = GroupedCounts.empty()
+        for table in self._levels:  # the smallest first, merged as the windows were
+            if table is None:
+                continue
+            if rest.size + table.size > self._limit:
+                self._sum(rest)
+                rest = table
+            else:
+                rest = _merged_pair(rest, table)
         self._levels = []
         whole = None
         if rest.size or self._sums is None:
@@ -205,6 +213,16 @@ class BoundedTotals:
             whole = rest if self.parts == 1 else None
         assert self._sums is not None
         return self._sums, whole
+
+
+def _merged_pair(first: GroupedCounts, second: GroupedCounts) -> GroupedCounts:
+    """``GroupedCounts.merge([first, second])``, the inputs' columns let go as the merged
+    ones are formed (the caller holds neither afterwards)."""
+    if not first.size or not second.size:
+        return second if first.size == 0 else first
+    columns = _concatenated([first, second])
+    del first, second
+    return GroupedCounts._reduced(columns, runs=True)
 
 
 def window_pieces(queries: int, size: int, *, window: int | None = None

@@ -119,3 +119,25 @@ def test_written_decisions_do_not_grow_with_distinct_queries(tmp_path, small_bou
     grown = traced_peak(_decisions(large)) - traced_peak(_decisions(small))
     assert grown < 600_000, f"{grown} bytes more at 4x the queries"
     assert (tmp_path / "large.npy.decisions.csv").read_text().count("\n") == (1 << 16) + 2
+
+
+def test_the_table_pass_lets_the_file_pages_go(tmp_path, monkeypatch):
+    """The second pass reads a memory-mapped file once and lets each chunk's pages go
+    (else the whole file stays resident: 400 MB of a 10^7 x 10 float32 file)."""
+    from pate_cli.analysis import chunks
+
+    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 1 << 10)
+    dropped: list[tuple[int, int]] = []
+    real = chunks.drop_mapped_rows
+
+    def spy(array, lo, hi):
+        assert isinstance(array, np.memmap)
+        dropped.append((lo, hi))
+        real(array, lo, hi)
+
+    monkeypatch.setattr(chunks, "drop_mapped_rows", spy)
+    path = soft_votes(tmp_path / "votes.npy", 5000)
+    result = pate_cli.analyze(path, "confident", per_query="stream", accounting="expected",
+                              **OPTIONS)
+    assert sum(len(frame) for frame in result.iter_frames()) == 5000
+    assert sorted(dropped) == [(lo, min(lo + 1024, 5000)) for lo in range(0, 5000, 1024)]

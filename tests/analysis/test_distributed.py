@@ -52,10 +52,10 @@ def test_chunks_counted_on_an_executor_give_the_local_bytes(run, chunk):
 
 def test_a_npy_file_is_read_by_the_workers_themselves(tmp_path, monkeypatch):
     """Worker processes (every argument pickled) read their rows from the file by path;
-    the tasks carry no votes. Small chunks (700 rows) and tasks (two chunks), so that
-    there are many of both."""
+    the tasks carry no votes. Small chunks (512 rows: a power of two) and tasks (two
+    chunks), so that there are many of both."""
     monkeypatch.setattr(grouped_run, "COUNT_CHUNK_ELEMENTS", 3 * 700)
-    monkeypatch.setattr(distributed, "TASK_ELEMENTS", 3 * 1400)
+    monkeypatch.setattr(distributed, "TASK_ELEMENTS", 3 * 1024)
     rng = np.random.default_rng(5)
     votes = rng.multinomial(60, [0.7, 0.2, 0.1], size=5_000).astype(np.int16)
     path = tmp_path / "votes.npy"
@@ -78,10 +78,10 @@ def test_a_npy_file_is_read_by_the_workers_themselves(tmp_path, monkeypatch):
     monkeypatch.setattr(NpyRows, "block", spy)
     with ThreadPoolExecutor(max_workers=2) as executor:
         _totals(str(path), "gnmax", dict(sigma=20.0), executor=executor)
-    assert all(isinstance(rows, slice) and rows.stop - rows.start <= 1400
+    assert all(isinstance(rows, slice) and rows.stop - rows.start <= 1024
                for rows, _, _ in read)
     covered = sorted((rows.start + lo, rows.start + hi) for rows, lo, hi in read)
-    assert covered == [(lo, min(lo + 700, 5_000)) for lo in range(0, 5_000, 700)]
+    assert covered == [(lo, min(lo + 512, 5_000)) for lo in range(0, 5_000, 512)]
 
 
 def test_what_a_task_reads_from(tmp_path):
