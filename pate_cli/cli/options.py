@@ -88,12 +88,13 @@ class TuningLaw(click.ParamType):
     name = "dist"
 
     def convert(self, value, param, ctx):
-        from ..accounting.tuning import TuningDistribution, parse_tuning  # numpy: not for -h
+        from ..accounting.tuning import TuningDistribution  # numpy: not for -h
+        from ..analysis.tuning import parsed_tuning
 
         if isinstance(value, TuningDistribution):
             return value
         try:
-            return parse_tuning(value)
+            return parsed_tuning(value)
         except ValueError as error:
             self.fail(str(error).replace("--tuning ", ""), param, ctx)
 
@@ -127,9 +128,11 @@ def input_specs(option=click.option) -> list:
 
 
 def index_col_option(option=click.option):
-    """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index)."""
+    """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index), and of a
+    CSV/TSV ``--labels`` file with more than one column."""
     return option("--index-col", type=click.IntRange(min=0), metavar="N",
-                  help="Drop column N of CSV/TSV inputs (0: a pandas index).")
+                  help="Drop column N of CSV/TSV inputs (0: a pandas index), and of a "
+                       "CSV/TSV --labels file with more than one column.")
 
 
 def input_options(command):
@@ -147,7 +150,8 @@ def accounting_specs(option=click.option) -> list:
         option("--delta", type=Probability(), default=1e-5, show_default=True,
                help="Target delta."),
         option("--orders", type=OrderGrid(),
-               help="Rényi orders: a,b,c, start:stop:step, auto [default: 298]."),
+               help="Rényi orders: a,b,c, start:stop:step, auto (a repeated order is "
+                    "kept, as 100 in the default grid) [default: 298]."),
         option("--order", type=Order(), help="Use this single order (overrides --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
                metavar="NAME",

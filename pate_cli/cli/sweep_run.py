@@ -330,6 +330,11 @@ def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
     sys.stdout.write(table_bytes([dict(chosen, command=line)], fmt=fmt,
                                  extra=(*extra, "command")).decode())
     column = score_column(rows)
+    if chosen.get("accounting") != "data-independent":
+        click.echo(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "
+                   "epsilon, which depends on the private votes: choosing by it leaks beyond "
+                   "any figure here (README, Choosing parameters costs privacy); choose under "
+                   "--accounting data-independent", err=True)
     click.echo(f"pate-sweep: best within epsilon {epsilon:g} by {column}: "
                f"{chosen[column]:.6g} at epsilon {chosen['epsilon']:.4f}\n  {line}", err=True)
     if extra:
