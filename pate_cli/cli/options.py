@@ -120,7 +120,7 @@ def input_specs(option=click.option) -> list:
         option("--labels", type=click.Path(dir_okay=False),
                help="True labels (.npy/.csv): one per query or per analysed one (-n)."),
         option("--teachers", type=POSITIVE,
-               help="Teachers M if rows do not sum to it (weighted/partial votes)."),
+               help="Teachers M if rows sum below it (partial votes; none above M)."),
         option("--queries", "-n", type=click.IntRange(min=1), metavar="N",
                help="Analyse only the first N queries."),
         index_col_option(option),
@@ -131,8 +131,7 @@ def index_col_option(option=click.option):
     """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index), and of a
     CSV/TSV ``--labels`` file with more than one column."""
     return option("--index-col", type=click.IntRange(min=0), metavar="N",
-                  help="Drop column N of CSV/TSV inputs (0: a pandas index), and of a "
-                       "CSV/TSV --labels file with more than one column.")
+                  help="Drop column N of CSV/TSV votes and labels (an index).")
 
 
 def input_options(command):
@@ -150,8 +149,7 @@ def accounting_specs(option=click.option) -> list:
         option("--delta", type=Probability(), default=1e-5, show_default=True,
                help="Target delta."),
         option("--orders", type=OrderGrid(),
-               help="Rényi orders: a,b,c, start:stop:step, auto (a repeated order is "
-                    "kept, as 100 in the default grid) [default: 298]."),
+               help="Rényi orders: a,b,c, start:stop:step, auto [default: 298]."),
         option("--order", type=Order(), help="Use this single order (overrides --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
                metavar="NAME",

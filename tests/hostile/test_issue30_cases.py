@@ -105,6 +105,18 @@ def test_averaged_votes_get_one_warning_to_give_teachers(cli, votes, tmp_path):
     assert not [line for line in warning_lines(counts.err) if "sums to 1" in line]
 
 
+def test_averaged_votes_warn_in_one_line_in_sweep_and_plot(cli, votes, tmp_path):
+    path = tmp_path / "averaged.npy"
+    np.save(path, votes[:40] / 250.0)
+    sweep = cli.sweep(path, "--sigma", "0.1,0.2", "-w", 1)
+    plot = cli.plot("selection", path, "-o", tmp_path / "s.svg", "--params", "0.8,0.6")
+    for result in (sweep, plot):
+        assert result.code == 0, result.err
+        assert "PateWarning" not in result.err
+        notes = [line for line in warning_lines(result.err) if "sums to 1" in line]
+        assert len(notes) == 1, result.err
+
+
 def test_float32_totals_are_shown_with_the_digits_that_differ(cli, votes, tmp_path):
     rows = votes.astype(np.float32)
     rows[0, rows[0].argmax()] -= np.float32(0.00002)
