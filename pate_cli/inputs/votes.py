@@ -348,10 +348,10 @@ def _check_at_most(name, totals: np.ndarray, start: int, teachers: float,
         row = start + int(above[0])
         raise InputError(
             f"{name}: query {row} has {totals[above[0]]:.15g} votes, more than --teachers "
-            f"{teachers:g}: {WEIGHTED_REASON}; give --teachers at least the largest row "
-            "total, or each teacher's predictions with per-group weights (--predictions, "
-            "--teacher-groups, --groups, --individualized weighting: the largest weight "
-            "is then the sensitivity)")
+            f"{teachers:g}: {WEIGHTED_REASON}; divide the votes by the largest weight (so "
+            "that no teacher moves more than one vote), or give each teacher's predictions "
+            "with per-group weights (--predictions, --teacher-groups, --groups, "
+            "--individualized weighting: the largest weight is then the sensitivity)")
 
 
 def _rounding(array) -> float:
