@@ -74,11 +74,13 @@ def extend_orders(orders: np.ndarray, best: int) -> np.ndarray | None:
 def parse_orders(text: str) -> np.ndarray:
     """Parse ``--orders`` (a grid spec); every order must be a finite number above 1.
 
-    Raises ``ValueError`` with a message naming the bad part.
+    Raises ``ValueError`` with a message naming the bad part. A repeated order is kept
+    where written, as in the default grid (where 100 appears twice): it changes no figure.
     """
     if not str(text).strip():
         raise ValueError("--orders is empty")
-    return validate_orders(np.array(parse_grid(text, name="--orders", limit=MAX_ORDERS)))
+    return validate_orders(np.array(parse_grid(text, name="--orders", limit=MAX_ORDERS,
+                                               repeats=True)))
 
 
 def validate_orders(orders) -> np.ndarray:
@@ -102,22 +104,23 @@ def validate_orders(orders) -> np.ndarray:
 
 
 def parse_grid(spec: str, *, name: str | None = None, integer: bool = False,
-               limit: int = MAX_GRID_VALUES) -> tuple:
-    """The values of a grid spec, in the order written (duplicates are an error).
+               limit: int = MAX_GRID_VALUES, repeats: bool = False) -> tuple:
+    """The values of a grid spec, in the order written (duplicates are an error, unless
+    ``repeats``: an order grid may repeat an order, as the default grid does).
 
     ``integer`` grids (query counts, cut-offs) must hold whole numbers and give ints.
     At most ``limit`` values (counted before a range is expanded). Raises ``ValueError``
     naming the offending item (and ``name``, when given).
     """
     try:
-        return _parse(spec, integer, limit)
+        return _parse(spec, integer, limit, repeats)
     except ValueError as error:
         if name:
             raise ValueError(f"{name}: {error}") from None
         raise
 
 
-def _parse(spec: str, integer: bool, limit: int) -> tuple:
+def _parse(spec: str, integer: bool, limit: int, repeats: bool = False) -> tuple:
     text = str(spec).strip()
     if not text:
         raise ValueError("empty grid (give a comma list or start:stop:step)")
@@ -143,7 +146,7 @@ def _parse(spec: str, integer: bool, limit: int) -> tuple:
         values = [int(value) for value in values]
     seen = set()
     for value in values:
-        if value in seen:
+        if value in seen and not repeats:
             raise ValueError(f"{value:g} appears twice")
         seen.add(value)
     return tuple(values)

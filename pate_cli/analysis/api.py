@@ -30,6 +30,7 @@ from ..inputs import (
     load_student,
     load_teacher_groups,
     load_votes,
+    votes_from_array,
 )
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_orders
@@ -42,7 +43,7 @@ from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
-from .setting import DEFAULT_CHUNK
+from .setting import DEFAULT_CHUNK, checked_queries
 from .tuning import tuning_distribution, tuning_part
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
@@ -75,13 +76,12 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
                                     index_col=index_col, queries=queries)
     elif isinstance(votes, VoteSet):
-        vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries)
-    elif isinstance(votes, np.ndarray):
-        array = np.asarray(votes)
-        total = teachers or float(np.asarray(array[0], dtype=np.float64).sum())
-        vote_set = VoteSet(votes=array, teachers=total, path=None, sha256=None)
+        vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
+                                                               index_col=index_col)
+    elif not isinstance(votes, (str, os.PathLike)):  # an array, DataFrame or list of rows
+        vote_set = votes_from_array(votes, teachers=teachers)
         if labels is not None:
-            vote_set = attach_labels(vote_set, labels, queries=queries)
+            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     else:
         vote_set = load_votes(votes, teachers=teachers, labels=labels, index_col=index_col,
                               queries=queries)
@@ -171,6 +171,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
         raise TypeError(f"analyze() got unexpected keyword arguments: {', '.join(unknown)}")
+    queries = checked_queries(queries)
     if isinstance(orders, str) and orders.strip().lower() == AUTO and order is None:
         return _analyze_auto_orders(locals())
     if ss_every is not None and not smooth_sensitivity:

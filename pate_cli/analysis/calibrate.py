@@ -222,6 +222,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
     if above_values:
         x = max(above_values)
         above = (x, seen[x])
+    notes += _threshold_notes(parameters(answer), teachers)
     result = run(answer)
     expected = result if accounting == "expected" else run(answer, "expected")
     if missing_pld:
@@ -240,6 +241,18 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
                  for key, value in shown_options.items()
                  if isinstance(value, (str, int, float)) or key == "orders"},
         warnings=tuple(notes) + tuple(result.warnings))
+
+
+def _threshold_notes(params: dict, teachers: float) -> list[str]:
+    """A note when the threshold T found (``--scale-all`` scales it) is above the number
+    of teachers M: no plurality can reach it, so only the selection noise answers."""
+    threshold = params.get("threshold")
+    if threshold is None or threshold <= teachers:
+        return []
+    return [f"the threshold T = {threshold:g} is above the {teachers:g} teachers: no "
+            "query's plurality can reach it, so a query is answered only when the "
+            "selection noise lifts it there; give -T (at most M) and let pate-calibrate "
+            "solve sigma instead of --scale-all"]
 
 
 def _monotone_notes(seen: dict, name: str) -> list[str]:

@@ -38,6 +38,7 @@ from .run_sums import LabelCounts, sums_at_order
 from .setting import (
     DEFAULT_CHUNK,
     analysed_positions,
+    checked_mechanism,
     checked_setting,
     chunk_rows,
     grid_edge_notes,
@@ -109,6 +110,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     ``get_executor()``): the chunks of a totals-only run are counted there, or a budget
     run's blocks summed there (``analysis.distributed``), the same bits as here.
     """
+    checked_mechanism(mechanism)  # a name or another object: one line, not AttributeError
     orders, converter = checked_setting(accounting, delta, orders, conversion)
     classes = votes.shape[1] if np.ndim(votes) == 2 else 1
     counted_only = not keep_columns and budget is None and not mechanism.sequential

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..accounting.conversion import Conversion, check_delta
+from ..errors import OptionError
 from ..mechanisms import OUTCOME_NAMES
 from ..orders import default_orders, validate_orders
 
@@ -50,6 +51,31 @@ class FirstRows:
         return np.arange(*part.indices(self.size))
 
 
+def checked_queries(queries) -> int | None:
+    """``queries`` (``--queries N``) as an int, or None; ``OptionError`` for anything but
+    a whole number (``True``, ``10.5`` and ``"10"`` are refused, ``10.0`` is 10)."""
+    if queries is None:
+        return None
+    whole = (isinstance(queries, (int, np.integer))
+             or (isinstance(queries, (float, np.floating)) and float(queries).is_integer()))
+    if isinstance(queries, (bool, np.bool_)) or not whole:
+        raise OptionError(f"queries must be a whole number of queries (the first N rows), "
+                          f"got {queries!r}")
+    return int(queries)
+
+
+def checked_mechanism(mechanism) -> None:
+    """``OptionError`` unless ``mechanism`` is a mechanism object (``analyze_votes`` takes
+    one; ``analyze`` takes names)."""
+    if isinstance(mechanism, str):
+        raise OptionError(f"analyze_votes takes a mechanism object, not the name "
+                          f"{mechanism!r}: use pate_cli.analyze(votes, {mechanism!r}) or "
+                          f"pate_cli.build_mechanism({mechanism!r}, teachers=M)")
+    if not all(hasattr(mechanism, name) for name in ("uses_student", "sequential", "name")):
+        raise OptionError(f"analyze_votes takes a mechanism object (GNMax, LNMax, "
+                          f"ConfidentGNMax...), got {type(mechanism).__name__}")
+
+
 def analysed_positions(total: int, query_indices: np.ndarray | None,
                        queries: int | None, *, lazy: bool = False) -> np.ndarray:
     """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``.
@@ -72,6 +98,7 @@ def analysed_positions(total: int, query_indices: np.ndarray | None,
             raise ValueError(f"query index {int(query_indices[repeated])} is listed twice "
                              f"(entry {repeated})")
         available = query_indices.size
+    queries = checked_queries(queries)
     if queries is None:
         queries = available
     elif queries < 1 or queries > available:

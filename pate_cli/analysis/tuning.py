@@ -12,13 +12,36 @@ from ..accounting.tuning import TuningDistribution, parse_tuning, tuned_epsilon
 from ..errors import OptionError
 from .result import TuningPart
 
+# The largest mean number of candidates ``--tuning`` takes: each candidate is a whole
+# analysis, and a mean such as 1e300 only printed a 300-digit epsilon.
+MAX_TUNING_MEAN = 1e9
+
+
+def parsed_tuning(text: str) -> TuningDistribution:
+    """``parse_tuning`` with the mean held to ``MAX_TUNING_MEAN`` (``ValueError``)."""
+    distribution = parse_tuning(text)
+    check_tuning_mean(distribution)
+    return distribution
+
+
+def check_tuning_mean(distribution: TuningDistribution) -> None:
+    """``OptionError`` for a mean number of candidates above ``MAX_TUNING_MEAN``."""
+    if distribution.mean > MAX_TUNING_MEAN:
+        raise OptionError(f"--tuning {distribution.name}:{distribution.mean:g}: a "
+                          f"random search of more than {MAX_TUNING_MEAN:.0e} candidates on "
+                          "average is outside the supported range (each candidate is a "
+                          "whole run)")
+
 
 def tuning_distribution(tuning) -> TuningDistribution:
     """A distribution from ``--tuning`` text (or one already built); ``OptionError``."""
     if isinstance(tuning, TuningDistribution):
+        check_tuning_mean(tuning)
         return tuning
     try:
-        return parse_tuning(tuning)
+        return parsed_tuning(tuning)
+    except OptionError:
+        raise
     except ValueError as error:
         raise OptionError(str(error)) from None
 

@@ -88,12 +88,13 @@ class TuningLaw(click.ParamType):
     name = "dist"
 
     def convert(self, value, param, ctx):
-        from ..accounting.tuning import TuningDistribution, parse_tuning  # numpy: not for -h
+        from ..accounting.tuning import TuningDistribution  # numpy: not for -h
+        from ..analysis.tuning import parsed_tuning
 
         if isinstance(value, TuningDistribution):
             return value
         try:
-            return parse_tuning(value)
+            return parsed_tuning(value)
         except ValueError as error:
             self.fail(str(error).replace("--tuning ", ""), param, ctx)
 
@@ -119,7 +120,7 @@ def input_specs(option=click.option) -> list:
         option("--labels", type=click.Path(dir_okay=False),
                help="True labels (.npy/.csv): one per query or per analysed one (-n)."),
         option("--teachers", type=POSITIVE,
-               help="Teachers M if rows do not sum to it (weighted/partial votes)."),
+               help="Teachers M if rows sum below it (partial votes; none above M)."),
         option("--queries", "-n", type=click.IntRange(min=1), metavar="N",
                help="Analyse only the first N queries."),
         index_col_option(option),
@@ -127,9 +128,10 @@ def input_specs(option=click.option) -> list:
 
 
 def index_col_option(option=click.option):
-    """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index)."""
+    """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index), and of a
+    CSV/TSV ``--labels`` file with more than one column."""
     return option("--index-col", type=click.IntRange(min=0), metavar="N",
-                  help="Drop column N of CSV/TSV inputs (0: a pandas index).")
+                  help="Drop column N of CSV/TSV votes and labels (an index).")
 
 
 def accounting_specs(option=click.option) -> list:

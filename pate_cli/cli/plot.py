@@ -12,7 +12,7 @@ import os
 import click
 
 from ..errors import InputError
-from .errors import run_command
+from .errors import reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
     POSITIVE,
@@ -295,7 +295,8 @@ def selection(votes, params, sigma, order, bins, queries, teachers, index_col, o
     from ..orders import default_orders
     from ..outputs import figures as plots
     fmt = figure_format(output)
-    vote_set = load_votes(votes, teachers=teachers, index_col=index_col)
+    with reported_warnings():  # a note about the votes (averaged votes): one line
+        vote_set = load_votes(votes, teachers=teachers, index_col=index_col)
     available = vote_set.queries
     if queries is not None and queries > available:
         raise click.UsageError(f"--queries {queries} is larger than the {available} queries "

@@ -13,14 +13,35 @@ from ..errors import InputError
 from ..outputs import figure_style
 from .options import Probability, debug_option
 
+# The most pixels a PNG may have (width x dpi times height x dpi): 50 megapixels, which
+# holds the default 7 x 4.2 inches at the largest --dpi, 1200 (42 MP), and 40 x 40 inches
+# at 176 dpi. Rendering time and memory grow with the pixels: 40 x 40 inches at 1200 dpi
+# (2.3 gigapixels) ran for minutes. PDF and SVG are drawn as vectors and take any size.
+MAX_PIXELS = 50_000_000
+
+
+def check_pixels(output: str, width: float, height: float, dpi: float) -> None:
+    """A one-line usage error (exit 2) for a PNG above ``MAX_PIXELS``."""
+    if os.path.splitext(output)[1].lower() != ".png":
+        return
+    pixels = round(width * dpi) * round(height * dpi)
+    if pixels > MAX_PIXELS:
+        raise click.UsageError(
+            f"-o {output}: {width:g} x {height:g} inches at {dpi:g} dpi is "
+            f"{round(width * dpi):,} x {round(height * dpi):,} = {pixels / 1e6:,.0f} "
+            f"megapixels, above the limit of {MAX_PIXELS // 1_000_000} for a PNG (lower "
+            "--dpi, --width or --height, or write .svg or .pdf)")
+
 
 def figure_options(command):
     """-o OUT and the look of the figure, shared by every kind.
 
     The look options reach the command as one ``style`` argument (a ``plots.Style``).
+    A PNG holds at most ``MAX_PIXELS`` pixels (a one-line refusal, exit 2, above).
     """
     @functools.wraps(command)
     def with_style(*args, title, width, height, dpi, logy, legend, **kwargs):
+        check_pixels(kwargs["output"], width, height, dpi)
         style = figure_style.Style(width=width, height=height, dpi=float(dpi), title=title,
                             logy=logy, legend=legend)
         return command(*args, style=style, **kwargs)
@@ -34,7 +55,8 @@ def figure_options(command):
         click.option("--height", type=click.FloatRange(1, 40), default=4.2,
                      show_default=True, help="Height in inches."),
         click.option("--dpi", type=click.IntRange(20, 1200), default=150, show_default=True,
-                     help="Resolution (PNG pixels = width x height x dpi)."),
+                     help="Resolution (PNG pixels = width x height x dpi^2, at most "
+                          f"{MAX_PIXELS // 1_000_000} megapixels)."),
         click.option("--logy", is_flag=True, help="Logarithmic y axis."),
         click.option("--legend", type=click.Choice(figure_style.LEGEND_LOCATIONS),
                      help="Legend location; 'outside' puts it above the plot [default: best "

@@ -43,7 +43,7 @@ from ..sweep.resume import ResumePlan, match_rows, merge_rows
 from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
 from ..sweep.table import check_destination, read_sweep_rows, table_bytes
 from ..sweep.tuning import TUNING_COLUMNS, TUNING_SVT, add_tuning_columns
-from .errors import EXIT_BAD_INPUT, EXIT_OVER_BUDGET
+from .errors import EXIT_BAD_INPUT, EXIT_OVER_BUDGET, reported_warnings
 from .progress import progress_bar, wanted
 
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2
@@ -92,7 +92,8 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                              confidence=confidence, rdp_curves=tuning is not None)
     if "interactive" in mechanisms and not student:
         raise click.UsageError("-m interactive needs --student")
-    sources, shapes = open_sources(votes, labels, student, index_col=index_col)
+    with reported_warnings():  # notes about a vote file (averaged votes): one line each
+        sources, shapes = open_sources(votes, labels, student, index_col=index_col)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
     sidecar = journal_path(out) if out else None
     kept = []
@@ -331,6 +332,11 @@ def _print_best(rows, epsilon, fmt, label_of: dict, student_of: dict, orders,
     sys.stdout.write(table_bytes([dict(chosen, command=line)], fmt=fmt,
                                  extra=(*extra, "command")).decode())
     column = score_column(rows)
+    if chosen.get("accounting") != "data-independent":
+        click.echo(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "
+                   "epsilon, which depends on the private votes: choosing by it leaks beyond "
+                   "any figure here (README, Choosing parameters costs privacy); choose under "
+                   "--accounting data-independent", err=True)
     click.echo(f"pate-sweep: best within epsilon {epsilon:g} by {column}: "
                f"{chosen[column]:.6g} at epsilon {ceil_text(chosen['epsilon'])}\n  {line}",
                err=True)

@@ -10,13 +10,20 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
     from .query_indices import load_query_indices
     from .rdp_curve import load_rdp_curve
     from .rounds import load_rounds
-    from .votes import VoteSet, attach_labels, load_predictions, load_student, load_votes
+    from .votes import (
+        VoteSet,
+        attach_labels,
+        load_predictions,
+        load_student,
+        load_votes,
+        votes_from_array,
+    )
 
 __all__ = [
     "DecisionTable", "PrivacyGroups", "VoteSet", "check_decisions", "load_decisions",
     "attach_labels", "load_groups", "load_predictions",
     "load_query_indices", "load_rdp_curve", "load_rounds", "load_student",
-    "load_teacher_groups", "load_votes",
+    "load_teacher_groups", "load_votes", "votes_from_array",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -25,6 +32,6 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "load_query_indices": ".query_indices",
     "load_rdp_curve": ".rdp_curve",
     "load_rounds": ".rounds",
-    **dict.fromkeys(["VoteSet", "attach_labels", "load_predictions", "load_student", "load_votes"],
-        ".votes"),
+    **dict.fromkeys(["VoteSet", "attach_labels", "load_predictions", "load_student", "load_votes",
+                     "votes_from_array"], ".votes"),
 })

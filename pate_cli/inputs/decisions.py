@@ -28,11 +28,13 @@ import io
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
+from .readers import NPY_MAGIC, check_npz_members, read_matrix
 
 DECISION_EXTENSIONS = (".csv", ".jsonl", ".npz", ".npy")
 # What each mechanism can decide (CLI.md "Decisions").
@@ -159,10 +161,19 @@ def check_decisions(table: DecisionTable, *, mechanism: str, classes: int,
                          np.asarray(outcome, dtype=str), label, table.mechanism)
 
 
+# Labels and query indices beyond this are no class or row number (and would overflow
+# int64 when converted).
+_LARGEST = 2.0 ** 53
+
+
 def _labels(name, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     """Integer labels, -1 for none; anything else below -1 or fractional is refused."""
-    values = np.asarray(values, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)) | (values < -1))
+    try:
+        values = _as_float(values)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name}: the labels must be class numbers (-1 for none)") from None
+    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)) | (values < -1)
+                         | (values > _LARGEST))
     if bad.size:
         row = int(bad[0])
         raise InputError(f"{name}: row {row + 1}: label {values[row]!r} is not a class number")
@@ -171,21 +182,34 @@ def _labels(name, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndar
 
 def _queries(name, values) -> np.ndarray:
     try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
+        array = _as_float(values)
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"{name}: the query column must hold row numbers") from None
-    bad = np.flatnonzero(~np.isfinite(array) | (array != np.round(array)))
+    bad = np.flatnonzero(~np.isfinite(array) | (array != np.round(array))
+                         | (np.abs(array) > _LARGEST))
     if bad.size:
         raise InputError(f"{name}: row {bad[0] + 1}: query {values[bad[0]]!r} is not a row "
                          "number")
     return array.astype(np.int64)
 
 
+def _as_float(values) -> np.ndarray:
+    """``values`` as float64: real numbers only (booleans as 0/1; complex numbers, dates,
+    strings and records raise ``TypeError`` or ``ValueError``)."""
+    array = np.asarray(values) if not isinstance(values, list) else np.asarray(
+        values, dtype=object if any(isinstance(v, int) and abs(v) > _LARGEST for v in values)
+        else None)
+    if array.dtype.kind not in "biuf" and not (array.dtype.kind == "O" and all(
+            isinstance(value, (int, float)) for value in array.ravel())):
+        raise TypeError(f"not real numbers ({array.dtype})")
+    return array.astype(np.float64)
+
+
 def _from_npy(name, digest, data: bytes) -> DecisionTable:
-    try:
-        array = np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, OSError) as error:
-        raise InputError(f"{name}: not a readable .npy array ({error})") from None
+    if not data.startswith(NPY_MAGIC):
+        raise InputError(f"{name}: not a .npy file (it does not start with the NPY magic "
+                         "bytes \\x93NUMPY)")
+    array, _ = read_matrix(name, data, key="decisions")  # header checked before loading
     return decisions_from_array(name, digest, array)
 
 
@@ -208,10 +232,15 @@ def decisions_from_array(name, digest, array) -> DecisionTable:
 
 def _from_npz(name, data: bytes):
     try:
+        check_npz_members(name, data, numeric=False)  # every header, before any load
         with np.load(io.BytesIO(data), allow_pickle=False) as archive:
             members = {key: archive[key] for key in archive.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as error:
-        raise InputError(f"{name}: not a readable .npz archive ({error})") from None
+    except InputError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error,
+            NotImplementedError, RuntimeError) as error:  # RuntimeError: an encrypted member
+        raise InputError(f"{name}: not a readable .npz archive "
+                         f"({' '.join(str(error).split())})") from None
     missing = [key for key in ("query", "outcome", "label") if key not in members]
     if missing:
         raise InputError(f"{name}: the archive needs arrays query, outcome and label "
@@ -285,8 +314,8 @@ def _from_jsonl(name, data: bytes):
         query.append(record["query"])
         outcome.append(str(record.get("outcome", "")))
         label.append(-1 if value is None else value)
-    return (np.asarray(query, dtype=np.int64), np.asarray(outcome, dtype=str),
-            _labels(name, np.asarray(label)), mechanism)
+    return (_queries(name, query), np.asarray(outcome, dtype=str),
+            _labels(name, label), mechanism)
 
 
 def _text(name, data: bytes) -> str:

@@ -27,6 +27,7 @@ import hashlib
 import io
 import math
 import os
+import stat
 import sys
 import zipfile
 import zlib
@@ -125,13 +126,22 @@ def open_input(path, *, background: bool = False):
     function that waits for it (``digest_of``); a file that cannot be read still fails
     here, before any work."""
     if str(path) == "-":
-        data = sys.stdin.buffer.read()
+        data = read_stdin()
         if not data:
             raise InputError("<stdin>: no input (the standard input is empty)")
         check_magic("<stdin>", data[:16], "")
         return "<stdin>", data, hashlib.sha256(data).hexdigest()
     name = check_file(path)
     extension = os.path.splitext(name)[1].lower()
+    if not is_regular(name):  # a FIFO, <(command), /dev/stdin: read once, into memory
+        if extension and extension not in VOTE_EXTENSIONS:
+            raise InputError(f"{name}: unknown extension '{extension}' "
+                             "(expected .npy, .npz, .csv, .tsv, or - for standard input)")
+        data = read_stream(name)
+        if not data:
+            raise InputError(f"{name}: no input (the pipe gave no bytes)")
+        check_magic(name, data[:16], extension)  # text: the separator is detected
+        return name, data, hashlib.sha256(data).hexdigest()
     if extension not in VOTE_EXTENSIONS:
         shown = f"'{extension}'" if extension else "none"
         raise InputError(f"{name}: unknown extension {shown} "
@@ -145,6 +155,37 @@ def open_input(path, *, background: bool = False):
     digest, head = file_sha256(name, head=True)
     check_magic(name, head, extension)
     return name, name, digest
+
+
+def read_stdin() -> bytes:
+    """All of standard input's bytes; a one-line ``InputError`` when it is closed
+    (``cmd <&-``) or cannot be read."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise InputError("<stdin>: no input (the standard input is closed)")
+    try:
+        return stream.read()
+    except (OSError, ValueError) as error:  # ValueError: read of a closed file
+        reason = getattr(error, "strerror", None) or "closed"
+        raise InputError(f"<stdin>: cannot be read ({reason})") from None
+
+
+def is_regular(name: str) -> bool:
+    """Whether ``name`` is a regular file (not a FIFO, a device or a socket)."""
+    try:
+        return stat.S_ISREG(os.stat(name).st_mode)
+    except OSError as error:
+        raise unreadable(name, error) from None
+
+
+def read_stream(name: str) -> bytes:
+    """Every byte of a FIFO or another non-regular file, read once (it cannot be read a
+    second time, nor memory-mapped)."""
+    try:
+        with open(name, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise unreadable(name, error) from None
 
 
 def _head(name: str) -> bytes:
@@ -302,7 +343,8 @@ def decode_text(name, data: bytes) -> str:
                          f"line {line}); save it as UTF-8") from None
 
 
-def npy_header(name, handle, available: int, *, in_memory: bool, member: str | None = None):
+def npy_header(name, handle, available: int, *, in_memory: bool, member: str | None = None,
+               numeric: bool = True):
     """Read and check the NPY header at ``handle``'s position: ``(shape, fortran, dtype)``.
 
     ``available`` is the number of bytes from the header's start to the end of the data
@@ -311,6 +353,7 @@ def npy_header(name, handle, available: int, *, in_memory: bool, member: str | N
     Fortran-order array, which is copied to C order) it must also hold at most
     ``max_elements()`` values. The header is parsed as a Python literal, never executed.
     ``member`` names the array inside an ``.npz`` in the messages about its header.
+    ``numeric=False`` also takes strings (a decisions file's outcomes), never objects.
     """
     dtype_name = name
     if member is not None:
@@ -343,7 +386,10 @@ def npy_header(name, handle, available: int, *, in_memory: bool, member: str | N
     if any(n < 0 for n in shape):
         raise InputError(f"{name}: the .npy header declares a negative dimension "
                          f"(shape {shape})")
-    check_dtype(dtype_name, dtype)
+    if numeric:
+        check_dtype(dtype_name, dtype)
+    elif dtype.hasobject:
+        raise pickled_error(dtype_name)
     count = math.prod(shape)
     needed = count * dtype.itemsize
     present = available - size_bytes - 8 - length
@@ -374,19 +420,20 @@ def _read_npy(name, source):
     return array
 
 
-def _check_npz_members(name, source) -> None:
-    """The header of every ``.npy`` member, against the member's uncompressed size."""
+def check_npz_members(name, source, *, numeric: bool = True) -> None:
+    """The header of every ``.npy`` member, against the member's uncompressed size
+    (``numeric=False``: string members are taken too)."""
     with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zf:
         for info in zf.infolist():
             if info.filename.endswith(".npy"):
                 with zf.open(info) as handle:
                     npy_header(name, handle, info.file_size, in_memory=True,
-                               member=info.filename[:-4])
+                               member=info.filename[:-4], numeric=numeric)
 
 
 def _read_npz(name, source, key):
     try:
-        _check_npz_members(name, source)
+        check_npz_members(name, source)
         if isinstance(source, bytes):
             source = io.BytesIO(source)
         with np.load(source, allow_pickle=False) as archive:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from .readers import check_file, read_text_file
+from .readers import check_file, is_regular, read_text_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,7 +132,7 @@ def numeric_column(frame: pd.DataFrame, name: str, column: str, *,
 
 def _check_file(name: str, expected: str) -> str:
     check_file(name, expected=expected)
-    if os.path.getsize(name) == 0:
+    if is_regular(name) and os.path.getsize(name) == 0:  # a FIFO's size is 0: read it
         raise InputError(f"{name}: the file is empty (expected {expected})")
     return os.path.splitext(name)[1].lower()
 

@@ -9,18 +9,29 @@ chunks, so memory stays bounded whatever the file size.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError
-from .checks import check_finite_non_negative, check_shape, first_true, show_number
+from ..errors import InputError, PateWarning
+from .checks import (
+    check_dtype,
+    check_finite_non_negative,
+    check_shape,
+    first_true,
+    show_number,
+)
 from .mapped import drop_mapped_rows
 from .readers import (
     INDEX_HINT,
+    NPY_MAGIC,
     VOTE_EXTENSIONS,
+    ZIP_MAGIC,
+    c_order,
     check_elements,
     digest_of,
+    drop_column,
     looks_like_index,
     open_input,
     read_matrix,
@@ -28,7 +39,7 @@ from .readers import (
 from .shards import is_shard_set, open_shards
 
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
-           "load_votes"]
+           "load_votes", "votes_from_array"]
 
 _SCAN_ROWS = 1 << 16
 # Values of the (rows x classes) bincount of one chunk of predictions (64 MB of int64).
@@ -81,20 +92,49 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     else:
         name, raw, digest = open_input(path, background=True)  # hashed while validated
         array, packed_labels = read_matrix(name, raw, key="votes", index_col=index_col)
-    votes = _check_votes(name, array, teachers_given=teachers is not None,
-                         hint_index=index_col is None)
+    if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
+        raise InputError(f"--teachers must be positive, got {teachers:g}")
+    votes = _check_votes(name, array, teachers=teachers, hint_index=index_col is None)
     digest = digest_of(digest)
     if teachers is None:
         teachers = _row_total(votes, 0)
-    elif not (np.isfinite(teachers) and teachers > 0):
-        raise InputError(f"--teachers must be positive, got {teachers:g}")
+        _note_averaged(name, teachers)
     teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
     vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest)
     if labels is not None:
-        vote_set = attach_labels(vote_set, labels, queries=queries)
+        vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif packed_labels is not None:
         vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
     return vote_set
+
+
+def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes") -> VoteSet:
+    """A validated ``VoteSet`` from an array given to the API: a numpy array, a pandas
+    DataFrame or a list of rows of numbers (converted to an array). The checks and
+    messages are those of a vote file's (``name`` stands for the file's name)."""
+    if hasattr(votes, "to_numpy") and not isinstance(votes, np.ndarray):
+        votes = votes.to_numpy()  # a DataFrame: its values, not its index
+    try:
+        array = np.asarray(votes)
+    except (ValueError, TypeError):  # ragged lists
+        raise InputError(f"{name}: not a (queries x classes) table of numbers (rows of "
+                         "different lengths?)") from None
+    if array.dtype.kind in "OUSV":
+        try:
+            array = array.astype(np.float64)
+        except (ValueError, TypeError):
+            raise InputError(f"{name}: holds {array.dtype} values that are not numbers; "
+                             "expected a (queries x classes) table of vote counts") from None
+    check_dtype(name, array.dtype)
+    if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
+        raise InputError(f"--teachers must be positive, got {teachers:g}")
+    array = c_order(array)
+    _check_votes(name, array, teachers=teachers)
+    if teachers is None:
+        teachers = _row_total(array, 0)
+        _note_averaged(name, teachers)
+    teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
+    return VoteSet(votes=array, teachers=teachers, path=None, sha256=None)
 
 
 def load_predictions(path, *, classes: int | None = None, labels=None,
@@ -147,7 +187,7 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     vote_set = VoteSet(votes=histogram, teachers=int(array.shape[1]), path=name, sha256=digest,
                        predictions=array)
     if labels is not None:
-        vote_set = attach_labels(vote_set, labels, queries=queries)
+        vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif packed_labels is not None:
         vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
     return vote_set
@@ -162,25 +202,34 @@ def read_shard(name: str) -> np.ndarray:
 
 
 def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
-                  queries: int | None = None) -> VoteSet:
+                  queries: int | None = None, index_col: int | None = None) -> VoteSet:
     """Validate true labels (a path or an array) against ``vote_set`` and attach them.
 
     ``name`` is how messages refer to an array given directly. There is one label per
     row of the votes or, when ``queries`` (``--queries N``, the first N rows) is given,
     possibly one per analysed row: label i is then still row i's, and ``labels`` is
     shorter than the votes (never padded, so a row without a label cannot be scored by
-    mistake). Rows picked by ``--query-indices`` need the full count.
+    mistake). Rows picked by ``--query-indices`` need the full count. ``index_col``
+    (``--index-col``) also drops that column of a CSV/TSV labels file that has more than
+    one column (a label file written by pandas with its index); a one-column file and
+    ``.npy``/``.npz`` labels are read as they are.
     """
     if isinstance(labels, (str, os.PathLike)):
         name, raw, _ = open_input(labels)
         array, _ = read_matrix(name, raw, key="labels")
+        if (index_col is not None and array.ndim == 2 and array.shape[1] > 1
+                and _is_text(name, raw)):
+            array = drop_column(f"--labels {name}", array, index_col)
     else:
         array = np.asarray(labels)
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:
+        hint = (" (its first column looks like a pandas index: --index-col 0 drops it from "
+                "the votes and the labels)" if index_col is None and looks_like_index(array)
+                else "")
         raise InputError(f"{name}: expected one label per query (a single column), "
-                         f"got shape {array.shape}")
+                         f"got shape {array.shape}{hint}")
     analysed = None if queries is None else min(queries, vote_set.queries)
     if array.shape[0] != vote_set.queries and array.shape[0] != analysed:
         if analysed is None:
@@ -203,16 +252,26 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
     return replace(vote_set, labels=values.astype(np.int64))
 
 
-def _check_votes(name, array, *, teachers_given, hint_index=False):
+def _is_text(name: str, source) -> bool:
+    """Whether an opened input (``open_input``'s source) holds CSV/TSV text."""
+    if isinstance(source, bytes):
+        return not source.startswith((NPY_MAGIC, ZIP_MAGIC))
+    return os.path.splitext(name)[1].lower() in (".csv", ".tsv")
+
+
+def _check_votes(name, array, *, teachers: float | None = None, hint_index=False):
+    """Check a vote matrix (module doc); ``teachers`` (``--teachers M``) replaces the rule
+    that every row sums to the same M by the rule that no row sums above M."""
     check_shape(name, array)
     if array.shape[1] < 2:
         raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
     reference = None
     voted = False
+    rounding = _rounding(array)
     scan_rows = max(1, min(_SCAN_ROWS, _SCAN_ELEMENTS // max(1, array.shape[1])))
     for start in range(0, array.shape[0], scan_rows):
         stored = np.asarray(array[start : start + scan_rows])
-        if voted and _plain_integer_rows(stored, reference, teachers_given):
+        if voted and _plain_integer_rows(stored, reference, teachers):
             drop_mapped_rows(array, start, start + stored.shape[0])
             continue
         chunk = stored.astype(np.float64)
@@ -220,9 +279,10 @@ def _check_votes(name, array, *, teachers_given, hint_index=False):
         drop_mapped_rows(array, start, start + chunk.shape[0])
         check_finite_non_negative(name, chunk, start, "votes are counts")
         voted = voted or bool(np.any(chunk))
-        if teachers_given:
-            continue
         totals = chunk.sum(axis=1)
+        if teachers is not None:
+            _check_at_most(name, totals, start, float(teachers), rounding)
+            continue
         if reference is None and totals[0] == 0:
             raise InputError(f"{name}: query 0 has no votes (its row sums to 0; every row "
                              "must sum to the number of teachers)")
@@ -232,41 +292,96 @@ def _check_votes(name, array, *, teachers_given, hint_index=False):
         if off.size:
             row = start + int(off[0])
             if hint_index and _index_explains(array):
-                raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but "
-                                 f"query 0 has {reference:g}: {INDEX_HINT}")
+                raise InputError(f"{name}: query {row} has {totals[off[0]]:.15g} votes but "
+                                 f"query 0 has {reference:.15g}: {INDEX_HINT}")
             if start == 0 and _numbered_header(array):
-                raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but "
-                                 f"query 0 has {reference:g}: its first line 0,1,...,"
+                raise InputError(f"{name}: query {row} has {totals[off[0]]:.15g} votes but "
+                                 f"query 0 has {reference:.15g}: its first line 0,1,...,"
                                  f"{array.shape[1] - 1} looks like pandas' column names "
                                  "(write with header=False, or name the columns)")
-            raise InputError(f"{name}: query {row} has {totals[off[0]]:g} votes but query 0 "
-                             f"has {reference:g} (every row must sum to the number of "
+            shown, first = _distinct(totals[off[0]], reference)
+            within = ""
+            if abs(totals[off[0]] - reference) <= rounding * max(1.0, abs(reference)):
+                within = f", a difference within {array.dtype} rounding"
+            raise InputError(f"{name}: query {row} has {shown} votes but query 0 "
+                             f"has {first}{within} (every row must sum to the number of "
                              "teachers; give --teachers M for weighted or partial votes)")
     if not voted:
         raise InputError(f"{name}: every vote is 0 (every row sums to 0): no teacher voted")
     return array
 
 
-def _plain_integer_rows(rows: np.ndarray, reference: float | None, teachers_given: bool
+def _plain_integer_rows(rows: np.ndarray, reference: float | None, teachers: float | None
                         ) -> bool:
-    """Whether ``rows`` (small integers: at most 32 bits) hold no negative vote and, unless
-    ``teachers_given``, every row sums exactly to ``reference``: then the checks of
-    :func:`_check_votes` pass on them, found without a float copy (the common case, about
-    3x faster); any other rows go through those checks, which word the error. Called once
-    votes were seen (so ``reference`` is set unless ``teachers_given``)."""
+    """Whether ``rows`` (small integers: at most 32 bits) hold no negative vote and every
+    row sums exactly to ``reference`` (with ``teachers`` given: to at most ``teachers``):
+    then the checks of :func:`_check_votes` pass on them, found without a float copy (the
+    common case, about 3x faster); any other rows go through those checks, which word the
+    error. Called once votes were seen (so ``reference`` is set unless ``teachers``)."""
     if rows.dtype.kind not in "iu" or rows.dtype.itemsize > 4 or rows.size == 0:
         return False
     if rows.dtype.kind == "i" and rows.min() < 0:
         return False
-    if teachers_given:
-        return True
     if rows.shape[1] > 64:
         totals = rows.sum(axis=1, dtype=np.int64)  # exact: 2^31 classes x 2^32
     else:  # column by column: about 3x faster than a sum along the rows
         totals = rows[:, 0].astype(np.int32 if rows.dtype.itemsize <= 2 else np.int64)
         for column in range(1, rows.shape[1]):  # exact: 64 x 2^16 < 2^31
             totals += rows[:, column]
+    if teachers is not None:
+        return bool(np.all(totals <= teachers))
     return bool(np.all(totals == reference))
+
+
+# Weighted votes are refused above --teachers (MATH.md s.9): the mechanisms' noise and
+# every RDP formula assume that one teacher moves at most one vote.
+WEIGHTED_REASON = ("votes whose weights exceed 1 would be charged as if each teacher moved "
+                   "one vote, under-counting the cost")
+
+
+def _check_at_most(name, totals: np.ndarray, start: int, teachers: float,
+                   rounding: float) -> None:
+    """One line for the first row summing above ``--teachers`` (beyond the file's own
+    rounding: a float32 row of 250.00002 under --teachers 250 passes)."""
+    above = np.flatnonzero(totals > teachers + rounding * max(1.0, teachers))
+    if above.size:
+        row = start + int(above[0])
+        raise InputError(
+            f"{name}: query {row} has {totals[above[0]]:.15g} votes, more than --teachers "
+            f"{teachers:g}: {WEIGHTED_REASON}; divide the votes by the largest weight (so "
+            "that no teacher moves more than one vote), or give each teacher's predictions "
+            "with per-group weights (--predictions, --teacher-groups, --groups, "
+            "--individualized weighting: the largest weight is then the sensitivity)")
+
+
+def _rounding(array) -> float:
+    """The relative error of a row sum stored in ``array``'s dtype: a float32 (or
+    float16) value carries its own rounding, about classes x its machine epsilon; 1e-9
+    (the tolerance on row totals) for float64 and integers."""
+    dtype = np.asarray(array[:0]).dtype
+    if dtype.kind == "f" and dtype.itemsize < 8:
+        return max(1e-9, float(np.finfo(dtype).eps) * array.shape[1])
+    return 1e-9
+
+
+def _distinct(value: float, reference: float) -> tuple[str, str]:
+    """Two different totals with enough significant digits to tell them apart (a
+    float32 row of 249.99998 is not shown as 250 beside one of 250.00002)."""
+    for digits in range(6, 18):
+        shown, first = f"{value:.{digits}g}", f"{reference:.{digits}g}"
+        if shown != first:
+            return shown, first
+    return repr(float(value)), repr(float(reference))
+
+
+def _note_averaged(name, total: float) -> None:
+    """A ``PateWarning`` for rows summing to 1: probabilities averaged over the teachers
+    (analysed as one teacher, whose single vote is the whole row)."""
+    if abs(total - 1.0) <= 1e-6:
+        warnings.warn(f"{name}: every row sums to 1, so the votes are analysed as those of "
+                      "1 teacher; if they are probabilities averaged over M teachers, "
+                      "multiply them by M (vote counts) or give --teachers M",
+                      PateWarning, stacklevel=3)
 
 
 def _index_explains(array) -> bool:

@@ -6,9 +6,10 @@ import os
 
 import numpy as np
 
-from ..accounting.tuning import TuningDistribution, parse_tuning
+from ..analysis.tuning import tuning_distribution
+from ..errors import OptionError
 from ..orders import parse_grid
-from .columns import GRID_PARAMETERS
+from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from .points import SweepSettings, open_sources, plan_points, run_points
 from .table import sweep_frame
 from .tuning import TUNING_COLUMNS, TUNING_SVT, add_tuning_columns
@@ -31,6 +32,7 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
     """
     files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    mechanisms = _mechanism_names(mechanisms)
     unknown = set(grids) - {*GRID_PARAMETERS, "queries"}
     if unknown:
         raise TypeError(f"unknown grid parameters: {', '.join(sorted(unknown))}")
@@ -44,16 +46,15 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
             parsed[name] = tuple(int(v) if integer else float(v) for v in values)
     distribution = None
     if tuning is not None:
-        distribution = tuning if isinstance(tuning, TuningDistribution) else parse_tuning(tuning)
-        if "svt" in ([mechanisms] if isinstance(mechanisms, str) else mechanisms):
+        distribution = tuning_distribution(tuning)
+        if "svt" in mechanisms:
             raise ValueError(TUNING_SVT)
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(map(float, orders)),
                              confidence=confidence, rdp_curves=distribution is not None)
     sources, shapes = open_sources(files, labels, students)
-    points = plan_points(sources, [mechanisms] if isinstance(mechanisms, str) else mechanisms,
-                         parsed, settings=settings, shapes=shapes)
+    points = plan_points(sources, mechanisms, parsed, settings=settings, shapes=shapes)
     rows = [None] * len(points)
     for position, row in run_points(points, executor=executor):
         rows[position] = row
@@ -62,3 +63,18 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
     rows = add_tuning_columns(rows, distribution, orders=settings.orders, delta=delta,
                               conversion=conversion)
     return sweep_frame(rows, TUNING_COLUMNS)
+
+
+def _mechanism_names(mechanisms) -> list[str]:
+    """The mechanisms of a sweep, lower-cased; ``OptionError`` for a name the sweep does
+    not run (one line naming the known ones, not a ``KeyError``)."""
+    names = [mechanisms] if isinstance(mechanisms, str) else list(mechanisms)
+    if not names:
+        raise OptionError("give at least one mechanism")
+    known = ", ".join(MECHANISM_PARAMETERS)
+    checked = []
+    for name in names:
+        if not isinstance(name, str) or name.lower() not in MECHANISM_PARAMETERS:
+            raise OptionError(f"unknown mechanism {name!r} for a sweep (use {known})")
+        checked.append(name.lower())
+    return checked

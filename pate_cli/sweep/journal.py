@@ -10,8 +10,9 @@ read-only directory, a full disk, a file-size limit) leaves its rows on disk, an
 ``--resume`` reads them with OUT's. The sidecar is removed once OUT is written.
 
 A run without ``--resume`` starts the sidecar afresh; one with ``--resume`` appends to
-it. Reading skips what a killed writer may leave: a last line cut short, a line that is
-not a complete row.
+it. A sidecar that is a symbolic link is replaced by a file of its own (the link is
+removed, never written through: the file it points to is left as it was). Reading skips
+what a killed writer may leave: a last line cut short, a line that is not a complete row.
 """
 
 from __future__ import annotations
@@ -44,8 +45,11 @@ class RowJournal:
         self.rows = 0
         self.error: OSError | None = None
         self._fd: int | None = None
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+        flags = (os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+                 | getattr(os, "O_NOFOLLOW", 0))
         try:
+            if os.path.islink(path):  # never written through: the link itself is replaced
+                os.remove(path)
             self._fd = os.open(path, flags, 0o666)
             if append:
                 self._end_last_line()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -37,7 +38,7 @@ import numpy as np
 from .._version import __version__
 from ..analysis import analyze_totals
 from ..analysis.sharing import sharing_across_runs
-from ..errors import InputError
+from ..errors import InputError, PateWarning
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
@@ -189,7 +190,9 @@ def _open_source(source: VoteSource):
     """The vote set (and student) of ``source``, opened once per process."""
     cached = _OPEN_SOURCES.get(source)
     if cached is None:
-        vote_set = load_votes(source.path, labels=source.labels, index_col=source.index_col)
+        with warnings.catch_warnings():  # its notes were given when the sweep opened it
+            warnings.simplefilter("ignore", PateWarning)
+            vote_set = load_votes(source.path, labels=source.labels, index_col=source.index_col)
         _check_same(source.file, vote_set.sha256, source.sha256)
         for path, digest in ((source.labels, source.labels_sha256),
                              (source.student, source.student_sha256)):

@@ -14,13 +14,13 @@ from pate_cli.inputs import votes as vote_module
 DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float32"]
 
 
-def _outcome(array, teachers_given, *, scan_rows, fast=True):
+def _outcome(array, teachers, *, scan_rows, fast=True):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(vote_module, "_SCAN_ROWS", scan_rows)
         if not fast:
             patch.setattr(vote_module, "_plain_integer_rows", lambda *args: False)
         try:
-            vote_module._check_votes("v.npy", array, teachers_given=teachers_given)
+            vote_module._check_votes("v.npy", array, teachers=teachers)
         except InputError as error:
             return str(error)
     return "ok"
@@ -61,8 +61,9 @@ def test_fast_path_decides_as_the_float_checks(dtype, rows, classes, scan_rows,
     if info is not None and (array.min() < info.min or array.max() > info.max):
         return  # not representable in this dtype
     array = array.astype(dtype)
-    assert (_outcome(array, teachers_given, scan_rows=scan_rows)
-            == _outcome(array, teachers_given, scan_rows=scan_rows, fast=False))
+    given = teachers if teachers_given else None  # --teachers: no row above it
+    assert (_outcome(array, given, scan_rows=scan_rows)
+            == _outcome(array, given, scan_rows=scan_rows, fast=False))
 
 
 def test_fast_path_is_taken_for_plain_votes(monkeypatch):
@@ -72,8 +73,8 @@ def test_fast_path_is_taken_for_plain_votes(monkeypatch):
     plain = vote_module._plain_integer_rows
     monkeypatch.setattr(vote_module, "_plain_integer_rows",
                         lambda *args: taken.append(plain(*args)) or taken[-1])
-    vote_module._check_votes("v.npy", array, teachers_given=False)
+    vote_module._check_votes("v.npy", array)
     assert taken == [True] * 12  # every chunk after the first: no float copy
     with pytest.raises(InputError, match="query 49 has 5 votes but query 0 has 4"):
         array[49, 2] = 1
-        vote_module._check_votes("v.npy", array, teachers_given=False)
+        vote_module._check_votes("v.npy", array)
