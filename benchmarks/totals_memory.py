@@ -138,6 +138,9 @@ def child(path: str, accounting: str, mode: str, budget: float | None = None) ->
     given = TEACHERS if os.path.basename(path).startswith("soft") else None
     pate_cli.analyze(np.asarray(votes[:64]), "confident", per_query=False,
                      teachers=TEACHERS, **options)
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pate_table_") as scratch:
         if mode in ("totals", "budget"):
@@ -149,9 +152,12 @@ def child(path: str, accounting: str, mode: str, budget: float | None = None) ->
             table = os.path.join(scratch, "q.csv")
             write_outputs({table: per_query_stream_chunks(result.iter_frames(), table)})
         seconds = time.perf_counter() - start
+    now = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
     summary = json.dumps(result.to_dict(), sort_keys=True)
     peak = peak_mb()
-    print(json.dumps({"seconds": seconds, "peak_mb": peak, "epsilon": result.epsilon,
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak,
+                      "epsilon": result.epsilon,
                       "halted_at": None if result.budget is None else result.budget.halted_at,
                       "summary_sha256": hashlib.sha256(summary.encode()).hexdigest()}))
 
