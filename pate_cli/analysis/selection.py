@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+# Vote values read at once: the bins are counted a chunk of rows at a time, so a file of
+# any length or width (5 rows over 5,000,000 classes) holds one chunk.
+SELECTION_CHUNK_VALUES = 1 << 20
+
+
 def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
                    bins: int = 20) -> pd.DataFrame:
     """Per-bin data of the 2018 paper's Figure 5 (left), vectorised over queries.
@@ -26,22 +31,39 @@ def selection_bins(votes, *, teachers: float, params, sigma: float, order: float
     sum of ``pr_answered`` over the bin's queries), and ``cost``: the mean over the bin's
     queries of the data-dependent RDP of the answer step (GNMax with ``sigma``) at
     ``order``, i.e. what answering one query of the bin costs (NaN for an empty bin).
+    ``votes`` (an array or a memory map) is read in chunks of at most
+    ``SELECTION_CHUNK_VALUES`` values, twice (the lowest plurality count, then the bins).
     """
     import pandas as pd
-    votes = np.asarray(votes, dtype=np.float64)
-    plurality = votes.max(axis=1)
-    low = math.floor(min(plurality.min(), teachers)) if plurality.size else 0
+    queries = votes.shape[0]
+    step = max(1, SELECTION_CHUNK_VALUES // max(1, votes.shape[1] if votes.ndim == 2 else 1))
+
+    def chunks():
+        for start in range(0, queries, step):
+            yield np.asarray(votes[start:start + step], dtype=np.float64)
+
+    lowest = min((float(rows.max(axis=1).min()) for rows in chunks()), default=None)
+    low = math.floor(min(lowest, teachers)) if lowest is not None else 0
     width = max(1, math.ceil((teachers - low + 1) / bins))
     count = math.ceil((teachers - low + 1) / width)
     edges = teachers + 0.5 - width * np.arange(count, -1, -1, dtype=np.float64)
-    which = np.clip(np.searchsorted(edges, plurality, side="right") - 1, 0, count - 1)
+    every = np.zeros(count)
+    answered = np.zeros((len(params), count))
+    cost_sum = np.zeros(count)
+    for rows in chunks():
+        plurality = rows.max(axis=1)
+        which = np.clip(np.searchsorted(edges, plurality, side="right") - 1, 0, count - 1)
+        every += np.bincount(which, minlength=count)
+        for number, (threshold, sigma_threshold) in enumerate(params):
+            pr = np.exp(log_pr_answered(plurality, threshold=threshold,
+                                        sigma_threshold=sigma_threshold))
+            answered[number] += np.bincount(which, weights=pr, minlength=count)
+        cost = rdp_gnmax(log_q_gnmax(rows, sigma=sigma), sigma=sigma, orders=[order])[:, 0]
+        cost_sum += np.bincount(which, weights=cost, minlength=count)
     table = {"left": edges[:-1], "right": edges[1:], "center": (edges[:-1] + edges[1:]) / 2,
-             "all": np.bincount(which, minlength=count).astype(np.float64)}
-    for number, (threshold, sigma_threshold) in enumerate(params):
-        pr = np.exp(log_pr_answered(plurality, threshold=threshold,
-                                    sigma_threshold=sigma_threshold))
-        table[f"answered_{number}"] = np.bincount(which, weights=pr, minlength=count)
-    cost = rdp_gnmax(log_q_gnmax(votes, sigma=sigma), sigma=sigma, orders=[order])[:, 0]
+             "all": every}
+    for number in range(len(params)):
+        table[f"answered_{number}"] = answered[number]
     with np.errstate(invalid="ignore", divide="ignore"):
-        table["cost"] = np.bincount(which, weights=cost, minlength=count) / table["all"]
+        table["cost"] = cost_sum / every
     return pd.DataFrame(table)
