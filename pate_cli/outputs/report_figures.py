@@ -37,7 +37,8 @@ def selection_plot(summary: dict, votes, *, style=None):
     pair = (float(params["threshold"]), float(params["sigma_threshold"]))
     teachers = float(summary["input"]["teachers"])
     order = float(summary["order"])
-    data = selection_bins(np.asarray(votes, dtype=np.float64), teachers=teachers,
+    votes = votes if hasattr(votes, "shape") else np.asarray(votes, dtype=np.float64)
+    data = selection_bins(votes, teachers=teachers,  # read a chunk at a time
                           params=[pair], sigma=float(params["sigma"]), order=order)
     caption = (f"{len(votes):,} analysed queries, M = {teachers:g} teachers; bars: queries "
                "per plurality bin and the expected number answered; dots: mean answer-step "
