@@ -34,6 +34,7 @@ from ..accounting.individualized import (
 from ..accounting.individualized.curves import Mapper
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
+    OUTCOME_TEACHER,
     Mechanism,
     vanishing_participation,
     vanishing_votes,
@@ -187,7 +188,15 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
             sensitivities=parameters.sensitivity,
             uniform=(base.epsilon_cumulative, base.order_cumulative, base.rdp_total),
             map=parallel)
-    return _with_groups(base, accounting_result, parameters, labels)
+        independent = accounting_result
+        if base.accounting != "data-independent":
+            chunks = _cost_chunks(base, mechanism, parameters, teacher_groups, seed,
+                                  chunk_size, parallel, data_independent=True)
+            independent = account_groups(
+                chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
+                conversion=conversion, member_groups=member_groups, names=parameters.names,
+                sensitivities=parameters.sensitivity, map=parallel)
+    return _with_groups(base, accounting_result, parameters, labels, independent)
 
 
 @contextmanager
@@ -205,8 +214,14 @@ def _parallel_map(elements: int) -> Iterator[Mapper]:
 
 def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupParameters,
                  teacher_groups: np.ndarray | None, seed: int, chunk_size: int,
-                 parallel: Mapper = map) -> Iterator[CostChunk]:
+                 parallel: Mapper = map, *,
+                 data_independent: bool = False) -> Iterator[CostChunk]:
     """Per-group costs of ``base``'s queries, chunk by chunk (a generator).
+
+    ``data_independent``: each group's worst-case costs (MATH.md s.2 at its sensitivity)
+    for the replay's decisions, whatever ``base``'s accounting (under expected
+    accounting the answer step is charged for the queries the replay answered, not with
+    their probability: the figure holds for the labels released).
 
     Upsampling and weighting give one chunk whose curves stay unevaluated
     (``group_costs(..., evaluate=False)``): ``account_groups`` evaluates them one
@@ -215,7 +230,8 @@ def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupPa
     """
     # Interactive's selection runs on n - M p; its log pr_answered is already the replay's.
     selection = mechanism.selects
-    independent = base.accounting == "data-independent"
+    independent = data_independent or base.accounting == "data-independent"
+    decisions = _replay_answered(base) if independent else base.answered
     frequencies = (None if parameters.variant != "vanishing"
                    else parameters.participation[teacher_groups])
     step = base.queries if frequencies is None else max(
@@ -224,7 +240,7 @@ def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupPa
     for start in range(0, base.queries, max(1, step)):
         part = slice(start, min(base.queries, start + step))
         common = dict(sigma=mechanism.sigma, orders=base.orders,
-                      answered=base.label[part] >= 0, charge=base.answered[part],
+                      answered=base.label[part] >= 0, charge=decisions[part],
                       log_pr_answered=base.log_pr_answered[part] if selection else None,
                       sigma_threshold=mechanism.sigma_threshold if selection else None,
                       data_independent=independent)
@@ -238,8 +254,19 @@ def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupPa
                                   map=parallel, **common)
 
 
+def _replay_answered(base: AnalysisResult) -> np.ndarray:
+    """The replay's answer-step decisions, 0/1 per query (``base.answered`` is the
+    probability under expected accounting): Interactive's teacher answers, else the
+    queries that got a label."""
+    if base.accounting != "expected":
+        return base.answered
+    if base.outcome is not None:
+        return (base.outcome == OUTCOME_TEACHER).astype(np.float64)
+    return (base.label >= 0).astype(np.float64)
+
+
 def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: GroupParameters,
-                 labels: np.ndarray | None) -> AnalysisResult:
+                 labels: np.ndarray | None, independent: GroupAccounting) -> AnalysisResult:
     label = base.label.copy()
     outcome = None if base.outcome is None else base.outcome.copy()
     if groups.stopped_at is not None:  # nothing after the stopping point is released
@@ -248,6 +275,12 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
             outcome[groups.stopped_at:] = OUTCOME_ABSTAIN
     accuracy, by_outcome = label_accuracy(label, labels, base.query_index, outcome)
     final = groups.cumulative_epsilon[-1] if groups.queries else np.zeros(len(groups.names))
+    released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
+    zeros = np.zeros(len(groups.names))
+    independent_final = (independent.cumulative_epsilon[-1] if independent.queries
+                         else zeros)
+    independent_spent = (independent.cumulative_epsilon[released_upto - 1]
+                         if released_upto > 0 else zeros)
     spent = groups.epsilon
     worst = int(np.argmax(spent))
     columns = dict(base.columns)
@@ -263,13 +296,14 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
                      "exhausted_at": groups.exhausted_at[g],
                      "epsilon_if_continued": float(final[g]),
                      "order_if_continued": (_order(groups.cumulative_order[-1, g])
-                                            if groups.queries else None)})
+                                            if groups.queries else None),
+                     "epsilon_data_independent": float(independent_spent[g]),
+                     "epsilon_data_independent_if_continued": float(independent_final[g])})
     part = GroupsPart(variant=parameters.variant, groups=tuple(rows),
                       stopped_at=groups.stopped_at, labels_released=groups.labels_released,
                       baseline={"budget": float(np.min(parameters.budgets)),
                                 "labels_released": groups.baseline_labels,
                                 "stopped_at": groups.baseline_stopped_at})
-    released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
     order = groups.order[worst]
     return replace(base, label=label, outcome=outcome, label_accuracy=accuracy,
                    accuracy_by_outcome=by_outcome, epsilon=float(spent[worst]),

@@ -91,7 +91,11 @@ def history(inputs, labels, summary_paths, x, budget, queries, output, style, de
     from ..outputs import figures as plots
     fmt = figure_format(output)
     summaries = read_summaries(summary_paths, inputs)
-    frames = [per_query_table(path, HISTORY_COLUMNS, queries) for path in inputs]
+    frames = [per_query_table(path, HISTORY_COLUMNS, queries, summary=summary,
+                              summary_path=summary_path)
+              for path, summary, summary_path in zip(inputs, summaries,
+                                                     summary_paths or [None] * len(inputs),
+                                                     strict=True)]
     names = run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     figure = plots.history_figure(list(zip(names, frames, strict=True)),
@@ -134,7 +138,11 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
     from ..outputs import figures as plots
     fmt = figure_format(output)
     summary = read_summary(summary_path) if summary_path else None
-    frame = per_query_table(input_path, HISTORY_COLUMNS, queries)
+    if summary is not None and not summary.get("groups"):
+        raise InputError(f"{summary_path}: has no 'groups' list; expected the JSON "
+                         "summary of an individualized run")
+    frame = per_query_table(input_path, HISTORY_COLUMNS, queries, summary=summary,
+                            summary_path=summary_path)
     names = plots.group_columns(frame)
     if not names:
         raise InputError(f"{input_path}: no epsilon_cumulative_<group> columns; expected the "
@@ -144,9 +152,6 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
         numeric_column(frame, input_path, plots.GROUP_PREFIX + name)
     budgets = {}
     if summary is not None:
-        if not summary.get("groups"):
-            raise InputError(f"{summary_path}: has no 'groups' list; expected the JSON "
-                             "summary of an individualized run")
         budgets = {str(row["group"]): float(row["budget"]) for row in summary["groups"]}
     if groups_path is not None:
         loaded = load_groups(groups_path)
@@ -358,7 +363,11 @@ def partition(inputs, labels, summary_paths, queries, output, style, delta, debu
     from ..outputs import figures as plots
     fmt = figure_format(output)
     summaries = read_summaries(summary_paths, inputs)
-    frames = [per_query_table(path, PARTITION_COLUMNS, queries) for path in inputs]
+    frames = [per_query_table(path, PARTITION_COLUMNS, queries, summary=summary,
+                              summary_path=summary_path)
+              for path, summary, summary_path in zip(inputs, summaries,
+                                                     summary_paths or [None] * len(inputs),
+                                                     strict=True)]
     names = run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")

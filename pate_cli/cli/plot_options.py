@@ -90,10 +90,16 @@ def save_figure(figure, output: str, fmt: str) -> None:
     write_outputs({output: plots.figure_bytes(figure, fmt)})
 
 
-def per_query_table(path: str, columns, queries: int | None = None) -> object:
+def per_query_table(path: str, columns, queries: int | None = None, *,
+                    summary: dict | None = None, summary_path: str | None = None) -> object:
+    """A per-query table, checked to be ``summary``'s run when one is given (before
+    ``-n`` keeps its first rows: the whole table is the run)."""
     from ..inputs.tables import PER_QUERY, numeric_column, read_table, require_table
+    from ..outputs.run_match import check_same_run
     frame = read_table(path, expected=PER_QUERY)
     require_table(frame, path, kind="per-query", columns=columns)
+    if summary is not None:
+        check_same_run(summary, frame, summary_path=str(summary_path), table_path=path)
     if queries is not None:
         frame = frame.iloc[:queries]
     for column in columns:

@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..inputs import load_votes
 from ..inputs.tables import PER_QUERY, read_summary, read_table, require_table
 from ..outputs.report import files_folder, render_report, report_format
+from ..outputs.run_match import check_same_run
 from ..outputs.writing import check_destinations, write_outputs
 from ..rounding import ceil_text
 from .analyze import (
@@ -162,6 +163,7 @@ def _read_run(summary_path: str, per_query: str | None):
         frame = read_table(per_query, expected=PER_QUERY)
         require_table(frame, per_query, kind="per-query",
                       columns=("query", "answered", "epsilon_cumulative"))
+        check_same_run(summary, frame, summary_path=summary_path, table_path=per_query)
     rows = None
     source = summary.get("input") or {}
     path = source.get("path")

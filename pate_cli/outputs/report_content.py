@@ -95,44 +95,112 @@ def budget_view(budget: dict | None) -> dict | None:
     return view
 
 
+def decisions_kind(summary: dict) -> str:
+    """``file`` (the user's decisions, ``--decisions``), ``expected`` (nothing drawn) or
+    ``simulated`` (a replay of the aggregator with the run's seed)."""
+    if summary.get("decisions"):
+        return "file"
+    if summary.get("accounting") == "expected":
+        return "expected"
+    return "simulated"
+
+
 def decisions_text(summary: dict) -> str:
     """Where the answered/outcome decisions came from (replay, expected, imported)."""
     decisions = summary.get("decisions")
     if isinstance(decisions, dict):
-        source = decisions.get("source") or decisions.get("kind") or "imported"
         path = decisions.get("path")
         digest = decisions.get("sha256")
-        text = f"{source} decisions"
-        if path:
-            text += f" from {path}"
+        text = "the user's decisions, read from " + (str(path) if path else "a file")
         if digest:
             text += f" (sha256 {digest})"
-        return text
+        return text + "; no noise was drawn to decide them"
     if isinstance(decisions, str):
         return decisions
-    accounting = summary.get("accounting")
-    if accounting == "expected":
-        return ("expected: no decisions are drawn; each query's answer step is charged with "
-                "its probability of being answered (the 2018 paper's analysis)")
-    return (f"replay: the aggregator's noise drawn from seed {summary.get('seed')} decides "
-            "which queries are answered and which labels are released")
+    if decisions_kind(summary) == "expected":
+        return ("expected accounting: no decisions are drawn; each query's answer step is "
+                "charged with its probability of being answered (the 2018 paper's "
+                "analysis), an estimate of an average run, not a guarantee for a "
+                "particular release")
+    return (f"a simulated run with seed {summary.get('seed')}: the aggregator's noise drawn "
+            "from that seed decides which queries are answered; it is not the release "
+            "you made (give your own with pate-analyze --decisions FILE)")
+
+
+def _scope(summary: dict) -> str:
+    """What the guarantee is about: the queries, and whose decisions."""
+    queries = summary["queries"]
+    kind = decisions_kind(summary)
+    groups = bool(summary.get("groups"))
+    released = summary.get("labels_released", summary.get("labels_output"))
+    answered = summary.get("labels_output") if not groups else released
+    if kind == "file":
+        decisions = summary["decisions"]
+        path = decisions.get("path") if isinstance(decisions, dict) else None
+        return (f"{released} labels released from {queries} queries, as decided in "
+                + (str(path) if path else "the decisions file"))
+    if kind == "expected":
+        return (f"{queries} queries, expected accounting: an estimate for an average run, "
+                "not a guarantee for a particular release")
+    return (f"{queries} queries; a simulated run with seed {summary.get('seed')}, not a "
+            f"release of yours, labels {answered} of them")
+
+
+def _tuning_headline(summary: dict, dependent: bool) -> tuple[str, float | None]:
+    """The sentence on the search's cost (``--tuning``), and the tuned figure when it
+    holds (computed from a data-independent curve)."""
+    tuning = summary.get("tuning")
+    if not isinstance(tuning, dict) or tuning.get("epsilon_tuned") is None:
+        return "", None
+    law = f"{tuning.get('distribution')}:{number(tuning.get('mean'))}"
+    if tuning.get("shape") is not None:
+        law += f",{number(tuning['shape'])}"
+    tuned = epsilon_text(tuning["epsilon_tuned"])
+    if not dependent:
+        return (f" Including the hyperparameter search (a random search, K ~ {law}; MATH.md "
+                f"s.12): \u03b5 = {tuned} at the same \u03b4, a data-independent bound.",
+                float(tuning["epsilon_tuned"]))
+    return (f" Including the hyperparameter search (a random search, K ~ {law}; MATH.md "
+            f"s.12): \u03b5 = {tuned}, which is data-dependent (computed from the run's "
+            "data-dependent RDP curve) and unsanitised; the published figure above leaves "
+            "the search out (analyse with --accounting data-independent --tuning for a "
+            "bound that includes it)."), None
 
 
 def headline(summary: dict) -> dict:
-    """The headline sentence, the published epsilon and the warning (or None)."""
+    """The headline sentence, the published epsilon and the warning (or None).
+
+    The published figure always holds: data-independent, sanitised by smooth
+    sensitivity, or of a data-independent run (per group at the halt for an
+    individualized run); a data-dependent figure is stated beside it, labelled as such.
+    With ``--tuning`` the search's figure is part of the headline (published when it is
+    data-independent, else labelled data-dependent); ``tuning_included`` says which.
+    """
     dependent, sanitised = data_dependence(summary)
     delta = number(summary["delta"], 10)
     groups = summary.get("groups") or []
-    released = summary.get("labels_released", summary.get("labels_output"))
-    scope = (f"{released} labels released from {summary['queries']} queries"
-             if released is not None else f"{summary['queries']} queries")
-    lead = "The released labels satisfy (\u03b5, \u03b4)-DP at the teacher-partition level"
+    scope = _scope(summary)
+    lead = ("The released labels satisfy" if decisions_kind(summary) == "file" else
+            "Labelling these votes with this mechanism and these parameters satisfies")
+    lead += " (\u03b5, \u03b4)-DP at the teacher-partition level"
     warning = None
-    if groups:
+    kind = "data-dependent" if dependent else "data-independent"
+    if groups and (not dependent or all(row.get("epsilon_data_independent") is not None
+                                        for row in groups)):
+        key = "epsilon_data_independent" if dependent else "epsilon"
+        per_group = ", ".join(f"\u03b5 = {epsilon_text(row[key])} for group {row['group']}"
+                              for row in groups)
+        text = (f"{lead}, per privacy group, with {per_group}, at \u03b4 = {delta} "
+                f"({scope}), data-independent bounds at the halt.")
+        if dependent:
+            text += (" The data-dependent figures, unsanitised and not for publication: "
+                     + ", ".join(f"\u03b5 = {epsilon_text(row['epsilon'])} for group "
+                                 f"{row['group']}" for row in groups) + ".")
+        published = None
+    elif groups:  # a summary written before the per-group data-independent figures
         per_group = ", ".join(f"\u03b5 = {epsilon_text(row['epsilon'])} for group {row['group']}"
                               for row in groups)
-        kind = "data-dependent " if dependent else ""
-        text = (f"{lead}, per privacy group, with {kind}{per_group}, at \u03b4 = {delta} "
+        text = (f"{lead}, per privacy group, with {kind} {per_group}, at \u03b4 = {delta} "
                 f"({scope}).")
         published = None
     elif sanitised:
@@ -145,17 +213,19 @@ def headline(summary: dict) -> dict:
     elif dependent:
         published = summary["epsilon_data_independent"]
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), a "
-                "data-independent bound.")
+                "data-independent bound; the data-dependent \u03b5 = "
+                f"{epsilon_text(summary['epsilon'])} is unsanitised and not for publication.")
     else:
         published = summary["epsilon"]
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}); this "
                 "bound does not depend on the votes.")
+    tuning_text, tuned = _tuning_headline(summary, dependent)
+    text += tuning_text
     if dependent and groups:
-        warning = ("The per-group \u03b5 above are data-dependent: functions of the private "
+        warning = ("The per-group data-dependent \u03b5 are functions of the private "
                    "teacher votes, not sanitised, so publishing them leaks information about "
-                   "the data and is not itself covered by the DP guarantee. For per-group "
-                   "bounds that can be published, analyse with --accounting "
-                   "data-independent.")
+                   "the data and is not itself covered by the DP guarantee. Publish the "
+                   "per-group data-independent bounds above.")
     elif dependent and not sanitised:
         warning = (f"The data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} is a "
                    "function of the private teacher votes and has not been sanitised: "
@@ -163,12 +233,15 @@ def headline(summary: dict) -> dict:
                    "by the DP "
                    "guarantee. Publish the data-independent bound above, or sanitise the "
                    "data-dependent figure (pate-analyze --smooth-sensitivity).")
-    if warning and summary.get("budget"):
-        warning += (" The budget's halt point is chosen from the data-dependent cost, so "
+    if warning and tuning_text:
+        warning += " The same holds for the tuned figure."
+    if warning and (summary.get("budget") or groups):
+        warning += (" The halt point is chosen from the data-dependent cost, so "
                     "where the run stopped is itself a function of the votes; the "
                     "data-independent bound covers the queries processed, not that choice.")
     return {"text": text, "published": published, "data_dependent": dependent,
-            "sanitised": sanitised, "warning": warning}
+            "sanitised": sanitised, "warning": warning, "tuned": tuned,
+            "tuning_included": tuned is not None}
 
 
 def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
@@ -235,6 +308,9 @@ def group_rows(summary: dict) -> list[dict]:
                      "knob": f"{knob} {number(row[knob])}" if knob else "",
                      "sensitivity": number(row.get("sensitivity")),
                      "epsilon": epsilon_text(row.get("epsilon")), "order": number(row.get("order")),
+                     "independent": epsilon_text(row.get("epsilon_data_independent")),
+                     "independent_all": epsilon_text(
+                         row.get("epsilon_data_independent_if_continued")),
                      "exhausted_at": ("within budget" if row.get("exhausted_at") is None
                                       else f"query {row['exhausted_at']}")})
     return rows
@@ -273,8 +349,11 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
          "the data-dependent \u03b5 is unsanitised: publish the data-independent bound"),
         ("Mechanism and every parameter", True, "listed under Mechanism"),
         ("Accounting method", True, f"{summary.get('accounting')} accounting"),
-        ("Hyperparameter tuning accounted", bool(tuning),
-         "tuning cost included (MATH.md s.12)" if tuning else
+        ("Hyperparameter tuning accounted", head["tuning_included"],
+         "tuning cost included in the published \u03b5 (MATH.md s.12)"
+         if head["tuning_included"] else
+         "the tuning cost is data-dependent and left out of the published \u03b5: analyse "
+         "with --accounting data-independent --tuning" if tuning else
          "no tuning cost recorded: if the parameters were chosen on the private votes, "
          "account for it (pate-sweep --tuning)"),
         ("Reproducible (version, seed, input hash)", bool(summary["input"].get("sha256")),
@@ -353,7 +432,8 @@ def report_content(summary: dict, *, command: str | None = None,
     accounting = [
         ("accounting", f"{summary.get('accounting')} (MATH.md s.7)"),
         ("decisions", decisions_text(summary)),
-        ("seed", str(summary.get("seed"))),
+        *([("seed", f"{summary.get('seed')} (of the simulated run)")]
+          if decisions_kind(summary) == "simulated" else []),
         ("conversion", str(summary.get("conversion"))),
         ("accountant of \u03b5", METHODS.get(str(summary.get("epsilon_method")),
                                           str(summary.get("epsilon_method")))),

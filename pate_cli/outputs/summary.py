@@ -49,6 +49,10 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         ("data-independent", f"{_up(s['epsilon_data_independent'])} "
                              f"({_order(s['order_data_independent'])})"),
     ]
+    if s.get("groups"):  # each group's own figures follow; this one is the uniform run's
+        lines[-1] = ("data-independent", f"{_up(s['epsilon_data_independent'])} "
+                                         f"({_order(s['order_data_independent'])}; every "
+                                         "query at sensitivity 1, no halt)")
     if s.get("data_independent_method") == "pld":
         # the headline is the PLD accountant's, which has no order: say so, and give the
         # RDP figure the order and the per-query table belong to
@@ -94,9 +98,15 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
             knob = next(f"{key} {_short(row[key])}" for key in
                         ("upsampling", "weight", "participation") if key in row)
             spent_order = "" if row["order"] is None else f" (order {_short(row['order'])})"
+            independent = ""
+            if row.get("epsilon_data_independent") is not None:
+                independent = (f"; data-independent {_up(row['epsilon_data_independent'])} "
+                               "at the halt, "
+                               f"{_up(row['epsilon_data_independent_if_continued'])} over "
+                               "all queries")
             lines.append((f"group {row['group']}",
                           f"budget {_short(row['budget'])}, {knob}: spent "
-                          f"{_up(row['epsilon'])}{spent_order}, {exhausted}"))
+                          f"{_up(row['epsilon'])}{spent_order}, {exhausted}{independent}"))
         # Queries are 0-based, as in the per-query table and the plots: ``stopped_at``
         # is the first query not released (the one that exhausts a group).
         stop = ("no group exhausted" if s["stopped_at"] is None

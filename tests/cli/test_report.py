@@ -269,7 +269,8 @@ def test_keys_other_commands_add_are_reported(cli, tmp_path):
     out = tmp_path / "r.html"
     assert cli.report("--from", summary, "-o", out).code == 0
     text = " ".join(parse(out.read_text()).text)
-    assert "imported decisions from decisions.csv" in text
+    assert "the user's decisions, read from decisions.csv" in text
+    assert "a simulated run" not in text and "(of the simulated run)" not in text
     assert "halted before query 250" in text and "Remaining budget: 0.125" in text
     assert "epsilon_tuned" in text and "poisson:10" in text
     assert "where the run stopped is itself a function of the votes" in text
@@ -299,3 +300,73 @@ def test_pld_figure_is_explained_in_the_dp_definition():
     assert f"the reported \u03b5 = {epsilon_text(pld['epsilon'])} is smaller" in text
     rdp = analyze(VOTES, "confident", queries=640).to_dict()
     assert "PLD" not in privacy_unit(rdp, dataset_size=None)["definition"]
+
+
+def _headline_and_checklist(cli, tmp_path, *args):
+    out = tmp_path / "w.md"
+    result = cli.report(VOTES, *args, "-o", out)
+    assert result.code == 0, result.err
+    text = out.read_text()
+    head = text.split("## Guarantee", 1)[1].split("\n\n", 2)[1]
+    tuning = re.search(r"\| (ok|\*\*FLAG\*\*) \| Hyperparameter tuning accounted \| ([^|]*)\|",
+                       text)
+    return text, head, tuning.group(1), tuning.group(2)
+
+
+def test_wording_tells_simulated_expected_and_user_decisions(cli, tmp_path):
+    """Issue 30 item 4: a simulated replay says so (seed S), expected accounting is an
+    estimate of an average run (no seed), the user's decisions are named as such."""
+    text, head, _, _ = _headline_and_checklist(cli, tmp_path, "-n", "300")
+    assert "a simulated run with seed 0" in head and "released labels" not in head.lower()
+    text, head, _, _ = _headline_and_checklist(cli, tmp_path, "-n", "300", "--seed", "7")
+    assert "a simulated run with seed 7" in head
+    text, head, _, _ = _headline_and_checklist(cli, tmp_path, "-n", "300", "--accounting",
+                                               "expected")
+    assert "an estimate for an average run, not a guarantee" in head
+    assert "seed" not in head and "| seed |" not in text
+    assert "a data-independent bound" in head and "data-dependent" in head
+    decisions = tmp_path / "mine.csv"
+    assert cli.analyze(VOTES, "-n", "300", "--seed", "3", "--write-decisions",
+                       decisions).code == 0
+    text, head, _, _ = _headline_and_checklist(cli, tmp_path, "-n", "300", "--decisions",
+                                               decisions)
+    assert head.startswith("**The released labels satisfy") and "mine.csv" in head
+    assert "a simulated run" not in head and "seed" not in head and "| seed |" not in text
+
+
+def test_headline_includes_tuning_and_the_checklist_agrees(cli, tmp_path):
+    """The tuned figure is in the headline; published (and ticked) only when it holds."""
+    summary = json.loads(cli.analyze(VOTES, "-n", "300", "--accounting", "data-independent",
+                                     "--tuning", "geometric:20", "-f", "json").out)
+    text, head, mark, note = _headline_and_checklist(
+        cli, tmp_path, "-n", "300", "--accounting", "data-independent", "--tuning",
+        "geometric:20")
+    tuned = ceil_text(summary["tuning"]["epsilon_tuned"])
+    assert "hyperparameter search (a random search, K ~ geometric:20" in head
+    assert f"ε = {tuned} at the same δ, a data-independent bound" in head
+    assert mark == "ok" and "included in the published" in note
+    summary = json.loads(cli.analyze(VOTES, "-n", "300", "--tuning", "geometric:20",
+                                     "-f", "json").out)
+    text, head, mark, note = _headline_and_checklist(cli, tmp_path, "-n", "300", "--tuning",
+                                                     "geometric:20")
+    tuned = ceil_text(summary["tuning"]["epsilon_tuned"])
+    assert f"ε = {tuned}, which is data-dependent" in head and "unsanitised" in head
+    assert mark == "**FLAG**" and "left out of the published" in note
+
+
+def test_groups_publish_their_data_independent_figures(cli, tmp_path):
+    """Issue 30 item 5: each group's data-independent figure at the halt is the published
+    one, beside the data-dependent figure; the table has both and the one over all
+    queries."""
+    args = ["--individualized", "upsampling", "--groups",
+            str(SAMPLES / "mnist_250_groups.csv"), "-n", "1500"]
+    summary = json.loads(cli.analyze(VOTES, *args, "-f", "json").out)
+    text, head, _, _ = _headline_and_checklist(cli, tmp_path, *args)
+    assert "data-independent bounds at the halt" in head
+    for row in summary["groups"]:
+        independent = ceil_text(row["epsilon_data_independent"])
+        assert f"ε = {independent} for group {row['group']}" in head
+        assert (f"| {independent} | {ceil_text(row['epsilon_data_independent_if_continued'])} |"
+                in text)
+        assert row["epsilon_data_independent"] > row["epsilon"]
+    assert "The data-dependent figures, unsanitised and not for publication" in head

@@ -123,6 +123,10 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
         figures.append(("budget", rf", {NUMBER} left$", s["budget"]["remaining"], True))
     for row in s.get("groups") or []:
         figures.append((f"group {row['group']}", rf"spent {NUMBER}", row["epsilon"], False))
+        figures.append((f"group {row['group']}", rf"data-independent {NUMBER} at the halt",
+                        row["epsilon_data_independent"], False))
+        figures.append((f"group {row['group']}", rf"at the halt, {NUMBER} over all",
+                        row["epsilon_data_independent_if_continued"], False))
     for entry in s.get("rounds") or []:
         figures.append((f"round {entry['round']}", rf"epsilon {NUMBER} alone",
                         entry["epsilon"], False))
@@ -157,7 +161,10 @@ def _check_report(summary: dict) -> int:
     for row in summary.get("groups") or []:
         printed = re.search(rf"\u03b5 = ([0-9.]+) for group {re.escape(str(row['group']))}\b",
                             head["text"]).group(1)
-        _check(printed, row["epsilon"], what=f"report headline, group {row['group']}")
+        published = row.get("epsilon_data_independent")
+        if published is None or not head["data_dependent"]:
+            published = row["epsilon"]
+        _check(printed, published, what=f"report headline, group {row['group']}")
         checked += 1
     for figure in content["key_figures"]:
         if "epsilon" in figure["key"] and figure["value"] not in ("", "None"):
@@ -166,7 +173,12 @@ def _check_report(summary: dict) -> int:
     by_group = {str(row["group"]): row for row in summary.get("groups") or []}
     for row in content["groups"]:
         _check(row["epsilon"], by_group[row["group"]]["epsilon"], what="report group table")
-        checked += 1
+        _check(row["independent"], by_group[row["group"]]["epsilon_data_independent"],
+               what="report group table, data-independent")
+        _check(row["independent_all"],
+               by_group[row["group"]]["epsilon_data_independent_if_continued"],
+               what="report group table, data-independent over all queries")
+        checked += 3
     if content["budget"] and "remaining" in content["budget"]:
         _check(content["budget"]["remaining"], summary["budget"]["remaining"],
                what="report budget left", down=True)

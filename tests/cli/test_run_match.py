@@ -1,0 +1,131 @@
+"""A summary and a per-query table from different runs are refused (issue 30 item 4).
+
+``pate-report --from a.json --per-query b.csv`` and ``pate-plot KIND ... --summary`` must
+not draw one run's curve under another's figures: exit 2 and one line naming what differs.
+The same run's pair passes, also within 1e-12 relative on the epsilon.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from pate_cli.outputs.run_match import run_difference
+from tests import SAMPLES
+
+VOTES = str(SAMPLES / "mnist_250_votes.npy")
+
+
+def _run(cli, tmp_path, name: str, *args) -> tuple[str, str]:
+    table, summary = tmp_path / f"{name}.csv", tmp_path / f"{name}.json"
+    result = cli.analyze(VOTES, *args, "--per-query", table, "-f", "json", "-o", summary)
+    assert result.code == 0, result.err
+    return str(table), str(summary)
+
+
+@pytest.fixture
+def runs(cli, tmp_path) -> dict:
+    return {
+        "replay": _run(cli, tmp_path, "replay", "-n", "300"),
+        "seed": _run(cli, tmp_path, "seed", "-n", "300", "--seed", "5"),
+        "expected": _run(cli, tmp_path, "expected", "-n", "300", "--accounting", "expected"),
+        "gnmax": _run(cli, tmp_path, "gnmax", "-m", "gnmax", "--sigma", "40", "-n", "200"),
+        "groups": _run(cli, tmp_path, "groups", "-n", "400", "--individualized",
+                       "upsampling", "--groups", str(SAMPLES / "mnist_250_groups.csv")),
+    }
+
+
+def _refused(result, *words):
+    assert result.code == 2, result.err
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert "not from the same run" in lines[0]
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("summary", "table", "words"), [
+    ("replay", "seed", ("epsilon_cumulative",)),        # another seed: other decisions
+    ("replay", "expected", ("epsilon_cumulative",)),    # another accounting
+    ("replay", "gnmax", ("200 rows", "300 queries")),   # another mechanism and length
+    ("groups", "replay", ("rows",)),
+    ("replay", "groups", ("rows",)),
+])
+def test_report_refuses_another_runs_table(cli, tmp_path, runs, summary, table, words):
+    result = cli.report("--from", runs[summary][1], "--per-query", runs[table][0],
+                        "-o", tmp_path / "r.md")
+    _refused(result, *words)
+    assert not (tmp_path / "r.md").exists()
+
+
+@pytest.mark.parametrize("name", ["replay", "expected", "gnmax", "groups"])
+def test_report_takes_its_own_runs_table(cli, tmp_path, runs, name):
+    table, summary = runs[name]
+    result = cli.report("--from", summary, "--per-query", table, "-o", tmp_path / "r.md")
+    assert result.code == 0, result.err
+
+
+def test_plots_refuse_another_runs_table(cli, tmp_path, runs):
+    out = tmp_path / "h.png"
+    _refused(cli.plot("history", runs["seed"][0], "--summary", runs["replay"][1], "-o", out))
+    _refused(cli.plot("history", runs["replay"][0], runs["seed"][0], "--summary",
+                      runs["replay"][1], "--summary", runs["replay"][1], "-o", out))
+    _refused(cli.plot("partition", runs["expected"][0], "--summary", runs["replay"][1],
+                      "-o", out))
+    # -n keeps the first rows to draw; the whole table is still checked against the run
+    _refused(cli.plot("history", runs["seed"][0], "--summary", runs["replay"][1], "-n", "10",
+                      "-o", out))
+    assert not out.exists()
+    other = _run(cli, tmp_path, "other_groups", "-n", "400", "--individualized",
+                 "upsampling", "--groups", str(SAMPLES / "mnist_250_groups.csv"),
+                 "--sigma", "60")
+    _refused(cli.plot("groups", other[0], "--summary", runs["groups"][1], "-o", out),
+             "group")
+    assert cli.plot("history", runs["replay"][0], runs["seed"][0], "--summary",
+                    runs["replay"][1], "--summary", runs["seed"][1], "-o", out).code == 0
+    assert cli.plot("groups", runs["groups"][0], "--summary", runs["groups"][1], "-n", "50",
+                    "-o", out).code == 0
+
+
+def test_each_carried_figure_is_compared(runs):
+    table, path = runs["replay"]
+    summary = json.loads(open(path).read())
+    frame = pd.read_csv(table)
+    assert run_difference(summary, frame) is None
+    close = frame.copy()
+    close.loc[close.index[-1], "epsilon_cumulative"] *= 1 + 1e-14  # within the tolerance
+    assert run_difference(summary, close) is None
+    far = frame.copy()
+    far.loc[far.index[-1], "epsilon_cumulative"] *= 1 + 1e-9
+    assert "epsilon_cumulative" in run_difference(summary, far)
+    moved = frame.copy()
+    moved["query"] = moved["query"] + 1
+    assert "query column" in run_difference(summary, moved)
+    answered = frame.copy()
+    answered.loc[0, "answered"] = 1 - answered.loc[0, "answered"]
+    assert "answers" in run_difference(summary, answered)
+    labels = frame.copy()
+    labels.loc[labels["label"].isna().idxmax(), "label"] = 3
+    assert "labels" in run_difference(summary, labels)
+    assert "rows" in run_difference(summary, frame.iloc[:-1])
+
+
+def test_groups_compared_at_the_halt_and_at_the_end(runs):
+    table, path = runs["groups"]
+    summary = json.loads(open(path).read())
+    frame = pd.read_csv(table)
+    assert run_difference(summary, frame) is None
+    group = summary["groups"][0]["group"]
+    column = f"epsilon_cumulative_{group}"
+    end = frame.copy()
+    end.loc[end.index[-1], column] *= 1.001
+    assert "epsilon_if_continued" in run_difference(summary, end)
+    if summary["stopped_at"]:
+        halt = frame.copy()
+        halt.loc[summary["stopped_at"] - 1, column] *= 1.001
+        assert "'s epsilon " in run_difference(summary, halt)
+    assert "individualized" in run_difference(
+        summary, frame.drop(columns=[c for c in frame.columns
+                                     if c.startswith("epsilon_cumulative_")]))
