@@ -211,6 +211,10 @@ class AnalysisResult:
     rdp_at_order: Mapping[str, float]
     label_accuracy: float | None
     warnings: tuple[str, ...] = ()
+    # Expected accounting (an average run): the data-independent epsilon of a run that
+    # answers every processed query, a bound that holds whatever a particular run answers
+    # (``epsilon_data_independent`` is at the expected count); None otherwise.
+    epsilon_data_independent_worst: float | None = None
     source: VoteSet | None = None
     query_index: np.ndarray | None = None
     outcome: np.ndarray | None = None

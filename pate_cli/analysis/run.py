@@ -227,6 +227,12 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                       queries=queries, orders=orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
+    eps_worst = None
+    if accounting == "expected":  # a bound for any particular run: every query answered
+        eps_worst = float(rdp_to_epsilon(
+            data_independent_curve(selection, answer, answered=queries, queries=queries,
+                                   orders=orders),
+            orders=orders, delta=delta, conversion=conversion)[0])
     if keep_columns:
         accuracy, by_outcome = label_accuracy(table.label, labels, positions, table.outcome)
         totals = None
@@ -249,6 +255,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         order_cumulative=columns["order_cumulative"], rdp_selection=rdp_sel_q,
         rdp_answer=rdp_ans_q, rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
+        epsilon_data_independent_worst=eps_worst,
         answered_total=answered_total,
         rdp_at_order=sums_at_order(orders, order, *step_sums),
         label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (

@@ -61,6 +61,8 @@ def summary_dict(result) -> dict:
         "order": _finite_or_none(result.order),
         "epsilon_data_independent": result.epsilon_data_independent,
         "order_data_independent": _finite_or_none(result.order_data_independent),
+        "epsilon_data_independent_worst": getattr(result, "epsilon_data_independent_worst",
+                                                  None),
         "rdp_at_order": dict(result.rdp_at_order),
         "label_accuracy": result.label_accuracy,
         "labels_output": _labels_output(result),

@@ -210,6 +210,18 @@ def headline(summary: dict) -> dict:
                 "smooth-sensitivity sanitised release of the data-dependent \u03b5 = "
                 f"{epsilon_text(smooth['epsilon_after'])} (which includes the release's own cost; "
                 f"noise std {number(smooth['noise_std'])}).")
+    elif dependent and summary.get("epsilon_data_independent_worst") is not None:
+        # expected accounting: the data-independent figure at the expected count is an
+        # average too; the bound that holds for any particular run answers every query
+        published = summary["epsilon_data_independent_worst"]
+        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), a "
+                "data-independent bound that holds whatever a run answers (every one of the "
+                f"{summary['queries']:,} queries answered; at the expected "
+                f"{number(summary['answered'])} answers it would be "
+                f"{epsilon_text(summary['epsilon_data_independent'])}, an average, not a "
+                "bound); the data-dependent \u03b5 = "
+                f"{epsilon_text(summary['epsilon'])} is an expected figure, unsanitised and "
+                "not for publication.")
     elif dependent:
         published = summary["epsilon_data_independent"]
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), a "
