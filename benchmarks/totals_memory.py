@@ -57,50 +57,40 @@ TOTALS_ONLY_FROM = 10**8
 
 def synthesize(path: str, queries: int, classes: int = 10, seed: int = 14,
                family: str = "repeat") -> None:
-    """Votes with a plurality class of Beta(6, 1.5) agreement, the rest spread at
-    random, written chunk by chunk into a memory-mapped ``.npy``: teachers' votes
-    (``repeat``), their averaged probabilities (``soft``), or 200 voted classes of a
-    vocabulary (``wide``)."""
+    """Votes with a plurality class of Beta(6, 1.5) agreement, written chunk by chunk
+    into a memory-mapped ``.npy``: teachers' votes, the rest spread at random (``repeat``,
+    int16), their averaged probabilities x 250, the rest by a flat Dirichlet, no two rows
+    alike (``soft``, float32), or 200 voted classes of a vocabulary (``wide``)."""
     from numpy.lib.format import open_memmap
 
-    if family == "soft":
-        return synthesize_soft(path, queries, classes, seed)
     if family == "wide":
         return synthesize_wide(path, queries, classes, seed)
     rng = np.random.default_rng(seed)
-    out = open_memmap(path + ".part", mode="w+", dtype=np.int16, shape=(queries, classes))
+    dtype = np.float32 if family == "soft" else np.int16
+    out = open_memmap(path + ".part", mode="w+", dtype=dtype, shape=(queries, classes))
     rows = max(1, GENERATION_ELEMENTS // classes)
     for start in range(0, queries, rows):
-        stop = min(queries, start + rows)
-        count = stop - start
-        top = rng.integers(0, classes, size=count)
-        agree = np.round(TEACHERS * rng.beta(6.0, 1.5, size=count)).astype(np.int64)
-        rest = rng.multinomial(TEACHERS - agree, np.full(classes, 1.0 / classes))
-        rest[np.arange(count), top] += agree
-        out[start:stop] = rest
+        count = min(queries, start + rows) - start
+        make = _soft_rows if family == "soft" else _vote_rows
+        out[start:start + count] = make(rng, count, classes)
     out.flush()
     del out
     os.replace(path + ".part", path)
 
 
-def synthesize_soft(path: str, queries: int, classes: int, seed: int) -> None:
-    """Averaged probabilities x 250 (float32): the plurality class holds a Beta(6, 1.5)
-    share, the rest is spread by a flat Dirichlet; no two rows alike."""
-    from numpy.lib.format import open_memmap
+def _vote_rows(rng, count: int, classes: int) -> np.ndarray:
+    top = rng.integers(0, classes, size=count)
+    agree = np.round(TEACHERS * rng.beta(6.0, 1.5, size=count)).astype(np.int64)
+    rest = rng.multinomial(TEACHERS - agree, np.full(classes, 1.0 / classes))
+    rest[np.arange(count), top] += agree
+    return rest
 
-    rng = np.random.default_rng(seed)
-    out = open_memmap(path + ".part", mode="w+", dtype=np.float32, shape=(queries, classes))
-    rows = max(1, GENERATION_ELEMENTS // classes)
-    for start in range(0, queries, rows):
-        stop = min(queries, start + rows)
-        count = stop - start
-        share = rng.beta(6.0, 1.5, size=count)
-        spread = rng.dirichlet(np.ones(classes), size=count) * (1.0 - share)[:, None]
-        spread[np.arange(count), rng.integers(0, classes, size=count)] += share
-        out[start:stop] = (TEACHERS * spread).astype(np.float32)
-    out.flush()
-    del out
-    os.replace(path + ".part", path)
+
+def _soft_rows(rng, count: int, classes: int) -> np.ndarray:
+    share = rng.beta(6.0, 1.5, size=count)
+    spread = rng.dirichlet(np.ones(classes), size=count) * (1.0 - share)[:, None]
+    spread[np.arange(count), rng.integers(0, classes, size=count)] += share
+    return (TEACHERS * spread).astype(np.float32)
 
 
 def synthesize_wide(path: str, queries: int, classes: int, seed: int) -> None:

@@ -10,10 +10,9 @@ import numpy as np
 
 from ..accounting.composition import StepRows, query_epsilons
 from ..accounting.conversion import Conversion
-from ..inputs.mapped import drop_mapped_rows
 from ..mechanisms import Decisions
 from .columns import given_rows
-from .setting import rows_of
+from .setting import rows_of, rows_read_once
 from .steps import step_curves
 
 
@@ -40,12 +39,7 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
     holds the answer step's distinct curves for the run's totals (``step_curves``).
     With a ``conversion`` too, each query's own epsilon (``composition.query_epsilons``:
     no carry needed, so it is formed here, where chunks are formed ahead on threads)."""
-    block = rows_of(votes, positions, start, stop)
-    chosen = positions[start:stop]
-    if chosen.size and int(chosen[-1]) - int(chosen[0]) == chosen.size - 1:
-        # consecutive rows read: a memory-mapped file's pages are let go (a pass over a
-        # large file does not keep it resident; ``inputs.mapped``)
-        drop_mapped_rows(votes, int(chosen[0]), int(chosen[-1]) + 1)
+    block = rows_read_once(votes, positions, start, stop)
     block_student = None if student is None else rows_of(student, positions, start, stop)
     if decisions is None:
         made = mechanism.replay(block, noise=noise, start=start, student=block_student)

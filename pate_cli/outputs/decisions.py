@@ -38,7 +38,7 @@ def decisions_chunks(parts: Iterable, path: str, mechanism: str) -> Iterator[byt
                                  or [np.empty(0, str)])
         label = np.concatenate([np.asarray(part.label, dtype=np.int64) for part in parts]
                                or [np.empty(0, np.int64)])
-        yield _npz_bytes({"query": query, "outcome": outcome.astype(str), "label": label,
+        yield _npz_bytes({"query": query, "outcome": outcome, "label": label,
                           "mechanism": np.array(mechanism)})
         return
     if extension == ".csv":

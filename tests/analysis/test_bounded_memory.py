@@ -5,8 +5,6 @@ thread, small windows and limits so that the bound shows at a test's size."""
 
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 import pytest
 from numpy.lib.format import open_memmap
@@ -15,6 +13,7 @@ import pate_cli
 from pate_cli.accounting import grouped
 from pate_cli.analysis import per_query_stream
 from pate_cli.inputs import votes as vote_files
+from tests.memory import traced_peak
 
 ORDERS = [1.5, 2.0, 4.0, 8.0, 16.0, 32.0]
 OPTIONS = dict(threshold=200.0, sigma_threshold=150.0, sigma=40.0, teachers=250.0,
@@ -33,15 +32,6 @@ def soft_votes(path, queries: int, classes: int = 10, seed: int = 27) -> str:
     out.flush()
     del out
     return str(path)
-
-
-def traced_peak(run) -> int:
-    tracemalloc.start()
-    try:
-        run()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def small_chunks(monkeypatch):
@@ -124,18 +114,18 @@ def test_written_decisions_do_not_grow_with_distinct_queries(tmp_path, small_bou
 def test_the_table_pass_lets_the_file_pages_go(tmp_path, monkeypatch):
     """The second pass reads a memory-mapped file once and lets each chunk's pages go
     (else the whole file stays resident: 400 MB of a 10^7 x 10 float32 file)."""
-    from pate_cli.analysis import chunks
+    from pate_cli.analysis import setting
 
     monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 1 << 10)
     dropped: list[tuple[int, int]] = []
-    real = chunks.drop_mapped_rows
+    real = setting.drop_mapped_rows
 
     def spy(array, lo, hi):
         assert isinstance(array, np.memmap)
         dropped.append((lo, hi))
         real(array, lo, hi)
 
-    monkeypatch.setattr(chunks, "drop_mapped_rows", spy)
+    monkeypatch.setattr(setting, "drop_mapped_rows", spy)
     path = soft_votes(tmp_path / "votes.npy", 5000)
     result = pate_cli.analyze(path, "confident", per_query="stream", accounting="expected",
                               **OPTIONS)

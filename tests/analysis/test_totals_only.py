@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -23,6 +22,7 @@ from pate_cli.analysis.result import NoColumnsError
 from pate_cli.cli.analyze import analyze as analyze_command
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.orders import default_orders
+from tests.memory import traced_peak
 from tests.synthetic import synthetic_votes
 
 MECHANISMS = ("gnmax", "lnmax", "confident", "interactive")
@@ -182,15 +182,6 @@ def test_smooth_sensitivity_keeps_the_columns_it_reads():
     assert result.counts is None and result.to_frame().shape[0] == 200
 
 
-def _peak_bytes(run) -> int:
-    tracemalloc.start()
-    try:
-        run()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_totals_only_holds_no_per_query_arrays():
     """2 x 10^5 queries: the per-query run's columns alone take some 20 MB; the
     totals-only run stays within its chunk's working set (chunks of 1,000 rows)."""
@@ -205,7 +196,7 @@ def test_totals_only_holds_no_per_query_arrays():
                                      chunk_size=1000, keep_columns=keep)
 
     bound = 10 * 2**20
-    totals, table = _peak_bytes(run(False)), _peak_bytes(run(True))
+    totals, table = traced_peak(run(False)), traced_peak(run(True))
     assert totals < bound < table, (totals, table)
 
 
