@@ -32,3 +32,4 @@ _.convert  # unused method (pate_cli/cli/sweep.py:74)
 dp_event_dict  # unused function (pate_cli/inputs/rdp_curve.py:139)
 _.writeable  # unused attribute (pate_cli/mechanisms/noise.py:95)
 signum  # unused variable (pate_cli/sweep/executors.py:92)
+_.dense  # SparseRows.dense: the tests compare sparse rows with dense ones

@@ -15,6 +15,8 @@ from numpy.typing import ArrayLike
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
+from ..sparse_rows import SparseRows
+from .token_votes import log_q_gnmax_sparse
 from .validators import as_log_q, as_votes, check_positive
 
 # Terms of the log q sum whose Gaussian tail is below exp(-_PRUNE) times the largest one
@@ -42,8 +44,11 @@ def log_q_gnmax(votes: ArrayLike, *, sigma: float) -> np.ndarray:
     a normal double, and in log space with far terms pruned for the other rows. With
     integer votes the gaps are integers, so the tail probabilities come from a table of
     ``max gap + 1`` values instead of one evaluation per (query, class).
+    Sparse rows (``SparseRows``) count their zero-vote classes as one block (MATH.md s.14).
     """
     from scipy.special import ndtr
+    if isinstance(votes, SparseRows):
+        return log_q_gnmax_sparse(votes, sigma=sigma)
     votes = as_votes(votes)
     check_positive(sigma, "sigma")
     queries, classes = votes.shape

@@ -13,6 +13,8 @@ from numpy.typing import ArrayLike
 
 from ..numerics import log1mexp, log_add
 from ..orders import validate_orders
+from ..sparse_rows import SparseRows
+from .token_votes import log_q_lnmax_sparse
 from .validators import as_log_q, as_votes, check_positive
 
 
@@ -20,8 +22,11 @@ def log_q_lnmax(votes: ArrayLike, *, scale: float) -> np.ndarray:
     """Upper bound on log Pr[LNMax does not output the plurality class] (MATH.md s.5).
 
     ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)
-    + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``.
+    + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``. Sparse rows
+    (``SparseRows``) count their zero-vote classes as one block (MATH.md s.14).
     """
+    if isinstance(votes, SparseRows):
+        return log_q_lnmax_sparse(votes, scale=scale)
     votes = as_votes(votes)
     check_positive(scale, "laplace scale")
     queries, classes = votes.shape

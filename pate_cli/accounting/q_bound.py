@@ -67,6 +67,7 @@ from functools import cache, lru_cache
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..sparse_rows import SparseRows
 from .gnmax import log_q_gnmax
 from .validators import as_votes, check_positive
 
@@ -111,8 +112,11 @@ def log_q_bound(votes: ArrayLike, *, sigma: float, q_bound: str = "union") -> np
 def log_q_integral(votes: ArrayLike, *, sigma: float) -> np.ndarray:
     """Certified upper bound on log q, never above Prop. 7's (module docstring, MATH.md s.13).
 
-    ``votes``: ``(queries, K)``; returns ``(queries,)``.
+    ``votes``: ``(queries, K)``; returns ``(queries,)``. Not written for sparse rows yet.
     """
+    if isinstance(votes, SparseRows):
+        raise ValueError("--q-bound integral is not available for sparse votes "
+                         "(use the union bound, Prop. 7 with the zero block)")
     votes = as_votes(votes)
     check_positive(sigma, "sigma")
     union = log_q_gnmax(votes, sigma=sigma)

@@ -34,6 +34,7 @@ from ..inputs import (
 )
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_orders
+from ..sparse_rows import is_sparse
 from .bounds import check_q_bound, with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
@@ -70,8 +71,8 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
     (the first N rows), ``labels`` may hold N labels instead of one per row."""
     if (votes is None) == (predictions is None):
         raise OptionError("give exactly one of VOTES or --predictions FILE")
-    if classes is not None and predictions is None:
-        raise OptionError("--classes only applies to --predictions")
+    if classes is not None and predictions is None and not isinstance(votes, (str, os.PathLike)):
+        raise OptionError("--classes only applies to --predictions and to long sparse tables")
     if predictions is not None:
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
                                     index_col=index_col, queries=queries)
@@ -84,10 +85,25 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
             vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     else:
         vote_set = load_votes(votes, teachers=teachers, labels=labels, index_col=index_col,
-                              queries=queries)
+                              queries=queries, classes=classes)
     if teachers is not None:
         vote_set = replace(vote_set, teachers=teachers)
     return vote_set
+
+
+def _check_sparse_run(mechanism, *, smooth_sensitivity: bool, individualized) -> None:
+    """One line for what sparse (token) votes cannot run (MATH.md s.14)."""
+    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
+    if name == "interactive":
+        raise OptionError("-m interactive needs the student's probabilities over the whole "
+                          "vocabulary (a dense queries x classes array): not available for "
+                          "sparse votes")
+    if smooth_sensitivity:
+        raise OptionError("--smooth-sensitivity is not available for sparse votes (its "
+                          "local-sensitivity walk runs over dense rows)")
+    if individualized is not None:
+        raise OptionError("--individualized needs each teacher's prediction (--predictions); "
+                          "sparse votes hold only the counts")
 
 
 def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
@@ -195,6 +211,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     short_labels = queries if query_indices is None and rounds is None else None
     vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
                           teachers=teachers, index_col=index_col, queries=short_labels)
+    if is_sparse(vote_set.votes):
+        _check_sparse_run(mechanism, smooth_sensitivity=smooth_sensitivity,
+                          individualized=individualized)
     plan = None
     if individualized is not None:
         plan = individualized_plan(individualized, vote_set, groups=groups,

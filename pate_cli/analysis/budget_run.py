@@ -33,6 +33,7 @@ from ..accounting.composition import StepRows, budget_halt, running_epsilon
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
 from ..mechanisms import Decisions
+from ..sparse_rows import row_width
 from ..threads import in_order, ordered_map
 from .chunks import chunk_costs
 from .distributed import TASK_ELEMENTS, executor_threads
@@ -348,7 +349,7 @@ def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None,
         for group in ordered_map(one, range(count), workers=workers):
             yield from group
         return
-    classes = run.votes.shape[1] if run.votes.ndim == 2 else 1
+    classes = row_width(run.votes)
     per_task = max(1, TASK_ELEMENTS // (size * max(1, classes)))
 
     def submit(number: int):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..mechanisms import OUTCOME_ABSTAIN, Decisions
+from ..sparse_rows import plurality_classes
 from .run_sums import released_labels
 
 
@@ -33,7 +34,7 @@ class QueryColumns:
              orders: np.ndarray) -> None:
         columns = self.columns
         columns["plurality"][part] = block.max(axis=1)
-        self.plurality_class[part] = np.argmax(block, axis=1)
+        self.plurality_class[part] = plurality_classes(block)
         columns["answered"][part] = weight
         block_labels, outcome = released_labels(decisions, released, self.outcome is not None)
         if self.outcome is not None:  # reinforced student labels are output too (no cost)

@@ -31,6 +31,7 @@ import numpy as np
 from ..accounting.grouped import window_pieces
 from ..errors import InputError, PateWarning
 from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
+from ..sparse_rows import row_width
 from ..threads import in_order
 from .grouped_run import (
     ChunkCount,
@@ -107,7 +108,7 @@ def counted_remotely(executor, votes, positions, request: CountRequest, *, sourc
     values; never across a window edge, ``accounting.grouped.window_pieces``), yielded
     in order as ``(stop, count)``; at most ``window`` tasks in flight."""
     queries = positions.size
-    classes = votes.shape[1] if votes.ndim == 2 else 1
+    classes = row_width(votes)
     span = chunk_size * max(1, TASK_ELEMENTS // max(1, chunk_size * classes))
     spans = list(window_pieces(queries, span))
 

@@ -25,6 +25,7 @@ import numpy as np
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..inputs.mapped import drop_mapped_rows
 from ..mechanisms import Decisions, NoiseSource
+from ..sparse_rows import as_float_rows
 from ..threads import ordered_map
 from .columns import given_rows
 from .run_sums import LabelCounts, released_labels
@@ -119,7 +120,7 @@ def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
     if isinstance(rows, slice):
         first = rows.start + lo
         last = rows.stop if hi is None else rows.start + hi
-        return np.ascontiguousarray(votes[first:last], dtype=np.float64)
+        return as_float_rows(votes[first:last])
     return rows_of(votes, rows, lo, rows.size if hi is None else hi)
 
 
@@ -152,7 +153,7 @@ class ShippedRows:
         return None
 
     def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
-        return np.ascontiguousarray(self.votes[lo:hi], dtype=np.float64)
+        return as_float_rows(self.votes[lo:hi])
 
 
 def count_span(request: CountRequest, source, rows, start: int, *, chunk_size: int,

@@ -21,6 +21,7 @@ from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import BoundedTotals, GroupedCounts, grouped_totals, window_pieces
 from ..mechanisms import Decisions, NoiseSource
 from ..rounding import ceil_text
+from ..sparse_rows import row_width
 from ..threads import ordered_map
 from .budget_run import BudgetSetting, run_budget
 from .chunks import chunk_costs
@@ -112,7 +113,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     """
     checked_mechanism(mechanism)  # a name or another object: one line, not AttributeError
     orders, converter = checked_setting(accounting, delta, orders, conversion)
-    classes = votes.shape[1] if np.ndim(votes) == 2 else 1
+    classes = row_width(votes)
     counted_only = not keep_columns and budget is None and not mechanism.sequential
     chunk_size = (count_rows(classes) if counted_only and chunk_size is None
                   else chunk_rows(chunk_size, classes))

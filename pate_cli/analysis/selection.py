@@ -11,6 +11,7 @@ import numpy as np
 
 from ..accounting.gnmax import log_q_gnmax, rdp_gnmax
 from ..accounting.threshold import log_pr_answered
+from ..sparse_rows import as_float_rows, row_width
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,11 +37,11 @@ def selection_bins(votes, *, teachers: float, params, sigma: float, order: float
     """
     import pandas as pd
     queries = votes.shape[0]
-    step = max(1, SELECTION_CHUNK_VALUES // max(1, votes.shape[1] if votes.ndim == 2 else 1))
+    step = max(1, SELECTION_CHUNK_VALUES // max(1, row_width(votes)))
 
     def chunks():
         for start in range(0, queries, step):
-            yield np.asarray(votes[start:start + step], dtype=np.float64)
+            yield as_float_rows(votes[start:start + step])
 
     lowest = min((float(rows.max(axis=1).min()) for rows in chunks()), default=None)
     low = math.floor(min(lowest, teachers)) if lowest is not None else 0

@@ -10,6 +10,7 @@ from ..errors import OptionError
 from ..inputs.mapped import drop_mapped_rows
 from ..mechanisms import OUTCOME_NAMES
 from ..orders import default_orders, validate_orders
+from ..sparse_rows import is_sparse
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 # Queries are read and analysed in chunks of rows. The default chunk is sized by elements
@@ -117,6 +118,8 @@ def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int, *,
     in the same order whatever the input's layout, so the bytes do not depend on it.
     ``dtype=None`` keeps the array's own type (rows sent to a worker, converted there)."""
     chosen = positions[start:stop]
+    if is_sparse(array):  # a SparseRows chunk: padded rows (sparse_rows)
+        return array[slice(chosen[0], chosen[-1] + 1) if _consecutive(chosen) else chosen]
     if _consecutive(chosen):
         return np.ascontiguousarray(array[chosen[0] : chosen[-1] + 1], dtype=dtype)
     return np.asarray(array[np.sort(chosen)], dtype=dtype)[np.argsort(np.argsort(chosen))]

@@ -29,6 +29,7 @@ from ..mechanisms import (
     NoiseSource,
     distance_to_instability,
 )
+from ..sparse_rows import plurality_classes
 from .result import AnalysisResult, SvtPart
 from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
 from .svt_advice import few_answers_note, search_cutoff, search_note
@@ -60,7 +61,7 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
         block = rows_of(votes, positions, start, stop)
         distance[start:stop] = distance_to_instability(block)
         plurality[start:stop] = block.max(axis=1)
-        plurality_class[start:stop] = np.argmax(block, axis=1)
+        plurality_class[start:stop] = plurality_classes(block)
     search = None
     if mechanism.cutoff == "auto":
         search = search_cutoff(mechanism, distance, plurality_class, delta=delta,

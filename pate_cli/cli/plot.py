@@ -299,6 +299,7 @@ def selection(votes, params, sigma, order, bins, queries, teachers, index_col, o
     from ..mechanisms import ConfidentGNMax
     from ..orders import default_orders
     from ..outputs import figures as plots
+    from ..sparse_rows import is_sparse
     fmt = figure_format(output)
     with reported_warnings():  # a note about the votes (averaged votes): one line
         vote_set = load_votes(votes, teachers=teachers, index_col=index_col)
@@ -306,7 +307,8 @@ def selection(votes, params, sigma, order, bins, queries, teachers, index_col, o
     if queries is not None and queries > available:
         raise click.UsageError(f"--queries {queries} is larger than the {available} queries "
                                f"in {votes}")
-    rows = np.asarray(vote_set.votes[:queries] if queries else vote_set.votes)
+    rows = vote_set.votes[:queries] if queries else vote_set.votes
+    rows = rows if is_sparse(rows) else np.asarray(rows)
     m = float(vote_set.teachers)
     sigma = sigma if sigma is not None else 0.16 * m
     delta = delta or 1e-5

@@ -30,13 +30,16 @@ from .readers import (
     ZIP_MAGIC,
     c_order,
     check_elements,
+    check_file,
     digest_of,
     drop_column,
+    file_sha256,
     looks_like_index,
     open_input,
     read_matrix,
 )
 from .shards import is_shard_set, open_shards
+from .sparse import read_sparse, row_totals, sparse_kind
 
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
            "load_votes", "votes_from_array"]
@@ -64,6 +67,7 @@ class VoteSet:
     sha256: str | None
     labels: np.ndarray | None = None
     predictions: np.ndarray | None = None  # (queries, teachers) class ids, -1 = no vote
+    outputs: np.ndarray | None = None  # (queries,) output (sequence) id of each query
 
     @property
     def queries(self) -> int:
@@ -75,7 +79,8 @@ class VoteSet:
 
 
 def load_votes(path, *, teachers: float | None = None, labels=None,
-               index_col: int | None = None, queries: int | None = None) -> VoteSet:
+               index_col: int | None = None, queries: int | None = None,
+               classes: int | None = None) -> VoteSet:
     """Read and validate a vote histogram (``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``,
     or a directory or glob of ``.npy`` shards: ``inputs.shards``).
 
@@ -85,7 +90,16 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     ``labels`` array, used when ``labels`` is not given. ``index_col`` drops that column
     of CSV/TSV text (``--index-col``); ``queries`` (``--queries``) lets ``labels`` hold
     one label per analysed query instead of one per row (see ``attach_labels``).
+    Sparse files (``inputs.sparse``: ``save_npz`` archives, long ``query,class,count``
+    tables with ``classes``, the vocabulary size) give ``SparseVotes``.
     """
+    kind = sparse_kind(path)
+    if kind is not None:
+        return _load_sparse(path, kind, teachers=teachers, labels=labels, queries=queries,
+                            classes=classes)
+    if classes is not None:
+        raise InputError("--classes applies to --predictions and to long sparse tables "
+                         "(query,class,count)")
     if is_shard_set(path):  # a directory or glob of .npy pieces (inputs.shards)
         name, array, digest = open_shards(path, read_shard)
         packed_labels = None
@@ -105,6 +119,35 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif packed_labels is not None:
         vote_set = attach_labels(vote_set, packed_labels, name=f"{name} (array 'labels')")
+    return vote_set
+
+
+def _load_sparse(path, kind, *, teachers, labels, queries, classes) -> VoteSet:
+    """A ``VoteSet`` of sparse votes: rows checked to share one total unless ``teachers``
+    is given (weighted or averaged votes)."""
+    name = check_file(path)
+    digest = file_sha256(name)
+    if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
+        raise InputError(f"--teachers must be positive, got {teachers:g}")
+    votes, outputs = read_sparse(name, kind, classes=classes)
+    totals = row_totals(votes)
+    if teachers is None:
+        reference = float(totals[0])
+        tolerance = 1e-9 * max(1.0, abs(reference))
+        bad = np.flatnonzero(np.abs(totals - reference) > tolerance)
+        if bad.size:
+            raise InputError(f"{name}: query {bad[0]} sums to {show_number(totals[bad[0]])} but "
+                             f"query 0 sums to {show_number(reference)} (every query's votes "
+                             "sum to the number of teachers M; give --teachers M for weighted "
+                             "or averaged votes)")
+        teachers = reference
+    else:
+        _check_at_most(name, totals, 0, teachers, 1e-9)
+    teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
+    vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest,
+                       outputs=outputs)  # type: ignore[arg-type]
+    if labels is not None:
+        vote_set = attach_labels(vote_set, labels, queries=queries)
     return vote_set
 
 

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..sparse_rows import SparseRows
 from .domains import (
     GAUSSIAN_SCALE,
     LAPLACE_SCALE,
@@ -35,6 +36,7 @@ from .protocol import (
     Decisions,
 )
 from .svt import SVTPATE
+from .token_argmax import sparse_noisy_argmax
 
 
 def _noisy_argmax(votes: np.ndarray, noise: np.ndarray, scale: float) -> np.ndarray:
@@ -46,6 +48,11 @@ def _teacher_labels(votes, noise, start, kind, scale, answered, draw: bool) -> n
     ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
     if not draw:
         return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
+    if isinstance(votes, SparseRows):  # stored classes and the zero block (token_argmax)
+        draws = noise.draw(stream=STREAM_ANSWER, kind=kind, start=start, count=len(votes),
+                           width=votes.counts.shape[1] + 2)
+        return np.where(answered, sparse_noisy_argmax(votes, draws, scale, kind),
+                        -1).astype(np.int64)
     count, classes = votes.shape
     draws = noise.draw(stream=STREAM_ANSWER, kind=kind, start=start, count=count, width=classes)
     return np.where(answered, _noisy_argmax(votes, draws, scale), -1).astype(np.int64)

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..sparse_rows import SparseRows, as_float_rows, plurality_classes, row_width
 from .domains import SVT_SCALE, Facts, finite, noise_scale, positive
 from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
 from .protocol import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
@@ -19,7 +20,11 @@ _READ_ELEMENTS = 1 << 20  # vote values read at once (8 MB as float64)
 
 def distance_to_instability(votes) -> np.ndarray:
     """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (MATH.md s.1, SVT-PATE):
-    how many votes must change before the plurality label can change."""
+    how many votes must change before the plurality label can change. Sparse rows
+    compare their stored counts and, when the row has one, a zero-vote class."""
+    if isinstance(votes, SparseRows):
+        zero = np.where(votes.zero_classes > 0, 0.0, -np.inf)[:, None]
+        votes = np.concatenate((np.where(votes.padding, -np.inf, votes.counts), zero), axis=1)
     votes = np.asarray(votes, dtype=np.float64)
     top_two = -np.partition(-votes, 1, axis=1)[:, :2]
     margin = top_two[:, 0] - top_two[:, 1]
@@ -93,11 +98,11 @@ class SVTPATE(Facts):
         count = votes.shape[0]
         distance = np.empty(count)
         plurality_class = np.empty(count, dtype=np.int64)
-        rows = max(1, min(_READ_ROWS, _READ_ELEMENTS // max(1, votes.shape[1])))
+        rows = max(1, min(_READ_ROWS, _READ_ELEMENTS // max(1, row_width(votes))))
         for lo in range(0, count, rows):
-            block = np.asarray(votes[lo : lo + rows], dtype=np.float64)
+            block = as_float_rows(votes[lo : lo + rows])
             distance[lo : lo + block.shape[0]] = distance_to_instability(block)
-            plurality_class[lo : lo + block.shape[0]] = np.argmax(block, axis=1)
+            plurality_class[lo : lo + block.shape[0]] = plurality_classes(block)
         return self.replay_distances(distance, plurality_class, noise=noise)
 
     def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,

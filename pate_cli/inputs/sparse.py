@@ -1,0 +1,255 @@
+"""Sparse vote files: token votes over a vocabulary (CLI.md inputs, MATH.md s.14).
+
+Two forms, read into one ``SparseVotes`` (compressed sparse rows):
+
+- a SciPy sparse matrix saved with ``scipy.sparse.save_npz`` (CSR, CSC or COO, compressed
+  or not; queries x classes, its shape giving the vocabulary), optionally with an integer
+  array ``output`` (one per query) in the same archive;
+- a long table ``.csv``/``.tsv``/``.parquet`` with columns ``query,class,count`` (rows for
+  non-zero counts only, ``query`` ascending) and an optional ``output`` column, read with
+  ``--classes K`` (the vocabulary size).
+
+Each problem is one line naming the file, the query and class, and what is wrong: a
+duplicate entry, a class outside the vocabulary, unsorted or missing queries, a negative or
+non-finite count, a row summing to another total than the others (unless ``--teachers``), a
+query with two outputs. Nothing is unpickled (``allow_pickle=False`` throughout).
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+import numpy as np
+
+from ..errors import InputError
+from ..sparse_rows import SparseVotes
+from .checks import show_number
+
+TABLE_EXTENSIONS = (".csv", ".tsv", ".parquet")
+TABLE_COLUMNS = ("query", "class", "count")
+_SCIPY_MEMBERS = {"format.npy", "shape.npy", "data.npy"}
+
+
+def sparse_kind(path) -> str | None:
+    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table, else None."""
+    if str(path) == "-" or not os.path.isfile(path):
+        return None
+    extension = os.path.splitext(str(path))[1].lower()
+    if extension == ".npz":
+        try:
+            with zipfile.ZipFile(path) as archive:
+                members = set(archive.namelist())
+        except (zipfile.BadZipFile, OSError):
+            return None
+        return "npz" if _SCIPY_MEMBERS <= members else None
+    if extension == ".parquet":
+        return "table"
+    if extension in (".csv", ".tsv"):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                first = handle.readline()
+        except OSError:
+            return None
+        cells = [cell.strip().strip('"').lower()
+                 for cell in first.replace("\t", ",").split(",")]
+        return "table" if tuple(cells[:3]) == TABLE_COLUMNS else None
+    return None
+
+
+def read_sparse(name: str, kind: str, *, classes: int | None
+                ) -> tuple[SparseVotes, np.ndarray | None]:
+    """``(votes, outputs or None)`` of a sparse file (module docstring)."""
+    if kind == "npz":
+        rows, cols, data, shape, output = _read_scipy(name)
+        if classes is not None and classes != shape[1]:
+            raise InputError(f"{name}: has {shape[1]} classes (its shape), but --classes is "
+                             f"{classes}")
+        queries, vocabulary = shape
+        order_checked = False
+    else:
+        if classes is None:
+            raise InputError(f"{name}: a long table (query,class,count) needs --classes K, "
+                             "the vocabulary size")
+        rows, cols, data, output = _read_table(name)
+        vocabulary = classes
+        queries = int(rows[-1]) + 1 if rows.size else 0
+        order_checked = True
+    return _compressed(name, rows, cols, data, output, queries, vocabulary, order_checked)
+
+
+def _read_scipy(name: str):
+    """COO triplets, shape and ``output`` of a ``save_npz`` archive, without pickles."""
+    try:
+        with np.load(name, allow_pickle=False) as archive:
+            kind = str(archive["format"].item().decode("ascii")
+                       if archive["format"].dtype.kind == "S" else archive["format"].item())
+            shape = tuple(int(v) for v in archive["shape"])
+            data = archive["data"]
+            output = archive["output"] if "output" in archive.files else None
+            if kind == "coo":
+                rows, cols = archive["row"], archive["col"]
+            elif kind in ("csr", "csc"):
+                indptr, indices = archive["indptr"], archive["indices"]
+                major = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+                rows, cols = (major, indices) if kind == "csr" else (indices, major)
+            else:
+                raise InputError(f"{name}: sparse format {kind!r} is not read (save it as "
+                                 "CSR or COO)")
+    except InputError:
+        raise
+    except ValueError as error:
+        if "pickle" in str(error).lower():
+            raise InputError(f"{name}: holds a pickled object array; refusing to load it "
+                             "(only plain numeric arrays are read)") from None
+        raise InputError(f"{name}: not a readable sparse matrix ({error})") from None
+    except (KeyError, OSError, zipfile.BadZipFile) as error:
+        raise InputError(f"{name}: not a readable sparse matrix ({error})") from None
+    if len(shape) != 2:
+        raise InputError(f"{name}: expected a 2-D sparse matrix, got shape {shape}")
+    if data.dtype.kind not in "biuf":
+        raise InputError(f"{name}: holds {data.dtype} counts; expected numbers")
+    if shape[0] < 1:
+        raise InputError(f"{name}: has no queries (0 rows)")
+    if output is not None:
+        output = _checked_output(name, np.asarray(output).reshape(-1), shape[0])
+    order = np.lexsort((cols, rows))
+    return (np.asarray(rows, np.int64)[order], np.asarray(cols, np.int64)[order],
+            np.asarray(data)[order], shape, output)
+
+
+def _read_table(name: str):
+    """The long table's columns, checked for order (queries ascending)."""
+    extension = os.path.splitext(name)[1].lower()
+    try:
+        if extension == ".parquet":
+            import pyarrow.parquet as pq
+            frame = pq.read_table(name).to_pandas()
+        else:
+            import pandas as pd
+            frame = pd.read_csv(name, sep="\t" if extension == ".tsv" else ",")
+    except ImportError:
+        raise InputError(f"{name}: reading .parquet needs pyarrow (pip install "
+                         "'pate_cli[parquet]')") from None
+    except Exception as error:  # pandas' and pyarrow's parse errors are many types
+        raise InputError(f"{name}: not a readable table ({str(error).splitlines()[0]})"
+                         ) from None
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    missing = [c for c in TABLE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"{name}: a long table needs columns query,class,count; "
+                         f"missing {','.join(missing)}")
+    columns = {}
+    for column in (*TABLE_COLUMNS, "output"):
+        if column not in frame.columns:
+            continue
+        values = frame[column].to_numpy()
+        if values.dtype.kind not in "biuf":
+            raise InputError(f"{name}: column {column} holds non-numbers (line "
+                             f"{_first_non_number(values) + 2})")
+        columns[column] = values
+    if len(frame) == 0:
+        raise InputError(f"{name}: has no queries (no rows)")
+    for column in ("query", "class", "output"):
+        if column in columns:
+            _check_integers(name, column, columns[column])
+    rows = columns["query"].astype(np.int64)
+    bad = np.flatnonzero(np.diff(rows) < 0)
+    if bad.size:
+        raise InputError(f"{name}: queries are not ascending: line {bad[0] + 3} has query "
+                         f"{rows[bad[0] + 1]} after query {rows[bad[0]]}")
+    if rows[0] < 0:
+        raise InputError(f"{name}: line 2 has query {rows[0]}; queries start at 0")
+    cols = columns["class"].astype(np.int64)
+    order = np.lexsort((cols, rows))
+    output = None
+    if "output" in columns:
+        output = _output_per_query(name, rows, columns["output"].astype(np.int64))
+    return rows[order], cols[order], columns["count"][order], output
+
+
+def _first_non_number(values) -> int:
+    import pandas as pd
+    numeric = pd.to_numeric(pd.Series(values), errors="coerce")
+    return int(np.flatnonzero(numeric.isna().to_numpy())[0])
+
+
+def _check_integers(name, column, values) -> None:
+    bad = np.flatnonzero(~np.isfinite(values.astype(np.float64))
+                         | (values != np.round(values)))
+    if bad.size:
+        raise InputError(f"{name}: line {bad[0] + 2}: {column} "
+                         f"{show_number(values[bad[0]])} is not an integer")
+
+
+def _output_per_query(name, rows: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """One output per query from a table's column (every row of a query must agree)."""
+    change = np.flatnonzero((np.diff(rows) == 0) & (np.diff(output) != 0))
+    if change.size:
+        line = change[0] + 3
+        raise InputError(f"{name}: line {line}: query {rows[change[0]]} has two outputs "
+                         f"({output[change[0]]} and {output[change[0] + 1]})")
+    queries = int(rows[-1]) + 1
+    per_query = np.full(queries, -1, dtype=np.int64)
+    per_query[rows] = output
+    return _checked_output(name, per_query, queries)
+
+
+def _checked_output(name, output: np.ndarray, queries: int) -> np.ndarray:
+    if output.shape[0] != queries:
+        raise InputError(f"{name}: array 'output' has {output.shape[0]} entries but there are "
+                         f"{queries} queries")
+    if output.dtype.kind not in "iu" and not np.array_equal(output, np.round(output)):
+        raise InputError(f"{name}: outputs must be integer ids")
+    output = output.astype(np.int64)
+    bad = np.flatnonzero(output < 0)
+    if bad.size:
+        raise InputError(f"{name}: query {bad[0]} has output {output[bad[0]]}; outputs are "
+                         "ids >= 0")
+    return output
+
+
+def _compressed(name, rows, cols, data, output, queries: int, vocabulary: int,
+                order_checked: bool) -> tuple[SparseVotes, np.ndarray | None]:
+    """Checked CSR arrays from sorted (query, class) triplets."""
+    if vocabulary < 2:
+        raise InputError(f"{name}: needs at least 2 classes, got {vocabulary}")
+    bad = np.flatnonzero((rows < 0) | (rows >= queries))
+    if bad.size:
+        raise InputError(f"{name}: entry {bad[0]} has query {rows[bad[0]]}, outside "
+                         f"0..{queries - 1}")
+    bad = np.flatnonzero((cols < 0) | (cols >= vocabulary))
+    if bad.size:
+        raise InputError(f"{name}: query {rows[bad[0]]}, class {cols[bad[0]]} is outside the "
+                         f"vocabulary 0..{vocabulary - 1}")
+    same = np.flatnonzero((np.diff(rows) == 0) & (np.diff(cols) == 0))
+    if same.size:
+        raise InputError(f"{name}: query {rows[same[0]]}, class {cols[same[0]]} appears twice "
+                         "(duplicate entry)")
+    values = np.asarray(data, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise InputError(f"{name}: query {rows[bad[0]]}, class {cols[bad[0]]} is not finite "
+                         f"({show_number(values[bad[0]])})")
+    bad = np.flatnonzero(values < 0)
+    if bad.size:
+        raise InputError(f"{name}: query {rows[bad[0]]}, class {cols[bad[0]]} is negative "
+                         f"({show_number(values[bad[0]])}); votes are counts")
+    stored = np.bincount(rows, minlength=queries)
+    empty = np.flatnonzero(stored == 0)
+    if empty.size:
+        where = "rows" if order_checked else "entries"
+        raise InputError(f"{name}: query {empty[0]} has no {where} (every query needs its "
+                         "non-zero counts)")
+    indptr = np.concatenate(([0], np.cumsum(stored)))
+    kept = data if np.asarray(data).dtype.kind in "iu" else values
+    votes = SparseVotes(indptr, cols.astype(np.int32 if vocabulary < 2**31 else np.int64),
+                        np.asarray(kept), int(vocabulary), int(stored.max()))
+    return votes, output
+
+
+def row_totals(votes: SparseVotes) -> np.ndarray:
+    """The sum of each row's counts (float64)."""
+    values = np.asarray(votes.data, dtype=np.float64)
+    totals = np.add.reduceat(values, votes.indptr[:-1]) if values.size else values
+    return np.asarray(totals, dtype=np.float64)
