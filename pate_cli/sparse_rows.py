@@ -14,6 +14,7 @@ competitors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,7 +88,9 @@ class SparseVotes:
     """A sparse vote file in CSR form: row ``i``'s stored classes are
     ``indices[indptr[i]:indptr[i+1]]`` (ascending) with counts ``data[...]``.
 
-    ``width`` is the largest number of stored entries in a row (at least 1).
+    ``width`` is the largest number of stored entries in a row (at least 1). ``release``
+    (optional) lets the pages of rows ``lo .. hi-1`` of memory-mapped arrays go once a
+    pass has read them (``inputs.mapped.drop_mapped_rows`` calls :meth:`drop_rows`).
     """
 
     indptr: np.ndarray
@@ -95,6 +98,11 @@ class SparseVotes:
     data: np.ndarray
     vocabulary: int
     width: int
+    release: Callable[[SparseVotes, int, int], None] | None = None
+
+    def drop_rows(self, lo: int, hi: int) -> None:
+        if self.release is not None and hi > lo:
+            self.release(self, lo, hi)
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -25,7 +25,10 @@ import numpy as np
 from ..errors import InputError
 from ..sparse_rows import SparseVotes
 from .checks import show_number
+from .mapped import drop_mapped_rows
 
+# Entries checked at once (a memory-mapped archive is paged in and let go a part at a time).
+_CHECK_ENTRIES = 1 << 22
 TABLE_EXTENSIONS = (".csv", ".tsv", ".parquet")
 TABLE_COLUMNS = ("query", "class", "count")
 _SCIPY_MEMBERS = {"format.npy", "shape.npy", "data.npy"}
@@ -61,12 +64,14 @@ def read_sparse(name: str, kind: str, *, classes: int | None
                 ) -> tuple[SparseVotes, np.ndarray | None]:
     """``(votes, outputs or None)`` of a sparse file (module docstring)."""
     if kind == "npz":
-        rows, cols, data, shape, output = _read_scipy(name)
+        indptr, rows, cols, data, shape, output = _read_scipy(name)
         if classes is not None and classes != shape[1]:
             raise InputError(f"{name}: has {shape[1]} classes (its shape), but --classes is "
                              f"{classes}")
         queries, vocabulary = shape
         order_checked = False
+        if indptr is not None:
+            return _from_csr(name, indptr, cols, data, output, vocabulary)
     else:
         if classes is None:
             raise InputError(f"{name}: a long table (query,class,count) needs --classes K, "
@@ -81,18 +86,22 @@ def read_sparse(name: str, kind: str, *, classes: int | None
 def _read_scipy(name: str):
     """COO triplets, shape and ``output`` of a ``save_npz`` archive, without pickles."""
     try:
-        with np.load(name, allow_pickle=False) as archive:
-            kind = str(archive["format"].item().decode("ascii")
-                       if archive["format"].dtype.kind == "S" else archive["format"].item())
-            shape = tuple(int(v) for v in archive["shape"])
+        with np.load(name, allow_pickle=False) as loaded:
+            archive = _Members(name, loaded)
+            kind = str(loaded["format"].item().decode("ascii")
+                       if loaded["format"].dtype.kind == "S" else loaded["format"].item())
+            shape = tuple(int(v) for v in loaded["shape"])
             data = archive["data"]
-            output = archive["output"] if "output" in archive.files else None
+            output = loaded["output"] if "output" in loaded.files else None
+            indptr = None
             if kind == "coo":
                 rows, cols = archive["row"], archive["col"]
-            elif kind in ("csr", "csc"):
-                indptr, indices = archive["indptr"], archive["indices"]
-                major = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
-                rows, cols = (major, indices) if kind == "csr" else (indices, major)
+            elif kind == "csr":
+                indptr, rows, cols = loaded["indptr"], None, archive["indices"]
+            elif kind == "csc":
+                pointers, indices = loaded["indptr"], archive["indices"]
+                rows = indices
+                cols = np.repeat(np.arange(pointers.size - 1), np.diff(pointers))
             else:
                 raise InputError(f"{name}: sparse format {kind!r} is not read (save it as "
                                  "CSR or COO)")
@@ -113,9 +122,69 @@ def _read_scipy(name: str):
         raise InputError(f"{name}: has no queries (0 rows)")
     if output is not None:
         output = _checked_output(name, np.asarray(output).reshape(-1), shape[0])
+    if indptr is not None:
+        indptr = np.asarray(indptr, dtype=np.int64)
+        if indptr.size != shape[0] + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+                or indptr[-1] != data.size or cols.size != data.size:
+            raise InputError(f"{name}: its CSR arrays do not fit its shape {shape}")
+        if _canonical(indptr, cols):  # rows sorted and free of duplicates: kept as they are
+            return indptr, None, cols, data, shape, output
+        rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
     order = np.lexsort((cols, rows))
-    return (np.asarray(rows, np.int64)[order], np.asarray(cols, np.int64)[order],
+    return (None, np.asarray(rows, np.int64)[order], np.asarray(cols, np.int64)[order],
             np.asarray(data)[order], shape, output)
+
+
+class _Members:
+    """An archive's arrays: an uncompressed member is memory-mapped in place (so a large
+    file is paged in as chunks read it, never held whole), a compressed one is read."""
+
+    def __init__(self, name: str, loaded):
+        self.name, self.loaded = name, loaded
+        with zipfile.ZipFile(name) as archive:
+            self.entries = {info.filename: info for info in archive.infolist()}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        info = self.entries.get(key + ".npy")
+        if info is None or info.compress_type != zipfile.ZIP_STORED:
+            return self.loaded[key]
+        with open(self.name, "rb") as handle:
+            handle.seek(info.header_offset)
+            local = handle.read(30)
+            handle.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+                        + int.from_bytes(local[28:30], "little"))
+            version = np.lib.format.read_magic(handle)
+            shape, fortran, dtype = (np.lib.format.read_array_header_1_0(handle)
+                                     if version == (1, 0)
+                                     else np.lib.format.read_array_header_2_0(handle))
+            offset = handle.tell()
+        if dtype.hasobject:
+            raise ValueError("pickled object array")
+        if not shape or 0 in shape:
+            return np.zeros(shape, dtype=dtype)
+        return np.memmap(self.name, dtype=dtype, mode="r", offset=offset, shape=shape,
+                         order="F" if fortran else "C")
+
+
+def _canonical(indptr: np.ndarray, cols: np.ndarray) -> bool:
+    """Whether each row's class ids strictly ascend (sorted, no duplicate entries); read a
+    chunk of entries at a time."""
+    starts = np.zeros(cols.size, dtype=bool)
+    starts[indptr[:-1][indptr[:-1] < cols.size]] = True  # a row's first entry
+    for lo in range(0, cols.size, _CHECK_ENTRIES):
+        hi = min(cols.size, lo + _CHECK_ENTRIES + 1)
+        part = np.asarray(cols[lo:hi], dtype=np.int64)
+        if not np.all((np.diff(part) > 0) | starts[lo + 1 : hi]):
+            return False
+        drop_mapped_rows(cols, lo, hi)
+    return True
+
+
+def _release_entries(votes: SparseVotes, lo: int, hi: int) -> None:
+    """Let the file pages of rows ``lo .. hi-1`` go once read (``inputs.mapped``)."""
+    first, last = int(votes.indptr[lo]), int(votes.indptr[hi])
+    drop_mapped_rows(votes.indices, first, last)
+    drop_mapped_rows(votes.data, first, last)
 
 
 def _read_table(name: str):
@@ -211,30 +280,15 @@ def _checked_output(name, output: np.ndarray, queries: int) -> np.ndarray:
 
 def _compressed(name, rows, cols, data, output, queries: int, vocabulary: int,
                 order_checked: bool) -> tuple[SparseVotes, np.ndarray | None]:
-    """Checked CSR arrays from sorted (query, class) triplets."""
-    if vocabulary < 2:
-        raise InputError(f"{name}: needs at least 2 classes, got {vocabulary}")
+    """Checked CSR arrays from (query, class) triplets sorted by query, then class."""
     bad = np.flatnonzero((rows < 0) | (rows >= queries))
     if bad.size:
         raise InputError(f"{name}: entry {bad[0]} has query {rows[bad[0]]}, outside "
                          f"0..{queries - 1}")
-    bad = np.flatnonzero((cols < 0) | (cols >= vocabulary))
-    if bad.size:
-        raise InputError(f"{name}: query {rows[bad[0]]}, class {cols[bad[0]]} is outside the "
-                         f"vocabulary 0..{vocabulary - 1}")
     same = np.flatnonzero((np.diff(rows) == 0) & (np.diff(cols) == 0))
     if same.size:
         raise InputError(f"{name}: query {rows[same[0]]}, class {cols[same[0]]} appears twice "
                          "(duplicate entry)")
-    values = np.asarray(data, dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(values))
-    if bad.size:
-        raise InputError(f"{name}: query {rows[bad[0]]}, class {cols[bad[0]]} is not finite "
-                         f"({show_number(values[bad[0]])})")
-    bad = np.flatnonzero(values < 0)
-    if bad.size:
-        raise InputError(f"{name}: query {rows[bad[0]]}, class {cols[bad[0]]} is negative "
-                         f"({show_number(values[bad[0]])}); votes are counts")
     stored = np.bincount(rows, minlength=queries)
     empty = np.flatnonzero(stored == 0)
     if empty.size:
@@ -242,14 +296,58 @@ def _compressed(name, rows, cols, data, output, queries: int, vocabulary: int,
         raise InputError(f"{name}: query {empty[0]} has no {where} (every query needs its "
                          "non-zero counts)")
     indptr = np.concatenate(([0], np.cumsum(stored)))
-    kept = data if np.asarray(data).dtype.kind in "iu" else values
-    votes = SparseVotes(indptr, cols.astype(np.int32 if vocabulary < 2**31 else np.int64),
-                        np.asarray(kept), int(vocabulary), int(stored.max()))
+    return _from_csr(name, indptr, cols, data, output, vocabulary)
+
+
+def _from_csr(name, indptr, cols, data, output,
+              vocabulary: int) -> tuple[SparseVotes, np.ndarray | None]:
+    """``SparseVotes`` from canonical CSR arrays, checked entry by entry (each message
+    names the entry's query and class)."""
+    if vocabulary < 2:
+        raise InputError(f"{name}: needs at least 2 classes, got {vocabulary}")
+
+    def query_of(entry: int) -> int:
+        return int(np.searchsorted(indptr, entry, side="right")) - 1
+
+    for lo in range(0, cols.size, _CHECK_ENTRIES):  # a chunk of entries at a time
+        part, values = cols[lo : lo + _CHECK_ENTRIES], data[lo : lo + _CHECK_ENTRIES]
+        bad = np.flatnonzero((part < 0) | (part >= vocabulary))
+        if bad.size:
+            raise InputError(f"{name}: query {query_of(lo + bad[0])}, class {part[bad[0]]} is "
+                             f"outside the vocabulary 0..{vocabulary - 1}")
+        bad = np.flatnonzero(~np.isfinite(values) if values.dtype.kind == "f"
+                             else np.zeros(0, dtype=bool))
+        if bad.size:
+            raise InputError(f"{name}: query {query_of(lo + bad[0])}, class {part[bad[0]]} is "
+                             f"not finite ({show_number(values[bad[0]])})")
+        bad = np.flatnonzero(values < 0)
+        if bad.size:
+            raise InputError(f"{name}: query {query_of(lo + bad[0])}, class {part[bad[0]]} is "
+                             f"negative ({show_number(values[bad[0]])}); votes are counts")
+        drop_mapped_rows(part, 0, part.size)
+        drop_mapped_rows(values, 0, values.size)
+    stored = np.diff(indptr)
+    empty = np.flatnonzero(stored == 0)
+    if empty.size:
+        raise InputError(f"{name}: query {empty[0]} has no entries (every query needs its "
+                         "non-zero counts)")
+    index_type = np.int32 if vocabulary < 2**31 else np.int64
+    if cols.dtype != index_type:
+        cols = np.asarray(cols, dtype=index_type)
+    votes = SparseVotes(indptr, cols, data, int(vocabulary), int(stored.max()),
+                        release=_release_entries)
     return votes, output
 
 
 def row_totals(votes: SparseVotes) -> np.ndarray:
-    """The sum of each row's counts (float64)."""
-    values = np.asarray(votes.data, dtype=np.float64)
-    totals = np.add.reduceat(values, votes.indptr[:-1]) if values.size else values
-    return np.asarray(totals, dtype=np.float64)
+    """The sum of each row's counts (float64), a block of rows at a time."""
+    queries = votes.shape[0]
+    totals = np.empty(queries)
+    rows = max(1, _CHECK_ENTRIES // max(1, votes.width))
+    for lo in range(0, queries, rows):
+        hi = min(queries, lo + rows)
+        first, last = int(votes.indptr[lo]), int(votes.indptr[hi])
+        values = np.asarray(votes.data[first:last], dtype=np.float64)
+        totals[lo:hi] = np.add.reduceat(values, np.asarray(votes.indptr[lo:hi]) - first)
+        votes.drop_rows(lo, hi)
+    return totals
