@@ -39,6 +39,7 @@ from .bounds import check_q_bound, with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
+from .outputs import check_outputs, outputs_summary
 from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
@@ -214,6 +215,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     if is_sparse(vote_set.votes):
         _check_sparse_run(mechanism, smooth_sensitivity=smooth_sensitivity,
                           individualized=individualized)
+    if vote_set.outputs is not None:
+        check_outputs(vote_set.outputs, vote_set.path)
     plan = None
     if individualized is not None:
         plan = individualized_plan(individualized, vote_set, groups=groups,
@@ -301,6 +304,10 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                     student=student_rows, decisions=given, q_bound=q_bound, workers=workers))
             if accounting == "data-independent" and initial_rdp is None:
                 result = with_pld_figure(result, chosen, delta)
+            if vote_set.outputs is not None and name != "svt":
+                result = replace(result, outputs=outputs_summary(
+                    result, vote_set.votes, vote_set.outputs[:queries or vote_set.queries],
+                    q_bound=q_bound, decisions=given, query_indices=indices))
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "

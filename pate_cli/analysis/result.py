@@ -228,6 +228,8 @@ class AnalysisResult:
     added_rdp: AddedRdp | None = None
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     tuning: TuningPart | None = None
+    # CLI.md's ``outputs``: queries grouped by output (analysis.outputs), None without
+    outputs: Mapping[str, Any] | None = None
     decisions: DecisionsPart | None = None
     q_bound: str = "union"
     data_independent_method: str = "rdp"

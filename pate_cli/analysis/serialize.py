@@ -98,6 +98,7 @@ def summary_dict(result) -> dict:
     if result.added_rdp is not None:
         summary["add_rdp"] = asdict(result.added_rdp)
     summary["tuning"] = None if result.tuning is None else tuning_dict(result.tuning)
+    summary["outputs"] = None if result.outputs is None else dict(result.outputs)
     return summary
 
 

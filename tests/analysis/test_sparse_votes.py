@@ -231,3 +231,37 @@ def test_a_duplicate_in_a_coo_archive_is_refused(cli, tmp_path):
     sp.save_npz(tmp_path / "dup.npz", matrix)
     result = cli.analyze(str(tmp_path / "dup.npz"))
     assert result.code == 2 and "query 0, class 1 appears twice" in result.err
+
+
+def test_epsilon_per_output_is_each_outputs_own_run(tmp_path):
+    """Each output's epsilon equals an expected-accounting run over its rows alone."""
+    from pate_cli import analyze
+    from pate_cli.mechanisms import ConfidentGNMax
+    dense = token_votes(8, 120, 300, 50)
+    rows, cols = np.nonzero(dense)
+    lengths = np.array([10, 30, 5, 45, 30])
+    output = np.repeat(np.arange(lengths.size), lengths)
+    pd.DataFrame({"query": rows, "class": cols, "count": dense[rows, cols],
+                  "output": output[rows]}).to_csv(tmp_path / "t.csv", index=False)
+    mechanism = ConfidentGNMax(threshold=35, sigma_threshold=20, sigma=6)
+    result = analyze(str(tmp_path / "t.csv"), classes=300, mechanism=mechanism,
+                     accounting="expected")
+    own = []
+    for number in range(lengths.size):
+        np.save(tmp_path / "i.npy", np.flatnonzero(output == number))
+        own.append(analyze(dense, mechanism=mechanism, accounting="expected",
+                           query_indices=str(tmp_path / "i.npy")).epsilon)
+    summary = result.outputs
+    assert summary["count"] == 5 and summary["completed"] == 5
+    assert summary["tokens_per_output"] == {"min": 5, "median": 30, "max": 45}
+    spread = summary["epsilon_per_output"]
+    assert spread["min"] == pytest.approx(min(own), rel=TOLERANCE)
+    assert spread["max"] == pytest.approx(max(own), rel=TOLERANCE)
+    assert spread["median"] == pytest.approx(float(np.median(own)), rel=TOLERANCE)
+
+
+def test_an_output_that_comes_back_is_refused(cli, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("query,class,count,output\n0,1,5,0\n1,1,5,1\n2,0,5,0\n")
+    result = cli.analyze(str(path), "--classes", "3")
+    assert result.code == 2 and "query 2 returns to output 0" in result.err

@@ -1,0 +1,106 @@
+"""Queries grouped into outputs: the generated sequences token votes belong to (CLI.md).
+
+Each query of a sparse vote file may carry an ``output`` id (the sequence its token is part
+of). An output's cost is the conversion of the RDP its own tokens spent (MATH.md s.6: RDP
+adds up over its tokens, both steps charged as the run charged them). The summary gives the
+number of outputs, tokens per output and epsilon per output (min, median, max over the
+outputs the run processed), and how many were processed whole before a halt. An output's
+queries must be consecutive rows (a generation is a sequence).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError, OptionError
+from ..mechanisms import NoiseSource
+from .chunks import chunk_costs
+from .setting import CHUNK_ELEMENTS, analysed_positions, checked_setting
+from .steps import mechanism_steps
+
+# Curve values (queries x orders) a chunk holds while its outputs' sums are formed.
+_CURVE_VALUES = 1 << 22
+
+
+def check_outputs(outputs: np.ndarray, name: str | None) -> None:
+    """One line when an output's queries are not consecutive rows."""
+    change = np.flatnonzero(np.diff(outputs) != 0) + 1
+    starts = outputs[np.concatenate(([0], change))]
+    order = np.argsort(starts, kind="stable")
+    repeated = np.flatnonzero(np.diff(starts[order]) == 0)
+    if repeated.size:
+        again = np.sort(order[repeated[0] : repeated[0] + 2])[1]
+        row = int(np.concatenate(([0], change))[again])
+        raise InputError(f"{name}: query {row} returns to output {int(outputs[row])} after "
+                         "another output (an output's queries must be consecutive rows)")
+
+
+def outputs_summary(result, votes, outputs: np.ndarray, *, q_bound: str = "union",
+                    decisions=None, query_indices=None, salt: int = 0) -> dict:
+    """CLI.md's JSON ``outputs`` of a single run (module docstring). ``result`` is the
+    run's ``AnalysisResult``; ``votes`` and ``decisions`` what it was analysed with."""
+    if query_indices is not None:
+        raise OptionError("an output grouping needs the queries in file order: it does not "
+                          "combine with --query-indices")
+    if result.rounds is not None or result.groups is not None or result.svt is not None:
+        raise OptionError("the per-output summary applies to single runs of lnmax, gnmax "
+                          "and confident (not --rounds, --individualized or svt)")
+    processed = int(result.queries)
+    ids = np.asarray(outputs)
+    tokens = np.diff(np.flatnonzero(np.concatenate(([True], np.diff(ids) != 0, [True]))))
+    epsilons = _per_output_epsilons(result, votes, ids, processed, q_bound, decisions, salt)
+    # an output is complete when each of its tokens in the file was processed
+    completed = int(np.count_nonzero(np.cumsum(tokens) <= processed))
+    return {
+        "count": int(tokens.size),
+        "tokens_per_output": _spread(tokens),
+        "epsilon_per_output": _spread(epsilons) if epsilons.size else None,
+        "completed": completed,
+    }
+
+
+def _spread(values: np.ndarray) -> dict:
+    return {"min": _plain(values.min()), "median": _plain(np.median(values)),
+            "max": _plain(values.max())}
+
+
+def _plain(value):
+    value = float(value)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _per_output_epsilons(result, votes, ids: np.ndarray, processed: int, q_bound: str,
+                         decisions, salt: int) -> np.ndarray:
+    """Each processed output's epsilon: its processed tokens' summed curves, converted."""
+    if processed == 0:
+        return np.empty(0)
+    mechanism = result.mechanism
+    orders, converter = checked_setting(result.accounting, result.delta, result.orders,
+                                        result.conversion)
+    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
+    noise = NoiseSource(result.seed, salt=salt)
+    positions = analysed_positions(votes.shape[0], None, processed, lazy=True)
+    width = votes.width if hasattr(votes, "width") else votes.shape[1]
+    rows = max(1, min(CHUNK_ELEMENTS // max(1, width), _CURVE_VALUES // orders.size))
+    epsilons = []
+    carry = None
+    for start in range(0, processed, rows):
+        stop = min(processed, start + rows)
+        costs = chunk_costs(votes, positions, start, stop, mechanism=mechanism,
+                            selection=selection, answer=answer, noise=noise,
+                            accounting=result.accounting, orders=orders,
+                            decisions=decisions).costs
+        curves = (costs.selection[costs.selection_index]
+                  + costs.weight[:, None] * costs.answer[costs.answer_index])
+        chunk_ids = ids[start:stop]
+        firsts = np.flatnonzero(np.concatenate(([True], np.diff(chunk_ids) != 0)))
+        sums = np.add.reduceat(curves, firsts, axis=0)
+        if carry is not None and ids[start - 1] == chunk_ids[0]:
+            sums[0] += carry  # the output goes on from the previous chunk
+        elif carry is not None:
+            epsilons.append(converter.epsilon(carry[None, :])[0])
+        carry = sums[-1]
+        if sums.shape[0] > 1:
+            epsilons.append(converter.epsilon(sums[:-1])[0])
+    epsilons.append(converter.epsilon(carry[None, :])[0])
+    return np.concatenate(epsilons)
