@@ -68,8 +68,8 @@ class NoiseSource:
         self._cursors: dict[tuple, tuple[int, np.random.Generator, int]] = {}
 
     def draw(self, *, stream: int, kind: str, start: int, count: int, width: int = 1):
-        """Standard ``kind`` noise (``normal``, ``laplace`` or ``gumbel``), shape ``(count, width)``,
-        for the queries at positions ``start .. start+count-1``."""
+        """Standard ``kind`` noise (``normal``, ``laplace`` or ``gumbel``), shape
+        ``(count, width)``, for the queries at positions ``start .. start+count-1``."""
         if count == 0:
             return np.empty((0, width))
         if kind not in ("normal", "laplace", "gumbel"):
