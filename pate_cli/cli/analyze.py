@@ -60,7 +60,7 @@ def _mechanism_specs(option) -> list:
     return [
         option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
                default="confident", metavar="NAME",
-               help="lnmax, gnmax, confident (default), interactive, svt, exponential or "
+               help="lnmax, gnmax, confident (default), interactive, svt, exponential, "
                     "confident-exponential."),
         option("--sigma", type=POSITIVE, help="Answer Gaussian std sigma2 [default: 0.16 M]."),
         option("-T", "--threshold", type=float, help="Selection threshold T [default: 0.8 M]."),
@@ -69,8 +69,7 @@ def _mechanism_specs(option) -> list:
         option("--laplace-scale", type=POSITIVE,
                help="LNMax Laplace scale lambda [default: 0.08 M]."),
         option("--eta", type=POSITIVE,
-               help="Exponential mechanism's eta, eps0 = 2 eta [default: sqrt(2) / (0.16 M), "
-                    "the default GNMax's worst-case cost]."),
+               help="Exponential: eta, eps0 = 2 eta [default: sqrt(2) / (0.16 M)]."),
         option("--student", type=click.Path(dir_okay=False),
                help="Interactive: student probabilities (.npy/.csv/.npz 'student')."),
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
@@ -196,9 +195,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             workers=None, scheduler=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
-    VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
-    .csv/.tsv (optional header), - (stdin), or .npy shards (a directory, or a quoted
-    glob). Prints epsilon at --delta, the answered queries and, with --labels, accuracy.
+    VOTES: (queries x classes) votes: .npy, .npz, .csv/.tsv, - (stdin), .npy shards (a glob).
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..analysis.decisions import decisions_of, decisions_of_frames
