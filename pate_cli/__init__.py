@@ -22,6 +22,11 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
     from .accounting.conversion import rdp_to_epsilon
+    from .accounting.exponential import (
+        log_q_exponential,
+        rdp_exponential,
+        rdp_exponential_data_independent,
+    )
     from .accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
     from .accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
     from .accounting.threshold import (
@@ -52,7 +57,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
     )
     from .mechanisms import (
         SVTPATE,
+        ConfidentExponential,
         ConfidentGNMax,
+        Exponential,
         GNMax,
         InteractiveGNMax,
         LNMax,
@@ -70,7 +77,8 @@ __all__ = [
     "default_orders", "parse_orders", "log_q_gnmax", "rdp_gnmax",
     "rdp_gnmax_data_independent", "log_q_lnmax", "rdp_lnmax", "rdp_lnmax_data_independent",
     "log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent", "analyze_votes",
-    "label", "LabelDecisions",
+    "label", "LabelDecisions", "Exponential", "ConfidentExponential", "log_q_exponential",
+    "rdp_exponential", "rdp_exponential_data_independent",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -79,6 +87,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
                     ".accounting.gnmax"),
     **dict.fromkeys(["log_q_lnmax", "rdp_lnmax", "rdp_lnmax_data_independent"],
                     ".accounting.laplace"),
+    **dict.fromkeys(["log_q_exponential", "rdp_exponential",
+                     "rdp_exponential_data_independent"], ".accounting.exponential"),
     **dict.fromkeys(["log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent"],
                     ".accounting.threshold"),
     **dict.fromkeys(["AnalysisResult", "LabelDecisions", "Round", "analyze",
@@ -89,7 +99,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["PrivacyGroups", "VoteSet", "load_groups", "load_predictions",
                      "load_student", "load_votes"], ".inputs"),
     **dict.fromkeys(["SVTPATE", "ConfidentGNMax", "GNMax", "InteractiveGNMax", "LNMax",
-                     "build_mechanism"], ".mechanisms"),
+                     "Exponential", "ConfidentExponential", "build_mechanism"], ".mechanisms"),
     **dict.fromkeys(["default_orders", "parse_orders"], ".orders"),
     "run_sweep": ".sweep",
 })

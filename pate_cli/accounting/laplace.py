@@ -45,14 +45,25 @@ def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarra
 
     Returns shape ``log_q.shape + (orders,)``.
     """
-    orders = validate_orders(orders)
     check_positive(scale, "laplace scale")
+    return rdp_pure_from_q(log_q, eps0=2.0 / scale, orders=orders)
+
+
+def rdp_pure_from_q(log_q: ArrayLike, *, eps0: float, orders: ArrayLike) -> np.ndarray:
+    """MATH.md s.5's data-dependent RDP of any ``eps0``-DP answer whose probability of
+    not answering ``i*`` is at most ``q`` (Papernot et al. 2017, Theorem 3): LNMax with
+    ``eps0 = 2 / lam``, the exponential mechanism with ``eps0 = 2 eta`` (s.15).
+
+    Returns shape ``log_q.shape + (orders,)``.
+    """
+    orders = validate_orders(orders)
+    check_positive(eps0, "eps0")
     log_q = as_log_q(log_q)
-    eps0 = 2.0 / scale
     steps = orders - 1.0
     q = np.exp(log_q)[..., None]
     lq = log_q[..., None]
-    small = q <= 1.0 / (math.exp(eps0) + 1.0)
+    # past eps0 = 700 exp overflows; 1 / (exp(eps0) + 1) is 0 in floats there anyway
+    small = q <= (1.0 / (math.exp(eps0) + 1.0) if eps0 < _EXP_LIMIT else 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         log1q = np.log1p(-q)
         shifted = np.where(small, eps0 + lq, -1.0)

@@ -49,7 +49,7 @@ from .setting import DEFAULT_CHUNK, checked_queries
 from .tuning import tuning_distribution, tuning_part
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
-                        "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon")
+                        "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon", "eta")
 
 
 @dataclass(frozen=True)

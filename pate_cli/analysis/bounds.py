@@ -51,7 +51,7 @@ def check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,
         raise OptionError("--smooth-sensitivity needs --q-bound union: its local-sensitivity "
                           "walks are proven for the union bound only")
     name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
-    if name in ("lnmax", "svt"):
+    if name not in ("gnmax", "confident", "interactive"):
         raise OptionError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
                           f"confident, interactive), not -m {name}")
     if rounds is not None or individualized is not None:

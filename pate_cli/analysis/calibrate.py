@@ -2,7 +2,11 @@
 
 For ``gnmax`` the answer std ``sigma``, for ``lnmax`` the Laplace scale, for
 ``confident`` the answer std ``sigma`` (sigma2) with ``T`` and ``sigma1`` as given, or
-with ``scale_all`` one factor ``s`` applied to all three (``s T, s sigma1, s sigma2``).
+with ``scale_all`` one factor ``s`` applied to all three (``s T, s sigma1, s sigma2``);
+for ``exponential`` and ``confident-exponential`` (T and sigma1 as given) the exponential
+mechanism's ``eta`` (MATH.md s.15), an inverse noise: the search runs over the
+temperature ``1 / eta`` as over a noise scale, each ``eta`` analysed being snapped to 6
+significant digits, and the answer is the largest ``eta`` analysed that meets E.
 Every candidate is analysed with :func:`analysis.api.analyze` (no accounting of its own),
 under ``data-independent`` accounting (the default) or ``expected``.
 
@@ -29,11 +33,14 @@ from typing import Any
 from ..accounting.pld import pld_available
 from ..errors import InputError, OptionError, PateWarning
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
+from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
 from ..rounding import ceil_text
 from . import api
 from .result import AnalysisResult
 
-CALIBRATED = ("gnmax", "lnmax", "confident")
+CALIBRATED = ("gnmax", "lnmax", "confident", "exponential", "confident-exponential")
+# Mechanisms whose solved parameter is an inverse noise (eta): searched as 1 / eta.
+INVERSE = ("exponential", "confident-exponential")
 ACCOUNTINGS = ("data-independent", "expected")
 RANGE = (1e-3, 1e3)
 DEFAULT_TOLERANCE = 1e-3
@@ -82,7 +89,8 @@ class Calibration:
         words = ["pate-analyze", *([] if votes_text is None else [votes_text]),
                  "-m", self.mechanism]
         flags = {"sigma": "--sigma", "threshold": "--threshold",
-                 "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale"}
+                 "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale",
+                 "eta": "--eta"}
         for key, flag in flags.items():
             if key in self.params:
                 words += [flag, _text(self.params[key])]
@@ -106,7 +114,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
               tolerance: float = DEFAULT_TOLERANCE, max_steps: int = MAX_STEPS,
               sigma: float | None = None, threshold: float | None = None,
               sigma_threshold: float | None = None, laplace_scale: float | None = None,
-              **options: Any) -> Calibration:
+              eta: float | None = None, **options: Any) -> Calibration:
     """Solve for the noise of ``mechanism`` meeting ``target_epsilon`` (see the module).
 
     ``options`` are ``analyze`` keywords shared by every candidate (``labels``,
@@ -126,11 +134,14 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
     if scale_all and mechanism != "confident":
         raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
-    solved = {"gnmax": "sigma", "lnmax": "laplace_scale", "confident": "sigma"}[mechanism]
+    solved = {"gnmax": "sigma", "lnmax": "laplace_scale", "confident": "sigma",
+              "exponential": "eta", "confident-exponential": "eta"}[mechanism]
     given = {"sigma": sigma, "threshold": threshold, "sigma_threshold": sigma_threshold,
-             "laplace_scale": laplace_scale}
+             "laplace_scale": laplace_scale, "eta": eta}
     used = {"gnmax": ("sigma",), "lnmax": ("laplace_scale",),
-            "confident": ("threshold", "sigma_threshold", "sigma")}[mechanism]
+            "confident": ("threshold", "sigma_threshold", "sigma"),
+            "exponential": ("eta",),
+            "confident-exponential": ("threshold", "sigma_threshold", "eta")}[mechanism]
     extra = [key for key, value in given.items() if value is not None and key not in used]
     if extra:
         raise OptionError(f"-m {mechanism} does not use --{extra[0].replace('_', '-')}")
@@ -146,20 +157,21 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
                               teachers=options.pop("teachers", None),
                               index_col=options.pop("index_col", None), queries=queries)
     teachers = vote_set.teachers
-    base = {key: (DEFAULT_FRACTIONS[key] * teachers if given[key] is None else given[key])
+    base = {key: (_default(key, teachers) if given[key] is None else given[key])
             for key in used}
+    inverse = mechanism in INVERSE  # the search's x is 1 / eta (see the module)
     notes: list[str] = []
     if accounting == "expected":
         notes.append(EXPECTED_WARNING)
         warnings.warn(EXPECTED_WARNING, PateWarning, stacklevel=2)
     # data-independent Gaussian steps: without dp_accounting the answer is the RDP one
-    missing_pld = (accounting == "data-independent" and mechanism != "lnmax"
+    missing_pld = (accounting == "data-independent" and mechanism in ("gnmax", "confident")
                    and not pld_available())
 
     def parameters(x: float) -> dict:
         if scale_all:
             return {key: _digits(value * x, 12) for key, value in base.items()}
-        return {**base, solved: x}
+        return {**base, solved: _snap(1.0 / x) if inverse else x}
 
     def run(x: float, how: str = accounting) -> AnalysisResult:
         with warnings.catch_warnings():
@@ -180,7 +192,8 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
     unit = 1.0 if scale_all else teachers
     smallest, largest = _snap(RANGE[0] * unit), _snap(RANGE[1] * unit)
     name = "scale" if scale_all else solved
-    start = _snap(min(max(1.0 if scale_all else base[solved], smallest), largest))
+    first = 1.0 / base[solved] if inverse else base[solved]
+    start = _snap(min(max(1.0 if scale_all else first, smallest), largest))
     low, high = None, None
     if meets(start):
         high = start
@@ -200,10 +213,12 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
                 low = x
         if high is None:
             reason = ("the threshold step alone may cost that much: give a larger "
-                      "--sigma-threshold or -T, or use --scale-all"
-                      if mechanism == "confident" and not scale_all else "raise the target")
-            raise InputError(f"no {_shown(name)} up to {largest:g} meets epsilon "
-                              f"{target_epsilon:g} (at {largest:g}: {ceil_text(seen[largest])}; "
+                      "--sigma-threshold or -T" + ("" if inverse else ", or use --scale-all")
+                      if mechanism in ("confident", "confident-exponential") and not scale_all
+                      else "raise the target")
+            bound, where = ("down to", _snap(1.0 / largest)) if inverse else ("up to", largest)
+            raise InputError(f"no {_shown(name)} {bound} {where:g} meets epsilon "
+                              f"{target_epsilon:g} (at {where:g}: {ceil_text(seen[largest])}; "
                               f"{reason})")
     if low is not None:
         while high / low > 1.0 + tolerance:
@@ -216,12 +231,13 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
                 low = middle
     # Never above E: the smallest noise analysed whose epsilon meets E.
     answer = min(x for x, value in seen.items() if value <= target_epsilon)
-    notes += _monotone_notes(seen, name)
+    shown = {(_snap(1.0 / x) if inverse else x): value for x, value in seen.items()}
+    notes += _monotone_notes(shown, name, inverse=inverse)
     above_values = [x for x, value in seen.items() if value > target_epsilon and x < answer]
     above = None
     if above_values:
         x = max(above_values)
-        above = (x, seen[x])
+        above = (_snap(1.0 / x) if inverse else x, seen[x])
     notes += _threshold_notes(parameters(answer), teachers)
     result = run(answer)
     expected = result if accounting == "expected" else run(answer, "expected")
@@ -232,7 +248,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
     shown_options.update(delta=options.get("delta"), conversion=options.get("conversion"),
                          seed=options.get("seed"))
     return Calibration(
-        mechanism=mechanism, parameter=name, value=answer,
+        mechanism=mechanism, parameter=name, value=_snap(1.0 / answer) if inverse else answer,
         params={key: float(value) for key, value in parameters(answer).items()},
         target_epsilon=float(target_epsilon), result=result, above=above,
         answered_expected=float(expected.answered_total), analyses=len(seen),
@@ -255,15 +271,23 @@ def _threshold_notes(params: dict, teachers: float) -> list[str]:
             "solve sigma instead of --scale-all"]
 
 
-def _monotone_notes(seen: dict, name: str) -> list[str]:
-    """A note when epsilon rose with the noise somewhere among the analysed values."""
-    points = sorted(seen.items())
+def _monotone_notes(seen: dict, name: str, *, inverse: bool = False) -> list[str]:
+    """A note when epsilon rose with the noise somewhere among the analysed values
+    (``inverse``: the values are eta, and epsilon should rise with them)."""
+    points = sorted(seen.items(), reverse=inverse)
     for (x1, e1), (x2, e2) in zip(points, points[1:], strict=False):
         if e2 > e1 * (1 + 1e-12) + 1e-15:
             return [f"epsilon is not monotone in the {_shown(name)} ({e1:.6g} at {x1:.6g}, "
-                    f"{e2:.6g} at {x2:.6g}): the answer meets the target but a smaller "
-                    "value may too"]
+                    f"{e2:.6g} at {x2:.6g}): the answer meets the target but a "
+                    f"{'larger' if inverse else 'smaller'} value may too"]
     return []
+
+
+def _default(key: str, teachers: float) -> float:
+    """pate-analyze's default for ``key`` at ``teachers`` (``mechanisms.aggregators``)."""
+    if key == "eta":
+        return DEFAULT_ETA_TIMES_M / teachers
+    return DEFAULT_FRACTIONS[key] * teachers
 
 
 def _snap(x: float) -> float:

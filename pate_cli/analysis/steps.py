@@ -12,6 +12,11 @@ from functools import partial
 
 import numpy as np
 
+from ..accounting.exponential import (
+    log_q_exponential,
+    rdp_exponential,
+    rdp_exponential_data_independent,
+)
 from ..accounting.gnmax import rdp_gnmax, rdp_gnmax_data_independent
 from ..accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
 from ..accounting.q_bound import check_q_bound, log_q_bound
@@ -52,6 +57,14 @@ def _gaussian_answer(mechanism, q_bound: str = "union") -> Step:
                 partial(_gaussian_independent, sigma))
 
 
+def _exponential_answer(mechanism, q_bound: str = "union") -> Step:
+    """The exponential mechanism's Gumbel-max answer (MATH.md s.15): its exact log q,
+    s.5's curve at ``eps0 = 2 eta`` capped by ``min(eps0, alpha eps0^2 / 8)``."""
+    eta = mechanism.eta
+    return Step(partial(_exponential_statistic, eta), partial(_exponential_rdp, eta),
+                partial(_exponential_independent, eta))
+
+
 def _threshold_selection(mechanism) -> Step:
     """The noisy threshold on ``mechanism.selection_counts`` (max n, or max n - M p for
     Interactive, MATH.md s.4)."""
@@ -73,6 +86,18 @@ def _lnmax_rdp(lam, s, o):
 
 def _lnmax_independent(lam, o):
     return rdp_lnmax_data_independent(scale=lam, orders=o)
+
+
+def _exponential_statistic(eta, v, p):
+    return log_q_exponential(v, eta=eta)
+
+
+def _exponential_rdp(eta, s, o):
+    return rdp_exponential(s, eta=eta, orders=o)
+
+
+def _exponential_independent(eta, o):
+    return rdp_exponential_data_independent(eta=eta, orders=o)
 
 
 def _gaussian_statistic(sigma, q_bound, v, p):
@@ -107,6 +132,8 @@ COST_TABLE: dict[str, tuple[Callable | None, Callable]] = {
     "gnmax": (None, _gaussian_answer),
     "confident": (_threshold_selection, _gaussian_answer),
     "interactive": (_threshold_selection, _gaussian_answer),
+    "exponential": (None, _exponential_answer),
+    "confident-exponential": (_threshold_selection, _exponential_answer),
 }
 
 
@@ -115,7 +142,8 @@ def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, 
 
     Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
     ``q_bound`` (``union`` or ``integral``, MATH.md s.3/s.13) is the bound on q of a
-    Gaussian answer step; LNMax's Laplace step has only its own bound (``union`` only).
+    Gaussian answer step; LNMax's Laplace step has only its own bound (``union`` only), and
+    the exponential answer's q is exact.
     """
     check_q_bound(q_bound)
     try:

@@ -60,13 +60,16 @@ def _mechanism_specs(option) -> list:
     return [
         option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
                default="confident", metavar="NAME",
-               help="lnmax, gnmax, confident (default), interactive or svt."),
+               help="lnmax, gnmax, confident (default), interactive, svt, exponential, "
+                    "confident-exponential."),
         option("--sigma", type=POSITIVE, help="Answer Gaussian std sigma2 [default: 0.16 M]."),
         option("-T", "--threshold", type=float, help="Selection threshold T [default: 0.8 M]."),
         option("--sigma-threshold", type=POSITIVE,
                help="Selection Gaussian std sigma1 [default: 0.6 M]."),
         option("--laplace-scale", type=POSITIVE,
                help="LNMax Laplace scale lambda [default: 0.08 M]."),
+        option("--eta", type=POSITIVE,
+               help="Exponential: eta, eps0 = 2 eta [default: sqrt(2) / (0.16 M)]."),
         option("--student", type=click.Path(dir_okay=False),
                help="Interactive: student probabilities (.npy/.csv/.npz 'student')."),
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
@@ -183,7 +186,7 @@ def _smooth_specs(option) -> list:
 @debug_option
 @version_option
 def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, sigma,
-            threshold, sigma_threshold, laplace_scale, student, confidence, svt_scale,
+            threshold, sigma_threshold, laplace_scale, eta, student, confidence, svt_scale,
             svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
@@ -192,9 +195,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             workers=None, scheduler=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
-    VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
-    .csv/.tsv (optional header), - (stdin), or .npy shards (a directory, or a quoted
-    glob). Prints epsilon at --delta, the answered queries and, with --labels, accuracy.
+    VOTES: (queries x classes) votes: .npy, .npz, .csv/.tsv, - (stdin), .npy shards (a glob).
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..analysis.decisions import decisions_of, decisions_of_frames
@@ -237,7 +238,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             ss_every=ss_every if ss_history else None, accounting=accounting, delta=delta,
             orders=orders, order=order, conversion=conversion, seed=seed, budget=budget,
             sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
-            laplace_scale=laplace_scale, confidence=confidence, svt_scale=svt_scale,
+            laplace_scale=laplace_scale, eta=eta, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
             target_epsilon=target_epsilon, index_col=index_col, tuning=tuning,
             decisions=decisions_in, progress=report, q_bound=q_bound,

@@ -32,12 +32,15 @@ Examples:
   pate-calibrate votes.npy -T 200 --sigma-threshold 150 --target-epsilon 2 -n 640
   pate-calibrate votes.npy --scale-all --target-epsilon 1 -n 640 --labels y.npy
   pate-calibrate votes.npy -m lnmax --target-epsilon 5 -n 100 -f json
+  pate-calibrate votes.npy -m exponential --target-epsilon 2 -n 640
 
 \b
 The search doubles or halves the noise from pate-analyze's default until epsilon crosses
 the target, then bisects (log scale) until the bracket is within --tolerance; the answer
 is the smallest noise analysed whose epsilon is at most the target (never above it).
-Range: M/1000 to 1000 M (factors 0.001 to 1000 with --scale-all).
+Range: M/1000 to 1000 M (factors 0.001 to 1000 with --scale-all). The exponential
+mechanisms' eta is an inverse noise: the search runs over 1/eta in that range and the
+answer is the largest eta analysed that meets the target.
 
 \b
 Exit status: 0 ok, 2 bad input or options, or no noise in range meets the target;

@@ -5,7 +5,8 @@ commands build their click options from these and import the analysis stack only
 they run.
 """
 
-MECHANISMS = ("lnmax", "gnmax", "confident", "interactive", "svt")  # mechanisms.MECHANISMS
+MECHANISMS = ("lnmax", "gnmax", "confident", "interactive", "svt", "exponential",
+              "confident-exponential")  # mechanisms.MECHANISMS
 VARIANTS = ("upsampling", "weighting", "vanishing")  # analysis.individualized.VARIANTS
 CONVERSIONS = ("classic", "improved")  # accounting.conversion.CONVERSIONS
 TABLE_FORMATS = ("csv", "json", "table")  # sweep.table.TABLE_FORMATS

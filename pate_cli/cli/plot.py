@@ -173,7 +173,7 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
     save_figure(figure, output, fmt)
 
 
-SWEEP_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale")
+SWEEP_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b

@@ -46,7 +46,8 @@ Examples:
 Grids: comma lists and start:stop:step (stop included when it lands on the grid), e.g.
   --sigma 20,40,80   --sigma 20:200:10   --threshold 100:300:50,400
 Rows come out in grid order (files, then mechanisms, then sigma, threshold,
-sigma_threshold, laplace_scale, svt_scale, svt_cutoff, queries; the last varies fastest),
+sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta, queries; the last varies fastest;
+confident-exponential nests eta, threshold, sigma_threshold),
 identical for every --workers value and for --scheduler. A parameter a mechanism does not
 use is left empty in its rows; one not given takes pate-analyze's default (fractions of M).
 
@@ -109,6 +110,8 @@ def _grid_specs(option) -> list:
                      help="SVT Laplace scales [default: 0.01 M]."),
         _grid_option("svt_cutoff", "--svt-cutoff", integer=True, option=option,
                      help="SVT cut-offs c [default: 100]."),
+        _grid_option("eta", "--eta", option=option,
+                     help="Exponential mechanism's eta [default: sqrt(2) / (0.16 M)]."),
         _grid_option("queries", "-n", "--queries", integer=True, minimum=1, option=option,
                      help="Numbers of queries (the first N of each file) [default: all]."),
         option("-r", "--repeats", type=click.IntRange(min=1), default=1, show_default=True,
@@ -185,7 +188,7 @@ def _output_specs(option) -> list:
 @debug_option
 @version_option
 def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
-            svt_cutoff, queries, repeats, labels, student, confidence, accounting, delta,
+            svt_cutoff, eta, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
             best, pareto, max_points, progress, quiet, debug, index_col, tuning=None):
     """Run pate-analyze over a grid of parameters, one row per combination and file.

@@ -51,7 +51,7 @@ EXIT_TERMINATED = 143  # SIGTERM: 128 + 15
 
 
 def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
-                      svt_scale, svt_cutoff, queries, repeats, labels, student, confidence,
+                      svt_scale, svt_cutoff, eta, queries, repeats, labels, student, confidence,
                       accounting, delta, orders, order, conversion, seed, budget, workers,
                       scheduler, out, fmt, resume, best, pareto, max_points, progress, quiet,
                       debug, index_col=None, tuning=None):
@@ -60,7 +60,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
     grids = {name: values for name, values in
              dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
                   laplace_scale=laplace_scale, svt_scale=svt_scale, svt_cutoff=svt_cutoff,
-                  queries=queries).items() if values is not None}
+                  eta=eta, queries=queries).items() if values is not None}
     size = grid_size(mechanisms, grids, files=len(votes))
     if size > max_points:
         raise click.UsageError(f"the grid has {size:,} points, more than --max-points "

@@ -44,6 +44,8 @@ OUTCOMES = {
     "confident": ("answered", "refused"),
     "interactive": ("answered", "refused", "student"),
     "svt": ("stable", "unstable", "halted"),
+    "exponential": ("answered",),
+    "confident-exponential": ("answered", "refused"),
 }
 # Outcomes that release a label.
 LABELLED = ("answered", "student", "stable")

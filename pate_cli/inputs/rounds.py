@@ -12,7 +12,7 @@ from ..errors import InputError
 from .readers import open_text
 
 ROUND_KEYS = ("rows", "mechanism", "threshold", "sigma_threshold", "sigma", "laplace_scale",
-              "confidence", "student", "svt_scale", "svt_cutoff", "svt_threshold")
+              "confidence", "student", "svt_scale", "svt_cutoff", "svt_threshold", "eta")
 
 
 def load_rounds(path) -> list[dict]:
@@ -22,7 +22,7 @@ def load_rounds(path) -> list[dict]:
     row numbers; integers only, never truncated), ``mechanism`` and optional parameters
     (``threshold``, ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``,
     ``student`` (a path, relative to the rounds file), ``svt_scale``, ``svt_cutoff``,
-    ``svt_threshold``).
+    ``svt_threshold``, ``eta``).
     """
     import pandas as pd
     name, text = open_text(path)
@@ -58,7 +58,7 @@ def _check_round(name, number, spec, base) -> dict:
     clean = {"mechanism": str(spec["mechanism"]).strip(),
              "rows": _rows(name, number, spec["rows"])}
     for key in ("threshold", "sigma_threshold", "sigma", "laplace_scale", "confidence",
-                "svt_scale", "svt_threshold"):
+                "svt_scale", "svt_threshold", "eta"):
         if key in spec:
             try:
                 clean[key] = float(spec[key])

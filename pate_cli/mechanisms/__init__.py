@@ -1,6 +1,7 @@
 """REPLAY: the only code that draws noise.
 
-Frozen aggregators (LNMax, GNMax, Confident, Interactive, SVT), their replay, one
+Frozen aggregators (LNMax, GNMax, Confident, Interactive, SVT, Exponential,
+Confident-Exponential), their replay, one
 counter-based seeding scheme keyed by query index, and the weighted and participation
 histograms of Individualized PATE.
 """
@@ -19,9 +20,11 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
         LNMax,
         build_mechanism,
     )
+    from .exponential import ConfidentExponential, Exponential
     from .noise import (
         NOISE_BLOCK,
         STREAM_ANSWER,
+        STREAM_GUMBEL,
         STREAM_PARTICIPATION,
         STREAM_SELECTION,
         STREAM_SVT_QUERY,
@@ -53,7 +56,8 @@ __all__ = [
     "DEFAULT_FRACTIONS", "MECHANISMS", "NOISE_BLOCK", "OUTCOME_ABSTAIN", "OUTCOME_NAMES",
     "OUTCOME_STUDENT", "OUTCOME_TEACHER", "STREAM_ANSWER", "STREAM_PARTICIPATION",
     "STREAM_SELECTION", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "SVTPATE",
-    "ConfidentGNMax", "Decisions", "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource",
+    "ConfidentExponential", "ConfidentGNMax", "Decisions", "Exponential", "STREAM_GUMBEL",
+    "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource",
     "build_mechanism", "distance_to_instability", "release_draw", "Mechanism", "SVT_HALTED",
     "SVT_OUTCOME_NAMES",
     "SVT_STABLE", "SVT_UNSTABLE", "VanishingVotes", "vanishing_participation",
@@ -64,8 +68,10 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["DEFAULT_FRACTIONS", "MECHANISMS", "ConfidentGNMax", "GNMax",
         "InteractiveGNMax", "LNMax", "build_mechanism"], ".aggregators"),
     **dict.fromkeys(["SVTPATE", "distance_to_instability"], ".svt"),
+    **dict.fromkeys(["ConfidentExponential", "Exponential"], ".exponential"),
     **dict.fromkeys(["NOISE_BLOCK", "STREAM_ANSWER", "STREAM_PARTICIPATION", "STREAM_SELECTION",
-        "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "NoiseSource", "release_draw"], ".noise"),
+        "STREAM_GUMBEL", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "NoiseSource",
+        "release_draw"], ".noise"),
     **dict.fromkeys(["VanishingVotes", "vanishing_participation", "vanishing_votes",
         "weighted_histogram"], ".participation"),
     **dict.fromkeys(["OUTCOME_ABSTAIN", "OUTCOME_NAMES", "OUTCOME_STUDENT", "OUTCOME_TEACHER",

@@ -23,6 +23,7 @@ from .domains import (
     noise_scale,
     positive,
 )
+from .exponential import DEFAULT_ETA_TIMES_M, ConfidentExponential, Exponential
 from .noise import (
     STREAM_ANSWER,
     STREAM_SELECTION,
@@ -221,11 +222,14 @@ class InteractiveGNMax(Facts):
 
 
 MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
-              "interactive": InteractiveGNMax, "svt": SVTPATE}
+              "interactive": InteractiveGNMax, "svt": SVTPATE, "exponential": Exponential,
+              "confident-exponential": ConfidentExponential}
 
 
 # Defaults relative to the number of teachers M (CLI.md): the 2018 paper's MNIST setting
-# (M = 250: sigma 40, T 200, sigma1 150) scaled with M; LNMax lam = 20 at M = 250.
+# (M = 250: sigma 40, T 200, sigma1 150) scaled with M; LNMax lam = 20 at M = 250. The
+# exponential mechanism's eta is an inverse scale: its default is ``DEFAULT_ETA_TIMES_M /
+# M`` (``mechanisms.exponential``: the default Gaussian's worst-case cost per answer).
 DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
                      "laplace_scale": 0.08, "svt_scale": 0.01}
 
@@ -234,13 +238,16 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                     threshold: float | None = None, sigma_threshold: float | None = None,
                     laplace_scale: float | None = None, confidence: float | None = None,
                     svt_scale: float | None = None, svt_cutoff: int | str | None = None,
-                    svt_threshold: float | None = None, target_epsilon: float | None = None):
+                    svt_threshold: float | None = None, target_epsilon: float | None = None,
+                    eta: float | None = None):
     """Create a mechanism by name, filling unset parameters from the teacher count M."""
     defaulted = []
 
     def pick(value, key):
         if value is None:
             defaulted.append(key)
+            if key == "eta":
+                return DEFAULT_ETA_TIMES_M / teachers
             return DEFAULT_FRACTIONS[key] * teachers
         return value
 
@@ -248,7 +255,7 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
         return _built(name, teachers, pick, sigma=sigma, threshold=threshold,
                       sigma_threshold=sigma_threshold, laplace_scale=laplace_scale,
                       confidence=confidence, svt_scale=svt_scale, svt_cutoff=svt_cutoff,
-                      svt_threshold=svt_threshold, target_epsilon=target_epsilon)
+                      svt_threshold=svt_threshold, target_epsilon=target_epsilon, eta=eta)
     except ValueError as error:
         if not defaulted:
             raise
@@ -260,7 +267,8 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
 
 
 def _built(name: str, teachers: float, pick, *, sigma, threshold, sigma_threshold,
-           laplace_scale, confidence, svt_scale, svt_cutoff, svt_threshold, target_epsilon):
+           laplace_scale, confidence, svt_scale, svt_cutoff, svt_threshold, target_epsilon,
+           eta):
     if name == "lnmax":
         return LNMax(laplace_scale=pick(laplace_scale, "laplace_scale"))
     if name == "gnmax":
@@ -275,6 +283,12 @@ def _built(name: str, teachers: float, pick, *, sigma, threshold, sigma_threshol
                                 sigma=pick(sigma, "sigma"),
                                 confidence=0.9 if confidence is None else confidence,
                                 teachers=teachers)
+    if name == "exponential":
+        return Exponential(eta=pick(eta, "eta"))
+    if name == "confident-exponential":
+        return ConfidentExponential(threshold=pick(threshold, "threshold"),
+                                    sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
+                                    eta=pick(eta, "eta"))
     if name == "svt":
         if svt_scale is None and target_epsilon is None:
             svt_scale = pick(None, "svt_scale")

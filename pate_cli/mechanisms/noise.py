@@ -34,6 +34,7 @@ STREAM_ANSWER = 2
 STREAM_PARTICIPATION = 3  # individualized vanishing: who votes (mechanisms.participation)
 STREAM_SVT_THRESHOLD = 4
 STREAM_SVT_QUERY = 5
+STREAM_GUMBEL = 6  # the exponential mechanism's Gumbel-max answer (MATH.md s.15)
 
 
 def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
@@ -67,11 +68,11 @@ class NoiseSource:
         self._cursors: dict[tuple, tuple[int, np.random.Generator, int]] = {}
 
     def draw(self, *, stream: int, kind: str, start: int, count: int, width: int = 1):
-        """Standard ``kind`` noise (``normal`` or ``laplace``), shape ``(count, width)``,
-        for the queries at positions ``start .. start+count-1``."""
+        """Standard ``kind`` noise (``normal``, ``laplace`` or ``gumbel``), shape
+        ``(count, width)``, for the queries at positions ``start .. start+count-1``."""
         if count == 0:
             return np.empty((0, width))
-        if kind not in ("normal", "laplace"):
+        if kind not in ("normal", "laplace", "gumbel"):
             raise ValueError(f"unknown noise kind {kind!r}")
         first, last = start // NOISE_BLOCK, (start + count - 1) // NOISE_BLOCK
         if NOISE_BLOCK * width > WHOLE_BLOCK_VALUES:
@@ -128,6 +129,8 @@ def _values(draws: np.random.Generator, kind: str, shape: tuple[int, int]) -> np
     """The next ``shape`` standard ``kind`` values of ``draws`` (filled in C order)."""
     if kind == "normal":
         return draws.standard_normal(shape)
+    if kind == "gumbel":
+        return draws.gumbel(0.0, 1.0, shape)
     return draws.laplace(0.0, 1.0, shape)
 
 

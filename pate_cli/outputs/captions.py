@@ -7,7 +7,9 @@ import numpy as np
 from ..rounding import ceil_text
 
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
-                   "interactive": "Interactive-GNMax", "svt": "SVT-PATE"}
+                   "interactive": "Interactive-GNMax", "svt": "SVT-PATE",
+                   "exponential": "Exponential (Gumbel-max)",
+                   "confident-exponential": "Confident-Exponential"}
 
 
 def summary_parameters(summary: dict | None) -> str:

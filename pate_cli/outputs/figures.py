@@ -200,7 +200,7 @@ def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
 
 
 PARAMETER_SYMBOLS = {"sigma": "$\\sigma$", "threshold": "$T$", "sigma_threshold": "$\\sigma_1$",
-                     "laplace_scale": "$\\lambda$"}
+                     "laplace_scale": "$\\lambda$", "eta": "$\\eta$"}
 
 
 def point_labels(part: pd.DataFrame) -> list[str]:

@@ -28,6 +28,7 @@ PARAMETER_NAMES = {
     "sigma": "answer noise \u03c3\u2082 (Gaussian std)", "laplace_scale": "Laplace scale \u03bb",
     "confidence": "student confidence \u03b3", "svt_scale": "SVT Laplace scale",
     "svt_cutoff": "SVT cut-off (unstable queries)", "svt_threshold": "SVT threshold w",
+    "eta": "exponential mechanism \u03b7 (\u03b5\u2080 = 2\u03b7 per answer)",
 }
 METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order (MATH.md s.6)",
            "pld": "privacy-loss distributions (dp_accounting's PLD accountant), no order",

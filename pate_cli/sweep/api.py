@@ -23,7 +23,7 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
 
     ``files`` is a path or a list of paths; ``labels`` / ``students`` a path or one per
     file. ``grids`` are ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
-    ``svt_scale``, ``svt_cutoff``, ``queries``, each a sequence of values or a grid string
+    ``svt_scale``, ``svt_cutoff``, ``eta``, ``queries``, each a sequence of values or a grid string
     such as ``"20:200:10"``. ``executor`` is any ``concurrent.futures`` executor (a
     ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); None runs here.
     ``tuning`` (``"poisson:20"``...; MATH.md s.12) adds the columns ``tuning``,

@@ -11,7 +11,7 @@ from ..orders import default_orders, parse_grid
 
 # Grid parameters in column (and nesting) order, and which mechanism uses which.
 GRID_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
-                   "svt_cutoff")
+                   "svt_cutoff", "eta")
 
 
 MECHANISM_PARAMETERS = {
@@ -20,6 +20,8 @@ MECHANISM_PARAMETERS = {
     "confident": ("sigma", "threshold", "sigma_threshold"),
     "interactive": ("sigma", "threshold", "sigma_threshold"),
     "svt": ("svt_scale", "svt_cutoff"),
+    "exponential": ("eta",),
+    "confident-exponential": ("eta", "threshold", "sigma_threshold"),
 }
 
 
@@ -31,12 +33,14 @@ SWEEP_COLUMNS = (
     "accounting", "delta", "budget", "sha256", "version",
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
+    "eta",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for MATH.md's grid, else a comma list of numbers and
 ``start:stop:step`` runs that reads back to exactly the orders used). ``labels_sha256`` /
 ``student_sha256``: sha256 of the ``--labels`` / ``--student`` file (empty without one;
-``student_sha256`` only in interactive rows, the only ones a student changes)."""
+``student_sha256`` only in interactive rows, the only ones a student changes). ``eta``:
+the exponential mechanism's eta (MATH.md s.15; empty for the other mechanisms)."""
 
 
 # A row's place in a table: its grid point and run settings. A table that --resume
@@ -52,6 +56,11 @@ POINT_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries",
 # otherwise recomputed and replaced.
 KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256",
                "student_sha256", "version")
+
+
+# Key columns a table may lack: written before they existed, when no mechanism used them
+# (a missing one is an empty cell).
+OPTIONAL_KEYS = ("eta",)
 
 
 # Key columns compared as text (the rest are numbers, compared as floats).
@@ -112,7 +121,7 @@ def point_key(row: dict) -> tuple | None:
     None when the row lacks one of the columns (a table written by an older pate-sweep,
     which did not record everything that made its numbers): such a row matches nothing.
     """
-    if any(column not in row for column in KEY_COLUMNS):
+    if any(column not in row for column in KEY_COLUMNS if column not in OPTIONAL_KEYS):
         return None
     return _key(row, KEY_COLUMNS)
 

@@ -2,8 +2,9 @@
 
 CLI.md, pate-sweep. A sweep is a list of ``SweepPoint`` s in grid order (vote files
 outermost, then mechanisms in the order given, then the mechanism's parameters in column
-order ``sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff,
-queries`` with the last varying fastest, as ``itertools.product``). Each point is a task:
+order ``sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta,
+queries`` (confident-exponential: ``eta, threshold, sigma_threshold``) with the last
+varying fastest, as ``itertools.product``). Each point is a task:
 ``run_point`` analyses it with ``settings.repeats`` seeds (``seed, seed+1, ...``) and
 returns one row; points only ever name their vote file, which each worker process opens
 once (memory-mapped ``.npy``) and keeps, so nothing large is pickled. ``run_points`` runs

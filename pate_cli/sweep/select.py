@@ -58,7 +58,7 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
     words = ["pate-analyze", row["file"], "-m", row["mechanism"]]
     options = {"sigma": "--sigma", "threshold": "--threshold",
                "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale",
-               "svt_scale": "--svt-scale", "svt_cutoff": "--svt-cutoff",
+               "svt_scale": "--svt-scale", "svt_cutoff": "--svt-cutoff", "eta": "--eta",
                "confidence": "--confidence"}
     for column, option in options.items():
         if row.get(column) is not None:

@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import InputError
 from ..inputs.tables import SWEEP, read_table
 from ..outputs.files import parquet_bytes, require_pyarrow
-from .columns import POINT_COLUMNS, SWEEP_COLUMNS
+from .columns import OPTIONAL_KEYS, POINT_COLUMNS, SWEEP_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -106,7 +106,8 @@ def read_sweep_rows(path: str) -> list[dict]:
     if os.path.exists(path) and os.path.getsize(path) == 0:
         return []
     frame = read_table(path, expected=SWEEP, allow_empty=True, text_columns=TEXT_COLUMNS)
-    missing = [column for column in POINT_COLUMNS if column not in frame.columns]
+    missing = [column for column in POINT_COLUMNS
+               if column not in frame.columns and column not in OPTIONAL_KEYS]
     if missing:
         raise InputError(f"{path}: not a pate-sweep table (no column {missing[0]!r})")
     return [_plain_row(row, frame.columns) for row in frame.to_dict("records")]

@@ -21,6 +21,8 @@ def _entry(command: str):
         from pate_cli.cli.analyze import main
     elif command == "pate-sweep":
         from pate_cli.cli.sweep import main
+    elif command == "pate-calibrate":
+        from pate_cli.cli.calibrate import main
     else:
         from pate_cli.cli.plot import main
     return main

@@ -244,6 +244,20 @@ def test_resume_into_a_missing_file_says_so(cli, files, tmp_path):
     assert f"pate-sweep: {out} does not exist yet; computing 4 rows\n" in result.err
 
 
+def test_rows_of_a_table_without_the_eta_column_are_reused(cli, files, tmp_path, calls):
+    """``eta`` came after the other key columns; a table written before it (no
+    exponential rows, so every ``eta`` empty) is still complete."""
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "-o", out, "-q").code == 0
+    expected = out.read_bytes()
+    pd.DataFrame(read_sweep_rows(str(out))).drop(columns=["eta"]).to_csv(out, index=False)
+    calls.clear()
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 0 and len(calls) == 0 and "reused 4 of 4 rows" in result.err
+    assert out.read_bytes() == expected
+
+
 # --- the new columns ---------------------------------------------------------------------------
 
 def test_rows_record_conversion_orders_and_input_digests(cli, files, tmp_path):
@@ -254,7 +268,8 @@ def test_rows_record_conversion_orders_and_input_digests(cli, files, tmp_path):
     assert cli(votes, *GRID, "--labels", labels, "--orders", "2:10:2,20", "--conversion",
                "improved", "-o", out, "-q").code == 0
     header = out.read_text().splitlines()[0].split(",")
-    assert header == list(SWEEP_COLUMNS) and header[-4:] == NEW_COLUMNS
+    assert header == list(SWEEP_COLUMNS) and header[-5:-1] == NEW_COLUMNS
+    assert header[-1] == "eta"  # appended after them (the exponential mechanism's)
     assert set(KEY_COLUMNS) <= set(SWEEP_COLUMNS)
     for row in read_sweep_rows(str(out)):
         assert row["conversion"] == "improved" and row["orders"] == "2:10:2,20"

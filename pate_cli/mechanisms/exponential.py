@@ -1,0 +1,100 @@
+"""The exponential-mechanism (Gumbel-max) aggregators and their seeded replay.
+
+MATH.md sections 1, 4 and 15: ``argmax_j (eta n_j + G_j)`` with standard Gumbel noise
+``G_j`` (the exponential mechanism with utility ``n_j``), alone or behind Confident-GNMax's
+noisy threshold. Gumbel draws come from their own stream (``STREAM_GUMBEL``), keyed by
+query position like every other noise, so the same seed gives the same decisions whatever
+the chunk size or the number of workers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from .domains import ETA, GAUSSIAN_SCALE, Facts, finite, noise_scale
+from .noise import STREAM_GUMBEL, STREAM_SELECTION, NoiseSource
+from .protocol import LABEL_NOT_DRAWN, Decisions
+
+# The default eta, times the number of teachers M: eta = sqrt(2) / (0.16 M), at which the
+# data-independent curve alpha eps0^2 / 8 = alpha eta^2 / 2 (s.15) equals the default
+# GNMax answer's alpha / sigma^2 with sigma = 0.16 M (s.2): the same worst-case cost per
+# answer as pate-analyze's default Gaussian (eta = 0.0354 at M = 250).
+DEFAULT_ETA_TIMES_M = math.sqrt(2.0) / 0.16
+
+
+def gumbel_labels(votes: np.ndarray, *, eta: float, noise: NoiseSource, start: int,
+                  answered: np.ndarray, draw: bool = True) -> np.ndarray:
+    """``argmax_j (eta n_j + G_j)`` where ``answered``, -1 elsewhere (MATH.md s.15);
+    ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
+    if not draw:
+        return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
+    count, classes = votes.shape
+    gumbel = noise.draw(stream=STREAM_GUMBEL, kind="gumbel", start=start, count=count,
+                        width=classes)
+    return np.where(answered, np.argmax(eta * votes + gumbel, axis=1), -1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Exponential(Facts):
+    """The exponential mechanism (Gumbel-max): ``argmax_j (eta n_j + G_j)``, ``G_j``
+    standard Gumbel, i.e. ``Pr[j] = softmax(eta n)_j``. Every query is answered; each
+    answer is ``2 eta``-DP (MATH.md s.15)."""
+
+    eta: float
+    name: str = field(default="exponential", init=False)
+    answer_noise: ClassVar[str | None] = "gumbel"
+
+    def __post_init__(self):
+        object.__setattr__(self, "eta", noise_scale(self.eta, "eta", ETA))
+
+    @property
+    def params(self) -> dict:
+        return {"eta": self.eta}
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray | None = None, labels: bool = True) -> Decisions:
+        answered = np.ones(votes.shape[0], dtype=bool)
+        return Decisions(answered, gumbel_labels(votes, eta=self.eta, noise=noise,
+                                                 start=start, answered=answered, draw=labels))
+
+
+@dataclass(frozen=True)
+class ConfidentExponential(Facts):
+    """Confident-GNMax's noisy threshold (MATH.md s.4), then the exponential answer: if
+    ``max_j n_j + N(0, sigma1^2) >= T`` answer ``argmax_j (eta n_j + G_j)``, else
+    abstain (s.15; costs composed by s.7's table)."""
+
+    threshold: float
+    sigma_threshold: float
+    eta: float
+    name: str = field(default="confident-exponential", init=False)
+    selects: ClassVar[bool] = True
+    answer_noise: ClassVar[str | None] = "gumbel"
+
+    def __post_init__(self):
+        object.__setattr__(self, "threshold", finite(self.threshold, "threshold"))
+        object.__setattr__(self, "sigma_threshold",
+                           noise_scale(self.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE))
+        object.__setattr__(self, "eta", noise_scale(self.eta, "eta", ETA))
+
+    @property
+    def params(self) -> dict:
+        return {"threshold": self.threshold, "sigma_threshold": self.sigma_threshold,
+                "eta": self.eta}
+
+    def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
+        """``max_j n_j`` per query: what the selection step compares with T."""
+        return votes.max(axis=1)
+
+    def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
+               student: np.ndarray | None = None, labels: bool = True) -> Decisions:
+        count = votes.shape[0]
+        selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
+        answered = (self.selection_counts(votes) + self.sigma_threshold * selection[:, 0]
+                    >= self.threshold)
+        return Decisions(answered, gumbel_labels(votes, eta=self.eta, noise=noise,
+                                                 start=start, answered=answered, draw=labels))
