@@ -72,6 +72,8 @@ def summary_dict(result) -> dict:
         "svt": None if result.svt is None else plain_dict(asdict(result.svt)),
         "groups": None,
         "decisions": None if result.decisions is None else asdict(result.decisions),
+        "multilabel": (None if result.multilabel is None
+                       else plain_dict(asdict(result.multilabel))),
         "warnings": list(result.warnings),
         "q_bound": result.q_bound,
         "epsilon_improved": epsilon_improved(result),
@@ -102,6 +104,8 @@ def summary_dict(result) -> dict:
 
 
 def _labels_output(result) -> int:
+    if result.multilabel is not None:  # (query, label) pairs released
+        return result.multilabel.labels_output
     if result.counts is not None:  # analysed without per-query columns
         return result.counts.labels_output
     return int(np.count_nonzero(result.label >= 0))
