@@ -24,6 +24,7 @@ NaN for tau), ``log_pr_answered`` = log of the mean pr_answered, and the extra c
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..accounting.composition import ArrayRows, running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.gnmax import rdp_gnmax
 from ..accounting.multilabel import rdp_multilabel_data_independent, sensitivity_squared
+from ..accounting.pld import gaussian_pld_epsilon
 from ..accounting.zero_block import log_q_gnmax_with_zero_block
 from ..errors import OptionError
 from ..inputs.multilabel import (
@@ -48,6 +50,7 @@ from ..mechanisms.multilabel import (
     replay_tau,
     set_ids,
 )
+from .bounds import with_pld_figure
 from .result import AnalysisResult, MultilabelPart
 from .run import analyze_votes
 from .setting import checked_setting, grid_edge_notes
@@ -99,6 +102,12 @@ def analyze_multilabel(votes, mechanism, *, variant: str, tau: float | None,
                              conversion=conversion, seed=seed, initial_rdp=initial_rdp)
     part = MultilabelPart(variant, labels, tau,
                           sensitivity_squared(variant, labels=labels, tau=tau), output)
+    if variant != "binary" and accounting == "data-independent" and initial_rdp is None:
+        figure = gaussian_pld_epsilon(
+            [(math.sqrt(part.sensitivity_squared), mechanism.sigma, votes.queries)], delta)
+        if figure is not None and figure < result.epsilon:
+            result = replace(result, epsilon=figure, epsilon_data_independent=figure,
+                             data_independent_method="pld", epsilon_rdp=result.epsilon)
     return replace(result, multilabel=part)
 
 
@@ -156,6 +165,8 @@ def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, in
                         delta=delta, orders=orders, conversion=conversion, seed=seed,
                         labels=truth, initial_rdp=initial_rdp, q_bound=q_bound,
                         workers=workers, source=votes)
+    if accounting == "data-independent" and initial_rdp is None:
+        run = with_pld_figure(run, mechanism, delta)  # each label a Gaussian step
     shaped = (count, labels)
     per_label_curves = _label_curves(run, mechanism, q_bound)
     epsilon_query = np.empty(count)
