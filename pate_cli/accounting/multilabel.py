@@ -28,8 +28,6 @@ teacher's vote vector) gives a 0/1 vector ``v`` of length L.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -75,7 +73,3 @@ def rdp_multilabel_data_independent(variant: str, *, sigma: float, orders: Array
     return orders * (sensitivity_squared(variant, labels=labels, tau=tau)
                      / (2.0 * sigma * sigma))
 
-
-def log_powerset_size(labels: int) -> float:
-    """``log 2^L`` (the classes of the powerset), without forming ``2^L``."""
-    return labels * math.log(2.0)

@@ -253,6 +253,8 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
     di_total = carry + count * independent
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_total, orders=orders, delta=delta,
                                                          conversion=conversion))
+    own = figures.epsilon_query  # formed: per_query=True
+    assert own is not None
     accuracy = None
     if votes.labels is not None:
         accuracy = float(np.mean(bits == votes.labels))
@@ -262,7 +264,7 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=2, plurality=plurality,
         plurality_class=_sets(plurality_bits), answered=answered, label=label,
-        log_q=log_q, log_pr_answered=np.zeros(count), epsilon_query=figures.epsilon_query,
+        log_q=log_q, log_pr_answered=np.zeros(count), epsilon_query=own,
         epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
         rdp_selection=np.zeros(count), rdp_answer=rdp_answer, rdp_total=figures.carry,
         epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
