@@ -72,8 +72,6 @@ def summary_dict(result) -> dict:
         "svt": None if result.svt is None else plain_dict(asdict(result.svt)),
         "groups": None,
         "decisions": None if result.decisions is None else asdict(result.decisions),
-        "multilabel": (None if result.multilabel is None
-                       else plain_dict(asdict(result.multilabel))),
         "warnings": list(result.warnings),
         "q_bound": result.q_bound,
         "epsilon_improved": epsilon_improved(result),
@@ -100,6 +98,9 @@ def summary_dict(result) -> dict:
     if result.added_rdp is not None:
         summary["add_rdp"] = asdict(result.added_rdp)
     summary["tuning"] = None if result.tuning is None else tuning_dict(result.tuning)
+    # last, so that the CSV summary's earlier columns keep their places
+    summary["multilabel"] = (None if result.multilabel is None
+                             else plain_dict(asdict(result.multilabel)))
     return summary
 
 
