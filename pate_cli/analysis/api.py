@@ -40,6 +40,7 @@ from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .outputs import check_outputs, outputs_summary
+from .multilabel import run_multilabel
 from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
@@ -145,7 +146,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             index_col: int | None = None, tuning=None, decisions=None,
             progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
             per_query: bool | str = True, workers: int | None = None, executor=None,
-            **parameters: Any) -> AnalysisResult:
+            multilabel: str | None = None, **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -184,11 +185,34 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     (``analysis.distributed``; a budget run sums its blocks there,
     ``analysis.budget_run``); the same bytes as counted locally.
     Any other run is analysed here, with a ``PateWarning`` saying so.
+    ``multilabel`` (``binary``, ``tau:TAU``, ``powerset``): ``votes`` are per-label
+    counts ``(queries, labels, 2)`` or ``predictions`` are ``(queries, teachers,
+    labels)`` 0/1 (``analysis.multilabel``); the run keeps its per-query columns.
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
         raise TypeError(f"analyze() got unexpected keyword arguments: {', '.join(unknown)}")
     queries = checked_queries(queries)
+    if multilabel is not None:
+        refused = [option for option, value in (
+            ("--budget", budget), ("--rounds", rounds), ("--individualized", individualized),
+            ("--groups", groups), ("--smooth-sensitivity", smooth_sensitivity or None),
+            ("--decisions", decisions), ("--query-indices", query_indices),
+            ("--student", student), ("--scheduler", executor), ("--classes", classes),
+            ("--teachers", teachers), ("--index-col", index_col)) if value is not None]
+        if refused:
+            raise OptionError(f"--multilabel does not combine with {refused[0]} (multi-label "
+                              "runs take GNMax or Confident over whole queries)")
+        result = _analyze_multilabel(
+            multilabel, votes, predictions, mechanism, parameters, labels=labels,
+            orders=orders, order=order, add_rdp=add_rdp, accounting=accounting,
+            delta=delta, conversion=conversion, seed=seed, queries=queries,
+            q_bound=q_bound, workers=workers)
+        if tuning is not None:
+            result = replace(result, tuning=tuning_part(result, tuning_distribution(tuning)))
+        for note in result.warnings:
+            warnings.warn(note, OrderGridWarning, stacklevel=2)
+        return result
     if isinstance(orders, str) and orders.strip().lower() == AUTO and order is None:
         return _analyze_auto_orders(locals())
     if ss_every is not None and not smooth_sensitivity:
@@ -345,6 +369,26 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
         warnings.simplefilter("ignore", PateWarning)
         result = analyze(votes, mechanism, seed=seed, **options)
     return decisions_of(result)
+
+
+def _analyze_multilabel(text: str, votes, predictions, mechanism, parameters: dict, *,
+                        orders, order, add_rdp, **options) -> AnalysisResult:
+    """``--multilabel``: the grid and added curve as for any run, then
+    ``analysis.multilabel.run_multilabel``."""
+    if isinstance(orders, str) and orders.strip().lower() == AUTO:
+        raise OptionError("--orders auto does not combine with --multilabel")
+    grid = (np.array([float(order)]) if order is not None
+            else default_orders() if orders is None else validate_orders(orders))
+    initial_rdp, added = _added_rdp(add_rdp, grid)
+    result = run_multilabel(
+        text, votes, predictions, mechanism, orders=grid, initial_rdp=initial_rdp,
+        build=lambda teachers: _mechanism(mechanism, VoteSet(np.zeros((1, 2)), teachers,
+                                                             None, None), parameters),
+        **options)
+    if added is not None:
+        result = replace(result, added_rdp=added,
+                         warnings=result.warnings + ((added.note,) if added.note else ()))
+    return result
 
 
 def _analyze_auto_orders(call: dict) -> AnalysisResult:

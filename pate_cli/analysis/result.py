@@ -151,6 +151,20 @@ class TuningPart:
 
 
 @dataclass(frozen=True)
+class MultilabelPart:
+    """``--multilabel`` (``analysis.multilabel``): the variant, the number of labels, tau
+    (None unless ``tau``) and the squared L2 sensitivity of one query's released vector
+    (``accounting.multilabel.sensitivity_squared``); ``labels_output``: the (query,
+    label) pairs released."""
+
+    variant: str
+    labels: int
+    tau: float | None
+    sensitivity_squared: float
+    labels_output: int
+
+
+@dataclass(frozen=True)
 class QueryCounts:
     """What the summary needs of the per-query columns, for a run analysed without them
     (``analyze(..., per_query=False)``, pate-analyze without per-query outputs): the
@@ -230,6 +244,7 @@ class AnalysisResult:
     tuning: TuningPart | None = None
     # CLI.md's ``outputs``: queries grouped by output (analysis.outputs), None without
     outputs: Mapping[str, Any] | None = None
+    multilabel: MultilabelPart | None = None
     decisions: DecisionsPart | None = None
     q_bound: str = "union"
     data_independent_method: str = "rdp"

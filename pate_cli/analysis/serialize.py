@@ -99,10 +99,15 @@ def summary_dict(result) -> dict:
         summary["add_rdp"] = asdict(result.added_rdp)
     summary["tuning"] = None if result.tuning is None else tuning_dict(result.tuning)
     summary["outputs"] = None if result.outputs is None else dict(result.outputs)
+    # last, so that the CSV summary's earlier columns keep their places
+    summary["multilabel"] = (None if result.multilabel is None
+                             else plain_dict(asdict(result.multilabel)))
     return summary
 
 
 def _labels_output(result) -> int:
+    if result.multilabel is not None:  # (query, label) pairs released
+        return result.multilabel.labels_output
     if result.counts is not None:  # analysed without per-query columns
         return result.counts.labels_output
     return int(np.count_nonzero(result.label >= 0))

@@ -90,7 +90,10 @@ def _input_specs(option) -> list:
             option("--query-indices", type=click.Path(dir_okay=False),
                    help="Analyse only these rows, in this order (.npy, or one per line)."),
             option("--rounds", type=click.Path(dir_okay=False),
-                   help="Rounds composed into one total (CSV or JSON list).")]
+                   help="Rounds composed into one total (CSV or JSON list)."),
+            option("--multilabel", metavar="VARIANT",
+                   help="Multi-label votes (queries, labels, 2) or --predictions "
+                        "(queries, teachers, labels) 0/1: binary, tau:TAU or powerset.")]
 
 
 def _accounting_specs(option) -> list:
@@ -192,7 +195,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
             q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None,
-            workers=None, scheduler=None):
+            workers=None, scheduler=None, multilabel=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) votes: .npy, .npz, .csv/.tsv, - (stdin), .npy shards (a glob).
@@ -221,6 +224,9 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     if write_rdp is not None and individualized is not None:
         raise click.UsageError("--write-rdp writes one curve; an individualized run has one "
                                "per group")
+    if multilabel is not None and write_decisions is not None:
+        raise click.UsageError("--write-decisions does not combine with --multilabel (the "
+                               "per-query table holds each query's released label set)")
     if show_parameters:
         _show_parameters(votes, predictions, classes, labels, teachers, individualized,
                          groups, teacher_groups, precision, weight_rule, power, fmt,
@@ -246,7 +252,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             # is written by a second pass, a chunk at a time (bounded memory)
             per_query=(True if keep_columns else "stream"
                        if per_query is not None or write_decisions is not None else False),
-            workers=workers, executor=executor)
+            workers=workers, executor=executor, multilabel=multilabel)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:

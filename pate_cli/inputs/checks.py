@@ -22,10 +22,16 @@ def check_dtype(name, dtype):
         raise InputError(f"{name}: holds {dtype} values; expected numbers")
 
 
-def check_shape(name, array):
+MULTILABEL_HINT = ("; multi-label votes (queries, labels, 2) or predictions (queries, "
+                   "teachers, labels) need --multilabel VARIANT")
+
+
+def check_shape(name, array, *, votes: bool = False):
+    """2-D with a row; ``votes``: a 3-D array is told about ``--multilabel``."""
     if array.ndim != 2:
+        hint = MULTILABEL_HINT if votes and array.ndim == 3 else ""
         raise InputError(f"{name}: expected a 2-D array (rows = queries), got "
-                         f"{array.ndim}-D with shape {array.shape}")
+                         f"{array.ndim}-D with shape {array.shape}{hint}")
     if array.shape[0] == 0:
         raise InputError(f"{name}: has no queries (0 rows)")
 

@@ -189,7 +189,7 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     """
     name, raw, digest = open_input(path)
     array, packed_labels = read_matrix(name, raw, key="predictions", index_col=index_col)
-    check_shape(name, array)
+    check_shape(name, array, votes=True)
     if array.dtype.kind == "f":
         bad = first_true(~np.isfinite(array) | (array != np.round(array)))
         if bad is not None:
@@ -305,7 +305,7 @@ def _is_text(name: str, source) -> bool:
 def _check_votes(name, array, *, teachers: float | None = None, hint_index=False):
     """Check a vote matrix (module doc); ``teachers`` (``--teachers M``) replaces the rule
     that every row sums to the same M by the rule that no row sums above M."""
-    check_shape(name, array)
+    check_shape(name, array, votes=True)
     if array.shape[1] < 2:
         raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
     reference = None

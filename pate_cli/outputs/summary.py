@@ -37,7 +37,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     answered = s["answered"]
     answered_text = (f"{answered:.1f} expected" if isinstance(answered, float)
                      else f"{answered}")
-    answered_text += f" of {s['queries']} queries"
+    multi = s.get("multilabel")
+    answered_text += (f" of {s['queries'] * multi['labels']} labels ({s['queries']} queries "
+                      f"x {multi['labels']})" if multi else f" of {s['queries']} queries")
     lines = [
         ("input", f"{source['path']} (sha256 {digest}...)" if digest else str(source["path"])),
         ("votes", f"{source['queries']} queries x {source['classes']} classes, "
@@ -67,6 +69,11 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         # under --conversion improved)
         lines.insert(6, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
                                              f"({_improved_label(s)})"))
+    if multi:
+        tau = f" {_short(multi['tau'])}" if multi["tau"] is not None else ""
+        lines.insert(3, ("multilabel", f"{multi['variant']}{tau}, {multi['labels']} labels, "
+                                       f"sensitivity^2 {_short(multi['sensitivity_squared'])} "
+                                       "per query"))
     if s["label_accuracy"] is not None:
         lines.append(("label accuracy", f"{s['label_accuracy']:.4f} "
                                         f"over {s['labels_output']} labels output"))

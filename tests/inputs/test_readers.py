@@ -97,7 +97,9 @@ def test_one_dimensional_array(tmp_path):
 def test_three_dimensional_array(tmp_path):
     path = save(tmp_path, "votes.npy", np.ones((2, 3, 4)))
     assert error_of(load_votes, path) == (
-        f"{path}: expected a 2-D array (rows = queries), got 3-D with shape (2, 3, 4)")
+        f"{path}: expected a 2-D array (rows = queries), got 3-D with shape (2, 3, 4); "
+        "multi-label votes (queries, labels, 2) or predictions (queries, teachers, labels) "
+        "need --multilabel VARIANT")
 
 
 def test_pickled_object_array_npy(tmp_path):
