@@ -39,8 +39,8 @@ from .bounds import check_q_bound, with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
-from .outputs import check_outputs, outputs_summary
 from .multilabel import run_multilabel
+from .outputs import check_outputs, outputs_summary
 from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
