@@ -219,7 +219,8 @@ def test_sparse_refusals(cli, vote_files):
     path = str(vote_files / "csr.npz")
     for args, message in ((["-m", "interactive", "--student", path], "interactive"),
                           (["--smooth-sensitivity"], "smooth-sensitivity"),
-                          (["--q-bound", "integral", "-m", "gnmax"], "integral")):
+                          (["--q-bound", "integral", "-m", "gnmax"], "integral"),
+                          (["-m", "exponential", "--eta", "0.3"], "exponential")):
         result = cli.analyze(path, *args)
         assert result.code == 2, result.err
         assert message in result.err and "Traceback" not in result.err
