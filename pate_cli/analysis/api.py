@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -40,9 +41,9 @@ from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .multilabel import run_multilabel
-from .outputs import check_outputs, outputs_summary
+from .outputs import check_outputs, output_halt, outputs_summary
 from .per_query_stream import per_query_frames
-from .result import AddedRdp, AnalysisResult
+from .result import AddedRdp, AnalysisResult, BudgetPart
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
@@ -91,6 +92,35 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
     if teachers is not None:
         vote_set = replace(vote_set, teachers=teachers)
     return vote_set
+
+
+def _halted_at_output(result: AnalysisResult, budget: float, halted: int | None
+                      ) -> AnalysisResult:
+    """The run up to an output halt (``analysis.outputs.output_halt``) as a budget run."""
+    if result.epsilon > budget:  # the halt's margin covers every rounding: never happens
+        raise RuntimeError(f"the run up to the output halt spent {result.epsilon!r}, above "
+                           f"the budget {budget!r}")
+    return replace(result, budget=BudgetPart(limit=budget, halted_at=halted,
+                                             remaining=max(0.0, budget - result.epsilon)))
+
+
+def _check_halt_at(halt_at: str, *, budget, vote_set, query_indices, rounds, individualized,
+                   name: str) -> None:
+    """One line for a ``--halt-at`` that cannot apply."""
+    if halt_at not in ("query", "output"):
+        raise OptionError(f"--halt-at must be query or output, got {halt_at!r}")
+    if halt_at == "query":
+        return
+    if budget is None:
+        raise OptionError("--halt-at output needs --budget EPS")
+    if vote_set.outputs is None:
+        raise OptionError("--halt-at output needs an output grouping (an 'output' array in "
+                          "the sparse archive, or an output column in the long table)")
+    if query_indices is not None or rounds is not None or individualized is not None \
+            or name in ("svt", "interactive"):
+        raise OptionError("--halt-at output applies to single lnmax, gnmax and confident runs "
+                          "in file order (not --query-indices, --rounds, --individualized, "
+                          "svt or interactive)")
 
 
 def _check_sparse_run(mechanism, *, smooth_sensitivity: bool, individualized) -> None:
@@ -150,7 +180,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             index_col: int | None = None, tuning=None, decisions=None,
             progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
             per_query: bool | str = True, workers: int | None = None, executor=None,
-            multilabel: str | None = None, **parameters: Any) -> AnalysisResult:
+            multilabel: str | None = None, halt_at: str = "query",
+            **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
@@ -164,6 +195,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     adds the sanitised release (``ss_every`` queries between history checkpoints).
     ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12) adds the cost of a
     random search whose every candidate costs at most this run (``result.tuning``).
+    ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt
+    before the first output whose tokens could exceed it (``analysis.outputs``).
     ``progress(done, total)`` is called after each chunk of queries of a single run
     (not for SVT-PATE, rounds or individualized runs); ``chunk_size`` (rows) defaults
     to a bound on rows x classes (``analysis.setting.chunk_rows``).
@@ -245,6 +278,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                           individualized=individualized)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)
+    _check_halt_at(halt_at, budget=budget, vote_set=vote_set, query_indices=query_indices,
+                   rounds=rounds, individualized=individualized,
+                   name=mechanism.lower() if isinstance(mechanism, str) else mechanism.name)
     plan = None
     if individualized is not None:
         plan = individualized_plan(individualized, vote_set, groups=groups,
@@ -310,8 +346,19 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                 given, part = read_given_decisions(decisions, chosen, vote_set, indices, queries,
                                                partial=budget is not None,
                                                student=student_rows)
+            run_queries, run_budget = queries, budget
+            halted = None
+            if halt_at == "output":  # the halt found over whole outputs, then the prefix run
+                halted = output_halt(
+                    SimpleNamespace(mechanism=chosen, **common), vote_set.votes,
+                    vote_set.outputs[:queries or vote_set.queries], budget=budget,
+                    initial_rdp=initial_rdp, q_bound=q_bound, decisions=given)
+                # a halt at the first query: a budget no query fits, the limit put back below
+                run_queries, run_budget = ((queries, None) if halted is None
+                                           else (halted, None) if halted else (queries, 1e-300))
             try:
-                result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=budget,
+                result = analyze_votes(vote_set.votes, chosen, queries=run_queries,
+                                       budget=run_budget,
                                        student=student_rows, query_indices=indices,
                                        initial_rdp=initial_rdp, decisions=given,
                                        progress=progress, q_bound=q_bound, workers=workers,
@@ -326,6 +373,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             if part is not None:
                 result = replace(result, decisions=part)
             result = replace(result, q_bound=q_bound)
+            if halt_at == "output":
+                result = _halted_at_output(result, budget, halted)
             if per_query == "stream" and result.counts is not None:
                 result = replace(result, frames=partial(
                     per_query_frames, votes=vote_set.votes, query_indices=indices,

@@ -1,5 +1,10 @@
 """Queries grouped into outputs: the generated sequences token votes belong to (CLI.md).
 
+``--halt-at output`` (with ``--budget B``) halts before the first output whose tokens
+could take the total above B: output o is processed only if the spend before it plus
+every one of its tokens charged in full (both steps; the expected cost under expected
+accounting) converts within B, so a generation is never cut mid-sequence (:func:`output_halt`).
+
 Each query of a sparse vote file may carry an ``output`` id (the sequence its token is part
 of). An output's cost is the conversion of the RDP its own tokens spent (MATH.md s.6: RDP
 adds up over its tokens, both steps charged as the run charged them). The summary gives the
@@ -20,6 +25,9 @@ from .steps import mechanism_steps
 
 # Curve values (queries x orders) a chunk holds while its outputs' sums are formed.
 _CURVE_VALUES = 1 << 22
+# The output halt is checked on curves raised by this factor: the run then summed up to
+# the halt (another order of additions) converts within the budget (README, tolerance).
+_HALT_MARGIN = 1.0 + 2.0**-32
 
 
 def check_outputs(outputs: np.ndarray, name: str | None) -> None:
@@ -104,3 +112,72 @@ def _per_output_epsilons(result, votes, ids: np.ndarray, processed: int, q_bound
             epsilons.append(converter.epsilon(sums[:-1])[0])
     epsilons.append(converter.epsilon(carry[None, :])[0])
     return np.concatenate(epsilons)
+
+
+def _chunks_of_outputs(result_like, votes, ids: np.ndarray, count: int, q_bound: str,
+                       decisions, salt: int):
+    """Per chunk of the first ``count`` queries: ``(start, firsts, actual sums, full sums)``
+    per output segment of the chunk (``firsts`` the segments' first rows in the chunk)."""
+    mechanism = result_like.mechanism
+    orders, converter = checked_setting(result_like.accounting, result_like.delta,
+                                        result_like.orders, result_like.conversion)
+    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
+    noise = NoiseSource(result_like.seed, salt=salt)
+    positions = analysed_positions(votes.shape[0], None, count, lazy=True)
+    width = votes.width if hasattr(votes, "width") else votes.shape[1]
+    rows = max(1, min(CHUNK_ELEMENTS // max(1, width), _CURVE_VALUES // orders.size))
+    expected = result_like.accounting == "expected"
+    for start in range(0, count, rows):
+        stop = min(count, start + rows)
+        costs = chunk_costs(votes, positions, start, stop, mechanism=mechanism,
+                            selection=selection, answer=answer, noise=noise,
+                            accounting=result_like.accounting, orders=orders,
+                            decisions=decisions).costs
+        chosen = costs.selection[costs.selection_index]
+        answered = costs.answer[costs.answer_index]
+        actual = chosen + costs.weight[:, None] * answered
+        full = actual if expected else chosen + answered
+        chunk_ids = ids[start:stop]
+        firsts = np.flatnonzero(np.concatenate(([True], np.diff(chunk_ids) != 0)))
+        yield (start, firsts, np.add.reduceat(actual, firsts, axis=0),
+               np.add.reduceat(full, firsts, axis=0), converter)
+
+
+def output_halt(setting, votes, ids: np.ndarray, *, budget: float, initial_rdp=None,
+                q_bound: str = "union", decisions=None, salt: int = 0) -> int | None:
+    """The first query of the first output that could take the total above ``budget``
+    (module docstring), or None if every output of ``ids`` (one id per analysed query)
+    fits. ``setting`` carries the mechanism, accounting, delta, orders, conversion and
+    seed (an ``AnalysisResult`` or a namespace with those names)."""
+    count = ids.size
+    carry = None
+    pending = None  # (actual, full, first query) of the output going on across chunks
+    for start, firsts, actual, full, converter in _chunks_of_outputs(
+            setting, votes, ids, count, q_bound, decisions, salt):
+        if carry is None:
+            carry = (np.zeros(actual.shape[1]) if initial_rdp is None
+                     else np.asarray(initial_rdp, dtype=np.float64).copy())
+        if pending is not None and ids[start - 1] == ids[start]:
+            actual[0] += pending[0]
+            full[0] += pending[1]
+            first_queries = np.concatenate(([pending[2]], start + firsts[1:]))
+        else:
+            if pending is not None:  # the output before ended with the previous chunk
+                actual = np.concatenate((pending[0][None, :], actual))
+                full = np.concatenate((pending[1][None, :], full))
+                first_queries = np.concatenate(([pending[2]], start + firsts))
+            else:
+                first_queries = start + firsts
+        done = actual.shape[0] - 1  # the last segment may go on in the next chunk
+        if done > 0:
+            spent = np.cumsum(np.concatenate((carry[None, :], actual[:done])), axis=0)
+            candidate = (spent[:-1] + full[:done]) * _HALT_MARGIN
+            over = converter.epsilon(candidate)[0] > budget
+            if over.any():
+                return int(first_queries[int(np.argmax(over))])
+            carry = spent[-1]
+        pending = (actual[done], full[done], int(first_queries[done]))
+    if pending is None:
+        return None
+    candidate = (carry + pending[1]) * _HALT_MARGIN
+    return pending[2] if converter.epsilon(candidate[None, :])[0][0] > budget else None

@@ -27,6 +27,7 @@ from ..accounting.composition import query_epsilons
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..mechanisms import Decisions, NoiseSource
+from ..sparse_rows import row_width
 from ..threads import ordered_map
 from . import budget_run
 from .chunks import chunk_costs
@@ -71,7 +72,7 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     noise = NoiseSource(result.seed, salt=salt)
     queries = result.queries
     chunk_size = (chunk_size if chunk_size is not None
-                  else min(STREAM_ROWS, max(1, STREAM_ELEMENTS // max(1, votes.shape[1])),
+                  else min(STREAM_ROWS, max(1, STREAM_ELEMENTS // max(1, row_width(votes))),
                            max(1, STREAM_CURVE_VALUES // orders.size)))
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))

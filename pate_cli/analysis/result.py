@@ -282,7 +282,7 @@ class AnalysisResult:
     def to_frame(self) -> pd.DataFrame:
         """The per-query table of CLI.md, one row per analysed query."""
         self.require_columns()
-        return per_query_frame(self)
+        return self._with_outputs(per_query_frame(self))
 
     def iter_frames(self) -> Iterator[pd.DataFrame]:
         """The per-query table in consecutive pieces: ``to_frame()`` whole for a run that
@@ -292,9 +292,16 @@ class AnalysisResult:
         if self.counts is None:
             yield self.to_frame()
         elif self.frames is not None:
-            yield from self.frames(self)
+            yield from map(self._with_outputs, self.frames(self))
         else:
             self.require_columns()
+
+    def _with_outputs(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """With an output grouping (CLI.md), the ``output`` column after the others."""
+        outputs = None if self.source is None else self.source.outputs
+        if outputs is not None:
+            frame["output"] = outputs[frame["query"].to_numpy()]
+        return frame
 
     @property
     def summary(self) -> dict:

@@ -109,6 +109,9 @@ def _budget_specs(option) -> list:
     return [
         option("--budget", type=POSITIVE,
                help="Halt before the query that could take epsilon above this."),
+        option("--halt-at", type=click.Choice(["query", "output"], case_sensitive=False),
+               default="query", show_default=True,
+               help="Halt before a query, or before the first output that could exceed."),
         option("--max-epsilon", type=POSITIVE,
                help="Exit with status 3 if the final epsilon exceeds this."),
         option("--decisions", "decisions_in", type=click.Path(dir_okay=False),
@@ -195,7 +198,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
             q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None,
-            workers=None, scheduler=None, multilabel=None):
+            workers=None, scheduler=None, multilabel=None, halt_at="query"):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) votes: .npy, .npz, .csv/.tsv, - (stdin), .npy shards (a glob).
@@ -252,7 +255,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             # is written by a second pass, a chunk at a time (bounded memory)
             per_query=(True if keep_columns else "stream"
                        if per_query is not None or write_decisions is not None else False),
-            workers=workers, executor=executor, multilabel=multilabel)
+            workers=workers, executor=executor, multilabel=multilabel,
+            halt_at=halt_at.lower())
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:

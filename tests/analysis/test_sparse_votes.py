@@ -266,3 +266,59 @@ def test_an_output_that_comes_back_is_refused(cli, tmp_path):
     path.write_text("query,class,count,output\n0,1,5,0\n1,1,5,1\n2,0,5,0\n")
     result = cli.analyze(str(path), "--classes", "3")
     assert result.code == 2 and "query 2 returns to output 0" in result.err
+
+
+TOKENS = "sample_votes/tokens_zipf.npz"
+
+
+@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
+@pytest.mark.parametrize("budget", [0.3, 2.0, 5.5, 9.0, 40.0])
+def test_halting_at_outputs_never_cuts_one_nor_passes_the_budget(accounting, budget):
+    """--halt-at output: the halt is an output's first token; the run up to it is within
+    the budget; under expected accounting (every token charged as it would be), the run
+    through the halted output's last token would pass the budget."""
+    from pate_cli import analyze
+    from pate_cli.inputs import load_votes
+    from tests import ROOT
+    path = str(ROOT / TOKENS)
+    options = dict(threshold=70, sigma_threshold=30, sigma=15, accounting=accounting,
+                   budget=budget, halt_at="output", per_query=False)
+    result = analyze(path, "confident", **options)
+    outputs = load_votes(path).outputs
+    starts = np.flatnonzero(np.concatenate(([True], np.diff(outputs) != 0)))
+    halted = result.budget.halted_at
+    assert result.epsilon <= budget
+    if halted is None:
+        return
+    assert halted in starts and result.queries == halted
+    if accounting == "expected":
+        end = starts[np.searchsorted(starts, halted) + 1] if halted < starts[-1] else outputs.size
+        through = analyze(path, "confident", threshold=70, sigma_threshold=30, sigma=15,
+                          accounting="expected", queries=int(end), per_query=False)
+        assert through.epsilon > budget * (1 - 1e-9)
+    query_level = analyze(path, "confident", **{**options, "halt_at": "query"})
+    assert query_level.budget.halted_at is None or halted <= query_level.budget.halted_at
+
+
+def test_the_per_query_table_has_the_output_column(cli, tmp_path):
+    from tests import ROOT
+    table = tmp_path / "q.csv"
+    result = cli.analyze(str(ROOT / TOKENS), "-T", "70", "--sigma-threshold", "30", "--sigma",
+                         "15", "--per-query", str(table))
+    assert result.code == 0, result.err
+    frame = pd.read_csv(table)
+    assert frame.columns[-1] == "output"
+    assert frame["output"].is_monotonic_increasing and frame["output"].nunique() == 24
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--halt-at", "output"], "needs --budget"),
+    (["--halt-at", "output", "--budget", "3", "-m", "svt"], "single lnmax"),
+])
+def test_halt_at_output_refusals(cli, args, message):
+    from tests import ROOT
+    result = cli.analyze(str(ROOT / TOKENS), *args)
+    assert result.code == 2 and message in result.err and "Traceback" not in result.err
+    dense = cli.analyze(str(ROOT / "sample_votes/mnist_250_votes.npy"), "--halt-at", "output",
+                        "--budget", "3")
+    assert dense.code == 2 and "needs an output grouping" in dense.err
