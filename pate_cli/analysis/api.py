@@ -101,7 +101,8 @@ def _halted_at_output(result: AnalysisResult, budget: float, halted: int | None
         raise RuntimeError(f"the run up to the output halt spent {result.epsilon!r}, above "
                            f"the budget {budget!r}")
     return replace(result, budget=BudgetPart(limit=budget, halted_at=halted,
-                                             remaining=max(0.0, budget - result.epsilon)))
+                                             remaining=max(0.0, budget - result.epsilon),
+                                             halt_at="output"))
 
 
 def _check_halt_at(halt_at: str, *, budget, vote_set, query_indices, rounds, individualized,

@@ -59,6 +59,7 @@ class BudgetPart:
     limit: float
     halted_at: int | None
     remaining: float
+    halt_at: str = "query"  # or "output": the halt is an output's first query (--halt-at)
     # The RDP spent before each block of ``analysis.budget_run.BUDGET_BLOCK`` queries
     # after the first, up to the last processed ((blocks, orders); empty for a run of
     # one block): the per-query table restarts its running sums there.

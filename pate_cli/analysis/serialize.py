@@ -38,6 +38,8 @@ def summary_dict(result) -> dict:
     if result.budget is not None:
         budget = {"limit": result.budget.limit, "halted_at": result.budget.halted_at,
                   "remaining": result.budget.remaining, "answered": answered}
+        if result.budget.halt_at != "query":
+            budget["halt_at"] = result.budget.halt_at
     summary.update({
         "tool": "pate-analyze",
         "version": __version__,

@@ -67,6 +67,7 @@ Examples:
   pate-analyze votes.npy -m gnmax --sigma 40 --per-query b.csv -f json -o b.json
   pate-plot history a.csv b.csv --summary a.json --summary b.json -o h.png
   pate-plot history a.csv --x answered --budget 2 --label "Confident" -o h.pdf
+  pate-plot history tokens.csv --x output --budget 8 -o outputs.png
 """)
 @click.argument("inputs", nargs=-1, required=True, metavar="TABLE...")
 @click.option("--label", "labels", multiple=True,
@@ -74,8 +75,9 @@ Examples:
 @click.option("--summary", "summary_paths", multiple=True, type=click.Path(dir_okay=False),
               help="JSON summary per input, in order (pate-analyze --format json -o): "
                    "delta and parameters for the caption.")
-@click.option("--x", "x", type=click.Choice(["query", "answered"]), default="query",
-              show_default=True, help="x axis: query index, or cumulative answered count.")
+@click.option("--x", "x", type=click.Choice(["query", "answered", "output"]), default="query",
+              show_default=True,
+              help="x axis: query index, cumulative answered count, or outputs processed.")
 @click.option("--budget", type=POSITIVE,
               help="Draw a budget line and mark where each run first exceeds it.")
 @rows_option
@@ -96,6 +98,11 @@ def history(inputs, labels, summary_paths, x, budget, queries, output, style, de
               for path, summary, summary_path in zip(inputs, summaries,
                                                      summary_paths or [None] * len(inputs),
                                                      strict=True)]
+    if x == "output":
+        for path, frame in zip(inputs, frames, strict=True):
+            if "output" not in frame.columns:
+                raise click.UsageError(f"--x output: {path} has no output column (analyse "
+                                       "votes with an output grouping)")
     names = run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     figure = plots.history_figure(list(zip(names, frames, strict=True)),

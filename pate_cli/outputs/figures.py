@@ -58,7 +58,10 @@ def stopping_index(cumulative, budget: float) -> int | None:
 # --- history (2018 Figure 1 middle) ---------------------------------------------------------
 
 def history_x(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, str]:
-    """X values and axis label: the ``query`` column, or the running count of answers."""
+    """X values and axis label: the ``query`` column, the running count of answers, or
+    (``output``, one row per output) the number of outputs processed."""
+    if x == "output":
+        return np.arange(1, len(frame) + 1, dtype=np.float64), "outputs (generated sequences)"
     if x == "answered":
         answered = np.cumsum(frame["answered"].to_numpy(dtype=np.float64))
         return answered, "queries answered (cumulative count; expected count in expected mode)"
@@ -74,17 +77,23 @@ def history_figure(series, *, delta: float, x: str = "query", budget: float | No
 
     ``series``: ``(label, per-query DataFrame)`` pairs; one line each with y =
     ``epsilon_cumulative``. ``budget`` adds a dashed horizontal line and marks each run's
-    stopping point: the first query whose cumulative epsilon exceeds it.
+    stopping point: the first query whose cumulative epsilon exceeds it. ``x`` is
+    ``query``, ``answered`` or ``output`` (epsilon after each output, from the tables'
+    ``output`` column).
     """
     figure, axes = new_figure(style)
     x_label = "query index"
     for number, (label, frame) in enumerate(series):
+        if x == "output":  # the total after each output's last token
+            frame = frame.groupby("output", sort=False).tail(1)
         xs, x_label = history_x(frame, x)
         ys = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
         colour = PALETTE[number % len(PALETTE)]
         text = label
         stop = None if budget is None else stopping_index(ys, budget)
-        if stop is not None:
+        if stop is not None and x == "output":
+            text += f" (over budget after output {stop + 1})"
+        elif stop is not None:
             text += f" (over budget at query {int(frame['query'].iloc[stop])})"
         axes.plot(xs, ys, color=colour, linewidth=1.6, label=text, gid=f"history-{number}")
         if stop is not None:

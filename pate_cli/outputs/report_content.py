@@ -75,6 +75,18 @@ def data_dependence(summary: dict) -> tuple[bool, bool]:
     return dependent, sanitised
 
 
+def outputs_view(outputs: dict | None) -> dict | None:
+    """Outputs (generated sequences): their count, tokens and own epsilon (min / median /
+    max; epsilons rounded up) and how many a halt left whole."""
+    if not outputs:
+        return None
+    tokens, spent = outputs["tokens_per_output"], outputs.get("epsilon_per_output")
+    return {"count": outputs["count"], "completed": outputs["completed"],
+            "tokens": " / ".join(number(tokens[key]) for key in ("min", "median", "max")),
+            "epsilon": ("n/a" if not spent else " / ".join(
+                epsilon_text(spent[key]) for key in ("min", "median", "max")))}
+
+
 def budget_view(budget: dict | None) -> dict | None:
     """The budget and its halt, from ``{limit, stopped_at}`` or ``{limit, halted_at, ...}``."""
     if not budget:
@@ -391,6 +403,8 @@ def command_line(summary: dict) -> str:
               "--seed", str(summary.get("seed"))]
     if summary.get("budget"):
         words += ["--budget", number(summary["budget"].get("limit"), 12)]
+        if summary["budget"].get("halt_at") == "output":
+            words += ["--halt-at", "output"]
     if summary.get("smooth_sensitivity"):
         words.append("--smooth-sensitivity")
     if summary.get("individualized"):
@@ -487,6 +501,7 @@ def report_content(summary: dict, *, command: str | None = None,
                       "classes": source.get("classes")},
         "accounting": [{"name": name, "value": value} for name, value in accounting],
         "budget": budget_view(summary.get("budget")),
+        "outputs": outputs_view(summary.get("outputs")),
         "groups": group_rows(summary),
         "group_stop": summary.get("stopped_at"),
         "baseline": summary.get("baseline"),

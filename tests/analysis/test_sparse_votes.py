@@ -322,3 +322,24 @@ def test_halt_at_output_refusals(cli, args, message):
     dense = cli.analyze(str(ROOT / "sample_votes/mnist_250_votes.npy"), "--halt-at", "output",
                         "--budget", "3")
     assert dense.code == 2 and "needs an output grouping" in dense.err
+
+
+def test_the_report_and_the_plot_show_outputs(cli, tmp_path):
+    from tests import ROOT
+    args = [str(ROOT / TOKENS), "-T", "70", "--sigma-threshold", "30", "--sigma", "15",
+            "--budget", "8", "--halt-at", "output"]
+    report = cli.report(*args, "-o", str(tmp_path / "r.md"))
+    assert report.code == 0, report.err
+    text = (tmp_path / "r.md").read_text()
+    assert "Outputs (generated sequences): 24," in text and "--halt-at output" in text
+    table = tmp_path / "q.csv"
+    assert cli.analyze(*args, "--per-query", str(table)).code == 0
+    plotted = cli.plot("history", str(table), "--x", "output", "--budget", "8",
+                       "-o", str(tmp_path / "h.svg"))
+    assert plotted.code == 0, plotted.err
+    assert "outputs (generated sequences)" in (tmp_path / "h.svg").read_text()
+    plain = tmp_path / "plain.csv"
+    assert cli.analyze(str(ROOT / "sample_votes/mnist_250_votes.npy"), "-n", "50",
+                       "--per-query", str(plain)).code == 0
+    refused = cli.plot("history", str(plain), "--x", "output", "-o", str(tmp_path / "p.svg"))
+    assert refused.code == 2 and "no output column" in refused.err
