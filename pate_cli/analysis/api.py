@@ -75,7 +75,8 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
     if (votes is None) == (predictions is None):
         raise OptionError("give exactly one of VOTES or --predictions FILE")
     if classes is not None and predictions is None and not isinstance(votes, (str, os.PathLike)):
-        raise OptionError("--classes only applies to --predictions and to long sparse tables")
+        raise OptionError("--classes only applies to --predictions and to long sparse tables "
+                          "(query,class,count)")
     if predictions is not None:
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
                                     index_col=index_col, queries=queries)

@@ -27,7 +27,6 @@ from .progress import query_progress
 EPILOG = """\b
 Examples: cat votes.csv | pate-analyze - -f json | jq .epsilon
           pate-analyze votes.npy -m svt --target-epsilon 8 --svt-cutoff auto
-SVT-PATE's epsilon is data-independent: --accounting changes only what its replay reports.
 Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ctrl-C,
 143 SIGTERM (no output file is left half-written), 1 unexpected.
 """ + completion_line("pate-analyze") + "\n"
@@ -92,8 +91,7 @@ def _input_specs(option) -> list:
             option("--rounds", type=click.Path(dir_okay=False),
                    help="Rounds composed into one total (CSV or JSON list)."),
             option("--multilabel", metavar="VARIANT",
-                   help="Multi-label votes (queries, labels, 2) or --predictions "
-                        "(queries, teachers, labels) 0/1: binary, tau:TAU or powerset.")]
+                   help="Votes (queries, labels, 2) per label: binary, tau:TAU, powerset.")]
 
 
 def _accounting_specs(option) -> list:
@@ -110,8 +108,8 @@ def _budget_specs(option) -> list:
         option("--budget", type=POSITIVE,
                help="Halt before the query that could take epsilon above this."),
         option("--halt-at", type=click.Choice(["query", "output"], case_sensitive=False),
-               default="query", show_default=True,
-               help="Halt before a query, or before the first output that could exceed."),
+               default="query", metavar="UNIT",
+               help="Halt before a query (default) or the output that could exceed it."),
         option("--max-epsilon", type=POSITIVE,
                help="Exit with status 3 if the final epsilon exceeds this."),
         option("--decisions", "decisions_in", type=click.Path(dir_okay=False),
@@ -199,9 +197,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
             q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None,
             workers=None, scheduler=None, multilabel=None, halt_at="query"):
-    """Privacy cost of answering PATE queries from saved teacher votes.
-
-    VOTES: (queries x classes) votes: .npy, .npz, .csv/.tsv, - (stdin), .npy shards (a glob).
+    """Privacy cost of PATE labels from VOTES: .npy .npz .csv .tsv, sparse, shards, - (stdin).
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..analysis.decisions import decisions_of, decisions_of_frames

@@ -116,7 +116,8 @@ def input_specs(option=click.option) -> list:
         option("--predictions", type=click.Path(dir_okay=False),
                help="Teacher predictions (queries x teachers, -1: none), not votes."),
         option("--classes", type=click.IntRange(min=2), metavar="K",
-               help="Classes for --predictions [default: largest id + 1]."),
+               help="Classes for --predictions [default: largest id + 1]; a long sparse "
+                    "table's vocabulary."),
         option("--labels", type=click.Path(dir_okay=False),
                help="True labels (.npy/.csv): one per query or per analysed one (-n)."),
         option("--teachers", type=POSITIVE,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError, PateWarning
+from ..errors import InputError, OptionError, PateWarning
 from .checks import (
     check_dtype,
     check_finite_non_negative,
@@ -98,8 +98,8 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         return _load_sparse(path, kind, teachers=teachers, labels=labels, queries=queries,
                             classes=classes)
     if classes is not None:
-        raise InputError("--classes applies to --predictions and to long sparse tables "
-                         "(query,class,count)")
+        raise OptionError("--classes only applies to --predictions and to long sparse tables "
+                          "(query,class,count)")
     if is_shard_set(path):  # a directory or glob of .npy pieces (inputs.shards)
         name, array, digest = open_shards(path, read_shard)
         packed_labels = None

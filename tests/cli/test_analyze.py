@@ -294,9 +294,10 @@ BAD_OPTIONS = [
     (["--order", "1"], "Invalid value for '--order': every order must be greater than 1, got 1"),
     (["--mechanism", "nope"],
      "Invalid value for '-m' / '--mechanism': 'nope' is not one of 'lnmax', 'gnmax', "
-     "'confident', 'interactive', 'svt'."),
+     "'confident', 'interactive', 'svt', 'exponential', 'confident-exponential'."),
     (["--teachers", "0"], "Invalid value for '--teachers': must be positive, got 0"),
-    (["--classes", "3"], "--classes only applies to --predictions"),
+    (["--classes", "3"], "--classes only applies to --predictions and to long sparse tables "
+                         "(query,class,count)"),
 ]
 
 
