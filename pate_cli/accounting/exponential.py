@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..orders import validate_orders
+from ..sparse_rows import SparseRows
 from .laplace import rdp_pure_from_q
 from .validators import as_votes, check_positive
 
@@ -30,6 +31,9 @@ def log_q_exponential(votes: ArrayLike, *, eta: float,
     never binds (``p_i* >= 1/K``); it is applied anyway so that rounding in the last bit
     cannot put q above it.
     """
+    if isinstance(votes, SparseRows):  # padding cells are zero classes; the rest a block
+        return log_q_exponential(votes.counts, eta=eta, zero_classes=np.asarray(
+            zero_classes, dtype=np.float64) + votes.vocabulary - votes.counts.shape[1])
     votes = as_votes(votes)
     check_positive(eta, "eta")
     queries, classes = votes.shape

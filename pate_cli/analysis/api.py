@@ -132,10 +132,6 @@ def _check_sparse_run(mechanism, *, smooth_sensitivity: bool, individualized) ->
         raise OptionError("-m interactive needs the student's probabilities over the whole "
                           "vocabulary (a dense queries x classes array): not available for "
                           "sparse votes")
-    if name in ("exponential", "confident-exponential"):
-        raise OptionError(f"-m {name} is not available for sparse votes yet (its Gumbel "
-                          "replay of the zero block is not written); use -m gnmax or "
-                          "confident, or a dense file")
     if smooth_sensitivity:
         raise OptionError("--smooth-sensitivity is not available for sparse votes (its "
                           "local-sensitivity walk runs over dense rows)")

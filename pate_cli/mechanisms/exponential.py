@@ -15,9 +15,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..sparse_rows import SparseRows
 from .domains import ETA, GAUSSIAN_SCALE, Facts, finite, noise_scale
 from .noise import STREAM_GUMBEL, STREAM_SELECTION, NoiseSource
 from .protocol import LABEL_NOT_DRAWN, Decisions
+from .token_argmax import sparse_gumbel_argmax
 
 # The default eta, times the number of teachers M: eta = sqrt(2) / (0.16 M), at which the
 # data-independent curve alpha eps0^2 / 8 = alpha eta^2 / 2 (s.15) equals the default
@@ -32,6 +34,11 @@ def gumbel_labels(votes: np.ndarray, *, eta: float, noise: NoiseSource, start: i
     ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
     if not draw:
         return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
+    if isinstance(votes, SparseRows):  # stored classes and the zero block (token_argmax)
+        gumbel = noise.draw(stream=STREAM_GUMBEL, kind="gumbel", start=start,
+                            count=len(votes), width=votes.counts.shape[1] + 2)
+        return np.where(answered, sparse_gumbel_argmax(votes, gumbel, eta),
+                        -1).astype(np.int64)
     count, classes = votes.shape
     gumbel = noise.draw(stream=STREAM_GUMBEL, kind="gumbel", start=start, count=count,
                         width=classes)

@@ -67,3 +67,21 @@ def sparse_noisy_argmax(rows: SparseRows, draws: np.ndarray, scale: float,
     uniform = np.exp(_log_cdf(draws[:, width + 1], kind))
     rank = np.minimum(np.floor(uniform * zeros), np.maximum(zeros - 1, 0)).astype(np.int64)
     return np.where(block_wins, missing_class(rows, rank), rows.classes[index, best])
+
+
+def sparse_gumbel_argmax(rows: SparseRows, draws: np.ndarray, eta: float) -> np.ndarray:
+    """Class ids of ``argmax_j (eta n_j + G_j)`` over the whole vocabulary (MATH.md s.15)
+    from ``(rows, width + 2)`` standard Gumbel ``draws``: the maximum of the Z zero-vote
+    classes' Gumbels is a Gumbel shifted by ``log Z`` (one draw); a winning block gives
+    a uniform zero-vote class (the last draw turned into a uniform by the Gumbel CDF)."""
+    width = rows.counts.shape[1]
+    noisy = np.where(rows.padding, -np.inf, eta * rows.counts + draws[:, :width])
+    best = np.argmax(noisy, axis=1)
+    index = np.arange(rows.counts.shape[0])
+    zeros = rows.zero_classes
+    with np.errstate(divide="ignore"):
+        block = draws[:, width] + np.log(zeros)
+    block_wins = (zeros > 0) & (block > noisy[index, best])
+    uniform = np.exp(-np.exp(-draws[:, width + 1]))
+    rank = np.minimum(np.floor(uniform * zeros), np.maximum(zeros - 1, 0)).astype(np.int64)
+    return np.where(block_wins, missing_class(rows, rank), rows.classes[index, best])
