@@ -42,11 +42,13 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_benchmarks.py
 	$(BIN)/python benchmarks/totals_memory.py
+	$(BIN)/python benchmarks/token_votes.py
 	$(BIN)/python benchmarks/cluster.py
 
 # The 10^7 x 10 rows of totals-only vs per-query memory (a few minutes, ~2 GB for the table).
 bench-large: $(STAMP)
 	PATE_BENCH_LARGE=1 $(BIN)/python benchmarks/totals_memory.py
+	PATE_BENCH_LARGE=1 $(BIN)/python benchmarks/token_votes.py
 	PATE_BENCH_LARGE=1 $(BIN)/python benchmarks/cluster.py
 
 # 10^6, 10^7 and 10^8 x 10 (a 2 GB vote file generated in a temporary directory).
