@@ -112,11 +112,10 @@ def log_q_bound(votes: ArrayLike, *, sigma: float, q_bound: str = "union") -> np
 def log_q_integral(votes: ArrayLike, *, sigma: float) -> np.ndarray:
     """Certified upper bound on log q, never above Prop. 7's (module docstring, MATH.md s.13).
 
-    ``votes``: ``(queries, K)``; returns ``(queries,)``. Not written for sparse rows yet.
+    ``votes``: ``(queries, K)``; returns ``(queries,)`` (sparse rows: the zero block, s.14).
     """
     if isinstance(votes, SparseRows):
-        raise ValueError("--q-bound integral is not available for sparse votes "
-                         "(use the union bound, Prop. 7 with the zero block)")
+        return _log_q_integral_sparse(votes, sigma=sigma)
     votes = as_votes(votes)
     check_positive(sigma, "sigma")
     union = log_q_gnmax(votes, sigma=sigma)
@@ -138,8 +137,43 @@ def log_q_integral(votes: ArrayLike, *, sigma: float) -> np.ndarray:
     return out
 
 
-def _integral_bound(gaps: np.ndarray, log_union: np.ndarray) -> np.ndarray:
-    """``log min(A, B)`` for rows of sorted gaps ``(rows, K - 1)`` (module docstring)."""
+def _log_q_integral_sparse(rows: SparseRows, *, sigma: float) -> np.ndarray:
+    """:func:`log_q_integral` of sparse rows (MATH.md s.14): the same bound on the dense row,
+    whose sorted gaps are the stored classes' (padding cells are zero-vote classes) then
+    ``Z`` equal gaps ``n_i* / sigma`` of the other zero-vote classes (the largest gap), so
+    that each bucket of :func:`_log_others` charges what it charges for the dense row."""
+    check_positive(sigma, "sigma")
+    union = log_q_gnmax(rows, sigma=sigma)
+    classes = rows.vocabulary
+    chosen_rows = np.flatnonzero(union > FLOOR) if classes > 2 else np.zeros(0, np.intp)
+    if chosen_rows.size == 0:
+        return union
+    out = union.copy()
+    cap = math.log(1.0 - 1.0 / classes)
+    counts = rows.counts
+    if classes > counts.shape[1]:  # one zero-vote class in the matrix: a runner-up exists
+        counts = np.concatenate((counts, np.zeros((counts.shape[0], 1))), axis=1)
+    width = counts.shape[1]
+    for lo in range(0, chosen_rows.size, _ROWS_PER_BLOCK):
+        chosen = chosen_rows[lo : lo + _ROWS_PER_BLOCK]
+        block = counts[chosen]
+        index = np.arange(chosen.size)
+        top = np.argmax(block, axis=1)
+        plurality = block[index, top]
+        gaps = (plurality[:, None] - block) / sigma
+        gaps[index, top] = np.inf
+        gaps = np.sort(gaps, axis=1)[:, : width - 1]
+        bound = _integral_bound(gaps, union[chosen],
+                                zero_block=((plurality - 0.0) / sigma, classes - 2))
+        out[chosen] = np.minimum(np.minimum(union[chosen], bound), cap)
+    return out
+
+
+def _integral_bound(gaps: np.ndarray, log_union: np.ndarray,
+                    zero_block: tuple[np.ndarray, int] | None = None) -> np.ndarray:
+    """``log min(A, B)`` for rows of sorted gaps ``(rows, K - 1)`` (module docstring).
+    ``zero_block`` ``(gap, others)``: the gaps after ``gaps``' go on with this gap up to
+    ``others`` gaps after the runner-up (sparse rows' zero-vote classes)."""
     from scipy.special import log_ndtr, logsumexp
 
     runner_up = gaps[:, 0]
@@ -148,7 +182,7 @@ def _integral_bound(gaps: np.ndarray, log_union: np.ndarray) -> np.ndarray:
     log_cdf = log_ndtr(t)
     log_mass = _log_interval_masses(t, log_cdf, log_ndtr(-t))  # (rows, points - 1)
     log_first = log_ndtr(runner_up[:, None] + t)  # log Phi(a_1 + t_k), exact
-    log_others = _log_others(gaps[:, 1:], steps)  # lower bound on log G'(t_k)
+    log_others = _log_others(gaps[:, 1:], steps, zero_block)  # lower bound on log G'(t_k)
     chord = _Chord(t, log_mass)
     log_upper_tail = log_ndtr(-t[:, -1])
     log_all = np.minimum(log_first + log_others, 0.0)
@@ -260,17 +294,28 @@ def _log_interval_masses(t: np.ndarray, log_cdf: np.ndarray,
     return np.where(t[:, :-1] >= 0.0, right, left)
 
 
-def _log_others(others: np.ndarray, steps: np.ndarray) -> np.ndarray:
+def _log_others(others: np.ndarray, steps: np.ndarray,
+                zero_block: tuple[np.ndarray, int] | None = None) -> np.ndarray:
     """A lower bound on ``sum_{j >= 2} log Phi(a_j + t_k)``, shape ``(rows, points)``.
 
     ``others``: sorted gaps after the runner-up. Buckets charge their smallest gap; each
     gap is rounded down to the lattice and the table read there (``log Phi`` increases).
+    ``zero_block`` ``(gap, total)``: ``others`` goes on with ``gap`` (per row) up to
+    ``total`` gaps, without forming them.
     """
-    if others.shape[1] == 0:
+    total = others.shape[1] if zero_block is None else zero_block[1]
+    if total == 0:
         return np.zeros(steps.shape)
-    starts, counts = _buckets(others.shape[1])
+    starts, counts = _buckets(total)
     table, offset = _log_cdf_table()
-    base = np.floor(others[:, starts] * _LATTICE)  # may be +inf for far classes
+    if zero_block is None:
+        smallest = others[:, starts]
+    else:
+        stored = starts < others.shape[1]
+        smallest = np.empty((others.shape[0], starts.size))
+        smallest[:, stored] = others[:, starts[stored]]
+        smallest[:, ~stored] = zero_block[0][:, None]
+    base = np.floor(smallest * _LATTICE)  # may be +inf for far classes
     base = np.minimum(base, 2 * offset).astype(np.int64)
     index = base[:, :, None] + steps[:, None, :] + offset + 1
     np.clip(index, 0, table.size - 1, out=index)

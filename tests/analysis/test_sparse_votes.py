@@ -16,6 +16,7 @@ from scipy.special import log_ndtr, logsumexp, softmax
 
 from pate_cli.accounting.gnmax import log_q_gnmax
 from pate_cli.accounting.laplace import log_q_lnmax
+from pate_cli.accounting.q_bound import log_q_integral
 from pate_cli.mechanisms import NoiseSource
 from pate_cli.mechanisms.token_argmax import missing_class, sparse_noisy_argmax
 from pate_cli.sparse_rows import SparseVotes
@@ -66,6 +67,19 @@ def test_the_vocabulary_example_of_math_s14():
     # the zero block written out by hand
     by_hand = logsumexp([log_ndtr(-200 / scale), math.log(128_254) + log_ndtr(-300 / scale)])
     assert math.exp(by_hand) == pytest.approx(q, rel=1e-13)
+    # MATH.md s.13's integral bound with the zero block: 1.8e-3
+    integral = math.exp(log_q_integral(votes[0:1], sigma=40.0)[0])
+    assert integral == pytest.approx(1.8e-3, rel=0.03) and integral < q
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), classes=st.integers(3, 80),
+       stored=st.integers(1, 12), sigma=st.floats(0.5, 60.0))
+def test_the_integral_bound_with_the_zero_block_equals_the_dense_rows(seed, classes,
+                                                                       stored, sigma):
+    dense = token_votes(seed, 12, classes, 40, stored)
+    np.testing.assert_allclose(log_q_integral(as_sparse(dense)[0:12], sigma=sigma),
+                               log_q_integral(dense, sigma=sigma), rtol=TOLERANCE, atol=0)
 
 
 def test_a_zero_class_missing_rank_maps_to_its_class_id():
@@ -120,6 +134,7 @@ RUNS = [
     ["-T", "35", "--sigma-threshold", "20", "--sigma", "6", "--accounting", "data-independent"],
     ["-m", "svt", "--svt-scale", "5", "--svt-cutoff", "20"],
     ["-m", "exponential", "--eta", "0.2", "--accounting", "expected"],
+    ["-m", "gnmax", "--sigma", "4", "--accounting", "expected", "--q-bound", "integral"],
     ["-m", "confident-exponential", "-T", "35", "--sigma-threshold", "20", "--eta", "0.3"],
 ]
 
@@ -220,8 +235,7 @@ def test_bad_long_tables_get_one_line(cli, tmp_path, table, extra, message):
 def test_sparse_refusals(cli, vote_files):
     path = str(vote_files / "csr.npz")
     for args, message in ((["-m", "interactive", "--student", path], "interactive"),
-                          (["--smooth-sensitivity"], "smooth-sensitivity"),
-                          (["--q-bound", "integral", "-m", "gnmax"], "integral")):
+                          (["--smooth-sensitivity"], "smooth-sensitivity")):
         result = cli.analyze(path, *args)
         assert result.code == 2, result.err
         assert message in result.err and "Traceback" not in result.err
