@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import InputError, OptionError
 from ..mechanisms import NoiseSource
+from ..sparse_rows import row_width
 from .chunks import chunk_costs
 from .setting import CHUNK_ELEMENTS, analysed_positions, checked_setting
 from .steps import mechanism_steps
@@ -80,67 +81,52 @@ def _plain(value):
 def _per_output_epsilons(result, votes, ids: np.ndarray, processed: int, q_bound: str,
                          decisions, salt: int) -> np.ndarray:
     """Each processed output's epsilon: its processed tokens' summed curves, converted."""
-    if processed == 0:
-        return np.empty(0)
-    mechanism = result.mechanism
-    orders, converter = checked_setting(result.accounting, result.delta, result.orders,
-                                        result.conversion)
-    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
-    noise = NoiseSource(result.seed, salt=salt)
-    positions = analysed_positions(votes.shape[0], None, processed, lazy=True)
-    width = votes.width if hasattr(votes, "width") else votes.shape[1]
-    rows = max(1, min(CHUNK_ELEMENTS // max(1, width), _CURVE_VALUES // orders.size))
-    epsilons = []
-    carry = None
-    for start in range(0, processed, rows):
-        stop = min(processed, start + rows)
-        costs = chunk_costs(votes, positions, start, stop, mechanism=mechanism,
-                            selection=selection, answer=answer, noise=noise,
-                            accounting=result.accounting, orders=orders,
-                            decisions=decisions).costs
-        curves = (costs.selection[costs.selection_index]
-                  + costs.weight[:, None] * costs.answer[costs.answer_index])
-        chunk_ids = ids[start:stop]
-        firsts = np.flatnonzero(np.concatenate(([True], np.diff(chunk_ids) != 0)))
-        sums = np.add.reduceat(curves, firsts, axis=0)
-        if carry is not None and ids[start - 1] == chunk_ids[0]:
-            sums[0] += carry  # the output goes on from the previous chunk
-        elif carry is not None:
-            epsilons.append(converter.epsilon(carry[None, :])[0])
-        carry = sums[-1]
-        if sums.shape[0] > 1:
-            epsilons.append(converter.epsilon(sums[:-1])[0])
-    epsilons.append(converter.epsilon(carry[None, :])[0])
-    return np.concatenate(epsilons)
+    epsilons = [converter.epsilon(actual)[0] for _, actual, _, converter in _output_sums(
+        result, votes, ids, processed, q_bound, decisions, salt)]
+    return np.concatenate(epsilons) if epsilons else np.empty(0)
 
 
-def _chunks_of_outputs(result_like, votes, ids: np.ndarray, count: int, q_bound: str,
-                       decisions, salt: int):
-    """Per chunk of the first ``count`` queries: ``(start, firsts, actual sums, full sums)``
-    per output segment of the chunk (``firsts`` the segments' first rows in the chunk)."""
-    mechanism = result_like.mechanism
-    orders, converter = checked_setting(result_like.accounting, result_like.delta,
-                                        result_like.orders, result_like.conversion)
-    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
-    noise = NoiseSource(result_like.seed, salt=salt)
+def _output_sums(setting, votes, ids: np.ndarray, count: int, q_bound: str, decisions,
+                 salt: int):
+    """The outputs of the first ``count`` queries in order, a batch at a time: ``(first
+    query of each, (outputs, orders) curves charged, curves if every token were charged
+    in full, the run's conversion)``. An output's tokens are summed over the chunks they
+    span; ``setting`` names the mechanism, accounting, delta, orders, conversion, seed."""
+    if count == 0:
+        return
+    orders, converter = checked_setting(setting.accounting, setting.delta, setting.orders,
+                                        setting.conversion)
+    selection, answer = mechanism_steps(setting.mechanism, q_bound=q_bound)
+    noise = NoiseSource(setting.seed, salt=salt)
     positions = analysed_positions(votes.shape[0], None, count, lazy=True)
-    width = votes.width if hasattr(votes, "width") else votes.shape[1]
-    rows = max(1, min(CHUNK_ELEMENTS // max(1, width), _CURVE_VALUES // orders.size))
-    expected = result_like.accounting == "expected"
+    rows = max(1, min(CHUNK_ELEMENTS // max(1, row_width(votes)),
+                      _CURVE_VALUES // orders.size))
+    pending = None  # (first query, actual, full) of the output the last chunk ended in
     for start in range(0, count, rows):
         stop = min(count, start + rows)
-        costs = chunk_costs(votes, positions, start, stop, mechanism=mechanism,
+        costs = chunk_costs(votes, positions, start, stop, mechanism=setting.mechanism,
                             selection=selection, answer=answer, noise=noise,
-                            accounting=result_like.accounting, orders=orders,
+                            accounting=setting.accounting, orders=orders,
                             decisions=decisions).costs
         chosen = costs.selection[costs.selection_index]
         answered = costs.answer[costs.answer_index]
         actual = chosen + costs.weight[:, None] * answered
-        full = actual if expected else chosen + answered
-        chunk_ids = ids[start:stop]
-        firsts = np.flatnonzero(np.concatenate(([True], np.diff(chunk_ids) != 0)))
-        yield (start, firsts, np.add.reduceat(actual, firsts, axis=0),
-               np.add.reduceat(full, firsts, axis=0), converter)
+        full = actual if setting.accounting == "expected" else chosen + answered
+        firsts = np.flatnonzero(np.concatenate(([True], np.diff(ids[start:stop]) != 0)))
+        actual = np.add.reduceat(actual, firsts, axis=0)
+        full = np.add.reduceat(full, firsts, axis=0)
+        first_query = start + firsts
+        if pending is not None and ids[start - 1] == ids[start]:  # the output goes on
+            first_query[0] = pending[0]
+            actual[0] += pending[1]
+            full[0] += pending[2]
+        elif pending is not None:  # the output before ended with the previous chunk
+            yield (np.array([pending[0]]), pending[1][None, :], pending[2][None, :],
+                   converter)
+        if first_query.size > 1:
+            yield first_query[:-1], actual[:-1], full[:-1], converter
+        pending = (int(first_query[-1]), actual[-1], full[-1])
+    yield np.array([pending[0]]), pending[1][None, :], pending[2][None, :], converter
 
 
 def output_halt(setting, votes, ids: np.ndarray, *, budget: float, initial_rdp=None,
@@ -149,35 +135,15 @@ def output_halt(setting, votes, ids: np.ndarray, *, budget: float, initial_rdp=N
     (module docstring), or None if every output of ``ids`` (one id per analysed query)
     fits. ``setting`` carries the mechanism, accounting, delta, orders, conversion and
     seed (an ``AnalysisResult`` or a namespace with those names)."""
-    count = ids.size
     carry = None
-    pending = None  # (actual, full, first query) of the output going on across chunks
-    for start, firsts, actual, full, converter in _chunks_of_outputs(
-            setting, votes, ids, count, q_bound, decisions, salt):
+    for first_query, actual, full, converter in _output_sums(
+            setting, votes, ids, ids.size, q_bound, decisions, salt):
         if carry is None:
             carry = (np.zeros(actual.shape[1]) if initial_rdp is None
-                     else np.asarray(initial_rdp, dtype=np.float64).copy())
-        if pending is not None and ids[start - 1] == ids[start]:
-            actual[0] += pending[0]
-            full[0] += pending[1]
-            first_queries = np.concatenate(([pending[2]], start + firsts[1:]))
-        else:
-            if pending is not None:  # the output before ended with the previous chunk
-                actual = np.concatenate((pending[0][None, :], actual))
-                full = np.concatenate((pending[1][None, :], full))
-                first_queries = np.concatenate(([pending[2]], start + firsts))
-            else:
-                first_queries = start + firsts
-        done = actual.shape[0] - 1  # the last segment may go on in the next chunk
-        if done > 0:
-            spent = np.cumsum(np.concatenate((carry[None, :], actual[:done])), axis=0)
-            candidate = (spent[:-1] + full[:done]) * _HALT_MARGIN
-            over = converter.epsilon(candidate)[0] > budget
-            if over.any():
-                return int(first_queries[int(np.argmax(over))])
-            carry = spent[-1]
-        pending = (actual[done], full[done], int(first_queries[done]))
-    if pending is None:
-        return None
-    candidate = (carry + pending[1]) * _HALT_MARGIN
-    return pending[2] if converter.epsilon(candidate[None, :])[0][0] > budget else None
+                     else np.asarray(initial_rdp, dtype=np.float64))
+        spent = np.cumsum(np.concatenate((carry[None, :], actual)), axis=0)
+        over = converter.epsilon((spent[:-1] + full) * _HALT_MARGIN)[0] > budget
+        if over.any():
+            return int(first_query[int(np.argmax(over))])
+        carry = spent[-1]
+    return None
