@@ -33,7 +33,7 @@ _LOG1P_IDENTITY = 2.0**-53
 _WORK_ELEMENTS = 1 << 17
 
 
-def log_q_gnmax(votes: ArrayLike, *, sigma: float) -> np.ndarray:
+def log_q_gnmax(votes: ArrayLike | SparseRows, *, sigma: float) -> np.ndarray:
     """Upper bound on log Pr[GNMax does not output the plurality class] (Prop. 7).
 
     ``log q = logsumexp_{j != i*} log_ndtr(-(n_i* - n_j) / (sqrt(2) sigma))``, capped at

@@ -18,7 +18,7 @@ from .token_votes import log_q_lnmax_sparse
 from .validators import as_log_q, as_votes, check_positive
 
 
-def log_q_lnmax(votes: ArrayLike, *, scale: float) -> np.ndarray:
+def log_q_lnmax(votes: ArrayLike | SparseRows, *, scale: float) -> np.ndarray:
     """Upper bound on log Pr[LNMax does not output the plurality class] (MATH.md s.5).
 
     ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)

@@ -41,9 +41,15 @@ from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .multilabel import run_multilabel
-from .outputs import check_outputs, output_halt, outputs_summary
+from .outputs import (
+    check_halt_at,
+    check_outputs,
+    halted_at_output,
+    output_halt,
+    outputs_summary,
+)
 from .per_query_stream import per_query_frames
-from .result import AddedRdp, AnalysisResult, BudgetPart
+from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
@@ -93,36 +99,6 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
     if teachers is not None:
         vote_set = replace(vote_set, teachers=teachers)
     return vote_set
-
-
-def _halted_at_output(result: AnalysisResult, budget: float, halted: int | None
-                      ) -> AnalysisResult:
-    """The run up to an output halt (``analysis.outputs.output_halt``) as a budget run."""
-    if result.epsilon > budget:  # the halt's margin covers every rounding: never happens
-        raise RuntimeError(f"the run up to the output halt spent {result.epsilon!r}, above "
-                           f"the budget {budget!r}")
-    return replace(result, budget=BudgetPart(limit=budget, halted_at=halted,
-                                             remaining=max(0.0, budget - result.epsilon),
-                                             halt_at="output"))
-
-
-def _check_halt_at(halt_at: str, *, budget, vote_set, query_indices, rounds, individualized,
-                   name: str) -> None:
-    """One line for a ``--halt-at`` that cannot apply."""
-    if halt_at not in ("query", "output"):
-        raise OptionError(f"--halt-at must be query or output, got {halt_at!r}")
-    if halt_at == "query":
-        return
-    if budget is None:
-        raise OptionError("--halt-at output needs --budget EPS")
-    if vote_set.outputs is None:
-        raise OptionError("--halt-at output needs an output grouping (an 'output' array in "
-                          "the sparse archive, or an output column in the long table)")
-    if query_indices is not None or rounds is not None or individualized is not None \
-            or name in ("svt", "interactive"):
-        raise OptionError("--halt-at output applies to single lnmax, gnmax and confident runs "
-                          "in file order (not --query-indices, --rounds, --individualized, "
-                          "svt or interactive)")
 
 
 def _check_sparse_run(mechanism, *, smooth_sensitivity: bool, individualized) -> None:
@@ -276,7 +252,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                           individualized=individualized)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)
-    _check_halt_at(halt_at, budget=budget, vote_set=vote_set, query_indices=query_indices,
+    check_halt_at(halt_at, budget=budget, vote_set=vote_set, query_indices=query_indices,
                    rounds=rounds, individualized=individualized,
                    name=mechanism.lower() if isinstance(mechanism, str) else mechanism.name)
     plan = None
@@ -347,6 +323,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             run_queries, run_budget = queries, budget
             halted = None
             if halt_at == "output":  # the halt found over whole outputs, then the prefix run
+                assert budget is not None and vote_set.outputs is not None  # _check_halt_at
                 halted = output_halt(
                     SimpleNamespace(mechanism=chosen, **common), vote_set.votes,
                     vote_set.outputs[:queries or vote_set.queries], budget=budget,
@@ -371,8 +348,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             if part is not None:
                 result = replace(result, decisions=part)
             result = replace(result, q_bound=q_bound)
-            if halt_at == "output":
-                result = _halted_at_output(result, budget, halted)
+            if halt_at == "output" and budget is not None:
+                result = halted_at_output(result, budget, halted)
             if per_query == "stream" and result.counts is not None:
                 result = replace(result, frames=partial(
                     per_query_frames, votes=vote_set.votes, query_indices=indices,

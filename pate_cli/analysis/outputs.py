@@ -15,12 +15,15 @@ queries must be consecutive rows (a generation is a sequence).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import InputError, OptionError
 from ..mechanisms import NoiseSource
 from ..sparse_rows import row_width
 from .chunks import chunk_costs
+from .result import BudgetPart
 from .setting import CHUNK_ELEMENTS, analysed_positions, checked_setting
 from .steps import mechanism_steps
 
@@ -147,3 +150,32 @@ def output_halt(setting, votes, ids: np.ndarray, *, budget: float, initial_rdp=N
             return int(first_query[int(np.argmax(over))])
         carry = spent[-1]
     return None
+
+
+def halted_at_output(result, budget: float, halted: int | None):
+    """The run up to an output halt (``analysis.outputs.output_halt``) as a budget run."""
+    if result.epsilon > budget:  # the halt's margin covers every rounding: never happens
+        raise RuntimeError(f"the run up to the output halt spent {result.epsilon!r}, above "
+                           f"the budget {budget!r}")
+    return replace(result, budget=BudgetPart(limit=budget, halted_at=halted,
+                                             remaining=max(0.0, budget - result.epsilon),
+                                             halt_at="output"))
+
+
+def check_halt_at(halt_at: str, *, budget, vote_set, query_indices, rounds, individualized,
+                   name: str) -> None:
+    """One line for a ``--halt-at`` that cannot apply."""
+    if halt_at not in ("query", "output"):
+        raise OptionError(f"--halt-at must be query or output, got {halt_at!r}")
+    if halt_at == "query":
+        return
+    if budget is None:
+        raise OptionError("--halt-at output needs --budget EPS")
+    if vote_set.outputs is None:
+        raise OptionError("--halt-at output needs an output grouping (an 'output' array in "
+                          "the sparse archive, or an output column in the long table)")
+    if query_indices is not None or rounds is not None or individualized is not None \
+            or name in ("svt", "interactive"):
+        raise OptionError("--halt-at output applies to single lnmax, gnmax and confident runs "
+                          "in file order (not --query-indices, --rounds, --individualized, "
+                          "svt or interactive)")

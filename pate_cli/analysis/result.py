@@ -299,7 +299,7 @@ class AnalysisResult:
 
     def _with_outputs(self, frame: pd.DataFrame) -> pd.DataFrame:
         """With an output grouping (CLI.md), the ``output`` column after the others."""
-        outputs = None if self.source is None else self.source.outputs
+        outputs = getattr(self.source, "outputs", None)  # a VoteSet's (multi-label: none)
         if outputs is not None:
             frame["output"] = outputs[frame["query"].to_numpy()]
         return frame
