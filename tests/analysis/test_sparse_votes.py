@@ -120,8 +120,10 @@ def vote_files(tmp_path_factory):
     sp.save_npz(folder / "csr.npz", sp.csr_matrix(dense))
     sp.save_npz(folder / "coo.npz", sp.coo_matrix(dense), compressed=False)
     rows, cols = np.nonzero(dense)
-    pd.DataFrame({"query": rows, "class": cols, "count": dense[rows, cols]}).to_csv(
-        folder / "long.csv", index=False)
+    frame = pd.DataFrame({"query": rows, "class": cols, "count": dense[rows, cols]})
+    frame.to_csv(folder / "long.csv", index=False)
+    frame.to_csv(folder / "long.tsv", index=False, sep="\t")
+    frame.to_parquet(folder / "long.parquet")
     return folder
 
 
@@ -155,7 +157,8 @@ def _numbers(value, path=""):
 def test_dense_and_sparse_files_give_the_same_numbers(cli, vote_files, args, tmp_path):
     outputs = {}
     for name, extra in (("dense.npy", []), ("csr.npz", []), ("coo.npz", []),
-                        ("long.csv", ["--classes", "400"])):
+                        ("long.csv", ["--classes", "400"]), ("long.tsv", ["--classes", "400"]),
+                        ("long.parquet", ["--classes", "400"])):
         table = tmp_path / f"{name}.csv"
         result = cli.analyze(str(vote_files / name), *extra, *args, "-f", "json",
                              "--per-query", str(table))
