@@ -173,7 +173,8 @@ def calibration_dict(found, votes) -> dict:
 
 def _table(s: dict) -> str:
     params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={value:g}"
-                       for key, value in s["params"].items())
+                       for key, value in s["params"].items()
+                       if (key, value) != ("screening", "exact"))  # the default: unsaid
     solved = s["solved"]
     name = "scale factor" if solved["scale_all"] else solved["parameter"]
     answered = s["answered"]
