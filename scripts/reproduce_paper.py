@@ -41,7 +41,8 @@ def reproduce(votes_dir: Path, replays: int) -> list[dict]:
     rows = []
     for name, file, queries, t, s1, s2, delta, paper_answered, paper_eps in SETTINGS:
         vote_set = pate_cli.load_votes(votes_dir / file)
-        mechanism = pate_cli.ConfidentGNMax(threshold=t, sigma_threshold=s1, sigma=s2)
+        mechanism = pate_cli.ConfidentGNMax(threshold=t, sigma_threshold=s1, sigma=s2,
+                                               screening="gaussian")  # the papers'
         expected = pate_cli.analyze(vote_set, mechanism, accounting="expected",
                                     queries=queries, delta=delta)
         runs = [pate_cli.analyze(vote_set, mechanism, accounting="replay", queries=queries,

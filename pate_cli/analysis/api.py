@@ -53,11 +53,12 @@ from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .sanitization import sanitize_analysis
-from .setting import DEFAULT_CHUNK, checked_queries
+from .setting import DEFAULT_CHUNK, checked_queries, needs_integer_votes
 from .tuning import tuning_distribution, tuning_part
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
-                        "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon", "eta")
+                        "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon", "eta",
+                        "screening")
 
 
 @dataclass(frozen=True)
@@ -456,7 +457,8 @@ def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
         if name not in MECHANISMS:
             raise OptionError(f"unknown mechanism {mechanism!r} (choose from "
                               f"{', '.join(MECHANISMS)})")
-        return build_mechanism(name, teachers=vote_set.teachers, **parameters)
+        return build_mechanism(name, teachers=vote_set.teachers, **parameters,
+                               integer_votes=needs_integer_votes(name, parameters, vote_set))
     if any(value is not None for value in parameters.values()):
         raise TypeError(f"parameters {sorted(parameters)} apply to a mechanism given by name")
     return mechanism

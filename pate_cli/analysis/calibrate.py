@@ -104,6 +104,8 @@ class Calibration:
                 words += [flag, _text(self.options[key])]
         if result.conversion != "classic":
             words += ["--conversion", result.conversion]
+        if self.options.get("screening") == "gaussian":
+            words += ["--screening", "gaussian"]
         if result.seed:
             words += ["--seed", str(result.seed)]
         return " ".join(shlex.quote(word) for word in words)
@@ -150,7 +152,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
                           "(give it with --scale-all to scale from it)")
     shown_options = {key: options.get(key) for key in
                      ("predictions", "classes", "labels", "teachers", "index_col", "queries",
-                      "orders", "order")}
+                      "orders", "order", "screening")}
     labels, queries = options.pop("labels", None), options.get("queries")
     vote_set = api.read_votes(votes, predictions=options.pop("predictions", None),
                               classes=options.pop("classes", None), labels=labels,

@@ -43,6 +43,7 @@ from ..mechanisms import (
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, chunk_rows, label_accuracy
+from .steps import screening_counts
 
 if TYPE_CHECKING:
     from ..inputs.groups import PrivacyGroups
@@ -243,7 +244,9 @@ def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupPa
                       answered=base.label[part] >= 0, charge=decisions[part],
                       log_pr_answered=base.log_pr_answered[part] if selection else None,
                       sigma_threshold=mechanism.sigma_threshold if selection else None,
-                      data_independent=independent)
+                      data_independent=independent,
+                      screening=_screening(mechanism, parameters.variant) if selection
+                      else None)
         if frequencies is None:
             yield group_costs(base.log_q[part], sensitivities=parameters.sensitivity,
                               evaluate=False, **common)
@@ -252,6 +255,17 @@ def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupPa
                                                     count=part.stop - start, start=start)
             yield vanishing_costs(base.log_q[part], participation=participation,
                                   map=parallel, **common)
+
+
+def _screening(mechanism, variant: str) -> tuple | None:
+    """``(T, kind, low, high)`` of the threshold step's exact curve (MATH.md s.17), None
+    under ``screening="gaussian"``; weighted and rescaled (vanishing) votes are real."""
+    kind, low, high = screening_counts(mechanism)
+    if kind == "gaussian":
+        return None
+    if variant != "upsampling":
+        kind = "real"
+    return (float(mechanism.threshold), kind, low, high)
 
 
 def _replay_answered(base: AnalysisResult) -> np.ndarray:

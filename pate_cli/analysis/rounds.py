@@ -28,6 +28,7 @@ from .setting import (
     grid_edge_notes,
     initial_carry,
     label_accuracy,
+    needs_integer_votes,
 )
 from .steps import data_independent_curve, mechanism_steps, per_query_at_order
 
@@ -185,5 +186,6 @@ def _round(spec, vote_set, defaults: dict, parameter_names) -> Round:
             raise InputError("--rounds: an interactive round needs a 'student' file")
         student = load_student(spec["student"], queries=vote_set.queries,
                                classes=vote_set.classes)
-    mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters)
+    mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters,
+                                integer_votes=needs_integer_votes(name, parameters, vote_set))
     return Round(rows=rows, mechanism=mechanism, student=student)

@@ -8,6 +8,7 @@ import numpy as np
 from ..accounting.conversion import Conversion, check_delta
 from ..errors import OptionError
 from ..inputs.mapped import drop_mapped_rows
+from ..inputs.votes import integer_votes
 from ..mechanisms import OUTCOME_NAMES
 from ..orders import default_orders, validate_orders
 from ..sparse_rows import is_sparse
@@ -29,6 +30,16 @@ def chunk_rows(chunk_size: int | None, classes: int) -> int:
     if chunk_size is not None:
         return chunk_size
     return min(CHUNK_ROWS, max(1, CHUNK_ELEMENTS // max(1, int(classes))))
+
+def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
+    """Whether a run's threshold step compares whole counts (MATH.md s.17's integer
+    grid): Confident-GNMax or Confident-exponential on plain votes. Read only where the
+    exact curve is used."""
+    if name not in ("confident", "confident-exponential") \
+            or parameters.get("screening") == "gaussian":
+        return False
+    return integer_votes(vote_set.votes)
+
 
 def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
                     conversion: str) -> tuple[np.ndarray, Conversion]:

@@ -20,6 +20,7 @@ from ..accounting.exponential import (
 from ..accounting.gnmax import rdp_gnmax, rdp_gnmax_data_independent
 from ..accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
 from ..accounting.q_bound import check_q_bound, log_q_bound
+from ..accounting.screening import rdp_screening
 from ..accounting.threshold import (
     log_pr_answered,
     rdp_threshold,
@@ -67,10 +68,30 @@ def _exponential_answer(mechanism, q_bound: str = "union") -> Step:
 
 def _threshold_selection(mechanism) -> Step:
     """The noisy threshold on ``mechanism.selection_counts`` (max n, or max n - M p for
-    Interactive, MATH.md s.4)."""
+    Interactive, MATH.md s.4). Its data-independent curve is MATH.md s.17's exact one
+    (``screening_counts``), which also caps s.4's data-dependent curve (the min of two
+    valid bounds), or s.2's Gaussian curve under ``screening="gaussian"``."""
     s1 = mechanism.sigma_threshold
-    return Step(partial(_threshold_statistic, mechanism), partial(_threshold_rdp, s1),
-                partial(_threshold_independent, s1))
+    screen = (s1, mechanism.threshold, *screening_counts(mechanism))
+    return Step(partial(_threshold_statistic, mechanism), partial(_threshold_rdp, *screen),
+                partial(_threshold_independent, *screen))
+
+
+def screening_counts(mechanism) -> tuple[str, float, float]:
+    """``(kind, low, high)``: the counts a selecting mechanism's threshold step may
+    compare (MATH.md s.17). ``integer``: plain votes, ``max n`` in ``0..M``; ``real``:
+    ``max n`` of weighted votes in ``[0, M]``, or Interactive's ``max_j (n_j - M p_j)``,
+    which lies in ``[-M/2, M]`` (``n_j >= 0``, rows at most M and at least 2 classes, so
+    the largest of K numbers summing to ``sum n - M >= -M`` is at least ``-M/K``);
+    ``gaussian``: s.2's curve (``screening="gaussian"``, or M unknown)."""
+    teachers = getattr(mechanism, "teachers", None)
+    if mechanism.screening == "gaussian" or teachers is None:
+        return "gaussian", 0.0, 0.0
+    top = float(teachers)
+    if mechanism.name == "interactive":
+        return "real", -top / 2.0, top
+    whole = bool(mechanism.integer_votes) and top.is_integer()
+    return ("integer" if whole else "real"), 0.0, top
 
 
 # The steps' functions, at module level so that a step pickles (cluster workers run them).
@@ -117,12 +138,18 @@ def _threshold_statistic(mechanism, v, p):
                            sigma_threshold=mechanism.sigma_threshold)
 
 
-def _threshold_rdp(s1, s, o):
-    return rdp_threshold(s, sigma_threshold=s1, orders=o)
+def _threshold_rdp(s1, threshold, kind, low, high, s, o):
+    dependent = rdp_threshold(s, sigma_threshold=s1, orders=o)
+    if kind == "gaussian":
+        return dependent
+    return np.minimum(dependent, _threshold_independent(s1, threshold, kind, low, high, o))
 
 
-def _threshold_independent(s1, o):
-    return rdp_threshold_data_independent(sigma_threshold=s1, orders=o)
+def _threshold_independent(s1, threshold, kind, low, high, o):
+    if kind == "gaussian":
+        return rdp_threshold_data_independent(sigma_threshold=s1, orders=o)
+    return rdp_screening(threshold=threshold, sigma_threshold=s1, low=low, high=high,
+                         integer=kind == "integer", orders=o)
 
 
 # MATH.md section 7: mechanism name -> (selection step or None, answer step). SVT-PATE is

@@ -19,6 +19,7 @@ from .options import (
     debug_option,
     group,
     input_specs,
+    screening_spec,
     tuning_spec,
     version_option,
 )
@@ -81,7 +82,9 @@ def _mechanism_specs(option) -> list:
                help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),
         option("--target-epsilon", type=POSITIVE,
                help="SVT: solve for the scale that gives this epsilon."),
+        screening_spec(option),
     ]
+
 
 
 def _input_specs(option) -> list:
@@ -191,7 +194,8 @@ def _smooth_specs(option) -> list:
 @version_option
 def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, sigma,
             threshold, sigma_threshold, laplace_scale, eta, student, confidence, svt_scale,
-            svt_cutoff, svt_threshold, target_epsilon, query_indices, rounds, add_rdp, smooth,
+            svt_cutoff, svt_threshold, target_epsilon, screening, query_indices, rounds,
+            add_rdp, smooth,
             ss_history, ss_every, individualized, groups, teacher_groups, precision,
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
@@ -245,7 +249,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
             laplace_scale=laplace_scale, eta=eta, confidence=confidence, svt_scale=svt_scale,
             svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-            target_epsilon=target_epsilon, index_col=index_col, tuning=tuning,
+            target_epsilon=target_epsilon, screening=screening, index_col=index_col,
+            tuning=tuning,
             decisions=decisions_in, progress=report, q_bound=q_bound,
             # totals only unless an output needs the columns; a per-query table alone
             # is written by a second pass, a chunk at a time (bounded memory)

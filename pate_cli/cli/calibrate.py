@@ -23,6 +23,7 @@ from .options import (
     debug_option,
     group,
     input_specs,
+    screening_spec,
     version_option,
 )
 
@@ -74,7 +75,7 @@ def _accounting_specs(option) -> list:
                    default="data-independent", show_default=True,
                    help="data-independent (the votes' privacy is not looked at) or "
                         "expected (2018 paper; a data-dependent choice)."),
-            *accounting_specs(option)[1:]]
+            *accounting_specs(option)[1:], screening_spec(option)]
 
 
 def _output_specs(option) -> list:
@@ -125,6 +126,12 @@ def command(votes, target_epsilon, mechanism, sigma, threshold, sigma_threshold,
         click.echo(text, nl=False)
 
 
+def _screening(found) -> dict:
+    """The threshold step's curve (MATH.md s.17) of a selecting mechanism, as analysed."""
+    params = found.result.mechanism.params
+    return {"screening": params["screening"]} if "screening" in params else {}
+
+
 def calibration_dict(found, votes) -> dict:
     """The JSON of ``pate-calibrate -f json``: provenance, the answer, its figures."""
     result = found.result
@@ -141,7 +148,8 @@ def calibration_dict(found, votes) -> dict:
         "target_epsilon": found.target_epsilon,
         "solved": {"parameter": found.parameter, "value": plain_number(found.value),
                    "scale_all": found.scale_all},
-        "params": {key: plain_number(value) for key, value in found.params.items()},
+        "params": {**{key: plain_number(value) for key, value in found.params.items()},
+                   **_screening(found)},
         "accounting": result.accounting,
         "conversion": result.conversion,
         "delta": result.delta,
@@ -167,7 +175,9 @@ def calibration_dict(found, votes) -> dict:
 
 
 def _table(s: dict) -> str:
-    params = ", ".join(f"{key}={value:g}" for key, value in s["params"].items())
+    params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={value:g}"
+                       for key, value in s["params"].items()
+                       if (key, value) != ("screening", "exact"))  # the default: unsaid
     solved = s["solved"]
     name = "scale factor" if solved["scale_all"] else solved["parameter"]
     answered = s["answered"]

@@ -8,7 +8,7 @@ import click
 from click_option_group import optgroup
 
 from .._version import __version__
-from .choices import CONVERSIONS
+from .choices import CONVERSIONS, SCREENINGS
 from .choices import ORDERS_AUTO as AUTO
 
 
@@ -201,3 +201,11 @@ class SchedulerAddress(click.ParamType):
             return scheduler_address(value)
         except ValueError as error:
             self.fail(str(error), param, ctx)
+
+
+def screening_spec(option):
+    """``--screening``: the threshold step's data-independent curve (MATH.md s.17)."""
+    return option("--screening", type=click.Choice(list(SCREENINGS)), default="exact",
+                  show_default=True,
+                  help="Threshold step's worst case: exact (its one-bit output) or "
+                       "gaussian (the papers' alpha/(2 sigma1^2)).")

@@ -23,6 +23,7 @@ from .options import (
     debug_option,
     group,
     index_col_option,
+    screening_spec,
     tuning_spec,
     version_option,
 )
@@ -136,7 +137,7 @@ def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--budget", type=POSITIVE,
                    help="Budget run: halt before epsilon could exceed this."),
-            tuning_spec(option)]
+            tuning_spec(option), screening_spec(option)]
 
 
 def _run_specs(option) -> list:
@@ -190,7 +191,8 @@ def _output_specs(option) -> list:
 def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
             svt_cutoff, eta, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
-            best, pareto, max_points, progress, quiet, debug, index_col, tuning=None):
+            best, pareto, max_points, progress, quiet, debug, index_col, tuning=None,
+            screening="exact"):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker

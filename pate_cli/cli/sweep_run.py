@@ -54,7 +54,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                       svt_scale, svt_cutoff, eta, queries, repeats, labels, student, confidence,
                       accounting, delta, orders, order, conversion, seed, budget, workers,
                       scheduler, out, fmt, resume, best, pareto, max_points, progress, quiet,
-                      debug, index_col=None, tuning=None):
+                      debug, index_col=None, tuning=None, screening="exact"):
     """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): the same parameters."""
     mechanisms = list(dict.fromkeys(mechanisms or ("confident",)))
     grids = {name: values for name, values in
@@ -89,7 +89,8 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(float(x) for x in orders),
-                             confidence=confidence, rdp_curves=tuning is not None)
+                             confidence=confidence, screening=screening,
+                             rdp_curves=tuning is not None)
     if "interactive" in mechanisms and not student:
         raise click.UsageError("-m interactive needs --student")
     with reported_warnings():  # notes about a vote file (averaged votes): one line each

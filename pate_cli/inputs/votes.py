@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import InputError, OptionError, PateWarning
+from ..sparse_rows import SparseRows, SparseVotes
 from .checks import (
     check_dtype,
     check_finite_non_negative,
@@ -467,3 +468,25 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
         raise InputError(f"{name}: query {off[0]} sums to {totals[off[0]]:.9g}, not 1 "
                          "(student rows must be probability vectors)")
     return values
+
+
+def integer_votes(votes) -> bool:
+    """Whether every vote is a whole number (plain counts, not weighted or averaged), read
+    in chunks (bounded memory; a mapped file's pages are let go). The threshold step's
+    exact curve (MATH.md s.17) ranges over the integers 0..M only for such votes."""
+    if isinstance(votes, SparseVotes):
+        votes = votes.data
+    elif isinstance(votes, SparseRows):
+        votes = votes.counts
+    if votes.dtype.kind in "iub":
+        return True
+    width = votes.shape[1] if votes.ndim > 1 else 1
+    rows = max(1, min(_SCAN_ROWS, _SCAN_ELEMENTS // max(1, width)))  # as the checks scan
+    for start in range(0, votes.shape[0], rows):
+        chunk = np.asarray(votes[start:start + rows])
+        whole = bool(np.all(chunk == np.rint(chunk)))
+        if votes.ndim > 1:
+            drop_mapped_rows(votes, start, start + chunk.shape[0])
+        if not whole:
+            return False
+    return True

@@ -114,7 +114,11 @@ class GNMax(Facts):
 
 
 def _check_confident_parameters(mechanism) -> None:
-    """T finite; sigma1 and sigma2 in the Gaussian domain (Confident and Interactive)."""
+    """T finite; sigma1 and sigma2 in the Gaussian domain; ``screening`` ``exact`` (the
+    threshold step's exact curve, MATH.md s.17) or ``gaussian`` (s.2's, the papers')."""
+    if mechanism.screening not in SCREENINGS:
+        raise ValueError(f"screening must be one of {', '.join(SCREENINGS)}, got "
+                         f"{mechanism.screening!r}")
     object.__setattr__(mechanism, "threshold", finite(mechanism.threshold, "threshold"))
     object.__setattr__(mechanism, "sigma_threshold",
                        noise_scale(mechanism.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE))
@@ -126,13 +130,19 @@ class ConfidentGNMax(Facts):
     """Confident-GNMax (Algorithm 1 of Papernot et al. 2018).
 
     Answer ``argmax_j n_j + N(0, sigma^2)`` only if ``max_j n_j + N(0, sigma1^2) >= T``,
-    otherwise abstain (MATH.md sections 1, 4, 7).
+    otherwise abstain (MATH.md sections 1, 4, 7). ``teachers`` (M) and ``integer_votes``
+    (plain counts) say which counts the threshold step may compare, for its exact
+    data-independent curve (``screening="exact"``, MATH.md s.17); without ``teachers``
+    the step is charged s.2's Gaussian curve.
     """
 
     threshold: float
     sigma_threshold: float
     sigma: float
     name: str = field(default="confident", init=False)
+    teachers: float | None = None
+    screening: str = "exact"
+    integer_votes: bool = False
     selects: ClassVar[bool] = True
     answer_noise: ClassVar[str | None] = "gaussian"
 
@@ -145,6 +155,7 @@ class ConfidentGNMax(Facts):
             "threshold": self.threshold,
             "sigma_threshold": self.sigma_threshold,
             "sigma": self.sigma,
+            "screening": self.screening,
         }
 
     def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
@@ -177,6 +188,7 @@ class InteractiveGNMax(Facts):
     confidence: float
     teachers: float
     name: str = field(default="interactive", init=False)
+    screening: str = "exact"
     uses_student: ClassVar[bool] = True
     selects: ClassVar[bool] = True
     answer_noise: ClassVar[str | None] = "gaussian"
@@ -196,6 +208,7 @@ class InteractiveGNMax(Facts):
             "sigma_threshold": self.sigma_threshold,
             "sigma": self.sigma,
             "confidence": self.confidence,
+            "screening": self.screening,
         }
 
     def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
@@ -221,6 +234,8 @@ class InteractiveGNMax(Facts):
         return Decisions(teacher, released.astype(np.int64), outcome.astype(np.int8))
 
 
+SCREENINGS = ("exact", "gaussian")
+
 MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
               "interactive": InteractiveGNMax, "svt": SVTPATE, "exponential": Exponential,
               "confident-exponential": ConfidentExponential}
@@ -239,8 +254,12 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                     laplace_scale: float | None = None, confidence: float | None = None,
                     svt_scale: float | None = None, svt_cutoff: int | str | None = None,
                     svt_threshold: float | None = None, target_epsilon: float | None = None,
-                    eta: float | None = None):
-    """Create a mechanism by name, filling unset parameters from the teacher count M."""
+                    eta: float | None = None, screening: str | None = None,
+                    integer_votes: bool = False):
+    """Create a mechanism by name, filling unset parameters from the teacher count M.
+
+    ``screening`` (``exact``, the default, or ``gaussian``) and ``integer_votes`` (the
+    votes are plain counts) apply to the selecting mechanisms (MATH.md s.17)."""
     defaulted = []
 
     def pick(value, key):
@@ -255,7 +274,9 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
         return _built(name, teachers, pick, sigma=sigma, threshold=threshold,
                       sigma_threshold=sigma_threshold, laplace_scale=laplace_scale,
                       confidence=confidence, svt_scale=svt_scale, svt_cutoff=svt_cutoff,
-                      svt_threshold=svt_threshold, target_epsilon=target_epsilon, eta=eta)
+                      svt_threshold=svt_threshold, target_epsilon=target_epsilon, eta=eta,
+                      screening="exact" if screening is None else screening,
+                      integer_votes=integer_votes)
     except ValueError as error:
         if not defaulted:
             raise
@@ -268,7 +289,7 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
 
 def _built(name: str, teachers: float, pick, *, sigma, threshold, sigma_threshold,
            laplace_scale, confidence, svt_scale, svt_cutoff, svt_threshold, target_epsilon,
-           eta):
+           eta, screening, integer_votes):
     if name == "lnmax":
         return LNMax(laplace_scale=pick(laplace_scale, "laplace_scale"))
     if name == "gnmax":
@@ -276,19 +297,21 @@ def _built(name: str, teachers: float, pick, *, sigma, threshold, sigma_threshol
     if name == "confident":
         return ConfidentGNMax(threshold=pick(threshold, "threshold"),
                               sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
-                              sigma=pick(sigma, "sigma"))
+                              sigma=pick(sigma, "sigma"), teachers=teachers,
+                              screening=screening, integer_votes=integer_votes)
     if name == "interactive":
         return InteractiveGNMax(threshold=pick(threshold, "threshold"),
                                 sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
                                 sigma=pick(sigma, "sigma"),
                                 confidence=0.9 if confidence is None else confidence,
-                                teachers=teachers)
+                                teachers=teachers, screening=screening)
     if name == "exponential":
         return Exponential(eta=pick(eta, "eta"))
     if name == "confident-exponential":
         return ConfidentExponential(threshold=pick(threshold, "threshold"),
                                     sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
-                                    eta=pick(eta, "eta"))
+                                    eta=pick(eta, "eta"), teachers=teachers,
+                                    screening=screening, integer_votes=integer_votes)
     if name == "svt":
         if svt_scale is None and target_epsilon is None:
             svt_scale = pick(None, "svt_scale")

@@ -73,16 +73,24 @@ class Exponential(Facts):
 class ConfidentExponential(Facts):
     """Confident-GNMax's noisy threshold (MATH.md s.4), then the exponential answer: if
     ``max_j n_j + N(0, sigma1^2) >= T`` answer ``argmax_j (eta n_j + G_j)``, else
-    abstain (s.15; costs composed by s.7's table)."""
+    abstain (s.15; costs composed by s.7's table). ``teachers``, ``screening`` and
+    ``integer_votes`` pick the threshold step's data-independent curve as for
+    Confident-GNMax (MATH.md s.17; ``ConfidentGNMax``)."""
 
     threshold: float
     sigma_threshold: float
     eta: float
     name: str = field(default="confident-exponential", init=False)
+    teachers: float | None = None
+    screening: str = "exact"
+    integer_votes: bool = False
     selects: ClassVar[bool] = True
     answer_noise: ClassVar[str | None] = "gumbel"
 
     def __post_init__(self):
+        if self.screening not in ("exact", "gaussian"):
+            raise ValueError(f"screening must be one of exact, gaussian, got "
+                             f"{self.screening!r}")
         object.__setattr__(self, "threshold", finite(self.threshold, "threshold"))
         object.__setattr__(self, "sigma_threshold",
                            noise_scale(self.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE))
@@ -91,7 +99,7 @@ class ConfidentExponential(Facts):
     @property
     def params(self) -> dict:
         return {"threshold": self.threshold, "sigma_threshold": self.sigma_threshold,
-                "eta": self.eta}
+                "eta": self.eta, "screening": self.screening}
 
     def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
         """``max_j n_j`` per query: what the selection step compares with T."""

@@ -29,6 +29,7 @@ PARAMETER_NAMES = {
     "confidence": "student confidence \u03b3", "svt_scale": "SVT Laplace scale",
     "svt_cutoff": "SVT cut-off (unstable queries)", "svt_threshold": "SVT threshold w",
     "eta": "exponential mechanism \u03b7 (\u03b5\u2080 = 2\u03b7 per answer)",
+    "screening": "threshold step's data-independent curve (MATH.md s.17)",
 }
 METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order (MATH.md s.6)",
            "pld": "privacy-loss distributions (dp_accounting's PLD accountant), no order",
@@ -44,6 +45,8 @@ def number(value, digits: int = 4, *, rounding: str = "nearest") -> str:
     the computed one, CLI.md) or ``down`` (what is left of a budget)."""
     if value is None:
         return "n/a"
+    if isinstance(value, str):  # a named choice (``screening``)
+        return value
     if isinstance(value, bool) or isinstance(value, int):
         return str(value)
     value = float(value)

@@ -33,7 +33,8 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     source = s["input"]
     digest = (source["sha256"] or "")[:12]
     params = ", ".join(f"{key}={_short(value)}" for key, value in s["params"].items()
-                       if value is not None)
+                       if value is not None  # the default screening goes without saying
+                       and not (key == "screening" and value == "exact"))
     answered = s["answered"]
     answered_text = (f"{answered:.1f} expected" if isinstance(answered, float)
                      else f"{answered}")

@@ -18,7 +18,8 @@ from .tuning import TUNING_COLUMNS, TUNING_SVT, add_tuning_columns
 def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
           seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
           budget: float | None = None, conversion: str = "classic", orders=None,
-          confidence: float = 0.9, executor=None, tuning=None, **grids):
+          confidence: float = 0.9, executor=None, tuning=None, screening: str = "exact",
+          **grids):
     """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
 
     ``files`` is a path or a list of paths; ``labels`` / ``students`` a path or one per
@@ -27,7 +28,8 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
     such as ``"20:200:10"``. ``executor`` is any ``concurrent.futures`` executor (a
     ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); None runs here.
     ``tuning`` (``"poisson:20"``...; MATH.md s.12) adds the columns ``tuning``,
-    ``epsilon_tuned`` and ``epsilon_all_points`` (``sweep.tuning``).
+    ``epsilon_tuned`` and ``epsilon_all_points`` (``sweep.tuning``). ``screening``:
+    ``exact`` (MATH.md s.17) or ``gaussian`` (the papers') threshold-step curve.
 
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
     """
@@ -52,7 +54,8 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(map(float, orders)),
-                             confidence=confidence, rdp_curves=distribution is not None)
+                             confidence=confidence, screening=screening,
+                             rdp_curves=distribution is not None)
     sources, shapes = open_sources(files, labels, students)
     points = plan_points(sources, mechanisms, parsed, settings=settings, shapes=shapes)
     rows = [None] * len(points)

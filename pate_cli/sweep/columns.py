@@ -33,14 +33,16 @@ SWEEP_COLUMNS = (
     "accounting", "delta", "budget", "sha256", "version",
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
-    "eta",
+    "eta", "screening",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for MATH.md's grid, else a comma list of numbers and
 ``start:stop:step`` runs that reads back to exactly the orders used). ``labels_sha256`` /
 ``student_sha256``: sha256 of the ``--labels`` / ``--student`` file (empty without one;
 ``student_sha256`` only in interactive rows, the only ones a student changes). ``eta``:
-the exponential mechanism's eta (MATH.md s.15; empty for the other mechanisms)."""
+the exponential mechanism's eta (MATH.md s.15; empty for the other mechanisms).
+``screening``: the threshold step's data-independent curve, ``exact`` (MATH.md s.17) or
+``gaussian`` (s.2, the papers'); empty for mechanisms without one."""
 
 
 # A row's place in a table: its grid point and run settings. A table that --resume
@@ -55,7 +57,7 @@ POINT_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries",
 # without one of the columns, written by an older pate-sweep, never matches), and is
 # otherwise recomputed and replaced.
 KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256",
-               "student_sha256", "version")
+               "student_sha256", "version", "screening")
 
 
 # Key columns a table may lack: written before they existed, when no mechanism used them
@@ -65,7 +67,7 @@ OPTIONAL_KEYS = ("eta",)
 
 # Key columns compared as text (the rest are numbers, compared as floats).
 TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "sha256",
-                    "labels_sha256", "student_sha256", "version")
+                    "labels_sha256", "student_sha256", "version", "screening")
 
 
 @functools.lru_cache(maxsize=64)

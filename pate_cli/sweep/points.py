@@ -38,6 +38,7 @@ import numpy as np
 
 from .._version import __version__
 from ..analysis import analyze_totals
+from ..analysis.setting import needs_integer_votes
 from ..analysis.sharing import sharing_across_runs
 from ..errors import InputError, PateWarning
 from ..inputs.readers import file_sha256
@@ -53,6 +54,8 @@ from .columns import (
 )
 from .tuning import RDP_KEY
 
+SELECTING = ("confident", "interactive")  # mechanisms with a threshold step
+
 
 @dataclass(frozen=True)
 class SweepSettings:
@@ -66,6 +69,7 @@ class SweepSettings:
     conversion: str = "classic"
     orders: tuple | None = None
     confidence: float = 0.9
+    screening: str = "exact"  # the threshold step's data-independent curve (MATH.md s.17)
     rdp_curves: bool = False  # rows carry their total RDP curve (``--tuning``)
 
     def __post_init__(self):
@@ -130,6 +134,8 @@ class SweepPoint:
                      "labels_sha256": self.source.labels_sha256,
                      "student_sha256": (self.source.student_sha256
                                         if self.mechanism == "interactive" else None),
+                     "screening": (self.settings.screening
+                                   if self.mechanism in SELECTING else None),
                      "version": __version__})
         return head
 
@@ -238,6 +244,9 @@ def run_point(point: SweepPoint) -> dict:
     given = dict(point.params)
     if point.mechanism == "interactive":
         given["confidence"] = settings.confidence
+    if point.mechanism in SELECTING:
+        given["screening"] = settings.screening
+        given["integer_votes"] = needs_integer_votes(point.mechanism, given, vote_set)
     mechanism = build_mechanism(point.mechanism, teachers=point.teachers, **given)
     seeds = range(settings.seed, settings.seed + settings.repeats)
     totals = analyze_totals(

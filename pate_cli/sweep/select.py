@@ -67,6 +67,8 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
               "--delta", _plain_text(row["delta"]), "--seed", _plain_text(row["seed"])]
     if row.get("budget") is not None:
         words += ["--budget", _plain_text(row["budget"])]
+    if row.get("screening") == "gaussian":
+        words += ["--screening", "gaussian"]
     if orders:
         words += ["--orders", orders]
     if conversion != "classic":

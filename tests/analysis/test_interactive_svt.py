@@ -54,7 +54,7 @@ def test_uniform_student_equals_confident_with_shifted_threshold(accounting):
     student = np.full(votes.shape, 0.1)                # M/K = 25 exactly
     interactive = analyze_votes(
         votes, InteractiveGNMax(threshold=180, sigma_threshold=150, sigma=40, confidence=0.9,
-                                teachers=250),
+                                teachers=250, screening="gaussian"),
         student=student, accounting=accounting)
     confident = analyze_votes(votes, ConfidentGNMax(threshold=205, sigma_threshold=150,
                                                     sigma=40), accounting=accounting)

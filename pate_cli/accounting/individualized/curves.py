@@ -28,6 +28,7 @@ import numpy as np
 
 from ...orders import validate_orders
 from ..gnmax import rdp_gnmax, rdp_gnmax_data_independent
+from ..screening import rdp_screening
 from ..threshold import rdp_threshold, rdp_threshold_data_independent
 
 # A ``map``-like callable: the builtin, or an executor's ``map``.
@@ -42,7 +43,8 @@ _SELECTION_ELEMENTS = 1 << 22
 def rdp_individual(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
                    orders: np.ndarray, log_pr_answered: np.ndarray | None = None,
                    sigma_threshold: float | None = None, charge: float | np.ndarray = 1.0,
-                   data_independent: bool = False, map: Mapper = map) -> np.ndarray:
+                   data_independent: bool = False, screening: tuple | None = None,
+                   map: Mapper = map) -> np.ndarray:
     """Per-query RDP of one data point for each sensitivity ``D`` (MATH.md section 9).
 
     ``rdp(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q,
@@ -53,13 +55,18 @@ def rdp_individual(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float
     step: 1 for GNMax, the replay's 0/1 ``answered`` or ``pr_answered`` (expected
     accounting) for Confident-GNMax (MATH.md section 7). ``data_independent`` uses section
     2 (``alpha D^2 / (2 sigma1^2) + charge * alpha D^2 / sigma^2``). ``D = 0`` costs 0.
+    ``screening``: ``(T, kind, low, high)`` of ``analysis.steps.screening_counts``: the
+    selection's data-independent curve is then MATH.md s.17's exact one with the count
+    moving by ``D`` (``integer`` only for an integer ``D``), which also caps s.4's curve;
+    None: s.2's Gaussian curve.
     ``map`` evaluates the distinct sensitivities (see the module doc).
     Returns ``(len(sensitivities), queries, orders)``.
     """
     return CurveFactors(log_q, sensitivities=sensitivities, sigma=sigma, orders=orders,
                         charge=charge, log_pr_answered=log_pr_answered,
                         sigma_threshold=sigma_threshold,
-                        data_independent=data_independent).evaluate(map=map)
+                        data_independent=data_independent,
+                        screening=screening).evaluate(map=map)
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,6 +91,7 @@ class CurveFactors:
     log_pr_answered: np.ndarray | None = None
     sigma_threshold: float | None = None
     data_independent: bool = False
+    screening: tuple | None = None  # (T, kind, low, high): MATH.md s.17
 
     def __post_init__(self) -> None:
         orders = validate_orders(self.orders)
@@ -184,15 +192,31 @@ class _Curves:
             self.answer = rdp_gnmax_data_independent(sigma=factors.sigma / sensitivity,
                                                      orders=orders)
             if sigma1 is not None:
-                self.selection = rdp_threshold_data_independent(
-                    sigma_threshold=sigma1 / sensitivity, orders=orders)
+                self.selection = self._independent_selection()
             return
         self.run_wide = factors.log_pr_answered is not None and (
             factors._selection_values[0].size * orders.size <= _SELECTION_ELEMENTS)
         if self.run_wide:
             values, self.p_index = factors._selection_values
-            self.selection = rdp_threshold(values, sigma_threshold=sigma1 / sensitivity,
-                                           orders=orders)
+            self.selection = self._capped(rdp_threshold(
+                values, sigma_threshold=sigma1 / sensitivity, orders=orders))
+
+    def _independent_selection(self) -> np.ndarray:
+        """The selection's data-independent curve at this sensitivity (s.2, or s.17)."""
+        factors, d = self.factors, self.sensitivity
+        if factors.screening is None:
+            return rdp_threshold_data_independent(
+                sigma_threshold=factors.sigma_threshold / d, orders=factors.orders)
+        threshold, kind, low, high = factors.screening
+        return rdp_screening(threshold=threshold, sigma_threshold=factors.sigma_threshold,
+                             low=low, high=high, sensitivity=d, orders=factors.orders,
+                             integer=kind == "integer" and float(d).is_integer())
+
+    def _capped(self, dependent: np.ndarray) -> np.ndarray:
+        """s.4's curves capped by s.17's exact one (valid for every query)."""
+        if self.factors.screening is None:
+            return dependent
+        return np.minimum(dependent, self._independent_selection()[None, :])
 
     def _cover(self, lo: int) -> None:
         """Answer curves (and selection curves, if windowed) of the window holding ``lo``."""
@@ -206,9 +230,9 @@ class _Curves:
         if factors.log_pr_answered is not None and not self.run_wide:
             p_values, p_index = np.unique(factors.log_pr_answered[start:stop],
                                           return_inverse=True)
-            self.selection = rdp_threshold(
+            self.selection = self._capped(rdp_threshold(
                 p_values, sigma_threshold=factors.sigma_threshold / self.sensitivity,
-                orders=factors.orders)
+                orders=factors.orders))
             self.p_index = p_index.reshape(-1)
         self.span = (start, stop)
 
@@ -314,7 +338,8 @@ def group_costs(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
                 orders: np.ndarray, answered: np.ndarray, charge: np.ndarray | None = None,
                 log_pr_answered: np.ndarray | None = None,
                 sigma_threshold: float | None = None, data_independent: bool = False,
-                evaluate: bool = True, map: Mapper = map) -> CostChunk:
+                evaluate: bool = True, screening: tuple | None = None,
+                map: Mapper = map) -> CostChunk:
     """Costs of upsampling (``D_g = u_g``) or weighting (``D_g = w_g``) for one chunk.
 
     Members are the groups (all points of a group share one sensitivity, paper section
@@ -330,7 +355,8 @@ def group_costs(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
         charge = answered.astype(np.float64)
     factors = CurveFactors(log_q, sensitivities=np.append(sensitivities, 1.0), sigma=sigma,
                            orders=orders, charge=charge, log_pr_answered=log_pr_answered,
-                           sigma_threshold=sigma_threshold, data_independent=data_independent)
+                           sigma_threshold=sigma_threshold, data_independent=data_independent,
+                           screening=screening)
     groups = sensitivities.size
     queries = factors.shape[1]
     index = np.where(sensitivities[:, None] > 0, np.arange(groups)[:, None], -1)
@@ -348,7 +374,7 @@ def vanishing_costs(log_q: np.ndarray, *, participation: np.ndarray, sigma: floa
                     charge: np.ndarray | None = None,
                     log_pr_answered: np.ndarray | None = None,
                     sigma_threshold: float | None = None, data_independent: bool = False,
-                    map: Mapper = map) -> CostChunk:
+                    screening: tuple | None = None, map: Mapper = map) -> CostChunk:
     """Costs of vanishing for one chunk: members are the teachers (MATH.md section 9).
 
     ``participation``: bool ``(queries, teachers)``
@@ -373,7 +399,8 @@ def vanishing_costs(log_q: np.ndarray, *, participation: np.ndarray, sigma: floa
     curves = rdp_individual(log_q, sensitivities=np.append(values, 1.0), sigma=sigma,
                             orders=orders, log_pr_answered=log_pr_answered,
                             sigma_threshold=sigma_threshold, charge=charge,
-                            data_independent=data_independent, map=map)
+                            data_independent=data_independent, screening=screening,
+                            map=map)
     index = np.where(participation.T, which[None, :], -1)
     return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1], answered=answered,
                      baseline_answered=answered)

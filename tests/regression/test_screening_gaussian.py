@@ -1,0 +1,73 @@
+"""``--screening gaussian`` reproduces the numbers from before MATH.md s.17's exact curve.
+
+``gaussian/<case>/`` holds the outputs of regression cases recorded before that change.
+The same commands with ``--screening gaussian`` must give the same bytes, apart from
+what records the option itself: the JSON's ``params.screening`` key, and in a sweep table
+the ``screening`` column and the ``--screening gaussian`` words of its ``command`` (also
+printed on stderr by ``--best``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from .cases import CASES
+from .runner import run_case
+
+GAUSSIAN = Path(__file__).parent / "gaussian"
+NAMES = sorted(path.name for path in GAUSSIAN.iterdir() if path.is_dir())
+
+
+def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
+    """``data`` without what records the option, and without the keys and columns added
+    since ``recorded`` was written (null JSON keys: ``outputs``, ``multilabel``; sweep
+    columns such as ``eta``, empty for these runs)."""
+    text = data.decode()
+    if text.startswith("{"):  # a JSON summary: drop params.screening, same layout
+        summary = json.loads(text)
+        summary["params"].pop("screening", None)
+        known = json.loads(recorded.decode())
+        summary = {key: value for key, value in summary.items()
+                   if key in known or value is not None}
+        return (json.dumps(summary, indent=2) + "\n").encode()
+    if name.startswith("sweep") and "," in text.splitlines()[-1]:  # a CSV table
+        rows = list(csv.DictReader(io.StringIO(text)))
+        known = next(csv.reader(io.StringIO(recorded.decode())))
+        out = io.StringIO()
+        fields = [key for key in rows[0] if key != "screening" and key in known]
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore",
+                                lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            if "command" in row:
+                row["command"] = row["command"].replace(" --screening gaussian", "")
+            writer.writerow(row)
+        return out.getvalue().encode()
+    return data
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_gaussian_screening_gives_the_earlier_bytes(name, tmp_path, monkeypatch):
+    command, args, files = CASES[name]
+    monkeypatch.setitem(CASES, "_gaussian", (command, [*args, "--screening", "gaussian"],
+                                             files))
+    produced = run_case("_gaussian", tmp_path)
+    for filename, data in produced.items():
+        recorded = (GAUSSIAN / name / filename).read_bytes()
+        if filename == "stdout":
+            data, recorded = (_without_screening(name, data, recorded),
+                              _without_screening(name, recorded, recorded))
+        elif filename == "stderr":  # pate-sweep --best prints the row's command
+            data = data.replace(b" --screening gaussian", b"")
+        assert data == recorded, f"{name}/{filename}"
+
+
+def test_the_exact_curve_changes_those_numbers(tmp_path):
+    """The comparison above can fail: without --screening gaussian the numbers differ."""
+    produced = run_case("confident_expected", tmp_path)
+    assert produced["stdout"] != (GAUSSIAN / "confident_expected" / "stdout").read_bytes()
