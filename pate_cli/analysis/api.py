@@ -43,6 +43,12 @@ from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
+from .sampling import (
+    SampledMechanism,
+    check_sampled_run,
+    parse_sampling,
+    with_sampled_pld_figure,
+)
 from .sanitization import sanitize_analysis
 from .setting import DEFAULT_CHUNK, checked_queries
 from .tuning import tuning_distribution, tuning_part
@@ -144,6 +150,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             index_col: int | None = None, tuning=None, decisions=None,
             progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
             per_query: bool | str = True, workers: int | None = None, executor=None,
+            sampling=None, vote_change: str | None = None,
             **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
@@ -183,6 +190,12 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     (``analysis.distributed``; a budget run sums its blocks there,
     ``analysis.budget_run``); the same bytes as counted locally.
     Any other run is analysed here, with a ``PateWarning`` saying so.
+    ``sampling`` (``--sampling``, MATH.md s.16): ``"poisson:RATE"`` or
+    ``"without-replacement:m/N"``, the way the voters of every query were drawn, with
+    ``vote_change`` (``move``, the default, or ``add``): ``--accounting data-independent``
+    only, for GNMax, Confident and LNMax; both steps' curves amplified
+    (``analysis.sampling``), and for Poisson-sampled Gaussian steps the smaller of the RDP
+    and PLD figures (``epsilon_method``).
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
@@ -193,6 +206,13 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     if ss_every is not None and not smooth_sensitivity:
         raise OptionError("--ss-history needs --smooth-sensitivity")
     distribution = None if tuning is None else tuning_distribution(tuning)
+    if sampling is not None:
+        sampling = parse_sampling(sampling, vote_change or "move")
+        check_sampled_run(sampling, mechanism.lower() if isinstance(mechanism, str)
+                          else mechanism.name, accounting=accounting, rounds=rounds,
+                          individualized=individualized, smooth_sensitivity=smooth_sensitivity)
+    elif vote_change not in (None, "move"):
+        raise OptionError("--vote-change applies to sampled voters (--sampling)")
     if decisions is not None:
         if accounting == "expected":
             raise OptionError("--decisions gives the run's own decisions: it does not "
@@ -249,6 +269,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             raise OptionError("--svt-cutoff auto needs --target-epsilon (each cut-off's "
                               "scale is solved for it), not --svt-scale")
         chosen = _mechanism(mechanism, vote_set, parameters)
+        if sampling is not None:
+            chosen = SampledMechanism(chosen, sampling)
         student_rows = _student_rows(name, student, vote_set)
         if plan is not None:
             if budget is not None or query_indices is not None:
@@ -300,7 +322,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                     per_query_frames, votes=vote_set.votes, query_indices=indices,
                     student=student_rows, decisions=given, q_bound=q_bound, workers=workers))
             if accounting == "data-independent" and initial_rdp is None:
-                result = with_pld_figure(result, chosen, delta)
+                result = (with_pld_figure(result, chosen, delta) if sampling is None
+                          else with_sampled_pld_figure(result, chosen, delta))
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "

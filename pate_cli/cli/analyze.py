@@ -19,6 +19,7 @@ from .options import (
     debug_option,
     group,
     input_specs,
+    sampling_specs,
     tuning_spec,
     version_option,
 )
@@ -79,6 +80,7 @@ def _mechanism_specs(option) -> list:
                help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),
         option("--target-epsilon", type=POSITIVE,
                help="SVT: solve for the scale that gives this epsilon."),
+        *sampling_specs(option),
     ]
 
 
@@ -189,7 +191,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
             q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None,
-            workers=None, scheduler=None):
+            workers=None, scheduler=None, sampling=None, vote_change=None):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -245,7 +247,7 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             # is written by a second pass, a chunk at a time (bounded memory)
             per_query=(True if keep_columns else "stream"
                        if per_query is not None or write_decisions is not None else False),
-            workers=workers, executor=executor)
+            workers=workers, executor=executor, sampling=sampling, vote_change=vote_change)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:

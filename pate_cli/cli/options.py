@@ -110,6 +110,19 @@ def tuning_spec(option=click.option):
 POSITIVE = PositiveFloat()
 
 
+def sampling_specs(option=click.option) -> list:
+    """``--sampling SCHEME`` and ``--vote-change`` (MATH.md s.16; pate-analyze, pate-report,
+    pate-sweep, pate-calibrate): checked by the API, whose refusals name the reason."""
+    return [
+        option("--sampling", metavar="SCHEME",
+               help="Sampled voters: poisson:RATE or without-replacement:m/N "
+                    "(data-independent accounting)."),
+        option("--vote-change", type=click.Choice(["move", "add"]), default=None,
+               metavar="HOW",
+               help="A unit moves one vote (move: L2 sqrt 2; default) or adds one (add)."),
+    ]
+
+
 def input_specs(option=click.option) -> list:
     """The input files besides VOTES (``option``: click's or a group's)."""
     return [
