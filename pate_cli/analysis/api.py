@@ -69,9 +69,11 @@ class IndividualizedPlan:
 
 def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
                teachers: float | None = None, index_col: int | None = None,
-               queries: int | None = None) -> VoteSet:
+               queries: int | None = None,
+               predictions_layout: str = "queries-first") -> VoteSet:
     """A ``VoteSet`` from a path, an array or a ``VoteSet`` (``votes``), or from a
-    predictions file or array (``predictions``); exactly one of the two.
+    predictions file (``predictions``, stored ``predictions_layout``: ``queries-first``
+    or ``teachers-first``); exactly one of the two.
 
     ``index_col`` drops that column of a CSV/TSV file (a pandas index); with ``queries``
     (the first N rows), ``labels`` may hold N labels instead of one per row."""
@@ -81,7 +83,8 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
         raise OptionError("--classes only applies to --predictions and to long sparse tables")
     if predictions is not None:
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
-                                    index_col=index_col, queries=queries)
+                                    index_col=index_col, queries=queries,
+                                    layout=predictions_layout)
     elif isinstance(votes, VoteSet):
         vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
                                                                index_col=index_col)
@@ -151,6 +154,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
             per_query: bool | str = True, workers: int | None = None, executor=None,
             sampling=None, vote_change: str | None = None,
+            predictions_layout: str = "queries-first",
             **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
@@ -190,6 +194,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     (``analysis.distributed``; a budget run sums its blocks there,
     ``analysis.budget_run``); the same bytes as counted locally.
     Any other run is analysed here, with a ``PateWarning`` saying so.
+    ``predictions_layout`` (``--predictions-layout``): ``teachers-first`` for a
+    ``predictions`` file stored teachers x queries.
     ``sampling`` (``--sampling``, MATH.md s.16): ``"poisson:RATE"`` or
     ``"without-replacement:m/N"``, the way the voters of every query were drawn, with
     ``vote_change`` (``move``, the default, or ``add``): ``--accounting data-independent``
@@ -230,7 +236,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                    rounds=rounds, individualized=individualized)
     short_labels = queries if query_indices is None and rounds is None else None
     vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
-                          teachers=teachers, index_col=index_col, queries=short_labels)
+                          teachers=teachers, index_col=index_col, queries=short_labels,
+                          predictions_layout=predictions_layout)
     if is_sparse(vote_set.votes):
         _check_sparse_run(mechanism, smooth_sensitivity=smooth_sensitivity,
                           individualized=individualized)

@@ -32,6 +32,7 @@ from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..rounding import ceil_text
 from . import api
 from .result import AnalysisResult
+from .sampling import check_sampled_run, parse_sampling
 
 CALIBRATED = ("gnmax", "lnmax", "confident")
 ACCOUNTINGS = ("data-independent", "expected")
@@ -88,9 +89,10 @@ class Calibration:
                 words += [flag, _text(self.params[key])]
         result = self.result
         words += ["--accounting", result.accounting, "--delta", _text(result.delta)]
-        flags = {"predictions": "--predictions", "classes": "--classes",
-                 "labels": "--labels", "teachers": "--teachers", "index_col": "--index-col",
-                 "queries": "-n", "orders": "--orders", "order": "--order"}
+        flags = {"predictions": "--predictions", "predictions_layout": "--predictions-layout",
+                 "classes": "--classes", "labels": "--labels", "teachers": "--teachers",
+                 "index_col": "--index-col", "queries": "-n", "orders": "--orders",
+                 "order": "--order", "sampling": "--sampling", "vote_change": "--vote-change"}
         for key, flag in flags.items():
             if self.options.get(key) is not None:
                 words += [flag, _text(self.options[key])]
@@ -124,6 +126,10 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--target-epsilon must be positive, got {target_epsilon!r}")
     if not 0 < tolerance < 1:
         raise OptionError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
+    if options.get("sampling") is not None:  # before any work (MATH.md s.16)
+        check_sampled_run(parse_sampling(options["sampling"], options.get("vote_change")
+                                         or "move"), mechanism, accounting=accounting,
+                          rounds=None, individualized=None, smooth_sensitivity=False)
     if scale_all and mechanism != "confident":
         raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
     solved = {"gnmax": "sigma", "lnmax": "laplace_scale", "confident": "sigma"}[mechanism]
@@ -138,13 +144,17 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--{solved.replace('_', '-')} is what pate-calibrate solves for "
                           "(give it with --scale-all to scale from it)")
     shown_options = {key: options.get(key) for key in
-                     ("predictions", "classes", "labels", "teachers", "index_col", "queries",
-                      "orders", "order")}
+                     ("predictions", "predictions_layout", "classes", "labels", "teachers",
+                      "index_col", "queries", "orders", "order", "sampling", "vote_change")}
+    if shown_options["predictions_layout"] == "queries-first":
+        shown_options["predictions_layout"] = None  # the default: not in the command
     labels, queries = options.pop("labels", None), options.get("queries")
     vote_set = api.read_votes(votes, predictions=options.pop("predictions", None),
                               classes=options.pop("classes", None), labels=labels,
                               teachers=options.pop("teachers", None),
-                              index_col=options.pop("index_col", None), queries=queries)
+                              index_col=options.pop("index_col", None), queries=queries,
+                              predictions_layout=options.pop("predictions_layout",
+                                                             "queries-first"))
     teachers = vote_set.teachers
     base = {key: (DEFAULT_FRACTIONS[key] * teachers if given[key] is None else given[key])
             for key in used}
@@ -162,9 +172,13 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         return {**base, solved: x}
 
     def run(x: float, how: str = accounting) -> AnalysisResult:
+        # the expected answered count does not depend on how voters were sampled
+        chosen = options if how == accounting else {
+            key: value for key, value in options.items()
+            if key not in ("sampling", "vote_change")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return api.analyze(vote_set, mechanism, accounting=how, **options,
+            return api.analyze(vote_set, mechanism, accounting=how, **chosen,
                                **parameters(x))
 
     seen: dict[float, float] = {}

@@ -191,7 +191,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
             q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None,
-            workers=None, scheduler=None, sampling=None, vote_change=None):
+            workers=None, scheduler=None, sampling=None, vote_change=None,
+            predictions_layout="queries-first"):
     """Privacy cost of answering PATE queries from saved teacher votes.
 
     VOTES: (queries x classes) vote histogram, .npy, .npz ('votes', optional 'labels'),
@@ -247,7 +248,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             # is written by a second pass, a chunk at a time (bounded memory)
             per_query=(True if keep_columns else "stream"
                        if per_query is not None or write_decisions is not None else False),
-            workers=workers, executor=executor, sampling=sampling, vote_change=vote_change)
+            workers=workers, executor=executor, sampling=sampling, vote_change=vote_change,
+            predictions_layout=predictions_layout)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
