@@ -60,7 +60,7 @@ class Sampling:
     def text(self) -> str:
         """The scheme as ``--sampling`` writes it."""
         if self.scheme == "poisson":
-            return f"poisson:{self.rate:g}"
+            return f"poisson:{self.rate!r}"
         return f"without-replacement:{self.size}/{self.population}"
 
 

@@ -23,6 +23,7 @@ from .options import (
     debug_option,
     group,
     index_col_option,
+    sampling_specs,
     tuning_spec,
     version_option,
 )
@@ -133,7 +134,7 @@ def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--budget", type=POSITIVE,
                    help="Budget run: halt before epsilon could exceed this."),
-            tuning_spec(option)]
+            tuning_spec(option), *sampling_specs(option)]
 
 
 def _run_specs(option) -> list:
@@ -187,7 +188,8 @@ def _output_specs(option) -> list:
 def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
             svt_cutoff, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
-            best, pareto, max_points, progress, quiet, debug, index_col, tuning=None):
+            best, pareto, max_points, progress, quiet, debug, index_col, tuning=None,
+            sampling=None, vote_change=None):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker

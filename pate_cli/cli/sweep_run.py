@@ -54,7 +54,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                       svt_scale, svt_cutoff, queries, repeats, labels, student, confidence,
                       accounting, delta, orders, order, conversion, seed, budget, workers,
                       scheduler, out, fmt, resume, best, pareto, max_points, progress, quiet,
-                      debug, index_col=None, tuning=None):
+                      debug, index_col=None, tuning=None, sampling=None, vote_change=None):
     """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): the same parameters."""
     mechanisms = list(dict.fromkeys(mechanisms or ("confident",)))
     grids = {name: values for name, values in
@@ -86,10 +86,12 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                                "(workers open the files themselves)")
     if order is not None:
         orders = (order,)
+    sampling, vote_change = _sampling(sampling, vote_change, mechanisms, accounting)
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(float(x) for x in orders),
-                             confidence=confidence, rdp_curves=tuning is not None)
+                             confidence=confidence, rdp_curves=tuning is not None,
+                             sampling=sampling, vote_change=vote_change)
     if "interactive" in mechanisms and not student:
         raise click.UsageError("-m interactive needs --student")
     with reported_warnings():  # notes about a vote file (averaged votes): one line each
@@ -271,6 +273,22 @@ def _resume_line(out: str, plan: ResumePlan, total: int, *, exists: bool,
         line += (f" (replacing {plan.replaced} row{'s' if plan.replaced > 1 else ''} made "
                  "with other options, other input files or another version)")
     return line
+
+
+def _sampling(sampling, vote_change, mechanisms, accounting):
+    """``--sampling`` and ``--vote-change`` checked as pate-analyze checks them (every
+    mechanism of the grid; one line, exit 2), as the canonical text the rows carry."""
+    from ..analysis.sampling import check_sampled_run, parse_sampling
+    from ..errors import OptionError
+    if sampling is None:
+        if vote_change not in (None, "move"):
+            raise OptionError("--vote-change applies to sampled voters (--sampling)")
+        return None, None
+    parsed = parse_sampling(sampling, vote_change or "move")
+    for name in mechanisms:
+        check_sampled_run(parsed, name, accounting=accounting, rounds=None,
+                          individualized=None, smooth_sensitivity=False)
+    return parsed.text(), parsed.vote_change
 
 
 def _rows(count: int) -> str:

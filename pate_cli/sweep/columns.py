@@ -31,12 +31,17 @@ SWEEP_COLUMNS = (
     "accounting", "delta", "budget", "sha256", "version",
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
+    "sampling", "vote_change", "epsilon_method",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for MATH.md's grid, else a comma list of numbers and
 ``start:stop:step`` runs that reads back to exactly the orders used). ``labels_sha256`` /
 ``student_sha256``: sha256 of the ``--labels`` / ``--student`` file (empty without one;
-``student_sha256`` only in interactive rows, the only ones a student changes)."""
+``student_sha256`` only in interactive rows, the only ones a student changes).
+``sampling``: ``--sampling`` as written canonically (``poisson:RATE``,
+``without-replacement:m/N``; empty without), ``vote_change`` its ``--vote-change`` (empty
+without sampling); ``epsilon_method``: ``rdp`` (a sweep converts RDP curves; no PLD) or
+``pure`` (SVT-PATE's pure-DP bound)."""
 
 
 # A row's place in a table: its grid point and run settings. A table that --resume
@@ -51,12 +56,12 @@ POINT_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries",
 # without one of the columns, written by an older pate-sweep, never matches), and is
 # otherwise recomputed and replaced.
 KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256",
-               "student_sha256", "version")
+               "student_sha256", "version", "sampling", "vote_change")
 
 
 # Key columns compared as text (the rest are numbers, compared as floats).
 TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "sha256",
-                    "labels_sha256", "student_sha256", "version")
+                    "labels_sha256", "student_sha256", "version", "sampling", "vote_change")
 
 
 @functools.lru_cache(maxsize=64)

@@ -37,6 +37,7 @@ import numpy as np
 
 from .._version import __version__
 from ..analysis import analyze_totals
+from ..analysis.sampling import SampledMechanism, parse_sampling
 from ..analysis.sharing import sharing_across_runs
 from ..errors import InputError, PateWarning
 from ..inputs.readers import file_sha256
@@ -66,6 +67,8 @@ class SweepSettings:
     orders: tuple | None = None
     confidence: float = 0.9
     rdp_curves: bool = False  # rows carry their total RDP curve (``--tuning``)
+    sampling: str | None = None  # --sampling, canonical text (MATH.md s.16)
+    vote_change: str | None = None  # --vote-change (with sampling)
 
     def __post_init__(self):
         if not (isinstance(self.repeats, int) and self.repeats >= 1):
@@ -129,7 +132,9 @@ class SweepPoint:
                      "labels_sha256": self.source.labels_sha256,
                      "student_sha256": (self.source.student_sha256
                                         if self.mechanism == "interactive" else None),
-                     "version": __version__})
+                     "version": __version__,
+                     "sampling": self.settings.sampling,
+                     "vote_change": self.settings.vote_change})
         return head
 
 
@@ -238,6 +243,9 @@ def run_point(point: SweepPoint) -> dict:
     if point.mechanism == "interactive":
         given["confidence"] = settings.confidence
     mechanism = build_mechanism(point.mechanism, teachers=point.teachers, **given)
+    if settings.sampling is not None:  # sampled voters: amplified curves (MATH.md s.16)
+        mechanism = SampledMechanism(mechanism, parse_sampling(settings.sampling,
+                                                               settings.vote_change))
     seeds = range(settings.seed, settings.seed + settings.repeats)
     totals = analyze_totals(
         vote_set.votes, mechanism, seeds=seeds, teachers=point.teachers,
@@ -263,6 +271,8 @@ def run_point(point: SweepPoint) -> dict:
         "label_accuracy": float(np.mean(accuracy)) if accuracy else None,
         "label_accuracy_std": _std(np.array(accuracy)) if accuracy else None,
         "labels_output": float(np.mean([run.labels_output for run in totals])),
+        "epsilon_method": "rdp" if all(math.isfinite(run.order) for run in totals)
+        else "pure",
     })
     notes = tuple(dict.fromkeys(note for run in totals for note in run.warnings))
     extra = {}

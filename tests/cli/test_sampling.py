@@ -153,3 +153,73 @@ def test_table_names_the_scheme(cli, votes):
     assert result.code == 0
     assert ("sampling          without replacement, 15 of 100; a unit moves one vote "
             "(argmax L2 sensitivity 1.41421)") in result.out
+
+
+# --- pate-sweep, pate-calibrate, pate-report -----------------------------------------------
+
+def test_sweep_rows_carry_the_scheme_and_match_pate_analyze(cli, votes):
+    result = cli.sweep(votes, "-m", "gnmax", "-m", "confident", "--sigma", "8,12", *DI,
+                       "--sampling", "poisson:0.25", "--vote-change", "add", "-f", "json",
+                       "-q", "--no-progress", "-w", "1")
+    assert result.code == 0, result.err
+    rows = [json.loads(line) for line in result.out.splitlines()]
+    assert len(rows) == 4
+    for row in rows:
+        assert row["sampling"] == "poisson:0.25" and row["vote_change"] == "add"
+        assert row["epsilon_method"] == "rdp"
+        single = run_json(cli, votes, *DI, "-m", row["mechanism"], "--sigma",
+                          str(row["sigma"]), "--sampling", "poisson:0.25", "--vote-change",
+                          "add")
+        assert row["epsilon"] == single["epsilon_rdp"]  # a sweep converts RDP curves
+
+
+def test_sweep_without_sampling_has_empty_columns(cli, votes):
+    result = cli.sweep(votes, "-m", "gnmax", "--sigma", "8", "-f", "json", "-q",
+                       "--no-progress", "-w", "1")
+    row = json.loads(result.out)
+    assert row["sampling"] is None and row["vote_change"] is None
+    assert row["epsilon_method"] == "rdp"
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--sampling", "poisson:0.1"], REFUSALS[0][1]),
+    (["--sampling", "poisson:2", *DI], "--sampling poisson:RATE needs a rate in (0, 1], got 2"),
+    (["-m", "svt", "--sampling", "poisson:0.1", *DI],
+     "--sampling applies to -m gnmax, confident, lnmax, not -m svt"),
+])
+def test_sweep_refusals(cli, votes, options, message):
+    result = cli.sweep(votes, *options, "-q", "--no-progress")
+    assert result.code == 2
+    assert result.err.strip() == f"Error: {message} (see pate-sweep --help)"
+
+
+def test_calibrate_solves_sigma_at_a_rate(cli, votes):
+    result = cli.calibrate(votes, "--target-epsilon", "1", "-m", "gnmax",
+                           "--sampling", "poisson:0.2", "-f", "json")
+    assert result.code == 0, result.err
+    found = json.loads(result.out)
+    assert found["sampling"]["rate"] == 0.2 and found["epsilon"] <= 1.0
+    assert found["command"].endswith("--sampling poisson:0.2")
+    again = run_json(cli, votes, *DI, "-m", "gnmax", "--sigma", str(found["params"]["sigma"]),
+                     "--sampling", "poisson:0.2")
+    assert again["epsilon"] == found["epsilon"]
+    plain = json.loads(cli.calibrate(votes, "--target-epsilon", "1", "-m", "gnmax",
+                                     "-f", "json").out)
+    assert found["params"]["sigma"] < plain["params"]["sigma"]  # sampling needs less noise
+
+
+def test_calibrate_refuses_expected_with_sampling(cli, votes):
+    result = cli.calibrate(votes, "--target-epsilon", "1", "-m", "gnmax", "--accounting",
+                           "expected", "--sampling", "poisson:0.2")
+    assert result.code == 2
+    assert result.err.splitlines()[-1].startswith("Error: --sampling needs --accounting "
+                                                  "data-independent, not expected")
+    assert len(result.err.splitlines()) == 1
+
+
+def test_report_states_the_sampling(cli, votes, tmp_path):
+    pytest.importorskip("jinja2")
+    out = tmp_path / "report.md"
+    result = cli.report(votes, *DI, "--sampling", "poisson:0.2", "-o", str(out))
+    assert result.code == 0, result.err
+    assert "Poisson sampling at rate 0.2: every unit votes independently" in out.read_text()
