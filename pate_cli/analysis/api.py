@@ -43,12 +43,7 @@ from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
-from .sampling import (
-    SampledMechanism,
-    check_sampled_run,
-    parse_sampling,
-    with_sampled_pld_figure,
-)
+from .sampling import SampledMechanism, declared_sampling, with_sampled_pld_figure
 from .sanitization import sanitize_analysis
 from .setting import DEFAULT_CHUNK, checked_queries
 from .tuning import tuning_distribution, tuning_part
@@ -212,13 +207,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     if ss_every is not None and not smooth_sensitivity:
         raise OptionError("--ss-history needs --smooth-sensitivity")
     distribution = None if tuning is None else tuning_distribution(tuning)
-    if sampling is not None:
-        sampling = parse_sampling(sampling, vote_change or "move")
-        check_sampled_run(sampling, mechanism.lower() if isinstance(mechanism, str)
-                          else mechanism.name, accounting=accounting, rounds=rounds,
-                          individualized=individualized, smooth_sensitivity=smooth_sensitivity)
-    elif vote_change not in (None, "move"):
-        raise OptionError("--vote-change applies to sampled voters (--sampling)")
+    sampling = declared_sampling(sampling, vote_change, mechanism, accounting=accounting,
+                                 rounds=rounds, individualized=individualized,
+                                 smooth_sensitivity=smooth_sensitivity)
     if decisions is not None:
         if accounting == "expected":
             raise OptionError("--decisions gives the run's own decisions: it does not "
@@ -329,8 +320,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                     per_query_frames, votes=vote_set.votes, query_indices=indices,
                     student=student_rows, decisions=given, q_bound=q_bound, workers=workers))
             if accounting == "data-independent" and initial_rdp is None:
-                result = (with_pld_figure(result, chosen, delta) if sampling is None
-                          else with_sampled_pld_figure(result, chosen, delta))
+                result = (with_sampled_pld_figure(result, chosen, delta)
+                          if isinstance(chosen, SampledMechanism)
+                          else with_pld_figure(result, chosen, delta))
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "

@@ -31,7 +31,6 @@ from ..accounting.subsampling import (
 from ..errors import OptionError
 from .bounds import with_pld_figure
 
-SCHEMES = ("poisson", "without-replacement")
 VOTE_CHANGES = ("move", "add")
 SAMPLED_MECHANISMS = ("gnmax", "confident", "lnmax")
 
@@ -130,6 +129,19 @@ def check_sampled_run(sampling: Sampling, name: str, *, accounting: str, rounds,
     if rounds is not None or individualized is not None or smooth_sensitivity:
         raise OptionError("--sampling applies to single runs (not --rounds, --individualized "
                           "or --smooth-sensitivity)")
+
+
+def declared_sampling(sampling, vote_change: str | None, mechanism, **run) -> Sampling | None:
+    """``analyze``'s ``sampling`` and ``vote_change`` checked against the run (``run``:
+    ``check_sampled_run``'s keywords); None without sampling."""
+    if sampling is None:
+        if vote_change not in (None, "move"):
+            raise OptionError("--vote-change applies to sampled voters (--sampling)")
+        return None
+    parsed = parse_sampling(sampling, vote_change or "move")
+    check_sampled_run(parsed, mechanism.lower() if isinstance(mechanism, str)
+                      else mechanism.name, **run)
+    return parsed
 
 
 @dataclass(frozen=True)

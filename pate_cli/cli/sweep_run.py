@@ -278,17 +278,12 @@ def _resume_line(out: str, plan: ResumePlan, total: int, *, exists: bool,
 def _sampling(sampling, vote_change, mechanisms, accounting):
     """``--sampling`` and ``--vote-change`` checked as pate-analyze checks them (every
     mechanism of the grid; one line, exit 2), as the canonical text the rows carry."""
-    from ..analysis.sampling import check_sampled_run, parse_sampling
-    from ..errors import OptionError
-    if sampling is None:
-        if vote_change not in (None, "move"):
-            raise OptionError("--vote-change applies to sampled voters (--sampling)")
-        return None, None
-    parsed = parse_sampling(sampling, vote_change or "move")
+    from ..analysis.sampling import declared_sampling
+    parsed = None
     for name in mechanisms:
-        check_sampled_run(parsed, name, accounting=accounting, rounds=None,
-                          individualized=None, smooth_sensitivity=False)
-    return parsed.text(), parsed.vote_change
+        parsed = declared_sampling(sampling, vote_change, name, accounting=accounting,
+                                   rounds=None, individualized=None, smooth_sensitivity=False)
+    return (None, None) if parsed is None else (parsed.text(), parsed.vote_change)
 
 
 def _rows(count: int) -> str:
