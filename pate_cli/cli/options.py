@@ -115,11 +115,9 @@ def sampling_specs(option=click.option) -> list:
     pate-sweep, pate-calibrate): checked by the API, whose refusals name the reason."""
     return [
         option("--sampling", metavar="SCHEME",
-               help="Sampled voters: poisson:RATE or without-replacement:m/N "
-                    "(data-independent accounting)."),
+               help="Sampled voters: poisson:RATE or without-replacement:m/N."),
         option("--vote-change", type=click.Choice(["move", "add"]), default=None,
-               metavar="HOW",
-               help="A unit moves one vote (move: L2 sqrt 2; default) or adds one (add)."),
+               metavar="HOW", help="A sampled unit moves (default) or adds one vote."),
     ]
 
 
@@ -131,7 +129,7 @@ def input_specs(option=click.option) -> list:
         option("--classes", type=click.IntRange(min=2), metavar="K",
                help="Classes for --predictions [default: largest id + 1]."),
         option("--predictions-layout", type=click.Choice(["queries-first", "teachers-first"]),
-               default="queries-first", metavar="LAYOUT",
+               default="queries-first", metavar="WHICH",
                help="--predictions stored queries-first (default) or teachers-first."),
         option("--labels", type=click.Path(dir_okay=False),
                help="True labels (.npy/.csv): one per query or per analysed one (-n)."),

@@ -20,7 +20,6 @@ from pate_cli.accounting.subsampling import (
 )
 from pate_cli.orders import default_orders
 
-mpmath.mp.dps = 40
 ORDERS = default_orders()
 INTEGER = ORDERS == np.floor(ORDERS)
 # (rate, z): Private-kNN's two steps (MNIST, rate 0.15), and others across the range
@@ -35,10 +34,11 @@ def gaussian(z):
 def mp_sampled_gaussian(q, z, order):
     """log E_{x ~ N(0, z^2)} [((1 - q) + q exp((2x - 1) / (2 z^2)))^alpha] / (alpha - 1) by
     40-digit quadrature (MTZ 2019's definition of A_alpha)."""
-    q, z, a = mpmath.mpf(q), mpmath.mpf(z), mpmath.mpf(order)
-    integrand = lambda x: mpmath.npdf(x, 0, z) * ((1 - q) + q * mpmath.exp((2 * x - 1) / (2 * z * z)))**a  # noqa: E731,E501
-    total = mpmath.quad(integrand, [-mpmath.inf, -10 * z, 0, 10 * z, mpmath.inf])
-    return float(mpmath.log(total) / (a - 1))
+    with mpmath.workdps(40):  # whatever precision other test modules set
+        q, z, a = mpmath.mpf(q), mpmath.mpf(z), mpmath.mpf(order)
+        integrand = lambda x: mpmath.npdf(x, 0, z) * ((1 - q) + q * mpmath.exp((2 * x - 1) / (2 * z * z)))**a  # noqa: E731,E501
+        total = mpmath.quad(integrand, [-mpmath.inf, -10 * z, 0, 10 * z, mpmath.inf])
+        return float(mpmath.log(total) / (a - 1))
 
 
 @pytest.fixture(scope="module")
