@@ -52,6 +52,7 @@ from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
+from .sampling import SampledMechanism, declared_sampling, with_sampled_pld_figure
 from .sanitization import sanitize_analysis
 from .setting import DEFAULT_CHUNK, checked_queries, needs_integer_votes
 from .tuning import tuning_distribution, tuning_part
@@ -73,9 +74,11 @@ class IndividualizedPlan:
 
 def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
                teachers: float | None = None, index_col: int | None = None,
-               queries: int | None = None) -> VoteSet:
+               queries: int | None = None,
+               predictions_layout: str = "queries-first") -> VoteSet:
     """A ``VoteSet`` from a path, an array or a ``VoteSet`` (``votes``), or from a
-    predictions file or array (``predictions``); exactly one of the two.
+    predictions file (``predictions``, stored ``predictions_layout``: ``queries-first``
+    or ``teachers-first``); exactly one of the two.
 
     ``index_col`` drops that column of a CSV/TSV file (a pandas index); with ``queries``
     (the first N rows), ``labels`` may hold N labels instead of one per row."""
@@ -86,7 +89,8 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
                           "(query,class,count)")
     if predictions is not None:
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
-                                    index_col=index_col, queries=queries)
+                                    index_col=index_col, queries=queries,
+                                    layout=predictions_layout)
     elif isinstance(votes, VoteSet):
         vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
                                                                index_col=index_col)
@@ -156,6 +160,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
             per_query: bool | str = True, workers: int | None = None, executor=None,
             multilabel: str | None = None, halt_at: str = "query",
+            sampling=None, vote_change: str | None = None,
+            predictions_layout: str = "queries-first",
             **parameters: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
 
@@ -200,6 +206,14 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     ``multilabel`` (``binary``, ``tau:TAU``, ``powerset``): ``votes`` are per-label
     counts ``(queries, labels, 2)`` or ``predictions`` are ``(queries, teachers,
     labels)`` 0/1 (``analysis.multilabel``); the run keeps its per-query columns.
+    ``predictions_layout`` (``--predictions-layout``): ``teachers-first`` for a
+    ``predictions`` file stored teachers x queries.
+    ``sampling`` (``--sampling``, MATH.md s.16): ``"poisson:RATE"`` or
+    ``"without-replacement:m/N"``, the way the voters of every query were drawn, with
+    ``vote_change`` (``move``, the default, or ``add``): ``--accounting data-independent``
+    only, for GNMax, Confident and LNMax; both steps' curves amplified
+    (``analysis.sampling``), and for Poisson-sampled Gaussian steps the smaller of the RDP
+    and PLD figures (``epsilon_method``).
     """
     unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
     if unknown:
@@ -230,6 +244,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     if ss_every is not None and not smooth_sensitivity:
         raise OptionError("--ss-history needs --smooth-sensitivity")
     distribution = None if tuning is None else tuning_distribution(tuning)
+    sampling = declared_sampling(sampling, vote_change, mechanism, accounting=accounting,
+                                 rounds=rounds, individualized=individualized,
+                                 smooth_sensitivity=smooth_sensitivity)
     if decisions is not None:
         if accounting == "expected":
             raise OptionError("--decisions gives the run's own decisions: it does not "
@@ -247,7 +264,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                    rounds=rounds, individualized=individualized)
     short_labels = queries if query_indices is None and rounds is None else None
     vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
-                          teachers=teachers, index_col=index_col, queries=short_labels)
+                          teachers=teachers, index_col=index_col, queries=short_labels,
+                          predictions_layout=predictions_layout)
     if is_sparse(vote_set.votes):
         _check_sparse_run(mechanism, smooth_sensitivity=smooth_sensitivity,
                           individualized=individualized)
@@ -291,6 +309,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             raise OptionError("--svt-cutoff auto needs --target-epsilon (each cut-off's "
                               "scale is solved for it), not --svt-scale")
         chosen = _mechanism(mechanism, vote_set, parameters)
+        if sampling is not None:
+            chosen = SampledMechanism(chosen, sampling)
         student_rows = _student_rows(name, student, vote_set)
         if plan is not None:
             if budget is not None or query_indices is not None:
@@ -361,6 +381,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                 result = replace(result, outputs=outputs_summary(
                     result, vote_set.votes, vote_set.outputs[:queries or vote_set.queries],
                     q_bound=q_bound, decisions=given, query_indices=indices))
+                result = (with_sampled_pld_figure(result, chosen, delta)
+                          if isinstance(chosen, SampledMechanism)
+                          else with_pld_figure(result, chosen, delta))
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "

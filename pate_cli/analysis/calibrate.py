@@ -37,6 +37,7 @@ from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
 from ..rounding import ceil_text
 from . import api
 from .result import AnalysisResult
+from .sampling import check_sampled_run, parse_sampling
 
 CALIBRATED = ("gnmax", "lnmax", "confident", "exponential", "confident-exponential")
 # Mechanisms whose solved parameter is an inverse noise (eta): searched as 1 / eta.
@@ -96,9 +97,10 @@ class Calibration:
                 words += [flag, _text(self.params[key])]
         result = self.result
         words += ["--accounting", result.accounting, "--delta", _text(result.delta)]
-        flags = {"predictions": "--predictions", "classes": "--classes",
-                 "labels": "--labels", "teachers": "--teachers", "index_col": "--index-col",
-                 "queries": "-n", "orders": "--orders", "order": "--order"}
+        flags = {"predictions": "--predictions", "predictions_layout": "--predictions-layout",
+                 "classes": "--classes", "labels": "--labels", "teachers": "--teachers",
+                 "index_col": "--index-col", "queries": "-n", "orders": "--orders",
+                 "order": "--order", "sampling": "--sampling", "vote_change": "--vote-change"}
         for key, flag in flags.items():
             if self.options.get(key) is not None:
                 words += [flag, _text(self.options[key])]
@@ -134,6 +136,10 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--target-epsilon must be positive, got {target_epsilon!r}")
     if not 0 < tolerance < 1:
         raise OptionError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
+    if options.get("sampling") is not None:  # before any work (MATH.md s.16)
+        check_sampled_run(parse_sampling(options["sampling"], options.get("vote_change")
+                                         or "move"), mechanism, accounting=accounting,
+                          rounds=None, individualized=None, smooth_sensitivity=False)
     if scale_all and mechanism != "confident":
         raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
     solved = {"gnmax": "sigma", "lnmax": "laplace_scale", "confident": "sigma",
@@ -151,13 +157,18 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--{solved.replace('_', '-')} is what pate-calibrate solves for "
                           "(give it with --scale-all to scale from it)")
     shown_options = {key: options.get(key) for key in
-                     ("predictions", "classes", "labels", "teachers", "index_col", "queries",
-                      "orders", "order", "screening")}
+                      ("predictions", "predictions_layout", "classes", "labels", "teachers",
+                       "index_col", "queries", "orders", "order", "screening", "sampling",
+                       "vote_change")}
+    if shown_options["predictions_layout"] == "queries-first":
+        shown_options["predictions_layout"] = None  # the default: not in the command
     labels, queries = options.pop("labels", None), options.get("queries")
     vote_set = api.read_votes(votes, predictions=options.pop("predictions", None),
                               classes=options.pop("classes", None), labels=labels,
                               teachers=options.pop("teachers", None),
-                              index_col=options.pop("index_col", None), queries=queries)
+                              index_col=options.pop("index_col", None), queries=queries,
+                              predictions_layout=options.pop("predictions_layout",
+                                                             "queries-first"))
     teachers = vote_set.teachers
     base = {key: (_default(key, teachers) if given[key] is None else given[key])
             for key in used}
@@ -176,9 +187,13 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         return {**base, solved: _snap(1.0 / x) if inverse else x}
 
     def run(x: float, how: str = accounting) -> AnalysisResult:
+        # the expected answered count does not depend on how voters were sampled
+        chosen = options if how == accounting else {
+            key: value for key, value in options.items()
+            if key not in ("sampling", "vote_change")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return api.analyze(vote_set, mechanism, accounting=how, **options,
+            return api.analyze(vote_set, mechanism, accounting=how, **chosen,
                                **parameters(x))
 
     seen: dict[float, float] = {}

@@ -80,6 +80,7 @@ def summary_dict(result) -> dict:
         "data_independent_method": result.data_independent_method,
         "epsilon_rdp": epsilon_rdp(result),
         "epsilon_method": epsilon_method(result),
+        "sampling": sampling_summary(result.mechanism),
     })
     outcome_counts = _outcome_counts(result)
     if outcome_counts is not None:
@@ -105,6 +106,23 @@ def summary_dict(result) -> dict:
     summary["multilabel"] = (None if result.multilabel is None
                              else plain_dict(asdict(result.multilabel)))
     return summary
+
+
+def sampling_summary(mechanism) -> dict | None:
+    """The JSON ``sampling`` object of CLI.md (None for a run without sampling;
+    ``analysis.sampling``): the scheme, ``rate`` (``size / population`` without
+    replacement), ``vote_change`` and the argmax's ``sensitivity`` (L2 for Gaussian
+    answers, L1 for LNMax), the threshold's (1) for Confident."""
+    sampling = getattr(mechanism, "sampling", None)
+    if sampling is None:
+        return None
+    laplace = mechanism.name == "lnmax"
+    return {"scheme": sampling.scheme, "rate": sampling.rate, "size": sampling.size,
+            "population": sampling.population, "vote_change": sampling.vote_change,
+            "sensitivity": sampling.laplace_sensitivity() if laplace
+            else sampling.answer_sensitivity,
+            "sensitivity_norm": "L1" if laplace else "L2",
+            "threshold_sensitivity": 1.0 if mechanism.name == "confident" else None}
 
 
 def _labels_output(result) -> int:

@@ -26,6 +26,7 @@ from ..accounting.threshold import (
     rdp_threshold,
     rdp_threshold_data_independent,
 )
+from .sampling import SampledMechanism, sampled_steps
 
 
 @dataclass(frozen=True)
@@ -170,9 +171,12 @@ def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, 
     Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
     ``q_bound`` (``union`` or ``integral``, MATH.md s.3/s.13) is the bound on q of a
     Gaussian answer step; LNMax's Laplace step has only its own bound (``union`` only), and
-    the exponential answer's q is exact.
+    the exponential answer's q is exact. A sampled aggregator (``analysis.sampling``) has
+    its inner steps with amplified data-independent curves.
     """
     check_q_bound(q_bound)
+    if isinstance(mechanism, SampledMechanism):  # sampled voters (MATH.md s.16)
+        return sampled_steps(*mechanism_steps(mechanism.inner, q_bound=q_bound), mechanism)
     try:
         selection, answer = COST_TABLE[mechanism.name]
     except KeyError:

@@ -19,6 +19,7 @@ from .options import (
     debug_option,
     group,
     input_specs,
+    sampling_specs,
     screening_spec,
     tuning_spec,
     version_option,
@@ -83,6 +84,7 @@ def _mechanism_specs(option) -> list:
         option("--target-epsilon", type=POSITIVE,
                help="SVT: solve for the scale that gives this epsilon."),
         screening_spec(option),
+        *sampling_specs(option),
     ]
 
 
@@ -200,7 +202,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
             seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
             q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None,
-            workers=None, scheduler=None, multilabel=None, halt_at="query"):
+            workers=None, scheduler=None, multilabel=None, halt_at="query", sampling=None,
+            vote_change=None, predictions_layout="queries-first"):
     """Privacy cost of PATE labels from VOTES: .npy .npz .csv .tsv, sparse, shards, - (stdin).
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
@@ -257,7 +260,8 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
             per_query=(True if keep_columns else "stream"
                        if per_query is not None or write_decisions is not None else False),
             workers=workers, executor=executor, multilabel=multilabel,
-            halt_at=halt_at.lower())
+            halt_at=halt_at.lower(), sampling=sampling, vote_change=vote_change,
+            predictions_layout=predictions_layout)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:

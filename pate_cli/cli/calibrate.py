@@ -9,7 +9,7 @@ import click
 
 from .._version import __version__
 from ..analysis.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
-from ..analysis.serialize import epsilon_method, epsilon_rdp, plain_number
+from ..analysis.serialize import epsilon_method, epsilon_rdp, plain_number, sampling_summary
 from ..inputs.shards import input_files
 from ..outputs.writing import check_destinations, write_outputs
 from ..rounding import ceil_text
@@ -23,6 +23,7 @@ from .options import (
     debug_option,
     group,
     input_specs,
+    sampling_specs,
     screening_spec,
     version_option,
 )
@@ -75,7 +76,7 @@ def _accounting_specs(option) -> list:
                    default="data-independent", show_default=True,
                    help="data-independent (the votes' privacy is not looked at) or "
                         "expected (2018 paper; a data-dependent choice)."),
-            *accounting_specs(option)[1:], screening_spec(option)]
+            *accounting_specs(option)[1:], screening_spec(option), *sampling_specs(option)]
 
 
 def _output_specs(option) -> list:
@@ -159,6 +160,7 @@ def calibration_dict(found, votes) -> dict:
         # which accountant gave ``epsilon`` (CLI.md); ``order`` belongs to ``epsilon_rdp``,
         # the RDP conversion (``epsilon`` itself unless the PLD accountant's is smaller)
         "epsilon_method": epsilon_method(result),
+        "sampling": sampling_summary(result.mechanism),
         "order": plain_number(result.order),
         "epsilon_rdp": epsilon_rdp(result),
         "above": (None if found.above is None else

@@ -110,14 +110,27 @@ def tuning_spec(option=click.option):
 POSITIVE = PositiveFloat()
 
 
+def sampling_specs(option=click.option) -> list:
+    """``--sampling SCHEME`` and ``--vote-change`` (MATH.md s.16; pate-analyze, pate-report,
+    pate-sweep, pate-calibrate): checked by the API, whose refusals name the reason."""
+    return [
+        option("--sampling", metavar="SCHEME",
+               help="Sampled voters: poisson:RATE or without-replacement:m/N."),
+        option("--vote-change", type=click.Choice(["move", "add"]), default=None,
+               metavar="HOW", help="A sampled unit moves (default) or adds one vote."),
+    ]
+
+
 def input_specs(option=click.option) -> list:
     """The input files besides VOTES (``option``: click's or a group's)."""
     return [
         option("--predictions", type=click.Path(dir_okay=False),
                help="Teacher predictions (queries x teachers, -1: none), not votes."),
         option("--classes", type=click.IntRange(min=2), metavar="K",
-               help="Classes for --predictions [default: largest id + 1]; a long sparse "
-                    "table's vocabulary."),
+               help="Classes (--predictions: default max id + 1; long tables)."),
+        option("--predictions-layout", type=click.Choice(["queries-first", "teachers-first"]),
+               default="queries-first", metavar="WHICH",
+               help="--predictions stored queries-first (default) or teachers-first."),
         option("--labels", type=click.Path(dir_okay=False),
                help="True labels (.npy/.csv): one per query or per analysed one (-n)."),
         option("--teachers", type=POSITIVE,
@@ -206,6 +219,5 @@ class SchedulerAddress(click.ParamType):
 def screening_spec(option):
     """``--screening``: the threshold step's data-independent curve (MATH.md s.17)."""
     return option("--screening", type=click.Choice(list(SCREENINGS)), default="exact",
-                  show_default=True,
-                  help="Threshold step's worst case: exact (its one-bit output) or "
-                       "gaussian (the papers' alpha/(2 sigma1^2)).")
+                  metavar="CURVE",
+                  help="Threshold step: exact (one bit; default) or gaussian (papers').")

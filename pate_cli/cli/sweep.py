@@ -23,6 +23,7 @@ from .options import (
     debug_option,
     group,
     index_col_option,
+    sampling_specs,
     screening_spec,
     tuning_spec,
     version_option,
@@ -137,7 +138,7 @@ def _accounting_specs(option) -> list:
     return [*accounting_specs(option),
             option("--budget", type=POSITIVE,
                    help="Budget run: halt before epsilon could exceed this."),
-            tuning_spec(option), screening_spec(option)]
+            tuning_spec(option), screening_spec(option), *sampling_specs(option)]
 
 
 def _run_specs(option) -> list:
@@ -192,7 +193,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
             svt_cutoff, eta, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
             best, pareto, max_points, progress, quiet, debug, index_col, tuning=None,
-            screening="exact"):
+            screening="exact", sampling=None, vote_change=None):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker

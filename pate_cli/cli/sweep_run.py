@@ -54,7 +54,8 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                       svt_scale, svt_cutoff, eta, queries, repeats, labels, student, confidence,
                       accounting, delta, orders, order, conversion, seed, budget, workers,
                       scheduler, out, fmt, resume, best, pareto, max_points, progress, quiet,
-                      debug, index_col=None, tuning=None, screening="exact"):
+                      debug, index_col=None, tuning=None, screening="exact", sampling=None,
+                      vote_change=None):
     """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): the same parameters."""
     mechanisms = list(dict.fromkeys(mechanisms or ("confident",)))
     grids = {name: values for name, values in
@@ -86,11 +87,13 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                                "(workers open the files themselves)")
     if order is not None:
         orders = (order,)
+    sampling, vote_change = _sampling(sampling, vote_change, mechanisms, accounting)
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(float(x) for x in orders),
-                             confidence=confidence, screening=screening,
-                             rdp_curves=tuning is not None)
+                              confidence=confidence, screening=screening,
+                              rdp_curves=tuning is not None,
+                              sampling=sampling, vote_change=vote_change)
     if "interactive" in mechanisms and not student:
         raise click.UsageError("-m interactive needs --student")
     with reported_warnings():  # notes about a vote file (averaged votes): one line each
@@ -272,6 +275,17 @@ def _resume_line(out: str, plan: ResumePlan, total: int, *, exists: bool,
         line += (f" (replacing {plan.replaced} row{'s' if plan.replaced > 1 else ''} made "
                  "with other options, other input files or another version)")
     return line
+
+
+def _sampling(sampling, vote_change, mechanisms, accounting):
+    """``--sampling`` and ``--vote-change`` checked as pate-analyze checks them (every
+    mechanism of the grid; one line, exit 2), as the canonical text the rows carry."""
+    from ..analysis.sampling import declared_sampling
+    parsed = None
+    for name in mechanisms:
+        parsed = declared_sampling(sampling, vote_change, name, accounting=accounting,
+                                   rounds=None, individualized=None, smooth_sensitivity=False)
+    return (None, None) if parsed is None else (parsed.text(), parsed.vote_change)
 
 
 def _rows(count: int) -> str:

@@ -181,16 +181,29 @@ def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes
     return VoteSet(votes=array, teachers=teachers, path=None, sha256=None)
 
 
+PREDICTION_LAYOUTS = ("queries-first", "teachers-first")
+
+
 def load_predictions(path, *, classes: int | None = None, labels=None,
-                     index_col: int | None = None, queries: int | None = None) -> VoteSet:
+                     index_col: int | None = None, queries: int | None = None,
+                     layout: str = "queries-first") -> VoteSet:
     """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
 
+    ``layout="teachers-first"`` (``--predictions-layout``, CLI.md): the file holds the
+    transpose, ``(teachers, queries)``, as PromptPATE and the 2017 PATE code save it; it
+    is read as its transpose (a view), and every message names queries and teachers as
+    in the queries-first file.
     ``-1`` means the teacher did not vote. ``classes`` defaults to the largest id + 1.
     The histogram is built with one ``bincount`` per chunk (row * K + class offsets).
     """
+    if layout not in PREDICTION_LAYOUTS:
+        raise InputError(f"--predictions-layout must be one of {', '.join(PREDICTION_LAYOUTS)}, "
+                         f"got {layout!r}")
     name, raw, digest = open_input(path)
     array, packed_labels = read_matrix(name, raw, key="predictions", index_col=index_col)
     check_shape(name, array, votes=True)
+    if layout == "teachers-first":  # (teachers, queries[, labels]) -> queries first
+        array = array.swapaxes(0, 1)
     if array.dtype.kind == "f":
         bad = first_true(~np.isfinite(array) | (array != np.round(array)))
         if bad is not None:

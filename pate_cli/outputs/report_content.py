@@ -272,6 +272,26 @@ def headline(summary: dict) -> dict:
             "tuning_included": tuned is not None}
 
 
+def _sampled_unit(sampling: dict) -> tuple[str, str]:
+    """Privacy unit and neighbouring relation of sampled voters (MATH.md s.16)."""
+    moves = sampling["vote_change"] == "move"
+    unit = ("one privacy unit (a training record) of the population the voters of each "
+            "query are drawn from, afresh for every query; a unit's presence "
+            + ("moves one vote" if moves else "adds or removes one vote")
+            + f" (argmax sensitivity {number(sampling['sensitivity'])}, the threshold's "
+            "count 1). The figure is amplified by subsampling and holds only if the voters "
+            "were drawn exactly as declared.")
+    if sampling["scheme"] == "poisson":
+        relation = (f"Poisson sampling at rate {number(sampling['rate'])}: every unit votes "
+                    "independently with that probability; neighbours add or remove one "
+                    "unit (Mironov, Talwar and Zhang 2019; Zhu and Wang 2019).")
+    else:
+        relation = (f"sampling {sampling['size']} of {sampling['population']} units without "
+                    "replacement; neighbours replace one unit (Wang, Balle and "
+                    "Kasiviswanathan 2019, Theorem 9).")
+    return unit, relation
+
+
 def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
     """The privacy unit, neighbouring relation, DP definition, conversion, delta and why."""
     teachers = summary["input"].get("teachers")
@@ -287,6 +307,9 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
     relation = ("two data sets are neighbours when they differ in one training example "
                 "(added, removed or replaced); either way one teacher's partition changes, "
                 "so the vote histograms differ by moving one vote (MATH.md s.2).")
+    sampling = summary.get("sampling")
+    if sampling:
+        unit, relation = _sampled_unit(sampling)
     delta = summary["delta"]
     if dataset_size:
         ok = delta < 1.0 / dataset_size

@@ -29,6 +29,18 @@ def render(summary: dict, fmt: str) -> str:
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
 
 
+def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
+    """The sampled voters (MATH.md s.16), when declared: the scheme and what one unit
+    changes."""
+    if not sampling:
+        return []
+    scheme = (f"poisson, rate {_short(sampling['rate'])}" if sampling["scheme"] == "poisson"
+              else f"without replacement, {sampling['size']} of {sampling['population']}")
+    norm = sampling.get("sensitivity_norm", "L2")
+    return [("sampling", f"{scheme}; a unit {sampling['vote_change']}s one vote "
+                         f"(argmax {norm} sensitivity {_short(sampling['sensitivity'])})")]
+
+
 def _summary_lines(s: dict) -> list[tuple[str, str]]:
     source = s["input"]
     digest = (source["sha256"] or "")[:12]
@@ -47,6 +59,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                   f"{_short(source['teachers'])} teachers"),
         ("mechanism", f"{s['mechanism']} ({params})"),
         ("accounting", f"{s['accounting']}, {s['conversion']} conversion, seed {s['seed']}"),
+        *_sampling_line(s.get("sampling")),
         ("answered", answered_text),
         ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_order(s['order'])})"),
         ("data-independent", f"{_up(s['epsilon_data_independent'])} "
@@ -68,7 +81,8 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("epsilon_improved") is not None and s.get("conversion") != "improved":
         # MATH.md s.6: the tighter valid figure beside the classic one (the headline itself
         # under --conversion improved)
-        lines.insert(6, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
+        after = 1 + next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
+        lines.insert(after, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
                                              f"({_improved_label(s)})"))
     if multi:
         tau = f" {_short(multi['tau'])}" if multi["tau"] is not None else ""

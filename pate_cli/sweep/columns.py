@@ -33,7 +33,7 @@ SWEEP_COLUMNS = (
     "accounting", "delta", "budget", "sha256", "version",
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
-    "eta", "screening",
+    "eta", "screening", "sampling", "vote_change", "epsilon_method",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for MATH.md's grid, else a comma list of numbers and
@@ -42,7 +42,11 @@ canonical text (``default`` for MATH.md's grid, else a comma list of numbers and
 ``student_sha256`` only in interactive rows, the only ones a student changes). ``eta``:
 the exponential mechanism's eta (MATH.md s.15; empty for the other mechanisms).
 ``screening``: the threshold step's data-independent curve, ``exact`` (MATH.md s.17) or
-``gaussian`` (s.2, the papers'); empty for mechanisms without one."""
+``gaussian`` (s.2, the papers'); empty for mechanisms without one.
+``sampling``: ``--sampling`` as written canonically (``poisson:RATE``,
+``without-replacement:m/N``; empty without), ``vote_change`` its ``--vote-change`` (empty
+without sampling); ``epsilon_method``: ``rdp`` (a sweep converts RDP curves; no PLD) or
+``pure`` (SVT-PATE's pure-DP bound)."""
 
 
 # A row's place in a table: its grid point and run settings. A table that --resume
@@ -57,7 +61,7 @@ POINT_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries",
 # without one of the columns, written by an older pate-sweep, never matches), and is
 # otherwise recomputed and replaced.
 KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256",
-               "student_sha256", "version", "screening")
+               "student_sha256", "version", "screening", "sampling", "vote_change")
 
 
 # Key columns a table may lack: written before they existed, when no mechanism used them
@@ -67,7 +71,8 @@ OPTIONAL_KEYS = ("eta",)
 
 # Key columns compared as text (the rest are numbers, compared as floats).
 TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "sha256",
-                    "labels_sha256", "student_sha256", "version", "screening")
+                     "labels_sha256", "student_sha256", "version", "screening", "sampling",
+                     "vote_change")
 
 
 @functools.lru_cache(maxsize=64)

@@ -38,6 +38,7 @@ import numpy as np
 
 from .._version import __version__
 from ..analysis import analyze_totals
+from ..analysis.sampling import SampledMechanism, parse_sampling
 from ..analysis.setting import needs_integer_votes
 from ..analysis.sharing import sharing_across_runs
 from ..errors import InputError, PateWarning
@@ -71,6 +72,8 @@ class SweepSettings:
     confidence: float = 0.9
     screening: str = "exact"  # the threshold step's data-independent curve (MATH.md s.17)
     rdp_curves: bool = False  # rows carry their total RDP curve (``--tuning``)
+    sampling: str | None = None  # --sampling, canonical text (MATH.md s.16)
+    vote_change: str | None = None  # --vote-change (with sampling)
 
     def __post_init__(self):
         if not (isinstance(self.repeats, int) and self.repeats >= 1):
@@ -134,9 +137,11 @@ class SweepPoint:
                      "labels_sha256": self.source.labels_sha256,
                      "student_sha256": (self.source.student_sha256
                                         if self.mechanism == "interactive" else None),
-                     "screening": (self.settings.screening
-                                   if self.mechanism in SELECTING else None),
-                     "version": __version__})
+                      "screening": (self.settings.screening
+                                    if self.mechanism in SELECTING else None),
+                      "version": __version__,
+                      "sampling": self.settings.sampling,
+                      "vote_change": self.settings.vote_change})
         return head
 
 
@@ -248,6 +253,9 @@ def run_point(point: SweepPoint) -> dict:
         given["screening"] = settings.screening
         given["integer_votes"] = needs_integer_votes(point.mechanism, given, vote_set)
     mechanism = build_mechanism(point.mechanism, teachers=point.teachers, **given)
+    if settings.sampling is not None:  # sampled voters: amplified curves (MATH.md s.16)
+        mechanism = SampledMechanism(mechanism, parse_sampling(settings.sampling,
+                                                               settings.vote_change))
     seeds = range(settings.seed, settings.seed + settings.repeats)
     totals = analyze_totals(
         vote_set.votes, mechanism, seeds=seeds, teachers=point.teachers,
@@ -273,6 +281,8 @@ def run_point(point: SweepPoint) -> dict:
         "label_accuracy": float(np.mean(accuracy)) if accuracy else None,
         "label_accuracy_std": _std(np.array(accuracy)) if accuracy else None,
         "labels_output": float(np.mean([run.labels_output for run in totals])),
+        "epsilon_method": "rdp" if all(math.isfinite(run.order) for run in totals)
+        else "pure",
     })
     notes = tuple(dict.fromkeys(note for run in totals for note in run.warnings))
     extra = {}

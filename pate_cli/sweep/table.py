@@ -32,11 +32,12 @@ if TYPE_CHECKING:
 TABLE_FORMATS = ("csv", "json", "table")
 TABLE_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
 TEXT_COLUMNS = ("file", "mechanism", "accounting", "sha256", "version", "conversion",
-                "orders", "labels_sha256", "student_sha256", "command", "tuning", "screening")
+                 "orders", "labels_sha256", "student_sha256", "command", "tuning", "screening",
+                 "sampling", "vote_change", "epsilon_method")
 # Left out of the aligned text table (provenance, not for reading).
 HIDDEN_COLUMNS = ("sha256", "version", "labels_sha256", "student_sha256", "command")
 # Shown in the text table only when some row differs from the default.
-DEFAULT_SETTINGS = {"conversion": "classic", "orders": "default"}
+DEFAULT_SETTINGS = {"conversion": "classic", "orders": "default", "epsilon_method": "rdp"}
 INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
 # Counts held as floats (a teacher count may be fractional, and answered / labels_output
 # are means over repeats): a whole value is written without ``.0`` in CSV and JSON lines

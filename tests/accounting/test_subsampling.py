@@ -1,0 +1,196 @@
+"""Amplification by subsampling (MATH.md s.16) against dp_accounting, mpmath and hand
+computations, and its properties (never above the step's own curve, monotone in the rate,
+the step itself at rate 1)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pate_cli.accounting.laplace import rdp_lnmax_data_independent
+from pate_cli.accounting.subsampling import (
+    rdp_poisson_gaussian,
+    rdp_poisson_general,
+    rdp_without_replacement,
+)
+from pate_cli.orders import default_orders
+
+ORDERS = default_orders()
+INTEGER = ORDERS == np.floor(ORDERS)
+# (rate, z): Private-kNN's two steps (MNIST, rate 0.15), and others across the range
+CASES = [(0.15, 75.0), (0.15, 25 / math.sqrt(2)), (0.01, 1.0), (0.001, 5.0), (0.9, 3.0),
+         (0.3, 10.0)]
+
+
+def gaussian(z):
+    return lambda orders: np.asarray(orders, dtype=float) / (2.0 * z * z)
+
+
+def mp_sampled_gaussian(q, z, order):
+    """log E_{x ~ N(0, z^2)} [((1 - q) + q exp((2x - 1) / (2 z^2)))^alpha] / (alpha - 1) by
+    40-digit quadrature (MTZ 2019's definition of A_alpha)."""
+    with mpmath.workdps(40):  # whatever precision other test modules set
+        q, z, a = mpmath.mpf(q), mpmath.mpf(z), mpmath.mpf(order)
+        integrand = lambda x: mpmath.npdf(x, 0, z) * ((1 - q) + q * mpmath.exp((2 * x - 1) / (2 * z * z)))**a  # noqa: E731,E501
+        total = mpmath.quad(integrand, [-mpmath.inf, -10 * z, 0, 10 * z, mpmath.inf])
+        return float(mpmath.log(total) / (a - 1))
+
+
+@pytest.fixture(scope="module")
+def rdp_accountant():
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    def curve(event, replace_one=False, orders=ORDERS):
+        relation = rdp.NeighborRel.REPLACE_ONE if replace_one else rdp.NeighborRel.ADD_OR_REMOVE_ONE
+        accountant = rdp.RdpAccountant(orders=list(orders), neighboring_relation=relation)
+        accountant.compose(event)
+        return np.array(accountant._rdp)
+
+    return dp_accounting, curve
+
+
+@pytest.mark.parametrize("rate, z", CASES)
+def test_poisson_gaussian_matches_dp_accounting(rdp_accountant, rate, z):
+    """Integer orders: the same finite sum, to 1e-10. Fractional orders: dp_accounting adds
+    |C(alpha, i)| (an upper bound), this module the signed series (the exact value):
+    never above dp_accounting's."""
+    dp_accounting, curve = rdp_accountant
+    theirs = curve(dp_accounting.PoissonSampledDpEvent(
+        rate, dp_accounting.GaussianDpEvent(z)))
+    ours = rdp_poisson_gaussian(rate=rate, noise_multiplier=z, orders=ORDERS)
+    np.testing.assert_allclose(ours[INTEGER], theirs[INTEGER], rtol=1e-10, atol=0)
+    assert np.all(ours[~INTEGER] <= theirs[~INTEGER] * (1 + 1e-10))
+
+
+@pytest.mark.parametrize("rate, z, order", [(0.01, 1.0, 2.5), (0.15, 75.0, 3.5),
+                                            (0.001, 5.0, 2.5), (0.5, 0.7, 5.5),
+                                            (0.15, 17.7, 99.5), (0.3, 2.0, 100.0),
+                                            (0.15, 75.0, 4.0)])
+def test_poisson_gaussian_against_quadrature(rate, z, order):
+    exact = mp_sampled_gaussian(rate, z, order)
+    ours = rdp_poisson_gaussian(rate=rate, noise_multiplier=z, orders=[order])[0]
+    assert ours == pytest.approx(exact, rel=1e-9)
+
+
+def test_slow_series_takes_the_chord():
+    """Rate 1/2 with little noise: the fractional series falls only polynomially and does
+    not settle; order 2.5 then takes the chord of the exact values at 2 and 3, above the
+    exact value (quadrature) and valid."""
+    ours = rdp_poisson_gaussian(rate=0.5, noise_multiplier=0.7, orders=[2.0, 2.5, 3.0])
+    chord = (0.5 * ours[0] + 0.5 * 2 * ours[2]) / 1.5
+    assert ours[1] == pytest.approx(chord, rel=1e-13)
+    assert ours[1] >= mp_sampled_gaussian(0.5, 0.7, 2.5)
+
+
+@pytest.mark.parametrize("rate, z", [(0.15, 25 / math.sqrt(2)), (0.01, 1.0)])
+def test_without_replacement_against_dp_accounting(rdp_accountant, rate, z):
+    """dp_accounting's SampledWithoutReplacementDpEvent: WBK Theorem 27 (Gaussian only,
+    tighter) up to order 256, Theorem 9 above; this module: Theorem 9 capped by the step's
+    own curve. So never below min(theirs, own), and equal to it above 256."""
+    dp_accounting, curve = rdp_accountant
+    population = 1000
+    size = int(rate * population)
+    # dp_accounting's Theorem 27 takes O(alpha^2) Python steps per order: the low orders,
+    # every order above 256, and every 20th between
+    orders = ORDERS[(ORDERS <= 12) | (np.floor(ORDERS) > 256)
+                    | (np.arange(ORDERS.size) % 20 == 0)]
+    theirs = curve(dp_accounting.SampledWithoutReplacementDpEvent(
+        population, size, dp_accounting.GaussianDpEvent(z)), replace_one=True, orders=orders)
+    own = gaussian(z)(orders)
+    ours = rdp_without_replacement(gaussian(z), rate=size / population, orders=orders)
+    floor = np.minimum(theirs, own)
+    assert np.all(ours >= floor * (1 - 1e-12))
+    high = np.floor(orders) > 256
+    np.testing.assert_allclose(ours[high], floor[high], rtol=1e-10)
+
+
+def test_zhu_wang_by_hand():
+    """Theorem 6 at orders 2 and 3 for a step with e(2) = 0.3, e(3) = 0.5, rate 0.2, and
+    the chord at 2.5."""
+    g, e2, e3 = mpmath.mpf("0.2"), mpmath.mpf("0.3"), mpmath.mpf("0.5")
+    two = mpmath.log((1 - g) * (1 + g) + g**2 * mpmath.exp(e2))
+    three = mpmath.log((1 - g)**2 * (2 * g + 1) + 3 * g**2 * (1 - g) * mpmath.exp(e2)
+                       + 3 * g**3 * mpmath.exp(2 * e3)) / 2
+    table = {2.0: 0.3, 3.0: 0.5}
+
+    def step(orders):  # the chord's ends only; the cap uses the curve at 2.5 too
+        return np.array([table.get(float(o), 10.0) for o in np.atleast_1d(orders)])
+
+    ours = rdp_poisson_general(step, rate=0.2, orders=[2.0, 3.0, 2.5])
+    assert ours[0] == pytest.approx(float(two), rel=1e-13)
+    assert ours[1] == pytest.approx(float(three), rel=1e-13)
+    assert ours[2] == pytest.approx(float((two + 2 * three) / 2 / 1.5), rel=1e-13)
+
+
+def test_wang_balle_kasiviswanathan_by_hand():
+    """Theorem 9 at order 3, e(2) = 0.3, e(3) = 0.5, rate 0.1, for a step with a pure-DP
+    epsilon 0.4 (factors min(2, (e^0.4 - 1)^j)) and without one (factor 2)."""
+    g, e2, e3, pure = (mpmath.mpf(x) for x in ("0.1", "0.3", "0.5", "0.4"))
+    table = {2.0: 0.3, 3.0: 0.5}
+
+    def step(orders):
+        return np.array([table.get(float(o), 10.0) for o in np.atleast_1d(orders)])
+
+    for eps_inf, spread in ((0.4, mpmath.exp(pure) - 1), (math.inf, None)):
+        factor2 = 2 if spread is None else min(2, spread**2)
+        factor3 = 2 if spread is None else min(2, spread**3)
+        second = min(4 * (mpmath.exp(e2) - 1), mpmath.exp(e2) * factor2)
+        expected = mpmath.log(1 + g**2 * 3 * second + g**3 * mpmath.exp(2 * e3) * factor3) / 2
+        ours = rdp_without_replacement(step, rate=0.1, orders=[3.0], pure_epsilon=eps_inf)
+        assert ours[0] == pytest.approx(float(expected), rel=1e-13)
+
+
+rates = st.floats(min_value=1e-4, max_value=1.0)
+noise = st.floats(min_value=0.3, max_value=200.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rate=rates, z=noise)
+def test_zhu_wang_never_below_the_exact_gaussian(rate, z):
+    exact = rdp_poisson_gaussian(rate=rate, noise_multiplier=z, orders=ORDERS)
+    general = rdp_poisson_general(gaussian(z), rate=rate, orders=ORDERS)
+    # the cumulants (alpha - 1) rdp, to the 1e-16 of a log near 0
+    assert np.all((general - exact) * (ORDERS - 1) >= -1e-15 - 1e-12 * exact * ORDERS)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rate=rates, z=noise)
+def test_amplified_never_above_the_step(rate, z):
+    own = gaussian(z)(ORDERS)
+    for curve in (rdp_poisson_gaussian(rate=rate, noise_multiplier=z, orders=ORDERS),
+                  rdp_poisson_general(gaussian(z), rate=rate, orders=ORDERS),
+                  rdp_without_replacement(gaussian(z), rate=rate, orders=ORDERS)):
+        assert np.all(curve <= own * (1 + 1e-12))
+
+
+@settings(max_examples=15, deadline=None)
+@given(low=rates, high=rates, z=noise)
+def test_monotone_in_the_rate(low, high, z):
+    low, high = sorted((low, high))
+    for function in (lambda r: rdp_poisson_gaussian(rate=r, noise_multiplier=z, orders=ORDERS),
+                     lambda r: rdp_without_replacement(gaussian(z), rate=r, orders=ORDERS),
+                     lambda r: rdp_poisson_general(gaussian(z), rate=r, orders=ORDERS)):
+        assert np.all((function(low) - function(high)) * (ORDERS - 1)
+                      <= 1e-15 + 1e-12 * function(high) * ORDERS)
+
+
+@settings(max_examples=20, deadline=None)
+@given(z=noise, scale=st.floats(min_value=0.5, max_value=500.0))
+def test_rate_one_is_the_step(z, scale):
+    assert np.array_equal(rdp_poisson_gaussian(rate=1.0, noise_multiplier=z, orders=ORDERS),
+                          gaussian(z)(ORDERS))
+    laplace = lambda o: rdp_lnmax_data_independent(scale=scale, orders=o)  # noqa: E731
+    for bound in (rdp_poisson_general, rdp_without_replacement):
+        assert np.array_equal(bound(laplace, rate=1.0, orders=ORDERS), laplace(ORDERS))
+
+
+@pytest.mark.parametrize("rate", [0.0, -0.1, 1.5, math.nan, math.inf])
+def test_rate_outside_the_interval_is_refused(rate):
+    with pytest.raises(ValueError, match=r"sampling rate must lie in \(0, 1\]"):
+        rdp_poisson_gaussian(rate=rate, noise_multiplier=1.0, orders=ORDERS)
