@@ -225,7 +225,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
             ("--groups", groups), ("--smooth-sensitivity", smooth_sensitivity or None),
             ("--decisions", decisions), ("--query-indices", query_indices),
             ("--student", student), ("--scheduler", executor), ("--classes", classes),
-            ("--teachers", teachers), ("--index-col", index_col)) if value is not None]
+            ("--teachers", teachers), ("--index-col", index_col), ("--sampling", sampling),
+            ("--halt-at output", None if halt_at == "query" else halt_at),
+            ("--predictions-layout teachers-first",
+             None if predictions_layout == "queries-first" else predictions_layout))
+            if value is not None]
         if refused:
             raise OptionError(f"--multilabel does not combine with {refused[0]} (multi-label "
                               "runs take GNMax or Confident over whole queries)")

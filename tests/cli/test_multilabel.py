@@ -169,6 +169,11 @@ REFUSALS = {
                                           "powerset", "-m", "gnmax"], "is not 0 or 1"),
     "queries": (lambda f: [f["counts"], "--multilabel", "binary", "--queries", "61"],
                 "--queries 61 is larger than the 60 queries"),
+    "sampling": (lambda f: [f["counts"], "--multilabel", "binary", "-m", "gnmax",
+                            "--accounting", "data-independent", "--sampling", "poisson:0.1"],
+                 "--multilabel does not combine with --sampling"),
+    "halt at outputs": (lambda f: [f["counts"], "--multilabel", "binary", "--halt-at",
+                                   "output"], "--multilabel does not combine with --halt-at"),
 }
 
 
