@@ -254,7 +254,8 @@ def test_rows_record_conversion_orders_and_input_digests(cli, files, tmp_path):
     assert cli(votes, *GRID, "--labels", labels, "--orders", "2:10:2,20", "--conversion",
                "improved", "-o", out, "-q").code == 0
     header = out.read_text().splitlines()[0].split(",")
-    assert header == list(SWEEP_COLUMNS) and header[-4:] == NEW_COLUMNS
+    assert header == list(SWEEP_COLUMNS) and header[-5:-1] == NEW_COLUMNS
+    assert header[-1] == "screening"  # MATH.md s.17's curve, appended after them
     assert set(KEY_COLUMNS) <= set(SWEEP_COLUMNS)
     for row in read_sweep_rows(str(out)):
         assert row["conversion"] == "improved" and row["orders"] == "2:10:2,20"
