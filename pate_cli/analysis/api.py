@@ -185,7 +185,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     best order sits (``orders.extend_orders``), re-running the analysis.
     ``q_bound`` is the bound on GNMax's q: ``union`` (Prop. 7) or ``integral`` (MATH.md
     s.13, tighter and certified; Gaussian answers only, not with smooth sensitivity,
-    ``rounds`` or ``individualized``).
+    ``rounds`` or ``individualized``). ``screening`` (``exact``, the default, or
+    ``gaussian``): the threshold step's data-independent curve, MATH.md s.17's exact one
+    (it also caps s.4's curve) or s.2's, the papers' (a mechanism object carries its own).
     Refused combinations raise ``OptionError`` (an
     ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
     (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1

@@ -175,6 +175,9 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                                         seed=seed, classes=classes).votes
             member_groups = teacher_groups
         teachers = float(predictions.shape[1])
+        if getattr(mechanism, "integer_votes", False):  # weighted/rescaled: whole counts?
+            mechanism = replace(mechanism,
+                                integer_votes=bool(np.all(histogram == np.rint(histogram))))
     chunk_size = chunk_rows(chunk_size, histogram.shape[1])
     base = analyze_votes(histogram, mechanism, teachers=teachers, accounting=accounting,
                          delta=delta, orders=orders, conversion=conversion, seed=seed,
@@ -245,7 +248,7 @@ def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupPa
                       log_pr_answered=base.log_pr_answered[part] if selection else None,
                       sigma_threshold=mechanism.sigma_threshold if selection else None,
                       data_independent=independent,
-                      screening=_screening(mechanism, parameters.variant) if selection
+                      screening=_screening(mechanism) if selection
                       else None)
         if frequencies is None:
             yield group_costs(base.log_q[part], sensitivities=parameters.sensitivity,
@@ -257,14 +260,14 @@ def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupPa
                                   map=parallel, **common)
 
 
-def _screening(mechanism, variant: str) -> tuple | None:
+def _screening(mechanism) -> tuple | None:
     """``(T, kind, low, high)`` of the threshold step's exact curve (MATH.md s.17), None
-    under ``screening="gaussian"``; weighted and rescaled (vanishing) votes are real."""
+    under ``screening="gaussian"``. The counts are whole for plain and upsampled votes and
+    for weighted or rescaled ones whose histogram came out whole (the caller's check); a
+    group's step ``D`` must be whole too for the integer grid (``curves``)."""
     kind, low, high = screening_counts(mechanism)
     if kind == "gaussian":
         return None
-    if variant != "upsampling":
-        kind = "real"
     return (float(mechanism.threshold), kind, low, high)
 
 

@@ -106,6 +106,7 @@ def test_json_values(cli, votes_csv):
     }
     # defaults of CLI.md relative to M = 10: T = 0.8 M, sigma1 = 0.6 M, sigma2 = 0.16 M
     assert summary["mechanism"] == "confident"
+    assert summary["params"].pop("screening") == "exact"  # MATH.md s.17's curve, the default
     assert summary["params"] == pytest.approx(
         {"threshold": 8.0, "sigma_threshold": 6.0, "sigma": 1.6})
     assert (summary["accounting"], summary["conversion"]) == ("replay", "classic")
@@ -485,6 +486,7 @@ def test_teachers_allows_rows_with_different_totals(cli, tmp_path):
     assert cli.analyze(path).code == 2
     summary = run_json(cli, path, "--teachers", 10)
     assert summary["input"]["teachers"] == 10
+    assert summary["params"].pop("screening") == "exact"  # MATH.md s.17's curve, the default
     assert summary["params"] == pytest.approx(
         {"threshold": 8.0, "sigma_threshold": 6.0, "sigma": 1.6})
 

@@ -37,7 +37,8 @@ def _curves(votes, grid, queries=None, accounting="replay", seeds=(0,)):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, params in grid:
-            mechanism = build_mechanism(name, teachers=float(votes[0].sum()), **params)
+            mechanism = build_mechanism(name, teachers=float(votes[0].sum()), **params,
+                                        integer_votes=True)  # whole counts, as the sweep finds
             runs = [analyze_votes(votes, mechanism, accounting=accounting, seed=seed,
                                   queries=queries).rdp_total for seed in seeds]
             curves.append(np.max(runs, axis=0))
