@@ -41,8 +41,8 @@ from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .multilabel import run_multilabel
+from .option_rules import check_halt_at, check_multilabel_options, check_sparse_run
 from .outputs import (
-    check_halt_at,
     check_outputs,
     halted_at_output,
     output_halt,
@@ -104,21 +104,6 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
     if teachers is not None:
         vote_set = replace(vote_set, teachers=teachers)
     return vote_set
-
-
-def _check_sparse_run(mechanism, *, smooth_sensitivity: bool, individualized) -> None:
-    """One line for what sparse (token) votes cannot run (MATH.md s.14)."""
-    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
-    if name == "interactive":
-        raise OptionError("-m interactive needs the student's probabilities over the whole "
-                          "vocabulary (a dense queries x classes array): not available for "
-                          "sparse votes")
-    if smooth_sensitivity:
-        raise OptionError("--smooth-sensitivity is not available for sparse votes (its "
-                          "local-sensitivity walk runs over dense rows)")
-    if individualized is not None:
-        raise OptionError("--individualized needs each teacher's prediction (--predictions); "
-                          "sparse votes hold only the counts")
 
 
 def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
@@ -222,19 +207,12 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
         raise TypeError(f"analyze() got unexpected keyword arguments: {', '.join(unknown)}")
     queries = checked_queries(queries)
     if multilabel is not None:
-        refused = [option for option, value in (
-            ("--budget", budget), ("--rounds", rounds), ("--individualized", individualized),
-            ("--groups", groups), ("--smooth-sensitivity", smooth_sensitivity or None),
-            ("--decisions", decisions), ("--query-indices", query_indices),
-            ("--student", student), ("--scheduler", executor), ("--classes", classes),
-            ("--teachers", teachers), ("--index-col", index_col), ("--sampling", sampling),
-            ("--halt-at output", None if halt_at == "query" else halt_at),
-            ("--predictions-layout teachers-first",
-             None if predictions_layout == "queries-first" else predictions_layout))
-            if value is not None]
-        if refused:
-            raise OptionError(f"--multilabel does not combine with {refused[0]} (multi-label "
-                              "runs take GNMax or Confident over whole queries)")
+        check_multilabel_options(
+            budget=budget, rounds=rounds, individualized=individualized, groups=groups,
+            smooth_sensitivity=smooth_sensitivity, decisions=decisions,
+            query_indices=query_indices, student=student, executor=executor, classes=classes,
+            teachers=teachers, index_col=index_col, sampling=sampling, halt_at=halt_at,
+            predictions_layout=predictions_layout)
         result = _analyze_multilabel(
             multilabel, votes, predictions, mechanism, parameters, labels=labels,
             orders=orders, order=order, add_rdp=add_rdp, accounting=accounting,
@@ -273,7 +251,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                           teachers=teachers, index_col=index_col, queries=short_labels,
                           predictions_layout=predictions_layout)
     if is_sparse(vote_set.votes):
-        _check_sparse_run(mechanism, smooth_sensitivity=smooth_sensitivity,
+        check_sparse_run(mechanism, smooth_sensitivity=smooth_sensitivity,
                           individualized=individualized)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)

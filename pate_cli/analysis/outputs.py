@@ -160,22 +160,3 @@ def halted_at_output(result, budget: float, halted: int | None):
     return replace(result, budget=BudgetPart(limit=budget, halted_at=halted,
                                              remaining=max(0.0, budget - result.epsilon),
                                              halt_at="output"))
-
-
-def check_halt_at(halt_at: str, *, budget, vote_set, query_indices, rounds, individualized,
-                   name: str) -> None:
-    """One line for a ``--halt-at`` that cannot apply."""
-    if halt_at not in ("query", "output"):
-        raise OptionError(f"--halt-at must be query or output, got {halt_at!r}")
-    if halt_at == "query":
-        return
-    if budget is None:
-        raise OptionError("--halt-at output needs --budget EPS")
-    if vote_set.outputs is None:
-        raise OptionError("--halt-at output needs an output grouping (an 'output' array in "
-                          "the sparse archive, or an output column in the long table)")
-    if query_indices is not None or rounds is not None or individualized is not None \
-            or name in ("svt", "interactive"):
-        raise OptionError("--halt-at output applies to single lnmax, gnmax and confident runs "
-                          "in file order (not --query-indices, --rounds, --individualized, "
-                          "svt or interactive)")

@@ -313,7 +313,9 @@ def test_halting_at_outputs_never_cuts_one_nor_passes_the_budget(accounting, bud
         end = starts[np.searchsorted(starts, halted) + 1] if halted < starts[-1] else outputs.size
         through = analyze(path, "confident", threshold=70, sigma_threshold=30, sigma=15,
                           accounting="expected", queries=int(end), per_query=False)
-        assert through.epsilon > budget * (1 - 1e-9)
+        # the halt is decided on the RDP figure (a reported PLD figure can be lower)
+        rdp = through.epsilon if through.epsilon_rdp is None else through.epsilon_rdp
+        assert rdp > budget * (1 - 1e-9)
     query_level = analyze(path, "confident", **{**options, "halt_at": "query"})
     assert query_level.budget.halted_at is None or halted <= query_level.budget.halted_at
 
