@@ -132,4 +132,5 @@ def test_parameters_are_checked_and_defaulted():
     assert default.eta == pytest.approx(math.sqrt(2) / 40, rel=1e-15)
     assert default.eta**2 / 2 == pytest.approx(1 / 40**2, rel=1e-14)
     confident = build_mechanism("confident-exponential", teachers=250, eta=0.1)
-    assert confident.params == {"threshold": 200.0, "sigma_threshold": 150.0, "eta": 0.1}
+    assert confident.params == {"threshold": 200.0, "sigma_threshold": 150.0, "eta": 0.1,
+                                "screening": "exact"}
