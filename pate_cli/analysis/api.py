@@ -360,14 +360,13 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                     per_query_frames, votes=vote_set.votes, query_indices=indices,
                     student=student_rows, decisions=given, q_bound=q_bound, workers=workers))
             if accounting == "data-independent" and initial_rdp is None:
-                result = with_pld_figure(result, chosen, delta)
+                result = (with_sampled_pld_figure(result, chosen, delta)
+                          if isinstance(chosen, SampledMechanism)
+                          else with_pld_figure(result, chosen, delta))
             if vote_set.outputs is not None and name != "svt":
                 result = replace(result, outputs=outputs_summary(
                     result, vote_set.votes, vote_set.outputs[:queries or vote_set.queries],
                     q_bound=q_bound, decisions=given, query_indices=indices))
-                result = (with_sampled_pld_figure(result, chosen, delta)
-                          if isinstance(chosen, SampledMechanism)
-                          else with_pld_figure(result, chosen, delta))
     if smooth_sensitivity:
         if rounds is not None or plan is not None:
             raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "

@@ -382,3 +382,26 @@ def test_the_gumbel_zero_block_replay_has_the_softmax_frequencies():
     expected = count * softmax(eta * dense[0])
     statistic = float(((observed - expected) ** 2 / expected).sum())
     assert statistic < chi2.isf(1e-6, classes - 1)
+
+
+@pytest.mark.parametrize("args", [
+    {"mechanism": "confident", "threshold": 70, "sigma_threshold": 30, "sigma": 15,
+     "accounting": "expected"},
+    {"mechanism": "gnmax", "sigma": 15, "accounting": "expected", "q_bound": "integral"},
+    {"mechanism": "exponential", "eta": 0.2, "accounting": "expected"},
+])
+def test_the_shipped_token_sample_equals_its_dense_rows(args):
+    """sample_votes/tokens_zipf.npz (its first 300 tokens, vocabulary 32,000) against the
+    same rows as a dense array: every figure within the tolerance."""
+    from pate_cli import analyze
+    from pate_cli.inputs import load_votes
+    from tests import ROOT
+    votes = load_votes(ROOT / TOKENS)
+    dense = votes.votes[0:300].dense()
+    sparse = analyze(votes, queries=300, per_query=True, **args)
+    plain = analyze(dense, per_query=True, **args)
+    for key in ("epsilon", "epsilon_data_independent", "answered"):
+        assert getattr(sparse, key) == pytest.approx(getattr(plain, key), rel=TOLERANCE)
+    for column in ("log_q", "log_pr_answered", "epsilon", "epsilon_cumulative"):
+        np.testing.assert_allclose(sparse.per_query[column], plain.per_query[column],
+                                   rtol=TOLERANCE, err_msg=column)
