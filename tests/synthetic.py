@@ -14,3 +14,20 @@ def synthetic_votes(queries=600, classes=5, teachers=50, seed=3):
     probabilities[np.arange(queries), truth] += agreement
     votes = np.stack([rng.multinomial(teachers, p) for p in probabilities])
     return votes.astype(np.int64), truth
+
+
+# Per-query columns a run's chunk size must not change (same bits).
+CHUNKED_COLUMNS = ("answered", "label", "log_q", "log_pr_answered", "epsilon_query",
+                   "epsilon_cumulative", "order_cumulative", "rdp_selection", "rdp_answer",
+                   "rdp_total")
+
+
+def assert_chunk_size_changes_nothing(votes, mechanism, **setting):
+    """``analyze_votes`` at chunk sizes 1, 7 and 100,000: every column and the budget equal."""
+    from pate_cli.analysis import analyze_votes
+    runs = [analyze_votes(votes, mechanism, chunk_size=size, **setting)
+            for size in (1, 7, 100_000)]
+    for name in CHUNKED_COLUMNS:
+        for run in runs[1:]:
+            np.testing.assert_array_equal(getattr(runs[0], name), getattr(run, name))
+    assert runs[0].budget == runs[1].budget == runs[2].budget

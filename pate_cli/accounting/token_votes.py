@@ -1,5 +1,9 @@
 """Bounds on q for sparse votes: the zero-vote classes as one block (MATH.md s.14).
 
+Rows stored by some counts plus ``Z`` classes known to have count 0 (a vocabulary's unseen
+tokens, a powerset's unobserved label sets): stored zeros are allowed (members of the
+block kept apart), so rows of different lengths can share one padded array.
+
 Every formula is the dense one on the dense row, computed without forming it. A chunk
 (``SparseRows``) holds each row's stored counts and the count ``Z = K - stored`` of its
 zero-vote classes; those Z classes are identical competitors, so their terms of a sum over
@@ -12,6 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..sparse_rows import SparseRows
 from .validators import check_positive
@@ -38,21 +43,46 @@ def _cap(rows: SparseRows) -> float:
     return math.log(1.0 - 1.0 / rows.vocabulary)
 
 
-def log_q_gnmax_sparse(rows: SparseRows, *, sigma: float) -> np.ndarray:
-    """Prop. 7 with the zero block (MATH.md s.14):
-    ``log q = logaddexp(logsumexp_{stored j != i*} log_ndtr(-(n_i* - n_j) / (sqrt(2) sigma)),
-    log Z + log_ndtr(-n_i* / (sqrt(2) sigma)))``, capped at ``log(1 - 1/K)``."""
+def log_q_gnmax_with_zero_block(counts: ArrayLike, zero_classes: ArrayLike,
+                                sigma: float) -> np.ndarray:
+    """Prop. 7's ``log q`` (MATH.md s.3, s.14) of rows ``counts`` (``(queries, stored)``)
+    followed by ``zero_classes`` (one per query, or one for all; a float may stand for a
+    count beyond int64, such as ``2**70``) classes of count 0; ``(queries,)``.
+
+    The plurality is the first largest stored count (a row needs a positive count, which
+    a valid row of votes has). The cap is ``log(1 - 1/K)`` with ``K = stored + Z``.
+    """
     from scipy.special import log_ndtr, logsumexp
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 2 or counts.shape[1] < 1:
+        raise ValueError(f"counts must have shape (queries, stored>=1), got {counts.shape}")
     check_positive(sigma, "sigma")
-    scale = math.sqrt(2.0 * sigma**2)  # as the dense bound rounds it
-    top_count, gaps, others = _plurality_gaps(rows)
+    queries, stored = counts.shape
+    zeros = np.broadcast_to(np.asarray(zero_classes, dtype=np.float64), (queries,))
+    if np.any(~np.isfinite(zeros) | (zeros < 0)):
+        raise ValueError("zero_classes must be finite and non-negative")
+    top = np.argmax(counts, axis=1)
+    rows = np.arange(queries)
+    leader = counts[rows, top]
+    if np.any(leader <= 0):
+        raise ValueError("every row needs a positive count (its plurality)")
+    scale = math.sqrt(2.0 * sigma**2)  # as gnmax.log_q_gnmax rounds it
+    terms = log_ndtr(-((leader[:, None] - counts) / scale))
+    terms[rows, top] = -np.inf  # the plurality is not its own competitor
     with np.errstate(divide="ignore"):
-        terms = np.where(others, log_ndtr(-(gaps / scale)), -np.inf)
-    block = _log_zero_classes(rows) + log_ndtr(-(top_count / scale))
-    terms = np.concatenate((terms, block[:, None]), axis=1)
-    with np.errstate(divide="ignore"):
-        log_q = logsumexp(terms, axis=1)
-    return np.minimum(log_q, _cap(rows))
+        block = np.log(zeros) + log_ndtr(-(leader / scale))
+    log_q = logsumexp(np.concatenate([terms, block[:, None]], axis=1), axis=1)
+    total = stored + zeros
+    if np.any(total < 2):
+        raise ValueError("a row needs at least two classes (stored + zero classes)")
+    return np.minimum(log_q, np.log(1.0 - 1.0 / total))  # as gnmax.log_q_gnmax caps it
+
+
+def log_q_gnmax_sparse(rows: SparseRows, *, sigma: float) -> np.ndarray:
+    """Prop. 7 with the zero block (MATH.md s.14) of a chunk: its padding cells are
+    zero-vote classes kept apart, the other ``K - width`` classes the block."""
+    return log_q_gnmax_with_zero_block(rows.counts, rows.vocabulary - rows.counts.shape[1],
+                                       sigma)
 
 
 def log_q_lnmax_sparse(rows: SparseRows, *, scale: float) -> np.ndarray:

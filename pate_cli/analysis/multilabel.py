@@ -34,7 +34,7 @@ from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.gnmax import rdp_gnmax
 from ..accounting.multilabel import rdp_multilabel_data_independent, sensitivity_squared
 from ..accounting.pld import gaussian_pld_epsilon
-from ..accounting.zero_block import log_q_gnmax_with_zero_block
+from ..accounting.token_votes import log_q_gnmax_with_zero_block
 from ..errors import OptionError
 from ..inputs.multilabel import (
     attach_multilabel_labels,

@@ -26,7 +26,6 @@ from .domains import (
 from .exponential import DEFAULT_ETA_TIMES_M, ConfidentExponential, Exponential
 from .noise import (
     STREAM_ANSWER,
-    STREAM_SELECTION,
     NoiseSource,
 )
 from .protocol import (
@@ -37,6 +36,7 @@ from .protocol import (
     Decisions,
 )
 from .svt import SVTPATE
+from .threshold import check_threshold_parameters, passes_threshold
 from .token_argmax import sparse_noisy_argmax
 
 
@@ -116,12 +116,7 @@ class GNMax(Facts):
 def _check_confident_parameters(mechanism) -> None:
     """T finite; sigma1 and sigma2 in the Gaussian domain; ``screening`` ``exact`` (the
     threshold step's exact curve, MATH.md s.17) or ``gaussian`` (s.2's, the papers')."""
-    if mechanism.screening not in SCREENINGS:
-        raise ValueError(f"screening must be one of {', '.join(SCREENINGS)}, got "
-                         f"{mechanism.screening!r}")
-    object.__setattr__(mechanism, "threshold", finite(mechanism.threshold, "threshold"))
-    object.__setattr__(mechanism, "sigma_threshold",
-                       noise_scale(mechanism.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE))
+    check_threshold_parameters(mechanism)
     object.__setattr__(mechanism, "sigma", noise_scale(mechanism.sigma, "sigma", GAUSSIAN_SCALE))
 
 
@@ -164,10 +159,7 @@ class ConfidentGNMax(Facts):
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
-        count = votes.shape[0]
-        selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
-        answered = (self.selection_counts(votes) + self.sigma_threshold * selection[:, 0]
-                    >= self.threshold)
+        answered = passes_threshold(self, votes, noise=noise, start=start)
         return Decisions(answered, _teacher_labels(votes, noise, start, "normal", self.sigma,
                                                    answered, labels))
 
@@ -221,10 +213,7 @@ class InteractiveGNMax(Facts):
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
         if student is None:
             raise ValueError("Interactive-GNMax needs the student's probabilities (--student)")
-        count = votes.shape[0]
-        selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
-        teacher = (self.selection_counts(votes, student) + self.sigma_threshold * selection[:, 0]
-                   >= self.threshold)
+        teacher = passes_threshold(self, votes, noise=noise, start=start, student=student)
         reinforced = ~teacher & (student.max(axis=1) > self.confidence)
         released = np.where(teacher, _teacher_labels(votes, noise, start, "normal", self.sigma,
                                                      teacher, labels),
@@ -233,8 +222,6 @@ class InteractiveGNMax(Facts):
                            np.where(reinforced, OUTCOME_STUDENT, OUTCOME_ABSTAIN))
         return Decisions(teacher, released.astype(np.int64), outcome.astype(np.int8))
 
-
-SCREENINGS = ("exact", "gaussian")
 
 MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
               "interactive": InteractiveGNMax, "svt": SVTPATE, "exponential": Exponential,

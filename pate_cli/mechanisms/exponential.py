@@ -16,9 +16,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..sparse_rows import SparseRows
-from .domains import ETA, GAUSSIAN_SCALE, Facts, finite, noise_scale
-from .noise import STREAM_GUMBEL, STREAM_SELECTION, NoiseSource
+from .domains import ETA, Facts, noise_scale
+from .noise import STREAM_GUMBEL, NoiseSource
 from .protocol import LABEL_NOT_DRAWN, Decisions
+from .threshold import check_threshold_parameters, passes_threshold
 from .token_argmax import sparse_gumbel_argmax
 
 # The default eta, times the number of teachers M: eta = sqrt(2) / (0.16 M), at which the
@@ -88,12 +89,7 @@ class ConfidentExponential(Facts):
     answer_noise: ClassVar[str | None] = "gumbel"
 
     def __post_init__(self):
-        if self.screening not in ("exact", "gaussian"):
-            raise ValueError(f"screening must be one of exact, gaussian, got "
-                             f"{self.screening!r}")
-        object.__setattr__(self, "threshold", finite(self.threshold, "threshold"))
-        object.__setattr__(self, "sigma_threshold",
-                           noise_scale(self.sigma_threshold, "sigma threshold", GAUSSIAN_SCALE))
+        check_threshold_parameters(self)
         object.__setattr__(self, "eta", noise_scale(self.eta, "eta", ETA))
 
     @property
@@ -107,9 +103,6 @@ class ConfidentExponential(Facts):
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
-        count = votes.shape[0]
-        selection = noise.draw(stream=STREAM_SELECTION, kind="normal", start=start, count=count)
-        answered = (self.selection_counts(votes) + self.sigma_threshold * selection[:, 0]
-                    >= self.threshold)
+        answered = passes_threshold(self, votes, noise=noise, start=start)
         return Decisions(answered, gumbel_labels(votes, eta=self.eta, noise=noise,
                                                  start=start, answered=answered, draw=labels))

@@ -24,10 +24,12 @@ from ..sparse_rows import SparseRows
 
 
 def _log_cdf(draws: np.ndarray, kind: str) -> np.ndarray:
-    """``log F(x)`` of standard draws (normal, or Laplace with scale 1)."""
+    """``log F(x)`` of standard draws (normal, Gumbel, or Laplace with scale 1)."""
     from scipy.special import log_ndtr
     if kind == "normal":
         return log_ndtr(draws)
+    if kind == "gumbel":  # F(x) = exp(-e^-x)
+        return -np.exp(-draws)
     # Laplace: F(x) = e^x / 2 below 0, 1 - e^-x / 2 above
     return np.where(draws < 0, draws - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(draws))))
 
@@ -38,6 +40,9 @@ def _block_maximum(log_u: np.ndarray, zeros: np.ndarray, kind: str) -> np.ndarra
     log_p = log_u / np.maximum(zeros, 1.0)
     if kind == "normal":
         return ndtri_exp(log_p)
+    if kind == "gumbel":  # -log(-log F): a Gumbel shifted by log Z
+        with np.errstate(divide="ignore"):
+            return -np.log(-log_p)
     below = log_p < -math.log(2.0)
     with np.errstate(divide="ignore"):
         upper = -math.log(2.0) - np.log(-np.expm1(log_p))
@@ -56,32 +61,28 @@ def sparse_noisy_argmax(rows: SparseRows, draws: np.ndarray, scale: float,
                         kind: str) -> np.ndarray:
     """Class ids of ``argmax_j n_j + scale * noise_j`` over the whole vocabulary, from
     ``(rows, width + 2)`` standard ``draws`` (module docstring)."""
-    width = rows.counts.shape[1]
-    noisy = np.where(rows.padding, -np.inf, rows.counts + scale * draws[:, :width])
-    best = np.argmax(noisy, axis=1)
-    index = np.arange(rows.counts.shape[0])
-    stored_best = noisy[index, best]
-    zeros = rows.zero_classes
-    block = scale * _block_maximum(_log_cdf(draws[:, width], kind), zeros, kind)
-    block_wins = (zeros > 0) & (block > stored_best)
-    uniform = np.exp(_log_cdf(draws[:, width + 1], kind))
-    rank = np.minimum(np.floor(uniform * zeros), np.maximum(zeros - 1, 0)).astype(np.int64)
-    return np.where(block_wins, missing_class(rows, rank), rows.classes[index, best])
+    return _argmax_with_block(rows, rows.counts, draws, scale, kind)
 
 
 def sparse_gumbel_argmax(rows: SparseRows, draws: np.ndarray, eta: float) -> np.ndarray:
     """Class ids of ``argmax_j (eta n_j + G_j)`` over the whole vocabulary (MATH.md s.15)
     from ``(rows, width + 2)`` standard Gumbel ``draws``: the maximum of the Z zero-vote
-    classes' Gumbels is a Gumbel shifted by ``log Z`` (one draw); a winning block gives
-    a uniform zero-vote class (the last draw turned into a uniform by the Gumbel CDF)."""
+    classes' Gumbels is a Gumbel shifted by ``log Z`` (one draw)."""
+    return _argmax_with_block(rows, eta * rows.counts, draws, 1.0, "gumbel")
+
+
+def _argmax_with_block(rows: SparseRows, utility: np.ndarray, draws: np.ndarray,
+                       scale: float, kind: str) -> np.ndarray:
+    """``argmax_j utility_j + scale * noise_j`` with the zero-vote classes (utility 0) as
+    one block: its maximum noise from ``draws[:, width]``, and a uniform zero-vote class
+    from ``draws[:, width + 1]`` (turned into a uniform by its CDF) when it wins."""
     width = rows.counts.shape[1]
-    noisy = np.where(rows.padding, -np.inf, eta * rows.counts + draws[:, :width])
+    noisy = np.where(rows.padding, -np.inf, utility + scale * draws[:, :width])
     best = np.argmax(noisy, axis=1)
     index = np.arange(rows.counts.shape[0])
     zeros = rows.zero_classes
-    with np.errstate(divide="ignore"):
-        block = draws[:, width] + np.log(zeros)
+    block = scale * _block_maximum(_log_cdf(draws[:, width], kind), zeros, kind)
     block_wins = (zeros > 0) & (block > noisy[index, best])
-    uniform = np.exp(-np.exp(-draws[:, width + 1]))
+    uniform = np.exp(_log_cdf(draws[:, width + 1], kind))
     rank = np.minimum(np.floor(uniform * zeros), np.maximum(zeros - 1, 0)).astype(np.int64)
     return np.where(block_wins, missing_class(rows, rank), rows.classes[index, best])

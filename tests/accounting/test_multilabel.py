@@ -18,7 +18,7 @@ from pate_cli.accounting.multilabel import (
     sensitivity_squared,
     tau_sensitivity_squared,
 )
-from pate_cli.accounting.zero_block import log_q_gnmax_with_zero_block
+from pate_cli.accounting.token_votes import log_q_gnmax_with_zero_block
 
 mpmath.mp.dps = 50
 

@@ -12,6 +12,7 @@ from pate_cli.analysis import OrderGridWarning, analyze_votes
 from pate_cli.mechanisms import NOISE_BLOCK, ConfidentGNMax, GNMax, LNMax
 from pate_cli.orders import default_orders
 from tests import scalar_reference as ref
+from tests.synthetic import assert_chunk_size_changes_nothing
 
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])
 
@@ -136,15 +137,8 @@ def test_same_seed_same_output_other_seed_other_labels():
                                      {"accounting": "replay", "budget": 6.0},
                                      {"accounting": "data-independent", "budget": 9.0}])
 def test_chunk_size_never_changes_anything(mechanism, setting):
-    votes = make_votes(seed=5, queries=NOISE_BLOCK + 300)
-    runs = [analyze_votes(votes, mechanism, chunk_size=size, **setting)
-            for size in (1, 7, 100_000)]
-    for name in ("answered", "label", "log_q", "log_pr_answered", "epsilon_query",
-                 "epsilon_cumulative", "order_cumulative", "rdp_selection", "rdp_answer",
-                 "rdp_total"):
-        for run in runs[1:]:
-            np.testing.assert_array_equal(getattr(runs[0], name), getattr(run, name))
-    assert runs[0].budget == runs[1].budget == runs[2].budget
+    assert_chunk_size_changes_nothing(make_votes(seed=5, queries=NOISE_BLOCK + 300),
+                                      mechanism, **setting)
 
 
 def naive_budget_run(votes, mechanism, limit, delta=1e-5):

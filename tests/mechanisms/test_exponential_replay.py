@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pate_cli.analysis import analyze_votes
 from pate_cli.mechanisms import (
     NOISE_BLOCK,
     ConfidentExponential,
@@ -23,6 +22,7 @@ from pate_cli.mechanisms import (
     NoiseSource,
     build_mechanism,
 )
+from tests.synthetic import assert_chunk_size_changes_nothing
 
 FALSE_ALARM = 1e-4
 REPLAYS = 20_000
@@ -110,14 +110,7 @@ def test_chunk_size_never_changes_anything(mechanism, setting):
     draws = np.random.default_rng(6)
     votes = np.stack([np.bincount(draws.integers(0, 4, 30), minlength=4)
                       for _ in range(NOISE_BLOCK + 300)]).astype(np.float64)
-    runs = [analyze_votes(votes, mechanism, chunk_size=size, **setting)
-            for size in (1, 7, 100_000)]
-    for name in ("answered", "label", "log_q", "log_pr_answered", "epsilon_query",
-                 "epsilon_cumulative", "order_cumulative", "rdp_selection", "rdp_answer",
-                 "rdp_total"):
-        for run in runs[1:]:
-            np.testing.assert_array_equal(getattr(runs[0], name), getattr(run, name))
-    assert runs[0].budget == runs[1].budget == runs[2].budget
+    assert_chunk_size_changes_nothing(votes, mechanism, **setting)
 
 
 def test_parameters_are_checked_and_defaulted():
