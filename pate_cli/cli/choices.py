@@ -12,4 +12,4 @@ CONVERSIONS = ("classic", "improved")  # accounting.conversion.CONVERSIONS
 TABLE_FORMATS = ("csv", "json", "table")  # sweep.table.TABLE_FORMATS
 Q_BOUNDS = ("union", "integral")  # accounting.q_bound.Q_BOUNDS
 ORDERS_AUTO = "auto"  # orders.AUTO (--orders auto)
-SCREENINGS = ("exact", "gaussian")  # mechanisms.aggregators.SCREENINGS
+SCREENINGS = ("exact", "gaussian")  # mechanisms.threshold.SCREENINGS

@@ -91,7 +91,7 @@ def test_the_choices_help_lists_are_the_cores():
     assert choices.CONVERSIONS == CONVERSIONS
     assert choices.TABLE_FORMATS == TABLE_FORMATS
     assert choices.Q_BOUNDS == Q_BOUNDS
-    from pate_cli.mechanisms.aggregators import SCREENINGS
+    from pate_cli.mechanisms.threshold import SCREENINGS
     assert choices.SCREENINGS == SCREENINGS
     assert choices.ORDERS_AUTO == AUTO
 
