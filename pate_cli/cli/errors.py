@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import os
-import signal
 import sys
-import threading
 import traceback
 import warnings
 from collections.abc import Iterator
@@ -27,6 +24,7 @@ from collections.abc import Iterator
 import click
 
 from ..errors import InputError, OptionError, OverBudget
+from ..interrupts import Terminated, sigterm_switch
 
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
@@ -36,13 +34,9 @@ EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2
 EXIT_TERMINATED = 143  # SIGTERM: 128 + 15
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived: raised like Ctrl-C's ``KeyboardInterrupt`` so cleanup runs."""
-
-
 def run_command(command: click.Command, args=None, prog_name: str | None = None) -> int:
     """Run a click command, translating every failure into a one-line message."""
-    with _sigterm_raises():
+    with sigterm_switch():
         return _run(command, args, prog_name)
 
 
@@ -131,32 +125,6 @@ def _interrupted(interrupt: KeyboardInterrupt) -> int:
         return EXIT_TERMINATED
     _echo_after_stdout("Interrupted.")
     return EXIT_INTERRUPTED
-
-
-def _raise_terminated(installer: int, signum, frame) -> None:
-    if os.getpid() != installer:
-        # a forked worker inherited the handler: die of SIGTERM as it would have
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-        return
-    raise Terminated()
-
-
-@contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """While inside, SIGTERM raises ``Terminated``; the previous handler is restored after.
-
-    Only the main thread can set handlers: elsewhere (a command run from a thread) this
-    does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, functools.partial(_raise_terminated, os.getpid()))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 @contextlib.contextmanager

@@ -19,14 +19,13 @@ import click
 import pandas  # noqa: F401
 
 from ..inputs.shards import input_files
+from ..interrupts import Terminated, sigterm_switch
 from ..outputs.writing import check_destinations, write_atomically
 from ..rounding import ceil_significant, ceil_text
 from ..sweep.columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from ..sweep.executors import (
-    Terminated,
     dask_executor,
     local_pool,
-    sigterm_stops_the_run,
     stop,
 )
 from ..sweep.journal import RowJournal, journal_path, read_journal
@@ -122,7 +121,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
             click.echo(f"pate-sweep: note: starting {sidecar} afresh (the rows of an "
                        "unfinished run it held are reused only with --resume)", err=True)
         journal = RowJournal(sidecar, append=resume)
-    with sigterm_stops_the_run() as sigterm:
+    with sigterm_switch(armed=False, once=True) as sigterm:
         finished, failure = _run(tasks, executor, limit, progress, journal, sigterm)
     _report_warnings(finished.values(), len(tasks))
     rows = _in_grid_order(points, finished, plan)

@@ -6,8 +6,8 @@ parent dies however it dies (``kill -9`` included), so none is left running unde
 on Linux the kernel kills them (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), and everywhere a
 daemon thread in each worker exits it within ``WATCH_SECONDS`` of its parent process
 changing. ``stop(executor, terminate=True)`` ends the tasks still running, whose rows a
-stopped run would drop anyway. In the parent, ``sigterm_stops_the_run`` makes SIGTERM stop
-the run the way Ctrl-C does (``Terminated``, a ``KeyboardInterrupt``).
+stopped run would drop anyway. In the parent, SIGTERM stops the run the way Ctrl-C does
+(``pate_cli.interrupts``).
 
 ``scheduler_address`` checks the form of a Dask address before any connection
 (``tcp://host:port`` and the other schemes distributed knows, or ``host:port``);
@@ -76,51 +76,6 @@ def _watch_parent(parent: int) -> None:
     while not stopped.wait(WATCH_SECONDS):
         if os.getppid() != parent:
             os._exit(1)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM while the tasks run: stops the run as Ctrl-C does (exit 143)."""
-
-
-class SigtermSwitch:
-    """SIGTERM raises ``Terminated`` once the run is armed (at once if one came before),
-    and is ignored once the run is over, its rows about to be written."""
-
-    def __init__(self):
-        self.armed = self.over = self.received = False
-
-    def handle(self, signum, frame) -> None:
-        if self.over:
-            return
-        self.received = True
-        if self.armed:
-            self.disarm()
-            raise Terminated()
-
-    def arm(self) -> None:
-        if self.received and not self.over:
-            self.disarm()
-            raise Terminated()
-        self.armed = True
-
-    def disarm(self) -> None:
-        self.armed, self.over = False, True
-
-
-@contextlib.contextmanager
-def sigterm_stops_the_run():
-    """SIGTERM handled like Ctrl-C inside the block (restored after it)."""
-    switch = SigtermSwitch()
-    try:
-        previous = signal.signal(signal.SIGTERM, switch.handle)
-    except ValueError:  # not the main thread: SIGTERM keeps its handler
-        yield switch
-        return
-    try:
-        yield switch
-    finally:
-        switch.disarm()
-        signal.signal(signal.SIGTERM, previous)
 
 
 def dask_executor(address: str, *, connect, timeout="10s"):

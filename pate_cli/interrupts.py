@@ -1,0 +1,79 @@
+"""The one SIGTERM handler: SIGTERM stops the program the way Ctrl-C does.
+
+``Terminated`` is a ``KeyboardInterrupt``, so the cleanup Ctrl-C gets (temporary files
+removed, pate-sweep's finished rows kept) runs for SIGTERM too. ``sigterm_switch()``
+installs a ``SigtermSwitch`` for the duration of a block and restores the previous handler
+after it:
+
+- armed (a command's whole run): SIGTERM raises ``Terminated`` wherever the program is;
+- not armed yet (a sweep before its tasks start): a SIGTERM is remembered and raised by
+  ``arm()``; with ``once``, the switch is over after it raised once, and later SIGTERMs
+  are ignored (a stopped sweep is writing the rows it kept);
+- a process forked while the switch is installed (a worker) dies of SIGTERM as it would
+  have without it.
+
+Only the main thread can set handlers: elsewhere the block runs with SIGTERM's handler
+unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: raised like Ctrl-C's ``KeyboardInterrupt`` so cleanup runs."""
+
+
+class SigtermSwitch:
+    """What SIGTERM does while the switch is installed (see the module docstring)."""
+
+    def __init__(self, *, armed: bool, once: bool):
+        self.installer = os.getpid()
+        self.armed, self.once = armed, once
+        self.over = self.received = False
+
+    def handle(self, signum, frame) -> None:
+        if os.getpid() != self.installer:  # a forked worker inherited the handler
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        if self.over:
+            return
+        self.received = True
+        if self.armed:
+            self._raise()
+
+    def arm(self) -> None:
+        """From now on SIGTERM raises; at once if one came before."""
+        if self.received and not self.over:
+            self._raise()
+        self.armed = True
+
+    def disarm(self) -> None:
+        """From now on SIGTERM is ignored (until the switch is uninstalled)."""
+        self.armed, self.over = False, True
+
+    def _raise(self) -> None:
+        if self.once:
+            self.disarm()
+        raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_switch(*, armed: bool = True, once: bool = False) -> Iterator[SigtermSwitch]:
+    """A ``SigtermSwitch`` handling SIGTERM inside the block (the previous handler after)."""
+    switch = SigtermSwitch(armed=armed, once=once)
+    if threading.current_thread() is not threading.main_thread():
+        yield switch
+        return
+    previous = signal.signal(signal.SIGTERM, switch.handle)
+    try:
+        yield switch
+    finally:
+        switch.disarm()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
