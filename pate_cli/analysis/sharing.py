@@ -4,9 +4,10 @@ The points of a sweep analyse one file with the same seeds under different param
 Points with the same sigma evaluate the same answer curves at the same log q values
 (MATH.md s.3, one curve per distinct statistic), points with the same (T, sigma1) the
 same selection curves (s.4), and every point draws the same standard noise (s.1), scaled
-by its own sigma. :func:`sharing_across_runs` turns on, for this process, a bounded store
-of each: noise blocks (``mechanisms.noise``) and :class:`SharedCurves`, which
-``analysis.totals`` consults. A kept value is the very array a fresh computation gives
+by its own sigma. A :class:`SharedWork` holds a bounded store of each, noise blocks
+(``mechanisms.noise.SharedBlocks``) and :class:`SharedCurves`; whoever runs the points
+(``sweep.points``) makes one and passes it to ``analysis.totals.analyze_totals``. There is
+no process-wide store. A kept value is the very array a fresh computation gives
 (curves are computed entry by entry, so a row's bits do not depend on the rows computed
 with it), so sharing changes no bit of any point.
 """
@@ -15,18 +16,19 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
 
-from ..mechanisms.noise import sharing_noise
+from ..mechanisms.noise import SharedBlocks
 
 
 class SharedCurves:
     """Curves of value-identified curve functions, kept up to ``limit`` bytes (least
-    recently used function first out); off while ``limit`` is 0. One process-wide store
-    serves a sweep's points (``SHARED_CURVES``); a run that forms per-query curves keeps
-    its own for its totals (``analysis.run``).
+    recently used function first out); off while ``limit`` is 0. A sweep's points share one
+    (``SharedWork``); a run that forms per-query curves keeps its own for its totals
+    (``analysis.run``).
 
     A function's curves stay in the pieces they were computed in (never copied); one
     sorted index of their keys says which piece and row holds each."""
@@ -84,11 +86,6 @@ class SharedCurves:
             self._entries.move_to_end(identity)
             self._bytes += size
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
-
 
 # Bytes of index per kept key: its value, piece number and row.
 _INDEX_BYTES = 8 + 4 + 4
@@ -133,9 +130,6 @@ class _Kept:
         return found, piece[where[found]], row[where[found]]
 
 
-SHARED_CURVES = SharedCurves()
-
-
 def _identity(rdp, orders: np.ndarray):
     """A hashable value naming ``rdp`` and the orders, or None if ``rdp`` has none."""
     if not isinstance(rdp, partial) or rdp.keywords:
@@ -145,10 +139,16 @@ def _identity(rdp, orders: np.ndarray):
     return (rdp.func, rdp.args, np.asarray(orders, dtype=np.float64).tobytes())
 
 
-def sharing_across_runs(noise_bytes: int, curve_bytes: int) -> None:
-    """Keep up to ``noise_bytes`` of noise blocks and ``curve_bytes`` of curves across the
-    runs of this process (0 and 0: stop, and drop what was kept)."""
-    sharing_noise(noise_bytes)
-    SHARED_CURVES.limit = int(curve_bytes)
-    if not curve_bytes:
-        SHARED_CURVES.clear()
+@dataclass(frozen=True)
+class SharedWork:
+    """What runs over one file with the same seeds share: noise blocks up to
+    ``noise_bytes`` and curves up to ``curve_bytes`` (each least recently used first out)."""
+
+    noise_bytes: int
+    curve_bytes: int
+    noise: SharedBlocks = field(init=False)
+    curves: SharedCurves = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise", SharedBlocks(self.noise_bytes))
+        object.__setattr__(self, "curves", SharedCurves(self.curve_bytes))

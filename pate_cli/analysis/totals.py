@@ -22,7 +22,7 @@ from .setting import (
     grid_edge_notes,
     rows_of,
 )
-from .sharing import SHARED_CURVES
+from .sharing import SharedWork
 from .steps import curve_function, data_independent_curve, mechanism_steps
 
 
@@ -33,7 +33,8 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
                    budget: float | None = None, labels: np.ndarray | None = None,
                    student: np.ndarray | None = None,
                    chunk_size: int | None = DEFAULT_CHUNK,
-                   workers: int | None = 1) -> list[ReplayTotals]:
+                   workers: int | None = 1,
+                   shared: SharedWork | None = None) -> list[ReplayTotals]:
     """End-of-run totals of ``analyze_votes`` for several seeds, sharing the work.
 
     The same numbers as ``analyze_votes(..., seed=s)`` for each ``s`` in ``seeds``, bit
@@ -43,7 +44,9 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
     This is what a parameter sweep needs. Budget runs, Interactive-GNMax and SVT-PATE,
     whose costs depend on the replay's path, run the totals-only analysis once per seed.
     ``workers``: threads counting chunks (1 by default: a sweep runs points in parallel).
-    Curves kept by ``analysis.sharing`` (when a sweep turns it on) are served from there.
+    ``shared``: noise blocks and curves kept from earlier runs over the same file (a
+    sweep's points, ``analysis.sharing``); the grouped totals draw and evaluate through it
+    (the same bits), the runs per seed do not.
     """
     seeds = [int(seed) for seed in seeds]
     if budget is not None or mechanism.uses_student or mechanism.sequential:
@@ -64,6 +67,7 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
     independent = accounting == "data-independent"
     truth = None if labels is None else np.asarray(labels)
     request = CountRequest(mechanism, accounting, draw_labels=truth is not None)
+    noise_kept = None if shared is None else shared.noise
 
     def one(piece: tuple[int, int]) -> tuple[GroupedCounts, list[LabelCounts]]:
         start, stop = piece
@@ -71,8 +75,8 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
         keys = chunk_keys(request, block)
         answered, counted = [], []
         for seed in seeds:
-            made = mechanism.replay(block, noise=NoiseSource(seed), start=start,
-                                    labels=request.draw_labels)
+            made = mechanism.replay(block, noise=NoiseSource(seed, shared=noise_kept),
+                                    start=start, labels=request.draw_labels)
             answered.append(made.answered)
             labels_of = LabelCounts(False)
             labels_of.add(*released_labels(made, made.answered, False),
@@ -80,12 +84,14 @@ def analyze_totals(votes: np.ndarray, mechanism: Mechanism, *, seeds: Iterable[i
             counted.append(labels_of)
         return GroupedCounts.of_queries(*keys, np.stack(answered, axis=1)), counted
 
+    def served(rdp):
+        return rdp if shared is None else shared.curves.serving(rdp, orders)
+
     selection_rdp = curve_function(selection, independent)
     bounded = BoundedTotals(partial(
         grouped_totals, orders=orders, expected=accounting == "expected",
-        selection_rdp=None if selection_rdp is None
-        else SHARED_CURVES.serving(selection_rdp, orders),
-        answer_rdp=SHARED_CURVES.serving(curve_function(answer, independent), orders)))
+        selection_rdp=None if selection_rdp is None else served(selection_rdp),
+        answer_rdp=served(curve_function(answer, independent))))
     label_counts = [LabelCounts(False) for _ in seeds]
     pieces = list(window_pieces(queries, chunk_size))
     for (_, stop), (table, counted) in zip(pieces, ordered_map(one, pieces, workers=workers),

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
         STREAM_SVT_QUERY,
         STREAM_SVT_THRESHOLD,
         NoiseSource,
+        SharedBlocks,
         release_draw,
     )
     from .participation import (
@@ -57,7 +58,7 @@ __all__ = [
     "OUTCOME_STUDENT", "OUTCOME_TEACHER", "STREAM_ANSWER", "STREAM_PARTICIPATION",
     "STREAM_SELECTION", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "SVTPATE",
     "ConfidentExponential", "ConfidentGNMax", "Decisions", "Exponential", "STREAM_GUMBEL",
-    "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource",
+    "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource", "SharedBlocks",
     "build_mechanism", "distance_to_instability", "release_draw", "Mechanism", "SVT_HALTED",
     "SVT_OUTCOME_NAMES",
     "SVT_STABLE", "SVT_UNSTABLE", "VanishingVotes", "vanishing_participation",
@@ -71,7 +72,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["ConfidentExponential", "Exponential"], ".exponential"),
     **dict.fromkeys(["NOISE_BLOCK", "STREAM_ANSWER", "STREAM_PARTICIPATION", "STREAM_SELECTION",
         "STREAM_GUMBEL", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "NoiseSource",
-        "release_draw"], ".noise"),
+        "SharedBlocks", "release_draw"], ".noise"),
     **dict.fromkeys(["VanishingVotes", "vanishing_participation", "vanishing_votes",
         "weighted_histogram"], ".participation"),
     **dict.fromkeys(["OUTCOME_ABSTAIN", "OUTCOME_NAMES", "OUTCOME_STUDENT", "OUTCOME_TEACHER",

@@ -59,11 +59,12 @@ class NoiseSource:
     generator per ``NOISE_BLOCK`` queries whatever the chunk size.
     """
 
-    def __init__(self, seed: int, *, salt: int = 0):
+    def __init__(self, seed: int, *, salt: int = 0, shared: SharedBlocks | None = None):
         if not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         self.seed = int(seed)
         self.salt = int(salt)
+        self.shared = shared
         self._last: dict[tuple[int, str, tuple[int, ...]], tuple[int, np.ndarray]] = {}
         self._cursors: dict[tuple, tuple[int, np.random.Generator, int]] = {}
 
@@ -87,14 +88,16 @@ class NoiseSource:
         cached = self._last.get(key)
         if cached is not None and cached[0] == index:
             return cached[1]
-        shared = _SHARED.get((self.seed, self.salt, stream, kind, width, index))
+        shared = None if self.shared is None else self.shared.get(
+            (self.seed, self.salt, stream, kind, width, index))
         if shared is not None:
             self._last[key] = (index, shared)
             return shared
         block = _values(generator(self.seed, (self.salt, stream, index)), kind,
                         (NOISE_BLOCK, width))
         block.flags.writeable = False
-        _SHARED.put((self.seed, self.salt, stream, kind, width, index), block)
+        if self.shared is not None:
+            self.shared.put((self.seed, self.salt, stream, kind, width, index), block)
         self._last[key] = (index, block)
         return block
 
@@ -135,15 +138,15 @@ def _values(draws: np.random.Generator, kind: str, shape: tuple[int, int]) -> np
 
 
 class SharedBlocks:
-    """Noise blocks kept across runs in this process, up to ``limit`` bytes (least
-    recently used first out), while :func:`sharing_noise` is in force; off otherwise.
+    """Noise blocks kept across the runs given it (``NoiseSource(..., shared=)``), up to
+    ``limit`` bytes (least recently used first out).
 
     Many runs over one file with the same seeds (a sweep's points) draw the same standard
     noise, scaled by each run's sigma: kept blocks are the very arrays a fresh draw would
     give, so sharing changes no bit. Thread-safe."""
 
-    def __init__(self) -> None:
-        self.limit = 0
+    def __init__(self, limit: int) -> None:
+        self.limit = int(limit)
         self._blocks: OrderedDict = OrderedDict()
         self._bytes = 0
         self._lock = Lock()
@@ -168,22 +171,6 @@ class SharedBlocks:
             while self._bytes > self.limit:
                 _, dropped = self._blocks.popitem(last=False)
                 self._bytes -= dropped.nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._blocks.clear()
-            self._bytes = 0
-
-
-_SHARED = SharedBlocks()
-
-
-def sharing_noise(limit: int) -> None:
-    """Keep up to ``limit`` bytes of noise blocks across the runs of this process (0: stop
-    and drop them). Sweeps turn it on for their points (``sweep.points``)."""
-    _SHARED.limit = int(limit)
-    if not limit:
-        _SHARED.clear()
 
 
 def release_draw(seed: int) -> float:

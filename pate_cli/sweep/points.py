@@ -40,7 +40,7 @@ from .._version import __version__
 from ..analysis import analyze_totals
 from ..analysis.sampling import SampledMechanism, parse_sampling
 from ..analysis.setting import needs_integer_votes
-from ..analysis.sharing import sharing_across_runs
+from ..analysis.sharing import SharedWork
 from ..errors import InputError, PateWarning
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
@@ -195,28 +195,54 @@ def _number(value):
     return int(value) if isinstance(value, (int, np.integer)) else float(value)
 
 
-_OPEN_SOURCES: dict = {}
+# Noise blocks and curves a process keeps across the points it analyses (5 seeds of a
+# 25,000 x 150 file's answer noise take 150 MB; its answer curves for one sigma, 60 MB).
+SHARED_NOISE_BYTES = 256 << 20
+SHARED_CURVE_BYTES = 128 << 20
+
+
+class PointMemory:
+    """What the points run by one process keep from one point to the next: each source's
+    vote set (and student), opened once, and the noise blocks and curves the points share
+    (``analysis.sharing``, up to ``SHARED_NOISE_BYTES`` and ``SHARED_CURVE_BYTES``)."""
+
+    def __init__(self) -> None:
+        self.sources: dict = {}
+        self.shared = SharedWork(SHARED_NOISE_BYTES, SHARED_CURVE_BYTES)
+
+    def opened(self, source: VoteSource):
+        """The vote set (and student) of ``source``, opened the first time it is asked."""
+        if source not in self.sources:
+            self.sources[source] = _open_source(source)
+        return self.sources[source]
 
 
 def _open_source(source: VoteSource):
-    """The vote set (and student) of ``source``, opened once per process."""
-    cached = _OPEN_SOURCES.get(source)
-    if cached is None:
-        with warnings.catch_warnings():  # its notes were given when the sweep opened it
-            warnings.simplefilter("ignore", PateWarning)
-            vote_set = load_votes(source.path, labels=source.labels, index_col=source.index_col)
-        _check_same(source.file, vote_set.sha256, source.sha256)
-        for path, digest in ((source.labels, source.labels_sha256),
-                             (source.student, source.student_sha256)):
-            if path is not None:
-                _check_same(path, file_sha256(path), digest)
-        student = None
-        if source.student is not None:
-            student = load_student(source.student, queries=vote_set.queries,
-                                   classes=vote_set.classes)
-        cached = (vote_set, student)
-        _OPEN_SOURCES[source] = cached
-    return cached
+    with warnings.catch_warnings():  # its notes were given when the sweep opened it
+        warnings.simplefilter("ignore", PateWarning)
+        vote_set = load_votes(source.path, labels=source.labels, index_col=source.index_col)
+    _check_same(source.file, vote_set.sha256, source.sha256)
+    for path, digest in ((source.labels, source.labels_sha256),
+                         (source.student, source.student_sha256)):
+        if path is not None:
+            _check_same(path, file_sha256(path), digest)
+    student = None
+    if source.student is not None:
+        student = load_student(source.student, queries=vote_set.queries,
+                               classes=vote_set.classes)
+    return vote_set, student
+
+
+# The memory of a worker process (local or Dask): made by the first point it runs, it lives
+# as long as the process. Points run in this process get theirs from run_points.
+_WORKER_MEMORY: list[PointMemory] = []
+
+
+def run_point_in_worker(point: SweepPoint) -> dict:
+    """``run_point`` in a worker process, with the memory that process keeps."""
+    if not _WORKER_MEMORY:
+        _WORKER_MEMORY.append(PointMemory())
+    return run_point(point, _WORKER_MEMORY[0])
 
 
 def _check_same(name: str, found: str, expected: str) -> None:
@@ -225,27 +251,23 @@ def _check_same(name: str, found: str, expected: str) -> None:
                          f"not {expected[:12]}... (workers must see the same file)")
 
 
-# Noise blocks and curves a process keeps across the points it analyses (5 seeds of a
-# 25,000 x 150 file's answer noise take 150 MB; its answer curves for one sigma, 60 MB).
-SHARED_NOISE_BYTES = 256 << 20
-SHARED_CURVE_BYTES = 128 << 20
 
 # A row's notes (an order at the edge of the grid...): carried with the row to the
 # command, which prints each kind once with the number of points; never a table column.
 WARNINGS_KEY = "warnings"
 
 
-def run_point(point: SweepPoint) -> dict:
+def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
     """Analyse one point with its R seeds; the row of SWEEP_COLUMNS.
 
     The points of a sweep draw the same standard noise (the same seeds over the same
     file; each point scales it by its own sigma) and points with the same sigma (or T
-    and sigma1) evaluate the same curves, so the process keeps up to
-    ``SHARED_NOISE_BYTES`` of noise blocks and ``SHARED_CURVE_BYTES`` of curves from one
-    point to the next (``analysis.sharing``): the same bits, computed once."""
-    sharing_across_runs(SHARED_NOISE_BYTES, SHARED_CURVE_BYTES)
+    and sigma1) evaluate the same curves, so ``memory`` (a fresh one when None) keeps
+    noise blocks and curves from one point to the next (``analysis.sharing``): the same
+    bits, computed once."""
+    memory = PointMemory() if memory is None else memory
     settings = point.settings
-    vote_set, student = _open_source(point.source)
+    vote_set, student = memory.opened(point.source)
     given = dict(point.params)
     if point.mechanism == "interactive":
         given["confidence"] = settings.confidence
@@ -263,7 +285,8 @@ def run_point(point: SweepPoint) -> dict:
         orders=None if settings.orders is None else np.asarray(settings.orders),
         conversion=settings.conversion, queries=point.queries, budget=settings.budget,
         labels=vote_set.labels,
-        student=student if point.mechanism == "interactive" else None)
+        student=student if point.mechanism == "interactive" else None,
+        shared=memory.shared)
     row = point.row_head()
     answered = np.array([run.answered for run in totals])
     epsilon = np.array([run.epsilon for run in totals])
@@ -307,11 +330,9 @@ def run_points(points: list[SweepPoint], *, executor=None,
     raised here after the pending tasks are cancelled.
     """
     if executor is None:
-        try:
-            for position, point in enumerate(points):
-                yield position, run_point(point)
-        finally:
-            sharing_across_runs(0, 0)  # what the points kept is dropped with them
+        memory = PointMemory()  # dropped with the generator
+        for position, point in enumerate(points):
+            yield position, run_point(point, memory)
         return
     limit = in_flight or 4 * getattr(executor, "_max_workers", 2)
     pending = {}
@@ -319,7 +340,7 @@ def run_points(points: list[SweepPoint], *, executor=None,
     try:
         while True:
             for position, point in queue:
-                pending[executor.submit(run_point, point)] = position
+                pending[executor.submit(run_point_in_worker, point)] = position
                 if len(pending) >= limit:
                     break
             if not pending:

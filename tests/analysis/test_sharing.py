@@ -1,5 +1,6 @@
-"""Work shared across the runs of a process (issue 14 item 7, ``analysis.sharing``): a
-sweep's points reuse noise blocks and curves, and not one bit of any point changes."""
+"""Work shared across runs (issue 14 item 7, ``analysis.sharing``): a sweep's points reuse
+noise blocks and curves, passed to them explicitly (``SharedWork``), and not one bit of
+any point changes."""
 
 from __future__ import annotations
 
@@ -13,22 +14,12 @@ from hypothesis import strategies as st
 from pate_cli.accounting.gnmax import rdp_gnmax
 from pate_cli.accounting.grouped import weighted_curve_sum
 from pate_cli.analysis import analyze_totals
-from pate_cli.analysis.sharing import SHARED_CURVES, SharedCurves, sharing_across_runs
+from pate_cli.analysis.sharing import SharedCurves, SharedWork
 from pate_cli.analysis.steps import _gaussian_rdp
 from pate_cli.mechanisms import build_mechanism
-from pate_cli.mechanisms import noise as noise_module
-from pate_cli.mechanisms.noise import NoiseSource
+from pate_cli.mechanisms.noise import NoiseSource, SharedBlocks
 from pate_cli.orders import default_orders
 from tests.synthetic import synthetic_votes
-
-
-@pytest.fixture
-def sharing():
-    """Sharing on for the test, off (and emptied) after it."""
-    sharing_across_runs(64 << 20, 64 << 20)
-    yield
-    sharing_across_runs(0, 0)
-
 
 GRID = [dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold)
         for sigma in (20.0, 35.0) for threshold in (30.0, 38.0)
@@ -41,46 +32,43 @@ def test_points_computed_with_sharing_are_the_points_computed_alone(name, accoun
     votes, truth = synthetic_votes(queries=3_000)
     grid = GRID if name == "confident" else [dict(sigma=p["sigma"]) for p in GRID[::4]]
 
-    def sweep():
+    def sweep(shared):
         return [analyze_totals(votes, build_mechanism(name, teachers=50, **point),
-                               seeds=range(3), accounting=accounting, labels=truth)
+                               seeds=range(3), accounting=accounting, labels=truth,
+                               shared=shared)
                 for point in grid]
 
-    sharing_across_runs(0, 0)
-    alone = sweep()
-    sharing_across_runs(64 << 20, 64 << 20)
-    try:
-        first, served = sweep(), sweep()  # the second pass is served from what was kept
-        kept = SHARED_CURVES._bytes
-    finally:
-        sharing_across_runs(0, 0)
+    alone = sweep(None)
+    shared = SharedWork(64 << 20, 64 << 20)
+    first, served = sweep(shared), sweep(shared)  # the second pass: served from what was kept
     assert first == alone and served == alone
+    kept = shared.curves._bytes
     assert kept > 0 if accounting != "data-independent" else kept == 0
+    assert shared.noise._bytes > 0
 
 
-def test_noise_blocks_are_kept_read_only_and_dropped_when_sharing_stops(sharing):
-    once = NoiseSource(7).draw(stream=2, kind="normal", start=0, count=2_000, width=3)
-    again = NoiseSource(7).draw(stream=2, kind="normal", start=0, count=2_000, width=3)
+def test_noise_blocks_are_kept_read_only_and_only_where_passed():
+    blocks = SharedBlocks(64 << 20)
+    once = NoiseSource(7, shared=blocks).draw(stream=2, kind="normal", start=0, count=2_000,
+                                              width=3)
+    again = NoiseSource(7, shared=blocks).draw(stream=2, kind="normal", start=0, count=2_000,
+                                               width=3)
+    alone = NoiseSource(7).draw(stream=2, kind="normal", start=0, count=2_000, width=3)
     np.testing.assert_array_equal(once, again)
-    key = (7, 0, 2, "normal", 3, 0)
-    kept = noise_module._SHARED.get(key)
+    np.testing.assert_array_equal(once, alone)
+    kept = blocks.get((7, 0, 2, "normal", 3, 0))
     assert kept is not None and not kept.flags.writeable
-    sharing_across_runs(0, 0)
-    assert noise_module._SHARED.get(key) is None and noise_module._SHARED._bytes == 0
+    assert SharedBlocks(0).get((7, 0, 2, "normal", 3, 0)) is None
 
 
 def test_the_noise_kept_stays_within_its_limit():
-    sharing_across_runs(3 * 1024 * 8, 0)  # room for three blocks of width 1
-    try:
-        source = NoiseSource(1)
-        source.draw(stream=1, kind="normal", start=0, count=10 * 1024)
-        assert noise_module._SHARED._bytes <= 3 * 1024 * 8
-        assert len(noise_module._SHARED._blocks) == 3
-        # the most recent blocks are the ones kept
-        assert noise_module._SHARED.get((1, 0, 1, "normal", 1, 9)) is not None
-        assert noise_module._SHARED.get((1, 0, 1, "normal", 1, 0)) is None
-    finally:
-        sharing_across_runs(0, 0)
+    blocks = SharedBlocks(3 * 1024 * 8)  # room for three blocks of width 1
+    NoiseSource(1, shared=blocks).draw(stream=1, kind="normal", start=0, count=10 * 1024)
+    assert blocks._bytes <= 3 * 1024 * 8
+    assert len(blocks._blocks) == 3
+    # the most recent blocks are the ones kept
+    assert blocks.get((1, 0, 1, "normal", 1, 9)) is not None
+    assert blocks.get((1, 0, 1, "normal", 1, 0)) is None
 
 
 @settings(max_examples=40, deadline=None)

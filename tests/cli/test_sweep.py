@@ -216,11 +216,11 @@ def failing_after(count: int, error: BaseException, monkeypatch):
     real = sweep_module.run_point
     calls = []
 
-    def run_point(point):
+    def run_point(point, *memory):
         calls.append(point.index)
         if len(calls) > count:
             raise error
-        return real(point)
+        return real(point, *memory)
 
     monkeypatch.setattr(sweep_module, "run_point", run_point)
 
@@ -263,7 +263,7 @@ def test_resume_keeps_rows_of_other_grids_and_runs_only_missing_points(cli, file
     calls = []
     real = sweep_module.run_point
     monkeypatch.setattr(sweep_module, "run_point",
-                        lambda point: calls.append(point) or real(point))
+                        lambda point, *memory: calls.append(point) or real(point, *memory))
     result = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10,15", "-w", "1", "-o", out,
                        "--resume")
     assert result.code == 0 and f"reused 2 of 3 rows from {out}; computing 1" in result.err

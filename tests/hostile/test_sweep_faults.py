@@ -404,11 +404,11 @@ def test_a_dead_worker_keeps_the_finished_rows_and_says_so_in_one_line(cli, file
 
     real, calls = points_module.run_point, []
 
-    def dies_on_the_third(point):
+    def dies_on_the_third(point, *memory):
         calls.append(point.index)
         if len(calls) == 3:
             raise BrokenProcessPool("A process in the process pool was terminated abruptly")
-        return real(point)
+        return real(point, *memory)
 
     monkeypatch.setattr(points_module, "run_point", dies_on_the_third)
     path, labels = files

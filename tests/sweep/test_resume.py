@@ -57,7 +57,8 @@ def calls(monkeypatch):
     """The points the sweep computes (not reuses)."""
     seen = []
     real = sweep_module.run_point
-    monkeypatch.setattr(sweep_module, "run_point", lambda point: seen.append(point) or real(point))
+    monkeypatch.setattr(sweep_module, "run_point",
+                        lambda point, *memory: seen.append(point) or real(point, *memory))
     return seen
 
 
