@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from types import SimpleNamespace
@@ -34,14 +33,13 @@ from ..inputs import (
     votes_from_array,
 )
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
-from ..orders import AUTO, AUTO_ROUNDS, default_orders, extend_orders, validate_orders
-from ..sparse_rows import is_sparse
-from .bounds import check_q_bound, with_pld_figure
+from ..orders import AUTO_ROUNDS, default_orders, extend_orders
+from .bounds import with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
 from .multilabel import run_multilabel
-from .option_rules import check_halt_at, check_multilabel_options, check_sparse_run
+from .option_rules import check_input, check_options
 from .outputs import (
     check_outputs,
     halted_at_output,
@@ -52,14 +50,11 @@ from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
-from .sampling import SampledMechanism, declared_sampling, with_sampled_pld_figure
+from .run_spec import MECHANISM_PARAMETERS, RunSpec
+from .sampling import SampledMechanism, with_sampled_pld_figure
 from .sanitization import sanitize_analysis
-from .setting import DEFAULT_CHUNK, checked_queries, needs_integer_votes
+from .setting import needs_integer_votes
 from .tuning import tuning_distribution, tuning_part
-
-MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
-                        "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon", "eta",
-                        "screening")
 
 
 @dataclass(frozen=True)
@@ -132,23 +127,10 @@ def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_grou
     return IndividualizedPlan(parameters, assigned, raw)
 
 
-def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions=None,
-            classes: int | None = None, labels=None, teachers: float | None = None,
-            queries: int | None = None, student=None, query_indices=None, rounds=None,
-            add_rdp=None, individualized: str | None = None, groups=None,
-            teacher_groups=None, precision: int = 2, weights: str = "budget",
-            power: float = 2.0, smooth_sensitivity: bool = False,
-            ss_every: int | None = None, accounting: str = "replay", delta: float = 1e-5,
-            orders=None, order: float | None = None, conversion: str = "classic",
-            seed: int = 0, budget: float | None = None, chunk_size: int | None = DEFAULT_CHUNK,
-            index_col: int | None = None, tuning=None, decisions=None,
-            progress: Callable[[int, int], object] | None = None, q_bound: str = "union",
-            per_query: bool | str = True, workers: int | None = None, executor=None,
-            multilabel: str | None = None, halt_at: str = "query",
-            sampling=None, vote_change: str | None = None,
-            predictions_layout: str = "queries-first",
-            **parameters: Any) -> AnalysisResult:
-    """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword.
+def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
+            ) -> AnalysisResult:
+    """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword
+    (a field of ``RunSpec``, checked against ``option_rules`` before any input is read).
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
     ``predictions``). ``mechanism`` is a name (``lnmax``, ``gnmax``, ``confident``,
@@ -202,192 +184,142 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
     (``analysis.sampling``), and for Poisson-sampled Gaussian steps the smaller of the RDP
     and PLD figures (``epsilon_method``).
     """
-    unknown = sorted(set(parameters) - set(MECHANISM_PARAMETERS))
-    if unknown:
-        raise TypeError(f"analyze() got unexpected keyword arguments: {', '.join(unknown)}")
-    queries = checked_queries(queries)
-    if multilabel is not None:
-        check_multilabel_options(
-            budget=budget, rounds=rounds, individualized=individualized, groups=groups,
-            smooth_sensitivity=smooth_sensitivity, decisions=decisions,
-            query_indices=query_indices, student=student, executor=executor, classes=classes,
-            teachers=teachers, index_col=index_col, sampling=sampling, halt_at=halt_at,
-            predictions_layout=predictions_layout)
-        result = _analyze_multilabel(
-            multilabel, votes, predictions, mechanism, parameters, labels=labels,
-            orders=orders, order=order, add_rdp=add_rdp, accounting=accounting,
-            delta=delta, conversion=conversion, seed=seed, queries=queries,
-            q_bound=q_bound, workers=workers)
-        if tuning is not None:
-            result = replace(result, tuning=tuning_part(result, tuning_distribution(tuning)))
-        for note in result.warnings:
-            warnings.warn(note, OrderGridWarning, stacklevel=2)
-        return result
-    if isinstance(orders, str) and orders.strip().lower() == AUTO and order is None:
-        return _analyze_auto_orders(locals())
-    if ss_every is not None and not smooth_sensitivity:
-        raise OptionError("--ss-history needs --smooth-sensitivity")
-    distribution = None if tuning is None else tuning_distribution(tuning)
-    sampling = declared_sampling(sampling, vote_change, mechanism, accounting=accounting,
-                                 rounds=rounds, individualized=individualized,
-                                 smooth_sensitivity=smooth_sensitivity)
-    if decisions is not None:
-        if accounting == "expected":
-            raise OptionError("--decisions gives the run's own decisions: it does not "
-                              "combine with --accounting expected (use replay or "
-                              "data-independent)")
-        if rounds is not None or individualized is not None:
-            raise OptionError("--decisions applies to single runs (not --rounds or "
-                              "--individualized)")
-        if parameters.get("svt_cutoff") == "auto":
-            raise OptionError("--svt-cutoff auto chooses the cut-off by replaying; with "
-                              "--decisions give the cut-off the run used")
-    if groups is not None and individualized is None:
-        raise OptionError("--groups and --show-parameters need --individualized")
-    check_q_bound(q_bound, mechanism, smooth_sensitivity=smooth_sensitivity,
-                   rounds=rounds, individualized=individualized)
-    short_labels = queries if query_indices is None and rounds is None else None
-    vote_set = read_votes(votes, predictions=predictions, classes=classes, labels=labels,
-                          teachers=teachers, index_col=index_col, queries=short_labels,
-                          predictions_layout=predictions_layout)
-    if is_sparse(vote_set.votes):
-        check_sparse_run(mechanism, smooth_sensitivity=smooth_sensitivity,
-                          individualized=individualized)
+    spec = RunSpec.of(mechanism, **options)
+    sampling = check_options(spec)
+    distribution = None if spec.tuning is None else tuning_distribution(spec.tuning)
+    if spec.auto_orders:
+        return _analyze_auto_orders(votes, spec)
+    result = (_analyze_multilabel(votes, spec) if spec.multilabel is not None
+              else _analyze_spec(votes, spec, sampling))
+    if distribution is not None:
+        result = replace(result, tuning=tuning_part(result, distribution))
+    _warn(result)
+    return result
+
+
+def _analyze_spec(votes, spec: RunSpec, sampling) -> AnalysisResult:
+    """A (single-label) run of ``spec``: read the votes, check them, run, add the parts."""
+    short_labels = spec.queries if spec.query_indices is None and spec.rounds is None else None
+    vote_set = read_votes(votes, predictions=spec.predictions, classes=spec.classes,
+                          labels=spec.labels, teachers=spec.teachers,
+                          index_col=spec.index_col, queries=short_labels,
+                          predictions_layout=spec.predictions_layout)
+    check_input(spec, vote_set)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)
-    check_halt_at(halt_at, budget=budget, vote_set=vote_set, query_indices=query_indices,
-                   rounds=rounds, individualized=individualized,
-                   name=mechanism.lower() if isinstance(mechanism, str) else mechanism.name)
     plan = None
-    if individualized is not None:
-        plan = individualized_plan(individualized, vote_set, groups=groups,
-                                   teacher_groups=teacher_groups,
-                                   predictions_given=predictions is not None,
-                                   precision=precision, weights=weights, power=power)
-    grid = (np.array([float(order)]) if order is not None
-            else default_orders() if orders is None else validate_orders(orders))
-    initial_rdp, added = _added_rdp(add_rdp, grid)
+    if spec.individualized is not None:
+        plan = individualized_plan(spec.individualized, vote_set, groups=spec.groups,
+                                   teacher_groups=spec.teacher_groups,
+                                   predictions_given=spec.predictions is not None,
+                                   precision=spec.precision, weights=spec.weights,
+                                   power=spec.power)
+    grid = spec.grid()
+    initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     common: dict[str, Any] = dict(
-        teachers=vote_set.teachers, accounting=accounting, delta=delta, orders=grid,
-        conversion=conversion, seed=seed, labels=vote_set.labels, chunk_size=chunk_size,
-        source=vote_set)
-    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
-    if executor is not None:
-        executor = usable_executor(executor, rounds=rounds, name=name,
-                                   individualized=individualized,
-                                   keeps_columns=per_query is True or smooth_sensitivity)
+        teachers=vote_set.teachers, accounting=spec.accounting, delta=spec.delta, orders=grid,
+        conversion=spec.conversion, seed=spec.seed, labels=vote_set.labels,
+        chunk_size=spec.chunk_size, source=vote_set)
     student_rows = None
-    if rounds is not None:
-        if budget is not None or query_indices is not None or queries is not None:
-            raise OptionError("--rounds sets the rows of each round: it does not combine "
-                              "with --budget, --query-indices or --queries")
-        if plan is not None:
-            raise OptionError("--rounds does not combine with --individualized (each round "
-                              "would need its own group accounting)")
-        specs = rounds_of(rounds, vote_set, parameters, MECHANISM_PARAMETERS)
-        result = analyze_rounds(vote_set.votes, specs, initial_rdp=initial_rdp, **common)
+    if spec.rounds is not None:
+        rounds = rounds_of(spec.rounds, vote_set, dict(spec.parameters), MECHANISM_PARAMETERS)
+        result = analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp, **common)
     else:
-        if name == "svt" and parameters.get("svt_cutoff") == "auto" and (
-                parameters.get("target_epsilon") is None
-                or parameters.get("svt_scale") is not None):
-            raise OptionError("--svt-cutoff auto needs --target-epsilon (each cut-off's "
-                              "scale is solved for it), not --svt-scale")
-        chosen = _mechanism(mechanism, vote_set, parameters)
+        chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
         if sampling is not None:
             chosen = SampledMechanism(chosen, sampling)
-        student_rows = _student_rows(name, student, vote_set)
+        student_rows = _student_rows(spec, vote_set)
         if plan is not None:
-            if budget is not None or query_indices is not None:
-                raise OptionError("--individualized has its own stopping rule: it does not "
-                                  "combine with --budget or --query-indices")
-            if initial_rdp is not None:
-                raise OptionError("--add-rdp does not combine with --individualized yet "
-                                  "(each group would need the curve added to its own sum)")
             result = analyze_individualized(
                 vote_set.votes, chosen, plan.parameters, predictions=plan.predictions,
                 teacher_groups=plan.teacher_groups, classes=vote_set.classes,
-                queries=queries, student=student_rows, **common)
+                queries=spec.queries, student=student_rows, **common)
         else:
-            if name == "svt" and parameters.get("svt_scale") is not None \
-                    and parameters.get("target_epsilon") is not None:
-                raise OptionError("give --svt-scale or --target-epsilon, not both")
-            if name == "svt" and budget is not None:
-                raise OptionError("--budget does not apply to -m svt (its cut-off bounds "
-                                  "the cost)")
-            indices = _query_indices(query_indices)
-            available, where = ((vote_set.queries, vote_set.path) if indices is None
-                                else (indices.size, _shown(query_indices)))
-            if queries is not None and queries > available:
-                raise OptionError(f"--queries {queries} is larger than the {available} "
-                                  f"queries in {where}")
-            given, part = None, None
-            if decisions is not None:
-                given, part = read_given_decisions(decisions, chosen, vote_set, indices, queries,
-                                               partial=budget is not None,
-                                               student=student_rows)
-            run_queries, run_budget = queries, budget
-            halted = None
-            if halt_at == "output":  # the halt found over whole outputs, then the prefix run
-                assert budget is not None and vote_set.outputs is not None  # _check_halt_at
-                halted = output_halt(
-                    SimpleNamespace(mechanism=chosen, **common), vote_set.votes,
-                    vote_set.outputs[:queries or vote_set.queries], budget=budget,
-                    initial_rdp=initial_rdp, q_bound=q_bound, decisions=given)
-                # a halt at the first query: a budget no query fits, the limit put back below
-                run_queries, run_budget = ((queries, None) if halted is None
-                                           else (halted, None) if halted else (queries, 1e-300))
-            try:
-                result = analyze_votes(vote_set.votes, chosen, queries=run_queries,
-                                       budget=run_budget,
-                                       student=student_rows, query_indices=indices,
-                                       initial_rdp=initial_rdp, decisions=given,
-                                       progress=progress, q_bound=q_bound, workers=workers,
-                                       executor=executor,
-                                       **common, keep_columns=per_query is True
-                                       or smooth_sensitivity,
-                                       keep_pairs=per_query == "stream")
-            except ValueError as error:
-                if part is None or isinstance(error, InputError):
-                    raise
-                raise InputError(f"{part.path}: {error}") from None
-            if part is not None:
-                result = replace(result, decisions=part)
-            result = replace(result, q_bound=q_bound)
-            if halt_at == "output" and budget is not None:
-                result = halted_at_output(result, budget, halted)
-            if per_query == "stream" and result.counts is not None:
-                result = replace(result, frames=partial(
-                    per_query_frames, votes=vote_set.votes, query_indices=indices,
-                    student=student_rows, decisions=given, q_bound=q_bound, workers=workers))
-            if accounting == "data-independent" and initial_rdp is None:
-                result = (with_sampled_pld_figure(result, chosen, delta)
-                          if isinstance(chosen, SampledMechanism)
-                          else with_pld_figure(result, chosen, delta))
-            if vote_set.outputs is not None and name != "svt":
-                result = replace(result, outputs=outputs_summary(
-                    result, vote_set.votes, vote_set.outputs[:queries or vote_set.queries],
-                    q_bound=q_bound, decisions=given, query_indices=indices))
-    if smooth_sensitivity:
-        if rounds is not None or plan is not None:
-            raise OptionError("--smooth-sensitivity applies to single runs (not --rounds or "
-                              "--individualized)")
-        report = sanitize_analysis(result, vote_set.votes, student=student_rows, order=order,
-                                   report_every=ss_every)
+            result = _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common)
+    if spec.smooth_sensitivity:
+        report = sanitize_analysis(result, vote_set.votes, student=student_rows,
+                                   order=spec.order, report_every=spec.ss_every)
         result = replace(result, smooth_sensitivity=report)
-    if tuning is not None:
-        if name == "svt" or plan is not None:
-            raise OptionError("--tuning needs the run's whole cost as one RDP curve: it does "
-                              "not combine with -m svt or --individualized")
-        result = replace(result, tuning=tuning_part(result, distribution))
     if added is not None:
         notes = result.warnings + ((added.note,) if added.note else ())
         result = replace(result, added_rdp=added, warnings=notes)
+    return result
+
+
+def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_rdp,
+                common: dict) -> AnalysisResult:
+    """One run in file order (or over ``query_indices``), with what it adds: given
+    decisions, the halt at an output, the streamed table, the PLD figure, the outputs."""
+    executor = spec.executor
+    if executor is not None:
+        executor = usable_executor(executor, rounds=None, name=spec.name, individualized=None,
+                                   keeps_columns=spec.per_query is True
+                                   or spec.smooth_sensitivity)
+    queries = spec.queries
+    indices = _query_indices(spec.query_indices)
+    available, where = ((vote_set.queries, vote_set.path) if indices is None
+                        else (indices.size, _shown(spec.query_indices)))
+    if queries is not None and queries > available:
+        raise OptionError(f"--queries {queries} is larger than the {available} "
+                          f"queries in {where}")
+    given, part = None, None
+    if spec.decisions is not None:
+        given, part = read_given_decisions(spec.decisions, chosen, vote_set, indices, queries,
+                                           partial=spec.budget is not None,
+                                           student=student_rows)
+    budget = run_budget = spec.budget
+    run_queries, halted = queries, None
+    outputs = None if vote_set.outputs is None else vote_set.outputs[:queries or vote_set.queries]
+    if spec.halt_at == "output":  # the halt found over whole outputs, then the prefix run
+        assert budget is not None and outputs is not None  # option_rules saw to both
+        halted = output_halt(SimpleNamespace(mechanism=chosen, **common), vote_set.votes,
+                             outputs, budget=budget, initial_rdp=initial_rdp,
+                             q_bound=spec.q_bound, decisions=given)
+        # a halt at the first query: a budget no query fits, the limit put back below
+        run_queries, run_budget = ((queries, None) if halted is None
+                                   else (halted, None) if halted else (queries, 1e-300))
+    try:
+        result = analyze_votes(vote_set.votes, chosen, queries=run_queries, budget=run_budget,
+                               student=student_rows, query_indices=indices,
+                               initial_rdp=initial_rdp, decisions=given,
+                               progress=spec.progress, q_bound=spec.q_bound,
+                               workers=spec.workers, executor=executor, **common,
+                               keep_columns=spec.per_query is True or spec.smooth_sensitivity,
+                               keep_pairs=spec.per_query == "stream")
+    except ValueError as error:
+        if part is None or isinstance(error, InputError):
+            raise
+        raise InputError(f"{part.path}: {error}") from None
+    if part is not None:
+        result = replace(result, decisions=part)
+    result = replace(result, q_bound=spec.q_bound)
+    if spec.halt_at == "output" and budget is not None:
+        result = halted_at_output(result, budget, halted)
+    if spec.per_query == "stream" and result.counts is not None:
+        result = replace(result, frames=partial(
+            per_query_frames, votes=vote_set.votes, query_indices=indices,
+            student=student_rows, decisions=given, q_bound=spec.q_bound,
+            workers=spec.workers))
+    if spec.accounting == "data-independent" and initial_rdp is None:
+        result = (with_sampled_pld_figure(result, chosen, spec.delta)
+                  if isinstance(chosen, SampledMechanism)
+                  else with_pld_figure(result, chosen, spec.delta))
+    if outputs is not None and spec.name != "svt":
+        result = replace(result, outputs=outputs_summary(
+            result, vote_set.votes, outputs, q_bound=spec.q_bound, decisions=given,
+            query_indices=indices))
+    return result
+
+
+def _warn(result: AnalysisResult) -> None:
+    """Each of the result's notes as a Python warning (the commands print one line each)."""
+    added = result.added_rdp
     for note in result.warnings:
-        category = PateWarning if added is not None and note == added.note else OrderGridWarning
+        category = (PateWarning if added is not None and note == added.note
+                    else OrderGridWarning)
         if note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose")):
             category = PateWarning  # SVT-PATE's notes (analysis.svt_advice): not the grid
-        warnings.warn(note, category, stacklevel=2)
-    return result
+        warnings.warn(note, category, stacklevel=3)
 
 
 def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0,
@@ -406,37 +338,36 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
     return decisions_of(result)
 
 
-def _analyze_multilabel(text: str, votes, predictions, mechanism, parameters: dict, *,
-                        orders, order, add_rdp, **options) -> AnalysisResult:
+def _analyze_multilabel(votes, spec: RunSpec) -> AnalysisResult:
     """``--multilabel``: the grid and added curve as for any run, then
     ``analysis.multilabel.run_multilabel``."""
-    if isinstance(orders, str) and orders.strip().lower() == AUTO:
-        raise OptionError("--orders auto does not combine with --multilabel")
-    grid = (np.array([float(order)]) if order is not None
-            else default_orders() if orders is None else validate_orders(orders))
-    initial_rdp, added = _added_rdp(add_rdp, grid)
+    assert spec.multilabel is not None
+    grid = spec.grid()
+    initial_rdp, added = _added_rdp(spec.add_rdp, grid)
+    parameters = dict(spec.parameters)
     result = run_multilabel(
-        text, votes, predictions, mechanism, orders=grid, initial_rdp=initial_rdp,
-        build=lambda teachers: _mechanism(mechanism, VoteSet(np.zeros((1, 2)), teachers,
-                                                             None, None), parameters),
-        **options)
+        spec.multilabel, votes, spec.predictions, spec.mechanism, orders=grid,
+        initial_rdp=initial_rdp,
+        build=lambda teachers: _mechanism(spec.mechanism, VoteSet(np.zeros((1, 2)), teachers,
+                                                                  None, None), parameters),
+        labels=spec.labels, accounting=spec.accounting, delta=spec.delta,
+        conversion=spec.conversion, seed=spec.seed, queries=spec.queries,
+        q_bound=spec.q_bound, workers=spec.workers)
     if added is not None:
         result = replace(result, added_rdp=added,
                          warnings=result.warnings + ((added.note,) if added.note else ()))
     return result
 
 
-def _analyze_auto_orders(call: dict) -> AnalysisResult:
+def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
     """``orders="auto"``: the default grid, extended (``orders.extend_orders``) below 2 or
     above 500 and the analysis repeated while the best order sits at an edge (at most
     ``AUTO_ROUNDS`` times; a note remains if it still does)."""
-    call.pop("unknown", None)
-    call = {**call.pop("parameters"), **call}
     grid = default_orders()
     for _ in range(AUTO_ROUNDS + 1):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PateWarning)
-            result = analyze(**{**call, "orders": grid})
+            result = analyze(votes, **{**spec.options(), "orders": grid})
         best = int(np.flatnonzero(result.orders == result.order)[0])
         wider = None if result.epsilon <= 0 else extend_orders(result.orders, best)
         if wider is None:
@@ -470,13 +401,11 @@ def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
     return mechanism
 
 
-def _student_rows(name: str, student, vote_set: VoteSet) -> np.ndarray | None:
-    if name != "interactive":
-        if student is not None:
-            raise OptionError("--student only applies to -m interactive")
+def _student_rows(spec: RunSpec, vote_set: VoteSet) -> np.ndarray | None:
+    """Interactive's student probabilities (the rules saw to it that only it has them)."""
+    student = spec.student
+    if spec.name != "interactive" or student is None:
         return None
-    if student is None:
-        raise OptionError("-m interactive needs --student FILE")
     if isinstance(student, np.ndarray):
         if student.shape != vote_set.votes.shape:
             raise InputError(f"the student array has shape {student.shape}, the votes "

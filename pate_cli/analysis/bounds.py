@@ -1,7 +1,5 @@
 """Tighter valid figures the API adds to a run (MATH.md sections 2, 3 and 13).
 
-``check_q_bound``: where ``--q-bound integral`` applies (the Gaussian answer step of a
-single run; not with smooth sensitivity, whose walks are proven for the union bound).
 ``with_pld_figure``: under ``--accounting data-independent``, the smaller of the RDP
 figure and the privacy-loss-distribution accountant's for the Gaussian steps, when the
 optional dp_accounting is installed (``data_independent_method`` says which).
@@ -13,8 +11,6 @@ import math
 from dataclasses import replace
 
 from ..accounting.pld import gaussian_pld_epsilon
-from ..accounting.q_bound import Q_BOUNDS
-from ..errors import OptionError
 from .result import AnalysisResult
 
 
@@ -38,22 +34,3 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
         budget = replace(budget, remaining=max(0.0, budget.limit - figure))
     return replace(result, epsilon=figure, epsilon_data_independent=figure,
                    data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)
-
-
-def check_q_bound(q_bound: str, mechanism, *, smooth_sensitivity: bool, rounds,
-                   individualized) -> None:
-    """``--q-bound``: a known bound; ``integral`` only where it is threaded and proven."""
-    if q_bound not in Q_BOUNDS:
-        raise OptionError(f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {q_bound!r}")
-    if q_bound == "union":
-        return
-    if smooth_sensitivity:
-        raise OptionError("--smooth-sensitivity needs --q-bound union: its local-sensitivity "
-                          "walks are proven for the union bound only")
-    name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
-    if name not in ("gnmax", "confident", "interactive"):
-        raise OptionError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
-                          f"confident, interactive), not -m {name}")
-    if rounds is not None or individualized is not None:
-        raise OptionError(f"--q-bound {q_bound} applies to single runs (not --rounds or "
-                          "--individualized)")
