@@ -117,7 +117,7 @@ def _budget_specs(option) -> list:
                help="Halt before a query (default) or the output that could exceed it."),
         option("--max-epsilon", type=POSITIVE,
                help="Exit with status 3 if the final epsilon exceeds this."),
-        option("--decisions", "decisions_in", type=click.Path(dir_okay=False),
+        option("--decisions", "decisions", type=click.Path(dir_okay=False),
                help="Account this run's decisions instead of drawing noise."),
     ]
 
@@ -154,7 +154,7 @@ def _individualized_specs(option) -> list:
         option("--precision", type=click.IntRange(min=0, max=9), default=2, show_default=True,
                metavar="P",
                help="Upsampling: round budget ratios to 10^-p."),
-        option("--weights", "weight_rule", type=click.Choice(["budget", "group-size"]),
+        option("--weights", "weights", type=click.Choice(["budget", "group-size"]),
                default="budget", metavar="RULE",
                help="Weighting: budget (App. C; default) or group-size (Alg. 2)."),
         option("--power", type=POSITIVE, default=2.0, show_default=True,
@@ -166,7 +166,7 @@ def _individualized_specs(option) -> list:
 
 def _smooth_specs(option) -> list:
     return [
-        option("--smooth-sensitivity", "smooth", is_flag=True,
+        option("--smooth-sensitivity", "smooth_sensitivity", is_flag=True,
                help="Add the sanitised data-dependent epsilon (GNSS)."),
         option("--ss-history", type=click.Path(dir_okay=False),
                help="Write before/after/std every --ss-every queries (.csv, .jsonl)."),
@@ -194,16 +194,9 @@ def _smooth_specs(option) -> list:
        "pate-analyze v.npy --accounting expected --smooth-sensitivity")
 @debug_option
 @version_option
-def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, sigma,
-            threshold, sigma_threshold, laplace_scale, eta, student, confidence, svt_scale,
-            svt_cutoff, svt_threshold, target_epsilon, screening, query_indices, rounds,
-            add_rdp, smooth,
-            ss_history, ss_every, individualized, groups, teacher_groups, precision,
-            weight_rule, power, show_parameters, accounting, delta, orders, order, conversion,
-            seed, budget, max_epsilon, fmt, output, per_query, debug, index_col, tuning,
-            q_bound, progress, decisions_in=None, write_decisions=None, write_rdp=None,
-            workers=None, scheduler=None, multilabel=None, halt_at="query", sampling=None,
-            vote_change=None, predictions_layout="queries-first"):
+def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, ss_history,
+            ss_every, progress, write_decisions=None, write_rdp=None, scheduler=None,
+            **options):
     """Privacy cost of PATE labels from VOTES: .npy .npz .csv .tsv, sparse, shards, - (stdin).
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
@@ -214,54 +207,35 @@ def analyze(votes, predictions, classes, labels, teachers, queries, mechanism, s
     from ..outputs.files import per_query_bytes, per_query_stream_chunks
     from ..outputs.rdp_curve import rdp_curve_bytes
     from ..outputs.writing import check_destinations, write_outputs
-    if ss_history is not None and not smooth:
+    if ss_history is not None and not options["smooth_sensitivity"]:
         raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations(((f"{option} {path}", path) for option, path in (
         ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
         ("--write-decisions", write_decisions), ("--write-rdp", write_rdp))
         if path is not None),  # before any work: two outputs to one file, no directory...
-        inputs=input_files([  # ...or one of the inputs
-            ("", votes), ("--predictions", predictions), ("--labels", labels),
-            ("--student", student), ("--query-indices", query_indices),
-            ("--add-rdp", add_rdp), ("--groups", groups), ("--teacher-groups", teacher_groups),
-            ("--decisions", decisions_in)]))
+        inputs=input_files([("", votes)] + [  # ...or one of the inputs
+            (f"--{key.replace('_', '-')}", options[key]) for key in (
+                "predictions", "labels", "student", "query_indices", "add_rdp", "groups",
+                "teacher_groups", "decisions")]))
     if write_decisions is not None:
         check_decisions_path(write_decisions)
-    if write_rdp is not None and individualized is not None:
+    if write_rdp is not None and options["individualized"] is not None:
         raise click.UsageError("--write-rdp writes one curve; an individualized run has one "
                                "per group")
-    if multilabel is not None and write_decisions is not None:
+    if options["multilabel"] is not None and write_decisions is not None:
         raise click.UsageError("--write-decisions does not combine with --multilabel (the "
                                "per-query table holds each query's released label set)")
     if show_parameters:
-        _show_parameters(votes, predictions, classes, labels, teachers, individualized,
-                         groups, teacher_groups, precision, weight_rule, power, fmt,
-                         index_col, queries)
+        _show_parameters(votes, fmt, **options)
         return
-    keep_columns = smooth  # a table and decisions alone are streamed by a second pass
+    # totals only unless an output needs the columns; a per-query table alone is written
+    # by a second pass, a chunk at a time (bounded memory)
+    per_query_mode = (True if options["smooth_sensitivity"] else "stream"
+                      if per_query is not None or write_decisions is not None else False)
     with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
             _cluster(scheduler) as executor:
-        result = api.analyze(
-            votes, mechanism, predictions=predictions, classes=classes, labels=labels,
-            teachers=teachers, queries=queries, student=student, query_indices=query_indices,
-            rounds=rounds, add_rdp=add_rdp, individualized=individualized, groups=groups,
-            teacher_groups=teacher_groups, precision=precision, weights=weight_rule,
-            power=power, smooth_sensitivity=smooth,
-            ss_every=ss_every if ss_history else None, accounting=accounting, delta=delta,
-            orders=orders, order=order, conversion=conversion, seed=seed, budget=budget,
-            sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
-            laplace_scale=laplace_scale, eta=eta, confidence=confidence, svt_scale=svt_scale,
-            svt_cutoff=svt_cutoff, svt_threshold=svt_threshold,
-            target_epsilon=target_epsilon, screening=screening, index_col=index_col,
-            tuning=tuning,
-            decisions=decisions_in, progress=report, q_bound=q_bound,
-            # totals only unless an output needs the columns; a per-query table alone
-            # is written by a second pass, a chunk at a time (bounded memory)
-            per_query=(True if keep_columns else "stream"
-                       if per_query is not None or write_decisions is not None else False),
-            workers=workers, executor=executor, multilabel=multilabel,
-            halt_at=halt_at.lower(), sampling=sampling, vote_change=vote_change,
-            predictions_layout=predictions_layout)
+        result = api.analyze(votes, **options, ss_every=ss_every if ss_history else None,
+                             progress=report, per_query=per_query_mode, executor=executor)
     text = render(result.to_dict(), fmt)
     files = {}
     if per_query is not None:
@@ -315,19 +289,19 @@ def _cluster(scheduler: str | None):
         stop(executor, terminate=True)
 
 
-def _show_parameters(votes, predictions, classes, labels, teachers, individualized, groups,
-                     teacher_groups, precision, weight_rule, power, fmt, index_col,
-                     queries) -> None:
+def _show_parameters(votes, fmt, *, individualized, groups, teacher_groups, predictions,
+                     precision, weights, power, **read) -> None:
     """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
     from ..analysis import api
     if individualized is None:
         raise click.UsageError("--groups and --show-parameters need --individualized")
-    vote_set = api.read_votes(votes, predictions=predictions, classes=classes, labels=labels,
-                              teachers=teachers, index_col=index_col, queries=queries)
+    vote_set = api.read_votes(votes, predictions=predictions, classes=read["classes"],
+                              labels=read["labels"], teachers=read["teachers"],
+                              index_col=read["index_col"], queries=read["queries"])
     plan = api.individualized_plan(individualized, vote_set, groups=groups,
                                    teacher_groups=teacher_groups,
                                    predictions_given=predictions is not None,
-                                   precision=precision, weights=weight_rule, power=power)
+                                   precision=precision, weights=weights, power=power)
     click.echo(_parameters_text(plan.parameters, fmt), nl=False)
 
 

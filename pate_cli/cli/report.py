@@ -69,7 +69,7 @@ def _report_specs(option) -> list:
 
 
 def _smooth_specs(option) -> list:
-    return [option("--smooth-sensitivity", "smooth", is_flag=True,
+    return [option("--smooth-sensitivity", "smooth_sensitivity", is_flag=True,
                    help="Add and headline the sanitised data-dependent epsilon (GNSS).")]
 
 
@@ -86,7 +86,7 @@ def _smooth_specs(option) -> list:
 @version_option
 @click.pass_context
 def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilon,
-           show_parameters, smooth, debug, **options):
+           show_parameters, debug, **options):
     """Write a self-contained privacy statement for a PATE run.
 
     Runs the analysis of pate-analyze (the same options) on VOTES, or reads --from
@@ -115,7 +115,7 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
             raise click.UsageError("--per-query applies to --from SUMMARY (a report on "
                                    "VOTES uses the run's own table)")
         with reported_warnings():
-            result = api.analyze(votes, smooth_sensitivity=smooth, **_analysis(options))
+            result = api.analyze(votes, **options)
         summary, frame = result.to_dict(), result.to_frame()
         rows = _analysed_votes(result)
         epsilon = result.epsilon
@@ -132,12 +132,6 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
         raise
     if max_epsilon is not None and epsilon > max_epsilon:
         raise OverBudget(f"epsilon {ceil_text(epsilon)} exceeds --max-epsilon {max_epsilon:g}")
-
-
-def _analysis(options: dict) -> dict:
-    """pate-analyze's keywords for ``api.analyze`` from the shared options."""
-    renamed = {"weight_rule": "weights", "decisions_in": "decisions"}
-    return {renamed.get(key, key): value for key, value in options.items()}
 
 
 def _analysed_votes(result):

@@ -1,0 +1,111 @@
+"""The one table of option rules (analysis/option_rules.py): every rule fires, before any
+input is read, with the same line through the API and through pate-analyze."""
+
+from __future__ import annotations
+
+import pytest
+
+from pate_cli import analyze
+from pate_cli.analysis.option_rules import RULES, check_options
+from pate_cli.analysis.run_spec import RunSpec
+from pate_cli.errors import OptionError
+from tests import ROOT
+
+VOTES = ROOT / "sample_votes" / "mnist_250_votes.npy"
+MISSING = "no-such-file.csv"  # never read: the rules refuse first
+
+# (analyze()'s keywords, pate-analyze's options or None when click refuses the value
+# itself, the start of the line both give)
+CASES = [
+    (dict(multilabel="binary", budget=1.0), ["--multilabel", "binary", "--budget", "1"],
+     "--multilabel does not combine with --budget"),
+    (dict(multilabel="binary", orders="auto"), ["--multilabel", "binary", "--orders", "auto"],
+     "--orders auto does not combine with --multilabel"),
+    (dict(ss_every=10), None, "--ss-history needs --smooth-sensitivity"),
+    (dict(decisions=MISSING, accounting="expected"),
+     ["--decisions", MISSING, "--accounting", "expected"],
+     "--decisions gives the run's own decisions"),
+    (dict(decisions=MISSING, rounds=MISSING), ["--decisions", MISSING, "--rounds", MISSING],
+     "--decisions applies to single runs"),
+    (dict(mechanism="svt", svt_cutoff="auto", decisions=MISSING),
+     ["-m", "svt", "--svt-cutoff", "auto", "--decisions", MISSING],
+     "--svt-cutoff auto chooses the cut-off by replaying"),
+    (dict(groups=MISSING), ["--groups", MISSING], "--groups and --show-parameters need"),
+    (dict(q_bound="tight"), None, "--q-bound must be one of"),
+    (dict(q_bound="integral", smooth_sensitivity=True),
+     ["--q-bound", "integral", "--smooth-sensitivity"],
+     "--smooth-sensitivity needs --q-bound union"),
+    (dict(mechanism="lnmax", q_bound="integral"), ["-m", "lnmax", "--q-bound", "integral"],
+     "--q-bound integral applies to Gaussian answers"),
+    (dict(q_bound="integral", rounds=MISSING), ["--q-bound", "integral", "--rounds", MISSING],
+     "--q-bound integral applies to single runs"),
+    (dict(halt_at="token"), None, "--halt-at must be query or output"),
+    (dict(halt_at="output"), ["--halt-at", "output"], "--halt-at output needs --budget"),
+    (dict(halt_at="output", budget=2.0, query_indices=MISSING),
+     ["--halt-at", "output", "--budget", "2", "--query-indices", MISSING],
+     "--halt-at output applies to single"),
+    (dict(rounds=MISSING, budget=2.0), ["--rounds", MISSING, "--budget", "2"],
+     "--rounds sets the rows of each round"),
+    (dict(rounds=MISSING, individualized="upsampling"),
+     ["--rounds", MISSING, "--individualized", "upsampling"],
+     "--rounds does not combine with --individualized"),
+    (dict(mechanism="svt", svt_cutoff="auto"), ["-m", "svt", "--svt-cutoff", "auto"],
+     "--svt-cutoff auto needs --target-epsilon"),
+    (dict(mechanism="gnmax", student=MISSING), ["-m", "gnmax", "--student", MISSING],
+     "--student only applies to -m interactive"),
+    (dict(mechanism="interactive"), ["-m", "interactive"], "-m interactive needs --student"),
+    (dict(individualized="upsampling", budget=2.0),
+     ["--individualized", "upsampling", "--budget", "2"],
+     "--individualized has its own stopping rule"),
+    (dict(individualized="upsampling", add_rdp=MISSING),
+     ["--individualized", "upsampling", "--add-rdp", MISSING],
+     "--add-rdp does not combine with --individualized"),
+    (dict(mechanism="svt", svt_scale=2.0, target_epsilon=1.0),
+     ["-m", "svt", "--svt-scale", "2", "--target-epsilon", "1"],
+     "give --svt-scale or --target-epsilon, not both"),
+    (dict(mechanism="svt", budget=2.0), ["-m", "svt", "--budget", "2"],
+     "--budget does not apply to -m svt"),
+    (dict(smooth_sensitivity=True, individualized="upsampling"),
+     ["--smooth-sensitivity", "--individualized", "upsampling"],
+     "--smooth-sensitivity applies to single runs"),
+    (dict(mechanism="svt", tuning="poisson:10"), ["-m", "svt", "--tuning", "poisson:10"],
+     "--tuning needs the run's whole cost as one RDP curve"),
+]
+
+
+def _fired(options: dict) -> int:
+    """The position in RULES of the rule ``options`` break first."""
+    spec = RunSpec.of(**options)
+    return next(index for index, rule in enumerate(RULES) if rule.broken(spec))
+
+
+@pytest.mark.parametrize(("options", "args", "line"), CASES, ids=[c[2][:40] for c in CASES])
+def test_the_api_refuses_before_reading_any_input(options, args, line):
+    with pytest.raises(OptionError) as refused:
+        analyze(MISSING, **options)  # the votes path does not exist either
+    assert str(refused.value).startswith(line)
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("options", "args", "line"), [c for c in CASES if c[1] is not None],
+                         ids=[c[2][:40] for c in CASES if c[1] is not None])
+def test_the_command_gives_the_apis_line(cli, options, args, line):
+    with pytest.raises(OptionError) as refused:
+        analyze(VOTES, **options)
+    result = cli.analyze(VOTES, *args)
+    assert result.code == 2
+    assert result.err == f"Error: {refused.value} (see pate-analyze --help)\n"
+
+
+def test_every_rule_of_the_table_is_exercised():
+    fired = {_fired(options) for options, _, _ in CASES}
+    multilabel = {index for index, rule in enumerate(RULES)
+                  if rule.text(RunSpec.of()).startswith("--multilabel does not combine")}
+    assert set(range(len(RULES))) - multilabel <= fired
+    assert fired & multilabel
+
+
+def test_a_spec_within_the_rules_passes_and_unknown_keywords_are_refused():
+    assert check_options(RunSpec.of("gnmax", sigma=40.0, budget=2.0)) is None
+    with pytest.raises(TypeError, match="unexpected keyword arguments: sigmaa"):
+        RunSpec.of("gnmax", sigmaa=40.0)
