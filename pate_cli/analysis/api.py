@@ -251,8 +251,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", *, predictions
                           teachers=teachers, index_col=index_col, queries=short_labels,
                           predictions_layout=predictions_layout)
     if is_sparse(vote_set.votes):
-        check_sparse_run(mechanism, smooth_sensitivity=smooth_sensitivity,
-                          individualized=individualized)
+        check_sparse_run(mechanism, individualized=individualized)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)
     check_halt_at(halt_at, budget=budget, vote_set=vote_set, query_indices=query_indices,

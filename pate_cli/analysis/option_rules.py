@@ -30,16 +30,13 @@ def check_multilabel_options(**given) -> None:
                               "runs take GNMax or Confident over whole queries)")
 
 
-def check_sparse_run(mechanism, *, smooth_sensitivity: bool, individualized) -> None:
+def check_sparse_run(mechanism, *, individualized) -> None:
     """One line for what sparse (token) votes cannot run (MATH.md s.14)."""
     name = mechanism.lower() if isinstance(mechanism, str) else mechanism.name
     if name == "interactive":
         raise OptionError("-m interactive needs the student's probabilities over the whole "
                           "vocabulary (a dense queries x classes array): not available for "
                           "sparse votes")
-    if smooth_sensitivity:
-        raise OptionError("--smooth-sensitivity is not available for sparse votes (its "
-                          "local-sensitivity walk runs over dense rows)")
     if individualized is not None:
         raise OptionError("--individualized needs each teacher's prediction (--predictions); "
                           "sparse votes hold only the counts")
