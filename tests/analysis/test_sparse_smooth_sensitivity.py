@@ -132,3 +132,30 @@ def test_the_report_sanitises_token_votes(cli, tmp_path):
     published = json.loads(analysed.out)["smooth_sensitivity"]["sanitized_epsilon"]
     text = (tmp_path / "r.md").read_text()
     assert "sanitised" in text and f"{published:.4f}"[:-1] in text
+
+
+def test_the_release_reads_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """10,000 sparse rows over K = 2^40 (no dense row could be formed): the release reads
+    the file a chunk of at most 4,096 rows at a time, each row once, also for rows picked
+    by --query-indices."""
+    from pate_cli import analyze
+    from pate_cli.analysis.sanitization import _SparseSubset
+    dense = sparse_rows(np.random.default_rng(3), 10_000, 16, 200, 4)
+    matrix = sp.csr_matrix(dense)
+    classes = 2**40
+    spread = matrix.indices.astype(np.int64) * (classes // 16)
+    sp.save_npz(tmp_path / "wide.npz",
+                sp.csr_matrix((matrix.data, spread, matrix.indptr), shape=(10_000, classes)))
+    np.save(tmp_path / "picked.npy", np.arange(10_000)[::-1][:9_000])
+    reads = []
+    read = _SparseSubset.__getitem__
+    monkeypatch.setattr(_SparseSubset, "__getitem__",
+                        lambda self, part: reads.append(read(self, part)) or reads[-1])
+    for extra in ({}, {"query_indices": str(tmp_path / "picked.npy")}):
+        reads.clear()
+        result = analyze(str(tmp_path / "wide.npz"), "confident", threshold=140,
+                         sigma_threshold=50, sigma=10, smooth_sensitivity=True, **extra)
+        assert not result.smooth_sensitivity.answer_data_independent
+        queries = 9_000 if extra else 10_000
+        assert result.smooth_sensitivity.queries == queries
+        assert sum(len(r) for r in reads) == queries and max(len(r) for r in reads) <= 4096
