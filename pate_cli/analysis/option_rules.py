@@ -150,9 +150,6 @@ INPUT_RULES: tuple[Rule, ...] = (
     Rule(lambda s, v: is_sparse(v.votes) and s.name == "interactive",
          "-m interactive needs the student's probabilities over the whole vocabulary (a "
          "dense queries x classes array): not available for sparse votes"),
-    Rule(lambda s, v: is_sparse(v.votes) and s.smooth_sensitivity,
-         "--smooth-sensitivity is not available for sparse votes (its local-sensitivity "
-         "walk runs over dense rows)"),
     Rule(lambda s, v: is_sparse(v.votes) and s.individualized is not None,
          "--individualized needs each teacher's prediction (--predictions); sparse votes "
          "hold only the counts"),

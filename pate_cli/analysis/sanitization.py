@@ -12,11 +12,14 @@ from dataclasses import replace
 import numpy as np
 
 from ..accounting.smooth_sensitivity import (
+    DEFAULT_CHUNK,
     SmoothSensitivityResult,
     sanitize_confident,
     sanitize_gnmax,
 )
 from ..mechanisms import release_draw
+from ..sparse_rows import SparseRows, SparseVotes, is_sparse
+from .setting import CHUNK_ELEMENTS
 
 SANITIZABLE = ("gnmax", "confident", "interactive")
 
@@ -37,10 +40,13 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
         raise ValueError("--smooth-sensitivity needs replay or expected accounting (a "
                          "data-independent epsilon is already public)")
     order = float(result.order if order is None else order)
-    rows = _rows(votes, result.query_index)
-    teachers = int(round(result.teachers))
-    common = dict(teachers=teachers, sigma=mechanism.sigma, order=order, delta=result.delta,
-                  release_noise=release_draw(result.seed))
+    common: dict = dict(teachers=int(round(result.teachers)), sigma=mechanism.sigma,
+                        order=order, delta=result.delta, release_noise=release_draw(result.seed))
+    if is_sparse(votes):  # a chunk at a time, its rows x stored width within the budget
+        rows = _SparseSubset(votes, result.query_index)
+        common["chunk_size"] = min(DEFAULT_CHUNK, max(1, CHUNK_ELEMENTS // votes.width))
+    else:
+        rows = _rows(votes, result.query_index)
     if not mechanism.selects:
         def run(every):
             return sanitize_gnmax(rows, weights=result.answered, report_every=every, **common)
@@ -66,6 +72,19 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                          f"{' and '.join(failed)} fails for sigma {mechanism.sigma:g}, "
                          f"K {result.classes}, order {order:g} (choose another --order)")
     return report
+
+
+class _SparseSubset:
+    """Rows ``positions`` (all rows if ``None``) of ``SparseVotes``, read as ``SparseRows``
+    a slice at a time: the subset is never gathered whole (MATH.md s.14)."""
+
+    def __init__(self, votes: SparseVotes, positions: np.ndarray | None) -> None:
+        self.votes = votes
+        self.positions = np.arange(len(votes)) if positions is None else positions
+        self.shape = (int(self.positions.size), int(votes.vocabulary))
+
+    def __getitem__(self, part: slice) -> SparseRows:
+        return self.votes.rows(self.positions[part])
 
 
 def _rows(array, positions):

@@ -238,7 +238,7 @@ def test_bad_long_tables_get_one_line(cli, tmp_path, table, extra, message):
 def test_sparse_refusals(cli, vote_files):
     path = str(vote_files / "csr.npz")
     for args, message in ((["-m", "interactive", "--student", path], "interactive"),
-                          (["--smooth-sensitivity"], "smooth-sensitivity")):
+                          (["--individualized", "weighting"], "individualized")):
         result = cli.analyze(path, *args)
         assert result.code == 2, result.err
         assert message in result.err and "Traceback" not in result.err

@@ -18,6 +18,7 @@ GROUPS = V + "mnist_250_groups.csv"
 TGROUPS = V + "mnist_250_teacher_groups.csv"
 ADULT = V + "adult_250_votes.npy"
 LETTER = V + "letter_100_votes.npy"
+TOKENS = V + "tokens_zipf.npz"
 
 # name -> (command, arguments, files written: placeholder -> file name)
 CASES: dict[str, tuple[str, list[str], dict[str, str]]] = {
@@ -96,6 +97,11 @@ CASES: dict[str, tuple[str, list[str], dict[str, str]]] = {
                                                "-f", "json"], {"extra": "ss.csv"}),
     "smooth_table": ("pate-analyze", [MNIST, "-n", "640", "--accounting", "expected",
                                       "--smooth-sensitivity"], {}),
+    "smooth_tokens_history": ("pate-analyze", [TOKENS, "-T", "70", "--sigma-threshold", "25",
+                                               "--sigma", "10", "--accounting", "expected",
+                                               "--smooth-sensitivity", "--ss-history",
+                                               "{extra}", "--ss-every", "500", "-f", "json"],
+                              {"extra": "ss.csv"}),
     "indiv_upsampling": ("pate-analyze", [MNIST, "-n", "2000", "--individualized",
                                           "upsampling", "--groups", GROUPS, "--labels", LABELS,
                                           "-f", "json", "--per-query", "{pq}"],

@@ -16,7 +16,8 @@ Pieces, bottom up:
   "right" walks), vectorised over queries *and* steps: the state of a walk after ``d``
   steps has a closed form (right: ``d`` votes moved from the largest class to the
   runner-up; left: the largest class gains ``d`` votes drained from the top of the rest,
-  levelled like water), so a chunk of queries' walks is array arithmetic;
+  levelled like water), so a chunk of queries' walks is array arithmetic; sparse (token)
+  rows walk over their stored counts and one block of zero-vote classes (MATH.md s.14);
 * ``release.py``: :class:`SmoothSensitivityAccumulator`, which adds chunks of queries
   (bounded memory) and finishes with the beta / sigma_ss search and the report, and
   :func:`sanitize_confident` and :func:`sanitize_gnmax`, one-call front ends.

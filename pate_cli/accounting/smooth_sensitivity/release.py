@@ -15,8 +15,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ...sparse_rows import SparseRows, SparseVotes, as_float_rows
 from ..gnmax import log_q_gnmax, rdp_gnmax
 from ..threshold import log_pr_answered, rdp_threshold
+from ..token_votes import log_q_gnmax_with_zero_block
 from ..validators import as_teachers, as_votes, check_order, check_positive_integer
 from .bounds import (
     LOWEST_LOG_Q,
@@ -92,10 +94,11 @@ class SmoothSensitivityAccumulator:
             raise ValueError(f"smooth sensitivity is not computable at sigma {sigma:g}, order "
                              f"{order:g}: log q0 = {self.gnmax.log_q0:.4g} underflows (choose "
                              "a smaller --order)")
-        unanimous = np.zeros((1, self.gnmax.classes))
-        unanimous[0, 0] = self.teachers
-        at_unanimous = rdp_gnmax(log_q_gnmax(unanimous, sigma=sigma), sigma=sigma,
-                                 orders=[order])[0, 0]
+        # [M, 0, ..., 0] as one count and a block of K - 1 zeros (MATH.md s.14): the
+        # vocabulary of sparse votes is never formed
+        unanimous = log_q_gnmax_with_zero_block([[self.teachers]], self.gnmax.classes - 1,
+                                                sigma)
+        at_unanimous = rdp_gnmax(unanimous, sigma=sigma, orders=[order])[0, 0]
         # "Steps whose data-dependent bound never helps" (MATH.md section 10).
         self.answer_independent = bool(np.isclose(at_unanimous, self.gnmax.independent))
         self.selection: ThresholdSmoothConstants | None = None
@@ -120,12 +123,14 @@ class SmoothSensitivityAccumulator:
         self._answered = 0.0
         self._conditions: tuple[bool, bool] | None = None
 
-    def add(self, votes: ArrayLike, *, weights: ArrayLike,
+    def add(self, votes: ArrayLike | SparseRows, *, weights: ArrayLike,
             max_votes: ArrayLike | None = None) -> None:
-        """Add a chunk: ``votes`` ``(n, K)``, answer-step ``weights`` ``(n,)`` (1/0 replay,
+        """Add a chunk: ``votes`` ``(n, K)`` (or a ``SparseRows`` chunk over ``K``
+        classes, MATH.md s.14), answer-step ``weights`` ``(n,)`` (1/0 replay,
         ``pr_answered`` expected), ``max_votes`` the selection's ``max v`` per query
         (default ``max n``; Interactive passes ``max(n - M p)``)."""
-        votes = as_votes(votes)
+        if not isinstance(votes, SparseRows):
+            votes = as_votes(votes)
         if votes.shape[1] != self.gnmax.classes:
             raise ValueError(f"votes have {votes.shape[1]} classes, expected "
                              f"{self.gnmax.classes}")
@@ -225,14 +230,15 @@ class SmoothSensitivityAccumulator:
             answer_data_independent=self.answer_independent, refusal=refusal)
 
 
-def sanitize_confident(votes: np.ndarray, *, teachers: int, threshold: float,
+def sanitize_confident(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: float,
                        sigma_threshold: float, sigma: float, order: float, delta: float,
                        weights: ArrayLike, release_noise: float | None = None,
                        max_votes: ArrayLike | None = None, report_every: int | None = None,
                        chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
     """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; MATH.md s.10).
 
-    ``votes`` ``(queries, K)`` (array or memory map, read in chunks), ``weights`` the
+    ``votes`` ``(queries, K)`` (array, memory map or ``SparseVotes``, read in chunks of
+    ``chunk_size`` rows; sparse rows are never densified, MATH.md s.14), ``weights`` the
     answer step's charge per query (1/0 replay, ``pr_answered`` expected). With
     ``report_every=N`` the result's ``checkpoints`` hold the report after every N queries
     (and the last), as the paper's table was printed.
@@ -243,7 +249,7 @@ def sanitize_confident(votes: np.ndarray, *, teachers: int, threshold: float,
                      report_every=report_every, chunk_size=chunk_size)
 
 
-def sanitize_gnmax(votes: np.ndarray, *, teachers: int, sigma: float, order: float,
+def sanitize_gnmax(votes: np.ndarray | SparseVotes, *, teachers: int, sigma: float, order: float,
                    delta: float, weights: ArrayLike | None = None,
                    release_noise: float | None = None,
                    report_every: int | None = None,
@@ -255,7 +261,7 @@ def sanitize_gnmax(votes: np.ndarray, *, teachers: int, sigma: float, order: flo
                      max_votes=None, report_every=report_every, chunk_size=chunk_size)
 
 
-def _sanitize(votes: np.ndarray, *, teachers: int, threshold: float | None,
+def _sanitize(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: float | None,
               sigma_threshold: float | None, sigma: float, order: float, delta: float,
               weights: ArrayLike | None, release_noise: float | None, max_votes: ArrayLike | None,
               report_every: int | None, chunk_size: int) -> SmoothSensitivityResult:
@@ -280,7 +286,7 @@ def _sanitize(votes: np.ndarray, *, teachers: int, threshold: float | None,
     checkpoints = []
     start = 0
     for stop in bounds:
-        acc.add(np.asarray(votes[start:stop], dtype=np.float64), weights=weights[start:stop],
+        acc.add(as_float_rows(votes[start:stop]), weights=weights[start:stop],
                 max_votes=None if max_votes is None else max_votes[start:stop])
         if report_every is not None and (stop in marks or stop == queries):
             checkpoints.append(acc.result(delta=delta, release_noise=release_noise))

@@ -9,6 +9,13 @@ sum of Proposition 7 over (count, multiplicity) groups from a table of tail
 probabilities, as :func:`pate_cli.accounting.gnmax.log_q_gnmax` computes it, and its
 local sensitivity is :func:`.bounds.local_sensitivity_at`.
 
+Sparse rows (``SparseRows``, MATH.md s.14) walk the same way without forming the dense
+row: the stored counts, sorted, plus one zero column (the runner-up when a row stores a
+single class), then one more group ``(0, Z)`` for the other ``Z = K - columns`` zero-vote
+classes (:func:`_sorted_rows`). The right walk moves votes between the two largest classes
+only; the left walk drains the top of the rest and stops when the runner-up reaches 0, so
+zero classes are never drained and the block keeps count 0 in every state.
+
 The threshold step needs no walk: its curve at distance ``d`` comes from the table of
 :class:`.bounds.ThresholdSmoothConstants`, indexed by ``round(max v)``
 (:func:`rounded_max`).
@@ -21,6 +28,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ...sparse_rows import SparseRows
 from ..gnmax import LINEAR_FLOOR, log_q_gnmax
 from ..validators import as_teachers, as_votes
 from .bounds import GNMaxSmoothConstants, ThresholdSmoothConstants, local_sensitivity_at
@@ -104,10 +112,14 @@ class _RightWalk:
     groups.
     """
 
-    def __init__(self, tables: _WalkTables, ordered: np.ndarray):
+    def __init__(self, tables: _WalkTables, ordered: np.ndarray, zero_block: float):
         self.tables = tables
         self.first_gap = (ordered[:, 0] - ordered[:, 1]).astype(np.intp)
         values, self.counts = _groups(ordered[:, 2:], sentinel=False)
+        if zero_block:  # sparse rows: the zero-vote classes as one more group (0, Z)
+            values = np.concatenate((values, np.zeros((values.shape[0], 1))), axis=1)
+            self.counts = np.concatenate(
+                (self.counts, np.full((values.shape[0], 1), zero_block)), axis=1)
         self.gaps = (ordered[:, :1] - values).astype(np.intp)
         self.width = values.shape[1] + 1
 
@@ -134,13 +146,16 @@ class _LeftWalk:
     keep their counts.
     """
 
-    def __init__(self, tables: _WalkTables, ordered: np.ndarray):
+    def __init__(self, tables: _WalkTables, ordered: np.ndarray, zero_block: float):
         self.tables = tables
         self.top = ordered[:, 0].astype(np.intp)
         values, self.counts = _groups(ordered[:, 1:], sentinel=True)
         self.values = values.astype(np.intp)
         self.held = np.cumsum(self.counts, axis=1) - self.counts
         self.total = np.cumsum(self.counts * values, axis=1) - self.counts * values
+        # Sparse rows: the Z zero-vote classes join the sentinel (value 0, last column,
+        # never levelled: ``first`` stays below it while the runner-up is positive).
+        self.counts[:, -1] += zero_block
         drained = self.total - self.held * values
         rows, self.groups = values.shape
         self.span = 2 * (tables.largest + 2)
@@ -171,10 +186,28 @@ class _LeftWalk:
         return (log_q > self.tables.constants.log_q0) & (runner > 0)
 
 
-def walk_entries(votes: np.ndarray, constants: GNMaxSmoothConstants,
+def _sorted_rows(votes: np.ndarray | SparseRows) -> tuple[np.ndarray, float]:
+    """Each row's counts in decreasing order and ``Z``, the zero-vote classes left out.
+
+    Dense rows: all ``K`` counts, ``Z = 0``. Sparse rows (MATH.md s.14): the stored counts
+    (padding cells are zero-vote classes kept apart) and, unless they hold every class, one
+    zero column more (a single stored class's runner-up); ``Z`` is ``K`` minus the columns.
+    """
+    counts = votes.counts if isinstance(votes, SparseRows) else votes
+    if not np.array_equal(counts, np.rint(counts)) or np.any(counts < 0):
+        raise ValueError("the GNMax local-sensitivity walk needs non-negative integer votes")
+    ordered = -np.sort(-counts, axis=1)
+    if not isinstance(votes, SparseRows) or ordered.shape[1] >= votes.vocabulary:
+        return ordered, 0.0
+    ordered = np.concatenate((ordered, np.zeros((ordered.shape[0], 1))), axis=1)
+    return ordered, float(votes.vocabulary - ordered.shape[1])
+
+
+def walk_entries(votes: np.ndarray | SparseRows, constants: GNMaxSmoothConstants,
                  teachers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The deviating prefix of each query's local-sensitivity curve (Algorithms 4-5).
 
+    ``votes``: dense ``(queries, K)`` rows or a ``SparseRows`` chunk over ``K`` classes.
     Returns ``(owner, distance, value, last)``: flat arrays of entries ``LS_i[d]`` for
     ``d = 0..last_i`` and, per query, ``last_i`` (``-1`` for queries whose whole curve is
     the plateau). Entries after ``last_i`` equal ``constants.plateau``.
@@ -182,9 +215,7 @@ def walk_entries(votes: np.ndarray, constants: GNMaxSmoothConstants,
     from scipy.special import ndtri_exp
     c = constants
     queries, classes = votes.shape
-    if not np.array_equal(votes, np.rint(votes)) or np.any(votes < 0):
-        raise ValueError("the GNMax local-sensitivity walk needs non-negative integer votes")
-    ordered = -np.sort(-votes, axis=1)
+    ordered, zero_block = _sorted_rows(votes)
     log_q = log_q_gnmax(votes, sigma=c.sigma)
     last = np.full(queries, -1, dtype=np.intp)
     left = log_q > c.log_q0
@@ -204,8 +235,8 @@ def walk_entries(votes: np.ndarray, constants: GNMaxSmoothConstants,
     if chosen.size and limit > 0:
         g_q1 = -tables.scale * float(ndtri_exp(np.array(c.log_q1)))
         bound = np.ceil((ordered[chosen, 0] - ordered[chosen, 1] - g_q1) / 2.0) + 1.0
-        _run_walk(chosen, bound, limit, _RightWalk(tables, ordered[chosen]), c, last, owners,
-                  distances, values)
+        _run_walk(chosen, bound, limit, _RightWalk(tables, ordered[chosen], zero_block),
+                  c, last, owners, distances, values)
 
     # Left walks stop at the first state with log q <= log q0 or runner-up count 0. As
     # log q <= log(K-1) + log Phi(-(g1 + d)/s), that happens once g1 + d >= g_q0.
@@ -215,8 +246,8 @@ def walk_entries(votes: np.ndarray, constants: GNMaxSmoothConstants,
         rest = ordered[chosen, 1:]
         bound = np.minimum(np.ceil(g_q0 - (ordered[chosen, 0] - rest[:, 0])) + 1.0,
                            rest.sum(axis=1))
-        _run_walk(chosen, bound, limit, _LeftWalk(tables, ordered[chosen]), c, last, owners,
-                  distances, values)
+        _run_walk(chosen, bound, limit, _LeftWalk(tables, ordered[chosen], zero_block),
+                  c, last, owners, distances, values)
     return (np.concatenate(owners), np.concatenate(distances), np.concatenate(values), last)
 
 
@@ -268,15 +299,18 @@ def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWal
         active = active[unfinished]
 
 
-def local_sensitivity_gnmax(votes: ArrayLike, *, teachers: int, sigma: float, order: float,
+def local_sensitivity_gnmax(votes: ArrayLike | SparseRows, *, teachers: int, sigma: float,
+                            order: float,
                             constants: GNMaxSmoothConstants | None = None) -> np.ndarray:
     """Local sensitivity of the GNMax step at distance ``d = 0..M-1`` (Algorithms 4-5).
 
-    ``votes``: ``(queries, K)`` non-negative integer votes; returns ``(queries, M)``.
-    Materialises full curves: meant for tests and small inputs; accumulation over many
-    queries goes through :class:`SmoothSensitivityAccumulator`, which never does.
+    ``votes``: ``(queries, K)`` non-negative integer votes, or a ``SparseRows`` chunk
+    (MATH.md s.14); returns ``(queries, M)``. Materialises full curves: meant for tests
+    and small inputs; accumulation over many queries goes through
+    :class:`SmoothSensitivityAccumulator`, which never does.
     """
-    votes = as_votes(votes)
+    if not isinstance(votes, SparseRows):
+        votes = as_votes(votes)
     teachers = as_teachers(teachers)
     if constants is None:
         constants = GNMaxSmoothConstants.compute(sigma=sigma, order=order,

@@ -1,0 +1,161 @@
+"""--smooth-sensitivity on sparse (token) votes (MATH.md s.10 with the zero block of s.14):
+the same report as the dense rows, the same bytes whatever the chunk size."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from tests import ROOT
+from tests.accounting.test_sparse_walks import TOLERANCE, sparse_rows
+
+TOKENS = ROOT / "sample_votes/tokens_zipf.npz"
+TEACHERS = 50
+
+RUNS = [
+    ["-m", "gnmax", "--sigma", "4", "--accounting", "expected"],
+    ["-T", "35", "--sigma-threshold", "12", "--sigma", "6"],
+    ["-T", "35", "--sigma-threshold", "12", "--sigma", "6", "--accounting", "expected"],
+    ["-T", "35", "--sigma-threshold", "12", "--sigma", "6", "--query-indices", "picked.npy"],
+]
+
+
+@pytest.fixture(scope="module")
+def vote_files(tmp_path_factory):
+    """Per vocabulary K: 250 rows of 50 teachers (a third unanimous, a third tied at the
+    top, a third spread over at most 6 classes), dense and as a CSR archive."""
+    folder = tmp_path_factory.mktemp("sparse_ss")
+    for classes in (7, 400, 3000):
+        dense = sparse_rows(np.random.default_rng(classes), 250, classes, TEACHERS, 6)
+        np.save(folder / f"dense{classes}.npy", dense)
+        sp.save_npz(folder / f"sparse{classes}.npz", sp.csr_matrix(dense))
+    np.save(folder / "picked.npy", np.random.default_rng(1).permutation(250)[:180])
+    return folder
+
+
+def _run(cli, path, args, folder, history):
+    args = [str(folder / a) if a.endswith(".npy") else a for a in args]
+    result = cli.analyze(str(path), *args, "--smooth-sensitivity", "--ss-history",
+                         str(history), "--ss-every", "60", "-f", "json")
+    assert result.code == 0, result.err
+    return json.loads(result.out)["smooth_sensitivity"], pd.read_csv(history)
+
+
+@pytest.mark.parametrize("classes", [7, 400, 3000])
+@pytest.mark.parametrize("args", RUNS, ids=lambda a: " ".join(a))
+def test_the_sparse_report_equals_the_dense_one(cli, vote_files, tmp_path, classes, args):
+    """Every number of the JSON smooth_sensitivity block and of the --ss-history rows,
+    sparse archive against the dense array, within 1e-12 relative."""
+    sparse, sparse_rows_ = _run(cli, vote_files / f"sparse{classes}.npz", args, vote_files,
+                                tmp_path / "s.csv")
+    dense, dense_rows = _run(cli, vote_files / f"dense{classes}.npy", args, vote_files,
+                             tmp_path / "d.csv")
+    assert sparse.keys() == dense.keys() and sparse["conditions"] == dense["conditions"]
+    assert sparse["smooth_sensitivity"] > 0 and sparse["sanitized_epsilon"] is not None
+    for key, value in dense.items():
+        if key != "conditions":
+            assert sparse[key] == pytest.approx(value, rel=TOLERANCE, abs=0), key
+    assert list(sparse_rows_.columns) == list(dense_rows.columns)
+    assert len(dense_rows) >= 3
+    for column in dense_rows.columns:
+        np.testing.assert_allclose(sparse_rows_[column], dense_rows[column], rtol=TOLERANCE,
+                                   atol=0, err_msg=column)
+
+
+def test_both_steps_depend_on_the_data_in_the_compared_runs(vote_files):
+    """The runs above walk: the answer step's and (Confident) the threshold step's bounds
+    depend on the data, so their local sensitivities are compared, not skipped."""
+    from pate_cli import analyze
+    for args in ({"mechanism": "gnmax", "sigma": 4, "accounting": "expected"},
+                 {"threshold": 35, "sigma_threshold": 12, "sigma": 6}):
+        report = analyze(str(vote_files / "sparse3000.npz"), smooth_sensitivity=True,
+                         **args).smooth_sensitivity
+        assert not report.answer_data_independent
+        assert "threshold" not in args or not report.selection_data_independent
+
+
+def test_chunk_sizes_give_the_same_bytes(vote_files):
+    """chunk_size 7, 64 or the default: the same JSON summary and --ss-history bytes (the
+    release reads sparse votes in its own chunks, whatever the analysis' chunk size)."""
+    from pate_cli import analyze
+    from pate_cli.analysis.serialize import smooth_sensitivity_history
+    outputs = []
+    for size in (7, 64, None):
+        result = analyze(str(vote_files / "sparse400.npz"), "confident", threshold=35,
+                         sigma_threshold=12, sigma=6, accounting="expected",
+                         smooth_sensitivity=True, ss_every=40, chunk_size=size)
+        summary = result.to_dict()
+        summary["params"].pop("chunk_size", None)
+        assert summary["smooth_sensitivity"]["sanitized_epsilon"] is not None
+        outputs.append((json.dumps(summary, sort_keys=True),
+                        json.dumps(smooth_sensitivity_history(result.smooth_sensitivity))))
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+@pytest.mark.parametrize("args", [
+    {"mechanism": "confident", "threshold": 70, "sigma_threshold": 25, "sigma": 10,
+     "accounting": "expected"},
+    {"mechanism": "confident", "threshold": 70, "sigma_threshold": 25, "sigma": 12},
+    {"mechanism": "gnmax", "sigma": 5, "accounting": "expected"},
+])
+def test_the_shipped_token_sample_equals_its_dense_rows(args):
+    """sample_votes/tokens_zipf.npz (first 300 tokens, vocabulary 32,000) against the same
+    rows as a dense array: the GNSS report within 1e-12 (the Python API)."""
+    from pate_cli import analyze
+    from pate_cli.inputs import load_votes
+    votes = load_votes(TOKENS)
+    dense = votes.votes[0:300].dense()
+    sparse = analyze(votes, queries=300, smooth_sensitivity=True, ss_every=100, **args)
+    plain = analyze(dense, smooth_sensitivity=True, ss_every=100, **args)
+    mine, theirs = sparse.smooth_sensitivity, plain.smooth_sensitivity
+    assert not mine.answer_data_independent and mine.sanitized_epsilon is not None
+    assert len(mine.checkpoints) == len(theirs.checkpoints) == 3
+    for point, other in zip(mine.checkpoints, theirs.checkpoints, strict=True):
+        for key in ("order", "beta", "smooth_sensitivity", "sigma_ss", "epsilon_before",
+                    "epsilon_after", "noise_std", "answered"):
+            assert getattr(point, key) == pytest.approx(getattr(other, key), rel=TOLERANCE)
+    assert mine.sanitized_epsilon == pytest.approx(theirs.sanitized_epsilon, rel=TOLERANCE)
+
+
+def test_the_report_sanitises_token_votes(cli, tmp_path):
+    """pate-report on the token sample with --smooth-sensitivity publishes the sanitised
+    figure pate-analyze computes."""
+    args = [str(TOKENS), "-T", "70", "--sigma-threshold", "25", "--sigma", "10",
+            "--accounting", "expected", "--smooth-sensitivity"]
+    report = cli.report(*args, "-o", str(tmp_path / "r.md"))
+    assert report.code == 0, report.err
+    analysed = cli.analyze(*args, "-f", "json")
+    published = json.loads(analysed.out)["smooth_sensitivity"]["sanitized_epsilon"]
+    text = (tmp_path / "r.md").read_text()
+    assert "sanitised" in text and f"{published:.4f}"[:-1] in text
+
+
+def test_the_release_reads_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """10,000 sparse rows over K = 2^40 (no dense row could be formed): the release reads
+    the file a chunk of at most 4,096 rows at a time, each row once, also for rows picked
+    by --query-indices."""
+    from pate_cli import analyze
+    from pate_cli.analysis.sanitization import _SparseSubset
+    dense = sparse_rows(np.random.default_rng(3), 10_000, 16, 200, 4)
+    matrix = sp.csr_matrix(dense)
+    classes = 2**40
+    spread = matrix.indices.astype(np.int64) * (classes // 16)
+    sp.save_npz(tmp_path / "wide.npz",
+                sp.csr_matrix((matrix.data, spread, matrix.indptr), shape=(10_000, classes)))
+    np.save(tmp_path / "picked.npy", np.arange(10_000)[::-1][:9_000])
+    reads = []
+    read = _SparseSubset.__getitem__
+    monkeypatch.setattr(_SparseSubset, "__getitem__",
+                        lambda self, part: reads.append(read(self, part)) or reads[-1])
+    for extra in ({}, {"query_indices": str(tmp_path / "picked.npy")}):
+        reads.clear()
+        result = analyze(str(tmp_path / "wide.npz"), "confident", threshold=140,
+                         sigma_threshold=50, sigma=10, smooth_sensitivity=True, **extra)
+        assert not result.smooth_sensitivity.answer_data_independent
+        queries = 9_000 if extra else 10_000
+        assert result.smooth_sensitivity.queries == queries
+        assert sum(len(r) for r in reads) == queries and max(len(r) for r in reads) <= 4096
