@@ -8,7 +8,7 @@ import numpy as np
 from ..accounting.conversion import Conversion, check_delta
 from ..errors import OptionError
 from ..inputs.mapped import drop_mapped_rows
-from ..inputs.votes import integer_votes
+from ..inputs.vote_checks import integer_votes
 from ..mechanisms import OUTCOME_NAMES
 from ..orders import default_orders, validate_orders
 from ..sparse_rows import is_sparse

@@ -9,13 +9,11 @@ chunks, so memory stays bounded whatever the file size.
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError, OptionError, PateWarning
-from ..sparse_rows import SparseRows, SparseVotes
+from ..errors import InputError, OptionError
 from .checks import (
     check_dtype,
     check_finite_non_negative,
@@ -23,9 +21,7 @@ from .checks import (
     first_true,
     show_number,
 )
-from .mapped import drop_mapped_rows
 from .readers import (
-    INDEX_HINT,
     NPY_MAGIC,
     VOTE_EXTENSIONS,
     ZIP_MAGIC,
@@ -41,13 +37,18 @@ from .readers import (
 )
 from .shards import is_shard_set, open_shards
 from .sparse import read_sparse, row_totals, sparse_kind
+from .vote_checks import (
+    SCAN_ELEMENTS,
+    SCAN_ROWS,
+    check_at_most,
+    check_votes,
+    note_averaged,
+    row_total,
+)
 
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
            "load_votes", "votes_from_array"]
 
-_SCAN_ROWS = 1 << 16
-# Values of the (rows x classes) bincount of one chunk of predictions (64 MB of int64).
-_SCAN_ELEMENTS = 1 << 23
 # The most classes a predictions file may declare (a class id of 10^9 would otherwise ask
 # for a histogram of queries x 10^9 counts). The histogram itself, queries x classes, is
 # also held to ``max_elements()`` (readers.py).
@@ -109,11 +110,11 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         array, packed_labels = read_matrix(name, raw, key="votes", index_col=index_col)
     if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
         raise InputError(f"--teachers must be positive, got {teachers:g}")
-    votes = _check_votes(name, array, teachers=teachers, hint_index=index_col is None)
+    votes = check_votes(name, array, teachers=teachers, hint_index=index_col is None)
     digest = digest_of(digest)
     if teachers is None:
-        teachers = _row_total(votes, 0)
-        _note_averaged(name, teachers)
+        teachers = row_total(votes, 0)
+        note_averaged(name, teachers)
     teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
     vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest)
     if labels is not None:
@@ -143,7 +144,7 @@ def _load_sparse(path, kind, *, teachers, labels, queries, classes) -> VoteSet:
                              "or averaged votes)")
         teachers = reference
     else:
-        _check_at_most(name, totals, 0, teachers, 1e-9)
+        check_at_most(name, totals, 0, teachers, 1e-9)
     teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
     vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest,
                        outputs=outputs)  # type: ignore[arg-type]
@@ -173,10 +174,10 @@ def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes
     if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
         raise InputError(f"--teachers must be positive, got {teachers:g}")
     array = c_order(array)
-    _check_votes(name, array, teachers=teachers)
+    check_votes(name, array, teachers=teachers)
     if teachers is None:
-        teachers = _row_total(array, 0)
-        _note_averaged(name, teachers)
+        teachers = row_total(array, 0)
+        note_averaged(name, teachers)
     teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
     return VoteSet(votes=array, teachers=teachers, path=None, sha256=None)
 
@@ -233,7 +234,7 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
         raise InputError(f"{name}: no teacher voted on any query (every class id is -1)")
     check_elements(name, array.shape[0] * classes, "vote counts (queries x classes)")
     histogram = np.empty((array.shape[0], classes), dtype=np.int32)
-    rows_at_once = max(1, min(_SCAN_ROWS, _SCAN_ELEMENTS // classes))
+    rows_at_once = max(1, min(SCAN_ROWS, SCAN_ELEMENTS // classes))
     for start in range(0, array.shape[0], rows_at_once):
         chunk = np.asarray(array[start : start + rows_at_once], dtype=np.int64)
         rows = np.broadcast_to(np.arange(chunk.shape[0])[:, None], chunk.shape)
@@ -316,153 +317,6 @@ def _is_text(name: str, source) -> bool:
     return os.path.splitext(name)[1].lower() in (".csv", ".tsv")
 
 
-def _check_votes(name, array, *, teachers: float | None = None, hint_index=False):
-    """Check a vote matrix (module doc); ``teachers`` (``--teachers M``) replaces the rule
-    that every row sums to the same M by the rule that no row sums above M."""
-    check_shape(name, array, votes=True)
-    if array.shape[1] < 2:
-        raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
-    reference = None
-    voted = False
-    rounding = _rounding(array)
-    scan_rows = max(1, min(_SCAN_ROWS, _SCAN_ELEMENTS // max(1, array.shape[1])))
-    for start in range(0, array.shape[0], scan_rows):
-        stored = np.asarray(array[start : start + scan_rows])
-        if voted and _plain_integer_rows(stored, reference, teachers):
-            drop_mapped_rows(array, start, start + stored.shape[0])
-            continue
-        chunk = stored.astype(np.float64)
-        del stored
-        drop_mapped_rows(array, start, start + chunk.shape[0])
-        check_finite_non_negative(name, chunk, start, "votes are counts")
-        voted = voted or bool(np.any(chunk))
-        totals = chunk.sum(axis=1)
-        if teachers is not None:
-            _check_at_most(name, totals, start, float(teachers), rounding)
-            continue
-        if reference is None and totals[0] == 0:
-            raise InputError(f"{name}: query 0 has no votes (its row sums to 0; every row "
-                             "must sum to the number of teachers)")
-        if reference is None:
-            reference = totals[0]
-        off = np.flatnonzero(np.abs(totals - reference) > 1e-9 * max(1.0, abs(reference)))
-        if off.size:
-            row = start + int(off[0])
-            if hint_index and _index_explains(array):
-                raise InputError(f"{name}: query {row} has {totals[off[0]]:.15g} votes but "
-                                 f"query 0 has {reference:.15g}: {INDEX_HINT}")
-            if start == 0 and _numbered_header(array):
-                raise InputError(f"{name}: query {row} has {totals[off[0]]:.15g} votes but "
-                                 f"query 0 has {reference:.15g}: its first line 0,1,...,"
-                                 f"{array.shape[1] - 1} looks like pandas' column names "
-                                 "(write with header=False, or name the columns)")
-            shown, first = _distinct(totals[off[0]], reference)
-            within = ""
-            if abs(totals[off[0]] - reference) <= rounding * max(1.0, abs(reference)):
-                within = f", a difference within {array.dtype} rounding"
-            raise InputError(f"{name}: query {row} has {shown} votes but query 0 "
-                             f"has {first}{within} (every row must sum to the number of "
-                             "teachers; give --teachers M for weighted or partial votes)")
-    if not voted:
-        raise InputError(f"{name}: every vote is 0 (every row sums to 0): no teacher voted")
-    return array
-
-
-def _plain_integer_rows(rows: np.ndarray, reference: float | None, teachers: float | None
-                        ) -> bool:
-    """Whether ``rows`` (small integers: at most 32 bits) hold no negative vote and every
-    row sums exactly to ``reference`` (with ``teachers`` given: to at most ``teachers``):
-    then the checks of :func:`_check_votes` pass on them, found without a float copy (the
-    common case, about 3x faster); any other rows go through those checks, which word the
-    error. Called once votes were seen (so ``reference`` is set unless ``teachers``)."""
-    if rows.dtype.kind not in "iu" or rows.dtype.itemsize > 4 or rows.size == 0:
-        return False
-    if rows.dtype.kind == "i" and rows.min() < 0:
-        return False
-    if rows.shape[1] > 64:
-        totals = rows.sum(axis=1, dtype=np.int64)  # exact: 2^31 classes x 2^32
-    else:  # column by column: about 3x faster than a sum along the rows
-        totals = rows[:, 0].astype(np.int32 if rows.dtype.itemsize <= 2 else np.int64)
-        for column in range(1, rows.shape[1]):  # exact: 64 x 2^16 < 2^31
-            totals += rows[:, column]
-    if teachers is not None:
-        return bool(np.all(totals <= teachers))
-    return bool(np.all(totals == reference))
-
-
-# Weighted votes are refused above --teachers (MATH.md s.9): the mechanisms' noise and
-# every RDP formula assume that one teacher moves at most one vote.
-WEIGHTED_REASON = ("votes whose weights exceed 1 would be charged as if each teacher moved "
-                   "one vote, under-counting the cost")
-
-
-def _check_at_most(name, totals: np.ndarray, start: int, teachers: float,
-                   rounding: float) -> None:
-    """One line for the first row summing above ``--teachers`` (beyond the file's own
-    rounding: a float32 row of 250.00002 under --teachers 250 passes)."""
-    above = np.flatnonzero(totals > teachers + rounding * max(1.0, teachers))
-    if above.size:
-        row = start + int(above[0])
-        raise InputError(
-            f"{name}: query {row} has {totals[above[0]]:.15g} votes, more than --teachers "
-            f"{teachers:g}: {WEIGHTED_REASON}; divide the votes by the largest weight (so "
-            "that no teacher moves more than one vote), or give each teacher's predictions "
-            "with per-group weights (--predictions, --teacher-groups, --groups, "
-            "--individualized weighting: the largest weight is then the sensitivity)")
-
-
-def _rounding(array) -> float:
-    """The relative error of a row sum stored in ``array``'s dtype: a float32 (or
-    float16) value carries its own rounding, about classes x its machine epsilon; 1e-9
-    (the tolerance on row totals) for float64 and integers."""
-    dtype = np.asarray(array[:0]).dtype
-    if dtype.kind == "f" and dtype.itemsize < 8:
-        return max(1e-9, float(np.finfo(dtype).eps) * array.shape[1])
-    return 1e-9
-
-
-def _distinct(value: float, reference: float) -> tuple[str, str]:
-    """Two different totals with enough significant digits to tell them apart (a
-    float32 row of 249.99998 is not shown as 250 beside one of 250.00002)."""
-    for digits in range(6, 18):
-        shown, first = f"{value:.{digits}g}", f"{reference:.{digits}g}"
-        if shown != first:
-            return shown, first
-    return repr(float(value)), repr(float(reference))
-
-
-def _note_averaged(name, total: float) -> None:
-    """A ``PateWarning`` for rows summing to 1: probabilities averaged over the teachers
-    (analysed as one teacher, whose single vote is the whole row)."""
-    if abs(total - 1.0) <= 1e-6:
-        warnings.warn(f"{name}: every row sums to 1, so the votes are analysed as those of "
-                      "1 teacher; if they are probabilities averaged over M teachers, "
-                      "multiply them by M (vote counts) or give --teachers M",
-                      PateWarning, stacklevel=3)
-
-
-def _index_explains(array) -> bool:
-    """A first column 0..N-1 whose removal leaves rows with one common total."""
-    if not looks_like_index(array) or array.shape[1] < 3:
-        return False
-    totals = np.asarray(array[:, 1:], dtype=np.float64).sum(axis=1)
-    return bool(totals[0] > 0 and np.allclose(totals, totals[0], rtol=1e-9, atol=0))
-
-
-def _numbered_header(array) -> bool:
-    """Row 0 is exactly 0..K-1 and the other rows share one total (pandas' header)."""
-    if array.shape[0] < 2 or not np.array_equal(np.asarray(array[0], dtype=np.float64),
-                                                np.arange(array.shape[1], dtype=np.float64)):
-        return False
-    rows = max(2, min(_SCAN_ROWS, _SCAN_ELEMENTS // max(1, array.shape[1])))
-    totals = np.asarray(array[1:rows], dtype=np.float64).sum(axis=1)
-    return bool(np.allclose(totals, totals[0], rtol=1e-9, atol=0))
-
-
-def _row_total(votes, row):
-    return float(np.asarray(votes[row], dtype=np.float64).sum())
-
-
 def load_student(path, *, queries: int, classes: int) -> np.ndarray:
     """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows
     non-negative and summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key
@@ -481,25 +335,3 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
         raise InputError(f"{name}: query {off[0]} sums to {totals[off[0]]:.9g}, not 1 "
                          "(student rows must be probability vectors)")
     return values
-
-
-def integer_votes(votes) -> bool:
-    """Whether every vote is a whole number (plain counts, not weighted or averaged), read
-    in chunks (bounded memory; a mapped file's pages are let go). The threshold step's
-    exact curve (MATH.md s.17) ranges over the integers 0..M only for such votes."""
-    if isinstance(votes, SparseVotes):
-        votes = votes.data
-    elif isinstance(votes, SparseRows):
-        votes = votes.counts
-    if votes.dtype.kind in "iub":
-        return True
-    width = votes.shape[1] if votes.ndim > 1 else 1
-    rows = max(1, min(_SCAN_ROWS, _SCAN_ELEMENTS // max(1, width)))  # as the checks scan
-    for start in range(0, votes.shape[0], rows):
-        chunk = np.asarray(votes[start:start + rows])
-        whole = bool(np.all(chunk == np.rint(chunk)))
-        if votes.ndim > 1:
-            drop_mapped_rows(votes, start, start + chunk.shape[0])
-        if not whole:
-            return False
-    return True
