@@ -29,6 +29,14 @@ PER_QUERY = "a per-query table (pate-analyze --per-query FILE)"
 SWEEP = "a pate-sweep table (pate-sweep --out FILE)"
 SUMMARY = "a JSON summary (pate-analyze --format json -o FILE.json)"
 
+# A per-query table's integer and text columns (CLI.md; the rest are floats). Its other
+# columns are read from CSV/TSV as float64 whatever their text: pyarrow writes 100.0 as
+# ``100`` and -0.0 as ``-0`` (outputs.csv_table), pandas ``100.0`` and ``-0.0``, and
+# both read back the same values and column types.
+PER_QUERY_INTEGERS = ("query", "plurality_class", "label", "round", "unstable", "output",
+                      "answered_labels")
+PER_QUERY_TEXT = ("outcome",)
+
 # Columns that tell the kinds of table apart (CLI.md fixes them).
 _PER_QUERY_MARKERS = ("query", "epsilon_cumulative")
 _SWEEP_MARKERS = ("mechanism", "epsilon", "epsilon_std", "repeats")
@@ -38,10 +46,12 @@ def read_table(path, *, expected: str, allow_empty: bool = False,
                text_columns=()) -> pd.DataFrame:
     """Read a table written by one of our commands; ``expected`` names it in errors.
 
-    Floats read back exactly as written (pandas parses them to the nearest double), and
-    only empty cells are missing values. ``allow_empty`` accepts a table with a header
-    and no rows (what an interrupted sweep that finished nothing leaves). CSV/TSV cells
-    of ``text_columns`` stay text (``0.1.0``, ``2,3`` or ``32`` are not parsed as numbers).
+    Floats read back exactly as written (pandas parses them to the nearest double, in
+    pyarrow's notation or pandas'), and only empty cells are missing values; a per-query
+    table's float columns are float64 even where every cell is a whole number.
+    ``allow_empty`` accepts a table with a header and no rows (what an interrupted sweep
+    that finished nothing leaves). CSV/TSV cells of ``text_columns`` stay text
+    (``0.1.0``, ``2,3`` or ``32`` are not parsed as numbers).
     """
     name = os.fspath(path)
     extension = _check_file(name, expected)
@@ -58,19 +68,35 @@ def read_table(path, *, expected: str, allow_empty: bool = False,
         if extension in (".json", ".jsonl"):
             frame = _read_json_lines(name, text, expected)
         else:
-            frame = _read_text_table(name, text, extension, expected, text_columns)
+            frame = _read_text_table(name, text, extension, expected, text_columns,
+                                     floats=expected == PER_QUERY)
     if frame.empty and not allow_empty:
         raise InputError(f"{name}: the table has no rows (expected {expected})")
     return frame
 
 
 def _read_text_table(name: str, text: str, extension: str, expected: str,
-                     text_columns=()) -> pd.DataFrame:
+                     text_columns=(), *, floats: bool = False) -> pd.DataFrame:
+    """``floats``: a per-query table, its columns other than ``PER_QUERY_INTEGERS`` and
+    ``PER_QUERY_TEXT`` read as float64 (as they are, when one holds text: the caller's
+    column checks then name the cell)."""
     import pandas as pd
+    options = {"sep": "\t" if extension == ".tsv" else ",", "keep_default_na": False,
+               "na_values": [""]}
+    types = {column: str for column in text_columns}
+    frame = None
     try:
-        frame = pd.read_csv(io.StringIO(text), sep="\t" if extension == ".tsv" else ",",
-                            keep_default_na=False, na_values=[""],
-                            dtype={column: str for column in text_columns})
+        if floats:
+            header = pd.read_csv(io.StringIO(text), nrows=0, **options).columns
+            wanted = {**types, **{column: np.float64 for column in header
+                                  if str(column).strip() not in
+                                  (*PER_QUERY_INTEGERS, *PER_QUERY_TEXT)}}
+            try:
+                frame = pd.read_csv(io.StringIO(text), dtype=wanted, **options)
+            except (ValueError, TypeError):  # text in a float column (or a parse error)
+                pass
+        if frame is None:
+            frame = pd.read_csv(io.StringIO(text), dtype=types, **options)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeError) as error:
         raise InputError(f"{name}: not a valid table ({_first_line(error)}); expected "
                          f"{expected}") from None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..analysis.serialize import plain_number
-from .csv_arrow import csv_bytes
+from .csv_table import csv_header, csv_rows
 from .writing import on_a_thread
 
 if TYPE_CHECKING:
@@ -36,11 +36,9 @@ def per_query_chunks(frame: pd.DataFrame, path: str, *,
     ``write_outputs`` takes the pieces as they come, so the whole text is never held.
 
     JSON lines are formatted column by column with numpy (``json_lines``), not a Python
-    loop over rows; so are CSV chunks (``csv_arrow.csv_bytes``: the bytes of pandas'
-    ``to_csv`` of each slice, several times faster, by pyarrow's kernels when installed;
-    other column types than the per-query table's fall back to ``to_csv``), after
-    pandas' header line once. An unknown extension (or parquet without pyarrow) raises
-    here, before any piece.
+    loop over rows; CSV chunks by pyarrow's CSV writer, or pandas' ``to_csv`` without
+    pyarrow (``csv_table.csv_rows``), after pandas' header line once. An unknown
+    extension (or parquet without pyarrow) raises here, before any piece.
     """
     extension = os.path.splitext(path)[1].lower()
     if extension not in PER_QUERY_EXTENSIONS:
@@ -56,11 +54,11 @@ def _chunks(frame: pd.DataFrame, path: str, extension: str, rows: int) -> Iterat
         yield parquet_bytes(frame, path, row_group_size=rows)
         return
     if extension == ".csv":
-        yield frame.iloc[:0].to_csv(index=False, lineterminator="\n").encode()
+        yield csv_header(frame)
     for start in range(0, len(frame), rows):
         part = frame.iloc[start:start + rows]
         if extension == ".csv":
-            yield csv_bytes(part)
+            yield csv_rows(part)
         else:
             yield json_lines(part).encode()
 
@@ -114,7 +112,7 @@ def per_query_stream_chunks(frames, path: str, *,
                 sink.truncate()
                 continue
             if extension == ".csv" and first:
-                yield part.iloc[:0].to_csv(index=False, lineterminator="\n").encode()
+                yield csv_header(part)
             first = False
             if len(part):
                 yield part  # formatted by as_bytes, below
@@ -126,7 +124,7 @@ def per_query_stream_chunks(frames, path: str, *,
         """A piece of the file: the CSV header as it is, a frame formatted."""
         if isinstance(piece, bytes):
             return piece
-        return csv_bytes(piece) if extension == ".csv" else json_lines(piece).encode()
+        return csv_rows(piece) if extension == ".csv" else json_lines(piece).encode()
 
     if extension == ".parquet":
         return pieces()
