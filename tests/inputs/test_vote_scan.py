@@ -9,18 +9,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pate_cli.errors import InputError
-from pate_cli.inputs import votes as vote_module
+from pate_cli.inputs import vote_checks as vote_module
 
 DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float32"]
 
 
 def _outcome(array, teachers, *, scan_rows, fast=True):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(vote_module, "_SCAN_ROWS", scan_rows)
+        patch.setattr(vote_module, "SCAN_ROWS", scan_rows)
         if not fast:
             patch.setattr(vote_module, "_plain_integer_rows", lambda *args: False)
         try:
-            vote_module._check_votes("v.npy", array, teachers=teachers)
+            vote_module.check_votes("v.npy", array, teachers=teachers)
         except InputError as error:
             return str(error)
     return "ok"
@@ -68,13 +68,13 @@ def test_fast_path_decides_as_the_float_checks(dtype, rows, classes, scan_rows,
 
 def test_fast_path_is_taken_for_plain_votes(monkeypatch):
     array = np.tile(np.array([[3, 1, 0]], dtype=np.int16), (50, 1))
-    monkeypatch.setattr(vote_module, "_SCAN_ROWS", 4)
+    monkeypatch.setattr(vote_module, "SCAN_ROWS", 4)
     taken = []
     plain = vote_module._plain_integer_rows
     monkeypatch.setattr(vote_module, "_plain_integer_rows",
                         lambda *args: taken.append(plain(*args)) or taken[-1])
-    vote_module._check_votes("v.npy", array)
+    vote_module.check_votes("v.npy", array)
     assert taken == [True] * 12  # every chunk after the first: no float copy
     with pytest.raises(InputError, match="query 49 has 5 votes but query 0 has 4"):
         array[49, 2] = 1
-        vote_module._check_votes("v.npy", array)
+        vote_module.check_votes("v.npy", array)
