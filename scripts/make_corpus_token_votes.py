@@ -169,9 +169,11 @@ class Teachers:
     def _argmax(self, history: np.ndarray, teacher: np.ndarray) -> np.ndarray:
         pairs, classes = len(teacher), self.classes
         weight = np.ones(pairs)  # the product of the higher orders' back-off weights
-        where, values = [], []
+        where, values = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
         for n, (keys, indptr, words, counts, scale, backoff) in zip(
                 range(ORDER, 1, -1), reversed(self.tables), strict=True):
+            if not keys.size:  # no n-gram of this order in any slice
+                continue
             key = self._context(history[:, history.shape[1] - n + 1:], teacher)
             row = np.minimum(np.searchsorted(keys, key), keys.size - 1)
             found = np.flatnonzero(keys[row] == key)
