@@ -133,5 +133,6 @@ def test_the_shipped_sample_is_the_recorded_file_and_analyses():
     assert lengths.size == 200 and lengths.min() >= 20 and lengths.max() <= 60
     result = pate_cli.analyze(SHIPPED, "confident", threshold=70, sigma_threshold=30,
                               sigma=15, accounting="expected", per_query=False)
-    assert result.queries == 8080 and 0 < result.answered < 8080
-    assert result.to_dict()["outputs"]["count"] == 200
+    summary = result.to_dict()
+    assert summary["queries"] == 8080 and 0 < summary["answered"] < 8080
+    assert summary["outputs"]["count"] == 200
