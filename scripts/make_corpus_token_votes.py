@@ -36,7 +36,7 @@ text so far, and the votes are that token's histogram over the vocabulary.
 The archive is ``scipy.sparse.save_npz``'s CSR layout plus ``output`` (the output of each
 generated token), written by ``make_token_votes.write_archive`` (fixed member dates, so the
 same votes give the same bytes). ``python scripts/make_corpus_token_votes.py`` rebuilds it
-(about a minute on 2 cores).
+(about 1.5 minutes on 2 cores).
 """
 
 from __future__ import annotations
