@@ -18,7 +18,7 @@ endif
 # pytest-xdist: one test process per core; PYTEST_FLAGS="-n 0" runs the suite in one process.
 PYTEST_FLAGS ?= -n auto
 
-.PHONY: demo test lint bench bench-large bench-huge figures sample-votes reproduce-paper clean report-check
+.PHONY: demo test lint bench bench-large bench-huge figures sample-votes token-votes reproduce-paper clean report-check
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,12 @@ reproduce-paper: $(STAMP)
 sample-votes: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[samples]'
 	$(BIN)/python scripts/make_sample_votes.py
+
+# The token-vote samples: tokens_stdlib.npz (real n-gram teachers on the standard library's
+# sources; about 2 minutes, numpy only) and the synthetic tokens_zipf.npz.
+token-votes: $(STAMP)
+	$(BIN)/python scripts/make_corpus_token_votes.py
+	$(BIN)/python scripts/make_token_votes.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

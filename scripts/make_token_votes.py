@@ -52,9 +52,14 @@ def token_votes(seed: int = 2026):
 
 def write(path: Path = OUT) -> None:
     indptr, indices, data, output = token_votes()
-    arrays = {"indices": indices, "indptr": indptr, "format": np.array(b"csr"),
-              "shape": np.array([indptr.size - 1, VOCABULARY]), "data": data,
-              "output": output}
+    write_archive(path, {"indices": indices, "indptr": indptr, "format": np.array(b"csr"),
+                         "shape": np.array([indptr.size - 1, VOCABULARY]), "data": data,
+                         "output": output})
+
+
+def write_archive(path: Path, arrays: dict) -> None:
+    """``arrays`` as a ``save_npz``-style archive, byte for byte reproducible (members in
+    the order given, deflated, with a fixed date)."""
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for key, value in arrays.items():
             buffer = io.BytesIO()

@@ -1,6 +1,8 @@
 """The figures of a privacy statement, drawn by the same code as ``pate-plot``.
 
-Cost history (``history_figure``, with the budget line and halt), the Confident selection
+Cost history (``history_figure``, with the budget line and halt), for votes grouped into
+outputs (generated sequences) the same history after each output (``history_figure`` with
+``x="output"``, as ``pate-plot history --x output`` draws it), the Confident selection
 histogram (``selection_figure`` over ``analysis.selection.selection_bins``, when the votes
 are at hand) and the per-group histories of an individualized run (``groups_figure``).
 Each figure is returned as a matplotlib ``Figure``; ``svg_markup`` turns one into an
@@ -9,6 +11,7 @@ Each figure is returned as a matplotlib ``Figure``; ``svg_markup`` turns one int
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -18,6 +21,7 @@ from . import figures as plots
 from .captions import MECHANISM_NAMES, summary_caption
 
 FIGURE_TITLES = {"history": "Cumulative privacy cost",
+                 "outputs": "Cumulative privacy cost after each output (generated sequence)",
                  "selection": "Which queries the noisy threshold lets through",
                  "groups": "Per-group privacy cost"}
 
@@ -29,6 +33,21 @@ def history_plot(summary: dict, frame, *, style=None):
     return plots.history_figure([(label, frame)], delta=summary["delta"], budget=budget,
                                 caption=summary_caption(summary),
                                 style=style or plots.Style())
+
+
+def outputs_plot(summary: dict, frame, *, style=None):
+    """Cumulative epsilon after each output's last token (the data of ``pate-plot history
+    --x output``), with the budget line when the run had one."""
+    budget = (summary.get("budget") or {}).get("limit")
+    label = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
+    outputs = summary["outputs"]
+    path = (summary.get("input") or {}).get("path")
+    run = f"{os.path.basename(str(path))}: " if path else ""
+    caption = (f"{run}{outputs['count']:,} outputs, {outputs['completed']:,} processed whole; "
+               f"each point is the total after an output's last token. "
+               f"{summary_caption(summary)}.")
+    return plots.history_figure([(label, frame)], delta=summary["delta"], x="output",
+                                budget=budget, caption=caption, style=style or plots.Style())
 
 
 def selection_plot(summary: dict, votes, *, style=None):
@@ -64,6 +83,8 @@ def report_figures(summary: dict, frame, *, votes=None) -> list[tuple[str, objec
     found = []
     if frame is not None and len(frame) and "epsilon_cumulative" in frame.columns:
         found.append(("history", history_plot(summary, frame)))
+        if summary.get("outputs") and "output" in frame.columns:
+            found.append(("outputs", outputs_plot(summary, frame)))
     if votes is not None and summary["mechanism"] == "confident" and len(votes):
         found.append(("selection", selection_plot(summary, votes)))
     if frame is not None and summary.get("groups") and plots.group_columns(frame):

@@ -390,13 +390,14 @@ def test_the_gumbel_zero_block_replay_has_the_softmax_frequencies():
     {"mechanism": "gnmax", "sigma": 15, "accounting": "expected", "q_bound": "integral"},
     {"mechanism": "exponential", "eta": 0.2, "accounting": "expected"},
 ])
-def test_the_shipped_token_sample_equals_its_dense_rows(args):
-    """sample_votes/tokens_zipf.npz (its first 300 tokens, vocabulary 32,000) against the
-    same rows as a dense array: every figure within the tolerance."""
+@pytest.mark.parametrize("sample", [TOKENS, "sample_votes/tokens_stdlib.npz"])
+def test_the_shipped_token_sample_equals_its_dense_rows(args, sample):
+    """The shipped token samples (their first 300 tokens; vocabularies 32,000 and 8,192)
+    against the same rows as a dense array: every figure within the tolerance."""
     from pate_cli import analyze
     from pate_cli.inputs import load_votes
     from tests import ROOT
-    votes = load_votes(ROOT / TOKENS)
+    votes = load_votes(ROOT / sample)
     dense = votes.votes[0:300].dense()
     sparse = analyze(votes, queries=300, per_query=True, **args)
     plain = analyze(dense, per_query=True, **args)

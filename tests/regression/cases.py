@@ -18,7 +18,8 @@ GROUPS = V + "mnist_250_groups.csv"
 TGROUPS = V + "mnist_250_teacher_groups.csv"
 ADULT = V + "adult_250_votes.npy"
 LETTER = V + "letter_100_votes.npy"
-TOKENS = V + "tokens_zipf.npz"
+TOKENS_ZIPF = V + "tokens_zipf.npz"
+TOKENS = V + "tokens_stdlib.npz"
 
 # name -> (command, arguments, files written: placeholder -> file name)
 CASES: dict[str, tuple[str, list[str], dict[str, str]]] = {
@@ -97,7 +98,7 @@ CASES: dict[str, tuple[str, list[str], dict[str, str]]] = {
                                                "-f", "json"], {"extra": "ss.csv"}),
     "smooth_table": ("pate-analyze", [MNIST, "-n", "640", "--accounting", "expected",
                                       "--smooth-sensitivity"], {}),
-    "smooth_tokens_history": ("pate-analyze", [TOKENS, "-T", "70", "--sigma-threshold", "25",
+    "smooth_tokens_history": ("pate-analyze", [TOKENS_ZIPF, "-T", "70", "--sigma-threshold", "25",
                                                "--sigma", "10", "--accounting", "expected",
                                                "--smooth-sensitivity", "--ss-history",
                                                "{extra}", "--ss-every", "500", "-f", "json"],
@@ -180,6 +181,10 @@ CASES: dict[str, tuple[str, list[str], dict[str, str]]] = {
                                       "data-independent", "--sampling", "poisson:0.1",
                                       "--vote-change", "add", "--workers", "1",
                                       "--no-progress"], {}),
+    "tokens_halt_output": ("pate-analyze", [TOKENS, "-T", "90", "--sigma-threshold", "50",
+                                            "--sigma", "25", "--accounting", "expected",
+                                            "--budget", "6", "--halt-at", "output", "-f",
+                                            "json", "--per-query", "{pq}"], {"pq": "q.csv"}),
     "plot_history": ("pate-plot", ["history", "tests/regression/fixtures/budget_replay/q.csv",
                                    "--budget", "2", "-o", "{out}"], {"out": "history.svg"}),
     "plot_selection": ("pate-plot", ["selection", MNIST, "--params", "200,150", "--params",
