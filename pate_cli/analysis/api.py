@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from types import SimpleNamespace
 from typing import Any
@@ -20,24 +20,18 @@ import numpy as np
 
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import (
-    PrivacyGroups,
     VoteSet,
-    attach_labels,
-    load_groups,
-    load_predictions,
     load_query_indices,
     load_rdp_curve,
     load_student,
-    load_teacher_groups,
-    load_votes,
-    votes_from_array,
 )
+from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .bounds import with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
-from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
+from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
 from .option_rules import check_input, check_options
 from .outputs import (
@@ -55,76 +49,6 @@ from .sampling import SampledMechanism, with_sampled_pld_figure
 from .sanitization import sanitize_analysis
 from .setting import needs_integer_votes
 from .tuning import tuning_distribution, tuning_part
-
-
-@dataclass(frozen=True)
-class IndividualizedPlan:
-    """What ``--individualized`` needs: each group's parameters, each teacher's group
-    (with ``--teacher-groups``) and the raw predictions (with ``--predictions``)."""
-
-    parameters: GroupParameters
-    teacher_groups: np.ndarray | None
-    predictions: np.ndarray | None
-
-
-def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
-               teachers: float | None = None, index_col: int | None = None,
-               queries: int | None = None,
-               predictions_layout: str = "queries-first") -> VoteSet:
-    """A ``VoteSet`` from a path, an array or a ``VoteSet`` (``votes``), or from a
-    predictions file (``predictions``, stored ``predictions_layout``: ``queries-first``
-    or ``teachers-first``); exactly one of the two.
-
-    ``index_col`` drops that column of a CSV/TSV file (a pandas index); with ``queries``
-    (the first N rows), ``labels`` may hold N labels instead of one per row."""
-    if (votes is None) == (predictions is None):
-        raise OptionError("give exactly one of VOTES or --predictions FILE")
-    if classes is not None and predictions is None and not isinstance(votes, (str, os.PathLike)):
-        raise OptionError("--classes only applies to --predictions and to long sparse tables "
-                          "(query,class,count)")
-    if predictions is not None:
-        vote_set = load_predictions(predictions, classes=classes, labels=labels,
-                                    index_col=index_col, queries=queries,
-                                    layout=predictions_layout)
-    elif isinstance(votes, VoteSet):
-        vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
-                                                               index_col=index_col)
-    elif not isinstance(votes, (str, os.PathLike)):  # an array, DataFrame or list of rows
-        vote_set = votes_from_array(votes, teachers=teachers)
-        if labels is not None:
-            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
-    else:
-        vote_set = load_votes(votes, teachers=teachers, labels=labels, index_col=index_col,
-                              queries=queries, classes=classes)
-    if teachers is not None:
-        vote_set = replace(vote_set, teachers=teachers)
-    return vote_set
-
-
-def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
-                        predictions_given: bool = False, precision: int = 2,
-                        weights: str = "budget", power: float = 2.0) -> IndividualizedPlan:
-    """Group parameters of an individualized run (MATH.md s.9), checking the inputs."""
-    if variant not in VARIANTS:
-        raise OptionError(f"--individualized must be one of {', '.join(VARIANTS)}, "
-                          f"got {variant!r}")
-    if groups is None:
-        raise OptionError("--individualized needs --groups FILE")
-    privacy_groups = groups if isinstance(groups, PrivacyGroups) else load_groups(groups)
-    if variant != "upsampling" and (not predictions_given or teacher_groups is None):
-        raise OptionError(f"--individualized {variant} needs --predictions FILE and "
-                          "--teacher-groups FILE")
-    assigned, raw = None, None
-    if teacher_groups is not None:
-        if not predictions_given:
-            raise OptionError("--teacher-groups needs --predictions FILE")
-        raw = vote_set.predictions
-        assigned = (np.asarray(teacher_groups) if isinstance(teacher_groups, np.ndarray)
-                    else load_teacher_groups(teacher_groups, groups=privacy_groups,
-                                             teachers=int(vote_set.teachers)))
-    parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
-                                   precision=precision, weights=weights, power=power)
-    return IndividualizedPlan(parameters, assigned, raw)
 
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any

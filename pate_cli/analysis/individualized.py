@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +31,8 @@ from ..accounting.individualized import (
     vanishing_frequencies,
 )
 from ..accounting.individualized.curves import Mapper
+from ..errors import OptionError
+from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
     OUTCOME_TEACHER,
@@ -44,9 +45,6 @@ from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, chunk_rows, label_accuracy
 from .steps import screening_counts
-
-if TYPE_CHECKING:
-    from ..inputs.groups import PrivacyGroups
 
 VARIANTS = ("upsampling", "weighting", "vanishing")
 _COST_ELEMENTS = 1 << 22
@@ -340,3 +338,39 @@ def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
         return derived
     given = np.asarray(given, dtype=np.float64)
     return np.where(np.isfinite(given), given, derived)
+
+
+@dataclass(frozen=True)
+class IndividualizedPlan:
+    """What ``--individualized`` needs: each group's parameters, each teacher's group
+    (with ``--teacher-groups``) and the raw predictions (with ``--predictions``)."""
+
+    parameters: GroupParameters
+    teacher_groups: np.ndarray | None
+    predictions: np.ndarray | None
+
+
+def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
+                        predictions_given: bool = False, precision: int = 2,
+                        weights: str = "budget", power: float = 2.0) -> IndividualizedPlan:
+    """Group parameters of an individualized run (MATH.md s.9), checking the inputs."""
+    if variant not in VARIANTS:
+        raise OptionError(f"--individualized must be one of {', '.join(VARIANTS)}, "
+                          f"got {variant!r}")
+    if groups is None:
+        raise OptionError("--individualized needs --groups FILE")
+    privacy_groups = groups if isinstance(groups, PrivacyGroups) else load_groups(groups)
+    if variant != "upsampling" and (not predictions_given or teacher_groups is None):
+        raise OptionError(f"--individualized {variant} needs --predictions FILE and "
+                          "--teacher-groups FILE")
+    assigned, raw = None, None
+    if teacher_groups is not None:
+        if not predictions_given:
+            raise OptionError("--teacher-groups needs --predictions FILE")
+        raw = vote_set.predictions
+        assigned = (np.asarray(teacher_groups) if isinstance(teacher_groups, np.ndarray)
+                    else load_teacher_groups(teacher_groups, groups=privacy_groups,
+                                             teachers=int(vote_set.teachers)))
+    parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
+                                   precision=precision, weights=weights, power=power)
+    return IndividualizedPlan(parameters, assigned, raw)

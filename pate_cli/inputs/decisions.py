@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from .readers import NPY_MAGIC, check_npz_members, read_matrix
+from .npy_files import NPY_MAGIC, check_npz_members
+from .readers import read_matrix
 
 DECISION_EXTENSIONS = (".csv", ".jsonl", ".npz", ".npy")
 # What each mechanism can decide (CLI.md "Decisions").

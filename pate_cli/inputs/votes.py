@@ -21,12 +21,10 @@ from .checks import (
     first_true,
     show_number,
 )
+from .npy_files import NPY_MAGIC, ZIP_MAGIC, check_elements
 from .readers import (
-    NPY_MAGIC,
     VOTE_EXTENSIONS,
-    ZIP_MAGIC,
     c_order,
-    check_elements,
     check_file,
     digest_of,
     drop_column,
@@ -335,3 +333,37 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
         raise InputError(f"{name}: query {off[0]} sums to {totals[off[0]]:.9g}, not 1 "
                          "(student rows must be probability vectors)")
     return values
+
+
+def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
+               teachers: float | None = None, index_col: int | None = None,
+               queries: int | None = None,
+               predictions_layout: str = "queries-first") -> VoteSet:
+    """A ``VoteSet`` from a path, an array or a ``VoteSet`` (``votes``), or from a
+    predictions file (``predictions``, stored ``predictions_layout``: ``queries-first``
+    or ``teachers-first``); exactly one of the two.
+
+    ``index_col`` drops that column of a CSV/TSV file (a pandas index); with ``queries``
+    (the first N rows), ``labels`` may hold N labels instead of one per row."""
+    if (votes is None) == (predictions is None):
+        raise OptionError("give exactly one of VOTES or --predictions FILE")
+    if classes is not None and predictions is None and not isinstance(votes, (str, os.PathLike)):
+        raise OptionError("--classes only applies to --predictions and to long sparse tables "
+                          "(query,class,count)")
+    if predictions is not None:
+        vote_set = load_predictions(predictions, classes=classes, labels=labels,
+                                    index_col=index_col, queries=queries,
+                                    layout=predictions_layout)
+    elif isinstance(votes, VoteSet):
+        vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
+                                                               index_col=index_col)
+    elif not isinstance(votes, (str, os.PathLike)):  # an array, DataFrame or list of rows
+        vote_set = votes_from_array(votes, teachers=teachers)
+        if labels is not None:
+            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
+    else:
+        vote_set = load_votes(votes, teachers=teachers, labels=labels, index_col=index_col,
+                              queries=queries, classes=classes)
+    if teachers is not None:
+        vote_set = replace(vote_set, teachers=teachers)
+    return vote_set

@@ -15,8 +15,8 @@ import numpy as np
 from ..analysis.result import AnalysisResult, register_presenter
 from .captions import MECHANISM_NAMES, summary_parameters
 from .report import environment, render_report
-from .report_content import epsilon_text, headline, number
 from .report_figures import groups_plot, history_plot, selection_plot
+from .report_statement import epsilon_text, headline, number
 
 SPARK_WIDTH, SPARK_HEIGHT, SPARK_POINTS = 240.0, 48.0, 120
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -40,8 +39,7 @@ from .._version import __version__
 from ..analysis import analyze_totals
 from ..analysis.sampling import SampledMechanism, parse_sampling
 from ..analysis.setting import needs_integer_votes
-from ..analysis.sharing import SharedWork
-from ..errors import InputError, PateWarning
+from ..errors import InputError
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
@@ -53,6 +51,7 @@ from .columns import (
     place_key,
     point_key,
 )
+from .point_memory import PointMemory
 from .tuning import RDP_KEY
 
 SELECTING = ("confident", "interactive")  # mechanisms with a threshold step
@@ -195,44 +194,6 @@ def _number(value):
     return int(value) if isinstance(value, (int, np.integer)) else float(value)
 
 
-# Noise blocks and curves a process keeps across the points it analyses (5 seeds of a
-# 25,000 x 150 file's answer noise take 150 MB; its answer curves for one sigma, 60 MB).
-SHARED_NOISE_BYTES = 256 << 20
-SHARED_CURVE_BYTES = 128 << 20
-
-
-class PointMemory:
-    """What the points run by one process keep from one point to the next: each source's
-    vote set (and student), opened once, and the noise blocks and curves the points share
-    (``analysis.sharing``, up to ``SHARED_NOISE_BYTES`` and ``SHARED_CURVE_BYTES``)."""
-
-    def __init__(self) -> None:
-        self.sources: dict = {}
-        self.shared = SharedWork(SHARED_NOISE_BYTES, SHARED_CURVE_BYTES)
-
-    def opened(self, source: VoteSource):
-        """The vote set (and student) of ``source``, opened the first time it is asked."""
-        if source not in self.sources:
-            self.sources[source] = _open_source(source)
-        return self.sources[source]
-
-
-def _open_source(source: VoteSource):
-    with warnings.catch_warnings():  # its notes were given when the sweep opened it
-        warnings.simplefilter("ignore", PateWarning)
-        vote_set = load_votes(source.path, labels=source.labels, index_col=source.index_col)
-    _check_same(source.file, vote_set.sha256, source.sha256)
-    for path, digest in ((source.labels, source.labels_sha256),
-                         (source.student, source.student_sha256)):
-        if path is not None:
-            _check_same(path, file_sha256(path), digest)
-    student = None
-    if source.student is not None:
-        student = load_student(source.student, queries=vote_set.queries,
-                               classes=vote_set.classes)
-    return vote_set, student
-
-
 # The memory of a worker process (local or Dask): made by the first point it runs, it lives
 # as long as the process. Points run in this process get theirs from run_points.
 _WORKER_MEMORY: list[PointMemory] = []
@@ -243,12 +204,6 @@ def run_point_in_worker(point: SweepPoint) -> dict:
     if not _WORKER_MEMORY:
         _WORKER_MEMORY.append(PointMemory())
     return run_point(point, _WORKER_MEMORY[0])
-
-
-def _check_same(name: str, found: str, expected: str) -> None:
-    if found != expected:
-        raise InputError(f"{name}: the file this worker reads has sha256 {found[:12]}..., "
-                         f"not {expected[:12]}... (workers must see the same file)")
 
 
 

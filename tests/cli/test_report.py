@@ -291,7 +291,7 @@ def test_max_epsilon_exits_3_after_writing_the_report(cli, tmp_path):
 def test_pld_figure_is_explained_in_the_dp_definition():
     pytest.importorskip("dp_accounting")
     from pate_cli import analyze
-    from pate_cli.outputs.report_content import epsilon_text, privacy_unit
+    from pate_cli.outputs.report_statement import epsilon_text, privacy_unit
 
     pld = analyze(VOTES, "confident", queries=640, accounting="data-independent").to_dict()
     assert pld["data_independent_method"] == "pld"
@@ -363,7 +363,7 @@ def test_groups_publish_their_data_independent_figures(cli, tmp_path):
     summary = json.loads(cli.analyze(VOTES, *args, "-f", "json").out)
     text, head, _, _ = _headline_and_checklist(cli, tmp_path, *args)
     assert "data-independent bounds at the halt" in head
-    from pate_cli.outputs.report_content import epsilon_text  # rounded up, as printed
+    from pate_cli.outputs.report_statement import epsilon_text  # rounded up, as printed
     for row in summary["groups"]:
         independent = epsilon_text(row["epsilon_data_independent"])
         assert f"ε = {independent} for group {row['group']}" in head

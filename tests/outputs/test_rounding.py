@@ -223,6 +223,6 @@ def test_the_issue_30_examples():
     """2.020029 printed 2.02, 4.42553 printed 4.4255: below the computed guarantee."""
     summary = {"epsilon": 4.42553, "epsilon_improved": 2.020029}
     assert ceil_text(summary["epsilon"]) == "4.4256"
-    from pate_cli.outputs.report_content import epsilon_text
+    from pate_cli.outputs.report_statement import epsilon_text
 
     assert epsilon_text(2.020029) == "2.0201" and epsilon_text(2.02) == "2.02"
