@@ -12,7 +12,7 @@ from numpy.lib.format import open_memmap
 import pate_cli
 from pate_cli.accounting import grouped
 from pate_cli.analysis import per_query_stream
-from pate_cli.inputs import votes as vote_files
+from pate_cli.inputs import vote_checks
 from tests.memory import traced_peak
 
 ORDERS = [1.5, 2.0, 4.0, 8.0, 16.0, 32.0]
@@ -37,7 +37,7 @@ def soft_votes(path, queries: int, classes: int = 10, seed: int = 27) -> str:
 def small_chunks(monkeypatch):
     """Every chunk (the loader's scan, the table's pass) at most 1,024 rows, and the
     table pass's bounded store of curves 1 MB (64 MB in use)."""
-    monkeypatch.setattr(vote_files, "_SCAN_ROWS", 1 << 10)
+    monkeypatch.setattr(vote_checks, "SCAN_ROWS", 1 << 10)
     monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 1 << 10)
     monkeypatch.setattr(per_query_stream, "STREAM_CURVE_BYTES", 1 << 20)
 
