@@ -9,14 +9,14 @@ answers and abstentions), ``student`` (Interactive: the student's own label rein
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import InputError, OptionError
 from ..inputs import VoteSet
 from ..inputs.decisions import (
-    DecisionTable,
+    LabelDecisions,
     check_decisions,
     decisions_from_array,
     load_decisions,
@@ -37,38 +37,6 @@ from .setting import analysed_positions
 _INTERACTIVE = {"refused": OUTCOME_ABSTAIN, "answered": OUTCOME_TEACHER,
                 "student": OUTCOME_STUDENT}
 _SVT = {"stable": SVT_STABLE, "unstable": SVT_UNSTABLE, "halted": SVT_HALTED}
-
-
-@dataclass(frozen=True, repr=False)
-class LabelDecisions:
-    """One row per processed query, in processing order: ``query`` (the vote file's row),
-    ``outcome`` (names), ``label`` (the released label, -1 for none); ``mechanism``."""
-
-    mechanism: str
-    query: np.ndarray
-    outcome: np.ndarray
-    label: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.query.size)
-
-    @property
-    def answered(self) -> np.ndarray:
-        """Where the teachers' data answered (``answered`` or ``stable``)."""
-        return np.isin(self.outcome, ("answered", "stable"))
-
-    def to_frame(self):
-        """``query, outcome, label`` as a DataFrame (label <NA> when none)."""
-        import pandas as pd
-
-        label = pd.array(np.where(self.label >= 0, self.label, 0), dtype="Int64")
-        label[self.label < 0] = pd.NA
-        return pd.DataFrame({"query": self.query, "outcome": self.outcome, "label": label})
-
-    def __repr__(self) -> str:
-        names, counts = np.unique(self.outcome, return_counts=True)
-        shown = ", ".join(f"{count} {name}" for name, count in zip(names, counts, strict=True))
-        return f"<LabelDecisions {self.mechanism}: {len(self)} queries ({shown})>"
 
 
 def decisions_of(result) -> LabelDecisions:
@@ -131,12 +99,9 @@ def read_given_decisions(decisions, mechanism: Mechanism, vote_set: VoteSet,
     Interactive: a ``student`` outcome needs the student's confidence above gamma and
     releases the student's own label (``argmax p``)."""
     if isinstance(decisions, LabelDecisions):
-        table = DecisionTable("<decisions>", "", np.asarray(decisions.query, dtype=np.int64),
-                              np.asarray(decisions.outcome, dtype=str),
-                              np.asarray(decisions.label, dtype=np.int64),
-                              decisions.mechanism)
+        table = replace(decisions, label=np.asarray(decisions.label, dtype=np.int64))
     elif isinstance(decisions, np.ndarray):
-        table = decisions_from_array("<decisions>", "", decisions)
+        table = decisions_from_array(decisions)
     else:
         table = load_decisions(decisions)
     rows_total = vote_set.queries
@@ -157,11 +122,12 @@ def read_given_decisions(decisions, mechanism: Mechanism, vote_set: VoteSet,
                                          & (checked.label != np.argmax(rows, axis=1)))))
         if wrong.size:
             row = int(wrong[0])
-            raise InputError(f"{table.path}: row {row + 1}: outcome 'student' needs the "
+            raise InputError(f"{table.path or '<decisions>'}: row {row + 1}: outcome "
+                             "'student' needs the "
                              f"student's own label ({int(np.argmax(rows[row]))}) with "
                              f"confidence above {confidence:g} (it has "
                              f"{float(rows[row].max()):g})")
         checked = replace(checked, label=np.where(own, np.argmax(rows, axis=1), checked.label))
     given = given_decisions(outcome, checked.label, mechanism.name)
-    path = None if table.path == "<decisions>" else table.path
-    return given, DecisionsPart(path=path, sha256=table.sha256 or None, rows=checked.rows)
+    return given, DecisionsPart(path=table.path, sha256=table.sha256 or None,
+                                rows=len(checked))

@@ -14,7 +14,7 @@ Formats (what ``--write-decisions`` writes, and two plain arrays):
   query in processing order. (A 0/1 integer array is read as a mask: for labels of a
   binary task where every query was answered, write a ``.csv``/``.npz``.)
 
-:func:`load_decisions` reads a file into a :class:`DecisionTable` (format checks);
+:func:`load_decisions` reads a file into :class:`LabelDecisions` (format checks);
 :func:`check_decisions` checks it against the run (length, query indices, outcomes the
 mechanism can produce, labels in range and only on answered queries, the recorded
 mechanism). Every problem is one ``InputError`` line naming the file.
@@ -52,25 +52,50 @@ OUTCOMES = {
 LABELLED = ("answered", "student", "stable")
 
 
-@dataclass(frozen=True)
-class DecisionTable:
-    """Decisions as read: ``query`` (file rows, or None for a ``.npy`` given per row),
-    ``outcome`` (names; None for a released-labels ``.npy``), ``label`` (-1: none),
-    ``mechanism`` (recorded in the file, or None), provenance."""
+@dataclass(frozen=True, repr=False)
+class LabelDecisions:
+    """A run's decisions, the one type for them: written (``--write-decisions``,
+    ``label()``), read (``--decisions``) and given to ``analyze``. One row per processed
+    query in processing order: ``query`` (the vote file's row), ``outcome`` (names),
+    ``label`` (the released label, -1 for none), ``mechanism`` (its name); ``path`` and
+    ``sha256`` name the file it was read from. As read, ``query`` may be None (a
+    ``.npy`` with one row per query) and ``outcome`` None (released labels, -1 for none),
+    and ``mechanism`` None when the file does not record it; ``check_decisions`` fills
+    them in against the run."""
 
-    path: str
-    sha256: str
+    mechanism: str | None
     query: np.ndarray | None
     outcome: np.ndarray | None
     label: np.ndarray
-    mechanism: str | None = None
+    path: str | None = None
+    sha256: str | None = None
 
-    @property
-    def rows(self) -> int:
+    def __len__(self) -> int:
         return int(self.label.size)
 
+    @property
+    def answered(self) -> np.ndarray:
+        """Where the teachers' data answered (``answered`` or ``stable``)."""
+        return np.isin(self.outcome, ("answered", "stable"))
 
-def load_decisions(path) -> DecisionTable:
+    def to_frame(self):
+        """``query, outcome, label`` as a DataFrame (label <NA> when none)."""
+        import pandas as pd
+
+        label = pd.array(np.where(self.label >= 0, self.label, 0), dtype="Int64")
+        label[self.label < 0] = pd.NA
+        return pd.DataFrame({"query": self.query, "outcome": self.outcome, "label": label})
+
+    def __repr__(self) -> str:
+        shown = ""
+        if self.outcome is not None:
+            names, counts = np.unique(self.outcome, return_counts=True)
+            shown = " (" + ", ".join(f"{count} {name}" for name, count
+                                     in zip(names, counts, strict=True)) + ")"
+        return f"<LabelDecisions {self.mechanism}: {len(self)} queries{shown}>"
+
+
+def load_decisions(path) -> LabelDecisions:
     """Read a decisions file (format and value checks that need no run)."""
     name = os.fspath(path)
     extension = os.path.splitext(name)[1].lower()
@@ -95,17 +120,17 @@ def load_decisions(path) -> DecisionTable:
         query, outcome, label, mechanism = _from_jsonl(name, data)
     if label.size == 0:
         raise InputError(f"{name}: the decisions file has no rows")
-    return DecisionTable(name, digest, query, outcome, label, mechanism)
+    return LabelDecisions(mechanism, query, outcome, label, path=name, sha256=digest)
 
 
-def check_decisions(table: DecisionTable, *, mechanism: str, classes: int,
+def check_decisions(table: LabelDecisions, *, mechanism: str, classes: int,
                     positions: np.ndarray, rows_total: int, partial: bool = False
-                    ) -> DecisionTable:
+                    ) -> LabelDecisions:
     """Check ``table`` against the run: ``mechanism`` (its name), ``classes``, the analysed
     file rows ``positions`` (in order) of ``rows_total``. ``partial``: the file may cover a
     prefix of the analysed queries (a budget run that halted). Returns the table in
     processing order with ``query`` filled in and ``outcome`` names for every row."""
-    name = table.path
+    name = table.path or "<decisions>"
     if table.mechanism is not None and table.mechanism != mechanism:
         raise InputError(f"{name}: decisions made by -m {table.mechanism}, but the analysis "
                          f"is -m {mechanism}")
@@ -160,8 +185,9 @@ def check_decisions(table: DecisionTable, *, mechanism: str, classes: int,
         row = int(unlabelled[0])
         raise InputError(f"{name}: row {row + 1}: a label on a query with outcome "
                          f"{str(outcome[row])!r}")
-    return DecisionTable(name, table.sha256, np.asarray(query, dtype=np.int64),
-                         np.asarray(outcome, dtype=str), label, table.mechanism)
+    return LabelDecisions(table.mechanism, np.asarray(query, dtype=np.int64),
+                          np.asarray(outcome, dtype=str), label, path=table.path,
+                          sha256=table.sha256)
 
 
 # Labels and query indices beyond this are no class or row number (and would overflow
@@ -208,16 +234,19 @@ def _as_float(values) -> np.ndarray:
     return array.astype(np.float64)
 
 
-def _from_npy(name, digest, data: bytes) -> DecisionTable:
+def _from_npy(name, digest, data: bytes) -> LabelDecisions:
     if not data.startswith(NPY_MAGIC):
         raise InputError(f"{name}: not a .npy file (it does not start with the NPY magic "
                          "bytes \\x93NUMPY)")
     array, _ = read_matrix(name, data, key="decisions")  # header checked before loading
-    return decisions_from_array(name, digest, array)
+    return decisions_from_array(array, path=name, sha256=digest)
 
 
-def decisions_from_array(name, digest, array) -> DecisionTable:
-    """A 0/1 answered mask or released labels (-1: none) as a :class:`DecisionTable`."""
+def decisions_from_array(array, *, path: str | None = None,
+                         sha256: str | None = None) -> LabelDecisions:
+    """A 0/1 answered mask or released labels (-1: none) as :class:`LabelDecisions`
+    (read from ``path``, or given as an array)."""
+    name = path or "<decisions>"
     array = np.asarray(array)
     if array.ndim != 1 or array.size == 0:
         raise InputError(f"{name}: expected one decision per query (a 1-D array), got shape "
@@ -225,12 +254,12 @@ def decisions_from_array(name, digest, array) -> DecisionTable:
     if array.dtype == bool or (array.dtype.kind in "iuf"
                                and np.all(np.isin(array, (0, 1)))):
         answered = np.asarray(array, dtype=bool)
-        return DecisionTable(name, digest, None, np.where(answered, "answered", "refused"),
-                             np.full(array.size, -1, dtype=np.int64))
+        return LabelDecisions(None, None, np.where(answered, "answered", "refused"),
+                              np.full(array.size, -1, dtype=np.int64), path=path, sha256=sha256)
     if array.dtype.kind not in "iuf":
         raise InputError(f"{name}: expected a 0/1 answered mask or integer labels, got "
                          f"dtype {array.dtype}")
-    return DecisionTable(name, digest, None, None, _labels(name, array))
+    return LabelDecisions(None, None, None, _labels(name, array), path=path, sha256=sha256)
 
 
 def _from_npz(name, data: bytes):
