@@ -150,9 +150,10 @@ INPUT_RULES: tuple[Rule, ...] = (
     Rule(lambda s, v: is_sparse(v.votes) and s.name == "interactive",
          "-m interactive needs the student's probabilities over the whole vocabulary (a "
          "dense queries x classes array): not available for sparse votes"),
-    Rule(lambda s, v: is_sparse(v.votes) and s.individualized is not None,
-         "--individualized needs each teacher's prediction (--predictions); sparse votes "
-         "hold only the counts"),
+    Rule(lambda s, v: is_sparse(v.votes) and s.individualized not in (None, "upsampling"),
+         lambda s: f"--individualized {s.individualized} needs each teacher's prediction "
+                   "(--predictions); sparse votes hold only the counts (upsampling runs on "
+                   "them)"),
     Rule(lambda s, v: s.halt_at == "output" and v.outputs is None,
          "--halt-at output needs an output grouping (an 'output' array in the sparse "
          "archive, or an output column in the long table)"),
