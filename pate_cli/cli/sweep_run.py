@@ -32,6 +32,7 @@ from ..sweep.journal import RowJournal, journal_path, read_journal
 from ..sweep.points import (
     WARNINGS_KEY,
     SweepSettings,
+    check_sweep_options,
     grid_size,
     one_per_file,
     open_sources,
@@ -41,7 +42,7 @@ from ..sweep.points import (
 from ..sweep.resume import ResumePlan, match_rows, merge_rows
 from ..sweep.select import analyze_command, best_row, pareto_rows, score_column
 from ..sweep.table import check_destination, read_sweep_rows, table_bytes
-from ..sweep.tuning import TUNING_COLUMNS, TUNING_SVT, add_tuning_columns
+from ..sweep.tuning import TUNING_COLUMNS, add_tuning_columns
 from .errors import EXIT_BAD_INPUT, EXIT_OVER_BUDGET, reported_warnings
 from .progress import progress_bar, wanted
 
@@ -71,11 +72,6 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
     if tuning is not None and resume:
         raise click.UsageError("--tuning needs every point's RDP curve: it does not combine "
                                "with --resume (rows read back from a table have none)")
-    if tuning is not None and "svt" in mechanisms:
-        raise click.UsageError(TUNING_SVT)
-    if budget is not None and "svt" in mechanisms:  # as pate-analyze
-        raise click.UsageError("--budget does not apply to -m svt (its cut-off bounds the "
-                               "cost)")
     if out:
         check_destination(out)
         check_destinations([(f"--out {out}", out)], inputs=input_files(  # never an input
@@ -86,15 +82,17 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                                "(workers open the files themselves)")
     if order is not None:
         orders = (order,)
-    sampling, vote_change = _sampling(sampling, vote_change, mechanisms, accounting)
+    parsed = check_sweep_options(  # pate-analyze's rules, for each mechanism of the grid
+        mechanisms, accounting=accounting, budget=budget, tuning=tuning, sampling=sampling,
+        vote_change=vote_change, student_given=bool(student))
+    sampling, vote_change = (None, None) if parsed is None else (parsed.text(),
+                                                                 parsed.vote_change)
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(float(x) for x in orders),
                               confidence=confidence, screening=screening,
                               rdp_curves=tuning is not None,
                               sampling=sampling, vote_change=vote_change)
-    if "interactive" in mechanisms and not student:
-        raise click.UsageError("-m interactive needs --student")
     with reported_warnings():  # notes about a vote file (averaged votes): one line each
         sources, shapes = open_sources(votes, labels, student, index_col=index_col)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
@@ -274,17 +272,6 @@ def _resume_line(out: str, plan: ResumePlan, total: int, *, exists: bool,
         line += (f" (replacing {plan.replaced} row{'s' if plan.replaced > 1 else ''} made "
                  "with other options, other input files or another version)")
     return line
-
-
-def _sampling(sampling, vote_change, mechanisms, accounting):
-    """``--sampling`` and ``--vote-change`` checked as pate-analyze checks them (every
-    mechanism of the grid; one line, exit 2), as the canonical text the rows carry."""
-    from ..analysis.sampling import declared_sampling
-    parsed = None
-    for name in mechanisms:
-        parsed = declared_sampling(sampling, vote_change, name, accounting=accounting,
-                                   rounds=None, individualized=None, smooth_sensitivity=False)
-    return (None, None) if parsed is None else (parsed.text(), parsed.vote_change)
 
 
 def _rows(count: int) -> str:

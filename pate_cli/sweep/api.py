@@ -10,9 +10,9 @@ from ..analysis.tuning import tuning_distribution
 from ..errors import OptionError
 from ..orders import parse_grid
 from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
-from .points import SweepSettings, open_sources, plan_points, run_points
+from .points import SweepSettings, check_sweep_options, open_sources, plan_points, run_points
 from .table import sweep_frame
-from .tuning import TUNING_COLUMNS, TUNING_SVT, add_tuning_columns
+from .tuning import TUNING_COLUMNS, add_tuning_columns
 
 
 def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
@@ -46,11 +46,9 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
         else:
             values = [values] if np.isscalar(values) else list(values)
             parsed[name] = tuple(int(v) if integer else float(v) for v in values)
-    distribution = None
-    if tuning is not None:
-        distribution = tuning_distribution(tuning)
-        if "svt" in mechanisms:
-            raise ValueError(TUNING_SVT)
+    check_sweep_options(mechanisms, accounting=accounting, budget=budget, tuning=tuning,
+                        sampling=None, vote_change=None, student_given=students is not None)
+    distribution = None if tuning is None else tuning_distribution(tuning)
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(map(float, orders)),

@@ -37,6 +37,8 @@ import numpy as np
 
 from .._version import __version__
 from ..analysis import analyze_totals
+from ..analysis.option_rules import check_options
+from ..analysis.run_spec import RunSpec
 from ..analysis.sampling import SampledMechanism, parse_sampling
 from ..analysis.setting import needs_integer_votes
 from ..errors import InputError
@@ -210,6 +212,20 @@ def run_point_in_worker(point: SweepPoint) -> dict:
 # A row's notes (an order at the edge of the grid...): carried with the row to the
 # command, which prints each kind once with the number of points; never a table column.
 WARNINGS_KEY = "warnings"
+
+
+def check_sweep_options(mechanisms, *, accounting: str, budget, tuning, sampling,
+                        vote_change, student_given: bool):
+    """pate-analyze's option rules (``analysis.option_rules``) for every mechanism of the
+    grid, before any work: the first broken one as its ``OptionError`` (one line, exit 2).
+    Returns the parsed ``--sampling`` (or None)."""
+    parsed = None
+    for name in mechanisms:
+        parsed = check_options(RunSpec.of(
+            name, accounting=accounting, budget=budget, tuning=tuning, sampling=sampling,
+            vote_change=vote_change,
+            student="given" if student_given and name == "interactive" else None))
+    return parsed
 
 
 def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:

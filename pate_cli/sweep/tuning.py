@@ -25,8 +25,6 @@ from ..orders import default_orders
 
 RDP_KEY = "rdp_curve"
 TUNING_COLUMNS = ("tuning", "epsilon_tuned", "epsilon_all_points")
-TUNING_SVT = ("--tuning needs each point's whole cost as one RDP curve: it does not combine "
-              "with -m svt")
 
 
 def add_tuning_columns(rows: list[dict], distribution: TuningDistribution, *, orders,
