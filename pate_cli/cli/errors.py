@@ -131,11 +131,15 @@ def _interrupted(interrupt: KeyboardInterrupt) -> int:
 def reported_warnings() -> Iterator[None]:
     """Print every Python warning raised inside as one ``Warning: ...`` line on stderr.
 
-    Nothing is silenced: each distinct message is printed once, in the order raised,
-    after the block (also when it raises), instead of Python's two-line warning text.
+    Nothing the command says is silenced: each distinct message is printed once, in the
+    order raised, after the block (also when it raises), instead of Python's two-line
+    warning text. ``ResourceWarning`` is not printed (Python ignores it by default too):
+    the garbage collector raises it wherever an object of someone else's is freed (a
+    client's socket), which says nothing about this run.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        warnings.simplefilter("ignore", ResourceWarning)
         try:
             yield
         finally:

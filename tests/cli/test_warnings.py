@@ -80,3 +80,15 @@ def test_a_numpy_floating_point_warning_is_one_line_that_says_what_it_means(caps
     assert lines == ["Warning: a computation met a floating-point limit (overflow "
                      "encountered in multiply): the parameters or votes are extreme; check "
                      "the figures (inf, nan or 0) before using them"]
+
+
+def test_a_resource_warning_of_the_garbage_collector_is_not_the_runs_warning(capsys):
+    """A socket someone else left open, freed during a command, says nothing about it."""
+    import warnings
+
+    from pate_cli.cli.errors import reported_warnings
+
+    with reported_warnings():
+        warnings.warn("unclosed <socket.socket fd=24>", ResourceWarning, stacklevel=1)
+        warnings.warn("an order at the edge of the grid", UserWarning, stacklevel=1)
+    assert capsys.readouterr().err == "Warning: an order at the edge of the grid\n"
