@@ -135,7 +135,6 @@ def _analyze_spec(votes, spec: RunSpec, sampling) -> AnalysisResult:
     if spec.individualized is not None:
         plan = individualized_plan(spec.individualized, vote_set, groups=spec.groups,
                                    teacher_groups=spec.teacher_groups,
-                                   predictions_given=spec.predictions is not None,
                                    precision=spec.precision, weights=spec.weights,
                                    power=spec.power)
     grid = spec.grid()

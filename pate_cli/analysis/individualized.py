@@ -31,7 +31,6 @@ from ..accounting.individualized import (
     vanishing_frequencies,
 )
 from ..accounting.individualized.curves import Mapper
-from ..errors import OptionError
 from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
@@ -351,22 +350,14 @@ class IndividualizedPlan:
 
 
 def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
-                        predictions_given: bool = False, precision: int = 2,
-                        weights: str = "budget", power: float = 2.0) -> IndividualizedPlan:
-    """Group parameters of an individualized run (MATH.md s.9), checking the inputs."""
-    if variant not in VARIANTS:
-        raise OptionError(f"--individualized must be one of {', '.join(VARIANTS)}, "
-                          f"got {variant!r}")
-    if groups is None:
-        raise OptionError("--individualized needs --groups FILE")
+                        precision: int = 2, weights: str = "budget",
+                        power: float = 2.0) -> IndividualizedPlan:
+    """Group parameters of an individualized run (MATH.md s.9), reading the groups (and
+    teacher groups). The option rules (``option_rules``: a known variant, ``--groups``
+    given, predictions and teacher groups where the variant needs them) were checked."""
     privacy_groups = groups if isinstance(groups, PrivacyGroups) else load_groups(groups)
-    if variant != "upsampling" and (not predictions_given or teacher_groups is None):
-        raise OptionError(f"--individualized {variant} needs --predictions FILE and "
-                          "--teacher-groups FILE")
     assigned, raw = None, None
     if teacher_groups is not None:
-        if not predictions_given:
-            raise OptionError("--teacher-groups needs --predictions FILE")
         raw = vote_set.predictions
         assigned = (np.asarray(teacher_groups) if isinstance(teacher_groups, np.ndarray)
                     else load_teacher_groups(teacher_groups, groups=privacy_groups,

@@ -17,6 +17,7 @@ from typing import Any
 from ..accounting.q_bound import Q_BOUNDS
 from ..errors import OptionError
 from ..sparse_rows import is_sparse
+from .individualized import VARIANTS
 from .run_spec import RunSpec
 from .sampling import declared_sampling
 
@@ -86,6 +87,17 @@ RULES: tuple[Rule, ...] = (
          "cut-off the run used"),
     Rule(lambda s: _single(s) and s.groups is not None and s.individualized is None,
          "--groups and --show-parameters need --individualized"),
+    Rule(lambda s: _single(s) and s.individualized not in (None, *VARIANTS),
+         lambda s: f"--individualized must be one of {', '.join(VARIANTS)}, got "
+                   f"{s.individualized!r}"),
+    Rule(lambda s: _single(s) and s.individualized is not None and s.groups is None,
+         "--individualized needs --groups FILE"),
+    Rule(lambda s: _single(s) and s.individualized not in (None, "upsampling") and (
+        s.predictions is None or s.teacher_groups is None),
+         lambda s: f"--individualized {s.individualized} needs --predictions FILE and "
+                   "--teacher-groups FILE"),
+    Rule(lambda s: _single(s) and s.teacher_groups is not None and s.predictions is None,
+         "--teacher-groups needs --predictions FILE"),
     Rule(lambda s: s.q_bound not in Q_BOUNDS,
          lambda s: f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {s.q_bound!r}"),
     Rule(lambda s: _single(s) and s.q_bound != "union" and s.smooth_sensitivity,
@@ -150,10 +162,6 @@ INPUT_RULES: tuple[Rule, ...] = (
     Rule(lambda s, v: is_sparse(v.votes) and s.name == "interactive",
          "-m interactive needs the student's probabilities over the whole vocabulary (a "
          "dense queries x classes array): not available for sparse votes"),
-    Rule(lambda s, v: is_sparse(v.votes) and s.individualized not in (None, "upsampling"),
-         lambda s: f"--individualized {s.individualized} needs each teacher's prediction "
-                   "(--predictions); sparse votes hold only the counts (upsampling runs on "
-                   "them)"),
     Rule(lambda s, v: s.halt_at == "output" and v.outputs is None,
          "--halt-at output needs an output grouping (an 'output' array in the sparse "
          "archive, or an output column in the long table)"),

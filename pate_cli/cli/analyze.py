@@ -289,19 +289,22 @@ def _cluster(scheduler: str | None):
         stop(executor, terminate=True)
 
 
-def _show_parameters(votes, fmt, *, individualized, groups, teacher_groups, predictions,
-                     precision, weights, power, **read) -> None:
+def _show_parameters(votes, fmt, **options) -> None:
     """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
     from ..analysis import api
-    if individualized is None:
+    from ..analysis.option_rules import check_options
+    from ..analysis.run_spec import RunSpec
+    if options["individualized"] is None:
         raise click.UsageError("--groups and --show-parameters need --individualized")
-    vote_set = api.read_votes(votes, predictions=predictions, classes=read["classes"],
-                              labels=read["labels"], teachers=read["teachers"],
-                              index_col=read["index_col"], queries=read["queries"])
-    plan = api.individualized_plan(individualized, vote_set, groups=groups,
-                                   teacher_groups=teacher_groups,
-                                   predictions_given=predictions is not None,
-                                   precision=precision, weights=weights, power=power)
+    spec = RunSpec.of(**options)
+    check_options(spec)
+    vote_set = api.read_votes(votes, predictions=spec.predictions, classes=spec.classes,
+                              labels=spec.labels, teachers=spec.teachers,
+                              index_col=spec.index_col, queries=spec.queries)
+    plan = api.individualized_plan(spec.individualized, vote_set, groups=spec.groups,
+                                   teacher_groups=spec.teacher_groups,
+                                   precision=spec.precision, weights=spec.weights,
+                                   power=spec.power)
     click.echo(_parameters_text(plan.parameters, fmt), nl=False)
 
 

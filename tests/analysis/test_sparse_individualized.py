@@ -63,6 +63,5 @@ def test_upsampled_groups_on_sparse_votes_equal_the_dense_rows(cli, files, tmp_p
 def test_variants_that_need_predictions_are_refused_on_sparse_votes(cli, variant):
     result = cli.analyze(TOKENS, "--individualized", variant, "--groups", GROUPS)
     assert result.code == 2
-    assert result.err.startswith(f"Error: --individualized {variant} needs each teacher's "
-                                 "prediction (--predictions); sparse votes hold only the "
-                                 "counts (upsampling runs on them)")
+    assert result.err.startswith(f"Error: --individualized {variant} needs --predictions "
+                                 "FILE and --teacher-groups FILE")  # each teacher's vote
