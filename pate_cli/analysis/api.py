@@ -89,7 +89,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``to_frame()``/``label()`` raise; SVT-PATE, rounds, individualized runs and
     ``smooth_sensitivity`` (which reads the columns) keep them anyway.
     ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
-    per-query table a chunk at a time by a second pass (bounded memory). ``workers``:
+    per-query table a chunk at a time by a second pass (bounded memory);
+    ``to_frame()`` and ``label()``'s decisions put the stream's pieces together. ``workers``:
     threads that count chunks and evaluate cost curves (default: the cores this process
     may use); no figure depends on it. ``executor``: a ``distributed.Client`` (or any
     ``concurrent.futures`` executor) on which a totals-only single run counts its chunks

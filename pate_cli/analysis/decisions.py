@@ -40,7 +40,13 @@ _SVT = {"stable": SVT_STABLE, "unstable": SVT_UNSTABLE, "halted": SVT_HALTED}
 
 
 def decisions_of(result) -> LabelDecisions:
-    """The decisions an analysis made (or accounted), up to where labelling stopped."""
+    """The decisions an analysis made (or accounted), up to where labelling stopped (for
+    a result analysed with ``per_query="stream"``, read from its table's stream)."""
+    if result.counts is not None and result.frames is not None:
+        pieces = list(decisions_of_frames(result.iter_frames(), result.mechanism.name))
+        return LabelDecisions(result.mechanism.name,
+                              *(np.concatenate([getattr(piece, key) for piece in pieces])
+                                for key in ("query", "outcome", "label")))
     result.require_columns("the decisions")
     count = result.queries
     query = (np.arange(count) if result.query_index is None

@@ -281,7 +281,12 @@ class AnalysisResult:
         return summary_dict(self)
 
     def to_frame(self) -> pd.DataFrame:
-        """The per-query table of CLI.md, one row per analysed query."""
+        """The per-query table of CLI.md, one row per analysed query (for a result
+        analysed with ``per_query="stream"``, the stream's pieces put together)."""
+        if self.counts is not None and self.frames is not None:
+            import pandas as pd
+
+            return pd.concat(list(self.iter_frames()), ignore_index=True)
         self.require_columns()
         return self._with_outputs(per_query_frame(self))
 

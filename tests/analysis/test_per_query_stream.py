@@ -7,6 +7,7 @@ import tracemalloc
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -131,3 +132,27 @@ def test_the_pass_drops_dead_orders_and_looks_up_own_epsilons_with_the_same_byte
             b"".join(per_query_chunks(held.to_frame(), path))
     assert min(live) < len(streamed.orders) // 4, live
     assert found and all(figures is not None for figures in found)
+
+
+@pytest.mark.parametrize("options", [
+    dict(mechanism="confident", threshold=30.0, sigma_threshold=10.0, sigma=5.0),
+    dict(mechanism="gnmax", sigma=0.5, budget=1e-3),  # halts at once: no rows
+    dict(mechanism="gnmax", sigma=4.0, budget=2.0, accounting="expected"),
+    dict(mechanism="lnmax", laplace_scale=5.0, query_indices=np.arange(59, -1, -2)),
+])
+def test_a_streamed_result_gives_the_held_table_and_decisions(options):
+    """per_query="stream": to_frame() and decisions_of() put the stream together, the
+    very table and decisions a run that kept its columns gives."""
+    from pate_cli.analysis.decisions import decisions_of
+
+    rng = np.random.default_rng(5)
+    votes = rng.multinomial(50, [0.6, 0.25, 0.15], size=60).astype(np.float64)
+    options = dict(options)
+    mechanism = options.pop("mechanism")
+    held = pate_cli.analyze(votes, mechanism, **options)
+    streamed = pate_cli.analyze(votes, mechanism, **options, per_query="stream")
+    assert streamed.counts is not None  # no columns kept
+    pd.testing.assert_frame_equal(streamed.to_frame(), held.to_frame())
+    ours, theirs = decisions_of(streamed), decisions_of(held)
+    for key in ("query", "outcome", "label"):
+        np.testing.assert_array_equal(getattr(ours, key), getattr(theirs, key))
