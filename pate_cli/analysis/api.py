@@ -114,15 +114,16 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     distribution = None if spec.tuning is None else tuning_distribution(spec.tuning)
     if spec.auto_orders:
         return _analyze_auto_orders(votes, spec)
-    result = (_analyze_multilabel(votes, spec) if spec.multilabel is not None
-              else _analyze_spec(votes, spec, sampling))
+    grid = spec.grid()  # checked before any input is read, as the rules are
+    result = (_analyze_multilabel(votes, spec, grid) if spec.multilabel is not None
+              else _analyze_spec(votes, spec, sampling, grid))
     if distribution is not None:
         result = replace(result, tuning=tuning_part(result, distribution))
     _warn(result)
     return result
 
 
-def _analyze_spec(votes, spec: RunSpec, sampling) -> AnalysisResult:
+def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisResult:
     """A (single-label) run of ``spec``: read the votes, check them, run, add the parts."""
     short_labels = spec.queries if spec.query_indices is None and spec.rounds is None else None
     vote_set = read_votes(votes, predictions=spec.predictions, classes=spec.classes,
@@ -138,7 +139,6 @@ def _analyze_spec(votes, spec: RunSpec, sampling) -> AnalysisResult:
                                    teacher_groups=spec.teacher_groups,
                                    precision=spec.precision, weights=spec.weights,
                                    power=spec.power)
-    grid = spec.grid()
     initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     common: dict[str, Any] = dict(
         teachers=vote_set.teachers, accounting=spec.accounting, delta=spec.delta, orders=grid,
@@ -262,11 +262,10 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
     return decisions_of(result)
 
 
-def _analyze_multilabel(votes, spec: RunSpec) -> AnalysisResult:
+def _analyze_multilabel(votes, spec: RunSpec, grid: np.ndarray) -> AnalysisResult:
     """``--multilabel``: the grid and added curve as for any run, then
     ``analysis.multilabel.run_multilabel``."""
     assert spec.multilabel is not None
-    grid = spec.grid()
     initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     parameters = dict(spec.parameters)
     result = run_multilabel(

@@ -117,3 +117,9 @@ def test_a_spec_within_the_rules_passes_and_unknown_keywords_are_refused():
     assert check_options(RunSpec.of("gnmax", sigma=40.0, budget=2.0)) is None
     with pytest.raises(TypeError, match="unexpected keyword arguments: sigmaa"):
         RunSpec.of("gnmax", sigmaa=40.0)
+
+
+def test_a_bad_order_grid_is_refused_before_any_input_is_read():
+    with pytest.raises(ValueError, match="order") as refused:
+        analyze(MISSING, orders=[0.5, 2.0])  # orders must exceed 1; the file does not exist
+    assert MISSING not in str(refused.value)
