@@ -4,6 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
+# Sparse and dense forms of the same votes agree within this (README, "Tolerance between
+# algorithms").
+TOLERANCE = 1e-12
+
+
+def as_sparse(dense: np.ndarray):
+    """``dense`` rows as a ``SparseVotes`` (CSR, one padded width: the widest row)."""
+    import scipy.sparse as sp
+
+    from pate_cli.sparse_rows import SparseVotes
+
+    matrix = sp.csr_matrix(dense)
+    matrix.sort_indices()
+    width = int(max(1, np.diff(matrix.indptr).max()))
+    return SparseVotes(matrix.indptr, matrix.indices, matrix.data, dense.shape[1], width)
+
 
 def synthetic_votes(queries=600, classes=5, teachers=50, seed=3):
     """Votes with a spread of agreement, and true labels (the intended class)."""

@@ -23,15 +23,7 @@ from pate_cli.accounting.smooth_sensitivity import (
 )
 from pate_cli.accounting.threshold import log_pr_answered
 from pate_cli.sparse_rows import SparseVotes
-
-TOLERANCE = 1e-12  # README, "Tolerance between algorithms"
-
-
-def as_sparse(dense: np.ndarray) -> SparseVotes:
-    matrix = sp.csr_matrix(dense)
-    matrix.sort_indices()
-    width = int(max(1, np.diff(matrix.indptr).max()))
-    return SparseVotes(matrix.indptr, matrix.indices, matrix.data, dense.shape[1], width)
+from tests.synthetic import TOLERANCE, as_sparse
 
 
 def sparse_rows(rng: np.random.Generator, queries: int, classes: int, teachers: int,

@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from tests import ROOT
-from tests.accounting.test_sparse_walks import TOLERANCE
 from tests.analysis.test_sparse_votes import _numbers
+from tests.synthetic import TOLERANCE
 
 TOKENS = ROOT / "sample_votes/tokens_stdlib.npz"
 GROUPS = ROOT / "sample_votes/mnist_250_groups.csv"

@@ -11,7 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from tests import ROOT
-from tests.accounting.test_sparse_walks import TOLERANCE, sparse_rows
+from tests.accounting.test_sparse_walks import sparse_rows
+from tests.synthetic import TOLERANCE
 
 TOKENS = ROOT / "sample_votes/tokens_zipf.npz"
 TEACHERS = 50

@@ -20,15 +20,7 @@ from pate_cli.accounting.q_bound import log_q_integral
 from pate_cli.mechanisms import NoiseSource
 from pate_cli.mechanisms.token_argmax import missing_class, sparse_noisy_argmax
 from pate_cli.sparse_rows import SparseVotes
-
-TOLERANCE = 1e-12  # README, "Tolerance between algorithms"
-
-
-def as_sparse(dense: np.ndarray) -> SparseVotes:
-    matrix = sp.csr_matrix(dense)
-    matrix.sort_indices()
-    width = int(max(1, np.diff(matrix.indptr).max()))
-    return SparseVotes(matrix.indptr, matrix.indices, matrix.data, dense.shape[1], width)
+from tests.synthetic import TOLERANCE, as_sparse
 
 
 def token_votes(seed: int, queries: int, classes: int, teachers: int, stored: int = 6):
