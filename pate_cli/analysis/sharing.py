@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -139,16 +138,10 @@ def _identity(rdp, orders: np.ndarray):
     return (rdp.func, rdp.args, np.asarray(orders, dtype=np.float64).tobytes())
 
 
-@dataclass(frozen=True)
 class SharedWork:
     """What runs over one file with the same seeds share: noise blocks up to
     ``noise_bytes`` and curves up to ``curve_bytes`` (each least recently used first out)."""
 
-    noise_bytes: int
-    curve_bytes: int
-    noise: SharedBlocks = field(init=False)
-    curves: SharedCurves = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "noise", SharedBlocks(self.noise_bytes))
-        object.__setattr__(self, "curves", SharedCurves(self.curve_bytes))
+    def __init__(self, noise_bytes: int, curve_bytes: int) -> None:
+        self.noise = SharedBlocks(noise_bytes)
+        self.curves = SharedCurves(curve_bytes)

@@ -207,8 +207,6 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
     from ..outputs.files import per_query_bytes, per_query_stream_chunks
     from ..outputs.rdp_curve import rdp_curve_bytes
     from ..outputs.writing import check_destinations, write_outputs
-    if ss_history is not None and not options["smooth_sensitivity"]:
-        raise click.UsageError("--ss-history needs --smooth-sensitivity")
     check_destinations(((f"{option} {path}", path) for option, path in (
         ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
         ("--write-decisions", write_decisions), ("--write-rdp", write_rdp))
@@ -234,6 +232,7 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
                       if per_query is not None or write_decisions is not None else False)
     with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
             _cluster(scheduler) as executor:
+        # --ss-history without --smooth-sensitivity: refused by the option rules
         result = api.analyze(votes, **options, ss_every=ss_every if ss_history else None,
                              progress=report, per_query=per_query_mode, executor=executor)
     text = render(result.to_dict(), fmt)
