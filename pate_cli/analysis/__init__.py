@@ -6,13 +6,13 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
     from ..errors import OrderGridWarning
+    from .added_figures import sanitize_analysis
     from .api import analyze, individualized_plan, label, read_votes
     from .decisions import LabelDecisions, decisions_of
     from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
     from .result import AnalysisResult, ReplayTotals
     from .rounds import Round, analyze_rounds
     from .run import analyze_votes
-    from .sanitization import sanitize_analysis
     from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK
     from .steps import mechanism_steps
     from .totals import analyze_totals

@@ -28,12 +28,11 @@ from ..inputs import (
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
-from .bounds import with_pld_figure
+from .added_figures import sanitize_analysis, tuning_distribution, tuning_part, with_pld_figure
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
-from .option_rules import check_input, check_options
 from .outputs import (
     check_outputs,
     halted_at_output,
@@ -44,17 +43,15 @@ from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
-from .run_spec import MECHANISM_PARAMETERS, RunSpec
+from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
 from .sampling import SampledMechanism, with_sampled_pld_figure
-from .sanitization import sanitize_analysis
 from .setting import needs_integer_votes
-from .tuning import tuning_distribution, tuning_part
 
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
             ) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword
-    (a field of ``RunSpec``, checked against ``option_rules`` before any input is read).
+    (a field of ``RunSpec``, checked against ``run_spec.RULES`` before any input is read).
 
     ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
     ``predictions``). ``mechanism`` is a name (``lnmax``, ``gnmax``, ``confident``,
@@ -195,7 +192,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     run_queries, halted = queries, None
     outputs = None if vote_set.outputs is None else vote_set.outputs[:queries or vote_set.queries]
     if spec.halt_at == "output":  # the halt found over whole outputs, then the prefix run
-        assert budget is not None and outputs is not None  # option_rules saw to both
+        assert budget is not None and outputs is not None  # the option rules saw to both
         halted = output_halt(SimpleNamespace(mechanism=chosen, **common), vote_set.votes,
                              outputs, budget=budget, initial_rdp=initial_rdp,
                              q_bound=spec.q_bound, decisions=given)
@@ -242,7 +239,7 @@ def _warn(result: AnalysisResult) -> None:
         category = (PateWarning if added is not None and note == added.note
                     else OrderGridWarning)
         if note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose")):
-            category = PateWarning  # SVT-PATE's notes (analysis.svt_advice): not the grid
+            category = PateWarning  # SVT-PATE's notes (analysis.svt): not the grid
         warnings.warn(note, category, stacklevel=3)
 
 

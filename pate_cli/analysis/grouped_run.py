@@ -27,7 +27,7 @@ from ..inputs.mapped import drop_mapped_rows
 from ..mechanisms import Decisions, NoiseSource
 from ..sparse_rows import as_float_rows
 from ..threads import ordered_map
-from .columns import given_rows
+from .chunks import given_rows
 from .run_sums import LabelCounts, released_labels
 from .setting import FirstRows, rows_of
 from .steps import mechanism_steps

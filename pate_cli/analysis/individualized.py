@@ -353,7 +353,7 @@ def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_grou
                         precision: int = 2, weights: str = "budget",
                         power: float = 2.0) -> IndividualizedPlan:
     """Group parameters of an individualized run (MATH.md s.9), reading the groups (and
-    teacher groups). The option rules (``option_rules``: a known variant, ``--groups``
+    teacher groups). The option rules (``run_spec.RULES``: a known variant, ``--groups``
     given, predictions and teacher groups where the variant needs them) were checked."""
     privacy_groups = groups if isinstance(groups, PrivacyGroups) else load_groups(groups)
     assigned, raw = None, None

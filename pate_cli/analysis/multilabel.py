@@ -50,7 +50,7 @@ from ..mechanisms.multilabel import (
     replay_tau,
     set_ids,
 )
-from .bounds import with_pld_figure
+from .added_figures import with_pld_figure
 from .result import AnalysisResult, MultilabelPart
 from .run import analyze_votes
 from .setting import checked_setting, grid_edge_notes

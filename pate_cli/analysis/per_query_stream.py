@@ -30,8 +30,7 @@ from ..mechanisms import Decisions, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import ordered_map
 from . import budget_run
-from .chunks import chunk_costs
-from .columns import QueryColumns
+from .chunks import QueryColumns, chunk_costs
 from .grouped_run import grouping_keys
 from .result import AnalysisResult
 from .serialize import per_query_frame

@@ -24,8 +24,7 @@ from ..rounding import ceil_text
 from ..sparse_rows import row_width
 from ..threads import ordered_map
 from .budget_run import BudgetSetting, run_budget
-from .chunks import chunk_costs
-from .columns import QueryColumns
+from .chunks import QueryColumns, chunk_costs
 from .distributed import counted_remotely, executor_map, executor_threads, task_source
 from .grouped_run import (
     CountRequest,

@@ -29,7 +29,7 @@ from ..accounting.subsampling import (
     rdp_without_replacement,
 )
 from ..errors import OptionError
-from .bounds import with_pld_figure
+from .added_figures import with_pld_figure
 
 VOTE_CHANGES = ("move", "add")
 SAMPLED_MECHANISMS = ("gnmax", "confident", "lnmax")

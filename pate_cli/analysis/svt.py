@@ -4,12 +4,37 @@ The rounds compose in closed form (zCDP, ``accounting.svt.rdp_svt``); the guaran
 converted over a continuous order (``accounting.svt.svt_epsilon``: never above the pure-DP
 bound ``c eps0``, no order grid). Only with an external RDP curve (``--add-rdp``, known on
 the grid alone) is the sum converted on the grid by ``rdp_to_epsilon`` (MATH.md s.6).
-``--svt-cutoff auto`` and the note of a run that answers little are in ``svt_advice``.
+
+**SVT-PATE made usable**: the cut-off search of ``--svt-cutoff auto`` and the note a run that
+answers nothing or few queries gets (MATH.md s.1 and s.8).
+
+Both read the analysed votes only through each query's distance to instability ``d``
+(MATH.md s.1). Choices made here, where the spec is silent:
+
+* **Few answers**: fewer than 1% of the analysed queries (so always when none is answered).
+* **The suggestion** is computed on the noiseless rule: a query is answered when ``d``
+  exceeds the threshold ``w`` by a margin of two standard deviations of the noise gap
+  (``Laplace(2 lam) - Laplace(lam)`` has standard deviation ``sqrt(10) lam``), unstable
+  otherwise, and the run halts at the cut-off's unstable query. The threshold the analysis
+  would pick grows linearly in the scale (``w = 1 + 4 lam log(1/x)``, MATH.md s.8, with
+  ``x`` fixed by n, c and delta), so the largest scale whose noiseless run answers at least
+  ``goal`` queries is ``(w_goal - 1) / (4 log(1/x) + 2 sqrt(10))``, ``w_goal`` the largest
+  effective threshold that leaves ``goal`` answers (bisection: the count falls as the
+  threshold rises). ``goal`` is 1 for a run that answered nothing, else 1% of the
+  queries. The printed scale is rounded down and the target epsilon (the guarantee at
+  that scale) rounded up, to 3 significant digits.
+* **``--svt-cutoff auto``** tries the cut-offs 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100,
+  ... (about three per decade) up to the number of queries, solves each one's scale for
+  the target epsilon, replays each with the run's seed, and keeps the one that answers the
+  most queries (the smallest on a tie). The search looks at the votes: its choice is not
+  part of the reported epsilon (MATH.md s.12 prices such searches; see ``--tuning``), and
+  the run says so in a note.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,6 +45,7 @@ from ..accounting.svt import (
     svt_epsilon,
     svt_guarantee,
     svt_scale_for_epsilon,
+    svt_threshold_for,
 )
 from ..mechanisms import (
     SVT_HALTED,
@@ -32,7 +58,6 @@ from ..mechanisms import (
 from ..sparse_rows import plurality_classes
 from .result import AnalysisResult, SvtPart
 from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
-from .svt_advice import few_answers_note, search_cutoff, search_note
 
 
 def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
@@ -179,3 +204,194 @@ def _halted_at(outcome: np.ndarray) -> int | None:
     """The first query the cut-off left unprocessed, or None if it never bound."""
     halted = np.flatnonzero(outcome == SVT_HALTED)
     return int(halted[0]) if halted.size else None
+
+
+FEW_FRACTION = 0.01
+MARGIN = 2.0 * math.sqrt(10.0)  # noise-gap standard deviations, in units of lam
+_CUTOFF_STEPS = (1, 1.5, 2, 3, 5, 7)
+_BISECTION_STEPS = 100
+
+
+@dataclass(frozen=True)
+class CutoffSearch:
+    """What ``--svt-cutoff auto`` tried: ``(cutoff, scale, answered)`` per cut-off."""
+
+    chosen: int
+    tried: tuple[tuple[int, float, int], ...]
+
+
+def cutoff_candidates(queries: int) -> list[int]:
+    """1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, ... up to ``queries`` (at least 1)."""
+    found: list[int] = []
+    decade = 1
+    while True:
+        for step in _CUTOFF_STEPS:
+            value = int(round(step * decade))
+            if value > max(1, queries):
+                return found
+            if value not in found:
+                found.append(value)
+        decade *= 10
+
+
+def search_cutoff(mechanism: SVTPATE, distance: np.ndarray, plurality_class: np.ndarray, *,
+                  delta: float, conversion: str, seed: int, salt: int) -> CutoffSearch:
+    """The cut-off whose seeded replay answers the most queries at ``target_epsilon``.
+
+    Each candidate's scale is solved for the target as a fixed cut-off's is; a candidate
+    no scale in the solver's range serves is skipped. ``ValueError`` if none is left.
+    """
+    queries = distance.shape[0]
+    tried = []
+    for cutoff in cutoff_candidates(queries):
+        try:
+            scale = svt_scale_for_epsilon(epsilon=mechanism.target_epsilon, cutoff=cutoff,
+                                          queries=queries, delta=delta, conversion=conversion,
+                                          threshold=mechanism.threshold)
+        except ValueError:
+            continue
+        threshold = (mechanism.threshold if mechanism.threshold is not None else
+                     svt_guarantee(scale=scale, cutoff=cutoff, queries=queries, delta=delta,
+                                   conversion=conversion).threshold)
+        candidate = SVTPATE(scale=scale, cutoff=cutoff, threshold=threshold)
+        decisions = candidate.replay_distances(distance, plurality_class,
+                                               noise=NoiseSource(seed, salt=salt))
+        tried.append((cutoff, scale, int(np.count_nonzero(decisions.answered))))
+    if not tried:
+        raise ValueError(f"no SVT cut-off reaches target epsilon "
+                         f"{mechanism.target_epsilon:g} with a scale in [1e-6, 1e9]")
+    best = max(answered for _, _, answered in tried)
+    chosen = next(cutoff for cutoff, _, answered in tried if answered == best)
+    return CutoffSearch(chosen=chosen, tried=tuple(tried))
+
+
+def search_note(search: CutoffSearch) -> str:
+    """The note of an ``--svt-cutoff auto`` run: what it chose, and that epsilon excludes
+    the choice."""
+    answered = dict((cutoff, count) for cutoff, _, count in search.tried)
+    return (f"--svt-cutoff auto chose cut-off {search.chosen} ({answered[search.chosen]} "
+            f"answers; {len(search.tried)} cut-offs tried, 1 to {search.tried[-1][0]}) by "
+            "replaying these votes; epsilon does not include the cost of that choice "
+            "(see --tuning)")
+
+
+def answers_are_few(answered: int, queries: int) -> bool:
+    """Fewer than 1% of the queries answered (always true for none)."""
+    return answered == 0 or answered < FEW_FRACTION * queries
+
+
+def noiseless_answers(distance: np.ndarray, threshold: float, cutoff: int) -> int:
+    """Answers of the noiseless rule at effective threshold ``threshold``: ``d >
+    threshold`` answers, otherwise unstable; halts at the cut-off's unstable query."""
+    unstable = distance <= threshold
+    halt = int(np.searchsorted(np.cumsum(unstable), cutoff))  # index of the c-th unstable
+    return int(np.count_nonzero(~unstable[:halt]))
+
+
+def largest_threshold_for(distance: np.ndarray, cutoff: int, goal: int) -> float | None:
+    """The largest effective threshold whose noiseless run answers ``goal`` queries (to
+    the bisection's precision, from below), or None if even threshold 0 does not."""
+    low, high = 0.0, float(distance.max(initial=0.0))
+    if noiseless_answers(distance, low, cutoff) < goal:
+        return None
+    for _ in range(_BISECTION_STEPS):
+        middle = 0.5 * (low + high)
+        if noiseless_answers(distance, middle, cutoff) >= goal:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A scale (and its epsilon at this cut-off) whose noiseless run answers ``goal``."""
+
+    goal: int
+    scale: float
+    epsilon: float
+
+
+def suggest_scale(mechanism: SVTPATE, distance: np.ndarray, *, delta: float, conversion: str,
+                  goal: int) -> Suggestion | None:
+    """The largest scale (rounded down) whose noiseless run answers ``goal`` queries with
+    this cut-off (and threshold rule), and its guarantee (rounded up); None if none does."""
+    queries = distance.shape[0]
+    effective = largest_threshold_for(distance, mechanism.cutoff, goal)
+    if effective is None:
+        return None
+    if mechanism.threshold is None:
+        # w(lam) = 1 + 4 lam k with k = log(1/x) independent of lam (MATH.md s.8).
+        k = (svt_threshold_for(scale=1.0, cutoff=mechanism.cutoff, queries=queries,
+                               delta2=delta / 2.0) - 1.0) / 4.0
+        scale = (effective - 1.0) / (4.0 * k + MARGIN)
+    else:
+        scale = (effective - mechanism.threshold) / MARGIN
+    scale = _round_down(scale)
+    if not scale >= 1e-6:
+        return None
+    try:
+        epsilon = svt_guarantee(scale=scale, cutoff=mechanism.cutoff, queries=queries,
+                                delta=delta, conversion=conversion,
+                                threshold=mechanism.threshold).epsilon
+    except ValueError:  # a fixed threshold that leaves no delta at this scale
+        return None
+    return Suggestion(goal=goal, scale=scale, epsilon=_round_up(epsilon))
+
+
+def few_answers_note(mechanism: SVTPATE, distance: np.ndarray, answered: int, *,
+                     threshold: float, halted_at: int | None, delta: float, conversion: str,
+                     target: bool) -> str | None:
+    """The one note of a run that answered nothing or few queries (None otherwise): the
+    threshold ``threshold`` used against the largest distance to instability, where the
+    cut-off halted the run (``halted_at``, None if it did not), and which
+    ``--svt-scale`` / ``--target-epsilon`` would answer (``mechanism.threshold`` is the
+    user's fixed threshold or None)."""
+    queries = distance.shape[0]
+    if queries == 0 or not answers_are_few(answered, queries):
+        return None
+    largest = float(distance.max())
+    passing = int(np.count_nonzero(distance > threshold))
+    if passing == 0:
+        why = (f"its threshold w = {threshold:.4g} is above the largest distance to "
+               f"instability on this file, {largest:g} (half the vote margin, less 1)")
+    else:
+        why = (f"{passing} queries have a distance to instability above its threshold w = "
+               f"{threshold:.4g} (the largest is {largest:g}), but each query at or below "
+               "w (after noise) uses one of the cut-off's rounds")
+    halt = ("" if halted_at is None else
+            f"; the cut-off {mechanism.cutoff} halted it before query {halted_at}")
+    head = f"SVT-PATE answered {answered} of {queries} queries: {why}{halt}"
+    goal = 1 if answered == 0 else math.ceil(FEW_FRACTION * queries)
+    what = "at least one query" if goal == 1 else f"about {goal} queries"
+    found = suggest_scale(mechanism, distance, delta=delta, conversion=conversion, goal=goal)
+    if found is None:
+        fix = (f"lower --svt-threshold below {largest:g}" if mechanism.threshold is not None
+               else "no --svt-scale does with this cut-off: try a larger --svt-cutoff or "
+                    "another mechanism")
+        return f"{head}. To answer {what}, {fix} (README: SVT-PATE)"
+    if found.scale >= mechanism.scale:
+        return (f"{head}. The noiseless rule answers {what} at this scale; this seed's noise "
+                "did not (try a smaller --svt-scale)")
+    knob = (f"--target-epsilon {found.epsilon:g} (scale {found.scale:g})" if target else
+            f"--svt-scale {found.scale:g} (epsilon {found.epsilon:g}) or --target-epsilon "
+            f"{found.epsilon:g}")
+    return (f"{head}. At cut-off {mechanism.cutoff}, {knob} would answer {what} (noiseless "
+            "estimate with a 2-sd noise margin); SVT-PATE needs vote margins far above its "
+            "noise (README: SVT-PATE)")
+
+
+def _round_down(value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        return value
+    digits = 2 - math.floor(math.log10(value))
+    factor = 10.0 ** digits
+    return math.floor(value * factor * (1 - 1e-12)) / factor
+
+
+def _round_up(value: float) -> float:
+    if not (math.isfinite(value) and value > 0):
+        return value
+    digits = 2 - math.floor(math.log10(value))
+    factor = 10.0 ** digits
+    return math.ceil(value * factor * (1 - 1e-12)) / factor

@@ -291,8 +291,7 @@ def _cluster(scheduler: str | None):
 def _show_parameters(votes, fmt, **options) -> None:
     """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
     from ..analysis import api
-    from ..analysis.option_rules import check_options
-    from ..analysis.run_spec import RunSpec
+    from ..analysis.run_spec import RunSpec, check_options
     if options["individualized"] is None:
         raise click.UsageError("--groups and --show-parameters need --individualized")
     spec = RunSpec.of(**options)

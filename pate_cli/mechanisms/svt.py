@@ -41,7 +41,7 @@ class SVTPATE(Facts):
     queries the mechanism halts. ``threshold`` None: chosen from delta (MATH.md s.8);
     ``scale`` None: solved from ``target_epsilon``. ``cutoff`` ``"auto"`` (with
     ``target_epsilon`` only): the analysis picks the cut-off that answers the most queries
-    (``analysis.svt_advice``) and replays with it.
+    (``analysis.svt``) and replays with it.
     """
 
     scale: float | None

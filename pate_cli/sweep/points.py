@@ -37,8 +37,7 @@ import numpy as np
 
 from .._version import __version__
 from ..analysis import analyze_totals
-from ..analysis.option_rules import check_options
-from ..analysis.run_spec import RunSpec
+from ..analysis.run_spec import RunSpec, check_options
 from ..analysis.sampling import SampledMechanism, parse_sampling
 from ..analysis.setting import needs_integer_votes
 from ..errors import InputError
@@ -216,7 +215,7 @@ WARNINGS_KEY = "warnings"
 
 def check_sweep_options(mechanisms, *, accounting: str, budget, tuning, sampling,
                         vote_change, student_given: bool):
-    """pate-analyze's option rules (``analysis.option_rules``) for every mechanism of the
+    """pate-analyze's option rules (``analysis.run_spec``) for every mechanism of the
     grid, before any work: the first broken one as its ``OptionError`` (one line, exit 2).
     Returns the parsed ``--sampling`` (or None)."""
     parsed = None

@@ -1,4 +1,4 @@
-"""The one table of option rules (analysis/option_rules.py): every rule fires, before any
+"""The one table of option rules (analysis/run_spec.py): every rule fires, before any
 input is read, with the same line through the API and through pate-analyze."""
 
 from __future__ import annotations
@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pate_cli import analyze
-from pate_cli.analysis.option_rules import RULES, check_options
-from pate_cli.analysis.run_spec import RunSpec
+from pate_cli.analysis.run_spec import RULES, RunSpec, check_options
 from pate_cli.errors import OptionError
 from tests import ROOT
 
