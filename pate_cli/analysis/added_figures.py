@@ -24,6 +24,7 @@ import numpy as np
 from ..accounting.pld import gaussian_pld_epsilon
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
+    ChunkValues,
     SmoothSensitivityResult,
     sanitize_confident,
     sanitize_gnmax,
@@ -31,9 +32,9 @@ from ..accounting.smooth_sensitivity import (
 from ..accounting.tuning import TuningDistribution, parse_tuning, tuned_epsilon
 from ..errors import OptionError
 from ..mechanisms import release_draw
-from ..sparse_rows import SparseRows, SparseVotes, is_sparse
+from ..sparse_rows import SparseRows, is_sparse
 from .result import AnalysisResult, TuningPart
-from .setting import CHUNK_ELEMENTS
+from .setting import CHUNK_ELEMENTS, rows_of
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
@@ -107,9 +108,16 @@ def tuning_part(result, tuning) -> TuningPart:
 SANITIZABLE = ("gnmax", "confident", "interactive")
 
 
-def sanitize_analysis(result, votes, *, student=None, order: float | None = None,
+def sanitize_analysis(result, votes, *, positions, charges: ChunkValues, student=None,
+                      order: float | None = None,
                       report_every: int | None = None) -> SmoothSensitivityResult:
     """The smooth-sensitivity report for ``result`` (computed from ``votes``).
+
+    ``positions``: the file rows the run processed, in order (an array, or
+    ``setting.FirstRows``); ``charges(start, stop)``: the answer step's charge of processed
+    queries ``start .. stop-1`` (``chunks.run_charges``). Rows, charges and Interactive's
+    selection counts are formed a chunk at a time, so memory does not grow with the number
+    of queries and the run needs no per-query columns.
 
     Raises ``ValueError`` for mechanisms or accounting modes it does not apply to, and
     when condition C5 or C6 fails at the order (naming the condition, sigma, K and
@@ -124,25 +132,26 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                          "data-independent epsilon is already public)")
     order = float(result.order if order is None else order)
     common: dict = dict(teachers=int(round(result.teachers)), sigma=mechanism.sigma,
-                        order=order, delta=result.delta, release_noise=release_draw(result.seed))
+                        order=order, delta=result.delta, release_noise=release_draw(result.seed),
+                        weights=charges)
+    rows = AnalysedRows(votes, positions, result.queries)
     if is_sparse(votes):  # a chunk at a time, its rows x stored width within the budget
-        rows = _SparseSubset(votes, result.query_index)
         common["chunk_size"] = min(DEFAULT_CHUNK, max(1, CHUNK_ELEMENTS // votes.width))
-    else:
-        rows = _rows(votes, result.query_index)
     if not mechanism.selects:
         def run(every):
-            return sanitize_gnmax(rows, weights=result.answered, report_every=every, **common)
+            return sanitize_gnmax(rows, report_every=every, **common)
     else:
         max_votes = None
         if mechanism.uses_student:  # the selection compares max n - M p (MATH.md s.4)
-            max_votes = mechanism.selection_counts(rows, _rows(student, result.query_index))
+            student_rows = AnalysedRows(student, positions, result.queries)
+
+            def max_votes(start: int, stop: int) -> np.ndarray:
+                return mechanism.selection_counts(rows[start:stop], student_rows[start:stop])
 
         def run(every):
             return sanitize_confident(rows, threshold=mechanism.threshold,
                                       sigma_threshold=mechanism.sigma_threshold,
-                                      weights=result.answered, max_votes=max_votes,
-                                      report_every=every, **common)
+                                      max_votes=max_votes, report_every=every, **common)
     # The reported figures never depend on whether a history was asked for (checkpoints
     # split the sums differently); the history's last row is the reported one.
     report = run(None)
@@ -157,23 +166,19 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     return report
 
 
-class _SparseSubset:
-    """Rows ``positions`` (all rows if ``None``) of ``SparseVotes``, read as ``SparseRows``
-    a slice at a time: the subset is never gathered whole (MATH.md s.14)."""
+class AnalysedRows:
+    """The first ``queries`` of the analysed rows ``positions`` of ``votes`` (dense or
+    ``SparseVotes``), read a slice at a time: the subset is never gathered whole (sparse
+    rows as ``SparseRows``, MATH.md s.14; dense rows as float64)."""
 
-    def __init__(self, votes: SparseVotes, positions: np.ndarray | None) -> None:
+    def __init__(self, votes, positions, queries: int) -> None:
         self.votes = votes
-        self.positions = np.arange(len(votes)) if positions is None else positions
-        self.shape = (int(self.positions.size), int(votes.vocabulary))
+        self.positions = positions
+        self.shape = (int(queries), int(votes.vocabulary if is_sparse(votes)
+                                        else votes.shape[1]))
 
-    def __getitem__(self, part: slice) -> SparseRows:
-        return self.votes.rows(self.positions[part])
-
-
-def _rows(array, positions):
-    if positions is None or (positions.size and np.array_equal(
-            positions, np.arange(positions[0], positions[0] + positions.size))):
-        start = 0 if positions is None or positions.size == 0 else int(positions[0])
-        stop = array.shape[0] if positions is None else start + positions.size
-        return array[start:stop]
-    return np.asarray(array)[positions]
+    def __getitem__(self, part: slice) -> np.ndarray | SparseRows:
+        start, stop, _ = part.indices(self.shape[0])
+        if is_sparse(self.votes):
+            return self.votes.rows(self.positions[start:stop])
+        return rows_of(self.votes, self.positions, start, stop)

@@ -28,7 +28,13 @@ from ..inputs import (
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
-from .added_figures import sanitize_analysis, tuning_distribution, tuning_part, with_pld_figure
+from .added_figures import (
+    sanitize_analysis,
+    tuning_distribution,
+    tuning_part,
+    with_pld_figure,
+)
+from .chunks import run_charges
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import analyze_individualized, individualized_plan
@@ -45,7 +51,7 @@ from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
 from .sampling import SampledMechanism, with_sampled_pld_figure
-from .setting import needs_integer_votes
+from .setting import FirstRows, needs_integer_votes
 
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
@@ -83,8 +89,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     the seeded replay's (MATH.md s.7). ``per_query=False`` (totals only) keeps no
     per-query columns in a single LNMax/GNMax/Confident/Interactive run: memory stays
     flat however many queries, every figure of ``to_dict()`` is the same bytes, and
-    ``to_frame()``/``label()`` raise; SVT-PATE, rounds, individualized runs and
-    ``smooth_sensitivity`` (which reads the columns) keep them anyway.
+    ``to_frame()``/``label()`` raise; SVT-PATE, rounds and individualized runs keep them
+    anyway (``smooth_sensitivity`` reads the run's charges again, a chunk at a time).
     ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
     per-query table a chunk at a time by a second pass (bounded memory);
     ``to_frame()`` and ``label()``'s decisions put the stream's pieces together. ``workers``:
@@ -157,10 +163,6 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisR
                 queries=spec.queries, student=student_rows, **common)
         else:
             result = _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common)
-    if spec.smooth_sensitivity:
-        report = sanitize_analysis(result, vote_set.votes, student=student_rows,
-                                   order=spec.order, report_every=spec.ss_every)
-        result = replace(result, smooth_sensitivity=report)
     if added is not None:
         notes = result.warnings + ((added.note,) if added.note else ())
         result = replace(result, added_rdp=added, warnings=notes)
@@ -174,8 +176,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     executor = spec.executor
     if executor is not None:
         executor = usable_executor(executor, rounds=None, name=spec.name, individualized=None,
-                                   keeps_columns=spec.per_query is True
-                                   or spec.smooth_sensitivity)
+                                   keeps_columns=spec.per_query is True)
     queries = spec.queries
     indices = _query_indices(spec.query_indices)
     available, where = ((vote_set.queries, vote_set.path) if indices is None
@@ -205,7 +206,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                                initial_rdp=initial_rdp, decisions=given,
                                progress=spec.progress, q_bound=spec.q_bound,
                                workers=spec.workers, executor=executor, **common,
-                               keep_columns=spec.per_query is True or spec.smooth_sensitivity,
+                               keep_columns=spec.per_query is True,
                                keep_pairs=spec.per_query == "stream")
     except ValueError as error:
         if part is None or isinstance(error, InputError):
@@ -216,6 +217,15 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     result = replace(result, q_bound=spec.q_bound)
     if spec.halt_at == "output" and budget is not None:
         result = halted_at_output(result, budget, halted)
+    if spec.smooth_sensitivity:  # a single run's (the option rules)
+        positions = (FirstRows(result.queries) if indices is None
+                     else indices[:result.queries])
+        result = replace(result, smooth_sensitivity=sanitize_analysis(
+            result, vote_set.votes, positions=positions, student=student_rows,
+            order=spec.order, report_every=spec.ss_every, charges=run_charges(
+                vote_set.votes, positions, mechanism=chosen, accounting=spec.accounting,
+                seed=spec.seed, q_bound=spec.q_bound, student=student_rows,
+                decisions=given)))
     if spec.per_query == "stream" and result.counts is not None:
         result = replace(result, frames=partial(
             per_query_frames, votes=vote_set.votes, query_indices=indices,

@@ -5,17 +5,18 @@ columns (CLI.md's per-query table) those chunks fill."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 from ..accounting.composition import StepRows, query_epsilons
 from ..accounting.conversion import Conversion
-from ..mechanisms import OUTCOME_ABSTAIN, Decisions
+from ..mechanisms import OUTCOME_ABSTAIN, Decisions, NoiseSource
 from ..sparse_rows import plurality_classes
 from .run_sums import released_labels
 from .setting import rows_of, rows_read_once
-from .steps import step_curves
+from .steps import mechanism_steps, step_curves
 
 
 class ChunkCosts(NamedTuple):
@@ -60,6 +61,24 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
     epsilon_query = (None if costs is None or conversion is None
                      else query_epsilons(costs, stop - start, conversion))
     return ChunkCosts(block, made, log_q, log_pr, weight, costs, epsilon_query)
+
+
+def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bound: str,
+                student=None, decisions=None) -> Callable[[int, int], np.ndarray]:
+    """``(start, stop) ->`` the answer step's charge of analysed queries ``start ..
+    stop-1`` (0/1 as the seeded replay or the given ``decisions`` decided, ``pr_answered``
+    under expected accounting): the run's ``answered`` column, formed again a chunk at a
+    time (the replay's noise is keyed by query position, MATH.md s.1)."""
+    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
+    noise = NoiseSource(seed)
+
+    def charges(start: int, stop: int) -> np.ndarray:
+        return chunk_costs(votes, positions, start, stop, mechanism=mechanism,
+                           selection=selection, answer=answer, noise=noise,
+                           accounting=accounting, orders=np.ones(1), student=student,
+                           decisions=decisions, curves=False).weight
+    return charges
+
 
 
 class QueryColumns:

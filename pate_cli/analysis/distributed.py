@@ -158,7 +158,7 @@ def usable_executor(target, *, rounds, individualized, name: str, keeps_columns:
     reason = ("--rounds" if rounds is not None
               else "--individualized" if individualized is not None
               else "-m svt" if name == "svt"
-              else "its per-query columns (--smooth-sensitivity, per_query=True)"
+              else "its per-query columns (per_query=True)"
                    if keeps_columns else None)
     if reason is not None:
         warnings.warn(PateWarning(

@@ -226,10 +226,9 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
     if show_parameters:
         _show_parameters(votes, fmt, **options)
         return
-    # totals only unless an output needs the columns; a per-query table alone is written
-    # by a second pass, a chunk at a time (bounded memory)
-    per_query_mode = (True if options["smooth_sensitivity"] else "stream"
-                      if per_query is not None or write_decisions is not None else False)
+    # totals only; a per-query table or decisions are written by a second pass, a chunk
+    # at a time (bounded memory)
+    per_query_mode = "stream" if per_query is not None or write_decisions is not None else False
     with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
             _cluster(scheduler) as executor:
         # --ss-history without --smooth-sensitivity: refused by the option rules

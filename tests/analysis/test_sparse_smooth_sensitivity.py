@@ -140,7 +140,7 @@ def test_the_release_reads_a_chunk_at_a_time(tmp_path, monkeypatch):
     the file a chunk of at most 4,096 rows at a time, each row once, also for rows picked
     by --query-indices."""
     from pate_cli import analyze
-    from pate_cli.analysis.added_figures import _SparseSubset
+    from pate_cli.analysis.added_figures import AnalysedRows
     dense = sparse_rows(np.random.default_rng(3), 10_000, 16, 200, 4)
     matrix = sp.csr_matrix(dense)
     classes = 2**40
@@ -149,8 +149,8 @@ def test_the_release_reads_a_chunk_at_a_time(tmp_path, monkeypatch):
                 sp.csr_matrix((matrix.data, spread, matrix.indptr), shape=(10_000, classes)))
     np.save(tmp_path / "picked.npy", np.arange(10_000)[::-1][:9_000])
     reads = []
-    read = _SparseSubset.__getitem__
-    monkeypatch.setattr(_SparseSubset, "__getitem__",
+    read = AnalysedRows.__getitem__
+    monkeypatch.setattr(AnalysedRows, "__getitem__",
                         lambda self, part: reads.append(read(self, part)) or reads[-1])
     for extra in ({}, {"query_indices": str(tmp_path / "picked.npy")}):
         reads.clear()

@@ -175,11 +175,43 @@ def test_per_query_views_refuse_a_totals_only_result():
     assert "50 queries" in repr(result)
 
 
-def test_smooth_sensitivity_keeps_the_columns_it_reads():
-    votes, _ = synthetic_votes(queries=200)
-    result = _analysed(votes, "confident", dict(accounting="expected",
-                                                smooth_sensitivity=True), False)
-    assert result.counts is None and result.to_frame().shape[0] == 200
+@pytest.mark.parametrize("name, options", [
+    ("confident", dict(accounting="expected")),
+    ("confident", dict(budget=3.0, ss_every=40)),  # halts: the processed prefix only
+    ("gnmax", dict(sigma=20, query_indices=np.arange(300)[::-2], queries=120)),
+    ("interactive", dict(threshold=30, sigma_threshold=10, sigma=6, confidence=0.8))])
+def test_smooth_sensitivity_needs_no_columns(name, options):
+    """The release reads the run's charges again, a chunk at a time: the same report,
+    bit for bit, as from the per-query run's ``answered`` column, and no column kept."""
+    votes, _ = synthetic_votes(queries=300)
+    if name == "interactive":
+        options = dict(options, student=np.random.default_rng(4).dirichlet(
+            np.ones(votes.shape[1]), size=votes.shape[0]))
+    options = dict(options, smooth_sensitivity=True)
+    table = _analysed(votes, name, options, True)
+    totals = _analysed(votes, name, options, False)
+    assert totals.counts is not None and table.counts is None
+    assert repr(totals.smooth_sensitivity) == repr(table.smooth_sensitivity)  # NaN too
+    assert json.dumps(totals.to_dict()) == json.dumps(table.to_dict())
+    if "budget" in options:
+        assert totals.budget.halted_at is not None
+        assert len(totals.smooth_sensitivity.checkpoints) > 1
+
+
+def test_smooth_sensitivity_adds_no_per_query_memory(tmp_path):
+    """2 x 10^5 queries from a memory-mapped file: the release adds less than 1 MB to the
+    totals-only run's peak (its tables of distinct statistics grow up to their own bound,
+    README), where the charges alone would take 1.6 MB and the per-query columns 20 MB."""
+    votes = np.random.default_rng(6).multinomial(250, np.full(10, 0.1), size=200_000)
+    np.save(tmp_path / "votes.npy", votes.astype(np.int16))
+
+    def peak(smooth):
+        return traced_peak(lambda: _analysed(str(tmp_path / "votes.npy"), "confident", dict(
+            threshold=30, sigma_threshold=10, sigma=6, accounting="expected",
+            smooth_sensitivity=smooth, chunk_size=1000), False))
+
+    without, released = peak(False), peak(True)
+    assert released < without + 2**20, (without, released)
 
 
 def test_totals_only_holds_no_per_query_arrays():
@@ -216,9 +248,10 @@ def _spy(monkeypatch) -> list[bool]:
     ([], False), (["--budget", "2"], False), (["--tuning", "poisson:3"], False),
     (["--per-query", "{dir}/q.csv"], False),  # a second pass streams the table
     (["--write-decisions", "{dir}/d.csv"], False),  # so are the decisions
-    (["--smooth-sensitivity", "--accounting", "expected"], True)])
-def test_pate_analyze_keeps_columns_only_when_an_output_needs_them(monkeypatch, tmp_path,
-                                                                   extra, keep):
+    # the release reads the run's charges again, a chunk at a time
+    (["--smooth-sensitivity", "--accounting", "expected"], False),
+    (["--smooth-sensitivity", "--ss-history", "{dir}/h.csv", "--budget", "3"], False)])
+def test_pate_analyze_keeps_no_columns(monkeypatch, tmp_path, extra, keep):
     seen = _spy(monkeypatch)
     args = ["sample_votes/mnist_250_votes.npy", "-n", "300", "-f", "json",
             *[arg.format(dir=tmp_path) for arg in extra]]

@@ -42,6 +42,7 @@ from .bounds import (
 )
 from .release import (
     DEFAULT_CHUNK,
+    ChunkValues,
     SmoothSensitivityAccumulator,
     SmoothSensitivityResult,
     sanitize_confident,
@@ -51,6 +52,7 @@ from .walks import local_sensitivity_gnmax, local_sensitivity_threshold
 
 __all__ = [
     "DEFAULT_CHUNK",
+    "ChunkValues",
     "GNMaxSmoothConstants",
     "SmoothSensitivityAccumulator",
     "SmoothSensitivityResult",

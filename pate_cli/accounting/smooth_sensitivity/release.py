@@ -10,6 +10,7 @@ and the report, a :class:`SmoothSensitivityResult`. :func:`sanitize_confident` a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -35,6 +36,9 @@ from .walks import rounded_max, walk_entries
 # Rows of a (distinct max votes x distances) work array for the threshold step.
 _THRESHOLD_ELEMENTS = 1 << 21
 DEFAULT_CHUNK = 4096
+# Per-query values formed a chunk at a time: ``(start, stop) -> values of queries
+# start .. stop-1`` (an analysis's charges, read without holding one per query).
+ChunkValues = Callable[[int, int], np.ndarray]
 
 
 # --------------------------------------------------------------------------------------
@@ -232,14 +236,16 @@ class SmoothSensitivityAccumulator:
 
 def sanitize_confident(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: float,
                        sigma_threshold: float, sigma: float, order: float, delta: float,
-                       weights: ArrayLike, release_noise: float | None = None,
-                       max_votes: ArrayLike | None = None, report_every: int | None = None,
+                       weights: ArrayLike | ChunkValues, release_noise: float | None = None,
+                       max_votes: ArrayLike | ChunkValues | None = None,
+                       report_every: int | None = None,
                        chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
     """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; MATH.md s.10).
 
     ``votes`` ``(queries, K)`` (array, memory map or ``SparseVotes``, read in chunks of
     ``chunk_size`` rows; sparse rows are never densified, MATH.md s.14), ``weights`` the
-    answer step's charge per query (1/0 replay, ``pr_answered`` expected). With
+    answer step's charge per query (1/0 replay, ``pr_answered`` expected; or a function
+    ``(start, stop) -> the charges of queries start .. stop-1``, as is ``max_votes``). With
     ``report_every=N`` the result's ``checkpoints`` hold the report after every N queries
     (and the last), as the paper's table was printed.
     """
@@ -250,7 +256,7 @@ def sanitize_confident(votes: np.ndarray | SparseVotes, *, teachers: int, thresh
 
 
 def sanitize_gnmax(votes: np.ndarray | SparseVotes, *, teachers: int, sigma: float, order: float,
-                   delta: float, weights: ArrayLike | None = None,
+                   delta: float, weights: ArrayLike | ChunkValues | None = None,
                    release_noise: float | None = None,
                    report_every: int | None = None,
                    chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
@@ -263,21 +269,17 @@ def sanitize_gnmax(votes: np.ndarray | SparseVotes, *, teachers: int, sigma: flo
 
 def _sanitize(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: float | None,
               sigma_threshold: float | None, sigma: float, order: float, delta: float,
-              weights: ArrayLike | None, release_noise: float | None, max_votes: ArrayLike | None,
+              weights: ArrayLike | ChunkValues | None, release_noise: float | None,
+              max_votes: ArrayLike | ChunkValues | None,
               report_every: int | None, chunk_size: int) -> SmoothSensitivityResult:
     check_positive_integer(chunk_size, "chunk size")
     if report_every is not None:
         check_positive_integer(report_every, "report_every")
     queries = votes.shape[0]
-    if weights is None:
-        weights = np.ones(queries)
-    weights = np.asarray(weights, dtype=np.float64)
-    if weights.shape != (queries,):
-        raise ValueError(f"weights must have shape ({queries},), got {weights.shape}")
-    if max_votes is not None:
-        max_votes = np.asarray(max_votes, dtype=np.float64)
-        if max_votes.shape != (queries,):
-            raise ValueError(f"max_votes must have shape ({queries},)")
+    weights_of = _chunk_values(np.ones(queries) if weights is None else weights, queries,
+                               "weights")
+    max_votes_of = None if max_votes is None else _chunk_values(max_votes, queries,
+                                                                "max_votes")
     acc = SmoothSensitivityAccumulator(teachers=teachers, classes=votes.shape[1], sigma=sigma,
                                        order=order, threshold=threshold,
                                        sigma_threshold=sigma_threshold)
@@ -286,8 +288,8 @@ def _sanitize(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: floa
     checkpoints = []
     start = 0
     for stop in bounds:
-        acc.add(as_float_rows(votes[start:stop]), weights=weights[start:stop],
-                max_votes=None if max_votes is None else max_votes[start:stop])
+        acc.add(as_float_rows(votes[start:stop]), weights=weights_of(start, stop),
+                max_votes=None if max_votes_of is None else max_votes_of(start, stop))
         if report_every is not None and (stop in marks or stop == queries):
             checkpoints.append(acc.result(delta=delta, release_noise=release_noise))
         start = stop
@@ -295,3 +297,14 @@ def _sanitize(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: floa
     if checkpoints:
         final = replace(final, checkpoints=tuple(checkpoints))
     return final
+
+
+def _chunk_values(values: ArrayLike | ChunkValues, queries: int, name: str) -> ChunkValues:
+    """``(start, stop) -> values[start:stop]``: ``values`` one number per query, or already
+    such a function (values formed a chunk at a time, so that none is held per query)."""
+    if callable(values):
+        return values
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != (queries,):
+        raise ValueError(f"{name} must have shape ({queries},), got {values.shape}")
+    return lambda start, stop: values[start:stop]
