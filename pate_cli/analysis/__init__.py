@@ -34,7 +34,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["AnalysisResult", "ReplayTotals"], ".result"),
     **dict.fromkeys(["Round", "analyze_rounds"], ".rounds"),
     "analyze_votes": ".run",
-    "sanitize_analysis": ".sanitization",
+    "sanitize_analysis": ".added_figures",
     **dict.fromkeys(["ACCOUNTING_MODES", "DEFAULT_CHUNK"], ".setting"),
     "mechanism_steps": ".steps",
     "analyze_totals": ".totals",

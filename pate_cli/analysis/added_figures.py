@@ -34,7 +34,7 @@ from ..errors import OptionError
 from ..mechanisms import release_draw
 from ..sparse_rows import SparseRows, is_sparse
 from .result import AnalysisResult, TuningPart
-from .setting import CHUNK_ELEMENTS, rows_of
+from .setting import CHUNK_ELEMENTS, FirstRows, rows_of
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
@@ -108,16 +108,18 @@ def tuning_part(result, tuning) -> TuningPart:
 SANITIZABLE = ("gnmax", "confident", "interactive")
 
 
-def sanitize_analysis(result, votes, *, positions, charges: ChunkValues, student=None,
-                      order: float | None = None,
-                      report_every: int | None = None) -> SmoothSensitivityResult:
+def sanitize_analysis(result, votes, *, student=None, order: float | None = None,
+                      report_every: int | None = None, positions=None,
+                      charges: ChunkValues | None = None) -> SmoothSensitivityResult:
     """The smooth-sensitivity report for ``result`` (computed from ``votes``).
 
     ``positions``: the file rows the run processed, in order (an array, or
     ``setting.FirstRows``); ``charges(start, stop)``: the answer step's charge of processed
     queries ``start .. stop-1`` (``chunks.run_charges``). Rows, charges and Interactive's
-    selection counts are formed a chunk at a time, so memory does not grow with the number
-    of queries and the run needs no per-query columns.
+    selection counts are then formed a chunk at a time, so memory does not grow with the
+    number of queries and the run needs no per-query columns (``analyze`` does this).
+    Without them, a result with per-query columns gives both (``query_index``,
+    ``answered``).
 
     Raises ``ValueError`` for mechanisms or accounting modes it does not apply to, and
     when condition C5 or C6 fails at the order (naming the condition, sigma, K and
@@ -130,6 +132,14 @@ def sanitize_analysis(result, votes, *, positions, charges: ChunkValues, student
     if result.accounting == "data-independent":
         raise ValueError("--smooth-sensitivity needs replay or expected accounting (a "
                          "data-independent epsilon is already public)")
+    if charges is None:
+        result.require_columns("the smooth-sensitivity report of a run without its charges")
+        positions, answered = result.query_index, result.answered
+        if positions is None:
+            positions = FirstRows(result.queries)
+
+        def charges(start: int, stop: int) -> np.ndarray:
+            return answered[start:stop]
     order = float(result.order if order is None else order)
     common: dict = dict(teachers=int(round(result.teachers)), sigma=mechanism.sigma,
                         order=order, delta=result.delta, release_noise=release_draw(result.seed),

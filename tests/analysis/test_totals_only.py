@@ -198,6 +198,20 @@ def test_smooth_sensitivity_needs_no_columns(name, options):
         assert len(totals.smooth_sensitivity.checkpoints) > 1
 
 
+def test_sanitize_analysis_of_a_result_with_columns():
+    """The public ``sanitize_analysis(result, votes)``: charges from the result's columns,
+    the report ``analyze(..., smooth_sensitivity=True)`` gives; refused without them."""
+    from pate_cli.analysis import sanitize_analysis
+
+    votes, _ = synthetic_votes(queries=300)
+    options = dict(accounting="expected", query_indices=np.arange(300)[::-3])
+    report = sanitize_analysis(_analysed(votes, "confident", options, True), votes)
+    run = _analysed(votes, "confident", dict(options, smooth_sensitivity=True), False)
+    assert repr(report) == repr(run.smooth_sensitivity)
+    with pytest.raises(NoColumnsError, match="smooth-sensitivity report"):
+        sanitize_analysis(_analysed(votes, "confident", options, False), votes)
+
+
 def test_smooth_sensitivity_adds_no_per_query_memory(tmp_path):
     """2 x 10^5 queries from a memory-mapped file: the release adds less than 1 MB to the
     totals-only run's peak (its tables of distinct statistics grow up to their own bound,
