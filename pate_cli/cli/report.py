@@ -18,7 +18,9 @@ from ..analysis import api
 from ..errors import InputError
 from ..inputs import load_votes
 from ..inputs.tables import PER_QUERY, read_summary, read_table, require_table
+from ..outputs.figure_data import figure_rows
 from ..outputs.report import files_folder, render_report, report_format
+from ..outputs.report_figures import figure_budgets
 from ..outputs.run_match import check_same_run
 from ..outputs.writing import check_destinations, write_outputs
 from ..rounding import ceil_text
@@ -114,9 +116,14 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
         if per_query is not None:
             raise click.UsageError("--per-query applies to --from SUMMARY (a report on "
                                    "VOTES uses the run's own table)")
+        # the table streamed, a chunk at a time, into the rows the figures draw; with
+        # --query-indices the selection figure reads the rows the run kept
+        streamed = options.get("query_indices") is None
         with reported_warnings():
-            result = api.analyze(votes, **options)
-        summary, frame = result.to_dict(), result.to_frame()
+            result = api.analyze(votes, **options, per_query="stream" if streamed else True)
+        summary = result.to_dict()
+        frame = figure_rows(result.iter_frames(), queries=result.queries,
+                            budgets=figure_budgets(summary))
         rows = _analysed_votes(result)
         epsilon = result.epsilon
     text, figures = render_report(summary, frame, fmt=fmt, votes=rows, command=command,

@@ -59,3 +59,59 @@ def frontier_mask(epsilon, score) -> np.ndarray:
     smaller = np.where(first > 0, before[np.maximum(first - 1, 0)], -np.inf)
     kept[order] = ~((smaller >= best) | (best[first] > best))
     return kept
+
+
+# Rows of a per-query table a figure is drawn from: a longer table is drawn from every
+# k-th row (figure_rows), so a report's memory does not grow with the number of queries.
+FIGURE_ROWS = 1 << 17
+
+
+def figure_rows(frames, *, queries: int, budgets: tuple[float, ...] = (),
+                limit: int | None = None) -> pd.DataFrame:
+    """The rows of a per-query table that its figures draw, from the table's consecutive
+    pieces (``result.iter_frames()``).
+
+    A table of at most ``limit`` (default ``FIGURE_ROWS``) rows is kept whole (the figures
+    are those of the whole table). A longer one keeps every ``k``-th row (``k = ceil(queries
+    / limit)``, recorded as the frame's ``attrs["every"]``), the table's last row, the last
+    row of each output (the per-output figure's points) and, for each cumulative-epsilon
+    column (``epsilon_cumulative``, ``epsilon_cumulative_<group>``), the first row above
+    each of ``budgets``, so the stopping points the figures mark are the table's own. It holds at
+    most about ``limit`` rows plus one per output, whatever the number of queries.
+    """
+    import pandas as pd
+
+    every = max(1, -(-int(queries) // (FIGURE_ROWS if limit is None else limit)))
+    kept: list[pd.DataFrame] = []
+    crossed: set = set()
+    start = 0
+    held = None  # the last piece's last row when not kept: its output may go on
+    for piece in frames:
+        size = len(piece)
+        if every == 1 or size == 0:
+            kept.append(piece)
+            start += size
+            continue
+        keep = (np.arange(start, start + size) % every) == 0
+        if "output" in piece.columns:
+            ids = piece["output"].to_numpy()
+            keep[:-1] |= ids[1:] != ids[:-1]  # the last row of an output
+            if held is not None and held["output"].iloc[0] != ids[0]:
+                kept.append(held)  # the piece before ended an output
+        for column in piece.columns:
+            if str(column).startswith("epsilon_cumulative"):
+                values = piece[column].to_numpy(dtype=np.float64)
+                for budget in budgets:
+                    if (column, budget) not in crossed and np.any(values > budget):
+                        keep[int(np.argmax(values > budget))] = True
+                        crossed.add((column, budget))
+        held = None if keep[-1] else piece.iloc[-1:]
+        kept.append(piece[keep])
+        start += size
+    if held is not None:  # the table's last row
+        kept.append(held)
+    if not kept:
+        return pd.DataFrame()
+    table = pd.concat(kept, ignore_index=True)
+    table.attrs["every"] = every
+    return table

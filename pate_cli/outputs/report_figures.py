@@ -31,7 +31,7 @@ def history_plot(summary: dict, frame, *, style=None):
     budget = (summary.get("budget") or {}).get("limit")
     label = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
     return plots.history_figure([(label, frame)], delta=summary["delta"], budget=budget,
-                                caption=summary_caption(summary),
+                                caption=summary_caption(summary) + drawn_from(frame, summary),
                                 style=style or plots.Style())
 
 
@@ -45,7 +45,7 @@ def outputs_plot(summary: dict, frame, *, style=None):
     run = f"{os.path.basename(str(path))}: " if path else ""
     caption = (f"{run}{outputs['count']:,} outputs, {outputs['completed']:,} processed whole; "
                f"each point is the total after an output's last token. "
-               f"{summary_caption(summary)}.")
+               f"{summary_caption(summary)}.{drawn_from(frame, summary)}")
     return plots.history_figure([(label, frame)], delta=summary["delta"], x="output",
                                 budget=budget, caption=caption, style=style or plots.Style())
 
@@ -74,8 +74,25 @@ def groups_plot(summary: dict, frame, *, style=None):
     names = set(plots.group_columns(frame))
     budgets = {name: value for name, value in budgets.items() if name in names}
     return plots.groups_figure(frame, budgets=budgets, delta=summary["delta"],
-                               caption=summary_caption(summary),
+                               caption=summary_caption(summary) + drawn_from(frame, summary),
                                style=style or plots.Style())
+
+
+def drawn_from(frame, summary: dict) -> str:
+    """The caption's note for a figure drawn from every k-th query (``figure_rows``)."""
+    every = frame.attrs.get("every", 1)
+    if every <= 1:
+        return ""
+    return (f" Drawn from one query in every {every:,} of the {summary['queries']:,} (with "
+            "each output's last and the first over each budget).")
+
+
+def figure_budgets(summary: dict) -> tuple[float, ...]:
+    """The budgets a report's figures mark (the run's, each group's): ``figure_rows``
+    keeps the first row over each."""
+    found = [(summary.get("budget") or {}).get("limit")]
+    found += [row.get("budget") for row in summary.get("groups") or []]
+    return tuple(sorted({float(value) for value in found if value is not None}))
 
 
 def report_figures(summary: dict, frame, *, votes=None) -> list[tuple[str, object]]:
