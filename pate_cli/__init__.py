@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
     )
     from .orders import default_orders, parse_orders
     from .sweep import run_sweep
+    from .sweep.calibrate import Calibration, calibrate
 
 __all__ = [
     "__version__", "analyze", "load_votes", "load_predictions", "VoteSet", "InputError",
@@ -78,7 +79,7 @@ __all__ = [
     "rdp_gnmax_data_independent", "log_q_lnmax", "rdp_lnmax", "rdp_lnmax_data_independent",
     "log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent", "analyze_votes",
     "label", "LabelDecisions", "Exponential", "ConfidentExponential", "log_q_exponential",
-    "rdp_exponential", "rdp_exponential_data_independent",
+    "rdp_exponential", "rdp_exponential_data_independent", "calibrate", "Calibration",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -102,6 +103,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
                      "Exponential", "ConfidentExponential", "build_mechanism"], ".mechanisms"),
     **dict.fromkeys(["default_orders", "parse_orders"], ".orders"),
     "run_sweep": ".sweep",
+    **dict.fromkeys(["Calibration", "calibrate"], ".sweep.calibrate"),
 })
 
 # A result's notebook views (``_repr_html_``, ``.plot``, ``.report()``) are drawn by the

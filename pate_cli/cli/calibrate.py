@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
-
 import click
 
-from .._version import __version__
-from ..analysis.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
-from ..analysis.serialize import epsilon_method, epsilon_rdp, plain_number, sampling_summary
 from ..inputs.shards import input_files
+from ..outputs.calibration import render_calibration
 from ..outputs.writing import check_destinations, write_outputs
-from ..rounding import ceil_text
-from ..sweep.columns import orders_text
+from ..sweep.calibrate import ACCOUNTINGS, CALIBRATED, DEFAULT_TOLERANCE, calibrate
 from .errors import reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -114,109 +108,11 @@ def command(votes, target_epsilon, mechanism, sigma, threshold, sigma_threshold,
                           accounting=options.pop("accounting"), scale_all=scale_all,
                           tolerance=tolerance, sigma=sigma, threshold=threshold,
                           sigma_threshold=sigma_threshold, **options)
-    if options.get("orders") is not None:  # the grid as compact a:b:s text
-        text = orders_text(tuple(float(x) for x in options["orders"]))
-        found = replace(found, options={**found.options,
-                                        "orders": None if text == "default" else text})
-    summary = calibration_dict(found, votes)
-    text = (json.dumps(summary, indent=2, allow_nan=False) + "\n" if fmt == "json"
-            else _table(summary))
+    text = render_calibration(found.to_dict(votes), fmt)
     if output is not None:
         write_outputs({output: text.encode()})
     else:
         click.echo(text, nl=False)
-
-
-def _screening(found) -> dict:
-    """The threshold step's curve (MATH.md s.17) of a selecting mechanism, as analysed."""
-    params = found.result.mechanism.params
-    return {"screening": params["screening"]} if "screening" in params else {}
-
-
-def calibration_dict(found, votes) -> dict:
-    """The JSON of ``pate-calibrate -f json``: provenance, the answer, its figures."""
-    result = found.result
-    source = result.source
-    expected = result.accounting == "expected"
-    return {
-        "tool": "pate-calibrate",
-        "version": __version__,
-        "input": {"path": getattr(source, "path", None),
-                  "sha256": getattr(source, "sha256", None),
-                  "queries": int(getattr(source, "queries", result.queries)),
-                  "classes": result.classes, "teachers": plain_number(result.teachers)},
-        "mechanism": found.mechanism,
-        "target_epsilon": found.target_epsilon,
-        "solved": {"parameter": found.parameter, "value": plain_number(found.value),
-                   "scale_all": found.scale_all},
-        "params": {**{key: plain_number(value) for key, value in found.params.items()},
-                   **_screening(found)},
-        "accounting": result.accounting,
-        "conversion": result.conversion,
-        "delta": result.delta,
-        "seed": result.seed,
-        "queries": result.queries,
-        "epsilon": result.epsilon,
-        # which accountant gave ``epsilon`` (CLI.md); ``order`` belongs to ``epsilon_rdp``,
-        # the RDP conversion (``epsilon`` itself unless the PLD accountant's is smaller)
-        "epsilon_method": epsilon_method(result),
-        "sampling": sampling_summary(result.mechanism),
-        "order": plain_number(result.order),
-        "epsilon_rdp": epsilon_rdp(result),
-        "above": (None if found.above is None else
-                  {"value": plain_number(found.above[0]), "epsilon": found.above[1]}),
-        "tolerance": found.tolerance,
-        "analyses": found.analyses,
-        "answered": (result.answered_total if expected
-                     else int(round(result.answered_total))),
-        "answered_expected": found.answered_expected,
-        "label_accuracy": result.label_accuracy,
-        "command": found.command(votes),
-        "warnings": list(found.warnings),
-    }
-
-
-def _table(s: dict) -> str:
-    params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={value:g}"
-                       for key, value in s["params"].items()
-                       if (key, value) != ("screening", "exact"))  # the default: unsaid
-    solved = s["solved"]
-    name = "scale factor" if solved["scale_all"] else solved["parameter"]
-    answered = s["answered"]
-    answered_text = (f"{answered:.1f} expected of {s['queries']} queries"
-                     if isinstance(answered, float)
-                     else f"{answered} of {s['queries']} queries (replay, seed {s['seed']}); "
-                          f"{s['answered_expected']:.1f} expected")
-    lines = [
-        ("target", f"epsilon {s['target_epsilon']:g} at delta {s['delta']:g} "
-                   f"({s['accounting']} accounting)"),
-        ("solved", f"{name} {solved['value']:g} ({s['analyses']} analyses, relative step "
-                   f"{s['tolerance']:g})"),
-        ("mechanism", f"{s['mechanism']} ({params})"),
-        ("epsilon", f"{ceil_text(s['epsilon'])} ({_method(s)})"
-         + ("" if s["above"] is None else
-            f"; {name} {s['above']['value']:g} gives {ceil_text(s['above']['epsilon'])}")),
-        ("answered", answered_text),
-    ]
-    if s["epsilon_method"] == "pld" and s.get("epsilon_rdp") is not None:
-        # the RDP figure of the same parameters, with the order it belongs to
-        lines.insert(4, ("epsilon RDP", f"{ceil_text(s['epsilon_rdp'])} ({s['conversion']} "
-                                        f"conversion, order {s['order']:g}): the RDP "
-                                        "accountant's figure for the same noise"))
-    if s["label_accuracy"] is not None:
-        lines.append(("label accuracy", f"{s['label_accuracy']:.4f}"))
-    lines.append(("command", s["command"]))
-    width = max(len(key) for key, _ in lines)
-    return "\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n"
-
-
-def _method(s: dict) -> str:
-    """What gave the epsilon printed beside it, with the order that belongs to it."""
-    if s["epsilon_method"] == "pld":
-        return "privacy-loss distribution accountant"
-    if s["epsilon_method"] == "pure":
-        return "pure-DP bound"
-    return f"RDP, {s['conversion']} conversion, order {s['order']:g}"
 
 
 def main(args=None) -> None:

@@ -30,14 +30,17 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._version import __version__
 from ..accounting.pld import pld_available
+from ..analysis import api
+from ..analysis.result import AnalysisResult
+from ..analysis.sampling import check_sampled_run, parse_sampling
+from ..analysis.serialize import epsilon_method, epsilon_rdp, plain_number, sampling_summary
 from ..errors import InputError, OptionError, PateWarning
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
 from ..rounding import ceil_text
-from . import api
-from .result import AnalysisResult
-from .sampling import check_sampled_run, parse_sampling
+from .columns import orders_text
 
 CALIBRATED = ("gnmax", "lnmax", "confident", "exponential", "confident-exponential")
 # Mechanisms whose solved parameter is an inverse noise (eta): searched as 1 / eta.
@@ -111,6 +114,51 @@ class Calibration:
         if result.seed:
             words += ["--seed", str(result.seed)]
         return " ".join(shlex.quote(word) for word in words)
+
+    def to_dict(self, votes_text: str | None = "VOTES") -> dict:
+        """The JSON of ``pate-calibrate -f json`` (CLI.md): provenance, the answer, its
+        figures (``votes_text`` as in ``command``)."""
+        result = self.result
+        source = result.source
+        params = result.mechanism.params  # the threshold step's curve (MATH.md s.17)
+        return {
+            "tool": "pate-calibrate",
+            "version": __version__,
+            "input": {"path": getattr(source, "path", None),
+                      "sha256": getattr(source, "sha256", None),
+                      "queries": int(getattr(source, "queries", result.queries)),
+                      "classes": result.classes, "teachers": plain_number(result.teachers)},
+            "mechanism": self.mechanism,
+            "target_epsilon": self.target_epsilon,
+            "solved": {"parameter": self.parameter, "value": plain_number(self.value),
+                       "scale_all": self.scale_all},
+            "params": {**{key: plain_number(value) for key, value in self.params.items()},
+                       **({"screening": params["screening"]} if "screening" in params
+                          else {})},
+            "accounting": result.accounting,
+            "conversion": result.conversion,
+            "delta": result.delta,
+            "seed": result.seed,
+            "queries": result.queries,
+            "epsilon": result.epsilon,
+            # which accountant gave ``epsilon`` (CLI.md); ``order`` belongs to
+            # ``epsilon_rdp``, the RDP conversion (``epsilon`` itself unless the PLD
+            # accountant's is smaller)
+            "epsilon_method": epsilon_method(result),
+            "sampling": sampling_summary(result.mechanism),
+            "order": plain_number(result.order),
+            "epsilon_rdp": epsilon_rdp(result),
+            "above": (None if self.above is None else
+                      {"value": plain_number(self.above[0]), "epsilon": self.above[1]}),
+            "tolerance": self.tolerance,
+            "analyses": self.analyses,
+            "answered": (result.answered_total if result.accounting == "expected"
+                         else int(round(result.answered_total))),
+            "answered_expected": self.answered_expected,
+            "label_accuracy": result.label_accuracy,
+            "command": self.command(votes_text),
+            "warnings": list(self.warnings),
+        }
 
 
 def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float,
@@ -328,6 +376,9 @@ def _text(value) -> str:
 
 
 def _orders_text(orders) -> str | None:
+    """The ``--orders`` of the reproducing command: as typed, or a grid as compact
+    ``a:b:s`` text (``sweep.columns.orders_text``); None for MATH.md's grid."""
     if orders is None or isinstance(orders, str):
         return orders
-    return ",".join(f"{float(x):.12g}" for x in orders)
+    text = orders_text(tuple(float(x) for x in orders))
+    return None if text == "default" else text

@@ -11,9 +11,9 @@ import pytest
 
 import pate_cli
 from pate_cli.analysis import analyze
-from pate_cli.analysis.calibrate import calibrate
 from pate_cli.errors import InputError, OptionError
 from pate_cli.rounding import ceil_text
+from pate_cli.sweep.calibrate import calibrate
 from tests import ROOT
 
 VOTES = str(ROOT / "sample_votes" / "mnist_250_votes.npy")

@@ -1,0 +1,58 @@
+"""``pate-calibrate``'s output: the calibration's JSON summary (``Calibration.to_dict``)
+as the aligned table or as JSON text."""
+
+from __future__ import annotations
+
+import json
+
+from ..rounding import ceil_text
+
+
+def render_calibration(summary: dict, fmt: str) -> str:
+    """``summary`` as ``fmt``: ``table`` (aligned lines) or ``json``."""
+    if fmt == "json":
+        return json.dumps(summary, indent=2, allow_nan=False) + "\n"
+    return _table(summary)
+
+
+def _table(s: dict) -> str:
+    params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={value:g}"
+                       for key, value in s["params"].items()
+                       if (key, value) != ("screening", "exact"))  # the default: unsaid
+    solved = s["solved"]
+    name = "scale factor" if solved["scale_all"] else solved["parameter"]
+    answered = s["answered"]
+    answered_text = (f"{answered:.1f} expected of {s['queries']} queries"
+                     if isinstance(answered, float)
+                     else f"{answered} of {s['queries']} queries (replay, seed {s['seed']}); "
+                          f"{s['answered_expected']:.1f} expected")
+    lines = [
+        ("target", f"epsilon {s['target_epsilon']:g} at delta {s['delta']:g} "
+                   f"({s['accounting']} accounting)"),
+        ("solved", f"{name} {solved['value']:g} ({s['analyses']} analyses, relative step "
+                   f"{s['tolerance']:g})"),
+        ("mechanism", f"{s['mechanism']} ({params})"),
+        ("epsilon", f"{ceil_text(s['epsilon'])} ({_method(s)})"
+         + ("" if s["above"] is None else
+            f"; {name} {s['above']['value']:g} gives {ceil_text(s['above']['epsilon'])}")),
+        ("answered", answered_text),
+    ]
+    if s["epsilon_method"] == "pld" and s.get("epsilon_rdp") is not None:
+        # the RDP figure of the same parameters, with the order it belongs to
+        lines.insert(4, ("epsilon RDP", f"{ceil_text(s['epsilon_rdp'])} ({s['conversion']} "
+                                        f"conversion, order {s['order']:g}): the RDP "
+                                        "accountant's figure for the same noise"))
+    if s["label_accuracy"] is not None:
+        lines.append(("label accuracy", f"{s['label_accuracy']:.4f}"))
+    lines.append(("command", s["command"]))
+    width = max(len(key) for key, _ in lines)
+    return "\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n"
+
+
+def _method(s: dict) -> str:
+    """What gave the epsilon printed beside it, with the order that belongs to it."""
+    if s["epsilon_method"] == "pld":
+        return "privacy-loss distribution accountant"
+    if s["epsilon_method"] == "pure":
+        return "pure-DP bound"
+    return f"RDP, {s['conversion']} conversion, order {s['order']:g}"
