@@ -1,23 +1,22 @@
-"""pate-calibrate: the answer meets the target, is tight, reproduces; errors exit 2."""
+"""calibrate: the answer meets the target, is tight and never above it; the search's
+refusals; its JSON (``Calibration.to_dict``) and reproducing command."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import shlex
 import warnings
 
+import numpy as np
 import pytest
 
 import pate_cli
 from pate_cli.analysis import analyze
-from pate_cli.errors import InputError, OptionError
-from pate_cli.rounding import ceil_text
+from pate_cli.errors import OptionError
 from pate_cli.sweep.calibrate import calibrate
 from tests import ROOT
 
 VOTES = str(ROOT / "sample_votes" / "mnist_250_votes.npy")
-LABELS = str(ROOT / "sample_votes" / "mnist_250_labels.npy")
 
 
 @contextlib.contextmanager
@@ -91,67 +90,9 @@ def test_gnmax_data_independent_against_the_closed_form():
         assert found.epsilon == pytest.approx(exact(found.value), rel=0.01)
 
 
-def test_infeasible_target_exits_2_with_one_line(cli):
-    done = cli.calibrate(VOTES, "-T", "200", "--sigma-threshold", "10",
-                         "--target-epsilon", "0.5", "-n", "640")
-    assert done.code == 2
-    lines = done.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: no sigma up to 250000 meets")
-    with pytest.raises(InputError, match="meets epsilon"):
-        calibrate(VOTES, "gnmax", target_epsilon=1e-4, queries=640)
-
-
-@pytest.mark.parametrize("args, message", [
-    (["-m", "gnmax", "--sigma", "40"], "--sigma is what pate-calibrate solves for"),
-    (["-m", "gnmax", "--scale-all"], "--scale-all applies to -m confident"),
-    (["-m", "lnmax", "-T", "100"], "-m lnmax does not use --threshold"),
-    (["--accounting", "replay"], "Invalid value for '--accounting'"),
-])
-def test_refused_options(cli, args, message):
-    done = cli.calibrate(VOTES, "--target-epsilon", "2", "-n", "50", *args)
-    assert done.code == 2
-    assert message in done.err and len(done.err.strip().splitlines()) == 1
-
-
 def test_option_errors_in_the_api():
     with pytest.raises(OptionError, match="solves -m gnmax, lnmax, confident"):
         calibrate(VOTES, "svt", target_epsilon=1.0)
-
-
-def test_json_keys_and_the_command_reproduces(cli):
-    done = cli.calibrate(VOTES, "--target-epsilon", "2", "-n", "640", "--labels", LABELS,
-                         "-T", "200", "--sigma-threshold", "150", "-f", "json")
-    assert done.code == 0, done.err
-    summary = json.loads(done.out)
-    for key in ("tool", "version", "input", "mechanism", "target_epsilon", "solved", "params",
-                "accounting", "conversion", "delta", "seed", "epsilon", "order", "above",
-                "answered", "answered_expected", "label_accuracy", "command", "warnings"):
-        assert key in summary
-    assert summary["tool"] == "pate-calibrate" and len(summary["input"]["sha256"]) == 64
-    assert summary["epsilon"] <= 2.0 and summary["accounting"] == "data-independent"
-    assert summary["params"]["threshold"] == 200 and summary["solved"]["parameter"] == "sigma"
-    assert 0 < summary["label_accuracy"] <= 1
-    assert summary["answered"] <= 640 and 0 < summary["answered_expected"] <= 640
-    words = shlex.split(summary["command"])
-    assert words[0] == "pate-analyze"
-    again = cli.analyze(*words[1:], "-f", "json")
-    assert again.code == 0, again.err
-    assert json.loads(again.out)["epsilon"] == summary["epsilon"]
-
-
-def test_expected_accounting_warns_once(cli):
-    done = cli.calibrate(VOTES, "-m", "gnmax", "--target-epsilon", "1", "-n", "200",
-                         "--accounting", "expected")
-    assert done.code == 0, done.err
-    lines = done.err.splitlines()
-    assert all(line.startswith("Warning: ") for line in lines)
-    assert sum("data-dependent release" in line for line in lines) == 1
-    # GNMax's data-dependent epsilon is not monotone in sigma (less noise makes the
-    # plurality surer): the search says so in one line.
-    assert sum("not monotone in the sigma" in line for line in lines) == 1
-    assert "epsilon" in done.out and "pate-analyze" in done.out
-    quiet = cli.calibrate(VOTES, "-m", "gnmax", "--target-epsilon", "1", "-n", "200")
-    assert quiet.code == 0 and quiet.err == ""
 
 
 def test_target_met_at_the_smallest_noise():
@@ -162,75 +103,28 @@ def test_target_met_at_the_smallest_noise():
     assert found.epsilon <= 1e6
 
 
-def test_command_reproduces_with_predictions_orders_and_options(cli):
-    predictions = str(ROOT / "sample_votes" / "mnist_250_predictions.npy")
-    done = cli.calibrate("--predictions", predictions, "-m", "gnmax", "--target-epsilon", "3",
-                         "-n", "300", "--orders", "2:64:1", "--conversion", "improved",
-                         "--seed", "3", "-f", "json")
-    assert done.code == 0, done.err
-    summary = json.loads(done.out)
-    assert "--orders 2:64:1" in summary["command"] and "--seed 3" in summary["command"]
-    again = cli.analyze(*shlex.split(summary["command"])[1:], "-f", "json")
-    assert again.code == 0, again.err
-    assert json.loads(again.out)["epsilon"] == summary["epsilon"] <= 3
-
-
-def test_version_help_and_completion(cli, monkeypatch):
-    import pate_cli
-
-    assert cli.calibrate("--version").out == f"pate-calibrate {pate_cli.__version__}\n"
-    monkeypatch.setenv("COLUMNS", "100")
-    done = cli.calibrate("-h")
-    assert done.code == 0
-    assert "_PATE_CALIBRATE_COMPLETE=bash_source pate-calibrate" in done.out
-    assert max(map(len, done.out.splitlines())) <= 100
-    for title in ("Target", "Input", "Accounting", "Outputs"):
-        assert f"\n  {title}" in done.out
-    missing = cli.calibrate(VOTES)
-    assert missing.code == 2 and "--target-epsilon" in missing.err
-
-
-def test_each_printed_figure_names_its_accountant_and_order(cli):
-    """Issue 30: a PLD figure was printed "(order 10.5)", the RDP figure's order."""
-    args = (VOTES, "-T", "200", "--sigma-threshold", "150", "--target-epsilon", "2",
-            "-n", "640")
-    summary = json.loads(cli.calibrate(*args, "-f", "json").out)
-    assert summary["epsilon_method"] in ("rdp", "pld")
-    again = json.loads(cli.analyze(*shlex.split(summary["command"])[1:], "-f", "json").out)
-    assert again["epsilon"] == summary["epsilon"]
-    assert again["epsilon_method"] == summary["epsilon_method"]
-    assert again["epsilon_rdp"] == summary["epsilon_rdp"]
-    lines = dict(line.split(None, 1) if not line.startswith("epsilon RDP") else
-                 ("epsilon RDP", line[len("epsilon RDP"):].strip())
-                 for line in cli.calibrate(*args).out.splitlines())
-    if summary["epsilon_method"] == "pld":
-        assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (privacy-loss "
-                                           "distribution accountant)")
-        assert "order" not in lines["epsilon"]
-        assert lines["epsilon RDP"].startswith(
-            f"{ceil_text(summary['epsilon_rdp'])} (classic conversion, order "
-            f"{summary['order']:g})")
-    else:
-        assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (RDP, classic "
-                                           f"conversion, order {summary['order']:g})")
-
-
-def test_without_dp_accounting_the_answer_says_it_is_the_rdp_one(cli, monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "dp_accounting", None)  # import fails
-    done = cli.calibrate(VOTES, "-m", "gnmax", "--target-epsilon", "2", "-n", "640",
-                         "-f", "json")
-    assert done.code == 0, done.err
-    summary = json.loads(done.out)
-    assert summary["epsilon_method"] == "rdp" and summary["epsilon_rdp"] == summary["epsilon"]
-    note = ("Warning: dp_accounting is not installed: the epsilon is the RDP accountant's; "
-            "the privacy-loss-distribution accountant's is tighter")
-    assert done.err.startswith(note) and "pip install 'pate_cli[accounting]'" in done.err
-    assert any(text.startswith("dp_accounting is not installed") for text in
-               summary["warnings"])
-    table = cli.calibrate(VOTES, "-m", "gnmax", "--target-epsilon", "2", "-n", "640")
-    assert f"(RDP, classic conversion, order {summary['order']:g})" in table.out
-    # LNMax has no Gaussian step: nothing to say
-    lnmax = cli.calibrate(VOTES, "-m", "lnmax", "--target-epsilon", "8", "-n", "100")
-    assert lnmax.code == 0 and lnmax.err == ""
+def test_public_name_json_and_a_grid_given_as_numbers():
+    """``pate_cli.calibrate`` is the search; ``to_dict`` holds the answer's figures; an
+    order grid given as numbers is written compactly in the command (and reproduces)."""
+    assert pate_cli.calibrate is calibrate
+    with _quiet():
+        found = pate_cli.calibrate(VOTES, "gnmax", target_epsilon=3.0, queries=100,
+                                   orders=np.arange(2.0, 65.0))
+    summary = found.to_dict("votes.npy")
+    assert isinstance(found, pate_cli.Calibration)
+    assert summary["epsilon"] == found.epsilon <= summary["target_epsilon"] == 3.0
+    assert summary["solved"] == {"parameter": "sigma", "value": found.value,
+                                 "scale_all": False}
+    assert summary["params"] == {"sigma": found.value}
+    assert summary["analyses"] == found.analyses and summary["input"]["queries"] == 9000
+    words = shlex.split(summary["command"])
+    assert words[:2] == ["pate-analyze", "votes.npy"]
+    assert words[words.index("--orders") + 1] == "2:64:1"
+    with _quiet():
+        again = analyze(VOTES, "gnmax", sigma=found.value, queries=100,
+                        accounting="data-independent", orders=np.arange(2.0, 65.0))
+    assert again.epsilon == found.epsilon
+    with _quiet():  # MATH.md's grid itself is the default: no --orders
+        default = calibrate(VOTES, "gnmax", target_epsilon=3.0, queries=100,
+                            orders=pate_cli.default_orders())
+    assert "--orders" not in default.command()
