@@ -6,7 +6,7 @@ import contextlib
 
 import click
 
-from ..outputs.summary import FORMATS, render
+from ..outputs.summary import FORMATS, parameters_text, render
 from ..rounding import ceil_text
 from .choices import MECHANISMS, Q_BOUNDS, VARIANTS
 from .errors import OverBudget, reported_warnings, run_command
@@ -200,60 +200,28 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
     """Privacy cost of PATE labels from VOTES: .npy .npz .csv .tsv, sparse, shards, - (stdin).
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
-    from ..analysis.decisions import decisions_of, decisions_of_frames
-    from ..analysis.serialize import smooth_sensitivity_history
-    from ..inputs.shards import input_files
-    from ..outputs.decisions import check_decisions_path, decisions_bytes, decisions_chunks
-    from ..outputs.files import per_query_bytes, per_query_stream_chunks
-    from ..outputs.rdp_curve import rdp_curve_bytes
-    from ..outputs.writing import check_destinations, write_outputs
-    check_destinations(((f"{option} {path}", path) for option, path in (
-        ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
-        ("--write-decisions", write_decisions), ("--write-rdp", write_rdp))
-        if path is not None),  # before any work: two outputs to one file, no directory...
-        inputs=input_files([("", votes)] + [  # ...or one of the inputs
-            (f"--{key.replace('_', '-')}", options[key]) for key in (
-                "predictions", "labels", "student", "query_indices", "add_rdp", "groups",
-                "teacher_groups", "decisions")]))
-    if write_decisions is not None:
-        check_decisions_path(write_decisions)
-    if write_rdp is not None and options["individualized"] is not None:
-        raise click.UsageError("--write-rdp writes one curve; an individualized run has one "
-                               "per group")
-    if options["multilabel"] is not None and write_decisions is not None:
-        raise click.UsageError("--write-decisions does not combine with --multilabel (the "
-                               "per-query table holds each query's released label set)")
+    from ..outputs.run_files import check_run_outputs, run_files
+    from ..outputs.writing import write_outputs
+    outputs = dict(output=output, per_query=per_query, ss_history=ss_history,
+                   write_decisions=write_decisions, write_rdp=write_rdp)
+    check_run_outputs(votes, options, **outputs)  # before any work
     if show_parameters:
         _show_parameters(votes, fmt, **options)
         return
     # totals only; a per-query table or decisions are written by a second pass, a chunk
     # at a time (bounded memory)
-    per_query_mode = "stream" if per_query is not None or write_decisions is not None else False
+    mode = "stream" if per_query is not None or write_decisions is not None else False
+    cluster = contextlib.nullcontext()
+    if scheduler is not None:  # worker processes and Dask: only for a cluster
+        from ..sweep.executors import scheduler_pool
+        cluster = scheduler_pool(scheduler, timeout=SCHEDULER_TIMEOUT)
     with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
-            _cluster(scheduler) as executor:
+            cluster as executor:
         # --ss-history without --smooth-sensitivity: refused by the option rules
         result = api.analyze(votes, **options, ss_every=ss_every if ss_history else None,
-                             progress=report, per_query=per_query_mode, executor=executor)
+                             progress=report, per_query=mode, executor=executor)
     text = render(result.to_dict(), fmt)
-    files = {}
-    if per_query is not None:
-        files[per_query] = per_query_stream_chunks(result.iter_frames(), per_query)
-    if output is not None:
-        files[output] = text.encode()
-    if write_decisions is not None and result.counts is not None:  # streamed, a piece
-        files[write_decisions] = decisions_chunks(  # at a time (bounded memory)
-            decisions_of_frames(result.iter_frames(), result.mechanism.name),
-            write_decisions, result.mechanism.name)
-    elif write_decisions is not None:  # the run kept its columns (SVT, rounds, groups...)
-        files[write_decisions] = decisions_bytes(decisions_of(result), write_decisions)
-    if ss_history is not None:
-        import pandas as pd
-
-        history = smooth_sensitivity_history(result.smooth_sensitivity)
-        files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
-    if write_rdp is not None:
-        files[write_rdp] = rdp_curve_bytes(result.orders, result.rdp_total)
-    write_outputs(files)
+    write_outputs(run_files(result, summary_text=text, **outputs))
     if output is None:
         click.echo(text, nl=False)
     if max_epsilon is not None and result.tuning is not None:  # the search's figure
@@ -263,28 +231,6 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
     elif max_epsilon is not None and result.epsilon > max_epsilon:
         raise OverBudget(f"epsilon {ceil_text(result.epsilon)} exceeds --max-epsilon "
                          f"{max_epsilon:g}")
-
-
-@contextlib.contextmanager
-def _cluster(scheduler: str | None):
-    """The executor of the Dask scheduler at ``scheduler`` (None without one), closed
-    after the block; a scheduler that cannot be reached is a one-line error. A run that
-    cannot use it says so (``analysis.distributed.usable_executor``)."""
-    if scheduler is None:
-        yield None
-        return
-    try:
-        from distributed import Client
-    except ImportError:
-        raise click.UsageError("--scheduler needs Dask: pip install 'pate_cli[dask]'") \
-            from None
-    from ..sweep.executors import dask_executor, stop
-
-    executor, _ = dask_executor(scheduler, connect=Client, timeout=SCHEDULER_TIMEOUT)
-    try:
-        yield executor
-    finally:
-        stop(executor, terminate=True)
 
 
 def _show_parameters(votes, fmt, **options) -> None:
@@ -302,27 +248,7 @@ def _show_parameters(votes, fmt, **options) -> None:
                                    teacher_groups=spec.teacher_groups,
                                    precision=spec.precision, weights=spec.weights,
                                    power=spec.power)
-    click.echo(_parameters_text(plan.parameters, fmt), nl=False)
-
-
-def _parameters_text(parameters, fmt) -> str:
-    import pandas as pd
-    rows = parameters.as_rows()
-    if fmt == "json":
-        import json
-
-        return json.dumps({"individualized": parameters.variant, "groups": rows},
-                          indent=2) + "\n"
-    frame = pd.DataFrame(rows)
-    if fmt == "csv":
-        return frame.to_csv(index=False, lineterminator="\n")
-    if fmt == "markdown":
-        header = "| " + " | ".join(frame.columns) + " |"
-        lines = [header, "|" + "---|" * len(frame.columns)]
-        lines += ["| " + " | ".join(f"{v:g}" if isinstance(v, float) else str(v)
-                                    for v in row) + " |" for row in frame.to_numpy()]
-        return "\n".join(lines) + "\n"
-    return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
+    click.echo(parameters_text(plan.parameters, fmt), nl=False)
 
 
 def main(args=None) -> int:

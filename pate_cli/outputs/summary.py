@@ -29,6 +29,26 @@ def render(summary: dict, fmt: str) -> str:
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
 
 
+
+def parameters_text(parameters, fmt: str) -> str:
+    """``pate-analyze --show-parameters``: each group's derived parameters (an
+    individualized run's ``GroupParameters``, MATH.md s.9) as ``fmt`` text."""
+    import pandas as pd
+    rows = parameters.as_rows()
+    if fmt == "json":
+        return json.dumps({"individualized": parameters.variant, "groups": rows},
+                          indent=2) + "\n"
+    frame = pd.DataFrame(rows)
+    if fmt == "csv":
+        return frame.to_csv(index=False, lineterminator="\n")
+    if fmt == "markdown":
+        header = "| " + " | ".join(frame.columns) + " |"
+        lines = [header, "|" + "---|" * len(frame.columns)]
+        lines += ["| " + " | ".join(f"{v:g}" if isinstance(v, float) else str(v)
+                                    for v in row) + " |" for row in frame.to_numpy()]
+        return "\n".join(lines) + "\n"
+    return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
+
 def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
     """The sampled voters (MATH.md s.16), when declared: the scheme and what one unit
     changes."""

@@ -9,6 +9,7 @@ its next piece is formed."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -72,6 +73,19 @@ def write_atomically(path: str, data: bytes) -> None:
     written in place) and the same ``ValueError`` naming the file on any failure.
     """
     write_outputs({path: data})
+
+
+def write_error_text(error: BaseException, path: str) -> str:
+    """Why writing ``path`` failed, in a few words (``No space left on device``)."""
+    if isinstance(error, OSError):
+        if error.strerror:
+            return error.strerror
+        code = error.errno if error.errno is not None else (error.args or (None,))[0]
+        if code in errno.errorcode:  # OSError(errno.ENOSPC) has no strerror
+            return os.strerror(code)
+    text = " ".join(str(error).split())
+    # the writer's own message is "PATH: cannot write: why"
+    return text.removeprefix(f"{path}: ").removeprefix("cannot write: ") or type(error).__name__
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ import re
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
-from ..errors import InputError
+from ..errors import InputError, OptionError
 
 WATCH_SECONDS = 0.25
 _PR_SET_PDEATHSIG = 1
@@ -106,6 +107,49 @@ def dask_executor(address: str, *, connect, timeout="10s"):
     executor.pate_client = client
     return executor, threads
 
+
+
+def scheduler_executor(address: str, *, timeout="10s"):
+    """``dask_executor`` with distributed's ``Client``: ``(executor, threads)``;
+    ``OptionError`` (one line) when Dask is not installed."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise OptionError("--scheduler needs Dask: pip install 'pate_cli[dask]'") from None
+    return dask_executor(address, connect=Client, timeout=timeout)
+
+
+@contextlib.contextmanager
+def scheduler_pool(address: str, *, timeout="10s") -> Iterator:
+    """The executor of the Dask scheduler at ``address``, stopped with its tasks ended
+    after the block (``pate-analyze --scheduler``)."""
+    executor, _ = scheduler_executor(address, timeout=timeout)
+    try:
+        yield executor
+    finally:
+        stop(executor, terminate=True)
+
+
+def sweep_executor(workers: int | None, scheduler: str | None, tasks: int):
+    """``(executor or None, description, tasks in flight)`` for ``tasks`` points: the Dask
+    scheduler's, else ``workers`` local processes (default: the cores; at most one per
+    task), or None (in this process) for one."""
+    if scheduler:
+        executor, threads = scheduler_executor(scheduler)
+        return executor, f"Dask scheduler {scheduler} ({threads} threads)", 4 * threads
+    if workers is None:
+        workers = _cores()
+    workers = max(1, min(workers, tasks))
+    if workers == 1:
+        return None, "1 worker (in process)", None
+    return local_pool(workers), f"{workers} worker processes", 4 * workers
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
 
 # A Dask handshake's first 8 bytes give its length: a few hundred bytes, far below this.
 _HANDSHAKE_BYTES = 1 << 24

@@ -7,6 +7,7 @@ numbers (``columns.KEY_COLUMNS``: options, input files' sha256, tool version).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -69,3 +70,20 @@ def merge_rows(table: list[dict], journal: list[dict]) -> list[dict]:
             where[place] = len(rows)
             rows.append(row)
     return rows
+
+
+def resume_text(out: str, plan: ResumePlan, total: int, *, exists: bool,
+                sidecar: str) -> str:
+    """How many rows ``--resume`` reuses and how many it computes, and why others are
+    not (one line)."""
+    reused = len(plan.reused)
+    partial = os.path.exists(sidecar)
+    rows = f"{total} row{'s' if total != 1 else ''}"
+    if not exists and not partial:
+        return f"pate-sweep: {out} does not exist yet; computing {rows}"
+    source = " and ".join(([out] if exists else []) + ([sidecar] if partial else []))
+    line = f"pate-sweep: reused {reused} of {rows} from {source}; computing {total - reused}"
+    if plan.replaced:
+        line += (f" (replacing {plan.replaced} row{'s' if plan.replaced > 1 else ''} made "
+                 "with other options, other input files or another version)")
+    return line

@@ -6,6 +6,9 @@ import shlex
 
 import numpy as np
 
+from ..rounding import ceil_significant, ceil_text
+from .points import one_per_file
+
 
 def score_column(rows: list[dict]) -> str:
     """``label_accuracy`` when every row has one, else ``answered``."""
@@ -86,3 +89,37 @@ def _plain_text(value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def best_command(chosen: dict, *, files, labels, students, orders, conversion: str,
+                 index_col: int | None = None) -> str:
+    """``analyze_command`` for ``--best``'s row: its file's ``--labels`` and (Interactive)
+    ``--student``, given once or once per file in ``files``' order; ``orders`` the grid."""
+    label_of = dict(zip(files, one_per_file(labels, files, "--labels"), strict=True))
+    student_of = dict(zip(files, one_per_file(students, files, "--student"), strict=True))
+    student = student_of.get(chosen["file"]) if chosen["mechanism"] == "interactive" else None
+    return analyze_command(chosen, labels=label_of.get(chosen["file"]), student=student,
+                           orders=None if orders is None else ",".join(f"{x:g}" for x in orders),
+                           conversion=conversion, index_col=index_col)
+
+
+def no_best_text(rows: list[dict], epsilon: float) -> str:
+    """Why ``--best`` found no row: none within ``epsilon`` (and the smallest there is)."""
+    smallest = min((row["epsilon"] for row in rows), default=None)
+    shown = "" if smallest is None else f" (the smallest is {ceil_significant(smallest, 4)})"
+    return f"no configuration stays within epsilon {epsilon:g}{shown}"
+
+
+def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str) -> list[str]:
+    """The lines after ``--best``'s row: the warning that a row chosen by a data-dependent
+    epsilon leaks beyond it, then the choice and its ``pate-analyze`` command."""
+    column = score_column(rows)
+    lines = []
+    if chosen.get("accounting") != "data-independent":
+        lines.append(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "
+                     "epsilon, which depends on the private votes: choosing by it leaks "
+                     "beyond any figure here (README, Choosing parameters costs privacy); "
+                     "choose under --accounting data-independent")
+    lines.append(f"pate-sweep: best within epsilon {epsilon:g} by {column}: "
+                 f"{chosen[column]:.6g} at epsilon {ceil_text(chosen['epsilon'])}\n  {command}")
+    return lines

@@ -22,6 +22,7 @@ import numpy as np
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.tuning import TuningDistribution, candidate_bound, tuned_epsilon
 from ..orders import default_orders
+from ..rounding import ceil_text
 
 RDP_KEY = "rdp_curve"
 TUNING_COLUMNS = ("tuning", "epsilon_tuned", "epsilon_all_points")
@@ -46,3 +47,13 @@ def add_tuning_columns(rows: list[dict], distribution: TuningDistribution, *, or
         figures[file] = (tuned, float(composed))
     return [{**row, "tuning": distribution.text, "epsilon_tuned": figures[row["file"]][0],
              "epsilon_all_points": figures[row["file"]][1]} for row in rows]
+
+
+def tuning_lines(rows: list[dict]) -> list[str]:
+    """Per vote file, what choosing among the grid's points costs as a random search
+    (``--tuning``) and running every point."""
+    return [f"pate-sweep: {row['file']}: choosing among the grid's points costs epsilon "
+            f"{ceil_text(row['epsilon_tuned'])} as a random search (--tuning "
+            f"{row['tuning']}), {ceil_text(row['epsilon_all_points'])} running every point"
+            for row in {row["file"]: row for row in rows}.values()
+            if row.get("epsilon_tuned") is not None]

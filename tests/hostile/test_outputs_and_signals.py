@@ -387,7 +387,7 @@ def test_a_signal_to_pate_plot_exits_130_or_143(cli, votes, tmp_path, number, li
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_to_pate_sweep_keeps_the_rows(votes, tmp_path, number):
     out = tmp_path / "rows.csv"
-    done = signalled(tmp_path, "sweep", "pate_cli.cli.sweep_run:run_points", number, votes,
+    done = signalled(tmp_path, "sweep", "pate_cli.sweep.run:run_points", number, votes,
                      "-m", "gnmax", "--sigma", "10,20", "-w", "1", "--no-progress", "-o", out)
     assert done.returncode == EXIT_FOR[number], done.stderr
     assert "kept 0 of 2 rows" in done.stderr

@@ -1,0 +1,66 @@
+"""The files a ``pate-analyze`` run writes besides its summary on stdout: checked before
+any work, then formed from the result (``-o``, ``--per-query``, ``--write-decisions``,
+``--ss-history``, ``--write-rdp``), the per-query table and the decisions streamed a
+piece at a time (bounded memory). ``outputs.writing.write_outputs`` writes them as a set.
+"""
+
+from __future__ import annotations
+
+from ..analysis.decisions import decisions_of, decisions_of_frames
+from ..analysis.serialize import smooth_sensitivity_history
+from ..errors import OptionError
+from ..inputs.shards import input_files
+from .decisions import check_decisions_path, decisions_bytes, decisions_chunks
+from .files import per_query_bytes, per_query_stream_chunks
+from .rdp_curve import rdp_curve_bytes
+from .writing import check_destinations
+
+# The options naming input files, none of which an output may overwrite.
+INPUT_OPTIONS = ("predictions", "labels", "student", "query_indices", "add_rdp", "groups",
+                 "teacher_groups", "decisions")
+
+
+def check_run_outputs(votes, options: dict, *, output=None, per_query=None, ss_history=None,
+                      write_decisions=None, write_rdp=None) -> None:
+    """Refuse, before any work, outputs that cannot be written as asked: two to one file,
+    no directory, one of the inputs (VOTES, ``options``' files), an extension
+    ``--write-decisions`` cannot write, and outputs the run cannot give (one RDP curve of
+    an individualized run; decisions of a multi-label run)."""
+    check_destinations(((f"{option} {path}", path) for option, path in (
+        ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
+        ("--write-decisions", write_decisions), ("--write-rdp", write_rdp))
+        if path is not None),
+        inputs=input_files([("", votes)] + [
+            (f"--{key.replace('_', '-')}", options.get(key)) for key in INPUT_OPTIONS]))
+    if write_decisions is not None:
+        check_decisions_path(write_decisions)
+    if write_rdp is not None and options.get("individualized") is not None:
+        raise OptionError("--write-rdp writes one curve; an individualized run has one "
+                          "per group")
+    if options.get("multilabel") is not None and write_decisions is not None:
+        raise OptionError("--write-decisions does not combine with --multilabel (the "
+                          "per-query table holds each query's released label set)")
+
+
+def run_files(result, *, summary_text: str, output=None, per_query=None,
+              write_decisions=None, ss_history=None, write_rdp=None) -> dict:
+    """``{path: bytes or an iterable of bytes}`` of the outputs asked for."""
+    files: dict = {}
+    if per_query is not None:
+        files[per_query] = per_query_stream_chunks(result.iter_frames(), per_query)
+    if output is not None:
+        files[output] = summary_text.encode()
+    if write_decisions is not None and result.counts is not None:  # streamed, a piece
+        files[write_decisions] = decisions_chunks(  # at a time (bounded memory)
+            decisions_of_frames(result.iter_frames(), result.mechanism.name),
+            write_decisions, result.mechanism.name)
+    elif write_decisions is not None:  # the run kept its columns (SVT, rounds, groups...)
+        files[write_decisions] = decisions_bytes(decisions_of(result), write_decisions)
+    if ss_history is not None:
+        import pandas as pd
+
+        history = smooth_sensitivity_history(result.smooth_sensitivity)
+        files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
+    if write_rdp is not None:
+        files[write_rdp] = rdp_curve_bytes(result.orders, result.rdp_total)
+    return files

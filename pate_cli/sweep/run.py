@@ -1,0 +1,100 @@
+"""``pate-sweep``'s run between the plan and the table: the request checked before any
+work, the tasks run on an executor with every finished row kept (in a journal as it
+arrives) when Ctrl-C, SIGTERM or a failing task stops them, the rows put back in grid
+order, and the notes the rows carry counted (one line per kind)."""
+
+from __future__ import annotations
+
+from ..errors import OptionError
+from ..interrupts import Terminated
+from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
+from .executors import stop
+from .points import WARNINGS_KEY, grid_size, run_points
+from .resume import ResumePlan
+
+
+def check_grid_size(mechanisms: list[str], grids: dict, *, files: int,
+                    max_points: int) -> None:
+    """``OptionError`` when the grid has more points than ``max_points`` (``--max-points``),
+    before any work."""
+    size = grid_size(mechanisms, grids, files=files)
+    if size > max_points:
+        raise OptionError(f"the grid has {size:,} points, more than --max-points "
+                          f"{max_points:,} (narrow the grid or raise --max-points)")
+
+
+def check_resume(*, out: str | None, resume: bool, tuning) -> None:
+    """``--resume`` needs ``--out`` and every point's RDP curve (``--tuning``) is not in a
+    table read back: ``OptionError`` for either."""
+    if resume and not out:
+        raise OptionError("--resume needs --out (the file to resume)")
+    if tuning is not None and resume:
+        raise OptionError("--tuning needs every point's RDP curve: it does not combine "
+                          "with --resume (rows read back from a table have none)")
+
+
+def unused_grids(grids: dict, mechanisms: list[str]) -> list[str]:
+    """The flags of the grid options (``--sigma``...) no mechanism of ``mechanisms`` uses."""
+    used = {name for mechanism in mechanisms for name in MECHANISM_PARAMETERS[mechanism]}
+    return ["--" + name.replace("_", "-") for name in GRID_PARAMETERS
+            if name in grids and name not in used]
+
+
+def run_tasks(tasks, *, executor, in_flight: int | None, journal, sigterm,
+              done=None) -> tuple[dict, object]:
+    """Run the points ``tasks``; ``({point index: row}, None | "interrupted" |
+    "terminated" | the exception)``. Each row goes to ``journal`` (when there is one) as
+    it arrives, then ``done(1)`` is called (a progress bar's ``update``).
+
+    ``sigterm`` (``interrupts.sigterm_switch``) is armed while the tasks run. Ctrl-C,
+    SIGTERM and failing tasks stop the run but keep the rows finished so far; the tasks
+    still running are ended (their rows would be dropped), and the executor is stopped.
+    """
+    finished: dict[int, dict] = {}
+    failure = None
+    try:
+        sigterm.arm()
+        for position, row in run_points(tasks, executor=executor, in_flight=in_flight):
+            finished[tasks[position].index] = row
+            if journal is not None:
+                journal.append(row)
+            if done is not None:
+                done(1)
+        sigterm.disarm()
+    except Terminated:
+        failure = "terminated"
+    except KeyboardInterrupt:
+        failure = "interrupted"
+    except Exception as error:  # noqa: BLE001 - kept rows are written, then re-raised
+        failure = error
+    finally:
+        sigterm.disarm()
+        if executor is not None:
+            stop(executor, terminate=failure is not None)
+    return finished, failure
+
+
+def in_grid_order(points, finished: dict, plan: ResumePlan) -> list[dict]:
+    """Finished and reused rows in grid order; kept rows of other places at the end."""
+    rows = []
+    for point in points:
+        if point.index in finished:
+            rows.append(finished[point.index])
+        elif point.index in plan.reused:
+            rows.append(plan.reused[point.index])
+    return rows + plan.others
+
+
+def warning_lines(rows, computed: int) -> list[str]:
+    """Each kind of note the rows carry once, as one ``Warning:`` line with how many of
+    the ``computed`` points it concerns."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        for note in row.get(WARNINGS_KEY, ()):
+            counts[note] = counts.get(note, 0) + 1
+    return [f"Warning: {note} ({count} of {computed} points)" for note, count in counts.items()]
+
+
+def rows_text(count: int) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{count} row{'s' if count != 1 else ''}"
