@@ -1,17 +1,15 @@
 """``pate-plot KIND INPUT... -o OUT``: the papers' figures from our commands' outputs.
 
-A thin layer: read the inputs (``inputs.tables``, ``inputs.votes``), build a ``Figure``
-(``outputs.figures``), write it atomically (``outputs.writing.write_outputs``). Every input
-problem is one line on stderr and exit status 2, before anything is written.
+A thin layer: each kind's figure from its input files (``outputs.plot_files``, which
+reads and checks them and builds the ``Figure`` of ``outputs.figures``), written
+atomically. Every input problem is one line on stderr and exit status 2, before anything
+is written.
 """
 
 from __future__ import annotations
 
-import os
-
 import click
 
-from ..errors import InputError
 from .errors import reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -21,17 +19,7 @@ from .options import (
     index_col_option,
     version_option,
 )
-from .plot_options import (
-    ParamSet,
-    figure_delta,
-    figure_format,
-    figure_options,
-    per_query_table,
-    read_summaries,
-    rows_option,
-    run_labels,
-    save_figure,
-)
+from .plot_options import ParamSet, figure_options, labels_option, rows_option
 
 EPILOG = """\b
 Examples:
@@ -58,9 +46,6 @@ def plot():
     """
 
 
-HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
-
-
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
 Examples:
   pate-analyze votes.npy --per-query a.csv -f json -o a.json
@@ -70,8 +55,7 @@ Examples:
   pate-plot history tokens.csv --x output --budget 8 -o outputs.png
 """)
 @click.argument("inputs", nargs=-1, required=True, metavar="TABLE...")
-@click.option("--label", "labels", multiple=True,
-              help="Legend label per input, in order [default: mechanism or file name].")
+@labels_option
 @click.option("--summary", "summary_paths", multiple=True, type=click.Path(dir_okay=False),
               help="JSON summary per input, in order (pate-analyze --format json -o): "
                    "delta and parameters for the caption.")
@@ -89,26 +73,10 @@ def history(inputs, labels, summary_paths, x, budget, queries, output, style, de
     The stopping point is the first query whose cumulative epsilon exceeds --budget.
     Papernot et al. 2018, Figure 1 (middle).
     """
-    from ..outputs import captions
-    from ..outputs import figures as plots
+    from ..outputs.plot_files import figure_format, plot_history, save_figure
     fmt = figure_format(output)
-    summaries = read_summaries(summary_paths, inputs)
-    frames = [per_query_table(path, HISTORY_COLUMNS, queries, summary=summary,
-                              summary_path=summary_path)
-              for path, summary, summary_path in zip(inputs, summaries,
-                                                     summary_paths or [None] * len(inputs),
-                                                     strict=True)]
-    if x == "output":
-        for path, frame in zip(inputs, frames, strict=True):
-            if "output" not in frame.columns:
-                raise click.UsageError(f"--x output: {path} has no output column (analyse "
-                                       "votes with an output grouping)")
-    names = run_labels(labels, inputs, summaries)
-    caption = captions.runs_caption(names, frames, summaries)
-    figure = plots.history_figure(list(zip(names, frames, strict=True)),
-                                  delta=figure_delta(delta, summaries), x=x, budget=budget,
-                                  caption=caption,
-                                  style=style)
+    figure = plot_history(inputs, labels=labels, summary_paths=summary_paths, x=x,
+                          budget=budget, queries=queries, style=style, delta=delta)
     save_figure(figure, output, fmt)
 
 
@@ -139,48 +107,11 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
     is a dashed line in its group's colour, and the first query after which the group's
     cumulative epsilon exceeds it is marked. Individualized PATE, Figures 1, 5, 6.
     """
-    from ..inputs import load_groups
-    from ..inputs.tables import numeric_column, read_summary
-    from ..outputs import captions
-    from ..outputs import figures as plots
+    from ..outputs.plot_files import figure_format, plot_groups, save_figure
     fmt = figure_format(output)
-    summary = read_summary(summary_path) if summary_path else None
-    if summary is not None and not summary.get("groups"):
-        raise InputError(f"{summary_path}: has no 'groups' list; expected the JSON "
-                         "summary of an individualized run")
-    frame = per_query_table(input_path, HISTORY_COLUMNS, queries, summary=summary,
-                            summary_path=summary_path)
-    names = plots.group_columns(frame)
-    if not names:
-        raise InputError(f"{input_path}: no epsilon_cumulative_<group> columns; expected the "
-                         "per-query table of an individualized run (pate-analyze "
-                         "--individualized ... --per-query FILE)")
-    for name in names:
-        numeric_column(frame, input_path, plots.GROUP_PREFIX + name)
-    budgets = {}
-    if summary is not None:
-        budgets = {str(row["group"]): float(row["budget"]) for row in summary["groups"]}
-    if groups_path is not None:
-        loaded = load_groups(groups_path)
-        budgets = dict(zip(loaded.names, map(float, loaded.budgets), strict=True))
-    unknown = [name for name in budgets if name not in names]
-    if unknown:
-        source = groups_path or summary_path
-        raise InputError(f"{source}: group {unknown[0]!r} has no column "
-                         f"epsilon_cumulative_{unknown[0]} in {input_path} (it has "
-                         f"{', '.join(names)})")
-    caption = captions.summary_caption(summary)
-    budget_text = ", ".join(f"{name} {budget:g}" for name, budget in budgets.items())
-    caption = "; ".join(part for part in (
-        caption, f"{len(frame):,} queries", f"budgets: {budget_text}" if budgets else
-        "no budgets given (use --groups or --summary)") if part)
-    figure = plots.groups_figure(frame, budgets=budgets, delta=figure_delta(delta, [summary]), x=x,
-                                 baseline=baseline, caption=caption,
-                                 style=style)
+    figure = plot_groups(input_path, groups_path=groups_path, summary_path=summary_path, x=x,
+                         baseline=baseline, queries=queries, style=style, delta=delta)
     save_figure(figure, output, fmt)
-
-
-SWEEP_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -211,60 +142,11 @@ def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
     --delta, else from the tables' delta column (pate-sweep writes one; all rows must
     agree), else 1e-5.
     """
-    import numpy as np
-    import pandas as pd
-
-    from ..inputs.tables import SWEEP, numeric_column, read_table, require_table
-    from ..outputs import figures as plots
-
+    from ..outputs.plot_files import figure_format, plot_tradeoff, save_figure
     fmt = figure_format(output)
-    needed = ["mechanism", "epsilon", y] + (["teachers"] if by == "teachers" else [])
-    frames = []
-    for path in inputs:
-        frame = read_table(path, expected=SWEEP)
-        require_table(frame, path, kind="sweep", columns=needed)
-        for column in ["epsilon", y, "epsilon_std", f"{y}_std", "teachers", "queries",
-                       "repeats", *SWEEP_PARAMETERS]:
-            if column in frame.columns:
-                frame[column] = numeric_column(frame, path, column, allow_empty=True)
-        if y == "label_accuracy" and not np.isfinite(frame["label_accuracy"]).any():
-            raise InputError(f"{path}: label_accuracy is empty in every row; run pate-sweep "
-                             "with --labels FILE, or plot --y answered")
-        if not np.isfinite(frame["epsilon"]).any():
-            raise InputError(f"{path}: epsilon is empty in every row; expected {SWEEP}")
-        if by == "teachers" and not np.isfinite(frame["teachers"]).all():
-            raise InputError(f"{path}: column 'teachers' has empty cells; --by teachers "
-                             "needs every row's teacher count")
-        frames.append(frame)
-    table = pd.concat(frames, ignore_index=True)
-    if delta is None and "delta" in table.columns:
-        values = numeric_column(table, inputs[0], "delta", allow_empty=True)
-        found = {float(d) for d in values[np.isfinite(values)]}
-        if len(found) > 1:
-            raise InputError("the sweep tables mix several delta values "
-                             f"({', '.join(f'{d:g}' for d in sorted(found))}); plot one, "
-                             "or give --delta")
-        delta = found.pop() if found else None
-    figure = plots.tradeoff_figure(table, delta=delta or 1e-5, by=by, y=y, annotate=annotate,
-                                   logx=logx,
-                                   caption=_sweep_caption(table),
-                                   style=style)
+    figure = plot_tradeoff(inputs, by=by, y=y, annotate=annotate, logx=logx, style=style,
+                           delta=delta)
     save_figure(figure, output, fmt)
-
-
-def _sweep_caption(table) -> str:
-    import numpy as np
-    parts = [f"{len(table)} sweep rows"]
-    for column in ("queries", "teachers", "repeats", *SWEEP_PARAMETERS):
-        if column not in table.columns:
-            continue
-        values = np.unique(table[column].to_numpy(dtype=np.float64))
-        values = values[np.isfinite(values)]
-        if values.size == 1:
-            parts.append(f"{column} {values[0]:g}")
-        elif values.size > 1:
-            parts.append(f"{column} {values.min():g}-{values.max():g}")
-    return ", ".join(parts)
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -298,51 +180,14 @@ def selection(votes, params, sigma, order, bins, queries, teachers, index_col, o
     the expected analysis of the first --params set at --delta). Papernot et al. 2018,
     Figure 5 (left).
     """
-    import numpy as np
-
-    from ..analysis import analyze_votes
-    from ..analysis.selection import selection_bins
-    from ..inputs import load_votes
-    from ..mechanisms import ConfidentGNMax
-    from ..orders import default_orders
-    from ..outputs import figures as plots
-    from ..sparse_rows import is_sparse
+    from ..outputs.plot_files import figure_format, plot_selection, save_figure, selection_votes
     fmt = figure_format(output)
     with reported_warnings():  # a note about the votes (averaged votes): one line
-        vote_set = load_votes(votes, teachers=teachers, index_col=index_col)
-    available = vote_set.queries
-    if queries is not None and queries > available:
-        raise click.UsageError(f"--queries {queries} is larger than the {available} queries "
-                               f"in {votes}")
-    rows = vote_set.votes[:queries] if queries else vote_set.votes
-    rows = rows if is_sparse(rows) else np.asarray(rows)
-    m = float(vote_set.teachers)
-    sigma = sigma if sigma is not None else 0.16 * m
-    delta = delta or 1e-5
-    how = "given by --order"
-    if order is None:
-        threshold, sigma_threshold = params[0]
-        result = analyze_votes(rows, ConfidentGNMax(threshold=threshold,
-                                                    sigma_threshold=sigma_threshold,
-                                                    sigma=sigma),
-                               teachers=m, accounting="expected", delta=delta,
-                               orders=default_orders())
-        order = float(result.order)
-        how = (f"chosen by the expected analysis of T = {threshold:g}, sigma1 = "
-               f"{sigma_threshold:g} at delta = {plots.delta_text(delta)}")
-    data = selection_bins(rows, teachers=m, params=params, sigma=sigma, order=order,
-                          bins=bins)
-    caption = (f"{os.path.basename(votes)}: {rows.shape[0]:,} queries, {rows.shape[1]} "
-               f"classes, M = {m:g} teachers; sigma2 = {sigma:g}. Bars: queries per bin and "
-               "expected number answered (sum of pr_answered). Dots: mean data-dependent "
-               f"RDP of answering a query of the bin, at order {order:g} ({how}).")
-    figure = plots.selection_figure(data, params=params, sigma=sigma, order=order,
-                                    caption=caption,
-                                    style=style)
+        rows, teachers = selection_votes(votes, queries=queries, teachers=teachers,
+                                         index_col=index_col)
+    figure = plot_selection(rows, teachers, name=votes, params=params, sigma=sigma,
+                            order=order, bins=bins, style=style, delta=delta)
     save_figure(figure, output, fmt)
-
-
-PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -353,8 +198,7 @@ Examples:
       --summary confident.json -o partition.png
 """)
 @click.argument("inputs", nargs=-1, required=True, metavar="TABLE...")
-@click.option("--label", "labels", multiple=True,
-              help="Legend label per input, in order [default: mechanism or file name].")
+@labels_option
 @click.option("--summary", "summary_paths", multiple=True, type=click.Path(dir_okay=False),
               help="JSON summary per input, in order: delta and parameters for the caption.")
 @rows_option
@@ -368,21 +212,10 @@ def partition(inputs, labels, summary_paths, queries, output, style, delta, debu
     point's cumulative epsilon in proportion to the cumulative selection and answer RDP
     (both at the run's final order). Papernot et al. 2018, Figure 5 (right).
     """
-    from ..outputs import captions
-    from ..outputs import figures as plots
+    from ..outputs.plot_files import figure_format, plot_partition, save_figure
     fmt = figure_format(output)
-    summaries = read_summaries(summary_paths, inputs)
-    frames = [per_query_table(path, PARTITION_COLUMNS, queries, summary=summary,
-                              summary_path=summary_path)
-              for path, summary, summary_path in zip(inputs, summaries,
-                                                     summary_paths or [None] * len(inputs),
-                                                     strict=True)]
-    names = run_labels(labels, inputs, summaries)
-    caption = captions.runs_caption(names, frames, summaries)
-    caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
-    figure = plots.partition_figure(list(zip(names, frames, strict=True)),
-                                    delta=figure_delta(delta, summaries), caption=caption,
-                                    style=style)
+    figure = plot_partition(inputs, labels=labels, summary_paths=summary_paths,
+                            queries=queries, style=style, delta=delta)
     save_figure(figure, output, fmt)
 
 

@@ -2,27 +2,25 @@
 
 A thin layer: run the analysis with pate-analyze's own option groups (the same names,
 defaults and rules, through ``api.analyze``) or read ``--from summary.json [--per-query
-q.csv]``; build the statement (``outputs.report``); write it and its figure files
-atomically as one set (``outputs.writing.write_outputs``).
+q.csv]`` (``outputs.report_files``); build the statement (``outputs.report``); write it
+and its figure files atomically as one set (``outputs.report_files.write_report``).
 """
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 
 import click
 
 from ..analysis import api
-from ..errors import InputError
-from ..inputs import load_votes
-from ..inputs.tables import PER_QUERY, read_summary, read_table, require_table
-from ..outputs.figure_data import figure_rows
-from ..outputs.report import files_folder, render_report, report_format
-from ..outputs.report_figures import figure_budgets
-from ..outputs.run_match import check_same_run
-from ..outputs.writing import check_destinations, write_outputs
+from ..outputs.report import render_report, report_format
+from ..outputs.report_files import (
+    analysed_votes,
+    check_report_destination,
+    figure_table,
+    read_run,
+    write_report,
+)
 from ..rounding import ceil_text
 from .analyze import (
     _accounting_specs,
@@ -101,16 +99,12 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
     fmt = report_format(output)
     if show_parameters:
         raise click.UsageError("--show-parameters is a pate-analyze option")
-    folder = files_folder(output)
-    check_destinations([("-o " + output, output)])
-    if fmt == "markdown" and os.path.exists(folder) and not os.path.isdir(folder):
-        raise InputError(f"{folder}: exists and is not a directory (the Markdown report's "
-                         "figures go there)")
+    check_report_destination(output, fmt)
     command = "pate-report " + shlex.join(ctx.meta.get("pate_report.args", []))
     if from_summary is not None:
         if votes is not None or options.get("predictions") is not None:
             raise click.UsageError("give VOTES (to analyse) or --from SUMMARY, not both")
-        summary, frame, rows = _read_run(from_summary, per_query)
+        summary, frame, rows = read_run(from_summary, per_query)
         epsilon = float(summary["epsilon"])
     else:
         if per_query is not None:
@@ -122,60 +116,14 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
         with reported_warnings():
             result = api.analyze(votes, **options, per_query="stream" if streamed else True)
         summary = result.to_dict()
-        frame = figure_rows(result.iter_frames(), queries=result.queries,
-                            budgets=figure_budgets(summary))
-        rows = _analysed_votes(result)
+        frame = figure_table(result, summary)
+        rows = analysed_votes(result)
         epsilon = result.epsilon
     text, figures = render_report(summary, frame, fmt=fmt, votes=rows, command=command,
                                   dataset_size=dataset_size, output=output)
-    made = bool(figures) and not os.path.isdir(folder)
-    if figures:
-        os.makedirs(folder, exist_ok=True)
-    try:
-        write_outputs({output: text.encode("utf-8"), **figures})
-    except BaseException:
-        if made:  # nothing half-written: not even the figures' folder
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
+    write_report(output, text, figures)
     if max_epsilon is not None and epsilon > max_epsilon:
         raise OverBudget(f"epsilon {ceil_text(epsilon)} exceeds --max-epsilon {max_epsilon:g}")
-
-
-def _analysed_votes(result):
-    """The analysed vote rows in analysed order (Confident's selection figure)."""
-    if result.source is None or result.rounds is not None or result.groups is not None:
-        return None
-    votes = result.source.votes
-    if result.query_index is not None:
-        return votes[result.query_index]
-    return votes[:result.queries]
-
-
-def _read_run(summary_path: str, per_query: str | None):
-    """``--from``: the summary, its per-query table, and the votes when the summary's
-    input file is still there with the same sha256 (for the selection figure)."""
-    summary = read_summary(summary_path)
-    for key in ("input", "mechanism", "queries", "accounting"):
-        if key not in summary:
-            raise InputError(f"{summary_path}: has no {key!r} key; expected a JSON summary "
-                             "of pate-analyze (--format json -o FILE.json)")
-    frame = None
-    if per_query is not None:
-        frame = read_table(per_query, expected=PER_QUERY)
-        require_table(frame, per_query, kind="per-query",
-                      columns=("query", "answered", "epsilon_cumulative"))
-        check_same_run(summary, frame, summary_path=summary_path, table_path=per_query)
-    rows = None
-    source = summary.get("input") or {}
-    path = source.get("path")
-    if (summary.get("mechanism") == "confident" and path and os.path.isfile(path)
-            and not summary.get("groups")):
-        vote_set = load_votes(path)
-        if vote_set.sha256 == source.get("sha256"):
-            index = (frame["query"].to_numpy() if frame is not None
-                     else slice(0, summary["queries"]))
-            rows = vote_set.votes[index]
-    return summary, frame, rows
 
 
 def main(args=None) -> int:

@@ -10,6 +10,8 @@ MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-G
                    "interactive": "Interactive-GNMax", "svt": "SVT-PATE",
                    "exponential": "Exponential (Gumbel-max)",
                    "confident-exponential": "Confident-Exponential"}
+# The noise parameters of a sweep table's rows (pate-sweep's columns).
+SWEEP_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")
 
 
 def summary_parameters(summary: dict | None) -> str:
@@ -61,3 +63,19 @@ def runs_caption(labels, frames, summaries) -> str:
     if len(accounting) == 1:
         text += f" {accounting.pop().capitalize()}."
     return text
+
+
+def sweep_caption(table) -> str:
+    """Sweep rows: how many, and each setting's value or range (``queries 640``,
+    ``sigma 20-200``)."""
+    parts = [f"{len(table)} sweep rows"]
+    for column in ("queries", "teachers", "repeats", *SWEEP_PARAMETERS):
+        if column not in table.columns:
+            continue
+        values = np.unique(table[column].to_numpy(dtype=np.float64))
+        values = values[np.isfinite(values)]
+        if values.size == 1:
+            parts.append(f"{column} {values[0]:g}")
+        elif values.size > 1:
+            parts.append(f"{column} {values.min():g}-{values.max():g}")
+    return ", ".join(parts)

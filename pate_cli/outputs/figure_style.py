@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ..errors import OptionError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -18,6 +21,11 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 GREY = "#7F7F7F"
 FORMATS = ("png", "pdf", "svg")
 _CAPTION_SIZE = 7.5
+# The most pixels a PNG may have (width x dpi times height x dpi): 50 megapixels, which
+# holds the default 7 x 4.2 inches at the largest --dpi, 1200 (42 MP), and 40 x 40 inches
+# at 176 dpi. Rendering time and memory grow with the pixels: 40 x 40 inches at 1200 dpi
+# (2.3 gigapixels) ran for minutes. PDF and SVG are drawn as vectors and take any size.
+MAX_PIXELS = 50_000_000
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None},
              "pdf": {"CreationDate": None, "Producer": None}}
 
@@ -37,6 +45,18 @@ class Style:
 LEGEND_LOCATIONS = ("best", "upper left", "upper right", "lower left", "lower right",
                     "center left", "center right", "upper center", "lower center", "outside")
 
+
+def check_pixels(output: str, width: float, height: float, dpi: float) -> None:
+    """``OptionError`` (one line, exit 2) for a PNG ``output`` above ``MAX_PIXELS``."""
+    if os.path.splitext(output)[1].lower() != ".png":
+        return
+    pixels = round(width * dpi) * round(height * dpi)
+    if pixels > MAX_PIXELS:
+        raise OptionError(
+            f"-o {output}: {width:g} x {height:g} inches at {dpi:g} dpi is "
+            f"{round(width * dpi):,} x {round(height * dpi):,} = {pixels / 1e6:,.0f} "
+            f"megapixels, above the limit of {MAX_PIXELS // 1_000_000} for a PNG (lower "
+            "--dpi, --width or --height, or write .svg or .pdf)")
 
 def epsilon_label(delta: float, *, what: str = "cumulative") -> str:
     """Axis label with units: ``cumulative epsilon at delta = 1e-5``."""

@@ -47,9 +47,9 @@ def test_its_data_is_the_plots_and_each_outputs_last_token(cli, tmp_path, monkey
     assert done.code == 0, done.err
     summary, frame = json.loads(summary_path.read_text()), pd.read_csv(table)
     (reported,) = [figure for key, figure in report_figures(summary, frame) if key == "outputs"]
-    import pate_cli.cli.plot as plot_command
+    import pate_cli.outputs.plot_files as plot_files
     saved = []
-    monkeypatch.setattr(plot_command, "save_figure", lambda figure, *_: saved.append(figure))
+    monkeypatch.setattr(plot_files, "save_figure", lambda figure, *_: saved.append(figure))
     assert cli.plot("history", str(table), "--x", "output", "--budget", "8",
                     "-o", str(tmp_path / "h.svg")).code == 0
     np.testing.assert_array_equal(_line(reported), _line(saved[0]))

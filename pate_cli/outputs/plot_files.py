@@ -1,0 +1,257 @@
+"""``pate-plot``'s figures from its input files, and the figure file itself.
+
+Each kind (``plot_history``, ``plot_groups``, ``plot_tradeoff``, ``plot_selection``,
+``plot_partition``) reads its per-query tables, sweep tables, JSON summaries or votes,
+checks them with one-line errors (``InputError``, ``OptionError``: exit 2, before anything
+is written), and returns the ``Figure`` of ``outputs.figures`` with its caption.
+``figure_format`` takes the format from the output's extension (checking where it goes
+before any work) and ``save_figure`` writes the figure atomically.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..analysis import analyze_votes
+from ..analysis.selection import selection_bins
+from ..errors import InputError, OptionError
+from ..inputs import load_groups, load_votes
+from ..inputs.tables import (
+    PER_QUERY,
+    SWEEP,
+    numeric_column,
+    read_summary,
+    read_table,
+    require_table,
+)
+from ..mechanisms import ConfidentGNMax
+from ..orders import default_orders
+from ..sparse_rows import is_sparse
+from . import captions
+from . import figures as plots
+from .run_match import check_same_run
+from .writing import check_destinations, write_outputs
+
+HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
+PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
+
+
+def figure_format(output: str) -> str:
+    """``png``, ``pdf`` or ``svg`` from ``output``'s extension; the destination checked
+    (its directory exists...) before any work."""
+    extension = os.path.splitext(output)[1].lower().lstrip(".")
+    if extension not in plots.FORMATS:
+        raise OptionError(f"-o {output}: the extension picks the format: use .png, "
+                          ".pdf or .svg")
+    try:
+        check_destinations([(output, output)])  # before any work: the directory exists...
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    return extension
+
+
+def save_figure(figure, output: str, fmt: str) -> None:
+    """Write ``figure`` to ``output`` as ``fmt``, atomically."""
+    write_outputs({output: plots.figure_bytes(figure, fmt)})
+
+
+def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, style, delta):
+    """Cumulative epsilon against queries (or answered, or outputs), one line per
+    per-query table (Papernot et al. 2018, Figure 1 middle)."""
+    summaries, frames = _runs(inputs, summary_paths, HISTORY_COLUMNS, queries)
+    if x == "output":
+        for path, frame in zip(inputs, frames, strict=True):
+            if "output" not in frame.columns:
+                raise OptionError(f"--x output: {path} has no output column (analyse "
+                                  "votes with an output grouping)")
+    names = _run_labels(labels, inputs, summaries)
+    caption = captions.runs_caption(names, frames, summaries)
+    return plots.history_figure(list(zip(names, frames, strict=True)),
+                                delta=_figure_delta(delta, summaries), x=x, budget=budget,
+                                caption=caption, style=style)
+
+
+def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
+    """Cumulative epsilon against answered queries, a selecting run's cost split in its
+    selection and answer parts (Papernot et al. 2018, Figure 5 right)."""
+    summaries, frames = _runs(inputs, summary_paths, PARTITION_COLUMNS, queries)
+    names = _run_labels(labels, inputs, summaries)
+    caption = captions.runs_caption(names, frames, summaries)
+    caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
+    return plots.partition_figure(list(zip(names, frames, strict=True)),
+                                  delta=_figure_delta(delta, summaries), caption=caption,
+                                  style=style)
+
+
+def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool, queries,
+                style, delta):
+    """Per-group cost histories of an individualized run, with budgets from the groups
+    CSV or the summary (Individualized PATE, Figures 1, 5, 6)."""
+    summary = read_summary(summary_path) if summary_path else None
+    if summary is not None and not summary.get("groups"):
+        raise InputError(f"{summary_path}: has no 'groups' list; expected the JSON "
+                         "summary of an individualized run")
+    frame = _per_query_table(input_path, HISTORY_COLUMNS, queries, summary=summary,
+                             summary_path=summary_path)
+    names = plots.group_columns(frame)
+    if not names:
+        raise InputError(f"{input_path}: no epsilon_cumulative_<group> columns; expected the "
+                         "per-query table of an individualized run (pate-analyze "
+                         "--individualized ... --per-query FILE)")
+    for name in names:
+        numeric_column(frame, input_path, plots.GROUP_PREFIX + name)
+    budgets = {}
+    if summary is not None:
+        budgets = {str(row["group"]): float(row["budget"]) for row in summary["groups"]}
+    if groups_path is not None:
+        loaded = load_groups(groups_path)
+        budgets = dict(zip(loaded.names, map(float, loaded.budgets), strict=True))
+    unknown = [name for name in budgets if name not in names]
+    if unknown:
+        source = groups_path or summary_path
+        raise InputError(f"{source}: group {unknown[0]!r} has no column "
+                         f"epsilon_cumulative_{unknown[0]} in {input_path} (it has "
+                         f"{', '.join(names)})")
+    caption = captions.summary_caption(summary)
+    budget_text = ", ".join(f"{name} {budget:g}" for name, budget in budgets.items())
+    caption = "; ".join(part for part in (
+        caption, f"{len(frame):,} queries", f"budgets: {budget_text}" if budgets else
+        "no budgets given (use --groups or --summary)") if part)
+    return plots.groups_figure(frame, budgets=budgets, delta=_figure_delta(delta, [summary]),
+                               x=x, baseline=baseline, caption=caption, style=style)
+
+
+def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style, delta):
+    """Label accuracy (or answered) against epsilon from sweep tables, concatenated; delta
+    from ``delta``, else the tables' one delta, else 1e-5 (Papernot et al. 2018, Figure 4).
+    """
+    import pandas as pd
+
+    needed = ["mechanism", "epsilon", y] + (["teachers"] if by == "teachers" else [])
+    frames = []
+    for path in inputs:
+        frame = read_table(path, expected=SWEEP)
+        require_table(frame, path, kind="sweep", columns=needed)
+        for column in ["epsilon", y, "epsilon_std", f"{y}_std", "teachers", "queries",
+                       "repeats", *captions.SWEEP_PARAMETERS]:
+            if column in frame.columns:
+                frame[column] = numeric_column(frame, path, column, allow_empty=True)
+        if y == "label_accuracy" and not np.isfinite(frame["label_accuracy"]).any():
+            raise InputError(f"{path}: label_accuracy is empty in every row; run pate-sweep "
+                             "with --labels FILE, or plot --y answered")
+        if not np.isfinite(frame["epsilon"]).any():
+            raise InputError(f"{path}: epsilon is empty in every row; expected {SWEEP}")
+        if by == "teachers" and not np.isfinite(frame["teachers"]).all():
+            raise InputError(f"{path}: column 'teachers' has empty cells; --by teachers "
+                             "needs every row's teacher count")
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True)
+    if delta is None and "delta" in table.columns:
+        values = numeric_column(table, inputs[0], "delta", allow_empty=True)
+        found = {float(d) for d in values[np.isfinite(values)]}
+        if len(found) > 1:
+            raise InputError("the sweep tables mix several delta values "
+                             f"({', '.join(f'{d:g}' for d in sorted(found))}); plot one, "
+                             "or give --delta")
+        delta = found.pop() if found else None
+    return plots.tradeoff_figure(table, delta=delta or 1e-5, by=by, y=y, annotate=annotate,
+                                 logx=logx, caption=captions.sweep_caption(table),
+                                 style=style)
+
+
+def selection_votes(path: str, *, queries, teachers, index_col):
+    """``(rows, M)``: the first ``queries`` rows of the vote file ``path`` (dense or
+    sparse) and its teacher count M."""
+    vote_set = load_votes(path, teachers=teachers, index_col=index_col)
+    if queries is not None and queries > vote_set.queries:
+        raise OptionError(f"--queries {queries} is larger than the {vote_set.queries} "
+                          f"queries in {path}")
+    rows = vote_set.votes[:queries] if queries else vote_set.votes
+    return (rows if is_sparse(rows) else np.asarray(rows)), float(vote_set.teachers)
+
+
+def plot_selection(rows, teachers: float, *, name: str, params, sigma, order, bins: int,
+                   style, delta):
+    """Confident-GNMax's plurality histogram and answered counts per ``(T, sigma1)`` of
+    ``params`` over the vote ``rows`` of the file ``name``, with the answer step's mean RDP
+    per bin at ``order`` (default: the order of the expected analysis of the first pair)
+    (Papernot et al. 2018, Figure 5 left)."""
+    sigma = sigma if sigma is not None else 0.16 * teachers
+    delta = delta or 1e-5
+    how = "given by --order"
+    if order is None:
+        threshold, sigma_threshold = params[0]
+        result = analyze_votes(rows, ConfidentGNMax(threshold=threshold,
+                                                    sigma_threshold=sigma_threshold,
+                                                    sigma=sigma),
+                               teachers=teachers, accounting="expected", delta=delta,
+                               orders=default_orders())
+        order = float(result.order)
+        how = (f"chosen by the expected analysis of T = {threshold:g}, sigma1 = "
+               f"{sigma_threshold:g} at delta = {plots.delta_text(delta)}")
+    data = selection_bins(rows, teachers=teachers, params=params, sigma=sigma, order=order,
+                          bins=bins)
+    caption = (f"{os.path.basename(name)}: {rows.shape[0]:,} queries, {rows.shape[1]} "
+               f"classes, M = {teachers:g} teachers; sigma2 = {sigma:g}. Bars: queries per "
+               "bin and expected number answered (sum of pr_answered). Dots: mean "
+               f"data-dependent RDP of answering a query of the bin, at order {order:g} "
+               f"({how}).")
+    return plots.selection_figure(data, params=params, sigma=sigma, order=order,
+                                  caption=caption, style=style)
+
+
+def _runs(inputs, summary_paths, columns, queries) -> tuple[list, list]:
+    """``(summaries, tables)``: one JSON summary per input (or none), and each per-query
+    table checked to be its summary's run."""
+    if summary_paths and len(summary_paths) != len(inputs):
+        raise OptionError(f"give one --summary per input ({len(inputs)}), or none")
+    summaries = ([read_summary(path) for path in summary_paths] if summary_paths
+                 else [None] * len(inputs))
+    frames = [_per_query_table(path, columns, queries, summary=summary,
+                               summary_path=summary_path)
+              for path, summary, summary_path in zip(inputs, summaries,
+                                                     summary_paths or [None] * len(inputs),
+                                                     strict=True)]
+    return summaries, frames
+
+
+def _per_query_table(path: str, columns, queries: int | None = None, *,
+                     summary: dict | None = None, summary_path: str | None = None) -> object:
+    """A per-query table, checked to be ``summary``'s run when one is given (before
+    ``-n`` keeps its first rows: the whole table is the run)."""
+    frame = read_table(path, expected=PER_QUERY)
+    require_table(frame, path, kind="per-query", columns=columns)
+    if summary is not None:
+        check_same_run(summary, frame, summary_path=str(summary_path), table_path=path)
+    if queries is not None:
+        frame = frame.iloc[:queries]
+    for column in columns:
+        numeric_column(frame, path, column)
+    return frame
+
+
+def _run_labels(labels, inputs, summaries) -> list[str]:
+    """The legend: ``labels`` as given, else each run's mechanism, else its file name."""
+    if labels and len(labels) != len(inputs):
+        raise OptionError(f"give one --label per input ({len(inputs)}), or none")
+    if labels:
+        return list(labels)
+    names = [captions.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
+             else os.path.basename(path) for path, s in zip(inputs, summaries, strict=True)]
+    if len(set(names)) < len(names):  # two runs of one mechanism: tell them apart by file
+        names = [os.path.basename(path) for path in inputs]
+    return names
+
+
+def _figure_delta(option, summaries) -> float:
+    """The delta of the epsilon axis: ``option``, else the summaries' one, else 1e-5."""
+    found = {float(s["delta"]) for s in summaries if s}
+    if option is not None:
+        return option
+    if len(found) > 1:
+        raise InputError("the summaries have different delta values "
+                         f"({', '.join(f'{d:g}' for d in sorted(found))}); pick one "
+                         "with --delta")
+    return found.pop() if found else 1e-5

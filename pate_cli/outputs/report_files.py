@@ -1,0 +1,91 @@
+"""The files of ``pate-report``: its destination checked before any work, the run it
+reports read back from ``--from summary.json [--per-query q.csv]`` (with the votes when
+the summary's input file is still there, for the selection figure) or the rows its
+figures draw from a run's streamed table, and the statement written with its figure
+files as one set."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from ..errors import InputError
+from ..inputs import load_votes
+from ..inputs.tables import PER_QUERY, read_summary, read_table, require_table
+from .figure_data import figure_rows
+from .report import files_folder
+from .report_figures import figure_budgets
+from .run_match import check_same_run
+from .writing import check_destinations, write_outputs
+
+
+def check_report_destination(output: str, fmt: str) -> None:
+    """Refuse, before any work, a report that cannot be written: the destination (no
+    directory...) and, for Markdown, a figures' folder that is a file."""
+    folder = files_folder(output)
+    check_destinations([("-o " + output, output)])
+    if fmt == "markdown" and os.path.exists(folder) and not os.path.isdir(folder):
+        raise InputError(f"{folder}: exists and is not a directory (the Markdown report's "
+                         "figures go there)")
+
+
+def figure_table(result, summary: dict):
+    """The rows of ``result``'s per-query table the report's figures draw, streamed a
+    chunk at a time (``figure_data.figure_rows``: bounded memory, every budget's first
+    row over it kept); ``summary`` is ``result.to_dict()``."""
+    return figure_rows(result.iter_frames(), queries=result.queries,
+                       budgets=figure_budgets(summary))
+
+
+def analysed_votes(result):
+    """The analysed vote rows of ``result`` in analysed order (Confident's selection
+    figure); None for rounds, groups or votes not from a file."""
+    if result.source is None or result.rounds is not None or result.groups is not None:
+        return None
+    votes = result.source.votes
+    if result.query_index is not None:
+        return votes[result.query_index]
+    return votes[:result.queries]
+
+
+def read_run(summary_path: str, per_query: str | None):
+    """``(summary, per-query table or None, votes or None)`` of ``--from``: the table
+    checked to be the summary's run, and the votes when the summary's input file is
+    still there with the same sha256 (for the selection figure)."""
+    summary = read_summary(summary_path)
+    for key in ("input", "mechanism", "queries", "accounting"):
+        if key not in summary:
+            raise InputError(f"{summary_path}: has no {key!r} key; expected a JSON summary "
+                             "of pate-analyze (--format json -o FILE.json)")
+    frame = None
+    if per_query is not None:
+        frame = read_table(per_query, expected=PER_QUERY)
+        require_table(frame, per_query, kind="per-query",
+                      columns=("query", "answered", "epsilon_cumulative"))
+        check_same_run(summary, frame, summary_path=summary_path, table_path=per_query)
+    rows = None
+    source = summary.get("input") or {}
+    path = source.get("path")
+    if (summary.get("mechanism") == "confident" and path and os.path.isfile(path)
+            and not summary.get("groups")):
+        vote_set = load_votes(path)
+        if vote_set.sha256 == source.get("sha256"):
+            index = (frame["query"].to_numpy() if frame is not None
+                     else slice(0, summary["queries"]))
+            rows = vote_set.votes[index]
+    return summary, frame, rows
+
+
+def write_report(output: str, text: str, figures: dict) -> None:
+    """Write the statement and its figure files (in ``files_folder(output)``, made when
+    needed) as one set; on failure nothing is left half-written, not even the folder."""
+    folder = files_folder(output)
+    made = bool(figures) and not os.path.isdir(folder)
+    if figures:
+        os.makedirs(folder, exist_ok=True)
+    try:
+        write_outputs({output: text.encode("utf-8"), **figures})
+    except BaseException:
+        if made:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
