@@ -25,6 +25,7 @@ import click
 
 from ..errors import InputError, OptionError, OverBudget
 from ..interrupts import Terminated, sigterm_switch
+from ..rounding import ceil_text
 
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
@@ -88,6 +89,13 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
         return _unexpected(error, debug)
     return EXIT_OK
 
+
+
+def check_max_epsilon(epsilon: float, max_epsilon: float | None, *,
+                      what: str = "epsilon") -> None:
+    """``--max-epsilon``: ``OverBudget`` (exit status 3) when ``epsilon`` exceeds it."""
+    if max_epsilon is not None and epsilon > max_epsilon:
+        raise OverBudget(f"{what} {ceil_text(epsilon)} exceeds --max-epsilon {max_epsilon:g}")
 
 # Writing standard output (or a file) failed for want of room: the README's "cannot write".
 _FULL_OUTPUT = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}

@@ -8,7 +8,7 @@ import click
 from click_option_group import optgroup
 
 from .._version import __version__
-from .choices import CONVERSIONS, SCREENINGS
+from .choices import CONVERSIONS, MECHANISMS, Q_BOUNDS, SCREENINGS, VARIANTS
 from .choices import ORDERS_AUTO as AUTO
 
 
@@ -221,3 +221,113 @@ def screening_spec(option):
     return option("--screening", type=click.Choice(list(SCREENINGS)), default="exact",
                   metavar="CURVE",
                   help="Threshold step: exact (one bit; default) or gaussian (papers').")
+
+
+class SvtCutoff(click.ParamType):
+    """``--svt-cutoff``: a positive integer, or ``auto``."""
+
+    name = "INTEGER|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or (isinstance(value, str) and value.lower() == "auto"):
+            return value if isinstance(value, int) else "auto"
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = 0
+        if number < 1 or str(value).strip() != str(number):
+            self.fail(f"{value!r} is not a positive integer or 'auto'.", param, ctx)
+        return number
+
+
+SVT_CUTOFF = SvtCutoff()
+
+
+def mechanism_specs(option) -> list:
+    """pate-analyze's (and pate-report's) mechanism and its parameters."""
+    return [
+        option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
+               default="confident", metavar="NAME",
+               help="lnmax, gnmax, confident (default), interactive, svt, exponential, "
+                    "confident-exponential."),
+        option("--sigma", type=POSITIVE, help="Answer Gaussian std sigma2 [default: 0.16 M]."),
+        option("-T", "--threshold", type=float, help="Selection threshold T [default: 0.8 M]."),
+        option("--sigma-threshold", type=POSITIVE,
+               help="Selection Gaussian std sigma1 [default: 0.6 M]."),
+        option("--laplace-scale", type=POSITIVE,
+               help="LNMax Laplace scale lambda [default: 0.08 M]."),
+        option("--eta", type=POSITIVE,
+               help="Exponential: eta, eps0 = 2 eta [default: sqrt(2) / (0.16 M)]."),
+        option("--student", type=click.Path(dir_okay=False),
+               help="Interactive: student probabilities (.npy/.csv/.npz 'student')."),
+        option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
+               metavar="GAMMA", help="Interactive: the student's confidence."),
+        option("--svt-scale", type=POSITIVE,
+               help="SVT: Laplace scale [default: 0.01 M, unless --target-epsilon]."),
+        option("--svt-cutoff", type=SVT_CUTOFF, default="100", show_default=True,
+               metavar="C", help="SVT: unstable queries before halting, or auto."),
+        option("--svt-threshold", type=float,
+               help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),
+        option("--target-epsilon", type=POSITIVE,
+               help="SVT: solve for the scale that gives this epsilon."),
+        screening_spec(option),
+        *sampling_specs(option),
+    ]
+
+
+def analyze_input_specs(option) -> list:
+    """``input_specs`` and the inputs of pate-analyze and pate-report alone."""
+    return [*input_specs(option),
+            option("--query-indices", type=click.Path(dir_okay=False),
+                   help="Analyse only these rows, in this order (.npy, or one per line)."),
+            option("--rounds", type=click.Path(dir_okay=False),
+                   help="Rounds composed into one total (CSV or JSON list)."),
+            option("--multilabel", metavar="VARIANT",
+                   help="Votes (queries, labels, 2) per label: binary, tau:TAU, powerset.")]
+
+
+def analyze_accounting_specs(option) -> list:
+    """``accounting_specs`` with pate-analyze's (and pate-report's) additions."""
+    return [*accounting_specs(option),
+            option("--add-rdp", type=click.Path(dir_okay=False),
+                   help="Add an RDP curve: CSV order,rdp, or a DpEvent .json."),
+            tuning_spec(option),
+            option("--q-bound", type=click.Choice(list(Q_BOUNDS)), default="union",
+                   show_default=True, help="Union (Prop. 7) or integral bound on q.")]
+
+
+def budget_specs(option) -> list:
+    """The budget, its halt, the CI gate and accounted decisions."""
+    return [
+        option("--budget", type=POSITIVE,
+               help="Halt before the query that could take epsilon above this."),
+        option("--halt-at", type=click.Choice(["query", "output"], case_sensitive=False),
+               default="query", metavar="UNIT",
+               help="Halt before a query (default) or the output that could exceed it."),
+        option("--max-epsilon", type=POSITIVE,
+               help="Exit with status 3 if the final epsilon exceeds this."),
+        option("--decisions", "decisions", type=click.Path(dir_okay=False),
+               help="Account this run's decisions instead of drawing noise."),
+    ]
+
+
+def individualized_specs(option) -> list:
+    """Individualized PATE: per-group budgets (MATH.md s.9)."""
+    return [
+        option("--individualized", type=click.Choice(list(VARIANTS)), metavar="VARIANT",
+               help="upsampling, weighting or vanishing (per-group budgets, --groups)."),
+        option("--groups", type=click.Path(dir_okay=False),
+               help="CSV group,budget[,upsampling|weight|participation][,share]."),
+        option("--teacher-groups", type=click.Path(dir_okay=False),
+               help="CSV teacher,group: each teacher's privacy group."),
+        option("--precision", type=click.IntRange(min=0, max=9), default=2, show_default=True,
+               metavar="P",
+               help="Upsampling: round budget ratios to 10^-p."),
+        option("--weights", "weights", type=click.Choice(["budget", "group-size"]),
+               default="budget", metavar="RULE",
+               help="Weighting: budget (App. C; default) or group-size (Alg. 2)."),
+        option("--power", type=POSITIVE, default=2.0, show_default=True,
+               help="Vanishing: participation (eps_g/eps_max)^power."),
+        option("--show-parameters", is_flag=True,
+               help="Print each group's derived parameters and exit."),
+    ]

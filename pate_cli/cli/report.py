@@ -21,16 +21,19 @@ from ..outputs.report_files import (
     read_run,
     write_report,
 )
-from ..rounding import ceil_text
-from .analyze import (
-    _accounting_specs,
-    _budget_specs,
-    _individualized_specs,
-    _input_specs,
-    _mechanism_specs,
+from .errors import check_max_epsilon, reported_warnings, run_command
+from .options import (
+    CONTEXT_SETTINGS,
+    analyze_accounting_specs,
+    analyze_input_specs,
+    budget_specs,
+    completion_line,
+    debug_option,
+    group,
+    individualized_specs,
+    mechanism_specs,
+    version_option,
 )
-from .errors import OverBudget, reported_warnings, run_command
-from .options import CONTEXT_SETTINGS, completion_line, debug_option, group, version_option
 
 EPILOG = """\b
 Examples:
@@ -76,11 +79,11 @@ def _smooth_specs(option) -> list:
 @click.command(cls=_RecordingCommand, context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.argument("votes", required=False, metavar="[VOTES]")
 @group("Report", _report_specs)
-@group("Input", _input_specs)
-@group("Mechanism", _mechanism_specs)
-@group("Accounting", _accounting_specs)
-@group("Budget & CI", _budget_specs)
-@group("Individualized PATE", _individualized_specs)
+@group("Input", analyze_input_specs)
+@group("Mechanism", mechanism_specs)
+@group("Accounting", analyze_accounting_specs)
+@group("Budget & CI", budget_specs)
+@group("Individualized PATE", individualized_specs)
 @group("Smooth sensitivity", _smooth_specs)
 @debug_option
 @version_option
@@ -122,8 +125,7 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
     text, figures = render_report(summary, frame, fmt=fmt, votes=rows, command=command,
                                   dataset_size=dataset_size, output=output)
     write_report(output, text, figures)
-    if max_epsilon is not None and epsilon > max_epsilon:
-        raise OverBudget(f"epsilon {ceil_text(epsilon)} exceeds --max-epsilon {max_epsilon:g}")
+    check_max_epsilon(epsilon, max_epsilon)
 
 
 def main(args=None) -> int:
