@@ -1,0 +1,129 @@
+"""A sweep's run below the command line (``sweep.run``, ``sweep.executors``): the request's
+refusals, the tasks run with their rows kept when one fails or Ctrl-C arrives, rows back in
+grid order, the notes counted once per kind; and the text of a failed write."""
+
+from __future__ import annotations
+
+import errno
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+import pate_cli.sweep.points as points_module
+from pate_cli.errors import OptionError
+from pate_cli.outputs.writing import write_error_text
+from pate_cli.sweep.executors import scheduler_executor, sweep_executor
+from pate_cli.sweep.resume import ResumePlan
+from pate_cli.sweep.run import (
+    check_grid_size,
+    check_resume,
+    in_grid_order,
+    rows_text,
+    run_tasks,
+    unused_grids,
+    warning_lines,
+)
+
+
+class Switch:
+    """A stand-in for ``interrupts.SigtermSwitch`` that records its arming."""
+
+    def __init__(self):
+        self.events = []
+
+    def arm(self):
+        self.events.append("arm")
+
+    def disarm(self):
+        self.events.append("disarm")
+
+
+class Journal:
+    def __init__(self):
+        self.rows = []
+
+    def append(self, row):
+        self.rows.append(row)
+
+
+def _tasks(count):
+    return [SimpleNamespace(index=10 + i, value=i) for i in range(count)]
+
+
+@pytest.mark.parametrize("stop, expected", [(ValueError("bad point"), "error"),
+                                            (KeyboardInterrupt(), "interrupted")])
+def test_rows_finished_before_a_stop_are_kept(monkeypatch, stop, expected):
+    def run_point(point, memory=None):
+        if point.value == 2:
+            raise stop
+        return {"value": point.value}
+
+    monkeypatch.setattr(points_module, "run_point", run_point)
+    switch, journal, done = Switch(), Journal(), []
+    finished, failure = run_tasks(_tasks(4), executor=None, in_flight=None,
+                                  journal=journal, sigterm=switch, done=done.append)
+    assert finished == {10: {"value": 0}, 11: {"value": 1}}
+    assert journal.rows == [{"value": 0}, {"value": 1}] and done == [1, 1]
+    assert (failure is stop) if expected == "error" else failure == expected
+    assert switch.events[0] == "arm" and switch.events[-1] == "disarm"
+
+
+def test_all_rows_without_a_stop(monkeypatch):
+    monkeypatch.setattr(points_module, "run_point",
+                        lambda point, memory=None: {"value": point.value})
+    finished, failure = run_tasks(_tasks(3), executor=None, in_flight=None, journal=None,
+                                  sigterm=Switch())
+    assert failure is None and list(finished) == [10, 11, 12]
+
+
+def test_rows_in_grid_order_and_kept_rows_of_other_places_last():
+    points = [SimpleNamespace(index=i) for i in range(4)]
+    plan = ResumePlan(reused={1: {"r": 1}}, replaced=0, others=[{"other": True}])
+    rows = in_grid_order(points, {3: {"f": 3}, 0: {"f": 0}}, plan)
+    assert rows == [{"f": 0}, {"r": 1}, {"f": 3}, {"other": True}]  # point 2: not run
+
+
+def test_each_kind_of_note_is_one_line_with_its_count():
+    rows = [{"warnings": ["a", "b"]}, {"warnings": ["a"]}, {}]
+    assert warning_lines(rows, 5) == ["Warning: a (2 of 5 points)",
+                                      "Warning: b (1 of 5 points)"]
+    assert rows_text(1) == "1 row" and rows_text(0) == "0 rows" and rows_text(2) == "2 rows"
+
+
+def test_the_request_is_refused_before_any_work():
+    check_grid_size(["gnmax"], {"sigma": (1.0, 2.0)}, files=2, max_points=4)
+    with pytest.raises(OptionError, match="the grid has 6 points, more than --max-points 5"):
+        check_grid_size(["gnmax"], {"sigma": (1.0, 2.0, 3.0)}, files=2, max_points=5)
+    with pytest.raises(OptionError, match="--resume needs --out"):
+        check_resume(out=None, resume=True, tuning=None)
+    with pytest.raises(OptionError, match="--tuning needs every point's RDP curve"):
+        check_resume(out="a.csv", resume=True, tuning="poisson:3")
+    check_resume(out="a.csv", resume=True, tuning=None)
+    assert unused_grids({"sigma": (1.0,), "laplace_scale": (2.0,)}, ["gnmax"]) == \
+        ["--laplace-scale"]
+    assert unused_grids({"sigma": (1.0,)}, ["gnmax", "lnmax"]) == []
+
+
+def test_the_executor_of_the_workers_asked_for(monkeypatch):
+    assert sweep_executor(4, None, 1) == (None, "1 worker (in process)", None)
+    assert sweep_executor(1, None, 9) == (None, "1 worker (in process)", None)
+    made = []
+    monkeypatch.setattr("pate_cli.sweep.executors.local_pool", lambda n: made.append(n) or n)
+    assert sweep_executor(8, None, 3) == (3, "3 worker processes", 12)
+    assert made == [3]
+
+
+def test_a_scheduler_without_dask_is_one_line(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import fails
+    with pytest.raises(OptionError, match=r"^--scheduler needs Dask: pip install"):
+        scheduler_executor("tcp://127.0.0.1:8786")
+
+
+def test_why_a_write_failed_in_a_few_words():
+    assert write_error_text(OSError(errno.ENOSPC, "No space left on device"), "t.csv") == \
+        "No space left on device"
+    assert write_error_text(OSError(errno.ENOSPC), "t.csv") == "No space left on device"
+    assert write_error_text(ValueError("t.csv: cannot write: Read-only file system"),
+                            "t.csv") == "Read-only file system"
+    assert write_error_text(ValueError(""), "t.csv") == "ValueError"
