@@ -11,6 +11,7 @@ before any work) and ``save_figure`` writes the figure atomically.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,9 @@ from . import captions
 from . import figures as plots
 from .run_match import check_same_run
 from .writing import check_destinations, write_outputs
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
 PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
@@ -218,7 +222,8 @@ def _runs(inputs, summary_paths, columns, queries) -> tuple[list, list]:
 
 
 def _per_query_table(path: str, columns, queries: int | None = None, *,
-                     summary: dict | None = None, summary_path: str | None = None) -> object:
+                     summary: dict | None = None, summary_path: str | None = None
+                     ) -> pd.DataFrame:
     """A per-query table, checked to be ``summary``'s run when one is given (before
     ``-n`` keeps its first rows: the whole table is the run)."""
     frame = read_table(path, expected=PER_QUERY)

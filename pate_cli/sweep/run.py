@@ -51,7 +51,7 @@ def run_tasks(tasks, *, executor, in_flight: int | None, journal, sigterm,
     still running are ended (their rows would be dropped), and the executor is stopped.
     """
     finished: dict[int, dict] = {}
-    failure = None
+    failure: object = None
     try:
         sigterm.arm()
         for position, row in run_points(tasks, executor=executor, in_flight=in_flight):
