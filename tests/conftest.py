@@ -12,7 +12,7 @@
     test is skipped with the reason, except under ``CI=true``, where it fails.
 ``dask_timeout``
     Seconds a test waits for a Dask scheduler: ``PATE_TEST_DASK_TIMEOUT``, default 2. It
-    replaces the 10 s that ``pate-sweep --scheduler`` waits (fixed in pate_cli/cli/sweep_run.py),
+    replaces the 10 s that ``pate-sweep --scheduler`` waits (fixed in pate_cli/sweep/executors.py),
     so the unreachable-scheduler test takes 2 s, not 10.
 ``plot_runs``
     Per-query tables and summaries of a few runs on the MNIST sample votes (and a made-up
