@@ -42,6 +42,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .composition import sequential_total
+from .curve_quadrature import interpolant, interpolated_sum
 
 # Distinct statistics whose curves are evaluated and summed at once (a fixed constant:
 # the order of the additions, and so every bit of the totals, depends on it).
@@ -331,11 +332,28 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
 
 def block_sum(rdp: CurveFunction, orders: np.ndarray,
               block: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """``sum_k weights[k] * rdp(keys)[k]`` of one block ``(keys, weights)``, rows added
-    one after another (a module-level function: a cluster's workers can run it)."""
+    """``sum_k weights[k] * rdp(keys)[k]`` of one block ``(keys, weights)`` (a module-level
+    function: a cluster's workers can run it).
+
+    A block of at least ``curve_quadrature.MIN_ROWS`` keys is first summed from its
+    curves at a few points (``curve_quadrature``, within 1e-12 relative); the orders
+    (of a run) it does not keep are evaluated at every key, rows added one after another,
+    as a smaller block's. Each run's row has the bits the 1-D call gives for its column.
+    """
     keys, weights = block
     runs = weights.shape[1:] if weights.ndim == 2 else ()
-    curves = rdp(keys, orders)
-    products = (curves[:, None, :] * weights[:, :, None] if runs
-                else curves * weights[:, None])
-    return sequential_total(products.reshape(keys.size, -1)).reshape(runs + (orders.size,))
+    columns = weights.reshape(keys.size, -1)
+    total = np.zeros((columns.shape[1], orders.size))
+    exact = np.ones(total.shape, dtype=bool)
+    fitted = interpolant(rdp, orders, keys)
+    if fitted is not None:
+        for run in range(columns.shape[1]):
+            total[run], kept = interpolated_sum(fitted, np.ascontiguousarray(columns[:, run]))
+            exact[run] = ~kept
+    needed = np.flatnonzero(exact.any(axis=0))
+    if needed.size:
+        curves = rdp(keys, orders if needed.size == orders.size else orders[needed])
+        products = curves[:, None, :] * columns[:, :, None]
+        sums = sequential_total(products.reshape(keys.size, -1)).reshape(columns.shape[1], -1)
+        total[:, needed] = np.where(exact[:, needed], sums, total[:, needed])
+    return total.reshape(runs + (orders.size,))
