@@ -77,6 +77,7 @@ def interpolant(rdp: Callable[[np.ndarray, np.ndarray], np.ndarray], orders: np.
     low, high = float(keys[0]), float(keys[-1])
     middle, half = 0.5 * (low + high), 0.5 * (high - low)
     points = middle + half * _POINTS[::-1]  # ascending, as curve functions take keys
+    points[0], points[-1] = low, high  # the block's ends themselves (never past them)
     if not (half > 0.0 and np.all(np.diff(points) > 0.0)):
         return None
     values = np.asarray(rdp(points, orders), dtype=np.float64)[::-1]  # point i at row i
