@@ -7,7 +7,9 @@ the sum only needs, per distinct pair, how many queries have it (``queries``) an
 many of those were answered (``answered``). Those are integers, so tables of different
 chunks merge exactly, in any order and on any worker (:meth:`GroupedCounts.merge`), and
 the totals are then formed once, from the merged table, by :func:`grouped_totals`, in a
-fixed order (pairs sorted by ``(a, s)``; blocks of ``TOTAL_BLOCK`` distinct statistics).
+fixed order (pairs sorted by ``(a, s)``; blocks of ``TOTAL_BLOCK`` distinct statistics,
+each summed by the same rule: ``curve_quadrature`` for the orders where it is exact to
+1e-12 relative, one row after another for the others).
 Every figure is therefore a function of the multiset of per-query statistics and
 decisions alone: the same bits whatever the chunk size, the number of workers, or
 whether per-query columns are kept.
@@ -311,9 +313,10 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
     ``weights`` is ``(keys,)`` (result ``(orders,)``) or ``(keys, runs)`` (result
     ``(runs, orders)``, each run's row the bits the 1-D call gives for its column).
     Keys go in blocks of ``TOTAL_BLOCK`` (fixed boundaries), evaluated by ``map`` and
-    added in block order; inside a block rows are added one after another
-    (``composition.sequential_total``), and only rows with a weight other than 0 are
-    evaluated: a skipped row would add exactly 0.
+    added in block order; inside a block (:func:`block_sum`) the sum comes from the
+    curves at a few points (``curve_quadrature``) where that is exact to 1e-12 relative,
+    else rows are added one after another (``composition.sequential_total``); only rows
+    with a weight other than 0 count: a skipped row would add exactly 0.
     """
     runs = weights.shape[1:] if weights.ndim == 2 else ()
     used = weights != 0 if weights.ndim == 1 else np.any(weights != 0, axis=1)
