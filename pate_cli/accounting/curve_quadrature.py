@@ -83,9 +83,9 @@ def interpolant(rdp: Callable[[np.ndarray, np.ndarray], np.ndarray], orders: np.
     values = np.asarray(rdp(points, orders), dtype=np.float64)[::-1]  # point i at row i
     finite = np.all(np.isfinite(values), axis=0)
     values = np.where(finite, values, 0.0)
-    coefficients = np.zeros_like(values)
-    for point in range(DEGREE + 1):  # M @ values, added in a fixed order (no BLAS)
-        coefficients += _COEFFICIENTS[:, point, None] * values[point]
+    # M @ values without BLAS: a reduction over the middle axis adds the points' terms
+    # one after another, in point order
+    coefficients = (_COEFFICIENTS[:, :, None] * values[None, :, :]).sum(axis=1)
     return Interpolant(coefficients, np.clip((keys - middle) / half, -1.0, 1.0), finite)
 
 
@@ -95,23 +95,22 @@ def interpolated_sum(block: Interpolant, weights: np.ndarray
     and the mask of the orders where it is kept (module docstring); entries of the other
     orders are 0."""
     coefficients = block.coefficients
-    moments = _moments(block.u, weights)
-    total = moments[0] * coefficients[0]
-    for degree in range(1, DEGREE + 1):
-        total += moments[degree] * coefficients[degree]
+    # sum_j m_j c_j, the terms added one after another in j (a reduction over axis 0)
+    total = (_moments(block.u, weights)[:, None] * coefficients).sum(axis=0)
     tail = 2.0 * np.abs(coefficients[-3:]).sum(axis=0) * float(np.abs(weights).sum())
     kept = block.finite & (total > 0.0) & (tail <= TOLERANCE * total)
     total[~kept] = 0.0
     return total, kept
 
 
-def _moments(u: np.ndarray, weights: np.ndarray) -> list[float]:
+def _moments(u: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``m_j = sum_k weights[k] T_j(u_k)``, j = 0..DEGREE (``T_j`` by its recurrence)."""
-    previous, current = np.ones_like(u), u
-    moments = [float(weights.sum()), float((u * weights).sum())]
+    chebyshev = np.empty((DEGREE + 1, u.size))
+    chebyshev[0] = 1.0
+    chebyshev[1] = u
     twice = 2.0 * u
-    for _ in range(2, DEGREE + 1):
-        following = twice * current - previous
-        moments.append(float((following * weights).sum()))
-        previous, current = current, following
-    return moments
+    for degree in range(2, DEGREE + 1):
+        np.multiply(twice, chebyshev[degree - 1], out=chebyshev[degree])
+        chebyshev[degree] -= chebyshev[degree - 2]
+    chebyshev *= weights
+    return chebyshev.sum(axis=1)
