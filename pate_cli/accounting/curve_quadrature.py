@@ -57,54 +57,74 @@ def _coefficient_matrix() -> np.ndarray:
 _COEFFICIENTS = _coefficient_matrix()
 
 
-class Interpolant(NamedTuple):
-    """A block's curves as Chebyshev series: ``coefficients`` ``(DEGREE + 1, orders)``,
-    the keys mapped to ``u`` in ``[-1, 1]``, and the orders whose values were finite."""
+class Interpolants(NamedTuple):
+    """The curves of the blocks fit for quadrature, of a group of blocks, as Chebyshev
+    series: ``fit`` their positions in the group, ``coefficients`` ``(fit, DEGREE + 1,
+    orders)``, ``finite`` ``(fit, orders)`` (the orders whose values were all finite), and
+    their keys mapped to ``u`` in ``[-1, 1]``, end to end from ``starts``."""
 
+    fit: list[int]
     coefficients: np.ndarray
-    u: np.ndarray
     finite: np.ndarray
+    u: np.ndarray
+    starts: np.ndarray
 
 
-def interpolant(rdp: Callable[[np.ndarray, np.ndarray], np.ndarray], orders: np.ndarray,
-                keys: np.ndarray) -> Interpolant | None:
-    """The interpolant of ``rdp`` over the block of sorted distinct ``keys`` (module
-    docstring; ``rdp`` is called once, on the ``DEGREE + 1`` points only), or None when
-    the block is not fit for it: fewer than ``MIN_ROWS`` keys, a key that is not finite,
-    or an interval too narrow for distinct points."""
-    if keys.size < MIN_ROWS or not (np.isfinite(keys[0]) and np.isfinite(keys[-1])):
-        return None
-    low, high = float(keys[0]), float(keys[-1])
-    middle, half = 0.5 * (low + high), 0.5 * (high - low)
-    points = middle + half * _POINTS[::-1]  # ascending, as curve functions take keys
-    points[0], points[-1] = low, high  # the block's ends themselves (never past them)
-    if not (half > 0.0 and np.all(np.diff(points) > 0.0)):
-        return None
-    values = np.asarray(rdp(points, orders), dtype=np.float64)[::-1]  # point i at row i
-    finite = np.all(np.isfinite(values), axis=0)
-    values = np.where(finite, values, 0.0)
-    # M @ values without BLAS: a reduction over the middle axis adds the points' terms
-    # one after another, in point order
-    coefficients = (_COEFFICIENTS[:, :, None] * values[None, :, :]).sum(axis=1)
-    return Interpolant(coefficients, np.clip((keys - middle) / half, -1.0, 1.0), finite)
+def interpolants(rdp: Callable[[np.ndarray, np.ndarray], np.ndarray], orders: np.ndarray,
+                 blocks: list[np.ndarray]) -> Interpolants:
+    """The interpolants of ``rdp`` over each block of sorted distinct keys of ``blocks``
+    (consecutive blocks of one sorted table; module docstring) fit for it: at least
+    ``MIN_ROWS`` keys, all finite, an interval wide enough for distinct points. ``rdp``
+    is called once, on the ``DEGREE + 1`` points of every fit block (each entry's bits do
+    not depend on the others, so neither do a block's sums on its group)."""
+    fit, points, mapped = [], [], []
+    for position, keys in enumerate(blocks):
+        if keys.size < MIN_ROWS or not (np.isfinite(keys[0]) and np.isfinite(keys[-1])):
+            continue
+        low, high = float(keys[0]), float(keys[-1])
+        middle, half = 0.5 * (low + high), 0.5 * (high - low)
+        chosen = middle + half * _POINTS[::-1]  # ascending, as curve functions take keys
+        chosen[0], chosen[-1] = low, high  # the block's ends themselves (never past them)
+        if not (half > 0.0 and np.all(np.diff(chosen) > 0.0)):
+            continue
+        fit.append(position)
+        points.append(chosen)
+        mapped.append(np.clip((keys - middle) / half, -1.0, 1.0))
+    width = np.size(orders)
+    if not fit:
+        return Interpolants(fit, np.empty((0, DEGREE + 1, width)), np.empty((0, width), bool),
+                            np.empty(0), np.empty(0, np.intp))
+    values = np.asarray(rdp(np.concatenate(points), orders), dtype=np.float64)
+    values = values.reshape(len(fit), DEGREE + 1, width)[:, ::-1]  # point i at row i
+    finite = np.all(np.isfinite(values), axis=1)
+    values = np.where(finite[:, None, :], values, 0.0)
+    # M @ values without BLAS, the points' terms added one after another in point order
+    coefficients = _COEFFICIENTS[None, :, 0, None] * values[:, None, 0, :]
+    for point in range(1, DEGREE + 1):
+        coefficients += _COEFFICIENTS[None, :, point, None] * values[:, None, point, :]
+    starts = np.cumsum([0] + [block.size for block in mapped[:-1]])
+    return Interpolants(fit, coefficients, finite, np.concatenate(mapped), starts)
 
 
-def interpolated_sum(block: Interpolant, weights: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """``sum_k weights[k] * p(u_k)`` per order (``weights``: ``(keys,)``, non-negative)
-    and the mask of the orders where it is kept (module docstring); entries of the other
-    orders are 0."""
-    coefficients = block.coefficients
-    # sum_j m_j c_j, the terms added one after another in j (a reduction over axis 0)
-    total = (_moments(block.u, weights)[:, None] * coefficients).sum(axis=0)
-    tail = 2.0 * np.abs(coefficients[-3:]).sum(axis=0) * float(np.abs(weights).sum())
-    kept = block.finite & (total > 0.0) & (tail <= TOLERANCE * total)
+def interpolated_sums(fitted: Interpolants, weights: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_k weights[k] * p(u_k)`` per fit block and order (``weights``: the fit blocks'
+    non-negative weights end to end, as ``fitted.u``), ``(fit, orders)``, and the mask of
+    the entries kept (module docstring); the others are 0."""
+    coefficients = fitted.coefficients
+    moments = _moments(fitted.u, weights, fitted.starts)  # (fit, DEGREE + 1)
+    # sum_j m_j c_j, the terms added one after another in j (a reduction over axis 1)
+    total = (moments[:, :, None] * coefficients).sum(axis=1)
+    scale = np.add.reduceat(np.abs(weights), fitted.starts)
+    tail = 2.0 * np.abs(coefficients[:, -3:]).sum(axis=1) * scale[:, None]
+    kept = fitted.finite & (total > 0.0) & (tail <= TOLERANCE * total)
     total[~kept] = 0.0
     return total, kept
 
 
-def _moments(u: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``m_j = sum_k weights[k] T_j(u_k)``, j = 0..DEGREE (``T_j`` by its recurrence)."""
+def _moments(u: np.ndarray, weights: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``m_j = sum_k weights[k] T_j(u_k)``, j = 0..DEGREE, over each block (from
+    ``starts``): ``(blocks, DEGREE + 1)`` (``T_j`` by its recurrence)."""
     chebyshev = np.empty((DEGREE + 1, u.size))
     chebyshev[0] = 1.0
     chebyshev[1] = u
@@ -113,4 +133,4 @@ def _moments(u: np.ndarray, weights: np.ndarray) -> np.ndarray:
         np.multiply(twice, chebyshev[degree - 1], out=chebyshev[degree])
         chebyshev[degree] -= chebyshev[degree - 2]
     chebyshev *= weights
-    return chebyshev.sum(axis=1)
+    return np.add.reduceat(chebyshev, starts, axis=1).T

@@ -53,7 +53,7 @@ class SharedCurves:
         column_of = {value: column for column, value in reversed(list(enumerate(served.tolist())))}
 
         def cached(wanted: np.ndarray, at_orders: np.ndarray) -> np.ndarray:
-            # some of the orders (``accounting.grouped.block_sum``): their columns
+            # some of the orders (``accounting.grouped.block_sums``): their columns
             whole = np.shape(at_orders) == served.shape and np.array_equal(at_orders, served)
             columns = None if whole else [column_of.get(value)
                                           for value in np.ravel(at_orders).tolist()]

@@ -13,9 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pate_cli.accounting import curve_quadrature
-from pate_cli.accounting.curve_quadrature import DEGREE, MIN_ROWS, interpolant, interpolated_sum
+from pate_cli.accounting.curve_quadrature import (
+    DEGREE,
+    MIN_ROWS,
+    interpolants,
+    interpolated_sums,
+)
 from pate_cli.accounting.gnmax import rdp_gnmax
-from pate_cli.accounting.grouped import TOTAL_BLOCK, block_sum, weighted_curve_sum
+from pate_cli.accounting.grouped import TOTAL_BLOCK, block_sums, weighted_curve_sum
 from pate_cli.accounting.threshold import rdp_threshold
 from pate_cli.orders import default_orders
 from tests.synthetic import TOLERANCE
@@ -27,6 +32,20 @@ def _gnmax(sigma, keys, orders):
 
 def _threshold(sigma1, keys, orders):
     return rdp_threshold(keys, sigma_threshold=sigma1, orders=orders)
+
+
+def block_sum(rdp, orders, block):
+    """One block's sums (``grouped.block_sums`` of a group of one)."""
+    return block_sums(rdp, orders, [block])[0]
+
+
+def quadrature(rdp, orders, keys, weights):
+    """One block's quadrature sums and kept mask, or None when it is not fit."""
+    fitted = interpolants(rdp, orders, [keys])
+    if not fitted.fit:
+        return None
+    total, kept = interpolated_sums(fitted, weights)
+    return total[0], kept[0]
 
 
 def _per_query_sums(rdp, keys, weights, orders):
@@ -93,7 +112,7 @@ def test_the_worst_case_over_soft_vote_blocks_is_printed_and_far_below_the_toler
             got = block_sum(rdp, orders, (keys, weights))
             exact = _per_query_sums(rdp, keys, weights, orders)
             worst = max(worst, float(np.max(np.abs(got - exact) / exact)))
-            kept += int(interpolated_sum(interpolant(rdp, orders, keys), weights)[1].sum())
+            kept += int(quadrature(rdp, orders, keys, weights)[1].sum())
     print(f"\nquadrature: worst relative difference {worst:.3g} "
           f"(hypothesis so far {WORST[0]:.3g}); {kept} of {24 * orders.size} columns kept")
     assert worst <= 1e-13
@@ -146,7 +165,7 @@ def test_an_edge_inside_the_block_sends_that_order_to_every_statistic():
     rdp = partial(_gnmax, sigma)
     orders = np.array([3.0, _edge_order(rdp, keys, sigma), 400.0])
     weights = np.ones(keys.size)
-    total, kept = interpolated_sum(interpolant(rdp, orders, keys), weights)
+    total, kept = quadrature(rdp, orders, keys, weights)
     assert kept.tolist() == [True, False, True]
     assert total[1] == 0.0
     got = block_sum(rdp, orders, (keys, weights))
@@ -172,7 +191,7 @@ def test_blocks_unfit_for_it_are_summed_row_by_row_with_the_bits_of_before():
     small = np.sort(rng.uniform(-3.0, -2.9, MIN_ROWS - 1))
     with_infinity = np.concatenate(([-np.inf], np.sort(rng.uniform(-3.0, -2.9, MIN_ROWS))))
     for keys in (small, with_infinity):
-        assert interpolant(rdp, orders, keys) is None
+        assert quadrature(rdp, orders, keys, np.ones(keys.size)) is None
         weights = rng.uniform(0, 1, keys.size)
         np.testing.assert_array_equal(
             weighted_curve_sum(keys, weights, rdp, orders),
@@ -206,8 +225,24 @@ def test_the_points_span_the_block_and_a_polynomial_is_summed_exactly():
         seen.append(points.copy())
         return np.outer(1.0 + points**2 + 0.1 * points**(DEGREE - 4), at)
 
-    total, kept = interpolated_sum(interpolant(polynomial, orders, keys), weights)
+    total, kept = quadrature(polynomial, orders, keys, weights)
     assert seen[0][0] == keys[0] and seen[0][-1] == keys[-1] and seen[0].size == DEGREE + 1
     exact = [math.fsum(weights * (1.0 + keys**2 + 0.1 * keys**(DEGREE - 4)) * a) for a in orders]
     np.testing.assert_allclose(total, exact, rtol=1e-13)
     assert kept.all()
+
+
+def test_a_blocks_sums_do_not_depend_on_the_blocks_evaluated_with_it():
+    """Blocks go ``BLOCKS_PER_TASK`` to a task (their points in one call of the curve
+    function): each block's sums are the bits it has alone, fit or not."""
+    rng = np.random.default_rng(11)
+    rdp = partial(_gnmax, 40.0)
+    orders = default_orders()
+    edges = np.sort(rng.uniform(-9.0, -0.2, 6))
+    group = [(_block(rng, size, centre, 10.0 ** -exponent), None)
+             for size, centre, exponent in zip((TOTAL_BLOCK, 900, 2000, TOTAL_BLOCK, 1500),
+                                               edges, (3, 2, 4, 1, 5), strict=False)]
+    group = [(keys, rng.integers(0, 3, (keys.size, 2)).astype(float)) for keys, _ in group]
+    together = block_sums(rdp, orders, group)
+    for block, part in zip(group, together, strict=True):
+        np.testing.assert_array_equal(part, block_sum(rdp, orders, block))
