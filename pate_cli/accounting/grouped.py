@@ -7,7 +7,9 @@ the sum only needs, per distinct pair, how many queries have it (``queries``) an
 many of those were answered (``answered``). Those are integers, so tables of different
 chunks merge exactly, in any order and on any worker (:meth:`GroupedCounts.merge`), and
 the totals are then formed once, from the merged table, by :func:`grouped_totals`, in a
-fixed order (pairs sorted by ``(a, s)``; blocks of ``TOTAL_BLOCK`` distinct statistics).
+fixed order (pairs sorted by ``(a, s)``; blocks of ``TOTAL_BLOCK`` distinct statistics,
+each summed by the same rule: ``curve_quadrature`` for the orders where it is exact to
+1e-12 relative, one row after another for the others).
 Every figure is therefore a function of the multiset of per-query statistics and
 decisions alone: the same bits whatever the chunk size, the number of workers, or
 whether per-query columns are kept.
@@ -42,10 +44,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .composition import sequential_total
+from .curve_quadrature import interpolants, interpolated_sums
 
 # Distinct statistics whose curves are evaluated and summed at once (a fixed constant:
 # the order of the additions, and so every bit of the totals, depends on it).
 TOTAL_BLOCK = 4096
+# Blocks evaluated by one task of the map (their quadrature points in one call).
+BLOCKS_PER_TASK = 16
 # Analysed positions per window of :class:`BoundedTotals` (pieces of a run never cross a
 # multiple of it, ``window_pieces``), and the distinct pairs a merged table may hold
 # before it is summed (fixed constants: which tables are summed apart depends on them).
@@ -309,10 +314,12 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
 
     ``weights`` is ``(keys,)`` (result ``(orders,)``) or ``(keys, runs)`` (result
     ``(runs, orders)``, each run's row the bits the 1-D call gives for its column).
-    Keys go in blocks of ``TOTAL_BLOCK`` (fixed boundaries), evaluated by ``map`` and
-    added in block order; inside a block rows are added one after another
-    (``composition.sequential_total``), and only rows with a weight other than 0 are
-    evaluated: a skipped row would add exactly 0.
+    Keys go in blocks of ``TOTAL_BLOCK`` (fixed boundaries), ``BLOCKS_PER_TASK`` blocks
+    evaluated at a time by ``map``, the blocks' sums added in block order; inside a block
+    (:func:`block_sums`) the sum comes from the curves at a few points
+    (``curve_quadrature``) where that is exact to 1e-12 relative, else rows are added one
+    after another (``composition.sequential_total``); only rows with a weight other than
+    0 count: a skipped row would add exactly 0.
     """
     runs = weights.shape[1:] if weights.ndim == 2 else ()
     used = weights != 0 if weights.ndim == 1 else np.any(weights != 0, axis=1)
@@ -323,19 +330,53 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
             if rows.size:
                 yield keys[rows], weights[rows]
 
+    def tasks():
+        group: list[tuple[np.ndarray, np.ndarray]] = []
+        for block in blocks():
+            group.append(block)
+            if len(group) == BLOCKS_PER_TASK:
+                yield group
+                group = []
+        if group:
+            yield group
+
     total = np.zeros(runs + (orders.size,))
-    for part in map(partial(block_sum, rdp, orders), blocks()):
-        total += part
+    for parts in map(partial(block_sums, rdp, orders), tasks()):
+        for part in parts:
+            total += part
     return total
 
 
-def block_sum(rdp: CurveFunction, orders: np.ndarray,
-              block: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """``sum_k weights[k] * rdp(keys)[k]`` of one block ``(keys, weights)``, rows added
-    one after another (a module-level function: a cluster's workers can run it)."""
-    keys, weights = block
-    runs = weights.shape[1:] if weights.ndim == 2 else ()
-    curves = rdp(keys, orders)
-    products = (curves[:, None, :] * weights[:, :, None] if runs
-                else curves * weights[:, None])
-    return sequential_total(products.reshape(keys.size, -1)).reshape(runs + (orders.size,))
+def block_sums(rdp: CurveFunction, orders: np.ndarray,
+               blocks: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """``sum_k weights[k] * rdp(keys)[k]`` of each block ``(keys, weights)`` of
+    ``blocks`` (consecutive blocks of one table; a module-level function: a cluster's
+    workers can run it).
+
+    The blocks of at least ``curve_quadrature.MIN_ROWS`` keys are first summed from their
+    curves at a few points (``curve_quadrature``, within 1e-12 relative); the orders (of
+    a run) it does not keep are evaluated at every key, rows added one after another, as
+    a smaller block's. A block's sums do not depend on the blocks evaluated with it, and
+    each run's row has the bits the 1-D call gives for its column.
+    """
+    columns = [weights.reshape(keys.size, -1) for keys, weights in blocks]
+    runs = columns[0].shape[1] if columns else 0
+    totals = [np.zeros((runs, orders.size)) for _ in blocks]
+    exact = [np.ones((runs, orders.size), dtype=bool) for _ in blocks]
+    fitted = interpolants(rdp, orders, [keys for keys, _ in blocks])
+    for run in range(runs if fitted.fit else 0):
+        weights = np.concatenate([columns[position][:, run] for position in fitted.fit])
+        sums, kept = interpolated_sums(fitted, weights)
+        for row, position in enumerate(fitted.fit):
+            totals[position][run] = sums[row]
+            exact[position][run] = ~kept[row]
+    for (keys, _), column, total, missing in zip(blocks, columns, totals, exact,
+                                                 strict=True):
+        needed = np.flatnonzero(missing.any(axis=0))
+        if needed.size:
+            curves = rdp(keys, orders if needed.size == orders.size else orders[needed])
+            products = curves[:, None, :] * column[:, :, None]
+            sums = sequential_total(products.reshape(keys.size, -1)).reshape(runs, -1)
+            total[:, needed] = np.where(missing[:, needed], sums, total[:, needed])
+    return [total.reshape(weights.shape[1:] + (orders.size,))
+            for total, (_, weights) in zip(totals, blocks, strict=True)]

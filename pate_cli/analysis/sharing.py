@@ -41,12 +41,24 @@ class SharedCurves:
     def serving(self, rdp, orders: np.ndarray):
         """``rdp`` (sorted distinct statistics -> ``(keys, orders)`` curves), answering
         the keys it has kept and keeping the others. ``rdp`` is shared only when it is a
-        ``functools.partial`` of plain numbers and strings (its value is its identity)."""
+        ``functools.partial`` of plain numbers and strings (its value is its identity).
+        Asked for some of ``orders`` (a block summed partly by quadrature), it serves the
+        kept rows' columns of those orders (each entry's bits do not depend on the other
+        orders) and keeps nothing new."""
         identity = _identity(rdp, orders)
         if not self.limit or identity is None:
             return rdp
 
+        served = np.asarray(orders, dtype=np.float64)
+        column_of = {value: column for column, value in reversed(list(enumerate(served.tolist())))}
+
         def cached(wanted: np.ndarray, at_orders: np.ndarray) -> np.ndarray:
+            # some of the orders (``accounting.grouped.block_sums``): their columns
+            whole = np.shape(at_orders) == served.shape and np.array_equal(at_orders, served)
+            columns = None if whole else [column_of.get(value)
+                                          for value in np.ravel(at_orders).tolist()]
+            if columns is not None and None in columns:
+                return rdp(wanted, at_orders)
             with self._lock:
                 kept = self._entries.get(identity)
                 if kept is not None:
@@ -54,19 +66,22 @@ class SharedCurves:
             hit = None if kept is None else kept.rows_of(wanted)
             if hit is None:
                 fresh = rdp(wanted, at_orders)
-                self._keep(identity, wanted, fresh)
+                if whole:
+                    self._keep(identity, wanted, fresh)
                 return fresh
             found, piece, row = hit
             out = np.empty((wanted.size, np.size(at_orders)))
             for number in np.unique(piece):
                 chosen = piece == number
-                out[found[chosen]] = kept.pieces[number][row[chosen]]
+                rows = kept.pieces[number][row[chosen]]
+                out[found[chosen]] = rows if whole else rows[:, columns]
             missing = np.ones(wanted.size, dtype=bool)
             missing[found] = False
             if missing.any():
                 fresh = rdp(wanted[missing], at_orders)
                 out[missing] = fresh
-                self._keep(identity, wanted[missing], fresh)
+                if whole:
+                    self._keep(identity, wanted[missing], fresh)
             return out
 
         return cached

@@ -147,6 +147,26 @@ def test_curves_served_from_what_a_run_kept_are_the_bits_evaluated_afresh():
     assert 0 < sum(CALLS) < keys.size  # some rows from what was kept, the rest evaluated
 
 
+def test_some_of_the_orders_are_served_from_the_kept_columns_and_nothing_new_is_kept():
+    """A block summed partly by quadrature asks for the curves of some orders only
+    (``accounting.grouped.block_sum``): kept rows give those columns, the others are
+    evaluated at those orders and not kept (the store holds whole curves only)."""
+    orders = default_orders()
+    keys = np.sort(np.random.default_rng(6).uniform(-30.0, -0.1, 200))
+    store = SharedCurves(10**7)
+    function = store.serving(partial(_counted_curve, 9.0), orders)
+    function(keys[::2].copy(), orders)  # half of the keys kept
+    (kept,) = store._entries.values()
+    held = kept.nbytes
+    some = orders[[0, 5, 197, 198, 297]]  # 100 twice in the grid: either column serves
+    CALLS.clear()
+    np.testing.assert_array_equal(function(keys, some), rdp_gnmax(keys, sigma=9.0, orders=some))
+    assert CALLS == [100] and kept.nbytes == held
+    other = np.array([2.25])  # not one of the orders: evaluated, nothing served or kept
+    np.testing.assert_array_equal(function(keys, other), rdp_gnmax(keys, sigma=9.0, orders=other))
+    assert CALLS == [100, 200] and kept.nbytes == held
+
+
 def test_a_reader_between_any_two_steps_of_add_sees_one_whole_index():
     """Readers run outside the lock while another thread adds: every state an ``add`` goes
     through (each attribute it sets, each piece it appends) answers every key either with
