@@ -69,16 +69,17 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
     stop-1`` (0/1 as the seeded replay or the given ``decisions`` decided, ``pr_answered``
     under expected accounting): the run's ``answered`` column, formed again a chunk at a
     time (the replay's noise is keyed by query position, MATH.md s.1)."""
-    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     noise = NoiseSource(seed)
 
     def charges(start: int, stop: int) -> np.ndarray:
+        # the steps looked up per chunk (cheap), not before: the release first names a
+        # mechanism it does not apply to (SVT-PATE has no per-query steps)
+        selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
         return chunk_costs(votes, positions, start, stop, mechanism=mechanism,
                            selection=selection, answer=answer, noise=noise,
                            accounting=accounting, orders=np.ones(1), student=student,
                            decisions=decisions, curves=False).weight
     return charges
-
 
 
 class QueryColumns:
