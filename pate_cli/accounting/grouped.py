@@ -378,5 +378,6 @@ def block_sums(rdp: CurveFunction, orders: np.ndarray,
             products = curves[:, None, :] * column[:, :, None]
             sums = sequential_total(products.reshape(keys.size, -1)).reshape(runs, -1)
             total[:, needed] = np.where(missing[:, needed], sums, total[:, needed])
+            del curves, products  # one block's work arrays at a time, not two
     return [total.reshape(weights.shape[1:] + (orders.size,))
             for total, (_, weights) in zip(totals, blocks, strict=True)]
