@@ -330,21 +330,24 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
             if rows.size:
                 yield keys[rows], weights[rows]
 
-    def tasks():
-        group: list[tuple[np.ndarray, np.ndarray]] = []
-        for block in blocks():
-            group.append(block)
-            if len(group) == BLOCKS_PER_TASK:
-                yield group
-                group = []
-        if group:
-            yield group
-
     total = np.zeros(runs + (orders.size,))
-    for parts in map(partial(block_sums, rdp, orders), tasks()):
+    for parts in map(partial(block_sums, rdp, orders), batched(blocks(), BLOCKS_PER_TASK)):
         for part in parts:
             total += part
     return total
+
+
+def batched(items: Iterable, size: int) -> Iterator[list]:
+    """``items`` in consecutive lists of ``size`` (the last may be shorter): the blocks
+    of one task here, the items of one task on a cluster (``analysis.distributed``)."""
+    group: list = []
+    for item in items:
+        group.append(item)
+        if len(group) == size:
+            yield group
+            group = []
+    if group:
+        yield group
 
 
 def block_sums(rdp: CurveFunction, orders: np.ndarray,

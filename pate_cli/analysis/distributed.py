@@ -28,7 +28,7 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.grouped import window_pieces
+from ..accounting.grouped import batched, window_pieces
 from ..errors import InputError, PateWarning
 from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
 from ..sparse_rows import row_width
@@ -129,19 +129,8 @@ def executor_map(executor, function: Callable, items, *, batch: int = 8,
     ``batch`` (one task each, so that small items do not drown in per-task overhead), at
     most ``window`` batches in flight."""
     submit = partial(executor.submit, _mapped, function)
-    for group in in_order(submit, _batched(items, batch), window=window):
+    for group in in_order(submit, batched(items, batch), window=window):
         yield from group
-
-
-def _batched(items, size: int) -> Iterator[list]:
-    group: list = []
-    for item in items:
-        group.append(item)
-        if len(group) == size:
-            yield group
-            group = []
-    if group:
-        yield group
 
 
 def _mapped(function: Callable, group: list) -> list:

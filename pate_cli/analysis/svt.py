@@ -382,16 +382,17 @@ def few_answers_note(mechanism: SVTPATE, distance: np.ndarray, answered: int, *,
 
 
 def _round_down(value: float) -> float:
-    if not (math.isfinite(value) and value > 0):
-        return value
-    digits = 2 - math.floor(math.log10(value))
-    factor = 10.0 ** digits
-    return math.floor(value * factor * (1 - 1e-12)) / factor
+    """``value`` rounded down to 3 significant digits (the suggested scale)."""
+    return _three_digits(value, math.floor)
 
 
 def _round_up(value: float) -> float:
+    """``value`` rounded up to 3 significant digits (the epsilon at that scale)."""
+    return _three_digits(value, math.ceil)
+
+
+def _three_digits(value: float, rounding) -> float:
     if not (math.isfinite(value) and value > 0):
         return value
-    digits = 2 - math.floor(math.log10(value))
-    factor = 10.0 ** digits
-    return math.ceil(value * factor * (1 - 1e-12)) / factor
+    factor = 10.0 ** (2 - math.floor(math.log10(value)))
+    return rounding(value * factor * (1 - 1e-12)) / factor
