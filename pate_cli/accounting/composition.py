@@ -6,7 +6,8 @@ query i is the sum over the queries up to i; each is converted to epsilon), sect
 :func:`budget_halt`) and
 section 9 (the same sums per privacy group or teacher). Every path that turns per-query
 RDP into figures goes through here: ``analysis.run`` (plain and budget runs, and so
-``analysis.rounds``), ``analysis.totals`` and ``accounting.individualized.groups``.
+``analysis.rounds``, and a sweep's ``analysis.run.analyze_totals``) and
+``accounting.individualized.groups``.
 Conversion (offset per order, first minimising order, the clip at 0) is
 ``conversion.minimise_over_orders``, the same function ``rdp_to_epsilon`` uses.
 

@@ -126,7 +126,7 @@ def block_sums(request: CountRequest, source, rows, start: int, *, block: int,
                                 answer_rdp=answer_rdp, orders=orders,
                                 expected=request.accounting == "expected")
         sums.append(BlockSums(totals.selection, totals.answer, float(totals.answered),
-                              counted.labels))
+                              counted.labels[0]))
     return sums
 
 
