@@ -28,8 +28,7 @@ from ..mechanisms import Decisions, NoiseSource
 from ..sparse_rows import as_float_rows
 from ..threads import ordered_map
 from .chunks import given_rows
-from .run_sums import LabelCounts, released_labels
-from .setting import FirstRows, rows_of
+from .setting import FirstRows, LabelCounts, released_labels, rows_of
 from .steps import mechanism_steps
 
 # Rows of a chunk are at most this many vote values (about 8 MB as float64): large enough

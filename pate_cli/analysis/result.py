@@ -192,8 +192,8 @@ class AnalysisResult:
     in replay and data-independent accounting (what was released), ``pr_answered`` in
     expected accounting. ``rdp_selection``/``rdp_answer`` are at the reported ``order``,
     the answer column already multiplied by that weight, so each column sums to the
-    corresponding entry of ``rdp_at_order`` (which adds them in query order, one after
-    another, as ``analysis.run_sums`` does without the columns). ``columns`` are extra
+    corresponding entry of ``rdp_at_order`` (the run's sum of each step at that order, up
+    to the last bits of a different order of additions). ``columns`` are extra
     per-query columns (SVT's distance, a round's number, each group's cumulative
     epsilon). ``counts`` is set when the run kept no per-query column (totals only).
     """

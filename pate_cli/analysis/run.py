@@ -34,9 +34,9 @@ from .grouped_run import (
     summed_counts,
 )
 from .result import AnalysisResult, BudgetPart, QueryCounts, ReplayTotals
-from .run_sums import LabelCounts, sums_at_order
 from .setting import (
     DEFAULT_CHUNK,
+    LabelCounts,
     analysed_positions,
     checked_mechanism,
     checked_setting,
@@ -44,6 +44,7 @@ from .setting import (
     grid_edge_notes,
     initial_carry,
     label_accuracy,
+    sums_at_order,
 )
 from .sharing import SharedCurves, SharedWork
 from .steps import (
@@ -89,7 +90,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     seeded replay's; it may end early only where a budget run halts.
 
     ``keep_columns=False`` (totals only): no per-query array is formed or kept; each
-    chunk only adds to the running sums (``analysis.run_sums``), so memory stays flat
+    chunk only adds to the run's sums, so memory stays flat
     whatever the number of queries (``keep_pairs``: the result keeps its distinct
     statistic pairs, ``distinct_pairs``, for a per-query table's pass). Every total
     (epsilon, order, answered, ``rdp_at_order``, data-independent epsilon, label
