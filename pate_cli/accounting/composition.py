@@ -73,6 +73,15 @@ class StepRows:
                         np.ascontiguousarray(self.answer[:, columns]), self.answer_index,
                         self.weight)
 
+    def step(self, name: str) -> StepRows:
+        """One step's curves alone, ``selection`` or the weighted ``answer``: the other
+        step's replaced by a zero curve, which adds nothing (the same bits)."""
+        zero = np.zeros((1, self.answer.shape[1]))
+        index = np.zeros(self.count, dtype=np.intp)
+        if name == "selection":
+            return StepRows(self.selection, self.selection_index, zero, index, self.weight)
+        return StepRows(zero, index, self.answer, self.answer_index, self.weight)
+
     def block(self, lo: int, hi: int) -> np.ndarray:
         """The curves of queries ``lo .. hi-1`` in a new array."""
         out = np.empty((hi - lo, self.answer.shape[1]))

@@ -29,13 +29,7 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.composition import (
-    WORK_ELEMENTS,
-    StepRows,
-    budget_halt,
-    running_epsilon,
-    sequential_total,
-)
+from ..accounting.composition import StepRows, budget_halt, running_epsilon, running_total
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
 from ..mechanisms import Decisions
@@ -196,32 +190,16 @@ class BudgetWalk:
         self.block_carries.append(after)
 
     def add(self, costs: StepRows, count: int, *, with_carry: bool) -> None:
-        """Add the first ``count`` queries of ``costs`` to the sums; ``with_carry`` also
-        to the carry (bit for bit ``running_total``'s: the same row sums, the same order
-        of additions), for runs that form no per-query epsilon."""
-        weight = costs.weight[:count]
+        """Add the first ``count`` queries of ``costs`` to the step sums, and with
+        ``with_carry`` to the carry, query after query (``composition.running_total``:
+        the carry is ``running_epsilon``'s, bit for bit), for runs that form no per-query
+        epsilon."""
         self.answered = float(np.add.accumulate(
-            np.concatenate(([self.answered], weight)))[-1])
-        size = self.carry.size
-        step = max(1, WORK_ELEMENTS // size)
-        answer = np.empty((min(step, count), size))
-        selection = np.empty_like(answer)
-        both = np.empty_like(answer) if with_carry else None
-        for lo in range(0, count, step):
-            hi = min(count, lo + step)
-            rows_a, rows_s = answer[: hi - lo], selection[: hi - lo]
-            np.take(costs.answer, costs.answer_index[lo:hi], axis=0, out=rows_a)
-            rows_a *= weight[lo:hi, None]
-            np.take(costs.selection, costs.selection_index[lo:hi], axis=0, out=rows_s)
-            if both is not None:
-                rows = both[: hi - lo]
-                np.add(rows_a, rows_s, out=rows)
-                rows[0] += self.carry
-                self.carry = sequential_total(rows)
-            rows_a[0] += self.answer
-            self.answer = sequential_total(rows_a)
-            rows_s[0] += self.selection
-            self.selection = sequential_total(rows_s)
+            np.concatenate(([self.answered], costs.weight[:count])))[-1])
+        self.selection = running_total(costs.step("selection"), count, self.selection)
+        self.answer = running_total(costs.step("answer"), count, self.answer)
+        if with_carry:
+            self.carry = running_total(costs, count, self.carry)
 
     def through(self, lo: int, hi: int, part: BlockSums | None, after) -> None:
         """Go through queries ``lo .. hi-1`` (one block) query by query; a block that is
