@@ -173,6 +173,18 @@ def test_an_svt_round_keeps_its_columns_and_streams_them():
     assert held.to_dict()["labels_output"] == np.count_nonzero(held.label >= 0)
 
 
+def test_rounds_given_an_executor_say_they_are_analysed_here():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pate_cli.errors import PateWarning
+    options = dict(rounds=SAMPLES + "mnist_250_rounds.csv", per_query=False)
+    with ThreadPoolExecutor(2) as pool, pytest.warns(
+            PateWarning, match="a run with --rounds is analysed in this process"):
+        here = pate_cli.analyze(SAMPLES + "mnist_250_votes.npy", executor=pool, **options)
+    assert here.to_dict() == pate_cli.analyze(SAMPLES + "mnist_250_votes.npy",
+                                              **options).to_dict()
+
+
 def _spy(monkeypatch) -> list[bool]:
     seen: list[bool] = []
     from pate_cli.analysis import rounds as rounds_module
