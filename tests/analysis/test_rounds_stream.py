@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -247,8 +248,48 @@ def test_rounds_memory_does_not_grow_with_the_queries(tmp_path):
                   Round(np.arange(cut, queries), interactive,
                         student=np.load(student_path, mmap_mode="r"))]
         vote_set = read_votes(str(path))  # reading checks the file: not the analysis
-        return traced_peak(lambda: _analysed(vote_set, rounds, dict(chunk_size=1000), False))
+        return traced_peak(lambda: _analysed(vote_set, rounds, dict(chunk_size=1000, workers=1),
+                                             False))
 
     peak(2_000)  # first-call work
     small, large = peak(20_000), peak(200_000)
     assert large < small + 2 * 2**20, (small, large)
+
+
+def test_the_streamed_rounds_table_is_written_in_memory_that_does_not_grow(tmp_path,
+                                                                         monkeypatch):
+    """Four times the queries, the same peak while the table of two rounds is formed and
+    written (the chunks made small, one thread, as in test_per_query_stream), and the
+    bytes of the table held in memory."""
+    from pate_cli.analysis import grouped_run, per_query_stream, setting
+    from pate_cli.outputs import files
+    monkeypatch.setattr(per_query_stream, "STREAM_CURVE_BYTES", 1 << 20)
+    monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
+    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 2048)
+    monkeypatch.setattr(grouped_run, "COUNT_CHUNK_ELEMENTS", 4 * 8192)
+    monkeypatch.setattr(files, "CHUNK_ROWS", 8192)
+    rng = np.random.default_rng(3)
+    gnmax = build_mechanism("gnmax", teachers=50, sigma=5.0, integer_votes=True)
+    confident = build_mechanism("confident", teachers=50, threshold=30.0,
+                                sigma_threshold=10.0, sigma=5.0, integer_votes=True)
+    peaks = []
+    for queries in (2_000, 20_000, 80_000):
+        path = tmp_path / f"votes{queries}.npy"
+        np.save(path, rng.multinomial(50, [0.7, 0.1, 0.1, 0.1], size=queries).astype(np.int16))
+        vote_set = read_votes(str(path))
+        rounds = [Round(np.arange(queries // 2), gnmax),
+                  Round(np.arange(queries // 2, queries), confident)]
+        out = str(tmp_path / f"q{queries}.csv")
+
+        peaks.append(traced_peak(partial(_written, vote_set, rounds, out)))
+    assert peaks[2] < peaks[1] + 4e6, peaks
+    held = _analysed(vote_set, rounds, {}, True)
+    assert open(out, "rb").read() == b"".join(per_query_chunks(held.to_frame(), out))
+
+
+def _written(vote_set, rounds, out: str) -> None:
+    """The streamed table of ``rounds`` written to ``out`` as pate-analyze writes it."""
+    result = _analysed(vote_set, rounds, dict(workers=1), "stream")
+    with open(out, "wb") as sink:
+        for piece in per_query_stream_chunks(result.iter_frames(), out):
+            sink.write(piece)
