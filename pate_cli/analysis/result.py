@@ -171,12 +171,21 @@ class QueryCounts:
     (``analyze(..., per_query=False)``, pate-analyze without per-query outputs): the
     number of queries processed, labels output, Interactive-GNMax's outcome counts
     (abstain, teacher, student; None for other mechanisms) and whether
-    ``--query-indices`` picked or reordered the rows."""
+    ``--query-indices`` picked or reordered the rows.
+
+    What rounds compose (``analysis.rounds``): ``step_sums``, the selection and the
+    weighted answer RDP summed over the queries at every order (``rdp_at_order`` holds
+    them at the run's own order only), and the output labels that match the given
+    labels, in all (``correct``) and by outcome code (``outcome_correct``, with
+    ``outcomes``)."""
 
     queries: int
     labels_output: int
     outcomes: tuple[int, ...] | None
     reordered: bool
+    step_sums: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
+    correct: int = 0
+    outcome_correct: tuple[int, ...] | None = None
 
 
 class NoColumnsError(ValueError):

@@ -243,7 +243,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                              outcomes=None if counts.outcomes is None
                              else tuple(int(n) for n in counts.outcomes),
                              reordered=query_indices is not None and not np.array_equal(
-                                 positions[:queries], np.arange(queries)))
+                                 positions[:queries], np.arange(queries)),
+                             # what rounds compose (analysis.rounds)
+                             step_sums=step_sums, correct=counts.correct,
+                             outcome_correct=None if counts.outcomes is None
+                             else tuple(int(n) for n in counts.outcome_correct))
         positions = None
     columns = table.columns
     return AnalysisResult(
