@@ -3,9 +3,8 @@
 RDP adds up order by order (MATH.md section 6), so a run in rounds (for instance the 2018
 paper's Confident-GNMax round followed by an Interactive-GNMax round with a student) costs
 the sum of its rounds' curves. Each round starts from the RDP the earlier rounds spent, so
-per-query cumulative figures run across rounds: the carry goes into ``analyze_votes``,
-whose running sums are the composition kernel's; whole curves are converted by
-``rdp_to_epsilon`` (the kernel's offset + minimum + clip, MATH.md s.6).
+per-query cumulative figures run across rounds (the carry goes into ``analyze_votes``);
+whole curves are converted by ``rdp_to_epsilon`` (MATH.md s.6).
 
 Each round is analysed totals-only (``analyze_votes(keep_columns=False)``): what the
 summary composes comes from each round's ``QueryCounts`` (its selection and answer sums at
@@ -43,15 +42,16 @@ from ..orders import default_orders, validate_orders
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
-from .run_sums import LabelCounts, sums_at_order
 from .serialize import per_query_frame
 from .setting import (
     DEFAULT_CHUNK,
     FirstRows,
+    LabelCounts,
     grid_edge_notes,
     initial_carry,
     needs_integer_votes,
     rows_of,
+    sums_at_order,
 )
 from .steps import data_independent_curve, mechanism_steps, per_query_at_order
 
