@@ -33,8 +33,9 @@ from ..accounting.tuning import TuningDistribution, parse_tuning, tuned_epsilon
 from ..errors import OptionError
 from ..mechanisms import release_draw
 from ..sparse_rows import SparseRows, is_sparse
+from ..work_sizes import READ_VALUES
 from .result import AnalysisResult, TuningPart
-from .setting import CHUNK_ELEMENTS, FirstRows, rows_of
+from .setting import FirstRows, rows_of
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
@@ -146,7 +147,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                         weights=charges)
     rows = AnalysedRows(votes, positions, result.queries)
     if is_sparse(votes):  # a chunk at a time, its rows x stored width within the budget
-        common["chunk_size"] = min(DEFAULT_CHUNK, max(1, CHUNK_ELEMENTS // votes.width))
+        common["chunk_size"] = min(DEFAULT_CHUNK, max(1, READ_VALUES // votes.width))
     if not mechanism.selects:
         def run(every):
             return sanitize_gnmax(rows, report_every=every, **common)
