@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PIECE_ROWS = 1 << 17
-_BLOCK = 1 << 23  # bytes read at a time when counting rows
+_BLOCK = 1 << 20  # bytes read at a time when counting rows
 _BLANK_LINE = re.compile(rb"\n(?=\r?\n)")
 
 
@@ -58,16 +58,17 @@ class TablePieces:
         if self.extension == ".parquet":
             return int(self._parquet().metadata.num_rows)
         lines = blank = 0
-        last = b"\n"
+        tail = b"\n"  # the last bytes read: a blank line may start in them
         with self._open() as handle:
             while at_most is None or lines - blank <= at_most + 1:
                 block = handle.read(_BLOCK)
                 if not block:
                     break
                 lines += block.count(b"\n")
-                blank += len(_BLANK_LINE.findall(last[-1:] + block))
-                last = block
-        lines += not last.endswith(b"\n")  # a last line without its newline
+                blank += (len(_BLANK_LINE.findall(tail + block))
+                          - len(_BLANK_LINE.findall(tail)))  # those counted before
+                tail = (tail + block[-2:])[-2:]
+        lines += not tail.endswith(b"\n")  # a last line without its newline
         header = 0 if self.extension in (".json", ".jsonl") else 1
         return max(0, lines - blank - header)
 
