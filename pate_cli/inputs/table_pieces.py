@@ -65,9 +65,11 @@ class TablePieces:
                 if not block:
                     break
                 lines += block.count(b"\n")
-                blank += (len(_BLANK_LINE.findall(tail + block))
-                          - len(_BLANK_LINE.findall(tail)))  # those counted before
-                tail = (tail + block[-2:])[-2:]
+                joined = tail + block
+                if b"\n\n" in joined or b"\n\r\n" in joined:  # rare: search only then
+                    blank += (len(_BLANK_LINE.findall(joined))
+                              - len(_BLANK_LINE.findall(tail)))  # those counted before
+                tail = joined[-2:]
         lines += not tail.endswith(b"\n")  # a last line without its newline
         header = 0 if self.extension in (".json", ".jsonl") else 1
         return max(0, lines - blank - header)
