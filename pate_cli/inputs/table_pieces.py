@@ -20,7 +20,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from .readers import decode_text, is_regular, read_stream, read_text_file
+from .readers import decode_text, is_regular, read_stream, read_text_file, unreadable
 from .tables import (
     PER_QUERY,
     SUMMARY,
@@ -50,6 +50,8 @@ class TablePieces:
         # a FIFO cannot be read twice (the row count, the pieces): held whole
         self._source = (self.name if is_regular(self.name)
                         else io.BytesIO(read_stream(self.name)))
+        with self._open():  # unreadable (permission denied...): one line, here
+            pass
 
     def count_rows(self, at_most: int | None = None) -> int:
         """The number of data rows (stopping once past ``at_most``): parquet's metadata,
@@ -89,9 +91,8 @@ class TablePieces:
             return io.BytesIO(self._source.getbuffer())
         try:
             return open(self._source, "rb")  # noqa: SIM115 - the caller's with closes it
-        except OSError:
-            read_text_file(self._source)  # the one-line error for an unreadable file
-            raise
+        except OSError as error:
+            raise unreadable(self.name, error) from None
 
     def _source_for_pandas(self):
         if isinstance(self._source, io.BytesIO):
