@@ -9,13 +9,26 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from pate_cli.outputs.run_match import run_difference
+from pate_cli.outputs.run_match import RunTotals
 from tests import SAMPLES
 
 VOTES = str(SAMPLES / "mnist_250_votes.npy")
+
+
+def run_difference(summary: dict, frame: pd.DataFrame) -> str | None:
+    """What ``RunTotals`` finds differs, the table counted in whole, and the same found
+    with the table counted in pieces (as pate-plot streams it), cut anywhere."""
+    found = RunTotals(summary).add(frame).difference()
+    for count in (2, 3, 7, len(frame)):
+        totals = RunTotals(summary)
+        for piece in np.array_split(np.arange(len(frame)), count):
+            totals.add(frame.iloc[piece])
+        assert totals.difference() == found, count
+    return found
 
 
 def _run(cli, tmp_path, name: str, *args) -> tuple[str, str]:
@@ -129,3 +142,17 @@ def test_groups_compared_at_the_halt_and_at_the_end(runs):
     assert "individualized" in run_difference(
         summary, frame.drop(columns=[c for c in frame.columns
                                      if c.startswith("epsilon_cumulative_")]))
+
+
+def test_query_indices_are_distinct_rows_across_pieces():
+    """With --query-indices the query column must be distinct rows below the vote file's
+    length: one bit per row marks the rows seen, so a repeat in a later piece is found."""
+    summary = {"queries": 6, "query_indices": True, "input": {"queries": 20}}
+    frame = pd.DataFrame({"query": [5, 0, 19, 7, 3, 12]})
+    assert run_difference(summary, frame) is None
+    for query in ([5, 0, 19, 7, 3, 5], [5, 0, 20, 7, 3, 12], [5, -1, 19, 7, 3, 12],
+                  [5, 0.5, 19, 7, 3, 12]):
+        assert "distinct rows" in run_difference(summary, pd.DataFrame({"query": query}))
+    unbounded = {**summary, "input": {}}  # no length: the bits grow with the largest row
+    assert run_difference(unbounded, frame.assign(query=[5, 0, 90, 7, 3, 1000])) is None
+    assert "distinct" in run_difference(unbounded, frame.assign(query=[5, 0, 90, 7, 3, 90]))
