@@ -10,11 +10,18 @@ curve under another's headline. The per-query table has no sha256 or parameters 
 - the ``query`` column: ``0 .. n-1`` unless the summary says ``query_indices`` (then
   distinct rows of the vote file, below its ``input.queries``);
 - the table's last ``epsilon_cumulative`` and the summary's RDP figure (``epsilon_rdp``,
-  else ``epsilon``), at most 1e-12 relative apart (README, "Tolerance between
-  algorithms"); for an individualized run, each group's column at the halt and at the
+  else ``epsilon``); for an individualized run, each group's column at the halt and at the
   end against the group's ``epsilon`` and ``epsilon_if_continued``;
-- the answered count (the sum of ``answered``, to 1e-12 relative for expected accounting)
-  and the labels output (rows with a label).
+- the answered count (the sum of ``answered``, for expected accounting a sum of
+  probabilities) and the labels output (rows with a label).
+
+The figures are sums of n per-query terms formed two ways (the table's running sum adds
+them one after another, the summary's from its distinct statistics), so they are compared
+to at most 1e-12 or ``2 n 2^-53`` relative, whichever is larger: a sum of n non-negative
+terms added in any order is within ``(n - 1) 2^-53`` relative of the exact sum (Higham,
+"Accuracy and Stability of Numerical Algorithms", s.4.2), and the RDP sums go into the
+conversion's minimum, which moves by at most the sums' own error (README, "Tolerance
+between algorithms").
 
 Every figure depends on the mechanism, its parameters, delta, the order grid, the votes
 and the decisions, so two different runs agreeing on all of these to 12 digits is not a
@@ -32,10 +39,12 @@ from ..errors import InputError
 RELATIVE_TOLERANCE = 1e-12
 
 
-def _close(a: float, b: float) -> bool:
+def _close(a: float, b: float, terms: int = 1) -> bool:
+    """``a`` and ``b`` are one sum of ``terms`` non-negative terms formed two ways."""
     if not (math.isfinite(a) and math.isfinite(b)):
         return a == b
-    return abs(a - b) <= RELATIVE_TOLERANCE * max(abs(a), abs(b))
+    tolerance = max(RELATIVE_TOLERANCE, 2.0 * terms * 2.0**-53)
+    return abs(a - b) <= tolerance * max(abs(a), abs(b))
 
 
 def _number(value) -> float:
@@ -137,11 +146,11 @@ class RunTotals:
             last = self.last["epsilon_cumulative"]
             rdp = summary.get("epsilon_rdp")
             expected = _number(rdp if rdp is not None else summary.get("epsilon"))
-            if not _close(last, expected):
+            if not _close(last, expected, rows):
                 return (f"the table's last epsilon_cumulative is {last!r}, the summary's "
                         f"{'epsilon_rdp' if rdp is not None else 'epsilon'} {expected!r}")
         if "answered" in self.columns and summary.get("answered") is not None:
-            if not _close(self.answered, float(summary["answered"])):
+            if not _close(self.answered, float(summary["answered"]), rows):
                 return (f"the table answers {self.answered:g} queries, the summary "
                         f"{float(summary['answered']):g}")
         return self._labels_difference()
@@ -160,7 +169,8 @@ class RunTotals:
                 pairs.append(("epsilon", self.last[column] if stopped is None
                               else self.at_halt.get(column, float("nan"))))
             for key, found in pairs:
-                if row.get(key) is not None and not _close(found, float(row[key])):
+                if row.get(key) is not None and not _close(found, float(row[key]),
+                                                           self.rows):
                     return (f"group {row['group']}: the table's {column} gives {found!r}, "
                             f"the summary's {key} {float(row[key])!r}")
         return self._labels_difference()
