@@ -9,13 +9,17 @@ from __future__ import annotations
 import os
 import shutil
 
+import numpy as np
+
 from ..errors import InputError
 from ..inputs import load_votes
-from ..inputs.tables import PER_QUERY, read_summary, read_table, require_table
+from ..inputs.table_pieces import TablePieces
+from ..inputs.tables import PER_QUERY, read_summary, require_table
+from . import figure_data
 from .figure_data import figure_rows
 from .report import files_folder
 from .report_figures import figure_budgets
-from .run_match import check_same_run
+from .run_match import RunTotals, check_same_run
 from .writing import check_destinations, write_outputs
 
 
@@ -49,20 +53,20 @@ def analysed_votes(result):
 
 
 def read_run(summary_path: str, per_query: str | None):
-    """``(summary, per-query table or None, votes or None)`` of ``--from``: the table
-    checked to be the summary's run, and the votes when the summary's input file is
-    still there with the same sha256 (for the selection figure)."""
+    """``(summary, the rows of the per-query table its figures draw or None, votes or
+    None)`` of ``--from``: the table read a piece at a time into the rows its figures draw
+    (``figure_data.figure_rows``) and checked to be the summary's run, and the votes when
+    the summary's input file is still there with the same sha256 (for the selection
+    figure: the analysed rows, the table's ``query`` column when the summary analysed
+    ``--query-indices``)."""
     summary = read_summary(summary_path)
     for key in ("input", "mechanism", "queries", "accounting"):
         if key not in summary:
             raise InputError(f"{summary_path}: has no {key!r} key; expected a JSON summary "
                              "of pate-analyze (--format json -o FILE.json)")
-    frame = None
+    frame, index = None, None
     if per_query is not None:
-        frame = read_table(per_query, expected=PER_QUERY)
-        require_table(frame, per_query, kind="per-query",
-                      columns=("query", "answered", "epsilon_cumulative"))
-        check_same_run(summary, frame, summary_path=summary_path, table_path=per_query)
+        frame, index = _drawn_run(summary, summary_path, per_query)
     rows = None
     source = summary.get("input") or {}
     path = source.get("path")
@@ -70,10 +74,32 @@ def read_run(summary_path: str, per_query: str | None):
             and not summary.get("groups")):
         vote_set = load_votes(path)
         if vote_set.sha256 == source.get("sha256"):
-            index = (frame["query"].to_numpy() if frame is not None
-                     else slice(0, summary["queries"]))
-            rows = vote_set.votes[index]
+            rows = vote_set.votes[slice(0, summary["queries"]) if index is None else index]
     return summary, frame, rows
+
+
+def _drawn_run(summary: dict, summary_path: str, per_query: str):
+    """The rows of ``per_query`` the figures draw, read a piece at a time and checked
+    against ``summary`` (``run_match.RunTotals``), and its whole ``query`` column when
+    the summary analysed ``--query-indices`` (else None)."""
+    table = TablePieces(per_query, expected=PER_QUERY)
+    totals = RunTotals(summary)
+    index: list | None = [] if summary.get("query_indices") else None
+
+    def pieces():
+        for number, piece in enumerate(table.pieces(figure_data.FIGURE_ROWS)):
+            if number == 0:
+                require_table(piece, per_query, kind="per-query",
+                              columns=("query", "answered", "epsilon_cumulative"))
+            totals.add(piece)
+            if index is not None:
+                index.append(piece["query"].to_numpy())
+            yield piece
+
+    frame = figure_rows(pieces(), queries=int(summary["queries"]),
+                        budgets=figure_budgets(summary))
+    check_same_run(summary, totals, summary_path=summary_path, table_path=per_query)
+    return frame, None if index is None else np.concatenate(index)
 
 
 def write_report(output: str, text: str, figures: dict) -> None:
