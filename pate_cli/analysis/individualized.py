@@ -288,7 +288,7 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
         if outcome is not None:
             outcome[groups.stopped_at:] = OUTCOME_ABSTAIN
     accuracy, by_outcome = label_accuracy(label, labels, base.query_index, outcome)
-    final = groups.cumulative_epsilon[-1] if groups.queries else np.zeros(len(groups.names))
+    final = groups.final_epsilon
     released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
     zeros = np.zeros(len(groups.names))
     independent_final = (independent.cumulative_epsilon[-1] if independent.queries
@@ -309,8 +309,7 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
                      "order": _order(groups.order[g]),
                      "exhausted_at": groups.exhausted_at[g],
                      "epsilon_if_continued": float(final[g]),
-                     "order_if_continued": (_order(groups.cumulative_order[-1, g])
-                                            if groups.queries else None),
+                     "order_if_continued": _order(groups.final_order[g]),
                      "epsilon_data_independent": float(independent_spent[g]),
                      "epsilon_data_independent_if_continued": float(independent_final[g])})
     part = GroupsPart(variant=parameters.variant, groups=tuple(rows),
