@@ -89,8 +89,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     the seeded replay's (MATH.md s.7). ``per_query=False`` (totals only) keeps no
     per-query columns in a single LNMax/GNMax/Confident/Interactive run: memory stays
     flat however many queries, every figure of ``to_dict()`` is the same bytes, and
-    ``to_frame()``/``label()`` raise; SVT-PATE, rounds and individualized runs keep them
-    anyway (``smooth_sensitivity`` reads the run's charges again, a chunk at a time).
+    ``to_frame()``/``label()`` raise; so does an individualized run (its group accounting
+    replayed a chunk at a time); SVT-PATE and rounds keep them anyway
+    (``smooth_sensitivity`` reads the run's charges again, a chunk at a time).
     ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
     per-query table a chunk at a time by a second pass (bounded memory);
     ``to_frame()`` and ``label()``'s decisions put the stream's pieces together. ``workers``:
@@ -160,7 +161,8 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisR
             result = analyze_individualized(
                 vote_set.votes, chosen, plan.parameters, predictions=plan.predictions,
                 teacher_groups=plan.teacher_groups, classes=vote_set.classes,
-                queries=spec.queries, student=student_rows, **common)
+                queries=spec.queries, student=student_rows, per_query=spec.per_query,
+                workers=spec.workers, **common)
         else:
             result = _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common)
     if added is not None:
