@@ -14,6 +14,8 @@ formed a chunk at a time from the predictions (:class:`HistogramRows`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -37,7 +39,7 @@ from ..mechanisms import (
     vanishing_votes,
     weighted_histogram,
 )
-from ..threads import ordered_map
+from ..threads import default_workers, ordered_map
 from .chunks import chunk_costs
 from .pairwise_sum import pairwise_sum
 from .per_query_stream import (
@@ -239,7 +241,7 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
         output = chunk.labels >= 0
         eps, order, base_eps = add_span(sums, span_costs(
             setting, chunk.start, chunk.log_q, chunk.log_pr, output, chunk.weight,
-            independent=independent))
+            independent=independent, map=curves_map), map=curves_map)
         before = stops.stopped_at
         stops.add(eps, order, base_eps, output, output)
         if other_sums is not None and other_stops is not None:
@@ -249,7 +251,7 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
                     if chunk.outcome is not None else output.astype(np.float64))
             other = add_span(other_sums, span_costs(
                 setting, chunk.start, chunk.log_q, chunk.log_pr, output, made,
-                independent=True))
+                independent=True, map=curves_map), map=curves_map)
             other_stops.add(*other, output, output)
             if stops.stopped_at is not None and "spent" not in held:
                 held["spent"] = other_stops.epsilon_before(stops.stopped_at)
@@ -262,12 +264,14 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
             answered_count += int(np.count_nonzero(chunk.weight[:upto]))
         return chunk.weight
 
-    weights = map(add, replayed(base, votes, student=student, chunk_size=chunk_size,
-                                workers=workers))
-    if accounting == "expected":  # np.sum of the pr_answered column before the stop
-        answered = pairwise_sum(queries, weights)
+    with curve_threads(workers) as curves_map:
+        weights = map(add, replayed(base, votes, student=student, chunk_size=chunk_size,
+                                    workers=workers))
+        if accounting == "expected":  # np.sum of the pr_answered column before the stop
+            answered = pairwise_sum(queries, weights)
         for _ in weights:
             pass
+    if accounting == "expected":
         if stops.stopped_at is not None:
             answered = pairwise_sum(stops.stopped_at, (
                 chunk.weight for chunk in replayed(base, votes, student=student,
@@ -275,8 +279,6 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
                                                    queries=stops.stopped_at,
                                                    statistics=False)))
     else:
-        for _ in weights:
-            pass
         answered = float(answered_count)
     totals = stops.totals(names, setting.sensitivities)
     if other_stops is None:
@@ -285,6 +287,19 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
         final = other_stops.totals(names, setting.sensitivities).final_epsilon
         spent = held.get("spent", final)
     return StreamTotals(totals, spent, final, counts, answered)
+
+
+@contextmanager
+def curve_threads(workers: int | None) -> Iterator[Mapper]:
+    """A thread pool's ``map`` for the group accounting's independent curves (numpy
+    releases the GIL in its loops; each task writes only its own figures, so the numbers
+    do not depend on it), the builtin ``map`` on one core."""
+    workers = default_workers() if workers is None else workers
+    if workers < 2:
+        yield map
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        yield pool.map
 
 
 def replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,
@@ -329,35 +344,47 @@ def group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
     ``stopped_at`` on and each group's cumulative epsilon (``epsilon_cumulative_<group>``),
     composed from the table's own ``log q``, ``log pr_answered``, labels and charges:
     the rows, bit for bit, of the individualized run's ``to_frame()``."""
-    import pandas as pd
-
     sums = GroupSums(groups=len(names), orders=setting.orders, delta=base.delta,
                      conversion=base.conversion, member_groups=setting.member_groups)
     independent = base.accounting == "data-independent"
     start = 0
-    for frame in per_query_frames(base, votes, student=student, chunk_size=chunk_size,
-                                  workers=workers):
-        count = len(frame)
-        label = frame["label"].to_numpy(dtype=np.int64, na_value=-1)
-        eps, _, _ = add_span(sums, span_costs(
-            setting, start, frame["log_q"].to_numpy(dtype=np.float64),
-            frame["log_pr_answered"].to_numpy(dtype=np.float64), label >= 0,
-            frame["answered"].to_numpy(dtype=np.float64), independent=independent))
-        cut = None if stopped_at is None else max(0, stopped_at - start)
-        if cut is not None and cut < count:  # nothing released from the stop on
-            label[cut:] = -1
-            values = pd.array(np.where(label >= 0, label, 0), dtype="Int64")
-            values[label < 0] = pd.NA
-            frame["label"] = values
-            if "outcome" in frame:
-                codes = np.searchsorted(_SORTED_NAMES, frame["outcome"].to_numpy(dtype=str))
-                codes = _SORTED_CODES[codes]
-                codes[cut:] = OUTCOME_ABSTAIN
-                frame["outcome"] = np.asarray(OUTCOME_NAMES)[codes]
-        for g, name in enumerate(names):
-            frame[f"epsilon_cumulative_{name}"] = eps[:, g]
-        start += count
-        yield frame
+    with curve_threads(workers) as curves_map:
+        for frame in per_query_frames(base, votes, student=student, chunk_size=chunk_size,
+                                      workers=workers):
+            yield _with_group_columns(frame, sums, setting, start, names=names,
+                                      stopped_at=stopped_at, independent=independent,
+                                      map=curves_map)
+            start += len(frame)
+
+
+def _with_group_columns(frame, sums: GroupSums, setting: GroupSetting, start: int, *,
+                        names: tuple, stopped_at: int | None, independent: bool,
+                        map: Mapper):
+    """A piece of the base run's table from query ``start`` on, with nothing released
+    from ``stopped_at`` on and each group's cumulative epsilon (``sums`` carried)."""
+    import pandas as pd
+
+    count = len(frame)
+    label = frame["label"].to_numpy(dtype=np.int64, na_value=-1)
+    eps, _, _ = add_span(sums, span_costs(
+        setting, start, frame["log_q"].to_numpy(dtype=np.float64),
+        frame["log_pr_answered"].to_numpy(dtype=np.float64), label >= 0,
+        frame["answered"].to_numpy(dtype=np.float64), independent=independent, map=map),
+        map=map)
+    cut = None if stopped_at is None else max(0, stopped_at - start)
+    if cut is not None and cut < count:  # nothing released from the stop on
+        label[cut:] = -1
+        values = pd.array(np.where(label >= 0, label, 0), dtype="Int64")
+        values[label < 0] = pd.NA
+        frame["label"] = values
+        if "outcome" in frame:  # built as serialize.per_query_frame builds it
+            codes = _SORTED_CODES[np.searchsorted(_SORTED_NAMES,
+                                                  frame["outcome"].to_numpy(dtype=str))]
+            codes[cut:] = OUTCOME_ABSTAIN
+            frame["outcome"] = np.asarray(OUTCOME_NAMES)[codes]
+    for g, name in enumerate(names):
+        frame[f"epsilon_cumulative_{name}"] = eps[:, g]
+    return frame
 
 
 _SORTED_NAMES = np.sort(np.asarray(OUTCOME_NAMES))
