@@ -76,13 +76,13 @@ def streamed_decisions(result) -> Iterator[LabelDecisions]:
         yield from pieces
         return
     done = 0
-    for piece in pieces:
-        if done >= stop:
-            break
+    for piece in pieces:  # the first piece always (a stop at 0: its empty head)
         keep = min(len(piece), stop - done)
-        done += len(piece)
         yield piece if keep == len(piece) else LabelDecisions(
             piece.mechanism, piece.query[:keep], piece.outcome[:keep], piece.label[:keep])
+        done += len(piece)
+        if done >= stop:
+            break
 
 
 # Interactive-GNMax's outcome names in the per-query table -> its decisions' names.
