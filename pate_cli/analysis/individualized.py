@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -193,7 +194,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
             counts_whole = (bool(np.all(histogram == np.rint(histogram))) if whole
                             else histogram.whole_counts(chunk_rows(chunk_size, classes)))
             mechanism = replace(mechanism, integer_votes=counts_whole)
-    run = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
+    run: dict[str, Any] = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
                conversion=conversion, seed=seed, queries=queries, labels=labels,
                student=student, source=source)
     if not whole:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -225,7 +225,7 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
     queries = base.queries
     accounting = base.accounting
     independent = accounting == "data-independent"
-    make = dict(groups=budgets.size, orders=setting.orders, delta=base.delta,
+    make: dict[str, Any] = dict(groups=budgets.size, orders=setting.orders, delta=base.delta,
                 conversion=base.conversion, member_groups=setting.member_groups)
     sums, stops = GroupSums(**make), GroupStops(budgets)
     other_sums, other_stops = (None, None) if independent else (GroupSums(**make),

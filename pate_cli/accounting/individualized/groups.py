@@ -430,5 +430,7 @@ def _accumulate_chunk(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
     return eps_out, order_out, base_out, carry, seen, base_carry
 
 
-def _first_true(flags: np.ndarray) -> int | None:
+def _first_true(flags: np.ndarray | np.bool_) -> int | None:
+    """The index of the first True, or None."""
+    flags = np.asarray(flags)
     return int(np.argmax(flags)) if flags.any() else None
