@@ -6,7 +6,8 @@ query i is the sum over the queries up to i; each is converted to epsilon), sect
 :func:`budget_halt`) and
 section 9 (the same sums per privacy group or teacher). Every path that turns per-query
 RDP into figures goes through here: ``analysis.run`` (plain and budget runs, and so
-``analysis.rounds``), ``analysis.totals`` and ``accounting.individualized.groups``.
+``analysis.rounds``, and a sweep's ``analysis.run.analyze_totals``) and
+``accounting.individualized.groups``.
 Conversion (offset per order, first minimising order, the clip at 0) is
 ``conversion.minimise_over_orders``, the same function ``rdp_to_epsilon`` uses.
 
@@ -71,6 +72,15 @@ class StepRows:
         return StepRows(np.ascontiguousarray(self.selection[:, columns]), self.selection_index,
                         np.ascontiguousarray(self.answer[:, columns]), self.answer_index,
                         self.weight)
+
+    def step(self, name: str) -> StepRows:
+        """One step's curves alone, ``selection`` or the weighted ``answer``: the other
+        step's replaced by a zero curve, which adds nothing (the same bits)."""
+        zero = np.zeros((1, self.answer.shape[1]))
+        index = np.zeros(self.count, dtype=np.intp)
+        if name == "selection":
+            return StepRows(self.selection, self.selection_index, zero, index, self.weight)
+        return StepRows(zero, index, self.answer, self.answer_index, self.weight)
 
     def block(self, lo: int, hi: int) -> np.ndarray:
         """The curves of queries ``lo .. hi-1`` in a new array."""

@@ -12,10 +12,9 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
     from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
     from .result import AnalysisResult, ReplayTotals
     from .rounds import Round, analyze_rounds
-    from .run import analyze_votes
+    from .run import analyze_totals, analyze_votes
     from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK
     from .steps import mechanism_steps
-    from .totals import analyze_totals
 
 __all__ = [
     "ACCOUNTING_MODES", "DEFAULT_CHUNK", "VARIANTS", "AnalysisResult", "GroupParameters",
@@ -33,9 +32,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
         ".individualized"),
     **dict.fromkeys(["AnalysisResult", "ReplayTotals"], ".result"),
     **dict.fromkeys(["Round", "analyze_rounds"], ".rounds"),
-    "analyze_votes": ".run",
+    **dict.fromkeys(["analyze_totals", "analyze_votes"], ".run"),
     "sanitize_analysis": ".added_figures",
     **dict.fromkeys(["ACCOUNTING_MODES", "DEFAULT_CHUNK"], ".setting"),
     "mechanism_steps": ".steps",
-    "analyze_totals": ".totals",
 })

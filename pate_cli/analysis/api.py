@@ -87,10 +87,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
     answered mask, or labels with -1 for none): those decisions are accounted instead of
     the seeded replay's (MATH.md s.7). ``per_query=False`` (totals only) keeps no
-    per-query columns in a single LNMax/GNMax/Confident/Interactive run: memory stays
-    flat however many queries, every figure of ``to_dict()`` is the same bytes, and
-    ``to_frame()``/``label()`` raise; so does an individualized run (its group accounting
-    replayed a chunk at a time); SVT-PATE and rounds keep them anyway
+    per-query columns in a single LNMax/GNMax/Confident/Interactive run, in ``rounds``
+    (each round analysed so, ``analysis.rounds``) or in an individualized run (its group
+    accounting replayed a chunk at a time, ``analysis.individualized_stream``): memory
+    stays flat however many queries, every figure of ``to_dict()`` is the same bytes, and
+    ``to_frame()``/``label()`` raise; SVT-PATE keeps them anyway
     (``smooth_sensitivity`` reads the run's charges again, a chunk at a time).
     ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
     per-query table a chunk at a time by a second pass (bounded memory);
@@ -150,8 +151,12 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisR
         chunk_size=spec.chunk_size, source=vote_set)
     student_rows = None
     if spec.rounds is not None:
+        if spec.executor is not None:  # a PateWarning: analysed in this process
+            usable_executor(spec.executor, rounds=spec.rounds, name=spec.name,
+                            individualized=None, keeps_columns=spec.per_query is True)
         rounds = rounds_of(spec.rounds, vote_set, dict(spec.parameters), MECHANISM_PARAMETERS)
-        result = analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp, **common)
+        result = analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
+                                per_query=spec.per_query, workers=spec.workers, **common)
     else:
         chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
         if sampling is not None:

@@ -29,7 +29,7 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.composition import StepRows, budget_halt, running_epsilon
+from ..accounting.composition import StepRows, budget_halt, running_epsilon, running_total
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
 from ..mechanisms import Decisions
@@ -43,7 +43,7 @@ from .grouped_run import (
     count_span,
     span_arguments,
 )
-from .run_sums import LabelCounts, RunSums, released_labels
+from .setting import LabelCounts, released_labels
 from .sharing import SharedCurves
 from .steps import curve_function, mechanism_steps
 
@@ -126,97 +126,86 @@ def block_sums(request: CountRequest, source, rows, start: int, *, block: int,
                                 answer_rdp=answer_rdp, orders=orders,
                                 expected=request.accounting == "expected")
         sums.append(BlockSums(totals.selection, totals.answer, float(totals.answered),
-                              counted.labels))
+                              counted.labels[0]))
     return sums
-
-
-@dataclass
-class BudgetOutcome:
-    """What a budget run spent: the first query not processed (None without a halt),
-    the carry and step sums after the last processed query, the answered weight, the
-    label counts, and the carries at block starts 1, 2, ... up to the last processed."""
-
-    halted_at: int | None
-    carry: np.ndarray
-    selection: np.ndarray
-    answer: np.ndarray
-    answered: float
-    labels: LabelCounts
-    carries: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class WalkState:
-    """What a budget run has spent at a point between queries (arrays never changed in
-    place; the label counts a copy)."""
-
-    carry: np.ndarray
-    selection: np.ndarray
-    answer: np.ndarray
-    answered: float
-    labels: LabelCounts
-    carries: int
 
 
 class BudgetWalk:
     """The second pass of a budget run: blocks taken whole from their sums, or gone
-    through query by query (``through``), in query order, until the halt.
+    through query by query (``through``), in query order, until the halt; what it spent.
 
-    The sums after a processed query are its block's carry plus the block's costs up to
-    it, added query after query; a block's sums give only the next block's carry. So a
-    run that halts at the first query of a block reports the sums after the block before,
-    query by query (``back_to``)."""
+    The sums (``carry``, the ``selection`` and weighted ``answer`` curves apart, the
+    ``answered`` weight) after a processed query are its block's carry plus the block's
+    costs up to it, added query after query (``sequential_total``, a cumulative sum: no
+    figure depends on where chunks start); a block's sums give only the next block's
+    carry. So a run that halts at the first query of a block reports the sums after the
+    block before, query by query (``back_to``). ``carries``: the carries at block starts
+    1, 2, ... up to the last processed."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray, table=None):
         self.run = run
         self.table = table
-        self.sums = RunSums(carry)
         self.carry = np.array(carry, dtype=np.float64)
+        self.selection = np.zeros(self.carry.size)
+        self.answer = np.zeros(self.carry.size)
+        self.answered = 0.0
         self.labels = LabelCounts(run.mechanism.uses_student)
         self.halted_at: int | None = None
-        self.carries: list[np.ndarray] = []
-        self.ended: WalkState | None = None  # after the last block gone through, unsettled
+        self.block_carries: list[np.ndarray] = []
+        self.ended: dict | None = None  # the sums after the last block gone through
 
-    def state(self) -> WalkState:
-        return WalkState(self.carry, self.sums.selection, self.sums.answer,
-                         self.sums.answered, LabelCounts.merged([self.labels]),
-                         len(self.carries))
+    @property
+    def carries(self) -> np.ndarray:
+        return (np.array(self.block_carries) if self.block_carries
+                else np.empty((0, self.carry.size)))
 
-    def restore(self, state: WalkState) -> None:
-        self.carry = self.sums.carry = state.carry
-        self.sums.selection, self.sums.answer = state.selection, state.answer
-        self.sums.answered = state.answered
-        self.labels = LabelCounts.merged([state.labels])
-        del self.carries[state.carries:]
+    def spent(self) -> dict:
+        """What the walk has spent so far (its arrays are replaced, never changed in
+        place; the label counts and carries copied)."""
+        return {"carry": self.carry, "selection": self.selection, "answer": self.answer,
+                "answered": self.answered, "labels": LabelCounts.merged([self.labels]),
+                "block_carries": list(self.block_carries)}
 
-    def back_to(self, lo: int, ended: WalkState) -> None:
+    def back_to(self, lo: int, ended: dict) -> None:
         """Halt at ``lo``, the first query of a block: the sums are those after the
         block before, query by query (``ended``). That block was gone through: it could
         not be skipped, since its skip bound (its sums plus the largest cost) is at least
         the halting query's candidate sum."""
-        self.restore(ended)
+        vars(self).update(ended)
         self.halted_at = lo
 
     def skip(self, part: BlockSums, after: np.ndarray) -> None:
         """Take a whole block from its sums."""
-        self.settle(part, after, self.sums.selection, self.sums.answer, self.sums.answered)
+        self.settle(part, after, self.selection, self.answer, self.answered)
         self.labels.merge_in(part.labels)
 
     def settle(self, part: BlockSums, after: np.ndarray, selection, answer,
                answered: float) -> None:
         """End a block (not the run's last) at its sums: ``selection``, ``answer``,
         ``answered`` are the step sums before it, ``after`` the carry after it."""
-        self.sums.selection = selection + part.selection
-        self.sums.answer = answer + part.answer
-        self.sums.answered = answered + part.answered
-        self.sums.carry = self.carry = after
-        self.carries.append(after)
+        self.selection = selection + part.selection
+        self.answer = answer + part.answer
+        self.answered = answered + part.answered
+        self.carry = after
+        self.block_carries.append(after)
+
+    def add(self, costs: StepRows, count: int, *, with_carry: bool) -> None:
+        """Add the first ``count`` queries of ``costs`` to the step sums, and with
+        ``with_carry`` to the carry, query after query (``composition.running_total``:
+        the carry is ``running_epsilon``'s, bit for bit), for runs that form no per-query
+        epsilon."""
+        self.answered = float(np.add.accumulate(
+            np.concatenate(([self.answered], costs.weight[:count])))[-1])
+        self.selection = running_total(costs.step("selection"), count, self.selection)
+        self.answer = running_total(costs.step("answer"), count, self.answer)
+        if with_carry:
+            self.carry = running_total(costs, count, self.carry)
 
     def through(self, lo: int, hi: int, part: BlockSums | None, after) -> None:
         """Go through queries ``lo .. hi-1`` (one block) query by query; a block that is
         not the run's last then ends at its sums (``part``, ``after``)."""
         run, keep = self.run, self.table is not None
-        before = self.sums.selection, self.sums.answer, self.sums.answered
+        before = self.selection, self.answer, self.answered
         for start in range(lo, hi, run.chunk_size):
             stop = min(hi, start + run.chunk_size)
             chunk = chunk_costs(run.votes, run.positions, start, stop,
@@ -240,16 +229,16 @@ class BudgetWalk:
                 costs = StepRows(costs.selection, costs.selection_index[:halt],
                                  costs.answer, costs.answer_index[:halt], weight)
             if stop > start:
-                self.sums.add(costs, stop - start, with_carry=not keep)
                 if keep:
+                    self.add(costs, stop - start, with_carry=False)
                     figures = running_epsilon(costs, stop - start, self.carry,
                                               run.converter, per_query=True)
-                    self.sums.carry = self.carry = figures.carry
+                    self.carry = figures.carry
                     self.table.fill(slice(start, stop), block, made, made.answered,
                                     weight=weight, log_q=log_q, log_pr=log_pr,
                                     figures=figures, orders=run.orders)
                 else:
-                    self.carry = self.sums.carry
+                    self.add(costs, stop - start, with_carry=True)
                     self.labels.add(*released_labels(made, made.answered,
                                                      run.mechanism.uses_student),
                                     None if run.truth is None
@@ -258,19 +247,13 @@ class BudgetWalk:
                 run.progress(stop, run.queries)
             if self.halted_at is not None:
                 return
-        self.ended = self.state()
+        self.ended = self.spent()
         if part is not None:
             self.settle(part, after, *before)
 
-    def outcome(self) -> BudgetOutcome:
-        carries = (np.array(self.carries) if self.carries
-                   else np.empty((0, self.carry.size)))
-        return BudgetOutcome(self.halted_at, self.carry, self.sums.selection,
-                             self.sums.answer, self.sums.answered, self.labels, carries)
-
 
 def run_budget(run: BudgetSetting, carry: np.ndarray, *, table=None, workers: int | None = None,
-               executor=None, source=None) -> BudgetOutcome:
+               executor=None, source=None) -> BudgetWalk:
     """A budget run's halt and sums (the module's docstring). ``run``: the run's setting
     (:class:`BudgetSetting`); ``table``: per-query columns to fill (None: totals
     only); ``executor``: where block sums are formed (else on ``workers`` threads)."""
@@ -303,7 +286,7 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, table=None, workers: in
                 break
     finally:
         parts.close()
-    return walk.outcome()
+    return walk
 
 
 def _peak(run: BudgetSetting) -> np.ndarray:

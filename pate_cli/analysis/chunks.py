@@ -14,8 +14,7 @@ from ..accounting.composition import StepRows, query_epsilons
 from ..accounting.conversion import Conversion
 from ..mechanisms import OUTCOME_ABSTAIN, Decisions, NoiseSource
 from ..sparse_rows import plurality_classes
-from .run_sums import released_labels
-from .setting import rows_of, rows_read_once
+from .setting import released_labels, rows_of, rows_read_once
 from .steps import mechanism_steps, step_curves
 
 

@@ -28,8 +28,7 @@ from ..mechanisms import Decisions, NoiseSource
 from ..sparse_rows import as_float_rows
 from ..threads import ordered_map
 from .chunks import given_rows
-from .run_sums import LabelCounts, released_labels
-from .setting import FirstRows, rows_of
+from .setting import FirstRows, LabelCounts, released_labels, rows_of
 from .steps import mechanism_steps
 
 # Rows of a chunk are at most this many vote values (about 8 MB as float64): large enough
@@ -44,43 +43,42 @@ class CountRequest:
     mechanism: object
     accounting: str
     q_bound: str = "union"
-    seed: int = 0
+    seeds: tuple[int, ...] = (0,)  # a sweep's point counts its repeats' seeds at once
     salt: int = 0
     draw_labels: bool = True
 
 
 @dataclass(frozen=True, eq=False)
 class ChunkCount:
-    """A set of queries' distinct statistics with counts, and their label counts."""
+    """A set of queries' distinct statistics with counts (an answered column per seed
+    when several), and their label counts (one per seed)."""
 
     table: GroupedCounts
-    labels: LabelCounts
-
-    @classmethod
-    def merge(cls, parts: Iterable[ChunkCount]) -> ChunkCount:
-        """Every query of ``parts`` (exact; the order of ``parts`` does not matter)."""
-        parts = list(parts)
-        return cls(GroupedCounts.merge(part.table for part in parts),
-                   LabelCounts.merged(part.labels for part in parts))
+    labels: tuple[LabelCounts, ...]
 
 
 def count_chunk(request: CountRequest, block: np.ndarray, start: int, *,
                 student: np.ndarray | None = None, decisions: Decisions | None = None,
-                truth: np.ndarray | None = None) -> ChunkCount:
+                truth: np.ndarray | None = None, shared_noise=None) -> ChunkCount:
     """Count the queries of ``block`` (float64 rows, the analysed queries ``start ..``):
-    the seeded replay's decisions (or the given ``decisions`` for these rows), the
-    statistics their costs depend on, and the released labels (scored against
-    ``truth`` when given)."""
+    the seeded replay's decisions for each of ``request.seeds`` (or the given
+    ``decisions`` for these rows), the statistics their costs depend on (formed once for
+    every seed), and the released labels (scored against ``truth`` when given).
+    ``shared_noise``: noise blocks kept across a sweep's points (``analysis.sharing``)."""
     mechanism = request.mechanism
-    if decisions is None:
-        decisions = mechanism.replay(block, noise=NoiseSource(request.seed, salt=request.salt),
-                                     start=start, student=student,
-                                     labels=request.draw_labels)
+    made = [decisions] if decisions is not None else [
+        mechanism.replay(block, noise=NoiseSource(seed, salt=request.salt, shared=shared_noise),
+                         start=start, student=student, labels=request.draw_labels)
+        for seed in request.seeds]
     answer_key, selection_key = chunk_keys(request, block, student)
-    labels = LabelCounts(mechanism.uses_student)
-    labels.add(*released_labels(decisions, decisions.answered, mechanism.uses_student), truth)
-    return ChunkCount(GroupedCounts.of_queries(answer_key, selection_key, decisions.answered),
-                      labels)
+    labels = []
+    for one in made:
+        labels.append(LabelCounts(mechanism.uses_student))
+        labels[-1].add(*released_labels(one, one.answered, mechanism.uses_student), truth)
+    answered = (made[0].answered if len(made) == 1
+                else np.stack([one.answered for one in made], axis=1))
+    return ChunkCount(GroupedCounts.of_queries(answer_key, selection_key, answered),
+                      tuple(labels))
 
 
 def grouping_keys(log_q: np.ndarray, log_pr: np.ndarray,
@@ -158,7 +156,7 @@ class ShippedRows:
 
 def count_span(request: CountRequest, source, rows, start: int, *, chunk_size: int,
                student=None, decisions=None, truth=None, lo: int = 0, hi: int | None = None,
-               opened=None) -> ChunkCount:
+               opened=None, shared_noise=None) -> ChunkCount:
     """Count the queries ``lo .. hi-1`` (default: all) of a span: the analysed queries
     ``start ..``, file rows ``rows`` of ``source`` (``LocalRows`` or a cluster task's
     source, ``opened`` if already opened), with the span's own rows of ``student``,
@@ -173,10 +171,9 @@ def count_span(request: CountRequest, source, rows, start: int, *, chunk_size: i
             request, source.block(rows, first, last, votes=opened), start + first,
             student=None if student is None else student[first:last],
             decisions=None if decisions is None else given_rows(decisions, first, last),
-            truth=None if truth is None else truth[first:last])
+            truth=None if truth is None else truth[first:last], shared_noise=shared_noise)
 
-    return merged_counts(map(chunk, range(lo, hi, chunk_size)),
-                         request.mechanism.uses_student)
+    return merged_counts(map(chunk, range(lo, hi, chunk_size)), request)
 
 
 def span_arguments(votes, positions, start: int, stop: int, *, source, student=None,
@@ -202,7 +199,7 @@ class CountedRun:
     whole table of distinct pairs when the sums came from one table (else None)."""
 
     totals: GroupedTotals
-    labels: LabelCounts
+    labels: tuple[LabelCounts, ...]
     table: GroupedCounts | None
 
 
@@ -210,7 +207,8 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
                   totals_of: Callable[[GroupedCounts], GroupedTotals],
                   student=None, decisions: Decisions | None = None,
                   truth: np.ndarray | None = None, workers: int | None = None,
-                  progress: Callable[[int, int], object] | None = None) -> CountedRun:
+                  progress: Callable[[int, int], object] | None = None,
+                  shared_noise=None) -> CountedRun:
     """Count the analysed queries ``positions`` of ``votes`` chunk by chunk (chunks cut
     at window edges, ``accounting.grouped.window_pieces``), on ``workers`` threads
     (default: the cores this process may use), and sum them (``totals_of`` sums a table)
@@ -225,36 +223,42 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
         arguments = span_arguments(votes, positions, start, stop, source=local,
                                    student=student, decisions=decisions, truth=truth)
         return count_span(request, *arguments.pop("at"), start, chunk_size=chunk_size,
-                          **arguments)
+                          shared_noise=shared_noise, **arguments)
 
     return summed_counts(zip((stop for _, stop in pieces),
                              ordered_map(one, pieces, workers=workers), strict=True),
-                         totals_of, request.mechanism.uses_student,
-                         queries=queries, progress=progress)
+                         totals_of, request, queries=queries, progress=progress)
 
 
 def summed_counts(parts: Iterable[tuple[int, ChunkCount]],
-                  totals_of: Callable[[GroupedCounts], GroupedTotals], uses_student: bool,
+                  totals_of: Callable[[GroupedCounts], GroupedTotals], request: CountRequest,
                   *, queries: int, progress: Callable[[int, int], object] | None = None
                   ) -> CountedRun:
     """The run's sums from its pieces' counts ``(stop, count)`` in query order (pieces
     never cross a window edge), with label counts merged as they come."""
     totals = BoundedTotals(totals_of)
-    labels = LabelCounts(uses_student)
+    labels = _no_labels(request)
     for stop, part in parts:
         totals.add(part.table, stop)
-        labels.merge_in(part.labels)
+        for total, counted in zip(labels, part.labels, strict=True):
+            total.merge_in(counted)
         if progress is not None:
             progress(stop, queries)
     sums, table = totals.result()
     return CountedRun(sums, labels, table)
 
 
-def merged_counts(parts: Iterable[ChunkCount], uses_student: bool) -> ChunkCount:
+def merged_counts(parts: Iterable[ChunkCount], request: CountRequest) -> ChunkCount:
     """The chunk counts ``parts`` (of one span: a budget block, a cluster task) merged
     (exact, in any order)."""
     parts = list(parts)
-    labels = LabelCounts(uses_student)
+    labels = _no_labels(request)
     for part in parts:
-        labels.merge_in(part.labels)
+        for total, counted in zip(labels, part.labels, strict=True):
+            total.merge_in(counted)
     return ChunkCount(GroupedCounts.merge(part.table for part in parts), labels)
+
+
+def _no_labels(request: CountRequest) -> tuple[LabelCounts, ...]:
+    """Empty label counts, one per seed of ``request``."""
+    return tuple(LabelCounts(request.mechanism.uses_student) for _ in request.seeds)

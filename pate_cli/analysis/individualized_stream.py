@@ -49,8 +49,7 @@ from .per_query_stream import (
     per_query_frames,
 )
 from .result import AnalysisResult
-from .run_sums import LabelCounts, released_labels
-from .setting import FirstRows, rows_of, rows_read_once
+from .setting import FirstRows, LabelCounts, released_labels, rows_of, rows_read_once
 from .steps import mechanism_steps, screening_counts
 
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).

@@ -171,12 +171,21 @@ class QueryCounts:
     (``analyze(..., per_query=False)``, pate-analyze without per-query outputs): the
     number of queries processed, labels output, Interactive-GNMax's outcome counts
     (abstain, teacher, student; None for other mechanisms) and whether
-    ``--query-indices`` picked or reordered the rows."""
+    ``--query-indices`` picked or reordered the rows.
+
+    What rounds compose (``analysis.rounds``): ``step_sums``, the selection and the
+    weighted answer RDP summed over the queries at every order (``rdp_at_order`` holds
+    them at the run's own order only), and the output labels that match the given
+    labels, in all (``correct``) and by outcome code (``outcome_correct``, with
+    ``outcomes``)."""
 
     queries: int
     labels_output: int
     outcomes: tuple[int, ...] | None
     reordered: bool
+    step_sums: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
+    correct: int = 0
+    outcome_correct: tuple[int, ...] | None = None
 
 
 class NoColumnsError(ValueError):
@@ -192,8 +201,8 @@ class AnalysisResult:
     in replay and data-independent accounting (what was released), ``pr_answered`` in
     expected accounting. ``rdp_selection``/``rdp_answer`` are at the reported ``order``,
     the answer column already multiplied by that weight, so each column sums to the
-    corresponding entry of ``rdp_at_order`` (which adds them in query order, one after
-    another, as ``analysis.run_sums`` does without the columns). ``columns`` are extra
+    corresponding entry of ``rdp_at_order`` (the run's sum of each step at that order, up
+    to the last bits of a different order of additions). ``columns`` are extra
     per-query columns (SVT's distance, a round's number, each group's cumulative
     epsilon). ``counts`` is set when the run kept no per-query column (totals only).
     """

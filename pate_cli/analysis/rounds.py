@@ -3,15 +3,26 @@
 RDP adds up order by order (MATH.md section 6), so a run in rounds (for instance the 2018
 paper's Confident-GNMax round followed by an Interactive-GNMax round with a student) costs
 the sum of its rounds' curves. Each round starts from the RDP the earlier rounds spent, so
-per-query cumulative figures run across rounds: the carry goes into ``analyze_votes``,
-whose running sums are the composition kernel's; whole curves are converted by
-``rdp_to_epsilon`` (the kernel's offset + minimum + clip, MATH.md s.6).
+per-query cumulative figures run across rounds (the carry goes into ``analyze_votes``);
+whole curves are converted by ``rdp_to_epsilon`` (MATH.md s.6).
+
+Each round is analysed totals-only (``analyze_votes(keep_columns=False)``): what the
+summary composes comes from each round's ``QueryCounts`` (its selection and answer sums at
+every order, its label counts), so memory is bounded by the chunk whatever the number of
+queries. A round whose rows are a range of an array (a ``start:stop`` round) reads that
+range as a view, keeping nothing per query (its noise is keyed by the query's position in
+the round, MATH.md s.1, as when its rows are given as query indices). The per-query table
+is each round's (``per_query=True``: a second analysis of the round with its columns;
+``"stream"``: ``per_query_frames`` a chunk at a time) with the round's number.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -19,18 +30,33 @@ from ..accounting.conversion import check_delta, rdp_to_epsilon
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..errors import InputError
 from ..inputs import load_rounds, load_student
-from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
+from ..mechanisms import (
+    MECHANISMS,
+    OUTCOME_ABSTAIN,
+    OUTCOME_NAMES,
+    OUTCOME_TEACHER,
+    Mechanism,
+    build_mechanism,
+)
 from ..orders import default_orders, validate_orders
-from .result import AnalysisResult, RoundPart
+from .per_query_stream import per_query_frames
+from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
+from .serialize import per_query_frame
 from .setting import (
     DEFAULT_CHUNK,
+    FirstRows,
+    LabelCounts,
     grid_edge_notes,
     initial_carry,
-    label_accuracy,
     needs_integer_votes,
+    rows_of,
+    sums_at_order,
 )
 from .steps import data_independent_curve, mechanism_steps, per_query_at_order
+
+# Rows compared at a time when a round's row numbers are checked for a range.
+SPAN_CHECK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -42,31 +68,59 @@ class Round:
     student: np.ndarray | None = None
 
 
+@dataclass(frozen=True)
+class _Window:
+    """Where a round's queries are read: ``votes`` (a view of the range of rows, or the
+    whole array with ``indices``), its labels and student rows alike, and the file row of
+    its first position (``offset``, 0 with ``indices``)."""
+
+    votes: Any
+    indices: np.ndarray | None
+    labels: np.ndarray | None
+    student: np.ndarray | None
+    offset: int
+
+
 def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | None = None,
                    accounting: str = "replay", delta: float = 1e-5,
                    orders: np.ndarray | None = None, conversion: str = "classic",
                    seed: int = 0, labels: np.ndarray | None = None,
                    initial_rdp: np.ndarray | None = None, chunk_size: int | None = DEFAULT_CHUNK,
-                   source: object | None = None) -> AnalysisResult:
+                   source: object | None = None, per_query: bool | str = True,
+                   workers: int | None = None) -> AnalysisResult:
     """Compose successive rounds into one RDP curve and one epsilon (RDP adds up, s.6).
 
     Round k is analysed on its rows with the RDP spent by rounds 0..k-1 as its starting
     point (so per-query cumulative figures run across rounds) and independent noise (salt
-    k). The result concatenates the rounds' queries; ``rounds`` has one summary
-    per round, with the epsilon of that round alone.
+    k). The result has the rounds' queries one round after another; ``rounds`` has one
+    summary per round, with the epsilon of that round alone. ``rdp_at_order`` adds the
+    rounds' selection and answer sums at the composed order, round after round.
+    ``per_query`` as for ``analyze``: True keeps the per-query columns (with a ``round``
+    column), False keeps none (``result.counts``), ``"stream"`` keeps none and
+    ``result.iter_frames()`` gives the table a chunk at a time. ``workers``: threads
+    (``analyze_votes``); no figure depends on it.
     """
     check_delta(delta)
     orders = default_orders() if orders is None else validate_orders(orders)
     if not rounds:
         raise ValueError("a multi-round run needs at least one round")
+    if teachers is None:  # the file's first row, as analyze_votes takes it
+        teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
     carry = initial_carry(initial_rdp, orders)
-    parts, summaries = [], []
-    for number, spec in enumerate(rounds):
-        part = analyze_votes(votes, spec.mechanism, teachers=teachers, accounting=accounting,
-                             delta=delta, orders=orders, conversion=conversion, seed=seed,
-                             labels=labels, student=spec.student, query_indices=spec.rows,
-                             initial_rdp=carry, salt=number, chunk_size=chunk_size,
-                             source=source)
+    windows = [_window(votes, spec, labels) for spec in rounds]
+    parts, tables, summaries = [], [], []
+    for number, (spec, window) in enumerate(zip(rounds, windows, strict=True)):
+        common: dict[str, Any] = dict(
+            teachers=teachers, accounting=accounting, delta=delta, orders=orders,
+            conversion=conversion, seed=seed, initial_rdp=carry, salt=number,
+            chunk_size=chunk_size, source=source, workers=workers)
+        part = analyze_votes(window.votes, spec.mechanism, labels=window.labels,
+                             student=window.student, query_indices=window.indices,
+                             keep_columns=False, keep_pairs=per_query == "stream", **common)
+        if per_query is True:  # the columns, from the same start: the same figures
+            tables.append(part if part.counts is None else analyze_votes(
+                votes, spec.mechanism, labels=labels, student=spec.student,
+                query_indices=spec.rows, **common))
         # Orders an added curve leaves out (+inf) carry no information about this round.
         alone = np.where(np.isfinite(carry), part.rdp_total - carry, np.inf)
         eps_alone, order_alone = rdp_to_epsilon(alone, orders=orders, delta=delta,
@@ -84,44 +138,199 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         parts.append(part)
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
-    notes = grid_edge_notes(orders, order, epsilon)
-    at_order = np.array([order])
-    rdp_sel, rdp_ans = zip(*(per_query_rdp_at(part, at_order) for part in parts), strict=True)
+    at_order = [_sums_at(part, orders, order) for part in parts]
     di_curve = sum(_data_independent_curve(part, orders) for part in parts)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
-
-    def joined(name: str) -> np.ndarray:
-        return np.concatenate([getattr(part, name) for part in parts])
-
-    label = joined("label")
-    positions = joined("query_index")
-    outcome = None
-    if any(part.outcome is not None for part in parts):
-        outcome = np.concatenate([part.outcome if part.outcome is not None else
-                                  np.where(part.label >= 0, 1, 0).astype(np.int8)
-                                  for part in parts])
-    accuracy, by_outcome = label_accuracy(label, labels, positions, outcome)
-    rdp_sel, rdp_ans = np.concatenate(rdp_sel), np.concatenate(rdp_ans)
-    return AnalysisResult(
+    with_outcome = any(spec.mechanism.uses_student for spec in rounds)
+    tally = LabelCounts.merged(_label_counts(_round_counts(part, window.labels), with_outcome)
+                               for part, window in zip(parts, windows, strict=True))
+    accuracy, by_outcome = tally.accuracy(labels is not None)
+    composed = AnalysisResult(
         mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
         conversion=conversion, delta=delta, seed=int(seed), orders=orders,
         teachers=parts[0].teachers, classes=parts[0].classes,
-        plurality=joined("plurality"), plurality_class=joined("plurality_class"),
-        answered=joined("answered"), label=label, log_q=joined("log_q"),
-        log_pr_answered=joined("log_pr_answered"), epsilon_query=joined("epsilon_query"),
-        epsilon_cumulative=joined("epsilon_cumulative"),
-        order_cumulative=joined("order_cumulative"), rdp_selection=rdp_sel, rdp_answer=rdp_ans,
-        rdp_total=carry, epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
-        order_data_independent=order_di, answered_total=float(sum(p.answered_total
-                                                                  for p in parts)),
-        rdp_at_order={"selection": float(np.sum(rdp_sel)), "answer": float(np.sum(rdp_ans))},
-        label_accuracy=accuracy, warnings=notes, source=source,
-        query_index=positions, outcome=outcome, accuracy_by_outcome=by_outcome,
+        **_no_columns(), rdp_total=carry, epsilon=epsilon, order=order,
+        epsilon_data_independent=eps_di, order_data_independent=order_di,
+        answered_total=float(sum(p.answered_total for p in parts)),
+        rdp_at_order={key: float(sum(sums[key] for sums in at_order))
+                      for key in ("selection", "answer")},
+        label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon),
+        source=source, accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
         rounds=tuple(summaries),
-        columns={"round": np.concatenate([np.full(p.queries, k)
-                                          for k, p in enumerate(parts)])})
+        counts=QueryCounts(
+            queries=sum(part.queries for part in parts), labels_output=tally.output,
+            outcomes=None if tally.outcomes is None else tuple(int(n) for n in tally.outcomes),
+            reordered=not _in_file_order(rounds, int(votes.shape[0])),
+            correct=tally.correct,
+            outcome_correct=None if tally.outcomes is None
+            else tuple(int(n) for n in tally.outcome_correct)))
+    if per_query is True:
+        return _with_columns(composed, tables, with_outcome)
+    if per_query == "stream":
+        return replace(composed, frames=partial(
+            _round_frames, parts=parts, windows=windows, with_outcome=with_outcome,
+            workers=workers))
+    return composed
+
+
+def _sums_at(part: AnalysisResult, orders: np.ndarray, order: float) -> dict[str, float]:
+    """A round's selection and answer RDP summed over its queries at ``order``: its
+    step sums there (``QueryCounts.step_sums``), or, for an SVT-PATE round (which keeps
+    its columns), the sums of its per-query figures."""
+    if part.counts is not None:
+        assert part.counts.step_sums is not None  # analyze_votes fills them
+        return sums_at_order(orders, order, *part.counts.step_sums)
+    selection, answer = per_query_rdp_at(part, np.array([order]))
+    return {"selection": float(np.sum(selection)), "answer": float(np.sum(answer))}
+
+
+def _round_counts(part: AnalysisResult, labels: np.ndarray | None) -> QueryCounts:
+    """A round's counts: the totals-only run's, or those of an SVT-PATE round's columns
+    (``labels``: the true labels of the round's rows as it was given them)."""
+    if part.counts is not None:
+        return part.counts
+    output = part.label >= 0
+    right = (np.zeros_like(output) if labels is None
+             else output & (part.label == np.asarray(labels)[part.query_index]))
+    return QueryCounts(queries=part.queries, labels_output=int(np.count_nonzero(output)),
+                       outcomes=None, reordered=False, correct=int(np.count_nonzero(right)))
+
+
+def _label_counts(counts: QueryCounts, with_outcome: bool) -> LabelCounts:
+    """A round's label counts; in a run with an Interactive round, another round's
+    output labels count as teacher answers and the rest as abstentions."""
+    tally = LabelCounts(with_outcome)
+    tally.output, tally.correct = counts.labels_output, counts.correct
+    if tally.outcomes is not None:
+        if counts.outcomes is not None and counts.outcome_correct is not None:
+            tally.outcomes[:] = counts.outcomes
+            tally.outcome_correct[:] = counts.outcome_correct
+        else:
+            tally.outcomes[[OUTCOME_ABSTAIN, OUTCOME_TEACHER]] = (
+                counts.queries - counts.labels_output, counts.labels_output)
+            tally.outcome_correct[OUTCOME_TEACHER] = counts.correct
+    return tally
+
+
+def _no_columns() -> dict:
+    """The per-query arrays of a result that keeps none (empty, as ``analyze_votes``'s)."""
+    empty = np.empty(0)
+    return dict(plurality=empty, plurality_class=np.empty(0, np.int64), answered=empty,
+                label=np.empty(0, np.int64), log_q=empty, log_pr_answered=empty,
+                epsilon_query=empty, epsilon_cumulative=empty, order_cumulative=empty,
+                rdp_selection=empty, rdp_answer=empty)
+
+
+def _with_columns(composed: AnalysisResult, tables: list[AnalysisResult],
+                  with_outcome: bool) -> AnalysisResult:
+    """``composed`` with the rounds' per-query columns one after another (``round``:
+    the round's number; ``rdp_selection``/``rdp_answer`` at the composed order)."""
+    at_order = np.array([composed.order])
+    rdp_sel, rdp_ans = zip(*(per_query_rdp_at(table, at_order) for table in tables),
+                           strict=True)
+
+    def joined(name: str) -> np.ndarray:
+        return np.concatenate([getattr(table, name) for table in tables])
+
+    outcome = None
+    if with_outcome:
+        outcome = np.concatenate([table.outcome if table.outcome is not None else
+                                  np.where(table.label >= 0, OUTCOME_TEACHER,
+                                           OUTCOME_ABSTAIN).astype(np.int8)
+                                  for table in tables])
+    return replace(
+        composed, counts=None, plurality=joined("plurality"),
+        plurality_class=joined("plurality_class"), answered=joined("answered"),
+        label=joined("label"), log_q=joined("log_q"),
+        log_pr_answered=joined("log_pr_answered"), epsilon_query=joined("epsilon_query"),
+        epsilon_cumulative=joined("epsilon_cumulative"),
+        order_cumulative=joined("order_cumulative"), rdp_selection=np.concatenate(rdp_sel),
+        rdp_answer=np.concatenate(rdp_ans), query_index=joined("query_index"),
+        outcome=outcome,
+        columns={"round": np.concatenate([np.full(table.queries, number)
+                                          for number, table in enumerate(tables)])})
+
+
+def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
+                  windows: list[_Window], with_outcome: bool,
+                  workers: int | None) -> Iterator:
+    """The per-query table of a streamed rounds run, a chunk at a time: each round's
+    ``per_query_frames`` (its noise salt, its rows, costs at the composed order) with the
+    columns the whole table has (file rows, an outcome in every round if one round is
+    Interactive, ``round``), the same rows, bit for bit, as ``_with_columns``'s."""
+    integral = all(_integral_pluralities(window) for window in windows)
+    for number, (part, window) in enumerate(zip(parts, windows, strict=True)):
+        frames = (per_query_frames(replace(part, order=result.order), window.votes,
+                                   query_indices=window.indices, student=window.student,
+                                   salt=number, workers=workers)
+                  if part.counts is not None  # else SVT-PATE's, which kept its columns
+                  else iter([per_query_frame(_with_columns(result, [part], with_outcome))]))
+        for frame in frames:
+            if window.offset:
+                frame["query"] += window.offset
+            if not integral:  # the whole table's plurality is not all whole numbers
+                frame["plurality"] = frame["plurality"].astype(np.float64)
+            if with_outcome and "outcome" not in frame:
+                frame["outcome"] = np.asarray(OUTCOME_NAMES)[np.where(
+                    frame["label"].notna().to_numpy(), OUTCOME_TEACHER, OUTCOME_ABSTAIN)]
+            frame["round"] = np.full(len(frame), number)
+            yield frame
+
+
+def _integral_pluralities(window: _Window) -> bool:
+    """Whether every plurality count of the round is a whole number (the per-query table
+    then writes the column as integers): at once for integer votes, else by a pass."""
+    if np.issubdtype(np.asarray(window.votes[:0]).dtype, np.integer):
+        return True
+    positions: Any = (FirstRows(window.votes.shape[0]) if window.indices is None
+                      else window.indices)
+    for start in range(0, positions.size, SPAN_CHECK):
+        stop = min(positions.size, start + SPAN_CHECK)
+        maxima = rows_of(window.votes, positions, start, stop).max(axis=1)
+        if not np.array_equal(np.round(maxima), maxima):
+            return False
+    return True
+
+
+def _window(votes, spec: Round, labels) -> _Window:
+    """A round's rows as a view of the array when they are a range of it (and its
+    student has the votes' shape), else as query indices."""
+    start = (_range_start(spec.rows, votes.shape[0])
+             if isinstance(votes, np.ndarray) and not spec.mechanism.sequential
+             and (spec.student is None or spec.student.shape == votes.shape) else None)
+    if start is None:
+        return _Window(votes, spec.rows, labels, spec.student, 0)
+    stop = start + np.asarray(spec.rows).size
+    return _Window(votes[start:stop], None,
+                   None if labels is None else np.asarray(labels)[start:stop],
+                   None if spec.student is None else spec.student[start:stop], start)
+
+
+def _range_start(rows, total: int) -> int | None:
+    """``start`` if ``rows`` are ``start, start + 1, ...`` within ``0 .. total - 1``."""
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or rows.size == 0 or rows.dtype.kind not in "iu":
+        return None
+    start = int(rows[0])
+    if start < 0 or start + rows.size > total or int(rows[-1]) != start + rows.size - 1:
+        return None
+    for lo in range(0, rows.size, SPAN_CHECK):
+        piece = rows[lo:lo + SPAN_CHECK]
+        if not np.array_equal(piece, np.arange(start + lo, start + lo + piece.size)):
+            return None
+    return start
+
+
+def _in_file_order(rounds: list[Round], total: int) -> bool:
+    """Whether the rounds' rows, one round after another, are ``0, 1, 2, ...``."""
+    done = 0
+    for spec in rounds:
+        if _range_start(spec.rows, total) != done:
+            return False
+        done += np.asarray(spec.rows).size
+    return True
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,10 @@ from .grouped_run import (
     grouping_keys,
     summed_counts,
 )
-from .result import AnalysisResult, BudgetPart, QueryCounts
-from .run_sums import LabelCounts, sums_at_order
+from .result import AnalysisResult, BudgetPart, QueryCounts, ReplayTotals
 from .setting import (
     DEFAULT_CHUNK,
+    LabelCounts,
     analysed_positions,
     checked_mechanism,
     checked_setting,
@@ -44,8 +44,9 @@ from .setting import (
     grid_edge_notes,
     initial_carry,
     label_accuracy,
+    sums_at_order,
 )
-from .sharing import SharedCurves
+from .sharing import SharedCurves, SharedWork
 from .steps import (
     curve_function,
     data_independent_curve,
@@ -89,7 +90,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     seeded replay's; it may end early only where a budget run halts.
 
     ``keep_columns=False`` (totals only): no per-query array is formed or kept; each
-    chunk only adds to the running sums (``analysis.run_sums``), so memory stays flat
+    chunk only adds to the run's sums, so memory stays flat
     whatever the number of queries (``keep_pairs``: the result keeps its distinct
     statistic pairs, ``distinct_pairs``, for a per-query table's pass). Every total
     (epsilon, order, answered, ``rdp_at_order``, data-independent epsilon, label
@@ -151,7 +152,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     if budget is not None:  # blocks summed apart, the halt in query order (budget_run)
         spent = run_budget(
             BudgetSetting(votes, positions, queries,
-                          CountRequest(mechanism, accounting, q_bound, int(seed), salt,
+                          CountRequest(mechanism, accounting, q_bound, (int(seed),), salt,
                                        draw_labels=labels is not None),
                           selection, answer, noise, orders, converter, budget, chunk_size,
                           student, decisions, truth, progress),
@@ -162,7 +163,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         step_sums, answered_total = (spent.selection, spent.answer), spent.answered
     elif counted_only:  # no table: chunks counted apart (grouped_run)
         _check_decisions_cover(decisions, queries)
-        request = CountRequest(mechanism, accounting, q_bound, int(seed), salt,
+        request = CountRequest(mechanism, accounting, q_bound, (int(seed),), salt,
                                draw_labels=labels is not None)
         if executor is None:
             counted = count_queries(votes, positions, request, chunk_size=chunk_size,
@@ -177,8 +178,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                  decisions=decisions, truth=truth,
                                  window=2 * executor_threads(executor)),
                 totals_function(answer_rdp, partial(executor_map, executor)),
-                mechanism.uses_student, queries=queries, progress=progress)
-        sums, grouped_table, counts = counted.totals, counted.table, counted.labels
+                request, queries=queries, progress=progress)
+        sums, grouped_table, (counts,) = counted.totals, counted.table, counted.labels
     else:  # per chunk: statistics counted, curves kept, columns filled
         # a run that forms per-query curves keeps them for its totals (analysis.sharing)
         kept = SharedCurves(KEPT_CURVE_BYTES)
@@ -242,7 +243,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                              outcomes=None if counts.outcomes is None
                              else tuple(int(n) for n in counts.outcomes),
                              reordered=query_indices is not None and not np.array_equal(
-                                 positions[:queries], np.arange(queries)))
+                                 positions[:queries], np.arange(queries)),
+                             # what rounds compose (analysis.rounds)
+                             step_sums=step_sums, correct=counts.correct,
+                             outcome_correct=None if counts.outcomes is None
+                             else tuple(int(n) for n in counts.outcome_correct))
         positions = None
     columns = table.columns
     return AnalysisResult(
@@ -270,6 +275,81 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
         counts=totals,
         distinct_pairs=grouped_table if keep_pairs and not keep_columns else None)
+
+
+def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
+                   accounting: str = "replay", delta: float = 1e-5, orders=None,
+                   conversion: str = "classic", queries: int | None = None,
+                   budget: float | None = None, labels=None, student=None,
+                   chunk_size: int | None = DEFAULT_CHUNK, workers: int | None = 1,
+                   shared: SharedWork | None = None) -> list[ReplayTotals]:
+    """End-of-run totals of ``analyze_votes`` for several seeds, sharing the work.
+
+    The same numbers as ``analyze_votes(..., seed=s)`` for each ``s`` in ``seeds``, bit
+    for bit: the chunks are counted once for every seed (``grouped_run.count_chunk``: the
+    statistics formed once, an answered column per seed) and each distinct curve is
+    evaluated once for all seeds. This is what a parameter sweep needs. Budget runs,
+    Interactive-GNMax and SVT-PATE, whose costs depend on the replay's path, run the
+    totals-only analysis once per seed. ``workers``: threads counting chunks (1 by
+    default: a sweep runs points in parallel). ``shared``: noise blocks and curves kept
+    from earlier runs over the same file (a sweep's points, ``analysis.sharing``; the
+    same bits).
+    """
+    seeds = tuple(int(seed) for seed in seeds)
+    options = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
+                   conversion=conversion, queries=queries, labels=labels,
+                   chunk_size=chunk_size, workers=workers)
+    if budget is not None or mechanism.uses_student or mechanism.sequential:
+        return [_totals_of(analyze_votes(votes, mechanism, seed=seed, budget=budget,
+                                         student=student, keep_columns=False, **options))
+                for seed in seeds]
+    if student is not None:
+        raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")
+    orders, _ = checked_setting(accounting, delta, orders, conversion)
+    positions = analysed_positions(votes.shape[0], None, queries)
+    selection, answer = mechanism_steps(mechanism)
+    independent = accounting == "data-independent"
+    truth = None if labels is None else np.asarray(labels)
+
+    def served(rdp):
+        return rdp if shared is None or rdp is None else shared.curves.serving(rdp, orders)
+
+    counted = count_queries(
+        votes, positions, CountRequest(mechanism, accounting, seeds=seeds,
+                                       draw_labels=truth is not None),
+        chunk_size=count_rows(votes.shape[1]) if chunk_size is None else chunk_size,
+        totals_of=partial(grouped_totals, orders=orders, expected=accounting == "expected",
+                          selection_rdp=served(curve_function(selection, independent)),
+                          answer_rdp=served(curve_function(answer, independent))),
+        truth=truth, workers=workers, shared_noise=None if shared is None else shared.noise)
+    sums, totals = counted.totals, []
+    for run, (seed, counts) in enumerate(zip(seeds, counted.labels, strict=True)):
+        answer_sum = sums.answer if sums.answer.ndim == 1 else sums.answer[run]
+        answered = float(sums.answered if np.ndim(sums.answered) == 0 else sums.answered[run])
+        carry = (np.zeros(orders.size) + sums.selection) + answer_sum
+        epsilon, order = (float(x) for x in rdp_to_epsilon(
+            carry, orders=orders, delta=delta, conversion=conversion))
+        di_curve = data_independent_curve(selection, answer, answered=answered,
+                                          queries=positions.size, orders=orders)
+        eps_di, _ = rdp_to_epsilon(di_curve, orders=orders, delta=delta, conversion=conversion)
+        totals.append(ReplayTotals(seed=seed, answered=answered, epsilon=epsilon,
+                                   order=order, epsilon_data_independent=float(eps_di),
+                                   label_accuracy=counts.accuracy(truth is not None)[0],
+                                   labels_output=int(counts.output),
+                                   warnings=grid_edge_notes(orders, order, epsilon),
+                                   rdp_total=tuple(carry.tolist())))
+    return totals
+
+
+def _totals_of(result: AnalysisResult) -> ReplayTotals:
+    return ReplayTotals(seed=result.seed, answered=float(result.answered_total),
+                        epsilon=result.epsilon, order=float(result.order),
+                        epsilon_data_independent=result.epsilon_data_independent,
+                        label_accuracy=result.label_accuracy,
+                        warnings=result.warnings, rdp_total=tuple(result.rdp_total.tolist()),
+                        labels_output=int(result.counts.labels_output
+                                          if result.counts is not None  # SVT-PATE's
+                                          else np.count_nonzero(result.label >= 0)))
 
 
 def _threads_map(workers: int | None, function, items):

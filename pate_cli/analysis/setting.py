@@ -1,5 +1,6 @@
 """Shared pieces of every analysis path: the accounting setting, the analysed rows,
-the initial RDP carry, label accuracy and the order-grid note."""
+the initial RDP carry, the released labels and their counts (label accuracy), the sums
+at the reported order and the order-grid note."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from ..accounting.conversion import Conversion, check_delta
 from ..errors import OptionError
 from ..inputs.mapped import drop_mapped_rows
 from ..inputs.vote_checks import integer_votes
-from ..mechanisms import OUTCOME_NAMES
+from ..mechanisms import OUTCOME_ABSTAIN, OUTCOME_NAMES, OUTCOME_STUDENT
 from ..orders import default_orders, validate_orders
 from ..sparse_rows import is_sparse
 
@@ -167,22 +168,13 @@ def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndar
 def label_accuracy(label: np.ndarray, labels: np.ndarray | None, positions: np.ndarray,
                    outcome: np.ndarray | None
                    ) -> tuple[float | None, dict[str, float | None] | None]:
-    """Accuracy over output labels, and per outcome for Interactive-GNMax."""
+    """Accuracy over output labels, and per outcome for Interactive-GNMax, of whole
+    columns (``LabelCounts`` of one piece)."""
     if labels is None:
         return None, None
-    truth = np.asarray(labels)[positions]
-    mask = label >= 0
-    accuracy = float(np.mean(label[mask] == truth[mask])) if mask.any() else None
-    if outcome is None:
-        return accuracy, None
-    by_outcome: dict[str, float | None] = {}
-    for code, name in enumerate(OUTCOME_NAMES):
-        if name == "abstain":
-            continue
-        chosen = outcome == code
-        by_outcome[name] = float(np.mean(label[chosen] == truth[chosen])) if chosen.any() \
-            else None
-    return accuracy, by_outcome
+    counts = LabelCounts(outcome is not None)
+    counts.add(label, outcome, np.asarray(labels)[positions])
+    return counts.accuracy(True)
 
 
 def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
@@ -195,3 +187,85 @@ def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[s
                 "a wider --orders grid may give a smaller epsilon")
         return (note,)
     return ()
+
+
+def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
+                  answer: np.ndarray) -> dict[str, float]:
+    """``rdp_at_order``: the selection and answer sums at the reported order."""
+    where = np.flatnonzero(orders == order)
+    if where.size == 0:  # no order attains it (not reached by these mechanisms)
+        return {"selection": 0.0, "answer": 0.0}
+    k = int(where[0])
+    return {"selection": float(selection[k]), "answer": float(answer[k])}
+
+
+def released_labels(decisions, released: np.ndarray, with_outcome: bool
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each query's output label (-1 for none) and, for Interactive-GNMax, its outcome
+    code (reinforced student labels are output too, at no cost)."""
+    labels = np.where(released, decisions.labels, -1)
+    if not with_outcome:
+        return labels, None
+    from_student = decisions.outcome == OUTCOME_STUDENT
+    labels = np.where(from_student, decisions.labels, labels)
+    outcome = np.where(released | from_student, decisions.outcome,
+                       OUTCOME_ABSTAIN).astype(np.int8)
+    return labels, outcome
+
+
+class LabelCounts:
+    """Counts behind ``label_accuracy``, ``labels_output`` and the outcome figures,
+    added chunk by chunk (``add``) or merged from chunks counted apart."""
+
+    def __init__(self, with_outcome: bool):
+        self.output = 0
+        self.correct = 0
+        self.outcomes = np.zeros(len(OUTCOME_NAMES), dtype=np.int64) if with_outcome else None
+        self.outcome_correct = np.zeros(len(OUTCOME_NAMES), dtype=np.int64)
+
+    @classmethod
+    def merged(cls, parts) -> LabelCounts:
+        """The counts of every part (integers: any order gives the same)."""
+        parts = list(parts)
+        total = cls(parts[0].outcomes is not None if parts else False)
+        for part in parts:
+            total.merge_in(part)
+        return total
+
+    def merge_in(self, other: LabelCounts) -> None:
+        """Add ``other``'s counts to these."""
+        self.output += other.output
+        self.correct += other.correct
+        if self.outcomes is not None and other.outcomes is not None:
+            self.outcomes += other.outcomes
+        self.outcome_correct += other.outcome_correct
+
+    def add(self, labels: np.ndarray, outcome: np.ndarray | None,
+            truth: np.ndarray | None) -> None:
+        output = labels >= 0
+        self.output += int(np.count_nonzero(output))
+        right = None if truth is None else labels == truth
+        if right is not None:
+            self.correct += int(np.count_nonzero(right & output))
+        if self.outcomes is not None and outcome is not None:
+            codes = outcome.astype(np.int64)
+            self.outcomes += np.bincount(codes, minlength=self.outcomes.size)
+            if right is not None:
+                self.outcome_correct += np.bincount(codes[right],
+                                                    minlength=self.outcomes.size)
+
+    def accuracy(self, labelled: bool) -> tuple[float | None, dict[str, float | None] | None]:
+        """Accuracy over output labels, and per outcome for Interactive-GNMax (None
+        unless ``labelled``)."""
+        if not labelled:
+            return None, None
+        accuracy = self.correct / self.output if self.output else None
+        if self.outcomes is None:
+            return accuracy, None
+        by_outcome: dict[str, float | None] = {}
+        for code, name in enumerate(OUTCOME_NAMES):
+            if name == "abstain":
+                continue
+            count = int(self.outcomes[code])
+            by_outcome[name] = int(self.outcome_correct[code]) / count if count else None
+        return accuracy, by_outcome

@@ -6,7 +6,7 @@ Points with the same sigma evaluate the same answer curves at the same log q val
 same selection curves (s.4), and every point draws the same standard noise (s.1), scaled
 by its own sigma. A :class:`SharedWork` holds a bounded store of each, noise blocks
 (``mechanisms.noise.SharedBlocks``) and :class:`SharedCurves`; whoever runs the points
-(``sweep.points``) makes one and passes it to ``analysis.totals.analyze_totals``. There is
+(``sweep.points``) makes one and passes it to ``analysis.run.analyze_totals``. There is
 no process-wide store. A kept value is the very array a fresh computation gives
 (curves are computed entry by entry, so a row's bits do not depend on the rows computed
 with it), so sharing changes no bit of any point.
