@@ -25,6 +25,7 @@ from ..accounting.individualized import (
     GroupStops,
     GroupSums,
     GroupTotals,
+    IndependentSpent,
     group_costs,
     vanishing_costs,
 )
@@ -227,8 +228,13 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
     make: dict[str, Any] = dict(groups=budgets.size, orders=setting.orders, delta=base.delta,
                 conversion=base.conversion, member_groups=setting.member_groups)
     sums, stops = GroupSums(**make), GroupStops(budgets)
-    other_sums, other_stops = (None, None) if independent else (GroupSums(**make),
-                                                                GroupStops(budgets))
+    # each group's data-independent figures at the stop and at the end: from the running
+    # sums alone where every group pays one curve (upsampling, weighting), else composed
+    # per teacher as the run's own (vanishing)
+    spent_only = (None if independent or setting.frequencies is not None
+                  else IndependentSpent(sums.rule, setting.sensitivities))
+    other_sums, other_stops = ((None, None) if independent or spent_only is not None
+                               else (GroupSums(**make), GroupStops(budgets)))
     counts = LabelCounts(base.mechanism.uses_student)
     truth = None if labels is None else np.asarray(labels)
     answered_count = 0
@@ -243,11 +249,19 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
             independent=independent, map=curves_map), map=curves_map)
         before = stops.stopped_at
         stops.add(eps, order, base_eps, output, output)
+        # under expected accounting too, the answers the replay made (outcome or label)
+        made = (chunk.weight if accounting != "expected"
+                else (chunk.outcome == OUTCOME_TEACHER).astype(np.float64)
+                if chunk.outcome is not None else output.astype(np.float64))
+        if spent_only is not None:
+            cut = (None if before is not None or stops.stopped_at is None
+                   else stops.stopped_at - chunk.start)
+            (costs,) = span_costs(setting, chunk.start, chunk.log_q, chunk.log_pr, output,
+                                  made, independent=True)
+            at_cut = spent_only.add(costs, cut=cut)
+            if at_cut is not None:
+                held["spent"] = at_cut
         if other_sums is not None and other_stops is not None:
-            # under expected accounting too, the answers the replay made (outcome or label)
-            made = (chunk.weight if accounting != "expected"
-                    else (chunk.outcome == OUTCOME_TEACHER).astype(np.float64)
-                    if chunk.outcome is not None else output.astype(np.float64))
             other = add_span(other_sums, span_costs(
                 setting, chunk.start, chunk.log_q, chunk.log_pr, output, made,
                 independent=True, map=curves_map), map=curves_map)
@@ -280,7 +294,10 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
     else:
         answered = float(answered_count)
     totals = stops.totals(names, setting.sensitivities)
-    if other_stops is None:
+    if spent_only is not None:
+        final = spent_only.final()
+        spent = held.get("spent", final)
+    elif other_stops is None:
         spent, final = totals.epsilon, totals.final_epsilon
     else:
         final = other_stops.totals(names, setting.sensitivities).final_epsilon

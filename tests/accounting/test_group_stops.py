@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pate_cli.accounting.individualized import GroupStops
+from pate_cli.accounting.individualized import (
+    GroupStops,
+    GroupSums,
+    IndependentSpent,
+    group_costs,
+)
 
 
 def _reference(eps, order, base, answered, base_answered, budgets):
@@ -80,3 +85,37 @@ def test_a_hand_worked_stop():
     assert totals.labels_released == 1 and totals.answered_total == 3
     assert totals.baseline_stopped_at == 2 and totals.baseline_labels == 2
     assert totals.final_epsilon.tolist() == [1.2, 3.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(queries=st.integers(1, 80), seed=st.integers(0, 2**32 - 1),
+       sensitivities=st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=1,
+                              max_size=4),
+       cuts=st.lists(st.integers(1, 79), max_size=4), data=st.data())
+def test_independent_spent_is_the_running_figure(queries, seed, sensitivities, cuts, data):
+    """Data-independent costs (MATH.md s.2 at each sensitivity) in chunks: the epsilons
+    IndependentSpent converts from the sums alone at a cut and at the end are the ones
+    GroupSums gives after every query, bit for bit (0 for a group at sensitivity 0)."""
+    rng = np.random.default_rng(seed)
+    orders = np.array([1.5, 2.0, 4.0, 8.0, 32.0])
+    answered = rng.random(queries) < 0.7
+    sens = np.array(sensitivities)
+    conversion = data.draw(st.sampled_from(["classic", "improved"]))
+    sums = GroupSums(groups=sens.size, orders=orders, delta=1e-5, conversion=conversion)
+    spent = IndependentSpent(sums.rule, sens)
+    at = data.draw(st.integers(0, queries - 1))  # the query whose figures are asked
+    edges = [0, *sorted({c for c in cuts if c < queries}), queries]
+    history, found = [], None
+
+    def chunk(lo, hi):
+        return group_costs(np.zeros(hi - lo), sensitivities=sens, sigma=20.0, orders=orders,
+                           answered=answered[lo:hi], sigma_threshold=30.0,
+                           data_independent=True, evaluate=False)
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        history.append(sums.add(chunk(lo, hi))[0])
+        figure = spent.add(chunk(lo, hi), cut=at + 1 - lo if lo <= at < hi else None)
+        found = figure if figure is not None else found
+    whole = np.concatenate(history)
+    np.testing.assert_array_equal(found, whole[at])
+    np.testing.assert_array_equal(spent.final(), whole[-1])
+    assert np.all(whole[:, sens == 0.0] == 0.0)

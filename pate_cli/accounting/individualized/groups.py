@@ -20,6 +20,7 @@ from ..composition import ArrayRows, RowSource, cumulative_epsilon, running_epsi
 from ..conversion import Conversion
 from .curves import CostChunk, CurveFactors, Mapper, first_of_each_sensitivity
 from .parameters import checked_budgets, checked_member_groups
+from .stops import GroupStops, GroupTotals
 
 # Elements of the (members x queries x orders) work arrays of a chunk whose members pay
 # varying curves, processed at once (8 MB).
@@ -29,42 +30,6 @@ _MEMBER_ELEMENTS = 1 << 20
 # uniform run's epsilon per query, and the running state after the chunk (members' sums,
 # whether each has taken part yet, the uniform run's sums).
 _ChunkFigures = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-
-
-@dataclass(frozen=True)
-class GroupTotals:
-    """What an individualized run's summary needs of its per-group composition (MATH.md
-    section 9), without any per-query array.
-
-    Per group (tuples / arrays of length ``groups``): ``names``, ``budgets``,
-    ``sensitivities`` (descriptive, as given), ``epsilon`` and ``order`` spent at the
-    stopping point (after the last query before it; after the last query if no group is
-    exhausted; 0 and NaN if nothing was spent), ``exhausted_at`` (0-based index of the
-    first query after which that group's cumulative epsilon exceeds its budget, or None),
-    ``final_epsilon``/``final_order`` after the last analysed query (0 and NaN for none).
-
-    ``stopped_at``: the first query after which some group exceeds its budget (the
-    minimum of ``exhausted_at``), or None; its label and every later one are not
-    released. ``labels_released``: answered queries before ``stopped_at``;
-    ``answered_total``: answered queries in the whole run. ``baseline_*``: the uniform
-    run (every group at the smallest budget, sensitivity 1): the first query after which
-    it exceeds the smallest budget, and the answered queries before that.
-    """
-
-    names: tuple
-    budgets: np.ndarray
-    sensitivities: np.ndarray
-    epsilon: np.ndarray
-    order: np.ndarray
-    exhausted_at: tuple
-    stopped_at: int | None
-    labels_released: int
-    answered_total: int
-    baseline_stopped_at: int | None
-    baseline_labels: int
-    final_epsilon: np.ndarray
-    final_order: np.ndarray
-    queries: int
 
 
 @dataclass(frozen=True)
@@ -131,74 +96,6 @@ class GroupSums:
                 chunk, self.members_of, self.carry, self.seen, self.base_carry, self.rule,
                 map)
         return eps, order, base
-
-
-class GroupStops:
-    """The stopping rule and the figures at the stop (MATH.md section 9), fed a chunk of
-    cumulative figures at a time in query order (:meth:`add`); :meth:`totals` gives the
-    :class:`GroupTotals`. Holds one chunk's figures, whatever the number of queries."""
-
-    def __init__(self, budgets: np.ndarray):
-        self.budgets = checked_budgets(budgets)
-        groups = self.budgets.size
-        self.done = 0
-        self.exhausted: list[int | None] = [None] * groups
-        self.stopped_at: int | None = None
-        self.spent = (np.zeros(groups), np.full(groups, np.nan))
-        self.last = (np.zeros(groups), np.full(groups, np.nan))
-        self.before = self.last  # the last figures before the latest chunk
-        self.latest = np.zeros((0, groups))  # the latest chunk's epsilons
-        self.labels_released = self.answered_total = self.baseline_labels = 0
-        self.baseline_stopped_at: int | None = None
-
-    def add(self, epsilon: np.ndarray, order: np.ndarray, baseline: np.ndarray,
-            answered: np.ndarray, baseline_answered: np.ndarray) -> None:
-        """The next ``len(epsilon)`` queries' cumulative figures (``GroupSums.add``) and
-        whether each was answered, in the run and in the uniform run."""
-        count = epsilon.shape[0]
-        self.before, self.latest = self.last, epsilon
-        if count == 0:
-            return
-        over = epsilon > self.budgets[None, :]
-        for g, column in enumerate(over.T):  # a handful of groups
-            if self.exhausted[g] is None and column.any():
-                self.exhausted[g] = self.done + int(np.argmax(column))
-        upto = count
-        if self.stopped_at is None:
-            first = _first_true(over.any(axis=1))
-            if first is not None:
-                upto, self.stopped_at = first, self.done + first
-                self.spent = ((epsilon[first - 1].copy(), order[first - 1].copy())
-                              if first else self.last)
-            self.labels_released += int(np.count_nonzero(answered[:upto]))
-        self.answered_total += int(np.count_nonzero(answered))
-        if self.baseline_stopped_at is None:
-            first = _first_true(baseline > float(self.budgets.min()))
-            upto = count if first is None else first
-            if first is not None:
-                self.baseline_stopped_at = self.done + first
-            self.baseline_labels += int(np.count_nonzero(baseline_answered[:upto]))
-        self.last = (epsilon[-1].copy(), order[-1].copy())
-        self.done += count
-
-    def epsilon_before(self, query: int) -> np.ndarray:
-        """The epsilons after query ``query - 1`` (zeros for 0), for ``query`` in the
-        latest chunk or just after it: another accounting's figures at this one's stop."""
-        start = self.done - self.latest.shape[0]
-        if not start <= query <= self.done:
-            raise ValueError(f"query {query} is not in the latest chunk")
-        return (self.before[0] if query == start else self.latest[query - 1 - start]).copy()
-
-    def totals(self, names: tuple, sensitivities: np.ndarray) -> GroupTotals:
-        epsilon, order = self.last if self.stopped_at is None else self.spent
-        return GroupTotals(
-            names=names, budgets=self.budgets, sensitivities=sensitivities,
-            epsilon=epsilon.copy(), order=order.copy(), exhausted_at=tuple(self.exhausted),
-            stopped_at=self.stopped_at, labels_released=self.labels_released,
-            answered_total=self.answered_total,
-            baseline_stopped_at=self.baseline_stopped_at,
-            baseline_labels=self.baseline_labels, final_epsilon=self.last[0].copy(),
-            final_order=self.last[1].copy(), queries=self.done)
 
 
 def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarray,
@@ -428,9 +325,3 @@ def _accumulate_chunk(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
         base_eps, _, base_carry = cumulative_epsilon(base_rows, base_carry, rule)
         base_out[lo:hi] = base_eps[0]
     return eps_out, order_out, base_out, carry, seen, base_carry
-
-
-def _first_true(flags: np.ndarray | np.bool_) -> int | None:
-    """The index of the first True, or None."""
-    flags = np.asarray(flags)
-    return int(np.argmax(flags)) if flags.any() else None
