@@ -76,13 +76,16 @@ def streamed_decisions(result) -> Iterator[LabelDecisions]:
         yield from pieces
         return
     done = 0
-    for piece in pieces:  # the first piece always (a stop at 0: its empty head)
-        keep = min(len(piece), stop - done)
-        yield piece if keep == len(piece) else LabelDecisions(
-            piece.mechanism, piece.query[:keep], piece.outcome[:keep], piece.label[:keep])
-        done += len(piece)
-        if done >= stop:
-            break
+    try:
+        for piece in pieces:  # the first piece always (a stop at 0: its empty head)
+            keep = min(len(piece), stop - done)
+            yield piece if keep == len(piece) else LabelDecisions(
+                piece.mechanism, piece.query[:keep], piece.outcome[:keep], piece.label[:keep])
+            done += len(piece)
+            if done >= stop:
+                break
+    finally:  # the rest of the table's pass is not formed (its threads stopped here)
+        pieces.close()
 
 
 # Interactive-GNMax's outcome names in the per-query table -> its decisions' names.

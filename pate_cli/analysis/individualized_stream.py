@@ -314,8 +314,11 @@ def curve_threads(workers: int | None) -> Iterator[Mapper]:
     if workers < 2:
         yield map
         return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         yield pool.map
+    finally:  # every map has returned; a stream closed early may be closed on a thread
+        pool.shutdown(wait=False)
 
 
 def replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,

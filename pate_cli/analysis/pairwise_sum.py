@@ -44,7 +44,14 @@ def pairwise_sum(count: int, pieces) -> float:
         half -= half % 8
         return tree(half) + tree(size - half)
 
-    return tree(count) if count > 0 else 0.0
+    try:
+        return tree(count) if count > 0 else 0.0
+    finally:  # here, not when the garbage collector finds the closures' cycle: a
+        # generator of chunks formed on threads joins them when closed (on one of them,
+        # it would wait for itself)
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
 
 
 def _block_sum(values: np.ndarray) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 
 import numpy as np
@@ -49,3 +50,22 @@ def test_the_order_of_additions_is_numpys():
     for value in values.tolist():
         one_after_another += value
     assert one_after_another == 1e16 and math.fsum(values) == 1e16 + 16
+
+
+def test_closes_the_pieces_it_leaves():
+    """A source left part-way is closed on return, not when the garbage collector finds
+    it (on whatever thread: a source forming chunks on a pool would then join itself)."""
+    closed = []
+
+    def pieces():
+        try:
+            for _ in range(10):
+                yield np.ones(100)
+        finally:
+            closed.append(True)
+    gc.disable()
+    try:
+        assert pairwise_sum(250, pieces()) == 250.0
+        assert closed == [True]
+    finally:
+        gc.enable()
