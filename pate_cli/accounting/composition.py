@@ -15,7 +15,7 @@ How the bits stay the same on every path: the sum after query i is ``sum_{i-1} +
 added one query after another (``numpy.cumsum`` along the query axis; totals by
 :func:`sequential_total`), so no figure depends on where chunks, slices or blocks start,
 and a total equals the last cumulative row exactly. Work goes in slices of
-``WORK_ELEMENTS`` (queries x orders) elements, so the element-wise passes stay in cache.
+``work_sizes.WORK_VALUES`` (queries x orders) elements, so the element-wise passes stay in cache.
 """
 
 from __future__ import annotations
@@ -25,10 +25,8 @@ from typing import Protocol
 
 import numpy as np
 
+from ..work_sizes import WORK_VALUES
 from .conversion import Conversion, minimise_over_orders
-
-# Elements of the (queries x orders) work arrays processed at once: about 1 MB per array.
-WORK_ELEMENTS = 1 << 17
 
 
 class RowSource(Protocol):
@@ -204,7 +202,7 @@ def _formed(source: RowSource, count: int, size: int):
     """``(lo, hi, rows, scratch)`` for each cache-sized slice of the ``count`` queries:
     ``rows`` holds the curves of queries ``lo .. hi-1`` (``size`` orders; one buffer
     reused from slice to slice), ``scratch`` a free array of the same shape."""
-    step = max(1, WORK_ELEMENTS // size)
+    step = max(1, WORK_VALUES // size)
     buffer = np.empty((min(step, count), size))
     spare = np.empty_like(buffer)
     for lo in range(0, count, step):
@@ -232,7 +230,7 @@ def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: 
     count = costs.count
     carry = np.array(carry, dtype=np.float64)
     size = carry.size
-    step = max(1, WORK_ELEMENTS // size)
+    step = max(1, WORK_VALUES // size)
     for lo in range(0, count, step):
         hi = min(count, lo + step)
         sums = costs.block(lo, hi)

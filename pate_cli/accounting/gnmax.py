@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 from ..numerics import log1mexp
 from ..orders import validate_orders
 from ..sparse_rows import SparseRows
+from ..work_sizes import WORK_VALUES
 from .token_votes import log_q_gnmax_sparse
 from .validators import as_log_q, as_votes, check_positive
 
@@ -29,8 +30,6 @@ LINEAR_FLOOR = 1e-280
 # Largest integer gap for which tail probabilities are tabulated.
 _TABLE_LIMIT = 1 << 22
 _LOG1P_IDENTITY = 2.0**-53
-# Rows of (queries x orders) work arrays evaluated at once (about 1 MB each, cache-sized).
-_WORK_ELEMENTS = 1 << 17
 
 
 def log_q_gnmax(votes: ArrayLike | SparseRows, *, sigma: float) -> np.ndarray:
@@ -121,7 +120,7 @@ def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarra
     ascending = not np.any(np.diff(flat_log_q[where]) < 0)
     if not ascending:
         where = where[np.argsort(flat_log_q[where], kind="stable")]
-    block = max(1, _WORK_ELEMENTS // orders.size)
+    block = max(1, WORK_VALUES // orders.size)
     work = _Theorem6Work(min(block, where.size), orders, sigma)
     for lo in range(0, where.size, block):
         chosen = where[lo : lo + block]

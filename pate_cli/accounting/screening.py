@@ -48,10 +48,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..orders import validate_orders
+from ..work_sizes import READ_VALUES
 from .validators import check_positive
 
-# Pairs x orders evaluated at once (memory bound of one chunk).
-CHUNK_ELEMENTS = 1 << 20
 # Real counts: at most this many cells x orders (the cell width grows beyond it).
 REAL_CELL_LIMIT = 1 << 22
 REAL_CELLS_PER_STEP = 32
@@ -99,7 +98,7 @@ def _curve(threshold, sigma_threshold, low, high, integer, sensitivity, orders):
     if starts.size == 0:  # one reachable count: the bit never changes
         return np.zeros_like(orders)
     supremum = np.full(orders.size, -np.inf)
-    rows = max(1, CHUNK_ELEMENTS // orders.size)
+    rows = max(1, READ_VALUES // orders.size)
     for first in range(0, starts.size, rows):  # chunks of counts, not queries
         a = starts[first:first + rows, None]
         pair = _pair_divergence(a, a + width + sensitivity, threshold, sigma_threshold,

@@ -51,12 +51,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
+from .laplace import rdp_laplace, rdp_lnmax_data_independent
 from .validators import check_positive
 
 # Integer orders up to which the binomial sums are formed (an (orders, terms) array).
@@ -270,3 +272,46 @@ def _interpolated(log_moment, curve: Curve, orders: np.ndarray) -> np.ndarray:
     cumulant = (1.0 - t) * at(low) + t * at(high)
     out[usable] = cumulant / (chosen - 1.0)
     return out
+
+
+# A declared sampling's curves (``mechanisms.sampled``, MATH.md s.16), at module level so
+# that a step holding them pickles (cluster workers run them).
+
+def sampled_gaussian_curve(scheme: str, rate: float, noise_multiplier: float,
+                           orders: ArrayLike) -> np.ndarray:
+    """A Gaussian step of noise multiplier ``z`` on sampled units: exact under ``poisson``
+    sampling (:func:`rdp_poisson_gaussian`), WBK Theorem 9 over its curve ``alpha / (2
+    z^2)`` without replacement (:func:`rdp_without_replacement`)."""
+    if scheme == "poisson":
+        return rdp_poisson_gaussian(rate=rate, noise_multiplier=noise_multiplier,
+                                    orders=orders)
+    return rdp_without_replacement(partial(_gaussian_curve, noise_multiplier), rate=rate,
+                                   orders=orders)
+
+
+def _gaussian_curve(z: float, orders: ArrayLike) -> np.ndarray:
+    return np.asarray(orders, dtype=np.float64) / (2.0 * z * z)
+
+
+def sampled_laplace_curve(scheme: str, rate: float, scale: float, vote_change: str,
+                          orders: ArrayLike) -> np.ndarray:
+    """LNMax's Laplace argmax (``scale``) on sampled units, known by its own curve
+    (:func:`laplace_argmax_curve`): Zhu-Wang under ``poisson``
+    (:func:`rdp_poisson_general`), WBK Theorem 9 without replacement, with its pure-DP
+    epsilon ``L1 / scale`` (L1 = 2 when a unit moves a vote, 1 when it adds one)."""
+    curve = partial(laplace_argmax_curve, scale, vote_change)
+    if scheme == "poisson":
+        return rdp_poisson_general(curve, rate=rate, orders=orders)
+    return rdp_without_replacement(curve, rate=rate, orders=orders,
+                                   pure_epsilon=(2.0 if vote_change == "move" else 1.0) / scale)
+
+
+def laplace_argmax_curve(scale: float, vote_change: str, orders: ArrayLike) -> np.ndarray:
+    """The Laplace argmax's own curve: its counts' exact RDP (two counts move, or one
+    count changes by 1), capped by pure DP's ``min(eps0, alpha eps0^2 / 2)``."""
+    if vote_change == "move":
+        return rdp_lnmax_data_independent(scale=scale, orders=orders)
+    eps0 = 1.0 / scale
+    orders = np.asarray(orders, dtype=np.float64)
+    return np.minimum(rdp_laplace(scale=scale, orders=orders),
+                      np.minimum(0.5 * eps0 * eps0 * orders, eps0))

@@ -3,7 +3,8 @@
 - **The PLD figure** (MATH.md sections 2, 3 and 13): under ``--accounting
   data-independent``, the smaller of the RDP figure and the privacy-loss-distribution
   accountant's for the Gaussian steps, when the optional dp_accounting is installed
-  (``data_independent_method`` says which): :func:`with_pld_figure`.
+  (``data_independent_method`` says which): :func:`with_pld_figure`; for Poisson-sampled
+  voters (MATH.md s.16) :func:`with_sampled_pld_figure`.
 - **``--tuning``** (MATH.md s.12): the analysed run stands for every candidate of a random
   search (the candidates are runs like it) and the whole search's cost is reported. The
   headline ``epsilon`` stays the single run's figure (scripts read it as such); the
@@ -21,7 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..accounting.pld import gaussian_pld_epsilon
+from ..accounting.pld import gaussian_pld_epsilon, sampled_gaussian_pld_epsilon
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
     ChunkValues,
@@ -32,9 +33,11 @@ from ..accounting.smooth_sensitivity import (
 from ..accounting.tuning import TuningDistribution, parse_tuning, tuned_epsilon
 from ..errors import OptionError
 from ..mechanisms import release_draw
+from ..mechanisms.sampled import SampledMechanism, unsampled
 from ..sparse_rows import SparseRows, is_sparse
+from ..work_sizes import READ_VALUES
 from .result import AnalysisResult, TuningPart
-from .setting import CHUNK_ELEMENTS, FirstRows, rows_of
+from .setting import FirstRows, rows_of
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
@@ -146,7 +149,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                         weights=charges)
     rows = AnalysedRows(votes, positions, result.queries)
     if is_sparse(votes):  # a chunk at a time, its rows x stored width within the budget
-        common["chunk_size"] = min(DEFAULT_CHUNK, max(1, CHUNK_ELEMENTS // votes.width))
+        common["chunk_size"] = min(DEFAULT_CHUNK, max(1, READ_VALUES // votes.width))
     if not mechanism.selects:
         def run(every):
             return sanitize_gnmax(rows, report_every=every, **common)
@@ -192,3 +195,27 @@ class AnalysedRows:
         if is_sparse(self.votes):
             return self.votes.rows(self.positions[start:stop])
         return rows_of(self.votes, self.positions, start, stop)
+
+
+def with_sampled_pld_figure(result, mechanism: SampledMechanism, delta: float):
+    """Poisson-sampled Gaussian steps composed by dp_accounting's PLD accountant (where
+    installed): the smaller of that and the RDP figure, as :func:`with_pld_figure`
+    does for unsampled runs. dp_accounting has no PLD for sampling without replacement:
+    those runs keep the RDP figure (MATH.md s.16)."""
+    sampling = mechanism.sampling
+    if unsampled(sampling):
+        return with_pld_figure(result, mechanism.inner, delta)
+    if sampling.scheme != "poisson" or mechanism.name == "lnmax":
+        return result
+    steps = [(mechanism.sigma / sampling.answer_sensitivity,
+              int(round(result.answered_total)))]
+    if mechanism.name == "confident":
+        steps.append((mechanism.sigma_threshold, result.queries))
+    figure = sampled_gaussian_pld_epsilon(sampling.rate, steps, delta)
+    if figure is None or not figure < result.epsilon:
+        return result
+    budget = result.budget
+    if budget is not None:
+        budget = replace(budget, remaining=max(0.0, budget.limit - figure))
+    return replace(result, epsilon=figure, epsilon_data_independent=figure,
+                   data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)

@@ -27,12 +27,14 @@ from ..inputs import (
 )
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
+from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .added_figures import (
     sanitize_analysis,
     tuning_distribution,
     tuning_part,
     with_pld_figure,
+    with_sampled_pld_figure,
 )
 from .chunks import run_charges
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
@@ -50,7 +52,6 @@ from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
-from .sampling import SampledMechanism, with_sampled_pld_figure
 from .setting import FirstRows, needs_integer_votes
 
 
@@ -111,7 +112,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``"without-replacement:m/N"``, the way the voters of every query were drawn, with
     ``vote_change`` (``move``, the default, or ``add``): ``--accounting data-independent``
     only, for GNMax, Confident and LNMax; both steps' curves amplified
-    (``analysis.sampling``), and for Poisson-sampled Gaussian steps the smaller of the RDP
+    (``mechanisms.sampled``), and for Poisson-sampled Gaussian steps the smaller of the RDP
     and PLD figures (``epsilon_method``).
     """
     spec = RunSpec.of(mechanism, **options)

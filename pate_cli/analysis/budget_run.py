@@ -35,8 +35,9 @@ from ..accounting.grouped import grouped_totals
 from ..mechanisms import Decisions
 from ..sparse_rows import row_width
 from ..threads import in_order, ordered_map
+from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
 from .chunks import chunk_costs
-from .distributed import TASK_ELEMENTS, executor_threads
+from .distributed import executor_threads
 from .grouped_run import (
     CountRequest,
     LocalRows,
@@ -50,8 +51,6 @@ from .steps import curve_function, mechanism_steps
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more
 # queries, depend on it).
 BUDGET_BLOCK = 1 << 16
-# Curves a pass over blocks keeps for the next blocks (values recur from block to block).
-BLOCK_CURVE_BYTES = 1 << 26
 # A block is skipped when its sums plus one query's largest cost, raised by this factor,
 # convert within the budget: it exceeds the relative rounding of any sum of a block.
 MARGIN = 1.0 + 2.0 ** -32
@@ -110,7 +109,7 @@ def block_sums(request: CountRequest, source, rows, start: int, *, block: int,
     opened = source.opened()
     selection, answer = mechanism_steps(request.mechanism, q_bound=request.q_bound)
     independent = request.accounting == "data-independent"
-    shared = SharedCurves(BLOCK_CURVE_BYTES) if shared is None else shared
+    shared = SharedCurves(CURVE_CACHE_BYTES) if shared is None else shared
     selection_rdp = curve_function(selection, independent)
     answer_rdp = curve_function(answer, independent)
     if not independent:
@@ -317,7 +316,7 @@ def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None,
     request = run.request
     size = BUDGET_BLOCK
     if executor is None:
-        shared = SharedCurves(BLOCK_CURVE_BYTES)
+        shared = SharedCurves(CURVE_CACHE_BYTES)
         local = LocalRows(run.votes)
 
         def one(number: int) -> list[BlockSums]:
@@ -333,7 +332,7 @@ def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None,
             yield from group
         return
     classes = row_width(run.votes)
-    per_task = max(1, TASK_ELEMENTS // (size * max(1, classes)))
+    per_task = max(1, TASK_VALUES // (size * max(1, classes)))
 
     def submit(number: int):
         start = number * size

@@ -33,6 +33,7 @@ from ..errors import InputError, PateWarning
 from ..inputs.shards import ShardedVotes, is_shard_set, open_shards
 from ..sparse_rows import row_width
 from ..threads import in_order
+from ..work_sizes import TASK_VALUES
 from .grouped_run import (
     ChunkCount,
     CountRequest,
@@ -40,10 +41,6 @@ from .grouped_run import (
     rows_in,
     span_arguments,
 )
-
-# Vote values a task covers at most (its chunks are counted and merged on the worker, so
-# the client merges fewer, larger tables): 4M values, 32 MB as float64.
-TASK_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -104,12 +101,12 @@ def counted_remotely(executor, votes, positions, request: CountRequest, *, sourc
                      chunk_size: int, student=None, decisions=None, truth=None,
                      window: int = 8) -> Iterator[tuple[int, ChunkCount]]:
     """The analysed queries ``positions`` counted by ``executor`` (``submit`` and futures
-    with ``result()``), a task per span of whole chunks (at most ``TASK_ELEMENTS`` vote
+    with ``result()``), a task per span of whole chunks (at most ``work_sizes.TASK_VALUES`` vote
     values; never across a window edge, ``accounting.grouped.window_pieces``), yielded
     in order as ``(stop, count)``; at most ``window`` tasks in flight."""
     queries = positions.size
     classes = row_width(votes)
-    span = chunk_size * max(1, TASK_ELEMENTS // max(1, chunk_size * classes))
+    span = chunk_size * max(1, TASK_VALUES // max(1, chunk_size * classes))
     spans = list(window_pieces(queries, span))
 
     def submit(piece: tuple[int, int]):

@@ -27,13 +27,10 @@ from ..inputs.mapped import drop_mapped_rows
 from ..mechanisms import Decisions, NoiseSource
 from ..sparse_rows import as_float_rows
 from ..threads import ordered_map
+from ..work_sizes import READ_VALUES
 from .chunks import given_rows
 from .setting import FirstRows, LabelCounts, released_labels, rows_of
 from .steps import mechanism_steps
-
-# Rows of a chunk are at most this many vote values (about 8 MB as float64): large enough
-# that per-chunk overheads vanish, small enough that a few chunks in flight stay cheap.
-COUNT_CHUNK_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -108,7 +105,7 @@ def count_rows(classes: int) -> int:
     """Rows per counted chunk for ``classes`` classes: a power of two, so that whole
     chunks fill a window of ``accounting.grouped.TOTALS_WINDOW`` (no short piece at
     each window's end)."""
-    rows = max(1, COUNT_CHUNK_ELEMENTS // max(1, classes))
+    rows = max(1, READ_VALUES // max(1, classes))
     return 1 << (rows.bit_length() - 1)
 
 

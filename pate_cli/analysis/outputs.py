@@ -22,13 +22,12 @@ import numpy as np
 from ..errors import InputError, OptionError
 from ..mechanisms import NoiseSource
 from ..sparse_rows import row_width
+from ..work_sizes import READ_VALUES, TASK_VALUES
 from .chunks import chunk_costs
 from .result import BudgetPart
-from .setting import CHUNK_ELEMENTS, analysed_positions, checked_setting
+from .setting import analysed_positions, checked_setting
 from .steps import mechanism_steps
 
-# Curve values (queries x orders) a chunk holds while its outputs' sums are formed.
-_CURVE_VALUES = 1 << 22
 # The output halt is checked on curves raised by this factor: the run then summed up to
 # the halt (another order of additions) converts within the budget (README, tolerance).
 _HALT_MARGIN = 1.0 + 2.0**-32
@@ -102,8 +101,8 @@ def _output_sums(setting, votes, ids: np.ndarray, count: int, q_bound: str, deci
     selection, answer = mechanism_steps(setting.mechanism, q_bound=q_bound)
     noise = NoiseSource(setting.seed, salt=salt)
     positions = analysed_positions(votes.shape[0], None, count, lazy=True)
-    rows = max(1, min(CHUNK_ELEMENTS // max(1, row_width(votes)),
-                      _CURVE_VALUES // orders.size))
+    rows = max(1, min(READ_VALUES // max(1, row_width(votes)),
+                      TASK_VALUES // orders.size))
     pending = None  # (first query, actual, full) of the output the last chunk ended in
     for start in range(0, count, rows):
         stop = min(count, start + rows)

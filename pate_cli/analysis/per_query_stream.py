@@ -29,6 +29,7 @@ from ..accounting.own_epsilons import OwnEpsilons
 from ..mechanisms import Decisions, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import ordered_map
+from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
 from . import budget_run
 from .chunks import QueryColumns, chunk_costs
 from .grouped_run import grouping_keys
@@ -38,17 +39,14 @@ from .setting import analysed_positions, checked_setting, initial_carry, rows_of
 from .sharing import SharedCurves
 from .steps import curve_function, mechanism_steps, per_query_at_order
 
-# Answer curves the pass keeps for later chunks (log q values recur from chunk to chunk).
-STREAM_CURVE_BYTES = 1 << 26
-# Rows of a chunk of the pass: up to 65,536 (the per-query files' pieces, files.CHUNK_ROWS,
+# Rows of a chunk of the pass: up to work_sizes.TABLE_ROWS (the per-query files' pieces,
 # so that no piece is joined from two frames; fewer chunks evaluate fewer curves again:
 # 19.0 -> 17.5 s for 10^7 x 10 on 2 cores against 32,768), at most 2^21 vote elements
 # and at most 2^23 curve values (rows x orders: 64 MB; votes that never repeat have a
 # distinct curve per row, and a few chunks are formed ahead: 10^6 soft votes took 0.9 GB
 # at 65,536 rows, 298 orders)
-STREAM_ROWS = 1 << 16
-STREAM_ELEMENTS = 1 << 21
-STREAM_CURVE_VALUES = 1 << 23
+STREAM_ELEMENTS = 2 * READ_VALUES
+STREAM_CURVE_VALUES = 2 * TASK_VALUES
 
 
 def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
@@ -71,7 +69,7 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     noise = NoiseSource(result.seed, salt=salt)
     queries = result.queries
     chunk_size = (chunk_size if chunk_size is not None
-                  else min(STREAM_ROWS, max(1, STREAM_ELEMENTS // max(1, row_width(votes))),
+                  else min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, row_width(votes))),
                            max(1, STREAM_CURVE_VALUES // orders.size)))
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))
@@ -94,7 +92,7 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     restarts = {} if carries is None else {
         budget_run.BUDGET_BLOCK * (number + 1): carry for number, carry in enumerate(carries)}
     every = np.arange(orders.size)
-    kept = SharedCurves(STREAM_CURVE_BYTES)
+    kept = SharedCurves(CURVE_CACHE_BYTES)
     # each query's own epsilon looked up by its statistics (accounting.own_epsilons)
     own = None if result.distinct_pairs is None else OwnEpsilons.of(
         result.distinct_pairs, selection_rdp=curve_function(selection, independent),

@@ -23,6 +23,7 @@ from ..mechanisms import Decisions, NoiseSource
 from ..rounding import ceil_text
 from ..sparse_rows import row_width
 from ..threads import ordered_map
+from ..work_sizes import CURVE_CACHE_BYTES
 from .budget_run import BudgetSetting, run_budget
 from .chunks import QueryColumns, chunk_costs
 from .distributed import counted_remotely, executor_map, executor_threads, task_source
@@ -54,9 +55,6 @@ from .steps import (
     per_query_at_order,
 )
 from .svt import analyze_svt
-
-# Curves a per-query run keeps for its totals (a 25,000 x 150 file's take 60 MB).
-KEPT_CURVE_BYTES = 1 << 26
 
 
 def analyze_votes(votes, mechanism, *, teachers: float | None = None,
@@ -182,7 +180,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         sums, grouped_table, (counts,) = counted.totals, counted.table, counted.labels
     else:  # per chunk: statistics counted, curves kept, columns filled
         # a run that forms per-query curves keeps them for its totals (analysis.sharing)
-        kept = SharedCurves(KEPT_CURVE_BYTES)
+        kept = SharedCurves(CURVE_CACHE_BYTES)
         bounded = BoundedTotals(totals_function(kept.serving(answer_rdp, orders), threads))
 
         def costs_of(piece: tuple[int, int]):

@@ -27,10 +27,10 @@ import numpy as np
 
 from ..accounting.q_bound import Q_BOUNDS
 from ..errors import OptionError
+from ..mechanisms.sampled import SAMPLED_MECHANISMS, Sampling, parse_sampling
 from ..orders import AUTO, default_orders, validate_orders
 from ..sparse_rows import is_sparse
 from .individualized import VARIANTS
-from .sampling import declared_sampling
 from .setting import DEFAULT_CHUNK, checked_queries
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
@@ -290,3 +290,32 @@ def check_input(spec: RunSpec, vote_set) -> None:
     for rule in INPUT_RULES:
         if rule.broken(spec, vote_set):
             raise OptionError(rule.text(spec))
+
+
+def check_sampled_run(sampling: Sampling, name: str, *, accounting: str, rounds,
+                      individualized, smooth_sensitivity: bool) -> None:
+    """The combinations MATH.md s.16 and this implementation refuse, one line each."""
+    if accounting != "data-independent":
+        raise OptionError(f"--sampling needs --accounting data-independent, not {accounting}: "
+                          "the data-dependent bounds (MATH.md s.3-s.5) are for a fixed "
+                          "histogram and no valid published bound combines them with "
+                          "amplification by subsampling (MATH.md s.16)")
+    if name not in SAMPLED_MECHANISMS:
+        raise OptionError(f"--sampling applies to -m {', '.join(SAMPLED_MECHANISMS)}, not "
+                          f"-m {name}")
+    if rounds is not None or individualized is not None or smooth_sensitivity:
+        raise OptionError("--sampling applies to single runs (not --rounds, --individualized "
+                          "or --smooth-sensitivity)")
+
+
+def declared_sampling(sampling, vote_change: str | None, mechanism, **run) -> Sampling | None:
+    """``analyze``'s ``sampling`` and ``vote_change`` checked against the run (``run``:
+    ``check_sampled_run``'s keywords); None without sampling."""
+    if sampling is None:
+        if vote_change not in (None, "move"):
+            raise OptionError("--vote-change applies to sampled voters (--sampling)")
+        return None
+    parsed = parse_sampling(sampling, vote_change or "move")
+    check_sampled_run(parsed, mechanism.lower() if isinstance(mechanism, str)
+                      else mechanism.name, **run)
+    return parsed

@@ -12,14 +12,10 @@ import numpy as np
 from ..accounting.gnmax import log_q_gnmax, rdp_gnmax
 from ..accounting.threshold import log_pr_answered
 from ..sparse_rows import as_float_rows, row_width
+from ..work_sizes import READ_VALUES
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-# Vote values read at once: the bins are counted a chunk of rows at a time, so a file of
-# any length or width (5 rows over 5,000,000 classes) holds one chunk.
-SELECTION_CHUNK_VALUES = 1 << 20
 
 
 def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
@@ -33,11 +29,12 @@ def selection_bins(votes, *, teachers: float, params, sigma: float, order: float
     queries of the data-dependent RDP of the answer step (GNMax with ``sigma``) at
     ``order``, i.e. what answering one query of the bin costs (NaN for an empty bin).
     ``votes`` (an array or a memory map) is read in chunks of at most
-    ``SELECTION_CHUNK_VALUES`` values, twice (the lowest plurality count, then the bins).
+    ``work_sizes.READ_VALUES`` values (so a file of any length or width, 5 rows over
+    5,000,000 classes, holds one chunk), twice (the lowest plurality count, then the bins).
     """
     import pandas as pd
     queries = votes.shape[0]
-    step = max(1, SELECTION_CHUNK_VALUES // max(1, row_width(votes)))
+    step = max(1, READ_VALUES // max(1, row_width(votes)))
 
     def chunks():
         for start in range(0, queries, step):

@@ -110,7 +110,7 @@ def summary_dict(result) -> dict:
 
 def sampling_summary(mechanism) -> dict | None:
     """The JSON ``sampling`` object of CLI.md (None for a run without sampling;
-    ``analysis.sampling``): the scheme, ``rate`` (``size / population`` without
+    ``mechanisms.sampled``): the scheme, ``rate`` (``size / population`` without
     replacement), ``vote_change`` and the argmax's ``sensitivity`` (L2 for Gaussian
     answers, L1 for LNMax), the threshold's (1) for Confident."""
     sampling = getattr(mechanism, "sampling", None)

@@ -13,24 +13,25 @@ from ..inputs.vote_checks import integer_votes
 from ..mechanisms import OUTCOME_ABSTAIN, OUTCOME_NAMES, OUTCOME_STUDENT
 from ..orders import default_orders, validate_orders
 from ..sparse_rows import is_sparse
+from ..work_sizes import READ_VALUES
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 # Queries are read and analysed in chunks of rows. The default chunk is sized by elements
 # (rows x classes), not rows, so that wide vote files (10^5 x 1,000 classes) stay bounded:
-# min(CHUNK_ROWS, max(1, CHUNK_ELEMENTS // classes)) rows, i.e. 8,192 rows up to 128
+# min(CHUNK_ROWS, max(1, READ_VALUES // classes)) rows, i.e. 8,192 rows up to 128
 # classes (each chunk's per-query curves are rows x orders), then 2^20 vote elements
-# (8 MB of float64). Results are identical whatever the chunk size (composition adds in
-# query order, MATH.md s.6); a chunk_size given explicitly is used as is.
+# (8 MB of float64, ``work_sizes``). Results are identical whatever the chunk size
+# (composition adds in query order, MATH.md s.6); a chunk_size given explicitly is used
+# as is.
 DEFAULT_CHUNK = None
 CHUNK_ROWS = 8192
-CHUNK_ELEMENTS = 1 << 20
 
 
 def chunk_rows(chunk_size: int | None, classes: int) -> int:
     """Rows per chunk: ``chunk_size`` when given, else the element budget's share."""
     if chunk_size is not None:
         return chunk_size
-    return min(CHUNK_ROWS, max(1, CHUNK_ELEMENTS // max(1, int(classes))))
+    return min(CHUNK_ROWS, max(1, READ_VALUES // max(1, int(classes))))
 
 def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
     """Whether a run's threshold step compares whole counts (MATH.md s.17's integer

@@ -7,7 +7,7 @@ data-dependent and data-independent RDP curves.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -21,12 +21,13 @@ from ..accounting.gnmax import rdp_gnmax, rdp_gnmax_data_independent
 from ..accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
 from ..accounting.q_bound import check_q_bound, log_q_bound
 from ..accounting.screening import rdp_screening
+from ..accounting.subsampling import sampled_gaussian_curve, sampled_laplace_curve
 from ..accounting.threshold import (
     log_pr_answered,
     rdp_threshold,
     rdp_threshold_data_independent,
 )
-from .sampling import SampledMechanism, sampled_steps
+from ..mechanisms.sampled import SampledMechanism, unsampled
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, 
     Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
     ``q_bound`` (``union`` or ``integral``, MATH.md s.3/s.13) is the bound on q of a
     Gaussian answer step; LNMax's Laplace step has only its own bound (``union`` only), and
-    the exponential answer's q is exact. A sampled aggregator (``analysis.sampling``) has
+    the exponential answer's q is exact. A sampled aggregator (``mechanisms.sampled``) has
     its inner steps with amplified data-independent curves.
     """
     check_q_bound(q_bound)
@@ -236,3 +237,23 @@ def per_query_at_order(selection, answer, columns, weight, at_order, independent
         rdp_sel = curves[index, 0]
     curves, index = step_curves(answer, columns["log_q"], at_order, independent)
     return rdp_sel, weight * curves[index, 0]
+
+
+def sampled_steps(selection, answer, mechanism: SampledMechanism):
+    """The (selection, answer) steps of the inner aggregator with their data-independent
+    curves amplified (MATH.md s.16, ``accounting.subsampling``; the data-dependent ones are
+    never used: s.16 refuses them)."""
+    sampling = mechanism.sampling
+    if unsampled(sampling):  # every unit votes: the steps' own curves, bit for bit
+        return selection, answer
+    if mechanism.name == "lnmax":
+        curve = partial(sampled_laplace_curve, sampling.scheme, sampling.rate,
+                        mechanism.laplace_scale, sampling.vote_change)
+    else:
+        curve = partial(sampled_gaussian_curve, sampling.scheme, sampling.rate,
+                        mechanism.sigma / sampling.answer_sensitivity)
+    answer = replace(answer, independent=curve)
+    if selection is not None:
+        selection = replace(selection, independent=partial(
+            sampled_gaussian_curve, sampling.scheme, sampling.rate, mechanism.sigma_threshold))
+    return selection, answer

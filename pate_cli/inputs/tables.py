@@ -54,11 +54,7 @@ def read_table(path, *, expected: str, allow_empty: bool = False,
     (``0.1.0``, ``2,3`` or ``32`` are not parsed as numbers).
     """
     name = os.fspath(path)
-    extension = _check_file(name, expected)
-    if extension not in TABLE_EXTENSIONS:
-        shown = f"'{extension}'" if extension else "none"
-        raise InputError(f"{name}: unknown extension {shown} for {expected} "
-                         f"(use {', '.join(TABLE_EXTENSIONS)})")
+    extension = table_extension(name, expected)
     if extension == ".parquet":
         frame = _read_parquet(name, expected)
     else:
@@ -81,16 +77,13 @@ def _read_text_table(name: str, text: str, extension: str, expected: str,
     ``PER_QUERY_TEXT`` read as float64 (as they are, when one holds text: the caller's
     column checks then name the cell)."""
     import pandas as pd
-    options = {"sep": "\t" if extension == ".tsv" else ",", "keep_default_na": False,
-               "na_values": [""]}
+    options = text_options(extension)
     types = {column: str for column in text_columns}
     frame = None
     try:
         if floats:
             header = pd.read_csv(io.StringIO(text), nrows=0, **options).columns
-            wanted = {**types, **{column: np.float64 for column in header
-                                  if str(column).strip() not in
-                                  (*PER_QUERY_INTEGERS, *PER_QUERY_TEXT)}}
+            wanted = {**types, **per_query_floats(header)}
             try:
                 frame = pd.read_csv(io.StringIO(text), dtype=wanted, **options)
             except (ValueError, TypeError):  # text in a float column (or a parse error)
@@ -98,10 +91,24 @@ def _read_text_table(name: str, text: str, extension: str, expected: str,
         if frame is None:
             frame = pd.read_csv(io.StringIO(text), dtype=types, **options)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeError) as error:
-        raise InputError(f"{name}: not a valid table ({_first_line(error)}); expected "
+        raise InputError(f"{name}: not a valid table ({first_line(error)}); expected "
                          f"{expected}") from None
     frame.columns = [str(column).strip() for column in frame.columns]
     return frame
+
+
+def text_options(extension: str) -> dict:
+    """``pandas.read_csv``'s options for a ``.csv`` or ``.tsv`` table: only empty cells
+    are missing values."""
+    return {"sep": "\t" if extension == ".tsv" else ",", "keep_default_na": False,
+            "na_values": [""]}
+
+
+def per_query_floats(header) -> dict:
+    """The float64 columns of a per-query table with columns ``header`` (all but
+    ``PER_QUERY_INTEGERS`` and ``PER_QUERY_TEXT``), as ``read_csv``'s ``dtype``."""
+    return {column: np.float64 for column in header
+            if str(column).strip() not in (*PER_QUERY_INTEGERS, *PER_QUERY_TEXT)}
 
 
 def read_summary(path) -> dict:
@@ -143,17 +150,43 @@ def require_table(frame: pd.DataFrame, name: str, *, kind: str, columns) -> None
 def numeric_column(frame: pd.DataFrame, name: str, column: str, *,
                    allow_empty: bool = False) -> np.ndarray:
     """``frame[column]`` as float64 (empty cells NaN when ``allow_empty``), else raise."""
+    values, problem = _numbers(frame, name, column, allow_empty=allow_empty)
+    if problem is not None:
+        raise InputError(problem)
+    return values
+
+
+def bad_cell(frame: pd.DataFrame, name: str, column: str, *, first_row: int = 0
+             ) -> str | None:
+    """The error line of ``frame[column]``'s first empty or non-numeric cell (None: every
+    cell a number), its row counted from ``first_row`` (``frame`` a piece of a table)."""
+    return _numbers(frame, name, column, allow_empty=False, first_row=first_row)[1]
+
+
+def _numbers(frame: pd.DataFrame, name: str, column: str, *, allow_empty: bool,
+             first_row: int = 0) -> tuple[np.ndarray, str | None]:
     import pandas as pd
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
     given = frame[column].notna().to_numpy()
     bad = np.flatnonzero(given & np.isnan(values))
     if bad.size:
-        raise InputError(f"{name}: row {bad[0]}: column '{column}' has "
-                         f"{frame[column].iloc[bad[0]]!r}, not a number")
+        return values, (f"{name}: row {first_row + bad[0]}: column '{column}' has "
+                        f"{frame[column].iloc[bad[0]]!r}, not a number")
     if not allow_empty and np.any(~given):
-        row = int(np.flatnonzero(~given)[0])
-        raise InputError(f"{name}: row {row}: column '{column}' is empty")
-    return values
+        row = first_row + int(np.flatnonzero(~given)[0])
+        return values, f"{name}: row {row}: column '{column}' is empty"
+    return values, None
+
+
+def table_extension(name: str, expected: str) -> str:
+    """The extension of the table ``name`` (one of ``TABLE_EXTENSIONS``), after one-line
+    errors for a missing, empty or unknown file."""
+    extension = _check_file(name, expected)
+    if extension not in TABLE_EXTENSIONS:
+        shown = f"'{extension}'" if extension else "none"
+        raise InputError(f"{name}: unknown extension {shown} for {expected} "
+                         f"(use {', '.join(TABLE_EXTENSIONS)})")
+    return extension
 
 
 def _check_file(name: str, expected: str) -> str:
@@ -165,7 +198,7 @@ def _check_file(name: str, expected: str) -> str:
 
 def _read_json_lines(name: str, text: str, expected: str) -> pd.DataFrame:
     import pandas as pd
-    if _is_summary(text) or _is_summary(text.lstrip().split("\n", 1)[0]):
+    if is_summary(text) or is_summary(text.lstrip().split("\n", 1)[0]):
         raise InputError(f"{name}: this is {SUMMARY}; expected {expected} "
                          "(give a summary with --summary)")
     try:
@@ -176,7 +209,7 @@ def _read_json_lines(name: str, text: str, expected: str) -> pd.DataFrame:
     return frame
 
 
-def _is_summary(text: str) -> bool:
+def is_summary(text: str) -> bool:
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
@@ -197,11 +230,11 @@ def _read_parquet(name: str, expected: str) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(name)
     except Exception as error:  # noqa: BLE001 - pyarrow raises several types
-        raise InputError(f"{name}: not a valid parquet file ({_first_line(error)}); "
+        raise InputError(f"{name}: not a valid parquet file ({first_line(error)}); "
                          f"expected {expected}") from None
     return frame
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__

@@ -2,7 +2,7 @@
 two classes, finite non-negative counts, every row summing to the same M (or at most
 ``--teachers M``), with a note for averaged (soft) votes; and ``integer_votes``. Each
 problem is one line naming the file, the query and the class. Scanned in chunks of
-``SCAN_ROWS`` rows (a mapped file's pages let go), so memory stays bounded.
+``work_sizes.TABLE_ROWS`` rows (a mapped file's pages let go), so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import numpy as np
 
 from ..errors import InputError, PateWarning
 from ..sparse_rows import SparseRows, SparseVotes
+from ..work_sizes import TABLE_ROWS
 from .checks import check_finite_non_negative, check_shape
 from .mapped import drop_mapped_rows
 from .readers import INDEX_HINT, looks_like_index
 
-SCAN_ROWS = 1 << 16
 # Values of the (rows x classes) bincount of one chunk of predictions (64 MB of int64).
 SCAN_ELEMENTS = 1 << 23
 
@@ -31,7 +31,7 @@ def check_votes(name, array, *, teachers: float | None = None, hint_index=False)
     reference = None
     voted = False
     rounding = _rounding(array)
-    scan_rows = max(1, min(SCAN_ROWS, SCAN_ELEMENTS // max(1, array.shape[1])))
+    scan_rows = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, array.shape[1])))
     for start in range(0, array.shape[0], scan_rows):
         stored = np.asarray(array[start : start + scan_rows])
         if voted and _plain_integer_rows(stored, reference, teachers):
@@ -160,7 +160,7 @@ def _numbered_header(array) -> bool:
     if array.shape[0] < 2 or not np.array_equal(np.asarray(array[0], dtype=np.float64),
                                                 np.arange(array.shape[1], dtype=np.float64)):
         return False
-    rows = max(2, min(SCAN_ROWS, SCAN_ELEMENTS // max(1, array.shape[1])))
+    rows = max(2, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, array.shape[1])))
     totals = np.asarray(array[1:rows], dtype=np.float64).sum(axis=1)
     return bool(np.allclose(totals, totals[0], rtol=1e-9, atol=0))
 
@@ -180,7 +180,7 @@ def integer_votes(votes) -> bool:
     if votes.dtype.kind in "iub":
         return True
     width = votes.shape[1] if votes.ndim > 1 else 1
-    rows = max(1, min(SCAN_ROWS, SCAN_ELEMENTS // max(1, width)))  # as the checks scan
+    rows = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, width)))  # as the checks scan
     for start in range(0, votes.shape[0], rows):
         chunk = np.asarray(votes[start:start + rows])
         whole = bool(np.all(chunk == np.rint(chunk)))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import InputError, OptionError
+from ..work_sizes import TABLE_ROWS
 from .checks import (
     check_dtype,
     check_finite_non_negative,
@@ -37,7 +38,6 @@ from .shards import is_shard_set, open_shards
 from .sparse import read_sparse, row_totals, sparse_kind
 from .vote_checks import (
     SCAN_ELEMENTS,
-    SCAN_ROWS,
     check_at_most,
     check_votes,
     note_averaged,
@@ -232,7 +232,7 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
         raise InputError(f"{name}: no teacher voted on any query (every class id is -1)")
     check_elements(name, array.shape[0] * classes, "vote counts (queries x classes)")
     histogram = np.empty((array.shape[0], classes), dtype=np.int32)
-    rows_at_once = max(1, min(SCAN_ROWS, SCAN_ELEMENTS // classes))
+    rows_at_once = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // classes))
     for start in range(0, array.shape[0], rows_at_once):
         chunk = np.asarray(array[start : start + rows_at_once], dtype=np.int64)
         rows = np.broadcast_to(np.arange(chunk.shape[0])[:, None], chunk.shape)

@@ -9,13 +9,12 @@ from typing import ClassVar
 import numpy as np
 
 from ..sparse_rows import SparseRows, as_float_rows, plurality_classes, row_width
+from ..work_sizes import READ_VALUES, TABLE_ROWS
 from .domains import SVT_SCALE, Facts, finite, noise_scale, positive
 from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
 from .protocol import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
 
 # Rows read at once where a replay reads a whole (possibly memory-mapped) sequence.
-_READ_ROWS = 1 << 16
-_READ_ELEMENTS = 1 << 20  # vote values read at once (8 MB as float64)
 
 
 def distance_to_instability(votes) -> np.ndarray:
@@ -98,7 +97,7 @@ class SVTPATE(Facts):
         count = votes.shape[0]
         distance = np.empty(count)
         plurality_class = np.empty(count, dtype=np.int64)
-        rows = max(1, min(_READ_ROWS, _READ_ELEMENTS // max(1, row_width(votes))))
+        rows = max(1, min(TABLE_ROWS, READ_VALUES // max(1, row_width(votes))))
         for lo in range(0, count, rows):
             block = as_float_rows(votes[lo : lo + rows])
             distance[lo : lo + block.shape[0]] = distance_to_instability(block)

@@ -46,18 +46,38 @@ def summary_caption(summary: dict | None) -> str:
     return ", ".join(parts)
 
 
+def table_queries(frame) -> int:
+    """The number of queries of a per-query table, or of the table the rows ``frame`` were
+    drawn from (``plot_tables.drawn_table``: its ``attrs``)."""
+    return int(frame.attrs.get("queries", len(frame)))
+
+
+def drawn_from(frame) -> str:
+    """`` (drawn from one query in every k, ...)`` when ``frame`` holds every k-th row of
+    its table (``figure_data.figure_rows``), else ``''``."""
+    every = frame.attrs.get("every", 1)
+    if every <= 1:
+        return ""
+    outputs = ", each output's last" if "output" in frame.columns else ""
+    return (f" (drawn from one query in every {every:,}, with the last{outputs} and the "
+            "first over each budget)")
+
+
 def runs_caption(labels, frames, summaries) -> str:
     """Per run: label (parameters): queries, answered, final epsilon; shared accounting."""
     parts = []
     for label, frame, summary in zip(labels, frames, summaries, strict=True):
-        answered = float(frame["answered"].to_numpy(dtype=np.float64).sum())
+        answered = frame.attrs.get("answered")
+        if answered is None:
+            answered = float(frame["answered"].to_numpy(dtype=np.float64).sum())
         count = f"{answered:,.0f}" if answered.is_integer() else f"{answered:,.1f}"
         params = summary_parameters(summary)
         mechanism = MECHANISM_NAMES.get((summary or {}).get("mechanism"), "")
         name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
-        parts.append(f"{name}{f' ({params})' if params else ''}: {len(frame):,} queries, "
-                     f"{count} answered, final epsilon "
-                     f"{ceil_text(float(frame['epsilon_cumulative'].iloc[-1]), 3)}")
+        parts.append(f"{name}{f' ({params})' if params else ''}: "
+                     f"{table_queries(frame):,} queries, {count} answered, final epsilon "
+                     f"{ceil_text(float(frame['epsilon_cumulative'].iloc[-1]), 3)}"
+                     f"{drawn_from(frame)}")
     accounting = {summary_accounting(s) for s in summaries if s}
     text = "; ".join(parts) + "."
     if len(accounting) == 1:

@@ -7,12 +7,51 @@ queries. (Figure 5 left's bins are computed from votes by ``analysis.selection``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+CUMULATIVE = "cumulative_"
+
+
+def cumulative(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """The running sum of ``frame[column]`` over the table: the column ``cumulative_<column>``
+    when ``frame`` has it (the rows drawn from a streamed table, summed over the whole
+    table before they were chosen: :func:`running_sums`), else ``np.cumsum``."""
+    if CUMULATIVE + column in frame.columns:
+        return frame[CUMULATIVE + column].to_numpy(dtype=np.float64)
+    return np.cumsum(frame[column].to_numpy(dtype=np.float64))
+
+
+def running_sums(pieces, columns) -> Iterator[pd.DataFrame]:
+    """A per-query table's consecutive pieces, each with ``cumulative_<column>`` for each
+    of ``columns`` and ``position`` (the row's place in the table, from 0).
+
+    The running sums are carried from piece to piece and added in the order ``np.cumsum``
+    adds (each piece's after the previous piece's last sum), so they are the same floats
+    as ``np.cumsum`` over the whole column, whatever the pieces.
+    """
+    carried: dict[str, float] = {}
+    start = 0
+    for piece in pieces:
+        added = {}
+        for column in columns:
+            values = piece[column].to_numpy(dtype=np.float64)
+            if column in carried:
+                sums = np.cumsum(np.concatenate(([carried[column]], values)))[1:]
+            else:
+                sums = np.cumsum(values)
+            if sums.size:
+                carried[column] = float(sums[-1])
+            added[CUMULATIVE + column] = sums
+        added["position"] = np.arange(start, start + len(piece), dtype=np.float64)
+        start += len(piece)
+        yield piece.assign(**added)
 
 
 def partition_split(frame: pd.DataFrame):
@@ -23,20 +62,22 @@ def partition_split(frame: pd.DataFrame):
     (``rdp_selection``, ``rdp_answer``, both at the run's final order), so
     ``selection + answer == total`` exactly. This is an attribution, not a second
     accounting: epsilon is not additive over steps, and the conversion's ``log(1/delta) /
-    (order - 1)`` term is shared out in the same proportion.
+    (order - 1)`` term is shared out in the same proportion. The cumulative sums are the
+    whole table's (:func:`cumulative`), also where ``frame`` holds some of its rows.
     """
-    answered = np.cumsum(frame["answered"].to_numpy(dtype=np.float64))
+    answered = cumulative(frame, "answered")
     total = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
-    selection = np.cumsum(frame["rdp_selection"].to_numpy(dtype=np.float64))
-    both = selection + np.cumsum(frame["rdp_answer"].to_numpy(dtype=np.float64))
+    selection = cumulative(frame, "rdp_selection")
+    both = selection + cumulative(frame, "rdp_answer")
     share = np.divide(selection, both, out=np.zeros_like(both), where=both > 0)
     selection_part = total * share
     return answered, total, selection_part, total - selection_part
 
 
 def has_selection(frame: pd.DataFrame) -> bool:
-    """Whether a per-query table charges a selection step (Confident or Interactive)."""
-    return bool(np.any(frame["rdp_selection"].to_numpy(dtype=np.float64) > 0))
+    """Whether a per-query table charges a selection step (Confident or Interactive): its
+    cumulative ``rdp_selection`` (non-negative terms) rises above 0."""
+    return bool(np.any(cumulative(frame, "rdp_selection") > 0))
 
 
 def frontier_mask(epsilon, score) -> np.ndarray:

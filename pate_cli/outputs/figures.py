@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .captions import MECHANISM_NAMES
-from .figure_data import frontier_mask, has_selection, partition_split
+from .figure_data import cumulative, frontier_mask, has_selection, partition_split
 from .figure_style import (
     FORMATS,
     GREY,
@@ -58,16 +58,23 @@ def stopping_index(cumulative, budget: float) -> int | None:
 # --- history (2018 Figure 1 middle) ---------------------------------------------------------
 
 def history_x(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, str]:
-    """X values and axis label: the ``query`` column, the running count of answers, or
-    (``output``, one row per output) the number of outputs processed."""
+    """X values and axis label: the ``query`` column (the row's position in the table
+    when the queries were not asked in increasing order), the running count of answers
+    (``figure_data.cumulative``), or (``output``, one row per output) the number of
+    outputs processed."""
     if x == "output":
         return np.arange(1, len(frame) + 1, dtype=np.float64), "outputs (generated sequences)"
     if x == "answered":
-        answered = np.cumsum(frame["answered"].to_numpy(dtype=np.float64))
-        return answered, "queries answered (cumulative count; expected count in expected mode)"
+        return (cumulative(frame, "answered"),
+                "queries answered (cumulative count; expected count in expected mode)")
     query = frame["query"].to_numpy(dtype=np.float64)
-    if query.size > 1 and not np.all(np.diff(query) > 0):  # --query-indices order
-        return np.arange(query.size, dtype=np.float64), "query position (order asked)"
+    increasing = frame.attrs.get("query_increasing")  # of the whole table, when streamed
+    if increasing is None:
+        increasing = query.size <= 1 or bool(np.all(np.diff(query) > 0))
+    if not increasing:  # --query-indices order
+        position = (frame["position"].to_numpy(dtype=np.float64) if "position" in frame.columns
+                    else np.arange(query.size, dtype=np.float64))
+        return position, "query position (order asked)"
     return query, "query index"
 
 

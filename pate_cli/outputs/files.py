@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..analysis.serialize import plain_number
+from ..work_sizes import TABLE_ROWS
 from .csv_table import csv_header, csv_rows
 from .writing import on_a_thread
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PER_QUERY_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
-CHUNK_ROWS = 1 << 16  # rows of a per-query table formatted at a time (a parquet row group)
 
 
 def per_query_bytes(frame: pd.DataFrame, path: str) -> bytes:
@@ -30,7 +30,7 @@ def per_query_bytes(frame: pd.DataFrame, path: str) -> bytes:
 
 
 def per_query_chunks(frame: pd.DataFrame, path: str, *,
-                     rows: int = CHUNK_ROWS) -> Iterator[bytes]:
+                     rows: int = TABLE_ROWS) -> Iterator[bytes]:
     """``per_query_bytes`` in pieces of ``rows`` rows (the same bytes, joined): CSV and
     JSON lines are formatted a chunk at a time, parquet gets row groups of ``rows``.
     ``write_outputs`` takes the pieces as they come, so the whole text is never held.
@@ -67,11 +67,11 @@ def per_query_stream_chunks(frames, path: str, *,
                             rows: int | None = None) -> Iterator[bytes]:
     """``per_query_chunks`` of the table whose consecutive pieces ``frames`` yields (e.g.
     ``AnalysisResult.iter_frames()``): the same bytes as for the whole table, while only
-    ``rows`` rows (default ``CHUNK_ROWS``) are held at a time, a piece of CSV or JSON
+    ``rows`` rows (default ``TABLE_ROWS``) are held at a time, a piece of CSV or JSON
     lines formatted on a background thread while the next frame is drawn. The extension
     is checked before any frame is drawn."""
     import pandas as pd
-    rows = CHUNK_ROWS if rows is None else rows
+    rows = TABLE_ROWS if rows is None else rows
     extension = os.path.splitext(path)[1].lower()
     if extension not in PER_QUERY_EXTENSIONS:
         raise ValueError(f"{path}: unknown extension for the per-query table "

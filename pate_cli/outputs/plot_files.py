@@ -11,7 +11,6 @@ before any work) and ``save_figure`` writes the figure atomically.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,24 +18,14 @@ from ..analysis import analyze_votes
 from ..analysis.selection import selection_bins
 from ..errors import InputError, OptionError
 from ..inputs import load_groups, load_votes
-from ..inputs.tables import (
-    PER_QUERY,
-    SWEEP,
-    numeric_column,
-    read_summary,
-    read_table,
-    require_table,
-)
+from ..inputs.tables import SWEEP, numeric_column, read_summary, read_table, require_table
 from ..mechanisms import ConfidentGNMax
 from ..orders import default_orders
 from ..sparse_rows import is_sparse
 from . import captions
 from . import figures as plots
-from .run_match import check_same_run
+from .plot_tables import drawn_table
 from .writing import check_destinations, write_outputs
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
 PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
@@ -63,8 +52,11 @@ def save_figure(figure, output: str, fmt: str) -> None:
 
 def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, style, delta):
     """Cumulative epsilon against queries (or answered, or outputs), one line per
-    per-query table (Papernot et al. 2018, Figure 1 middle)."""
-    summaries, frames = _runs(inputs, summary_paths, HISTORY_COLUMNS, queries)
+    per-query table (Papernot et al. 2018, Figure 1 middle), each streamed into the rows
+    drawn (``plot_tables``)."""
+    summaries, frames = _runs(inputs, summary_paths, HISTORY_COLUMNS, queries,
+                              keep=("output",) if x == "output" else (),
+                              budgets=() if budget is None else (budget,))
     if x == "output":
         for path, frame in zip(inputs, frames, strict=True):
             if "output" not in frame.columns:
@@ -79,8 +71,10 @@ def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, styl
 
 def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
     """Cumulative epsilon against answered queries, a selecting run's cost split in its
-    selection and answer parts (Papernot et al. 2018, Figure 5 right)."""
-    summaries, frames = _runs(inputs, summary_paths, PARTITION_COLUMNS, queries)
+    selection and answer parts (Papernot et al. 2018, Figure 5 right); the cumulative
+    sums are the whole tables' (``plot_tables``)."""
+    summaries, frames = _runs(inputs, summary_paths, PARTITION_COLUMNS, queries,
+                              sums=("answered", "rdp_selection", "rdp_answer"))
     names = _run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
@@ -97,21 +91,20 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
     if summary is not None and not summary.get("groups"):
         raise InputError(f"{summary_path}: has no 'groups' list; expected the JSON "
                          "summary of an individualized run")
-    frame = _per_query_table(input_path, HISTORY_COLUMNS, queries, summary=summary,
-                             summary_path=summary_path)
-    names = plots.group_columns(frame)
-    if not names:
-        raise InputError(f"{input_path}: no epsilon_cumulative_<group> columns; expected the "
-                         "per-query table of an individualized run (pate-analyze "
-                         "--individualized ... --per-query FILE)")
-    for name in names:
-        numeric_column(frame, input_path, plots.GROUP_PREFIX + name)
     budgets = {}
     if summary is not None:
         budgets = {str(row["group"]): float(row["budget"]) for row in summary["groups"]}
     if groups_path is not None:
         loaded = load_groups(groups_path)
         budgets = dict(zip(loaded.names, map(float, loaded.budgets), strict=True))
+    frame = drawn_table(input_path, columns=HISTORY_COLUMNS, groups=True, queries=queries,
+                        budgets=sorted(set(budgets.values())), summary=summary,
+                        summary_path=summary_path)
+    names = plots.group_columns(frame)
+    if not names:
+        raise InputError(f"{input_path}: no epsilon_cumulative_<group> columns; expected the "
+                         "per-query table of an individualized run (pate-analyze "
+                         "--individualized ... --per-query FILE)")
     unknown = [name for name in budgets if name not in names]
     if unknown:
         source = groups_path or summary_path
@@ -121,7 +114,8 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
     caption = captions.summary_caption(summary)
     budget_text = ", ".join(f"{name} {budget:g}" for name, budget in budgets.items())
     caption = "; ".join(part for part in (
-        caption, f"{len(frame):,} queries", f"budgets: {budget_text}" if budgets else
+        caption, f"{captions.table_queries(frame):,} queries{captions.drawn_from(frame)}",
+        f"budgets: {budget_text}" if budgets else
         "no budgets given (use --groups or --summary)") if part)
     return plots.groups_figure(frame, budgets=budgets, delta=_figure_delta(delta, [summary]),
                                x=x, baseline=baseline, caption=caption, style=style)
@@ -206,35 +200,20 @@ def plot_selection(rows, teachers: float, *, name: str, params, sigma, order, bi
                                   caption=caption, style=style)
 
 
-def _runs(inputs, summary_paths, columns, queries) -> tuple[list, list]:
-    """``(summaries, tables)``: one JSON summary per input (or none), and each per-query
-    table checked to be its summary's run."""
+def _runs(inputs, summary_paths, columns, queries, **drawn) -> tuple[list, list]:
+    """``(summaries, tables)``: one JSON summary per input (or none), and the rows drawn
+    from each per-query table (``plot_tables.drawn_table``, with ``drawn``'s options),
+    checked to be its summary's run."""
     if summary_paths and len(summary_paths) != len(inputs):
         raise OptionError(f"give one --summary per input ({len(inputs)}), or none")
     summaries = ([read_summary(path) for path in summary_paths] if summary_paths
                  else [None] * len(inputs))
-    frames = [_per_query_table(path, columns, queries, summary=summary,
-                               summary_path=summary_path)
+    frames = [drawn_table(path, columns=columns, queries=queries, summary=summary,
+                          summary_path=summary_path, **drawn)
               for path, summary, summary_path in zip(inputs, summaries,
                                                      summary_paths or [None] * len(inputs),
                                                      strict=True)]
     return summaries, frames
-
-
-def _per_query_table(path: str, columns, queries: int | None = None, *,
-                     summary: dict | None = None, summary_path: str | None = None
-                     ) -> pd.DataFrame:
-    """A per-query table, checked to be ``summary``'s run when one is given (before
-    ``-n`` keeps its first rows: the whole table is the run)."""
-    frame = read_table(path, expected=PER_QUERY)
-    require_table(frame, path, kind="per-query", columns=columns)
-    if summary is not None:
-        check_same_run(summary, frame, summary_path=str(summary_path), table_path=path)
-    if queries is not None:
-        frame = frame.iloc[:queries]
-    for column in columns:
-        numeric_column(frame, path, column)
-    return frame
 
 
 def _run_labels(labels, inputs, summaries) -> list[str]:

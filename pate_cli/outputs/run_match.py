@@ -10,11 +10,18 @@ curve under another's headline. The per-query table has no sha256 or parameters 
 - the ``query`` column: ``0 .. n-1`` unless the summary says ``query_indices`` (then
   distinct rows of the vote file, below its ``input.queries``);
 - the table's last ``epsilon_cumulative`` and the summary's RDP figure (``epsilon_rdp``,
-  else ``epsilon``), at most 1e-12 relative apart (README, "Tolerance between
-  algorithms"); for an individualized run, each group's column at the halt and at the
+  else ``epsilon``); for an individualized run, each group's column at the halt and at the
   end against the group's ``epsilon`` and ``epsilon_if_continued``;
-- the answered count (the sum of ``answered``, to 1e-12 relative for expected accounting)
-  and the labels output (rows with a label).
+- the answered count (the sum of ``answered``, for expected accounting a sum of
+  probabilities) and the labels output (rows with a label).
+
+The figures are sums of n per-query terms formed two ways (the table's running sum adds
+them one after another, the summary's from its distinct statistics), so they are compared
+to at most 1e-12 or ``2 n 2^-53`` relative, whichever is larger: a sum of n non-negative
+terms added in any order is within ``(n - 1) 2^-53`` relative of the exact sum (Higham,
+"Accuracy and Stability of Numerical Algorithms", s.4.2), and the RDP sums go into the
+conversion's minimum, which moves by at most the sums' own error (README, "Tolerance
+between algorithms").
 
 Every figure depends on the mechanism, its parameters, delta, the order grid, the votes
 and the decisions, so two different runs agreeing on all of these to 12 digits is not a
@@ -32,90 +39,156 @@ from ..errors import InputError
 RELATIVE_TOLERANCE = 1e-12
 
 
-def _close(a: float, b: float) -> bool:
+def _close(a: float, b: float, terms: int = 1) -> bool:
+    """``a`` and ``b`` are one sum of ``terms`` non-negative terms formed two ways."""
     if not (math.isfinite(a) and math.isfinite(b)):
         return a == b
-    return abs(a - b) <= RELATIVE_TOLERANCE * max(abs(a), abs(b))
+    tolerance = max(RELATIVE_TOLERANCE, 2.0 * terms * 2.0**-53)
+    return abs(a - b) <= tolerance * max(abs(a), abs(b))
 
 
 def _number(value) -> float:
     return float("nan") if value is None else float(value)
 
 
-def run_difference(summary: dict, frame) -> str | None:
-    """What differs between ``summary`` and the per-query ``frame`` (None: nothing)."""
-    rows = len(frame)
-    queries = summary.get("queries")
-    if queries is not None and rows != int(queries):
-        return f"the table has {rows} rows, the summary {queries} queries"
-    if "query" in frame.columns:
-        index = frame["query"].to_numpy()
-        if summary.get("query_indices"):
-            limit = (summary.get("input") or {}).get("queries")
-            if len(np.unique(index)) != rows or (
-                    rows and (index.min() < 0 or (limit is not None and index.max() >= limit))):
-                return ("the table's query column is not distinct rows of the summary's "
-                        "vote file")
-        elif not np.array_equal(index, np.arange(rows)):
+def _floats(piece, column: str) -> np.ndarray:
+    import pandas as pd
+    return pd.to_numeric(piece[column], errors="coerce").to_numpy(dtype=np.float64)
+
+
+class RunTotals:
+    """What :func:`check_same_run` compares, gathered from a per-query table's consecutive
+    pieces (:meth:`add`), so a table is checked one piece at a time: the row count, the
+    ``query`` column piece by piece (with ``query_indices``, one bit per row of the vote
+    file marks the rows seen), the last cumulative epsilons and each group's at the halt,
+    the answered sum and the labels count."""
+
+    def __init__(self, summary: dict):
+        self.summary = summary
+        self.rows = 0
+        self.columns: list[str] = []
+        self.query_problem: str | None = None
+        self.indices = bool(summary.get("query_indices"))
+        self.limit = (summary.get("input") or {}).get("queries") if self.indices else None
+        self.seen = np.zeros(0, dtype=np.uint8)  # bit i: row i of the vote file seen
+        self.last: dict[str, float] = {}  # cumulative epsilon columns' last values
+        self.at_halt: dict[str, float] = {}  # group columns' values at the halt
+        self.answered = 0.0
+        self.labels = 0
+
+    def add(self, piece) -> RunTotals:
+        """Count the next piece of the table in."""
+        start, size = self.rows, len(piece)
+        self.columns = [str(column) for column in piece.columns]
+        self.rows += size
+        if not size:
+            return self
+        if "query" in piece.columns and self.query_problem is None:
+            self._add_queries(piece["query"].to_numpy(), start)
+        stopped = self.summary.get("stopped_at")
+        for column in self.columns:
+            if column.startswith("epsilon_cumulative"):
+                values = _floats(piece, column)
+                self.last[column] = float(values[-1])
+                if stopped is not None and start < stopped <= start + size:
+                    self.at_halt[column] = float(values[stopped - 1 - start])
+        if "answered" in piece.columns:
+            self.answered += float(np.nansum(_floats(piece, "answered")))
+        if "label" in piece.columns:
+            labels = piece["label"].to_numpy(dtype=np.float64, na_value=np.nan)
+            self.labels += int(np.count_nonzero(np.isfinite(labels) & (labels >= 0)))
+        return self
+
+    def _add_queries(self, index: np.ndarray, start: int) -> None:
+        if not self.indices:
+            if not np.array_equal(index, np.arange(start, start + index.size)):
+                self.query_problem = "order"
+            return
+        index = np.asarray(index, dtype=np.float64)
+        whole = index.astype(np.int64)
+        if (not np.all(whole == index) or whole.min() < 0
+                or (self.limit is not None and whole.max() >= self.limit)
+                or np.any(np.diff(np.sort(whole)) == 0)):
+            self.query_problem = "distinct"
+            return
+        needed = int(whole.max()) // 8 + 1
+        if needed > self.seen.size:
+            self.seen = np.concatenate([self.seen, np.zeros(needed - self.seen.size,
+                                                            dtype=np.uint8)])
+        byte, bit = whole >> 3, (np.uint8(1) << (whole & 7).astype(np.uint8))
+        if np.any(self.seen[byte] & bit):
+            self.query_problem = "distinct"
+            return
+        np.bitwise_or.at(self.seen, byte, bit)
+
+    def difference(self) -> str | None:
+        """What differs between the summary and the table counted in (None: nothing)."""
+        summary, rows = self.summary, self.rows
+        queries = summary.get("queries")
+        if queries is not None and rows != int(queries):
+            return f"the table has {rows} rows, the summary {queries} queries"
+        if self.query_problem == "distinct":
+            return ("the table's query column is not distinct rows of the summary's "
+                    "vote file")
+        if self.query_problem == "order":
             return ("the table's query column is not 0.." + str(rows - 1) + " (the summary "
                     "analysed the file's first rows in order; --query-indices not recorded)")
-    groups = summary.get("groups") or []
-    group_columns = sorted(c for c in frame.columns if str(c).startswith("epsilon_cumulative_"))
-    if bool(groups) != bool(group_columns):
-        return ("the summary is of an individualized run and the table has no "
-                "epsilon_cumulative_<group> column" if groups else
-                "the table has per-group columns and the summary is not of an "
-                "individualized run")
-    if groups:
-        return _groups_difference(summary, groups, frame)
-    if rows and "epsilon_cumulative" in frame.columns:
-        last = float(frame["epsilon_cumulative"].iloc[-1])
-        rdp = summary.get("epsilon_rdp")
-        expected = _number(rdp if rdp is not None else summary.get("epsilon"))
-        if not _close(last, expected):
-            return (f"the table's last epsilon_cumulative is {last!r}, the summary's "
-                    f"{'epsilon_rdp' if rdp is not None else 'epsilon'} {expected!r}")
-    if "answered" in frame.columns and summary.get("answered") is not None:
-        total = float(np.nansum(frame["answered"].to_numpy(dtype=np.float64)))
-        if not _close(total, float(summary["answered"])):
-            return (f"the table answers {total:g} queries, the summary "
-                    f"{float(summary['answered']):g}")
-    return _labels_difference(summary, frame)
+        groups = summary.get("groups") or []
+        group_columns = [c for c in self.columns if c.startswith("epsilon_cumulative_")]
+        if bool(groups) != bool(group_columns):
+            return ("the summary is of an individualized run and the table has no "
+                    "epsilon_cumulative_<group> column" if groups else
+                    "the table has per-group columns and the summary is not of an "
+                    "individualized run")
+        if groups:
+            return self._groups_difference(groups)
+        if rows and "epsilon_cumulative" in self.columns:
+            last = self.last["epsilon_cumulative"]
+            rdp = summary.get("epsilon_rdp")
+            expected = _number(rdp if rdp is not None else summary.get("epsilon"))
+            if not _close(last, expected, rows):
+                return (f"the table's last epsilon_cumulative is {last!r}, the summary's "
+                        f"{'epsilon_rdp' if rdp is not None else 'epsilon'} {expected!r}")
+        if "answered" in self.columns and summary.get("answered") is not None:
+            if not _close(self.answered, float(summary["answered"]), rows):
+                return (f"the table answers {self.answered:g} queries, the summary "
+                        f"{float(summary['answered']):g}")
+        return self._labels_difference()
 
+    def _groups_difference(self, groups: list) -> str | None:
+        stopped = self.summary.get("stopped_at")
+        for row in groups:
+            column = f"epsilon_cumulative_{row['group']}"
+            if column not in self.columns:
+                return (f"the table has no {column} column for the summary's group "
+                        f"{row['group']}")
+            if not self.rows:
+                continue
+            pairs = [("epsilon_if_continued", self.last[column])]
+            if stopped is None or stopped > 0:
+                pairs.append(("epsilon", self.last[column] if stopped is None
+                              else self.at_halt.get(column, float("nan"))))
+            for key, found in pairs:
+                if row.get(key) is not None and not _close(found, float(row[key]),
+                                                           self.rows):
+                    return (f"group {row['group']}: the table's {column} gives {found!r}, "
+                            f"the summary's {key} {float(row[key])!r}")
+        return self._labels_difference()
 
-def _groups_difference(summary: dict, groups: list, frame) -> str | None:
-    stopped = summary.get("stopped_at")
-    for row in groups:
-        column = f"epsilon_cumulative_{row['group']}"
-        if column not in frame.columns:
-            return f"the table has no {column} column for the summary's group {row['group']}"
-        values = frame[column].to_numpy(dtype=np.float64)
-        if not len(values):
-            continue
-        pairs = [("epsilon_if_continued", values[-1])]
-        if stopped is None or stopped > 0:
-            pairs.append(("epsilon", values[-1] if stopped is None else values[stopped - 1]))
-        for key, found in pairs:
-            if row.get(key) is not None and not _close(float(found), float(row[key])):
-                return (f"group {row['group']}: the table's {column} gives {float(found)!r}, "
-                        f"the summary's {key} {float(row[key])!r}")
-    return _labels_difference(summary, frame)
-
-
-def _labels_difference(summary: dict, frame) -> str | None:
-    output = summary.get("labels_output")
-    if output is None or "label" not in frame.columns:
+    def _labels_difference(self) -> str | None:
+        output = self.summary.get("labels_output")
+        if output is None or "label" not in self.columns:
+            return None
+        if self.labels != int(output):
+            return f"the table outputs {self.labels} labels, the summary {output}"
         return None
-    labels = frame["label"].to_numpy(dtype=np.float64, na_value=np.nan)
-    count = int(np.count_nonzero(np.isfinite(labels) & (labels >= 0)))
-    if count != int(output):
-        return f"the table outputs {count} labels, the summary {output}"
-    return None
 
 
 def check_same_run(summary: dict, frame, *, summary_path: str, table_path: str) -> None:
-    """One ``InputError`` line when ``frame`` is not the per-query table of ``summary``."""
-    difference = run_difference(summary, frame)
+    """One ``InputError`` line when ``frame`` (a per-query table, or the ``RunTotals`` of
+    its pieces) is not the per-query table of ``summary``."""
+    totals = frame if isinstance(frame, RunTotals) else RunTotals(summary).add(frame)
+    difference = totals.difference()
     if difference is not None:
         raise InputError(f"{table_path} and {summary_path} are not from the same run: "
                          f"{difference} (give the summary and the --per-query table "

@@ -506,7 +506,7 @@ def test_unevaluated_curves_give_the_same_bits(accounting, conversion, block_row
     from pate_cli.accounting import composition
     from pate_cli.accounting.individualized import curves
 
-    monkeypatch.setattr(composition, "WORK_ELEMENTS", block_rows * ORDERS.size)
+    monkeypatch.setattr(composition, "WORK_VALUES", block_rows * ORDERS.size)
     monkeypatch.setattr(curves, "_CURVE_ELEMENTS", 64 * ORDERS.size)  # windows
     mechanism = MECHANISMS[1]
     votes = weighted_histogram(make_predictions(seed=7, queries=700), classes=CLASSES)

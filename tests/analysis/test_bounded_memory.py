@@ -37,9 +37,9 @@ def soft_votes(path, queries: int, classes: int = 10, seed: int = 27) -> str:
 def small_chunks(monkeypatch):
     """Every chunk (the loader's scan, the table's pass) at most 1,024 rows, and the
     table pass's bounded store of curves 1 MB (64 MB in use)."""
-    monkeypatch.setattr(vote_checks, "SCAN_ROWS", 1 << 10)
-    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 1 << 10)
-    monkeypatch.setattr(per_query_stream, "STREAM_CURVE_BYTES", 1 << 20)
+    monkeypatch.setattr(vote_checks, "TABLE_ROWS", 1 << 10)
+    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 1 << 10)
+    monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_the_table_pass_lets_the_file_pages_go(tmp_path, monkeypatch):
     (else the whole file stays resident: 400 MB of a 10^7 x 10 float32 file)."""
     from pate_cli.analysis import setting
 
-    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 1 << 10)
+    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 1 << 10)
     dropped: list[tuple[int, int]] = []
     real = setting.drop_mapped_rows
 
@@ -142,7 +142,7 @@ def test_selection_bins_are_counted_a_chunk_at_a_time(tmp_path, monkeypatch):
     options = dict(teachers=250.0, params=[(200.0, 150.0), (150.0, 100.0)], sigma=40.0,
                    order=8.0)
     whole = selection.selection_bins(np.asarray(votes), **options)
-    monkeypatch.setattr(selection, "SELECTION_CHUNK_VALUES", 70)  # 7 rows a chunk
+    monkeypatch.setattr(selection, "READ_VALUES", 70)  # 7 rows a chunk
     chunked = selection.selection_bins(votes, **options)
     np.testing.assert_array_equal(chunked["all"], whole["all"])
     for column in ("answered_0", "answered_1", "cost"):

@@ -134,7 +134,7 @@ def test_blocks_are_summed_by_worker_processes(tmp_path, monkeypatch):
     """Every argument pickled: a process pool sums the blocks (the client's block size
     travels with each task); the summary is the bits of the run summed here."""
     monkeypatch.setattr(budget_run, "BUDGET_BLOCK", 300)
-    monkeypatch.setattr(budget_run, "TASK_ELEMENTS", 3 * 600)
+    monkeypatch.setattr(budget_run, "TASK_VALUES", 3 * 600)
     rng = np.random.default_rng(3)
     votes = rng.multinomial(60, [0.7, 0.2, 0.1], size=5_000).astype(np.int16)
     path = tmp_path / "votes.npy"

@@ -54,8 +54,8 @@ def test_a_npy_file_is_read_by_the_workers_themselves(tmp_path, monkeypatch):
     """Worker processes (every argument pickled) read their rows from the file by path;
     the tasks carry no votes. Small chunks (512 rows: a power of two) and tasks (two
     chunks), so that there are many of both."""
-    monkeypatch.setattr(grouped_run, "COUNT_CHUNK_ELEMENTS", 3 * 700)
-    monkeypatch.setattr(distributed, "TASK_ELEMENTS", 3 * 1024)
+    monkeypatch.setattr(grouped_run, "READ_VALUES", 3 * 700)
+    monkeypatch.setattr(distributed, "TASK_VALUES", 3 * 1024)
     rng = np.random.default_rng(5)
     votes = rng.multinomial(60, [0.7, 0.2, 0.1], size=5_000).astype(np.int16)
     path = tmp_path / "votes.npy"

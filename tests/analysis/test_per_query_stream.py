@@ -79,11 +79,11 @@ def test_pate_analyze_writes_its_table_in_memory_that_does_not_grow(cli, tmp_pat
     loaded machine), which is not growth."""
     from pate_cli.analysis import grouped_run, per_query_stream, setting
     from pate_cli.outputs import files
-    monkeypatch.setattr(per_query_stream, "STREAM_CURVE_BYTES", 1 << 20)
+    monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
     monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
-    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 2048)
-    monkeypatch.setattr(grouped_run, "COUNT_CHUNK_ELEMENTS", 4 * 8192)
-    monkeypatch.setattr(files, "CHUNK_ROWS", 8192)
+    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 2048)
+    monkeypatch.setattr(grouped_run, "READ_VALUES", 4 * 8192)
+    monkeypatch.setattr(files, "TABLE_ROWS", 8192)
     rng = np.random.default_rng(0)
     peaks = []
     for queries in (2_000, 20_000, 80_000):
@@ -109,7 +109,7 @@ def test_the_pass_drops_dead_orders_and_looks_up_own_epsilons_with_the_same_byte
     from pate_cli.accounting.live_orders import LiveOrders
     from pate_cli.accounting.own_epsilons import OwnEpsilons
     from pate_cli.analysis import per_query_stream
-    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 256)
+    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 256)
     live, found = [], []
     running, lookup = LiveOrders.running, OwnEpsilons.lookup
     monkeypatch.setattr(LiveOrders, "running", lambda self, *args: (

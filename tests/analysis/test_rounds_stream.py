@@ -263,11 +263,11 @@ def test_the_streamed_rounds_table_is_written_in_memory_that_does_not_grow(tmp_p
     bytes of the table held in memory."""
     from pate_cli.analysis import grouped_run, per_query_stream, setting
     from pate_cli.outputs import files
-    monkeypatch.setattr(per_query_stream, "STREAM_CURVE_BYTES", 1 << 20)
+    monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
     monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
-    monkeypatch.setattr(per_query_stream, "STREAM_ROWS", 2048)
-    monkeypatch.setattr(grouped_run, "COUNT_CHUNK_ELEMENTS", 4 * 8192)
-    monkeypatch.setattr(files, "CHUNK_ROWS", 8192)
+    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 2048)
+    monkeypatch.setattr(grouped_run, "READ_VALUES", 4 * 8192)
+    monkeypatch.setattr(files, "TABLE_ROWS", 8192)
     rng = np.random.default_rng(3)
     gnmax = build_mechanism("gnmax", teachers=50, sigma=5.0, integer_votes=True)
     confident = build_mechanism("confident", teachers=50, threshold=30.0,

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 import pate_cli
-from pate_cli.analysis.setting import CHUNK_ELEMENTS, CHUNK_ROWS, chunk_rows
+from pate_cli.analysis.setting import CHUNK_ROWS, chunk_rows
 from pate_cli.cli import choices
+from pate_cli.work_sizes import READ_VALUES
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("scipy", "pandas", "matplotlib", "dask", "distributed", "pyarrow", "jinja2",
@@ -165,9 +166,9 @@ def test_no_progress_by_default_under_ci(monkeypatch):
 
 def test_default_chunk_is_bounded_in_elements():
     assert chunk_rows(None, 10) == CHUNK_ROWS == 8192
-    assert chunk_rows(None, 1000) == CHUNK_ELEMENTS // 1000 == 1048
+    assert chunk_rows(None, 1000) == READ_VALUES // 1000 == 1048
     assert chunk_rows(None, 10**7) == 1
-    assert chunk_rows(None, 1000) * 1000 <= CHUNK_ELEMENTS
+    assert chunk_rows(None, 1000) * 1000 <= READ_VALUES
     assert chunk_rows(77, 1000) == 77  # an explicit size is kept
 
 

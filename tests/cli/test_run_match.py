@@ -2,20 +2,34 @@
 
 ``pate-report --from a.json --per-query b.csv`` and ``pate-plot KIND ... --summary`` must
 not draw one run's curve under another's figures: exit 2 and one line naming what differs.
-The same run's pair passes, also within 1e-12 relative on the epsilon.
+The same run's pair passes, also within the rounding of its sums (1e-12 relative, or 2 n 2^-53
+for n queries) on the epsilon.
 """
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from pate_cli.outputs.run_match import run_difference
+from pate_cli.outputs.run_match import RunTotals
 from tests import SAMPLES
 
 VOTES = str(SAMPLES / "mnist_250_votes.npy")
+
+
+def run_difference(summary: dict, frame: pd.DataFrame) -> str | None:
+    """What ``RunTotals`` finds differs, the table counted in whole, and the same found
+    with the table counted in pieces (as pate-plot streams it), cut anywhere."""
+    found = RunTotals(summary).add(frame).difference()
+    for count in (2, 3, 7, len(frame)):
+        totals = RunTotals(summary)
+        for piece in np.array_split(np.arange(len(frame)), count):
+            totals.add(frame.iloc[piece])
+        assert totals.difference() == found, count
+    return found
 
 
 def _run(cli, tmp_path, name: str, *args) -> tuple[str, str]:
@@ -129,3 +143,34 @@ def test_groups_compared_at_the_halt_and_at_the_end(runs):
     assert "individualized" in run_difference(
         summary, frame.drop(columns=[c for c in frame.columns
                                      if c.startswith("epsilon_cumulative_")]))
+
+
+def test_query_indices_are_distinct_rows_across_pieces():
+    """With --query-indices the query column must be distinct rows below the vote file's
+    length: one bit per row marks the rows seen, so a repeat in a later piece is found."""
+    summary = {"queries": 6, "query_indices": True, "input": {"queries": 20}}
+    frame = pd.DataFrame({"query": [5, 0, 19, 7, 3, 12]})
+    assert run_difference(summary, frame) is None
+    for query in ([5, 0, 19, 7, 3, 5], [5, 0, 20, 7, 3, 12], [5, -1, 19, 7, 3, 12],
+                  [5, 0.5, 19, 7, 3, 12]):
+        assert "distinct rows" in run_difference(summary, pd.DataFrame({"query": query}))
+    unbounded = {**summary, "input": {}}  # no length: the bits grow with the largest row
+    assert run_difference(unbounded, frame.assign(query=[5, 0, 90, 7, 3, 1000])) is None
+    assert "distinct" in run_difference(unbounded, frame.assign(query=[5, 0, 90, 7, 3, 90]))
+
+
+def test_the_tolerance_grows_with_the_terms_of_a_running_sum():
+    """A table's last cumulative epsilon is a running sum of its rows' curves, the
+    summary's the same sum formed from distinct statistics: n terms allow 2 n 2^-53
+    relative (a 10^6-query expected run's differed by 5e-12), never less than 1e-12."""
+    def summary_and_table(rows: int, relative: float):
+        summary = {"queries": rows, "epsilon": 2.0, "epsilon_rdp": 2.0}
+        frame = pd.DataFrame({"query": np.arange(rows),
+                              "epsilon_cumulative": np.full(rows, 2.0 * (1 + relative))})
+        return summary, frame
+
+    assert run_difference(*summary_and_table(10, 5e-13)) is None
+    assert "epsilon_cumulative" in run_difference(*summary_and_table(10, 5e-12))
+    # 2 x 40,000 x 2^-53 = 8.9e-12: a long table's drift passes, a larger one does not
+    assert run_difference(*summary_and_table(40_000, 5e-12)) is None
+    assert "epsilon_cumulative" in run_difference(*summary_and_table(40_000, 2e-11))

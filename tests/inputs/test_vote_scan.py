@@ -16,7 +16,7 @@ DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float
 
 def _outcome(array, teachers, *, scan_rows, fast=True):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(vote_module, "SCAN_ROWS", scan_rows)
+        patch.setattr(vote_module, "TABLE_ROWS", scan_rows)
         if not fast:
             patch.setattr(vote_module, "_plain_integer_rows", lambda *args: False)
         try:
@@ -68,7 +68,7 @@ def test_fast_path_decides_as_the_float_checks(dtype, rows, classes, scan_rows,
 
 def test_fast_path_is_taken_for_plain_votes(monkeypatch):
     array = np.tile(np.array([[3, 1, 0]], dtype=np.int16), (50, 1))
-    monkeypatch.setattr(vote_module, "SCAN_ROWS", 4)
+    monkeypatch.setattr(vote_module, "TABLE_ROWS", 4)
     taken = []
     plain = vote_module._plain_integer_rows
     monkeypatch.setattr(vote_module, "_plain_integer_rows",

@@ -192,4 +192,11 @@ CASES: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "plot_groups": ("pate-plot", ["groups", "tests/regression/fixtures/indiv_weighting/q.csv",
                                   "--summary", "tests/regression/fixtures/indiv_weighting/stdout",
                                   "-o", "{out}"], {"out": "groups.svg"}),
+    "plot_partition": ("pate-plot", ["partition", "tests/regression/fixtures/budget_replay/q.csv",
+                                     "tests/regression/fixtures/indiv_weighting/q.csv", "-n",
+                                     "900", "-o", "{out}"], {"out": "partition.svg"}),
+    "plot_history_outputs": ("pate-plot", [
+        "history", "tests/regression/fixtures/tokens_halt_output/q.csv", "--summary",
+        "tests/regression/fixtures/tokens_halt_output/stdout", "--x", "output", "--budget",
+        "5", "-o", "{out}"], {"out": "history.svg"}),
 }

@@ -29,12 +29,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ...sparse_rows import SparseRows
+from ...work_sizes import WORK_VALUES
 from ..gnmax import LINEAR_FLOOR, log_q_gnmax
 from ..validators import as_teachers, as_votes
 from .bounds import GNMaxSmoothConstants, ThresholdSmoothConstants, local_sensitivity_at
 
-# Elements of a (walk states x groups) work array evaluated at once (~1 MB per array).
-_STATE_ELEMENTS = 1 << 17
 # Walk states whose local sensitivity is evaluated at once.
 _LS_BLOCK = 1 << 15
 
@@ -263,7 +262,7 @@ def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWal
     active = np.arange(chosen.size)
     start = np.ones(chosen.size, dtype=np.intp)
     length = np.clip(bound, 1.0, float(limit)).astype(np.intp)
-    block = max(1, _STATE_ELEMENTS // walk.width)
+    block = max(1, WORK_VALUES // walk.width)
     while active.size:
         span = np.minimum(length[active], limit - start[active] + 1)
         owner, offset = _segments(span)

@@ -1,0 +1,215 @@
+"""Tables our commands wrote, read in pieces of bounded rows (``pate-plot``'s per-query
+tables), so that what reads them holds one piece at a time, whatever the table's length.
+
+:class:`TablePieces` reads what ``tables.read_table`` reads (``.csv``, ``.tsv``, JSON
+lines, ``.parquet``) with the same values, column types and one-line errors: CSV/TSV with
+``pandas.read_csv(chunksize=...)`` (a per-query table's float columns as float64; from a
+piece with text in one of them on, the rest is read untyped, so the caller's cell checks
+name the row), JSON lines with ``pandas.read_json(lines=True, chunksize=...)``, parquet
+with ``pyarrow``'s ``iter_batches``. A FIFO (or another non-regular file) is read once,
+whole, as ``read_table`` does. :meth:`TablePieces.count_rows` counts the data rows first
+(newlines of the text without reading it as a table; parquet's metadata), so a caller can
+choose how many rows to keep before the pieces come.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Generator
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+from .readers import decode_text, is_regular, read_stream, read_text_file, unreadable
+from .tables import (
+    PER_QUERY,
+    SUMMARY,
+    first_line,
+    is_summary,
+    per_query_floats,
+    table_extension,
+    text_options,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PIECE_ROWS = 1 << 17
+_BLOCK = 1 << 20  # bytes read at a time when counting rows
+_BLANK_LINE = re.compile(rb"\n(?=\r?\n)")
+
+
+class TablePieces:
+    """The table ``path`` (``expected`` names it in errors), checked to exist, be
+    non-empty and have a table extension; :meth:`pieces` reads it."""
+
+    def __init__(self, path: str, *, expected: str):
+        self.name = str(path)
+        self.expected = expected
+        self.extension = table_extension(self.name, expected)
+        # a FIFO cannot be read twice (the row count, the pieces): held whole
+        self._source = (self.name if is_regular(self.name)
+                        else io.BytesIO(read_stream(self.name)))
+        with self._open():  # unreadable (permission denied...): one line, here
+            pass
+
+    def count_rows(self, at_most: int | None = None) -> int:
+        """The number of data rows (stopping once past ``at_most``): parquet's metadata,
+        else the non-blank lines after the header (a quoted cell spanning lines, which
+        our commands never write, counts once per line)."""
+        if self.extension == ".parquet":
+            return int(self._parquet().metadata.num_rows)
+        lines = blank = 0
+        tail = b"\n"  # the last bytes read: a blank line may start in them
+        with self._open() as handle:
+            while at_most is None or lines - blank <= at_most + 1:
+                block = handle.read(_BLOCK)
+                if not block:
+                    break
+                lines += block.count(b"\n")
+                joined = tail + block
+                if b"\n\n" in joined or b"\n\r\n" in joined:  # rare: search only then
+                    blank += (len(_BLANK_LINE.findall(joined))
+                              - len(_BLANK_LINE.findall(tail)))  # those counted before
+                tail = joined[-2:]
+        lines += not tail.endswith(b"\n")  # a last line without its newline
+        header = 0 if self.extension in (".json", ".jsonl") else 1
+        return max(0, lines - blank - header)
+
+    def pieces(self, rows: int = PIECE_ROWS) -> Generator[pd.DataFrame, None, None]:
+        """The table's consecutive pieces of at most ``rows`` rows (the first may be empty
+        when the table has no rows)."""
+        if self.extension == ".parquet":
+            return self._parquet_pieces(rows)
+        if self.extension in (".json", ".jsonl"):
+            return self._json_pieces(rows)
+        return self._text_pieces(rows)
+
+    def _open(self):
+        if isinstance(self._source, io.BytesIO):
+            self._source.seek(0)
+            return io.BytesIO(self._source.getbuffer())
+        try:
+            return open(self._source, "rb")  # noqa: SIM115 - the caller's with closes it
+        except OSError as error:
+            raise unreadable(self.name, error) from None
+
+    def _source_for_pandas(self):
+        if isinstance(self._source, io.BytesIO):
+            self._source.seek(0)
+        return self._source
+
+    def _text_error(self, error: BaseException) -> InputError:
+        """The one-line error of a text table pandas could not read: the encoding's
+        (``decode_text``'s line, naming the byte), an empty text, else pandas' first
+        line."""
+        import pandas as pd
+        if isinstance(error, UnicodeError):
+            if isinstance(self._source, io.BytesIO):
+                decode_text(self.name, self._source.getvalue())
+            else:
+                read_text_file(self._source)
+        if isinstance(error, pd.errors.EmptyDataError) and not self._has_text():
+            return InputError(f"{self.name}: the file is empty (expected {self.expected})")
+        return InputError(f"{self.name}: not a valid table ({first_line(error)}); expected "
+                          f"{self.expected}")
+
+    def _has_text(self) -> bool:
+        with self._open() as handle:
+            while block := handle.read(_BLOCK):
+                if block.strip():
+                    return True
+        return False
+
+    def _text_pieces(self, rows: int) -> Generator[pd.DataFrame, None, None]:
+        import pandas as pd
+        options = {**text_options(self.extension), "encoding": "utf-8-sig"}
+        try:
+            header = pd.read_csv(self._source_for_pandas(), nrows=0, **options).columns
+        except (UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+            raise self._text_error(error) from None
+        names = [str(column).strip() for column in header]
+        types = per_query_floats(header) if self.expected == PER_QUERY else {}
+        done = 0
+        while True:  # once more, untyped, after a piece with text in a float column
+            reader = pd.read_csv(
+                self._source_for_pandas(), chunksize=rows, dtype=types or None,
+                skiprows=(lambda line, done=done: 0 < line <= done) if done else None,
+                **options)
+            try:
+                for piece in reader:
+                    piece.columns = names
+                    done += len(piece)
+                    yield piece
+                return
+            except (UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+                raise self._text_error(error) from None
+            except (ValueError, TypeError) as error:
+                if not types:
+                    raise self._text_error(error) from None
+                types = {}
+            finally:
+                reader.close()
+
+    def _json_pieces(self, rows: int) -> Generator[pd.DataFrame, None, None]:
+        import pandas as pd
+        with self._open() as handle:
+            first = b""
+            while not first.strip():
+                first = handle.readline()
+                if not first:
+                    break
+        if is_summary(first.decode("utf-8-sig", errors="replace")):
+            raise self._summary_given()
+        try:
+            with pd.read_json(self._source_for_pandas(), lines=True, chunksize=rows,
+                              dtype=False, precise_float=True,
+                              encoding="utf-8-sig") as reader:
+                yield from reader
+        except UnicodeError as error:
+            raise self._text_error(error) from None
+        except ValueError:
+            if self._whole_summary():
+                raise self._summary_given() from None
+            raise InputError(f"{self.name}: not JSON lines (one JSON object per line); "
+                             f"expected {self.expected}") from None
+
+    def _whole_summary(self) -> bool:
+        """Whether the file is one JSON summary over several lines (read whole: only
+        after it failed to parse as JSON lines)."""
+        with self._open() as handle:
+            return is_summary(handle.read().decode("utf-8-sig", errors="replace"))
+
+    def _summary_given(self) -> InputError:
+        return InputError(f"{self.name}: this is {SUMMARY}; expected {self.expected} "
+                          "(give a summary with --summary)")
+
+    def _parquet(self):
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise InputError(f"{self.name}: reading .parquet needs pyarrow "
+                             "(pip install 'pate_cli[parquet]')") from None
+        try:
+            return pq.ParquetFile(self._source_for_pandas())
+        except Exception as error:  # noqa: BLE001 - pyarrow raises several types
+            raise self._parquet_error(error) from None
+
+    def _parquet_error(self, error: BaseException) -> InputError:
+        return InputError(f"{self.name}: not a valid parquet file ({first_line(error)}); "
+                          f"expected {self.expected}")
+
+    def _parquet_pieces(self, rows: int) -> Generator[pd.DataFrame, None, None]:
+        table = self._parquet()
+        try:
+            batches = table.iter_batches(batch_size=rows)
+            empty = True
+            for batch in batches:
+                empty = False
+                yield batch.to_pandas()
+            if empty:
+                yield table.schema_arrow.empty_table().to_pandas()
+        except InputError:
+            raise
+        except Exception as error:  # noqa: BLE001 - pyarrow raises several types
+            raise self._parquet_error(error) from None

@@ -1,0 +1,124 @@
+"""``pate-plot``'s per-query tables, streamed into the rows its figures draw.
+
+A table is read in pieces of ``figure_data.FIGURE_ROWS`` rows (``inputs.table_pieces``)
+and each piece is, in turn: counted into the ``RunTotals`` that ``check_same_run``
+compares with the ``--summary`` (the whole table, also beyond ``-n``); cut to the first
+``-n`` rows; checked cell by cell (the first bad cell of each column remembered, with its
+row in the table); given the running sums the figures need over the whole table
+(``figure_data.running_sums``: the answered count, the selection and answer RDP); and
+thinned by ``figure_data.figure_rows``. So memory holds one piece and at most about
+``FIGURE_ROWS`` drawn rows (plus one per output for ``history --x output``), whatever the
+table's length; a table of at most ``FIGURE_ROWS`` rows is drawn whole, from the same
+floats as when it was read whole.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InputError
+from ..inputs.table_pieces import TablePieces
+from ..inputs.tables import PER_QUERY, bad_cell, require_table
+from . import figure_data
+from .figure_data import figure_rows, running_sums
+from .figures import GROUP_PREFIX
+from .run_match import RunTotals, check_same_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def drawn_table(path: str, *, columns, sums=("answered",), keep=(), groups: bool = False,
+                queries: int | None = None, budgets=(), summary: dict | None = None,
+                summary_path: str | None = None) -> pd.DataFrame:
+    """The rows of the per-query table ``path`` that a figure draws.
+
+    ``columns`` must be there and hold numbers in every drawn row (with ``groups``, the
+    ``epsilon_cumulative_<group>`` columns too, which are kept); ``keep`` are kept when
+    present; ``sums`` get their running sums (``cumulative_<column>``) and every row its
+    ``position``. ``queries`` (``-n``) draws the first rows; ``budgets`` are the ones the
+    figure marks (``figure_rows`` keeps the first row over each). With ``summary``, the
+    whole table is checked to be its run first. The frame's ``attrs`` say how many rows
+    were drawn from (``queries``), their answered sum, whether their ``query`` column
+    increases (``query_increasing``) and ``every`` (``figure_rows``).
+    """
+    table = TablePieces(path, expected=PER_QUERY)
+    pieces = table.pieces(figure_data.FIGURE_ROWS)  # a table drawn whole is one piece
+    try:
+        first = next(pieces, None)
+        if first is None or first.empty:
+            raise InputError(f"{path}: the table has no rows (expected {PER_QUERY})")
+        require_table(first, path, kind="per-query", columns=columns)
+        checked = list(columns)
+        if groups:
+            checked += [c for c in first.columns if str(c).startswith(GROUP_PREFIX)]
+        kept = [c for c in first.columns if c in (*checked, *keep)]
+        claimed = None if summary is None else summary.get("queries")
+        rows = int(claimed) if claimed is not None else table.count_rows(at_most=queries)
+        if queries is not None:
+            rows = min(rows, queries)
+        stream = _Stream(path, checked, kept, queries,
+                         RunTotals(summary) if summary is not None else None,
+                         limit=rows if claimed is not None else None)
+        frame = figure_rows(running_sums(stream.drawn(chain([first], pieces)), sums),
+                            queries=rows, budgets=tuple(budgets))
+    finally:
+        pieces.close()
+    if stream.totals is not None:
+        check_same_run(summary or {}, stream.totals, summary_path=str(summary_path),
+                       table_path=path)
+    for column in checked:
+        if column in stream.bad:
+            raise InputError(stream.bad[column])
+    frame.attrs.update(queries=stream.drawn_rows, answered=stream.answered,
+                       query_increasing=stream.increasing)
+    return frame
+
+
+class _Stream:
+    """The per-piece work of :func:`drawn_table`, and what it gathers."""
+
+    def __init__(self, path: str, checked, kept, queries: int | None,
+                 totals: RunTotals | None, *, limit: int | None):
+        self.path, self.checked, self.kept = path, checked, kept
+        self.queries, self.totals, self.limit = queries, totals, limit
+        self.bad: dict[str, str] = {}  # each column's first bad cell
+        self.drawn_rows = 0
+        self.answered: float | None = None
+        self.increasing = True
+        self.last_query = -np.inf
+
+    def drawn(self, pieces):
+        """The drawn pieces (the first ``queries`` rows, only the kept columns), while
+        every cell so far is a number and, when the summary gave the number of rows
+        (``limit``), the table is no longer (else the summary check fails: no need to
+        hold rows for a figure that will not be drawn)."""
+        start = 0
+        for piece in pieces:
+            if self.totals is not None:
+                self.totals.add(piece)
+            head = piece if self.queries is None else piece.iloc[:max(0, self.queries - start)]
+            for column in self.checked:
+                if len(head) and column not in self.bad:
+                    problem = bad_cell(head, self.path, column, first_row=start)
+                    if problem is not None:
+                        self.bad[column] = problem
+            start += len(piece)
+            if len(head) and not self.bad and (
+                    self.limit is None or self.drawn_rows + len(head) <= self.limit):
+                yield self._counted(head[self.kept])
+            if self.totals is None and self.queries is not None and start >= self.queries:
+                return
+
+    def _counted(self, head: pd.DataFrame) -> pd.DataFrame:
+        self.drawn_rows += len(head)
+        answered = float(head["answered"].to_numpy(dtype=np.float64).sum())
+        self.answered = answered if self.answered is None else self.answered + answered
+        query = head["query"].to_numpy(dtype=np.float64)
+        self.increasing = self.increasing and bool(
+            query[0] > self.last_query and np.all(np.diff(query) > 0))
+        self.last_query = query[-1]
+        return head

@@ -1,0 +1,29 @@
+"""How much one step of work holds at a time: memory is bounded by these sizes, never by
+the number of queries or by how often votes repeat.
+
+No figure depends on any of them (composition adds in query order, MATH.md s.6, and
+counts are exact), so each trades memory for speed only, and each is one decision:
+
+- ``WORK_VALUES`` (2^17 float64 values, 1 MB): a kernel's scratch array (rows x orders),
+  small enough to stay in cache while it is filled, summed and converted;
+- ``READ_VALUES`` (2^20 values, 8 MB as float64): vote values (or pairs x orders) read and
+  worked on at once by one thread: large enough that per-chunk overheads vanish, small
+  enough that a few chunks in flight stay cheap;
+- ``TASK_VALUES`` (2^22 values, 32 MB as float64): what one task covers (several chunks,
+  counted and merged on a thread or a cluster's worker, so that fewer, larger tables come
+  back), and the curve values (queries x orders) a chunk of outputs holds;
+- ``TABLE_ROWS`` (2^16): rows of a per-query table formed, formatted or scanned at once
+  (a parquet row group);
+- ``CURVE_CACHE_BYTES`` (2^26, 64 MB): curves one pass keeps for its later chunks
+  (``analysis.sharing.SharedCurves``; log q values recur from chunk to chunk).
+
+Sizes that set an algorithm's order of additions, and so its last bits, stay with their
+algorithm: ``accounting.grouped.TOTAL_BLOCK`` and ``TOTALS_WINDOW``,
+``analysis.budget_run.BUDGET_BLOCK``, ``mechanisms.noise.NOISE_BLOCK``.
+"""
+
+WORK_VALUES = 1 << 17
+READ_VALUES = 1 << 20
+TASK_VALUES = 1 << 22
+TABLE_ROWS = 1 << 16
+CURVE_CACHE_BYTES = 1 << 26
