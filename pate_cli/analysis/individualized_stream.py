@@ -41,20 +41,16 @@ from ..mechanisms import (
     weighted_histogram,
 )
 from ..threads import default_workers, ordered_map
+from ..work_sizes import TABLE_ROWS, TASK_VALUES
 from .chunks import chunk_costs
 from .pairwise_sum import pairwise_sum
-from .per_query_stream import (
-    STREAM_CURVE_VALUES,
-    STREAM_ELEMENTS,
-    STREAM_ROWS,
-    per_query_frames,
-)
+from .per_query_stream import STREAM_CURVE_VALUES, STREAM_ELEMENTS, per_query_frames
 from .result import AnalysisResult
 from .setting import FirstRows, LabelCounts, released_labels, rows_of, rows_read_once
 from .steps import mechanism_steps, screening_counts
 
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).
-COST_ELEMENTS = 1 << 22
+COST_ELEMENTS = TASK_VALUES
 
 
 class HistogramRows:
@@ -121,7 +117,7 @@ def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
     takes (``per_query_stream``: bounded votes and curves)."""
     if chunk_size is not None:
         return chunk_size
-    return min(STREAM_ROWS, max(1, STREAM_ELEMENTS // max(1, classes)),
+    return min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, classes)),
                max(1, STREAM_CURVE_VALUES // max(1, orders)))
 
 
