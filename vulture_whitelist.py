@@ -4,7 +4,8 @@ arguments, numpy's flags), read by name (dataclass fields serialised with asdict
 contract columns and reference functions the tests compare against). Not imported by the
 package; a name added here needs its reason above."""
 # ruff: noqa
-baseline_epsilon  # unused variable (pate_cli/accounting/individualized/groups.py:69)
+baseline_epsilon  # unused variable (pate_cli/accounting/individualized/groups.py:83)
+cumulative_order  # unused variable (pate_cli/accounting/individualized/groups.py:82)
 gaussian_exact_epsilon  # unused function (pate_cli/accounting/pld.py:65)
 POINTS  # unused variable (pate_cli/accounting/q_bound.py:76)
 rdp_cumulative  # unused variable (pate_cli/accounting/smooth_sensitivity/release.py:64)

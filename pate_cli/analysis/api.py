@@ -88,10 +88,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
     answered mask, or labels with -1 for none): those decisions are accounted instead of
     the seeded replay's (MATH.md s.7). ``per_query=False`` (totals only) keeps no
-    per-query columns in a single LNMax/GNMax/Confident/Interactive run or in ``rounds``
-    (each round analysed so, ``analysis.rounds``): memory stays flat however many
-    queries, every figure of ``to_dict()`` is the same bytes, and ``to_frame()``/
-    ``label()`` raise; SVT-PATE and individualized runs keep them anyway
+    per-query columns in a single LNMax/GNMax/Confident/Interactive run, in ``rounds``
+    (each round analysed so, ``analysis.rounds``) or in an individualized run (its group
+    accounting replayed a chunk at a time, ``analysis.individualized_stream``): memory
+    stays flat however many queries, every figure of ``to_dict()`` is the same bytes, and
+    ``to_frame()``/``label()`` raise; SVT-PATE keeps them anyway
     (``smooth_sensitivity`` reads the run's charges again, a chunk at a time).
     ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
     per-query table a chunk at a time by a second pass (bounded memory);
@@ -166,7 +167,8 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisR
             result = analyze_individualized(
                 vote_set.votes, chosen, plan.parameters, predictions=plan.predictions,
                 teacher_groups=plan.teacher_groups, classes=vote_set.classes,
-                queries=spec.queries, student=student_rows, **common)
+                queries=spec.queries, student=student_rows, per_query=spec.per_query,
+                workers=spec.workers, **common)
         else:
             result = _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common)
     if added is not None:

@@ -43,7 +43,7 @@ def decisions_of(result) -> LabelDecisions:
     """The decisions an analysis made (or accounted), up to where labelling stopped (for
     a result analysed with ``per_query="stream"``, read from its table's stream)."""
     if result.counts is not None and result.frames is not None:
-        pieces = list(decisions_of_frames(result.iter_frames(), result.mechanism.name))
+        pieces = list(streamed_decisions(result))
         return LabelDecisions(result.mechanism.name,
                               *(np.concatenate([getattr(piece, key) for piece in pieces])
                                 for key in ("query", "outcome", "label")))
@@ -64,6 +64,28 @@ def decisions_of(result) -> LabelDecisions:
         stop = result.groups.stopped_at
         query, outcome, label = query[:stop], outcome[:stop], label[:stop]
     return LabelDecisions(name, query, np.asarray(outcome, dtype=str), label)
+
+
+def streamed_decisions(result) -> Iterator[LabelDecisions]:
+    """The decisions of a result analysed with ``per_query="stream"``, a piece at a time
+    from its table's stream (:func:`decisions_of_frames`), up to where labelling stopped
+    (an individualized run's stop, as :func:`decisions_of`)."""
+    pieces = decisions_of_frames(result.iter_frames(), result.mechanism.name)
+    stop = None if result.groups is None else result.groups.stopped_at
+    if stop is None:
+        yield from pieces
+        return
+    done = 0
+    try:
+        for piece in pieces:  # the first piece always (a stop at 0: its empty head)
+            keep = min(len(piece), stop - done)
+            yield piece if keep == len(piece) else LabelDecisions(
+                piece.mechanism, piece.query[:keep], piece.outcome[:keep], piece.label[:keep])
+            done += len(piece)
+            if done >= stop:
+                break
+    finally:  # the rest of the table's pass is not formed (its threads stopped here)
+        pieces.close()
 
 
 # Interactive-GNMax's outcome names in the per-query table -> its decisions' names.

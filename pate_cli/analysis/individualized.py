@@ -17,17 +17,17 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from ..accounting.individualized import (
     CostChunk,
     GroupAccounting,
+    GroupTotals,
     account_groups,
-    group_costs,
     group_weights,
     upsampling_factors,
-    vanishing_costs,
     vanishing_frequencies,
 )
 from ..accounting.individualized.curves import Mapper
@@ -36,17 +36,23 @@ from ..mechanisms import (
     OUTCOME_ABSTAIN,
     OUTCOME_TEACHER,
     Mechanism,
-    vanishing_participation,
     vanishing_votes,
     weighted_histogram,
+)
+from ..sparse_rows import row_width
+from .individualized_stream import (
+    GroupSetting,
+    group_frames,
+    group_totals,
+    histogram_rows,
+    span_costs,
+    stream_rows,
 )
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, chunk_rows, label_accuracy
-from .steps import screening_counts
 
 VARIANTS = ("upsampling", "weighting", "vanishing")
-_COST_ELEMENTS = 1 << 22
 # Below this many (queries x orders) elements, threads cost more than they save.
 _THREAD_MIN_ELEMENTS = 1 << 16
 
@@ -136,7 +142,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            labels: np.ndarray | None = None,
                            student: np.ndarray | None = None,
                            chunk_size: int | None = DEFAULT_CHUNK,
-                           source: object | None = None) -> AnalysisResult:
+                           source: object | None = None, per_query: bool | str = True,
+                           workers: int | None = None) -> AnalysisResult:
     """Analyse an individualized run; the result's ``groups`` holds the accounting.
 
     ``student`` is Interactive-GNMax's probabilities. ``votes`` is the plain histogram
@@ -149,55 +156,108 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     stop (at most its budget; ``epsilon_if_continued``: over every analysed query); the
     top-level ``epsilon``/``order`` are the largest spent-at-stop, and ``answered`` counts
     the queries answered before the stop.
+
+    ``per_query=False`` (totals only): no per-query array is kept. The base run is
+    analysed totals-only, then replayed a chunk at a time for the group accounting
+    (``analysis.individualized_stream``), the histograms formed a chunk at a time too:
+    memory does not grow with the queries, and the summary is the same bytes.
+    ``per_query="stream"``: the same, and ``result.iter_frames()`` gives the per-query
+    table (with each group's cumulative epsilon) a chunk at a time. ``workers``: threads
+    of the totals-only passes (default: the cores); no figure depends on it.
     """
     if mechanism.answer_noise != "gaussian" or mechanism.sequential:
         raise ValueError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant
-    member_groups = None
+    member_groups = frequencies = None
+    whole = per_query is True
     if variant == "upsampling":
         histogram = votes
     else:
         if predictions is None or teacher_groups is None:
             raise ValueError(f"--individualized {variant} needs --predictions and "
                              "--teacher-groups")
-        predictions = np.asarray(predictions)
-        classes = classes or int(predictions.max()) + 1
+        classes = classes or int(np.max(predictions)) + 1
         if variant == "weighting":
-            histogram = weighted_histogram(predictions,
-                                           parameters.sensitivity[teacher_groups],
-                                           classes=classes)
+            weights = parameters.sensitivity[teacher_groups]
+            histogram = (weighted_histogram(np.asarray(predictions), weights, classes=classes)
+                         if whole else histogram_rows(variant, predictions, classes=classes,
+                                                      weights=weights))
         else:
-            histogram = vanishing_votes(predictions,
-                                        frequencies=parameters.participation[teacher_groups],
-                                        seed=seed, classes=classes).votes
+            frequencies = parameters.participation[teacher_groups]
+            histogram = (vanishing_votes(np.asarray(predictions), frequencies=frequencies,
+                                         seed=seed, classes=classes).votes
+                         if whole else histogram_rows(variant, predictions, classes=classes,
+                                                      frequencies=frequencies, seed=seed))
             member_groups = teacher_groups
         teachers = float(predictions.shape[1])
         if getattr(mechanism, "integer_votes", False):  # weighted/rescaled: whole counts?
-            mechanism = replace(mechanism,
-                                integer_votes=bool(np.all(histogram == np.rint(histogram))))
+            counts_whole = (bool(np.all(histogram == np.rint(histogram))) if whole
+                            else histogram.whole_counts(chunk_rows(chunk_size, classes)))
+            mechanism = replace(mechanism, integer_votes=counts_whole)
+    run: dict[str, Any] = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
+               conversion=conversion, seed=seed, queries=queries, labels=labels,
+               student=student, source=source)
+    if not whole:
+        base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size,
+                             keep_columns=False, keep_pairs=per_query == "stream",
+                             workers=workers)
+        setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
+                               member_groups, seed, len(parameters.names))
+        return _streamed(base, histogram, setting, parameters, labels=labels,
+                         student=student, workers=workers, frames=per_query == "stream",
+                         chunk_size=stream_rows(chunk_size, row_width(histogram),
+                                                base.orders.size))
     chunk_size = chunk_rows(chunk_size, histogram.shape[1])
-    base = analyze_votes(histogram, mechanism, teachers=teachers, accounting=accounting,
-                         delta=delta, orders=orders, conversion=conversion, seed=seed,
-                         queries=queries, labels=labels, student=student,
-                         chunk_size=chunk_size, source=source)
+    base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size)
+    setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
+                           member_groups, seed, len(parameters.names))
     with _parallel_map(base.queries * base.orders.size) as parallel:
-        chunks = _cost_chunks(base, mechanism, parameters, teacher_groups, seed, chunk_size,
-                              parallel)
         accounting_result = account_groups(
-            chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
-            conversion=conversion, member_groups=member_groups, names=parameters.names,
+            _cost_chunks(base, setting, parallel), budgets=parameters.budgets,
+            orders=base.orders, delta=delta, conversion=conversion,
+            member_groups=member_groups, names=parameters.names,
             sensitivities=parameters.sensitivity,
             uniform=(base.epsilon_cumulative, base.order_cumulative, base.rdp_total),
             map=parallel)
         independent = accounting_result
         if base.accounting != "data-independent":
-            chunks = _cost_chunks(base, mechanism, parameters, teacher_groups, seed,
-                                  chunk_size, parallel, data_independent=True)
             independent = account_groups(
-                chunks, budgets=parameters.budgets, orders=base.orders, delta=delta,
+                _cost_chunks(base, setting, parallel, data_independent=True),
+                budgets=parameters.budgets, orders=base.orders, delta=delta,
                 conversion=conversion, member_groups=member_groups, names=parameters.names,
                 sensitivities=parameters.sensitivity, map=parallel)
     return _with_groups(base, accounting_result, parameters, labels, independent)
+
+
+def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
+              parameters: GroupParameters, *, labels, student, workers, frames: bool,
+              chunk_size: int) -> AnalysisResult:
+    """The totals-only individualized result of ``base`` (analysed without columns): the
+    group accounting replayed a chunk at a time, and with ``frames`` the per-query table
+    streamed by a further pass (``analysis.individualized_stream``)."""
+    found = group_totals(base, histogram, setting, names=parameters.names,
+                         budgets=parameters.budgets, student=student, labels=labels,
+                         chunk_size=chunk_size, workers=workers)
+    groups = found.groups
+    released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
+    counted = found.labels
+    outcomes = None
+    if counted.outcomes is not None:  # after the stop, nothing is released
+        outcomes = counted.outcomes.copy()
+        outcomes[OUTCOME_ABSTAIN] += base.queries - released_upto
+    accuracy, by_outcome = counted.accuracy(labels is not None)
+    assert base.counts is not None  # analysed totals-only
+    result = replace(
+        _summary(base, groups, parameters, found.independent_spent, found.independent_final,
+                 found.answered),
+        label_accuracy=accuracy, accuracy_by_outcome=by_outcome,
+        counts=replace(base.counts, labels_output=counted.output,
+                       outcomes=None if outcomes is None else tuple(int(n) for n in outcomes)))
+    if frames:
+        result = replace(result, frames=lambda _: group_frames(
+            base, histogram, setting, names=parameters.names, stopped_at=groups.stopped_at,
+            student=student, chunk_size=chunk_size, workers=workers))
+    return result
 
 
 @contextmanager
@@ -213,59 +273,19 @@ def _parallel_map(elements: int) -> Iterator[Mapper]:
         yield pool.map
 
 
-def _cost_chunks(base: AnalysisResult, mechanism: Mechanism, parameters: GroupParameters,
-                 teacher_groups: np.ndarray | None, seed: int, chunk_size: int,
-                 parallel: Mapper = map, *,
+def _cost_chunks(base: AnalysisResult, setting: GroupSetting, parallel: Mapper = map, *,
                  data_independent: bool = False) -> Iterator[CostChunk]:
-    """Per-group costs of ``base``'s queries, chunk by chunk (a generator).
+    """Per-group costs of ``base``'s queries from its columns (``span_costs``).
 
     ``data_independent``: each group's worst-case costs (MATH.md s.2 at its sensitivity)
     for the replay's decisions, whatever ``base``'s accounting (under expected
     accounting the answer step is charged for the queries the replay answered, not with
     their probability: the figure holds for the labels released).
-
-    Upsampling and weighting give one chunk whose curves stay unevaluated
-    (``group_costs(..., evaluate=False)``): ``account_groups`` evaluates them one
-    sensitivity and one window of queries at a time, so memory stays bounded. Vanishing
-    chunks hold evaluated curves (about 32 MB).
     """
-    # Interactive's selection runs on n - M p; its log pr_answered is already the replay's.
-    selection = mechanism.selects
     independent = data_independent or base.accounting == "data-independent"
     decisions = _replay_answered(base) if independent else base.answered
-    frequencies = (None if parameters.variant != "vanishing"
-                   else parameters.participation[teacher_groups])
-    step = base.queries if frequencies is None else max(
-        64, min(chunk_size, _COST_ELEMENTS // ((len(parameters.names) + 1)
-                                               * base.orders.size)))
-    for start in range(0, base.queries, max(1, step)):
-        part = slice(start, min(base.queries, start + step))
-        common = dict(sigma=mechanism.sigma, orders=base.orders,
-                      answered=base.label[part] >= 0, charge=decisions[part],
-                      log_pr_answered=base.log_pr_answered[part] if selection else None,
-                      sigma_threshold=mechanism.sigma_threshold if selection else None,
-                      data_independent=independent,
-                      screening=_screening(mechanism) if selection
-                      else None)
-        if frequencies is None:
-            yield group_costs(base.log_q[part], sensitivities=parameters.sensitivity,
-                              evaluate=False, **common)
-        else:
-            participation = vanishing_participation(frequencies, seed=seed,
-                                                    count=part.stop - start, start=start)
-            yield vanishing_costs(base.log_q[part], participation=participation,
-                                  map=parallel, **common)
-
-
-def _screening(mechanism) -> tuple | None:
-    """``(T, kind, low, high)`` of the threshold step's exact curve (MATH.md s.17), None
-    under ``screening="gaussian"``. The counts are whole for plain and upsampled votes and
-    for weighted or rescaled ones whose histogram came out whole (the caller's check); a
-    group's step ``D`` must be whole too for the integer grid (``curves``)."""
-    kind, low, high = screening_counts(mechanism)
-    if kind == "gaussian":
-        return None
-    return (float(mechanism.threshold), kind, low, high)
+    return span_costs(setting, 0, base.log_q, base.log_pr_answered, base.label >= 0,
+                      decisions, independent=independent, map=parallel)
 
 
 def _replay_answered(base: AnalysisResult) -> np.ndarray:
@@ -288,18 +308,29 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
         if outcome is not None:
             outcome[groups.stopped_at:] = OUTCOME_ABSTAIN
     accuracy, by_outcome = label_accuracy(label, labels, base.query_index, outcome)
-    final = groups.cumulative_epsilon[-1] if groups.queries else np.zeros(len(groups.names))
     released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
     zeros = np.zeros(len(groups.names))
     independent_final = (independent.cumulative_epsilon[-1] if independent.queries
                          else zeros)
     independent_spent = (independent.cumulative_epsilon[released_upto - 1]
                          if released_upto > 0 else zeros)
-    spent = groups.epsilon
-    worst = int(np.argmax(spent))
     columns = dict(base.columns)
     for g, name in enumerate(groups.names):
         columns[f"epsilon_cumulative_{name}"] = groups.cumulative_epsilon[:, g]
+    return replace(_summary(base, groups, parameters, independent_spent, independent_final,
+                            float(np.sum(base.answered[:released_upto]))),
+                   label=label, outcome=outcome, label_accuracy=accuracy,
+                   accuracy_by_outcome=by_outcome, columns=columns)
+
+
+def _summary(base: AnalysisResult, groups: GroupTotals, parameters: GroupParameters,
+             independent_spent: np.ndarray, independent_final: np.ndarray,
+             answered: float) -> AnalysisResult:
+    """``base`` with the groups' figures (CLI.md's ``groups``, ``stopped_at``...): the
+    top-level ``epsilon``/``order`` are the largest spent at the stop, ``answered`` the
+    answer weight before the stop."""
+    spent = groups.epsilon
+    worst = int(np.argmax(spent))
     rows = []
     for g, row in enumerate(parameters.as_rows()):
         rows.append({**row,
@@ -308,9 +339,8 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
                      "epsilon": float(spent[g]),
                      "order": _order(groups.order[g]),
                      "exhausted_at": groups.exhausted_at[g],
-                     "epsilon_if_continued": float(final[g]),
-                     "order_if_continued": (_order(groups.cumulative_order[-1, g])
-                                            if groups.queries else None),
+                     "epsilon_if_continued": float(groups.final_epsilon[g]),
+                     "order_if_continued": _order(groups.final_order[g]),
                      "epsilon_data_independent": float(independent_spent[g]),
                      "epsilon_data_independent_if_continued": float(independent_final[g])})
     part = GroupsPart(variant=parameters.variant, groups=tuple(rows),
@@ -319,11 +349,9 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
                                 "labels_released": groups.baseline_labels,
                                 "stopped_at": groups.baseline_stopped_at})
     order = groups.order[worst]
-    return replace(base, label=label, outcome=outcome, label_accuracy=accuracy,
-                   accuracy_by_outcome=by_outcome, epsilon=float(spent[worst]),
+    return replace(base, epsilon=float(spent[worst]),
                    order=float(order) if np.isfinite(order) else float(base.orders[0]),
-                   answered_total=float(np.sum(base.answered[:released_upto])),
-                   columns=columns, groups=part)
+                   answered_total=answered, groups=part)
 
 
 def _order(value: float) -> float | None:

@@ -6,7 +6,7 @@ piece at a time (bounded memory). ``outputs.writing.write_outputs`` writes them 
 
 from __future__ import annotations
 
-from ..analysis.decisions import decisions_of, decisions_of_frames
+from ..analysis.decisions import decisions_of, streamed_decisions
 from ..analysis.serialize import smooth_sensitivity_history
 from ..errors import OptionError
 from ..inputs.shards import input_files
@@ -52,9 +52,9 @@ def run_files(result, *, summary_text: str, output=None, per_query=None,
         files[output] = summary_text.encode()
     if write_decisions is not None and result.counts is not None:  # streamed, a piece
         files[write_decisions] = decisions_chunks(  # at a time (bounded memory)
-            decisions_of_frames(result.iter_frames(), result.mechanism.name),
+            streamed_decisions(result),
             write_decisions, result.mechanism.name)
-    elif write_decisions is not None:  # the run kept its columns (SVT, rounds, groups...)
+    elif write_decisions is not None:  # the run kept its columns (SVT, rounds...)
         files[write_decisions] = decisions_bytes(decisions_of(result), write_decisions)
     if ss_history is not None:
         import pandas as pd

@@ -19,11 +19,13 @@ math: nothing here reads files, draws noise or starts threads.
 """
 
 from .curves import CostChunk, CurveFactors, group_costs, rdp_individual, vanishing_costs
-from .groups import GroupAccounting, account_groups
+from .groups import GroupAccounting, GroupSums, account_groups
 from .parameters import WEIGHT_RULES, group_weights, upsampling_factors, vanishing_frequencies
+from .stops import GroupStops, GroupTotals, IndependentSpent
 
 __all__ = [
-    "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "account_groups",
+    "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "GroupStops", "GroupSums",
+    "GroupTotals", "IndependentSpent", "account_groups",
     "group_costs", "group_weights", "rdp_individual", "upsampling_factors", "vanishing_costs",
     "vanishing_frequencies",
 ]

@@ -12,7 +12,7 @@ independent running sums of distinct curves, e.g. on a caller's thread pool.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from ..composition import ArrayRows, RowSource, cumulative_epsilon, running_epsi
 from ..conversion import Conversion
 from .curves import CostChunk, CurveFactors, Mapper, first_of_each_sensitivity
 from .parameters import checked_budgets, checked_member_groups
+from .stops import GroupStops, GroupTotals
 
 # Elements of the (members x queries x orders) work arrays of a chunk whose members pay
 # varying curves, processed at once (8 MB).
@@ -32,48 +33,69 @@ _ChunkFigures = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 @dataclass(frozen=True)
-class GroupAccounting:
-    """Per-group composition of an individualized run (MATH.md section 9).
-
-    Per group (tuples / arrays of length ``groups``): ``names``, ``budgets``,
-    ``sensitivities`` (descriptive, as given), ``epsilon`` and ``order`` spent at the
-    stopping point (after the last query before it; after the last query if no group is
-    exhausted; 0 and NaN if nothing was spent), ``exhausted_at`` (0-based index of the
-    first query after which that group's cumulative epsilon exceeds its budget, or None).
+class GroupAccounting(GroupTotals):
+    """:class:`GroupTotals` with the per-query histories.
 
     ``cumulative_epsilon``/``cumulative_order``: ``(queries, groups)``, the worst-off
     member's cumulative epsilon after each query and the order achieving it, over every
     analysed query (also past the stopping point, as the paper's figures track them); a
     member that has not yet taken part in any query has epsilon 0 (order NaN).
-
-    ``stopped_at``: the first query after which some group exceeds its budget (the
-    minimum of ``exhausted_at``), or None; its label and every later one are not
-    released. ``labels_released``: answered queries before ``stopped_at``;
-    ``answered_total``: answered queries in the whole run. ``baseline_*``: the uniform
-    run (every group at the smallest budget, sensitivity 1): its cumulative epsilon, the
-    first query after which it exceeds the smallest budget, and the answered queries
-    before that.
+    ``baseline_epsilon``: the uniform run's cumulative epsilon per query.
     """
 
-    names: tuple
-    budgets: np.ndarray
-    sensitivities: np.ndarray
-    epsilon: np.ndarray
-    order: np.ndarray
-    exhausted_at: tuple
-    cumulative_epsilon: np.ndarray
-    cumulative_order: np.ndarray
-    stopped_at: int | None
-    labels_released: int
-    answered_total: int
-    baseline_epsilon: np.ndarray
-    baseline_stopped_at: int | None
-    baseline_labels: int
+    cumulative_epsilon: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    cumulative_order: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    baseline_epsilon: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+class GroupSums:
+    """The running RDP of every member and of the uniform run, carried from chunk to
+    chunk (MATH.md sections 6 and 9): :meth:`add` gives a chunk's cumulative figures
+    (per group its worst-off member's epsilon and order, the uniform run's epsilon), the
+    same bits however the queries are split into chunks."""
+
+    def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
+                 conversion: str = "classic", member_groups: np.ndarray | None = None):
+        self.rule = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+        self.groups = groups
+        self.member_groups = member_groups
+        self.members_of: list[np.ndarray] | None = None
+        self.carry = np.zeros((0, self.rule.orders.size))
+        self.seen = np.zeros(0, dtype=bool)
+        self.base_carry = np.zeros((1, self.rule.orders.size))
 
     @property
-    def queries(self) -> int:
-        return int(self.cumulative_epsilon.shape[0])
+    def orders(self) -> np.ndarray:
+        return self.rule.orders
 
+    def add(self, chunk: CostChunk, *, known: tuple | None = None,
+            map: Mapper = map) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``:
+        ``(queries, groups)``, ``(queries, groups)``, ``(queries,)``. ``known``: the
+        uniform run's figures over this chunk from zero sums (``account_groups``)."""
+        if not isinstance(chunk, CostChunk):
+            raise TypeError(f"chunks must be CostChunk objects, got {type(chunk).__name__}")
+        orders = self.rule.orders
+        if chunk.curves.shape[2] != orders.size:
+            raise ValueError(f"chunk has {chunk.curves.shape[2]} orders, the grid has "
+                             f"{orders.size}")
+        if self.members_of is None:
+            member_groups = checked_member_groups(self.member_groups, chunk.index.shape[0],
+                                                  self.groups)
+            self.members_of = [np.flatnonzero(member_groups == g) for g in range(self.groups)]
+            self.carry = np.zeros((member_groups.size, orders.size))
+            self.seen = np.zeros(member_groups.size, dtype=bool)
+        if chunk.index.shape[0] != self.carry.shape[0]:
+            raise ValueError("every chunk must describe the same members")
+        if _fixed_curves(chunk.index):
+            eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(
+                chunk, self.members_of, self.carry, self.seen, self.base_carry, self.rule,
+                known, map)
+        else:
+            eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_chunk(
+                chunk, self.members_of, self.carry, self.seen, self.base_carry, self.rule,
+                map)
+        return eps, order, base
 
 
 def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarray,
@@ -93,6 +115,8 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
     worst-off member (the largest epsilon, MATH.md section 9). Summation and conversion are
     the composition kernel's, as in ``pate_cli.analysis``, so a one-group run at
     sensitivity 1 reproduces its ``epsilon_cumulative`` and ``order_cumulative`` exactly.
+    :class:`GroupSums` and :class:`GroupStops` do the same a chunk at a time, keeping no
+    history.
 
     ``uniform``: optionally ``(epsilon_cumulative, order_cumulative, rdp_total)`` of that
     run over all the queries, when the caller has it (``analyze_individualized`` passes
@@ -103,9 +127,36 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
     evaluations and running sums (see the module doc); the numbers do not depend on it.
     """
     budgets = checked_budgets(budgets)
+    names, sensitivities = group_labels(budgets.size, names, sensitivities)
+    if isinstance(chunks, CostChunk):
+        chunks = (chunks,)
+    sums = GroupSums(groups=budgets.size, orders=orders, delta=delta, conversion=conversion,
+                     member_groups=member_groups)
+    stops = GroupStops(budgets)
+    parts: dict[str, list[np.ndarray]] = {"eps": [], "order": [], "base": []}
+    for chunk in chunks:
+        known = (uniform if uniform is not None and not parts["eps"]
+                 and np.shape(uniform[0]) == (getattr(chunk, "queries", -1),) else None)
+        eps, order, base = sums.add(chunk, known=known, map=map)
+        stops.add(eps, order, base, chunk.answered, chunk.baseline_answered)
+        parts["eps"].append(eps)
+        parts["order"].append(order)
+        parts["base"].append(base)
     groups = budgets.size
-    rule = Conversion.of(orders=orders, delta=delta, conversion=conversion)
-    orders = rule.orders
+    totals = stops.totals(names, sensitivities)
+    return GroupAccounting(
+        **{item.name: getattr(totals, item.name) for item in fields(GroupTotals)},
+        cumulative_epsilon=(np.concatenate(parts["eps"]) if parts["eps"]
+                            else np.zeros((0, groups))),
+        cumulative_order=(np.concatenate(parts["order"]) if parts["order"]
+                          else np.zeros((0, groups))),
+        baseline_epsilon=np.concatenate(parts["base"]) if parts["base"] else np.zeros(0))
+
+
+def group_labels(groups: int, names: Iterable | None, sensitivities: np.ndarray | None
+                 ) -> tuple[tuple, np.ndarray]:
+    """The groups' names (``group0``... by default) and sensitivities (NaN by default),
+    checked against the number of groups."""
     if names is None:
         names = tuple(f"group{g}" for g in range(groups))
     names = tuple(str(n) for n in names)
@@ -116,73 +167,7 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
     sensitivities = np.asarray(sensitivities, dtype=np.float64).reshape(-1)
     if sensitivities.size != groups:
         raise ValueError(f"{sensitivities.size} sensitivities for {groups} groups")
-    if isinstance(chunks, CostChunk):
-        chunks = (chunks,)
-
-    members_of = None
-    carry: np.ndarray | None = None
-    seen: np.ndarray | None = None
-    base_carry = np.zeros((1, orders.size))
-    parts: dict[str, list[np.ndarray]] = {"eps": [], "order": [], "base": [], "answered": [],
-                                          "base_answered": []}
-    for chunk in chunks:
-        if not isinstance(chunk, CostChunk):
-            raise TypeError(f"chunks must be CostChunk objects, got {type(chunk).__name__}")
-        if chunk.curves.shape[2] != orders.size:
-            raise ValueError(f"chunk has {chunk.curves.shape[2]} orders, the grid has "
-                             f"{orders.size}")
-        if members_of is None:
-            member_groups = checked_member_groups(member_groups, chunk.index.shape[0], groups)
-            members_of = [np.flatnonzero(member_groups == g) for g in range(groups)]
-            carry = np.zeros((member_groups.size, orders.size))
-            seen = np.zeros(member_groups.size, dtype=bool)
-        assert carry is not None and seen is not None  # set at the first chunk
-        if chunk.index.shape[0] != carry.shape[0]:
-            raise ValueError("every chunk must describe the same members")
-        if _fixed_curves(chunk.index):
-            known = (uniform if uniform is not None and not parts["eps"]
-                     and np.shape(uniform[0]) == (chunk.queries,) else None)
-            eps, order, base, carry, seen, base_carry = _accumulate_fixed(
-                chunk, members_of, carry, seen, base_carry, rule, known, map)
-        else:
-            eps, order, base, carry, seen, base_carry = _accumulate_chunk(
-                chunk, members_of, carry, seen, base_carry, rule, map)
-        parts["eps"].append(eps)
-        parts["order"].append(order)
-        parts["base"].append(base)
-        parts["answered"].append(chunk.answered)
-        parts["base_answered"].append(chunk.baseline_answered)
-    if members_of is None:
-        cum_eps = np.zeros((0, groups))
-        cum_order = np.zeros((0, groups))
-        base_eps = np.zeros(0)
-        answered = base_answered = np.zeros(0, dtype=bool)
-    else:
-        cum_eps = np.concatenate(parts["eps"])
-        cum_order = np.concatenate(parts["order"])
-        base_eps = np.concatenate(parts["base"])
-        answered = np.concatenate(parts["answered"])
-        base_answered = np.concatenate(parts["base_answered"])
-
-    exhausted_at = tuple(_first_above(cum_eps[:, g], budgets[g]) for g in range(groups))
-    stops = [t for t in exhausted_at if t is not None]
-    stopped_at = min(stops) if stops else None
-    released_upto = cum_eps.shape[0] if stopped_at is None else stopped_at
-    if released_upto > 0:
-        epsilon = cum_eps[released_upto - 1].copy()
-        order = cum_order[released_upto - 1].copy()
-    else:
-        epsilon, order = np.zeros(groups), np.full(groups, np.nan)
-    baseline_stop = _first_above(base_eps, float(budgets.min()))
-    baseline_upto = base_eps.shape[0] if baseline_stop is None else baseline_stop
-    return GroupAccounting(
-        names=names, budgets=budgets, sensitivities=sensitivities, epsilon=epsilon,
-        order=order, exhausted_at=exhausted_at, cumulative_epsilon=cum_eps,
-        cumulative_order=cum_order, stopped_at=stopped_at,
-        labels_released=int(np.count_nonzero(answered[:released_upto])),
-        answered_total=int(np.count_nonzero(answered)), baseline_epsilon=base_eps,
-        baseline_stopped_at=baseline_stop,
-        baseline_labels=int(np.count_nonzero(base_answered[:baseline_upto])))
+    return names, sensitivities
 
 
 def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
@@ -340,8 +325,3 @@ def _accumulate_chunk(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
         base_eps, _, base_carry = cumulative_epsilon(base_rows, base_carry, rule)
         base_out[lo:hi] = base_eps[0]
     return eps_out, order_out, base_out, carry, seen, base_carry
-
-
-def _first_above(values: np.ndarray, limit: float) -> int | None:
-    over = values > limit
-    return int(np.argmax(over)) if over.any() else None

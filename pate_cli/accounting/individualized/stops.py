@@ -1,0 +1,190 @@
+"""Individualized PATE: the stopping rule and the figures at the stop, a chunk at a time.
+
+MATH.md section 9: label generation stops at the first query after which some group's
+cumulative epsilon exceeds its budget; each group reports what it spent at the stop and
+over every query, and where it alone would have been exhausted. :class:`GroupStops` reads
+the cumulative figures ``groups.GroupSums`` gives a chunk at a time and keeps only those;
+:class:`IndependentSpent` gives the data-independent epsilons (MATH.md s.2 at each group's
+sensitivity) at the stop and after the last query from the running RDP sums alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..composition import running_total
+from ..conversion import Conversion
+from .curves import CostChunk, CurveFactors, first_of_each_sensitivity
+from .parameters import checked_budgets
+
+
+@dataclass(frozen=True)
+class GroupTotals:
+    """What an individualized run's summary needs of its per-group composition (MATH.md
+    section 9), without any per-query array.
+
+    Per group (tuples / arrays of length ``groups``): ``names``, ``budgets``,
+    ``sensitivities`` (descriptive, as given), ``epsilon`` and ``order`` spent at the
+    stopping point (after the last query before it; after the last query if no group is
+    exhausted; 0 and NaN if nothing was spent), ``exhausted_at`` (0-based index of the
+    first query after which that group's cumulative epsilon exceeds its budget, or None),
+    ``final_epsilon``/``final_order`` after the last analysed query (0 and NaN for none).
+
+    ``stopped_at``: the first query after which some group exceeds its budget (the
+    minimum of ``exhausted_at``), or None; its label and every later one are not
+    released. ``labels_released``: answered queries before ``stopped_at``;
+    ``answered_total``: answered queries in the whole run. ``baseline_*``: the uniform
+    run (every group at the smallest budget, sensitivity 1): the first query after which
+    it exceeds the smallest budget, and the answered queries before that.
+    """
+
+    names: tuple
+    budgets: np.ndarray
+    sensitivities: np.ndarray
+    epsilon: np.ndarray
+    order: np.ndarray
+    exhausted_at: tuple
+    stopped_at: int | None
+    labels_released: int
+    answered_total: int
+    baseline_stopped_at: int | None
+    baseline_labels: int
+    final_epsilon: np.ndarray
+    final_order: np.ndarray
+    queries: int
+
+
+class GroupStops:
+    """The stopping rule and the figures at the stop (MATH.md section 9), fed a chunk of
+    cumulative figures at a time in query order (:meth:`add`); :meth:`totals` gives the
+    :class:`GroupTotals`. Holds one chunk's figures, whatever the number of queries."""
+
+    def __init__(self, budgets: np.ndarray):
+        self.budgets = checked_budgets(budgets)
+        groups = self.budgets.size
+        self.done = 0
+        self.exhausted: list[int | None] = [None] * groups
+        self.stopped_at: int | None = None
+        self.spent = (np.zeros(groups), np.full(groups, np.nan))
+        self.last = (np.zeros(groups), np.full(groups, np.nan))
+        self.before = self.last  # the last figures before the latest chunk
+        self.latest = np.zeros((0, groups))  # the latest chunk's epsilons
+        self.labels_released = self.answered_total = self.baseline_labels = 0
+        self.baseline_stopped_at: int | None = None
+
+    def add(self, epsilon: np.ndarray, order: np.ndarray, baseline: np.ndarray,
+            answered: np.ndarray, baseline_answered: np.ndarray) -> None:
+        """The next ``len(epsilon)`` queries' cumulative figures (``GroupSums.add``) and
+        whether each was answered, in the run and in the uniform run."""
+        count = epsilon.shape[0]
+        self.before, self.latest = self.last, epsilon
+        if count == 0:
+            return
+        over = epsilon > self.budgets[None, :]
+        for g, column in enumerate(over.T):  # a handful of groups
+            if self.exhausted[g] is None and column.any():
+                self.exhausted[g] = self.done + int(np.argmax(column))
+        upto = count
+        if self.stopped_at is None:
+            first = _first_true(over.any(axis=1))
+            if first is not None:
+                upto, self.stopped_at = first, self.done + first
+                self.spent = ((epsilon[first - 1].copy(), order[first - 1].copy())
+                              if first else self.last)
+            self.labels_released += int(np.count_nonzero(answered[:upto]))
+        self.answered_total += int(np.count_nonzero(answered))
+        if self.baseline_stopped_at is None:
+            first = _first_true(baseline > float(self.budgets.min()))
+            upto = count if first is None else first
+            if first is not None:
+                self.baseline_stopped_at = self.done + first
+            self.baseline_labels += int(np.count_nonzero(baseline_answered[:upto]))
+        self.last = (epsilon[-1].copy(), order[-1].copy())
+        self.done += count
+
+    def epsilon_before(self, query: int) -> np.ndarray:
+        """The epsilons after query ``query - 1`` (zeros for 0), for ``query`` in the
+        latest chunk or just after it: another accounting's figures at this one's stop."""
+        start = self.done - self.latest.shape[0]
+        if not start <= query <= self.done:
+            raise ValueError(f"query {query} is not in the latest chunk")
+        return (self.before[0] if query == start else self.latest[query - 1 - start]).copy()
+
+    def totals(self, names: tuple, sensitivities: np.ndarray) -> GroupTotals:
+        epsilon, order = self.last if self.stopped_at is None else self.spent
+        return GroupTotals(
+            names=names, budgets=self.budgets, sensitivities=sensitivities,
+            epsilon=epsilon.copy(), order=order.copy(), exhausted_at=tuple(self.exhausted),
+            stopped_at=self.stopped_at, labels_released=self.labels_released,
+            answered_total=self.answered_total,
+            baseline_stopped_at=self.baseline_stopped_at,
+            baseline_labels=self.baseline_labels, final_epsilon=self.last[0].copy(),
+            final_order=self.last[1].copy(), queries=self.done)
+
+
+class IndependentSpent:
+    """Each group's epsilon after chosen queries from its running RDP sums alone, for
+    chunks in which group g pays curve g (or none) at every query (``group_costs``:
+    upsampling, weighting): the sums of ``composition.running_total`` (the carry
+    ``running_epsilon`` ends with, bit for bit) converted where asked, the figure
+    ``GroupSums`` gives there, without converting after every query. A group at
+    sensitivity 0 pays nothing (epsilon 0)."""
+
+    def __init__(self, rule: Conversion, sensitivities: np.ndarray):
+        self.rule = rule
+        self.sensitivities = np.asarray(sensitivities, dtype=np.float64)
+        self.first_of = first_of_each_sensitivity(self.sensitivities)
+        self.carry = {v: np.zeros(rule.orders.size) for v in set(self.first_of)}
+        self.done = 0
+
+    def add(self, chunk: CostChunk, *, cut: int | None = None) -> np.ndarray | None:
+        """Add ``chunk``'s queries; with ``cut``, the epsilons after its first ``cut``
+        queries (zeros if no query came before)."""
+        curves = chunk.curves
+        if not isinstance(curves, CurveFactors):
+            raise TypeError("IndependentSpent takes chunks of unevaluated curves")
+        count = chunk.queries
+        spent: dict[int, np.ndarray] = {}
+        for v, carry in self.carry.items():
+            if self.sensitivities[v] == 0.0:
+                continue
+            source = curves.curves(v)
+            if cut is None:
+                self.carry[v] = running_total(source, count, carry)
+                continue
+            spent[v] = running_total(source, cut, carry)
+            self.carry[v] = running_total(_From(source, cut), count - cut, spent[v])
+        before, self.done = self.done, self.done + count
+        if cut is None:
+            return None
+        return self._epsilons(spent) if before + cut else np.zeros(self.sensitivities.size)
+
+    def final(self) -> np.ndarray:
+        """The epsilons after the last query added (zeros before any)."""
+        return self._epsilons(self.carry) if self.done else np.zeros(self.sensitivities.size)
+
+    def _epsilons(self, sums: dict) -> np.ndarray:
+        out = np.zeros(self.sensitivities.size)
+        for g, v in enumerate(self.first_of):
+            if self.sensitivities[v] > 0.0:
+                out[g] = float(self.rule.epsilon(sums[v])[0])
+        return out
+
+
+class _From:
+    """The rows of ``source`` from query ``start`` on (a ``composition.RowSource``)."""
+
+    def __init__(self, source, start: int):
+        self.source, self.start = source, start
+
+    def rows(self, lo: int, hi: int, out: np.ndarray,
+             scratch: np.ndarray | None = None) -> None:
+        self.source.rows(self.start + lo, self.start + hi, out, scratch)
+
+
+def _first_true(flags: np.ndarray | np.bool_) -> int | None:
+    """The index of the first True, or None."""
+    flags = np.asarray(flags)
+    return int(np.argmax(flags)) if flags.any() else None

@@ -1,0 +1,121 @@
+"""``GroupStops``: the stopping rule and the figures at the stop (MATH.md s.9), fed a chunk
+at a time, against a query-by-query reading of the whole histories."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pate_cli.accounting.individualized import (
+    GroupStops,
+    GroupSums,
+    IndependentSpent,
+    group_costs,
+)
+
+
+def _reference(eps, order, base, answered, base_answered, budgets):
+    """Query by query, in plain Python: MATH.md s.9's stop and what it keeps."""
+    queries, groups = eps.shape
+    exhausted = [next((q for q in range(queries) if eps[q, g] > budgets[g]), None)
+                 for g in range(groups)]
+    stops = [q for q in exhausted if q is not None]
+    stop = min(stops) if stops else None
+    upto = queries if stop is None else stop
+    spent = (eps[upto - 1], order[upto - 1]) if upto else (np.zeros(groups),
+                                                          np.full(groups, np.nan))
+    smallest = min(budgets)
+    base_stop = next((q for q in range(queries) if base[q] > smallest), None)
+    base_upto = queries if base_stop is None else base_stop
+    return dict(exhausted_at=tuple(exhausted), stopped_at=stop, epsilon=spent[0],
+                order=spent[1], labels_released=int(sum(answered[:upto])),
+                answered_total=int(sum(answered)), baseline_stopped_at=base_stop,
+                baseline_labels=int(sum(base_answered[:base_upto])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(queries=st.integers(0, 60), groups=st.integers(1, 4), seed=st.integers(0, 2**32 - 1),
+       cuts=st.lists(st.integers(0, 60), max_size=6))
+def test_chunk_by_chunk_equals_the_whole_histories(queries, groups, seed, cuts):
+    rng = np.random.default_rng(seed)
+    eps = np.cumsum(rng.exponential(0.1, size=(queries, groups)), axis=0)
+    order = rng.choice([2.0, 3.5, 8.0], size=(queries, groups))
+    base = np.cumsum(rng.exponential(0.1, size=queries))
+    answered = rng.random(queries) < 0.6
+    base_answered = rng.random(queries) < 0.6
+    budgets = rng.uniform(0.2, 4.0, size=groups)
+    stops = GroupStops(budgets)
+    edges = [0, *sorted({min(c, queries) for c in cuts}), queries]
+    other_at = None
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        before = stops.stopped_at
+        stops.add(eps[lo:hi], order[lo:hi], base[lo:hi], answered[lo:hi],
+                  base_answered[lo:hi])
+        if before is None and stops.stopped_at is not None:
+            other_at = stops.epsilon_before(stops.stopped_at)
+    totals = stops.totals(tuple(f"g{g}" for g in range(groups)), np.ones(groups))
+    expected = _reference(eps, order, base, answered, base_answered, budgets)
+    for key, value in expected.items():
+        np.testing.assert_array_equal(getattr(totals, key), value, err_msg=key)
+    assert totals.queries == queries
+    final = (eps[-1], order[-1]) if queries else (np.zeros(groups), np.full(groups, np.nan))
+    np.testing.assert_array_equal(totals.final_epsilon, final[0])
+    np.testing.assert_array_equal(totals.final_order, final[1])
+    if totals.stopped_at is not None:  # the row before the stop, looked up in its chunk
+        np.testing.assert_array_equal(other_at, totals.epsilon)
+
+
+def test_a_hand_worked_stop():
+    """Budgets (1, 2): group 1 passes 2 after query 2, group 0 passes 1 after query 3;
+    labels stop before query 2, the spent figures are those after query 1."""
+    eps = np.array([[0.2, 0.5], [0.6, 1.5], [0.9, 2.5], [1.2, 3.0]])
+    order = np.array([[9.0, 5.0], [7.0, 4.0], [6.0, 3.0], [5.0, 3.0]])
+    stops = GroupStops(np.array([1.0, 2.0]))
+    stops.add(eps[:3], order[:3], np.array([0.3, 0.8, 1.1]), np.array([1, 0, 1], bool),
+              np.ones(3, bool))
+    assert stops.epsilon_before(2).tolist() == [0.6, 1.5]
+    with pytest.raises(ValueError, match="latest chunk"):
+        stops.epsilon_before(4)
+    stops.add(eps[3:], order[3:], np.array([1.4]), np.ones(1, bool), np.ones(1, bool))
+    totals = stops.totals(("a", "b"), np.array([1.0, 2.0]))
+    assert totals.exhausted_at == (3, 2) and totals.stopped_at == 2
+    assert totals.epsilon.tolist() == [0.6, 1.5] and totals.order.tolist() == [7.0, 4.0]
+    assert totals.labels_released == 1 and totals.answered_total == 3
+    assert totals.baseline_stopped_at == 2 and totals.baseline_labels == 2
+    assert totals.final_epsilon.tolist() == [1.2, 3.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(queries=st.integers(1, 80), seed=st.integers(0, 2**32 - 1),
+       sensitivities=st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=1,
+                              max_size=4),
+       cuts=st.lists(st.integers(1, 79), max_size=4), data=st.data())
+def test_independent_spent_is_the_running_figure(queries, seed, sensitivities, cuts, data):
+    """Data-independent costs (MATH.md s.2 at each sensitivity) in chunks: the epsilons
+    IndependentSpent converts from the sums alone at a cut and at the end are the ones
+    GroupSums gives after every query, bit for bit (0 for a group at sensitivity 0)."""
+    rng = np.random.default_rng(seed)
+    orders = np.array([1.5, 2.0, 4.0, 8.0, 32.0])
+    answered = rng.random(queries) < 0.7
+    sens = np.array(sensitivities)
+    conversion = data.draw(st.sampled_from(["classic", "improved"]))
+    sums = GroupSums(groups=sens.size, orders=orders, delta=1e-5, conversion=conversion)
+    spent = IndependentSpent(sums.rule, sens)
+    at = data.draw(st.integers(0, queries - 1))  # the query whose figures are asked
+    edges = [0, *sorted({c for c in cuts if c < queries}), queries]
+    history, found = [], None
+
+    def chunk(lo, hi):
+        return group_costs(np.zeros(hi - lo), sensitivities=sens, sigma=20.0, orders=orders,
+                           answered=answered[lo:hi], sigma_threshold=30.0,
+                           data_independent=True, evaluate=False)
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        history.append(sums.add(chunk(lo, hi))[0])
+        figure = spent.add(chunk(lo, hi), cut=at + 1 - lo if lo <= at < hi else None)
+        found = figure if figure is not None else found
+    whole = np.concatenate(history)
+    np.testing.assert_array_equal(found, whole[at])
+    np.testing.assert_array_equal(spent.final(), whole[-1])
+    assert np.all(whole[:, sens == 0.0] == 0.0)
