@@ -1,13 +1,10 @@
 """Individualized PATE runs: privacy groups -> histogram -> replay -> per-group accounting.
 
-MATH.md section 9 (Boenisch et al., "Individualized PATE"). The numeric rules live in
-``accounting/individualized/`` and the histograms in ``mechanisms/participation.py``;
-this module decides the run: it derives each group's parameters (upsampling factors,
-weights or participation frequencies), builds the vote histogram the variant aggregates
-(plain votes for upsampling; weighted or participation-masked histograms from
-per-teacher predictions for weighting and vanishing), replays the mechanism on it with
-``analyze_votes``, and composes every group's cost in chunks with ``account_groups``,
-whose independent curves run on a thread pool when the run is large enough.
+MATH.md section 9 (Boenisch et al., "Individualized PATE"); the numeric rules live in
+``accounting/individualized/``, the histograms in ``mechanisms/participation.py``. This
+module decides the run: each group's parameters, the histogram the variant aggregates
+(plain, weighted or participation-masked votes), the replay (``analyze_votes``) and every
+group's cost composed in chunks (``account_groups``, or ``individualized_stream``).
 """
 
 from __future__ import annotations
@@ -17,6 +14,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -132,16 +130,13 @@ def derive_parameters(groups: PrivacyGroups, *, variant: str,
 
 
 def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
-                           parameters: GroupParameters, *,
-                           predictions: np.ndarray | None = None,
+                           parameters: GroupParameters, *, predictions=None,
                            teacher_groups: np.ndarray | None = None,
                            classes: int | None = None, teachers: float | None = None,
                            accounting: str = "replay", delta: float = 1e-5,
                            orders: np.ndarray | None = None, conversion: str = "classic",
-                           seed: int = 0, queries: int | None = None,
-                           labels: np.ndarray | None = None,
-                           student: np.ndarray | None = None,
-                           chunk_size: int | None = DEFAULT_CHUNK,
+                           seed: int = 0, queries: int | None = None, labels=None,
+                           student=None, chunk_size: int | None = DEFAULT_CHUNK,
                            source: object | None = None, per_query: bool | str = True,
                            workers: int | None = None) -> AnalysisResult:
     """Analyse an individualized run; the result's ``groups`` holds the accounting.
@@ -206,7 +201,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         return _streamed(base, histogram, setting, parameters, labels=labels,
                          student=student, workers=workers, frames=per_query == "stream",
                          chunk_size=stream_rows(chunk_size, row_width(histogram),
-                                                base.orders.size))
+                                                base.orders.size),
+                         answered=partial(answered_before, base, histogram, run))
     chunk_size = chunk_rows(chunk_size, histogram.shape[1])
     base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size)
     setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
@@ -226,12 +222,25 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                 budgets=parameters.budgets, orders=base.orders, delta=delta,
                 conversion=conversion, member_groups=member_groups, names=parameters.names,
                 sensitivities=parameters.sensitivity, map=parallel)
-    return _with_groups(base, accounting_result, parameters, labels, independent)
+    return _with_groups(base, accounting_result, parameters, labels, independent,
+                        answered_before(base, histogram, run, accounting_result.stopped_at))
+
+
+def answered_before(base: AnalysisResult, histogram, run: dict, stop: int | None) -> float:
+    """The answered weight before the stop: the base run's total without one; under
+    expected accounting (pr_answered summed) that of the run analysed again, totals only,
+    up to the stop (one algorithm whether columns are kept or not); else a count."""
+    if stop is None or stop >= base.queries:
+        return float(base.answered_total)
+    if base.accounting != "expected" or stop == 0:
+        return float(np.count_nonzero(base.answered[:stop]))
+    return float(analyze_votes(histogram, base.mechanism, **{**run, "queries": stop},
+                               keep_columns=False).answered_total)
 
 
 def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
               parameters: GroupParameters, *, labels, student, workers, frames: bool,
-              chunk_size: int) -> AnalysisResult:
+              chunk_size: int, answered) -> AnalysisResult:
     """The totals-only individualized result of ``base`` (analysed without columns): the
     group accounting replayed a chunk at a time, and with ``frames`` the per-query table
     streamed by a further pass (``analysis.individualized_stream``)."""
@@ -249,7 +258,7 @@ def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
     assert base.counts is not None  # analysed totals-only
     result = replace(
         _summary(base, groups, parameters, found.independent_spent, found.independent_final,
-                 found.answered),
+                 answered(groups.stopped_at) if found.answered is None else found.answered),
         label_accuracy=accuracy, accuracy_by_outcome=by_outcome,
         counts=replace(base.counts, labels_output=counted.output,
                        outcomes=None if outcomes is None else tuple(int(n) for n in outcomes)))
@@ -262,9 +271,8 @@ def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
 
 @contextmanager
 def _parallel_map(elements: int) -> Iterator[Mapper]:
-    """A thread pool's ``map`` for the accounting's independent curves (numpy releases the
-    GIL in its loops), or the builtin ``map`` for a small run or a single core. Each task
-    writes only its own results, so the numbers do not depend on the choice."""
+    """A thread pool's ``map`` for the accounting's independent curves, or the builtin
+    ``map`` for a small run or a single core (the numbers do not depend on the choice)."""
     workers = os.cpu_count() or 1
     if workers < 2 or elements < _THREAD_MIN_ELEMENTS:
         yield map
@@ -275,13 +283,10 @@ def _parallel_map(elements: int) -> Iterator[Mapper]:
 
 def _cost_chunks(base: AnalysisResult, setting: GroupSetting, parallel: Mapper = map, *,
                  data_independent: bool = False) -> Iterator[CostChunk]:
-    """Per-group costs of ``base``'s queries from its columns (``span_costs``).
-
-    ``data_independent``: each group's worst-case costs (MATH.md s.2 at its sensitivity)
-    for the replay's decisions, whatever ``base``'s accounting (under expected
-    accounting the answer step is charged for the queries the replay answered, not with
-    their probability: the figure holds for the labels released).
-    """
+    """Per-group costs of ``base``'s queries from its columns (``span_costs``);
+    ``data_independent``: each group's worst case (MATH.md s.2 at its sensitivity) for
+    the replay's decisions, whatever the accounting (the figure holds for the labels
+    released)."""
     independent = data_independent or base.accounting == "data-independent"
     decisions = _replay_answered(base) if independent else base.answered
     return span_costs(setting, 0, base.log_q, base.log_pr_answered, base.label >= 0,
@@ -300,7 +305,8 @@ def _replay_answered(base: AnalysisResult) -> np.ndarray:
 
 
 def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: GroupParameters,
-                 labels: np.ndarray | None, independent: GroupAccounting) -> AnalysisResult:
+                 labels: np.ndarray | None, independent: GroupAccounting,
+                 answered: float) -> AnalysisResult:
     label = base.label.copy()
     outcome = None if base.outcome is None else base.outcome.copy()
     if groups.stopped_at is not None:  # nothing after the stopping point is released
@@ -318,7 +324,7 @@ def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: Grou
     for g, name in enumerate(groups.names):
         columns[f"epsilon_cumulative_{name}"] = groups.cumulative_epsilon[:, g]
     return replace(_summary(base, groups, parameters, independent_spent, independent_final,
-                            float(np.sum(base.answered[:released_upto]))),
+                            answered),
                    label=label, outcome=outcome, label_accuracy=accuracy,
                    accuracy_by_outcome=by_outcome, columns=columns)
 
@@ -363,8 +369,7 @@ def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
     derived = np.asarray(derived, dtype=np.float64)
     if given is None:
         return derived
-    given = np.asarray(given, dtype=np.float64)
-    return np.where(np.isfinite(given), given, derived)
+    return np.where(np.isfinite(given := np.asarray(given, dtype=np.float64)), given, derived)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,6 @@ from ..mechanisms import (
 from ..threads import default_workers, ordered_map
 from ..work_sizes import TABLE_ROWS, TASK_VALUES
 from .chunks import chunk_costs
-from .pairwise_sum import pairwise_sum
 from .per_query_stream import STREAM_CURVE_VALUES, STREAM_ELEMENTS, per_query_frames
 from .result import AnalysisResult
 from .setting import FirstRows, LabelCounts, released_labels, rows_of, rows_read_once
@@ -203,13 +202,14 @@ class _Chunk(NamedTuple):
 class StreamTotals(NamedTuple):
     """The summary's figures of a streamed individualized run: the group totals, the
     data-independent epsilons at the stop and after the last query, the label counts up
-    to the stop and the answered weight before the stop (``np.sum``'s bits)."""
+    to the stop and the answered weight before the stop (counted; None under expected
+    accounting, whose sum of probabilities ``individualized.answered_before`` forms)."""
 
     groups: GroupTotals
     independent_spent: np.ndarray
     independent_final: np.ndarray
     labels: LabelCounts
-    answered: float
+    answered: float | None
 
 
 def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,
@@ -218,7 +218,6 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
     """Replay ``base`` (a totals-only analysis of ``votes``) chunk by chunk and compose
     every group's cost (MATH.md section 9): the summary figures, the same bits as
     ``account_groups`` over the whole run's columns, in memory bounded by the chunk."""
-    queries = base.queries
     accounting = base.accounting
     independent = accounting == "data-independent"
     make: dict[str, Any] = dict(groups=budgets.size, orders=setting.orders, delta=base.delta,
@@ -274,21 +273,11 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
         return chunk.weight
 
     with curve_threads(workers) as curves_map:
-        weights = map(add, replayed(base, votes, student=student, chunk_size=chunk_size,
-                                    workers=workers))
-        if accounting == "expected":  # np.sum of the pr_answered column before the stop
-            answered = pairwise_sum(queries, weights)
-        for _ in weights:
+        for _ in map(add, replayed(base, votes, student=student, chunk_size=chunk_size,
+                                   workers=workers)):
             pass
-    if accounting == "expected":
-        if stops.stopped_at is not None:
-            answered = pairwise_sum(stops.stopped_at, (
-                chunk.weight for chunk in replayed(base, votes, student=student,
-                                                   chunk_size=chunk_size, workers=workers,
-                                                   queries=stops.stopped_at,
-                                                   statistics=False)))
-    else:
-        answered = float(answered_count)
+    # a sum of pr_answered is the caller's (``individualized.answered_before``)
+    answered = None if accounting == "expected" else float(answered_count)
     totals = stops.totals(names, setting.sensitivities)
     if spent_only is not None:
         final = spent_only.final()
