@@ -176,3 +176,18 @@ def test_text_in_a_float_column_is_read_as_it_is(tmp_path):
     assert frame["epsilon_cumulative"].tolist() == ["0.5", "x"]
     with pytest.raises(InputError, match="row 1: column 'epsilon_cumulative' has 'x'"):
         numeric_column(frame, "q.csv", "epsilon_cumulative")
+
+
+def test_rows_after_an_empty_piece_are_written_whole():
+    """A frame concatenated from an empty piece and another holds pyarrow string arrays
+    whose first chunk is empty; pyarrow 26's CSV writer wrote such a column as some
+    100 KB of NUL bytes (a streamed rounds table whose frame ended on a piece's edge).
+    Its rows are those of the frame alone, and a stream cut there is the whole table's."""
+    one = pd.DataFrame({"query": [7], "outcome": np.asarray(["teacher"]), "x": [0.5]})
+    joined = pd.concat([one.iloc[1:], one], ignore_index=True)
+    assert csv_rows(joined) == csv_rows(one) == b'7,"teacher",0.5\n'
+    frames = [pd.concat([one] * 50, ignore_index=True), one]
+    whole = pd.concat(frames, ignore_index=True)
+    for path in ("t.csv", "t.jsonl", "t.parquet"):
+        assert b"".join(per_query_stream_chunks(iter(frames), path, rows=50)) == \
+            b"".join(per_query_chunks(whole, path, rows=50)), path
