@@ -122,6 +122,20 @@ def paper_votes() -> Path:
 # --- Dask ----------------------------------------------------------------------------------
 
 @pytest.fixture
+def small_stream_chunks(monkeypatch) -> None:
+    """Chunks of a per-query table's passes made small (2,048 rows, curves kept up to
+    1 MB, counted chunks of 32,768 values, file pieces of 8,192 rows), so that a memory
+    test's tables of a few 10^4 queries span several."""
+    from pate_cli.analysis import grouped_run, per_query_stream, setting
+    from pate_cli.outputs import files
+    monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
+    monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
+    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 2048)
+    monkeypatch.setattr(grouped_run, "READ_VALUES", 4 * 8192)
+    monkeypatch.setattr(files, "TABLE_ROWS", 8192)
+
+
+@pytest.fixture
 def dask_timeout(monkeypatch) -> float:
     """``PATE_TEST_DASK_TIMEOUT`` seconds, also the wait of ``pate-sweep --scheduler``.
 

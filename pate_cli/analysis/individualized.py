@@ -9,10 +9,7 @@ group's cost composed in chunks (``account_groups``, or ``individualized_stream`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -40,12 +37,13 @@ from ..mechanisms import (
 from ..sparse_rows import row_width
 from .individualized_stream import (
     GroupSetting,
+    curve_threads,
     group_frames,
     group_totals,
     histogram_rows,
     span_costs,
-    stream_rows,
 )
+from .per_query_stream import stream_rows
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, chunk_rows, label_accuracy
@@ -207,7 +205,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size)
     setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
                            member_groups, seed, len(parameters.names))
-    with _parallel_map(base.queries * base.orders.size) as parallel:
+    small = base.queries * base.orders.size < _THREAD_MIN_ELEMENTS
+    with curve_threads(1 if small else None) as parallel:
         accounting_result = account_groups(
             _cost_chunks(base, setting, parallel), budgets=parameters.budgets,
             orders=base.orders, delta=delta, conversion=conversion,
@@ -267,18 +266,6 @@ def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
             base, histogram, setting, names=parameters.names, stopped_at=groups.stopped_at,
             student=student, chunk_size=chunk_size, workers=workers))
     return result
-
-
-@contextmanager
-def _parallel_map(elements: int) -> Iterator[Mapper]:
-    """A thread pool's ``map`` for the accounting's independent curves, or the builtin
-    ``map`` for a small run or a single core (the numbers do not depend on the choice)."""
-    workers = os.cpu_count() or 1
-    if workers < 2 or elements < _THREAD_MIN_ELEMENTS:
-        yield map
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        yield pool.map
 
 
 def _cost_chunks(base: AnalysisResult, setting: GroupSetting, parallel: Mapper = map, *,

@@ -41,11 +41,11 @@ from ..mechanisms import (
     weighted_histogram,
 )
 from ..threads import default_workers, ordered_map
-from ..work_sizes import TABLE_ROWS, TASK_VALUES
+from ..work_sizes import TASK_VALUES
 from .chunks import chunk_costs
-from .per_query_stream import STREAM_CURVE_VALUES, STREAM_ELEMENTS, per_query_frames
+from .per_query_stream import per_query_frames
 from .result import AnalysisResult
-from .setting import FirstRows, LabelCounts, released_labels, rows_of, rows_read_once
+from .setting import FirstRows, LabelCounts, released_labels
 from .steps import mechanism_steps, screening_counts
 
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).
@@ -109,15 +109,6 @@ def histogram_rows(variant: str, predictions: np.ndarray, *, classes: int,
             return vanishing_votes(rows, frequencies=frequencies, seed=seed,
                                    classes=classes, start=start).votes
     return HistogramRows(predictions, classes, build)
-
-
-def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
-    """Rows per chunk of the passes: ``chunk_size``, else what the per-query table's pass
-    takes (``per_query_stream``: bounded votes and curves)."""
-    if chunk_size is not None:
-        return chunk_size
-    return min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, classes)),
-               max(1, STREAM_CURVE_VALUES // max(1, orders)))
 
 
 class GroupSetting(NamedTuple):
@@ -235,7 +226,7 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
     answered_count = 0
     held: dict[str, np.ndarray] = {}
 
-    def add(chunk: _Chunk) -> np.ndarray:
+    def add(chunk: _Chunk) -> None:
         nonlocal answered_count
         count = chunk.weight.shape[0]
         output = chunk.labels >= 0
@@ -270,12 +261,11 @@ def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: t
                        None if chunk.outcome is None else chunk.outcome[:upto],
                        None if truth is None else truth[chunk.start:stop])
             answered_count += int(np.count_nonzero(chunk.weight[:upto]))
-        return chunk.weight
 
     with curve_threads(workers) as curves_map:
-        for _ in map(add, replayed(base, votes, student=student, chunk_size=chunk_size,
-                                   workers=workers)):
-            pass
+        for chunk in replayed(base, votes, student=student, chunk_size=chunk_size,
+                              workers=workers):
+            add(chunk)
     # a sum of pr_answered is the caller's (``individualized.answered_before``)
     answered = None if accounting == "expected" else float(answered_count)
     totals = stops.totals(names, setting.sensitivities)
@@ -307,27 +297,17 @@ def curve_threads(workers: int | None) -> Iterator[Mapper]:
 
 
 def replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,
-             workers: int | None = None, queries: int | None = None,
-             statistics: bool = True) -> Iterator[_Chunk]:
-    """``base``'s first ``queries`` queries (all by default) replayed a chunk at a time
-    (MATH.md s.1: noise keyed by query position), formed ahead on ``workers`` threads.
-    ``statistics=False``: the charges only (``log q`` left empty)."""
+             workers: int | None = None) -> Iterator[_Chunk]:
+    """``base``'s queries replayed a chunk at a time (MATH.md s.1: noise keyed by query
+    position), formed ahead on ``workers`` threads."""
     mechanism = base.mechanism
-    queries = base.queries if queries is None else queries
+    queries = base.queries
     selection, answer = mechanism_steps(mechanism)
     noise = NoiseSource(base.seed)
     positions = FirstRows(queries)
 
     def form(piece: tuple[int, int]) -> _Chunk:
         start, stop = piece
-        if not statistics:
-            rows = rows_read_once(votes, positions, start, stop)
-            student_rows = None if student is None else rows_of(student, positions, start,
-                                                                stop)
-            weight = (np.ones(stop - start) if selection is None
-                      else np.exp(selection.statistic(rows, student_rows)))
-            empty = np.empty(0)
-            return _Chunk(start, weight, empty.astype(np.int64), None, empty, empty)
         chunk = chunk_costs(votes, positions, start, stop, mechanism=mechanism,
                             selection=selection, answer=answer, noise=noise,
                             accounting=base.accounting, orders=np.ones(1), student=student,

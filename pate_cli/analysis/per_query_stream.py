@@ -68,14 +68,12 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     independent = result.accounting == "data-independent"
     noise = NoiseSource(result.seed, salt=salt)
     queries = result.queries
-    chunk_size = (chunk_size if chunk_size is not None
-                  else min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, row_width(votes))),
-                           max(1, STREAM_CURVE_VALUES // orders.size)))
+    chunk_size = stream_rows(chunk_size, row_width(votes), orders.size)
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))
     carry = initial_carry(result.initial_rdp, orders)
     at_order = np.array([result.order])
-    integral = _integral_maxima(votes, positions, queries, chunk_size)
+    integral = integral_maxima(votes, positions, queries, chunk_size)
     if queries == 0:  # a budget run that halted at once: the table's header only
         empty = np.empty(0)
         yield per_query_frame(SimpleNamespace(
@@ -158,6 +156,16 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             columns={}), integral=integral)
 
 
+def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
+    """Rows per chunk of a pass over the analysed queries: ``chunk_size``, else at most
+    ``TABLE_ROWS``, ``STREAM_ELEMENTS`` vote values and ``STREAM_CURVE_VALUES`` curve
+    values (the table's pass, and an individualized run's group passes)."""
+    if chunk_size is not None:
+        return chunk_size
+    return min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, classes)),
+               max(1, STREAM_CURVE_VALUES // max(1, orders)))
+
+
 def _pieces(queries: int, chunk_size: int, cuts: list[int]) -> Iterator[tuple[int, int]]:
     """Consecutive ranges of at most ``chunk_size`` queries, also cut at ``cuts``."""
     edges = sorted(set(range(0, queries, chunk_size)) | {cut for cut in cuts if cut < queries})
@@ -165,7 +173,7 @@ def _pieces(queries: int, chunk_size: int, cuts: list[int]) -> Iterator[tuple[in
         yield start, edges[number + 1] if number + 1 < len(edges) else queries
 
 
-def _integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
+def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
     """Whether every analysed query's plurality count is a whole number (so that each
     piece writes the column as the whole table would): at once for integer votes, else
     by a pass over the rows."""

@@ -39,7 +39,7 @@ from ..mechanisms import (
     build_mechanism,
 )
 from ..orders import default_orders, validate_orders
-from .per_query_stream import per_query_frames
+from .per_query_stream import integral_maxima, per_query_frames
 from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
 from .serialize import per_query_frame
@@ -50,7 +50,6 @@ from .setting import (
     grid_edge_notes,
     initial_carry,
     needs_integer_votes,
-    rows_of,
     sums_at_order,
 )
 from .steps import data_independent_curve, mechanism_steps, per_query_at_order
@@ -282,16 +281,9 @@ def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
 def _integral_pluralities(window: _Window) -> bool:
     """Whether every plurality count of the round is a whole number (the per-query table
     then writes the column as integers): at once for integer votes, else by a pass."""
-    if np.issubdtype(np.asarray(window.votes[:0]).dtype, np.integer):
-        return True
     positions: Any = (FirstRows(window.votes.shape[0]) if window.indices is None
                       else window.indices)
-    for start in range(0, positions.size, SPAN_CHECK):
-        stop = min(positions.size, start + SPAN_CHECK)
-        maxima = rows_of(window.votes, positions, start, stop).max(axis=1)
-        if not np.array_equal(np.round(maxima), maxima):
-            return False
-    return True
+    return integral_maxima(window.votes, positions, positions.size, SPAN_CHECK)
 
 
 def _window(votes, spec: Round, labels) -> _Window:

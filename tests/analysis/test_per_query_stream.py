@@ -67,7 +67,7 @@ def _peak_writing_table(cli, path, out) -> int:
 
 
 def test_pate_analyze_writes_its_table_in_memory_that_does_not_grow(cli, tmp_path,
-                                                                    monkeypatch):
+                                                                    small_stream_chunks):
     """Four times the queries, the same peak (the columns held in memory would grow by
     about 10 MB), and the file the in-memory table gives. Chunks are made small (8,192
     rows in every pass) so that both files span several, and a first call pays for
@@ -77,13 +77,6 @@ def test_pate_analyze_writes_its_table_in_memory_that_does_not_grow(cli, tmp_pat
     that both sizes have more than those in flight). One thread forms the chunks: with
     more, the chunks in flight at the peak depend on timing (a few MB either way on a
     loaded machine), which is not growth."""
-    from pate_cli.analysis import grouped_run, per_query_stream, setting
-    from pate_cli.outputs import files
-    monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
-    monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
-    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 2048)
-    monkeypatch.setattr(grouped_run, "READ_VALUES", 4 * 8192)
-    monkeypatch.setattr(files, "TABLE_ROWS", 8192)
     rng = np.random.default_rng(0)
     peaks = []
     for queries in (2_000, 20_000, 80_000):

@@ -256,18 +256,11 @@ def test_rounds_memory_does_not_grow_with_the_queries(tmp_path):
     assert large < small + 2 * 2**20, (small, large)
 
 
-def test_the_streamed_rounds_table_is_written_in_memory_that_does_not_grow(tmp_path,
-                                                                         monkeypatch):
+def test_the_streamed_rounds_table_is_written_in_memory_that_does_not_grow(
+        tmp_path, small_stream_chunks):
     """Four times the queries, the same peak while the table of two rounds is formed and
     written (the chunks made small, one thread, as in test_per_query_stream), and the
     bytes of the table held in memory."""
-    from pate_cli.analysis import grouped_run, per_query_stream, setting
-    from pate_cli.outputs import files
-    monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
-    monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
-    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 2048)
-    monkeypatch.setattr(grouped_run, "READ_VALUES", 4 * 8192)
-    monkeypatch.setattr(files, "TABLE_ROWS", 8192)
     rng = np.random.default_rng(3)
     gnmax = build_mechanism("gnmax", teachers=50, sigma=5.0, integer_votes=True)
     confident = build_mechanism("confident", teachers=50, threshold=30.0,
