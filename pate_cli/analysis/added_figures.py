@@ -36,6 +36,7 @@ from ..mechanisms import release_draw
 from ..mechanisms.sampled import SampledMechanism, unsampled
 from ..sparse_rows import SparseRows, is_sparse
 from ..work_sizes import READ_VALUES
+from .chunks import run_charges
 from .result import AnalysisResult, TuningPart
 from .setting import FirstRows, rows_of
 
@@ -117,12 +118,11 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     """The smooth-sensitivity report for ``result`` (computed from ``votes``).
 
     ``positions``: the file rows the run processed, in order (an array, or
-    ``setting.FirstRows``); ``charges(start, stop)``: the answer step's charge of processed
-    queries ``start .. stop-1`` (``chunks.run_charges``). Rows, charges and Interactive's
-    selection counts are then formed a chunk at a time, so memory does not grow with the
-    number of queries and the run needs no per-query columns (``analyze`` does this).
-    Without them, a result with per-query columns gives both (``query_index``,
-    ``answered``).
+    ``setting.FirstRows``; default: the result's ``query_index`` or its first rows);
+    ``charges(start, stop)``: the answer step's charge of processed queries ``start ..
+    stop-1`` (default: the seeded replay's, ``chunks.run_charges``; a run of given
+    decisions must pass its own). Rows, charges and Interactive's selection counts are
+    formed a chunk at a time, so memory does not grow with the number of queries.
 
     Raises ``ValueError`` for mechanisms or accounting modes it does not apply to, and
     when condition C5 or C6 fails at the order (naming the condition, sigma, K and
@@ -135,14 +135,16 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     if result.accounting == "data-independent":
         raise ValueError("--smooth-sensitivity needs replay or expected accounting (a "
                          "data-independent epsilon is already public)")
+    if positions is None:
+        positions = (FirstRows(result.queries) if result.query_index is None
+                     else result.query_index)
     if charges is None:
-        result.require_columns("the smooth-sensitivity report of a run without its charges")
-        positions, answered = result.query_index, result.answered
-        if positions is None:
-            positions = FirstRows(result.queries)
-
-        def charges(start: int, stop: int) -> np.ndarray:
-            return answered[start:stop]
+        if result.decisions is not None:
+            raise ValueError("the smooth-sensitivity report of a run of given decisions "
+                             "needs their charges (charges=)")
+        charges = run_charges(votes, positions, mechanism=mechanism,
+                              accounting=result.accounting, seed=result.seed,
+                              q_bound=result.q_bound, student=student)
     order = float(result.order if order is None else order)
     common: dict = dict(teachers=int(round(result.teachers)), sigma=mechanism.sigma,
                         order=order, delta=result.delta, release_noise=release_draw(result.seed),

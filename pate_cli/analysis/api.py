@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import replace
-from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -47,7 +46,6 @@ from .outputs import (
     output_halt,
     outputs_summary,
 )
-from .per_query_stream import per_query_frames
 from .result import AddedRdp, AnalysisResult
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
@@ -87,16 +85,13 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
     (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
     answered mask, or labels with -1 for none): those decisions are accounted instead of
-    the seeded replay's (MATH.md s.7). ``per_query=False`` (totals only) keeps no
-    per-query columns in a single LNMax/GNMax/Confident/Interactive run, in ``rounds``
-    (each round analysed so, ``analysis.rounds``) or in an individualized run (its group
-    accounting replayed a chunk at a time, ``analysis.individualized_stream``): memory
-    stays flat however many queries, every figure of ``to_dict()`` is the same bytes, and
-    ``to_frame()``/``label()`` raise; SVT-PATE keeps them anyway
-    (``smooth_sensitivity`` reads the run's charges again, a chunk at a time).
-    ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
-    per-query table a chunk at a time by a second pass (bounded memory);
-    ``to_frame()`` and ``label()``'s decisions put the stream's pieces together. ``workers``:
+    the seeded replay's (MATH.md s.7). No run keeps a per-query array (SVT-PATE and
+    ``multilabel`` runs aside): memory stays flat however many queries. ``per_query``
+    (True, the default, or ``"stream"``, the same): ``result.iter_frames()`` gives the
+    per-query table a chunk at a time by a second pass over the votes, and
+    ``to_frame()`` and ``label()``'s decisions put its pieces together; ``per_query=False``
+    (totals only): ``to_frame()``/``label()`` raise, and the summary is the same bytes.
+    ``workers``:
     threads that count chunks and evaluate cost curves (default: the cores this process
     may use); no figure depends on it. ``executor``: a ``distributed.Client`` (or any
     ``concurrent.futures`` executor) on which a totals-only single run counts its chunks
@@ -154,7 +149,7 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisR
     if spec.rounds is not None:
         if spec.executor is not None:  # a PateWarning: analysed in this process
             usable_executor(spec.executor, rounds=spec.rounds, name=spec.name,
-                            individualized=None, keeps_columns=spec.per_query is True)
+                            individualized=None)
         rounds = rounds_of(spec.rounds, vote_set, dict(spec.parameters), MECHANISM_PARAMETERS)
         result = analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
                                 per_query=spec.per_query, workers=spec.workers, **common)
@@ -183,8 +178,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     decisions, the halt at an output, the streamed table, the PLD figure, the outputs."""
     executor = spec.executor
     if executor is not None:
-        executor = usable_executor(executor, rounds=None, name=spec.name, individualized=None,
-                                   keeps_columns=spec.per_query is True)
+        executor = usable_executor(executor, rounds=None, name=spec.name, individualized=None)
     queries = spec.queries
     indices = _query_indices(spec.query_indices)
     available, where = ((vote_set.queries, vote_set.path) if indices is None
@@ -214,8 +208,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                                initial_rdp=initial_rdp, decisions=given,
                                progress=spec.progress, q_bound=spec.q_bound,
                                workers=spec.workers, executor=executor, **common,
-                               keep_columns=spec.per_query is True,
-                               keep_pairs=spec.per_query == "stream")
+                               per_query=bool(spec.per_query))
     except ValueError as error:
         if part is None or isinstance(error, InputError):
             raise
@@ -234,11 +227,6 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                 vote_set.votes, positions, mechanism=chosen, accounting=spec.accounting,
                 seed=spec.seed, q_bound=spec.q_bound, student=student_rows,
                 decisions=given)))
-    if spec.per_query == "stream" and result.counts is not None:
-        result = replace(result, frames=partial(
-            per_query_frames, votes=vote_set.votes, query_indices=indices,
-            student=student_rows, decisions=given, q_bound=spec.q_bound,
-            workers=spec.workers))
     if spec.accounting == "data-independent" and initial_rdp is None:
         result = (with_sampled_pld_figure(result, chosen, spec.delta)
                   if isinstance(chosen, SampledMechanism)

@@ -29,7 +29,7 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.composition import StepRows, budget_halt, running_epsilon, running_total
+from ..accounting.composition import StepRows, budget_halt, running_total
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
 from ..mechanisms import Decisions
@@ -141,9 +141,9 @@ class BudgetWalk:
     block before, query by query (``back_to``). ``carries``: the carries at block starts
     1, 2, ... up to the last processed."""
 
-    def __init__(self, run: BudgetSetting, carry: np.ndarray, table=None):
+    def __init__(self, run: BudgetSetting, carry: np.ndarray):
         self.run = run
-        self.table = table
+        self.block = BUDGET_BLOCK  # the queries of a block (the carries' spacing)
         self.carry = np.array(carry, dtype=np.float64)
         self.selection = np.zeros(self.carry.size)
         self.answer = np.zeros(self.carry.size)
@@ -188,22 +188,20 @@ class BudgetWalk:
         self.carry = after
         self.block_carries.append(after)
 
-    def add(self, costs: StepRows, count: int, *, with_carry: bool) -> None:
-        """Add the first ``count`` queries of ``costs`` to the step sums, and with
-        ``with_carry`` to the carry, query after query (``composition.running_total``:
-        the carry is ``running_epsilon``'s, bit for bit), for runs that form no per-query
-        epsilon."""
+    def add(self, costs: StepRows, count: int) -> None:
+        """Add the first ``count`` queries of ``costs`` to the step sums and the carry,
+        query after query (``composition.running_total``: the carry is
+        ``running_epsilon``'s, bit for bit)."""
         self.answered = float(np.add.accumulate(
             np.concatenate(([self.answered], costs.weight[:count])))[-1])
         self.selection = running_total(costs.step("selection"), count, self.selection)
         self.answer = running_total(costs.step("answer"), count, self.answer)
-        if with_carry:
-            self.carry = running_total(costs, count, self.carry)
+        self.carry = running_total(costs, count, self.carry)
 
     def through(self, lo: int, hi: int, part: BlockSums | None, after) -> None:
         """Go through queries ``lo .. hi-1`` (one block) query by query; a block that is
         not the run's last then ends at its sums (``part``, ``after``)."""
-        run, keep = self.run, self.table is not None
+        run = self.run
         before = self.selection, self.answer, self.answered
         for start in range(lo, hi, run.chunk_size):
             stop = min(hi, start + run.chunk_size)
@@ -213,7 +211,6 @@ class BudgetWalk:
                                 accounting=run.accounting, orders=run.orders,
                                 student=run.student, decisions=run.decisions)
             costs, made, weight = chunk.costs, chunk.made, chunk.weight
-            block, log_q, log_pr = chunk.block, chunk.log_q, chunk.log_pr
             full = costs if run.accounting == "expected" else StepRows(
                 costs.selection, costs.selection_index, costs.answer, costs.answer_index,
                 np.ones(stop - start))
@@ -221,27 +218,17 @@ class BudgetWalk:
             if halt is not None:
                 self.halted_at = start + halt
                 stop = self.halted_at
-                block, log_q, log_pr, weight = (block[:halt], log_q[:halt], log_pr[:halt],
-                                                weight[:halt])
+                weight = weight[:halt]
                 made = Decisions(made.answered[:halt], made.labels[:halt],
                                  None if made.outcome is None else made.outcome[:halt])
                 costs = StepRows(costs.selection, costs.selection_index[:halt],
                                  costs.answer, costs.answer_index[:halt], weight)
             if stop > start:
-                if keep:
-                    self.add(costs, stop - start, with_carry=False)
-                    figures = running_epsilon(costs, stop - start, self.carry,
-                                              run.converter, per_query=True)
-                    self.carry = figures.carry
-                    self.table.fill(slice(start, stop), block, made, made.answered,
-                                    weight=weight, log_q=log_q, log_pr=log_pr,
-                                    figures=figures, orders=run.orders)
-                else:
-                    self.add(costs, stop - start, with_carry=True)
-                    self.labels.add(*released_labels(made, made.answered,
-                                                     run.mechanism.uses_student),
-                                    None if run.truth is None
-                                    else run.truth[run.positions[start:stop]])
+                self.add(costs, stop - start)
+                self.labels.add(*released_labels(made, made.answered,
+                                                 run.mechanism.uses_student),
+                                None if run.truth is None
+                                else run.truth[run.positions[start:stop]])
             if run.progress is not None:
                 run.progress(stop, run.queries)
             if self.halted_at is not None:
@@ -251,16 +238,16 @@ class BudgetWalk:
             self.settle(part, after, *before)
 
 
-def run_budget(run: BudgetSetting, carry: np.ndarray, *, table=None, workers: int | None = None,
+def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = None,
                executor=None, source=None) -> BudgetWalk:
     """A budget run's halt and sums (the module's docstring). ``run``: the run's setting
-    (:class:`BudgetSetting`); ``table``: per-query columns to fill (None: totals
-    only); ``executor``: where block sums are formed (else on ``workers`` threads)."""
+    (:class:`BudgetSetting`); ``executor``: where block sums are formed (else on
+    ``workers`` threads)."""
     queries = run.queries
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
     parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor,
                           source=source)
-    walk = BudgetWalk(run, carry, table)
+    walk = BudgetWalk(run, carry)
     peak = _peak(run)
     try:
         for number in range(blocks):
@@ -269,7 +256,7 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, table=None, workers: in
             after = None
             if part is not None:
                 after = (walk.carry + part.selection) + part.answer
-                if table is None and _within(after, peak, run.converter, run.budget):
+                if _within(after, peak, run.converter, run.budget):
                     walk.skip(part, after)
                     walk.ended = None
                     if run.progress is not None:

@@ -82,7 +82,7 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
 
 
 class QueryColumns:
-    """The per-query columns of one run, filled chunk by chunk in analysed order."""
+    """The per-query columns of one chunk of a run (the per-query table's pass)."""
 
     NAMES = ("plurality", "answered", "log_q", "log_pr_answered", "epsilon_query",
              "epsilon_cumulative", "order_cumulative")
@@ -92,14 +92,6 @@ class QueryColumns:
         self.plurality_class = np.empty(queries, dtype=np.int64)
         self.label = np.empty(queries, dtype=np.int64)
         self.outcome = np.empty(queries, dtype=np.int8) if with_outcome else None
-
-    def truncate(self, count: int) -> None:
-        """Keep the first ``count`` queries (a budget run's processed prefix)."""
-        self.columns = {name: values[:count] for name, values in self.columns.items()}
-        self.plurality_class = self.plurality_class[:count]
-        self.label = self.label[:count]
-        if self.outcome is not None:
-            self.outcome = self.outcome[:count]
 
     def fill(self, part: slice, block: np.ndarray, decisions, released: np.ndarray, *,
              weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,

@@ -42,12 +42,12 @@ _SVT = {"stable": SVT_STABLE, "unstable": SVT_UNSTABLE, "halted": SVT_HALTED}
 def decisions_of(result) -> LabelDecisions:
     """The decisions an analysis made (or accounted), up to where labelling stopped (for
     a result analysed with ``per_query="stream"``, read from its table's stream)."""
-    if result.counts is not None and result.frames is not None:
+    result.require_columns("the decisions")
+    if result.table is None:
         pieces = list(streamed_decisions(result))
         return LabelDecisions(result.mechanism.name,
                               *(np.concatenate([getattr(piece, key) for piece in pieces])
                                 for key in ("query", "outcome", "label")))
-    result.require_columns("the decisions")
     count = result.queries
     query = (np.arange(count) if result.query_index is None
              else np.asarray(result.query_index, dtype=np.int64))

@@ -134,18 +134,16 @@ def _mapped(function: Callable, group: list) -> list:
     return [function(item) for item in group]
 
 
-def usable_executor(target, *, rounds, individualized, name: str, keeps_columns: bool):
+def usable_executor(target, *, rounds, individualized, name: str):
     """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
     ``get_executor()``, or an executor as it is) if the run can use it, else None with a
     ``PateWarning``: a single run's totals are split (chunks counted there; a budget
-    run's blocks summed there, its halt found here, ``analysis.budget_run``); rounds,
-    individualized groups, SVT-PATE (sequential) and a run that keeps its per-query
-    columns (formed in order) are analysed in this process."""
+    run's blocks summed there, its halt found here, ``analysis.budget_run``; the per-query
+    table's pass runs here); rounds, individualized groups and SVT-PATE (sequential) are
+    analysed in this process."""
     reason = ("--rounds" if rounds is not None
               else "--individualized" if individualized is not None
-              else "-m svt" if name == "svt"
-              else "its per-query columns (per_query=True)"
-                   if keeps_columns else None)
+              else "-m svt" if name == "svt" else None)
     if reason is not None:
         warnings.warn(PateWarning(
             f"--scheduler splits the totals of single runs; a run with {reason} is "

@@ -4,12 +4,11 @@ MATH.md section 9 (Boenisch et al., "Individualized PATE"); the numeric rules li
 ``accounting/individualized/``, the histograms in ``mechanisms/participation.py``. This
 module decides the run: each group's parameters, the histogram the variant aggregates
 (plain, weighted or participation-masked votes), the replay (``analyze_votes``) and every
-group's cost composed in chunks (``account_groups``, or ``individualized_stream``).
+group's cost composed a chunk at a time (``individualized_stream``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -17,40 +16,29 @@ from typing import Any
 import numpy as np
 
 from ..accounting.individualized import (
-    CostChunk,
-    GroupAccounting,
     GroupTotals,
-    account_groups,
     group_weights,
     upsampling_factors,
     vanishing_frequencies,
 )
-from ..accounting.individualized.curves import Mapper
 from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
 from ..mechanisms import (
     OUTCOME_ABSTAIN,
-    OUTCOME_TEACHER,
     Mechanism,
-    vanishing_votes,
-    weighted_histogram,
 )
 from ..sparse_rows import row_width
 from .individualized_stream import (
     GroupSetting,
-    curve_threads,
     group_frames,
     group_totals,
     histogram_rows,
-    span_costs,
 )
 from .per_query_stream import stream_rows
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
-from .setting import DEFAULT_CHUNK, chunk_rows, label_accuracy
+from .setting import DEFAULT_CHUNK, chunk_rows
 
 VARIANTS = ("upsampling", "weighting", "vanishing")
-# Below this many (queries x orders) elements, threads cost more than they save.
-_THREAD_MIN_ELEMENTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -150,19 +138,18 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     top-level ``epsilon``/``order`` are the largest spent-at-stop, and ``answered`` counts
     the queries answered before the stop.
 
-    ``per_query=False`` (totals only): no per-query array is kept. The base run is
-    analysed totals-only, then replayed a chunk at a time for the group accounting
-    (``analysis.individualized_stream``), the histograms formed a chunk at a time too:
-    memory does not grow with the queries, and the summary is the same bytes.
-    ``per_query="stream"``: the same, and ``result.iter_frames()`` gives the per-query
-    table (with each group's cumulative epsilon) a chunk at a time. ``workers``: threads
-    of the totals-only passes (default: the cores); no figure depends on it.
+    No per-query array is kept: the base run is analysed totals-only, then replayed a
+    chunk at a time for the group accounting (``analysis.individualized_stream``), the
+    histograms formed a chunk at a time too, so memory does not grow with the queries.
+    ``per_query`` (True, the default, or ``"stream"``): ``result.iter_frames()`` gives the
+    per-query table (with each group's cumulative epsilon) a chunk at a time; False:
+    totals only. ``workers``: threads of the passes (default: the cores); no figure
+    depends on it.
     """
     if mechanism.answer_noise != "gaussian" or mechanism.sequential:
         raise ValueError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant
     member_groups = frequencies = None
-    whole = per_query is True
     if variant == "upsampling":
         histogram = votes
     else:
@@ -171,70 +158,41 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                              "--teacher-groups")
         classes = classes or int(np.max(predictions)) + 1
         if variant == "weighting":
-            weights = parameters.sensitivity[teacher_groups]
-            histogram = (weighted_histogram(np.asarray(predictions), weights, classes=classes)
-                         if whole else histogram_rows(variant, predictions, classes=classes,
-                                                      weights=weights))
+            histogram = histogram_rows(variant, predictions, classes=classes,
+                                       weights=parameters.sensitivity[teacher_groups])
         else:
             frequencies = parameters.participation[teacher_groups]
-            histogram = (vanishing_votes(np.asarray(predictions), frequencies=frequencies,
-                                         seed=seed, classes=classes).votes
-                         if whole else histogram_rows(variant, predictions, classes=classes,
-                                                      frequencies=frequencies, seed=seed))
+            histogram = histogram_rows(variant, predictions, classes=classes,
+                                       frequencies=frequencies, seed=seed)
             member_groups = teacher_groups
         teachers = float(predictions.shape[1])
         if getattr(mechanism, "integer_votes", False):  # weighted/rescaled: whole counts?
-            counts_whole = (bool(np.all(histogram == np.rint(histogram))) if whole
-                            else histogram.whole_counts(chunk_rows(chunk_size, classes)))
-            mechanism = replace(mechanism, integer_votes=counts_whole)
+            mechanism = replace(mechanism, integer_votes=histogram.whole_counts(
+                chunk_rows(chunk_size, classes)))
     run: dict[str, Any] = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
                conversion=conversion, seed=seed, queries=queries, labels=labels,
                student=student, source=source)
-    if not whole:
-        base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size,
-                             keep_columns=False, keep_pairs=per_query == "stream",
-                             workers=workers)
-        setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
-                               member_groups, seed, len(parameters.names))
-        return _streamed(base, histogram, setting, parameters, labels=labels,
-                         student=student, workers=workers, frames=per_query == "stream",
-                         chunk_size=stream_rows(chunk_size, row_width(histogram),
-                                                base.orders.size),
-                         answered=partial(answered_before, base, histogram, run))
-    chunk_size = chunk_rows(chunk_size, histogram.shape[1])
-    base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size)
+    base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size,
+                         per_query=bool(per_query), workers=workers)
     setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
                            member_groups, seed, len(parameters.names))
-    small = base.queries * base.orders.size < _THREAD_MIN_ELEMENTS
-    with curve_threads(1 if small else None) as parallel:
-        accounting_result = account_groups(
-            _cost_chunks(base, setting, parallel), budgets=parameters.budgets,
-            orders=base.orders, delta=delta, conversion=conversion,
-            member_groups=member_groups, names=parameters.names,
-            sensitivities=parameters.sensitivity,
-            uniform=(base.epsilon_cumulative, base.order_cumulative, base.rdp_total),
-            map=parallel)
-        independent = accounting_result
-        if base.accounting != "data-independent":
-            independent = account_groups(
-                _cost_chunks(base, setting, parallel, data_independent=True),
-                budgets=parameters.budgets, orders=base.orders, delta=delta,
-                conversion=conversion, member_groups=member_groups, names=parameters.names,
-                sensitivities=parameters.sensitivity, map=parallel)
-    return _with_groups(base, accounting_result, parameters, labels, independent,
-                        answered_before(base, histogram, run, accounting_result.stopped_at))
+    return _streamed(base, histogram, setting, parameters, labels=labels,
+                     student=student, workers=workers, frames=bool(per_query),
+                     chunk_size=stream_rows(chunk_size, row_width(histogram),
+                                            base.orders.size),
+                     answered=partial(answered_before, base, histogram, run))
 
 
 def answered_before(base: AnalysisResult, histogram, run: dict, stop: int | None) -> float:
-    """The answered weight before the stop: the base run's total without one; under
-    expected accounting (pr_answered summed) that of the run analysed again, totals only,
-    up to the stop (one algorithm whether columns are kept or not); else a count."""
+    """The answered weight before the stop under expected accounting (pr_answered
+    summed; the group pass counts it otherwise): the base run's total without a stop,
+    else that of the run analysed again, totals only, up to the stop."""
     if stop is None or stop >= base.queries:
         return float(base.answered_total)
-    if base.accounting != "expected" or stop == 0:
-        return float(np.count_nonzero(base.answered[:stop]))
+    if stop == 0:
+        return 0.0
     return float(analyze_votes(histogram, base.mechanism, **{**run, "queries": stop},
-                               keep_columns=False).answered_total)
+                               per_query=False).answered_total)
 
 
 def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
@@ -266,54 +224,6 @@ def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
             base, histogram, setting, names=parameters.names, stopped_at=groups.stopped_at,
             student=student, chunk_size=chunk_size, workers=workers))
     return result
-
-
-def _cost_chunks(base: AnalysisResult, setting: GroupSetting, parallel: Mapper = map, *,
-                 data_independent: bool = False) -> Iterator[CostChunk]:
-    """Per-group costs of ``base``'s queries from its columns (``span_costs``);
-    ``data_independent``: each group's worst case (MATH.md s.2 at its sensitivity) for
-    the replay's decisions, whatever the accounting (the figure holds for the labels
-    released)."""
-    independent = data_independent or base.accounting == "data-independent"
-    decisions = _replay_answered(base) if independent else base.answered
-    return span_costs(setting, 0, base.log_q, base.log_pr_answered, base.label >= 0,
-                      decisions, independent=independent, map=parallel)
-
-
-def _replay_answered(base: AnalysisResult) -> np.ndarray:
-    """The replay's answer-step decisions, 0/1 per query (``base.answered`` is the
-    probability under expected accounting): Interactive's teacher answers, else the
-    queries that got a label."""
-    if base.accounting != "expected":
-        return base.answered
-    if base.outcome is not None:
-        return (base.outcome == OUTCOME_TEACHER).astype(np.float64)
-    return (base.label >= 0).astype(np.float64)
-
-
-def _with_groups(base: AnalysisResult, groups: GroupAccounting, parameters: GroupParameters,
-                 labels: np.ndarray | None, independent: GroupAccounting,
-                 answered: float) -> AnalysisResult:
-    label = base.label.copy()
-    outcome = None if base.outcome is None else base.outcome.copy()
-    if groups.stopped_at is not None:  # nothing after the stopping point is released
-        label[groups.stopped_at:] = -1
-        if outcome is not None:
-            outcome[groups.stopped_at:] = OUTCOME_ABSTAIN
-    accuracy, by_outcome = label_accuracy(label, labels, base.query_index, outcome)
-    released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
-    zeros = np.zeros(len(groups.names))
-    independent_final = (independent.cumulative_epsilon[-1] if independent.queries
-                         else zeros)
-    independent_spent = (independent.cumulative_epsilon[released_upto - 1]
-                         if released_upto > 0 else zeros)
-    columns = dict(base.columns)
-    for g, name in enumerate(groups.names):
-        columns[f"epsilon_cumulative_{name}"] = groups.cumulative_epsilon[:, g]
-    return replace(_summary(base, groups, parameters, independent_spent, independent_final,
-                            answered),
-                   label=label, outcome=outcome, label_accuracy=accuracy,
-                   accuracy_by_outcome=by_outcome, columns=columns)
 
 
 def _summary(base: AnalysisResult, groups: GroupTotals, parameters: GroupParameters,

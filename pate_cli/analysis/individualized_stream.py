@@ -1,7 +1,7 @@
 """An individualized run in bounded memory: the group accounting fed a chunk at a time.
 
 MATH.md sections 1, 6 and 9. ``analyze_individualized(..., per_query=False)`` analyses the
-base run totals-only (``analyze_votes(keep_columns=False)``) and then replays it chunk by
+base run totals-only (``analyze_votes(per_query=False)``) and then replays it chunk by
 chunk (the noise and the vanishing participation are keyed by query position, so a
 chunk's decisions are the same bits): :func:`group_totals` feeds each chunk's costs to
 ``accounting.individualized.GroupSums``, the running RDP carried from chunk to chunk,

@@ -51,7 +51,7 @@ from ..mechanisms.multilabel import (
     set_ids,
 )
 from .added_figures import with_pld_figure
-from .result import AnalysisResult, MultilabelPart
+from .result import AnalysisResult, MultilabelPart, QueryTable
 from .run import analyze_votes
 from .setting import checked_setting, grid_edge_notes
 from .steps import mechanism_steps, step_curves
@@ -168,7 +168,11 @@ def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, in
     if accounting == "data-independent" and initial_rdp is None:
         run = with_pld_figure(run, mechanism, delta)  # each label a Gaussian step
     shaped = (count, labels)
-    per_label_curves = _label_curves(run, mechanism, q_bound)
+    table = run.to_frame()  # the flattened rows' table, put together (held in memory)
+    flat_rows = {name: table[name].to_numpy(np.float64) for name in (
+        "plurality", "answered", "log_q", "log_pr_answered", "rdp_selection", "rdp_answer",
+        "epsilon_cumulative", "order_cumulative")}
+    per_label_curves = _label_curves(run, flat_rows, mechanism, q_bound)
     epsilon_query = np.empty(count)
     for lo in range(0, count, CURVE_ROWS):
         hi = min(count, lo + CURVE_ROWS)
@@ -176,38 +180,38 @@ def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, in
             hi - lo, labels, -1).sum(axis=1)
         epsilon_query[lo:hi] = rdp_to_epsilon(summed, orders=run.orders, delta=delta,
                                               conversion=conversion)[0]
-    released = run.label.reshape(shaped)
+    released = table["label"].to_numpy(np.int64, na_value=-1).reshape(shaped)
     answered_bits = (released >= 0).astype(np.int64)
     any_answered = answered_bits.any(axis=1)
     last = np.arange(count) * labels + labels - 1
     with np.errstate(divide="ignore"):
-        log_pr = logsumexp(run.log_pr_answered.reshape(shaped), axis=1) - np.log(labels)
-    return replace(
-        run, plurality=run.plurality.reshape(shaped).min(axis=1),
-        plurality_class=_sets(run.plurality_class.reshape(shaped)),
-        answered=run.answered.reshape(shaped).sum(axis=1),
+        log_pr = logsumexp(flat_rows["log_pr_answered"].reshape(shaped), axis=1) - np.log(labels)
+    return replace(run, counts=None, frames=None, distinct_pairs=None, table=QueryTable(
+        plurality=flat_rows["plurality"].reshape(shaped).min(axis=1),
+        plurality_class=_sets(table["plurality_class"].to_numpy(np.int64).reshape(shaped)),
+        answered=flat_rows["answered"].reshape(shaped).sum(axis=1),
         label=np.where(any_answered, _sets(np.maximum(released, 0)), -1),
-        log_q=np.minimum(logsumexp(run.log_q.reshape(shaped), axis=1), 0.0),
+        log_q=np.minimum(logsumexp(flat_rows["log_q"].reshape(shaped), axis=1), 0.0),
         log_pr_answered=log_pr, epsilon_query=epsilon_query,
-        epsilon_cumulative=run.epsilon_cumulative[last],
-        order_cumulative=run.order_cumulative[last],
-        rdp_selection=run.rdp_selection.reshape(shaped).sum(axis=1),
-        rdp_answer=run.rdp_answer.reshape(shaped).sum(axis=1),
-        query_index=None, columns={"answered_labels": _sets(answered_bits)}
+        epsilon_cumulative=flat_rows["epsilon_cumulative"][last],
+        order_cumulative=flat_rows["order_cumulative"][last],
+        rdp_selection=flat_rows["rdp_selection"].reshape(shaped).sum(axis=1),
+        rdp_answer=flat_rows["rdp_answer"].reshape(shaped).sum(axis=1),
+        columns={"answered_labels": _sets(answered_bits)}), query_index=None
     ), int(answered_bits.sum())
 
 
-def _label_curves(run: AnalysisResult, mechanism, q_bound: str):
-    """Rows ``lo .. hi-1`` of the flattened run -> their curves (selection + weighted
-    answer, MATH.md s.7), as the run charged them."""
+def _label_curves(run: AnalysisResult, rows: dict, mechanism, q_bound: str):
+    """Rows ``lo .. hi-1`` of the flattened run (its per-query ``rows``) -> their curves
+    (selection + weighted answer, MATH.md s.7), as the run charged them."""
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     independent = run.accounting == "data-independent"
 
     def curves(lo: int, hi: int) -> np.ndarray:
-        sel, sel_index = step_curves(selection, run.log_pr_answered[lo:hi], run.orders,
+        sel, sel_index = step_curves(selection, rows["log_pr_answered"][lo:hi], run.orders,
                                      independent)
-        ans, ans_index = step_curves(answer, run.log_q[lo:hi], run.orders, independent)
-        return sel[sel_index] + run.answered[lo:hi, None] * ans[ans_index]
+        ans, ans_index = step_curves(answer, rows["log_q"][lo:hi], run.orders, independent)
+        return sel[sel_index] + rows["answered"][lo:hi, None] * ans[ans_index]
     return curves
 
 
@@ -262,11 +266,12 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
     rdp_answer = np.ascontiguousarray(curves[:, at])
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
-        seed=int(seed), orders=orders, teachers=teachers, classes=2, plurality=plurality,
-        plurality_class=_sets(plurality_bits), answered=answered, label=label,
-        log_q=log_q, log_pr_answered=np.zeros(count), epsilon_query=own,
-        epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
-        rdp_selection=np.zeros(count), rdp_answer=rdp_answer, rdp_total=figures.carry,
+        seed=int(seed), orders=orders, teachers=teachers, classes=2, table=QueryTable(
+            plurality=plurality, plurality_class=_sets(plurality_bits), answered=answered,
+            label=label, log_q=log_q, log_pr_answered=np.zeros(count), epsilon_query=own,
+            epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
+            rdp_selection=np.zeros(count), rdp_answer=rdp_answer),
+        rdp_total=figures.carry,
         epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
         order_data_independent=order_di, answered_total=float(count * labels),
         rdp_at_order={"selection": 0.0, "answer": float(figures.carry[at] - carry[at])},

@@ -1,6 +1,6 @@
 """The per-query table of a totals-only run, chunk by chunk (a second pass).
 
-A run analysed without per-query columns (``analyze_votes(keep_columns=False)``) knows
+A run analysed without per-query columns (``analyze_votes(per_query=False)``) knows
 its reported order, its halt and its totals; :func:`per_query_frames` then replays it
 chunk by chunk (noise keyed by query position, MATH.md s.1; running sums carried across
 chunks, MATH.md s.6) and yields the rows of CLI.md's per-query table a chunk at a time,
@@ -30,7 +30,6 @@ from ..mechanisms import Decisions, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
-from . import budget_run
 from .chunks import QueryColumns, chunk_costs
 from .grouped_run import grouping_keys
 from .result import AnalysisResult
@@ -88,7 +87,7 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     # a budget run's running sums restart from its carries at block starts (budget_run)
     carries = None if result.budget is None else result.budget.carries
     restarts = {} if carries is None else {
-        budget_run.BUDGET_BLOCK * (number + 1): carry for number, carry in enumerate(carries)}
+        result.budget.block * (number + 1): carry for number, carry in enumerate(carries)}
     every = np.arange(orders.size)
     kept = SharedCurves(CURVE_CACHE_BYTES)
     # each query's own epsilon looked up by its statistics (accounting.own_epsilons)

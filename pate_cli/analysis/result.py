@@ -1,22 +1,24 @@
 """What one analysis produced (``AnalysisResult``) and what a sweep row averages
 (``ReplayTotals``).
 
-The result is frozen: every per-query array is in analysed order and every optional part
-(budget, SVT, rounds, groups, smooth sensitivity, an added RDP curve) is a typed value
-or None. ``to_dict()`` is CLI.md's JSON summary, ``to_frame()`` its per-query table.
+The result is frozen: every optional part (budget, SVT, rounds, groups, smooth
+sensitivity, an added RDP curve) is a typed value or None. ``to_dict()`` is CLI.md's JSON
+summary; ``iter_frames()`` streams its per-query table (``to_frame()`` puts it together).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._views import load_providers
+from ..mechanisms import OUTCOME_NAMES
 from ..rounding import ceil_text
-from .serialize import per_query_frame, summary_dict
+from .serialize import PER_QUERY_COLUMNS, per_query_frame, summary_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,10 +62,11 @@ class BudgetPart:
     halted_at: int | None
     remaining: float
     halt_at: str = "query"  # or "output": the halt is an output's first query (--halt-at)
-    # The RDP spent before each block of ``analysis.budget_run.BUDGET_BLOCK`` queries
+    # The RDP spent before each block of ``block`` queries (``analysis.budget_run``)
     # after the first, up to the last processed ((blocks, orders); empty for a run of
     # one block): the per-query table restarts its running sums there.
     carries: np.ndarray | None = field(default=None, repr=False, compare=False)
+    block: int = 0
 
 
 @dataclass(frozen=True)
@@ -188,33 +191,15 @@ class QueryCounts:
     outcome_correct: tuple[int, ...] | None = None
 
 
-class NoColumnsError(ValueError):
-    """A per-query view asked of a result analysed without per-query columns."""
+@dataclass(frozen=True)
+class QueryTable:
+    """Per-query columns held in memory, in analysed order (an SVT-PATE or multi-label
+    run's; any other run streams its table). ``answered`` is the charge weight of the
+    answer step (0/1 in replay and data-independent accounting, ``pr_answered`` in
+    expected accounting); ``label`` -1 where nothing was output; ``rdp_selection``/
+    ``rdp_answer`` are at the reported order; ``outcome``: Interactive-GNMax's codes or
+    None; ``columns``: extra per-query columns (SVT's distance and unstable flag)."""
 
-
-@dataclass(frozen=True, repr=False)
-class AnalysisResult:
-    """Everything one analysis produced: per-query arrays (analysed order) and totals.
-
-    ``query_index`` is the file row of each analysed query (``--query-indices`` may pick
-    and order rows). ``answered`` per query is the charge weight of the answer step: 0/1
-    in replay and data-independent accounting (what was released), ``pr_answered`` in
-    expected accounting. ``rdp_selection``/``rdp_answer`` are at the reported ``order``,
-    the answer column already multiplied by that weight, so each column sums to the
-    corresponding entry of ``rdp_at_order`` (the run's sum of each step at that order, up
-    to the last bits of a different order of additions). ``columns`` are extra
-    per-query columns (SVT's distance, a round's number, each group's cumulative
-    epsilon). ``counts`` is set when the run kept no per-query column (totals only).
-    """
-
-    mechanism: Mechanism
-    accounting: str
-    conversion: str
-    delta: float
-    seed: int
-    orders: np.ndarray
-    teachers: float
-    classes: int
     plurality: np.ndarray
     plurality_class: np.ndarray
     answered: np.ndarray
@@ -226,6 +211,64 @@ class AnalysisResult:
     order_cumulative: np.ndarray
     rdp_selection: np.ndarray
     rdp_answer: np.ndarray
+    outcome: np.ndarray | None = None
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> QueryTable:
+        """The columns of a per-query table (CLI.md) as arrays: the inverse of
+        ``serialize.per_query_frame`` (``label`` <NA> -> -1, outcome names -> codes)."""
+        import pandas as pd
+
+        floats = {name: frame[column].to_numpy(np.float64) for name, column in (
+            ("plurality", "plurality"), ("answered", "answered"), ("log_q", "log_q"),
+            ("log_pr_answered", "log_pr_answered"), ("epsilon_query", "epsilon"),
+            ("epsilon_cumulative", "epsilon_cumulative"),
+            ("order_cumulative", "order_cumulative"), ("rdp_selection", "rdp_selection"),
+            ("rdp_answer", "rdp_answer"))}
+        outcome = None
+        if "outcome" in frame:
+            outcome = pd.Index(OUTCOME_NAMES).get_indexer(frame["outcome"]).astype(np.int8)
+        extra = [name for name in frame.columns
+                 if name not in PER_QUERY_COLUMNS and name not in ("outcome", "output")]
+        return cls(plurality_class=frame["plurality_class"].to_numpy(np.int64),
+                   label=frame["label"].to_numpy(np.int64, na_value=-1), outcome=outcome,
+                   columns={name: frame[name].to_numpy() for name in extra}, **floats)
+
+
+# What ``result.<name>`` gives of the per-query table (the stream put together, or the
+# columns held in memory).
+TABLE_NAMES = frozenset(name for name in QueryTable.__dataclass_fields__)
+
+
+class NoColumnsError(ValueError):
+    """A per-query view asked of a result analysed without per-query columns."""
+
+
+@dataclass(frozen=True, repr=False)
+class AnalysisResult:
+    """Everything one analysis produced: its totals and typed optional parts; the
+    per-query table is a stream (``iter_frames()``, ``to_frame()``).
+
+    ``counts`` holds what the summary needs of the queries (``QueryCounts``).
+    ``query_index`` is the file row of each analysed query when ``--query-indices``
+    picked and ordered them (else None). ``frames`` gives the per-query table a chunk at a
+    time by a second pass over the votes (None: analysed with ``per_query=False``).
+    SVT-PATE and multi-label runs hold their per-query columns in memory instead
+    (``counts`` None): ``answered`` per query is the charge weight of the answer step
+    (0/1 in replay and data-independent accounting, ``pr_answered`` in expected
+    accounting); ``rdp_selection``/``rdp_answer`` are at the reported ``order``;
+    ``columns`` are extra per-query columns (SVT's distance and unstable flag).
+    """
+
+    mechanism: Mechanism
+    accounting: str
+    conversion: str
+    delta: float
+    seed: int
+    orders: np.ndarray
+    teachers: float
+    classes: int
     rdp_total: np.ndarray
     epsilon: float
     order: float
@@ -241,7 +284,6 @@ class AnalysisResult:
     epsilon_data_independent_worst: float | None = None
     source: VoteSet | None = None
     query_index: np.ndarray | None = None
-    outcome: np.ndarray | None = None
     accuracy_by_outcome: Mapping[str, float | None] | None = None
     initial_rdp: np.ndarray | None = None
     budget: BudgetPart | None = None
@@ -250,7 +292,6 @@ class AnalysisResult:
     groups: GroupsPart | None = None
     smooth_sensitivity: SmoothSensitivityResult | None = None
     added_rdp: AddedRdp | None = None
-    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     tuning: TuningPart | None = None
     # CLI.md's ``outputs``: queries grouped by output (analysis.outputs), None without
     outputs: Mapping[str, Any] | None = None
@@ -260,56 +301,71 @@ class AnalysisResult:
     data_independent_method: str = "rdp"
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
-    # Set when the run kept no per-query columns (totals only): the arrays above are then
-    # empty and these counts stand for them.
+    # What the summary needs of the queries (None where ``table`` holds the columns).
     counts: QueryCounts | None = None
-    # For a totals-only run analysed with ``per_query="stream"``: gives the per-query
-    # table's pieces by a second pass (``analysis.per_query_stream``), see iter_frames.
+    # The per-query table's pieces by a second pass (``analysis.per_query_stream``; None
+    # for a totals-only result), see iter_frames.
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(
         default=None, repr=False, compare=False)
     # The run's distinct (answer, selection) statistic pairs (``accounting.grouped``),
-    # kept for the per-query table's pass when asked (``analyze_votes(keep_pairs=True)``).
+    # kept for the per-query table's pass (``analyze_votes(per_query=True)``).
     distinct_pairs: GroupedCounts | None = field(default=None, repr=False, compare=False)
+    # The per-query columns held in memory: SVT-PATE's and multi-label runs' only
+    # (``counts`` is None then); every other run's table is the stream ``frames``.
+    table: QueryTable | None = field(default=None, repr=False, compare=False)
 
     @property
     def queries(self) -> int:
         if self.counts is not None:
             return self.counts.queries
-        return int(self.plurality.shape[0])
+        assert self.table is not None  # one or the other, always
+        return int(self.table.plurality.shape[0])
 
     def require_columns(self, what: str = "the per-query table") -> None:
-        """Raise :class:`NoColumnsError` if this run kept no per-query columns."""
-        if self.counts is not None:
+        """Raise :class:`NoColumnsError` if this run has no per-query table."""
+        if self.table is None and self.frames is None:
             raise NoColumnsError(
-                f"{what} is not available: this result was analysed without per-query "
-                "columns (analyze(..., per_query=False)); analyse again with "
+                f"{what} is not available: this result was analysed without its per-query "
+                "table (analyze(..., per_query=False)); analyse again with "
                 "per_query=True")
+
+    @cached_property
+    def _table(self) -> QueryTable:
+        if self.table is not None:
+            return self.table
+        return QueryTable.of_frame(self.to_frame())
+
+    def __getattr__(self, name: str) -> Any:
+        """``result.epsilon_cumulative`` and the other per-query columns
+        (:class:`QueryTable`): the per-query table's, as arrays (the stream is put
+        together once, on first use; ``NoColumnsError`` for a totals-only result)."""
+        if name in TABLE_NAMES:
+            return getattr(self._table, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict:
         """The JSON summary of CLI.md (``--format json``), with provenance."""
         return summary_dict(self)
 
     def to_frame(self) -> pd.DataFrame:
-        """The per-query table of CLI.md, one row per analysed query (for a result
-        analysed with ``per_query="stream"``, the stream's pieces put together)."""
-        if self.counts is not None and self.frames is not None:
-            import pandas as pd
+        """The per-query table of CLI.md, one row per analysed query: the stream's
+        pieces (``iter_frames()``) put together."""
+        if self.table is not None:
+            return self._with_outputs(per_query_frame(self))
+        import pandas as pd
 
-            return pd.concat(list(self.iter_frames()), ignore_index=True)
-        self.require_columns()
-        return self._with_outputs(per_query_frame(self))
+        return pd.concat(list(self.iter_frames()), ignore_index=True)
 
     def iter_frames(self) -> Iterator[pd.DataFrame]:
-        """The per-query table in consecutive pieces: ``to_frame()`` whole for a run that
-        kept its columns; for one analysed with ``per_query="stream"``, one chunk at a
-        time from a second pass over the votes (the same rows, bit for bit), so memory
-        holds one chunk whatever the number of queries."""
-        if self.counts is None:
+        """The per-query table in consecutive pieces, one chunk at a time from a second
+        pass over the votes, so memory holds one chunk whatever the number of queries
+        (SVT-PATE and multi-label runs: their columns held in memory, in one piece)."""
+        self.require_columns()
+        if self.table is not None:
             yield self.to_frame()
-        elif self.frames is not None:
-            yield from map(self._with_outputs, self.frames(self))
         else:
-            self.require_columns()
+            assert self.frames is not None
+            yield from map(self._with_outputs, self.frames(self))
 
     def _with_outputs(self, frame: pd.DataFrame) -> pd.DataFrame:
         """With an output grouping (CLI.md), the ``output`` column after the others."""

@@ -6,14 +6,13 @@ the sum of its rounds' curves. Each round starts from the RDP the earlier rounds
 per-query cumulative figures run across rounds (the carry goes into ``analyze_votes``);
 whole curves are converted by ``rdp_to_epsilon`` (MATH.md s.6).
 
-Each round is analysed totals-only (``analyze_votes(keep_columns=False)``): what the
+Each round is analysed totals-only (``analyze_votes(per_query=False)``): what the
 summary composes comes from each round's ``QueryCounts`` (its selection and answer sums at
 every order, its label counts), so memory is bounded by the chunk whatever the number of
 queries. A round whose rows are a range of an array (a ``start:stop`` round) reads that
 range as a view, keeping nothing per query (its noise is keyed by the query's position in
 the round, MATH.md s.1, as when its rows are given as query indices). The per-query table
-is each round's (``per_query=True``: a second analysis of the round with its columns;
-``"stream"``: ``per_query_frames`` a chunk at a time) with the round's number.
+is each round's (``per_query_frames``, a chunk at a time) with the round's number.
 """
 
 from __future__ import annotations
@@ -94,10 +93,9 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
     k). The result has the rounds' queries one round after another; ``rounds`` has one
     summary per round, with the epsilon of that round alone. ``rdp_at_order`` adds the
     rounds' selection and answer sums at the composed order, round after round.
-    ``per_query`` as for ``analyze``: True keeps the per-query columns (with a ``round``
-    column), False keeps none (``result.counts``), ``"stream"`` keeps none and
-    ``result.iter_frames()`` gives the table a chunk at a time. ``workers``: threads
-    (``analyze_votes``); no figure depends on it.
+    ``per_query`` as for ``analyze``: True (or ``"stream"``): ``result.iter_frames()``
+    gives the per-query table a chunk at a time (with a ``round`` column), False: totals
+    only. ``workers``: threads (``analyze_votes``); no figure depends on it.
     """
     check_delta(delta)
     orders = default_orders() if orders is None else validate_orders(orders)
@@ -107,7 +105,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
     carry = initial_carry(initial_rdp, orders)
     windows = [_window(votes, spec, labels) for spec in rounds]
-    parts, tables, summaries = [], [], []
+    parts, summaries = [], []
     for number, (spec, window) in enumerate(zip(rounds, windows, strict=True)):
         common: dict[str, Any] = dict(
             teachers=teachers, accounting=accounting, delta=delta, orders=orders,
@@ -115,11 +113,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
             chunk_size=chunk_size, source=source, workers=workers)
         part = analyze_votes(window.votes, spec.mechanism, labels=window.labels,
                              student=window.student, query_indices=window.indices,
-                             keep_columns=False, keep_pairs=per_query == "stream", **common)
-        if per_query is True:  # the columns, from the same start: the same figures
-            tables.append(part if part.counts is None else analyze_votes(
-                votes, spec.mechanism, labels=labels, student=spec.student,
-                query_indices=spec.rows, **common))
+                             per_query=bool(per_query), **common)
         # Orders an added curve leaves out (+inf) carry no information about this round.
         alone = np.where(np.isfinite(carry), part.rdp_total - carry, np.inf)
         eps_alone, order_alone = rdp_to_epsilon(alone, orders=orders, delta=delta,
@@ -149,7 +143,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
         conversion=conversion, delta=delta, seed=int(seed), orders=orders,
         teachers=parts[0].teachers, classes=parts[0].classes,
-        **_no_columns(), rdp_total=carry, epsilon=epsilon, order=order,
+        rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
         answered_total=float(sum(p.answered_total for p in parts)),
         rdp_at_order={key: float(sum(sums[key] for sums in at_order))
@@ -165,9 +159,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
             correct=tally.correct,
             outcome_correct=None if tally.outcomes is None
             else tuple(int(n) for n in tally.outcome_correct)))
-    if per_query is True:
-        return _with_columns(composed, tables, with_outcome)
-    if per_query == "stream":
+    if per_query:
         return replace(composed, frames=partial(
             _round_frames, parts=parts, windows=windows, with_outcome=with_outcome,
             workers=workers))
@@ -213,43 +205,18 @@ def _label_counts(counts: QueryCounts, with_outcome: bool) -> LabelCounts:
     return tally
 
 
-def _no_columns() -> dict:
-    """The per-query arrays of a result that keeps none (empty, as ``analyze_votes``'s)."""
-    empty = np.empty(0)
-    return dict(plurality=empty, plurality_class=np.empty(0, np.int64), answered=empty,
-                label=np.empty(0, np.int64), log_q=empty, log_pr_answered=empty,
-                epsilon_query=empty, epsilon_cumulative=empty, order_cumulative=empty,
-                rdp_selection=empty, rdp_answer=empty)
-
-
-def _with_columns(composed: AnalysisResult, tables: list[AnalysisResult],
-                  with_outcome: bool) -> AnalysisResult:
-    """``composed`` with the rounds' per-query columns one after another (``round``:
-    the round's number; ``rdp_selection``/``rdp_answer`` at the composed order)."""
-    at_order = np.array([composed.order])
-    rdp_sel, rdp_ans = zip(*(per_query_rdp_at(table, at_order) for table in tables),
-                           strict=True)
-
-    def joined(name: str) -> np.ndarray:
-        return np.concatenate([getattr(table, name) for table in tables])
-
+def _svt_round_table(composed: AnalysisResult, part: AnalysisResult,
+                     with_outcome: bool) -> AnalysisResult:
+    """An SVT-PATE round's columns (held in memory) as ``composed``'s table:
+    ``rdp_selection``/``rdp_answer`` at the composed order; Interactive's outcome where
+    another round has one."""
+    rdp_sel, rdp_ans = per_query_rdp_at(part, np.array([composed.order]))
     outcome = None
     if with_outcome:
-        outcome = np.concatenate([table.outcome if table.outcome is not None else
-                                  np.where(table.label >= 0, OUTCOME_TEACHER,
-                                           OUTCOME_ABSTAIN).astype(np.int8)
-                                  for table in tables])
-    return replace(
-        composed, counts=None, plurality=joined("plurality"),
-        plurality_class=joined("plurality_class"), answered=joined("answered"),
-        label=joined("label"), log_q=joined("log_q"),
-        log_pr_answered=joined("log_pr_answered"), epsilon_query=joined("epsilon_query"),
-        epsilon_cumulative=joined("epsilon_cumulative"),
-        order_cumulative=joined("order_cumulative"), rdp_selection=np.concatenate(rdp_sel),
-        rdp_answer=np.concatenate(rdp_ans), query_index=joined("query_index"),
-        outcome=outcome,
-        columns={"round": np.concatenate([np.full(table.queries, number)
-                                          for number, table in enumerate(tables)])})
+        outcome = np.where(part.label >= 0, OUTCOME_TEACHER, OUTCOME_ABSTAIN).astype(np.int8)
+    table = replace(part.table, rdp_selection=rdp_sel, rdp_answer=rdp_ans, outcome=outcome,
+                    columns={})
+    return replace(composed, counts=None, table=table, query_index=part.query_index)
 
 
 def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
@@ -258,14 +225,14 @@ def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
     """The per-query table of a streamed rounds run, a chunk at a time: each round's
     ``per_query_frames`` (its noise salt, its rows, costs at the composed order) with the
     columns the whole table has (file rows, an outcome in every round if one round is
-    Interactive, ``round``), the same rows, bit for bit, as ``_with_columns``'s."""
+    Interactive, ``round``)."""
     integral = all(_integral_pluralities(window) for window in windows)
     for number, (part, window) in enumerate(zip(parts, windows, strict=True)):
         frames = (per_query_frames(replace(part, order=result.order), window.votes,
                                    query_indices=window.indices, student=window.student,
                                    salt=number, workers=workers)
                   if part.counts is not None  # else SVT-PATE's, which kept its columns
-                  else iter([per_query_frame(_with_columns(result, [part], with_outcome))]))
+                  else iter([per_query_frame(_svt_round_table(result, part, with_outcome))]))
         for frame in frames:
             if window.offset:
                 frame["query"] += window.offset

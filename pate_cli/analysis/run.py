@@ -16,24 +16,21 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.composition import running_epsilon
 from ..accounting.conversion import rdp_to_epsilon
-from ..accounting.grouped import BoundedTotals, GroupedCounts, grouped_totals, window_pieces
+from ..accounting.grouped import grouped_totals
 from ..mechanisms import Decisions, NoiseSource
 from ..rounding import ceil_text
 from ..sparse_rows import row_width
 from ..threads import ordered_map
-from ..work_sizes import CURVE_CACHE_BYTES
 from .budget_run import BudgetSetting, run_budget
-from .chunks import QueryColumns, chunk_costs
 from .distributed import counted_remotely, executor_map, executor_threads, task_source
 from .grouped_run import (
     CountRequest,
     count_queries,
     count_rows,
-    grouping_keys,
     summed_counts,
 )
+from .per_query_stream import per_query_frames
 from .result import AnalysisResult, BudgetPart, QueryCounts, ReplayTotals
 from .setting import (
     DEFAULT_CHUNK,
@@ -44,15 +41,13 @@ from .setting import (
     chunk_rows,
     grid_edge_notes,
     initial_carry,
-    label_accuracy,
     sums_at_order,
 )
-from .sharing import SharedCurves, SharedWork
+from .sharing import SharedWork
 from .steps import (
     curve_function,
     data_independent_curve,
     mechanism_steps,
-    per_query_at_order,
 )
 from .svt import analyze_svt
 
@@ -64,9 +59,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   query_indices=None, initial_rdp=None, salt: int = 0,
                   chunk_size: int | None = DEFAULT_CHUNK, source=None,
                   decisions: Decisions | None = None, progress=None,
-                  q_bound: str = "union", keep_columns: bool = True,
-                  keep_pairs: bool = False, workers: int | None = None,
-                  executor=None) -> AnalysisResult:
+                  q_bound: str = "union", per_query: bool = True,
+                  workers: int | None = None, executor=None) -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -87,14 +81,14 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     ``labels``, ``outcome``; MATH.md s.7 "Decisions accounting"), charged instead of the
     seeded replay's; it may end early only where a budget run halts.
 
-    ``keep_columns=False`` (totals only): no per-query array is formed or kept; each
-    chunk only adds to the run's sums, so memory stays flat
-    whatever the number of queries (``keep_pairs``: the result keeps its distinct
-    statistic pairs, ``distinct_pairs``, for a per-query table's pass). Every total
-    (epsilon, order, answered, ``rdp_at_order``, data-independent epsilon, label
-    accuracy) is bit-identical to the per-query run's; the result's per-query arrays are
-    empty (``result.counts`` holds what the summary needs) and ``to_frame()`` raises.
-    SVT-PATE ignores it.
+    The run keeps no per-query array: each chunk only adds to the run's sums, so memory
+    stays flat whatever the number of queries (``result.counts`` holds what the summary
+    needs). ``per_query`` (the default): the per-query table is a stream,
+    ``result.iter_frames()`` (``to_frame()`` puts it together), formed a chunk at a time
+    by a second pass over the votes in chunks of its own size (``analysis.per_query_stream``:
+    the result keeps its distinct statistic pairs, ``distinct_pairs``, for that pass);
+    ``per_query=False``:
+    totals only, and ``to_frame()`` raises. SVT-PATE keeps its columns in memory.
 
     Totals (MATH.md s.6-7): a budget run's are the sums its halt checks, block sums
     carried from block to block and running sums inside a block (``analysis.budget_run``);
@@ -112,13 +106,12 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     checked_mechanism(mechanism)  # a name or another object: one line, not AttributeError
     orders, converter = checked_setting(accounting, delta, orders, conversion)
     classes = row_width(votes)
-    counted_only = not keep_columns and budget is None and not mechanism.sequential
-    chunk_size = (count_rows(classes) if counted_only and chunk_size is None
+    chunk_size = (count_rows(classes) if budget is None and chunk_size is None
                   else chunk_rows(chunk_size, classes))
     _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
                chunk_size=chunk_size)
     positions = analysed_positions(votes.shape[0], query_indices, queries,
-                                   lazy=not keep_columns and not mechanism.sequential)
+                                   lazy=not mechanism.sequential)
     queries = positions.size
     if teachers is None:
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
@@ -132,7 +125,6 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     independent = accounting == "data-independent"
     noise = NoiseSource(seed, salt=salt)
-    table = QueryColumns(queries if keep_columns else 0, with_outcome=mechanism.uses_student)
     carry = initial_carry(initial_rdp, orders)
     counts = LabelCounts(mechanism.uses_student)
     truth = None if labels is None else np.asarray(labels)
@@ -154,12 +146,12 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                        draw_labels=labels is not None),
                           selection, answer, noise, orders, converter, budget, chunk_size,
                           student, decisions, truth, progress),
-            carry, table=table if keep_columns else None, workers=workers,
+            carry, workers=workers,
             executor=executor, source=None if executor is None else task_source(
                 votes, getattr(source, "path", None)))
         halted_at, carry, counts = spent.halted_at, spent.carry, spent.labels
         step_sums, answered_total = (spent.selection, spent.answer), spent.answered
-    elif counted_only:  # no table: chunks counted apart (grouped_run)
+    else:  # chunks counted apart (grouped_run)
         _check_decisions_cover(decisions, queries)
         request = CountRequest(mechanism, accounting, q_bound, (int(seed),), salt,
                                draw_labels=labels is not None)
@@ -178,39 +170,9 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                 totals_function(answer_rdp, partial(executor_map, executor)),
                 request, queries=queries, progress=progress)
         sums, grouped_table, (counts,) = counted.totals, counted.table, counted.labels
-    else:  # per chunk: statistics counted, curves kept, columns filled
-        # a run that forms per-query curves keeps them for its totals (analysis.sharing)
-        kept = SharedCurves(CURVE_CACHE_BYTES)
-        bounded = BoundedTotals(totals_function(kept.serving(answer_rdp, orders), threads))
-
-        def costs_of(piece: tuple[int, int]):
-            """A chunk's decisions, statistics and curves (no carry needed: formed ahead
-            on ``workers`` threads while the chunks before are summed here)."""
-            return chunk_costs(votes, positions, *piece, mechanism=mechanism,
-                               selection=selection, answer=answer, noise=noise,
-                               accounting=accounting, orders=orders, student=student,
-                               decisions=decisions, kept=kept, conversion=converter)
-
-        pieces = list(window_pieces(queries, chunk_size))
-        for (start, stop), chunk in zip(pieces, ordered_map(costs_of, pieces, workers=workers),
-                                        strict=True):
-            block, made, log_q, log_pr, weight, costs, epsilon_query = chunk
-            released = made.answered
-            bounded.add(GroupedCounts.of_queries(*grouping_keys(log_q, log_pr, independent),
-                                                 released), stop)
-            figures = replace(running_epsilon(costs, stop - start, carry, converter),
-                              epsilon_query=epsilon_query)
-            carry = figures.carry
-            table.fill(slice(start, stop), block, made, released, weight=weight,
-                       log_q=log_q, log_pr=log_pr, figures=figures, orders=orders)
-            if progress is not None:
-                progress(stop, queries)
-        sums, grouped_table = bounded.result()
     _check_decisions_cover(decisions, queries if halted_at is None else halted_at)
     if halted_at is not None:
         queries = halted_at
-        table.truncate(queries)
-        positions = positions[:queries] if keep_columns else positions
 
     if budget is None:
         carry = (initial_carry(initial_rdp, orders) + sums.selection) + sums.answer
@@ -219,9 +181,6 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                                       conversion=conversion))
     if queries == 0 and not np.any(carry):
         epsilon = 0.0  # a budget run that halts before its first query released nothing
-    weight = table.columns["answered"]
-    rdp_sel_q, rdp_ans_q = per_query_at_order(selection, answer, table.columns, weight,
-                                               np.array([order]), independent)
     di_curve = data_independent_curve(selection, answer, answered=answered_total,
                                       queries=queries, orders=orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
@@ -232,31 +191,20 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
             data_independent_curve(selection, answer, answered=queries, queries=queries,
                                    orders=orders),
             orders=orders, delta=delta, conversion=conversion)[0])
-    if keep_columns:
-        accuracy, by_outcome = label_accuracy(table.label, labels, positions, table.outcome)
-        totals = None
-    else:
-        accuracy, by_outcome = counts.accuracy(labels is not None)
-        totals = QueryCounts(queries=queries, labels_output=counts.output,
-                             outcomes=None if counts.outcomes is None
-                             else tuple(int(n) for n in counts.outcomes),
-                             reordered=query_indices is not None and not np.array_equal(
-                                 positions[:queries], np.arange(queries)),
-                             # what rounds compose (analysis.rounds)
-                             step_sums=step_sums, correct=counts.correct,
-                             outcome_correct=None if counts.outcomes is None
-                             else tuple(int(n) for n in counts.outcome_correct))
-        positions = None
-    columns = table.columns
-    return AnalysisResult(
+    accuracy, by_outcome = counts.accuracy(labels is not None)
+    totals = QueryCounts(queries=queries, labels_output=counts.output,
+                         outcomes=None if counts.outcomes is None
+                         else tuple(int(n) for n in counts.outcomes),
+                         reordered=query_indices is not None and not np.array_equal(
+                             positions[:queries], np.arange(queries)),
+                         # what rounds compose (analysis.rounds)
+                         step_sums=step_sums, correct=counts.correct,
+                         outcome_correct=None if counts.outcomes is None
+                         else tuple(int(n) for n in counts.outcome_correct))
+    result = AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
-        plurality=columns["plurality"], plurality_class=table.plurality_class,
-        answered=weight, label=table.label, log_q=columns["log_q"],
-        log_pr_answered=columns["log_pr_answered"], epsilon_query=columns["epsilon_query"],
-        epsilon_cumulative=columns["epsilon_cumulative"],
-        order_cumulative=columns["order_cumulative"], rdp_selection=rdp_sel_q,
-        rdp_answer=rdp_ans_q, rdp_total=carry, epsilon=epsilon, order=order,
+        rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
         epsilon_data_independent_worst=eps_worst,
         answered_total=answered_total,
@@ -268,11 +216,16 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         source=source,
         budget=None if budget is None else BudgetPart(
             limit=budget, halted_at=halted_at, remaining=max(0.0, budget - epsilon),
-            carries=spent.carries),
-        query_index=positions, outcome=table.outcome, accuracy_by_outcome=by_outcome,
+            carries=spent.carries, block=spent.block),
+        query_index=None if query_indices is None else positions[:queries],
+        accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
-        counts=totals,
-        distinct_pairs=grouped_table if keep_pairs and not keep_columns else None)
+        counts=totals, distinct_pairs=grouped_table if per_query else None)
+    if not per_query:
+        return result
+    return replace(result, frames=partial(
+        per_query_frames, votes=votes, query_indices=query_indices, student=student,
+        decisions=decisions, q_bound=q_bound, salt=salt, workers=workers))
 
 
 def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
@@ -299,7 +252,7 @@ def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
                    chunk_size=chunk_size, workers=workers)
     if budget is not None or mechanism.uses_student or mechanism.sequential:
         return [_totals_of(analyze_votes(votes, mechanism, seed=seed, budget=budget,
-                                         student=student, keep_columns=False, **options))
+                                         student=student, per_query=False, **options))
                 for seed in seeds]
     if student is not None:
         raise ValueError(f"a student applies to Interactive-GNMax, not {mechanism.name}")

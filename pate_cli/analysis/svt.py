@@ -56,7 +56,7 @@ from ..mechanisms import (
     distance_to_instability,
 )
 from ..sparse_rows import plurality_classes
-from .result import AnalysisResult, SvtPart
+from .result import AnalysisResult, QueryTable, SvtPart
 from .setting import grid_edge_notes, initial_carry, label_accuracy, rows_of
 
 
@@ -161,12 +161,15 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
-        plurality=plurality, plurality_class=plurality_class,
-        answered=answered, label=label, log_q=np.full(queries, np.nan),
-        log_pr_answered=np.zeros(queries), epsilon_query=np.full(queries, np.nan),
-        epsilon_cumulative=eps_rounds[index.reshape(-1)],
-        order_cumulative=order_rounds[index.reshape(-1)], rdp_selection=rdp_selection,
-        rdp_answer=np.zeros(queries), rdp_total=total, epsilon=epsilon, order=order,
+        table=QueryTable(
+            plurality=plurality, plurality_class=plurality_class, answered=answered,
+            label=label, log_q=np.full(queries, np.nan), log_pr_answered=np.zeros(queries),
+            epsilon_query=np.full(queries, np.nan),
+            epsilon_cumulative=eps_rounds[index.reshape(-1)],
+            order_cumulative=order_rounds[index.reshape(-1)], rdp_selection=rdp_selection,
+            rdp_answer=np.zeros(queries),
+            columns={"distance": distance, "unstable": unstable.astype(np.int64)}),
+        rdp_total=total, epsilon=epsilon, order=order,
         epsilon_data_independent=epsilon, order_data_independent=order,
         answered_total=float(answered.sum()),
         rdp_at_order={"selection": at_order, "answer": 0.0},
@@ -180,8 +183,7 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
                     cutoff_from_search=search is not None,
                     cutoffs_tried=None if search is None else tuple(
                         {"cutoff": c, "scale": lam, "answered": n}
-                        for c, lam, n in search.tried)),
-        columns={"distance": distance, "unstable": unstable.astype(np.int64)})
+                        for c, lam, n in search.tried)))
 
 
 def check_svt_sequence(outcome: np.ndarray, cutoff: int) -> None:

@@ -93,6 +93,23 @@ def sparkline(values) -> dict:
             "top": epsilon_text(top)}
 
 
+def _cumulative_picks(result: AnalysisResult) -> np.ndarray:
+    """The cumulative epsilon at ``SPARK_POINTS`` evenly spread queries, read from the
+    per-query stream a piece at a time (empty for a result without its table)."""
+    total = result.queries
+    if total == 0 or (result.table is None and result.frames is None):
+        return np.empty(0)
+    picks = np.unique(np.linspace(0, total - 1, min(total, SPARK_POINTS)).round()
+                      .astype(np.int64))
+    found, start = [], 0
+    for frame in result.iter_frames():
+        stop = start + len(frame)
+        inside = picks[(picks >= start) & (picks < stop)]
+        found.append(frame["epsilon_cumulative"].to_numpy(np.float64)[inside - start])
+        start = stop
+    return np.concatenate(found) if found else np.empty(0)
+
+
 def result_html(result: AnalysisResult) -> str | None:
     """``_repr_html_``: the run's key figures and its cost history, under 20 KB."""
     try:
@@ -128,7 +145,7 @@ def result_html(result: AnalysisResult) -> str | None:
         rows.append(("warning", note))
     return env.get_template("repr.html.j2").render(
         title=f"AnalysisResult: {name}", rows=rows,
-        spark=sparkline(result.epsilon_cumulative))
+        spark=sparkline(_cumulative_picks(result)))
 
 
 register_presenter("plot", ResultPlots)

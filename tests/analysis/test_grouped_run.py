@@ -35,8 +35,8 @@ def test_a_replay_without_labels_makes_the_same_decisions(name):
 def test_totals_without_labels_equal_the_run_that_draws_them():
     votes, truth = synthetic_votes(queries=500)
     mechanism = build_mechanism("confident", teachers=50)
-    scored = analyze_votes(votes, mechanism, labels=truth, keep_columns=False)
-    bare = analyze_votes(votes, mechanism, keep_columns=False)
+    scored = analyze_votes(votes, mechanism, labels=truth, per_query=False)
+    bare = analyze_votes(votes, mechanism, per_query=False)
     summary, other = scored.to_dict(), bare.to_dict()
     assert summary.pop("label_accuracy") is not None and other.pop("label_accuracy") is None
     assert json.dumps(summary) == json.dumps(other)

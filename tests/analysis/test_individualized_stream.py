@@ -75,7 +75,7 @@ def test_samples_give_the_per_query_runs_bytes(case, tmp_path):
     assert json.dumps(totals.to_dict()) == summary == json.dumps(stream.to_dict())
     assert table.groups.stopped_at is not None  # the stop is exercised
     # no per-query array kept
-    assert totals.counts is not None and totals.label.size == 0 and not totals.columns
+    assert totals.counts is not None and totals.table is None and totals.frames is None
     frames = list(stream.iter_frames())
     assert len(frames) > 1  # pieces of 250 rows
     whole = table.to_frame()
@@ -96,12 +96,12 @@ def test_samples_give_the_per_query_runs_bytes(case, tmp_path):
 
 def test_pate_analyze_streams_groups(monkeypatch, tmp_path):
     """The command asks for totals only, or for the stream with --per-query or
-    --write-decisions, and prints the summary it printed with every column kept."""
+    --write-decisions, and prints the summary of the API's run."""
     seen = []
     original = individualized.analyze_votes
 
     def spy(*args, **kwargs):
-        seen.append(kwargs.get("keep_columns", True))
+        seen.append(kwargs.get("per_query", True))
         return original(*args, **kwargs)
 
     monkeypatch.setattr(individualized, "analyze_votes", spy)
@@ -113,7 +113,7 @@ def test_pate_analyze_streams_groups(monkeypatch, tmp_path):
                                                "--write-decisions", str(tmp_path / "d.csv")],
                              catch_exceptions=False)
     assert plain.exit_code == streamed.exit_code == 0, plain.output + streamed.output
-    assert seen == [False, False]
+    assert seen == [False, True]
     assert plain.stdout == streamed.stdout
     table = _analysed(None, "confident", dict(
         predictions=PRED, queries=1500, individualized="weighting", groups=GROUPS,

@@ -1,5 +1,5 @@
 """Totals without tables (issue 14 item 1): ``analyze(..., per_query=False)`` /
-``analyze_votes(..., keep_columns=False)`` keeps no per-query column and gives the same
+``analyze_votes(..., per_query=False)`` keeps no per-query column and gives the same
 figures, to the last bit, as the per-query run, whatever the chunk size or the number
 of threads."""
 
@@ -88,9 +88,8 @@ def test_totals_only_equals_the_per_query_run_to_the_last_bit(run, other_chunk, 
     np.testing.assert_array_equal(totals.rdp_total, table.rdp_total)
     assert totals.budget == table.budget and totals.warnings == table.warnings
     assert json.dumps(totals.to_dict()) == json.dumps(table.to_dict())
-    # ... and it kept no per-query array
-    assert totals.answered.size == totals.label.size == totals.epsilon_cumulative.size == 0
-    assert totals.query_index is None
+    # ... and it has no per-query table
+    assert totals.frames is None and totals.table is None and totals.query_index is None
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -121,7 +120,7 @@ def test_totals_do_not_depend_on_chunks_workers_or_mode(name, accounting):
     summary = json.dumps(result.to_dict())
     for chunk, workers in ((1, 1), (77, 2), (None, 3), (900, 2)):
         totals = analyze_votes(votes, mechanism, accounting=accounting, labels=truth,
-                               chunk_size=chunk, keep_columns=False, workers=workers)
+                               chunk_size=chunk, per_query=False, workers=workers)
         np.testing.assert_array_equal(totals.rdp_total, result.rdp_total)
         assert json.dumps(totals.to_dict()) == summary, (chunk, workers)
 
@@ -133,8 +132,8 @@ def test_totals_are_the_same_bits_in_any_query_order(accounting):
     votes, _ = synthetic_votes(queries=600)
     mechanism = build_mechanism("confident", teachers=50)
     order = np.random.default_rng(3).permutation(600)
-    plain = analyze_votes(votes, mechanism, accounting=accounting, keep_columns=False)
-    shuffled = analyze_votes(votes, mechanism, accounting=accounting, keep_columns=False,
+    plain = analyze_votes(votes, mechanism, accounting=accounting, per_query=False)
+    shuffled = analyze_votes(votes, mechanism, accounting=accounting, per_query=False,
                              query_indices=order)
     np.testing.assert_array_equal(plain.rdp_total, shuffled.rdp_total)
     assert (plain.epsilon, plain.answered_total, plain.rdp_at_order) == (
@@ -168,7 +167,7 @@ def test_query_indices_are_flagged_without_columns():
 def test_per_query_views_refuse_a_totals_only_result():
     votes, _ = synthetic_votes(queries=50)
     result = _analysed(votes, "confident", {}, False)
-    with pytest.raises(NoColumnsError, match="analysed without per-query columns"):
+    with pytest.raises(NoColumnsError, match="analysed without its per-query table"):
         result.to_frame()
     with pytest.raises(NoColumnsError, match="the decisions is not available"):
         decisions_of(result)
@@ -182,7 +181,7 @@ def test_per_query_views_refuse_a_totals_only_result():
     ("interactive", dict(threshold=30, sigma_threshold=10, sigma=6, confidence=0.8))])
 def test_smooth_sensitivity_needs_no_columns(name, options):
     """The release reads the run's charges again, a chunk at a time: the same report,
-    bit for bit, as from the per-query run's ``answered`` column, and no column kept."""
+    bit for bit, with or without the per-query table."""
     votes, _ = synthetic_votes(queries=300)
     if name == "interactive":
         options = dict(options, student=np.random.default_rng(4).dirichlet(
@@ -190,7 +189,7 @@ def test_smooth_sensitivity_needs_no_columns(name, options):
     options = dict(options, smooth_sensitivity=True)
     table = _analysed(votes, name, options, True)
     totals = _analysed(votes, name, options, False)
-    assert totals.counts is not None and table.counts is None
+    assert totals.frames is None and table.frames is not None
     assert repr(totals.smooth_sensitivity) == repr(table.smooth_sensitivity)  # NaN too
     assert json.dumps(totals.to_dict()) == json.dumps(table.to_dict())
     if "budget" in options:
@@ -208,18 +207,18 @@ def test_smooth_sensitivity_names_what_it_does_not_apply_to(name, options, messa
         _analysed(votes, name, dict(options, smooth_sensitivity=True), False)
 
 
-def test_sanitize_analysis_of_a_result_with_columns():
-    """The public ``sanitize_analysis(result, votes)``: charges from the result's columns,
-    the report ``analyze(..., smooth_sensitivity=True)`` gives; refused without them."""
+def test_sanitize_analysis_of_a_result():
+    """The public ``sanitize_analysis(result, votes)``: the seeded replay's charges formed
+    again over the result's analysed rows, the report ``analyze(...,
+    smooth_sensitivity=True)`` gives, with or without the per-query table."""
     from pate_cli.analysis import sanitize_analysis
 
     votes, _ = synthetic_votes(queries=300)
     options = dict(accounting="expected", query_indices=np.arange(300)[::-3])
-    report = sanitize_analysis(_analysed(votes, "confident", options, True), votes)
     run = _analysed(votes, "confident", dict(options, smooth_sensitivity=True), False)
-    assert repr(report) == repr(run.smooth_sensitivity)
-    with pytest.raises(NoColumnsError, match="smooth-sensitivity report"):
-        sanitize_analysis(_analysed(votes, "confident", options, False), votes)
+    for per_query in (True, False):
+        report = sanitize_analysis(_analysed(votes, "confident", options, per_query), votes)
+        assert repr(report) == repr(run.smooth_sensitivity)
 
 
 def test_smooth_sensitivity_memory_does_not_grow_with_the_queries(tmp_path):
@@ -241,9 +240,10 @@ def test_smooth_sensitivity_memory_does_not_grow_with_the_queries(tmp_path):
     assert large < small + 2 * 2**20, (small, large)
 
 
-def test_totals_only_holds_no_per_query_arrays():
-    """2 x 10^5 queries: the per-query run's columns alone take some 20 MB; the
-    totals-only run stays within its chunk's working set (chunks of 1,000 rows)."""
+def test_no_run_holds_per_query_arrays():
+    """2 x 10^5 queries: per-query columns alone would take some 20 MB; the run stays
+    within its chunk's working set (chunks of 1,000 rows), with or without its table
+    (a stream, formed when read)."""
     queries = 200_000
     rng = np.random.default_rng(5)
     votes = rng.multinomial(50, np.full(10, 0.1), size=queries).astype(np.float64)
@@ -252,12 +252,12 @@ def test_totals_only_holds_no_per_query_arrays():
 
     def run(keep):
         return lambda: analyze_votes(votes, mechanism, accounting="expected", orders=orders,
-                                     chunk_size=1000, keep_columns=keep)
+                                     chunk_size=1000, per_query=keep)
 
     bound = 10 * 2**20
     run(False)()  # first-call work (imports, cached constants) outside the measure
     totals, table = traced_peak(run(False)), traced_peak(run(True))
-    assert totals < bound < table, (totals, table)
+    assert totals < bound and table < bound, (totals, table)
 
 
 def _spy(monkeypatch) -> list[bool]:
@@ -265,7 +265,7 @@ def _spy(monkeypatch) -> list[bool]:
     original = api.analyze_votes
 
     def spy(*args, **kwargs):
-        seen.append(kwargs["keep_columns"])
+        seen.append(kwargs["per_query"])
         return original(*args, **kwargs)
 
     monkeypatch.setattr(api, "analyze_votes", spy)
@@ -274,12 +274,13 @@ def _spy(monkeypatch) -> list[bool]:
 
 @pytest.mark.parametrize("extra, keep", [
     ([], False), (["--budget", "2"], False), (["--tuning", "poisson:3"], False),
-    (["--per-query", "{dir}/q.csv"], False),  # a second pass streams the table
-    (["--write-decisions", "{dir}/d.csv"], False),  # so are the decisions
+    (["--per-query", "{dir}/q.csv"], True),  # a second pass streams the table
+    (["--write-decisions", "{dir}/d.csv"], True),  # so are the decisions
     # the release reads the run's charges again, a chunk at a time
     (["--smooth-sensitivity", "--accounting", "expected"], False),
     (["--smooth-sensitivity", "--ss-history", "{dir}/h.csv", "--budget", "3"], False)])
-def test_pate_analyze_keeps_no_columns(monkeypatch, tmp_path, extra, keep):
+def test_pate_analyze_asks_for_the_table_only_when_it_writes_it(monkeypatch, tmp_path, extra,
+                                                                keep):
     seen = _spy(monkeypatch)
     args = ["sample_votes/mnist_250_votes.npy", "-n", "300", "-f", "json",
             *[arg.format(dir=tmp_path) for arg in extra]]
