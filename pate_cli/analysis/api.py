@@ -92,8 +92,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     (each round analysed so, ``analysis.rounds``) or in an individualized run (its group
     accounting replayed a chunk at a time, ``analysis.individualized_stream``): memory
     stays flat however many queries, every figure of ``to_dict()`` is the same bytes, and
-    ``to_frame()``/``label()`` raise; SVT-PATE keeps them anyway
-    (``smooth_sensitivity`` reads the run's charges again, a chunk at a time).
+    ``to_frame()``/``label()`` raise; SVT-PATE counts its replay a chunk at a time
+    (``analysis.svt``; ``smooth_sensitivity`` reads the run's charges again, a chunk at a
+    time).
     ``per_query="stream"``: totals only, and ``result.iter_frames()`` then gives the
     per-query table a chunk at a time by a second pass (bounded memory);
     ``to_frame()`` and ``label()``'s decisions put the stream's pieces together. ``workers``:
@@ -234,8 +235,8 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                 vote_set.votes, positions, mechanism=chosen, accounting=spec.accounting,
                 seed=spec.seed, q_bound=spec.q_bound, student=student_rows,
                 decisions=given)))
-    if spec.per_query == "stream" and result.counts is not None:
-        result = replace(result, frames=partial(
+    if spec.per_query == "stream" and result.counts is not None and result.frames is None:
+        result = replace(result, frames=partial(  # (SVT-PATE's result has its own)
             per_query_frames, votes=vote_set.votes, query_indices=indices,
             student=student_rows, decisions=given, q_bound=spec.q_bound,
             workers=spec.workers))

@@ -115,7 +115,9 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
             chunk_size=chunk_size, source=source, workers=workers)
         part = analyze_votes(window.votes, spec.mechanism, labels=window.labels,
                              student=window.student, query_indices=window.indices,
-                             keep_columns=False, keep_pairs=per_query == "stream", **common)
+                             # an SVT-PATE round keeps its columns (its table joins them)
+                             keep_columns=spec.mechanism.sequential,
+                             keep_pairs=per_query == "stream", **common)
         if per_query is True:  # the columns, from the same start: the same figures
             tables.append(part if part.counts is None else analyze_votes(
                 votes, spec.mechanism, labels=labels, student=spec.student,

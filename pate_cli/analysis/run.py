@@ -94,7 +94,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     (epsilon, order, answered, ``rdp_at_order``, data-independent epsilon, label
     accuracy) is bit-identical to the per-query run's; the result's per-query arrays are
     empty (``result.counts`` holds what the summary needs) and ``to_frame()`` raises.
-    SVT-PATE ignores it.
+    SVT-PATE's replay is counted a chunk at a time (``analysis.svt``; ``keep_pairs``:
+    the result gives its table by a second pass, ``result.frames``).
 
     Totals (MATH.md s.6-7): a budget run's are the sums its halt checks, block sums
     carried from block to block and running sums inside a block (``analysis.budget_run``);
@@ -118,7 +119,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
                chunk_size=chunk_size)
     positions = analysed_positions(votes.shape[0], query_indices, queries,
-                                   lazy=not keep_columns and not mechanism.sequential)
+                                   lazy=not keep_columns)
     queries = positions.size
     if teachers is None:
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
@@ -127,7 +128,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                             accounting=accounting, delta=delta, orders=orders,
                             conversion=conversion, seed=seed, labels=labels,
                             initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size,
-                            source=source, decisions=decisions)
+                            source=source, decisions=decisions,
+                            keep_columns=keep_columns, stream=keep_pairs)
 
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     independent = accounting == "data-independent"
