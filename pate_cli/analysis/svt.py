@@ -108,6 +108,14 @@ def _analyze(votes, mechanism: SVTPATE, distances: DistanceFile, *, positions, t
         notes = grid_edge_notes(orders, order, epsilon)
     at_order = float(rdp_svt_rounds(scale=mechanism.scale, rounds=mechanism.cutoff,
                                     orders=[order])[0])
+    part = SvtPart(scale=mechanism.scale, cutoff=int(mechanism.cutoff),
+                   threshold=guarantee.threshold, unstable=0,
+                   delta1=guarantee.delta1, delta2=guarantee.delta2,
+                   scale_from_target_epsilon=target, bound=bound,
+                   cutoff_from_search=search is not None,
+                   cutoffs_tried=None if search is None else tuple(
+                       {"cutoff": c, "scale": lam, "answered": n}
+                       for c, lam, n in search.tried))
     result = AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=int(votes.shape[1]),
@@ -116,14 +124,7 @@ def _analyze(votes, mechanism: SVTPATE, distances: DistanceFile, *, positions, t
         rdp_at_order={"selection": at_order, "answer": 0.0}, label_accuracy=None,
         source=source,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
-        svt=SvtPart(scale=mechanism.scale, cutoff=int(mechanism.cutoff),
-                    threshold=guarantee.threshold, unstable=0,
-                    delta1=guarantee.delta1, delta2=guarantee.delta2,
-                    scale_from_target_epsilon=target, bound=bound,
-                    cutoff_from_search=search is not None,
-                    cutoffs_tried=None if search is None else tuple(
-                        {"cutoff": c, "scale": lam, "answered": n}
-                        for c, lam, n in search.tried)))
+        svt=part)
 
     # The replay, a chunk at a time: counted, and joined if the columns are kept.
     run = run_columns(result, salt=salt)
@@ -148,7 +149,7 @@ def _analyze(votes, mechanism: SVTPATE, distances: DistanceFile, *, positions, t
         notes += (few,)
     result = replace(result, answered_total=float(tally.answered),
                      label_accuracy=tally.labels.accuracy(labels is not None)[0],
-                     warnings=notes, svt=replace(result.svt, unstable=tally.unstable))
+                     warnings=notes, svt=replace(part, unstable=tally.unstable))
     if keep_columns:
         return replace(result, **_joined(tables), query_index=positions)
     counts = QueryCounts(queries=queries, labels_output=tally.labels.output, outcomes=None,
@@ -178,8 +179,8 @@ _JOINED = ("plurality", "plurality_class", "answered", "label", "log_q", "log_pr
 
 def _joined(tables: list) -> dict:
     """The pieces' rows joined into the run's per-query arrays (and extra columns)."""
-    joined = {name: np.concatenate([getattr(table, name) for table in tables])
-              for name in _JOINED}
+    joined: dict = {name: np.concatenate([getattr(table, name) for table in tables])
+                    for name in _JOINED}
     joined["columns"] = {name: np.concatenate([table.columns[name] for table in tables])
                          for name in ("distance", "unstable")}
     return joined

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
+from typing import IO
 
 import numpy as np
 
 from ..mechanisms import distance_to_instability
 from ..work_sizes import TABLE_ROWS
-from .setting import rows_of
+from .setting import rows_read_once
 
 # Distances read back at once (512 KB of float64).
 DISTANCE_ROWS = TABLE_ROWS
@@ -53,7 +54,7 @@ class DistanceFile:
     def __init__(self, votes, positions, queries: int, chunk_size: int):
         self.votes, self.positions = votes, positions
         self.size, self.chunk_size = int(queries), int(chunk_size)
-        self._file = None
+        self._file: IO[bytes] | None = None
 
     def __enter__(self) -> DistanceFile:
         return self
@@ -83,10 +84,10 @@ class DistanceFile:
             yield piece
 
     def _write(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="pate-svt-distances-")
+        self._file = written = tempfile.TemporaryFile(prefix="pate-svt-distances-")
         for start in range(0, self.size, self.chunk_size):
             stop = min(self.size, start + self.chunk_size)
-            block = rows_of(self.votes, self.positions, start, stop)
-            self._file.write(memoryview(np.ascontiguousarray(
-                distance_to_instability(block), dtype=np.float64)).cast("B"))
-        self._file.flush()
+            block = rows_read_once(self.votes, self.positions, start, stop)
+            written.write(np.ascontiguousarray(distance_to_instability(block),
+                                               dtype=np.float64).tobytes())
+        written.flush()
