@@ -130,14 +130,15 @@ def _analyze(votes, mechanism: SVTPATE, distances: DistanceFile, *, positions, t
     run = run_columns(result, salt=salt)
     tally = SvtTally(guarantee.threshold, None if labels is None else np.asarray(labels),
                      positions)
-    tables = []
+    columns: dict[str, np.ndarray] = {}
     for piece in svt_pieces(votes, positions, queries, mechanism=run["mechanism"],
                             noise=run["noise"], given=given, chunk_size=chunk_size):
         tally.add(piece)
         if keep_columns:
-            tables.append(piece_columns(piece, positions=positions, cutoff=run["cutoff"],
-                                        epsilon_of=run["epsilon_of"],
-                                        per_round=run["per_round"]))
+            _fill(columns, piece_columns(piece, positions=positions, cutoff=run["cutoff"],
+                                         epsilon_of=run["epsilon_of"],
+                                         per_round=run["per_round"]),
+                  slice(piece.start, piece.stop), queries)
 
     if search is not None:
         notes += (search_note(search),)
@@ -151,7 +152,7 @@ def _analyze(votes, mechanism: SVTPATE, distances: DistanceFile, *, positions, t
                      label_accuracy=tally.labels.accuracy(labels is not None)[0],
                      warnings=notes, svt=replace(part, unstable=tally.unstable))
     if keep_columns:
-        return replace(result, **_joined(tables), query_index=positions)
+        return replace(result, **_joined(columns), query_index=positions)
     counts = QueryCounts(queries=queries, labels_output=tally.labels.output, outcomes=None,
                          reordered=not isinstance(positions, FirstRows) and not np.array_equal(
                              positions, np.arange(queries)),
@@ -175,15 +176,23 @@ def _no_columns() -> dict:
 _JOINED = ("plurality", "plurality_class", "answered", "label", "log_q", "log_pr_answered",
            "epsilon_query", "epsilon_cumulative", "order_cumulative", "rdp_selection",
            "rdp_answer")
+_EXTRA = ("distance", "unstable")
 
 
-def _joined(tables: list) -> dict:
-    """The pieces' rows joined into the run's per-query arrays (and extra columns)."""
-    joined: dict = {name: np.concatenate([getattr(table, name) for table in tables])
-                    for name in _JOINED}
-    joined["columns"] = {name: np.concatenate([table.columns[name] for table in tables])
-                         for name in ("distance", "unstable")}
-    return joined
+def _fill(columns: dict[str, np.ndarray], table, rows: slice, queries: int) -> None:
+    """A piece's rows (``svt_pass.piece_columns``) into the run's per-query arrays,
+    made on the first piece with each column's type."""
+    for name in _JOINED + _EXTRA:
+        values = table.columns[name] if name in _EXTRA else getattr(table, name)
+        if name not in columns:
+            columns[name] = np.empty(queries, dtype=values.dtype)
+        columns[name][rows] = values
+
+
+def _joined(columns: dict[str, np.ndarray]) -> dict:
+    """The run's per-query arrays as ``AnalysisResult`` fields."""
+    return {**{name: columns[name] for name in _JOINED},
+            "columns": {name: columns[name] for name in _EXTRA}}
 
 
 def check_svt_sequence(outcome: np.ndarray, cutoff: int) -> None:
