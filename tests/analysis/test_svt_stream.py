@@ -196,10 +196,15 @@ def test_smooth_sensitivity_with_svt_is_refused_as_before(cli):
     dict(svt_scale=0.5, svt_cutoff=20), dict(target_epsilon=20.0, svt_cutoff="auto"),
     dict(svt_scale=5.0, svt_cutoff=3), dict(target_epsilon=8.0, svt_cutoff=20,
                                             conversion="improved"),
+    dict(svt_scale=0.5, svt_cutoff=20, query_indices=np.arange(16000, 0, -7), queries=2000),
+    dict(svt_scale=0.5, svt_cutoff=30, decisions="given"),
 ])
 def test_the_summary_is_the_same_bytes_in_every_mode(options):
     path = "sample_votes/adult_250_votes.npy"
     labels = "sample_votes/adult_250_labels.npy"
+    if options.get("decisions") == "given":  # another seed's decisions, accounted
+        options = {**options, "decisions": pate_cli.label(path, "svt", seed=3, **{
+            key: value for key, value in options.items() if key != "decisions"})}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runs = {mode: pate_cli.analyze(path, "svt", labels=labels, per_query=mode, **options)
