@@ -101,6 +101,9 @@ def decisions_of_frames(frames: Iterable, mechanism: str) -> Iterator[LabelDecis
         label = frame["label"].fillna(-1).to_numpy(dtype=np.int64)
         if "outcome" in frame:
             outcome = frame["outcome"].map(_TABLE_OUTCOMES).to_numpy(dtype=str)
+        elif mechanism == "svt":  # as decisions_of: from the ``unstable`` column
+            unstable = frame["unstable"].to_numpy(dtype=bool)
+            outcome = np.where(label >= 0, "stable", np.where(unstable, "unstable", "halted"))
         else:
             outcome = np.where(label >= 0, "answered", "refused")
         yield LabelDecisions(mechanism, query, np.asarray(outcome, dtype=str), label)

@@ -38,10 +38,9 @@ from ..mechanisms import (
     build_mechanism,
 )
 from ..orders import default_orders, validate_orders
-from .per_query_stream import integral_maxima, per_query_frames
+from .per_query_stream import integral_maxima
 from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
-from .serialize import per_query_frame
 from .setting import (
     DEFAULT_CHUNK,
     FirstRows,
@@ -51,7 +50,7 @@ from .setting import (
     needs_integer_votes,
     sums_at_order,
 )
-from .steps import data_independent_curve, mechanism_steps, per_query_at_order
+from .steps import data_independent_curve, mechanism_steps
 
 # Rows compared at a time when a round's row numbers are checked for a range.
 SPAN_CHECK = 1 << 16
@@ -136,8 +135,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
     with_outcome = any(spec.mechanism.uses_student for spec in rounds)
-    tally = LabelCounts.merged(_label_counts(_round_counts(part, window.labels), with_outcome)
-                               for part, window in zip(parts, windows, strict=True))
+    tally = LabelCounts.merged(_label_counts(part.counts, with_outcome) for part in parts)
     accuracy, by_outcome = tally.accuracy(labels is not None)
     composed = AnalysisResult(
         mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
@@ -161,32 +159,20 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
             else tuple(int(n) for n in tally.outcome_correct)))
     if per_query:
         return replace(composed, frames=partial(
-            _round_frames, parts=parts, windows=windows, with_outcome=with_outcome,
-            workers=workers))
+            _round_frames, parts=parts, windows=windows, with_outcome=with_outcome))
     return composed
 
 
 def _sums_at(part: AnalysisResult, orders: np.ndarray, order: float) -> dict[str, float]:
     """A round's selection and answer RDP summed over its queries at ``order``: its
-    step sums there (``QueryCounts.step_sums``), or, for an SVT-PATE round (which keeps
-    its columns), the sums of its per-query figures."""
-    if part.counts is not None:
-        assert part.counts.step_sums is not None  # analyze_votes fills them
-        return sums_at_order(orders, order, *part.counts.step_sums)
-    selection, answer = per_query_rdp_at(part, np.array([order]))
-    return {"selection": float(np.sum(selection)), "answer": float(np.sum(answer))}
-
-
-def _round_counts(part: AnalysisResult, labels: np.ndarray | None) -> QueryCounts:
-    """A round's counts: the totals-only run's, or those of an SVT-PATE round's columns
-    (``labels``: the true labels of the round's rows as it was given them)."""
-    if part.counts is not None:
-        return part.counts
-    output = part.label >= 0
-    right = (np.zeros_like(output) if labels is None
-             else output & (part.label == np.asarray(labels)[part.query_index]))
-    return QueryCounts(queries=part.queries, labels_output=int(np.count_nonzero(output)),
-                       outcomes=None, reordered=False, correct=int(np.count_nonzero(right)))
+    step sums there (``QueryCounts.step_sums``), or, for an SVT-PATE round, its unstable
+    queries' shares (MATH.md s.8)."""
+    assert part.counts is not None
+    if part.mechanism.sequential:
+        share = float(rdp_svt_rounds(scale=part.mechanism.scale, rounds=1, orders=[order])[0])
+        return {"selection": share * part.svt.unstable, "answer": 0.0}
+    assert part.counts.step_sums is not None  # analyze_votes fills them
+    return sums_at_order(orders, order, *part.counts.step_sums)
 
 
 def _label_counts(counts: QueryCounts, with_outcome: bool) -> LabelCounts:
@@ -205,35 +191,18 @@ def _label_counts(counts: QueryCounts, with_outcome: bool) -> LabelCounts:
     return tally
 
 
-def _svt_round_table(composed: AnalysisResult, part: AnalysisResult,
-                     with_outcome: bool) -> AnalysisResult:
-    """An SVT-PATE round's columns (held in memory) as ``composed``'s table:
-    ``rdp_selection``/``rdp_answer`` at the composed order; Interactive's outcome where
-    another round has one."""
-    rdp_sel, rdp_ans = per_query_rdp_at(part, np.array([composed.order]))
-    outcome = None
-    if with_outcome:
-        outcome = np.where(part.label >= 0, OUTCOME_TEACHER, OUTCOME_ABSTAIN).astype(np.int8)
-    table = replace(part.table, rdp_selection=rdp_sel, rdp_answer=rdp_ans, outcome=outcome,
-                    columns={})
-    return replace(composed, counts=None, table=table, query_index=part.query_index)
-
-
 def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
-                  windows: list[_Window], with_outcome: bool,
-                  workers: int | None) -> Iterator:
+                  windows: list[_Window], with_outcome: bool) -> Iterator:
     """The per-query table of a streamed rounds run, a chunk at a time: each round's
     ``per_query_frames`` (its noise salt, its rows, costs at the composed order) with the
     columns the whole table has (file rows, an outcome in every round if one round is
     Interactive, ``round``)."""
     integral = all(_integral_pluralities(window) for window in windows)
     for number, (part, window) in enumerate(zip(parts, windows, strict=True)):
-        frames = (per_query_frames(replace(part, order=result.order), window.votes,
-                                   query_indices=window.indices, student=window.student,
-                                   salt=number, workers=workers)
-                  if part.counts is not None  # else SVT-PATE's, which kept its columns
-                  else iter([per_query_frame(_svt_round_table(result, part, with_outcome))]))
-        for frame in frames:
+        at_order = replace(part, order=result.order)  # costs at the composed order
+        assert at_order.frames is not None  # the round's own pass (analyze_votes')
+        for frame in at_order.frames(at_order):
+            frame = frame.drop(columns=["distance", "unstable"], errors="ignore")
             if window.offset:
                 frame["query"] += window.offset
             if not integral:  # the whole table's plurality is not all whole numbers
@@ -302,19 +271,6 @@ class _Rounds:
     @property
     def params(self) -> dict:
         return {"rounds": len(self.mechanisms)}
-
-
-def per_query_rdp_at(result: AnalysisResult, at_order: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query selection and charged answer RDP of ``result`` at other orders."""
-    if result.mechanism.sequential:
-        share = rdp_svt_rounds(scale=result.mechanism.scale, rounds=1, orders=at_order[:1])[0]
-        return (np.where(result.columns["unstable"] > 0, share, 0.0),
-                np.zeros(result.queries))
-    selection, answer = mechanism_steps(result.mechanism)
-    columns = {"log_pr_answered": result.log_pr_answered, "log_q": result.log_q}
-    return per_query_at_order(selection, answer, columns, result.answered, at_order,
-                               result.accounting == "data-independent")
 
 
 def _data_independent_curve(result: AnalysisResult, orders: np.ndarray) -> np.ndarray:

@@ -88,7 +88,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     by a second pass over the votes in chunks of its own size (``analysis.per_query_stream``:
     the result keeps its distinct statistic pairs, ``distinct_pairs``, for that pass);
     ``per_query=False``:
-    totals only, and ``to_frame()`` raises. SVT-PATE keeps its columns in memory.
+    totals only, and ``to_frame()`` raises. SVT-PATE's replay is counted a chunk at a time
+    and its table streamed alike (``analysis.svt``).
 
     Totals (MATH.md s.6-7): a budget run's are the sums its halt checks, block sums
     carried from block to block and running sums inside a block (``analysis.budget_run``);
@@ -110,8 +111,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   else chunk_rows(chunk_size, classes))
     _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
                chunk_size=chunk_size)
-    positions = analysed_positions(votes.shape[0], query_indices, queries,
-                                   lazy=not mechanism.sequential)
+    positions = analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
     queries = positions.size
     if teachers is None:
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
@@ -120,7 +120,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                             accounting=accounting, delta=delta, orders=orders,
                             conversion=conversion, seed=seed, labels=labels,
                             initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size,
-                            source=source, decisions=decisions)
+                            source=source, decisions=decisions, per_query=per_query)
 
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     independent = accounting == "data-independent"

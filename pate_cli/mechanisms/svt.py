@@ -105,18 +105,26 @@ class SVTPATE(Facts):
         return self.replay_distances(distance, plurality_class, noise=noise)
 
     def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,
-                         noise: NoiseSource) -> Decisions:
+                         noise: NoiseSource, start: int = 0, met: int = 0) -> Decisions:
         """:meth:`replay` from each query's distance to instability and plurality class
-        (what ``replay`` computes from the votes), so that a search over cut-offs
-        computes them once."""
+        (what ``replay`` computes from the votes), for the queries at positions ``start``
+        onwards of the analysed sequence, ``met`` unstable queries having come before
+        them: a chunk at a time, each chunk starting from the unstable count the chunks
+        before it left. Query noise is keyed by the query's position and threshold noise
+        by the round's number (MATH.md s.1), so the decisions do not depend on where the
+        chunks start."""
         if self.scale is None or self.threshold is None or self.cutoff == "auto":
             raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")
         count, cutoff = distance.shape[0], int(self.cutoff)
+        if met >= cutoff:  # the run halted before these queries
+            return Decisions(np.zeros(count, dtype=bool), np.full(count, -1, dtype=np.int64),
+                             np.full(count, SVT_HALTED, dtype=np.int8))
         score = distance + 2.0 * self.scale * noise.draw(
-            stream=STREAM_SVT_QUERY, kind="laplace", start=0, count=count)[:, 0]
-        rounds = min(cutoff, count)
+            stream=STREAM_SVT_QUERY, kind="laplace", start=start, count=count)[:, 0]
+        rounds = min(cutoff - met, count)
         thresholds = self.threshold + self.scale * noise.draw(
-            stream=STREAM_SVT_THRESHOLD, kind="laplace", start=0, count=rounds)[:, 0]
+            stream=STREAM_SVT_THRESHOLD, kind="laplace", start=met, count=rounds)[:, 0]
+        cutoff -= met  # the rounds left, numbered from 0 in ``thresholds``
         unstable = np.zeros(count, dtype=bool)
         position, met, window, run = 0, 0, 1024, 16
         while met < cutoff and position < count:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pate_cli
-from pate_cli.analysis.svt import (
+from pate_cli.analysis.svt_advice import (
     answers_are_few,
     cutoff_candidates,
     largest_threshold_for,

@@ -154,6 +154,7 @@ def test_write_decisions_extension_checked_before_work(cli, tmp_path):
 @pytest.mark.parametrize("mechanism, options", [
     ("confident", ["--accounting", "expected"]), ("gnmax", []),
     ("lnmax", ["--labels", LABELS]), ("interactive", ["--student", STUDENT]),
+    ("svt", ["--svt-scale", "0.5", "--svt-cutoff", "20"]),
     ("confident", ["--budget", "2", "--query-indices", SAMPLES / "mnist_250_labels.npy"]),
 ])
 @pytest.mark.parametrize("extension", [".csv", ".jsonl", ".npz"])
@@ -178,5 +179,7 @@ def test_streamed_decisions_are_the_bytes_of_the_decisions_held_whole(
         keywords["student"] = str(STUDENT)
     if mechanism == "lnmax":
         keywords["labels"] = str(LABELS)
+    if mechanism == "svt":  # stable, unstable and halted queries (the cut-off binds)
+        keywords.update(svt_scale=0.5, svt_cutoff=20)
     whole = pate_cli.label(str(VOTES), mechanism, **keywords)
     assert path.read_bytes() == decisions_bytes(whole, str(path))

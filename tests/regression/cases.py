@@ -68,6 +68,12 @@ CASES: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "svt_threshold_table": ("pate-analyze", [MNIST, "-n", "2000", "-m", "svt", "--svt-scale",
                                              "0.5", "--svt-threshold", "60", "--svt-cutoff",
                                              "50"], {}),
+    # stable, unstable and halted queries, the table and decisions by a second pass
+    "svt_stream_decisions": ("pate-analyze", [MNIST, "-n", "2000", "-m", "svt", "--svt-scale",
+                                              "0.5", "--svt-cutoff", "100", "--labels", LABELS,
+                                              "-f", "json", "--per-query", "{pq}",
+                                              "--write-decisions", "{out}"],
+                             {"pq": "q.csv", "out": "decisions.csv"}),
     "svt_auto": ("pate-analyze", [ADULT, "-m", "svt", "--target-epsilon", "20",
                                   "--svt-cutoff", "auto", "--conversion", "improved",
                                   "-f", "json"], {}),
