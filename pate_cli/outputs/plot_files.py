@@ -14,8 +14,8 @@ import os
 
 import numpy as np
 
+from ..accounting.selection import selection_bins
 from ..analysis import analyze_votes
-from ..analysis.selection import selection_bins
 from ..errors import InputError, OptionError
 from ..inputs import load_groups, load_votes
 from ..inputs.tables import SWEEP, numeric_column, read_summary, read_table, require_table
