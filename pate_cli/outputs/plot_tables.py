@@ -31,6 +31,10 @@ from .run_match import RunTotals, check_same_run
 if TYPE_CHECKING:
     import pandas as pd
 
+# The columns of a cost history (pate-plot history and groups, the report's figures); a
+# drawn table has its query and answered columns at least.
+HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
+
 
 def drawn_table(path: str, *, columns, sums=("answered",), keep=(), groups: bool = False,
                 queries: int | None = None, budgets=(), summary: dict | None = None,
