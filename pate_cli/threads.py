@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -21,14 +21,67 @@ def default_workers() -> int:
 
 def ordered_map(function: Callable, items, *, workers: int | None = None) -> Iterator:
     """``map(function, items)`` on ``workers`` threads, results in order, at most two
-    per worker in flight (numpy releases the GIL in the heavy work)."""
-    workers = default_workers() if workers is None else workers
-    items = list(items)
-    if workers <= 1 or len(items) <= 1:
-        yield from map(function, items)
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        yield from in_order(partial(pool.submit, function), items, window=2 * workers)
+    per worker in flight (numpy releases the GIL in the heavy work).
+
+    Nothing runs before the first result is asked for. A consumer that stops part-way (a
+    ``break``, ``close()``, the iterator dropped or collected, an exception) never waits:
+    the tasks not started are cancelled, and those running finish on their threads, which
+    then end. So stopping cannot hang, whichever thread it happens on (the collector may
+    close the iterator on one of the pool's own threads) and whatever a running task waits
+    for (a queue only the consumer would have emptied)."""
+    return _OrderedMap(function, items,
+                       default_workers() if workers is None else workers)
+
+
+class _OrderedMap:
+    """The iterator of :func:`ordered_map`: its pool made at the first ``next``, shut
+    down (threads joined) when every result is out, or on ``close`` (also when it is
+    dropped or collected) shut down without waiting."""
+
+    def __init__(self, function: Callable, items, workers: int):
+        self._function, self._items, self._workers = function, items, workers
+        self._results: Iterator | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __iter__(self) -> Iterator:
+        return self
+
+    def __next__(self):
+        if self._results is None:
+            self._start()
+        try:
+            return next(self._results)
+        except StopIteration:
+            if self._pool is not None:  # every task is done: the threads end now
+                self._pool.shutdown(wait=True)
+                self._pool = None
+            raise
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        items = list(self._items)
+        self._items = ()
+        if self._workers <= 1 or len(items) <= 1:
+            self._results = map(self._function, items)
+            return
+        self._pool = ThreadPoolExecutor(max_workers=self._workers)
+        self._results = in_order(partial(self._pool.submit, self._function), items,
+                                 window=2 * self._workers)
+
+    def close(self) -> None:
+        """Stop: the tasks not started cancelled, the pool shut down without waiting for
+        those running; later ``next`` calls raise ``StopIteration``."""
+        results, self._results = self._results, iter(())
+        if isinstance(results, Generator):
+            results.close()  # in_order cancels its pending futures
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def __del__(self) -> None:
+        self.close()
 
 
 def in_order(submit: Callable, items: Iterable, *, window: int) -> Iterator:

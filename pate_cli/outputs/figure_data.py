@@ -2,7 +2,7 @@
 
 Kept apart from the drawing (``figures.py``) so they can be tested and reused on their
 own: the selection / answer split of the 2018 paper's Figure 5 (right). Vectorised over
-queries. (Figure 5 left's bins are computed from votes by ``analysis.selection``.)
+queries. (Figure 5 left's bins are computed from votes by ``accounting.selection``.)
 """
 
 from __future__ import annotations

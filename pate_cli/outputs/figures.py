@@ -8,7 +8,7 @@ commands write:
 - :func:`groups_figure`: per-group cost histories with budgets and exhaustion points
   (Boenisch et al., Individualized PATE, Figures 1, 5 and 6);
 - :func:`tradeoff_figure`: label accuracy against epsilon from a sweep (2018 Figure 4);
-- :func:`selection_figure` over ``analysis.selection.selection_bins``: plurality histogram of
+- :func:`selection_figure` over ``accounting.selection.selection_bins``: plurality histogram of
   all queries and of those Confident-GNMax answers, with the per-query answer cost (2018
   Figure 5 left);
 - :func:`partition_figure` over ``figure_data.partition_split``: cumulative epsilon
@@ -47,6 +47,8 @@ from .figure_style import (
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from ..accounting.selection import SelectionBins
 
 
 def stopping_index(cumulative, budget: float) -> int | None:
@@ -289,32 +291,33 @@ def _error(part: pd.DataFrame, column: str):
 
 # --- selection (2018 Figure 5 left) ---------------------------------------------------------
 
-def selection_figure(data: pd.DataFrame, *, params, sigma: float, order: float,
+def selection_figure(data: SelectionBins, *, params, sigma: float, order: float,
                      caption: str = "", style: Style = Style()) -> Figure:
     """Plurality histogram, answered counts and answer cost (2018 Figure 5 left).
 
-    ``data`` from :func:`selection_bins`. Grouped bars per bin: all queries (grey) and the
-    expected count answered by each ``(T, sigma1)`` set; black dots on a log right axis:
-    the mean answer-step RDP at ``order`` of the bin's queries.
+    ``data`` from ``accounting.selection.selection_bins``. Grouped bars per bin: all
+    queries (grey) and the expected count answered by each ``(T, sigma1)`` set; black dots
+    on a log right axis: the mean answer-step RDP at ``order`` of the bin's queries.
     """
     figure, axes = new_figure(style)
-    series = [("all queries", "all", "#BBBBBB")]
+    series = [("all queries", "all", "#BBBBBB", data.queries)]
     series += [(f"answered, $T$ = {t:g}, $\\sigma_1$ = {s1:g}", f"answered_{n}",
-                PALETTE[n % len(PALETTE)]) for n, (t, s1) in enumerate(params)]
-    width = float((data["right"] - data["left"]).iloc[0])
+                PALETTE[n % len(PALETTE)], data.answered[n])
+               for n, (t, s1) in enumerate(params)]
+    width = float(data.right[0] - data.left[0])
     bar = 0.9 * width / len(series)
-    for number, (label, column, colour) in enumerate(series):
+    for number, (label, name, colour, heights) in enumerate(series):
         offset = (number - (len(series) - 1) / 2) * bar
-        total = data[column].sum()
-        axes.bar(data["center"] + offset, data[column], width=bar, color=colour,
+        total = heights.sum()
+        axes.bar(data.center + offset, heights, width=bar, color=colour,
                  edgecolor="white", linewidth=0.3,
-                 label=f"{label} ({total:,.0f}{'' if column == 'all' else ' expected'})",
-                 gid=f"bars-{column}")
+                 label=f"{label} ({total:,.0f}{'' if name == 'all' else ' expected'})",
+                 gid=f"bars-{name}")
     axes.set_xlabel("plurality vote count (votes for the top class)")
     axes.set_ylabel("queries per bin")
     right = axes.twinx()
-    shown = np.isfinite(data["cost"]) & (data["cost"] > 0)
-    right.plot(data["center"][shown], data["cost"][shown], marker="o", markersize=4.5,
+    shown = np.isfinite(data.cost) & (data.cost > 0)
+    right.plot(data.center[shown], data.cost[shown], marker="o", markersize=4.5,
                color="black", linestyle="none", gid="cost",
                label=f"mean cost of answering one query (RDP at order {order:g})")
     right.set_yscale("log")

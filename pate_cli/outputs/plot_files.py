@@ -14,8 +14,8 @@ import os
 
 import numpy as np
 
+from ..accounting.selection import selection_bins
 from ..analysis import analyze_votes
-from ..analysis.selection import selection_bins
 from ..errors import InputError, OptionError
 from ..inputs import load_groups, load_votes
 from ..inputs.tables import SWEEP, numeric_column, read_summary, read_table, require_table
@@ -24,10 +24,9 @@ from ..orders import default_orders
 from ..sparse_rows import is_sparse
 from . import captions
 from . import figures as plots
-from .plot_tables import drawn_table
+from .plot_tables import HISTORY_COLUMNS, drawn_table
 from .writing import check_destinations, write_outputs
 
-HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
 PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
 
 

@@ -1,4 +1,5 @@
-"""``pate-plot``'s per-query tables, streamed into the rows its figures draw.
+"""The per-query tables of ``pate-plot`` and ``pate-report --from``, streamed into the rows
+their figures draw.
 
 A table is read in pieces of ``figure_data.FIGURE_ROWS`` rows (``inputs.table_pieces``)
 and each piece is, in turn: counted into the ``RunTotals`` that ``check_same_run``
@@ -30,10 +31,15 @@ from .run_match import RunTotals, check_same_run
 if TYPE_CHECKING:
     import pandas as pd
 
+# The columns of a cost history (pate-plot history and groups, the report's figures); a
+# drawn table has its query and answered columns at least.
+HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
+
 
 def drawn_table(path: str, *, columns, sums=("answered",), keep=(), groups: bool = False,
                 queries: int | None = None, budgets=(), summary: dict | None = None,
-                summary_path: str | None = None) -> pd.DataFrame:
+                summary_path: str | None = None, allow_empty: bool = False,
+                index: list | None = None) -> pd.DataFrame:
     """The rows of the per-query table ``path`` that a figure draws.
 
     ``columns`` must be there and hold numbers in every drawn row (with ``groups``, the
@@ -41,15 +47,19 @@ def drawn_table(path: str, *, columns, sums=("answered",), keep=(), groups: bool
     present; ``sums`` get their running sums (``cumulative_<column>``) and every row its
     ``position``. ``queries`` (``-n``) draws the first rows; ``budgets`` are the ones the
     figure marks (``figure_rows`` keeps the first row over each). With ``summary``, the
-    whole table is checked to be its run first. The frame's ``attrs`` say how many rows
-    were drawn from (``queries``), their answered sum, whether their ``query`` column
-    increases (``query_increasing``) and ``every`` (``figure_rows``).
+    whole table is checked to be its run first. A table without rows is refused, or with
+    ``allow_empty`` gives a frame without rows (the report of a run of no queries). Each
+    piece's whole ``query`` column is appended to ``index`` when it is a list (the rows
+    of a ``--query-indices`` run, for the report's selection figure). The frame's
+    ``attrs`` say how many rows were drawn from (``queries``), their answered sum, whether
+    their ``query`` column increases (``query_increasing``) and ``every``
+    (``figure_rows``).
     """
     table = TablePieces(path, expected=PER_QUERY)
     pieces = table.pieces(figure_data.FIGURE_ROWS)  # a table drawn whole is one piece
     try:
         first = next(pieces, None)
-        if first is None or first.empty:
+        if first is None or (first.empty and not allow_empty):
             raise InputError(f"{path}: the table has no rows (expected {PER_QUERY})")
         require_table(first, path, kind="per-query", columns=columns)
         checked = list(columns)
@@ -62,7 +72,7 @@ def drawn_table(path: str, *, columns, sums=("answered",), keep=(), groups: bool
             rows = min(rows, queries)
         stream = _Stream(path, checked, kept, queries,
                          RunTotals(summary) if summary is not None else None,
-                         limit=rows if claimed is not None else None)
+                         limit=rows if claimed is not None else None, index=index)
         frame = figure_rows(running_sums(stream.drawn(chain([first], pieces)), sums),
                             queries=rows, budgets=tuple(budgets))
     finally:
@@ -82,9 +92,10 @@ class _Stream:
     """The per-piece work of :func:`drawn_table`, and what it gathers."""
 
     def __init__(self, path: str, checked, kept, queries: int | None,
-                 totals: RunTotals | None, *, limit: int | None):
+                 totals: RunTotals | None, *, limit: int | None, index: list | None):
         self.path, self.checked, self.kept = path, checked, kept
         self.queries, self.totals, self.limit = queries, totals, limit
+        self.index = index
         self.bad: dict[str, str] = {}  # each column's first bad cell
         self.drawn_rows = 0
         self.answered: float | None = None
@@ -100,6 +111,8 @@ class _Stream:
         for piece in pieces:
             if self.totals is not None:
                 self.totals.add(piece)
+            if self.index is not None:
+                self.index.append(piece["query"].to_numpy())
             head = piece if self.queries is None else piece.iloc[:max(0, self.queries - start)]
             for column in self.checked:
                 if len(head) and column not in self.bad:
@@ -110,7 +123,8 @@ class _Stream:
             if len(head) and not self.bad and (
                     self.limit is None or self.drawn_rows + len(head) <= self.limit):
                 yield self._counted(head[self.kept])
-            if self.totals is None and self.queries is not None and start >= self.queries:
+            if (self.totals is None and self.index is None and self.queries is not None
+                    and start >= self.queries):
                 return
 
     def _counted(self, head: pd.DataFrame) -> pd.DataFrame:

@@ -3,7 +3,7 @@
 Cost history (``history_figure``, with the budget line and halt), for votes grouped into
 outputs (generated sequences) the same history after each output (``history_figure`` with
 ``x="output"``, as ``pate-plot history --x output`` draws it), the Confident selection
-histogram (``selection_figure`` over ``analysis.selection.selection_bins``, when the votes
+histogram (``selection_figure`` over ``accounting.selection.selection_bins``, when the votes
 are at hand) and the per-group histories of an individualized run (``groups_figure``).
 Each figure is returned as a matplotlib ``Figure``; ``svg_markup`` turns one into an
 ``<svg>`` element to inline in HTML (no XML prolog, no comments, no timestamps).
@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from ..analysis.selection import selection_bins
+from ..accounting.selection import selection_bins
 from . import figures as plots
 from .captions import MECHANISM_NAMES, summary_caption
 

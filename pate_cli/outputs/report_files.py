@@ -13,13 +13,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..inputs import load_votes
-from ..inputs.table_pieces import TablePieces
-from ..inputs.tables import PER_QUERY, read_summary, require_table
-from . import figure_data
+from ..inputs.tables import read_summary
 from .figure_data import figure_rows
+from .plot_tables import HISTORY_COLUMNS, drawn_table
 from .report import files_folder
 from .report_figures import figure_budgets
-from .run_match import RunTotals, check_same_run
 from .writing import check_destinations, write_outputs
 
 
@@ -55,7 +53,7 @@ def analysed_votes(result):
 def read_run(summary_path: str, per_query: str | None):
     """``(summary, the rows of the per-query table its figures draw or None, votes or
     None)`` of ``--from``: the table read a piece at a time into the rows its figures draw
-    (``figure_data.figure_rows``) and checked to be the summary's run, and the votes when
+    and checked to be the summary's run (``plot_tables.drawn_table``), and the votes when
     the summary's input file is still there with the same sha256 (for the selection
     figure: the analysed rows, the table's ``query`` column when the summary analysed
     ``--query-indices``)."""
@@ -79,26 +77,13 @@ def read_run(summary_path: str, per_query: str | None):
 
 
 def _drawn_run(summary: dict, summary_path: str, per_query: str):
-    """The rows of ``per_query`` the figures draw, read a piece at a time and checked
-    against ``summary`` (``run_match.RunTotals``), and its whole ``query`` column when
+    """The rows of ``per_query`` the figures draw (``plot_tables.drawn_table``: read a
+    piece at a time, checked against ``summary``), and its whole ``query`` column when
     the summary analysed ``--query-indices`` (else None)."""
-    table = TablePieces(per_query, expected=PER_QUERY)
-    totals = RunTotals(summary)
     index: list | None = [] if summary.get("query_indices") else None
-
-    def pieces():
-        for number, piece in enumerate(table.pieces(figure_data.FIGURE_ROWS)):
-            if number == 0:
-                require_table(piece, per_query, kind="per-query",
-                              columns=("query", "answered", "epsilon_cumulative"))
-            totals.add(piece)
-            if index is not None:
-                index.append(piece["query"].to_numpy())
-            yield piece
-
-    frame = figure_rows(pieces(), queries=int(summary["queries"]),
-                        budgets=figure_budgets(summary))
-    check_same_run(summary, totals, summary_path=summary_path, table_path=per_query)
+    frame = drawn_table(per_query, columns=HISTORY_COLUMNS, keep=("output",), groups=True,
+                        sums=(), budgets=figure_budgets(summary), summary=summary,
+                        summary_path=summary_path, allow_empty=True, index=index)
     return frame, None if index is None else np.concatenate(index)
 
 

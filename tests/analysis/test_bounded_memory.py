@@ -133,22 +133,6 @@ def test_the_table_pass_lets_the_file_pages_go(tmp_path, monkeypatch):
     assert sorted(dropped) == [(lo, min(lo + 1024, 5000)) for lo in range(0, 5000, 1024)]
 
 
-def test_selection_bins_are_counted_a_chunk_at_a_time(tmp_path, monkeypatch):
-    """pate-plot selection and the report's figure read the votes in chunks: the same
-    bins as at once (counts exact, sums within the tolerance between algorithms)."""
-    from pate_cli.analysis import selection
-
-    votes = np.load(soft_votes(tmp_path / "votes.npy", 3000), mmap_mode="r")
-    options = dict(teachers=250.0, params=[(200.0, 150.0), (150.0, 100.0)], sigma=40.0,
-                   order=8.0)
-    whole = selection.selection_bins(np.asarray(votes), **options)
-    monkeypatch.setattr(selection, "READ_VALUES", 70)  # 7 rows a chunk
-    chunked = selection.selection_bins(votes, **options)
-    np.testing.assert_array_equal(chunked["all"], whole["all"])
-    for column in ("answered_0", "answered_1", "cost"):
-        np.testing.assert_allclose(chunked[column], whole[column], rtol=1e-12, atol=0)
-
-
 @pytest.mark.parametrize("accounting", ["expected", "replay"])
 def test_a_run_summed_in_several_tables_is_the_same_in_every_mode(tmp_path, monkeypatch,
                                                                   accounting):

@@ -237,6 +237,25 @@ def test_missing_summary_is_one_line(cli, tmp_path):
     assert not (tmp_path / "r.html").exists()
 
 
+def test_from_a_table_with_a_bad_cell_names_its_row(cli, tmp_path):
+    """The table's drawn columns are checked cell by cell, as pate-plot checks them: one
+    line naming the row (it was numpy's "could not convert string to float")."""
+    summary, table = tmp_path / "run.json", tmp_path / "q.csv"
+    assert cli.analyze(VOTES, "-n", "300", "-f", "json", "-o", summary,
+                       "--per-query", table).code == 0
+    lines = table.read_text().splitlines()
+    column = lines[0].split(",").index("epsilon_cumulative")
+    cells = lines[121].split(",")
+    cells[column] = "abc"
+    lines[121] = ",".join(cells)
+    table.write_text("\n".join(lines) + "\n")
+    result = cli.report("--from", summary, "--per-query", table, "-o", tmp_path / "r.md")
+    assert result.code == 2
+    assert result.err == (f"Error: {table}: row 120: column 'epsilon_cumulative' has "
+                          "'abc', not a number\n")
+    assert not (tmp_path / "r.md").exists()
+
+
 def test_help_and_version(cli):
     import pate_cli
 

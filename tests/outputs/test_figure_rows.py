@@ -110,7 +110,7 @@ def test_report_from_a_summary_reads_its_table_in_pieces(tmp_path, monkeypatch):
     within 4 MB of the smaller (the table read a piece at a time into the rows its figures
     draw; measured: 6.2 and 8.2 MB), where reading it whole grew with it (7.0 and 35 MB:
     the test fails there), and the caption says the rows are thinned."""
-    from pate_cli.analysis import selection
+    from pate_cli.accounting import selection
     from pate_cli.cli.analyze import analyze
 
     monkeypatch.setattr(figure_data, "FIGURE_ROWS", 1 << 12)

@@ -7,10 +7,9 @@ import json
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 
 import pate_cli
-from pate_cli.analysis.selection import selection_bins
+from pate_cli.accounting.selection import selection_bins
 from pate_cli.inputs.tables import read_table
 from pate_cli.outputs import figure_data
 from pate_cli.outputs import figures as plots
@@ -70,29 +69,32 @@ def test_groups_lines_budgets_and_exhaustion(plot_runs):
         f"stops before query {summary['baseline']['stopped_at']}")
 
 
-def test_selection_bars_are_the_counts(plot_runs):
+def test_selection_bars_are_the_bins(plot_runs):
+    """The bars and dots are the bins' numbers (accounting.selection; its tests check
+    them against independent values)."""
     votes = np.load(VOTES)[:500].astype(np.float64)
     params = [(200.0, 150.0), (250.0, 75.0)]
     data = selection_bins(votes, teachers=250, params=params, sigma=40, order=8, bins=8)
-    plurality = votes.max(axis=1)
-    inside = (plurality[:, None] >= data["left"].to_numpy()) & (
-        plurality[:, None] < data["right"].to_numpy())
-    assert np.all(inside.sum(axis=1) == 1)  # every query in exactly one bin
-    np.testing.assert_array_equal(data["all"], inside.sum(axis=0))
-    for number, (threshold, sigma_threshold) in enumerate(params):
-        pr = norm.sf((threshold - plurality) / sigma_threshold)
-        np.testing.assert_allclose(data[f"answered_{number}"], pr @ inside, rtol=1e-10)
     figure = plots.selection_figure(data, params=params, sigma=40, order=8)
+
     def heights(gid):
         return [bar.get_height() for bar in figure.axes[0].patches if bar.get_gid() == gid]
 
-    np.testing.assert_array_equal(heights("bars-all"), data["all"])
-    np.testing.assert_allclose(heights("bars-answered_1"), data["answered_1"])
+    np.testing.assert_array_equal(heights("bars-all"), data.queries)
+    np.testing.assert_array_equal(heights("bars-answered_0"), data.answered[0])
+    np.testing.assert_array_equal(heights("bars-answered_1"), data.answered[1])
+    centers = [bar.get_x() + bar.get_width() / 2 for bar in figure.axes[0].patches
+               if bar.get_gid() == "bars-answered_0"]
+    np.testing.assert_allclose(centers, data.center, rtol=0, atol=1e-9)
     cost = figure.axes[1].get_lines()[0]
     assert figure.axes[1].get_yscale() == "log"
+    shown = np.isfinite(data.cost) & (data.cost > 0)
+    np.testing.assert_array_equal(cost.get_ydata(), data.cost[shown])
+    np.testing.assert_array_equal(cost.get_xdata(), data.center[shown])
     rdp = pate_cli.rdp_gnmax(pate_cli.log_q_gnmax(votes, sigma=40), sigma=40, orders=[8])[:, 0]
+    plurality = votes.max(axis=1)
+    inside = (plurality[:, None] >= data.left) & (plurality[:, None] < data.right)
     expected = (rdp @ inside) / inside.sum(axis=0)
-    shown = np.isfinite(expected) & (expected > 0)
     np.testing.assert_allclose(cost.get_ydata(), expected[shown], rtol=1e-12)
 
 

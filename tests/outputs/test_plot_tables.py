@@ -17,10 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pate_cli.cli.plot import plot
+from pate_cli.errors import InputError
 from pate_cli.inputs import table_pieces
 from pate_cli.inputs.table_pieces import TablePieces
 from pate_cli.inputs.tables import PER_QUERY, read_table
-from pate_cli.outputs import captions, figure_data, plot_files
+from pate_cli.outputs import captions, figure_data, plot_files, report_files
 from pate_cli.outputs import figures as plots
 from pate_cli.outputs.figure_data import figure_rows, running_sums
 from pate_cli.outputs.files import per_query_chunks
@@ -305,3 +306,44 @@ def test_memory_does_not_grow_with_the_table(tmp_path, monkeypatch):
     peaks(1_000, measure=lambda run: run())  # imports and caches first, untraced
     for small, large in zip(peaks(50_000), peaks(200_000), strict=True):
         assert large < small + 4 * 2**20, (small, large)
+
+
+def test_an_empty_table_is_refused_unless_allowed(tmp_path):
+    """A table of no rows: pate-plot refuses it; the report (``allow_empty``) draws no
+    figure from it."""
+    path = _write(_table(0), tmp_path / "empty.csv")
+    with pytest.raises(InputError, match="the table has no rows"):
+        drawn_table(path, columns=("query", "answered", "epsilon_cumulative"))
+    frame = drawn_table(path, columns=("query", "answered", "epsilon_cumulative"),
+                        allow_empty=True, index=(index := []))
+    assert len(frame) == 0 and frame.attrs["queries"] == 0
+    assert np.concatenate(index).size == 0
+
+
+def test_the_report_of_a_query_indices_run_draws_table_positions(tmp_path, monkeypatch):
+    """pate-report --from over a ``--query-indices`` run (not in increasing order) whose
+    table is drawn from every k-th row: the x axis is each drawn row's place in the table,
+    as pate-plot draws it (up to the last query, 599), the votes are the analysed rows in
+    the analysed order (the table's whole query column), and the table's query column is
+    the given indices."""
+    from pate_cli.cli.analyze import analyze
+
+    indices = np.random.default_rng(9).permutation(3000)[:600]
+    (tmp_path / "idx.txt").write_text("\n".join(map(str, indices)) + "\n")
+    summary, table = tmp_path / "run.json", tmp_path / "q.csv"
+    done = CliRunner().invoke(analyze, [
+        str(SAMPLES / "mnist_250_votes.npy"), "--query-indices", str(tmp_path / "idx.txt"),
+        "-f", "json", "-o", str(summary), "--per-query", str(table)])
+    assert done.exit_code == 0, done.output
+    monkeypatch.setattr(figure_data, "FIGURE_ROWS", 50)
+    _, frame, rows = report_files.read_run(str(summary), str(table))
+    assert frame.attrs["every"] == 12 and frame.attrs["query_increasing"] is False
+    xs, label = plots.history_x(frame, "query")
+    assert label == "query position (order asked)"
+    np.testing.assert_array_equal(xs, frame["position"].to_numpy())
+    assert xs[-1] == 599 and np.all(np.diff(xs) > 0)
+    np.testing.assert_array_equal(frame["query"].to_numpy(), indices[xs.astype(int)])
+    votes = np.load(SAMPLES / "mnist_250_votes.npy")
+    np.testing.assert_array_equal(rows, votes[indices])
+    plotted = drawn_table(str(table), columns=("query", "answered", "epsilon_cumulative"))
+    np.testing.assert_array_equal(plotted["position"].to_numpy(), xs)

@@ -1,0 +1,87 @@
+"""What Confident-GNMax settings select, per bin of plurality counts (Papernot et al. 2018,
+Figure 5, left): the queries of each bin, the expected number each ``(T, sigma1)`` answers
+(``pr_answered``, MATH.md s.4) and the mean data-dependent RDP of the answer step at one
+order (GNMax, MATH.md s.3). Pure math, vectorised over queries; ``pate-plot selection``
+and the report's selection figure draw it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..sparse_rows import as_float_rows, row_width
+from ..work_sizes import READ_VALUES
+from .gnmax import log_q_gnmax, rdp_gnmax
+from .threshold import log_pr_answered
+
+
+@dataclass(frozen=True)
+class SelectionBins:
+    """Per-bin data of the 2018 paper's Figure 5 (left).
+
+    ``edges`` (bins + 1, increasing) bound the bins of the plurality count; ``queries``
+    counts the queries of each bin; ``answered[i]`` is the expected number answered by
+    the ``i``-th ``(T, sigma1)`` setting (the sum of ``pr_answered`` over the bin's
+    queries); ``cost`` the mean over the bin's queries of the answer step's
+    data-dependent RDP (NaN for an empty bin)."""
+
+    edges: np.ndarray
+    queries: np.ndarray
+    answered: np.ndarray
+    cost: np.ndarray
+
+    @property
+    def left(self) -> np.ndarray:
+        return self.edges[:-1]
+
+    @property
+    def right(self) -> np.ndarray:
+        return self.edges[1:]
+
+    @property
+    def center(self) -> np.ndarray:
+        return (self.edges[:-1] + self.edges[1:]) / 2
+
+
+def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
+                   bins: int = 20) -> SelectionBins:
+    """The :class:`SelectionBins` of ``votes`` (queries x classes) for the ``(T,
+    sigma1)`` pairs ``params`` (MATH.md s.4) and the answer step's GNMax with ``sigma``
+    at ``order`` (MATH.md s.3), vectorised over queries.
+
+    Bins of the plurality count ``max_j n_j``: equal integer widths, the last ending at
+    M = ``teachers`` (edges at half-integers), about ``bins`` of them from the lowest
+    plurality count. ``votes`` (an array or a memory map) is read in chunks of at most
+    ``work_sizes.READ_VALUES`` values (so a file of any length or width, 5 rows over
+    5,000,000 classes, holds one chunk), twice (the lowest plurality count, then the bins).
+    """
+    queries = votes.shape[0]
+    step = max(1, READ_VALUES // max(1, row_width(votes)))
+
+    def chunks():
+        for start in range(0, queries, step):
+            yield as_float_rows(votes[start:start + step])
+
+    lowest = min((float(rows.max(axis=1).min()) for rows in chunks()), default=None)
+    low = math.floor(min(lowest, teachers)) if lowest is not None else 0
+    width = max(1, math.ceil((teachers - low + 1) / bins))
+    count = math.ceil((teachers - low + 1) / width)
+    edges = teachers + 0.5 - width * np.arange(count, -1, -1, dtype=np.float64)
+    every = np.zeros(count)
+    answered = np.zeros((len(params), count))
+    cost_sum = np.zeros(count)
+    for rows in chunks():
+        plurality = rows.max(axis=1)
+        which = np.clip(np.searchsorted(edges, plurality, side="right") - 1, 0, count - 1)
+        every += np.bincount(which, minlength=count)
+        for number, (threshold, sigma_threshold) in enumerate(params):
+            pr = np.exp(log_pr_answered(plurality, threshold=threshold,
+                                        sigma_threshold=sigma_threshold))
+            answered[number] += np.bincount(which, weights=pr, minlength=count)
+        cost = rdp_gnmax(log_q_gnmax(rows, sigma=sigma), sigma=sigma, orders=[order])[:, 0]
+        cost_sum += np.bincount(which, weights=cost, minlength=count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_cost = cost_sum / every
+    return SelectionBins(edges=edges, queries=every, answered=answered, cost=mean_cost)
