@@ -40,30 +40,13 @@ _SVT = {"stable": SVT_STABLE, "unstable": SVT_UNSTABLE, "halted": SVT_HALTED}
 
 
 def decisions_of(result) -> LabelDecisions:
-    """The decisions an analysis made (or accounted), up to where labelling stopped (for
-    a result analysed with ``per_query="stream"``, read from its table's stream)."""
+    """The decisions an analysis made (or accounted), up to where labelling stopped, read
+    from its per-query table's stream (:func:`streamed_decisions`)."""
     result.require_columns("the decisions")
-    if result.table is None:
-        pieces = list(streamed_decisions(result))
-        return LabelDecisions(result.mechanism.name,
-                              *(np.concatenate([getattr(piece, key) for piece in pieces])
-                                for key in ("query", "outcome", "label")))
-    count = result.queries
-    query = (np.arange(count) if result.query_index is None
-             else np.asarray(result.query_index, dtype=np.int64))
-    label = np.asarray(result.label, dtype=np.int64)
-    name = result.mechanism.name
-    if name == "svt":
-        unstable = np.asarray(result.columns["unstable"], dtype=bool)
-        outcome = np.where(label >= 0, "stable", np.where(unstable, "unstable", "halted"))
-    elif result.outcome is not None:
-        outcome = np.array(["refused", "answered", "student"])[result.outcome.astype(np.int64)]
-    else:
-        outcome = np.where(label >= 0, "answered", "refused")
-    if result.groups is not None and result.groups.stopped_at is not None:
-        stop = result.groups.stopped_at
-        query, outcome, label = query[:stop], outcome[:stop], label[:stop]
-    return LabelDecisions(name, query, np.asarray(outcome, dtype=str), label)
+    pieces = list(streamed_decisions(result))
+    return LabelDecisions(result.mechanism.name,
+                          *(np.concatenate([getattr(piece, key) for piece in pieces])
+                            for key in ("query", "outcome", "label")))
 
 
 def streamed_decisions(result) -> Iterator[LabelDecisions]:

@@ -51,7 +51,7 @@ from ..mechanisms.multilabel import (
     set_ids,
 )
 from .added_figures import with_pld_figure
-from .result import AnalysisResult, MultilabelPart, QueryTable
+from .result import AnalysisResult, MultilabelPart, QueryCounts, QueryTable
 from .run import analyze_votes
 from .setting import checked_setting, grid_edge_notes
 from .steps import mechanism_steps, step_curves
@@ -147,6 +147,13 @@ def run_multilabel(text: str, votes, predictions, mechanism, *, build, labels, a
     return replace(result, q_bound=q_bound)
 
 
+def _counts(queries: int, output: np.ndarray) -> QueryCounts:
+    """What the summary needs of a multi-label run's queries (``output``: where a label
+    set was released)."""
+    return QueryCounts(queries=queries, labels_output=int(np.count_nonzero(output)),
+                       outcomes=None, reordered=False)
+
+
 def _sets(bits: np.ndarray) -> np.ndarray:
     """Label-set ids of 0/1 ``(queries, labels)``, or -1 beyond ``MAX_SET_LABELS``."""
     if bits.shape[1] > MAX_SET_LABELS:
@@ -186,7 +193,8 @@ def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, in
     last = np.arange(count) * labels + labels - 1
     with np.errstate(divide="ignore"):
         log_pr = logsumexp(flat_rows["log_pr_answered"].reshape(shaped), axis=1) - np.log(labels)
-    return replace(run, counts=None, frames=None, distinct_pairs=None, table=QueryTable(
+    return replace(run, counts=_counts(count, any_answered), frames=None, distinct_pairs=None,
+                   table=QueryTable(
         plurality=flat_rows["plurality"].reshape(shaped).min(axis=1),
         plurality_class=_sets(table["plurality_class"].to_numpy(np.int64).reshape(shaped)),
         answered=flat_rows["answered"].reshape(shaped).sum(axis=1),
@@ -266,7 +274,8 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
     rdp_answer = np.ascontiguousarray(curves[:, at])
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
-        seed=int(seed), orders=orders, teachers=teachers, classes=2, table=QueryTable(
+        seed=int(seed), orders=orders, teachers=teachers, classes=2,
+        counts=_counts(count, label >= 0), table=QueryTable(
             plurality=plurality, plurality_class=_sets(plurality_bits), answered=answered,
             label=label, log_q=log_q, log_pr_answered=np.zeros(count), epsilon_query=own,
             epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],

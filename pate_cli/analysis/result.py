@@ -170,11 +170,10 @@ class MultilabelPart:
 
 @dataclass(frozen=True)
 class QueryCounts:
-    """What the summary needs of the per-query columns, for a run analysed without them
-    (``analyze(..., per_query=False)``, pate-analyze without per-query outputs): the
-    number of queries processed, labels output, Interactive-GNMax's outcome counts
-    (abstain, teacher, student; None for other mechanisms) and whether
-    ``--query-indices`` picked or reordered the rows.
+    """What the summary needs of a run's queries, counted as they went by: the number of
+    queries processed, labels output, Interactive-GNMax's outcome counts (abstain,
+    teacher, student; None for other mechanisms) and whether ``--query-indices`` picked
+    or reordered the rows.
 
     What rounds compose (``analysis.rounds``): ``step_sums``, the selection and the
     weighted answer RDP summed over the queries at every order (``rdp_at_order`` holds
@@ -193,12 +192,13 @@ class QueryCounts:
 
 @dataclass(frozen=True)
 class QueryTable:
-    """Per-query columns held in memory, in analysed order (an SVT-PATE or multi-label
-    run's; any other run streams its table). ``answered`` is the charge weight of the
-    answer step (0/1 in replay and data-independent accounting, ``pr_answered`` in
-    expected accounting); ``label`` -1 where nothing was output; ``rdp_selection``/
-    ``rdp_answer`` are at the reported order; ``outcome``: Interactive-GNMax's codes or
-    None; ``columns``: extra per-query columns (SVT's distance and unstable flag)."""
+    """Per-query columns held in memory, in analysed order (a multi-label run's; any
+    other run streams its table; ``result.<column>`` gives one as an array).
+    ``answered`` is the charge weight of the answer step (0/1 in replay and
+    data-independent accounting, ``pr_answered`` in expected accounting); ``label`` -1
+    where nothing was output; ``rdp_selection``/``rdp_answer`` are at the reported
+    order; ``outcome``: Interactive-GNMax's codes or None; ``columns``: extra per-query
+    columns (SVT's distance and unstable flag)."""
 
     plurality: np.ndarray
     plurality_class: np.ndarray
@@ -254,11 +254,9 @@ class AnalysisResult:
     ``query_index`` is the file row of each analysed query when ``--query-indices``
     picked and ordered them (else None). ``frames`` gives the per-query table a chunk at a
     time by a second pass over the votes (None: analysed with ``per_query=False``).
-    SVT-PATE and multi-label runs hold their per-query columns in memory instead
-    (``counts`` None): ``answered`` per query is the charge weight of the answer step
-    (0/1 in replay and data-independent accounting, ``pr_answered`` in expected
-    accounting); ``rdp_selection``/``rdp_answer`` are at the reported ``order``;
-    ``columns`` are extra per-query columns (SVT's distance and unstable flag).
+    A multi-label run holds its per-query columns in memory instead (``table``).
+    ``result.epsilon_cumulative`` and the other :class:`QueryTable` names give the
+    table's columns as arrays.
     """
 
     mechanism: Mechanism
@@ -301,7 +299,7 @@ class AnalysisResult:
     data_independent_method: str = "rdp"
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
-    # What the summary needs of the queries (None where ``table`` holds the columns).
+    # What the summary needs of the queries (every analysis sets it).
     counts: QueryCounts | None = None
     # The per-query table's pieces by a second pass (``analysis.per_query_stream``; None
     # for a totals-only result), see iter_frames.
@@ -310,16 +308,14 @@ class AnalysisResult:
     # The run's distinct (answer, selection) statistic pairs (``accounting.grouped``),
     # kept for the per-query table's pass (``analyze_votes(per_query=True)``).
     distinct_pairs: GroupedCounts | None = field(default=None, repr=False, compare=False)
-    # The per-query columns held in memory: SVT-PATE's and multi-label runs' only
-    # (``counts`` is None then); every other run's table is the stream ``frames``.
+    # The per-query columns held in memory: multi-label runs' only; every other run's
+    # table is the stream ``frames``.
     table: QueryTable | None = field(default=None, repr=False, compare=False)
 
     @property
     def queries(self) -> int:
-        if self.counts is not None:
-            return self.counts.queries
-        assert self.table is not None  # one or the other, always
-        return int(self.table.plurality.shape[0])
+        assert self.counts is not None  # every analysis counts its queries
+        return self.counts.queries
 
     def require_columns(self, what: str = "the per-query table") -> None:
         """Raise :class:`NoColumnsError` if this run has no per-query table."""
@@ -359,7 +355,7 @@ class AnalysisResult:
     def iter_frames(self) -> Iterator[pd.DataFrame]:
         """The per-query table in consecutive pieces, one chunk at a time from a second
         pass over the votes, so memory holds one chunk whatever the number of queries
-        (SVT-PATE and multi-label runs: their columns held in memory, in one piece)."""
+        (a multi-label run: its columns held in memory, in one piece)."""
         self.require_columns()
         if self.table is not None:
             yield self.to_frame()

@@ -82,7 +82,7 @@ def summary_dict(result) -> dict:
         "epsilon_method": epsilon_method(result),
         "sampling": sampling_summary(result.mechanism),
     })
-    outcome_counts = _outcome_counts(result)
+    outcome_counts = result.counts.outcomes
     if outcome_counts is not None:
         summary["outcomes"] = {name: int(outcome_counts[code])
                                for code, name in enumerate(OUTCOME_NAMES)}
@@ -96,7 +96,7 @@ def summary_dict(result) -> dict:
         summary["baseline"] = plain_dict(info.baseline)
     if result.rounds is not None:
         summary["rounds"] = [plain_dict(asdict(entry)) for entry in result.rounds]
-    if _reordered(result):
+    if result.counts.reordered:
         summary["query_indices"] = True
     if result.added_rdp is not None:
         summary["add_rdp"] = asdict(result.added_rdp)
@@ -128,24 +128,7 @@ def sampling_summary(mechanism) -> dict | None:
 def _labels_output(result) -> int:
     if result.multilabel is not None:  # (query, label) pairs released
         return result.multilabel.labels_output
-    if result.counts is not None:  # analysed without per-query columns
-        return result.counts.labels_output
-    return int(np.count_nonzero(result.label >= 0))
-
-
-def _outcome_counts(result):
-    if result.counts is not None:
-        return result.counts.outcomes
-    if result.outcome is None:
-        return None
-    return np.bincount(result.outcome.astype(np.int64), minlength=3)
-
-
-def _reordered(result) -> bool:
-    if result.counts is not None:
-        return result.counts.reordered
-    return result.query_index is not None and not np.array_equal(result.query_index,
-                                                                 np.arange(result.queries))
+    return result.counts.labels_output
 
 
 def tuning_dict(part) -> dict:
