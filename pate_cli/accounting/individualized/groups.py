@@ -68,11 +68,10 @@ class GroupSums:
     def orders(self) -> np.ndarray:
         return self.rule.orders
 
-    def add(self, chunk: CostChunk, *, known: tuple | None = None,
+    def add(self, chunk: CostChunk, *,
             map: Mapper = map) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``:
-        ``(queries, groups)``, ``(queries, groups)``, ``(queries,)``. ``known``: the
-        uniform run's figures over this chunk from zero sums (``account_groups``)."""
+        ``(queries, groups)``, ``(queries, groups)``, ``(queries,)``."""
         if not isinstance(chunk, CostChunk):
             raise TypeError(f"chunks must be CostChunk objects, got {type(chunk).__name__}")
         orders = self.rule.orders
@@ -90,7 +89,7 @@ class GroupSums:
         if _fixed_curves(chunk.index):
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(
                 chunk, self.members_of, self.carry, self.seen, self.base_carry, self.rule,
-                known, map)
+                map)
         else:
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_chunk(
                 chunk, self.members_of, self.carry, self.seen, self.base_carry, self.rule,
@@ -102,7 +101,6 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
                    orders: np.ndarray, delta: float, conversion: str = "classic",
                    member_groups: np.ndarray | None = None, names: Iterable | None = None,
                    sensitivities: np.ndarray | None = None,
-                   uniform: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                    map: Mapper = map) -> GroupAccounting:
     """Compose per-query costs per group, convert, and apply the stopping rule.
 
@@ -118,13 +116,8 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
     :class:`GroupSums` and :class:`GroupStops` do the same a chunk at a time, keeping no
     history.
 
-    ``uniform``: optionally ``(epsilon_cumulative, order_cumulative, rdp_total)`` of that
-    run over all the queries, when the caller has it (``analyze_individualized`` passes
-    its replay's analysis, which charges the same statistics and decisions at the same
-    orders, ``delta`` and conversion). With a single chunk of :class:`CurveFactors`, the
-    uniform baseline and every member paying the sensitivity-1 curve throughout then take
-    these figures instead of summing the same numbers again. ``map`` runs independent
-    evaluations and running sums (see the module doc); the numbers do not depend on it.
+    ``map`` runs independent evaluations and running sums (see the module doc); the
+    numbers do not depend on it.
     """
     budgets = checked_budgets(budgets)
     names, sensitivities = group_labels(budgets.size, names, sensitivities)
@@ -135,9 +128,7 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
     stops = GroupStops(budgets)
     parts: dict[str, list[np.ndarray]] = {"eps": [], "order": [], "base": []}
     for chunk in chunks:
-        known = (uniform if uniform is not None and not parts["eps"]
-                 and np.shape(uniform[0]) == (getattr(chunk, "queries", -1),) else None)
-        eps, order, base = sums.add(chunk, known=known, map=map)
+        eps, order, base = sums.add(chunk, map=map)
         stops.add(eps, order, base, chunk.answered, chunk.baseline_answered)
         parts["eps"].append(eps)
         parts["order"].append(order)
@@ -172,7 +163,6 @@ def group_labels(groups: int, names: Iterable | None, sensitivities: np.ndarray 
 
 def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
                       seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
-                      known: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
                       map: Mapper) -> _ChunkFigures:
     """:func:`_accumulate_chunk` for a chunk in which each member pays one curve (or none)
     at every query, as ``group_costs`` builds them.
@@ -182,9 +172,7 @@ def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
     sums) is accumulated once, one curve at a time, its rows evaluated block by block
     (``composition.running_epsilon`` over :class:`CurveFactors`' rows). Curves at equal
     sensitivities are equal. The curves go through ``map`` (each task returns only its own
-    figures, so the numbers do not depend on how they run). ``known``: the uniform run's
-    figures over this chunk, starting from zero sums (``account_groups``' ``uniform``):
-    the sensitivity-1 curve from zero sums takes them.
+    figures, so the numbers do not depend on how they run).
     """
     queries = chunk.queries
     members = carry.shape[0]
@@ -211,15 +199,6 @@ def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
     for (curve, _), number in tasks.items():
         by_curve.setdefault(curve, []).append(number)
     results: list = [None] * len(starts)
-    if known is not None and isinstance(curves, CurveFactors):
-        ones = [v for v, d in enumerate(curves.sensitivities) if d == 1.0]
-        uniform = tasks.get((same[ones[0]], np.zeros(orders.size).tobytes())) if ones else None
-        if uniform is not None:
-            eps, order, sums = known
-            results[uniform] = (np.asarray(eps, dtype=np.float64),
-                                np.asarray(order, dtype=np.float64),
-                                np.array(sums, dtype=np.float64))
-            by_curve[same[ones[0]]].remove(uniform)
 
     def run(curve: int | str) -> list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         source: RowSource
