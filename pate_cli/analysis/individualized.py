@@ -173,7 +173,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                conversion=conversion, seed=seed, queries=queries, labels=labels,
                student=student, source=source)
     base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size,
-                         per_query=bool(per_query), workers=workers)
+                         per_query=False, workers=workers)
     setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
                            member_groups, seed, len(parameters.names))
     return _streamed(base, histogram, setting, parameters, labels=labels,
