@@ -1,4 +1,5 @@
-"""AnalysisResult -> the JSON summary dict and the per-query DataFrame of CLI.md.
+"""AnalysisResult -> the JSON summary dict and the per-query DataFrame of CLI.md, and back
+from a DataFrame to per-query arrays (``QueryTable``).
 
 The keys and columns follow ``CLI.md``: scripts parse them, so they may be extended but
 never renamed.
@@ -7,7 +8,8 @@ never renamed.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -263,3 +265,54 @@ def _finite_or_none(value):
     no finite order attains)."""
     value = plain_number(value)
     return None if isinstance(value, float) and math.isinf(value) else value
+
+
+@dataclass(frozen=True)
+class QueryTable:
+    """Per-query columns held in memory, in analysed order (a multi-label run's; any
+    other run streams its table; ``result.<column>`` gives one as an array).
+    ``answered`` is the charge weight of the answer step (0/1 in replay and
+    data-independent accounting, ``pr_answered`` in expected accounting); ``label`` -1
+    where nothing was output; ``rdp_selection``/``rdp_answer`` are at the reported
+    order; ``outcome``: Interactive-GNMax's codes or None; ``columns``: extra per-query
+    columns (SVT's distance and unstable flag)."""
+
+    plurality: np.ndarray
+    plurality_class: np.ndarray
+    answered: np.ndarray
+    label: np.ndarray
+    log_q: np.ndarray
+    log_pr_answered: np.ndarray
+    epsilon_query: np.ndarray
+    epsilon_cumulative: np.ndarray
+    order_cumulative: np.ndarray
+    rdp_selection: np.ndarray
+    rdp_answer: np.ndarray
+    outcome: np.ndarray | None = None
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> QueryTable:
+        """The columns of a per-query table (CLI.md) as arrays: the inverse of
+        ``serialize.per_query_frame`` (``label`` <NA> -> -1, outcome names -> codes)."""
+        import pandas as pd
+
+        floats = {name: frame[column].to_numpy(np.float64) for name, column in (
+            ("plurality", "plurality"), ("answered", "answered"), ("log_q", "log_q"),
+            ("log_pr_answered", "log_pr_answered"), ("epsilon_query", "epsilon"),
+            ("epsilon_cumulative", "epsilon_cumulative"),
+            ("order_cumulative", "order_cumulative"), ("rdp_selection", "rdp_selection"),
+            ("rdp_answer", "rdp_answer"))}
+        outcome = None
+        if "outcome" in frame:
+            outcome = pd.Index(OUTCOME_NAMES).get_indexer(frame["outcome"]).astype(np.int8)
+        extra = [name for name in frame.columns
+                 if name not in PER_QUERY_COLUMNS and name not in ("outcome", "output")]
+        return cls(plurality_class=frame["plurality_class"].to_numpy(np.int64),
+                   label=frame["label"].to_numpy(np.int64, na_value=-1), outcome=outcome,
+                   columns={name: frame[name].to_numpy() for name in extra}, **floats)
+
+
+# What ``result.<name>`` gives of the per-query table (the stream put together, or the
+# columns held in memory).
+TABLE_NAMES = frozenset(name for name in QueryTable.__dataclass_fields__)
