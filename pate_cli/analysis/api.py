@@ -88,8 +88,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     the seeded replay's (MATH.md s.7). No run keeps a per-query array (SVT-PATE and
     ``multilabel`` runs aside): memory stays flat however many queries. ``per_query``
     (True, the default, or ``"stream"``, the same): ``result.iter_frames()`` gives the
-    per-query table a chunk at a time by a second pass over the votes, and
-    ``to_frame()`` and ``label()``'s decisions put its pieces together; ``per_query=False``
+    per-query table a chunk at a time by a second pass over the votes (read again then:
+    an array changed in place in between gives another table), and ``to_frame()`` and
+    ``label()``'s decisions put its pieces together; ``per_query=False``
     (totals only): ``to_frame()``/``label()`` raise, and the summary is the same bytes.
     ``workers``:
     threads that count chunks and evaluate cost curves (default: the cores this process
