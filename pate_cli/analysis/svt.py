@@ -5,9 +5,8 @@ converted over a continuous order (``accounting.svt.svt_epsilon``: never above t
 bound ``c eps0``, no order grid). Only with an external RDP curve (``--add-rdp``, known on
 the grid alone) is the sum converted on the grid by ``rdp_to_epsilon`` (MATH.md s.6).
 
-The replay goes a chunk at a time (``analysis.svt_pass``): a totals-only run keeps counts
-only, a streamed table is a second pass, and a run that keeps its columns joins the
-pieces, so memory is bounded by the chunk unless the columns are asked for. The cut-off
+The replay goes a chunk at a time (``analysis.svt_pass``): the run keeps counts only, and
+its table is a second pass, so memory is bounded by the chunk. The cut-off
 search of ``--svt-cutoff auto`` and the few-answers note read the distances to
 instability from a temporary file (``analysis.svt_advice``, ``analysis.svt_distances``).
 """

@@ -7,9 +7,8 @@ queries met so far: query noise is keyed by the query's position and threshold n
 the round's number (MATH.md s.1), so a chunk replayed from the carried count
 (``SVTPATE.replay_distances(start=, met=)``) decides what the whole run decides, whatever
 the chunk size. :func:`svt_pieces` is that pass; a totals-only run keeps its counts
-(:class:`SvtTally`), a streamed table forms each piece's rows (:func:`svt_frames`, a
-second pass) and a run that keeps its columns joins the pieces' rows
-(:func:`piece_columns`): one replay, one table, the same bytes.
+(:class:`SvtTally`) and its table forms each piece's rows (:func:`svt_frames`, a second
+pass, :func:`piece_columns`): one replay, the same bytes for any chunk size.
 """
 
 from __future__ import annotations
@@ -181,8 +180,8 @@ def run_columns(result, *, salt: int) -> dict:
 
 def svt_frames(result, *, votes, positions, given: Decisions | None = None, salt: int = 0,
                chunk_size: int | None = None) -> Iterator:
-    """``result.to_frame()`` of the run that kept its columns, as DataFrames of one
-    chunk each, by a second pass over ``votes`` (``result``: the totals-only analysis;
+    """The run's per-query table as DataFrames of one chunk each, by a second pass over
+    ``votes`` (``result``: the analysis, which counted the replay;
     the other arguments those it was analysed with). ``chunk_size`` (rows; default
     ``per_query_stream.stream_rows``'s) changes no byte."""
     queries = result.queries

@@ -19,16 +19,11 @@ import numpy as np
 WRITE_EXTENSIONS = (".csv", ".jsonl", ".npz")
 
 
-def decisions_bytes(decisions, path: str) -> bytes:
-    """``decisions`` (an ``analysis.decisions.LabelDecisions``) serialised for ``path``."""
-    return b"".join(decisions_chunks([decisions], path, decisions.mechanism))
-
-
 def decisions_chunks(parts: Iterable, path: str, mechanism: str) -> Iterator[bytes]:
-    """The bytes of ``decisions_bytes`` for the decisions ``parts`` yields one after
-    another (``analysis.decisions.decisions_of_frames``): CSV and JSON lines a part at a
-    time (memory bounded by the part); an ``.npz`` is formed whole once every part is in
-    (its arrays' headers need their length and widest outcome)."""
+    """The decisions ``parts`` yields one after another
+    (``analysis.decisions.decisions_of_frames``) as ``path``'s bytes: CSV and JSON lines
+    a part at a time (memory bounded by the part); an ``.npz`` is formed whole once every
+    part is in (its arrays' headers need their length and widest outcome)."""
     extension = _extension(path)
     if extension == ".npz":
         parts = list(parts)
@@ -67,7 +62,7 @@ def _extension(path: str) -> str:
 
 
 def check_decisions_path(path: str) -> None:
-    """Refuse an extension ``decisions_bytes`` cannot write, before any work."""
+    """Refuse an extension ``decisions_chunks`` cannot write, before any work."""
     _extension(path)
 
 

@@ -6,11 +6,11 @@ piece at a time (bounded memory). ``outputs.writing.write_outputs`` writes them 
 
 from __future__ import annotations
 
-from ..analysis.decisions import decisions_of, streamed_decisions
+from ..analysis.decisions import streamed_decisions
 from ..analysis.serialize import smooth_sensitivity_history
 from ..errors import OptionError
 from ..inputs.shards import input_files
-from .decisions import check_decisions_path, decisions_bytes, decisions_chunks
+from .decisions import check_decisions_path, decisions_chunks
 from .files import per_query_bytes, per_query_stream_chunks
 from .rdp_curve import rdp_curve_bytes
 from .writing import check_destinations
@@ -50,12 +50,9 @@ def run_files(result, *, summary_text: str, output=None, per_query=None,
         files[per_query] = per_query_stream_chunks(result.iter_frames(), per_query)
     if output is not None:
         files[output] = summary_text.encode()
-    if write_decisions is not None and result.counts is not None:  # streamed, a piece
-        files[write_decisions] = decisions_chunks(  # at a time (bounded memory)
-            streamed_decisions(result),
-            write_decisions, result.mechanism.name)
-    elif write_decisions is not None:  # the run kept its columns (SVT, rounds...)
-        files[write_decisions] = decisions_bytes(decisions_of(result), write_decisions)
+    if write_decisions is not None:  # from the table's stream, a piece at a time
+        files[write_decisions] = decisions_chunks(
+            streamed_decisions(result), write_decisions, result.mechanism.name)
     if ss_history is not None:
         import pandas as pd
 

@@ -22,9 +22,10 @@ from pate_cli.analysis.individualized import analyze_individualized, derive_para
 from pate_cli.cli.analyze import analyze as analyze_command
 from pate_cli.inputs import PrivacyGroups
 from pate_cli.mechanisms import build_mechanism
-from pate_cli.outputs.decisions import decisions_bytes, decisions_chunks
+from pate_cli.outputs.decisions import decisions_chunks
 from pate_cli.outputs.files import per_query_bytes, per_query_stream_chunks
 from pate_cli.outputs.summary import render
+from tests.decision_files import decisions_bytes
 from tests.memory import traced_peak
 
 S = "sample_votes/"

@@ -25,8 +25,8 @@ from pate_cli.cli.analyze import analyze as analyze_command
 from pate_cli.inputs.votes import read_votes
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.orders import default_orders
-from pate_cli.outputs.decisions import decisions_bytes
 from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
+from tests.decision_files import decisions_bytes
 from tests.memory import traced_peak
 
 SAMPLES = "sample_votes/"

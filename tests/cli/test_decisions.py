@@ -163,7 +163,7 @@ def test_streamed_decisions_are_the_bytes_of_the_decisions_held_whole(
     """A single run's --write-decisions is written a piece of the second pass at a time
     (bounded memory); the bytes are those of the decisions held in memory (label())."""
     import pate_cli
-    from pate_cli.outputs.decisions import decisions_bytes
+    from tests.decision_files import decisions_bytes
 
     if "--query-indices" in options:  # a reordered subset: every 7th row, reversed
         indices = tmp_path / "indices.txt"
