@@ -85,11 +85,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     stays flat whatever the number of queries (``result.counts`` holds what the summary
     needs). ``per_query`` (the default): the per-query table is a stream,
     ``result.iter_frames()`` (``to_frame()`` puts it together), formed a chunk at a time
-    by a second pass over the votes in chunks of its own size (``analysis.per_query_stream``:
-    the result keeps its distinct statistic pairs, ``distinct_pairs``, for that pass);
-    ``per_query=False``:
-    totals only, and ``to_frame()`` raises. SVT-PATE's replay is counted a chunk at a time
-    and its table streamed alike (``analysis.svt``).
+    by a second pass over the votes in chunks of its own size
+    (``analysis.per_query_stream``; the result keeps its distinct statistic pairs,
+    ``distinct_pairs``, for that pass); ``per_query=False``: totals only, and
+    ``to_frame()`` raises. SVT-PATE's replay is counted a chunk at a time and its table
+    streamed alike (``analysis.svt``).
 
     Totals (MATH.md s.6-7): a budget run's are the sums its halt checks, block sums
     carried from block to block and running sums inside a block (``analysis.budget_run``);
