@@ -166,18 +166,6 @@ def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndar
     return initial_rdp.copy()
 
 
-def label_accuracy(label: np.ndarray, labels: np.ndarray | None, positions: np.ndarray,
-                   outcome: np.ndarray | None
-                   ) -> tuple[float | None, dict[str, float | None] | None]:
-    """Accuracy over output labels, and per outcome for Interactive-GNMax, of whole
-    columns (``LabelCounts`` of one piece)."""
-    if labels is None:
-        return None, None
-    counts = LabelCounts(outcome is not None)
-    counts.add(label, outcome, np.asarray(labels)[positions])
-    return counts.accuracy(True)
-
-
 def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
     """A note when the best order is the first or last of a grid of several (the API
     issues it as an ``OrderGridWarning``; the commands print it as one ``Warning:`` line)."""
