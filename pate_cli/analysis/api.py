@@ -85,8 +85,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
     (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
     answered mask, or labels with -1 for none): those decisions are accounted instead of
-    the seeded replay's (MATH.md s.7). No run keeps a per-query array (SVT-PATE and
-    ``multilabel`` runs aside): memory stays flat however many queries. ``per_query``
+    the seeded replay's (MATH.md s.7). No run keeps a per-query array (``multilabel``
+    runs aside): memory stays flat however many queries. ``per_query``
     (True, the default, or ``"stream"``, the same): ``result.iter_frames()`` gives the
     per-query table a chunk at a time by a second pass over the votes (read again then:
     an array changed in place in between gives another table), and ``to_frame()`` and

@@ -113,11 +113,10 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
         if per_query is not None:
             raise click.UsageError("--per-query applies to --from SUMMARY (a report on "
                                    "VOTES uses the run's own table)")
-        # the table streamed, a chunk at a time, into the rows the figures draw; with
-        # --query-indices the selection figure reads the rows the run kept
-        streamed = options.get("query_indices") is None
+        # the table streamed, a chunk at a time, into the rows the figures draw (with
+        # --query-indices the selection figure reads the run's query_index rows)
         with reported_warnings():
-            result = api.analyze(votes, **options, per_query="stream" if streamed else True)
+            result = api.analyze(votes, **options, per_query=True)
         summary = result.to_dict()
         frame = figure_table(result, summary)
         rows = analysed_votes(result)
