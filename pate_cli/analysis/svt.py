@@ -8,7 +8,7 @@ the grid alone) is the sum converted on the grid by ``rdp_to_epsilon`` (MATH.md 
 The replay goes a chunk at a time (``analysis.svt_pass``): the run keeps counts only, and
 its table is a second pass, so memory is bounded by the chunk. The cut-off
 search of ``--svt-cutoff auto`` and the few-answers note read the distances to
-instability from a temporary file (``analysis.svt_advice``, ``analysis.svt_distances``).
+instability from a temporary file (``analysis.svt_advice``).
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from ..accounting.svt import (
 from ..mechanisms import SVT_HALTED, SVT_UNSTABLE, SVTPATE
 from .result import AnalysisResult, QueryCounts, SvtPart
 from .setting import FirstRows, grid_edge_notes, initial_carry
-from .svt_advice import few_answers_note, search_cutoff, search_note
-from .svt_distances import DistanceFile
+from .svt_advice import DistanceFile, few_answers_note, search_cutoff, search_note
 from .svt_pass import SvtTally, run_columns, svt_frames, svt_pieces
 
 
