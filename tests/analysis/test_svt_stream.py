@@ -22,8 +22,8 @@ from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.svt import rdp_svt_rounds, svt_epsilon
 from pate_cli.analysis import analyze_votes, svt_advice
 from pate_cli.analysis.serialize import per_query_frame
+from pate_cli.analysis.svt import svt_frames
 from pate_cli.analysis.svt_advice import DistanceFile, largest_threshold_for, noiseless_answers
-from pate_cli.analysis.svt_pass import svt_frames
 from pate_cli.mechanisms import SVT_UNSTABLE, SVTPATE, NoiseSource, distance_to_instability
 from pate_cli.orders import default_orders
 from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
