@@ -36,9 +36,9 @@ from ..mechanisms import release_draw
 from ..mechanisms.sampled import SampledMechanism, unsampled
 from ..sparse_rows import SparseRows, is_sparse
 from ..work_sizes import READ_VALUES
-from .chunks import run_charges
 from .result import AnalysisResult, TuningPart
 from .setting import FirstRows, rows_of
+from .steps import run_charges
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
@@ -120,7 +120,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     ``positions``: the file rows the run processed, in order (an array, or
     ``setting.FirstRows``; default: the result's ``query_index`` or its first rows);
     ``charges(start, stop)``: the answer step's charge of processed queries ``start ..
-    stop-1`` (default: the seeded replay's, ``chunks.run_charges``; a run of given
+    stop-1`` (default: the seeded replay's, ``steps.run_charges``; a run of given
     decisions must pass its own). Rows, charges and Interactive's selection counts are
     formed a chunk at a time, so memory does not grow with the number of queries.
 

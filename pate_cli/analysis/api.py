@@ -35,7 +35,6 @@ from .added_figures import (
     with_pld_figure,
     with_sampled_pld_figure,
 )
-from .chunks import run_charges
 from .decisions import LabelDecisions, decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import analyze_individualized, individualized_plan
@@ -51,6 +50,7 @@ from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
 from .setting import FirstRows, needs_integer_votes
+from .steps import run_charges
 
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any

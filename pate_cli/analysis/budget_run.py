@@ -36,7 +36,6 @@ from ..mechanisms import Decisions
 from ..sparse_rows import row_width
 from ..threads import in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
-from .chunks import chunk_costs
 from .distributed import executor_threads
 from .grouped_run import (
     CountRequest,
@@ -46,7 +45,7 @@ from .grouped_run import (
 )
 from .setting import LabelCounts, released_labels
 from .sharing import SharedCurves
-from .steps import curve_function, mechanism_steps
+from .steps import chunk_costs, curve_function, mechanism_steps
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more
 # queries, depend on it).

@@ -28,9 +28,8 @@ from ..mechanisms import Decisions, NoiseSource
 from ..sparse_rows import as_float_rows
 from ..threads import ordered_map
 from ..work_sizes import READ_VALUES
-from .chunks import given_rows
 from .setting import FirstRows, LabelCounts, released_labels, rows_of
-from .steps import mechanism_steps
+from .steps import given_rows, mechanism_steps
 
 
 @dataclass(frozen=True)

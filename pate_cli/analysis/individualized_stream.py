@@ -42,11 +42,10 @@ from ..mechanisms import (
 )
 from ..threads import default_workers, ordered_map
 from ..work_sizes import TASK_VALUES
-from .chunks import chunk_costs
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult
 from .setting import FirstRows, LabelCounts, released_labels
-from .steps import mechanism_steps, screening_counts
+from .steps import chunk_costs, mechanism_steps, screening_counts
 
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).
 COST_ELEMENTS = TASK_VALUES

@@ -23,10 +23,9 @@ from ..errors import InputError, OptionError
 from ..mechanisms import NoiseSource
 from ..sparse_rows import row_width
 from ..work_sizes import READ_VALUES, TASK_VALUES
-from .chunks import chunk_costs
 from .result import BudgetPart
 from .setting import analysed_positions, checked_setting
-from .steps import mechanism_steps
+from .steps import chunk_costs, mechanism_steps
 
 # The output halt is checked on curves raised by this factor: the run then summed up to
 # the halt (another order of additions) converts within the budget (README, tolerance).

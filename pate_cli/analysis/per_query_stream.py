@@ -27,16 +27,15 @@ from ..accounting.composition import query_epsilons
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..mechanisms import Decisions, NoiseSource
-from ..sparse_rows import row_width
+from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
-from .chunks import QueryColumns, chunk_costs
 from .grouped_run import grouping_keys
 from .result import AnalysisResult
 from .serialize import per_query_frame
-from .setting import analysed_positions, checked_setting, initial_carry, rows_of
+from .setting import analysed_positions, checked_setting, initial_carry, released_labels, rows_of
 from .sharing import SharedCurves
-from .steps import curve_function, mechanism_steps, per_query_at_order
+from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
 
 # Rows of a chunk of the pass: up to work_sizes.TABLE_ROWS (the per-query files' pieces,
 # so that no piece is joined from two frames; fewer chunks evaluate fewer curves again:
@@ -183,3 +182,33 @@ def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
         if not np.array_equal(np.round(maxima), maxima):
             return False
     return True
+
+
+class QueryColumns:
+    """The per-query columns of one chunk of a run (the per-query table's pass)."""
+
+    NAMES = ("plurality", "answered", "log_q", "log_pr_answered", "epsilon_query",
+             "epsilon_cumulative", "order_cumulative")
+
+    def __init__(self, queries: int, *, with_outcome: bool):
+        self.columns = {name: np.empty(queries) for name in self.NAMES}
+        self.plurality_class = np.empty(queries, dtype=np.int64)
+        self.label = np.empty(queries, dtype=np.int64)
+        self.outcome = np.empty(queries, dtype=np.int8) if with_outcome else None
+
+    def fill(self, part: slice, block: np.ndarray, decisions, released: np.ndarray, *,
+             weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,
+             orders: np.ndarray) -> None:
+        columns = self.columns
+        columns["plurality"][part] = block.max(axis=1)
+        self.plurality_class[part] = plurality_classes(block)
+        columns["answered"][part] = weight
+        block_labels, outcome = released_labels(decisions, released, self.outcome is not None)
+        if self.outcome is not None:  # reinforced student labels are output too (no cost)
+            self.outcome[part] = outcome
+        self.label[part] = block_labels
+        columns["log_q"][part] = log_q
+        columns["log_pr_answered"][part] = log_pr
+        columns["epsilon_query"][part] = figures.epsilon_query
+        columns["epsilon_cumulative"][part] = figures.epsilon
+        columns["order_cumulative"][part] = orders[figures.order_index]
