@@ -176,10 +176,7 @@ def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, in
     if accounting == "data-independent" and initial_rdp is None:
         run = with_pld_figure(run, mechanism, delta)  # each label a Gaussian step
     shaped = (count, labels)
-    table = run.to_frame()  # the flattened rows' table, put together (held in memory)
-    flat_rows = {name: table[name].to_numpy(np.float64) for name in (
-        "plurality", "answered", "log_q", "log_pr_answered", "rdp_selection", "rdp_answer",
-        "epsilon_cumulative", "order_cumulative")}
+    flat_rows = QueryTable.of_frame(run.to_frame())  # the flattened rows' table, in memory
     per_label_curves = _label_curves(run, flat_rows, mechanism, q_bound)
     epsilon_query = np.empty(count)
     for lo in range(0, count, CURVE_ROWS):
@@ -188,39 +185,39 @@ def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, in
             hi - lo, labels, -1).sum(axis=1)
         epsilon_query[lo:hi] = rdp_to_epsilon(summed, orders=run.orders, delta=delta,
                                               conversion=conversion)[0]
-    released = table["label"].to_numpy(np.int64, na_value=-1).reshape(shaped)
+    released = flat_rows.label.reshape(shaped)
     answered_bits = (released >= 0).astype(np.int64)
     any_answered = answered_bits.any(axis=1)
     last = np.arange(count) * labels + labels - 1
     with np.errstate(divide="ignore"):
-        log_pr = logsumexp(flat_rows["log_pr_answered"].reshape(shaped), axis=1) - np.log(labels)
+        log_pr = logsumexp(flat_rows.log_pr_answered.reshape(shaped), axis=1) - np.log(labels)
     return replace(run, counts=_counts(count, any_answered), frames=None, distinct_pairs=None,
                    table=QueryTable(
-        plurality=flat_rows["plurality"].reshape(shaped).min(axis=1),
-        plurality_class=_sets(table["plurality_class"].to_numpy(np.int64).reshape(shaped)),
-        answered=flat_rows["answered"].reshape(shaped).sum(axis=1),
+        plurality=flat_rows.plurality.reshape(shaped).min(axis=1),
+        plurality_class=_sets(flat_rows.plurality_class.reshape(shaped)),
+        answered=flat_rows.answered.reshape(shaped).sum(axis=1),
         label=np.where(any_answered, _sets(np.maximum(released, 0)), -1),
-        log_q=np.minimum(logsumexp(flat_rows["log_q"].reshape(shaped), axis=1), 0.0),
+        log_q=np.minimum(logsumexp(flat_rows.log_q.reshape(shaped), axis=1), 0.0),
         log_pr_answered=log_pr, epsilon_query=epsilon_query,
-        epsilon_cumulative=flat_rows["epsilon_cumulative"][last],
-        order_cumulative=flat_rows["order_cumulative"][last],
-        rdp_selection=flat_rows["rdp_selection"].reshape(shaped).sum(axis=1),
-        rdp_answer=flat_rows["rdp_answer"].reshape(shaped).sum(axis=1),
+        epsilon_cumulative=flat_rows.epsilon_cumulative[last],
+        order_cumulative=flat_rows.order_cumulative[last],
+        rdp_selection=flat_rows.rdp_selection.reshape(shaped).sum(axis=1),
+        rdp_answer=flat_rows.rdp_answer.reshape(shaped).sum(axis=1),
         columns={"answered_labels": _sets(answered_bits)}), query_index=None
     ), int(answered_bits.sum())
 
 
-def _label_curves(run: AnalysisResult, rows: dict, mechanism, q_bound: str):
+def _label_curves(run: AnalysisResult, rows: QueryTable, mechanism, q_bound: str):
     """Rows ``lo .. hi-1`` of the flattened run (its per-query ``rows``) -> their curves
     (selection + weighted answer, MATH.md s.7), as the run charged them."""
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     independent = run.accounting == "data-independent"
 
     def curves(lo: int, hi: int) -> np.ndarray:
-        sel, sel_index = step_curves(selection, rows["log_pr_answered"][lo:hi], run.orders,
+        sel, sel_index = step_curves(selection, rows.log_pr_answered[lo:hi], run.orders,
                                      independent)
-        ans, ans_index = step_curves(answer, rows["log_q"][lo:hi], run.orders, independent)
-        return sel[sel_index] + rows["answered"][lo:hi, None] * ans[ans_index]
+        ans, ans_index = step_curves(answer, rows.log_q[lo:hi], run.orders, independent)
+        return sel[sel_index] + rows.answered[lo:hi, None] * ans[ans_index]
     return curves
 
 
