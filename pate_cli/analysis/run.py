@@ -41,6 +41,7 @@ from .setting import (
     chunk_rows,
     grid_edge_notes,
     initial_carry,
+    picked_rows,
     sums_at_order,
 )
 from .sharing import SharedWork
@@ -192,11 +193,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                    orders=orders),
             orders=orders, delta=delta, conversion=conversion)[0])
     accuracy, by_outcome = counts.accuracy(labels is not None)
+    query_index, reordered = picked_rows(positions, queries)
     totals = QueryCounts(queries=queries, labels_output=counts.output,
                          outcomes=None if counts.outcomes is None
                          else tuple(int(n) for n in counts.outcomes),
-                         reordered=query_indices is not None and not np.array_equal(
-                             positions[:queries], np.arange(queries)),
+                         reordered=reordered,
                          # what rounds compose (analysis.rounds)
                          step_sums=step_sums, correct=counts.correct,
                          outcome_correct=None if counts.outcomes is None
@@ -217,7 +218,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
         budget=None if budget is None else BudgetPart(
             limit=budget, halted_at=halted_at, remaining=max(0.0, budget - epsilon),
             carries=spent.carries, block=spent.block),
-        query_index=None if query_indices is None else positions[:queries],
+        query_index=query_index,
         accuracy_by_outcome=by_outcome,
         initial_rdp=None if initial_rdp is None else np.asarray(initial_rdp, dtype=float),
         counts=totals, distinct_pairs=grouped_table if per_query else None)

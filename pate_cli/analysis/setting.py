@@ -66,6 +66,16 @@ class FirstRows:
         return np.arange(*part.indices(self.size))
 
 
+def picked_rows(positions, queries: int) -> tuple[np.ndarray | None, bool]:
+    """The file rows of the first ``queries`` analysed queries when ``--query-indices``
+    picked them (``positions`` an array; None for :class:`FirstRows`), and whether they
+    differ from the file's first rows in order (``QueryCounts.reordered``)."""
+    if isinstance(positions, FirstRows):
+        return None, False
+    rows = np.asarray(positions[:queries])
+    return rows, not np.array_equal(rows, np.arange(queries))
+
+
 def checked_queries(queries) -> int | None:
     """``queries`` (``--queries N``) as an int, or None; ``OptionError`` for anything but
     a whole number (``True``, ``10.5`` and ``"10"`` are refused, ``10.0`` is 10)."""

@@ -47,7 +47,7 @@ from ..sparse_rows import plurality_classes, row_width
 from .per_query_stream import integral_maxima, stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart
 from .serialize import per_query_frame
-from .setting import FirstRows, LabelCounts, grid_edge_notes, initial_carry, rows_read_once
+from .setting import LabelCounts, grid_edge_notes, initial_carry, picked_rows, rows_read_once
 from .svt_advice import DistanceFile, few_answers_note, search_cutoff, search_note
 
 
@@ -160,13 +160,10 @@ def _analyze(votes, mechanism: SVTPATE, distances: DistanceFile, *, positions, t
     result = replace(result, answered_total=float(tally.answered),
                      label_accuracy=tally.labels.accuracy(labels is not None)[0],
                      warnings=notes, svt=replace(part, unstable=tally.unstable))
-    picked = not isinstance(positions, FirstRows)
+    query_index, reordered = picked_rows(positions, queries)
     counts = QueryCounts(queries=queries, labels_output=tally.labels.output, outcomes=None,
-                         reordered=picked and not np.array_equal(positions,
-                                                                 np.arange(queries)),
-                         correct=tally.labels.correct)
-    result = replace(result, counts=counts,
-                     query_index=np.asarray(positions[:queries]) if picked else None)
+                         reordered=reordered, correct=tally.labels.correct)
+    result = replace(result, counts=counts, query_index=query_index)
     if per_query:
         result = replace(result, frames=partial(svt_frames, votes=votes, positions=positions,
                                                 given=given, salt=salt))

@@ -16,6 +16,7 @@ from ..analysis.result import AnalysisResult, register_presenter
 from .captions import MECHANISM_NAMES, summary_parameters
 from .report import environment, render_report
 from .report_figures import groups_plot, history_plot, selection_plot
+from .report_files import analysed_votes
 from .report_statement import epsilon_text, headline, number
 
 SPARK_WIDTH, SPARK_HEIGHT, SPARK_POINTS = 240.0, 48.0, 120
@@ -44,10 +45,7 @@ class ResultPlots:
                 or result.rounds is not None or result.groups is not None:
             raise ValueError("plot.selection() needs a Confident-GNMax run on a vote set "
                              f"(this is a {result.mechanism.name} run)")
-        votes = result.source.votes
-        rows = (votes[result.query_index] if result.query_index is not None
-                else votes[:result.queries])
-        return selection_plot(result.to_dict(), rows, style=style)
+        return selection_plot(result.to_dict(), analysed_votes(result), style=style)
 
     def groups(self, *, style=None):
         """Per-group cost histories of an individualized run (``pate-plot groups``)."""
@@ -65,12 +63,7 @@ def result_report(result: AnalysisResult, *, fmt: str = "html", command: str | N
                   dataset_size: int | None = None) -> str:
     """``result.report()``: the ``pate-report`` statement (HTML with inline figures, or
     Markdown without its figure files)."""
-    rows = None
-    if (result.source is not None and result.rounds is None and result.groups is None
-            and result.mechanism.name == "confident"):
-        votes = result.source.votes
-        rows = (votes[result.query_index] if result.query_index is not None
-                else votes[:result.queries])
+    rows = analysed_votes(result) if result.mechanism.name == "confident" else None
     text, _ = render_report(result.to_dict(), result.to_frame(), fmt=fmt, votes=rows,
                             command=command, dataset_size=dataset_size)
     return text
