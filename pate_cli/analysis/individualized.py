@@ -172,8 +172,10 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     run: dict[str, Any] = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
                conversion=conversion, seed=seed, queries=queries, labels=labels,
                student=student, source=source)
+    # with a table, the base run keeps its statistic pairs: the table's pass
+    # (group_frames -> per_query_frames) looks each query's own epsilon up in them
     base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size,
-                         per_query=False, workers=workers)
+                         per_query=bool(per_query), workers=workers)
     setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
                            member_groups, seed, len(parameters.names))
     return _streamed(base, histogram, setting, parameters, labels=labels,

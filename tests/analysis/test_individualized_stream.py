@@ -114,7 +114,7 @@ def test_pate_analyze_streams_groups(monkeypatch, tmp_path):
                                                "--write-decisions", str(tmp_path / "d.csv")],
                              catch_exceptions=False)
     assert plain.exit_code == streamed.exit_code == 0, plain.output + streamed.output
-    assert seen == [False, False]  # the base run: totals (the groups' pass forms the table)
+    assert seen == [False, True]  # with the table, the base run keeps its pairs
     assert plain.stdout == streamed.stdout
     table = _analysed(None, "confident", dict(
         predictions=PRED, queries=1500, individualized="weighting", groups=GROUPS,
