@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
     )
     from .analysis import (
         AnalysisResult,
-        LabelDecisions,
         Round,
         analyze,
         analyze_individualized,
@@ -46,6 +45,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
         label,
         sanitize_analysis,
     )
+    from .decisions import Decisions, LabelDecisions, named_decisions
     from .errors import InputError, OptionError, OrderGridWarning, PateWarning
     from .inputs import (
         PrivacyGroups,
@@ -78,7 +78,8 @@ __all__ = [
     "default_orders", "parse_orders", "log_q_gnmax", "rdp_gnmax",
     "rdp_gnmax_data_independent", "log_q_lnmax", "rdp_lnmax", "rdp_lnmax_data_independent",
     "log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent", "analyze_votes",
-    "label", "LabelDecisions", "Exponential", "ConfidentExponential", "log_q_exponential",
+    "label", "Decisions", "LabelDecisions", "named_decisions", "Exponential",
+    "ConfidentExponential", "log_q_exponential",
     "rdp_exponential", "rdp_exponential_data_independent", "calibrate", "Calibration",
 ]
 
@@ -92,7 +93,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
                      "rdp_exponential_data_independent"], ".accounting.exponential"),
     **dict.fromkeys(["log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent"],
                     ".accounting.threshold"),
-    **dict.fromkeys(["AnalysisResult", "LabelDecisions", "Round", "analyze",
+    **dict.fromkeys(["Decisions", "LabelDecisions", "named_decisions"], ".decisions"),
+    **dict.fromkeys(["AnalysisResult", "Round", "analyze",
                      "analyze_individualized", "analyze_rounds", "analyze_votes",
                      "derive_parameters", "label", "sanitize_analysis"], ".analysis"),
     **dict.fromkeys(["InputError", "OptionError", "OrderGridWarning", "PateWarning"],

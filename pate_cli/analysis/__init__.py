@@ -8,7 +8,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
     from ..errors import OrderGridWarning
     from .added_figures import sanitize_analysis
     from .api import analyze, individualized_plan, label, read_votes
-    from .decisions import LabelDecisions, decisions_of
+    from .decisions import decisions_of
     from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
     from .result import AnalysisResult, ReplayTotals
     from .rounds import Round, analyze_rounds
@@ -21,13 +21,13 @@ __all__ = [
     "OrderGridWarning", "ReplayTotals", "Round", "analyze_individualized", "analyze_rounds",
     "analyze_totals", "analyze_votes", "derive_parameters", "mechanism_steps",
     "sanitize_analysis", "analyze", "individualized_plan", "read_votes", "label",
-    "LabelDecisions", "decisions_of",
+    "decisions_of",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "OrderGridWarning": "..errors",
     **dict.fromkeys(["analyze", "individualized_plan", "label", "read_votes"], ".api"),
-    **dict.fromkeys(["LabelDecisions", "decisions_of"], ".decisions"),
+    "decisions_of": ".decisions",
     **dict.fromkeys(["VARIANTS", "GroupParameters", "analyze_individualized", "derive_parameters"],
         ".individualized"),
     **dict.fromkeys(["AnalysisResult", "ReplayTotals"], ".result"),

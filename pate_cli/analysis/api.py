@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import (
     VoteSet,
@@ -35,7 +36,7 @@ from .added_figures import (
     with_pld_figure,
     with_sampled_pld_figure,
 )
-from .decisions import LabelDecisions, decisions_of, read_given_decisions
+from .decisions import decisions_of, read_given_decisions
 from .distributed import usable_executor
 from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
@@ -83,7 +84,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     (it also caps s.4's curve) or s.2's, the papers' (a mechanism object carries its own).
     Refused combinations raise ``OptionError`` (an
     ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
-    (``--decisions``): a path, a ``LabelDecisions`` or a ``.npy``-like array (0/1
+    (``--decisions``): a path, a ``Decisions`` or a ``.npy``-like array (0/1
     answered mask, or labels with -1 for none): those decisions are accounted instead of
     the seeded replay's (MATH.md s.7). No run keeps a per-query array (``multilabel``
     runs aside): memory stays flat however many queries. ``per_query``
@@ -251,14 +252,14 @@ def _warn(result: AnalysisResult) -> None:
 
 
 def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0,
-          **options: Any) -> LabelDecisions:
+          **options: Any) -> Decisions:
     """The labels a run releases, as arrays (what ``--write-decisions`` writes).
 
-    Takes ``analyze``'s arguments; returns a frozen :class:`LabelDecisions` with one row
-    per processed query in processing order: ``query`` (vote-file row), ``outcome``
-    (``answered``/``refused``, ``student`` for Interactive, ``stable``/``unstable``/
-    ``halted`` for SVT) and ``label`` (-1 for none). A budget or individualized run stops
-    at its halt.
+    Takes ``analyze``'s arguments; returns the frozen
+    :class:`pate_cli.decisions.Decisions` of every processed query in processing order:
+    ``query`` (vote-file row), ``outcome`` (``answered``/``refused``, ``student`` for
+    Interactive, ``stable``/``unstable``/``halted`` for SVT) and ``label`` (-1 for none).
+    A budget or individualized run stops at its halt.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PateWarning)

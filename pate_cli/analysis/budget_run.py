@@ -32,7 +32,7 @@ import numpy as np
 from ..accounting.composition import StepRows, budget_halt, running_total
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
-from ..mechanisms import Decisions
+from ..decisions import Decisions
 from ..sparse_rows import row_width
 from ..threads import in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
@@ -218,8 +218,7 @@ class BudgetWalk:
                 self.halted_at = start + halt
                 stop = self.halted_at
                 weight = weight[:halt]
-                made = Decisions(made.answered[:halt], made.labels[:halt],
-                                 None if made.outcome is None else made.outcome[:halt])
+                made = made.head(halt)
                 costs = StepRows(costs.selection, costs.selection_index[:halt],
                                  costs.answer, costs.answer_index[:halt], weight)
             if stop > start:

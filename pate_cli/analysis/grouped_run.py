@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
+from ..decisions import Decisions
 from ..inputs.mapped import drop_mapped_rows
-from ..mechanisms import Decisions, NoiseSource
+from ..mechanisms import NoiseSource
 from ..sparse_rows import as_float_rows
 from ..threads import ordered_map
 from ..work_sizes import READ_VALUES

@@ -21,11 +21,9 @@ from ..accounting.individualized import (
     upsampling_factors,
     vanishing_frequencies,
 )
+from ..decisions import OUTCOME_ABSTAIN
 from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
-from ..mechanisms import (
-    OUTCOME_ABSTAIN,
-    Mechanism,
-)
+from ..mechanisms import Mechanism
 from ..sparse_rows import row_width
 from .individualized_stream import (
     GroupSetting,

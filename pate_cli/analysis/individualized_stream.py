@@ -30,10 +30,8 @@ from ..accounting.individualized import (
     vanishing_costs,
 )
 from ..accounting.individualized.curves import Mapper
+from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, codes_of
 from ..mechanisms import (
-    OUTCOME_ABSTAIN,
-    OUTCOME_NAMES,
-    OUTCOME_TEACHER,
     Mechanism,
     NoiseSource,
     vanishing_participation,
@@ -361,14 +359,9 @@ def _with_group_columns(frame, sums: GroupSums, setting: GroupSetting, start: in
         values[label < 0] = pd.NA
         frame["label"] = values
         if "outcome" in frame:  # built as serialize.per_query_frame builds it
-            codes = _SORTED_CODES[np.searchsorted(_SORTED_NAMES,
-                                                  frame["outcome"].to_numpy(dtype=str))]
+            codes = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
             codes[cut:] = OUTCOME_ABSTAIN
-            frame["outcome"] = np.asarray(OUTCOME_NAMES)[codes]
+            frame["outcome"] = np.asarray(INTERACTIVE_NAMES)[codes]
     for g, name in enumerate(names):
         frame[f"epsilon_cumulative_{name}"] = eps[:, g]
     return frame
-
-
-_SORTED_NAMES = np.sort(np.asarray(OUTCOME_NAMES))
-_SORTED_CODES = np.argsort(np.asarray(OUTCOME_NAMES))

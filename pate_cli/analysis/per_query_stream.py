@@ -26,7 +26,8 @@ import numpy as np
 from ..accounting.composition import query_epsilons
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
-from ..mechanisms import Decisions, NoiseSource
+from ..decisions import Decisions
+from ..mechanisms import NoiseSource
 from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES

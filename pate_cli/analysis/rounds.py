@@ -27,16 +27,10 @@ import numpy as np
 
 from ..accounting.conversion import check_delta, rdp_to_epsilon
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
+from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER
 from ..errors import InputError
 from ..inputs import load_rounds, load_student
-from ..mechanisms import (
-    MECHANISMS,
-    OUTCOME_ABSTAIN,
-    OUTCOME_NAMES,
-    OUTCOME_TEACHER,
-    Mechanism,
-    build_mechanism,
-)
+from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..orders import default_orders, validate_orders
 from .per_query_stream import integral_maxima
 from .result import AnalysisResult, QueryCounts, RoundPart
@@ -208,7 +202,7 @@ def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
             if not integral:  # the whole table's plurality is not all whole numbers
                 frame["plurality"] = frame["plurality"].astype(np.float64)
             if with_outcome and "outcome" not in frame:
-                frame["outcome"] = np.asarray(OUTCOME_NAMES)[np.where(
+                frame["outcome"] = np.asarray(INTERACTIVE_NAMES)[np.where(
                     frame["label"].notna().to_numpy(), OUTCOME_TEACHER, OUTCOME_ABSTAIN)]
             frame["round"] = np.full(len(frame), number)
             yield frame

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import grouped_totals
-from ..mechanisms import Decisions, NoiseSource
+from ..decisions import Decisions
+from ..mechanisms import NoiseSource
 from ..rounding import ceil_text
 from ..sparse_rows import row_width
 from ..threads import ordered_map

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._version import __version__
 from ..accounting.conversion import rdp_to_epsilon
-from ..mechanisms import OUTCOME_NAMES
+from ..decisions import INTERACTIVE_NAMES, codes_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +87,7 @@ def summary_dict(result) -> dict:
     outcome_counts = result.counts.outcomes
     if outcome_counts is not None:
         summary["outcomes"] = {name: int(outcome_counts[code])
-                               for code, name in enumerate(OUTCOME_NAMES)}
+                               for code, name in enumerate(INTERACTIVE_NAMES)}
         summary["accuracy_by_outcome"] = result.accuracy_by_outcome
     if result.groups is not None:
         info = result.groups
@@ -230,7 +230,7 @@ def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
         "order_cumulative": result.order_cumulative,
     })
     if result.outcome is not None:
-        frame["outcome"] = np.asarray(OUTCOME_NAMES)[result.outcome.astype(np.int64)]
+        frame["outcome"] = np.asarray(INTERACTIVE_NAMES)[result.outcome.astype(np.int64)]
     for name, values in result.columns.items():
         frame[name] = values
     return frame
@@ -295,7 +295,6 @@ class QueryTable:
     def of_frame(cls, frame: pd.DataFrame) -> QueryTable:
         """The columns of a per-query table (CLI.md) as arrays: the inverse of
         ``serialize.per_query_frame`` (``label`` <NA> -> -1, outcome names -> codes)."""
-        import pandas as pd
 
         floats = {name: frame[column].to_numpy(np.float64) for name, column in (
             ("plurality", "plurality"), ("answered", "answered"), ("log_q", "log_q"),
@@ -305,7 +304,7 @@ class QueryTable:
             ("rdp_answer", "rdp_answer"))}
         outcome = None
         if "outcome" in frame:
-            outcome = pd.Index(OUTCOME_NAMES).get_indexer(frame["outcome"]).astype(np.int8)
+            outcome = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
         extra = [name for name in frame.columns
                  if name not in PER_QUERY_COLUMNS and name not in ("outcome", "output")]
         return cls(plurality_class=frame["plurality_class"].to_numpy(np.int64),

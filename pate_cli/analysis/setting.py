@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..accounting.conversion import Conversion, check_delta
+from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_STUDENT
 from ..errors import OptionError
 from ..inputs.mapped import drop_mapped_rows
 from ..inputs.vote_checks import integer_votes
-from ..mechanisms import OUTCOME_ABSTAIN, OUTCOME_NAMES, OUTCOME_STUDENT
 from ..orders import default_orders, validate_orders
 from ..sparse_rows import is_sparse
 from ..work_sizes import READ_VALUES
@@ -202,12 +202,12 @@ def released_labels(decisions, released: np.ndarray, with_outcome: bool
                     ) -> tuple[np.ndarray, np.ndarray | None]:
     """Each query's output label (-1 for none) and, for Interactive-GNMax, its outcome
     code (reinforced student labels are output too, at no cost)."""
-    labels = np.where(released, decisions.labels, -1)
+    labels = np.where(released, decisions.label, -1)
     if not with_outcome:
         return labels, None
-    from_student = decisions.outcome == OUTCOME_STUDENT
-    labels = np.where(from_student, decisions.labels, labels)
-    outcome = np.where(released | from_student, decisions.outcome,
+    from_student = decisions.code == OUTCOME_STUDENT
+    labels = np.where(from_student, decisions.label, labels)
+    outcome = np.where(released | from_student, decisions.code,
                        OUTCOME_ABSTAIN).astype(np.int8)
     return labels, outcome
 
@@ -219,8 +219,8 @@ class LabelCounts:
     def __init__(self, with_outcome: bool):
         self.output = 0
         self.correct = 0
-        self.outcomes = np.zeros(len(OUTCOME_NAMES), dtype=np.int64) if with_outcome else None
-        self.outcome_correct = np.zeros(len(OUTCOME_NAMES), dtype=np.int64)
+        self.outcomes = np.zeros(len(INTERACTIVE_NAMES), dtype=np.int64) if with_outcome else None
+        self.outcome_correct = np.zeros(len(INTERACTIVE_NAMES), dtype=np.int64)
 
     @classmethod
     def merged(cls, parts) -> LabelCounts:
@@ -262,7 +262,7 @@ class LabelCounts:
         if self.outcomes is None:
             return accuracy, None
         by_outcome: dict[str, float | None] = {}
-        for code, name in enumerate(OUTCOME_NAMES):
+        for code, name in enumerate(INTERACTIVE_NAMES):
             if name == "abstain":
                 continue
             count = int(self.outcomes[code])

@@ -35,7 +35,8 @@ from ..accounting.threshold import (
     rdp_threshold,
     rdp_threshold_data_independent,
 )
-from ..mechanisms import OUTCOME_ABSTAIN, Decisions, NoiseSource
+from ..decisions import OUTCOME_ABSTAIN, Decisions
+from ..mechanisms import NoiseSource
 from ..mechanisms.sampled import SampledMechanism, unsampled
 from .setting import rows_of, rows_read_once
 
@@ -340,9 +341,9 @@ def given_rows(decisions: Decisions, start: int, stop: int) -> Decisions:
     answered = np.zeros(count, dtype=bool)
     labels = np.full(count, -1, dtype=np.int64)
     answered[:have] = decisions.answered[start:start + have]
-    labels[:have] = decisions.labels[start:start + have]
-    outcome = None
-    if decisions.outcome is not None:
-        outcome = np.full(count, OUTCOME_ABSTAIN, dtype=np.int8)
-        outcome[:have] = decisions.outcome[start:start + have]
-    return Decisions(answered, labels, outcome)
+    labels[:have] = decisions.label[start:start + have]
+    code = None
+    if decisions.code is not None:
+        code = np.full(count, OUTCOME_ABSTAIN, dtype=np.int8)
+        code[:have] = decisions.code[start:start + have]
+    return Decisions(answered, labels, code)

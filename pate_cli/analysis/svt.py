@@ -34,15 +34,8 @@ from ..accounting.svt import (
     svt_guarantee,
     svt_scale_for_epsilon,
 )
-from ..mechanisms import (
-    SVT_HALTED,
-    SVT_STABLE,
-    SVT_UNSTABLE,
-    SVTPATE,
-    Decisions,
-    NoiseSource,
-    distance_to_instability,
-)
+from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
+from ..mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from ..sparse_rows import plurality_classes, row_width
 from .per_query_stream import integral_maxima, stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart
@@ -106,7 +99,7 @@ def _analyze(votes, mechanism: SVTPATE, distances: DistanceFile, *, positions, t
                               delta=delta, orders=orders, conversion=conversion,
                               threshold=mechanism.threshold)
     if given is not None:
-        check_svt_sequence(given.outcome, int(mechanism.cutoff))
+        check_svt_sequence(given.code, int(mechanism.cutoff))
 
     carry = initial_carry(initial_rdp, orders)
     total = carry + rdp_svt(scale=mechanism.scale, cutoff=mechanism.cutoff, orders=orders)
@@ -219,21 +212,21 @@ def svt_pieces(votes, positions, queries: int, *, mechanism: SVTPATE, noise: Noi
         else:
             made = _given_piece(given, start, stop, plurality_class)
         yield SvtPiece(start, stop, block.max(axis=1), plurality_class, distance, made, met)
-        met += int(np.count_nonzero(made.outcome == SVT_UNSTABLE))
+        met += int(np.count_nonzero(made.code == SVT_UNSTABLE))
 
 
 def _given_piece(given: Decisions, start: int, stop: int,
                  plurality_class: np.ndarray) -> Decisions:
     """Given decisions of queries ``start .. stop-1``, stable ones labelled with their
     plurality class."""
-    outcome, labels = given.outcome[start:stop], given.labels[start:stop]
-    stable = outcome == SVT_STABLE
+    piece = given.piece(start, stop)
+    labels = piece.label
+    stable = piece.code == SVT_STABLE
     wrong = np.flatnonzero(stable & (labels >= 0) & (labels != plurality_class))
     if wrong.size:
         raise ValueError(f"row {start + wrong[0] + 1}: SVT releases the plurality class "
                          f"{int(plurality_class[wrong[0]])}, not {int(labels[wrong[0]])}")
-    return Decisions(given.answered[start:stop], np.where(stable, plurality_class, -1),
-                     outcome)
+    return Decisions(piece.answered, np.where(stable, plurality_class, -1), piece.code)
 
 
 class SvtTally:
@@ -251,8 +244,8 @@ class SvtTally:
     def add(self, piece: SvtPiece) -> None:
         made = piece.decisions
         self.answered += int(np.count_nonzero(made.answered))
-        self.unstable += int(np.count_nonzero(made.outcome == SVT_UNSTABLE))
-        halted = np.flatnonzero(made.outcome == SVT_HALTED)
+        self.unstable += int(np.count_nonzero(made.code == SVT_UNSTABLE))
+        halted = np.flatnonzero(made.code == SVT_HALTED)
         if self.halted_at is None and halted.size:
             self.halted_at = piece.start + int(halted[0])
         if piece.distance.size:
@@ -260,7 +253,7 @@ class SvtTally:
         self.passing += int(np.count_nonzero(piece.distance > self.threshold))
         truth = (None if self.truth is None
                  else self.truth[np.asarray(self.positions[piece.start : piece.stop])])
-        self.labels.add(made.labels, None, truth)
+        self.labels.add(made.label, None, truth)
 
 
 @dataclass(frozen=True)
@@ -295,7 +288,7 @@ def piece_columns(piece: SvtPiece, *, positions, cutoff: int,
     cut-off), ``rdp_selection`` each unstable query's share ``per_round`` at the reported
     order; the extra columns ``distance`` and ``unstable``."""
     count = piece.stop - piece.start
-    unstable = piece.decisions.outcome == SVT_UNSTABLE
+    unstable = piece.decisions.code == SVT_UNSTABLE
     rounds = np.minimum(cutoff, piece.met + np.cumsum(unstable) + 1)
     distinct, index = np.unique(rounds, return_inverse=True)
     eps_rounds, order_rounds = epsilon_of(distinct)
@@ -303,7 +296,7 @@ def piece_columns(piece: SvtPiece, *, positions, cutoff: int,
         accounting=None, queries=count,
         query_index=np.asarray(positions[piece.start : piece.stop], dtype=np.int64),
         plurality=piece.plurality, plurality_class=piece.plurality_class,
-        answered=piece.decisions.answered.astype(np.float64), label=piece.decisions.labels,
+        answered=piece.decisions.answered.astype(np.float64), label=piece.decisions.label,
         log_q=np.full(count, np.nan), log_pr_answered=np.zeros(count),
         epsilon_query=np.full(count, np.nan),
         epsilon_cumulative=eps_rounds[index.reshape(-1)],

@@ -51,7 +51,8 @@ from ..accounting.svt import (
     svt_scale_for_epsilon,
     svt_threshold_for,
 )
-from ..mechanisms import SVT_UNSTABLE, SVTPATE, NoiseSource, distance_to_instability
+from ..decisions import SVT_UNSTABLE
+from ..mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from ..work_sizes import TABLE_ROWS
 from .setting import rows_read_once
 
@@ -193,7 +194,7 @@ def replayed_answers(mechanism: SVTPATE, distances: Distances, noise: NoiseSourc
         made = mechanism.replay_distances(piece, np.zeros(piece.size, dtype=np.int64),
                                           noise=noise, start=start, met=met)
         answered += int(np.count_nonzero(made.answered))
-        met += int(np.count_nonzero(made.outcome == SVT_UNSTABLE))
+        met += int(np.count_nonzero(made.code == SVT_UNSTABLE))
         start += piece.size
     return answered
 

@@ -14,7 +14,8 @@ Formats (what ``--write-decisions`` writes, and two plain arrays):
   query in processing order. (A 0/1 integer array is read as a mask: for labels of a
   binary task where every query was answered, write a ``.csv``/``.npz``.)
 
-:func:`load_decisions` reads a file into :class:`LabelDecisions` (format checks);
+:func:`load_decisions` reads a file into :class:`pate_cli.decisions.Decisions` (format
+checks);
 :func:`check_decisions` checks it against the run (length, query indices, outcomes the
 mechanism can produce, labels in range and only on answered queries, the recorded
 mechanism). Every problem is one ``InputError`` line naming the file.
@@ -29,73 +30,27 @@ import json
 import os
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
+from ..decisions import (
+    CODED,
+    MECHANISM_OUTCOMES,
+    OUTCOME_ABSTAIN,
+    OUTCOME_NAMES,
+    OUTCOME_TEACHER,
+    Decisions,
+    named_decisions,
+)
 from ..errors import InputError
 from .npy_files import NPY_MAGIC, check_npz_members
 from .readers import read_matrix
 
 DECISION_EXTENSIONS = (".csv", ".jsonl", ".npz", ".npy")
-# What each mechanism can decide (CLI.md "Decisions").
-OUTCOMES = {
-    "lnmax": ("answered",),
-    "gnmax": ("answered",),
-    "confident": ("answered", "refused"),
-    "interactive": ("answered", "refused", "student"),
-    "svt": ("stable", "unstable", "halted"),
-    "exponential": ("answered",),
-    "confident-exponential": ("answered", "refused"),
-}
-# Outcomes that release a label.
-LABELLED = ("answered", "student", "stable")
 
 
-@dataclass(frozen=True, repr=False)
-class LabelDecisions:
-    """A run's decisions, the one type for them: written (``--write-decisions``,
-    ``label()``), read (``--decisions``) and given to ``analyze``. One row per processed
-    query in processing order: ``query`` (the vote file's row), ``outcome`` (names),
-    ``label`` (the released label, -1 for none), ``mechanism`` (its name); ``path`` and
-    ``sha256`` name the file it was read from. As read, ``query`` may be None (a
-    ``.npy`` with one row per query) and ``outcome`` None (released labels, -1 for none),
-    and ``mechanism`` None when the file does not record it; ``check_decisions`` fills
-    them in against the run."""
-
-    mechanism: str | None
-    query: np.ndarray | None
-    outcome: np.ndarray | None
-    label: np.ndarray
-    path: str | None = None
-    sha256: str | None = None
-
-    def __len__(self) -> int:
-        return int(self.label.size)
-
-    @property
-    def answered(self) -> np.ndarray:
-        """Where the teachers' data answered (``answered`` or ``stable``)."""
-        return np.isin(self.outcome, ("answered", "stable"))
-
-    def to_frame(self):
-        """``query, outcome, label`` as a DataFrame (label <NA> when none)."""
-        import pandas as pd
-
-        label = pd.array(np.where(self.label >= 0, self.label, 0), dtype="Int64")
-        label[self.label < 0] = pd.NA
-        return pd.DataFrame({"query": self.query, "outcome": self.outcome, "label": label})
-
-    def __repr__(self) -> str:
-        shown = ""
-        if self.outcome is not None:
-            names, counts = np.unique(self.outcome, return_counts=True)
-            shown = " (" + ", ".join(f"{count} {name}" for name, count
-                                     in zip(names, counts, strict=True)) + ")"
-        return f"<LabelDecisions {self.mechanism}: {len(self)} queries{shown}>"
-
-
-def load_decisions(path) -> LabelDecisions:
+def load_decisions(path) -> Decisions:
     """Read a decisions file (format and value checks that need no run)."""
     name = os.fspath(path)
     extension = os.path.splitext(name)[1].lower()
@@ -120,28 +75,30 @@ def load_decisions(path) -> LabelDecisions:
         query, outcome, label, mechanism = _from_jsonl(name, data)
     if label.size == 0:
         raise InputError(f"{name}: the decisions file has no rows")
-    return LabelDecisions(mechanism, query, outcome, label, path=name, sha256=digest)
+    try:
+        return named_decisions(mechanism, query, outcome, label, path=name, sha256=digest)
+    except ValueError as error:
+        raise InputError(f"{name}: {error}") from None
 
 
-def check_decisions(table: LabelDecisions, *, mechanism: str, classes: int,
+def check_decisions(table: Decisions, *, mechanism: str, classes: int,
                     positions: np.ndarray, rows_total: int, partial: bool = False
-                    ) -> LabelDecisions:
+                    ) -> Decisions:
     """Check ``table`` against the run: ``mechanism`` (its name), ``classes``, the analysed
     file rows ``positions`` (in order) of ``rows_total``. ``partial``: the file may cover a
-    prefix of the analysed queries (a budget run that halted). Returns the table in
-    processing order with ``query`` filled in and ``outcome`` names for every row."""
+    prefix of the analysed queries (a budget run that halted). Returns the decisions in
+    processing order with ``query`` and ``mechanism`` filled in, and outcome codes where
+    the mechanism has them (``decisions.CODED``)."""
     name = table.path or "<decisions>"
     if table.mechanism is not None and table.mechanism != mechanism:
         raise InputError(f"{name}: decisions made by -m {table.mechanism}, but the analysis "
                          f"is -m {mechanism}")
     count = positions.size
-    label = table.label
-    outcome = table.outcome
-    query = table.query
+    answered, label, code, query = table.answered, table.label, table.code, table.query
     if query is None:  # a .npy: one per file row, or one per analysed query
         if label.size == rows_total and not (partial and label.size < count):
-            label = label[positions]
-            outcome = None if outcome is None else outcome[positions]
+            answered, label = answered[positions], label[positions]
+            code = None if code is None else code[positions]
         elif label.size != count and not (partial and label.size < count):
             raise InputError(f"{name}: {label.size} decisions, but the analysis has {count} "
                              f"queries (and the vote file {rows_total} rows)")
@@ -168,26 +125,26 @@ def check_decisions(table: LabelDecisions, *, mechanism: str, classes: int,
         row = int(np.flatnonzero(label >= classes)[0])
         raise InputError(f"{name}: row {row + 1}: label {int(label[row])} is outside the "
                          f"classes 0..{classes - 1}")
-    if outcome is None:  # released labels: a label means answered
-        outcome = np.where(label >= 0, "stable" if mechanism == "svt" else "answered",
-                           "refused")
+    if code is None:  # a mask or released labels: answered or refused
         if mechanism == "svt":
             raise InputError(f"{name}: SVT decisions need outcomes (stable, unstable, "
                              "halted): write them with --write-decisions (.csv/.jsonl/.npz)")
-    allowed = OUTCOMES[mechanism]
-    wrong = np.flatnonzero(~np.isin(outcome, allowed))
+        code = np.where(answered, OUTCOME_TEACHER, OUTCOME_ABSTAIN).astype(np.int8)
+    checked = Decisions.of_codes(code, label, query=np.asarray(query, dtype=np.int64),
+                                 mechanism=mechanism, path=table.path, sha256=table.sha256)
+    allowed = [OUTCOME_NAMES.index(outcome) for outcome in MECHANISM_OUTCOMES[mechanism]]
+    wrong = np.flatnonzero(~np.isin(code, allowed))
     if wrong.size:
         row = int(wrong[0])
-        raise InputError(f"{name}: row {row + 1}: outcome {str(outcome[row])!r} is not one "
-                         f"-m {mechanism} can produce ({', '.join(allowed)})")
-    unlabelled = np.flatnonzero(~np.isin(outcome, LABELLED) & (label >= 0))
+        raise InputError(f"{name}: row {row + 1}: outcome {OUTCOME_NAMES[code[row]]!r} is not "
+                         f"one -m {mechanism} can produce "
+                         f"({', '.join(MECHANISM_OUTCOMES[mechanism])})")
+    unlabelled = np.flatnonzero(~checked.labelled & (label >= 0))
     if unlabelled.size:
         row = int(unlabelled[0])
         raise InputError(f"{name}: row {row + 1}: a label on a query with outcome "
-                         f"{str(outcome[row])!r}")
-    return LabelDecisions(table.mechanism, np.asarray(query, dtype=np.int64),
-                          np.asarray(outcome, dtype=str), label, path=table.path,
-                          sha256=table.sha256)
+                         f"{OUTCOME_NAMES[code[row]]!r}")
+    return checked if mechanism in CODED else replace(checked, code=None)
 
 
 # Labels and query indices beyond this are no class or row number (and would overflow
@@ -234,7 +191,7 @@ def _as_float(values) -> np.ndarray:
     return array.astype(np.float64)
 
 
-def _from_npy(name, digest, data: bytes) -> LabelDecisions:
+def _from_npy(name, digest, data: bytes) -> Decisions:
     if not data.startswith(NPY_MAGIC):
         raise InputError(f"{name}: not a .npy file (it does not start with the NPY magic "
                          "bytes \\x93NUMPY)")
@@ -243,9 +200,9 @@ def _from_npy(name, digest, data: bytes) -> LabelDecisions:
 
 
 def decisions_from_array(array, *, path: str | None = None,
-                         sha256: str | None = None) -> LabelDecisions:
-    """A 0/1 answered mask or released labels (-1: none) as :class:`LabelDecisions`
-    (read from ``path``, or given as an array)."""
+                         sha256: str | None = None) -> Decisions:
+    """A 0/1 answered mask or released labels (-1: none) as :class:`Decisions` without
+    outcome codes (read from ``path``, or given as an array)."""
     name = path or "<decisions>"
     array = np.asarray(array)
     if array.ndim != 1 or array.size == 0:
@@ -253,13 +210,13 @@ def decisions_from_array(array, *, path: str | None = None,
                          f"{array.shape}")
     if array.dtype == bool or (array.dtype.kind in "iuf"
                                and np.all(np.isin(array, (0, 1)))):
-        answered = np.asarray(array, dtype=bool)
-        return LabelDecisions(None, None, np.where(answered, "answered", "refused"),
-                              np.full(array.size, -1, dtype=np.int64), path=path, sha256=sha256)
+        return Decisions(np.asarray(array, dtype=bool), np.full(array.size, -1, dtype=np.int64),
+                         path=path, sha256=sha256)
     if array.dtype.kind not in "iuf":
         raise InputError(f"{name}: expected a 0/1 answered mask or integer labels, got "
                          f"dtype {array.dtype}")
-    return LabelDecisions(None, None, None, _labels(name, array), path=path, sha256=sha256)
+    label = _labels(name, array)
+    return Decisions(label >= 0, label, path=path, sha256=sha256)
 
 
 def _from_npz(name, data: bytes):

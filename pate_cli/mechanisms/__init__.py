@@ -39,30 +39,16 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
         vanishing_votes,
         weighted_histogram,
     )
-    from .protocol import (
-        OUTCOME_ABSTAIN,
-        OUTCOME_NAMES,
-        OUTCOME_STUDENT,
-        OUTCOME_TEACHER,
-        SVT_HALTED,
-        SVT_OUTCOME_NAMES,
-        SVT_STABLE,
-        SVT_UNSTABLE,
-        Decisions,
-        Mechanism,
-    )
+    from .protocol import Mechanism
     from .svt import SVTPATE, distance_to_instability
 
 __all__ = [
-    "DEFAULT_FRACTIONS", "MECHANISMS", "NOISE_BLOCK", "OUTCOME_ABSTAIN", "OUTCOME_NAMES",
-    "OUTCOME_STUDENT", "OUTCOME_TEACHER", "STREAM_ANSWER", "STREAM_PARTICIPATION",
+    "DEFAULT_FRACTIONS", "MECHANISMS", "NOISE_BLOCK", "STREAM_ANSWER", "STREAM_PARTICIPATION",
     "STREAM_SELECTION", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "SVTPATE",
-    "ConfidentExponential", "ConfidentGNMax", "Decisions", "Exponential", "STREAM_GUMBEL",
+    "ConfidentExponential", "ConfidentGNMax", "Exponential", "STREAM_GUMBEL",
     "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource", "SharedBlocks",
-    "build_mechanism", "distance_to_instability", "release_draw", "Mechanism", "SVT_HALTED",
-    "SVT_OUTCOME_NAMES",
-    "SVT_STABLE", "SVT_UNSTABLE", "VanishingVotes", "vanishing_participation",
-    "vanishing_votes", "weighted_histogram",
+    "build_mechanism", "distance_to_instability", "release_draw", "Mechanism", "VanishingVotes",
+    "vanishing_participation", "vanishing_votes", "weighted_histogram",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -75,7 +61,5 @@ __getattr__, __dir__ = lazy_exports(__name__, {
         "SharedBlocks", "release_draw"], ".noise"),
     **dict.fromkeys(["VanishingVotes", "vanishing_participation", "vanishing_votes",
         "weighted_histogram"], ".participation"),
-    **dict.fromkeys(["OUTCOME_ABSTAIN", "OUTCOME_NAMES", "OUTCOME_STUDENT", "OUTCOME_TEACHER",
-        "SVT_HALTED", "SVT_OUTCOME_NAMES", "SVT_STABLE", "SVT_UNSTABLE", "Decisions", "Mechanism"],
-        ".protocol"),
+    "Mechanism": ".protocol",
 })

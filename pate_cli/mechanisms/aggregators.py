@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..decisions import OUTCOME_ABSTAIN, OUTCOME_STUDENT, OUTCOME_TEACHER, Decisions
 from ..sparse_rows import SparseRows
 from .domains import (
     GAUSSIAN_SCALE,
@@ -28,13 +29,7 @@ from .noise import (
     STREAM_ANSWER,
     NoiseSource,
 )
-from .protocol import (
-    LABEL_NOT_DRAWN,
-    OUTCOME_ABSTAIN,
-    OUTCOME_STUDENT,
-    OUTCOME_TEACHER,
-    Decisions,
-)
+from .protocol import LABEL_NOT_DRAWN
 from .svt import SVTPATE
 from .threshold import check_threshold_parameters, passes_threshold
 from .token_argmax import sparse_noisy_argmax

@@ -15,10 +15,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..decisions import Decisions
 from ..sparse_rows import SparseRows
 from .domains import ETA, Facts, noise_scale
 from .noise import STREAM_GUMBEL, NoiseSource
-from .protocol import LABEL_NOT_DRAWN, Decisions
+from .protocol import LABEL_NOT_DRAWN
 from .threshold import check_threshold_parameters, passes_threshold
 from .token_argmax import sparse_gumbel_argmax
 

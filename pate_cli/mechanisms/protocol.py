@@ -1,4 +1,5 @@
-"""What every aggregator is and returns: the ``Mechanism`` protocol and its ``Decisions``.
+"""What every aggregator is and returns: the ``Mechanism`` protocol and its
+``pate_cli.decisions.Decisions``.
 
 MATH.md sections 1 and 7. A mechanism is a frozen value object with a ``name``, its
 ``params``, a few facts the analysis needs (``uses_student``, ``selects``,
@@ -9,37 +10,14 @@ the mechanism's cost steps (the one table of MATH.md section 7).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..decisions import Decisions
+
 if TYPE_CHECKING:
     from .noise import NoiseSource
-
-# Interactive-GNMax's outcomes (``Decisions.outcome``), MATH.md s.7.
-OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
-OUTCOME_NAMES = ("abstain", "teacher", "student")
-# SVT-PATE's outcomes, MATH.md s.8: a stable query is answered with the plurality; an
-# unstable one starts a new round; after the cut-off every query is halted.
-SVT_STABLE, SVT_UNSTABLE, SVT_HALTED = 0, 1, 2
-SVT_OUTCOME_NAMES = ("stable", "unstable", "halted")
-
-
-@dataclass(frozen=True)
-class Decisions:
-    """What a replay output for a run of queries.
-
-    ``answered``: bool ``(queries,)``, True where the teachers' data was used to answer
-    (the answer step ran); ``labels``: int64 ``(queries,)``, -1 where nothing was output;
-    ``outcome``: int8 codes per query for Interactive-GNMax (``OUTCOME_*``) and SVT-PATE
-    (``SVT_*``), None for the other aggregators.
-    """
-
-    answered: np.ndarray
-    labels: np.ndarray
-    outcome: np.ndarray | None = None
-
 
 # The label of a released teacher answer whose noise was not drawn (``labels=False``):
 # a valid class number, so counts of released labels stay right; never shown or scored.

@@ -8,11 +8,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
 from ..sparse_rows import SparseRows, as_float_rows, plurality_classes, row_width
 from ..work_sizes import READ_VALUES, TABLE_ROWS
 from .domains import SVT_SCALE, Facts, finite, noise_scale, positive
 from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
-from .protocol import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
 
 # Rows read at once where a replay reads a whole (possibly memory-mapped) sequence.
 

@@ -25,11 +25,11 @@ def test_a_replay_without_labels_makes_the_same_decisions(name):
     full = mechanism.replay(votes, noise=NoiseSource(4), **options)
     bare = mechanism.replay(votes, noise=NoiseSource(4), labels=False, **options)
     np.testing.assert_array_equal(full.answered, bare.answered)
-    np.testing.assert_array_equal(full.labels >= 0, bare.labels >= 0)
+    np.testing.assert_array_equal(full.label >= 0, bare.label >= 0)
     teacher = full.answered
-    np.testing.assert_array_equal(full.labels[~teacher], bare.labels[~teacher])  # student's
-    if full.outcome is not None:
-        np.testing.assert_array_equal(full.outcome, bare.outcome)
+    np.testing.assert_array_equal(full.label[~teacher], bare.label[~teacher])  # student's
+    if full.code is not None:
+        np.testing.assert_array_equal(full.code, bare.code)
 
 
 def test_totals_without_labels_equal_the_run_that_draws_them():

@@ -24,7 +24,8 @@ from pate_cli.analysis import analyze_votes, svt_advice
 from pate_cli.analysis.serialize import per_query_frame
 from pate_cli.analysis.svt import svt_frames
 from pate_cli.analysis.svt_advice import DistanceFile, largest_threshold_for, noiseless_answers
-from pate_cli.mechanisms import SVT_UNSTABLE, SVTPATE, NoiseSource, distance_to_instability
+from pate_cli.decisions import SVT_UNSTABLE
+from pate_cli.mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from pate_cli.orders import default_orders
 from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
 
@@ -40,7 +41,7 @@ def old_table(votes: np.ndarray, result, initial_rdp):
     plurality_class = np.argmax(votes, axis=1)
     made = mechanism.replay_distances(distance, plurality_class,
                                       noise=NoiseSource(result.seed))
-    unstable = made.outcome == SVT_UNSTABLE
+    unstable = made.code == SVT_UNSTABLE
     rounds = np.minimum(svt.cutoff, np.cumsum(unstable) + 1)
     if initial_rdp is None:
         epsilon, order, _ = svt_epsilon(scale=svt.scale, rounds=rounds, delta=svt.delta1,
@@ -54,7 +55,7 @@ def old_table(votes: np.ndarray, result, initial_rdp):
     return per_query_frame(SimpleNamespace(
         accounting=result.accounting, queries=count, query_index=np.arange(count),
         plurality=votes.max(axis=1).astype(np.float64), plurality_class=plurality_class,
-        answered=made.answered.astype(np.float64), label=made.labels,
+        answered=made.answered.astype(np.float64), label=made.label,
         log_q=np.full(count, np.nan), log_pr_answered=np.zeros(count),
         epsilon_query=np.full(count, np.nan), epsilon_cumulative=epsilon,
         order_cumulative=order, rdp_selection=np.where(unstable, per_round, 0.0),
@@ -125,9 +126,9 @@ def test_a_chunk_replayed_from_the_carried_count_decides_as_the_whole_run():
         for start, stop in zip(cuts[:-1], cuts[1:], strict=True):
             part = mechanism.replay_distances(distance[start:stop], classes[start:stop],
                                               noise=noise, start=start, met=met)
-            met += int(np.count_nonzero(part.outcome == SVT_UNSTABLE))
+            met += int(np.count_nonzero(part.code == SVT_UNSTABLE))
             parts.append(part)
-        for field in ("answered", "labels", "outcome"):
+        for field in ("answered", "label", "code"):
             assert np.array_equal(np.concatenate([getattr(p, field) for p in parts]),
                                   getattr(whole, field)), (cutoff, field)
 

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 import pate_cli
 from pate_cli.analysis import analyze_votes, api
-from pate_cli.analysis.decisions import LabelDecisions, decisions_of
+from pate_cli.analysis.decisions import decisions_of
 from pate_cli.analysis.result import NoColumnsError
 from pate_cli.cli.analyze import analyze as analyze_command
+from pate_cli.decisions import named_decisions
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.orders import default_orders
 from tests.memory import traced_peak
@@ -66,7 +67,7 @@ def runs(draw):
         if name not in ("gnmax", "lnmax"):  # these answer every query
             given = np.where(rng.random(queries) < 0.5, given, -1)
         outcome = np.where(given >= 0, "answered", "refused")
-        options["decisions"] = LabelDecisions(name, np.arange(queries), outcome, given)
+        options["decisions"] = named_decisions(name, np.arange(queries), outcome, given)
     return votes, name, options
 
 

@@ -43,7 +43,7 @@ def test_replay_frequencies_are_the_softmax(seed):
     row = np.array([10.0, 7.0, 5.0, 0.0, 3.0, 9.0])
     eta = 0.3
     votes = np.repeat(row[None, :], REPLAYS, axis=0)  # one row, replayed 20,000 times
-    labels = Exponential(eta=eta).replay(votes, noise=NoiseSource(seed)).labels
+    labels = Exponential(eta=eta).replay(votes, noise=NoiseSource(seed)).label
     assert chi_square_p(labels, softmax(row, eta)) > FALSE_ALARM
     assert chi_square_p(labels, softmax(row, 2 * eta)) < FALSE_ALARM  # a wrong eta shows
     assert chi_square_p(labels, softmax(row, eta / 2)) < FALSE_ALARM
@@ -58,8 +58,8 @@ def test_confident_replay_answers_with_the_threshold_probability():
     answered = decisions.answered
     pr = stats.norm.cdf((row.max() - threshold) / sigma1)
     assert stats.binomtest(int(answered.sum()), REPLAYS, pr).pvalue > FALSE_ALARM
-    assert np.all(decisions.labels[~answered] == -1)
-    labels = decisions.labels[answered]
+    assert np.all(decisions.label[~answered] == -1)
+    labels = decisions.label[answered]
     assert chi_square_p(labels, softmax(row, eta)) > FALSE_ALARM
     assert chi_square_p(labels, softmax(row, 2 * eta)) < FALSE_ALARM
 
@@ -70,9 +70,9 @@ def test_same_seed_same_decisions_other_seed_other_labels():
     first = mechanism.replay(votes, noise=NoiseSource(7))
     again = mechanism.replay(votes, noise=NoiseSource(7))
     other = mechanism.replay(votes, noise=NoiseSource(8))
-    np.testing.assert_array_equal(first.labels, again.labels)
+    np.testing.assert_array_equal(first.label, again.label)
     np.testing.assert_array_equal(first.answered, again.answered)
-    assert not np.array_equal(first.labels, other.labels)
+    assert not np.array_equal(first.label, other.label)
 
 
 def test_pieces_of_a_replay_are_the_replay():
@@ -80,10 +80,10 @@ def test_pieces_of_a_replay_are_the_replay():
     same decisions as one replay."""
     votes = np.random.default_rng(5).integers(0, 30, size=(NOISE_BLOCK + 500, 4)).astype(float)
     mechanism = Exponential(eta=0.15)
-    whole = mechanism.replay(votes, noise=NoiseSource(2)).labels
+    whole = mechanism.replay(votes, noise=NoiseSource(2)).label
     noise = NoiseSource(2)
     cuts = [0, 1, 700, NOISE_BLOCK - 3, NOISE_BLOCK + 2, votes.shape[0]]
-    pieces = [mechanism.replay(votes[a:b], noise=noise, start=a).labels
+    pieces = [mechanism.replay(votes[a:b], noise=noise, start=a).label
               for a, b in zip(cuts, cuts[1:], strict=False)]
     np.testing.assert_array_equal(np.concatenate(pieces), whole)
 

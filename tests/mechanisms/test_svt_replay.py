@@ -8,12 +8,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pate_cli.decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE
 from pate_cli.mechanisms import (
     STREAM_SVT_QUERY,
     STREAM_SVT_THRESHOLD,
-    SVT_HALTED,
-    SVT_STABLE,
-    SVT_UNSTABLE,
     SVTPATE,
     NoiseSource,
 )
@@ -48,8 +46,8 @@ def test_replay_equals_a_loop_over_queries(queries, top, scale, cutoff, threshol
     decisions = SVTPATE(scale=scale, cutoff=cutoff, threshold=threshold).replay_distances(
         distance, plurality, noise=NoiseSource(seed))
     expected = loop_outcomes(distance, scale, cutoff, threshold, seed)
-    np.testing.assert_array_equal(decisions.outcome, expected)
-    np.testing.assert_array_equal(decisions.labels,
+    np.testing.assert_array_equal(decisions.code, expected)
+    np.testing.assert_array_equal(decisions.label,
                                   np.where(expected == SVT_STABLE, plurality, -1))
 
 
@@ -57,5 +55,5 @@ def test_a_long_run_of_unstable_queries_halts_at_the_cutoff():
     distance = np.zeros(50_000)
     decisions = SVTPATE(scale=1.0, cutoff=30_000, threshold=200.0).replay_distances(
         distance, np.zeros(50_000, dtype=np.int64), noise=NoiseSource(0))
-    assert np.count_nonzero(decisions.outcome == SVT_UNSTABLE) == 30_000
-    assert np.all(decisions.outcome[30_000:] == SVT_HALTED)
+    assert np.count_nonzero(decisions.code == SVT_UNSTABLE) == 30_000
+    assert np.all(decisions.code[30_000:] == SVT_HALTED)

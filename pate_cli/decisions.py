@@ -1,0 +1,140 @@
+"""A run's decisions, the one type for them (CLI.md "Decisions", MATH.md s.7-8).
+
+What a replay outputs (``Mechanism.replay``), what ``--write-decisions`` and ``label()``
+give, what ``--decisions`` reads and what ``analyze(decisions=...)`` takes are one
+frozen :class:`Decisions`: per query whether the teachers' data answered, the released
+label (-1 for none) and, for the mechanisms with more than two outcomes, an outcome code.
+
+The codes index :data:`OUTCOME_NAMES`, the names CLI.md's decisions files use:
+``refused``/``answered`` (every aggregator; Interactive-GNMax's abstentions and teacher
+answers), ``student`` (Interactive-GNMax: the student's own label reinforced),
+``stable``/``unstable``/``halted`` (SVT-PATE). A run of LNMax, GNMax, Confident-GNMax or
+the exponential mechanisms carries no codes (``code`` None): its outcome is its
+``answered`` mask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+OUTCOME_NAMES = ("refused", "answered", "student", "stable", "unstable", "halted")
+# Interactive-GNMax's outcomes (MATH.md s.7): an abstention, a teacher answer, the
+# student's own label reinforced.
+OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
+# Their names in the per-query table and the summary's counts (CLI.md).
+INTERACTIVE_NAMES = ("abstain", "teacher", "student")
+# SVT-PATE's outcomes (MATH.md s.8): a stable query is answered with the plurality; an
+# unstable one starts a new round; after the cut-off every query is halted.
+SVT_STABLE, SVT_UNSTABLE, SVT_HALTED = 3, 4, 5
+# Codes that release a label, and those where the teachers' data answered.
+_LABELLED = np.array([False, True, True, True, False, False])
+_ANSWERED = np.array([False, True, False, True, False, False])
+# What each mechanism can decide (CLI.md "Decisions"); the names of codes.
+MECHANISM_OUTCOMES = {
+    "lnmax": ("answered",),
+    "gnmax": ("answered",),
+    "confident": ("answered", "refused"),
+    "interactive": ("answered", "refused", "student"),
+    "svt": ("stable", "unstable", "halted"),
+    "exponential": ("answered",),
+    "confident-exponential": ("answered", "refused"),
+}
+# The mechanisms whose decisions carry codes.
+CODED = ("interactive", "svt")
+
+
+@dataclass(frozen=True, repr=False)
+class Decisions:
+    """One run's decisions, one entry per processed query in processing order.
+
+    ``answered``: bool, True where the teachers' data answered (the answer step ran; a
+    stable SVT query); ``label``: int64, the released label, -1 for none; ``code``: int8
+    outcome codes (indices of :data:`OUTCOME_NAMES`) for Interactive-GNMax and SVT-PATE,
+    None for the others. ``query`` (the vote file's rows) and ``mechanism`` (its name)
+    are known for a run's or a file's decisions, None for a bare replay; ``path`` and
+    ``sha256`` name the file they were read from."""
+
+    answered: np.ndarray
+    label: np.ndarray
+    code: np.ndarray | None = None
+    query: np.ndarray | None = None
+    mechanism: str | None = None
+    path: str | None = None
+    sha256: str | None = None
+
+    @classmethod
+    def of_codes(cls, code: np.ndarray, label: np.ndarray, **known) -> Decisions:
+        """Decisions from outcome codes (``answered`` follows from them)."""
+        code = np.asarray(code, dtype=np.int8)
+        return cls(_ANSWERED[code], np.asarray(label, dtype=np.int64), code, **known)
+
+    def __len__(self) -> int:
+        return int(self.label.size)
+
+    @property
+    def outcome(self) -> np.ndarray:
+        """The outcome names (CLI.md "Decisions") of every query."""
+        if self.code is None:
+            return np.where(self.answered, "answered", "refused")
+        return np.asarray(OUTCOME_NAMES)[self.code]
+
+    @property
+    def labelled(self) -> np.ndarray:
+        """Where the outcome may release a label."""
+        return self.answered if self.code is None else _LABELLED[self.code]
+
+    def head(self, count: int) -> Decisions:
+        """The first ``count`` queries' decisions."""
+        return self.piece(0, count)
+
+    def piece(self, start: int, stop: int) -> Decisions:
+        """The decisions of queries ``start .. stop-1``."""
+        def cut(values):
+            return None if values is None else values[start:stop]
+
+        return Decisions(self.answered[start:stop], self.label[start:stop], cut(self.code),
+                         cut(self.query), self.mechanism, self.path, self.sha256)
+
+    def to_frame(self):
+        """``query, outcome, label`` as a DataFrame (label <NA> when none)."""
+        import pandas as pd
+
+        label = pd.array(np.where(self.label >= 0, self.label, 0), dtype="Int64")
+        label[self.label < 0] = pd.NA
+        return pd.DataFrame({"query": self.query, "outcome": self.outcome, "label": label})
+
+    def __repr__(self) -> str:
+        names, counts = np.unique(self.outcome, return_counts=True)
+        shown = ", ".join(f"{count} {name}" for name, count in zip(names, counts, strict=True))
+        return f"<Decisions {self.mechanism}: {len(self)} queries ({shown})>"
+
+
+def named_decisions(mechanism: str | None, query, outcome, label, *, path: str | None = None,
+                    sha256: str | None = None) -> Decisions:
+    """Decisions from outcome names (CLI.md "Decisions"), as a notebook or a decisions
+    file gives them (codes kept whatever the mechanism, until ``--decisions``' check);
+    a name that is no outcome raises ``ValueError`` naming its row."""
+    outcome = np.asarray(outcome, dtype=str)
+    code = codes_of(outcome, OUTCOME_NAMES)
+    found = code >= 0
+    if not np.all(found):
+        row = int(np.flatnonzero(~found)[0])
+        raise ValueError(f"row {row + 1}: outcome {str(outcome[row])!r} is not one of "
+                         f"{', '.join(OUTCOME_NAMES)}")
+    label = np.asarray(label, dtype=np.int64)
+    query = None if query is None else np.asarray(query, dtype=np.int64)
+    return Decisions(_ANSWERED[code], label, code, query, mechanism, path, sha256)
+
+
+# The name earlier versions gave this constructor (scripts may call it).
+LabelDecisions = named_decisions
+
+
+def codes_of(names, known: tuple[str, ...]) -> np.ndarray:
+    """The code (the index in ``known``) of each name, -1 where it is none of them."""
+    names, table = np.asarray(names, dtype=str), np.asarray(known)
+    order = np.argsort(table)
+    at = np.clip(np.searchsorted(table[order], names), 0, table.size - 1)
+    return np.where(table[order][at] == names, order[at], -1).astype(np.int8)
