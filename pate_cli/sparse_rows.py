@@ -90,7 +90,7 @@ class SparseVotes:
 
     ``width`` is the largest number of stored entries in a row (at least 1). ``release``
     (optional) lets the pages of rows ``lo .. hi-1`` of memory-mapped arrays go once a
-    pass has read them (``inputs.mapped.drop_mapped_rows`` calls :meth:`drop_rows`).
+    pass has read them (``inputs.rows.drop_mapped_rows`` calls :meth:`drop_rows`).
     """
 
     indptr: np.ndarray

@@ -1,6 +1,7 @@
-"""Threads for numpy work (numpy releases the GIL in its heavy loops): the cores this
-process may use, an ordered map on a thread pool, and the in-order draining of futures
-with a bounded window that every parallel path of the package shares."""
+"""Threads for numpy work (numpy releases the GIL in its heavy loops) and executors: the
+cores this process may use, an ordered map on a thread pool, the in-order draining of
+futures with a bounded window that every parallel path of the package shares, and an
+ordered map on any ``concurrent.futures`` executor (a Dask client's included) in batches."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+
+from .work_sizes import batched
 
 
 def default_workers() -> int:
@@ -88,7 +91,7 @@ def in_order(submit: Callable, items: Iterable, *, window: int) -> Iterator:
     """The results of ``submit(item)`` (a future) for each of ``items``, in the order of
     ``items``, with at most ``window`` futures in flight; those still pending are
     cancelled if the caller stops early (a thread pool here, a cluster's executor in
-    ``analysis.distributed``)."""
+    ``analysis.grouped_run``)."""
     pending: deque = deque()
     try:
         for item in items:
@@ -100,3 +103,27 @@ def in_order(submit: Callable, items: Iterable, *, window: int) -> Iterator:
     finally:
         for future in pending:
             future.cancel()
+
+
+def executor_map(executor, function: Callable, items, *, batch: int = 8,
+                 window: int = 8) -> Iterator:
+    """``map(function, items)`` on ``executor``, results in order: items go in batches of
+    ``batch`` (one task each, so that small items do not drown in per-task overhead), at
+    most ``window`` batches in flight."""
+    submit = partial(executor.submit, _mapped, function)
+    for group in in_order(submit, batched(items, batch), window=window):
+        yield from group
+
+
+def _mapped(function: Callable, group: list) -> list:
+    return [function(item) for item in group]
+
+
+def executor_threads(executor, default: int = 2) -> int:
+    """Threads behind ``executor``: a Dask client's workers' threads, a pool's workers,
+    else ``default``."""
+    client = getattr(executor, "pate_client", None) or getattr(executor, "_client", None)
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # noqa: BLE001 - not a Dask executor, or it cannot say
+        return max(1, int(getattr(executor, "_max_workers", default) or default))

@@ -22,8 +22,26 @@ algorithm: ``accounting.grouped.TOTAL_BLOCK`` and ``TOTALS_WINDOW``,
 ``analysis.budget_run.BUDGET_BLOCK``, ``mechanisms.noise.NOISE_BLOCK``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
 WORK_VALUES = 1 << 17
 READ_VALUES = 1 << 20
 TASK_VALUES = 1 << 22
 TABLE_ROWS = 1 << 16
 CURVE_CACHE_BYTES = 1 << 26
+
+
+def batched(items: Iterable, size: int) -> Iterator[list]:
+    """``items`` in consecutive lists of ``size`` (the last may be shorter): the blocks
+    of one task (``accounting.grouped``), the items of one task on an executor
+    (:func:`executor_map`)."""
+    group: list = []
+    for item in items:
+        group.append(item)
+        if len(group) == size:
+            yield group
+            group = []
+    if group:
+        yield group

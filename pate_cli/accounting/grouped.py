@@ -43,6 +43,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..work_sizes import batched
 from .composition import sequential_total
 from .curve_quadrature import interpolants, interpolated_sums
 
@@ -335,19 +336,6 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
         for part in parts:
             total += part
     return total
-
-
-def batched(items: Iterable, size: int) -> Iterator[list]:
-    """``items`` in consecutive lists of ``size`` (the last may be shorter): the blocks
-    of one task here, the items of one task on a cluster (``analysis.distributed``)."""
-    group: list = []
-    for item in items:
-        group.append(item)
-        if len(group) == size:
-            yield group
-            group = []
-    if group:
-        yield group
 
 
 def block_sums(rdp: CurveFunction, orders: np.ndarray,

@@ -8,8 +8,8 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
     from ..errors import OrderGridWarning
     from .added_figures import sanitize_analysis
     from .api import analyze, individualized_plan, label, read_votes
-    from .decisions import decisions_of
     from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
+    from .per_query_stream import decisions_of
     from .result import AnalysisResult, ReplayTotals
     from .rounds import Round, analyze_rounds
     from .run import analyze_totals, analyze_votes
@@ -27,7 +27,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, {
     "OrderGridWarning": "..errors",
     **dict.fromkeys(["analyze", "individualized_plan", "label", "read_votes"], ".api"),
-    "decisions_of": ".decisions",
+    "decisions_of": ".per_query_stream",
     **dict.fromkeys(["VARIANTS", "GroupParameters", "analyze_individualized", "derive_parameters"],
         ".individualized"),
     **dict.fromkeys(["AnalysisResult", "ReplayTotals"], ".result"),

@@ -32,12 +32,13 @@ from ..accounting.smooth_sensitivity import (
 )
 from ..accounting.tuning import TuningDistribution, parse_tuning, tuned_epsilon
 from ..errors import OptionError
+from ..inputs.rows import rows_of
 from ..mechanisms import release_draw
 from ..mechanisms.sampled import SampledMechanism, unsampled
 from ..sparse_rows import SparseRows, is_sparse
 from ..work_sizes import READ_VALUES
 from .result import AnalysisResult, TuningPart
-from .setting import FirstRows, rows_of
+from .setting import FirstRows
 from .steps import run_charges
 
 

@@ -25,6 +25,7 @@ from ..inputs import (
     load_rdp_curve,
     load_student,
 )
+from ..inputs.decisions import read_decisions
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..mechanisms.sampled import SampledMechanism
@@ -36,8 +37,6 @@ from .added_figures import (
     with_pld_figure,
     with_sampled_pld_figure,
 )
-from .decisions import decisions_of, read_given_decisions
-from .distributed import usable_executor
 from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
 from .outputs import (
@@ -46,11 +45,12 @@ from .outputs import (
     output_halt,
     outputs_summary,
 )
-from .result import AddedRdp, AnalysisResult
+from .per_query_stream import decisions_of
+from .result import AddedRdp, AnalysisResult, DecisionsPart
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
-from .setting import FirstRows, needs_integer_votes
+from .setting import FirstRows, analysed_positions, needs_integer_votes
 from .steps import run_charges
 
 
@@ -97,7 +97,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     threads that count chunks and evaluate cost curves (default: the cores this process
     may use); no figure depends on it. ``executor``: a ``distributed.Client`` (or any
     ``concurrent.futures`` executor) on which a totals-only single run counts its chunks
-    (``analysis.distributed``; a budget run sums its blocks there,
+    (``grouped_run.counted_remotely``; a budget run sums its blocks there,
     ``analysis.budget_run``); the same bytes as counted locally.
     Any other run is analysed here, with a ``PateWarning`` saying so.
     ``multilabel`` (``binary``, ``tau:TAU``, ``powerset``): ``votes`` are per-label
@@ -190,9 +190,16 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                           f"queries in {where}")
     given, part = None, None
     if spec.decisions is not None:
-        given, part = read_given_decisions(spec.decisions, chosen, vote_set, indices, queries,
-                                           partial=spec.budget is not None,
-                                           student=student_rows)
+        try:
+            analysed = analysed_positions(vote_set.queries, indices, queries)
+        except ValueError as error:
+            raise OptionError(str(error)) from None
+        given = read_decisions(spec.decisions, mechanism=chosen.name,
+                               classes=vote_set.classes, positions=analysed,
+                               rows_total=vote_set.queries, partial=spec.budget is not None,
+                               student=student_rows,
+                               confidence=float(getattr(chosen, "confidence", 0.0)))
+        part = DecisionsPart(path=given.path, sha256=given.sha256 or None, rows=len(given))
     budget = run_budget = spec.budget
     run_queries, halted = queries, None
     outputs = None if vote_set.outputs is None else vote_set.outputs[:queries or vote_set.queries]
@@ -350,3 +357,22 @@ def _query_indices(query_indices) -> np.ndarray | None:
 
 def _shown(value) -> str:
     return os.fspath(value) if isinstance(value, (str, os.PathLike)) else "the query indices"
+
+
+def usable_executor(target, *, rounds, individualized, name: str):
+    """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
+    ``get_executor()``, or an executor as it is) if the run can use it, else None with a
+    ``PateWarning``: a single run's totals are split (chunks counted there; a budget
+    run's blocks summed there, its halt found here, ``analysis.budget_run``; the per-query
+    table's pass runs here); rounds, individualized groups and SVT-PATE (sequential) are
+    analysed in this process."""
+    reason = ("--rounds" if rounds is not None
+              else "--individualized" if individualized is not None
+              else "-m svt" if name == "svt" else None)
+    if reason is not None:
+        warnings.warn(PateWarning(
+            f"--scheduler splits the totals of single runs; a run with {reason} is "
+            f"analysed in this process"), stacklevel=3)
+        return None
+    get_executor = getattr(target, "get_executor", None)
+    return get_executor() if callable(get_executor) else target

@@ -33,16 +33,11 @@ from ..accounting.composition import StepRows, budget_halt, running_total
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
 from ..decisions import Decisions
+from ..inputs.rows import LocalRows
 from ..sparse_rows import row_width
-from ..threads import in_order, ordered_map
+from ..threads import executor_threads, in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
-from .distributed import executor_threads
-from .grouped_run import (
-    CountRequest,
-    LocalRows,
-    count_span,
-    span_arguments,
-)
+from .grouped_run import CountRequest, count_span, span_arguments
 from .setting import LabelCounts, released_labels
 from .sharing import SharedCurves
 from .steps import chunk_costs, curve_function, mechanism_steps
@@ -100,7 +95,7 @@ def block_sums(request: CountRequest, source, rows, start: int, *, block: int,
                chunk_size: int, orders: np.ndarray, student=None, decisions=None,
                truth=None, shared: SharedCurves | None = None) -> list[BlockSums]:
     """The sums of the blocks of ``block`` queries that the analysed queries from
-    ``start`` (file rows ``rows`` of ``source``, ``analysis.distributed``) make up, each
+    ``start`` (file rows ``rows`` of ``source``, ``inputs.rows``) make up, each
     counted a chunk of ``chunk_size`` rows at a time (exact counts), then summed from its
     distinct statistics. ``shared`` keeps curves across blocks (one per call if None).
     A module-level function: a cluster's workers run it."""

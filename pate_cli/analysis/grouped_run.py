@@ -1,35 +1,40 @@
-"""Totals-only runs: chunks counted apart, in parallel (MATH.md s.6-7).
+"""Totals-only runs: chunks counted apart, in parallel, here or on any executor (MATH.md
+s.6-7).
 
 A chunk of queries becomes a :class:`ChunkCount`: the table of its distinct (answer,
 selection) statistics with their query and answer counts (``accounting.grouped``) and its
 label counts. Chunk counts are integers and merge exactly, so chunks may be counted in
-any order, on threads here (:func:`count_queries`) or on a Dask cluster
-(``analysis.distributed``); the run's totals are formed from the tables of whole windows
-of queries (``accounting.grouped.BoundedTotals``: memory bounded whatever the votes), so
-they are the same bits whatever the chunk size or the number of workers. Replay noise is keyed by
-query position (``mechanisms.noise``), so a chunk's decisions do not depend on who
-counts it. Without true labels to score, the answer noise is not drawn at all (the
-decisions, and so the costs, do not need it). A span of queries is counted by
-:func:`count_span` from a row source (:class:`LocalRows` here, :class:`ShippedRows` or
-``analysis.distributed.NpyRows`` on a cluster), for a whole run's chunks or for one
-budget block (``analysis.budget_run``).
+any order: on threads here (:func:`count_queries`), or on a Dask cluster or any
+``concurrent.futures`` executor (:func:`counted_remotely`: one task per span of chunks,
+counted and merged on the worker, merged here in order as they come back; the distinct
+curves are then evaluated on the same executor, ``threads.executor_map``, and added here
+in block order). The run's totals are formed from the tables of whole windows of queries
+(``accounting.grouped.BoundedTotals``: memory bounded whatever the votes), so they are
+the same bits whatever the chunk size, the number of workers or where chunks were
+counted. Replay noise is keyed by query position (``mechanisms.noise``), so a chunk's
+decisions do not depend on who counts it. Without true labels to score, the answer noise
+is not drawn at all (the decisions, and so the costs, do not need it). A span of queries
+is counted by :func:`count_span` from a row source (``inputs.rows.LocalRows`` here;
+``ShippedRows`` or ``inputs.shards.NpyRows`` in a task: a task carries what its rows need
+and nothing more, student rows, given decisions and true labels with their rows), for a
+whole run's chunks or for one budget block (``analysis.budget_run``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..decisions import Decisions
-from ..inputs.mapped import drop_mapped_rows
+from ..inputs.rows import LocalRows, ShippedRows, rows_of
 from ..mechanisms import NoiseSource
-from ..sparse_rows import as_float_rows
-from ..threads import ordered_map
-from ..work_sizes import READ_VALUES
-from .setting import FirstRows, LabelCounts, released_labels, rows_of
+from ..sparse_rows import row_width
+from ..threads import in_order, ordered_map
+from ..work_sizes import READ_VALUES, TASK_VALUES
+from .setting import FirstRows, LabelCounts, released_labels
 from .steps import given_rows, mechanism_steps
 
 
@@ -107,48 +112,6 @@ def count_rows(classes: int) -> int:
     each window's end)."""
     rows = max(1, READ_VALUES // max(1, classes))
     return 1 << (rows.bit_length() - 1)
-
-
-def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
-    """Rows ``lo .. hi-1`` of ``rows`` (a ``slice`` of consecutive rows of ``votes`` or
-    an index array) as C-ordered float64, as ``setting.rows_of`` gives them."""
-    if isinstance(rows, slice):
-        first = rows.start + lo
-        last = rows.stop if hi is None else rows.start + hi
-        return as_float_rows(votes[first:last])
-    return rows_of(votes, rows, lo, rows.size if hi is None else hi)
-
-
-@dataclass(frozen=True, eq=False)
-class LocalRows:
-    """Rows of votes this process holds (counted on its own threads); the file pages of
-    consecutive rows are let go once read (``inputs.mapped.drop_mapped_rows``). A
-    cluster's tasks read ``analysis.distributed.NpyRows`` or ``ShippedRows``."""
-
-    votes: object
-
-    def opened(self):
-        return self.votes
-
-    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
-        out = rows_in(self.votes, rows, lo, hi)
-        if isinstance(rows, slice):
-            drop_mapped_rows(self.votes, rows.start + lo, rows.start + lo + out.shape[0])
-        return out
-
-
-@dataclass(frozen=True, eq=False)
-class ShippedRows:
-    """A task's rows sent with it (inputs that are not a ``.npy`` file), in their own
-    dtype (converted to float64 a chunk at a time on the worker: the same values)."""
-
-    votes: np.ndarray
-
-    def opened(self) -> None:
-        return None
-
-    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
-        return as_float_rows(self.votes[lo:hi])
 
 
 def count_span(request: CountRequest, source, rows, start: int, *, chunk_size: int,
@@ -259,3 +222,27 @@ def merged_counts(parts: Iterable[ChunkCount], request: CountRequest) -> ChunkCo
 def _no_labels(request: CountRequest) -> tuple[LabelCounts, ...]:
     """Empty label counts, one per seed of ``request``."""
     return tuple(LabelCounts(request.mechanism.uses_student) for _ in request.seeds)
+
+
+def counted_remotely(executor, votes, positions, request: CountRequest, *, source,
+                     chunk_size: int, student=None, decisions=None, truth=None,
+                     window: int = 8) -> Iterator[tuple[int, ChunkCount]]:
+    """The analysed queries ``positions`` counted by ``executor`` (``submit`` and futures
+    with ``result()``), a task per span of whole chunks (at most
+    ``work_sizes.TASK_VALUES`` vote values; never across a window edge,
+    ``accounting.grouped.window_pieces``), yielded in order as ``(stop, count)``; at most
+    ``window`` tasks in flight."""
+    queries = positions.size
+    classes = row_width(votes)
+    span = chunk_size * max(1, TASK_VALUES // max(1, chunk_size * classes))
+    spans = list(window_pieces(queries, span))
+
+    def submit(piece: tuple[int, int]):
+        start, stop = piece
+        arguments = span_arguments(votes, positions, start, stop, source=source,
+                                   student=student, decisions=decisions, truth=truth)
+        return executor.submit(count_span, request, *arguments.pop("at"), start,
+                               chunk_size=chunk_size, **arguments)
+
+    yield from zip((stop for _, stop in spans), in_order(submit, spans, window=window),
+                   strict=True)

@@ -1,4 +1,5 @@
-"""The per-query table of a totals-only run, chunk by chunk (a second pass).
+"""The per-query table of a totals-only run, chunk by chunk (a second pass), and the
+run's decisions read from it.
 
 A run analysed without per-query columns (``analyze_votes(per_query=False)``) knows
 its reported order, its halt and its totals; :func:`per_query_frames` then replays it
@@ -13,11 +14,15 @@ epsilon, so the running sums are formed only at the orders that can still give o
 distinct statistic pairs (``result.distinct_pairs``, converted once each by
 ``accounting.own_epsilons``; from the query's row where the pairs were not kept, as in a
 budget run). Both give the bits of the full computation.
+
+A run's decisions (``pate_cli.decisions.Decisions``, CLI.md "Decisions") are read from
+the same stream, a piece at a time (:func:`decisions_of_frames`; ``--write-decisions``)
+or whole (:func:`decisions_of`; ``label()``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -26,7 +31,15 @@ import numpy as np
 from ..accounting.composition import query_epsilons
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
-from ..decisions import Decisions
+from ..decisions import (
+    INTERACTIVE_NAMES,
+    SVT_HALTED,
+    SVT_STABLE,
+    SVT_UNSTABLE,
+    Decisions,
+    codes_of,
+)
+from ..inputs.rows import rows_of
 from ..mechanisms import NoiseSource
 from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
@@ -34,7 +47,7 @@ from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
 from .grouped_run import grouping_keys
 from .result import AnalysisResult
 from .serialize import per_query_frame
-from .setting import analysed_positions, checked_setting, initial_carry, released_labels, rows_of
+from .setting import analysed_positions, checked_setting, initial_carry, released_labels
 from .sharing import SharedCurves
 from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
 
@@ -213,3 +226,55 @@ class QueryColumns:
         columns["epsilon_query"][part] = figures.epsilon_query
         columns["epsilon_cumulative"][part] = figures.epsilon
         columns["order_cumulative"][part] = orders[figures.order_index]
+
+
+def decisions_of(result) -> Decisions:
+    """The decisions an analysis made (or accounted), up to where labelling stopped, read
+    from its per-query table's stream (:func:`streamed_decisions`)."""
+    result.require_columns("the decisions")
+    pieces = list(streamed_decisions(result))
+    code = [piece.code for piece in pieces if piece.code is not None]
+    return Decisions(*(np.concatenate([getattr(piece, key) for piece in pieces])
+                       for key in ("answered", "label")),
+                     np.concatenate(code) if code else None,
+                     np.concatenate([piece.query for piece in pieces]),
+                     result.mechanism.name)
+
+
+def streamed_decisions(result) -> Iterator[Decisions]:
+    """The decisions of a result analysed with ``per_query="stream"``, a piece at a time
+    from its table's stream (:func:`decisions_of_frames`), up to where labelling stopped
+    (an individualized run's stop, as :func:`decisions_of`)."""
+    pieces = decisions_of_frames(result.iter_frames(), result.mechanism.name)
+    stop = None if result.groups is None else result.groups.stopped_at
+    if stop is None:
+        yield from pieces
+        return
+    done = 0
+    try:
+        for piece in pieces:  # the first piece always (a stop at 0: its empty head)
+            yield piece.head(stop - done)
+            done += len(piece)
+            if done >= stop:
+                break
+    finally:  # the rest of the table's pass is not formed (its threads stopped here)
+        pieces.close()
+
+
+def decisions_of_frames(frames: Iterable, mechanism: str) -> Iterator[Decisions]:
+    """The decisions of a single run's per-query table (``result.iter_frames()``), a
+    piece at a time: what :func:`decisions_of` gives whole, with memory bounded by the
+    piece (``--write-decisions`` of a totals-only run)."""
+    for frame in frames:
+        query = frame["query"].to_numpy(dtype=np.int64)
+        label = frame["label"].fillna(-1).to_numpy(dtype=np.int64)
+        known = {"query": query, "mechanism": mechanism}
+        if "outcome" in frame:  # Interactive-GNMax: its codes by their table names
+            code = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
+            yield Decisions.of_codes(code, label, **known)
+        elif mechanism == "svt":  # from the ``unstable`` column
+            unstable = frame["unstable"].to_numpy(dtype=bool)
+            yield Decisions.of_codes(np.where(label >= 0, SVT_STABLE, np.where(
+                unstable, SVT_UNSTABLE, SVT_HALTED)), label, **known)
+        else:
+            yield Decisions(label >= 0, label, **known)

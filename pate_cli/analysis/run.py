@@ -19,16 +19,17 @@ import numpy as np
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import grouped_totals
 from ..decisions import Decisions
+from ..inputs.shards import task_source
 from ..mechanisms import NoiseSource
 from ..rounding import ceil_text
 from ..sparse_rows import row_width
-from ..threads import ordered_map
+from ..threads import executor_map, executor_threads, ordered_map
 from .budget_run import BudgetSetting, run_budget
-from .distributed import counted_remotely, executor_map, executor_threads, task_source
 from .grouped_run import (
     CountRequest,
     count_queries,
     count_rows,
+    counted_remotely,
     summed_counts,
 )
 from .per_query_stream import per_query_frames
@@ -104,7 +105,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
 
     ``executor`` (a ``concurrent.futures``-style executor, e.g. a Dask client's
     ``get_executor()``): the chunks of a totals-only run are counted there, or a budget
-    run's blocks summed there (``analysis.distributed``), the same bits as here.
+    run's blocks summed there (``grouped_run.counted_remotely``), the same bits as here.
     """
     checked_mechanism(mechanism)  # a name or another object: one line, not AttributeError
     orders, converter = checked_setting(accounting, delta, orders, conversion)
@@ -162,7 +163,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                                     totals_of=totals_function(answer_rdp, threads),
                                     student=student, decisions=decisions, truth=truth,
                                     workers=workers, progress=progress)
-        else:  # the chunks counted elsewhere (analysis.distributed)
+        else:  # the chunks counted elsewhere (grouped_run.counted_remotely)
             counted = summed_counts(
                 counted_remotely(executor, votes, positions, request,
                                  source=task_source(votes, getattr(source, "path", None)),

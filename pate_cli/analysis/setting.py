@@ -9,10 +9,8 @@ import numpy as np
 from ..accounting.conversion import Conversion, check_delta
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_STUDENT
 from ..errors import OptionError
-from ..inputs.mapped import drop_mapped_rows
 from ..inputs.vote_checks import integer_votes
 from ..orders import default_orders, validate_orders
-from ..sparse_rows import is_sparse
 from ..work_sizes import READ_VALUES
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
@@ -132,37 +130,6 @@ def analysed_positions(total: int, query_indices: np.ndarray | None,
     if query_indices is None:
         return FirstRows(queries) if lazy else np.arange(queries)  # type: ignore[return-value]
     return query_indices[:queries].astype(np.int64)
-
-
-def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int, *,
-            dtype=np.float64) -> np.ndarray:
-    """Rows ``positions[start:stop]`` of ``array`` as C-ordered float64 (contiguous slices
-    stay views of a memory map until converted). C order makes every sum over a row add
-    in the same order whatever the input's layout, so the bytes do not depend on it.
-    ``dtype=None`` keeps the array's own type (rows sent to a worker, converted there)."""
-    chosen = positions[start:stop]
-    if is_sparse(array):  # a SparseRows chunk: padded rows (sparse_rows)
-        return array[slice(chosen[0], chosen[-1] + 1) if _consecutive(chosen) else chosen]
-    if _consecutive(chosen):
-        return np.ascontiguousarray(array[chosen[0] : chosen[-1] + 1], dtype=dtype)
-    return np.asarray(array[np.sort(chosen)], dtype=dtype)[np.argsort(np.argsort(chosen))]
-
-
-def rows_read_once(array, positions, start: int, stop: int) -> np.ndarray:
-    """``rows_of``, for a pass that reads each row once: consecutive rows of a
-    memory-mapped file are then let go (``inputs.mapped.drop_mapped_rows``), so a pass
-    over a large file does not keep it resident."""
-    rows = rows_of(array, positions, start, stop)
-    chosen = positions[start:stop]
-    if _consecutive(chosen):
-        drop_mapped_rows(array, int(chosen[0]), int(chosen[-1]) + 1)
-    return rows
-
-
-def _consecutive(chosen: np.ndarray) -> bool:
-    """Whether ``chosen`` is a run of consecutive rows, ascending."""
-    return bool(chosen.size and chosen[-1] - chosen[0] == chosen.size - 1
-                and np.all(np.diff(chosen) == 1))
 
 
 def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndarray:

@@ -36,9 +36,9 @@ from ..accounting.threshold import (
     rdp_threshold_data_independent,
 )
 from ..decisions import OUTCOME_ABSTAIN, Decisions
+from ..inputs.rows import rows_of, rows_read_once
 from ..mechanisms import NoiseSource
 from ..mechanisms.sampled import SampledMechanism, unsampled
-from .setting import rows_of, rows_read_once
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,13 @@ from ..accounting.svt import (
     svt_scale_for_epsilon,
 )
 from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
+from ..inputs.rows import rows_read_once
 from ..mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from ..sparse_rows import plurality_classes, row_width
 from .per_query_stream import integral_maxima, stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart
 from .serialize import per_query_frame
-from .setting import LabelCounts, grid_edge_notes, initial_carry, picked_rows, rows_read_once
+from .setting import LabelCounts, grid_edge_notes, initial_carry, picked_rows
 from .svt_advice import DistanceFile, few_answers_note, search_cutoff, search_note
 
 

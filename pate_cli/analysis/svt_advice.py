@@ -52,9 +52,9 @@ from ..accounting.svt import (
     svt_threshold_for,
 )
 from ..decisions import SVT_UNSTABLE
+from ..inputs.rows import rows_read_once
 from ..mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from ..work_sizes import TABLE_ROWS
-from .setting import rows_read_once
 
 # Distances read back at once (512 KB of float64).
 DISTANCE_ROWS = TABLE_ROWS

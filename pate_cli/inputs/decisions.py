@@ -18,7 +18,8 @@ Formats (what ``--write-decisions`` writes, and two plain arrays):
 checks);
 :func:`check_decisions` checks it against the run (length, query indices, outcomes the
 mechanism can produce, labels in range and only on answered queries, the recorded
-mechanism). Every problem is one ``InputError`` line naming the file.
+mechanism); :func:`read_decisions` does both for ``--decisions`` (and Interactive-GNMax's
+student rule). Every problem is one ``InputError`` line naming the file.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..decisions import (
     MECHANISM_OUTCOMES,
     OUTCOME_ABSTAIN,
     OUTCOME_NAMES,
+    OUTCOME_STUDENT,
     OUTCOME_TEACHER,
     Decisions,
     named_decisions,
@@ -145,6 +147,37 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
         raise InputError(f"{name}: row {row + 1}: a label on a query with outcome "
                          f"{OUTCOME_NAMES[code[row]]!r}")
     return checked if mechanism in CODED else replace(checked, code=None)
+
+
+def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray,
+                   rows_total: int, partial: bool = False, student=None,
+                   confidence: float = 0.0) -> Decisions:
+    """``--decisions``: ``value`` (a path, a :class:`Decisions` or a ``.npy``-like array)
+    read and checked against the run (:func:`check_decisions`). Interactive-GNMax
+    (``student``: its probabilities per file row): a ``student`` outcome needs the
+    student's confidence above ``confidence`` (gamma) and releases the student's own label
+    (``argmax p``)."""
+    if isinstance(value, Decisions):
+        table = replace(value, label=np.asarray(value.label, dtype=np.int64))
+    elif isinstance(value, np.ndarray):
+        table = decisions_from_array(value)
+    else:
+        table = load_decisions(value)
+    checked = check_decisions(table, mechanism=mechanism, classes=classes,
+                              positions=positions, rows_total=rows_total, partial=partial)
+    if student is None:
+        return checked
+    rows = np.asarray(student)[checked.query]
+    own = checked.code == OUTCOME_STUDENT
+    best = np.argmax(rows, axis=1)
+    wrong = np.flatnonzero(own & ((rows.max(axis=1) <= confidence)
+                                  | ((checked.label >= 0) & (checked.label != best))))
+    if wrong.size:
+        row = int(wrong[0])
+        raise InputError(f"{table.path or '<decisions>'}: row {row + 1}: outcome 'student' "
+                         f"needs the student's own label ({int(best[row])}) with confidence "
+                         f"above {confidence:g} (it has {float(rows[row].max()):g})")
+    return replace(checked, label=np.where(own, best, checked.label))
 
 
 # Labels and query indices beyond this are no class or row number (and would overflow

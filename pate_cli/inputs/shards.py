@@ -9,6 +9,11 @@ number pieces with leading zeros (``part-00010.npy`` after ``part-00009.npy``).
 
 The input's sha256 is that of the pieces' bytes one after another in that order (what
 ``cat shards/*.npy | sha256sum`` prints when the shell sorts the names the same way).
+
+A task counted on a cluster's worker (``analysis.grouped_run.counted_remotely``) reads
+the rows of a ``.npy`` file or of shards itself (:class:`NpyRows`, picked by
+:func:`task_source`): by absolute path, memory-mapped, so the workers must see the file
+at the same path (one machine, or storage they share); a one-line error otherwise.
 """
 
 from __future__ import annotations
@@ -16,12 +21,13 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
-from .mapped import drop_mapped_rows
 from .readers import hash_into
+from .rows import drop_mapped_rows, rows_in
 
 GLOB_CHARACTERS = "*?["
 
@@ -145,7 +151,7 @@ class ShardedVotes:
         return out
 
     def drop_rows(self, lo: int, hi: int) -> None:
-        """Release the pages of rows ``lo .. hi-1`` once read (``inputs.mapped``)."""
+        """Release the pages of rows ``lo .. hi-1`` once read (``inputs.rows``)."""
         first = int(np.searchsorted(self.starts, lo, side="right")) - 1
         while lo < hi and first < len(self.pieces):
             start, stop = int(self.starts[first]), int(self.starts[first + 1])
@@ -175,3 +181,57 @@ def open_shards(path, read_piece, *, hashed: bool = True) -> tuple[str, ShardedV
                              "their columns)")
         pieces.append(piece)
     return text, ShardedVotes(paths, pieces), digest.hexdigest() if hashed else ""
+
+
+@dataclass(frozen=True)
+class NpyRows:
+    """Rows of a ``.npy`` file (or of shards) that a worker reads itself, by path,
+    memory-mapped."""
+
+    path: str
+    shape: tuple[int, ...]
+
+    def opened(self) -> np.ndarray:
+        """The file (or shards), memory-mapped (a task opens it once for its chunks)."""
+        return _opened(self.path, self.shape)
+
+    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
+        """Rows ``lo .. hi-1`` of the task's ``rows`` (a ``slice`` of consecutive file
+        rows or an index array) as C-ordered float64, as :func:`rows_of` gives them
+        locally; ``votes``: the file as ``opened()`` gave it."""
+        return rows_in(self.opened() if votes is None else votes, rows, lo, hi)
+
+
+def _opened(path: str, shape: tuple[int, ...]):
+    """``path`` (a ``.npy`` file or shards) memory-mapped; a one-line error if this worker
+    cannot see it as the client did."""
+    hint = ("(workers read .npy inputs by path: put the files where they see them under "
+            "the same names)")
+    try:
+        votes = (open_shards(path, _mapped_piece, hashed=False)[1] if is_shard_set(path)
+                 else np.load(path, mmap_mode="r", allow_pickle=False))
+    except InputError as error:
+        raise InputError(f"a worker cannot read {path}: {error} {hint}") from None
+    except OSError as error:
+        raise InputError(f"a worker cannot read {path}: {error.strerror or error} {hint}") \
+            from None
+    if tuple(votes.shape) != tuple(shape):
+        raise InputError(f"a worker's {path} has shape {tuple(votes.shape)}, not "
+                         f"{tuple(shape)}: the workers see another file under this name")
+    return votes
+
+
+def task_source(votes, path: str | None):
+    """How tasks get their rows: ``NpyRows`` when ``votes`` is a memory map of the
+    ``.npy`` file ``path`` or the shards ``path`` names, else None (each task carries its
+    votes)."""
+    if path is None:
+        return None
+    if isinstance(votes, ShardedVotes) or (isinstance(votes, np.memmap)
+                                           and str(path).lower().endswith(".npy")):
+        return NpyRows(os.path.abspath(str(path)), tuple(votes.shape))
+    return None
+
+
+def _mapped_piece(name: str) -> np.ndarray:
+    return np.load(name, mmap_mode="r", allow_pickle=False)

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InputError
 from ..sparse_rows import SparseVotes
 from .checks import show_number
-from .mapped import drop_mapped_rows
+from .rows import drop_mapped_rows
 
 # Entries checked at once (a memory-mapped archive is paged in and let go a part at a time).
 _CHECK_ENTRIES = 1 << 22
@@ -181,7 +181,7 @@ def _canonical(indptr: np.ndarray, cols: np.ndarray) -> bool:
 
 
 def _release_entries(votes: SparseVotes, lo: int, hi: int) -> None:
-    """Let the file pages of rows ``lo .. hi-1`` go once read (``inputs.mapped``)."""
+    """Let the file pages of rows ``lo .. hi-1`` go once read (``inputs.rows``)."""
     first, last = int(votes.indptr[lo]), int(votes.indptr[hi])
     drop_mapped_rows(votes.indices, first, last)
     drop_mapped_rows(votes.data, first, last)

@@ -15,8 +15,8 @@ from ..errors import InputError, PateWarning
 from ..sparse_rows import SparseRows, SparseVotes
 from ..work_sizes import TABLE_ROWS
 from .checks import check_finite_non_negative, check_shape
-from .mapped import drop_mapped_rows
 from .readers import INDEX_HINT, looks_like_index
+from .rows import drop_mapped_rows
 
 # Values of the (rows x classes) bincount of one chunk of predictions (64 MB of int64).
 SCAN_ELEMENTS = 1 << 23

@@ -6,7 +6,7 @@ piece at a time (bounded memory). ``outputs.writing.write_outputs`` writes them 
 
 from __future__ import annotations
 
-from ..analysis.decisions import streamed_decisions
+from ..analysis.per_query_stream import streamed_decisions
 from ..analysis.serialize import smooth_sensitivity_history
 from ..errors import OptionError
 from ..inputs.shards import input_files

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pate_cli
-from pate_cli.analysis import budget_run, distributed, grouped_run
-from pate_cli.analysis.distributed import NpyRows, task_source
+from pate_cli.analysis import budget_run, grouped_run
 from pate_cli.errors import InputError, PateWarning
+from pate_cli.inputs.shards import NpyRows, task_source
 from tests.analysis.test_totals_only import runs
 
 
@@ -55,7 +55,7 @@ def test_a_npy_file_is_read_by_the_workers_themselves(tmp_path, monkeypatch):
     the tasks carry no votes. Small chunks (512 rows: a power of two) and tasks (two
     chunks), so that there are many of both."""
     monkeypatch.setattr(grouped_run, "READ_VALUES", 3 * 700)
-    monkeypatch.setattr(distributed, "TASK_VALUES", 3 * 1024)
+    monkeypatch.setattr(grouped_run, "TASK_VALUES", 3 * 1024)
     rng = np.random.default_rng(5)
     votes = rng.multinomial(60, [0.7, 0.2, 0.1], size=5_000).astype(np.int16)
     path = tmp_path / "votes.npy"

@@ -10,7 +10,7 @@ import pytest
 
 import pate_cli
 from pate_cli.analysis import analyze_votes
-from pate_cli.inputs.mapped import drop_mapped_rows
+from pate_cli.inputs.rows import drop_mapped_rows
 from pate_cli.mechanisms import NoiseSource, build_mechanism
 from pate_cli.threads import ordered_map
 from tests.synthetic import synthetic_votes

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import pate_cli
 from pate_cli.analysis import individualized
-from pate_cli.analysis.decisions import decisions_of, streamed_decisions
 from pate_cli.analysis.individualized import analyze_individualized, derive_parameters
+from pate_cli.analysis.per_query_stream import decisions_of, streamed_decisions
 from pate_cli.cli.analyze import analyze as analyze_command
 from pate_cli.inputs import PrivacyGroups
 from pate_cli.mechanisms import build_mechanism

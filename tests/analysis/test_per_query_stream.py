@@ -141,7 +141,7 @@ def test_the_pass_drops_dead_orders_and_looks_up_own_epsilons_with_the_same_byte
 def test_a_streamed_result_gives_the_held_table_and_decisions(options):
     """per_query="stream": to_frame() and decisions_of() put the stream together, the
     very table and decisions a run that kept its columns gives."""
-    from pate_cli.analysis.decisions import decisions_of
+    from pate_cli.analysis.per_query_stream import decisions_of
 
     rng = np.random.default_rng(5)
     votes = rng.multinomial(50, [0.6, 0.25, 0.15], size=60).astype(np.float64)

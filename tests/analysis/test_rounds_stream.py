@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import pate_cli
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.analysis import analyze_votes, api
-from pate_cli.analysis.decisions import decisions_of
+from pate_cli.analysis.per_query_stream import decisions_of
 from pate_cli.analysis.rounds import Round
 from pate_cli.cli.analyze import analyze as analyze_command
 from pate_cli.inputs.votes import read_votes

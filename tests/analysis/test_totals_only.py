@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import pate_cli
 from pate_cli.analysis import analyze_votes, api
-from pate_cli.analysis.decisions import decisions_of
+from pate_cli.analysis.per_query_stream import decisions_of
 from pate_cli.analysis.result import NoColumnsError
 from pate_cli.cli.analyze import analyze as analyze_command
 from pate_cli.decisions import named_decisions

@@ -1,0 +1,135 @@
+"""Rows of the votes as a pass reads them: by position, a chunk at a time, from this
+process's array or a task's own source, and a memory-mapped file let go once read.
+
+- :func:`rows_of` / :func:`rows_read_once`: rows ``positions[start:stop]`` as C-ordered
+  float64 (so every sum over a row adds in one order whatever the input's layout); a pass
+  that reads each row once lets consecutive rows of a memory map go
+  (:func:`drop_mapped_rows`), so a pass over a large file does not keep it resident.
+- Row sources of a span of queries counted apart (``analysis.grouped_run``):
+  :class:`LocalRows` (this process's votes), :class:`ShippedRows` (rows sent with a task:
+  CSV, stdin, an array given to the API) and :class:`NpyRows` (a ``.npy`` file or ``.npy``
+  shards that each worker memory-maps itself, ``inputs.shards``); ``shards.task_source``
+  picks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..sparse_rows import as_float_rows, is_sparse
+
+
+def drop_mapped_rows(array, lo: int, hi: int) -> None:
+    """Let this process drop the file pages of rows ``lo .. hi-1`` of a memory-mapped
+    array once they have been read (``madvise(MADV_DONTNEED)``: the kernel reads them
+    again if they are touched), so a pass over a large file does not keep the whole file
+    resident. Does nothing for other arrays, non-contiguous rows or other systems."""
+    import mmap
+    if hasattr(array, "drop_rows"):  # votes in several mapped pieces (inputs.shards)
+        array.drop_rows(lo, hi)
+        return
+    mapping = _mapping_of(array)
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if mapping is None or advice is None or hi <= lo or not array.flags.c_contiguous:
+        return
+    try:
+        start = np.frombuffer(mapping, dtype=np.uint8).__array_interface__["data"][0]
+        first = array.__array_interface__["data"][0] + lo * array.strides[0] - start
+        end = first + (hi - lo) * array.strides[0]
+        first -= first % mmap.PAGESIZE
+        end -= end % mmap.PAGESIZE  # whole pages only: a shared edge page stays
+        if end > first >= 0:
+            mapping.madvise(advice, first, end - first)
+    except (ValueError, OSError, TypeError):
+        pass
+
+
+def _mapping_of(array):
+    """The ``mmap`` under ``array`` (a ``numpy.memmap``, or a view of one), or None."""
+    import mmap
+    seen = array
+    for _ in range(32):  # views of views: the chain is short
+        if seen is None:
+            return None
+        if isinstance(seen, mmap.mmap):
+            return seen
+        mapping = getattr(seen, "_mmap", None)
+        if mapping is not None:
+            return mapping
+        seen = getattr(seen, "base", None)
+    return None
+
+
+def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int, *,
+            dtype=np.float64) -> np.ndarray:
+    """Rows ``positions[start:stop]`` of ``array`` as C-ordered float64 (contiguous slices
+    stay views of a memory map until converted). C order makes every sum over a row add
+    in the same order whatever the input's layout, so the bytes do not depend on it.
+    ``dtype=None`` keeps the array's own type (rows sent to a worker, converted there)."""
+    chosen = positions[start:stop]
+    if is_sparse(array):  # a SparseRows chunk: padded rows (sparse_rows)
+        return array[slice(chosen[0], chosen[-1] + 1) if _consecutive(chosen) else chosen]
+    if _consecutive(chosen):
+        return np.ascontiguousarray(array[chosen[0] : chosen[-1] + 1], dtype=dtype)
+    return np.asarray(array[np.sort(chosen)], dtype=dtype)[np.argsort(np.argsort(chosen))]
+
+
+def rows_read_once(array, positions, start: int, stop: int) -> np.ndarray:
+    """``rows_of``, for a pass that reads each row once: consecutive rows of a
+    memory-mapped file are then let go (:func:`drop_mapped_rows`), so a pass
+    over a large file does not keep it resident."""
+    rows = rows_of(array, positions, start, stop)
+    chosen = positions[start:stop]
+    if _consecutive(chosen):
+        drop_mapped_rows(array, int(chosen[0]), int(chosen[-1]) + 1)
+    return rows
+
+
+def _consecutive(chosen: np.ndarray) -> bool:
+    """Whether ``chosen`` is a run of consecutive rows, ascending."""
+    return bool(chosen.size and chosen[-1] - chosen[0] == chosen.size - 1
+                and np.all(np.diff(chosen) == 1))
+
+
+def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
+    """Rows ``lo .. hi-1`` of ``rows`` (a ``slice`` of consecutive rows of ``votes`` or
+    an index array) as C-ordered float64, as :func:`rows_of` gives them."""
+    if isinstance(rows, slice):
+        first = rows.start + lo
+        last = rows.stop if hi is None else rows.start + hi
+        return as_float_rows(votes[first:last])
+    return rows_of(votes, rows, lo, rows.size if hi is None else hi)
+
+
+@dataclass(frozen=True, eq=False)
+class LocalRows:
+    """Rows of votes this process holds (counted on its own threads); the file pages of
+    consecutive rows are let go once read (:func:`drop_mapped_rows`). A
+    cluster's tasks read ``NpyRows`` or ``ShippedRows``."""
+
+    votes: object
+
+    def opened(self):
+        return self.votes
+
+    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
+        out = rows_in(self.votes, rows, lo, hi)
+        if isinstance(rows, slice):
+            drop_mapped_rows(self.votes, rows.start + lo, rows.start + lo + out.shape[0])
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class ShippedRows:
+    """A task's rows sent with it (inputs that are not a ``.npy`` file), in their own
+    dtype (converted to float64 a chunk at a time on the worker: the same values)."""
+
+    votes: np.ndarray
+
+    def opened(self) -> None:
+        return None
+
+    def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
+        return as_float_rows(self.votes[lo:hi])
