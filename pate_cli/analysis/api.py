@@ -39,12 +39,6 @@ from .added_figures import (
 )
 from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
-from .outputs import (
-    check_outputs,
-    halted_at_output,
-    output_halt,
-    outputs_summary,
-)
 from .per_query_stream import decisions_of
 from .result import AddedRdp, AnalysisResult, DecisionsPart
 from .rounds import analyze_rounds, rounds_of
@@ -52,6 +46,12 @@ from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
 from .setting import FirstRows, analysed_positions, needs_integer_votes
 from .steps import run_charges
+from .token_outputs import (
+    check_outputs,
+    halted_at_output,
+    output_halt,
+    outputs_summary,
+)
 
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
@@ -71,7 +71,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12) adds the cost of a
     random search whose every candidate costs at most this run (``result.tuning``).
     ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt
-    before the first output whose tokens could exceed it (``analysis.outputs``).
+    before the first output whose tokens could exceed it (``analysis.token_outputs``).
     ``progress(done, total)`` is called after each chunk of queries of a single run
     (not for SVT-PATE, rounds or individualized runs); ``chunk_size`` (rows) defaults
     to a bound on rows x classes (``analysis.setting.chunk_rows``).

@@ -151,7 +151,7 @@ def output_halt(setting, votes, ids: np.ndarray, *, budget: float, initial_rdp=N
 
 
 def halted_at_output(result, budget: float, halted: int | None):
-    """The run up to an output halt (``analysis.outputs.output_halt``) as a budget run."""
+    """The run up to an output halt (``analysis.token_outputs.output_halt``) as a budget run."""
     if result.epsilon > budget:  # the halt's margin covers every rounding: never happens
         raise RuntimeError(f"the run up to the output halt spent {result.epsilon!r}, above "
                            f"the budget {budget!r}")
