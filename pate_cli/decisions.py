@@ -31,7 +31,7 @@ SVT_STABLE, SVT_UNSTABLE, SVT_HALTED = 3, 4, 5
 # Codes that release a label, and those where the teachers' data answered.
 _LABELLED = np.array([False, True, True, True, False, False])
 _ANSWERED = np.array([False, True, False, True, False, False])
-# What each mechanism can decide (CLI.md "Decisions"); the names of codes.
+# The outcomes each mechanism can produce (CLI.md "Decisions").
 MECHANISM_OUTCOMES = {
     "lnmax": ("answered",),
     "gnmax": ("answered",),
@@ -108,7 +108,8 @@ class Decisions:
     def __repr__(self) -> str:
         names, counts = np.unique(self.outcome, return_counts=True)
         shown = ", ".join(f"{count} {name}" for name, count in zip(names, counts, strict=True))
-        return f"<Decisions {self.mechanism}: {len(self)} queries ({shown})>"
+        made = "" if self.mechanism is None else f" {self.mechanism}"
+        return f"<Decisions{made}: {len(self)} queries ({shown})>"
 
 
 def named_decisions(mechanism: str | None, query, outcome, label, *, path: str | None = None,

@@ -87,3 +87,6 @@ def test_the_earlier_constructor_name_still_builds_decisions():
     assert isinstance(made, pate_cli.Decisions)
     assert made.outcome.tolist() == ["answered", "refused"]
     assert repr(made) == "<Decisions confident: 2 queries (1 answered, 1 refused)>"
+    bare = build_mechanism("gnmax", teachers=3).replay(np.array([[3.0, 0.0]]),
+                                                        noise=NoiseSource(0))
+    assert repr(bare) == "<Decisions: 1 queries (1 answered)>"
