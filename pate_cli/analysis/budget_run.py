@@ -23,7 +23,7 @@ epsilon, whose conversion the halt checked.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -34,13 +34,14 @@ from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
 from ..decisions import Decisions
 from ..inputs.rows import LocalRows
-from ..sparse_rows import row_width
+from ..mechanisms import Mechanism, NoiseSource
+from ..sparse_rows import SparseRows, row_width
 from ..threads import executor_threads, in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
 from .grouped_run import CountRequest, count_span, span_arguments
-from .setting import LabelCounts, released_labels
+from .setting import FirstRows, LabelCounts, released_labels
 from .sharing import SharedCurves
-from .steps import chunk_costs, curve_function, mechanism_steps
+from .steps import Step, chunk_costs, curve_function, mechanism_steps
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more
 # queries, depend on it).
@@ -55,24 +56,24 @@ class BudgetSetting:
     """What every pass of one budget run reads: the analysed rows and their inputs, the
     mechanism and its steps, the accounting and the budget."""
 
-    votes: object
-    positions: object
+    votes: np.ndarray | SparseRows  # the vote file (a memory map) or its sparse rows
+    positions: np.ndarray | FirstRows  # the analysed file rows, in order
     queries: int
     request: CountRequest  # the mechanism, accounting, q bound, seed and salt
-    selection: object
-    answer: object
-    noise: object
+    selection: Step | None  # the mechanism's cost steps (analysis.steps)
+    answer: Step
+    noise: NoiseSource
     orders: np.ndarray
     converter: Conversion
     budget: float
     chunk_size: int
-    student: object = None
+    student: np.ndarray | None = None  # Interactive-GNMax's probabilities, per file row
     decisions: Decisions | None = None
     truth: np.ndarray | None = None
-    progress: object = None
+    progress: Callable[[int, int], None] | None = None
 
     @property
-    def mechanism(self):
+    def mechanism(self) -> Mechanism:
         return self.request.mechanism
 
     @property

@@ -30,7 +30,7 @@ import numpy as np
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..decisions import Decisions
 from ..inputs.rows import LocalRows, ShippedRows, rows_of
-from ..mechanisms import NoiseSource
+from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import in_order, ordered_map
 from ..work_sizes import READ_VALUES, TASK_VALUES
@@ -42,7 +42,7 @@ from .steps import given_rows, mechanism_steps
 class CountRequest:
     """What every chunk of one run is counted with (small and picklable)."""
 
-    mechanism: object
+    mechanism: Mechanism
     accounting: str
     q_bound: str = "union"
     seeds: tuple[int, ...] = (0,)  # a sweep's point counts its repeats' seeds at once
