@@ -30,6 +30,7 @@ from .individualized_stream import (
     group_frames,
     group_totals,
     histogram_rows,
+    totals_rows,
 )
 from .per_query_stream import stream_rows
 from .result import AnalysisResult, GroupsPart
@@ -178,9 +179,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            member_groups, seed, len(parameters.names))
     return _streamed(base, histogram, setting, parameters, labels=labels,
                      student=student, workers=workers, frames=bool(per_query),
-                     chunk_size=stream_rows(chunk_size, row_width(histogram),
-                                            base.orders.size),
-                     answered=partial(answered_before, base, histogram, run))
+                     chunk_size=chunk_size, answered=partial(answered_before, base, histogram, run))
 
 
 def answered_before(base: AnalysisResult, histogram, run: dict, stop: int | None) -> float:
@@ -197,13 +196,14 @@ def answered_before(base: AnalysisResult, histogram, run: dict, stop: int | None
 
 def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
               parameters: GroupParameters, *, labels, student, workers, frames: bool,
-              chunk_size: int, answered) -> AnalysisResult:
+              chunk_size: int | None, answered) -> AnalysisResult:
     """The totals-only individualized result of ``base`` (analysed without columns): the
     group accounting replayed a chunk at a time, and with ``frames`` the per-query table
     streamed by a further pass (``analysis.individualized_stream``)."""
+    orders = base.orders.size
     found = group_totals(base, histogram, setting, names=parameters.names,
                          budgets=parameters.budgets, student=student, labels=labels,
-                         chunk_size=chunk_size, workers=workers)
+                         chunk_size=totals_rows(chunk_size, orders), workers=workers)
     groups = found.groups
     released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
     counted = found.labels
@@ -222,7 +222,8 @@ def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
     if frames:
         result = replace(result, frames=lambda _: group_frames(
             base, histogram, setting, names=parameters.names, stopped_at=groups.stopped_at,
-            student=student, chunk_size=chunk_size, workers=workers))
+            student=student, workers=workers,
+            chunk_size=stream_rows(chunk_size, row_width(histogram), orders)))
     return result
 
 

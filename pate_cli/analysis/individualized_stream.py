@@ -38,11 +38,12 @@ from ..mechanisms import (
     vanishing_votes,
     weighted_histogram,
 )
+from ..sparse_rows import row_width
 from ..threads import default_workers, ordered_map
-from ..work_sizes import TASK_VALUES
-from .per_query_stream import per_query_frames
+from ..work_sizes import TABLE_ROWS, TASK_VALUES
+from .per_query_stream import STREAM_CURVE_VALUES, per_query_frames
 from .result import AnalysisResult
-from .setting import FirstRows, LabelCounts, released_labels
+from .setting import FirstRows, LabelCounts, chunk_rows, released_labels
 from .steps import chunk_costs, mechanism_steps, screening_counts
 
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).
@@ -200,6 +201,16 @@ class StreamTotals(NamedTuple):
     answered: float | None
 
 
+def totals_rows(chunk_size: int | None, orders: int) -> int:
+    """Queries per chunk of :func:`group_totals`: ``chunk_size``, else at most
+    ``TABLE_ROWS`` and ``STREAM_CURVE_VALUES`` curve values (its replay forms them in
+    pieces bounded by vote values apart, :func:`replayed`; fewer chunks evaluate each
+    distinct selection curve fewer times)."""
+    if chunk_size is not None:
+        return chunk_size
+    return min(TABLE_ROWS, max(1, STREAM_CURVE_VALUES // max(1, orders)))
+
+
 def group_totals(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,
                  budgets: np.ndarray, student=None, labels=None, chunk_size: int,
                  workers: int | None = None) -> StreamTotals:
@@ -295,8 +306,10 @@ def curve_threads(workers: int | None) -> Iterator[Mapper]:
 
 def replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,
              workers: int | None = None) -> Iterator[_Chunk]:
-    """``base``'s queries replayed a chunk at a time (MATH.md s.1: noise keyed by query
-    position), formed ahead on ``workers`` threads."""
+    """``base``'s queries replayed a chunk of ``chunk_size`` at a time (MATH.md s.1:
+    noise keyed by query position), formed ahead on ``workers`` threads in pieces of at
+    most ``READ_VALUES`` vote values (what a replay holds while it runs is several times
+    its votes; a chunk keeps only five numbers a query)."""
     mechanism = base.mechanism
     queries = base.queries
     selection, answer = mechanism_steps(mechanism)
@@ -313,8 +326,24 @@ def replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,
                                           mechanism.uses_student)
         return _Chunk(start, chunk.weight, labels, outcome, chunk.log_q, chunk.log_pr)
 
-    pieces = [(lo, min(queries, lo + chunk_size)) for lo in range(0, queries, chunk_size)]
-    yield from ordered_map(form, pieces, workers=workers)
+    step = max(1, min(chunk_size, chunk_rows(None, row_width(votes))))
+    pieces = [(lo, min(queries, lo + step)) for lo in range(0, queries, step)]
+    held: list[_Chunk] = []
+    for piece in ordered_map(form, pieces, workers=workers):
+        held.append(piece)
+        end = piece.start + piece.weight.shape[0]
+        if end - held[0].start >= chunk_size or end == queries:
+            yield _joined(held)
+            held = []
+
+
+def _joined(pieces: list[_Chunk]) -> _Chunk:
+    """Consecutive replayed pieces as one chunk."""
+    if len(pieces) == 1:
+        return pieces[0]
+    _, *columns = zip(*pieces, strict=True)
+    return _Chunk(pieces[0].start, *(None if parts[0] is None else np.concatenate(parts)
+                                     for parts in columns))
 
 
 def group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,
