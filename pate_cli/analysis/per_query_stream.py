@@ -22,7 +22,7 @@ or whole (:func:`decisions_of`; ``label()``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -233,11 +233,12 @@ def decisions_of(result) -> Decisions:
     from its per-query table's stream (:func:`streamed_decisions`)."""
     result.require_columns("the decisions")
     pieces = list(streamed_decisions(result))
-    code = [piece.code for piece in pieces if piece.code is not None]
-    return Decisions(*(np.concatenate([getattr(piece, key) for piece in pieces])
-                       for key in ("answered", "label")),
-                     np.concatenate(code) if code else None,
-                     np.concatenate([piece.query for piece in pieces]),
+
+    def joined(key: str):
+        parts = [getattr(piece, key) for piece in pieces]
+        return None if parts[0] is None else np.concatenate(parts)
+
+    return Decisions(joined("answered"), joined("label"), joined("code"), joined("query"),
                      result.mechanism.name)
 
 
@@ -261,7 +262,8 @@ def streamed_decisions(result) -> Iterator[Decisions]:
         pieces.close()
 
 
-def decisions_of_frames(frames: Iterable, mechanism: str) -> Iterator[Decisions]:
+def decisions_of_frames(frames: Iterable, mechanism: str
+                        ) -> Generator[Decisions, None, None]:
     """The decisions of a single run's per-query table (``result.iter_frames()``), a
     piece at a time: what :func:`decisions_of` gives whole, with memory bounded by the
     piece (``--write-decisions`` of a totals-only run)."""
