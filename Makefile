@@ -32,7 +32,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PINNED_NUMERICS) $(BIN)/python -m pytest -q $(PYTEST_FLAGS)
 
-# mypy checks the files [tool.mypy] in pyproject.toml names: the public API and accounting/.
+# mypy checks the files [tool.mypy] in pyproject.toml names (the public API, decisions, rows, threads, mechanisms, accounting).
 # vulture: no dead code (names only a framework or the tests use: vulture_whitelist.py).
 lint: $(STAMP)
 	$(BIN)/ruff check pate_cli tests benchmarks scripts

@@ -123,7 +123,9 @@ def executor_threads(executor, default: int = 2) -> int:
     """Threads behind ``executor``: a Dask client's workers' threads, a pool's workers,
     else ``default``."""
     client = getattr(executor, "pate_client", None) or getattr(executor, "_client", None)
-    try:
-        return max(1, sum(client.nthreads().values()))
-    except Exception:  # noqa: BLE001 - not a Dask executor, or it cannot say
-        return max(1, int(getattr(executor, "_max_workers", default) or default))
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - a client that cannot say
+            pass
+    return max(1, int(getattr(executor, "_max_workers", default) or default))

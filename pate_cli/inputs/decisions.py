@@ -185,7 +185,7 @@ def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray
 _LARGEST = 2.0 ** 53
 
 
-def _labels(name, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+def _labels(name, values: np.ndarray | list, rows: np.ndarray | None = None) -> np.ndarray:
     """Integer labels, -1 for none; anything else below -1 or fractional is refused."""
     try:
         values = _as_float(values)
