@@ -30,7 +30,7 @@ from ..accounting.individualized import (
     vanishing_costs,
 )
 from ..accounting.individualized.curves import Mapper
-from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, codes_of
+from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER
 from ..mechanisms import (
     Mechanism,
     NoiseSource,
@@ -388,9 +388,9 @@ def _with_group_columns(frame, sums: GroupSums, setting: GroupSetting, start: in
         values[label < 0] = pd.NA
         frame["label"] = values
         if "outcome" in frame:  # built as serialize.per_query_frame builds it
-            codes = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
-            codes[cut:] = OUTCOME_ABSTAIN
-            frame["outcome"] = np.asarray(INTERACTIVE_NAMES)[codes]
+            outcome = frame["outcome"].to_numpy(dtype=str)
+            outcome[cut:] = INTERACTIVE_NAMES[OUTCOME_ABSTAIN]
+            frame["outcome"] = outcome
     for g, name in enumerate(names):
         frame[f"epsilon_cumulative_{name}"] = eps[:, g]
     return frame

@@ -295,7 +295,6 @@ class QueryTable:
     def of_frame(cls, frame: pd.DataFrame) -> QueryTable:
         """The columns of a per-query table (CLI.md) as arrays: the inverse of
         ``serialize.per_query_frame`` (``label`` <NA> -> -1, outcome names -> codes)."""
-
         floats = {name: frame[column].to_numpy(np.float64) for name, column in (
             ("plurality", "plurality"), ("answered", "answered"), ("log_q", "log_q"),
             ("log_pr_answered", "log_pr_answered"), ("epsilon_query", "epsilon"),
