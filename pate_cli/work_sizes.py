@@ -15,7 +15,7 @@ counts are exact), so each trades memory for speed only, and each is one decisio
 - ``TABLE_ROWS`` (2^16): rows of a per-query table formed, formatted or scanned at once
   (a parquet row group);
 - ``CURVE_CACHE_BYTES`` (2^26, 64 MB): curves one pass keeps for its later chunks
-  (``analysis.sharing.SharedCurves``; log q values recur from chunk to chunk).
+  (``curve_store.SharedCurves``; log q values recur from chunk to chunk).
 
 Sizes that set an algorithm's order of additions, and so its last bits, stay with their
 algorithm: ``accounting.grouped.TOTAL_BLOCK`` and ``TOTALS_WINDOW``,

@@ -32,6 +32,7 @@ import numpy as np
 from ..accounting.composition import StepRows, budget_halt, running_total
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import grouped_totals
+from ..curve_store import SharedCurves
 from ..decisions import Decisions
 from ..inputs.rows import LocalRows
 from ..mechanisms import Mechanism, NoiseSource
@@ -40,7 +41,6 @@ from ..threads import executor_threads, in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
 from .grouped_run import CountRequest, count_span, span_arguments
 from .setting import FirstRows, LabelCounts, released_labels
-from .sharing import SharedCurves
 from .steps import Step, chunk_costs, curve_function, mechanism_steps
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more

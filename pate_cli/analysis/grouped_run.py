@@ -66,7 +66,7 @@ def count_chunk(request: CountRequest, block: np.ndarray, start: int, *,
     the seeded replay's decisions for each of ``request.seeds`` (or the given
     ``decisions`` for these rows), the statistics their costs depend on (formed once for
     every seed), and the released labels (scored against ``truth`` when given).
-    ``shared_noise``: noise blocks kept across a sweep's points (``analysis.sharing``)."""
+    ``shared_noise``: noise blocks kept across a sweep's points (``analysis.run.SharedWork``)."""
     mechanism = request.mechanism
     made = [decisions] if decisions is not None else [
         mechanism.replay(block, noise=NoiseSource(seed, salt=request.salt, shared=shared_noise),

@@ -31,6 +31,7 @@ import numpy as np
 from ..accounting.composition import query_epsilons
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
+from ..curve_store import SharedCurves
 from ..decisions import (
     INTERACTIVE_NAMES,
     SVT_HALTED,
@@ -48,7 +49,6 @@ from .grouped_run import grouping_keys
 from .result import AnalysisResult
 from .serialize import per_query_frame
 from .setting import analysed_positions, checked_setting, initial_carry, released_labels
-from .sharing import SharedCurves
 from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
 
 # Rows of a chunk of the pass: up to work_sizes.TABLE_ROWS (the per-query files' pieces,

@@ -18,9 +18,11 @@ import numpy as np
 
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.grouped import grouped_totals
+from ..curve_store import SharedCurves
 from ..decisions import Decisions
 from ..inputs.shards import task_source
 from ..mechanisms import NoiseSource
+from ..mechanisms.noise import SharedBlocks
 from ..rounding import ceil_text
 from ..sparse_rows import row_width
 from ..threads import executor_map, executor_threads, ordered_map
@@ -46,7 +48,6 @@ from .setting import (
     picked_rows,
     sums_at_order,
 )
-from .sharing import SharedWork
 from .steps import (
     curve_function,
     data_independent_curve,
@@ -229,6 +230,15 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     return replace(result, frames=partial(
         per_query_frames, votes=votes, query_indices=query_indices, student=student,
         decisions=decisions, q_bound=q_bound, salt=salt, workers=workers))
+
+
+class SharedWork:
+    """What runs over one file with the same seeds share: noise blocks up to
+    ``noise_bytes`` and curves up to ``curve_bytes`` (each least recently used first out)."""
+
+    def __init__(self, noise_bytes: int, curve_bytes: int) -> None:
+        self.noise = SharedBlocks(noise_bytes)
+        self.curves = SharedCurves(curve_bytes)
 
 
 def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,

@@ -211,7 +211,7 @@ def data_independent_curve(selection, answer, *, answered, queries, orders) -> n
 
 def step_curves(step, statistic, orders, independent, kept=None):
     """Distinct RDP curves of a step and, per query, the index of its curve. ``kept`` (an
-    ``analysis.sharing.SharedCurves``) serves the curves it holds and keeps the others,
+    ``curve_store.SharedCurves``) serves the curves it holds and keeps the others,
     so that the run's totals need not evaluate them again (the same bits)."""
     count = statistic.shape[0]
     if step is None:

@@ -1,14 +1,14 @@
 """What the points a process runs keep from one point to the next (``PointMemory``): the
 vote sets they read, opened once per process (memory-mapped ``.npy``) and checked against
 the sha256 the sweep planned with, and the noise blocks and curves they share
-(``analysis.sharing``). Passed to ``points.run_point`` explicitly.
+(``analysis.run.SharedWork``). Passed to ``points.run_point`` explicitly.
 """
 
 from __future__ import annotations
 
 import warnings
 
-from ..analysis.sharing import SharedWork
+from ..analysis.run import SharedWork
 from ..errors import InputError, PateWarning
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
@@ -22,7 +22,7 @@ SHARED_CURVE_BYTES = 128 << 20
 class PointMemory:
     """What the points run by one process keep from one point to the next: each source's
     vote set (and student), opened once, and the noise blocks and curves the points share
-    (``analysis.sharing``, up to ``SHARED_NOISE_BYTES`` and ``SHARED_CURVE_BYTES``)."""
+    (``analysis.run.SharedWork``, up to ``SHARED_NOISE_BYTES`` and ``SHARED_CURVE_BYTES``)."""
 
     def __init__(self) -> None:
         self.sources: dict = {}

@@ -233,7 +233,7 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
     The points of a sweep draw the same standard noise (the same seeds over the same
     file; each point scales it by its own sigma) and points with the same sigma (or T
     and sigma1) evaluate the same curves, so ``memory`` (a fresh one when None) keeps
-    noise blocks and curves from one point to the next (``analysis.sharing``): the same
+    noise blocks and curves from one point to the next (``analysis.run.SharedWork``): the same
     bits, computed once."""
     memory = PointMemory() if memory is None else memory
     settings = point.settings

@@ -1,4 +1,4 @@
-"""Work shared across runs (issue 14 item 7, ``analysis.sharing``): a sweep's points reuse
+"""Work shared across runs (issue 14 item 7, ``analysis.run.SharedWork``): a sweep's points reuse
 noise blocks and curves, passed to them explicitly (``SharedWork``), and not one bit of
 any point changes."""
 
@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from pate_cli.accounting.gnmax import rdp_gnmax
 from pate_cli.accounting.grouped import weighted_curve_sum
 from pate_cli.analysis import analyze_totals
-from pate_cli.analysis.sharing import SharedCurves, SharedWork
+from pate_cli.analysis.run import SharedWork
 from pate_cli.analysis.steps import _gaussian_rdp
+from pate_cli.curve_store import SharedCurves
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.mechanisms.noise import NoiseSource, SharedBlocks
 from pate_cli.orders import default_orders
@@ -171,7 +172,7 @@ def test_a_reader_between_any_two_steps_of_add_sees_one_whole_index():
     """Readers run outside the lock while another thread adds: every state an ``add`` goes
     through (each attribute it sets, each piece it appends) answers every key either with
     its own curve or not at all, never with another key's row."""
-    from pate_cli.analysis import sharing
+    from pate_cli import curve_store
 
     orders = np.array([2.0, 8.0, 32.0])
     seen = []
@@ -191,7 +192,7 @@ def test_a_reader_between_any_two_steps_of_add_sees_one_whole_index():
             super().append(item)
             check(owner[0])
 
-    class Observed(sharing._Kept):
+    class Observed(curve_store._Kept):
         def __init__(self):
             super().__init__()
             self.pieces = Watched(self.pieces)

@@ -1,12 +1,13 @@
-"""Work kept from one run to the next in a process: what a sweep's points have in common.
+"""Curves kept from one chunk, block or run to the next in a process (``SharedCurves``).
 
 The points of a sweep analyse one file with the same seeds under different parameters.
 Points with the same sigma evaluate the same answer curves at the same log q values
 (MATH.md s.3, one curve per distinct statistic), points with the same (T, sigma1) the
 same selection curves (s.4), and every point draws the same standard noise (s.1), scaled
-by its own sigma. A :class:`SharedWork` holds a bounded store of each, noise blocks
+by its own sigma. ``analysis.run.SharedWork`` holds a bounded store of each, noise blocks
 (``mechanisms.noise.SharedBlocks``) and :class:`SharedCurves`; whoever runs the points
-(``sweep.points``) makes one and passes it to ``analysis.run.analyze_totals``. There is
+(``sweep.points``) makes one and passes it to ``analysis.run.analyze_totals``. A pass
+that forms per-query curves keeps its own store for its later chunks. There is
 no process-wide store. A kept value is the very array a fresh computation gives
 (curves are computed entry by entry, so a row's bits do not depend on the rows computed
 with it), so sharing changes no bit of any point.
@@ -19,8 +20,6 @@ from collections import OrderedDict
 from functools import partial
 
 import numpy as np
-
-from ..mechanisms.noise import SharedBlocks
 
 
 class SharedCurves:
@@ -151,12 +150,3 @@ def _identity(rdp, orders: np.ndarray):
     if not all(isinstance(arg, (int, float, str)) for arg in rdp.args):
         return None
     return (rdp.func, rdp.args, np.asarray(orders, dtype=np.float64).tobytes())
-
-
-class SharedWork:
-    """What runs over one file with the same seeds share: noise blocks up to
-    ``noise_bytes`` and curves up to ``curve_bytes`` (each least recently used first out)."""
-
-    def __init__(self, noise_bytes: int, curve_bytes: int) -> None:
-        self.noise = SharedBlocks(noise_bytes)
-        self.curves = SharedCurves(curve_bytes)
