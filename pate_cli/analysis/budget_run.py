@@ -2,22 +2,21 @@
 
 A budget run halts at the first query whose full cost could take the total above the
 budget. Its queries go in blocks of ``BUDGET_BLOCK`` (analysed positions 0, B, 2B, ...).
-The RDP spent before block b >= 1 (its *carry*) is the carry of block b-1 plus block
-b-1's sums formed from its distinct statistics (``accounting.grouped``: exact counts,
-each distinct curve once, added in a fixed order). Inside a block, and through the run's
-last block, the sums run query after query from the block's carry
-(``accounting.composition``), as the halt checks them. Block sums do not depend on one
-another, so they are formed in parallel, on threads or on a cluster's workers (first
-pass: :func:`block_sums`); a block is gone through query by query (second pass) only
-where its sums plus the largest cost one query can add (the data-independent curves,
-which every data-dependent curve is capped at) could pass the budget, with a margin that
-covers every rounding: a skipped block holds no halt.
+Block sums do not depend on one another, so they are formed ahead in parallel, on threads
+or on a cluster's workers (:func:`block_sums`: each distinct curve once,
+``accounting.grouped``). A block is taken whole from its sums only where those plus the
+largest cost one query can add (the data-independent curves, which every data-dependent
+curve is capped at) convert within the budget, with a margin for every rounding: such a
+block holds no halt. Any other block is gone through query after query
+(``accounting.composition``), as the halt checks it.
 
-So no figure depends on the chunk size, the number of workers, or where block sums were
+No figure depends on the chunk size, the number of workers, or where block sums were
 formed, and a run of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query
-run. The per-query ``epsilon_cumulative`` column restarts from the carry at each block
-start (``BudgetPart.carries`` holds the carries), so it ends exactly at the reported
-epsilon, whose conversion the halt checked.
+run. Which blocks are skipped depends on the budget; grouped and query-after-query sums
+differ in the last bits only (at most 1e-12 relative, the README's tolerance), and every
+figure reported was checked against the budget. The per-query ``epsilon_cumulative``
+column restarts from the carry at each block start (``BudgetPart.carries``), so it ends
+exactly at the reported epsilon.
 """
 
 from __future__ import annotations
@@ -129,12 +128,12 @@ class BudgetWalk:
     through query by query (``through``), in query order, until the halt; what it spent.
 
     The sums (``carry``, the ``selection`` and weighted ``answer`` curves apart, the
-    ``answered`` weight) after a processed query are its block's carry plus the block's
-    costs up to it, added query after query (``sequential_total``, a cumulative sum: no
-    figure depends on where chunks start); a block's sums give only the next block's
-    carry. So a run that halts at the first query of a block reports the sums after the
-    block before, query by query (``back_to``). ``carries``: the carries at block starts
-    1, 2, ... up to the last processed."""
+    ``answered`` weight) run on from block to block: a skipped block adds its grouped
+    sums, a block gone through its queries one after another (``running_total``, a
+    cumulative sum: no figure depends on where chunks start). The two orders of addition
+    differ in the last bits only (the README's tolerance, 1e-12 relative); either way every
+    sum the run reports was checked against the budget. ``carries``: the carries at block
+    starts 1, 2, ... up to the last processed (where the per-query table restarts)."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray):
         self.run = run
@@ -146,42 +145,19 @@ class BudgetWalk:
         self.labels = LabelCounts(run.mechanism.uses_student)
         self.halted_at: int | None = None
         self.block_carries: list[np.ndarray] = []
-        self.ended: dict | None = None  # the sums after the last block gone through
 
     @property
     def carries(self) -> np.ndarray:
         return (np.array(self.block_carries) if self.block_carries
                 else np.empty((0, self.carry.size)))
 
-    def spent(self) -> dict:
-        """What the walk has spent so far (its arrays are replaced, never changed in
-        place; the label counts and carries copied)."""
-        return {"carry": self.carry, "selection": self.selection, "answer": self.answer,
-                "answered": self.answered, "labels": LabelCounts.merged([self.labels]),
-                "block_carries": list(self.block_carries)}
-
-    def back_to(self, lo: int, ended: dict) -> None:
-        """Halt at ``lo``, the first query of a block: the sums are those after the
-        block before, query by query (``ended``). That block was gone through: it could
-        not be skipped, since its skip bound (its sums plus the largest cost) is at least
-        the halting query's candidate sum."""
-        vars(self).update(ended)
-        self.halted_at = lo
-
     def skip(self, part: BlockSums, after: np.ndarray) -> None:
-        """Take a whole block from its sums."""
-        self.settle(part, after, self.selection, self.answer, self.answered)
-        self.labels.merge_in(part.labels)
-
-    def settle(self, part: BlockSums, after: np.ndarray, selection, answer,
-               answered: float) -> None:
-        """End a block (not the run's last) at its sums: ``selection``, ``answer``,
-        ``answered`` are the step sums before it, ``after`` the carry after it."""
-        self.selection = selection + part.selection
-        self.answer = answer + part.answer
-        self.answered = answered + part.answered
+        """Take a whole block from its sums (``after``: the carry after it)."""
+        self.selection = self.selection + part.selection
+        self.answer = self.answer + part.answer
+        self.answered = self.answered + part.answered
         self.carry = after
-        self.block_carries.append(after)
+        self.labels.merge_in(part.labels)
 
     def add(self, costs: StepRows, count: int) -> None:
         """Add the first ``count`` queries of ``costs`` to the step sums and the carry,
@@ -193,11 +169,9 @@ class BudgetWalk:
         self.answer = running_total(costs.step("answer"), count, self.answer)
         self.carry = running_total(costs, count, self.carry)
 
-    def through(self, lo: int, hi: int, part: BlockSums | None, after) -> None:
-        """Go through queries ``lo .. hi-1`` (one block) query by query; a block that is
-        not the run's last then ends at its sums (``part``, ``after``)."""
+    def through(self, lo: int, hi: int) -> None:
+        """Go through queries ``lo .. hi-1`` (one block) query by query, to the halt."""
         run = self.run
-        before = self.selection, self.answer, self.answered
         for start in range(lo, hi, run.chunk_size):
             stop = min(hi, start + run.chunk_size)
             chunk = chunk_costs(run.votes, run.positions, start, stop,
@@ -227,9 +201,6 @@ class BudgetWalk:
                 run.progress(stop, run.queries)
             if self.halted_at is not None:
                 return
-        self.ended = self.spent()
-        if part is not None:
-            self.settle(part, after, *before)
 
 
 def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = None,
@@ -246,22 +217,16 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
     try:
         for number in range(blocks):
             lo, hi = number * BUDGET_BLOCK, min(queries, (number + 1) * BUDGET_BLOCK)
+            if number:
+                walk.block_carries.append(walk.carry)
             part = next(parts) if number < blocks - 1 else None
-            after = None
-            if part is not None:
-                after = (walk.carry + part.selection) + part.answer
-                if _within(after, peak, run.converter, run.budget):
-                    walk.skip(part, after)
-                    walk.ended = None
-                    if run.progress is not None:
-                        run.progress(hi, queries)
-                    continue
-            ended = walk.ended  # the block before's own sums, if gone through
-            walk.through(lo, hi, part, after)
-            if walk.halted_at == lo and lo > 0:
-                if ended is None:
-                    raise AssertionError("a budget run halted after a block it skipped")
-                walk.back_to(lo, ended)
+            after = None if part is None else (walk.carry + part.selection) + part.answer
+            if after is not None and _within(after, peak, run.converter, run.budget):
+                walk.skip(part, after)
+                if run.progress is not None:
+                    run.progress(hi, queries)
+                continue
+            walk.through(lo, hi)
             if walk.halted_at is not None:
                 break
     finally:
