@@ -1,13 +1,6 @@
 """The cost table of MATH.md section 7: each mechanism's (selection, answer) steps, and
-one chunk of a run costed by it.
-
-The only place that maps a mechanism to the statistics its costs depend on and to its
-data-dependent and data-independent RDP curves. :func:`chunk_costs` gives a chunk of
-analysed queries ``start .. stop-1``: the decisions (replayed or given), the statistics
-and the per-query cost curves, as every pass over the queries needs them (the budget
-walk, the per-query table, the groups, the outputs), and :func:`run_charges` the answer
-step's charges of a run formed again a chunk at a time (the smooth-sensitivity release).
-"""
+one chunk of a run costed by it (:func:`chunk_costs`: the decisions, statistics and
+per-query curves every pass over the queries needs)."""
 
 from __future__ import annotations
 
@@ -43,51 +36,65 @@ from ..mechanisms.sampled import SampledMechanism, unsampled
 
 @dataclass(frozen=True)
 class Step:
-    """One privacy-costing step of a mechanism (MATH.md section 7).
+    """One privacy-costing step (MATH.md s.7): ``statistic(votes, student)`` is the
+    per-query ``log q`` or ``log pr_answered`` its cost depends on, ``rdp(distinct
+    statistics, orders)`` their curves, ``independent(orders)`` the data-independent
+    curve (s.2)."""
 
-    ``statistic`` maps a vote chunk to the per-query number its cost depends on
-    (``log q`` or ``log pr_answered``); ``rdp`` maps distinct statistics to RDP curves;
-    ``independent`` gives the data-independent curve (MATH.md section 2).
-    """
-
-    statistic: Callable[[np.ndarray], np.ndarray]
+    statistic: Callable[..., np.ndarray]
     rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
     independent: Callable[[np.ndarray], np.ndarray]
 
 
-def _laplace_answer(mechanism, q_bound: str = "union") -> Step:
-    """LNMax's noisy argmax: MATH.md s.5's curve, capped by the exact data-independent
-    one (``rdp_lnmax_data_independent``, valid for every query), so that the
-    data-dependent figure never exceeds the data-independent one."""
-    lam = mechanism.laplace_scale
-    return Step(partial(_lnmax_statistic, lam), partial(_lnmax_rdp, lam),
-                partial(_lnmax_independent, lam))
+# MATH.md s.7's answer steps: the mechanism's noise attribute, the accounting functions'
+# keyword for it, log q (s.5 LNMax; Prop. 7 or s.13 by ``q_bound``; s.15's exact one),
+# the data-dependent and the data-independent curve. LNMax's s.5 curve is capped by its
+# exact data-independent one (both valid); the other two curves cap themselves.
+ANSWERS: dict[str, tuple[str, str, Callable, Callable, Callable]] = {
+    "laplace": ("laplace_scale", "scale", log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent),
+    "gaussian": ("sigma", "sigma", log_q_bound, rdp_gnmax, rdp_gnmax_data_independent),
+    "exponential": ("eta", "eta", log_q_exponential, rdp_exponential,
+                    rdp_exponential_data_independent),
+}
+# Mechanism name -> (whether a noisy threshold selects first, its answer step). SVT-PATE
+# is not here: its cost is the sparse-vector guarantee of section 8 (``analysis.svt``).
+COST_TABLE = {"lnmax": (False, "laplace"), "gnmax": (False, "gaussian"),
+              "confident": (True, "gaussian"), "interactive": (True, "gaussian"),
+              "exponential": (False, "exponential"),
+              "confident-exponential": (True, "exponential")}
 
 
-def _gaussian_answer(mechanism, q_bound: str = "union") -> Step:
-    """The noisy argmax; ``q_bound`` picks Prop. 7 or MATH.md s.13's integral for log q."""
-    sigma = mechanism.sigma
-    return Step(partial(_gaussian_statistic, sigma, q_bound), partial(_gaussian_rdp, sigma),
-                partial(_gaussian_independent, sigma))
+def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, Step]:
+    """The (selection, answer) steps of a mechanism; selection is None if it has none.
 
-
-def _exponential_answer(mechanism, q_bound: str = "union") -> Step:
-    """The exponential mechanism's Gumbel-max answer (MATH.md s.15): its exact log q,
-    s.5's curve at ``eps0 = 2 eta`` capped by ``min(eps0, alpha eps0^2 / 8)``."""
-    eta = mechanism.eta
-    return Step(partial(_exponential_statistic, eta), partial(_exponential_rdp, eta),
-                partial(_exponential_independent, eta))
-
-
-def _threshold_selection(mechanism) -> Step:
-    """The noisy threshold on ``mechanism.selection_counts`` (max n, or max n - M p for
-    Interactive, MATH.md s.4). Its data-independent curve is MATH.md s.17's exact one
-    (``screening_counts``), which also caps s.4's data-dependent curve (the min of two
-    valid bounds), or s.2's Gaussian curve under ``screening="gaussian"``."""
-    s1 = mechanism.sigma_threshold
-    screen = (s1, mechanism.threshold, *screening_counts(mechanism))
+    Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
+    ``q_bound`` (``union`` or ``integral``, MATH.md s.3/s.13) applies to Gaussian answers
+    only. A sampled aggregator has its inner steps with amplified data-independent curves
+    (s.16; the data-dependent ones are never used: s.16 refuses them).
+    """
+    check_q_bound(q_bound)
+    if isinstance(mechanism, SampledMechanism):
+        selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound)
+        return _sampled(selection, answer, mechanism)
+    try:
+        selects, kind = COST_TABLE[mechanism.name]
+    except KeyError:
+        raise ValueError(f"no per-query cost steps for {mechanism.name} "
+                         "(SVT-PATE is accounted by its own guarantee)") from None
+    if q_bound != "union" and kind != "gaussian":
+        raise ValueError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
+                         f"confident, interactive), not {mechanism.name}")
+    value = getattr(mechanism, ANSWERS[kind][0])
+    keywords = {"q_bound": q_bound} if kind == "gaussian" else {}
+    answer = Step(partial(_answer_statistic, kind, value, keywords),
+                  partial(_answer_rdp, kind, value), partial(_answer_independent, kind, value))
+    if not selects:
+        return None, answer
+    # The noisy threshold on ``selection_counts`` (MATH.md s.4): s.17's exact curve
+    # (``screening_counts``) caps s.4's data-dependent one; s.2's under "gaussian".
+    screen = (mechanism.sigma_threshold, mechanism.threshold, *screening_counts(mechanism))
     return Step(partial(_threshold_statistic, mechanism), partial(_threshold_rdp, *screen),
-                partial(_threshold_independent, *screen))
+                partial(_threshold_independent, *screen)), answer
 
 
 def screening_counts(mechanism) -> tuple[str, float, float]:
@@ -107,97 +114,63 @@ def screening_counts(mechanism) -> tuple[str, float, float]:
     return ("integer" if whole else "real"), 0.0, top
 
 
-# The steps' functions, at module level so that a step pickles (cluster workers run them).
+# The steps' functions, at module level so that a step pickles (cluster workers run them);
+# an ``rdp`` of plain arguments is shared by its value (``curve_store``).
 
-def _lnmax_statistic(lam, v, p):
-    return log_q_lnmax(v, scale=lam)
-
-
-def _lnmax_rdp(lam, s, o):
-    return np.minimum(rdp_lnmax(s, scale=lam, orders=o),
-                      rdp_lnmax_data_independent(scale=lam, orders=o))
+def _answer_statistic(kind, value, keywords, votes, student):
+    _, name, log_q, _, _ = ANSWERS[kind]
+    return log_q(votes, **{name: value}, **keywords)
 
 
-def _lnmax_independent(lam, o):
-    return rdp_lnmax_data_independent(scale=lam, orders=o)
+def _answer_rdp(kind, value, log_q, orders):
+    _, name, _, dependent, independent = ANSWERS[kind]
+    curve = dependent(log_q, **{name: value}, orders=orders)
+    if kind != "laplace":
+        return curve
+    return np.minimum(curve, independent(**{name: value}, orders=orders))
 
 
-def _exponential_statistic(eta, v, p):
-    return log_q_exponential(v, eta=eta)
+def _answer_independent(kind, value, orders):
+    _, name, _, _, independent = ANSWERS[kind]
+    return independent(**{name: value}, orders=orders)
 
 
-def _exponential_rdp(eta, s, o):
-    return rdp_exponential(s, eta=eta, orders=o)
-
-
-def _exponential_independent(eta, o):
-    return rdp_exponential_data_independent(eta=eta, orders=o)
-
-
-def _gaussian_statistic(sigma, q_bound, v, p):
-    return log_q_bound(v, sigma=sigma, q_bound=q_bound)
-
-
-def _gaussian_rdp(sigma, s, o):
-    return rdp_gnmax(s, sigma=sigma, orders=o)
-
-
-def _gaussian_independent(sigma, o):
-    return rdp_gnmax_data_independent(sigma=sigma, orders=o)
-
-
-def _threshold_statistic(mechanism, v, p):
-    return log_pr_answered(mechanism.selection_counts(v, p), threshold=mechanism.threshold,
+def _threshold_statistic(mechanism, votes, student):
+    return log_pr_answered(mechanism.selection_counts(votes, student),
+                           threshold=mechanism.threshold,
                            sigma_threshold=mechanism.sigma_threshold)
 
 
-def _threshold_rdp(s1, threshold, kind, low, high, s, o):
-    dependent = rdp_threshold(s, sigma_threshold=s1, orders=o)
+def _threshold_rdp(s1, threshold, kind, low, high, log_pr, orders):
+    dependent = rdp_threshold(log_pr, sigma_threshold=s1, orders=orders)
     if kind == "gaussian":
         return dependent
-    return np.minimum(dependent, _threshold_independent(s1, threshold, kind, low, high, o))
+    return np.minimum(dependent, _threshold_independent(s1, threshold, kind, low, high, orders))
 
 
-def _threshold_independent(s1, threshold, kind, low, high, o):
+def _threshold_independent(s1, threshold, kind, low, high, orders):
     if kind == "gaussian":
-        return rdp_threshold_data_independent(sigma_threshold=s1, orders=o)
+        return rdp_threshold_data_independent(sigma_threshold=s1, orders=orders)
     return rdp_screening(threshold=threshold, sigma_threshold=s1, low=low, high=high,
-                         integer=kind == "integer", orders=o)
+                         integer=kind == "integer", orders=orders)
 
 
-# MATH.md section 7: mechanism name -> (selection step or None, answer step). SVT-PATE is
-# not here: its cost is the sparse-vector guarantee of section 8 (``analysis.svt``).
-COST_TABLE: dict[str, tuple[Callable | None, Callable]] = {
-    "lnmax": (None, _laplace_answer),
-    "gnmax": (None, _gaussian_answer),
-    "confident": (_threshold_selection, _gaussian_answer),
-    "interactive": (_threshold_selection, _gaussian_answer),
-    "exponential": (None, _exponential_answer),
-    "confident-exponential": (_threshold_selection, _exponential_answer),
-}
-
-
-def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, Step]:
-    """The (selection, answer) steps of a mechanism; selection is None if it has none.
-
-    Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
-    ``q_bound`` (``union`` or ``integral``, MATH.md s.3/s.13) is the bound on q of a
-    Gaussian answer step; LNMax's Laplace step has only its own bound (``union`` only), and
-    the exponential answer's q is exact. A sampled aggregator (``mechanisms.sampled``) has
-    its inner steps with amplified data-independent curves.
-    """
-    check_q_bound(q_bound)
-    if isinstance(mechanism, SampledMechanism):  # sampled voters (MATH.md s.16)
-        return sampled_steps(*mechanism_steps(mechanism.inner, q_bound=q_bound), mechanism)
-    try:
-        selection, answer = COST_TABLE[mechanism.name]
-    except KeyError:
-        raise ValueError(f"no per-query cost steps for {mechanism.name} "
-                         "(SVT-PATE is accounted by its own guarantee)") from None
-    if q_bound != "union" and answer is not _gaussian_answer:
-        raise ValueError(f"--q-bound {q_bound} applies to Gaussian answers (gnmax, "
-                         f"confident, interactive), not {mechanism.name}")
-    return (None if selection is None else selection(mechanism)), answer(mechanism, q_bound)
+def _sampled(selection, answer, mechanism: SampledMechanism):
+    """The inner steps with amplified data-independent curves (``accounting.subsampling``);
+    when every unit votes, the steps' own curves, bit for bit."""
+    sampling = mechanism.sampling
+    if unsampled(sampling):
+        return selection, answer
+    if mechanism.name == "lnmax":
+        curve = partial(sampled_laplace_curve, sampling.scheme, sampling.rate,
+                        mechanism.laplace_scale, sampling.vote_change)
+    else:
+        curve = partial(sampled_gaussian_curve, sampling.scheme, sampling.rate,
+                        mechanism.sigma / sampling.answer_sensitivity)
+    if selection is not None:
+        selection = replace(selection, independent=partial(
+            sampled_gaussian_curve, sampling.scheme, sampling.rate, mechanism.sigma_threshold))
+    return selection, replace(answer, independent=curve)
 
 
 def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:
@@ -210,9 +183,8 @@ def data_independent_curve(selection, answer, *, answered, queries, orders) -> n
 
 
 def step_curves(step, statistic, orders, independent, kept=None):
-    """Distinct RDP curves of a step and, per query, the index of its curve. ``kept`` (an
-    ``curve_store.SharedCurves``) serves the curves it holds and keeps the others,
-    so that the run's totals need not evaluate them again (the same bits)."""
+    """Distinct RDP curves of a step and, per query, the index of its curve. ``kept`` (a
+    ``curve_store.SharedCurves``) serves the curves it holds and keeps the others."""
     count = statistic.shape[0]
     if step is None:
         return np.zeros((1, orders.size)), np.zeros(count, dtype=np.intp)
@@ -228,46 +200,21 @@ def curve_function(step, independent: bool):
     data-independent curve on every row under ``independent``); None without a step."""
     if step is None:
         return None
-    if independent:
-        return partial(_independent_rows, step)
-    return step.rdp
+    return partial(_independent_rows, step) if independent else step.rdp
 
 
 def _independent_rows(step, keys: np.ndarray, orders: np.ndarray) -> np.ndarray:
-    """``step``'s data-independent curve on every row (picklable, for cluster workers)."""
     return np.broadcast_to(step.independent(orders), (keys.size, orders.size))
 
 
 def per_query_at_order(selection, answer, columns, weight, at_order, independent):
     """Per-query selection and (weighted) answer RDP at the reported order."""
-    count = weight.shape[0]
-    if selection is None:
-        rdp_sel = np.zeros(count)
-    else:
+    rdp_sel = np.zeros(weight.shape[0])
+    if selection is not None:
         curves, index = step_curves(selection, columns["log_pr_answered"], at_order, independent)
         rdp_sel = curves[index, 0]
     curves, index = step_curves(answer, columns["log_q"], at_order, independent)
     return rdp_sel, weight * curves[index, 0]
-
-
-def sampled_steps(selection, answer, mechanism: SampledMechanism):
-    """The (selection, answer) steps of the inner aggregator with their data-independent
-    curves amplified (MATH.md s.16, ``accounting.subsampling``; the data-dependent ones are
-    never used: s.16 refuses them)."""
-    sampling = mechanism.sampling
-    if unsampled(sampling):  # every unit votes: the steps' own curves, bit for bit
-        return selection, answer
-    if mechanism.name == "lnmax":
-        curve = partial(sampled_laplace_curve, sampling.scheme, sampling.rate,
-                        mechanism.laplace_scale, sampling.vote_change)
-    else:
-        curve = partial(sampled_gaussian_curve, sampling.scheme, sampling.rate,
-                        mechanism.sigma / sampling.answer_sensitivity)
-    answer = replace(answer, independent=curve)
-    if selection is not None:
-        selection = replace(selection, independent=partial(
-            sampled_gaussian_curve, sampling.scheme, sampling.rate, mechanism.sigma_threshold))
-    return selection, answer
 
 
 class ChunkCosts(NamedTuple):
@@ -289,10 +236,9 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
     """The chunk of analysed queries ``start .. stop-1``: the seeded replay's decisions
     (or the given ``decisions``' rows), ``log q``, ``log pr_answered`` (0 without a
     selection step), the answer weight (``pr_answered`` under expected accounting, else
-    the decision) and, with ``curves``, the per-query curves (``StepRows``); ``kept``
-    holds the answer step's distinct curves for the run's totals (``step_curves``).
-    With a ``conversion`` too, each query's own epsilon (``composition.query_epsilons``:
-    no carry needed, so it is formed here, where chunks are formed ahead on threads)."""
+    the decision) and, with ``curves``, the per-query curves (``kept`` holds the answer
+    step's for the run's totals). With a ``conversion`` too, each query's own epsilon
+    (``composition.query_epsilons``: no carry needed, so formed here, on threads)."""
     block = rows_read_once(votes, positions, start, stop)
     block_student = None if student is None else rows_of(student, positions, start, stop)
     if decisions is None:
@@ -303,14 +249,14 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
     log_pr = (np.zeros(stop - start) if selection is None
               else selection.statistic(block, block_student))
     weight = np.exp(log_pr) if accounting == "expected" else made.answered.astype(np.float64)
-    costs = None
-    if curves:
-        independent = accounting == "data-independent"
-        sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-        ans_curves, ans_index = step_curves(answer, log_q, orders, independent, kept)
-        costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
-    epsilon_query = (None if costs is None or conversion is None
-                     else query_epsilons(costs, stop - start, conversion))
+    if not curves:
+        return ChunkCosts(block, made, log_q, log_pr, weight, None)
+    independent = accounting == "data-independent"
+    sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
+    ans_curves, ans_index = step_curves(answer, log_q, orders, independent, kept)
+    costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
+    epsilon_query = None if conversion is None else query_epsilons(costs, stop - start,
+                                                                   conversion)
     return ChunkCosts(block, made, log_q, log_pr, weight, costs, epsilon_query)
 
 
@@ -323,7 +269,7 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
     noise = NoiseSource(seed)
 
     def charges(start: int, stop: int) -> np.ndarray:
-        # the steps looked up per chunk (cheap), not before: the release first names a
+        # the steps looked up per chunk, not before: the release first names a
         # mechanism it does not apply to (SVT-PATE has no per-query steps)
         selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
         return chunk_costs(votes, positions, start, stop, mechanism=mechanism,
@@ -336,14 +282,13 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
 def given_rows(decisions: Decisions, start: int, stop: int) -> Decisions:
     """Queries ``start .. stop-1`` of given decisions; past their end (a budget run that
     halts there), nothing answered."""
-    count = stop - start
     have = max(0, min(stop, decisions.answered.size) - start)
-    answered = np.zeros(count, dtype=bool)
-    labels = np.full(count, -1, dtype=np.int64)
+    answered = np.zeros(stop - start, dtype=bool)
+    labels = np.full(stop - start, -1, dtype=np.int64)
     answered[:have] = decisions.answered[start:start + have]
     labels[:have] = decisions.label[start:start + have]
     code = None
     if decisions.code is not None:
-        code = np.full(count, OUTCOME_ABSTAIN, dtype=np.int8)
+        code = np.full(stop - start, OUTCOME_ABSTAIN, dtype=np.int8)
         code[:have] = decisions.code[start:start + have]
     return Decisions(answered, labels, code)

@@ -15,7 +15,7 @@ from pate_cli.accounting.gnmax import rdp_gnmax
 from pate_cli.accounting.grouped import weighted_curve_sum
 from pate_cli.analysis import analyze_totals
 from pate_cli.analysis.run import SharedWork
-from pate_cli.analysis.steps import _gaussian_rdp
+from pate_cli.analysis.steps import _answer_rdp
 from pate_cli.curve_store import SharedCurves
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.mechanisms.noise import NoiseSource, SharedBlocks
@@ -89,7 +89,7 @@ def test_served_curves_are_the_bits_evaluated_afresh(wanted, sigma):
 
 
 def partial_rdp(sigma):
-    return partial(_gaussian_rdp, sigma)
+    return partial(_answer_rdp, "gaussian", sigma)
 
 
 def test_what_is_shared_and_what_is_not():
@@ -100,7 +100,7 @@ def test_what_is_shared_and_what_is_not():
         return np.zeros((keys.size, at_orders.size))
     assert store.serving(plain, orders) is plain  # no value to name it by
     off = SharedCurves()
-    assert off.serving(partial_rdp(3.0), orders).func is _gaussian_rdp  # sharing off
+    assert off.serving(partial_rdp(3.0), orders).func is _answer_rdp  # sharing off
     for sigma in (3.0, 4.0, 5.0):
         store.serving(partial_rdp(sigma), orders)(np.linspace(-5, -1, 4), orders)
     # each function's four rows take 128 bytes: the oldest function made room
@@ -136,7 +136,7 @@ def test_curves_served_from_what_a_run_kept_are_the_bits_evaluated_afresh():
     rng = np.random.default_rng(4)
     keys = np.sort(rng.uniform(-60, -0.01, 3000))
     weights = rng.uniform(0, 2, keys.size)
-    fresh = weighted_curve_sum(keys, weights, partial(_gaussian_rdp, 4.0), orders)
+    fresh = weighted_curve_sum(keys, weights, partial(_answer_rdp, "gaussian", 4.0), orders)
     kept = SharedCurves(1200 * (orders.size + 1) * 8)  # room for some pieces only
     function = kept.serving(partial(_counted_curve, 4.0), orders)
     for piece in np.array_split(rng.permutation(keys), 5):  # the run's chunks
