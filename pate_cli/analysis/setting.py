@@ -1,26 +1,22 @@
-"""Shared pieces of every analysis path: the accounting setting, the analysed rows,
-the initial RDP carry, the released labels and their counts (label accuracy), the sums
-at the reported order and the order-grid note."""
+"""What every analysis path shares: the accounting setting, the analysed rows, the
+initial RDP carry, the released labels and their counts, the sums at the reported order
+and the order-grid note."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..accounting.conversion import Conversion, check_delta
+from ..accounting.conversion import Conversion
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_STUDENT
 from ..errors import OptionError
 from ..inputs.vote_checks import integer_votes
-from ..orders import default_orders, validate_orders
+from ..orders import default_orders
 from ..work_sizes import READ_VALUES
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
-# Queries are read and analysed in chunks of rows. The default chunk is sized by elements
-# (rows x classes), not rows, so that wide vote files (10^5 x 1,000 classes) stay bounded:
-# min(CHUNK_ROWS, max(1, READ_VALUES // classes)) rows, i.e. 8,192 rows up to 128
-# classes (each chunk's per-query curves are rows x orders), then 2^20 vote elements
-# (8 MB of float64, ``work_sizes``). Results are identical whatever the chunk size
-# (composition adds in query order, MATH.md s.6); a chunk_size given explicitly is used
-# as is.
+# The default chunk is sized by elements (rows x classes), so that wide vote files stay
+# bounded: 8,192 rows up to 128 classes, then 2^20 vote elements (``work_sizes``).
+# Results are identical whatever the chunk size (composition adds in query order, s.6).
 DEFAULT_CHUNK = None
 CHUNK_ROWS = 8192
 
@@ -31,10 +27,10 @@ def chunk_rows(chunk_size: int | None, classes: int) -> int:
         return chunk_size
     return min(CHUNK_ROWS, max(1, READ_VALUES // max(1, int(classes))))
 
+
 def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
     """Whether a run's threshold step compares whole counts (MATH.md s.17's integer
-    grid): Confident-GNMax or Confident-exponential on plain votes. Read only where the
-    exact curve is used."""
+    grid): a Confident aggregator on plain votes, with the exact curve."""
     if name not in ("confident", "confident-exponential") \
             or parameters.get("screening") == "gaussian":
         return False
@@ -43,19 +39,18 @@ def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
 
 def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
                     conversion: str) -> tuple[np.ndarray, Conversion]:
-    """Validate the accounting setting; the orders and the conversion (MATH.md s.6) that
-    the composition kernel applies."""
+    """The validated orders and the conversion (MATH.md s.6) of an accounting setting."""
     if accounting not in ACCOUNTING_MODES:
         raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
                          f"got {accounting!r}")
-    check_delta(delta)
-    orders = default_orders() if orders is None else validate_orders(orders)
-    return orders, Conversion.of(orders=orders, delta=delta, conversion=conversion)
+    converter = Conversion.of(orders=default_orders() if orders is None else orders,
+                              delta=delta, conversion=conversion)
+    return converter.orders, converter
 
 
 class FirstRows:
-    """The analysed positions ``0 .. size-1`` without an array of them (a totals-only
-    run over every row keeps nothing per query): slices give ``numpy.arange`` pieces."""
+    """The analysed positions ``0 .. size-1`` without an array of them: slices give
+    ``numpy.arange`` pieces."""
 
     def __init__(self, size: int):
         self.size = int(size)
@@ -88,8 +83,7 @@ def checked_queries(queries) -> int | None:
 
 
 def checked_mechanism(mechanism) -> None:
-    """``OptionError`` unless ``mechanism`` is a mechanism object (``analyze_votes`` takes
-    one; ``analyze`` takes names)."""
+    """``OptionError`` unless ``mechanism`` is a mechanism object (not a name)."""
     if isinstance(mechanism, str):
         raise OptionError(f"analyze_votes takes a mechanism object, not the name "
                           f"{mechanism!r}: use pate_cli.analyze(votes, {mechanism!r}) or "
@@ -149,9 +143,8 @@ def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[s
     best = int(np.flatnonzero(orders == order)[0])
     if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
         edge = "first" if best == 0 else "last"
-        note = (f"the best order {order:g} is the {edge} of the grid; "
-                "a wider --orders grid may give a smaller epsilon")
-        return (note,)
+        return (f"the best order {order:g} is the {edge} of the grid; "
+                "a wider --orders grid may give a smaller epsilon",)
     return ()
 
 
@@ -189,17 +182,7 @@ class LabelCounts:
         self.outcomes = np.zeros(len(INTERACTIVE_NAMES), dtype=np.int64) if with_outcome else None
         self.outcome_correct = np.zeros(len(INTERACTIVE_NAMES), dtype=np.int64)
 
-    @classmethod
-    def merged(cls, parts) -> LabelCounts:
-        """The counts of every part (integers: any order gives the same)."""
-        parts = list(parts)
-        total = cls(parts[0].outcomes is not None if parts else False)
-        for part in parts:
-            total.merge_in(part)
-        return total
-
     def merge_in(self, other: LabelCounts) -> None:
-        """Add ``other``'s counts to these."""
         self.output += other.output
         self.correct += other.correct
         if self.outcomes is not None and other.outcomes is not None:
@@ -221,8 +204,7 @@ class LabelCounts:
                                                     minlength=self.outcomes.size)
 
     def accuracy(self, labelled: bool) -> tuple[float | None, dict[str, float | None] | None]:
-        """Accuracy over output labels, and per outcome for Interactive-GNMax (None
-        unless ``labelled``)."""
+        """Accuracy over output labels, and per outcome for Interactive-GNMax."""
         if not labelled:
             return None, None
         accuracy = self.correct / self.output if self.output else None
