@@ -2,11 +2,9 @@
 
 RDP adds up order by order (MATH.md s.6), so a run in rounds (the 2018 paper's
 Confident-GNMax round, then an Interactive-GNMax round with a student) costs the sum of
-its rounds' curves. Each round is analysed totals-only from the RDP the earlier rounds
-spent (so per-query cumulative figures run across rounds); the summary composes each
-round's ``QueryCounts``, so memory is bounded by the chunk. A round whose rows are a range
-is read as a view of the array (its noise keyed by the query's position in the round,
-MATH.md s.1, as with query indices); the per-query table is each round's stream.
+its rounds' curves. Each round is analysed totals-only, from the RDP the earlier rounds
+spent; the summary composes the rounds' ``QueryCounts``. A round whose rows are a range
+is read as a view (its noise keyed by the query's position in the round, MATH.md s.1).
 """
 
 from __future__ import annotations
@@ -55,14 +53,12 @@ class Round:
 
 class _Window(NamedTuple):
     """A round's votes (a view of its range of rows, or the whole array with
-    ``indices``), labels and student alike, the file row of its first position, and the
-    first of its rows if they are a range (else None)."""
+    ``indices``), labels and student alike, and its first row if its rows are a range."""
 
     votes: Any
     indices: np.ndarray | None
     labels: np.ndarray | None
     student: np.ndarray | None
-    offset: int
     start: int | None
 
     @property
@@ -115,9 +111,9 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         carry = part.rdp_total
         parts.append(part)
     epsilon, order = (float(x) for x in convert(carry))
-    at_order = [_sums_at(part, orders, order) for part in parts]
-    eps_di, order_di = (float(x) for x in convert(sum(
-        _data_independent_curve(part, orders) for part in parts)))
+    at_order, independent = zip(*(_part_figures(part, orders, order) for part in parts),
+                                strict=True)
+    eps_di, order_di = (float(x) for x in convert(sum(independent)))
     with_outcome = any(spec.mechanism.uses_student for spec in rounds)
     # in file order: the rounds' rows, one round after another, are 0, 1, 2, ...
     firsts = np.cumsum([0] + [part.queries for part in parts])[:-1]
@@ -161,22 +157,20 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
     return composed
 
 
-def _sums_at(part: AnalysisResult, orders: np.ndarray, order: float) -> dict[str, float]:
-    """A round's selection and answer sums at ``order``: its step sums there, or for an
-    SVT-PATE round its unstable queries' shares (MATH.md s.8)."""
-    if part.mechanism.sequential:
-        share = float(rdp_svt_rounds(scale=part.mechanism.scale, rounds=1, orders=[order])[0])
-        return {"selection": share * part.svt.unstable, "answer": 0.0}
+def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
+                  ) -> tuple[dict[str, float], np.ndarray]:
+    """A round's selection and answer sums at ``order`` and its data-independent curve
+    (MATH.md s.2); an SVT-PATE round's: its unstable queries' shares and s.8's curve."""
+    mechanism = part.mechanism
+    if mechanism.sequential:
+        share = float(rdp_svt_rounds(scale=mechanism.scale, rounds=1, orders=[order])[0])
+        return ({"selection": share * part.svt.unstable, "answer": 0.0},
+                rdp_svt(scale=mechanism.scale, cutoff=mechanism.cutoff, orders=orders))
     assert part.counts is not None and part.counts.step_sums is not None
-    return sums_at_order(orders, order, *part.counts.step_sums)
-
-
-def _data_independent_curve(part: AnalysisResult, orders: np.ndarray) -> np.ndarray:
-    if part.mechanism.sequential:
-        return rdp_svt(scale=part.mechanism.scale, cutoff=part.mechanism.cutoff, orders=orders)
-    selection, answer = mechanism_steps(part.mechanism)
-    return data_independent_curve(selection, answer, answered=part.answered_total,
-                                  queries=part.queries, orders=orders)
+    selection, answer = mechanism_steps(mechanism)
+    return (sums_at_order(orders, order, *part.counts.step_sums),
+            data_independent_curve(selection, answer, answered=part.answered_total,
+                                   queries=part.queries, orders=orders))
 
 
 def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
@@ -191,8 +185,8 @@ def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
         assert at_order.frames is not None
         for frame in at_order.frames(at_order):
             frame = frame.drop(columns=["distance", "unstable"], errors="ignore")
-            if window.offset:
-                frame["query"] += window.offset
+            if window.indices is None and window.start:  # a view: its rows from start
+                frame["query"] += window.start
             if not integral:  # the whole table's plurality is not all whole numbers
                 frame["plurality"] = frame["plurality"].astype(np.float64)
             if with_outcome and "outcome" not in frame:
@@ -208,11 +202,11 @@ def _window(votes, spec: Round, labels) -> _Window:
     start = _range_start(spec.rows, votes.shape[0])
     if (start is None or not isinstance(votes, np.ndarray) or spec.mechanism.sequential
             or (spec.student is not None and spec.student.shape != votes.shape)):
-        return _Window(votes, spec.rows, labels, spec.student, 0, start)
+        return _Window(votes, spec.rows, labels, spec.student, start)
     stop = start + np.asarray(spec.rows).size
     return _Window(votes[start:stop], None,
                    None if labels is None else np.asarray(labels)[start:stop],
-                   None if spec.student is None else spec.student[start:stop], start, start)
+                   None if spec.student is None else spec.student[start:stop], start)
 
 
 def _range_start(rows, total: int) -> int | None:

@@ -11,23 +11,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..accounting.composition import StepRows, query_epsilons
-from ..accounting.conversion import Conversion
-from ..accounting.exponential import (
-    log_q_exponential,
-    rdp_exponential,
-    rdp_exponential_data_independent,
-)
-from ..accounting.gnmax import rdp_gnmax, rdp_gnmax_data_independent
-from ..accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
+from ..accounting import exponential, gnmax, laplace, threshold
+from ..accounting.composition import StepRows
 from ..accounting.q_bound import check_q_bound, log_q_bound
 from ..accounting.screening import rdp_screening
 from ..accounting.subsampling import sampled_gaussian_curve, sampled_laplace_curve
-from ..accounting.threshold import (
-    log_pr_answered,
-    rdp_threshold,
-    rdp_threshold_data_independent,
-)
 from ..decisions import OUTCOME_ABSTAIN, Decisions
 from ..inputs.rows import rows_of, rows_read_once
 from ..mechanisms import NoiseSource
@@ -51,10 +39,12 @@ class Step:
 # the data-dependent and the data-independent curve. LNMax's s.5 curve is capped by its
 # exact data-independent one (both valid); the other two curves cap themselves.
 ANSWERS: dict[str, tuple[str, str, Callable, Callable, Callable]] = {
-    "laplace": ("laplace_scale", "scale", log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent),
-    "gaussian": ("sigma", "sigma", log_q_bound, rdp_gnmax, rdp_gnmax_data_independent),
-    "exponential": ("eta", "eta", log_q_exponential, rdp_exponential,
-                    rdp_exponential_data_independent),
+    "laplace": ("laplace_scale", "scale", laplace.log_q_lnmax, laplace.rdp_lnmax,
+                laplace.rdp_lnmax_data_independent),
+    "gaussian": ("sigma", "sigma", log_q_bound, gnmax.rdp_gnmax,
+                 gnmax.rdp_gnmax_data_independent),
+    "exponential": ("eta", "eta", exponential.log_q_exponential, exponential.rdp_exponential,
+                    exponential.rdp_exponential_data_independent),
 }
 # Mechanism name -> (whether a noisy threshold selects first, its answer step). SVT-PATE
 # is not here: its cost is the sparse-vector guarantee of section 8 (``analysis.svt``).
@@ -136,22 +126,22 @@ def _answer_independent(kind, value, orders):
 
 
 def _threshold_statistic(mechanism, votes, student):
-    return log_pr_answered(mechanism.selection_counts(votes, student),
-                           threshold=mechanism.threshold,
-                           sigma_threshold=mechanism.sigma_threshold)
+    return threshold.log_pr_answered(mechanism.selection_counts(votes, student),
+                                     threshold=mechanism.threshold,
+                                     sigma_threshold=mechanism.sigma_threshold)
 
 
-def _threshold_rdp(s1, threshold, kind, low, high, log_pr, orders):
-    dependent = rdp_threshold(log_pr, sigma_threshold=s1, orders=orders)
+def _threshold_rdp(s1, t, kind, low, high, log_pr, orders):
+    dependent = threshold.rdp_threshold(log_pr, sigma_threshold=s1, orders=orders)
     if kind == "gaussian":
         return dependent
-    return np.minimum(dependent, _threshold_independent(s1, threshold, kind, low, high, orders))
+    return np.minimum(dependent, _threshold_independent(s1, t, kind, low, high, orders))
 
 
-def _threshold_independent(s1, threshold, kind, low, high, orders):
+def _threshold_independent(s1, t, kind, low, high, orders):
     if kind == "gaussian":
-        return rdp_threshold_data_independent(sigma_threshold=s1, orders=orders)
-    return rdp_screening(threshold=threshold, sigma_threshold=s1, low=low, high=high,
+        return threshold.rdp_threshold_data_independent(sigma_threshold=s1, orders=orders)
+    return rdp_screening(threshold=t, sigma_threshold=s1, low=low, high=high,
                          integer=kind == "integer", orders=orders)
 
 
@@ -185,11 +175,9 @@ def data_independent_curve(selection, answer, *, answered, queries, orders) -> n
 def step_curves(step, statistic, orders, independent, kept=None):
     """Distinct RDP curves of a step and, per query, the index of its curve. ``kept`` (a
     ``curve_store.SharedCurves``) serves the curves it holds and keeps the others."""
-    count = statistic.shape[0]
-    if step is None:
-        return np.zeros((1, orders.size)), np.zeros(count, dtype=np.intp)
-    if independent:
-        return step.independent(orders)[None, :], np.zeros(count, dtype=np.intp)
+    if step is None or independent:
+        curve = np.zeros(orders.size) if step is None else step.independent(orders)
+        return curve[None, :], np.zeros(statistic.shape[0], dtype=np.intp)
     distinct, index = np.unique(statistic, return_inverse=True)
     rdp = step.rdp if kept is None else kept.serving(step.rdp, orders)
     return rdp(distinct, orders), index.reshape(-1)
@@ -209,12 +197,9 @@ def _independent_rows(step, keys: np.ndarray, orders: np.ndarray) -> np.ndarray:
 
 def per_query_at_order(selection, answer, columns, weight, at_order, independent):
     """Per-query selection and (weighted) answer RDP at the reported order."""
-    rdp_sel = np.zeros(weight.shape[0])
-    if selection is not None:
-        curves, index = step_curves(selection, columns["log_pr_answered"], at_order, independent)
-        rdp_sel = curves[index, 0]
-    curves, index = step_curves(answer, columns["log_q"], at_order, independent)
-    return rdp_sel, weight * curves[index, 0]
+    sel, sel_index = step_curves(selection, columns["log_pr_answered"], at_order, independent)
+    ans, ans_index = step_curves(answer, columns["log_q"], at_order, independent)
+    return sel[sel_index, 0], weight * ans[ans_index, 0]
 
 
 class ChunkCosts(NamedTuple):
@@ -226,19 +211,17 @@ class ChunkCosts(NamedTuple):
     log_pr: np.ndarray
     weight: np.ndarray
     costs: StepRows | None
-    epsilon_query: np.ndarray | None = None
 
 
 def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection, answer,
                 noise, accounting: str, orders: np.ndarray, student=None,
                 decisions: Decisions | None = None, curves: bool = True,
-                kept=None, conversion: Conversion | None = None) -> ChunkCosts:
+                kept=None) -> ChunkCosts:
     """The chunk of analysed queries ``start .. stop-1``: the seeded replay's decisions
     (or the given ``decisions``' rows), ``log q``, ``log pr_answered`` (0 without a
     selection step), the answer weight (``pr_answered`` under expected accounting, else
     the decision) and, with ``curves``, the per-query curves (``kept`` holds the answer
-    step's for the run's totals). With a ``conversion`` too, each query's own epsilon
-    (``composition.query_epsilons``: no carry needed, so formed here, on threads)."""
+    step's for the run's totals)."""
     block = rows_read_once(votes, positions, start, stop)
     block_student = None if student is None else rows_of(student, positions, start, stop)
     if decisions is None:
@@ -249,15 +232,13 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
     log_pr = (np.zeros(stop - start) if selection is None
               else selection.statistic(block, block_student))
     weight = np.exp(log_pr) if accounting == "expected" else made.answered.astype(np.float64)
-    if not curves:
-        return ChunkCosts(block, made, log_q, log_pr, weight, None)
-    independent = accounting == "data-independent"
-    sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-    ans_curves, ans_index = step_curves(answer, log_q, orders, independent, kept)
-    costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
-    epsilon_query = None if conversion is None else query_epsilons(costs, stop - start,
-                                                                   conversion)
-    return ChunkCosts(block, made, log_q, log_pr, weight, costs, epsilon_query)
+    costs = None
+    if curves:
+        independent = accounting == "data-independent"
+        sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
+        ans_curves, ans_index = step_curves(answer, log_q, orders, independent, kept)
+        costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
+    return ChunkCosts(block, made, log_q, log_pr, weight, costs)
 
 
 def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bound: str,
