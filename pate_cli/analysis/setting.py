@@ -151,10 +151,7 @@ def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[s
 def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
                   answer: np.ndarray) -> dict[str, float]:
     """``rdp_at_order``: the selection and answer sums at the reported order."""
-    where = np.flatnonzero(orders == order)
-    if where.size == 0:  # no order attains it (not reached by these mechanisms)
-        return {"selection": 0.0, "answer": 0.0}
-    k = int(where[0])
+    k = int(np.flatnonzero(orders == order)[0])  # the order is one of the grid's
     return {"selection": float(selection[k]), "answer": float(answer[k])}
 
 
@@ -210,10 +207,6 @@ class LabelCounts:
         accuracy = self.correct / self.output if self.output else None
         if self.outcomes is None:
             return accuracy, None
-        by_outcome: dict[str, float | None] = {}
-        for code, name in enumerate(INTERACTIVE_NAMES):
-            if name == "abstain":
-                continue
-            count = int(self.outcomes[code])
-            by_outcome[name] = int(self.outcome_correct[code]) / count if count else None
-        return accuracy, by_outcome
+        return accuracy, {name: int(self.outcome_correct[code]) / int(self.outcomes[code])
+                          if self.outcomes[code] else None
+                          for code, name in enumerate(INTERACTIVE_NAMES) if name != "abstain"}
