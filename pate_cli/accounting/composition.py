@@ -98,6 +98,24 @@ class ArrayRows:
         np.copyto(out, self.array[lo:hi])
 
 
+def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndarray:
+    """The RDP spent before the first query (MATH.md s.6): zeros, or a validated copy."""
+    if initial_rdp is None:
+        return np.zeros(orders.size)
+    initial_rdp = np.asarray(initial_rdp, dtype=np.float64)
+    if initial_rdp.shape != orders.shape or np.any(np.isnan(initial_rdp)) \
+            or np.any(initial_rdp < 0):
+        raise ValueError("the added RDP curve needs one non-negative value per order")
+    return initial_rdp.copy()
+
+
+def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
+                  answer: np.ndarray) -> dict[str, float]:
+    """``rdp_at_order``: the selection and answer sums at the reported order."""
+    k = int(np.flatnonzero(orders == order)[0])  # the order is one of the grid's
+    return {"selection": float(selection[k]), "answer": float(answer[k])}
+
+
 def sequential_total(rows: np.ndarray) -> np.ndarray:
     """``rows[0] + rows[1] + ...`` over a C-ordered ``(queries, orders)`` block, added row
     after row, so it equals ``numpy.cumsum(rows, axis=0)[-1]`` bit for bit.

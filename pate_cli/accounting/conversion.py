@@ -124,6 +124,17 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
     return epsilon, orders[best]
 
 
+def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
+    """A note when the best order is the first or last of a grid of several (the API
+    issues it as an ``OrderGridWarning``; the commands print it as one ``Warning:`` line)."""
+    best = int(np.flatnonzero(orders == order)[0])
+    if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
+        edge = "first" if best == 0 else "last"
+        return (f"the best order {order:g} is the {edge} of the grid; "
+                "a wider --orders grid may give a smaller epsilon",)
+    return ()
+
+
 def check_delta(delta: float) -> None:
     """Raise ``ValueError`` unless ``0 < delta < 1``."""
     if not (isinstance(delta, (int, float, np.floating)) and 0.0 < delta < 1.0):

@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..accounting.composition import ArrayRows, running_epsilon
-from ..accounting.conversion import rdp_to_epsilon
+from ..accounting.conversion import grid_edge_notes, rdp_to_epsilon
 from ..accounting.gnmax import rdp_gnmax
 from ..accounting.multilabel import rdp_multilabel_data_independent, sensitivity_squared
 from ..accounting.pld import gaussian_pld_epsilon
@@ -54,7 +54,7 @@ from .added_figures import with_pld_figure
 from .result import AnalysisResult, MultilabelPart, QueryCounts
 from .run import analyze_votes
 from .serialize import QueryTable
-from .setting import checked_setting, grid_edge_notes
+from .setting import checked_setting
 from .steps import mechanism_steps, step_curves
 
 # Queries whose summed curves are formed at once.

@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..accounting.composition import query_epsilons
+from ..accounting.composition import initial_carry, query_epsilons
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..curve_store import SharedCurves
@@ -48,7 +48,7 @@ from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
 from .grouped_run import grouping_keys
 from .result import AnalysisResult
 from .serialize import per_query_frame
-from .setting import analysed_positions, checked_setting, initial_carry, released_labels
+from .setting import analysed_positions, checked_setting, released_labels
 from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
 
 # Rows of a chunk of the pass: up to work_sizes.TABLE_ROWS (the per-query files' pieces,

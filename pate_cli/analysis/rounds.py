@@ -17,7 +17,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..accounting.conversion import rdp_to_epsilon
+from ..accounting.composition import initial_carry, sums_at_order
+from ..accounting.conversion import grid_edge_notes, rdp_to_epsilon
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER
 from ..errors import InputError
@@ -31,10 +32,7 @@ from .setting import (
     FirstRows,
     LabelCounts,
     checked_setting,
-    grid_edge_notes,
-    initial_carry,
     needs_integer_votes,
-    sums_at_order,
 )
 from .steps import data_independent_curve, mechanism_steps
 

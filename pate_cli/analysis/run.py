@@ -16,7 +16,8 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.conversion import rdp_to_epsilon
+from ..accounting.composition import initial_carry, sums_at_order
+from ..accounting.conversion import grid_edge_notes, rdp_to_epsilon
 from ..accounting.grouped import grouped_totals
 from ..curve_store import SharedCurves
 from ..decisions import Decisions
@@ -43,10 +44,7 @@ from .setting import (
     checked_mechanism,
     checked_setting,
     chunk_rows,
-    grid_edge_notes,
-    initial_carry,
     picked_rows,
-    sums_at_order,
 )
 from .steps import (
     curve_function,

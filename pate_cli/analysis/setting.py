@@ -1,6 +1,5 @@
 """What every analysis path shares: the accounting setting, the analysed rows, the
-initial RDP carry, the released labels and their counts, the sums at the reported order
-and the order-grid note."""
+released labels and their counts."""
 
 from __future__ import annotations
 
@@ -124,35 +123,6 @@ def analysed_positions(total: int, query_indices: np.ndarray | None,
     if query_indices is None:
         return FirstRows(queries) if lazy else np.arange(queries)  # type: ignore[return-value]
     return query_indices[:queries].astype(np.int64)
-
-
-def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndarray:
-    """The RDP spent before the first query (MATH.md s.6): zeros, or a validated copy."""
-    if initial_rdp is None:
-        return np.zeros(orders.size)
-    initial_rdp = np.asarray(initial_rdp, dtype=np.float64)
-    if initial_rdp.shape != orders.shape or np.any(np.isnan(initial_rdp)) \
-            or np.any(initial_rdp < 0):
-        raise ValueError("the added RDP curve needs one non-negative value per order")
-    return initial_rdp.copy()
-
-
-def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
-    """A note when the best order is the first or last of a grid of several (the API
-    issues it as an ``OrderGridWarning``; the commands print it as one ``Warning:`` line)."""
-    best = int(np.flatnonzero(orders == order)[0])
-    if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
-        edge = "first" if best == 0 else "last"
-        return (f"the best order {order:g} is the {edge} of the grid; "
-                "a wider --orders grid may give a smaller epsilon",)
-    return ()
-
-
-def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
-                  answer: np.ndarray) -> dict[str, float]:
-    """``rdp_at_order``: the selection and answer sums at the reported order."""
-    k = int(np.flatnonzero(orders == order)[0])  # the order is one of the grid's
-    return {"selection": float(selection[k]), "answer": float(answer[k])}
 
 
 def released_labels(decisions, released: np.ndarray, with_outcome: bool

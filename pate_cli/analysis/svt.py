@@ -26,7 +26,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..accounting.conversion import rdp_to_epsilon
+from ..accounting.composition import initial_carry
+from ..accounting.conversion import grid_edge_notes, rdp_to_epsilon
 from ..accounting.svt import (
     rdp_svt,
     rdp_svt_rounds,
@@ -41,7 +42,7 @@ from ..sparse_rows import plurality_classes, row_width
 from .per_query_stream import integral_maxima, stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart
 from .serialize import per_query_frame
-from .setting import LabelCounts, grid_edge_notes, initial_carry, picked_rows
+from .setting import LabelCounts, picked_rows
 from .svt_advice import DistanceFile, few_answers_note, search_cutoff, search_note
 
 
