@@ -98,14 +98,11 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         eps_alone, order_alone = convert(np.where(np.isfinite(carry), part.rdp_total - carry,
                                                   np.inf))
         summaries.append(RoundPart(
-            round=number, mechanism=spec.mechanism.name,
-            params=dict(spec.mechanism.params), first_row=int(spec.rows[0]),
-            queries=part.queries,
+            round=number, mechanism=spec.mechanism.name, params=dict(spec.mechanism.params),
+            first_row=int(spec.rows[0]), queries=part.queries,
             answered=part.answered_total if accounting == "expected"
             else int(round(part.answered_total)),
-            epsilon=float(eps_alone), order=float(order_alone),
-            label_accuracy=part.label_accuracy,
-        ))
+            epsilon=float(eps_alone), order=float(order_alone), label_accuracy=part.label_accuracy))
         carry = part.rdp_total
         parts.append(part)
     epsilon, order = (float(x) for x in convert(carry))
@@ -144,11 +141,10 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         rounds=tuple(summaries),
         counts=QueryCounts(
             queries=sum(part.queries for part in parts), labels_output=tally.output,
-            outcomes=None if tally.outcomes is None else tuple(int(n) for n in tally.outcomes),
-            reordered=reordered,
-            correct=tally.correct,
+            outcomes=None if tally.outcomes is None else tuple(map(int, tally.outcomes)),
+            reordered=reordered, correct=tally.correct,
             outcome_correct=None if tally.outcomes is None
-            else tuple(int(n) for n in tally.outcome_correct)))
+            else tuple(map(int, tally.outcome_correct))))
     if per_query:
         return replace(composed, frames=partial(
             _round_frames, parts=parts, windows=windows, with_outcome=with_outcome))
@@ -173,9 +169,8 @@ def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
 
 def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
                   windows: list[_Window], with_outcome: bool) -> Iterator:
-    """Each round's per-query table (its own pass, costs at the composed order) with the
-    columns of the whole table: file rows, an outcome in every round if one round is
-    Interactive, ``round``."""
+    """Each round's per-query table at the composed order, with the whole table's columns
+    (file rows, an outcome in every round if one is Interactive, ``round``)."""
     integral = all(integral_maxima(window.votes, window.positions, window.positions.size,
                                    SPAN_CHECK) for window in windows)
     for number, (part, window) in enumerate(zip(parts, windows, strict=True)):
@@ -251,8 +246,8 @@ def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:
     if rows.max() >= vote_set.queries:
         raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
                          f"{vote_set.queries} queries")
-    keys = set(parameter_names)
-    parameters = {**defaults, **{key: value for key, value in spec.items() if key in keys}}
+    parameters = {**defaults, **{key: value for key, value in spec.items()
+                                 if key in parameter_names}}
     student = None
     if name == "interactive":
         if "student" not in spec:

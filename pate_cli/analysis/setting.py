@@ -30,10 +30,8 @@ def chunk_rows(chunk_size: int | None, classes: int) -> int:
 def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
     """Whether a run's threshold step compares whole counts (MATH.md s.17's integer
     grid): a Confident aggregator on plain votes, with the exact curve."""
-    if name not in ("confident", "confident-exponential") \
-            or parameters.get("screening") == "gaussian":
-        return False
-    return integer_votes(vote_set.votes)
+    return (name in ("confident", "confident-exponential")
+            and parameters.get("screening") != "gaussian" and integer_votes(vote_set.votes))
 
 
 def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
@@ -167,8 +165,7 @@ class LabelCounts:
             codes = outcome.astype(np.int64)
             self.outcomes += np.bincount(codes, minlength=self.outcomes.size)
             if right is not None:
-                self.outcome_correct += np.bincount(codes[right],
-                                                    minlength=self.outcomes.size)
+                self.outcome_correct += np.bincount(codes[right], minlength=self.outcomes.size)
 
     def accuracy(self, labelled: bool) -> tuple[float | None, dict[str, float | None] | None]:
         """Accuracy over output labels, and per outcome for Interactive-GNMax."""

@@ -24,10 +24,9 @@ from ..mechanisms.sampled import SampledMechanism, unsampled
 
 @dataclass(frozen=True)
 class Step:
-    """One privacy-costing step (MATH.md s.7): ``statistic(votes, student)`` is the
-    per-query ``log q`` or ``log pr_answered`` its cost depends on, ``rdp(distinct
-    statistics, orders)`` their curves, ``independent(orders)`` the data-independent
-    curve (s.2)."""
+    """One privacy-costing step (MATH.md s.7): ``statistic(votes, student)``, the
+    per-query ``log q`` or ``log pr_answered``; ``rdp(distinct statistics, orders)``;
+    ``independent(orders)``, the data-independent curve (s.2)."""
 
     statistic: Callable[..., np.ndarray]
     rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -56,12 +55,8 @@ COST_TABLE = {"lnmax": (False, "laplace"), "gnmax": (False, "gaussian"),
 
 def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, Step]:
     """The (selection, answer) steps of a mechanism; selection is None if it has none.
-
-    Statistics take ``(votes, student)``; ``student`` is None except for Interactive.
-    ``q_bound`` (``union`` or ``integral``, MATH.md s.3/s.13) applies to Gaussian answers
-    only. A sampled aggregator has its inner steps with amplified data-independent curves
-    (s.16; the data-dependent ones are never used: s.16 refuses them).
-    """
+    ``q_bound`` (MATH.md s.3/s.13) applies to Gaussian answers only. A sampled aggregator
+    has its inner steps with amplified data-independent curves (s.16)."""
     check_q_bound(q_bound)
     if isinstance(mechanism, SampledMechanism):
         selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound)
@@ -113,11 +108,11 @@ def _answer_statistic(kind, value, keywords, votes, student):
 
 
 def _answer_rdp(kind, value, log_q, orders):
-    _, name, _, dependent, independent = ANSWERS[kind]
+    _, name, _, dependent, _ = ANSWERS[kind]
     curve = dependent(log_q, **{name: value}, orders=orders)
     if kind != "laplace":
         return curve
-    return np.minimum(curve, independent(**{name: value}, orders=orders))
+    return np.minimum(curve, _answer_independent(kind, value, orders))
 
 
 def _answer_independent(kind, value, orders):
@@ -217,11 +212,10 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
                 noise, accounting: str, orders: np.ndarray, student=None,
                 decisions: Decisions | None = None, curves: bool = True,
                 kept=None) -> ChunkCosts:
-    """The chunk of analysed queries ``start .. stop-1``: the seeded replay's decisions
-    (or the given ``decisions``' rows), ``log q``, ``log pr_answered`` (0 without a
-    selection step), the answer weight (``pr_answered`` under expected accounting, else
-    the decision) and, with ``curves``, the per-query curves (``kept`` holds the answer
-    step's for the run's totals)."""
+    """Analysed queries ``start .. stop-1``: the seeded replay's decisions (or the given
+    ``decisions``' rows), ``log q``, ``log pr_answered`` (0 without a selection step), the
+    answer weight (``pr_answered`` under expected accounting, else the decision) and,
+    with ``curves``, the per-query curves (``kept``: see :func:`step_curves`)."""
     block = rows_read_once(votes, positions, start, stop)
     block_student = None if student is None else rows_of(student, positions, start, stop)
     if decisions is None:
