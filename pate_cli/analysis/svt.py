@@ -7,20 +7,16 @@ bound ``c eps0``, no order grid). Only with an external RDP curve (``--add-rdp``
 the grid alone) is the sum converted on the grid by ``rdp_to_epsilon`` (MATH.md s.6).
 
 The replay goes a chunk at a time: the run keeps counts only, and its table is a second
-pass (:func:`svt_frames`), so memory is bounded by the chunk. The mechanism is sequential
-(a fresh threshold after each unstable query, a halt after the cut-off's), but all it
-carries from one query to the next is the number of unstable queries met so far: query
-noise is keyed by the query's position and threshold noise by the round's number (MATH.md
-s.1), so a chunk replayed from the carried count (``SVTPATE.replay_distances(start=,
-met=)``) decides what the whole run decides, whatever the chunk size (:func:`svt_pieces`).
+pass (:func:`svt_frames`). The mechanism is sequential, but all it carries from one query
+to the next is the number of unstable queries met so far: query noise is keyed by the
+query's position and threshold noise by the round's number (MATH.md s.1), so a chunk
+replayed from the carried count decides what the whole run decides (:func:`svt_pieces`).
 
-The search and the note read the votes only through the distances to instability
+The search and the note see the votes only through the distances to instability
 (``accounting.svt_tuning``), computed once into a :class:`DistanceFile`: computing them
 for every pass would read the vote file some 20 to 40 times, keeping them would hold 8
-bytes per query. The search solves each candidate cut-off's scale for the target epsilon,
-replays each with the run's seed and keeps the one that answers the most queries (the
-smallest on a tie). It looks at the votes: its choice is not part of the reported epsilon
-(MATH.md s.12 prices such searches; see ``--tuning``), and the run says so in a note.
+bytes per query. The search looks at the votes: its choice is not part of the reported
+epsilon (MATH.md s.12 prices such searches; see ``--tuning``), and the run says so.
 """
 
 from __future__ import annotations
@@ -314,7 +310,8 @@ def search_cutoff(mechanism: SVTPATE, distances: DistanceFile, *, delta: float,
     """``(cutoff, scale, answered)`` of each cut-off tried at ``target_epsilon``: its scale
     solved for the target as a fixed cut-off's is (a cut-off no scale in the solver's
     range serves is skipped; ``ValueError`` if none is left), its seeded replay's answers
-    (a piece at a time from the unstable count of those before it; no labels formed)."""
+    (a piece at a time from the unstable count of those before it; no labels formed).
+    The run keeps the one that answers the most queries (the smallest on a tie)."""
     queries = len(distances)
     tried = []
     for cutoff in cutoff_candidates(queries):
