@@ -1,24 +1,19 @@
-"""What a finished single run adds: figures from its totals or its queries.
-
-- **The PLD figure** (MATH.md s.2, s.3, s.13; s.16 for Poisson-sampled voters): under
-  ``--accounting data-independent``, the smaller of the RDP figure and dp_accounting's
-  (where installed) for the Gaussian steps; ``data_independent_method`` says which.
-- **``--tuning``** (MATH.md s.12): the run stands for every candidate of a random search;
-  the headline ``epsilon`` stays the single run's (scripts read it as such), the search's
-  is ``tuning.epsilon_tuned``.
-- **The GNSS report** (MATH.md s.10, ``--smooth-sensitivity``): publishing the
-  data-dependent epsilon with ``accounting/smooth_sensitivity/``.
-- **Outputs** (CLI.md): token votes grouped into generated sequences (consecutive rows of
-  one ``output`` id); each output's epsilon converts the RDP its own tokens spent (MATH.md
-  s.6). ``--halt-at output`` (with ``--budget``) stops before the first output whose
-  tokens, all charged in full, could take the total above the budget, so a generation is
-  never cut mid-sequence (``accounting.output_sums``); the run is then that prefix.
+"""What a finished single run adds, from its totals or its queries: the PLD figure
+(``--accounting data-independent``: the smaller of the RDP figure and dp_accounting's for
+the Gaussian steps, MATH.md s.2, s.3, s.13, s.16), ``--tuning``'s cost of a random search
+(MATH.md s.12; the headline ``epsilon`` stays the single run's), the GNSS report
+(``--smooth-sensitivity``, MATH.md s.10) and the per-output figures of token votes (CLI.md:
+each output, a generated sequence of consecutive rows, costs the RDP its tokens spent,
+MATH.md s.6). ``--halt-at output`` stops before the first output whose tokens, all charged
+in full, could take the total above the budget: a generation is never cut mid-sequence.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -104,10 +99,9 @@ def tuning_distribution(tuning) -> TuningDistribution:
     return distribution
 
 
-def tuning_part(result, tuning) -> TuningPart:
-    """The cost of a random search whose candidates each cost at most ``result``'s total
-    RDP curve (converted as the run is)."""
-    distribution = tuning_distribution(tuning)
+def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
+    """The cost of a random search (``distribution``, from :func:`tuning_distribution`)
+    whose candidates each cost at most ``result``'s total RDP curve."""
     epsilon, order = tuned_epsilon(result.rdp_total, orders=result.orders,
                                    delta=result.delta, conversion=result.conversion,
                                    distribution=distribution)
@@ -119,15 +113,11 @@ def tuning_part(result, tuning) -> TuningPart:
 def sanitize_analysis(result, votes, *, student=None, order: float | None = None,
                       report_every: int | None = None, positions=None,
                       charges: ChunkValues | None = None) -> SmoothSensitivityResult:
-    """The smooth-sensitivity report for ``result`` (computed from ``votes``): the same
-    queries, the answer step's charge per query and the run's order (or ``order``).
-
-    ``positions``: the file rows the run processed (default: its ``query_index`` or first
-    rows); ``charges(start, stop)``: the answer step's charges (default: the seeded
-    replay's; a run of given decisions must pass its own). Everything is formed a chunk at
-    a time. ``ValueError`` for mechanisms or accounting modes it does not apply to, and
-    naming condition C5 or C6 when one fails at the order.
-    """
+    """The smooth-sensitivity report of ``result`` (from ``votes``), a chunk at a time:
+    the file rows it processed (``positions``, default its ``query_index`` or first rows),
+    the answer step's charges (``charges(start, stop)``, default the seeded replay's; a
+    run of given decisions passes its own) and its order (or ``order``). ``ValueError``
+    where it does not apply, and naming condition C5 or C6 when one fails at the order."""
     mechanism = result.mechanism
     if mechanism.name not in GAUSSIAN:
         raise ValueError(f"--smooth-sensitivity applies to {', '.join(GAUSSIAN)}, "
@@ -146,32 +136,28 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                               accounting=result.accounting, seed=result.seed,
                               q_bound=result.q_bound, student=student)
     order = float(result.order if order is None else order)
+    rows: Any = AnalysedRows(votes, positions, result.queries)  # sliced as an array is
     common: dict = dict(teachers=int(round(result.teachers)), sigma=mechanism.sigma,
                         order=order, delta=result.delta, release_noise=release_draw(result.seed),
                         weights=charges)
-    rows = AnalysedRows(votes, positions, result.queries)
     if is_sparse(votes):  # a chunk at a time, its rows x stored width within the budget
         common["chunk_size"] = min(DEFAULT_CHUNK, max(1, READ_VALUES // votes.width))
-    if not mechanism.selects:
-        def run(every):
-            return sanitize_gnmax(rows, report_every=every, **common)
-    else:
+    release = partial(sanitize_gnmax, rows, **common)
+    if mechanism.selects:
         max_votes = None
         if mechanism.uses_student:  # the selection compares max n - M p (MATH.md s.4)
             student_rows = AnalysedRows(student, positions, result.queries)
 
             def max_votes(start: int, stop: int) -> np.ndarray:
                 return mechanism.selection_counts(rows[start:stop], student_rows[start:stop])
-
-        def run(every):
-            return sanitize_confident(rows, threshold=mechanism.threshold,
-                                      sigma_threshold=mechanism.sigma_threshold,
-                                      max_votes=max_votes, report_every=every, **common)
+        release = partial(sanitize_confident, rows, threshold=mechanism.threshold,
+                          sigma_threshold=mechanism.sigma_threshold, max_votes=max_votes,
+                          **common)
     # The reported figures never depend on whether a history was asked for (checkpoints
     # split the sums differently); the history's last row is the reported one.
-    report = run(None)
+    report = release(report_every=None)
     if report_every is not None and report.refusal is None:
-        points = run(report_every).checkpoints
+        points = release(report_every=report_every).checkpoints
         report = replace(report, checkpoints=tuple(points[:-1]) + (report,))
     if report.refusal is not None:
         failed = [name for name, ok in (("C5", report.c5), ("C6", report.c6)) if not ok]
@@ -219,20 +205,17 @@ def _output_sums(setting, votes, ids: np.ndarray, count: int, q_bound: str, deci
                                          setting.conversion)
     selection, answer = mechanism_steps(setting.mechanism, q_bound=q_bound)
     noise = NoiseSource(setting.seed)
-    positions = FirstRows(count)
     rows = max(1, min(READ_VALUES // max(1, row_width(votes)), TASK_VALUES // orders.size))
 
     def chunks():
         for start in range(0, count, rows):
-            costs = chunk_costs(votes, positions, start, min(count, start + rows),
+            costs = chunk_costs(votes, FirstRows(count), start, min(count, start + rows),
                                 mechanism=setting.mechanism, selection=selection,
                                 answer=answer, noise=noise, accounting=setting.accounting,
                                 orders=orders, decisions=decisions).costs
-            chosen = costs.selection[costs.selection_index]
-            answered = costs.answer[costs.answer_index]
-            actual = chosen + costs.weight[:, None] * answered
-            yield start, actual, (actual if setting.accounting == "expected"
-                                  else chosen + answered)
+            actual = costs.block(0, costs.count)  # full: each answer step counted whole
+            yield start, actual, (actual if setting.accounting == "expected" else
+                                  replace(costs, weight=np.ones(costs.count)).block(0, costs.count))
     return orders, conversion, output_sums(chunks(), ids)
 
 

@@ -1,21 +1,16 @@
 """Multi-label runs (``--multilabel``; Dziedzic et al. 2023, derivations in
-``accounting.multilabel``): one per-query row per query, its curve the sum of its labels'
-(valid for a teacher changing every label at once).
+``accounting.multilabel``): one row per query, its curve the sum of its labels' (valid for
+a teacher changing every label at once); the columns are the README's (multi-label votes).
 
 - ``binary``: the ``(queries, labels, 2)`` counts flattened to ``(queries * labels, 2)``
   rows analysed by ``analyze_votes`` (GNMax, or Confident thresholding each label's larger
-  count), noise keyed by the flattened row ``query * labels + label``: the totals are the
-  flattened file's, bit for bit.
+  count), noise keyed by the row ``query * labels + label``: the flattened file's totals.
 - ``tau:TAU`` and ``powerset`` (GNMax, from per-teacher predictions): every query is
   answered; tau's curve is data-independent in every mode (no data-dependent bound for the
   clipped Gaussian), powerset's is MATH.md s.3 with s.14's zero block of unobserved sets.
 
-Per-query rows: ``plurality`` = the weakest label's, ``plurality_class`` and ``label`` =
-label sets (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels, ``label`` -1 when no
-label was released), ``answered`` = labels answered, ``log_q`` = log of the sum of the
-labels' q (binary; NaN for tau), ``log_pr_answered`` = log of the mean pr_answered, and
-``answered_labels`` = the set released (binary). Label accuracy is over the (query, label)
-pairs released. Arrays are read whole: memory grows with the file.
+Label sets are integers (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels). Arrays are
+read whole: memory grows with the file.
 """
 
 from __future__ import annotations
@@ -104,9 +99,10 @@ def run_multilabel(text: str, votes, predictions, mechanism, *, build, labels, a
         if queries > vote_set.queries:
             raise OptionError(f"--queries {queries} is larger than the {vote_set.queries} "
                               f"queries in {vote_set.path}")
-        vote_set = replace(vote_set, counts=vote_set.counts[:queries], **{
-            key: None if getattr(vote_set, key) is None else getattr(vote_set, key)[:queries]
-            for key in ("predictions", "labels")})
+        sets, truth = vote_set.predictions, vote_set.labels
+        vote_set = replace(vote_set, counts=vote_set.counts[:queries],
+                           predictions=None if sets is None else sets[:queries],
+                           labels=None if truth is None else truth[:queries])
     chosen = build(vote_set.teachers)
     setting = dict(accounting=accounting, delta=delta, orders=orders, conversion=conversion,
                    seed=seed, initial_rdp=initial_rdp)
@@ -122,18 +118,6 @@ def run_multilabel(text: str, votes, predictions, mechanism, *, build, labels, a
         result = with_smaller_pld(result, gaussian_pld_epsilon(
             [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], delta))
     return replace(result, multilabel=part, q_bound=q_bound)
-
-
-def _sets(bits: np.ndarray) -> np.ndarray:
-    """Label-set ids of 0/1 ``(queries, labels)``, or -1 beyond ``MAX_SET_LABELS``."""
-    if bits.shape[1] > MAX_SET_LABELS:
-        return np.full(bits.shape[0], -1, dtype=np.int64)
-    return set_ids(bits)
-
-
-def _counts(queries: int, output: np.ndarray) -> QueryCounts:
-    return QueryCounts(queries=queries, labels_output=int(np.count_nonzero(output)),
-                       outcomes=None, reordered=False)
 
 
 def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, initial_rdp,
@@ -171,20 +155,22 @@ def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, in
     last = np.arange(count) * labels + labels - 1
     with np.errstate(divide="ignore"):
         log_pr = logsumexp(by_query(rows.log_pr_answered), axis=1) - np.log(labels)
-    return replace(run, counts=_counts(count, any_answered), frames=None, distinct_pairs=None,
-                   table=QueryTable(
+    table = QueryTable(
         plurality=by_query(rows.plurality).min(axis=1),
-        plurality_class=_sets(by_query(rows.plurality_class)),
+        plurality_class=set_ids(by_query(rows.plurality_class)),
         answered=by_query(rows.answered).sum(axis=1),
-        label=np.where(any_answered, _sets(np.maximum(by_query(rows.label), 0)), -1),
+        label=np.where(any_answered, set_ids(np.maximum(by_query(rows.label), 0)), -1),
         log_q=np.minimum(logsumexp(by_query(rows.log_q), axis=1), 0.0),
         log_pr_answered=log_pr, epsilon_query=epsilon_query,
         epsilon_cumulative=rows.epsilon_cumulative[last],
         order_cumulative=rows.order_cumulative[last],
         rdp_selection=by_query(rows.rdp_selection).sum(axis=1),
         rdp_answer=by_query(rows.rdp_answer).sum(axis=1),
-        columns={"answered_labels": _sets(answered_bits)}), query_index=None
-    ), int(answered_bits.sum())
+        columns={"answered_labels": set_ids(answered_bits)})
+    counts = QueryCounts(queries=count, labels_output=int(np.count_nonzero(any_answered)),
+                         outcomes=None, reordered=False)
+    return replace(run, counts=counts, table=table, frames=None, distinct_pairs=None,
+                   query_index=None), int(answered_bits.sum())
 
 
 def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, conversion,
@@ -200,7 +186,7 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
     if variant == "tau":
         sums = clipped_sums(votes.predictions, tau)
         bits = replay_tau(sums, teachers=teachers, sigma=sigma, noise=noise)
-        label = _sets(bits)
+        label = set_ids(bits)
         plurality = np.maximum(teachers - sums, sums).min(axis=1)
         plurality_bits = sums > teachers - sums
         log_q = np.full(count, np.nan)
@@ -230,8 +216,9 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
         seed=int(seed), orders=orders, teachers=teachers, classes=2,
-        counts=_counts(count, label >= 0), table=QueryTable(
-            plurality=plurality, plurality_class=_sets(plurality_bits),
+        counts=QueryCounts(queries=count, labels_output=int(np.count_nonzero(label >= 0)),
+                           outcomes=None, reordered=False), table=QueryTable(
+            plurality=plurality, plurality_class=set_ids(plurality_bits),
             answered=np.full(count, float(labels)), label=label, log_q=log_q,
             log_pr_answered=np.zeros(count), epsilon_query=figures.epsilon_query,
             epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
