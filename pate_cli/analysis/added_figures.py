@@ -2,10 +2,10 @@
 (``--accounting data-independent``: the smaller of the RDP figure and dp_accounting's for
 the Gaussian steps, MATH.md s.2, s.3, s.13, s.16), ``--tuning``'s cost of a random search
 (MATH.md s.12; the headline ``epsilon`` stays the single run's), the GNSS report
-(``--smooth-sensitivity``, MATH.md s.10) and the per-output figures of token votes (CLI.md:
-each output, a generated sequence of consecutive rows, costs the RDP its tokens spent,
-MATH.md s.6). ``--halt-at output`` stops before the first output whose tokens, all charged
-in full, could take the total above the budget: a generation is never cut mid-sequence.
+(``--smooth-sensitivity``, MATH.md s.10) and the per-output figures of token votes (CLI.md,
+MATH.md s.14: each output, a generated sequence of consecutive rows, costs the RDP its
+tokens spent, s.6). ``--halt-at output`` stops before the first output whose tokens, all
+charged in full, could take the total above the budget: no generation is cut midway.
 """
 
 from __future__ import annotations
