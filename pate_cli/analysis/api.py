@@ -69,7 +69,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12) adds the cost of a
     random search whose every candidate costs at most this run (``result.tuning``).
     ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt
-    before the first output whose tokens could exceed it (``analysis.token_outputs``).
+    before the first output whose tokens could exceed it (``accounting.output_sums``).
     ``progress(done, total)`` is called after each chunk of queries of a single run
     (not for SVT-PATE, rounds or individualized runs); ``chunk_size`` (rows) defaults
     to a bound on rows x classes (``analysis.setting.chunk_rows``).
