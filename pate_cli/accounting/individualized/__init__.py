@@ -11,7 +11,9 @@ Algorithm 2), 4.3 (individual sensitivities, Theorem 1, Corollary 1), Appendix B
   costs each member pays (:class:`CostChunk`, :func:`group_costs`,
   :func:`vanishing_costs`);
 - ``groups``: per-group running sums on the composition kernel, the worst-off member and
-  the stopping rule (:func:`account_groups`, :class:`GroupAccounting`).
+  the stopping rule (:func:`account_groups`, :class:`GroupAccounting`);
+- ``spans``: a span of queries' costs per group and a run's group accounting fed span by
+  span (:func:`span_costs`, :class:`GroupRun`).
 
 The histograms the variants aggregate (weighted counts, the vanishing participation
 schedule) draw from the seed and live in ``pate_cli.mechanisms.participation``. Pure
@@ -21,11 +23,12 @@ math: nothing here reads files, draws noise or starts threads.
 from .curves import CostChunk, CurveFactors, group_costs, rdp_individual, vanishing_costs
 from .groups import GroupAccounting, GroupSums, account_groups
 from .parameters import WEIGHT_RULES, group_weights, upsampling_factors, vanishing_frequencies
+from .spans import GroupRun, GroupSetting, add_span, span_costs
 from .stops import GroupStops, GroupTotals, IndependentSpent
 
 __all__ = [
-    "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "GroupStops", "GroupSums",
-    "GroupTotals", "IndependentSpent", "account_groups",
-    "group_costs", "group_weights", "rdp_individual", "upsampling_factors", "vanishing_costs",
-    "vanishing_frequencies",
+    "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "GroupRun", "GroupSetting",
+    "GroupStops", "GroupSums", "GroupTotals", "IndependentSpent", "account_groups", "add_span",
+    "group_costs", "group_weights", "rdp_individual", "span_costs", "upsampling_factors",
+    "vanishing_costs", "vanishing_frequencies",
 ]
