@@ -19,14 +19,14 @@ from typing import NamedTuple
 import numpy as np
 
 from ..accounting.individualized import (
+    VARIANTS,  # noqa: F401 - run_spec's and the API's
+    GroupParameters,
     GroupRun,
     GroupSetting,
     GroupSums,
     add_span,
-    group_weights,
+    derive_parameters,
     span_costs,
-    upsampling_factors,
-    vanishing_frequencies,
 )
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER
 from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
@@ -45,84 +45,6 @@ from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, FirstRows, LabelCounts, chunk_rows, released_labels
 from .steps import chunk_costs, mechanism_steps, screening_counts
-
-VARIANTS = ("upsampling", "weighting", "vanishing")
-
-
-@dataclass(frozen=True)
-class GroupParameters:
-    """What each privacy group gets under one variant (MATH.md section 9).
-
-    ``sensitivity`` is ``D_g`` (upsampling factor or weight; for vanishing the sensitivity
-    varies by query, ``k / |S_q|``, and this holds NaN); ``participation`` the vanishing
-    frequency ``s_g`` (1 for the other variants).
-    """
-
-    variant: str
-    names: tuple
-    budgets: np.ndarray
-    sensitivity: np.ndarray
-    participation: np.ndarray
-    share: np.ndarray | None = None
-
-    def as_rows(self) -> list[dict]:
-        rows = []
-        for g, name in enumerate(self.names):
-            row = {"group": name, "budget": float(self.budgets[g])}
-            if self.variant == "upsampling":
-                row["upsampling"] = int(self.sensitivity[g])
-            elif self.variant == "weighting":
-                row["weight"] = float(self.sensitivity[g])
-            else:
-                row["participation"] = float(self.participation[g])
-            if self.share is not None and np.isfinite(self.share[g]):
-                row["share"] = float(self.share[g])
-            rows.append(row)
-        return rows
-
-
-def derive_parameters(groups: PrivacyGroups, *, variant: str,
-                      teacher_groups: np.ndarray | None = None, precision: int = 2,
-                      weights: str = "budget", power: float = 2.0) -> GroupParameters:
-    """Each group's upsampling factor, weight or participation frequency: as the groups
-    file gives them, else by MATH.md section 9 (``upsampling_factors``, ``group_weights``
-    (Appendix C, or ``group-size``), ``vanishing_frequencies`` with ``power``)."""
-    if variant not in VARIANTS:
-        raise ValueError(f"--individualized must be one of {', '.join(VARIANTS)}, "
-                         f"got {variant!r}")
-    budgets = np.asarray(groups.budgets, dtype=np.float64)
-    ones = np.ones(budgets.size)
-    if variant == "upsampling":
-        derived = upsampling_factors(budgets, precision=precision).astype(np.float64)
-        sensitivity = _given_or(groups.upsampling, derived)
-        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
-    if variant == "weighting":
-        if teacher_groups is None:
-            raise ValueError("--individualized weighting needs --predictions and "
-                             "--teacher-groups (weights apply to teachers' votes)")
-        derived = group_weights(budgets, teacher_groups, rule=weights)
-        sensitivity = _given_or(groups.weight, derived)
-        if groups.weight is not None and weights == "budget":
-            total = float(sensitivity[teacher_groups].sum())
-            teachers = teacher_groups.size
-            if abs(total - teachers) > 1e-6 * teachers:
-                raise ValueError(f"the weights sum to {total:.6g} over the {teachers} "
-                                 f"teachers, not {teachers} (Appendix C: weights are "
-                                 "budget / mean teacher budget)")
-        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
-    if teacher_groups is None:
-        raise ValueError("--individualized vanishing needs --predictions and "
-                         "--teacher-groups (teachers take part by group)")
-    frequency = _given_or(groups.participation, vanishing_frequencies(budgets, power=power))
-    return GroupParameters(variant, groups.names, budgets, np.full(budgets.size, np.nan),
-                           frequency, groups.share)
-
-
-def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
-    derived = np.asarray(derived, dtype=np.float64)
-    if given is None:
-        return derived
-    return np.where(np.isfinite(given := np.asarray(given, dtype=np.float64)), given, derived)
 
 
 @dataclass(frozen=True)

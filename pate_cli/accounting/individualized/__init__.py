@@ -5,8 +5,8 @@ and charging. In the paper: section 4.1 (upsampling, Algorithm 1), 4.2 (weightin
 Algorithm 2), 4.3 (individual sensitivities, Theorem 1, Corollary 1), Appendix B
 (vanishing, Algorithm 3, Proposition 4) and Appendix C (how the parameters are set).
 
-- ``parameters``: upsampling factors, group weights, vanishing frequencies; checks of
-  budgets and groups;
+- ``parameters``: upsampling factors, group weights, vanishing frequencies, each group's
+  parameters in a run (:func:`derive_parameters`); checks of budgets and groups;
 - ``curves``: per-query RDP at each sensitivity (:class:`CurveFactors`) and the chunks of
   costs each member pays (:class:`CostChunk`, :func:`group_costs`,
   :func:`vanishing_costs`);
@@ -22,13 +22,22 @@ math: nothing here reads files, draws noise or starts threads.
 
 from .curves import CostChunk, CurveFactors, group_costs, rdp_individual, vanishing_costs
 from .groups import GroupAccounting, GroupSums, account_groups
-from .parameters import WEIGHT_RULES, group_weights, upsampling_factors, vanishing_frequencies
+from .parameters import (
+    VARIANTS,
+    WEIGHT_RULES,
+    GroupParameters,
+    derive_parameters,
+    group_weights,
+    upsampling_factors,
+    vanishing_frequencies,
+)
 from .spans import GroupRun, GroupSetting, add_span, span_costs
 from .stops import GroupStops, GroupTotals, IndependentSpent
 
 __all__ = [
-    "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "GroupRun", "GroupSetting",
-    "GroupStops", "GroupSums", "GroupTotals", "IndependentSpent", "account_groups", "add_span",
-    "group_costs", "group_weights", "rdp_individual", "span_costs", "upsampling_factors",
-    "vanishing_costs", "vanishing_frequencies",
+    "VARIANTS", "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "GroupParameters",
+    "GroupRun", "GroupSetting", "GroupStops", "GroupSums", "GroupTotals", "IndependentSpent",
+    "account_groups", "add_span", "derive_parameters", "group_costs", "group_weights",
+    "rdp_individual", "span_costs", "upsampling_factors", "vanishing_costs",
+    "vanishing_frequencies",
 ]
