@@ -6,7 +6,7 @@ replay analysed totals-only (``analyze_votes``); then the group accounting: the 
 replayed chunk by chunk (noise and vanishing participation are keyed by query position,
 MATH.md s.1, so a chunk's decisions are the same bits) into
 ``accounting.individualized.GroupRun``, and with a table a further pass adding each
-group's cumulative epsilon (:func:`group_frames`). Memory is bounded by the chunk.
+group's cumulative epsilon (:func:`_group_frames`). Memory is bounded by the chunk.
 """
 
 from __future__ import annotations
@@ -109,12 +109,12 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         classes = classes or int(np.max(predictions)) + 1
         if variant == "weighting":
             weights = parameters.sensitivity[teacher_groups]
-            histogram = HistogramRows(predictions, classes, lambda rows, start: (
+            histogram = _HistogramRows(predictions, classes, lambda rows, start: (
                 weighted_histogram(rows, weights, classes=classes)))
         else:
             frequencies, member_groups = parameters.participation[teacher_groups], teacher_groups
             participation = partial(_participation, frequencies, seed)
-            histogram = HistogramRows(predictions, classes, lambda rows, start: vanishing_votes(
+            histogram = _HistogramRows(predictions, classes, lambda rows, start: vanishing_votes(
                 rows, frequencies=frequencies, seed=seed, classes=classes, start=start).votes)
         teachers = float(predictions.shape[1])
         if getattr(mechanism, "integer_votes", False):  # weighted/rescaled: whole counts?
@@ -124,17 +124,16 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                conversion=conversion, seed=seed, labels=labels, student=student,
                source=source)
     # with a table, the base run keeps its statistic pairs: the table's pass
-    # (group_frames -> per_query_frames) looks each query's own epsilon up in them
+    # (_group_frames -> per_query_frames) looks each query's own epsilon up in them
     base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
                          per_query=bool(per_query), workers=workers)
     selects = mechanism.selects
     setting = GroupSetting(mechanism.sigma, mechanism.sigma_threshold if selects else None,
                            _screening(mechanism) if selects else None, base.orders,
-                           parameters.sensitivity, participation, member_groups,
-                           len(parameters.names))
+                           parameters.sensitivity, participation, member_groups)
     found, counted, answered = _group_totals(
         base, histogram, setting, parameters.budgets, student=student, labels=labels,
-        chunk_size=totals_rows(chunk_size, base.orders.size), workers=workers)
+        chunk_size=_totals_rows(chunk_size, base.orders.size), workers=workers)
     groups, independent_spent, independent_final = found.totals(parameters.names)
     stop = groups.stopped_at
     if accounting == "expected":  # pr_answered summed before the stop
@@ -173,7 +172,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         counts=replace(base.counts, labels_output=counted.output,
                        outcomes=None if outcomes is None else tuple(int(n) for n in outcomes)))
     if per_query:
-        result = replace(result, frames=lambda _: group_frames(
+        result = replace(result, frames=lambda _: _group_frames(
             base, histogram, setting, names=parameters.names, stopped_at=stop,
             student=student, workers=workers,
             chunk_size=stream_rows(chunk_size, row_width(histogram), base.orders.size)))
@@ -198,7 +197,7 @@ def _order(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
-class HistogramRows:
+class _HistogramRows:
     """The weighted or vanishing histogram of ``predictions`` (queries x teachers) as
     ``(queries, classes)`` float64 rows, formed for the slices a pass reads, never whole;
     ``build(rows, start)`` forms the rows from ``start`` (the same bits however the rows
@@ -236,11 +235,11 @@ class _Chunk(NamedTuple):
     log_pr: np.ndarray
 
 
-def totals_rows(chunk_size: int | None, orders: int) -> int:
+def _totals_rows(chunk_size: int | None, orders: int) -> int:
     """Queries per chunk of the group accounting: ``chunk_size``, else at most
     ``TABLE_ROWS`` and ``STREAM_CURVE_VALUES`` curve values (fewer chunks evaluate each
     distinct selection curve fewer times; the replay runs in smaller pieces,
-    :func:`replayed`)."""
+    :func:`_replayed`)."""
     if chunk_size is not None:
         return chunk_size
     return min(TABLE_ROWS, max(1, STREAM_CURVE_VALUES // max(1, orders)))
@@ -258,7 +257,7 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
     truth = None if labels is None else np.asarray(labels)
     answered = 0
     curves_map = partial(ordered_map, workers=workers)
-    for chunk in replayed(base, votes, student=student, chunk_size=chunk_size,
+    for chunk in _replayed(base, votes, student=student, chunk_size=chunk_size,
                           workers=workers):
         output = chunk.labels >= 0
         # under expected accounting too, the answers the replay made (outcome or label)
@@ -278,7 +277,7 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
     return found, counts, float(answered)
 
 
-def replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,
+def _replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,
              workers: int | None = None) -> Iterator[_Chunk]:
     """``base``'s queries replayed a chunk of ``chunk_size`` at a time (MATH.md s.1:
     noise keyed by query position), formed ahead on ``workers`` threads in pieces of at
@@ -312,7 +311,7 @@ def replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,
             held = []
 
 
-def group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,
+def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,
                  stopped_at: int | None, student=None, chunk_size: int,
                  workers: int | None = None) -> Iterator:
     """The per-query table a chunk at a time: ``base``'s streamed table

@@ -27,8 +27,8 @@ class GroupSetting(NamedTuple):
     """What the group costs of any span need: the noise scales (``sigma_threshold`` None
     without a selection step), the selection's exact data-independent curve ``(T, kind,
     low, high)`` (MATH.md s.17; None: s.2's), ``sensitivities`` per group (upsampling,
-    weighting) or ``participation(start, count)``, each teacher's part in a span
-    (vanishing, whose members are the teachers, of groups ``member_groups``)."""
+    weighting; NaN for vanishing), and for vanishing ``participation(start, count)``,
+    each teacher's part in a span (members are the teachers, of groups ``member_groups``)."""
 
     sigma: float
     sigma_threshold: float | None
@@ -37,7 +37,6 @@ class GroupSetting(NamedTuple):
     sensitivities: np.ndarray
     participation: Callable[[int, int], np.ndarray] | None
     member_groups: np.ndarray | None
-    groups: int
 
 
 def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.ndarray,
@@ -58,7 +57,7 @@ def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.
                           log_pr_answered=log_pr if selection else None, **common)
         return
     count = log_q.shape[0]
-    step = max(64, COST_ELEMENTS // ((setting.groups + 1) * setting.orders.size))
+    step = max(64, COST_ELEMENTS // ((setting.sensitivities.size + 1) * setting.orders.size))
     for lo in range(0, count, step):
         part = slice(lo, min(count, lo + step))
         yield vanishing_costs(log_q[part], participation=setting.participation(
