@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -48,9 +48,9 @@ def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.
     ``independent``: the data-independent costs. Interactive's ``log pr_answered`` is the
     replay's (its selection runs on n - M p)."""
     selection = setting.sigma_threshold is not None
-    common = dict(sigma=setting.sigma, orders=setting.orders,
-                  sigma_threshold=setting.sigma_threshold, data_independent=independent,
-                  screening=setting.screening)
+    common: dict[str, Any] = dict(
+        sigma=setting.sigma, orders=setting.orders, sigma_threshold=setting.sigma_threshold,
+        data_independent=independent, screening=setting.screening)
     if setting.participation is None:
         yield group_costs(log_q, sensitivities=setting.sensitivities, evaluate=False,
                           answered=answered, charge=charge,
