@@ -1,8 +1,8 @@
 """Names the dead-code check (vulture, `make lint`) cannot see used: called by a framework
 (click's ParamType.convert and commands, IPython's _repr_html_, signal handlers' frame
-arguments, numpy's flags), read by name (dataclass fields serialised with asdict, the
-contract columns and reference functions the tests compare against). Not imported by the
-package; a name added here needs its reason above."""
+arguments, numpy's flags, a Protocol's subscript), read by name (dataclass fields serialised
+with asdict, the contract columns and reference functions the tests compare against). Not
+imported by the package; a name added here needs its reason above."""
 # ruff: noqa
 baseline_epsilon  # unused variable (pate_cli/accounting/individualized/groups.py:83)
 cumulative_order  # unused variable (pate_cli/accounting/individualized/groups.py:82)
@@ -12,6 +12,7 @@ rdp_cumulative  # unused variable (pate_cli/accounting/smooth_sensitivity/releas
 selection_data_independent  # unused variable (pate_cli/accounting/smooth_sensitivity/release.py:67)
 answer_data_independent  # unused variable (pate_cli/accounting/smooth_sensitivity/release.py:68)
 _.rdp_cumulative  # unused property (pate_cli/accounting/smooth_sensitivity/release.py:176)
+_.__getitem__  # unused method (pate_cli/accounting/svt_tuning.py:47)
 scale_from_target_epsilon  # unused variable (pate_cli/analysis/result.py:86)
 cutoff_from_search  # unused variable (pate_cli/analysis/result.py:90)
 cutoffs_tried  # unused variable (pate_cli/analysis/result.py:91)

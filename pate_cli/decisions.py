@@ -70,6 +70,23 @@ class Decisions:
         code = np.asarray(code, dtype=np.int8)
         return cls(_ANSWERED[code], np.asarray(label, dtype=np.int64), code, **known)
 
+    @classmethod
+    def of_table(cls, frame, mechanism: str) -> Decisions:
+        """The decisions of a piece of a run's per-query table (a DataFrame of CLI.md's
+        columns): ``query`` and ``label``, with Interactive-GNMax's ``outcome`` names or
+        SVT-PATE's ``unstable`` column for the codes."""
+        query = frame["query"].to_numpy(dtype=np.int64)
+        label = frame["label"].fillna(-1).to_numpy(dtype=np.int64)
+        known = {"query": query, "mechanism": mechanism}
+        if "outcome" in frame:
+            return cls.of_codes(codes_of(frame["outcome"].to_numpy(dtype=str),
+                                         INTERACTIVE_NAMES), label, **known)
+        if mechanism == "svt":
+            unstable = frame["unstable"].to_numpy(dtype=bool)
+            return cls.of_codes(np.where(label >= 0, SVT_STABLE, np.where(
+                unstable, SVT_UNSTABLE, SVT_HALTED)), label, **known)
+        return cls(label >= 0, label, **known)
+
     def __len__(self) -> int:
         return int(self.label.size)
 

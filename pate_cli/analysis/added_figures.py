@@ -1,27 +1,24 @@
-"""Figures a finished run adds (``analyze``): each from the run's totals or its queries.
-
-- **The PLD figure** (MATH.md sections 2, 3 and 13): under ``--accounting
-  data-independent``, the smaller of the RDP figure and the privacy-loss-distribution
-  accountant's for the Gaussian steps, when the optional dp_accounting is installed
-  (``data_independent_method`` says which): :func:`with_pld_figure`; for Poisson-sampled
-  voters (MATH.md s.16) :func:`with_sampled_pld_figure`.
-- **``--tuning``** (MATH.md s.12): the analysed run stands for every candidate of a random
-  search (the candidates are runs like it) and the whole search's cost is reported. The
-  headline ``epsilon`` stays the single run's figure (scripts read it as such); the
-  search's figure is ``tuning.epsilon_tuned``: :func:`tuning_part`.
-- **Publishing the data-dependent epsilon** (MATH.md s.10): the GNSS report, which connects
-  an ``AnalysisResult`` to ``accounting/smooth_sensitivity/``: the same queries, the answer
-  step's charge per query (0/1 in replay, ``pr_answered`` in expected accounting), and the
-  order the accounting chose (or one the user fixes): :func:`sanitize_analysis`.
+"""What a finished single run adds, from its totals or its queries: the PLD figure
+(``--accounting data-independent``: the smaller of the RDP figure and dp_accounting's for
+the Gaussian steps, MATH.md s.2, s.3, s.13, s.16), ``--tuning``'s cost of a random search
+(MATH.md s.12; the headline ``epsilon`` stays the single run's), the GNSS report
+(``--smooth-sensitivity``, MATH.md s.10) and the per-output figures of token votes (CLI.md,
+MATH.md s.14: each output, a generated sequence of consecutive rows, costs the RDP its
+tokens spent, s.6). ``--halt-at output`` stops before the first output whose tokens, all
+charged in full, could take the total above the budget: no generation is cut midway.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 
+from ..accounting.composition import initial_carry
+from ..accounting.output_sums import first_output_over, output_sums
 from ..accounting.pld import gaussian_pld_epsilon, sampled_gaussian_pld_epsilon
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
@@ -32,76 +29,80 @@ from ..accounting.smooth_sensitivity import (
 )
 from ..accounting.tuning import TuningDistribution, parse_tuning, tuned_epsilon
 from ..errors import OptionError
-from ..inputs.rows import rows_of
-from ..mechanisms import release_draw
+from ..inputs.rows import AnalysedRows
+from ..mechanisms import NoiseSource, release_draw
 from ..mechanisms.sampled import SampledMechanism, unsampled
-from ..sparse_rows import SparseRows, is_sparse
-from ..work_sizes import READ_VALUES
-from .result import AnalysisResult, TuningPart
-from .setting import FirstRows
-from .steps import run_charges
+from ..sparse_rows import is_sparse, row_width
+from ..work_sizes import READ_VALUES, TASK_VALUES
+from .result import AnalysisResult, BudgetPart, TuningPart
+from .setting import FirstRows, checked_setting
+from .steps import chunk_costs, mechanism_steps, run_charges
 
-
-def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
-    """``--accounting data-independent`` with dp_accounting: the smaller of the RDP figure
-    and the PLD accountant's (``accounting.pld``) for Gaussian aggregators; records which
-    (``data_independent_method``: ``rdp`` or ``pld``) and keeps the RDP figure it
-    replaces (``epsilon_rdp``: the per-query table's last ``epsilon_cumulative``). A
-    budget's ``remaining`` is then ``limit - epsilon`` of the PLD figure; the halt itself
-    was found on the RDP sums (MATH.md s.7), a valid, cautious rule."""
-    if mechanism.name not in ("gnmax", "confident", "interactive"):
-        return result
-    steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
-    if mechanism.name != "gnmax":
-        steps.append((1.0, mechanism.sigma_threshold, result.queries))
-    figure = gaussian_pld_epsilon(steps, delta)
-    if figure is None or not figure < result.epsilon:
-        return result
-    budget = result.budget
-    if budget is not None:  # what is left of the budget, after the reported figure
-        budget = replace(budget, remaining=max(0.0, budget.limit - figure))
-    return replace(result, epsilon=figure, epsilon_data_independent=figure,
-                   data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)
-
-
+# The aggregators with Gaussian steps: the PLD figure and the GNSS report apply to them.
+GAUSSIAN = ("gnmax", "confident", "interactive")
 # The largest mean number of candidates ``--tuning`` takes: each candidate is a whole
 # analysis, and a mean such as 1e300 only printed a 300-digit epsilon.
 MAX_TUNING_MEAN = 1e9
 
 
-def parsed_tuning(text: str) -> TuningDistribution:
-    """``parse_tuning`` with the mean held to ``MAX_TUNING_MEAN`` (``ValueError``)."""
-    distribution = parse_tuning(text)
-    check_tuning_mean(distribution)
-    return distribution
+def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
+    """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller. A
+    budget's ``remaining`` is then ``limit - figure``; the halt itself was found on the RDP
+    sums (MATH.md s.7), a valid, cautious rule."""
+    if figure is None or not figure < result.epsilon:
+        return result
+    budget = result.budget
+    if budget is not None:
+        budget = replace(budget, remaining=max(0.0, budget.limit - figure))
+    return replace(result, epsilon=figure, epsilon_data_independent=figure,
+                   data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)
 
 
-def check_tuning_mean(distribution: TuningDistribution) -> None:
-    """``OptionError`` for a mean number of candidates above ``MAX_TUNING_MEAN``."""
+def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
+    """A Gaussian aggregator's answers (sensitivity sqrt(2)) and selections composed by
+    ``accounting.pld``, where smaller."""
+    if mechanism.name not in GAUSSIAN:
+        return result
+    steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
+    if mechanism.name != "gnmax":
+        steps.append((1.0, mechanism.sigma_threshold, result.queries))
+    return with_smaller_pld(result, gaussian_pld_epsilon(steps, delta))
+
+
+def with_sampled_pld_figure(result, mechanism: SampledMechanism, delta: float):
+    """:func:`with_pld_figure` for Poisson-sampled Gaussian steps; dp_accounting has no PLD
+    for sampling without replacement: those runs keep the RDP figure (MATH.md s.16)."""
+    sampling = mechanism.sampling
+    if unsampled(sampling):
+        return with_pld_figure(result, mechanism.inner, delta)
+    if sampling.scheme != "poisson" or mechanism.name == "lnmax":
+        return result
+    steps = [(mechanism.sigma / sampling.answer_sensitivity,
+              int(round(result.answered_total)))]
+    if mechanism.name == "confident":
+        steps.append((mechanism.sigma_threshold, result.queries))
+    return with_smaller_pld(result, sampled_gaussian_pld_epsilon(sampling.rate, steps, delta))
+
+
+def tuning_distribution(tuning) -> TuningDistribution:
+    """A distribution from ``--tuning`` text (or one already built), its mean at most
+    ``MAX_TUNING_MEAN``; ``OptionError`` otherwise."""
+    try:
+        distribution = (tuning if isinstance(tuning, TuningDistribution)
+                        else parse_tuning(tuning))
+    except ValueError as error:
+        raise OptionError(str(error)) from None
     if distribution.mean > MAX_TUNING_MEAN:
         raise OptionError(f"--tuning {distribution.name}:{distribution.mean:g}: a "
                           f"random search of more than {MAX_TUNING_MEAN:.0e} candidates on "
                           "average is outside the supported range (each candidate is a "
                           "whole run)")
+    return distribution
 
 
-def tuning_distribution(tuning) -> TuningDistribution:
-    """A distribution from ``--tuning`` text (or one already built); ``OptionError``."""
-    if isinstance(tuning, TuningDistribution):
-        check_tuning_mean(tuning)
-        return tuning
-    try:
-        return parsed_tuning(tuning)
-    except OptionError:
-        raise
-    except ValueError as error:
-        raise OptionError(str(error)) from None
-
-
-def tuning_part(result, tuning) -> TuningPart:
-    """The cost of a random search whose candidates each cost at most ``result``'s
-    total RDP curve (converted as the run is: same grid, delta and conversion)."""
-    distribution = tuning_distribution(tuning)
+def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
+    """The cost of a random search (``distribution``, from :func:`tuning_distribution`)
+    whose candidates each cost at most ``result``'s total RDP curve."""
     epsilon, order = tuned_epsilon(result.rdp_total, orders=result.orders,
                                    delta=result.delta, conversion=result.conversion,
                                    distribution=distribution)
@@ -110,28 +111,17 @@ def tuning_part(result, tuning) -> TuningPart:
                       epsilon_single=result.epsilon, epsilon_tuned=epsilon, order=order)
 
 
-SANITIZABLE = ("gnmax", "confident", "interactive")
-
-
 def sanitize_analysis(result, votes, *, student=None, order: float | None = None,
                       report_every: int | None = None, positions=None,
                       charges: ChunkValues | None = None) -> SmoothSensitivityResult:
-    """The smooth-sensitivity report for ``result`` (computed from ``votes``).
-
-    ``positions``: the file rows the run processed, in order (an array, or
-    ``setting.FirstRows``; default: the result's ``query_index`` or its first rows);
-    ``charges(start, stop)``: the answer step's charge of processed queries ``start ..
-    stop-1`` (default: the seeded replay's, ``steps.run_charges``; a run of given
-    decisions must pass its own). Rows, charges and Interactive's selection counts are
-    formed a chunk at a time, so memory does not grow with the number of queries.
-
-    Raises ``ValueError`` for mechanisms or accounting modes it does not apply to, and
-    when condition C5 or C6 fails at the order (naming the condition, sigma, K and
-    order, so the user can pick another ``--order``).
-    """
+    """The smooth-sensitivity report of ``result`` (from ``votes``), a chunk at a time:
+    the file rows it processed (``positions``, default its ``query_index`` or first rows),
+    the answer step's charges (``charges(start, stop)``, default the seeded replay's; a
+    run of given decisions passes its own) and its order (or ``order``). ``ValueError``
+    where it does not apply, and naming condition C5 or C6 when one fails at the order."""
     mechanism = result.mechanism
-    if mechanism.name not in SANITIZABLE:
-        raise ValueError(f"--smooth-sensitivity applies to {', '.join(SANITIZABLE)}, "
+    if mechanism.name not in GAUSSIAN:
+        raise ValueError(f"--smooth-sensitivity applies to {', '.join(GAUSSIAN)}, "
                          f"not {mechanism.name}")
     if result.accounting == "data-independent":
         raise ValueError("--smooth-sensitivity needs replay or expected accounting (a "
@@ -147,32 +137,28 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                               accounting=result.accounting, seed=result.seed,
                               q_bound=result.q_bound, student=student)
     order = float(result.order if order is None else order)
+    rows: Any = AnalysedRows(votes, positions, result.queries)  # sliced as an array is
     common: dict = dict(teachers=int(round(result.teachers)), sigma=mechanism.sigma,
                         order=order, delta=result.delta, release_noise=release_draw(result.seed),
                         weights=charges)
-    rows = AnalysedRows(votes, positions, result.queries)
     if is_sparse(votes):  # a chunk at a time, its rows x stored width within the budget
         common["chunk_size"] = min(DEFAULT_CHUNK, max(1, READ_VALUES // votes.width))
-    if not mechanism.selects:
-        def run(every):
-            return sanitize_gnmax(rows, report_every=every, **common)
-    else:
+    release = partial(sanitize_gnmax, rows, **common)
+    if mechanism.selects:
         max_votes = None
         if mechanism.uses_student:  # the selection compares max n - M p (MATH.md s.4)
             student_rows = AnalysedRows(student, positions, result.queries)
 
             def max_votes(start: int, stop: int) -> np.ndarray:
                 return mechanism.selection_counts(rows[start:stop], student_rows[start:stop])
-
-        def run(every):
-            return sanitize_confident(rows, threshold=mechanism.threshold,
-                                      sigma_threshold=mechanism.sigma_threshold,
-                                      max_votes=max_votes, report_every=every, **common)
+        release = partial(sanitize_confident, rows, threshold=mechanism.threshold,
+                          sigma_threshold=mechanism.sigma_threshold, max_votes=max_votes,
+                          **common)
     # The reported figures never depend on whether a history was asked for (checkpoints
     # split the sums differently); the history's last row is the reported one.
-    report = run(None)
+    report = release(report_every=None)
     if report_every is not None and report.refusal is None:
-        points = run(report_every).checkpoints
+        points = release(report_every=report_every).checkpoints
         report = replace(report, checkpoints=tuple(points[:-1]) + (report,))
     if report.refusal is not None:
         failed = [name for name, ok in (("C5", report.c5), ("C6", report.c6)) if not ok]
@@ -182,43 +168,71 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     return report
 
 
-class AnalysedRows:
-    """The first ``queries`` of the analysed rows ``positions`` of ``votes`` (dense or
-    ``SparseVotes``), read a slice at a time: the subset is never gathered whole (sparse
-    rows as ``SparseRows``, MATH.md s.14; dense rows as float64)."""
+def outputs_summary(result, votes, outputs: np.ndarray, *, q_bound: str, decisions=None,
+                    query_indices=None) -> dict:
+    """CLI.md's JSON ``outputs``: their number, tokens per output and epsilon per output
+    (min, median, max over the outputs processed) and how many were processed whole."""
+    if query_indices is not None:
+        raise OptionError("an output grouping needs the queries in file order: it does not "
+                          "combine with --query-indices")
+    processed = int(result.queries)
+    ids = np.asarray(outputs)
+    tokens = np.diff(np.flatnonzero(np.concatenate(([True], np.diff(ids) != 0, [True]))))
+    _, conversion, sums = _output_sums(result, votes, ids, processed, q_bound, decisions)
+    epsilons = [conversion.epsilon(actual)[0] for _, actual, _ in sums]
+    return {
+        "count": int(tokens.size),
+        "tokens_per_output": _spread(tokens),
+        "epsilon_per_output": _spread(np.concatenate(epsilons)) if epsilons else None,
+        "completed": int(np.count_nonzero(np.cumsum(tokens) <= processed)),
+    }
 
-    def __init__(self, votes, positions, queries: int) -> None:
-        self.votes = votes
-        self.positions = positions
-        self.shape = (int(queries), int(votes.vocabulary if is_sparse(votes)
-                                        else votes.shape[1]))
 
-    def __getitem__(self, part: slice) -> np.ndarray | SparseRows:
-        start, stop, _ = part.indices(self.shape[0])
-        if is_sparse(self.votes):
-            return self.votes.rows(self.positions[start:stop])
-        return rows_of(self.votes, self.positions, start, stop)
+def _spread(values: np.ndarray) -> dict:
+    return {"min": _plain(values.min()), "median": _plain(np.median(values)),
+            "max": _plain(values.max())}
 
 
-def with_sampled_pld_figure(result, mechanism: SampledMechanism, delta: float):
-    """Poisson-sampled Gaussian steps composed by dp_accounting's PLD accountant (where
-    installed): the smaller of that and the RDP figure, as :func:`with_pld_figure`
-    does for unsampled runs. dp_accounting has no PLD for sampling without replacement:
-    those runs keep the RDP figure (MATH.md s.16)."""
-    sampling = mechanism.sampling
-    if unsampled(sampling):
-        return with_pld_figure(result, mechanism.inner, delta)
-    if sampling.scheme != "poisson" or mechanism.name == "lnmax":
-        return result
-    steps = [(mechanism.sigma / sampling.answer_sensitivity,
-              int(round(result.answered_total)))]
-    if mechanism.name == "confident":
-        steps.append((mechanism.sigma_threshold, result.queries))
-    figure = sampled_gaussian_pld_epsilon(sampling.rate, steps, delta)
-    if figure is None or not figure < result.epsilon:
-        return result
-    budget = result.budget
-    if budget is not None:
-        budget = replace(budget, remaining=max(0.0, budget.limit - figure))
-    return replace(result, epsilon=figure, epsilon_data_independent=figure,
-                   data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)
+def _plain(value):
+    value = float(value)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _output_sums(setting, votes, ids: np.ndarray, count: int, q_bound: str, decisions):
+    """The grid, the conversion and ``accounting.output_sums`` of the first ``count``
+    queries, replayed a chunk at a time as the run charged them; ``setting`` names the
+    mechanism, accounting, delta, orders, conversion and seed."""
+    orders, conversion = checked_setting(setting.accounting, setting.delta, setting.orders,
+                                         setting.conversion)
+    selection, answer = mechanism_steps(setting.mechanism, q_bound=q_bound)
+    noise = NoiseSource(setting.seed)
+    rows = max(1, min(READ_VALUES // max(1, row_width(votes)), TASK_VALUES // orders.size))
+
+    def chunks():
+        for start in range(0, count, rows):
+            costs = chunk_costs(votes, FirstRows(count), start, min(count, start + rows),
+                                mechanism=setting.mechanism, selection=selection,
+                                answer=answer, noise=noise, accounting=setting.accounting,
+                                orders=orders, decisions=decisions).costs
+            actual = costs.block(0, costs.count)  # full: each answer step counted whole
+            yield start, actual, (actual if setting.accounting == "expected" else
+                                  replace(costs, weight=np.ones(costs.count)).block(0, costs.count))
+    return orders, conversion, output_sums(chunks(), ids)
+
+
+def output_halt(setting, votes, ids: np.ndarray, *, budget: float, initial_rdp=None,
+                q_bound: str, decisions=None) -> int | None:
+    """``--halt-at output``: the first query of the first output of ``ids`` (one id per
+    analysed query) that could take the total above ``budget``, or None."""
+    orders, conversion, sums = _output_sums(setting, votes, ids, ids.size, q_bound, decisions)
+    return first_output_over(sums, initial_carry(initial_rdp, orders), conversion, budget)
+
+
+def halted_at_output(result, budget: float, halted: int | None):
+    """The run up to an output halt as a budget run."""
+    if result.epsilon > budget:  # the halt's margin covers every rounding: never happens
+        raise RuntimeError(f"the run up to the output halt spent {result.epsilon!r}, above "
+                           f"the budget {budget!r}")
+    return replace(result, budget=BudgetPart(limit=budget, halted_at=halted,
+                                             remaining=max(0.0, budget - result.epsilon),
+                                             halt_at="output"))

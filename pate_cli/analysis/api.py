@@ -26,11 +26,15 @@ from ..inputs import (
     load_student,
 )
 from ..inputs.decisions import read_decisions
+from ..inputs.sparse import check_outputs
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .added_figures import (
+    halted_at_output,
+    output_halt,
+    outputs_summary,
     sanitize_analysis,
     tuning_distribution,
     tuning_part,
@@ -46,12 +50,6 @@ from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
 from .setting import FirstRows, analysed_positions, needs_integer_votes
 from .steps import run_charges
-from .token_outputs import (
-    check_outputs,
-    halted_at_output,
-    output_halt,
-    outputs_summary,
-)
 
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
@@ -71,7 +69,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12) adds the cost of a
     random search whose every candidate costs at most this run (``result.tuning``).
     ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt
-    before the first output whose tokens could exceed it (``analysis.token_outputs``).
+    before the first output whose tokens could exceed it (``accounting.output_sums``).
     ``progress(done, total)`` is called after each chunk of queries of a single run
     (not for SVT-PATE, rounds or individualized runs); ``chunk_size`` (rows) defaults
     to a bound on rows x classes (``analysis.setting.chunk_rows``).

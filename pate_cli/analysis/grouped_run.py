@@ -3,21 +3,16 @@ s.6-7).
 
 A chunk of queries becomes a :class:`ChunkCount`: the table of its distinct (answer,
 selection) statistics with their query and answer counts (``accounting.grouped``) and its
-label counts. Chunk counts are integers and merge exactly, so chunks may be counted in
-any order: on threads here (:func:`count_queries`), or on a Dask cluster or any
-``concurrent.futures`` executor (:func:`counted_remotely`: one task per span of chunks,
-counted and merged on the worker, merged here in order as they come back; the distinct
-curves are then evaluated on the same executor, ``threads.executor_map``, and added here
-in block order). The run's totals are formed from the tables of whole windows of queries
-(``accounting.grouped.BoundedTotals``: memory bounded whatever the votes), so they are
-the same bits whatever the chunk size, the number of workers or where chunks were
-counted. Replay noise is keyed by query position (``mechanisms.noise``), so a chunk's
-decisions do not depend on who counts it. Without true labels to score, the answer noise
-is not drawn at all (the decisions, and so the costs, do not need it). A span of queries
-is counted by :func:`count_span` from a row source (``inputs.rows.LocalRows`` here;
-``ShippedRows`` or ``inputs.shards.NpyRows`` in a task: a task carries what its rows need
-and nothing more, student rows, given decisions and true labels with their rows), for a
-whole run's chunks or for one budget block (``analysis.budget_run``).
+label counts. Counts are integers and merge exactly, in any order: on threads here
+(:func:`count_queries`) or on any ``concurrent.futures`` executor, e.g. a Dask cluster
+(:func:`counted_remotely`: a task per span of chunks, merged in order as they come back).
+The totals are formed from whole windows of queries (``accounting.grouped.BoundedTotals``:
+memory bounded whatever the votes), so they are the same bits for any chunk size, worker
+count or place of counting; replay noise is keyed by query position (``mechanisms.noise``).
+Without true labels to score, the answer noise is not drawn (the costs do not need it).
+A span is counted from a row source (``inputs.rows``: ``LocalRows`` here, ``ShippedRows``
+or ``inputs.shards.NpyRows`` in a task, which carries only what its rows need), for a
+whole run's chunks or one budget block (``analysis.budget_run``).
 """
 
 from __future__ import annotations

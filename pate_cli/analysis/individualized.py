@@ -1,117 +1,77 @@
-"""Individualized PATE runs: privacy groups -> histogram -> replay -> per-group accounting.
+"""Individualized PATE runs (MATH.md section 9; Boenisch et al., "Individualized PATE").
 
-MATH.md section 9 (Boenisch et al., "Individualized PATE"); the numeric rules live in
-``accounting/individualized/``, the histograms in ``mechanisms/participation.py``. This
-module decides the run: each group's parameters, the histogram the variant aggregates
-(plain, weighted or participation-masked votes), the replay (``analyze_votes``) and every
-group's cost composed a chunk at a time (``individualized_stream``).
+Each group's parameters; the histogram the variant aggregates (plain, weighted or
+participation-masked votes, ``mechanisms.participation``, formed a chunk at a time); the
+replay analysed totals-only (``analyze_votes``); then the group accounting: the run
+replayed chunk by chunk (noise and vanishing participation are keyed by query position,
+MATH.md s.1, so a chunk's decisions are the same bits) into
+``accounting.individualized.GroupRun``, and with a table a further pass adding each
+group's cumulative epsilon (:func:`_group_frames`). Memory is bounded by the chunk.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
 from ..accounting.individualized import (
-    GroupTotals,
-    group_weights,
-    upsampling_factors,
-    vanishing_frequencies,
-)
-from ..decisions import OUTCOME_ABSTAIN
-from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
-from ..mechanisms import Mechanism
-from ..sparse_rows import row_width
-from .individualized_stream import (
+    VARIANTS,  # noqa: F401 - run_spec's and the API's
+    GroupParameters,
+    GroupRun,
     GroupSetting,
-    group_frames,
-    group_totals,
-    histogram_rows,
-    totals_rows,
+    GroupSums,
+    add_span,
+    derive_parameters,
+    span_costs,
 )
-from .per_query_stream import stream_rows
+from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER
+from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
+from ..mechanisms import (
+    Mechanism,
+    NoiseSource,
+    vanishing_participation,
+    vanishing_votes,
+    weighted_histogram,
+)
+from ..sparse_rows import row_width
+from ..threads import ordered_map
+from ..work_sizes import TABLE_ROWS
+from .per_query_stream import STREAM_CURVE_VALUES, per_query_frames, stream_rows
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
-from .setting import DEFAULT_CHUNK, chunk_rows
-
-VARIANTS = ("upsampling", "weighting", "vanishing")
+from .setting import DEFAULT_CHUNK, FirstRows, LabelCounts, chunk_rows, released_labels
+from .steps import chunk_costs, mechanism_steps, screening_counts
 
 
 @dataclass(frozen=True)
-class GroupParameters:
-    """What each privacy group gets under one variant (MATH.md section 9).
+class IndividualizedPlan:
+    """Each group's parameters, each teacher's group (with ``--teacher-groups``) and the
+    raw predictions (with ``--predictions``)."""
 
-    ``sensitivity`` is ``D_g`` (upsampling factor or weight; for vanishing the sensitivity
-    varies by query, ``k / |S_q|``, and this holds NaN); ``participation`` the vanishing
-    frequency ``s_g`` (1 for the other variants).
-    """
-
-    variant: str
-    names: tuple
-    budgets: np.ndarray
-    sensitivity: np.ndarray
-    participation: np.ndarray
-    share: np.ndarray | None = None
-
-    def as_rows(self) -> list[dict]:
-        rows = []
-        for g, name in enumerate(self.names):
-            row = {"group": name, "budget": float(self.budgets[g])}
-            if self.variant == "upsampling":
-                row["upsampling"] = int(self.sensitivity[g])
-            elif self.variant == "weighting":
-                row["weight"] = float(self.sensitivity[g])
-            else:
-                row["participation"] = float(self.participation[g])
-            if self.share is not None and np.isfinite(self.share[g]):
-                row["share"] = float(self.share[g])
-            rows.append(row)
-        return rows
+    parameters: GroupParameters
+    teacher_groups: np.ndarray | None
+    predictions: np.ndarray | None
 
 
-def derive_parameters(groups: PrivacyGroups, *, variant: str,
-                      teacher_groups: np.ndarray | None = None, precision: int = 2,
-                      weights: str = "budget", power: float = 2.0) -> GroupParameters:
-    """Each group's upsampling factor, weight or participation frequency.
-
-    Values the groups file gives are used as they are; the others follow MATH.md section 9
-    (``upsampling_factors``, ``group_weights`` (Appendix C, or ``group-size``),
-    ``vanishing_frequencies`` with ``power``). Weighting needs ``teacher_groups`` (the
-    weights are normalised over the teachers).
-    """
-    if variant not in VARIANTS:
-        raise ValueError(f"--individualized must be one of {', '.join(VARIANTS)}, "
-                         f"got {variant!r}")
-    budgets = np.asarray(groups.budgets, dtype=np.float64)
-    count = budgets.size
-    ones = np.ones(count)
-    if variant == "upsampling":
-        derived = upsampling_factors(budgets, precision=precision).astype(np.float64)
-        sensitivity = _given_or(groups.upsampling, derived)
-        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
-    if variant == "weighting":
-        if teacher_groups is None:
-            raise ValueError("--individualized weighting needs --predictions and "
-                             "--teacher-groups (weights apply to teachers' votes)")
-        derived = group_weights(budgets, teacher_groups, rule=weights)
-        sensitivity = _given_or(groups.weight, derived)
-        if groups.weight is not None and weights == "budget":
-            total = float(sensitivity[teacher_groups].sum())
-            teachers = teacher_groups.size
-            if abs(total - teachers) > 1e-6 * teachers:
-                raise ValueError(f"the weights sum to {total:.6g} over the {teachers} "
-                                 f"teachers, not {teachers} (Appendix C: weights are "
-                                 "budget / mean teacher budget)")
-        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
-    if teacher_groups is None:
-        raise ValueError("--individualized vanishing needs --predictions and "
-                         "--teacher-groups (teachers take part by group)")
-    frequency = _given_or(groups.participation, vanishing_frequencies(budgets, power=power))
-    return GroupParameters(variant, groups.names, budgets, np.full(count, np.nan), frequency,
-                           groups.share)
+def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
+                        precision: int = 2, weights: str = "budget",
+                        power: float = 2.0) -> IndividualizedPlan:
+    """The plan of a run whose option rules (``run_spec.RULES``) were checked: the groups
+    (and teacher groups) read and each group's parameters derived (MATH.md s.9)."""
+    privacy_groups = groups if isinstance(groups, PrivacyGroups) else load_groups(groups)
+    assigned, raw = None, None
+    if teacher_groups is not None:
+        raw = vote_set.predictions
+        assigned = (np.asarray(teacher_groups) if isinstance(teacher_groups, np.ndarray)
+                    else load_teacher_groups(teacher_groups, groups=privacy_groups,
+                                             teachers=int(vote_set.teachers)))
+    parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
+                                   precision=precision, weights=weights, power=power)
+    return IndividualizedPlan(parameters, assigned, raw)
 
 
 def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
@@ -126,136 +86,110 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            workers: int | None = None) -> AnalysisResult:
     """Analyse an individualized run; the result's ``groups`` holds the accounting.
 
-    ``student`` is Interactive-GNMax's probabilities. ``votes`` is the plain histogram
-    (upsampling); weighting and vanishing build theirs
+    ``votes`` is the plain histogram (upsampling); weighting and vanishing form theirs
     from ``predictions`` (queries x teachers) and ``teacher_groups``. The replay runs on
-    that histogram; each group's cost uses the real ``log q`` and ``pr_answered`` with
-    noise scales divided by its sensitivity. Labels after the stopping point (the first
-    query after which some group exceeds its budget) are not released: they are removed
-    from ``label`` and from the label accuracy. Each group reports what it spent at the
-    stop (at most its budget; ``epsilon_if_continued``: over every analysed query); the
-    top-level ``epsilon``/``order`` are the largest spent-at-stop, and ``answered`` counts
-    the queries answered before the stop.
-
-    No per-query array is kept: the base run is analysed totals-only, then replayed a
-    chunk at a time for the group accounting (``analysis.individualized_stream``), the
-    histograms formed a chunk at a time too, so memory does not grow with the queries.
-    ``per_query`` (True, the default, or ``"stream"``): ``result.iter_frames()`` gives the
-    per-query table (with each group's cumulative epsilon) a chunk at a time; False:
-    totals only. ``workers``: threads of the passes (default: the cores); no figure
-    depends on it.
+    that histogram; each group's cost uses its real ``log q`` and ``pr_answered`` with
+    the noise scales divided by the group's sensitivity. Labels from the stop (the first
+    query after which some group exceeds its budget) on are not released. Each group
+    reports what it spent at the stop (``epsilon_if_continued``: over every analysed
+    query); the top-level ``epsilon``/``order`` are the largest spent at the stop and
+    ``answered`` the answers before it. ``per_query`` (True or ``"stream"``):
+    ``result.iter_frames()`` gives the table with each group's cumulative epsilon;
+    False: totals only. ``workers``: threads (default: the cores); no figure depends on it.
     """
     if mechanism.answer_noise != "gaussian" or mechanism.sequential:
         raise ValueError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant
-    member_groups = frequencies = None
-    if variant == "upsampling":
-        histogram = votes
-    else:
+    member_groups = participation = None
+    histogram = votes
+    if variant != "upsampling":
         if predictions is None or teacher_groups is None:
             raise ValueError(f"--individualized {variant} needs --predictions and "
                              "--teacher-groups")
         classes = classes or int(np.max(predictions)) + 1
         if variant == "weighting":
-            histogram = histogram_rows(variant, predictions, classes=classes,
-                                       weights=parameters.sensitivity[teacher_groups])
+            weights = parameters.sensitivity[teacher_groups]
+            histogram = _HistogramRows(predictions, classes, lambda rows, start: (
+                weighted_histogram(rows, weights, classes=classes)))
         else:
-            frequencies = parameters.participation[teacher_groups]
-            histogram = histogram_rows(variant, predictions, classes=classes,
-                                       frequencies=frequencies, seed=seed)
-            member_groups = teacher_groups
+            frequencies, member_groups = parameters.participation[teacher_groups], teacher_groups
+            participation = partial(_participation, frequencies, seed)
+            histogram = _HistogramRows(predictions, classes, lambda rows, start: vanishing_votes(
+                rows, frequencies=frequencies, seed=seed, classes=classes, start=start).votes)
         teachers = float(predictions.shape[1])
         if getattr(mechanism, "integer_votes", False):  # weighted/rescaled: whole counts?
             mechanism = replace(mechanism, integer_votes=histogram.whole_counts(
                 chunk_rows(chunk_size, classes)))
-    run: dict[str, Any] = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
-               conversion=conversion, seed=seed, queries=queries, labels=labels,
-               student=student, source=source)
+    run = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
+               conversion=conversion, seed=seed, labels=labels, student=student,
+               source=source)
     # with a table, the base run keeps its statistic pairs: the table's pass
-    # (group_frames -> per_query_frames) looks each query's own epsilon up in them
-    base = analyze_votes(histogram, mechanism, **run, chunk_size=chunk_size,
+    # (_group_frames -> per_query_frames) looks each query's own epsilon up in them
+    base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
                          per_query=bool(per_query), workers=workers)
-    setting = GroupSetting(mechanism, base.orders, parameters.sensitivity, frequencies,
-                           member_groups, seed, len(parameters.names))
-    return _streamed(base, histogram, setting, parameters, labels=labels,
-                     student=student, workers=workers, frames=bool(per_query),
-                     chunk_size=chunk_size, answered=partial(answered_before, base, histogram, run))
-
-
-def answered_before(base: AnalysisResult, histogram, run: dict, stop: int | None) -> float:
-    """The answered weight before the stop under expected accounting (pr_answered
-    summed; the group pass counts it otherwise): the base run's total without a stop,
-    else that of the run analysed again, totals only, up to the stop."""
-    if stop is None or stop >= base.queries:
-        return float(base.answered_total)
-    if stop == 0:
-        return 0.0
-    return float(analyze_votes(histogram, base.mechanism, **{**run, "queries": stop},
-                               per_query=False).answered_total)
-
-
-def _streamed(base: AnalysisResult, histogram, setting: GroupSetting,
-              parameters: GroupParameters, *, labels, student, workers, frames: bool,
-              chunk_size: int | None, answered) -> AnalysisResult:
-    """The totals-only individualized result of ``base`` (analysed without columns): the
-    group accounting replayed a chunk at a time, and with ``frames`` the per-query table
-    streamed by a further pass (``analysis.individualized_stream``)."""
-    orders = base.orders.size
-    found = group_totals(base, histogram, setting, names=parameters.names,
-                         budgets=parameters.budgets, student=student, labels=labels,
-                         chunk_size=totals_rows(chunk_size, orders), workers=workers)
-    groups = found.groups
-    released_upto = base.queries if groups.stopped_at is None else groups.stopped_at
-    counted = found.labels
+    selects = mechanism.selects
+    setting = GroupSetting(mechanism.sigma, mechanism.sigma_threshold if selects else None,
+                           _screening(mechanism) if selects else None, base.orders,
+                           parameters.sensitivity, participation, member_groups)
+    found, counted, answered = _group_totals(
+        base, histogram, setting, parameters.budgets, student=student, labels=labels,
+        chunk_size=_totals_rows(chunk_size, base.orders.size), workers=workers)
+    groups, independent_spent, independent_final = found.totals(parameters.names)
+    stop = groups.stopped_at
+    if accounting == "expected":  # pr_answered summed before the stop
+        answered = (base.answered_total if stop is None or stop >= base.queries
+                    else 0.0 if stop == 0 else analyze_votes(
+                        histogram, base.mechanism, **run, queries=stop,
+                        per_query=False).answered_total)
     outcomes = None
     if counted.outcomes is not None:  # after the stop, nothing is released
         outcomes = counted.outcomes.copy()
-        outcomes[OUTCOME_ABSTAIN] += base.queries - released_upto
+        outcomes[OUTCOME_ABSTAIN] += base.queries - (base.queries if stop is None else stop)
     accuracy, by_outcome = counted.accuracy(labels is not None)
-    assert base.counts is not None  # analysed totals-only
-    result = replace(
-        _summary(base, groups, parameters, found.independent_spent, found.independent_final,
-                 answered(groups.stopped_at) if found.answered is None else found.answered),
-        label_accuracy=accuracy, accuracy_by_outcome=by_outcome,
-        counts=replace(base.counts, labels_output=counted.output,
-                       outcomes=None if outcomes is None else tuple(int(n) for n in outcomes)))
-    if frames:
-        result = replace(result, frames=lambda _: group_frames(
-            base, histogram, setting, names=parameters.names, stopped_at=groups.stopped_at,
-            student=student, workers=workers,
-            chunk_size=stream_rows(chunk_size, row_width(histogram), orders)))
-    return result
-
-
-def _summary(base: AnalysisResult, groups: GroupTotals, parameters: GroupParameters,
-             independent_spent: np.ndarray, independent_final: np.ndarray,
-             answered: float) -> AnalysisResult:
-    """``base`` with the groups' figures (CLI.md's ``groups``, ``stopped_at``...): the
-    top-level ``epsilon``/``order`` are the largest spent at the stop, ``answered`` the
-    answer weight before the stop."""
-    spent = groups.epsilon
-    worst = int(np.argmax(spent))
-    rows = []
-    for g, row in enumerate(parameters.as_rows()):
-        rows.append({**row,
-                     "sensitivity": (None if not np.isfinite(parameters.sensitivity[g])
-                                     else float(parameters.sensitivity[g])),
-                     "epsilon": float(spent[g]),
-                     "order": _order(groups.order[g]),
-                     "exhausted_at": groups.exhausted_at[g],
-                     "epsilon_if_continued": float(groups.final_epsilon[g]),
-                     "order_if_continued": _order(groups.final_order[g]),
-                     "epsilon_data_independent": float(independent_spent[g]),
-                     "epsilon_data_independent_if_continued": float(independent_final[g])})
-    part = GroupsPart(variant=parameters.variant, groups=tuple(rows),
-                      stopped_at=groups.stopped_at, labels_released=groups.labels_released,
+    rows = [{**row,
+             "sensitivity": (None if not np.isfinite(parameters.sensitivity[g])
+                             else float(parameters.sensitivity[g])),
+             "epsilon": float(groups.epsilon[g]), "order": _order(groups.order[g]),
+             "exhausted_at": groups.exhausted_at[g],
+             "epsilon_if_continued": float(groups.final_epsilon[g]),
+             "order_if_continued": _order(groups.final_order[g]),
+             "epsilon_data_independent": float(independent_spent[g]),
+             "epsilon_data_independent_if_continued": float(independent_final[g])}
+            for g, row in enumerate(parameters.as_rows())]
+    part = GroupsPart(variant=variant, groups=tuple(rows), stopped_at=stop,
+                      labels_released=groups.labels_released,
                       baseline={"budget": float(np.min(parameters.budgets)),
                                 "labels_released": groups.baseline_labels,
                                 "stopped_at": groups.baseline_stopped_at})
+    worst = int(np.argmax(groups.epsilon))
     order = groups.order[worst]
-    return replace(base, epsilon=float(spent[worst]),
-                   order=float(order) if np.isfinite(order) else float(base.orders[0]),
-                   answered_total=answered, groups=part)
+    assert base.counts is not None  # analysed totals-only
+    result = replace(
+        base, epsilon=float(groups.epsilon[worst]),
+        order=float(order) if np.isfinite(order) else float(base.orders[0]),
+        answered_total=float(answered), groups=part, label_accuracy=accuracy,
+        accuracy_by_outcome=by_outcome,
+        counts=replace(base.counts, labels_output=counted.output,
+                       outcomes=None if outcomes is None else tuple(int(n) for n in outcomes)))
+    if per_query:
+        result = replace(result, frames=lambda _: _group_frames(
+            base, histogram, setting, names=parameters.names, stopped_at=stop,
+            student=student, workers=workers,
+            chunk_size=stream_rows(chunk_size, row_width(histogram), base.orders.size)))
+    return result
+
+
+def _participation(frequencies: np.ndarray, seed: int, start: int, count: int) -> np.ndarray:
+    return vanishing_participation(frequencies, seed=seed, count=count, start=start)
+
+
+def _screening(mechanism) -> tuple | None:
+    """``(T, kind, low, high)`` of the threshold step's exact curve (MATH.md s.17), None
+    under ``screening="gaussian"``. The counts are whole for plain and upsampled votes and
+    for weighted or rescaled ones whose histogram came out whole (checked above); a
+    group's step ``D`` must be whole too for the integer grid (``curves``)."""
+    kind, low, high = screening_counts(mechanism)
+    return None if kind == "gaussian" else (float(mechanism.threshold), kind, low, high)
 
 
 def _order(value: float) -> float | None:
@@ -263,36 +197,154 @@ def _order(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
-def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
-    derived = np.asarray(derived, dtype=np.float64)
-    if given is None:
-        return derived
-    return np.where(np.isfinite(given := np.asarray(given, dtype=np.float64)), given, derived)
+class _HistogramRows:
+    """The weighted or vanishing histogram of ``predictions`` (queries x teachers) as
+    ``(queries, classes)`` float64 rows, formed for the slices a pass reads, never whole;
+    ``build(rows, start)`` forms the rows from ``start`` (the same bits however the rows
+    are split, ``mechanisms.participation``)."""
+
+    ndim = 2
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, predictions: np.ndarray, classes: int,
+                 build: Callable[[np.ndarray, int], np.ndarray]):
+        self.predictions, self.build = predictions, build
+        self.shape = (int(predictions.shape[0]), int(classes))
+
+    def __getitem__(self, key: slice) -> np.ndarray:
+        lo, hi, _ = key.indices(self.shape[0])
+        if hi <= lo:
+            return np.empty((0, self.shape[1]))
+        return self.build(np.asarray(self.predictions[lo:hi]), lo)
+
+    def whole_counts(self, step: int) -> bool:
+        """Whether every count is a whole number (a pass, ``step`` rows at a time)."""
+        return all(np.array_equal(part, np.rint(part)) for part in (
+            self[lo:lo + step] for lo in range(0, self.shape[0], step)))
 
 
-@dataclass(frozen=True)
-class IndividualizedPlan:
-    """What ``--individualized`` needs: each group's parameters, each teacher's group
-    (with ``--teacher-groups``) and the raw predictions (with ``--predictions``)."""
+class _Chunk(NamedTuple):
+    """A replayed chunk: the answer step's charge (``weight``), each query's output
+    label and outcome, ``log q`` and ``log pr_answered``."""
 
-    parameters: GroupParameters
-    teacher_groups: np.ndarray | None
-    predictions: np.ndarray | None
+    start: int
+    weight: np.ndarray
+    labels: np.ndarray
+    outcome: np.ndarray | None
+    log_q: np.ndarray
+    log_pr: np.ndarray
 
 
-def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
-                        precision: int = 2, weights: str = "budget",
-                        power: float = 2.0) -> IndividualizedPlan:
-    """Group parameters of an individualized run (MATH.md s.9), reading the groups (and
-    teacher groups). The option rules (``run_spec.RULES``: a known variant, ``--groups``
-    given, predictions and teacher groups where the variant needs them) were checked."""
-    privacy_groups = groups if isinstance(groups, PrivacyGroups) else load_groups(groups)
-    assigned, raw = None, None
-    if teacher_groups is not None:
-        raw = vote_set.predictions
-        assigned = (np.asarray(teacher_groups) if isinstance(teacher_groups, np.ndarray)
-                    else load_teacher_groups(teacher_groups, groups=privacy_groups,
-                                             teachers=int(vote_set.teachers)))
-    parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
-                                   precision=precision, weights=weights, power=power)
-    return IndividualizedPlan(parameters, assigned, raw)
+def _totals_rows(chunk_size: int | None, orders: int) -> int:
+    """Queries per chunk of the group accounting: ``chunk_size``, else at most
+    ``TABLE_ROWS`` and ``STREAM_CURVE_VALUES`` curve values (fewer chunks evaluate each
+    distinct selection curve fewer times; the replay runs in smaller pieces,
+    :func:`_replayed`)."""
+    if chunk_size is not None:
+        return chunk_size
+    return min(TABLE_ROWS, max(1, STREAM_CURVE_VALUES // max(1, orders)))
+
+
+def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: np.ndarray,
+                  *, student, labels, chunk_size: int, workers: int | None
+                  ) -> tuple[GroupRun, LabelCounts, float]:
+    """``base`` (a totals-only analysis of ``votes``) replayed chunk by chunk into a
+    ``GroupRun`` (the same bits as ``account_groups`` over the whole run's columns), the
+    label counts and the answers up to the stop."""
+    found = GroupRun(setting, budgets=budgets, delta=base.delta, conversion=base.conversion,
+                     independent=base.accounting == "data-independent")
+    counts = LabelCounts(base.mechanism.uses_student)
+    truth = None if labels is None else np.asarray(labels)
+    answered = 0
+    curves_map = partial(ordered_map, workers=workers)
+    for chunk in _replayed(base, votes, student=student, chunk_size=chunk_size,
+                          workers=workers):
+        output = chunk.labels >= 0
+        # under expected accounting too, the answers the replay made (outcome or label)
+        made = (chunk.weight if base.accounting != "expected"
+                else (chunk.outcome == OUTCOME_TEACHER).astype(np.float64)
+                if chunk.outcome is not None else output.astype(np.float64))
+        before = found.stops.stopped_at
+        found.add(chunk.start, chunk.log_q, chunk.log_pr, output, chunk.weight, made,
+                  map=curves_map)
+        if before is None:  # labels up to the stop
+            stop = found.stops.stopped_at
+            upto = output.size if stop is None else stop - chunk.start
+            counts.add(chunk.labels[:upto], None if chunk.outcome is None
+                       else chunk.outcome[:upto],
+                       None if truth is None else truth[chunk.start:chunk.start + upto])
+            answered += int(np.count_nonzero(chunk.weight[:upto]))
+    return found, counts, float(answered)
+
+
+def _replayed(base: AnalysisResult, votes, *, student=None, chunk_size: int,
+             workers: int | None = None) -> Iterator[_Chunk]:
+    """``base``'s queries replayed a chunk of ``chunk_size`` at a time (MATH.md s.1:
+    noise keyed by query position), formed ahead on ``workers`` threads in pieces of at
+    most ``READ_VALUES`` vote values (a replay holds several times its votes while it
+    runs; a chunk keeps five numbers a query)."""
+    mechanism = base.mechanism
+    queries = base.queries
+    selection, answer = mechanism_steps(mechanism)
+    noise = NoiseSource(base.seed)
+    positions = FirstRows(queries)
+
+    def form(piece: tuple[int, int]) -> _Chunk:
+        chunk = chunk_costs(votes, positions, *piece, mechanism=mechanism,
+                            selection=selection, answer=answer, noise=noise,
+                            accounting=base.accounting, orders=np.ones(1), student=student,
+                            curves=False)
+        labels, outcome = released_labels(chunk.made, chunk.made.answered,
+                                          mechanism.uses_student)
+        return _Chunk(piece[0], chunk.weight, labels, outcome, chunk.log_q, chunk.log_pr)
+
+    step = max(1, min(chunk_size, chunk_rows(None, row_width(votes))))
+    pieces = [(lo, min(queries, lo + step)) for lo in range(0, queries, step)]
+    held: list[_Chunk] = []
+    for piece in ordered_map(form, pieces, workers=workers):
+        held.append(piece)
+        end = piece.start + piece.weight.shape[0]
+        if end - held[0].start >= chunk_size or end == queries:
+            yield held[0] if len(held) == 1 else _Chunk(held[0].start, *(
+                None if parts[0] is None else np.concatenate(parts)
+                for parts in list(zip(*held, strict=True))[1:]))
+            held = []
+
+
+def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,
+                 stopped_at: int | None, student=None, chunk_size: int,
+                 workers: int | None = None) -> Iterator:
+    """The per-query table a chunk at a time: ``base``'s streamed table
+    (``per_query_stream.per_query_frames``) with nothing released from ``stopped_at`` on
+    and each group's cumulative epsilon (``epsilon_cumulative_<group>``) composed from
+    the table's own columns: the rows, bit for bit, of the run's ``to_frame()``."""
+    import pandas as pd
+
+    sums = GroupSums(groups=len(names), orders=setting.orders, delta=base.delta,
+                     conversion=base.conversion, member_groups=setting.member_groups)
+    independent = base.accounting == "data-independent"
+    curves_map = partial(ordered_map, workers=workers)
+    start = 0
+    for frame in per_query_frames(base, votes, student=student, chunk_size=chunk_size,
+                                  workers=workers):
+        count = len(frame)
+        label = frame["label"].to_numpy(dtype=np.int64, na_value=-1)
+        eps, _, _ = add_span(sums, span_costs(
+            setting, start, frame["log_q"].to_numpy(dtype=np.float64),
+            frame["log_pr_answered"].to_numpy(dtype=np.float64), label >= 0,
+            frame["answered"].to_numpy(dtype=np.float64), independent=independent,
+            map=curves_map), map=curves_map)
+        cut = None if stopped_at is None else max(0, stopped_at - start)
+        if cut is not None and cut < count:  # nothing released from the stop on
+            label[cut:] = -1
+            values = pd.array(np.where(label >= 0, label, 0), dtype="Int64")
+            values[label < 0] = pd.NA
+            frame["label"] = values
+            if "outcome" in frame:  # built as serialize.per_query_frame builds it
+                outcome = frame["outcome"].to_numpy(dtype=str)
+                outcome[cut:] = INTERACTIVE_NAMES[OUTCOME_ABSTAIN]
+                frame["outcome"] = outcome
+        for g, name in enumerate(names):
+            frame[f"epsilon_cumulative_{name}"] = eps[:, g]
+        yield frame
+        start += count

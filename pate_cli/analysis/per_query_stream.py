@@ -16,13 +16,13 @@ distinct statistic pairs (``result.distinct_pairs``, converted once each by
 budget run). Both give the bits of the full computation.
 
 A run's decisions (``pate_cli.decisions.Decisions``, CLI.md "Decisions") are read from
-the same stream, a piece at a time (:func:`decisions_of_frames`; ``--write-decisions``)
+the same stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``)
 or whole (:func:`decisions_of`; ``label()``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -33,12 +33,7 @@ from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..curve_store import SharedCurves
 from ..decisions import (
-    INTERACTIVE_NAMES,
-    SVT_HALTED,
-    SVT_STABLE,
-    SVT_UNSTABLE,
     Decisions,
-    codes_of,
 )
 from ..inputs.rows import rows_of
 from ..mechanisms import NoiseSource
@@ -88,14 +83,13 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     integral = integral_maxima(votes, positions, queries, chunk_size)
     if queries == 0:  # a budget run that halted at once: the table's header only
         empty = np.empty(0)
-        yield per_query_frame(SimpleNamespace(
-            accounting=result.accounting, answered=empty, label=np.empty(0, np.int64),
-            queries=0, query_index=np.empty(0, np.int64), plurality=empty,
-            plurality_class=np.empty(0, np.int64), log_q=empty, log_pr_answered=empty,
-            rdp_selection=empty, rdp_answer=empty, epsilon_query=empty,
-            epsilon_cumulative=empty, order_cumulative=empty,
-            outcome=np.empty(0, np.int8) if mechanism.uses_student else None,
-            columns={}), integral=integral)
+        figures = SimpleNamespace(epsilon=empty, epsilon_query=empty,
+                                  order_index=np.empty(0, np.int64))
+        yield per_query_frame(_piece(
+            result.accounting, np.empty(0, np.int64), np.empty((0, 1)),
+            Decisions(np.empty(0, bool), np.empty(0, np.int64),
+                      np.empty(0, np.int8) if mechanism.uses_student else None),
+            empty, empty, empty, figures, orders, (empty, empty)), integral=integral)
         return
     # a budget run's running sums restart from its carries at block starts (budget_run)
     carries = None if result.budget is None else result.budget.carries
@@ -149,23 +143,30 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             own_epsilon = query_epsilons(chunk.costs, count, converter)
         figures = replace(sums.running((start, stop), chunk.costs, formed_at, count),
                           epsilon_query=own_epsilon)
-        rows = QueryColumns(count, with_outcome=mechanism.uses_student)
-        rows.fill(slice(0, count), chunk.block, chunk.made, chunk.made.answered,
-                  weight=chunk.weight, log_q=chunk.log_q, log_pr=chunk.log_pr,
-                  figures=figures, orders=orders)
-        columns = rows.columns
-        rdp_selection, rdp_answer = per_query_at_order(
-            selection, answer, columns, columns["answered"], at_order, independent)
-        yield per_query_frame(SimpleNamespace(
-            accounting=result.accounting, answered=columns["answered"], label=rows.label,
-            queries=count, query_index=np.asarray(positions[start:stop]),
-            plurality=columns["plurality"], plurality_class=rows.plurality_class,
-            log_q=columns["log_q"], log_pr_answered=columns["log_pr_answered"],
-            rdp_selection=rdp_selection, rdp_answer=rdp_answer,
-            epsilon_query=columns["epsilon_query"],
-            epsilon_cumulative=columns["epsilon_cumulative"],
-            order_cumulative=columns["order_cumulative"], outcome=rows.outcome,
-            columns={}), integral=integral)
+        at = per_query_at_order(selection, answer, {
+            "log_q": chunk.log_q, "log_pr_answered": chunk.log_pr}, chunk.weight, at_order,
+            independent)
+        yield per_query_frame(_piece(
+            result.accounting, np.asarray(positions[start:stop]), chunk.block, chunk.made,
+            chunk.weight, chunk.log_q, chunk.log_pr, figures, orders, at), integral=integral)
+
+
+def _piece(accounting: str, query_index: np.ndarray, block: np.ndarray, made: Decisions,
+           weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,
+           orders: np.ndarray, at_order: tuple[np.ndarray, np.ndarray]) -> SimpleNamespace:
+    """One chunk's columns of the per-query table (``per_query_frame``'s names):
+    ``figures`` its running and own epsilons, ``at_order`` its selection and answer RDP
+    at the reported order; Interactive-GNMax's outcomes where ``made`` has codes."""
+    label, outcome = released_labels(made, made.answered, made.code is not None)
+    return SimpleNamespace(
+        accounting=accounting, queries=query_index.size, query_index=query_index,
+        plurality=np.asarray(block.max(axis=1), dtype=np.float64),
+        plurality_class=plurality_classes(block),
+        answered=np.asarray(weight, dtype=np.float64), label=label, outcome=outcome,
+        log_q=log_q, log_pr_answered=log_pr, rdp_selection=at_order[0],
+        rdp_answer=at_order[1], epsilon_query=figures.epsilon_query,
+        epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
+        columns={})
 
 
 def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
@@ -198,36 +199,6 @@ def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
     return True
 
 
-class QueryColumns:
-    """The per-query columns of one chunk of a run (the per-query table's pass)."""
-
-    NAMES = ("plurality", "answered", "log_q", "log_pr_answered", "epsilon_query",
-             "epsilon_cumulative", "order_cumulative")
-
-    def __init__(self, queries: int, *, with_outcome: bool):
-        self.columns = {name: np.empty(queries) for name in self.NAMES}
-        self.plurality_class = np.empty(queries, dtype=np.int64)
-        self.label = np.empty(queries, dtype=np.int64)
-        self.outcome = np.empty(queries, dtype=np.int8) if with_outcome else None
-
-    def fill(self, part: slice, block: np.ndarray, decisions, released: np.ndarray, *,
-             weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,
-             orders: np.ndarray) -> None:
-        columns = self.columns
-        columns["plurality"][part] = block.max(axis=1)
-        self.plurality_class[part] = plurality_classes(block)
-        columns["answered"][part] = weight
-        block_labels, outcome = released_labels(decisions, released, self.outcome is not None)
-        if self.outcome is not None:  # reinforced student labels are output too (no cost)
-            self.outcome[part] = outcome
-        self.label[part] = block_labels
-        columns["log_q"][part] = log_q
-        columns["log_pr_answered"][part] = log_pr
-        columns["epsilon_query"][part] = figures.epsilon_query
-        columns["epsilon_cumulative"][part] = figures.epsilon
-        columns["order_cumulative"][part] = orders[figures.order_index]
-
-
 def decisions_of(result) -> Decisions:
     """The decisions an analysis made (or accounted), up to where labelling stopped, read
     from its per-query table's stream (:func:`streamed_decisions`)."""
@@ -244,9 +215,10 @@ def decisions_of(result) -> Decisions:
 
 def streamed_decisions(result) -> Iterator[Decisions]:
     """The decisions of a result analysed with ``per_query="stream"``, a piece at a time
-    from its table's stream (:func:`decisions_of_frames`), up to where labelling stopped
-    (an individualized run's stop, as :func:`decisions_of`)."""
-    pieces = decisions_of_frames(result.iter_frames(), result.mechanism.name)
+    from its table's stream (``Decisions.of_table``), up to where labelling stopped (an
+    individualized run's stop): memory bounded by the piece (``--write-decisions``)."""
+    name = result.mechanism.name
+    pieces = (Decisions.of_table(frame, name) for frame in result.iter_frames())
     stop = None if result.groups is None else result.groups.stopped_at
     if stop is None:
         yield from pieces
@@ -260,23 +232,3 @@ def streamed_decisions(result) -> Iterator[Decisions]:
                 break
     finally:  # the rest of the table's pass is not formed (its threads stopped here)
         pieces.close()
-
-
-def decisions_of_frames(frames: Iterable, mechanism: str
-                        ) -> Generator[Decisions, None, None]:
-    """The decisions of a single run's per-query table (``result.iter_frames()``), a
-    piece at a time: what :func:`decisions_of` gives whole, with memory bounded by the
-    piece (``--write-decisions`` of a totals-only run)."""
-    for frame in frames:
-        query = frame["query"].to_numpy(dtype=np.int64)
-        label = frame["label"].fillna(-1).to_numpy(dtype=np.int64)
-        known = {"query": query, "mechanism": mechanism}
-        if "outcome" in frame:  # Interactive-GNMax: its codes by their table names
-            code = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
-            yield Decisions.of_codes(code, label, **known)
-        elif mechanism == "svt":  # from the ``unstable`` column
-            unstable = frame["unstable"].to_numpy(dtype=bool)
-            yield Decisions.of_codes(np.where(label >= 0, SVT_STABLE, np.where(
-                unstable, SVT_UNSTABLE, SVT_HALTED)), label, **known)
-        else:
-            yield Decisions(label >= 0, label, **known)

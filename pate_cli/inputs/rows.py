@@ -10,6 +10,8 @@ process's array or a task's own source, and a memory-mapped file let go once rea
   CSV, stdin, an array given to the API) and :class:`NpyRows` (a ``.npy`` file or ``.npy``
   shards that each worker memory-maps itself, ``inputs.shards``); ``shards.task_source``
   picks.
+- :class:`AnalysedRows`: the analysed rows of a run, sliced a chunk at a time (the
+  smooth-sensitivity release).
 """
 
 from __future__ import annotations
@@ -133,3 +135,18 @@ class ShippedRows:
 
     def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
         return as_float_rows(self.votes[lo:hi])
+
+
+class AnalysedRows:
+    """The first ``queries`` of the rows ``positions`` of ``votes`` (dense or sparse), read
+    a slice at a time as :func:`rows_of` gives them: the subset is never gathered whole."""
+
+    def __init__(self, votes, positions, queries: int) -> None:
+        self.votes = votes
+        self.positions = positions
+        self.shape = (int(queries), int(votes.vocabulary if is_sparse(votes)
+                                        else votes.shape[1]))
+
+    def __getitem__(self, part: slice):
+        start, stop, _ = part.indices(self.shape[0])
+        return rows_of(self.votes, self.positions, start, stop)

@@ -12,7 +12,8 @@ Two forms, read into one ``SparseVotes`` (compressed sparse rows):
 Each problem is one line naming the file, the query and class, and what is wrong: a
 duplicate entry, a class outside the vocabulary, unsorted or missing queries, a negative or
 non-finite count, a row summing to another total than the others (unless ``--teachers``), a
-query with two outputs. Nothing is unpickled (``allow_pickle=False`` throughout).
+query with two outputs, an output's queries not consecutive rows (:func:`check_outputs`, for
+a run grouped by output). Nothing is unpickled (``allow_pickle=False`` throughout).
 """
 
 from __future__ import annotations
@@ -276,6 +277,20 @@ def _checked_output(name, output: np.ndarray, queries: int) -> np.ndarray:
         raise InputError(f"{name}: query {bad[0]} has output {output[bad[0]]}; outputs are "
                          "ids >= 0")
     return output
+
+
+def check_outputs(outputs: np.ndarray, name: str | None) -> None:
+    """One line when an output's queries are not consecutive rows (a generation is a
+    sequence)."""
+    change = np.flatnonzero(np.diff(outputs) != 0) + 1
+    starts = outputs[np.concatenate(([0], change))]
+    order = np.argsort(starts, kind="stable")
+    repeated = np.flatnonzero(np.diff(starts[order]) == 0)
+    if repeated.size:
+        again = np.sort(order[repeated[0] : repeated[0] + 2])[1]
+        row = int(np.concatenate(([0], change))[again])
+        raise InputError(f"{name}: query {row} returns to output {int(outputs[row])} after "
+                         "another output (an output's queries must be consecutive rows)")
 
 
 def _compressed(name, rows, cols, data, output, queries: int, vocabulary: int,

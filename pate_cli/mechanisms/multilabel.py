@@ -19,7 +19,10 @@ MAX_SET_LABELS = 62
 
 
 def set_ids(bits: np.ndarray) -> np.ndarray:
-    """0/1 ``(..., labels)`` -> int64 label-set ids (bit l = label l)."""
+    """0/1 ``(..., labels)`` -> int64 label-set ids (bit l = label l; -1 beyond
+    ``MAX_SET_LABELS`` labels)."""
+    if bits.shape[-1] > MAX_SET_LABELS:
+        return np.full(bits.shape[:-1], -1, dtype=np.int64)
     weights = np.left_shift(np.int64(1), np.arange(bits.shape[-1], dtype=np.int64))
     return (bits.astype(np.int64) * weights).sum(axis=-1)
 

@@ -20,8 +20,8 @@ WRITE_EXTENSIONS = (".csv", ".jsonl", ".npz")
 
 
 def decisions_chunks(parts: Iterable, path: str, mechanism: str) -> Iterator[bytes]:
-    """The decisions ``parts`` yields one after another
-    (``analysis.per_query_stream.decisions_of_frames``) as ``path``'s bytes: CSV and JSON lines
+    """The decisions ``parts`` yields one after another (``Decisions.of_table``,
+    ``analysis.per_query_stream.streamed_decisions``) as ``path``'s bytes: CSV and JSON lines
     a part at a time (memory bounded by the part); an ``.npz`` is formed whole once every
     part is in (its arrays' headers need their length and widest outcome)."""
     extension = _extension(path)

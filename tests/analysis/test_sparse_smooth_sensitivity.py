@@ -140,7 +140,7 @@ def test_the_release_reads_a_chunk_at_a_time(tmp_path, monkeypatch):
     the file a chunk of at most 4,096 rows at a time, each row once, also for rows picked
     by --query-indices."""
     from pate_cli import analyze
-    from pate_cli.analysis.added_figures import AnalysedRows
+    from pate_cli.inputs.rows import AnalysedRows
     dense = sparse_rows(np.random.default_rng(3), 10_000, 16, 200, 4)
     matrix = sp.csr_matrix(dense)
     classes = 2**40

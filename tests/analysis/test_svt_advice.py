@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pate_cli
-from pate_cli.analysis.svt_advice import (
+from pate_cli.accounting.svt_tuning import (
     answers_are_few,
     cutoff_candidates,
     largest_threshold_for,

@@ -32,9 +32,9 @@ def strong_votes(path, queries: int, seed: int = 27) -> str:
 
 @pytest.fixture
 def small_svt_chunks(monkeypatch, small_stream_chunks):
-    from pate_cli.analysis import svt_advice
+    from pate_cli.accounting import svt_tuning
     from pate_cli.inputs import vote_checks
-    monkeypatch.setattr(svt_advice, "DISTANCE_ROWS", 2048)
+    monkeypatch.setattr(svt_tuning, "DISTANCE_ROWS", 2048)
     monkeypatch.setattr(vote_checks, "TABLE_ROWS", 2048)  # the loader's scan
 
 

@@ -18,12 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pate_cli
+from pate_cli.accounting import svt_tuning
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.svt import rdp_svt_rounds, svt_epsilon
-from pate_cli.analysis import analyze_votes, svt_advice
+from pate_cli.accounting.svt_tuning import largest_threshold_for, noiseless_answers
+from pate_cli.analysis import analyze_votes
 from pate_cli.analysis.serialize import per_query_frame
-from pate_cli.analysis.svt import svt_frames
-from pate_cli.analysis.svt_advice import DistanceFile, largest_threshold_for, noiseless_answers
+from pate_cli.analysis.svt import DistanceFile, svt_frames
 from pate_cli.decisions import SVT_UNSTABLE
 from pate_cli.mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from pate_cli.orders import default_orders
@@ -157,13 +158,13 @@ def old_largest_threshold(distance: np.ndarray, cutoff: int, goal: int) -> float
        cutoff=st.integers(1, 60), goal=st.integers(1, 50), piece=st.integers(1, 64))
 def test_the_bisection_over_pieces_gives_the_old_bits(values, cutoff, goal, piece):
     distance = np.array(values, dtype=np.float64)
-    before = svt_advice.DISTANCE_ROWS
-    svt_advice.DISTANCE_ROWS = piece  # (not a fixture: hypothesis runs many examples)
+    before = svt_tuning.DISTANCE_ROWS
+    svt_tuning.DISTANCE_ROWS = piece  # (not a fixture: hypothesis runs many examples)
     try:
         found = largest_threshold_for(distance, cutoff, goal)
         answers = [noiseless_answers(distance, t, cutoff) for t in (0.0, 2.5, 17.0, 1e9)]
     finally:
-        svt_advice.DISTANCE_ROWS = before
+        svt_tuning.DISTANCE_ROWS = before
     old = old_largest_threshold(distance, cutoff, goal)
     assert (found is None and old is None) or found == old
     for threshold, count in zip((0.0, 2.5, 17.0, 1e9), answers, strict=True):
@@ -173,12 +174,12 @@ def test_the_bisection_over_pieces_gives_the_old_bits(values, cutoff, goal, piec
 
 
 def test_the_distance_file_holds_each_querys_distance_and_is_removed(monkeypatch):
-    monkeypatch.setattr(svt_advice, "DISTANCE_ROWS", 1000)
+    monkeypatch.setattr(svt_tuning, "DISTANCE_ROWS", 1000)
     votes = np.random.default_rng(1).integers(0, 50, (4321, 7))
     positions = np.random.default_rng(2).permutation(4321)[:3000]
     with DistanceFile(votes, positions, 3000, chunk_size=777) as distances:
         for _ in range(2):  # written once, read again
-            column = np.concatenate(list(distances.pieces()))
+            column = np.concatenate(list(svt_tuning.distance_pieces(distances)))
             assert np.array_equal(column, distance_to_instability(votes[positions]))
         handle = distances._file
     assert handle is not None and handle.closed

@@ -5,13 +5,15 @@ and charging. In the paper: section 4.1 (upsampling, Algorithm 1), 4.2 (weightin
 Algorithm 2), 4.3 (individual sensitivities, Theorem 1, Corollary 1), Appendix B
 (vanishing, Algorithm 3, Proposition 4) and Appendix C (how the parameters are set).
 
-- ``parameters``: upsampling factors, group weights, vanishing frequencies; checks of
-  budgets and groups;
+- ``parameters``: upsampling factors, group weights, vanishing frequencies, each group's
+  parameters in a run (:func:`derive_parameters`); checks of budgets and groups;
 - ``curves``: per-query RDP at each sensitivity (:class:`CurveFactors`) and the chunks of
   costs each member pays (:class:`CostChunk`, :func:`group_costs`,
   :func:`vanishing_costs`);
 - ``groups``: per-group running sums on the composition kernel, the worst-off member and
-  the stopping rule (:func:`account_groups`, :class:`GroupAccounting`).
+  the stopping rule (:func:`account_groups`, :class:`GroupAccounting`);
+- ``spans``: a span of queries' costs per group and a run's group accounting fed span by
+  span (:func:`span_costs`, :class:`GroupRun`).
 
 The histograms the variants aggregate (weighted counts, the vanishing participation
 schedule) draw from the seed and live in ``pate_cli.mechanisms.participation``. Pure
@@ -20,12 +22,22 @@ math: nothing here reads files, draws noise or starts threads.
 
 from .curves import CostChunk, CurveFactors, group_costs, rdp_individual, vanishing_costs
 from .groups import GroupAccounting, GroupSums, account_groups
-from .parameters import WEIGHT_RULES, group_weights, upsampling_factors, vanishing_frequencies
+from .parameters import (
+    VARIANTS,
+    WEIGHT_RULES,
+    GroupParameters,
+    derive_parameters,
+    group_weights,
+    upsampling_factors,
+    vanishing_frequencies,
+)
+from .spans import GroupRun, GroupSetting, add_span, span_costs
 from .stops import GroupStops, GroupTotals, IndependentSpent
 
 __all__ = [
-    "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "GroupStops", "GroupSums",
-    "GroupTotals", "IndependentSpent", "account_groups",
-    "group_costs", "group_weights", "rdp_individual", "upsampling_factors", "vanishing_costs",
+    "VARIANTS", "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "GroupParameters",
+    "GroupRun", "GroupSetting", "GroupStops", "GroupSums", "GroupTotals", "IndependentSpent",
+    "account_groups", "add_span", "derive_parameters", "group_costs", "group_weights",
+    "rdp_individual", "span_costs", "upsampling_factors", "vanishing_costs",
     "vanishing_frequencies",
 ]

@@ -2,16 +2,20 @@
 
 MATH.md section 9 (paper Algorithms 1-3 and Appendix C): the upsampling factor ``u_g``,
 the vote weight ``w_g`` and the vanishing participation frequency ``s_g`` of each group,
-derived from the budgets ``eps_g``. Pure arithmetic on small arrays.
+derived from the budgets ``eps_g``, unless the groups file gives them
+(:func:`derive_parameters`). Pure arithmetic on small arrays.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
+VARIANTS = ("upsampling", "weighting", "vanishing")
 WEIGHT_RULES = ("budget", "group-size")
 
 
@@ -83,6 +87,81 @@ def vanishing_frequencies(budgets: np.ndarray, *, power: float = 2.0) -> np.ndar
         raise ValueError(f"power must be a non-negative number, got {power!r}")
     return (budgets / budgets.max()) ** float(power)
 
+
+@dataclass(frozen=True)
+class GroupParameters:
+    """What each privacy group gets under one variant (MATH.md section 9).
+
+    ``sensitivity`` is ``D_g`` (upsampling factor or weight; for vanishing the sensitivity
+    varies by query, ``k / |S_q|``, and this holds NaN); ``participation`` the vanishing
+    frequency ``s_g`` (1 for the other variants).
+    """
+
+    variant: str
+    names: tuple
+    budgets: np.ndarray
+    sensitivity: np.ndarray
+    participation: np.ndarray
+    share: np.ndarray | None = None
+
+    def as_rows(self) -> list[dict]:
+        rows = []
+        for g, name in enumerate(self.names):
+            row = {"group": name, "budget": float(self.budgets[g])}
+            if self.variant == "upsampling":
+                row["upsampling"] = int(self.sensitivity[g])
+            elif self.variant == "weighting":
+                row["weight"] = float(self.sensitivity[g])
+            else:
+                row["participation"] = float(self.participation[g])
+            if self.share is not None and np.isfinite(self.share[g]):
+                row["share"] = float(self.share[g])
+            rows.append(row)
+        return rows
+
+
+def derive_parameters(groups: Any, *, variant: str,
+                      teacher_groups: np.ndarray | None = None, precision: int = 2,
+                      weights: str = "budget", power: float = 2.0) -> GroupParameters:
+    """Each group's upsampling factor, weight or participation frequency: as ``groups``
+    (an ``inputs.PrivacyGroups``) gives them, else by the rules above (MATH.md section 9).
+    Weighting and vanishing need each teacher's group."""
+    if variant not in VARIANTS:
+        raise ValueError(f"--individualized must be one of {', '.join(VARIANTS)}, "
+                         f"got {variant!r}")
+    budgets = np.asarray(groups.budgets, dtype=np.float64)
+    ones = np.ones(budgets.size)
+    if variant == "upsampling":
+        derived = upsampling_factors(budgets, precision=precision).astype(np.float64)
+        sensitivity = _given_or(groups.upsampling, derived)
+        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
+    if variant == "weighting":
+        if teacher_groups is None:
+            raise ValueError("--individualized weighting needs --predictions and "
+                             "--teacher-groups (weights apply to teachers' votes)")
+        derived = group_weights(budgets, teacher_groups, rule=weights)
+        sensitivity = _given_or(groups.weight, derived)
+        if groups.weight is not None and weights == "budget":
+            total = float(sensitivity[teacher_groups].sum())
+            teachers = teacher_groups.size
+            if abs(total - teachers) > 1e-6 * teachers:
+                raise ValueError(f"the weights sum to {total:.6g} over the {teachers} "
+                                 f"teachers, not {teachers} (Appendix C: weights are "
+                                 "budget / mean teacher budget)")
+        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
+    if teacher_groups is None:
+        raise ValueError("--individualized vanishing needs --predictions and "
+                         "--teacher-groups (teachers take part by group)")
+    frequency = _given_or(groups.participation, vanishing_frequencies(budgets, power=power))
+    return GroupParameters(variant, groups.names, budgets, np.full(budgets.size, np.nan),
+                           frequency, groups.share)
+
+
+def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
+    derived = np.asarray(derived, dtype=np.float64)
+    if given is None:
+        return derived
+    return np.where(np.isfinite(given := np.asarray(given, dtype=np.float64)), given, derived)
 
 
 # --- validation ------------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""Individualized PATE a span of queries at a time: each group's costs of a span, and a
+run's group accounting fed span by span in query order (MATH.md sections 6, 7 and 9).
+
+A span is given by its queries' ``log q``, ``log pr_answered``, whether a label was output
+and the answer step's charge, as the replay found them. The vanishing participation is
+drawn by the caller (``mechanisms.vanishing_participation``) and given as a function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...work_sizes import TASK_VALUES
+from .curves import CostChunk, Mapper, group_costs, vanishing_costs
+from .groups import GroupSums
+from .stops import GroupStops, GroupTotals, IndependentSpent
+
+# Elements of the evaluated curves of one step of vanishing costs (32 MB).
+COST_ELEMENTS = TASK_VALUES
+
+
+class GroupSetting(NamedTuple):
+    """What the group costs of any span need: the noise scales (``sigma_threshold`` None
+    without a selection step), the selection's exact data-independent curve ``(T, kind,
+    low, high)`` (MATH.md s.17; None: s.2's), ``sensitivities`` per group (upsampling,
+    weighting; NaN for vanishing), and for vanishing ``participation(start, count)``,
+    each teacher's part in a span (members are the teachers, of groups ``member_groups``)."""
+
+    sigma: float
+    sigma_threshold: float | None
+    screening: tuple | None
+    orders: np.ndarray
+    sensitivities: np.ndarray
+    participation: Callable[[int, int], np.ndarray] | None
+    member_groups: np.ndarray | None
+
+
+def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.ndarray,
+               answered: np.ndarray, charge: np.ndarray, *, independent: bool,
+               map: Mapper = map) -> Iterator[CostChunk]:
+    """The group costs of queries ``start ..`` as cost chunks in query order: one for
+    upsampling and weighting (curves left for ``GroupSums`` to evaluate a window at a
+    time), steps of about ``COST_ELEMENTS`` evaluated values for vanishing.
+    ``independent``: the data-independent costs. Interactive's ``log pr_answered`` is the
+    replay's (its selection runs on n - M p)."""
+    selection = setting.sigma_threshold is not None
+    common: dict[str, Any] = dict(
+        sigma=setting.sigma, orders=setting.orders, sigma_threshold=setting.sigma_threshold,
+        data_independent=independent, screening=setting.screening)
+    if setting.participation is None:
+        yield group_costs(log_q, sensitivities=setting.sensitivities, evaluate=False,
+                          answered=answered, charge=charge,
+                          log_pr_answered=log_pr if selection else None, **common)
+        return
+    count = log_q.shape[0]
+    step = max(64, COST_ELEMENTS // ((setting.sensitivities.size + 1) * setting.orders.size))
+    for lo in range(0, count, step):
+        part = slice(lo, min(count, lo + step))
+        yield vanishing_costs(log_q[part], participation=setting.participation(
+                                  start + lo, part.stop - lo), map=map,
+                              answered=answered[part], charge=charge[part],
+                              log_pr_answered=log_pr[part] if selection else None,
+                              **common)
+
+
+def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A span's cumulative figures (``GroupSums.add``) over its cost chunks, joined."""
+    parts = [sums.add(chunk, map=map) for chunk in chunks]
+    if len(parts) == 1:
+        return parts[0]
+    eps, order, base = zip(*parts, strict=True)
+    return np.concatenate(eps), np.concatenate(order), np.concatenate(base)
+
+
+class GroupRun:
+    """A run's group accounting (MATH.md section 9) fed span by span in query order:
+    the running sums and the stopping rule, and each group's data-independent epsilons at
+    the stop and after the last query: from the running sums alone where every group
+    pays one curve (upsampling, weighting), else composed per teacher as the run's own
+    (vanishing). Holds one span's figures, whatever the number of queries."""
+
+    def __init__(self, setting: GroupSetting, *, budgets: np.ndarray, delta: float,
+                 conversion: str, independent: bool):
+        make = partial(GroupSums, groups=budgets.size, orders=setting.orders, delta=delta,
+                       conversion=conversion, member_groups=setting.member_groups)
+        self.setting, self.independent = setting, independent
+        self.sums, self.stops = make(), GroupStops(budgets)
+        self.spent_only = (None if independent or setting.participation is not None
+                           else IndependentSpent(self.sums.rule, setting.sensitivities))
+        self.other = (None if independent or self.spent_only is not None
+                      else (make(), GroupStops(budgets)))
+        self.spent_at_stop: np.ndarray | None = None
+
+    def add(self, start: int, log_q: np.ndarray, log_pr: np.ndarray, output: np.ndarray,
+            charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> None:
+        """Queries ``start ..``; ``made``: the answers the replay made (the data-independent
+        charge, which under expected accounting is not ``charge``)."""
+        costs = partial(span_costs, self.setting, start, log_q, log_pr, output, map=map)
+        before = self.stops.stopped_at
+        self.stops.add(*add_span(self.sums, costs(charge, independent=self.independent),
+                                 map=map), output, output)
+        stopped = self.stops.stopped_at
+        if self.spent_only is not None:
+            (chunk,) = costs(made, independent=True)
+            at_cut = self.spent_only.add(chunk, cut=None if before is not None
+                                         or stopped is None else stopped - start)
+            if at_cut is not None:
+                self.spent_at_stop = at_cut
+        if self.other is not None:
+            sums, stops = self.other
+            stops.add(*add_span(sums, costs(made, independent=True), map=map), output, output)
+            if stopped is not None and self.spent_at_stop is None:
+                self.spent_at_stop = stops.epsilon_before(stopped)
+
+    def totals(self, names: tuple) -> tuple[GroupTotals, np.ndarray, np.ndarray]:
+        """The group totals, and each group's data-independent epsilons at the stop and
+        after the last query."""
+        sensitivities = self.setting.sensitivities
+        totals = self.stops.totals(names, sensitivities)
+        if self.spent_only is not None:
+            final = self.spent_only.final()
+        elif self.other is None:
+            return totals, totals.epsilon, totals.final_epsilon
+        else:
+            final = self.other[1].totals(names, sensitivities).final_epsilon
+        return totals, final if self.spent_at_stop is None else self.spent_at_stop, final

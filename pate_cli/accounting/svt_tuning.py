@@ -1,0 +1,146 @@
+"""SVT-PATE tuned from the distances to instability ``d`` (MATH.md s.1 and s.8): the cut-offs
+``--svt-cutoff auto`` tries, and the scale the note of a run that answers little suggests.
+
+The distances come a piece of ``DISTANCE_ROWS`` at a time from anything sliced like an
+array (``analysis.svt.DistanceFile`` reads them from a temporary file), so memory holds
+one piece whatever the number of queries. Choices made here, where the spec is silent:
+
+* **Few answers**: fewer than 1% of the analysed queries (so always when none is answered).
+* **The suggestion** is computed on the noiseless rule: a query is answered when ``d``
+  exceeds the threshold ``w`` by a margin of two standard deviations of the noise gap
+  (``Laplace(2 lam) - Laplace(lam)`` has standard deviation ``sqrt(10) lam``), unstable
+  otherwise, and the run halts at the cut-off's unstable query. The threshold the analysis
+  would pick grows linearly in the scale (``w = 1 + 4 lam log(1/x)``, MATH.md s.8, with
+  ``x`` fixed by n, c and delta), so the largest scale whose noiseless run answers at least
+  ``goal`` queries is ``(w_goal - 1) / (4 log(1/x) + 2 sqrt(10))``, ``w_goal`` the largest
+  effective threshold that leaves ``goal`` answers (bisection: the count falls as the
+  threshold rises). The scale is rounded down and its epsilon up, to 3 significant digits.
+* **The bisection** takes 100 steps. ``d`` is a whole number (MATH.md s.1), so a threshold
+  ``t >= 0`` answers what ``floor(t)`` answers: one pass over the distances per distinct
+  ``floor(t)`` (about ``log2`` of the largest distance, plus two) gives the very bits of a
+  pass per step.
+* **The cut-offs tried**: 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, ... (about three per
+  decade) up to the number of queries.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Protocol
+
+import numpy as np
+
+from ..work_sizes import TABLE_ROWS
+from .svt import svt_guarantee, svt_threshold_for
+
+DISTANCE_ROWS = TABLE_ROWS  # distances read at once (512 KB of float64)
+FEW_FRACTION = 0.01
+MARGIN = 2.0 * math.sqrt(10.0)  # noise-gap standard deviations, in units of lam
+_CUTOFF_STEPS = (1, 1.5, 2, 3, 5, 7)
+_BISECTION_STEPS = 100
+
+
+class DistanceColumn(Protocol):
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, rows: slice, /) -> np.ndarray: ...
+
+
+def distance_pieces(distance: DistanceColumn) -> Iterator[np.ndarray]:
+    for start in range(0, len(distance), DISTANCE_ROWS):
+        yield distance[start : start + DISTANCE_ROWS]
+
+
+def cutoff_candidates(queries: int) -> list[int]:
+    found: list[int] = []
+    decade = 1
+    while True:
+        for step in _CUTOFF_STEPS:
+            value = int(round(step * decade))
+            if value > max(1, queries):
+                return found
+            if value not in found:
+                found.append(value)
+        decade *= 10
+
+
+def answers_are_few(answered: int, queries: int) -> bool:
+    return answered == 0 or answered < FEW_FRACTION * queries
+
+
+def noiseless_answers(distance: DistanceColumn, threshold: float, cutoff: int) -> int:
+    """Answers of the noiseless rule at effective threshold ``threshold``: ``d >
+    threshold`` answers, otherwise unstable; halts at the cut-off's unstable query."""
+    met = answered = 0
+    for piece in distance_pieces(distance):
+        unstable = piece <= threshold
+        counted = np.cumsum(unstable)
+        halt = int(np.searchsorted(counted, cutoff - met))  # the c-th unstable, or the end
+        answered += int(np.count_nonzero(~unstable[:halt]))
+        if halt < piece.size:
+            break
+        met += int(counted[-1])
+    return answered
+
+
+def largest_threshold_for(distance: DistanceColumn, cutoff: int, goal: int, *,
+                          largest: float | None = None) -> float | None:
+    """The largest effective threshold whose noiseless run answers ``goal`` queries (to
+    the bisection's precision, from below), or None if even threshold 0 does not.
+    ``largest``: the largest distance, if known (else a pass finds it)."""
+    counts: dict[float, int] = {}  # by floor(threshold): the module's docstring
+
+    def enough(threshold: float) -> bool:
+        key = math.floor(threshold) if math.isfinite(threshold) else threshold
+        if key not in counts:
+            counts[key] = noiseless_answers(distance, key, cutoff)
+        return counts[key] >= goal
+
+    low = 0.0
+    high = (max((float(piece.max()) for piece in distance_pieces(distance)), default=0.0)
+            if largest is None else float(largest))
+    if not enough(low):
+        return None
+    for _ in range(_BISECTION_STEPS):
+        middle = 0.5 * (low + high)
+        if enough(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def suggest_scale(distance: DistanceColumn, *, cutoff: int, threshold: float | None,
+                  delta: float, conversion: str, goal: int,
+                  largest: float) -> tuple[float, float] | None:
+    """``(scale, epsilon)``: the largest scale (rounded down) whose noiseless run answers
+    ``goal`` queries with this cut-off and threshold rule (``threshold`` the user's or
+    None), and its guarantee (rounded up); None if none does."""
+    queries = len(distance)
+    effective = largest_threshold_for(distance, cutoff, goal, largest=largest)
+    if effective is None:
+        return None
+    if threshold is None:
+        # w(lam) = 1 + 4 lam k with k = log(1/x) independent of lam (MATH.md s.8).
+        k = (svt_threshold_for(scale=1.0, cutoff=cutoff, queries=queries,
+                               delta2=delta / 2.0) - 1.0) / 4.0
+        scale = (effective - 1.0) / (4.0 * k + MARGIN)
+    else:
+        scale = (effective - threshold) / MARGIN
+    scale = _three_digits(scale, math.floor)
+    if not scale >= 1e-6:
+        return None
+    try:
+        epsilon = svt_guarantee(scale=scale, cutoff=cutoff, queries=queries, delta=delta,
+                                conversion=conversion, threshold=threshold).epsilon
+    except ValueError:  # a fixed threshold that leaves no delta at this scale
+        return None
+    return scale, _three_digits(epsilon, math.ceil)
+
+
+def _three_digits(value: float, rounding) -> float:
+    if not (math.isfinite(value) and value > 0):
+        return value
+    factor = 10.0 ** (2 - math.floor(math.log10(value)))
+    return rounding(value * factor * (1 - 1e-12)) / factor

@@ -1,0 +1,42 @@
+"""Per-output sums (``accounting.output_sums``): the same outputs and, up to the order of
+additions, the same sums for any chunking of the queries; the output halt at the first
+output whose tokens, all charged in full, could pass the budget."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pate_cli.accounting.conversion import Conversion
+from pate_cli.accounting.output_sums import first_output_over, output_sums
+
+
+def _chunks(actual, full, size):
+    for start in range(0, actual.shape[0], size):
+        yield start, actual[start : start + size], full[start : start + size]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 50])
+def test_any_chunking_gives_the_same_outputs_and_sums(size):
+    rng = np.random.default_rng(size)
+    ids = np.repeat(np.arange(12), rng.integers(1, 6, 12))
+    actual = rng.random((ids.size, 3))
+    full = actual + rng.random((ids.size, 3))
+    firsts, sums, fulls = (np.concatenate(part) for part in zip(
+        *output_sums(_chunks(actual, full, size), ids), strict=True))
+    starts = np.flatnonzero(np.concatenate(([True], np.diff(ids) != 0)))
+    assert np.array_equal(firsts, starts)
+    np.testing.assert_allclose(sums, np.add.reduceat(actual, starts), rtol=1e-14)
+    np.testing.assert_allclose(fulls, np.add.reduceat(full, starts), rtol=1e-14)
+
+
+def test_the_halt_is_the_first_output_that_could_pass_the_budget():
+    """Four outputs of three tokens, each charged 0.01 (0.05 in full): output k could
+    reach 0.03 k + 0.15, so a budget at 0.22 lets three through and halts at query 9."""
+    conversion = Conversion.of(orders=np.array([2.0, 8.0, 32.0]), delta=1e-5)
+    ids = np.repeat(np.arange(4), 3)
+    actual, full = np.full((12, 3), 0.01), np.full((12, 3), 0.05)
+    budget = float(conversion.epsilon(np.full((1, 3), 0.22))[0][0])
+    sums = list(output_sums(_chunks(actual, full, 5), ids))
+    assert first_output_over(sums, np.zeros(3), conversion, budget) == 9
+    assert first_output_over(sums, np.zeros(3), conversion, 1e9) is None
