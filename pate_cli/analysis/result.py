@@ -1,9 +1,11 @@
-"""What one analysis produced (``AnalysisResult``) and what a sweep row averages
-(``ReplayTotals``).
+"""What one analysis produced (``AnalysisResult``), its per-query table's pieces
+(``per_query_frame``, ``QueryTable``) and what a sweep row averages (``ReplayTotals``).
 
 The result is frozen: every optional part (budget, SVT, rounds, groups, smooth
 sensitivity, an added RDP curve) is a typed value or None. ``to_dict()`` is CLI.md's JSON
 summary; ``iter_frames()`` streams its per-query table (``to_frame()`` puts it together).
+The table's columns follow ``CLI.md``: scripts parse them, so they may be extended but
+never renamed.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._views import load_providers
+from ..accounting.conversion import rdp_to_epsilon
+from ..decisions import INTERACTIVE_NAMES, codes_of
 from ..rounding import ceil_text
-from .serialize import TABLE_NAMES, QueryTable, per_query_frame, summary_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,17 +31,18 @@ if TYPE_CHECKING:
     from ..mechanisms import Mechanism
 
 
-# How a result shows itself in a notebook: ``html`` (result -> str, ``_repr_html_``),
-# ``plot`` (result -> an object with ``history()``, ``selection()``, ``groups()``) and
-# ``report`` (result, **options -> str). The analysis layer cannot import the outputs layer
-# that draws them (tests/test_layers.py), so the outputs layer registers them here
-# (``outputs.notebook``); the package's ``__init__`` names that module (``pate_cli._views``),
+# How a result shows itself: ``dict`` (result -> CLI.md's JSON summary, ``to_dict()``),
+# ``html`` (result -> str, ``_repr_html_``), ``plot`` (result -> an object with
+# ``history()``, ``selection()``, ``groups()``) and ``report`` (result, **options -> str).
+# The analysis layer cannot import the outputs layer that renders them
+# (tests/test_layers.py), so the outputs layer registers them here (``outputs.summary_json``,
+# ``outputs.notebook``); the package's ``__init__`` names those modules (``pate_cli._views``),
 # imported the first time a view is asked for (any ``pate_cli.*`` import runs ``__init__``).
 PRESENTERS: dict[str, Callable[..., Any]] = {}
 
 
 def register_presenter(name: str, presenter: Callable[..., Any]) -> None:
-    """Make ``presenter`` the result's ``name`` view (``html``, ``plot`` or ``report``)."""
+    """Make ``presenter`` the result's ``name`` view (``dict``, ``html``, ``plot``, ``report``)."""
     PRESENTERS[name] = presenter
 
 
@@ -49,7 +53,7 @@ def _presenter(name: str) -> Callable[..., Any]:
         return PRESENTERS[name]
     except KeyError:
         raise RuntimeError(f"no {name!r} view is registered; import pate_cli (its "
-                           "outputs.notebook module registers the notebook views)") from None
+                           "outputs modules register the result's views)") from None
 
 
 @dataclass(frozen=True)
@@ -198,13 +202,9 @@ class AnalysisResult:
     """Everything one analysis produced: its totals and typed optional parts; the
     per-query table is a stream (``iter_frames()``, ``to_frame()``).
 
-    ``counts`` holds what the summary needs of the queries (``QueryCounts``).
     ``query_index`` is the file row of each analysed query when ``--query-indices``
-    picked and ordered them (else None). ``frames`` gives the per-query table a chunk at a
-    time by a second pass over the votes (None: analysed with ``per_query=False``).
-    A multi-label run holds its per-query columns in memory instead (``table``).
-    ``result.epsilon_cumulative`` and the other :class:`QueryTable` names give the
-    table's columns as arrays.
+    picked and ordered them (else None). ``result.epsilon_cumulative`` and the other
+    :class:`QueryTable` names give the table's columns as arrays.
     """
 
     mechanism: Mechanism
@@ -249,8 +249,8 @@ class AnalysisResult:
     epsilon_rdp: float | None = None
     # What the summary needs of the queries (every analysis sets it).
     counts: QueryCounts | None = None
-    # The per-query table's pieces by a second pass (``analysis.per_query_stream``; None
-    # for a totals-only result), see iter_frames.
+    # The per-query table's pieces by a second pass over the votes, a chunk at a time
+    # (``analysis.per_query_stream``; None: analysed with ``per_query=False``).
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(
         default=None, repr=False, compare=False)
     # The run's distinct (answer, selection) statistic pairs (``accounting.grouped``),
@@ -264,6 +264,19 @@ class AnalysisResult:
     def queries(self) -> int:
         assert self.counts is not None  # every analysis counts its queries
         return self.counts.queries
+
+    @property
+    def epsilon_improved(self) -> float | None:
+        """The improved conversion (MATH.md s.6) of the run's total RDP curve, whatever
+        ``--conversion`` chose; None where the epsilon is not an RDP conversion (SVT-PATE's
+        guarantee, individualized groups)."""
+        if self.svt is not None or self.groups is not None or self.rdp_total is None:
+            return None
+        epsilon, _ = rdp_to_epsilon(self.rdp_total, orders=self.orders, delta=self.delta,
+                                    conversion="improved")
+        if self.data_independent_method == "pld":  # the PLD figure is valid and smaller
+            return min(float(epsilon), self.epsilon)
+        return float(epsilon)
 
     def require_columns(self, what: str = "the per-query table") -> None:
         """Raise :class:`NoColumnsError` if this run has no per-query table."""
@@ -281,35 +294,28 @@ class AnalysisResult:
 
     def __getattr__(self, name: str) -> Any:
         """``result.epsilon_cumulative`` and the other per-query columns
-        (:class:`QueryTable`): the per-query table's, as arrays (the stream is put
-        together once, on first use; ``NoColumnsError`` for a totals-only result)."""
+        (:class:`QueryTable`) as arrays (the stream is put together once, on first use)."""
         if name in TABLE_NAMES:
             return getattr(self._table, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict:
         """The JSON summary of CLI.md (``--format json``), with provenance."""
-        return summary_dict(self)
+        return _presenter("dict")(self)
 
     def to_frame(self) -> pd.DataFrame:
         """The per-query table of CLI.md, one row per analysed query: the stream's
         pieces (``iter_frames()``) put together."""
-        if self.table is not None:
-            return self._with_outputs(per_query_frame(self))
         import pandas as pd
 
         return pd.concat(list(self.iter_frames()), ignore_index=True)
 
     def iter_frames(self) -> Iterator[pd.DataFrame]:
-        """The per-query table in consecutive pieces, one chunk at a time from a second
-        pass over the votes, so memory holds one chunk whatever the number of queries
-        (a multi-label run: its columns held in memory, in one piece)."""
+        """The per-query table in consecutive pieces, so memory holds one chunk whatever
+        the number of queries (a multi-label run: its columns held in memory, one piece)."""
         self.require_columns()
-        if self.table is not None:
-            yield self.to_frame()
-        else:
-            assert self.frames is not None
-            yield from map(self._with_outputs, self.frames(self))
+        frames = [per_query_frame(self)] if self.frames is None else self.frames(self)
+        yield from map(self._with_outputs, frames)
 
     def _with_outputs(self, frame: pd.DataFrame) -> pd.DataFrame:
         """With an output grouping (CLI.md), the ``output`` column after the others."""
@@ -317,16 +323,6 @@ class AnalysisResult:
         if outputs is not None:
             frame["output"] = outputs[frame["query"].to_numpy()]
         return frame
-
-    @property
-    def summary(self) -> dict:
-        """``to_dict()`` (kept for scripts written against earlier versions)."""
-        return self.to_dict()
-
-    @property
-    def per_query(self) -> pd.DataFrame:
-        """``to_frame()`` (kept for scripts written against earlier versions)."""
-        return self.to_frame()
 
     @property
     def plot(self):
@@ -340,12 +336,9 @@ class AnalysisResult:
         ``options``: ``command``, ``dataset_size``)."""
         return _presenter("report")(self, fmt=fmt, **options)
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> str:
         """A compact summary table and a cost sparkline (Jupyter's rich display)."""
-        if "html" not in PRESENTERS:
-            load_providers()
-        presenter = PRESENTERS.get("html")
-        return None if presenter is None else presenter(self)
+        return _presenter("html")(self)
 
     def __repr__(self) -> str:
         answered = (f"{self.answered_total:.1f} expected" if self.accounting == "expected"
@@ -353,6 +346,96 @@ class AnalysisResult:
         return (f"<AnalysisResult {self.mechanism.name}: {self.queries} queries, answered "
                 f"{answered}, epsilon {ceil_text(self.epsilon)} at delta {self.delta:g} "
                 f"({self.accounting}, order {self.order:g})>")
+
+
+PER_QUERY_COLUMNS = (
+    "query", "plurality", "plurality_class", "answered", "label", "log_q", "log_pr_answered",
+    "rdp_selection", "rdp_answer", "epsilon", "epsilon_cumulative", "order_cumulative",
+)
+
+
+def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
+    """The per-query table of CLI.md, one row per analysed query in file order.
+
+    ``answered`` is 0/1 (replay, data-independent) or pr_answered (expected); ``label``
+    is empty (<NA>) where nothing was output; ``rdp_answer`` is the charged answer cost.
+    ``plurality`` is written as integers when every value is one; ``integral`` decides
+    it instead (a piece of a longer table follows the whole table's choice).
+    """
+    import pandas as pd
+    answered = result.answered
+    if result.accounting != "expected":
+        answered = answered.astype(np.int64)
+    label = pd.array(np.where(result.label >= 0, result.label, 0), dtype="Int64")
+    label[result.label < 0] = pd.NA
+    index = np.arange(result.queries) if result.query_index is None else result.query_index
+    plurality = result.plurality
+    if integral is None:
+        integral = np.array_equal(np.round(plurality), plurality)
+    frame = pd.DataFrame({
+        "query": index,
+        "plurality": plurality.astype(np.int64) if integral else plurality,
+        "plurality_class": result.plurality_class,
+        "answered": answered,
+        "label": label,
+        "log_q": result.log_q,
+        "log_pr_answered": result.log_pr_answered,
+        "rdp_selection": result.rdp_selection,
+        "rdp_answer": result.rdp_answer,
+        "epsilon": result.epsilon_query,
+        "epsilon_cumulative": result.epsilon_cumulative,
+        "order_cumulative": result.order_cumulative,
+    })
+    if result.outcome is not None:
+        frame["outcome"] = np.asarray(INTERACTIVE_NAMES)[result.outcome.astype(np.int64)]
+    for name, values in result.columns.items():
+        frame[name] = values
+    return frame
+
+
+@dataclass(frozen=True)
+class QueryTable:
+    """Per-query columns held in memory, in analysed order (a multi-label run's).
+    ``answered`` is the charge weight of the answer step (0/1 in replay and
+    data-independent accounting, ``pr_answered`` in expected accounting); ``label`` -1
+    where nothing was output; ``rdp_selection``/``rdp_answer`` are at the reported
+    order; ``outcome``: Interactive-GNMax's codes or None; ``columns``: extra per-query
+    columns (SVT's distance and unstable flag)."""
+
+    plurality: np.ndarray
+    plurality_class: np.ndarray
+    answered: np.ndarray
+    label: np.ndarray
+    log_q: np.ndarray
+    log_pr_answered: np.ndarray
+    epsilon_query: np.ndarray
+    epsilon_cumulative: np.ndarray
+    order_cumulative: np.ndarray
+    rdp_selection: np.ndarray
+    rdp_answer: np.ndarray
+    outcome: np.ndarray | None = None
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> QueryTable:
+        """The columns of a per-query table (CLI.md) as arrays: the inverse of
+        :func:`per_query_frame` (``label`` <NA> -> -1, outcome names -> codes)."""
+        floats = {name: frame[name].to_numpy(np.float64) for name in PER_QUERY_COLUMNS
+                  if name not in ("query", "plurality_class", "label", "epsilon")}
+        outcome = None
+        if "outcome" in frame:
+            outcome = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
+        extra = [name for name in frame.columns
+                 if name not in PER_QUERY_COLUMNS and name not in ("outcome", "output")]
+        return cls(plurality_class=frame["plurality_class"].to_numpy(np.int64),
+                   label=frame["label"].to_numpy(np.int64, na_value=-1), outcome=outcome,
+                   epsilon_query=frame["epsilon"].to_numpy(np.float64),
+                   columns={name: frame[name].to_numpy() for name in extra}, **floats)
+
+
+# What ``result.<name>`` gives of the per-query table (the stream put together, or the
+# columns held in memory).
+TABLE_NAMES = frozenset(QueryTable.__dataclass_fields__)
 
 
 @dataclass(frozen=True)

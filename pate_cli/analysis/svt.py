@@ -39,8 +39,7 @@ from ..inputs.rows import rows_read_once
 from ..mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from ..sparse_rows import plurality_classes, row_width
 from .per_query_stream import integral_maxima, stream_rows
-from .result import AnalysisResult, QueryCounts, SvtPart
-from .serialize import per_query_frame
+from .result import AnalysisResult, QueryCounts, SvtPart, per_query_frame
 from .setting import LabelCounts, grid_edge_notes, initial_carry, picked_rows
 from .svt_advice import DistanceFile, few_answers_note, search_cutoff, search_note
 
@@ -284,7 +283,7 @@ class RoundsEpsilon:
 def piece_columns(piece: SvtPiece, *, positions, cutoff: int,
                   epsilon_of: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
                   per_round: float) -> SimpleNamespace:
-    """A piece's rows of the per-query table (``serialize.per_query_frame``'s fields):
+    """A piece's rows of the per-query table (``result.per_query_frame``'s fields):
     ``epsilon_cumulative`` is the guarantee of the rounds started so far (at most the
     cut-off), ``rdp_selection`` each unstable query's share ``per_round`` at the reported
     order; the extra columns ``distance`` and ``unstable``."""

@@ -21,7 +21,7 @@ import pate_cli
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.svt import rdp_svt_rounds, svt_epsilon
 from pate_cli.analysis import analyze_votes, svt_advice
-from pate_cli.analysis.serialize import per_query_frame
+from pate_cli.analysis.result import per_query_frame
 from pate_cli.analysis.svt import svt_frames
 from pate_cli.analysis.svt_advice import DistanceFile, largest_threshold_for, noiseless_answers
 from pate_cli.decisions import SVT_UNSTABLE
