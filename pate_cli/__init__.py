@@ -108,6 +108,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["Calibration", "calibrate"], ".sweep.calibrate"),
 })
 
-# A result's notebook views (``_repr_html_``, ``.plot``, ``.report()``) are drawn by the
-# outputs layer, imported the first time one is asked for (``pate_cli._views``).
+# A result's JSON summary (``to_dict()``) and notebook views (``_repr_html_``, ``.plot``,
+# ``.report()``) are drawn by the outputs layer, imported the first time one is asked for
+# (``pate_cli._views``).
+_views.provide("pate_cli.outputs.summary_json")
 _views.provide("pate_cli.outputs.notebook")

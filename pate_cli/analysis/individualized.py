@@ -340,7 +340,7 @@ def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: 
             values = pd.array(np.where(label >= 0, label, 0), dtype="Int64")
             values[label < 0] = pd.NA
             frame["label"] = values
-            if "outcome" in frame:  # built as serialize.per_query_frame builds it
+            if "outcome" in frame:  # built as result.per_query_frame builds it
                 outcome = frame["outcome"].to_numpy(dtype=str)
                 outcome[cut:] = INTERACTIVE_NAMES[OUTCOME_ABSTAIN]
                 frame["outcome"] = outcome

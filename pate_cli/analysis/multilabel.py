@@ -42,9 +42,8 @@ from ..mechanisms.multilabel import (
     set_ids,
 )
 from .added_figures import with_pld_figure, with_smaller_pld
-from .result import AnalysisResult, MultilabelPart, QueryCounts
+from .result import AnalysisResult, MultilabelPart, QueryCounts, QueryTable
 from .run import analyze_votes
-from .serialize import QueryTable
 from .setting import checked_setting
 from .steps import mechanism_steps, step_curves
 

@@ -41,8 +41,7 @@ from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
 from .grouped_run import grouping_keys
-from .result import AnalysisResult
-from .serialize import per_query_frame
+from .result import AnalysisResult, per_query_frame
 from .setting import analysed_positions, checked_setting, released_labels
 from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
 

@@ -1,9 +1,7 @@
-"""What one analysis produced (``AnalysisResult``) and what a sweep row averages
-(``ReplayTotals``).
-
-The result is frozen: every optional part (budget, SVT, rounds, groups, smooth
-sensitivity, an added RDP curve) is a typed value or None. ``to_dict()`` is CLI.md's JSON
-summary; ``iter_frames()`` streams its per-query table (``to_frame()`` puts it together).
+"""What one analysis produced (``AnalysisResult``: frozen, each optional part a typed value
+or None), its per-query table's pieces (``per_query_frame``, ``QueryTable``) and what a
+sweep row averages (``ReplayTotals``). The table's columns follow CLI.md: scripts parse
+them, so they may be extended but never renamed.
 """
 
 from __future__ import annotations
@@ -16,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._views import load_providers
+from ..accounting.conversion import rdp_to_epsilon
+from ..decisions import INTERACTIVE_NAMES, codes_of
 from ..rounding import ceil_text
-from .serialize import TABLE_NAMES, QueryTable, per_query_frame, summary_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,17 +27,15 @@ if TYPE_CHECKING:
     from ..mechanisms import Mechanism
 
 
-# How a result shows itself in a notebook: ``html`` (result -> str, ``_repr_html_``),
-# ``plot`` (result -> an object with ``history()``, ``selection()``, ``groups()``) and
-# ``report`` (result, **options -> str). The analysis layer cannot import the outputs layer
-# that draws them (tests/test_layers.py), so the outputs layer registers them here
-# (``outputs.notebook``); the package's ``__init__`` names that module (``pate_cli._views``),
-# imported the first time a view is asked for (any ``pate_cli.*`` import runs ``__init__``).
+# How a result shows itself (``to_dict()``, ``_repr_html_``, ``.plot``, ``.report()``): the
+# outputs layer renders it, and the analysis layer cannot import that layer, so
+# ``outputs.summary_json`` and ``outputs.notebook`` register their views here; the package's
+# ``__init__`` names them (``pate_cli._views``), imported when a view is first asked for.
 PRESENTERS: dict[str, Callable[..., Any]] = {}
 
 
 def register_presenter(name: str, presenter: Callable[..., Any]) -> None:
-    """Make ``presenter`` the result's ``name`` view (``html``, ``plot`` or ``report``)."""
+    """Make ``presenter`` the result's ``name`` view (dict, html, plot or report)."""
     PRESENTERS[name] = presenter
 
 
@@ -49,13 +46,13 @@ def _presenter(name: str) -> Callable[..., Any]:
         return PRESENTERS[name]
     except KeyError:
         raise RuntimeError(f"no {name!r} view is registered; import pate_cli (its "
-                           "outputs.notebook module registers the notebook views)") from None
+                           "outputs modules register the result's views)") from None
 
 
 @dataclass(frozen=True)
 class BudgetPart:
     """A budget run (MATH.md s.7): the limit, the first query not processed (None if the
-    budget never bound) and what is left of the budget (``limit - epsilon``, at least 0)."""
+    budget never bound) and what is left of it (``limit - epsilon``, at least 0)."""
 
     limit: float
     halted_at: int | None
@@ -112,12 +109,8 @@ class RoundPart:
 
 @dataclass(frozen=True)
 class GroupsPart:
-    """Individualized PATE (MATH.md s.9): each group's parameters and cost, the stop.
-
-    ``groups`` rows hold the group's name, budget, derived parameters, ``sensitivity``,
-    ``epsilon``/``order`` and ``exhausted_at``; ``baseline`` is the uniform run at the
-    smallest budget.
-    """
+    """Individualized PATE (MATH.md s.9): each group's row (name, budget, parameters,
+    cost, ``exhausted_at``), the stop; ``baseline``: the uniform run at the least budget."""
 
     variant: str
     groups: tuple[Mapping[str, Any], ...]
@@ -137,12 +130,8 @@ class AddedRdp:
 
 @dataclass(frozen=True)
 class TuningPart:
-    """``--tuning`` (MATH.md s.12): the random search's law of K and its cost.
-
-    ``epsilon_single``: the analysed run alone (the headline ``epsilon``);
-    ``epsilon_tuned``/``order``: the whole search, every candidate bounded by the run.
-    ``shape`` is None for Poisson; ``text`` is the ``--tuning`` text.
-    """
+    """``--tuning`` (MATH.md s.12): the random search's law of K (``shape`` None for
+    Poisson), the run alone (``epsilon_single``) and the whole search (``epsilon_tuned``)."""
 
     distribution: str
     text: str
@@ -155,10 +144,8 @@ class TuningPart:
 
 @dataclass(frozen=True)
 class MultilabelPart:
-    """``--multilabel`` (``analysis.multilabel``): the variant, the number of labels, tau
-    (None unless ``tau``) and the squared L2 sensitivity of one query's released vector
-    (``accounting.multilabel.sensitivity_squared``); ``labels_output``: the (query,
-    label) pairs released."""
+    """``--multilabel``: the squared L2 sensitivity of one query's released vector;
+    ``labels_output``: the (query, label) pairs released."""
 
     variant: str
     labels: int
@@ -169,16 +156,10 @@ class MultilabelPart:
 
 @dataclass(frozen=True)
 class QueryCounts:
-    """What the summary needs of a run's queries, counted as they went by: the number of
-    queries processed, labels output, Interactive-GNMax's outcome counts (abstain,
-    teacher, student; None for other mechanisms) and whether ``--query-indices`` picked
-    or reordered the rows.
-
-    What rounds compose (``analysis.rounds``): ``step_sums``, the selection and the
-    weighted answer RDP summed over the queries at every order (``rdp_at_order`` holds
-    them at the run's own order only), and the output labels that match the given
-    labels, in all (``correct``) and by outcome code (``outcome_correct``, with
-    ``outcomes``)."""
+    """A run's queries, counted as they went by: Interactive-GNMax's ``outcomes`` (None for
+    other mechanisms), ``reordered`` by ``--query-indices``; for ``analysis.rounds``, the
+    selection and answer RDP summed at every order (``step_sums``) and the correct labels
+    in all and by outcome."""
 
     queries: int
     labels_output: int
@@ -196,16 +177,9 @@ class NoColumnsError(ValueError):
 @dataclass(frozen=True, repr=False)
 class AnalysisResult:
     """Everything one analysis produced: its totals and typed optional parts; the
-    per-query table is a stream (``iter_frames()``, ``to_frame()``).
-
-    ``counts`` holds what the summary needs of the queries (``QueryCounts``).
-    ``query_index`` is the file row of each analysed query when ``--query-indices``
-    picked and ordered them (else None). ``frames`` gives the per-query table a chunk at a
-    time by a second pass over the votes (None: analysed with ``per_query=False``).
-    A multi-label run holds its per-query columns in memory instead (``table``).
-    ``result.epsilon_cumulative`` and the other :class:`QueryTable` names give the
-    table's columns as arrays.
-    """
+    per-query table is a stream (``iter_frames()``, ``to_frame()``), its columns arrays
+    (``result.epsilon_cumulative`` and the other :class:`QueryTable` names).
+    ``query_index``: each analysed query's file row if ``--query-indices`` picked them."""
 
     mechanism: Mechanism
     accounting: str
@@ -247,23 +221,34 @@ class AnalysisResult:
     data_independent_method: str = "rdp"
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
-    # What the summary needs of the queries (every analysis sets it).
     counts: QueryCounts | None = None
-    # The per-query table's pieces by a second pass (``analysis.per_query_stream``; None
-    # for a totals-only result), see iter_frames.
+    # The per-query table's pieces by a second pass over the votes, a chunk at a time
+    # (``analysis.per_query_stream``), or its columns held in memory (``table``: multi-label
+    # runs only); both None: analysed with ``per_query=False``.
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(
         default=None, repr=False, compare=False)
     # The run's distinct (answer, selection) statistic pairs (``accounting.grouped``),
     # kept for the per-query table's pass (``analyze_votes(per_query=True)``).
     distinct_pairs: GroupedCounts | None = field(default=None, repr=False, compare=False)
-    # The per-query columns held in memory: multi-label runs' only; every other run's
-    # table is the stream ``frames``.
     table: QueryTable | None = field(default=None, repr=False, compare=False)
 
     @property
     def queries(self) -> int:
         assert self.counts is not None  # every analysis counts its queries
         return self.counts.queries
+
+    @property
+    def epsilon_improved(self) -> float | None:
+        """The improved conversion (MATH.md s.6) of the run's total RDP curve, whatever
+        ``--conversion`` chose; None where the epsilon is not an RDP conversion (SVT-PATE's
+        guarantee, individualized groups)."""
+        if self.svt is not None or self.groups is not None or self.rdp_total is None:
+            return None
+        epsilon, _ = rdp_to_epsilon(self.rdp_total, orders=self.orders, delta=self.delta,
+                                    conversion="improved")
+        if self.data_independent_method == "pld":  # the PLD figure is valid and smaller
+            return min(float(epsilon), self.epsilon)
+        return float(epsilon)
 
     def require_columns(self, what: str = "the per-query table") -> None:
         """Raise :class:`NoColumnsError` if this run has no per-query table."""
@@ -275,64 +260,40 @@ class AnalysisResult:
 
     @cached_property
     def _table(self) -> QueryTable:
-        if self.table is not None:
-            return self.table
-        return QueryTable.of_frame(self.to_frame())
+        return self.table or QueryTable.of_frame(self.to_frame())
 
     def __getattr__(self, name: str) -> Any:
         """``result.epsilon_cumulative`` and the other per-query columns
-        (:class:`QueryTable`): the per-query table's, as arrays (the stream is put
-        together once, on first use; ``NoColumnsError`` for a totals-only result)."""
+        (:class:`QueryTable`) as arrays (the stream is put together once, on first use)."""
         if name in TABLE_NAMES:
             return getattr(self._table, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict:
         """The JSON summary of CLI.md (``--format json``), with provenance."""
-        return summary_dict(self)
+        return _presenter("dict")(self)
 
     def to_frame(self) -> pd.DataFrame:
         """The per-query table of CLI.md, one row per analysed query: the stream's
         pieces (``iter_frames()``) put together."""
-        if self.table is not None:
-            return self._with_outputs(per_query_frame(self))
         import pandas as pd
 
         return pd.concat(list(self.iter_frames()), ignore_index=True)
 
     def iter_frames(self) -> Iterator[pd.DataFrame]:
-        """The per-query table in consecutive pieces, one chunk at a time from a second
-        pass over the votes, so memory holds one chunk whatever the number of queries
-        (a multi-label run: its columns held in memory, in one piece)."""
+        """The per-query table in consecutive pieces, so memory holds one chunk whatever
+        the number of queries (a multi-label run: its columns held in memory, one piece)."""
         self.require_columns()
-        if self.table is not None:
-            yield self.to_frame()
-        else:
-            assert self.frames is not None
-            yield from map(self._with_outputs, self.frames(self))
-
-    def _with_outputs(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """With an output grouping (CLI.md), the ``output`` column after the others."""
-        outputs = getattr(self.source, "outputs", None)  # a VoteSet's (multi-label: none)
-        if outputs is not None:
-            frame["output"] = outputs[frame["query"].to_numpy()]
-        return frame
-
-    @property
-    def summary(self) -> dict:
-        """``to_dict()`` (kept for scripts written against earlier versions)."""
-        return self.to_dict()
-
-    @property
-    def per_query(self) -> pd.DataFrame:
-        """``to_frame()`` (kept for scripts written against earlier versions)."""
-        return self.to_frame()
+        outputs = getattr(self.source, "outputs", None)  # CLI.md's output grouping, if any
+        for frame in [per_query_frame(self)] if self.frames is None else self.frames(self):
+            if outputs is not None:  # the ``output`` column after the others
+                frame["output"] = outputs[frame["query"].to_numpy()]
+            yield frame
 
     @property
     def plot(self):
-        """Figures as matplotlib ``Figure`` objects, drawn by ``pate-plot``'s code:
-        ``result.plot.history()``, ``.selection()`` (Confident), ``.groups()``
-        (individualized)."""
+        """``pate-plot``'s figures as matplotlib ``Figure`` objects: ``.history()``,
+        ``.selection()`` (Confident), ``.groups()`` (individualized)."""
         return _presenter("plot")(self)
 
     def report(self, fmt: str = "html", **options) -> str:
@@ -340,12 +301,9 @@ class AnalysisResult:
         ``options``: ``command``, ``dataset_size``)."""
         return _presenter("report")(self, fmt=fmt, **options)
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> str:
         """A compact summary table and a cost sparkline (Jupyter's rich display)."""
-        if "html" not in PRESENTERS:
-            load_providers()
-        presenter = PRESENTERS.get("html")
-        return None if presenter is None else presenter(self)
+        return _presenter("html")(self)
 
     def __repr__(self) -> str:
         answered = (f"{self.answered_total:.1f} expected" if self.accounting == "expected"
@@ -353,6 +311,83 @@ class AnalysisResult:
         return (f"<AnalysisResult {self.mechanism.name}: {self.queries} queries, answered "
                 f"{answered}, epsilon {ceil_text(self.epsilon)} at delta {self.delta:g} "
                 f"({self.accounting}, order {self.order:g})>")
+
+
+PER_QUERY_COLUMNS = (
+    "query", "plurality", "plurality_class", "answered", "label", "log_q", "log_pr_answered",
+    "rdp_selection", "rdp_answer", "epsilon", "epsilon_cumulative", "order_cumulative",
+)
+_ATTRIBUTE = {"epsilon": "epsilon_query"}  # a column's QueryTable name, where it differs
+
+
+def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
+    """The per-query table of CLI.md, one row per analysed query in file order.
+
+    ``answered`` is 0/1 (replay, data-independent) or pr_answered (expected); ``label``
+    is empty (<NA>) where nothing was output; ``rdp_answer`` is the charged answer cost.
+    ``plurality`` is written as integers when every value is one; ``integral`` decides
+    it instead (a piece of a longer table follows the whole table's choice).
+    """
+    import pandas as pd
+    answered = result.answered
+    if result.accounting != "expected":
+        answered = answered.astype(np.int64)
+    label = pd.array(np.where(result.label >= 0, result.label, 0), dtype="Int64")
+    label[result.label < 0] = pd.NA
+    index = np.arange(result.queries) if result.query_index is None else result.query_index
+    plurality = result.plurality
+    if integral is None:
+        integral = np.array_equal(np.round(plurality), plurality)
+    frame = pd.DataFrame({
+        "query": index, "plurality": plurality.astype(np.int64) if integral else plurality,
+        "plurality_class": result.plurality_class, "answered": answered, "label": label,
+        **{column: getattr(result, _ATTRIBUTE.get(column, column))
+           for column in PER_QUERY_COLUMNS[5:]}})
+    if result.outcome is not None:
+        frame["outcome"] = np.asarray(INTERACTIVE_NAMES)[result.outcome.astype(np.int64)]
+    for name, values in result.columns.items():
+        frame[name] = values
+    return frame
+
+
+@dataclass(frozen=True)
+class QueryTable:
+    """Per-query columns held in memory, in analysed order (a multi-label run's), as
+    :func:`per_query_frame` writes them but for ``label`` (-1 where nothing was output) and
+    ``outcome`` (Interactive-GNMax's codes); ``columns``: extra ones (SVT's distance)."""
+
+    plurality: np.ndarray
+    plurality_class: np.ndarray
+    answered: np.ndarray
+    label: np.ndarray
+    log_q: np.ndarray
+    log_pr_answered: np.ndarray
+    epsilon_query: np.ndarray
+    epsilon_cumulative: np.ndarray
+    order_cumulative: np.ndarray
+    rdp_selection: np.ndarray
+    rdp_answer: np.ndarray
+    outcome: np.ndarray | None = None
+    columns: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> QueryTable:
+        """The columns of a per-query table (CLI.md) as arrays: the inverse of
+        :func:`per_query_frame` (``label`` <NA> -> -1, outcome names -> codes)."""
+        floats = {_ATTRIBUTE.get(name, name): frame[name].to_numpy(np.float64)
+                  for name in ("plurality", "answered", *PER_QUERY_COLUMNS[5:])}
+        outcome = None
+        if "outcome" in frame:
+            outcome = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
+        extra = [name for name in frame.columns
+                 if name not in PER_QUERY_COLUMNS and name not in ("outcome", "output")]
+        return cls(plurality_class=frame["plurality_class"].to_numpy(np.int64),
+                   label=frame["label"].to_numpy(np.int64, na_value=-1), outcome=outcome,
+                   columns={name: frame[name].to_numpy() for name in extra}, **floats)
+
+
+# What ``result.<name>`` gives of the per-query table.
+TABLE_NAMES = frozenset(QueryTable.__dataclass_fields__)
 
 
 @dataclass(frozen=True)

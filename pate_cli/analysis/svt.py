@@ -52,8 +52,7 @@ from ..inputs.rows import rows_read_once
 from ..mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from ..sparse_rows import plurality_classes, row_width
 from .per_query_stream import integral_maxima, stream_rows
-from .result import AnalysisResult, QueryCounts, SvtPart
-from .serialize import per_query_frame
+from .result import AnalysisResult, QueryCounts, SvtPart, per_query_frame
 from .setting import LabelCounts, picked_rows
 
 

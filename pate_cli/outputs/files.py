@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..analysis.serialize import plain_number
 from ..work_sizes import TABLE_ROWS
 from .csv_table import csv_header, csv_rows
+from .summary_json import plain_number
 from .writing import on_a_thread
 
 if TYPE_CHECKING:

@@ -7,12 +7,12 @@ piece at a time (bounded memory). ``outputs.writing.write_outputs`` writes them 
 from __future__ import annotations
 
 from ..analysis.per_query_stream import streamed_decisions
-from ..analysis.serialize import smooth_sensitivity_history
 from ..errors import OptionError
 from ..inputs.shards import input_files
 from .decisions import check_decisions_path, decisions_chunks
 from .files import per_query_bytes, per_query_stream_chunks
 from .rdp_curve import rdp_curve_bytes
+from .summary_json import smooth_sensitivity_history
 from .writing import check_destinations
 
 # The options naming input files, none of which an output may overwrite.

@@ -35,11 +35,11 @@ from ..accounting.pld import pld_available
 from ..analysis import api
 from ..analysis.result import AnalysisResult
 from ..analysis.run_spec import check_sampled_run
-from ..analysis.serialize import epsilon_method, epsilon_rdp, plain_number, sampling_summary
 from ..errors import InputError, OptionError, PateWarning
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
 from ..mechanisms.sampled import parse_sampling
+from ..outputs.summary_json import epsilon_method, epsilon_rdp, plain_number, sampling_summary
 from ..rounding import ceil_text
 from .columns import orders_text
 

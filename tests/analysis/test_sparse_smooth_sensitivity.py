@@ -83,7 +83,7 @@ def test_chunk_sizes_give_the_same_bytes(vote_files):
     """chunk_size 7, 64 or the default: the same JSON summary and --ss-history bytes (the
     release reads sparse votes in its own chunks, whatever the analysis' chunk size)."""
     from pate_cli import analyze
-    from pate_cli.analysis.serialize import smooth_sensitivity_history
+    from pate_cli.outputs.summary_json import smooth_sensitivity_history
     outputs = []
     for size in (7, 64, None):
         result = analyze(str(vote_files / "sparse400.npz"), "confident", threshold=35,

@@ -191,8 +191,8 @@ def test_sparse_runs_do_not_depend_on_chunks_or_workers(cli, vote_files, tmp_pat
                for size in (7, 64, None)]
     for other in results[1:]:
         assert other.epsilon == results[0].epsilon
-        assert (other.per_query["label"].fillna(-1)
-                    == results[0].per_query["label"].fillna(-1)).all()
+        assert (other.to_frame()["label"].fillna(-1)
+                    == results[0].to_frame()["label"].fillna(-1)).all()
 
 
 def test_sparse_decisions_read_back(cli, vote_files, tmp_path):
@@ -396,5 +396,5 @@ def test_the_shipped_token_sample_equals_its_dense_rows(args, sample):
     for key in ("epsilon", "epsilon_data_independent", "answered"):
         assert getattr(sparse, key) == pytest.approx(getattr(plain, key), rel=TOLERANCE)
     for column in ("log_q", "log_pr_answered", "epsilon", "epsilon_cumulative"):
-        np.testing.assert_allclose(sparse.per_query[column], plain.per_query[column],
+        np.testing.assert_allclose(sparse.to_frame()[column], plain.to_frame()[column],
                                    rtol=TOLERANCE, err_msg=column)

@@ -23,7 +23,7 @@ from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.svt import rdp_svt_rounds, svt_epsilon
 from pate_cli.accounting.svt_tuning import largest_threshold_for, noiseless_answers
 from pate_cli.analysis import analyze_votes
-from pate_cli.analysis.serialize import per_query_frame
+from pate_cli.analysis.result import per_query_frame
 from pate_cli.analysis.svt import DistanceFile, svt_frames
 from pate_cli.decisions import SVT_UNSTABLE
 from pate_cli.mechanisms import SVTPATE, NoiseSource, distance_to_instability

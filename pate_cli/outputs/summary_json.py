@@ -1,0 +1,180 @@
+"""AnalysisResult -> the JSON summary dict of CLI.md (``--format json``), registered as the
+result's ``dict`` view (``AnalysisResult.to_dict()``).
+
+The keys follow ``CLI.md``: scripts parse them, so they may be extended but never renamed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+
+import numpy as np
+
+from .._version import __version__
+from ..analysis.result import AnalysisResult, register_presenter
+from ..decisions import INTERACTIVE_NAMES
+
+
+def summary_dict(result: AnalysisResult) -> dict:
+    """The JSON summary of CLI.md (``--format json``), with provenance."""
+    source, counts = result.source, result.counts
+    assert counts is not None  # every analysis counts its queries
+    expected = result.accounting == "expected"
+    answered = result.answered_total if expected else int(round(result.answered_total))
+    budget: dict | None = None
+    if result.budget is not None:
+        budget = {"limit": result.budget.limit, "halted_at": result.budget.halted_at,
+                  "remaining": result.budget.remaining, "answered": answered}
+        if result.budget.halt_at != "query":
+            budget["halt_at"] = result.budget.halt_at
+    ss = result.smooth_sensitivity
+    summary = {
+        "tool": "pate-analyze",
+        "version": __version__,
+        "input": {
+            "path": getattr(source, "path", None),
+            "sha256": getattr(source, "sha256", None),
+            "queries": int(getattr(source, "queries", result.queries)),
+            "classes": result.classes,
+            "teachers": plain_number(result.teachers),
+        },
+        "mechanism": result.mechanism.name,
+        "params": {key: plain_number(value) for key, value in result.mechanism.params.items()},
+        "accounting": result.accounting,
+        "conversion": result.conversion,
+        "delta": result.delta,
+        "seed": result.seed,
+        "orders": {"count": int(result.orders.size), "min": float(result.orders.min()),
+                   "max": float(result.orders.max())},
+        "queries": result.queries,
+        "answered": answered,
+        "epsilon": result.epsilon,
+        "order": _finite_or_none(result.order),
+        "epsilon_data_independent": result.epsilon_data_independent,
+        "order_data_independent": _finite_or_none(result.order_data_independent),
+        "epsilon_data_independent_worst": result.epsilon_data_independent_worst,
+        "rdp_at_order": dict(result.rdp_at_order),
+        "label_accuracy": result.label_accuracy,
+        "labels_output": (counts.labels_output if result.multilabel is None
+                          else result.multilabel.labels_output),  # (query, label) pairs
+        "budget": budget,
+        "smooth_sensitivity": None if ss is None else {
+            "order": ss.order, "beta": ss.beta,
+            "smooth_sensitivity": ss.smooth_sensitivity, "sigma_ss": ss.sigma_ss,
+            "epsilon_before": ss.epsilon_before, "epsilon_after": ss.epsilon_after,
+            "noise_std": ss.noise_std, "sanitized_epsilon": ss.sanitized_epsilon,
+            "conditions": {"c5": bool(ss.c5), "c6": bool(ss.c6)}},
+        "svt": None if result.svt is None else plain_dict(asdict(result.svt)),
+        "groups": None,
+        "decisions": None if result.decisions is None else asdict(result.decisions),
+        "warnings": list(result.warnings),
+        "q_bound": result.q_bound,
+        "epsilon_improved": result.epsilon_improved,
+        "data_independent_method": result.data_independent_method,
+        "epsilon_rdp": epsilon_rdp(result),
+        "epsilon_method": epsilon_method(result),
+        "sampling": sampling_summary(result.mechanism),
+    }
+    if counts.outcomes is not None:
+        summary["outcomes"] = {name: int(counts.outcomes[code])
+                               for code, name in enumerate(INTERACTIVE_NAMES)}
+        summary["accuracy_by_outcome"] = result.accuracy_by_outcome
+    if result.groups is not None:
+        info = result.groups
+        summary["groups"] = [plain_dict(row) for row in info.groups]
+        summary["individualized"] = info.variant
+        summary["stopped_at"] = info.stopped_at
+        summary["labels_released"] = info.labels_released
+        summary["baseline"] = plain_dict(info.baseline)
+    if result.rounds is not None:
+        summary["rounds"] = [plain_dict(asdict(entry)) for entry in result.rounds]
+    if counts.reordered:
+        summary["query_indices"] = True
+    if result.added_rdp is not None:
+        summary["add_rdp"] = asdict(result.added_rdp)
+    tuning = result.tuning  # --tuning, MATH.md s.12
+    summary["tuning"] = None if tuning is None else {
+        "distribution": tuning.distribution, "mean": plain_number(tuning.mean),
+        "shape": plain_number(tuning.shape), "epsilon_single": tuning.epsilon_single,
+        "epsilon_tuned": tuning.epsilon_tuned, "order": plain_number(tuning.order)}
+    summary["outputs"] = None if result.outputs is None else dict(result.outputs)
+    # last, so that the CSV summary's earlier columns keep their places
+    summary["multilabel"] = (None if result.multilabel is None
+                             else plain_dict(asdict(result.multilabel)))
+    return summary
+
+
+register_presenter("dict", summary_dict)
+
+
+def sampling_summary(mechanism) -> dict | None:
+    """The JSON ``sampling`` object of CLI.md (None for a run without sampling;
+    ``mechanisms.sampled``): the scheme, ``rate`` (``size / population`` without
+    replacement), ``vote_change`` and the argmax's ``sensitivity`` (L2 for Gaussian
+    answers, L1 for LNMax), the threshold's (1) for Confident."""
+    sampling = getattr(mechanism, "sampling", None)
+    if sampling is None:
+        return None
+    laplace = mechanism.name == "lnmax"
+    return {"scheme": sampling.scheme, "rate": sampling.rate, "size": sampling.size,
+            "population": sampling.population, "vote_change": sampling.vote_change,
+            "sensitivity": sampling.laplace_sensitivity() if laplace
+            else sampling.answer_sensitivity,
+            "sensitivity_norm": "L1" if laplace else "L2",
+            "threshold_sensitivity": 1.0 if mechanism.name == "confident" else None}
+
+
+def epsilon_method(result) -> str:
+    """Which accountant gave ``epsilon`` (CLI.md): ``pld`` (dp_accounting's
+    privacy-loss-distribution accountant, ``data_independent_method`` ``pld``), ``pure``
+    (a pure-DP bound no finite order attains: SVT-PATE's ``c eps0``) or ``rdp`` (an RDP
+    curve converted at ``order``, MATH.md s.6)."""
+    if result.data_independent_method == "pld":
+        return "pld"
+    return "rdp" if math.isfinite(result.order) else "pure"
+
+
+def epsilon_rdp(result) -> float | None:
+    """The RDP conversion of the run's total curve (MATH.md s.6), at the run's
+    conversion: ``epsilon`` itself unless the privacy-loss-distribution accountant gave a
+    smaller data-independent figure (``data_independent_method`` ``pld``), where this is
+    the figure the per-query table's ``epsilon_cumulative`` and ``order`` belong to; None
+    where the epsilon is not an RDP conversion (SVT-PATE, individualized groups)."""
+    if result.epsilon_rdp is not None:
+        return result.epsilon_rdp
+    if result.svt is not None or result.groups is not None or result.rdp_total is None:
+        return None
+    return result.epsilon
+
+
+def smooth_sensitivity_history(report) -> list[dict]:
+    """One row per checkpoint (``--ss-history``): the paper's table, printed as it grew."""
+    return [{"queries": point.queries, "answered": point.answered,
+             "epsilon_before": point.epsilon_before, "epsilon_after": point.epsilon_after,
+             "noise_std": point.noise_std, "smooth_sensitivity": point.smooth_sensitivity,
+             "beta": point.beta, "sigma_ss": point.sigma_ss}
+            for point in report.checkpoints]
+
+
+def plain_dict(value):
+    """A mapping with :func:`plain_number` values, nested mappings likewise."""
+    if value is None:
+        return None
+    return {key: plain_number(item) if not isinstance(item, dict) else plain_dict(item)
+            for key, item in value.items()}
+
+
+def plain_number(value):
+    """numpy scalars to Python numbers; integral floats to int."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _finite_or_none(value):
+    """An order as a plain number, or None for ``inf`` (SVT-PATE's pure-DP bound, which
+    no finite order attains)."""
+    value = plain_number(value)
+    return None if isinstance(value, float) and math.isinf(value) else value
