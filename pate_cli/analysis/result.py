@@ -213,7 +213,7 @@ class AnalysisResult:
     smooth_sensitivity: SmoothSensitivityResult | None = None
     added_rdp: AddedRdp | None = None
     tuning: TuningPart | None = None
-    # CLI.md's ``outputs``: queries grouped by output (analysis.token_outputs), None without
+    # CLI.md's ``outputs``: queries grouped by output (analysis.added_figures), or None
     outputs: Mapping[str, Any] | None = None
     multilabel: MultilabelPart | None = None
     decisions: DecisionsPart | None = None
