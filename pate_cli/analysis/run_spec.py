@@ -1,19 +1,10 @@
-"""The frozen specification of one analysis: every option of ``pate-analyze`` as a field.
+"""The frozen setting of one analysis (``RunSpec``: ``analyze``'s keywords, so every
+``pate-analyze`` option) and the one table of option rules, shared by the API and every command.
 
-``analyze(votes, mechanism, **options)`` turns its keywords into a ``RunSpec``
-(``RunSpec.of``), checks it against the one table of option rules
-(:func:`check_options`) before reading any input, and runs from it; the command
-line passes its options by name, so the API and the CLI share the setting, its defaults
-and its refusals. Mechanism parameters (``sigma=40``, ``confidence=0.9``...) are kept
-apart in ``parameters``, unset ones absent.
-
-The option rules: ``RULES`` holds what options cannot combine with (each rule a test of
-the spec and the one line ``OptionError`` gives); ``INPUT_RULES`` what a kind of input
-cannot run (sparse token votes, votes without outputs), checked as soon as the votes are
-read and before anything is computed. ``analyze`` and so every command (which pass their
-options to it by name) share them. Checks that parse a value (``--sampling``,
-``--tuning``, the order grid) live with the parser and run in the same step
-(``check_options``).
+``RULES``: what options cannot combine with, checked before any input is read; ``INPUT_RULES``:
+what a kind of input cannot run (sparse token votes, votes without outputs), checked once the
+votes are read. Checks that parse a value (``--sampling``, ``--tuning``, the order grid) run
+in the same step (``check_options``).
 """
 
 from __future__ import annotations
@@ -102,10 +93,6 @@ class RunSpec:
         return (self.mechanism.lower() if isinstance(self.mechanism, str)
                 else self.mechanism.name)
 
-    def parameter(self, name: str):
-        """A mechanism parameter, None when unset."""
-        return self.parameters.get(name)
-
     @property
     def auto_orders(self) -> bool:
         """``orders="auto"`` (and no fixed ``order``)."""
@@ -185,7 +172,7 @@ RULES: tuple[Rule, ...] = (
     Rule(lambda s: _single(s) and s.decisions is not None and not _one_run(s),
          "--decisions applies to single runs (not --rounds or --individualized)"),
     Rule(lambda s: _single(s) and s.decisions is not None
-         and s.parameter("svt_cutoff") == "auto",
+         and s.parameters.get("svt_cutoff") == "auto",
          "--svt-cutoff auto chooses the cut-off by replaying; with --decisions give the "
          "cut-off the run used"),
     Rule(lambda s: _single(s) and s.groups is not None and s.individualized is None,
@@ -229,8 +216,9 @@ RULES: tuple[Rule, ...] = (
          "--rounds does not combine with --individualized (each round would need its own "
          "group accounting)"),
     Rule(lambda s: _single(s) and s.rounds is None and s.name == "svt"
-         and s.parameter("svt_cutoff") == "auto" and (
-             s.parameter("target_epsilon") is None or s.parameter("svt_scale") is not None),
+         and s.parameters.get("svt_cutoff") == "auto"
+         and (s.parameters.get("target_epsilon") is None
+              or s.parameters.get("svt_scale") is not None),
          "--svt-cutoff auto needs --target-epsilon (each cut-off's scale is solved for it), "
          "not --svt-scale"),
     Rule(lambda s: _single(s) and s.rounds is None and s.name != "interactive"
@@ -248,8 +236,8 @@ RULES: tuple[Rule, ...] = (
          "--add-rdp does not combine with --individualized yet (each group would need the "
          "curve added to its own sum)"),
     Rule(lambda s: _single(s) and _one_run(s) and s.name == "svt"
-         and s.parameter("svt_scale") is not None
-         and s.parameter("target_epsilon") is not None,
+         and s.parameters.get("svt_scale") is not None
+         and s.parameters.get("target_epsilon") is not None,
          "give --svt-scale or --target-epsilon, not both"),
     Rule(lambda s: _single(s) and _one_run(s) and s.name == "svt" and s.budget is not None,
          "--budget does not apply to -m svt (its cut-off bounds the cost)"),
@@ -271,7 +259,7 @@ INPUT_RULES: tuple[Rule, ...] = (
 )
 
 
-def check_options(spec: RunSpec) -> Any:
+def check_options(spec: RunSpec) -> Sampling | None:
     """The first broken rule of ``RULES`` as an ``OptionError``; then ``--sampling`` and
     ``--vote-change`` parsed and checked against the run (the parsed sampling, or None)."""
     for rule in RULES:
@@ -279,10 +267,15 @@ def check_options(spec: RunSpec) -> Any:
             raise OptionError(rule.text(spec))
     if spec.multilabel is not None:
         return None
-    return declared_sampling(spec.sampling, spec.vote_change, spec.mechanism,
-                             accounting=spec.accounting, rounds=spec.rounds,
-                             individualized=spec.individualized,
-                             smooth_sensitivity=spec.smooth_sensitivity)
+    if spec.sampling is None:
+        if spec.vote_change not in (None, "move"):
+            raise OptionError("--vote-change applies to sampled voters (--sampling)")
+        return None
+    parsed = parse_sampling(spec.sampling, spec.vote_change or "move")
+    check_sampled_run(parsed, spec.name, accounting=spec.accounting, rounds=spec.rounds,
+                      individualized=spec.individualized,
+                      smooth_sensitivity=spec.smooth_sensitivity)
+    return parsed
 
 
 def check_input(spec: RunSpec, vote_set) -> None:
@@ -306,16 +299,3 @@ def check_sampled_run(sampling: Sampling, name: str, *, accounting: str, rounds,
     if rounds is not None or individualized is not None or smooth_sensitivity:
         raise OptionError("--sampling applies to single runs (not --rounds, --individualized "
                           "or --smooth-sensitivity)")
-
-
-def declared_sampling(sampling, vote_change: str | None, mechanism, **run) -> Sampling | None:
-    """``analyze``'s ``sampling`` and ``vote_change`` checked against the run (``run``:
-    ``check_sampled_run``'s keywords); None without sampling."""
-    if sampling is None:
-        if vote_change not in (None, "move"):
-            raise OptionError("--vote-change applies to sampled voters (--sampling)")
-        return None
-    parsed = parse_sampling(sampling, vote_change or "move")
-    check_sampled_run(parsed, mechanism.lower() if isinstance(mechanism, str)
-                      else mechanism.name, **run)
-    return parsed
