@@ -1,10 +1,8 @@
-"""``analyze``: everything ``pate-analyze`` can do, with the same rules and messages.
-
-The command line is parse -> ``analyze`` -> render -> write; a notebook calls ``analyze``
-directly and can build no combination the command refuses. Inputs are paths (read by
-``pate_cli.inputs``) or arrays. Notes about the result (an order at the edge of the grid,
-an interpolated external RDP curve) are kept in ``result.warnings`` and issued as Python
-warnings (``PateWarning``); the commands print each as one ``Warning:`` line.
+"""``analyze``: everything ``pate-analyze`` can do, with the same rules and messages (the
+command is parse -> ``analyze`` -> render -> write: a notebook can build no combination it
+refuses). Notes about the result (an order at the grid's edge, an interpolated external RDP
+curve) are kept in ``result.warnings`` and issued as Python warnings (``PateWarning``); the
+commands print each as one ``Warning:`` line.
 """
 
 from __future__ import annotations
@@ -19,12 +17,7 @@ import numpy as np
 
 from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
-from ..inputs import (
-    VoteSet,
-    load_query_indices,
-    load_rdp_curve,
-    load_student,
-)
+from ..inputs import VoteSet, load_query_indices, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
 from ..inputs.sparse import check_outputs
 from ..inputs.votes import read_votes
@@ -54,61 +47,55 @@ from .steps import run_charges
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
             ) -> AnalysisResult:
-    """Analyse votes as ``pate-analyze`` does; every option of the command is a keyword
-    (a field of ``RunSpec``, checked against ``run_spec.RULES`` before any input is read).
+    """Analyse votes as ``pate-analyze`` does: every option of the command is a keyword (a
+    field of ``RunSpec``), checked against ``run_spec.RULES`` before any input is read; a
+    refused combination raises ``OptionError`` (an ``InputError``, so a ``ValueError``)
+    with the command's message.
 
-    ``votes`` is a path, a ``VoteSet`` or a ``(queries, K)`` array (or give
-    ``predictions``). ``mechanism`` is a name (``lnmax``, ``gnmax``, ``confident``,
-    ``interactive``, ``svt``) with parameters such as ``sigma=40`` or ``confidence=0.9``
+    ``votes``: a path, a ``VoteSet`` or a ``(queries, K)`` array (or give ``predictions``;
+    ``predictions_layout="teachers-first"`` for a file stored teachers x queries);
+    ``index_col`` drops that column of a CSV/TSV file; with ``queries``, ``labels`` may hold
+    one label per analysed row. ``mechanism``: ``lnmax``, ``gnmax``, ``confident``,
+    ``interactive`` or ``svt`` with parameters such as ``sigma=40`` or ``confidence=0.9``
     (unset ones default to the command's fractions of M), or a mechanism object.
-    ``student``, ``query_indices``, ``rounds``, ``add_rdp``, ``groups`` and
-    ``teacher_groups`` take paths or arrays; ``add_rdp`` as an array is one RDP value per
-    order. ``index_col`` drops that column of a CSV/TSV ``votes``/``predictions`` file; with
-    ``queries``, ``labels`` may hold one label per analysed row. ``smooth_sensitivity``
-    adds the sanitised release (``ss_every`` queries between history checkpoints).
-    ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12) adds the cost of a
-    random search whose every candidate costs at most this run (``result.tuning``).
+    ``student``, ``query_indices``, ``rounds``, ``add_rdp`` (as an array: one RDP value per
+    order), ``groups`` and ``teacher_groups``: paths or arrays. ``decisions``: a path, a
+    ``Decisions`` or a ``.npy``-like array (0/1 answered mask, or labels with -1 for none),
+    accounted instead of the seeded replay's (MATH.md s.7).
+    ``smooth_sensitivity``: the sanitised release (``ss_every`` queries between history
+    checkpoints). ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12): the
+    cost of a random search whose every candidate costs at most this run (``result.tuning``).
     ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt
     before the first output whose tokens could exceed it (``accounting.output_sums``).
-    ``progress(done, total)`` is called after each chunk of queries of a single run
-    (not for SVT-PATE, rounds or individualized runs); ``chunk_size`` (rows) defaults
-    to a bound on rows x classes (``analysis.setting.chunk_rows``).
-    ``orders="auto"`` starts from the paper's grid and extends it past an edge where the
-    best order sits (``orders.extend_orders``), re-running the analysis.
-    ``q_bound`` is the bound on GNMax's q: ``union`` (Prop. 7) or ``integral`` (MATH.md
-    s.13, tighter and certified; Gaussian answers only, not with smooth sensitivity,
-    ``rounds`` or ``individualized``). ``screening`` (``exact``, the default, or
-    ``gaussian``): the threshold step's data-independent curve, MATH.md s.17's exact one
-    (it also caps s.4's curve) or s.2's, the papers' (a mechanism object carries its own).
-    Refused combinations raise ``OptionError`` (an
-    ``InputError``, so a ``ValueError``) with the command's message. ``decisions``
-    (``--decisions``): a path, a ``Decisions`` or a ``.npy``-like array (0/1
-    answered mask, or labels with -1 for none): those decisions are accounted instead of
-    the seeded replay's (MATH.md s.7). No run keeps a per-query array (``multilabel``
-    runs aside): memory stays flat however many queries. ``per_query``
-    (True, the default, or ``"stream"``, the same): ``result.iter_frames()`` gives the
-    per-query table a chunk at a time by a second pass over the votes (read again then:
-    an array changed in place in between gives another table), and ``to_frame()`` and
-    ``label()``'s decisions put its pieces together; ``per_query=False``
-    (totals only): ``to_frame()``/``label()`` raise, and the summary is the same bytes.
-    ``workers``:
-    threads that count chunks and evaluate cost curves (default: the cores this process
-    may use); no figure depends on it. ``executor``: a ``distributed.Client`` (or any
-    ``concurrent.futures`` executor) on which a totals-only single run counts its chunks
-    (``grouped_run.counted_remotely``; a budget run sums its blocks there,
-    ``analysis.budget_run``); the same bytes as counted locally.
-    Any other run is analysed here, with a ``PateWarning`` saying so.
-    ``multilabel`` (``binary``, ``tau:TAU``, ``powerset``): ``votes`` are per-label
-    counts ``(queries, labels, 2)`` or ``predictions`` are ``(queries, teachers,
-    labels)`` 0/1 (``analysis.multilabel``); the run keeps its per-query columns.
-    ``predictions_layout`` (``--predictions-layout``): ``teachers-first`` for a
-    ``predictions`` file stored teachers x queries.
-    ``sampling`` (``--sampling``, MATH.md s.16): ``"poisson:RATE"`` or
-    ``"without-replacement:m/N"``, the way the voters of every query were drawn, with
-    ``vote_change`` (``move``, the default, or ``add``): ``--accounting data-independent``
-    only, for GNMax, Confident and LNMax; both steps' curves amplified
-    (``mechanisms.sampled``), and for Poisson-sampled Gaussian steps the smaller of the RDP
-    and PLD figures (``epsilon_method``).
+    ``orders="auto"``: the paper's grid, extended past an edge where the best order sits
+    (``orders.extend_orders``) and the analysis re-run. ``q_bound``: GNMax's q bound,
+    ``union`` (Prop. 7) or ``integral`` (MATH.md s.13, tighter and certified; Gaussian
+    answers only, not with smooth sensitivity, ``rounds`` or ``individualized``).
+    ``screening``: the threshold step's data-independent curve, ``exact`` (the default,
+    MATH.md s.17's; it also caps s.4's curve) or ``gaussian`` (s.2's, the papers'); a
+    mechanism object carries its own.
+    ``sampling`` (MATH.md s.16): ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the
+    way every query's voters were drawn, with ``vote_change`` (``move``, the default, or
+    ``add``); ``accounting="data-independent"`` only, for GNMax, Confident and LNMax: both
+    steps' curves amplified (``mechanisms.sampled``), and for Poisson-sampled Gaussian
+    steps the smaller of the RDP and PLD figures (``epsilon_method``).
+    ``multilabel`` (``binary``, ``tau:TAU``, ``powerset``): per-label counts ``(queries,
+    labels, 2)`` or 0/1 ``predictions`` ``(queries, teachers, labels)``
+    (``analysis.multilabel``); such a run keeps its per-query columns. No other run keeps a
+    per-query array: memory stays flat however many queries.
+    ``per_query`` (True, the default, or ``"stream"``, the same): ``result.iter_frames()``
+    gives the per-query table a chunk at a time by a second pass over the votes (an array
+    changed in place in between gives another table); ``to_frame()`` and ``label()``'s
+    decisions put its pieces together. ``per_query=False``: totals only, ``to_frame()`` and
+    ``label()`` raise, the summary is the same bytes.
+    ``progress(done, total)``: called after each chunk of queries of a single run (not
+    SVT-PATE, rounds or individualized); ``chunk_size`` (rows) defaults to a bound on rows x
+    classes (``analysis.setting.chunk_rows``). ``workers``: threads that count chunks and
+    evaluate cost curves (default: the cores this process may use); no figure depends on it.
+    ``executor``: a ``distributed.Client`` or any ``concurrent.futures`` executor on which a
+    totals-only single run counts its chunks (``grouped_run.counted_remotely``; a budget run
+    sums its blocks there, ``analysis.budget_run``), the same bytes as counted locally; any
+    other run is analysed here, with a ``PateWarning`` saying so.
     """
     spec = RunSpec.of(mechanism, **options)
     sampling = check_options(spec)
@@ -116,16 +103,21 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     if spec.auto_orders:
         return _analyze_auto_orders(votes, spec)
     grid = spec.grid()  # checked before any input is read, as the rules are
-    result = (_analyze_multilabel(votes, spec, grid) if spec.multilabel is not None
-              else _analyze_spec(votes, spec, sampling, grid))
+    result, added = (_analyze_multilabel(votes, spec, grid) if spec.multilabel is not None
+                     else _analyze_spec(votes, spec, sampling, grid))
+    if added is not None:
+        result = replace(result, added_rdp=added,
+                         warnings=result.warnings + ((added.note,) if added.note else ()))
     if distribution is not None:
         result = replace(result, tuning=tuning_part(result, distribution))
     _warn(result)
     return result
 
 
-def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisResult:
-    """A (single-label) run of ``spec``: read the votes, check them, run, add the parts."""
+def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
+                  ) -> tuple[AnalysisResult, AddedRdp | None]:
+    """A (single-label) run of ``spec`` and its added curve: read the votes, check them,
+    run, add the parts."""
     short_labels = spec.queries if spec.query_indices is None and spec.rounds is None else None
     vote_set = read_votes(votes, predictions=spec.predictions, classes=spec.classes,
                           labels=spec.labels, teachers=spec.teachers,
@@ -134,12 +126,9 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisR
     check_input(spec, vote_set)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)
-    plan = None
-    if spec.individualized is not None:
-        plan = individualized_plan(spec.individualized, vote_set, groups=spec.groups,
-                                   teacher_groups=spec.teacher_groups,
-                                   precision=spec.precision, weights=spec.weights,
-                                   power=spec.power)
+    plan = None if spec.individualized is None else individualized_plan(
+        spec.individualized, vote_set, groups=spec.groups, teacher_groups=spec.teacher_groups,
+        precision=spec.precision, weights=spec.weights, power=spec.power)
     initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     common: dict[str, Any] = dict(
         teachers=vote_set.teachers, accounting=spec.accounting, delta=spec.delta, orders=grid,
@@ -166,23 +155,23 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray) -> AnalysisR
                 workers=spec.workers, **common)
         else:
             result = _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common)
-    if added is not None:
-        notes = result.warnings + ((added.note,) if added.note else ())
-        result = replace(result, added_rdp=added, warnings=notes)
-    return result
+    return result, added
 
 
 def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_rdp,
                 common: dict) -> AnalysisResult:
     """One run in file order (or over ``query_indices``), with what it adds: given
     decisions, the halt at an output, the streamed table, the PLD figure, the outputs."""
-    executor = spec.executor
-    if executor is not None:
-        executor = usable_executor(executor, rounds=None, name=spec.name, individualized=None)
+    executor = (None if spec.executor is None else
+                usable_executor(spec.executor, rounds=None, name=spec.name, individualized=None))
     queries = spec.queries
-    indices = _query_indices(spec.query_indices)
-    available, where = ((vote_set.queries, vote_set.path) if indices is None
-                        else (indices.size, _shown(spec.query_indices)))
+    indices = spec.query_indices
+    if indices is not None and not isinstance(indices, np.ndarray):
+        indices = load_query_indices(indices)
+    available, where = (
+        (vote_set.queries, vote_set.path) if indices is None
+        else (indices.size, os.fspath(spec.query_indices)
+              if isinstance(spec.query_indices, (str, os.PathLike)) else "the query indices"))
     if queries is not None and queries > available:
         raise OptionError(f"--queries {queries} is larger than the {available} "
                           f"queries in {where}")
@@ -248,12 +237,10 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
 def _warn(result: AnalysisResult) -> None:
     """Each of the result's notes as a Python warning (the commands print one line each)."""
     added = result.added_rdp
-    for note in result.warnings:
-        category = (PateWarning if added is not None and note == added.note
-                    else OrderGridWarning)
-        if note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose")):
-            category = PateWarning  # SVT-PATE's notes (analysis.svt): not the grid
-        warnings.warn(note, category, stacklevel=3)
+    for note in result.warnings:  # the added curve's and SVT-PATE's (analysis.svt): not the grid
+        pate = ((added is not None and note == added.note)
+                or note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose")))
+        warnings.warn(note, PateWarning if pate else OrderGridWarning, stacklevel=3)
 
 
 def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0,
@@ -272,24 +259,21 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
     return decisions_of(result)
 
 
-def _analyze_multilabel(votes, spec: RunSpec, grid: np.ndarray) -> AnalysisResult:
+def _analyze_multilabel(votes, spec: RunSpec, grid: np.ndarray
+                        ) -> tuple[AnalysisResult, AddedRdp | None]:
     """``--multilabel``: the grid and added curve as for any run, then
     ``analysis.multilabel.run_multilabel``."""
     assert spec.multilabel is not None
     initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     parameters = dict(spec.parameters)
-    result = run_multilabel(
+    return run_multilabel(
         spec.multilabel, votes, spec.predictions, spec.mechanism, orders=grid,
         initial_rdp=initial_rdp,
         build=lambda teachers: _mechanism(spec.mechanism, VoteSet(np.zeros((1, 2)), teachers,
                                                                   None, None), parameters),
         labels=spec.labels, accounting=spec.accounting, delta=spec.delta,
         conversion=spec.conversion, seed=spec.seed, queries=spec.queries,
-        q_bound=spec.q_bound, workers=spec.workers)
-    if added is not None:
-        result = replace(result, added_rdp=added,
-                         warnings=result.warnings + ((added.note,) if added.note else ()))
-    return result
+        q_bound=spec.q_bound, workers=spec.workers), added
 
 
 def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
@@ -347,23 +331,11 @@ def _student_rows(spec: RunSpec, vote_set: VoteSet) -> np.ndarray | None:
     return load_student(student, queries=vote_set.queries, classes=vote_set.classes)
 
 
-def _query_indices(query_indices) -> np.ndarray | None:
-    if query_indices is None or isinstance(query_indices, np.ndarray):
-        return query_indices
-    return load_query_indices(query_indices)
-
-
-def _shown(value) -> str:
-    return os.fspath(value) if isinstance(value, (str, os.PathLike)) else "the query indices"
-
-
 def usable_executor(target, *, rounds, individualized, name: str):
     """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
-    ``get_executor()``, or an executor as it is) if the run can use it, else None with a
-    ``PateWarning``: a single run's totals are split (chunks counted there; a budget
-    run's blocks summed there, its halt found here, ``analysis.budget_run``; the per-query
-    table's pass runs here); rounds, individualized groups and SVT-PATE (sequential) are
-    analysed in this process."""
+    ``get_executor()``, or an executor as it is) if the run can use it (a single run's
+    totals; a budget run's halt and the per-query table's pass are found here), else None
+    with a ``PateWarning``: rounds, individualized groups and SVT-PATE are sequential."""
     reason = ("--rounds" if rounds is not None
               else "--individualized" if individualized is not None
               else "-m svt" if name == "svt" else None)

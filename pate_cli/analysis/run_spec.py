@@ -89,13 +89,11 @@ class RunSpec:
 
     @property
     def name(self) -> str:
-        """The mechanism's name, lower case."""
         return (self.mechanism.lower() if isinstance(self.mechanism, str)
                 else self.mechanism.name)
 
     @property
     def auto_orders(self) -> bool:
-        """``orders="auto"`` (and no fixed ``order``)."""
         return (isinstance(self.orders, str) and self.orders.strip().lower() == AUTO
                 and self.order is None)
 
@@ -137,8 +135,7 @@ _NOT_WITH_MULTILABEL = (
 _UNSET = {"smooth_sensitivity": False, "halt_at": "query", "predictions_layout": "queries-first"}
 
 
-def _given(value, key: str) -> bool:
-    """An option given a value (arrays included), not left at its default."""
+def _given(value, key: str) -> bool:  # arrays included
     return value is not None and not (key in _UNSET and value == _UNSET[key])
 
 
