@@ -134,36 +134,30 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
         teachers=vote_set.teachers, accounting=spec.accounting, delta=spec.delta, orders=grid,
         conversion=spec.conversion, seed=spec.seed, labels=vote_set.labels,
         chunk_size=spec.chunk_size, source=vote_set)
-    student_rows = None
     if spec.rounds is not None:
         if spec.executor is not None:  # a PateWarning: analysed in this process
-            usable_executor(spec.executor, rounds=spec.rounds, name=spec.name,
-                            individualized=None)
+            usable_executor(spec.executor, rounds=spec.rounds, name=spec.name)
         rounds = rounds_of(spec.rounds, vote_set, dict(spec.parameters), MECHANISM_PARAMETERS)
-        result = analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
-                                per_query=spec.per_query, workers=spec.workers, **common)
-    else:
-        chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
-        if sampling is not None:
-            chosen = SampledMechanism(chosen, sampling)
-        student_rows = _student_rows(spec, vote_set)
-        if plan is not None:
-            result = analyze_individualized(
-                vote_set.votes, chosen, plan.parameters, predictions=plan.predictions,
-                teacher_groups=plan.teacher_groups, classes=vote_set.classes,
-                queries=spec.queries, student=student_rows, per_query=spec.per_query,
-                workers=spec.workers, **common)
-        else:
-            result = _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common)
-    return result, added
+        return analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
+                              per_query=spec.per_query, workers=spec.workers, **common), added
+    chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
+    if sampling is not None:
+        chosen = SampledMechanism(chosen, sampling)
+    student_rows = _student_rows(spec, vote_set)
+    if plan is None:
+        return _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common), added
+    return analyze_individualized(
+        vote_set.votes, chosen, plan.parameters, predictions=plan.predictions,
+        teacher_groups=plan.teacher_groups, classes=vote_set.classes, queries=spec.queries,
+        student=student_rows, per_query=spec.per_query, workers=spec.workers, **common), added
 
 
 def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_rdp,
                 common: dict) -> AnalysisResult:
     """One run in file order (or over ``query_indices``), with what it adds: given
     decisions, the halt at an output, the streamed table, the PLD figure, the outputs."""
-    executor = (None if spec.executor is None else
-                usable_executor(spec.executor, rounds=None, name=spec.name, individualized=None))
+    executor = (None if spec.executor is None
+                else usable_executor(spec.executor, rounds=None, name=spec.name))
     queries = spec.queries
     indices = spec.query_indices
     if indices is not None and not isinstance(indices, np.ndarray):
@@ -173,18 +167,16 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
         else (indices.size, os.fspath(spec.query_indices)
               if isinstance(spec.query_indices, (str, os.PathLike)) else "the query indices"))
     if queries is not None and queries > available:
-        raise OptionError(f"--queries {queries} is larger than the {available} "
-                          f"queries in {where}")
+        raise OptionError(f"--queries {queries} is larger than the {available} queries in {where}")
     given, part = None, None
     if spec.decisions is not None:
         try:
             analysed = analysed_positions(vote_set.queries, indices, queries)
         except ValueError as error:
             raise OptionError(str(error)) from None
-        given = read_decisions(spec.decisions, mechanism=chosen.name,
-                               classes=vote_set.classes, positions=analysed,
-                               rows_total=vote_set.queries, partial=spec.budget is not None,
-                               student=student_rows,
+        given = read_decisions(spec.decisions, mechanism=chosen.name, classes=vote_set.classes,
+                               positions=analysed, rows_total=vote_set.queries,
+                               partial=spec.budget is not None, student=student_rows,
                                confidence=float(getattr(chosen, "confidence", 0.0)))
         part = DecisionsPart(path=given.path, sha256=given.sha256 or None, rows=len(given))
     budget = run_budget = spec.budget
@@ -201,22 +193,18 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     try:
         result = analyze_votes(vote_set.votes, chosen, queries=run_queries, budget=run_budget,
                                student=student_rows, query_indices=indices,
-                               initial_rdp=initial_rdp, decisions=given,
-                               progress=spec.progress, q_bound=spec.q_bound,
-                               workers=spec.workers, executor=executor, **common,
-                               per_query=bool(spec.per_query))
+                               initial_rdp=initial_rdp, decisions=given, progress=spec.progress,
+                               q_bound=spec.q_bound, workers=spec.workers, executor=executor,
+                               **common, per_query=bool(spec.per_query))
     except ValueError as error:
         if part is None or isinstance(error, InputError):
             raise
         raise InputError(f"{part.path}: {error}") from None
-    if part is not None:
-        result = replace(result, decisions=part)
-    result = replace(result, q_bound=spec.q_bound)
+    result = replace(result, decisions=part, q_bound=spec.q_bound)
     if spec.halt_at == "output" and budget is not None:
         result = halted_at_output(result, budget, halted)
     if spec.smooth_sensitivity:  # a single run's (the option rules)
-        positions = (FirstRows(result.queries) if indices is None
-                     else indices[:result.queries])
+        positions = FirstRows(result.queries) if indices is None else indices[:result.queries]
         result = replace(result, smooth_sensitivity=sanitize_analysis(
             result, vote_set.votes, positions=positions, student=student_rows,
             order=spec.order, report_every=spec.ss_every, charges=run_charges(
@@ -247,8 +235,8 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
           **options: Any) -> Decisions:
     """The labels a run releases, as arrays (what ``--write-decisions`` writes).
 
-    Takes ``analyze``'s arguments; returns the frozen
-    :class:`pate_cli.decisions.Decisions` of every processed query in processing order:
+    Takes ``analyze``'s arguments; returns the frozen :class:`pate_cli.decisions.Decisions`
+    of every processed query in processing order:
     ``query`` (vote-file row), ``outcome`` (``answered``/``refused``, ``student`` for
     Interactive, ``stable``/``unstable``/``halted`` for SVT) and ``label`` (-1 for none).
     A budget or individualized run stops at its halt.
@@ -286,8 +274,7 @@ def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
             warnings.simplefilter("ignore", PateWarning)
             result = analyze(votes, **{**spec.options(), "orders": grid})
         best = int(np.flatnonzero(result.orders == result.order)[0])
-        wider = None if result.epsilon <= 0 else extend_orders(result.orders, best)
-        if wider is None:
+        if result.epsilon <= 0 or (wider := extend_orders(result.orders, best)) is None:
             break
         grid = wider
     for note in result.warnings:
@@ -331,14 +318,12 @@ def _student_rows(spec: RunSpec, vote_set: VoteSet) -> np.ndarray | None:
     return load_student(student, queries=vote_set.queries, classes=vote_set.classes)
 
 
-def usable_executor(target, *, rounds, individualized, name: str):
+def usable_executor(target, *, rounds, name: str):
     """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
     ``get_executor()``, or an executor as it is) if the run can use it (a single run's
     totals; a budget run's halt and the per-query table's pass are found here), else None
-    with a ``PateWarning``: rounds, individualized groups and SVT-PATE are sequential."""
-    reason = ("--rounds" if rounds is not None
-              else "--individualized" if individualized is not None
-              else "-m svt" if name == "svt" else None)
+    with a ``PateWarning``: rounds and SVT-PATE are sequential."""
+    reason = "--rounds" if rounds is not None else "-m svt" if name == "svt" else None
     if reason is not None:
         warnings.warn(PateWarning(
             f"--scheduler splits the totals of single runs; a run with {reason} is "
