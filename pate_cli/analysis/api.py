@@ -45,56 +45,52 @@ from .setting import FirstRows, analysed_positions, needs_integer_votes
 from .steps import run_charges
 
 
-def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
-            ) -> AnalysisResult:
+def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does: every option of the command is a keyword (a
     field of ``RunSpec``), checked against ``run_spec.RULES`` before any input is read; a
-    refused combination raises ``OptionError`` (an ``InputError``, so a ``ValueError``)
-    with the command's message.
+    refused combination raises ``OptionError`` (an ``InputError``, so a ``ValueError``) with
+    the command's message.
 
     ``votes``: a path, a ``VoteSet`` or a ``(queries, K)`` array (or give ``predictions``;
-    ``predictions_layout="teachers-first"`` for a file stored teachers x queries);
-    ``index_col`` drops that column of a CSV/TSV file; with ``queries``, ``labels`` may hold
-    one label per analysed row. ``mechanism``: ``lnmax``, ``gnmax``, ``confident``,
-    ``interactive`` or ``svt`` with parameters such as ``sigma=40`` or ``confidence=0.9``
-    (unset ones default to the command's fractions of M), or a mechanism object.
-    ``student``, ``query_indices``, ``rounds``, ``add_rdp`` (as an array: one RDP value per
-    order), ``groups`` and ``teacher_groups``: paths or arrays. ``decisions``: a path, a
-    ``Decisions`` or a ``.npy``-like array (0/1 answered mask, or labels with -1 for none),
-    accounted instead of the seeded replay's (MATH.md s.7).
+    ``predictions_layout="teachers-first"`` for a file stored teachers x queries); ``index_col``
+    drops that column of a CSV/TSV file; with ``queries``, ``labels`` may hold one label per
+    analysed row. ``mechanism``: ``lnmax``, ``gnmax``, ``confident``, ``interactive`` or ``svt``
+    with parameters such as ``sigma=40`` or ``confidence=0.9`` (unset ones default to the
+    command's fractions of M), or a mechanism object. ``student``, ``query_indices``,
+    ``rounds``, ``add_rdp`` (as an array: one RDP value per order), ``groups`` and
+    ``teacher_groups``: paths or arrays. ``decisions``: a path, a ``Decisions`` or a
+    ``.npy``-like array (0/1 answered mask, or labels with -1 for none), accounted instead of
+    the seeded replay's (MATH.md s.7).
     ``smooth_sensitivity``: the sanitised release (``ss_every`` queries between history
-    checkpoints). ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12): the
-    cost of a random search whose every candidate costs at most this run (``result.tuning``).
-    ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt
-    before the first output whose tokens could exceed it (``accounting.output_sums``).
+    checkpoints). ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12): the cost
+    of a random search whose every candidate costs at most this run (``result.tuning``).
+    ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt before
+    the first output whose tokens could exceed it (``accounting.output_sums``).
     ``orders="auto"``: the paper's grid, extended past an edge where the best order sits
-    (``orders.extend_orders``) and the analysis re-run. ``q_bound``: GNMax's q bound,
-    ``union`` (Prop. 7) or ``integral`` (MATH.md s.13, tighter and certified; Gaussian
-    answers only, not with smooth sensitivity, ``rounds`` or ``individualized``).
-    ``screening``: the threshold step's data-independent curve, ``exact`` (the default,
-    MATH.md s.17's; it also caps s.4's curve) or ``gaussian`` (s.2's, the papers'); a
-    mechanism object carries its own.
-    ``sampling`` (MATH.md s.16): ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the
-    way every query's voters were drawn, with ``vote_change`` (``move``, the default, or
-    ``add``); ``accounting="data-independent"`` only, for GNMax, Confident and LNMax: both
-    steps' curves amplified (``mechanisms.sampled``), and for Poisson-sampled Gaussian
-    steps the smaller of the RDP and PLD figures (``epsilon_method``).
-    ``multilabel`` (``binary``, ``tau:TAU``, ``powerset``): per-label counts ``(queries,
-    labels, 2)`` or 0/1 ``predictions`` ``(queries, teachers, labels)``
-    (``analysis.multilabel``); such a run keeps its per-query columns. No other run keeps a
-    per-query array: memory stays flat however many queries.
-    ``per_query`` (True, the default, or ``"stream"``, the same): ``result.iter_frames()``
-    gives the per-query table a chunk at a time by a second pass over the votes (an array
-    changed in place in between gives another table); ``to_frame()`` and ``label()``'s
-    decisions put its pieces together. ``per_query=False``: totals only, ``to_frame()`` and
-    ``label()`` raise, the summary is the same bytes.
-    ``progress(done, total)``: called after each chunk of queries of a single run (not
-    SVT-PATE, rounds or individualized); ``chunk_size`` (rows) defaults to a bound on rows x
-    classes (``analysis.setting.chunk_rows``). ``workers``: threads that count chunks and
-    evaluate cost curves (default: the cores this process may use); no figure depends on it.
-    ``executor``: a ``distributed.Client`` or any ``concurrent.futures`` executor on which a
-    totals-only single run counts its chunks (``grouped_run.counted_remotely``; a budget run
-    sums its blocks there, ``analysis.budget_run``), the same bytes as counted locally; any
+    (``orders.extend_orders``) and the analysis re-run. ``q_bound``: GNMax's q bound, ``union``
+    (Prop. 7) or ``integral`` (MATH.md s.13, tighter and certified; Gaussian answers only, not
+    with smooth sensitivity, ``rounds`` or ``individualized``). ``screening``: the threshold
+    step's data-independent curve, ``exact`` (the default, MATH.md s.17's; it also caps s.4's
+    curve) or ``gaussian`` (s.2's, the papers'); a mechanism object carries its own.
+    ``sampling`` (MATH.md s.16): ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the way
+    every query's voters were drawn, with ``vote_change`` (``move``, the default, or ``add``);
+    ``accounting="data-independent"`` only, for GNMax, Confident and LNMax: both steps' curves
+    amplified (``mechanisms.sampled``), and for Poisson-sampled Gaussian steps the smaller of
+    the RDP and PLD figures (``epsilon_method``). ``multilabel`` (``binary``, ``tau:TAU``,
+    ``powerset``): per-label counts ``(queries, labels, 2)`` or 0/1 ``predictions`` ``(queries,
+    teachers, labels)`` (``analysis.multilabel``); such a run keeps its per-query columns. No
+    other run keeps a per-query array: memory stays flat however many queries.
+    ``per_query`` (True, the default, or ``"stream"``, the same): ``result.iter_frames()`` gives
+    the per-query table a chunk at a time by a second pass over the votes (an array changed in
+    place in between gives another table); ``to_frame()`` and ``label()``'s decisions put its
+    pieces together. ``per_query=False``: totals only, ``to_frame()`` and ``label()`` raise, the
+    summary is the same bytes. ``progress(done, total)``: called after each chunk of queries of
+    a single run (not SVT-PATE, rounds or individualized); ``chunk_size`` (rows) defaults to a
+    bound on rows x classes (``analysis.setting.chunk_rows``). ``workers``: threads that count
+    chunks and evaluate cost curves (default: the cores this process may use); no figure depends
+    on it. ``executor``: a ``distributed.Client`` or any ``concurrent.futures`` executor on
+    which a totals-only single run counts its chunks (``grouped_run.counted_remotely``; a budget
+    run sums its blocks there, ``analysis.budget_run``), the same bytes as counted locally; any
     other run is analysed here, with a ``PateWarning`` saying so.
     """
     spec = RunSpec.of(mechanism, **options)
@@ -116,8 +112,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
 
 def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
                   ) -> tuple[AnalysisResult, AddedRdp | None]:
-    """A (single-label) run of ``spec`` and its added curve: read the votes, check them,
-    run, add the parts."""
+    """A single-label run of ``spec`` and its added curve: read and check the votes, run."""
     short_labels = spec.queries if spec.query_indices is None and spec.rounds is None else None
     vote_set = read_votes(votes, predictions=spec.predictions, classes=spec.classes,
                           labels=spec.labels, teachers=spec.teachers,
@@ -143,7 +138,15 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
     chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
     if sampling is not None:
         chosen = SampledMechanism(chosen, sampling)
-    student_rows = _student_rows(spec, vote_set)
+    student_rows = spec.student  # Interactive's probabilities (only it has them: the rules)
+    if isinstance(student_rows, np.ndarray):
+        if student_rows.shape != vote_set.votes.shape:
+            raise InputError(f"the student array has shape {student_rows.shape}, the votes "
+                             f"{vote_set.votes.shape}")
+        student_rows = np.asarray(student_rows, dtype=np.float64)
+    elif student_rows is not None:
+        student_rows = load_student(student_rows, queries=vote_set.queries,
+                                    classes=vote_set.classes)
     if plan is None:
         return _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common), added
     return analyze_individualized(
@@ -154,8 +157,8 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
 
 def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_rdp,
                 common: dict) -> AnalysisResult:
-    """One run in file order (or over ``query_indices``), with what it adds: given
-    decisions, the halt at an output, the streamed table, the PLD figure, the outputs."""
+    """One run in file order (or over ``query_indices``) with given decisions, the halt at an
+    output, the streamed table, the PLD figure and the outputs."""
     executor = (None if spec.executor is None
                 else usable_executor(spec.executor, rounds=None, name=spec.name))
     queries = spec.queries
@@ -236,10 +239,9 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
     """The labels a run releases, as arrays (what ``--write-decisions`` writes).
 
     Takes ``analyze``'s arguments; returns the frozen :class:`pate_cli.decisions.Decisions`
-    of every processed query in processing order:
-    ``query`` (vote-file row), ``outcome`` (``answered``/``refused``, ``student`` for
-    Interactive, ``stable``/``unstable``/``halted`` for SVT) and ``label`` (-1 for none).
-    A budget or individualized run stops at its halt.
+    of every processed query in processing order: ``query`` (vote-file row), ``outcome``
+    (``answered``/``refused``, ``student`` for Interactive, ``stable``/``unstable``/``halted``
+    for SVT) and ``label`` (-1 for none). A budget or individualized run stops at its halt.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PateWarning)
@@ -249,8 +251,7 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
 
 def _analyze_multilabel(votes, spec: RunSpec, grid: np.ndarray
                         ) -> tuple[AnalysisResult, AddedRdp | None]:
-    """``--multilabel``: the grid and added curve as for any run, then
-    ``analysis.multilabel.run_multilabel``."""
+    """``--multilabel``: the grid and added curve as for any run, ``run_multilabel``'s run."""
     assert spec.multilabel is not None
     initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     parameters = dict(spec.parameters)
@@ -303,19 +304,6 @@ def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
     if any(value is not None for value in parameters.values()):
         raise TypeError(f"parameters {sorted(parameters)} apply to a mechanism given by name")
     return mechanism
-
-
-def _student_rows(spec: RunSpec, vote_set: VoteSet) -> np.ndarray | None:
-    """Interactive's student probabilities (the rules saw to it that only it has them)."""
-    student = spec.student
-    if spec.name != "interactive" or student is None:
-        return None
-    if isinstance(student, np.ndarray):
-        if student.shape != vote_set.votes.shape:
-            raise InputError(f"the student array has shape {student.shape}, the votes "
-                             f"{vote_set.votes.shape}")
-        return np.asarray(student, dtype=np.float64)
-    return load_student(student, queries=vote_set.queries, classes=vote_set.classes)
 
 
 def usable_executor(target, *, rounds, name: str):

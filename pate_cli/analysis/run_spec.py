@@ -145,13 +145,11 @@ def _multilabel_rule(key: str, option: str) -> Rule:
                 "or Confident over whole queries)")
 
 
-def _single(s: RunSpec) -> bool:
-    """A run over single-label queries (not --multilabel)."""
+def _single(s: RunSpec) -> bool:  # a run over single-label queries (not --multilabel)
     return s.multilabel is None
 
 
-def _one_run(s: RunSpec) -> bool:
-    """One run in file order: no rounds, no groups."""
+def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
     return s.rounds is None and s.individualized is None
 
 
