@@ -129,9 +129,9 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
         teachers=vote_set.teachers, accounting=spec.accounting, delta=spec.delta, orders=grid,
         conversion=spec.conversion, seed=spec.seed, labels=vote_set.labels,
         chunk_size=spec.chunk_size, source=vote_set)
+    if spec.executor is not None and (spec.rounds is not None or plan is not None):
+        usable_executor(spec.executor, spec)  # a PateWarning: analysed in this process
     if spec.rounds is not None:
-        if spec.executor is not None:  # a PateWarning: analysed in this process
-            usable_executor(spec.executor, rounds=spec.rounds, name=spec.name)
         rounds = rounds_of(spec.rounds, vote_set, dict(spec.parameters), MECHANISM_PARAMETERS)
         return analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
                               per_query=spec.per_query, workers=spec.workers, **common), added
@@ -159,8 +159,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                 common: dict) -> AnalysisResult:
     """One run in file order (or over ``query_indices``) with given decisions, the halt at an
     output, the streamed table, the PLD figure and the outputs."""
-    executor = (None if spec.executor is None
-                else usable_executor(spec.executor, rounds=None, name=spec.name))
+    executor = None if spec.executor is None else usable_executor(spec.executor, spec)
     queries = spec.queries
     indices = spec.query_indices
     if indices is not None and not isinstance(indices, np.ndarray):
@@ -306,12 +305,16 @@ def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
     return mechanism
 
 
-def usable_executor(target, *, rounds, name: str):
+def usable_executor(target, spec: RunSpec):
     """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
     ``get_executor()``, or an executor as it is) if the run can use it (a single run's
     totals; a budget run's halt and the per-query table's pass are found here), else None
-    with a ``PateWarning``: rounds and SVT-PATE are sequential."""
-    reason = "--rounds" if rounds is not None else "-m svt" if name == "svt" else None
+    with a ``PateWarning``: rounds, individualized groups, SVT-PATE (sequential) and the
+    smooth-sensitivity release are analysed in this process (the README's Clusters)."""
+    reason = ("--rounds" if spec.rounds is not None
+              else "--individualized" if spec.individualized is not None
+              else "-m svt" if spec.name == "svt"
+              else "--smooth-sensitivity" if spec.smooth_sensitivity else None)
     if reason is not None:
         warnings.warn(PateWarning(
             f"--scheduler splits the totals of single runs; a run with {reason} is "

@@ -193,3 +193,35 @@ def test_an_unreachable_scheduler_is_a_one_line_error(cli, sample, dask_timeout)
         assert "cannot reach the Dask scheduler tcp://127.0.0.1:9" in result.err
     malformed = cli.analyze(sample / "votes.npy", "--scheduler", "nowhere")
     assert malformed.code == 2 and "not a Dask scheduler address" in malformed.err
+
+
+SAMPLE = "sample_votes/mnist_250_votes.npy"
+
+
+@pytest.mark.parametrize(("options", "reason"), [
+    (dict(individualized="upsampling", groups="sample_votes/mnist_250_groups.csv"),
+     "--individualized"),
+    (dict(smooth_sensitivity=True), "--smooth-sensitivity"),
+    (dict(rounds="sample_votes/mnist_250_rounds.csv"), "--rounds"),
+])
+def test_runs_analysed_here_say_so_once_and_give_the_local_figures(options, reason):
+    """The README's "Clusters": rounds, individualized groups and the smooth-sensitivity
+    release run in this process with one warning (individualized and smooth-sensitivity
+    runs used to drop the executor silently), and their figures are the local run's."""
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    paths = {key: os.path.join(root, value) if isinstance(value, str) and "/" in value
+             else value for key, value in options.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        local = pate_cli.analyze(os.path.join(root, SAMPLE), "confident", per_query=False,
+                                 **paths)
+    with ThreadPoolExecutor(2) as executor, warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        remote = pate_cli.analyze(os.path.join(root, SAMPLE), "confident", per_query=False,
+                                  executor=executor, **paths)
+    notes = [str(item.message) for item in seen if issubclass(item.category, PateWarning)
+             and "--scheduler" in str(item.message)]
+    assert notes == [f"--scheduler splits the totals of single runs; a run with {reason} "
+                     "is analysed in this process"]
+    assert json.dumps(remote.to_dict()) == json.dumps(local.to_dict())
