@@ -11,12 +11,11 @@ block holds no halt. Any other block is gone through query after query
 (``accounting.composition``), as the halt checks it.
 
 No figure depends on the chunk size, the number of workers, or where block sums were
-formed, and a run of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query
-run. Which blocks are skipped depends on the budget; grouped and query-after-query sums
-differ in the last bits only (at most 1e-12 relative, the README's tolerance), and every
-figure reported was checked against the budget. The per-query ``epsilon_cumulative``
-column restarts from the carry at each block start (``BudgetPart.carries``), so it ends
-exactly at the reported epsilon.
+formed; a run of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query run.
+Grouped and query-after-query sums differ in the last bits only (the README's 1e-12
+relative tolerance), and every figure reported was checked against the budget. The
+per-query ``epsilon_cumulative`` column restarts from the carry at each block start
+(``BudgetPart.carries``), so it ends exactly at the reported epsilon.
 """
 
 from __future__ import annotations
@@ -30,15 +29,15 @@ import numpy as np
 
 from ..accounting.composition import StepRows, budget_halt, running_total
 from ..accounting.conversion import Conversion
-from ..accounting.grouped import grouped_totals
+from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..curve_store import SharedCurves
 from ..decisions import Decisions
 from ..inputs.rows import LocalRows
-from ..mechanisms import Mechanism, NoiseSource
+from ..mechanisms import NoiseSource
 from ..sparse_rows import SparseRows, row_width
 from ..threads import executor_threads, in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
-from .grouped_run import CountRequest, count_span, span_arguments
+from .grouped_run import CountRequest, Span, count_span, span_of
 from .setting import FirstRows, LabelCounts, released_labels
 from .steps import Step, chunk_costs, curve_function, mechanism_steps
 
@@ -48,6 +47,9 @@ BUDGET_BLOCK = 1 << 16
 # A block is skipped when its sums plus one query's largest cost, raised by this factor,
 # convert within the budget: it exceeds the relative rounding of any sum of a block.
 MARGIN = 1.0 + 2.0 ** -32
+# One block's per-order selection and (weighted) answer sums and answered weight, and its
+# label counts.
+BlockSums = tuple[GroupedTotals, LabelCounts]
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,36 +73,14 @@ class BudgetSetting:
     truth: np.ndarray | None = None
     progress: Callable[[int, int], None] | None = None
 
-    @property
-    def mechanism(self) -> Mechanism:
-        return self.request.mechanism
 
-    @property
-    def accounting(self) -> str:
-        return self.request.accounting
-
-
-@dataclass(frozen=True, eq=False)
-class BlockSums:
-    """One block's selection and (weighted) answer sums per order, its answered weight
-    and its label counts."""
-
-    selection: np.ndarray
-    answer: np.ndarray
-    answered: float
-    labels: LabelCounts
-
-
-def block_sums(request: CountRequest, source, rows, start: int, *, block: int,
-               chunk_size: int, orders: np.ndarray, student=None, decisions=None,
-               truth=None, shared: SharedCurves | None = None) -> list[BlockSums]:
-    """The sums of the blocks of ``block`` queries that the analysed queries from
-    ``start`` (file rows ``rows`` of ``source``, ``inputs.rows``) make up, each
-    counted a chunk of ``chunk_size`` rows at a time (exact counts), then summed from its
-    distinct statistics. ``shared`` keeps curves across blocks (one per call if None).
-    A module-level function: a cluster's workers run it."""
-    size = rows.stop - rows.start if isinstance(rows, slice) else rows.size
-    opened = source.opened()
+def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int,
+               orders: np.ndarray, shared: SharedCurves | None = None) -> list[BlockSums]:
+    """The sums of the blocks of ``block`` queries that ``span`` makes up, each counted a
+    chunk of ``chunk_size`` rows at a time (exact counts), then summed from its distinct
+    statistics. ``shared`` keeps curves across blocks (one per call if None). A
+    module-level function: a cluster's workers run it."""
+    opened = span.source.opened()
     selection, answer = mechanism_steps(request.mechanism, q_bound=request.q_bound)
     independent = request.accounting == "data-independent"
     shared = SharedCurves(CURVE_CACHE_BYTES) if shared is None else shared
@@ -111,15 +91,13 @@ def block_sums(request: CountRequest, source, rows, start: int, *, block: int,
         answer_rdp = shared.serving(answer_rdp, orders)
 
     sums = []
-    for first in range(0, size, block):
-        counted = count_span(request, source, rows, start, chunk_size=chunk_size,
-                             student=student, decisions=decisions, truth=truth, lo=first,
-                             hi=min(size, first + block), opened=opened)
-        totals = grouped_totals(counted.table, selection_rdp=selection_rdp,
-                                answer_rdp=answer_rdp, orders=orders,
-                                expected=request.accounting == "expected")
-        sums.append(BlockSums(totals.selection, totals.answer, float(totals.answered),
-                              counted.labels[0]))
+    for first in range(0, span.size, block):
+        counted = count_span(request, span, chunk_size=chunk_size, lo=first,
+                             hi=min(span.size, first + block), opened=opened)
+        sums.append((grouped_totals(counted.table, selection_rdp=selection_rdp,
+                                    answer_rdp=answer_rdp, orders=orders,
+                                    expected=request.accounting == "expected"),
+                     counted.labels[0]))
     return sums
 
 
@@ -130,10 +108,8 @@ class BudgetWalk:
     The sums (``carry``, the ``selection`` and weighted ``answer`` curves apart, the
     ``answered`` weight) run on from block to block: a skipped block adds its grouped
     sums, a block gone through its queries one after another (``running_total``, a
-    cumulative sum: no figure depends on where chunks start). The two orders of addition
-    differ in the last bits only (the README's tolerance, 1e-12 relative); either way every
-    sum the run reports was checked against the budget. ``carries``: the carries at block
-    starts 1, 2, ... up to the last processed (where the per-query table restarts)."""
+    cumulative sum: no figure depends on where chunks start). ``carries``: the carries at
+    block starts 1, 2, ... up to the last processed (where the per-query table restarts)."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray):
         self.run = run
@@ -142,7 +118,7 @@ class BudgetWalk:
         self.selection = np.zeros(self.carry.size)
         self.answer = np.zeros(self.carry.size)
         self.answered = 0.0
-        self.labels = LabelCounts(run.mechanism.uses_student)
+        self.labels = LabelCounts(run.request.mechanism.uses_student)
         self.halted_at: int | None = None
         self.block_carries: list[np.ndarray] = []
 
@@ -153,21 +129,12 @@ class BudgetWalk:
 
     def skip(self, part: BlockSums, after: np.ndarray) -> None:
         """Take a whole block from its sums (``after``: the carry after it)."""
-        self.selection = self.selection + part.selection
-        self.answer = self.answer + part.answer
-        self.answered = self.answered + part.answered
+        sums, labels = part
+        self.selection = self.selection + sums.selection
+        self.answer = self.answer + sums.answer
+        self.answered = self.answered + float(sums.answered)
         self.carry = after
-        self.labels.merge_in(part.labels)
-
-    def add(self, costs: StepRows, count: int) -> None:
-        """Add the first ``count`` queries of ``costs`` to the step sums and the carry,
-        query after query (``composition.running_total``: the carry is
-        ``running_epsilon``'s, bit for bit)."""
-        self.answered = float(np.add.accumulate(
-            np.concatenate(([self.answered], costs.weight[:count])))[-1])
-        self.selection = running_total(costs.step("selection"), count, self.selection)
-        self.answer = running_total(costs.step("answer"), count, self.answer)
-        self.carry = running_total(costs, count, self.carry)
+        self.labels.merge_in(labels)
 
     def through(self, lo: int, hi: int) -> None:
         """Go through queries ``lo .. hi-1`` (one block) query by query, to the halt."""
@@ -175,12 +142,12 @@ class BudgetWalk:
         for start in range(lo, hi, run.chunk_size):
             stop = min(hi, start + run.chunk_size)
             chunk = chunk_costs(run.votes, run.positions, start, stop,
-                                mechanism=run.mechanism, selection=run.selection,
+                                mechanism=run.request.mechanism, selection=run.selection,
                                 answer=run.answer, noise=run.noise,
-                                accounting=run.accounting, orders=run.orders,
+                                accounting=run.request.accounting, orders=run.orders,
                                 student=run.student, decisions=run.decisions)
             costs, made, weight = chunk.costs, chunk.made, chunk.weight
-            full = costs if run.accounting == "expected" else StepRows(
+            full = costs if run.request.accounting == "expected" else StepRows(
                 costs.selection, costs.selection_index, costs.answer, costs.answer_index,
                 np.ones(stop - start))
             halt = budget_halt(costs, full, self.carry, run.converter, run.budget)
@@ -191,10 +158,15 @@ class BudgetWalk:
                 made = made.head(halt)
                 costs = StepRows(costs.selection, costs.selection_index[:halt],
                                  costs.answer, costs.answer_index[:halt], weight)
-            if stop > start:
-                self.add(costs, stop - start)
+            if stop > start:  # query after query (composition.running_total): the carry
+                count = stop - start  # is running_epsilon's bit for bit
+                self.answered = float(np.add.accumulate(
+                    np.concatenate(([self.answered], costs.weight[:count])))[-1])
+                self.selection = running_total(costs.step("selection"), count, self.selection)
+                self.answer = running_total(costs.step("answer"), count, self.answer)
+                self.carry = running_total(costs, count, self.carry)
                 self.labels.add(*released_labels(made, made.answered,
-                                                 run.mechanism.uses_student),
+                                                 run.request.mechanism.uses_student),
                                 None if run.truth is None
                                 else run.truth[run.positions[start:stop]])
             if run.progress is not None:
@@ -213,14 +185,18 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
     parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor,
                           source=source)
     walk = BudgetWalk(run, carry)
-    peak = _peak(run)
+    # the largest curve one query can add: its data-independent curves (MATH.md s.2)
+    peak = run.answer.independent(run.orders)
+    if run.selection is not None:
+        peak = peak + run.selection.independent(run.orders)
+    peak = np.asarray(peak, dtype=np.float64)
     try:
         for number in range(blocks):
             lo, hi = number * BUDGET_BLOCK, min(queries, (number + 1) * BUDGET_BLOCK)
             if number:
                 walk.block_carries.append(walk.carry)
             part = next(parts) if number < blocks - 1 else None
-            after = None if part is None else (walk.carry + part.selection) + part.answer
+            after = None if part is None else (walk.carry + part[0].selection) + part[0].answer
             if after is not None and _within(after, peak, run.converter, run.budget):
                 walk.skip(part, after)
                 if run.progress is not None:
@@ -232,15 +208,6 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
     finally:
         parts.close()
     return walk
-
-
-def _peak(run: BudgetSetting) -> np.ndarray:
-    """The largest curve one query can add: its data-independent selection and answer
-    curves (MATH.md s.2), the caps of every data-dependent curve."""
-    peak = run.answer.independent(run.orders)
-    if run.selection is not None:
-        peak = peak + run.selection.independent(run.orders)
-    return np.asarray(peak, dtype=np.float64)
 
 
 def _within(after: np.ndarray, peak: np.ndarray, conversion, limit: float) -> bool:
@@ -256,41 +223,27 @@ def _within(after: np.ndarray, peak: np.ndarray, conversion, limit: float) -> bo
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,
                   source=None) -> Iterator[BlockSums]:
-    """The sums of blocks ``0 .. count-1`` in order, formed ahead on threads or on
-    ``executor`` (a task per span of whole blocks, ``source`` their rows; two per thread
-    in flight), as they are drawn; closing the iterator cancels what is pending."""
-    request = run.request
+    """The sums of blocks ``0 .. count-1`` in order, formed ahead on threads (a block
+    each) or on ``executor`` (a task per span of whole blocks, ``source`` their rows; two
+    per thread in flight), as they are drawn; closing the iterator cancels what is
+    pending."""
     size = BUDGET_BLOCK
-    if executor is None:
-        shared = SharedCurves(CURVE_CACHE_BYTES)
-        local = LocalRows(run.votes)
+    per_task = 1 if executor is None else max(
+        1, TASK_VALUES // (size * max(1, row_width(run.votes))))
+    shared = SharedCurves(CURVE_CACHE_BYTES) if executor is None else None
+    source = LocalRows(run.votes) if executor is None else source
 
-        def one(number: int) -> list[BlockSums]:
-            start, stop = number * size, (number + 1) * size
-            arguments = span_arguments(run.votes, run.positions, start, stop,
-                                       source=local, student=run.student,
-                                       decisions=run.decisions, truth=run.truth)
-            return block_sums(request, *arguments.pop("at"), start, block=size,
-                              chunk_size=run.chunk_size, orders=run.orders, shared=shared,
-                              **arguments)
+    def task(number: int) -> partial:
+        span = span_of(run.votes, run.positions, number * size,
+                       min(count, number + per_task) * size, source=source,
+                       student=run.student, decisions=run.decisions, truth=run.truth)
+        return partial(block_sums, run.request, span, block=size, chunk_size=run.chunk_size,
+                       orders=run.orders, shared=shared)
 
-        for group in ordered_map(one, range(count), workers=workers):
-            yield from group
-        return
-    classes = row_width(run.votes)
-    per_task = max(1, TASK_VALUES // (size * max(1, classes)))
-
-    def submit(number: int):
-        start = number * size
-        stop = min(count, number + per_task) * size
-        arguments = span_arguments(run.votes, run.positions, start, stop, source=source,
-                                   student=run.student, decisions=run.decisions,
-                                   truth=run.truth)
-        return executor.submit(partial(block_sums, request, *arguments.pop("at"), start,
-                                       block=size, chunk_size=run.chunk_size, orders=run.orders),
-                               **arguments)
-
-    window = 2 * executor_threads(executor)
-    for group in in_order(submit, range(0, count, per_task), window=window):
+    numbers = range(0, count, per_task)
+    groups = (ordered_map(lambda number: task(number)(), numbers, workers=workers)
+              if executor is None else
+              in_order(lambda number: executor.submit(task(number)), numbers,
+                       window=2 * executor_threads(executor)))
+    for group in groups:
         yield from group
-
