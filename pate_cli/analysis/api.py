@@ -309,12 +309,12 @@ def usable_executor(target, spec: RunSpec):
     """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
     ``get_executor()``, or an executor as it is) if the run can use it (a single run's
     totals; a budget run's halt and the per-query table's pass are found here), else None
-    with a ``PateWarning``: rounds, individualized groups, SVT-PATE (sequential) and the
-    smooth-sensitivity release are analysed in this process (the README's Clusters)."""
+    with a ``PateWarning``: rounds, individualized groups and SVT-PATE (sequential) are
+    analysed in this process (the README's Clusters; a smooth-sensitivity run's totals are
+    split, its release computed here)."""
     reason = ("--rounds" if spec.rounds is not None
               else "--individualized" if spec.individualized is not None
-              else "-m svt" if spec.name == "svt"
-              else "--smooth-sensitivity" if spec.smooth_sensitivity else None)
+              else "-m svt" if spec.name == "svt" else None)
     if reason is not None:
         warnings.warn(PateWarning(
             f"--scheduler splits the totals of single runs; a run with {reason} is "

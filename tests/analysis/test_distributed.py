@@ -201,13 +201,12 @@ SAMPLE = "sample_votes/mnist_250_votes.npy"
 @pytest.mark.parametrize(("options", "reason"), [
     (dict(individualized="upsampling", groups="sample_votes/mnist_250_groups.csv"),
      "--individualized"),
-    (dict(smooth_sensitivity=True), "--smooth-sensitivity"),
     (dict(rounds="sample_votes/mnist_250_rounds.csv"), "--rounds"),
 ])
 def test_runs_analysed_here_say_so_once_and_give_the_local_figures(options, reason):
-    """The README's "Clusters": rounds, individualized groups and the smooth-sensitivity
-    release run in this process with one warning (individualized and smooth-sensitivity
-    runs used to drop the executor silently), and their figures are the local run's."""
+    """The README's "Clusters": rounds and individualized groups run in this process with
+    one warning (an individualized run used to drop the executor silently), and their
+    figures are the local run's."""
     import os
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     paths = {key: os.path.join(root, value) if isinstance(value, str) and "/" in value
