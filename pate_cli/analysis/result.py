@@ -1,6 +1,5 @@
-"""What one analysis produced (``AnalysisResult``), its per-query table (``per_query_frame``,
-``QueryTable``: CLI.md's columns, which scripts parse, so extended but never renamed) and
-what a sweep row averages (``ReplayTotals``)."""
+"""One analysis's result, its per-query table (CLI.md's columns, which scripts parse: extend,
+never rename) and what a sweep row averages (``ReplayTotals``)."""
 
 from __future__ import annotations
 
@@ -25,31 +24,21 @@ if TYPE_CHECKING:
     from ..mechanisms import Mechanism
 
 
-# A result's views (``to_dict()``, ``_repr_html_``, ``.plot``, ``.report()``) live in the
-# outputs layer above, which registers them here (``pate_cli._views``: loaded on first use).
+# A result's views, which the outputs layer above registers (``pate_cli._views``).
 PRESENTERS: dict[str, Callable[..., Any]] = {}
-
-
-def register_presenter(name: str, presenter: Callable[..., Any]) -> None:
-    """Make ``presenter`` the result's ``name`` view (dict, html, plot or report)."""
-    PRESENTERS[name] = presenter
+register_presenter = PRESENTERS.__setitem__  # (name, view): dict, html, plot, report
 
 
 def _presenter(name: str) -> Callable[..., Any]:
     if name not in PRESENTERS:
-        load_providers()
-    try:
-        return PRESENTERS[name]
-    except KeyError:
-        raise RuntimeError(f"no {name!r} view is registered; import pate_cli (its "
-                           "outputs modules register the result's views)") from None
+        load_providers()  # the modules ``pate_cli/__init__`` names, registering every view
+    return PRESENTERS[name]
 
 
 @dataclass(frozen=True)
 class BudgetPart:
-    """A budget run (MATH.md s.7): ``halted_at`` the first query not processed (None if the
-    budget never bound), ``remaining`` ``limit - epsilon`` (at least 0), ``halt_at`` "query"
-    or "output" (--halt-at); ``carries`` ((blocks, orders)): the RDP spent before each block
+    """A budget run (MATH.md s.7): ``halted_at`` the first query not processed (or None),
+    ``halt_at`` "query" or "output" (--halt-at); ``carries``: the RDP spent before each block
     of ``block`` queries after the first, where the per-query table restarts its sums."""
 
     limit: float
@@ -71,9 +60,8 @@ class DecisionsPart:
 
 @dataclass(frozen=True)
 class SvtPart:
-    """SVT-PATE's resolved parameters and what its replay met (MATH.md s.8); ``bound``: "rdp"
-    (zCDP over a continuous order) or "pure" (c eps0); ``cutoffs_tried``: --svt-cutoff auto's
-    tries, each {cutoff, scale, answered}."""
+    """SVT-PATE's parameters and what its replay met (MATH.md s.8); ``bound``: "rdp" (zCDP)
+    or "pure" (c eps0); ``cutoffs_tried``: --svt-cutoff auto's {cutoff, scale, answered}."""
 
     scale: float
     cutoff: int
@@ -104,8 +92,8 @@ class RoundPart:
 
 @dataclass(frozen=True)
 class GroupsPart:
-    """Individualized PATE (MATH.md s.9): each group's row (name, budget, parameters,
-    cost, ``exhausted_at``), the stop; ``baseline``: the uniform run at the least budget."""
+    """Individualized PATE (MATH.md s.9): each group's row, the stop, and ``baseline``, the
+    uniform run at the least budget."""
 
     variant: str
     groups: tuple[Mapping[str, Any], ...]
@@ -139,8 +127,7 @@ class TuningPart:
 
 @dataclass(frozen=True)
 class MultilabelPart:
-    """``--multilabel``: the squared L2 sensitivity of one query's released vector;
-    ``labels_output``: the (query, label) pairs released."""
+    """``--multilabel``: a query's squared L2 sensitivity; (query, label) pairs released."""
 
     variant: str
     labels: int
@@ -151,9 +138,8 @@ class MultilabelPart:
 
 @dataclass(frozen=True)
 class QueryCounts:
-    """A run's queries: Interactive-GNMax's ``outcomes`` (else None), ``reordered`` by
-    ``--query-indices``; for ``analysis.rounds``, the selection and answer RDP summed at
-    every order (``step_sums``) and the correct labels in all and by outcome."""
+    """A run's queries, Interactive-GNMax's ``outcomes``, and for ``analysis.rounds`` the
+    selection and answer RDP sums (``step_sums``) and correct labels (all, by outcome)."""
 
     queries: int
     labels_output: int
@@ -170,9 +156,8 @@ class NoColumnsError(ValueError):
 
 @dataclass(frozen=True, repr=False)
 class AnalysisResult:
-    """One analysis's totals and optional parts; its per-query table as a stream
-    (``iter_frames()``) or as arrays (``result.epsilon_cumulative``: :class:`QueryTable`'s
-    names). ``query_index``: each query's file row if ``--query-indices`` picked them."""
+    """One analysis's totals and parts; its per-query table as a stream (``iter_frames()``)
+    or arrays (``result.epsilon_cumulative``); ``query_index``: --query-indices' rows."""
 
     mechanism: Mechanism
     accounting: str
@@ -191,8 +176,7 @@ class AnalysisResult:
     rdp_at_order: Mapping[str, float]
     label_accuracy: float | None
     warnings: tuple[str, ...] = ()
-    # Expected accounting: the data-independent epsilon of a run answering every processed
-    # query, a bound whatever a run answers (``epsilon_data_independent``: expected count).
+    # Expected accounting: the data-independent bound of a run answering every query.
     epsilon_data_independent_worst: float | None = None
     source: VoteSet | None = None
     query_index: np.ndarray | None = None
@@ -214,8 +198,7 @@ class AnalysisResult:
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
     counts: QueryCounts | None = None
-    # The per-query table by a second pass over the votes (``analysis.per_query_stream``) or
-    # held in memory (``table``: multi-label runs); both None: ``per_query=False``.
+    # The per-query table by a second pass over the votes, or ``table`` (multi-label runs).
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(
         default=None, repr=False, compare=False)
     # The distinct (answer, selection) statistic pairs, kept for the per-query table's pass.
@@ -241,10 +224,9 @@ class AnalysisResult:
 
     def require_columns(self, what: str = "the per-query table") -> None:
         if self.table is None and self.frames is None:
-            raise NoColumnsError(
-                f"{what} is not available: this result was analysed without its per-query "
-                "table (analyze(..., per_query=False)); analyse again with "
-                "per_query=True")
+            raise NoColumnsError(f"{what} is not available: this result was analysed without "
+                                 "its per-query table (analyze(..., per_query=False)); "
+                                 "analyse again with per_query=True")
 
     @cached_property
     def _table(self) -> QueryTable:
@@ -263,7 +245,6 @@ class AnalysisResult:
     def to_frame(self) -> pd.DataFrame:
         """The per-query table of CLI.md: ``iter_frames()``'s pieces put together."""
         import pandas as pd
-
         return pd.concat(list(self.iter_frames()), ignore_index=True)
 
     def iter_frames(self) -> Iterator[pd.DataFrame]:
@@ -277,13 +258,11 @@ class AnalysisResult:
 
     @property
     def plot(self):
-        """``pate-plot``'s figures as matplotlib ``Figure`` objects: ``.history()``,
-        ``.selection()`` (Confident), ``.groups()`` (individualized)."""
+        """``pate-plot``'s figures: ``.history()``, ``.selection()``, ``.groups()``."""
         return _presenter("plot")(self)
 
     def report(self, fmt: str = "html", **options) -> str:
-        """The ``pate-report`` privacy statement as a string (``fmt``: html or markdown;
-        ``options``: ``command``, ``dataset_size``)."""
+        """The ``pate-report`` privacy statement (``fmt``: html or markdown)."""
         return _presenter("report")(self, fmt=fmt, **options)
 
     def _repr_html_(self) -> str:
@@ -306,15 +285,12 @@ _ATTRIBUTE = {"epsilon": "epsilon_query"}  # a column's QueryTable name, where i
 
 
 def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
-    """The per-query table of CLI.md, one row per analysed query in file order.
-    ``plurality`` is written as integers when every value is one, or as ``integral`` says
-    (a piece of a longer table follows the whole table's choice)."""
+    """The per-query table of CLI.md; ``plurality`` as integers if every value is one, or as
+    ``integral`` says (a piece of a longer table follows the whole table's choice)."""
     import pandas as pd
-    answered = result.answered
-    if result.accounting != "expected":
-        answered = answered.astype(np.int64)
-    label = pd.array(np.where(result.label >= 0, result.label, 0), dtype="Int64")
-    label[result.label < 0] = pd.NA
+    answered = (result.answered if result.accounting == "expected"
+                else result.answered.astype(np.int64))
+    label = pd.arrays.IntegerArray(np.maximum(result.label, 0).astype(np.int64), result.label < 0)
     index = np.arange(result.queries) if result.query_index is None else result.query_index
     plurality = result.plurality
     if integral is None:
@@ -333,9 +309,8 @@ def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class QueryTable:
-    """Per-query columns held in memory, in analysed order (a multi-label run's), as
-    :func:`per_query_frame` writes them but for ``label`` (-1 where nothing was output) and
-    ``outcome`` (Interactive-GNMax's codes); ``columns``: extra ones (SVT's distance)."""
+    """Per-query columns in memory as :func:`per_query_frame` writes them, but ``label`` -1
+    where none was output and ``outcome`` codes; ``columns``: extra ones (SVT's distance)."""
 
     plurality: np.ndarray
     plurality_class: np.ndarray
@@ -356,11 +331,10 @@ class QueryTable:
         """The inverse of :func:`per_query_frame` (``label`` <NA> -> -1, names -> codes)."""
         floats = {_ATTRIBUTE.get(name, name): frame[name].to_numpy(np.float64)
                   for name in ("plurality", "answered", *PER_QUERY_COLUMNS[5:])}
-        outcome = None
-        if "outcome" in frame:
-            outcome = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
+        outcome = (codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
+                   if "outcome" in frame else None)
         extra = [name for name in frame.columns
-                 if name not in PER_QUERY_COLUMNS and name not in ("outcome", "output")]
+                 if name not in (*PER_QUERY_COLUMNS, "outcome", "output")]
         return cls(plurality_class=frame["plurality_class"].to_numpy(np.int64),
                    label=frame["label"].to_numpy(np.int64, na_value=-1), outcome=outcome,
                    columns={name: frame[name].to_numpy() for name in extra}, **floats)
