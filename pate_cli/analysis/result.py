@@ -1,8 +1,5 @@
-"""What one analysis produced (``AnalysisResult``: frozen, each optional part a typed value
-or None), its per-query table's pieces (``per_query_frame``, ``QueryTable``) and what a
-sweep row averages (``ReplayTotals``). The table's columns follow CLI.md: scripts parse
-them, so they may be extended but never renamed.
-"""
+"""One analysis's result, its per-query table (CLI.md's columns, which scripts parse: extend,
+never rename) and what a sweep row averages (``ReplayTotals``)."""
 
 from __future__ import annotations
 
@@ -27,40 +24,27 @@ if TYPE_CHECKING:
     from ..mechanisms import Mechanism
 
 
-# How a result shows itself (``to_dict()``, ``_repr_html_``, ``.plot``, ``.report()``): the
-# outputs layer renders it, and the analysis layer cannot import that layer, so
-# ``outputs.summary_json`` and ``outputs.notebook`` register their views here; the package's
-# ``__init__`` names them (``pate_cli._views``), imported when a view is first asked for.
+# A result's views, which the outputs layer above registers (``pate_cli._views``).
 PRESENTERS: dict[str, Callable[..., Any]] = {}
-
-
-def register_presenter(name: str, presenter: Callable[..., Any]) -> None:
-    """Make ``presenter`` the result's ``name`` view (dict, html, plot or report)."""
-    PRESENTERS[name] = presenter
+register_presenter = PRESENTERS.__setitem__  # (name, view): dict, html, plot, report
 
 
 def _presenter(name: str) -> Callable[..., Any]:
     if name not in PRESENTERS:
-        load_providers()
-    try:
-        return PRESENTERS[name]
-    except KeyError:
-        raise RuntimeError(f"no {name!r} view is registered; import pate_cli (its "
-                           "outputs modules register the result's views)") from None
+        load_providers()  # the modules ``pate_cli/__init__`` names, registering every view
+    return PRESENTERS[name]
 
 
 @dataclass(frozen=True)
 class BudgetPart:
-    """A budget run (MATH.md s.7): the limit, the first query not processed (None if the
-    budget never bound) and what is left of it (``limit - epsilon``, at least 0)."""
+    """A budget run (MATH.md s.7): ``halted_at`` the first query not processed (or None),
+    ``halt_at`` "query" or "output" (--halt-at); ``carries``: the RDP spent before each block
+    of ``block`` queries after the first, where the per-query table restarts its sums."""
 
     limit: float
     halted_at: int | None
     remaining: float
-    halt_at: str = "query"  # or "output": the halt is an output's first query (--halt-at)
-    # The RDP spent before each block of ``block`` queries (``analysis.budget_run``)
-    # after the first, up to the last processed ((blocks, orders); empty for a run of
-    # one block): the per-query table restarts its running sums there.
+    halt_at: str = "query"
     carries: np.ndarray | None = field(default=None, repr=False, compare=False)
     block: int = 0
 
@@ -76,7 +60,8 @@ class DecisionsPart:
 
 @dataclass(frozen=True)
 class SvtPart:
-    """SVT-PATE's resolved parameters and what its replay met (MATH.md s.8)."""
+    """SVT-PATE's parameters and what its replay met (MATH.md s.8); ``bound``: "rdp" (zCDP)
+    or "pure" (c eps0); ``cutoffs_tried``: --svt-cutoff auto's {cutoff, scale, answered}."""
 
     scale: float
     cutoff: int
@@ -85,9 +70,7 @@ class SvtPart:
     delta1: float
     delta2: float
     scale_from_target_epsilon: bool
-    # Which bound gave epsilon: "rdp" (zCDP over a continuous order) or "pure" (c eps0).
     bound: str = "rdp"
-    # --svt-cutoff auto: the cut-off was searched; each tried {cutoff, scale, answered}.
     cutoff_from_search: bool = False
     cutoffs_tried: tuple | None = None
 
@@ -109,8 +92,8 @@ class RoundPart:
 
 @dataclass(frozen=True)
 class GroupsPart:
-    """Individualized PATE (MATH.md s.9): each group's row (name, budget, parameters,
-    cost, ``exhausted_at``), the stop; ``baseline``: the uniform run at the least budget."""
+    """Individualized PATE (MATH.md s.9): each group's row, the stop, and ``baseline``, the
+    uniform run at the least budget."""
 
     variant: str
     groups: tuple[Mapping[str, Any], ...]
@@ -144,8 +127,7 @@ class TuningPart:
 
 @dataclass(frozen=True)
 class MultilabelPart:
-    """``--multilabel``: the squared L2 sensitivity of one query's released vector;
-    ``labels_output``: the (query, label) pairs released."""
+    """``--multilabel``: a query's squared L2 sensitivity; (query, label) pairs released."""
 
     variant: str
     labels: int
@@ -156,10 +138,8 @@ class MultilabelPart:
 
 @dataclass(frozen=True)
 class QueryCounts:
-    """A run's queries, counted as they went by: Interactive-GNMax's ``outcomes`` (None for
-    other mechanisms), ``reordered`` by ``--query-indices``; for ``analysis.rounds``, the
-    selection and answer RDP summed at every order (``step_sums``) and the correct labels
-    in all and by outcome."""
+    """A run's queries, Interactive-GNMax's ``outcomes``, and for ``analysis.rounds`` the
+    selection and answer RDP sums (``step_sums``) and correct labels (all, by outcome)."""
 
     queries: int
     labels_output: int
@@ -176,10 +156,8 @@ class NoColumnsError(ValueError):
 
 @dataclass(frozen=True, repr=False)
 class AnalysisResult:
-    """Everything one analysis produced: its totals and typed optional parts; the
-    per-query table is a stream (``iter_frames()``, ``to_frame()``), its columns arrays
-    (``result.epsilon_cumulative`` and the other :class:`QueryTable` names).
-    ``query_index``: each analysed query's file row if ``--query-indices`` picked them."""
+    """One analysis's totals and parts; its per-query table as a stream (``iter_frames()``)
+    or arrays (``result.epsilon_cumulative``); ``query_index``: --query-indices' rows."""
 
     mechanism: Mechanism
     accounting: str
@@ -198,9 +176,7 @@ class AnalysisResult:
     rdp_at_order: Mapping[str, float]
     label_accuracy: float | None
     warnings: tuple[str, ...] = ()
-    # Expected accounting (an average run): the data-independent epsilon of a run that
-    # answers every processed query, a bound that holds whatever a particular run answers
-    # (``epsilon_data_independent`` is at the expected count); None otherwise.
+    # Expected accounting: the data-independent bound of a run answering every query.
     epsilon_data_independent_worst: float | None = None
     source: VoteSet | None = None
     query_index: np.ndarray | None = None
@@ -222,13 +198,10 @@ class AnalysisResult:
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
     counts: QueryCounts | None = None
-    # The per-query table's pieces by a second pass over the votes, a chunk at a time
-    # (``analysis.per_query_stream``), or its columns held in memory (``table``: multi-label
-    # runs only); both None: analysed with ``per_query=False``.
+    # The per-query table by a second pass over the votes, or ``table`` (multi-label runs).
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(
         default=None, repr=False, compare=False)
-    # The run's distinct (answer, selection) statistic pairs (``accounting.grouped``),
-    # kept for the per-query table's pass (``analyze_votes(per_query=True)``).
+    # The distinct (answer, selection) statistic pairs, kept for the per-query table's pass.
     distinct_pairs: GroupedCounts | None = field(default=None, repr=False, compare=False)
     table: QueryTable | None = field(default=None, repr=False, compare=False)
 
@@ -239,9 +212,8 @@ class AnalysisResult:
 
     @property
     def epsilon_improved(self) -> float | None:
-        """The improved conversion (MATH.md s.6) of the run's total RDP curve, whatever
-        ``--conversion`` chose; None where the epsilon is not an RDP conversion (SVT-PATE's
-        guarantee, individualized groups)."""
+        """The improved conversion (MATH.md s.6) of the total RDP curve, whatever
+        ``--conversion`` chose; None for SVT-PATE and individualized groups (not RDP)."""
         if self.svt is not None or self.groups is not None or self.rdp_total is None:
             return None
         epsilon, _ = rdp_to_epsilon(self.rdp_total, orders=self.orders, delta=self.delta,
@@ -251,21 +223,18 @@ class AnalysisResult:
         return float(epsilon)
 
     def require_columns(self, what: str = "the per-query table") -> None:
-        """Raise :class:`NoColumnsError` if this run has no per-query table."""
         if self.table is None and self.frames is None:
-            raise NoColumnsError(
-                f"{what} is not available: this result was analysed without its per-query "
-                "table (analyze(..., per_query=False)); analyse again with "
-                "per_query=True")
+            raise NoColumnsError(f"{what} is not available: this result was analysed without "
+                                 "its per-query table (analyze(..., per_query=False)); "
+                                 "analyse again with per_query=True")
 
     @cached_property
     def _table(self) -> QueryTable:
         return self.table or QueryTable.of_frame(self.to_frame())
 
     def __getattr__(self, name: str) -> Any:
-        """``result.epsilon_cumulative`` and the other per-query columns
-        (:class:`QueryTable`) as arrays (the stream is put together once, on first use)."""
-        if name in TABLE_NAMES:
+        """The per-query columns as arrays (the stream is put together once, on first use)."""
+        if name in QueryTable.__dataclass_fields__:
             return getattr(self._table, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
@@ -274,15 +243,12 @@ class AnalysisResult:
         return _presenter("dict")(self)
 
     def to_frame(self) -> pd.DataFrame:
-        """The per-query table of CLI.md, one row per analysed query: the stream's
-        pieces (``iter_frames()``) put together."""
+        """The per-query table of CLI.md: ``iter_frames()``'s pieces put together."""
         import pandas as pd
-
         return pd.concat(list(self.iter_frames()), ignore_index=True)
 
     def iter_frames(self) -> Iterator[pd.DataFrame]:
-        """The per-query table in consecutive pieces, so memory holds one chunk whatever
-        the number of queries (a multi-label run: its columns held in memory, one piece)."""
+        """The per-query table in consecutive pieces, so memory holds one chunk at a time."""
         self.require_columns()
         outputs = getattr(self.source, "outputs", None)  # CLI.md's output grouping, if any
         for frame in [per_query_frame(self)] if self.frames is None else self.frames(self):
@@ -292,13 +258,11 @@ class AnalysisResult:
 
     @property
     def plot(self):
-        """``pate-plot``'s figures as matplotlib ``Figure`` objects: ``.history()``,
-        ``.selection()`` (Confident), ``.groups()`` (individualized)."""
+        """``pate-plot``'s figures: ``.history()``, ``.selection()``, ``.groups()``."""
         return _presenter("plot")(self)
 
     def report(self, fmt: str = "html", **options) -> str:
-        """The ``pate-report`` privacy statement as a string (``fmt``: html or markdown;
-        ``options``: ``command``, ``dataset_size``)."""
+        """The ``pate-report`` privacy statement (``fmt``: html or markdown)."""
         return _presenter("report")(self, fmt=fmt, **options)
 
     def _repr_html_(self) -> str:
@@ -321,19 +285,12 @@ _ATTRIBUTE = {"epsilon": "epsilon_query"}  # a column's QueryTable name, where i
 
 
 def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
-    """The per-query table of CLI.md, one row per analysed query in file order.
-
-    ``answered`` is 0/1 (replay, data-independent) or pr_answered (expected); ``label``
-    is empty (<NA>) where nothing was output; ``rdp_answer`` is the charged answer cost.
-    ``plurality`` is written as integers when every value is one; ``integral`` decides
-    it instead (a piece of a longer table follows the whole table's choice).
-    """
+    """The per-query table of CLI.md; ``plurality`` as integers if every value is one, or as
+    ``integral`` says (a piece of a longer table follows the whole table's choice)."""
     import pandas as pd
-    answered = result.answered
-    if result.accounting != "expected":
-        answered = answered.astype(np.int64)
-    label = pd.array(np.where(result.label >= 0, result.label, 0), dtype="Int64")
-    label[result.label < 0] = pd.NA
+    answered = (result.answered if result.accounting == "expected"
+                else result.answered.astype(np.int64))
+    label = pd.arrays.IntegerArray(np.maximum(result.label, 0).astype(np.int64), result.label < 0)
     index = np.arange(result.queries) if result.query_index is None else result.query_index
     plurality = result.plurality
     if integral is None:
@@ -352,9 +309,8 @@ def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class QueryTable:
-    """Per-query columns held in memory, in analysed order (a multi-label run's), as
-    :func:`per_query_frame` writes them but for ``label`` (-1 where nothing was output) and
-    ``outcome`` (Interactive-GNMax's codes); ``columns``: extra ones (SVT's distance)."""
+    """Per-query columns in memory as :func:`per_query_frame` writes them, but ``label`` -1
+    where none was output and ``outcome`` codes; ``columns``: extra ones (SVT's distance)."""
 
     plurality: np.ndarray
     plurality_class: np.ndarray
@@ -372,22 +328,16 @@ class QueryTable:
 
     @classmethod
     def of_frame(cls, frame: pd.DataFrame) -> QueryTable:
-        """The columns of a per-query table (CLI.md) as arrays: the inverse of
-        :func:`per_query_frame` (``label`` <NA> -> -1, outcome names -> codes)."""
+        """The inverse of :func:`per_query_frame` (``label`` <NA> -> -1, names -> codes)."""
         floats = {_ATTRIBUTE.get(name, name): frame[name].to_numpy(np.float64)
                   for name in ("plurality", "answered", *PER_QUERY_COLUMNS[5:])}
-        outcome = None
-        if "outcome" in frame:
-            outcome = codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
+        outcome = (codes_of(frame["outcome"].to_numpy(dtype=str), INTERACTIVE_NAMES)
+                   if "outcome" in frame else None)
         extra = [name for name in frame.columns
-                 if name not in PER_QUERY_COLUMNS and name not in ("outcome", "output")]
+                 if name not in (*PER_QUERY_COLUMNS, "outcome", "output")]
         return cls(plurality_class=frame["plurality_class"].to_numpy(np.int64),
                    label=frame["label"].to_numpy(np.int64, na_value=-1), outcome=outcome,
                    columns={name: frame[name].to_numpy() for name in extra}, **floats)
-
-
-# What ``result.<name>`` gives of the per-query table.
-TABLE_NAMES = frozenset(QueryTable.__dataclass_fields__)
 
 
 @dataclass(frozen=True)

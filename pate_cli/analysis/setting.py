@@ -1,5 +1,4 @@
-"""What every analysis path shares: the accounting setting, the analysed rows, the
-released labels and their counts."""
+"""What every analysis path shares: the accounting setting, analysed rows, released labels."""
 
 from __future__ import annotations
 
@@ -13,9 +12,8 @@ from ..orders import default_orders
 from ..work_sizes import READ_VALUES
 
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
-# The default chunk is sized by elements (rows x classes), so that wide vote files stay
-# bounded: 8,192 rows up to 128 classes, then 2^20 vote elements (``work_sizes``).
-# Results are identical whatever the chunk size (composition adds in query order, s.6).
+# The default chunk is sized by elements (rows x classes) so wide vote files stay bounded;
+# results never depend on it (composition adds in query order, MATH.md s.6).
 DEFAULT_CHUNK = None
 CHUNK_ROWS = 8192
 
@@ -46,8 +44,7 @@ def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
 
 
 class FirstRows:
-    """The analysed positions ``0 .. size-1`` without an array of them: slices give
-    ``numpy.arange`` pieces."""
+    """The analysed positions ``0 .. size-1`` without their array (slices give aranges)."""
 
     def __init__(self, size: int):
         self.size = int(size)
@@ -57,9 +54,8 @@ class FirstRows:
 
 
 def picked_rows(positions, queries: int) -> tuple[np.ndarray | None, bool]:
-    """The file rows of the first ``queries`` analysed queries when ``--query-indices``
-    picked them (``positions`` an array; None for :class:`FirstRows`), and whether they
-    differ from the file's first rows in order (``QueryCounts.reordered``)."""
+    """The first ``queries`` analysed rows if ``--query-indices`` picked them (else None)
+    and whether they differ from the file's first rows (``QueryCounts.reordered``)."""
     if isinstance(positions, FirstRows):
         return None, False
     rows = np.asarray(positions[:queries])
@@ -67,8 +63,7 @@ def picked_rows(positions, queries: int) -> tuple[np.ndarray | None, bool]:
 
 
 def checked_queries(queries) -> int | None:
-    """``queries`` (``--queries N``) as an int, or None; ``OptionError`` for anything but
-    a whole number (``True``, ``10.5`` and ``"10"`` are refused, ``10.0`` is 10)."""
+    """``--queries N`` as an int or None (``True``, ``10.5``, ``"10"`` refused; ``10.0`` is 10)."""
     if queries is None:
         return None
     whole = (isinstance(queries, (int, np.integer))
@@ -92,11 +87,10 @@ def checked_mechanism(mechanism) -> None:
 
 def analysed_positions(total: int, query_indices: np.ndarray | None,
                        queries: int | None, *, lazy: bool = False) -> np.ndarray:
-    """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``.
-    ``lazy``: all rows from the first as :class:`FirstRows`, not an array."""
-    if query_indices is None:
-        available = total
-    else:
+    """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``
+    (``lazy``: all rows from the first as :class:`FirstRows`)."""
+    available = total
+    if query_indices is not None:
         query_indices = np.asarray(query_indices)
         if query_indices.ndim != 1 or query_indices.size == 0:
             raise ValueError("query indices must be a non-empty list of row numbers")
@@ -132,18 +126,15 @@ def released_labels(decisions, released: np.ndarray, with_outcome: bool
         return labels, None
     from_student = decisions.code == OUTCOME_STUDENT
     labels = np.where(from_student, decisions.label, labels)
-    outcome = np.where(released | from_student, decisions.code,
-                       OUTCOME_ABSTAIN).astype(np.int8)
-    return labels, outcome
+    outcome = np.where(released | from_student, decisions.code, OUTCOME_ABSTAIN)
+    return labels, outcome.astype(np.int8)
 
 
 class LabelCounts:
-    """Counts behind ``label_accuracy``, ``labels_output`` and the outcome figures,
-    added chunk by chunk (``add``) or merged from chunks counted apart."""
+    """Counts behind ``label_accuracy``, ``labels_output`` and the outcome figures."""
 
     def __init__(self, with_outcome: bool):
-        self.output = 0
-        self.correct = 0
+        self.output = self.correct = 0
         self.outcomes = np.zeros(len(INTERACTIVE_NAMES), dtype=np.int64) if with_outcome else None
         self.outcome_correct = np.zeros(len(INTERACTIVE_NAMES), dtype=np.int64)
 
@@ -172,8 +163,7 @@ class LabelCounts:
         if not labelled:
             return None, None
         accuracy = self.correct / self.output if self.output else None
-        if self.outcomes is None:
-            return accuracy, None
-        return accuracy, {name: int(self.outcome_correct[code]) / int(self.outcomes[code])
-                          if self.outcomes[code] else None
-                          for code, name in enumerate(INTERACTIVE_NAMES) if name != "abstain"}
+        return accuracy, None if self.outcomes is None else {
+            name: int(self.outcome_correct[code]) / int(self.outcomes[code])
+            if self.outcomes[code] else None
+            for code, name in enumerate(INTERACTIVE_NAMES) if name != "abstain"}
