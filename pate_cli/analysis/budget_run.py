@@ -12,8 +12,9 @@ block holds no halt. Any other block is gone through query after query
 
 No figure depends on the chunk size, the number of workers, or where block sums were
 formed; a run of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query run.
-Grouped and query-after-query sums differ in the last bits only (the README's 1e-12
-relative tolerance), and every figure reported was checked against the budget. The
+Which blocks are skipped depends on the budget; grouped and query-after-query sums
+differ in the last bits only (the README's 1e-12 relative tolerance), and every figure
+reported was checked against the budget. The
 per-query ``epsilon_cumulative`` column restarts from the carry at each block start
 (``BudgetPart.carries``), so it ends exactly at the reported epsilon.
 """
