@@ -156,3 +156,57 @@ def codes_of(names, known: tuple[str, ...]) -> np.ndarray:
     order = np.argsort(table)
     at = np.clip(np.searchsorted(table[order], names), 0, table.size - 1)
     return np.where(table[order][at] == names, order[at], -1).astype(np.int8)
+
+
+def released_labels(decisions: Decisions, released: np.ndarray, with_outcome: bool
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each query's output label (-1 for none) and, for Interactive-GNMax, its outcome
+    code (reinforced student labels are output too, at no cost)."""
+    labels = np.where(released, decisions.label, -1)
+    if not with_outcome:
+        return labels, None
+    code = decisions.code
+    assert code is not None  # Interactive-GNMax's decisions carry outcome codes
+    from_student = code == OUTCOME_STUDENT
+    labels = np.where(from_student, decisions.label, labels)
+    outcome = np.where(released | from_student, code, OUTCOME_ABSTAIN)
+    return labels, outcome.astype(np.int8)
+
+
+class LabelCounts:
+    """Counts behind ``label_accuracy``, ``labels_output`` and the outcome figures."""
+
+    def __init__(self, with_outcome: bool):
+        self.output = self.correct = 0
+        self.outcomes = np.zeros(len(INTERACTIVE_NAMES), dtype=np.int64) if with_outcome else None
+        self.outcome_correct = np.zeros(len(INTERACTIVE_NAMES), dtype=np.int64)
+
+    def merge_in(self, other: LabelCounts) -> None:
+        self.output += other.output
+        self.correct += other.correct
+        if self.outcomes is not None and other.outcomes is not None:
+            self.outcomes += other.outcomes
+        self.outcome_correct += other.outcome_correct
+
+    def add(self, labels: np.ndarray, outcome: np.ndarray | None,
+            truth: np.ndarray | None) -> None:
+        output = labels >= 0
+        self.output += int(np.count_nonzero(output))
+        right = None if truth is None else labels == truth
+        if right is not None:
+            self.correct += int(np.count_nonzero(right & output))
+        if self.outcomes is not None and outcome is not None:
+            codes = outcome.astype(np.int64)
+            self.outcomes += np.bincount(codes, minlength=self.outcomes.size)
+            if right is not None:
+                self.outcome_correct += np.bincount(codes[right], minlength=self.outcomes.size)
+
+    def accuracy(self, labelled: bool) -> tuple[float | None, dict[str, float | None] | None]:
+        """Accuracy over output labels, and per outcome for Interactive-GNMax."""
+        if not labelled:
+            return None, None
+        accuracy = self.correct / self.output if self.output else None
+        return accuracy, None if self.outcomes is None else {
+            name: int(self.outcome_correct[code]) / int(self.outcomes[code])
+            if self.outcomes[code] else None
+            for code, name in enumerate(INTERACTIVE_NAMES) if name != "abstain"}

@@ -31,6 +31,18 @@ READ_VALUES = 1 << 20
 TASK_VALUES = 1 << 22
 TABLE_ROWS = 1 << 16
 CURVE_CACHE_BYTES = 1 << 26
+# A run's default chunk (``chunk_size=None``) is sized by elements (rows x classes), so
+# that wide vote files stay bounded: :func:`chunk_rows`.
+DEFAULT_CHUNK = None
+CHUNK_ROWS = 8192
+
+
+def chunk_rows(chunk_size: int | None, classes: int) -> int:
+    """Rows per chunk: ``chunk_size`` when given, else ``READ_VALUES``' share of
+    ``classes``-wide rows, at most ``CHUNK_ROWS``."""
+    if chunk_size is not None:
+        return chunk_size
+    return min(CHUNK_ROWS, max(1, READ_VALUES // max(1, int(classes))))
 
 
 def batched(items: Iterable, size: int) -> Iterator[list]:

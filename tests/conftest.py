@@ -126,10 +126,11 @@ def small_stream_chunks(monkeypatch) -> None:
     """Chunks of a per-query table's passes made small (2,048 rows, curves kept up to
     1 MB, counted chunks of 32,768 values, file pieces of 8,192 rows), so that a memory
     test's tables of a few 10^4 queries span several."""
-    from pate_cli.analysis import grouped_run, per_query_stream, setting
+    from pate_cli import work_sizes
+    from pate_cli.analysis import grouped_run, per_query_stream
     from pate_cli.outputs import files
     monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
-    monkeypatch.setattr(setting, "CHUNK_ROWS", 2048)
+    monkeypatch.setattr(work_sizes, "CHUNK_ROWS", 2048)
     monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 2048)
     monkeypatch.setattr(grouped_run, "READ_VALUES", 4 * 8192)
     monkeypatch.setattr(files, "TABLE_ROWS", 8192)

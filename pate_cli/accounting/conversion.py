@@ -13,9 +13,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..orders import validate_orders
+from ..orders import default_orders, validate_orders
 
 CONVERSIONS = ("classic", "improved")
+# How a run charges its queries (MATH.md s.2-s.7): what the seeded replay did, the answer
+# step weighted by pr_answered, or the data-independent curves.
+ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 
 
 def conversion_offset(*, orders, delta: float, conversion: str = "classic") -> np.ndarray:
@@ -68,6 +71,18 @@ class Conversion:
         :func:`minimise_over_orders`."""
         return minimise_over_orders(rdp, self.offset, clip=self.clip, out=out,
                                     tv_limit=self.tv_limit)
+
+
+def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
+                    conversion: str) -> tuple[np.ndarray, Conversion]:
+    """The validated orders (default: the paper's grid) and the conversion of a run's
+    accounting setting (``ValueError`` for a bad mode, grid, delta or conversion)."""
+    if accounting not in ACCOUNTING_MODES:
+        raise ValueError(f"accounting must be one of {', '.join(ACCOUNTING_MODES)}, "
+                         f"got {accounting!r}")
+    converter = Conversion.of(orders=default_orders() if orders is None else orders,
+                              delta=delta, conversion=conversion)
+    return converter.orders, converter
 
 
 def tv_limit(delta: float) -> float:

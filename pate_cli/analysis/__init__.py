@@ -5,7 +5,9 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
+    from ..accounting.conversion import ACCOUNTING_MODES
     from ..errors import OrderGridWarning
+    from ..work_sizes import DEFAULT_CHUNK
     from .added_figures import sanitize_analysis
     from .api import analyze, individualized_plan, label, read_votes
     from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
@@ -13,7 +15,6 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
     from .result import AnalysisResult, ReplayTotals
     from .rounds import Round, analyze_rounds
     from .run import analyze_totals, analyze_votes
-    from .setting import ACCOUNTING_MODES, DEFAULT_CHUNK
     from .steps import mechanism_steps
 
 __all__ = [
@@ -34,6 +35,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["Round", "analyze_rounds"], ".rounds"),
     **dict.fromkeys(["analyze_totals", "analyze_votes"], ".run"),
     "sanitize_analysis": ".added_figures",
-    **dict.fromkeys(["ACCOUNTING_MODES", "DEFAULT_CHUNK"], ".setting"),
+    "ACCOUNTING_MODES": "..accounting.conversion",
+    "DEFAULT_CHUNK": "..work_sizes",
     "mechanism_steps": ".steps",
 })

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..accounting.composition import initial_carry
+from ..accounting.conversion import checked_setting
 from ..accounting.output_sums import first_output_over, output_sums
 from ..accounting.pld import gaussian_pld_epsilon, sampled_gaussian_pld_epsilon
 from ..accounting.smooth_sensitivity import (
@@ -29,13 +30,12 @@ from ..accounting.smooth_sensitivity import (
 )
 from ..accounting.tuning import TuningDistribution, parse_tuning, tuned_epsilon
 from ..errors import OptionError
-from ..inputs.rows import AnalysedRows
+from ..inputs.rows import AnalysedRows, FirstRows
 from ..mechanisms import NoiseSource, release_draw
 from ..mechanisms.sampled import SampledMechanism, unsampled
 from ..sparse_rows import is_sparse, row_width
 from ..work_sizes import READ_VALUES, TASK_VALUES
 from .result import AnalysisResult, BudgetPart, TuningPart
-from .setting import FirstRows, checked_setting
 from .steps import chunk_costs, mechanism_steps, run_charges
 
 # The aggregators with Gaussian steps: the PLD figure and the GNSS report apply to them.

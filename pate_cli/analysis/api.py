@@ -19,9 +19,12 @@ from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_query_indices, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
+from ..inputs.query_indices import analysed_positions
+from ..inputs.rows import FirstRows
 from ..inputs.sparse import check_outputs
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
+from ..mechanisms.aggregators import needs_integer_votes
 from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .added_figures import (
@@ -41,7 +44,6 @@ from .result import AddedRdp, AnalysisResult, DecisionsPart
 from .rounds import analyze_rounds, rounds_of
 from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
-from .setting import FirstRows, analysed_positions, needs_integer_votes
 from .steps import run_charges
 
 
@@ -86,7 +88,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     pieces together. ``per_query=False``: totals only, ``to_frame()`` and ``label()`` raise, the
     summary is the same bytes. ``progress(done, total)``: called after each chunk of queries of
     a single run (not SVT-PATE, rounds or individualized); ``chunk_size`` (rows) defaults to a
-    bound on rows x classes (``analysis.setting.chunk_rows``). ``workers``: threads that count
+    bound on rows x classes (``work_sizes.chunk_rows``). ``workers``: threads that count
     chunks and evaluate cost curves (default: the cores this process may use); no figure depends
     on it. ``executor``: a ``distributed.Client`` or any ``concurrent.futures`` executor on
     which a totals-only single run counts its chunks (``grouped_run.counted_remotely``; a budget

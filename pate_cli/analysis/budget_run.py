@@ -32,14 +32,13 @@ from ..accounting.composition import StepRows, budget_halt, running_total
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..curve_store import SharedCurves
-from ..decisions import Decisions
-from ..inputs.rows import LocalRows
+from ..decisions import Decisions, LabelCounts, released_labels
+from ..inputs.rows import FirstRows, LocalRows
 from ..mechanisms import NoiseSource
 from ..sparse_rows import SparseRows, row_width
 from ..threads import executor_threads, in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
 from .grouped_run import CountRequest, Span, count_span, span_of
-from .setting import FirstRows, LabelCounts, released_labels
 from .steps import Step, chunk_costs, curve_function, mechanism_steps
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more

@@ -20,13 +20,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
-from ..decisions import Decisions
-from ..inputs.rows import LocalRows, ShippedRows, rows_of
+from ..decisions import Decisions, LabelCounts, released_labels
+from ..inputs.rows import FirstRows, LocalRows, ShippedRows, rows_of
 from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import in_order, ordered_map
 from ..work_sizes import READ_VALUES, TASK_VALUES
-from .setting import FirstRows, LabelCounts, released_labels
 from .steps import given_rows, mechanism_steps
 
 

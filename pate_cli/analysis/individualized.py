@@ -28,8 +28,15 @@ from ..accounting.individualized import (
     derive_parameters,
     span_costs,
 )
-from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER
+from ..decisions import (
+    INTERACTIVE_NAMES,
+    OUTCOME_ABSTAIN,
+    OUTCOME_TEACHER,
+    LabelCounts,
+    released_labels,
+)
 from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
+from ..inputs.rows import FirstRows
 from ..mechanisms import (
     Mechanism,
     NoiseSource,
@@ -39,11 +46,10 @@ from ..mechanisms import (
 )
 from ..sparse_rows import row_width
 from ..threads import ordered_map
-from ..work_sizes import TABLE_ROWS
+from ..work_sizes import DEFAULT_CHUNK, TABLE_ROWS, chunk_rows
 from .per_query_stream import STREAM_CURVE_VALUES, per_query_frames, stream_rows
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
-from .setting import DEFAULT_CHUNK, FirstRows, LabelCounts, chunk_rows, released_labels
 from .steps import chunk_costs, mechanism_steps, screening_counts
 
 

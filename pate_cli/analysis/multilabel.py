@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..accounting.composition import ArrayRows, running_epsilon
-from ..accounting.conversion import grid_edge_notes, rdp_to_epsilon
+from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
 from ..accounting.gnmax import rdp_gnmax
 from ..accounting.multilabel import rdp_multilabel_data_independent, sensitivity_squared
 from ..accounting.pld import gaussian_pld_epsilon
@@ -44,7 +44,6 @@ from ..mechanisms.multilabel import (
 from .added_figures import with_pld_figure, with_smaller_pld
 from .result import AnalysisResult, MultilabelPart, QueryCounts, QueryTable
 from .run import analyze_votes
-from .setting import checked_setting
 from .steps import mechanism_steps, step_curves
 
 CURVE_ROWS = 4096  # queries whose summed curves are formed at once

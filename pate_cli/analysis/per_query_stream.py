@@ -29,12 +29,15 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..accounting.composition import initial_carry, query_epsilons
+from ..accounting.conversion import checked_setting
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..curve_store import SharedCurves
 from ..decisions import (
     Decisions,
+    released_labels,
 )
+from ..inputs.query_indices import analysed_positions
 from ..inputs.rows import rows_of
 from ..mechanisms import NoiseSource
 from ..sparse_rows import plurality_classes, row_width
@@ -42,7 +45,6 @@ from ..threads import ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
 from .grouped_run import grouping_keys
 from .result import AnalysisResult, per_query_frame
-from .setting import analysed_positions, checked_setting, released_labels
 from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
 
 # Rows of a chunk of the pass: up to work_sizes.TABLE_ROWS (the per-query files' pieces,

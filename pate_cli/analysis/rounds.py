@@ -18,22 +18,18 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..accounting.composition import initial_carry, sums_at_order
-from ..accounting.conversion import grid_edge_notes, rdp_to_epsilon
+from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
-from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER
+from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, LabelCounts
 from ..errors import InputError
 from ..inputs import load_rounds, load_student
+from ..inputs.rows import FirstRows
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
+from ..mechanisms.aggregators import needs_integer_votes
+from ..work_sizes import DEFAULT_CHUNK
 from .per_query_stream import integral_maxima
 from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
-from .setting import (
-    DEFAULT_CHUNK,
-    FirstRows,
-    LabelCounts,
-    checked_setting,
-    needs_integer_votes,
-)
 from .steps import data_independent_curve, mechanism_steps
 
 # Rows compared at a time when a round's row numbers are checked for a range.

@@ -16,16 +16,20 @@ from functools import partial
 import numpy as np
 
 from ..accounting.composition import initial_carry, sums_at_order
-from ..accounting.conversion import grid_edge_notes, rdp_to_epsilon
+from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
 from ..accounting.grouped import grouped_totals
 from ..curve_store import SharedCurves
 from ..decisions import Decisions
+from ..inputs.query_indices import analysed_positions
+from ..inputs.rows import picked_rows
 from ..inputs.shards import task_source
 from ..mechanisms import NoiseSource
 from ..mechanisms.noise import SharedBlocks
+from ..mechanisms.protocol import checked_mechanism
 from ..rounding import ceil_text
 from ..sparse_rows import row_width
 from ..threads import executor_map, executor_threads, ordered_map
+from ..work_sizes import DEFAULT_CHUNK, chunk_rows
 from .budget_run import BudgetSetting, run_budget
 from .grouped_run import (
     CountRequest,
@@ -36,14 +40,6 @@ from .grouped_run import (
 )
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, BudgetPart, QueryCounts, ReplayTotals
-from .setting import (
-    DEFAULT_CHUNK,
-    analysed_positions,
-    checked_mechanism,
-    checked_setting,
-    chunk_rows,
-    picked_rows,
-)
 from .steps import (
     curve_function,
     data_independent_curve,

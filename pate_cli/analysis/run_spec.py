@@ -18,11 +18,12 @@ import numpy as np
 
 from ..accounting.q_bound import Q_BOUNDS
 from ..errors import OptionError
+from ..inputs.query_indices import checked_queries
 from ..mechanisms.sampled import SAMPLED_MECHANISMS, Sampling, parse_sampling
 from ..orders import AUTO, default_orders, validate_orders
 from ..sparse_rows import is_sparse
+from ..work_sizes import DEFAULT_CHUNK
 from .individualized import VARIANTS
-from .setting import DEFAULT_CHUNK, checked_queries
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
                         "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon", "eta",

@@ -47,13 +47,12 @@ from ..accounting.svt_tuning import (
     distance_pieces,
     suggest_scale,
 )
-from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
-from ..inputs.rows import rows_read_once
+from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions, LabelCounts
+from ..inputs.rows import picked_rows, rows_read_once
 from ..mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from ..sparse_rows import plurality_classes, row_width
 from .per_query_stream import integral_maxima, stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart, per_query_frame
-from .setting import LabelCounts, picked_rows
 
 
 def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,

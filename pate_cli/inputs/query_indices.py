@@ -1,4 +1,5 @@
-"""``--query-indices``: the rows to analyse, in order (a student's active choice)."""
+"""``--query-indices`` and ``--queries``: the rows to analyse, in order (a student's
+active choice), read and checked against the votes."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import os
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from .checks import show_number
 from .readers import open_input, open_text, read_matrix, read_text
+from .rows import FirstRows
 
 
 def load_query_indices(path) -> np.ndarray:
@@ -30,3 +32,47 @@ def load_query_indices(path) -> np.ndarray:
         raise InputError(f"{name}: entry {bad[0]} ({show_number(array[bad[0]])}) is not a "
                          "row number")
     return array.astype(np.int64)
+
+
+def checked_queries(queries) -> int | None:
+    """``--queries N`` as an int or None (``True``, ``10.5``, ``"10"`` refused; ``10.0`` is 10)."""
+    if queries is None:
+        return None
+    whole = (isinstance(queries, (int, np.integer))
+             or (isinstance(queries, (float, np.floating)) and float(queries).is_integer()))
+    if isinstance(queries, (bool, np.bool_)) or not whole:
+        raise OptionError(f"queries must be a whole number of queries (the first N rows), "
+                          f"got {queries!r}")
+    return int(queries)
+
+
+def analysed_positions(total: int, query_indices: np.ndarray | None,
+                       queries: int | None, *, lazy: bool = False) -> np.ndarray:
+    """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``
+    (``lazy``: all rows from the first as :class:`FirstRows`). ``ValueError``."""
+    available = total
+    if query_indices is not None:
+        query_indices = np.asarray(query_indices)
+        if query_indices.ndim != 1 or query_indices.size == 0:
+            raise ValueError("query indices must be a non-empty list of row numbers")
+        if query_indices.dtype.kind not in "iu":
+            raise ValueError("query indices must be integers")
+        bad = np.flatnonzero((query_indices < 0) | (query_indices >= total))
+        if bad.size:
+            raise ValueError(f"query index {int(query_indices[bad[0]])} (entry {bad[0]}) is "
+                             f"outside 0..{total - 1}")
+        seen, first = np.unique(query_indices, return_index=True)
+        if seen.size != query_indices.size:
+            repeated = np.setdiff1d(np.arange(query_indices.size), first)[0]
+            raise ValueError(f"query index {int(query_indices[repeated])} is listed twice "
+                             f"(entry {repeated})")
+        available = query_indices.size
+    queries = checked_queries(queries)
+    if queries is None:
+        queries = available
+    elif queries < 1 or queries > available:
+        raise ValueError(f"--queries {queries} is outside 1..{available} "
+                         "(the number of queries available)")
+    if query_indices is None:
+        return FirstRows(queries) if lazy else np.arange(queries)  # type: ignore[return-value]
+    return query_indices[:queries].astype(np.int64)

@@ -23,6 +23,25 @@ import numpy as np
 from ..sparse_rows import as_float_rows, is_sparse
 
 
+class FirstRows:
+    """The analysed positions ``0 .. size-1`` without their array (slices give aranges)."""
+
+    def __init__(self, size: int):
+        self.size = int(size)
+
+    def __getitem__(self, part: slice) -> np.ndarray:
+        return np.arange(*part.indices(self.size))
+
+
+def picked_rows(positions, queries: int) -> tuple[np.ndarray | None, bool]:
+    """The first ``queries`` analysed rows if ``--query-indices`` picked them (else None)
+    and whether they differ from the file's first rows (``QueryCounts.reordered``)."""
+    if isinstance(positions, FirstRows):
+        return None, False
+    rows = np.asarray(positions[:queries])
+    return rows, not np.array_equal(rows, np.arange(queries))
+
+
 def drop_mapped_rows(array, lo: int, hi: int) -> None:
     """Let this process drop the file pages of rows ``lo .. hi-1`` of a memory-mapped
     array once they have been read (``madvise(MADV_DONTNEED)``: the kernel reads them

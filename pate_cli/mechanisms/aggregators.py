@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..decisions import OUTCOME_ABSTAIN, OUTCOME_STUDENT, OUTCOME_TEACHER, Decisions
+from ..inputs.vote_checks import integer_votes
 from ..sparse_rows import SparseRows
 from .domains import (
     GAUSSIAN_SCALE,
@@ -229,6 +230,13 @@ MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
 # M`` (``mechanisms.exponential``: the default Gaussian's worst-case cost per answer).
 DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
                      "laplace_scale": 0.08, "svt_scale": 0.01}
+
+
+def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
+    """Whether a run's threshold step compares whole counts (MATH.md s.17's integer
+    grid): a Confident aggregator on plain votes, with the exact curve."""
+    return (name in ("confident", "confident-exponential")
+            and parameters.get("screening") != "gaussian" and integer_votes(vote_set.votes))
 
 
 def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,

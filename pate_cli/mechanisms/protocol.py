@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from ..decisions import Decisions
+from ..errors import OptionError
 
 if TYPE_CHECKING:
     from .noise import NoiseSource
@@ -51,3 +52,14 @@ class Mechanism(Protocol):
         and every released teacher label is ``LABEL_NOT_DRAWN`` (for runs that only
         count labels; the decisions, and any student label, are unchanged)."""
         ...
+
+
+def checked_mechanism(mechanism) -> None:
+    """``OptionError`` unless ``mechanism`` is a mechanism object (not a name)."""
+    if isinstance(mechanism, str):
+        raise OptionError(f"analyze_votes takes a mechanism object, not the name "
+                          f"{mechanism!r}: use pate_cli.analyze(votes, {mechanism!r}) or "
+                          f"pate_cli.build_mechanism({mechanism!r}, teachers=M)")
+    if not all(hasattr(mechanism, name) for name in ("uses_student", "sequential", "name")):
+        raise OptionError(f"analyze_votes takes a mechanism object (GNMax, LNMax, "
+                          f"ConfidentGNMax...), got {type(mechanism).__name__}")

@@ -38,11 +38,11 @@ import numpy as np
 from .._version import __version__
 from ..analysis import analyze_totals
 from ..analysis.run_spec import RunSpec, check_options
-from ..analysis.setting import needs_integer_votes
 from ..errors import InputError
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
+from ..mechanisms.aggregators import needs_integer_votes
 from ..mechanisms.sampled import SampledMechanism, parse_sampling
 from .columns import (
     GRID_PARAMETERS,

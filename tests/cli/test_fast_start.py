@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 
 import pate_cli
-from pate_cli.analysis.setting import CHUNK_ROWS, chunk_rows
 from pate_cli.cli import choices
-from pate_cli.work_sizes import READ_VALUES
+from pate_cli.work_sizes import CHUNK_ROWS, READ_VALUES, chunk_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("scipy", "pandas", "matplotlib", "dask", "distributed", "pyarrow", "jinja2",
