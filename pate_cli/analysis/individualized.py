@@ -27,8 +27,9 @@ from ..accounting.individualized import (
     derive_parameters,
     span_costs,
 )
-from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER
-from ..inputs import PrivacyGroups, VoteSet, load_groups, load_teacher_groups
+from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN
+from ..inputs import VoteSet
+from ..inputs.groups import read_groups
 from ..mechanisms import HistogramRows, Mechanism, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import ordered_map
@@ -54,16 +55,11 @@ def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_grou
                         power: float = 2.0) -> IndividualizedPlan:
     """The plan of a run whose option rules (``run_spec.RULES``) were checked: the groups
     (and teacher groups) read and each group's parameters derived (MATH.md s.9)."""
-    privacy_groups = groups if isinstance(groups, PrivacyGroups) else load_groups(groups)
-    assigned, raw = None, None
-    if teacher_groups is not None:
-        raw = vote_set.predictions
-        assigned = (np.asarray(teacher_groups) if isinstance(teacher_groups, np.ndarray)
-                    else load_teacher_groups(teacher_groups, groups=privacy_groups,
-                                             teachers=int(vote_set.teachers)))
+    privacy_groups, assigned = read_groups(groups, teacher_groups, teachers=vote_set.teachers)
     parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
                                    precision=precision, weights=weights, power=power)
-    return IndividualizedPlan(parameters, assigned, raw)
+    return IndividualizedPlan(parameters, assigned,
+                              None if assigned is None else vote_set.predictions)
 
 
 def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
@@ -204,19 +200,18 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
         released, outcome = released_labels(chunk.made, chunk.made.answered,
                                             mechanism.uses_student)
         output = released >= 0
-        # under expected accounting too, the answers the replay made (outcome or label)
-        made = (chunk.weight if base.accounting != "expected"
-                else (outcome == OUTCOME_TEACHER).astype(np.float64)
-                if outcome is not None else output.astype(np.float64))
+        # the answers the replay made, the data-independent charge (under expected
+        # accounting too; the answer step's charge is then pr_answered)
+        made = chunk.made.answered
         before = found.stops.stopped_at
-        found.add(start, chunk.log_q, chunk.log_pr, output, chunk.weight, made,
-                  map=curves_map)
+        found.add(start, chunk.log_q, chunk.log_pr, output, chunk.weight,
+                  made.astype(np.float64), map=curves_map)
         if before is None:  # labels up to the stop
             stop = found.stops.stopped_at
             upto = output.size if stop is None else stop - start
             counts.add(released[:upto], None if outcome is None else outcome[:upto],
                        None if truth is None else truth[start:start + upto])
-            answered += int(np.count_nonzero(chunk.weight[:upto]))
+            answered += int(np.count_nonzero(made[:upto]))
     return found, counts, float(answered)
 
 
@@ -227,8 +222,6 @@ def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: 
     (``per_query_stream.per_query_frames``) with nothing released from ``stopped_at`` on
     and each group's cumulative epsilon (``epsilon_cumulative_<group>``) composed from
     the table's own columns: the rows, bit for bit, of the run's ``to_frame()``."""
-    import pandas as pd
-
     sums = GroupSums(groups=len(names), orders=setting.orders, delta=base.delta,
                      conversion=base.conversion, member_groups=setting.member_groups)
     independent = base.accounting == "data-independent"
@@ -243,12 +236,11 @@ def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: 
             frame["log_pr_answered"].to_numpy(dtype=np.float64), label >= 0,
             frame["answered"].to_numpy(dtype=np.float64), independent=independent,
             map=curves_map), map=curves_map)
-        cut = None if stopped_at is None else max(0, stopped_at - start)
-        if cut is not None and cut < count:  # nothing released from the stop on
-            frame.iloc[cut:, frame.columns.get_loc("label")] = pd.NA
-            if "outcome" in frame:
-                frame.iloc[cut:, frame.columns.get_loc("outcome")] = (
-                    INTERACTIVE_NAMES[OUTCOME_ABSTAIN])
+        if stopped_at is not None and stopped_at < start + count:  # none released from it on
+            cut = max(0, stopped_at - start)
+            for column, value in ("label", None), ("outcome", INTERACTIVE_NAMES[OUTCOME_ABSTAIN]):
+                if column in frame:  # None: <NA> in the Int64 label column
+                    frame.iloc[cut:, frame.columns.get_loc(column)] = value
         for g, name in enumerate(names):
             frame[f"epsilon_cumulative_{name}"] = eps[:, g]
         yield frame
