@@ -1,12 +1,13 @@
 """Individualized PATE runs (MATH.md section 9; Boenisch et al., "Individualized PATE").
 
-Each group's parameters; the histogram the variant aggregates (plain, weighted or
-participation-masked votes, ``mechanisms.participation``, formed a chunk at a time); the
+Each group's parameters; the histogram the variant aggregates (plain votes, or weighted
+or participation-masked ones formed a chunk at a time, ``mechanisms.HistogramRows``); the
 replay analysed totals-only (``analyze_votes``); then the group accounting: the run
 replayed chunk by chunk (noise and vanishing participation are keyed by query position,
 MATH.md s.1, so a chunk's decisions are the same bits) into
-``accounting.individualized.GroupRun``, and with a table a further pass adding each
-group's cumulative epsilon (:func:`_group_frames`). Memory is bounded by the chunk.
+``accounting.individualized.GroupRun``, and with a table a further pass at the same chunk
+size adding each group's cumulative epsilon (:func:`_group_frames`). Memory is bounded by
+the chunk.
 """
 
 from __future__ import annotations
@@ -106,8 +107,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
             mechanism = replace(mechanism, integer_votes=histogram.whole_counts(
                 chunk_rows(chunk_size, classes)))
     run = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
-               conversion=conversion, seed=seed, labels=labels, student=student,
-               source=source)
+               conversion=conversion, seed=seed, labels=labels, student=student, source=source)
     # with a table, the base run keeps its statistic pairs: the table's pass
     # (_group_frames -> per_query_frames) looks each query's own epsilon up in them
     base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
@@ -116,12 +116,12 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     # screening="gaussian": the counts are whole for plain and upsampled votes and for
     # weighted or rescaled ones whose histogram came out whole (checked above); a group's
     # step D must be whole too for the integer grid (``curves``)
-    kind, low, high = screening_counts(mechanism) if mechanism.selects else ("gaussian",) * 3
-    setting = GroupSetting(mechanism.sigma,
-                           mechanism.sigma_threshold if mechanism.selects else None,
-                           None if kind == "gaussian" else (float(mechanism.threshold), kind,
-                                                            low, high),
-                           base.orders, parameters.sensitivity, participation, member_groups)
+    selects = mechanism.selects
+    kind, low, high = screening_counts(mechanism) if selects else ("gaussian", 0.0, 0.0)
+    screen = None if kind == "gaussian" else (float(mechanism.threshold), kind, low, high)
+    setting = GroupSetting(mechanism.sigma, mechanism.sigma_threshold if selects else None,
+                           screen, base.orders, parameters.sensitivity, participation,
+                           member_groups)
     # one chunk size for both passes over the queries (the totals' and the table's)
     rows = stream_rows(chunk_size, row_width(histogram), base.orders.size)
     found, counted, answered = _group_totals(base, histogram, setting, parameters.budgets,
@@ -134,10 +134,6 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                     else 0.0 if stop == 0 else analyze_votes(
                         histogram, base.mechanism, **run, queries=stop,
                         per_query=False).answered_total)
-    outcomes = None
-    if counted.outcomes is not None:  # after the stop, nothing is released
-        outcomes = counted.outcomes.copy()
-        outcomes[OUTCOME_ABSTAIN] += base.queries - (base.queries if stop is None else stop)
     accuracy, by_outcome = counted.accuracy(labels is not None)
 
     def finite(value: float) -> float | None:  # None where nothing was spent yet
@@ -159,18 +155,16 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     worst = int(np.argmax(groups.epsilon))
     order = groups.order[worst]
     assert base.counts is not None  # analysed totals-only
-    result = replace(
+    return replace(
         base, epsilon=float(groups.epsilon[worst]),
         order=float(order) if np.isfinite(order) else float(base.orders[0]),
         answered_total=float(answered), groups=part, label_accuracy=accuracy,
         accuracy_by_outcome=by_outcome,
-        counts=replace(base.counts, labels_output=counted.output,
-                       outcomes=None if outcomes is None else tuple(int(n) for n in outcomes)))
-    if per_query:
-        result = replace(result, frames=lambda _: _group_frames(
+        counts=replace(base.counts, labels_output=counted.output, outcomes=None
+                       if counted.outcomes is None else tuple(map(int, counted.outcomes))),
+        frames=None if not per_query else lambda _: _group_frames(
             base, histogram, setting, names=parameters.names, stopped_at=stop,
             student=student, workers=workers, chunk_size=rows))
-    return result
 
 
 def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: np.ndarray,
@@ -179,7 +173,8 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
     """``base`` (a totals-only analysis of ``votes``) replayed ``chunk_size`` queries at a
     time (MATH.md s.1: noise keyed by query position), formed ahead on ``workers``
     threads, into a ``GroupRun`` (the same bits as ``account_groups`` over the whole
-    run's columns), the label counts and the answers up to the stop."""
+    run's columns), the label counts (the queries from the stop on abstain) and the
+    answers up to the stop."""
     mechanism, queries = base.mechanism, base.queries
     selection, answer = mechanism_steps(mechanism)
     noise, positions = NoiseSource(base.seed), FirstRows(queries)
@@ -212,6 +207,9 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
             counts.add(released[:upto], None if outcome is None else outcome[:upto],
                        None if truth is None else truth[start:start + upto])
             answered += int(np.count_nonzero(made[:upto]))
+    stop = found.stops.stopped_at
+    if counts.outcomes is not None and stop is not None:  # from the stop on, no release
+        counts.outcomes[OUTCOME_ABSTAIN] += queries - stop
     return found, counts, float(answered)
 
 

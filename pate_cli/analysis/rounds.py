@@ -102,15 +102,13 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         assert counts is not None
         tally.output += counts.labels_output
         tally.correct += counts.correct
-        if tally.outcomes is not None and counts.outcome_correct is not None:
-            tally.outcomes += counts.outcomes
-            tally.outcome_correct += counts.outcome_correct
-        elif tally.outcomes is not None:  # another round's labels are teacher answers
-            tally.outcomes[[OUTCOME_ABSTAIN, OUTCOME_TEACHER]] += (
-                counts.queries - counts.labels_output, counts.labels_output)
-            tally.outcome_correct[OUTCOME_TEACHER] += counts.correct
+        if tally.outcomes is not None:  # (abstain, teacher, student), INTERACTIVE_NAMES' order
+            # another round's labels are teacher answers
+            tally.outcomes += counts.outcomes or (
+                counts.queries - counts.labels_output, counts.labels_output, 0)
+            tally.outcome_correct += counts.outcome_correct or (0, counts.correct, 0)
     accuracy, by_outcome = tally.accuracy(labels is not None)
-    composed = AnalysisResult(
+    return AnalysisResult(
         mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
         conversion=conversion, delta=delta, seed=int(seed), orders=orders,
         teachers=parts[0].teachers, classes=parts[0].classes,
@@ -128,11 +126,9 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
             outcomes=None if tally.outcomes is None else tuple(map(int, tally.outcomes)),
             reordered=reordered, correct=tally.correct,
             outcome_correct=None if tally.outcomes is None
-            else tuple(map(int, tally.outcome_correct))))
-    if per_query:
-        return replace(composed, frames=partial(
+            else tuple(map(int, tally.outcome_correct))),
+        frames=None if not per_query else partial(
             _round_frames, parts=parts, windows=windows, with_outcome=with_outcome))
-    return composed
 
 
 def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
