@@ -38,7 +38,7 @@ from .per_query_stream import per_query_frames, stream_rows
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .setting import DEFAULT_CHUNK, FirstRows, LabelCounts, chunk_rows, released_labels
-from .steps import ChunkCosts, chunk_costs, mechanism_steps, screening_counts
+from .steps import chunk_costs, mechanism_steps, screening_counts
 
 
 @dataclass(frozen=True)
@@ -185,28 +185,29 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
     answered = 0
     curves_map = partial(ordered_map, workers=workers)
 
-    def form(start: int) -> tuple[int, ChunkCosts]:
-        return start, chunk_costs(votes, positions, start, min(queries, start + chunk_size),
-                                  mechanism=mechanism, selection=selection, answer=answer,
-                                  noise=noise, accounting=base.accounting,
-                                  orders=np.ones(1), student=student, curves=False)
+    def form(start: int) -> tuple:  # a chunk's decisions and statistics, not its votes
+        chunk = chunk_costs(votes, positions, start, min(queries, start + chunk_size),
+                            mechanism=mechanism, selection=selection, answer=answer,
+                            noise=noise, accounting=base.accounting, orders=np.ones(1),
+                            student=student, curves=False)
+        return start, chunk.made, chunk.weight, chunk.log_q, chunk.log_pr
 
-    for start, chunk in ordered_map(form, range(0, queries, chunk_size), workers=workers):
-        released, outcome = released_labels(chunk.made, chunk.made.answered,
+    for start, decisions, weight, log_q, log_pr in ordered_map(
+            form, range(0, queries, chunk_size), workers=workers):
+        released, outcome = released_labels(decisions, decisions.answered,
                                             mechanism.uses_student)
         output = released >= 0
-        # the answers the replay made, the data-independent charge (under expected
-        # accounting too; the answer step's charge is then pr_answered)
-        made = chunk.made.answered
         before = found.stops.stopped_at
-        found.add(start, chunk.log_q, chunk.log_pr, output, chunk.weight,
-                  made.astype(np.float64), map=curves_map)
+        # the data-independent charge: the answers the replay made (under expected
+        # accounting too, where the answer step's charge is pr_answered)
+        found.add(start, log_q, log_pr, output, weight,
+                  decisions.answered.astype(np.float64), map=curves_map)
         if before is None:  # labels up to the stop
             stop = found.stops.stopped_at
             upto = output.size if stop is None else stop - start
             counts.add(released[:upto], None if outcome is None else outcome[:upto],
                        None if truth is None else truth[start:start + upto])
-            answered += int(np.count_nonzero(made[:upto]))
+            answered += int(np.count_nonzero(decisions.answered[:upto]))
     stop = found.stops.stopped_at
     if counts.outcomes is not None and stop is not None:  # from the stop on, no release
         counts.outcomes[OUTCOME_ABSTAIN] += queries - stop
