@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,8 +21,9 @@ from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_eps
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, LabelCounts
 from ..errors import InputError
-from ..inputs import load_rounds, load_student
-from ..inputs.rows import FirstRows
+from ..inputs import load_rounds
+from ..inputs.rounds import round_inputs
+from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, row_window
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..mechanisms.aggregators import needs_integer_votes
 from ..work_sizes import DEFAULT_CHUNK
@@ -31,9 +31,6 @@ from .per_query_stream import integral_maxima
 from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
 from .steps import data_independent_curve, mechanism_steps
-
-# Rows compared at a time when a round's row numbers are checked for a range.
-SPAN_CHECK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -43,21 +40,6 @@ class Round:
     rows: np.ndarray
     mechanism: Mechanism
     student: np.ndarray | None = None
-
-
-class _Window(NamedTuple):
-    """A round's votes (a view of its range of rows, or the whole array with
-    ``indices``), labels and student alike, and its first row if its rows are a range."""
-
-    votes: Any
-    indices: np.ndarray | None
-    labels: np.ndarray | None
-    student: np.ndarray | None
-    start: int | None
-
-    @property
-    def positions(self) -> Any:
-        return FirstRows(self.votes.shape[0]) if self.indices is None else self.indices
 
 
 def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | None = None,
@@ -81,7 +63,8 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
     convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
     carry = initial_carry(initial_rdp, orders)
-    windows = [_window(votes, spec, labels) for spec in rounds]
+    windows = [row_window(votes, spec.rows, labels, spec.student,
+                          view=not spec.mechanism.sequential) for spec in rounds]
     parts, summaries = [], []
     for number, (spec, window) in enumerate(zip(rounds, windows, strict=True)):
         part = analyze_votes(window.votes, spec.mechanism, labels=window.labels,
@@ -114,15 +97,13 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         assert counts is not None
         tally.output += counts.labels_output
         tally.correct += counts.correct
-        if tally.outcomes is not None and counts.outcome_correct is not None:
-            tally.outcomes += counts.outcomes
-            tally.outcome_correct += counts.outcome_correct
-        elif tally.outcomes is not None:  # another round's labels are teacher answers
-            tally.outcomes[[OUTCOME_ABSTAIN, OUTCOME_TEACHER]] += (
-                counts.queries - counts.labels_output, counts.labels_output)
-            tally.outcome_correct[OUTCOME_TEACHER] += counts.correct
+        if tally.outcomes is not None:  # (abstain, teacher, student), INTERACTIVE_NAMES' order
+            # another round's labels are teacher answers
+            tally.outcomes += counts.outcomes or (
+                counts.queries - counts.labels_output, counts.labels_output, 0)
+            tally.outcome_correct += counts.outcome_correct or (0, counts.correct, 0)
     accuracy, by_outcome = tally.accuracy(labels is not None)
-    composed = AnalysisResult(
+    return AnalysisResult(
         mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
         conversion=conversion, delta=delta, seed=int(seed), orders=orders,
         teachers=parts[0].teachers, classes=parts[0].classes,
@@ -140,11 +121,9 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
             outcomes=None if tally.outcomes is None else tuple(map(int, tally.outcomes)),
             reordered=reordered, correct=tally.correct,
             outcome_correct=None if tally.outcomes is None
-            else tuple(map(int, tally.outcome_correct))))
-    if per_query:
-        return replace(composed, frames=partial(
+            else tuple(map(int, tally.outcome_correct))),
+        frames=None if not per_query else partial(
             _round_frames, parts=parts, windows=windows, with_outcome=with_outcome))
-    return composed
 
 
 def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
@@ -164,11 +143,11 @@ def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
 
 
 def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
-                  windows: list[_Window], with_outcome: bool) -> Iterator:
+                  windows: list[RowWindow], with_outcome: bool) -> Iterator:
     """Each round's per-query table at the composed order, with the whole table's columns
     (file rows, an outcome in every round if one is Interactive, ``round``)."""
-    integral = all(integral_maxima(window.votes, window.positions, window.positions.size,
-                                   SPAN_CHECK) for window in windows)
+    integral = all(integral_maxima(w.votes, p, p.size, SPAN_CHECK) for w in windows
+                   for p in [FirstRows(w.votes.shape[0]) if w.indices is None else w.indices])
     for number, (part, window) in enumerate(zip(parts, windows, strict=True)):
         at_order = replace(part, order=result.order)
         assert at_order.frames is not None
@@ -183,34 +162,6 @@ def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
                     frame["label"].notna().to_numpy(), OUTCOME_TEACHER, OUTCOME_ABSTAIN)]
             frame["round"] = np.full(len(frame), number)
             yield frame
-
-
-def _window(votes, spec: Round, labels) -> _Window:
-    """A round's rows as a view of the array when they are a range of it (and its
-    student has the votes' shape), else as query indices."""
-    start = _range_start(spec.rows, votes.shape[0])
-    if (start is None or not isinstance(votes, np.ndarray) or spec.mechanism.sequential
-            or (spec.student is not None and spec.student.shape != votes.shape)):
-        return _Window(votes, spec.rows, labels, spec.student, start)
-    stop = start + np.asarray(spec.rows).size
-    return _Window(votes[start:stop], None,
-                   None if labels is None else np.asarray(labels)[start:stop],
-                   None if spec.student is None else spec.student[start:stop], start)
-
-
-def _range_start(rows, total: int) -> int | None:
-    """``start`` if ``rows`` are ``start, start + 1, ...`` within ``0 .. total - 1``."""
-    rows = np.asarray(rows)
-    if rows.ndim != 1 or rows.size == 0 or rows.dtype.kind not in "iu":
-        return None
-    start = int(rows[0])
-    if start < 0 or start + rows.size > total or int(rows[-1]) != start + rows.size - 1:
-        return None
-    for lo in range(0, rows.size, SPAN_CHECK):
-        piece = rows[lo:lo + SPAN_CHECK]
-        if not np.array_equal(piece, np.arange(start + lo, start + lo + piece.size)):
-            return None
-    return start
 
 
 @dataclass(frozen=True)
@@ -238,18 +189,9 @@ def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:
     if name not in MECHANISMS or name == "svt":
         raise InputError(f"--rounds: mechanism {name!r} is not one of "
                          f"{', '.join(m for m in MECHANISMS if m != 'svt')}")
-    rows = np.asarray(spec["rows"])
-    if rows.max() >= vote_set.queries:
-        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
-                         f"{vote_set.queries} queries")
+    rows, student = round_inputs(spec, vote_set)
     parameters = {**defaults, **{key: value for key, value in spec.items()
                                  if key in parameter_names}}
-    student = None
-    if name == "interactive":
-        if "student" not in spec:
-            raise InputError("--rounds: an interactive round needs a 'student' file")
-        student = load_student(spec["student"], queries=vote_set.queries,
-                               classes=vote_set.classes)
     mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters,
                                 integer_votes=needs_integer_votes(name, parameters, vote_set))
     return Round(rows=rows, mechanism=mechanism, student=student)

@@ -131,3 +131,14 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
         raise InputError(f"{name}: no teacher belongs to group {unused[0]!r}, which the "
                          "groups file lists")
     return assigned
+
+
+def read_groups(groups, teacher_groups=None, *,
+                teachers) -> tuple[PrivacyGroups, np.ndarray | None]:
+    """``--groups`` and ``--teacher-groups`` (``teachers`` teachers): files read, a
+    ``PrivacyGroups`` and an array of each teacher's group taken as given."""
+    if not isinstance(groups, PrivacyGroups):
+        groups = load_groups(groups)
+    if teacher_groups is None or isinstance(teacher_groups, np.ndarray):
+        return groups, teacher_groups
+    return groups, load_teacher_groups(teacher_groups, groups=groups, teachers=int(teachers))

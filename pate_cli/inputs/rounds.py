@@ -1,4 +1,5 @@
-"""``--rounds``: several rounds (rows, mechanism, parameters, student) from CSV or JSON."""
+"""``--rounds``: several rounds (rows, mechanism, parameters, student) from CSV or JSON,
+and each round's rows and student checked against the votes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..errors import InputError
 from .readers import open_text
+from .votes import load_student
 
 ROUND_KEYS = ("rows", "mechanism", "threshold", "sigma_threshold", "sigma", "laplace_scale",
               "confidence", "student", "svt_scale", "svt_cutoff", "svt_threshold", "eta")
@@ -45,6 +47,21 @@ def load_rounds(path) -> list[dict]:
         raise InputError(f"{name}: describes no rounds")
     base = os.path.dirname(os.path.abspath(name))
     return [_check_round(name, number, spec, base) for number, spec in enumerate(rounds)]
+
+
+def round_inputs(spec: dict, vote_set) -> tuple[np.ndarray, np.ndarray | None]:
+    """A round's rows, checked against the votes, and an interactive round's student
+    probabilities (its ``student`` file)."""
+    rows = np.asarray(spec["rows"])
+    if rows.max() >= vote_set.queries:
+        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
+                         f"{vote_set.queries} queries")
+    if spec["mechanism"] != "interactive":
+        return rows, None
+    if "student" not in spec:
+        raise InputError("--rounds: an interactive round needs a 'student' file")
+    return rows, load_student(spec["student"], queries=vote_set.queries,
+                              classes=vote_set.classes)
 
 
 def _check_round(name, number, spec, base) -> dict:

@@ -12,15 +12,21 @@ process's array or a task's own source, and a memory-mapped file let go once rea
   picks.
 - :class:`AnalysedRows`: the analysed rows of a run, sliced a chunk at a time (the
   smooth-sensitivity release).
+- :func:`row_window`: some rows (a ``--rounds`` round's) as a view of the arrays when
+  they are a range of them (:func:`range_start`), else as indices.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..sparse_rows import as_float_rows, is_sparse
+
+# Rows compared at a time when row numbers are checked for a range.
+SPAN_CHECK = 1 << 16
 
 
 class FirstRows:
@@ -169,3 +175,42 @@ class AnalysedRows:
     def __getitem__(self, part: slice):
         start, stop, _ = part.indices(self.shape[0])
         return rows_of(self.votes, self.positions, start, stop)
+
+
+def range_start(rows, total: int) -> int | None:
+    """``start`` if ``rows`` are ``start, start + 1, ...`` within ``0 .. total - 1``."""
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or rows.size == 0 or rows.dtype.kind not in "iu":
+        return None
+    start = int(rows[0])
+    if start < 0 or start + rows.size > total or int(rows[-1]) != start + rows.size - 1:
+        return None
+    for lo in range(0, rows.size, SPAN_CHECK):
+        piece = rows[lo:lo + SPAN_CHECK]
+        if not np.array_equal(piece, np.arange(start + lo, start + lo + piece.size)):
+            return None
+    return start
+
+
+class RowWindow(NamedTuple):
+    """Some rows' votes (a view of their range, or the whole array with ``indices``),
+    labels and student alike, and their first row if they are a range."""
+
+    votes: Any
+    indices: np.ndarray | None
+    labels: np.ndarray | None
+    student: np.ndarray | None
+    start: int | None
+
+
+def row_window(votes, rows, labels=None, student=None, *, view: bool = True) -> RowWindow:
+    """``rows`` as a view of the arrays when they are a range of an array of votes (and
+    ``view``, and the student has the votes' shape), else as indices."""
+    start = range_start(rows, votes.shape[0])
+    if (start is None or not view or not isinstance(votes, np.ndarray)
+            or (student is not None and student.shape != votes.shape)):
+        return RowWindow(votes, rows, labels, student, start)
+    stop = start + np.asarray(rows).size
+    return RowWindow(votes[start:stop], None,
+                     None if labels is None else np.asarray(labels)[start:stop],
+                     None if student is None else student[start:stop], start)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
         release_draw,
     )
     from .participation import (
+        HistogramRows,
         VanishingVotes,
         vanishing_participation,
         vanishing_votes,
@@ -46,7 +47,7 @@ __all__ = [
     "DEFAULT_FRACTIONS", "MECHANISMS", "NOISE_BLOCK", "STREAM_ANSWER", "STREAM_PARTICIPATION",
     "STREAM_SELECTION", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "SVTPATE",
     "ConfidentExponential", "ConfidentGNMax", "Exponential", "STREAM_GUMBEL",
-    "GNMax", "InteractiveGNMax", "LNMax", "NoiseSource", "SharedBlocks",
+    "GNMax", "HistogramRows", "InteractiveGNMax", "LNMax", "NoiseSource", "SharedBlocks",
     "build_mechanism", "distance_to_instability", "release_draw", "Mechanism", "VanishingVotes",
     "vanishing_participation", "vanishing_votes", "weighted_histogram",
 ]
@@ -59,7 +60,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["NOISE_BLOCK", "STREAM_ANSWER", "STREAM_PARTICIPATION", "STREAM_SELECTION",
         "STREAM_GUMBEL", "STREAM_SVT_QUERY", "STREAM_SVT_THRESHOLD", "NoiseSource",
         "SharedBlocks", "release_draw"], ".noise"),
-    **dict.fromkeys(["VanishingVotes", "vanishing_participation", "vanishing_votes",
-        "weighted_histogram"], ".participation"),
+    **dict.fromkeys(["HistogramRows", "VanishingVotes", "vanishing_participation",
+        "vanishing_votes", "weighted_histogram"], ".participation"),
     "Mechanism": ".protocol",
 })

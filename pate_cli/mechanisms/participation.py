@@ -3,7 +3,8 @@
 The vote histograms the individualized variants aggregate: weighted counts (weighting,
 paper Definition 7) and the vanishing variant's participation schedule (who votes in each
 query, drawn from the seed with the package's one seeding scheme,
-``noise.generator``) and its rescaled histogram (paper Appendix B, Algorithm 3).
+``noise.generator``) and its rescaled histogram (paper Appendix B, Algorithm 3); both as
+rows a pass reads a slice at a time (:class:`HistogramRows`).
 """
 
 from __future__ import annotations
@@ -150,6 +151,44 @@ def vanishing_votes(predictions: np.ndarray, *, frequencies: np.ndarray, seed: i
     counts = weighted_histogram(np.where(participation, predictions, -1), classes=classes)
     return VanishingVotes(votes=counts * scale[:, None], participation=participation,
                           scale=scale)
+
+
+class HistogramRows:
+    """The weighted (``weights`` per teacher) or vanishing (``frequencies`` per teacher,
+    drawn from ``seed``) histogram of ``predictions`` (queries x teachers) as
+    ``(queries, classes)`` float64 rows, formed for the slices a pass reads, never whole:
+    the same bits however the rows are split."""
+
+    ndim = 2
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, predictions: np.ndarray, classes: int, *,
+                 weights: np.ndarray | None = None, frequencies: np.ndarray | None = None,
+                 seed: int = 0):
+        self.predictions, self.weights, self.frequencies = predictions, weights, frequencies
+        self.seed, self.shape = seed, (int(predictions.shape[0]), int(classes))
+
+    def __getitem__(self, key: slice) -> np.ndarray:
+        lo, hi, _ = key.indices(self.shape[0])
+        classes = self.shape[1]
+        if hi <= lo:
+            return np.empty((0, classes))
+        rows = np.asarray(self.predictions[lo:hi])
+        if self.frequencies is None:
+            return weighted_histogram(rows, self.weights, classes=classes)
+        return vanishing_votes(rows, frequencies=self.frequencies, seed=self.seed,
+                               classes=classes, start=lo).votes
+
+    def participation(self, start: int, count: int) -> np.ndarray:
+        """Each teacher's part in queries ``start .. start+count-1`` (vanishing)."""
+        assert self.frequencies is not None
+        return vanishing_participation(self.frequencies, seed=self.seed, count=count,
+                                       start=start)
+
+    def whole_counts(self, step: int) -> bool:
+        """Whether every count is a whole number (a pass, ``step`` rows at a time)."""
+        return all(np.array_equal(part, np.rint(part)) for part in (
+            self[lo:lo + step] for lo in range(0, self.shape[0], step)))
 
 
 def _predictions(predictions: np.ndarray, classes: int) -> np.ndarray:
