@@ -17,14 +17,14 @@ import numpy as np
 
 from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
-from ..inputs import VoteSet, load_query_indices, load_rdp_curve, load_student
+from ..inputs import VoteSet, load_rdp_curve
 from ..inputs.decisions import read_decisions
-from ..inputs.query_indices import analysed_positions
+from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rows import FirstRows
 from ..inputs.sparse import check_outputs
-from ..inputs.votes import read_votes
-from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
-from ..mechanisms.aggregators import needs_integer_votes
+from ..inputs.votes import read_student, read_votes
+from ..mechanisms import MECHANISMS, Mechanism
+from ..mechanisms.aggregators import mechanism_for
 from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .added_figures import (
@@ -140,15 +140,8 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
     chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
     if sampling is not None:
         chosen = SampledMechanism(chosen, sampling)
-    student_rows = spec.student  # Interactive's probabilities (only it has them: the rules)
-    if isinstance(student_rows, np.ndarray):
-        if student_rows.shape != vote_set.votes.shape:
-            raise InputError(f"the student array has shape {student_rows.shape}, the votes "
-                             f"{vote_set.votes.shape}")
-        student_rows = np.asarray(student_rows, dtype=np.float64)
-    elif student_rows is not None:
-        student_rows = load_student(student_rows, queries=vote_set.queries,
-                                    classes=vote_set.classes)
+    # Interactive's probabilities (only it has them: the rules)
+    student_rows = None if spec.student is None else read_student(spec.student, vote_set)
     if plan is None:
         return _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common), added
     return analyze_individualized(
@@ -163,15 +156,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     output, the streamed table, the PLD figure and the outputs."""
     executor = None if spec.executor is None else usable_executor(spec.executor, spec)
     queries = spec.queries
-    indices = spec.query_indices
-    if indices is not None and not isinstance(indices, np.ndarray):
-        indices = load_query_indices(indices)
-    available, where = (
-        (vote_set.queries, vote_set.path) if indices is None
-        else (indices.size, os.fspath(spec.query_indices)
-              if isinstance(spec.query_indices, (str, os.PathLike)) else "the query indices"))
-    if queries is not None and queries > available:
-        raise OptionError(f"--queries {queries} is larger than the {available} queries in {where}")
+    indices = read_query_indices(spec.query_indices, vote_set, queries)
     given, part = None, None
     if spec.decisions is not None:
         try:
@@ -300,8 +285,7 @@ def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
         if name not in MECHANISMS:
             raise OptionError(f"unknown mechanism {mechanism!r} (choose from "
                               f"{', '.join(MECHANISMS)})")
-        return build_mechanism(name, teachers=vote_set.teachers, **parameters,
-                               integer_votes=needs_integer_votes(name, parameters, vote_set))
+        return mechanism_for(name, vote_set, parameters)
     if any(value is not None for value in parameters.values()):
         raise TypeError(f"parameters {sorted(parameters)} apply to a mechanism given by name")
     return mechanism

@@ -24,8 +24,8 @@ from ..errors import InputError
 from ..inputs import load_rounds
 from ..inputs.rounds import round_inputs
 from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, row_window
-from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
-from ..mechanisms.aggregators import needs_integer_votes
+from ..mechanisms import MECHANISMS, Mechanism
+from ..mechanisms.aggregators import mechanism_for
 from ..work_sizes import DEFAULT_CHUNK
 from .per_query_stream import integral_maxima
 from .result import AnalysisResult, QueryCounts, RoundPart
@@ -192,6 +192,4 @@ def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:
     rows, student = round_inputs(spec, vote_set)
     parameters = {**defaults, **{key: value for key, value in spec.items()
                                  if key in parameter_names}}
-    mechanism = build_mechanism(name, teachers=vote_set.teachers, **parameters,
-                                integer_votes=needs_integer_votes(name, parameters, vote_set))
-    return Round(rows=rows, mechanism=mechanism, student=student)
+    return Round(rows=rows, mechanism=mechanism_for(name, vote_set, parameters), student=student)

@@ -152,7 +152,7 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
         if executor is None:
             counted = count_queries(votes, positions, request, chunk_size=chunk_size,
                                     totals_of=partial(totals_of, map=partial(
-                                        _threads_map, workers)),
+                                        ordered_map, workers=workers)),
                                     student=student, decisions=decisions, truth=truth,
                                     workers=workers, progress=progress,
                                     shared_noise=None if shared is None else shared.noise)
@@ -274,14 +274,7 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
                         epsilon_data_independent=result.epsilon_data_independent,
                         label_accuracy=result.label_accuracy,
                         warnings=result.warnings, rdp_total=tuple(result.rdp_total.tolist()),
-                        labels_output=int(result.counts.labels_output
-                                          if result.counts is not None  # SVT-PATE's
-                                          else np.count_nonzero(result.label >= 0)))
-
-
-def _threads_map(workers: int | None, function, items):
-    """``map`` on ``workers`` threads, in order (``threads.ordered_map``)."""
-    return ordered_map(function, items, workers=workers)
+                        labels_output=result.counts.labels_output)
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:

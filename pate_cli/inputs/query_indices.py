@@ -34,6 +34,21 @@ def load_query_indices(path) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def read_query_indices(query_indices, vote_set, queries: int | None) -> np.ndarray | None:
+    """``analyze(query_indices=...)``: None, an array, or a file (:func:`load_query_indices`);
+    ``OptionError`` if ``--queries`` asks for more rows than they (or the votes) hold."""
+    indices = query_indices
+    if indices is not None and not isinstance(indices, np.ndarray):
+        indices = load_query_indices(indices)
+    available, where = (
+        (vote_set.queries, vote_set.path) if indices is None
+        else (indices.size, os.fspath(query_indices)
+              if isinstance(query_indices, (str, os.PathLike)) else "the query indices"))
+    if queries is not None and queries > available:
+        raise OptionError(f"--queries {queries} is larger than the {available} queries in {where}")
+    return indices
+
+
 def checked_queries(queries) -> int | None:
     """``--queries N`` as an int or None (``True``, ``10.5``, ``"10"`` refused; ``10.0`` is 10)."""
     if queries is None:

@@ -335,6 +335,17 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
     return values
 
 
+def read_student(student, vote_set: VoteSet) -> np.ndarray:
+    """``analyze(student=...)``: an array of the votes' shape (as float64), or a file
+    (:func:`load_student`)."""
+    if not isinstance(student, np.ndarray):
+        return load_student(student, queries=vote_set.queries, classes=vote_set.classes)
+    if student.shape != vote_set.votes.shape:
+        raise InputError(f"the student array has shape {student.shape}, the votes "
+                         f"{vote_set.votes.shape}")
+    return np.asarray(student, dtype=np.float64)
+
+
 def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
                teachers: float | None = None, index_col: int | None = None,
                queries: int | None = None,

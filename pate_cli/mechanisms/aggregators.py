@@ -239,6 +239,13 @@ def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
             and parameters.get("screening") != "gaussian" and integer_votes(vote_set.votes))
 
 
+def mechanism_for(name: str, vote_set, parameters: dict):
+    """``build_mechanism`` for the votes read (``inputs.VoteSet``): their teachers, and
+    whole-count screening where :func:`needs_integer_votes` says so."""
+    return build_mechanism(name, teachers=vote_set.teachers, **parameters,
+                           integer_votes=needs_integer_votes(name, parameters, vote_set))
+
+
 def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                     threshold: float | None = None, sigma_threshold: float | None = None,
                     laplace_scale: float | None = None, confidence: float | None = None,
