@@ -8,7 +8,7 @@ best candidate's output. Given an RDP curve ``eps(alpha)`` that bounds every can
 RDP at every order of the grid, vectorised over orders; convert it with section 6.
 
 ``--tuning`` texts: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``,
-``negbin:MU,ETA`` (:func:`parse_tuning`).
+``negbin:MU,ETA`` (:func:`parse_tuning`; :func:`tuning_distribution` also bounds the mean).
 
 The truncated negative binomial's ``gamma`` is solved from the mean by bisection to a
 relative 1e-9 and rounded down (a smaller ``gamma`` only raises the bound), as
