@@ -31,10 +31,27 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..errors import OptionError
 from ..orders import validate_orders
 from .validators import check_positive, check_positive_integer
 
 VARIANTS = ("binary", "tau", "powerset")
+
+
+def parse_variant(text: str) -> tuple[str, float | None]:
+    """``--multilabel`` text -> ``(variant, tau)``; ``OptionError`` for a bad one."""
+    name, _, value = str(text).strip().lower().partition(":")
+    if name in ("binary", "powerset") and not value:
+        return name, None
+    if name == "tau":
+        try:
+            tau = float(value)
+        except ValueError:
+            tau = float("nan")
+        if np.isfinite(tau) and tau > 0:
+            return name, tau
+        raise OptionError(f"--multilabel tau:TAU needs a positive number TAU, got {text!r}")
+    raise OptionError(f"--multilabel must be binary, tau:TAU or powerset, got {text!r}")
 
 
 def tau_sensitivity_squared(tau: float, labels: int) -> float:

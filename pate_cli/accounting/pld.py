@@ -52,19 +52,23 @@ def pld_available() -> bool:
     return True
 
 
-def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float
-                         ) -> float | None:
+def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float,
+                         rate: float | None = None) -> float | None:
     """Epsilon at ``delta`` of ``count`` Gaussian steps ``(sensitivity, std, count)``
     composed by dp_accounting's PLD accountant; None without dp_accounting or steps.
-    The grid step is :func:`discretization_interval` (bounded time and memory)."""
+    With ``rate``, each step Poisson-sampled at that rate (MATH.md s.16: add-or-remove
+    neighbours, an upper bound as sampling narrows the privacy loss). The grid step is
+    :func:`discretization_interval` of the unsampled steps (bounded time and memory)."""
     try:
         import dp_accounting
         from dp_accounting.pld import pld_privacy_accountant
     except ImportError:
         return None
+    gaussians = [(dp_accounting.GaussianDpEvent(std / sensitivity), int(count))
+                 for sensitivity, std, count in steps if count > 0]
     events = [dp_accounting.SelfComposedDpEvent(
-        dp_accounting.GaussianDpEvent(std / sensitivity), int(count))
-        for sensitivity, std, count in steps if count > 0]
+        event if rate is None else dp_accounting.PoissonSampledDpEvent(rate, event), count)
+        for event, count in gaussians]
     if not events:
         return None
     accountant = pld_privacy_accountant.PLDAccountant(
@@ -104,25 +108,3 @@ def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: flo
         else:
             high = middle
     return high
-
-
-def sampled_gaussian_pld_epsilon(rate: float, steps: Sequence[tuple[float, int]],
-                                 delta: float) -> float | None:
-    """Epsilon at ``delta`` of ``count`` Poisson-sampled Gaussian steps ``(z, count)``
-    (noise multiplier ``z``, sampling rate ``rate``; MATH.md s.16) composed by
-    dp_accounting's PLD accountant (add-or-remove neighbours, pessimistic
-    discretisation at :func:`discretization_interval` of the unsampled steps, an upper
-    bound: sampling narrows the privacy loss); None without dp_accounting or steps."""
-    try:
-        import dp_accounting
-        from dp_accounting.pld import pld_privacy_accountant
-    except ImportError:
-        return None
-    events = [dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
-        rate, dp_accounting.GaussianDpEvent(z)), int(count)) for z, count in steps if count > 0]
-    if not events:
-        return None
-    interval = discretization_interval([(1.0, z, count) for z, count in steps])
-    accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
-    accountant.compose(dp_accounting.ComposedDpEvent(events))
-    return float(accountant.get_epsilon(delta))

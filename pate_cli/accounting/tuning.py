@@ -8,7 +8,7 @@ best candidate's output. Given an RDP curve ``eps(alpha)`` that bounds every can
 RDP at every order of the grid, vectorised over orders; convert it with section 6.
 
 ``--tuning`` texts: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``,
-``negbin:MU,ETA`` (:func:`parse_tuning`).
+``negbin:MU,ETA`` (:func:`parse_tuning`; :func:`tuning_distribution` also bounds the mean).
 
 The truncated negative binomial's ``gamma`` is solved from the mean by bisection to a
 relative 1e-9 and rounded down (a smaller ``gamma`` only raises the bound), as
@@ -22,11 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import OptionError
 from ..orders import validate_orders
 from .conversion import rdp_to_epsilon
 
 DISTRIBUTIONS = ("poisson", "geometric", "logarithmic", "negbin")
 GAMMA_TOLERANCE = 1e-9
+# The largest mean number of candidates ``--tuning`` takes: each candidate is a whole
+# analysis, and a mean such as 1e300 only printed a 300-digit epsilon.
+MAX_TUNING_MEAN = 1e9
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,22 @@ def parse_tuning(text: str) -> TuningDistribution:
         return TuningDistribution(name=name, mean=values[0], shape=shape)
     except ValueError as error:
         raise ValueError(f"--tuning {text!r}: {error}") from None
+
+
+def tuning_distribution(tuning) -> TuningDistribution:
+    """A distribution from ``--tuning`` text (or one already built), its mean at most
+    ``MAX_TUNING_MEAN``; ``OptionError`` otherwise."""
+    try:
+        distribution = (tuning if isinstance(tuning, TuningDistribution)
+                        else parse_tuning(tuning))
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+    if distribution.mean > MAX_TUNING_MEAN:
+        raise OptionError(f"--tuning {distribution.name}:{distribution.mean:g}: a "
+                          f"random search of more than {MAX_TUNING_MEAN:.0e} candidates on "
+                          "average is outside the supported range (each candidate is a "
+                          "whole run)")
+    return distribution
 
 
 def truncated_negbin_mean(gamma: float, shape: float) -> float:

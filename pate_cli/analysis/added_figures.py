@@ -20,7 +20,7 @@ import numpy as np
 from ..accounting.composition import initial_carry
 from ..accounting.conversion import checked_setting
 from ..accounting.output_sums import first_output_over, output_sums
-from ..accounting.pld import gaussian_pld_epsilon, sampled_gaussian_pld_epsilon
+from ..accounting.pld import gaussian_pld_epsilon
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
     ChunkValues,
@@ -28,7 +28,7 @@ from ..accounting.smooth_sensitivity import (
     sanitize_confident,
     sanitize_gnmax,
 )
-from ..accounting.tuning import TuningDistribution, parse_tuning, tuned_epsilon
+from ..accounting.tuning import TuningDistribution, tuned_epsilon
 from ..errors import OptionError
 from ..inputs.rows import AnalysedRows, FirstRows
 from ..mechanisms import NoiseSource, release_draw
@@ -40,9 +40,6 @@ from .steps import chunk_costs, mechanism_steps, run_charges
 
 # The aggregators with Gaussian steps: the PLD figure and the GNSS report apply to them.
 GAUSSIAN = ("gnmax", "confident", "interactive")
-# The largest mean number of candidates ``--tuning`` takes: each candidate is a whole
-# analysis, and a mean such as 1e300 only printed a 300-digit epsilon.
-MAX_TUNING_MEAN = 1e9
 
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
@@ -59,50 +56,29 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
-    """A Gaussian aggregator's answers (sensitivity sqrt(2)) and selections composed by
-    ``accounting.pld``, where smaller."""
+    """A Gaussian aggregator's answers (sensitivity sqrt(2), or the sampled one) and
+    selections composed by ``accounting.pld``, where smaller. Poisson-sampled steps are
+    composed as such; dp_accounting has no PLD for sampling without replacement: those
+    runs keep the RDP figure (MATH.md s.16)."""
+    rate, sensitivity = None, math.sqrt(2.0)
+    if isinstance(mechanism, SampledMechanism) and not unsampled(mechanism.sampling):
+        if mechanism.sampling.scheme != "poisson":
+            return result
+        rate, sensitivity = mechanism.sampling.rate, mechanism.sampling.answer_sensitivity
     if mechanism.name not in GAUSSIAN:
         return result
-    steps = [(math.sqrt(2.0), mechanism.sigma, int(round(result.answered_total)))]
+    steps = [(sensitivity, mechanism.sigma, int(round(result.answered_total)))]
     if mechanism.name != "gnmax":
         steps.append((1.0, mechanism.sigma_threshold, result.queries))
-    return with_smaller_pld(result, gaussian_pld_epsilon(steps, delta))
+    return with_smaller_pld(result, gaussian_pld_epsilon(steps, delta, rate))
 
 
-def with_sampled_pld_figure(result, mechanism: SampledMechanism, delta: float):
-    """:func:`with_pld_figure` for Poisson-sampled Gaussian steps; dp_accounting has no PLD
-    for sampling without replacement: those runs keep the RDP figure (MATH.md s.16)."""
-    sampling = mechanism.sampling
-    if unsampled(sampling):
-        return with_pld_figure(result, mechanism.inner, delta)
-    if sampling.scheme != "poisson" or mechanism.name == "lnmax":
-        return result
-    steps = [(mechanism.sigma / sampling.answer_sensitivity,
-              int(round(result.answered_total)))]
-    if mechanism.name == "confident":
-        steps.append((mechanism.sigma_threshold, result.queries))
-    return with_smaller_pld(result, sampled_gaussian_pld_epsilon(sampling.rate, steps, delta))
-
-
-def tuning_distribution(tuning) -> TuningDistribution:
-    """A distribution from ``--tuning`` text (or one already built), its mean at most
-    ``MAX_TUNING_MEAN``; ``OptionError`` otherwise."""
-    try:
-        distribution = (tuning if isinstance(tuning, TuningDistribution)
-                        else parse_tuning(tuning))
-    except ValueError as error:
-        raise OptionError(str(error)) from None
-    if distribution.mean > MAX_TUNING_MEAN:
-        raise OptionError(f"--tuning {distribution.name}:{distribution.mean:g}: a "
-                          f"random search of more than {MAX_TUNING_MEAN:.0e} candidates on "
-                          "average is outside the supported range (each candidate is a "
-                          "whole run)")
-    return distribution
+with_sampled_pld_figure = with_pld_figure  # api.py's name for sampled runs
 
 
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
-    """The cost of a random search (``distribution``, from :func:`tuning_distribution`)
-    whose candidates each cost at most ``result``'s total RDP curve."""
+    """The cost of a random search (``distribution``, from ``tuning_distribution``) whose
+    candidates each cost at most ``result``'s total RDP curve."""
     epsilon, order = tuned_epsilon(result.rdp_total, orders=result.orders,
                                    delta=result.delta, conversion=result.conversion,
                                    distribution=distribution)

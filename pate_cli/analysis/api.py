@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..accounting.tuning import tuning_distribution
 from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve
@@ -32,7 +33,6 @@ from .added_figures import (
     output_halt,
     outputs_summary,
     sanitize_analysis,
-    tuning_distribution,
     tuning_part,
     with_pld_figure,
     with_sampled_pld_figure,

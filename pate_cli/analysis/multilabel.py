@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
 from ..accounting.composition import ArrayRows, running_epsilon
 from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
 from ..accounting.gnmax import rdp_gnmax
-from ..accounting.multilabel import rdp_multilabel_data_independent, sensitivity_squared
+from ..accounting.multilabel import (
+    parse_variant,
+    rdp_multilabel_data_independent,
+    sensitivity_squared,
+)
 from ..accounting.pld import gaussian_pld_epsilon
 from ..accounting.token_votes import log_q_gnmax_with_zero_block
 from ..errors import OptionError
 from ..inputs.multilabel import (
     attach_multilabel_labels,
+    first_queries,
     load_multilabel_counts,
     load_multilabel_predictions,
 )
@@ -49,22 +55,6 @@ from .steps import mechanism_steps, step_curves
 CURVE_ROWS = 4096  # queries whose summed curves are formed at once
 VARIANT_MECHANISMS = {"binary": ("gnmax", "confident"), "tau": ("gnmax",),
                       "powerset": ("gnmax",)}
-
-
-def parse_variant(text: str) -> tuple[str, float | None]:
-    """``--multilabel`` text -> ``(variant, tau)``; ``OptionError`` for a bad one."""
-    name, _, value = str(text).strip().lower().partition(":")
-    if name in ("binary", "powerset") and not value:
-        return name, None
-    if name == "tau":
-        try:
-            tau = float(value)
-        except ValueError:
-            tau = float("nan")
-        if np.isfinite(tau) and tau > 0:
-            return name, tau
-        raise OptionError(f"--multilabel tau:TAU needs a positive number TAU, got {text!r}")
-    raise OptionError(f"--multilabel must be binary, tau:TAU or powerset, got {text!r}")
 
 
 def run_multilabel(text: str, votes, predictions, mechanism, *, build, labels, accounting,
@@ -91,16 +81,8 @@ def run_multilabel(text: str, votes, predictions, mechanism, *, build, labels, a
     if variant == "powerset" and vote_set.label_count > MAX_SET_LABELS:
         raise OptionError(f"--multilabel powerset takes at most {MAX_SET_LABELS} labels "
                           f"(label sets are 64-bit integers), got {vote_set.label_count}")
-    if labels is not None:
-        vote_set = attach_multilabel_labels(vote_set, labels)
-    if queries is not None:
-        if queries > vote_set.queries:
-            raise OptionError(f"--queries {queries} is larger than the {vote_set.queries} "
-                              f"queries in {vote_set.path}")
-        sets, truth = vote_set.predictions, vote_set.labels
-        vote_set = replace(vote_set, counts=vote_set.counts[:queries],
-                           predictions=None if sets is None else sets[:queries],
-                           labels=None if truth is None else truth[:queries])
+    vote_set = first_queries(vote_set if labels is None
+                             else attach_multilabel_labels(vote_set, labels), queries)
     chosen = build(vote_set.teachers)
     setting = dict(accounting=accounting, delta=delta, orders=orders, conversion=conversion,
                    seed=seed, initial_rdp=initial_rdp)
@@ -118,39 +100,35 @@ def run_multilabel(text: str, votes, predictions, mechanism, *, build, labels, a
     return replace(result, multilabel=part, q_bound=q_bound)
 
 
-def _binary(votes, mechanism, *, accounting, delta, orders, conversion, seed, initial_rdp,
-            q_bound, workers) -> tuple[AnalysisResult, int]:
+def _binary(votes, mechanism, *, q_bound, workers, **setting) -> tuple[AnalysisResult, int]:
     """The flattened run, its rows summed by query; and the labels it released."""
     from scipy.special import logsumexp
     count, labels = votes.queries, votes.label_count
     run = analyze_votes(np.ascontiguousarray(votes.counts.reshape(count * labels, 2)),
-                        mechanism, teachers=votes.teachers, accounting=accounting,
-                        delta=delta, orders=orders, conversion=conversion, seed=seed,
+                        mechanism, teachers=votes.teachers, q_bound=q_bound, workers=workers,
                         labels=None if votes.labels is None else votes.labels.reshape(-1),
-                        initial_rdp=initial_rdp, q_bound=q_bound, workers=workers,
-                        source=votes)
-    if accounting == "data-independent" and initial_rdp is None:
-        run = with_pld_figure(run, mechanism, delta)  # each label a Gaussian step
+                        source=votes, **setting)
+    independent = run.accounting == "data-independent"
+    if independent and run.initial_rdp is None:
+        run = with_pld_figure(run, mechanism, run.delta)  # each label a Gaussian step
     rows = QueryTable.of_frame(run.to_frame())  # the flattened rows' table, in memory
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
-    independent = accounting == "data-independent"
     epsilon_query = np.empty(count)
     for lo in range(0, count, CURVE_ROWS):  # the labels' curves as charged (MATH.md s.7)
-        hi = min(count, lo + CURVE_ROWS)
-        flat = slice(lo * labels, hi * labels)
+        flat = slice(lo * labels, min(count, lo + CURVE_ROWS) * labels)
         sel, sel_index = step_curves(selection, rows.log_pr_answered[flat], run.orders,
                                      independent)
         ans, ans_index = step_curves(answer, rows.log_q[flat], run.orders, independent)
         curves = sel[sel_index] + rows.answered[flat, None] * ans[ans_index]
-        epsilon_query[lo:hi] = rdp_to_epsilon(curves.reshape(hi - lo, labels, -1).sum(axis=1),
-                                              orders=run.orders, delta=delta,
-                                              conversion=conversion)[0]
+        epsilon_query[lo:lo + CURVE_ROWS] = rdp_to_epsilon(
+            curves.reshape(-1, labels, run.orders.size).sum(axis=1), orders=run.orders,
+            delta=run.delta, conversion=run.conversion)[0]
 
     def by_query(column: np.ndarray) -> np.ndarray:
         return column.reshape(count, labels)
     answered_bits = (by_query(rows.label) >= 0).astype(np.int64)
     any_answered = answered_bits.any(axis=1)
-    last = np.arange(count) * labels + labels - 1
+    last = np.arange(1, count + 1) * labels - 1
     with np.errstate(divide="ignore"):
         log_pr = logsumexp(by_query(rows.log_pr_answered), axis=1) - np.log(labels)
     table = QueryTable(
@@ -175,8 +153,8 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
                 seed, initial_rdp) -> AnalysisResult:
     """tau and powerset: every query answered with one GNMax-type release."""
     orders, converter = checked_setting(accounting, delta, orders, conversion)
-    count, labels = votes.queries, votes.label_count
-    sigma, teachers = mechanism.sigma, votes.teachers
+    count, labels, teachers, sigma = (votes.queries, votes.label_count, votes.teachers,
+                                      mechanism.sigma)
     noise = NoiseSource(seed)
     independent = rdp_multilabel_data_independent(variant, sigma=sigma, orders=orders,
                                                   labels=labels, tau=tau)
@@ -184,18 +162,16 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
     if variant == "tau":
         sums = clipped_sums(votes.predictions, tau)
         bits = replay_tau(sums, teachers=teachers, sigma=sigma, noise=noise)
-        label = set_ids(bits)
+        label, log_q = set_ids(bits), np.full(count, np.nan)
         plurality = np.maximum(teachers - sums, sums).min(axis=1)
         plurality_bits = sums > teachers - sums
-        log_q = np.full(count, np.nan)
     else:
         histogram = powerset_votes(votes.predictions)
         label = replay_powerset(histogram, labels=labels, sigma=sigma, noise=noise)
-        bits = (label[:, None] >> np.arange(labels)) & 1
         top = np.argmax(histogram.counts, axis=1)
         plurality = histogram.counts[np.arange(count), top]
-        plurality_bits = (histogram.sets[np.arange(count), top][:, None]
-                          >> np.arange(labels)) & 1
+        bits, plurality_bits = (np.stack([label, histogram.sets[np.arange(count), top]])
+                                [..., None] >> np.arange(labels)) & 1
         log_q = log_q_gnmax_with_zero_block(
             histogram.counts, 2.0**labels - histogram.counts.shape[1], sigma)
         if accounting != "data-independent":
@@ -206,10 +182,9 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
     figures = running_epsilon(ArrayRows(np.ascontiguousarray(curves)), count, carry,
                               converter, per_query=True)
     assert figures.epsilon_query is not None  # per_query=True
-    epsilon, order = (float(x) for x in rdp_to_epsilon(figures.carry, orders=orders,
-                                                       delta=delta, conversion=conversion))
-    eps_di, order_di = (float(x) for x in rdp_to_epsilon(
-        carry + count * independent, orders=orders, delta=delta, conversion=conversion))
+    convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
+    (epsilon, order), (eps_di, order_di) = (map(float, convert(curve)) for curve in
+                                            (figures.carry, carry + count * independent))
     at = int(np.flatnonzero(orders == order)[0])
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,

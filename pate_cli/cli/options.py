@@ -89,7 +89,7 @@ class TuningLaw(click.ParamType):
 
     def convert(self, value, param, ctx):
         from ..accounting.tuning import TuningDistribution  # numpy: not for -h
-        from ..analysis.added_figures import tuning_distribution as parsed_tuning
+        from ..accounting.tuning import tuning_distribution as parsed_tuning
 
         if isinstance(value, TuningDistribution):
             return value

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from .checks import show_number
 from .readers import digest_of, open_input, read_matrix
 
@@ -106,3 +106,15 @@ def attach_multilabel_labels(votes: MultilabelVotes, labels) -> MultilabelVotes:
         raise InputError(f"{name}: query {query}, label {label}: "
                          f"{show_number(array[query, label])} is not 0 or 1")
     return replace(votes, labels=array.astype(np.int64))
+
+
+def first_queries(votes: MultilabelVotes, queries: int | None) -> MultilabelVotes:
+    """The first ``queries`` queries (``--queries``; None: all)."""
+    if queries is None:
+        return votes
+    if queries > votes.queries:
+        raise OptionError(f"--queries {queries} is larger than the {votes.queries} "
+                          f"queries in {votes.path}")
+    return replace(votes, **{name: getattr(votes, name)[:queries] for name in
+                             ("counts", "predictions", "labels")
+                             if getattr(votes, name) is not None})

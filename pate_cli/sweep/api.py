@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..analysis.added_figures import tuning_distribution
+from ..accounting.tuning import tuning_distribution
 from ..errors import OptionError
 from ..orders import parse_grid
 from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
