@@ -73,9 +73,6 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
     return with_smaller_pld(result, gaussian_pld_epsilon(steps, delta, rate))
 
 
-with_sampled_pld_figure = with_pld_figure  # api.py's name for sampled runs
-
-
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
     """The cost of a random search (``distribution``, from ``tuning_distribution``) whose
     candidates each cost at most ``result``'s total RDP curve."""

@@ -35,7 +35,6 @@ from .added_figures import (
     sanitize_analysis,
     tuning_part,
     with_pld_figure,
-    with_sampled_pld_figure,
 )
 from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
@@ -201,9 +200,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                 seed=spec.seed, q_bound=spec.q_bound, student=student_rows,
                 decisions=given)))
     if spec.accounting == "data-independent" and initial_rdp is None:
-        result = (with_sampled_pld_figure(result, chosen, spec.delta)
-                  if isinstance(chosen, SampledMechanism)
-                  else with_pld_figure(result, chosen, spec.delta))
+        result = with_pld_figure(result, chosen, spec.delta)
     if outputs is not None and spec.name != "svt":
         result = replace(result, outputs=outputs_summary(
             result, vote_set.votes, outputs, q_bound=spec.q_bound, decisions=given,
