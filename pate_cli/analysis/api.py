@@ -140,15 +140,8 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
     chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
     if sampling is not None:
         chosen = SampledMechanism(chosen, sampling)
-    student_rows = spec.student  # Interactive's probabilities (only it has them: the rules)
-    if isinstance(student_rows, np.ndarray):
-        if student_rows.shape != vote_set.votes.shape:
-            raise InputError(f"the student array has shape {student_rows.shape}, the votes "
-                             f"{vote_set.votes.shape}")
-        student_rows = np.asarray(student_rows, dtype=np.float64)
-    elif student_rows is not None:
-        student_rows = load_student(student_rows, queries=vote_set.queries,
-                                    classes=vote_set.classes)
+    student_rows = None if spec.student is None else load_student(  # Interactive's (the rules)
+        spec.student, queries=vote_set.queries, classes=vote_set.classes)
     if plan is None:
         return _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common), added
     return analyze_individualized(

@@ -318,7 +318,12 @@ def _is_text(name: str, source) -> bool:
 def load_student(path, *, queries: int, classes: int) -> np.ndarray:
     """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows
     non-negative and summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key
-    ``student``)."""
+    ``student``); an array is taken as it is, its shape checked."""
+    if isinstance(path, np.ndarray):
+        if path.shape != (queries, classes):
+            raise InputError(f"the student array has shape {path.shape}, the votes "
+                             f"{(queries, classes)}")
+        return np.asarray(path, dtype=np.float64)
     name, raw, _ = open_input(path)
     array, _ = read_matrix(name, raw, key="student")
     check_shape(name, array)
