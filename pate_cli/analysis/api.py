@@ -18,12 +18,12 @@ import numpy as np
 from ..accounting.tuning import tuning_distribution
 from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
-from ..inputs import VoteSet, load_rdp_curve
+from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
 from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rows import FirstRows
 from ..inputs.sparse import check_outputs
-from ..inputs.votes import read_student, read_votes
+from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism
 from ..mechanisms.aggregators import mechanism_for
 from ..mechanisms.sampled import SampledMechanism
@@ -139,8 +139,8 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
     chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
     if sampling is not None:
         chosen = SampledMechanism(chosen, sampling)
-    # Interactive's probabilities (only it has them: the rules)
-    student_rows = None if spec.student is None else read_student(spec.student, vote_set)
+    student_rows = None if spec.student is None else load_student(  # Interactive's (the rules)
+        spec.student, queries=vote_set.queries, classes=vote_set.classes)
     if plan is None:
         return _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common), added
     return analyze_individualized(

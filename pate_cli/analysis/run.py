@@ -79,12 +79,9 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     ``epsilon_cumulative`` is a running sum (the README's tolerance; a budget run's ends
     exactly at ``epsilon``). SVT-PATE goes to ``analysis.svt``.
     """
-    return _runs(votes, mechanism, (seed,), teachers=teachers, accounting=accounting,
-                 delta=delta, orders=orders, conversion=conversion, queries=queries,
-                 budget=budget, labels=labels, student=student, query_indices=query_indices,
-                 initial_rdp=initial_rdp, salt=salt, chunk_size=chunk_size, source=source,
-                 decisions=decisions, progress=progress, q_bound=q_bound,
-                 per_query=per_query, workers=workers, executor=executor)[0]
+    setting = dict(locals())
+    return _runs(setting.pop("votes"), setting.pop("mechanism"), (setting.pop("seed"),),
+                 **setting)[0]
 
 
 def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, delta, orders,
@@ -99,8 +96,7 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
     classes = row_width(votes)
     chunk_size = (count_rows(classes) if budget is None and chunk_size is None
                   else chunk_rows(chunk_size, classes))
-    _check_run(mechanism, votes, accounting=accounting, budget=budget, student=student,
-               chunk_size=chunk_size)
+    _check_run(mechanism, votes, budget=budget, student=student, chunk_size=chunk_size)
     positions = analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
     queries = positions.size
     if teachers is None:
@@ -114,11 +110,17 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
                 for seed in seeds]
 
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
-    independent = accounting == "data-independent"
     truth = None if labels is None else np.asarray(labels)
     rows = None if executor is None else task_source(votes, getattr(source, "path", None))
-    runs = []
+    result = partial(_result, votes, mechanism, setting=dict(
+        accounting=accounting, conversion=conversion, delta=delta, orders=orders,
+        teachers=teachers), selection=selection, answer=answer, positions=positions,
+        labels=labels, initial_rdp=initial_rdp, source=source,
+        frames=None if not per_query else partial(
+            per_query_frames, votes=votes, query_indices=query_indices, student=student,
+            decisions=decisions, q_bound=q_bound, salt=salt, workers=workers))
     if budget is not None:  # blocks summed apart, the halt in query order (budget_run)
+        results = []
         for seed in seeds:
             spent = run_budget(
                 BudgetSetting(votes, positions, queries,
@@ -129,98 +131,83 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
                               progress),
                 initial_carry(initial_rdp, orders), workers=workers, executor=executor,
                 source=rows)
-            _check_decisions_cover(decisions, queries if spent.halted_at is None
-                                   else spent.halted_at)
-            runs.append(dict(seed=seed, carry=spent.carry, selection=spent.selection,
-                             answer=spent.answer, answered=spent.answered,
-                             labels=spent.labels, halted_at=spent.halted_at,
-                             budget=BudgetPart(limit=budget, halted_at=spent.halted_at,
-                                               remaining=0.0, carries=spent.carries,
-                                               block=spent.block)))
-    else:  # chunks counted apart (grouped_run)
-        _check_decisions_cover(decisions, queries)
-        request = CountRequest(mechanism, accounting, q_bound, seeds, salt,
-                               draw_labels=labels is not None)
-        selection_rdp = curve_function(selection, independent)
-        answer_rdp = curve_function(answer, independent)
-        if shared is not None:
-            selection_rdp, answer_rdp = (None if rdp is None
-                                         else shared.curves.serving(rdp, orders)
-                                         for rdp in (selection_rdp, answer_rdp))
-        totals_of = partial(grouped_totals, orders=orders, expected=accounting == "expected",
-                            selection_rdp=selection_rdp, answer_rdp=answer_rdp)
-        if executor is None:
-            counted = count_queries(votes, positions, request, chunk_size=chunk_size,
-                                    totals_of=partial(totals_of, map=partial(
-                                        ordered_map, workers=workers)),
-                                    student=student, decisions=decisions, truth=truth,
-                                    workers=workers, progress=progress,
-                                    shared_noise=None if shared is None else shared.noise)
-        else:  # the chunks counted elsewhere (grouped_run.counted_remotely)
-            counted = summed_counts(
-                counted_remotely(executor, votes, positions, request, source=rows,
-                                 chunk_size=chunk_size, student=student,
-                                 decisions=decisions, truth=truth,
-                                 window=2 * executor_threads(executor)),
-                partial(totals_of, map=partial(executor_map, executor)),
-                request, queries=queries, progress=progress)
-        sums = counted.totals
-        for number, (seed, counts) in enumerate(zip(seeds, counted.labels, strict=True)):
-            answer_sum = sums.answer if sums.answer.ndim == 1 else sums.answer[number]
-            answered = float(sums.answered if np.ndim(sums.answered) == 0
-                             else sums.answered[number])
-            runs.append(dict(seed=seed, carry=(initial_carry(initial_rdp, orders)
-                                               + sums.selection) + answer_sum,
-                             selection=sums.selection, answer=answer_sum, answered=answered,
-                             labels=counts, halted_at=None, budget=None))
-    return [_result(votes, mechanism, run, setting=dict(
-        accounting=accounting, conversion=conversion, delta=delta, orders=orders,
-        teachers=teachers), selection=selection, answer=answer, positions=positions,
-        queries=queries, labels=labels, initial_rdp=initial_rdp, source=source,
-        table=counted.table if budget is None and per_query and len(seeds) == 1 else None,
-        frames=None if not per_query else partial(
-            per_query_frames, votes=votes, query_indices=query_indices, student=student,
-            decisions=decisions, q_bound=q_bound, salt=salt, workers=workers))
-        for run in runs]
+            ran = queries if spent.halted_at is None else spent.halted_at
+            _check_decisions_cover(decisions, ran)
+            results.append(result(seed, spent.carry, (spent.selection, spent.answer),
+                                  spent.answered, spent.labels, queries=ran, table=None,
+                                  budget=BudgetPart(limit=budget, halted_at=spent.halted_at,
+                                                    remaining=0.0, carries=spent.carries,
+                                                    block=spent.block)))
+        return results
+    _check_decisions_cover(decisions, queries)  # chunks counted apart (grouped_run)
+    request = CountRequest(mechanism, accounting, q_bound, seeds, salt,
+                           draw_labels=labels is not None)
+    independent = accounting == "data-independent"
+    curves = (curve_function(selection, independent), curve_function(answer, independent))
+    if shared is not None:
+        curves = tuple(None if rdp is None else shared.curves.serving(rdp, orders)
+                       for rdp in curves)
+    totals_of = partial(grouped_totals, orders=orders, expected=accounting == "expected",
+                        selection_rdp=curves[0], answer_rdp=curves[1])
+    if executor is None:
+        counted = count_queries(votes, positions, request, chunk_size=chunk_size,
+                                totals_of=partial(totals_of, map=partial(
+                                    ordered_map, workers=workers)),
+                                student=student, decisions=decisions, truth=truth,
+                                workers=workers, progress=progress,
+                                shared_noise=None if shared is None else shared.noise)
+    else:  # the chunks counted elsewhere (grouped_run.counted_remotely)
+        counted = summed_counts(
+            counted_remotely(executor, votes, positions, request, source=rows,
+                             chunk_size=chunk_size, student=student,
+                             decisions=decisions, truth=truth,
+                             window=2 * executor_threads(executor)),
+            partial(totals_of, map=partial(executor_map, executor)),
+            request, queries=queries, progress=progress)
+    sums, results = counted.totals, []
+    for number, (seed, counts) in enumerate(zip(seeds, counted.labels, strict=True)):
+        answer_sum = sums.answer if sums.answer.ndim == 1 else sums.answer[number]
+        answered = float(sums.answered if np.ndim(sums.answered) == 0
+                         else sums.answered[number])
+        results.append(result(
+            seed, (initial_carry(initial_rdp, orders) + sums.selection) + answer_sum,
+            (sums.selection, answer_sum), answered, counts, queries=queries, budget=None,
+            table=counted.table if per_query and len(seeds) == 1 else None))
+    return results
 
 
-def _result(votes, mechanism, run: dict, *, setting: dict, selection, answer, positions,
-            queries: int, labels, initial_rdp, source, table, frames) -> AnalysisResult:
-    """A run's result from its sums (``run``: the seed, the carry and step sums, the
-    answered weight, the label counts, the halt and the budget part)."""
+def _result(votes, mechanism, seed, carry, step_sums, answered_total, counts, *,
+            setting: dict, selection, answer, positions, queries: int, labels, initial_rdp,
+            source, table, frames, budget: BudgetPart | None) -> AnalysisResult:
+    """A run's result from its sums: the carry, the selection and answer sums, the
+    answered weight and the label counts of its ``queries`` (a budget run's before its
+    halt)."""
     orders, delta, conversion = setting["orders"], setting["delta"], setting["conversion"]
-    accounting, carry, counts = setting["accounting"], run["carry"], run["labels"]
-    if run["halted_at"] is not None:
-        queries = run["halted_at"]
     epsilon, order = (float(x) for x in rdp_to_epsilon(carry, orders=orders, delta=delta,
                                                       conversion=conversion))
     if queries == 0 and not np.any(carry):
         epsilon = 0.0  # a budget run that halts before its first query released nothing
-    answered_total = run["answered"]
     di_curve = data_independent_curve(selection, answer, answered=answered_total,
                                       queries=queries, orders=orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
     eps_worst = None
-    if accounting == "expected":  # a bound for any particular run: every query answered
+    if setting["accounting"] == "expected":  # a bound for any run: every query answered
         eps_worst = float(rdp_to_epsilon(
             data_independent_curve(selection, answer, answered=queries, queries=queries,
                                    orders=orders),
             orders=orders, delta=delta, conversion=conversion)[0])
     accuracy, by_outcome = counts.accuracy(labels is not None)
     query_index, reordered = picked_rows(positions, queries)
-    step_sums = (run["selection"], run["answer"])
-    totals = QueryCounts(queries=queries, labels_output=counts.output,
-                         outcomes=None if counts.outcomes is None
-                         else tuple(int(n) for n in counts.outcomes),
+    outcomes = None if counts.outcomes is None else tuple(int(n) for n in counts.outcomes)
+    totals = QueryCounts(queries=queries, labels_output=counts.output, outcomes=outcomes,
                          reordered=reordered,
                          # what rounds compose (analysis.rounds)
                          step_sums=step_sums, correct=counts.correct,
                          outcome_correct=None if counts.outcomes is None
                          else tuple(int(n) for n in counts.outcome_correct))
-    budget = run["budget"]
     result = AnalysisResult(
-        mechanism=mechanism, seed=int(run["seed"]), classes=int(votes.shape[1]), **setting,
+        mechanism=mechanism, seed=int(seed), classes=int(votes.shape[1]), **setting,
         rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
         epsilon_data_independent_worst=eps_worst,
@@ -261,11 +248,10 @@ def analyze_totals(votes, mechanism, *, seeds, teachers: float | None = None,
     Interactive-GNMax and SVT-PATE runs go once per seed. ``workers``: threads (1 by
     default: a sweep runs points in parallel). ``shared``: noise blocks and curves kept
     from a sweep's earlier points (:class:`SharedWork`; the same bits)."""
+    setting = dict(locals())
     return [_totals_of(run) for run in _runs(
-        votes, mechanism, tuple(int(seed) for seed in seeds), teachers=teachers,
-        accounting=accounting, delta=delta, orders=orders, conversion=conversion,
-        queries=queries, budget=budget, labels=labels, student=student,
-        chunk_size=chunk_size, per_query=False, workers=workers, shared=shared)]
+        setting.pop("votes"), setting.pop("mechanism"),
+        tuple(int(seed) for seed in setting.pop("seeds")), per_query=False, **setting)]
 
 
 def _totals_of(result: AnalysisResult) -> ReplayTotals:
@@ -274,7 +260,7 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
                         epsilon_data_independent=result.epsilon_data_independent,
                         label_accuracy=result.label_accuracy,
                         warnings=result.warnings, rdp_total=tuple(result.rdp_total.tolist()),
-                        labels_output=result.counts.labels_output)
+                        labels_output=int(result.counts.labels_output))
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:
@@ -285,12 +271,10 @@ def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:
                          f"{decisions.answered.size} or every decision)")
 
 
-def _check_run(mechanism, votes, *, accounting: str, budget: float | None, student,
-               chunk_size: int) -> None:
+def _check_run(mechanism, votes, *, budget: float | None, student, chunk_size: int) -> None:
     """The run's own argument checks (``ValueError`` with the message the CLI prints)."""
-    if budget is not None:
-        if not (math.isfinite(budget) and budget > 0):
-            raise ValueError(f"budget must be positive, got {budget!r}")
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget must be positive, got {budget!r}")
     if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
         raise ValueError(f"chunk size must be a positive integer, got {chunk_size!r}")
     if mechanism.uses_student:

@@ -146,6 +146,8 @@ def _multilabel_rule(key: str, option: str) -> Rule:
                 "or Confident over whole queries)")
 
 
+# The rules are tried in order: after the multilabel ones, a spec with --multilabel has none
+# of _NOT_WITH_MULTILABEL's options, so only a rule reading others asks for _single.
 def _single(s: RunSpec) -> bool:  # a run over single-label queries (not --multilabel)
     return s.multilabel is None
 
@@ -162,23 +164,22 @@ RULES: tuple[Rule, ...] = (
          "--orders auto does not combine with --multilabel"),
     Rule(lambda s: s.ss_every is not None and not s.smooth_sensitivity,
          "--ss-history needs --smooth-sensitivity"),
-    Rule(lambda s: _single(s) and s.decisions is not None and s.accounting == "expected",
+    Rule(lambda s: s.decisions is not None and s.accounting == "expected",
          "--decisions gives the run's own decisions: it does not combine with --accounting "
          "expected (use replay or data-independent)"),
-    Rule(lambda s: _single(s) and s.decisions is not None and not _one_run(s),
+    Rule(lambda s: s.decisions is not None and not _one_run(s),
          "--decisions applies to single runs (not --rounds or --individualized)"),
-    Rule(lambda s: _single(s) and s.decisions is not None
-         and s.parameters.get("svt_cutoff") == "auto",
+    Rule(lambda s: s.decisions is not None and s.parameters.get("svt_cutoff") == "auto",
          "--svt-cutoff auto chooses the cut-off by replaying; with --decisions give the "
          "cut-off the run used"),
-    Rule(lambda s: _single(s) and s.groups is not None and s.individualized is None,
+    Rule(lambda s: s.groups is not None and s.individualized is None,
          "--groups and --show-parameters need --individualized"),
-    Rule(lambda s: _single(s) and s.individualized not in (None, *VARIANTS),
+    Rule(lambda s: s.individualized not in (None, *VARIANTS),
          lambda s: f"--individualized must be one of {', '.join(VARIANTS)}, got "
                    f"{s.individualized!r}"),
-    Rule(lambda s: _single(s) and s.individualized is not None and s.groups is None,
+    Rule(lambda s: s.individualized is not None and s.groups is None,
          "--individualized needs --groups FILE"),
-    Rule(lambda s: _single(s) and s.individualized not in (None, "upsampling") and (
+    Rule(lambda s: s.individualized not in (None, "upsampling") and (
         s.predictions is None or s.teacher_groups is None),
          lambda s: f"--individualized {s.individualized} needs --predictions FILE and "
                    "--teacher-groups FILE"),
@@ -186,29 +187,29 @@ RULES: tuple[Rule, ...] = (
          "--teacher-groups needs --predictions FILE"),
     Rule(lambda s: s.q_bound not in Q_BOUNDS,
          lambda s: f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {s.q_bound!r}"),
-    Rule(lambda s: _single(s) and s.q_bound != "union" and s.smooth_sensitivity,
+    Rule(lambda s: s.q_bound != "union" and s.smooth_sensitivity,
          "--smooth-sensitivity needs --q-bound union: its local-sensitivity walks are proven "
          "for the union bound only"),
     Rule(lambda s: _single(s) and s.q_bound != "union"
          and s.name not in ("gnmax", "confident", "interactive"),
          lambda s: f"--q-bound {s.q_bound} applies to Gaussian answers (gnmax, confident, "
                    f"interactive), not -m {s.name}"),
-    Rule(lambda s: _single(s) and s.q_bound != "union" and not _one_run(s),
+    Rule(lambda s: s.q_bound != "union" and not _one_run(s),
          lambda s: f"--q-bound {s.q_bound} applies to single runs (not --rounds or "
                    "--individualized)"),
     Rule(lambda s: s.halt_at not in ("query", "output"),
          lambda s: f"--halt-at must be query or output, got {s.halt_at!r}"),
-    Rule(lambda s: _single(s) and s.halt_at == "output" and s.budget is None,
+    Rule(lambda s: s.halt_at == "output" and s.budget is None,
          "--halt-at output needs --budget EPS"),
-    Rule(lambda s: _single(s) and s.halt_at == "output" and (
+    Rule(lambda s: s.halt_at == "output" and (
         s.query_indices is not None or not _one_run(s) or s.name in _SELECTING),
          "--halt-at output applies to single lnmax, gnmax and confident runs in file order "
          "(not --query-indices, --rounds, --individualized, svt or interactive)"),
-    Rule(lambda s: _single(s) and s.rounds is not None and (
+    Rule(lambda s: s.rounds is not None and (
         s.budget is not None or s.query_indices is not None or s.queries is not None),
          "--rounds sets the rows of each round: it does not combine with --budget, "
          "--query-indices or --queries"),
-    Rule(lambda s: _single(s) and s.rounds is not None and s.individualized is not None,
+    Rule(lambda s: s.rounds is not None and s.individualized is not None,
          "--rounds does not combine with --individualized (each round would need its own "
          "group accounting)"),
     Rule(lambda s: _single(s) and s.rounds is None and s.name == "svt"
@@ -217,27 +218,25 @@ RULES: tuple[Rule, ...] = (
               or s.parameters.get("svt_scale") is not None),
          "--svt-cutoff auto needs --target-epsilon (each cut-off's scale is solved for it), "
          "not --svt-scale"),
-    Rule(lambda s: _single(s) and s.rounds is None and s.name != "interactive"
-         and s.student is not None,
+    Rule(lambda s: s.rounds is None and s.name != "interactive" and s.student is not None,
          "--student only applies to -m interactive"),
     Rule(lambda s: _single(s) and s.rounds is None and s.name == "interactive"
          and s.student is None,
          "-m interactive needs --student FILE"),
-    Rule(lambda s: _single(s) and s.rounds is None and s.individualized is not None and (
+    Rule(lambda s: s.individualized is not None and (  # --rounds with it: refused above
         s.budget is not None or s.query_indices is not None),
          "--individualized has its own stopping rule: it does not combine with --budget or "
          "--query-indices"),
-    Rule(lambda s: _single(s) and s.rounds is None and s.individualized is not None
-         and s.add_rdp is not None,
+    Rule(lambda s: s.individualized is not None and s.add_rdp is not None,
          "--add-rdp does not combine with --individualized yet (each group would need the "
          "curve added to its own sum)"),
     Rule(lambda s: _single(s) and _one_run(s) and s.name == "svt"
          and s.parameters.get("svt_scale") is not None
          and s.parameters.get("target_epsilon") is not None,
          "give --svt-scale or --target-epsilon, not both"),
-    Rule(lambda s: _single(s) and _one_run(s) and s.name == "svt" and s.budget is not None,
+    Rule(lambda s: s.name == "svt" and s.budget is not None,  # --rounds, groups: above
          "--budget does not apply to -m svt (its cut-off bounds the cost)"),
-    Rule(lambda s: _single(s) and s.smooth_sensitivity and not _one_run(s),
+    Rule(lambda s: s.smooth_sensitivity and not _one_run(s),
          "--smooth-sensitivity applies to single runs (not --rounds or --individualized)"),
     Rule(lambda s: _single(s) and s.tuning is not None and (
         s.name == "svt" or s.individualized is not None),

@@ -318,7 +318,12 @@ def _is_text(name: str, source) -> bool:
 def load_student(path, *, queries: int, classes: int) -> np.ndarray:
     """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows
     non-negative and summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key
-    ``student``)."""
+    ``student``); an array is taken as it is, its shape checked."""
+    if isinstance(path, np.ndarray):
+        if path.shape != (queries, classes):
+            raise InputError(f"the student array has shape {path.shape}, the votes "
+                             f"{(queries, classes)}")
+        return np.asarray(path, dtype=np.float64)
     name, raw, _ = open_input(path)
     array, _ = read_matrix(name, raw, key="student")
     check_shape(name, array)
@@ -333,17 +338,6 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
         raise InputError(f"{name}: query {off[0]} sums to {totals[off[0]]:.9g}, not 1 "
                          "(student rows must be probability vectors)")
     return values
-
-
-def read_student(student, vote_set: VoteSet) -> np.ndarray:
-    """``analyze(student=...)``: an array of the votes' shape (as float64), or a file
-    (:func:`load_student`)."""
-    if not isinstance(student, np.ndarray):
-        return load_student(student, queries=vote_set.queries, classes=vote_set.classes)
-    if student.shape != vote_set.votes.shape:
-        raise InputError(f"the student array has shape {student.shape}, the votes "
-                         f"{vote_set.votes.shape}")
-    return np.asarray(student, dtype=np.float64)
 
 
 def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
