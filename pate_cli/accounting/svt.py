@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..orders import validate_orders
+from .conversion import rdp_to_epsilon
 from .validators import check_delta, check_positive_integer
 
 _MAX_SOLVER_STEPS = 200
@@ -107,6 +108,27 @@ def _improved_excess(rho: np.ndarray, log_inv_delta: float) -> np.ndarray:
             break  # every bracket at a fixed point: each entry's result is its own
         low, high = new_low, new_high
     return 0.5 * (low + high)
+
+
+def svt_epsilon_so_far(*, scale: float, cutoff: int, unstable: np.ndarray, met: int,
+                       delta: float, conversion: str, carry: np.ndarray | None,
+                       orders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(epsilon, order)`` per query of a run of queries with ``unstable`` flags, ``met``
+    unstable queries before them: the guarantee had the mechanism stopped after that query
+    (the rounds started so far, at most ``cutoff``), over a continuous order
+    (:func:`svt_epsilon`), or with ``carry`` (an external RDP curve) composed and converted
+    on the grid ``orders`` (MATH.md s.6). Each distinct round count is converted once."""
+    rounds, index = np.unique(np.minimum(cutoff, met + np.cumsum(unstable) + 1),
+                              return_inverse=True)
+    if carry is None:
+        epsilon, order, _ = svt_epsilon(scale=scale, rounds=rounds, delta=delta,
+                                        conversion=conversion)
+    else:
+        epsilon, order = rdp_to_epsilon(
+            carry + rdp_svt_rounds(scale=scale, rounds=rounds, orders=orders),
+            orders=orders, delta=delta, conversion=conversion)
+    index = index.reshape(-1)
+    return np.asarray(epsilon)[index], np.asarray(order)[index]
 
 
 def rdp_svt(*, scale: float, cutoff: int, orders: ArrayLike) -> np.ndarray:

@@ -1,8 +1,9 @@
 """SVT-PATE tuned from the distances to instability ``d`` (MATH.md s.1 and s.8): the cut-offs
-``--svt-cutoff auto`` tries, and the scale the note of a run that answers little suggests.
+``--svt-cutoff auto`` tries, and the note of a run that answers little, with the scale it
+suggests.
 
 The distances come a piece of ``DISTANCE_ROWS`` at a time from anything sliced like an
-array (``analysis.svt.DistanceFile`` reads them from a temporary file), so memory holds
+array (``inputs.rows.ScratchColumn`` reads them from a temporary file), so memory holds
 one piece whatever the number of queries. Choices made here, where the spec is silent:
 
 * **Few answers**: fewer than 1% of the analysed queries (so always when none is answered).
@@ -137,6 +138,46 @@ def suggest_scale(distance: DistanceColumn, *, cutoff: int, threshold: float | N
     except ValueError:  # a fixed threshold that leaves no delta at this scale
         return None
     return scale, _three_digits(epsilon, math.ceil)
+
+
+def few_answers_note(distances: DistanceColumn, answered: int, *, cutoff: int, scale: float,
+                     threshold: float, user_threshold: float | None, halted_at: int | None,
+                     largest: float, passing: int, delta: float, conversion: str,
+                     target: bool) -> str | None:
+    """The one note of a run that answered nothing or few queries (None otherwise): the
+    threshold used against the largest distance to instability (``passing`` queries are
+    above it), where the cut-off halted the run (``halted_at``), and which
+    ``--svt-scale`` / ``--target-epsilon`` would answer."""
+    queries = len(distances)
+    if queries == 0 or not answers_are_few(answered, queries):
+        return None
+    if passing == 0:
+        why = (f"its threshold w = {threshold:.4g} is above the largest distance to "
+               f"instability on this file, {largest:g} (half the vote margin, less 1)")
+    else:
+        why = (f"{passing} queries have a distance to instability above its threshold w = "
+               f"{threshold:.4g} (the largest is {largest:g}), but each query at or below "
+               "w (after noise) uses one of the cut-off's rounds")
+    halt = "" if halted_at is None else f"; the cut-off {cutoff} halted it before query {halted_at}"
+    head = f"SVT-PATE answered {answered} of {queries} queries: {why}{halt}"
+    goal = 1 if answered == 0 else math.ceil(FEW_FRACTION * queries)
+    what = "at least one query" if goal == 1 else f"about {goal} queries"
+    found = suggest_scale(distances, cutoff=cutoff, threshold=user_threshold, delta=delta,
+                          conversion=conversion, goal=goal, largest=largest)
+    if found is None:
+        fix = (f"lower --svt-threshold below {largest:g}" if user_threshold is not None
+               else "no --svt-scale does with this cut-off: try a larger --svt-cutoff or "
+                    "another mechanism")
+        return f"{head}. To answer {what}, {fix} (README: SVT-PATE)"
+    suggested, epsilon = found
+    if suggested >= scale:
+        return (f"{head}. The noiseless rule answers {what} at this scale; this seed's noise "
+                "did not (try a smaller --svt-scale)")
+    knob = (f"--target-epsilon {epsilon:g} (scale {suggested:g})" if target else
+            f"--svt-scale {suggested:g} (epsilon {epsilon:g}) or --target-epsilon {epsilon:g}")
+    return (f"{head}. At cut-off {cutoff}, {knob} would answer {what} (noiseless "
+            "estimate with a 2-sd noise margin); SVT-PATE needs vote margins far above its "
+            "noise (README: SVT-PATE)")
 
 
 def _three_digits(value: float, rounding) -> float:

@@ -14,10 +14,15 @@ process's array or a task's own source, and a memory-mapped file let go once rea
   smooth-sensitivity release).
 - :func:`row_window`: some rows (a ``--rounds`` round's) as a view of the arrays when
   they are a range of them (:func:`range_start`), else as indices.
+- :class:`ScratchColumn`: one number per analysed row, computed once into a temporary
+  file and read back a slice at a time (SVT-PATE's distances to instability).
 """
 
 from __future__ import annotations
 
+import io
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -214,3 +219,43 @@ def row_window(votes, rows, labels=None, student=None, *, view: bool = True) -> 
     return RowWindow(votes[start:stop], None,
                      None if labels is None else np.asarray(labels)[start:stop],
                      None if student is None else student[start:stop], start)
+
+
+class ScratchColumn:
+    """``of(rows)`` (one float64 per row) of the analysed rows ``positions[:queries]``,
+    computed ``chunk_size`` rows at a time into an unnamed temporary file on the first
+    read (never if no pass asks for them), then sliced like an array with plain reads:
+    the file's pages are the kernel's cache, not this process's memory. ``name`` names
+    the values in errors. A context manager: the file is closed, and so deleted, on exit."""
+
+    def __init__(self, votes, positions, queries: int, chunk_size: int, *,
+                 of: Callable[[np.ndarray], np.ndarray], name: str):
+        self.votes, self.positions, self.of, self.name = votes, positions, of, name
+        self.size, self.chunk_size = int(queries), int(chunk_size)
+        self._file: io.BufferedRandom | None = None
+
+    def __enter__(self) -> ScratchColumn:
+        return self
+
+    def __exit__(self, *_) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix="pate-scratch-")
+            for start in range(0, self.size, self.chunk_size):
+                block = rows_read_once(self.votes, self.positions, start,
+                                       min(self.size, start + self.chunk_size))
+                self._file.write(np.asarray(self.of(block), dtype=np.float64).tobytes())
+        start, stop, _ = rows.indices(self.size)
+        self._file.seek(8 * start)
+        piece = np.empty(stop - start)
+        read = self._file.readinto(piece.data.cast("B"))
+        if read != piece.nbytes:
+            raise OSError(f"the temporary file of {self.name} ended after "
+                          f"{start + read // 8} of {self.size} values")
+        return piece

@@ -3,6 +3,7 @@ replayed over the whole sequence of queries (its rounds end at unstable queries)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -28,6 +29,36 @@ def distance_to_instability(votes) -> np.ndarray:
     top_two = -np.partition(-votes, 1, axis=1)[:, :2]
     margin = top_two[:, 0] - top_two[:, 1]
     return np.maximum(0.0, np.ceil(margin / 2.0) - 1.0)
+
+
+def check_svt_sequence(outcome: np.ndarray, cutoff: int) -> None:
+    """SVT's outcomes in order can only be: stable/unstable until the ``cutoff``-th
+    unstable query, then halted on every later one (MATH.md s.1). ``ValueError``."""
+    unstable = np.cumsum(outcome == SVT_UNSTABLE)
+    halted = outcome == SVT_HALTED
+    before = np.concatenate([[0], unstable[:-1]])
+    early = np.flatnonzero(halted & (before < cutoff))
+    if early.size:
+        raise ValueError(f"row {early[0] + 1}: halted after {int(before[early[0]])} unstable "
+                         f"queries, but the cut-off is {cutoff}")
+    late = np.flatnonzero(~halted & (before >= cutoff))
+    if late.size:
+        raise ValueError(f"row {late[0] + 1}: SVT halts after {cutoff} unstable queries, so "
+                         "every later query is 'halted'")
+
+
+def given_svt_decisions(given: Decisions, plurality_class: np.ndarray,
+                        start: int) -> Decisions:
+    """Given decisions of the queries from position ``start``: their stable queries
+    release the plurality class (``ValueError`` naming the first row that gives another
+    label), the others nothing."""
+    stable = given.code == SVT_STABLE
+    wrong = np.flatnonzero(stable & (given.label >= 0) & (given.label != plurality_class))
+    if wrong.size:
+        raise ValueError(f"row {start + wrong[0] + 1}: SVT releases the plurality "
+                         f"class {int(plurality_class[wrong[0]])}, not "
+                         f"{int(given.label[wrong[0]])}")
+    return Decisions(given.answered, np.where(stable, plurality_class, -1), given.code)
 
 
 @dataclass(frozen=True)
@@ -103,6 +134,21 @@ class SVTPATE(Facts):
             distance[lo : lo + block.shape[0]] = distance_to_instability(block)
             plurality_class[lo : lo + block.shape[0]] = plurality_classes(block)
         return self.replay_distances(distance, plurality_class, noise=noise)
+
+    def answers(self, pieces: Iterable[np.ndarray], *, noise: NoiseSource) -> int:
+        """How many queries the replay answers, from the distances to instability of the
+        analysed sequence in consecutive ``pieces`` (no labels formed): each piece from the
+        unstable count of those before it, none read once the run has halted."""
+        start = met = answered = 0
+        for piece in pieces:
+            if met >= int(self.cutoff):  # halted: nothing more is answered
+                break
+            made = self.replay_distances(piece, np.zeros(piece.size, dtype=np.int64),
+                                         noise=noise, start=start, met=met)
+            answered += int(np.count_nonzero(made.answered))
+            met += int(np.count_nonzero(made.code == SVT_UNSTABLE))
+            start += piece.size
+        return answered
 
     def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,
                          noise: NoiseSource, start: int = 0, met: int = 0) -> Decisions:

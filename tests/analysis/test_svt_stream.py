@@ -24,8 +24,9 @@ from pate_cli.accounting.svt import rdp_svt_rounds, svt_epsilon
 from pate_cli.accounting.svt_tuning import largest_threshold_for, noiseless_answers
 from pate_cli.analysis import analyze_votes
 from pate_cli.analysis.result import per_query_frame
-from pate_cli.analysis.svt import DistanceFile, svt_frames
+from pate_cli.analysis.svt import svt_frames
 from pate_cli.decisions import SVT_UNSTABLE
+from pate_cli.inputs.rows import ScratchColumn
 from pate_cli.mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from pate_cli.orders import default_orders
 from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
@@ -177,7 +178,8 @@ def test_the_distance_file_holds_each_querys_distance_and_is_removed(monkeypatch
     monkeypatch.setattr(svt_tuning, "DISTANCE_ROWS", 1000)
     votes = np.random.default_rng(1).integers(0, 50, (4321, 7))
     positions = np.random.default_rng(2).permutation(4321)[:3000]
-    with DistanceFile(votes, positions, 3000, chunk_size=777) as distances:
+    with ScratchColumn(votes, positions, 3000, chunk_size=777, of=distance_to_instability,
+                       name="SVT distances") as distances:
         for _ in range(2):  # written once, read again
             column = np.concatenate(list(svt_tuning.distance_pieces(distances)))
             assert np.array_equal(column, distance_to_instability(votes[positions]))
