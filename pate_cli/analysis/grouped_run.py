@@ -26,7 +26,7 @@ from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import in_order, ordered_map
 from ..work_sizes import READ_VALUES, TASK_VALUES
-from .steps import given_rows, mechanism_steps
+from .steps import block_costs, given_rows, mechanism_steps
 
 
 @dataclass(frozen=True)
@@ -52,45 +52,30 @@ class ChunkCount:
 
 def count_chunk(request: CountRequest, span: Span, first: int, last: int, *, opened,
                 shared_noise=None) -> ChunkCount:
-    """Count the queries ``first .. last-1`` of ``span`` (its source ``opened``): the seeded
-    replay's decisions for each of ``request.seeds`` (or the span's given ``decisions``),
-    the statistics their costs depend on (formed once for every seed: ``log q`` and
-    ``log pr_answered``, 0 without a selection step; zeros under data-independent
-    accounting, where every query costs the same), and the released labels (scored
-    against the span's ``truth`` when given). ``shared_noise``: noise blocks kept across a
-    sweep's points (``analysis.run.SharedWork``)."""
-    block = span.source.block(span.rows, first, last, votes=opened)
-    student = None if span.student is None else span.student[first:last]
-    truth = None if span.truth is None else span.truth[first:last]
-    decisions = None if span.decisions is None else given_rows(span.decisions, first, last)
+    """Count the queries ``first .. last-1`` of ``span`` (its source ``opened``) through
+    ``steps.block_costs``: the seeded replay's decisions for each of ``request.seeds`` (or
+    the span's given ``decisions``), the statistics their costs depend on (formed once
+    for every seed; zeros under data-independent accounting, where every query costs the
+    same), and the released labels (scored against the span's ``truth`` when given).
+    ``shared_noise``: noise blocks kept across a sweep's points (``analysis.run.SharedWork``)."""
     mechanism = request.mechanism
-    made = [decisions] if decisions is not None else [
-        mechanism.replay(block, noise=NoiseSource(seed, salt=request.salt, shared=shared_noise),
-                         start=span.start + first, student=student,
-                         labels=request.draw_labels)
-        for seed in request.seeds]
-    answer_key, selection_key = np.zeros(block.shape[0]), np.zeros(block.shape[0])
-    if request.accounting != "data-independent":
-        selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
-        answer_key = answer.statistic(block, student)
-        if selection is not None:
-            selection_key = selection.statistic(block, student)
-    labels = tuple(LabelCounts(mechanism.uses_student) for _ in made)
-    for counts, one in zip(labels, made, strict=True):
+    selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
+    chunk = block_costs(
+        span.source.block(span.rows, first, last, votes=opened),
+        None if span.student is None else span.student[first:last], span.start + first,
+        None if span.decisions is None else given_rows(span.decisions, first, last),
+        mechanism=mechanism, selection=selection, answer=answer,
+        noise=tuple(NoiseSource(seed, salt=request.salt, shared=shared_noise)
+                    for seed in request.seeds),
+        accounting=request.accounting, curves=False, labels=request.draw_labels,
+        statistics=request.accounting != "data-independent")
+    truth = None if span.truth is None else span.truth[first:last]
+    labels = tuple(LabelCounts(mechanism.uses_student) for _ in chunk.runs)
+    for counts, one in zip(labels, chunk.runs, strict=True):
         counts.add(*released_labels(one, one.answered, mechanism.uses_student), truth)
-    answered = (made[0].answered if len(made) == 1
-                else np.stack([one.answered for one in made], axis=1))
-    return ChunkCount(GroupedCounts.of_queries(answer_key, selection_key, answered), labels)
-
-
-def grouping_keys(log_q: np.ndarray, log_pr: np.ndarray,
-                  independent: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The (answer, selection) statistics a run's table of distinct pairs groups queries
-    by (as :func:`count_chunk`): ``log q`` and ``log pr_answered``, or zeros under
-    data-independent accounting."""
-    if independent:
-        return np.zeros(log_q.shape[0]), np.zeros(log_q.shape[0])
-    return log_q, log_pr
+    answered = (chunk.made.answered if len(chunk.runs) == 1
+                else np.stack([one.answered for one in chunk.runs], axis=1))
+    return ChunkCount(GroupedCounts.of_queries(chunk.log_q, chunk.log_pr, answered), labels)
 
 
 def count_rows(classes: int) -> int:

@@ -43,7 +43,6 @@ from ..mechanisms import NoiseSource
 from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
-from .grouped_run import grouping_keys
 from .result import AnalysisResult, per_query_frame
 from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
 
@@ -129,8 +128,9 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             return every, form(piece, every), None
         columns = sums.live
         chunk = form(piece, columns)
-        return columns, chunk, own.lookup(
-            *grouping_keys(chunk.log_q, chunk.log_pr, independent), chunk.made.answered)
+        keys = np.zeros((2, piece[1] - piece[0])) if independent else (chunk.log_q,
+                                                                          chunk.log_pr)
+        return columns, chunk, own.lookup(*keys, chunk.made.answered)
 
     pieces = list(_pieces(queries, chunk_size, list(restarts)))
     for (start, stop), (formed_at, chunk, own_epsilon) in zip(
