@@ -30,6 +30,7 @@ import numpy as np
 
 from ..accounting.composition import initial_carry, query_epsilons
 from ..accounting.conversion import checked_setting
+from ..accounting.grouped import window_pieces
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..curve_store import SharedCurves
@@ -81,20 +82,11 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     carry = initial_carry(result.initial_rdp, orders)
     at_order = np.array([result.order])
     integral = integral_maxima(votes, positions, queries, chunk_size)
-    if queries == 0:  # a budget run that halted at once: the table's header only
-        empty = np.empty(0)
-        figures = SimpleNamespace(epsilon=empty, epsilon_query=empty,
-                                  order_index=np.empty(0, np.int64))
-        yield per_query_frame(_piece(
-            result.accounting, np.empty(0, np.int64), np.empty((0, 1)),
-            Decisions(np.empty(0, bool), np.empty(0, np.int64),
-                      np.empty(0, np.int8) if mechanism.uses_student else None),
-            empty, empty, empty, figures, orders, (empty, empty)), integral=integral)
-        return
     # a budget run's running sums restart from its carries at block starts (budget_run)
-    carries = None if result.budget is None else result.budget.carries
-    restarts = {} if carries is None else {
-        result.budget.block * (number + 1): carry for number, carry in enumerate(carries)}
+    # (a run that halted at once: one empty piece, the table's header)
+    block = max(1, queries) if result.budget is None else result.budget.block
+    restarts = {} if result.budget is None else {
+        block * (number + 1): carry for number, carry in enumerate(result.budget.carries)}
     every = np.arange(orders.size)
     kept = SharedCurves(CURVE_CACHE_BYTES)
     # each query's own epsilon looked up by its statistics (accounting.own_epsilons)
@@ -132,7 +124,7 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
                                                                           chunk.log_pr)
         return columns, chunk, own.lookup(*keys, chunk.made.answered)
 
-    pieces = list(_pieces(queries, chunk_size, list(restarts)))
+    pieces = list(window_pieces(queries, chunk_size, window=block)) or [(0, 0)]
     for (start, stop), (formed_at, chunk, own_epsilon) in zip(
             pieces, ordered_map(formed, pieces, workers=workers), strict=True):
         if start in restarts:
@@ -178,13 +170,6 @@ def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
         return chunk_size
     return min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, classes)),
                max(1, STREAM_CURVE_VALUES // max(1, orders)))
-
-
-def _pieces(queries: int, chunk_size: int, cuts: list[int]) -> Iterator[tuple[int, int]]:
-    """Consecutive ranges of at most ``chunk_size`` queries, also cut at ``cuts``."""
-    edges = sorted(set(range(0, queries, chunk_size)) | {cut for cut in cuts if cut < queries})
-    for number, start in enumerate(edges):
-        yield start, edges[number + 1] if number + 1 < len(edges) else queries
 
 
 def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
