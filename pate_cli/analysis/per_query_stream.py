@@ -23,7 +23,6 @@ or whole (:func:`decisions_of`; ``label()``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -34,10 +33,7 @@ from ..accounting.grouped import window_pieces
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..curve_store import SharedCurves
-from ..decisions import (
-    Decisions,
-    released_labels,
-)
+from ..decisions import Decisions, released_labels
 from ..inputs.query_indices import analysed_positions
 from ..inputs.rows import rows_of
 from ..mechanisms import NoiseSource
@@ -45,7 +41,7 @@ from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
 from .result import AnalysisResult, per_query_frame
-from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
+from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
 
 # Rows of a chunk of the pass: up to work_sizes.TABLE_ROWS (the per-query files' pieces,
 # so that no piece is joined from two frames; fewer chunks evaluate fewer curves again:
@@ -79,14 +75,14 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     chunk_size = stream_rows(chunk_size, row_width(votes), orders.size)
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))
-    carry = initial_carry(result.initial_rdp, orders)
     at_order = np.array([result.order])
     integral = integral_maxima(votes, positions, queries, chunk_size)
     # a budget run's running sums restart from its carries at block starts (budget_run)
     # (a run that halted at once: one empty piece, the table's header)
-    block = max(1, queries) if result.budget is None else result.budget.block
-    restarts = {} if result.budget is None else {
-        block * (number + 1): carry for number, carry in enumerate(result.budget.carries)}
+    carries = None if result.budget is None else result.budget.carries
+    block = max(1, queries) if carries is None else result.budget.block
+    restarts = {0: initial_carry(result.initial_rdp, orders)} | ({} if carries is None else {
+        block * (number + 1): carry for number, carry in enumerate(carries)})
     every = np.arange(orders.size)
     kept = SharedCurves(CURVE_CACHE_BYTES)
     # each query's own epsilon looked up by its statistics (accounting.own_epsilons)
@@ -111,7 +107,6 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     # when it was formed, which only become fewer until a restart
     sums = LiveOrders(converter, epsilon_ceiling(result.rdp_total, queries + 1, converter),
                       lambda piece, columns: form(piece, columns).costs)
-    sums.restart(carry)
 
     def formed(piece: tuple[int, int]):
         """A chunk formed ahead: its curves at the orders live now, and its queries'
@@ -134,32 +129,21 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             if formed_at.size != orders.size:
                 formed_at, chunk = every, form((start, stop), every)
             own_epsilon = query_epsilons(chunk.costs, count, converter)
-        figures = replace(sums.running((start, stop), chunk.costs, formed_at, count),
-                          epsilon_query=own_epsilon)
-        at = per_query_at_order(selection, answer, {
-            "log_q": chunk.log_q, "log_pr_answered": chunk.log_pr}, chunk.weight, at_order,
-            independent)
-        yield per_query_frame(_piece(
-            result.accounting, np.asarray(positions[start:stop]), chunk.block, chunk.made,
-            chunk.weight, chunk.log_q, chunk.log_pr, figures, orders, at), integral=integral)
-
-
-def _piece(accounting: str, query_index: np.ndarray, block: np.ndarray, made: Decisions,
-           weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,
-           orders: np.ndarray, at_order: tuple[np.ndarray, np.ndarray]) -> SimpleNamespace:
-    """One chunk's columns of the per-query table (``per_query_frame``'s names):
-    ``figures`` its running and own epsilons, ``at_order`` its selection and answer RDP
-    at the reported order; Interactive-GNMax's outcomes where ``made`` has codes."""
-    label, outcome = released_labels(made, made.answered, made.code is not None)
-    return SimpleNamespace(
-        accounting=accounting, queries=query_index.size, query_index=query_index,
-        plurality=np.asarray(block.max(axis=1), dtype=np.float64),
-        plurality_class=plurality_classes(block),
-        answered=np.asarray(weight, dtype=np.float64), label=label, outcome=outcome,
-        log_q=log_q, log_pr_answered=log_pr, rdp_selection=at_order[0],
-        rdp_answer=at_order[1], epsilon_query=figures.epsilon_query,
-        epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
-        columns={})
+        figures = sums.running((start, stop), chunk.costs, formed_at, count)
+        sel, sel_index = step_curves(selection, chunk.log_pr, at_order, independent)
+        ans, ans_index = step_curves(answer, chunk.log_q, at_order, independent)
+        made = chunk.made  # Interactive-GNMax's outcomes where it has codes
+        label, outcome = released_labels(made, made.answered, made.code is not None)
+        yield per_query_frame(SimpleNamespace(  # per_query_frame's names
+            accounting=result.accounting, queries=count,
+            query_index=np.asarray(positions[start:stop]),
+            plurality=np.asarray(chunk.block.max(axis=1), dtype=np.float64),
+            plurality_class=plurality_classes(chunk.block),
+            answered=np.asarray(chunk.weight, dtype=np.float64), label=label, outcome=outcome,
+            log_q=chunk.log_q, log_pr_answered=chunk.log_pr, rdp_selection=sel[sel_index, 0],
+            rdp_answer=chunk.weight * ans[ans_index, 0], epsilon_query=own_epsilon,
+            epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
+            columns={}), integral=integral)
 
 
 def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:

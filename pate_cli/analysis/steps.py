@@ -190,13 +190,6 @@ def _independent_rows(step, keys: np.ndarray, orders: np.ndarray) -> np.ndarray:
     return np.broadcast_to(step.independent(orders), (keys.size, orders.size))
 
 
-def per_query_at_order(selection, answer, columns, weight, at_order, independent):
-    """Per-query selection and (weighted) answer RDP at the reported order."""
-    sel, sel_index = step_curves(selection, columns["log_pr_answered"], at_order, independent)
-    ans, ans_index = step_curves(answer, columns["log_q"], at_order, independent)
-    return sel[sel_index, 0], weight * ans[ans_index, 0]
-
-
 class ChunkCosts(NamedTuple):
     """A chunk's votes, decisions, statistics, answer weight and (if asked) curves;
     ``runs``: the decisions of each noise source (``made`` is the first's)."""
