@@ -50,34 +50,6 @@ class ChunkCount:
     labels: tuple[LabelCounts, ...]
 
 
-def count_chunk(request: CountRequest, span: Span, first: int, last: int, *, opened,
-                shared_noise=None) -> ChunkCount:
-    """Count the queries ``first .. last-1`` of ``span`` (its source ``opened``) through
-    ``steps.block_costs``: the seeded replay's decisions for each of ``request.seeds`` (or
-    the span's given ``decisions``), the statistics their costs depend on (formed once
-    for every seed; zeros under data-independent accounting, where every query costs the
-    same), and the released labels (scored against the span's ``truth`` when given).
-    ``shared_noise``: noise blocks kept across a sweep's points (``analysis.run.SharedWork``)."""
-    mechanism = request.mechanism
-    selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
-    chunk = block_costs(
-        span.source.block(span.rows, first, last, votes=opened),
-        None if span.student is None else span.student[first:last], span.start + first,
-        None if span.decisions is None else given_rows(span.decisions, first, last),
-        mechanism=mechanism, selection=selection, answer=answer,
-        noise=tuple(NoiseSource(seed, salt=request.salt, shared=shared_noise)
-                    for seed in request.seeds),
-        accounting=request.accounting, curves=False, labels=request.draw_labels,
-        statistics=request.accounting != "data-independent")
-    truth = None if span.truth is None else span.truth[first:last]
-    labels = tuple(LabelCounts(mechanism.uses_student) for _ in chunk.runs)
-    for counts, one in zip(labels, chunk.runs, strict=True):
-        counts.add(*released_labels(one, one.answered, mechanism.uses_student), truth)
-    answered = (chunk.made.answered if len(chunk.runs) == 1
-                else np.stack([one.answered for one in chunk.runs], axis=1))
-    return ChunkCount(GroupedCounts.of_queries(chunk.log_q, chunk.log_pr, answered), labels)
-
-
 def count_rows(classes: int) -> int:
     """Rows per counted chunk for ``classes`` classes: a power of two, so that whole
     chunks fill a window of ``accounting.grouped.TOTALS_WINDOW`` (no short piece at
@@ -120,15 +92,35 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
 def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 0,
                hi: int | None = None, opened=None, shared_noise=None) -> ChunkCount:
     """Count the queries ``lo .. hi-1`` (default: all) of ``span`` (its source ``opened``
-    if already opened), a chunk of ``chunk_size`` rows at a time, merged."""
+    if already opened), a chunk of ``chunk_size`` rows at a time, through
+    ``steps.block_costs``: the seeded replay's decisions for each of ``request.seeds`` (or
+    the span's given ``decisions``), the statistics their costs depend on (formed once
+    for every seed; zeros under data-independent accounting, where every query costs the
+    same), and the released labels (scored against the span's ``truth`` when given).
+    ``shared_noise``: noise blocks kept across a sweep's points (``analysis.run.SharedWork``)."""
     hi = span.size if hi is None else hi
     opened = span.source.opened() if opened is None else opened
-    parts = [count_chunk(request, span, first, min(hi, first + chunk_size), opened=opened,
-                         shared_noise=shared_noise) for first in range(lo, hi, chunk_size)]
-    labels = _no_labels(request)
-    for part in parts:
-        _merge_labels(labels, part.labels)
-    return ChunkCount(GroupedCounts.merge(part.table for part in parts), labels)
+    mechanism = request.mechanism
+    selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
+    labels, tables = _no_labels(request), []
+    for first in range(lo, hi, chunk_size):
+        last = min(hi, first + chunk_size)
+        chunk = block_costs(
+            span.source.block(span.rows, first, last, votes=opened),
+            None if span.student is None else span.student[first:last], span.start + first,
+            None if span.decisions is None else given_rows(span.decisions, first, last),
+            mechanism=mechanism, selection=selection, answer=answer,
+            noise=tuple(NoiseSource(seed, salt=request.salt, shared=shared_noise)
+                        for seed in request.seeds),
+            accounting=request.accounting, curves=False, labels=request.draw_labels,
+            statistics=request.accounting != "data-independent")
+        for counts, one in zip(labels, chunk.runs, strict=True):
+            counts.add(*released_labels(one, one.answered, mechanism.uses_student),
+                       None if span.truth is None else span.truth[first:last])
+        answered = (chunk.made.answered if len(chunk.runs) == 1
+                    else np.stack([one.answered for one in chunk.runs], axis=1))
+        tables.append(GroupedCounts.of_queries(chunk.log_q, chunk.log_pr, answered))
+    return ChunkCount(GroupedCounts.merge(tables), labels)
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,7 +167,8 @@ def summed_counts(parts: Iterable[tuple[int, ChunkCount]],
     labels = _no_labels(request)
     for stop, part in parts:
         totals.add(part.table, stop)
-        _merge_labels(labels, part.labels)
+        for total, one in zip(labels, part.labels, strict=True):
+            total.merge_in(one)
         if progress is not None:
             progress(stop, queries)
     sums, table = totals.result()
@@ -184,11 +177,6 @@ def summed_counts(parts: Iterable[tuple[int, ChunkCount]],
 
 def _no_labels(request: CountRequest) -> tuple[LabelCounts, ...]:
     return tuple(LabelCounts(request.mechanism.uses_student) for _ in request.seeds)
-
-
-def _merge_labels(labels: tuple[LabelCounts, ...], counted: tuple[LabelCounts, ...]) -> None:
-    for total, one in zip(labels, counted, strict=True):
-        total.merge_in(one)
 
 
 def counted_remotely(executor, votes, positions, request: CountRequest, *, source,
