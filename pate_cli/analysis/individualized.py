@@ -46,8 +46,8 @@ from ..mechanisms import (
 )
 from ..sparse_rows import row_width
 from ..threads import ordered_map
-from ..work_sizes import DEFAULT_CHUNK, TABLE_ROWS, chunk_rows
-from .per_query_stream import STREAM_CURVE_VALUES, per_query_frames, stream_rows
+from ..work_sizes import DEFAULT_CHUNK, STREAM_CURVE_VALUES, TABLE_ROWS, chunk_rows, stream_rows
+from .per_query_stream import per_query_frames
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .steps import chunk_costs, mechanism_steps, screening_counts

@@ -35,22 +35,13 @@ from ..accounting.own_epsilons import OwnEpsilons
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, released_labels
 from ..inputs.query_indices import analysed_positions
-from ..inputs.rows import rows_of
+from ..inputs.rows import integral_maxima
 from ..mechanisms import NoiseSource
 from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
-from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
+from ..work_sizes import CURVE_CACHE_BYTES, stream_rows
 from .result import AnalysisResult, per_query_frame
 from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
-
-# Rows of a chunk of the pass: up to work_sizes.TABLE_ROWS (the per-query files' pieces,
-# so that no piece is joined from two frames; fewer chunks evaluate fewer curves again:
-# 19.0 -> 17.5 s for 10^7 x 10 on 2 cores against 32,768), at most 2^21 vote elements
-# and at most 2^23 curve values (rows x orders: 64 MB; votes that never repeat have a
-# distinct curve per row, and a few chunks are formed ahead: 10^6 soft votes took 0.9 GB
-# at 65,536 rows, 298 orders)
-STREAM_ELEMENTS = 2 * READ_VALUES
-STREAM_CURVE_VALUES = 2 * TASK_VALUES
 
 
 def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
@@ -144,29 +135,6 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             rdp_answer=chunk.weight * ans[ans_index, 0], epsilon_query=own_epsilon,
             epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
             columns={}), integral=integral)
-
-
-def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
-    """Rows per chunk of a pass over the analysed queries: ``chunk_size``, else at most
-    ``TABLE_ROWS``, ``STREAM_ELEMENTS`` vote values and ``STREAM_CURVE_VALUES`` curve
-    values (the table's pass, and an individualized run's group passes)."""
-    if chunk_size is not None:
-        return chunk_size
-    return min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, classes)),
-               max(1, STREAM_CURVE_VALUES // max(1, orders)))
-
-
-def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
-    """Whether every analysed query's plurality count is a whole number (so that each
-    piece writes the column as the whole table would): at once for integer votes, else
-    by a pass over the rows."""
-    if np.issubdtype(np.asarray(votes[:0]).dtype, np.integer):
-        return True
-    for start in range(0, queries, chunk_size):
-        maxima = rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1)
-        if not np.array_equal(np.round(maxima), maxima):
-            return False
-    return True
 
 
 def decisions_of(result) -> Decisions:

@@ -23,11 +23,10 @@ from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, LabelCounts
 from ..errors import InputError
 from ..inputs import load_rounds, load_student
-from ..inputs.rows import FirstRows
+from ..inputs.rows import FirstRows, integral_maxima
 from ..mechanisms import MECHANISMS, Mechanism, build_mechanism
 from ..mechanisms.aggregators import needs_integer_votes
 from ..work_sizes import DEFAULT_CHUNK
-from .per_query_stream import integral_maxima
 from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
 from .steps import data_independent_curve, mechanism_steps

@@ -48,10 +48,10 @@ from ..accounting.svt_tuning import (
     suggest_scale,
 )
 from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions, LabelCounts
-from ..inputs.rows import picked_rows, rows_read_once
+from ..inputs.rows import integral_maxima, picked_rows, rows_read_once
 from ..mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from ..sparse_rows import plurality_classes, row_width
-from .per_query_stream import integral_maxima, stream_rows
+from ..work_sizes import stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart, per_query_frame
 
 
