@@ -59,20 +59,17 @@ def count_rows(classes: int) -> int:
 
 
 class Span(NamedTuple):
-    """A span of the analysed queries ``start ..`` counted apart (small and picklable):
-    file rows ``rows`` (a slice or an index array) of ``source`` (``inputs.rows``), and
-    its own rows of ``student``, ``decisions`` and ``truth``."""
+    """A span of ``size`` analysed queries ``start ..`` counted apart (small and
+    picklable): file rows ``rows`` (a slice or an index array) of ``source``
+    (``inputs.rows``), and its own rows of ``student``, ``decisions`` and ``truth``."""
 
     source: object
     rows: slice | np.ndarray
     start: int
+    size: int
     student: np.ndarray | None
     decisions: Decisions | None
     truth: np.ndarray | None
-
-    @property
-    def size(self) -> int:
-        return self.rows.stop - self.rows.start if isinstance(self.rows, slice) else self.rows.size
 
 
 def span_of(votes, positions, start: int, stop: int, *, source, student=None, decisions=None,
@@ -83,7 +80,7 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
             else np.asarray(positions[start:stop]))
     if source is None:
         source = ShippedRows(rows_of(votes, positions, start, stop, dtype=None))
-    return Span(source, rows, start,
+    return Span(source, rows, start, stop - start,
                 None if student is None else rows_of(student, positions, start, stop),
                 None if decisions is None else given_rows(decisions, start, stop),
                 None if truth is None else truth[positions[start:stop]])
@@ -144,16 +141,16 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
     (default: the cores this process may use), and sum them (``totals_of`` sums a table)
     as windows end; memory holds a few chunks and the bounded tables, whatever the file
     size and however often its votes repeat."""
-    pieces = list(window_pieces(positions.size, chunk_size))
     local = LocalRows(votes)
 
-    def one(piece: tuple[int, int]) -> ChunkCount:
+    def one(piece: tuple[int, int]) -> tuple[int, ChunkCount]:
         span = span_of(votes, positions, *piece, source=local, student=student,
                        decisions=decisions, truth=truth)
-        return count_span(request, span, chunk_size=chunk_size, shared_noise=shared_noise)
+        return piece[1], count_span(request, span, chunk_size=chunk_size,
+                                    shared_noise=shared_noise)
 
-    return summed_counts(zip((stop for _, stop in pieces),
-                             ordered_map(one, pieces, workers=workers), strict=True),
+    return summed_counts(ordered_map(one, window_pieces(positions.size, chunk_size),
+                                     workers=workers),
                          totals_of, request, queries=positions.size, progress=progress)
 
 

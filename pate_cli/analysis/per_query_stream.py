@@ -158,15 +158,12 @@ def streamed_decisions(result) -> Iterator[Decisions]:
     name = result.mechanism.name
     pieces = (Decisions.of_table(frame, name) for frame in result.iter_frames())
     stop = None if result.groups is None else result.groups.stopped_at
-    if stop is None:
-        yield from pieces
-        return
     done = 0
     try:
         for piece in pieces:  # the first piece always (a stop at 0: its empty head)
-            yield piece.head(stop - done)
+            yield piece if stop is None else piece.head(stop - done)
             done += len(piece)
-            if done >= stop:
+            if stop is not None and done >= stop:
                 break
     finally:  # the rest of the table's pass is not formed (its threads stopped here)
         pieces.close()

@@ -1,6 +1,6 @@
 """The cost table of MATH.md section 7: each mechanism's (selection, answer) steps, and
-one chunk of a run costed by it (:func:`chunk_costs`: the decisions, statistics and
-per-query curves every pass over the queries needs)."""
+one chunk of a run costed by it (:func:`block_costs`, the one per-chunk pass every pass
+over the queries builds on: decisions, statistics, weights and per-query curves)."""
 
 from __future__ import annotations
 
