@@ -89,11 +89,9 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
 def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 0,
                hi: int | None = None, opened=None, shared_noise=None) -> ChunkCount:
     """Count the queries ``lo .. hi-1`` (default: all) of ``span`` (its source ``opened``
-    if already opened), a chunk of ``chunk_size`` rows at a time, through
-    ``steps.block_costs``: the seeded replay's decisions for each of ``request.seeds`` (or
-    the span's given ``decisions``), the statistics their costs depend on (formed once
-    for every seed; zeros under data-independent accounting, where every query costs the
-    same), and the released labels (scored against the span's ``truth`` when given).
+    if already opened) a chunk of ``chunk_size`` rows at a time through
+    ``steps.block_costs`` (every seed of ``request.seeds`` at once, or the span's given
+    ``decisions``), the released labels scored against the span's ``truth`` when given.
     ``shared_noise``: noise blocks kept across a sweep's points (``analysis.run.SharedWork``)."""
     hi = span.size if hi is None else hi
     opened = span.source.opened() if opened is None else opened

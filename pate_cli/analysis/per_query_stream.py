@@ -102,13 +102,11 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     def formed(piece: tuple[int, int]):
         """A chunk formed ahead: its curves at the orders live now, and its queries'
         own epsilons looked up (None without the pairs, or if one is missing)."""
-        if own is None:
-            return every, form(piece, every), None
-        columns = sums.live
+        columns = every if own is None else sums.live
         chunk = form(piece, columns)
         keys = np.zeros((2, piece[1] - piece[0])) if independent else (chunk.log_q,
                                                                           chunk.log_pr)
-        return columns, chunk, own.lookup(*keys, chunk.made.answered)
+        return columns, chunk, None if own is None else own.lookup(*keys, chunk.made.answered)
 
     pieces = list(window_pieces(queries, chunk_size, window=block)) or [(0, 0)]
     for (start, stop), (formed_at, chunk, own_epsilon) in zip(
