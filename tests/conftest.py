@@ -131,7 +131,7 @@ def small_stream_chunks(monkeypatch) -> None:
     from pate_cli.outputs import files
     monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
     monkeypatch.setattr(work_sizes, "CHUNK_ROWS", 2048)
-    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 2048)
+    monkeypatch.setattr(work_sizes, "TABLE_ROWS", 2048)
     monkeypatch.setattr(grouped_run, "READ_VALUES", 4 * 8192)
     monkeypatch.setattr(files, "TABLE_ROWS", 8192)
 

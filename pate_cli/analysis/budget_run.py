@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
 
-from ..accounting.composition import StepRows, budget_halt, running_total
+from ..accounting.composition import budget_halt, running_total
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..curve_store import SharedCurves
@@ -39,7 +39,7 @@ from ..sparse_rows import SparseRows, row_width
 from ..threads import executor_threads, in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
 from .grouped_run import CountRequest, Span, count_span, span_of
-from .steps import Step, chunk_costs, curve_function, mechanism_steps
+from .steps import Step, chunk_costs, curve_function, data_independent_curve, mechanism_steps
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more
 # queries, depend on it).
@@ -81,29 +81,24 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
     statistics. ``shared`` keeps curves across blocks (one per call if None). A
     module-level function: a cluster's workers run it."""
     opened = span.source.opened()
-    selection, answer = mechanism_steps(request.mechanism, q_bound=request.q_bound)
     independent = request.accounting == "data-independent"
     shared = SharedCurves(CURVE_CACHE_BYTES) if shared is None else shared
-    selection_rdp = curve_function(selection, independent)
-    answer_rdp = curve_function(answer, independent)
-    if not independent:
-        selection_rdp = None if selection is None else shared.serving(selection_rdp, orders)
-        answer_rdp = shared.serving(answer_rdp, orders)
-
-    sums = []
-    for first in range(0, span.size, block):
-        counted = count_span(request, span, chunk_size=chunk_size, lo=first,
-                             hi=min(span.size, first + block), opened=opened)
-        sums.append((grouped_totals(counted.table, selection_rdp=selection_rdp,
-                                    answer_rdp=answer_rdp, orders=orders,
-                                    expected=request.accounting == "expected"),
-                     counted.labels[0]))
-    return sums
+    selection_rdp, answer_rdp = (
+        None if step is None else curve_function(step, independent) if independent
+        else shared.serving(step.rdp, orders)
+        for step in mechanism_steps(request.mechanism, q_bound=request.q_bound))
+    counts = (count_span(request, span, chunk_size=chunk_size, lo=first,
+                         hi=min(span.size, first + block), opened=opened)
+              for first in range(0, span.size, block))
+    return [(grouped_totals(counted.table, selection_rdp=selection_rdp, answer_rdp=answer_rdp,
+                            orders=orders, expected=request.accounting == "expected"),
+             counted.labels[0]) for counted in counts]
 
 
 class BudgetWalk:
-    """The second pass of a budget run: blocks taken whole from their sums, or gone
-    through query by query (``through``), in query order, until the halt; what it spent.
+    """The second pass of a budget run: blocks taken whole from their sums (``run_budget``),
+    or gone through query by query (``through``), in query order, until the halt; what it
+    spent.
 
     The sums (``carry``, the ``selection`` and weighted ``answer`` curves apart, the
     ``answered`` weight) run on from block to block: a skipped block adds its grouped
@@ -120,21 +115,7 @@ class BudgetWalk:
         self.answered = 0.0
         self.labels = LabelCounts(run.request.mechanism.uses_student)
         self.halted_at: int | None = None
-        self.block_carries: list[np.ndarray] = []
-
-    @property
-    def carries(self) -> np.ndarray:
-        return (np.array(self.block_carries) if self.block_carries
-                else np.empty((0, self.carry.size)))
-
-    def skip(self, part: BlockSums, after: np.ndarray) -> None:
-        """Take a whole block from its sums (``after``: the carry after it)."""
-        sums, labels = part
-        self.selection = self.selection + sums.selection
-        self.answer = self.answer + sums.answer
-        self.answered = self.answered + float(sums.answered)
-        self.carry = after
-        self.labels.merge_in(labels)
+        self.carries = np.empty((0, self.carry.size))
 
     def through(self, lo: int, hi: int) -> None:
         """Go through queries ``lo .. hi-1`` (one block) query by query, to the halt."""
@@ -146,18 +127,13 @@ class BudgetWalk:
                                 answer=run.answer, noise=run.noise,
                                 accounting=run.request.accounting, orders=run.orders,
                                 student=run.student, decisions=run.decisions)
-            costs, made, weight = chunk.costs, chunk.made, chunk.weight
-            full = costs if run.request.accounting == "expected" else StepRows(
-                costs.selection, costs.selection_index, costs.answer, costs.answer_index,
-                np.ones(stop - start))
+            costs, made = chunk.costs, chunk.made
+            full = (costs if run.request.accounting == "expected"
+                    else replace(costs, weight=np.ones(stop - start)))
             halt = budget_halt(costs, full, self.carry, run.converter, run.budget)
             if halt is not None:
-                self.halted_at = start + halt
-                stop = self.halted_at
-                weight = weight[:halt]
+                self.halted_at = stop = start + halt
                 made = made.head(halt)
-                costs = StepRows(costs.selection, costs.selection_index[:halt],
-                                 costs.answer, costs.answer_index[:halt], weight)
             if stop > start:  # query after query (composition.running_total): the carry
                 count = stop - start  # is running_epsilon's bit for bit
                 self.answered = float(np.add.accumulate(
@@ -179,26 +155,30 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
                executor=None, source=None) -> BudgetWalk:
     """A budget run's halt and sums (the module's docstring). ``run``: the run's setting
     (:class:`BudgetSetting`); ``executor``: where block sums are formed (else on
-    ``workers`` threads)."""
+    ``workers`` threads). A block whose sums are taken whole adds them to the walk's."""
     queries = run.queries
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
     parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor,
                           source=source)
     walk = BudgetWalk(run, carry)
     # the largest curve one query can add: its data-independent curves (MATH.md s.2)
-    peak = run.answer.independent(run.orders)
-    if run.selection is not None:
-        peak = peak + run.selection.independent(run.orders)
-    peak = np.asarray(peak, dtype=np.float64)
+    peak = np.asarray(data_independent_curve(run.selection, run.answer, answered=1,
+                                             queries=1, orders=run.orders), dtype=np.float64)
+    carries = []
     try:
         for number in range(blocks):
             lo, hi = number * BUDGET_BLOCK, min(queries, (number + 1) * BUDGET_BLOCK)
             if number:
-                walk.block_carries.append(walk.carry)
+                carries.append(walk.carry)
             part = next(parts) if number < blocks - 1 else None
             after = None if part is None else (walk.carry + part[0].selection) + part[0].answer
             if after is not None and _within(after, peak, run.converter, run.budget):
-                walk.skip(part, after)
+                sums, labels = part
+                walk.selection = walk.selection + sums.selection
+                walk.answer = walk.answer + sums.answer
+                walk.answered = walk.answered + float(sums.answered)
+                walk.carry = after
+                walk.labels.merge_in(labels)
                 if run.progress is not None:
                     run.progress(hi, queries)
                 continue
@@ -207,6 +187,8 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
                 break
     finally:
         parts.close()
+    if carries:
+        walk.carries = np.array(carries)
     return walk
 
 

@@ -26,7 +26,7 @@ from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import in_order, ordered_map
 from ..work_sizes import READ_VALUES, TASK_VALUES
-from .steps import given_rows, mechanism_steps
+from .steps import block_costs, given_rows, mechanism_steps
 
 
 @dataclass(frozen=True)
@@ -50,49 +50,6 @@ class ChunkCount:
     labels: tuple[LabelCounts, ...]
 
 
-def count_chunk(request: CountRequest, span: Span, first: int, last: int, *, opened,
-                shared_noise=None) -> ChunkCount:
-    """Count the queries ``first .. last-1`` of ``span`` (its source ``opened``): the seeded
-    replay's decisions for each of ``request.seeds`` (or the span's given ``decisions``),
-    the statistics their costs depend on (formed once for every seed: ``log q`` and
-    ``log pr_answered``, 0 without a selection step; zeros under data-independent
-    accounting, where every query costs the same), and the released labels (scored
-    against the span's ``truth`` when given). ``shared_noise``: noise blocks kept across a
-    sweep's points (``analysis.run.SharedWork``)."""
-    block = span.source.block(span.rows, first, last, votes=opened)
-    student = None if span.student is None else span.student[first:last]
-    truth = None if span.truth is None else span.truth[first:last]
-    decisions = None if span.decisions is None else given_rows(span.decisions, first, last)
-    mechanism = request.mechanism
-    made = [decisions] if decisions is not None else [
-        mechanism.replay(block, noise=NoiseSource(seed, salt=request.salt, shared=shared_noise),
-                         start=span.start + first, student=student,
-                         labels=request.draw_labels)
-        for seed in request.seeds]
-    answer_key, selection_key = np.zeros(block.shape[0]), np.zeros(block.shape[0])
-    if request.accounting != "data-independent":
-        selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
-        answer_key = answer.statistic(block, student)
-        if selection is not None:
-            selection_key = selection.statistic(block, student)
-    labels = tuple(LabelCounts(mechanism.uses_student) for _ in made)
-    for counts, one in zip(labels, made, strict=True):
-        counts.add(*released_labels(one, one.answered, mechanism.uses_student), truth)
-    answered = (made[0].answered if len(made) == 1
-                else np.stack([one.answered for one in made], axis=1))
-    return ChunkCount(GroupedCounts.of_queries(answer_key, selection_key, answered), labels)
-
-
-def grouping_keys(log_q: np.ndarray, log_pr: np.ndarray,
-                  independent: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The (answer, selection) statistics a run's table of distinct pairs groups queries
-    by (as :func:`count_chunk`): ``log q`` and ``log pr_answered``, or zeros under
-    data-independent accounting."""
-    if independent:
-        return np.zeros(log_q.shape[0]), np.zeros(log_q.shape[0])
-    return log_q, log_pr
-
-
 def count_rows(classes: int) -> int:
     """Rows per counted chunk for ``classes`` classes: a power of two, so that whole
     chunks fill a window of ``accounting.grouped.TOTALS_WINDOW`` (no short piece at
@@ -102,20 +59,17 @@ def count_rows(classes: int) -> int:
 
 
 class Span(NamedTuple):
-    """A span of the analysed queries ``start ..`` counted apart (small and picklable):
-    file rows ``rows`` (a slice or an index array) of ``source`` (``inputs.rows``), and
-    its own rows of ``student``, ``decisions`` and ``truth``."""
+    """A span of ``size`` analysed queries ``start ..`` counted apart (small and
+    picklable): file rows ``rows`` (a slice or an index array) of ``source``
+    (``inputs.rows``), and its own rows of ``student``, ``decisions`` and ``truth``."""
 
     source: object
     rows: slice | np.ndarray
     start: int
+    size: int
     student: np.ndarray | None
     decisions: Decisions | None
     truth: np.ndarray | None
-
-    @property
-    def size(self) -> int:
-        return self.rows.stop - self.rows.start if isinstance(self.rows, slice) else self.rows.size
 
 
 def span_of(votes, positions, start: int, stop: int, *, source, student=None, decisions=None,
@@ -126,7 +80,7 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
             else np.asarray(positions[start:stop]))
     if source is None:
         source = ShippedRows(rows_of(votes, positions, start, stop, dtype=None))
-    return Span(source, rows, start,
+    return Span(source, rows, start, stop - start,
                 None if student is None else rows_of(student, positions, start, stop),
                 None if decisions is None else given_rows(decisions, start, stop),
                 None if truth is None else truth[positions[start:stop]])
@@ -135,15 +89,33 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
 def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 0,
                hi: int | None = None, opened=None, shared_noise=None) -> ChunkCount:
     """Count the queries ``lo .. hi-1`` (default: all) of ``span`` (its source ``opened``
-    if already opened), a chunk of ``chunk_size`` rows at a time, merged."""
+    if already opened) a chunk of ``chunk_size`` rows at a time through
+    ``steps.block_costs`` (every seed of ``request.seeds`` at once, or the span's given
+    ``decisions``), the released labels scored against the span's ``truth`` when given.
+    ``shared_noise``: noise blocks kept across a sweep's points (``analysis.run.SharedWork``)."""
     hi = span.size if hi is None else hi
     opened = span.source.opened() if opened is None else opened
-    parts = [count_chunk(request, span, first, min(hi, first + chunk_size), opened=opened,
-                         shared_noise=shared_noise) for first in range(lo, hi, chunk_size)]
-    labels = _no_labels(request)
-    for part in parts:
-        _merge_labels(labels, part.labels)
-    return ChunkCount(GroupedCounts.merge(part.table for part in parts), labels)
+    mechanism = request.mechanism
+    selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
+    labels, tables = _no_labels(request), []
+    for first in range(lo, hi, chunk_size):
+        last = min(hi, first + chunk_size)
+        chunk = block_costs(
+            span.source.block(span.rows, first, last, votes=opened),
+            None if span.student is None else span.student[first:last], span.start + first,
+            None if span.decisions is None else given_rows(span.decisions, first, last),
+            mechanism=mechanism, selection=selection, answer=answer,
+            noise=tuple(NoiseSource(seed, salt=request.salt, shared=shared_noise)
+                        for seed in request.seeds),
+            accounting=request.accounting, curves=False, labels=request.draw_labels,
+            statistics=request.accounting != "data-independent")
+        for counts, one in zip(labels, chunk.runs, strict=True):
+            counts.add(*released_labels(one, one.answered, mechanism.uses_student),
+                       None if span.truth is None else span.truth[first:last])
+        answered = (chunk.made.answered if len(chunk.runs) == 1
+                    else np.stack([one.answered for one in chunk.runs], axis=1))
+        tables.append(GroupedCounts.of_queries(chunk.log_q, chunk.log_pr, answered))
+    return ChunkCount(GroupedCounts.merge(tables), labels)
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,16 +139,16 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
     (default: the cores this process may use), and sum them (``totals_of`` sums a table)
     as windows end; memory holds a few chunks and the bounded tables, whatever the file
     size and however often its votes repeat."""
-    pieces = list(window_pieces(positions.size, chunk_size))
     local = LocalRows(votes)
 
-    def one(piece: tuple[int, int]) -> ChunkCount:
+    def one(piece: tuple[int, int]) -> tuple[int, ChunkCount]:
         span = span_of(votes, positions, *piece, source=local, student=student,
                        decisions=decisions, truth=truth)
-        return count_span(request, span, chunk_size=chunk_size, shared_noise=shared_noise)
+        return piece[1], count_span(request, span, chunk_size=chunk_size,
+                                    shared_noise=shared_noise)
 
-    return summed_counts(zip((stop for _, stop in pieces),
-                             ordered_map(one, pieces, workers=workers), strict=True),
+    return summed_counts(ordered_map(one, window_pieces(positions.size, chunk_size),
+                                     workers=workers),
                          totals_of, request, queries=positions.size, progress=progress)
 
 
@@ -190,7 +162,8 @@ def summed_counts(parts: Iterable[tuple[int, ChunkCount]],
     labels = _no_labels(request)
     for stop, part in parts:
         totals.add(part.table, stop)
-        _merge_labels(labels, part.labels)
+        for total, one in zip(labels, part.labels, strict=True):
+            total.merge_in(one)
         if progress is not None:
             progress(stop, queries)
     sums, table = totals.result()
@@ -199,11 +172,6 @@ def summed_counts(parts: Iterable[tuple[int, ChunkCount]],
 
 def _no_labels(request: CountRequest) -> tuple[LabelCounts, ...]:
     return tuple(LabelCounts(request.mechanism.uses_student) for _ in request.seeds)
-
-
-def _merge_labels(labels: tuple[LabelCounts, ...], counted: tuple[LabelCounts, ...]) -> None:
-    for total, one in zip(labels, counted, strict=True):
-        total.merge_in(one)
 
 
 def counted_remotely(executor, votes, positions, request: CountRequest, *, source,

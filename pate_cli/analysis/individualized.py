@@ -35,8 +35,8 @@ from ..inputs.rows import FirstRows
 from ..mechanisms import HistogramRows, Mechanism, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import ordered_map
-from ..work_sizes import DEFAULT_CHUNK, chunk_rows
-from .per_query_stream import per_query_frames, stream_rows
+from ..work_sizes import DEFAULT_CHUNK, chunk_rows, stream_rows
+from .per_query_stream import per_query_frames
 from .result import AnalysisResult, GroupsPart
 from .run import analyze_votes
 from .steps import chunk_costs, mechanism_steps, screening_counts

@@ -23,38 +23,25 @@ or whole (:func:`decisions_of`; ``label()``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 
 from ..accounting.composition import initial_carry, query_epsilons
 from ..accounting.conversion import checked_setting
+from ..accounting.grouped import window_pieces
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
 from ..accounting.own_epsilons import OwnEpsilons
 from ..curve_store import SharedCurves
-from ..decisions import (
-    Decisions,
-    released_labels,
-)
+from ..decisions import Decisions, released_labels
 from ..inputs.query_indices import analysed_positions
-from ..inputs.rows import rows_of
+from ..inputs.rows import integral_maxima
 from ..mechanisms import NoiseSource
 from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
-from ..work_sizes import CURVE_CACHE_BYTES, READ_VALUES, TABLE_ROWS, TASK_VALUES
-from .grouped_run import grouping_keys
+from ..work_sizes import CURVE_CACHE_BYTES, stream_rows
 from .result import AnalysisResult, per_query_frame
-from .steps import chunk_costs, curve_function, mechanism_steps, per_query_at_order
-
-# Rows of a chunk of the pass: up to work_sizes.TABLE_ROWS (the per-query files' pieces,
-# so that no piece is joined from two frames; fewer chunks evaluate fewer curves again:
-# 19.0 -> 17.5 s for 10^7 x 10 on 2 cores against 32,768), at most 2^21 vote elements
-# and at most 2^23 curve values (rows x orders: 64 MB; votes that never repeat have a
-# distinct curve per row, and a few chunks are formed ahead: 10^6 soft votes took 0.9 GB
-# at 65,536 rows, 298 orders)
-STREAM_ELEMENTS = 2 * READ_VALUES
-STREAM_CURVE_VALUES = 2 * TASK_VALUES
+from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
 
 
 def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
@@ -79,23 +66,14 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     chunk_size = stream_rows(chunk_size, row_width(votes), orders.size)
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))
-    carry = initial_carry(result.initial_rdp, orders)
     at_order = np.array([result.order])
     integral = integral_maxima(votes, positions, queries, chunk_size)
-    if queries == 0:  # a budget run that halted at once: the table's header only
-        empty = np.empty(0)
-        figures = SimpleNamespace(epsilon=empty, epsilon_query=empty,
-                                  order_index=np.empty(0, np.int64))
-        yield per_query_frame(_piece(
-            result.accounting, np.empty(0, np.int64), np.empty((0, 1)),
-            Decisions(np.empty(0, bool), np.empty(0, np.int64),
-                      np.empty(0, np.int8) if mechanism.uses_student else None),
-            empty, empty, empty, figures, orders, (empty, empty)), integral=integral)
-        return
     # a budget run's running sums restart from its carries at block starts (budget_run)
+    # (a run that halted at once: one empty piece, the table's header)
     carries = None if result.budget is None else result.budget.carries
-    restarts = {} if carries is None else {
-        result.budget.block * (number + 1): carry for number, carry in enumerate(carries)}
+    block = max(1, queries) if carries is None else result.budget.block
+    restarts = {0: initial_carry(result.initial_rdp, orders)} | ({} if carries is None else {
+        block * (number + 1): carry for number, carry in enumerate(carries)})
     every = np.arange(orders.size)
     kept = SharedCurves(CURVE_CACHE_BYTES)
     # each query's own epsilon looked up by its statistics (accounting.own_epsilons)
@@ -120,19 +98,17 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
     # when it was formed, which only become fewer until a restart
     sums = LiveOrders(converter, epsilon_ceiling(result.rdp_total, queries + 1, converter),
                       lambda piece, columns: form(piece, columns).costs)
-    sums.restart(carry)
 
     def formed(piece: tuple[int, int]):
         """A chunk formed ahead: its curves at the orders live now, and its queries'
         own epsilons looked up (None without the pairs, or if one is missing)."""
-        if own is None:
-            return every, form(piece, every), None
-        columns = sums.live
+        columns = every if own is None else sums.live
         chunk = form(piece, columns)
-        return columns, chunk, own.lookup(
-            *grouping_keys(chunk.log_q, chunk.log_pr, independent), chunk.made.answered)
+        keys = np.zeros((2, piece[1] - piece[0])) if independent else (chunk.log_q,
+                                                                          chunk.log_pr)
+        return columns, chunk, None if own is None else own.lookup(*keys, chunk.made.answered)
 
-    pieces = list(_pieces(queries, chunk_size, list(restarts)))
+    pieces = list(window_pieces(queries, chunk_size, window=block)) or [(0, 0)]
     for (start, stop), (formed_at, chunk, own_epsilon) in zip(
             pieces, ordered_map(formed, pieces, workers=workers), strict=True):
         if start in restarts:
@@ -142,62 +118,21 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
             if formed_at.size != orders.size:
                 formed_at, chunk = every, form((start, stop), every)
             own_epsilon = query_epsilons(chunk.costs, count, converter)
-        figures = replace(sums.running((start, stop), chunk.costs, formed_at, count),
-                          epsilon_query=own_epsilon)
-        at = per_query_at_order(selection, answer, {
-            "log_q": chunk.log_q, "log_pr_answered": chunk.log_pr}, chunk.weight, at_order,
-            independent)
-        yield per_query_frame(_piece(
-            result.accounting, np.asarray(positions[start:stop]), chunk.block, chunk.made,
-            chunk.weight, chunk.log_q, chunk.log_pr, figures, orders, at), integral=integral)
-
-
-def _piece(accounting: str, query_index: np.ndarray, block: np.ndarray, made: Decisions,
-           weight: np.ndarray, log_q: np.ndarray, log_pr: np.ndarray, figures,
-           orders: np.ndarray, at_order: tuple[np.ndarray, np.ndarray]) -> SimpleNamespace:
-    """One chunk's columns of the per-query table (``per_query_frame``'s names):
-    ``figures`` its running and own epsilons, ``at_order`` its selection and answer RDP
-    at the reported order; Interactive-GNMax's outcomes where ``made`` has codes."""
-    label, outcome = released_labels(made, made.answered, made.code is not None)
-    return SimpleNamespace(
-        accounting=accounting, queries=query_index.size, query_index=query_index,
-        plurality=np.asarray(block.max(axis=1), dtype=np.float64),
-        plurality_class=plurality_classes(block),
-        answered=np.asarray(weight, dtype=np.float64), label=label, outcome=outcome,
-        log_q=log_q, log_pr_answered=log_pr, rdp_selection=at_order[0],
-        rdp_answer=at_order[1], epsilon_query=figures.epsilon_query,
-        epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
-        columns={})
-
-
-def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
-    """Rows per chunk of a pass over the analysed queries: ``chunk_size``, else at most
-    ``TABLE_ROWS``, ``STREAM_ELEMENTS`` vote values and ``STREAM_CURVE_VALUES`` curve
-    values (the table's pass, and an individualized run's group passes)."""
-    if chunk_size is not None:
-        return chunk_size
-    return min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, classes)),
-               max(1, STREAM_CURVE_VALUES // max(1, orders)))
-
-
-def _pieces(queries: int, chunk_size: int, cuts: list[int]) -> Iterator[tuple[int, int]]:
-    """Consecutive ranges of at most ``chunk_size`` queries, also cut at ``cuts``."""
-    edges = sorted(set(range(0, queries, chunk_size)) | {cut for cut in cuts if cut < queries})
-    for number, start in enumerate(edges):
-        yield start, edges[number + 1] if number + 1 < len(edges) else queries
-
-
-def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
-    """Whether every analysed query's plurality count is a whole number (so that each
-    piece writes the column as the whole table would): at once for integer votes, else
-    by a pass over the rows."""
-    if np.issubdtype(np.asarray(votes[:0]).dtype, np.integer):
-        return True
-    for start in range(0, queries, chunk_size):
-        maxima = rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1)
-        if not np.array_equal(np.round(maxima), maxima):
-            return False
-    return True
+        figures = sums.running((start, stop), chunk.costs, formed_at, count)
+        sel, sel_index = step_curves(selection, chunk.log_pr, at_order, independent)
+        ans, ans_index = step_curves(answer, chunk.log_q, at_order, independent)
+        made = chunk.made  # Interactive-GNMax's outcomes where it has codes
+        label, outcome = released_labels(made, made.answered, made.code is not None)
+        yield per_query_frame(SimpleNamespace(  # per_query_frame's names
+            accounting=result.accounting, queries=count,
+            query_index=np.asarray(positions[start:stop]),
+            plurality=np.asarray(chunk.block.max(axis=1), dtype=np.float64),
+            plurality_class=plurality_classes(chunk.block),
+            answered=np.asarray(chunk.weight, dtype=np.float64), label=label, outcome=outcome,
+            log_q=chunk.log_q, log_pr_answered=chunk.log_pr, rdp_selection=sel[sel_index, 0],
+            rdp_answer=chunk.weight * ans[ans_index, 0], epsilon_query=own_epsilon,
+            epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
+            columns={}), integral=integral)
 
 
 def decisions_of(result) -> Decisions:
@@ -221,15 +156,12 @@ def streamed_decisions(result) -> Iterator[Decisions]:
     name = result.mechanism.name
     pieces = (Decisions.of_table(frame, name) for frame in result.iter_frames())
     stop = None if result.groups is None else result.groups.stopped_at
-    if stop is None:
-        yield from pieces
-        return
     done = 0
     try:
         for piece in pieces:  # the first piece always (a stop at 0: its empty head)
-            yield piece.head(stop - done)
+            yield piece if stop is None else piece.head(stop - done)
             done += len(piece)
-            if done >= stop:
+            if stop is not None and done >= stop:
                 break
     finally:  # the rest of the table's pass is not formed (its threads stopped here)
         pieces.close()

@@ -23,11 +23,10 @@ from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, Lab
 from ..errors import InputError
 from ..inputs import load_rounds
 from ..inputs.rounds import round_inputs
-from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, row_window
+from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, integral_maxima, row_window
 from ..mechanisms import MECHANISMS, Mechanism
 from ..mechanisms.aggregators import mechanism_for
 from ..work_sizes import DEFAULT_CHUNK
-from .per_query_stream import integral_maxima
 from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
 from .steps import data_independent_curve, mechanism_steps

@@ -90,7 +90,8 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
           progress=None, q_bound: str = "union", per_query: bool, workers, executor=None,
           shared: SharedWork | None = None) -> list[AnalysisResult]:
     """``analyze_votes`` for each of ``seeds``: a run without a budget counts its chunks
-    once for every seed (``grouped_run.count_chunk``); the others run once per seed."""
+    once for every seed (``grouped_run.count_span``, ``steps.block_costs``); the others run
+    once per seed."""
     checked_mechanism(mechanism)  # a name or another object: one line, not AttributeError
     orders, converter = checked_setting(accounting, delta, orders, conversion)
     classes = row_width(votes)

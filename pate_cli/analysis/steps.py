@@ -1,6 +1,6 @@
 """The cost table of MATH.md section 7: each mechanism's (selection, answer) steps, and
-one chunk of a run costed by it (:func:`chunk_costs`: the decisions, statistics and
-per-query curves every pass over the queries needs)."""
+one chunk of a run costed by it (:func:`block_costs`, the one per-chunk pass every pass
+over the queries builds on: decisions, statistics, weights and per-query curves)."""
 
 from __future__ import annotations
 
@@ -190,15 +190,9 @@ def _independent_rows(step, keys: np.ndarray, orders: np.ndarray) -> np.ndarray:
     return np.broadcast_to(step.independent(orders), (keys.size, orders.size))
 
 
-def per_query_at_order(selection, answer, columns, weight, at_order, independent):
-    """Per-query selection and (weighted) answer RDP at the reported order."""
-    sel, sel_index = step_curves(selection, columns["log_pr_answered"], at_order, independent)
-    ans, ans_index = step_curves(answer, columns["log_q"], at_order, independent)
-    return sel[sel_index, 0], weight * ans[ans_index, 0]
-
-
 class ChunkCosts(NamedTuple):
-    """A chunk's votes, decisions, statistics, answer weight and (if asked) curves."""
+    """A chunk's votes, decisions, statistics, answer weight and (if asked) curves;
+    ``runs``: the decisions of each noise source (``made`` is the first's)."""
 
     block: np.ndarray
     made: Decisions
@@ -206,25 +200,37 @@ class ChunkCosts(NamedTuple):
     log_pr: np.ndarray
     weight: np.ndarray
     costs: StepRows | None
+    runs: tuple[Decisions, ...] = ()
 
 
-def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection, answer,
-                noise, accounting: str, orders: np.ndarray, student=None,
-                decisions: Decisions | None = None, curves: bool = True,
-                kept=None) -> ChunkCosts:
-    """Analysed queries ``start .. stop-1``: the seeded replay's decisions (or the given
-    ``decisions``' rows), ``log q``, ``log pr_answered`` (0 without a selection step), the
-    answer weight (``pr_answered`` under expected accounting, else the decision) and,
-    with ``curves``, the per-query curves (``kept``: see :func:`step_curves`)."""
-    block = rows_read_once(votes, positions, start, stop)
-    block_student = None if student is None else rows_of(student, positions, start, stop)
-    if decisions is None:
-        made = mechanism.replay(block, noise=noise, start=start, student=block_student)
-    else:
-        made = given_rows(decisions, start, stop)
-    log_q = answer.statistic(block, block_student)
-    log_pr = (np.zeros(stop - start) if selection is None
-              else selection.statistic(block, block_student))
+def chunk_costs(votes, positions, start: int, stop: int, *, student=None,
+                decisions: Decisions | None = None, **costing) -> ChunkCosts:
+    """:func:`block_costs` of the analysed queries ``start .. stop-1`` (rows read once),
+    with the given ``decisions``' rows if any."""
+    return block_costs(rows_read_once(votes, positions, start, stop),
+                       None if student is None else rows_of(student, positions, start, stop),
+                       start, None if decisions is None else given_rows(decisions, start, stop),
+                       **costing)
+
+
+def block_costs(block, student, start: int, given: Decisions | None, *, mechanism, selection,
+                answer, noise, accounting: str, orders: np.ndarray | None = None,
+                curves: bool = True, kept=None, labels: bool = True,
+                statistics: bool = True) -> ChunkCosts:
+    """The one per-chunk pass: rows ``block`` of analysed queries ``start ..`` (and their
+    ``student`` rows): the seeded replay's decisions for ``noise`` (or each of several
+    sources; ``labels`` as ``Mechanism.replay``), or the ``given`` ones; ``log q`` and
+    ``log pr_answered`` (0 without a selection step; zeros without ``statistics``, as a
+    data-independent run groups queries); the answer weight (``pr_answered`` under
+    expected accounting, else the decision) and, with ``curves``, the per-query curves
+    (``kept``: see :func:`step_curves`)."""
+    runs = (given,) if given is not None else tuple(
+        mechanism.replay(block, noise=one, start=start, student=student, labels=labels)
+        for one in (noise if isinstance(noise, tuple) else (noise,)))
+    made, zeros = runs[0], np.zeros(block.shape[0])
+    log_q = answer.statistic(block, student) if statistics else zeros
+    log_pr = (zeros if selection is None or not statistics
+              else selection.statistic(block, student))
     weight = np.exp(log_pr) if accounting == "expected" else made.answered.astype(np.float64)
     costs = None
     if curves:
@@ -232,7 +238,7 @@ def chunk_costs(votes, positions, start: int, stop: int, *, mechanism, selection
         sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
         ans_curves, ans_index = step_curves(answer, log_q, orders, independent, kept)
         costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
-    return ChunkCosts(block, made, log_q, log_pr, weight, costs)
+    return ChunkCosts(block, made, log_q, log_pr, weight, costs, runs)
 
 
 def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bound: str,
@@ -249,8 +255,8 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
         selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
         return chunk_costs(votes, positions, start, stop, mechanism=mechanism,
                            selection=selection, answer=answer, noise=noise,
-                           accounting=accounting, orders=np.ones(1), student=student,
-                           decisions=decisions, curves=False).weight
+                           accounting=accounting, student=student, decisions=decisions,
+                           curves=False).weight
     return charges
 
 

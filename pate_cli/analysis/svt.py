@@ -39,7 +39,7 @@ from ..accounting.svt import (
 )
 from ..accounting.svt_tuning import cutoff_candidates, distance_pieces, few_answers_note
 from ..decisions import SVT_HALTED, SVT_UNSTABLE, Decisions, LabelCounts
-from ..inputs.rows import ScratchColumn, picked_rows, rows_read_once
+from ..inputs.rows import ScratchColumn, integral_maxima, picked_rows, rows_read_once
 from ..mechanisms import NoiseSource
 from ..mechanisms.svt import (
     SVTPATE,
@@ -48,7 +48,7 @@ from ..mechanisms.svt import (
     given_svt_decisions,
 )
 from ..sparse_rows import plurality_classes, row_width
-from .per_query_stream import integral_maxima, stream_rows
+from ..work_sizes import stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart, per_query_frame
 
 

@@ -4,7 +4,9 @@ process's array or a task's own source, and a memory-mapped file let go once rea
 - :func:`rows_of` / :func:`rows_read_once`: rows ``positions[start:stop]`` as C-ordered
   float64 (so every sum over a row adds in one order whatever the input's layout); a pass
   that reads each row once lets consecutive rows of a memory map go
-  (:func:`drop_mapped_rows`), so a pass over a large file does not keep it resident.
+  (:func:`drop_mapped_rows`), so a pass over a large file does not keep it resident;
+  :func:`integral_maxima`: whether every plurality count is whole (so that each piece of
+  a per-query table writes the column as the whole table would).
 - Row sources of a span of queries counted apart (``analysis.grouped_run``):
   :class:`LocalRows` (this process's votes), :class:`ShippedRows` (rows sent with a task:
   CSV, stdin, an array given to the API) and :class:`NpyRows` (a ``.npy`` file or ``.npy``
@@ -133,6 +135,19 @@ def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
         last = rows.stop if hi is None else rows.start + hi
         return as_float_rows(votes[first:last])
     return rows_of(votes, rows, lo, rows.size if hi is None else hi)
+
+
+def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
+    """Whether every analysed query's plurality count is a whole number (so that each
+    piece writes the column as the whole table would): at once for integer votes, else
+    by a pass over the rows."""
+    if np.issubdtype(np.asarray(votes[:0]).dtype, np.integer):
+        return True
+    for start in range(0, queries, chunk_size):
+        maxima = rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1)
+        if not np.array_equal(np.round(maxima), maxima):
+            return False
+    return True
 
 
 @dataclass(frozen=True, eq=False)

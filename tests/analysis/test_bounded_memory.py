@@ -10,6 +10,7 @@ import pytest
 from numpy.lib.format import open_memmap
 
 import pate_cli
+from pate_cli import work_sizes
 from pate_cli.accounting import grouped
 from pate_cli.analysis import per_query_stream
 from pate_cli.inputs import vote_checks
@@ -38,7 +39,7 @@ def small_chunks(monkeypatch):
     """Every chunk (the loader's scan, the table's pass) at most 1,024 rows, and the
     table pass's bounded store of curves 1 MB (64 MB in use)."""
     monkeypatch.setattr(vote_checks, "TABLE_ROWS", 1 << 10)
-    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 1 << 10)
+    monkeypatch.setattr(work_sizes, "TABLE_ROWS", 1 << 10)
     monkeypatch.setattr(per_query_stream, "CURVE_CACHE_BYTES", 1 << 20)
 
 
@@ -116,7 +117,7 @@ def test_the_table_pass_lets_the_file_pages_go(tmp_path, monkeypatch):
     (else the whole file stays resident: 400 MB of a 10^7 x 10 float32 file)."""
     from pate_cli.inputs import rows
 
-    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 1 << 10)
+    monkeypatch.setattr(work_sizes, "TABLE_ROWS", 1 << 10)
     dropped: list[tuple[int, int]] = []
     real = rows.drop_mapped_rows
 

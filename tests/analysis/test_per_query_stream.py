@@ -104,10 +104,10 @@ def test_the_pass_drops_dead_orders_and_looks_up_own_epsilons_with_the_same_byte
     """A run long and costly enough that most orders can no longer give a cumulative
     epsilon (accounting.live_orders) and whose own epsilons come from its distinct
     statistic pairs (accounting.own_epsilons): the table held in memory, byte for byte."""
+    from pate_cli import work_sizes
     from pate_cli.accounting.live_orders import LiveOrders
     from pate_cli.accounting.own_epsilons import OwnEpsilons
-    from pate_cli.analysis import per_query_stream
-    monkeypatch.setattr(per_query_stream, "TABLE_ROWS", 256)
+    monkeypatch.setattr(work_sizes, "TABLE_ROWS", 256)
     live, found = [], []
     running, lookup = LiveOrders.running, OwnEpsilons.lookup
     monkeypatch.setattr(LiveOrders, "running", lambda self, *args: (
