@@ -12,7 +12,7 @@ rdp_cumulative  # unused variable (pate_cli/accounting/smooth_sensitivity/releas
 selection_data_independent  # unused variable (pate_cli/accounting/smooth_sensitivity/release.py:67)
 answer_data_independent  # unused variable (pate_cli/accounting/smooth_sensitivity/release.py:68)
 _.rdp_cumulative  # unused property (pate_cli/accounting/smooth_sensitivity/release.py:176)
-_.__getitem__  # unused method (pate_cli/accounting/svt_tuning.py:47)
+_.__getitem__  # unused method (pate_cli/accounting/svt_tuning.py:48)
 scale_from_target_epsilon  # unused variable (pate_cli/analysis/result.py:72)
 cutoff_from_search  # unused variable (pate_cli/analysis/result.py:74)
 cutoffs_tried  # unused variable (pate_cli/analysis/result.py:75)
