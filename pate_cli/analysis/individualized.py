@@ -128,7 +128,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     found, counted, answered = _group_totals(base, histogram, setting, parameters.budgets,
                                              student=student, labels=labels,
                                              chunk_size=rows, workers=workers)
-    groups, independent_spent, independent_final = found.totals(parameters.names)
+    groups, group_rows, baseline = found.report(parameters)
     stop = groups.stopped_at
     if accounting == "expected":  # pr_answered summed before the stop
         answered = (base.answered_total if stop is None or stop >= base.queries
@@ -136,23 +136,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                         histogram, base.mechanism, **run, queries=stop,
                         per_query=False).answered_total)
     accuracy, by_outcome = counted.accuracy(labels is not None)
-
-    def finite(value: float) -> float | None:  # None where nothing was spent yet
-        return float(value) if np.isfinite(value) else None
-
-    part = GroupsPart(variant=variant, groups=tuple(
-        {**row, "sensitivity": finite(parameters.sensitivity[g]),
-         "epsilon": float(groups.epsilon[g]), "order": finite(groups.order[g]),
-         "exhausted_at": groups.exhausted_at[g],
-         "epsilon_if_continued": float(groups.final_epsilon[g]),
-         "order_if_continued": finite(groups.final_order[g]),
-         "epsilon_data_independent": float(independent_spent[g]),
-         "epsilon_data_independent_if_continued": float(independent_final[g])}
-        for g, row in enumerate(parameters.as_rows())), stopped_at=stop,
-        labels_released=groups.labels_released,
-        baseline={"budget": float(np.min(parameters.budgets)),
-                  "labels_released": groups.baseline_labels,
-                  "stopped_at": groups.baseline_stopped_at})
+    part = GroupsPart(variant=variant, groups=group_rows, stopped_at=stop,
+                      labels_released=groups.labels_released, baseline=baseline)
     worst = int(np.argmax(groups.epsilon))
     order = groups.order[worst]
     assert base.counts is not None  # analysed totals-only
@@ -197,18 +182,13 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
             form, range(0, queries, chunk_size), workers=workers):
         released, outcome = released_labels(decisions, decisions.answered,
                                             mechanism.uses_student)
-        output = released >= 0
-        before = found.stops.stopped_at
         # the data-independent charge: the answers the replay made (under expected
         # accounting too, where the answer step's charge is pr_answered)
-        found.add(start, log_q, log_pr, output, weight,
-                  decisions.answered.astype(np.float64), map=curves_map)
-        if before is None:  # labels up to the stop
-            stop = found.stops.stopped_at
-            upto = output.size if stop is None else stop - start
-            counts.add(released[:upto], None if outcome is None else outcome[:upto],
-                       None if truth is None else truth[start:start + upto])
-            answered += int(np.count_nonzero(decisions.answered[:upto]))
+        upto = found.add(start, log_q, log_pr, released >= 0, weight,
+                         decisions.answered.astype(np.float64), map=curves_map)
+        counts.add(released[:upto], None if outcome is None else outcome[:upto],
+                   None if truth is None else truth[start:start + upto])  # up to the stop
+        answered += int(np.count_nonzero(decisions.answered[:upto]))
     stop = found.stops.stopped_at
     if counts.outcomes is not None and stop is not None:  # from the stop on, no release
         counts.outcomes[OUTCOME_ABSTAIN] += queries - stop

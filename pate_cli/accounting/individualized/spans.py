@@ -17,6 +17,7 @@ import numpy as np
 from ...work_sizes import TASK_VALUES
 from .curves import CostChunk, Mapper, group_costs, vanishing_costs
 from .groups import GroupSums
+from .parameters import GroupParameters
 from .stops import GroupStops, GroupTotals, IndependentSpent
 
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).
@@ -97,9 +98,10 @@ class GroupRun:
         self.spent_at_stop: np.ndarray | None = None
 
     def add(self, start: int, log_q: np.ndarray, log_pr: np.ndarray, output: np.ndarray,
-            charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> None:
+            charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> int:
         """Queries ``start ..``; ``made``: the answers the replay made (the data-independent
-        charge, which under expected accounting is not ``charge``)."""
+        charge, which under expected accounting is not ``charge``). Returns how many of
+        them come before the stop (their labels are released)."""
         costs = partial(span_costs, self.setting, start, log_q, log_pr, output, map=map)
         before = self.stops.stopped_at
         self.stops.add(*add_span(self.sums, costs(charge, independent=self.independent),
@@ -116,6 +118,7 @@ class GroupRun:
             stops.add(*add_span(sums, costs(made, independent=True), map=map), output, output)
             if stopped is not None and self.spent_at_stop is None:
                 self.spent_at_stop = stops.epsilon_before(stopped)
+        return 0 if before is not None else output.size if stopped is None else stopped - start
 
     def totals(self, names: tuple) -> tuple[GroupTotals, np.ndarray, np.ndarray]:
         """The group totals, and each group's data-independent epsilons at the stop and
@@ -129,3 +132,23 @@ class GroupRun:
         else:
             final = self.other[1].totals(names, sensitivities).final_epsilon
         return totals, final if self.spent_at_stop is None else self.spent_at_stop, final
+
+    def report(self, parameters: GroupParameters) -> tuple[GroupTotals, tuple, dict]:
+        """The group totals, each group's row of the summary (its parameters, what it spent
+        at the stop and over every query, data-independent too) and the uniform run's."""
+        groups, spent, final = self.totals(parameters.names)
+
+        def finite(value: float) -> float | None:  # None where nothing was spent yet
+            return float(value) if np.isfinite(value) else None
+
+        return groups, tuple(
+            {**row, "sensitivity": finite(parameters.sensitivity[g]),
+             "epsilon": float(groups.epsilon[g]), "order": finite(groups.order[g]),
+             "exhausted_at": groups.exhausted_at[g],
+             "epsilon_if_continued": float(groups.final_epsilon[g]),
+             "order_if_continued": finite(groups.final_order[g]),
+             "epsilon_data_independent": float(spent[g]),
+             "epsilon_data_independent_if_continued": float(final[g])}
+            for g, row in enumerate(parameters.as_rows())), {
+            "budget": float(np.min(parameters.budgets)),
+            "labels_released": groups.baseline_labels, "stopped_at": groups.baseline_stopped_at}
