@@ -28,7 +28,13 @@ from ..accounting.individualized import (
     derive_parameters,
     span_costs,
 )
-from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, LabelCounts, released_labels
+from ..decisions import (
+    INTERACTIVE_NAMES,
+    OUTCOME_ABSTAIN,
+    Decisions,
+    LabelCounts,
+    released_labels,
+)
 from ..inputs import VoteSet
 from ..inputs.groups import read_groups
 from ..inputs.rows import FirstRows
@@ -171,12 +177,22 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
     answered = 0
     curves_map = partial(ordered_map, workers=workers)
 
+    # a replay holds several times its votes while it runs: pieces of at most
+    # ``chunk_rows`` rows (the same bits however the queries are split, MATH.md s.1)
+    piece = max(1, min(chunk_size, chunk_rows(None, row_width(votes))))
+
     def form(start: int) -> tuple:  # a chunk's decisions and statistics, not its votes
-        chunk = chunk_costs(votes, positions, start, min(queries, start + chunk_size),
-                            mechanism=mechanism, selection=selection, answer=answer,
-                            noise=noise, accounting=base.accounting, orders=np.ones(1),
-                            student=student, curves=False)
-        return start, chunk.made, chunk.weight, chunk.log_q, chunk.log_pr
+        stop = min(queries, start + chunk_size)
+        parts = [chunk_costs(votes, positions, lo, min(stop, lo + piece), mechanism=mechanism,
+                             selection=selection, answer=answer, noise=noise,
+                             accounting=base.accounting, student=student, curves=False)
+                 for lo in range(start, stop, piece)]
+        made = [part.made for part in parts]
+        code = None if made[0].code is None else np.concatenate([one.code for one in made])
+        return (start, Decisions(np.concatenate([one.answered for one in made]),
+                                 np.concatenate([one.label for one in made]), code),
+                *(np.concatenate([getattr(part, key) for part in parts])
+                  for key in ("weight", "log_q", "log_pr")))
 
     for start, decisions, weight, log_q, log_pr in ordered_map(
             form, range(0, queries, chunk_size), workers=workers):
