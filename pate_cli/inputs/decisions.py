@@ -47,6 +47,7 @@ from ..decisions import (
 )
 from ..errors import InputError
 from .npy_files import NPY_MAGIC, check_npz_members
+from .query_indices import first_bad_rows
 from .readers import read_matrix
 
 DECISION_EXTENSIONS = (".csv", ".jsonl", ".npz", ".npy")
@@ -106,13 +107,11 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
                              f"queries (and the vote file {rows_total} rows)")
         query = positions[:label.size]
     else:
-        bad = np.flatnonzero((query < 0) | (query >= rows_total))
-        if bad.size:
-            raise InputError(f"{name}: row {bad[0] + 1}: query {int(query[bad[0]])} is outside "
+        outside, repeated = first_bad_rows(query, rows_total)
+        if outside is not None:
+            raise InputError(f"{name}: row {outside + 1}: query {int(query[outside])} is outside "
                              f"0..{rows_total - 1}")
-        _, first = np.unique(query, return_index=True)
-        if first.size != query.size:
-            repeated = int(np.setdiff1d(np.arange(query.size), first)[0])
+        if repeated is not None:
             raise InputError(f"{name}: row {repeated + 1}: query {int(query[repeated])} is "
                              "listed twice")
         if query.size > count or (query.size < count and not partial):

@@ -61,6 +61,16 @@ def checked_queries(queries) -> int | None:
     return int(queries)
 
 
+def first_bad_rows(rows: np.ndarray, total: int) -> tuple[int | None, int | None]:
+    """The first entry of the row numbers ``rows`` outside ``0 .. total - 1``, and the
+    first entry that repeats an earlier one (None where there is none)."""
+    outside = np.flatnonzero((rows < 0) | (rows >= total))
+    _, first = np.unique(rows, return_index=True)
+    repeated = (None if first.size == rows.size
+                else int(np.setdiff1d(np.arange(rows.size), first)[0]))
+    return (int(outside[0]) if outside.size else None), repeated
+
+
 def analysed_positions(total: int, query_indices: np.ndarray | None,
                        queries: int | None, *, lazy: bool = False) -> np.ndarray:
     """File rows analysed, in order: ``query_indices`` (or all rows), first ``queries``
@@ -72,13 +82,11 @@ def analysed_positions(total: int, query_indices: np.ndarray | None,
             raise ValueError("query indices must be a non-empty list of row numbers")
         if query_indices.dtype.kind not in "iu":
             raise ValueError("query indices must be integers")
-        bad = np.flatnonzero((query_indices < 0) | (query_indices >= total))
-        if bad.size:
-            raise ValueError(f"query index {int(query_indices[bad[0]])} (entry {bad[0]}) is "
+        outside, repeated = first_bad_rows(query_indices, total)
+        if outside is not None:
+            raise ValueError(f"query index {int(query_indices[outside])} (entry {outside}) is "
                              f"outside 0..{total - 1}")
-        seen, first = np.unique(query_indices, return_index=True)
-        if seen.size != query_indices.size:
-            repeated = np.setdiff1d(np.arange(query_indices.size), first)[0]
+        if repeated is not None:
             raise ValueError(f"query index {int(query_indices[repeated])} is listed twice "
                              f"(entry {repeated})")
         available = query_indices.size
