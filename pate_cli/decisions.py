@@ -87,6 +87,15 @@ class Decisions:
                 unstable, SVT_UNSTABLE, SVT_HALTED)), label, **known)
         return cls(label >= 0, label, **known)
 
+    @classmethod
+    def joined(cls, pieces: list[Decisions], mechanism: str | None = None) -> Decisions:
+        """Consecutive pieces' decisions as one (a field None in the first is None)."""
+        def join(key: str):
+            parts = [getattr(piece, key) for piece in pieces]
+            return None if parts[0] is None else np.concatenate(parts)
+
+        return cls(join("answered"), join("label"), join("code"), join("query"), mechanism)
+
     def __len__(self) -> int:
         return int(self.label.size)
 

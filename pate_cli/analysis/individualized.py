@@ -187,10 +187,7 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
                              selection=selection, answer=answer, noise=noise,
                              accounting=base.accounting, student=student, curves=False)
                  for lo in range(start, stop, piece)]
-        made = [part.made for part in parts]
-        code = None if made[0].code is None else np.concatenate([one.code for one in made])
-        return (start, Decisions(np.concatenate([one.answered for one in made]),
-                                 np.concatenate([one.label for one in made]), code),
+        return (start, Decisions.joined([part.made for part in parts]),
                 *(np.concatenate([getattr(part, key) for part in parts])
                   for key in ("weight", "log_q", "log_pr")))
 

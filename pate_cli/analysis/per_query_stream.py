@@ -139,14 +139,7 @@ def decisions_of(result) -> Decisions:
     """The decisions an analysis made (or accounted), up to where labelling stopped, read
     from its per-query table's stream (:func:`streamed_decisions`)."""
     result.require_columns("the decisions")
-    pieces = list(streamed_decisions(result))
-
-    def joined(key: str):
-        parts = [getattr(piece, key) for piece in pieces]
-        return None if parts[0] is None else np.concatenate(parts)
-
-    return Decisions(joined("answered"), joined("label"), joined("code"), joined("query"),
-                     result.mechanism.name)
+    return Decisions.joined(list(streamed_decisions(result)), result.mechanism.name)
 
 
 def streamed_decisions(result) -> Iterator[Decisions]:
