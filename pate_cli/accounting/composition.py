@@ -139,19 +139,15 @@ def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversi
 
     For one curve (2-D rows) whose entries are non-negative, the sums only grow, and
     rounding is monotone, so each order's converted value over the block lies between its
-    value after the first query and after the last: an order whose lowest value exceeds
-    the smallest highest value of all orders is above the minimum (not even tied) at every
-    query, and its running sums are not formed. The figures are the same.
+    value after the first query and after the last: an order whose sum after the first
+    query is beyond (``Conversion.beyond``) the smallest converted total of all orders is
+    above the minimum (not even tied) at every query, and its running sums are not
+    formed. The figures are the same.
     """
     rows[..., 0, :] += carry
     if rows.ndim == 2 and bool(rows.min() >= 0.0):  # False for NaN: no order is skipped
         total = sequential_total(rows)
-        low = rows[0] + conversion.offset
-        high = total + conversion.offset
-        kept = low <= high.min()
-        if conversion.tv_limit is not None:  # orders where epsilon 0 is valid stay too
-            kept |= rows[0] <= conversion.tv_limit
-        kept = np.flatnonzero(kept)
+        kept = np.flatnonzero(~conversion.beyond(rows[0], (total + conversion.offset).min()))
         part = rows[:, kept]
         np.cumsum(part, axis=0, out=part)
         epsilon, choice = minimise_over_orders(part, conversion.offset[kept],

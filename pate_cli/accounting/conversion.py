@@ -65,6 +65,20 @@ class Conversion:
         """The same conversion on the orders ``columns`` (indices into the grid) only."""
         return replace(self, orders=self.orders[columns], offset=self.offset[columns])
 
+    def beyond(self, floor: np.ndarray, ceiling) -> np.ndarray:
+        """The one order-pruning rule (MATH.md s.6): per order, whether RDP ``floor``
+        (non-negative costs only add to it; rounding is monotone) converts above
+        ``ceiling`` (broadcast against it), so no sum at or above the floor gives an
+        epsilon at or below the ceiling there. With the improved conversion an order whose
+        floor is within the total-variation shortcut may give 0 and is never beyond. False
+        where a comparison meets NaN. ``composition.cumulative_epsilon``,
+        ``live_orders.LiveOrders`` and ``own_epsilons`` prune orders by it."""
+        with np.errstate(invalid="ignore"):
+            beyond = floor + self.offset > ceiling
+            if self.tv_limit is not None:
+                beyond &= floor > self.tv_limit
+        return beyond
+
     def epsilon(self, rdp: np.ndarray, *, out: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
         """``(epsilon, index of the order)`` of curves ``(..., orders)``; see

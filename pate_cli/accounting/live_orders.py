@@ -140,14 +140,10 @@ class LiveOrders:
         return figures
 
     def _bury(self) -> None:
-        """Orders whose converted sum already exceeds the ceiling die: no later piece
-        needs them (with the improved conversion, an order whose sum is within the
-        total-variation shortcut may still give 0 and stays)."""
-        with np.errstate(invalid="ignore"):
-            floor = self.carry + self.conversion.offset
-            dying = ~self.dead & (self.stale_since < 0) & (floor > self.ceiling)
-            if self.conversion.tv_limit is not None:
-                dying &= self.carry > self.conversion.tv_limit
+        """Orders whose sum is already beyond the ceiling (``Conversion.beyond``) die: no
+        later piece needs them."""
+        dying = (~self.dead & (self.stale_since < 0)
+                 & self.conversion.beyond(self.carry, self.ceiling))
         if not (~self.dead & ~dying).any():  # never under a true ceiling; safe: all stay
             return
         self.dead |= dying

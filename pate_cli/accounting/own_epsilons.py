@@ -59,7 +59,6 @@ class OwnEpsilons:
                             else np.asarray(selection_rdp(selection_keys, orders)))
 
         probes = np.unique(np.linspace(0, orders.size - 1, PROBES).round().astype(np.intp))
-        floors = selection_curves + conversion.offset  # each order's least candidate
 
         def block(lo: int) -> np.ndarray:
             hi = min(counts.size, lo + PAIR_BLOCK)
@@ -78,8 +77,7 @@ class OwnEpsilons:
                     hi - lo, part) for weight in weights], axis=-1)
 
             figures = converted(probes)
-            rest = _reachable(floors, selected, figures.max(axis=1), selection_curves,
-                              conversion.tv_limit)
+            rest = _reachable(selection_curves, selected, figures.max(axis=1), conversion)
             rest[probes] = False
             if rest.any():
                 np.minimum(figures, converted(np.flatnonzero(rest)), out=figures)
@@ -126,22 +124,18 @@ def _ranks(keys: np.ndarray, values: np.ndarray) -> np.ndarray | None:
     return where[back.reshape(-1)]
 
 
-def _reachable(floors: np.ndarray, selected: np.ndarray, ceilings: np.ndarray,
-               selection_curves: np.ndarray, tv_limit: float | None) -> np.ndarray:
+def _reachable(selection_curves: np.ndarray, selected: np.ndarray, ceilings: np.ndarray,
+               conversion: Conversion) -> np.ndarray:
     """The orders at which some pair of a block may have a candidate at most its
-    epsilon so far (``ceilings``, per pair), given ``floors``: ``selection + offset``.
+    epsilon so far (``ceilings``, per pair).
 
     A pair's candidate at an order, ``(weight * answer + selection) + offset`` in
     floating point, is at least ``selection + offset`` there (RDP curves and weights are
-    non-negative, rounding is monotone); an order where that floor exceeds the pair's
-    epsilon at the probes cannot hold its minimum (with the improved conversion, an
-    order whose selection RDP is within the total-variation shortcut may give 0, and is
-    kept). Per selection statistic, the largest ceiling of its pairs decides.
+    non-negative, rounding is monotone): an order where its selection curve is beyond
+    the pair's epsilon at the probes (``Conversion.beyond``) cannot hold its minimum.
+    Per selection statistic, the largest ceiling of its pairs decides.
     """
     ranks, where = np.unique(selected, return_inverse=True)
     highest = np.full(ranks.size, -np.inf)
     np.maximum.at(highest, where.reshape(-1), ceilings)
-    reachable = np.any(floors[ranks] <= highest[:, None], axis=0)
-    if tv_limit is not None:
-        reachable |= np.any(selection_curves[ranks] <= tv_limit, axis=0)
-    return reachable
+    return ~np.all(conversion.beyond(selection_curves[ranks], highest[:, None]), axis=0)

@@ -59,3 +59,33 @@ def test_one_step_alone_sums_to_its_own_cumulative_sum(seed, queries):
     for name, curves in alone.items():
         expected = np.cumsum(np.vstack([carry[None, :] + curves[:1], curves[1:]]), axis=0)[-1]
         np.testing.assert_array_equal(running_total(rows.step(name), queries, carry), expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), conversion=st.sampled_from(["classic", "improved"]),
+       delta=deltas, scale=st.sampled_from([1e-12, 1e-6, 1e-2, 1.0, 30.0]))
+def test_an_order_beyond_the_ceiling_never_gives_an_epsilon_at_or_below_it(
+        seed, conversion, delta, scale):
+    """The one pruning rule (``Conversion.beyond``): at an order it marks, every sum at
+    or above the floor converts above the ceiling; an unmarked order is one where the
+    floor itself may convert at or below it (so pruning only ever skips what cannot win)."""
+    orders = default_orders()
+    setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+    rng = np.random.default_rng(seed)
+    floor = rng.exponential(scale, orders.size) * rng.integers(0, 2, orders.size)
+    ceiling = float(rng.uniform(0.0, 2.0) * (floor + setting.offset).min() + rng.uniform(0, 3))
+    beyond = setting.beyond(floor, ceiling)
+    sums = floor + rng.exponential(scale, (20, orders.size))  # later sums only grow
+    for k in range(orders.size):
+        alone = setting.at_orders(np.array([k]))
+        values = alone.epsilon(np.vstack([floor[None, k:k + 1], sums[:, k:k + 1]]))[0]
+        if beyond[k]:
+            assert np.all(values > ceiling)
+        else:  # the floor itself converts at or below the ceiling (or at 0, improved)
+            assert values[0] <= (max(ceiling, 0.0) if setting.clip else ceiling)
+
+
+def test_nan_is_never_beyond():
+    setting = Conversion.of(orders=default_orders()[:3], delta=1e-5)
+    assert not setting.beyond(np.array([np.nan, 1.0, 1e9]), np.nan).any()
+    assert list(setting.beyond(np.array([np.nan, 1.0, 1e9]), 50.0)) == [False, False, True]

@@ -93,10 +93,9 @@ def test_most_orders_are_never_converted_for_typical_pairs():
     rng = np.random.default_rng(1)
     selection_curves = rdp_threshold(np.array([-0.5, -0.05]), sigma_threshold=150.0,
                                      orders=orders)
-    floors = selection_curves + setting.offset
     ceilings = rng.uniform(0.1, 0.2, 500)
-    reachable = own_epsilons._reachable(floors, rng.integers(0, 2, 500), ceilings,
-                                        selection_curves, setting.tv_limit)
+    reachable = own_epsilons._reachable(selection_curves, rng.integers(0, 2, 500), ceilings,
+                                        setting)
     assert reachable.sum() == orders.size - np.argmax(orders > 58.5)
     assert reachable[-1] and not reachable[0]
 
