@@ -250,13 +250,11 @@ def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: 
         sums = costs.block(lo, hi)
         candidate = full.block(lo, hi)
         sums[0] += carry
-        # Costs are non-negative and the conversion is monotone in every order, so every
-        # candidate lies below the sums after the slice plus the largest full row: when
-        # that bound converts within the limit, no query of the slice halts the run.
+        # Every candidate lies below the sums after the slice plus the largest full row
+        # when costs are non-negative (within_limit).
         if bool(sums.min() >= 0.0) and bool(candidate.min() >= 0.0):
             total = sequential_total(sums)
-            bound = total + candidate.max(axis=0)
-            if conversion.epsilon(bound[None, :])[0][0] <= limit:
+            if within_limit(total, candidate.max(axis=0), conversion, limit):
                 carry = total
                 continue
         np.cumsum(sums, axis=0, out=sums)  # the sums after each query of the slice
@@ -267,3 +265,17 @@ def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: 
             return lo + int(np.argmax(over))
         carry = sums[-1].copy()
     return None
+
+
+def within_limit(after: np.ndarray, peak: np.ndarray, conversion: Conversion, limit: float,
+                 margin: float = 1.0) -> bool:
+    """The one "no query here can cross the budget" test (MATH.md s.7): whether ``after``
+    (the sums after a span of non-negative costs) plus ``peak`` (a bound on one query's
+    full cost), raised by ``margin`` for rounding, converts within ``limit``. Every
+    candidate sum of the span (the sums before a query plus its full cost) lies below that
+    bound order by order, and the conversion is monotone in every order. False unless both
+    are non-negative (NaN included)."""
+    if not (bool(np.all(after >= 0.0)) and bool(np.all(peak >= 0.0))):
+        return False
+    bound = (after + peak) * margin
+    return bool(conversion.epsilon(bound[None, :])[0][0] <= limit)
