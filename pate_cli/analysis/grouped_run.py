@@ -3,8 +3,8 @@ s.6-7).
 
 A chunk's :class:`ChunkCount` holds its distinct (answer, selection) statistics with their
 integer query and answer counts (``accounting.grouped``) and its label counts, which merge
-exactly in any order: on threads (:func:`count_queries`) or on any ``concurrent.futures``
-executor, e.g. a Dask cluster (:func:`counted_remotely`). Totals are formed from whole
+exactly in any order: on threads or on any ``concurrent.futures`` executor, e.g. a Dask
+cluster (:func:`count_queries`). Totals are formed from whole
 windows of queries (``accounting.grouped.BoundedTotals``: memory bounded whatever the
 votes), so they are the same bits for any chunk size, worker count or place of counting;
 replay noise is keyed by query position (``mechanisms.noise``). Without true labels to
@@ -13,9 +13,10 @@ score, the answer noise is not drawn (the costs do not need it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from functools import partial
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..decisions import Decisions, LabelCounts, released_labels
 from ..inputs.rows import FirstRows, LocalRows, ShippedRows, rows_of
 from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
-from ..threads import in_order, ordered_map
+from ..threads import executor_map, executor_threads, in_order, ordered_map
 from ..work_sizes import READ_VALUES, TASK_VALUES
 from .steps import block_costs, given_rows, mechanism_steps
 
@@ -129,66 +130,56 @@ class CountedRun:
 
 
 def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
-                  totals_of: Callable[[GroupedCounts], GroupedTotals],
-                  student=None, decisions: Decisions | None = None,
-                  truth: np.ndarray | None = None, workers: int | None = None,
+                  totals_of: Callable[..., GroupedTotals], student=None,
+                  decisions: Decisions | None = None, truth: np.ndarray | None = None,
+                  workers: int | None = None, executor=None, source=None,
                   progress: Callable[[int, int], object] | None = None,
                   shared_noise=None) -> CountedRun:
-    """Count the analysed queries ``positions`` of ``votes`` chunk by chunk (chunks cut
-    at window edges, ``accounting.grouped.window_pieces``), on ``workers`` threads
-    (default: the cores this process may use), and sum them (``totals_of`` sums a table)
-    as windows end; memory holds a few chunks and the bounded tables, whatever the file
-    size and however often its votes repeat."""
-    local = LocalRows(votes)
+    """Count the analysed queries ``positions`` of ``votes`` and sum them as windows end
+    (``totals_of(table, map=...)`` sums a table; ``accounting.grouped.BoundedTotals``):
+    memory holds a few chunks and the bounded tables, whatever the file size and however
+    often its votes repeat. Chunks never cross a window edge
+    (``accounting.grouped.window_pieces``); they are counted on ``workers`` threads
+    (default: the cores this process may use) or by ``executor`` (:func:`run_tasks`), a
+    task per span of whole chunks of at most ``work_sizes.TASK_VALUES`` vote values
+    (``source`` its rows)."""
+    if executor is None:
+        source, span_rows = LocalRows(votes), chunk_size
+    else:
+        span_rows = chunk_size * max(1, TASK_VALUES // max(1, chunk_size * row_width(votes)))
+        shared_noise = None  # kept in this process only
+    pieces = list(window_pieces(positions.size, span_rows))
 
-    def one(piece: tuple[int, int]) -> tuple[int, ChunkCount]:
-        span = span_of(votes, positions, *piece, source=local, student=student,
+    def task(piece: tuple[int, int]) -> partial:
+        span = span_of(votes, positions, *piece, source=source, student=student,
                        decisions=decisions, truth=truth)
-        return piece[1], count_span(request, span, chunk_size=chunk_size,
-                                    shared_noise=shared_noise)
+        return partial(count_span, request, span, chunk_size=chunk_size,
+                       shared_noise=shared_noise)
 
-    return summed_counts(ordered_map(one, window_pieces(positions.size, chunk_size),
-                                     workers=workers),
-                         totals_of, request, queries=positions.size, progress=progress)
-
-
-def summed_counts(parts: Iterable[tuple[int, ChunkCount]],
-                  totals_of: Callable[[GroupedCounts], GroupedTotals], request: CountRequest,
-                  *, queries: int, progress: Callable[[int, int], object] | None = None
-                  ) -> CountedRun:
-    """The run's sums from its pieces' counts ``(stop, count)`` in query order (pieces
-    never cross a window edge), with label counts merged as they come."""
-    totals = BoundedTotals(totals_of)
+    totals = BoundedTotals(partial(totals_of, map=partial(ordered_map, workers=workers)
+                                   if executor is None else partial(executor_map, executor)))
     labels = _no_labels(request)
-    for stop, part in parts:
+    counts = run_tasks(task, pieces, workers=workers, executor=executor)
+    for (_, stop), part in zip(pieces, counts, strict=True):
         totals.add(part.table, stop)
         for total, one in zip(labels, part.labels, strict=True):
             total.merge_in(one)
         if progress is not None:
-            progress(stop, queries)
+            progress(stop, positions.size)
     sums, table = totals.result()
     return CountedRun(sums, labels, table)
 
 
+def run_tasks(task: Callable[[Any], partial], items, *, workers: int | None = None,
+              executor=None) -> Iterator:
+    """The results of ``task(item)()`` for each of ``items``, in order: on ``workers``
+    threads, or on ``executor`` (``submit`` and futures with ``result()``; two tasks per
+    thread in flight). A task (a picklable partial) is made as its turn comes."""
+    if executor is None:
+        return ordered_map(lambda item: task(item)(), items, workers=workers)
+    return in_order(lambda item: executor.submit(task(item)), items,
+                    window=2 * executor_threads(executor))
+
+
 def _no_labels(request: CountRequest) -> tuple[LabelCounts, ...]:
     return tuple(LabelCounts(request.mechanism.uses_student) for _ in request.seeds)
-
-
-def counted_remotely(executor, votes, positions, request: CountRequest, *, source,
-                     chunk_size: int, student=None, decisions=None, truth=None,
-                     window: int = 8) -> Iterator[tuple[int, ChunkCount]]:
-    """The analysed queries ``positions`` counted by ``executor`` (``submit`` and futures
-    with ``result()``), a task per span of whole chunks (at most
-    ``work_sizes.TASK_VALUES`` vote values; never across a window edge,
-    ``accounting.grouped.window_pieces``), yielded in order as ``(stop, count)``; at most
-    ``window`` tasks in flight."""
-    span_rows = chunk_size * max(1, TASK_VALUES // max(1, chunk_size * row_width(votes)))
-    spans = list(window_pieces(positions.size, span_rows))
-
-    def submit(piece: tuple[int, int]):
-        span = span_of(votes, positions, *piece, source=source, student=student,
-                       decisions=decisions, truth=truth)
-        return executor.submit(count_span, request, span, chunk_size=chunk_size)
-
-    yield from zip((stop for _, stop in spans), in_order(submit, spans, window=window),
-                   strict=True)

@@ -263,13 +263,12 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
 def given_rows(decisions: Decisions, start: int, stop: int) -> Decisions:
     """Queries ``start .. stop-1`` of given decisions; past their end (a budget run that
     halts there), nothing answered."""
-    have = max(0, min(stop, decisions.answered.size) - start)
-    answered = np.zeros(stop - start, dtype=bool)
-    labels = np.full(stop - start, -1, dtype=np.int64)
-    answered[:have] = decisions.answered[start:start + have]
-    labels[:have] = decisions.label[start:start + have]
-    code = None
-    if decisions.code is not None:
-        code = np.full(stop - start, OUTCOME_ABSTAIN, dtype=np.int8)
-        code[:have] = decisions.code[start:start + have]
-    return Decisions(answered, labels, code)
+    def cut(values, fill, dtype):
+        if values is None:
+            return None
+        rows = np.full(stop - start, fill, dtype=dtype)
+        rows[:max(0, min(stop, values.size) - start)] = values[start:stop]
+        return rows
+
+    return Decisions(cut(decisions.answered, False, bool), cut(decisions.label, -1, np.int64),
+                     cut(decisions.code, OUTCOME_ABSTAIN, np.int8))
