@@ -27,7 +27,7 @@ from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import executor_map, executor_threads, in_order, ordered_map
 from ..work_sizes import READ_VALUES, TASK_VALUES
-from .steps import block_costs, given_rows, mechanism_steps
+from .steps import block_costs, mechanism_steps
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
         source = ShippedRows(rows_of(votes, positions, start, stop, dtype=None))
     return Span(source, rows, start, stop - start,
                 None if student is None else rows_of(student, positions, start, stop),
-                None if decisions is None else given_rows(decisions, start, stop),
+                None if decisions is None else decisions.padded(start, stop),
                 None if truth is None else truth[positions[start:stop]])
 
 
@@ -104,7 +104,7 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
         chunk = block_costs(
             span.source.block(span.rows, first, last, votes=opened),
             None if span.student is None else span.student[first:last], span.start + first,
-            None if span.decisions is None else given_rows(span.decisions, first, last),
+            None if span.decisions is None else span.decisions.padded(first, last),
             mechanism=mechanism, selection=selection, answer=answer,
             noise=tuple(NoiseSource(seed, salt=request.salt, shared=shared_noise)
                         for seed in request.seeds),

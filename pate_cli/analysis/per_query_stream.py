@@ -1,23 +1,22 @@
 """The per-query table of a totals-only run, chunk by chunk (a second pass), and the
 run's decisions read from it.
 
-A run analysed without per-query columns (``analyze_votes(per_query=False)``) knows
-its reported order, its halt and its totals; :func:`per_query_frames` then replays it
-chunk by chunk (noise keyed by query position, MATH.md s.1; running sums carried across
-chunks, MATH.md s.6) and yields the rows of CLI.md's per-query table a chunk at a time,
-the same rows, bit for bit, as the per-query run's ``to_frame()``. Memory holds one chunk,
-whatever the number of queries: this is how ``pate-analyze --per-query`` writes its table.
+A run analysed without per-query columns (``analyze_votes(per_query=False)``) knows its
+reported order, its halt and its totals; :func:`per_query_frames` replays it chunk by chunk
+(noise keyed by query position, MATH.md s.1; running sums carried across chunks, MATH.md
+s.6) and yields CLI.md's per-query table a chunk at a time, bit for bit the per-query
+run's ``to_frame()``, in the memory of one chunk (``pate-analyze --per-query``).
 
-The pass uses what the totals found: the run's total curve bounds every cumulative
-epsilon, so the running sums are formed only at the orders that can still give one
+The pass uses what the totals found: the running sums are formed only at the orders that
+can still give a cumulative epsilon under the run's total curve
 (``accounting.live_orders``), and each query's own epsilon is looked up from the run's
 distinct statistic pairs (``result.distinct_pairs``, converted once each by
 ``accounting.own_epsilons``; from the query's row where the pairs were not kept, as in a
 budget run). Both give the bits of the full computation.
 
-A run's decisions (``pate_cli.decisions.Decisions``, CLI.md "Decisions") are read from
-the same stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``)
-or whole (:func:`decisions_of`; ``label()``).
+A run's decisions (``pate_cli.decisions.Decisions``, CLI.md "Decisions") are read from the
+same stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``) or
+whole (:func:`decisions_of`; ``label()``).
 """
 
 from __future__ import annotations

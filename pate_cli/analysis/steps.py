@@ -16,7 +16,7 @@ from ..accounting.composition import StepRows
 from ..accounting.q_bound import check_q_bound, log_q_bound
 from ..accounting.screening import rdp_screening
 from ..accounting.subsampling import sampled_gaussian_curve, sampled_laplace_curve
-from ..decisions import OUTCOME_ABSTAIN, Decisions
+from ..decisions import Decisions
 from ..inputs.rows import rows_of, rows_read_once
 from ..mechanisms import NoiseSource
 from ..mechanisms.sampled import SampledMechanism, unsampled
@@ -206,10 +206,10 @@ class ChunkCosts(NamedTuple):
 def chunk_costs(votes, positions, start: int, stop: int, *, student=None,
                 decisions: Decisions | None = None, **costing) -> ChunkCosts:
     """:func:`block_costs` of the analysed queries ``start .. stop-1`` (rows read once),
-    with the given ``decisions``' rows if any."""
+    with the given ``decisions``' rows if any (``Decisions.padded``)."""
     return block_costs(rows_read_once(votes, positions, start, stop),
                        None if student is None else rows_of(student, positions, start, stop),
-                       start, None if decisions is None else given_rows(decisions, start, stop),
+                       start, None if decisions is None else decisions.padded(start, stop),
                        **costing)
 
 
@@ -259,16 +259,3 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
                            curves=False).weight
     return charges
 
-
-def given_rows(decisions: Decisions, start: int, stop: int) -> Decisions:
-    """Queries ``start .. stop-1`` of given decisions; past their end (a budget run that
-    halts there), nothing answered."""
-    def cut(values, fill, dtype):
-        if values is None:
-            return None
-        rows = np.full(stop - start, fill, dtype=dtype)
-        rows[:max(0, min(stop, values.size) - start)] = values[start:stop]
-        return rows
-
-    return Decisions(cut(decisions.answered, False, bool), cut(decisions.label, -1, np.int64),
-                     cut(decisions.code, OUTCOME_ABSTAIN, np.int8))
