@@ -31,11 +31,11 @@ from ..accounting.conversion import Conversion
 from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, LabelCounts, released_labels
-from ..inputs.rows import FirstRows, LocalRows
+from ..inputs.rows import FirstRows, LocalRows, Span, span_of
 from ..mechanisms import NoiseSource
 from ..sparse_rows import SparseRows, row_width
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
-from .grouped_run import CountRequest, Span, count_span, run_tasks, span_of
+from .grouped_run import CountRequest, count_span, run_tasks
 from .steps import chunk_costs, curve_function, data_independent_curve, mechanism_steps
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more
@@ -79,8 +79,7 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
     independent = request.accounting == "data-independent"
     shared = SharedCurves(CURVE_CACHE_BYTES) if shared is None else shared
     selection_rdp, answer_rdp = (
-        None if step is None else curve_function(step, independent) if independent
-        else shared.serving(step.rdp, orders)
+        None if step is None else shared.serving(curve_function(step, independent), orders)
         for step in mechanism_steps(request.mechanism, q_bound=request.q_bound))
     counts = (count_span(request, span, chunk_size=chunk_size, lo=first,
                          hi=min(span.size, first + block), opened=opened)

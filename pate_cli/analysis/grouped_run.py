@@ -1,14 +1,13 @@
-"""Totals-only runs: chunks counted apart, in parallel, here or on any executor (MATH.md
-s.6-7).
+"""Totals-only runs (MATH.md s.6-7): chunks counted apart, here or on any executor.
 
 A chunk's :class:`ChunkCount` holds its distinct (answer, selection) statistics with their
 integer query and answer counts (``accounting.grouped``) and its label counts, which merge
-exactly in any order: on threads or on any ``concurrent.futures`` executor, e.g. a Dask
-cluster (:func:`count_queries`). Totals are formed from whole
-windows of queries (``accounting.grouped.BoundedTotals``: memory bounded whatever the
-votes), so they are the same bits for any chunk size, worker count or place of counting;
-replay noise is keyed by query position (``mechanisms.noise``). Without true labels to
-score, the answer noise is not drawn (the costs do not need it).
+exactly in any order, on threads or on any ``concurrent.futures`` executor, e.g. a Dask
+cluster (:func:`count_queries`). Totals are formed from whole windows of queries
+(``accounting.grouped.BoundedTotals``: memory bounded whatever the votes), so they are the
+same bits for any chunk size, worker count or place of counting; replay noise is keyed by
+query position (``mechanisms.noise``). Without true labels to score, the answer noise is
+not drawn (the costs do not need it).
 """
 
 from __future__ import annotations
@@ -16,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..decisions import Decisions, LabelCounts, released_labels
-from ..inputs.rows import FirstRows, LocalRows, ShippedRows, rows_of
+from ..inputs.rows import LocalRows, Span, span_of
 from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
 from ..threads import executor_map, executor_threads, in_order, ordered_map
@@ -57,34 +56,6 @@ def count_rows(classes: int) -> int:
     each window's end)."""
     rows = max(1, READ_VALUES // max(1, classes))
     return 1 << (rows.bit_length() - 1)
-
-
-class Span(NamedTuple):
-    """A span of ``size`` analysed queries ``start ..`` counted apart (small and
-    picklable): file rows ``rows`` (a slice or an index array) of ``source``
-    (``inputs.rows``), and its own rows of ``student``, ``decisions`` and ``truth``."""
-
-    source: object
-    rows: slice | np.ndarray
-    start: int
-    size: int
-    student: np.ndarray | None
-    decisions: Decisions | None
-    truth: np.ndarray | None
-
-
-def span_of(votes, positions, start: int, stop: int, *, source, student=None, decisions=None,
-            truth=None) -> Span:
-    """The span of the analysed queries ``start .. stop-1``; its rows are shipped with it
-    (``ShippedRows``) when ``source`` is None."""
-    rows = (slice(start, stop) if isinstance(positions, FirstRows)
-            else np.asarray(positions[start:stop]))
-    if source is None:
-        source = ShippedRows(rows_of(votes, positions, start, stop, dtype=None))
-    return Span(source, rows, start, stop - start,
-                None if student is None else rows_of(student, positions, start, stop),
-                None if decisions is None else decisions.padded(start, stop),
-                None if truth is None else truth[positions[start:stop]])
 
 
 def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 0,
@@ -136,13 +107,11 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
                   progress: Callable[[int, int], object] | None = None,
                   shared_noise=None) -> CountedRun:
     """Count the analysed queries ``positions`` of ``votes`` and sum them as windows end
-    (``totals_of(table, map=...)`` sums a table; ``accounting.grouped.BoundedTotals``):
-    memory holds a few chunks and the bounded tables, whatever the file size and however
-    often its votes repeat. Chunks never cross a window edge
-    (``accounting.grouped.window_pieces``); they are counted on ``workers`` threads
-    (default: the cores this process may use) or by ``executor`` (:func:`run_tasks`), a
-    task per span of whole chunks of at most ``work_sizes.TASK_VALUES`` vote values
-    (``source`` its rows)."""
+    (``totals_of(table, map=...)`` sums a table; ``accounting.grouped.BoundedTotals``), in
+    the memory of a few chunks and the bounded tables whatever the votes. Chunks never
+    cross a window edge (``accounting.grouped.window_pieces``); they are counted on
+    ``workers`` threads (default: the cores) or by ``executor``, a task per span of whole
+    chunks of at most ``work_sizes.TASK_VALUES`` vote values (``source`` its rows)."""
     if executor is None:
         source, span_rows = LocalRows(votes), chunk_size
     else:
