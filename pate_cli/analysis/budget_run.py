@@ -90,15 +90,13 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
 
 
 class BudgetWalk:
-    """The second pass of a budget run: in query order until the halt, blocks taken whole
-    from their sums (:meth:`took`) or gone through query by query (:meth:`through`);
-    what it spent.
-
-    The sums (``carry``, the ``selection`` and weighted ``answer`` curves apart, the
-    ``answered`` weight) run on from block to block: a skipped block adds its grouped
-    sums, a block gone through its queries one after another (``running_total``, a
-    cumulative sum: no figure depends on where chunks start). ``carries``: the carries at
-    block starts 1, 2, ... up to the last processed (where the per-query table restarts)."""
+    """The second pass of a budget run, in query order to the halt: blocks taken whole from
+    their sums (:meth:`took`) or gone through query by query (:meth:`through`). Its sums
+    (``carry``, the ``selection`` and weighted ``answer`` curves apart, the ``answered``
+    weight) run on from block to block: a skipped block adds its grouped sums, a block gone
+    through its queries one after another (``running_total``, a cumulative sum: no figure
+    depends on where chunks start). ``carries``: the carries at block starts 1, 2, ... up
+    to the last processed (where the per-query table restarts)."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray):
         self.run = run
@@ -137,11 +135,10 @@ class BudgetWalk:
         expected = run.request.accounting == "expected"
         for start in range(lo, hi, run.chunk_size):
             stop = min(hi, start + run.chunk_size)
-            chunk = chunk_costs(run.votes, run.positions, start, stop,
-                                mechanism=run.request.mechanism, selection=selection,
-                                answer=answer, noise=run.noise,
-                                accounting=run.request.accounting, orders=run.orders,
-                                student=run.student, decisions=run.decisions)
+            chunk = chunk_costs(run.votes, run.positions, start, stop, student=run.student,
+                                decisions=run.decisions, mechanism=run.request.mechanism,
+                                selection=selection, answer=answer, noise=run.noise,
+                                accounting=run.request.accounting, orders=run.orders)
             costs, made = chunk.costs, chunk.made
             full = costs if expected else replace(costs, weight=np.ones(stop - start))
             halt = budget_halt(costs, full, self.carry, run.converter, run.budget)
@@ -157,8 +154,7 @@ class BudgetWalk:
                 self.carry = running_total(costs, count, self.carry)
                 self.labels.add(*released_labels(made, made.answered,
                                                  run.request.mechanism.uses_student),
-                                None if run.truth is None
-                                else run.truth[run.positions[start:stop]])
+                                None if run.truth is None else run.truth[run.positions[start:stop]])
             if run.progress is not None:
                 run.progress(stop, run.positions.size)
             if self.halted_at is not None:
@@ -172,8 +168,7 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
     ``workers`` threads)."""
     queries = run.positions.size
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
-    parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor,
-                          source=source)
+    parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor, source=source)
     walk = BudgetWalk(run, carry)
     carries = []
     try:
@@ -206,10 +201,9 @@ def _within(after: np.ndarray, peak: np.ndarray, conversion, limit: float) -> bo
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,
                   source=None) -> Iterator[BlockSums]:
-    """The sums of blocks ``0 .. count-1`` in order, formed ahead on threads (a block
-    each) or on ``executor`` (a task per span of whole blocks, ``source`` their rows;
-    ``grouped_run.run_tasks``), as they are drawn; closing the iterator cancels what is
-    pending."""
+    """The sums of blocks ``0 .. count-1`` in order, formed ahead as they are drawn
+    (``grouped_run.run_tasks``: a block a thread, or on ``executor`` a task per span of
+    whole blocks, ``source`` their rows); closing the iterator cancels what is pending."""
     size = BUDGET_BLOCK
     per_task = 1 if executor is None else max(
         1, TASK_VALUES // (size * max(1, row_width(run.votes))))

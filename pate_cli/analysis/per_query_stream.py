@@ -43,22 +43,17 @@ from .result import AnalysisResult, per_query_frame
 from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
 
 
-def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
-                     student=None, decisions: Decisions | None = None,
-                     q_bound: str = "union", salt: int = 0,
+def per_query_frames(result: AnalysisResult, votes, *, query_indices=None, student=None,
+                     decisions: Decisions | None = None, q_bound: str = "union", salt: int = 0,
                      chunk_size: int | None = None, workers: int | None = None) -> Iterator:
     """``result.to_frame()`` of the per-query run, as DataFrames of one chunk each.
-
-    ``result`` is the totals-only analysis of ``votes`` (a single LNMax, GNMax,
-    Confident or Interactive run) and the other arguments are those it was analysed
-    with. Only the first ``result.queries`` queries are replayed (a budget run's halt).
-    ``workers`` threads form the chunks' curves ahead (default: the cores); the frames
-    are the same bits for any number.
-    """
-    mechanism = result.mechanism
+    ``result`` is the totals-only analysis of ``votes`` (a single LNMax, GNMax, Confident
+    or Interactive run), the other arguments those it was analysed with; only its first
+    ``result.queries`` queries are replayed (a budget run's halt). ``workers`` threads form
+    the chunks' curves ahead (default: the cores); the frames are the same bits for any."""
     orders, converter = checked_setting(result.accounting, result.delta, result.orders,
                                         result.conversion)
-    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
+    selection, answer = mechanism_steps(result.mechanism, q_bound=q_bound)
     independent = result.accounting == "data-independent"
     noise = NoiseSource(result.seed, salt=salt)
     queries = result.queries
@@ -86,11 +81,10 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
         """A chunk's decisions, statistics and curves at the orders ``columns``: no
         carry needed, so chunks are formed ahead on threads."""
         whole = columns.size == orders.size
-        return chunk_costs(votes, positions, *piece, mechanism=mechanism,
-                           selection=selection, answer=answer, noise=noise,
-                           accounting=result.accounting,
-                           orders=orders if whole else orders[columns], student=student,
-                           decisions=decisions, kept=kept if whole else None)
+        return chunk_costs(votes, positions, *piece, mechanism=result.mechanism,
+                           selection=selection, answer=answer, noise=noise, student=student,
+                           decisions=decisions, accounting=result.accounting,
+                           orders=orders[columns], kept=kept if whole else None)
 
     # the running sums at the orders that can still give a cumulative epsilon only
     # (accounting.live_orders); a chunk formed ahead has the curves at the orders live

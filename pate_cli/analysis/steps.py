@@ -167,7 +167,7 @@ def data_independent_curve(selection, answer, *, answered, queries, orders) -> n
     return curve
 
 
-def step_curves(step, statistic, orders, independent, kept=None):
+def step_curves(step, statistic, orders, independent, kept=None) -> tuple[np.ndarray, np.ndarray]:
     """Distinct RDP curves of a step and, per query, the index of its curve. ``kept`` (a
     ``curve_store.SharedCurves``) serves the curves it holds and keeps the others."""
     if step is None or independent:
@@ -232,12 +232,10 @@ def block_costs(block, student, start: int, given: Decisions | None, *, mechanis
     log_pr = (zeros if selection is None or not statistics
               else selection.statistic(block, student))
     weight = np.exp(log_pr) if accounting == "expected" else made.answered.astype(np.float64)
-    costs = None
-    if curves:
-        independent = accounting == "data-independent"
-        sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-        ans_curves, ans_index = step_curves(answer, log_q, orders, independent, kept)
-        costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
+    independent = accounting == "data-independent"
+    costs = None if not curves else StepRows(
+        *step_curves(selection, log_pr, orders, independent),
+        *step_curves(answer, log_q, orders, independent, kept), weight)
     return ChunkCosts(block, made, log_q, log_pr, weight, costs, runs)
 
 
@@ -254,8 +252,7 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
         # mechanism it does not apply to (SVT-PATE has no per-query steps)
         selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
         return chunk_costs(votes, positions, start, stop, mechanism=mechanism,
-                           selection=selection, answer=answer, noise=noise,
-                           accounting=accounting, student=student, decisions=decisions,
-                           curves=False).weight
+                           selection=selection, answer=answer, noise=noise, accounting=accounting,
+                           student=student, decisions=decisions, curves=False).weight
     return charges
 
