@@ -44,8 +44,7 @@ BUDGET_BLOCK = 1 << 16
 # A block is skipped when its sums plus one query's largest cost, raised by this factor,
 # convert within the budget: it exceeds the relative rounding of any sum of a block.
 MARGIN = 1.0 + 2.0 ** -32
-# One block's per-order selection and (weighted) answer sums and answered weight, and its
-# label counts.
+# One block's sums (per-order selection and weighted answer, answered weight), its labels.
 BlockSums = tuple[GroupedTotals, LabelCounts]
 
 

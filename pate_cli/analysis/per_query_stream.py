@@ -139,8 +139,7 @@ def streamed_decisions(result) -> Iterator[Decisions]:
     """The decisions of a result analysed with ``per_query="stream"``, a piece at a time
     from its table's stream (``Decisions.of_table``), up to where labelling stopped (an
     individualized run's stop): memory bounded by the piece (``--write-decisions``)."""
-    name = result.mechanism.name
-    pieces = (Decisions.of_table(frame, name) for frame in result.iter_frames())
+    pieces = (Decisions.of_table(frame, result.mechanism.name) for frame in result.iter_frames())
     stop = None if result.groups is None else result.groups.stopped_at
     done = 0
     try:
