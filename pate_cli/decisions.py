@@ -123,6 +123,19 @@ class Decisions:
         return Decisions(self.answered[start:stop], self.label[start:stop], cut(self.code),
                          cut(self.query), self.mechanism, self.path, self.sha256)
 
+    def padded(self, start: int, stop: int) -> Decisions:
+        """Queries ``start .. stop-1``'s answers, labels and codes; past the end (a budget
+        run that halts there), nothing answered: refused, no label (abstain)."""
+        def cut(values, fill, dtype):
+            if values is None:
+                return None
+            rows = np.full(stop - start, fill, dtype=dtype)
+            rows[:max(0, min(stop, values.size) - start)] = values[start:stop]
+            return rows
+
+        return Decisions(cut(self.answered, False, bool), cut(self.label, -1, np.int64),
+                         cut(self.code, OUTCOME_ABSTAIN, np.int8))
+
     def to_frame(self):
         """``query, outcome, label`` as a DataFrame (label <NA> when none)."""
         import pandas as pd

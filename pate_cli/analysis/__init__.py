@@ -21,8 +21,7 @@ __all__ = [
     "ACCOUNTING_MODES", "DEFAULT_CHUNK", "VARIANTS", "AnalysisResult", "GroupParameters",
     "OrderGridWarning", "ReplayTotals", "Round", "analyze_individualized", "analyze_rounds",
     "analyze_totals", "analyze_votes", "derive_parameters", "mechanism_steps",
-    "sanitize_analysis", "analyze", "individualized_plan", "read_votes", "label",
-    "decisions_of",
+    "sanitize_analysis", "analyze", "individualized_plan", "read_votes", "label", "decisions_of",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {

@@ -1,22 +1,20 @@
 """Budget runs (MATH.md s.7): whole blocks summed apart, the halt found in query order.
 
 A budget run halts at the first query whose full cost could take the total above the
-budget. Its queries go in blocks of ``BUDGET_BLOCK`` (analysed positions 0, B, 2B, ...).
-Block sums do not depend on one another, so they are formed ahead in parallel, on threads
-or on a cluster's workers (:func:`block_sums`: each distinct curve once,
-``accounting.grouped``). A block is taken whole from its sums only where those plus the
-largest cost one query can add (the data-independent curves, which every data-dependent
-curve is capped at) convert within the budget, with a margin for every rounding: such a
-block holds no halt. Any other block is gone through query after query
+budget. Its queries go in blocks of ``BUDGET_BLOCK``, whose sums do not depend on one
+another: they are formed ahead, on threads or a cluster's workers (:func:`block_sums`:
+each distinct curve once, ``accounting.grouped``). A block is taken whole from its sums
+only where those plus the largest cost one query can add (the data-independent curves,
+which cap every data-dependent one) convert within the budget, with a margin for every
+rounding: it holds no halt. Any other block is gone through query after query
 (``accounting.composition``), as the halt checks it.
 
-No figure depends on the chunk size, the number of workers, or where block sums were
-formed; a run of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query run.
-Which blocks are skipped depends on the budget; grouped and query-after-query sums
-differ in the last bits only (the README's 1e-12 relative tolerance), and every figure
-reported was checked against the budget. The
-per-query ``epsilon_cumulative`` column restarts from the carry at each block start
-(``BudgetPart.carries``), so it ends exactly at the reported epsilon.
+No figure depends on the chunk size, the workers, or where block sums were formed; a run
+of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query run. Which blocks
+are skipped depends on the budget; grouped and query-after-query sums differ in the last
+bits only (the README's 1e-12 relative tolerance), and every figure reported was checked
+against the budget. The per-query ``epsilon_cumulative`` restarts from the carry at each
+block start (``BudgetPart.carries``), so it ends exactly at the reported epsilon.
 """
 
 from __future__ import annotations
@@ -33,13 +31,12 @@ from ..accounting.conversion import Conversion
 from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, LabelCounts, released_labels
-from ..inputs.rows import FirstRows, LocalRows
+from ..inputs.rows import FirstRows, LocalRows, Span, span_of
 from ..mechanisms import NoiseSource
 from ..sparse_rows import SparseRows, row_width
-from ..threads import executor_threads, in_order, ordered_map
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
-from .grouped_run import CountRequest, Span, count_span, span_of
-from .steps import Step, chunk_costs, curve_function, data_independent_curve, mechanism_steps
+from .grouped_run import CountRequest, count_span, run_tasks
+from .steps import chunk_costs, curve_function, data_independent_curve, mechanism_steps
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more
 # queries, depend on it).
@@ -47,22 +44,19 @@ BUDGET_BLOCK = 1 << 16
 # A block is skipped when its sums plus one query's largest cost, raised by this factor,
 # convert within the budget: it exceeds the relative rounding of any sum of a block.
 MARGIN = 1.0 + 2.0 ** -32
-# One block's per-order selection and (weighted) answer sums and answered weight, and its
-# label counts.
+# One block's sums (per-order selection and weighted answer, answered weight), its labels.
 BlockSums = tuple[GroupedTotals, LabelCounts]
 
 
 @dataclass(frozen=True, eq=False)
 class BudgetSetting:
     """What every pass of one budget run reads: the analysed rows and their inputs, the
-    mechanism and its steps, the accounting and the budget."""
+    mechanism (``request``, with its accounting, q bound, seed and salt) and its noise,
+    the orders and the budget."""
 
     votes: np.ndarray | SparseRows  # the vote file (a memory map) or its sparse rows
     positions: np.ndarray | FirstRows  # the analysed file rows, in order
-    queries: int
-    request: CountRequest  # the mechanism, accounting, q bound, seed and salt
-    selection: Step | None  # the mechanism's cost steps (analysis.steps)
-    answer: Step
+    request: CountRequest
     noise: NoiseSource
     orders: np.ndarray
     converter: Conversion
@@ -84,8 +78,7 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
     independent = request.accounting == "data-independent"
     shared = SharedCurves(CURVE_CACHE_BYTES) if shared is None else shared
     selection_rdp, answer_rdp = (
-        None if step is None else curve_function(step, independent) if independent
-        else shared.serving(step.rdp, orders)
+        None if step is None else shared.serving(curve_function(step, independent), orders)
         for step in mechanism_steps(request.mechanism, q_bound=request.q_bound))
     counts = (count_span(request, span, chunk_size=chunk_size, lo=first,
                          hi=min(span.size, first + block), opened=opened)
@@ -96,15 +89,13 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
 
 
 class BudgetWalk:
-    """The second pass of a budget run: blocks taken whole from their sums (``run_budget``),
-    or gone through query by query (``through``), in query order, until the halt; what it
-    spent.
-
-    The sums (``carry``, the ``selection`` and weighted ``answer`` curves apart, the
-    ``answered`` weight) run on from block to block: a skipped block adds its grouped
-    sums, a block gone through its queries one after another (``running_total``, a
-    cumulative sum: no figure depends on where chunks start). ``carries``: the carries at
-    block starts 1, 2, ... up to the last processed (where the per-query table restarts)."""
+    """The second pass of a budget run, in query order to the halt: blocks taken whole from
+    their sums (:meth:`took`) or gone through query by query (:meth:`through`). Its sums
+    (``carry``, the ``selection`` and weighted ``answer`` curves apart, the ``answered``
+    weight) run on from block to block: a skipped block adds its grouped sums, a block gone
+    through its queries one after another (``running_total``, a cumulative sum: no figure
+    depends on where chunks start). ``carries``: the carries at block starts 1, 2, ... up
+    to the last processed (where the per-query table restarts)."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray):
         self.run = run
@@ -116,20 +107,39 @@ class BudgetWalk:
         self.labels = LabelCounts(run.request.mechanism.uses_student)
         self.halted_at: int | None = None
         self.carries = np.empty((0, self.carry.size))
+        self.steps = mechanism_steps(run.request.mechanism, q_bound=run.request.q_bound)
+        # the largest curve one query can add: its data-independent curves (MATH.md s.2)
+        self.peak = np.asarray(data_independent_curve(*self.steps, answered=1, queries=1,
+                                                      orders=run.orders), dtype=np.float64)
+
+    def took(self, part: BlockSums, hi: int) -> bool:
+        """Add a block's sums whole (its queries end at ``hi``) where no query of it can
+        halt the run (:func:`_within`); whether it did."""
+        sums, labels = part
+        after = (self.carry + sums.selection) + sums.answer
+        if not _within(after, self.peak, self.run.converter, self.run.budget):
+            return False
+        self.selection = self.selection + sums.selection
+        self.answer = self.answer + sums.answer
+        self.answered = self.answered + float(sums.answered)
+        self.carry = after
+        self.labels.merge_in(labels)
+        if self.run.progress is not None:
+            self.run.progress(hi, self.run.positions.size)
+        return True
 
     def through(self, lo: int, hi: int) -> None:
         """Go through queries ``lo .. hi-1`` (one block) query by query, to the halt."""
-        run = self.run
+        run, (selection, answer) = self.run, self.steps
+        expected = run.request.accounting == "expected"
         for start in range(lo, hi, run.chunk_size):
             stop = min(hi, start + run.chunk_size)
-            chunk = chunk_costs(run.votes, run.positions, start, stop,
-                                mechanism=run.request.mechanism, selection=run.selection,
-                                answer=run.answer, noise=run.noise,
-                                accounting=run.request.accounting, orders=run.orders,
-                                student=run.student, decisions=run.decisions)
+            chunk = chunk_costs(run.votes, run.positions, start, stop, student=run.student,
+                                decisions=run.decisions, mechanism=run.request.mechanism,
+                                selection=selection, answer=answer, noise=run.noise,
+                                accounting=run.request.accounting, orders=run.orders)
             costs, made = chunk.costs, chunk.made
-            full = (costs if run.request.accounting == "expected"
-                    else replace(costs, weight=np.ones(stop - start)))
+            full = costs if expected else replace(costs, weight=np.ones(stop - start))
             halt = budget_halt(costs, full, self.carry, run.converter, run.budget)
             if halt is not None:
                 self.halted_at = stop = start + halt
@@ -143,10 +153,9 @@ class BudgetWalk:
                 self.carry = running_total(costs, count, self.carry)
                 self.labels.add(*released_labels(made, made.answered,
                                                  run.request.mechanism.uses_student),
-                                None if run.truth is None
-                                else run.truth[run.positions[start:stop]])
+                                None if run.truth is None else run.truth[run.positions[start:stop]])
             if run.progress is not None:
-                run.progress(stop, run.queries)
+                run.progress(stop, run.positions.size)
             if self.halted_at is not None:
                 return
 
@@ -155,32 +164,18 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
                executor=None, source=None) -> BudgetWalk:
     """A budget run's halt and sums (the module's docstring). ``run``: the run's setting
     (:class:`BudgetSetting`); ``executor``: where block sums are formed (else on
-    ``workers`` threads). A block whose sums are taken whole adds them to the walk's."""
-    queries = run.queries
+    ``workers`` threads)."""
+    queries = run.positions.size
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
-    parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor,
-                          source=source)
+    parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor, source=source)
     walk = BudgetWalk(run, carry)
-    # the largest curve one query can add: its data-independent curves (MATH.md s.2)
-    peak = np.asarray(data_independent_curve(run.selection, run.answer, answered=1,
-                                             queries=1, orders=run.orders), dtype=np.float64)
     carries = []
     try:
         for number in range(blocks):
             lo, hi = number * BUDGET_BLOCK, min(queries, (number + 1) * BUDGET_BLOCK)
             if number:
                 carries.append(walk.carry)
-            part = next(parts) if number < blocks - 1 else None
-            after = None if part is None else (walk.carry + part[0].selection) + part[0].answer
-            if after is not None and _within(after, peak, run.converter, run.budget):
-                sums, labels = part
-                walk.selection = walk.selection + sums.selection
-                walk.answer = walk.answer + sums.answer
-                walk.answered = walk.answered + float(sums.answered)
-                walk.carry = after
-                walk.labels.merge_in(labels)
-                if run.progress is not None:
-                    run.progress(hi, queries)
+            if number < blocks - 1 and walk.took(next(parts), hi):
                 continue
             walk.through(lo, hi)
             if walk.halted_at is not None:
@@ -205,10 +200,9 @@ def _within(after: np.ndarray, peak: np.ndarray, conversion, limit: float) -> bo
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,
                   source=None) -> Iterator[BlockSums]:
-    """The sums of blocks ``0 .. count-1`` in order, formed ahead on threads (a block
-    each) or on ``executor`` (a task per span of whole blocks, ``source`` their rows; two
-    per thread in flight), as they are drawn; closing the iterator cancels what is
-    pending."""
+    """The sums of blocks ``0 .. count-1`` in order, formed ahead as they are drawn
+    (``grouped_run.run_tasks``: a block a thread, or on ``executor`` a task per span of
+    whole blocks, ``source`` their rows); closing the iterator cancels what is pending."""
     size = BUDGET_BLOCK
     per_task = 1 if executor is None else max(
         1, TASK_VALUES // (size * max(1, row_width(run.votes))))
@@ -222,10 +216,6 @@ def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None,
         return partial(block_sums, run.request, span, block=size, chunk_size=run.chunk_size,
                        orders=run.orders, shared=shared)
 
-    numbers = range(0, count, per_task)
-    groups = (ordered_map(lambda number: task(number)(), numbers, workers=workers)
-              if executor is None else
-              in_order(lambda number: executor.submit(task(number)), numbers,
-                       window=2 * executor_threads(executor)))
-    for group in groups:
+    for group in run_tasks(task, range(0, count, per_task), workers=workers,
+                           executor=executor):
         yield from group

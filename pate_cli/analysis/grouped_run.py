@@ -1,32 +1,32 @@
-"""Totals-only runs: chunks counted apart, in parallel, here or on any executor (MATH.md
-s.6-7).
+"""Totals-only runs (MATH.md s.6-7): chunks counted apart, here or on any executor.
 
 A chunk's :class:`ChunkCount` holds its distinct (answer, selection) statistics with their
 integer query and answer counts (``accounting.grouped``) and its label counts, which merge
-exactly in any order: on threads (:func:`count_queries`) or on any ``concurrent.futures``
-executor, e.g. a Dask cluster (:func:`counted_remotely`). Totals are formed from whole
-windows of queries (``accounting.grouped.BoundedTotals``: memory bounded whatever the
-votes), so they are the same bits for any chunk size, worker count or place of counting;
-replay noise is keyed by query position (``mechanisms.noise``). Without true labels to
-score, the answer noise is not drawn (the costs do not need it).
+exactly in any order, on threads or on any ``concurrent.futures`` executor, e.g. a Dask
+cluster (:func:`count_queries`). Totals are formed from whole windows of queries
+(``accounting.grouped.BoundedTotals``: memory bounded whatever the votes), so they are the
+same bits for any chunk size, worker count or place of counting; replay noise is keyed by
+query position (``mechanisms.noise``). Without true labels to score, the answer noise is
+not drawn (the costs do not need it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from functools import partial
+from typing import Any
 
 import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..decisions import Decisions, LabelCounts, released_labels
-from ..inputs.rows import FirstRows, LocalRows, ShippedRows, rows_of
+from ..inputs.rows import LocalRows, Span, span_of
 from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
-from ..threads import in_order, ordered_map
+from ..threads import executor_map, executor_threads, in_order, ordered_map
 from ..work_sizes import READ_VALUES, TASK_VALUES
-from .steps import block_costs, given_rows, mechanism_steps
+from .steps import block_costs, mechanism_steps
 
 
 @dataclass(frozen=True)
@@ -58,34 +58,6 @@ def count_rows(classes: int) -> int:
     return 1 << (rows.bit_length() - 1)
 
 
-class Span(NamedTuple):
-    """A span of ``size`` analysed queries ``start ..`` counted apart (small and
-    picklable): file rows ``rows`` (a slice or an index array) of ``source``
-    (``inputs.rows``), and its own rows of ``student``, ``decisions`` and ``truth``."""
-
-    source: object
-    rows: slice | np.ndarray
-    start: int
-    size: int
-    student: np.ndarray | None
-    decisions: Decisions | None
-    truth: np.ndarray | None
-
-
-def span_of(votes, positions, start: int, stop: int, *, source, student=None, decisions=None,
-            truth=None) -> Span:
-    """The span of the analysed queries ``start .. stop-1``; its rows are shipped with it
-    (``ShippedRows``) when ``source`` is None."""
-    rows = (slice(start, stop) if isinstance(positions, FirstRows)
-            else np.asarray(positions[start:stop]))
-    if source is None:
-        source = ShippedRows(rows_of(votes, positions, start, stop, dtype=None))
-    return Span(source, rows, start, stop - start,
-                None if student is None else rows_of(student, positions, start, stop),
-                None if decisions is None else given_rows(decisions, start, stop),
-                None if truth is None else truth[positions[start:stop]])
-
-
 def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 0,
                hi: int | None = None, opened=None, shared_noise=None) -> ChunkCount:
     """Count the queries ``lo .. hi-1`` (default: all) of ``span`` (its source ``opened``
@@ -103,7 +75,7 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
         chunk = block_costs(
             span.source.block(span.rows, first, last, votes=opened),
             None if span.student is None else span.student[first:last], span.start + first,
-            None if span.decisions is None else given_rows(span.decisions, first, last),
+            None if span.decisions is None else span.decisions.padded(first, last),
             mechanism=mechanism, selection=selection, answer=answer,
             noise=tuple(NoiseSource(seed, salt=request.salt, shared=shared_noise)
                         for seed in request.seeds),
@@ -129,66 +101,54 @@ class CountedRun:
 
 
 def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
-                  totals_of: Callable[[GroupedCounts], GroupedTotals],
-                  student=None, decisions: Decisions | None = None,
-                  truth: np.ndarray | None = None, workers: int | None = None,
+                  totals_of: Callable[..., GroupedTotals], student=None,
+                  decisions: Decisions | None = None, truth: np.ndarray | None = None,
+                  workers: int | None = None, executor=None, source=None,
                   progress: Callable[[int, int], object] | None = None,
                   shared_noise=None) -> CountedRun:
-    """Count the analysed queries ``positions`` of ``votes`` chunk by chunk (chunks cut
-    at window edges, ``accounting.grouped.window_pieces``), on ``workers`` threads
-    (default: the cores this process may use), and sum them (``totals_of`` sums a table)
-    as windows end; memory holds a few chunks and the bounded tables, whatever the file
-    size and however often its votes repeat."""
-    local = LocalRows(votes)
+    """Count the analysed queries ``positions`` of ``votes`` and sum them as windows end
+    (``totals_of(table, map=...)`` sums a table; ``accounting.grouped.BoundedTotals``), in
+    the memory of a few chunks and the bounded tables whatever the votes. Chunks never
+    cross a window edge (``accounting.grouped.window_pieces``); they are counted on
+    ``workers`` threads (default: the cores) or by ``executor``, a task per span of whole
+    chunks of at most ``work_sizes.TASK_VALUES`` vote values (``source`` its rows)."""
+    if executor is None:
+        source, span_rows = LocalRows(votes), chunk_size
+    else:
+        span_rows = chunk_size * max(1, TASK_VALUES // max(1, chunk_size * row_width(votes)))
+        shared_noise = None  # kept in this process only
+    pieces = list(window_pieces(positions.size, span_rows))
 
-    def one(piece: tuple[int, int]) -> tuple[int, ChunkCount]:
-        span = span_of(votes, positions, *piece, source=local, student=student,
+    def task(piece: tuple[int, int]) -> partial:
+        span = span_of(votes, positions, *piece, source=source, student=student,
                        decisions=decisions, truth=truth)
-        return piece[1], count_span(request, span, chunk_size=chunk_size,
-                                    shared_noise=shared_noise)
+        return partial(count_span, request, span, chunk_size=chunk_size,
+                       shared_noise=shared_noise)
 
-    return summed_counts(ordered_map(one, window_pieces(positions.size, chunk_size),
-                                     workers=workers),
-                         totals_of, request, queries=positions.size, progress=progress)
-
-
-def summed_counts(parts: Iterable[tuple[int, ChunkCount]],
-                  totals_of: Callable[[GroupedCounts], GroupedTotals], request: CountRequest,
-                  *, queries: int, progress: Callable[[int, int], object] | None = None
-                  ) -> CountedRun:
-    """The run's sums from its pieces' counts ``(stop, count)`` in query order (pieces
-    never cross a window edge), with label counts merged as they come."""
-    totals = BoundedTotals(totals_of)
+    totals = BoundedTotals(partial(totals_of, map=partial(ordered_map, workers=workers)
+                                   if executor is None else partial(executor_map, executor)))
     labels = _no_labels(request)
-    for stop, part in parts:
+    counts = run_tasks(task, pieces, workers=workers, executor=executor)
+    for (_, stop), part in zip(pieces, counts, strict=True):
         totals.add(part.table, stop)
         for total, one in zip(labels, part.labels, strict=True):
             total.merge_in(one)
         if progress is not None:
-            progress(stop, queries)
+            progress(stop, positions.size)
     sums, table = totals.result()
     return CountedRun(sums, labels, table)
 
 
+def run_tasks(task: Callable[[Any], partial], items, *, workers: int | None = None,
+              executor=None) -> Iterator:
+    """The results of ``task(item)()`` for each of ``items``, in order: on ``workers``
+    threads, or on ``executor`` (``submit`` and futures with ``result()``; two tasks per
+    thread in flight). A task (a picklable partial) is made as its turn comes."""
+    if executor is None:
+        return ordered_map(lambda item: task(item)(), items, workers=workers)
+    return in_order(lambda item: executor.submit(task(item)), items,
+                    window=2 * executor_threads(executor))
+
+
 def _no_labels(request: CountRequest) -> tuple[LabelCounts, ...]:
     return tuple(LabelCounts(request.mechanism.uses_student) for _ in request.seeds)
-
-
-def counted_remotely(executor, votes, positions, request: CountRequest, *, source,
-                     chunk_size: int, student=None, decisions=None, truth=None,
-                     window: int = 8) -> Iterator[tuple[int, ChunkCount]]:
-    """The analysed queries ``positions`` counted by ``executor`` (``submit`` and futures
-    with ``result()``), a task per span of whole chunks (at most
-    ``work_sizes.TASK_VALUES`` vote values; never across a window edge,
-    ``accounting.grouped.window_pieces``), yielded in order as ``(stop, count)``; at most
-    ``window`` tasks in flight."""
-    span_rows = chunk_size * max(1, TASK_VALUES // max(1, chunk_size * row_width(votes)))
-    spans = list(window_pieces(positions.size, span_rows))
-
-    def submit(piece: tuple[int, int]):
-        span = span_of(votes, positions, *piece, source=source, student=student,
-                       decisions=decisions, truth=truth)
-        return executor.submit(count_span, request, span, chunk_size=chunk_size)
-
-    yield from zip((stop for _, stop in spans), in_order(submit, spans, window=window),
-                   strict=True)

@@ -1,23 +1,22 @@
 """The per-query table of a totals-only run, chunk by chunk (a second pass), and the
 run's decisions read from it.
 
-A run analysed without per-query columns (``analyze_votes(per_query=False)``) knows
-its reported order, its halt and its totals; :func:`per_query_frames` then replays it
-chunk by chunk (noise keyed by query position, MATH.md s.1; running sums carried across
-chunks, MATH.md s.6) and yields the rows of CLI.md's per-query table a chunk at a time,
-the same rows, bit for bit, as the per-query run's ``to_frame()``. Memory holds one chunk,
-whatever the number of queries: this is how ``pate-analyze --per-query`` writes its table.
+A run analysed without per-query columns (``analyze_votes(per_query=False)``) knows its
+reported order, its halt and its totals; :func:`per_query_frames` replays it chunk by chunk
+(noise keyed by query position, MATH.md s.1; running sums carried across chunks, MATH.md
+s.6) and yields CLI.md's per-query table a chunk at a time, bit for bit the per-query
+run's ``to_frame()``, in the memory of one chunk (``pate-analyze --per-query``).
 
-The pass uses what the totals found: the run's total curve bounds every cumulative
-epsilon, so the running sums are formed only at the orders that can still give one
+The pass uses what the totals found: the running sums are formed only at the orders that
+can still give a cumulative epsilon under the run's total curve
 (``accounting.live_orders``), and each query's own epsilon is looked up from the run's
 distinct statistic pairs (``result.distinct_pairs``, converted once each by
 ``accounting.own_epsilons``; from the query's row where the pairs were not kept, as in a
 budget run). Both give the bits of the full computation.
 
-A run's decisions (``pate_cli.decisions.Decisions``, CLI.md "Decisions") are read from
-the same stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``)
-or whole (:func:`decisions_of`; ``label()``).
+A run's decisions (``pate_cli.decisions.Decisions``, CLI.md "Decisions") are read from the
+same stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``) or
+whole (:func:`decisions_of`; ``label()``).
 """
 
 from __future__ import annotations
@@ -44,22 +43,17 @@ from .result import AnalysisResult, per_query_frame
 from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
 
 
-def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
-                     student=None, decisions: Decisions | None = None,
-                     q_bound: str = "union", salt: int = 0,
+def per_query_frames(result: AnalysisResult, votes, *, query_indices=None, student=None,
+                     decisions: Decisions | None = None, q_bound: str = "union", salt: int = 0,
                      chunk_size: int | None = None, workers: int | None = None) -> Iterator:
     """``result.to_frame()`` of the per-query run, as DataFrames of one chunk each.
-
-    ``result`` is the totals-only analysis of ``votes`` (a single LNMax, GNMax,
-    Confident or Interactive run) and the other arguments are those it was analysed
-    with. Only the first ``result.queries`` queries are replayed (a budget run's halt).
-    ``workers`` threads form the chunks' curves ahead (default: the cores); the frames
-    are the same bits for any number.
-    """
-    mechanism = result.mechanism
+    ``result`` is the totals-only analysis of ``votes`` (a single LNMax, GNMax, Confident
+    or Interactive run), the other arguments those it was analysed with; only its first
+    ``result.queries`` queries are replayed (a budget run's halt). ``workers`` threads form
+    the chunks' curves ahead (default: the cores); the frames are the same bits for any."""
     orders, converter = checked_setting(result.accounting, result.delta, result.orders,
                                         result.conversion)
-    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
+    selection, answer = mechanism_steps(result.mechanism, q_bound=q_bound)
     independent = result.accounting == "data-independent"
     noise = NoiseSource(result.seed, salt=salt)
     queries = result.queries
@@ -87,11 +81,10 @@ def per_query_frames(result: AnalysisResult, votes, *, query_indices=None,
         """A chunk's decisions, statistics and curves at the orders ``columns``: no
         carry needed, so chunks are formed ahead on threads."""
         whole = columns.size == orders.size
-        return chunk_costs(votes, positions, *piece, mechanism=mechanism,
-                           selection=selection, answer=answer, noise=noise,
-                           accounting=result.accounting,
-                           orders=orders if whole else orders[columns], student=student,
-                           decisions=decisions, kept=kept if whole else None)
+        return chunk_costs(votes, positions, *piece, mechanism=result.mechanism,
+                           selection=selection, answer=answer, noise=noise, student=student,
+                           decisions=decisions, accounting=result.accounting,
+                           orders=orders[columns], kept=kept if whole else None)
 
     # the running sums at the orders that can still give a cumulative epsilon only
     # (accounting.live_orders); a chunk formed ahead has the curves at the orders live
@@ -146,8 +139,7 @@ def streamed_decisions(result) -> Iterator[Decisions]:
     """The decisions of a result analysed with ``per_query="stream"``, a piece at a time
     from its table's stream (``Decisions.of_table``), up to where labelling stopped (an
     individualized run's stop): memory bounded by the piece (``--write-decisions``)."""
-    name = result.mechanism.name
-    pieces = (Decisions.of_table(frame, name) for frame in result.iter_frames())
+    pieces = (Decisions.of_table(frame, result.mechanism.name) for frame in result.iter_frames())
     stop = None if result.groups is None else result.groups.stopped_at
     done = 0
     try:

@@ -28,16 +28,9 @@ from ..mechanisms.noise import SharedBlocks
 from ..mechanisms.protocol import checked_mechanism
 from ..rounding import ceil_text
 from ..sparse_rows import row_width
-from ..threads import executor_map, executor_threads, ordered_map
 from ..work_sizes import DEFAULT_CHUNK, chunk_rows
 from .budget_run import BudgetSetting, run_budget
-from .grouped_run import (
-    CountRequest,
-    count_queries,
-    count_rows,
-    counted_remotely,
-    summed_counts,
-)
+from .grouped_run import CountRequest, count_queries, count_rows
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, BudgetPart, QueryCounts, ReplayTotals
 from .steps import (
@@ -74,7 +67,7 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     come from the counts of distinct statistics (``accounting.grouped``, s.6), the same
     bits for any chunk size, ``workers`` (threads; default: the cores) or ``executor``
     (a ``concurrent.futures``-style executor counting chunks or summing budget blocks,
-    ``grouped_run.counted_remotely``). ``per_query`` (default): the table is a stream,
+    ``grouped_run.count_queries``). ``per_query`` (default): the table is a stream,
     ``result.iter_frames()``, formed by a second pass (``per_query_stream``); its
     ``epsilon_cumulative`` is a running sum (the README's tolerance; a budget run's ends
     exactly at ``epsilon``). SVT-PATE goes to ``analysis.svt``.
@@ -124,12 +117,11 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
         results = []
         for seed in seeds:
             spent = run_budget(
-                BudgetSetting(votes, positions, queries,
+                BudgetSetting(votes, positions,
                               CountRequest(mechanism, accounting, q_bound, (int(seed),), salt,
                                            draw_labels=labels is not None),
-                              selection, answer, NoiseSource(seed, salt=salt), orders,
-                              converter, budget, chunk_size, student, decisions, truth,
-                              progress),
+                              NoiseSource(seed, salt=salt), orders, converter, budget,
+                              chunk_size, student, decisions, truth, progress),
                 initial_carry(initial_rdp, orders), workers=workers, executor=executor,
                 source=rows)
             ran = queries if spent.halted_at is None else spent.halted_at
@@ -150,21 +142,11 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
                        for rdp in curves)
     totals_of = partial(grouped_totals, orders=orders, expected=accounting == "expected",
                         selection_rdp=curves[0], answer_rdp=curves[1])
-    if executor is None:
-        counted = count_queries(votes, positions, request, chunk_size=chunk_size,
-                                totals_of=partial(totals_of, map=partial(
-                                    ordered_map, workers=workers)),
-                                student=student, decisions=decisions, truth=truth,
-                                workers=workers, progress=progress,
-                                shared_noise=None if shared is None else shared.noise)
-    else:  # the chunks counted elsewhere (grouped_run.counted_remotely)
-        counted = summed_counts(
-            counted_remotely(executor, votes, positions, request, source=rows,
-                             chunk_size=chunk_size, student=student,
-                             decisions=decisions, truth=truth,
-                             window=2 * executor_threads(executor)),
-            partial(totals_of, map=partial(executor_map, executor)),
-            request, queries=queries, progress=progress)
+    counted = count_queries(votes, positions, request, chunk_size=chunk_size,
+                            totals_of=totals_of, student=student, decisions=decisions,
+                            truth=truth, workers=workers, executor=executor, source=rows,
+                            progress=progress,
+                            shared_noise=None if shared is None else shared.noise)
     sums, results = counted.totals, []
     for number, (seed, counts) in enumerate(zip(seeds, counted.labels, strict=True)):
         answer_sum = sums.answer if sums.answer.ndim == 1 else sums.answer[number]

@@ -16,7 +16,7 @@ from ..accounting.composition import StepRows
 from ..accounting.q_bound import check_q_bound, log_q_bound
 from ..accounting.screening import rdp_screening
 from ..accounting.subsampling import sampled_gaussian_curve, sampled_laplace_curve
-from ..decisions import OUTCOME_ABSTAIN, Decisions
+from ..decisions import Decisions
 from ..inputs.rows import rows_of, rows_read_once
 from ..mechanisms import NoiseSource
 from ..mechanisms.sampled import SampledMechanism, unsampled
@@ -167,7 +167,7 @@ def data_independent_curve(selection, answer, *, answered, queries, orders) -> n
     return curve
 
 
-def step_curves(step, statistic, orders, independent, kept=None):
+def step_curves(step, statistic, orders, independent, kept=None) -> tuple[np.ndarray, np.ndarray]:
     """Distinct RDP curves of a step and, per query, the index of its curve. ``kept`` (a
     ``curve_store.SharedCurves``) serves the curves it holds and keeps the others."""
     if step is None or independent:
@@ -206,10 +206,10 @@ class ChunkCosts(NamedTuple):
 def chunk_costs(votes, positions, start: int, stop: int, *, student=None,
                 decisions: Decisions | None = None, **costing) -> ChunkCosts:
     """:func:`block_costs` of the analysed queries ``start .. stop-1`` (rows read once),
-    with the given ``decisions``' rows if any."""
+    with the given ``decisions``' rows if any (``Decisions.padded``)."""
     return block_costs(rows_read_once(votes, positions, start, stop),
                        None if student is None else rows_of(student, positions, start, stop),
-                       start, None if decisions is None else given_rows(decisions, start, stop),
+                       start, None if decisions is None else decisions.padded(start, stop),
                        **costing)
 
 
@@ -232,12 +232,10 @@ def block_costs(block, student, start: int, given: Decisions | None, *, mechanis
     log_pr = (zeros if selection is None or not statistics
               else selection.statistic(block, student))
     weight = np.exp(log_pr) if accounting == "expected" else made.answered.astype(np.float64)
-    costs = None
-    if curves:
-        independent = accounting == "data-independent"
-        sel_curves, sel_index = step_curves(selection, log_pr, orders, independent)
-        ans_curves, ans_index = step_curves(answer, log_q, orders, independent, kept)
-        costs = StepRows(sel_curves, sel_index, ans_curves, ans_index, weight)
+    independent = accounting == "data-independent"
+    costs = None if not curves else StepRows(
+        *step_curves(selection, log_pr, orders, independent),
+        *step_curves(answer, log_q, orders, independent, kept), weight)
     return ChunkCosts(block, made, log_q, log_pr, weight, costs, runs)
 
 
@@ -254,22 +252,7 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
         # mechanism it does not apply to (SVT-PATE has no per-query steps)
         selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
         return chunk_costs(votes, positions, start, stop, mechanism=mechanism,
-                           selection=selection, answer=answer, noise=noise,
-                           accounting=accounting, student=student, decisions=decisions,
-                           curves=False).weight
+                           selection=selection, answer=answer, noise=noise, accounting=accounting,
+                           student=student, decisions=decisions, curves=False).weight
     return charges
 
-
-def given_rows(decisions: Decisions, start: int, stop: int) -> Decisions:
-    """Queries ``start .. stop-1`` of given decisions; past their end (a budget run that
-    halts there), nothing answered."""
-    have = max(0, min(stop, decisions.answered.size) - start)
-    answered = np.zeros(stop - start, dtype=bool)
-    labels = np.full(stop - start, -1, dtype=np.int64)
-    answered[:have] = decisions.answered[start:start + have]
-    labels[:have] = decisions.label[start:start + have]
-    code = None
-    if decisions.code is not None:
-        code = np.full(stop - start, OUTCOME_ABSTAIN, dtype=np.int8)
-        code[:have] = decisions.code[start:start + have]
-    return Decisions(answered, labels, code)

@@ -7,7 +7,7 @@ process's array or a task's own source, and a memory-mapped file let go once rea
   (:func:`drop_mapped_rows`), so a pass over a large file does not keep it resident;
   :func:`integral_maxima`: whether every plurality count is whole (so that each piece of
   a per-query table writes the column as the whole table would).
-- Row sources of a span of queries counted apart (``analysis.grouped_run``):
+- A :class:`Span` of queries counted apart (``analysis.grouped_run``) and its row sources:
   :class:`LocalRows` (this process's votes), :class:`ShippedRows` (rows sent with a task:
   CSV, stdin, an array given to the API) and :class:`NpyRows` (a ``.npy`` file or ``.npy``
   shards that each worker memory-maps itself, ``inputs.shards``); ``shards.task_source``
@@ -26,11 +26,14 @@ import io
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from ..sparse_rows import as_float_rows, is_sparse
+
+if TYPE_CHECKING:
+    from ..decisions import Decisions
 
 # Rows compared at a time when row numbers are checked for a range.
 SPAN_CHECK = 1 << 16
@@ -180,6 +183,35 @@ class ShippedRows:
 
     def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
         return as_float_rows(self.votes[lo:hi])
+
+
+class Span(NamedTuple):
+    """A span of ``size`` analysed queries ``start ..`` counted apart (small and
+    picklable): file rows ``rows`` (a slice or an index array) of ``source`` (a row
+    source above), and its own rows of ``student``, ``decisions`` and ``truth``."""
+
+    source: object
+    rows: slice | np.ndarray
+    start: int
+    size: int
+    student: np.ndarray | None
+    decisions: Decisions | None
+    truth: np.ndarray | None
+
+
+def span_of(votes, positions, start: int, stop: int, *, source, student=None, decisions=None,
+            truth=None) -> Span:
+    """The span of the analysed queries ``start .. stop-1``; its rows are shipped with it
+    (``ShippedRows``) when ``source`` is None, its given ``decisions`` padded
+    (``Decisions.padded``)."""
+    rows = (slice(start, stop) if isinstance(positions, FirstRows)
+            else np.asarray(positions[start:stop]))
+    if source is None:
+        source = ShippedRows(rows_of(votes, positions, start, stop, dtype=None))
+    return Span(source, rows, start, stop - start,
+                None if student is None else rows_of(student, positions, start, stop),
+                None if decisions is None else decisions.padded(start, stop),
+                None if truth is None else truth[positions[start:stop]])
 
 
 class AnalysedRows:

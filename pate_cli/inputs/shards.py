@@ -10,7 +10,7 @@ number pieces with leading zeros (``part-00010.npy`` after ``part-00009.npy``).
 The input's sha256 is that of the pieces' bytes one after another in that order (what
 ``cat shards/*.npy | sha256sum`` prints when the shell sorts the names the same way).
 
-A task counted on a cluster's worker (``analysis.grouped_run.counted_remotely``) reads
+A task counted on a cluster's worker (``analysis.grouped_run.count_queries``) reads
 the rows of a ``.npy`` file or of shards itself (:class:`NpyRows`, picked by
 :func:`task_source`): by absolute path, memory-mapped, so the workers must see the file
 at the same path (one machine, or storage they share); a one-line error otherwise.
