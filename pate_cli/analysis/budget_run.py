@@ -26,7 +26,7 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.composition import budget_halt, running_total
+from ..accounting.composition import budget_halt, running_total, within_limit
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..curve_store import SharedCurves
@@ -114,10 +114,10 @@ class BudgetWalk:
 
     def took(self, part: BlockSums, hi: int) -> bool:
         """Add a block's sums whole (its queries end at ``hi``) where no query of it can
-        halt the run (:func:`_within`); whether it did."""
+        halt the run (``composition.within_limit``, raised by ``MARGIN``); whether it did."""
         sums, labels = part
         after = (self.carry + sums.selection) + sums.answer
-        if not _within(after, self.peak, self.run.converter, self.run.budget):
+        if not within_limit(after, self.peak, self.run.converter, self.run.budget, MARGIN):
             return False
         self.selection = self.selection + sums.selection
         self.answer = self.answer + sums.answer
@@ -186,16 +186,6 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
         walk.carries = np.array(carries)
     return walk
 
-
-def _within(after: np.ndarray, peak: np.ndarray, conversion, limit: float) -> bool:
-    """Whether no query of a block can halt the run: every candidate sum of the block
-    (its carry, the costs before the query, the query's full cost) lies below ``after``
-    (the carry after the block) plus ``peak``, raised by ``MARGIN`` for rounding, when
-    costs are non-negative; the conversion is monotone in every order."""
-    if not (bool(np.all(after >= 0.0)) and bool(np.all(peak >= 0.0))):
-        return False
-    bound = (after + peak) * MARGIN
-    return bool(conversion.epsilon(bound[None, :])[0][0] <= limit)
 
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,

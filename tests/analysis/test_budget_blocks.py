@@ -74,7 +74,7 @@ def test_a_block_is_skipped_only_where_it_holds_no_halt(run, budget, block):
     votes, name, options = run
     options = {**options, "budget": budget, "per_query": False}
     fast = _run(votes, name, options, block)
-    with mock.patch.object(budget_run, "_within", lambda *args: False):
+    with mock.patch.object(budget_run, "within_limit", lambda *args: False):
         slow = _run(votes, name, options, block)
     assert fast.budget.halted_at == slow.budget.halted_at
     assert fast.counts.labels_output == slow.counts.labels_output
