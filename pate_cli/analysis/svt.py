@@ -9,7 +9,8 @@ The replay goes a chunk at a time: the run keeps counts only, and its table is a
 pass (:func:`svt_frames`). The mechanism is sequential, but all it carries from one query
 to the next is the number of unstable queries met so far: query noise is keyed by the
 query's position and threshold noise by the round's number (MATH.md s.1), so a chunk
-replayed from the carried count decides what the whole run decides (:func:`svt_pieces`).
+replayed from the carried count decides what the whole run decides
+(``mechanisms.svt.SVTPATE.pieces``).
 
 The search and the note (``accounting.svt_tuning``) see the votes only through the
 distances to instability, computed once into an ``inputs.rows.ScratchColumn``: computing them
@@ -21,7 +22,7 @@ epsilon (MATH.md s.12 prices such searches; see ``--tuning``), and the run says 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from types import SimpleNamespace
 
@@ -39,15 +40,14 @@ from ..accounting.svt import (
 )
 from ..accounting.svt_tuning import cutoff_candidates, distance_pieces, few_answers_note
 from ..decisions import SVT_HALTED, SVT_UNSTABLE, Decisions, LabelCounts
-from ..inputs.rows import ScratchColumn, integral_maxima, picked_rows, rows_read_once
+from ..inputs.rows import ScratchColumn, integral_maxima, picked_rows
 from ..mechanisms import NoiseSource
 from ..mechanisms.svt import (
     SVTPATE,
     check_svt_sequence,
     distance_to_instability,
-    given_svt_decisions,
 )
-from ..sparse_rows import plurality_classes, row_width
+from ..sparse_rows import row_width
 from ..work_sizes import stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart, per_query_frame
 
@@ -98,10 +98,9 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
         halted_at: int | None = None
         largest = -np.inf
         counts = LabelCounts(False)
-        for piece in svt_pieces(votes, positions, queries,
-                                mechanism=replace(mechanism, threshold=guarantee.threshold),
-                                noise=NoiseSource(seed, salt=salt), given=decisions,
-                                chunk_size=chunk_size):
+        for piece in replace(mechanism, threshold=guarantee.threshold).pieces(
+                votes, positions, queries, noise=NoiseSource(seed, salt=salt),
+                given=decisions, chunk_size=chunk_size):
             made = piece.decisions
             answered += int(np.count_nonzero(made.answered))
             unstable += int(np.count_nonzero(made.code == SVT_UNSTABLE))
@@ -147,38 +146,6 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
                        salt=salt) if per_query else None)
 
 
-@dataclass(frozen=True)
-class SvtPiece:
-    """Queries ``start .. stop-1``: statistics, decisions, ``met`` unstable before them."""
-
-    start: int
-    stop: int
-    plurality: np.ndarray
-    plurality_class: np.ndarray
-    distance: np.ndarray
-    decisions: Decisions
-    met: int
-
-
-def svt_pieces(votes, positions, queries: int, *, mechanism: SVTPATE, noise: NoiseSource,
-               given: Decisions | None, chunk_size: int) -> Iterator[SvtPiece]:
-    """The run over ``positions[:queries]`` of ``votes``, ``chunk_size`` queries at a
-    time: the seeded replay of ``mechanism`` (scale, cut-off and threshold resolved), or
-    the ``given`` decisions, whose stable queries release the plurality class
-    (``ValueError`` naming the first row that gives another label)."""
-    met = 0
-    for start in range(0, queries, chunk_size):
-        stop = min(queries, start + chunk_size)
-        block = rows_read_once(votes, positions, start, stop)
-        distance = distance_to_instability(block)
-        plurality_class = plurality_classes(block)
-        made = (mechanism.replay_distances(distance, plurality_class, noise=noise,
-                                           start=start, met=met) if given is None
-                else given_svt_decisions(given.piece(start, stop), plurality_class, start))
-        yield SvtPiece(start, stop, block.max(axis=1), plurality_class, distance, made, met)
-        met += int(np.count_nonzero(made.code == SVT_UNSTABLE))
-
-
 def svt_frames(result, *, votes, positions, given: Decisions | None = None, salt: int = 0,
                chunk_size: int | None = None) -> Iterator:
     """The run's per-query table as DataFrames of one chunk each, by a second pass over
@@ -195,10 +162,9 @@ def svt_frames(result, *, votes, positions, given: Decisions | None = None, salt
     carry = None if result.initial_rdp is None else initial_carry(result.initial_rdp, orders)
     per_round = float(rdp_svt_rounds(scale=svt.scale, rounds=1, orders=[result.order])[0])
     integral = integral_maxima(votes, positions, queries, chunk_size)
-    for piece in svt_pieces(votes, positions, queries,
-                            mechanism=replace(result.mechanism, threshold=svt.threshold),
-                            noise=NoiseSource(result.seed, salt=salt), given=given,
-                            chunk_size=chunk_size):
+    for piece in replace(result.mechanism, threshold=svt.threshold).pieces(
+            votes, positions, queries, noise=NoiseSource(result.seed, salt=salt), given=given,
+            chunk_size=chunk_size):
         count = piece.stop - piece.start
         unstable = piece.decisions.code == SVT_UNSTABLE
         epsilon, order = svt_epsilon_so_far(

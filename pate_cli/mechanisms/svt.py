@@ -3,19 +3,18 @@ replayed over the whole sequence of queries (its rounds end at unstable queries)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
 from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
-from ..sparse_rows import SparseRows, as_float_rows, plurality_classes, row_width
+from ..inputs.rows import FirstRows, rows_read_once
+from ..sparse_rows import SparseRows, plurality_classes, row_width
 from ..work_sizes import READ_VALUES, TABLE_ROWS
 from .domains import SVT_SCALE, Facts, finite, noise_scale, positive
 from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
-
-# Rows read at once where a replay reads a whole (possibly memory-mapped) sequence.
 
 
 def distance_to_instability(votes) -> np.ndarray:
@@ -114,26 +113,36 @@ class SVTPATE(Facts):
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
         """Run the whole analysed sequence (``start`` 0): stable queries get the
         plurality label; outcome codes ``SVT_STABLE``/``SVT_UNSTABLE``/``SVT_HALTED``.
-        (``labels`` is ignored: the plurality label costs no noise.)
-
-        Needs the scale and the threshold resolved (``analysis.svt`` does it from
-        ``target_epsilon`` and delta). Sequential by nature (a fresh threshold after each
-        unstable query), computed segment by segment: all noise is drawn up front, and
-        each round's first unstable query is found with array operations on windows that
-        double while none is found, and a run of consecutive unstable queries at once.
-        ``votes`` is read in chunks (it may be a memory map).
-        """
+        (``labels`` is ignored: the plurality label costs no noise.) :meth:`pieces` over
+        every row, joined."""
         if start != 0:
             raise ValueError("SVT-PATE is replayed over the whole sequence at once (start 0)")
         count = votes.shape[0]
-        distance = np.empty(count)
-        plurality_class = np.empty(count, dtype=np.int64)
         rows = max(1, min(TABLE_ROWS, READ_VALUES // max(1, row_width(votes))))
-        for lo in range(0, count, rows):
-            block = as_float_rows(votes[lo : lo + rows])
-            distance[lo : lo + block.shape[0]] = distance_to_instability(block)
-            plurality_class[lo : lo + block.shape[0]] = plurality_classes(block)
-        return self.replay_distances(distance, plurality_class, noise=noise)
+        made = [piece.decisions for piece in self.pieces(votes, FirstRows(count), count,
+                                                         noise=noise, chunk_size=rows)]
+        return Decisions.joined(made) if made else self.replay_distances(
+            np.empty(0), np.empty(0, dtype=np.int64), noise=noise)
+
+    def pieces(self, votes, positions, queries: int, *, noise: NoiseSource,
+               given: Decisions | None = None, chunk_size: int) -> Iterator[SvtPiece]:
+        """The run over ``positions[:queries]`` of ``votes``, ``chunk_size`` queries at a
+        time: the seeded replay (scale, cut-off and threshold resolved), or the ``given``
+        decisions, whose stable queries release the plurality class (``ValueError`` naming
+        the first row that gives another label). Each chunk starts from the unstable count
+        of those before it (:meth:`replay_distances`): the same decisions however the
+        queries are split."""
+        met = 0
+        for start in range(0, queries, chunk_size):
+            stop = min(queries, start + chunk_size)
+            block = rows_read_once(votes, positions, start, stop)
+            distance = distance_to_instability(block)
+            plurality_class = plurality_classes(block)
+            made = (self.replay_distances(distance, plurality_class, noise=noise,
+                                          start=start, met=met) if given is None
+                    else given_svt_decisions(given.piece(start, stop), plurality_class, start))
+            yield SvtPiece(start, stop, block.max(axis=1), plurality_class, distance, made, met)
+            met += int(np.count_nonzero(made.code == SVT_UNSTABLE))
 
     def answers(self, pieces: Iterable[np.ndarray], *, noise: NoiseSource) -> int:
         """How many queries the replay answers, from the distances to instability of the
@@ -202,3 +211,17 @@ class SVTPATE(Facts):
         outcome[unstable] = SVT_UNSTABLE
         labels = np.where(released, plurality_class, -1)
         return Decisions(released, labels, outcome)
+
+
+@dataclass(frozen=True)
+class SvtPiece:
+    """Queries ``start .. stop-1`` of a run (:meth:`SVTPATE.pieces`): their statistics,
+    decisions, and ``met``, the unstable queries before them."""
+
+    start: int
+    stop: int
+    plurality: np.ndarray
+    plurality_class: np.ndarray
+    distance: np.ndarray
+    decisions: Decisions
+    met: int
