@@ -26,6 +26,7 @@ from ..inputs.sparse import check_outputs
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism
 from ..mechanisms.aggregators import mechanism_for
+from ..mechanisms.rounds import rounds_of
 from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .added_figures import (
@@ -40,7 +41,7 @@ from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
 from .per_query_stream import decisions_of
 from .result import AddedRdp, AnalysisResult, DecisionsPart
-from .rounds import analyze_rounds, rounds_of
+from .rounds import analyze_rounds
 from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
 from .steps import run_charges

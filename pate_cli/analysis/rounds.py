@@ -9,9 +9,8 @@ is read as a view (its noise keyed by the query's position in the round, MATH.md
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -20,25 +19,12 @@ from ..accounting.composition import initial_carry, sums_at_order
 from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, LabelCounts
-from ..errors import InputError
-from ..inputs import load_rounds
-from ..inputs.rounds import round_inputs
 from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, integral_maxima, row_window
-from ..mechanisms import MECHANISMS, Mechanism
-from ..mechanisms.aggregators import mechanism_for
+from ..mechanisms.rounds import Round, RoundsMechanism
 from ..work_sizes import DEFAULT_CHUNK
 from .result import AnalysisResult, QueryCounts, RoundPart
 from .run import analyze_votes
 from .steps import data_independent_curve, mechanism_steps
-
-
-@dataclass(frozen=True)
-class Round:
-    """One round of a multi-round run: which file rows, which mechanism, which student."""
-
-    rows: np.ndarray
-    mechanism: Mechanism
-    student: np.ndarray | None = None
 
 
 def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | None = None,
@@ -103,7 +89,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
             tally.outcome_correct += counts.outcome_correct or (0, counts.correct, 0)
     accuracy, by_outcome = tally.accuracy(labels is not None)
     return AnalysisResult(
-        mechanism=_Rounds(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
+        mechanism=RoundsMechanism(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
         conversion=conversion, delta=delta, seed=int(seed), orders=orders,
         teachers=parts[0].teachers, classes=parts[0].classes,
         rdp_total=carry, epsilon=epsilon, order=order,
@@ -161,34 +147,3 @@ def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],
                     frame["label"].notna().to_numpy(), OUTCOME_TEACHER, OUTCOME_ABSTAIN)]
             frame["round"] = np.full(len(frame), number)
             yield frame
-
-
-@dataclass(frozen=True)
-class _Rounds:
-    """The mechanism of a composed multi-round run (for reporting)."""
-
-    mechanisms: tuple[Mechanism, ...]
-    name: str = field(default="rounds", init=False)
-
-    @property
-    def params(self) -> dict:
-        return {"rounds": len(self.mechanisms)}
-
-
-def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
-    """``--rounds``: a JSON file's rounds (or given specs / ``Round`` objects), each with
-    its rows and mechanism (the call's ``defaults`` for parameters it does not set)."""
-    specs = load_rounds(rounds) if isinstance(rounds, (str, os.PathLike)) else rounds
-    return [spec if isinstance(spec, Round)
-            else _round(dict(spec), vote_set, defaults, parameter_names) for spec in specs]
-
-
-def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:
-    name = spec["mechanism"]
-    if name not in MECHANISMS or name == "svt":
-        raise InputError(f"--rounds: mechanism {name!r} is not one of "
-                         f"{', '.join(m for m in MECHANISMS if m != 'svt')}")
-    rows, student = round_inputs(spec, vote_set)
-    parameters = {**defaults, **{key: value for key, value in spec.items()
-                                 if key in parameter_names}}
-    return Round(rows=rows, mechanism=mechanism_for(name, vote_set, parameters), student=student)
