@@ -91,7 +91,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     bound on rows x classes (``work_sizes.chunk_rows``). ``workers``: threads that count
     chunks and evaluate cost curves (default: the cores this process may use); no figure depends
     on it. ``executor``: a ``distributed.Client`` or any ``concurrent.futures`` executor on
-    which a totals-only single run counts its chunks (``grouped_run.counted_remotely``; a budget
+    which a totals-only single run counts its chunks (``grouped_run.count_queries``; a budget
     run sums its blocks there, ``analysis.budget_run``), the same bytes as counted locally; any
     other run is analysed here, with a ``PateWarning`` saying so.
     """
@@ -101,8 +101,14 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     if spec.auto_orders:
         return _analyze_auto_orders(votes, spec)
     grid = spec.grid()  # checked before any input is read, as the rules are
-    result, added = (_analyze_multilabel(votes, spec, grid) if spec.multilabel is not None
-                     else _analyze_spec(votes, spec, sampling, grid))
+    initial_rdp, added = _added_rdp(spec.add_rdp, grid)
+    if spec.multilabel is not None:
+        def build(teachers: float) -> Mechanism:  # M is the file's (analysis.multilabel)
+            return _mechanism(spec.mechanism, VoteSet(np.zeros((1, 2)), teachers, None, None),
+                              dict(spec.parameters))
+        result = run_multilabel(spec, votes, orders=grid, initial_rdp=initial_rdp, build=build)
+    else:
+        result = _analyze_spec(votes, spec, sampling, grid, initial_rdp)
     if added is not None:
         result = replace(result, added_rdp=added,
                          warnings=result.warnings + ((added.note,) if added.note else ()))
@@ -112,9 +118,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     return result
 
 
-def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
-                  ) -> tuple[AnalysisResult, AddedRdp | None]:
-    """A single-label run of ``spec`` and its added curve: read and check the votes, run."""
+def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
+                  initial_rdp: np.ndarray | None) -> AnalysisResult:
+    """A single-label run of ``spec``: read and check the votes, run."""
     short_labels = spec.queries if spec.query_indices is None and spec.rounds is None else None
     vote_set = read_votes(votes, predictions=spec.predictions, classes=spec.classes,
                           labels=spec.labels, teachers=spec.teachers,
@@ -126,7 +132,6 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
     plan = None if spec.individualized is None else individualized_plan(
         spec.individualized, vote_set, groups=spec.groups, teacher_groups=spec.teacher_groups,
         precision=spec.precision, weights=spec.weights, power=spec.power)
-    initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     common: dict[str, Any] = dict(
         teachers=vote_set.teachers, accounting=spec.accounting, delta=spec.delta, orders=grid,
         conversion=spec.conversion, seed=spec.seed, labels=vote_set.labels,
@@ -136,18 +141,18 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray
     if spec.rounds is not None:
         rounds = rounds_of(spec.rounds, vote_set, dict(spec.parameters), MECHANISM_PARAMETERS)
         return analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
-                              per_query=spec.per_query, workers=spec.workers, **common), added
+                              per_query=spec.per_query, workers=spec.workers, **common)
     chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
     if sampling is not None:
         chosen = SampledMechanism(chosen, sampling)
     student_rows = None if spec.student is None else load_student(  # Interactive's (the rules)
         spec.student, queries=vote_set.queries, classes=vote_set.classes)
     if plan is None:
-        return _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common), added
+        return _single_run(spec, vote_set, chosen, student_rows, initial_rdp, common)
     return analyze_individualized(
         vote_set.votes, chosen, plan.parameters, predictions=plan.predictions,
         teacher_groups=plan.teacher_groups, classes=vote_set.classes, queries=spec.queries,
-        student=student_rows, per_query=spec.per_query, workers=spec.workers, **common), added
+        student=student_rows, per_query=spec.per_query, workers=spec.workers, **common)
 
 
 def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_rdp,
@@ -231,22 +236,6 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
         warnings.simplefilter("ignore", PateWarning)
         result = analyze(votes, mechanism, seed=seed, **options)
     return decisions_of(result)
-
-
-def _analyze_multilabel(votes, spec: RunSpec, grid: np.ndarray
-                        ) -> tuple[AnalysisResult, AddedRdp | None]:
-    """``--multilabel``: the grid and added curve as for any run, ``run_multilabel``'s run."""
-    assert spec.multilabel is not None
-    initial_rdp, added = _added_rdp(spec.add_rdp, grid)
-    parameters = dict(spec.parameters)
-    return run_multilabel(
-        spec.multilabel, votes, spec.predictions, spec.mechanism, orders=grid,
-        initial_rdp=initial_rdp,
-        build=lambda teachers: _mechanism(spec.mechanism, VoteSet(np.zeros((1, 2)), teachers,
-                                                                  None, None), parameters),
-        labels=spec.labels, accounting=spec.accounting, delta=spec.delta,
-        conversion=spec.conversion, seed=spec.seed, queries=spec.queries,
-        q_bound=spec.q_bound, workers=spec.workers), added
 
 
 def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:

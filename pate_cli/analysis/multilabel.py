@@ -57,13 +57,12 @@ VARIANT_MECHANISMS = {"binary": ("gnmax", "confident"), "tau": ("gnmax",),
                       "powerset": ("gnmax",)}
 
 
-def run_multilabel(text: str, votes, predictions, mechanism, *, build, labels, accounting,
-                   delta, orders, conversion, seed, queries, initial_rdp, q_bound,
-                   workers) -> AnalysisResult:
-    """``--multilabel TEXT`` over a counts file ``votes`` or a ``predictions`` file: read,
-    check the options, analyse. ``build(M)`` makes the mechanism ``mechanism`` names for M
-    teachers."""
-    variant, tau = parse_variant(text)
+def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult:
+    """``--multilabel`` (``spec``, a ``run_spec.RunSpec``) over a counts file ``votes`` or
+    ``spec.predictions``: read, check the options, analyse on the grid ``orders`` after
+    ``initial_rdp``. ``build(M)`` makes the mechanism ``spec`` names for M teachers."""
+    predictions, mechanism, q_bound = spec.predictions, spec.mechanism, spec.q_bound
+    variant, tau = parse_variant(spec.multilabel)
     if (votes is None) == (predictions is None):
         raise OptionError("give exactly one of VOTES or --predictions FILE")
     if variant != "binary" and predictions is None:
@@ -81,22 +80,24 @@ def run_multilabel(text: str, votes, predictions, mechanism, *, build, labels, a
     if variant == "powerset" and vote_set.label_count > MAX_SET_LABELS:
         raise OptionError(f"--multilabel powerset takes at most {MAX_SET_LABELS} labels "
                           f"(label sets are 64-bit integers), got {vote_set.label_count}")
-    vote_set = first_queries(vote_set if labels is None
-                             else attach_multilabel_labels(vote_set, labels), queries)
+    vote_set = first_queries(vote_set if spec.labels is None
+                             else attach_multilabel_labels(vote_set, spec.labels), spec.queries)
     chosen = build(vote_set.teachers)
-    setting = dict(accounting=accounting, delta=delta, orders=orders, conversion=conversion,
-                   seed=seed, initial_rdp=initial_rdp)
+    setting = dict(accounting=spec.accounting, delta=spec.delta, orders=orders,
+                   conversion=spec.conversion,
+                   seed=spec.seed, initial_rdp=initial_rdp)
     count, label_count = vote_set.queries, vote_set.label_count
     if variant == "binary":
-        result, output = _binary(vote_set, chosen, q_bound=q_bound, workers=workers, **setting)
+        result, output = _binary(vote_set, chosen, q_bound=q_bound, workers=spec.workers,
+                                 **setting)
     else:
         result = _whole_sets(vote_set, chosen, variant=variant, tau=tau, **setting)
         output = count * label_count  # every label released
     part = MultilabelPart(variant, label_count, tau,
                           sensitivity_squared(variant, labels=label_count, tau=tau), output)
-    if variant != "binary" and accounting == "data-independent" and initial_rdp is None:
+    if variant != "binary" and spec.accounting == "data-independent" and initial_rdp is None:
         result = with_smaller_pld(result, gaussian_pld_epsilon(
-            [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], delta))
+            [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], spec.delta))
     return replace(result, multilabel=part, q_bound=q_bound)
 
 
