@@ -15,6 +15,7 @@ the exponential mechanisms carries no codes (``code`` None): its outcome is its
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,6 +87,23 @@ class Decisions:
             return cls.of_codes(np.where(label >= 0, SVT_STABLE, np.where(
                 unstable, SVT_UNSTABLE, SVT_HALTED)), label, **known)
         return cls(label >= 0, label, **known)
+
+    @classmethod
+    def of_tables(cls, frames: Iterator, mechanism: str, stop: int | None = None
+                  ) -> Iterator[Decisions]:
+        """:meth:`of_table` of each piece of a streamed per-query table, in order, up to
+        query ``stop`` (where labelling stopped; the first piece always, a stop at 0 its
+        empty head); the rest of the stream is closed, not formed."""
+        pieces = (cls.of_table(frame, mechanism) for frame in frames)
+        done = 0
+        try:
+            for piece in pieces:
+                yield piece if stop is None else piece.head(stop - done)
+                done += len(piece)
+                if stop is not None and done >= stop:
+                    break
+        finally:
+            pieces.close()
 
     @classmethod
     def joined(cls, pieces: list[Decisions], mechanism: str | None = None) -> Decisions:

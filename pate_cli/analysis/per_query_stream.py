@@ -137,16 +137,7 @@ def decisions_of(result) -> Decisions:
 
 def streamed_decisions(result) -> Iterator[Decisions]:
     """The decisions of a result analysed with ``per_query="stream"``, a piece at a time
-    from its table's stream (``Decisions.of_table``), up to where labelling stopped (an
+    from its table's stream (``Decisions.of_tables``), up to where labelling stopped (an
     individualized run's stop): memory bounded by the piece (``--write-decisions``)."""
-    pieces = (Decisions.of_table(frame, result.mechanism.name) for frame in result.iter_frames())
-    stop = None if result.groups is None else result.groups.stopped_at
-    done = 0
-    try:
-        for piece in pieces:  # the first piece always (a stop at 0: its empty head)
-            yield piece if stop is None else piece.head(stop - done)
-            done += len(piece)
-            if stop is not None and done >= stop:
-                break
-    finally:  # the rest of the table's pass is not formed (its threads stopped here)
-        pieces.close()
+    return Decisions.of_tables(result.iter_frames(), result.mechanism.name,
+                               None if result.groups is None else result.groups.stopped_at)
