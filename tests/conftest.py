@@ -162,10 +162,10 @@ def dask_timeout(monkeypatch) -> float:
 
 def write_run(directory: Path, name: str, result, extension: str = ".csv") -> tuple[Path, Path]:
     """Write ``result``'s per-query table and JSON summary as pate-analyze would."""
-    from pate_cli.analysis.result import per_query_frame
     from pate_cli.outputs.files import per_query_bytes
     from pate_cli.outputs.summary import render
     from pate_cli.outputs.summary_json import summary_dict
+    from pate_cli.query_table import per_query_frame
 
     table = directory / f"{name}{extension}"
     table.write_bytes(per_query_bytes(per_query_frame(result), str(table)))

@@ -48,6 +48,7 @@ LAYER_OF = {
     "errors": "base", "numerics": "base", "orders": "base", "_version": "base", "_lazy": "base",
     "_views": "base", "threads": "base", "rounding": "base", "sparse_rows": "base",
     "interrupts": "base", "work_sizes": "base", "decisions": "base", "curve_store": "base",
+    "query_table": "base",
     "inputs": "inputs", "mechanisms": "mechanisms", "accounting": "accounting",
     "analysis": "analysis", "outputs": "outputs", "sweep": "sweep", "cli": "cli",
 }

@@ -47,8 +47,9 @@ from ..mechanisms.multilabel import (
     replay_tau,
     set_ids,
 )
+from ..query_table import QueryTable
 from .added_figures import with_pld_figure, with_smaller_pld
-from .result import AnalysisResult, MultilabelPart, QueryCounts, QueryTable
+from .result import AnalysisResult, MultilabelPart, QueryCounts
 from .run import analyze_votes
 from .steps import mechanism_steps, step_curves
 

@@ -47,9 +47,10 @@ from ..mechanisms.svt import (
     check_svt_sequence,
     distance_to_instability,
 )
+from ..query_table import per_query_frame
 from ..sparse_rows import row_width
 from ..work_sizes import stream_rows
-from .result import AnalysisResult, QueryCounts, SvtPart, per_query_frame
+from .result import AnalysisResult, QueryCounts, SvtPart
 
 
 def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,

@@ -23,13 +23,13 @@ from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.svt import rdp_svt_rounds, svt_epsilon
 from pate_cli.accounting.svt_tuning import largest_threshold_for, noiseless_answers
 from pate_cli.analysis import analyze_votes
-from pate_cli.analysis.result import per_query_frame
 from pate_cli.analysis.svt import svt_frames
 from pate_cli.decisions import SVT_UNSTABLE
 from pate_cli.inputs.rows import ScratchColumn
 from pate_cli.mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from pate_cli.orders import default_orders
 from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
+from pate_cli.query_table import per_query_frame
 
 ORDERS = default_orders()
 
