@@ -1,7 +1,8 @@
 """Threads for numpy work (numpy releases the GIL in its heavy loops) and executors: the
 cores this process may use, an ordered map on a thread pool, the in-order draining of
-futures with a bounded window that every parallel path of the package shares, and an
-ordered map on any ``concurrent.futures`` executor (a Dask client's included) in batches."""
+futures with a bounded window that every parallel path of the package shares, an
+ordered map on any ``concurrent.futures`` executor (a Dask client's included) in batches,
+and tasks run in order on either (:func:`tasks_in_order`)."""
 
 from __future__ import annotations
 
@@ -117,6 +118,17 @@ def executor_map(executor, function: Callable, items, *, batch: int = 8,
 
 def _mapped(function: Callable, group: list) -> list:
     return [function(item) for item in group]
+
+
+def tasks_in_order(task: Callable[..., partial], items: Iterable, *,
+                   workers: int | None = None, executor=None) -> Iterator:
+    """The results of ``task(item)()`` for each of ``items``, in order: on ``workers``
+    threads (:func:`ordered_map`), or on ``executor`` (:func:`in_order`, two tasks per
+    thread in flight). A task (a picklable partial) is made as its turn comes."""
+    if executor is None:
+        return ordered_map(lambda item: task(item)(), items, workers=workers)
+    return in_order(lambda item: executor.submit(task(item)), items,
+                    window=2 * executor_threads(executor))
 
 
 def executor_threads(executor, default: int = 2) -> int:

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pate_cli.threads import ordered_map
+from pate_cli.threads import ordered_map, tasks_in_order
 from tests import ROOT
 
 # The consumer takes the first result (and the second, to break or raise in a loop), then
@@ -27,7 +27,7 @@ from tests import ROOT
 # must end.
 _STOPS = """
 import gc, threading, time
-from pate_cli.threads import ordered_map
+from pate_cli.threads import ordered_map, tasks_in_order
 
 release = threading.Event()
 before = set(threading.enumerate())
@@ -71,7 +71,7 @@ print("threads left:", len(set(threading.enumerate()) - before), flush=True)
 # there deadlocks; joining its own thread raises).
 _COLLECTED_ON_ITS_THREAD = """
 import gc, threading, time
-from pate_cli.threads import ordered_map
+from pate_cli.threads import ordered_map, tasks_in_order
 
 dropped, collected = threading.Event(), threading.Event()
 before = set(threading.enumerate())
@@ -193,3 +193,20 @@ def test_items_are_read_at_the_first_result():
     values = ordered_map(lambda x: x + 1, source, workers=2)
     assert next(source) == 0  # not read yet
     assert list(values) == [2, 3, 4, 5]
+
+
+@settings(max_examples=20, deadline=None)
+@given(values=st.lists(st.integers(-50, 50), max_size=30), workers=st.integers(1, 4))
+def test_tasks_run_in_order_on_threads_and_on_an_executor(values, workers):
+    """``tasks_in_order``: each item's task made and run, results in the items' order,
+    the same on threads as on a ``concurrent.futures`` executor."""
+    from concurrent.futures import ThreadPoolExecutor
+    from functools import partial
+
+    def task(value):
+        return partial(pow, value, 2)
+
+    expected = [value * value for value in values]
+    assert list(tasks_in_order(task, values, workers=workers)) == expected
+    with ThreadPoolExecutor(workers) as executor:
+        assert list(tasks_in_order(task, values, executor=executor)) == expected

@@ -34,8 +34,9 @@ from ..decisions import Decisions, LabelCounts, released_labels
 from ..inputs.rows import FirstRows, LocalRows, Span, span_of
 from ..mechanisms import NoiseSource
 from ..sparse_rows import SparseRows, row_width
+from ..threads import tasks_in_order
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
-from .grouped_run import CountRequest, count_span, run_tasks
+from .grouped_run import CountRequest, count_span
 from .steps import chunk_costs, curve_function, data_independent_curve, mechanism_steps
 
 # Queries per block (a fixed constant: the carries, and so the last bits of a run of more
@@ -187,11 +188,10 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
     return walk
 
 
-
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,
                   source=None) -> Iterator[BlockSums]:
     """The sums of blocks ``0 .. count-1`` in order, formed ahead as they are drawn
-    (``grouped_run.run_tasks``: a block a thread, or on ``executor`` a task per span of
+    (``threads.tasks_in_order``: a block a thread, or on ``executor`` a task per span of
     whole blocks, ``source`` their rows); closing the iterator cancels what is pending."""
     size = BUDGET_BLOCK
     per_task = 1 if executor is None else max(
@@ -206,6 +206,6 @@ def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None,
         return partial(block_sums, run.request, span, block=size, chunk_size=run.chunk_size,
                        orders=run.orders, shared=shared)
 
-    for group in run_tasks(task, range(0, count, per_task), workers=workers,
-                           executor=executor):
+    for group in tasks_in_order(task, range(0, count, per_task), workers=workers,
+                                executor=executor):
         yield from group

@@ -12,10 +12,9 @@ not drawn (the costs do not need it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from ..decisions import Decisions, LabelCounts, released_labels
 from ..inputs.rows import LocalRows, Span, span_of
 from ..mechanisms import Mechanism, NoiseSource
 from ..sparse_rows import row_width
-from ..threads import executor_map, executor_threads, in_order, ordered_map
+from ..threads import executor_map, ordered_map, tasks_in_order
 from ..work_sizes import READ_VALUES, TASK_VALUES
 from .steps import block_costs, mechanism_steps
 
@@ -128,7 +127,7 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
     totals = BoundedTotals(partial(totals_of, map=partial(ordered_map, workers=workers)
                                    if executor is None else partial(executor_map, executor)))
     labels = _no_labels(request)
-    counts = run_tasks(task, pieces, workers=workers, executor=executor)
+    counts = tasks_in_order(task, pieces, workers=workers, executor=executor)
     for (_, stop), part in zip(pieces, counts, strict=True):
         totals.add(part.table, stop)
         for total, one in zip(labels, part.labels, strict=True):
@@ -137,17 +136,6 @@ def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
             progress(stop, positions.size)
     sums, table = totals.result()
     return CountedRun(sums, labels, table)
-
-
-def run_tasks(task: Callable[[Any], partial], items, *, workers: int | None = None,
-              executor=None) -> Iterator:
-    """The results of ``task(item)()`` for each of ``items``, in order: on ``workers``
-    threads, or on ``executor`` (``submit`` and futures with ``result()``; two tasks per
-    thread in flight). A task (a picklable partial) is made as its turn comes."""
-    if executor is None:
-        return ordered_map(lambda item: task(item)(), items, workers=workers)
-    return in_order(lambda item: executor.submit(task(item)), items,
-                    window=2 * executor_threads(executor))
 
 
 def _no_labels(request: CountRequest) -> tuple[LabelCounts, ...]:
