@@ -12,7 +12,7 @@ import numpy as np
 from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
 from ..inputs.rows import FirstRows, rows_read_once
 from ..sparse_rows import SparseRows, plurality_classes, row_width
-from ..work_sizes import READ_VALUES, TABLE_ROWS
+from ..work_sizes import chunk_rows
 from .domains import SVT_SCALE, Facts, finite, noise_scale, positive
 from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
 
@@ -118,9 +118,9 @@ class SVTPATE(Facts):
         if start != 0:
             raise ValueError("SVT-PATE is replayed over the whole sequence at once (start 0)")
         count = votes.shape[0]
-        rows = max(1, min(TABLE_ROWS, READ_VALUES // max(1, row_width(votes))))
-        made = [piece.decisions for piece in self.pieces(votes, FirstRows(count), count,
-                                                         noise=noise, chunk_size=rows)]
+        made = [piece.decisions for piece in self.pieces(
+            votes, FirstRows(count), count, noise=noise,
+            chunk_size=chunk_rows(None, row_width(votes)))]
         return Decisions.joined(made) if made else self.replay_distances(
             np.empty(0), np.empty(0, dtype=np.int64), noise=noise)
 
