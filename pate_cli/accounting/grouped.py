@@ -26,9 +26,17 @@ windows of ``TOTALS_WINDOW`` analysed positions, whose tables merge like a binar
 the one held, when a merge would pass that) is summed at once (its curves evaluated, in
 blocks of ``TOTAL_BLOCK`` distinct statistics) and let go. So no merge passes 1.5 x
 ``TABLE_LIMIT`` pairs and the tables held stay below about twice that (64 MB), however
-many queries; a run whose tables fit (votes that repeat: the benchmark's 10^7 x 10 file
-has 855,061 distinct pairs) is summed once, from the whole file's table, each distinct
-curve evaluated once. Which tables are summed apart depends
+many queries. A run whose tables fit (votes that repeat: the benchmark's 10^7 x 10 file
+has 855,061 distinct pairs; soft votes up to about 10^6 queries) is summed once, from the
+whole file's table, each distinct curve evaluated once, and the table is kept (the
+per-query pass looks each query's own epsilon up in it). Once a part has been summed
+there is no whole table to keep, and merging serves only to evaluate a curve once
+rather than twice: a merge that then saves less than ``MERGE_GAIN`` of its pairs is
+summed at once. So statistics that do not repeat (soft votes, every pair distinct) are
+summed two windows at a time after the first part, and the peak memory stays that of
+the first part, allocator included (merging tables of ever-changing sizes up to the
+limit again and again, and letting them go, left glibc's heap holding about 150 MB of
+freed memory at 10^7 soft queries). Which tables are summed apart depends
 only on the statistics of each window, never on chunks or workers; a run summed in
 several parts differs from one summed at once by the order of its additions only (at
 most 1e-12 relative, README "Tolerance between algorithms").
@@ -57,6 +65,9 @@ BLOCKS_PER_TASK = 16
 # before it is summed (fixed constants: which tables are summed apart depends on them).
 TOTALS_WINDOW = 1 << 17
 TABLE_LIMIT = 1 << 20
+# A merge that keeps more than (1 - MERGE_GAIN) of its two tables' pairs (statistics that
+# do not repeat) is summed at once rather than held for more merges (a fixed constant too).
+MERGE_GAIN = 1 / 16
 
 CurveFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -185,17 +196,22 @@ class BoundedTotals:
         while True:
             if level == len(self._levels):
                 self._levels.append(None)
-            other = self._levels[level]
-            if other is None:
+            held = self._levels[level]
+            if held is None:
                 self._levels[level] = table
                 return
+            if held.size + table.size > self._merge_limit:  # the held one summed
+                self._levels[level] = table
+                del table
+                self._sum(held)
+                return
+            before = held.size + table.size
+            pair = [held, table]
             self._levels[level] = None
-            if other.size + table.size > self._merge_limit:  # the held one summed
-                self._sum(other)
-                self._levels[level] = table
-                return
-            table = _merged_pair(other, table)
-            if table.size > self._limit:
+            del held, table
+            table = _merged_pair(pair)
+            if table.size > self._limit or (  # (after a part: no whole table to keep)
+                    self.parts and table.size > before * (1.0 - MERGE_GAIN)):
                 self._sum(table)
                 return
             level += 1
@@ -219,7 +235,7 @@ class BoundedTotals:
                 self._sum(rest)
                 rest = table
             else:
-                rest = _merged_pair(rest, table)
+                rest = _merged_pair([rest, table])
             if rest.size > self._limit:
                 self._sum(rest)
                 rest = GroupedCounts.empty()
@@ -232,9 +248,11 @@ class BoundedTotals:
         return self._sums, whole
 
 
-def _merged_pair(first: GroupedCounts, second: GroupedCounts) -> GroupedCounts:
-    """``GroupedCounts.merge([first, second])``, the inputs' columns let go as the merged
-    ones are formed (the caller holds neither afterwards)."""
+def _merged_pair(pair: list[GroupedCounts]) -> GroupedCounts:
+    """``GroupedCounts.merge(pair)``, the two tables' columns let go as the merged ones
+    are formed (the list is emptied: the caller holds neither afterwards)."""
+    first, second = pair
+    pair.clear()
     if not first.size or not second.size:
         return second if first.size == 0 else first
     columns = _concatenated([first, second])

@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pate_cli.accounting import grouped
 from pate_cli.accounting.gnmax import rdp_gnmax
 from pate_cli.accounting.grouped import (
     TOTAL_BLOCK,
@@ -194,30 +195,57 @@ def test_bounded_totals_depend_on_windows_not_pieces_and_stay_within_the_toleran
         assert _fields(table) == _fields(GroupedCounts.of_queries(answer, selection, answered))
 
 
-def test_bounded_totals_hold_at_most_about_twice_the_limit():
-    """Every statistic distinct: the tables held never pass 2 x limit + one window of
-    pairs, however many queries; the sums are those of the whole table to 1e-12."""
-    window, limit = 64, 256
-    rng = np.random.default_rng(3)
-    answer = -rng.exponential(8.0, size=20_000)
+def test_bounded_totals_hold_at_most_about_twice_the_limit(monkeypatch):
+    """Every statistic distinct and every merge kept (``MERGE_GAIN`` 0): the tables held
+    never pass 2 x limit + one window of pairs, however many queries; the sums are those
+    of the whole table to 1e-12."""
+    monkeypatch.setattr(grouped, "MERGE_GAIN", 0.0)
+    answer = -np.random.default_rng(3).exponential(8.0, size=20_000)
     selection = np.zeros(answer.size)
-    answered = rng.integers(0, 2, size=answer.size)
+    held, parts, sums, table = _held_per_window(answer, selection, window=64, limit=256)
+    assert max(pairs for pairs, _ in held) <= 2 * 256 + 64
+    assert max(pairs for pairs, summed in held if summed) > 256 + 64  # (see below)
+    assert parts > 20 and table is None
+    whole = _sums(GroupedCounts.of_queries(answer, selection, np.ones(answer.size)))
+    np.testing.assert_allclose(sums.answer, whole.answer, rtol=1e-12, atol=0)
+
+
+def _held_per_window(answer, selection, *, window, limit):
+    """The pairs held after each window (with the parts summed by then), the parts
+    summed, the sums, and the whole table or None."""
     held = []
 
     class Watched(BoundedTotals):
         def _end_window(self):
             super()._end_window()
-            held.append(sum(t.size for t in self._levels if t is not None))
+            held.append((sum(t.size for t in self._levels if t is not None), self.parts))
 
     totals = Watched(_sums, window=window, limit=limit)
-    for start, stop in window_pieces(answer.size, 100, window=window):
+    answered = np.ones(answer.size, dtype=np.int64)
+    for start, stop in window_pieces(answer.size, 50, window=window):
         totals.add(GroupedCounts.of_queries(answer[start:stop], selection[start:stop],
                                             answered[start:stop]), stop)
     sums, table = totals.result()
-    assert max(held) <= 2 * limit + window
-    assert totals.parts > 20 and table is None
-    whole = _sums(GroupedCounts.of_queries(answer, selection, answered))
-    np.testing.assert_allclose(sums.answer, whole.answer, rtol=1e-12, atol=0)
+    return held, totals.parts, sums, table
+
+
+def test_after_a_part_a_merge_that_saves_little_is_summed_at_once():
+    """Statistics that never repeat (soft votes): within the limit, one table, kept
+    whole; past it, once a part is summed, two windows' merged table keeps every pair
+    and is summed at once, so no more than the limit and a window's pairs are held from
+    then on (without the rule, up to twice the limit again and again: the test above);
+    statistics that repeat still merge into one table, summed once."""
+    rng = np.random.default_rng(5)
+    distinct = -rng.exponential(8.0, size=5_000)
+    zeros = np.zeros(distinct.size)
+    held, parts, _, table = _held_per_window(distinct, zeros, window=64, limit=1 << 13)
+    assert parts == 1 and table is not None and table.size == distinct.size
+    held, parts, _, table = _held_per_window(distinct, zeros, window=64, limit=256)
+    assert max(pairs for pairs, summed in held if summed) <= 256 + 64
+    assert parts > 30 and table is None  # about two windows a part (gain 0: about 20)
+    repeated = -rng.integers(1, 40, size=5_000).astype(float)
+    held, parts, _, table = _held_per_window(repeated, zeros, window=64, limit=256)
+    assert parts == 1 and table is not None and table.size == np.unique(repeated).size
 
 
 def test_window_pieces_never_cross_a_window_edge():

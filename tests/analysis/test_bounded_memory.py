@@ -84,6 +84,7 @@ def test_the_check_can_fail(tmp_path, monkeypatch):
     small_chunks(monkeypatch)
     monkeypatch.setattr(grouped, "TOTALS_WINDOW", 1 << 9)
     monkeypatch.setattr(grouped, "TABLE_LIMIT", 1 << 40)
+    monkeypatch.setattr(grouped, "MERGE_GAIN", 0.0)
     small = soft_votes(tmp_path / "small.npy", 1 << 14)
     large = soft_votes(tmp_path / "large.npy", 1 << 16)
     _totals(small)()
