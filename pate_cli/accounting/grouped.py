@@ -228,18 +228,22 @@ class BoundedTotals:
         if self._window:
             self._end_window()
         rest = GroupedCounts.empty()
-        for table in self._levels:  # the smallest first, merged as the windows were
+        levels, self._levels = self._levels[::-1], []
+        while levels:  # the smallest first, merged as the windows were, each let go
+            table = levels.pop()
             if table is None:
                 continue
             if rest.size + table.size > self._merge_limit:
                 self._sum(rest)
                 rest = table
             else:
-                rest = _merged_pair([rest, table])
+                pair = [rest, table]
+                del rest
+                rest = _merged_pair(pair)
+            del table
             if rest.size > self._limit:
                 self._sum(rest)
                 rest = GroupedCounts.empty()
-        self._levels = []
         whole = None
         if rest.size or self._sums is None:
             self._sum(rest)
