@@ -7,9 +7,9 @@ Algorithm 2), 4.3 (individual sensitivities, Theorem 1, Corollary 1), Appendix B
 
 - ``parameters``: upsampling factors, group weights, vanishing frequencies, each group's
   parameters in a run (:func:`derive_parameters`); checks of budgets and groups;
-- ``curves``: per-query RDP at each sensitivity (:class:`CurveFactors`) and the chunks of
-  costs each member pays (:class:`CostChunk`, :func:`group_costs`,
-  :func:`vanishing_costs`);
+- ``curves``: per-query RDP at each sensitivity (:class:`CurveFactors`);
+- ``costs``: the chunks of costs each member pays (:class:`CostChunk`,
+  :func:`group_costs`, :func:`vanishing_costs`);
 - ``groups``: per-group running sums on the composition kernel, the worst-off member and
   the stopping rule (:func:`account_groups`, :class:`GroupAccounting`);
 - ``spans``: a span of queries' costs per group and a run's group accounting fed span by
@@ -20,7 +20,8 @@ schedule) draw from the seed and live in ``pate_cli.mechanisms.participation``. 
 math: nothing here reads files, draws noise or starts threads.
 """
 
-from .curves import CostChunk, CurveFactors, group_costs, rdp_individual, vanishing_costs
+from .costs import CostChunk, group_costs, vanishing_costs
+from .curves import CurveFactors, rdp_individual
 from .groups import GroupAccounting, GroupSums, account_groups
 from .parameters import (
     VARIANTS,

@@ -1,4 +1,4 @@
-"""Individualized PATE: per-query RDP curves at each sensitivity, and chunks of costs.
+"""Individualized PATE: per-query RDP curves at each sensitivity.
 
 MATH.md section 9 with sections 2-4 (the kernels) and 7 (what a query is charged). A
 group's per-query RDP is the one of the real mechanism with each noise scale divided by
@@ -8,13 +8,10 @@ the group's sensitivity ``D`` (paper Theorem 1, Corollary 1)::
 
 where ``log q`` and ``pr_answered`` are those of the real mechanism with the real noise.
 
-A chunk of queries is a :class:`CostChunk`: a few per-query curves (one per distinct
-sensitivity, evaluated or as :class:`CurveFactors`) and, per *member* and query, which
-curve that member pays (``-1``: nothing). Members are the groups for upsampling and
-weighting and the teachers for vanishing (:func:`group_costs`, :func:`vanishing_costs`).
-Functions that may evaluate several curves take ``map`` (default the builtin): the
-caller may pass a thread pool's ``map``; each task writes only its own curve, so the
-numbers do not depend on it.
+Which member pays which curve is ``costs``' (:class:`~.costs.CostChunk`). Functions that
+may evaluate several curves take ``map`` (default the builtin): the caller may pass a
+thread pool's ``map``; each task writes only its own curve, so the numbers do not depend
+on it.
 """
 
 from __future__ import annotations
@@ -267,140 +264,3 @@ class _Curves:
                             else scratch[position - lo : end - lo])
                 part += np.take(self.selection, index, axis=0, out=gathered)
             position = end
-
-
-@dataclass(frozen=True)
-class CostChunk:
-    """The privacy costs of a run of consecutive queries, per member (see module doc).
-
-    ``curves``: ``(variants, queries, orders)`` per-query RDP curves, or the same as an
-    unevaluated :class:`CurveFactors`; ``index``: int ``(members, queries)``, the curve
-    member m pays at query q, ``-1`` for none; ``baseline``: ``(queries, orders)``, the
-    cost of the query in the uniform run (every point at sensitivity 1), or the number of
-    the curve that holds it; ``answered``: bool ``(queries,)``, whether the replay
-    released a label; ``baseline_answered``: the same for the uniform run.
-    The builders below charge the uniform run on the same statistics and decisions; to
-    compare with a different uniform run (plain votes, other parameters) replace
-    ``baseline``/``baseline_answered`` (``dataclasses.replace``) with its
-    ``rdp_individual(..., sensitivities=[1])[0]`` and answers.
-    """
-
-    curves: np.ndarray | CurveFactors
-    index: np.ndarray
-    baseline: np.ndarray | int
-    answered: np.ndarray
-    baseline_answered: np.ndarray
-
-    def __post_init__(self) -> None:
-        curves = self.curves
-        if not isinstance(curves, CurveFactors):
-            curves = np.asarray(curves, dtype=np.float64)
-        index = np.asarray(self.index, dtype=np.intp)
-        if len(curves.shape) != 3 or index.ndim != 2 or index.shape[1] != curves.shape[1]:
-            raise ValueError("curves must be (variants, queries, orders) and index "
-                             "(members, queries)")
-        variants, queries, orders = curves.shape
-        if np.any(index < -1) or np.any(index >= variants):
-            raise ValueError("index entries must be -1 or a curve number")
-        baseline = self.baseline
-        if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
-            if not 0 <= baseline < variants:
-                raise ValueError(f"baseline curve {baseline} is not one of the {variants}")
-            baseline = int(baseline)
-        else:
-            baseline = np.asarray(baseline, dtype=np.float64)
-            if baseline.shape != (queries, orders):
-                raise ValueError(f"baseline must have shape ({queries}, {orders})")
-        answered = np.asarray(self.answered, dtype=bool)
-        baseline_answered = np.asarray(self.baseline_answered, dtype=bool)
-        if answered.shape != (queries,) or baseline_answered.shape != (queries,):
-            raise ValueError(f"answered must have shape ({queries},)")
-        for name, value in (("curves", curves), ("index", index), ("baseline", baseline),
-                            ("answered", answered), ("baseline_answered", baseline_answered)):
-            object.__setattr__(self, name, value)
-
-    @property
-    def queries(self) -> int:
-        return int(self.curves.shape[1])
-
-    def evaluated(self, *, map: Mapper = map) -> tuple[np.ndarray, np.ndarray]:
-        """``(curves, baseline)`` as arrays (``map`` as in :meth:`CurveFactors.evaluate`)."""
-        curves = self.curves
-        if isinstance(curves, CurveFactors):
-            curves = curves.evaluate(map=map)
-        baseline = self.baseline
-        if isinstance(baseline, int):
-            baseline = curves[baseline]
-        return curves, baseline
-
-
-def group_costs(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
-                orders: np.ndarray, answered: np.ndarray, charge: np.ndarray | None = None,
-                log_pr_answered: np.ndarray | None = None,
-                sigma_threshold: float | None = None, data_independent: bool = False,
-                evaluate: bool = True, screening: tuple | None = None,
-                map: Mapper = map) -> CostChunk:
-    """Costs of upsampling (``D_g = u_g``) or weighting (``D_g = w_g``) for one chunk.
-
-    Members are the groups (all points of a group share one sensitivity, paper section
-    4.3.3). ``answered``: the replay's decisions (all True for GNMax); ``charge`` defaults
-    to them (replay accounting); pass ``pr_answered`` for expected accounting. Other
-    arguments as in :func:`rdp_individual`. A group with sensitivity 0 pays nothing.
-    ``evaluate=False`` leaves the curves as :class:`CurveFactors` (the baseline is its
-    last curve, at sensitivity 1), for :func:`account_groups` to evaluate block by block.
-    """
-    sensitivities = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
-    answered = np.asarray(answered, dtype=bool)
-    if charge is None:
-        charge = answered.astype(np.float64)
-    factors = CurveFactors(log_q, sensitivities=np.append(sensitivities, 1.0), sigma=sigma,
-                           orders=orders, charge=charge, log_pr_answered=log_pr_answered,
-                           sigma_threshold=sigma_threshold, data_independent=data_independent,
-                           screening=screening)
-    groups = sensitivities.size
-    queries = factors.shape[1]
-    index = np.where(sensitivities[:, None] > 0, np.arange(groups)[:, None], -1)
-    index = np.broadcast_to(index, (groups, queries))
-    if evaluate:
-        curves = factors.evaluate(map=map)
-        return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1],
-                         answered=answered, baseline_answered=answered)
-    return CostChunk(curves=factors, index=index, baseline=groups, answered=answered,
-                     baseline_answered=answered)
-
-
-def vanishing_costs(log_q: np.ndarray, *, participation: np.ndarray, sigma: float,
-                    orders: np.ndarray, answered: np.ndarray,
-                    charge: np.ndarray | None = None,
-                    log_pr_answered: np.ndarray | None = None,
-                    sigma_threshold: float | None = None, data_independent: bool = False,
-                    screening: tuple | None = None, map: Mapper = map) -> CostChunk:
-    """Costs of vanishing for one chunk: members are the teachers (MATH.md section 9).
-
-    ``participation``: bool ``(queries, teachers)``
-    (``mechanisms.participation.vanishing_participation``).
-    A teacher's points pay for query q only if it took part, at sensitivity
-    ``D = k / |S_q|``; these take one or two values (``|S_q|`` varies by at most one), so
-    the curves are computed once per distinct value. Other arguments as in
-    :func:`group_costs`.
-    """
-    participation = np.asarray(participation, dtype=bool)
-    if participation.ndim != 2:
-        raise ValueError("participation must have shape (queries, teachers)")
-    taking = participation.sum(axis=1)
-    if np.any(taking == 0):
-        raise ValueError("every query needs at least one participating teacher")
-    scale = participation.shape[1] / taking
-    values, which = np.unique(scale, return_inverse=True)
-    which = which.reshape(-1)
-    answered = np.asarray(answered, dtype=bool)
-    if charge is None:
-        charge = answered.astype(np.float64)
-    curves = rdp_individual(log_q, sensitivities=np.append(values, 1.0), sigma=sigma,
-                            orders=orders, log_pr_answered=log_pr_answered,
-                            sigma_threshold=sigma_threshold, charge=charge,
-                            data_independent=data_independent, screening=screening,
-                            map=map)
-    index = np.where(participation.T, which[None, :], -1)
-    return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1], answered=answered,
-                     baseline_answered=answered)

@@ -5,7 +5,7 @@ query order and converted after every query by the composition kernel
 (``accounting.composition``), the code ``pate_cli.analysis`` uses, so a one-group run at
 sensitivity 1 reproduces the standard analysis bit for bit; a group reports its worst-off
 member; label generation stops at the first query after which some group exceeds its
-budget. Chunks come as ``curves.CostChunk``; ``map`` (default the builtin) runs the
+budget. Chunks come as ``costs.CostChunk``; ``map`` (default the builtin) runs the
 independent running sums of distinct curves, e.g. on a caller's thread pool.
 """
 
@@ -18,7 +18,8 @@ import numpy as np
 
 from ..composition import ArrayRows, RowSource, cumulative_epsilon, running_epsilon
 from ..conversion import Conversion
-from .curves import CostChunk, CurveFactors, Mapper, first_of_each_sensitivity
+from .costs import CostChunk
+from .curves import CurveFactors, Mapper, first_of_each_sensitivity
 from .parameters import checked_budgets, checked_member_groups
 from .stops import GroupStops, GroupTotals
 

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...work_sizes import TASK_VALUES
-from .curves import CostChunk, Mapper, group_costs, vanishing_costs
+from .costs import CostChunk, group_costs, vanishing_costs
+from .curves import Mapper
 from .groups import GroupSums
 from .parameters import GroupParameters
 from .stops import GroupStops, GroupTotals, IndependentSpent

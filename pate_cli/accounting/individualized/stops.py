@@ -16,7 +16,8 @@ import numpy as np
 
 from ..composition import running_total
 from ..conversion import Conversion
-from .curves import CostChunk, CurveFactors, first_of_each_sensitivity
+from .costs import CostChunk
+from .curves import CurveFactors, first_of_each_sensitivity
 from .parameters import checked_budgets
 
 
