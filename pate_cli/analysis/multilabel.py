@@ -85,8 +85,7 @@ def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult
                              else attach_multilabel_labels(vote_set, spec.labels), spec.queries)
     chosen = build(vote_set.teachers)
     setting = dict(accounting=spec.accounting, delta=spec.delta, orders=orders,
-                   conversion=spec.conversion,
-                   seed=spec.seed, initial_rdp=initial_rdp)
+                   conversion=spec.conversion, seed=spec.seed, initial_rdp=initial_rdp)
     count, label_count = vote_set.queries, vote_set.label_count
     if variant == "binary":
         result, output = _binary(vote_set, chosen, q_bound=q_bound, workers=spec.workers,
