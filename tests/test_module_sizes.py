@@ -1,32 +1,41 @@
-"""Issue 27's size limits, kept: ``pate_cli/analysis/`` at most 3,000 lines in at most 16
-modules, ``pate_cli/cli/`` at most 2,000 lines, and no module over 400 lines (split a
-module by concept before it passes them)."""
+"""The package's size: a total that only goes down, and no module over 400 lines unless its
+docstring gives the reason (a line starting ``Size:``). Size follows from the design: a
+module is split by concept, never to meet a count, so the test counts the package, not its
+folders. The total is a ratchet: lower ``TOTAL_LINES`` as code is removed (the one-pass
+engine's goal is 17,500)."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pate_cli"
+TOTAL_LINES = 23_750
+MODULE_LINES = 400
 
 
 def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 
 
-def test_no_module_is_over_400_lines():
+def _gives_a_reason(path: Path) -> bool:
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return any(line.startswith("Size:") for line in docstring.splitlines())
+
+
+def test_the_package_does_not_grow():
+    total = sum(_lines(path) for path in PACKAGE.rglob("*.py"))
+    assert total <= TOTAL_LINES, total
+
+
+def test_no_module_is_over_400_lines_without_a_reason():
     long = {str(path.relative_to(PACKAGE)): _lines(path)
-            for path in PACKAGE.rglob("*.py") if _lines(path) > 400}
+            for path in PACKAGE.rglob("*.py")
+            if _lines(path) > MODULE_LINES and not _gives_a_reason(path)}
     assert not long, long
-
-
-def test_the_orchestration_and_the_commands_stay_small():
-    analysis = sorted((PACKAGE / "analysis").glob("*.py"))
-    assert len(analysis) <= 16, [path.name for path in analysis]
-    assert sum(map(_lines, analysis)) <= 3000
-    assert sum(map(_lines, (PACKAGE / "cli").glob("*.py"))) <= 2000
 
 
 def test_the_count_sees_every_module():
     """The limits above read real files (a wrong root would pass them vacuously)."""
     assert len(list(PACKAGE.rglob("*.py"))) > 100
-    assert len(list((PACKAGE / "analysis").glob("*.py"))) >= 10
+    assert sum(_lines(path) for path in PACKAGE.rglob("*.py")) > 10_000

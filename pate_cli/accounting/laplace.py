@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..numerics import log1mexp, log_add
+from ..numerics import expm1_minus, log1mexp, log_add
 from ..orders import validate_orders
 from ..sparse_rows import SparseRows
 from .token_votes import log_q_lnmax_sparse
@@ -114,8 +114,8 @@ def rdp_laplace(*, scale: float, orders: ArrayLike) -> np.ndarray:
     up, down = steps / scale, orders / scale
     near = up <= _EXP_LIMIT
     with np.errstate(over="ignore", invalid="ignore"):
-        excess = (orders * _expm1_minus_x(np.where(near, up, 0.0))
-                  + steps * _expm1_minus_x(-down)) / doubled
+        excess = (orders * expm1_minus(np.where(near, up, 0.0))
+                  + steps * expm1_minus(-down)) / doubled
         close = np.log1p(excess) / steps
     far = np.logaddexp(np.log(orders / doubled) + up, np.log(steps / doubled) - down) / steps
     return np.where(near, close, far)
@@ -124,19 +124,3 @@ def rdp_laplace(*, scale: float, orders: ArrayLike) -> np.ndarray:
 # (alpha - 1) / b above this: exp overflows in the cancellation-free form (709.78 is the
 # largest float's log); the direct form has nothing to cancel there.
 _EXP_LIMIT = 700.0
-# f(x) = x^2 sum_k x^k / (k+2)!, for |x| <= 1: 20 terms leave a relative error below
-# 1 / 22! ~ 1e-21 (the alternating series for x < 0 is at least f(-1) = 0.37).
-_SERIES = tuple(1.0 / math.factorial(k + 2) for k in range(20))
-
-
-def _expm1_minus_x(x: np.ndarray) -> np.ndarray:
-    """``exp(x) - 1 - x`` elementwise without cancellation: its Taylor series for
-    ``|x| <= 1``, ``expm1(x) - x`` beyond (which loses at most about 2 bits there)."""
-    x = np.asarray(x, dtype=np.float64)
-    small = np.minimum(np.abs(x), 1.0) * np.sign(x)
-    series = np.full_like(small, _SERIES[-1])
-    for coefficient in _SERIES[-2::-1]:
-        series = series * small + coefficient
-    with np.errstate(over="ignore"):
-        direct = np.expm1(x) - x
-    return np.where(np.abs(x) <= 1.0, small * small * series, direct)

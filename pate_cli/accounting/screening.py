@@ -26,13 +26,21 @@ the supremum over this finite set is exact.
 **Real counts** (weighted or rescaled votes, Interactive's ``max_j (n_j - M p_j)``): ``s.4``
 rounds the count (``rint``) in the data-dependent bound, but the mechanism compares the
 unrounded count, and even a rounding mechanism would see rounded counts move by up to 2
-(``rint(0.5) = 0``, ``rint(1.5) = 2``); the integer grid is therefore not valid. The
-supremum over ``c`` in ``[low, high]`` (every neighbour ``c +- D`` allowed, also outside
-it: a superset) is bounded by cells: ``[low - D, high]`` is cut into cells of width ``w``
-and each cell contributes the pair ``(a, b + D)``, the bound above. The result is a
-certified upper bound, at most about ``(1 + w / D)^2`` times the supremum; ``w`` is
-``D / 32``, widened when the range is so long that the cells times the orders would
-exceed ``REAL_CELL_LIMIT`` (the bound stays valid, only looser).
+(``rint(0.5) = 0``, ``rint(1.5) = 2``); the integer grid is therefore not valid. Both counts
+of a pair are counts of some data set, so both lie in ``[low, high]``: the supremum is over
+``c`` in ``[low, high - d]`` and the pair ``(c, c + d)``, ``d = min(D, high - low)``. It is
+bounded by cells: ``[low, high - d]`` is cut into cells of width ``w`` and each cell
+contributes the pair ``(a, b + d)``, the bound above, at most about ``(1 + w / d)^2`` times
+the supremum; ``w`` is ``d / 32``, widened when the range would need more than
+``REAL_CELLS`` cells (the bound stays valid, only looser). Where a cell's bound at an order
+is more than 1% above the best exact pair found at that order, the cell is cut in 8 at that
+order, up to three times while the order has at most ``REAL_REFINE_CELLS`` such cells: the
+result is then within 1% of the supremum (a flat curve, ``sigma1`` large against the range,
+has more cells near its top and keeps the 1/32 cells there: within about 6.3%). Every order
+is decided on its own, so the figure at an order does not depend on which other orders are
+asked. (An earlier version let the
+neighbour's count leave the range and cut no cell: 11.44 at M 40, T 20.25, sigma1 1.3, order
+100, where the supremum is 10.5926, at c = 0; now 10.6912.)
 
 Everything is in log space (``log_ndtr`` for ``log p`` and ``log(1 - p)``), vectorised over
 orders and chunked over counts, so memory is bounded whatever ``M``. A value that cannot
@@ -42,18 +50,25 @@ be evaluated in floating point (gaps beyond the floats) falls back to the Gaussi
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..numerics import expm1_minus, log_expm1_minus
 from ..orders import validate_orders
 from ..work_sizes import READ_VALUES
 from .validators import check_positive
 
-# Real counts: at most this many cells x orders (the cell width grows beyond it).
-REAL_CELL_LIMIT = 1 << 22
+# Real counts: cells of 1/32 count (at most REAL_CELLS of them: wider on longer ranges), each
+# cut in 8 at an order where its bound is more than 1% above the best exact pair, at most 3
+# times, while the order has at most REAL_REFINE_CELLS such cells.
+REAL_CELLS = 1 << 14
+REAL_REFINE_CELLS = 1 << 9
 REAL_CELLS_PER_STEP = 32
+REAL_SPLIT = 8
+REAL_TOLERANCE = 1e-2
+REAL_LEVELS = 3
 
 
 def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high: float,
@@ -87,83 +102,200 @@ def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high:
 def _curve(threshold, sigma_threshold, low, high, integer, sensitivity, orders):
     orders = np.array(orders)
     gaussian = orders * sensitivity**2 / (2.0 * sigma_threshold**2)
-    if integer:
-        starts = np.arange(low, high - sensitivity + 1.0)  # c with c + D in range
-        width = 0.0
-    else:
-        cells = max(1, math.ceil((high - low + sensitivity) * REAL_CELLS_PER_STEP / sensitivity))
-        cells = min(cells, max(1, REAL_CELL_LIMIT // orders.size))
-        width = (high - low + sensitivity) / cells
-        starts = (low - sensitivity) + width * np.arange(cells)
-    if starts.size == 0:  # one reachable count: the bit never changes
+    # both counts of a pair are reachable, so at most high - low apart
+    distance = min(sensitivity, high - low)
+    if distance <= 0.0:  # one reachable count: the bit never changes
         return np.zeros_like(orders)
-    supremum = np.full(orders.size, -np.inf)
-    rows = max(1, READ_VALUES // orders.size)
-    for first in range(0, starts.size, rows):  # chunks of counts, not queries
-        a = starts[first:first + rows, None]
-        pair = _pair_divergence(a, a + width + sensitivity, threshold, sigma_threshold,
-                                orders[None, :])
-        supremum = np.maximum(supremum, pair.max(axis=0))  # NaN stays NaN
+    pair = partial(_pair_maxima, threshold=threshold, sigma_threshold=sigma_threshold,
+                   orders=orders)
+    if integer:
+        supremum = pair(np.arange(low, high - distance + 1.0), distance)
+    else:
+        supremum = _real_supremum(pair, low, high, distance, orders, gaussian,
+                                  threshold=threshold, sigma_threshold=sigma_threshold)
     result = np.fmin(supremum, gaussian)  # NaN (not evaluable) -> the Gaussian curve
     return np.maximum(result, 0.0)
 
 
+def _pair_maxima(starts, gap, *, threshold, sigma_threshold, orders):
+    """Per order, the largest divergence of the pairs ``(a, a + gap)``, ``a`` in ``starts``,
+    a chunk of counts at a time."""
+    rows = max(1, READ_VALUES // orders.size)
+    supremum = np.full(orders.size, -np.inf)
+    for first in range(0, starts.size, rows):  # chunks of counts, not queries
+        a = starts[first:first + rows, None]
+        values = _pair_divergence(a, a + gap, threshold, sigma_threshold, orders[None, :])
+        supremum = np.maximum(supremum, values.max(axis=0))  # NaN stays NaN
+    return supremum
+
+
+def _real_supremum(pair, low, high, distance, orders, ceiling, *, threshold, sigma_threshold):
+    """A certified upper bound on the supremum over real counts (module docstring), each
+    order on its own (the figure at an order does not depend on the other orders asked):
+    cells ``[a, a + w]`` of ``[low, high - d]``, each bounded by its pair ``(a, a + w + d)``.
+    A cell whose bound at an order is more than ``REAL_TOLERANCE`` above the best exact pair
+    found at that order (and could still fall below the Gaussian ``ceiling``) is cut into
+    ``REAL_SPLIT`` cells, up to ``REAL_LEVELS`` times while the order has at most
+    ``REAL_REFINE_CELLS`` such cells; the order's result is the largest bound kept, within
+    ``REAL_TOLERANCE`` of the supremum where the cutting finished. Chunked: memory is bounded
+    by ``READ_VALUES`` and the cells kept to cut."""
+    span = high - low - distance
+    cells = min(max(1, math.ceil(span * REAL_CELLS_PER_STEP / distance)), REAL_CELLS)
+    width = span / cells
+    starts = low + width * np.arange(cells)
+    # exact pairs at whole counts and at the range's end: reachable, so a lower bound
+    best = pair(np.append(starts[::REAL_CELLS_PER_STEP], high - distance), distance)
+    target = best * (1.0 + REAL_TOLERANCE)
+    open_ = target < ceiling  # where cutting could take the figure below the Gaussian
+    supremum, coarse = np.full(orders.size, -np.inf), np.full(orders.size, -np.inf)
+    counts = np.zeros(orders.size, dtype=np.int64)
+    kept = []
+    rows = max(1, READ_VALUES // orders.size)
+    for first in range(0, cells, rows):  # level 0: every cell at every order
+        bounds = _pair_divergence(starts[first:first + rows, None],
+                                  starts[first:first + rows, None] + width + distance,
+                                  threshold, sigma_threshold, orders[None, :])
+        coarse = np.maximum(coarse, bounds.max(axis=0))  # NaN stays NaN
+        loose = (bounds > target) & open_
+        supremum = np.maximum(supremum, np.where(loose, -np.inf, bounds).max(axis=0))
+        counts += loose.sum(axis=0)
+        cell, order = np.nonzero(loose & (counts <= REAL_REFINE_CELLS))
+        kept.append((starts[first + cell], order))
+    over = counts > REAL_REFINE_CELLS
+    supremum[over] = coarse[over]  # too many cells to cut: every cell's bound stands
+    start = np.concatenate([cell for cell, _ in kept])
+    order = np.concatenate([order for _, order in kept])
+    start, order = start[~over[order]], order[~over[order]]
+    for level in range(1, REAL_LEVELS + 1):
+        if not start.size:
+            break
+        width /= REAL_SPLIT
+        start = (start[:, None] + width * np.arange(REAL_SPLIT)).reshape(-1)
+        order = np.repeat(order, REAL_SPLIT)
+        exact = _elementwise(start, distance, orders[order], threshold, sigma_threshold)
+        np.fmax.at(best, order, exact)
+        bound = _elementwise(start, width + distance, orders[order], threshold,
+                             sigma_threshold)
+        loose = (bound > best[order] * (1.0 + REAL_TOLERANCE)) & open_[order]
+        over = np.bincount(order[loose], minlength=orders.size) > REAL_REFINE_CELLS
+        if level == REAL_LEVELS:
+            over[:] = True
+        loose &= ~over[order]
+        np.maximum.at(supremum, order[~loose], bound[~loose])
+        start, order = start[loose], order[loose]
+    return supremum
+
+
+def _elementwise(starts, gap, alphas, threshold, sigma_threshold):
+    """The pair divergences ``(a, a + gap)`` at one order each (``alphas``), a chunk at a
+    time."""
+    out = np.empty(starts.size)
+    for first in range(0, starts.size, READ_VALUES):
+        a = starts[first:first + READ_VALUES]
+        out[first:first + READ_VALUES] = _pair_divergence(
+            a, a + gap, threshold, sigma_threshold, alphas[first:first + READ_VALUES])
+    return out
+
+
 def _pair_divergence(a, b, threshold, sigma_threshold, orders):
     """``max(D_alpha(Ber(p_a) || Ber(p_b)), D_alpha(Ber(p_b) || Ber(p_a)))``, broadcast
-    (``a``, ``b``: counts ``(n, 1)``; ``orders``: ``(1, A)``)."""
-    from scipy.special import log_ndtr
-
+    (``a``, ``b``: counts ``(n, 1)``; ``orders``: ``(1, A)``), rounded up."""
     with np.errstate(over="ignore", invalid="ignore"):
         za = (a - threshold) / sigma_threshold
         zb = (b - threshold) / sigma_threshold
-    lpa, lqa = log_ndtr(za), log_ndtr(-za)
-    lpb, lqb = log_ndtr(zb), log_ndtr(-zb)
-    up = _bernoulli_divergence(lpa, lqa, lpb, lqb, orders)
-    down = _bernoulli_divergence(lpb, lqb, lpa, lqa, orders)
+    pa, pb = _log_probabilities(za), _log_probabilities(zb)
+    up = _bernoulli_divergence(pa, pb, orders)
+    down = _bernoulli_divergence(pb, pa, orders)
     return np.maximum(up, down)
 
 
-def _bernoulli_divergence(lp, lq, lp2, lq2, orders):
-    """``D_alpha(Ber(p) || Ber(p2))`` from ``log p``, ``log(1 - p)`` and the same of ``p2``
-    (per count, ``(n, 1)``), at ``orders`` ``(1, A)``.
+def _log_probabilities(z):
+    """``(log p, log q, their error bounds)`` for ``p = Phi(z)``, ``q = 1 - p``: ``log_ndtr``
+    within ``_LOG_NDTR_ULPS`` ulps of its value and one ulp of 1, and ``z`` itself (a
+    difference and a quotient, each rounded once) within 2 ulps of ``|z|``, which moves
+    ``log p`` by ``phi(z) / Phi(z)`` times that."""
+    from scipy.special import log_ndtr
 
-    ``S = log(p e^{t1} + q e^{t2})`` with ``t1 = (alpha - 1) log(p / p2)`` and
-    ``t2 = (alpha - 1) log(q / q2)``; since ``p + q = 1``,
-    ``S = log1p(p expm1(t1) + q expm1(t2))``: accurate for small ``S`` (orders near 1,
-    close counts: no ``log`` of a sum near 1) and for large ``S``. Where that overflows,
-    or where ``p`` or ``q`` is below the normal floats, the log-space form is used
-    (``_careful_divergence``). ``D = S / (alpha - 1)``.
-    """
-    m = orders - 1.0
+    eps = np.finfo(np.float64).eps
+    lp, lq = log_ndtr(z), log_ndtr(-z)
     with np.errstate(over="ignore", invalid="ignore"):
-        x = lp - lp2
-        y = lq - lq2
-        s = np.exp(lp) * np.expm1(m * x) + np.exp(lq) * np.expm1(m * y)
-        value = np.log1p(s) / m
-    tiny = (np.minimum(np.minimum(lp, lq), np.minimum(lp2, lq2)) < -700.0).reshape(-1)
-    redo = ~np.isfinite(value)
-    redo[tiny, :] = True
+        spread = 2.0 * eps * np.abs(z)
+        log_density = -0.5 * z * z - 0.5 * math.log(2.0 * math.pi)
+        ep = eps * (_LOG_NDTR_ULPS * np.abs(lp) + 1.0) + np.exp(log_density - lp) * spread
+        eq = eps * (_LOG_NDTR_ULPS * np.abs(lq) + 1.0) + np.exp(log_density - lq) * spread
+    return lp, lq, ep, eq
+
+
+def _bernoulli_divergence(first, second, orders):
+    """An upper bound, tight to a few ulps, on ``D_alpha(Ber(p) || Ber(p2))`` from
+    ``first = (log p, log q, errors)`` and ``second``, the same of ``p2`` (per count,
+    ``(n, 1)``; :func:`_log_probabilities`), at ``orders`` ``(1, A)``.
+
+    With ``x = log(p / p2)``, ``y = log(q / q2)``, ``m = alpha - 1`` and ``E(t) = e^t - 1 -
+    t >= 0``, the sum inside the log is ``1 + S`` with
+
+        S = p e^{mx} + q e^{my} - 1 = p (m E(-x) + E(mx)) + q (m E(-y) + E(my))
+
+    (``p e^{-x} = p2``, ``q e^{-y} = q2`` and ``p2 + q2 = 1`` make the terms linear in
+    ``x`` and ``y`` cancel exactly): non-negative parts, so nothing cancels; ``D = log1p(S)
+    / m``, in log space (:func:`_careful_divergence`) where ``S`` overflows or a
+    probability is below the normal floats. Each part grows with its weight and is convex
+    in ``x`` (``y``) with its minimum at 0, so it is evaluated at the weight raised by its
+    error bound and at the end of the difference's error interval farther from 0 (where the
+    interval holds 0, at ``m E(|x| + s) + E(m (|x| + s))``: ``E(-u) <= E(u)`` for ``u >=
+    0``), and the result raised by ``_RESULT_ULPS`` ulps: never below the exact divergence.
+    (The old form ``log1p(p expm1(mx) + q expm1(my))`` relied on ``p2 + q2 = 1`` holding in
+    floating point and cancelled where the counts are close: 1.6e-12 below the exact curve
+    at M 250, T 200, sigma1 150, order 5.)
+    """
+    eps = np.finfo(np.float64).eps
+    m = orders - 1.0
+    lp, lq, ep, eq = first
+    lp2, lq2, ep2, eq2 = second
+    parts = [_part(lp, lp2, ep, ep2), _part(lq, lq2, eq, eq2)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = sum(np.exp(weight) * (m * expm1_minus(inner, _SERIES_BELOW)
+                                      + expm1_minus(m * outer, _SERIES_BELOW))
+                    for weight, inner, outer in parts)
+        value = np.log1p(total) / m
+    redo = ~np.isfinite(value) | (np.minimum(np.minimum(lp, lq), np.minimum(lp2, lq2)) < -700.0)
     if redo.any():
-        rows, cols = np.nonzero(redo)
-        value[rows, cols] = _careful_divergence(
-            lp.reshape(-1)[rows], lq.reshape(-1)[rows], x.reshape(-1)[rows],
-            y.reshape(-1)[rows], m.reshape(-1)[cols])
-    return value
+        def chosen(array):
+            return np.broadcast_to(array, value.shape)[redo]
+        value[redo] = _careful_divergence(
+            *((chosen(weight), chosen(inner), chosen(outer)) for weight, inner, outer in parts),
+            chosen(m))
+    return value * (1.0 + _RESULT_ULPS * eps)
 
 
-def _careful_divergence(lp, lq, x, y, m):
-    """The same in log space, elementwise: ``logaddexp`` where ``S >= 1``, else ``log1p`` of
-    the two terms each formed as ``exp(log weight + log|expm1(t)|)`` (no ``0 * inf``)."""
+def _part(log_weight, log_weight2, error, error2):
+    """``(log w raised, inner, outer)``: ``w (m E(inner) + E(m outer))`` is at least the
+    part's largest value for ``t = log w - log w2`` within its error ``s`` (see
+    :func:`_bernoulli_divergence`); all per count, ``(n, 1)``."""
+    eps = np.finfo(np.float64).eps
+    with np.errstate(invalid="ignore"):  # -inf - -inf: a probability 0 on both sides
+        t = log_weight - log_weight2
+        spread = error + error2 + eps * np.abs(t)
+        straddles = np.abs(t) <= spread
+        outer = np.where(straddles, np.abs(t) + spread, t + np.sign(t) * spread)
+    return log_weight + error + 2.0 * eps, np.where(straddles, outer, -outer), outer
+
+
+def _careful_divergence(first, second, m):
+    """:func:`_bernoulli_divergence`'s sum in log space, elementwise, from the two parts'
+    ``(log w raised, inner, outer)``: no overflow, no product of 0 and infinity."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        t1, t2 = m * x, m * y
-        big = np.logaddexp(lp + t1, lq + t2)
-        small = np.log1p(_signed_term(lp, t1) + _signed_term(lq, t2))
-        return np.where(big < 1.0, small, big) / m
+        log_s = np.logaddexp(*[weight + np.logaddexp(np.log(m) + log_expm1_minus(inner),
+                                                     log_expm1_minus(m * outer))
+                               for weight, inner, outer in (first, second)])
+        return np.logaddexp(0.0, log_s) / m
 
 
-def _signed_term(log_weight, t):
-    """``exp(log_weight) * expm1(t)`` without overflow or ``0 * inf``."""
-    magnitude = np.where(np.abs(t) < 1.0, np.log(np.abs(np.expm1(t))),
-                         np.where(t > 0, t + np.log1p(-np.exp(-np.abs(t))),
-                                  np.log1p(-np.exp(-np.abs(t)))))
-    return np.sign(t) * np.exp(np.minimum(log_weight + magnitude, 700.0))
+# scipy's log_ndtr: measured against mpmath over z in [-1000, 1000], within 2.3 ulps of
+# its value, and within 0.66 ulps of 1 where |log Phi| < 1/2 (near p = 1 it is log(ndtr),
+# whose relative accuracy is lost there); taken as this many ulps plus one ulp of 1
+_LOG_NDTR_ULPS = 4.0
+# E(t) by its series below |t| = 1/4, by expm1(t) - t above: within 8 ulps of E there
+_SERIES_BELOW = 0.25
+# that, the sums, log1p and division above: a few ulps more
+_RESULT_ULPS = 24.0

@@ -1,6 +1,6 @@
 """Amplification by subsampling: RDP of a step run on a random subset of the privacy units.
 
-MATH.md section 16. Three results, each vectorised over the orders:
+MATH.md section 16. Five results, each vectorised over the orders:
 
 - :func:`rdp_poisson_gaussian`: the exact RDP of the Poisson-sampled Gaussian mechanism
   (Mironov, Talwar and Zhang 2019, "Renyi differential privacy of the sampled Gaussian
@@ -24,18 +24,24 @@ MATH.md section 16. Three results, each vectorised over the orders:
   orders: ``rdp'(alpha) <= log( (1-g)^(alpha-1) (alpha g - g + 1)
   + C(alpha, 2) g^2 (1-g)^(alpha-2) e^e(2)
   + 3 sum_{l=3..alpha} C(alpha, l) g^l (1-g)^(alpha-l) e^((l-1) e(l)) ) / (alpha - 1)``.
+- :func:`rdp_poisson_laplace`: their Theorem 8, the same sum with factor 1 at every ``l``,
+  exact for the Laplace mechanism (whose worse direction is a unit's removal): far below
+  Theorem 6 where each step costs little (Theorem 6's factor 3 does not vanish with the
+  noise).
 - :func:`rdp_without_replacement`: Wang, Balle and Kasiviswanathan 2019 ("Subsampled
   Renyi differential privacy and analytical moments accountant"), Theorem 9, sampling
   ``m`` of ``N`` units without replacement, neighbours replacing one unit, ``g = m / N``:
   ``rdp'(alpha) <= log( 1 + g^2 C(alpha, 2) min(4 (e^e(2) - 1), e^e(2) min(2, (e^e(inf) - 1)^2))
   + sum_{j=3..alpha} g^j C(alpha, j) e^((j-1) e(j)) min(2, (e^e(inf) - 1)^j) ) / (alpha - 1)``
-  (``e(inf)`` is the step's pure-DP epsilon, infinite for a Gaussian). For the Gaussian,
-  dp_accounting's ``SampledWithoutReplacementDpEvent`` uses this bound above order 256 and
-  WBK's Theorem 27 (forward differences of the Gaussian's moment function, a bound for
-  the Gaussian only, tighter) at orders up to 256; the figure here is the Theorem 9 one,
-  never below dp_accounting's, equal above 256.
+  (``e(inf)`` is the step's pure-DP epsilon, infinite for a Gaussian).
+- :func:`rdp_without_replacement_gaussian`: their Theorem 27 for the Gaussian, which
+  replaces Theorem 9's ``2 e^((j-1) e(j))`` by ``4 sqrt(M_(2 floor(j/2)) M_(2 ceil(j/2)))``
+  where smaller, ``M_l`` the pair's central moments (dp_accounting's
+  ``SampledWithoutReplacementDpEvent`` uses it up to order 256 and Theorem 9 above; here
+  Theorem 27's terms up to ``j = 256`` are kept at every order, equal to dp_accounting's up
+  to 256 and tighter above).
 
-The two general bounds hold at integer orders. At a fractional order ``alpha`` between
+The bounds other than MTZ's hold at integer orders. At a fractional order ``alpha`` between
 integers ``a < alpha < a + 1`` they are interpolated: ``(alpha - 1) rdp(alpha)`` (the
 cumulant of the privacy loss) is convex in alpha (Van Erven and Harremoes 2014), so the
 chord between the bounds at ``a`` and ``a + 1`` bounds it (WBK 2019, Corollary 10;
@@ -44,7 +50,11 @@ alone (RDP does not decrease with the order) is also valid, and larger. Every ge
 bound is capped by the step's own curve: a sampled step is a mixture of the step on
 neighbouring inputs, and Renyi divergence is quasi-convex, so sampling never costs more.
 Orders above ``MAX_INTEGER_ORDER`` keep the step's own curve (the sums would have that
-many terms; no useful order is that high).
+many terms; no useful order is that high). A computed bound is raised by a few ulps
+(:func:`_rounded_up`), so rounding never takes it below the bound's exact value.
+
+Size: one concept, amplification by subsampling; the five bounds share the binomial sums,
+the chord between integer orders and the caps, so they stay together.
 """
 
 from __future__ import annotations
@@ -68,6 +78,9 @@ MAX_INTEGER_ORDER = 2048
 _SERIES_BLOCK = 64
 _SERIES_TERMS = 1024
 _SERIES_STOP = 40.0
+# WBK's Theorem 27 up to this integer order (its central moments to one above), as
+# dp_accounting does; Theorem 9's terms beyond.
+THEOREM_27_ORDER = 256
 
 Curve = Callable[[np.ndarray], np.ndarray]
 
@@ -125,14 +138,25 @@ def rdp_poisson_gaussian(*, rate: float, noise_multiplier: float,
 
 
 def _integer_sum(q: float, z: float, alphas: np.ndarray) -> np.ndarray:
-    """``log A_alpha`` at integer orders: the finite binomial sum. The binomial weights sum
-    to 1, so ``A - 1 = sum_{i>=2} C(alpha, i) q^i (1-q)^(alpha-i) expm1((i^2 - i) / (2 z^2))``
-    (terms 0 and 1 vanish), a sum of non-negative terms; ``log A = log1p(A - 1)`` keeps
-    full relative precision where ``A`` is close to 1 (a small rate or much noise)."""
+    """``log A_alpha`` at integer orders: the finite binomial sum
+    ``A = sum_i C(alpha, i) q^i (1-q)^(alpha-i) exp((i^2 - i) / (2 z^2))``
+    (:func:`_binomial_moment` with ``(i - 1) e(i) = (i^2 - i) / (2 z^2)``)."""
+    i = np.arange(2, int(alphas.max()) + 1, dtype=np.float64)
+    return _binomial_moment(q, alphas, i, (i * i - i) / (2.0 * z * z))
+
+
+def _binomial_moment(q: float, alphas: np.ndarray, steps: np.ndarray,
+                     exponents: np.ndarray) -> np.ndarray:
+    """``log E_Q[((1 - q) + q P/Q)^alpha]`` at integer orders from the pair's moments
+    ``E_Q[(P/Q)^i] = exp(exponents[i])`` at ``steps`` ``i = 2, 3, ...`` (``(i - 1)
+    D_i(P || Q)``): the binomial expansion ``sum_i C(alpha, i) q^i (1-q)^(alpha-i)
+    E_Q[(P/Q)^i]``, exact (Zhu and Wang 2019, Theorem 8's sum). Its weights sum to 1 and
+    the moments at ``i = 0, 1`` are 1, so ``A - 1 = sum_{i>=2} C(alpha, i) q^i
+    (1-q)^(alpha-i) expm1(exponents[i])``, non-negative terms; ``log A = log1p(A - 1)``
+    keeps full relative precision where ``A`` is close to 1."""
     from scipy.special import logsumexp
-    i = np.arange(2, int(alphas.max()) + 1, dtype=np.float64)[None, :]
-    a = alphas[:, None]
-    exponent = (i * i - i) / (2.0 * z * z)
+    i, a = steps[None, :], alphas[:, None]
+    exponent = exponents[None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         terms = (log_binomial(a, i) + i * math.log(q) + (a - i) * math.log1p(-q)
                  + exponent + log1mexp(-exponent))  # log expm1, stably
@@ -208,6 +232,110 @@ def rdp_poisson_general(curve: Curve, *, rate: float, orders: ArrayLike) -> np.n
     return np.minimum(_interpolated(log_moment, curve, orders), own)
 
 
+def rdp_poisson_laplace(*, rate: float, scale: float, sensitivity: float,
+                        orders: ArrayLike) -> np.ndarray:
+    """The Poisson-sampled Laplace mechanism of L1 ``sensitivity`` and ``scale``: Zhu and
+    Wang 2019, Theorem 8, exact for the Laplace mechanism (their Section 3.3: the pair
+    ``(Lap(sensitivity, b), Lap(0, b))`` is the worst case and removing a unit the worse
+    direction): ``(alpha - 1) rdp'(alpha) = log sum_l C(alpha, l) g^l (1-g)^(alpha-l)
+    exp((l - 1) e(l))`` at integer orders, ``e`` the Laplace curve of
+    :func:`~pate_cli.accounting.laplace.rdp_laplace` at scale ``b / sensitivity``; the chord
+    between integers at fractional orders (module docstring). A vector of Laplace counts of
+    L1 distance ``sensitivity`` (LNMax's two counts under ``move``) is dominated by this
+    one-dimensional pair (the Laplace mechanism's worst case under an L1 bound), and
+    subsampling keeps the dominance. Never above :func:`rdp_laplace`'s own curve."""
+    check_rate(rate)
+    check_positive(scale, "laplace scale")
+    check_positive(sensitivity, "sensitivity")
+    orders = validate_orders(orders)
+    curve = partial(_laplace_curve, scale / sensitivity)
+    if rate == 1.0:
+        return curve(orders)
+
+    def log_moment(alphas: np.ndarray, steps: np.ndarray, base: np.ndarray) -> np.ndarray:
+        steps = steps.reshape(-1)
+        return _binomial_moment(rate, alphas, steps, (steps - 1.0) * base.reshape(-1))
+
+    return np.minimum(_rounded_up(_interpolated(log_moment, curve, orders)), curve(orders))
+
+
+def _laplace_curve(scale: float, orders: ArrayLike) -> np.ndarray:
+    return rdp_laplace(scale=scale, orders=orders)
+
+
+def rdp_without_replacement_gaussian(*, rate: float, noise_multiplier: float,
+                                     orders: ArrayLike) -> np.ndarray:
+    """The Gaussian mechanism of noise multiplier ``z`` on ``m`` of ``N`` units drawn
+    without replacement (neighbours replace one unit, ``rate = m / N``): Wang, Balle and
+    Kasiviswanathan 2019, Theorem 27, the Gaussian-specific strengthening of Theorem 9,
+    at integer orders up to ``THEOREM_27_ORDER``:
+
+        A <= 1 + g^2 C(alpha, 2) min(4 M_2, 2 e^(e(2)))
+               + sum_{j=3..alpha} g^j C(alpha, j) min(4 sqrt(M_(2 floor(j/2)) M_(2 ceil(j/2))),
+                                                     2 e^((j-1) e(j)))
+
+    with ``e(j) = j / (2 z^2)`` and ``M_l = E_Q[(P/Q - 1)^l]`` the Gaussian pair's central
+    moments (:func:`_gaussian_even_moments`, rounded up); Theorem 9's terms above that
+    order (as dp_accounting's ``SampledWithoutReplacementDpEvent``), the chord at
+    fractional orders, never above the Gaussian's own curve ``alpha / (2 z^2)``."""
+    check_rate(rate)
+    check_positive(noise_multiplier, "noise multiplier")
+    orders = validate_orders(orders)
+    z = float(noise_multiplier)
+    own = partial(_gaussian_curve, z)
+    if rate == 1.0:
+        return own(orders)
+    log_moments = _gaussian_even_moments(z, THEOREM_27_ORDER + 1)
+
+    def log_moment(alphas: np.ndarray, steps: np.ndarray, base: np.ndarray) -> np.ndarray:
+        j, a = steps, alphas[:, None]
+        cumulant = (j - 1.0) * base  # (j - 1) e(j)
+        general = math.log(2.0) + cumulant
+        low = np.minimum(2.0 * np.floor(j / 2.0), THEOREM_27_ORDER).astype(np.intp)
+        high = np.minimum(2.0 * np.ceil(j / 2.0), THEOREM_27_ORDER).astype(np.intp)
+        central = math.log(4.0) + 0.5 * (log_moments[low] + log_moments[high])
+        term = np.where(j <= THEOREM_27_ORDER, np.minimum(central, general), general)
+        with np.errstate(invalid="ignore"):
+            terms = log_binomial(a, j) + j * math.log(rate) + term
+        return _log_sum_with(np.zeros(alphas.size), np.where(j <= a, terms, -np.inf))
+
+    return np.minimum(_rounded_up(_interpolated(log_moment, own, orders)), own(orders))
+
+
+def _gaussian_even_moments(z: float, top: int) -> np.ndarray:
+    """``log M_l``, ``M_l = E_Q[(P/Q - 1)^l]`` for ``P = N(1, z^2)``, ``Q = N(0, z^2)``, at
+    even ``l = 0 .. top`` (index ``l``; odd entries unused), rounded up: the ``l``-th
+    forward difference ``sum_i C(l, i) (-1)^(l-i) E_Q[(P/Q)^i]``, ``E_Q[(P/Q)^i] =
+    exp(i (i - 1) / (2 z^2))``, written with ``expm1`` (the ``1``s sum to 0) and summed by
+    sign in a common scale. The alternating sum cancels where the noise is large; its
+    rounding error is at most ``(l + 8) u`` times the sum of the terms' magnitudes
+    (exact integer binomials, ``expm1`` within an ulp, numpy's pairwise sums), so that
+    bound is added: ``M_l`` is never under-stated, and where it is lost in rounding the
+    term falls back to Theorem 9's (the minimum in the caller)."""
+    even = np.arange(0, top + 1, 2)
+    out = np.full(top + 1, np.inf)
+    out[0] = 0.0
+    i = np.arange(top + 1, dtype=np.float64)
+    exponent = i * (i - 1.0) / (2.0 * z * z)
+    with np.errstate(divide="ignore"):
+        log_step = exponent + log1mexp(-exponent)  # log expm1; -inf at i = 0, 1
+    eps = np.finfo(np.float64).eps
+    for l in even[1:]:  # a few hundred orders, each an array over i (no query loop)
+        binomials = np.array([math.comb(int(l), k) for k in range(l + 1)], dtype=np.float64)
+        magnitude = np.log(binomials) + log_step[:l + 1]
+        negative = (l - np.arange(l + 1)) % 2 == 1
+        scale = float(np.max(magnitude))
+        weights = np.exp(magnitude - scale)
+        # each weight within 4 u (|log| + |scale| + 4) relative (log, exp, the products),
+        # the two pairwise sums and their difference within (l + 2) u of their total
+        error = float(np.sum(weights * 4.0 * eps * (np.abs(np.where(
+            np.isfinite(magnitude), magnitude, 0.0)) + abs(scale) + 4.0)))
+        error += (l + 2) * eps * float(np.sum(weights))
+        difference = float(np.sum(weights[~negative]) - np.sum(weights[negative]))
+        out[l] = scale + math.log(max(difference, 0.0) + error)
+    return out
+
+
 def rdp_without_replacement(curve: Curve, *, rate: float, orders: ArrayLike,
                             pure_epsilon: float = math.inf) -> np.ndarray:
     """Wang, Balle and Kasiviswanathan 2019, Theorem 9: RDP of a step whose RDP at integer
@@ -242,6 +370,13 @@ def _log_sum_with(head: np.ndarray, terms: np.ndarray) -> np.ndarray:
     precision where the sum is close to ``exp(head)`` (``log1p`` of the small part)."""
     from scipy.special import logsumexp
     return np.logaddexp(head, logsumexp(terms, axis=1))
+
+
+def _rounded_up(rdp: np.ndarray) -> np.ndarray:
+    """A computed bound raised by 8 ulps: the sums of positive terms, logs and chords
+    above lose at most a few ulps each, so the raised value is never below the bound's
+    exact value (MATH.md s.16: an upper bound is never rounded down)."""
+    return rdp + np.abs(rdp) * (8.0 * np.finfo(np.float64).eps)
 
 
 def _interpolated(log_moment, curve: Curve, orders: np.ndarray) -> np.ndarray:
@@ -279,39 +414,45 @@ def _interpolated(log_moment, curve: Curve, orders: np.ndarray) -> np.ndarray:
 
 def sampled_gaussian_curve(scheme: str, rate: float, noise_multiplier: float,
                            orders: ArrayLike) -> np.ndarray:
-    """A Gaussian step of noise multiplier ``z`` on sampled units: exact under ``poisson``
-    sampling (:func:`rdp_poisson_gaussian`), WBK Theorem 9 over its curve ``alpha / (2
-    z^2)`` without replacement (:func:`rdp_without_replacement`)."""
+    """A Gaussian step of noise multiplier ``z`` (std over L2 sensitivity) on sampled
+    units: exact under ``poisson`` sampling (:func:`rdp_poisson_gaussian`), WBK Theorem 27
+    without replacement (:func:`rdp_without_replacement_gaussian`)."""
     if scheme == "poisson":
         return rdp_poisson_gaussian(rate=rate, noise_multiplier=noise_multiplier,
                                     orders=orders)
-    return rdp_without_replacement(partial(_gaussian_curve, noise_multiplier), rate=rate,
-                                   orders=orders)
+    return rdp_without_replacement_gaussian(rate=rate, noise_multiplier=noise_multiplier,
+                                            orders=orders)
 
 
 def _gaussian_curve(z: float, orders: ArrayLike) -> np.ndarray:
     return np.asarray(orders, dtype=np.float64) / (2.0 * z * z)
 
 
-def sampled_laplace_curve(scheme: str, rate: float, scale: float, vote_change: str,
+def sampled_laplace_curve(scheme: str, rate: float, scale: float, sensitivity: float,
                           orders: ArrayLike) -> np.ndarray:
-    """LNMax's Laplace argmax (``scale``) on sampled units, known by its own curve
-    (:func:`laplace_argmax_curve`): Zhu-Wang under ``poisson``
-    (:func:`rdp_poisson_general`), WBK Theorem 9 without replacement, with its pure-DP
-    epsilon ``L1 / scale`` (L1 = 2 when a unit moves a vote, 1 when it adds one)."""
-    curve = partial(laplace_argmax_curve, scale, vote_change)
+    """LNMax's Laplace argmax (``scale``) on sampled units, its counts at L1 distance
+    ``sensitivity`` (2: a unit moves one vote, or is replaced; 1: it adds one). Under
+    ``poisson`` the smaller of Zhu-Wang's Theorem 8 for the dominating one-dimensional
+    Laplace pair (:func:`rdp_poisson_laplace`) and their general Theorem 6 over the
+    argmax's own curve (:func:`rdp_poisson_general`); without replacement WBK Theorem 9
+    over the own curve, with its pure-DP epsilon ``sensitivity / scale``. Never above
+    the own curve (:func:`laplace_argmax_curve`)."""
+    curve = partial(laplace_argmax_curve, scale, sensitivity)
     if scheme == "poisson":
-        return rdp_poisson_general(curve, rate=rate, orders=orders)
+        return np.minimum(
+            rdp_poisson_laplace(rate=rate, scale=scale, sensitivity=sensitivity, orders=orders),
+            rdp_poisson_general(curve, rate=rate, orders=orders))
     return rdp_without_replacement(curve, rate=rate, orders=orders,
-                                   pure_epsilon=(2.0 if vote_change == "move" else 1.0) / scale)
+                                   pure_epsilon=sensitivity / scale)
 
 
-def laplace_argmax_curve(scale: float, vote_change: str, orders: ArrayLike) -> np.ndarray:
-    """The Laplace argmax's own curve: its counts' exact RDP (two counts move, or one
-    count changes by 1), capped by pure DP's ``min(eps0, alpha eps0^2 / 2)``."""
-    if vote_change == "move":
+def laplace_argmax_curve(scale: float, sensitivity: float, orders: ArrayLike) -> np.ndarray:
+    """The Laplace argmax's own curve: its counts' exact RDP (L1 ``sensitivity`` 2: two
+    counts move by one; 1: one count changes by one), capped by pure DP's ``min(eps0,
+    alpha eps0^2 / 2)``, ``eps0 = sensitivity / scale``."""
+    if sensitivity == 2.0:
         return rdp_lnmax_data_independent(scale=scale, orders=orders)
-    eps0 = 1.0 / scale
+    eps0 = sensitivity / scale
     orders = np.asarray(orders, dtype=np.float64)
-    return np.minimum(rdp_laplace(scale=scale, orders=orders),
+    return np.minimum(rdp_laplace(scale=scale / sensitivity, orders=orders),
                       np.minimum(0.5 * eps0 * eps0 * orders, eps0))

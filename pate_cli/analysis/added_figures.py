@@ -56,21 +56,33 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
-    """A Gaussian aggregator's answers (sensitivity sqrt(2), or the sampled one) and
-    selections composed by ``accounting.pld``, where smaller. Poisson-sampled steps are
-    composed as such; dp_accounting has no PLD for sampling without replacement: those
-    runs keep the RDP figure (MATH.md s.16)."""
-    rate, sensitivity = None, math.sqrt(2.0)
-    if isinstance(mechanism, SampledMechanism) and not unsampled(mechanism.sampling):
-        if mechanism.sampling.scheme != "poisson":
-            return result
-        rate, sensitivity = mechanism.sampling.rate, mechanism.sampling.answer_sensitivity
+    """A Gaussian aggregator's answers (L2 sensitivity sqrt(2), or the sampled run's) and
+    selections composed by ``accounting.pld``, where smaller. A sampled run takes the
+    smaller of its Poisson-sampled composition (for Confident with shared steps, each
+    answered query one sampled Gaussian on the pair of counts and each other query the
+    sampled threshold step, as ``steps._sampled``) and the same steps unsampled (sampling
+    never costs more, MATH.md s.16; the only PLD without replacement, which dp_accounting
+    does not sample)."""
     if mechanism.name not in GAUSSIAN:
         return result
-    steps = [(sensitivity, mechanism.sigma, int(round(result.answered_total)))]
-    if mechanism.name != "gnmax":
-        steps.append((1.0, mechanism.sigma_threshold, result.queries))
-    return with_smaller_pld(result, gaussian_pld_epsilon(steps, delta, rate))
+    sampling = (mechanism.sampling if isinstance(mechanism, SampledMechanism)
+                and not unsampled(mechanism.sampling) else None)
+    answered = int(round(result.answered_total))
+    sensitivity = math.sqrt(2.0) if sampling is None else sampling.answer_sensitivity
+    plain = [(sensitivity, mechanism.sigma, answered)]
+    if mechanism.selects:
+        plain.append((1.0, mechanism.sigma_threshold, result.queries))
+    figures = [gaussian_pld_epsilon(plain, delta)]
+    if sampling is not None and sampling.scheme == "poisson":
+        steps = plain
+        if mechanism.selects and sampling.steps == "shared":
+            joint = 1.0 / math.sqrt(1.0 / mechanism.sigma_threshold**2
+                                    + (sensitivity / mechanism.sigma)**2)
+            steps = [(1.0, joint, answered),
+                     (1.0, mechanism.sigma_threshold, result.queries - answered)]
+        figures.append(gaussian_pld_epsilon(steps, delta, sampling.rate))
+    valid = [figure for figure in figures if figure is not None]
+    return with_smaller_pld(result, min(valid) if valid else None)
 
 
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:

@@ -75,7 +75,10 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     step's data-independent curve, ``exact`` (the default, MATH.md s.17's; it also caps s.4's
     curve) or ``gaussian`` (s.2's, the papers'); a mechanism object carries its own.
     ``sampling`` (MATH.md s.16): ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the way
-    every query's voters were drawn, with ``vote_change`` (``move``, the default, or ``add``);
+    every query's voters were drawn, with ``vote_change`` (``move``, the default, or ``add``;
+    without replacement a replaced unit always moves a vote) and ``sampling_steps``
+    (``shared``, the default: Confident's two steps read one subset per query, charged as one
+    sampled Gaussian per answered query; ``independent``: each step draws its own);
     ``accounting="data-independent"`` only, for GNMax, Confident and LNMax: both steps' curves
     amplified (``mechanisms.sampled``), and for Poisson-sampled Gaussian steps the smaller of
     the RDP and PLD figures (``epsilon_method``). ``multilabel`` (``binary``, ``tau:TAU``,

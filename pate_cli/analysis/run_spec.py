@@ -73,6 +73,7 @@ class RunSpec:
     halt_at: str = "query"
     sampling: str | None = None
     vote_change: str | None = None
+    sampling_steps: str | None = None
     predictions_layout: str = "queries-first"
 
     @classmethod
@@ -255,8 +256,9 @@ INPUT_RULES: tuple[Rule, ...] = (
 
 
 def check_options(spec: RunSpec) -> Sampling | None:
-    """The first broken rule of ``RULES`` as an ``OptionError``; then ``--sampling`` and
-    ``--vote-change`` parsed and checked against the run (the parsed sampling, or None)."""
+    """The first broken rule of ``RULES`` as an ``OptionError``; then ``--sampling``,
+    ``--vote-change`` and ``--sampling-steps`` parsed and checked against the run (the
+    parsed sampling, or None)."""
     for rule in RULES:
         if rule.broken(spec):
             raise OptionError(rule.text(spec))
@@ -265,8 +267,11 @@ def check_options(spec: RunSpec) -> Sampling | None:
     if spec.sampling is None:
         if spec.vote_change not in (None, "move"):
             raise OptionError("--vote-change applies to sampled voters (--sampling)")
+        if spec.sampling_steps not in (None, "shared"):
+            raise OptionError("--sampling-steps applies to sampled voters (--sampling)")
         return None
-    parsed = parse_sampling(spec.sampling, spec.vote_change or "move")
+    parsed = parse_sampling(spec.sampling, spec.vote_change or "move",
+                            spec.sampling_steps or "shared")
     check_sampled_run(parsed, spec.name, accounting=spec.accounting, rounds=spec.rounds,
                       individualized=spec.individualized,
                       smooth_sensitivity=spec.smooth_sensitivity)

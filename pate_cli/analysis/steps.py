@@ -4,6 +4,7 @@ over the queries builds on: decisions, statistics, weights and per-query curves)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -141,21 +142,53 @@ def _threshold_independent(s1, t, kind, low, high, orders):
 
 
 def _sampled(selection, answer, mechanism: SampledMechanism):
-    """The inner steps with amplified data-independent curves (``accounting.subsampling``);
-    when every unit votes, the steps' own curves, bit for bit."""
+    """The inner steps with amplified data-independent curves (MATH.md s.16,
+    ``accounting.subsampling``); when every unit votes, the steps' own curves, bit for
+    bit. Each amplified curve is, order by order, at most the step's own unsampled curve
+    under the declared relation (the threshold's: its exact curve, s.17). Confident with
+    ``shared`` steps: an answered query is one sampled Gaussian on the pair (threshold
+    count, votes), ``1/z^2 = 1/sigma1^2 + Delta^2/sigma^2``, capped by the two unsampled
+    steps together; the answer step carries that charge less the threshold step's, so that
+    ``answered`` joint charges and the other queries' threshold charges compose."""
     sampling = mechanism.sampling
     if unsampled(sampling):
         return selection, answer
+    scheme, rate = sampling.scheme, sampling.rate
     if mechanism.name == "lnmax":
-        curve = partial(sampled_laplace_curve, sampling.scheme, sampling.rate,
-                        mechanism.laplace_scale, sampling.vote_change)
-    else:
-        curve = partial(sampled_gaussian_curve, sampling.scheme, sampling.rate,
-                        mechanism.sigma / sampling.answer_sensitivity)
-    if selection is not None:
-        selection = replace(selection, independent=partial(
-            sampled_gaussian_curve, sampling.scheme, sampling.rate, mechanism.sigma_threshold))
-    return selection, replace(answer, independent=curve)
+        return selection, replace(answer, independent=partial(
+            sampled_laplace_curve, scheme, rate, mechanism.laplace_scale,
+            sampling.laplace_sensitivity()))
+    z = mechanism.sigma / sampling.answer_sensitivity
+    own_answer = partial(_gaussian_rdp, z)
+    amplified = partial(_capped, partial(sampled_gaussian_curve, scheme, rate, z), own_answer)
+    if selection is None:
+        return None, replace(answer, independent=amplified)
+    threshold = partial(_capped, partial(sampled_gaussian_curve, scheme, rate,
+                                         mechanism.sigma_threshold), selection.independent)
+    if sampling.steps == "shared":
+        joint = math.sqrt(1.0 / (1.0 / mechanism.sigma_threshold**2 + 1.0 / z**2))
+        both = partial(_sum_of, selection.independent, own_answer)
+        amplified = partial(_beyond, partial(_capped, partial(
+            sampled_gaussian_curve, scheme, rate, joint), both), threshold)
+    return replace(selection, independent=threshold), replace(answer, independent=amplified)
+
+
+def _gaussian_rdp(z, orders):
+    return np.asarray(orders, dtype=np.float64) / (2.0 * z * z)
+
+
+def _capped(curve, own, orders):
+    return np.minimum(curve(orders), own(orders))
+
+
+def _sum_of(first, second, orders):
+    return first(orders) + second(orders)
+
+
+def _beyond(total, part, orders):
+    """``total - part`` (both non-negative, ``total >= part``): adding ``part`` back gives
+    ``total`` to within an ulp of it."""
+    return np.maximum(total(orders) - part(orders), 0.0)
 
 
 def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:

@@ -117,7 +117,9 @@ def sampling_specs(option=click.option) -> list:
         option("--sampling", metavar="SCHEME",
                help="Sampled voters: poisson:RATE or without-replacement:m/N."),
         option("--vote-change", type=click.Choice(["move", "add"]), default=None,
-               metavar="HOW", help="A sampled unit moves (default) or adds one vote."),
+               metavar="HOW", help="Poisson: a unit moves (default) or adds one vote."),
+        option("--sampling-steps", type=click.Choice(["shared", "independent"]), default=None,
+               metavar="HOW", help="Confident: one subset feeds both steps (shared; default)."),
     ]
 
 

@@ -193,7 +193,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
             svt_cutoff, eta, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
             best, pareto, max_points, progress, quiet, debug, index_col, tuning=None,
-            screening="exact", sampling=None, vote_change=None):
+            screening="exact", sampling=None, vote_change=None, sampling_steps=None):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker

@@ -52,7 +52,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                       accounting, delta, orders, order, conversion, seed, budget, workers,
                       scheduler, out, fmt, resume, best, pareto, max_points, progress, quiet,
                       debug, index_col=None, tuning=None, screening="exact", sampling=None,
-                      vote_change=None):
+                      vote_change=None, sampling_steps=None):
     """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): the same parameters."""
     mechanisms = list(dict.fromkeys(mechanisms or ("confident",)))
     grids = {name: values for name, values in
@@ -76,15 +76,16 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
         orders = (order,)
     parsed = check_sweep_options(  # pate-analyze's rules, for each mechanism of the grid
         mechanisms, accounting=accounting, budget=budget, tuning=tuning, sampling=sampling,
-        vote_change=vote_change, student_given=bool(student))
-    sampling, vote_change = (None, None) if parsed is None else (parsed.text(),
-                                                                 parsed.vote_change)
+        vote_change=vote_change, sampling_steps=sampling_steps, student_given=bool(student))
+    sampling, vote_change, sampling_steps = (None, None, None) if parsed is None else (
+        parsed.text(), parsed.vote_change, parsed.steps)
     settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
                              repeats=repeats, seed=seed, conversion=conversion,
                              orders=None if orders is None else tuple(float(x) for x in orders),
                               confidence=confidence, screening=screening,
                               rdp_curves=tuning is not None,
-                              sampling=sampling, vote_change=vote_change)
+                              sampling=sampling, vote_change=vote_change,
+                              sampling_steps=sampling_steps)
     with reported_warnings():  # notes about a vote file (averaged votes): one line each
         sources, shapes = open_sources(votes, labels, student, index_col=index_col)
     points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)

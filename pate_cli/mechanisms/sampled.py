@@ -5,9 +5,13 @@ neighbours add or remove one unit) or ``without-replacement:m/N`` (a fixed-size 
 neighbours replace one unit). A sampled run is a :class:`SampledMechanism`: the
 aggregator, unchanged in what it replays, carrying its :class:`Sampling`; the cost table
 (``analysis.steps``) gives its steps amplified data-independent curves
-(``accounting.subsampling``). Sensitivities: the argmax ``sqrt(2)`` (``--vote-change
-move``: a unit's presence moves one vote) or 1 (``add``; L1 2 or 1 for Laplace); the
-threshold's count 1. Noise multiplier ``z = sigma / Delta``.
+(``accounting.subsampling``). Sensitivities: under ``poisson`` the argmax's is ``sqrt(2)``
+(``--vote-change move``: a unit's presence moves one vote) or 1 (``add``: it adds or
+removes one; L1 2 or 1 for Laplace); without replacement a replaced unit takes one count
+down and another up, ``sqrt(2)`` (L1 2) whatever the declared change; the threshold's
+count 1. Noise multiplier ``z = sigma / Delta``. ``--sampling-steps``: Confident's two steps
+read one subset per query (``shared``, Private-kNN; the default) or each its own
+(``independent``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass, replace
 from ..errors import OptionError
 
 VOTE_CHANGES = ("move", "add")
+SAMPLING_STEPS = ("shared", "independent")
 SAMPLED_MECHANISMS = ("gnmax", "confident", "lnmax")
 
 
@@ -25,22 +30,30 @@ SAMPLED_MECHANISMS = ("gnmax", "confident", "lnmax")
 class Sampling:
     """A declared sampling scheme: ``rate`` (Poisson, or ``size / population``), with
     ``size`` and ``population`` for ``without-replacement``; ``vote_change`` sets the
-    argmax's sensitivity."""
+    argmax's sensitivity under Poisson sampling; ``steps`` whether Confident's two steps
+    share one subset per query."""
 
     scheme: str
     rate: float
     size: int | None = None
     population: int | None = None
     vote_change: str = "move"
+    steps: str = "shared"
+
+    @property
+    def moves(self) -> bool:
+        """Whether the argmax's counts move (one down, one up) between neighbours: a unit
+        that moves its vote, or any replaced unit (sampling without replacement)."""
+        return self.vote_change == "move" or self.scheme == "without-replacement"
 
     @property
     def answer_sensitivity(self) -> float:
-        """L2 sensitivity of the Gaussian argmax: sqrt(2) (move) or 1 (add)."""
-        return math.sqrt(2.0) if self.vote_change == "move" else 1.0
+        """L2 sensitivity of the Gaussian argmax: sqrt(2) where counts move, else 1."""
+        return math.sqrt(2.0) if self.moves else 1.0
 
     def laplace_sensitivity(self) -> float:
-        """L1 sensitivity of the Laplace argmax's counts: 2 (move) or 1 (add)."""
-        return 2.0 if self.vote_change == "move" else 1.0
+        """L1 sensitivity of the Laplace argmax's counts: 2 where counts move, else 1."""
+        return 2.0 if self.moves else 1.0
 
     def text(self) -> str:
         """The scheme as ``--sampling`` writes it."""
@@ -49,14 +62,18 @@ class Sampling:
         return f"without-replacement:{self.size}/{self.population}"
 
 
-def parse_sampling(text, vote_change: str = "move") -> Sampling:
-    """``--sampling`` (a string, or a :class:`Sampling` kept as is) with ``--vote-change``;
-    ``OptionError`` with the reason for anything MATH.md s.16 refuses."""
+def parse_sampling(text, vote_change: str = "move", steps: str = "shared") -> Sampling:
+    """``--sampling`` (a string, or a :class:`Sampling` kept as is) with ``--vote-change``
+    and ``--sampling-steps``; ``OptionError`` with the reason for anything MATH.md s.16
+    refuses."""
     if vote_change not in VOTE_CHANGES:
         raise OptionError(f"--vote-change must be one of {', '.join(VOTE_CHANGES)}, "
                           f"got {vote_change!r}")
+    if steps not in SAMPLING_STEPS:
+        raise OptionError(f"--sampling-steps must be one of {', '.join(SAMPLING_STEPS)}, "
+                          f"got {steps!r}")
     if isinstance(text, Sampling):
-        return replace(text, vote_change=vote_change)
+        return replace(text, vote_change=vote_change, steps=steps)
     scheme, _, value = str(text).strip().lower().partition(":")
     if scheme in ("with-replacement", "replacement"):
         raise OptionError("--sampling with-replacement is refused: no amplification bound "
@@ -66,7 +83,7 @@ def parse_sampling(text, vote_change: str = "move") -> Sampling:
         rate = _number(value, "--sampling poisson:RATE")
         if not 0.0 < rate <= 1.0:
             raise OptionError(f"--sampling poisson:RATE needs a rate in (0, 1], got {value}")
-        return Sampling("poisson", rate, vote_change=vote_change)
+        return Sampling("poisson", rate, vote_change=vote_change, steps=steps)
     if scheme == "without-replacement":
         size_text, slash, population_text = value.partition("/")
         size = _whole(size_text, "m", value)
@@ -78,7 +95,7 @@ def parse_sampling(text, vote_change: str = "move") -> Sampling:
             raise OptionError(f"--sampling without-replacement:{value}: m = {size} is larger "
                               f"than N = {population} (rate m/N must lie in (0, 1])")
         return Sampling("without-replacement", size / population, size, population,
-                        vote_change)
+                        vote_change, steps)
     raise OptionError(f"--sampling must be poisson:RATE or without-replacement:m/N, "
                       f"got {text!r}")
 
@@ -120,5 +137,6 @@ class SampledMechanism:
 
 
 def unsampled(sampling: Sampling) -> bool:
-    """Rate 1 with ``--vote-change move``: the run is the aggregator without sampling."""
-    return sampling.rate == 1.0 and sampling.vote_change == "move"
+    """Rate 1 where counts move (``--vote-change move``, or any run without replacement):
+    the run is the aggregator without sampling."""
+    return sampling.rate == 1.0 and sampling.moves

@@ -212,13 +212,18 @@ def headline(summary: dict) -> dict:
 
 def _sampled_unit(sampling: dict) -> tuple[str, str]:
     """Privacy unit and neighbouring relation of sampled voters (MATH.md s.16)."""
-    moves = sampling["vote_change"] == "move"
+    moves = sampling.get("moves", sampling["vote_change"] == "move")
     unit = ("one privacy unit (a training record) of the population the voters of each "
             "query are drawn from, afresh for every query; a unit's presence "
             + ("moves one vote" if moves else "adds or removes one vote")
             + f" (argmax sensitivity {number(sampling['sensitivity'])}, the threshold's "
             "count 1). The figure is amplified by subsampling and holds only if the voters "
-            "were drawn exactly as declared.")
+            "were drawn exactly as declared"
+            + {"shared": "; one subset per query feeds both the threshold and the answer, "
+                         "so an answered query is charged as one sampled Gaussian on both "
+                         "counts.",
+               "independent": "; the threshold and the answer each draw their own subset, "
+                              "as declared."}.get(sampling.get("steps"), "."))
     if sampling["scheme"] == "poisson":
         relation = (f"Poisson sampling at rate {number(sampling['rate'])}: every unit votes "
                     "independently with that probability; neighbours add or remove one "
@@ -226,7 +231,7 @@ def _sampled_unit(sampling: dict) -> tuple[str, str]:
     else:
         relation = (f"sampling {sampling['size']} of {sampling['population']} units without "
                     "replacement; neighbours replace one unit (Wang, Balle and "
-                    "Kasiviswanathan 2019, Theorem 9).")
+                    "Kasiviswanathan 2019, Theorems 9 and 27).")
     return unit, relation
 
 

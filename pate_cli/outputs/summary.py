@@ -57,8 +57,14 @@ def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
     scheme = (f"poisson, rate {_short(sampling['rate'])}" if sampling["scheme"] == "poisson"
               else f"without replacement, {sampling['size']} of {sampling['population']}")
     norm = sampling.get("sensitivity_norm", "L2")
-    return [("sampling", f"{scheme}; a unit {sampling['vote_change']}s one vote "
-                         f"(argmax {norm} sensitivity {_short(sampling['sensitivity'])})")]
+    if sampling["scheme"] == "poisson":
+        change = f"a unit {sampling['vote_change']}s one vote"
+    else:
+        change = "a replaced unit moves one vote"
+    steps = {"shared": "; one subset feeds both steps",
+             "independent": "; each step draws its own subset"}.get(sampling.get("steps"), "")
+    return [("sampling", f"{scheme}; {change} (argmax {norm} sensitivity "
+                         f"{_short(sampling['sensitivity'])}){steps}")]
 
 
 def _summary_lines(s: dict) -> list[tuple[str, str]]:

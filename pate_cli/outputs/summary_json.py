@@ -111,18 +111,22 @@ register_presenter("dict", summary_dict)
 def sampling_summary(mechanism) -> dict | None:
     """The JSON ``sampling`` object of CLI.md (None for a run without sampling;
     ``mechanisms.sampled``): the scheme, ``rate`` (``size / population`` without
-    replacement), ``vote_change`` and the argmax's ``sensitivity`` (L2 for Gaussian
-    answers, L1 for LNMax), the threshold's (1) for Confident."""
+    replacement), ``vote_change`` as declared, ``moves`` (whether the argmax's counts move
+    between neighbours: a moved vote, or any replaced unit) and the argmax's
+    ``sensitivity`` (L2 for Gaussian answers, L1 for LNMax), the threshold's (1) and
+    ``steps`` (``shared`` or ``independent`` subsets) for Confident."""
     sampling = getattr(mechanism, "sampling", None)
     if sampling is None:
         return None
     laplace = mechanism.name == "lnmax"
     return {"scheme": sampling.scheme, "rate": sampling.rate, "size": sampling.size,
             "population": sampling.population, "vote_change": sampling.vote_change,
+            "moves": sampling.moves,
             "sensitivity": sampling.laplace_sensitivity() if laplace
             else sampling.answer_sensitivity,
             "sensitivity_norm": "L1" if laplace else "L2",
-            "threshold_sensitivity": 1.0 if mechanism.name == "confident" else None}
+            "threshold_sensitivity": 1.0 if mechanism.name == "confident" else None,
+            "steps": sampling.steps if mechanism.name == "confident" else None}
 
 
 def epsilon_method(result) -> str:

@@ -104,7 +104,8 @@ class Calibration:
         flags = {"predictions": "--predictions", "predictions_layout": "--predictions-layout",
                  "classes": "--classes", "labels": "--labels", "teachers": "--teachers",
                  "index_col": "--index-col", "queries": "-n", "orders": "--orders",
-                 "order": "--order", "sampling": "--sampling", "vote_change": "--vote-change"}
+                 "order": "--order", "sampling": "--sampling", "vote_change": "--vote-change",
+                 "sampling_steps": "--sampling-steps"}
         for key, flag in flags.items():
             if self.options.get(key) is not None:
                 words += [flag, _text(self.options[key])]
@@ -187,7 +188,8 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
     if options.get("sampling") is not None:  # before any work (MATH.md s.16)
         check_sampled_run(parse_sampling(options["sampling"], options.get("vote_change")
-                                         or "move"), mechanism, accounting=accounting,
+                                         or "move", options.get("sampling_steps")
+                                         or "shared"), mechanism, accounting=accounting,
                           rounds=None, individualized=None, smooth_sensitivity=False)
     if scale_all and mechanism != "confident":
         raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
@@ -208,7 +210,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
     shown_options = {key: options.get(key) for key in
                       ("predictions", "predictions_layout", "classes", "labels", "teachers",
                        "index_col", "queries", "orders", "order", "screening", "sampling",
-                       "vote_change")}
+                       "vote_change", "sampling_steps")}
     if shown_options["predictions_layout"] == "queries-first":
         shown_options["predictions_layout"] = None  # the default: not in the command
     labels, queries = options.pop("labels", None), options.get("queries")
@@ -239,7 +241,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         # the expected answered count does not depend on how voters were sampled
         chosen = options if how == accounting else {
             key: value for key, value in options.items()
-            if key not in ("sampling", "vote_change")}
+            if key not in ("sampling", "vote_change", "sampling_steps")}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return api.analyze(vote_set, mechanism, accounting=how, **chosen,

@@ -33,7 +33,7 @@ SWEEP_COLUMNS = (
     "accounting", "delta", "budget", "sha256", "version",
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
-    "eta", "screening", "sampling", "vote_change", "epsilon_method",
+    "eta", "screening", "sampling", "vote_change", "epsilon_method", "sampling_steps",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for MATH.md's grid, else a comma list of numbers and
@@ -45,8 +45,9 @@ the exponential mechanism's eta (MATH.md s.15; empty for the other mechanisms).
 ``gaussian`` (s.2, the papers'); empty for mechanisms without one.
 ``sampling``: ``--sampling`` as written canonically (``poisson:RATE``,
 ``without-replacement:m/N``; empty without), ``vote_change`` its ``--vote-change`` (empty
-without sampling); ``epsilon_method``: ``rdp`` (a sweep converts RDP curves; no PLD) or
-``pure`` (SVT-PATE's pure-DP bound)."""
+without sampling), ``sampling_steps`` its ``--sampling-steps`` (``shared`` or
+``independent``, for Confident with sampling); ``epsilon_method``: ``rdp`` (a sweep
+converts RDP curves; no PLD) or ``pure`` (SVT-PATE's pure-DP bound)."""
 
 
 # A row's place in a table: its grid point and run settings. A table that --resume
@@ -61,18 +62,19 @@ POINT_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries",
 # without one of the columns, written by an older pate-sweep, never matches), and is
 # otherwise recomputed and replaced.
 KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256",
-               "student_sha256", "version", "screening", "sampling", "vote_change")
+               "student_sha256", "version", "screening", "sampling", "vote_change",
+               "sampling_steps")
 
 
 # Key columns a table may lack: written before they existed, when no mechanism used them
 # (a missing one is an empty cell).
-OPTIONAL_KEYS = ("eta",)
+OPTIONAL_KEYS = ("eta", "sampling_steps")
 
 
 # Key columns compared as text (the rest are numbers, compared as floats).
 TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "sha256",
                      "labels_sha256", "student_sha256", "version", "screening", "sampling",
-                     "vote_change")
+                     "vote_change", "sampling_steps")
 
 
 @functools.lru_cache(maxsize=64)

@@ -74,6 +74,7 @@ class SweepSettings:
     rdp_curves: bool = False  # rows carry their total RDP curve (``--tuning``)
     sampling: str | None = None  # --sampling, canonical text (MATH.md s.16)
     vote_change: str | None = None  # --vote-change (with sampling)
+    sampling_steps: str | None = None  # --sampling-steps (with sampling)
 
     def __post_init__(self):
         if not (isinstance(self.repeats, int) and self.repeats >= 1):
@@ -141,7 +142,9 @@ class SweepPoint:
                                     if self.mechanism in SELECTING else None),
                       "version": __version__,
                       "sampling": self.settings.sampling,
-                      "vote_change": self.settings.vote_change})
+                      "vote_change": self.settings.vote_change,
+                      "sampling_steps": (self.settings.sampling_steps
+                                         if self.mechanism in SELECTING else None)})
         return head
 
 
@@ -214,7 +217,7 @@ WARNINGS_KEY = "warnings"
 
 
 def check_sweep_options(mechanisms, *, accounting: str, budget, tuning, sampling,
-                        vote_change, student_given: bool):
+                        vote_change, student_given: bool, sampling_steps=None):
     """pate-analyze's option rules (``analysis.run_spec``) for every mechanism of the
     grid, before any work: the first broken one as its ``OptionError`` (one line, exit 2).
     Returns the parsed ``--sampling`` (or None)."""
@@ -222,7 +225,7 @@ def check_sweep_options(mechanisms, *, accounting: str, budget, tuning, sampling
     for name in mechanisms:
         parsed = check_options(RunSpec.of(
             name, accounting=accounting, budget=budget, tuning=tuning, sampling=sampling,
-            vote_change=vote_change,
+            vote_change=vote_change, sampling_steps=sampling_steps,
             student="given" if student_given and name == "interactive" else None))
     return parsed
 
@@ -246,8 +249,8 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
         given["integer_votes"] = needs_integer_votes(point.mechanism, given, vote_set)
     mechanism = build_mechanism(point.mechanism, teachers=point.teachers, **given)
     if settings.sampling is not None:  # sampled voters: amplified curves (MATH.md s.16)
-        mechanism = SampledMechanism(mechanism, parse_sampling(settings.sampling,
-                                                               settings.vote_change))
+        mechanism = SampledMechanism(mechanism, parse_sampling(
+            settings.sampling, settings.vote_change, settings.sampling_steps or "shared"))
     seeds = range(settings.seed, settings.seed + settings.repeats)
     totals = analyze_totals(
         vote_set.votes, mechanism, seeds=seeds, teachers=point.teachers,

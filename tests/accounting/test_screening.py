@@ -47,18 +47,59 @@ def test_integer_supremum_matches_mpmath_brute_force(teachers, threshold, sigma1
         assert value == pytest.approx(float(exact), rel=1e-10, abs=0)
 
 
-def test_real_counts_bound_the_fine_grid_supremum_closely():
-    """Real counts: a certified upper bound, within (1 + 1/32)^2 of the supremum found on
-    a fine grid of c (step 1/64) with the analytic value at each c."""
-    threshold, sigma1, low, high = 20.5, 6.0, 0.0, 40.0
-    orders = (1.5, 8.0, 40.0)
-    ours = rdp_screening(threshold=threshold, sigma_threshold=sigma1, low=low, high=high,
+def test_the_curve_is_never_below_its_exact_value_where_counts_are_close():
+    """M 250, T 200, sigma1 150, order 5: neighbouring counts give close probabilities and the
+    old form lost digits in ``p expm1(mx) + q expm1(my)`` (7.073663429773019e-05, 1.6e-12
+    relative below the supremum, 7.073663429784508e-05 at 40 digits). The cancellation-free
+    form with its rounding allowance is above it, by less than 1e-12."""
+    value = rdp_screening(threshold=200, sigma_threshold=150, low=0, high=250, orders=[5.0])[0]
+    exact = float(_brute_integer(250, 200, 150, 5.0))
+    assert exact == 7.073663429784508e-05
+    assert exact <= value <= exact * (1 + 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(teachers=st.integers(1, 120), threshold=st.floats(-40.0, 200.0),
+       sigma1=st.floats(0.2, 400.0), order=st.floats(1.001, 500.0))
+def test_never_below_the_exact_supremum(teachers, threshold, sigma1, order):
+    """At random settings the computed curve (an upper bound) is never below the 50-digit
+    supremum, not even by rounding (the cap by the Gaussian curve included)."""
+    value = rdp_screening(threshold=threshold, sigma_threshold=sigma1, low=0, high=teachers,
+                          orders=[order])[0]
+    exact = _brute_integer(teachers, threshold, sigma1, order)
+    assert mpmath.mpf(float(value)) >= exact
+
+
+@pytest.mark.parametrize("threshold, sigma1, high, orders, within", [
+    (20.5, 6.0, 40.0, (1.5, 8.0, 40.0), 1.01),
+    (20.25, 1.3, 40.0, (2.0, 100.0), 1.01),  # steep: the old superset bound was 8% above
+    (200.0, 150.0, 250.0, (2.0, 30.0), 1.064),  # flat: too many cells near the top to cut
+])
+def test_real_counts_bound_the_fine_grid_supremum_closely(threshold, sigma1, high, orders,
+                                                          within):
+    """Real counts: a certified upper bound on the supremum over pairs of reachable counts
+    (both in [0, M]), at least the analytic value at every point of a fine grid of c (step
+    1/16) and within 1% of the largest where the cells are cut, within (1 + 1/32)^2 where
+    the curve is so flat that more than 512 cells of an order lie near its top."""
+    ours = rdp_screening(threshold=threshold, sigma_threshold=sigma1, low=0.0, high=high,
                          orders=orders, integer=False)
-    grid = [low - 1 + k / 64 for k in range(int((high - low + 1) * 64) + 1)]
+    grid = [k / 16 for k in range(int((high - 1) * 16) + 1)]
+    if high > 100:
+        grid = grid[::8]
     for value, alpha in zip(ours, orders, strict=True):
         fine = max(max(_pair(c, c + 1, threshold, sigma1, alpha),
-                       _pair(c + 1, c, threshold, sigma1, alpha)) for c in grid[::4])
-        assert float(fine) <= value <= float(fine) * 1.07
+                       _pair(c + 1, c, threshold, sigma1, alpha)) for c in grid)
+        assert float(fine) <= value <= float(fine) * within
+
+
+def test_real_counts_steep_case_against_its_supremum():
+    """M 40, T 20.25, sigma1 1.3, order 100: the supremum over real counts is 10.5926 (at
+    c = 0, 50 digits); the old bound, whose neighbour could leave [0, M], said 11.4429."""
+    exact = _pair(1, 0, 20.25, 1.3, 100.0)
+    value = rdp_screening(threshold=20.25, sigma_threshold=1.3, low=0.0, high=40.0,
+                          orders=[100.0], integer=False)[0]
+    assert float(exact) == pytest.approx(10.592639843014185, rel=1e-15)
+    assert exact <= value <= exact * 1.01
 
 
 def test_ratio_to_the_gaussian_curve_is_two_over_pi_at_small_orders():

@@ -1,4 +1,5 @@
-"""``--sampling`` and ``--vote-change`` (MATH.md s.16, CLI.md) through the command line:
+"""``--sampling``, ``--vote-change`` and ``--sampling-steps`` (MATH.md s.16, CLI.md) through
+the command line:
 every refusal in one line with exit status 2, the JSON ``sampling`` object, the RDP
 figure against the amplified curves composed by hand, rate 1 against no sampling."""
 
@@ -9,9 +10,16 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pate_cli import analyze
 from pate_cli.accounting.conversion import rdp_to_epsilon
-from pate_cli.accounting.subsampling import rdp_poisson_gaussian, rdp_without_replacement
+from pate_cli.accounting.screening import rdp_screening
+from pate_cli.accounting.subsampling import (
+    rdp_poisson_gaussian,
+    rdp_without_replacement_gaussian,
+)
 from pate_cli.orders import default_orders
 from tests.cli.test_analyze import HINT, one_line_error
 
@@ -85,40 +93,117 @@ def test_json_sampling_is_null_without_sampling(cli, votes):
     assert summary["epsilon_method"] in ("rdp", "pld")
 
 
+def _threshold_curve(orders):
+    """The threshold step's own curve in these runs: T 18, sigma1 20, 30 voters (s.17)."""
+    return rdp_screening(threshold=18.0, sigma_threshold=20.0, low=0.0, high=30.0,
+                         orders=orders)
+
+
 @pytest.mark.parametrize("change, sensitivity", [("move", math.sqrt(2.0)), ("add", 1.0)])
-def test_poisson_rdp_figure_is_the_amplified_curves_composed(cli, votes, change, sensitivity):
-    """Confident, sigma = 10, sigma1 = 20, rate 0.2: every query's threshold step
-    (z = sigma1) plus each answered query's argmax (z = sigma / Delta), composed and
-    converted by hand; the PLD figure, where reported, is below it."""
+@pytest.mark.parametrize("steps", ["shared", "independent"])
+def test_poisson_rdp_figure_is_the_amplified_curves_composed(cli, votes, change, sensitivity,
+                                                             steps):
+    """Confident, sigma = 10, sigma1 = 20, rate 0.2. Shared steps (one subset per query):
+    each answered query one sampled Gaussian on the pair of counts, ``1/z^2 = 1/sigma1^2
+    + Delta^2/sigma^2``, each other query the sampled threshold step; independent steps:
+    every threshold step plus each answer, amplified apart. Each amplified curve is capped
+    by its unsampled one (the threshold's exact curve). Composed and converted by hand; the
+    PLD figure, where reported, is below it."""
     summary = run_json(cli, votes, *DI, "--sigma", "10", "--sigma-threshold", "20",
-                       "-T", "18", "--sampling", "poisson:0.2", "--vote-change", change)
+                       "-T", "18", "--sampling", "poisson:0.2", "--vote-change", change,
+                       "--sampling-steps", steps)
     assert summary["sampling"] == {
         "scheme": "poisson", "rate": 0.2, "size": None, "population": None,
-        "vote_change": change, "sensitivity": sensitivity, "sensitivity_norm": "L2",
-        "threshold_sensitivity": 1.0}
+        "vote_change": change, "moves": change == "move", "sensitivity": sensitivity,
+        "sensitivity_norm": "L2", "threshold_sensitivity": 1.0, "steps": steps}
     orders = default_orders()
     answered = summary["answered"]
-    curve = (40 * rdp_poisson_gaussian(rate=0.2, noise_multiplier=20.0, orders=orders)
-             + answered * rdp_poisson_gaussian(rate=0.2, noise_multiplier=10.0 / sensitivity,
-                                               orders=orders))
+    own_answer = orders * sensitivity**2 / 200.0
+    threshold = np.minimum(rdp_poisson_gaussian(rate=0.2, noise_multiplier=20.0,
+                                                orders=orders), _threshold_curve(orders))
+    if steps == "shared":
+        joint = 1.0 / math.sqrt(1.0 / 400.0 + sensitivity**2 / 100.0)
+        pair = np.minimum(rdp_poisson_gaussian(rate=0.2, noise_multiplier=joint, orders=orders),
+                          _threshold_curve(orders) + own_answer)
+        curve = answered * pair + (40 - answered) * threshold
+    else:
+        curve = 40 * threshold + answered * np.minimum(rdp_poisson_gaussian(
+            rate=0.2, noise_multiplier=10.0 / sensitivity, orders=orders), own_answer)
     epsilon, _ = rdp_to_epsilon(curve, orders=orders, delta=1e-5)
     rdp_figure = summary["epsilon_rdp"]
     assert rdp_figure == pytest.approx(float(epsilon), rel=1e-12)
+    assert rdp_figure >= float(epsilon) * (1 - 1e-15)  # never rounded below
     assert summary["epsilon"] <= rdp_figure
     assert summary["epsilon_method"] == ("pld" if summary["epsilon"] < rdp_figure else "rdp")
 
 
-def test_without_replacement_is_theorem_9_and_rdp(cli, votes):
+def test_shared_steps_cost_at_least_independent_ones(cli, votes):
+    """One subset feeding both steps is the stronger charge (the issue's under-charge: the
+    two steps amplified apart as if each drew its own subset)."""
+    figures = {steps: run_json(cli, votes, *DI, "--sigma", "10", "--sigma-threshold", "20",
+                               "-T", "18", "--sampling", "poisson:0.2",
+                               "--sampling-steps", steps)
+               for steps in ("shared", "independent")}
+    assert figures["shared"]["epsilon_rdp"] > figures["independent"]["epsilon_rdp"]
+    assert figures["shared"]["epsilon"] > figures["independent"]["epsilon"]
+
+
+def test_shared_confident_is_the_joint_sampled_gaussian(cli, tmp_path):
+    """T 200, sigma1 1, sigma 1.414, poisson:0.05, add, 100 answered queries: the PLD
+    figure is dp_accounting's for 100 Poisson-sampled Gaussians of noise multiplier
+    ``(1/1 + 1/1.414^2)^(-1/2)`` (5.4769); amplifying the two steps apart gave 3.91."""
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import pld_privacy_accountant
+    path = tmp_path / "v.npy"
+    np.save(path, np.tile([250] + [0] * 9, (100, 1)))
+    args = (str(path), *DI, "-T", "200", "--sigma-threshold", "1", "--sigma", "1.414",
+            "--sampling", "poisson:0.05", "--vote-change", "add")
+    summary = run_json(cli, *args)
+    assert summary["answered"] == 100 and summary["epsilon_method"] == "pld"
+    joint = 1.0 / math.sqrt(1.0 + 1.0 / 1.414**2)
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
+        0.05, dp_accounting.GaussianDpEvent(joint)), 100))
+    assert summary["epsilon"] == pytest.approx(accountant.get_epsilon(1e-5), rel=1e-9)
+    assert summary["epsilon"] > 5.4
+    apart = run_json(cli, *args, "--sampling-steps", "independent")
+    assert apart["epsilon"] < 4.0
+
+
+def test_without_replacement_is_theorem_27(cli, votes):
     summary = run_json(cli, votes, *DI, "-m", "gnmax", "--sigma", "8",
                        "--sampling", "without-replacement:150/1000")
     assert summary["sampling"]["size"] == 150 and summary["sampling"]["population"] == 1000
     orders = default_orders()
-    z = 8.0 / math.sqrt(2.0)
-    curve = 40 * rdp_without_replacement(lambda o: np.asarray(o) / (2 * z * z), rate=0.15,
-                                         orders=orders)
+    curve = 40 * rdp_without_replacement_gaussian(rate=0.15, noise_multiplier=8.0 / math.sqrt(2),
+                                                  orders=orders)
     epsilon, _ = rdp_to_epsilon(curve, orders=orders, delta=1e-5)
-    assert summary["epsilon_method"] == "rdp"
-    assert summary["epsilon"] == pytest.approx(float(epsilon), rel=1e-12)
+    assert summary["epsilon_rdp"] == pytest.approx(float(epsilon), rel=1e-12)
+    assert summary["epsilon"] <= summary["epsilon_rdp"]
+
+
+def test_without_replacement_moves_a_vote_whatever_the_declared_change(cli, tmp_path):
+    """Neighbours replace one unit: a unit that casts one vote takes one count down and
+    another up (L2 sqrt 2) under --vote-change add too. At m = N nothing is sampled and the
+    figure is the unsampled run's (100 rows of [200, 30, 20], sigma 40: 1.3565 by PLD; the
+    old code charged sensitivity 1 and printed 1.2309)."""
+    path = tmp_path / "v.npy"
+    np.save(path, np.tile([200, 30, 20], (100, 1)))
+    args = (str(path), *DI, "-m", "gnmax", "--sigma", "40")
+    plain = run_json(cli, *args)
+    full = run_json(cli, *args, "--sampling", "without-replacement:1000/1000",
+                    "--vote-change", "add")
+    assert full["sampling"]["sensitivity"] == math.sqrt(2.0) and full["sampling"]["moves"]
+    for key in ("epsilon", "epsilon_rdp", "order", "epsilon_method"):
+        assert full[key] == plain[key], key
+    assert full["epsilon"] > 1.35
+    for scheme in ("without-replacement:100/1000", "without-replacement:999/1000"):
+        added = run_json(cli, *args, "--sampling", scheme, "--vote-change", "add")
+        moved = run_json(cli, *args, "--sampling", scheme)
+        assert added["epsilon"] == moved["epsilon"]
+    table = cli.analyze(*args, "--sampling", "without-replacement:100/1000",
+                        "--vote-change", "add")
+    assert "a replaced unit moves one vote (argmax L2 sensitivity 1.41421)" in table.out
 
 
 @pytest.mark.parametrize("mechanism", ["gnmax", "confident", "lnmax"])
@@ -151,8 +236,8 @@ def test_same_bytes_for_any_chunk_or_worker_count(cli, votes):
 def test_table_names_the_scheme(cli, votes):
     result = cli.analyze(votes, *DI, "--sampling", "without-replacement:15/100")
     assert result.code == 0
-    assert ("sampling          without replacement, 15 of 100; a unit moves one vote "
-            "(argmax L2 sensitivity 1.41421)") in result.out
+    assert ("sampling          without replacement, 15 of 100; a replaced unit moves one "
+            "vote (argmax L2 sensitivity 1.41421); one subset feeds both steps") in result.out
 
 
 # --- pate-sweep, pate-calibrate, pate-report -----------------------------------------------
@@ -167,10 +252,20 @@ def test_sweep_rows_carry_the_scheme_and_match_pate_analyze(cli, votes):
     for row in rows:
         assert row["sampling"] == "poisson:0.25" and row["vote_change"] == "add"
         assert row["epsilon_method"] == "rdp"
+        assert row["sampling_steps"] == ("shared" if row["mechanism"] == "confident" else None)
         single = run_json(cli, votes, *DI, "-m", row["mechanism"], "--sigma",
                           str(row["sigma"]), "--sampling", "poisson:0.25", "--vote-change",
                           "add")
         assert row["epsilon"] == single["epsilon_rdp"]  # a sweep converts RDP curves
+    apart = cli.sweep(votes, "-m", "confident", "--sigma", "8", *DI, "--sampling",
+                      "poisson:0.25", "--sampling-steps", "independent", "-f", "json", "-q",
+                      "--no-progress", "-w", "1")
+    row = json.loads(apart.out)
+    assert row["sampling_steps"] == "independent"
+    single = run_json(cli, votes, *DI, "--sigma", "8", "--sampling", "poisson:0.25",
+                      "--sampling-steps", "independent")
+    shared = run_json(cli, votes, *DI, "--sigma", "8", "--sampling", "poisson:0.25")
+    assert row["epsilon"] == single["epsilon_rdp"] < shared["epsilon_rdp"]
 
 
 def test_sweep_without_sampling_has_empty_columns(cli, votes):
@@ -223,3 +318,43 @@ def test_report_states_the_sampling(cli, votes, tmp_path):
     result = cli.report(votes, *DI, "--sampling", "poisson:0.2", "-o", str(out))
     assert result.code == 0, result.err
     assert "Poisson sampling at rate 0.2: every unit votes independently" in out.read_text()
+
+
+# --- sampling never costs more than no sampling ----------------------------------------------
+
+@settings(max_examples=12, deadline=None)
+@given(mechanism=st.sampled_from(["gnmax", "confident", "lnmax"]),
+       scheme=st.sampled_from(["poisson:0.999", "poisson:0.6", "without-replacement:59999/60000",
+                               "without-replacement:700/1000"]),
+       noise=st.floats(min_value=2.0, max_value=80.0))
+def test_declaring_sampling_never_costs_more_than_no_sampling(mechanism, scheme, noise):
+    """Every amplified curve is at most the step's own unsampled one, order by order (the
+    threshold's: its exact curve), and a sampled PLD figure at most the unsampled one; to
+    1e-12 (an unsampled curve written another way, ``alpha / (2 (sigma / sqrt 2)^2)``
+    against ``alpha / sigma^2``, differs in the last bit)."""
+    parameters = ({"laplace_scale": noise} if mechanism == "lnmax"
+                  else {"sigma": noise, "sigma_threshold": noise, "threshold": 20})
+    common = dict(accounting="data-independent", per_query=False, **parameters)
+    plain = analyze(ROWS, mechanism, **common)
+    sampled = analyze(ROWS, mechanism, sampling=scheme, **common)
+    assert sampled.epsilon <= plain.epsilon * (1 + 1e-12)
+    assert ((sampled.epsilon_rdp or sampled.epsilon)
+            <= (plain.epsilon_rdp or plain.epsilon) * (1 + 1e-12))
+
+
+def test_the_private_knn_run_costs_no_more_sampled_near_rate_one(cli, tmp_path):
+    """The README's Private-kNN setting (1,000 queries of 300 votes, T 180, sigma1 75, sigma
+    25, 735 answered): poisson:0.999 and without-replacement:59999/60000 gave 8.8871 and
+    8.8972 by RDP where the run without sampling costs 8.7680 (the threshold step was capped
+    by the Gaussian curve, not its exact one)."""
+    votes, answered = tmp_path / "knn.npy", tmp_path / "answered.npy"
+    np.save(votes, np.tile([300] + [0] * 9, (1000, 1)))
+    np.save(answered, (np.arange(1000) < 735).astype(np.int8))
+    args = (str(votes), *DI, "-T", "180", "--sigma-threshold", "75", "--sigma", "25",
+            "--decisions", str(answered))
+    plain = run_json(cli, *args)
+    assert plain["epsilon_rdp"] == pytest.approx(8.768001113797594, rel=1e-12)
+    for scheme in ("poisson:0.999", "without-replacement:59999/60000"):
+        sampled = run_json(cli, *args, "--sampling", scheme)
+        assert sampled["epsilon_rdp"] <= plain["epsilon_rdp"] * (1 + 1e-12)
+        assert sampled["epsilon"] <= plain["epsilon"] * (1 + 1e-12)
