@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import InputError
 from ..sparse_rows import SparseVotes
 from .checks import show_number
+from .npy_files import ARCHIVE_ERRORS, load_error
 from .rows import drop_mapped_rows
 
 # Entries checked at once (a memory-mapped archive is paged in and let go a part at a time).
@@ -33,6 +34,7 @@ _CHECK_ENTRIES = 1 << 22
 TABLE_EXTENSIONS = (".csv", ".tsv", ".parquet")
 TABLE_COLUMNS = ("query", "class", "count")
 _SCIPY_MEMBERS = {"format.npy", "shape.npy", "data.npy"}
+ID_LIMIT = 2**63  # query, class and output ids are int64
 
 
 def sparse_kind(path) -> str | None:
@@ -77,7 +79,7 @@ def read_sparse(name: str, kind: str, *, classes: int | None
         if classes is None:
             raise InputError(f"{name}: a long table (query,class,count) needs --classes K, "
                              "the vocabulary size")
-        rows, cols, data, output = _read_table(name)
+        rows, cols, data, output = _read_table(name, classes)
         vocabulary = classes
         queries = int(rows[-1]) + 1 if rows.size else 0
         order_checked = True
@@ -108,13 +110,8 @@ def _read_scipy(name: str):
                                  "CSR or COO)")
     except InputError:
         raise
-    except ValueError as error:
-        if "pickle" in str(error).lower():
-            raise InputError(f"{name}: holds a pickled object array; refusing to load it "
-                             "(only plain numeric arrays are read)") from None
-        raise InputError(f"{name}: not a readable sparse matrix ({error})") from None
-    except (KeyError, OSError, zipfile.BadZipFile) as error:
-        raise InputError(f"{name}: not a readable sparse matrix ({error})") from None
+    except ARCHIVE_ERRORS as error:
+        raise load_error(name, error, "sparse matrix") from None
     if len(shape) != 2:
         raise InputError(f"{name}: expected a 2-D sparse matrix, got shape {shape}")
     if data.dtype.kind not in "biuf":
@@ -188,8 +185,9 @@ def _release_entries(votes: SparseVotes, lo: int, hi: int) -> None:
     drop_mapped_rows(votes.data, first, last)
 
 
-def _read_table(name: str):
-    """The long table's columns, checked for order (queries ascending)."""
+def _read_table(name: str, vocabulary: int):
+    """The long table's columns, checked for order (queries ascending, none skipped) and
+    for ids that fit ``int64`` (classes within the vocabulary) before any cast."""
     extension = os.path.splitext(name)[1].lower()
     try:
         if extension == ".parquet":
@@ -209,47 +207,68 @@ def _read_table(name: str):
     if missing:
         raise InputError(f"{name}: a long table needs columns query,class,count; "
                          f"missing {','.join(missing)}")
-    columns = {}
-    for column in (*TABLE_COLUMNS, "output"):
-        if column not in frame.columns:
-            continue
-        values = frame[column].to_numpy()
-        if values.dtype.kind not in "biuf":
-            raise InputError(f"{name}: column {column} holds non-numbers (line "
-                             f"{_first_non_number(values) + 2})")
-        columns[column] = values
     if len(frame) == 0:
         raise InputError(f"{name}: has no queries (no rows)")
-    for column in ("query", "class", "output"):
-        if column in columns:
-            _check_integers(name, column, columns[column])
-    rows = columns["query"].astype(np.int64)
+    columns = {column: _numbers(name, frame, column)
+               for column in (*TABLE_COLUMNS, "output") if column in frame.columns}
+    rows = _ids(name, frame, "query", columns["query"], ID_LIMIT)
     bad = np.flatnonzero(np.diff(rows) < 0)
     if bad.size:
         raise InputError(f"{name}: queries are not ascending: line {bad[0] + 3} has query "
                          f"{rows[bad[0] + 1]} after query {rows[bad[0]]}")
-    if rows[0] < 0:
-        raise InputError(f"{name}: line 2 has query {rows[0]}; queries start at 0")
-    cols = columns["class"].astype(np.int64)
+    skipped = np.flatnonzero(np.diff(rows) > 1)
+    if rows[0] > 0 or skipped.size:  # before counting rows per query up to the last id
+        query = 0 if rows[0] > 0 else int(rows[skipped[0]]) + 1
+        raise InputError(f"{name}: query {query} has no rows (every query needs its "
+                         "non-zero counts)")
+    cols = _ids(name, frame, "class", columns["class"], vocabulary)
     order = np.lexsort((cols, rows))
     output = None
     if "output" in columns:
-        output = _output_per_query(name, rows, columns["output"].astype(np.int64))
+        output = _output_per_query(name, rows, _ids(name, frame, "output", columns["output"],
+                                                    ID_LIMIT))
     return rows[order], cols[order], columns["count"][order], output
 
 
-def _first_non_number(values) -> int:
+def _numbers(name, frame, column) -> np.ndarray:
+    """A column's numbers (integers beyond int64 as floats), or one line naming the first
+    cell that is not a number."""
     import pandas as pd
-    numeric = pd.to_numeric(pd.Series(values), errors="coerce")
-    return int(np.flatnonzero(numeric.isna().to_numpy())[0])
-
-
-def _check_integers(name, column, values) -> None:
-    bad = np.flatnonzero(~np.isfinite(values.astype(np.float64))
-                         | (values != np.round(values)))
+    values = frame[column]
+    if values.dtype.kind in "biuf":
+        return values.to_numpy()
+    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(np.isnan(numeric) & values.notna().to_numpy())
     if bad.size:
-        raise InputError(f"{name}: line {bad[0] + 2}: {column} "
-                         f"{show_number(values[bad[0]])} is not an integer")
+        raise InputError(f"{name}: column {column} holds non-numbers (line {bad[0] + 2})")
+    return numeric
+
+
+def _ids(name, frame, column, values, limit) -> np.ndarray:
+    """Whole numbers in ``0 .. limit - 1`` as int64 (checked before the cast, which would
+    wrap a larger one); each refusal names the line and the cell as written."""
+    def cell(line: int) -> str:
+        value = frame[column].iloc[line]
+        if not isinstance(value, (float, np.floating)):
+            return str(value)  # an integer as written, however long
+        return show_number(value) if abs(value) < 2**53 else repr(float(value))
+
+    if values.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
+        if bad.size:
+            raise InputError(f"{name}: line {bad[0] + 2}: {column} {cell(bad[0])} is not an "
+                             "integer")
+    bad = np.flatnonzero((values < 0) | (values >= limit))
+    if bad.size:
+        line, shown = bad[0] + 2, cell(bad[0])
+        if column == "class":
+            raise InputError(f"{name}: line {line}: class {shown} is outside the vocabulary "
+                             f"0..{limit - 1}")
+        if column == "query" and values[bad[0]] < 0:
+            raise InputError(f"{name}: line {line} has query {shown}; queries start at 0")
+        raise InputError(f"{name}: line {line}: {column} {shown} is not an id from 0 to "
+                         "2^63 - 1")
+    return values.astype(np.int64)
 
 
 def _output_per_query(name, rows: np.ndarray, output: np.ndarray) -> np.ndarray:
