@@ -21,6 +21,7 @@ from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
 from ..inputs.query_indices import analysed_positions, read_query_indices
+from ..inputs.rdp_curve import checked_curve
 from ..inputs.rows import FirstRows
 from ..inputs.sparse import check_outputs
 from ..inputs.votes import read_votes
@@ -263,7 +264,7 @@ def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp
     if isinstance(add_rdp, (str, os.PathLike)):
         curve, digest, note = load_rdp_curve(add_rdp, orders=orders)
         return curve, AddedRdp(path=os.fspath(add_rdp), sha256=digest, note=note)
-    return np.asarray(add_rdp, dtype=np.float64), None
+    return checked_curve(add_rdp, orders), None
 
 
 def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
