@@ -123,7 +123,8 @@ def checked_curve(curve, orders: np.ndarray, *, name: str = "add_rdp",
 
 
 def dp_event_from_dict(document, *, name: str = "the DpEvent"):
-    """A dp_accounting ``DpEvent`` from its JSON form (see the module docstring)."""
+    """A dp_accounting ``DpEvent`` from its JSON form (see the module docstring; public as
+    ``pate_cli.dp_event_from_dict``); a malformed form is a one-line ``InputError``."""
     try:
         from dp_accounting import dp_event
     except ImportError:
@@ -159,7 +160,16 @@ def dp_event_from_dict(document, *, name: str = "the DpEvent"):
 
 
 def dp_event_dict(event) -> dict:
-    """The JSON form of a dp_accounting ``DpEvent`` (inverse of :func:`dp_event_from_dict`)."""
+    """The JSON form of a dp_accounting ``DpEvent`` (inverse of :func:`dp_event_from_dict`),
+    what ``--add-rdp EVENT.json`` reads; public as ``pate_cli.dp_event_dict``::
+
+        import json, dp_accounting, pate_cli
+        event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
+            0.01, dp_accounting.GaussianDpEvent(1.1)), 1000)   # a DP-SGD student
+        with open("student.json", "w") as file:
+            json.dump(pate_cli.dp_event_dict(event), file)
+        pate_cli.analyze("votes.npy", add_rdp="student.json")
+    """
     def plain(value):
         if hasattr(value, "_asdict"):
             return {key: plain(item) for key, item in value._asdict().items()}

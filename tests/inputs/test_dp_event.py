@@ -54,6 +54,22 @@ def test_event_json_round_trip_and_curve(tmp_path, event):
     np.testing.assert_array_equal(curve, accountant_rdp(event, orders))
 
 
+def test_the_event_form_is_public_api(tmp_path):
+    """The JSON form --add-rdp reads is written and read back from ``pate_cli`` itself."""
+    import pate_cli
+
+    assert {"dp_event_dict", "dp_event_from_dict"} <= set(pate_cli.__all__)
+    assert pate_cli.dp_event_dict is dp_event_dict
+    assert pate_cli.dp_event_from_dict is dp_event_from_dict
+    assert "--add-rdp" in pate_cli.dp_event_dict.__doc__
+    path = tmp_path / "student.json"
+    path.write_text(json.dumps(pate_cli.dp_event_dict(dpsgd())))
+    assert pate_cli.dp_event_from_dict(json.loads(path.read_text())) == dpsgd()
+    alone = pate_cli.analyze(VOTES, queries=100, accounting="expected")
+    both = pate_cli.analyze(VOTES, queries=100, accounting="expected", add_rdp=str(path))
+    assert both.epsilon > alone.epsilon
+
+
 def test_gaussian_event_curve_is_alpha_over_two_sigma_squared(tmp_path):
     orders = np.array([2.0, 3.5, 10.0, 64.0])
     path = write_event(tmp_path / "g.json", dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(4.0), 3))
