@@ -8,7 +8,7 @@ import click
 from click_option_group import optgroup
 
 from .._version import __version__
-from .choices import CONVERSIONS, MECHANISMS, Q_BOUNDS, SCREENINGS, VARIANTS
+from .choices import CONVERSIONS, ETA_TEXT, MECHANISMS, Q_BOUNDS, SCREENINGS, VARIANTS
 from .choices import ORDERS_AUTO as AUTO
 
 
@@ -257,7 +257,7 @@ def mechanism_specs(option) -> list:
         option("--laplace-scale", type=POSITIVE,
                help="LNMax Laplace scale lambda [default: 0.08 M]."),
         option("--eta", type=POSITIVE,
-               help="Exponential: eta, eps0 = 2 eta [default: sqrt(2) / (0.16 M)]."),
+               help=f"{ETA_TEXT}; eps0 = 2 eta [default: sqrt(2)/(0.16 M)]."),
         option("--student", type=click.Path(dir_okay=False),
                help="Interactive: student probabilities (.npy/.csv/.npz 'student')."),
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .choices import MECHANISMS, TABLE_FORMATS
+from .choices import ETA_TEXT, MECHANISMS, TABLE_FORMATS
 from .errors import run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -113,7 +113,7 @@ def _grid_specs(option) -> list:
         _grid_option("svt_cutoff", "--svt-cutoff", integer=True, option=option,
                      help="SVT cut-offs c [default: 100]."),
         _grid_option("eta", "--eta", option=option,
-                     help="Exponential mechanism's eta [default: sqrt(2) / (0.16 M)]."),
+                     help=f"Exponential mechanism's {ETA_TEXT} [default: sqrt(2) / (0.16 M)]."),
         _grid_option("queries", "-n", "--queries", integer=True, minimum=1, option=option,
                      help="Numbers of queries (the first N of each file) [default: all]."),
         option("-r", "--repeats", type=click.IntRange(min=1), default=1, show_default=True,

@@ -94,6 +94,17 @@ def test_the_choices_help_lists_are_the_cores():
     from pate_cli.mechanisms.threshold import SCREENINGS
     assert choices.SCREENINGS == SCREENINGS
     assert choices.ORDERS_AUTO == AUTO
+    from pate_cli.mechanisms.domains import ETA
+    assert choices.ETA == ETA
+
+
+@pytest.mark.parametrize("command", ["pate-analyze", "pate-report", "pate-sweep"])
+def test_the_help_gives_etas_range(cli, command):
+    """--eta's help says which values the exponential mechanisms take (a value outside
+    is refused: "eta must lie in [1e-12, 300]")."""
+    result = cli.run(command, "--help")
+    assert result.code == 0
+    assert "eta in [1e-12, 300]" in " ".join(result.out.split())
 
 
 # --- progress ----------------------------------------------------------------------------
