@@ -23,6 +23,7 @@ from .options import (
     debug_option,
     group,
     index_col_option,
+    long_table_specs,
     sampling_specs,
     screening_spec,
     tuning_spec,
@@ -43,6 +44,8 @@ Examples:
   pate-sweep a.npy b.npy --labels a_y.npy --labels b_y.npy --sigma 40 --queries 500:2000:500
   pate-sweep votes.npy --sigma 10:300:1 --out big.parquet --scheduler tcp://host:8786
   pate-sweep votes.npy --sigma 10:300:1 --out big.csv --resume   # finish an interrupted run
+  pate-sweep tokens.csv --classes 32000 --columns query=position,class=token,count=n \\
+      -m gnmax --sigma 20,40 --accounting data-independent
 
 \b
 Grids: comma lists and start:stop:step (stop included when it lands on the grid), e.g.
@@ -131,6 +134,7 @@ def _input_specs(option) -> list:
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
                help="Interactive: the student's confidence gamma."),
         index_col_option(option),
+        *long_table_specs(option),
     ]
 
 
@@ -193,7 +197,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
             svt_cutoff, eta, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
             best, pareto, max_points, progress, quiet, debug, index_col, tuning=None,
-            screening="exact", sampling=None, vote_change=None):
+            screening="exact", sampling=None, vote_change=None, classes=None, columns=None):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker

@@ -7,7 +7,8 @@ Two forms, read into one ``SparseVotes`` (compressed sparse rows):
   array ``output`` (one per query) in the same archive;
 - a long table ``.csv``/``.tsv``/``.parquet`` with columns ``query,class,count`` (rows for
   non-zero counts only, ``query`` ascending) and an optional ``output`` column, read with
-  ``--classes K`` (the vocabulary size).
+  ``--classes K`` (the vocabulary size), its columns in any order or under other names
+  (``--columns``; ``inputs.long_table``).
 
 Each problem is one line naming the file, the query and class, and what is wrong: a
 duplicate entry, a class outside the vocabulary, unsorted or missing queries, a negative or
@@ -26,19 +27,19 @@ import numpy as np
 from ..errors import InputError
 from ..sparse_rows import SparseVotes
 from .checks import show_number
+from .long_table import ColumnMap, header_cells, is_long_table, not_a_long_table, read_long_table
 from .npy_files import ARCHIVE_ERRORS, load_error
 from .rows import drop_mapped_rows
 
 # Entries checked at once (a memory-mapped archive is paged in and let go a part at a time).
 _CHECK_ENTRIES = 1 << 22
-TABLE_EXTENSIONS = (".csv", ".tsv", ".parquet")
-TABLE_COLUMNS = ("query", "class", "count")
 _SCIPY_MEMBERS = {"format.npy", "shape.npy", "data.npy"}
-ID_LIMIT = 2**63  # query, class and output ids are int64
 
 
-def sparse_kind(path) -> str | None:
-    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table, else None."""
+def sparse_kind(path, columns: ColumnMap | None = None) -> str | None:
+    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table (a ``.parquet``
+    file, or a ``.csv``/``.tsv`` whose header names ``columns``' query, class and count
+    columns, in any order), else None."""
     if str(path) == "-" or not os.path.isfile(path):
         return None
     extension = os.path.splitext(str(path))[1].lower()
@@ -52,21 +53,17 @@ def sparse_kind(path) -> str | None:
     if extension == ".parquet":
         return "table"
     if extension in (".csv", ".tsv"):
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                first = handle.readline()
-        except OSError:
-            return None
-        cells = [cell.strip().strip('"').lower()
-                 for cell in first.replace("\t", ",").split(",")]
-        return "table" if tuple(cells[:3]) == TABLE_COLUMNS else None
+        return "table" if is_long_table(header_cells(path), columns or ColumnMap()) else None
     return None
 
 
-def read_sparse(name: str, kind: str, *, classes: int | None
-                ) -> tuple[SparseVotes, np.ndarray | None]:
-    """``(votes, outputs or None)`` of a sparse file (module docstring)."""
+def read_sparse(name: str, kind: str, *, classes: int | None,
+                columns: ColumnMap | None = None) -> tuple[SparseVotes, np.ndarray | None]:
+    """``(votes, outputs or None)`` of a sparse file (module docstring; a long table's
+    columns named by ``columns``)."""
     if kind == "npz":
+        if columns is not None and columns.given:
+            raise not_a_long_table(name, classes=None, columns=columns)
         indptr, rows, cols, data, shape, output = _read_scipy(name)
         if classes is not None and classes != shape[1]:
             raise InputError(f"{name}: has {shape[1]} classes (its shape), but --classes is "
@@ -79,7 +76,7 @@ def read_sparse(name: str, kind: str, *, classes: int | None
         if classes is None:
             raise InputError(f"{name}: a long table (query,class,count) needs --classes K, "
                              "the vocabulary size")
-        rows, cols, data, output = _read_table(name, classes)
+        rows, cols, data, output = read_long_table(name, classes, columns or ColumnMap())
         vocabulary = classes
         queries = int(rows[-1]) + 1 if rows.size else 0
         order_checked = True
@@ -183,105 +180,6 @@ def _release_entries(votes: SparseVotes, lo: int, hi: int) -> None:
     first, last = int(votes.indptr[lo]), int(votes.indptr[hi])
     drop_mapped_rows(votes.indices, first, last)
     drop_mapped_rows(votes.data, first, last)
-
-
-def _read_table(name: str, vocabulary: int):
-    """The long table's columns, checked for order (queries ascending, none skipped) and
-    for ids that fit ``int64`` (classes within the vocabulary) before any cast."""
-    extension = os.path.splitext(name)[1].lower()
-    try:
-        if extension == ".parquet":
-            import pyarrow.parquet as pq
-            frame = pq.read_table(name).to_pandas()
-        else:
-            import pandas as pd
-            frame = pd.read_csv(name, sep="\t" if extension == ".tsv" else ",")
-    except ImportError:
-        raise InputError(f"{name}: reading .parquet needs pyarrow (pip install "
-                         "'pate_cli[parquet]')") from None
-    except Exception as error:  # pandas' and pyarrow's parse errors are many types
-        raise InputError(f"{name}: not a readable table ({str(error).splitlines()[0]})"
-                         ) from None
-    frame.columns = [str(c).strip().lower() for c in frame.columns]
-    missing = [c for c in TABLE_COLUMNS if c not in frame.columns]
-    if missing:
-        raise InputError(f"{name}: a long table needs columns query,class,count; "
-                         f"missing {','.join(missing)}")
-    if len(frame) == 0:
-        raise InputError(f"{name}: has no queries (no rows)")
-    columns = {column: _numbers(name, frame, column)
-               for column in (*TABLE_COLUMNS, "output") if column in frame.columns}
-    rows = _ids(name, frame, "query", columns["query"], ID_LIMIT)
-    bad = np.flatnonzero(np.diff(rows) < 0)
-    if bad.size:
-        raise InputError(f"{name}: queries are not ascending: line {bad[0] + 3} has query "
-                         f"{rows[bad[0] + 1]} after query {rows[bad[0]]}")
-    skipped = np.flatnonzero(np.diff(rows) > 1)
-    if rows[0] > 0 or skipped.size:  # before counting rows per query up to the last id
-        query = 0 if rows[0] > 0 else int(rows[skipped[0]]) + 1
-        raise InputError(f"{name}: query {query} has no rows (every query needs its "
-                         "non-zero counts)")
-    cols = _ids(name, frame, "class", columns["class"], vocabulary)
-    order = np.lexsort((cols, rows))
-    output = None
-    if "output" in columns:
-        output = _output_per_query(name, rows, _ids(name, frame, "output", columns["output"],
-                                                    ID_LIMIT))
-    return rows[order], cols[order], columns["count"][order], output
-
-
-def _numbers(name, frame, column) -> np.ndarray:
-    """A column's numbers (integers beyond int64 as floats), or one line naming the first
-    cell that is not a number."""
-    import pandas as pd
-    values = frame[column]
-    if values.dtype.kind in "biuf":
-        return values.to_numpy()
-    numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
-    bad = np.flatnonzero(np.isnan(numeric) & values.notna().to_numpy())
-    if bad.size:
-        raise InputError(f"{name}: column {column} holds non-numbers (line {bad[0] + 2})")
-    return numeric
-
-
-def _ids(name, frame, column, values, limit) -> np.ndarray:
-    """Whole numbers in ``0 .. limit - 1`` as int64 (checked before the cast, which would
-    wrap a larger one); each refusal names the line and the cell as written."""
-    def cell(line: int) -> str:
-        value = frame[column].iloc[line]
-        if not isinstance(value, (float, np.floating)):
-            return str(value)  # an integer as written, however long
-        return show_number(value) if abs(value) < 2**53 else repr(float(value))
-
-    if values.dtype.kind == "f":
-        bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
-        if bad.size:
-            raise InputError(f"{name}: line {bad[0] + 2}: {column} {cell(bad[0])} is not an "
-                             "integer")
-    bad = np.flatnonzero((values < 0) | (values >= limit))
-    if bad.size:
-        line, shown = bad[0] + 2, cell(bad[0])
-        if column == "class":
-            raise InputError(f"{name}: line {line}: class {shown} is outside the vocabulary "
-                             f"0..{limit - 1}")
-        if column == "query" and values[bad[0]] < 0:
-            raise InputError(f"{name}: line {line} has query {shown}; queries start at 0")
-        raise InputError(f"{name}: line {line}: {column} {shown} is not an id from 0 to "
-                         "2^63 - 1")
-    return values.astype(np.int64)
-
-
-def _output_per_query(name, rows: np.ndarray, output: np.ndarray) -> np.ndarray:
-    """One output per query from a table's column (every row of a query must agree)."""
-    change = np.flatnonzero((np.diff(rows) == 0) & (np.diff(output) != 0))
-    if change.size:
-        line = change[0] + 3
-        raise InputError(f"{name}: line {line}: query {rows[change[0]]} has two outputs "
-                         f"({output[change[0]]} and {output[change[0] + 1]})")
-    queries = int(rows[-1]) + 1
-    per_query = np.full(queries, -1, dtype=np.int64)
-    per_query[rows] = output
-    return _checked_output(name, per_query, queries)
 
 
 def _checked_output(name, output: np.ndarray, queries: int) -> np.ndarray:

@@ -1,4 +1,6 @@
-"""``run_sweep``: the notebook form of ``pate-sweep`` (a DataFrame, one row per point)."""
+"""``run_sweep``: the notebook form of ``pate-sweep`` (a DataFrame, one row per point), and
+the steps the command shares with it: the settings checked against pate-analyze's rules
+(``sweep_settings``) and the grid planned over the vote files (``planned_points``)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import os
 
 import numpy as np
 
-from ..accounting.tuning import tuning_distribution
+from ..accounting.tuning import TuningDistribution, tuning_distribution
 from ..errors import OptionError
 from ..orders import parse_grid
 from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
@@ -16,10 +18,10 @@ from .tuning import TUNING_COLUMNS, add_tuning_columns
 
 
 def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
-          seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
-          budget: float | None = None, conversion: str = "classic", orders=None,
-          confidence: float = 0.9, executor=None, tuning=None, screening: str = "exact",
-          **grids):
+              seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
+              budget: float | None = None, conversion: str = "classic", orders=None,
+              confidence: float = 0.9, executor=None, tuning=None, screening: str = "exact",
+              classes: int | None = None, columns=None, **grids):
     """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
 
     ``files`` is a path or a list of paths; ``labels`` / ``students`` a path or one per
@@ -30,11 +32,65 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
     ``tuning`` (``"poisson:20"``...; MATH.md s.12) adds the columns ``tuning``,
     ``epsilon_tuned`` and ``epsilon_all_points`` (``sweep.tuning``). ``screening``:
     ``exact`` (MATH.md s.17) or ``gaussian`` (the papers') threshold-step curve.
+    ``classes`` and ``columns`` read long tables (``load_votes``).
 
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
     """
     files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
     mechanisms = _mechanism_names(mechanisms)
+    parsed = grid_values(grids)
+    settings, distribution = sweep_settings(
+        mechanisms, accounting=accounting, delta=delta, budget=budget, repeats=repeats,
+        seed=seed, conversion=conversion, orders=orders, order=None, confidence=confidence,
+        tuning=tuning, screening=screening, sampling=None, vote_change=None,
+        student_given=students is not None)
+    points = planned_points(files, mechanisms, parsed, settings=settings, labels=labels,
+                            students=students, classes=classes, columns=columns)
+    rows = [None] * len(points)
+    for position, row in run_points(points, executor=executor):
+        rows[position] = row
+    if distribution is None:
+        return sweep_frame(rows)
+    rows = add_tuning_columns(rows, distribution, orders=settings.orders, delta=delta,
+                              conversion=conversion)
+    return sweep_frame(rows, TUNING_COLUMNS)
+
+
+def sweep_settings(mechanisms, *, accounting: str, delta: float, budget, repeats: int,
+                   seed: int, conversion: str, orders, order, confidence: float, tuning,
+                   screening: str, sampling, vote_change, student_given: bool
+                   ) -> tuple[SweepSettings, TuningDistribution | None]:
+    """What every point of a sweep shares, checked against pate-analyze's option rules for
+    each mechanism (``check_sweep_options``) before any file is read, and the ``tuning``
+    law (or None). ``order`` overrides ``orders``."""
+    if order is not None:
+        orders = (order,)
+    parsed = check_sweep_options(mechanisms, accounting=accounting, budget=budget,
+                                 tuning=tuning, sampling=sampling, vote_change=vote_change,
+                                 student_given=student_given)
+    distribution = None if tuning is None else tuning_distribution(tuning)
+    settings = SweepSettings(
+        accounting=accounting, delta=delta, budget=budget, repeats=repeats, seed=seed,
+        conversion=conversion, orders=None if orders is None else tuple(map(float, orders)),
+        confidence=confidence, screening=screening, rdp_curves=distribution is not None,
+        sampling=None if parsed is None else parsed.text(),
+        vote_change=None if parsed is None else parsed.vote_change)
+    return settings, distribution
+
+
+def planned_points(files, mechanisms, grids: dict, *, settings: SweepSettings, labels=None,
+                   students=None, index_col: int | None = None, classes: int | None = None,
+                   columns=None) -> list:
+    """Every grid point over the vote files, each file (with its labels and student)
+    read and checked once here (``open_sources``, ``plan_points``)."""
+    sources, shapes = open_sources(files, labels, students, index_col=index_col,
+                                   classes=classes, columns=columns)
+    return plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
+
+
+def grid_values(grids: dict) -> dict:
+    """Each grid (values or a ``"start:stop:step"`` string) as a tuple of numbers;
+    ``TypeError`` for a name that is not a grid parameter."""
     unknown = set(grids) - {*GRID_PARAMETERS, "queries"}
     if unknown:
         raise TypeError(f"unknown grid parameters: {', '.join(sorted(unknown))}")
@@ -46,29 +102,12 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
         else:
             values = [values] if np.isscalar(values) else list(values)
             parsed[name] = tuple(int(v) if integer else float(v) for v in values)
-    check_sweep_options(mechanisms, accounting=accounting, budget=budget, tuning=tuning,
-                        sampling=None, vote_change=None, student_given=students is not None)
-    distribution = None if tuning is None else tuning_distribution(tuning)
-    settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
-                             repeats=repeats, seed=seed, conversion=conversion,
-                             orders=None if orders is None else tuple(map(float, orders)),
-                             confidence=confidence, screening=screening,
-                             rdp_curves=distribution is not None)
-    sources, shapes = open_sources(files, labels, students)
-    points = plan_points(sources, mechanisms, parsed, settings=settings, shapes=shapes)
-    rows = [None] * len(points)
-    for position, row in run_points(points, executor=executor):
-        rows[position] = row
-    if distribution is None:
-        return sweep_frame(rows)
-    rows = add_tuning_columns(rows, distribution, orders=settings.orders, delta=delta,
-                              conversion=conversion)
-    return sweep_frame(rows, TUNING_COLUMNS)
+    return parsed
 
 
 def _mechanism_names(mechanisms) -> list[str]:
-    """The mechanisms of a sweep, lower-cased; ``OptionError`` for a name the sweep does
-    not run (one line naming the known ones, not a ``KeyError``)."""
+    """The mechanisms of a sweep, lower-cased; ``OptionError`` for a name the
+    sweep does not run (one line naming the known ones, not a ``KeyError``)."""
     names = [mechanisms] if isinstance(mechanisms, str) else list(mechanisms)
     if not names:
         raise OptionError("give at least one mechanism")

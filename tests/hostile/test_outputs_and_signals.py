@@ -474,10 +474,10 @@ def test_ctrl_c_in_pate_plot_exits_130(cli, votes, tmp_path, monkeypatch):
 
 
 def test_ctrl_c_before_pate_sweep_runs_its_grid_exits_130(cli, votes, monkeypatch):
-    def open_sources(*args, **kwargs):
+    def planned_points(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sweep_module, "open_sources", open_sources)
+    monkeypatch.setattr(sweep_module, "planned_points", planned_points)
     result = cli.sweep(votes, "-m", "gnmax", "--sigma", "10,20", "-w", "1")
     assert result.code == 130
     assert result.err.strip() == "Interrupted."
