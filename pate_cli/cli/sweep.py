@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .choices import ETA_TEXT, MECHANISMS, TABLE_FORMATS
+from .choices import ETA_TEXT, MAX_POINTS, MECHANISMS, TABLE_FORMATS
 from .errors import run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -29,8 +29,6 @@ from .options import (
     tuning_spec,
     version_option,
 )
-
-MAX_POINTS = 100_000
 
 EPILOG = """\b
 Examples:

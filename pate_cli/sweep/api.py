@@ -4,56 +4,105 @@ the steps the command shares with it: the settings checked against pate-analyze'
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
 
 from ..accounting.tuning import TuningDistribution, tuning_distribution
-from ..errors import OptionError
+from ..errors import OptionError, OverBudget
 from ..orders import parse_grid
 from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
+from .executors import local_pool
 from .points import SweepSettings, check_sweep_options, open_sources, plan_points, run_points
+from .run import check_grid_size
+from .select import best_command, best_row, no_best_text, pareto_rows
 from .table import sweep_frame
 from .tuning import TUNING_COLUMNS, add_tuning_columns
+
+# The most points a sweep plans unless told otherwise (``--max-points``).
+MAX_POINTS = 100_000
+
+# pate-sweep's options that are the command's own business, with what the API does instead.
+COMMAND_ONLY = {
+    "out": "the DataFrame is returned (write it with to_csv/to_parquet)",
+    "fmt": "the DataFrame is returned",
+    "resume": "rows are not journalled: the DataFrame is returned whole",
+    "progress": "no progress bar",
+    "quiet": "nothing is printed",
+    "debug": "exceptions propagate",
+    "scheduler": "executor=a Dask client's get_executor()",
+}
 
 
 def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
               seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
               budget: float | None = None, conversion: str = "classic", orders=None,
-              confidence: float = 0.9, executor=None, tuning=None, screening: str = "exact",
-              classes: int | None = None, columns=None, **grids):
+              order: float | None = None, confidence: float = 0.9, executor=None,
+              workers: int | None = None, tuning=None, screening: str = "exact",
+              sampling=None, vote_change: str | None = None, index_col: int | None = None,
+              classes: int | None = None, columns=None, best: float | None = None,
+              pareto: bool = False, max_points: int = MAX_POINTS, **grids):
     """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
 
-    ``files`` is a path or a list of paths; ``labels`` / ``students`` a path or one per
-    file. ``grids`` are ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
-    ``svt_scale``, ``svt_cutoff``, ``eta``, ``queries``, each a sequence of values or a grid string
-    such as ``"20:200:10"``. ``executor`` is any ``concurrent.futures`` executor (a
-    ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); None runs here.
-    ``tuning`` (``"poisson:20"``...; MATH.md s.12) adds the columns ``tuning``,
-    ``epsilon_tuned`` and ``epsilon_all_points`` (``sweep.tuning``). ``screening``:
-    ``exact`` (MATH.md s.17) or ``gaussian`` (the papers') threshold-step curve.
-    ``classes`` and ``columns`` read long tables (``load_votes``).
+    Every option of the command is a keyword of the same name (``files`` for VOTES,
+    ``mechanisms`` for ``-m``, ``students`` for ``--student``; ``COMMAND_ONLY`` lists those
+    about the command's output), checked with the command's rules and messages.
+
+    ``files``: a path or a list of paths; ``labels`` / ``students``: a path or one per
+    file. ``grids``: ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
+    ``svt_scale``, ``svt_cutoff``, ``eta``, ``queries``, each a sequence of values or a
+    grid string such as ``"20:200:10"``. ``executor``: any ``concurrent.futures``
+    executor (a ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); else
+    ``workers`` local processes, or (None) this process. ``tuning`` (``"poisson:20"``...;
+    MATH.md s.12) adds the columns ``tuning``, ``epsilon_tuned`` and ``epsilon_all_points``
+    (``sweep.tuning``). ``screening``: ``exact`` (MATH.md s.17) or ``gaussian`` (the
+    papers') threshold-step curve. ``sampling`` (``"poisson:RATE"``,
+    ``"without-replacement:m/N"``) and ``vote_change`` (MATH.md s.16) as in ``analyze``.
+    ``index_col`` drops that column of CSV/TSV files; ``classes`` and ``columns`` read long
+    tables (``load_votes``). ``order`` fixes one order (overrides ``orders``).
+    ``pareto=True`` keeps the rows on the epsilon / score frontier; ``best=EPS`` returns
+    the one best row within EPS with its ``command`` (``OverBudget`` when none is).
+    ``max_points``: refuse a larger grid before any work.
 
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
+        pate_cli.run_sweep("votes.npy", ["gnmax"], sigma=[20, 40], accounting="data-independent",
+                           sampling="poisson:0.01", vote_change="add")
     """
     files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
     mechanisms = _mechanism_names(mechanisms)
     parsed = grid_values(grids)
+    check_grid_size(mechanisms, parsed, files=len(files), max_points=max_points)
     settings, distribution = sweep_settings(
         mechanisms, accounting=accounting, delta=delta, budget=budget, repeats=repeats,
-        seed=seed, conversion=conversion, orders=orders, order=None, confidence=confidence,
-        tuning=tuning, screening=screening, sampling=None, vote_change=None,
+        seed=seed, conversion=conversion, orders=orders, order=order, confidence=confidence,
+        tuning=tuning, screening=screening, sampling=sampling, vote_change=vote_change,
         student_given=students is not None)
     points = planned_points(files, mechanisms, parsed, settings=settings, labels=labels,
-                            students=students, classes=classes, columns=columns)
-    rows = [None] * len(points)
-    for position, row in run_points(points, executor=executor):
-        rows[position] = row
-    if distribution is None:
-        return sweep_frame(rows)
-    rows = add_tuning_columns(rows, distribution, orders=settings.orders, delta=delta,
-                              conversion=conversion)
-    return sweep_frame(rows, TUNING_COLUMNS)
+                            students=students, index_col=index_col, classes=classes,
+                            columns=columns)
+    rows: list = [None] * len(points)
+    pool = (contextlib.nullcontext(executor) if executor is not None or workers in (None, 1)
+            else local_pool(min(workers, max(1, len(points)))))
+    with pool as running:
+        for position, row in run_points(points, executor=running):
+            rows[position] = row
+    extra: tuple = ()
+    if distribution is not None:
+        rows = add_tuning_columns(rows, distribution, orders=settings.orders, delta=delta,
+                                  conversion=conversion)
+        extra = TUNING_COLUMNS
+    if pareto:
+        rows = pareto_rows(rows)
+    if best is not None:
+        chosen = best_row(rows, best)
+        if chosen is None:
+            raise OverBudget(no_best_text(rows, best))
+        line = best_command(chosen, files=files, labels=labels, students=students,
+                            orders=settings.orders, conversion=conversion,
+                            index_col=index_col, classes=classes, columns=columns)
+        rows, extra = [dict(chosen, command=line)], (*extra, "command")
+    return sweep_frame(rows, extra)
 
 
 def sweep_settings(mechanisms, *, accounting: str, delta: float, budget, repeats: int,
@@ -106,7 +155,7 @@ def grid_values(grids: dict) -> dict:
 
 
 def _mechanism_names(mechanisms) -> list[str]:
-    """The mechanisms of a sweep, lower-cased; ``OptionError`` for a name the
+    """The mechanisms of a sweep, lower-cased, each once; ``OptionError`` for a name the
     sweep does not run (one line naming the known ones, not a ``KeyError``)."""
     names = [mechanisms] if isinstance(mechanisms, str) else list(mechanisms)
     if not names:
@@ -117,4 +166,4 @@ def _mechanism_names(mechanisms) -> list[str]:
         if not isinstance(name, str) or name.lower() not in MECHANISM_PARAMETERS:
             raise OptionError(f"unknown mechanism {name!r} for a sweep (use {known})")
         checked.append(name.lower())
-    return checked
+    return list(dict.fromkeys(checked))

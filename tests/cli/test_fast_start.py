@@ -96,6 +96,8 @@ def test_the_choices_help_lists_are_the_cores():
     assert choices.ORDERS_AUTO == AUTO
     from pate_cli.mechanisms.domains import ETA
     assert choices.ETA == ETA
+    from pate_cli.sweep.api import MAX_POINTS
+    assert choices.MAX_POINTS == MAX_POINTS
 
 
 @pytest.mark.parametrize("command", ["pate-analyze", "pate-report", "pate-sweep"])
