@@ -8,6 +8,9 @@ render -> write)::
                               sigma=40, accounting="expected", labels="labels.npy")
     result.epsilon, result.to_dict(), result.to_frame().head()
 
+dp_accounting events go both ways: ``dp_event_dict(event)`` is the JSON form ``--add-rdp``
+reads (``json.dump`` it to ``event.json``), ``dp_event_from_dict`` builds the event back.
+
 The names below are imported on first use (PEP 562), so ``import pate_cli`` loads neither
 numpy nor scipy, pandas or matplotlib.
 """
@@ -55,6 +58,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
         load_student,
         load_votes,
     )
+    from .inputs.rdp_curve import dp_event_dict, dp_event_from_dict
     from .mechanisms import (
         SVTPATE,
         ConfidentExponential,
@@ -81,6 +85,7 @@ __all__ = [
     "label", "Decisions", "LabelDecisions", "named_decisions", "Exponential",
     "ConfidentExponential", "log_q_exponential",
     "rdp_exponential", "rdp_exponential_data_independent", "calibrate", "Calibration",
+    "dp_event_dict", "dp_event_from_dict",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -104,6 +109,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["SVTPATE", "ConfidentGNMax", "GNMax", "InteractiveGNMax", "LNMax",
                      "Exponential", "ConfidentExponential", "build_mechanism"], ".mechanisms"),
     **dict.fromkeys(["default_orders", "parse_orders"], ".orders"),
+    **dict.fromkeys(["dp_event_dict", "dp_event_from_dict"], ".inputs.rdp_curve"),
     "run_sweep": ".sweep",
     **dict.fromkeys(["Calibration", "calibrate"], ".sweep.calibrate"),
 })

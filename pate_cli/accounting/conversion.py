@@ -155,9 +155,10 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
 
 def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
     """A note when the best order is the first or last of a grid of several (the API
-    issues it as an ``OrderGridWarning``; the commands print it as one ``Warning:`` line)."""
+    issues it as an ``OrderGridWarning``; the commands print it as one ``Warning:`` line);
+    none for an infinite epsilon, which no wider grid makes finite."""
     best = int(np.flatnonzero(orders == order)[0])
-    if orders.size > 1 and best in (0, orders.size - 1) and epsilon > 0:
+    if orders.size > 1 and best in (0, orders.size - 1) and 0 < epsilon < np.inf:
         edge = "first" if best == 0 else "last"
         return (f"the best order {order:g} is the {edge} of the grid; "
                 "a wider --orders grid may give a smaller epsilon",)

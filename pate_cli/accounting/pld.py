@@ -17,11 +17,16 @@ compose to one with ``mu^2 = sum count_i (sensitivity_i / std_i)^2``; Balle and 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 
 # dp_accounting's default grid step, and a cap on the points of one distribution.
 DEFAULT_INTERVAL = 1e-4
 MAX_POINTS = 300_000
+# The smallest Poisson rate given to dp_accounting: the smallest normal float. Its PLD of a
+# sampled Gaussian divides by the rate, and 1 / rate overflows to inf below about 5.6e-309
+# (a subnormal rate such as 5e-324 fails with "a must be greater than b").
+SMALLEST_RATE = sys.float_info.min
 
 
 def discretization_interval(steps: Sequence[tuple[float, float, int]],
@@ -76,12 +81,19 @@ def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float
     composed by dp_accounting's PLD accountant; None without dp_accounting or steps.
     With ``rate``, each step Poisson-sampled at that rate (MATH.md s.16: add-or-remove
     neighbours, an upper bound as sampling narrows the privacy loss). The grid step is
-    :func:`discretization_interval` of the steps (bounded time and memory)."""
+    :func:`discretization_interval` of the steps (bounded time and memory).
+
+    A rate below ``SMALLEST_RATE`` (which dp_accounting cannot take) is accounted at that
+    rate, an upper bound: sampling at q' = t q (t < 1) mixes the mechanism sampled at q
+    with the empty sample, ``t P_q + (1 - t) P_0``, and the hockey-stick divergence is
+    jointly convex, so each delta(eps) at q' is at most t times the one at q."""
     try:
         import dp_accounting
         from dp_accounting.pld import pld_privacy_accountant
     except ImportError:
         return None
+    if rate is not None:
+        rate = max(rate, SMALLEST_RATE)
     gaussians = [(dp_accounting.GaussianDpEvent(std / sensitivity), int(count))
                  for sensitivity, std, count in steps if count > 0]
     events = [dp_accounting.SelfComposedDpEvent(

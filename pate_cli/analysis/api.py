@@ -21,6 +21,7 @@ from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
 from ..inputs.query_indices import analysed_positions, read_query_indices
+from ..inputs.rdp_curve import checked_curve
 from ..inputs.rows import FirstRows
 from ..inputs.sparse import check_outputs
 from ..inputs.votes import read_votes
@@ -56,9 +57,12 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``votes``: a path, a ``VoteSet`` or a ``(queries, K)`` array (or give ``predictions``;
     ``predictions_layout="teachers-first"`` for a file stored teachers x queries); ``index_col``
     drops that column of a CSV/TSV file; with ``queries``, ``labels`` may hold one label per
-    analysed row. ``mechanism``: ``lnmax``, ``gnmax``, ``confident``, ``interactive`` or ``svt``
-    with parameters such as ``sigma=40`` or ``confidence=0.9`` (unset ones default to the
-    command's fractions of M), or a mechanism object. ``student``, ``query_indices``,
+    analysed row; a long table of sparse votes needs ``classes`` (its vocabulary size), its
+    columns in any order or under other names: ``columns="query=position,class=token,
+    count=n"`` (or a mapping of those roles, and ``output``, to names). ``mechanism``:
+    ``lnmax``, ``gnmax``, ``confident``, ``interactive`` or ``svt`` with parameters such as
+    ``sigma=40`` or ``confidence=0.9`` (unset ones default to the command's fractions of M),
+    or a mechanism object. ``student``, ``query_indices``,
     ``rounds``, ``add_rdp`` (as an array: one RDP value per order), ``groups`` and
     ``teacher_groups``: paths or arrays. ``decisions``: a path, a ``Decisions`` or a
     ``.npy``-like array (0/1 answered mask, or labels with -1 for none), accounted instead of
@@ -128,7 +132,7 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
     vote_set = read_votes(votes, predictions=spec.predictions, classes=spec.classes,
                           labels=spec.labels, teachers=spec.teachers,
                           index_col=spec.index_col, queries=short_labels,
-                          predictions_layout=spec.predictions_layout)
+                          predictions_layout=spec.predictions_layout, columns=spec.columns)
     check_input(spec, vote_set)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)
@@ -266,7 +270,7 @@ def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp
     if isinstance(add_rdp, (str, os.PathLike)):
         curve, digest, note = load_rdp_curve(add_rdp, orders=orders)
         return curve, AddedRdp(path=os.fspath(add_rdp), sha256=digest, note=note)
-    return np.asarray(add_rdp, dtype=np.float64), None
+    return checked_curve(add_rdp, orders), None
 
 
 def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:

@@ -38,6 +38,7 @@ class RunSpec:
     parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     predictions: Any = None
     classes: int | None = None
+    columns: Any = None
     labels: Any = None
     teachers: float | None = None
     queries: int | None = None
@@ -130,6 +131,7 @@ _NOT_WITH_MULTILABEL = (
     ("groups", "--groups"), ("smooth_sensitivity", "--smooth-sensitivity"),
     ("decisions", "--decisions"), ("query_indices", "--query-indices"),
     ("student", "--student"), ("executor", "--scheduler"), ("classes", "--classes"),
+    ("columns", "--columns"),
     ("teachers", "--teachers"), ("index_col", "--index-col"), ("sampling", "--sampling"),
     ("halt_at", "--halt-at output"), ("predictions_layout", "--predictions-layout teachers-first"),
 )

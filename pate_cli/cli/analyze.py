@@ -131,7 +131,8 @@ def _show_parameters(votes, fmt, **options) -> None:
     check_options(spec)
     vote_set = api.read_votes(votes, predictions=spec.predictions, classes=spec.classes,
                               labels=spec.labels, teachers=spec.teachers,
-                              index_col=spec.index_col, queries=spec.queries)
+                              index_col=spec.index_col, queries=spec.queries,
+                              columns=spec.columns)
     plan = api.individualized_plan(spec.individualized, vote_set, groups=spec.groups,
                                    teacher_groups=spec.teacher_groups,
                                    precision=spec.precision, weights=spec.weights,

@@ -13,3 +13,6 @@ TABLE_FORMATS = ("csv", "json", "table")  # sweep.table.TABLE_FORMATS
 Q_BOUNDS = ("union", "integral")  # accounting.q_bound.Q_BOUNDS
 ORDERS_AUTO = "auto"  # orders.AUTO (--orders auto)
 SCREENINGS = ("exact", "gaussian")  # mechanisms.threshold.SCREENINGS
+ETA = (1e-12, 300.0)  # mechanisms.domains.ETA (the range --eta's help gives)
+ETA_TEXT = f"eta in [{ETA[0]:g}, {ETA[1]:g}]"
+MAX_POINTS = 100_000  # sweep.api.MAX_POINTS (pate-sweep --max-points' default)

@@ -8,7 +8,7 @@ import click
 from click_option_group import optgroup
 
 from .._version import __version__
-from .choices import CONVERSIONS, MECHANISMS, Q_BOUNDS, SCREENINGS, VARIANTS
+from .choices import CONVERSIONS, ETA_TEXT, MECHANISMS, Q_BOUNDS, SCREENINGS, VARIANTS
 from .choices import ORDERS_AUTO as AUTO
 
 
@@ -130,6 +130,7 @@ def input_specs(option=click.option) -> list:
                help="Teacher predictions (queries x teachers, -1: none), not votes."),
         option("--classes", type=click.IntRange(min=2), metavar="K",
                help="Classes (--predictions: default max id + 1; long tables)."),
+        columns_option(option),
         option("--predictions-layout", type=click.Choice(["queries-first", "teachers-first"]),
                default="queries-first", metavar="WHICH",
                help="--predictions stored queries-first (default) or teachers-first."),
@@ -141,6 +142,36 @@ def input_specs(option=click.option) -> list:
                help="Analyse only the first N queries."),
         index_col_option(option),
     ]
+
+
+class ColumnNames(click.ParamType):
+    """``--columns``: a long table's column names by role, ``query=NAME,class=NAME,
+    count=NAME[,output=NAME]`` (a ``ColumnMap``; roles not named keep their own names)."""
+
+    name = "map"
+
+    def convert(self, value, param, ctx):
+        from ..inputs.long_table import column_map  # numpy: not for -h
+
+        try:
+            return column_map(value)
+        except ValueError as error:
+            self.fail(str(error).replace("--columns ", ""), param, ctx)
+
+
+def columns_option(option=click.option):
+    """``--columns MAP``: the names of a long table's columns (with ``--classes K``), for
+    every command that reads votes."""
+    return option("--columns", type=ColumnNames(), metavar="MAP",
+                  help="Long table's columns, e.g. query=position,class=token,count=n.")
+
+
+def long_table_specs(option=click.option) -> list:
+    """``--classes K`` and ``--columns MAP`` where VOTES are the only votes read (pate-sweep,
+    pate-plot selection): a long table's vocabulary size and column names."""
+    return [option("--classes", type=click.IntRange(min=2), metavar="K",
+                   help="A long table's vocabulary size (query,class,count rows)."),
+            columns_option(option)]
 
 
 def index_col_option(option=click.option):
@@ -259,7 +290,7 @@ def mechanism_specs(option) -> list:
         option("--laplace-scale", type=POSITIVE,
                help="LNMax Laplace scale lambda [default: 0.08 M]."),
         option("--eta", type=POSITIVE,
-               help="Exponential: eta, eps0 = 2 eta [default: sqrt(2) / (0.16 M)]."),
+               help=f"{ETA_TEXT}; eps0 = 2 eta [default: sqrt(2)/(0.16 M)]."),
         option("--student", type=click.Path(dir_okay=False),
                help="Interactive: student probabilities (.npy/.csv/.npz 'student')."),
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,

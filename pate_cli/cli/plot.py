@@ -17,6 +17,8 @@ from .options import (
     Order,
     completion_line,
     index_col_option,
+    long_table_specs,
+    stack,
     version_option,
 )
 from .plot_options import ParamSet, figure_options, labels_option, rows_option
@@ -154,6 +156,8 @@ Examples:
   pate-plot selection votes.npy --params 200,150 -o selection.png
   pate-plot selection votes.npy --params 200,150 --params 230,50 --sigma 40 --order 14 \\
       --bins 25 -o selection.pdf
+  pate-plot selection tokens.csv --classes 32000 --columns query=position,class=token,count=n \\
+      --params 50,20 -o selection.png
 """)
 @click.argument("votes", metavar="VOTES")
 @click.option("--params", "params", multiple=True, required=True, type=ParamSet(),
@@ -168,9 +172,10 @@ Examples:
 @click.option("--teachers", type=POSITIVE,
               help="Number of teachers M when rows do not sum to it.")
 @index_col_option()
+@stack(long_table_specs())
 @figure_options
 def selection(votes, params, sigma, order, bins, queries, teachers, index_col, output, style,
-              delta, debug):
+              delta, debug, classes=None, columns=None):
     """Plurality histogram of all queries and of those Confident-GNMax answers.
 
     For VOTES (a vote file) and each --params T,sigma1: the expected number of queries
@@ -184,7 +189,8 @@ def selection(votes, params, sigma, order, bins, queries, teachers, index_col, o
     fmt = figure_format(output)
     with reported_warnings():  # a note about the votes (averaged votes): one line
         rows, teachers = selection_votes(votes, queries=queries, teachers=teachers,
-                                         index_col=index_col)
+                                         index_col=index_col, classes=classes,
+                                         columns=columns)
     figure = plot_selection(rows, teachers, name=votes, params=params, sigma=sigma,
                             order=order, bins=bins, style=style, delta=delta)
     save_figure(figure, output, fmt)

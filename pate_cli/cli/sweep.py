@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .choices import MECHANISMS, TABLE_FORMATS
+from .choices import ETA_TEXT, MAX_POINTS, MECHANISMS, TABLE_FORMATS
 from .errors import run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -23,13 +23,12 @@ from .options import (
     debug_option,
     group,
     index_col_option,
+    long_table_specs,
     sampling_specs,
     screening_spec,
     tuning_spec,
     version_option,
 )
-
-MAX_POINTS = 100_000
 
 EPILOG = """\b
 Examples:
@@ -43,6 +42,8 @@ Examples:
   pate-sweep a.npy b.npy --labels a_y.npy --labels b_y.npy --sigma 40 --queries 500:2000:500
   pate-sweep votes.npy --sigma 10:300:1 --out big.parquet --scheduler tcp://host:8786
   pate-sweep votes.npy --sigma 10:300:1 --out big.csv --resume   # finish an interrupted run
+  pate-sweep tokens.csv --classes 32000 --columns query=position,class=token,count=n \\
+      -m gnmax --sigma 20,40 --accounting data-independent
 
 \b
 Grids: comma lists and start:stop:step (stop included when it lands on the grid), e.g.
@@ -113,7 +114,7 @@ def _grid_specs(option) -> list:
         _grid_option("svt_cutoff", "--svt-cutoff", integer=True, option=option,
                      help="SVT cut-offs c [default: 100]."),
         _grid_option("eta", "--eta", option=option,
-                     help="Exponential mechanism's eta [default: sqrt(2) / (0.16 M)]."),
+                     help=f"Exponential mechanism's {ETA_TEXT} [default: sqrt(2) / (0.16 M)]."),
         _grid_option("queries", "-n", "--queries", integer=True, minimum=1, option=option,
                      help="Numbers of queries (the first N of each file) [default: all]."),
         option("-r", "--repeats", type=click.IntRange(min=1), default=1, show_default=True,
@@ -131,6 +132,7 @@ def _input_specs(option) -> list:
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
                help="Interactive: the student's confidence gamma."),
         index_col_option(option),
+        *long_table_specs(option),
     ]
 
 
@@ -193,7 +195,8 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
             svt_cutoff, eta, queries, repeats, labels, student, confidence, accounting, delta,
             orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
             best, pareto, max_points, progress, quiet, debug, index_col, tuning=None,
-            screening="exact", sampling=None, vote_change=None, sampling_steps=None):
+            screening="exact", sampling=None, vote_change=None, classes=None, columns=None,
+            sampling_steps=None):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker

@@ -21,9 +21,9 @@ import pandas  # noqa: F401
 from ..inputs.shards import input_files
 from ..interrupts import sigterm_switch
 from ..outputs.writing import check_destinations, write_atomically, write_error_text
+from ..sweep.api import planned_points, sweep_settings
 from ..sweep.executors import sweep_executor
 from ..sweep.journal import RowJournal, journal_path, read_journal
-from ..sweep.points import SweepSettings, check_sweep_options, open_sources, plan_points
 from ..sweep.resume import match_rows, merge_rows, resume_text
 from ..sweep.run import (
     check_grid_size,
@@ -52,8 +52,9 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                       accounting, delta, orders, order, conversion, seed, budget, workers,
                       scheduler, out, fmt, resume, best, pareto, max_points, progress, quiet,
                       debug, index_col=None, tuning=None, screening="exact", sampling=None,
-                      vote_change=None, sampling_steps=None):
-    """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): the same parameters."""
+                      vote_change=None, classes=None, columns=None, sampling_steps=None):
+    """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): the same parameters,
+    planned as ``pate_cli.run_sweep`` plans them (``sweep.api``)."""
     mechanisms = list(dict.fromkeys(mechanisms or ("confident",)))
     grids = {name: values for name, values in
              dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
@@ -63,7 +64,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
     for flag in [] if quiet else unused_grids(grids, mechanisms):
         click.echo(f"pate-sweep: note: {flag} is not used by {', '.join(mechanisms)}",
                    err=True)
-    check_resume(out=out, resume=resume, tuning=tuning)
+    check_resume(out=out, resume=resume, tuning=tuning, long_table=(classes, columns))
     if out:
         check_destination(out)
         check_destinations([(f"--out {out}", out)], inputs=input_files(  # never an input
@@ -72,23 +73,15 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
     if "-" in votes:
         raise click.UsageError("pate-sweep reads vote files, not standard input "
                                "(workers open the files themselves)")
-    if order is not None:
-        orders = (order,)
-    parsed = check_sweep_options(  # pate-analyze's rules, for each mechanism of the grid
-        mechanisms, accounting=accounting, budget=budget, tuning=tuning, sampling=sampling,
-        vote_change=vote_change, sampling_steps=sampling_steps, student_given=bool(student))
-    sampling, vote_change, sampling_steps = (None, None, None) if parsed is None else (
-        parsed.text(), parsed.vote_change, parsed.steps)
-    settings = SweepSettings(accounting=accounting, delta=delta, budget=budget,
-                             repeats=repeats, seed=seed, conversion=conversion,
-                             orders=None if orders is None else tuple(float(x) for x in orders),
-                              confidence=confidence, screening=screening,
-                              rdp_curves=tuning is not None,
-                              sampling=sampling, vote_change=vote_change,
-                              sampling_steps=sampling_steps)
+    settings, _ = sweep_settings(  # pate-analyze's rules, for each mechanism of the grid
+        mechanisms, accounting=accounting, delta=delta, budget=budget, repeats=repeats,
+        seed=seed, conversion=conversion, orders=orders, order=order, confidence=confidence,
+        tuning=tuning, screening=screening, sampling=sampling, vote_change=vote_change,
+        sampling_steps=sampling_steps, student_given=bool(student))
     with reported_warnings():  # notes about a vote file (averaged votes): one line each
-        sources, shapes = open_sources(votes, labels, student, index_col=index_col)
-    points = plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
+        points = planned_points(votes, mechanisms, grids, settings=settings, labels=labels,
+                                students=student, index_col=index_col, classes=classes,
+                                columns=columns)
     sidecar = journal_path(out) if out else None
     kept = []
     if resume:
@@ -147,8 +140,9 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
         raise failure
     if best is not None:
         _print_best(rows, best, fmt, best_command_of=dict(
-            files=votes, labels=labels, students=student, orders=orders,
-            conversion=conversion, index_col=index_col), extra=extra)
+            files=votes, labels=labels, students=student, orders=settings.orders,
+            conversion=conversion, index_col=index_col, classes=classes, columns=columns),
+            extra=extra)
         return
     if tuning is not None and rows and not quiet:
         for line in tuning_lines(rows):

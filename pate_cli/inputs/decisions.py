@@ -29,8 +29,6 @@ import hashlib
 import io
 import json
 import os
-import zipfile
-import zlib
 from dataclasses import replace
 
 import numpy as np
@@ -46,7 +44,7 @@ from ..decisions import (
     named_decisions,
 )
 from ..errors import InputError
-from .npy_files import NPY_MAGIC, check_npz_members
+from .npy_files import ARCHIVE_ERRORS, NPY_MAGIC, check_npz_members
 from .query_indices import first_bad_rows
 from .readers import read_matrix
 
@@ -258,8 +256,7 @@ def _from_npz(name, data: bytes):
             members = {key: archive[key] for key in archive.files}
     except InputError:
         raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error,
-            NotImplementedError, RuntimeError) as error:  # RuntimeError: an encrypted member
+    except ARCHIVE_ERRORS as error:
         raise InputError(f"{name}: not a readable .npz archive "
                          f"({' '.join(str(error).split())})") from None
     missing = [key for key in ("query", "outcome", "label") if key not in members]

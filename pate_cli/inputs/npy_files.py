@@ -22,6 +22,10 @@ DEFAULT_MAX_ELEMENTS = 2_000_000_000
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 _MAX_NPY_HEADER = 10_000  # numpy's own limit on an NPY header (max_header_size)
+# What reading an archive's members may raise besides InputError (zipfile: NotImplementedError
+# for a compression method it cannot read, RuntimeError for an encrypted member).
+ARCHIVE_ERRORS = (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile, zlib.error,
+                  NotImplementedError, RuntimeError)
 
 
 def max_elements() -> int:
@@ -152,8 +156,7 @@ def read_npz(name, source, key):
             labels = archive["labels"] if "labels" in keys and key != "labels" else None
     except InputError:
         raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error,
-            NotImplementedError, RuntimeError) as error:  # RuntimeError: an encrypted member
+    except ARCHIVE_ERRORS as error:
         raise load_error(name, error, ".npz") from None
     check_dtype(name, array.dtype)
     if labels is not None:
@@ -166,4 +169,10 @@ def load_error(name, error, kind) -> InputError:
     text = str(error).lower()
     if isinstance(error, ValueError) and ("pickle" in text or "object" in text):
         return pickled_error(name)
-    return InputError(f"{name}: not a valid {kind} file ({error})")
+    if isinstance(error, (NotImplementedError, RuntimeError)):  # zipfile's, on a member
+        why = ("encrypted" if "encrypt" in text or "password" in text
+               else "compressed with a method Python's zipfile cannot read")
+        return InputError(f"{name}: not a readable {kind} file (a member is {why}; save "
+                          "it with numpy.savez, numpy.savez_compressed or "
+                          "scipy.sparse.save_npz)")
+    return InputError(f"{name}: not a valid {kind} file ({' '.join(str(error).split())})")

@@ -57,6 +57,9 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     curve[inside] = given[slot[inside]]
     exact = inside & np.isclose(given_orders[np.minimum(slot, given_orders.size - 1)], orders,
                                 rtol=1e-12, atol=0)
+    low, high = show_number(given_orders[0]), show_number(given_orders[-1])
+    checked_curve(curve, orders, name=name, hint=f"the file gives order {low} only"
+                  if low == high else f"the file gives orders {low} to {high}")
     note = None
     if not exact.all():
         above = int(np.count_nonzero(~inside))
@@ -94,14 +97,34 @@ def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     except Exception as error:  # dp_accounting: UnsupportedEventError, ValueError...
         raise InputError(f"{name}: dp_accounting's RdpAccountant cannot evaluate this "
                          f"event ({type(error).__name__}: {error})") from None
-    curve = np.asarray(accountant.rdp, dtype=np.float64)
-    if np.any(np.isnan(curve)) or np.any(curve < 0):
-        raise InputError(f"{name}: the event's RDP curve has negative or NaN values")
+    curve = checked_curve(accountant.rdp, orders, name=name,
+                          hint="an event without noise, e.g. a GaussianDpEvent with "
+                               "noise_multiplier 0, is not private")
     return curve, digest, None
 
 
+def checked_curve(curve, orders: np.ndarray, *, name: str = "add_rdp",
+                  hint: str | None = None) -> np.ndarray:
+    """An added RDP curve (one value per order of ``orders``) as float64, refused in one
+    line when its shape is wrong, a value is negative or NaN, or it is infinite at every
+    order: its cost, and so the run's epsilon, would be infinite (no wider order grid
+    helps), which is refused rather than reported as ``inf``. ``hint`` says why it may be."""
+    curve = np.asarray(curve, dtype=np.float64)
+    if curve.shape != orders.shape:
+        raise InputError(f"{name}: {curve.size} RDP values for {orders.size} orders (give "
+                         "one per order of the analysis)")
+    if np.any(np.isnan(curve)) or np.any(curve < 0):
+        raise InputError(f"{name}: the added RDP curve has negative or NaN values")
+    if not np.any(np.isfinite(curve)):
+        raise InputError(f"{name}: the added RDP is infinite at every order of the analysis"
+                         f"{f' ({hint})' if hint else ''}, so its cost and the total "
+                         "epsilon would be infinite")
+    return curve
+
+
 def dp_event_from_dict(document, *, name: str = "the DpEvent"):
-    """A dp_accounting ``DpEvent`` from its JSON form (see the module docstring)."""
+    """A dp_accounting ``DpEvent`` from its JSON form (see the module docstring; public as
+    ``pate_cli.dp_event_from_dict``); a malformed form is a one-line ``InputError``."""
     try:
         from dp_accounting import dp_event
     except ImportError:
@@ -137,7 +160,16 @@ def dp_event_from_dict(document, *, name: str = "the DpEvent"):
 
 
 def dp_event_dict(event) -> dict:
-    """The JSON form of a dp_accounting ``DpEvent`` (inverse of :func:`dp_event_from_dict`)."""
+    """The JSON form of a dp_accounting ``DpEvent`` (inverse of :func:`dp_event_from_dict`),
+    what ``--add-rdp EVENT.json`` reads; public as ``pate_cli.dp_event_dict``::
+
+        import json, dp_accounting, pate_cli
+        event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
+            0.01, dp_accounting.GaussianDpEvent(1.1)), 1000)   # a DP-SGD student
+        with open("student.json", "w") as file:
+            json.dump(pate_cli.dp_event_dict(event), file)
+        pate_cli.analyze("votes.npy", add_rdp="student.json")
+    """
     def plain(value):
         if hasattr(value, "_asdict"):
             return {key: plain(item) for key, item in value._asdict().items()}

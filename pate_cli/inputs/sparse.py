@@ -7,7 +7,8 @@ Two forms, read into one ``SparseVotes`` (compressed sparse rows):
   array ``output`` (one per query) in the same archive;
 - a long table ``.csv``/``.tsv``/``.parquet`` with columns ``query,class,count`` (rows for
   non-zero counts only, ``query`` ascending) and an optional ``output`` column, read with
-  ``--classes K`` (the vocabulary size).
+  ``--classes K`` (the vocabulary size), its columns in any order or under other names
+  (``--columns``; ``inputs.long_table``).
 
 Each problem is one line naming the file, the query and class, and what is wrong: a
 duplicate entry, a class outside the vocabulary, unsorted or missing queries, a negative or
@@ -26,17 +27,19 @@ import numpy as np
 from ..errors import InputError
 from ..sparse_rows import SparseVotes
 from .checks import show_number
+from .long_table import ColumnMap, header_cells, is_long_table, not_a_long_table, read_long_table
+from .npy_files import ARCHIVE_ERRORS, load_error
 from .rows import drop_mapped_rows
 
 # Entries checked at once (a memory-mapped archive is paged in and let go a part at a time).
 _CHECK_ENTRIES = 1 << 22
-TABLE_EXTENSIONS = (".csv", ".tsv", ".parquet")
-TABLE_COLUMNS = ("query", "class", "count")
 _SCIPY_MEMBERS = {"format.npy", "shape.npy", "data.npy"}
 
 
-def sparse_kind(path) -> str | None:
-    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table, else None."""
+def sparse_kind(path, columns: ColumnMap | None = None) -> str | None:
+    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table (a ``.parquet``
+    file, or a ``.csv``/``.tsv`` whose header names ``columns``' query, class and count
+    columns, in any order), else None."""
     if str(path) == "-" or not os.path.isfile(path):
         return None
     extension = os.path.splitext(str(path))[1].lower()
@@ -50,21 +53,17 @@ def sparse_kind(path) -> str | None:
     if extension == ".parquet":
         return "table"
     if extension in (".csv", ".tsv"):
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                first = handle.readline()
-        except OSError:
-            return None
-        cells = [cell.strip().strip('"').lower()
-                 for cell in first.replace("\t", ",").split(",")]
-        return "table" if tuple(cells[:3]) == TABLE_COLUMNS else None
+        return "table" if is_long_table(header_cells(path), columns or ColumnMap()) else None
     return None
 
 
-def read_sparse(name: str, kind: str, *, classes: int | None
-                ) -> tuple[SparseVotes, np.ndarray | None]:
-    """``(votes, outputs or None)`` of a sparse file (module docstring)."""
+def read_sparse(name: str, kind: str, *, classes: int | None,
+                columns: ColumnMap | None = None) -> tuple[SparseVotes, np.ndarray | None]:
+    """``(votes, outputs or None)`` of a sparse file (module docstring; a long table's
+    columns named by ``columns``)."""
     if kind == "npz":
+        if columns is not None and columns.given:
+            raise not_a_long_table(name, classes=None, columns=columns)
         indptr, rows, cols, data, shape, output = _read_scipy(name)
         if classes is not None and classes != shape[1]:
             raise InputError(f"{name}: has {shape[1]} classes (its shape), but --classes is "
@@ -77,7 +76,7 @@ def read_sparse(name: str, kind: str, *, classes: int | None
         if classes is None:
             raise InputError(f"{name}: a long table (query,class,count) needs --classes K, "
                              "the vocabulary size")
-        rows, cols, data, output = _read_table(name)
+        rows, cols, data, output = read_long_table(name, classes, columns or ColumnMap())
         vocabulary = classes
         queries = int(rows[-1]) + 1 if rows.size else 0
         order_checked = True
@@ -108,13 +107,8 @@ def _read_scipy(name: str):
                                  "CSR or COO)")
     except InputError:
         raise
-    except ValueError as error:
-        if "pickle" in str(error).lower():
-            raise InputError(f"{name}: holds a pickled object array; refusing to load it "
-                             "(only plain numeric arrays are read)") from None
-        raise InputError(f"{name}: not a readable sparse matrix ({error})") from None
-    except (KeyError, OSError, zipfile.BadZipFile) as error:
-        raise InputError(f"{name}: not a readable sparse matrix ({error})") from None
+    except ARCHIVE_ERRORS as error:
+        raise load_error(name, error, "sparse matrix") from None
     if len(shape) != 2:
         raise InputError(f"{name}: expected a 2-D sparse matrix, got shape {shape}")
     if data.dtype.kind not in "biuf":
@@ -186,83 +180,6 @@ def _release_entries(votes: SparseVotes, lo: int, hi: int) -> None:
     first, last = int(votes.indptr[lo]), int(votes.indptr[hi])
     drop_mapped_rows(votes.indices, first, last)
     drop_mapped_rows(votes.data, first, last)
-
-
-def _read_table(name: str):
-    """The long table's columns, checked for order (queries ascending)."""
-    extension = os.path.splitext(name)[1].lower()
-    try:
-        if extension == ".parquet":
-            import pyarrow.parquet as pq
-            frame = pq.read_table(name).to_pandas()
-        else:
-            import pandas as pd
-            frame = pd.read_csv(name, sep="\t" if extension == ".tsv" else ",")
-    except ImportError:
-        raise InputError(f"{name}: reading .parquet needs pyarrow (pip install "
-                         "'pate_cli[parquet]')") from None
-    except Exception as error:  # pandas' and pyarrow's parse errors are many types
-        raise InputError(f"{name}: not a readable table ({str(error).splitlines()[0]})"
-                         ) from None
-    frame.columns = [str(c).strip().lower() for c in frame.columns]
-    missing = [c for c in TABLE_COLUMNS if c not in frame.columns]
-    if missing:
-        raise InputError(f"{name}: a long table needs columns query,class,count; "
-                         f"missing {','.join(missing)}")
-    columns = {}
-    for column in (*TABLE_COLUMNS, "output"):
-        if column not in frame.columns:
-            continue
-        values = frame[column].to_numpy()
-        if values.dtype.kind not in "biuf":
-            raise InputError(f"{name}: column {column} holds non-numbers (line "
-                             f"{_first_non_number(values) + 2})")
-        columns[column] = values
-    if len(frame) == 0:
-        raise InputError(f"{name}: has no queries (no rows)")
-    for column in ("query", "class", "output"):
-        if column in columns:
-            _check_integers(name, column, columns[column])
-    rows = columns["query"].astype(np.int64)
-    bad = np.flatnonzero(np.diff(rows) < 0)
-    if bad.size:
-        raise InputError(f"{name}: queries are not ascending: line {bad[0] + 3} has query "
-                         f"{rows[bad[0] + 1]} after query {rows[bad[0]]}")
-    if rows[0] < 0:
-        raise InputError(f"{name}: line 2 has query {rows[0]}; queries start at 0")
-    cols = columns["class"].astype(np.int64)
-    order = np.lexsort((cols, rows))
-    output = None
-    if "output" in columns:
-        output = _output_per_query(name, rows, columns["output"].astype(np.int64))
-    return rows[order], cols[order], columns["count"][order], output
-
-
-def _first_non_number(values) -> int:
-    import pandas as pd
-    numeric = pd.to_numeric(pd.Series(values), errors="coerce")
-    return int(np.flatnonzero(numeric.isna().to_numpy())[0])
-
-
-def _check_integers(name, column, values) -> None:
-    bad = np.flatnonzero(~np.isfinite(values.astype(np.float64))
-                         | (values != np.round(values)))
-    if bad.size:
-        raise InputError(f"{name}: line {bad[0] + 2}: {column} "
-                         f"{show_number(values[bad[0]])} is not an integer")
-
-
-def _output_per_query(name, rows: np.ndarray, output: np.ndarray) -> np.ndarray:
-    """One output per query from a table's column (every row of a query must agree)."""
-    change = np.flatnonzero((np.diff(rows) == 0) & (np.diff(output) != 0))
-    if change.size:
-        line = change[0] + 3
-        raise InputError(f"{name}: line {line}: query {rows[change[0]]} has two outputs "
-                         f"({output[change[0]]} and {output[change[0] + 1]})")
-    queries = int(rows[-1]) + 1
-    per_query = np.full(queries, -1, dtype=np.int64)
-    per_query[rows] = output
-    return _checked_output(name, per_query, queries)
 
 
 def _checked_output(name, output: np.ndarray, queries: int) -> np.ndarray:

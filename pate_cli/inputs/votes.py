@@ -22,6 +22,7 @@ from .checks import (
     first_true,
     show_number,
 )
+from .long_table import column_map, not_a_long_table
 from .npy_files import NPY_MAGIC, ZIP_MAGIC, check_elements
 from .readers import (
     VOTE_EXTENSIONS,
@@ -80,7 +81,7 @@ class VoteSet:
 
 def load_votes(path, *, teachers: float | None = None, labels=None,
                index_col: int | None = None, queries: int | None = None,
-               classes: int | None = None) -> VoteSet:
+               classes: int | None = None, columns=None) -> VoteSet:
     """Read and validate a vote histogram (``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``,
     or a directory or glob of ``.npy`` shards: ``inputs.shards``).
 
@@ -91,15 +92,17 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     of CSV/TSV text (``--index-col``); ``queries`` (``--queries``) lets ``labels`` hold
     one label per analysed query instead of one per row (see ``attach_labels``).
     Sparse files (``inputs.sparse``: ``save_npz`` archives, long ``query,class,count``
-    tables with ``classes``, the vocabulary size) give ``SparseVotes``.
+    tables with ``classes``, the vocabulary size) give ``SparseVotes``; a long table's
+    columns may come in any order, or under the names ``columns`` gives
+    (``"query=position,class=token,count=n"`` or a mapping; ``inputs.long_table``).
     """
-    kind = sparse_kind(path)
+    columns = column_map(columns)
+    kind = sparse_kind(path, columns)
     if kind is not None:
         return _load_sparse(path, kind, teachers=teachers, labels=labels, queries=queries,
-                            classes=classes)
-    if classes is not None:
-        raise OptionError("--classes only applies to --predictions and to long sparse tables "
-                          "(query,class,count)")
+                            classes=classes, columns=columns)
+    if classes is not None or columns.given:
+        raise not_a_long_table(path, classes=classes, columns=columns)
     if is_shard_set(path):  # a directory or glob of .npy pieces (inputs.shards)
         name, array, digest = open_shards(path, read_shard)
         packed_labels = None
@@ -122,14 +125,14 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     return vote_set
 
 
-def _load_sparse(path, kind, *, teachers, labels, queries, classes) -> VoteSet:
+def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> VoteSet:
     """A ``VoteSet`` of sparse votes: rows checked to share one total unless ``teachers``
     is given (weighted or averaged votes)."""
     name = check_file(path)
     digest = file_sha256(name)
     if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
         raise InputError(f"--teachers must be positive, got {teachers:g}")
-    votes, outputs = read_sparse(name, kind, classes=classes)
+    votes, outputs = read_sparse(name, kind, classes=classes, columns=columns)
     totals = row_totals(votes)
     if teachers is None:
         reference = float(totals[0])
@@ -343,18 +346,22 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
 def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
                teachers: float | None = None, index_col: int | None = None,
                queries: int | None = None,
-               predictions_layout: str = "queries-first") -> VoteSet:
+               predictions_layout: str = "queries-first", columns=None) -> VoteSet:
     """A ``VoteSet`` from a path, an array or a ``VoteSet`` (``votes``), or from a
     predictions file (``predictions``, stored ``predictions_layout``: ``queries-first``
     or ``teachers-first``); exactly one of the two.
 
     ``index_col`` drops that column of a CSV/TSV file (a pandas index); with ``queries``
-    (the first N rows), ``labels`` may hold N labels instead of one per row."""
+    (the first N rows), ``labels`` may hold N labels instead of one per row; ``classes``
+    and ``columns``: a long table's vocabulary size and column names (``load_votes``)."""
     if (votes is None) == (predictions is None):
         raise OptionError("give exactly one of VOTES or --predictions FILE")
-    if classes is not None and predictions is None and not isinstance(votes, (str, os.PathLike)):
-        raise OptionError("--classes only applies to --predictions and to long sparse tables "
-                          "(query,class,count)")
+    columns = column_map(columns)
+    path = isinstance(votes, (str, os.PathLike))
+    if (classes is not None and predictions is None and not path) or (
+            columns.given and not path):
+        raise not_a_long_table(None, classes=None if columns.given else classes,
+                               columns=columns)
     if predictions is not None:
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
                                     index_col=index_col, queries=queries,
@@ -368,7 +375,7 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
             vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     else:
         vote_set = load_votes(votes, teachers=teachers, labels=labels, index_col=index_col,
-                              queries=queries, classes=classes)
+                              queries=queries, classes=classes, columns=columns)
     if teachers is not None:
         vote_set = replace(vote_set, teachers=teachers)
     return vote_set

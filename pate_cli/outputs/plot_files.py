@@ -158,10 +158,11 @@ def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style,
                                  style=style)
 
 
-def selection_votes(path: str, *, queries, teachers, index_col):
+def selection_votes(path: str, *, queries, teachers, index_col, classes=None, columns=None):
     """``(rows, M)``: the first ``queries`` rows of the vote file ``path`` (dense or
-    sparse) and its teacher count M."""
-    vote_set = load_votes(path, teachers=teachers, index_col=index_col)
+    sparse; a long table with ``classes`` and ``columns``) and its teacher count M."""
+    vote_set = load_votes(path, teachers=teachers, index_col=index_col, classes=classes,
+                          columns=columns)
     if queries is not None and queries > vote_set.queries:
         raise OptionError(f"--queries {queries} is larger than the {vote_set.queries} "
                           f"queries in {path}")

@@ -41,8 +41,10 @@ def figure_table(result, summary: dict):
 
 def analysed_votes(result):
     """The analysed vote rows of ``result`` in analysed order (Confident's selection
-    figure); None for rounds, groups or votes not from a file."""
-    if result.source is None or result.rounds is not None or result.groups is not None:
+    figure); None for rounds, groups, multi-label votes (per-label counts, not one
+    histogram per query) or votes not from a file."""
+    if (result.source is None or result.rounds is not None or result.groups is not None
+            or result.multilabel is not None):
         return None
     votes = result.source.votes
     if result.query_index is not None:

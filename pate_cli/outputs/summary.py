@@ -81,8 +81,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                       f"x {multi['labels']})" if multi else f" of {s['queries']} queries")
     lines = [
         ("input", f"{source['path']} (sha256 {digest}...)" if digest else str(source["path"])),
-        ("votes", f"{source['queries']} queries x {source['classes']} classes, "
-                  f"{_short(source['teachers'])} teachers"),
+        ("votes", f"{source['queries']} queries x "  # a multi-label query: L yes/no votes
+                  + (f"{multi['labels']} labels" if multi else f"{source['classes']} classes")
+                  + f", {_short(source['teachers'])} teachers"),
         ("mechanism", f"{s['mechanism']} ({params})"),
         ("accounting", f"{s['accounting']}, {s['conversion']} conversion, seed {s['seed']}"),
         *_sampling_line(s.get("sampling")),

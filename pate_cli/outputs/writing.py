@@ -36,8 +36,9 @@ def write_outputs(files: dict) -> None:
     regular file (``/dev/null``, a FIFO), and ``/dev/stdout`` whatever it is redirected
     to, is written directly, never replaced or removed. Problems are ``ValueError``s
     naming the file (``cannot write: ...``): a missing directory, a directory as
-    destination, two paths naming the same file, and any ``OSError`` (read-only
-    directory, full disk, file too large).
+    destination, two paths naming the same file, an existing file without write
+    permission (refused even for root: the rename would replace it), and any ``OSError``
+    (read-only directory, full disk, file too large).
     """
     destinations = check_destinations((path, path) for path in files)
     contents = list(files.values())
@@ -114,9 +115,10 @@ def check_destinations(outputs, inputs=()) -> list[Destination]:
     ``outputs`` is a sequence of ``(name, path)`` (``name`` is how the message shows the
     path, e.g. ``"-o x.json"``); ``inputs`` the same for the files the command reads.
     Raises ``ValueError`` (one line) when a directory is missing, a destination is a
-    directory, two outputs are the same file, or an output is one of the inputs (it would
-    be lost): the same file once ``.``, ``..`` and symbolic links are resolved, or the
-    same inode. Special files (``/dev/null``) may take several outputs.
+    directory or a file without write permission, two outputs are the same file, or an
+    output is one of the inputs (it would be lost): the same file once ``.``, ``..`` and
+    symbolic links are resolved, or the same inode. Special files (``/dev/null``) may
+    take several outputs.
     """
     destinations, seen = [], {}
     for name, path in outputs:
@@ -166,9 +168,32 @@ def _destination(path: str) -> Destination:
     if stat.S_ISDIR(status.st_mode):
         raise ValueError(f"{path}: cannot write: it is a directory")
     if stat.S_ISREG(status.st_mode):
+        if not _write_permitted(status):
+            raise ValueError(f"{path}: cannot write: the file is read-only (mode "
+                             f"{stat.S_IMODE(status.st_mode):04o}); it is left as it is "
+                             "(chmod u+w it, or give another path)")
         return Destination(path, os.path.realpath(path), stat.S_IMODE(status.st_mode),
                            (status.st_dev, status.st_ino))
     return Destination(path, path, None, None)  # a device, FIFO or socket: written in place
+
+
+def _write_permitted(status: os.stat_result) -> bool:
+    """Whether the permission bits let this process write the existing file ``status``.
+
+    The atomic rename needs only the directory's permission, so without this check a
+    read-only file would be replaced; the bits are read (not ``os.access``, which lets
+    root write anything): for root, any write bit; otherwise the owner's, the group's or
+    the others', whichever class the process falls in."""
+    if not hasattr(os, "geteuid"):  # not POSIX: the read-only attribute is the owner's bit
+        return bool(status.st_mode & stat.S_IWUSR)
+    user = os.geteuid()
+    if user == 0:
+        return bool(status.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    if status.st_uid == user:
+        return bool(status.st_mode & stat.S_IWUSR)
+    if status.st_gid == os.getegid() or status.st_gid in os.getgroups():
+        return bool(status.st_mode & stat.S_IWGRP)
+    return bool(status.st_mode & stat.S_IWOTH)
 
 
 def _stage(destination: Destination, data: bytes) -> str:

@@ -36,6 +36,7 @@ from ..analysis import api
 from ..analysis.result import AnalysisResult
 from ..analysis.run_spec import check_sampled_run
 from ..errors import InputError, OptionError, PateWarning
+from ..inputs.long_table import column_map
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
 from ..mechanisms.sampled import parse_sampling
@@ -102,7 +103,8 @@ class Calibration:
         result = self.result
         words += ["--accounting", result.accounting, "--delta", _text(result.delta)]
         flags = {"predictions": "--predictions", "predictions_layout": "--predictions-layout",
-                 "classes": "--classes", "labels": "--labels", "teachers": "--teachers",
+                 "classes": "--classes", "columns": "--columns", "labels": "--labels",
+                 "teachers": "--teachers",
                  "index_col": "--index-col", "queries": "-n", "orders": "--orders",
                  "order": "--order", "sampling": "--sampling", "vote_change": "--vote-change",
                  "sampling_steps": "--sampling-steps"}
@@ -208,14 +210,16 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--{solved.replace('_', '-')} is what pate-calibrate solves for "
                           "(give it with --scale-all to scale from it)")
     shown_options = {key: options.get(key) for key in
-                      ("predictions", "predictions_layout", "classes", "labels", "teachers",
-                       "index_col", "queries", "orders", "order", "screening", "sampling",
-                       "vote_change", "sampling_steps")}
+                      ("predictions", "predictions_layout", "classes", "columns", "labels",
+                       "teachers", "index_col", "queries", "orders", "order", "screening",
+                       "sampling", "vote_change", "sampling_steps")}
     if shown_options["predictions_layout"] == "queries-first":
         shown_options["predictions_layout"] = None  # the default: not in the command
+    shown_options["columns"] = str(column_map(shown_options["columns"])) or None
     labels, queries = options.pop("labels", None), options.get("queries")
     vote_set = api.read_votes(votes, predictions=options.pop("predictions", None),
-                              classes=options.pop("classes", None), labels=labels,
+                              classes=options.pop("classes", None),
+                              columns=options.pop("columns", None), labels=labels,
                               teachers=options.pop("teachers", None),
                               index_col=options.pop("index_col", None), queries=queries,
                               predictions_layout=options.pop("predictions_layout",

@@ -39,6 +39,7 @@ from .._version import __version__
 from ..analysis import analyze_totals
 from ..analysis.run_spec import RunSpec, check_options
 from ..errors import InputError
+from ..inputs.long_table import ColumnMap, column_map
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
@@ -98,6 +99,8 @@ class VoteSource:
     labels_sha256: str | None = None
     student_sha256: str | None = None
     index_col: int | None = None  # --index-col: the column of a CSV/TSV to drop
+    classes: int | None = None  # --classes: a long table's vocabulary size
+    columns: ColumnMap | None = None  # --columns: a long table's column names
 
 
 @dataclass(frozen=True)
@@ -340,26 +343,27 @@ def one_per_file(values, files, name: str) -> list:
     return values
 
 
-def open_sources(files, labels=None, students=None, index_col: int | None = None
-                 ) -> tuple[list[VoteSource], dict]:
+def open_sources(files, labels=None, students=None, index_col: int | None = None,
+                 classes: int | None = None, columns=None) -> tuple[list[VoteSource], dict]:
     """Validate every vote file (and its labels and student) once, in this process.
 
     ``labels`` and ``students``: None, one path for every file, or one per file;
-    ``index_col`` (``--index-col``) drops that column of CSV/TSV vote files. Returns
-    the sources and ``{path: (queries, teachers)}`` for ``plan_points``. Raises
-    ``InputError`` / ``ValueError``.
+    ``index_col`` (``--index-col``) drops that column of CSV/TSV vote files; ``classes``
+    and ``columns`` read long tables (``load_votes``). Returns the sources and ``{path:
+    (queries, teachers)}`` for ``plan_points``. Raises ``InputError`` / ``ValueError``.
     """
     labels = one_per_file(labels, files, "--labels")
     students = one_per_file(students, files, "--student")
+    columns = column_map(columns)
+    reading = dict(index_col=index_col, classes=classes,
+                   columns=columns if columns.given else None)
     sources, shapes = [], {}
     for file, label_file, student_file in zip(files, labels, students, strict=True):
-        vote_set = load_votes(file, labels=label_file, index_col=index_col)
+        vote_set = load_votes(file, labels=label_file, **reading)
         if student_file is not None:
             load_student(student_file, queries=vote_set.queries, classes=vote_set.classes)
-        source = source_for(str(file), sha256=vote_set.sha256, labels=label_file,
-                            student=student_file)
-        if index_col is not None:
-            source = replace(source, index_col=index_col)
+        source = replace(source_for(str(file), sha256=vote_set.sha256, labels=label_file,
+                                    student=student_file), **reading)
         if source.path in shapes:
             raise InputError(f"{file} is given twice")
         sources.append(source)

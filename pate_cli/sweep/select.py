@@ -56,8 +56,10 @@ def pareto_rows(rows: list[dict]) -> list[dict]:
 
 def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,
                     orders: str | None = None, conversion: str = "classic",
-                    index_col: int | None = None) -> str:
-    """The ``pate-analyze`` command line that reruns a row's analysis (its first seed)."""
+                    index_col: int | None = None, classes: int | None = None,
+                    columns=None) -> str:
+    """The ``pate-analyze`` command line that reruns a row's analysis (its first seed;
+    ``index_col``, ``classes`` and ``columns``: how its vote file was read)."""
     words = ["pate-analyze", row["file"], "-m", row["mechanism"]]
     options = {"sigma": "--sigma", "threshold": "--threshold",
                "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale",
@@ -72,6 +74,10 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
         words += ["--budget", _plain_text(row["budget"])]
     if row.get("screening") == "gaussian":
         words += ["--screening", "gaussian"]
+    if row.get("sampling"):
+        words += ["--sampling", row["sampling"], "--vote-change", row["vote_change"]]
+        if row.get("sampling_steps") == "independent":
+            words += ["--sampling-steps", "independent"]
     if orders:
         words += ["--orders", orders]
     if conversion != "classic":
@@ -80,8 +86,10 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
         words += ["--labels", labels]
     if student:
         words += ["--student", student]
-    if index_col is not None:
-        words += ["--index-col", str(index_col)]
+    for option, value in (("--index-col", index_col), ("--classes", classes),
+                          ("--columns", columns)):
+        if value is not None and str(value):
+            words += [option, str(value)]
     return " ".join(shlex.quote(str(word)) for word in words)
 
 
@@ -92,7 +100,8 @@ def _plain_text(value) -> str:
 
 
 def best_command(chosen: dict, *, files, labels, students, orders, conversion: str,
-                 index_col: int | None = None) -> str:
+                 index_col: int | None = None, classes: int | None = None,
+                 columns=None) -> str:
     """``analyze_command`` for ``--best``'s row: its file's ``--labels`` and (Interactive)
     ``--student``, given once or once per file in ``files``' order; ``orders`` the grid."""
     label_of = dict(zip(files, one_per_file(labels, files, "--labels"), strict=True))
@@ -100,7 +109,8 @@ def best_command(chosen: dict, *, files, labels, students, orders, conversion: s
     student = student_of.get(chosen["file"]) if chosen["mechanism"] == "interactive" else None
     return analyze_command(chosen, labels=label_of.get(chosen["file"]), student=student,
                            orders=None if orders is None else ",".join(f"{x:g}" for x in orders),
-                           conversion=conversion, index_col=index_col)
+                           conversion=conversion, index_col=index_col, classes=classes,
+                           columns=columns)
 
 
 def no_best_text(rows: list[dict], epsilon: float) -> str:

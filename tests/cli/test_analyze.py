@@ -297,9 +297,26 @@ BAD_OPTIONS = [
      "Invalid value for '-m' / '--mechanism': 'nope' is not one of 'lnmax', 'gnmax', "
      "'confident', 'interactive', 'svt', 'exponential', 'confident-exponential'."),
     (["--teachers", "0"], "Invalid value for '--teachers': must be positive, got 0"),
-    (["--classes", "3"], "--classes only applies to --predictions and to long sparse tables "
-                         "(query,class,count)"),
 ]
+
+
+def test_classes_on_dense_votes_says_what_it_reads(cli, votes_csv, tmp_path):
+    """--classes with VOTES reads a long table: on a dense CSV the line names the columns
+    it expected and what the file's first line holds; on an .npy it says where --classes
+    applies."""
+    result = cli.analyze(votes_csv, "--classes", "3")
+    assert result.code == 2 and result.out == ""
+    first = votes_csv.read_text().splitlines()[0]
+    assert one_line_error(result) == (
+        f"Error: {votes_csv}: --classes K reads a long table with columns query,class,count "
+        "(in any order, with an optional output; name others with --columns "
+        f"query=NAME,class=NAME,count=NAME); its first line holds numbers ({first}), not "
+        "column names")
+    dense = tmp_path / "votes.npy"
+    np.save(dense, np.loadtxt(votes_csv, delimiter=","))
+    result = cli.analyze(dense, "--classes", "3")
+    assert one_line_error(result) == ("Error: --classes only applies to --predictions and to "
+                                      f"long sparse tables (query,class,count){HINT}")
 
 
 @pytest.mark.parametrize("options, message", BAD_OPTIONS)

@@ -94,6 +94,19 @@ def test_the_choices_help_lists_are_the_cores():
     from pate_cli.mechanisms.threshold import SCREENINGS
     assert choices.SCREENINGS == SCREENINGS
     assert choices.ORDERS_AUTO == AUTO
+    from pate_cli.mechanisms.domains import ETA
+    assert choices.ETA == ETA
+    from pate_cli.sweep.api import MAX_POINTS
+    assert choices.MAX_POINTS == MAX_POINTS
+
+
+@pytest.mark.parametrize("command", ["pate-analyze", "pate-report", "pate-sweep"])
+def test_the_help_gives_etas_range(cli, command):
+    """--eta's help says which values the exponential mechanisms take (a value outside
+    is refused: "eta must lie in [1e-12, 300]")."""
+    result = cli.run(command, "--help")
+    assert result.code == 0
+    assert "eta in [1e-12, 300]" in " ".join(result.out.split())
 
 
 # --- progress ----------------------------------------------------------------------------
@@ -229,9 +242,9 @@ def test_analyze_help_is_short_and_keeps_an_example_per_section(cli, monkeypatch
     monkeypatch.setenv("COLUMNS", "100")
     result = cli.analyze("-h")
     lines = result.out.splitlines()
-    # 75 lines, and one each for --sampling, --vote-change, --sampling-steps and
-    # --predictions-layout
-    assert result.code == 0 and len(lines) <= 79 and max(map(len, lines)) <= 100
+    # 75 lines, and one each for --sampling, --vote-change, --sampling-steps,
+    # --predictions-layout and --columns
+    assert result.code == 0 and len(lines) <= 80 and max(map(len, lines)) <= 100
     for title in ("Input", "Mechanism", "Accounting", "Budget & CI", "Outputs",
                   "Individualized PATE", "Smooth sensitivity"):  # each with an example
         (line,) = [line for line in lines if line.startswith(f"  {title}:")]

@@ -197,3 +197,22 @@ def test_powerset_cap_and_large_label_count(cli, tmp_path):
     tau = summary(cli, "--predictions", path, "--multilabel", "tau:2", "-m", "gnmax")
     assert tau["multilabel"]["sensitivity_squared"] == 16  # 2 * (4 + 4)
     assert math.isfinite(tau["epsilon"])
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+@pytest.mark.parametrize("variant", ["binary", "tau:1", "powerset"])
+def test_the_summary_counts_labels_not_two_classes(cli, files, fmt, variant):
+    """A multi-label query's votes are L yes/no counts: the summary says "60 queries x 3
+    labels" (it said "x 2 classes", the shape of each label's counts)."""
+    result = cli.analyze("--predictions", files["pred"], "--multilabel", variant, "-m",
+                         "gnmax", "-f", fmt)
+    assert result.code == 0, result.err
+    votes = next(line for line in result.out.splitlines() if "votes" in line)
+    assert "60 queries x 3 labels, 30 teachers" in votes and "classes" not in votes
+
+
+def test_the_report_counts_labels(cli, files, tmp_path):
+    out = tmp_path / "report.md"
+    result = cli.report(files["counts"], "--multilabel", "binary", "-m", "gnmax", "-o", out)
+    assert result.code == 0, result.err
+    assert "30 teachers, 3 yes/no labels per query." in out.read_text()

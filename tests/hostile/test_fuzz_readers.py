@@ -1,6 +1,7 @@
 """Fuzzing the readers themselves: votes, decisions, groups and teacher groups.
 
-Random bytes, random CSV-like text and NPY/NPZ files with random headers are written to
+Random bytes, random CSV-like text, long tables (``query,class,count`` with ``classes``)
+with random cells, and NPY/NPZ files with random headers or compression methods are written to
 temporary files and read by the package's readers (``load_votes``, ``load_decisions``,
 ``load_groups``, ``load_teacher_groups``). Reading either succeeds or raises the package's
 ``InputError`` with a one-line message; any other exception, a message over several
@@ -32,6 +33,7 @@ from pate_cli.inputs import (
     load_teacher_groups,
     load_votes,
 )
+from tests.hostile import with_method
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -165,6 +167,58 @@ def test_votes_from_random_npy_headers(folder, data, packed):
                                          npz_bytes({"votes.npy": data, "labels.npy": data})))
     else:
         read_or_refuse(load_votes, write(folder, "votes.npy", data))
+
+
+# Ids at and beyond int64's ends, fractions, text: a long table's query, class and output cells.
+ID_CELLS = st.sampled_from(["0", "1", "2", "4", "5", "-1", "1.5", "1e300", "nan", "inf", "", "a",
+                            "9223372036854775807", "9223372036854775808",
+                            "10000000000000000000", "99999999999999999999",
+                            "-99999999999999999999"])
+
+
+@st.composite
+def long_table_text(draw) -> bytes:
+    """A long table: its header (sometimes with ``output``, sometimes alone), rows of
+    random id and count cells."""
+    columns = draw(st.sampled_from([3, 4]))
+    header = ",".join(["query", "class", "count", "output"][:columns])
+    rows = draw(st.lists(st.tuples(ID_CELLS, ID_CELLS, CELLS, ID_CELLS), max_size=5))
+    lines = [header] + [",".join(row[:columns]) for row in rows]
+    return ("\n".join(lines) + draw(st.sampled_from(["", "\n"]))).encode()
+
+
+@FUZZ
+@given(text=long_table_text(), extension=st.sampled_from([".csv", ".tsv"]))
+def test_long_tables_from_random_cells(folder, text, extension):
+    if extension == ".tsv":
+        text = text.replace(b",", b"\t")
+    read_or_refuse(lambda path: load_votes(path, classes=5),
+                   write(folder, "long" + extension, text))
+
+
+def archive_bytes(kind: str) -> bytes:
+    """Votes as numpy's compressed ``.npz`` (with labels), or as scipy's sparse one."""
+    import scipy.sparse
+
+    votes = np.array([[3, 2], [4, 1], [5, 0]])
+    buffer = io.BytesIO()
+    if kind == "dense":
+        np.savez_compressed(buffer, votes=votes, labels=np.array([0, 1, 0]))
+    else:
+        scipy.sparse.save_npz(buffer, scipy.sparse.csr_matrix(votes),
+                              compressed=kind == "sparse compressed")
+    return buffer.getvalue()
+
+
+@FUZZ
+@given(kind=st.sampled_from(["dense", "sparse", "sparse compressed"]),
+       member=st.sampled_from([None, 0, 1, 2, 3]),
+       method=st.sampled_from([0, 1, 6, 8, 9, 10, 12, 14, 18, 19, 95, 96, 97, 98, 99, 65535]))
+def test_archives_with_any_compression_method(folder, kind, member, method):
+    """A member's compression method changed to one zipfile reads (then its bytes are wrong)
+    or cannot read (Deflate64, PPMd...): read or refused in one line."""
+    archive = with_method(archive_bytes(kind), method, member=member)
+    read_or_refuse(load_votes, write(folder, "votes.npz", archive))
 
 
 # --- decisions -------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.hostile import with_method
+
 VOTES = np.array([[30, 20], [25, 25], [40, 10], [45, 5]])
 OK_CSV = b"30,20\n25,25\n40,10\n45,5\n"
 
@@ -52,6 +54,14 @@ def zipped(name: str, data: bytes) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def sparse_npz(dense) -> bytes:
+    import scipy.sparse
+
+    buffer = io.BytesIO()
+    scipy.sparse.save_npz(buffer, scipy.sparse.csr_matrix(np.asarray(dense)))
     return buffer.getvalue()
 
 
@@ -129,6 +139,16 @@ FILES = {
     "nocolumn.csv": b"query,epsilon_cumulative\n0,0.1\n",
     "table.txt": b"query,epsilon_cumulative\n0,0.1\n",
     "gzip_table.csv": gzip.compress(b"query,epsilon_cumulative\n0,0.1\n"),
+    # long tables (query,class,count with --classes) and archives zipfile cannot read
+    "long_class_int64.csv": b"query,class,count\n0,99999999999999999999,3\n",
+    "long_class_uint64.csv": b"query,class,count\n0,10000000000000000000,3\n",
+    "long_query_float.csv": b"query,class,count\n0,1,3\n1e300,1,3\n",
+    "long_query_gap.csv": b"query,class,count\n0,1,3\n1000000000000000,1,3\n",
+    "long_output_int64.csv": b"query,class,count,output\n0,1,3,99999999999999999999\n",
+    "long_header.csv": b"query,class,count\n",
+    "deflate64.npz": with_method(npz(votes=VOTES), 9),
+    "deflate64_sparse.npz": with_method(sparse_npz(VOTES), 9),
+    "aes_sparse.npz": with_method(sparse_npz(VOTES), 99),
 }
 
 HUGE_STDIN = HUGE_NPY
@@ -193,6 +213,25 @@ CASES = [
     ("not an npy", A, ["notnpy.npy"], None, "NPY magic"),
     ("broken zip", A, ["badzip.npz"], None, "not a valid .npz"),
     ("npz without votes", A, ["nokey.npz"], None, "no array named 'votes'"),
+    ("npz member in Deflate64", A, ["deflate64.npz"], None,
+     "compressed with a method Python's zipfile cannot read"),
+    ("sparse npz member in Deflate64", A, ["deflate64_sparse.npz"], None,
+     "compressed with a method Python's zipfile cannot read"),
+    ("sparse npz member in method 99", A, ["aes_sparse.npz"], None, "cannot read"),
+    ("sweep npz member in Deflate64", S, ["deflate64.npz"], None, "cannot read"),
+    # long tables
+    ("long table class beyond int64", A, ["long_class_int64.csv", "--classes", "5"], None,
+     "line 2: class 99999999999999999999 is outside the vocabulary 0..4"),
+    ("long table class beyond int64 in uint64", A, ["long_class_uint64.csv", "--classes",
+                                                    "5"], None, "outside the vocabulary"),
+    ("long table query 1e300", A, ["long_query_float.csv", "--classes", "5"], None,
+     "line 3: query 1e+300 is not an id"),
+    ("long table query 10^15", A, ["long_query_gap.csv", "--classes", "5"], None,
+     "query 1 has no rows"),
+    ("long table output beyond int64", A, ["long_output_int64.csv", "--classes", "5"], None,
+     "line 2: output 99999999999999999999 is not an id"),
+    ("long table header only", A, ["long_header.csv", "--classes", "5"], None,
+     "has no queries (no rows)"),
     ("gzip sweep input", S, ["gzip.npy"], None, "gzip-compressed"),
     ("gzip plot table", P, ["history", "gzip_table.csv"], None, "gzip-compressed"),
     # all-zero votes

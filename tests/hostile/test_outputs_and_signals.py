@@ -262,7 +262,7 @@ def test_a_directory_as_destination_is_one_line_exit_2(cli, votes, tmp_path):
 
 # --- 3. a replaced file keeps its mode ----------------------------------------------------
 
-@pytest.mark.parametrize("mode", [0o600, 0o640, 0o444])
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664])
 def test_a_replaced_file_keeps_its_mode(cli, votes, tmp_path, mode):
     out, table = old_files(tmp_path, "out.json", "q.csv", mode=mode)
     result = cli.analyze(votes, "-f", "json", "-o", out, "--per-query", table)
@@ -270,6 +270,51 @@ def test_a_replaced_file_keeps_its_mode(cli, votes, tmp_path, mode):
     for path in (out, table):
         assert path.read_bytes() != b"old"
         assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+# Every output option of every command, onto an existing file without write permission:
+# (command, arguments before it, the option, the file's name).
+READ_ONLY_OUTPUTS = [
+    ("analyze", [], "-o", "out.json"),
+    ("analyze", [], "--per-query", "q.csv"),
+    ("analyze", [], "--write-decisions", "d.csv"),
+    ("analyze", [], "--write-rdp", "rdp.csv"),
+    ("analyze", ["--accounting", "expected", "--smooth-sensitivity"], "--ss-history", "h.csv"),
+    ("sweep", ["-m", "gnmax", "--sigma", "40", "-w", "1", "--no-progress"], "--out", "s.csv"),
+    ("report", [], "-o", "report.html"),
+    ("calibrate", ["-m", "gnmax", "--target-epsilon", "2"], "-o", "c.txt"),
+    ("plot", ["--params", "160,120"], "-o", "p.png"),
+]
+
+
+@pytest.mark.parametrize("mode", [0o444, 0o400, 0o000])
+@pytest.mark.parametrize("command, before, option, name", READ_ONLY_OUTPUTS,
+                         ids=[f"{case[0]} {case[2]}" for case in READ_ONLY_OUTPUTS])
+def test_a_read_only_file_is_refused_not_replaced(cli, votes, tmp_path, command, before,
+                                                  option, name, mode):
+    """The rename that writes an output atomically needs only the directory's permission
+    (and root writes anything): a file without write permission is refused in one line,
+    exit 2, and left as it was (even when the tests run as root)."""
+    (out,) = old_files(tmp_path, name, mode=mode)
+    inputs = ["selection", votes] if command == "plot" else [votes]
+    try:
+        result = cli.run(f"pate-{command}", *inputs, *before, option, out)
+        assert result.code == 2, result.err
+        assert one_line(result.err) == (
+            f"Error: {out}: cannot write: the file is read-only (mode {mode:04o}); it is left "
+            "as it is (chmod u+w it, or give another path)")
+        assert stat.S_IMODE(out.stat().st_mode) == mode and temporaries(tmp_path) == []
+    finally:
+        out.chmod(0o600)
+    assert out.read_bytes() == b"old"
+
+
+def test_write_outputs_refuses_a_read_only_file(tmp_path):
+    (first, second) = old_files(tmp_path, "a.csv", "b.csv")
+    second.chmod(0o444)
+    with pytest.raises(ValueError, match="b.csv: cannot write: the file is read-only"):
+        write_outputs({str(first): b"new", str(second): b"new"})
+    assert first.read_bytes() == second.read_bytes() == b"old"
 
 
 def test_a_new_file_gets_the_umask_mode(tmp_path):
@@ -429,10 +474,10 @@ def test_ctrl_c_in_pate_plot_exits_130(cli, votes, tmp_path, monkeypatch):
 
 
 def test_ctrl_c_before_pate_sweep_runs_its_grid_exits_130(cli, votes, monkeypatch):
-    def open_sources(*args, **kwargs):
+    def planned_points(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sweep_module, "open_sources", open_sources)
+    monkeypatch.setattr(sweep_module, "planned_points", planned_points)
     result = cli.sweep(votes, "-m", "gnmax", "--sigma", "10,20", "-w", "1")
     assert result.code == 130
     assert result.err.strip() == "Interrupted."

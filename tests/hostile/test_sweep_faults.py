@@ -372,7 +372,7 @@ def test_a_huge_grid_is_refused_before_any_work(cli, files, monkeypatch):
     def no_work(*args, **kwargs):
         raise AssertionError("a vote file was read")
 
-    monkeypatch.setattr(sweep_command, "open_sources", no_work)
+    monkeypatch.setattr(sweep_command, "planned_points", no_work)
     started = time.monotonic()
     result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "1:600000:1")
     assert result.code == 2

@@ -54,6 +54,22 @@ def test_event_json_round_trip_and_curve(tmp_path, event):
     np.testing.assert_array_equal(curve, accountant_rdp(event, orders))
 
 
+def test_the_event_form_is_public_api(tmp_path):
+    """The JSON form --add-rdp reads is written and read back from ``pate_cli`` itself."""
+    import pate_cli
+
+    assert {"dp_event_dict", "dp_event_from_dict"} <= set(pate_cli.__all__)
+    assert pate_cli.dp_event_dict is dp_event_dict
+    assert pate_cli.dp_event_from_dict is dp_event_from_dict
+    assert "--add-rdp" in pate_cli.dp_event_dict.__doc__
+    path = tmp_path / "student.json"
+    path.write_text(json.dumps(pate_cli.dp_event_dict(dpsgd())))
+    assert pate_cli.dp_event_from_dict(json.loads(path.read_text())) == dpsgd()
+    alone = pate_cli.analyze(VOTES, queries=100, accounting="expected")
+    both = pate_cli.analyze(VOTES, queries=100, accounting="expected", add_rdp=str(path))
+    assert both.epsilon > alone.epsilon
+
+
 def test_gaussian_event_curve_is_alpha_over_two_sigma_squared(tmp_path):
     orders = np.array([2.0, 3.5, 10.0, 64.0])
     path = write_event(tmp_path / "g.json", dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(4.0), 3))
@@ -129,6 +145,60 @@ def test_bad_events_are_one_line_errors(cli, tmp_path, text, message):
     result = cli.analyze(VOTES, "-n", "10", "--add-rdp", path)
     assert result.code == 2, result.err
     assert message in result.err and len(result.err.strip().splitlines()) == 1
+
+
+INFINITE = "the added RDP is infinite at every order of the analysis"
+
+
+@pytest.mark.parametrize("event", [
+    dpa.GaussianDpEvent(0.0),
+    dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(0.0), 10),
+    dpa.ComposedDpEvent([dpa.GaussianDpEvent(2.0), dpa.GaussianDpEvent(0.0)]),
+])
+def test_an_event_without_noise_is_refused_not_an_infinite_epsilon(cli, tmp_path, event):
+    """A Gaussian event of noise 0 gave epsilon inf, exit 0, and the hint that a wider order
+    grid might help (none can): refused in one line, saying the cost is infinite."""
+    path = write_event(tmp_path / "zero.json", event)
+    result = cli.analyze(VOTES, "-n", "10", "--add-rdp", path, "-o", tmp_path / "s.txt")
+    assert result.code == 2, result.err
+    assert result.err.splitlines() == [
+        f"Error: {path}: {INFINITE} (an event without noise, e.g. a GaussianDpEvent with "
+        "noise_multiplier 0, is not private), so its cost and the total epsilon would be "
+        "infinite"]
+    assert not (tmp_path / "s.txt").exists()
+
+
+@pytest.mark.parametrize("text, hint", [
+    ("order,rdp\n2,inf\n600,inf\n", "the file gives orders 2 to 600"),
+    ("order,rdp\n1.5,0.25\n", "the file gives order 1.5 only"),
+])
+def test_a_table_infinite_at_every_order_is_refused(cli, tmp_path, text, hint):
+    path = tmp_path / "curve.csv"
+    path.write_text(text)
+    result = cli.analyze(VOTES, "-n", "10", "--add-rdp", path)
+    assert result.code == 2, result.err
+    assert result.err.splitlines() == [f"Error: {path}: {INFINITE} ({hint}), so its cost "
+                                       "and the total epsilon would be infinite"]
+
+
+def test_the_api_checks_an_added_array_as_a_file():
+    import pate_cli
+
+    orders = default_orders()
+    with pytest.raises(pate_cli.InputError, match=f"add_rdp: {INFINITE}, so"):
+        pate_cli.analyze(VOTES, queries=10, add_rdp=np.full(orders.size, np.inf))
+    with pytest.raises(pate_cli.InputError, match="add_rdp: 3 RDP values for 298 orders"):
+        pate_cli.analyze(VOTES, queries=10, add_rdp=[0.1, 0.2, 0.3])
+    finite = pate_cli.analyze(VOTES, queries=10, add_rdp=np.r_[np.inf, np.zeros(orders.size - 1)])
+    assert np.isfinite(finite.epsilon)
+
+
+def test_no_grid_hint_for_an_infinite_epsilon():
+    from pate_cli.accounting.conversion import grid_edge_notes
+
+    orders = default_orders()
+    assert grid_edge_notes(orders, orders[0], np.inf) == ()
+    assert grid_edge_notes(orders, orders[0], 1.0) != ()
 
 
 def test_missing_dp_accounting_is_a_clear_error(cli, tmp_path, monkeypatch):
