@@ -20,9 +20,9 @@ from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
+from ..inputs.output_ids import check_outputs
 from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rows import FirstRows
-from ..inputs.sparse import check_outputs
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism
 from ..mechanisms.aggregators import mechanism_for
