@@ -20,10 +20,10 @@ from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
+from ..inputs.output_ids import attach_outputs, check_outputs
 from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rdp_curve import checked_curve
 from ..inputs.rows import FirstRows
-from ..inputs.sparse import check_outputs
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism
 from ..mechanisms.aggregators import mechanism_for
@@ -70,6 +70,10 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``smooth_sensitivity``: the sanitised release (``ss_every`` queries between history
     checkpoints). ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12): the cost
     of a random search whose every candidate costs at most this run (``result.tuning``).
+    ``outputs``: the output (generated sequence) of each row of the votes, for any input
+    (``--outputs``: a path to a ``.npy`` or one-column ``.csv``, or an array; each output's
+    rows consecutive; refused unless equal to a grouping the votes hold, and with
+    ``query_indices``); it gives ``result.outputs`` and the per-query ``output`` column.
     ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt before
     the first output whose tokens could exceed it (``accounting.output_sums``).
     ``orders="auto"``: the paper's grid, extended past an edge where the best order sits
@@ -133,9 +137,10 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
                           labels=spec.labels, teachers=spec.teachers,
                           index_col=spec.index_col, queries=short_labels,
                           predictions_layout=spec.predictions_layout, columns=spec.columns)
-    check_input(spec, vote_set)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)
+    vote_set = attach_outputs(vote_set, spec.outputs)  # --outputs: checked against its own
+    check_input(spec, vote_set)
     plan = None if spec.individualized is None else individualized_plan(
         spec.individualized, vote_set, groups=spec.groups, teacher_groups=spec.teacher_groups,
         precision=spec.precision, weights=spec.weights, power=spec.power)

@@ -76,6 +76,7 @@ class RunSpec:
     vote_change: str | None = None
     sampling_steps: str | None = None
     predictions_layout: str = "queries-first"
+    outputs: Any = None
 
     @classmethod
     def of(cls, mechanism: Any = "confident", **options: Any) -> RunSpec:
@@ -134,6 +135,7 @@ _NOT_WITH_MULTILABEL = (
     ("columns", "--columns"),
     ("teachers", "--teachers"), ("index_col", "--index-col"), ("sampling", "--sampling"),
     ("halt_at", "--halt-at output"), ("predictions_layout", "--predictions-layout teachers-first"),
+    ("outputs", "--outputs"),
 )
 # values that mean "not given"
 _UNSET = {"smooth_sensitivity": False, "halt_at": "query", "predictions_layout": "queries-first"}
@@ -208,6 +210,9 @@ RULES: tuple[Rule, ...] = (
         s.query_indices is not None or not _one_run(s) or s.name in _SELECTING),
          "--halt-at output applies to single lnmax, gnmax and confident runs in file order "
          "(not --query-indices, --rounds, --individualized, svt or interactive)"),
+    Rule(lambda s: s.outputs is not None and s.query_indices is not None,
+         "an output grouping needs the queries in file order: --outputs does not combine "
+         "with --query-indices"),
     Rule(lambda s: s.rounds is not None and (
         s.budget is not None or s.query_indices is not None or s.queries is not None),
          "--rounds sets the rows of each round: it does not combine with --budget, "
@@ -252,8 +257,8 @@ INPUT_RULES: tuple[Rule, ...] = (
          "-m interactive needs the student's probabilities over the whole vocabulary (a "
          "dense queries x classes array): not available for sparse votes"),
     Rule(lambda s, v: s.halt_at == "output" and v.outputs is None,
-         "--halt-at output needs an output grouping (an 'output' array in the sparse "
-         "archive, or an output column in the long table)"),
+         "--halt-at output needs an output grouping (--outputs FILE, an 'output' array in "
+         "the sparse archive, or an output column in the long table)"),
 )
 
 

@@ -93,9 +93,9 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..outputs.run_files import check_run_outputs, run_files
     from ..outputs.writing import write_outputs
-    outputs = dict(output=output, per_query=per_query, ss_history=ss_history,
-                   write_decisions=write_decisions, write_rdp=write_rdp)
-    check_run_outputs(votes, options, **outputs)  # before any work
+    files = dict(output=output, per_query=per_query, ss_history=ss_history,
+                 write_decisions=write_decisions, write_rdp=write_rdp)
+    check_run_outputs(votes, options, **files)  # before any work
     if show_parameters:
         _show_parameters(votes, fmt, **options)
         return
@@ -112,7 +112,7 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
         result = api.analyze(votes, **options, ss_every=ss_every if ss_history else None,
                              progress=report, per_query=mode, executor=executor)
     text = render(result.to_dict(), fmt)
-    write_outputs(run_files(result, summary_text=text, **outputs))
+    write_outputs(run_files(result, summary_text=text, **files))
     if output is None:
         click.echo(text, nl=False)
     if result.tuning is not None:  # the search's figure

@@ -311,6 +311,8 @@ def mechanism_specs(option) -> list:
 def analyze_input_specs(option) -> list:
     """``input_specs`` and the inputs of pate-analyze and pate-report alone."""
     return [*input_specs(option),
+            option("--outputs", type=click.Path(dir_okay=False),
+                   help="Each row's output (generated sequence) id, .npy or .csv."),
             option("--query-indices", type=click.Path(dir_okay=False),
                    help="Analyse only these rows, in this order (.npy, or one per line)."),
             option("--rounds", type=click.Path(dir_okay=False),

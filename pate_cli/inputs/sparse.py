@@ -13,8 +13,9 @@ Two forms, read into one ``SparseVotes`` (compressed sparse rows):
 Each problem is one line naming the file, the query and class, and what is wrong: a
 duplicate entry, a class outside the vocabulary, unsorted or missing queries, a negative or
 non-finite count, a row summing to another total than the others (unless ``--teachers``), a
-query with two outputs, an output's queries not consecutive rows (:func:`check_outputs`, for
-a run grouped by output). Nothing is unpickled (``allow_pickle=False`` throughout).
+query with two outputs, an output id that is not a whole number >= 0 (``inputs.output_ids``,
+which also checks that an output's queries are consecutive rows). Nothing is unpickled
+(``allow_pickle=False`` throughout).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..sparse_rows import SparseVotes
 from .checks import show_number
 from .long_table import ColumnMap, header_cells, is_long_table, not_a_long_table, read_long_table
 from .npy_files import ARCHIVE_ERRORS, load_error
+from .output_ids import checked_ids
 from .rows import drop_mapped_rows
 
 # Entries checked at once (a memory-mapped archive is paged in and let go a part at a time).
@@ -186,28 +188,7 @@ def _checked_output(name, output: np.ndarray, queries: int) -> np.ndarray:
     if output.shape[0] != queries:
         raise InputError(f"{name}: array 'output' has {output.shape[0]} entries but there are "
                          f"{queries} queries")
-    if output.dtype.kind not in "iu" and not np.array_equal(output, np.round(output)):
-        raise InputError(f"{name}: outputs must be integer ids")
-    output = output.astype(np.int64)
-    bad = np.flatnonzero(output < 0)
-    if bad.size:
-        raise InputError(f"{name}: query {bad[0]} has output {output[bad[0]]}; outputs are "
-                         "ids >= 0")
-    return output
-
-
-def check_outputs(outputs: np.ndarray, name: str | None) -> None:
-    """One line when an output's queries are not consecutive rows (a generation is a
-    sequence)."""
-    change = np.flatnonzero(np.diff(outputs) != 0) + 1
-    starts = outputs[np.concatenate(([0], change))]
-    order = np.argsort(starts, kind="stable")
-    repeated = np.flatnonzero(np.diff(starts[order]) == 0)
-    if repeated.size:
-        again = np.sort(order[repeated[0] : repeated[0] + 2])[1]
-        row = int(np.concatenate(([0], change))[again])
-        raise InputError(f"{name}: query {row} returns to output {int(outputs[row])} after "
-                         "another output (an output's queries must be consecutive rows)")
+    return checked_ids(name, output)
 
 
 def _compressed(name, rows, cols, data, output, queries: int, vocabulary: int,

@@ -17,7 +17,7 @@ from .writing import check_destinations
 
 # The options naming input files, none of which an output may overwrite.
 INPUT_OPTIONS = ("predictions", "labels", "student", "query_indices", "add_rdp", "groups",
-                 "teacher_groups", "decisions")
+                 "teacher_groups", "decisions", "outputs")
 
 
 def check_run_outputs(votes, options: dict, *, output=None, per_query=None, ss_history=None,

@@ -141,13 +141,11 @@ class SweepPoint:
                      "labels_sha256": self.source.labels_sha256,
                      "student_sha256": (self.source.student_sha256
                                         if self.mechanism == "interactive" else None),
-                      "screening": (self.settings.screening
-                                    if self.mechanism in SELECTING else None),
-                      "version": __version__,
-                      "sampling": self.settings.sampling,
-                      "vote_change": self.settings.vote_change,
-                      "sampling_steps": (self.settings.sampling_steps
-                                         if self.mechanism in SELECTING else None)})
+                      "version": __version__, "sampling": self.settings.sampling,
+                      "vote_change": self.settings.vote_change})
+        selecting = self.mechanism in SELECTING  # a threshold step: its curve, its sample
+        head.update(screening=self.settings.screening if selecting else None,
+                    sampling_steps=self.settings.sampling_steps if selecting else None)
         return head
 
 

@@ -1,0 +1,99 @@
+"""Output ids: the generated sequence (output) each query belongs to (CLI.md inputs,
+MATH.md s.14), from a sparse archive's ``output`` array, a long table's ``output`` column or,
+for any input (dense votes, ``--predictions``, sparse), ``--outputs FILE`` (``.npy`` or a
+one-column ``.csv``/``.tsv``, an optional header; or an array given to the API).
+
+The ids are whole numbers >= 0, one per row of the vote file, and each output's rows are
+consecutive (a generation is a sequence). ``--outputs`` and a grouping inside the votes
+must agree: the same id on every row, or the run is refused (one line), so a run never
+depends on which of two groupings won. The ids of one query per row are small beside the
+votes: they are read whole (a ``.npy`` memory-mapped, then copied as int64).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import numpy as np
+
+from ..errors import InputError
+from .checks import show_number
+from .readers import open_input, read_matrix
+
+
+def checked_ids(name, ids: np.ndarray) -> np.ndarray:
+    """``ids`` as int64 after a one-line error naming the first query whose output is not
+    a whole number (NaN included) or is negative."""
+    if ids.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(ids) | (ids != np.round(ids)))
+        if bad.size:
+            raise InputError(f"{name}: query {bad[0]} has output {show_number(ids[bad[0]])}, "
+                             "not a whole-number id")
+    ids = np.asarray(ids, dtype=np.int64)
+    bad = np.flatnonzero(ids < 0)
+    if bad.size:
+        raise InputError(f"{name}: query {bad[0]} has output {ids[bad[0]]}; outputs are "
+                         "ids >= 0")
+    return ids
+
+
+def check_outputs(outputs: np.ndarray, name: str | None) -> None:
+    """One line naming the first row whose output came before another one (an output's
+    queries must be consecutive rows: a generation is a sequence)."""
+    starts = np.flatnonzero(np.concatenate(([True], np.diff(outputs) != 0)))
+    ids = outputs[starts]  # one id per run of equal ids, in file order
+    order = np.argsort(ids, kind="stable")  # each id's runs, in file order
+    again = np.zeros(ids.size, dtype=bool)
+    again[order[1:][ids[order[1:]] == ids[order[:-1]]]] = True  # a run after the id's first
+    if again.any():
+        row = int(starts[np.flatnonzero(again)[0]])
+        raise InputError(f"{name}: query {row} returns to output {int(outputs[row])} after "
+                         "another output (an output's queries must be consecutive rows)")
+
+
+def read_outputs(source, *, queries: int, votes_name: str | None) -> tuple[str, np.ndarray]:
+    """``(name, ids)`` of ``--outputs`` (a path, or an array given to the API, named
+    ``outputs``): one checked id per row of the ``queries`` rows of ``votes_name``."""
+    if isinstance(source, (str, os.PathLike)):
+        name, raw, _ = open_input(source)
+        array, _ = read_matrix(name, raw, key="output")
+    else:
+        name = "outputs"
+        try:
+            array = np.asarray(source)
+        except (ValueError, TypeError):
+            raise InputError("outputs: not a list of output ids (ragged?)") from None
+        if array.dtype.kind not in "biuf":
+            raise InputError(f"outputs: holds {array.dtype} values; expected output ids")
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise InputError(f"{name}: expected one output id per query (a single column), got "
+                         f"shape {array.shape}")
+    if array.shape[0] != queries:
+        raise InputError(f"{name}: has {array.shape[0]} output ids, but the votes"
+                         f"{_named(votes_name)} have {queries} queries (one output id per row "
+                         "of the votes)")
+    ids = checked_ids(name, array)
+    check_outputs(ids, name)
+    return name, ids
+
+
+def attach_outputs(vote_set, outputs):
+    """``vote_set`` with ``outputs`` (:func:`read_outputs`) as its output grouping; None
+    keeps its own. A grouping the votes already hold must be the same ids on every row."""
+    if outputs is None:
+        return vote_set
+    name, ids = read_outputs(outputs, queries=vote_set.queries, votes_name=vote_set.path)
+    own = vote_set.outputs
+    if own is not None and not np.array_equal(own, ids):
+        row = int(np.flatnonzero(own != ids)[0])
+        raise InputError(f"{name}: --outputs gives query {row} output {ids[row]}, but the "
+                         f"votes{_named(vote_set.path)} hold their own grouping, with output "
+                         f"{own[row]} (give one grouping: drop --outputs, or the votes' own)")
+    return replace(vote_set, outputs=ids)
+
+
+def _named(path: str | None) -> str:
+    return "" if path is None else f" ({path})"
