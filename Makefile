@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # The regression fixtures were recorded with AVX2 numerics; on an x86-64 machine with AVX-512,
 # numpy's AVX-512 exp/log and OpenBLAS's AVX-512 kernels round some last bits otherwise, so
-# make test pins both to AVX2 (names a machine lacks are ignored; see README, Reproducible).
+# make test pins both to AVX2 (names a machine lacks are ignored; see docs/explanation/numerics.md).
 ifeq ($(shell uname -m),x86_64)
 PINNED_NUMERICS := NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512F AVX512CD AVX512_SKX AVX512_CLX \
 	AVX512_CNL AVX512_ICL AVX512_SPR" OPENBLAS_CORETYPE=Haswell
@@ -18,12 +18,12 @@ endif
 # pytest-xdist: one test process per core; PYTEST_FLAGS="-n 0" runs the suite in one process.
 PYTEST_FLAGS ?= -n auto
 
-.PHONY: demo test lint bench bench-large bench-huge figures sample-votes token-votes reproduce-paper clean report-check
+.PHONY: demo test lint docs bench bench-large bench-huge figures sample-votes token-votes reproduce-paper clean report-check
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,dask,parquet,accounting,report]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,dask,parquet,accounting,report,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -39,8 +39,13 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/vulture pate_cli vulture_whitelist.py --min-confidence 60
 
+# The documentation site (MkDocs, Material theme) into site/; --strict: a warning or a broken
+# link fails the build. The pages' examples are tests (tests/test_readme.py), not run here.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run_benchmarks.py
+	$(BIN)/python benchmarks/run_benchmarks.py --readme benchmarks/README.md
 	$(BIN)/python benchmarks/totals_memory.py
 	$(BIN)/python benchmarks/token_votes.py
 	$(BIN)/python benchmarks/cluster.py
@@ -71,8 +76,11 @@ token-votes: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
 
+# Every figure the README and docs/ show, into docs/figures/ (the report example's PNG needs
+# chromium; without it the HTML is regenerated and the PNG left as it is).
 figures: $(STAMP)
 	$(BIN)/python scripts/make_figures.py
+	$(BIN)/python scripts/make_report_example.py
 
 # The browser check of pate-report's HTML: installs headless Chromium (Debian package
 # chromium) when missing, then renders a report to PNG (tests/outputs/test_report_browser.py).

@@ -35,6 +35,8 @@ How it works:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import os
@@ -46,6 +48,7 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from numpy.lib.format import open_memmap
@@ -894,6 +897,10 @@ def main(argv=None) -> None:
                         help="run only these cases, e.g. --cases ss-table2 ss-glyph "
                              "(default: all; --list names them)")
     parser.add_argument("--list", action="store_true", help="list the case names and exit")
+    parser.add_argument("--readme", type=Path, metavar="FILE",
+                        help="also write the printed table into FILE, between its lines "
+                             f"{README_START!r} and {README_END!r} (make bench: "
+                             "benchmarks/README.md)")
     parser.add_argument("--case", choices=sorted(CASES), help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -906,7 +913,46 @@ def main(argv=None) -> None:
     else:
         selected = [case for case in [*CASES, FAST_START]
                     if args.cases is None or case in args.cases]
-        run_parent(args.quick, selected)
+        if args.readme is None:
+            run_parent(args.quick, selected)
+            return
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
+            run_parent(args.quick, selected)
+        write_readme(args.readme, printed.getvalue())
+
+
+README_START = "<!-- make bench: start -->"
+README_END = "<!-- make bench: end -->"
+
+
+class _Tee(io.TextIOBase):
+    """Writes to every stream it is given (the terminal and a buffer)."""
+
+    def __init__(self, *streams) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+def write_readme(path: Path, printed: str) -> None:
+    """Replace what lies between the markers of ``path`` with this run's printed table."""
+    text = path.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        raise SystemExit(f"{path}: no {README_START} ... {README_END} section to replace")
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    stamp = time.strftime("%Y-%m-%d")
+    body = (f"\nThe last `make bench` ({stamp}, {os.cpu_count()} cores), as it printed:\n\n"
+            f"```text\n{printed.rstrip()}\n```\n\n")
+    path.write_text(head + README_START + body + README_END + tail, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
-"""Regenerate the README's figures (``make figures``) with ``pate-analyze`` and ``pate-plot``.
+"""Regenerate the figures of the docs (``make figures``) with ``pate-analyze`` and ``pate-plot``.
 
 From the shipped sample votes (``sample_votes/``) always, and from the 2018 paper's
 released votes when ``../shared/paper_votes`` exists (``--paper-votes DIR`` to point
 elsewhere). Per-query tables, JSON summaries and sweep tables go to a temporary directory;
-the figures to ``docs/`` (``--out``). Every step is a command line, run in-process through
-the same entry points as the console scripts and printed as it runs, so the README can
-show exactly what made each figure.
+the figures to ``docs/figures/`` (``--out``). Every step is a command line, run in-process
+through the same entry points as the console scripts and printed as it runs, so the docs
+(docs/commands/pate-plot.md) show exactly what made each figure.
 
-    python scripts/make_figures.py [--out docs] [--paper-votes DIR] [--no-paper]
+    python scripts/make_figures.py [--out docs/figures] [--paper-votes DIR] [--no-paper]
 
 """
 
@@ -42,7 +42,7 @@ def run(*args: str) -> None:
 
 
 def sample_figures(out: Path, work: Path) -> None:
-    """The figures of the README's pate-plot section, from the MNIST sample."""
+    """The figures of docs/commands/pate-plot.md, from the MNIST sample."""
     votes = "sample_votes/mnist_250_votes.npy"
     labels = "sample_votes/mnist_250_labels.npy"
     w = work
@@ -142,7 +142,7 @@ def histogram_of(predictions: np.ndarray, *, classes: int) -> np.ndarray:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures")
     parser.add_argument("--paper-votes", type=Path, default=PAPER_VOTES)
     parser.add_argument("--no-paper", action="store_true",
                         help="Only the sample-vote figures.")

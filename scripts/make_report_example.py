@@ -1,11 +1,11 @@
-"""Regenerate the README's example privacy statement: ``docs/mnist_report.html`` (with
-``pate-report``) and ``docs/mnist_report.png`` (the page rendered by headless Chromium,
+"""Regenerate the docs' example privacy statement: ``docs/figures/mnist_report.html`` (with
+``pate-report``) and ``docs/figures/mnist_report.png`` (the page rendered by headless Chromium,
 cropped to its content).
 
     python scripts/make_report_example.py [--chromium PATH]
 
 Run from anywhere; the report's paths are relative to the repository root, as in the
-README's command.
+command of docs/commands/pate-report.md.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pate_cli.cli.report import report as report_command
 
 ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["sample_votes/mnist_250_votes.npy", "-n", "640", "--accounting", "expected",
-        "--smooth-sensitivity", "-o", "docs/mnist_report.html"]
+        "--smooth-sensitivity", "-o", "docs/figures/mnist_report.html"]
 WIDTH, TALL = 1000, 6000
 
 
@@ -57,10 +57,11 @@ def main() -> int:
     if code:
         return code
     if options.chromium is None:
-        print("no chromium: docs/mnist_report.png not updated", file=sys.stderr)
+        print("no chromium: docs/figures/mnist_report.png not updated", file=sys.stderr)
         return 1
-    screenshot(options.chromium, ROOT / "docs/mnist_report.html", ROOT / "docs/mnist_report.png")
-    print("wrote docs/mnist_report.html and docs/mnist_report.png")
+    screenshot(options.chromium, ROOT / "docs/figures/mnist_report.html",
+               ROOT / "docs/figures/mnist_report.png")
+    print("wrote docs/figures/mnist_report.html and docs/figures/mnist_report.png")
     return 0
 
 
