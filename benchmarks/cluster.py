@@ -51,7 +51,8 @@ def main(argv=None) -> int:
 
     # Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also turns off
     # glibc's adaptive mmap threshold: every numpy temporary over 128 kB is then mapped and
-    # unmapped anew (about 20% more CPU per chunk here). The README says so for clusters.
+    # unmapped anew (about 20% more CPU per chunk here). docs/explanation/numerics.md says so for
+    # clusters.
     if not args.trim:
         dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None})
 

@@ -1,5 +1,5 @@
 """The bare numpy pass of issue 14's targets: Confident-GNMax expected accounting written
-straight from MATH.md over whole arrays (every query's full curve, no distinct-statistic
+straight from math:gnmax over whole arrays (every query's full curve, no distinct-statistic
 sharing, no chunking), as a competent numpy user would write it. ``run_benchmarks.py``
 times it beside ``pate_cli.analyze`` on the Glyph-shaped file (case ``glyph-numpy``)."""
 
@@ -12,13 +12,13 @@ from scipy.special import log_ndtr, logsumexp
 
 
 def _log1mexp(x: np.ndarray) -> np.ndarray:
-    """``log(1 - exp(x))`` for ``x <= 0`` (MATH.md section 3)."""
+    """``log(1 - exp(x))`` for ``x <= 0`` (math:gnmax)."""
     with np.errstate(divide="ignore"):
         return np.where(x < -1.0, np.log1p(-np.exp(x)), np.log(-np.expm1(x)))
 
 
 def _rdp_gnmax(log_q: np.ndarray, sigma: float, orders: np.ndarray) -> np.ndarray:
-    """Theorem 6 with the data-independent fallback, ``(queries, orders)`` (MATH.md s.3)."""
+    """Theorem 6 with the data-independent fallback, ``(queries, orders)`` (math:gnmax)."""
     independent = orders / sigma**2
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         mu2 = sigma * np.sqrt(-log_q)
@@ -40,7 +40,7 @@ def _rdp_gnmax(log_q: np.ndarray, sigma: float, orders: np.ndarray) -> np.ndarra
 def numpy_pass(votes: np.ndarray, *, threshold: float, sigma_threshold: float,
                sigma: float, orders: np.ndarray, delta: float) -> tuple[float, float]:
     """Expected-accounting epsilon and order of Confident-GNMax over ``votes``
-    (MATH.md sections 3, 4, 6, 7), classic conversion."""
+    (math:gnmax, math:threshold, math:conversion and math:costs), classic conversion."""
     votes = np.asarray(votes, dtype=np.float64)
     queries, classes = votes.shape
     top = np.argmax(votes, axis=1)

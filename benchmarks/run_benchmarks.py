@@ -25,7 +25,7 @@ How it works:
 * Package cases time ``pate_cli.load_votes(path)`` (memory-mapped ``.npy``, validated and
   hashed) plus the analysis (and the sanitisation), after the imports and a tiny warm-up
   call on the first rows.
-* The baseline is a per-query Python loop over the same formulas (MATH.md sections 3, 4,
+* The baseline is a per-query Python loop over the same formulas (math:gnmax and math:threshold,
   6, 7), vectorised over orders only, written here from the spec without the package's
   kernels. It runs on the first queries of each file and its time is extrapolated
   linearly to the full file; its final epsilon is checked against the package's on the
@@ -193,19 +193,19 @@ def synthesize(path: str, spec: Dataset) -> None:
 # --- the baseline: a per-query loop, vectorised over orders only --------------------------
 
 def baseline_orders() -> np.ndarray:
-    """The 2018 paper's 298 orders (MATH.md, notation), written out independently."""
+    """The 2018 paper's 298 orders (math:conversion), written out independently."""
     return np.concatenate((np.arange(2, 101, 0.5), np.logspace(2, np.log10(500), 100)))
 
 
 def _log1mexp_scalar(x: float) -> float:
-    """``log(1 - exp(x))`` for one ``x <= 0`` (MATH.md section 3)."""
+    """``log(1 - exp(x))`` for one ``x <= 0`` (math:gnmax)."""
     if x == 0.0:
         return -math.inf
     return math.log1p(-math.exp(x)) if x < -1.0 else math.log(-math.expm1(x))
 
 
 def _loop_log_q(votes: np.ndarray, sigma: float) -> float:
-    """Bound on log q for one histogram (MATH.md section 3, Proposition 7)."""
+    """Bound on log q for one histogram (math:gnmax, Proposition 7)."""
     top = int(np.argmax(votes))
     others = np.delete(votes, top)
     terms = log_ndtr(-(votes[top] - others) / (math.sqrt(2.0) * sigma))
@@ -213,7 +213,7 @@ def _loop_log_q(votes: np.ndarray, sigma: float) -> float:
 
 
 def _loop_rdp_gnmax(log_q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
-    """Data-dependent RDP curve of one GNMax step given its log q (MATH.md section 3)."""
+    """Data-dependent RDP curve of one GNMax step given its log q (math:gnmax)."""
     independent = orders / sigma**2
     if log_q == -math.inf:
         return np.zeros_like(orders)
@@ -236,10 +236,10 @@ def _loop_rdp_gnmax(log_q: float, sigma: float, orders: np.ndarray) -> np.ndarra
 def per_query_loop(votes, spec: Dataset, orders: np.ndarray, delta: float = DELTA):
     """Expected-accounting Confident-GNMax epsilon, one query at a time.
 
-    For each query: log q of the answer step (s.3), the threshold step's
-    ``log pr_answered`` and its RDP (s.4), the answer step's RDP weighted by
-    ``pr_answered`` (s.7), added to a running total; the total is converted once at the
-    end with the classic conversion (s.6). Returns ``(epsilon, order)``.
+    For each query: log q of the answer step (math:gnmax), the threshold step's
+    ``log pr_answered`` and its RDP (math:threshold), the answer step's RDP weighted by
+    ``pr_answered`` (math:costs), added to a running total; the total is converted once at the
+    end with the classic conversion (math:conversion). Returns ``(epsilon, order)``.
     """
     total = np.zeros_like(orders)
     for row in votes:
@@ -299,7 +299,7 @@ def _warm_rows(path: str) -> np.ndarray:
 
 def run_package_case(spec: Dataset, path: str, accounting: str) -> dict:
     """Time ``load_votes`` + ``analyze`` on the whole file; report peak memory.
-    ``integral``: expected accounting with ``q_bound="integral"`` (MATH.md s.13)."""
+    ``integral``: expected accounting with ``q_bound="integral"`` (math:integral)."""
     import pate_cli
 
     options = {}
@@ -333,8 +333,8 @@ def run_loop_case(spec: Dataset, path: str) -> dict:
     import pate_cli
 
     warnings.simplefilter("ignore")
-    # the loop charges the papers' threshold-step curve (MATH.md s.4), the package's
-    # --screening gaussian (its default is the exact curve of s.17, smaller)
+    # the loop charges the papers' threshold-step curve (math:threshold), the package's
+    # --screening gaussian (its default is the exact curve of math:screening, smaller)
     reference = _analyze(pate_cli, pate_cli.load_votes(path), spec, "expected", queries=count,
                          screening="gaussian")
     relative = abs(epsilon - reference.epsilon) / abs(reference.epsilon)

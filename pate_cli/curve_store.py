@@ -2,11 +2,11 @@
 
 The points of a sweep analyse one file with the same seeds under different parameters.
 Points with the same sigma evaluate the same answer curves at the same log q values
-(MATH.md s.3, one curve per distinct statistic), points with the same (T, sigma1) the
-same selection curves (s.4), and every point draws the same standard noise (s.1), scaled
-by its own sigma. ``analysis.run.SharedWork`` holds a bounded store of each, noise blocks
-(``mechanisms.noise.SharedBlocks``) and :class:`SharedCurves`; whoever runs the points
-(``sweep.points``) makes one and passes it to ``analysis.run.analyze_totals``. A pass
+(math:gnmax, one curve per distinct statistic), points with the same (T, sigma1) the
+same selection curves (math:threshold), and every point draws the same standard noise
+(math:mechanisms), scaled by its own sigma. ``analysis.run.SharedWork`` holds a bounded store of
+each, noise blocks (``mechanisms.noise.SharedBlocks``) and :class:`SharedCurves`; whoever runs the
+points (``sweep.points``) makes one and passes it to ``analysis.run.analyze_totals``. A pass
 that forms per-query curves keeps its own store for its later chunks. There is
 no process-wide store. A kept value is the very array a fresh computation gives
 (curves are computed entry by entry, so a row's bits do not depend on the rows computed

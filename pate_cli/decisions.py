@@ -1,11 +1,11 @@
-"""A run's decisions, the one type for them (CLI.md "Decisions", MATH.md s.7-8).
+"""A run's decisions, the one type for them (cli:decisions, math:costs and math:svt).
 
 What a replay outputs (``Mechanism.replay``), what ``--write-decisions`` and ``label()``
 give, what ``--decisions`` reads and what ``analyze(decisions=...)`` takes are one
 frozen :class:`Decisions`: per query whether the teachers' data answered, the released
 label (-1 for none) and, for the mechanisms with more than two outcomes, an outcome code.
 
-The codes index :data:`OUTCOME_NAMES`, the names CLI.md's decisions files use:
+The codes index :data:`OUTCOME_NAMES`, the names cli:decisions's decisions files use:
 ``refused``/``answered`` (every aggregator; Interactive-GNMax's abstentions and teacher
 answers), ``student`` (Interactive-GNMax: the student's own label reinforced),
 ``stable``/``unstable``/``halted`` (SVT-PATE). A run of LNMax, GNMax, Confident-GNMax or
@@ -21,18 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 
 OUTCOME_NAMES = ("refused", "answered", "student", "stable", "unstable", "halted")
-# Interactive-GNMax's outcomes (MATH.md s.7): an abstention, a teacher answer, the
+# Interactive-GNMax's outcomes (math:costs): an abstention, a teacher answer, the
 # student's own label reinforced.
 OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
-# Their names in the per-query table and the summary's counts (CLI.md).
+# Their names in the per-query table and the summary's counts (cli:per-query).
 INTERACTIVE_NAMES = ("abstain", "teacher", "student")
-# SVT-PATE's outcomes (MATH.md s.8): a stable query is answered with the plurality; an
+# SVT-PATE's outcomes (math:svt): a stable query is answered with the plurality; an
 # unstable one starts a new round; after the cut-off every query is halted.
 SVT_STABLE, SVT_UNSTABLE, SVT_HALTED = 3, 4, 5
 # Codes that release a label, and those where the teachers' data answered.
 _LABELLED = np.array([False, True, True, True, False, False])
 _ANSWERED = np.array([False, True, False, True, False, False])
-# The outcomes each mechanism can produce (CLI.md "Decisions").
+# The outcomes each mechanism can produce (cli:decisions).
 MECHANISM_OUTCOMES = {
     "lnmax": ("answered",),
     "gnmax": ("answered",),
@@ -73,7 +73,7 @@ class Decisions:
 
     @classmethod
     def of_table(cls, frame, mechanism: str) -> Decisions:
-        """The decisions of a piece of a run's per-query table (a DataFrame of CLI.md's
+        """The decisions of a piece of a run's per-query table (a DataFrame of cli:decisions's
         columns): ``query`` and ``label``, with Interactive-GNMax's ``outcome`` names or
         SVT-PATE's ``unstable`` column for the codes."""
         query = frame["query"].to_numpy(dtype=np.int64)
@@ -119,7 +119,7 @@ class Decisions:
 
     @property
     def outcome(self) -> np.ndarray:
-        """The outcome names (CLI.md "Decisions") of every query."""
+        """The outcome names (cli:decisions) of every query."""
         if self.code is None:
             return np.where(self.answered, "answered", "refused")
         return np.asarray(OUTCOME_NAMES)[self.code]
@@ -171,7 +171,7 @@ class Decisions:
 
 def named_decisions(mechanism: str | None, query, outcome, label, *, path: str | None = None,
                     sha256: str | None = None) -> Decisions:
-    """Decisions from outcome names (CLI.md "Decisions"), as a notebook or a decisions
+    """Decisions from outcome names (cli:decisions), as a notebook or a decisions
     file gives them (codes kept whatever the mechanism, until ``--decisions``' check);
     a name that is no outcome raises ``ValueError`` naming its row."""
     outcome = np.asarray(outcome, dtype=str)

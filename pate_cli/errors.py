@@ -1,4 +1,4 @@
-"""The package's error types; the command line maps them to exit statuses (CLI.md).
+"""The package's error types; the command line maps them to exit statuses (cli:exit-codes).
 
 ``InputError`` (a user mistake in a file or an option) exits 2; ``OverBudget`` (the final
 epsilon exceeds ``--max-epsilon``) exits 3.

@@ -1,4 +1,4 @@
-"""Log-space helpers shared by the accounting kernels (MATH.md section 3).
+"""Log-space helpers shared by the accounting kernels (math:gnmax).
 
 Everything here is elementwise over numpy arrays and never loops in Python.
 """
@@ -13,7 +13,7 @@ import numpy as np
 def log1mexp(x):
     """Return ``log(1 - exp(x))`` for ``x <= 0``, elementwise and stably.
 
-    MATH.md section 3: ``log1p(-exp(x))`` for ``x < -1`` and ``log(-expm1(x))`` for
+    math:gnmax: ``log1p(-exp(x))`` for ``x < -1`` and ``log(-expm1(x))`` for
     ``-1 <= x < 0``; ``x == 0`` gives ``-inf``. Positive ``x`` has no real value and
     raises ``ValueError``.
     """

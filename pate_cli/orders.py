@@ -1,6 +1,6 @@
 """Rényi orders and the one parser of ``a,b,c`` / ``start:stop:step`` lists.
 
-The default order grid is the 2018 paper's (MATH.md, notation). A grid spec, as
+The default order grid is the 2018 paper's (math:conversion). A grid spec, as
 ``--orders`` and every ``pate-sweep`` grid option write it, is a comma list of items, each
 a number or a range ``start:stop:step``. A range runs from ``start`` by ``step`` and
 includes ``stop`` when it lands on the grid (within a relative 1e-9 of a step, so
@@ -29,7 +29,7 @@ MAX_ORDER = 1e6
 
 
 def default_orders() -> np.ndarray:
-    """The 298 orders the 2018 paper's analysis used (MATH.md, notation).
+    """The 298 orders the 2018 paper's analysis used (math:conversion).
 
     ``arange(2, 101, 0.5)`` followed by ``logspace(2, log10(500), 100)``, kept exactly
     so: 100 appears twice and 100.5 sits before the second 100. The reported order and

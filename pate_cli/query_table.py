@@ -1,4 +1,4 @@
-"""CLI.md's per-query table (its columns, which scripts parse: extend, never rename): a
+"""cli:per-query's per-query table (its columns, which scripts parse: extend, never rename): a
 piece of it as a DataFrame (:func:`per_query_frame`) and its columns in memory
 (:class:`QueryTable`). The analyses stream it a chunk at a time (``analysis.per_query_stream``,
 ``analysis.svt``); ``decisions.Decisions.of_table`` reads a run's decisions back from it."""
@@ -25,7 +25,7 @@ _ATTRIBUTE = {"epsilon": "epsilon_query"}  # a column's QueryTable name, where i
 
 
 def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
-    """The per-query table of CLI.md; ``plurality`` as integers if every value is one, or as
+    """The per-query table of cli:per-query; ``plurality`` as integers if every value is one, or as
     ``integral`` says (a piece of a longer table follows the whole table's choice)."""
     import pandas as pd
     answered = (result.answered if result.accounting == "expected"

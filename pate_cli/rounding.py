@@ -1,4 +1,4 @@
-"""Epsilons as a person reads them: rounded UP at the displayed precision (CLI.md).
+"""Epsilons as a person reads them: rounded UP at the displayed precision (cli:json).
 
 A printed guarantee is never below the computed one: ``2.020029`` prints ``2.0201`` at 4
 decimals (``f"{x:.4f}"`` would give ``2.0200``, a guarantee the run does not have). JSON

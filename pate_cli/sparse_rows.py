@@ -1,4 +1,4 @@
-"""Sparse vote histograms: token votes over a vocabulary (MATH.md s.14).
+"""Sparse vote histograms: token votes over a vocabulary (math:sparse).
 
 A query's histogram over ``K`` classes is held by its stored (non-zero) counts; every other
 class has count 0. :class:`SparseVotes` is a whole file in compressed-sparse-row form
@@ -64,7 +64,7 @@ class SparseRows:
         return np.argmax(np.where(self.padding, -np.inf, self.counts), axis=1)
 
     def plurality_class(self) -> np.ndarray:
-        """Each row's plurality class id, ties to the lowest class index (MATH.md s.14)."""
+        """Each row's plurality class id, ties to the lowest class index (math:sparse)."""
         return self.classes[np.arange(self.counts.shape[0]), self.top()]
 
     def dense(self) -> np.ndarray:

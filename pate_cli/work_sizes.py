@@ -1,7 +1,7 @@
 """How much one step of work holds at a time: memory is bounded by these sizes, never by
 the number of queries or by how often votes repeat.
 
-No figure depends on any of them (composition adds in query order, MATH.md s.6, and
+No figure depends on any of them (composition adds in query order, math:conversion, and
 counts are exact), so each trades memory for speed only, and each is one decision:
 
 - ``WORK_VALUES`` (2^17 float64 values, 1 MB): a kernel's scratch array (rows x orders),

@@ -1,5 +1,6 @@
 """The README's table: epsilon on the 2018 paper's released votes with the union vs the
-integral bound on q (MATH.md s.3, s.13) and the classic vs improved conversion (s.6).
+integral bound on q (math:gnmax and math:integral) and the classic vs improved conversion
+(math:conversion).
 
     python scripts/q_bound_table.py [--votes DIR]
 

@@ -1,4 +1,4 @@
-"""Straightforward per-row implementations of MATH.md, written independently of the
+"""Straightforward per-row implementations of math:index, written independently of the
 package (plain ``math`` on Python floats, one query at a time) to check the vectorised
 kernels against. Slow on purpose: never import this from the package."""
 

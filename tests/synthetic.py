@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# Sparse and dense forms of the same votes agree within this (README, "Tolerance between
-# algorithms").
+# Sparse and dense forms of the same votes agree within this (math:tolerance).
 TOLERANCE = 1e-12
 
 

@@ -1,10 +1,10 @@
 """THE composition kernel: running RDP sums over queries, converted to epsilon.
 
-MATH.md section 6 (RDP adds up order by order over queries; the cumulative curve after
-query i is the sum over the queries up to i; each is converted to epsilon), section 7
+math:conversion (RDP adds up order by order over queries; the cumulative curve after
+query i is the sum over the queries up to i; each is converted to epsilon), math:costs
 (a query's curve is ``selection + weight * answer``; a budget run's halt,
 :func:`budget_halt`) and
-section 9 (the same sums per privacy group or teacher). Every path that turns per-query
+math:individualized (the same sums per privacy group or teacher). Every path that turns per-query
 RDP into figures goes through here: ``analysis.run`` (plain and budget runs, and so
 ``analysis.rounds``, and a sweep's ``analysis.run.analyze_totals``) and
 ``accounting.individualized.groups``.
@@ -40,7 +40,7 @@ class RowSource(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class StepRows:
-    """Per-query RDP curves ``selection + weight * answer`` (MATH.md section 7).
+    """Per-query RDP curves ``selection + weight * answer`` (math:costs).
 
     Each step's curves are computed once per distinct statistic (``selection``,
     ``answer``: ``(distinct, orders)``) and gathered per query through
@@ -99,7 +99,7 @@ class ArrayRows:
 
 
 def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndarray:
-    """The RDP spent before the first query (MATH.md s.6): zeros, or a validated copy."""
+    """The RDP spent before the first query (math:conversion): zeros, or a validated copy."""
     if initial_rdp is None:
         return np.zeros(orders.size)
     initial_rdp = np.asarray(initial_rdp, dtype=np.float64)
@@ -176,7 +176,7 @@ def running_epsilon(source: RowSource, count: int, carry: np.ndarray, conversion
                     *, per_query: bool = False) -> RunningEpsilon:
     """Running RDP sums of ``count`` queries after ``carry``, converted after every query.
 
-    MATH.md section 6: the cumulative epsilon after query i and the first order achieving
+    math:conversion: the cumulative epsilon after query i and the first order achieving
     it; with ``per_query`` also each query's own epsilon. The rows of ``source`` are
     formed one cache-sized slice at a time, in one reused buffer.
     """
@@ -193,7 +193,7 @@ def running_epsilon(source: RowSource, count: int, carry: np.ndarray, conversion
 
 
 def query_epsilons(source: RowSource, count: int, conversion: Conversion) -> np.ndarray:
-    """Each query's own curve converted (MATH.md s.6): ``running_epsilon(...,
+    """Each query's own curve converted (math:conversion): ``running_epsilon(...,
     per_query=True).epsilon_query``, bit for bit. It needs no carry, so a chunk's can be
     formed ahead, on another thread than the running sums."""
     figures = np.empty(count)
@@ -228,7 +228,7 @@ def _formed(source: RowSource, count: int, size: int):
 
 def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: Conversion,
                 limit: float) -> int | None:
-    """Where a budget run halts inside a block of queries (MATH.md section 7), or None.
+    """Where a budget run halts inside a block of queries (math:costs), or None.
 
     ``costs``: what each query is charged if processed (its actual curve: selection plus
     the answer step weighted as decided, or the expected cost); ``full``: what it could
@@ -269,7 +269,7 @@ def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: 
 
 def within_limit(after: np.ndarray, peak: np.ndarray, conversion: Conversion, limit: float,
                  margin: float = 1.0) -> bool:
-    """The one "no query here can cross the budget" test (MATH.md s.7): whether ``after``
+    """The one "no query here can cross the budget" test (math:costs): whether ``after``
     (the sums after a span of non-negative costs) plus ``peak`` (a bound on one query's
     full cost), raised by ``margin`` for rounding, converts within ``limit``. Every
     candidate sum of the span (the sums before a query plus its full cost) lies below that

@@ -1,6 +1,6 @@
 """RDP to (epsilon, delta)-DP: the per-order offset, the minimum over orders and the clip.
 
-MATH.md section 6. Every conversion in the package, whole curves (:func:`rdp_to_epsilon`)
+math:conversion. Every conversion in the package, whole curves (:func:`rdp_to_epsilon`)
 and the running sums of ``accounting.composition`` alike, goes through
 :func:`minimise_over_orders`, the one place that adds the offset, takes the first
 minimising order and clips the improved conversion at 0.
@@ -16,8 +16,9 @@ import numpy as np
 from ..orders import default_orders, validate_orders
 
 CONVERSIONS = ("classic", "improved")
-# How a run charges its queries (MATH.md s.2-s.7): what the seeded replay did, the answer
-# step weighted by pr_answered, or the data-independent curves.
+# How a run charges its queries (math:independent, math:gnmax, math:threshold, math:lnmax,
+# math:conversion and math:costs): what the seeded replay did, the answer step weighted by
+# pr_answered, or the data-independent curves.
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 
 
@@ -40,7 +41,7 @@ def conversion_offset(*, orders, delta: float, conversion: str = "classic") -> n
 
 @dataclass(frozen=True, eq=False)
 class Conversion:
-    """One conversion on one order grid at one delta (MATH.md section 6).
+    """One conversion on one order grid at one delta (math:conversion).
 
     ``offset``: the term :func:`conversion_offset` adds per order; ``clip``: whether
     epsilon is clipped at 0 (the improved conversion); ``tv_limit``: the improved
@@ -66,7 +67,7 @@ class Conversion:
         return replace(self, orders=self.orders[columns], offset=self.offset[columns])
 
     def beyond(self, floor: np.ndarray, ceiling) -> np.ndarray:
-        """The one order-pruning rule (MATH.md s.6): per order, whether RDP ``floor``
+        """The one order-pruning rule (math:conversion): per order, whether RDP ``floor``
         (non-negative costs only add to it; rounding is monotone) converts above
         ``ceiling`` (broadcast against it), so no sum at or above the floor gives an
         epsilon at or below the ceiling there. With the improved conversion an order whose
@@ -101,12 +102,12 @@ def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
 
 def tv_limit(delta: float) -> float:
     """The largest RDP at which the improved conversion gives epsilon 0 at that order:
-    ``delta^2 >= 1 - exp(-rdp)``, i.e. ``rdp <= -log(1 - delta^2)`` (MATH.md section 6).
+    ``delta^2 >= 1 - exp(-rdp)``, i.e. ``rdp <= -log(1 - delta^2)`` (math:conversion).
 
     Total variation is at most ``sqrt(1 - exp(-KL))`` (Bretagnolle-Huber) and ``KL <=
     rdp(alpha)`` at every order, so a delta at least that large needs no epsilon.
     dp_accounting's ``rdp_privacy_accountant.compute_epsilon`` applies the same rule
-    (its test is ``delta**2 + expm1(-r) > 0``, strict; MATH.md's ``>=`` is used here,
+    (its test is ``delta**2 + expm1(-r) > 0``, strict; math:conversion's ``>=`` is used here,
     also valid: the two differ only on a set of measure zero).
     """
     return -math.log1p(-delta * delta)
@@ -117,7 +118,7 @@ def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
                          ) -> tuple[np.ndarray, np.ndarray]:
     """``min over alpha of rdp(alpha) + offset(alpha)`` and the first minimising index.
 
-    MATH.md section 6. ``rdp``: ``(..., orders)``; both results have shape
+    math:conversion. ``rdp``: ``(..., orders)``; both results have shape
     ``rdp.shape[:-1]``. ``clip``: clip epsilon at 0 (the improved conversion). ``out``
     receives ``rdp + offset`` (it may be ``rdp`` itself, to convert in place).
     ``tv_limit``: orders whose RDP is at most this give epsilon 0 (the improved
@@ -140,7 +141,7 @@ def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
 
 def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Convert RDP curves to ``(epsilon, order)`` at ``delta`` (MATH.md section 6).
+    """Convert RDP curves to ``(epsilon, order)`` at ``delta`` (math:conversion).
 
     ``rdp`` has shape ``(..., orders)``; both results have shape ``rdp.shape[:-1]`` (0-d
     arrays for one curve). The order is the first minimiser in grid order.

@@ -1,10 +1,10 @@
-"""A block's weighted sum of RDP curves from a few of its curves (MATH.md s.6-7).
+"""A block's weighted sum of RDP curves from a few of its curves (math:conversion and math:costs).
 
 The totals of a run are ``sum_k w_k rdp(x_k)`` per order over sorted distinct statistics
 ``x_k`` (``accounting.grouped``). When the statistics never repeat (averaged soft votes:
 one curve per query) a block of ``TOTAL_BLOCK`` of them spans a narrow interval
 ``[a, b]`` of ``x``, on which each order's column of the curve is, almost everywhere, a
-smooth function of ``x`` (MATH.md s.3: Theorem 6's bound is analytic in ``log q`` away
+smooth function of ``x`` (math:gnmax: Theorem 6's bound is analytic in ``log q`` away
 from the edges ``mu1 = alpha``, ``dep = alpha / sigma^2`` and the conditions of the
 theorem). There the sum is formed from the curve at ``DEGREE + 1`` Chebyshev points of
 ``[a, b]`` instead of at every statistic:

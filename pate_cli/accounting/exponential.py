@@ -1,6 +1,6 @@
 """The exponential-mechanism (Gumbel-max) aggregator: its exact q and its RDP.
 
-MATH.md section 15. The answer is ``argmax_j (eta n_j + G_j)`` with standard Gumbel noise
+math:exponential. The answer is ``argmax_j (eta n_j + G_j)`` with standard Gumbel noise
 ``G_j``, i.e. class ``j`` with probability ``exp(eta n_j) / sum_k exp(eta n_k)``; one
 teacher moves one vote, every utility moves by at most 1, so each answer is ``eps0``-DP
 and ``eps0``-bounded-range with ``eps0 = 2 eta``.
@@ -19,15 +19,15 @@ from .validators import as_votes, check_positive
 
 def log_q_exponential(votes: ArrayLike, *, eta: float,
                       zero_classes: ArrayLike = 0) -> np.ndarray:
-    """Exact ``log Pr[the exponential mechanism does not output i*]`` (MATH.md s.15).
+    """Exact ``log Pr[the exponential mechanism does not output i*]`` (math:exponential).
 
     With ``d_j = eta (n_j - n_i*)`` (``i*`` the lowest-index plurality, every ``d_j <=
     0``): ``log q = logsumexp_{j != i*} d_j - logsumexp_j d_j``, the second written as
     ``logaddexp(0, first)`` since ``d_i* = 0``. Shape ``(queries, K) -> (queries,)``.
 
     ``zero_classes`` (a number or one per query, default 0): ``Z`` further classes with
-    no vote, not stored in ``votes`` (s.14's zero block), which add the one term
-    ``log Z - eta n_i*`` to both sums. The result is exact, so s.3's cap ``log(1 - 1/K)``
+    no vote, not stored in ``votes`` (math:sparse's zero block), which add the one term
+    ``log Z - eta n_i*`` to both sums. The result is exact, so math:gnmax's cap ``log(1 - 1/K)``
     never binds (``p_i* >= 1/K``); it is applied anyway so that rounding in the last bit
     cannot put q above it.
     """
@@ -58,7 +58,7 @@ def log_q_exponential(votes: ArrayLike, *, eta: float,
 
 
 def rdp_exponential_data_independent(*, eta: float, orders: ArrayLike) -> np.ndarray:
-    """``min(eps0, alpha eps0^2 / 8)`` with ``eps0 = 2 eta`` (MATH.md s.15): an
+    """``min(eps0, alpha eps0^2 / 8)`` with ``eps0 = 2 eta`` (math:exponential): an
     ``eps0``-bounded-range mechanism is ``eps0^2 / 8``-zCDP (Cesar and Rogers 2021), and
     pure ``eps0``-DP caps every order at ``eps0``."""
     orders = validate_orders(orders)
@@ -68,7 +68,7 @@ def rdp_exponential_data_independent(*, eta: float, orders: ArrayLike) -> np.nda
 
 
 def rdp_exponential(log_q: ArrayLike, *, eta: float, orders: ArrayLike) -> np.ndarray:
-    """Data-dependent RDP of one exponential-mechanism answer (MATH.md s.15): s.5's curve
+    """Data-dependent RDP of one exponential-mechanism answer (math:exponential): math:lnmax's curve
     with ``eps0 = 2 eta`` and the exact ``log q``, capped by the data-independent curve.
 
     Returns shape ``log_q.shape + (orders,)``.

@@ -1,7 +1,7 @@
 """GNMax: the bound on q and data-dependent / data-independent RDP.
 
 Papernot et al. 2018, "Scalable Private Learning with PATE": Proposition 7 (bound on q),
-Theorem 6 with the higher orders of Proposition 10 (RDP from q). MATH.md sections 2-3.
+Theorem 6 with the higher orders of Proposition 10 (RDP from q). math:independent and math:gnmax.
 All functions are vectorised over queries (leading axes) and orders (last axis).
 """
 
@@ -36,14 +36,14 @@ def log_q_gnmax(votes: ArrayLike | SparseRows, *, sigma: float) -> np.ndarray:
     """Upper bound on log Pr[GNMax does not output the plurality class] (Prop. 7).
 
     ``log q = logsumexp_{j != i*} log_ndtr(-(n_i* - n_j) / (sqrt(2) sigma))``, capped at
-    ``log(1 - 1/K)`` (MATH.md section 3). ``votes`` has shape ``(queries, K)``; the result
+    ``log(1 - 1/K)`` (math:gnmax). ``votes`` has shape ``(queries, K)``; the result
     has shape ``(queries,)``. Ties for the plurality give the cap.
 
     The sum is taken in linear space (``ndtr``) where the runner-up's tail probability is
     a normal double, and in log space with far terms pruned for the other rows. With
     integer votes the gaps are integers, so the tail probabilities come from a table of
     ``max gap + 1`` values instead of one evaluation per (query, class).
-    Sparse rows (``SparseRows``) count their zero-vote classes as one block (MATH.md s.14).
+    Sparse rows (``SparseRows``) count their zero-vote classes as one block (math:sparse).
     """
     from scipy.special import ndtr
     if isinstance(votes, SparseRows):
@@ -94,7 +94,7 @@ def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarra
 
     Returns shape ``log_q.shape + (orders,)``. ``log q = -inf`` gives 0 (the output is
     certain); where the conditions of Theorem 6 fail the data-independent
-    ``alpha / sigma^2`` is returned; elsewhere the smaller of the two (MATH.md section 3).
+    ``alpha / sigma^2`` is returned; elsewhere the smaller of the two (math:gnmax).
     Never below 0 (as RDP; a value rounded below 0 would be clipped: callers that skip
     orders, ``accounting.live_orders`` and ``own_epsilons``, rely on it).
     Raises ``ValueError`` for ``log q > 0``, ``sigma <= 0`` or any order <= 1.
@@ -157,7 +157,7 @@ class _Theorem6Work:
 
 
 class Theorem6Terms(NamedTuple):
-    """The per-query quantities of Theorem 6 (MATH.md section 3)."""
+    """The per-query quantities of Theorem 6 (math:gnmax)."""
 
     mu1: np.ndarray
     mu2: np.ndarray
@@ -175,7 +175,7 @@ def theorem6_terms(log_q: np.ndarray, sigma: float) -> Theorem6Terms:
 
 def _theorem6_bound(log_q: np.ndarray, work: _Theorem6Work, out: np.ndarray) -> None:
     """``min(alpha / sigma^2, dep)`` where ``mu1 > alpha``, else ``alpha / sigma^2``, into
-    ``out`` (rows of ``log_q``), for queries where Theorem 6 applies (MATH.md section 3).
+    ``out`` (rows of ``log_q``), for queries where Theorem 6 applies (math:gnmax).
 
     Orders not below the largest ``mu1`` of the block are data-independent for every row
     and are only filled in; the test ``mu1 > alpha`` is applied only to the orders between
@@ -222,14 +222,14 @@ def _theorem6_bound(log_q: np.ndarray, work: _Theorem6Work, out: np.ndarray) -> 
 
 
 def rdp_gnmax_data_independent(*, sigma: float, orders: ArrayLike) -> np.ndarray:
-    """Data-independent RDP of one GNMax answer: ``alpha / sigma^2`` (MATH.md section 2)."""
+    """Data-independent RDP of one GNMax answer: ``alpha / sigma^2`` (math:independent)."""
     orders = validate_orders(orders)
     check_positive(sigma, "sigma")
     return orders / (sigma * sigma)
 
 
 def _theorem6_applies(log_q: np.ndarray, sigma: float) -> np.ndarray:
-    """The order-free conditions of Theorem 6 (MATH.md section 3), per query."""
+    """The order-free conditions of Theorem 6 (math:gnmax), per query."""
     with np.errstate(divide="ignore", invalid="ignore"):
         mu1, mu2, _, e2 = theorem6_terms(log_q, sigma)
         limit = (mu2 - 1.0) * e2 - mu2 * (

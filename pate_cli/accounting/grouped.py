@@ -1,6 +1,6 @@
 """Totals of a run from its distinct statistics: exact counts, curves once per file.
 
-MATH.md sections 6 and 7: a run's RDP is ``sum_i selection(s_i) + w_i answer(a_i)`` over
+math:conversion and math:costs: a run's RDP is ``sum_i selection(s_i) + w_i answer(a_i)`` over
 its queries, where ``s_i`` is the selection statistic (``log pr_answered``) and ``a_i``
 the answer statistic (``log q``). Queries with the same pair ``(a, s)`` cost the same, so
 the sum only needs, per distinct pair, how many queries have it (``queries``) and how
@@ -15,7 +15,7 @@ decisions alone: the same bits whatever the chunk size, the number of workers, o
 whether per-query columns are kept.
 
 The weight ``w_i`` is the decision (0 or 1) for a replay or given decisions, and
-``pr_answered = exp(s_i)`` for expected accounting (MATH.md s.7), so under expected
+``pr_answered = exp(s_i)`` for expected accounting (math:costs), so under expected
 accounting the answer step of a distinct ``a`` is charged
 ``W_a = sum over its pairs of queries(a, s) * exp(s)``, added in increasing ``s``.
 
@@ -39,7 +39,7 @@ limit again and again, and letting them go, left glibc's heap holding about 150 
 freed memory at 10^7 soft queries). Which tables are summed apart depends
 only on the statistics of each window, never on chunks or workers; a run summed in
 several parts differs from one summed at once by the order of its additions only (at
-most 1e-12 relative, README "Tolerance between algorithms").
+most 1e-12 relative, math:tolerance).
 """
 
 from __future__ import annotations
@@ -296,7 +296,7 @@ class GroupedTotals(NamedTuple):
 def grouped_totals(counts: GroupedCounts, *, selection_rdp: CurveFunction | None,
                    answer_rdp: CurveFunction, orders: np.ndarray, expected: bool,
                    map=map) -> GroupedTotals:
-    """The run's sums (MATH.md s.7) from its merged table.
+    """The run's sums (math:costs) from its merged table.
 
     ``selection_rdp`` / ``answer_rdp`` map sorted distinct statistics to curves
     ``(distinct, orders)``; ``selection_rdp`` is None for a mechanism without selection

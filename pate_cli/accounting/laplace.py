@@ -1,7 +1,7 @@
 """LNMax (Laplace noisy max): the bound on q and its RDP.
 
 Papernot et al. 2017, "Semi-supervised Knowledge Transfer...", Theorem 3, in the RDP form
-of the 2018 paper's analysis. MATH.md sections 2 and 5.
+of the 2018 paper's analysis. math:independent and math:lnmax.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from .validators import as_log_q, as_votes, check_positive
 
 
 def log_q_lnmax(votes: ArrayLike | SparseRows, *, scale: float) -> np.ndarray:
-    """Upper bound on log Pr[LNMax does not output the plurality class] (MATH.md s.5).
+    """Upper bound on log Pr[LNMax does not output the plurality class] (math:lnmax).
 
     ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)
     + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``. Sparse rows
-    (``SparseRows``) count their zero-vote classes as one block (MATH.md s.14).
+    (``SparseRows``) count their zero-vote classes as one block (math:sparse).
     """
     if isinstance(votes, SparseRows):
         return log_q_lnmax_sparse(votes, scale=scale)
@@ -41,7 +41,7 @@ def log_q_lnmax(votes: ArrayLike | SparseRows, *, scale: float) -> np.ndarray:
 
 
 def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarray:
-    """Data-dependent RDP of one LNMax answer with pure ``eps0 = 2 / lam`` (MATH.md s.5).
+    """Data-dependent RDP of one LNMax answer with pure ``eps0 = 2 / lam`` (math:lnmax).
 
     Returns shape ``log_q.shape + (orders,)``.
     """
@@ -50,9 +50,9 @@ def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarra
 
 
 def rdp_pure_from_q(log_q: ArrayLike, *, eps0: float, orders: ArrayLike) -> np.ndarray:
-    """MATH.md s.5's data-dependent RDP of any ``eps0``-DP answer whose probability of
+    """math:lnmax's data-dependent RDP of any ``eps0``-DP answer whose probability of
     not answering ``i*`` is at most ``q`` (Papernot et al. 2017, Theorem 3): LNMax with
-    ``eps0 = 2 / lam``, the exponential mechanism with ``eps0 = 2 eta`` (s.15).
+    ``eps0 = 2 / lam``, the exponential mechanism with ``eps0 = 2 eta`` (math:exponential).
 
     Returns shape ``log_q.shape + (orders,)``.
     """
@@ -80,7 +80,7 @@ def rdp_lnmax_data_independent(*, scale: float, orders: ArrayLike) -> np.ndarray
     independent ``Laplace(0, lam)`` noise, so the noisy vector (LNMax's output is its
     argmax, a post-processing) has RDP ``2 * rdp_laplace(lam, alpha)``
     (:func:`rdp_laplace`: Mironov 2017, Prop. 6, sensitivity 1, composed over the two
-    counts). MATH.md s.2's generic ``min(eps0, alpha eps0^2 / 2)``, ``eps0 = 2 / lam``, is
+    counts). math:independent's generic ``min(eps0, alpha eps0^2 / 2)``, ``eps0 = 2 / lam``, is
     also valid; the smaller of the two is returned (the exact one, computed without
     cancellation), up to 2.5 times (at ``lam = 2``) below the generic bound.
     """

@@ -1,4 +1,4 @@
-"""Running sums at only the orders that can still give a cumulative epsilon (MATH.md s.6).
+"""Running sums at only the orders that can still give a cumulative epsilon (math:conversion).
 
 A table's cumulative epsilon after query i is ``min over alpha of S_i(alpha) +
 offset(alpha)``, where ``S_i`` is the running RDP sum (``composition.running_epsilon``).

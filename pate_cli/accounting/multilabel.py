@@ -1,5 +1,5 @@
 """Sensitivities and data-independent RDP of multi-label votes (Dziedzic et al. 2023,
-"Private Multi-Winner Voting"; MATH.md s.2 with the sensitivity each variant declares).
+"Private Multi-Winner Voting"; math:independent with the sensitivity each variant declares).
 
 A query has L binary labels; one teacher (the privacy unit; neighbours replace one
 teacher's vote vector) gives a 0/1 vector ``v`` of length L.
@@ -22,8 +22,8 @@ teacher's vote vector) gives a 0/1 vector ``v`` of length L.
   the binary variant). The released 2L-vector moves by ``sqrt(2) |d|``:
   ``rdp = alpha * 2 Delta_s^2 / (2 sigma^2) = alpha Delta_s^2 / sigma^2``.
 - ``powerset``: the label set is one class among ``2^L``; a teacher moves one vote, L2
-  sensitivity sqrt(2), ``rdp = alpha / sigma^2`` (MATH.md s.2) and MATH.md s.3 with the
-  zero block of s.14 (``token_votes``) for the data-dependent bound.
+  sensitivity sqrt(2), ``rdp = alpha / sigma^2`` (math:independent) and math:gnmax with the
+  zero block of math:sparse (``token_votes``) for the data-dependent bound.
 """
 
 from __future__ import annotations
@@ -83,8 +83,8 @@ def sensitivity_squared(variant: str, *, labels: int, tau: float | None = None) 
 
 def rdp_multilabel_data_independent(variant: str, *, sigma: float, orders: ArrayLike,
                                     labels: int, tau: float | None = None) -> np.ndarray:
-    """A query's data-independent Gaussian RDP, ``alpha Delta^2 / (2 sigma^2)`` (MATH.md
-    s.2) with ``Delta^2 = sensitivity_squared(...)``."""
+    """A query's data-independent Gaussian RDP, ``alpha Delta^2 / (2 sigma^2)`` (
+    math:independent) with ``Delta^2 = sensitivity_squared(...)``."""
     orders = validate_orders(orders)
     check_positive(sigma, "sigma")
     return orders * (sensitivity_squared(variant, labels=labels, tau=tau)

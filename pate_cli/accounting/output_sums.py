@@ -1,8 +1,8 @@
-"""Per-output RDP of token votes (CLI.md's outputs): each output's tokens' curves summed, and
+"""Per-output RDP of token votes (cli:json's outputs): each output's tokens' curves summed, and
 the halt before the first output that could exceed a budget.
 
 An output is a generated sequence: its queries (tokens) are consecutive rows, so its curve
-is a sum over a run of rows (RDP adds up, MATH.md s.6), an output that spans chunks carried
+is a sum over a run of rows (RDP adds up, math:conversion), an output that spans chunks carried
 into the next one.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from .conversion import Conversion
 
 # The output halt is checked on curves raised by this factor: the run then summed up to
-# the halt (another order of additions) converts within the budget (README, tolerance).
+# the halt (another order of additions) converts within the budget (math:tolerance).
 HALT_MARGIN = 1.0 + 2.0**-32
 
 Sums = tuple[np.ndarray, np.ndarray, np.ndarray]

@@ -1,9 +1,10 @@
-"""Each query's own epsilon, once per distinct statistic pair of a file (MATH.md s.6-7).
+"""Each query's own epsilon, once per distinct statistic pair of a file (math:conversion and
+math:costs).
 
-A query's own curve is ``selection(s) + w * answer(a)`` (MATH.md s.7), ``s`` its
+A query's own curve is ``selection(s) + w * answer(a)`` (math:costs), ``s`` its
 selection statistic, ``a`` its answer statistic and ``w`` the answer step's weight: the
 decision (0 or 1) for a replay or given decisions, ``pr_answered = exp(s)`` under
-expected accounting. Its epsilon (the curve converted, MATH.md s.6: a minimum over every
+expected accounting. Its epsilon (the curve converted, math:conversion: a minimum over every
 order) is therefore a function of ``(a, s, w)``, and a file's distinct pairs
 (``grouped.GroupedCounts``, formed by its totals pass) are usually far fewer than its
 queries. :class:`OwnEpsilons` converts each pair's curve once, by the per-query path's

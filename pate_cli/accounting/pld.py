@@ -1,7 +1,7 @@
 """Data-independent epsilon of Gaussian steps by privacy loss distributions (optional).
 
 With the ``accounting`` extra (dp_accounting), ``--accounting data-independent`` also
-composes a run's Gaussian steps (MATH.md s.2: each answer a Gaussian with L2 sensitivity
+composes a run's Gaussian steps (math:independent: each answer a Gaussian with L2 sensitivity
 sqrt(2) and std sigma, each selection one with sensitivity 1 and std sigma1) with
 dp_accounting's PLD accountant, whose default pessimistic discretisation gives an upper
 bound on the exact epsilon of the composed noisy counts (LNMax's argmax is a
@@ -42,7 +42,7 @@ def discretization_interval(steps: Sequence[tuple[float, float, int]],
     step is still pessimistic (an upper bound); it adds at most one step per kind of
     step to the epsilon.
 
-    Poisson-sampled at ``rate`` (MATH.md s.16), a step's privacy loss
+    Poisson-sampled at ``rate`` (math:sampling), a step's privacy loss
     ``log(1 - q + q exp(u))``, ``u = (2x - 1) / (2 s^2)``, is about ``q (e^u - 1)``: a
     standard deviation near ``q sqrt(expm1(1 / s^2))`` (at most the unsampled ``1 / s``)
     and a mean near its square, over one step's range up to ``log(1 + q e^(10 / s))``; the
@@ -79,7 +79,7 @@ def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float
                          rate: float | None = None) -> float | None:
     """Epsilon at ``delta`` of ``count`` Gaussian steps ``(sensitivity, std, count)``
     composed by dp_accounting's PLD accountant; None without dp_accounting or steps.
-    With ``rate``, each step Poisson-sampled at that rate (MATH.md s.16: add-or-remove
+    With ``rate``, each step Poisson-sampled at that rate (math:sampling: add-or-remove
     neighbours, an upper bound as sampling narrows the privacy loss). The grid step is
     :func:`discretization_interval` of the steps (bounded time and memory).
 

@@ -1,15 +1,15 @@
-"""A certified integral upper bound on GNMax's q (``--q-bound integral``, MATH.md s.13).
+"""A certified integral upper bound on GNMax's q (``--q-bound integral``, math:integral).
 
 ``q = Pr[GNMax does not output i*]``. With gaps ``a_j = (n_i* - n_j) / sigma`` (``j != i*``,
 sorted so that ``a_1`` is the runner-up's) and the plurality's noise ``sigma t``,
 
     q = integral phi(t) (1 - G(t)) dt,      G(t) = prod_j Phi(a_j + t),
 
-and ``1 - G`` decreases in ``t``. For points ``t_0 < ... < t_m`` MATH.md s.13 bounds q by
+and ``1 - G`` decreases in ``t``. For points ``t_0 < ... < t_m`` math:integral bounds q by
 
     (A)  Phi(t_0) + sum_k (Phi(t_{k+1}) - Phi(t_k)) (1 - G(t_k)) + (1 - Phi(t_m)) (1 - G(t_m)).
 
-From the same arrays a second certified bound is formed (a refinement, not in MATH.md;
+From the same arrays a second certified bound is formed (a refinement, not in math:integral;
 it is proven here). Write ``G = Phi(a_1 + t) G'(t)``, ``G'`` the product over the other
 classes; then ``1 - G = Phi(-(a_1 + t)) + Phi(a_1 + t) (1 - G'(t))``. The first part
 integrates exactly to ``Phi(-a_1 / sqrt 2)`` (Prop. 7's runner-up term); on ``[t_k, t_{k+1}]``
@@ -27,10 +27,10 @@ Both are sharpened on each interval by log-concavity (see :class:`_Chord`): ``G`
 ``G'`` are products of normal CDFs, so ``log G`` is concave and ``G`` lies above
 ``exp`` of its chord; the integral of ``phi (1 - exp(chord))`` has a closed form, and
 ``1 - exp(x) <= -x`` gives a second, linear one. The smallest of the left-end value of
-MATH.md s.13 and these is used per interval: the error falls from first to second order
+math:integral and these is used per interval: the error falls from first to second order
 in the point spacing (epsilon on the paper's MNIST votes within 0.001 of its converged
 value instead of 0.01).
-The result is ``min(Prop. 7, A, B)``, then capped at ``log(1 - 1/K)`` as in MATH.md s.3.
+The result is ``min(Prop. 7, A, B)``, then capped at ``log(1 - 1/K)`` as in math:gnmax.
 
 Everything is in log space (``log_ndtr``, interval masses by ``log1mexp`` of differences,
 ``logsumexp``) and vectorised over queries: blocks of rows, each a ``(rows, classes,
@@ -110,9 +110,9 @@ def log_q_bound(votes: ArrayLike, *, sigma: float, q_bound: str = "union") -> np
 
 
 def log_q_integral(votes: ArrayLike, *, sigma: float) -> np.ndarray:
-    """Certified upper bound on log q, never above Prop. 7's (module docstring, MATH.md s.13).
+    """Certified upper bound on log q, never above Prop. 7's (module docstring, math:integral).
 
-    ``votes``: ``(queries, K)``; returns ``(queries,)`` (sparse rows: the zero block, s.14).
+    ``votes``: ``(queries, K)``; returns ``(queries,)`` (sparse rows: the zero block, math:sparse).
     """
     if isinstance(votes, SparseRows):
         return _log_q_integral_sparse(votes, sigma=sigma)
@@ -138,7 +138,7 @@ def log_q_integral(votes: ArrayLike, *, sigma: float) -> np.ndarray:
 
 
 def _log_q_integral_sparse(rows: SparseRows, *, sigma: float) -> np.ndarray:
-    """:func:`log_q_integral` of sparse rows (MATH.md s.14): the same bound on the dense row,
+    """:func:`log_q_integral` of sparse rows (math:sparse): the same bound on the dense row,
     whose sorted gaps are the stored classes' (padding cells are zero-vote classes) then
     ``Z`` equal gaps ``n_i* / sigma`` of the other zero-vote classes (the largest gap), so
     that each bucket of :func:`_log_others` charges what it charges for the dense row."""
@@ -208,7 +208,7 @@ class _Chord:
     ``G`` is a product of normal CDFs, each log-concave, so ``S`` is concave and lies
     above its chord ``S_lin`` on each interval: ``1 - G <= 1 - exp(S_lin) <= -S_lin``.
     Three certified values are formed and the smallest kept: the left end ``1 - G(t_k)``
-    (MATH.md s.13); ``-S_lin`` averaged under ``phi``, i.e. ``(1 - m) (-S_k) + m (-S_{k+1})``
+    (math:integral); ``-S_lin`` averaged under ``phi``, i.e. ``(1 - m) (-S_k) + m (-S_{k+1})``
     with ``m`` the mean of ``(t - t_k) / h`` under ``phi`` on the interval; and
     ``1 - exp(S_lin)`` integrated in closed form (``int phi(t) e^{s t} dt`` is a shifted
     normal mass), used only where it is below ``1 - 10^-4`` of the mass so that its

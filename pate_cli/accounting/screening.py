@@ -1,8 +1,8 @@
-"""The exact data-independent RDP of the threshold (screening) step, MATH.md section 17.
+"""The exact data-independent RDP of the threshold (screening) step, math:screening.
 
 The step releases one bit ``b = [c + N(0, sigma1^2) >= T]``, a Bernoulli of
 ``p_c = Phi((c - T) / sigma1)``, and a neighbouring data set moves the compared count ``c``
-by at most ``D`` (the step's sensitivity: 1, or a group's ``D_g``, MATH.md s.9). Its RDP is
+by at most ``D`` (the step's sensitivity: 1, or a group's ``D_g``, math:individualized). Its RDP is
 
     rdp_sel(alpha) = sup over reachable c, c' with |c - c'| <= D of
         log( p_c^alpha p_c'^(1-alpha) + (1-p_c)^alpha (1-p_c')^(1-alpha) ) / (alpha - 1)
@@ -15,7 +15,7 @@ Two facts make the supremum computable:
   ``c' = c +- D``, and for ``c`` in a cell ``[a, b]`` both directions of the pair
   ``(c, c + D)`` are at most those of ``(a, b + D)`` (``p_a <= p_c < p_{c+D} <= p_{b+D}``).
 - The bit is a post-processing of ``c + N(0, sigma1^2)``, so the result never exceeds the
-  Gaussian curve ``alpha D^2 / (2 sigma1^2)`` of MATH.md s.2; a final ``minimum`` enforces
+  Gaussian curve ``alpha D^2 / (2 sigma1^2)`` of math:independent; a final ``minimum`` enforces
   it in floating point too.
 
 **Integer counts** (plain votes: ``c = max_j n_j`` lies in ``0..M``, integer ``D``): the
@@ -23,9 +23,9 @@ reachable counts are the integers of ``[low, high]`` and the neighbour's count i
 them too, so every pair ``(c, c + D)`` inside the range is evaluated in both directions;
 the supremum over this finite set is exact.
 
-**Real counts** (weighted or rescaled votes, Interactive's ``max_j (n_j - M p_j)``): ``s.4``
-rounds the count (``rint``) in the data-dependent bound, but the mechanism compares the
-unrounded count, and even a rounding mechanism would see rounded counts move by up to 2
+**Real counts** (weighted or rescaled votes, Interactive's ``max_j (n_j - M p_j)``):
+``math:threshold`` rounds the count (``rint``) in the data-dependent bound, but the mechanism
+compares the unrounded count, and even a rounding mechanism would see rounded counts move by up to 2
 (``rint(0.5) = 0``, ``rint(1.5) = 2``); the integer grid is therefore not valid. Both counts
 of a pair are counts of some data set, so both lie in ``[low, high]``: the supremum is over
 ``c`` in ``[low, high - d]`` and the pair ``(c, c + d)``, ``d = min(D, high - low)``. It is
@@ -74,12 +74,12 @@ REAL_LEVELS = 3
 def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high: float,
                   orders: ArrayLike, integer: bool = True,
                   sensitivity: float = 1.0) -> np.ndarray:
-    """The exact data-independent RDP of the threshold step (MATH.md s.17), one value per
+    """The exact data-independent RDP of the threshold step (math:screening), one value per
     order, never above ``alpha sensitivity^2 / (2 sigma1^2)``.
 
     ``low``/``high`` bound the counts the step may compare (``0`` and ``M`` for plain
     votes); ``integer`` says they are integers (then ``sensitivity`` must be one too);
-    ``sensitivity`` is how far one neighbour moves the count (``D``, MATH.md s.9).
+    ``sensitivity`` is how far one neighbour moves the count (``D``, math:individualized).
     """
     orders = validate_orders(orders)
     check_positive(sigma_threshold, "sigma_threshold")
@@ -97,7 +97,7 @@ def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high:
 
 
 # A memo of a pure function of its arguments (the same bits whether it hits or not): a
-# run asks for the same curve from several places (totals, columns, the cap of s.4).
+# run asks for the same curve from several places (totals, columns, the cap of math:threshold).
 @lru_cache(maxsize=32)
 def _curve(threshold, sigma_threshold, low, high, integer, sensitivity, orders):
     orders = np.array(orders)

@@ -1,7 +1,7 @@
 """What Confident-GNMax settings select, per bin of plurality counts (Papernot et al. 2018,
 Figure 5, left): the queries of each bin, the expected number each ``(T, sigma1)`` answers
-(``pr_answered``, MATH.md s.4) and the mean data-dependent RDP of the answer step at one
-order (GNMax, MATH.md s.3). Pure math, vectorised over queries; ``pate-plot selection``
+(``pr_answered``, math:threshold) and the mean data-dependent RDP of the answer step at one
+order (GNMax, math:gnmax). Pure math, vectorised over queries; ``pate-plot selection``
 and the report's selection figure draw it."""
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ class SelectionBins:
 def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
                    bins: int = 20) -> SelectionBins:
     """The :class:`SelectionBins` of ``votes`` (queries x classes) for the ``(T,
-    sigma1)`` pairs ``params`` (MATH.md s.4) and the answer step's GNMax with ``sigma``
-    at ``order`` (MATH.md s.3), vectorised over queries.
+    sigma1)`` pairs ``params`` (math:threshold) and the answer step's GNMax with ``sigma``
+    at ``order`` (math:gnmax), vectorised over queries.
 
     Bins of the plurality count ``max_j n_j``: equal integer widths, the last ending at
     M = ``teachers`` (edges at half-integers), about ``bins`` of them from the lowest

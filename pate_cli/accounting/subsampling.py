@@ -1,6 +1,6 @@
 """Amplification by subsampling: RDP of a step run on a random subset of the privacy units.
 
-MATH.md section 16. Five results, each vectorised over the orders:
+math:sampling. Five results, each vectorised over the orders:
 
 - :func:`rdp_poisson_gaussian`: the exact RDP of the Poisson-sampled Gaussian mechanism
   (Mironov, Talwar and Zhang 2019, "Renyi differential privacy of the sampled Gaussian
@@ -86,7 +86,7 @@ Curve = Callable[[np.ndarray], np.ndarray]
 
 
 def check_rate(rate: float) -> None:
-    """``ValueError`` unless ``0 < rate <= 1`` (MATH.md s.16)."""
+    """``ValueError`` unless ``0 < rate <= 1`` (math:sampling)."""
     if not (isinstance(rate, (int, float, np.floating)) and 0.0 < rate <= 1.0):
         raise ValueError(f"the sampling rate must lie in (0, 1], got {rate!r}")
 
@@ -108,7 +108,7 @@ def rdp_poisson_gaussian(*, rate: float, noise_multiplier: float,
                          orders: ArrayLike) -> np.ndarray:
     """Exact RDP of the Poisson-sampled Gaussian mechanism with noise multiplier ``z``
     (std over L2 sensitivity) at sampling rate ``q`` (Mironov, Talwar, Zhang 2019;
-    MATH.md s.16); ``alpha / (2 z^2)`` at ``q = 1``. See the module docstring."""
+    math:sampling); ``alpha / (2 z^2)`` at ``q = 1``. See the module docstring."""
     check_rate(rate)
     check_positive(noise_multiplier, "noise multiplier")
     orders = validate_orders(orders)
@@ -375,7 +375,7 @@ def _log_sum_with(head: np.ndarray, terms: np.ndarray) -> np.ndarray:
 def _rounded_up(rdp: np.ndarray) -> np.ndarray:
     """A computed bound raised by 8 ulps: the sums of positive terms, logs and chords
     above lose at most a few ulps each, so the raised value is never below the bound's
-    exact value (MATH.md s.16: an upper bound is never rounded down)."""
+    exact value (math:sampling: an upper bound is never rounded down)."""
     return rdp + np.abs(rdp) * (8.0 * np.finfo(np.float64).eps)
 
 
@@ -409,7 +409,7 @@ def _interpolated(log_moment, curve: Curve, orders: np.ndarray) -> np.ndarray:
     return out
 
 
-# A declared sampling's curves (``mechanisms.sampled``, MATH.md s.16), at module level so
+# A declared sampling's curves (``mechanisms.sampled``, math:sampling), at module level so
 # that a step holding them pickles (cluster workers run them).
 
 def sampled_gaussian_curve(scheme: str, rate: float, noise_multiplier: float,

@@ -1,5 +1,5 @@
 """SVT-PATE's guarantee: zCDP composition of the AboveThreshold rounds, the delta split and
-the choice of the threshold (MATH.md section 8; Bassily, Thakkar, Thakurta 2018; Liu et al.,
+the choice of the threshold (math:svt; Bassily, Thakkar, Thakurta 2018; Liu et al.,
 Algorithm 2).
 
 The guarantee depends on the scale ``lam``, the cut-off ``c`` (the most unstable queries
@@ -55,7 +55,7 @@ _BISECTION_STEPS = 2000
 def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
                 conversion: str = "classic") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(epsilon, order, pure)`` of ``rounds`` AboveThreshold rounds at ``delta``, over a
-    continuous order (MATH.md s.6, s.8; see the module docstring), for each ``rounds``.
+    continuous order (math:conversion and math:svt; see the module docstring), for each ``rounds``.
 
     ``epsilon = min(k eps0, min over alpha > 1 of alpha rho + offset(alpha))`` with
     ``eps0 = 2/lam`` and ``rho = k eps0^2 / 2``. ``pure`` is True where the pure-DP bound
@@ -117,7 +117,7 @@ def svt_epsilon_so_far(*, scale: float, cutoff: int, unstable: np.ndarray, met: 
     unstable queries before them: the guarantee had the mechanism stopped after that query
     (the rounds started so far, at most ``cutoff``), over a continuous order
     (:func:`svt_epsilon`), or with ``carry`` (an external RDP curve) composed and converted
-    on the grid ``orders`` (MATH.md s.6). Each distinct round count is converted once."""
+    on the grid ``orders`` (math:conversion). Each distinct round count is converted once."""
     rounds, index = np.unique(np.minimum(cutoff, met + np.cumsum(unstable) + 1),
                               return_inverse=True)
     if carry is None:
@@ -132,7 +132,7 @@ def svt_epsilon_so_far(*, scale: float, cutoff: int, unstable: np.ndarray, met: 
 
 
 def rdp_svt(*, scale: float, cutoff: int, orders: ArrayLike) -> np.ndarray:
-    """``min(c eps0, alpha rho)`` with ``eps0 = 2/lam`` and ``rho = c eps0^2 / 2`` (s.8).
+    """``min(c eps0, alpha rho)`` with ``eps0 = 2/lam`` and ``rho = c eps0^2 / 2`` (math:svt).
 
     Each unstable query ends one AboveThreshold round, ``eps0``-DP; pure DP gives zCDP
     ``eps0^2 / 2`` per round (Bun and Steinke 2016), and zCDP composes additively.
@@ -144,7 +144,7 @@ def rdp_svt(*, scale: float, cutoff: int, orders: ArrayLike) -> np.ndarray:
 
 def rdp_svt_rounds(*, scale: float, rounds: ArrayLike, orders: ArrayLike) -> np.ndarray:
     """The RDP of ``rounds`` AboveThreshold rounds, ``min(k eps0, alpha k eps0^2 / 2)``
-    (MATH.md s.8), for every ``rounds`` entry (leading axes) and order (last axis).
+    (math:svt), for every ``rounds`` entry (leading axes) and order (last axis).
 
     The one place the per-round cost is written: the guarantee at the cut-off
     (``rdp_svt``), the guarantee had the run stopped after each query, and one unstable
@@ -157,7 +157,7 @@ def rdp_svt_rounds(*, scale: float, rounds: ArrayLike, orders: ArrayLike) -> np.
 
 
 def svt_delta2(*, scale: float, cutoff: int, threshold: float, queries: int) -> float:
-    """Failure probability of releasing a majority label at distance 0 (MATH.md s.8).
+    """Failure probability of releasing a majority label at distance 0 (math:svt).
 
     ``n/2 exp(-(w-1)/(4 lam)) + (c+1)/2 exp(-(w-1)/(2 lam))``: a query noise above
     ``(w-1)/2`` or a threshold noise below ``-(w-1)/2``, union over n queries and c+1
@@ -169,7 +169,7 @@ def svt_delta2(*, scale: float, cutoff: int, threshold: float, queries: int) -> 
 
 
 def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float) -> float:
-    """The smallest threshold ``w`` with ``delta2(w) <= delta2`` (MATH.md s.8).
+    """The smallest threshold ``w`` with ``delta2(w) <= delta2`` (math:svt).
 
     With ``x = exp(-(w-1)/(4 lam))`` the condition is ``(c+1) x^2 + n x <= 2 delta2``, a
     quadratic solved in closed form (written to avoid cancellation):
@@ -183,7 +183,7 @@ def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float)
 def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
                   orders: ArrayLike | None = None, conversion: str = "classic",
                   threshold: float | None = None) -> SVTGuarantee:
-    """The (epsilon, delta) guarantee of SVT-PATE (MATH.md s.8).
+    """The (epsilon, delta) guarantee of SVT-PATE (math:svt).
 
     Without ``threshold``: ``delta1 = delta2 = delta/2`` and ``w`` is the smallest value
     with ``delta2 <= delta/2``. With it: ``delta2`` follows and ``delta1 = delta - delta2``

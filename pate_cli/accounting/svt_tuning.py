@@ -1,4 +1,5 @@
-"""SVT-PATE tuned from the distances to instability ``d`` (MATH.md s.1 and s.8): the cut-offs
+"""SVT-PATE tuned from the distances to instability ``d`` (math:mechanisms and math:svt): the
+cut-offs
 ``--svt-cutoff auto`` tries, and the note of a run that answers little, with the scale it
 suggests.
 
@@ -11,12 +12,12 @@ one piece whatever the number of queries. Choices made here, where the spec is s
   exceeds the threshold ``w`` by a margin of two standard deviations of the noise gap
   (``Laplace(2 lam) - Laplace(lam)`` has standard deviation ``sqrt(10) lam``), unstable
   otherwise, and the run halts at the cut-off's unstable query. The threshold the analysis
-  would pick grows linearly in the scale (``w = 1 + 4 lam log(1/x)``, MATH.md s.8, with
+  would pick grows linearly in the scale (``w = 1 + 4 lam log(1/x)``, math:svt, with
   ``x`` fixed by n, c and delta), so the largest scale whose noiseless run answers at least
   ``goal`` queries is ``(w_goal - 1) / (4 log(1/x) + 2 sqrt(10))``, ``w_goal`` the largest
   effective threshold that leaves ``goal`` answers (bisection: the count falls as the
   threshold rises). The scale is rounded down and its epsilon up, to 3 significant digits.
-* **The bisection** takes 100 steps. ``d`` is a whole number (MATH.md s.1), so a threshold
+* **The bisection** takes 100 steps. ``d`` is a whole number (math:mechanisms), so a threshold
   ``t >= 0`` answers what ``floor(t)`` answers: one pass over the distances per distinct
   ``floor(t)`` (about ``log2`` of the largest distance, plus two) gives the very bits of a
   pass per step.
@@ -123,7 +124,7 @@ def suggest_scale(distance: DistanceColumn, *, cutoff: int, threshold: float | N
     if effective is None:
         return None
     if threshold is None:
-        # w(lam) = 1 + 4 lam k with k = log(1/x) independent of lam (MATH.md s.8).
+        # w(lam) = 1 + 4 lam k with k = log(1/x) independent of lam (math:svt).
         k = (svt_threshold_for(scale=1.0, cutoff=cutoff, queries=queries,
                                delta2=delta / 2.0) - 1.0) / 4.0
         scale = (effective - 1.0) / (4.0 * k + MARGIN)
@@ -168,7 +169,7 @@ def few_answers_note(distances: DistanceColumn, answered: int, *, cutoff: int, s
         fix = (f"lower --svt-threshold below {largest:g}" if user_threshold is not None
                else "no --svt-scale does with this cut-off: try a larger --svt-cutoff or "
                     "another mechanism")
-        return f"{head}. To answer {what}, {fix} (README: SVT-PATE)"
+        return f"{head}. To answer {what}, {fix} (docs/tutorials/svt-pate.md)"
     suggested, epsilon = found
     if suggested >= scale:
         return (f"{head}. The noiseless rule answers {what} at this scale; this seed's noise "
@@ -177,7 +178,7 @@ def few_answers_note(distances: DistanceColumn, answered: int, *, cutoff: int, s
             f"--svt-scale {suggested:g} (epsilon {epsilon:g}) or --target-epsilon {epsilon:g}")
     return (f"{head}. At cut-off {cutoff}, {knob} would answer {what} (noiseless "
             "estimate with a 2-sd noise margin); SVT-PATE needs vote margins far above its "
-            "noise (README: SVT-PATE)")
+            "noise (docs/tutorials/svt-pate.md)")
 
 
 def _three_digits(value: float, rounding) -> float:

@@ -1,6 +1,6 @@
 """The selection (threshold) step of Confident- and Interactive-GNMax.
 
-Papernot et al. 2018, Algorithm 1 and Proposition 8; MATH.md sections 2 and 4.
+Papernot et al. 2018, Algorithm 1 and Proposition 8; math:independent and math:threshold.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .validators import check_positive
 
 def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
                     sigma_threshold: float) -> np.ndarray:
-    """``log Pr[max v + N(0, sigma1^2) >= T]`` with ``round`` half-to-even (MATH.md s.4).
+    """``log Pr[max v + N(0, sigma1^2) >= T]`` with ``round`` half-to-even (math:threshold).
 
     ``max_votes`` is ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
     """
@@ -34,7 +34,7 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
 
 def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,
                   orders: ArrayLike) -> np.ndarray:
-    """Data-dependent RDP of the selection step (MATH.md section 4).
+    """Data-dependent RDP of the selection step (math:threshold).
 
     ``log q_sel = min(log pr, log(1 - pr))`` fed to the GNMax bound with noise
     ``sqrt(2) sigma1`` (the plurality count has sensitivity 1, not sqrt(2)).
@@ -46,7 +46,7 @@ def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,
 
 def rdp_threshold_data_independent(*, sigma_threshold: float,
                                    orders: ArrayLike) -> np.ndarray:
-    """Data-independent RDP of the selection step: ``alpha / (2 sigma1^2)`` (MATH.md s.2).
+    """Data-independent RDP of the selection step: ``alpha / (2 sigma1^2)`` (math:independent).
 
     Written as such rather than as GNMax's bound at ``sqrt(2) sigma1``: the two differ in
     the last bit (``sqrt(2)^2 != 2`` in floating point) and the reference analysis uses this.

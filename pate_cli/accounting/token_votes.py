@@ -1,4 +1,4 @@
-"""Bounds on q for sparse votes: the zero-vote classes as one block (MATH.md s.14).
+"""Bounds on q for sparse votes: the zero-vote classes as one block (math:sparse).
 
 Rows stored by some counts plus ``Z`` classes known to have count 0 (a vocabulary's unseen
 tokens, a powerset's unobserved label sets): stored zeros are allowed (members of the
@@ -45,7 +45,7 @@ def _cap(rows: SparseRows) -> float:
 
 def log_q_gnmax_with_zero_block(counts: ArrayLike, zero_classes: ArrayLike,
                                 sigma: float) -> np.ndarray:
-    """Prop. 7's ``log q`` (MATH.md s.3, s.14) of rows ``counts`` (``(queries, stored)``)
+    """Prop. 7's ``log q`` (math:gnmax and math:sparse) of rows ``counts`` (``(queries, stored)``)
     followed by ``zero_classes`` (one per query, or one for all; a float may stand for a
     count beyond int64, such as ``2**70``) classes of count 0; ``(queries,)``.
 
@@ -79,14 +79,14 @@ def log_q_gnmax_with_zero_block(counts: ArrayLike, zero_classes: ArrayLike,
 
 
 def log_q_gnmax_sparse(rows: SparseRows, *, sigma: float) -> np.ndarray:
-    """Prop. 7 with the zero block (MATH.md s.14) of a chunk: its padding cells are
+    """Prop. 7 with the zero block (math:sparse) of a chunk: its padding cells are
     zero-vote classes kept apart, the other ``K - width`` classes the block."""
     return log_q_gnmax_with_zero_block(rows.counts, rows.vocabulary - rows.counts.shape[1],
                                        sigma)
 
 
 def log_q_lnmax_sparse(rows: SparseRows, *, scale: float) -> np.ndarray:
-    """MATH.md s.5 with the zero block of s.14: the Z zero classes add
+    """math:lnmax with the zero block of math:sparse: the Z zero classes add
     ``log Z + log(2 + n_i*/lam) + log(1/4) - n_i*/lam``; capped at ``log(1 - 1/K)``."""
     from scipy.special import logsumexp
     check_positive(scale, "laplace scale")

@@ -1,11 +1,11 @@
 """The cost of choosing parameters: repeat and select (Papernot and Steinke 2022).
 
-MATH.md section 12. A random search runs K candidate runs on the same votes, K drawn
+math:tuning. A random search runs K candidate runs on the same votes, K drawn
 from a distribution with mean ``mu`` (Poisson, or a truncated negative binomial with
 shape ``eta``: geometric ``eta = 1``, logarithmic ``eta = 0``), and releases only the
 best candidate's output. Given an RDP curve ``eps(alpha)`` that bounds every candidate
 (at each order, the largest candidate RDP), :func:`tuned_rdp` gives the whole search's
-RDP at every order of the grid, vectorised over orders; convert it with section 6.
+RDP at every order of the grid, vectorised over orders; convert it with math:conversion.
 
 ``--tuning`` texts: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``,
 ``negbin:MU,ETA`` (:func:`parse_tuning`; :func:`tuning_distribution` also bounds the mean).
@@ -69,8 +69,8 @@ class TuningDistribution:
         return None if self.shape == math.inf else float(self.shape)
 
     def gamma(self) -> float:
-        """The truncated negative binomial's parameter solved from the mean (MATH.md
-        s.12): exact ``1/mu`` for the geometric law, else bisection rounded down."""
+        """The truncated negative binomial's parameter solved from the mean (
+        math:tuning): exact ``1/mu`` for the geometric law, else bisection rounded down."""
         if self.shape == math.inf:
             raise ValueError("a Poisson law has no gamma")
         return truncated_negbin_gamma(self.mean, self.shape)
@@ -125,7 +125,7 @@ def tuning_distribution(tuning) -> TuningDistribution:
 
 
 def truncated_negbin_mean(gamma: float, shape: float) -> float:
-    """Mean of the truncated negative binomial (MATH.md s.12):
+    """Mean of the truncated negative binomial (math:tuning):
     ``eta (1 - gamma) / (gamma (1 - gamma^eta))``, or ``(1 - gamma) / (gamma log(1/gamma))``
     for ``eta = 0``; 1 at ``gamma = 1``."""
     if gamma >= 1.0:
@@ -159,10 +159,10 @@ def truncated_negbin_gamma(mean: float, shape: float,
 
 def poisson_deltahat(orders: np.ndarray, rdp: np.ndarray) -> np.ndarray:
     """For each order ``alpha_i``, the smallest delta at which the curve gives
-    ``(log(1 + 1/(alpha_i - 1)), delta)``-DP, minimised over the grid (MATH.md s.12).
+    ``(log(1 + 1/(alpha_i - 1)), delta)``-DP, minimised over the grid (math:tuning).
 
     Per grid order ``a`` with RDP ``r``: ``log delta <= (a - 1)(r - eps + log(1 - 1/a))
-    - log a`` (section 6's improved conversion inverted; used for ``a > 1.01``, where it
+    - log a`` (math:conversion's improved conversion inverted; used for ``a > 1.01``, where it
     is numerically stable) and ``delta <= sqrt(1 - exp(-r))`` (total variation via KL);
     a curve value <= 0 gives delta 0. Clipped at 1. An ``(orders, orders)`` array of
     work: fine for any grid the tools accept in practice (298 orders by default).
@@ -180,7 +180,7 @@ def poisson_deltahat(orders: np.ndarray, rdp: np.ndarray) -> np.ndarray:
 
 
 def tuned_rdp(rdp, *, orders, distribution: TuningDistribution) -> np.ndarray:
-    """The RDP of repeat-and-select at every order (MATH.md s.12).
+    """The RDP of repeat-and-select at every order (math:tuning).
 
     ``rdp``: the candidate bound (one value per order; ``inf`` allowed); ``orders``: the
     grid (any order, duplicates allowed). Poisson: ``eps + mu * deltahat + log(mu) /
@@ -221,8 +221,8 @@ def candidate_bound(curves) -> np.ndarray:
 
 def tuned_epsilon(rdp, *, orders, delta: float, conversion: str,
                   distribution: TuningDistribution) -> tuple[float, float]:
-    """``(epsilon, order)`` of the search whose candidates ``rdp`` bounds (MATH.md s.12,
-    converted with section 6)."""
+    """``(epsilon, order)`` of the search whose candidates ``rdp`` bounds (math:tuning,
+    converted with math:conversion)."""
     curve = tuned_rdp(rdp, orders=orders, distribution=distribution)
     epsilon, order = rdp_to_epsilon(curve, orders=orders, delta=delta, conversion=conversion)
     return float(epsilon), float(order)

@@ -1,10 +1,10 @@
 """What a finished single run adds, from its totals or its queries: the PLD figure
 (``--accounting data-independent``: the smaller of the RDP figure and dp_accounting's for
-the Gaussian steps, MATH.md s.2, s.3, s.13, s.16), ``--tuning``'s cost of a random search
-(MATH.md s.12; the headline ``epsilon`` stays the single run's), the GNSS report
-(``--smooth-sensitivity``, MATH.md s.10) and the per-output figures of token votes (CLI.md,
-MATH.md s.14: each output, a generated sequence of consecutive rows, costs the RDP its
-tokens spent, s.6). ``--halt-at output`` stops before the first output whose tokens, all
+the Gaussian steps, math:independent, math:gnmax, math:integral and math:sampling), ``--tuning``'s
+cost of a random search (math:tuning; the headline ``epsilon`` stays the single run's), the GNSS
+report (``--smooth-sensitivity``, math:smooth) and the per-output figures of token votes
+(cli:formats math:sparse: each output, a generated sequence of consecutive rows, costs the RDP its
+tokens spent, math:conversion). ``--halt-at output`` stops before the first output whose tokens, all
 charged in full, could take the total above the budget: no generation is cut midway.
 """
 
@@ -45,7 +45,7 @@ GAUSSIAN = ("gnmax", "confident", "interactive")
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
     """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller. A
     budget's ``remaining`` is then ``limit - figure``; the halt itself was found on the RDP
-    sums (MATH.md s.7), a valid, cautious rule."""
+    sums (math:costs), a valid, cautious rule."""
     if figure is None or not figure < result.epsilon:
         return result
     budget = result.budget
@@ -61,7 +61,7 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
     smaller of its Poisson-sampled composition (for Confident with shared steps, each
     answered query one sampled Gaussian on the pair of counts and each other query the
     sampled threshold step, as ``steps._sampled``) and the same steps unsampled (sampling
-    never costs more, MATH.md s.16; the only PLD without replacement, which dp_accounting
+    never costs more, math:sampling; the only PLD without replacement, which dp_accounting
     does not sample)."""
     if mechanism.name not in GAUSSIAN:
         return result
@@ -131,7 +131,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     release = partial(sanitize_gnmax, rows, **common)
     if mechanism.selects:
         max_votes = None
-        if mechanism.uses_student:  # the selection compares max n - M p (MATH.md s.4)
+        if mechanism.uses_student:  # the selection compares max n - M p (math:threshold)
             student_rows = AnalysedRows(student, positions, result.queries)
 
             def max_votes(start: int, stop: int) -> np.ndarray:
@@ -155,7 +155,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
 
 def outputs_summary(result, votes, outputs: np.ndarray, *, q_bound: str, decisions=None,
                     query_indices=None) -> dict:
-    """CLI.md's JSON ``outputs``: their number, tokens per output and epsilon per output
+    """cli:json's JSON ``outputs``: their number, tokens per output and epsilon per output
     (min, median, max over the outputs processed) and how many were processed whole."""
     if query_indices is not None:
         raise OptionError("an output grouping needs the queries in file order: it does not "

@@ -66,9 +66,9 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     ``rounds``, ``add_rdp`` (as an array: one RDP value per order), ``groups`` and
     ``teacher_groups``: paths or arrays. ``decisions``: a path, a ``Decisions`` or a
     ``.npy``-like array (0/1 answered mask, or labels with -1 for none), accounted instead of
-    the seeded replay's (MATH.md s.7).
+    the seeded replay's (math:costs).
     ``smooth_sensitivity``: the sanitised release (``ss_every`` queries between history
-    checkpoints). ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; MATH.md s.12): the cost
+    checkpoints). ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; math:tuning): the cost
     of a random search whose every candidate costs at most this run (``result.tuning``).
     ``outputs``: the output (generated sequence) of each row of the votes, for any input
     (``--outputs``: a path to a ``.npy`` or one-column ``.csv``, or an array; each output's
@@ -78,11 +78,12 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     the first output whose tokens could exceed it (``accounting.output_sums``).
     ``orders="auto"``: the paper's grid, extended past an edge where the best order sits
     (``orders.extend_orders``) and the analysis re-run. ``q_bound``: GNMax's q bound, ``union``
-    (Prop. 7) or ``integral`` (MATH.md s.13, tighter and certified; Gaussian answers only, not
+    (Prop. 7) or ``integral`` (math:integral, tighter and certified; Gaussian answers only, not
     with smooth sensitivity, ``rounds`` or ``individualized``). ``screening``: the threshold
-    step's data-independent curve, ``exact`` (the default, MATH.md s.17's; it also caps s.4's
-    curve) or ``gaussian`` (s.2's, the papers'); a mechanism object carries its own.
-    ``sampling`` (MATH.md s.16): ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the way
+    step's data-independent curve, ``exact`` (the default, math:screening's; it also caps
+    math:threshold's curve) or ``gaussian`` (math:independent's, the papers'); a mechanism object
+    carries its own.
+    ``sampling`` (math:sampling): ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the way
     every query's voters were drawn, with ``vote_change`` (``move``, the default, or ``add``;
     without replacement a replaced unit always moves a vote) and ``sampling_steps``
     (``shared``, the default: Confident's two steps read one subset per query, charged as one
@@ -295,8 +296,9 @@ def usable_executor(target, spec: RunSpec):
     ``get_executor()``, or an executor as it is) if the run can use it (a single run's
     totals; a budget run's halt and the per-query table's pass are found here), else None
     with a ``PateWarning``: rounds, individualized groups and SVT-PATE (sequential) are
-    analysed in this process (the README's Clusters; a smooth-sensitivity run's totals are
-    split, its release computed here)."""
+    analysed in this process
+    (docs/explanation/numerics.md#one-analysis-on-several-cores-or-a-cluster; a smooth-sensitivity
+    run's totals are split, its release computed here)."""
     reason = ("--rounds" if spec.rounds is not None
               else "--individualized" if spec.individualized is not None
               else "-m svt" if spec.name == "svt" else None)

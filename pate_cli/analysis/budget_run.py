@@ -1,4 +1,4 @@
-"""Budget runs (MATH.md s.7): whole blocks summed apart, the halt found in query order.
+"""Budget runs (math:costs): whole blocks summed apart, the halt found in query order.
 
 A budget run halts at the first query whose full cost could take the total above the
 budget. Its queries go in blocks of ``BUDGET_BLOCK``, whose sums do not depend on one
@@ -12,7 +12,7 @@ rounding: it holds no halt. Any other block is gone through query after query
 No figure depends on the chunk size, the workers, or where block sums were formed; a run
 of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query run. Which blocks
 are skipped depends on the budget; grouped and query-after-query sums differ in the last
-bits only (the README's 1e-12 relative tolerance), and every figure reported was checked
+bits only (the tolerance of math:tolerance), and every figure reported was checked
 against the budget. The per-query ``epsilon_cumulative`` restarts from the carry at each
 block start (``BudgetPart.carries``), so it ends exactly at the reported epsilon.
 """
@@ -109,7 +109,7 @@ class BudgetWalk:
         self.halted_at: int | None = None
         self.carries = np.empty((0, self.carry.size))
         self.steps = mechanism_steps(run.request.mechanism, q_bound=run.request.q_bound)
-        # the largest curve one query can add: its data-independent curves (MATH.md s.2)
+        # the largest curve one query can add: its data-independent curves (math:independent)
         self.peak = np.asarray(data_independent_curve(*self.steps, answered=1, queries=1,
                                                       orders=run.orders), dtype=np.float64)
 

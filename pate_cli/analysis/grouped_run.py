@@ -1,4 +1,4 @@
-"""Totals-only runs (MATH.md s.6-7): chunks counted apart, here or on any executor.
+"""Totals-only runs (math:conversion and math:costs): chunks counted apart, here or on any executor.
 
 A chunk's :class:`ChunkCount` holds its distinct (answer, selection) statistics with their
 integer query and answer counts (``accounting.grouped``) and its label counts, which merge

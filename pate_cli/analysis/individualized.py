@@ -1,10 +1,10 @@
-"""Individualized PATE runs (MATH.md section 9; Boenisch et al., "Individualized PATE").
+"""Individualized PATE runs (math:individualized; Boenisch et al., "Individualized PATE").
 
 Each group's parameters; the histogram the variant aggregates (plain votes, or weighted
 or participation-masked ones formed a chunk at a time, ``mechanisms.HistogramRows``); the
 replay analysed totals-only (``analyze_votes``); then the group accounting: the run
 replayed chunk by chunk (noise and vanishing participation are keyed by query position,
-MATH.md s.1, so a chunk's decisions are the same bits) into
+math:mechanisms, so a chunk's decisions are the same bits) into
 ``accounting.individualized.GroupRun``, and with a table a further pass at the same chunk
 size adding each group's cumulative epsilon (:func:`_group_frames`). Memory is bounded by
 the chunk.
@@ -62,7 +62,7 @@ def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_grou
                         precision: int = 2, weights: str = "budget",
                         power: float = 2.0) -> IndividualizedPlan:
     """The plan of a run whose option rules (``run_spec.RULES``) were checked: the groups
-    (and teacher groups) read and each group's parameters derived (MATH.md s.9)."""
+    (and teacher groups) read and each group's parameters derived (math:individualized)."""
     privacy_groups, assigned = read_groups(groups, teacher_groups, teachers=vote_set.teachers)
     parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
                                    precision=precision, weights=weights, power=power)
@@ -119,7 +119,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     # (_group_frames -> per_query_frames) looks each query's own epsilon up in them
     base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
                          per_query=bool(per_query), workers=workers)
-    # the threshold step's exact curve (T, kind, low, high) (MATH.md s.17), None under
+    # the threshold step's exact curve (T, kind, low, high) (math:screening), None under
     # screening="gaussian": the counts are whole for plain and upsampled votes and for
     # weighted or rescaled ones whose histogram came out whole (checked above); a group's
     # step D must be whole too for the integer grid (``curves``)
@@ -163,7 +163,7 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
                   *, student, labels, chunk_size: int, workers: int | None
                   ) -> tuple[GroupRun, LabelCounts, float]:
     """``base`` (a totals-only analysis of ``votes``) replayed ``chunk_size`` queries at a
-    time (MATH.md s.1: noise keyed by query position), formed ahead on ``workers``
+    time (math:mechanisms: noise keyed by query position), formed ahead on ``workers``
     threads, into a ``GroupRun`` (the same bits as ``account_groups`` over the whole
     run's columns), the label counts (the queries from the stop on abstain) and the
     answers up to the stop."""
@@ -178,7 +178,7 @@ def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: n
     curves_map = partial(ordered_map, workers=workers)
 
     # a replay holds several times its votes while it runs: pieces of at most
-    # ``chunk_rows`` rows (the same bits however the queries are split, MATH.md s.1)
+    # ``chunk_rows`` rows (the same bits however the queries are split, math:mechanisms)
     piece = max(1, min(chunk_size, chunk_rows(None, row_width(votes))))
 
     def form(start: int) -> tuple:  # a chunk's decisions and statistics, not its votes

@@ -1,13 +1,13 @@
 """Multi-label runs (``--multilabel``; Dziedzic et al. 2023, derivations in
 ``accounting.multilabel``): one row per query, its curve the sum of its labels' (valid for
-a teacher changing every label at once); the columns are the README's (multi-label votes).
+a teacher changing every label at once); the columns are docs/tutorials/multilabel.md's.
 
 - ``binary``: the ``(queries, labels, 2)`` counts flattened to ``(queries * labels, 2)``
   rows analysed by ``analyze_votes`` (GNMax, or Confident thresholding each label's larger
   count), noise keyed by the row ``query * labels + label``: the flattened file's totals.
 - ``tau:TAU`` and ``powerset`` (GNMax, from per-teacher predictions): every query is
   answered; tau's curve is data-independent in every mode (no data-dependent bound for the
-  clipped Gaussian), powerset's is MATH.md s.3 with s.14's zero block of unobserved sets.
+  clipped Gaussian), powerset's is math:gnmax with math:sparse's zero block of unobserved sets.
 
 Label sets are integers (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels). Arrays are
 read whole: memory grows with the file.
@@ -115,7 +115,7 @@ def _binary(votes, mechanism, *, q_bound, workers, **setting) -> tuple[AnalysisR
     rows = QueryTable.of_frame(run.to_frame())  # the flattened rows' table, in memory
     selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
     epsilon_query = np.empty(count)
-    for lo in range(0, count, CURVE_ROWS):  # the labels' curves as charged (MATH.md s.7)
+    for lo in range(0, count, CURVE_ROWS):  # the labels' curves as charged (math:costs)
         flat = slice(lo * labels, min(count, lo + CURVE_ROWS) * labels)
         sel, sel_index = step_curves(selection, rows.log_pr_answered[flat], run.orders,
                                      independent)

@@ -3,9 +3,9 @@ run's decisions read from it.
 
 A run analysed without per-query columns (``analyze_votes(per_query=False)``) knows its
 reported order, its halt and its totals; :func:`per_query_frames` replays it chunk by chunk
-(noise keyed by query position, MATH.md s.1; running sums carried across chunks, MATH.md
-s.6) and yields CLI.md's per-query table a chunk at a time, bit for bit the per-query
-run's ``to_frame()``, in the memory of one chunk (``pate-analyze --per-query``).
+(noise keyed by query position, math:mechanisms; running sums carried across chunks,
+math:conversion) and yields cli:per-query's per-query table a chunk at a time, bit for bit the
+per-query run's ``to_frame()``, in the memory of one chunk (``pate-analyze --per-query``).
 
 The pass uses what the totals found: the running sums are formed only at the orders that
 can still give a cumulative epsilon under the run's total curve
@@ -14,7 +14,7 @@ distinct statistic pairs (``result.distinct_pairs``, converted once each by
 ``accounting.own_epsilons``; from the query's row where the pairs were not kept, as in a
 budget run). Both give the bits of the full computation.
 
-A run's decisions (``pate_cli.decisions.Decisions``, CLI.md "Decisions") are read from the
+A run's decisions (``pate_cli.decisions.Decisions``, cli:decisions) are read from the
 same stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``) or
 whole (:func:`decisions_of`; ``label()``).
 """

@@ -37,7 +37,7 @@ def _presenter(name: str) -> Callable[..., Any]:
 
 @dataclass(frozen=True)
 class BudgetPart:
-    """A budget run (MATH.md s.7): ``halted_at`` the first query not processed (or None),
+    """A budget run (math:costs): ``halted_at`` the first query not processed (or None),
     ``halt_at`` "query" or "output" (--halt-at); ``carries``: the RDP spent before each block
     of ``block`` queries after the first, where the per-query table restarts its sums."""
 
@@ -60,7 +60,7 @@ class DecisionsPart:
 
 @dataclass(frozen=True)
 class SvtPart:
-    """SVT-PATE's parameters and what its replay met (MATH.md s.8); ``bound``: "rdp" (zCDP)
+    """SVT-PATE's parameters and what its replay met (math:svt); ``bound``: "rdp" (zCDP)
     or "pure" (c eps0); ``cutoffs_tried``: --svt-cutoff auto's {cutoff, scale, answered}."""
 
     scale: float
@@ -92,7 +92,7 @@ class RoundPart:
 
 @dataclass(frozen=True)
 class GroupsPart:
-    """Individualized PATE (MATH.md s.9): each group's row, the stop, and ``baseline``, the
+    """Individualized PATE (math:individualized): each group's row, the stop, and ``baseline``, the
     uniform run at the least budget."""
 
     variant: str
@@ -113,7 +113,7 @@ class AddedRdp:
 
 @dataclass(frozen=True)
 class TuningPart:
-    """``--tuning`` (MATH.md s.12): the random search's law of K (``shape`` None for
+    """``--tuning`` (math:tuning): the random search's law of K (``shape`` None for
     Poisson), the run alone (``epsilon_single``) and the whole search (``epsilon_tuned``)."""
 
     distribution: str
@@ -189,7 +189,7 @@ class AnalysisResult:
     smooth_sensitivity: SmoothSensitivityResult | None = None
     added_rdp: AddedRdp | None = None
     tuning: TuningPart | None = None
-    # CLI.md's ``outputs``: queries grouped by output (analysis.added_figures), or None
+    # cli:json's ``outputs``: queries grouped by output (analysis.added_figures), or None
     outputs: Mapping[str, Any] | None = None
     multilabel: MultilabelPart | None = None
     decisions: DecisionsPart | None = None
@@ -212,7 +212,7 @@ class AnalysisResult:
 
     @property
     def epsilon_improved(self) -> float | None:
-        """The improved conversion (MATH.md s.6) of the total RDP curve, whatever
+        """The improved conversion (math:conversion) of the total RDP curve, whatever
         ``--conversion`` chose; None for SVT-PATE and individualized groups (not RDP)."""
         if self.svt is not None or self.groups is not None or self.rdp_total is None:
             return None
@@ -239,18 +239,18 @@ class AnalysisResult:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict:
-        """The JSON summary of CLI.md (``--format json``), with provenance."""
+        """The JSON summary of cli:json (``--format json``), with provenance."""
         return _presenter("dict")(self)
 
     def to_frame(self) -> pd.DataFrame:
-        """The per-query table of CLI.md: ``iter_frames()``'s pieces put together."""
+        """The per-query table of cli:per-query: ``iter_frames()``'s pieces put together."""
         import pandas as pd
         return pd.concat(list(self.iter_frames()), ignore_index=True)
 
     def iter_frames(self) -> Iterator[pd.DataFrame]:
         """The per-query table in consecutive pieces, so memory holds one chunk at a time."""
         self.require_columns()
-        outputs = getattr(self.source, "outputs", None)  # CLI.md's output grouping, if any
+        outputs = getattr(self.source, "outputs", None)  # cli:per-query's output grouping, if any
         for frame in [per_query_frame(self)] if self.frames is None else self.frames(self):
             if outputs is not None:  # the ``output`` column after the others
                 frame["output"] = outputs[frame["query"].to_numpy()]

@@ -1,10 +1,10 @@
 """Multi-round runs (``--rounds``): successive analyses composed into one RDP curve.
 
-RDP adds up order by order (MATH.md s.6), so a run in rounds (the 2018 paper's
+RDP adds up order by order (math:conversion), so a run in rounds (the 2018 paper's
 Confident-GNMax round, then an Interactive-GNMax round with a student) costs the sum of
 its rounds' curves. Each round is analysed totals-only, from the RDP the earlier rounds
 spent; the summary composes the rounds' ``QueryCounts``. A round whose rows are a range
-is read as a view (its noise keyed by the query's position in the round, MATH.md s.1).
+is read as a view (its noise keyed by the query's position in the round, math:mechanisms).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
                    initial_rdp: np.ndarray | None = None, chunk_size: int | None = DEFAULT_CHUNK,
                    source: object | None = None, per_query: bool | str = True,
                    workers: int | None = None) -> AnalysisResult:
-    """Compose successive rounds into one RDP curve and one epsilon (MATH.md s.6).
+    """Compose successive rounds into one RDP curve and one epsilon (math:conversion).
 
     Round k starts from the RDP spent by rounds 0..k-1, with independent noise (salt k).
     ``rounds`` in the result has each round's epsilon alone; ``rdp_at_order`` adds the
@@ -114,7 +114,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
 def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
                   ) -> tuple[dict[str, float], np.ndarray]:
     """A round's selection and answer sums at ``order`` and its data-independent curve
-    (MATH.md s.2); an SVT-PATE round's: its unstable queries' shares and s.8's curve."""
+    (math:independent); an SVT-PATE round's: its unstable queries' shares and math:svt's curve."""
     mechanism = part.mechanism
     if mechanism.sequential:
         share = float(rdp_svt_rounds(scale=mechanism.scale, rounds=1, orders=[order])[0])

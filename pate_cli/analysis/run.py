@@ -3,7 +3,7 @@ seed or several at once (``analyze_totals``, a sweep's point).
 
 Chunks of queries are counted apart (``analysis.grouped_run``) into their distinct
 statistics, whose curves are evaluated once each and summed (``accounting.grouped``,
-MATH.md s.6); budget runs go through ``analysis.budget_run``; the per-query table is a
+math:conversion); budget runs go through ``analysis.budget_run``; the per-query table is a
 second pass (``analysis.per_query_stream``).
 """
 
@@ -53,23 +53,23 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
-    answer step with ``pr_answered`` (the 2018 paper's), ``data-independent`` MATH.md
-    s.2's costs for the replay's decisions; labels always come from the seeded replay.
+    answer step with ``pr_answered`` (the 2018 paper's), ``data-independent``
+    math:independent's costs for the replay's decisions; labels always come from the seeded replay.
     ``student``: Interactive-GNMax's ``(queries, K)`` probabilities. ``query_indices``:
     those rows in that order (``queries``: the first N). ``initial_rdp``: RDP spent before
     the first query (``--add-rdp``, earlier rounds). ``salt``: independent noise under the
-    same seed. ``budget`` (MATH.md s.7): halt at the first query whose full cost (its
+    same seed. ``budget`` (math:costs): halt at the first query whose full cost (its
     expected cost under ``expected``) could take the total above it; the result holds the
     queries before (``analysis.budget_run``). ``decisions``: a run's decisions, charged
-    instead of the replay's (s.7 "Decisions accounting"). Raises ``ValueError``.
+    instead of the replay's (math:costs "Decisions accounting"). Raises ``ValueError``.
 
     No per-query array is kept (``result.counts`` holds what the summary needs); totals
-    come from the counts of distinct statistics (``accounting.grouped``, s.6), the same
+    come from the counts of distinct statistics (``accounting.grouped``, math:conversion), the same
     bits for any chunk size, ``workers`` (threads; default: the cores) or ``executor``
     (a ``concurrent.futures``-style executor counting chunks or summing budget blocks,
     ``grouped_run.count_queries``). ``per_query`` (default): the table is a stream,
     ``result.iter_frames()``, formed by a second pass (``per_query_stream``); its
-    ``epsilon_cumulative`` is a running sum (the README's tolerance; a budget run's ends
+    ``epsilon_cumulative`` is a running sum (the tolerance of math:tolerance; a budget run's ends
     exactly at ``epsilon``). SVT-PATE goes to ``analysis.svt``.
     """
     setting = dict(locals())

@@ -294,12 +294,13 @@ def check_input(spec: RunSpec, vote_set) -> None:
 
 def check_sampled_run(sampling: Sampling, name: str, *, accounting: str, rounds,
                       individualized, smooth_sensitivity: bool) -> None:
-    """The combinations MATH.md s.16 and this implementation refuse, one line each."""
+    """The combinations math:sampling and this implementation refuse, one line each."""
     if accounting != "data-independent":
         raise OptionError(f"--sampling needs --accounting data-independent, not {accounting}: "
-                          "the data-dependent bounds (MATH.md s.3-s.5) are for a fixed "
+                          "the data-dependent bounds (math:gnmax, math:threshold and math:lnmax) "
+                          "are for a fixed "
                           "histogram and no valid published bound combines them with "
-                          "amplification by subsampling (MATH.md s.16)")
+                          "amplification by subsampling (math:sampling)")
     if name not in SAMPLED_MECHANISMS:
         raise OptionError(f"--sampling applies to -m {', '.join(SAMPLED_MECHANISMS)}, not "
                           f"-m {name}")

@@ -1,4 +1,4 @@
-"""The cost table of MATH.md section 7: each mechanism's (selection, answer) steps, and
+"""The cost table of math:costs: each mechanism's (selection, answer) steps, and
 one chunk of a run costed by it (:func:`block_costs`, the one per-chunk pass every pass
 over the queries builds on: decisions, statistics, weights and per-query curves)."""
 
@@ -25,19 +25,20 @@ from ..mechanisms.sampled import SampledMechanism, unsampled
 
 @dataclass(frozen=True)
 class Step:
-    """One privacy-costing step (MATH.md s.7): ``statistic(votes, student)``, the
+    """One privacy-costing step (math:costs): ``statistic(votes, student)``, the
     per-query ``log q`` or ``log pr_answered``; ``rdp(distinct statistics, orders)``;
-    ``independent(orders)``, the data-independent curve (s.2)."""
+    ``independent(orders)``, the data-independent curve (math:independent)."""
 
     statistic: Callable[..., np.ndarray]
     rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
     independent: Callable[[np.ndarray], np.ndarray]
 
 
-# MATH.md s.7's answer steps: the mechanism's noise attribute, the accounting functions'
-# keyword for it, log q (s.5 LNMax; Prop. 7 or s.13 by ``q_bound``; s.15's exact one),
-# the data-dependent and the data-independent curve. LNMax's s.5 curve is capped by its
-# exact data-independent one (both valid); the other two curves cap themselves.
+# math:costs's answer steps: the mechanism's noise attribute, the accounting functions'
+# keyword for it, log q (math:lnmax LNMax; Prop. 7 or math:integral by ``q_bound``;
+# math:exponential's exact one), the data-dependent and the data-independent curve. LNMax's
+# math:lnmax curve is capped by its exact data-independent one (both valid); the other two curves
+# cap themselves.
 ANSWERS: dict[str, tuple[str, str, Callable, Callable, Callable]] = {
     "laplace": ("laplace_scale", "scale", laplace.log_q_lnmax, laplace.rdp_lnmax,
                 laplace.rdp_lnmax_data_independent),
@@ -47,7 +48,7 @@ ANSWERS: dict[str, tuple[str, str, Callable, Callable, Callable]] = {
                     exponential.rdp_exponential_data_independent),
 }
 # Mechanism name -> (whether a noisy threshold selects first, its answer step). SVT-PATE
-# is not here: its cost is the sparse-vector guarantee of section 8 (``analysis.svt``).
+# is not here: its cost is the sparse-vector guarantee of math:svt (``analysis.svt``).
 COST_TABLE = {"lnmax": (False, "laplace"), "gnmax": (False, "gaussian"),
               "confident": (True, "gaussian"), "interactive": (True, "gaussian"),
               "exponential": (False, "exponential"),
@@ -56,8 +57,8 @@ COST_TABLE = {"lnmax": (False, "laplace"), "gnmax": (False, "gaussian"),
 
 def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, Step]:
     """The (selection, answer) steps of a mechanism; selection is None if it has none.
-    ``q_bound`` (MATH.md s.3/s.13) applies to Gaussian answers only. A sampled aggregator
-    has its inner steps with amplified data-independent curves (s.16)."""
+    ``q_bound`` (math:gnmax and math:integral) applies to Gaussian answers only. A sampled
+    aggregator has its inner steps with amplified data-independent curves (math:sampling)."""
     check_q_bound(q_bound)
     if isinstance(mechanism, SampledMechanism):
         selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound)
@@ -76,8 +77,9 @@ def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, 
                   partial(_answer_rdp, kind, value), partial(_answer_independent, kind, value))
     if not selects:
         return None, answer
-    # The noisy threshold on ``selection_counts`` (MATH.md s.4): s.17's exact curve
-    # (``screening_counts``) caps s.4's data-dependent one; s.2's under "gaussian".
+    # The noisy threshold on ``selection_counts`` (math:threshold): math:screening's exact curve
+    # (``screening_counts``) caps math:threshold's data-dependent one; math:independent's under
+    # "gaussian".
     screen = (mechanism.sigma_threshold, mechanism.threshold, *screening_counts(mechanism))
     return Step(partial(_threshold_statistic, mechanism), partial(_threshold_rdp, *screen),
                 partial(_threshold_independent, *screen)), answer
@@ -85,11 +87,11 @@ def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, 
 
 def screening_counts(mechanism) -> tuple[str, float, float]:
     """``(kind, low, high)``: the counts a selecting mechanism's threshold step may
-    compare (MATH.md s.17). ``integer``: plain votes, ``max n`` in ``0..M``; ``real``:
+    compare (math:screening). ``integer``: plain votes, ``max n`` in ``0..M``; ``real``:
     ``max n`` of weighted votes in ``[0, M]``, or Interactive's ``max_j (n_j - M p_j)``,
     which lies in ``[-M/2, M]`` (``n_j >= 0``, rows at most M and at least 2 classes, so
     the largest of K numbers summing to ``sum n - M >= -M`` is at least ``-M/K``);
-    ``gaussian``: s.2's curve (``screening="gaussian"``, or M unknown)."""
+    ``gaussian``: math:independent's curve (``screening="gaussian"``, or M unknown)."""
     teachers = getattr(mechanism, "teachers", None)
     if mechanism.screening == "gaussian" or teachers is None:
         return "gaussian", 0.0, 0.0
@@ -142,10 +144,10 @@ def _threshold_independent(s1, t, kind, low, high, orders):
 
 
 def _sampled(selection, answer, mechanism: SampledMechanism):
-    """The inner steps with amplified data-independent curves (MATH.md s.16,
+    """The inner steps with amplified data-independent curves (math:sampling,
     ``accounting.subsampling``); when every unit votes, the steps' own curves, bit for
     bit. Each amplified curve is, order by order, at most the step's own unsampled curve
-    under the declared relation (the threshold's: its exact curve, s.17). Confident with
+    under the declared relation (the threshold's: its exact curve, math:screening). Confident with
     ``shared`` steps: an answered query is one sampled Gaussian on the pair (threshold
     count, votes), ``1/z^2 = 1/sigma1^2 + Delta^2/sigma^2``, capped by the two unsampled
     steps together; the answer step carries that charge less the threshold step's, so that
@@ -192,7 +194,7 @@ def _beyond(total, part, orders):
 
 
 def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:
-    """The worst-case RDP curve of a run (MATH.md section 2): ``answered`` answer steps
+    """The worst-case RDP curve of a run (math:independent): ``answered`` answer steps
     plus, for a selecting aggregator, ``queries`` selection steps."""
     curve = answered * answer.independent(orders)
     if selection is not None:
@@ -277,7 +279,7 @@ def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bo
     """``(start, stop) ->`` the answer step's charge of analysed queries ``start ..
     stop-1`` (0/1 as the seeded replay or the given ``decisions`` decided, ``pr_answered``
     under expected accounting): the run's ``answered`` column, formed again a chunk at a
-    time (the replay's noise is keyed by query position, MATH.md s.1)."""
+    time (the replay's noise is keyed by query position, math:mechanisms)."""
     noise = NoiseSource(seed)
 
     def charges(start: int, stop: int) -> np.ndarray:

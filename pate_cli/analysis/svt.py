@@ -1,14 +1,14 @@
-"""SVT-PATE analysis: the seeded replay, the data-independent guarantee (MATH.md s.8), the
+"""SVT-PATE analysis: the seeded replay, the data-independent guarantee (math:svt), the
 cut-off search of ``--svt-cutoff auto`` and the note of a run that answers little.
 
 The guarantee is converted over a continuous order (``accounting.svt``: never above the
 pure-DP bound ``c eps0``); only with an external RDP curve (``--add-rdp``, known on the
-grid alone) is the sum converted on the grid by ``rdp_to_epsilon`` (MATH.md s.6).
+grid alone) is the sum converted on the grid by ``rdp_to_epsilon`` (math:conversion).
 
 The replay goes a chunk at a time: the run keeps counts only, and its table is a second
 pass (:func:`svt_frames`). The mechanism is sequential, but all it carries from one query
 to the next is the number of unstable queries met so far: query noise is keyed by the
-query's position and threshold noise by the round's number (MATH.md s.1), so a chunk
+query's position and threshold noise by the round's number (math:mechanisms), so a chunk
 replayed from the carried count decides what the whole run decides
 (``mechanisms.svt.SVTPATE.pieces``).
 
@@ -16,7 +16,7 @@ The search and the note (``accounting.svt_tuning``) see the votes only through t
 distances to instability, computed once into an ``inputs.rows.ScratchColumn``: computing them
 for every pass would read the vote file some 20 to 40 times, keeping them would hold 8
 bytes per query. The search looks at the votes: its choice is not part of the reported
-epsilon (MATH.md s.12 prices such searches; see ``--tuning``), and the run says so.
+epsilon (math:tuning prices such searches; see ``--tuning``), and the run says so.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
                 initial_rdp: np.ndarray | None, salt: int, chunk_size: int,
                 source: object | None, decisions=None,
                 per_query: bool = True) -> AnalysisResult:
-    """SVT-PATE: the replay, and the data-independent guarantee (MATH.md s.8).
+    """SVT-PATE: the replay, and the data-independent guarantee (math:svt).
 
     The reported ``epsilon`` is the guarantee at the cut-off, whatever ``accounting`` and
     the replay; ``decisions`` (from ``--decisions``) replace the replay and must follow

@@ -122,7 +122,7 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
 
 
 def _show_parameters(votes, fmt, **options) -> None:
-    """``--show-parameters``: each group's derived parameters (MATH.md s.9), then exit."""
+    """``--show-parameters``: each group's derived parameters (math:individualized), then exit."""
     from ..analysis import api
     from ..analysis.run_spec import RunSpec, check_options
     if options["individualized"] is None:

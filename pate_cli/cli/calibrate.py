@@ -1,4 +1,4 @@
-"""``pate-calibrate``: the noise that meets a target epsilon (CLI.md)."""
+"""``pate-calibrate``: the noise that meets a target epsilon (cli:pate-calibrate)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exit statuses at the command boundary (CLI.md): 0 ok, 2 bad input, 3 over budget, 1 bug,
+"""Exit statuses at the command boundary (cli:exit-codes): 0 ok, 2 bad input, 3 over budget, 1 bug,
 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
 User mistakes (``InputError``, ``ValueError`` from parameter checks, click usage errors)
@@ -97,7 +97,8 @@ def check_max_epsilon(epsilon: float, max_epsilon: float | None, *,
     if max_epsilon is not None and epsilon > max_epsilon:
         raise OverBudget(f"{what} {ceil_text(epsilon)} exceeds --max-epsilon {max_epsilon:g}")
 
-# Writing standard output (or a file) failed for want of room: the README's "cannot write".
+# Writing standard output (or a file) failed for want of room: "cannot write" in
+# docs/reference/exit-codes.md.
 _FULL_OUTPUT = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 

@@ -83,7 +83,7 @@ class Order(click.ParamType):
 
 class TuningLaw(click.ParamType):
     """``--tuning``: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``, ``negbin:MU,ETA``
-    (MATH.md s.12); the value is a ``TuningDistribution``."""
+    (math:tuning); the value is a ``TuningDistribution``."""
 
     name = "dist"
 
@@ -111,7 +111,7 @@ POSITIVE = PositiveFloat()
 
 
 def sampling_specs(option=click.option) -> list:
-    """``--sampling SCHEME`` and ``--vote-change`` (MATH.md s.16; pate-analyze, pate-report,
+    """``--sampling SCHEME`` and ``--vote-change`` (math:sampling; pate-analyze, pate-report,
     pate-sweep, pate-calibrate): checked by the API, whose refusals name the reason."""
     return [
         option("--sampling", metavar="SCHEME",
@@ -250,7 +250,7 @@ class SchedulerAddress(click.ParamType):
 
 
 def screening_spec(option):
-    """``--screening``: the threshold step's data-independent curve (MATH.md s.17)."""
+    """``--screening``: the threshold step's data-independent curve (math:screening)."""
     return option("--screening", type=click.Choice(list(SCREENINGS)), default="exact",
                   metavar="CURVE",
                   help="Threshold step: exact (one bit; default) or gaussian (papers').")
@@ -347,7 +347,7 @@ def budget_specs(option) -> list:
 
 
 def individualized_specs(option) -> list:
-    """Individualized PATE: per-group budgets (MATH.md s.9)."""
+    """Individualized PATE: per-group budgets (math:individualized)."""
     return [
         option("--individualized", type=click.Choice(list(VARIANTS)), metavar="VARIANT",
                help="upsampling, weighting or vanishing (per-group budgets, --groups)."),

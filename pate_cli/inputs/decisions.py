@@ -1,4 +1,4 @@
-"""``--decisions FILE``: the decisions of a run made elsewhere (CLI.md "Decisions").
+"""``--decisions FILE``: the decisions of a run made elsewhere (cli:decisions).
 
 Formats (what ``--write-decisions`` writes, and two plain arrays):
 

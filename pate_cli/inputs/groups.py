@@ -19,7 +19,7 @@ class PrivacyGroups:
     """Privacy groups from ``--groups``: names, budgets and optional given parameters.
 
     ``upsampling``/``weight``/``participation``/``share`` are arrays with NaN where the
-    file leaves a value to the rules of MATH.md section 9 (or None without the column).
+    file leaves a value to the rules of math:individualized (or None without the column).
     """
 
     names: tuple

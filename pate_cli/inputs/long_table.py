@@ -1,4 +1,4 @@
-"""Long tables of sparse votes (CLI.md "Sparse votes"): one row per non-zero count, its
+"""Long tables of sparse votes (cli:per-query "Sparse votes"): one row per non-zero count, its
 columns ``query``, ``class``, ``count`` and an optional ``output``, in any order, or under
 other names given by ``--columns query=NAME,class=NAME,count=NAME[,output=NAME]``
 (:class:`ColumnMap`), read with ``--classes K`` (the vocabulary size).

@@ -1,5 +1,5 @@
-"""Output ids: the generated sequence (output) each query belongs to (CLI.md inputs,
-MATH.md s.14), from a sparse archive's ``output`` array, a long table's ``output`` column or,
+"""Output ids: the generated sequence (output) each query belongs to (cli:per-query,
+math:sparse), from a sparse archive's ``output`` array, a long table's ``output`` column or,
 for any input (dense votes, ``--predictions``, sparse), ``--outputs FILE`` (``.npy`` or a
 one-column ``.csv``/``.tsv``, an optional header; or an array given to the API).
 

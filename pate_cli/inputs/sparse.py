@@ -1,4 +1,4 @@
-"""Sparse vote files: token votes over a vocabulary (CLI.md inputs, MATH.md s.14).
+"""Sparse vote files: token votes over a vocabulary (cli:formats, math:sparse).
 
 Two forms, read into one ``SparseVotes`` (compressed sparse rows):
 

@@ -29,7 +29,7 @@ PER_QUERY = "a per-query table (pate-analyze --per-query FILE)"
 SWEEP = "a pate-sweep table (pate-sweep --out FILE)"
 SUMMARY = "a JSON summary (pate-analyze --format json -o FILE.json)"
 
-# A per-query table's integer and text columns (CLI.md; the rest are floats). Its other
+# A per-query table's integer and text columns (cli:per-query; the rest are floats). Its other
 # columns are read from CSV/TSV as float64 whatever their text: pyarrow writes 100.0 as
 # ``100`` and -0.0 as ``-0`` (outputs.csv_table), pandas ``100.0`` and ``-0.0``, and
 # both read back the same values and column types.
@@ -37,7 +37,7 @@ PER_QUERY_INTEGERS = ("query", "plurality_class", "label", "round", "unstable", 
                       "answered_labels")
 PER_QUERY_TEXT = ("outcome",)
 
-# Columns that tell the kinds of table apart (CLI.md fixes them).
+# Columns that tell the kinds of table apart (cli:per-query fixes them).
 _PER_QUERY_MARKERS = ("query", "epsilon_cumulative")
 _SWEEP_MARKERS = ("mechanism", "epsilon", "epsilon_std", "repeats")
 
@@ -126,7 +126,7 @@ def read_summary(path) -> dict:
 
 
 def table_kind(frame: pd.DataFrame) -> str | None:
-    """``per-query``, ``sweep`` or None, from the columns CLI.md fixes."""
+    """``per-query``, ``sweep`` or None, from the columns cli:per-query fixes."""
     columns = set(frame.columns)
     if all(column in columns for column in _PER_QUERY_MARKERS):
         return "per-query"

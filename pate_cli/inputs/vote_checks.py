@@ -96,7 +96,7 @@ def _plain_integer_rows(rows: np.ndarray, reference: float | None, teachers: flo
     return bool(np.all(totals == reference))
 
 
-# Weighted votes are refused above --teachers (MATH.md s.9): the mechanisms' noise and
+# Weighted votes are refused above --teachers (math:individualized): the mechanisms' noise and
 # every RDP formula assume that one teacher moves at most one vote.
 WEIGHTED_REASON = ("votes whose weights exceed 1 would be charged as if each teacher moved "
                    "one vote, under-counting the cost")
@@ -172,7 +172,7 @@ def row_total(votes, row):
 def integer_votes(votes) -> bool:
     """Whether every vote is a whole number (plain counts, not weighted or averaged), read
     in chunks (bounded memory; a mapped file's pages are let go). The threshold step's
-    exact curve (MATH.md s.17) ranges over the integers 0..M only for such votes."""
+    exact curve (math:screening) ranges over the integers 0..M only for such votes."""
     if isinstance(votes, SparseVotes):
         votes = votes.data
     elif isinstance(votes, SparseRows):

@@ -191,7 +191,7 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                      layout: str = "queries-first") -> VoteSet:
     """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
 
-    ``layout="teachers-first"`` (``--predictions-layout``, CLI.md): the file holds the
+    ``layout="teachers-first"`` (``--predictions-layout``, cli:formats): the file holds the
     transpose, ``(teachers, queries)``, as PromptPATE and the 2017 PATE code save it; it
     is read as its transpose (a view), and every message names queries and teachers as
     in the queries-first file.

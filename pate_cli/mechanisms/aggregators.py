@@ -1,6 +1,6 @@
 """The aggregators as frozen value objects, and their seeded replay.
 
-MATH.md section 1. A replay turns votes and a seed into decisions (which queries were
+math:mechanisms. A replay turns votes and a seed into decisions (which queries were
 answered, with which label); the noise comes from ``NoiseSource`` (``noise.py``). Every
 aggregator follows ``protocol.Mechanism``: one ``replay(votes, *, noise, start=0,
 student=None)`` signature and class-level facts the analysis reads instead of asking
@@ -66,7 +66,8 @@ def _answer_every_query(votes, noise, start, kind, scale, labels: bool) -> Decis
 class LNMax(Facts):
     """Laplace noisy max (Papernot et al. 2017): ``argmax_j n_j + Laplace(0, lam)``.
 
-    Every query is answered; each answer is ``2 / lam``-DP (MATH.md sections 1, 2, 5).
+    Every query is answered; each answer is ``2 / lam``-DP (math:mechanisms, math:independent and
+    math:lnmax).
     """
 
     laplace_scale: float
@@ -90,7 +91,7 @@ class LNMax(Facts):
 class GNMax(Facts):
     """Gaussian noisy max (Papernot et al. 2018): ``argmax_j n_j + N(0, sigma^2)``.
 
-    Every query is answered (MATH.md sections 1-3).
+    Every query is answered (math:mechanisms, math:independent and math:gnmax).
     """
 
     sigma: float
@@ -111,7 +112,8 @@ class GNMax(Facts):
 
 def _check_confident_parameters(mechanism) -> None:
     """T finite; sigma1 and sigma2 in the Gaussian domain; ``screening`` ``exact`` (the
-    threshold step's exact curve, MATH.md s.17) or ``gaussian`` (s.2's, the papers')."""
+    threshold step's exact curve, math:screening) or ``gaussian`` (math:independent's, the
+    papers')."""
     check_threshold_parameters(mechanism)
     object.__setattr__(mechanism, "sigma", noise_scale(mechanism.sigma, "sigma", GAUSSIAN_SCALE))
 
@@ -121,10 +123,10 @@ class ConfidentGNMax(Facts):
     """Confident-GNMax (Algorithm 1 of Papernot et al. 2018).
 
     Answer ``argmax_j n_j + N(0, sigma^2)`` only if ``max_j n_j + N(0, sigma1^2) >= T``,
-    otherwise abstain (MATH.md sections 1, 4, 7). ``teachers`` (M) and ``integer_votes``
-    (plain counts) say which counts the threshold step may compare, for its exact
-    data-independent curve (``screening="exact"``, MATH.md s.17); without ``teachers``
-    the step is charged s.2's Gaussian curve.
+    otherwise abstain (math:mechanisms, math:threshold and math:costs). ``teachers`` (M) and
+    ``integer_votes`` (plain counts) say which counts the threshold step may compare, for its exact
+    data-independent curve (``screening="exact"``, math:screening); without ``teachers``
+    the step is charged math:independent's Gaussian curve.
     """
 
     threshold: float
@@ -162,7 +164,8 @@ class ConfidentGNMax(Facts):
 
 @dataclass(frozen=True)
 class InteractiveGNMax(Facts):
-    """Interactive-GNMax (Algorithm 2 of Papernot et al. 2018), MATH.md sections 1, 4, 7.
+    """Interactive-GNMax (Algorithm 2 of Papernot et al. 2018), math:mechanisms, math:threshold and
+    math:costs.
 
     With the student's probabilities ``p`` and ``M`` teachers: if
     ``max_j (n_j - M p_j) + N(0, sigma1^2) >= T`` the teachers answer
@@ -224,7 +227,7 @@ MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
               "confident-exponential": ConfidentExponential}
 
 
-# Defaults relative to the number of teachers M (CLI.md): the 2018 paper's MNIST setting
+# Defaults relative to the number of teachers M (cli:pate-analyze): the 2018 paper's MNIST setting
 # (M = 250: sigma 40, T 200, sigma1 150) scaled with M; LNMax lam = 20 at M = 250. The
 # exponential mechanism's eta is an inverse scale: its default is ``DEFAULT_ETA_TIMES_M /
 # M`` (``mechanisms.exponential``: the default Gaussian's worst-case cost per answer).
@@ -233,7 +236,7 @@ DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
 
 
 def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
-    """Whether a run's threshold step compares whole counts (MATH.md s.17's integer
+    """Whether a run's threshold step compares whole counts (math:screening's integer
     grid): a Confident aggregator on plain votes, with the exact curve."""
     return (name in ("confident", "confident-exponential")
             and parameters.get("screening") != "gaussian" and integer_votes(vote_set.votes))
@@ -256,7 +259,7 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
     """Create a mechanism by name, filling unset parameters from the teacher count M.
 
     ``screening`` (``exact``, the default, or ``gaussian``) and ``integer_votes`` (the
-    votes are plain counts) apply to the selecting mechanisms (MATH.md s.17)."""
+    votes are plain counts) apply to the selecting mechanisms (math:screening)."""
     defaulted = []
 
     def pick(value, key):

@@ -1,5 +1,5 @@
 """What every aggregator shares: the domains of its noise parameters, their checks, and the
-protocol's facts with their defaults (``Facts``); MATH.md section 1."""
+protocol's facts with their defaults (``Facts``); math:mechanisms."""
 
 from __future__ import annotations
 
@@ -30,11 +30,11 @@ def positive(value, name: str) -> float:
 #   already costs eps0 = 200, past any meaningful privacy.
 # * SVT scale in [1e-6, 1e12]: its costs are polynomial in 2 / lambda (no exp), and the
 #   solver for --target-epsilon searches [1e-6, 1e9].
-# * the exponential mechanism's eta in [1e-12, 300] (MATH.md s.15): each answer costs
-#   eps0 = 2 eta, and s.5's bound takes exp(eps0), a float up to eps0 = 709.78; at eta =
+# * the exponential mechanism's eta in [1e-12, 300] (math:exponential): each answer costs
+#   eps0 = 2 eta, and math:lnmax's bound takes exp(eps0), a float up to eps0 = 709.78; at eta =
 #   300 one answer already costs 600. Below 1e-12 a vote moves eta n by less than the
 #   rounding of the Gumbel noise (the 1e12 bound of the scales below, inverted).
-# * the SVT threshold w above 1: at w <= 1 the failure probability delta2 (MATH.md s.8) is
+# * the SVT threshold w above 1: at w <= 1 the failure probability delta2 (math:svt) is
 #   at least 1/2, so no delta < 1 is left, and exp(-(w - 1) / (4 lambda)) could overflow.
 #   The selection threshold T only needs to be finite (it enters through log_ndtr).
 #

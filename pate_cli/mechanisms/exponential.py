@@ -1,6 +1,7 @@
 """The exponential-mechanism (Gumbel-max) aggregators and their seeded replay.
 
-MATH.md sections 1, 4 and 15: ``argmax_j (eta n_j + G_j)`` with standard Gumbel noise
+math:mechanisms, math:threshold and math:exponential: ``argmax_j (eta n_j + G_j)`` with standard
+Gumbel noise
 ``G_j`` (the exponential mechanism with utility ``n_j``), alone or behind Confident-GNMax's
 noisy threshold. Gumbel draws come from their own stream (``STREAM_GUMBEL``), keyed by
 query position like every other noise, so the same seed gives the same decisions whatever
@@ -24,15 +25,15 @@ from .threshold import check_threshold_parameters, passes_threshold
 from .token_argmax import sparse_gumbel_argmax
 
 # The default eta, times the number of teachers M: eta = sqrt(2) / (0.16 M), at which the
-# data-independent curve alpha eps0^2 / 8 = alpha eta^2 / 2 (s.15) equals the default
-# GNMax answer's alpha / sigma^2 with sigma = 0.16 M (s.2): the same worst-case cost per
-# answer as pate-analyze's default Gaussian (eta = 0.0354 at M = 250).
+# data-independent curve alpha eps0^2 / 8 = alpha eta^2 / 2 (math:exponential) equals the default
+# GNMax answer's alpha / sigma^2 with sigma = 0.16 M (math:independent): the same worst-case cost
+# per answer as pate-analyze's default Gaussian (eta = 0.0354 at M = 250).
 DEFAULT_ETA_TIMES_M = math.sqrt(2.0) / 0.16
 
 
 def gumbel_labels(votes: np.ndarray, *, eta: float, noise: NoiseSource, start: int,
                   answered: np.ndarray, draw: bool = True) -> np.ndarray:
-    """``argmax_j (eta n_j + G_j)`` where ``answered``, -1 elsewhere (MATH.md s.15);
+    """``argmax_j (eta n_j + G_j)`` where ``answered``, -1 elsewhere (math:exponential);
     ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
     if not draw:
         return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
@@ -51,7 +52,7 @@ def gumbel_labels(votes: np.ndarray, *, eta: float, noise: NoiseSource, start: i
 class Exponential(Facts):
     """The exponential mechanism (Gumbel-max): ``argmax_j (eta n_j + G_j)``, ``G_j``
     standard Gumbel, i.e. ``Pr[j] = softmax(eta n)_j``. Every query is answered; each
-    answer is ``2 eta``-DP (MATH.md s.15)."""
+    answer is ``2 eta``-DP (math:exponential)."""
 
     eta: float
     name: str = field(default="exponential", init=False)
@@ -73,11 +74,12 @@ class Exponential(Facts):
 
 @dataclass(frozen=True)
 class ConfidentExponential(Facts):
-    """Confident-GNMax's noisy threshold (MATH.md s.4), then the exponential answer: if
+    """Confident-GNMax's noisy threshold (math:threshold), then the exponential answer: if
     ``max_j n_j + N(0, sigma1^2) >= T`` answer ``argmax_j (eta n_j + G_j)``, else
-    abstain (s.15; costs composed by s.7's table). ``teachers``, ``screening`` and
+    abstain (math:exponential; costs composed by math:costs's table). ``teachers``, ``screening``
+    and
     ``integer_votes`` pick the threshold step's data-independent curve as for
-    Confident-GNMax (MATH.md s.17; ``ConfidentGNMax``)."""
+    Confident-GNMax (math:screening; ``ConfidentGNMax``)."""
 
     threshold: float
     sigma_threshold: float

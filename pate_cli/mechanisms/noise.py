@@ -1,4 +1,4 @@
-"""The only source of noise: counter-based, keyed by query position (MATH.md section 1).
+"""The only source of noise: counter-based, keyed by query position (math:mechanisms).
 
 Noise is drawn in fixed blocks of ``NOISE_BLOCK`` queries, each block from its own
 ``numpy.random.Generator`` seeded by ``(seed, salt, stream, block)``, so the noise a query
@@ -34,7 +34,7 @@ STREAM_ANSWER = 2
 STREAM_PARTICIPATION = 3  # individualized vanishing: who votes (mechanisms.participation)
 STREAM_SVT_THRESHOLD = 4
 STREAM_SVT_QUERY = 5
-STREAM_GUMBEL = 6  # the exponential mechanism's Gumbel-max answer (MATH.md s.15)
+STREAM_GUMBEL = 6  # the exponential mechanism's Gumbel-max answer (math:exponential)
 
 
 def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
@@ -174,7 +174,7 @@ class SharedBlocks:
 
 
 def release_draw(seed: int) -> float:
-    """The standard normal draw of a smooth-sensitivity release (MATH.md s.10): the one
+    """The standard normal draw of a smooth-sensitivity release (math:smooth): the one
     noise outside the query streams, kept as ``default_rng(seed)``'s first normal so
     sanitised figures stay what earlier versions published."""
     return float(np.random.default_rng(seed).normal())

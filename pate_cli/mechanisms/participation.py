@@ -1,4 +1,4 @@
-"""Weighted and participation histograms of Individualized PATE (MATH.md section 9).
+"""Weighted and participation histograms of Individualized PATE (math:individualized).
 
 The vote histograms the individualized variants aggregate: weighted counts (weighting,
 paper Definition 7) and the vanishing variant's participation schedule (who votes in each
@@ -50,7 +50,7 @@ def weighted_histogram(predictions: np.ndarray, weights: np.ndarray | None = Non
 
 def vanishing_participation(frequencies: np.ndarray, *, seed: int, count: int,
                             start: int = 0) -> np.ndarray:
-    """Which teachers take part in each query (vanishing, MATH.md section 9, Appendix B).
+    """Which teachers take part in each query (vanishing, math:individualized, Appendix B).
 
     ``frequencies``: ``s_i`` in [0, 1] per teacher (e.g.
     ``vanishing_frequencies(budgets)[teacher_groups]``). Returns bool
@@ -115,7 +115,7 @@ def vanishing_participation(frequencies: np.ndarray, *, seed: int, count: int,
 
 @dataclass(frozen=True)
 class VanishingVotes:
-    """Histogram of a vanishing run (MATH.md section 9).
+    """Histogram of a vanishing run (math:individualized).
 
     ``votes``: ``(queries, classes)`` float, ``n_j = (k / |S_q|) #{i in S_q : t_i = j}``;
     ``participation``: bool ``(queries, teachers)``, the sets ``S_q``;
@@ -133,7 +133,7 @@ def vanishing_votes(predictions: np.ndarray, *, frequencies: np.ndarray, seed: i
     """Vanishing histogram of ``predictions`` (queries at positions ``start, ...``).
 
     Participation from :func:`vanishing_participation`; the counts of the participating
-    teachers are rescaled to the full teacher count ``k`` (MATH.md section 9, paper
+    teachers are rescaled to the full teacher count ``k`` (math:individualized, paper
     Appendix B: "the votes are scaled so that the total sum ... equals the number of
     teachers"). Raises ``ValueError`` if some query has no participating teacher.
     """

@@ -1,4 +1,4 @@
-"""Sampled voters (MATH.md s.16): the declared scheme and the aggregator that carries it.
+"""Sampled voters (math:sampling): the declared scheme and the aggregator that carries it.
 
 ``--sampling poisson:RATE`` (each privacy unit votes independently with probability RATE;
 neighbours add or remove one unit) or ``without-replacement:m/N`` (a fixed-size subset;
@@ -64,7 +64,7 @@ class Sampling:
 
 def parse_sampling(text, vote_change: str = "move", steps: str = "shared") -> Sampling:
     """``--sampling`` (a string, or a :class:`Sampling` kept as is) with ``--vote-change``
-    and ``--sampling-steps``; ``OptionError`` with the reason for anything MATH.md s.16
+    and ``--sampling-steps``; ``OptionError`` with the reason for anything math:sampling
     refuses."""
     if vote_change not in VOTE_CHANGES:
         raise OptionError(f"--vote-change must be one of {', '.join(VOTE_CHANGES)}, "
@@ -77,7 +77,7 @@ def parse_sampling(text, vote_change: str = "move", steps: str = "shared") -> Sa
     scheme, _, value = str(text).strip().lower().partition(":")
     if scheme in ("with-replacement", "replacement"):
         raise OptionError("--sampling with-replacement is refused: no amplification bound "
-                          "for sampling with replacement is implemented (MATH.md s.16); "
+                          "for sampling with replacement is implemented (math:sampling); "
                           "accounting it as poisson or without-replacement is invalid")
     if scheme == "poisson":
         rate = _number(value, "--sampling poisson:RATE")

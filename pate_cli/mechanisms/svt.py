@@ -1,4 +1,4 @@
-"""SVT-PATE (MATH.md sections 1 and 8): the sparse vector technique over vote margins,
+"""SVT-PATE (math:mechanisms and math:svt): the sparse vector technique over vote margins,
 replayed over the whole sequence of queries (its rounds end at unstable queries)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
 
 
 def distance_to_instability(votes) -> np.ndarray:
-    """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (MATH.md s.1, SVT-PATE):
+    """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (math:mechanisms, SVT-PATE):
     how many votes must change before the plurality label can change. Sparse rows
     compare their stored counts and, when the row has one, a zero-vote class."""
     if isinstance(votes, SparseRows):
@@ -32,7 +32,7 @@ def distance_to_instability(votes) -> np.ndarray:
 
 def check_svt_sequence(outcome: np.ndarray, cutoff: int) -> None:
     """SVT's outcomes in order can only be: stable/unstable until the ``cutoff``-th
-    unstable query, then halted on every later one (MATH.md s.1). ``ValueError``."""
+    unstable query, then halted on every later one (math:mechanisms). ``ValueError``."""
     unstable = np.cumsum(outcome == SVT_UNSTABLE)
     halted = outcome == SVT_HALTED
     before = np.concatenate([[0], unstable[:-1]])
@@ -62,12 +62,13 @@ def given_svt_decisions(given: Decisions, plurality_class: np.ndarray,
 
 @dataclass(frozen=True)
 class SVTPATE(Facts):
-    """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2), MATH.md s.1, 8.
+    """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2), math:mechanisms and
+    math:svt.
 
     Each query's distance to instability plus ``Laplace(2 lam)`` is compared with a noisy
     threshold ``w + Laplace(lam)``: above it the plain majority label is released; at or
     below it the query is unstable (abstain, fresh threshold). After ``cutoff`` unstable
-    queries the mechanism halts. ``threshold`` None: chosen from delta (MATH.md s.8);
+    queries the mechanism halts. ``threshold`` None: chosen from delta (math:svt);
     ``scale`` None: solved from ``target_epsilon``. ``cutoff`` ``"auto"`` (with
     ``target_epsilon`` only): the analysis picks the cut-off that answers the most queries
     (``analysis.svt``) and replays with it.
@@ -166,7 +167,7 @@ class SVTPATE(Facts):
         onwards of the analysed sequence, ``met`` unstable queries having come before
         them: a chunk at a time, each chunk starting from the unstable count the chunks
         before it left. Query noise is keyed by the query's position and threshold noise
-        by the round's number (MATH.md s.1), so the decisions do not depend on where the
+        by the round's number (math:mechanisms), so the decisions do not depend on where the
         chunks start."""
         if self.scale is None or self.threshold is None or self.cutoff == "auto":
             raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")

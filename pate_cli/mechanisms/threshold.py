@@ -1,5 +1,5 @@
 """The noisy threshold (selection step) that Confident, Interactive and Confident-exponential
-share: its parameters' checks and its seeded replay (MATH.md sections 1 and 4)."""
+share: its parameters' checks and its seeded replay (math:mechanisms and math:threshold)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import numpy as np
 from .domains import GAUSSIAN_SCALE, finite, noise_scale
 from .noise import STREAM_SELECTION, NoiseSource
 
-# The threshold step's data-independent curve: MATH.md s.17's exact one, or s.2's Gaussian
+# The threshold step's data-independent curve: math:screening's exact one, or math:independent's
+# Gaussian
 SCREENINGS = ("exact", "gaussian")
 
 

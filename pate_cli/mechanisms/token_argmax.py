@@ -1,4 +1,5 @@
-"""The noisy argmax of sparse votes without forming the vocabulary (MATH.md s.14, s.1).
+"""The noisy argmax of sparse votes without forming the vocabulary (math:sparse and
+math:mechanisms).
 
 Each stored class gets its own noise draw; the row's ``Z`` zero-vote classes are one block
 whose noisy value is ``scale`` times the maximum of Z independent draws, sampled in one
@@ -65,7 +66,7 @@ def sparse_noisy_argmax(rows: SparseRows, draws: np.ndarray, scale: float,
 
 
 def sparse_gumbel_argmax(rows: SparseRows, draws: np.ndarray, eta: float) -> np.ndarray:
-    """Class ids of ``argmax_j (eta n_j + G_j)`` over the whole vocabulary (MATH.md s.15)
+    """Class ids of ``argmax_j (eta n_j + G_j)`` over the whole vocabulary (math:exponential)
     from ``(rows, width + 2)`` standard Gumbel ``draws``: the maximum of the Z zero-vote
     classes' Gumbels is a Gumbel shifted by ``log Z`` (one draw)."""
     return _argmax_with_block(rows, eta * rows.counts, draws, 1.0, "gumbel")

@@ -1,4 +1,4 @@
-"""``--write-decisions FILE``: a run's decisions as bytes (CLI.md "Decisions").
+"""``--write-decisions FILE``: a run's decisions as bytes (cli:decisions).
 
 One row per processed query in processing order: ``query, outcome, label`` (label empty
 when none). The mechanism is recorded so that ``--decisions`` can refuse a file made by

@@ -4,7 +4,7 @@ One function per kind of figure, each drawing the figure of a paper from the tab
 commands write:
 
 - :func:`history_figure`: cumulative epsilon per query (Papernot et al. 2018, Figure 1
-  middle; a budget line and the stopping point of MATH.md section 7);
+  middle; a budget line and the stopping point of math:costs);
 - :func:`groups_figure`: per-group cost histories with budgets and exhaustion points
   (Boenisch et al., Individualized PATE, Figures 1, 5 and 6);
 - :func:`tradeoff_figure`: label accuracy against epsilon from a sweep (2018 Figure 4);
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 
 def stopping_index(cumulative, budget: float) -> int | None:
-    """The first query whose cumulative epsilon exceeds ``budget`` (MATH.md s.7), or None."""
+    """The first query whose cumulative epsilon exceeds ``budget`` (math:costs), or None."""
     over = np.flatnonzero(np.asarray(cumulative, dtype=np.float64) > budget)
     return int(over[0]) if over.size else None
 

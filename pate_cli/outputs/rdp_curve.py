@@ -1,4 +1,4 @@
-"""``--write-rdp FILE``: a run's total RDP curve as CSV ``order,rdp`` (MATH.md s.6).
+"""``--write-rdp FILE``: a run's total RDP curve as CSV ``order,rdp`` (math:conversion).
 
 The curve is the composition (sum over queries, plus any ``--add-rdp`` curve) at every
 order of the grid, before conversion, so another accountant can compose it with its own

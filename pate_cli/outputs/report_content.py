@@ -1,12 +1,13 @@
 """What a privacy statement says, as plain data for the report templates (``pate-report``).
 
-One function, :func:`report_content`, reads a JSON summary (CLI.md; the dict
+One function, :func:`report_content`, reads a JSON summary (cli:json; the dict
 ``AnalysisResult.to_dict()`` returns) and states: the headline guarantee, whether the
-published epsilon is data-dependent and whether it is sanitised (MATH.md s.10), the
-privacy unit and neighbouring relation, the DP definition and conversion (s.6), delta and
-why, the mechanism and every parameter, accounting (s.7), decisions, budget and halt,
-per-group costs (s.9), tuning cost (s.12), the reproduction recipe, and a checklist after
-the reporting guidance of Ponomareva et al. 2023, "How to DP-fy ML" (section on reporting).
+published epsilon is data-dependent and whether it is sanitised (math:smooth), the
+privacy unit and neighbouring relation, the DP definition and conversion (math:conversion), delta
+and why, the mechanism and every parameter, accounting (math:costs), decisions, budget and halt,
+per-group costs (math:individualized), tuning cost (math:tuning), the reproduction recipe, and a
+checklist after the reporting guidance of Ponomareva et al. 2023, "How to DP-fy ML" (section on
+reporting).
 
 Nothing here computes privacy: every number comes from the summary. Keys that other
 parts of the toolkit add over time are read tolerantly (``budget`` with ``stopped_at`` or
@@ -34,9 +35,9 @@ PARAMETER_NAMES = {
     "confidence": "student confidence \u03b3", "svt_scale": "SVT Laplace scale",
     "svt_cutoff": "SVT cut-off (unstable queries)", "svt_threshold": "SVT threshold w",
     "eta": "exponential mechanism \u03b7 (\u03b5\u2080 = 2\u03b7 per answer)",
-    "screening": "threshold step's data-independent curve (MATH.md s.17)",
+    "screening": "threshold step's data-independent curve (math:screening)",
 }
-METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order (MATH.md s.6)",
+METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order (math:conversion)",
            "pld": "privacy-loss distributions (dp_accounting's PLD accountant), no order",
            "pure": "a pure-DP bound (no finite order)"}
 SECTIONS = ("headline", "privacy-unit", "definition", "mechanism", "accounting", "budget",
@@ -64,7 +65,7 @@ def budget_view(budget: dict | None) -> dict | None:
     """The budget and its halt, from ``{limit, stopped_at}`` or ``{limit, halted_at, ...}``."""
     if not budget:
         return None
-    halts = "halted_at" in budget  # MATH.md s.7: the run halts; else answers refused
+    halts = "halted_at" in budget  # math:costs: the run halts; else answers refused
     halted = budget.get("halted_at", budget.get("stopped_at"))
     if halted is None:
         text = "never: the run ended within the budget"
@@ -143,7 +144,7 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
         ("Mechanism and every parameter", True, "listed under Mechanism"),
         ("Accounting method", True, f"{summary.get('accounting')} accounting"),
         ("Hyperparameter tuning accounted", head["tuning_included"],
-         "tuning cost included in the published \u03b5 (MATH.md s.12)"
+         "tuning cost included in the published \u03b5 (math:tuning)"
          if head["tuning_included"] else
          "the tuning cost is data-dependent and left out of the published \u03b5: analyse "
          "with --accounting data-independent --tuning" if tuning else
@@ -225,7 +226,7 @@ def report_content(summary: dict, *, command: str | None = None,
                     smooth.get("sanitized_epsilon")),
         ]
     accounting = [
-        ("accounting", f"{summary.get('accounting')} (MATH.md s.7)"),
+        ("accounting", f"{summary.get('accounting')} (math:costs)"),
         ("decisions", decisions_text(summary)),
         *([("seed", f"{summary.get('seed')} (of the simulated run)")]
           if decisions_kind(summary) == "simulated" else []),
@@ -244,7 +245,7 @@ def report_content(summary: dict, *, command: str | None = None,
             f"\u03c3_ss {number(smooth['sigma_ss'])}, smooth sensitivity "
             f"{number(smooth['smooth_sensitivity'])}; conditions C5 "
             f"{'hold' if smooth['conditions']['c5'] else 'FAIL'}, C6 "
-            f"{'hold' if smooth['conditions']['c6'] else 'FAIL'} (MATH.md s.10)")))
+            f"{'hold' if smooth['conditions']['c6'] else 'FAIL'} (math:smooth)")))
     if summary.get("add_rdp"):
         added = summary["add_rdp"]
         accounting.append(("added RDP curve", f"{added.get('path')} (sha256 "

@@ -1,6 +1,6 @@
 """The sentences a privacy statement is built on (``report_content``): the headline
-guarantee, with whether the published epsilon is data-dependent and sanitised (MATH.md
-s.10), the decisions that were accounted, and the privacy unit with its neighbouring
+guarantee, with whether the published epsilon is data-dependent and sanitised (
+math:smooth), the decisions that were accounted, and the privacy unit with its neighbouring
 relation; and how figures are printed (``number``, ``epsilon_text``: a guarantee rounded
 up). Nothing here computes privacy: every number comes from the JSON summary.
 """
@@ -18,7 +18,7 @@ def number(value, digits: int = 4, *, rounding: str = "nearest") -> str:
     """A figure as the report prints it: ``1.5468``, ``1e-05``, ``348.1``, ``inf``.
 
     ``rounding``: ``nearest``, ``up`` (every epsilon: a printed guarantee is never below
-    the computed one, CLI.md) or ``down`` (what is left of a budget)."""
+    the computed one, cli:pate-analyze) or ``down`` (what is left of a budget)."""
     if value is None:
         return "n/a"
     if isinstance(value, str):  # a named choice (``screening``)
@@ -41,7 +41,7 @@ def epsilon_text(value, digits: int = 4) -> str:
 
 
 def data_dependence(summary: dict) -> tuple[bool, bool]:
-    """``(data_dependent, sanitised)`` of the published epsilon (MATH.md s.7, s.10)."""
+    """``(data_dependent, sanitised)`` of the published epsilon (math:costs and math:smooth)."""
     dependent = (summary.get("accounting") != "data-independent"
                  and summary.get("mechanism") not in DATA_INDEPENDENT_MECHANISMS)
     smooth = summary.get("smooth_sensitivity") or {}
@@ -111,11 +111,11 @@ def _tuning_headline(summary: dict, dependent: bool) -> tuple[str, float | None]
         law += f",{number(tuning['shape'])}"
     tuned = epsilon_text(tuning["epsilon_tuned"])
     if not dependent:
-        return (f" Including the hyperparameter search (a random search, K ~ {law}; MATH.md "
-                f"s.12): \u03b5 = {tuned} at the same \u03b4, a data-independent bound.",
+        return (f" Including the hyperparameter search (a random search, K ~ {law}; "
+                f"math:tuning): \u03b5 = {tuned} at the same \u03b4, a data-independent bound.",
                 float(tuning["epsilon_tuned"]))
-    return (f" Including the hyperparameter search (a random search, K ~ {law}; MATH.md "
-            f"s.12): \u03b5 = {tuned}, which is data-dependent (computed from the run's "
+    return (f" Including the hyperparameter search (a random search, K ~ {law}; "
+            f"math:tuning): \u03b5 = {tuned}, which is data-dependent (computed from the run's "
             "data-dependent RDP curve) and unsanitised; the published figure above leaves "
             "the search out (analyse with --accounting data-independent --tuning for a "
             "bound that includes it)."), None
@@ -211,7 +211,7 @@ def headline(summary: dict) -> dict:
 
 
 def _sampled_unit(sampling: dict) -> tuple[str, str]:
-    """Privacy unit and neighbouring relation of sampled voters (MATH.md s.16)."""
+    """Privacy unit and neighbouring relation of sampled voters (math:sampling)."""
     moves = sampling.get("moves", sampling["vote_change"] == "move")
     unit = ("one privacy unit (a training record) of the population the voters of each "
             "query are drawn from, afresh for every query; a unit's presence "
@@ -246,10 +246,11 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
     if groups:
         unit += (" Individualized PATE: examples belong to privacy groups, each with its own "
                  "budget; a group's guarantee holds for each example of that group, through "
-                 "the sensitivity its teachers' votes carry (Boenisch et al., MATH.md s.9).")
+                 "the sensitivity its teachers' votes carry (Boenisch et al., "
+                 "math:individualized).")
     relation = ("two data sets are neighbours when they differ in one training example "
                 "(added, removed or replaced); either way one teacher's partition changes, "
-                "so the vote histograms differ by moving one vote (MATH.md s.2).")
+                "so the vote histograms differ by moving one vote (math:independent).")
     sampling = summary.get("sampling")
     if sampling:
         unit, relation = _sampled_unit(sampling)
@@ -271,7 +272,7 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                   f"{number(orders.get('max'))}) and converted with the {conversion} "
                   + ("conversion (Mironov 2017, Prop. 3)" if conversion == "classic" else
                      "conversion (Canonne, Kamath and Steinke 2020)")
-                  + f"; the best order was {number(summary.get('order'))} (MATH.md s.6).")
+                  + f"; the best order was {number(summary.get('order'))} (math:conversion).")
     if summary.get("data_independent_method") == "pld":
         definition += (f" That conversion gives ε = {epsilon_text(summary.get('epsilon_rdp'))}; "
                        f"the reported ε = {epsilon_text(summary['epsilon'])} is smaller and "

@@ -3,7 +3,7 @@
 ``pate-report --from a.json --per-query b.csv`` and ``pate-plot ... --summary`` draw a
 table's curve under a summary's figures; from two different runs that would be one run's
 curve under another's headline. The per-query table has no sha256 or parameters of its own
-(CLI.md fixes its columns), so :func:`check_same_run` compares what both carry:
+(cli:per-query fixes its columns), so :func:`check_same_run` compares what both carry:
 
 - the number of rows and the summary's ``queries`` (a budget run's table stops at the
   halt, as its ``queries`` does);

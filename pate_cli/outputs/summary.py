@@ -32,7 +32,7 @@ def render(summary: dict, fmt: str) -> str:
 
 def parameters_text(parameters, fmt: str) -> str:
     """``pate-analyze --show-parameters``: each group's derived parameters (an
-    individualized run's ``GroupParameters``, MATH.md s.9) as ``fmt`` text."""
+    individualized run's ``GroupParameters``, math:individualized) as ``fmt`` text."""
     import pandas as pd
     rows = parameters.as_rows()
     if fmt == "json":
@@ -50,7 +50,7 @@ def parameters_text(parameters, fmt: str) -> str:
     return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
 
 def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
-    """The sampled voters (MATH.md s.16), when declared: the scheme and what one unit
+    """The sampled voters (math:sampling), when declared: the scheme and what one unit
     changes."""
     if not sampling:
         return []
@@ -106,7 +106,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                             "table's figures)"),
             ("data-independent", f"{_up(s['epsilon_data_independent'])} ({pld})")]
     if s.get("epsilon_improved") is not None and s.get("conversion") != "improved":
-        # MATH.md s.6: the tighter valid figure beside the classic one (the headline itself
+        # math:conversion: the tighter valid figure beside the classic one (the headline itself
         # under --conversion improved)
         after = 1 + next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
         lines.insert(after, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
@@ -207,12 +207,12 @@ def _flat(summary: dict) -> dict:
 
 
 def _up(value) -> str:
-    """An epsilon as a person reads it: 4 decimals, rounded up (CLI.md)."""
+    """An epsilon as a person reads it: 4 decimals, rounded up (cli:json)."""
     return ceil_text(value, 4)
 
 
 def _improved_label(s: dict) -> str:
-    """What the ``epsilon improved`` figure is: the improved RDP conversion (MATH.md s.6),
+    """What the ``epsilon improved`` figure is: the improved RDP conversion (math:conversion),
     or in a PLD run the smaller of that and the PLD accountant's figure, saying which."""
     if s.get("data_independent_method") != "pld":
         return "improved conversion"

@@ -1,7 +1,7 @@
-"""AnalysisResult -> the JSON summary dict of CLI.md (``--format json``), registered as the
+"""AnalysisResult -> the JSON summary dict of cli:json (``--format json``), registered as the
 result's ``dict`` view (``AnalysisResult.to_dict()``).
 
-The keys follow ``CLI.md``: scripts parse them, so they may be extended but never renamed.
+The keys follow ``cli:json``: scripts parse them, so they may be extended but never renamed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..decisions import INTERACTIVE_NAMES
 
 
 def summary_dict(result: AnalysisResult) -> dict:
-    """The JSON summary of CLI.md (``--format json``), with provenance."""
+    """The JSON summary of cli:json (``--format json``), with provenance."""
     source, counts = result.source, result.counts
     assert counts is not None  # every analysis counts its queries
     expected = result.accounting == "expected"
@@ -93,7 +93,7 @@ def summary_dict(result: AnalysisResult) -> dict:
         summary["query_indices"] = True
     if result.added_rdp is not None:
         summary["add_rdp"] = asdict(result.added_rdp)
-    tuning = result.tuning  # --tuning, MATH.md s.12
+    tuning = result.tuning  # --tuning, math:tuning
     summary["tuning"] = None if tuning is None else {
         "distribution": tuning.distribution, "mean": plain_number(tuning.mean),
         "shape": plain_number(tuning.shape), "epsilon_single": tuning.epsilon_single,
@@ -109,7 +109,7 @@ register_presenter("dict", summary_dict)
 
 
 def sampling_summary(mechanism) -> dict | None:
-    """The JSON ``sampling`` object of CLI.md (None for a run without sampling;
+    """The JSON ``sampling`` object of cli:json (None for a run without sampling;
     ``mechanisms.sampled``): the scheme, ``rate`` (``size / population`` without
     replacement), ``vote_change`` as declared, ``moves`` (whether the argmax's counts move
     between neighbours: a moved vote, or any replaced unit) and the argmax's
@@ -130,17 +130,17 @@ def sampling_summary(mechanism) -> dict | None:
 
 
 def epsilon_method(result) -> str:
-    """Which accountant gave ``epsilon`` (CLI.md): ``pld`` (dp_accounting's
+    """Which accountant gave ``epsilon`` (cli:json): ``pld`` (dp_accounting's
     privacy-loss-distribution accountant, ``data_independent_method`` ``pld``), ``pure``
     (a pure-DP bound no finite order attains: SVT-PATE's ``c eps0``) or ``rdp`` (an RDP
-    curve converted at ``order``, MATH.md s.6)."""
+    curve converted at ``order``, math:conversion)."""
     if result.data_independent_method == "pld":
         return "pld"
     return "rdp" if math.isfinite(result.order) else "pure"
 
 
 def epsilon_rdp(result) -> float | None:
-    """The RDP conversion of the run's total curve (MATH.md s.6), at the run's
+    """The RDP conversion of the run's total curve (math:conversion), at the run's
     conversion: ``epsilon`` itself unless the privacy-loss-distribution accountant gave a
     smaller data-independent figure (``data_independent_method`` ``pld``), where this is
     the figure the per-query table's ``epsilon_cumulative`` and ``order`` belong to; None

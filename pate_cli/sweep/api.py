@@ -56,10 +56,10 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
     grid string such as ``"20:200:10"``. ``executor``: any ``concurrent.futures``
     executor (a ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); else
     ``workers`` local processes, or (None) this process. ``tuning`` (``"poisson:20"``...;
-    MATH.md s.12) adds the columns ``tuning``, ``epsilon_tuned`` and ``epsilon_all_points``
-    (``sweep.tuning``). ``screening``: ``exact`` (MATH.md s.17) or ``gaussian`` (the
+    math:tuning) adds the columns ``tuning``, ``epsilon_tuned`` and ``epsilon_all_points``
+    (``sweep.tuning``). ``screening``: ``exact`` (math:screening) or ``gaussian`` (the
     papers') threshold-step curve. ``sampling`` (``"poisson:RATE"``,
-    ``"without-replacement:m/N"``), ``vote_change`` and ``sampling_steps`` (MATH.md s.16)
+    ``"without-replacement:m/N"``), ``vote_change`` and ``sampling_steps`` (math:sampling)
     as in ``analyze``.
     ``index_col`` drops that column of CSV/TSV files; ``classes`` and ``columns`` read long
     tables (``load_votes``). ``order`` fixes one order (overrides ``orders``).

@@ -1,10 +1,10 @@
-"""``calibrate``: the noise that meets a target epsilon (``pate-calibrate``, CLI.md).
+"""``calibrate``: the noise that meets a target epsilon (``pate-calibrate``, cli:pate-calibrate).
 
 For ``gnmax`` the answer std ``sigma``, for ``lnmax`` the Laplace scale, for
 ``confident`` the answer std ``sigma`` (sigma2) with ``T`` and ``sigma1`` as given, or
 with ``scale_all`` one factor ``s`` applied to all three (``s T, s sigma1, s sigma2``);
 for ``exponential`` and ``confident-exponential`` (T and sigma1 as given) the exponential
-mechanism's ``eta`` (MATH.md s.15), an inverse noise: the search runs over the
+mechanism's ``eta`` (math:exponential), an inverse noise: the search runs over the
 temperature ``1 / eta`` as over a noise scale, each ``eta`` analysed being snapped to 6
 significant digits, and the answer is the largest ``eta`` analysed that meets E.
 Every candidate is analysed with :func:`analysis.api.analyze` (no accounting of its own),
@@ -53,8 +53,8 @@ DEFAULT_TOLERANCE = 1e-3
 MAX_STEPS = 80
 EXPECTED_WARNING = ("--accounting expected calibrates on the private votes' data-dependent "
                     "epsilon: the chosen noise is itself a data-dependent release, not "
-                    "covered by the epsilon reported (see README, 'Choosing parameters "
-                    "costs privacy')")
+                    "covered by the epsilon reported (see "
+"docs/explanation/tuning.md)")
 NO_PLD_NOTE = ("dp_accounting is not installed: the epsilon is the RDP accountant's; the "
                "privacy-loss-distribution accountant's is tighter for Gaussian noise and "
                "would meet the target with less noise (pip install 'pate_cli[accounting]')")
@@ -120,11 +120,11 @@ class Calibration:
         return " ".join(shlex.quote(word) for word in words)
 
     def to_dict(self, votes_text: str | None = "VOTES") -> dict:
-        """The JSON of ``pate-calibrate -f json`` (CLI.md): provenance, the answer, its
+        """The JSON of ``pate-calibrate -f json`` (cli:pate-calibrate): provenance, the answer, its
         figures (``votes_text`` as in ``command``)."""
         result = self.result
         source = result.source
-        params = result.mechanism.params  # the threshold step's curve (MATH.md s.17)
+        params = result.mechanism.params  # the threshold step's curve (math:screening)
         return {
             "tool": "pate-calibrate",
             "version": __version__,
@@ -145,7 +145,7 @@ class Calibration:
             "seed": result.seed,
             "queries": result.queries,
             "epsilon": result.epsilon,
-            # which accountant gave ``epsilon`` (CLI.md); ``order`` belongs to
+            # which accountant gave ``epsilon`` (cli:json); ``order`` belongs to
             # ``epsilon_rdp``, the RDP conversion (``epsilon`` itself unless the PLD
             # accountant's is smaller)
             "epsilon_method": epsilon_method(result),
@@ -188,7 +188,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--target-epsilon must be positive, got {target_epsilon!r}")
     if not 0 < tolerance < 1:
         raise OptionError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
-    if options.get("sampling") is not None:  # before any work (MATH.md s.16)
+    if options.get("sampling") is not None:  # before any work (math:sampling)
         check_sampled_run(parse_sampling(options["sampling"], options.get("vote_change")
                                          or "move", options.get("sampling_steps")
                                          or "shared"), mechanism, accounting=accounting,
@@ -384,7 +384,7 @@ def _text(value) -> str:
 
 def _orders_text(orders) -> str | None:
     """The ``--orders`` of the reproducing command: as typed, or a grid as compact
-    ``a:b:s`` text (``sweep.columns.orders_text``); None for MATH.md's grid."""
+    ``a:b:s`` text (``sweep.columns.orders_text``); None for math:conversion's grid."""
     if orders is None or isinstance(orders, str):
         return orders
     text = orders_text(tuple(float(x) for x in orders))

@@ -36,13 +36,13 @@ SWEEP_COLUMNS = (
     "eta", "screening", "sampling", "vote_change", "epsilon_method", "sampling_steps",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
-canonical text (``default`` for MATH.md's grid, else a comma list of numbers and
+canonical text (``default`` for math:conversion's grid, else a comma list of numbers and
 ``start:stop:step`` runs that reads back to exactly the orders used). ``labels_sha256`` /
 ``student_sha256``: sha256 of the ``--labels`` / ``--student`` file (empty without one;
 ``student_sha256`` only in interactive rows, the only ones a student changes). ``eta``:
-the exponential mechanism's eta (MATH.md s.15; empty for the other mechanisms).
-``screening``: the threshold step's data-independent curve, ``exact`` (MATH.md s.17) or
-``gaussian`` (s.2, the papers'); empty for mechanisms without one.
+the exponential mechanism's eta (math:exponential; empty for the other mechanisms).
+``screening``: the threshold step's data-independent curve, ``exact`` (math:screening) or
+``gaussian`` (math:independent, the papers'); empty for mechanisms without one.
 ``sampling``: ``--sampling`` as written canonically (``poisson:RATE``,
 ``without-replacement:m/N``; empty without), ``vote_change`` its ``--vote-change`` (empty
 without sampling), ``sampling_steps`` its ``--sampling-steps`` (``shared`` or
@@ -79,7 +79,7 @@ TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "
 
 @functools.lru_cache(maxsize=64)
 def orders_text(orders: tuple | None) -> str:
-    """Compact canonical text of an order grid: ``default`` for MATH.md's grid (None),
+    """Compact canonical text of an order grid: ``default`` for math:conversion's grid (None),
     else the orders in order as a comma list, runs of three or more evenly spaced orders
     written ``start:stop:step``. Each part reads back (``parse_grid``) to exactly its
     orders, so equal grids give equal text and different grids different text."""

@@ -1,6 +1,6 @@
 """Parameter sweeps: one analysis per grid point, averaged over seeded replays.
 
-CLI.md, pate-sweep. A sweep is a list of ``SweepPoint`` s in grid order (vote files
+cli:per-query. A sweep is a list of ``SweepPoint`` s in grid order (vote files
 outermost, then mechanisms in the order given, then the mechanism's parameters in column
 order ``sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta,
 queries`` (confident-exponential: ``eta, threshold, sigma_threshold``) with the last
@@ -71,9 +71,9 @@ class SweepSettings:
     conversion: str = "classic"
     orders: tuple | None = None
     confidence: float = 0.9
-    screening: str = "exact"  # the threshold step's data-independent curve (MATH.md s.17)
+    screening: str = "exact"  # the threshold step's data-independent curve (math:screening)
     rdp_curves: bool = False  # rows carry their total RDP curve (``--tuning``)
-    sampling: str | None = None  # --sampling, canonical text (MATH.md s.16)
+    sampling: str | None = None  # --sampling, canonical text (math:sampling)
     vote_change: str | None = None  # --vote-change (with sampling)
     sampling_steps: str | None = None  # --sampling-steps (with sampling)
 
@@ -249,7 +249,7 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
         given["screening"] = settings.screening
         given["integer_votes"] = needs_integer_votes(point.mechanism, given, vote_set)
     mechanism = build_mechanism(point.mechanism, teachers=point.teachers, **given)
-    if settings.sampling is not None:  # sampled voters: amplified curves (MATH.md s.16)
+    if settings.sampling is not None:  # sampled voters: amplified curves (math:sampling)
         mechanism = SampledMechanism(mechanism, parse_sampling(
             settings.sampling, settings.vote_change, settings.sampling_steps or "shared"))
     seeds = range(settings.seed, settings.seed + settings.repeats)

@@ -18,7 +18,7 @@ def score_column(rows: list[dict]) -> str:
 
 
 def best_row(rows: list[dict], epsilon: float) -> dict | None:
-    """The row within ``epsilon`` with the best score (CLI.md ``--best``).
+    """The row within ``epsilon`` with the best score (cli:pate-sweep ``--best``).
 
     Score: label accuracy when every row has one, else the number answered; ties go to
     the smaller epsilon, then to the earlier row. None when no row is within ``epsilon``.
@@ -128,7 +128,7 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str) -> 
     if chosen.get("accounting") != "data-independent":
         lines.append(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "
                      "epsilon, which depends on the private votes: choosing by it leaks "
-                     "beyond any figure here (README, Choosing parameters costs privacy); "
+                     "beyond any figure here (docs/explanation/tuning.md); "
                      "choose under --accounting data-independent")
     lines.append(f"pate-sweep: best within epsilon {epsilon:g} by {column}: "
                  f"{chosen[column]:.6g} at epsilon {ceil_text(chosen['epsilon'])}\n  {command}")

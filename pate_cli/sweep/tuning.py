@@ -1,4 +1,4 @@
-"""``pate-sweep --tuning``: what choosing among the grid's points costs (MATH.md s.12).
+"""``pate-sweep --tuning``: what choosing among the grid's points costs (math:tuning).
 
 Each point's row carries its total RDP curve privately (``RDP_KEY``, the largest over its
 replays at each order; never a table column). Per vote file, over every point of the

@@ -1,5 +1,5 @@
 """The accounting kernels against independent per-row code, hand-derived cases and the
-values MATH.md section 11 lists."""
+values math:reference-values lists."""
 
 from __future__ import annotations
 
@@ -140,7 +140,8 @@ def test_rdp_gnmax_rejects_bad_arguments():
 
 
 def test_rdp_gnmax_decreasing_in_q_then_flat():
-    """MATH.md s.11: strictly decreasing inside the data-dependent range, constant above."""
+    """math:reference-values: strictly decreasing inside the data-dependent range, constant
+    above."""
     sigma, order = 40.0, np.array([14.0])
     log_q = -np.linspace(0.01, 60, 4000)[::-1]   # increasing q
     rdp = rdp_gnmax(log_q, sigma=sigma, orders=order)[:, 0]
@@ -187,7 +188,7 @@ def test_lnmax_bounded_by_pure_dp():
     votes = random_votes(rng, 200, 10, 250)
     rdp = rdp_lnmax(log_q_lnmax(votes, scale=20.0), scale=20.0, orders=ORDERS)
     eps0 = 2 / 20.0
-    generic = np.minimum(eps0, 0.5 * eps0 * eps0 * ORDERS)  # MATH.md s.2, pure DP -> zCDP
+    generic = np.minimum(eps0, 0.5 * eps0 * eps0 * ORDERS)  # math:independent, pure DP -> zCDP
     assert np.all(rdp <= generic)
     # the data-independent curve is the exact Laplace RDP, below the generic bound
     independent = rdp_lnmax_data_independent(scale=20.0, orders=ORDERS)

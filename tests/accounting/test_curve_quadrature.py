@@ -1,5 +1,5 @@
 """accounting.curve_quadrature: a block's weighted sum of curves from 17 of them, within
-1e-12 relative of the sum over every statistic (README "Tolerance between algorithms")."""
+1e-12 relative of the sum over every statistic (math:tolerance)."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def test_the_worst_case_over_soft_vote_blocks_is_printed_and_far_below_the_toler
 
 
 def _theorem6_mp(log_q: float, sigma: float, alpha: float) -> mpmath.mpf:
-    """MATH.md s.3 at 50 digits, for a log q where Theorem 6 applies."""
+    """math:gnmax at 50 digits, for a log q where Theorem 6 applies."""
     x, s, a = mpmath.mpf(log_q), mpmath.mpf(sigma), mpmath.mpf(alpha)
     mu2 = s * mpmath.sqrt(-x)
     mu1 = mu2 + 1
@@ -152,7 +152,7 @@ def test_against_mpmath_the_quadrature_is_as_close_as_the_sum_over_every_statist
 
 def _edge_order(rdp, keys, sigma):
     """An order at which the block's column reaches alpha / sigma^2 inside the block (a kink
-    of Theorem 6's ``min``, MATH.md s.3)."""
+    of Theorem 6's ``min``, math:gnmax)."""
     grid = np.linspace(2.0, 200.0, 4000)
     capped = rdp(keys, grid) >= grid / sigma**2
     mixed = np.flatnonzero(capped.any(axis=0) & ~capped.all(axis=0))

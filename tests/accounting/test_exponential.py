@@ -1,8 +1,8 @@
-"""The exponential mechanism's accounting (MATH.md s.15) against independent values.
+"""The exponential mechanism's accounting (math:exponential) against independent values.
 
 q against the softmax in 50-digit arithmetic (mpmath), ties and huge eta included; the
-curves against s.15 and s.5 written out plainly (one order at a time, in mpmath); the
-properties every curve must have (hypothesis); hand-derived cases.
+curves against math:exponential and math:lnmax written out plainly (one order at a time, in mpmath);
+the properties every curve must have (hypothesis); hand-derived cases.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def mp_log_q(counts, eta, zero_classes=0):
 
 
 def mp_rdp(log_q, eta, order):
-    """MATH.md s.15 written out: s.5's formula with eps0 = 2 eta (each branch as printed
+    """math:exponential written out: math:lnmax's formula with eps0 = 2 eta (each branch as printed
     there), then the minimum with min(eps0, alpha eps0^2 / 8)."""
     eps0, alpha = 2 * mpmath.mpf(eta), mpmath.mpf(order)
     independent = min(eps0, alpha * eps0**2 / 8)
@@ -138,7 +138,7 @@ def test_hand_derived_values():
 
 def test_section_5_is_shared_with_lnmax():
     """The data-dependent part is LNMax's curve at the same eps0 (lam = 1 / eta) where the
-    zCDP cap does not bind (at order 2 and small q, section 5's value is the smaller)."""
+    zCDP cap does not bind (at order 2 and small q, math:lnmax's value is the smaller)."""
     log_q = np.array([-40.0, -20.0, -12.0])
     eta = 0.5
     lnmax = rdp_lnmax(log_q, scale=1 / eta, orders=[2.0])

@@ -1,4 +1,4 @@
-"""``GroupRun``: a run's group accounting fed span by span (MATH.md s.9) gives the same
+"""``GroupRun``: a run's group accounting fed span by span (math:individualized) gives the same
 bits however the queries are split, for every variant's members and accounting."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``GroupStops``: the stopping rule and the figures at the stop (MATH.md s.9), fed a chunk
+"""``GroupStops``: the stopping rule and the figures at the stop (math:individualized), fed a chunk
 at a time, against a query-by-query reading of the whole histories."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pate_cli.accounting.individualized import (
 
 
 def _reference(eps, order, base, answered, base_answered, budgets):
-    """Query by query, in plain Python: MATH.md s.9's stop and what it keeps."""
+    """Query by query, in plain Python: math:individualized's stop and what it keeps."""
     queries, groups = eps.shape
     exhausted = [next((q for q in range(queries) if eps[q, g] > budgets[g]), None)
                  for g in range(groups)]
@@ -93,7 +93,7 @@ def test_a_hand_worked_stop():
                               max_size=4),
        cuts=st.lists(st.integers(1, 79), max_size=4), data=st.data())
 def test_independent_spent_is_the_running_figure(queries, seed, sensitivities, cuts, data):
-    """Data-independent costs (MATH.md s.2 at each sensitivity) in chunks: the epsilons
+    """Data-independent costs (math:independent at each sensitivity) in chunks: the epsilons
     IndependentSpent converts from the sums alone at a cut and at the end are the ones
     GroupSums gives after every query, bit for bit (0 for a group at sensitivity 0)."""
     rng = np.random.default_rng(seed)

@@ -1,5 +1,5 @@
 """accounting.grouped: exact tables of distinct statistics and the totals formed from them
-(MATH.md s.6-7)."""
+(math:conversion and math:costs)."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def test_bounded_totals_depend_on_windows_not_pieces_and_stay_within_the_toleran
         run, size, other, window, limit):
     """Which tables are summed apart follows the windows' statistics alone: any piece
     size gives the same bits; against one sum of the whole table, at most 1e-12
-    relative (the README's tolerance between algorithms)."""
+    relative (the tolerance of math:tolerance)."""
     answer, selection, answered = run
     first = _bounded(answer, selection, answered, size=size, window=window, limit=limit)
     second = _bounded(answer, selection, answered, size=other, window=window, limit=limit)

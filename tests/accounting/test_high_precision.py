@@ -28,7 +28,7 @@ def mp_log_q_gnmax(counts, sigma):
 
 
 def mp_rdp_gnmax(log_q, sigma, order):
-    """Theorem 6 + Prop. 10 (MATH.md s.3) in 50 digits."""
+    """Theorem 6 + Prop. 10 (math:gnmax) in 50 digits."""
     log_q, sigma, order = mpmath.mpf(log_q), mpmath.mpf(sigma), mpmath.mpf(order)
     var = sigma**2
     independent = order / var

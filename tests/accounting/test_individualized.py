@@ -1,4 +1,4 @@
-"""Individualized PATE (MATH.md section 9): parameters, histograms, per-group costs and the
+"""Individualized PATE (math:individualized): parameters, histograms, per-group costs and the
 stopping rule, against pate_cli.analysis and hand-derived values."""
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ def test_zero_block_equals_dense_prop7(labels, teachers, sigma, seed):
 
 
 def test_zero_block_against_mpmath_and_the_dropped_block():
-    """s.14's worked case: counts 300 and 100 of M = 512 over K = 128,256 classes, sigma
-    40: Prop. 7 with the zero block gives q = 7.5e-3 (MATH.md), 50 digits agree; without
+    """math:sparse's worked case: counts 300 and 100 of M = 512 over K = 128,256 classes, sigma
+    40: Prop. 7 with the zero block gives q = 7.5e-3 (math:index), 50 digits agree; without
     the block (Z = 0) only the runner-up's 2.0e-4."""
     counts = np.array([[300.0, 100.0, 112.0]])  # 112 more votes on a third class
     zeros = 128_256 - 3
@@ -62,7 +62,7 @@ def test_zero_block_against_mpmath_and_the_dropped_block():
     assert math.exp(two) == pytest.approx(7.5e-3, rel=0.01)
     dropped = log_q_gnmax_with_zero_block(np.array([[300.0, 100.0]]), 0, 40.0)[0]
     assert dropped == pytest.approx(float(mpmath.log(mpmath.ncdf(-200 / scale))), rel=1e-12)
-    assert math.exp(dropped) < math.exp(two) / 30  # the invalid figure MATH.md warns of
+    assert math.exp(dropped) < math.exp(two) / 30  # the invalid figure math:index warns of
 
 
 def test_zero_block_cap_uses_every_class():

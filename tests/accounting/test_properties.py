@@ -51,7 +51,7 @@ def test_gnmax_data_dependent_at_most_data_independent(votes, sigma):
 def test_lnmax_data_dependent_at_most_data_independent(votes, scale):
     rdp = rdp_lnmax(log_q_lnmax(votes, scale=scale), scale=scale, orders=ORDERS)
     assert np.all(rdp >= 0)
-    eps0 = 2.0 / scale  # MATH.md s.5's curve is capped by s.2's generic bound
+    eps0 = 2.0 / scale  # math:lnmax's curve is capped by math:independent's generic bound
     assert np.all(rdp <= np.minimum(eps0, 0.5 * eps0 * eps0 * ORDERS))
     # the cost step the analysis charges is capped by the exact data-independent curve
     _, step = mechanism_steps(LNMax(laplace_scale=scale))
@@ -76,7 +76,7 @@ def test_threshold_data_dependent_at_most_data_independent(maxima, threshold, si
 @given(votes=vote_matrices(max_queries=10), sigma=st.floats(2.0, 300.0), data=st.data())
 def test_growing_plurality_never_raises_the_answer_cost(votes, sigma, data):
     """Moving one vote from another class to the plurality lowers q, so the GNMax cost
-    cannot rise (C5 of MATH.md s.10: the bound is non-decreasing in q)."""
+    cannot rise (C5 of math:smooth: the bound is non-decreasing in q)."""
     row = votes[data.draw(st.integers(0, votes.shape[0] - 1))].copy()
     top = int(np.argmax(row))
     donors = [j for j in range(row.size) if j != top and row[j] > 0]

@@ -1,4 +1,4 @@
-"""``--q-bound integral`` (MATH.md s.13): certified (never below the exact q), never above
+"""``--q-bound integral`` (math:integral): certified (never below the exact q), never above
 Prop. 7, within the stated tolerance, and epsilon(integral) <= epsilon(union)."""
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def test_paper_mnist_epsilon(paper_votes):
     """The issue's bar: MNIST, Confident T=200, sigma1=150, sigma2=40, 640 queries,
     expected accounting, improved conversion: 1.712 (union) -> about 1.658 (integral)."""
     votes = np.load(paper_votes / "mnist_250_teachers.npy")
-    # the paper's accounting: s.2's Gaussian threshold curve (--screening gaussian)
+    # the paper's accounting: math:independent's Gaussian threshold curve (--screening gaussian)
     common = dict(queries=640, threshold=200.0, sigma_threshold=150.0, sigma=40.0,
                   accounting="expected", conversion="improved", screening="gaussian")
     union = analyze(votes, "confident", **common)

@@ -1,4 +1,4 @@
-"""The threshold step's exact data-independent curve (MATH.md s.17) against mpmath."""
+"""The threshold step's exact data-independent curve (math:screening) against mpmath."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Smooth-sensitivity sanitisation (MATH.md sections 10 and 11)."""
+"""Smooth-sensitivity sanitisation (math:smooth and math:reference-values)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _close(actual, expected):
     np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=0)
 
 
-# --- MATH.md section 11 ------------------------------------------------------------------
+# --- math:reference-values ------------------------------------------------------------------
 
 def test_gnmax_small_sigma():
     ls = local_sensitivity_gnmax([[10, 0, 0]], teachers=10, sigma=0.5, order=1.5)[0]
@@ -128,10 +128,10 @@ def test_mnist_row(paper_votes):
     assert again.checkpoints[-1].epsilon_after == again.epsilon_after
 
 
-# --- a literal walk, step by step (MATH.md section 10) ---------------------------------------
+# --- a literal walk, step by step (math:smooth) ---------------------------------------
 
 def literal_walk(votes, teachers, constants):
-    """Algorithms 4-5 exactly as MATH.md section 10 words them, one step at a time."""
+    """Algorithms 4-5 exactly as math:smooth words them, one step at a time."""
     c = constants
     out = np.full(teachers, c.plateau)
     log_q = log_q_gnmax(np.array([votes], dtype=float), sigma=c.sigma)[0]

@@ -1,5 +1,5 @@
-"""Smooth sensitivity on sparse (token) votes: the walks of MATH.md s.10 over rows whose
-zero-vote classes are one block (s.14), against the dense rows and hand-derived states."""
+"""Smooth sensitivity on sparse (token) votes: the walks of math:smooth over rows whose
+zero-vote classes are one block (math:sparse), against the dense rows and hand-derived states."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_every_kind_of_walk_is_compared():
 
 
 def _mp_log_q(counts: list[int], zeros: int, sigma: float) -> float:
-    """Prop. 7 (MATH.md s.3, s.14) at 60 digits: stored counts, then ``zeros`` classes of
+    """Prop. 7 (math:gnmax and math:sparse) at 60 digits: stored counts, then ``zeros`` classes of
     count 0; the plurality is the first largest count; capped at log(1 - 1/K)."""
     with mpmath.workdps(60):
         scale = mpmath.sqrt(2) * mpmath.mpf(sigma)
@@ -115,7 +115,7 @@ def test_a_single_stored_class_walks_right_into_the_zero_block(vocabulary):
     """A unanimous row [M] over K classes: after d right steps the state is M - d, d and
     K - 2 zeros (the runner-up taken out of the zero block), its log q by hand at 60
     digits; the walk's entries are local_sensitivity_at of those states, then the plateau
-    once log q reaches log q1 (MATH.md s.10, Algorithm 4). With K = 2^40 no dense row could
+    once log q reaches log q1 (math:smooth, Algorithm 4). With K = 2^40 no dense row could
     be formed."""
     teachers, sigma, order = 60, 4.0, 10.0
     c = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=vocabulary)
@@ -138,7 +138,7 @@ def test_the_left_walk_never_drains_the_zero_block():
     """[9, 4, 2, 2] (stored in class order 2, 9, 4, 2) over K = 300, sigma 2, order 3:
     q is above q0, so the walk goes left, moving one vote at a time from the top of the
     rest to the plurality while the 296 zero classes keep 0, until log q <= log q0; by
-    hand: the states' log q at 60 digits (MATH.md s.10, Algorithm 5)."""
+    hand: the states' log q at 60 digits (math:smooth, Algorithm 5)."""
     teachers, sigma, order, classes = 17, 2.0, 3.0, 300
     c = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
     votes = SparseVotes(np.array([0, 4]), np.array([3, 9, 11, 200]),

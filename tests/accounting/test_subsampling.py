@@ -1,4 +1,4 @@
-"""Amplification by subsampling (MATH.md s.16) against dp_accounting, mpmath and hand
+"""Amplification by subsampling (math:sampling) against dp_accounting, mpmath and hand
 computations, and its properties (never above the step's own curve, monotone in the rate,
 the step itself at rate 1)."""
 

@@ -1,4 +1,4 @@
-"""SVT-PATE's epsilon over a continuous order (issue 13 item 5; MATH.md s.6, s.8): the
+"""SVT-PATE's epsilon over a continuous order (issue 13 item 5; math:conversion and math:svt): the
 closed form against independent numeric minimisations, never above the pure-DP bound
 ``c eps0``, and the scale solved for a target epsilon."""
 

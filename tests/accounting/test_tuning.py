@@ -1,4 +1,4 @@
-"""Repeat and select (MATH.md s.12): dp_accounting as the reference, hand values, properties."""
+"""Repeat and select (math:tuning): dp_accounting as the reference, hand values, properties."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cost table (MATH.md s.7), composition, replay semantics and budget runs."""
+"""The cost table (math:costs), composition, replay semantics and budget runs."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def make_votes(seed=0, queries=40, classes=4, teachers=30):
 
 
 def scalar_curve(mechanism, row, weight, orders):
-    """One query's RDP curve from the per-row reference code (MATH.md s.7)."""
+    """One query's RDP curve from the per-row reference code (math:costs)."""
     if isinstance(mechanism, LNMax):
         lam = mechanism.laplace_scale
         lq = ref.log_q_lnmax(row, lam)
@@ -96,7 +96,7 @@ def test_data_dependent_never_exceeds_data_independent(mechanism):
 
 def test_replay_follows_the_algorithm_with_vanishing_noise():
     """With tiny noise Confident answers exactly the rows whose plurality reaches T, with
-    the plurality class (MATH.md s.1)."""
+    the plurality class (math:mechanisms)."""
     votes = make_votes(seed=2, queries=300)
     mechanism = ConfidentGNMax(threshold=19.5, sigma_threshold=1e-9, sigma=1e-9)
     result = analyze_votes(votes, mechanism, labels=np.argmax(votes, 1))
@@ -142,7 +142,7 @@ def test_chunk_size_never_changes_anything(mechanism, setting):
 
 
 def naive_budget_run(votes, mechanism, limit, delta=1e-5):
-    """MATH.md s.7 budget run, one query at a time, from the replay's decisions: halt at
+    """math:costs budget run, one query at a time, from the replay's decisions: halt at
     the first query whose selection and full answer could take epsilon above the limit."""
     plain = analyze_votes(votes, mechanism, accounting="replay")
     orders = default_orders()

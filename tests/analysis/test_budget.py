@@ -1,4 +1,4 @@
-"""Budgets that hold (MATH.md s.7): the run halts before the total could exceed B."""
+"""Budgets that hold (math:costs): the run halts before the total could exceed B."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def test_blocks_give_the_same_bits_every_way(run, budget, block, chunk):
 def test_a_block_is_skipped_only_where_it_holds_no_halt(run, budget, block):
     """Going query by query through every block (no block taken whole from its sums)
     halts at the same query with the same labels; the sums, added in another order,
-    agree within the README's tolerance (1e-12 relative), and neither passes the budget."""
+    agree within the tolerance of math:tolerance (1e-12 relative), and neither passes the budget."""
     votes, name, options = run
     options = {**options, "budget": budget, "per_query": False}
     fast = _run(votes, name, options, block)

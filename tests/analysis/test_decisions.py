@@ -1,8 +1,8 @@
-"""Decisions accounting (MATH.md s.7): given decisions are charged, not drawn noise.
+"""Decisions accounting (math:costs): given decisions are charged, not drawn noise.
 
-The reference is a plain loop over queries written from MATH.md s.7 (selection for every
+The reference is a plain loop over queries written from math:costs (selection for every
 processed query, the answer step for each answered one) on the per-row formulas of
-``tests.scalar_reference``; SVT's guarantee depends only on its cut-off (s.8).
+``tests.scalar_reference``; SVT's guarantee depends only on its cut-off (math:svt).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from tests import scalar_reference as ref
 
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0])
 DELTA = 1e-5
-# screening="gaussian": the scalar reference charges s.4's curve capped by s.2's (the
-# exact cap of MATH.md s.17 is tested in tests/accounting/test_screening.py)
+# screening="gaussian": the scalar reference charges math:threshold's curve capped by
+# math:independent's (the exact cap of math:screening is tested in
+# tests/accounting/test_screening.py)
 PARAMS = {
     "gnmax": dict(sigma=4.0),
     "lnmax": dict(laplace_scale=3.0),
@@ -56,7 +57,7 @@ def exact_lnmax(lam, alpha):
 
 
 def reference_total(name, votes, outcome, student=None, teachers=30.0):
-    """MATH.md s.7, one query at a time: every processed query pays its selection step,
+    """math:costs, one query at a time: every processed query pays its selection step,
     every answered one its answer step."""
     params = PARAMS[name]
     total = np.zeros(ORDERS.size)
@@ -119,7 +120,7 @@ def test_decisions_accounting_equals_a_loop_over_math_s7(name, seed):
                      student=student, **PARAMS[name])
     np.testing.assert_array_equal(result.label, given.label)
     if name == "svt":
-        # s.8: the guarantee depends on the cut-off, never on the decisions
+        # math:svt: the guarantee depends on the cut-off, never on the decisions
         plain = analyze(votes, name, orders=ORDERS, delta=DELTA, **PARAMS[name])
         assert result.epsilon == plain.epsilon
         assert result.svt.unstable == int(np.sum(outcome == "unstable"))

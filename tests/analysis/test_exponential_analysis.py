@@ -1,4 +1,4 @@
-"""The exponential mechanisms through the analysis (MATH.md s.7 with s.15's answer step):
+"""The exponential mechanisms through the analysis (math:costs with math:exponential's answer step):
 totals against the per-query curves summed one query at a time (mpmath for the answer
 step, scipy for the threshold step), for every accounting mode."""
 
@@ -31,8 +31,8 @@ def answer_curve(row, eta):
 
 
 def selection_curve(row, mechanism):
-    """s.4 one query at a time: q_sel into s.3's bound at sqrt(2) sigma1, capped by s.2's
-    alpha / (2 sigma1^2) (the cap the package applies)."""
+    """math:threshold one query at a time: q_sel into math:gnmax's bound at sqrt(2) sigma1, capped
+    by math:independent's alpha / (2 sigma1^2) (the cap the package applies)."""
     log_pr = float(log_ndtr((np.rint(row.max()) - mechanism.threshold)
                             / mechanism.sigma_threshold))
     log_q = min(log_pr, ref.log1mexp(log_pr))

@@ -1,5 +1,5 @@
 """Each privacy group's data-independent figure, at the halt and over all queries
-(issue 30 item 5; MATH.md s.9 with s.2 at the group's sensitivity).
+(issue 30 item 5; math:individualized with math:independent at the group's sensitivity).
 
 Checked against a run under ``--accounting data-independent`` with the same seed (the
 same replay decisions): its per-group ``epsilon_if_continued`` is what the replay's and

@@ -1,4 +1,4 @@
-"""Individualized headlines (MATH.md s.9): each group reports what it spent at the halt."""
+"""Individualized headlines (math:individualized): each group reports what it spent at the halt."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A published private-prediction figure, recomputed (README, "Reproducing a published
-private-prediction figure").
+"""A published private-prediction figure, recomputed
+(docs/tutorials/language-models.md#reproducing-a-published-private-prediction-figure).
 
 InvisibleInk (Vinod, Pillutla, Thakurta, NeurIPS 2025, arXiv 2507.02974) samples each of
 T = 500 tokens from softmax(mean clipped logits / tau) over B = 7 private references
@@ -10,10 +10,10 @@ rho = (C / (B tau))^2 / 2 of zCDP and converts T rho to (epsilon, delta) with Ca
 Kamath and Steinke's bound, minimised over a continuous order. Its clip norm C is solved
 from the stated epsilon = 10 at delta = 1e-6 (`utils.get_clip`).
 
-In pate_cli's terms (MATH.md s.15) one reference moves each utility by at most
+In pate_cli's terms (math:exponential) one reference moves each utility by at most
 eta = C / (B tau), and the exponential mechanism's data-independent curve is
 min(2 eta, alpha eta^2 / 2): the same rho per token. The published epsilon is recovered
-by the improved conversion (MATH.md s.6), the same bound at the grid's orders.
+by the improved conversion (math:conversion), the same bound at the grid's orders.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""README's table of MATH.md s.17's exact threshold-step curve on the 2018 paper's votes
+"""README's table of math:screening's exact threshold-step curve on the 2018 paper's votes
 (skipped when ``../shared/paper_votes`` is absent)."""
 
 from __future__ import annotations

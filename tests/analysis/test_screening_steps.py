@@ -1,5 +1,5 @@
-"""The cost table with MATH.md s.17's exact threshold curve: which counts it ranges over,
-the cap of s.4's curve, and ``--screening`` at the command line."""
+"""The cost table with math:screening's exact threshold curve: which counts it ranges over,
+the cap of math:threshold's curve, and ``--screening`` at the command line."""
 
 from __future__ import annotations
 

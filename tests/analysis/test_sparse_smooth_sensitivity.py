@@ -1,4 +1,4 @@
-"""--smooth-sensitivity on sparse (token) votes (MATH.md s.10 with the zero block of s.14):
+"""--smooth-sensitivity on sparse (token) votes (math:smooth with the zero block of math:sparse):
 the same report as the dense rows, the same bytes whatever the chunk size."""
 
 from __future__ import annotations

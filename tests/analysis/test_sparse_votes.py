@@ -1,4 +1,4 @@
-"""Sparse (token) votes, MATH.md s.14: the same numbers as the dense rows, the zero block
+"""Sparse (token) votes, math:sparse: the same numbers as the dense rows, the zero block
 counted, the replay's zero block drawn without forming it, one-line refusals."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_zero_block_equals_the_dense_rows(seed, classes, sigma, teachers):
 
 def test_the_vocabulary_example_of_math_s14():
     """M 512, K 128,256, top counts 300 and 100, sigma 40: Prop. 7 gives q = 7.5e-3; the
-    stored classes alone (invalid) give about 2e-4 (MATH.md prints 2.2e-4; the sum is
+    stored classes alone (invalid) give about 2e-4 (math:sparse prints 2.2e-4; the sum is
     Phi(-200 / (sqrt 2 x 40)) = 2.03e-4)."""
     votes = SparseVotes(np.array([0, 2]), np.array([0, 1]), np.array([300.0, 100.0]),
                         128_256, 2)
@@ -59,7 +59,7 @@ def test_the_vocabulary_example_of_math_s14():
     # the zero block written out by hand
     by_hand = logsumexp([log_ndtr(-200 / scale), math.log(128_254) + log_ndtr(-300 / scale)])
     assert math.exp(by_hand) == pytest.approx(q, rel=1e-13)
-    # MATH.md s.13's integral bound with the zero block: 1.8e-3
+    # math:integral's integral bound with the zero block: 1.8e-3
     integral = math.exp(log_q_integral(votes[0:1], sigma=40.0)[0])
     assert integral == pytest.approx(1.8e-3, rel=0.03) and integral < q
 

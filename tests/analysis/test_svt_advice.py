@@ -1,5 +1,5 @@
 """SVT-PATE that a user can use (issue 13 item 5): the note of a run that answers little
-and its suggestion, ``--svt-cutoff auto``, and the ``svt`` JSON keys (MATH.md s.8)."""
+and its suggestion, ``--svt-cutoff auto``, and the ``svt`` JSON keys (math:svt)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``pate-analyze`` against its contract (../shared/spec/CLI.md).
+"""``pate-analyze`` against its contract (cli:pate-analyze).
 
 The command runs through ``pate_cli.cli.analyze.main`` (the console-script entry point,
 which raises ``SystemExit`` with the real exit status) with stdout/stderr captured, and
@@ -104,9 +104,9 @@ def test_json_values(cli, votes_csv):
         "sha256": hashlib.sha256(votes_csv.read_bytes()).hexdigest(),
         "queries": 20, "classes": 3, "teachers": 10,
     }
-    # defaults of CLI.md relative to M = 10: T = 0.8 M, sigma1 = 0.6 M, sigma2 = 0.16 M
+    # defaults of cli:json relative to M = 10: T = 0.8 M, sigma1 = 0.6 M, sigma2 = 0.16 M
     assert summary["mechanism"] == "confident"
-    assert summary["params"].pop("screening") == "exact"  # MATH.md s.17's curve, the default
+    assert summary["params"].pop("screening") == "exact"  # math:screening's curve, the default
     assert summary["params"] == pytest.approx(
         {"threshold": 8.0, "sigma_threshold": 6.0, "sigma": 1.6})
     assert (summary["accounting"], summary["conversion"]) == ("replay", "classic")
@@ -199,7 +199,7 @@ def test_per_query_csv(cli, votes_csv, tmp_path, accounting):
         labelled = frame["label"].dropna()
         assert labelled.between(0, 2).all() and (labelled == labelled.round()).all()
     else:
-        # CLI.md: answered is pr_answered in expected accounting
+        # cli:pate-analyze: answered is pr_answered in expected accounting
         assert np.allclose(frame["answered"], np.exp(frame["log_pr_answered"]))
 
 
@@ -503,7 +503,7 @@ def test_teachers_allows_rows_with_different_totals(cli, tmp_path):
     assert cli.analyze(path).code == 2
     summary = run_json(cli, path, "--teachers", 10)
     assert summary["input"]["teachers"] == 10
-    assert summary["params"].pop("screening") == "exact"  # MATH.md s.17's curve, the default
+    assert summary["params"].pop("screening") == "exact"  # math:screening's curve, the default
     assert summary["params"] == pytest.approx(
         {"threshold": 8.0, "sigma_threshold": 6.0, "sigma": 1.6})
 
@@ -619,7 +619,7 @@ def test_budget_summary(cli, votes_csv, tmp_path):
     assert budget["limit"] == 5
     frame, unlimited = pd.read_csv(target), pd.read_csv(free_target)
     assert budget["answered"] == summary["answered"] == frame["answered"].sum()
-    # MATH.md s.7: the run halts; nothing from halted_at on is processed
+    # math:costs: the run halts; nothing from halted_at on is processed
     halted = budget["halted_at"]
     assert summary["epsilon"] <= 5 and budget["remaining"] == pytest.approx(5 - summary["epsilon"])
     assert len(frame) == halted == summary["queries"]

@@ -1,4 +1,4 @@
-"""pate-analyze --tuning (MATH.md s.12): the run stands for every candidate."""
+"""pate-analyze --tuning (math:tuning): the run stands for every candidate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``--write-decisions`` and ``--decisions`` at the command line (CLI.md "Decisions")."""
+"""``--write-decisions`` and ``--decisions`` at the command line (cli:decisions)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``-m exponential`` and ``-m confident-exponential`` at the command line (CLI.md):
+"""``-m exponential`` and ``-m confident-exponential`` at the command line (cli:decisions):
 ``--eta``, JSON ``params.eta``, per-query columns, decisions written and read back,
 calibration, sweeps, reports, and one-line refusals (exit 2)."""
 

@@ -1,4 +1,4 @@
-"""``--sampling``, ``--vote-change`` and ``--sampling-steps`` (MATH.md s.16, CLI.md) through
+"""``--sampling``, ``--vote-change`` and ``--sampling-steps`` (math:sampling, cli:json) through
 the command line:
 every refusal in one line with exit status 2, the JSON ``sampling`` object, the RDP
 figure against the amplified curves composed by hand, rate 1 against no sampling."""
@@ -44,15 +44,17 @@ def run_json(cli, *args) -> dict:
 REFUSALS = [
     (["--sampling", "poisson:0.1"],
      "--sampling needs --accounting data-independent, not replay: the data-dependent "
-     "bounds (MATH.md s.3-s.5) are for a fixed histogram and no valid published bound "
-     "combines them with amplification by subsampling (MATH.md s.16)"),
+     "bounds (math:gnmax, math:threshold and math:lnmax) are for a fixed histogram and no valid "
+     "published bound "
+     "combines them with amplification by subsampling (math:sampling)"),
     (["--sampling", "poisson:0.1", "--accounting", "expected"],
      "--sampling needs --accounting data-independent, not expected: the data-dependent "
-     "bounds (MATH.md s.3-s.5) are for a fixed histogram and no valid published bound "
-     "combines them with amplification by subsampling (MATH.md s.16)"),
+     "bounds (math:gnmax, math:threshold and math:lnmax) are for a fixed histogram and no valid "
+     "published bound "
+     "combines them with amplification by subsampling (math:sampling)"),
     (["--sampling", "with-replacement:100/1000", *DI],
      "--sampling with-replacement is refused: no amplification bound for sampling with "
-     "replacement is implemented (MATH.md s.16); accounting it as poisson or "
+     "replacement is implemented (math:sampling); accounting it as poisson or "
      "without-replacement is invalid"),
     (["--sampling", "poisson:0", *DI], "--sampling poisson:RATE needs a rate in (0, 1], got 0"),
     (["--sampling", "poisson:1.5", *DI],
@@ -94,7 +96,7 @@ def test_json_sampling_is_null_without_sampling(cli, votes):
 
 
 def _threshold_curve(orders):
-    """The threshold step's own curve in these runs: T 18, sigma1 20, 30 voters (s.17)."""
+    """The threshold step's own curve in these runs: T 18, sigma1 20, 30 voters (math:screening)."""
     return rdp_screening(threshold=18.0, sigma_threshold=20.0, low=0.0, high=30.0,
                          orders=orders)
 

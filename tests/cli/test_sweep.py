@@ -1,4 +1,4 @@
-"""``pate-sweep`` (CLI.md, pate-sweep): grid options, rows against pate-analyze, workers, Dask,
+"""``pate-sweep`` (cli:pate-sweep): grid options, rows against pate-analyze, workers, Dask,
 --best / --pareto, interruption and --resume, output formats. The grid syntax and row
 selection alone are in tests/sweep, the per-point totals in tests/analysis/test_totals.py.
 

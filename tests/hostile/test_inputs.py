@@ -1,7 +1,7 @@
 """Hostile inputs: every one is a user mistake, so every one exits 2 with one line.
 
 Each case of ``CASES`` runs one command (pate-analyze, pate-sweep, pate-plot) in a folder
-holding the small files of ``FILES`` and checks the contract of CLI.md: exit status 2,
+holding the small files of ``FILES`` and checks the contract of cli:exit-codes: exit status 2,
 exactly one line on stderr, starting ``Error:`` and holding the expected words, no
 traceback, and no output file left behind (every case asks for an output in ``out/``).
 Then: unreadable files, and hypothesis fuzzing of the CSV and NPY readers (random or

@@ -1,5 +1,5 @@
 """Outputs written as a set, only regular files replaced, modes kept; unwritable outputs;
-SIGINT and SIGTERM at the command boundary (CLI.md "Exit status", README "Exit status").
+SIGINT and SIGTERM at the command boundary (cli:exit-codes, docs/reference/exit-codes.md).
 
 Signals are sent to real processes (``python -c`` running a command's entry point, with
 one function slowed down so the signal lands at a known place); write failures are

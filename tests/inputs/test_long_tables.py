@@ -1,4 +1,4 @@
-"""Long tables as users have them (CLI.md "Sparse votes"): columns in another order, or
+"""Long tables as users have them (cli:per-query "Sparse votes"): columns in another order, or
 under other names given by ``columns`` (``--columns``), read as the canonical
 ``query,class,count`` table; the refusals name the columns expected and found."""
 

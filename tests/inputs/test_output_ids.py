@@ -76,7 +76,7 @@ def test_the_first_row_where_an_output_comes_back_is_named():
 
 
 def _grouped_archive(tmp_path, output) -> str:
-    """A 10 x 6 ``save_npz`` archive with an ``output`` array (as CLI.md describes)."""
+    """A 10 x 6 ``save_npz`` archive with an ``output`` array (as cli:pate-analyze describes)."""
     dense = np.zeros((10, 6), dtype=np.int64)
     dense[np.arange(10), np.arange(10) % 6] = 3
     path = tmp_path / "tokens.npz"

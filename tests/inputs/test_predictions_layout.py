@@ -1,4 +1,4 @@
-"""``--predictions-layout teachers-first`` (CLI.md inputs): a predictions file stored
+"""``--predictions-layout teachers-first`` (cli:json): a predictions file stored
 teachers x queries gives the same JSON as its queries x teachers transpose."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The exponential mechanisms' seeded Gumbel-max replay (MATH.md s.1, s.4, s.15).
+"""The exponential mechanisms' seeded Gumbel-max replay (math:mechanisms, math:threshold and
+math:exponential).
 
 Frequencies against the softmax by a chi-square test: under a correct replay the test's
 p-value is uniform over seeds, so ``p > 1e-4`` fails for a correct replay with

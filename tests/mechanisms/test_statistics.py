@@ -1,4 +1,4 @@
-"""Vote statistics the mechanisms' replays compare (MATH.md s.1)."""
+"""Vote statistics the mechanisms' replays compare (math:mechanisms)."""
 
 from __future__ import annotations
 

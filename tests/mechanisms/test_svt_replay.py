@@ -1,4 +1,4 @@
-"""SVT-PATE's replay (MATH.md s.1) against a plain loop over queries, on random distances,
+"""SVT-PATE's replay (math:mechanisms) against a plain loop over queries, on random distances,
 scales, cut-offs and thresholds: the windowed search and the runs of unstable queries
 must decide exactly what the loop decides."""
 
@@ -18,7 +18,7 @@ from pate_cli.mechanisms import (
 
 
 def loop_outcomes(distance, scale, cutoff, threshold, seed):
-    """MATH.md s.1, one query at a time, with the replay's noise streams."""
+    """math:mechanisms, one query at a time, with the replay's noise streams."""
     noise = NoiseSource(seed)
     q = noise.draw(stream=STREAM_SVT_QUERY, kind="laplace", start=0, count=len(distance))
     t = noise.draw(stream=STREAM_SVT_THRESHOLD, kind="laplace", start=0,

@@ -1,4 +1,4 @@
-"""Noise over wide rows (MATH.md s.1): the rows of a block too wide to form whole are drawn
+"""Noise over wide rows (math:mechanisms): the rows of a block too wide to form whole are drawn
 as needed, the very values the whole block holds, with memory bounded by the rows."""
 
 from __future__ import annotations

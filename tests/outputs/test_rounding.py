@@ -1,4 +1,4 @@
-"""Every epsilon a person reads is rounded UP at its displayed precision (CLI.md).
+"""Every epsilon a person reads is rounded UP at its displayed precision (cli:json).
 
 ``pate_cli.rounding`` on its own (decimal rounding of the float's repr, never a bump of a
 value exact at the precision), then many analyses of the shipped sample votes: each

@@ -1,4 +1,4 @@
-"""``--screening gaussian`` reproduces the numbers from before MATH.md s.17's exact curve.
+"""``--screening gaussian`` reproduces the numbers from before math:screening's exact curve.
 
 ``gaussian/<case>/`` holds the outputs of regression cases recorded before that change.
 The same commands with ``--screening gaussian`` must give the same bytes, apart from

@@ -56,7 +56,7 @@ def test_answer_meets_the_target_and_is_tight(mechanism, target, accounting, sca
 
 
 def test_gnmax_data_independent_against_the_closed_form():
-    """GNMax's data-independent RDP is q * alpha / sigma^2 (MATH.md s.2), so the RDP figure
+    """GNMax's data-independent RDP is q * alpha / sigma^2 (math:independent), so the RDP figure
     is min_alpha q alpha / sigma^2 + log(1/delta)/(alpha-1). With dp_accounting the figure
     is the smaller of that and the PLD accountant's, which is never below the exact one:
     q answers of sensitivity sqrt(2) compose to one Gaussian with mu = sqrt(2 q)/sigma,
@@ -124,7 +124,7 @@ def test_public_name_json_and_a_grid_given_as_numbers():
         again = analyze(VOTES, "gnmax", sigma=found.value, queries=100,
                         accounting="data-independent", orders=np.arange(2.0, 65.0))
     assert again.epsilon == found.epsilon
-    with _quiet():  # MATH.md's grid itself is the default: no --orders
+    with _quiet():  # math:conversion's grid itself is the default: no --orders
         default = calibrate(VOTES, "gnmax", target_epsilon=3.0, queries=100,
                             orders=pate_cli.default_orders())
     assert "--orders" not in default.command()

@@ -1,4 +1,4 @@
-"""pate-sweep --tuning (MATH.md s.12): epsilon_tuned and epsilon_all_points per vote file."""
+"""pate-sweep --tuning (math:tuning): epsilon_tuned and epsilon_all_points per vote file."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Individualized PATE (Boenisch et al.): each group's parameters, curves and composition.
 
-MATH.md section 9, with sections 2-4 for the kernels and 6-7 for composition, conversion
-and charging. In the paper: section 4.1 (upsampling, Algorithm 1), 4.2 (weighting,
-Algorithm 2), 4.3 (individual sensitivities, Theorem 1, Corollary 1), Appendix B
+math:individualized, with math:independent, math:gnmax and math:threshold for the kernels and 6-7
+for composition, conversion and charging. In the paper: section 4.1 (upsampling, Algorithm 1), 4.2
+(weighting, Algorithm 2), 4.3 (individual sensitivities, Theorem 1, Corollary 1), Appendix B
 (vanishing, Algorithm 3, Proposition 4) and Appendix C (how the parameters are set).
 
 - ``parameters``: upsampling factors, group weights, vanishing frequencies, each group's

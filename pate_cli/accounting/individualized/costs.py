@@ -1,4 +1,4 @@
-"""Individualized PATE: the chunks of costs each member pays (MATH.md section 9).
+"""Individualized PATE: the chunks of costs each member pays (math:individualized).
 
 A chunk of queries is a :class:`CostChunk`: a few per-query curves (one per distinct
 sensitivity, evaluated or as :class:`~.curves.CurveFactors`) and, per *member* and query,
@@ -123,7 +123,7 @@ def vanishing_costs(log_q: np.ndarray, *, participation: np.ndarray, sigma: floa
                     log_pr_answered: np.ndarray | None = None,
                     sigma_threshold: float | None = None, data_independent: bool = False,
                     screening: tuple | None = None, map: Mapper = map) -> CostChunk:
-    """Costs of vanishing for one chunk: members are the teachers (MATH.md section 9).
+    """Costs of vanishing for one chunk: members are the teachers (math:individualized).
 
     ``participation``: bool ``(queries, teachers)``
     (``mechanisms.participation.vanishing_participation``).

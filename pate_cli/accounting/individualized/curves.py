@@ -1,8 +1,8 @@
 """Individualized PATE: per-query RDP curves at each sensitivity.
 
-MATH.md section 9 with sections 2-4 (the kernels) and 7 (what a query is charged). A
-group's per-query RDP is the one of the real mechanism with each noise scale divided by
-the group's sensitivity ``D`` (paper Theorem 1, Corollary 1)::
+math:individualized with math:independent, math:gnmax and math:threshold (the kernels) and 7 (what a
+query is charged). A group's per-query RDP is the one of the real mechanism with each noise scale
+divided by the group's sensitivity ``D`` (paper Theorem 1, Corollary 1)::
 
     rdp_g(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q, sigma / D)
 
@@ -42,7 +42,7 @@ def rdp_individual(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float
                    sigma_threshold: float | None = None, charge: float | np.ndarray = 1.0,
                    data_independent: bool = False, screening: tuple | None = None,
                    map: Mapper = map) -> np.ndarray:
-    """Per-query RDP of one data point for each sensitivity ``D`` (MATH.md section 9).
+    """Per-query RDP of one data point for each sensitivity ``D`` (math:individualized).
 
     ``rdp(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q,
     sigma / D)`` (paper Theorem 1 and Corollary 1: sensitivity D is noise scale / D).
@@ -50,12 +50,12 @@ def rdp_individual(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float
     mechanism with the real noise; leave ``log_pr_answered`` and ``sigma_threshold`` unset
     for GNMax (no selection step). ``charge`` (scalar or ``(queries,)``) weighs the answer
     step: 1 for GNMax, the replay's 0/1 ``answered`` or ``pr_answered`` (expected
-    accounting) for Confident-GNMax (MATH.md section 7). ``data_independent`` uses section
+    accounting) for Confident-GNMax (math:costs). ``data_independent`` uses section
     2 (``alpha D^2 / (2 sigma1^2) + charge * alpha D^2 / sigma^2``). ``D = 0`` costs 0.
     ``screening``: ``(T, kind, low, high)`` of ``analysis.steps.screening_counts``: the
-    selection's data-independent curve is then MATH.md s.17's exact one with the count
-    moving by ``D`` (``integer`` only for an integer ``D``), which also caps s.4's curve;
-    None: s.2's Gaussian curve.
+    selection's data-independent curve is then math:screening's exact one with the count
+    moving by ``D`` (``integer`` only for an integer ``D``), which also caps math:threshold's curve;
+    None: math:independent's Gaussian curve.
     ``map`` evaluates the distinct sensitivities (see the module doc).
     Returns ``(len(sensitivities), queries, orders)``.
     """
@@ -71,7 +71,7 @@ class CurveFactors:
     """The per-query RDP curves of :func:`rdp_individual`, not yet evaluated.
 
     Curve ``v`` at query ``q`` is ``rdp_sel(log q_sel[q], sqrt(2) sigma1 / D_v) +
-    charge[q] * rdp_gnmax(log q[q], sigma / D_v)`` (MATH.md section 9; arguments as in
+    charge[q] * rdp_gnmax(log q[q], sigma / D_v)`` (math:individualized; arguments as in
     :func:`rdp_individual`, which returns ``CurveFactors(...).evaluate()``). Each formula
     runs once per distinct statistic (``log q``, ``log pr_answered``) and distinct ``D``,
     and the rows are gathered from those curves, as ``pate_cli.analysis`` does.
@@ -88,7 +88,7 @@ class CurveFactors:
     log_pr_answered: np.ndarray | None = None
     sigma_threshold: float | None = None
     data_independent: bool = False
-    screening: tuple | None = None  # (T, kind, low, high): MATH.md s.17
+    screening: tuple | None = None  # (T, kind, low, high): math:screening
 
     def __post_init__(self) -> None:
         orders = validate_orders(self.orders)
@@ -165,8 +165,8 @@ def first_of_each_sensitivity(sensitivities: np.ndarray) -> list[int]:
 
 
 class _Curves:
-    """One sensitivity's curves (MATH.md sections 2-4, 9) and the exact per-query rows of
-    any run of queries, gathered from them.
+    """One sensitivity's curves (math:independent, math:gnmax, math:threshold and
+    math:individualized) and the exact per-query rows of any run of queries, gathered from them.
 
     The selection curves are computed once for the distinct ``log pr_answered`` values of
     all the queries when they are few (as they are: at most teachers + 1, up to
@@ -199,7 +199,8 @@ class _Curves:
                 values, sigma_threshold=sigma1 / sensitivity, orders=orders))
 
     def _independent_selection(self) -> np.ndarray:
-        """The selection's data-independent curve at this sensitivity (s.2, or s.17)."""
+        """The selection's data-independent curve at this sensitivity (math:independent, or
+        math:screening)."""
         factors, d = self.factors, self.sensitivity
         if factors.screening is None:
             return rdp_threshold_data_independent(
@@ -210,7 +211,7 @@ class _Curves:
                              integer=kind == "integer" and float(d).is_integer())
 
     def _capped(self, dependent: np.ndarray) -> np.ndarray:
-        """s.4's curves capped by s.17's exact one (valid for every query)."""
+        """math:threshold's curves capped by math:screening's exact one (valid for every query)."""
         if self.factors.screening is None:
             return dependent
         return np.minimum(dependent, self._independent_selection()[None, :])

@@ -1,7 +1,7 @@
 """Individualized PATE: per-group composition, conversion and the stopping rule.
 
-MATH.md sections 6 and 9. Each member's (group's or teacher's) per-query RDP is summed in
-query order and converted after every query by the composition kernel
+math:conversion and math:individualized. Each member's (group's or teacher's) per-query RDP is
+summed in query order and converted after every query by the composition kernel
 (``accounting.composition``), the code ``pate_cli.analysis`` uses, so a one-group run at
 sensitivity 1 reproduces the standard analysis bit for bit; a group reports its worst-off
 member; label generation stops at the first query after which some group exceeds its
@@ -51,7 +51,7 @@ class GroupAccounting(GroupTotals):
 
 class GroupSums:
     """The running RDP of every member and of the uniform run, carried from chunk to
-    chunk (MATH.md sections 6 and 9): :meth:`add` gives a chunk's cumulative figures
+    chunk (math:conversion and math:individualized): :meth:`add` gives a chunk's cumulative figures
     (per group its worst-off member's epsilon and order, the uniform run's epsilon), the
     same bits however the queries are split into chunks."""
 
@@ -109,9 +109,9 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
     do not depend on how the queries are split). ``budgets``: ``eps_g`` per group.
     ``member_groups``: the group of each member (default: member g is group g, as
     ``group_costs`` builds them; for ``vanishing_costs`` the teachers' groups).
-    Each member's RDP is summed order by order in query order (MATH.md section 6) and
+    Each member's RDP is summed order by order in query order (math:conversion) and
     converted after every query at ``delta`` with ``conversion``; a group reports its
-    worst-off member (the largest epsilon, MATH.md section 9). Summation and conversion are
+    worst-off member (the largest epsilon, math:individualized). Summation and conversion are
     the composition kernel's, as in ``pate_cli.analysis``, so a one-group run at
     sensitivity 1 reproduces its ``epsilon_cumulative`` and ``order_cumulative`` exactly.
     :class:`GroupSums` and :class:`GroupStops` do the same a chunk at a time, keeping no

@@ -1,6 +1,6 @@
 """Individualized PATE: each privacy group's parameters, and the checks of budgets and groups.
 
-MATH.md section 9 (paper Algorithms 1-3 and Appendix C): the upsampling factor ``u_g``,
+math:individualized (paper Algorithms 1-3 and Appendix C): the upsampling factor ``u_g``,
 the vote weight ``w_g`` and the vanishing participation frequency ``s_g`` of each group,
 derived from the budgets ``eps_g``, unless the groups file gives them
 (:func:`derive_parameters`). Pure arithmetic on small arrays.
@@ -22,7 +22,7 @@ WEIGHT_RULES = ("budget", "group-size")
 def upsampling_factors(budgets: np.ndarray, *, precision: int = 2) -> np.ndarray:
     """Duplication factor ``u_g`` per group, the smallest integers in the budget ratios.
 
-    MATH.md section 9 (paper section 4.1, Algorithm 1, Appendix C): each ratio
+    math:individualized (paper section 4.1, Algorithm 1, Appendix C): each ratio
     ``eps_g / eps_min`` is approximated by ``Fraction(r).limit_denominator(10**precision)``
     and all are multiplied by the least common multiple of the denominators. The group
     with the smallest budget gets that multiple, so the factors have no common divisor.
@@ -30,8 +30,8 @@ def upsampling_factors(budgets: np.ndarray, *, precision: int = 2) -> np.ndarray
 
     The paper's Algorithm 1 instead scales the budgets by ``10^p`` and divides by their
     greatest common divisor; for budgets that are not decimal numbers (log 2, log 8) that
-    needs rounding and gives (69, 208) where MATH.md gives (1, 3). MATH.md is followed.
-    Returns int64, shape ``(groups,)``; ``D_g = u_g``.
+    needs rounding and gives (69, 208) where math:individualized gives (1, 3). math:individualized
+    is followed. Returns int64, shape ``(groups,)``; ``D_g = u_g``.
     """
     budgets = checked_budgets(budgets)
     if not isinstance(precision, (int, np.integer)) or precision < 0:
@@ -50,7 +50,7 @@ def group_weights(budgets: np.ndarray, teacher_groups: np.ndarray, *,
     ``teacher_groups``: the group index of each teacher, shape ``(teachers,)``; the weight
     of teacher ``i`` is ``weights[teacher_groups[i]]``.
 
-    ``rule="budget"`` (MATH.md section 9, paper Appendix C "Details of Weighting"):
+    ``rule="budget"`` (math:individualized, paper Appendix C "Details of Weighting"):
     ``w_g = eps_g / mean_i eps(i)``, the mean over teachers of their group's budget, so
     the per-teacher weights sum to the number of teachers ``k``. (Budgets are divided by
     the smallest one first, so equal budgets give weights of exactly 1.)
@@ -78,7 +78,7 @@ def group_weights(budgets: np.ndarray, teacher_groups: np.ndarray, *,
 def vanishing_frequencies(budgets: np.ndarray, *, power: float = 2.0) -> np.ndarray:
     """Participation frequency per group, ``s_g = (eps_g / eps_max) ** power``.
 
-    MATH.md section 9; the paper (Appendix C, "Setting Parameters") suggests ``1/c^2``
+    math:individualized; the paper (Appendix C, "Setting Parameters") suggests ``1/c^2``
     for a budget ratio ``c`` (``power=2``) and used ``1/c^4`` in its experiments
     (``power=4``). The group with the largest budget always takes part.
     """
@@ -90,7 +90,7 @@ def vanishing_frequencies(budgets: np.ndarray, *, power: float = 2.0) -> np.ndar
 
 @dataclass(frozen=True)
 class GroupParameters:
-    """What each privacy group gets under one variant (MATH.md section 9).
+    """What each privacy group gets under one variant (math:individualized).
 
     ``sensitivity`` is ``D_g`` (upsampling factor or weight; for vanishing the sensitivity
     varies by query, ``k / |S_q|``, and this holds NaN); ``participation`` the vanishing
@@ -124,7 +124,7 @@ def derive_parameters(groups: Any, *, variant: str,
                       teacher_groups: np.ndarray | None = None, precision: int = 2,
                       weights: str = "budget", power: float = 2.0) -> GroupParameters:
     """Each group's upsampling factor, weight or participation frequency: as ``groups``
-    (an ``inputs.PrivacyGroups``) gives them, else by the rules above (MATH.md section 9).
+    (an ``inputs.PrivacyGroups``) gives them, else by the rules above (math:individualized).
     Weighting and vanishing need each teacher's group."""
     if variant not in VARIANTS:
         raise ValueError(f"--individualized must be one of {', '.join(VARIANTS)}, "

@@ -1,5 +1,6 @@
 """Individualized PATE a span of queries at a time: each group's costs of a span, and a
-run's group accounting fed span by span in query order (MATH.md sections 6, 7 and 9).
+run's group accounting fed span by span in query order (math:conversion, math:costs and
+math:individualized).
 
 A span is given by its queries' ``log q``, ``log pr_answered``, whether a label was output
 and the answer step's charge, as the replay found them. The vanishing participation is
@@ -28,8 +29,8 @@ COST_ELEMENTS = TASK_VALUES
 class GroupSetting(NamedTuple):
     """What the group costs of any span need: the noise scales (``sigma_threshold`` None
     without a selection step), the selection's exact data-independent curve ``(T, kind,
-    low, high)`` (MATH.md s.17; None: s.2's), ``sensitivities`` per group (upsampling,
-    weighting; NaN for vanishing), and for vanishing ``participation(start, count)``,
+    low, high)`` (math:screening; None: math:independent's), ``sensitivities`` per group
+    (upsampling, weighting; NaN for vanishing), and for vanishing ``participation(start, count)``,
     each teacher's part in a span (members are the teachers, of groups ``member_groups``)."""
 
     sigma: float
@@ -80,7 +81,7 @@ def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map
 
 
 class GroupRun:
-    """A run's group accounting (MATH.md section 9) fed span by span in query order:
+    """A run's group accounting (math:individualized) fed span by span in query order:
     the running sums and the stopping rule, and each group's data-independent epsilons at
     the stop and after the last query: from the running sums alone where every group
     pays one curve (upsampling, weighting), else composed per teacher as the run's own

@@ -1,10 +1,10 @@
 """Individualized PATE: the stopping rule and the figures at the stop, a chunk at a time.
 
-MATH.md section 9: label generation stops at the first query after which some group's
+math:individualized: label generation stops at the first query after which some group's
 cumulative epsilon exceeds its budget; each group reports what it spent at the stop and
 over every query, and where it alone would have been exhausted. :class:`GroupStops` reads
 the cumulative figures ``groups.GroupSums`` gives a chunk at a time and keeps only those;
-:class:`IndependentSpent` gives the data-independent epsilons (MATH.md s.2 at each group's
+:class:`IndependentSpent` gives the data-independent epsilons (math:independent at each group's
 sensitivity) at the stop and after the last query from the running RDP sums alone.
 """
 
@@ -23,8 +23,8 @@ from .parameters import checked_budgets
 
 @dataclass(frozen=True)
 class GroupTotals:
-    """What an individualized run's summary needs of its per-group composition (MATH.md
-    section 9), without any per-query array.
+    """What an individualized run's summary needs of its per-group composition (
+    math:individualized), without any per-query array.
 
     Per group (tuples / arrays of length ``groups``): ``names``, ``budgets``,
     ``sensitivities`` (descriptive, as given), ``epsilon`` and ``order`` spent at the
@@ -58,7 +58,7 @@ class GroupTotals:
 
 
 class GroupStops:
-    """The stopping rule and the figures at the stop (MATH.md section 9), fed a chunk of
+    """The stopping rule and the figures at the stop (math:individualized), fed a chunk of
     cumulative figures at a time in query order (:meth:`add`); :meth:`totals` gives the
     :class:`GroupTotals`. Holds one chunk's figures, whatever the number of queries."""
 

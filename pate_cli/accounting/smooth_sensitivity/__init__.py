@@ -1,11 +1,11 @@
 """Smooth-sensitivity sanitisation of the data-dependent epsilon (GNSS).
 
-MATH.md section 10 (the authority), after Appendix B of Papernot et al. 2018, "Scalable
+math:smooth (the authority), after Appendix B of Papernot et al. 2018, "Scalable
 Private Learning with PATE". Everything is at one fixed Rényi order ``alpha``.
 
 Pieces, bottom up:
 
-* ``bounds.py``: scalar functions of ``(sigma, order, K)``: ``dep`` (section 3 without its
+* ``bounds.py``: scalar functions of ``(sigma, order, K)``: ``dep`` (math:gnmax without its
   validity checks), ``log q0`` (where ``dep`` meets ``alpha / sigma^2``), ``log q1 = log
   B_L(q0)`` and the plateau ``LS(q1)``, cached once in :class:`GNMaxSmoothConstants`; the
   local sensitivity at ``q`` (Algorithm 3); the threshold step at distance ``d`` from a
@@ -17,7 +17,7 @@ Pieces, bottom up:
   steps has a closed form (right: ``d`` votes moved from the largest class to the
   runner-up; left: the largest class gains ``d`` votes drained from the top of the rest,
   levelled like water), so a chunk of queries' walks is array arithmetic; sparse (token)
-  rows walk over their stored counts and one block of zero-vote classes (MATH.md s.14);
+  rows walk over their stored counts and one block of zero-vote classes (math:sparse);
 * ``release.py``: :class:`SmoothSensitivityAccumulator`, which adds chunks of queries
   (bounded memory) and finishes with the beta / sigma_ss search and the report, and
   :func:`sanitize_confident` and :func:`sanitize_gnmax`, one-call front ends.

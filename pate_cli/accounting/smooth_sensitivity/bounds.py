@@ -1,6 +1,6 @@
-"""The data-dependent bound and its sensitivity at one point (MATH.md section 10).
+"""The data-dependent bound and its sensitivity at one point (math:smooth).
 
-Scalar functions of ``(sigma, order, K)``: ``dep`` (section 3 without its validity checks),
+Scalar functions of ``(sigma, order, K)``: ``dep`` (math:gnmax without its validity checks),
 ``log q0`` (where ``dep`` meets ``alpha / sigma^2``), ``log q1 = log B_L(q0)`` and the
 plateau ``LS(q1)``, cached once in :class:`GNMaxSmoothConstants`; ``rdp_ss`` and the local
 sensitivity at ``q`` (Algorithm 3). The threshold step's table ``r[v]``, ``v = 0..M``, and
@@ -32,16 +32,16 @@ _BRACKET_STEPS = 200
 
 
 # --------------------------------------------------------------------------------------
-# Scalar functions of (sigma, order, K): MATH.md section 10, "Where the data-dependent
+# Scalar functions of (sigma, order, K): math:smooth, "Where the data-dependent
 # bound stops helping" and "How far one teacher moves q".
 # --------------------------------------------------------------------------------------
 
 
 def dep_gnmax(log_q: ArrayLike, *, sigma: float, order: float) -> np.ndarray:
-    """Section 3's data-dependent bound *without* its validity checks (MATH.md s.10).
+    """Section 3's data-dependent bound *without* its validity checks (math:smooth).
 
     ``dep(log q) = logaddexp(log(1-q) + log A, log q + log B) / (alpha - 1)`` with
-    ``log A``, ``log B`` of section 3. ``log q = -inf`` gives 0. Only meaningful for
+    ``log A``, ``log B`` of math:gnmax. ``log q = -inf`` gives 0. Only meaningful for
     ``log q <= ub`` (see :func:`log_q0_gnmax`); elsewhere the result may be NaN.
     """
     log_q = np.asarray(log_q, dtype=np.float64)
@@ -61,7 +61,7 @@ def dep_gnmax(log_q: ArrayLike, *, sigma: float, order: float) -> np.ndarray:
 
 
 def log_q0_gnmax(*, sigma: float, order: float) -> float:
-    """``log q0``: where ``dep`` meets ``alpha / sigma^2`` (MATH.md section 10).
+    """``log q0``: where ``dep`` meets ``alpha / sigma^2`` (math:smooth).
 
     ``ub = min(-(1 + 1/sigma)^2, -((alpha - 0.99)/sigma)^2, -1/sigma^2)``; if
     ``dep(ub) < alpha/sigma^2`` the answer is ``ub``, else the lower end is pushed down
@@ -108,7 +108,7 @@ def check_smooth_domain(*, sigma: float, order: float) -> None:
 
     The analysis works on ``log q`` from ``LOWEST_LOG_Q`` = -700 up (below it q and
     ``B_U(q)`` underflow to 0 and the conditions C5, C6 cannot be checked), and ``log q0 <=
-    ub = min(-(1 + 1/sigma)^2, -((alpha - 0.99)/sigma)^2, -1/sigma^2)`` (MATH.md s.10).
+    ub = min(-(1 + 1/sigma)^2, -((alpha - 0.99)/sigma)^2, -1/sigma^2)`` (math:smooth).
     So ``ub >= -700`` is needed: ``alpha <= 0.99 + sqrt(700) sigma`` and ``sigma >=
     1 / (sqrt(700) - 1)`` (about 0.0393). Outside, q0 underflows and every later formula
     meets 0 * inf; the release (``SmoothSensitivityAccumulator``) refuses such orders
@@ -145,7 +145,7 @@ def _log_erfc_at(inverse: np.ndarray, shift: float, classes: int) -> np.ndarray:
 
 
 def log_b_lower(log_q: ArrayLike, *, sigma: float, classes: int) -> np.ndarray:
-    """``log B_L(q)``, ``B_L(q) = (K-1)/2 erfc(1/sigma + erfcinv(2q/(K-1)))`` (s.10)."""
+    """``log B_L(q)``, ``B_L(q) = (K-1)/2 erfc(1/sigma + erfcinv(2q/(K-1)))`` (math:smooth)."""
     return _log_erfc_shifted(log_q, shift=1.0 / sigma, classes=classes)
 
 
@@ -155,7 +155,7 @@ def log_b_upper(log_q: ArrayLike, *, sigma: float, classes: int) -> np.ndarray:
 
 
 def rdp_gnss(beta: ArrayLike, *, sigma_ss: ArrayLike, order: float) -> np.ndarray:
-    """RDP of the GNSS release (Theorem 23; MATH.md section 10), ``1 < alpha < 1/(2 beta)``.
+    """RDP of the GNSS release (Theorem 23; math:smooth), ``1 < alpha < 1/(2 beta)``.
 
     ``alpha exp(2 beta) / sigma_ss^2 + (-0.5 log(1 - 2 alpha beta) + beta alpha) / (alpha-1)``.
     Vectorised over ``beta`` and ``sigma_ss``.
@@ -172,7 +172,7 @@ def rdp_gnss(beta: ArrayLike, *, sigma_ss: ArrayLike, order: float) -> np.ndarra
 class GNMaxSmoothConstants:
     """Scalars of the GNMax step's smooth-sensitivity analysis for one (sigma, order, K).
 
-    Computed once by :meth:`compute` (MATH.md section 10): ``log_q0``, ``log_q1 =
+    Computed once by :meth:`compute` (math:smooth): ``log_q0``, ``log_q1 =
     log B_L(q0)``, ``independent = alpha/sigma^2`` and ``plateau = LS(q1)``.
     """
 
@@ -200,7 +200,7 @@ class GNMaxSmoothConstants:
 
 
 def rdp_ss(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -> np.ndarray:
-    """``rdp_ss(log q) = alpha/sigma^2 if log q >= log q0 else dep(log q)`` (s.10)."""
+    """``rdp_ss(log q) = alpha/sigma^2 if log q >= log q0 else dep(log q)`` (math:smooth)."""
     log_q = np.asarray(log_q, dtype=np.float64)
     out = np.full(log_q.shape, constants.independent)
     below = log_q < constants.log_q0
@@ -209,7 +209,7 @@ def rdp_ss(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -> np.ndarray:
 
 
 def local_sensitivity_at(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -> np.ndarray:
-    """Local sensitivity of ``rdp_ss`` at ``q`` (Algorithm 3; MATH.md section 10).
+    """Local sensitivity of ``rdp_ss`` at ``q`` (Algorithm 3; math:smooth).
 
     If ``log q1 <= log q <= log q0`` use ``log q1``; then with ``b = rdp_ss(log q)``,
     ``LS = max(rdp_ss(log B_U(q)) - b, b - rdp_ss(log B_L(q)))``. Elementwise.
@@ -242,7 +242,7 @@ def local_sensitivity_at(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -
 class ThresholdSmoothConstants:
     """``r[v] = rdp_sel(log_ndtr((v - T)/sigma1))`` and ``ls(v)`` for ``v = 0..M``.
 
-    MATH.md section 10, "Threshold step at distance d"; computed once per
+    math:smooth, "Threshold step at distance d"; computed once per
     (T, sigma1, order, M). ``ls`` is stored padded with ``M`` zeros on each side so that
     ``ls_padded[M + v]`` is ``ls(v)`` and out-of-range neighbours read 0.
     """
@@ -289,7 +289,7 @@ class ThresholdSmoothConstants:
 
 
 def smooth_sensitivity(local_sensitivity: ArrayLike, beta: ArrayLike) -> np.ndarray:
-    """``SS_beta = max_d exp(-beta d) LS[d]`` (MATH.md s.10), vectorised over ``beta``."""
+    """``SS_beta = max_d exp(-beta d) LS[d]`` (math:smooth), vectorised over ``beta``."""
     ls = np.asarray(local_sensitivity, dtype=np.float64)
     beta = np.asarray(beta, dtype=np.float64)
     d = np.arange(ls.size)
@@ -297,7 +297,7 @@ def smooth_sensitivity(local_sensitivity: ArrayLike, beta: ArrayLike) -> np.ndar
 
 
 def beta_grid(order: float) -> np.ndarray:
-    """``arange(0.3/alpha, 0.495/alpha, 0.01/alpha)`` (MATH.md section 10)."""
+    """``arange(0.3/alpha, 0.495/alpha, 0.01/alpha)`` (math:smooth)."""
     return np.arange(0.3 / order, 0.495 / order, 0.01 / order)
 
 
@@ -338,7 +338,7 @@ LOWEST_LOG_Q = -700.0
 
 
 def check_conditions(*, sigma: float, classes: int, order: float) -> tuple[bool, bool]:
-    """Conditions C5 and C6 of the GNSS analysis (MATH.md section 10), numerically.
+    """Conditions C5 and C6 of the GNSS analysis (math:smooth), numerically.
 
     C5: ``dep`` non-decreasing in q on ``(0, q0)``; C6: ``dep(B_U(q)) - dep(q)``
     non-decreasing on ``(0, B_L(q0))``. Checked on ``log q`` from -700 (below which q and

@@ -1,4 +1,4 @@
-"""The GNSS release: accumulate queries, choose beta and sigma_ss, report (MATH.md s.10).
+"""The GNSS release: accumulate queries, choose beta and sigma_ss, report (math:smooth).
 
 :class:`SmoothSensitivityAccumulator` adds chunks of queries (bounded memory: a query's
 local-sensitivity curve is its deviating prefix from ``walks.py`` plus the plateau
@@ -48,7 +48,7 @@ ChunkValues = Callable[[int, int], np.ndarray]
 
 @dataclass(frozen=True)
 class SmoothSensitivityResult:
-    """The GNSS report at one order (MATH.md section 10).
+    """The GNSS report at one order (math:smooth).
 
     ``epsilon_before`` is the data-dependent epsilon at ``order``; ``epsilon_after`` adds
     the release's own cost; ``noise_std = smooth_sensitivity * sigma_ss``;
@@ -77,7 +77,7 @@ class SmoothSensitivityResult:
 
 
 class SmoothSensitivityAccumulator:
-    """Adds chunks of queries' local sensitivities and RDP at one order (MATH.md s.10).
+    """Adds chunks of queries' local sensitivities and RDP at one order (math:smooth).
 
     ``threshold``/``sigma_threshold`` given: Confident- (or Interactive-) GNMax, else plain
     GNMax. Memory is ``O(M)`` plus one chunk: per-query curves are never materialised (a
@@ -98,12 +98,12 @@ class SmoothSensitivityAccumulator:
             raise ValueError(f"smooth sensitivity is not computable at sigma {sigma:g}, order "
                              f"{order:g}: log q0 = {self.gnmax.log_q0:.4g} underflows (choose "
                              "a smaller --order)")
-        # [M, 0, ..., 0] as one count and a block of K - 1 zeros (MATH.md s.14): the
+        # [M, 0, ..., 0] as one count and a block of K - 1 zeros (math:sparse): the
         # vocabulary of sparse votes is never formed
         unanimous = log_q_gnmax_with_zero_block([[self.teachers]], self.gnmax.classes - 1,
                                                 sigma)
         at_unanimous = rdp_gnmax(unanimous, sigma=sigma, orders=[order])[0, 0]
-        # "Steps whose data-dependent bound never helps" (MATH.md section 10).
+        # "Steps whose data-dependent bound never helps" (math:smooth).
         self.answer_independent = bool(np.isclose(at_unanimous, self.gnmax.independent))
         self.selection: ThresholdSmoothConstants | None = None
         self.selection_independent = True
@@ -130,7 +130,7 @@ class SmoothSensitivityAccumulator:
     def add(self, votes: ArrayLike | SparseRows, *, weights: ArrayLike,
             max_votes: ArrayLike | None = None) -> None:
         """Add a chunk: ``votes`` ``(n, K)`` (or a ``SparseRows`` chunk over ``K``
-        classes, MATH.md s.14), answer-step ``weights`` ``(n,)`` (1/0 replay,
+        classes, math:sparse), answer-step ``weights`` ``(n,)`` (1/0 replay,
         ``pr_answered`` expected), ``max_votes`` the selection's ``max v`` per query
         (default ``max n``; Interactive passes ``max(n - M p)``)."""
         if not isinstance(votes, SparseRows):
@@ -149,7 +149,7 @@ class SmoothSensitivityAccumulator:
                 self._rdp += votes.shape[0] * self.selection_independent_cost
             else:
                 sel = self.selection
-                # rdp_sel(log pr_answered) with round(max v) (section 4) is r[round(max v)].
+                # rdp_sel(log pr_answered) with round(max v) (math:threshold) is r[round(max v)].
                 self._rdp += float(np.sum(sel.r[rounded.astype(np.intp)]))
                 self._max_histogram += np.bincount(rounded.astype(np.intp),
                                                    minlength=self.teachers + 1)
@@ -196,7 +196,7 @@ class SmoothSensitivityAccumulator:
 
     def result(self, *, delta: float,
                release_noise: float | None = None) -> SmoothSensitivityResult:
-        """Choose beta and sigma_ss and report (MATH.md section 10, last paragraphs)."""
+        """Choose beta and sigma_ss and report (math:smooth, last paragraphs)."""
         if not (0.0 < delta < 1.0):
             raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
         alpha = self.order
@@ -240,10 +240,10 @@ def sanitize_confident(votes: np.ndarray | SparseVotes, *, teachers: int, thresh
                        max_votes: ArrayLike | ChunkValues | None = None,
                        report_every: int | None = None,
                        chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
-    """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; MATH.md s.10).
+    """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; math:smooth).
 
     ``votes`` ``(queries, K)`` (array, memory map or ``SparseVotes``, read in chunks of
-    ``chunk_size`` rows; sparse rows are never densified, MATH.md s.14), ``weights`` the
+    ``chunk_size`` rows; sparse rows are never densified, math:sparse), ``weights`` the
     answer step's charge per query (1/0 replay, ``pr_answered`` expected; or a function
     ``(start, stop) -> the charges of queries start .. stop-1``, as is ``max_votes``). With
     ``report_every=N`` the result's ``checkpoints`` hold the report after every N queries

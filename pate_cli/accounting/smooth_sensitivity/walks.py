@@ -1,6 +1,6 @@
 """Local sensitivity at distance ``d``: the GNMax step's walks and the threshold step.
 
-MATH.md section 10, Algorithms 4-5 of Papernot et al. 2018, Appendix B. The "left" and
+math:smooth, Algorithms 4-5 of Papernot et al. 2018, Appendix B. The "left" and
 "right" walks are vectorised over queries *and* steps: the state of a walk after ``d``
 steps has a closed form (right: ``d`` votes moved from the largest class to the runner-up;
 left: the largest class gains ``d`` votes drained from the top of the rest, levelled like
@@ -9,7 +9,7 @@ sum of Proposition 7 over (count, multiplicity) groups from a table of tail
 probabilities, as :func:`pate_cli.accounting.gnmax.log_q_gnmax` computes it, and its
 local sensitivity is :func:`.bounds.local_sensitivity_at`.
 
-Sparse rows (``SparseRows``, MATH.md s.14) walk the same way without forming the dense
+Sparse rows (``SparseRows``, math:sparse) walk the same way without forming the dense
 row: the stored counts, sorted, plus one zero column (the runner-up when a row stores a
 single class), then one more group ``(0, Z)`` for the other ``Z = K - columns`` zero-vote
 classes (:func:`_sorted_rows`). The right walk moves votes between the two largest classes
@@ -188,7 +188,7 @@ class _LeftWalk:
 def _sorted_rows(votes: np.ndarray | SparseRows) -> tuple[np.ndarray, float]:
     """Each row's counts in decreasing order and ``Z``, the zero-vote classes left out.
 
-    Dense rows: all ``K`` counts, ``Z = 0``. Sparse rows (MATH.md s.14): the stored counts
+    Dense rows: all ``K`` counts, ``Z = 0``. Sparse rows (math:sparse): the stored counts
     (padding cells are zero-vote classes kept apart) and, unless they hold every class, one
     zero column more (a single stored class's runner-up); ``Z`` is ``K`` minus the columns.
     """
@@ -304,7 +304,7 @@ def local_sensitivity_gnmax(votes: ArrayLike | SparseRows, *, teachers: int, sig
     """Local sensitivity of the GNMax step at distance ``d = 0..M-1`` (Algorithms 4-5).
 
     ``votes``: ``(queries, K)`` non-negative integer votes, or a ``SparseRows`` chunk
-    (MATH.md s.14); returns ``(queries, M)``. Materialises full curves: meant for tests
+    (math:sparse); returns ``(queries, M)``. Materialises full curves: meant for tests
     and small inputs; accumulation over many queries goes through
     :class:`SmoothSensitivityAccumulator`, which never does.
     """
@@ -327,7 +327,7 @@ def local_sensitivity_gnmax(votes: ArrayLike | SparseRows, *, teachers: int, sig
 
 
 def rounded_max(max_votes: ArrayLike, teachers: int) -> np.ndarray:
-    """``round(max v)`` per query, half to even as in section 4: the row of the threshold
+    """``round(max v)`` per query, half to even as in math:threshold: the row of the threshold
     step's table. Raises ``ValueError`` unless it is one value per query in ``0..M``."""
     m = np.rint(np.asarray(max_votes, dtype=np.float64))
     if m.ndim != 1:
@@ -339,10 +339,10 @@ def rounded_max(max_votes: ArrayLike, teachers: int) -> np.ndarray:
 
 def local_sensitivity_threshold(max_votes: ArrayLike, *, teachers: int, threshold: float,
                                 sigma_threshold: float, order: float) -> np.ndarray:
-    """Local sensitivity of the threshold step at distance ``d = 0..M-1`` (MATH.md s.10).
+    """Local sensitivity of the threshold step at distance ``d = 0..M-1`` (math:smooth).
 
     ``max_votes`` is ``max_j v_j`` per query (``v = n`` or, for Interactive-GNMax,
-    ``v = n - M p``, possibly fractional); it is rounded half-to-even as in section 4.
+    ``v = n - M p``, possibly fractional); it is rounded half-to-even as in math:threshold.
     Returns ``(queries, M)``; for ``m = round(max v)`` entries ``d >= max(m, M-m)`` are 0.
     """
     tc = ThresholdSmoothConstants.compute(threshold=threshold, sigma_threshold=sigma_threshold,
