@@ -87,13 +87,19 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
 
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
     """The cost of a random search (``distribution``, from ``tuning_distribution``) whose
-    candidates each cost at most ``result``'s total RDP curve."""
-    epsilon, order = tuned_epsilon(result.rdp_total, orders=result.orders,
-                                   delta=result.delta, conversion=result.conversion,
-                                   distribution=distribution)
+    candidates each cost at most ``result``'s total RDP curve; for a data-dependent run,
+    also the search's data-independent bound (every candidate at most the run's
+    data-independent curve, math:tuning), the figure a report may publish."""
+    tuned = partial(tuned_epsilon, orders=result.orders, delta=result.delta,
+                    conversion=result.conversion, distribution=distribution)
+    epsilon, order = tuned(result.rdp_total)
+    independent = None
+    if result.accounting != "data-independent" and result.rdp_data_independent is not None:
+        independent = tuned(result.rdp_data_independent)[0]
     return TuningPart(distribution=distribution.name, text=distribution.text,
                       mean=distribution.mean, shape=distribution.shape_value,
-                      epsilon_single=result.epsilon, epsilon_tuned=epsilon, order=order)
+                      epsilon_single=result.epsilon, epsilon_tuned=epsilon, order=order,
+                      epsilon_tuned_data_independent=independent)
 
 
 def sanitize_analysis(result, votes, *, student=None, order: float | None = None,

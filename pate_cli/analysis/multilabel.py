@@ -184,8 +184,9 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
                               converter, per_query=True)
     assert figures.epsilon_query is not None  # per_query=True
     convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
+    di_curve = carry + count * independent
     (epsilon, order), (eps_di, order_di) = (map(float, convert(curve)) for curve in
-                                            (figures.carry, carry + count * independent))
+                                            (figures.carry, di_curve))
     at = int(np.flatnonzero(orders == order)[0])
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
@@ -198,6 +199,7 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
             epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
             rdp_selection=np.zeros(count), rdp_answer=np.ascontiguousarray(curves[:, at])),
         rdp_total=figures.carry, epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
+        rdp_data_independent=di_curve,
         order_data_independent=order_di, answered_total=float(count * labels),
         rdp_at_order={"selection": 0.0, "answer": float(figures.carry[at] - carry[at])},
         label_accuracy=None if votes.labels is None else float(np.mean(bits == votes.labels)),

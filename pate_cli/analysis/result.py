@@ -114,7 +114,9 @@ class AddedRdp:
 @dataclass(frozen=True)
 class TuningPart:
     """``--tuning`` (math:tuning): the random search's law of K (``shape`` None for
-    Poisson), the run alone (``epsilon_single``) and the whole search (``epsilon_tuned``)."""
+    Poisson), the run alone (``epsilon_single``) and the whole search (``epsilon_tuned``,
+    and for a data-dependent run ``epsilon_tuned_data_independent``, the search's
+    data-independent bound)."""
 
     distribution: str
     text: str
@@ -123,6 +125,9 @@ class TuningPart:
     epsilon_single: float
     epsilon_tuned: float
     order: float
+    # a data-dependent run's data-independent bound with the search (None: the run is
+    # data-independent, epsilon_tuned is that bound)
+    epsilon_tuned_data_independent: float | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,9 @@ class AnalysisResult:
     warnings: tuple[str, ...] = ()
     # Expected accounting: the data-independent bound of a run answering every query.
     epsilon_data_independent_worst: float | None = None
+    # The data-independent RDP curve the run's publishable bound rests on (with --add-rdp;
+    # every query answered under expected accounting), where the run has one (--tuning).
+    rdp_data_independent: np.ndarray | None = None
     source: VoteSet | None = None
     query_index: np.ndarray | None = None
     accuracy_by_outcome: Mapping[str, float | None] | None = None

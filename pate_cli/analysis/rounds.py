@@ -47,7 +47,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
     if teachers is None:  # the file's first row, as analyze_votes takes it
         teachers = float(np.asarray(votes[0], dtype=np.float64).sum())
     convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
-    carry = initial_carry(initial_rdp, orders)
+    carry = spent = initial_carry(initial_rdp, orders)
     windows = [row_window(votes, spec.rows, labels, spec.student,
                           view=not spec.mechanism.sequential) for spec in rounds]
     parts, summaries = [], []
@@ -72,7 +72,8 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
     epsilon, order = (float(x) for x in convert(carry))
     at_order, independent = zip(*(_part_figures(part, orders, order) for part in parts),
                                 strict=True)
-    eps_di, order_di = (float(x) for x in convert(sum(independent)))
+    di_curve = spent + sum(independent)  # --add-rdp too
+    eps_di, order_di = (float(x) for x in convert(di_curve))
     with_outcome = any(spec.mechanism.uses_student for spec in rounds)
     # in file order: the rounds' rows, one round after another, are 0, 1, 2, ...
     firsts = np.cumsum([0] + [part.queries for part in parts])[:-1]
@@ -94,6 +95,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | 
         teachers=parts[0].teachers, classes=parts[0].classes,
         rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
+        rdp_data_independent=di_curve,
         answered_total=float(sum(p.answered_total for p in parts)),
         rdp_at_order={key: float(sum(sums[key] for sums in at_order))
                       for key in ("selection", "answer")},

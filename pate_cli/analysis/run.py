@@ -170,16 +170,18 @@ def _result(votes, mechanism, seed, carry, step_sums, answered_total, counts, *,
                                                       conversion=conversion))
     if queries == 0 and not np.any(carry):
         epsilon = 0.0  # a budget run that halts before its first query released nothing
-    di_curve = data_independent_curve(selection, answer, answered=answered_total,
-                                      queries=queries, orders=orders)
+    # the data-independent figures include the RDP spent before the first query (--add-rdp)
+    spent = initial_carry(initial_rdp, orders)
+    di_curve = spent + data_independent_curve(selection, answer, answered=answered_total,
+                                              queries=queries, orders=orders)
     eps_di, order_di = (float(x) for x in rdp_to_epsilon(di_curve, orders=orders, delta=delta,
                                                         conversion=conversion))
     eps_worst = None
     if setting["accounting"] == "expected":  # a bound for any run: every query answered
-        eps_worst = float(rdp_to_epsilon(
-            data_independent_curve(selection, answer, answered=queries, queries=queries,
-                                   orders=orders),
-            orders=orders, delta=delta, conversion=conversion)[0])
+        di_curve = spent + data_independent_curve(selection, answer, answered=queries,
+                                                  queries=queries, orders=orders)
+        eps_worst = float(rdp_to_epsilon(di_curve, orders=orders, delta=delta,
+                                         conversion=conversion)[0])
     accuracy, by_outcome = counts.accuracy(labels is not None)
     query_index, reordered = picked_rows(positions, queries)
     outcomes = None if counts.outcomes is None else tuple(int(n) for n in counts.outcomes)
@@ -193,7 +195,7 @@ def _result(votes, mechanism, seed, carry, step_sums, answered_total, counts, *,
         mechanism=mechanism, seed=int(seed), classes=int(votes.shape[1]), **setting,
         rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
-        epsilon_data_independent_worst=eps_worst,
+        epsilon_data_independent_worst=eps_worst, rdp_data_independent=di_curve,
         answered_total=answered_total,
         rdp_at_order=sums_at_order(orders, order, *step_sums),
         label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (

@@ -297,10 +297,9 @@ def check_sampled_run(sampling: Sampling, name: str, *, accounting: str, rounds,
     """The combinations math:sampling and this implementation refuse, one line each."""
     if accounting != "data-independent":
         raise OptionError(f"--sampling needs --accounting data-independent, not {accounting}: "
-                          "the data-dependent bounds (math:gnmax, math:threshold and math:lnmax) "
-                          "are for a fixed "
-                          "histogram and no valid published bound combines them with "
-                          "amplification by subsampling (math:sampling)")
+                          "the data-dependent bounds (docs/explanation/data-dependent.md) are "
+                          "for a fixed histogram and no valid published bound combines them "
+                          "with amplification by subsampling (docs/explanation/sampling.md)")
     if name not in SAMPLED_MECHANISMS:
         raise OptionError(f"--sampling applies to -m {', '.join(SAMPLED_MECHANISMS)}, not "
                           f"-m {name}")

@@ -77,8 +77,9 @@ def parse_sampling(text, vote_change: str = "move", steps: str = "shared") -> Sa
     scheme, _, value = str(text).strip().lower().partition(":")
     if scheme in ("with-replacement", "replacement"):
         raise OptionError("--sampling with-replacement is refused: no amplification bound "
-                          "for sampling with replacement is implemented (math:sampling); "
-                          "accounting it as poisson or without-replacement is invalid")
+                          "for sampling with replacement is implemented "
+                          "(docs/explanation/sampling.md); accounting it as poisson or "
+                          "without-replacement is invalid")
     if scheme == "poisson":
         rate = _number(value, "--sampling poisson:RATE")
         if not 0.0 < rate <= 1.0:

@@ -35,9 +35,10 @@ PARAMETER_NAMES = {
     "confidence": "student confidence \u03b3", "svt_scale": "SVT Laplace scale",
     "svt_cutoff": "SVT cut-off (unstable queries)", "svt_threshold": "SVT threshold w",
     "eta": "exponential mechanism \u03b7 (\u03b5\u2080 = 2\u03b7 per answer)",
-    "screening": "threshold step's data-independent curve (math:screening)",
+    "screening": "threshold step's data-independent curve (docs/explanation/screening.md)",
 }
-METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order (math:conversion)",
+METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order "
+                  "(docs/explanation/accounting.md#conversion)",
            "pld": "privacy-loss distributions (dp_accounting's PLD accountant), no order",
            "pure": "a pure-DP bound (no finite order)"}
 SECTIONS = ("headline", "privacy-unit", "definition", "mechanism", "accounting", "budget",
@@ -144,7 +145,7 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
         ("Mechanism and every parameter", True, "listed under Mechanism"),
         ("Accounting method", True, f"{summary.get('accounting')} accounting"),
         ("Hyperparameter tuning accounted", head["tuning_included"],
-         "tuning cost included in the published \u03b5 (math:tuning)"
+         "tuning cost included in the published \u03b5 (docs/explanation/tuning.md)"
          if head["tuning_included"] else
          "the tuning cost is data-dependent and left out of the published \u03b5: analyse "
          "with --accounting data-independent --tuning" if tuning else
@@ -206,6 +207,11 @@ def report_content(summary: dict, *, command: str | None = None,
                 summary.get("order"), rounding="nearest"),
         _figure("epsilon_data_independent", "data-independent \u03b5",
                 summary.get("epsilon_data_independent")),
+        *([_figure("tuning.epsilon_tuned_data_independent",
+                   "data-independent \u03b5 with the search (published)",
+                   summary["tuning"]["epsilon_tuned_data_independent"])]
+          if (summary.get("tuning") or {}).get("epsilon_tuned_data_independent") is not None
+          else []),
         _figure("delta", "\u03b4", summary["delta"], 10, rounding="nearest"),
         _figure("queries", "queries analysed", summary["queries"], rounding="nearest"),
         _figure("answered", "queries answered" + (" (expected)" if isinstance(answered, float)
@@ -226,7 +232,7 @@ def report_content(summary: dict, *, command: str | None = None,
                     smooth.get("sanitized_epsilon")),
         ]
     accounting = [
-        ("accounting", f"{summary.get('accounting')} (math:costs)"),
+        ("accounting", f"{summary.get('accounting')} (docs/explanation/accounting.md#costs)"),
         ("decisions", decisions_text(summary)),
         *([("seed", f"{summary.get('seed')} (of the simulated run)")]
           if decisions_kind(summary) == "simulated" else []),
@@ -245,7 +251,8 @@ def report_content(summary: dict, *, command: str | None = None,
             f"\u03c3_ss {number(smooth['sigma_ss'])}, smooth sensitivity "
             f"{number(smooth['smooth_sensitivity'])}; conditions C5 "
             f"{'hold' if smooth['conditions']['c5'] else 'FAIL'}, C6 "
-            f"{'hold' if smooth['conditions']['c6'] else 'FAIL'} (math:smooth)")))
+            f"{'hold' if smooth['conditions']['c6'] else 'FAIL'} "
+            "(docs/explanation/smooth-sensitivity.md#smooth)")))
     if summary.get("add_rdp"):
         added = summary["add_rdp"]
         accounting.append(("added RDP curve", f"{added.get('path')} (sha256 "

@@ -100,25 +100,50 @@ def _scope(summary: dict) -> str:
             f"release of yours, labels {answered} of them")
 
 
-def _tuning_headline(summary: dict, dependent: bool) -> tuple[str, float | None]:
-    """The sentence on the search's cost (``--tuning``), and the tuned figure when it
-    holds (computed from a data-independent curve)."""
+def _tuning_law(summary: dict) -> str | None:
+    """``--tuning``'s law of K as written (``geometric:20,1``), or None without a search."""
     tuning = summary.get("tuning")
     if not isinstance(tuning, dict) or tuning.get("epsilon_tuned") is None:
-        return "", None
+        return None
     law = f"{tuning.get('distribution')}:{number(tuning.get('mean'))}"
     if tuning.get("shape") is not None:
         law += f",{number(tuning['shape'])}"
+    return law
+
+
+def _tuning_headline(summary: dict, dependent: bool) -> tuple[str, float | None]:
+    """The sentence on the search's cost (``--tuning``), and the tuned figure when it
+    holds (computed from a data-independent curve)."""
+    law = _tuning_law(summary)
+    if law is None:
+        return "", None
+    tuning = summary["tuning"]
     tuned = epsilon_text(tuning["epsilon_tuned"])
+    search = (f" Including the hyperparameter search (a random search, K ~ {law}; "
+              "docs/explanation/tuning.md)")
     if not dependent:
-        return (f" Including the hyperparameter search (a random search, K ~ {law}; "
-                f"math:tuning): \u03b5 = {tuned} at the same \u03b4, a data-independent bound.",
+        return (f"{search}: \u03b5 = {tuned} at the same \u03b4, a data-independent bound.",
                 float(tuning["epsilon_tuned"]))
-    return (f" Including the hyperparameter search (a random search, K ~ {law}; "
-            f"math:tuning): \u03b5 = {tuned}, which is data-dependent (computed from the run's "
+    independent = tuning.get("epsilon_tuned_data_independent")
+    if independent is not None:  # the published figure above already includes the search
+        return (f"{search}, the data-dependent \u03b5 is {tuned}, unsanitised and not for "
+                "publication.", float(independent))
+    return (f"{search}: \u03b5 = {tuned}, which is data-dependent (computed from the run's "
             "data-dependent RDP curve) and unsanitised; the published figure above leaves "
             "the search out (analyse with --accounting data-independent --tuning for a "
             "bound that includes it)."), None
+
+
+def _with_search(summary: dict, published: float) -> tuple[float, str]:
+    """A data-dependent run's published bound and its wording: with ``--tuning``, the
+    search's data-independent bound (the run alone given beside it)."""
+    law = _tuning_law(summary)
+    independent = (summary["tuning"].get("epsilon_tuned_data_independent")
+                   if law is not None else None)
+    if independent is None:
+        return published, ""
+    return float(independent), (f" including the hyperparameter search (a random search, "
+                                f"K ~ {law}; the run alone: {epsilon_text(published)})")
 
 
 def headline(summary: dict) -> dict:
@@ -167,8 +192,9 @@ def headline(summary: dict) -> dict:
     elif dependent and summary.get("epsilon_data_independent_worst") is not None:
         # expected accounting: the data-independent figure at the expected count is an
         # average too; the bound that holds for any particular run answers every query
-        published = summary["epsilon_data_independent_worst"]
-        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), a "
+        published, search = _with_search(summary, summary["epsilon_data_independent_worst"])
+        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
+                f"{search}, a "
                 "data-independent bound that holds whatever a run answers (every one of the "
                 f"{summary['queries']:,} queries answered; at the expected "
                 f"{number(summary['answered'])} answers it would be "
@@ -177,9 +203,9 @@ def headline(summary: dict) -> dict:
                 f"{epsilon_text(summary['epsilon'])} is an expected figure, unsanitised and "
                 "not for publication.")
     elif dependent:
-        published = summary["epsilon_data_independent"]
-        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), a "
-                "data-independent bound; the data-dependent \u03b5 = "
+        published, search = _with_search(summary, summary["epsilon_data_independent"])
+        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
+                f"{search}, a data-independent bound; the data-dependent \u03b5 = "
                 f"{epsilon_text(summary['epsilon'])} is unsanitised and not for publication.")
     else:
         published = summary["epsilon"]
@@ -247,10 +273,11 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
         unit += (" Individualized PATE: examples belong to privacy groups, each with its own "
                  "budget; a group's guarantee holds for each example of that group, through "
                  "the sensitivity its teachers' votes carry (Boenisch et al., "
-                 "math:individualized).")
+                 "docs/explanation/individualized.md).")
     relation = ("two data sets are neighbours when they differ in one training example "
                 "(added, removed or replaced); either way one teacher's partition changes, "
-                "so the vote histograms differ by moving one vote (math:independent).")
+                "so the vote histograms differ by moving one vote "
+                "(docs/explanation/data-independent.md#independent).")
     sampling = summary.get("sampling")
     if sampling:
         unit, relation = _sampled_unit(sampling)
@@ -272,7 +299,8 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                   f"{number(orders.get('max'))}) and converted with the {conversion} "
                   + ("conversion (Mironov 2017, Prop. 3)" if conversion == "classic" else
                      "conversion (Canonne, Kamath and Steinke 2020)")
-                  + f"; the best order was {number(summary.get('order'))} (math:conversion).")
+                  + f"; the best order was {number(summary.get('order'))} "
+                  "(docs/explanation/accounting.md#conversion).")
     if summary.get("data_independent_method") == "pld":
         definition += (f" That conversion gives ε = {epsilon_text(summary.get('epsilon_rdp'))}; "
                        f"the reported ε = {epsilon_text(summary['epsilon'])} is smaller and "

@@ -13,8 +13,11 @@ from tests import SAMPLES
 
 pytest.importorskip("jinja2")
 
+from pate_cli import analyze  # noqa: E402
+from pate_cli.accounting.conversion import rdp_to_epsilon  # noqa: E402
+from pate_cli.orders import default_orders  # noqa: E402
 from pate_cli.outputs.report_content import SECTIONS  # noqa: E402
-from pate_cli.rounding import ceil_text
+from pate_cli.rounding import ceil_text  # noqa: E402
 
 VOTES = str(SAMPLES / "mnist_250_votes.npy")
 RUNS = {
@@ -364,13 +367,59 @@ def test_headline_includes_tuning_and_the_checklist_agrees(cli, tmp_path):
     assert "hyperparameter search (a random search, K ~ geometric:20" in head
     assert f"ε = {tuned} at the same δ, a data-independent bound" in head
     assert mark == "ok" and "included in the published" in note
-    summary = json.loads(cli.analyze(VOTES, "-n", "300", "--tuning", "geometric:20",
-                                     "-f", "json").out)
-    text, head, mark, note = _headline_and_checklist(cli, tmp_path, "-n", "300", "--tuning",
-                                                     "geometric:20")
-    tuned = ceil_text(summary["tuning"]["epsilon_tuned"])
-    assert f"ε = {tuned}, which is data-dependent" in head and "unsanitised" in head
-    assert mark == "**FLAG**" and "left out of the published" in note
+
+    # a data-dependent run (issue 43 item 7: its report put the untuned data-independent
+    # 3.5472 in the headline and said the search was left out): the search's
+    # data-independent bound, computed from the run's data-independent curve, is published
+    for extra in ((), ("--accounting", "expected")):
+        summary = json.loads(cli.analyze(VOTES, "-n", "640", "--tuning", "geometric:20",
+                                         *extra, "-f", "json").out)
+        text, head, mark, note = _headline_and_checklist(
+            cli, tmp_path, "-n", "640", "--tuning", "geometric:20", *extra)
+        tuning = summary["tuning"]
+        alone = (summary["epsilon_data_independent_worst"] if extra
+                 else summary["epsilon_data_independent"])
+        assert tuning["epsilon_tuned_data_independent"] > alone
+        published = ceil_text(tuning["epsilon_tuned_data_independent"]).rstrip("0")
+        assert head.startswith(f"**Labelling these votes with this mechanism and these "
+                               f"parameters satisfies (ε, δ)-DP at the teacher-partition "
+                               f"level: ε = {published} at δ = 1e-05")
+        assert (f"including the hyperparameter search (a random search, K ~ geometric:20,1; "
+                f"the run alone: {ceil_text(alone).rstrip('0')})") in head
+        assert f"the data-dependent ε is {ceil_text(tuning['epsilon_tuned'])}" in head
+        assert mark == "ok" and "included in the published" in note
+        assert f"| data-independent ε with the search (published) | {published} |" in text
+    orders = default_orders()
+    from pate_cli.accounting.tuning import tuned_epsilon, tuning_distribution
+    result = analyze(VOTES, "confident", queries=640, tuning="geometric:20", per_query=False)
+    independent, _ = tuned_epsilon(result.rdp_data_independent, orders=orders, delta=1e-5,
+                                   conversion="classic",
+                                   distribution=tuning_distribution("geometric:20"))
+    assert result.tuning.epsilon_tuned_data_independent == independent
+    assert independent == pytest.approx(6.854691936093239, rel=1e-12)
+
+
+def test_the_data_independent_figure_includes_the_added_rdp(cli, tmp_path):
+    """``--add-rdp`` (an earlier DP-SGD student, say) is part of every figure: the
+    data-independent one left it out (3.5472 beside a total of 5.1442)."""
+    event = tmp_path / "g.json"
+    event.write_text('{"class_name": "GaussianDpEvent", "noise_multiplier": 1.1}')
+    for accounting in ("replay", "expected", "data-independent"):
+        plain = analyze(VOTES, "confident", queries=640, accounting=accounting,
+                        per_query=False)
+        added = analyze(VOTES, "confident", queries=640, accounting=accounting,
+                        add_rdp=str(event), per_query=False)
+        assert added.epsilon_data_independent > plain.epsilon_data_independent
+        # the curve a bound rests on (under expected accounting: every query answered)
+        bound = (added.epsilon_data_independent_worst if accounting == "expected"
+                 else added.epsilon_data_independent)
+        assert bound == pytest.approx(float(rdp_to_epsilon(
+            plain.rdp_data_independent + added.initial_rdp, orders=plain.orders,
+            delta=1e-5)[0]), rel=1e-12)
+    rounds = analyze(VOTES, "confident", add_rdp=str(event), per_query=False,
+                     rounds=str(SAMPLES / "mnist_250_rounds.csv"))
+    assert rounds.epsilon_data_independent >= float(rdp_to_epsilon(
+        rounds.initial_rdp, orders=rounds.orders, delta=1e-5)[0])
 
 
 def test_groups_publish_their_data_independent_figures(cli, tmp_path):

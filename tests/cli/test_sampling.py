@@ -44,17 +44,17 @@ def run_json(cli, *args) -> dict:
 REFUSALS = [
     (["--sampling", "poisson:0.1"],
      "--sampling needs --accounting data-independent, not replay: the data-dependent "
-     "bounds (math:gnmax, math:threshold and math:lnmax) are for a fixed histogram and no valid "
-     "published bound "
-     "combines them with amplification by subsampling (math:sampling)"),
+     "bounds (docs/explanation/data-dependent.md) are for a fixed histogram and no valid "
+     "published bound combines them with amplification by subsampling "
+     "(docs/explanation/sampling.md)"),
     (["--sampling", "poisson:0.1", "--accounting", "expected"],
      "--sampling needs --accounting data-independent, not expected: the data-dependent "
-     "bounds (math:gnmax, math:threshold and math:lnmax) are for a fixed histogram and no valid "
-     "published bound "
-     "combines them with amplification by subsampling (math:sampling)"),
+     "bounds (docs/explanation/data-dependent.md) are for a fixed histogram and no valid "
+     "published bound combines them with amplification by subsampling "
+     "(docs/explanation/sampling.md)"),
     (["--sampling", "with-replacement:100/1000", *DI],
      "--sampling with-replacement is refused: no amplification bound for sampling with "
-     "replacement is implemented (math:sampling); accounting it as poisson or "
+     "replacement is implemented (docs/explanation/sampling.md); accounting it as poisson or "
      "without-replacement is invalid"),
     (["--sampling", "poisson:0", *DI], "--sampling poisson:RATE needs a rate in (0, 1], got 0"),
     (["--sampling", "poisson:1.5", *DI],
