@@ -8,8 +8,6 @@ into the next one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
 import numpy as np
 
 from .conversion import Conversion
@@ -21,39 +19,52 @@ HALT_MARGIN = 1.0 + 2.0**-32
 Sums = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def output_sums(chunks: Iterable[Sums], ids: np.ndarray) -> Iterator[Sums]:
-    """``(first query of each, curves charged, curves if every token were charged in full)``
-    of the outputs, in order and a batch at a time, from ``chunks`` ``(first query, actual,
-    full)`` of consecutive queries (``(queries, orders)`` curves); ``ids``: each query's
-    output."""
-    pending = None  # the output the last chunk ended in: it may go on in the next one
-    for start, actual, full in chunks:
+class OutputSums:
+    """The outputs of consecutive chunks of queries, summed as they complete: each chunk
+    ``(first query, actual, full)`` (``(queries, orders)`` curves charged, and charged if
+    every token's answer step counted in full) gives the outputs it completed as ``(first
+    query of each, actual sums, full sums)``; the output the last chunk ended in waits for
+    the next (:meth:`flush` gives it at the end). ``ids``: each query's output."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+        self.pending: Sums | None = None
+
+    def add(self, start: int, actual: np.ndarray, full: np.ndarray) -> list[Sums]:
+        if actual.shape[0] == 0:
+            return []
+        ids, done = self.ids, []
         firsts = np.flatnonzero(np.concatenate(
             ([True], np.diff(ids[start : start + actual.shape[0]]) != 0)))
         sums = (start + firsts, np.add.reduceat(actual, firsts, axis=0),
                 np.add.reduceat(full, firsts, axis=0))
+        pending = self.pending
         if pending is not None and ids[start - 1] == ids[start]:  # the output goes on
             sums[0][0] = pending[0][0]
             sums[1][0] += pending[1][0]
             sums[2][0] += pending[2][0]
         elif pending is not None:
-            yield pending
+            done.append(pending)
         if firsts.size > 1:
-            yield sums[0][:-1], sums[1][:-1], sums[2][:-1]
-        pending = sums[0][-1:], sums[1][-1:], sums[2][-1:]
-    if pending is not None:
-        yield pending
+            done.append((sums[0][:-1], sums[1][:-1], sums[2][:-1]))
+        self.pending = sums[0][-1:], sums[1][-1:], sums[2][-1:]
+        return done
+
+    def flush(self) -> list[Sums]:
+        pending, self.pending = self.pending, None
+        return [] if pending is None else [pending]
 
 
-def first_output_over(sums: Iterable[Sums], carry: np.ndarray, conversion: Conversion,
-                      budget: float) -> int | None:
-    """The first query of the first output of ``sums`` (:func:`output_sums`) that could take
-    the total above ``budget``: the outputs before it as charged plus its tokens charged in
-    full (so a generation is never cut mid-sequence), after ``carry``; None if all fit."""
-    for first_query, actual, full in sums:
-        spent = np.cumsum(np.concatenate((carry[None, :], actual)), axis=0)
-        over = conversion.epsilon((spent[:-1] + full) * HALT_MARGIN)[0] > budget
-        if over.any():
-            return int(first_query[int(np.argmax(over))])
-        carry = spent[-1]
-    return None
+def first_over(sums: Sums, carry: np.ndarray, conversion: Conversion,
+               budget: float) -> tuple[int | None, np.ndarray]:
+    """Of the outputs ``sums`` (:class:`OutputSums`), after ``carry``: the index of the
+    first that could take the total above ``budget`` (the outputs before it as charged plus
+    its tokens charged in full, so a generation is never cut mid-sequence) or None, and the
+    carry after the outputs before it."""
+    _, actual, full = sums
+    spent = np.cumsum(np.concatenate((carry[None, :], actual)), axis=0)
+    over = conversion.epsilon((spent[:-1] + full) * HALT_MARGIN)[0] > budget
+    if over.any():
+        index = int(np.argmax(over))
+        return index, spent[index]
+    return None, spent[-1]

@@ -1,11 +1,9 @@
-"""What a finished single run adds, from its totals or its queries: the PLD figure
+"""What a finished single run adds from its totals or its queries: the PLD figure
 (``--accounting data-independent``: the smaller of the RDP figure and dp_accounting's for
-the Gaussian steps, math:independent, math:gnmax, math:integral and math:sampling), ``--tuning``'s
-cost of a random search (math:tuning; the headline ``epsilon`` stays the single run's), the GNSS
-report (``--smooth-sensitivity``, math:smooth) and the per-output figures of token votes
-(cli:formats math:sparse: each output, a generated sequence of consecutive rows, costs the RDP its
-tokens spent, math:conversion). ``--halt-at output`` stops before the first output whose tokens, all
-charged in full, could take the total above the budget: no generation is cut midway.
+the Gaussian steps, math:independent, math:gnmax, math:integral and math:sampling),
+``--tuning``'s cost of a random search (math:tuning; the headline ``epsilon`` stays the
+single run's) and the GNSS report (``--smooth-sensitivity``, math:smooth). The figures of
+outputs and the halt at an output come from the run's own walk (``analysis.budget_run``).
 """
 
 from __future__ import annotations
@@ -17,9 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from ..accounting.composition import initial_carry
-from ..accounting.conversion import checked_setting
-from ..accounting.output_sums import first_output_over, output_sums
 from ..accounting.pld import gaussian_pld_epsilon
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
@@ -29,14 +24,13 @@ from ..accounting.smooth_sensitivity import (
     sanitize_gnmax,
 )
 from ..accounting.tuning import TuningDistribution, tuned_epsilon
-from ..errors import OptionError
 from ..inputs.rows import AnalysedRows, FirstRows
-from ..mechanisms import NoiseSource, release_draw
+from ..mechanisms import release_draw
 from ..mechanisms.sampled import SampledMechanism, unsampled
-from ..sparse_rows import is_sparse, row_width
-from ..work_sizes import READ_VALUES, TASK_VALUES
-from .result import AnalysisResult, BudgetPart, TuningPart
-from .steps import chunk_costs, mechanism_steps, run_charges
+from ..sparse_rows import is_sparse
+from ..work_sizes import READ_VALUES
+from .result import AnalysisResult, TuningPart
+from .steps import run_charges
 
 # The aggregators with Gaussian steps: the PLD figure and the GNSS report apply to them.
 GAUSSIAN = ("gnmax", "confident", "interactive")
@@ -157,73 +151,3 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                          f"{' and '.join(failed)} fails for sigma {mechanism.sigma:g}, "
                          f"K {result.classes}, order {order:g} (choose another --order)")
     return report
-
-
-def outputs_summary(result, votes, outputs: np.ndarray, *, q_bound: str, decisions=None,
-                    query_indices=None) -> dict:
-    """cli:json's JSON ``outputs``: their number, tokens per output and epsilon per output
-    (min, median, max over the outputs processed) and how many were processed whole."""
-    if query_indices is not None:
-        raise OptionError("an output grouping needs the queries in file order: it does not "
-                          "combine with --query-indices")
-    processed = int(result.queries)
-    ids = np.asarray(outputs)
-    tokens = np.diff(np.flatnonzero(np.concatenate(([True], np.diff(ids) != 0, [True]))))
-    _, conversion, sums = _output_sums(result, votes, ids, processed, q_bound, decisions)
-    epsilons = [conversion.epsilon(actual)[0] for _, actual, _ in sums]
-    return {
-        "count": int(tokens.size),
-        "tokens_per_output": _spread(tokens),
-        "epsilon_per_output": _spread(np.concatenate(epsilons)) if epsilons else None,
-        "completed": int(np.count_nonzero(np.cumsum(tokens) <= processed)),
-    }
-
-
-def _spread(values: np.ndarray) -> dict:
-    return {"min": _plain(values.min()), "median": _plain(np.median(values)),
-            "max": _plain(values.max())}
-
-
-def _plain(value):
-    value = float(value)
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
-
-
-def _output_sums(setting, votes, ids: np.ndarray, count: int, q_bound: str, decisions):
-    """The grid, the conversion and ``accounting.output_sums`` of the first ``count``
-    queries, replayed a chunk at a time as the run charged them; ``setting`` names the
-    mechanism, accounting, delta, orders, conversion and seed."""
-    orders, conversion = checked_setting(setting.accounting, setting.delta, setting.orders,
-                                         setting.conversion)
-    selection, answer = mechanism_steps(setting.mechanism, q_bound=q_bound)
-    noise = NoiseSource(setting.seed)
-    rows = max(1, min(READ_VALUES // max(1, row_width(votes)), TASK_VALUES // orders.size))
-
-    def chunks():
-        for start in range(0, count, rows):
-            costs = chunk_costs(votes, FirstRows(count), start, min(count, start + rows),
-                                mechanism=setting.mechanism, selection=selection,
-                                answer=answer, noise=noise, accounting=setting.accounting,
-                                orders=orders, decisions=decisions).costs
-            actual = costs.block(0, costs.count)  # full: each answer step counted whole
-            yield start, actual, (actual if setting.accounting == "expected" else
-                                  replace(costs, weight=np.ones(costs.count)).block(0, costs.count))
-    return orders, conversion, output_sums(chunks(), ids)
-
-
-def output_halt(setting, votes, ids: np.ndarray, *, budget: float, initial_rdp=None,
-                q_bound: str, decisions=None) -> int | None:
-    """``--halt-at output``: the first query of the first output of ``ids`` (one id per
-    analysed query) that could take the total above ``budget``, or None."""
-    orders, conversion, sums = _output_sums(setting, votes, ids, ids.size, q_bound, decisions)
-    return first_output_over(sums, initial_carry(initial_rdp, orders), conversion, budget)
-
-
-def halted_at_output(result, budget: float, halted: int | None):
-    """The run up to an output halt as a budget run."""
-    if result.epsilon > budget:  # the halt's margin covers every rounding: never happens
-        raise RuntimeError(f"the run up to the output halt spent {result.epsilon!r}, above "
-                           f"the budget {budget!r}")
-    return replace(result, budget=BudgetPart(limit=budget, halted_at=halted,
-                                             remaining=max(0.0, budget - result.epsilon),
-                                             halt_at="output"))

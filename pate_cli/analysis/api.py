@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import warnings
 from dataclasses import replace
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -31,9 +30,6 @@ from ..mechanisms.rounds import rounds_of
 from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .added_figures import (
-    halted_at_output,
-    output_halt,
-    outputs_summary,
     sanitize_analysis,
     tuning_part,
     with_pld_figure,
@@ -186,30 +182,24 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                                partial=spec.budget is not None, student=student_rows,
                                confidence=float(getattr(chosen, "confidence", 0.0)))
         part = DecisionsPart(path=given.path, sha256=given.sha256 or None, rows=len(given))
-    budget = run_budget = spec.budget
-    run_queries, halted = queries, None
     outputs = None if vote_set.outputs is None else vote_set.outputs[:queries or vote_set.queries]
-    if spec.halt_at == "output":  # the halt found over whole outputs, then the prefix run
-        assert budget is not None and outputs is not None  # the option rules saw to both
-        halted = output_halt(SimpleNamespace(mechanism=chosen, **common), vote_set.votes,
-                             outputs, budget=budget, initial_rdp=initial_rdp,
-                             q_bound=spec.q_bound, decisions=given)
-        # a halt at the first query: a budget no query fits, the limit put back below
-        run_queries, run_budget = ((queries, None) if halted is None
-                                   else (halted, None) if halted else (queries, 1e-300))
+    if outputs is not None and (indices is not None or chosen.name == "svt"):
+        if indices is not None:
+            raise OptionError("an output grouping needs the queries in file order: it does "
+                              "not combine with --query-indices")
+        outputs = None  # SVT-PATE: the per-query table keeps its output column
     try:
-        result = analyze_votes(vote_set.votes, chosen, queries=run_queries, budget=run_budget,
+        result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=spec.budget,
                                student=student_rows, query_indices=indices,
                                initial_rdp=initial_rdp, decisions=given, progress=spec.progress,
                                q_bound=spec.q_bound, workers=spec.workers, executor=executor,
-                               **common, per_query=bool(spec.per_query))
+                               **common, per_query=bool(spec.per_query), outputs=outputs,
+                               halt_at=spec.halt_at)
     except ValueError as error:
         if part is None or isinstance(error, InputError):
             raise
         raise InputError(f"{part.path}: {error}") from None
     result = replace(result, decisions=part, q_bound=spec.q_bound)
-    if spec.halt_at == "output" and budget is not None:
-        result = halted_at_output(result, budget, halted)
     if spec.smooth_sensitivity:  # a single run's (the option rules)
         positions = FirstRows(result.queries) if indices is None else indices[:result.queries]
         result = replace(result, smooth_sensitivity=sanitize_analysis(
@@ -220,10 +210,6 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                 decisions=given)))
     if spec.accounting == "data-independent" and initial_rdp is None:
         result = with_pld_figure(result, chosen, spec.delta)
-    if outputs is not None and spec.name != "svt":
-        result = replace(result, outputs=outputs_summary(
-            result, vote_set.votes, outputs, q_bound=spec.q_bound, decisions=given,
-            query_indices=indices))
     return result
 
 

@@ -1,13 +1,19 @@
-"""Budget runs (math:costs): whole blocks summed apart, the halt found in query order.
+"""Runs walked in query order (math:costs): budget runs, whose halt is found query by query
+or output by output, and runs whose queries are grouped into outputs (token votes).
 
 A budget run halts at the first query whose full cost could take the total above the
-budget. Its queries go in blocks of ``BUDGET_BLOCK``, whose sums do not depend on one
-another: they are formed ahead, on threads or a cluster's workers (:func:`block_sums`:
-each distinct curve once, ``accounting.grouped``). A block is taken whole from its sums
-only where those plus the largest cost one query can add (the data-independent curves,
-which cap every data-dependent one) convert within the budget, with a margin for every
-rounding: it holds no halt. Any other block is gone through query after query
-(``accounting.composition``), as the halt checks it.
+budget (``halt_at="query"``), or before the first output (a generated sequence of
+consecutive queries) whose tokens, all charged in full, could (``"output"``): no output
+is cut midway. Its queries go in blocks of ``BUDGET_BLOCK``, whose sums do not depend on
+one another: a query halt's blocks are formed ahead, on threads or a cluster's workers
+(:func:`block_sums`: each distinct curve once, ``accounting.grouped``), and a block is
+taken whole from its sums where those plus the largest cost one query can add (the
+data-independent curves, which cap every data-dependent one) convert within the budget,
+with a margin for every rounding: it holds no halt. Any other block is gone through query
+after query (``accounting.composition``). A run with outputs goes through every query:
+the same walk sums each output's curves (``accounting.output_sums``) for cli:json's
+``outputs`` and finds an output halt, so one pass gives the halt, the totals and the
+outputs; at an output halt the walk goes back to the chunk where the output began.
 
 No figure depends on the chunk size, the workers, or where block sums were formed; a run
 of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query run. Which blocks
@@ -19,6 +25,7 @@ block start (``BudgetPart.carries``), so it ends exactly at the reported epsilon
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -29,6 +36,7 @@ import numpy as np
 from ..accounting.composition import budget_halt, running_total, within_limit
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import GroupedTotals, grouped_totals
+from ..accounting.output_sums import OutputSums, first_over
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, LabelCounts, released_labels
 from ..inputs.rows import FirstRows, LocalRows, Span, span_of
@@ -51,9 +59,9 @@ BlockSums = tuple[GroupedTotals, LabelCounts]
 
 @dataclass(frozen=True, eq=False)
 class BudgetSetting:
-    """What every pass of one budget run reads: the analysed rows and their inputs, the
+    """What every pass of one walked run reads: the analysed rows and their inputs, the
     mechanism (``request``, with its accounting, q bound, seed and salt) and its noise,
-    the orders and the budget."""
+    the orders, the budget and where it halts, and the queries' outputs."""
 
     votes: np.ndarray | SparseRows  # the vote file (a memory map) or its sparse rows
     positions: np.ndarray | FirstRows  # the analysed file rows, in order
@@ -61,12 +69,14 @@ class BudgetSetting:
     noise: NoiseSource
     orders: np.ndarray
     converter: Conversion
-    budget: float
+    budget: float | None  # None: no halt (a run walked for its outputs)
     chunk_size: int
     student: np.ndarray | None = None  # Interactive-GNMax's probabilities, per file row
     decisions: Decisions | None = None
     truth: np.ndarray | None = None
     progress: Callable[[int, int], None] | None = None
+    outputs: np.ndarray | None = None  # each analysed query's output (token votes)
+    halt_at: str = "query"  # or "output": the halt before a whole output
 
 
 def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int,
@@ -90,13 +100,14 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
 
 
 class BudgetWalk:
-    """The second pass of a budget run, in query order to the halt: blocks taken whole from
-    their sums (:meth:`took`) or gone through query by query (:meth:`through`). Its sums
-    (``carry``, the ``selection`` and weighted ``answer`` curves apart, the ``answered``
-    weight) run on from block to block: a skipped block adds its grouped sums, a block gone
-    through its queries one after another (``running_total``, a cumulative sum: no figure
-    depends on where chunks start). ``carries``: the carries at block starts 1, 2, ... up
-    to the last processed (where the per-query table restarts)."""
+    """The walk of a run in query order, to its halt: blocks taken whole from their sums
+    (:meth:`took`) or gone through query by query (:meth:`through`). Its sums (``carry``,
+    the ``selection`` and weighted ``answer`` curves apart, the ``answered`` weight) run on
+    from block to block: a skipped block adds its grouped sums, a block gone through its
+    queries one after another (``running_total``, a cumulative sum: no figure depends on
+    where chunks start). ``carries``: the carries at block starts 1, 2, ... up to the last
+    processed (where the per-query table restarts). With outputs, ``epsilons`` holds each
+    processed output's own epsilon (its tokens' curves as charged, summed)."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray):
         self.run = run
@@ -112,6 +123,10 @@ class BudgetWalk:
         # the largest curve one query can add: its data-independent curves (math:independent)
         self.peak = np.asarray(data_independent_curve(*self.steps, answered=1, queries=1,
                                                       orders=run.orders), dtype=np.float64)
+        self.sums = None if run.outputs is None else OutputSums(run.outputs)
+        self.spent = self.carry.copy()  # after the outputs decided (an output halt)
+        self.epsilons: list[np.ndarray] = []
+        self.marks: list = []  # states at chunk starts since the undecided output began
 
     def took(self, part: BlockSums, hi: int) -> bool:
         """Add a block's sums whole (its queries end at ``hi``) where no query of it can
@@ -131,44 +146,120 @@ class BudgetWalk:
 
     def through(self, lo: int, hi: int) -> None:
         """Go through queries ``lo .. hi-1`` (one block) query by query, to the halt."""
-        run, (selection, answer) = self.run, self.steps
-        expected = run.request.accounting == "expected"
-        for start in range(lo, hi, run.chunk_size):
-            stop = min(hi, start + run.chunk_size)
-            chunk = chunk_costs(run.votes, run.positions, start, stop, student=run.student,
-                                decisions=run.decisions, mechanism=run.request.mechanism,
-                                selection=selection, answer=answer, noise=run.noise,
-                                accounting=run.request.accounting, orders=run.orders)
-            costs, made = chunk.costs, chunk.made
-            full = costs if expected else replace(costs, weight=np.ones(stop - start))
-            halt = budget_halt(costs, full, self.carry, run.converter, run.budget)
+        run = self.run
+        # with outputs, a chunk's curves are summed by output from whole (rows, orders)
+        # arrays, two of them: chunks of at most TASK_VALUES values each
+        step = (run.chunk_size if self.sums is None
+                else min(run.chunk_size, max(1, TASK_VALUES // run.orders.size)))
+        for start in range(lo, hi, step):
+            stop = min(hi, start + step)
+            if run.halt_at == "output" and run.budget is not None:
+                self.marks.append((start, self._state()))
+            chunk, full = self._chunk(start, stop)
+            halt = None
+            if run.budget is not None and run.halt_at == "query":
+                halt = budget_halt(chunk.costs, full, self.carry, run.converter, run.budget)
             if halt is not None:
                 self.halted_at = stop = start + halt
-                made = made.head(halt)
-            if stop > start:  # query after query (composition.running_total): the carry
-                count = stop - start  # is running_epsilon's bit for bit
-                self.answered = float(np.add.accumulate(
-                    np.concatenate(([self.answered], costs.weight[:count])))[-1])
-                self.selection = running_total(costs.step("selection"), count, self.selection)
-                self.answer = running_total(costs.step("answer"), count, self.answer)
-                self.carry = running_total(costs, count, self.carry)
-                self.labels.add(*released_labels(made, made.answered,
-                                                 run.request.mechanism.uses_student),
-                                None if run.truth is None else run.truth[run.positions[start:stop]])
+            self._add(chunk, start, stop)
+            if self.sums is not None:
+                count = stop - start
+                over = self._outputs(self.sums.add(start, chunk.costs.block(0, count),
+                                                   full.block(0, count)))
+                if over is not None:
+                    self._back_to(over)
             if run.progress is not None:
                 run.progress(stop, run.positions.size)
             if self.halted_at is not None:
                 return
 
+    def finish(self) -> None:
+        """The last output, once every query was gone through (or the halt found)."""
+        if self.sums is None:
+            return
+        over = self._outputs(self.sums.flush())
+        if over is not None:
+            self._back_to(over)
+
+    def _chunk(self, start: int, stop: int):
+        """A chunk's costs, and its costs with every answer step charged in full (the
+        expected cost under ``expected`` accounting)."""
+        run, (selection, answer) = self.run, self.steps
+        chunk = chunk_costs(run.votes, run.positions, start, stop, student=run.student,
+                            decisions=run.decisions, mechanism=run.request.mechanism,
+                            selection=selection, answer=answer, noise=run.noise,
+                            accounting=run.request.accounting, orders=run.orders)
+        expected = run.request.accounting == "expected"
+        return chunk, (chunk.costs if expected
+                       else replace(chunk.costs, weight=np.ones(stop - start)))
+
+    def _add(self, chunk, start: int, stop: int) -> None:
+        """Queries ``start .. stop-1`` of ``chunk`` (which starts at ``start``), added one
+        after another (composition.running_total: the carry is running_epsilon's bit for
+        bit)."""
+        run, costs, made = self.run, chunk.costs, chunk.made
+        count = stop - start
+        if count <= 0:
+            return
+        self.answered = float(np.add.accumulate(
+            np.concatenate(([self.answered], costs.weight[:count])))[-1])
+        self.selection = running_total(costs.step("selection"), count, self.selection)
+        self.answer = running_total(costs.step("answer"), count, self.answer)
+        self.carry = running_total(costs, count, self.carry)
+        made = made.head(count)
+        self.labels.add(*released_labels(made, made.answered,
+                                         run.request.mechanism.uses_student),
+                        None if run.truth is None else run.truth[run.positions[start:stop]])
+
+    def _outputs(self, done) -> int | None:
+        """The outputs a chunk completed: their own epsilons kept; under an output halt,
+        the first query of the first that could exceed the budget, or None."""
+        run = self.run
+        for firsts, actual, full in done:
+            if run.halt_at == "output" and run.budget is not None:
+                index, self.spent = first_over((firsts, actual, full), self.spent,
+                                               run.converter, run.budget)
+                if index is not None:
+                    self._kept(actual[:index])
+                    return int(firsts[index])
+            self._kept(actual)
+        pending = self.sums.pending if self.sums is not None else None
+        if self.marks and pending is not None:  # states before the undecided output began
+            began = int(pending[0][0])  # are not needed any more
+            keep = max(number for number, mark in enumerate(self.marks) if mark[0] <= began)
+            self.marks = self.marks[keep:]
+        return None
+
+    def _kept(self, actual: np.ndarray) -> None:
+        if actual.shape[0]:
+            self.epsilons.append(self.run.converter.epsilon(actual)[0])
+
+    def _back_to(self, halt: int) -> None:
+        """An output halt at query ``halt``: the walk's state back to the chunk where that
+        output began, then that chunk's queries before ``halt`` added again."""
+        start, state = max((mark for mark in self.marks if mark[0] <= halt),
+                           key=lambda mark: mark[0])
+        (self.carry, self.selection, self.answer, self.answered, self.labels) = state
+        self.halted_at = halt
+        if halt > start:
+            chunk, _ = self._chunk(start, halt)
+            self._add(chunk, start, halt)
+
+    def _state(self):
+        return (self.carry.copy(), self.selection.copy(), self.answer.copy(), self.answered,
+                copy.deepcopy(self.labels))
+
 
 def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = None,
                executor=None, source=None) -> BudgetWalk:
-    """A budget run's halt and sums (the module's docstring). ``run``: the run's setting
+    """A walked run's halt and sums (the module's docstring). ``run``: the run's setting
     (:class:`BudgetSetting`); ``executor``: where block sums are formed (else on
-    ``workers`` threads)."""
+    ``workers`` threads). Blocks are taken whole only under a query halt without outputs."""
     queries = run.positions.size
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
-    parts = summed_blocks(run, blocks - 1, workers=workers, executor=executor, source=source)
+    skipping = run.budget is not None and run.outputs is None and run.halt_at == "query"
+    parts = (summed_blocks(run, blocks - 1, workers=workers, executor=executor, source=source)
+             if skipping else iter(()))
     walk = BudgetWalk(run, carry)
     carries = []
     try:
@@ -176,16 +267,46 @@ def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = N
             lo, hi = number * BUDGET_BLOCK, min(queries, (number + 1) * BUDGET_BLOCK)
             if number:
                 carries.append(walk.carry)
-            if number < blocks - 1 and walk.took(next(parts), hi):
+            if skipping and number < blocks - 1 and walk.took(next(parts), hi):
                 continue
             walk.through(lo, hi)
             if walk.halted_at is not None:
                 break
+        if walk.halted_at is None or run.halt_at == "query":
+            walk.finish()  # the last output (at a query halt: its tokens processed)
     finally:
-        parts.close()
+        close = getattr(parts, "close", None)
+        if close is not None:
+            close()
+    if walk.halted_at is not None:  # the carries of blocks starting at or before the halt
+        carries = carries[:walk.halted_at // BUDGET_BLOCK]  # (an output halt goes back)
     if carries:
         walk.carries = np.array(carries)
     return walk
+
+
+def outputs_figures(ids: np.ndarray, processed: int, epsilons: list[np.ndarray]) -> dict:
+    """cli:json's ``outputs``: their number, tokens per output and epsilon per output (min,
+    median, max over the outputs processed: a walk's ``epsilons``) and how many were
+    processed whole (``processed``: the queries before the halt)."""
+    ids = np.asarray(ids)
+    tokens = np.diff(np.flatnonzero(np.concatenate(([True], np.diff(ids) != 0, [True]))))
+    return {
+        "count": int(tokens.size),
+        "tokens_per_output": _spread(tokens),
+        "epsilon_per_output": _spread(np.concatenate(epsilons)) if epsilons else None,
+        "completed": int(np.count_nonzero(np.cumsum(tokens) <= processed)),
+    }
+
+
+def _spread(values: np.ndarray) -> dict:
+    return {"min": _plain(values.min()), "median": _plain(np.median(values)),
+            "max": _plain(values.max())}
+
+
+def _plain(value):
+    value = float(value)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,

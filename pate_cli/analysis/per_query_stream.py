@@ -136,9 +136,11 @@ def decisions_of(result) -> Decisions:
     return Decisions.joined(list(streamed_decisions(result)), result.mechanism.name)
 
 
-def streamed_decisions(result) -> Iterator[Decisions]:
+def streamed_decisions(result, frames: Iterator | None = None) -> Iterator[Decisions]:
     """The decisions of a result analysed with ``per_query="stream"``, a piece at a time
-    from its table's stream (``Decisions.of_tables``), up to where labelling stopped (an
-    individualized run's stop): memory bounded by the piece (``--write-decisions``)."""
-    return Decisions.of_tables(result.iter_frames(), result.mechanism.name,
+    from its table's stream (``frames``, or a new ``result.iter_frames()``;
+    ``Decisions.of_tables``), up to where labelling stopped (an individualized run's stop):
+    memory bounded by the piece (``--write-decisions``)."""
+    return Decisions.of_tables(result.iter_frames() if frames is None else frames,
+                               result.mechanism.name,
                                None if result.groups is None else result.groups.stopped_at)

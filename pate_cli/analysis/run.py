@@ -29,7 +29,7 @@ from ..mechanisms.protocol import checked_mechanism
 from ..rounding import ceil_text
 from ..sparse_rows import row_width
 from ..work_sizes import DEFAULT_CHUNK, chunk_rows
-from .budget_run import BudgetSetting, run_budget
+from .budget_run import BudgetSetting, outputs_figures, run_budget
 from .grouped_run import CountRequest, count_queries, count_rows
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, BudgetPart, QueryCounts, ReplayTotals
@@ -49,7 +49,8 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
                   chunk_size: int | None = DEFAULT_CHUNK, source=None,
                   decisions: Decisions | None = None, progress=None,
                   q_bound: str = "union", per_query: bool = True,
-                  workers: int | None = None, executor=None) -> AnalysisResult:
+                  workers: int | None = None, executor=None, outputs=None,
+                  halt_at: str = "query") -> AnalysisResult:
     """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
 
     ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
@@ -61,7 +62,11 @@ def analyze_votes(votes, mechanism, *, teachers: float | None = None,
     same seed. ``budget`` (math:costs): halt at the first query whose full cost (its
     expected cost under ``expected``) could take the total above it; the result holds the
     queries before (``analysis.budget_run``). ``decisions``: a run's decisions, charged
-    instead of the replay's (math:costs "Decisions accounting"). Raises ``ValueError``.
+    instead of the replay's (math:costs "Decisions accounting"). ``outputs``: each
+    analysed query's output (a generated sequence of consecutive queries): the run is
+    walked in query order (``analysis.budget_run``), its outputs' figures
+    (``result.outputs``) and, with ``halt_at="output"``, the budget's halt before a whole
+    output found in the same pass. Raises ``ValueError``.
 
     No per-query array is kept (``result.counts`` holds what the summary needs); totals
     come from the counts of distinct statistics (``accounting.grouped``, math:conversion), the same
@@ -81,7 +86,8 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
           conversion, queries, budget, labels, student, query_indices=None,
           initial_rdp=None, salt: int = 0, chunk_size, source=None, decisions=None,
           progress=None, q_bound: str = "union", per_query: bool, workers, executor=None,
-          shared: SharedWork | None = None) -> list[AnalysisResult]:
+          shared: SharedWork | None = None, outputs=None,
+          halt_at: str = "query") -> list[AnalysisResult]:
     """``analyze_votes`` for each of ``seeds``: a run without a budget counts its chunks
     once for every seed (``grouped_run.count_span``, ``steps.block_costs``); the others run
     once per seed."""
@@ -113,7 +119,7 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
         frames=None if not per_query else partial(
             per_query_frames, votes=votes, query_indices=query_indices, student=student,
             decisions=decisions, q_bound=q_bound, salt=salt, workers=workers))
-    if budget is not None:  # blocks summed apart, the halt in query order (budget_run)
+    if budget is not None or outputs is not None:  # walked in query order (budget_run)
         results = []
         for seed in seeds:
             spent = run_budget(
@@ -121,16 +127,20 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], *, teachers, accounting, del
                               CountRequest(mechanism, accounting, q_bound, (int(seed),), salt,
                                            draw_labels=labels is not None),
                               NoiseSource(seed, salt=salt), orders, converter, budget,
-                              chunk_size, student, decisions, truth, progress),
+                              chunk_size, student, decisions, truth, progress,
+                              outputs=outputs, halt_at=halt_at),
                 initial_carry(initial_rdp, orders), workers=workers, executor=executor,
                 source=rows)
             ran = queries if spent.halted_at is None else spent.halted_at
             _check_decisions_cover(decisions, ran)
-            results.append(result(seed, spent.carry, (spent.selection, spent.answer),
-                                  spent.answered, spent.labels, queries=ran, table=None,
-                                  budget=BudgetPart(limit=budget, halted_at=spent.halted_at,
-                                                    remaining=0.0, carries=spent.carries,
-                                                    block=spent.block)))
+            done = result(seed, spent.carry, (spent.selection, spent.answer), spent.answered,
+                          spent.labels, queries=ran, table=None, budget=None if budget is None
+                          else BudgetPart(limit=budget, halted_at=spent.halted_at,
+                                          remaining=0.0, halt_at=halt_at,
+                                          carries=spent.carries, block=spent.block))
+            if outputs is not None:
+                done = replace(done, outputs=outputs_figures(outputs, ran, spent.epsilons))
+            results.append(done)
         return results
     _check_decisions_cover(decisions, queries)  # chunks counted apart (grouped_run)
     request = CountRequest(mechanism, accounting, q_bound, seeds, salt,

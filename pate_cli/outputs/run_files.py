@@ -1,10 +1,13 @@
 """The files a ``pate-analyze`` run writes besides its summary on stdout: checked before
 any work, then formed from the result (``-o``, ``--per-query``, ``--write-decisions``,
 ``--ss-history``, ``--write-rdp``), the per-query table and the decisions streamed a
-piece at a time (bounded memory). ``outputs.writing.write_outputs`` writes them as a set.
+piece at a time (bounded memory; both from one pass over the votes when both are
+regular files). ``outputs.writing.write_outputs`` writes them as a set.
 """
 
 from __future__ import annotations
+
+import itertools
 
 from ..analysis.per_query_stream import streamed_decisions
 from ..errors import OptionError
@@ -13,7 +16,7 @@ from .decisions import check_decisions_path, decisions_chunks
 from .files import per_query_bytes, per_query_stream_chunks
 from .rdp_curve import rdp_curve_bytes
 from .summary_json import smooth_sensitivity_history
-from .writing import check_destinations
+from .writing import check_destinations, is_special
 
 # The options naming input files, none of which an output may overwrite.
 INPUT_OPTIONS = ("predictions", "labels", "student", "query_indices", "add_rdp", "groups",
@@ -46,13 +49,20 @@ def run_files(result, *, summary_text: str, output=None, per_query=None,
               write_decisions=None, ss_history=None, write_rdp=None) -> dict:
     """``{path: bytes or an iterable of bytes}`` of the outputs asked for."""
     files: dict = {}
+    table_frames = decision_frames = None
+    if per_query is not None and write_decisions is not None and not (
+            is_special(per_query) or is_special(write_decisions)):
+        # one pass over the votes feeds both files: written in turn, a piece of each
+        table_frames, decision_frames = itertools.tee(result.iter_frames(), 2)
     if per_query is not None:
-        files[per_query] = per_query_stream_chunks(result.iter_frames(), per_query)
+        files[per_query] = per_query_stream_chunks(
+            result.iter_frames() if table_frames is None else table_frames, per_query)
     if output is not None:
         files[output] = summary_text.encode()
     if write_decisions is not None:  # from the table's stream, a piece at a time
         files[write_decisions] = decisions_chunks(
-            streamed_decisions(result), write_decisions, result.mechanism.name)
+            streamed_decisions(result, decision_frames), write_decisions,
+            result.mechanism.name)
     if ss_history is not None:
         import pandas as pd
 

@@ -2,9 +2,9 @@
 
 Output files are written to a temporary file in the target directory and renamed into
 place, all outputs of one command together, so a failure never leaves a half-written file
-nor a mix of old and new outputs (``write_outputs``). A streamed output (an iterable of
-bytes, such as ``files.per_query_stream_chunks``) is written on a background thread while
-its next piece is formed."""
+nor a mix of old and new outputs (``write_outputs``). Streamed outputs (iterables of
+bytes, such as ``files.per_query_stream_chunks``) are drawn in turn and written on a
+background thread while their next pieces are formed."""
 
 from __future__ import annotations
 
@@ -45,10 +45,9 @@ def write_outputs(files: dict) -> None:
     staged: list[str] = []  # temporaries not yet renamed into place
     current = ""
     try:
-        for destination, data in zip(destinations, contents, strict=True):
-            current = destination.path
-            if not destination.special:
-                staged.append(_stage(destination, data))
+        staged.extend(_stage_together([
+            (destination, data) for destination, data
+            in zip(destinations, contents, strict=True) if not destination.special]))
         for destination, data in zip(destinations, contents, strict=True):
             current = destination.path
             if destination.special:
@@ -87,6 +86,12 @@ def write_error_text(error: BaseException, path: str) -> str:
     text = " ".join(str(error).split())
     # the writer's own message is "PATH: cannot write: why"
     return text.removeprefix(f"{path}: ").removeprefix("cannot write: ") or type(error).__name__
+
+
+def is_special(path: str) -> bool:
+    """Whether ``path`` is written in place (a device, a FIFO, an open descriptor such as
+    ``/dev/stdout``) rather than through a temporary file and a rename."""
+    return _destination(str(path)).special
 
 
 @dataclass(frozen=True)
@@ -196,20 +201,70 @@ def _write_permitted(status: os.stat_result) -> bool:
     return bool(status.st_mode & stat.S_IWOTH)
 
 
-def _stage(destination: Destination, data: bytes) -> str:
-    """``data`` in a new temporary file beside the destination; its path."""
-    handle, temporary = tempfile.mkstemp(dir=os.path.dirname(destination.target),
-                                         prefix=".pate-", suffix=".tmp")
+def _stage_together(outputs: list) -> list[str]:
+    """Each ``(destination, data)`` in a new temporary file beside its destination; their
+    paths. Streamed outputs (iterables of bytes) are drawn in turn, a piece of each at a
+    time, so streams formed from one pass (a per-query table and the decisions read from
+    it, ``itertools.tee``) hold at most a piece each; the writes happen on a background
+    thread while the next pieces are drawn."""
+    temporaries: list[str] = []
+    handles: list[int] = []
     try:
-        try:
-            _write_all(handle, data)
-        finally:
+        for destination, _ in outputs:
+            with _naming(destination.path):
+                handle, temporary = tempfile.mkstemp(
+                    dir=os.path.dirname(destination.target), prefix=".pate-", suffix=".tmp")
+            temporaries.append(temporary)
+            handles.append(handle)
+        streams = []
+        for handle, (destination, data) in zip(handles, outputs, strict=True):
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                with _naming(destination.path):
+                    _write_bytes(handle, data)
+            else:
+                streams.append((handle, destination.path, iter(data)))
+        for _ in on_a_thread(_write_piece, _in_turn(streams), name="pate-write"):
+            pass
+        for handle in handles:
             os.close(handle)
-        os.chmod(temporary, destination.mode)  # mkstemp's 0600 -> the mode to keep
+        handles.clear()
+        for temporary, (destination, _) in zip(temporaries, outputs, strict=True):
+            os.chmod(temporary, destination.mode)  # mkstemp's 0600 -> the mode to keep
     except BaseException:
-        _remove(temporary)
+        for handle in handles:
+            with contextlib.suppress(OSError):
+                os.close(handle)
+        for temporary in temporaries:
+            _remove(temporary)
         raise
-    return temporary
+    return temporaries
+
+
+def _in_turn(streams: list) -> Iterator[tuple[int, str, bytes]]:
+    """``(handle, path, piece)``: a piece of each stream in turn, until every one is spent."""
+    while streams:
+        for entry in list(streams):
+            handle, path, pieces = entry
+            piece = next(pieces, None)
+            if piece is None:
+                streams.remove(entry)
+            else:
+                yield handle, path, piece
+
+
+def _write_piece(item: tuple[int, str, bytes]) -> None:
+    handle, path, piece = item
+    with _naming(path):
+        _write_bytes(handle, piece)
+
+
+@contextlib.contextmanager
+def _naming(path: str):
+    """An ``OSError`` as the one-line ``ValueError`` naming ``path``."""
+    try:
+        yield
+    except OSError as error:
+        raise ValueError(f"{path}: cannot write: {error.strerror or error}") from None
 
 
 def _descriptor_named(path: str) -> int | None:

@@ -8,7 +8,23 @@ import numpy as np
 import pytest
 
 from pate_cli.accounting.conversion import Conversion
-from pate_cli.accounting.output_sums import first_output_over, output_sums
+from pate_cli.accounting.output_sums import OutputSums, first_over
+
+
+def output_sums(chunks, ids):
+    """Every output's sums, a chunk at a time then the last."""
+    sums = OutputSums(ids)
+    for start, actual, full in chunks:
+        yield from sums.add(start, actual, full)
+    yield from sums.flush()
+
+
+def first_output_over(sums, carry, conversion, budget):
+    for batch in sums:
+        index, carry = first_over(batch, carry, conversion, budget)
+        if index is not None:
+            return int(batch[0][index])
+    return None
 
 
 def _chunks(actual, full, size):
