@@ -182,12 +182,9 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
                                partial=spec.budget is not None, student=student_rows,
                                confidence=float(getattr(chosen, "confidence", 0.0)))
         part = DecisionsPart(path=given.path, sha256=given.sha256 or None, rows=len(given))
-    outputs = None if vote_set.outputs is None else vote_set.outputs[:queries or vote_set.queries]
-    if outputs is not None and (indices is not None or chosen.name == "svt"):
-        if indices is not None:
-            raise OptionError("an output grouping needs the queries in file order: it does "
-                              "not combine with --query-indices")
-        outputs = None  # SVT-PATE: the per-query table keeps its output column
+    # SVT-PATE has no per-query costs: its table keeps the output column, no more
+    outputs = (None if vote_set.outputs is None or chosen.name == "svt"
+               else vote_set.outputs[:queries or vote_set.queries])
     try:
         result = analyze_votes(vote_set.votes, chosen, queries=queries, budget=spec.budget,
                                student=student_rows, query_indices=indices,

@@ -250,12 +250,32 @@ RULES: tuple[Rule, ...] = (
         s.name == "svt" or s.individualized is not None),
          "--tuning needs the run's whole cost as one RDP curve: it does not combine with "
          "-m svt or --individualized"),
+    Rule(lambda s: s.sampling is None and s.vote_change not in (None, "move"),
+         "--vote-change applies to sampled voters (--sampling)"),
+    Rule(lambda s: s.sampling is None and s.sampling_steps not in (None, "shared"),
+         "--sampling-steps applies to sampled voters (--sampling)"),
+    Rule(lambda s: _single(s) and s.sampling is not None
+         and s.accounting != "data-independent",
+         lambda s: f"--sampling needs --accounting data-independent, not {s.accounting}: "
+                   "the data-dependent bounds (docs/explanation/data-dependent.md) are for "
+                   "a fixed histogram and no valid published bound combines them with "
+                   "amplification by subsampling (docs/explanation/sampling.md)"),
+    Rule(lambda s: _single(s) and s.sampling is not None and s.name not in SAMPLED_MECHANISMS,
+         lambda s: f"--sampling applies to -m {', '.join(SAMPLED_MECHANISMS)}, not "
+                   f"-m {s.name}"),
+    Rule(lambda s: _single(s) and s.sampling is not None and (
+        not _one_run(s) or s.smooth_sensitivity),
+         "--sampling applies to single runs (not --rounds, --individualized or "
+         "--smooth-sensitivity)"),
 )
 
 INPUT_RULES: tuple[Rule, ...] = (
     Rule(lambda s, v: is_sparse(v.votes) and s.name == "interactive",
          "-m interactive needs the student's probabilities over the whole vocabulary (a "
          "dense queries x classes array): not available for sparse votes"),
+    Rule(lambda s, v: v.outputs is not None and s.query_indices is not None,
+         "an output grouping needs the queries in file order: it does not combine with "
+         "--query-indices"),
     Rule(lambda s, v: s.halt_at == "output" and v.outputs is None,
          "--halt-at output needs an output grouping (--outputs FILE, an 'output' array in "
          "the sparse archive, or an output column in the long table)"),
@@ -264,25 +284,14 @@ INPUT_RULES: tuple[Rule, ...] = (
 
 def check_options(spec: RunSpec) -> Sampling | None:
     """The first broken rule of ``RULES`` as an ``OptionError``; then ``--sampling``,
-    ``--vote-change`` and ``--sampling-steps`` parsed and checked against the run (the
-    parsed sampling, or None)."""
+    ``--vote-change`` and ``--sampling-steps`` parsed (the parsed sampling, or None)."""
     for rule in RULES:
         if rule.broken(spec):
             raise OptionError(rule.text(spec))
-    if spec.multilabel is not None:
+    if spec.multilabel is not None or spec.sampling is None:
         return None
-    if spec.sampling is None:
-        if spec.vote_change not in (None, "move"):
-            raise OptionError("--vote-change applies to sampled voters (--sampling)")
-        if spec.sampling_steps not in (None, "shared"):
-            raise OptionError("--sampling-steps applies to sampled voters (--sampling)")
-        return None
-    parsed = parse_sampling(spec.sampling, spec.vote_change or "move",
-                            spec.sampling_steps or "shared")
-    check_sampled_run(parsed, spec.name, accounting=spec.accounting, rounds=spec.rounds,
-                      individualized=spec.individualized,
-                      smooth_sensitivity=spec.smooth_sensitivity)
-    return parsed
+    return parse_sampling(spec.sampling, spec.vote_change or "move",
+                          spec.sampling_steps or "shared")
 
 
 def check_input(spec: RunSpec, vote_set) -> None:
@@ -290,19 +299,3 @@ def check_input(spec: RunSpec, vote_set) -> None:
     for rule in INPUT_RULES:
         if rule.broken(spec, vote_set):
             raise OptionError(rule.text(spec))
-
-
-def check_sampled_run(sampling: Sampling, name: str, *, accounting: str, rounds,
-                      individualized, smooth_sensitivity: bool) -> None:
-    """The combinations math:sampling and this implementation refuse, one line each."""
-    if accounting != "data-independent":
-        raise OptionError(f"--sampling needs --accounting data-independent, not {accounting}: "
-                          "the data-dependent bounds (docs/explanation/data-dependent.md) are "
-                          "for a fixed histogram and no valid published bound combines them "
-                          "with amplification by subsampling (docs/explanation/sampling.md)")
-    if name not in SAMPLED_MECHANISMS:
-        raise OptionError(f"--sampling applies to -m {', '.join(SAMPLED_MECHANISMS)}, not "
-                          f"-m {name}")
-    if rounds is not None or individualized is not None or smooth_sensitivity:
-        raise OptionError("--sampling applies to single runs (not --rounds, --individualized "
-                          "or --smooth-sensitivity)")

@@ -34,12 +34,11 @@ from .._version import __version__
 from ..accounting.pld import pld_available
 from ..analysis import api
 from ..analysis.result import AnalysisResult
-from ..analysis.run_spec import check_sampled_run
+from ..analysis.run_spec import RunSpec, check_options
 from ..errors import InputError, OptionError, PateWarning
 from ..inputs.long_table import column_map
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
-from ..mechanisms.sampled import parse_sampling
 from ..outputs.summary_json import epsilon_method, epsilon_rdp, plain_number, sampling_summary
 from ..rounding import ceil_text
 from .columns import orders_text
@@ -188,11 +187,10 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         raise OptionError(f"--target-epsilon must be positive, got {target_epsilon!r}")
     if not 0 < tolerance < 1:
         raise OptionError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
-    if options.get("sampling") is not None:  # before any work (math:sampling)
-        check_sampled_run(parse_sampling(options["sampling"], options.get("vote_change")
-                                         or "move", options.get("sampling_steps")
-                                         or "shared"), mechanism, accounting=accounting,
-                          rounds=None, individualized=None, smooth_sensitivity=False)
+    if options.get("sampling") is not None:  # before any work: pate-analyze's rules
+        check_options(RunSpec.of(mechanism, accounting=accounting, sampling=options["sampling"],
+                                 vote_change=options.get("vote_change"),
+                                 sampling_steps=options.get("sampling_steps")))
     if scale_all and mechanism != "confident":
         raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
     solved = {"gnmax": "sigma", "lnmax": "laplace_scale", "confident": "sigma",

@@ -82,6 +82,20 @@ CASES = [
      "--smooth-sensitivity applies to single runs"),
     (dict(mechanism="svt", tuning="poisson:10"), ["-m", "svt", "--tuning", "poisson:10"],
      "--tuning needs the run's whole cost as one RDP curve"),
+    (dict(vote_change="add"), ["--vote-change", "add"],
+     "--vote-change applies to sampled voters (--sampling)"),
+    (dict(sampling_steps="independent"), ["--sampling-steps", "independent"],
+     "--sampling-steps applies to sampled voters (--sampling)"),
+    (dict(sampling="poisson:0.1", accounting="expected"),
+     ["--sampling", "poisson:0.1", "--accounting", "expected"],
+     "--sampling needs --accounting data-independent, not expected"),
+    (dict(mechanism="svt", sampling="poisson:0.1", accounting="data-independent"),
+     ["-m", "svt", "--sampling", "poisson:0.1", "--accounting", "data-independent"],
+     "--sampling applies to -m gnmax, confident, lnmax, not -m svt"),
+    (dict(sampling="poisson:0.1", accounting="data-independent", smooth_sensitivity=True),
+     ["--sampling", "poisson:0.1", "--accounting", "data-independent",
+      "--smooth-sensitivity"],
+     "--sampling applies to single runs"),
 ]
 
 
