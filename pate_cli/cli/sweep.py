@@ -191,12 +191,7 @@ def _output_specs(option) -> list:
 @group("Outputs and selection", _output_specs)
 @debug_option
 @version_option
-def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale, svt_scale,
-            svt_cutoff, eta, queries, repeats, labels, student, confidence, accounting, delta,
-            orders, order, conversion, seed, budget, workers, scheduler, out, fmt, resume,
-            best, pareto, max_points, progress, quiet, debug, index_col, tuning=None,
-            screening="exact", sampling=None, vote_change=None, classes=None, columns=None,
-            sampling_steps=None):
+def command(votes, **options):
     """Run pate-analyze over a grid of parameters, one row per combination and file.
 
     VOTES are vote files (.npy, .npz, .csv, .tsv); each is read once per worker
@@ -204,7 +199,7 @@ def command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
     """
     from .sweep_run import run_sweep_command  # the sweep machinery: not for -h
 
-    run_sweep_command(**click.get_current_context().params)
+    run_sweep_command(votes, **options)
 
 
 def main(args=None) -> None:

@@ -21,7 +21,7 @@ import pandas  # noqa: F401
 from ..inputs.shards import input_files
 from ..interrupts import sigterm_switch
 from ..outputs.writing import check_destinations, write_atomically, write_error_text
-from ..sweep.api import planned_points, sweep_settings
+from ..sweep.api import SweepSpec, planned_points, sweep_settings
 from ..sweep.executors import sweep_executor
 from ..sweep.journal import RowJournal, journal_path, read_journal
 from ..sweep.resume import match_rows, merge_rows, resume_text
@@ -46,42 +46,39 @@ from .errors import (
 )
 from .progress import progress_bar, wanted
 
+# pate-sweep's options that are the command's own business (sweep.api.COMMAND_ONLY), and
+# its grid options (None when not given).
+_COMMAND_ONLY = ("scheduler", "out", "fmt", "resume", "progress", "quiet", "debug")
+_GRIDS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale", "svt_cutoff",
+          "eta", "queries")
 
-def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, laplace_scale,
-                      svt_scale, svt_cutoff, eta, queries, repeats, labels, student, confidence,
-                      accounting, delta, orders, order, conversion, seed, budget, workers,
-                      scheduler, out, fmt, resume, best, pareto, max_points, progress, quiet,
-                      debug, index_col=None, tuning=None, screening="exact", sampling=None,
-                      vote_change=None, classes=None, columns=None, sampling_steps=None):
-    """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): the same parameters,
-    planned as ``pate_cli.run_sweep`` plans them (``sweep.api``)."""
-    mechanisms = list(dict.fromkeys(mechanisms or ("confident",)))
-    grids = {name: values for name, values in
-             dict(sigma=sigma, threshold=threshold, sigma_threshold=sigma_threshold,
-                  laplace_scale=laplace_scale, svt_scale=svt_scale, svt_cutoff=svt_cutoff,
-                  eta=eta, queries=queries).items() if values is not None}
-    check_grid_size(mechanisms, grids, files=len(votes), max_points=max_points)
-    for flag in [] if quiet else unused_grids(grids, mechanisms):
+
+def run_sweep_command(votes, **options) -> None:
+    """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): its options, as
+    ``pate_cli.run_sweep`` takes them (``sweep.api.SweepSpec``) and the command's own."""
+    own = {name: options.pop(name) for name in _COMMAND_ONLY}
+    out, fmt, resume, quiet = own["out"], own["fmt"], own["resume"], own["quiet"]
+    grids = {name: value for name in _GRIDS if (value := options.pop(name)) is not None}
+    spec = SweepSpec.of(votes, options.pop("mechanisms") or ("confident",),
+                        students=options.pop("student") or None, **grids, **options)
+    votes, mechanisms, repeats, tuning = spec.files, spec.mechanisms, spec.repeats, spec.tuning
+    check_grid_size(mechanisms, spec.grids, files=len(votes), max_points=spec.max_points)
+    for flag in [] if quiet else unused_grids(spec.grids, mechanisms):
         click.echo(f"pate-sweep: note: {flag} is not used by {', '.join(mechanisms)}",
                    err=True)
-    check_resume(out=out, resume=resume, tuning=tuning, long_table=(classes, columns))
+    check_resume(out=out, resume=resume, tuning=tuning, long_table=(spec.classes, spec.columns))
     if out:
         check_destination(out)
         check_destinations([(f"--out {out}", out)], inputs=input_files(  # never an input
             (option, path) for option, paths in
-            (("", votes), ("--labels", labels), ("--student", student)) for path in paths))
+            (("", votes), ("--labels", spec.labels or ()), ("--student", spec.students or ()))
+            for path in paths))
     if "-" in votes:
         raise click.UsageError("pate-sweep reads vote files, not standard input "
                                "(workers open the files themselves)")
-    settings, _ = sweep_settings(  # pate-analyze's rules, for each mechanism of the grid
-        mechanisms, accounting=accounting, delta=delta, budget=budget, repeats=repeats,
-        seed=seed, conversion=conversion, orders=orders, order=order, confidence=confidence,
-        tuning=tuning, screening=screening, sampling=sampling, vote_change=vote_change,
-        sampling_steps=sampling_steps, student_given=bool(student))
+    settings, _ = sweep_settings(spec)  # pate-analyze's rules, for each mechanism
     with reported_warnings():  # notes about a vote file (averaged votes): one line each
-        points = planned_points(votes, mechanisms, grids, settings=settings, labels=labels,
-                                students=student, index_col=index_col, classes=classes,
-                                columns=columns)
+        points = planned_points(spec, settings)
     sidecar = journal_path(out) if out else None
     kept = []
     if resume:
@@ -90,7 +87,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
     plan = match_rows(points, kept)
     tasks = [point for point in points if point.index not in plan.reused]
 
-    executor, workers_text, limit = sweep_executor(workers, scheduler, len(tasks))
+    executor, workers_text, limit = sweep_executor(spec.workers, own["scheduler"], len(tasks))
     if not quiet:
         files = f"{len(votes)} file{'s' if len(votes) > 1 else ''}"
         click.echo(f"pate-sweep: {len(points)} points x {repeats} repeat"
@@ -106,7 +103,7 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
                        "unfinished run it held are reused only with --resume)", err=True)
         journal = RowJournal(sidecar, append=resume)
     with sigterm_switch(armed=False, once=True) as sigterm, \
-            progress_bar(len(tasks), show=wanted(progress), label="pate-sweep",
+            progress_bar(len(tasks), show=wanted(own["progress"]), label="pate-sweep",
                          unit="points") as bar:
         finished, failure = run_tasks(tasks, executor=executor, in_flight=limit,
                                       journal=journal, sigterm=sigterm, done=bar.update)
@@ -117,9 +114,9 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
     if tuning is not None:  # over the whole grid, before --pareto keeps some rows
         extra = TUNING_COLUMNS  # empty figures when the run stopped early
         if failure is None:
-            rows = add_tuning_columns(rows, tuning, orders=settings.orders, delta=delta,
-                                      conversion=conversion)
-    if pareto:
+            rows = add_tuning_columns(rows, tuning, orders=settings.orders, delta=spec.delta,
+                                      conversion=spec.conversion)
+    if spec.pareto:
         rows = pareto_rows(rows)
     if out:
         _write_out(out, rows, journal, fmt=fmt, failure=failure, extra=extra)
@@ -138,11 +135,9 @@ def run_sweep_command(votes, mechanisms, sigma, threshold, sigma_threshold, lapl
             raise click.ClickException("a worker process died (killed, or out of memory); "
                                        "the rows it had not finished are not in the table")
         raise failure
-    if best is not None:
-        _print_best(rows, best, fmt, best_command_of=dict(
-            files=votes, labels=labels, students=student, orders=settings.orders,
-            conversion=conversion, index_col=index_col, classes=classes, columns=columns),
-            extra=extra)
+    if spec.best is not None:
+        _print_best(rows, spec.best, fmt, command=lambda row: best_command(
+            row, spec, settings.orders), extra=extra)
         return
     if tuning is not None and rows and not quiet:
         for line in tuning_lines(rows):
@@ -184,14 +179,14 @@ def _write_out(out: str, rows: list[dict], journal, *, fmt: str, failure,
         journal.remove()
 
 
-def _print_best(rows, epsilon, fmt, *, best_command_of: dict, extra: tuple = ()) -> None:
+def _print_best(rows, epsilon, fmt, *, command, extra: tuple = ()) -> None:
     """The best row within ``epsilon`` on stdout (with a ``command`` column), and its
     pate-analyze command line on stderr; exit 3 when no row is within ``epsilon``."""
     chosen = best_row(rows, epsilon)
     if chosen is None:
         click.echo(f"Error: {no_best_text(rows, epsilon)}", err=True)
         raise click.exceptions.Exit(EXIT_OVER_BUDGET)
-    line = best_command(chosen, **best_command_of)
+    line = command(chosen)
     sys.stdout.write(table_bytes([dict(chosen, command=line)], fmt=fmt,
                                  extra=(*extra, "command")).decode())
     for text in best_lines(chosen, rows, epsilon, line):

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -35,55 +39,91 @@ COMMAND_ONLY = {
 }
 
 
-def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, repeats: int = 1,
-              seed: int = 0, accounting: str = "replay", delta: float = 1e-5,
-              budget: float | None = None, conversion: str = "classic", orders=None,
-              order: float | None = None, confidence: float = 0.9, executor=None,
-              workers: int | None = None, tuning=None, screening: str = "exact",
-              sampling=None, vote_change: str | None = None,
-              sampling_steps: str | None = None, index_col: int | None = None,
-              classes: int | None = None, columns=None, best: float | None = None,
-              pareto: bool = False, max_points: int = MAX_POINTS, **grids):
+@dataclass(frozen=True, eq=False)
+class SweepSpec:
+    """A sweep's setting: ``run_sweep``'s keywords, pate-sweep's options of the same names
+    (``files`` for VOTES, ``mechanisms`` for ``-m``, ``students`` for ``--student``;
+    ``grids`` the parameter grids). See :func:`run_sweep` for each."""
+
+    files: tuple = ()
+    mechanisms: tuple = ("confident",)
+    grids: Mapping[str, tuple] = field(default_factory=lambda: MappingProxyType({}))
+    labels: Any = None
+    students: Any = None
+    repeats: int = 1
+    seed: int = 0
+    accounting: str = "replay"
+    delta: float = 1e-5
+    budget: float | None = None
+    conversion: str = "classic"
+    orders: Any = None
+    order: float | None = None
+    confidence: float = 0.9
+    executor: Any = None
+    workers: int | None = None
+    tuning: Any = None
+    screening: str = "exact"
+    sampling: Any = None
+    vote_change: str | None = None
+    sampling_steps: str | None = None
+    index_col: int | None = None
+    classes: int | None = None
+    columns: Any = None
+    best: float | None = None
+    pareto: bool = False
+    max_points: int = MAX_POINTS
+
+    @classmethod
+    def of(cls, files, mechanisms=("confident",), **options: Any) -> SweepSpec:
+        """The spec of ``run_sweep(files, mechanisms, **options)``: the grid parameters
+        (``sigma="20:200:10"``, ``queries=[100, 200]``...) parsed into ``grids``;
+        ``TypeError`` for any other unknown keyword."""
+        known = {item.name for item in fields(cls)} - {"files", "mechanisms", "grids"}
+        grids = grid_values({name: value for name, value in options.items()
+                             if name not in known})
+        files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+        return cls(files=tuple(files), mechanisms=tuple(_mechanism_names(mechanisms)),
+                   grids=MappingProxyType(grids),
+                   **{name: value for name, value in options.items() if name in known})
+
+
+def run_sweep(files, mechanisms=("confident",), **options: Any):
     """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
 
-    Every option of the command is a keyword of the same name (``files`` for VOTES,
-    ``mechanisms`` for ``-m``, ``students`` for ``--student``; ``COMMAND_ONLY`` lists those
-    about the command's output), checked with the command's rules and messages.
+    Every option of the command is a keyword of the same name, a field of
+    :class:`SweepSpec` (``files`` for VOTES, ``mechanisms`` for ``-m``, ``students`` for
+    ``--student``; ``COMMAND_ONLY`` lists those about the command's output), checked with
+    the command's rules and messages.
 
     ``files``: a path or a list of paths; ``labels`` / ``students``: a path or one per
-    file. ``grids``: ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
+    file. The grids: ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
     ``svt_scale``, ``svt_cutoff``, ``eta``, ``queries``, each a sequence of values or a
-    grid string such as ``"20:200:10"``. ``executor``: any ``concurrent.futures``
+    grid string such as ``"20:200:10"``. ``repeats``, ``seed``, ``accounting``, ``delta``,
+    ``budget``, ``conversion``, ``orders``, ``order`` (one order, overriding ``orders``)
+    and ``confidence`` as pate-analyze's. ``executor``: any ``concurrent.futures``
     executor (a ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); else
     ``workers`` local processes, or (None) this process. ``tuning`` (``"poisson:20"``...;
     math:tuning) adds the columns ``tuning``, ``epsilon_tuned`` and ``epsilon_all_points``
     (``sweep.tuning``). ``screening``: ``exact`` (math:screening) or ``gaussian`` (the
     papers') threshold-step curve. ``sampling`` (``"poisson:RATE"``,
     ``"without-replacement:m/N"``), ``vote_change`` and ``sampling_steps`` (math:sampling)
-    as in ``analyze``.
-    ``index_col`` drops that column of CSV/TSV files; ``classes`` and ``columns`` read long
-    tables (``load_votes``). ``order`` fixes one order (overrides ``orders``).
-    ``pareto=True`` keeps the rows on the epsilon / score frontier; ``best=EPS`` returns
-    the one best row within EPS with its ``command`` (``OverBudget`` when none is).
-    ``max_points``: refuse a larger grid before any work.
+    as in ``analyze``. ``index_col`` drops that column of CSV/TSV files; ``classes`` and
+    ``columns`` read long tables (``load_votes``). ``pareto=True`` keeps the rows on the
+    epsilon / score frontier; ``best=EPS`` returns the one best row within EPS with its
+    ``command`` (``OverBudget`` when none is). ``max_points`` (default 100,000): refuse a
+    larger grid before any work.
 
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma=[20, 40], accounting="data-independent",
                            sampling="poisson:0.01", vote_change="add")
     """
-    files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
-    mechanisms = _mechanism_names(mechanisms)
-    parsed = grid_values(grids)
-    check_grid_size(mechanisms, parsed, files=len(files), max_points=max_points)
-    settings, distribution = sweep_settings(
-        mechanisms, accounting=accounting, delta=delta, budget=budget, repeats=repeats,
-        seed=seed, conversion=conversion, orders=orders, order=order, confidence=confidence,
-        tuning=tuning, screening=screening, sampling=sampling, vote_change=vote_change,
-        sampling_steps=sampling_steps, student_given=students is not None)
-    points = planned_points(files, mechanisms, parsed, settings=settings, labels=labels,
-                            students=students, index_col=index_col, classes=classes,
-                            columns=columns)
+    spec = SweepSpec.of(files, mechanisms, **options)
+    check_grid_size(spec.mechanisms, spec.grids, files=len(spec.files),
+                    max_points=spec.max_points)
+    settings, distribution = sweep_settings(spec)
+    points = planned_points(spec, settings)
     rows: list = [None] * len(points)
+    workers, executor = spec.workers, spec.executor
     pool = (contextlib.nullcontext(executor) if executor is not None or workers in (None, 1)
             else local_pool(min(workers, max(1, len(points)))))
     with pool as running:
@@ -91,53 +131,47 @@ def run_sweep(files, mechanisms=("confident",), *, labels=None, students=None, r
             rows[position] = row
     extra: tuple = ()
     if distribution is not None:
-        rows = add_tuning_columns(rows, distribution, orders=settings.orders, delta=delta,
-                                  conversion=conversion)
+        rows = add_tuning_columns(rows, distribution, orders=settings.orders,
+                                  delta=spec.delta, conversion=spec.conversion)
         extra = TUNING_COLUMNS
-    if pareto:
+    if spec.pareto:
         rows = pareto_rows(rows)
-    if best is not None:
-        chosen = best_row(rows, best)
+    if spec.best is not None:
+        chosen = best_row(rows, spec.best)
         if chosen is None:
-            raise OverBudget(no_best_text(rows, best))
-        line = best_command(chosen, files=files, labels=labels, students=students,
-                            orders=settings.orders, conversion=conversion,
-                            index_col=index_col, classes=classes, columns=columns)
-        rows, extra = [dict(chosen, command=line)], (*extra, "command")
+            raise OverBudget(no_best_text(rows, spec.best))
+        rows, extra = [dict(chosen, command=best_command(chosen, spec, settings.orders))], (
+            *extra, "command")
     return sweep_frame(rows, extra)
 
 
-def sweep_settings(mechanisms, *, accounting: str, delta: float, budget, repeats: int,
-                   seed: int, conversion: str, orders, order, confidence: float, tuning,
-                   screening: str, sampling, vote_change, student_given: bool,
-                   sampling_steps=None) -> tuple[SweepSettings, TuningDistribution | None]:
+def sweep_settings(spec: SweepSpec) -> tuple[SweepSettings, TuningDistribution | None]:
     """What every point of a sweep shares, checked against pate-analyze's option rules for
     each mechanism (``check_sweep_options``) before any file is read, and the ``tuning``
     law (or None). ``order`` overrides ``orders``."""
-    if order is not None:
-        orders = (order,)
-    parsed = check_sweep_options(mechanisms, accounting=accounting, budget=budget,
-                                 tuning=tuning, sampling=sampling, vote_change=vote_change,
-                                 sampling_steps=sampling_steps, student_given=student_given)
-    distribution = None if tuning is None else tuning_distribution(tuning)
+    orders = (spec.order,) if spec.order is not None else spec.orders
+    parsed = check_sweep_options(spec.mechanisms, spec)
+    distribution = None if spec.tuning is None else tuning_distribution(spec.tuning)
     settings = SweepSettings(
-        accounting=accounting, delta=delta, budget=budget, repeats=repeats, seed=seed,
-        conversion=conversion, orders=None if orders is None else tuple(map(float, orders)),
-        confidence=confidence, screening=screening, rdp_curves=distribution is not None,
+        accounting=spec.accounting, delta=spec.delta, budget=spec.budget,
+        repeats=spec.repeats, seed=spec.seed, conversion=spec.conversion,
+        orders=None if orders is None else tuple(map(float, orders)),
+        confidence=spec.confidence, screening=spec.screening,
+        rdp_curves=distribution is not None,
         sampling=None if parsed is None else parsed.text(),
         vote_change=None if parsed is None else parsed.vote_change,
         sampling_steps=None if parsed is None else parsed.steps)
     return settings, distribution
 
 
-def planned_points(files, mechanisms, grids: dict, *, settings: SweepSettings, labels=None,
-                   students=None, index_col: int | None = None, classes: int | None = None,
-                   columns=None) -> list:
+def planned_points(spec: SweepSpec, settings: SweepSettings) -> list:
     """Every grid point over the vote files, each file (with its labels and student)
     read and checked once here (``open_sources``, ``plan_points``)."""
-    sources, shapes = open_sources(files, labels, students, index_col=index_col,
-                                   classes=classes, columns=columns)
-    return plan_points(sources, mechanisms, grids, settings=settings, shapes=shapes)
+    sources, shapes = open_sources(spec.files, spec.labels, spec.students,
+                                   index_col=spec.index_col, classes=spec.classes,
+                                   columns=spec.columns)
+    return plan_points(sources, spec.mechanisms, dict(spec.grids), settings=settings,
+                       shapes=shapes)
 
 
 def grid_values(grids: dict) -> dict:

@@ -217,17 +217,18 @@ def run_point_in_worker(point: SweepPoint) -> dict:
 WARNINGS_KEY = "warnings"
 
 
-def check_sweep_options(mechanisms, *, accounting: str, budget, tuning, sampling,
-                        vote_change, student_given: bool, sampling_steps=None):
+def check_sweep_options(mechanisms, spec):
     """pate-analyze's option rules (``analysis.run_spec``) for every mechanism of the
     grid, before any work: the first broken one as its ``OptionError`` (one line, exit 2).
-    Returns the parsed ``--sampling`` (or None)."""
+    ``spec``: the sweep's (``sweep.api.SweepSpec``). Returns the parsed ``--sampling`` (or
+    None)."""
     parsed = None
     for name in mechanisms:
         parsed = check_options(RunSpec.of(
-            name, accounting=accounting, budget=budget, tuning=tuning, sampling=sampling,
-            vote_change=vote_change, sampling_steps=sampling_steps,
-            student="given" if student_given and name == "interactive" else None))
+            name, accounting=spec.accounting, budget=spec.budget, tuning=spec.tuning,
+            sampling=spec.sampling, vote_change=spec.vote_change,
+            sampling_steps=spec.sampling_steps,
+            student="given" if spec.students and name == "interactive" else None))
     return parsed
 
 

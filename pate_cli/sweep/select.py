@@ -99,18 +99,19 @@ def _plain_text(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def best_command(chosen: dict, *, files, labels, students, orders, conversion: str,
-                 index_col: int | None = None, classes: int | None = None,
-                 columns=None) -> str:
-    """``analyze_command`` for ``--best``'s row: its file's ``--labels`` and (Interactive)
-    ``--student``, given once or once per file in ``files``' order; ``orders`` the grid."""
-    label_of = dict(zip(files, one_per_file(labels, files, "--labels"), strict=True))
-    student_of = dict(zip(files, one_per_file(students, files, "--student"), strict=True))
+def best_command(chosen: dict, spec, orders) -> str:
+    """``analyze_command`` for ``--best``'s row of the sweep ``spec``
+    (``sweep.api.SweepSpec``): its file's ``--labels`` and (Interactive) ``--student``,
+    given once or once per file in the files' order; ``orders`` the grid."""
+    files = spec.files
+    label_of = dict(zip(files, one_per_file(spec.labels, files, "--labels"), strict=True))
+    student_of = dict(zip(files, one_per_file(spec.students, files, "--student"),
+                          strict=True))
     student = student_of.get(chosen["file"]) if chosen["mechanism"] == "interactive" else None
     return analyze_command(chosen, labels=label_of.get(chosen["file"]), student=student,
                            orders=None if orders is None else ",".join(f"{x:g}" for x in orders),
-                           conversion=conversion, index_col=index_col, classes=classes,
-                           columns=columns)
+                           conversion=spec.conversion, index_col=spec.index_col,
+                           classes=spec.classes, columns=spec.columns)
 
 
 def no_best_text(rows: list[dict], epsilon: float) -> str:
