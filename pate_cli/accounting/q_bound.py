@@ -67,7 +67,7 @@ from functools import cache, lru_cache
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..sparse_rows import SparseRows
+from ..vote_rows import VoteRows
 from .gnmax import log_q_gnmax
 from .validators import as_votes, check_positive
 
@@ -114,7 +114,7 @@ def log_q_integral(votes: ArrayLike, *, sigma: float) -> np.ndarray:
 
     ``votes``: ``(queries, K)``; returns ``(queries,)`` (sparse rows: the zero block, math:sparse).
     """
-    if isinstance(votes, SparseRows):
+    if isinstance(votes, VoteRows):
         return _log_q_integral_sparse(votes, sigma=sigma)
     votes = as_votes(votes)
     check_positive(sigma, "sigma")
@@ -137,7 +137,7 @@ def log_q_integral(votes: ArrayLike, *, sigma: float) -> np.ndarray:
     return out
 
 
-def _log_q_integral_sparse(rows: SparseRows, *, sigma: float) -> np.ndarray:
+def _log_q_integral_sparse(rows: VoteRows, *, sigma: float) -> np.ndarray:
     """:func:`log_q_integral` of sparse rows (math:sparse): the same bound on the dense row,
     whose sorted gaps are the stored classes' (padding cells are zero-vote classes) then
     ``Z`` equal gaps ``n_i* / sigma`` of the other zero-vote classes (the largest gap), so

@@ -33,7 +33,7 @@ from ..errors import OptionError
 from ..inputs.rows import AnalysedRows, FirstRows
 from ..mechanisms import NoiseSource, release_draw
 from ..mechanisms.sampled import SampledMechanism, unsampled
-from ..sparse_rows import is_sparse, row_width
+from ..vote_rows import is_sparse, row_width
 from ..work_sizes import READ_VALUES, TASK_VALUES
 from .result import AnalysisResult, BudgetPart, TuningPart
 from .steps import chunk_costs, mechanism_steps, run_charges
