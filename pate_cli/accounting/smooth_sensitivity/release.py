@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...vote_rows import SparseVotes, VoteRows, as_float_rows
+from ...vote_rows import SparseVotes, VoteRows, as_float_rows, vote_rows
 from ..gnmax import log_q_gnmax, rdp_gnmax
 from ..threshold import log_pr_answered, rdp_threshold
-from ..validators import as_teachers, as_votes, check_order, check_positive_integer
+from ..validators import as_teachers, check_order, check_positive_integer
 from .bounds import (
     LOWEST_LOG_Q,
     GNMaxSmoothConstants,
@@ -128,12 +128,11 @@ class SmoothSensitivityAccumulator:
 
     def add(self, votes: ArrayLike | VoteRows, *, weights: ArrayLike,
             max_votes: ArrayLike | None = None) -> None:
-        """Add a chunk: ``votes`` ``(n, K)`` (or a ``VoteRows`` chunk over ``K``
+        """Add a chunk: ``votes`` ``(n, K)`` (or a :class:`VoteRows` chunk over ``K``
         classes, math:sparse), answer-step ``weights`` ``(n,)`` (1/0 replay,
         ``pr_answered`` expected), ``max_votes`` the selection's ``max v`` per query
         (default ``max n``; Interactive passes ``max(n - M p)``)."""
-        if not isinstance(votes, VoteRows):
-            votes = as_votes(votes)
+        votes = vote_rows(votes)
         if votes.shape[1] != self.gnmax.classes:
             raise ValueError(f"votes have {votes.shape[1]} classes, expected "
                              f"{self.gnmax.classes}")
