@@ -33,5 +33,5 @@ _.convert  # unused method (pate_cli/cli/sweep.py:77)
 dp_event_dict  # unused function (pate_cli/inputs/rdp_curve.py:139)
 _.writeable  # unused attribute (pate_cli/mechanisms/noise.py:95)
 signum  # unused variable (pate_cli/sweep/executors.py:92)
-_.dense  # SparseRows.dense: the tests compare sparse rows with dense ones
+_.dense  # VoteRows.dense: the tests compare sparse rows with dense ones
 COMMAND_ONLY  # unused variable (pate_cli/sweep/api.py:27): the tests hold pate-sweep's options to it

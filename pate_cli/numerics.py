@@ -21,8 +21,8 @@ def log1mexp(x):
     if np.any(x > 0):
         raise ValueError(f"log1mexp needs x <= 0, got max {float(np.max(x))!r}")
     with np.errstate(divide="ignore"):
-        far = np.log1p(-np.exp(np.minimum(x, -1.0)))
-        near = np.log(-np.expm1(np.maximum(x, -1.0)))
+        far = np.log1p(-np.exp(x))
+        near = np.log(-np.expm1(x))
     return np.where(x < -1.0, far, near)
 
 

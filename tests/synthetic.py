@@ -12,7 +12,7 @@ def as_sparse(dense: np.ndarray):
     """``dense`` rows as a ``SparseVotes`` (CSR, one padded width: the widest row)."""
     import scipy.sparse as sp
 
-    from pate_cli.sparse_rows import SparseVotes
+    from pate_cli.vote_rows import SparseVotes
 
     matrix = sp.csr_matrix(dense)
     matrix.sort_indices()

@@ -46,7 +46,7 @@ LAYERS = ("base", "inputs", "mechanisms", "accounting", "analysis", "outputs", "
 # First name under the package -> layer.
 LAYER_OF = {
     "errors": "base", "numerics": "base", "orders": "base", "_version": "base", "_lazy": "base",
-    "_views": "base", "threads": "base", "rounding": "base", "sparse_rows": "base",
+    "_views": "base", "threads": "base", "rounding": "base", "vote_rows": "base",
     "interrupts": "base", "work_sizes": "base", "decisions": "base", "curve_store": "base",
     "query_table": "base",
     "inputs": "inputs", "mechanisms": "mechanisms", "accounting": "accounting",

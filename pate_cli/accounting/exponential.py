@@ -12,36 +12,30 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..orders import validate_orders
-from ..sparse_rows import SparseRows
+from ..vote_rows import VoteRows, vote_rows
 from .laplace import rdp_pure_from_q
-from .validators import as_votes, check_positive
+from .validators import check_positive
 
 
-def log_q_exponential(votes: ArrayLike, *, eta: float,
-                      zero_classes: ArrayLike = 0) -> np.ndarray:
+def log_q_exponential(votes: ArrayLike | VoteRows, *, eta: float) -> np.ndarray:
     """Exact ``log Pr[the exponential mechanism does not output i*]`` (math:exponential).
 
     With ``d_j = eta (n_j - n_i*)`` (``i*`` the lowest-index plurality, every ``d_j <=
     0``): ``log q = logsumexp_{j != i*} d_j - logsumexp_j d_j``, the second written as
     ``logaddexp(0, first)`` since ``d_i* = 0``. Shape ``(queries, K) -> (queries,)``.
 
-    ``zero_classes`` (a number or one per query, default 0): ``Z`` further classes with
-    no vote, not stored in ``votes`` (math:sparse's zero block), which add the one term
-    ``log Z - eta n_i*`` to both sums. The result is exact, so math:gnmax's cap ``log(1 - 1/K)``
-    never binds (``p_i* >= 1/K``); it is applied anyway so that rounding in the last bit
-    cannot put q above it.
+    The ``Z`` zero-vote classes of a :class:`VoteRows` chunk (math:sparse's zero block)
+    add the one term ``log Z - eta n_i*`` to both sums. The result is exact, so
+    math:gnmax's cap ``log(1 - 1/K)`` never binds (``p_i* >= 1/K``); it is applied anyway
+    so that rounding in the last bit cannot put q above it.
     """
-    if isinstance(votes, SparseRows):  # padding cells are zero classes; the rest a block
-        return log_q_exponential(votes.counts, eta=eta, zero_classes=np.asarray(
-            zero_classes, dtype=np.float64) + votes.vocabulary - votes.counts.shape[1])
-    votes = as_votes(votes)
+    form = vote_rows(votes)
     check_positive(eta, "eta")
+    votes = form.counts
     queries, classes = votes.shape
-    zero = np.broadcast_to(np.asarray(zero_classes, dtype=np.float64), (queries,))
-    if np.any(zero < 0) or not np.all(np.isfinite(zero)):
-        raise ValueError("zero_classes must be finite and non-negative")
+    zero = np.full(queries, float(form.zeros))
     rows = np.arange(queries)
-    top = np.argmax(votes, axis=1)
+    top = form.top()
     plurality = votes[rows, top]
     with np.errstate(over="ignore"):
         terms = eta * (votes - plurality[:, None])

@@ -15,10 +15,9 @@ from numpy.typing import ArrayLike
 
 from ..numerics import log1mexp
 from ..orders import validate_orders
-from ..sparse_rows import SparseRows
+from ..vote_rows import VoteRows, vote_rows
 from ..work_sizes import WORK_VALUES
-from .token_votes import log_q_gnmax_sparse
-from .validators import as_log_q, as_votes, check_positive
+from .validators import as_log_q, check_positive
 
 # Terms of the log q sum whose Gaussian tail is below exp(-_PRUNE) times the largest one
 # are skipped: Phi(-z) / Phi(-z0) <= exp(-(z^2 - z0^2) / 2) for z >= z0 >= 0 (the Mills
@@ -32,28 +31,29 @@ _TABLE_LIMIT = 1 << 22
 _LOG1P_IDENTITY = 2.0**-53
 
 
-def log_q_gnmax(votes: ArrayLike | SparseRows, *, sigma: float) -> np.ndarray:
+def log_q_gnmax(votes: ArrayLike | VoteRows, *, sigma: float) -> np.ndarray:
     """Upper bound on log Pr[GNMax does not output the plurality class] (Prop. 7).
 
     ``log q = logsumexp_{j != i*} log_ndtr(-(n_i* - n_j) / (sqrt(2) sigma))``, capped at
-    ``log(1 - 1/K)`` (math:gnmax). ``votes`` has shape ``(queries, K)``; the result
-    has shape ``(queries,)``. Ties for the plurality give the cap.
+    ``log(1 - 1/K)`` (math:gnmax). ``votes`` has shape ``(queries, K)`` (or is a
+    :class:`VoteRows` chunk, whose ``Z`` zero-vote classes add the one term ``Z
+    Phi(-n_i* / (sqrt(2) sigma))``, math:sparse); the result has shape ``(queries,)``.
+    Ties for the plurality give the cap.
 
     The sum is taken in linear space (``ndtr``) where the runner-up's tail probability is
     a normal double, and in log space with far terms pruned for the other rows. With
     integer votes the gaps are integers, so the tail probabilities come from a table of
     ``max gap + 1`` values instead of one evaluation per (query, class).
-    Sparse rows (``SparseRows``) count their zero-vote classes as one block (math:sparse).
     """
-    from scipy.special import ndtr
-    if isinstance(votes, SparseRows):
-        return log_q_gnmax_sparse(votes, sigma=sigma)
-    votes = as_votes(votes)
+    from scipy.special import log_ndtr, ndtr
+    form = vote_rows(votes)
     check_positive(sigma, "sigma")
-    queries, classes = votes.shape
-    top = np.argmax(votes, axis=1)
+    votes = form.counts
+    queries = votes.shape[0]
+    top = form.top()
     rows = np.arange(queries)
-    gaps = votes[rows, top][:, None] - votes
+    leader = votes[rows, top]
+    gaps = leader[:, None] - votes
     scale = math.sqrt(2.0 * sigma**2)  # as the reference analysis rounds it
     largest = float(gaps.max()) if gaps.size else 0.0
     integral = largest <= _TABLE_LIMIT and np.array_equal(gaps, np.rint(gaps))
@@ -66,16 +66,22 @@ def log_q_gnmax(votes: ArrayLike | SparseRows, *, sigma: float) -> np.ndarray:
         tails = ndtr(-(gaps / scale))
         tails[rows, top] = 0.0
         total = tails.sum(axis=1)
+    if form.zeros:  # the zero block: Z classes at gap n_i* (math:sparse)
+        total = total + form.zeros * ndtr(-(leader / scale))
     with np.errstate(divide="ignore"):
         log_q = np.log(total)
     tiny = np.flatnonzero(~(total >= LINEAR_FLOOR))
     if tiny.size:
         log_q[tiny] = _log_q_log_space(gaps[tiny], top[tiny], scale)
-    return np.minimum(log_q, math.log(1.0 - 1.0 / classes))
+        if form.zeros:
+            log_q[tiny] = np.logaddexp(log_q[tiny], math.log(form.zeros)
+                                       + log_ndtr(-(leader[tiny] / scale)))
+    return np.minimum(log_q, form.cap)
 
 
 def _log_q_log_space(gaps: np.ndarray, top: np.ndarray, scale: float) -> np.ndarray:
-    """The Prop. 7 sum in log space for rows whose tail probabilities underflow."""
+    """The Prop. 7 sum over the matrix's classes in log space for rows whose tail
+    probabilities underflow (``-inf`` for a row of one class)."""
     from scipy.special import log_ndtr
     queries = gaps.shape[0]
     rows = np.arange(queries)
@@ -83,10 +89,11 @@ def _log_q_log_space(gaps: np.ndarray, top: np.ndarray, scale: float) -> np.ndar
     z[rows, top] = np.inf
     z_runner_up = z.min(axis=1)
     lead = log_ndtr(-z_runner_up)
-    keep = (z - z_runner_up[:, None]) * (z + z_runner_up[:, None]) <= 2.0 * _PRUNE
-    keep_rows, keep_cols = np.nonzero(keep)
-    ratios = np.exp(log_ndtr(-z[keep_rows, keep_cols]) - lead[keep_rows])
-    return lead + np.log(np.bincount(keep_rows, weights=ratios, minlength=queries))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        keep = (z - z_runner_up[:, None]) * (z + z_runner_up[:, None]) <= 2.0 * _PRUNE
+        keep_rows, keep_cols = np.nonzero(keep)
+        ratios = np.exp(log_ndtr(-z[keep_rows, keep_cols]) - lead[keep_rows])
+        return lead + np.log(np.bincount(keep_rows, weights=ratios, minlength=queries))
 
 
 def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarray:

@@ -13,31 +13,34 @@ from numpy.typing import ArrayLike
 
 from ..numerics import expm1_minus, log1mexp, log_add
 from ..orders import validate_orders
-from ..sparse_rows import SparseRows
-from .token_votes import log_q_lnmax_sparse
-from .validators import as_log_q, as_votes, check_positive
+from ..vote_rows import VoteRows, vote_rows
+from .validators import as_log_q, check_positive
 
 
-def log_q_lnmax(votes: ArrayLike | SparseRows, *, scale: float) -> np.ndarray:
+def log_q_lnmax(votes: ArrayLike | VoteRows, *, scale: float) -> np.ndarray:
     """Upper bound on log Pr[LNMax does not output the plurality class] (math:lnmax).
 
     ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)
-    + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``. Sparse rows
-    (``SparseRows``) count their zero-vote classes as one block (math:sparse).
+    + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``. The ``Z``
+    zero-vote classes of a :class:`VoteRows` chunk add the one term ``log Z + log(2 +
+    n_i*/lam) + log(1/4) - n_i*/lam`` (math:sparse).
     """
-    if isinstance(votes, SparseRows):
-        return log_q_lnmax_sparse(votes, scale=scale)
-    votes = as_votes(votes)
+    form = vote_rows(votes)
     check_positive(scale, "laplace scale")
-    queries, classes = votes.shape
-    top = np.argmax(votes, axis=1)
+    votes = form.counts
+    queries = votes.shape[0]
+    top = form.top()
     rows = np.arange(queries)
     gaps = (votes - votes[rows, top][:, None]) / scale
     terms = np.log(2.0 + np.abs(gaps)) + math.log(0.25) + gaps
     terms[rows, top] = -np.inf
+    if form.zeros:  # the zero block: Z classes at g = -n_i* / lam (math:sparse)
+        block = -votes[rows, top] / scale
+        block = math.log(form.zeros) + np.log(2.0 + np.abs(block)) + math.log(0.25) + block
+        terms = np.concatenate((terms, block[:, None]), axis=1)
     lead = terms.max(axis=1)
     log_q = lead + np.log(np.exp(terms - lead[:, None]).sum(axis=1))
-    return np.minimum(log_q, math.log(1.0 - 1.0 / classes))
+    return np.minimum(log_q, form.cap)
 
 
 def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarray:

@@ -23,7 +23,7 @@ teacher's vote vector) gives a 0/1 vector ``v`` of length L.
   ``rdp = alpha * 2 Delta_s^2 / (2 sigma^2) = alpha Delta_s^2 / sigma^2``.
 - ``powerset``: the label set is one class among ``2^L``; a teacher moves one vote, L2
   sensitivity sqrt(2), ``rdp = alpha / sigma^2`` (math:independent) and math:gnmax with the
-  zero block of math:sparse (``token_votes``) for the data-dependent bound.
+  zero block of math:sparse (``log_q_gnmax`` of a ``VoteRows``) for the data-dependent bound.
 """
 
 from __future__ import annotations

@@ -67,9 +67,10 @@ from functools import cache, lru_cache
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..sparse_rows import SparseRows
+from ..numerics import log1mexp
+from ..vote_rows import VoteRows, vote_rows
 from .gnmax import log_q_gnmax
-from .validators import as_votes, check_positive
+from .validators import check_positive
 
 Q_BOUNDS = ("union", "integral")
 FLOOR = -50.0
@@ -87,14 +88,6 @@ _OVERLAP_CLASSES = 8
 _OVERLAP_MARGIN = 1e-9
 
 
-def log1mexp(x):
-    """``log(1 - exp(x))`` for ``x <= 0`` as ``log(-expm1(x))``: its absolute error is a few
-    ulps for every ``x`` (a relative error of the probability it stands for), all the
-    bounds here need, at half the cost of the two-branch ``numerics.log1mexp``."""
-    with np.errstate(divide="ignore"):
-        return np.log(-np.expm1(x))
-
-
 def check_q_bound(q_bound: str) -> None:
     """Raise ``ValueError`` unless ``q_bound`` is ``union`` or ``integral``."""
     if q_bound not in Q_BOUNDS:
@@ -109,71 +102,44 @@ def log_q_bound(votes: ArrayLike, *, sigma: float, q_bound: str = "union") -> np
     return log_q_integral(votes, sigma=sigma)
 
 
-def log_q_integral(votes: ArrayLike, *, sigma: float) -> np.ndarray:
+def log_q_integral(votes: ArrayLike | VoteRows, *, sigma: float) -> np.ndarray:
     """Certified upper bound on log q, never above Prop. 7's (module docstring, math:integral).
 
-    ``votes``: ``(queries, K)``; returns ``(queries,)`` (sparse rows: the zero block, math:sparse).
+    ``votes``: ``(queries, K)`` or a :class:`VoteRows` chunk; returns ``(queries,)``. The
+    sorted gaps of a row with a zero block (math:sparse) are its matrix's, one zero-vote
+    class's (a runner-up for a row of one stored class), then the block's other classes'
+    equal gaps ``n_i* / sigma`` (the largest), charged by :func:`_log_others` as the dense
+    row's would be.
     """
-    if isinstance(votes, SparseRows):
-        return _log_q_integral_sparse(votes, sigma=sigma)
-    votes = as_votes(votes)
+    form = vote_rows(votes)
     check_positive(sigma, "sigma")
-    union = log_q_gnmax(votes, sigma=sigma)
-    queries, classes = votes.shape
+    union = log_q_gnmax(form, sigma=sigma)
+    classes = form.vocabulary
     rows = np.flatnonzero(union > FLOOR) if classes > 2 else np.zeros(0, dtype=np.intp)
     if rows.size == 0:
         return union
     out = union.copy()
-    cap = math.log(1.0 - 1.0 / classes)
+    cap = form.cap
     for lo in range(0, rows.size, _ROWS_PER_BLOCK):
         chosen = rows[lo : lo + _ROWS_PER_BLOCK]
-        block = votes[chosen]
+        block = form.counts[chosen]
+        if form.zeros:  # one zero-vote class in the matrix: a runner-up exists
+            block = np.concatenate((block, np.zeros((chosen.size, 1))), axis=1)
         top = np.argmax(block, axis=1)
-        gaps = (block[np.arange(chosen.size), top][:, None] - block) / sigma
-        gaps[np.arange(chosen.size), top] = np.inf
-        gaps = np.sort(gaps, axis=1)[:, : classes - 1]
-        bound = _integral_bound(gaps, union[chosen])
-        out[chosen] = np.minimum(np.minimum(union[chosen], bound), cap)
-    return out
-
-
-def _log_q_integral_sparse(rows: SparseRows, *, sigma: float) -> np.ndarray:
-    """:func:`log_q_integral` of sparse rows (math:sparse): the same bound on the dense row,
-    whose sorted gaps are the stored classes' (padding cells are zero-vote classes) then
-    ``Z`` equal gaps ``n_i* / sigma`` of the other zero-vote classes (the largest gap), so
-    that each bucket of :func:`_log_others` charges what it charges for the dense row."""
-    check_positive(sigma, "sigma")
-    union = log_q_gnmax(rows, sigma=sigma)
-    classes = rows.vocabulary
-    chosen_rows = np.flatnonzero(union > FLOOR) if classes > 2 else np.zeros(0, np.intp)
-    if chosen_rows.size == 0:
-        return union
-    out = union.copy()
-    cap = math.log(1.0 - 1.0 / classes)
-    counts = rows.counts
-    if classes > counts.shape[1]:  # one zero-vote class in the matrix: a runner-up exists
-        counts = np.concatenate((counts, np.zeros((counts.shape[0], 1))), axis=1)
-    width = counts.shape[1]
-    for lo in range(0, chosen_rows.size, _ROWS_PER_BLOCK):
-        chosen = chosen_rows[lo : lo + _ROWS_PER_BLOCK]
-        block = counts[chosen]
-        index = np.arange(chosen.size)
-        top = np.argmax(block, axis=1)
-        plurality = block[index, top]
+        plurality = block[np.arange(chosen.size), top]
         gaps = (plurality[:, None] - block) / sigma
-        gaps[index, top] = np.inf
-        gaps = np.sort(gaps, axis=1)[:, : width - 1]
-        bound = _integral_bound(gaps, union[chosen],
-                                zero_block=((plurality - 0.0) / sigma, classes - 2))
+        gaps[np.arange(chosen.size), top] = np.inf
+        gaps = np.sort(gaps, axis=1)[:, : block.shape[1] - 1]
+        bound = _integral_bound(gaps, union[chosen], plurality / sigma, int(classes) - 2)
         out[chosen] = np.minimum(np.minimum(union[chosen], bound), cap)
     return out
 
 
-def _integral_bound(gaps: np.ndarray, log_union: np.ndarray,
-                    zero_block: tuple[np.ndarray, int] | None = None) -> np.ndarray:
-    """``log min(A, B)`` for rows of sorted gaps ``(rows, K - 1)`` (module docstring).
-    ``zero_block`` ``(gap, others)``: the gaps after ``gaps``' go on with this gap up to
-    ``others`` gaps after the runner-up (sparse rows' zero-vote classes)."""
+def _integral_bound(gaps: np.ndarray, log_union: np.ndarray, zero_gap: np.ndarray,
+                    total: int) -> np.ndarray:
+    """``log min(A, B)`` for rows of sorted gaps (module docstring): the matrix's
+    ``(rows, columns - 1)``, then ``zero_gap`` (per row) up to ``total`` gaps after the
+    runner-up (a zero block's classes, math:sparse)."""
     from scipy.special import log_ndtr, logsumexp
 
     runner_up = gaps[:, 0]
@@ -182,7 +148,7 @@ def _integral_bound(gaps: np.ndarray, log_union: np.ndarray,
     log_cdf = log_ndtr(t)
     log_mass = _log_interval_masses(t, log_cdf, log_ndtr(-t))  # (rows, points - 1)
     log_first = log_ndtr(runner_up[:, None] + t)  # log Phi(a_1 + t_k), exact
-    log_others = _log_others(gaps[:, 1:], steps, zero_block)  # lower bound on log G'(t_k)
+    log_others = _log_others(gaps[:, 1:], steps, zero_gap, total)  # <= log G'(t_k)
     chord = _Chord(t, log_mass)
     log_upper_tail = log_ndtr(-t[:, -1])
     log_all = np.minimum(log_first + log_others, 0.0)
@@ -226,7 +192,9 @@ class _Chord:
             moment = (np.exp(log_pdf[:, :-1] - log_mass) - np.exp(log_pdf[:, 1:] - log_mass)
                       - t[:, :-1])
             share = np.clip(moment / self.width, 0.0, 1.0)
-        self.share = np.where(np.isfinite(share), share, 1.0)  # empty: the right end
+        share = np.where(np.isfinite(share), share, 1.0)  # empty: the right end
+        with np.errstate(divide="ignore"):
+            self.log_share, self.log_rest = np.log(share), np.log1p(-share)
         self._log_ndtr = log_ndtr
 
     def log_not_g(self, log_g: np.ndarray) -> np.ndarray:
@@ -234,9 +202,9 @@ class _Chord:
         left, right = log_g[:, :-1], log_g[:, 1:]
         with np.errstate(divide="ignore", invalid="ignore"):
             best = log1mexp(left)
-            neg_left, neg_right = np.log(-left), np.log(-right)
-            linear = np.logaddexp(neg_left + np.log1p(-self.share),
-                                  neg_right + np.log(self.share))
+            negative = np.log(-log_g)
+            linear = np.logaddexp(negative[:, :-1] + self.log_rest,
+                                  negative[:, 1:] + self.log_share)
             best = np.minimum(best, np.where(np.isnan(linear), np.inf, linear))
         # The closed form only where it can be usable: the chord's G is at least
         # min(G_k, G_{k+1}) = G_k, so G_k must be below 1 - 10^-4.
@@ -289,32 +257,29 @@ def _log_interval_masses(t: np.ndarray, log_cdf: np.ndarray,
                          log_sf: np.ndarray) -> np.ndarray:
     """``log(Phi(t_{k+1}) - Phi(t_k))``: differences of ``log_ndtr(t)`` left of 0 and of
     ``log_ndtr(-t)`` right of it (no cancellation either side); ``-inf`` for empty ones."""
-    left = log_cdf[:, 1:] + log1mexp(np.minimum(log_cdf[:, :-1] - log_cdf[:, 1:], 0.0))
-    right = log_sf[:, :-1] + log1mexp(np.minimum(log_sf[:, 1:] - log_sf[:, :-1], 0.0))
-    return np.where(t[:, :-1] >= 0.0, right, left)
+    right = t[:, :-1] >= 0.0
+    upper = np.where(right, log_sf[:, :-1], log_cdf[:, 1:])
+    lower = np.where(right, log_sf[:, 1:], log_cdf[:, :-1])
+    return upper + log1mexp(np.minimum(lower - upper, 0.0))
 
 
-def _log_others(others: np.ndarray, steps: np.ndarray,
-                zero_block: tuple[np.ndarray, int] | None = None) -> np.ndarray:
+def _log_others(others: np.ndarray, steps: np.ndarray, zero_gap: np.ndarray,
+                total: int) -> np.ndarray:
     """A lower bound on ``sum_{j >= 2} log Phi(a_j + t_k)``, shape ``(rows, points)``.
 
-    ``others``: sorted gaps after the runner-up. Buckets charge their smallest gap; each
-    gap is rounded down to the lattice and the table read there (``log Phi`` increases).
-    ``zero_block`` ``(gap, total)``: ``others`` goes on with ``gap`` (per row) up to
-    ``total`` gaps, without forming them.
+    ``others``: sorted gaps after the runner-up, going on with ``zero_gap`` (per row) up
+    to ``total`` gaps (a zero block's, never formed). Buckets charge their smallest gap;
+    each gap is rounded down to the lattice and the table read there (``log Phi``
+    increases).
     """
-    total = others.shape[1] if zero_block is None else zero_block[1]
     if total == 0:
         return np.zeros(steps.shape)
     starts, counts = _buckets(total)
     table, offset = _log_cdf_table()
-    if zero_block is None:
-        smallest = others[:, starts]
-    else:
-        stored = starts < others.shape[1]
-        smallest = np.empty((others.shape[0], starts.size))
-        smallest[:, stored] = others[:, starts[stored]]
-        smallest[:, ~stored] = zero_block[0][:, None]
+    formed = starts < others.shape[1]
+    smallest = np.empty((others.shape[0], starts.size))
+    smallest[:, formed] = others[:, starts[formed]]
+    smallest[:, ~formed] = zero_gap[:, None]
     base = np.floor(smallest * _LATTICE)  # may be +inf for far classes
     base = np.minimum(base, 2 * offset).astype(np.int64)
     index = base[:, :, None] + steps[:, None, :] + offset + 1

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sparse_rows import as_float_rows, row_width
+from ..vote_rows import as_float_rows, row_width
 from ..work_sizes import READ_VALUES
 from .gnmax import log_q_gnmax, rdp_gnmax
 from .threshold import log_pr_answered

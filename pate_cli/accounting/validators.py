@@ -11,14 +11,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 
-def as_votes(votes: ArrayLike) -> np.ndarray:
-    """``votes`` as a float64 ``(queries, classes)`` array with at least two classes."""
-    votes = np.asarray(votes, dtype=np.float64)
-    if votes.ndim != 2 or votes.shape[1] < 2:
-        raise ValueError(f"votes must have shape (queries, classes>=2), got {votes.shape}")
-    return votes
-
-
 def as_log_q(log_q: ArrayLike) -> np.ndarray:
     """``log q`` as a float64 array; every entry must be ``<= 0`` (and not NaN)."""
     log_q = np.asarray(log_q, dtype=np.float64)

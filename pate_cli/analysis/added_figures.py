@@ -27,7 +27,7 @@ from ..accounting.tuning import TuningDistribution, tuned_epsilon
 from ..inputs.rows import AnalysedRows, FirstRows
 from ..mechanisms import release_draw
 from ..mechanisms.sampled import SampledMechanism, unsampled
-from ..sparse_rows import is_sparse
+from ..vote_rows import is_sparse
 from ..work_sizes import READ_VALUES
 from .result import AnalysisResult, TuningPart
 from .steps import run_charges

@@ -41,8 +41,8 @@ from ..curve_store import SharedCurves
 from ..decisions import Decisions, LabelCounts, released_labels
 from ..inputs.rows import FirstRows, LocalRows, Span, span_of
 from ..mechanisms import NoiseSource
-from ..sparse_rows import SparseRows, row_width
 from ..threads import tasks_in_order
+from ..vote_rows import VoteRows, row_width
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
 from .grouped_run import CountRequest, count_span
 from .steps import chunk_costs, curve_function, data_independent_curve, mechanism_steps
@@ -63,7 +63,7 @@ class BudgetSetting:
     mechanism (``request``, with its accounting, q bound, seed and salt) and its noise,
     the orders, the budget and where it halts, and the queries' outputs."""
 
-    votes: np.ndarray | SparseRows  # the vote file (a memory map) or its sparse rows
+    votes: np.ndarray | VoteRows  # the vote file (a memory map) or its sparse rows
     positions: np.ndarray | FirstRows  # the analysed file rows, in order
     request: CountRequest
     noise: NoiseSource

@@ -22,8 +22,8 @@ from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, wi
 from ..decisions import Decisions, LabelCounts, released_labels
 from ..inputs.rows import LocalRows, Span, span_of
 from ..mechanisms import Mechanism, NoiseSource
-from ..sparse_rows import row_width
 from ..threads import executor_map, ordered_map, tasks_in_order
+from ..vote_rows import row_width
 from ..work_sizes import READ_VALUES, TASK_VALUES
 from .steps import block_costs, mechanism_steps
 

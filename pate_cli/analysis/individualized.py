@@ -39,8 +39,8 @@ from ..inputs import VoteSet
 from ..inputs.groups import read_groups
 from ..inputs.rows import FirstRows
 from ..mechanisms import HistogramRows, Mechanism, NoiseSource
-from ..sparse_rows import row_width
 from ..threads import ordered_map
+from ..vote_rows import row_width
 from ..work_sizes import DEFAULT_CHUNK, chunk_rows, stream_rows
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, GroupsPart

@@ -23,14 +23,13 @@ import numpy as np
 
 from ..accounting.composition import ArrayRows, running_epsilon
 from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
-from ..accounting.gnmax import rdp_gnmax
+from ..accounting.gnmax import log_q_gnmax, rdp_gnmax
 from ..accounting.multilabel import (
     parse_variant,
     rdp_multilabel_data_independent,
     sensitivity_squared,
 )
 from ..accounting.pld import gaussian_pld_epsilon
-from ..accounting.token_votes import log_q_gnmax_with_zero_block
 from ..errors import OptionError
 from ..inputs.multilabel import (
     attach_multilabel_labels,
@@ -48,6 +47,7 @@ from ..mechanisms.multilabel import (
     set_ids,
 )
 from ..query_table import QueryTable
+from ..vote_rows import VoteRows
 from .added_figures import with_pld_figure, with_smaller_pld
 from .result import AnalysisResult, MultilabelPart, QueryCounts
 from .run import analyze_votes
@@ -173,8 +173,8 @@ def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, co
         plurality = histogram.counts[np.arange(count), top]
         bits, plurality_bits = (np.stack([label, histogram.sets[np.arange(count), top]])
                                 [..., None] >> np.arange(labels)) & 1
-        log_q = log_q_gnmax_with_zero_block(
-            histogram.counts, 2.0**labels - histogram.counts.shape[1], sigma)
+        log_q = log_q_gnmax(VoteRows(histogram.counts, 2.0**labels - histogram.counts.shape[1]),
+                            sigma=sigma)
         if accounting != "data-independent":
             distinct, index = np.unique(log_q, return_inverse=True)
             curves = rdp_gnmax(distinct, sigma=sigma, orders=orders)[index.reshape(-1)]

@@ -37,8 +37,8 @@ from ..inputs.query_indices import analysed_positions
 from ..inputs.rows import integral_maxima
 from ..mechanisms import NoiseSource
 from ..query_table import per_query_frame
-from ..sparse_rows import plurality_classes, row_width
 from ..threads import ordered_map
+from ..vote_rows import plurality_classes, row_width
 from ..work_sizes import CURVE_CACHE_BYTES, stream_rows
 from .result import AnalysisResult
 from .steps import chunk_costs, curve_function, mechanism_steps, step_curves

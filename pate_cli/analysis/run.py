@@ -27,7 +27,7 @@ from ..mechanisms import NoiseSource
 from ..mechanisms.noise import SharedBlocks
 from ..mechanisms.protocol import checked_mechanism
 from ..rounding import ceil_text
-from ..sparse_rows import row_width
+from ..vote_rows import row_width
 from ..work_sizes import DEFAULT_CHUNK, chunk_rows
 from .budget_run import BudgetSetting, outputs_figures, run_budget
 from .grouped_run import CountRequest, count_queries, count_rows

@@ -21,7 +21,7 @@ from ..errors import OptionError
 from ..inputs.query_indices import checked_queries
 from ..mechanisms.sampled import SAMPLED_MECHANISMS, Sampling, parse_sampling
 from ..orders import AUTO, default_orders, validate_orders
-from ..sparse_rows import is_sparse
+from ..vote_rows import is_sparse
 from ..work_sizes import DEFAULT_CHUNK
 from .individualized import VARIANTS
 

@@ -48,7 +48,7 @@ from ..mechanisms.svt import (
     distance_to_instability,
 )
 from ..query_table import per_query_frame
-from ..sparse_rows import row_width
+from ..vote_rows import row_width
 from ..work_sizes import stream_rows
 from .result import AnalysisResult, QueryCounts, SvtPart
 

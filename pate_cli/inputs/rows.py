@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..sparse_rows import as_float_rows, is_sparse
+from ..vote_rows import as_float_rows, is_sparse
 
 if TYPE_CHECKING:
     from ..decisions import Decisions
@@ -110,7 +110,7 @@ def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int, *,
     in the same order whatever the input's layout, so the bytes do not depend on it.
     ``dtype=None`` keeps the array's own type (rows sent to a worker, converted there)."""
     chosen = positions[start:stop]
-    if is_sparse(array):  # a SparseRows chunk: padded rows (sparse_rows)
+    if is_sparse(array):  # sparse votes: a VoteRows chunk of padded rows (vote_rows)
         return array[slice(chosen[0], chosen[-1] + 1) if _consecutive(chosen) else chosen]
     if _consecutive(chosen):
         return np.ascontiguousarray(array[chosen[0] : chosen[-1] + 1], dtype=dtype)

@@ -26,7 +26,7 @@ import zipfile
 import numpy as np
 
 from ..errors import InputError
-from ..sparse_rows import SparseVotes
+from ..vote_rows import SparseVotes
 from .checks import show_number
 from .long_table import ColumnMap, header_cells, is_long_table, not_a_long_table, read_long_table
 from .npy_files import ARCHIVE_ERRORS, load_error

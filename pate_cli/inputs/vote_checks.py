@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ..errors import InputError, PateWarning
-from ..sparse_rows import SparseRows, SparseVotes
+from ..vote_rows import SparseVotes, VoteRows
 from ..work_sizes import TABLE_ROWS
 from .checks import check_finite_non_negative, check_shape
 from .readers import INDEX_HINT, looks_like_index
@@ -175,7 +175,7 @@ def integer_votes(votes) -> bool:
     exact curve (math:screening) ranges over the integers 0..M only for such votes."""
     if isinstance(votes, SparseVotes):
         votes = votes.data
-    elif isinstance(votes, SparseRows):
+    elif isinstance(votes, VoteRows):
         votes = votes.counts
     if votes.dtype.kind in "iub":
         return True

@@ -16,7 +16,6 @@ import numpy as np
 
 from ..decisions import OUTCOME_ABSTAIN, OUTCOME_STUDENT, OUTCOME_TEACHER, Decisions
 from ..inputs.vote_checks import integer_votes
-from ..sparse_rows import SparseRows
 from .domains import (
     GAUSSIAN_SCALE,
     LAPLACE_SCALE,
@@ -30,29 +29,16 @@ from .noise import (
     STREAM_ANSWER,
     NoiseSource,
 )
-from .protocol import LABEL_NOT_DRAWN
+from .noisy_argmax import noisy_labels
 from .svt import SVTPATE
 from .threshold import check_threshold_parameters, passes_threshold
-from .token_argmax import sparse_noisy_argmax
-
-
-def _noisy_argmax(votes: np.ndarray, noise: np.ndarray, scale: float) -> np.ndarray:
-    return np.argmax(votes + scale * noise, axis=1)
 
 
 def _teacher_labels(votes, noise, start, kind, scale, answered, draw: bool) -> np.ndarray:
     """Noisy argmax where ``answered`` (noise from the answer stream), -1 elsewhere;
     ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
-    if not draw:
-        return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
-    if isinstance(votes, SparseRows):  # stored classes and the zero block (token_argmax)
-        draws = noise.draw(stream=STREAM_ANSWER, kind=kind, start=start, count=len(votes),
-                           width=votes.counts.shape[1] + 2)
-        return np.where(answered, sparse_noisy_argmax(votes, draws, scale, kind),
-                        -1).astype(np.int64)
-    count, classes = votes.shape
-    draws = noise.draw(stream=STREAM_ANSWER, kind=kind, start=start, count=count, width=classes)
-    return np.where(answered, _noisy_argmax(votes, draws, scale), -1).astype(np.int64)
+    return noisy_labels(votes, noise=noise, stream=STREAM_ANSWER, kind=kind, start=start,
+                        answered=answered, draw=draw, scale=scale)
 
 
 def _answer_every_query(votes, noise, start, kind, scale, labels: bool) -> Decisions:

@@ -17,12 +17,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..decisions import Decisions
-from ..sparse_rows import SparseRows
 from .domains import ETA, Facts, noise_scale
 from .noise import STREAM_GUMBEL, NoiseSource
-from .protocol import LABEL_NOT_DRAWN
+from .noisy_argmax import noisy_labels
 from .threshold import check_threshold_parameters, passes_threshold
-from .token_argmax import sparse_gumbel_argmax
 
 # The default eta, times the number of teachers M: eta = sqrt(2) / (0.16 M), at which the
 # data-independent curve alpha eps0^2 / 8 = alpha eta^2 / 2 (math:exponential) equals the default
@@ -35,17 +33,8 @@ def gumbel_labels(votes: np.ndarray, *, eta: float, noise: NoiseSource, start: i
                   answered: np.ndarray, draw: bool = True) -> np.ndarray:
     """``argmax_j (eta n_j + G_j)`` where ``answered``, -1 elsewhere (math:exponential);
     ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
-    if not draw:
-        return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
-    if isinstance(votes, SparseRows):  # stored classes and the zero block (token_argmax)
-        gumbel = noise.draw(stream=STREAM_GUMBEL, kind="gumbel", start=start,
-                            count=len(votes), width=votes.counts.shape[1] + 2)
-        return np.where(answered, sparse_gumbel_argmax(votes, gumbel, eta),
-                        -1).astype(np.int64)
-    count, classes = votes.shape
-    gumbel = noise.draw(stream=STREAM_GUMBEL, kind="gumbel", start=start, count=count,
-                        width=classes)
-    return np.where(answered, np.argmax(eta * votes + gumbel, axis=1), -1).astype(np.int64)
+    return noisy_labels(votes, noise=noise, stream=STREAM_GUMBEL, kind="gumbel", start=start,
+                        answered=answered, draw=draw, weight=eta)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..decisions import SVT_HALTED, SVT_STABLE, SVT_UNSTABLE, Decisions
 from ..inputs.rows import FirstRows, rows_read_once
-from ..sparse_rows import SparseRows, plurality_classes, row_width
+from ..vote_rows import plurality_classes, row_width, vote_rows
 from ..work_sizes import chunk_rows
 from .domains import SVT_SCALE, Facts, finite, noise_scale, positive
 from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
@@ -19,12 +19,12 @@ from .noise import STREAM_SVT_QUERY, STREAM_SVT_THRESHOLD, NoiseSource
 
 def distance_to_instability(votes) -> np.ndarray:
     """``max(0, ceil(m/2) - 1)`` with ``m`` the plurality margin (math:mechanisms, SVT-PATE):
-    how many votes must change before the plurality label can change. Sparse rows
-    compare their stored counts and, when the row has one, a zero-vote class."""
-    if isinstance(votes, SparseRows):
-        zero = np.where(votes.zero_classes > 0, 0.0, -np.inf)[:, None]
-        votes = np.concatenate((np.where(votes.padding, -np.inf, votes.counts), zero), axis=1)
-    votes = np.asarray(votes, dtype=np.float64)
+    how many votes must change before the plurality label can change. A zero block
+    (math:sparse) competes with one of its classes (count 0)."""
+    rows = vote_rows(votes)
+    votes = rows.counts
+    if rows.zeros:
+        votes = np.concatenate((votes, np.zeros((len(rows), 1))), axis=1)
     top_two = -np.partition(-votes, 1, axis=1)[:, :2]
     margin = top_two[:, 0] - top_two[:, 1]
     return np.maximum(0.0, np.ceil(margin / 2.0) - 1.0)

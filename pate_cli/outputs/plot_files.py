@@ -21,7 +21,7 @@ from ..inputs import load_groups, load_votes
 from ..inputs.tables import SWEEP, numeric_column, read_summary, read_table, require_table
 from ..mechanisms import ConfidentGNMax
 from ..orders import default_orders
-from ..sparse_rows import is_sparse
+from ..vote_rows import is_sparse
 from . import captions
 from . import figures as plots
 from .plot_tables import HISTORY_COLUMNS, drawn_table

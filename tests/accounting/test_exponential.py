@@ -22,6 +22,7 @@ from pate_cli.accounting.exponential import (
 )
 from pate_cli.accounting.laplace import rdp_lnmax
 from pate_cli.orders import default_orders
+from pate_cli.vote_rows import VoteRows
 
 mpmath.mp.dps = 50
 
@@ -85,11 +86,11 @@ def test_log_q_of_ties_and_of_huge_gaps():
 
 @pytest.mark.parametrize("eta", [0.05, 1.0, 40.0])
 def test_the_zero_block_is_one_term(eta):
-    """``zero_classes`` Z gives the q of the dense row with Z more zero columns."""
+    """A zero block of Z classes gives the q of the dense row with Z more zero columns."""
     rows = _random_rows(5, 20, 4, 30)
     for zero in (1, 7, 1000):
         dense = np.hstack([rows, np.zeros((rows.shape[0], zero))])
-        sparse = log_q_exponential(rows, eta=eta, zero_classes=zero)
+        sparse = log_q_exponential(VoteRows(rows, zero), eta=eta)
         np.testing.assert_allclose(sparse, log_q_exponential(dense, eta=eta), rtol=1e-12)
         for row, value in zip(rows[:5], sparse[:5], strict=True):
             assert value == pytest.approx(float(mp_log_q(row, eta, zero)), rel=1e-12)
@@ -98,8 +99,8 @@ def test_the_zero_block_is_one_term(eta):
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="eta"):
         log_q_exponential([[1.0, 2.0]], eta=0.0)
-    with pytest.raises(ValueError, match="zero_classes"):
-        log_q_exponential([[1.0, 2.0]], eta=1.0, zero_classes=-1)
+    with pytest.raises(ValueError, match="zero-vote classes"):
+        log_q_exponential(VoteRows(np.array([[1.0, 2.0]]), -1), eta=1.0)
     with pytest.raises(ValueError, match="log q"):
         rdp_exponential([0.5], eta=1.0, orders=[2.0])
     with pytest.raises(ValueError):

@@ -18,7 +18,7 @@ from pate_cli.accounting.multilabel import (
     sensitivity_squared,
     tau_sensitivity_squared,
 )
-from pate_cli.accounting.token_votes import log_q_gnmax_with_zero_block
+from pate_cli.vote_rows import VoteRows
 
 mpmath.mp.dps = 50
 
@@ -37,12 +37,12 @@ def test_zero_block_equals_dense_prop7(labels, teachers, sigma, seed):
     sets = rng.integers(0, 2**labels, size=(3, teachers))
     dense = np.stack([dense_row(row, labels) for row in sets])
     width = min(teachers, 2**labels)
-    stored, zeros = [], []
+    stored = []
     for row in sets:
         _, counts = np.unique(row, return_counts=True)
         stored.append(np.pad(counts, (0, width - counts.size)).astype(np.float64))
-        zeros.append(2**labels - width)  # the padding zeros are stored members
-    got = log_q_gnmax_with_zero_block(np.stack(stored), np.array(zeros, dtype=float), sigma)
+    # the padding zeros are members of the block kept in the matrix
+    got = log_q_gnmax(VoteRows(np.stack(stored), 2**labels - width), sigma=sigma)
     want = log_q_gnmax(dense, sigma=sigma)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
 
@@ -53,24 +53,24 @@ def test_zero_block_against_mpmath_and_the_dropped_block():
     the block (Z = 0) only the runner-up's 2.0e-4."""
     counts = np.array([[300.0, 100.0, 112.0]])  # 112 more votes on a third class
     zeros = 128_256 - 3
-    got = log_q_gnmax_with_zero_block(counts, zeros, 40.0)[0]
+    got = log_q_gnmax(VoteRows(counts, zeros), sigma=40.0)[0]
     scale = mpmath.sqrt(2) * 40
     want = mpmath.log(mpmath.ncdf(-200 / scale) + mpmath.ncdf(-188 / scale)
                       + zeros * mpmath.ncdf(-300 / scale))
     assert got == pytest.approx(float(want), rel=1e-12)
-    two = log_q_gnmax_with_zero_block(np.array([[300.0, 100.0]]), 128_254, 40.0)[0]
+    two = log_q_gnmax(VoteRows(np.array([[300.0, 100.0]]), 128_254), sigma=40.0)[0]
     assert math.exp(two) == pytest.approx(7.5e-3, rel=0.01)
-    dropped = log_q_gnmax_with_zero_block(np.array([[300.0, 100.0]]), 0, 40.0)[0]
+    dropped = log_q_gnmax(np.array([[300.0, 100.0]]), sigma=40.0)[0]
     assert dropped == pytest.approx(float(mpmath.log(mpmath.ncdf(-200 / scale))), rel=1e-12)
     assert math.exp(dropped) < math.exp(two) / 30  # the invalid figure math:index warns of
 
 
 def test_zero_block_cap_uses_every_class():
     """A tie caps at log(1 - 1/K) with K = stored + zero classes (here 2 + 2^40 - 2)."""
-    got = log_q_gnmax_with_zero_block(np.array([[5.0, 5.0]]), 2.0**40 - 2, 1.0)[0]
+    got = log_q_gnmax(VoteRows(np.array([[5.0, 5.0]]), 2.0**40 - 2), sigma=1.0)[0]
     assert got == math.log1p(-2.0**-40)
-    with pytest.raises(ValueError, match="positive count"):
-        log_q_gnmax_with_zero_block(np.array([[0.0, 0.0]]), 3, 1.0)
+    with pytest.raises(ValueError, match="zero-vote classes"):
+        VoteRows(np.array([[5.0, 5.0]]), -3)
 
 
 def brute_tau(tau: float, labels: int) -> float:

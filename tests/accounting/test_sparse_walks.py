@@ -22,7 +22,7 @@ from pate_cli.accounting.smooth_sensitivity import (
     sanitize_gnmax,
 )
 from pate_cli.accounting.threshold import log_pr_answered
-from pate_cli.sparse_rows import SparseVotes
+from pate_cli.vote_rows import SparseVotes
 from tests.synthetic import TOLERANCE, as_sparse
 
 

@@ -18,8 +18,8 @@ from pate_cli.accounting.gnmax import log_q_gnmax
 from pate_cli.accounting.laplace import log_q_lnmax
 from pate_cli.accounting.q_bound import log_q_integral
 from pate_cli.mechanisms import NoiseSource
-from pate_cli.mechanisms.token_argmax import missing_class, sparse_noisy_argmax
-from pate_cli.sparse_rows import SparseVotes
+from pate_cli.mechanisms.noisy_argmax import noisy_argmax
+from pate_cli.vote_rows import SparseVotes
 from tests.synthetic import TOLERANCE, as_sparse
 
 
@@ -78,7 +78,7 @@ def test_a_zero_class_missing_rank_maps_to_its_class_id():
     votes = SparseVotes(np.array([0, 2]), np.array([1, 3]), np.array([4.0, 1.0]), 7, 2)
     rows = votes[0:1]
     ranks = np.arange(5)
-    ids = [int(missing_class(rows[[0]], np.array([r]))[0]) for r in ranks]
+    ids = [int(rows[[0]].missing_class(np.array([r]))[0]) for r in ranks]
     assert ids == [0, 2, 4, 5, 6]
 
 
@@ -95,7 +95,7 @@ def test_the_zero_block_replay_has_the_dense_frequencies():
     noise = NoiseSource(11)
     for kind in ("normal", "laplace"):
         draws = noise.draw(stream=9, kind=kind, start=0, count=count, width=4)
-        sparse_labels = sparse_noisy_argmax(rows, draws, 3.0, kind)
+        sparse_labels = noisy_argmax(rows, draws, kind=kind, scale=3.0)
         dense_draws = noise.draw(stream=10, kind=kind, start=0, count=count, width=classes)
         dense_labels = np.argmax(dense + 3.0 * dense_draws, axis=1)
         a = np.bincount(sparse_labels, minlength=classes)
@@ -165,7 +165,7 @@ def test_dense_and_sparse_files_give_the_same_numbers(cli, vote_files, args, tmp
             else:
                 assert summary[key] == value, (name, key)
         for column in dense_table.columns:
-            if column == "label":  # drawn from another noise stream (token_argmax docstring)
+            if column == "label":  # drawn from another noise stream (noisy_argmax docstring)
                 continue
             np.testing.assert_allclose(table[column], dense_table[column], rtol=TOLERANCE,
                                        err_msg=f"{name} {column}")
@@ -362,14 +362,12 @@ def test_the_gumbel_zero_block_replay_has_the_softmax_frequencies():
     100,000 seeded Gumbel-max replays against the softmax by a chi-square test; with the
     fixed seed the statistic is below the 1e-6 false-alarm quantile."""
     from scipy.stats import chi2
-
-    from pate_cli.mechanisms.token_argmax import sparse_gumbel_argmax
     classes, count, eta = 40, 100_000, 0.5
     dense = np.zeros((1, classes))
     dense[0, 3], dense[0, 17] = 6.0, 2.0
     rows = as_sparse(np.repeat(dense, count, axis=0))[0:count]
     draws = NoiseSource(5).draw(stream=9, kind="gumbel", start=0, count=count, width=4)
-    labels = sparse_gumbel_argmax(rows, draws, eta)
+    labels = noisy_argmax(rows, draws, kind="gumbel", weight=eta)
     observed = np.bincount(labels, minlength=classes)
     expected = count * softmax(eta * dense[0])
     statistic = float(((observed - expected) ** 2 / expected).sum())

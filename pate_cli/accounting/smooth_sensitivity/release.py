@@ -16,11 +16,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...sparse_rows import SparseRows, SparseVotes, as_float_rows
+from ...vote_rows import SparseVotes, VoteRows, as_float_rows, vote_rows
 from ..gnmax import log_q_gnmax, rdp_gnmax
 from ..threshold import log_pr_answered, rdp_threshold
-from ..token_votes import log_q_gnmax_with_zero_block
-from ..validators import as_teachers, as_votes, check_order, check_positive_integer
+from ..validators import as_teachers, check_order, check_positive_integer
 from .bounds import (
     LOWEST_LOG_Q,
     GNMaxSmoothConstants,
@@ -100,8 +99,8 @@ class SmoothSensitivityAccumulator:
                              "a smaller --order)")
         # [M, 0, ..., 0] as one count and a block of K - 1 zeros (math:sparse): the
         # vocabulary of sparse votes is never formed
-        unanimous = log_q_gnmax_with_zero_block([[self.teachers]], self.gnmax.classes - 1,
-                                                sigma)
+        unanimous = log_q_gnmax(VoteRows(np.array([[float(self.teachers)]]),
+                                          self.gnmax.classes - 1), sigma=sigma)
         at_unanimous = rdp_gnmax(unanimous, sigma=sigma, orders=[order])[0, 0]
         # "Steps whose data-dependent bound never helps" (math:smooth).
         self.answer_independent = bool(np.isclose(at_unanimous, self.gnmax.independent))
@@ -127,14 +126,13 @@ class SmoothSensitivityAccumulator:
         self._answered = 0.0
         self._conditions: tuple[bool, bool] | None = None
 
-    def add(self, votes: ArrayLike | SparseRows, *, weights: ArrayLike,
+    def add(self, votes: ArrayLike | VoteRows, *, weights: ArrayLike,
             max_votes: ArrayLike | None = None) -> None:
-        """Add a chunk: ``votes`` ``(n, K)`` (or a ``SparseRows`` chunk over ``K``
+        """Add a chunk: ``votes`` ``(n, K)`` (or a :class:`VoteRows` chunk over ``K``
         classes, math:sparse), answer-step ``weights`` ``(n,)`` (1/0 replay,
         ``pr_answered`` expected), ``max_votes`` the selection's ``max v`` per query
         (default ``max n``; Interactive passes ``max(n - M p)``)."""
-        if not isinstance(votes, SparseRows):
-            votes = as_votes(votes)
+        votes = vote_rows(votes)
         if votes.shape[1] != self.gnmax.classes:
             raise ValueError(f"votes have {votes.shape[1]} classes, expected "
                              f"{self.gnmax.classes}")

@@ -9,8 +9,8 @@ sum of Proposition 7 over (count, multiplicity) groups from a table of tail
 probabilities, as :func:`pate_cli.accounting.gnmax.log_q_gnmax` computes it, and its
 local sensitivity is :func:`.bounds.local_sensitivity_at`.
 
-Sparse rows (``SparseRows``, math:sparse) walk the same way without forming the dense
-row: the stored counts, sorted, plus one zero column (the runner-up when a row stores a
+Rows with a zero block (math:sparse) walk the same way without forming the dense row:
+the matrix's counts, sorted, plus one zero column (the runner-up when a row stores a
 single class), then one more group ``(0, Z)`` for the other ``Z = K - columns`` zero-vote
 classes (:func:`_sorted_rows`). The right walk moves votes between the two largest classes
 only; the left walk drains the top of the rest and stops when the runner-up reaches 0, so
@@ -28,10 +28,10 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...sparse_rows import SparseRows
+from ...vote_rows import VoteRows, vote_rows
 from ...work_sizes import WORK_VALUES
 from ..gnmax import LINEAR_FLOOR, log_q_gnmax
-from ..validators import as_teachers, as_votes
+from ..validators import as_teachers
 from .bounds import GNMaxSmoothConstants, ThresholdSmoothConstants, local_sensitivity_at
 
 # Walk states whose local sensitivity is evaluated at once.
@@ -185,28 +185,28 @@ class _LeftWalk:
         return (log_q > self.tables.constants.log_q0) & (runner > 0)
 
 
-def _sorted_rows(votes: np.ndarray | SparseRows) -> tuple[np.ndarray, float]:
+def _sorted_rows(votes: VoteRows) -> tuple[np.ndarray, float]:
     """Each row's counts in decreasing order and ``Z``, the zero-vote classes left out.
 
-    Dense rows: all ``K`` counts, ``Z = 0``. Sparse rows (math:sparse): the stored counts
-    (padding cells are zero-vote classes kept apart) and, unless they hold every class, one
-    zero column more (a single stored class's runner-up); ``Z`` is ``K`` minus the columns.
+    The matrix's counts (dense rows: all ``K``; sparse rows' padding cells are zero-vote
+    classes kept apart) and, with a zero block (math:sparse), one zero column more (a
+    single stored class's runner-up); ``Z`` is ``K`` minus the columns.
     """
-    counts = votes.counts if isinstance(votes, SparseRows) else votes
+    counts = votes.counts
     if not np.array_equal(counts, np.rint(counts)) or np.any(counts < 0):
         raise ValueError("the GNMax local-sensitivity walk needs non-negative integer votes")
     ordered = -np.sort(-counts, axis=1)
-    if not isinstance(votes, SparseRows) or ordered.shape[1] >= votes.vocabulary:
+    if not votes.zeros:
         return ordered, 0.0
     ordered = np.concatenate((ordered, np.zeros((ordered.shape[0], 1))), axis=1)
-    return ordered, float(votes.vocabulary - ordered.shape[1])
+    return ordered, float(votes.zeros - 1)
 
 
-def walk_entries(votes: np.ndarray | SparseRows, constants: GNMaxSmoothConstants,
+def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
                  teachers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The deviating prefix of each query's local-sensitivity curve (Algorithms 4-5).
 
-    ``votes``: dense ``(queries, K)`` rows or a ``SparseRows`` chunk over ``K`` classes.
+    ``votes``: a :class:`VoteRows` chunk over ``K`` classes.
     Returns ``(owner, distance, value, last)``: flat arrays of entries ``LS_i[d]`` for
     ``d = 0..last_i`` and, per query, ``last_i`` (``-1`` for queries whose whole curve is
     the plateau). Entries after ``last_i`` equal ``constants.plateau``.
@@ -298,18 +298,17 @@ def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWal
         active = active[unfinished]
 
 
-def local_sensitivity_gnmax(votes: ArrayLike | SparseRows, *, teachers: int, sigma: float,
+def local_sensitivity_gnmax(votes: ArrayLike | VoteRows, *, teachers: int, sigma: float,
                             order: float,
                             constants: GNMaxSmoothConstants | None = None) -> np.ndarray:
     """Local sensitivity of the GNMax step at distance ``d = 0..M-1`` (Algorithms 4-5).
 
-    ``votes``: ``(queries, K)`` non-negative integer votes, or a ``SparseRows`` chunk
+    ``votes``: ``(queries, K)`` non-negative integer votes, or a :class:`VoteRows` chunk
     (math:sparse); returns ``(queries, M)``. Materialises full curves: meant for tests
     and small inputs; accumulation over many queries goes through
     :class:`SmoothSensitivityAccumulator`, which never does.
     """
-    if not isinstance(votes, SparseRows):
-        votes = as_votes(votes)
+    votes = vote_rows(votes)
     teachers = as_teachers(teachers)
     if constants is None:
         constants = GNMaxSmoothConstants.compute(sigma=sigma, order=order,

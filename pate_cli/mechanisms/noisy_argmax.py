@@ -1,0 +1,93 @@
+"""The noisy argmax of vote rows, every noisy-max replay's labels (math:mechanisms and
+math:sparse): ``argmax_j (weight n_j + scale noise_j)`` over a :class:`VoteRows` chunk.
+
+Each cell of the matrix gets its own noise draw (sparse rows' padding cells are masked).
+The ``Z`` zero-vote classes a sparse row does not store are one block whose noisy value is
+``scale`` times the maximum of Z independent draws, sampled in one draw by inverting its
+CDF ``F(x)^Z``: ``x = F^-1(U^(1/Z))``. If the block wins, the label is a zero-vote class
+chosen uniformly (all of them are exchangeable), the r-th class missing from the row's
+stored ones. Dense rows have every class as a column and no block.
+
+The draws come from the counter-based ``NoiseSource`` keyed by query index: one per column
+for dense rows; ``width + 2`` per sparse row (``width`` the file's stored width: the same
+for every chunk, so a row's draws never depend on its chunk): the first ``stored`` for the
+stored classes, the last two (turned into uniforms by their own CDF) for the block's
+maximum and the uniform choice. A dense replay of the same votes draws one value per class
+of the vocabulary, so its decisions differ from the sparse replay's, though both are exact
+replays of the same mechanism.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..vote_rows import VoteRows, vote_rows
+from .noise import NoiseSource
+from .protocol import LABEL_NOT_DRAWN
+
+
+def noisy_labels(votes, *, noise: NoiseSource, stream: int, kind: str, start: int,
+                 answered: np.ndarray, draw: bool = True, scale: float = 1.0,
+                 weight: float = 1.0) -> np.ndarray:
+    """:func:`noisy_argmax` of the rows at positions ``start ..`` with standard ``kind``
+    noise from ``stream`` where ``answered``, -1 elsewhere; ``LABEL_NOT_DRAWN`` for every
+    answered query when ``draw`` is False."""
+    if not draw:
+        return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
+    rows = vote_rows(votes)
+    draws = noise.draw(stream=stream, kind=kind, start=start, count=len(rows),
+                       width=rows.width + rows.block_draws)
+    labels = noisy_argmax(rows, draws, kind=kind, scale=scale, weight=weight)
+    return np.where(answered, labels, -1).astype(np.int64)
+
+
+def noisy_argmax(rows: VoteRows, draws: np.ndarray, *, kind: str, scale: float = 1.0,
+                 weight: float = 1.0) -> np.ndarray:
+    """Class ids of ``argmax_j (weight n_j + scale noise_j)`` over every class, from
+    ``(rows, width + rows.block_draws)`` standard ``kind`` draws (module docstring). The
+    zero-vote classes' utility is 0, so the Gumbel maximum of the exponential mechanism
+    (``weight`` eta, ``scale`` 1) shifts their block by ``log Z`` as any other noise."""
+    width = rows.width
+    utility = rows.counts if weight == 1.0 else weight * rows.counts
+    noisy = utility + (draws[:, :width] if scale == 1.0 else scale * draws[:, :width])
+    padding = rows.padding
+    if padding is not None:
+        noisy = np.where(padding, -np.inf, noisy)
+    best = np.argmax(noisy, axis=1)
+    if not rows.block_draws:
+        return best
+    index = np.arange(len(rows))
+    zeros = rows.zero_classes
+    block = scale * _block_maximum(_log_cdf(draws[:, width], kind), zeros, kind)
+    block_wins = (zeros > 0) & (block > noisy[index, best])
+    uniform = np.exp(_log_cdf(draws[:, width + 1], kind))
+    rank = np.minimum(np.floor(uniform * zeros), np.maximum(zeros - 1, 0)).astype(np.int64)
+    return np.where(block_wins, rows.missing_class(rank), rows.class_of(best))
+
+
+def _log_cdf(draws: np.ndarray, kind: str) -> np.ndarray:
+    """``log F(x)`` of standard draws (normal, Gumbel, or Laplace with scale 1)."""
+    from scipy.special import log_ndtr
+    if kind == "normal":
+        return log_ndtr(draws)
+    if kind == "gumbel":  # F(x) = exp(-e^-x)
+        return -np.exp(-draws)
+    # Laplace: F(x) = e^x / 2 below 0, 1 - e^-x / 2 above
+    return np.where(draws < 0, draws - math.log(2.0), np.log1p(-0.5 * np.exp(-np.abs(draws))))
+
+
+def _block_maximum(log_u: np.ndarray, zeros: np.ndarray, kind: str) -> np.ndarray:
+    """``F^-1(U^(1/Z))``: the maximum of Z standard draws from ``log U`` (Z >= 1)."""
+    from scipy.special import ndtri_exp
+    log_p = log_u / np.maximum(zeros, 1.0)
+    if kind == "normal":
+        return ndtri_exp(log_p)
+    if kind == "gumbel":  # -log(-log F): a Gumbel shifted by log Z
+        with np.errstate(divide="ignore"):
+            return -np.log(-log_p)
+    below = log_p < -math.log(2.0)
+    with np.errstate(divide="ignore"):
+        upper = -math.log(2.0) - np.log(-np.expm1(log_p))
+    return np.where(below, math.log(2.0) + log_p, upper)
