@@ -19,13 +19,14 @@ from functools import partial
 import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
-from ..decisions import Decisions, LabelCounts, released_labels
+from ..decisions import LabelCounts, released_labels
 from ..inputs.rows import LocalRows, Span, span_of
 from ..mechanisms import Mechanism, NoiseSource
 from ..threads import executor_map, ordered_map, tasks_in_order
 from ..vote_rows import row_width
 from ..work_sizes import READ_VALUES, TASK_VALUES
-from .steps import block_costs, mechanism_steps
+from .result import RunSetting
+from .steps import Costing, block_costs, mechanism_steps
 
 
 @dataclass(frozen=True)
@@ -69,17 +70,16 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
     mechanism = request.mechanism
     selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
     labels, tables = _no_labels(request), []
+    costing = Costing(mechanism, selection, answer, noise=tuple(
+        NoiseSource(seed, salt=request.salt, shared=shared_noise) for seed in request.seeds),
+        accounting=request.accounting, curves=False, labels=request.draw_labels,
+        statistics=request.accounting != "data-independent")
     for first in range(lo, hi, chunk_size):
         last = min(hi, first + chunk_size)
         chunk = block_costs(
             span.source.block(span.rows, first, last, votes=opened),
             None if span.student is None else span.student[first:last], span.start + first,
-            None if span.decisions is None else span.decisions.padded(first, last),
-            mechanism=mechanism, selection=selection, answer=answer,
-            noise=tuple(NoiseSource(seed, salt=request.salt, shared=shared_noise)
-                        for seed in request.seeds),
-            accounting=request.accounting, curves=False, labels=request.draw_labels,
-            statistics=request.accounting != "data-independent")
+            None if span.decisions is None else span.decisions.padded(first, last), costing)
         for counts, one in zip(labels, chunk.runs, strict=True):
             counts.add(*released_labels(one, one.answered, mechanism.uses_student),
                        None if span.truth is None else span.truth[first:last])
@@ -99,18 +99,21 @@ class CountedRun:
     table: GroupedCounts | None
 
 
-def count_queries(votes, positions, request: CountRequest, *, chunk_size: int,
-                  totals_of: Callable[..., GroupedTotals], student=None,
-                  decisions: Decisions | None = None, truth: np.ndarray | None = None,
-                  workers: int | None = None, executor=None, source=None,
-                  progress: Callable[[int, int], object] | None = None,
+def count_queries(votes, positions, request: CountRequest,
+                  totals_of: Callable[..., GroupedTotals], setting: RunSetting, *,
+                  truth: np.ndarray | None = None, source=None,
                   shared_noise=None) -> CountedRun:
     """Count the analysed queries ``positions`` of ``votes`` and sum them as windows end
     (``totals_of(table, map=...)`` sums a table; ``accounting.grouped.BoundedTotals``), in
-    the memory of a few chunks and the bounded tables whatever the votes. Chunks never
-    cross a window edge (``accounting.grouped.window_pieces``); they are counted on
-    ``workers`` threads (default: the cores) or by ``executor``, a task per span of whole
-    chunks of at most ``work_sizes.TASK_VALUES`` vote values (``source`` its rows)."""
+    the memory of a few chunks and the bounded tables whatever the votes. Chunks (of the
+    ``setting``'s ``chunk_size`` rows, with its ``student`` and ``decisions``; the
+    ``truth`` labels scored) never cross a window edge
+    (``accounting.grouped.window_pieces``); they are counted on its ``workers`` threads
+    (default: the cores) or by its ``executor``, a task per span of whole chunks of at most
+    ``work_sizes.TASK_VALUES`` vote values (``source`` its rows); ``progress`` is called
+    after each span."""
+    chunk_size, student, decisions = setting.chunk_size, setting.student, setting.decisions
+    workers, executor, progress = setting.workers, setting.executor, setting.progress
     if executor is None:
         source, span_rows = LocalRows(votes), chunk_size
     else:

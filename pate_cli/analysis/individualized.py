@@ -41,9 +41,9 @@ from ..inputs.rows import FirstRows
 from ..mechanisms import HistogramRows, Mechanism, NoiseSource
 from ..threads import ordered_map
 from ..vote_rows import row_width
-from ..work_sizes import DEFAULT_CHUNK, chunk_rows, stream_rows
+from ..work_sizes import chunk_rows, stream_rows
 from .per_query_stream import per_query_frames
-from .result import AnalysisResult, GroupsPart
+from .result import AnalysisResult, GroupsPart, RunSetting
 from .run import analyze_votes
 from .steps import chunk_costs, mechanism_steps, screening_counts
 
@@ -73,13 +73,7 @@ def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_grou
 def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            parameters: GroupParameters, *, predictions=None,
                            teacher_groups: np.ndarray | None = None,
-                           classes: int | None = None, teachers: float | None = None,
-                           accounting: str = "replay", delta: float = 1e-5,
-                           orders: np.ndarray | None = None, conversion: str = "classic",
-                           seed: int = 0, queries: int | None = None, labels=None,
-                           student=None, chunk_size: int | None = DEFAULT_CHUNK,
-                           source: object | None = None, per_query: bool | str = True,
-                           workers: int | None = None) -> AnalysisResult:
+                           classes: int | None = None, **options) -> AnalysisResult:
     """Analyse an individualized run; the result's ``groups`` holds the accounting.
 
     ``votes`` is the plain histogram (upsampling); weighting and vanishing form theirs
@@ -92,7 +86,17 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     ``answered`` the answers before it. ``per_query`` (True or ``"stream"``):
     ``result.iter_frames()`` gives the table with each group's cumulative epsilon;
     False: totals only. ``workers``: threads (default: the cores); no figure depends on it.
+    ``options``: the other fields of ``RunSetting`` the run takes (``teachers``,
+    ``accounting``, ``delta``, ``orders``, ``conversion``, ``seed``, ``queries``,
+    ``labels``, ``student``, ``chunk_size``, ``source``).
     """
+    setting = RunSetting.of(**options)
+    teachers, accounting, delta, orders = (setting.teachers, setting.accounting,
+                                           setting.delta, setting.orders)
+    conversion, seed, queries, labels = (setting.conversion, setting.seed, setting.queries,
+                                         setting.labels)
+    student, chunk_size, source = setting.student, setting.chunk_size, setting.source
+    per_query, workers = setting.per_query, setting.workers
     if mechanism.answer_noise != "gaussian" or mechanism.sequential:
         raise ValueError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant

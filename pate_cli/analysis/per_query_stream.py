@@ -22,6 +22,7 @@ whole (:func:`decisions_of`; ``label()``).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -40,18 +41,26 @@ from ..query_table import per_query_frame
 from ..threads import ordered_map
 from ..vote_rows import plurality_classes, row_width
 from ..work_sizes import CURVE_CACHE_BYTES, stream_rows
-from .result import AnalysisResult
+from .result import AnalysisResult, RunSetting
 from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
 
 
-def per_query_frames(result: AnalysisResult, votes, *, query_indices=None, student=None,
-                     decisions: Decisions | None = None, q_bound: str = "union", salt: int = 0,
-                     chunk_size: int | None = None, workers: int | None = None) -> Iterator:
+def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None = None,
+                     **options) -> Iterator:
     """``result.to_frame()`` of the per-query run, as DataFrames of one chunk each.
     ``result`` is the totals-only analysis of ``votes`` (a single LNMax, GNMax, Confident
-    or Interactive run), the other arguments those it was analysed with; only its first
-    ``result.queries`` queries are replayed (a budget run's halt). ``workers`` threads form
-    the chunks' curves ahead (default: the cores); the frames are the same bits for any."""
+    or Interactive run); ``setting`` (or ``options``, its fields) what it was analysed with:
+    its ``query_indices``, ``student``, ``decisions``, ``q_bound``, ``salt``,
+    ``chunk_size`` (None: sized for the table) and ``workers`` (``options`` given with a
+    ``setting`` replace its fields). Only the first
+    ``result.queries`` queries are replayed (a budget run's halt). ``workers`` threads
+    form the chunks' curves ahead (default: the cores); the frames are the same bits for
+    any."""
+    setting = RunSetting.of(**options) if setting is None else replace(setting, **options)
+    query_indices, student, decisions = (setting.query_indices, setting.student,
+                                         setting.decisions)
+    q_bound, salt, workers = setting.q_bound, setting.salt, setting.workers
+    chunk_size = setting.chunk_size
     orders, converter = checked_setting(result.accounting, result.delta, result.orders,
                                         result.conversion)
     selection, answer = mechanism_steps(result.mechanism, q_bound=q_bound)

@@ -1,10 +1,11 @@
-"""One analysis's result (totals and typed parts; its per-query table, ``pate_cli.query_table``,
-as a stream or arrays) and what a sweep row averages (``ReplayTotals``)."""
+"""One analysis's setting (``RunSetting``), its result (totals and typed parts; its per-query
+table, ``pate_cli.query_table``, as a stream or arrays) and what a sweep row averages
+(``ReplayTotals``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from .._views import load_providers
 from ..accounting.conversion import rdp_to_epsilon
 from ..query_table import QueryTable, per_query_frame
 from ..rounding import ceil_text
+from ..work_sizes import DEFAULT_CHUNK
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,6 +24,55 @@ if TYPE_CHECKING:
     from ..accounting.smooth_sensitivity import SmoothSensitivityResult
     from ..inputs.votes import VoteSet
     from ..mechanisms import Mechanism
+
+
+@dataclass(frozen=True, eq=False)
+class RunSetting:
+    """What one run of votes is analysed with: ``analysis.run.analyze_votes``'s keywords.
+
+    ``teachers`` (default: the first row's total), ``accounting`` (``replay``, ``expected``
+    or ``data-independent``), ``delta``, ``orders`` (default: the paper's grid),
+    ``conversion`` and ``seed`` as pate-analyze's; ``queries``: the first N analysed rows;
+    ``query_indices``: those rows, in that order; ``budget`` and ``halt_at`` (``query`` or
+    ``output``, with ``outputs``: each analysed query's output); ``labels`` (true labels,
+    per file row), ``student`` (Interactive-GNMax's probabilities), ``decisions`` (given
+    decisions, charged instead of the replay's); ``initial_rdp`` (RDP spent before the
+    first query); ``salt`` (independent noise under the same seed); ``chunk_size`` (rows
+    per chunk); ``source`` (the ``VoteSet`` read, for the summary); ``progress(done,
+    total)``; ``q_bound``; ``per_query`` (the table as a stream, ``result.iter_frames()``);
+    ``workers`` (threads) and ``executor`` (where chunks are counted)."""
+
+    teachers: float | None = None
+    accounting: str = "replay"
+    delta: float = 1e-5
+    orders: Any = None
+    conversion: str = "classic"
+    seed: int = 0
+    queries: int | None = None
+    budget: float | None = None
+    labels: Any = None
+    student: Any = None
+    query_indices: Any = None
+    initial_rdp: Any = None
+    salt: int = 0
+    chunk_size: int | None = DEFAULT_CHUNK
+    source: Any = None
+    decisions: Any = None
+    progress: Callable[[int, int], object] | None = None
+    q_bound: str = "union"
+    per_query: bool = True
+    workers: int | None = None
+    executor: Any = None
+    outputs: Any = None
+    halt_at: str = "query"
+
+    @classmethod
+    def of(cls, **options: Any) -> RunSetting:
+        """The setting of these keywords; ``TypeError`` naming any that is not one."""
+        unknown = sorted(set(options) - {item.name for item in fields(cls)})
+        if unknown:
+            raise TypeError(f"unexpected keyword arguments: {', '.join(unknown)}")
+        return cls(**options)
 
 
 # A result's views, which the outputs layer above registers (``pate_cli._views``).

@@ -21,26 +21,29 @@ from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, LabelCounts
 from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, integral_maxima, row_window
 from ..mechanisms.rounds import Round, RoundsMechanism
-from ..work_sizes import DEFAULT_CHUNK
-from .result import AnalysisResult, QueryCounts, RoundPart
+from .result import AnalysisResult, QueryCounts, RoundPart, RunSetting
 from .run import analyze_votes
 from .steps import data_independent_curve, mechanism_steps
 
 
-def analyze_rounds(votes: np.ndarray, rounds: list[Round], *, teachers: float | None = None,
-                   accounting: str = "replay", delta: float = 1e-5,
-                   orders: np.ndarray | None = None, conversion: str = "classic",
-                   seed: int = 0, labels: np.ndarray | None = None,
-                   initial_rdp: np.ndarray | None = None, chunk_size: int | None = DEFAULT_CHUNK,
-                   source: object | None = None, per_query: bool | str = True,
-                   workers: int | None = None) -> AnalysisResult:
+def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> AnalysisResult:
     """Compose successive rounds into one RDP curve and one epsilon (math:conversion).
 
     Round k starts from the RDP spent by rounds 0..k-1, with independent noise (salt k).
     ``rounds`` in the result has each round's epsilon alone; ``rdp_at_order`` adds the
-    rounds' selection and answer sums at the composed order. ``per_query`` as for
-    ``analyze`` (the table gains a ``round`` column); ``workers``: threads.
+    rounds' selection and answer sums at the composed order. ``options``: the fields of
+    ``RunSetting`` a round takes (``teachers``, ``accounting``, ``delta``, ``orders``,
+    ``conversion``, ``seed``, ``labels``, ``initial_rdp``, ``chunk_size``, ``source``,
+    ``per_query`` as for ``analyze``: the table gains a ``round`` column; ``workers``:
+    threads).
     """
+    setting = RunSetting.of(**options)
+    teachers, accounting, delta, orders = (setting.teachers, setting.accounting,
+                                           setting.delta, setting.orders)
+    conversion, seed, labels, initial_rdp = (setting.conversion, setting.seed, setting.labels,
+                                             setting.initial_rdp)
+    chunk_size, source, per_query, workers = (setting.chunk_size, setting.source,
+                                              setting.per_query, setting.workers)
     orders, _ = checked_setting(accounting, delta, orders, conversion)
     if not rounds:
         raise ValueError("a multi-round run needs at least one round")

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -238,39 +238,62 @@ class ChunkCosts(NamedTuple):
     runs: tuple[Decisions, ...] = ()
 
 
+@dataclass(frozen=True, eq=False)
+class Costing:
+    """How a chunk of queries is costed (:func:`block_costs`): the ``mechanism`` and its
+    ``selection`` and ``answer`` steps, its ``noise`` (one ``NoiseSource`` or a tuple, one
+    run each), the ``accounting``; with ``curves``, the per-query curves at ``orders``
+    (``kept``: a ``curve_store.SharedCurves``, see :func:`step_curves`); ``labels`` as
+    ``Mechanism.replay``; without ``statistics`` (a data-independent run groups queries)
+    log q and log pr_answered are zeros."""
+
+    mechanism: Any
+    selection: Step | None
+    answer: Step
+    noise: Any
+    accounting: str
+    orders: np.ndarray | None = None
+    curves: bool = True
+    kept: Any = None
+    labels: bool = True
+    statistics: bool = True
+
+
 def chunk_costs(votes, positions, start: int, stop: int, *, student=None,
-                decisions: Decisions | None = None, **costing) -> ChunkCosts:
+                decisions: Decisions | None = None, **costing: Any) -> ChunkCosts:
     """:func:`block_costs` of the analysed queries ``start .. stop-1`` (rows read once),
-    with the given ``decisions``' rows if any (``Decisions.padded``)."""
+    with the given ``decisions``' rows if any (``Decisions.padded``); ``costing``: the
+    fields of :class:`Costing`."""
     return block_costs(rows_read_once(votes, positions, start, stop),
                        None if student is None else rows_of(student, positions, start, stop),
                        start, None if decisions is None else decisions.padded(start, stop),
-                       **costing)
+                       Costing(**costing))
 
 
-def block_costs(block, student, start: int, given: Decisions | None, *, mechanism, selection,
-                answer, noise, accounting: str, orders: np.ndarray | None = None,
-                curves: bool = True, kept=None, labels: bool = True,
-                statistics: bool = True) -> ChunkCosts:
+def block_costs(block, student, start: int, given: Decisions | None,
+                costing: Costing) -> ChunkCosts:
     """The one per-chunk pass: rows ``block`` of analysed queries ``start ..`` (and their
-    ``student`` rows): the seeded replay's decisions for ``noise`` (or each of several
-    sources; ``labels`` as ``Mechanism.replay``), or the ``given`` ones; ``log q`` and
-    ``log pr_answered`` (0 without a selection step; zeros without ``statistics``, as a
-    data-independent run groups queries); the answer weight (``pr_answered`` under
-    expected accounting, else the decision) and, with ``curves``, the per-query curves
-    (``kept``: see :func:`step_curves`)."""
+    ``student`` rows): the seeded replay's decisions for ``costing.noise`` (or each of
+    several sources), or the ``given`` ones; ``log q`` and ``log pr_answered`` (0 without a
+    selection step; zeros without ``statistics``); the answer weight (``pr_answered`` under
+    expected accounting, else the decision) and, with ``curves``, the per-query curves."""
+    noise, selection, answer = costing.noise, costing.selection, costing.answer
     runs = (given,) if given is not None else tuple(
-        mechanism.replay(block, noise=one, start=start, student=student, labels=labels)
+        costing.mechanism.replay(block, noise=one, start=start, student=student,
+                                 labels=costing.labels)
         for one in (noise if isinstance(noise, tuple) else (noise,)))
     made, zeros = runs[0], np.zeros(block.shape[0])
+    statistics = costing.statistics
     log_q = answer.statistic(block, student) if statistics else zeros
     log_pr = (zeros if selection is None or not statistics
               else selection.statistic(block, student))
-    weight = np.exp(log_pr) if accounting == "expected" else made.answered.astype(np.float64)
-    independent = accounting == "data-independent"
-    costs = None if not curves else StepRows(
+    weight = (np.exp(log_pr) if costing.accounting == "expected"
+              else made.answered.astype(np.float64))
+    independent = costing.accounting == "data-independent"
+    orders = costing.orders
+    costs = None if not costing.curves else StepRows(
         *step_curves(selection, log_pr, orders, independent),
-        *step_curves(answer, log_q, orders, independent, kept), weight)
+        *step_curves(answer, log_q, orders, independent, costing.kept), weight)
     return ChunkCosts(block, made, log_q, log_pr, weight, costs, runs)
 
 

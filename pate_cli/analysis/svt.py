@@ -50,20 +50,24 @@ from ..mechanisms.svt import (
 from ..query_table import per_query_frame
 from ..vote_rows import row_width
 from ..work_sizes import stream_rows
-from .result import AnalysisResult, QueryCounts, SvtPart
+from .result import AnalysisResult, QueryCounts, RunSetting, SvtPart
 
 
-def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, *, positions: np.ndarray,
-                teachers: float, accounting: str, delta: float, orders: np.ndarray,
-                conversion: str, seed: int, labels: np.ndarray | None,
-                initial_rdp: np.ndarray | None, salt: int, chunk_size: int,
-                source: object | None, decisions=None,
-                per_query: bool = True) -> AnalysisResult:
-    """SVT-PATE: the replay, and the data-independent guarantee (math:svt).
+def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
+                positions: np.ndarray, seed: int) -> AnalysisResult:
+    """SVT-PATE: the replay, and the data-independent guarantee (math:svt), for the rows
+    ``positions`` under ``seed`` and the resolved ``setting`` (its orders, teachers and
+    chunk size known).
 
     The reported ``epsilon`` is the guarantee at the cut-off, whatever ``accounting`` and
     the replay; ``decisions`` (from ``--decisions``) replace the replay and must follow
     the mechanism's rule. ``per_query`` gives the result its table's pass (``frames``)."""
+    teachers, accounting, delta, orders = (setting.teachers, setting.accounting,
+                                           setting.delta, setting.orders)
+    conversion, labels, initial_rdp, salt = (setting.conversion, setting.labels,
+                                             setting.initial_rdp, setting.salt)
+    chunk_size, source, decisions, per_query = (setting.chunk_size, setting.source,
+                                                setting.decisions, setting.per_query)
     queries = positions.size
     with ScratchColumn(votes, positions, queries, chunk_size, of=distance_to_instability,
                        name="SVT distances") as distances:
