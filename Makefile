@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/totals_memory.py
 	$(BIN)/python benchmarks/token_votes.py
 	$(BIN)/python benchmarks/cluster.py
+	$(BIN)/python benchmarks/multilabel_memory.py
 
 # The 10^7 x 10 rows of totals-only vs per-query memory (a few minutes, ~2 GB for the table).
 bench-large: $(STAMP)

@@ -88,8 +88,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     amplified (``mechanisms.sampled``), and for Poisson-sampled Gaussian steps the smaller of
     the RDP and PLD figures (``epsilon_method``). ``multilabel`` (``binary``, ``tau:TAU``,
     ``powerset``): per-label counts ``(queries, labels, 2)`` or 0/1 ``predictions`` ``(queries,
-    teachers, labels)`` (``analysis.multilabel``); such a run keeps its per-query columns. No
-    other run keeps a per-query array: memory stays flat however many queries.
+    teachers, labels)`` (``analysis.multilabel``; ``chunk_size``: queries per chunk). No run
+    keeps a per-query array: memory stays flat however many queries.
     ``per_query`` (True, the default, or ``"stream"``, the same): ``result.iter_frames()`` gives
     the per-query table a chunk at a time by a second pass over the votes (an array changed in
     place in between gives another table); ``to_frame()`` and ``label()``'s decisions put its

@@ -2,26 +2,32 @@
 ``accounting.multilabel``): one row per query, its curve the sum of its labels' (valid for
 a teacher changing every label at once); the columns are docs/tutorials/multilabel.md's.
 
-- ``binary``: the ``(queries, labels, 2)`` counts flattened to ``(queries * labels, 2)``
-  rows analysed by ``analyze_votes`` (GNMax, or Confident thresholding each label's larger
-  count), noise keyed by the row ``query * labels + label``: the flattened file's totals.
+- ``binary``: the ``(queries, labels, 2)`` counts as ``(queries * labels, 2)`` rows
+  (``inputs.multilabel``) analysed by ``analyze_votes`` (GNMax, or Confident thresholding
+  each label's larger count), noise keyed by the row ``query * labels + label``: the
+  flattened file's totals. The per-query table is the flattened run's stream
+  (``per_query_stream``) in pieces of whole queries, each query's label rows summed.
 - ``tau:TAU`` and ``powerset`` (GNMax, from per-teacher predictions): every query is
   answered; tau's curve is data-independent in every mode (no data-dependent bound for the
-  clipped Gaussian), powerset's is math:gnmax with math:sparse's zero block of unobserved sets.
+  clipped Gaussian), powerset's is math:gnmax with math:sparse's zero block of unobserved
+  sets. A pass over the queries forms each chunk's curves and adds them to the running sums
+  (``accounting.composition``, in query order: any chunking gives the same bits); the
+  per-query table is a second such pass.
 
-Label sets are integers (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels). Arrays are
-read whole: memory grows with the file.
+Label sets are integers (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels). Votes are
+read a chunk of queries at a time: memory is bounded by the chunk, not by the file.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
+from types import SimpleNamespace
 
 import numpy as np
 
-from ..accounting.composition import ArrayRows, running_epsilon
+from ..accounting.composition import StepRows, initial_carry, running_epsilon, running_total
 from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
 from ..accounting.gnmax import log_q_gnmax, rdp_gnmax
 from ..accounting.multilabel import (
@@ -33,10 +39,10 @@ from ..accounting.pld import gaussian_pld_epsilon
 from ..errors import OptionError
 from ..inputs.multilabel import (
     attach_multilabel_labels,
-    first_queries,
     load_multilabel_counts,
     load_multilabel_predictions,
 )
+from ..inputs.rows import drop_mapped_rows
 from ..mechanisms import NoiseSource
 from ..mechanisms.multilabel import (
     MAX_SET_LABELS,
@@ -46,14 +52,15 @@ from ..mechanisms.multilabel import (
     replay_tau,
     set_ids,
 )
-from ..query_table import QueryTable
+from ..query_table import QueryTable, per_query_frame
 from ..vote_rows import VoteRows
+from ..work_sizes import READ_VALUES, stream_rows
 from .added_figures import with_pld_figure, with_smaller_pld
-from .result import AnalysisResult, MultilabelPart, QueryCounts
+from .per_query_stream import per_query_frames
+from .result import AnalysisResult, MultilabelPart, QueryCounts, RunSetting
 from .run import analyze_votes
 from .steps import mechanism_steps, step_curves
 
-CURVE_ROWS = 4096  # queries whose summed curves are formed at once
 VARIANT_MECHANISMS = {"binary": ("gnmax", "confident"), "tau": ("gnmax",),
                       "powerset": ("gnmax",)}
 
@@ -81,127 +88,222 @@ def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult
     if variant == "powerset" and vote_set.label_count > MAX_SET_LABELS:
         raise OptionError(f"--multilabel powerset takes at most {MAX_SET_LABELS} labels "
                           f"(label sets are 64-bit integers), got {vote_set.label_count}")
-    vote_set = first_queries(vote_set if spec.labels is None
-                             else attach_multilabel_labels(vote_set, spec.labels), spec.queries)
-    chosen = build(vote_set.teachers)
-    setting = dict(accounting=spec.accounting, delta=spec.delta, orders=orders,
-                   conversion=spec.conversion, seed=spec.seed, initial_rdp=initial_rdp)
+    vote_set = (vote_set if spec.labels is None
+                else attach_multilabel_labels(vote_set, spec.labels)).head(spec.queries)
+    chosen, chunk = build(vote_set.teachers), spec.chunk_size  # queries per chunk
+    if chunk is not None and not (isinstance(chunk, (int, np.integer)) and chunk >= 1):
+        raise ValueError(f"chunk size must be a positive integer, got {chunk!r}")
+    setting = RunSetting(accounting=spec.accounting, delta=spec.delta, orders=orders,
+                         conversion=spec.conversion, seed=spec.seed, initial_rdp=initial_rdp,
+                         per_query=bool(spec.per_query), chunk_size=chunk, q_bound=q_bound,
+                         workers=spec.workers)
+    result = (_binary(vote_set, chosen, setting) if variant == "binary" else
+              _sets(vote_set, chosen, variant, tau, setting))
     count, label_count = vote_set.queries, vote_set.label_count
-    if variant == "binary":
-        result, output = _binary(vote_set, chosen, q_bound=q_bound, workers=spec.workers,
-                                 **setting)
-    else:
-        result = _whole_sets(vote_set, chosen, variant=variant, tau=tau, **setting)
-        output = count * label_count  # every label released
     part = MultilabelPart(variant, label_count, tau,
-                          sensitivity_squared(variant, labels=label_count, tau=tau), output)
+                          sensitivity_squared(variant, labels=label_count, tau=tau),
+                          result.counts.labels_output)
     if variant != "binary" and spec.accounting == "data-independent" and initial_rdp is None:
         result = with_smaller_pld(result, gaussian_pld_epsilon(
             [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], spec.delta))
     return replace(result, multilabel=part, q_bound=q_bound)
 
 
-def _binary(votes, mechanism, *, q_bound, workers, **setting) -> tuple[AnalysisResult, int]:
-    """The flattened run, its rows summed by query; and the labels it released."""
-    from scipy.special import logsumexp
-    count, labels = votes.queries, votes.label_count
-    run = analyze_votes(np.ascontiguousarray(votes.counts.reshape(count * labels, 2)),
-                        mechanism, teachers=votes.teachers, q_bound=q_bound, workers=workers,
-                        labels=None if votes.labels is None else votes.labels.reshape(-1),
-                        source=votes, **setting)
-    independent = run.accounting == "data-independent"
-    if independent and run.initial_rdp is None:
+def _binary(votes, mechanism, setting: RunSetting) -> AnalysisResult:
+    """The flattened run; its per-query table the flattened stream summed by query.
+    ``counts.labels_output``: the (query, label) pairs released."""
+    q_bound, workers, per_query, chunk = (setting.q_bound, setting.workers, setting.per_query,
+                                          setting.chunk_size)
+    run = analyze_votes(votes.flat(), mechanism, accounting=setting.accounting,
+                        delta=setting.delta, orders=setting.orders,
+                        conversion=setting.conversion, seed=setting.seed,
+                        initial_rdp=setting.initial_rdp, teachers=votes.teachers,
+                        q_bound=q_bound, workers=workers, source=votes, per_query=per_query,
+                        chunk_size=None if chunk is None else chunk * votes.label_count,
+                        labels=None if votes.labels is None else votes.labels.reshape(-1))
+    if run.accounting == "data-independent" and run.initial_rdp is None:
         run = with_pld_figure(run, mechanism, run.delta)  # each label a Gaussian step
-    rows = QueryTable.of_frame(run.to_frame())  # the flattened rows' table, in memory
-    selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
-    epsilon_query = np.empty(count)
-    for lo in range(0, count, CURVE_ROWS):  # the labels' curves as charged (math:costs)
-        flat = slice(lo * labels, min(count, lo + CURVE_ROWS) * labels)
-        sel, sel_index = step_curves(selection, rows.log_pr_answered[flat], run.orders,
-                                     independent)
-        ans, ans_index = step_curves(answer, rows.log_q[flat], run.orders, independent)
-        curves = sel[sel_index] + rows.answered[flat, None] * ans[ans_index]
-        epsilon_query[lo:lo + CURVE_ROWS] = rdp_to_epsilon(
-            curves.reshape(-1, labels, run.orders.size).sum(axis=1), orders=run.orders,
-            delta=run.delta, conversion=run.conversion)[0]
+    counts = QueryCounts(queries=votes.queries, labels_output=run.counts.labels_output,
+                         outcomes=None, reordered=False)
+    return replace(run, counts=counts, distinct_pairs=None, query_index=None, frames=partial(
+        _binary_frames, run, votes, q_bound, workers, chunk) if per_query else None)
+
+
+def _binary_frames(run, votes, q_bound: str, workers, chunk, _result):
+    """The per-query table of a binary run: the flattened run's pieces of whole queries
+    (``per_query_frames``), each query's rows summed; its own epsilon from the sum of its
+    labels' curves as charged (math:costs)."""
+    from scipy.special import logsumexp
+    labels, orders, size = votes.label_count, run.orders, run.orders.size
+    selection, answer = mechanism_steps(run.mechanism, q_bound=q_bound)
+    independent, last = run.accounting == "data-independent", slice(labels - 1, None, labels)
+    integral = votes.predicted or votes.array.dtype.kind in "biu" or all(
+        _whole(votes.rows(lo, hi, float).max(axis=2).min(axis=1)) for lo, hi in votes.pieces())
+    block = max(1, READ_VALUES // (labels * size))  # queries whose curves are formed at once
 
     def by_query(column: np.ndarray) -> np.ndarray:
-        return column.reshape(count, labels)
-    answered_bits = (by_query(rows.label) >= 0).astype(np.int64)
-    any_answered = answered_bits.any(axis=1)
-    last = np.arange(1, count + 1) * labels - 1
-    with np.errstate(divide="ignore"):
-        log_pr = logsumexp(by_query(rows.log_pr_answered), axis=1) - np.log(labels)
-    table = QueryTable(
-        plurality=by_query(rows.plurality).min(axis=1),
-        plurality_class=set_ids(by_query(rows.plurality_class)),
-        answered=by_query(rows.answered).sum(axis=1),
-        label=np.where(any_answered, set_ids(np.maximum(by_query(rows.label), 0)), -1),
-        log_q=np.minimum(logsumexp(by_query(rows.log_q), axis=1), 0.0),
-        log_pr_answered=log_pr, epsilon_query=epsilon_query,
-        epsilon_cumulative=rows.epsilon_cumulative[last],
-        order_cumulative=rows.order_cumulative[last],
-        rdp_selection=by_query(rows.rdp_selection).sum(axis=1),
-        rdp_answer=by_query(rows.rdp_answer).sum(axis=1),
-        columns={"answered_labels": set_ids(answered_bits)})
-    counts = QueryCounts(queries=count, labels_output=int(np.count_nonzero(any_answered)),
-                         outcomes=None, reordered=False)
-    return replace(run, counts=counts, table=table, frames=None, distinct_pairs=None,
-                   query_index=None), int(answered_bits.sum())
+        return column.reshape(-1, labels)
+    for frame in per_query_frames(run, votes.flat(), q_bound=q_bound, workers=workers,
+                                  chunk_size=labels * (chunk or max(1, stream_rows(
+                                      None, 2, size) // labels))):
+        rows = QueryTable.of_frame(frame)
+        count, start = rows.answered.size // labels, int(frame["query"].iat[0]) // labels
+        sel, sel_index = step_curves(selection, rows.log_pr_answered, orders, independent)
+        ans, ans_index = step_curves(answer, rows.log_q, orders, independent)
+        epsilon_query = np.empty(count)
+        for lo in range(0, count, block):
+            flat = slice(lo * labels, min(count, lo + block) * labels)
+            curves = sel[sel_index[flat]] + rows.answered[flat, None] * ans[ans_index[flat]]
+            epsilon_query[lo:lo + block] = rdp_to_epsilon(
+                curves.reshape(-1, labels, size).sum(axis=1), orders=orders, delta=run.delta,
+                conversion=run.conversion)[0]
+        answered_bits = (by_query(rows.label) >= 0).astype(np.int64)
+        with np.errstate(divide="ignore"):
+            log_pr = logsumexp(by_query(rows.log_pr_answered), axis=1) - np.log(labels)
+        yield per_query_frame(SimpleNamespace(
+            accounting=run.accounting, queries=count, query_index=np.arange(start, start + count),
+            plurality=by_query(rows.plurality).min(axis=1), outcome=None,
+            plurality_class=set_ids(by_query(rows.plurality_class)),
+            answered=by_query(rows.answered).sum(axis=1), label=np.where(
+                answered_bits.any(axis=1), set_ids(np.maximum(by_query(rows.label), 0)), -1),
+            log_q=np.minimum(logsumexp(by_query(rows.log_q), axis=1), 0.0),
+            log_pr_answered=log_pr, epsilon_query=epsilon_query,
+            epsilon_cumulative=rows.epsilon_cumulative[last],
+            order_cumulative=rows.order_cumulative[last],
+            rdp_selection=by_query(rows.rdp_selection).sum(axis=1),
+            rdp_answer=by_query(rows.rdp_answer).sum(axis=1),
+            columns={"answered_labels": set_ids(answered_bits)}), integral=integral)
 
 
-def _whole_sets(votes, mechanism, *, variant, tau, accounting, delta, orders, conversion,
-                seed, initial_rdp) -> AnalysisResult:
-    """tau and powerset: every query answered with one GNMax-type release."""
-    orders, converter = checked_setting(accounting, delta, orders, conversion)
-    count, labels, teachers, sigma = (votes.queries, votes.label_count, votes.teachers,
-                                      mechanism.sigma)
-    noise = NoiseSource(seed)
-    independent = rdp_multilabel_data_independent(variant, sigma=sigma, orders=orders,
-                                                  labels=labels, tau=tau)
-    curves = np.broadcast_to(independent, (count, orders.size))
+def _rows(curves: np.ndarray, index: np.ndarray) -> StepRows:
+    """``curves[index]`` as the per-query rows of the composition kernel."""
+    return StepRows(np.zeros((1, curves.shape[1])), np.zeros(index.size, np.intp), curves,
+                    index, np.ones(index.size))
+
+
+@dataclass(frozen=True, eq=False)
+class _SetRun:
+    """A tau or powerset run's chunks are formed with: its variant and tau, the noise
+    ``sigma`` and ``noise`` source, the ``independent`` curve and ``orders``, whether the
+    curves are ``dependent`` (powerset, not data-independent), powerset's ``width``."""
+
+    variant: str
+    tau: float | None
+    sigma: float
+    noise: NoiseSource
+    independent: np.ndarray
+    orders: np.ndarray
+    dependent: bool
+    width: int | None
+
+
+def _set_chunk(votes, lo: int, hi: int, run: _SetRun, replay: bool = True) -> SimpleNamespace:
+    """Queries ``lo .. hi-1`` of a tau or powerset ``run``: their curves and (``replay``,
+    noise keyed by query position) released set ids and 0/1 labels, log q (NaN for tau),
+    the plurality counts and sets; powerset's histograms ``width`` wide, the file's."""
+    variant, tau, sigma, noise, width, independent, orders, dependent = (
+        run.variant, run.tau, run.sigma, run.noise, run.width, run.independent, run.orders,
+        run.dependent)
+    count, labels, teachers, every = hi - lo, votes.label_count, votes.teachers, np.arange(hi - lo)
+    part = SimpleNamespace(curves=_rows(independent[None], np.zeros(count, np.intp)))
     if variant == "tau":
-        sums = clipped_sums(votes.predictions, tau)
-        bits = replay_tau(sums, teachers=teachers, sigma=sigma, noise=noise)
-        label, log_q = set_ids(bits), np.full(count, np.nan)
-        plurality = np.maximum(teachers - sums, sums).min(axis=1)
-        plurality_bits = sums > teachers - sums
-    else:
-        histogram = powerset_votes(votes.predictions)
-        label = replay_powerset(histogram, labels=labels, sigma=sigma, noise=noise)
+        sums = clipped_sums(votes.rows(lo, hi), tau)
+        part.plurality = np.maximum(teachers - sums, sums).min(axis=1)
+        if replay:
+            part.bits = replay_tau(sums, teachers=teachers, sigma=sigma, noise=noise, start=lo)
+            part.label, part.log_q, part.plurality_bits = (set_ids(part.bits), np.full(
+                count, np.nan), sums > teachers - sums)
+        return part
+    histogram = powerset_votes(votes.rows(lo, hi), width)
+    part.log_q = log_q_gnmax(VoteRows(histogram.counts, 2.0**labels - width), sigma=sigma)
+    if dependent:
+        distinct, index = np.unique(part.log_q, return_inverse=True)
+        part.curves = _rows(rdp_gnmax(distinct, sigma=sigma, orders=orders), index.reshape(-1))
+    if replay:
+        part.label = replay_powerset(histogram, labels=labels, sigma=sigma, noise=noise,
+                                     start=lo)
         top = np.argmax(histogram.counts, axis=1)
-        plurality = histogram.counts[np.arange(count), top]
-        bits, plurality_bits = (np.stack([label, histogram.sets[np.arange(count), top]])
-                                [..., None] >> np.arange(labels)) & 1
-        log_q = log_q_gnmax(VoteRows(histogram.counts, 2.0**labels - histogram.counts.shape[1]),
-                            sigma=sigma)
-        if accounting != "data-independent":
-            distinct, index = np.unique(log_q, return_inverse=True)
-            curves = rdp_gnmax(distinct, sigma=sigma, orders=orders)[index.reshape(-1)]
-    carry = (np.zeros(orders.size) if initial_rdp is None
-             else np.asarray(initial_rdp, dtype=np.float64))
-    figures = running_epsilon(ArrayRows(np.ascontiguousarray(curves)), count, carry,
-                              converter, per_query=True)
-    assert figures.epsilon_query is not None  # per_query=True
+        part.plurality = histogram.counts[every, top]
+        part.bits, part.plurality_bits = (np.stack([part.label, histogram.sets[every, top]])
+                                          [..., None] >> np.arange(labels)) & 1
+    return part
+
+
+def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisResult:
+    """tau and powerset: every query answered with one GNMax-type release, its curve added
+    to the running sums a chunk at a time (``setting``'s ``chunk_size`` queries)."""
+    accounting, delta, conversion, seed = (setting.accounting, setting.delta,
+                                           setting.conversion, setting.seed)
+    initial_rdp, per_query, chunk = setting.initial_rdp, setting.per_query, setting.chunk_size
+    orders, converter = checked_setting(accounting, delta, setting.orders, conversion)
+    count, labels, scored = votes.queries, votes.label_count, votes.labels is not None
+    independent = rdp_multilabel_data_independent(variant, sigma=mechanism.sigma,
+                                                  orders=orders, labels=labels, tau=tau)
+    dependent = variant == "powerset" and accounting != "data-independent"
+    pieces = list(votes.pieces(chunk or stream_rows(
+        None, int(np.prod(votes.array.shape[1:])), orders.size)))
+    form = partial(_set_chunk, votes, run=_SetRun(
+        variant, tau, mechanism.sigma, NoiseSource(seed), independent, orders, dependent,
+        _widest(votes, pieces) if variant == "powerset" and (dependent or scored) else None))
+    total = carry = initial_carry(initial_rdp, orders)
+    correct = 0
+    for lo, hi in pieces:  # the votes read where the curves or the scored labels need them
+        part = (form(lo, hi, replay=scored) if dependent or scored else SimpleNamespace(
+            curves=_rows(independent[None], np.zeros(hi - lo, np.intp))))
+        total = running_total(part.curves, hi - lo, total)
+        if scored:
+            correct += int(np.count_nonzero(part.bits == votes.labels[lo:hi]))
+            drop_mapped_rows(votes.labels, lo, hi)
     convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
     di_curve = carry + count * independent
     (epsilon, order), (eps_di, order_di) = (map(float, convert(curve)) for curve in
-                                            (figures.carry, di_curve))
+                                            (total, di_curve))
     at = int(np.flatnonzero(orders == order)[0])
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,
-        seed=int(seed), orders=orders, teachers=teachers, classes=2,
-        counts=QueryCounts(queries=count, labels_output=int(np.count_nonzero(label >= 0)),
-                           outcomes=None, reordered=False), table=QueryTable(
-            plurality=plurality, plurality_class=set_ids(plurality_bits),
-            answered=np.full(count, float(labels)), label=label, log_q=log_q,
-            log_pr_answered=np.zeros(count), epsilon_query=figures.epsilon_query,
-            epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
-            rdp_selection=np.zeros(count), rdp_answer=np.ascontiguousarray(curves[:, at])),
-        rdp_total=figures.carry, epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
-        rdp_data_independent=di_curve,
-        order_data_independent=order_di, answered_total=float(count * labels),
-        rdp_at_order={"selection": 0.0, "answer": float(figures.carry[at] - carry[at])},
-        label_accuracy=None if votes.labels is None else float(np.mean(bits == votes.labels)),
+        seed=int(seed), orders=orders, teachers=votes.teachers, classes=2,
+        counts=QueryCounts(queries=count, labels_output=count * labels, outcomes=None,
+                           reordered=False),
+        rdp_total=total, epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
+        rdp_data_independent=di_curve, order_data_independent=order_di,
+        answered_total=float(count * labels),
+        rdp_at_order={"selection": 0.0, "answer": float(total[at] - carry[at])},
+        label_accuracy=correct / (count * labels) if scored else None,
         warnings=grid_edge_notes(orders, order, epsilon), source=votes,
-        initial_rdp=None if initial_rdp is None else carry)
+        initial_rdp=None if initial_rdp is None else carry,
+        frames=partial(_set_frames, votes, variant, form, pieces, converter, carry, at)
+        if per_query else None)
+
+
+def _set_frames(votes, variant: str, form, pieces, converter, carry, at: int, result):
+    """The per-query table of a tau or powerset run, a chunk at a time: its running sums
+    from ``carry`` (math:conversion), each query's own epsilon. A first pass finds
+    powerset's width, or whether every plurality count of tau is whole."""
+    run = form.keywords["run"]
+    if variant == "powerset" and run.width is None:
+        form = partial(_set_chunk, votes, run=replace(run, width=_widest(votes, pieces)))
+    integral = variant != "tau" or all(_whole(form(lo, hi, replay=False).plurality)
+                                       for lo, hi in pieces)
+    for lo, hi in pieces:
+        part, count = form(lo, hi), hi - lo
+        figures = running_epsilon(part.curves, count, carry, converter, per_query=True)
+        carry = figures.carry
+        yield per_query_frame(SimpleNamespace(
+            accounting=result.accounting, queries=count, query_index=np.arange(lo, hi),
+            plurality=part.plurality, plurality_class=set_ids(part.plurality_bits),
+            answered=np.full(count, float(votes.label_count)), label=part.label,
+            outcome=None, log_q=part.log_q, log_pr_answered=np.zeros(count),
+            rdp_selection=np.zeros(count),
+            rdp_answer=part.curves.answer[part.curves.answer_index, at],
+            epsilon_query=figures.epsilon_query, epsilon_cumulative=figures.epsilon,
+            order_cumulative=result.orders[figures.order_index], columns={}),
+            integral=integral)
+
+
+def _widest(votes, pieces) -> int:
+    """The most distinct label sets of a query of the file (powerset's histogram width)."""
+    return max(int(powerset_votes(votes.rows(lo, hi)).distinct.max()) for lo, hi in pieces)
+
+
+def _whole(values: np.ndarray) -> bool:
+    return bool(np.array_equal(np.round(values), values))

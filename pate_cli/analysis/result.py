@@ -257,7 +257,7 @@ class AnalysisResult:
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
     counts: QueryCounts | None = None
-    # The per-query table by a second pass over the votes, or ``table`` (multi-label runs).
+    # The per-query table by a second pass over the votes (or ``table``, columns in memory).
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(
         default=None, repr=False, compare=False)
     # The distinct (answer, selection) statistic pairs, kept for the per-query table's pass.

@@ -1,6 +1,10 @@
 """Multi-label votes (``--multilabel``): per-label vote counts ``(queries, labels, 2)``
 (negative, positive) or each teacher's 0/1 labels ``(queries, teachers, labels)``, and
-0/1 true labels ``(queries, labels)``. One-line errors name the file and the place."""
+0/1 true labels ``(queries, labels)``. One-line errors name the file and the place.
+
+Files are checked and then read a chunk of queries at a time (a ``.npy`` file stays
+memory-mapped, its pages let go once read; ``rows.drop_mapped_rows``): memory is bounded
+by the chunk, not by the file."""
 
 from __future__ import annotations
 
@@ -9,31 +13,83 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import InputError, OptionError
+from ..work_sizes import READ_VALUES
 from .checks import show_number
 from .readers import digest_of, open_input, read_matrix
+from .rows import drop_mapped_rows
 
 
 @dataclass(frozen=True)
 class MultilabelVotes:
-    """Validated multi-label votes: ``counts`` ``(queries, labels, 2)`` (float64), and
-    ``predictions`` ``(queries, teachers, labels)`` (uint8) when read from predictions
-    (the counts are then their per-label sums). ``labels`` are true 0/1 labels
-    ``(queries, labels)`` or None."""
+    """Checked multi-label votes: ``array`` the file's counts ``(queries, labels, 2)``, or
+    its 0/1 predictions ``(queries, teachers, labels)`` when ``predicted`` (the counts are
+    then their per-label sums); ``labels`` true 0/1 labels ``(queries, labels)`` or None.
+    Arrays as read (a memory map for ``.npy``)."""
 
-    counts: np.ndarray
+    array: np.ndarray
     teachers: int | float
     path: str | None
     sha256: str | None
-    predictions: np.ndarray | None = None
+    predicted: bool = False
     labels: np.ndarray | None = None
 
     @property
     def queries(self) -> int:
-        return int(self.counts.shape[0])
+        return int(self.array.shape[0])
 
     @property
     def label_count(self) -> int:
-        return int(self.counts.shape[1])
+        return int(self.array.shape[2 if self.predicted else 1])
+
+    def pieces(self, rows: int | None = None):
+        """``(lo, hi)``: consecutive queries, ``rows`` at a time (default: about
+        ``READ_VALUES`` values)."""
+        rows = rows or max(1, READ_VALUES // int(np.prod(self.array.shape[1:])))
+        return ((lo, min(self.queries, lo + rows)) for lo in range(0, self.queries, rows))
+
+    def rows(self, lo: int, hi: int, dtype=np.uint8) -> np.ndarray:
+        """Queries ``lo .. hi-1`` of ``array`` as ``dtype`` (a copy; a mapped file's pages
+        let go)."""
+        out = np.array(self.array[lo:hi], dtype=dtype)
+        drop_mapped_rows(self.array, lo, hi)
+        return out
+
+    def flat(self):
+        """The ``(queries * labels, 2)`` rows of a binary run (row ``query * labels +
+        label``): a view of the counts, or :class:`FlatCounts` of the predictions."""
+        return FlatCounts(self.array) if self.predicted else self.array.reshape(-1, 2)
+
+    def head(self, queries: int | None) -> MultilabelVotes:
+        """The first ``queries`` queries (``--queries``; None: all)."""
+        if queries is None:
+            return self
+        if queries > self.queries:
+            raise OptionError(f"--queries {queries} is larger than the {self.queries} "
+                              f"queries in {self.path}")
+        return replace(self, array=self.array[:queries],
+                       labels=None if self.labels is None else self.labels[:queries])
+
+
+class FlatCounts:
+    """The per-label counts of 0/1 predictions ``(queries, teachers, labels)`` as the
+    ``(queries * labels, 2)`` rows of a binary run, formed a slice of rows at a time."""
+
+    ndim = 2
+
+    def __init__(self, predictions: np.ndarray):
+        self.predictions = predictions
+        queries, self.teachers, self.labels = predictions.shape
+        self.shape = (queries * self.labels, 2)
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, _ = rows.indices(self.shape[0])
+        first, stop = start // self.labels, max(start, stop)
+        positive = np.asarray(self.predictions[first:-(-stop // self.labels)]).sum(
+            axis=1, dtype=np.int64).reshape(-1)[start - first * self.labels:]
+        return np.stack([self.teachers - positive[:stop - start], positive[:stop - start]], 1)
+
+    def drop_rows(self, lo: int, hi: int) -> None:
+        drop_mapped_rows(self.predictions, lo // self.labels, hi // self.labels)
 
 
 def _read(path, key: str) -> tuple[str, np.ndarray, str | None]:
@@ -41,34 +97,39 @@ def _read(path, key: str) -> tuple[str, np.ndarray, str | None]:
         return key, path, None
     name, raw, digest = open_input(path)
     array, _ = read_matrix(name, raw, key=key)
-    return name, np.asarray(array), digest_of(digest)
+    return name, array, digest_of(digest)
 
 
 def load_multilabel_counts(path) -> MultilabelVotes:
-    """``(queries, labels, 2)`` counts: finite, non-negative, every pair summing to M."""
+    """``(queries, labels, 2)`` counts: finite, non-negative, every pair summing to M
+    (checked a chunk at a time; of two kinds of error, a bad count is named first)."""
     name, array, digest = _read(path, "votes")
     if array.ndim != 3 or array.shape[2] != 2 or 0 in array.shape:
         raise InputError(f"{name}: --multilabel votes must have shape (queries, labels, 2) "
                          f"(negative and positive counts per label), got {array.shape}")
-    counts = array.astype(np.float64)
-    bad = np.argwhere(~np.isfinite(counts) | (counts < 0))
-    if bad.size:
-        query, label, side = bad[0]
-        raise InputError(f"{name}: query {query}, label {label}: count "
-                         f"{show_number(counts[query, label, side])} is not a non-negative "
-                         "number")
-    totals = counts.sum(axis=2)
-    bad = np.argwhere(totals != totals[0, 0])
-    if bad.size:
-        query, label = bad[0]
-        raise InputError(f"{name}: query {query}, label {label}: counts sum to "
-                         f"{show_number(totals[query, label])}, query 0 label 0 to "
-                         f"{show_number(totals[0, 0])} (every label has the same teachers)")
-    if totals[0, 0] <= 0:
+    votes, first, unequal = MultilabelVotes(array, 0, name, digest), None, None
+    for lo, hi in votes.pieces():
+        counts = votes.rows(lo, hi, np.float64)
+        bad = np.argwhere(~np.isfinite(counts) | (counts < 0))
+        if bad.size:
+            query, label, side = bad[0]
+            raise InputError(f"{name}: query {lo + query}, label {label}: count "
+                             f"{show_number(counts[query, label, side])} is not a "
+                             "non-negative number")
+        totals = counts.sum(axis=2)
+        first = totals[0, 0] if first is None else first
+        bad = np.argwhere(totals != first)
+        if bad.size and unequal is None:
+            query, label = bad[0]
+            unequal = (f"{name}: query {lo + query}, label {label}: counts sum to "
+                       f"{show_number(totals[query, label])}, query 0 label 0 to "
+                       f"{show_number(first)} (every label has the same teachers)")
+    if unequal is not None:
+        raise InputError(unequal)
+    if first <= 0:
         raise InputError(f"{name}: no teacher voted (every count is 0)")
-    teachers = float(totals[0, 0])
-    return MultilabelVotes(counts, int(teachers) if teachers.is_integer() else teachers,
-                           name, digest)
+    teachers = float(first)
+    return replace(votes, teachers=int(teachers) if teachers.is_integer() else teachers)
 
 
 def load_multilabel_predictions(path) -> MultilabelVotes:
@@ -79,16 +140,8 @@ def load_multilabel_predictions(path) -> MultilabelVotes:
                          f"teachers, labels) with 0/1 entries, got {array.shape}")
     if array.dtype.kind not in "biuf":
         raise InputError(f"{name}: holds {array.dtype} values; expected 0/1 labels")
-    bad = np.argwhere((array != 0) & (array != 1))
-    if bad.size:
-        query, teacher, label = bad[0]
-        raise InputError(f"{name}: query {query}, teacher {teacher}, label {label}: "
-                         f"{show_number(array[query, teacher, label])} is not 0 or 1")
-    predictions = array.astype(np.uint8)
-    positive = predictions.sum(axis=1, dtype=np.int64).astype(np.float64)
-    counts = np.stack([predictions.shape[1] - positive, positive], axis=2)
-    return MultilabelVotes(counts, int(predictions.shape[1]), name, digest,
-                           predictions=predictions)
+    _zero_one(name, array, ("query", "teacher", "label"))
+    return MultilabelVotes(array, int(array.shape[1]), name, digest, predicted=True)
 
 
 def attach_multilabel_labels(votes: MultilabelVotes, labels) -> MultilabelVotes:
@@ -100,21 +153,20 @@ def attach_multilabel_labels(votes: MultilabelVotes, labels) -> MultilabelVotes:
     if array.shape != want:
         raise InputError(f"{name}: multi-label true labels must have shape {want} (0/1 per "
                          f"query and label), got {array.shape}")
-    bad = np.argwhere((array != 0) & (array != 1))
-    if bad.size:
-        query, label = bad[0]
-        raise InputError(f"{name}: query {query}, label {label}: "
-                         f"{show_number(array[query, label])} is not 0 or 1")
-    return replace(votes, labels=array.astype(np.int64))
+    _zero_one(name, array, ("query", "label"))
+    return replace(votes, labels=array)
 
 
-def first_queries(votes: MultilabelVotes, queries: int | None) -> MultilabelVotes:
-    """The first ``queries`` queries (``--queries``; None: all)."""
-    if queries is None:
-        return votes
-    if queries > votes.queries:
-        raise OptionError(f"--queries {queries} is larger than the {votes.queries} "
-                          f"queries in {votes.path}")
-    return replace(votes, **{name: getattr(votes, name)[:queries] for name in
-                             ("counts", "predictions", "labels")
-                             if getattr(votes, name) is not None})
+def _zero_one(name, array: np.ndarray, axes: tuple[str, ...]) -> None:
+    """The first value of ``array`` other than 0 or 1 as an ``InputError`` naming its place
+    (``axes``: the names of its dimensions), read a chunk of rows at a time."""
+    rows = max(1, READ_VALUES // int(np.prod(array.shape[1:])))
+    for lo in range(0, array.shape[0], rows):
+        part = np.asarray(array[lo:lo + rows])
+        bad = np.argwhere((part != 0) & (part != 1))
+        drop_mapped_rows(array, lo, lo + part.shape[0])
+        if bad.size:
+            place = ", ".join(f"{axis} {index + (lo if axis == 'query' else 0)}"
+                              for axis, index in zip(axes, bad[0], strict=True))
+            raise InputError(f"{name}: {place}: {show_number(part[tuple(bad[0])])} is not "
+                             "0 or 1")

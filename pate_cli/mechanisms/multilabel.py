@@ -58,9 +58,11 @@ class PowersetVotes(NamedTuple):
     distinct: np.ndarray
 
 
-def powerset_votes(predictions: np.ndarray) -> PowersetVotes:
+def powerset_votes(predictions: np.ndarray, width: int | None = None) -> PowersetVotes:
     """The observed label sets of ``(queries, teachers, labels)`` 0/1 predictions and
-    their counts, by one sort per row (no loop over queries)."""
+    their counts, by one sort per row (no loop over queries); ``width`` columns (at least
+    the most distinct sets of a query; default: that many). A chunk of a file takes the
+    file's width: the replay's noise and the zero block depend on it."""
     ids = np.sort(set_ids(predictions), axis=1)
     queries, teachers = ids.shape
     starts = np.ones_like(ids, dtype=bool)
@@ -74,7 +76,7 @@ def powerset_votes(predictions: np.ndarray) -> PowersetVotes:
     counts = np.zeros((queries, teachers))
     sets[rows, rank[rows, cols]] = ids[rows, cols]
     counts[rows, rank[rows, cols]] = ends - cols
-    width = int(distinct.max()) if queries else 0
+    width = (int(distinct.max()) if queries else 0) if width is None else width
     return PowersetVotes(sets[:, :width], counts[:, :width], distinct)
 
 
