@@ -75,36 +75,49 @@ def pld_available() -> bool:
     return True
 
 
-def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float,
-                         rate: float | None = None) -> float | None:
-    """Epsilon at ``delta`` of ``count`` Gaussian steps ``(sensitivity, std, count)``
-    composed by dp_accounting's PLD accountant; None without dp_accounting or steps.
-    With ``rate``, each step Poisson-sampled at that rate (math:sampling: add-or-remove
-    neighbours, an upper bound as sampling narrows the privacy loss). The grid step is
-    :func:`discretization_interval` of the steps (bounded time and memory).
+def gaussian_pld(steps: Sequence[tuple[float, float, int]], rate: float | None = None):
+    """The privacy loss distribution of ``count`` Gaussian steps ``(sensitivity, std,
+    count)`` composed as dp_accounting's PLD accountant composes them (its pessimistic
+    discretisation, at :func:`discretization_interval`'s grid step); None without
+    dp_accounting or steps. With ``rate``, each step Poisson-sampled at that rate
+    (math:sampling: add-or-remove neighbours, an upper bound as sampling narrows the
+    privacy loss).
 
     A rate below ``SMALLEST_RATE`` (which dp_accounting cannot take) is accounted at that
     rate, an upper bound: sampling at q' = t q (t < 1) mixes the mechanism sampled at q
     with the empty sample, ``t P_q + (1 - t) P_0``, and the hockey-stick divergence is
     jointly convex, so each delta(eps) at q' is at most t times the one at q."""
     try:
-        import dp_accounting
-        from dp_accounting.pld import pld_privacy_accountant
+        from dp_accounting.pld import privacy_loss_distribution as pld_module
     except ImportError:
         return None
     if rate is not None:
         rate = max(rate, SMALLEST_RATE)
-    gaussians = [(dp_accounting.GaussianDpEvent(std / sensitivity), int(count))
-                 for sensitivity, std, count in steps if count > 0]
-    events = [dp_accounting.SelfComposedDpEvent(
-        event if rate is None else dp_accounting.PoissonSampledDpEvent(rate, event), count)
-        for event, count in gaussians]
-    if not events:
+    counted = [(std / sensitivity, int(count)) for sensitivity, std, count in steps
+               if count > 0]
+    if not counted:
         return None
-    accountant = pld_privacy_accountant.PLDAccountant(
-        value_discretization_interval=discretization_interval(steps, rate))
-    accountant.compose(dp_accounting.ComposedDpEvent(events))
-    return float(accountant.get_epsilon(delta))
+    interval = discretization_interval(steps, rate)
+    composed = pld_module.identity(value_discretization_interval=interval)
+    for ratio, count in counted:  # the accountant's order and operations (the same bits)
+        if rate is None:  # count unsampled steps are one of std ratio / sqrt(count)
+            step = pld_module.from_gaussian_mechanism(
+                standard_deviation=ratio / math.sqrt(count),
+                value_discretization_interval=interval)
+        else:
+            step = pld_module.from_gaussian_mechanism(
+                standard_deviation=ratio, value_discretization_interval=interval,
+                sampling_prob=rate).self_compose(count)
+        composed = composed.compose(step)
+    return composed
+
+
+def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float,
+                         rate: float | None = None) -> float | None:
+    """Epsilon at ``delta`` of :func:`gaussian_pld` of the steps; None without
+    dp_accounting or steps."""
+    pld = gaussian_pld(steps, rate)
+    return None if pld is None else float(pld.get_epsilon_for_delta(delta))
 
 
 def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: float) -> float:

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..accounting.pld import gaussian_pld_epsilon
+from ..accounting.pld import gaussian_pld, gaussian_pld_epsilon
+from ..accounting.risk import pld_risk
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
     ChunkValues,
@@ -26,14 +27,12 @@ from ..accounting.smooth_sensitivity import (
 from ..accounting.tuning import TuningDistribution, tuned_epsilon
 from ..inputs.rows import AnalysedRows, FirstRows
 from ..mechanisms import release_draw
-from ..mechanisms.sampled import SampledMechanism, unsampled
 from ..vote_rows import is_sparse
 from ..work_sizes import READ_VALUES
+from .attack_risk import GAUSSIAN, gaussian_steps, is_sampled
 from .result import AnalysisResult, TuningPart
 from .steps import run_charges
 
-# The aggregators with Gaussian steps: the PLD figure and the GNSS report apply to them.
-GAUSSIAN = ("gnmax", "confident", "interactive")
 
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
@@ -56,27 +55,30 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
     answered query one sampled Gaussian on the pair of counts and each other query the
     sampled threshold step, as ``steps._sampled``) and the same steps unsampled (sampling
     never costs more, math:sampling; the only PLD without replacement, which dp_accounting
-    does not sample)."""
-    if mechanism.name not in GAUSSIAN:
-        return result
-    sampling = (mechanism.sampling if isinstance(mechanism, SampledMechanism)
-                and not unsampled(mechanism.sampling) else None)
+    does not sample). The sampled composition's attack risk (math:risk) is kept as
+    ``risk_data_independent`` for ``analysis.attack_risk``."""
     answered = int(round(result.answered_total))
-    sensitivity = math.sqrt(2.0) if sampling is None else sampling.answer_sensitivity
-    plain = [(sensitivity, mechanism.sigma, answered)]
-    if mechanism.selects:
-        plain.append((1.0, mechanism.sigma_threshold, result.queries))
+    plain = gaussian_steps(mechanism, answered=answered, queries=result.queries)
+    if plain is None:
+        return result
     figures = [gaussian_pld_epsilon(plain, delta)]
+    sampled_risk = None
+    sampling = mechanism.sampling if is_sampled(mechanism) else None
     if sampling is not None and sampling.scheme == "poisson":
         steps = plain
         if mechanism.selects and sampling.steps == "shared":
             joint = 1.0 / math.sqrt(1.0 / mechanism.sigma_threshold**2
-                                    + (sensitivity / mechanism.sigma)**2)
+                                    + (plain[0][0] / mechanism.sigma)**2)
             steps = [(1.0, joint, answered),
                      (1.0, mechanism.sigma_threshold, result.queries - answered)]
-        figures.append(gaussian_pld_epsilon(steps, delta, sampling.rate))
+        pld = gaussian_pld(steps, sampling.rate)
+        if pld is not None:
+            figures.append(float(pld.get_epsilon_for_delta(delta)))
+            sampled_risk = pld_risk(pld)
     valid = [figure for figure in figures if figure is not None]
-    return with_smaller_pld(result, min(valid) if valid else None)
+    result = with_smaller_pld(result, min(valid) if valid else None)
+    return result if sampled_risk is None else replace(result,
+                                                        risk_data_independent=sampled_risk)
 
 
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:

@@ -34,6 +34,7 @@ from .added_figures import (
     tuning_part,
     with_pld_figure,
 )
+from .attack_risk import with_risk
 from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
 from .per_query_stream import decisions_of
@@ -122,6 +123,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
                          warnings=result.warnings + ((added.note,) if added.note else ()))
     if distribution is not None:
         result = replace(result, tuning=tuning_part(result, distribution))
+    result = with_risk(result)
     _warn(result)
     return result
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..accounting.grouped import GroupedCounts
+    from ..accounting.risk import AttackRisk
     from ..accounting.smooth_sensitivity import SmoothSensitivityResult
     from ..inputs.votes import VoteSet
     from ..mechanisms import Mechanism
@@ -263,6 +264,10 @@ class AnalysisResult:
     # The distinct (answer, selection) statistic pairs, kept for the per-query table's pass.
     distinct_pairs: GroupedCounts | None = field(default=None, repr=False, compare=False)
     table: QueryTable | None = field(default=None, repr=False, compare=False)
+    # math:risk: the attack risk of the headline epsilon's accounting (data-dependent
+    # unless data-independent) and the publishable one (analysis.attack_risk)
+    risk: AttackRisk | None = None
+    risk_data_independent: AttackRisk | None = None
 
     @property
     def queries(self) -> int:

@@ -181,6 +181,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                else f"negbin:{_short(t['mean'])},{_short(t['shape'])}")
         lines.append(("with tuning", f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; "
                                      f"order {_short(t['order'])})"))
+    lines += _risk_line(s.get("risk"), s.get("risk_data_independent"))
     if s["budget"] is not None:
         b = s["budget"]
         stop = ("never bound" if b["halted_at"] is None
@@ -192,10 +193,30 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     return lines
 
 
+def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, str]]:
+    """The attack risk (math:risk): the publishable bounds on a membership attacker's TPR at
+    each reported FPR and on its advantage, rounded up, their source named; a
+    data-dependent run's own advantage after them, labelled unsanitised."""
+    if independent is None:
+        return []
+    fprs = " / ".join(independent["tpr_at_fpr"])
+    tprs = " / ".join(_up(tpr) for tpr in independent["tpr_at_fpr"].values())
+    source = independent["source"].upper() + ("" if independent["mu"] is None
+                                               else f", mu {_up(independent['mu'])}")
+    text = (f"TPR <= {tprs} at FPR {fprs}, advantage <= {_up(independent['advantage'])} "
+            f"({'data-independent, ' if risk and risk['data_dependent'] else ''}{source})")
+    if risk is not None and risk["data_dependent"]:
+        text += (f"; data-dependent: TPR <= {' / '.join(_up(t) for t in risk['tpr_at_fpr'].values())}"
+                 f" ({risk['source'].upper()}, unsanitised: not for publication)")
+    return [("attack risk", text)]
+
+
 def _flat(summary: dict) -> dict:
     """One-level dict for the CSV row: nested keys joined with '.', lists as JSON."""
     flat = {}
     for key, value in summary.items():
+        if key == "tradeoff":  # a risk's curve: the JSON's, not a column per point
+            continue
         if isinstance(value, dict):
             for inner, item in _flat(value).items():
                 flat[f"{key}.{inner}"] = item

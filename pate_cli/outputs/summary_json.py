@@ -103,6 +103,8 @@ def summary_dict(result: AnalysisResult) -> dict:
     # last, so that the CSV summary's earlier columns keep their places
     summary["multilabel"] = (None if result.multilabel is None
                              else plain_dict(asdict(result.multilabel)))
+    summary["risk"] = risk_dict(result.risk)
+    summary["risk_data_independent"] = risk_dict(result.risk_data_independent)
     return summary
 
 
@@ -128,6 +130,24 @@ def sampling_summary(mechanism) -> dict | None:
             "sensitivity_norm": "L1" if laplace else "L2",
             "threshold_sensitivity": 1.0 if mechanism.name == "confident" else None,
             "steps": sampling.steps if mechanism.name == "confident" else None}
+
+
+def risk_dict(risk) -> dict | None:
+    """The JSON ``risk`` object of cli:json (math:risk; None without one): ``source``
+    (``pld``, ``rdp``, or ``pure`` for SVT-PATE's one pair), ``data_dependent`` (an
+    unsanitised figure, not for publication), ``tpr_at_fpr`` (the attacker's TPR bound at
+    each reported FPR), ``advantage``, ``mu`` (or None) and the ``tradeoff`` curve's TPR
+    bounds at its FPRs."""
+    if risk is None:
+        return None
+    from ..accounting.risk import REPORTED_FPRS
+
+    return {"source": risk.source, "data_dependent": risk.data_dependent,
+            "tpr_at_fpr": {f"{fpr:g}": tpr for fpr, tpr in zip(REPORTED_FPRS,
+                                                              risk.at_reported)},
+            "advantage": risk.advantage, "mu": risk.mu,
+            "tradeoff": {"fpr": [float(x) for x in risk.fpr],
+                         "tpr": [float(x) for x in risk.tpr]}}
 
 
 def epsilon_method(result) -> str:

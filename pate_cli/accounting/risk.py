@@ -1,0 +1,210 @@
+"""Attack risk: the most a membership attacker can do against a guarantee (math:risk).
+
+A mechanism is f-DP when no test between neighbouring data sets has type II error below
+``f(alpha)`` at type I error ``alpha`` (Dong, Roth and Su 2022). Read as an attack on one
+teacher's data, ``1 - f(alpha)`` bounds the attacker's true-positive rate (TPR) at
+false-positive rate (FPR) ``alpha``, and ``max_alpha 1 - f(alpha) - alpha`` its advantage
+(TPR minus FPR). Three bounds, each never below the exact trade-off:
+
+* ``pld`` with ``mu``: a composition of Gaussian steps (sensitivity ``Delta_i``, std
+  ``sigma_i``), whose privacy loss distribution is itself Gaussian: mu-GDP with
+  ``mu = sqrt(sum (Delta_i / sigma_i)^2)`` and exactly so:
+  ``TPR <= Phi(mu - Phi^-1(1 - alpha))``, advantage ``<= 2 Phi(mu / 2) - 1``
+  (:func:`gaussian_risk`).
+* ``pld``: a discretised privacy loss distribution's profile ``delta(eps)`` on a grid of
+  epsilons (:func:`pld_risk`).
+* ``rdp``: an RDP curve's (epsilon, delta) conversion on a grid of deltas
+  (:func:`rdp_risk`).
+
+A profile's pairs each give ``f(alpha) >= max(0, 1 - delta - e^eps alpha,
+e^-eps (1 - delta - alpha))`` (the pairs hold for both directions of the neighbours); the
+TPR bound is the smallest over the pairs (:func:`profile_tpr`) and the advantage bound the
+smallest pair's ``(e^eps - 1 + 2 delta) / (e^eps + 1)`` (:func:`profile_advantage`; at
+``eps = 0`` it is ``delta(0)``, the total variation). A finite grid only loosens them.
+Every figure is raised by a few units in the last place over its rounding error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .conversion import rdp_to_epsilon
+
+# The false-positive rates a summary reports the TPR bound at.
+REPORTED_FPRS = (0.001, 0.01, 0.1)
+# The false-positive rates of a trade-off curve: 0, 1e-6 to 1 log-spaced (10 a decade) and
+# 0 to 1 by 0.025 (a curve drawn on linear axes).
+CURVE_FPRS = np.unique(np.concatenate([np.logspace(-6.0, 0.0, 61), np.linspace(0.0, 1.0, 41)]))
+# The deltas an RDP curve is converted at: 1e-16 to 10^-0.05, 20 a decade.
+RDP_DELTAS = np.logspace(-16.0, 0.0, 321)[:-1]
+# The epsilons a PLD's profile is read at: 0 to where delta falls to PLD_SMALLEST_DELTA.
+PLD_EPSILONS = 2001
+PLD_SMALLEST_DELTA = 1e-15
+# Relative rounding margins: a profile's formulas (expm1 and exp: a few ulps, no
+# cancellation) and the Gaussian's (ndtr of ndtri, whose error grows with the argument).
+PROFILE_MARGIN = 16 * np.finfo(float).eps
+GAUSSIAN_MARGIN = 1e-12
+
+
+@dataclass(frozen=True)
+class AttackRisk:
+    """Upper bounds on a membership attacker's success (math:risk).
+
+    Attributes:
+      source: the bound's route: ``pld`` (a privacy loss distribution) or ``rdp`` (an RDP
+        curve's conversions).
+      advantage: the bound on TPR - FPR at the best FPR.
+      fpr, tpr: the trade-off curve: TPR bounds at ``CURVE_FPRS``.
+      at_reported: the TPR bounds at ``REPORTED_FPRS``.
+      mu: the mechanism is mu-GDP (a composition of Gaussian steps), else None.
+      data_dependent: a bound from a data-dependent curve: it holds for these votes only
+        and is itself unsanitised (not for publication).
+    """
+
+    source: str
+    advantage: float
+    at_reported: tuple[float, ...]
+    fpr: np.ndarray = field(repr=False, compare=False)
+    tpr: np.ndarray = field(repr=False, compare=False)
+    mu: float | None = None
+    data_dependent: bool = False
+
+    def capped(self, cap: AttackRisk) -> AttackRisk:
+        """The pointwise smaller of two valid bounds of one mechanism (each TPR and the
+        advantage the smaller: both hold, so their minimum does); ``source`` this one's,
+        ``mu`` this one's or else the cap's (a mu-GDP bound holds whatever caps it)."""
+        return AttackRisk(source=self.source, advantage=min(self.advantage, cap.advantage),
+                          at_reported=tuple(min(a, b) for a, b in
+                                            zip(self.at_reported, cap.at_reported)),
+                          fpr=self.fpr, tpr=np.minimum(self.tpr, cap.tpr),
+                          mu=self.mu if self.mu is not None else cap.mu,
+                          data_dependent=self.data_dependent)
+
+
+def _raised(values, margin: float) -> np.ndarray:
+    """``values`` raised by ``margin`` relative (and a few ulps), capped at 1."""
+    values = np.asarray(values, dtype=np.float64)
+    raised = np.where(values > 0.0, np.nextafter(values * (1.0 + margin), np.inf), values)
+    return np.minimum(1.0, raised)
+
+
+def gaussian_tpr(mu: float, fpr) -> np.ndarray:
+    """``Phi(mu - Phi^-1(1 - alpha))``, the TPR bound of mu-GDP at FPRs ``fpr``.
+
+    Args:
+      mu: the GDP parameter, >= 0.
+      fpr: false-positive rates in [0, 1].
+
+    Returns:
+      The bounds, raised over their rounding error.
+    """
+    from scipy.special import ndtr, ndtri
+
+    fpr = np.asarray(fpr, dtype=np.float64)
+    return _raised(ndtr(mu + ndtri(fpr)), GAUSSIAN_MARGIN)
+
+
+def gaussian_risk(mu: float) -> AttackRisk:
+    """The attack risk of mu-GDP: exact for a composition of Gaussian steps (math:risk).
+
+    Args:
+      mu: ``sqrt(sum (sensitivity / std)^2)`` over the steps.
+
+    Returns:
+      Source ``pld`` with ``mu``; advantage ``2 Phi(mu / 2) - 1 = erf(mu / (2 sqrt 2))``.
+
+    Raises:
+      ValueError: for a negative or NaN ``mu``.
+    """
+    from scipy.special import erf
+
+    if not mu >= 0.0:
+        raise ValueError(f"mu must be >= 0, got {mu!r}")
+    advantage = float(_raised(erf(mu / (2.0 * np.sqrt(2.0))), GAUSSIAN_MARGIN))
+    return AttackRisk(source="pld", advantage=advantage,
+                      at_reported=tuple(float(t) for t in gaussian_tpr(mu, REPORTED_FPRS)),
+                      fpr=CURVE_FPRS, tpr=gaussian_tpr(mu, CURVE_FPRS), mu=float(mu))
+
+
+def gaussian_mu(steps) -> float:
+    """``mu = sqrt(sum count (sensitivity / std)^2)`` of ``(sensitivity, std, count)`` steps."""
+    return float(np.sqrt(sum(count * (sensitivity / std) ** 2
+                             for sensitivity, std, count in steps if count > 0)))
+
+
+def profile_tpr(epsilons, deltas, fpr) -> np.ndarray:
+    """The TPR bound at ``fpr`` of a privacy profile's pairs (math:risk).
+
+    ``min over pairs of min(1, delta + e^eps alpha, 1 - e^-eps (1 - delta - alpha))``, the
+    last written ``-expm1(-eps) + e^-eps (delta + alpha)`` (no cancellation).
+
+    Args:
+      epsilons, deltas: pairs (eps_i, delta_i) the mechanism satisfies.
+      fpr: false-positive rates in [0, 1].
+
+    Returns:
+      One bound per rate, raised over its rounding error.
+    """
+    eps = np.asarray(epsilons, dtype=np.float64)[:, None]
+    delta = np.asarray(deltas, dtype=np.float64)[:, None]
+    alpha = np.asarray(fpr, dtype=np.float64)[None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        first = delta + np.exp(eps) * alpha
+        second = -np.expm1(-eps) + np.exp(-eps) * (delta + alpha)
+    both = np.fmin(first, second)  # an infinite epsilon's first bound is nan at alpha 0
+    return _raised(np.nanmin(np.where(np.isnan(both), 1.0, both), axis=0), PROFILE_MARGIN)
+
+
+def profile_advantage(epsilons, deltas) -> float:
+    """The advantage bound of a privacy profile's pairs: the smallest
+    ``(e^eps - 1 + 2 delta) / (e^eps + 1)`` (each pair's best TPR - FPR, math:risk)."""
+    eps = np.asarray(epsilons, dtype=np.float64)
+    delta = np.asarray(deltas, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        each = (np.expm1(eps) + 2.0 * delta) / (np.exp(eps) + 1.0)
+    each = np.where(np.isnan(each), 1.0, each)  # an infinite epsilon: no bound
+    return float(_raised(each.min(), PROFILE_MARGIN))
+
+
+def profile_risk(epsilons, deltas, source: str) -> AttackRisk:
+    """The attack risk of the pairs ``(epsilons[i], deltas[i])`` (math:risk)."""
+    eps = np.maximum(np.asarray(epsilons, dtype=np.float64), 0.0)
+    return AttackRisk(source=source, advantage=profile_advantage(eps, deltas),
+                      at_reported=tuple(float(t) for t in
+                                        profile_tpr(eps, deltas, REPORTED_FPRS)),
+                      fpr=CURVE_FPRS, tpr=profile_tpr(eps, deltas, CURVE_FPRS))
+
+
+def rdp_risk(rdp, *, orders, conversion: str = "classic") -> AttackRisk:
+    """The attack risk of an RDP curve: its conversion (math:conversion) at ``RDP_DELTAS``.
+
+    Args:
+      rdp: the curve, one value per order.
+      orders: the order grid.
+      conversion: ``classic`` or ``improved``, each a valid (epsilon, delta) at every delta.
+
+    Returns:
+      Source ``rdp``.
+    """
+    epsilons = np.array([float(rdp_to_epsilon(rdp, orders=orders, delta=float(delta),
+                                              conversion=conversion)[0])
+                         for delta in RDP_DELTAS])
+    return profile_risk(epsilons, RDP_DELTAS, "rdp")
+
+
+def pld_risk(pld) -> AttackRisk:
+    """The attack risk of a dp_accounting privacy loss distribution (pessimistic: its
+    ``delta(eps)`` never below the mechanism's), read at ``PLD_EPSILONS`` epsilons from 0
+    to where delta falls to ``PLD_SMALLEST_DELTA``.
+
+    Returns:
+      Source ``pld``.
+    """
+    largest = float(pld.get_epsilon_for_delta(PLD_SMALLEST_DELTA))
+    if not np.isfinite(largest):  # a mass at infinity above the smallest delta
+        largest = float(pld.get_epsilon_for_delta(0.5))
+    epsilons = np.linspace(0.0, max(largest, 1e-12), PLD_EPSILONS)
+    deltas = np.asarray(pld.get_delta_for_epsilon(epsilons), dtype=np.float64)
+    return profile_risk(epsilons, deltas, "pld")

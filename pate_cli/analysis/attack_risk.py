@@ -1,0 +1,90 @@
+"""The attack risk a run's guarantee implies (math:risk): the bound on a membership
+attacker's true-positive rate at each false-positive rate, and on its advantage.
+
+``result.risk_data_independent`` is the publishable bound:
+
+* the Gaussian aggregators (GNMax, Confident, Interactive) without ``--add-rdp``, rounds
+  or labels: the Gaussian steps' exact mu-GDP curve (source ``pld`` with ``mu``; each
+  answer sensitivity sqrt(2), or the sampled run's, std sigma; each selection sensitivity
+  1, std sigma1; the answers counted as the run's PLD figure counts them); a sampled
+  run's is its sampled composition (the PLD of a Poisson-sampled run, else the
+  data-independent RDP curve) capped by that curve;
+* SVT-PATE: its one printed (epsilon, delta) pair (its delta includes the threshold's);
+* any other run: the data-independent RDP curve's conversions (source ``rdp``).
+
+``result.risk`` is the bound of the headline epsilon's accounting: the same for a
+data-independent run; for a data-dependent one, its RDP curve's (source ``rdp``), capped
+by the data-independent bound (which holds for any data): unsanitised, like the
+data-dependent epsilon. Individualized runs (one curve per group) have neither.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from ..accounting.risk import AttackRisk, gaussian_mu, gaussian_risk, profile_risk, rdp_risk
+from ..mechanisms.sampled import SampledMechanism, unsampled
+from .result import AnalysisResult
+
+# The aggregators whose steps are Gaussian (analysis.added_figures' GAUSSIAN).
+GAUSSIAN = ("gnmax", "confident", "interactive")
+
+
+def gaussian_steps(mechanism, *, answered: int, queries: int) -> list | None:
+    """The ``(sensitivity, std, count)`` Gaussian steps of a Gaussian aggregator's run,
+    unsampled (a sampled run's sensitivities: sampling never costs more, math:sampling);
+    None for another aggregator."""
+    if mechanism.name not in GAUSSIAN:
+        return None
+    sensitivity = (mechanism.sampling.answer_sensitivity if is_sampled(mechanism)
+                   else math.sqrt(2.0))
+    steps = [(sensitivity, mechanism.sigma, answered)]
+    if mechanism.selects:
+        steps.append((1.0, mechanism.sigma_threshold, queries))
+    return steps
+
+
+def is_sampled(mechanism) -> bool:
+    """Whether ``mechanism`` declares a sampling of its voters (other than all of them)."""
+    return isinstance(mechanism, SampledMechanism) and not unsampled(mechanism.sampling)
+
+
+def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
+    """The publishable attack risk of ``result`` (see the module); None for a result
+    without one RDP curve (individualized groups)."""
+    if result.groups is not None or result.rdp_total is None:
+        return None
+    if result.svt is not None:
+        source = "rdp" if math.isfinite(result.order) else "pure"
+        return profile_risk([result.epsilon_data_independent], [result.delta], source)
+    curve = (result.rdp_total if result.accounting == "data-independent"
+             or result.rdp_data_independent is None else result.rdp_data_independent)
+    mechanism = result.mechanism
+    plain = None
+    if result.initial_rdp is None and result.rounds is None and result.multilabel is None:
+        answered = (result.queries if result.accounting == "expected"
+                    else int(round(result.answered_total)))
+        plain = gaussian_steps(mechanism, answered=answered, queries=result.queries)
+    if plain is None:
+        return rdp_risk(curve, orders=result.orders, conversion=result.conversion)
+    exact = gaussian_risk(gaussian_mu(plain))
+    if not is_sampled(mechanism):
+        return exact
+    sampled = result.risk_data_independent  # the PLD's, where the run composed one
+    if sampled is None:
+        sampled = rdp_risk(curve, orders=result.orders, conversion=result.conversion)
+    return sampled.capped(exact)
+
+
+def with_risk(result: AnalysisResult) -> AnalysisResult:
+    """``result`` with its attack risks (``risk``, ``risk_data_independent``)."""
+    independent = data_independent_risk(result)
+    if independent is None:
+        return result
+    risk = independent
+    if result.accounting != "data-independent" and result.svt is None:
+        dependent = replace(rdp_risk(result.rdp_total, orders=result.orders,
+                                     conversion=result.conversion), data_dependent=True)
+        risk = replace(dependent.capped(independent), mu=None)
+    return replace(result, risk=risk, risk_data_independent=independent)
