@@ -30,8 +30,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests import ROOT, SAMPLES
+
+# No property test fails on time: Hypothesis' deadline per example (200 ms) and its
+# too-slow health check are wall-clock bounds that a loaded machine breaks. A test's own
+# @settings keeps these unless it names them.
+settings.register_profile("pate", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("pate")
 
 ENTRY_POINTS = {"pate-analyze": "pate_cli.cli.analyze", "pate-sweep": "pate_cli.cli.sweep",
                 "pate-plot": "pate_cli.cli.plot", "pate-calibrate": "pate_cli.cli.calibrate",

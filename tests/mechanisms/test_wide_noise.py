@@ -22,7 +22,7 @@ def whole_block(seed: int, stream: int, kind: str, width: int, index: int) -> np
 
 
 @settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(kind=st.sampled_from(["normal", "laplace"]),
        cuts=st.lists(st.integers(1, 700), min_size=1, max_size=5),
        first=st.integers(0, 1500))
