@@ -3,7 +3,7 @@
 # make test reads the papers' votes from ../shared/paper_votes beside the repository when
 # it is there (those tests are skipped when it is not, and fail under CI=true). From a
 # checkout elsewhere, e.g. a git worktree: PATE_SHARED=/path/to/shared make test
-# PATE_TEST_DASK_TIMEOUT (seconds, default 2) bounds the tests' waits for a Dask scheduler.
+# PATE_TEST_DASK_TIMEOUT (seconds, default 20) bounds the tests' waits for a Dask scheduler.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin

@@ -133,11 +133,15 @@ def test_progress_forced_onto_a_pipe_prints_lines(cli):
     assert "queries (" not in cli.analyze(VOTES, "--no-progress", "-f", "json").err
 
 
-def on_a_terminal(*args: str, env: dict | None = None) -> bytes:
-    """What ``pate-analyze ARGS`` writes to stderr when stderr is a terminal (a pty)."""
+def on_a_terminal(*args: str, env: dict | None = None, delay: float | None = None) -> bytes:
+    """What ``pate-analyze ARGS`` writes to stderr when stderr is a terminal (a pty);
+    ``delay``: the seconds of work before a bar appears (``progress.DELAY``, set in the
+    child) [default: the command's]."""
     pty = pytest.importorskip("pty")
     master, slave = pty.openpty()
     code = "from pate_cli.cli.analyze import main; main()"
+    if delay is not None:
+        code = f"from pate_cli.cli import progress; progress.DELAY = {delay!r}; {code}"
     process = subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=slave,
                                env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100",
@@ -158,9 +162,16 @@ def on_a_terminal(*args: str, env: dict | None = None) -> bytes:
 
 
 def test_on_a_terminal_the_bar_waits_for_long_runs_unless_forced():
+    """The bar waits ``DELAY`` seconds of work, then appears; ``--progress`` shows it at once.
+
+    No wall-clock bound that load can break: the short run (under 0.1 s of work on quiet
+    cores, the default ``DELAY`` being 2 s) waits for a ``DELAY`` of 60 s here, hundreds of
+    times its quiet time; the run that shows the bar unforced has ``DELAY`` 0."""
     env = {"CI": ""}
-    assert b"queries" not in on_a_terminal(str(VOTES), "-n", "500", env=env)  # well < 2 s
-    forced = on_a_terminal(str(VOTES), "-f", "json", "--progress", env=env)
+    assert b"queries" not in on_a_terminal(str(VOTES), "-n", "500", env=env, delay=60)
+    waited = on_a_terminal(str(VOTES), "-n", "500", env=env, delay=0)
+    assert b"pate-analyze" in waited and b"500/500" in waited and b"queries/s" in waited
+    forced = on_a_terminal(str(VOTES), "-f", "json", "--progress", env=env, delay=60)
     assert b"pate-analyze" in forced and b"9000/9000" in forced and b"queries/s" in forced
 
 

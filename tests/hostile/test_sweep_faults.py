@@ -232,7 +232,9 @@ def started_sweep(cli, files, out: Path) -> tuple[subprocess.Popen, set[int]]:
     return process, workers
 
 
-def wait_gone(pids: set[int], seconds: float = 2.0) -> set[int]:
+def wait_gone(pids: set[int], seconds: float = 10.0) -> set[int]:
+    """The ``pids`` still alive after waiting up to ``seconds`` for them to end (they end
+    within 0.25 s on quiet cores, ``WATCH_SECONDS``; 10 s is 40 times that)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         time.sleep(0.05)
@@ -291,15 +293,22 @@ def test_a_stop_signal_keeps_the_rows_and_ends_the_workers(cli, files, tmp_path,
 @pytest.mark.parametrize("address", ["notaurl", "tcp://host", "tcp://host:99999",
                                      "http://host:8786", "tcp://:8786", "inproc://x",
                                      "tcp://host:8786 --x"])
-def test_a_scheduler_address_of_the_wrong_form_is_refused_at_once(cli, files, address):
-    started = time.monotonic()
+def test_a_scheduler_address_of_the_wrong_form_is_refused_at_once(cli, files, address,
+                                                                  monkeypatch):
+    """Refused by the option's check, before any connection is tried (no wall clock)."""
+    import pate_cli.sweep.executors as executors
+
+    def no_connection(*args, **kwargs):
+        raise AssertionError("a connection to the scheduler was tried")
+
+    monkeypatch.setattr(executors, "scheduler_executor", no_connection)
+    monkeypatch.setattr(executors, "_probe", no_connection)
     result = cli.sweep(files[0], "--scheduler", address, "-q")
     assert result.code == 2
     assert result.err.splitlines() == [
         f"Error: Invalid value for '--scheduler': {address!r} is not a Dask scheduler "
         "address (expected tcp://host:port (or tls://, ws://, wss://, ucx://), "
         "inproc://..., host:port) (see pate-sweep --help)"]
-    assert time.monotonic() - started < 5
 
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:8786", "tls://scheduler.example:8786",
@@ -317,18 +326,24 @@ def one_line_within(done: subprocess.CompletedProcess, message: str) -> None:
 
 def test_a_scheduler_that_fails_at_once_exits_at_once_without_a_traceback(cli, files):
     """A half-made Dask client used to hang 20 s at exit and print a destructor
-    traceback; it is closed where the connection fails."""
+    traceback; it is closed where the connection fails.
+
+    No wall-clock bound: the hang came with the traceback, which the one-line check
+    catches however busy the machine. The run takes about 1.5 s on quiet cores; the
+    timeout (60 s) only stops a hang."""
     pytest.importorskip("distributed")
-    started = time.monotonic()
     done = subprocess.run([cli.script("pate-sweep"), str(files[0]), "-q", "--scheduler",
                            "inproc://192.0.2.2/1/1"], capture_output=True, text=True,
                           timeout=60, check=False)
     one_line_within(done, "cannot reach the Dask scheduler inproc://192.0.2.2/1/1")
-    assert time.monotonic() - started < 8
+    assert "Traceback" not in done.stderr
 
 
 def test_a_server_that_is_not_a_scheduler_is_one_line(cli, files):
-    """Something that answers with bytes Dask cannot read (a proxy, another service)."""
+    """Something that answers with bytes Dask cannot read (a proxy, another service).
+
+    The run takes about 1.5 s on quiet cores; the timeout (60 s, 40 times that) fails a
+    wait without limit, and no other wall-clock bound is asserted."""
     pytest.importorskip("distributed")
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
@@ -346,17 +361,18 @@ def test_a_server_that_is_not_a_scheduler_is_one_line(cli, files):
 
     threading.Thread(target=answer, daemon=True).start()
     try:
-        started = time.monotonic()
         done = subprocess.run([cli.script("pate-sweep"), str(files[0]), "-q",
                                "--scheduler", f"tcp://127.0.0.1:{port}"],
                               capture_output=True, text=True, timeout=60, check=False)
     finally:
         server.close()
     one_line_within(done, f"cannot reach the Dask scheduler tcp://127.0.0.1:{port}")
-    assert "Traceback" not in done.stderr and time.monotonic() - started < 15
+    assert "Traceback" not in done.stderr
 
 
 def test_an_unreachable_scheduler_fails_within_the_timeout(cli, files, dask_timeout):
+    """A refused connection fails at once (well under a second on quiet cores): the bound,
+    the test's Dask timeout (20 s) and 5 s more, is over 10 times that."""
     pytest.importorskip("distributed")
     started = time.monotonic()
     result = cli.sweep(files[0], "-q", "--scheduler", "tcp://127.0.0.1:9")
@@ -379,7 +395,7 @@ def test_a_huge_grid_is_refused_before_any_work(cli, files, monkeypatch):
     assert result.err.splitlines() == [
         "Error: the grid has 600,000 points, more than --max-points 100,000 (narrow the "
         "grid or raise --max-points) (see pate-sweep --help)"]
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 30  # 0.2 s on quiet cores: over 100 times that
 
 
 def test_max_points_counts_every_file_and_mechanism(cli, files):
@@ -428,7 +444,11 @@ def test_a_silent_or_foreign_server_is_one_line_within_the_timeout(cli, files, m
                                                                    greeting):
     """A web server (says nothing until asked), a server that hangs up, one that talks
     first in its own protocol: each is one line within the timeout, never a wait
-    without limit or a read of an exabyte-long message."""
+    without limit or a read of an exabyte-long message.
+
+    The message names the 1.5 s the command waited; the run takes 1-3 s on quiet cores
+    and the process's timeout (60 s, 20 times that) fails a wait without limit: no other
+    wall-clock bound is asserted."""
     pytest.importorskip("distributed")
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
@@ -448,13 +468,12 @@ def test_a_silent_or_foreign_server_is_one_line_within_the_timeout(cli, files, m
     script = ("import sys; import pate_cli.cli.analyze as a; a.SCHEDULER_TIMEOUT = '1.5s'; "
               "sys.argv = ['pate-analyze'] + sys.argv[1:]; sys.exit(a.main())")
     try:
-        started = time.monotonic()
         done = subprocess.run([sys.executable, "-c", script, str(files[0]), "--scheduler",
                                f"tcp://127.0.0.1:{port}"], capture_output=True, text=True,
-                              timeout=30, check=False)  # a wait without limit fails here
+                              timeout=60, check=False)  # a wait without limit fails here
     finally:
         server.close()
     said = {None: "sent no Dask handshake within 1.5 s", b"": "closed the connection"}
     one_line_within(done, f"cannot reach the Dask scheduler tcp://127.0.0.1:{port}: what "
                     "listens there " + said.get(greeting, "does not speak Dask's protocol"))
-    assert "Traceback" not in done.stderr and time.monotonic() - started < 10
+    assert "Traceback" not in done.stderr
