@@ -39,12 +39,20 @@ LONG_GRID = ["-m", "confident", "--sigma", "1:40:1", "--repeats", "10", "-q"]
 LONG_POINTS = 40
 
 
-@pytest.fixture
-def files(tmp_path):
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The votes and labels, written once for the module (no test writes beside them)."""
+    folder = tmp_path_factory.mktemp("votes")
     votes, truth = synthetic_votes()
-    np.save(tmp_path / "votes.npy", votes)
-    np.save(tmp_path / "labels.npy", truth)
-    return tmp_path / "votes.npy", tmp_path / "labels.npy"
+    np.save(folder / "votes.npy", votes)
+    np.save(folder / "labels.npy", truth)
+    return folder / "votes.npy", folder / "labels.npy"
+
+
+@pytest.fixture(scope="module")
+def references() -> dict:
+    """``reference``'s runs, kept for the module's later tests of the same grid."""
+    return {}
 
 
 def loud(grid: list[str]) -> list[str]:
@@ -56,15 +64,19 @@ def sidecar(out: Path) -> Path:
     return Path(f"{out}.partial")
 
 
-def reference(cli, files, tmp_path, grid=GRID) -> tuple[bytes, str]:
-    """An uninterrupted run's ``--out`` bytes and its CSV on stdout."""
+def reference(cli, files, tmp_path, references, grid=GRID) -> tuple[bytes, str]:
+    """An uninterrupted run's ``--out`` bytes (also in ``tmp_path/reference/full.csv``)
+    and its CSV on stdout; run once per grid for the module (``references``)."""
     path, labels = files
     full = tmp_path / "reference" / "full.csv"
     full.parent.mkdir(exist_ok=True)
-    assert cli.sweep(path, *grid, "--labels", labels, "-w", "1", "-o", full).code == 0
-    shown = cli.sweep(path, *grid, "--labels", labels, "-w", "1")
-    assert shown.code == 0
-    return full.read_bytes(), shown.out
+    if tuple(grid) not in references:
+        assert cli.sweep(path, *grid, "--labels", labels, "-w", "1", "-o", full).code == 0
+        shown = cli.sweep(path, *grid, "--labels", labels, "-w", "1")
+        assert shown.code == 0
+        references[tuple(grid)] = full.read_bytes(), shown.out
+    full.write_bytes(references[tuple(grid)][0])
+    return references[tuple(grid)]
 
 
 def no_space(path, data):
@@ -74,9 +86,9 @@ def no_space(path, data):
 # --- the output cannot be written ---------------------------------------------------------
 
 def test_a_full_disk_keeps_the_rows_on_stdout_and_in_the_sidecar(cli, files, tmp_path,
-                                                                   monkeypatch):
+                                                                   references, monkeypatch):
     path, labels = files
-    expected, shown = reference(cli, files, tmp_path)
+    expected, shown = reference(cli, files, tmp_path, references)
     out = tmp_path / "out.csv"
     monkeypatch.setattr(sweep_command, "write_atomically", no_space)
     result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
@@ -95,10 +107,10 @@ def test_a_full_disk_keeps_the_rows_on_stdout_and_in_the_sidecar(cli, files, tmp
     assert not sidecar(out).exists()
 
 
-def test_without_a_usable_sidecar_the_rows_still_reach_stdout(cli, files, tmp_path,
+def test_without_a_usable_sidecar_the_rows_still_reach_stdout(cli, files, tmp_path, references,
                                                                monkeypatch):
     path, labels = files
-    _, shown = reference(cli, files, tmp_path)
+    _, shown = reference(cli, files, tmp_path, references)
     out = tmp_path / "out.jsonl"
     sidecar(out).mkdir()  # cannot be opened as a file, even by root
     monkeypatch.setattr(sweep_command, "write_atomically", no_space)
@@ -108,9 +120,9 @@ def test_without_a_usable_sidecar_the_rows_still_reach_stdout(cli, files, tmp_pa
         f"Error: cannot write {out}: No space left on device; the 9 rows went to stdout"]
 
 
-def test_a_read_only_directory_keeps_the_rows_on_stdout(cli, files, tmp_path):
+def test_a_read_only_directory_keeps_the_rows_on_stdout(cli, files, tmp_path, references):
     path, labels = files
-    _, shown = reference(cli, files, tmp_path)
+    _, shown = reference(cli, files, tmp_path, references)
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
@@ -126,12 +138,12 @@ def test_a_read_only_directory_keeps_the_rows_on_stdout(cli, files, tmp_path):
         f"Error: cannot write {out}: Permission denied; the 9 rows went to stdout"]
 
 
-def test_a_file_size_limit_keeps_the_rows_and_resume_finishes(cli, files, tmp_path):
+def test_a_file_size_limit_keeps_the_rows_and_resume_finishes(cli, files, tmp_path, references):
     """A real limit (RLIMIT_FSIZE, which binds root too): the sidecar keeps the rows that
     fit, the table does not fit, stdout has every row, --resume completes the table."""
     resource = pytest.importorskip("resource")
     path, labels = files
-    expected, shown = reference(cli, files, tmp_path)
+    expected, shown = reference(cli, files, tmp_path, references)
     out = tmp_path / "out.csv"
     limit = len(expected) // 2
 
@@ -155,9 +167,9 @@ def test_a_file_size_limit_keeps_the_rows_and_resume_finishes(cli, files, tmp_pa
 
 
 def test_a_sidecar_cut_short_by_a_kill_is_read_up_to_its_last_whole_row(cli, files,
-                                                                         tmp_path):
+                                                                         tmp_path, references):
     path, labels = files
-    expected, _ = reference(cli, files, tmp_path)
+    expected, _ = reference(cli, files, tmp_path, references)
     out = tmp_path / "out.csv"
     whole = tmp_path / "whole.csv"
     assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", whole).code == 0
@@ -242,9 +254,10 @@ def wait_gone(pids: set[int], seconds: float = 10.0) -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_kill_9_leaves_the_finished_rows_for_resume_and_no_workers(cli, files, tmp_path):
+def test_kill_9_leaves_the_finished_rows_for_resume_and_no_workers(cli, files, tmp_path,
+                                                                   references):
     path, labels = files
-    expected, _ = reference(cli, files, tmp_path, LONG_GRID)
+    expected, _ = reference(cli, files, tmp_path, references, LONG_GRID)
     out = tmp_path / "out.csv"
     process, workers = started_sweep(cli, files, out)
     assert workers, "no worker processes found"
@@ -265,10 +278,10 @@ def test_kill_9_leaves_the_finished_rows_for_resume_and_no_workers(cli, files, t
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 @pytest.mark.parametrize("signum, code, word", [(signal.SIGTERM, 143, "terminated"),
                                                 (signal.SIGINT, 130, "interrupted")])
-def test_a_stop_signal_keeps_the_rows_and_ends_the_workers(cli, files, tmp_path, signum,
-                                                           code, word):
+def test_a_stop_signal_keeps_the_rows_and_ends_the_workers(cli, files, tmp_path, references,
+                                                           signum, code, word):
     path, labels = files
-    expected, _ = reference(cli, files, tmp_path, LONG_GRID)
+    expected, _ = reference(cli, files, tmp_path, references, LONG_GRID)
     out = tmp_path / "out.csv"
     process, workers = started_sweep(cli, files, out)
     process.send_signal(signum)
