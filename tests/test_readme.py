@@ -17,6 +17,15 @@ first on PATH that run this checkout's code with this interpreter. A file's pyth
 run after its console blocks, in the same directory, in one namespace (later blocks use
 earlier names). ``sh`` blocks are not run: they show what ``make figures`` runs.
 
+The five commands' shims do not each start an interpreter that imports numpy, scipy,
+pandas and matplotlib again (about 0.5 s of CPU each, most of these tests' time): a
+server started once per test process, with those libraries and the commands imported
+and nothing run, forks a child per command. The shim hands it the command's arguments,
+environment, working directory, umask and standard streams over a Unix socket; the child
+runs the command as ``python -c`` would (``sys.argv[0]`` is ``-c``, and it exits through
+the interpreter's own exit), and its exit status is the shim's. ``PATE_TEST_DOCS_FORK=0``
+runs each command in a fresh interpreter instead.
+
 A block is skipped only by an HTML comment on the line before its fence:
 ``<!-- readme-test: skip (reason) -->``.
 
@@ -33,6 +42,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,21 +140,152 @@ def matches(expected: list[str], actual: list[str]) -> bool:
     return reachable[-1]
 
 
+# The libraries the commands import, imported once by the command server (a name missing
+# here is imported by the command itself, as in a fresh interpreter).
+PRELOADED = ("numpy", "scipy.special", "scipy.stats", "scipy.optimize", "scipy.integrate",
+             "pandas", "pyarrow", "pyarrow.csv", "matplotlib.figure",
+             "matplotlib.backends.backend_agg", "matplotlib.backends.backend_svg",
+             "matplotlib.backends.backend_pdf", "jinja2", "dp_accounting",
+             *(f"pate_cli.cli.{module}" for module in COMMANDS.values()))
+
+# The command server (``python -c SERVER PATH``): imports PRELOADED, says "ready", then
+# forks a child per connection and sends each connection its child's exit status. The
+# child leaves the loop, takes the shim's streams, directory, umask and environment, and
+# runs the command at the top level of ``-c``, as the shim's own interpreter would.
+SERVER = """
+import contextlib, gc, importlib, json, os, socket, struct, sys
+for name in PRELOADED:
+    with contextlib.suppress(ImportError):
+        importlib.import_module(name)
+path = sys.argv.pop(1)
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+listener.bind(path)
+listener.listen(64)
+listener.settimeout(0.01)
+gc.freeze()  # the children's collections leave the imported objects alone (no copies)
+print("ready", flush=True)
+
+
+def serve():
+    children, parent = {}, os.getppid()
+    while os.getppid() == parent:  # ends with the test process
+        try:
+            connection, _ = listener.accept()
+        except TimeoutError:
+            connection = None
+        if connection is not None:
+            connection.settimeout(None)
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                for other in children.values():
+                    other.close()
+                return connection
+            children[pid] = connection
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            with contextlib.suppress(OSError):
+                children[pid].sendall(struct.pack("!i", os.waitstatus_to_exitcode(status)))
+            children.pop(pid).close()
+    sys.exit(0)
+
+
+def take(connection):  # the request's streams, directory, umask, environment, arguments
+    head, fds, _, _ = socket.recv_fds(connection, 4, 3)
+    while len(head) < 4:
+        head += connection.recv(4 - len(head))
+    (size,) = struct.unpack("!I", head)
+    payload = b""
+    while len(payload) < size:
+        payload += connection.recv(size - len(payload))
+    connection.close()
+    request = json.loads(payload)
+    for target, fd in zip(request["fds"], fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    for target in {0, 1, 2} - set(request["fds"]):  # closed: None, as at start-up
+        os.close(target)
+        name = ("stdin", "stdout", "stderr")[target]
+        setattr(sys, name, None)
+        setattr(sys, f"__{name}__", None)
+    os.chdir(request["cwd"])
+    os.umask(request["umask"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.argv = ["-c", *request["argv"]]
+    return importlib.import_module("pate_cli.cli." + request["module"]).main
+
+
+main = take(serve())
+del contextlib, gc, importlib, json, listener, name, os, path, serve, socket, struct, sys, take
+main()
+"""
+
+# Environment variables read when an interpreter starts or a library is imported (Python's
+# own, the locale, the numerics' CPU features and threads): a command whose values differ
+# from the server's runs in a fresh interpreter.
+STARTUP = ("PYTHON", "LC_", "LANG", "NPY_", "OPENBLAS", "OMP_", "MKL_")
+
+# The shim's client (``python -S -c CLIENT PATH MODULE ARGS``): sends the request and the
+# standard streams it has, and exits with the child's status (128 + N for signal N).
+# PREFIXES is replaced by STARTUP, STARTUP by the server's values of those variables and
+# FRESH by the command's code for a fresh interpreter.
+CLIENT = """
+import json, os, socket, struct, sys
+path, module, *argv = sys.argv[1:]
+if {name: value for name, value in os.environ.items()
+        if name.startswith(tuple(PREFIXES))} != STARTUP:
+    os.execv(sys.executable, [sys.executable, "-c", FRESH, *argv])
+fds = []
+for fd in (0, 1, 2):
+    try:
+        os.fstat(fd)
+    except OSError:
+        continue
+    fds.append(fd)
+umask = os.umask(0)
+os.umask(umask)
+payload = json.dumps({"module": module, "argv": argv, "cwd": os.getcwd(), "umask": umask,
+                      "env": dict(os.environ), "fds": fds}).encode()
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.connect(path)
+socket.send_fds(server, [struct.pack("!I", len(payload))], fds)
+server.sendall(payload)
+status = b""
+while len(status) < 4:
+    piece = server.recv(4 - len(status))
+    if not piece:
+        sys.exit("the documentation tests' command server closed the connection")
+    status += piece
+(code,) = struct.unpack("!i", status)
+os._exit(code if code >= 0 else 128 - code)
+"""
+
+
+def command_server(env: dict[str, str], folder: Path) -> subprocess.Popen:
+    """The command server, started with ``env``, listening in ``folder``; once ready."""
+    code = SERVER.replace("PRELOADED", repr(PRELOADED))
+    log = folder / "server.log"
+    with open(log, "wb") as errors:
+        server = subprocess.Popen([sys.executable, "-c", code, str(folder / "socket")],
+                                  env=env, cwd=folder, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=errors)
+    if server.stdout.readline() != b"ready\n":
+        server.kill()
+        server.wait()
+        pytest.fail(f"the command server did not start: {log.read_text()}")
+    return server
+
+
 @pytest.fixture(scope="module")
-def shims(tmp_path_factory) -> dict[str, str]:
+def shims(tmp_path_factory) -> Iterator[dict[str, str]]:
     """The commands' environment: shims for the console scripts first on PATH."""
     shims = tmp_path_factory.mktemp("readme-bin")
-    for script, module in COMMANDS.items():
-        code = f"from pate_cli.cli.{module} import main; main()"
-        shim = shims / script
-        shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -c "
-                        f"{shlex.quote(code)} \"$@\"\n")
-        shim.chmod(0o755)
-    for name in ("python", "python3"):
-        # a script, not a symbolic link: a link to a virtual environment's interpreter
-        # starts the base interpreter, without the environment's packages
-        (shims / name).write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
-        (shims / name).chmod(0o755)
     env = dict(os.environ)
     env["PATH"] = f"{shims}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in
@@ -151,7 +293,38 @@ def shims(tmp_path_factory) -> dict[str, str]:
     env.update(PYTHONUNBUFFERED="1", COLUMNS="80", LC_ALL="C.UTF-8", TERM="dumb")
     for name in ("PATE_MAX_ELEMENTS", "CI"):
         env.pop(name, None)
-    return env
+    # a short path: a Unix socket's name is limited to about 100 bytes
+    folder = Path(tempfile.mkdtemp(prefix="pate-docs-"))
+    fork = os.environ.get("PATE_TEST_DOCS_FORK", "1") != "0"
+    startup = {name: value for name, value in env.items() if name.startswith(STARTUP)}
+    for script, module in COMMANDS.items():
+        fresh = f"from pate_cli.cli.{module} import main; main()"
+        if fork:
+            client = (CLIENT.replace("PREFIXES", repr(STARTUP)).replace("FRESH", repr(fresh))
+                      .replace("STARTUP", repr(startup)))
+            arguments = (f"-S -c {shlex.quote(client)} {shlex.quote(str(folder / 'socket'))} "
+                         f"{module}")
+        else:
+            arguments = f"-c {shlex.quote(fresh)}"
+        shim = shims / script
+        shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {arguments} \"$@\"\n")
+        shim.chmod(0o755)
+    for name in ("python", "python3"):
+        # a script, not a symbolic link: a link to a virtual environment's interpreter
+        # starts the base interpreter, without the environment's packages
+        (shims / name).write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+        (shims / name).chmod(0o755)
+    server = None
+    try:
+        if fork:
+            server = command_server(env, folder)
+        yield env
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=60)
+            server.stdout.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def working_directory(tmp_path_factory, path: Path) -> Path:

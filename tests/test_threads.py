@@ -129,6 +129,8 @@ def _pool_threads() -> set:
 
 
 def _threads_end(before: set) -> bool:
+    """The pool's threads end (within milliseconds on quiet cores; the wait is bounded at
+    20 s, thousands of times that, so that load cannot fail it)."""
     deadline = time.monotonic() + 20
     while _pool_threads() - before and time.monotonic() < deadline:
         time.sleep(0.005)

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -141,14 +142,38 @@ def suggest_scale(distance: DistanceColumn, *, cutoff: int, threshold: float | N
     return scale, _three_digits(epsilon, math.ceil)
 
 
-def few_answers_note(distances: DistanceColumn, answered: int, *, cutoff: int, scale: float,
-                     threshold: float, user_threshold: float | None, halted_at: int | None,
-                     largest: float, passing: int, delta: float, conversion: str,
-                     target: bool) -> str | None:
+@dataclass(frozen=True)
+class SvtOutcome:
+    """An SVT-PATE run as :func:`few_answers_note` reads it: its cut-off, scale and
+    threshold ``w`` (``user_threshold``: the one given, or None), the query before which
+    the cut-off halted it (or None), the largest distance to instability and how many
+    queries are above ``w`` (``passing``), and whether the scale came from a target."""
+
+    cutoff: int
+    scale: float
+    threshold: float
+    user_threshold: float | None
+    halted_at: int | None
+    largest: float
+    passing: int
+    delta: float
+    conversion: str
+    target: bool
+
+
+def few_answers_note(distances: DistanceColumn, answered: int, **outcome: Any) -> str | None:
     """The one note of a run that answered nothing or few queries (None otherwise): the
-    threshold used against the largest distance to instability (``passing`` queries are
-    above it), where the cut-off halted the run (``halted_at``), and which
-    ``--svt-scale`` / ``--target-epsilon`` would answer."""
+    threshold used against the largest distance to instability, where the cut-off halted
+    the run, and which ``--svt-scale`` / ``--target-epsilon`` would answer.
+
+    Args:
+        distances: the analysed queries' distances to instability.
+        answered: how many the run answered.
+        **outcome: the fields of :class:`SvtOutcome`.
+    """
+    run = SvtOutcome(**outcome)
+    cutoff, threshold, largest, passing = run.cutoff, run.threshold, run.largest, run.passing
+    user_threshold, halted_at = run.user_threshold, run.halted_at
     queries = len(distances)
     if queries == 0 or not answers_are_few(answered, queries):
         return None
@@ -163,18 +188,19 @@ def few_answers_note(distances: DistanceColumn, answered: int, *, cutoff: int, s
     head = f"SVT-PATE answered {answered} of {queries} queries: {why}{halt}"
     goal = 1 if answered == 0 else math.ceil(FEW_FRACTION * queries)
     what = "at least one query" if goal == 1 else f"about {goal} queries"
-    found = suggest_scale(distances, cutoff=cutoff, threshold=user_threshold, delta=delta,
-                          conversion=conversion, goal=goal, largest=largest)
+    found = suggest_scale(distances, cutoff=cutoff, threshold=user_threshold,
+                          delta=run.delta, conversion=run.conversion, goal=goal,
+                          largest=largest)
     if found is None:
         fix = (f"lower --svt-threshold below {largest:g}" if user_threshold is not None
                else "no --svt-scale does with this cut-off: try a larger --svt-cutoff or "
                     "another mechanism")
         return f"{head}. To answer {what}, {fix} (docs/tutorials/svt-pate.md)"
     suggested, epsilon = found
-    if suggested >= scale:
+    if suggested >= run.scale:
         return (f"{head}. The noiseless rule answers {what} at this scale; this seed's noise "
                 "did not (try a smaller --svt-scale)")
-    knob = (f"--target-epsilon {epsilon:g} (scale {suggested:g})" if target else
+    knob = (f"--target-epsilon {epsilon:g} (scale {suggested:g})" if run.target else
             f"--svt-scale {suggested:g} (epsilon {epsilon:g}) or --target-epsilon {epsilon:g}")
     return (f"{head}. At cut-off {cutoff}, {knob} would answer {what} (noiseless "
             "estimate with a 2-sd noise margin); SVT-PATE needs vote margins far above its "

@@ -32,6 +32,8 @@ Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ct
 
 # How long --scheduler waits to connect.
 SCHEDULER_TIMEOUT = "10s"
+# The files a run writes (outputs.run_files), each an option.
+OUTPUT_FILES = ("output", "per_query", "ss_history", "write_decisions", "write_rdp")
 
 
 def _output_specs(option) -> list:
@@ -85,23 +87,25 @@ def _smooth_specs(option) -> list:
        "pate-analyze v.npy --accounting expected --smooth-sensitivity")
 @debug_option
 @version_option
-def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, ss_history,
-            ss_every, progress, write_decisions=None, write_rdp=None, scheduler=None,
-            **options):
+def analyze(votes, **options):
     """Privacy cost of PATE labels from VOTES: .npy .npz .csv .tsv, sparse, shards, - (stdin).
     """
     from ..analysis import api  # here, not at the top: -h imports no numerics (fast start)
     from ..outputs.run_files import check_run_outputs, run_files
     from ..outputs.writing import write_outputs
-    files = dict(output=output, per_query=per_query, ss_history=ss_history,
-                 write_decisions=write_decisions, write_rdp=write_rdp)
+    # the command's own options; the others are analyze()'s
+    files = {key: options.pop(key) for key in OUTPUT_FILES}
+    fmt, show_parameters, max_epsilon, ss_every, progress, scheduler, _ = (
+        options.pop(key) for key in ("fmt", "show_parameters", "max_epsilon", "ss_every",
+                                     "progress", "scheduler", "debug"))
     check_run_outputs(votes, options, **files)  # before any work
     if show_parameters:
         _show_parameters(votes, fmt, **options)
         return
     # totals only; a per-query table or decisions are written by a second pass, a chunk
     # at a time (bounded memory)
-    mode = "stream" if per_query is not None or write_decisions is not None else False
+    mode = ("stream" if files["per_query"] is not None or files["write_decisions"] is not None
+            else False)
     cluster = contextlib.nullcontext()
     if scheduler is not None:  # worker processes and Dask: only for a cluster
         from ..sweep.executors import scheduler_pool
@@ -109,11 +113,12 @@ def analyze(votes, fmt, output, per_query, debug, show_parameters, max_epsilon, 
     with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
             cluster as executor:
         # --ss-history without --smooth-sensitivity: refused by the option rules
-        result = api.analyze(votes, **options, ss_every=ss_every if ss_history else None,
-                             progress=report, per_query=mode, executor=executor)
+        result = api.analyze(votes, **options, progress=report, per_query=mode,
+                             ss_every=ss_every if files["ss_history"] else None,
+                             executor=executor)
     text = render(result.to_dict(), fmt)
     write_outputs(run_files(result, summary_text=text, **files))
-    if output is None:
+    if files["output"] is None:
         click.echo(text, nl=False)
     if result.tuning is not None:  # the search's figure
         check_max_epsilon(result.tuning.epsilon_tuned, max_epsilon, what="epsilon with tuning")

@@ -90,8 +90,7 @@ def _output_specs(option) -> list:
 @group("Outputs", _output_specs)
 @debug_option
 @version_option
-def command(votes, target_epsilon, mechanism, sigma, threshold, sigma_threshold, scale_all,
-            tolerance, fmt, output, debug, **options):
+def command(votes, **options):
     """The noise that makes a PATE run over saved votes meet a target epsilon.
 
     VOTES: (queries x classes) vote histogram, as for pate-analyze. Prints the solved
@@ -99,15 +98,13 @@ def command(votes, target_epsilon, mechanism, sigma, threshold, sigma_threshold,
     and expected), the label accuracy with --labels, and the pate-analyze command that
     reproduces it.
     """
+    fmt, output, _ = (options.pop(key) for key in ("fmt", "output", "debug"))
     if output is not None:  # before any work; never over an input
         check_destinations([(f"-o {output}", output)], inputs=input_files(
             [("", votes)] + [(f"--{key}", options.get(key))
                              for key in ("predictions", "labels", "student")]))
     with reported_warnings():
-        found = calibrate(votes, mechanism, target_epsilon=target_epsilon,
-                          accounting=options.pop("accounting"), scale_all=scale_all,
-                          tolerance=tolerance, sigma=sigma, threshold=threshold,
-                          sigma_threshold=sigma_threshold, **options)
+        found = calibrate(votes, options.pop("mechanism"), **options)
     text = render_calibration(found.to_dict(votes), fmt)
     if output is not None:
         write_outputs({output: text.encode()})

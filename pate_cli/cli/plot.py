@@ -68,18 +68,15 @@ Examples:
               help="Draw a budget line and mark where each run first exceeds it.")
 @rows_option
 @figure_options
-def history(inputs, labels, summary_paths, x, budget, queries, output, style, delta, debug):
+def history(inputs, **options):
     """Cumulative epsilon against queries, one line per per-query TABLE.
 
     TABLE is a per-query table of pate-analyze --per-query (.csv, .jsonl, .parquet).
     The stopping point is the first query whose cumulative epsilon exceeds --budget.
     Papernot et al. 2018, Figure 1 (middle).
     """
-    from ..outputs.plot_files import figure_format, plot_history, save_figure
-    fmt = figure_format(output)
-    figure = plot_history(inputs, labels=labels, summary_paths=summary_paths, x=x,
-                          budget=budget, queries=queries, style=style, delta=delta)
-    save_figure(figure, output, fmt)
+    from ..outputs.plot_files import plot_history
+    _save(plot_history, inputs, options)
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -100,8 +97,7 @@ Examples:
               help="Draw the uniform run (column epsilon_cumulative) in grey.")
 @rows_option
 @figure_options
-def groups(input_path, groups_path, summary_path, x, baseline, queries, output, style, delta,
-           debug):
+def groups(input_path, **options):
     """Per-group cost histories of an individualized run, with budgets and exhaustion.
 
     TABLE is the per-query table of pate-analyze --individualized ... --per-query FILE
@@ -109,11 +105,8 @@ def groups(input_path, groups_path, summary_path, x, baseline, queries, output, 
     is a dashed line in its group's colour, and the first query after which the group's
     cumulative epsilon exceeds it is marked. Individualized PATE, Figures 1, 5, 6.
     """
-    from ..outputs.plot_files import figure_format, plot_groups, save_figure
-    fmt = figure_format(output)
-    figure = plot_groups(input_path, groups_path=groups_path, summary_path=summary_path, x=x,
-                         baseline=baseline, queries=queries, style=style, delta=delta)
-    save_figure(figure, output, fmt)
+    from ..outputs.plot_files import plot_groups
+    _save(plot_groups, input_path, options)
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -133,7 +126,7 @@ Examples:
               help="Write each frontier point's noise parameters next to it.")
 @click.option("--logx", is_flag=True, help="Logarithmic epsilon axis.")
 @figure_options
-def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
+def tradeoff(inputs, **options):
     """Label accuracy against epsilon from pate-sweep tables (several are concatenated).
 
     One curve per mechanism (--by mechanism, Papernot et al. 2018 Figure 4 left) or per
@@ -144,11 +137,8 @@ def tradeoff(inputs, by, y, annotate, logx, output, style, delta, debug):
     --delta, else from the tables' delta column (pate-sweep writes one; all rows must
     agree), else 1e-5.
     """
-    from ..outputs.plot_files import figure_format, plot_tradeoff, save_figure
-    fmt = figure_format(output)
-    figure = plot_tradeoff(inputs, by=by, y=y, annotate=annotate, logx=logx, style=style,
-                           delta=delta)
-    save_figure(figure, output, fmt)
+    from ..outputs.plot_files import plot_tradeoff
+    _save(plot_tradeoff, inputs, options)
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -174,8 +164,7 @@ Examples:
 @index_col_option()
 @stack(long_table_specs())
 @figure_options
-def selection(votes, params, sigma, order, bins, queries, teachers, index_col, output, style,
-              delta, debug, classes=None, columns=None):
+def selection(votes, **options):
     """Plurality histogram of all queries and of those Confident-GNMax answers.
 
     For VOTES (a vote file) and each --params T,sigma1: the expected number of queries
@@ -185,15 +174,14 @@ def selection(votes, params, sigma, order, bins, queries, teachers, index_col, o
     the expected analysis of the first --params set at --delta). Papernot et al. 2018,
     Figure 5 (left).
     """
-    from ..outputs.plot_files import figure_format, plot_selection, save_figure, selection_votes
-    fmt = figure_format(output)
-    with reported_warnings():  # a note about the votes (averaged votes): one line
-        rows, teachers = selection_votes(votes, queries=queries, teachers=teachers,
-                                         index_col=index_col, classes=classes,
-                                         columns=columns)
-    figure = plot_selection(rows, teachers, name=votes, params=params, sigma=sigma,
-                            order=order, bins=bins, style=style, delta=delta)
-    save_figure(figure, output, fmt)
+    from ..outputs.plot_files import SelectionFigure, plot_selection, selection_votes
+
+    def draw(votes, *, params, sigma, order, bins, style, delta, **reading):
+        with reported_warnings():  # a note about the votes (averaged votes): one line
+            rows, teachers = selection_votes(votes, **reading)
+        return plot_selection(rows, teachers, SelectionFigure(params, sigma, order, bins),
+                              name=votes, style=style, delta=delta)
+    _save(draw, votes, options)
 
 
 @plot.command(context_settings=CONTEXT_SETTINGS, epilog="""\b
@@ -209,7 +197,7 @@ Examples:
               help="JSON summary per input, in order: delta and parameters for the caption.")
 @rows_option
 @figure_options
-def partition(inputs, labels, summary_paths, queries, output, style, delta, debug):
+def partition(inputs, **options):
     """Cumulative epsilon against answered queries; Confident's cost split in two.
 
     Each TABLE is a per-query table. A run that charges a selection step (non-zero
@@ -218,11 +206,18 @@ def partition(inputs, labels, summary_paths, queries, output, style, delta, debu
     point's cumulative epsilon in proportion to the cumulative selection and answer RDP
     (both at the run's final order). Papernot et al. 2018, Figure 5 (right).
     """
-    from ..outputs.plot_files import figure_format, plot_partition, save_figure
+    from ..outputs.plot_files import plot_partition
+    _save(plot_partition, inputs, options)
+
+
+def _save(draw, inputs, options: dict) -> None:
+    """The figure ``draw(inputs, **options)`` (a kind of ``outputs.plot_files``) written to
+    ``-o``, whose format is checked first (``--debug`` is the command runner's)."""
+    from ..outputs.plot_files import figure_format, save_figure
+    output = options.pop("output")
+    del options["debug"]
     fmt = figure_format(output)
-    figure = plot_partition(inputs, labels=labels, summary_paths=summary_paths,
-                            queries=queries, style=style, delta=delta)
-    save_figure(figure, output, fmt)
+    save_figure(draw(inputs, **options), output, fmt)
 
 
 def main(args=None) -> int:

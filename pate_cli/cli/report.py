@@ -88,8 +88,7 @@ def _smooth_specs(option) -> list:
 @debug_option
 @version_option
 @click.pass_context
-def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilon,
-           show_parameters, debug, **options):
+def report(ctx, votes, **options):
     """Write a self-contained privacy statement for a PATE run.
 
     Runs the analysis of pate-analyze (the same options) on VOTES, or reads --from
@@ -99,6 +98,10 @@ def report(ctx, votes, output, from_summary, per_query, dataset_size, max_epsilo
     and halt, per-group costs, figures, the reproduction recipe (command, version, input
     sha256) and a checklist after Ponomareva et al. 2023, "How to DP-fy ML".
     """
+    # the command's own options; the others are analyze()'s
+    output, from_summary, per_query, dataset_size, max_epsilon, show_parameters, _ = (
+        options.pop(key) for key in ("output", "from_summary", "per_query", "dataset_size",
+                                     "max_epsilon", "show_parameters", "debug"))
     fmt = report_format(output)
     if show_parameters:
         raise click.UsageError("--show-parameters is a pate-analyze option")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -343,20 +344,37 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
     return values
 
 
-def read_votes(votes=None, *, predictions=None, classes: int | None = None, labels=None,
-               teachers: float | None = None, index_col: int | None = None,
-               queries: int | None = None,
-               predictions_layout: str = "queries-first", columns=None) -> VoteSet:
-    """A ``VoteSet`` from a path, an array or a ``VoteSet`` (``votes``), or from a
-    predictions file (``predictions``, stored ``predictions_layout``: ``queries-first``
-    or ``teachers-first``); exactly one of the two.
+@dataclass(frozen=True)
+class ReadSpec:
+    """:func:`read_votes`'s keywords: a ``predictions`` file instead of votes (stored
+    ``predictions_layout``), a long table's ``classes`` and ``columns`` (``load_votes``),
+    ``labels``, ``teachers``, ``index_col`` (a CSV/TSV column to drop) and ``queries`` (the
+    first N rows: ``labels`` may then hold N labels instead of one per row)."""
 
-    ``index_col`` drops that column of a CSV/TSV file (a pandas index); with ``queries``
-    (the first N rows), ``labels`` may hold N labels instead of one per row; ``classes``
-    and ``columns``: a long table's vocabulary size and column names (``load_votes``)."""
+    predictions: Any = None
+    classes: int | None = None
+    labels: Any = None
+    teachers: float | None = None
+    index_col: int | None = None
+    queries: int | None = None
+    predictions_layout: str = "queries-first"
+    columns: Any = None
+
+
+def read_votes(votes=None, **options: Any) -> VoteSet:
+    """A ``VoteSet`` from votes or from a predictions file: exactly one of the two
+    (``OptionError`` otherwise).
+
+    Args:
+        votes: a path, an array (DataFrame, list of rows) or a ``VoteSet``.
+        **options: the fields of :class:`ReadSpec`.
+    """
+    spec = ReadSpec(**options)
+    predictions, classes, labels = spec.predictions, spec.classes, spec.labels
+    teachers, index_col, queries = spec.teachers, spec.index_col, spec.queries
     if (votes is None) == (predictions is None):
         raise OptionError("give exactly one of VOTES or --predictions FILE")
-    columns = column_map(columns)
+    columns = column_map(spec.columns)
     path = isinstance(votes, (str, os.PathLike))
     if (classes is not None and predictions is None and not path) or (
             columns.given and not path):
@@ -365,7 +383,7 @@ def read_votes(votes=None, *, predictions=None, classes: int | None = None, labe
     if predictions is not None:
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
                                     index_col=index_col, queries=queries,
-                                    layout=predictions_layout)
+                                    layout=spec.predictions_layout)
     elif isinstance(votes, VoteSet):
         vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
                                                                index_col=index_col)

@@ -9,8 +9,8 @@ which class it has.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from .noise import (
     STREAM_ANSWER,
     NoiseSource,
 )
-from .noisy_argmax import noisy_labels
+from .noisy_argmax import ArgmaxNoise, noisy_labels
 from .svt import SVTPATE
 from .threshold import check_threshold_parameters, passes_threshold
 
@@ -37,8 +37,8 @@ from .threshold import check_threshold_parameters, passes_threshold
 def _teacher_labels(votes, noise, start, kind, scale, answered, draw: bool) -> np.ndarray:
     """Noisy argmax where ``answered`` (noise from the answer stream), -1 elsewhere;
     ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
-    return noisy_labels(votes, noise=noise, stream=STREAM_ANSWER, kind=kind, start=start,
-                        answered=answered, draw=draw, scale=scale)
+    return noisy_labels(votes, ArgmaxNoise(STREAM_ANSWER, kind, scale=scale), noise=noise,
+                        start=start, answered=answered, draw=draw)
 
 
 def _answer_every_query(votes, noise, start, kind, scale, labels: bool) -> Decisions:
@@ -235,20 +235,47 @@ def mechanism_for(name: str, vote_set, parameters: dict):
                            integer_votes=needs_integer_votes(name, parameters, vote_set))
 
 
-def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
-                    threshold: float | None = None, sigma_threshold: float | None = None,
-                    laplace_scale: float | None = None, confidence: float | None = None,
-                    svt_scale: float | None = None, svt_cutoff: int | str | None = None,
-                    svt_threshold: float | None = None, target_epsilon: float | None = None,
-                    eta: float | None = None, screening: str | None = None,
-                    integer_votes: bool = False):
+@dataclass(frozen=True)
+class MechanismParameters:
+    """``build_mechanism``'s keywords, None for the default from M (``DEFAULT_FRACTIONS``;
+    eta ``DEFAULT_ETA_TIMES_M / M``; confidence 0.9, svt_cutoff 100, screening exact)."""
+
+    sigma: float | None = None
+    threshold: float | None = None
+    sigma_threshold: float | None = None
+    laplace_scale: float | None = None
+    confidence: float | None = None
+    svt_scale: float | None = None
+    svt_cutoff: int | str | None = None
+    svt_threshold: float | None = None
+    target_epsilon: float | None = None
+    eta: float | None = None
+    screening: str | None = None
+    integer_votes: bool = False
+
+
+def build_mechanism(name: str, *, teachers: float, **parameters: Any):
     """Create a mechanism by name, filling unset parameters from the teacher count M.
 
-    ``screening`` (``exact``, the default, or ``gaussian``) and ``integer_votes`` (the
-    votes are plain counts) apply to the selecting mechanisms (math:screening)."""
+    Args:
+        name: a key of ``MECHANISMS``.
+        teachers: M, which the defaults scale with.
+        **parameters: the fields of :class:`MechanismParameters`; ``screening``
+            (``exact`` or ``gaussian``) and ``integer_votes`` (the votes are plain
+            counts) apply to the selecting mechanisms (math:screening).
+
+    Raises:
+        TypeError: for another keyword. ValueError: for an unknown name or a parameter
+            out of its domain (a default's names the options to give).
+    """
+    unknown = sorted(set(parameters) - {item.name for item in fields(MechanismParameters)})
+    if unknown:
+        raise TypeError(f"build_mechanism() got an unexpected keyword argument {unknown[0]!r}")
+    given = MechanismParameters(**parameters)
     defaulted = []
 
-    def pick(value, key):
+    def pick(key):
+        value = getattr(given, key)
         if value is None:
             defaulted.append(key)
             if key == "eta":
@@ -257,12 +284,7 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
         return value
 
     try:
-        return _built(name, teachers, pick, sigma=sigma, threshold=threshold,
-                      sigma_threshold=sigma_threshold, laplace_scale=laplace_scale,
-                      confidence=confidence, svt_scale=svt_scale, svt_cutoff=svt_cutoff,
-                      svt_threshold=svt_threshold, target_epsilon=target_epsilon, eta=eta,
-                      screening="exact" if screening is None else screening,
-                      integer_votes=integer_votes)
+        return _built(name, teachers, given, pick)
     except ValueError as error:
         if not defaulted:
             raise
@@ -273,34 +295,35 @@ def build_mechanism(name: str, *, teachers: float, sigma: float | None = None,
                          "votes)") from None
 
 
-def _built(name: str, teachers: float, pick, *, sigma, threshold, sigma_threshold,
-           laplace_scale, confidence, svt_scale, svt_cutoff, svt_threshold, target_epsilon,
-           eta, screening, integer_votes):
+def _built(name: str, teachers: float, given: MechanismParameters, pick):
+    screening = "exact" if given.screening is None else given.screening
     if name == "lnmax":
-        return LNMax(laplace_scale=pick(laplace_scale, "laplace_scale"))
+        return LNMax(laplace_scale=pick("laplace_scale"))
     if name == "gnmax":
-        return GNMax(sigma=pick(sigma, "sigma"))
+        return GNMax(sigma=pick("sigma"))
     if name == "confident":
-        return ConfidentGNMax(threshold=pick(threshold, "threshold"),
-                              sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
-                              sigma=pick(sigma, "sigma"), teachers=teachers,
-                              screening=screening, integer_votes=integer_votes)
+        return ConfidentGNMax(threshold=pick("threshold"),
+                              sigma_threshold=pick("sigma_threshold"),
+                              sigma=pick("sigma"), teachers=teachers,
+                              screening=screening, integer_votes=given.integer_votes)
     if name == "interactive":
-        return InteractiveGNMax(threshold=pick(threshold, "threshold"),
-                                sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
-                                sigma=pick(sigma, "sigma"),
-                                confidence=0.9 if confidence is None else confidence,
+        return InteractiveGNMax(threshold=pick("threshold"),
+                                sigma_threshold=pick("sigma_threshold"),
+                                sigma=pick("sigma"),
+                                confidence=0.9 if given.confidence is None else given.confidence,
                                 teachers=teachers, screening=screening)
     if name == "exponential":
-        return Exponential(eta=pick(eta, "eta"))
+        return Exponential(eta=pick("eta"))
     if name == "confident-exponential":
-        return ConfidentExponential(threshold=pick(threshold, "threshold"),
-                                    sigma_threshold=pick(sigma_threshold, "sigma_threshold"),
-                                    eta=pick(eta, "eta"), teachers=teachers,
-                                    screening=screening, integer_votes=integer_votes)
+        return ConfidentExponential(threshold=pick("threshold"),
+                                    sigma_threshold=pick("sigma_threshold"),
+                                    eta=pick("eta"), teachers=teachers,
+                                    screening=screening, integer_votes=given.integer_votes)
     if name == "svt":
-        if svt_scale is None and target_epsilon is None:
-            svt_scale = pick(None, "svt_scale")
-        return SVTPATE(scale=svt_scale, cutoff=100 if svt_cutoff is None else svt_cutoff,
-                       threshold=svt_threshold, target_epsilon=target_epsilon)
+        svt_scale = given.svt_scale
+        if svt_scale is None and given.target_epsilon is None:
+            svt_scale = pick("svt_scale")
+        return SVTPATE(scale=svt_scale, cutoff=100 if given.svt_cutoff is None else
+                       given.svt_cutoff, threshold=given.svt_threshold,
+                       target_epsilon=given.target_epsilon)
     raise ValueError(f"unknown mechanism {name!r} (choose from {', '.join(MECHANISMS)})")

@@ -19,7 +19,7 @@ import numpy as np
 from ..decisions import Decisions
 from .domains import ETA, Facts, noise_scale
 from .noise import STREAM_GUMBEL, NoiseSource
-from .noisy_argmax import noisy_labels
+from .noisy_argmax import ArgmaxNoise, noisy_labels
 from .threshold import check_threshold_parameters, passes_threshold
 
 # The default eta, times the number of teachers M: eta = sqrt(2) / (0.16 M), at which the
@@ -33,8 +33,8 @@ def gumbel_labels(votes: np.ndarray, *, eta: float, noise: NoiseSource, start: i
                   answered: np.ndarray, draw: bool = True) -> np.ndarray:
     """``argmax_j (eta n_j + G_j)`` where ``answered``, -1 elsewhere (math:exponential);
     ``LABEL_NOT_DRAWN`` for every answered query when ``draw`` is False."""
-    return noisy_labels(votes, noise=noise, stream=STREAM_GUMBEL, kind="gumbel", start=start,
-                        answered=answered, draw=draw, weight=eta)
+    return noisy_labels(votes, ArgmaxNoise(STREAM_GUMBEL, "gumbel", weight=eta), noise=noise,
+                        start=start, answered=answered, draw=draw)
 
 
 @dataclass(frozen=True)

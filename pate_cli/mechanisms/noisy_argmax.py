@@ -20,6 +20,7 @@ replays of the same mechanism.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,18 +29,29 @@ from .noise import NoiseSource
 from .protocol import LABEL_NOT_DRAWN
 
 
-def noisy_labels(votes, *, noise: NoiseSource, stream: int, kind: str, start: int,
-                 answered: np.ndarray, draw: bool = True, scale: float = 1.0,
-                 weight: float = 1.0) -> np.ndarray:
-    """:func:`noisy_argmax` of the rows at positions ``start ..`` with standard ``kind``
-    noise from ``stream`` where ``answered``, -1 elsewhere; ``LABEL_NOT_DRAWN`` for every
-    answered query when ``draw`` is False."""
+@dataclass(frozen=True)
+class ArgmaxNoise:
+    """Which noisy argmax a replay draws: ``argmax_j (weight n_j + scale noise_j)`` with
+    standard ``kind`` noise (``normal``, ``laplace`` or ``gumbel``) from the noise source's
+    ``stream``."""
+
+    stream: int
+    kind: str
+    scale: float = 1.0
+    weight: float = 1.0
+
+
+def noisy_labels(votes, how: ArgmaxNoise, *, noise: NoiseSource, start: int,
+                 answered: np.ndarray, draw: bool = True) -> np.ndarray:
+    """:func:`noisy_argmax` of the rows at positions ``start ..`` with ``how``'s noise
+    where ``answered``, -1 elsewhere; ``LABEL_NOT_DRAWN`` for every answered query when
+    ``draw`` is False."""
     if not draw:
         return np.where(answered, LABEL_NOT_DRAWN, -1).astype(np.int64)
     rows = vote_rows(votes)
-    draws = noise.draw(stream=stream, kind=kind, start=start, count=len(rows),
+    draws = noise.draw(stream=how.stream, kind=how.kind, start=start, count=len(rows),
                        width=rows.width + rows.block_draws)
-    labels = noisy_argmax(rows, draws, kind=kind, scale=scale, weight=weight)
+    labels = noisy_argmax(rows, draws, kind=how.kind, scale=how.scale, weight=how.weight)
     return np.where(answered, labels, -1).astype(np.int64)
 
 

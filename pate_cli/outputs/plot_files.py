@@ -11,6 +11,7 @@ before any work) and ``save_figure`` writes the figure atomically.
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..orders import default_orders
 from ..vote_rows import is_sparse
 from . import captions
 from . import figures as plots
-from .plot_tables import HISTORY_COLUMNS, drawn_table
+from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
 from .writing import check_destinations, write_outputs
 
 PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
@@ -53,9 +54,9 @@ def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, styl
     """Cumulative epsilon against queries (or answered, or outputs), one line per
     per-query table (Papernot et al. 2018, Figure 1 middle), each streamed into the rows
     drawn (``plot_tables``)."""
-    summaries, frames = _runs(inputs, summary_paths, HISTORY_COLUMNS, queries,
-                              keep=("output",) if x == "output" else (),
-                              budgets=() if budget is None else (budget,))
+    summaries, frames = _runs(inputs, summary_paths, Drawing(
+        HISTORY_COLUMNS, queries=queries, keep=("output",) if x == "output" else (),
+        budgets=() if budget is None else (budget,)))
     if x == "output":
         for path, frame in zip(inputs, frames, strict=True):
             if "output" not in frame.columns:
@@ -72,8 +73,8 @@ def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
     """Cumulative epsilon against answered queries, a selecting run's cost split in its
     selection and answer parts (Papernot et al. 2018, Figure 5 right); the cumulative
     sums are the whole tables' (``plot_tables``)."""
-    summaries, frames = _runs(inputs, summary_paths, PARTITION_COLUMNS, queries,
-                              sums=("answered", "rdp_selection", "rdp_answer"))
+    summaries, frames = _runs(inputs, summary_paths, Drawing(
+        PARTITION_COLUMNS, queries=queries, sums=("answered", "rdp_selection", "rdp_answer")))
     names = _run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
@@ -96,9 +97,9 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
     if groups_path is not None:
         loaded = load_groups(groups_path)
         budgets = dict(zip(loaded.names, map(float, loaded.budgets), strict=True))
-    frame = drawn_table(input_path, columns=HISTORY_COLUMNS, groups=True, queries=queries,
-                        budgets=sorted(set(budgets.values())), summary=summary,
-                        summary_path=summary_path)
+    frame = drawn_table(input_path, Drawing(HISTORY_COLUMNS, groups=True, queries=queries,
+                                            budgets=tuple(sorted(set(budgets.values())))),
+                        summary=summary, summary_path=summary_path)
     names = plots.group_columns(frame)
     if not names:
         raise InputError(f"{input_path}: no epsilon_cumulative_<group> columns; expected the "
@@ -170,12 +171,23 @@ def selection_votes(path: str, *, queries, teachers, index_col, classes=None, co
     return (rows if is_sparse(rows) else np.asarray(rows)), float(vote_set.teachers)
 
 
-def plot_selection(rows, teachers: float, *, name: str, params, sigma, order, bins: int,
-                   style, delta):
+class SelectionFigure(NamedTuple):
+    """pate-plot selection's figure: the ``(T, sigma1)`` pairs, the answer std (None: 0.16
+    M), the order of the RDP per bin (None: the expected analysis' of the first pair) and
+    the number of bins."""
+
+    params: tuple
+    sigma: float | None
+    order: float | None
+    bins: int
+
+
+def plot_selection(rows, teachers: float, figure: SelectionFigure, *, name: str, style,
+                   delta):
     """Confident-GNMax's plurality histogram and answered counts per ``(T, sigma1)`` of
-    ``params`` over the vote ``rows`` of the file ``name``, with the answer step's mean RDP
-    per bin at ``order`` (default: the order of the expected analysis of the first pair)
-    (Papernot et al. 2018, Figure 5 left)."""
+    ``figure`` over the vote ``rows`` of the file ``name``, with the answer step's mean
+    RDP per bin (Papernot et al. 2018, Figure 5 left)."""
+    params, sigma, order, bins = figure
     sigma = sigma if sigma is not None else 0.16 * teachers
     delta = delta or 1e-5
     how = "given by --order"
@@ -200,16 +212,15 @@ def plot_selection(rows, teachers: float, *, name: str, params, sigma, order, bi
                                   caption=caption, style=style)
 
 
-def _runs(inputs, summary_paths, columns, queries, **drawn) -> tuple[list, list]:
+def _runs(inputs, summary_paths, drawing: Drawing) -> tuple[list, list]:
     """``(summaries, tables)``: one JSON summary per input (or none), and the rows drawn
-    from each per-query table (``plot_tables.drawn_table``, with ``drawn``'s options),
-    checked to be its summary's run."""
+    from each per-query table (``plot_tables.drawn_table``), checked to be its summary's
+    run."""
     if summary_paths and len(summary_paths) != len(inputs):
         raise OptionError(f"give one --summary per input ({len(inputs)}), or none")
     summaries = ([read_summary(path) for path in summary_paths] if summary_paths
                  else [None] * len(inputs))
-    frames = [drawn_table(path, columns=columns, queries=queries, summary=summary,
-                          summary_path=summary_path, **drawn)
+    frames = [drawn_table(path, drawing, summary=summary, summary_path=summary_path)
               for path, summary, summary_path in zip(inputs, summaries,
                                                      summary_paths or [None] * len(inputs),
                                                      strict=True)]

@@ -15,6 +15,7 @@ floats as when it was read whole.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -36,36 +37,51 @@ if TYPE_CHECKING:
 HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
 
 
-def drawn_table(path: str, *, columns, sums=("answered",), keep=(), groups: bool = False,
-                queries: int | None = None, budgets=(), summary: dict | None = None,
-                summary_path: str | None = None, allow_empty: bool = False,
-                index: list | None = None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Drawing:
+    """What a figure draws from a per-query table: ``columns`` that must hold numbers in
+    every drawn row (with ``groups``, the ``epsilon_cumulative_<group>`` columns too, which
+    are kept); ``keep``, kept when present; ``sums``, given their running sums
+    (``cumulative_<column>``); the first ``queries`` rows (``-n``); the ``budgets`` the
+    figure marks (``figure_rows`` keeps the first row over each); ``allow_empty``: a
+    table without rows gives a frame without rows (the report of a run of no queries)."""
+
+    columns: tuple
+    sums: tuple = ("answered",)
+    keep: tuple = ()
+    groups: bool = False
+    queries: int | None = None
+    budgets: tuple = ()
+    allow_empty: bool = False
+
+
+def drawn_table(path: str, drawing: Drawing, *, summary: dict | None = None,
+                summary_path: str | None = None, index: list | None = None) -> pd.DataFrame:
     """The rows of the per-query table ``path`` that a figure draws.
 
-    ``columns`` must be there and hold numbers in every drawn row (with ``groups``, the
-    ``epsilon_cumulative_<group>`` columns too, which are kept); ``keep`` are kept when
-    present; ``sums`` get their running sums (``cumulative_<column>``) and every row its
-    ``position``. ``queries`` (``-n``) draws the first rows; ``budgets`` are the ones the
-    figure marks (``figure_rows`` keeps the first row over each). With ``summary``, the
-    whole table is checked to be its run first. A table without rows is refused, or with
-    ``allow_empty`` gives a frame without rows (the report of a run of no queries). Each
-    piece's whole ``query`` column is appended to ``index`` when it is a list (the rows
-    of a ``--query-indices`` run, for the report's selection figure). The frame's
-    ``attrs`` say how many rows were drawn from (``queries``), their answered sum, whether
-    their ``query`` column increases (``query_increasing``) and ``every``
-    (``figure_rows``).
+    Args:
+        drawing: which rows and columns (each row also gets its ``position``).
+        summary: the run's JSON summary (at ``summary_path``): the whole table is checked
+            to be its run first.
+        index: a list to append each piece's whole ``query`` column to (a
+            ``--query-indices`` run's rows, for the report's selection figure).
+
+    Returns:
+        The frame; its ``attrs``: the rows drawn from (``queries``), their answered sum,
+        whether their ``query`` column increases (``query_increasing``), ``every``.
     """
+    columns, queries = drawing.columns, drawing.queries
     table = TablePieces(path, expected=PER_QUERY)
     pieces = table.pieces(figure_data.FIGURE_ROWS)  # a table drawn whole is one piece
     try:
         first = next(pieces, None)
-        if first is None or (first.empty and not allow_empty):
+        if first is None or (first.empty and not drawing.allow_empty):
             raise InputError(f"{path}: the table has no rows (expected {PER_QUERY})")
         require_table(first, path, kind="per-query", columns=columns)
         checked = list(columns)
-        if groups:
+        if drawing.groups:
             checked += [c for c in first.columns if str(c).startswith(GROUP_PREFIX)]
-        kept = [c for c in first.columns if c in (*checked, *keep)]
+        kept = [c for c in first.columns if c in (*checked, *drawing.keep)]
         claimed = None if summary is None else summary.get("queries")
         rows = int(claimed) if claimed is not None else table.count_rows(at_most=queries)
         if queries is not None:
@@ -73,8 +89,8 @@ def drawn_table(path: str, *, columns, sums=("answered",), keep=(), groups: bool
         stream = _Stream(path, checked, kept, queries,
                          RunTotals(summary) if summary is not None else None,
                          limit=rows if claimed is not None else None, index=index)
-        frame = figure_rows(running_sums(stream.drawn(chain([first], pieces)), sums),
-                            queries=rows, budgets=tuple(budgets))
+        frame = figure_rows(running_sums(stream.drawn(chain([first], pieces)), drawing.sums),
+                            queries=rows, budgets=tuple(drawing.budgets))
     finally:
         pieces.close()
     if stream.totals is not None:

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..inputs import load_votes
 from ..inputs.tables import read_summary
 from .figure_data import figure_rows
-from .plot_tables import HISTORY_COLUMNS, drawn_table
+from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
 from .report import files_folder
 from .report_figures import figure_budgets
 from .writing import check_destinations, write_outputs
@@ -83,9 +83,10 @@ def _drawn_run(summary: dict, summary_path: str, per_query: str):
     piece at a time, checked against ``summary``), and its whole ``query`` column when
     the summary analysed ``--query-indices`` (else None)."""
     index: list | None = [] if summary.get("query_indices") else None
-    frame = drawn_table(per_query, columns=HISTORY_COLUMNS, keep=("output",), groups=True,
-                        sums=(), budgets=figure_budgets(summary), summary=summary,
-                        summary_path=summary_path, allow_empty=True, index=index)
+    drawing = Drawing(HISTORY_COLUMNS, keep=("output",), groups=True, sums=(),
+                      budgets=figure_budgets(summary), allow_empty=True)
+    frame = drawn_table(per_query, drawing, summary=summary, summary_path=summary_path,
+                        index=index)
     return frame, None if index is None else np.concatenate(index)
 
 

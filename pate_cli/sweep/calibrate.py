@@ -20,6 +20,9 @@ analysed is snapped to 6 significant digits (so the answer prints exactly and th
 analysed whose epsilon is <= E: never above E. Every analysed pair is checked for
 monotonicity; a violation is a note in ``warnings``.
 Exits: ``OptionError`` (exit 2) when even the largest noise of the range exceeds E.
+
+Size: one concept, the search: its keywords (``CalibrationSpec``), the search itself and
+its answer (``Calibration``, with the command and JSON that reproduce it).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import math
 import shlex
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .._version import __version__
@@ -37,6 +40,7 @@ from ..analysis.result import AnalysisResult
 from ..analysis.run_spec import RunSpec, check_options
 from ..errors import InputError, OptionError, PateWarning
 from ..inputs.long_table import column_map
+from ..inputs.votes import ReadSpec
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
 from ..outputs.summary_json import epsilon_method, epsilon_rdp, plain_number, sampling_summary
@@ -44,6 +48,11 @@ from ..rounding import ceil_text
 from .columns import orders_text
 
 CALIBRATED = ("gnmax", "lnmax", "confident", "exponential", "confident-exponential")
+# Per mechanism: the parameter solved for, and the parameters it takes.
+SOLVED = {"gnmax": ("sigma", ("sigma",)), "lnmax": ("laplace_scale", ("laplace_scale",)),
+          "confident": ("sigma", ("threshold", "sigma_threshold", "sigma")),
+          "exponential": ("eta", ("eta",)),
+          "confident-exponential": ("eta", ("threshold", "sigma_threshold", "eta"))}
 # Mechanisms whose solved parameter is an inverse noise (eta): searched as 1 / eta.
 INVERSE = ("exponential", "confident-exponential")
 ACCOUNTINGS = ("data-independent", "expected")
@@ -164,18 +173,36 @@ class Calibration:
         }
 
 
-def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float,
-              accounting: str = "data-independent", scale_all: bool = False,
-              tolerance: float = DEFAULT_TOLERANCE, max_steps: int = MAX_STEPS,
-              sigma: float | None = None, threshold: float | None = None,
-              sigma_threshold: float | None = None, laplace_scale: float | None = None,
-              eta: float | None = None, **options: Any) -> Calibration:
+@dataclass(frozen=True, kw_only=True)
+class CalibrationSpec:
+    """:func:`calibrate`'s own keywords (see the module); the others are ``analyze``'s."""
+
+    target_epsilon: float
+    accounting: str = "data-independent"
+    scale_all: bool = False
+    tolerance: float = DEFAULT_TOLERANCE
+    max_steps: int = MAX_STEPS
+    sigma: float | None = None
+    threshold: float | None = None
+    sigma_threshold: float | None = None
+    laplace_scale: float | None = None
+    eta: float | None = None
+
+
+def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calibration:
     """Solve for the noise of ``mechanism`` meeting ``target_epsilon`` (see the module).
 
-    ``options`` are ``analyze`` keywords shared by every candidate (``labels``,
-    ``queries``, ``teachers``, ``index_col``, ``delta``, ``orders``, ``conversion``,
-    ``seed``...). Raises ``OptionError`` for a refused setting or an unreachable target.
+    Args:
+        votes, mechanism: as for ``analyze`` (a mechanism of ``CALIBRATED``).
+        **options: :class:`CalibrationSpec`'s fields (``target_epsilon`` required), and
+            ``analyze``'s keywords shared by every candidate (``labels``, ``queries``...).
+
+    Raises:
+        OptionError: for a refused setting or an unreachable target.
     """
+    spec = CalibrationSpec(**{item.name: options.pop(item.name)
+                              for item in fields(CalibrationSpec) if item.name in options})
+    target_epsilon, accounting, scale_all = spec.target_epsilon, spec.accounting, spec.scale_all
     mechanism = mechanism.lower()
     if mechanism not in CALIBRATED:
         raise OptionError(f"pate-calibrate solves -m {', '.join(CALIBRATED)}, "
@@ -185,22 +212,17 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
                           f"(a replay's epsilon depends on its noise draw), got {accounting!r}")
     if not (math.isfinite(target_epsilon) and target_epsilon > 0):
         raise OptionError(f"--target-epsilon must be positive, got {target_epsilon!r}")
-    if not 0 < tolerance < 1:
-        raise OptionError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
+    if not 0 < spec.tolerance < 1:
+        raise OptionError(f"--tolerance must lie in (0, 1), got {spec.tolerance!r}")
     if options.get("sampling") is not None:  # before any work: pate-analyze's rules
         check_options(RunSpec.of(mechanism, accounting=accounting, sampling=options["sampling"],
                                  vote_change=options.get("vote_change"),
                                  sampling_steps=options.get("sampling_steps")))
     if scale_all and mechanism != "confident":
         raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
-    solved = {"gnmax": "sigma", "lnmax": "laplace_scale", "confident": "sigma",
-              "exponential": "eta", "confident-exponential": "eta"}[mechanism]
-    given = {"sigma": sigma, "threshold": threshold, "sigma_threshold": sigma_threshold,
-             "laplace_scale": laplace_scale, "eta": eta}
-    used = {"gnmax": ("sigma",), "lnmax": ("laplace_scale",),
-            "confident": ("threshold", "sigma_threshold", "sigma"),
-            "exponential": ("eta",),
-            "confident-exponential": ("threshold", "sigma_threshold", "eta")}[mechanism]
+    solved, used = SOLVED[mechanism]
+    given = {key: getattr(spec, key)
+             for key in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")}
     extra = [key for key, value in given.items() if value is not None and key not in used]
     if extra:
         raise OptionError(f"-m {mechanism} does not use --{extra[0].replace('_', '-')}")
@@ -214,14 +236,9 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
     if shown_options["predictions_layout"] == "queries-first":
         shown_options["predictions_layout"] = None  # the default: not in the command
     shown_options["columns"] = str(column_map(shown_options["columns"])) or None
-    labels, queries = options.pop("labels", None), options.get("queries")
-    vote_set = api.read_votes(votes, predictions=options.pop("predictions", None),
-                              classes=options.pop("classes", None),
-                              columns=options.pop("columns", None), labels=labels,
-                              teachers=options.pop("teachers", None),
-                              index_col=options.pop("index_col", None), queries=queries,
-                              predictions_layout=options.pop("predictions_layout",
-                                                             "queries-first"))
+    reading = {item.name: options.pop(item.name) for item in fields(ReadSpec)
+               if item.name != "queries" and item.name in options}  # queries: analyze's too
+    vote_set = api.read_votes(votes, **reading, queries=options.get("queries"))
     teachers = vote_set.teachers
     base = {key: (_default(key, teachers) if given[key] is None else given[key])
             for key in used}
@@ -253,8 +270,8 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
 
     def meets(x: float) -> bool:
         if x not in seen:
-            if len(seen) >= max_steps:
-                raise InputError(f"no answer within {max_steps} analyses (raise "
+            if len(seen) >= spec.max_steps:
+                raise InputError(f"no answer within {spec.max_steps} analyses (raise "
                                   "--tolerance)")
             seen[x] = run(x).epsilon
         return seen[x] <= target_epsilon
@@ -291,7 +308,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
                               f"{target_epsilon:g} (at {where:g}: {ceil_text(seen[largest])}; "
                               f"{reason})")
     if low is not None:
-        while high / low > 1.0 + tolerance:
+        while high / low > 1.0 + spec.tolerance:
             middle = _snap(math.sqrt(low * high))
             if not low < middle < high:
                 break
@@ -322,7 +339,7 @@ def calibrate(votes=None, mechanism: str = "confident", *, target_epsilon: float
         params={key: float(value) for key, value in parameters(answer).items()},
         target_epsilon=float(target_epsilon), result=result, above=above,
         answered_expected=float(expected.answered_total), analyses=len(seen),
-        tolerance=tolerance, scale_all=scale_all,
+        tolerance=spec.tolerance, scale_all=scale_all,
         options={key: _orders_text(value) if key == "orders" else value
                  for key, value in shown_options.items()
                  if isinstance(value, (str, int, float)) or key == "orders"},

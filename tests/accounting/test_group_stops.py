@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pate_cli.accounting.individualized import (
+    CurveSetting,
     GroupStops,
     GroupSums,
     IndependentSpent,
@@ -108,9 +109,10 @@ def test_independent_spent_is_the_running_figure(queries, seed, sensitivities, c
     history, found = [], None
 
     def chunk(lo, hi):
-        return group_costs(np.zeros(hi - lo), sensitivities=sens, sigma=20.0, orders=orders,
-                           answered=answered[lo:hi], sigma_threshold=30.0,
-                           data_independent=True, evaluate=False)
+        return group_costs(np.zeros(hi - lo), CurveSetting(sigma=20.0, orders=orders,
+                                                          sigma_threshold=30.0,
+                                                          data_independent=True),
+                           sensitivities=sens, answered=answered[lo:hi], evaluate=False)
     for lo, hi in zip(edges, edges[1:], strict=False):
         history.append(sums.add(chunk(lo, hi))[0])
         figure = spent.add(chunk(lo, hi), cut=at + 1 - lo if lo <= at < hi else None)

@@ -12,7 +12,9 @@ import pytest
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
 from pate_cli.accounting.individualized import (
+    AccountedGroups,
     CostChunk,
+    CurveSetting,
     account_groups,
     group_costs,
     group_weights,
@@ -57,15 +59,22 @@ MECHANISMS = [GNMax(sigma=3.0),
               ConfidentGNMax(threshold=15.0, sigma_threshold=4.0, sigma=3.0)]
 
 
+def curve_setting(mechanism):
+    """The mechanism's curves on ORDERS."""
+    return CurveSetting(sigma=mechanism.sigma, orders=ORDERS,
+                        sigma_threshold=getattr(mechanism, "sigma_threshold", None))
+
+
 def statistics(block, mechanism, noise, start, accounting):
-    """What the owner's analysis would hand to the builders for one chunk."""
+    """What the owner's analysis would hand to the builders for one chunk: ``log q`` and
+    the per-query keywords (the curves' setting is :func:`curve_setting`)."""
     decisions = mechanism.replay(block, noise=noise, start=start)
     log_q = log_q_gnmax(block, sigma=mechanism.sigma)
-    kwargs = {"sigma": mechanism.sigma, "answered": decisions.answered}
+    kwargs = {"answered": decisions.answered}
     if isinstance(mechanism, ConfidentGNMax):
         log_pr = log_pr_answered(block.max(axis=1), threshold=mechanism.threshold,
                                  sigma_threshold=mechanism.sigma_threshold)
-        kwargs.update(log_pr_answered=log_pr, sigma_threshold=mechanism.sigma_threshold)
+        kwargs.update(log_pr_answered=log_pr)
         if accounting == "expected":
             kwargs["charge"] = np.exp(log_pr)
     return log_q, kwargs
@@ -97,12 +106,14 @@ def individualized_run(variant, mechanism, accounting, *, predictions, budgets, 
         log_q, kwargs = statistics(block, mechanism, noise, start, accounting)
         if variant == "vanishing":
             part = vanishing.participation[start : start + chunk]
-            chunks.append(vanishing_costs(log_q, participation=part, orders=ORDERS, **kwargs))
+            chunks.append(vanishing_costs(log_q, curve_setting(mechanism), participation=part,
+                                          **kwargs))
         else:
-            chunks.append(group_costs(log_q, sensitivities=sensitivities, orders=ORDERS,
-                                      **kwargs))
-    result = account_groups(chunks, budgets=budgets, orders=ORDERS, delta=DELTA,
-                            member_groups=member_groups, sensitivities=sensitivities)
+            chunks.append(group_costs(log_q, curve_setting(mechanism),
+                                      sensitivities=sensitivities, **kwargs))
+    result = account_groups(chunks, AccountedGroups(budgets, member_groups=member_groups,
+                                                    sensitivities=sensitivities),
+                            orders=ORDERS, delta=DELTA)
     return result, votes
 
 
@@ -296,10 +307,11 @@ def test_vanishing_group_reports_its_worst_off_teacher():
     frequencies = vanishing_frequencies([1.0, 1.5, 2.0])[TEACHER_GROUPS]
     vanishing = vanishing_votes(predictions, frequencies=frequencies, seed=1, classes=CLASSES)
     log_q, kwargs = statistics(vanishing.votes, mechanism, NoiseSource(1), 0, "replay")
-    costs = vanishing_costs(log_q, participation=vanishing.participation, orders=ORDERS,
-                            **kwargs)
-    result = account_groups(costs, budgets=[1.0, 1.5, 2.0], orders=ORDERS, delta=DELTA,
-                            member_groups=TEACHER_GROUPS)
+    costs = vanishing_costs(log_q, curve_setting(mechanism),
+                            participation=vanishing.participation, **kwargs)
+    result = account_groups(costs, AccountedGroups([1.0, 1.5, 2.0],
+                                                   member_groups=TEACHER_GROUPS),
+                            orders=ORDERS, delta=DELTA)
     # brute force: a teacher pays the sensitivity-(k/|S_q|) curve of each query it joined
     log_pr, answered = kwargs["log_pr_answered"], kwargs["answered"]
     per_query = np.stack([
@@ -326,15 +338,17 @@ def test_sensitivity_d_data_independent_side_is_noise_over_d():
     # for each GNMax answer; the selection step pays u^2 alpha / (2 sigma1^2).
     sigma, sigma1 = 40.0, 150.0
     for d in (1.0, 2.0, 3.0, 0.7):
-        gn = rdp_individual(np.zeros(2), sensitivities=[d], sigma=sigma, orders=ORDERS,
-                            data_independent=True)
+        gn = rdp_individual(np.zeros(2), CurveSetting(sigma=sigma, orders=ORDERS,
+                                                      data_independent=True),
+                            sensitivities=[d])
         np.testing.assert_allclose(gn[0], np.broadcast_to(d**2 * ORDERS / sigma**2, (2, 9)),
                                    rtol=1e-14)
         np.testing.assert_allclose(gn[0, 0], rdp_gnmax_data_independent(sigma=sigma / d,
                                                                          orders=ORDERS))
-        conf = rdp_individual(np.zeros(2), sensitivities=[d], sigma=sigma, orders=ORDERS,
-                              sigma_threshold=sigma1, charge=np.array([1.0, 0.0]),
-                              data_independent=True)
+        conf = rdp_individual(np.zeros(2), CurveSetting(sigma=sigma, orders=ORDERS,
+                                                        sigma_threshold=sigma1,
+                                                        data_independent=True),
+                              sensitivities=[d], charge=np.array([1.0, 0.0]))
         np.testing.assert_allclose(conf[0, 0], d**2 * ORDERS * (1 / sigma**2 + 0.5 / sigma1**2),
                                    rtol=1e-14)
         np.testing.assert_allclose(conf[0, 1], d**2 * ORDERS * 0.5 / sigma1**2, rtol=1e-14)
@@ -344,7 +358,8 @@ def test_sensitivity_d_data_dependent_side_uses_the_real_q():
     sigma, d = 40.0, 2.0
     votes = np.array([[200.0, 30.0, 20.0], [230.0, 15.0, 5.0]])
     log_q_real = log_q_gnmax(votes, sigma=sigma)
-    ours = rdp_individual(log_q_real, sensitivities=[d], sigma=sigma, orders=ORDERS)[0]
+    ours = rdp_individual(log_q_real, CurveSetting(sigma=sigma, orders=ORDERS),
+                          sensitivities=[d])[0]
     np.testing.assert_array_equal(ours, rdp_gnmax(log_q_real, sigma=sigma / d, orders=ORDERS))
     # the data-dependent bound is in force (below the data-independent one) ...
     assert np.all(ours[:, :4] < ORDERS[:4] * d**2 / sigma**2)
@@ -361,8 +376,9 @@ def test_sensitivity_d_selection_uses_the_real_pr_answered():
     log_q = log_q_gnmax(votes, sigma=sigma)
     log_pr = log_pr_answered(votes.max(axis=1), threshold=threshold, sigma_threshold=sigma1)
     charge = np.array([1.0, 0.0, 0.3])
-    ours = rdp_individual(log_q, sensitivities=[d, 1.0], sigma=sigma, orders=ORDERS,
-                          log_pr_answered=log_pr, sigma_threshold=sigma1, charge=charge)
+    ours = rdp_individual(log_q, CurveSetting(sigma=sigma, orders=ORDERS,
+                                              sigma_threshold=sigma1),
+                          sensitivities=[d, 1.0], log_pr_answered=log_pr, charge=charge)
     selection = rdp_threshold(log_pr, sigma_threshold=sigma1 / d, orders=ORDERS)
     answer = rdp_gnmax(log_q, sigma=sigma / d, orders=ORDERS)
     np.testing.assert_allclose(ours[0], selection + charge[:, None] * answer, rtol=1e-15)
@@ -389,13 +405,13 @@ def test_group_costs_charge_each_group_at_its_sensitivity():
     weights = group_weights(budgets, TEACHER_GROUPS)
     votes = weighted_histogram(predictions, weights[TEACHER_GROUPS], classes=CLASSES)
     log_q, kwargs = statistics(votes, mechanism, NoiseSource(0), 0, "expected")
-    costs = group_costs(log_q, sensitivities=weights, orders=ORDERS, **kwargs)
+    costs = group_costs(log_q, curve_setting(mechanism), sensitivities=weights, **kwargs)
     for g, w in enumerate(weights):
         expected = rdp_threshold(kwargs["log_pr_answered"], sigma_threshold=4.0 / w,
                                  orders=ORDERS) + kwargs["charge"][:, None] * rdp_gnmax(
             log_q, sigma=3.0 / w, orders=ORDERS)
         np.testing.assert_allclose(costs.curves[g], expected, rtol=1e-15)
-    result = account_groups(costs, budgets=budgets, orders=ORDERS, delta=DELTA)
+    result = account_groups(costs, AccountedGroups(budgets), orders=ORDERS, delta=DELTA)
     final = result.cumulative_epsilon[-1]
     assert final[0] < final[1] < final[2]  # larger weight, larger cost
 
@@ -420,13 +436,13 @@ def test_the_stopping_point_is_the_first_exhaustion():
     rates = [1e-3, 4e-3, 2e-3]
     budgets = np.array([2.0, 3.0, 4.0])
     chunk = synthetic_chunk(rates, answered, queries)
-    whole = account_groups(chunk, budgets=budgets, orders=ORDERS, delta=DELTA)
+    whole = account_groups(chunk, AccountedGroups(budgets), orders=ORDERS, delta=DELTA)
     pieces = [dataclasses.replace(chunk, curves=chunk.curves[:, s:s + 25],
                                   index=chunk.index[:, s:s + 25], baseline=chunk.baseline[s:s + 25],
                                   answered=answered[s:s + 25],
                                   baseline_answered=answered[s:s + 25])
               for s in range(0, queries, 25)]
-    split = account_groups(pieces, budgets=budgets, orders=ORDERS, delta=DELTA)
+    split = account_groups(pieces, AccountedGroups(budgets), orders=ORDERS, delta=DELTA)
     np.testing.assert_array_equal(split.cumulative_epsilon, whole.cumulative_epsilon)
     # each group's epsilon after t+1 queries, by hand: min over alpha
     t = np.arange(1, queries + 1)[:, None, None]
@@ -442,7 +458,7 @@ def test_the_stopping_point_is_the_first_exhaustion():
     # no label at or after the stopping point is counted, however many there are
     more = answered.copy()
     more[stop:] = True
-    again = account_groups(synthetic_chunk(rates, more, queries), budgets=budgets,
+    again = account_groups(synthetic_chunk(rates, more, queries), AccountedGroups(budgets),
                            orders=ORDERS, delta=DELTA)
     assert again.labels_released == whole.labels_released
     assert again.answered_total > whole.answered_total
@@ -461,8 +477,8 @@ def test_nobody_exhausted_releases_every_answer():
     queries = 40
     answered = np.ones(queries, dtype=bool)
     result = account_groups(synthetic_chunk([1e-6, 2e-6], answered, queries),
-                            budgets=[50.0, 60.0], orders=ORDERS, delta=DELTA,
-                            names=["low", "high"])
+                            AccountedGroups([50.0, 60.0], names=["low", "high"]),
+                            orders=ORDERS, delta=DELTA)
     assert result.stopped_at is None and result.exhausted_at == (None, None)
     assert result.labels_released == queries
     np.testing.assert_array_equal(result.epsilon, result.cumulative_epsilon[-1])
@@ -485,11 +501,11 @@ def test_bad_inputs_are_refused():
         vanishing_votes(np.zeros((3, 2), dtype=int), frequencies=np.zeros(2), seed=0,
                         classes=2)
     with pytest.raises(ValueError, match="log_pr_answered"):
-        rdp_individual(np.zeros(2), sensitivities=[1.0], sigma=1.0, orders=ORDERS,
-                       sigma_threshold=2.0)
+        rdp_individual(np.zeros(2), CurveSetting(sigma=1.0, orders=ORDERS, sigma_threshold=2.0),
+                       sensitivities=[1.0])
     with pytest.raises(ValueError, match="member_groups"):
-        account_groups(synthetic_chunk([1e-3, 1e-3], np.ones(3, bool), 3), budgets=[1.0],
-                       orders=ORDERS, delta=DELTA)
+        account_groups(synthetic_chunk([1e-3, 1e-3], np.ones(3, bool), 3),
+                       AccountedGroups([1.0]), orders=ORDERS, delta=DELTA)
 
 
 # --- the fast path: unevaluated curves, shared sums, pruned orders ---------------------------
@@ -512,23 +528,19 @@ def test_unevaluated_curves_give_the_same_bits(accounting, conversion, block_row
     votes = weighted_histogram(make_predictions(seed=7, queries=700), classes=CLASSES)
     standard = analyze_votes(votes, mechanism, accounting=accounting, orders=ORDERS,
                              delta=DELTA, seed=2, conversion=conversion, teachers=TEACHERS)
-    kwargs = dict(sensitivities=[1.0, 2.0, 0.0, 3.5, 2.0], sigma=mechanism.sigma,
-                  orders=ORDERS, answered=standard.label >= 0, charge=standard.answered,
-                  log_pr_answered=standard.log_pr_answered,
-                  sigma_threshold=mechanism.sigma_threshold)
-    common = dict(budgets=[1.0, 2.0, 2.0, 3.0, 2.5], orders=ORDERS, delta=DELTA,
-                  conversion=conversion)
-    evaluated = group_costs(standard.log_q, **kwargs)
+    kwargs = dict(sensitivities=[1.0, 2.0, 0.0, 3.5, 2.0], answered=standard.label >= 0,
+                  charge=standard.answered, log_pr_answered=standard.log_pr_answered)
+    budgets = [1.0, 2.0, 2.0, 3.0, 2.5]
+    shared = AccountedGroups(budgets, member_groups=[0, 1, 2, 3, 4, 0])
+    common = dict(orders=ORDERS, delta=DELTA, conversion=conversion)
+    evaluated = group_costs(standard.log_q, curve_setting(mechanism), **kwargs)
     # a varying index sends the chunk through the generic, fully evaluated path
     generic = account_groups(dataclasses.replace(evaluated, index=np.vstack(
-        [evaluated.index, np.where(np.arange(700) % 2, 0, -1)])),
-        member_groups=[0, 1, 2, 3, 4, 0], **common)
-    lazy = group_costs(standard.log_q, evaluate=False, **kwargs)
-    member_groups = [0, 1, 2, 3, 4, 0]
+        [evaluated.index, np.where(np.arange(700) % 2, 0, -1)])), shared, **common)
+    lazy = group_costs(standard.log_q, curve_setting(mechanism), evaluate=False, **kwargs)
     for result in (account_groups(dataclasses.replace(lazy, index=np.vstack(
-                       [lazy.index, np.where(np.arange(700) % 2, 0, -1)])),
-                       member_groups=member_groups, **common),
-                   account_groups(lazy, **common)):
+                       [lazy.index, np.where(np.arange(700) % 2, 0, -1)])), shared, **common),
+                   account_groups(lazy, AccountedGroups(budgets), **common)):
         np.testing.assert_array_equal(result.cumulative_epsilon, generic.cumulative_epsilon)
         np.testing.assert_array_equal(result.cumulative_order, generic.cumulative_order)
         np.testing.assert_array_equal(result.baseline_epsilon, generic.baseline_epsilon)

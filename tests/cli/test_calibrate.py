@@ -39,9 +39,13 @@ def test_refused_options(cli, args, message):
     assert message in done.err and len(done.err.strip().splitlines()) == 1
 
 
-def test_json_keys_and_the_command_reproduces(cli):
-    done = cli.calibrate(VOTES, "--target-epsilon", "2", "-n", "640", "--labels", LABELS,
-                         "-T", "200", "--sigma-threshold", "150", "-f", "json")
+def test_json_keys_printed_figures_and_the_command_reproduces(cli):
+    """The JSON's keys; the command it gives reproduces the epsilon, its method and the RDP
+    figure; and (issue 30: a PLD figure was printed "(order 10.5)", the RDP figure's order)
+    each printed figure names its accountant and order."""
+    args = (VOTES, "--target-epsilon", "2", "-n", "640", "--labels", LABELS, "-T", "200",
+            "--sigma-threshold", "150")
+    done = cli.calibrate(*args, "-f", "json")
     assert done.code == 0, done.err
     summary = json.loads(done.out)
     for key in ("tool", "version", "input", "mechanism", "target_epsilon", "solved", "params",
@@ -53,11 +57,28 @@ def test_json_keys_and_the_command_reproduces(cli):
     assert summary["params"]["threshold"] == 200 and summary["solved"]["parameter"] == "sigma"
     assert 0 < summary["label_accuracy"] <= 1
     assert summary["answered"] <= 640 and 0 < summary["answered_expected"] <= 640
+    assert summary["epsilon_method"] in ("rdp", "pld")
     words = shlex.split(summary["command"])
     assert words[0] == "pate-analyze"
-    again = cli.analyze(*words[1:], "-f", "json")
-    assert again.code == 0, again.err
-    assert json.loads(again.out)["epsilon"] == summary["epsilon"]
+    done = cli.analyze(*words[1:], "-f", "json")
+    assert done.code == 0, done.err
+    again = json.loads(done.out)
+    assert again["epsilon"] == summary["epsilon"]
+    assert again["epsilon_method"] == summary["epsilon_method"]
+    assert again["epsilon_rdp"] == summary["epsilon_rdp"]
+    lines = dict(line.split(None, 1) if not line.startswith("epsilon RDP") else
+                 ("epsilon RDP", line[len("epsilon RDP"):].strip())
+                 for line in cli.calibrate(*args).out.splitlines())
+    if summary["epsilon_method"] == "pld":
+        assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (privacy-loss "
+                                           "distribution accountant)")
+        assert "order" not in lines["epsilon"]
+        assert lines["epsilon RDP"].startswith(
+            f"{ceil_text(summary['epsilon_rdp'])} (classic conversion, order "
+            f"{summary['order']:g})")
+    else:
+        assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (RDP, classic "
+                                           f"conversion, order {summary['order']:g})")
 
 
 def test_expected_accounting_warns_once(cli):
@@ -101,31 +122,6 @@ def test_version_help_and_completion(cli, monkeypatch):
         assert f"\n  {title}" in done.out
     missing = cli.calibrate(VOTES)
     assert missing.code == 2 and "--target-epsilon" in missing.err
-
-
-def test_each_printed_figure_names_its_accountant_and_order(cli):
-    """Issue 30: a PLD figure was printed "(order 10.5)", the RDP figure's order."""
-    args = (VOTES, "-T", "200", "--sigma-threshold", "150", "--target-epsilon", "2",
-            "-n", "640")
-    summary = json.loads(cli.calibrate(*args, "-f", "json").out)
-    assert summary["epsilon_method"] in ("rdp", "pld")
-    again = json.loads(cli.analyze(*shlex.split(summary["command"])[1:], "-f", "json").out)
-    assert again["epsilon"] == summary["epsilon"]
-    assert again["epsilon_method"] == summary["epsilon_method"]
-    assert again["epsilon_rdp"] == summary["epsilon_rdp"]
-    lines = dict(line.split(None, 1) if not line.startswith("epsilon RDP") else
-                 ("epsilon RDP", line[len("epsilon RDP"):].strip())
-                 for line in cli.calibrate(*args).out.splitlines())
-    if summary["epsilon_method"] == "pld":
-        assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (privacy-loss "
-                                           "distribution accountant)")
-        assert "order" not in lines["epsilon"]
-        assert lines["epsilon RDP"].startswith(
-            f"{ceil_text(summary['epsilon_rdp'])} (classic conversion, order "
-            f"{summary['order']:g})")
-    else:
-        assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (RDP, classic "
-                                           f"conversion, order {summary['order']:g})")
 
 
 def test_without_dp_accounting_the_answer_says_it_is_the_rdp_one(cli, monkeypatch):

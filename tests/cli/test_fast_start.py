@@ -28,11 +28,17 @@ HEAVY = ("scipy", "pandas", "matplotlib", "dask", "distributed", "pyarrow", "jin
 VOTES = ROOT / "sample_votes" / "mnist_250_votes.npy"
 
 
-def loaded_after(code: str) -> dict:
-    """``{"heavy": [...], "numpy": bool}`` loaded in a fresh interpreter after ``code``."""
-    probe = (f"import sys\n{code}\nimport json\n"
-             f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
-             "print(json.dumps({'heavy': heavy, 'numpy': 'numpy' in sys.modules}))\n")
+def loaded_after_each(steps: dict[str, str]) -> dict:
+    """``{step: {"heavy": [...], "numpy": bool}}``: what is loaded after each step's code,
+    the steps run one after another in one fresh interpreter. Modules only accumulate, so
+    a step's list holds what it or an earlier step loaded: an empty list says that none of
+    them loaded anything, as each would in an interpreter of its own."""
+    probe = (f"import json, sys\nsteps = {list(steps.items())!r}\nfound = {{}}\n"
+             "for name, code in steps:\n"
+             "    exec(code, {})\n"
+             f"    heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))\n"
+             "    found[name] = {'heavy': heavy, 'numpy': 'numpy' in sys.modules}\n"
+             "print(json.dumps(found))\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=60)
@@ -40,31 +46,33 @@ def loaded_after(code: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_import_pate_cli_loads_no_numerics():
-    assert loaded_after("import pate_cli") == {"heavy": [], "numpy": False}
-
-
-@pytest.mark.parametrize("module", ["analyze", "sweep", "plot"])
-def test_help_and_version_load_no_numerics(module):
-    code = (f"from pate_cli.cli.{module} import main\n"
+def help_code(module: str) -> str:
+    return (f"from pate_cli.cli.{module} import main\n"
             "for args in (['--help'], ['-h'], ['--version']):\n"
             "    try:\n        main(args)\n    except SystemExit as done:\n"
             "        assert done.code in (0, None), done.code\n")
-    assert loaded_after(code) == {"heavy": [], "numpy": False}
 
 
-def test_plot_kind_help_loads_no_numerics():
-    code = ("from pate_cli.cli.plot import main\n"
-            "for kind in ('history', 'groups', 'tradeoff', 'selection', 'partition'):\n"
-            "    try:\n        main([kind, '--help'])\n    except SystemExit:\n        pass\n")
-    assert loaded_after(code)["heavy"] == []
-
-
-def test_a_small_analysis_loads_neither_pandas_nor_matplotlib():
-    code = ("from pate_cli.cli.analyze import main\n"
-            f"try:\n    main([{str(VOTES)!r}, '-n', '10', '-f', 'json'])\n"
-            "except SystemExit:\n    pass\n")
-    assert not set(loaded_after(code)["heavy"]) & {"pandas", "matplotlib", "dask", "pyarrow"}
+def test_import_help_and_a_small_analysis_load_no_heavy_library():
+    """``import pate_cli`` and each command's ``--help``, ``-h`` and ``--version`` load no
+    numerics; pate-plot's kinds' ``--help`` nothing heavy; a small analysis neither pandas,
+    matplotlib, dask nor pyarrow (one fresh interpreter, in that order)."""
+    steps = {"import": "import pate_cli\n"}
+    steps.update({module: help_code(module) for module in ("analyze", "sweep", "plot")})
+    steps["plot kinds"] = (
+        "from pate_cli.cli.plot import main\n"
+        "for kind in ('history', 'groups', 'tradeoff', 'selection', 'partition'):\n"
+        "    try:\n        main([kind, '--help'])\n    except SystemExit:\n        pass\n")
+    steps["small analysis"] = (
+        "from pate_cli.cli.analyze import main\n"
+        f"try:\n    main([{str(VOTES)!r}, '-n', '10', '-f', 'json'])\n"
+        "except SystemExit:\n    pass\n")
+    after = loaded_after_each(steps)
+    for step in ("import", "analyze", "sweep", "plot"):
+        assert after[step] == {"heavy": [], "numpy": False}, step
+    assert after["plot kinds"]["heavy"] == []
+    assert not set(after["small analysis"]["heavy"]) & {"pandas", "matplotlib", "dask",
+                                                         "pyarrow"}
 
 
 def test_the_public_api_is_unchanged():
@@ -133,11 +141,15 @@ def test_progress_forced_onto_a_pipe_prints_lines(cli):
     assert "queries (" not in cli.analyze(VOTES, "--no-progress", "-f", "json").err
 
 
-def on_a_terminal(*args: str, env: dict | None = None) -> bytes:
-    """What ``pate-analyze ARGS`` writes to stderr when stderr is a terminal (a pty)."""
+def on_a_terminal(*args: str, env: dict | None = None, delay: float | None = None) -> bytes:
+    """What ``pate-analyze ARGS`` writes to stderr when stderr is a terminal (a pty);
+    ``delay``: the seconds of work before a bar appears (``progress.DELAY``, set in the
+    child) [default: the command's]."""
     pty = pytest.importorskip("pty")
     master, slave = pty.openpty()
     code = "from pate_cli.cli.analyze import main; main()"
+    if delay is not None:
+        code = f"from pate_cli.cli import progress; progress.DELAY = {delay!r}; {code}"
     process = subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=slave,
                                env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100",
@@ -158,9 +170,16 @@ def on_a_terminal(*args: str, env: dict | None = None) -> bytes:
 
 
 def test_on_a_terminal_the_bar_waits_for_long_runs_unless_forced():
+    """The bar waits ``DELAY`` seconds of work, then appears; ``--progress`` shows it at once.
+
+    No wall-clock bound that load can break: the short run (under 0.1 s of work on quiet
+    cores, the default ``DELAY`` being 2 s) waits for a ``DELAY`` of 60 s here, hundreds of
+    times its quiet time; the run that shows the bar unforced has ``DELAY`` 0."""
     env = {"CI": ""}
-    assert b"queries" not in on_a_terminal(str(VOTES), "-n", "500", env=env)  # well < 2 s
-    forced = on_a_terminal(str(VOTES), "-f", "json", "--progress", env=env)
+    assert b"queries" not in on_a_terminal(str(VOTES), "-n", "500", env=env, delay=60)
+    waited = on_a_terminal(str(VOTES), "-n", "500", env=env, delay=0)
+    assert b"pate-analyze" in waited and b"500/500" in waited and b"queries/s" in waited
+    forced = on_a_terminal(str(VOTES), "-f", "json", "--progress", env=env, delay=60)
     assert b"pate-analyze" in forced and b"9000/9000" in forced and b"queries/s" in forced
 
 

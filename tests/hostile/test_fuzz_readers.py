@@ -38,7 +38,7 @@ from tests.hostile import with_method
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
                                        HealthCheck.too_slow])
-HANG_SECONDS = 30
+HANG_SECONDS = 30  # a read takes milliseconds on quiet cores: thousands of times that
 
 
 @contextlib.contextmanager

@@ -417,7 +417,8 @@ def mutate(data: bytes, edits) -> bytes:
 
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
+                suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                       HealthCheck.too_slow])
 EDITS = st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=6)
 
 

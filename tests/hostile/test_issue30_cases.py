@@ -184,7 +184,7 @@ def test_a_gigapixel_png_is_refused_at_once(cli, plot_runs, tmp_path):
     out = tmp_path / "h.png"
     one_error(cli.plot("history", plot_runs["confident"], "-o", out, "--dpi", 1200,
                        "--width", 40, "--height", 40), "2,304 megapixels", "limit of 50")
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 30  # 0.1 s on quiet cores: hundreds of times that
     assert not out.exists()
     help_text = cli.plot("history", "--help").out
     assert "50 megapixels" in " ".join(help_text.split())

@@ -39,12 +39,20 @@ LONG_GRID = ["-m", "confident", "--sigma", "1:40:1", "--repeats", "10", "-q"]
 LONG_POINTS = 40
 
 
-@pytest.fixture
-def files(tmp_path):
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The votes and labels, written once for the module (no test writes beside them)."""
+    folder = tmp_path_factory.mktemp("votes")
     votes, truth = synthetic_votes()
-    np.save(tmp_path / "votes.npy", votes)
-    np.save(tmp_path / "labels.npy", truth)
-    return tmp_path / "votes.npy", tmp_path / "labels.npy"
+    np.save(folder / "votes.npy", votes)
+    np.save(folder / "labels.npy", truth)
+    return folder / "votes.npy", folder / "labels.npy"
+
+
+@pytest.fixture(scope="module")
+def references() -> dict:
+    """``reference``'s runs, kept for the module's later tests of the same grid."""
+    return {}
 
 
 def loud(grid: list[str]) -> list[str]:
@@ -56,15 +64,19 @@ def sidecar(out: Path) -> Path:
     return Path(f"{out}.partial")
 
 
-def reference(cli, files, tmp_path, grid=GRID) -> tuple[bytes, str]:
-    """An uninterrupted run's ``--out`` bytes and its CSV on stdout."""
+def reference(cli, files, tmp_path, references, grid=GRID) -> tuple[bytes, str]:
+    """An uninterrupted run's ``--out`` bytes (also in ``tmp_path/reference/full.csv``)
+    and its CSV on stdout; run once per grid for the module (``references``)."""
     path, labels = files
     full = tmp_path / "reference" / "full.csv"
     full.parent.mkdir(exist_ok=True)
-    assert cli.sweep(path, *grid, "--labels", labels, "-w", "1", "-o", full).code == 0
-    shown = cli.sweep(path, *grid, "--labels", labels, "-w", "1")
-    assert shown.code == 0
-    return full.read_bytes(), shown.out
+    if tuple(grid) not in references:
+        assert cli.sweep(path, *grid, "--labels", labels, "-w", "1", "-o", full).code == 0
+        shown = cli.sweep(path, *grid, "--labels", labels, "-w", "1")
+        assert shown.code == 0
+        references[tuple(grid)] = full.read_bytes(), shown.out
+    full.write_bytes(references[tuple(grid)][0])
+    return references[tuple(grid)]
 
 
 def no_space(path, data):
@@ -74,9 +86,9 @@ def no_space(path, data):
 # --- the output cannot be written ---------------------------------------------------------
 
 def test_a_full_disk_keeps_the_rows_on_stdout_and_in_the_sidecar(cli, files, tmp_path,
-                                                                   monkeypatch):
+                                                                   references, monkeypatch):
     path, labels = files
-    expected, shown = reference(cli, files, tmp_path)
+    expected, shown = reference(cli, files, tmp_path, references)
     out = tmp_path / "out.csv"
     monkeypatch.setattr(sweep_command, "write_atomically", no_space)
     result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
@@ -95,10 +107,10 @@ def test_a_full_disk_keeps_the_rows_on_stdout_and_in_the_sidecar(cli, files, tmp
     assert not sidecar(out).exists()
 
 
-def test_without_a_usable_sidecar_the_rows_still_reach_stdout(cli, files, tmp_path,
+def test_without_a_usable_sidecar_the_rows_still_reach_stdout(cli, files, tmp_path, references,
                                                                monkeypatch):
     path, labels = files
-    _, shown = reference(cli, files, tmp_path)
+    _, shown = reference(cli, files, tmp_path, references)
     out = tmp_path / "out.jsonl"
     sidecar(out).mkdir()  # cannot be opened as a file, even by root
     monkeypatch.setattr(sweep_command, "write_atomically", no_space)
@@ -108,9 +120,9 @@ def test_without_a_usable_sidecar_the_rows_still_reach_stdout(cli, files, tmp_pa
         f"Error: cannot write {out}: No space left on device; the 9 rows went to stdout"]
 
 
-def test_a_read_only_directory_keeps_the_rows_on_stdout(cli, files, tmp_path):
+def test_a_read_only_directory_keeps_the_rows_on_stdout(cli, files, tmp_path, references):
     path, labels = files
-    _, shown = reference(cli, files, tmp_path)
+    _, shown = reference(cli, files, tmp_path, references)
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
@@ -126,12 +138,12 @@ def test_a_read_only_directory_keeps_the_rows_on_stdout(cli, files, tmp_path):
         f"Error: cannot write {out}: Permission denied; the 9 rows went to stdout"]
 
 
-def test_a_file_size_limit_keeps_the_rows_and_resume_finishes(cli, files, tmp_path):
+def test_a_file_size_limit_keeps_the_rows_and_resume_finishes(cli, files, tmp_path, references):
     """A real limit (RLIMIT_FSIZE, which binds root too): the sidecar keeps the rows that
     fit, the table does not fit, stdout has every row, --resume completes the table."""
     resource = pytest.importorskip("resource")
     path, labels = files
-    expected, shown = reference(cli, files, tmp_path)
+    expected, shown = reference(cli, files, tmp_path, references)
     out = tmp_path / "out.csv"
     limit = len(expected) // 2
 
@@ -155,9 +167,9 @@ def test_a_file_size_limit_keeps_the_rows_and_resume_finishes(cli, files, tmp_pa
 
 
 def test_a_sidecar_cut_short_by_a_kill_is_read_up_to_its_last_whole_row(cli, files,
-                                                                         tmp_path):
+                                                                         tmp_path, references):
     path, labels = files
-    expected, _ = reference(cli, files, tmp_path)
+    expected, _ = reference(cli, files, tmp_path, references)
     out = tmp_path / "out.csv"
     whole = tmp_path / "whole.csv"
     assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", whole).code == 0
@@ -232,7 +244,9 @@ def started_sweep(cli, files, out: Path) -> tuple[subprocess.Popen, set[int]]:
     return process, workers
 
 
-def wait_gone(pids: set[int], seconds: float = 2.0) -> set[int]:
+def wait_gone(pids: set[int], seconds: float = 10.0) -> set[int]:
+    """The ``pids`` still alive after waiting up to ``seconds`` for them to end (they end
+    within 0.25 s on quiet cores, ``WATCH_SECONDS``; 10 s is 40 times that)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and any(alive(pid) for pid in pids):
         time.sleep(0.05)
@@ -240,9 +254,10 @@ def wait_gone(pids: set[int], seconds: float = 2.0) -> set[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
-def test_kill_9_leaves_the_finished_rows_for_resume_and_no_workers(cli, files, tmp_path):
+def test_kill_9_leaves_the_finished_rows_for_resume_and_no_workers(cli, files, tmp_path,
+                                                                   references):
     path, labels = files
-    expected, _ = reference(cli, files, tmp_path, LONG_GRID)
+    expected, _ = reference(cli, files, tmp_path, references, LONG_GRID)
     out = tmp_path / "out.csv"
     process, workers = started_sweep(cli, files, out)
     assert workers, "no worker processes found"
@@ -263,10 +278,10 @@ def test_kill_9_leaves_the_finished_rows_for_resume_and_no_workers(cli, files, t
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 @pytest.mark.parametrize("signum, code, word", [(signal.SIGTERM, 143, "terminated"),
                                                 (signal.SIGINT, 130, "interrupted")])
-def test_a_stop_signal_keeps_the_rows_and_ends_the_workers(cli, files, tmp_path, signum,
-                                                           code, word):
+def test_a_stop_signal_keeps_the_rows_and_ends_the_workers(cli, files, tmp_path, references,
+                                                           signum, code, word):
     path, labels = files
-    expected, _ = reference(cli, files, tmp_path, LONG_GRID)
+    expected, _ = reference(cli, files, tmp_path, references, LONG_GRID)
     out = tmp_path / "out.csv"
     process, workers = started_sweep(cli, files, out)
     process.send_signal(signum)
@@ -291,15 +306,22 @@ def test_a_stop_signal_keeps_the_rows_and_ends_the_workers(cli, files, tmp_path,
 @pytest.mark.parametrize("address", ["notaurl", "tcp://host", "tcp://host:99999",
                                      "http://host:8786", "tcp://:8786", "inproc://x",
                                      "tcp://host:8786 --x"])
-def test_a_scheduler_address_of_the_wrong_form_is_refused_at_once(cli, files, address):
-    started = time.monotonic()
+def test_a_scheduler_address_of_the_wrong_form_is_refused_at_once(cli, files, address,
+                                                                  monkeypatch):
+    """Refused by the option's check, before any connection is tried (no wall clock)."""
+    import pate_cli.sweep.executors as executors
+
+    def no_connection(*args, **kwargs):
+        raise AssertionError("a connection to the scheduler was tried")
+
+    monkeypatch.setattr(executors, "scheduler_executor", no_connection)
+    monkeypatch.setattr(executors, "_probe", no_connection)
     result = cli.sweep(files[0], "--scheduler", address, "-q")
     assert result.code == 2
     assert result.err.splitlines() == [
         f"Error: Invalid value for '--scheduler': {address!r} is not a Dask scheduler "
         "address (expected tcp://host:port (or tls://, ws://, wss://, ucx://), "
         "inproc://..., host:port) (see pate-sweep --help)"]
-    assert time.monotonic() - started < 5
 
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:8786", "tls://scheduler.example:8786",
@@ -317,18 +339,24 @@ def one_line_within(done: subprocess.CompletedProcess, message: str) -> None:
 
 def test_a_scheduler_that_fails_at_once_exits_at_once_without_a_traceback(cli, files):
     """A half-made Dask client used to hang 20 s at exit and print a destructor
-    traceback; it is closed where the connection fails."""
+    traceback; it is closed where the connection fails.
+
+    No wall-clock bound: the hang came with the traceback, which the one-line check
+    catches however busy the machine. The run takes about 1.5 s on quiet cores; the
+    timeout (60 s) only stops a hang."""
     pytest.importorskip("distributed")
-    started = time.monotonic()
     done = subprocess.run([cli.script("pate-sweep"), str(files[0]), "-q", "--scheduler",
                            "inproc://192.0.2.2/1/1"], capture_output=True, text=True,
                           timeout=60, check=False)
     one_line_within(done, "cannot reach the Dask scheduler inproc://192.0.2.2/1/1")
-    assert time.monotonic() - started < 8
+    assert "Traceback" not in done.stderr
 
 
 def test_a_server_that_is_not_a_scheduler_is_one_line(cli, files):
-    """Something that answers with bytes Dask cannot read (a proxy, another service)."""
+    """Something that answers with bytes Dask cannot read (a proxy, another service).
+
+    The run takes about 1.5 s on quiet cores; the timeout (60 s, 40 times that) fails a
+    wait without limit, and no other wall-clock bound is asserted."""
     pytest.importorskip("distributed")
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
@@ -346,17 +374,18 @@ def test_a_server_that_is_not_a_scheduler_is_one_line(cli, files):
 
     threading.Thread(target=answer, daemon=True).start()
     try:
-        started = time.monotonic()
         done = subprocess.run([cli.script("pate-sweep"), str(files[0]), "-q",
                                "--scheduler", f"tcp://127.0.0.1:{port}"],
                               capture_output=True, text=True, timeout=60, check=False)
     finally:
         server.close()
     one_line_within(done, f"cannot reach the Dask scheduler tcp://127.0.0.1:{port}")
-    assert "Traceback" not in done.stderr and time.monotonic() - started < 15
+    assert "Traceback" not in done.stderr
 
 
 def test_an_unreachable_scheduler_fails_within_the_timeout(cli, files, dask_timeout):
+    """A refused connection fails at once (well under a second on quiet cores): the bound,
+    the test's Dask timeout (20 s) and 5 s more, is over 10 times that."""
     pytest.importorskip("distributed")
     started = time.monotonic()
     result = cli.sweep(files[0], "-q", "--scheduler", "tcp://127.0.0.1:9")
@@ -379,7 +408,7 @@ def test_a_huge_grid_is_refused_before_any_work(cli, files, monkeypatch):
     assert result.err.splitlines() == [
         "Error: the grid has 600,000 points, more than --max-points 100,000 (narrow the "
         "grid or raise --max-points) (see pate-sweep --help)"]
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 30  # 0.2 s on quiet cores: over 100 times that
 
 
 def test_max_points_counts_every_file_and_mechanism(cli, files):
@@ -428,7 +457,11 @@ def test_a_silent_or_foreign_server_is_one_line_within_the_timeout(cli, files, m
                                                                    greeting):
     """A web server (says nothing until asked), a server that hangs up, one that talks
     first in its own protocol: each is one line within the timeout, never a wait
-    without limit or a read of an exabyte-long message."""
+    without limit or a read of an exabyte-long message.
+
+    The message names the 1.5 s the command waited; the run takes 1-3 s on quiet cores
+    and the process's timeout (60 s, 20 times that) fails a wait without limit: no other
+    wall-clock bound is asserted."""
     pytest.importorskip("distributed")
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
@@ -448,13 +481,12 @@ def test_a_silent_or_foreign_server_is_one_line_within_the_timeout(cli, files, m
     script = ("import sys; import pate_cli.cli.analyze as a; a.SCHEDULER_TIMEOUT = '1.5s'; "
               "sys.argv = ['pate-analyze'] + sys.argv[1:]; sys.exit(a.main())")
     try:
-        started = time.monotonic()
         done = subprocess.run([sys.executable, "-c", script, str(files[0]), "--scheduler",
                                f"tcp://127.0.0.1:{port}"], capture_output=True, text=True,
-                              timeout=30, check=False)  # a wait without limit fails here
+                              timeout=60, check=False)  # a wait without limit fails here
     finally:
         server.close()
     said = {None: "sent no Dask handshake within 1.5 s", b"": "closed the connection"}
     one_line_within(done, f"cannot reach the Dask scheduler tcp://127.0.0.1:{port}: what "
                     "listens there " + said.get(greeting, "does not speak Dask's protocol"))
-    assert "Traceback" not in done.stderr and time.monotonic() - started < 10
+    assert "Traceback" not in done.stderr

@@ -61,7 +61,8 @@ def test_gnmax_data_independent_against_the_closed_form():
     is the smaller of that and the PLD accountant's, which is never below the exact one:
     q answers of sensitivity sqrt(2) compose to one Gaussian with mu = sqrt(2 q)/sigma,
     whose delta at epsilon is Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Dong, Roth
-    and Su 2019). The answer meets E; a 0.2% smaller sigma does not."""
+    and Su 2019). The answer meets E; a 0.2% smaller sigma does not. The order grid is
+    given as math:conversion's default grid itself, which the command leaves out."""
     import numpy as np
     from scipy.optimize import brentq
     from scipy.stats import norm
@@ -69,7 +70,7 @@ def test_gnmax_data_independent_against_the_closed_form():
     from pate_cli.orders import default_orders
     orders = default_orders()
     with _quiet():
-        found = calibrate(VOTES, "gnmax", target_epsilon=3.0, queries=100)
+        found = calibrate(VOTES, "gnmax", target_epsilon=3.0, queries=100, orders=orders)
         smaller = pate_cli.analyze(VOTES, "gnmax", sigma=found.value * 0.998, queries=100,
                                    accounting="data-independent")
 
@@ -88,6 +89,7 @@ def test_gnmax_data_independent_against_the_closed_form():
         assert rdp_figure(found.value) == pytest.approx(found.epsilon, rel=1e-12)
     else:  # the PLD figure: within 1% of the exact composition
         assert found.epsilon == pytest.approx(exact(found.value), rel=0.01)
+    assert "--orders" not in found.command()
 
 
 def test_option_errors_in_the_api():
@@ -105,7 +107,8 @@ def test_target_met_at_the_smallest_noise():
 
 def test_public_name_json_and_a_grid_given_as_numbers():
     """``pate_cli.calibrate`` is the search; ``to_dict`` holds the answer's figures; an
-    order grid given as numbers is written compactly in the command (and reproduces)."""
+    order grid given as numbers is written compactly in the command (and reproduces; the
+    default grid given so is left out: test_gnmax_data_independent_against_the_closed_form)."""
     assert pate_cli.calibrate is calibrate
     with _quiet():
         found = pate_cli.calibrate(VOTES, "gnmax", target_epsilon=3.0, queries=100,
@@ -124,7 +127,3 @@ def test_public_name_json_and_a_grid_given_as_numbers():
         again = analyze(VOTES, "gnmax", sigma=found.value, queries=100,
                         accounting="data-independent", orders=np.arange(2.0, 65.0))
     assert again.epsilon == found.epsilon
-    with _quiet():  # math:conversion's grid itself is the default: no --orders
-        default = calibrate(VOTES, "gnmax", target_epsilon=3.0, queries=100,
-                            orders=pate_cli.default_orders())
-    assert "--orders" not in default.command()

@@ -7,7 +7,7 @@ for composition, conversion and charging. In the paper: section 4.1 (upsampling,
 
 - ``parameters``: upsampling factors, group weights, vanishing frequencies, each group's
   parameters in a run (:func:`derive_parameters`); checks of budgets and groups;
-- ``curves``: per-query RDP at each sensitivity (:class:`CurveFactors`);
+- ``curves``: per-query RDP at each sensitivity (:class:`CurveSetting`, :class:`CurveFactors`);
 - ``costs``: the chunks of costs each member pays (:class:`CostChunk`,
   :func:`group_costs`, :func:`vanishing_costs`);
 - ``groups``: per-group running sums on the composition kernel, the worst-off member and
@@ -21,8 +21,8 @@ math: nothing here reads files, draws noise or starts threads.
 """
 
 from .costs import CostChunk, group_costs, vanishing_costs
-from .curves import CurveFactors, rdp_individual
-from .groups import GroupAccounting, GroupSums, account_groups
+from .curves import CurveFactors, CurveSetting, rdp_individual
+from .groups import AccountedGroups, GroupAccounting, GroupSums, account_groups
 from .parameters import (
     VARIANTS,
     WEIGHT_RULES,
@@ -36,9 +36,10 @@ from .spans import GroupRun, GroupSetting, add_span, span_costs
 from .stops import GroupStops, GroupTotals, IndependentSpent
 
 __all__ = [
-    "VARIANTS", "WEIGHT_RULES", "CostChunk", "CurveFactors", "GroupAccounting", "GroupParameters",
-    "GroupRun", "GroupSetting", "GroupStops", "GroupSums", "GroupTotals", "IndependentSpent",
-    "account_groups", "add_span", "derive_parameters", "group_costs", "group_weights",
+    "VARIANTS", "WEIGHT_RULES", "AccountedGroups", "CostChunk", "CurveFactors", "CurveSetting",
+    "GroupAccounting", "GroupParameters", "GroupRun", "GroupSetting", "GroupStops", "GroupSums",
+    "GroupTotals", "IndependentSpent", "account_groups", "add_span", "derive_parameters",
+    "group_costs", "group_weights",
     "rdp_individual", "span_costs", "upsampling_factors", "vanishing_costs",
     "vanishing_frequencies",
 ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .curves import CurveFactors, Mapper, rdp_individual
+from .curves import CurveFactors, CurveSetting, Mapper, rdp_individual
 
 
 @dataclass(frozen=True)
@@ -82,11 +82,9 @@ class CostChunk:
         return curves, baseline
 
 
-def group_costs(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
-                orders: np.ndarray, answered: np.ndarray, charge: np.ndarray | None = None,
-                log_pr_answered: np.ndarray | None = None,
-                sigma_threshold: float | None = None, data_independent: bool = False,
-                evaluate: bool = True, screening: tuple | None = None,
+def group_costs(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: np.ndarray,
+                answered: np.ndarray, charge: np.ndarray | None = None,
+                log_pr_answered: np.ndarray | None = None, evaluate: bool = True,
                 map: Mapper = map) -> CostChunk:
     """Costs of upsampling (``D_g = u_g``) or weighting (``D_g = w_g``) for one chunk.
 
@@ -101,10 +99,8 @@ def group_costs(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
     answered = np.asarray(answered, dtype=bool)
     if charge is None:
         charge = answered.astype(np.float64)
-    factors = CurveFactors(log_q, sensitivities=np.append(sensitivities, 1.0), sigma=sigma,
-                           orders=orders, charge=charge, log_pr_answered=log_pr_answered,
-                           sigma_threshold=sigma_threshold, data_independent=data_independent,
-                           screening=screening)
+    factors = setting.factors(log_q, sensitivities=np.append(sensitivities, 1.0),
+                              charge=charge, log_pr_answered=log_pr_answered)
     groups = sensitivities.size
     queries = factors.shape[1]
     index = np.where(sensitivities[:, None] > 0, np.arange(groups)[:, None], -1)
@@ -117,12 +113,10 @@ def group_costs(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
                      baseline_answered=answered)
 
 
-def vanishing_costs(log_q: np.ndarray, *, participation: np.ndarray, sigma: float,
-                    orders: np.ndarray, answered: np.ndarray,
-                    charge: np.ndarray | None = None,
+def vanishing_costs(log_q: np.ndarray, setting: CurveSetting, *, participation: np.ndarray,
+                    answered: np.ndarray, charge: np.ndarray | None = None,
                     log_pr_answered: np.ndarray | None = None,
-                    sigma_threshold: float | None = None, data_independent: bool = False,
-                    screening: tuple | None = None, map: Mapper = map) -> CostChunk:
+                    map: Mapper = map) -> CostChunk:
     """Costs of vanishing for one chunk: members are the teachers (math:individualized).
 
     ``participation``: bool ``(queries, teachers)``
@@ -144,11 +138,8 @@ def vanishing_costs(log_q: np.ndarray, *, participation: np.ndarray, sigma: floa
     answered = np.asarray(answered, dtype=bool)
     if charge is None:
         charge = answered.astype(np.float64)
-    curves = rdp_individual(log_q, sensitivities=np.append(values, 1.0), sigma=sigma,
-                            orders=orders, log_pr_answered=log_pr_answered,
-                            sigma_threshold=sigma_threshold, charge=charge,
-                            data_independent=data_independent, screening=screening,
-                            map=map)
+    curves = rdp_individual(log_q, setting, sensitivities=np.append(values, 1.0),
+                            log_pr_answered=log_pr_answered, charge=charge, map=map)
     index = np.where(participation.T, which[None, :], -1)
     return CostChunk(curves=curves[:-1], index=index, baseline=curves[-1], answered=answered,
                      baseline_answered=answered)

@@ -37,33 +37,45 @@ _CURVE_ELEMENTS = 1 << 20
 _SELECTION_ELEMENTS = 1 << 22
 
 
-def rdp_individual(log_q: np.ndarray, *, sensitivities: np.ndarray, sigma: float,
-                   orders: np.ndarray, log_pr_answered: np.ndarray | None = None,
-                   sigma_threshold: float | None = None, charge: float | np.ndarray = 1.0,
-                   data_independent: bool = False, screening: tuple | None = None,
-                   map: Mapper = map) -> np.ndarray:
+@dataclass(frozen=True)
+class CurveSetting:
+    """What every per-query curve of a run shares (see :func:`rdp_individual`)."""
+
+    sigma: float
+    orders: np.ndarray
+    sigma_threshold: float | None = None
+    data_independent: bool = False
+    screening: tuple | None = None
+
+    def factors(self, log_q: np.ndarray, *, sensitivities: np.ndarray,
+                charge: float | np.ndarray = 1.0,
+                log_pr_answered: np.ndarray | None = None) -> CurveFactors:
+        return CurveFactors(log_q, sensitivities=sensitivities, charge=charge,
+                            log_pr_answered=log_pr_answered, **vars(self))
+
+
+def rdp_individual(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: np.ndarray,
+                   log_pr_answered: np.ndarray | None = None,
+                   charge: float | np.ndarray = 1.0, map: Mapper = map) -> np.ndarray:
     """Per-query RDP of one data point for each sensitivity ``D`` (math:individualized).
 
     ``rdp(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q,
     sigma / D)`` (paper Theorem 1 and Corollary 1: sensitivity D is noise scale / D).
     ``log_q`` and ``log_pr_answered`` (shape ``(queries,)``) are those of the real
-    mechanism with the real noise; leave ``log_pr_answered`` and ``sigma_threshold`` unset
-    for GNMax (no selection step). ``charge`` (scalar or ``(queries,)``) weighs the answer
-    step: 1 for GNMax, the replay's 0/1 ``answered`` or ``pr_answered`` (expected
-    accounting) for Confident-GNMax (math:costs). ``data_independent`` uses section
+    mechanism with the real noise; leave ``log_pr_answered`` and ``setting.sigma_threshold``
+    unset for GNMax (no selection step). ``charge`` (scalar or ``(queries,)``) weighs the
+    answer step: 1 for GNMax, the replay's 0/1 ``answered`` or ``pr_answered`` (expected
+    accounting) for Confident-GNMax (math:costs). ``setting.data_independent`` uses section
     2 (``alpha D^2 / (2 sigma1^2) + charge * alpha D^2 / sigma^2``). ``D = 0`` costs 0.
-    ``screening``: ``(T, kind, low, high)`` of ``analysis.steps.screening_counts``: the
-    selection's data-independent curve is then math:screening's exact one with the count
+    ``setting.screening``: ``(T, kind, low, high)`` of ``analysis.steps.screening_counts``:
+    the selection's data-independent curve is then math:screening's exact one with the count
     moving by ``D`` (``integer`` only for an integer ``D``), which also caps math:threshold's curve;
     None: math:independent's Gaussian curve.
     ``map`` evaluates the distinct sensitivities (see the module doc).
     Returns ``(len(sensitivities), queries, orders)``.
     """
-    return CurveFactors(log_q, sensitivities=sensitivities, sigma=sigma, orders=orders,
-                        charge=charge, log_pr_answered=log_pr_answered,
-                        sigma_threshold=sigma_threshold,
-                        data_independent=data_independent,
-                        screening=screening).evaluate(map=map)
+    return setting.factors(log_q, sensitivities=sensitivities, charge=charge,
+                           log_pr_answered=log_pr_answered).evaluate(map=map)
 
 
 @dataclass(frozen=True, eq=False)

@@ -98,17 +98,25 @@ class GroupSums:
         return eps, order, base
 
 
-def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarray,
+@dataclass(frozen=True)
+class AccountedGroups:
+    """The groups of :func:`account_groups`: ``budgets`` (``eps_g``), ``member_groups``
+    (each member's group; default: member g is group g, as ``group_costs`` builds them;
+    for ``vanishing_costs`` the teachers' groups), ``names`` and ``sensitivities``."""
+
+    budgets: np.ndarray
+    member_groups: np.ndarray | None = None
+    names: Iterable | None = None
+    sensitivities: np.ndarray | None = None
+
+
+def account_groups(chunks: CostChunk | Iterable[CostChunk], groups: AccountedGroups, *,
                    orders: np.ndarray, delta: float, conversion: str = "classic",
-                   member_groups: np.ndarray | None = None, names: Iterable | None = None,
-                   sensitivities: np.ndarray | None = None,
                    map: Mapper = map) -> GroupAccounting:
     """Compose per-query costs per group, convert, and apply the stopping rule.
 
     ``chunks``: a :class:`CostChunk` or an iterable of them, in query order (the numbers
-    do not depend on how the queries are split). ``budgets``: ``eps_g`` per group.
-    ``member_groups``: the group of each member (default: member g is group g, as
-    ``group_costs`` builds them; for ``vanishing_costs`` the teachers' groups).
+    do not depend on how the queries are split).
     Each member's RDP is summed order by order in query order (math:conversion) and
     converted after every query at ``delta`` with ``conversion``; a group reports its
     worst-off member (the largest epsilon, math:individualized). Summation and conversion are
@@ -120,12 +128,12 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
     ``map`` runs independent evaluations and running sums (see the module doc); the
     numbers do not depend on it.
     """
-    budgets = checked_budgets(budgets)
-    names, sensitivities = group_labels(budgets.size, names, sensitivities)
+    budgets = checked_budgets(groups.budgets)
+    names, sensitivities = group_labels(budgets.size, groups.names, groups.sensitivities)
     if isinstance(chunks, CostChunk):
         chunks = (chunks,)
     sums = GroupSums(groups=budgets.size, orders=orders, delta=delta, conversion=conversion,
-                     member_groups=member_groups)
+                     member_groups=groups.member_groups)
     stops = GroupStops(budgets)
     parts: dict[str, list[np.ndarray]] = {"eps": [], "order": [], "base": []}
     for chunk in chunks:
@@ -134,14 +142,13 @@ def account_groups(chunks: CostChunk | Iterable[CostChunk], *, budgets: np.ndarr
         parts["eps"].append(eps)
         parts["order"].append(order)
         parts["base"].append(base)
-    groups = budgets.size
     totals = stops.totals(names, sensitivities)
     return GroupAccounting(
         **{item.name: getattr(totals, item.name) for item in fields(GroupTotals)},
         cumulative_epsilon=(np.concatenate(parts["eps"]) if parts["eps"]
-                            else np.zeros((0, groups))),
+                            else np.zeros((0, budgets.size))),
         cumulative_order=(np.concatenate(parts["order"]) if parts["order"]
-                          else np.zeros((0, groups))),
+                          else np.zeros((0, budgets.size))),
         baseline_epsilon=np.concatenate(parts["base"]) if parts["base"] else np.zeros(0))
 
 

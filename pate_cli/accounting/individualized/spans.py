@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from ...work_sizes import TASK_VALUES
 from .costs import CostChunk, group_costs, vanishing_costs
-from .curves import Mapper
+from .curves import CurveSetting, Mapper
 from .groups import GroupSums
 from .parameters import GroupParameters
 from .stops import GroupStops, GroupTotals, IndependentSpent
@@ -41,6 +41,12 @@ class GroupSetting(NamedTuple):
     participation: Callable[[int, int], np.ndarray] | None
     member_groups: np.ndarray | None
 
+    def curves(self, independent: bool) -> CurveSetting:
+        """What the curves of a span share (``independent``: the data-independent ones)."""
+        return CurveSetting(sigma=self.sigma, orders=self.orders,
+                            sigma_threshold=self.sigma_threshold,
+                            data_independent=independent, screening=self.screening)
+
 
 def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.ndarray,
                answered: np.ndarray, charge: np.ndarray, *, independent: bool,
@@ -51,23 +57,20 @@ def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.
     ``independent``: the data-independent costs. Interactive's ``log pr_answered`` is the
     replay's (its selection runs on n - M p)."""
     selection = setting.sigma_threshold is not None
-    common: dict[str, Any] = dict(
-        sigma=setting.sigma, orders=setting.orders, sigma_threshold=setting.sigma_threshold,
-        data_independent=independent, screening=setting.screening)
+    curves = setting.curves(independent)
     if setting.participation is None:
-        yield group_costs(log_q, sensitivities=setting.sensitivities, evaluate=False,
+        yield group_costs(log_q, curves, sensitivities=setting.sensitivities, evaluate=False,
                           answered=answered, charge=charge,
-                          log_pr_answered=log_pr if selection else None, **common)
+                          log_pr_answered=log_pr if selection else None)
         return
     count = log_q.shape[0]
     step = max(64, COST_ELEMENTS // ((setting.sensitivities.size + 1) * setting.orders.size))
     for lo in range(0, count, step):
         part = slice(lo, min(count, lo + step))
-        yield vanishing_costs(log_q[part], participation=setting.participation(
+        yield vanishing_costs(log_q[part], curves, participation=setting.participation(
                                   start + lo, part.stop - lo), map=map,
                               answered=answered[part], charge=charge[part],
-                              log_pr_answered=log_pr[part] if selection else None,
-                              **common)
+                              log_pr_answered=log_pr[part] if selection else None)
 
 
 def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map

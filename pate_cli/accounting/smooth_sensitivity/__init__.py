@@ -20,7 +20,8 @@ Pieces, bottom up:
   rows walk over their stored counts and one block of zero-vote classes (math:sparse);
 * ``release.py``: :class:`SmoothSensitivityAccumulator`, which adds chunks of queries
   (bounded memory) and finishes with the beta / sigma_ss search and the report, and
-  :func:`sanitize_confident` and :func:`sanitize_gnmax`, one-call front ends.
+  :func:`sanitize_confident` and :func:`sanitize_gnmax`, one-call front ends taking a
+  :class:`ReleaseSetting`'s fields as keywords.
 
 No I/O here: the caller (``analysis`` / the CLI) reads votes and prints results. Import
 from this package, not from its modules: the names below are its interface.
@@ -43,6 +44,7 @@ from .bounds import (
 from .release import (
     DEFAULT_CHUNK,
     ChunkValues,
+    ReleaseSetting,
     SmoothSensitivityAccumulator,
     SmoothSensitivityResult,
     sanitize_confident,
@@ -54,6 +56,7 @@ __all__ = [
     "DEFAULT_CHUNK",
     "ChunkValues",
     "GNMaxSmoothConstants",
+    "ReleaseSetting",
     "SmoothSensitivityAccumulator",
     "SmoothSensitivityResult",
     "ThresholdSmoothConstants",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -232,55 +234,69 @@ class SmoothSensitivityAccumulator:
             answer_data_independent=self.answer_independent, refusal=refusal)
 
 
-def sanitize_confident(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: float,
-                       sigma_threshold: float, sigma: float, order: float, delta: float,
-                       weights: ArrayLike | ChunkValues, release_noise: float | None = None,
-                       max_votes: ArrayLike | ChunkValues | None = None,
-                       report_every: int | None = None,
-                       chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
+@dataclass(frozen=True, kw_only=True)
+class ReleaseSetting:
+    """What a GNSS release accounts (math:smooth): M, the answer std, the report's order
+    and delta; the selection's T and sigma1 (None: plain GNMax); ``weights`` the answer
+    step's charge per query (1/0 replay, ``pr_answered`` expected; None: all answered) and
+    ``max_votes`` the selection's ``max v`` (None: ``max n``; Interactive passes ``max(n -
+    M p)``), each an array or a function ``(start, stop) -> the values of queries start ..
+    stop-1``; the release's normal draw (None: no sanitised epsilon); ``report_every`` N:
+    the report after every N queries too, in ``checkpoints``; the rows read at once."""
+
+    teachers: int
+    sigma: float
+    order: float
+    delta: float
+    weights: ArrayLike | ChunkValues | None = None
+    threshold: float | None = None
+    sigma_threshold: float | None = None
+    max_votes: ArrayLike | ChunkValues | None = None
+    release_noise: float | None = None
+    report_every: int | None = None
+    chunk_size: int = DEFAULT_CHUNK
+
+
+def sanitize_confident(votes: np.ndarray | SparseVotes,
+                       **setting: Any) -> SmoothSensitivityResult:
     """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; math:smooth).
 
-    ``votes`` ``(queries, K)`` (array, memory map or ``SparseVotes``, read in chunks of
-    ``chunk_size`` rows; sparse rows are never densified, math:sparse), ``weights`` the
-    answer step's charge per query (1/0 replay, ``pr_answered`` expected; or a function
-    ``(start, stop) -> the charges of queries start .. stop-1``, as is ``max_votes``). With
-    ``report_every=N`` the result's ``checkpoints`` hold the report after every N queries
-    (and the last), as the paper's table was printed.
+    Args:
+        votes: ``(queries, K)``: an array, memory map or ``SparseVotes`` (read in chunks;
+            sparse rows are never densified, math:sparse).
+        **setting: the fields of :class:`ReleaseSetting`, with T, sigma1 and the weights.
     """
-    return _sanitize(votes, teachers=teachers, threshold=threshold,
-                     sigma_threshold=sigma_threshold, sigma=sigma, order=order, delta=delta,
-                     weights=weights, release_noise=release_noise, max_votes=max_votes,
-                     report_every=report_every, chunk_size=chunk_size)
+    if not {"threshold", "sigma_threshold", "weights"} <= set(setting):
+        raise TypeError("sanitize_confident() needs threshold, sigma_threshold and weights")
+    return _sanitize(votes, ReleaseSetting(**setting))
 
 
-def sanitize_gnmax(votes: np.ndarray | SparseVotes, *, teachers: int, sigma: float, order: float,
-                   delta: float, weights: ArrayLike | ChunkValues | None = None,
-                   release_noise: float | None = None,
-                   report_every: int | None = None,
-                   chunk_size: int = DEFAULT_CHUNK) -> SmoothSensitivityResult:
-    """GNSS report for plain GNMax (no threshold step; every query answered by default)."""
-    return _sanitize(votes, teachers=teachers, threshold=None, sigma_threshold=None,
-                     sigma=sigma, order=order, delta=delta, weights=weights,
-                     release_noise=release_noise,
-                     max_votes=None, report_every=report_every, chunk_size=chunk_size)
+def sanitize_gnmax(votes: np.ndarray | SparseVotes,
+                   **setting: Any) -> SmoothSensitivityResult:
+    """GNSS report for plain GNMax (no threshold step; every query answered by default):
+    :func:`sanitize_confident` without T, sigma1 and ``max_votes``."""
+    if set(setting) & {"threshold", "sigma_threshold", "max_votes"}:
+        raise TypeError("sanitize_gnmax() has no selection step (threshold, "
+                        "sigma_threshold, max_votes)")
+    return _sanitize(votes, ReleaseSetting(**setting))
 
 
-def _sanitize(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: float | None,
-              sigma_threshold: float | None, sigma: float, order: float, delta: float,
-              weights: ArrayLike | ChunkValues | None, release_noise: float | None,
-              max_votes: ArrayLike | ChunkValues | None,
-              report_every: int | None, chunk_size: int) -> SmoothSensitivityResult:
+def _sanitize(votes: np.ndarray | SparseVotes, setting: ReleaseSetting
+              ) -> SmoothSensitivityResult:
+    chunk_size, report_every = setting.chunk_size, setting.report_every
     check_positive_integer(chunk_size, "chunk size")
     if report_every is not None:
         check_positive_integer(report_every, "report_every")
     queries = votes.shape[0]
-    weights_of = _chunk_values(np.ones(queries) if weights is None else weights, queries,
-                               "weights")
-    max_votes_of = None if max_votes is None else _chunk_values(max_votes, queries,
-                                                                "max_votes")
-    acc = SmoothSensitivityAccumulator(teachers=teachers, classes=votes.shape[1], sigma=sigma,
-                                       order=order, threshold=threshold,
-                                       sigma_threshold=sigma_threshold)
+    weights_of = _chunk_values(np.ones(queries) if setting.weights is None
+                               else setting.weights, queries, "weights")
+    max_votes_of = None if setting.max_votes is None else _chunk_values(
+        setting.max_votes, queries, "max_votes")
+    acc = SmoothSensitivityAccumulator(teachers=setting.teachers, classes=votes.shape[1],
+                                       sigma=setting.sigma, order=setting.order,
+                                       threshold=setting.threshold,
+                                       sigma_threshold=setting.sigma_threshold)
+    result = partial(acc.result, delta=setting.delta, release_noise=setting.release_noise)
     marks = [] if report_every is None else list(range(report_every, queries, report_every))
     bounds = sorted(set(range(chunk_size, queries, chunk_size)) | set(marks) | {queries})
     checkpoints = []
@@ -289,9 +305,9 @@ def _sanitize(votes: np.ndarray | SparseVotes, *, teachers: int, threshold: floa
         acc.add(as_float_rows(votes[start:stop]), weights=weights_of(start, stop),
                 max_votes=None if max_votes_of is None else max_votes_of(start, stop))
         if report_every is not None and (stop in marks or stop == queries):
-            checkpoints.append(acc.result(delta=delta, release_noise=release_noise))
+            checkpoints.append(result())
         start = stop
-    final = acc.result(delta=delta, release_noise=release_noise)
+    final = result()
     if checkpoints:
         final = replace(final, checkpoints=tuple(checkpoints))
     return final

@@ -235,7 +235,7 @@ def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
         g_q1 = -tables.scale * float(ndtri_exp(np.array(c.log_q1)))
         bound = np.ceil((ordered[chosen, 0] - ordered[chosen, 1] - g_q1) / 2.0) + 1.0
         _run_walk(chosen, bound, limit, _RightWalk(tables, ordered[chosen], zero_block),
-                  c, last, owners, distances, values)
+                  last, owners, distances, values)
 
     # Left walks stop at the first state with log q <= log q0 or runner-up count 0. As
     # log q <= log(K-1) + log Phi(-(g1 + d)/s), that happens once g1 + d >= g_q0.
@@ -246,19 +246,21 @@ def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
         bound = np.minimum(np.ceil(g_q0 - (ordered[chosen, 0] - rest[:, 0])) + 1.0,
                            rest.sum(axis=1))
         _run_walk(chosen, bound, limit, _LeftWalk(tables, ordered[chosen], zero_block),
-                  c, last, owners, distances, values)
+                  last, owners, distances, values)
     return (np.concatenate(owners), np.concatenate(distances), np.concatenate(values), last)
 
 
 def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWalk | _LeftWalk,
-              c: GNMaxSmoothConstants, last: np.ndarray, owners: list[np.ndarray],
-              distances: list[np.ndarray], values: list[np.ndarray]) -> None:
-    """Materialise walk states ``d = 1..`` per query, find each walk's end, keep entries.
+              last: np.ndarray, owners: list[np.ndarray], distances: list[np.ndarray],
+              values: list[np.ndarray]) -> None:
+    """Materialise walk states ``d = 1..`` per query, find each walk's end, keep entries
+    (``last``, and each piece of entries appended to ``owners``, ``distances``, ``values``).
 
     ``bound`` is an upper bound on where each walk ends (closed form, see the caller);
     should rounding ever put the end beyond it, the walk goes on in further windows (at
     most ``limit`` steps in all). States are evaluated in cache-sized blocks.
     """
+    c = walk.tables.constants
     active = np.arange(chosen.size)
     start = np.ones(chosen.size, dtype=np.intp)
     length = np.clip(bound, 1.0, float(limit)).astype(np.intp)
