@@ -87,10 +87,10 @@ def gaussian_pld(steps: Sequence[tuple[float, float, int]], rate: float | None =
     rate, an upper bound: sampling at q' = t q (t < 1) mixes the mechanism sampled at q
     with the empty sample, ``t P_q + (1 - t) P_0``, and the hockey-stick divergence is
     jointly convex, so each delta(eps) at q' is at most t times the one at q."""
-    try:
-        from dp_accounting.pld import privacy_loss_distribution as pld_module
-    except ImportError:
+    if not pld_available():
         return None
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
+
     if rate is not None:
         rate = max(rate, SMALLEST_RATE)
     counted = [(std / sensitivity, int(count)) for sensitivity, std, count in steps

@@ -46,6 +46,9 @@ PLD_SMALLEST_DELTA = 1e-15
 # cancellation) and the Gaussian's (ndtr of ndtri, whose error grows with the argument).
 PROFILE_MARGIN = 16 * np.finfo(float).eps
 GAUSSIAN_MARGIN = 1e-12
+# A PLD's deltas are sums over its discretised losses, which lose up to ~1e-13 relative to
+# rounding (measured against the Gaussian's closed form): each is raised by this first.
+PLD_MARGIN = 1e-10
 
 
 @dataclass(frozen=True)
@@ -53,34 +56,52 @@ class AttackRisk:
     """Upper bounds on a membership attacker's success (math:risk).
 
     Attributes:
-      source: the bound's route: ``pld`` (a privacy loss distribution) or ``rdp`` (an RDP
-        curve's conversions).
+      source: the bound's route: ``pld`` (a privacy loss distribution), ``rdp`` (an RDP
+        curve's conversions) or ``pure`` (one (epsilon, delta) pair).
       advantage: the bound on TPR - FPR at the best FPR.
-      fpr, tpr: the trade-off curve: TPR bounds at ``CURVE_FPRS``.
-      at_reported: the TPR bounds at ``REPORTED_FPRS``.
       mu: the mechanism is mu-GDP (a composition of Gaussian steps), else None.
       data_dependent: a bound from a data-dependent curve: it holds for these votes only
         and is itself unsanitised (not for publication).
+      bounds: what the TPR bounds are the smallest of: ``("gaussian", mu)`` and
+        ``("profile", epsilons, deltas)`` entries.
     """
 
     source: str
     advantage: float
-    at_reported: tuple[float, ...]
-    fpr: np.ndarray = field(repr=False, compare=False)
-    tpr: np.ndarray = field(repr=False, compare=False)
     mu: float | None = None
     data_dependent: bool = False
+    bounds: tuple = field(default=(), repr=False, compare=False)
+
+    def tpr_at(self, fpr) -> np.ndarray:
+        """The TPR bound at each false-positive rate of ``fpr`` (in [0, 1]): the smallest
+        of the bounds', each raised over its rounding error."""
+        each = [gaussian_tpr(bound[1], fpr) if bound[0] == "gaussian"
+                else profile_tpr(bound[1], bound[2], fpr) for bound in self.bounds]
+        return np.minimum.reduce(each) if each else np.ones(np.shape(fpr))
+
+    @property
+    def at_reported(self) -> tuple[float, ...]:
+        """The TPR bounds at ``REPORTED_FPRS``."""
+        return tuple(float(t) for t in self.tpr_at(REPORTED_FPRS))
+
+    @property
+    def fpr(self) -> np.ndarray:
+        """The trade-off curve's false-positive rates, ``CURVE_FPRS``."""
+        return CURVE_FPRS
+
+    @property
+    def tpr(self) -> np.ndarray:
+        """The trade-off curve: the TPR bounds at ``CURVE_FPRS`` (type II error 1 - tpr)."""
+        return self.tpr_at(CURVE_FPRS)
 
     def capped(self, cap: AttackRisk) -> AttackRisk:
         """The pointwise smaller of two valid bounds of one mechanism (each TPR and the
         advantage the smaller: both hold, so their minimum does); ``source`` this one's,
         ``mu`` this one's or else the cap's (a mu-GDP bound holds whatever caps it)."""
         return AttackRisk(source=self.source, advantage=min(self.advantage, cap.advantage),
-                          at_reported=tuple(min(a, b) for a, b in
-                                            zip(self.at_reported, cap.at_reported)),
-                          fpr=self.fpr, tpr=np.minimum(self.tpr, cap.tpr),
                           mu=self.mu if self.mu is not None else cap.mu,
-                          data_dependent=self.data_dependent)
+                          data_dependent=self.data_dependent,
+                          bounds=self.bounds + cap.bounds)
 
 
 def _raised(values, margin: float) -> np.ndarray:
@@ -123,9 +144,8 @@ def gaussian_risk(mu: float) -> AttackRisk:
     if not mu >= 0.0:
         raise ValueError(f"mu must be >= 0, got {mu!r}")
     advantage = float(_raised(erf(mu / (2.0 * np.sqrt(2.0))), GAUSSIAN_MARGIN))
-    return AttackRisk(source="pld", advantage=advantage,
-                      at_reported=tuple(float(t) for t in gaussian_tpr(mu, REPORTED_FPRS)),
-                      fpr=CURVE_FPRS, tpr=gaussian_tpr(mu, CURVE_FPRS), mu=float(mu))
+    return AttackRisk(source="pld", advantage=advantage, mu=float(mu),
+                      bounds=(("gaussian", float(mu)),))
 
 
 def gaussian_mu(steps) -> float:
@@ -171,10 +191,9 @@ def profile_advantage(epsilons, deltas) -> float:
 def profile_risk(epsilons, deltas, source: str) -> AttackRisk:
     """The attack risk of the pairs ``(epsilons[i], deltas[i])`` (math:risk)."""
     eps = np.maximum(np.asarray(epsilons, dtype=np.float64), 0.0)
+    deltas = np.asarray(deltas, dtype=np.float64)
     return AttackRisk(source=source, advantage=profile_advantage(eps, deltas),
-                      at_reported=tuple(float(t) for t in
-                                        profile_tpr(eps, deltas, REPORTED_FPRS)),
-                      fpr=CURVE_FPRS, tpr=profile_tpr(eps, deltas, CURVE_FPRS))
+                      bounds=(("profile", eps, deltas),))
 
 
 def rdp_risk(rdp, *, orders, conversion: str = "classic") -> AttackRisk:
@@ -206,5 +225,5 @@ def pld_risk(pld) -> AttackRisk:
     if not np.isfinite(largest):  # a mass at infinity above the smallest delta
         largest = float(pld.get_epsilon_for_delta(0.5))
     epsilons = np.linspace(0.0, max(largest, 1e-12), PLD_EPSILONS)
-    deltas = np.asarray(pld.get_delta_for_epsilon(epsilons), dtype=np.float64)
+    deltas = _raised(pld.get_delta_for_epsilon(epsilons), PLD_MARGIN)
     return profile_risk(epsilons, deltas, "pld")

@@ -29,11 +29,15 @@ Examples:
   pate-calibrate votes.npy --scale-all --target-epsilon 1 -n 640 --labels y.npy
   pate-calibrate votes.npy -m lnmax --target-epsilon 5 -n 100 -f json
   pate-calibrate votes.npy -m exponential --target-epsilon 2 -n 640
+  pate-calibrate votes.npy -m gnmax --target-tpr 0.05 --at-fpr 0.01 -n 640
+  pate-calibrate votes.npy -m gnmax --target-advantage 0.1 -n 640
 
 \b
 The search doubles or halves the noise from pate-analyze's default until epsilon crosses
 the target, then bisects (log scale) until the bracket is within --tolerance; the answer
-is the smallest noise analysed whose epsilon is at most the target (never above it).
+is the smallest noise analysed whose epsilon (or attack risk) is at most the target
+(never above it). The attack risk is the bound the run's accounting implies on a
+membership attacker (data-independent by default: the publishable one).
 Range: M/1000 to 1000 M (factors 0.001 to 1000 with --scale-all). The exponential
 mechanisms' eta is an inverse noise: the search runs over 1/eta in that range and the
 answer is the largest eta analysed that meets the target.
@@ -46,8 +50,16 @@ Exit status: 0 ok, 2 bad input or options, or no noise in range meets the target
 
 def _target_specs(option) -> list:
     return [
-        option("--target-epsilon", type=POSITIVE, required=True,
-               help="The epsilon to meet at --delta."),
+        option("--target-epsilon", type=POSITIVE,
+               help="The epsilon to meet at --delta (one target of three)."),
+        option("--target-tpr", type=click.FloatRange(0, 1, min_open=True),
+               help="Attack risk: the largest true-positive rate a membership attacker "
+                    "may reach at --at-fpr (docs/explanation/risk.md)."),
+        option("--at-fpr", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+               help="The false-positive rate of --target-tpr."),
+        option("--target-advantage", type=click.FloatRange(0, 1, min_open=True,
+                                                           max_open=True),
+               help="Attack risk: the largest advantage (TPR - FPR) an attacker may reach."),
         option("-m", "--mechanism", type=click.Choice(list(CALIBRATED), case_sensitive=False),
                default="confident", show_default=True, help="Aggregator to calibrate."),
         option("--sigma", type=POSITIVE,
@@ -91,7 +103,7 @@ def _output_specs(option) -> list:
 @debug_option
 @version_option
 def command(votes, **options):
-    """The noise that makes a PATE run over saved votes meet a target epsilon.
+    """The noise that makes a PATE run over saved votes meet a target epsilon or attack risk.
 
     VOTES: (queries x classes) vote histogram, as for pate-analyze. Prints the solved
     parameters, the epsilon reached (at most the target), the answered count (the replay's,

@@ -27,16 +27,19 @@ def _table(s: dict) -> str:
                      else f"{answered} of {s['queries']} queries (replay, seed {s['seed']}); "
                           f"{s['answered_expected']:.1f} expected")
     lines = [
-        ("target", f"epsilon {s['target_epsilon']:g} at delta {s['delta']:g} "
-                   f"({s['accounting']} accounting)"),
+        ("target", f"{_target(s['target'])} "
+                   + (f"at delta {s['delta']:g} " if s["target"]["quantity"] == "epsilon"
+                      else "") + f"({s['accounting']} accounting)"),
         ("solved", f"{name} {solved['value']:g} ({s['analyses']} analyses, relative step "
                    f"{s['tolerance']:g})"),
         ("mechanism", f"{s['mechanism']} ({params})"),
         ("epsilon", f"{ceil_text(s['epsilon'])} ({_method(s)})"
-         + ("" if s["above"] is None else
+         + ("" if s["above"] is None or s["above"]["epsilon"] is None else
             f"; {name} {s['above']['value']:g} gives {ceil_text(s['above']['epsilon'])}")),
         ("answered", answered_text),
     ]
+    if s["target"]["quantity"] != "epsilon":
+        lines.insert(4, ("attack risk", _risk(s)))
     if s["epsilon_method"] == "pld" and s.get("epsilon_rdp") is not None:
         # the RDP figure of the same parameters, with the order it belongs to
         lines.insert(4, ("epsilon RDP", f"{ceil_text(s['epsilon_rdp'])} ({s['conversion']} "
@@ -47,6 +50,30 @@ def _table(s: dict) -> str:
     lines.append(("command", s["command"]))
     width = max(len(key) for key, _ in lines)
     return "\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n"
+
+
+def _target(target: dict) -> str:
+    """``epsilon 2``, ``TPR 0.05 at FPR 0.01`` or ``advantage 0.1``."""
+    if target["quantity"] == "tpr":
+        return f"TPR {target['value']:g} at FPR {target['at_fpr']:g}"
+    return f"{target['quantity']} {target['value']:g}"
+
+
+def _risk(s: dict) -> str:
+    """The attack risk reached (math:risk), rounded up, with the next smaller noise's
+    figure: the TPR bound at the target's FPR or the advantage bound."""
+    target, risk, above = s["target"], s["risk"], s["above"]
+    if target["quantity"] == "tpr":
+        text = f"TPR <= {ceil_text(s['reached'])} at FPR {target['at_fpr']:g}"
+    else:
+        text = f"advantage <= {ceil_text(s['reached'])}"
+    text += f" ({risk['source'].upper()}" + (
+        "" if risk["mu"] is None else f", mu {ceil_text(risk['mu'])}") + (
+        ", data-dependent, unsanitised" if risk["data_dependent"] else "") + ")"
+    if above is not None:
+        name = "scale factor" if s["solved"]["scale_all"] else s["solved"]["parameter"]
+        text += f"; {name} {above['value']:g} gives {ceil_text(above['figure'])}"
+    return text
 
 
 def _method(s: dict) -> str:

@@ -43,8 +43,15 @@ from ..inputs.long_table import column_map
 from ..inputs.votes import ReadSpec
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
-from ..outputs.summary_json import epsilon_method, epsilon_rdp, plain_number, sampling_summary
+from ..outputs.summary_json import (
+    epsilon_method,
+    epsilon_rdp,
+    plain_number,
+    risk_dict,
+    sampling_summary,
+)
 from ..rounding import ceil_text
+from .calibration_target import CalibrationTarget
 from .columns import orders_text
 
 CALIBRATED = ("gnmax", "lnmax", "confident", "exponential", "confident-exponential")
@@ -74,8 +81,9 @@ class Calibration:
 
     ``parameter``: the solved name (``sigma``, ``laplace_scale``, or ``scale`` with
     ``scale_all``); ``value``: its value; ``params``: the mechanism's parameters there.
-    ``result``: the analysis at the answer. ``above``: ``(value, epsilon)`` of the
-    largest value analysed whose epsilon exceeds E (None if the range's smallest meets E).
+    ``result``: the analysis at the answer. ``above``: ``(value, figure)`` of the
+    largest value analysed whose target figure (``target.figure``) exceeds the target
+    (None if the range's smallest meets it).
     ``answered_expected``: the expected number answered (sum of ``pr_answered``).
     """
 
@@ -83,7 +91,7 @@ class Calibration:
     parameter: str
     value: float
     params: dict
-    target_epsilon: float
+    target: CalibrationTarget
     result: AnalysisResult
     above: tuple[float, float] | None
     answered_expected: float
@@ -141,7 +149,10 @@ class Calibration:
                       "queries": int(getattr(source, "queries", result.queries)),
                       "classes": result.classes, "teachers": plain_number(result.teachers)},
             "mechanism": self.mechanism,
-            "target_epsilon": self.target_epsilon,
+            "target_epsilon": (self.target.value if self.target.quantity == "epsilon"
+                               else None),
+            "target": self.target.as_dict(),
+            "reached": self.target.figure(result),  # the target's figure at the answer
             "solved": {"parameter": self.parameter, "value": plain_number(self.value),
                        "scale_all": self.scale_all},
             "params": {**{key: plain_number(value) for key, value in self.params.items()},
@@ -161,13 +172,17 @@ class Calibration:
             "order": plain_number(result.order),
             "epsilon_rdp": epsilon_rdp(result),
             "above": (None if self.above is None else
-                      {"value": plain_number(self.above[0]), "epsilon": self.above[1]}),
+                      {"value": plain_number(self.above[0]),
+                       "epsilon": (self.above[1] if self.target.quantity == "epsilon"
+                                   else None),
+                       "figure": self.above[1]}),
             "tolerance": self.tolerance,
             "analyses": self.analyses,
             "answered": (result.answered_total if result.accounting == "expected"
                          else int(round(result.answered_total))),
             "answered_expected": self.answered_expected,
             "label_accuracy": result.label_accuracy,
+            "risk": risk_dict(result.risk),
             "command": self.command(votes_text),
             "warnings": list(self.warnings),
         }
@@ -177,7 +192,10 @@ class Calibration:
 class CalibrationSpec:
     """:func:`calibrate`'s own keywords (see the module); the others are ``analyze``'s."""
 
-    target_epsilon: float
+    target_epsilon: float | None = None
+    target_tpr: float | None = None
+    at_fpr: float | None = None
+    target_advantage: float | None = None
     accounting: str = "data-independent"
     scale_all: bool = False
     tolerance: float = DEFAULT_TOLERANCE
@@ -190,11 +208,13 @@ class CalibrationSpec:
 
 
 def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calibration:
-    """Solve for the noise of ``mechanism`` meeting ``target_epsilon`` (see the module).
+    """Solve for the noise of ``mechanism`` meeting a target (see the module): an epsilon,
+    or an attack risk (``sweep.calibration_target``).
 
     Args:
         votes, mechanism: as for ``analyze`` (a mechanism of ``CALIBRATED``).
-        **options: :class:`CalibrationSpec`'s fields (``target_epsilon`` required), and
+        **options: :class:`CalibrationSpec`'s fields (one target: ``target_epsilon``,
+            ``target_tpr`` with ``at_fpr``, or ``target_advantage``), and
             ``analyze``'s keywords shared by every candidate (``labels``, ``queries``...).
 
     Raises:
@@ -202,7 +222,9 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
     """
     spec = CalibrationSpec(**{item.name: options.pop(item.name)
                               for item in fields(CalibrationSpec) if item.name in options})
-    target_epsilon, accounting, scale_all = spec.target_epsilon, spec.accounting, spec.scale_all
+    accounting, scale_all = spec.accounting, spec.scale_all
+    target = CalibrationTarget.of(epsilon=spec.target_epsilon, tpr=spec.target_tpr,
+                                  at_fpr=spec.at_fpr, advantage=spec.target_advantage)
     mechanism = mechanism.lower()
     if mechanism not in CALIBRATED:
         raise OptionError(f"pate-calibrate solves -m {', '.join(CALIBRATED)}, "
@@ -210,8 +232,6 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
     if accounting not in ACCOUNTINGS:
         raise OptionError(f"--accounting must be one of {', '.join(ACCOUNTINGS)} "
                           f"(a replay's epsilon depends on its noise draw), got {accounting!r}")
-    if not (math.isfinite(target_epsilon) and target_epsilon > 0):
-        raise OptionError(f"--target-epsilon must be positive, got {target_epsilon!r}")
     if not 0 < spec.tolerance < 1:
         raise OptionError(f"--tolerance must lie in (0, 1), got {spec.tolerance!r}")
     if options.get("sampling") is not None:  # before any work: pate-analyze's rules
@@ -273,8 +293,8 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
             if len(seen) >= spec.max_steps:
                 raise InputError(f"no answer within {spec.max_steps} analyses (raise "
                                   "--tolerance)")
-            seen[x] = run(x).epsilon
-        return seen[x] <= target_epsilon
+            seen[x] = target.figure(run(x))
+        return seen[x] <= target.value
 
     unit = 1.0 if scale_all else teachers
     smallest, largest = _snap(RANGE[0] * unit), _snap(RANGE[1] * unit)
@@ -304,9 +324,8 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
                       if mechanism in ("confident", "confident-exponential") and not scale_all
                       else "raise the target")
             bound, where = ("down to", _snap(1.0 / largest)) if inverse else ("up to", largest)
-            raise InputError(f"no {_shown(name)} {bound} {where:g} meets epsilon "
-                              f"{target_epsilon:g} (at {where:g}: {ceil_text(seen[largest])}; "
-                              f"{reason})")
+            raise InputError(f"no {_shown(name)} {bound} {where:g} meets {target.text()} "
+                              f"(at {where:g}: {ceil_text(seen[largest])}; {reason})")
     if low is not None:
         while high / low > 1.0 + spec.tolerance:
             middle = _snap(math.sqrt(low * high))
@@ -317,10 +336,11 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
             else:
                 low = middle
     # Never above E: the smallest noise analysed whose epsilon meets E.
-    answer = min(x for x, value in seen.items() if value <= target_epsilon)
+    answer = min(x for x, value in seen.items() if value <= target.value)
     shown = {(_snap(1.0 / x) if inverse else x): value for x, value in seen.items()}
-    notes += _monotone_notes(shown, name, inverse=inverse)
-    above_values = [x for x, value in seen.items() if value > target_epsilon and x < answer]
+    notes += _monotone_notes(shown, name, inverse=inverse,
+                             quantity=target.name())
+    above_values = [x for x, value in seen.items() if value > target.value and x < answer]
     above = None
     if above_values:
         x = max(above_values)
@@ -337,7 +357,7 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
     return Calibration(
         mechanism=mechanism, parameter=name, value=_snap(1.0 / answer) if inverse else answer,
         params={key: float(value) for key, value in parameters(answer).items()},
-        target_epsilon=float(target_epsilon), result=result, above=above,
+        target=target, result=result, above=above,
         answered_expected=float(expected.answered_total), analyses=len(seen),
         tolerance=spec.tolerance, scale_all=scale_all,
         options={key: _orders_text(value) if key == "orders" else value
@@ -358,13 +378,15 @@ def _threshold_notes(params: dict, teachers: float) -> list[str]:
             "solve sigma instead of --scale-all"]
 
 
-def _monotone_notes(seen: dict, name: str, *, inverse: bool = False) -> list[str]:
-    """A note when epsilon rose with the noise somewhere among the analysed values
-    (``inverse``: the values are eta, and epsilon should rise with them)."""
+def _monotone_notes(seen: dict, name: str, *, inverse: bool = False,
+                    quantity: str = "epsilon") -> list[str]:
+    """A note when the target's figure (``quantity``: ``epsilon``, ``TPR at FPR F``...)
+    rose with the noise somewhere among the analysed values (``inverse``: the values are
+    eta, and the figure should rise with them)."""
     points = sorted(seen.items(), reverse=inverse)
     for (x1, e1), (x2, e2) in zip(points, points[1:], strict=False):
         if e2 > e1 * (1 + 1e-12) + 1e-15:
-            return [f"epsilon is not monotone in the {_shown(name)} ({e1:.6g} at {x1:.6g}, "
+            return [f"{quantity} is not monotone in the {_shown(name)} ({e1:.6g} at {x1:.6g}, "
                     f"{e2:.6g} at {x2:.6g}): the answer meets the target but a "
                     f"{'larger' if inverse else 'smaller'} value may too"]
     return []

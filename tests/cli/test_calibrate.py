@@ -144,3 +144,43 @@ def test_without_dp_accounting_the_answer_says_it_is_the_rdp_one(cli, monkeypatc
     lnmax = cli.calibrate(VOTES, "-m", "lnmax", "--target-epsilon", "8", "-n", "100")
     assert lnmax.code == 0 and lnmax.err == ""
 
+
+
+def test_attack_risk_targets_are_met_and_reproduced(cli):
+    # TPR at FPR 0.01 at most 0.05: GNMax's data-independent curve is mu-GDP, so the answer
+    # is the sigma where Phi(mu - Phi^-1(0.99)) = 0.05, mu = sqrt(640) sqrt(2) / sigma
+    from scipy.special import ndtri
+
+    done = cli.calibrate(VOTES, "-m", "gnmax", "--target-tpr", "0.05", "--at-fpr", "0.01",
+                         "-n", "640", "-f", "json")
+    assert done.code == 0, done.err
+    found = json.loads(done.out)
+    assert found["target"] == {"quantity": "tpr", "value": 0.05, "at_fpr": 0.01}
+    assert found["target_epsilon"] is None
+    assert found["reached"] <= 0.05 < found["above"]["figure"]
+    assert found["above"]["epsilon"] is None
+    assert found["risk"]["source"] == "pld" and not found["risk"]["data_dependent"]
+    closed_form = 640**0.5 * 2**0.5 / (ndtri(0.99) + ndtri(0.05))
+    assert found["solved"]["value"] == pytest.approx(closed_form, rel=2e-3)
+    again = cli.analyze(*shlex.split(found["command"])[1:], "-f", "json")
+    risk = json.loads(again.out)["risk"]
+    assert risk["mu"] == found["risk"]["mu"]
+    table = cli.calibrate(VOTES, "-m", "gnmax", "--target-advantage", "0.1", "-n", "640")
+    assert table.code == 0
+    line = next(line for line in table.out.splitlines() if line.startswith("attack risk"))
+    assert "advantage <= 0.1000 (PLD, mu" in line and "gives 0.1001" in line
+    assert table.out.startswith("target       advantage 0.1 (data-independent accounting)")
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give one target"),
+    (["--target-epsilon", "2", "--target-advantage", "0.1"], "not --target-epsilon and"),
+    (["--target-tpr", "0.05"], "--target-tpr and --at-fpr go together"),
+    (["--at-fpr", "0.05", "--target-advantage", "0.1"], "go together"),
+    (["--target-tpr", "0.01", "--at-fpr", "0.01"], "--target-tpr must lie in (--at-fpr, 1]"),
+    (["--target-advantage", "1"], "Invalid value for '--target-advantage'"),
+])
+def test_refused_targets(cli, args, message):
+    done = cli.calibrate(VOTES, "-m", "gnmax", "-n", "50", *args)
+    assert done.code == 2
+    assert message in done.err and len(done.err.strip().splitlines()) == 1

@@ -1,0 +1,182 @@
+"""Attack risk (math:risk): the TPR and advantage bounds against independent values (the
+Gaussian closed form at 40 digits, riskcal's trade-off of the same PLD, hand cases), and
+their order: exact <= PLD route <= RDP route; data-dependent <= data-independent;
+sampled <= unsampled."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pate_cli
+from pate_cli.accounting.gnmax import rdp_gnmax_data_independent
+from pate_cli.accounting.pld import gaussian_pld
+from pate_cli.accounting.risk import (
+    CURVE_FPRS,
+    RDP_DELTAS,
+    REPORTED_FPRS,
+    gaussian_mu,
+    gaussian_risk,
+    pld_risk,
+    profile_risk,
+    rdp_risk,
+)
+from pate_cli.orders import default_orders
+from tests import SAMPLES
+
+mpmath.mp.dps = 40
+VOTES = SAMPLES / "mnist_250_votes.npy"
+
+
+def exact_tpr(mu: float, alpha: float) -> mpmath.mpf:
+    """Phi(mu - Phi^-1(1 - alpha)) at 40 digits (Dong, Roth and Su's mu-GDP curve)."""
+    if alpha == 0:
+        return mpmath.mpf(0)
+    if alpha == 1:
+        return mpmath.mpf(1)
+    quantile = -mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * mpmath.mpf(alpha))  # Phi^-1(alpha)
+    return mpmath.ncdf(mu + quantile)
+
+
+def exact_advantage(mu: float) -> mpmath.mpf:
+    return 2 * mpmath.ncdf(mpmath.mpf(mu) / 2) - 1
+
+
+@given(mu=st.floats(1e-3, 12.0))
+@settings(max_examples=60)
+def test_gaussian_risk_is_the_closed_form_never_below(mu):
+    risk = gaussian_risk(mu)
+    for alpha, tpr in zip(CURVE_FPRS, risk.tpr, strict=True):
+        exact = exact_tpr(mu, float(alpha))
+        assert tpr >= exact
+        assert tpr <= exact * (1 + 1e-9) + 1e-300
+    exact = exact_advantage(mu)
+    assert exact <= risk.advantage <= exact * (1 + 1e-9)
+    assert risk.at_reported == tuple(float(t) for t in risk.tpr_at(REPORTED_FPRS))
+
+
+def test_data_independent_gnmax_is_mu_gdp_with_mu_sqrt_q_sqrt2_over_sigma():
+    queries, sigma = 640, 40.0
+    result = pate_cli.analyze(VOTES, "gnmax", sigma=sigma, queries=queries,
+                              accounting="data-independent")
+    risk = result.risk
+    assert risk is result.risk_data_independent and not risk.data_dependent
+    assert risk.source == "pld"
+    mu = math.sqrt(queries) * math.sqrt(2.0) / sigma
+    assert risk.mu == pytest.approx(mu, rel=1e-15)
+    for alpha, tpr in zip(REPORTED_FPRS, risk.at_reported, strict=True):
+        exact = exact_tpr(mu, alpha)
+        assert exact <= tpr <= exact * (1 + 1e-9)
+    summary = result.to_dict()["risk"]
+    assert set(summary) == {"source", "data_dependent", "tpr_at_fpr", "advantage", "mu",
+                            "tradeoff"}
+    assert list(summary["tpr_at_fpr"]) == ["0.001", "0.01", "0.1"]
+    assert summary["tradeoff"]["fpr"] == [float(x) for x in CURVE_FPRS]
+
+
+@pytest.mark.parametrize("steps", [[(math.sqrt(2.0), 40.0, 300)],
+                                   [(math.sqrt(2.0), 40.0, 5000), (1.0, 150.0, 9000)],
+                                   [(1.0, 3.0, 1)]])
+def test_the_pld_route_is_at_or_above_the_closed_form_within_its_discretisation(steps):
+    pytest.importorskip("dp_accounting")
+    pld_route, exact = pld_risk(gaussian_pld(steps)), gaussian_risk(gaussian_mu(steps))
+    assert np.all(pld_route.tpr >= exact.tpr)
+    assert np.all(pld_route.tpr <= exact.tpr + 2e-3)
+    assert exact.advantage <= pld_route.advantage <= exact.advantage + 1e-3
+
+
+def test_riskcal_reads_the_same_trade_off_from_the_same_pld():
+    pytest.importorskip("dp_accounting")
+    conversions = pytest.importorskip("riskcal.conversions")
+    steps = [(math.sqrt(2.0), 40.0, 300), (1.0, 150.0, 600)]
+    pld = gaussian_pld(steps)
+    ours = pld_risk(pld)
+    alphas = np.array([1e-4, *REPORTED_FPRS, 0.3, 0.7])
+    theirs = 1.0 - np.asarray(conversions.get_beta_from_pld(pld, alphas))
+    assert np.all(ours.tpr_at(alphas) >= theirs - 1e-7)
+    np.testing.assert_allclose(ours.tpr_at(alphas), theirs, rtol=1e-3, atol=1e-6)
+    advantage = float(conversions.get_advantage_from_pld(pld))
+    assert advantage - 1e-12 <= ours.advantage <= advantage + 1e-6
+
+
+@given(sigma=st.floats(2.0, 200.0), queries=st.integers(1, 20_000))
+@settings(max_examples=25)
+def test_the_rdp_route_is_never_below_the_exact_curve(sigma, queries):
+    rdp = queries * rdp_gnmax_data_independent(sigma=sigma, orders=default_orders())
+    route = rdp_risk(rdp, orders=default_orders())
+    exact = gaussian_risk(math.sqrt(queries) * math.sqrt(2.0) / sigma)
+    assert np.all(route.tpr >= exact.tpr)
+    assert route.advantage >= exact.advantage
+
+
+def test_one_pair_by_hand():
+    # (eps, delta) = (1, 1e-3): TPR <= min(delta + e alpha, 1 - (1 - delta - alpha) / e)
+    risk = profile_risk([1.0], [1e-3], "rdp")
+    for alpha in (0.0, 0.01, 0.2, 0.5, 0.9):
+        first = mpmath.mpf("1e-3") + mpmath.e * alpha
+        second = 1 - (1 - mpmath.mpf("1e-3") - alpha) / mpmath.e
+        exact = min(first, second, 1)
+        value = float(risk.tpr_at([alpha])[0])
+        assert exact <= value <= exact * (1 + 1e-14)
+    # pure epsilon: advantage tanh(eps / 2); with delta: (e^eps - 1 + 2 delta) / (e^eps + 1)
+    assert profile_risk([2.0], [0.0], "pure").advantage >= math.tanh(1.0)
+    assert profile_risk([2.0], [0.0], "pure").advantage == pytest.approx(math.tanh(1.0))
+    exact = (mpmath.e - 1 + mpmath.mpf("2e-3")) / (mpmath.e + 1)
+    assert exact <= profile_risk([1.0], [1e-3], "rdp").advantage <= exact * (1 + 1e-14)
+
+
+def test_an_infinite_epsilon_bounds_nothing():
+    risk = profile_risk([np.inf], [1e-5], "rdp")
+    assert risk.advantage == 1.0
+    assert np.all(risk.tpr == 1.0)
+
+
+def test_data_dependent_is_within_data_independent_and_labelled():
+    result = pate_cli.analyze(VOTES, "confident")
+    risk, independent = result.risk, result.risk_data_independent
+    assert risk.data_dependent and not independent.data_dependent
+    assert risk.source == "rdp" and risk.mu is None
+    assert np.all(risk.tpr <= independent.tpr)
+    assert risk.advantage <= independent.advantage
+    assert risk.at_reported[0] < independent.at_reported[0]  # tighter where it matters
+    # the publishable curve: the Gaussian steps', answers sqrt(2)/sigma, selections 1/sigma1
+    mu = math.sqrt(result.answered_total * 2 / 40.0**2 + 9000 / 150.0**2)
+    assert independent.mu == pytest.approx(mu, rel=1e-14)
+
+
+@pytest.mark.parametrize("rate", [0.01, 0.3])
+def test_sampling_never_raises_the_risk(rate):
+    pytest.importorskip("dp_accounting")
+    plain = pate_cli.analyze(VOTES, "confident", accounting="data-independent",
+                             queries=2000)
+    sampled = pate_cli.analyze(VOTES, "confident", accounting="data-independent",
+                               queries=2000, sampling=f"poisson:{rate}")
+    assert np.all(sampled.risk.tpr <= plain.risk.tpr)
+    assert sampled.risk.advantage <= plain.risk.advantage
+    assert sampled.risk.advantage < 0.9 * plain.risk.advantage
+
+
+def test_every_mechanism_reports_a_risk_within_its_epsilon():
+    # each (epsilon, delta) the run prints bounds the curve too: the risk is never above it
+    for mechanism, options in [("lnmax", {"queries": 200}), ("exponential", {"queries": 200}),
+                               ("svt", {"queries": 200}),
+                               ("gnmax", {"rounds": SAMPLES / "mnist_250_rounds.csv"})]:
+        result = pate_cli.analyze(VOTES, mechanism, accounting="data-independent",
+                                  **options)
+        own = profile_risk([result.epsilon], [result.delta], "rdp")
+        risk = result.risk
+        assert risk is not None and risk.source in ("rdp", "pure")
+        assert np.all(risk.tpr <= own.tpr * (1 + 1e-12)), mechanism
+        assert RDP_DELTAS.min() <= result.delta <= RDP_DELTAS.max()
+
+
+def test_individualized_runs_have_no_single_risk():
+    result = pate_cli.analyze(VOTES, "gnmax", sigma=40, queries=100,
+                              individualized="upsampling",
+                              groups=SAMPLES / "mnist_250_groups.csv")
+    assert result.risk is None and result.to_dict()["risk"] is None
