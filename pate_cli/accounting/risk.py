@@ -96,10 +96,10 @@ class AttackRisk:
 
     def capped(self, cap: AttackRisk) -> AttackRisk:
         """The pointwise smaller of two valid bounds of one mechanism (each TPR and the
-        advantage the smaller: both hold, so their minimum does); ``source`` this one's,
-        ``mu`` this one's or else the cap's (a mu-GDP bound holds whatever caps it)."""
+        advantage the smaller: both hold, so their minimum does); ``source``, ``mu`` and
+        ``data_dependent`` this one's."""
         return AttackRisk(source=self.source, advantage=min(self.advantage, cap.advantage),
-                          mu=self.mu if self.mu is not None else cap.mu,
+                          mu=self.mu,
                           data_dependent=self.data_dependent,
                           bounds=self.bounds + cap.bounds)
 

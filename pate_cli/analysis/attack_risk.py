@@ -3,12 +3,13 @@ attacker's true-positive rate at each false-positive rate, and on its advantage.
 
 ``result.risk_data_independent`` is the publishable bound:
 
-* the Gaussian aggregators (GNMax, Confident, Interactive) without ``--add-rdp``, rounds
-  or labels: the Gaussian steps' exact mu-GDP curve (source ``pld`` with ``mu``; each
-  answer sensitivity sqrt(2), or the sampled run's, std sigma; each selection sensitivity
-  1, std sigma1; the answers counted as the run's PLD figure counts them); a sampled
-  run's is its sampled composition (the PLD of a Poisson-sampled run, else the
-  data-independent RDP curve) capped by that curve;
+* the Gaussian aggregators (GNMax, Confident, Interactive) without ``--add-rdp`` or
+  rounds (multi-label votes too: :func:`run_steps`): the Gaussian steps' exact mu-GDP
+  curve (source ``pld`` with ``mu``; each answer sensitivity sqrt(2), or the sampled
+  run's, std sigma; each selection sensitivity 1, std sigma1; the answers counted as
+  the run's PLD figure counts them); a sampled run's is its sampled composition (the
+  PLD of a Poisson-sampled run, else the data-independent RDP curve) capped by that
+  curve, without ``mu``;
 * SVT-PATE: its one printed (epsilon, delta) pair (its delta includes the threshold's);
 * any other run: the data-independent RDP curve's conversions (source ``rdp``).
 
@@ -50,6 +51,22 @@ def is_sampled(mechanism) -> bool:
     return isinstance(mechanism, SampledMechanism) and not unsampled(mechanism.sampling)
 
 
+def run_steps(result: AnalysisResult) -> list | None:
+    """The Gaussian steps ``(sensitivity, std, count)`` of a run of a Gaussian aggregator
+    without ``--add-rdp`` or rounds; None for another run. Multi-label votes: ``binary``
+    is the run over the (query, label) rows; ``tau`` and ``powerset`` one GNMax step per
+    query of their squared sensitivity (docs/tutorials/multilabel.md)."""
+    if result.initial_rdp is not None or result.rounds is not None:
+        return None
+    mechanism, multi = result.mechanism, result.multilabel
+    if multi is not None and multi.variant != "binary":
+        return ([(math.sqrt(multi.sensitivity_squared), mechanism.sigma, result.queries)]
+                if mechanism.name == "gnmax" else None)
+    rows = result.queries * (1 if multi is None else multi.labels)
+    answered = rows if result.accounting == "expected" else int(round(result.answered_total))
+    return gaussian_steps(mechanism, answered=answered, queries=rows)
+
+
 def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
     """The publishable attack risk of ``result`` (see the module); None for a result
     without one RDP curve (individualized groups)."""
@@ -61,11 +78,7 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
     curve = (result.rdp_total if result.accounting == "data-independent"
              or result.rdp_data_independent is None else result.rdp_data_independent)
     mechanism = result.mechanism
-    plain = None
-    if result.initial_rdp is None and result.rounds is None and result.multilabel is None:
-        answered = (result.queries if result.accounting == "expected"
-                    else int(round(result.answered_total)))
-        plain = gaussian_steps(mechanism, answered=answered, queries=result.queries)
+    plain = run_steps(result)
     if plain is None:
         return rdp_risk(curve, orders=result.orders, conversion=result.conversion)
     exact = gaussian_risk(gaussian_mu(plain))
@@ -86,5 +99,5 @@ def with_risk(result: AnalysisResult) -> AnalysisResult:
     if result.accounting != "data-independent" and result.svt is None:
         dependent = replace(rdp_risk(result.rdp_total, orders=result.orders,
                                      conversion=result.conversion), data_dependent=True)
-        risk = replace(dependent.capped(independent), mu=None)
+        risk = dependent.capped(independent)
     return replace(result, risk=risk, risk_data_independent=independent)

@@ -196,7 +196,8 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
 def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, str]]:
     """The attack risk (math:risk): the publishable bounds on a membership attacker's TPR at
     each reported FPR and on its advantage, rounded up, their source named; a
-    data-dependent run's own advantage after them, labelled unsanitised."""
+    data-dependent run's own TPR bounds after them where they are smaller, labelled
+    unsanitised."""
     if independent is None:
         return []
     fprs = " / ".join(independent["tpr_at_fpr"])
@@ -205,9 +206,11 @@ def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, s
                                                else f", mu {_up(independent['mu'])}")
     text = (f"TPR <= {tprs} at FPR {fprs}, advantage <= {_up(independent['advantage'])} "
             f"({'data-independent, ' if risk and risk['data_dependent'] else ''}{source})")
-    if risk is not None and risk["data_dependent"]:
-        text += (f"; data-dependent: TPR <= {' / '.join(_up(t) for t in risk['tpr_at_fpr'].values())}"
-                 f" ({risk['source'].upper()}, unsanitised: not for publication)")
+    if (risk is not None and risk["data_dependent"]
+            and risk["tpr_at_fpr"] != independent["tpr_at_fpr"]):  # else it adds nothing
+        own = " / ".join(_up(tpr) for tpr in risk["tpr_at_fpr"].values())
+        text += (f"; data-dependent: TPR <= {own} ({risk['source'].upper()}, unsanitised: "
+                 "not for publication)")
     return [("attack risk", text)]
 
 

@@ -144,7 +144,8 @@ def risk_dict(risk) -> dict | None:
 
     return {"source": risk.source, "data_dependent": risk.data_dependent,
             "tpr_at_fpr": {f"{fpr:g}": tpr for fpr, tpr in zip(REPORTED_FPRS,
-                                                              risk.at_reported)},
+                                                              risk.at_reported,
+                                                              strict=True)},
             "advantage": risk.advantage, "mu": risk.mu,
             "tradeoff": {"fpr": [float(x) for x in risk.fpr],
                          "tpr": [float(x) for x in risk.tpr]}}

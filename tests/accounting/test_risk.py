@@ -159,6 +159,7 @@ def test_sampling_never_raises_the_risk(rate):
     assert np.all(sampled.risk.tpr <= plain.risk.tpr)
     assert sampled.risk.advantage <= plain.risk.advantage
     assert sampled.risk.advantage < 0.9 * plain.risk.advantage
+    assert sampled.risk.mu is None and plain.risk.mu is not None  # a sampled Gaussian is not
 
 
 def test_every_mechanism_reports_a_risk_within_its_epsilon():
