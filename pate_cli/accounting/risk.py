@@ -77,7 +77,7 @@ class AttackRisk:
         ``mu`` this one's or else the cap's (a mu-GDP bound holds whatever caps it)."""
         return AttackRisk(source=self.source, advantage=min(self.advantage, cap.advantage),
                           at_reported=tuple(min(a, b) for a, b in
-                                            zip(self.at_reported, cap.at_reported)),
+                                            zip(self.at_reported, cap.at_reported, strict=True)),
                           fpr=self.fpr, tpr=np.minimum(self.tpr, cap.tpr),
                           mu=self.mu if self.mu is not None else cap.mu,
                           data_dependent=self.data_dependent)

@@ -34,7 +34,6 @@ from .result import AnalysisResult, TuningPart
 from .steps import run_charges
 
 
-
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
     """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller. A
     budget's ``remaining`` is then ``limit - figure``; the halt itself was found on the RDP

@@ -206,7 +206,8 @@ def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, s
     text = (f"TPR <= {tprs} at FPR {fprs}, advantage <= {_up(independent['advantage'])} "
             f"({'data-independent, ' if risk and risk['data_dependent'] else ''}{source})")
     if risk is not None and risk["data_dependent"]:
-        text += (f"; data-dependent: TPR <= {' / '.join(_up(t) for t in risk['tpr_at_fpr'].values())}"
+        dependent = " / ".join(_up(t) for t in risk["tpr_at_fpr"].values())
+        text += (f"; data-dependent: TPR <= {dependent}"
                  f" ({risk['source'].upper()}, unsanitised: not for publication)")
     return [("attack risk", text)]
 
