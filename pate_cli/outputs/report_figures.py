@@ -83,15 +83,16 @@ def groups_plot(summary: dict, frame, *, style=None):
 
 
 def risk_plot(summary: dict, *, style=None):
-    """The publishable trade-off curve of the run's attack risk (math:risk), with the
-    mu-GDP curve where it applies; None when the summary has no usable risk (an
-    individualized run's). The data-dependent curve is left out: a statement is published.
+    """The publishable trade-off curve of the run's attack risk (math:risk), on a log
+    alpha axis (the reported FPRs apart), with the mu-GDP curve where it applies; None
+    when the summary has no usable risk (an individualized run's). The data-dependent
+    curve is left out: a statement is published.
     """
     risk = summary.get("risk_data_independent")
     if risk is None or risk_problem(risk) is not None:
         return None
     label = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
-    return tradeoff_curve_figure([(label, summary)], dependent=False,
+    return tradeoff_curve_figure([(label, summary)], log=True, dependent=False,
                                  caption=risk_caption([label], [summary], dependent=False),
                                  style=style or plots.Style(height=4.6))
 

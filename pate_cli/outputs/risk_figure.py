@@ -87,12 +87,6 @@ def _probability(value) -> bool:
     return _number(value) and 0.0 <= value <= 1.0
 
 
-def source_text(risk: dict) -> str:
-    """``PLD, mu 2.5986`` (mu rounded up): the bound's route as the figures name it."""
-    text = SOURCES.get(str(risk.get("source")), str(risk.get("source")))
-    return text if risk.get("mu") is None else f"{text}, mu {ceil_text(risk['mu'])}"
-
-
 def curve_lines(summary: dict, name: str = "", *, dependent: bool = True) -> list[CurveLine]:
     """The lines :func:`tradeoff_curve_figure` draws for one run.
 
@@ -108,8 +102,8 @@ def curve_lines(summary: dict, name: str = "", *, dependent: bool = True) -> lis
     """
     prefix = f"{name}: " if name else ""
     independent = summary["risk_data_independent"]
-    lines = [_line("publishable", f"{prefix}publishable ({source_text(independent)})",
-                   independent)]
+    source = SOURCES.get(str(independent["source"]), str(independent["source"]))
+    lines = [_line("publishable", f"{prefix}publishable ({source})", independent)]
     risk = summary.get("risk")
     if dependent and isinstance(risk, dict) and risk.get("data_dependent"):
         lines.append(_line("data-dependent", f"{prefix}data-dependent (unsanitised)", risk))
