@@ -104,7 +104,16 @@ def sweep_caption(table) -> str:
 def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
     """Per run: label (parameters), the publishable TPR bounds at the reported FPRs and the
     advantage (rounded up), their source, and (``dependent``) a data-dependent run's own
-    TPR bounds labelled unsanitised; then the accounting when the runs share one."""
+    TPR bounds labelled unsanitised; then the accounting when the runs share one.
+
+    Args:
+      labels: each run's name.
+      summaries: each run's JSON summary, with a non-null ``risk_data_independent``.
+      dependent: include the data-dependent bounds.
+
+    Returns:
+      The caption text (math:risk).
+    """
     parts = []
     for label, summary in zip(labels, summaries, strict=True):
         independent = summary["risk_data_independent"]

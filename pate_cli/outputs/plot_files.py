@@ -164,6 +164,15 @@ def plot_tradeoff_curve(inputs, *, labels, log: bool, style):
     """The f-DP trade-off curve each JSON summary's guarantee implies (math:risk): its
     publishable curve, its data-dependent one dashed, the mu-GDP curve where it applies.
 
+    Args:
+      inputs: paths of JSON summaries (pate-analyze --format json -o FILE).
+      labels: a legend label per input, or none (each run's mechanism, else file name).
+      log: a logarithmic type I error axis.
+      style: the figure's look (``figure_style.Style``).
+
+    Returns:
+      The ``Figure`` of ``risk_figure.tradeoff_curve_figure``, with its caption.
+
     Raises:
       InputError: a file that is not a JSON summary, or one without an attack risk (an
         individualized run's, or a summary written before the risk keys).

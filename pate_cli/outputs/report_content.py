@@ -141,9 +141,18 @@ def risk_rows(risk: dict) -> list[dict]:
 
 
 def risk_view(summary: dict, figure: dict | None = None) -> dict:
-    """The attack risk section (math:risk): the publishable bounds (``risk_data_independent``)
-    with their source, mu and ``figure``; a data-dependent run's own bounds apart, labelled
-    ``UNSANITISED``; ``missing`` (a sentence) for a summary without a risk."""
+    """The attack risk section (math:risk).
+
+    Args:
+      summary: the JSON summary.
+      figure: the section's figure as the templates embed it, or None.
+
+    Returns:
+      The publishable bounds (``risk_data_independent``: ``rows``, rounded up) with their
+      ``source``, ``mu`` and ``figure``; a data-dependent run's own bounds apart
+      (``dependent``, labelled ``UNSANITISED``); or ``missing``, a sentence, for a summary
+      without a risk (an individualized run's, or one written before the risk keys).
+    """
     independent = summary.get("risk_data_independent")
     if not isinstance(independent, dict):
         why = ("an individualized run has one guarantee per privacy group, so no single "

@@ -139,7 +139,8 @@ def tradeoff_curve_figure(runs, *, log: bool = False, dependent: bool = True,
 
     Args:
       runs: ``(label, summary)`` pairs, each summary with an attack risk.
-      log: a logarithmic type I error axis, from ``LOG_ALPHA``.
+      log: a logarithmic type I error axis, from ``LOG_ALPHA`` (``style.logy``: the type
+        II error axis likewise).
       dependent: draw each data-dependent curve (dashed, labelled unsanitised).
       caption: the line under the plot.
       style: size, title and look (``figure_style.Style``).
@@ -161,19 +162,19 @@ def tradeoff_curve_figure(runs, *, log: bool = False, dependent: bool = True,
         axes.plot(alpha, beta, marker="o", markersize=5, color=colour, linestyle="none",
                   markeredgecolor="black", zorder=5, gid=f"reported-{number}",
                   label=f"reported FPRs {fprs}" if number == 0 else None)
-    if log:
-        from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import NullFormatter
 
+    if log:  # six decades: major labels only
         axes.set_xscale("log")
-        axes.set_xlim(LOG_ALPHA, 1.0)
         plain_log_labels(axes.xaxis)
-        axes.xaxis.set_minor_formatter(NullFormatter())  # six decades: majors only
-    else:
-        axes.set_xlim(0.0, 1.0)
+        axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_xlim(LOG_ALPHA if log else 0.0, 1.0)
+    if style.logy:  # new_figure made the y axis logarithmic
+        axes.yaxis.set_minor_formatter(NullFormatter())
+    axes.set_ylim(LOG_ALPHA if style.logy else 0.0, 1.0)
     # Every curve lies under the diagonal (f(alpha) <= 1 - alpha): the legend goes where
     # none can be, above it (upper right; lower left on a log alpha axis).
     style = replace(style, legend=style.legend or ("lower left" if log else "upper right"))
-    axes.set_ylim(0.0, 1.0)
     axes.set_xlabel("type I error $\\alpha$ (attacker's false-positive rate)")
     axes.set_ylabel("type II error $\\beta$ = 1 $-$ TPR (probability)")
     finish_figure(figure, axes, style, title="Trade-off curve: what a membership attacker can "

@@ -231,3 +231,7 @@ def test_tradeoff_curve_options(plot_runs, tmp_path, cli):
     text = out.read_text()
     assert 'id="publishable-0"' in text and 'id="data-dependent-0"' in text
     assert 'id="gdp-0"' in text and 'id="diagonal"' in text and 'id="reported-0"' in text
+    for both in (["--logy"], ["--logy", "--log"]):  # log-log: no warning about the limits
+        status, _, err = cli.plot("tradeoff-curve", plot_runs["confident_json"], *both,
+                                  *SMALL, "-o", out)
+        assert (status, err) == (0, "")
