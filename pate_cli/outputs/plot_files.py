@@ -271,8 +271,9 @@ def _run_labels(labels, inputs, summaries) -> list[str]:
         raise OptionError(f"give one --label per input ({len(inputs)}), or none")
     if labels:
         return list(labels)
-    names = [captions.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
-             else os.path.basename(path) for path, s in zip(inputs, summaries, strict=True)]
+    names = [captions.MECHANISM_NAMES.get(s["mechanism"], str(s["mechanism"]))
+             if s and s.get("mechanism") else os.path.basename(path)
+             for path, s in zip(inputs, summaries, strict=True)]
     if len(set(names)) < len(names):  # two runs of one mechanism: tell them apart by file
         names = [os.path.basename(path) for path in inputs]
     return names

@@ -29,6 +29,7 @@ from .report_statement import (
     number,
     privacy_unit,
 )
+from .risk_figure import risk_problem
 
 PAPER = "Ponomareva et al. 2023, \u201cHow to DP-fy ML\u201d"
 PARAMETER_NAMES = {
@@ -154,19 +155,22 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
       without a risk (an individualized run's, or one written before the risk keys).
     """
     independent = summary.get("risk_data_independent")
-    if not isinstance(independent, dict):
+    if independent is None or risk_problem(independent) is not None:
         why = ("an individualized run has one guarantee per privacy group, so no single "
                "attack risk" if summary.get("groups") or summary.get("individualized")
-               else "this summary records no attack risk")
+               else "this summary records no attack risk" if independent is None
+               else "this summary's risk_data_independent is not pate-analyze's")
         return {"missing": f"No attack risk: {why} (docs/explanation/risk.md)."}
+    source = str(independent.get("source"))
     view = {"missing": None, "rows": risk_rows(independent), "figure": figure,
-            "source": RISK_SOURCES.get(independent["source"], independent["source"]),
+            "source": RISK_SOURCES.get(source, source),
             "mu": None if independent.get("mu") is None else ceil_text(independent["mu"]),
             "dependent": None}
     risk = summary.get("risk")
-    if isinstance(risk, dict) and risk.get("data_dependent"):
+    if isinstance(risk, dict) and risk.get("data_dependent") and risk_problem(risk) is None:
+        source = str(risk.get("source"))
         view["dependent"] = {"label": UNSANITISED, "rows": risk_rows(risk),
-                             "source": RISK_SOURCES.get(risk["source"], risk["source"])}
+                             "source": RISK_SOURCES.get(source, source)}
     return view
 
 

@@ -64,10 +64,11 @@ def risk_problem(risk) -> str | None:
         return "no tradeoff curve with fpr and tpr lists"
     if len(curve["fpr"]) != len(curve["tpr"]) or len(curve["fpr"]) < 2:
         return "tradeoff.fpr and tradeoff.tpr differ in length or hold fewer than 2 values"
+    if not isinstance(risk.get("tpr_at_fpr"), dict):
+        return "no tpr_at_fpr object"
     points = [*curve["fpr"], *curve["tpr"], risk.get("advantage"),
-              *(risk.get("tpr_at_fpr") or {}).values()]
-    if not isinstance(risk.get("tpr_at_fpr"), dict) or not all(
-            _probability(value) for value in points):
+              *risk["tpr_at_fpr"].values()]
+    if not all(_probability(value) for value in points):
         return "a rate that is not a number in [0, 1]"
     try:
         [float(key) for key in risk["tpr_at_fpr"]]

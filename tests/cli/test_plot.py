@@ -215,6 +215,21 @@ def test_tradeoff_curve_refuses_a_summary_without_attack_risk(plot_runs, tmp_pat
     damaged.write_text(json.dumps(summary))
     err = refused(plot_runs["confident_json"], damaged)
     assert "'risk' is not an attack risk" in err and "differ in length" in err
+    for key, value in (("tpr_at_fpr", "0.1"), ("mu", float("inf")), ("tradeoff", [])):
+        broken = json.loads(plot_runs["confident_json"].read_text())
+        broken["risk_data_independent"][key] = value
+        damaged.write_text(json.dumps(broken))
+        assert "'risk_data_independent' is not an attack risk" in refused(damaged)
+
+
+def test_tradeoff_curve_of_a_bare_summary(plot_runs, tmp_path, cli):
+    """Only epsilon, delta and the risk keys: drawn, labelled by the file's name."""
+    summary = json.loads(plot_runs["confident_json"].read_text())
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({key: summary[key] for key in
+                                ("epsilon", "delta", "risk", "risk_data_independent")}))
+    status, _, err = cli.plot("tradeoff-curve", bare, *SMALL, "-o", tmp_path / "b.png")
+    assert (status, err) == (0, "")
 
 
 def test_tradeoff_curve_options(plot_runs, tmp_path, cli):
