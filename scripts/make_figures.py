@@ -102,6 +102,15 @@ def sample_figures(out: Path, work: Path) -> None:
     run("pate-plot", "tradeoff", *tables, "--by", "teachers", "--logx",
         "--legend", "outside", "-o", out / "mnist_tradeoff_teachers.png")
 
+    # The f-DP trade-off curve of a guarantee (attack risk): a data-dependent run and a
+    # data-independent mu-GDP one.
+    run("pate-analyze", votes, "-f", "json", "-o", w / "confident.json")
+    run("pate-analyze", votes, "-m", "gnmax", "--sigma", "40", "--accounting",
+        "data-independent", "-f", "json", "-o", w / "gnmax.json")
+    run("pate-plot", "tradeoff-curve", w / "confident.json", w / "gnmax.json",
+        "--label", "Confident-GNMax, replay", "--label", "GNMax, data-independent", "--log",
+        "--legend", "outside", "--height", "5.4", "-o", out / "mnist_tradeoff_curve.png")
+
 
 def paper_figures(out: Path, work: Path, votes_dir: Path) -> None:
     """Figure 5 of the 2018 paper on its released MNIST and SVHN votes (no labels)."""

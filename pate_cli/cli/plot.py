@@ -31,6 +31,7 @@ Examples:
   pate-plot tradeoff sweep.csv --by teachers -o tradeoff.svg
   pate-plot selection votes.npy --params 200,150 --params 300,200 --sigma 40 -o sel.png
   pate-plot partition lnmax.csv confident.csv --label LNMax --label Confident -o part.png
+  pate-plot tradeoff-curve a.json b.json --label Confident --label GNMax -o curve.png
 
 \b
 Run 'pate-plot KIND --help' for the options of each kind.
@@ -43,8 +44,8 @@ Exit status: 0 ok, 2 bad input or options, 130 Ctrl-C, 143 SIGTERM, 1 unexpected
 def plot():
     """Draw the PATE papers' figures from pate-analyze and pate-sweep outputs.
 
-    KIND is history, groups, tradeoff, selection or partition. OUT's extension (.png,
-    .pdf, .svg) picks the format; the file is written atomically.
+    KIND is history, groups, tradeoff, selection, partition or tradeoff-curve. OUT's
+    extension (.png, .pdf, .svg) picks the format; the file is written atomically.
     """
 
 
@@ -218,6 +219,36 @@ def _save(draw, inputs, options: dict) -> None:
     del options["debug"]
     fmt = figure_format(output)
     save_figure(draw(inputs, **options), output, fmt)
+
+
+@plot.command("tradeoff-curve", context_settings=CONTEXT_SETTINGS, epilog="""\b
+Examples:
+  pate-analyze votes.npy -f json -o confident.json
+  pate-plot tradeoff-curve confident.json -o curve.png
+  pate-analyze votes.npy -m gnmax --sigma 40 --accounting data-independent -f json -o g.json
+  pate-plot tradeoff-curve confident.json g.json --label Confident --label GNMax \\
+      --log -o curves.pdf
+""")
+@click.argument("inputs", nargs=-1, required=True, metavar="SUMMARY...")
+@labels_option
+@click.option("--log", "log", is_flag=True,
+              help="Logarithmic type I error axis (1e-6 to 1): the small false-positive "
+                   "rates a membership attack is judged at.")
+@figure_options(delta=False)
+def tradeoff_curve(inputs, **options):
+    """The f-DP trade-off curve a run's guarantee implies, from its JSON summary.
+
+    SUMMARY is the JSON summary of pate-analyze (--format json -o FILE.json). Type II
+    error (1 - the attacker's true-positive rate) against type I error (its
+    false-positive rate): no membership test does better than the curve. Drawn: the
+    publishable bound (risk_data_independent), a data-dependent run's own bound dashed
+    (unsanitised: not for publication), the exact mu-GDP curve where the run is mu-GDP,
+    the reported FPRs 0.001, 0.01, 0.1 marked, and the diagonal of no privacy loss.
+    A summary without an attack risk (an individualized run's) is refused.
+    Dong, Roth and Su 2022 (f-DP); docs/explanation/risk.md.
+    """
+    from ..outputs.plot_files import plot_tradeoff_curve
+    _save(plot_tradeoff_curve, inputs, options)
 
 
 def main(args=None) -> int:

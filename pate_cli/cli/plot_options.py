@@ -13,12 +13,17 @@ from ..outputs import figure_style
 from .options import Probability, debug_option
 
 
-def figure_options(command):
+def figure_options(command=None, *, delta: bool = True):
     """-o OUT and the look of the figure, shared by every kind.
 
     The look options reach the command as one ``style`` argument (a ``plots.Style``).
     A PNG holds at most ``MAX_PIXELS`` pixels (a one-line refusal, exit 2, above).
+    ``@figure_options(delta=False)`` leaves out ``--delta`` (a figure whose axes hold at
+    every delta).
     """
+    if command is None:
+        return functools.partial(figure_options, delta=delta)
+
     @functools.wraps(command)
     def with_style(*args, title, width, height, dpi, logy, legend, **kwargs):
         figure_style.check_pixels(kwargs["output"], width, height, dpi)
@@ -41,8 +46,9 @@ def figure_options(command):
         click.option("--legend", type=click.Choice(figure_style.LEGEND_LOCATIONS),
                      help="Legend location; 'outside' puts it above the plot [default: best "
                           "inside, above the plot for more than 3 entries]."),
-        click.option("--delta", type=Probability(),
-                     help="delta of the epsilon axis [default: from --summary, else 1e-5]."),
+        *([click.option("--delta", type=Probability(),
+                        help="delta of the epsilon axis [default: from --summary, else "
+                             "1e-5].")] if delta else []),
         debug_option,
     ]
     for decorator in reversed(decorators):

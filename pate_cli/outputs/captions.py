@@ -99,3 +99,40 @@ def sweep_caption(table) -> str:
         elif values.size > 1:
             parts.append(f"{column} {values.min():g}-{values.max():g}")
     return ", ".join(parts)
+
+
+def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
+    """Per run: label (parameters), the publishable TPR bounds at the reported FPRs and the
+    advantage (rounded up), their source, and (``dependent``) a data-dependent run's own
+    TPR bounds labelled unsanitised; then the accounting when the runs share one.
+
+    Args:
+      labels: each run's name.
+      summaries: each run's JSON summary, with a non-null ``risk_data_independent``.
+      dependent: include the data-dependent bounds.
+
+    Returns:
+      The caption text (math:risk).
+    """
+    parts = []
+    for label, summary in zip(labels, summaries, strict=True):
+        independent = summary["risk_data_independent"]
+        params = summary_parameters(summary)
+        source = str(independent.get("source")).upper()
+        if independent.get("mu") is not None:
+            source += f", mu {ceil_text(independent['mu'])}"
+        text = (f"{label}{f' ({params})' if params else ''}: TPR <= "
+                f"{' / '.join(ceil_text(t) for t in independent['tpr_at_fpr'].values())} at "
+                f"FPR {' / '.join(independent['tpr_at_fpr'])}, advantage <= "
+                f"{ceil_text(independent['advantage'])} (data-independent, {source})")
+        risk = summary.get("risk")
+        if dependent and isinstance(risk, dict) and risk.get("data_dependent"):
+            text += (f"; data-dependent TPR <= "
+                     f"{' / '.join(ceil_text(t) for t in risk['tpr_at_fpr'].values())} "
+                     f"({str(risk.get('source')).upper()}, unsanitised: not for publication)")
+        parts.append(text)
+    accounting = {summary_accounting(s) for s in summaries}
+    text = "; ".join(parts) + "."
+    if len(accounting) == 1:
+        text += f" {accounting.pop().capitalize()}."
+    return text

@@ -1,7 +1,8 @@
 """``pate-plot``'s figures from its input files, and the figure file itself.
 
 Each kind (``plot_history``, ``plot_groups``, ``plot_tradeoff``, ``plot_selection``,
-``plot_partition``) reads its per-query tables, sweep tables, JSON summaries or votes,
+``plot_partition``, ``plot_tradeoff_curve``) reads its per-query tables, sweep tables, JSON
+summaries or votes,
 checks them with one-line errors (``InputError``, ``OptionError``: exit 2, before anything
 is written), and returns the ``Figure`` of ``outputs.figures`` with its caption.
 ``figure_format`` takes the format from the output's extension (checking where it goes
@@ -26,6 +27,7 @@ from ..vote_rows import is_sparse
 from . import captions
 from . import figures as plots
 from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
+from .risk_figure import risk_problem, tradeoff_curve_figure
 from .writing import check_destinations, write_outputs
 
 PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilon_cumulative")
@@ -159,6 +161,53 @@ def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style,
                                  style=style)
 
 
+def plot_tradeoff_curve(inputs, *, labels, log: bool, style):
+    """The f-DP trade-off curve each JSON summary's guarantee implies (math:risk): its
+    publishable curve, its data-dependent one dashed, the mu-GDP curve where it applies.
+
+    Args:
+      inputs: paths of JSON summaries (pate-analyze --format json -o FILE).
+      labels: a legend label per input, or none (each run's mechanism, else file name).
+      log: a logarithmic type I error axis.
+      style: the figure's look (``figure_style.Style``).
+
+    Returns:
+      The ``Figure`` of ``risk_figure.tradeoff_curve_figure``, with its caption.
+
+    Raises:
+      InputError: a file that is not a JSON summary, or one without an attack risk (an
+        individualized run's, or a summary written before the risk keys).
+      OptionError: a ``--label`` count other than the inputs'.
+    """
+    summaries = [read_summary(path) for path in inputs]
+    for path, summary in zip(inputs, summaries, strict=True):
+        _check_risk(path, summary)
+    names = _run_labels(labels, inputs, summaries)
+    return tradeoff_curve_figure(list(zip(names, summaries, strict=True)), log=log,
+                                 caption=captions.risk_caption(names, summaries),
+                                 style=style)
+
+
+def _check_risk(path, summary: dict) -> None:
+    """Refuse a summary without a usable attack risk, in one line (exit 2)."""
+    where = "docs/explanation/risk.md"
+    if "risk_data_independent" not in summary:
+        raise InputError(f"{path}: has no 'risk_data_independent' key; expected the JSON "
+                         "summary of a pate-analyze run with its attack risk (pate-analyze "
+                         f"--format json -o FILE.json; {where})")
+    if summary["risk_data_independent"] is None:
+        why = ("an individualized run has one guarantee per privacy group, no single "
+               "trade-off curve" if summary.get("individualized") or summary.get("groups")
+               else "the run has no single privacy curve")
+        raise InputError(f"{path}: has no attack risk (risk_data_independent is null): "
+                         f"{why} ({where})")
+    for key in ("risk_data_independent", "risk"):
+        problem = None if summary.get(key) is None else risk_problem(summary[key])
+        if problem:
+            raise InputError(f"{path}: '{key}' is not an attack risk of pate-analyze "
+                             f"({problem})")
+
+
 def selection_votes(path: str, *, queries, teachers, index_col, classes=None, columns=None):
     """``(rows, M)``: the first ``queries`` rows of the vote file ``path`` (dense or
     sparse; a long table with ``classes`` and ``columns``) and its teacher count M."""
@@ -233,8 +282,9 @@ def _run_labels(labels, inputs, summaries) -> list[str]:
         raise OptionError(f"give one --label per input ({len(inputs)}), or none")
     if labels:
         return list(labels)
-    names = [captions.MECHANISM_NAMES.get(s["mechanism"], s["mechanism"]) if s
-             else os.path.basename(path) for path, s in zip(inputs, summaries, strict=True)]
+    names = [captions.MECHANISM_NAMES.get(s["mechanism"], str(s["mechanism"]))
+             if s and s.get("mechanism") else os.path.basename(path)
+             for path, s in zip(inputs, summaries, strict=True)]
     if len(set(names)) < len(names):  # two runs of one mechanism: tell them apart by file
         names = [os.path.basename(path) for path in inputs]
     return names

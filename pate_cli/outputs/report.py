@@ -14,7 +14,7 @@ import os
 
 from .figure_style import figure_bytes
 from .report_content import report_content
-from .report_figures import FIGURE_TITLES, report_figures, svg_markup
+from .report_figures import FIGURE_TITLES, report_figures, risk_plot, svg_markup
 
 REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
 TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
@@ -90,21 +90,28 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
     """
     if fmt not in TEMPLATES:
         raise ValueError(f"report format must be html or markdown, got {fmt!r}")
-    drawn = report_figures(summary, frame, votes=votes)
-    figures, files = [], {}
+    files: dict[str, bytes] = {}
     folder = files_folder(output)
-    for key, figure in drawn:
-        entry = {"id": key, "title": FIGURE_TITLES[key]}
-        if fmt == "html":
-            from markupsafe import Markup
-
-            entry["svg"] = Markup(svg_markup(figure, f"figure-{key}"))  # noqa: S704 - matplotlib escapes text
-        else:
-            path = os.path.join(folder, f"{key}.svg")
-            files[path] = figure_bytes(figure, "svg")
-            entry["file"] = f"{os.path.basename(folder)}/{key}.svg"  # beside the report
-        figures.append(entry)
+    figures = [_embedded(key, figure, fmt, folder, files)
+               for key, figure in report_figures(summary, frame, votes=votes)]
+    risk = risk_plot(summary)  # the attack risk section's figure
     content = report_content(summary, command=command, dataset_size=dataset_size,
-                             figures=figures)
+                             figures=figures,
+                             risk_figure=None if risk is None else
+                             _embedded("risk", risk, fmt, folder, files))
     text = environment(fmt).get_template(TEMPLATES[fmt]).render(**content, summary=summary)
     return text, files
+
+
+def _embedded(key: str, figure, fmt: str, folder: str, files: dict) -> dict:
+    """A figure as the templates embed it: inline ``svg`` (HTML), or a ``file`` in
+    ``folder`` linked relative to the report (Markdown; its bytes added to ``files``)."""
+    entry = {"id": key, "title": FIGURE_TITLES[key]}
+    if fmt == "html":
+        from markupsafe import Markup
+
+        entry["svg"] = Markup(svg_markup(figure, f"figure-{key}"))  # noqa: S704 - matplotlib escapes text
+    else:
+        files[os.path.join(folder, f"{key}.svg")] = figure_bytes(figure, "svg")
+        entry["file"] = f"{os.path.basename(folder)}/{key}.svg"  # beside the report
+    return entry

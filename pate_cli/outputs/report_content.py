@@ -5,7 +5,8 @@ One function, :func:`report_content`, reads a JSON summary (cli:json; the dict
 published epsilon is data-dependent and whether it is sanitised (math:smooth), the
 privacy unit and neighbouring relation, the DP definition and conversion (math:conversion), delta
 and why, the mechanism and every parameter, accounting (math:costs), decisions, budget and halt,
-per-group costs (math:individualized), tuning cost (math:tuning), the reproduction recipe, and a
+per-group costs (math:individualized), tuning cost (math:tuning), the attack risk (math:risk: the
+publishable bounds on a membership attacker, rounded up), the reproduction recipe, and a
 checklist after the reporting guidance of Ponomareva et al. 2023, "How to DP-fy ML" (section on
 reporting).
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from ..rounding import ceil_text
 from .captions import MECHANISM_NAMES
 from .report_statement import (
     decisions_kind,
@@ -27,6 +29,7 @@ from .report_statement import (
     number,
     privacy_unit,
 )
+from .risk_figure import risk_problem
 
 PAPER = "Ponomareva et al. 2023, \u201cHow to DP-fy ML\u201d"
 PARAMETER_NAMES = {
@@ -41,8 +44,12 @@ METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order "
                   "(docs/explanation/accounting.md#conversion)",
            "pld": "privacy-loss distributions (dp_accounting's PLD accountant), no order",
            "pure": "a pure-DP bound (no finite order)"}
-SECTIONS = ("headline", "privacy-unit", "definition", "mechanism", "accounting", "budget",
-            "groups", "tuning", "figures", "reproduction", "checklist")
+SECTIONS = ("headline", "privacy-unit", "definition", "mechanism", "accounting", "risk",
+            "budget", "groups", "tuning", "figures", "reproduction", "checklist")
+RISK_SOURCES = {"pld": "privacy-loss distribution (PLD)",
+                "rdp": "the R\u00e9nyi DP curve's (\u03b5, \u03b4) conversions (RDP)",
+                "pure": "the pure-DP bound"}
+UNSANITISED = "data-dependent, unsanitised: not for publication"
 
 
 def _figure(key: str, label: str, value, digits: int = 4, *, rounding: str = "up") -> dict:
@@ -125,6 +132,48 @@ def tuning_view(summary: dict) -> dict | None:
                      for key, value in tuning.items()]}
 
 
+def risk_rows(risk: dict) -> list[dict]:
+    """A risk's bounds as printed: the TPR at each reported FPR and the advantage, rounded
+    up at 4 decimals (a printed bound is never below the computed one)."""
+    rows = [{"label": f"attacker's TPR at FPR {fpr}", "text": ceil_text(tpr)}
+            for fpr, tpr in risk["tpr_at_fpr"].items()]
+    return rows + [{"label": "advantage (largest TPR \u2212 FPR)",
+                    "text": ceil_text(risk["advantage"])}]
+
+
+def risk_view(summary: dict, figure: dict | None = None) -> dict:
+    """The attack risk section (math:risk).
+
+    Args:
+      summary: the JSON summary.
+      figure: the section's figure as the templates embed it, or None.
+
+    Returns:
+      The publishable bounds (``risk_data_independent``: ``rows``, rounded up) with their
+      ``source``, ``mu`` and ``figure``; a data-dependent run's own bounds apart
+      (``dependent``, labelled ``UNSANITISED``); or ``missing``, a sentence, for a summary
+      without a risk (an individualized run's, or one written before the risk keys).
+    """
+    independent = summary.get("risk_data_independent")
+    if independent is None or risk_problem(independent) is not None:
+        why = ("an individualized run has one guarantee per privacy group, so no single "
+               "attack risk" if summary.get("groups") or summary.get("individualized")
+               else "this summary records no attack risk" if independent is None
+               else "this summary's risk_data_independent is not pate-analyze's")
+        return {"missing": f"No attack risk: {why} (docs/explanation/risk.md)."}
+    source = str(independent.get("source"))
+    view = {"missing": None, "rows": risk_rows(independent), "figure": figure,
+            "source": RISK_SOURCES.get(source, source),
+            "mu": None if independent.get("mu") is None else ceil_text(independent["mu"]),
+            "dependent": None}
+    risk = summary.get("risk")
+    if isinstance(risk, dict) and risk.get("data_dependent") and risk_problem(risk) is None:
+        source = str(risk.get("source"))
+        view["dependent"] = {"label": UNSANITISED, "rows": risk_rows(risk),
+                             "source": RISK_SOURCES.get(source, source)}
+    return view
+
+
 def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[dict]:
     """Items of the reporting guidance (Ponomareva et al. 2023), each ok or flagged."""
     tuning = summary.get("tuning")
@@ -183,12 +232,12 @@ def command_line(summary: dict) -> str:
 
 
 def report_content(summary: dict, *, command: str | None = None,
-                   dataset_size: int | None = None, figures=()) -> dict:
+                   dataset_size: int | None = None, figures=(), risk_figure=None) -> dict:
     """Everything the templates show, from a JSON ``summary`` (nothing is recomputed).
 
     ``command``: the exact command that produced the report (else one is rebuilt from the
     summary); ``figures``: dicts with ``id``, ``title``, ``caption`` and ``svg`` (HTML) or
-    ``file`` (Markdown).
+    ``file`` (Markdown); ``risk_figure``: the attack risk section's, the same way.
     """
     head = headline(summary)
     unit = privacy_unit(summary, dataset_size=dataset_size)
@@ -283,6 +332,7 @@ def report_content(summary: dict, *, command: str | None = None,
         "group_stop": summary.get("stopped_at"),
         "baseline": summary.get("baseline"),
         "tuning": tuning_view(summary),
+        "risk": risk_view(summary, risk_figure),
         "figures": list(figures),
         "warnings": list(summary.get("warnings") or []),
         "reproduction": {"command": command or command_line(summary),

@@ -4,7 +4,9 @@ Cost history (``history_figure``, with the budget line and halt), for votes grou
 outputs (generated sequences) the same history after each output (``history_figure`` with
 ``x="output"``, as ``pate-plot history --x output`` draws it), the Confident selection
 histogram (``selection_figure`` over ``accounting.selection.selection_bins``, when the votes
-are at hand) and the per-group histories of an individualized run (``groups_figure``).
+are at hand), the per-group histories of an individualized run (``groups_figure``), and
+the attack risk's trade-off curve (``risk_figure.tradeoff_curve_figure``, the publishable
+curve only, as ``pate-plot tradeoff-curve`` draws it).
 Each figure is returned as a matplotlib ``Figure``; ``svg_markup`` turns one into an
 ``<svg>`` element to inline in HTML (no XML prolog, no comments, no timestamps).
 """
@@ -18,12 +20,14 @@ import numpy as np
 
 from ..accounting.selection import selection_bins
 from . import figures as plots
-from .captions import MECHANISM_NAMES, summary_caption
+from .captions import MECHANISM_NAMES, risk_caption, summary_caption
+from .risk_figure import risk_problem, tradeoff_curve_figure
 
 FIGURE_TITLES = {"history": "Cumulative privacy cost",
                  "outputs": "Cumulative privacy cost after each output (generated sequence)",
                  "selection": "Which queries the noisy threshold lets through",
-                 "groups": "Per-group privacy cost"}
+                 "groups": "Per-group privacy cost",
+                 "risk": "Trade-off curve: what a membership attacker can reach"}
 
 
 def history_plot(summary: dict, frame, *, style=None):
@@ -76,6 +80,21 @@ def groups_plot(summary: dict, frame, *, style=None):
     return plots.groups_figure(frame, budgets=budgets, delta=summary["delta"],
                                caption=summary_caption(summary) + drawn_from(frame, summary),
                                style=style or plots.Style())
+
+
+def risk_plot(summary: dict, *, style=None):
+    """The publishable trade-off curve of the run's attack risk (math:risk), on a log
+    alpha axis (the reported FPRs apart), with the mu-GDP curve where it applies; None
+    when the summary has no usable risk (an individualized run's). The data-dependent
+    curve is left out: a statement is published.
+    """
+    risk = summary.get("risk_data_independent")
+    if risk is None or risk_problem(risk) is not None:
+        return None
+    label = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
+    return tradeoff_curve_figure([(label, summary)], log=True, dependent=False,
+                                 caption=risk_caption([label], [summary], dependent=False),
+                                 style=style or plots.Style(height=4.6))
 
 
 def drawn_from(frame, summary: dict) -> str:

@@ -12,6 +12,7 @@ from dataclasses import asdict
 import numpy as np
 
 from .._version import __version__
+from ..accounting.risk import REPORTED_FPRS
 from ..analysis.result import AnalysisResult, register_presenter
 from ..decisions import INTERACTIVE_NAMES
 
@@ -140,8 +141,6 @@ def risk_dict(risk) -> dict | None:
     bounds at its FPRs."""
     if risk is None:
         return None
-    from ..accounting.risk import REPORTED_FPRS
-
     return {"source": risk.source, "data_dependent": risk.data_dependent,
             "tpr_at_fpr": {f"{fpr:g}": tpr for fpr, tpr in zip(REPORTED_FPRS,
                                                               risk.at_reported,

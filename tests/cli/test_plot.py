@@ -25,10 +25,12 @@ def kind_args(kind: str, plot_runs) -> list:
         "selection": ["selection", VOTES, "-n", "500", "--params", "200,150",
                       "--params", "250,75", "--bins", "8"],
         "partition": ["partition", plot_runs["lnmax"], plot_runs["confident"]],
+        "tradeoff-curve": ["tradeoff-curve", plot_runs["confident_json"],
+                           plot_runs["lnmax_json"], "--log"],
     }[kind]
 
 
-KINDS = ("history", "groups", "tradeoff", "selection", "partition")
+KINDS = ("history", "groups", "tradeoff", "selection", "partition", "tradeoff-curve")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -187,3 +189,64 @@ def test_json_lines_summary_detected_and_read(plot_runs, tmp_path, cli):
     lines_summary = tmp_path.parent / "summary_lines.jsonl"
     lines_summary.write_text(json.dumps(json.loads(plot_runs["confident_json"].read_text())) + "\n")
     assert "JSON summary" in bad(cli, tmp_path, "history", lines_summary)
+
+
+def test_tradeoff_curve_refuses_a_summary_without_attack_risk(plot_runs, tmp_path, cli):
+    """An individualized run's summary (null risk), one written before the risk keys, a
+    per-query table, a damaged curve: one line, exit 2, the output left as it was."""
+    folders = iter(range(10))
+
+    def refused(*args, existing=None):
+        folder = tmp_path / str(next(folders))
+        folder.mkdir()
+        return bad(cli, folder, "tradeoff-curve", *args, existing=existing)
+
+    err = refused(plot_runs["groups_json"], existing=b"old figure")
+    assert "no attack risk" in err and "individualized" in err
+    assert "docs/explanation/risk.md" in err
+    summary = json.loads(plot_runs["confident_json"].read_text())
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps({k: v for k, v in summary.items()
+                                 if k not in ("risk", "risk_data_independent")}))
+    assert "no 'risk_data_independent' key" in refused(older)
+    assert "JSON summary" in refused(plot_runs["confident"])
+    damaged = tmp_path / "damaged.json"
+    summary["risk"]["tradeoff"]["tpr"] = summary["risk"]["tradeoff"]["tpr"][:-1]
+    damaged.write_text(json.dumps(summary))
+    err = refused(plot_runs["confident_json"], damaged)
+    assert "'risk' is not an attack risk" in err and "differ in length" in err
+    for key, value in (("tpr_at_fpr", "0.1"), ("mu", float("inf")), ("tradeoff", [])):
+        broken = json.loads(plot_runs["confident_json"].read_text())
+        broken["risk_data_independent"][key] = value
+        damaged.write_text(json.dumps(broken))
+        assert "'risk_data_independent' is not an attack risk" in refused(damaged)
+
+
+def test_tradeoff_curve_of_a_bare_summary(plot_runs, tmp_path, cli):
+    """Only epsilon, delta and the risk keys: drawn, labelled by the file's name."""
+    summary = json.loads(plot_runs["confident_json"].read_text())
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({key: summary[key] for key in
+                                ("epsilon", "delta", "risk", "risk_data_independent")}))
+    status, _, err = cli.plot("tradeoff-curve", bare, *SMALL, "-o", tmp_path / "b.png")
+    assert (status, err) == (0, "")
+
+
+def test_tradeoff_curve_options(plot_runs, tmp_path, cli):
+    """--label per summary; --delta is not an option (the curve holds at every delta)."""
+    assert "one --label per input" in bad(cli, tmp_path, "tradeoff-curve",
+                                          plot_runs["confident_json"], "--label", "a",
+                                          "--label", "b")
+    assert "No such option '--delta'" in bad(cli, tmp_path, "tradeoff-curve",
+                                             plot_runs["confident_json"], "--delta", "1e-5")
+    out = tmp_path / "curve.svg"
+    status, _, err = cli.plot("tradeoff-curve", plot_runs["confident_json"], "--label",
+                              "my run", *SMALL, "-o", out)
+    assert (status, err) == (0, "")
+    text = out.read_text()
+    assert 'id="publishable-0"' in text and 'id="data-dependent-0"' in text
+    assert 'id="gdp-0"' in text and 'id="diagonal"' in text and 'id="reported-0"' in text
+    for both in (["--logy"], ["--logy", "--log"]):  # log-log: no warning about the limits
+        status, _, err = cli.plot("tradeoff-curve", plot_runs["confident_json"], *both,
+                                  *SMALL, "-o", out)
+        assert (status, err) == (0, "")

@@ -190,11 +190,13 @@ def test_markdown_writes_figures_beside_it(cli, tmp_path):
     result = cli.report(VOTES, "-n", "300", "--accounting", "expected", "-o", out)
     assert result.code == 0, result.err
     files = sorted(p.name for p in (tmp_path / "report_files").iterdir())
-    assert files == ["history.svg", "selection.svg"]
+    assert files == ["history.svg", "risk.svg", "selection.svg"]
     text = out.read_text()
     assert "![Cumulative privacy cost](report_files/history.svg)" in text
+    assert "![Trade-off curve: what a membership attacker can reach](report_files/risk.svg)" \
+        in text
     for section in ("## Guarantee", "## Privacy unit", "## DP definition", "## Mechanism",
-                    "## Accounting", "## Budget and halt", "## Privacy groups",
+                    "## Accounting", "## Attack risk", "## Budget and halt", "## Privacy groups",
                     "## Hyperparameter tuning", "## Figures", "## Reproduction",
                     "## Reporting checklist"):
         assert section in text
@@ -462,3 +464,65 @@ def test_expected_accounting_publishes_a_bound_that_holds_for_any_run(cli, tmp_p
     published = re.search("\u03b5 = ([0-9.]+) at", headline).group(1)
     assert published == ceil_text(worst)
     assert "holds whatever a run answers" in headline
+
+
+def risk_section(html: str) -> str:
+    return html[html.index('<section id="risk">'):].split("</section>", 1)[0]
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_attack_risk_section(reports, name):
+    """The publishable bounds rounded up with their source (and mu), the trade-off figure;
+    a data-dependent run's own bounds only under the unsanitised label; an individualized
+    run's section says it has none."""
+    html, summary = reports[name]
+    section = risk_section(html)
+    text = " ".join(parse(section + "</section>").text)
+    independent, risk = summary["risk_data_independent"], summary["risk"]
+    if independent is None:
+        assert "No attack risk" in text and "individualized" in text
+        assert "<svg" not in section
+        return
+    rows = re.findall(r'<td>([^<]*)</td><td class="number">([^<]*)</td>', section)
+    expected = [(f"attacker's TPR at FPR {fpr}", ceil_text(tpr))
+                for fpr, tpr in independent["tpr_at_fpr"].items()]
+    expected.append(("advantage (largest TPR \u2212 FPR)", ceil_text(independent["advantage"])))
+    dependent = risk is not None and risk["data_dependent"]
+    if dependent:
+        expected += [(f"attacker's TPR at FPR {fpr}", ceil_text(tpr))
+                     for fpr, tpr in risk["tpr_at_fpr"].items()]
+        expected.append(("advantage (largest TPR \u2212 FPR)", ceil_text(risk["advantage"])))
+    assert rows == [(label.replace("'", "&#39;"), value) for label, value in expected]
+    for _, value in rows:  # rounded up: never below the computed bound
+        assert float(value) >= 0
+    assert ("data-dependent, unsanitised: not for publication" in text) == dependent
+    assert {"pld": "(PLD)", "rdp": "(RDP)", "pure": "pure-DP"}[independent["source"]] in text
+    if independent["mu"] is not None:
+        assert f"\u03bc = {ceil_text(independent['mu'])}" in text
+    assert section.count("<svg") == 1 and 'id="figure-risk"' in section
+    assert "data-dependent-0" not in section  # the published figure: no unsanitised curve
+
+
+def test_attack_risk_rounding_is_up(cli, tmp_path):
+    """A bound a hair above a 4-decimal value prints the next one up, in the text and the
+    Markdown report alike."""
+    summary = tmp_path / "run.json"
+    assert cli.analyze(VOTES, "-n", "300", "-f", "json", "-o", summary).code == 0
+    data = json.loads(summary.read_text())
+    data["risk_data_independent"]["tpr_at_fpr"]["0.01"] = 0.12340000001
+    data["risk_data_independent"]["advantage"] = 0.5
+    summary.write_text(json.dumps(data))
+    out = tmp_path / "r.md"
+    assert cli.report("--from", summary, "-o", out).code == 0
+    text = out.read_text()
+    assert "| attacker's TPR at FPR 0.01 | 0.1235 |" in text
+    assert "| advantage (largest TPR \u2212 FPR) | 0.5000 |" in text
+    assert "**data-dependent, unsanitised: not for publication.**" in text
+    data["risk_data_independent"]["tpr_at_fpr"] = "0.1"  # damaged: no risk shown, no crash
+    summary.write_text(json.dumps(data))
+    assert cli.report("--from", summary, "-o", out).code == 0
+    assert "is not pate-analyze's" in out.read_text()
+    del data["risk"], data["risk_data_independent"]  # a summary from before the risk keys
+    summary.write_text(json.dumps(data))
+    assert cli.report("--from", summary, "-o", out).code == 0
+    assert "No attack risk: this summary records no attack risk" in out.read_text()

@@ -1,0 +1,183 @@
+"""The f-DP trade-off curve a run's guarantee implies (math:risk), from its JSON summary:
+``pate-plot tradeoff-curve`` and the attack-risk figure of ``pate-report``.
+
+A mechanism is f-DP when no test between neighbouring data sets has type II error below
+``f(alpha)`` at type I error ``alpha``; the summary's ``risk`` objects carry the bound
+``TPR <= 1 - f(alpha)`` at a grid of FPRs ``alpha``. :func:`curve_lines` turns a summary
+into the lines drawn, type II error ``beta = 1 - TPR`` against ``alpha``: the publishable
+curve (``risk_data_independent``), the data-dependent one (``risk``, when unsanitised) and,
+where the run is mu-GDP, the exact curve ``Phi(Phi^-1(1 - alpha) - mu)`` at fine alphas
+(``accounting.risk.gaussian_tpr``). :func:`tradeoff_curve_figure` draws them with the
+diagonal ``beta = 1 - alpha`` (no privacy loss) and the reported FPRs marked.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..accounting.risk import gaussian_tpr
+from ..rounding import ceil_text
+from .figure_style import GREY, PALETTE, Style, finish_figure, new_figure, plain_log_labels
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# The alphas of the smooth mu-GDP curve and of the diagonal: 1e-6 to 1 log-spaced (50 a
+# decade, for --log) and 0 to 1 by 0.002 (linear axes).
+FINE_ALPHAS = np.unique(np.concatenate([np.logspace(-6.0, 0.0, 301),
+                                        np.linspace(0.0, 1.0, 501)]))
+# The smallest alpha of a logarithmic axis: the summaries' curves start at 1e-6.
+LOG_ALPHA = 1e-6
+SOURCES = {"pld": "PLD", "rdp": "RDP", "pure": "pure DP"}
+
+
+@dataclass(frozen=True)
+class CurveLine:
+    """One line of the figure: ``kind`` is ``publishable``, ``data-dependent`` or
+    ``gdp``; ``alpha`` the type I errors (FPRs), ``beta`` the type II errors (1 - TPR)."""
+
+    kind: str
+    label: str
+    alpha: np.ndarray
+    beta: np.ndarray
+
+
+def risk_problem(risk) -> str | None:
+    """What makes ``risk`` (a summary's ``risk`` object) unusable for a figure, or None.
+
+    Args:
+      risk: the JSON value.
+
+    Returns:
+      A short phrase (``tradeoff.fpr and tradeoff.tpr differ in length``), or None for a
+      risk object with a curve of probabilities, ``tpr_at_fpr`` and ``advantage``.
+    """
+    if not isinstance(risk, dict):
+        return "not an object"
+    curve = risk.get("tradeoff")
+    if not isinstance(curve, dict) or not all(isinstance(curve.get(key), list)
+                                              for key in ("fpr", "tpr")):
+        return "no tradeoff curve with fpr and tpr lists"
+    if len(curve["fpr"]) != len(curve["tpr"]) or len(curve["fpr"]) < 2:
+        return "tradeoff.fpr and tradeoff.tpr differ in length or hold fewer than 2 values"
+    if not isinstance(risk.get("tpr_at_fpr"), dict):
+        return "no tpr_at_fpr object"
+    points = [*curve["fpr"], *curve["tpr"], risk.get("advantage"),
+              *risk["tpr_at_fpr"].values()]
+    if not all(_probability(value) for value in points):
+        return "a rate that is not a number in [0, 1]"
+    try:
+        [float(key) for key in risk["tpr_at_fpr"]]
+    except ValueError:
+        return "a tpr_at_fpr key that is not a false-positive rate"
+    mu = risk.get("mu")
+    if mu is not None and not (_number(mu) and mu >= 0 and math.isfinite(mu)):
+        return "mu is not a non-negative number"
+    return None
+
+
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _probability(value) -> bool:
+    return _number(value) and 0.0 <= value <= 1.0
+
+
+def curve_lines(summary: dict, name: str = "", *, dependent: bool = True) -> list[CurveLine]:
+    """The lines :func:`tradeoff_curve_figure` draws for one run.
+
+    Args:
+      summary: a JSON summary with a non-null ``risk_data_independent`` (``risk_problem``
+        finds nothing wrong with it).
+      name: the run's legend label, prefixed to each line's (none when empty).
+      dependent: also the data-dependent curve of ``risk`` when it is data-dependent.
+
+    Returns:
+      The publishable curve, then the data-dependent one (when drawn), then the exact
+      mu-GDP curve where ``mu`` is set; ``beta = 1 - tpr`` of the summary's curves.
+    """
+    prefix = f"{name}: " if name else ""
+    independent = summary["risk_data_independent"]
+    source = SOURCES.get(str(independent["source"]), str(independent["source"]))
+    lines = [_line("publishable", f"{prefix}publishable ({source})", independent)]
+    risk = summary.get("risk")
+    if dependent and isinstance(risk, dict) and risk.get("data_dependent"):
+        lines.append(_line("data-dependent", f"{prefix}data-dependent (unsanitised)", risk))
+    if independent.get("mu") is not None:
+        mu = float(independent["mu"])
+        lines.append(CurveLine("gdp", f"{prefix}mu-GDP, mu = {ceil_text(mu)}", FINE_ALPHAS,
+                               1.0 - gaussian_tpr(mu, FINE_ALPHAS)))
+    return lines
+
+
+def _line(kind: str, label: str, risk: dict) -> CurveLine:
+    alpha = np.asarray(risk["tradeoff"]["fpr"], dtype=np.float64)
+    beta = 1.0 - np.asarray(risk["tradeoff"]["tpr"], dtype=np.float64)
+    order = np.argsort(alpha, kind="stable")
+    return CurveLine(kind, label, alpha[order], beta[order])
+
+
+def reported_points(risk: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(alpha, beta)`` at the reported FPRs: each key of ``tpr_at_fpr`` and 1 - its TPR."""
+    alpha = np.array([float(key) for key in risk["tpr_at_fpr"]], dtype=np.float64)
+    beta = 1.0 - np.array(list(risk["tpr_at_fpr"].values()), dtype=np.float64)
+    return alpha, beta
+
+
+STYLES = {"publishable": {"linestyle": "-", "linewidth": 2.0, "alpha": 0.75, "zorder": 2},
+          "data-dependent": {"linestyle": "--", "linewidth": 1.5, "zorder": 3},
+          "gdp": {"linestyle": ":", "linewidth": 1.6, "zorder": 4}}
+
+
+def tradeoff_curve_figure(runs, *, log: bool = False, dependent: bool = True,
+                          caption: str = "", style: Style = Style()) -> Figure:
+    """The f-DP trade-off curves of one or more runs (math:risk).
+
+    Args:
+      runs: ``(label, summary)`` pairs, each summary with an attack risk.
+      log: a logarithmic type I error axis, from ``LOG_ALPHA`` (``style.logy``: the type
+        II error axis likewise).
+      dependent: draw each data-dependent curve (dashed, labelled unsanitised).
+      caption: the line under the plot.
+      style: size, title and look (``figure_style.Style``).
+
+    Returns:
+      The figure: per run its lines (:func:`curve_lines`, gids ``<kind>-<n>``) and its
+      reported FPRs marked (gid ``reported-<n>``), and the diagonal ``beta = 1 - alpha``.
+    """
+    figure, axes = new_figure(style)
+    axes.plot(FINE_ALPHAS, 1.0 - FINE_ALPHAS, color=GREY, linewidth=0.8,
+              label="no privacy loss ($\\beta$ = 1 $-$ $\\alpha$)", gid="diagonal", zorder=1)
+    for number, (name, summary) in enumerate(runs):
+        colour = PALETTE[number % len(PALETTE)]
+        for line in curve_lines(summary, name, dependent=dependent):
+            axes.plot(line.alpha, line.beta, color=colour, label=line.label,
+                      gid=f"{line.kind}-{number}", **STYLES[line.kind])
+        alpha, beta = reported_points(summary["risk_data_independent"])
+        fprs = " / ".join(f"{value:g}" for value in alpha)
+        axes.plot(alpha, beta, marker="o", markersize=5, color=colour, linestyle="none",
+                  markeredgecolor="black", zorder=5, gid=f"reported-{number}",
+                  label=f"reported FPRs {fprs}" if number == 0 else None)
+    from matplotlib.ticker import NullFormatter
+
+    if log:  # six decades: major labels only
+        axes.set_xscale("log")
+        plain_log_labels(axes.xaxis)
+        axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_xlim(LOG_ALPHA if log else 0.0, 1.0)
+    if style.logy:  # new_figure made the y axis logarithmic
+        axes.yaxis.set_minor_formatter(NullFormatter())
+    axes.set_ylim(LOG_ALPHA if style.logy else 0.0, 1.0)
+    # Every curve lies under the diagonal (f(alpha) <= 1 - alpha): the legend goes where
+    # none can be, above it (upper right; lower left on a log alpha axis).
+    style = replace(style, legend=style.legend or ("lower left" if log else "upper right"))
+    axes.set_xlabel("type I error $\\alpha$ (attacker's false-positive rate)")
+    axes.set_ylabel("type II error $\\beta$ = 1 $-$ TPR (probability)")
+    finish_figure(figure, axes, style, title="Trade-off curve: what a membership attacker can "
+                  "reach", caption=caption)
+    return figure
