@@ -44,7 +44,7 @@ def test_import_pate_cli_loads_no_numerics():
     assert loaded_after("import pate_cli") == {"heavy": [], "numpy": False}
 
 
-@pytest.mark.parametrize("module", ["analyze", "sweep", "plot"])
+@pytest.mark.parametrize("module", ["analyze", "sweep", "plot", "audit"])
 def test_help_and_version_load_no_numerics(module):
     code = (f"from pate_cli.cli.{module} import main\n"
             "for args in (['--help'], ['-h'], ['--version']):\n"
@@ -98,6 +98,8 @@ def test_the_choices_help_lists_are_the_cores():
     assert choices.ETA == ETA
     from pate_cli.sweep.api import MAX_POINTS
     assert choices.MAX_POINTS == MAX_POINTS
+    from pate_cli.accounting.audit import CLAIMED
+    assert choices.AUDITED == CLAIMED
 
 
 @pytest.mark.parametrize("command", ["pate-analyze", "pate-report", "pate-sweep"])
