@@ -210,8 +210,7 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
         second[top] -= 1
         second[runner] += 1
         return AuditPair(first, second, "data-dependent",
-                         f"query {spec.query} and its neighbour with one vote moved from its "
-                         f"plurality class {top} to class {runner}")
+                         f"query {spec.query}; one vote moves from class {top} to {runner}")
     teachers = float(vote_set.teachers)
     if not teachers.is_integer() or teachers < spec.margin:
         raise InputError(f"the votes' rows sum to {teachers:g}: the pair needs a whole number "
@@ -230,7 +229,7 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
     lead = int(first[0] - first[1])
     what = "a near tie" if lead == 1 else f"a lead of {lead}"
     return AuditPair(first, second, "data-independent",
-                     f"classes 0 and 1 at {what}, one teacher moving its vote from 0 to 1")
+                     f"{what}; one vote moves from class 0 to 1")
 
 
 def _side_counts(side: int, histogram: np.ndarray, spec: AuditSpec, mechanism: Mechanism,

@@ -62,23 +62,21 @@ def render_audit(summary: dict, fmt: str) -> str:
     pair = audit["pair"]
     event = audit["event"]
     labels = ", ".join("none" if label == -1 else str(label) for label in event["labels"])
-    confidence = f"{100 * audit['confidence']:g}%"
     verdict = ("consistent: the measurement does not contradict the claim"
                if audit["verdict"] == "consistent" else
-               "violated: the measured lower bound exceeds the claim, which is broken")
+               "violated: the measured lower bound exceeds the claim")
     lines = [
-        ("mechanism", f"{summary['mechanism']} ({params})"),
-        ("audited", audited),
+        ("mechanism", f"{summary['mechanism']} ({params}), one query"),
+        ("audited", f"{audited}, seed {summary['seed']}"),
         ("pair", f"{pair['kind']}: {pair['description']}"),
         ("", f"first  {_histogram(pair['first'])}"),
         ("", f"second {_histogram(pair['second'])}"),
-        ("event", f"output in {{{labels}}}, more frequent at the {event['favours']} "
-                  "histogram"),
-        ("epsilon upper", f"{ceil_text(audit['epsilon_upper'])}  claimed guarantee for one "
-                          f"query at delta {audit['delta']:g} ({audit['upper_accountant']})"),
-        ("epsilon lower", f"{floor_text(audit['epsilon_lower'])}  measured lower bound "
-                          f"(Clopper-Pearson, {confidence}, {audit['draws']} draws per side, "
-                          f"seed {summary['seed']}); not a guarantee"),
+        ("event", f"output in {{{labels}}}, more frequent at the {event['favours']}"),
+        ("epsilon upper", f"{ceil_text(audit['epsilon_upper'])} at delta {audit['delta']:g}: "
+                          f"the claim ({audit['upper_accountant']})"),
+        ("epsilon lower", f"{floor_text(audit['epsilon_lower'])}: measured lower bound "
+                          f"(Clopper-Pearson, {100 * audit['confidence']:g}%, "
+                          f"{audit['draws']:,} draws per side)"),
         ("verdict", verdict),
     ]
     width = max(len(key) for key, _ in lines)

@@ -58,11 +58,13 @@ def test_the_text_names_a_measurement_and_rounds_each_bound_its_safe_way(cli):
     assert done.code == 0, done.err
     figures = json.loads(cli.audit(VOTES, *CLAIM, "-f", "json").out)["audit"]
     lines = {line.split("  ")[0]: line for line in done.out.splitlines()}
-    assert f"epsilon upper  {ceil_text(figures['epsilon_upper'])}  claimed" \
-        in lines["epsilon upper"]
-    assert (f"epsilon lower  {floor_text(figures['epsilon_lower'])}  measured lower bound "
-            "(Clopper-Pearson, 95%, 200000 draws per side, seed 0); not a guarantee") \
-        == lines["epsilon lower"]
+    assert lines["epsilon upper"].startswith(
+        f"epsilon upper  {ceil_text(figures['epsilon_upper'])} at delta 1e-05: the claim")
+    assert lines["epsilon lower"] == (
+        f"epsilon lower  {floor_text(figures['epsilon_lower'])}: measured lower bound "
+        "(Clopper-Pearson, 95%, 200,000 draws per side)")
+    assert float(ceil_text(figures["epsilon_upper"])) >= figures["epsilon_upper"]
+    assert float(floor_text(figures["epsilon_lower"])) <= figures["epsilon_lower"]
 
 
 def write(tmp_path, text: str):
