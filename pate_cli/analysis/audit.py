@@ -4,10 +4,11 @@ bound on one query's epsilon beside the claimed upper bound (math:audit, cli:pat
 The aggregator is pate_cli's own replay of the mechanism (``mechanisms``: the very code
 ``pate-analyze`` replays, on an ``(n, K)`` array of identical rows, its noise from a
 ``NoiseSource`` keyed by row position, so any chunk size gives the same draws), or a user's
-``f(votes, rng) -> labels`` called on blocks of ``USER_BLOCK`` rows, block ``b`` of side
-``s`` with its own generator ``(seed, (AUDIT_SALT + s, 0, b))``. Each side's first
-``draws // 2`` rows choose the event (``accounting.audit.choose_event``), the others measure
-it.
+``f(votes, rng) -> labels`` called on blocks of ``USER_BLOCK`` rows (whole trials), block
+``b`` of side ``s`` with its own generator ``(seed, (AUDIT_SALT + s, 0, b))``. A trial is
+``queries`` consecutive rows (one query by default; ``k`` composed queries on the same
+pair); each side's first ``draws // 2`` trials choose the event
+(``accounting.audit.choose_event``), the others measure it.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ class AuditSpec:
     pate-analyze); ``draws`` per side; ``confidence`` of the lower bound; ``delta`` of both
     bounds; ``seed`` of the draws; ``margin`` the plurality's lead in the data-independent
     pair (1: a near tie); ``query`` a row of the votes whose data-dependent claim is audited
-    instead; ``chunk_rows`` rows per call of the built-in replay (any value, same result)."""
+    instead; ``queries`` the identical queries composed in each trial (their outputs drawn
+    independently, the claim composed over them); ``chunk_rows`` rows per call of the
+    built-in replay (any value, same result)."""
 
     mechanism: str = "gnmax"
     parameters: dict = field(default_factory=dict)
@@ -60,6 +63,7 @@ class AuditSpec:
     seed: int = 0
     margin: int = 1
     query: int | None = None
+    queries: int = 1
     chunk_rows: int | None = None
 
     def __post_init__(self):
@@ -72,6 +76,7 @@ class AuditSpec:
         _check_int(self.draws, "draws", 2)
         _check_int(self.seed, "seed", 0)
         _check_int(self.margin, "margin", 1)
+        _check_int(self.queries, "queries", 1)
         if self.query is not None:
             _check_int(self.query, "query", 0)
         if self.chunk_rows is not None:
@@ -109,7 +114,7 @@ class AuditResult:
     pair: AuditPair
     event: Event
     measurement: Measurement
-    counts: np.ndarray  # (side, half, outcome): 0 no answer, j + 1 label j
+    counts: np.ndarray  # (side, half, outcome, c): trials with c outputs equal to outcome
     epsilon_upper: float
     accountant: str
 
@@ -123,8 +128,8 @@ class AuditResult:
 
 
 def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> AuditResult:
-    """Audit one query of ``mechanism``: a measured lower bound on its epsilon beside the
-    claimed upper bound (math:audit).
+    """Audit one query (or ``queries`` composed ones) of ``mechanism``: a measured lower bound
+    on its epsilon beside the claimed upper bound (math:audit).
 
     Args:
       votes: a vote file's path or a ``(queries, classes)`` array: its classes and teachers
@@ -134,8 +139,8 @@ def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> Aud
       aggregator: None (pate_cli's replay of ``mechanism``), a function
         ``f(votes, rng) -> labels``, or ``"FILE.py:FUNCTION"``.
       **options: :class:`AuditSpec`'s fields (``draws``, ``confidence``, ``delta``, ``seed``,
-        ``margin``, ``query``, ``chunk_rows``) and the mechanism's parameters (``sigma``,
-        ``threshold``, ``sigma_threshold``, ``laplace_scale``, ``eta``).
+        ``margin``, ``query``, ``queries``, ``chunk_rows``) and the mechanism's parameters
+        (``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``, ``eta``).
 
     Returns:
       The :class:`AuditResult`.
@@ -161,10 +166,12 @@ def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
     mechanism = build_mechanism(spec.mechanism, teachers=teachers, **spec.parameters)
     pair = _pair(vote_set, spec)
     if spec.query is None:
-        upper, accountant = claimed_epsilon(mechanism.name, mechanism.params, delta=spec.delta)
+        upper, accountant = claimed_epsilon(mechanism.name, mechanism.params, delta=spec.delta,
+                                            queries=spec.queries)
     else:
         upper, accountant = claimed_data_dependent_epsilon(
-            mechanism.name, mechanism.params, pair.first, delta=spec.delta)
+            mechanism.name, mechanism.params, pair.first, delta=spec.delta,
+            queries=spec.queries)
     classes = vote_set.classes
     counts = np.stack([_side_counts(side, histogram, spec, mechanism, user, classes)
                        for side, histogram in enumerate((pair.first, pair.second))])
@@ -234,36 +241,46 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
 
 def _side_counts(side: int, histogram: np.ndarray, spec: AuditSpec, mechanism: Mechanism,
                  user: UserAggregator | None, classes: int) -> np.ndarray:
-    """``(half, outcome)`` counts of ``spec.draws`` outputs at ``histogram``."""
+    """``(half, outcome, c)`` tallies of ``spec.draws`` trials at ``histogram``."""
     if user is None:
         source = NoiseSource(spec.seed, salt=AUDIT_SALT + side)
 
-        def draw(rows: np.ndarray, start: int) -> np.ndarray:
+        def draw(rows: np.ndarray, start: int, call: int) -> np.ndarray:
             return mechanism.replay(rows, noise=source, start=start).label
 
         step = chunk_rows(spec.chunk_rows, classes)
     else:
-        def draw(rows: np.ndarray, start: int) -> np.ndarray:
-            rng = generator(spec.seed, (AUDIT_SALT + side, 0, start // USER_BLOCK))
+        def draw(rows: np.ndarray, start: int, call: int) -> np.ndarray:
+            rng = generator(spec.seed, (AUDIT_SALT + side, 0, call))
             return _called(user, rows, rng, classes)
 
         step = USER_BLOCK
-    return _outcome_counts(draw, histogram, draws=spec.draws, step=step, classes=classes)
+    return _tallies(draw, histogram, spec=spec, trials_per_call=max(1, step // spec.queries),
+                    classes=classes)
 
 
-def _outcome_counts(draw: Callable[[np.ndarray, int], np.ndarray], histogram: np.ndarray, *,
-                    draws: int, step: int, classes: int) -> np.ndarray:
-    """Outcome counts of the first ``draws // 2`` rows and of the rest, ``step`` rows a
-    call."""
+def _tallies(draw: Callable[[np.ndarray, int, int], np.ndarray], histogram: np.ndarray, *,
+             spec: AuditSpec, trials_per_call: int, classes: int) -> np.ndarray:
+    """Tallies (``accounting.audit``) of the first ``draws // 2`` trials and of the rest,
+    ``trials_per_call`` trials of ``spec.queries`` rows a call of ``draw(rows, start,
+    call)`` (``start`` the first row's position)."""
+    draws, queries, outcomes = spec.draws, spec.queries, classes + 1
     half = draws // 2
-    counts = np.zeros((2, classes + 1), dtype=np.int64)
-    for start in range(0, draws, step):
-        rows = min(step, draws - start)
-        labels = np.asarray(draw(np.repeat(histogram[None, :], rows, axis=0), start))
-        cut = min(max(half - start, 0), rows)
-        counts[0] += np.bincount(labels[:cut] + 1, minlength=classes + 1)
-        counts[1] += np.bincount(labels[cut:] + 1, minlength=classes + 1)
-    return counts
+    tallies = np.zeros((2, outcomes, queries + 1), dtype=np.int64)
+    for call, first in enumerate(range(0, draws, trials_per_call)):
+        trials = min(trials_per_call, draws - first)
+        rows = np.repeat(histogram[None, :], trials * queries, axis=0)
+        labels = np.asarray(draw(rows, first * queries, call)).reshape(trials, queries)
+        # per trial, how many of its outputs equal each outcome
+        keys = np.arange(trials)[:, None] * outcomes + labels + 1
+        per_trial = np.bincount(keys.ravel(), minlength=trials * outcomes)
+        per_trial = per_trial.reshape(trials, outcomes)
+        cut = min(max(half - first, 0), trials)
+        for part, rows_of in ((0, per_trial[:cut]), (1, per_trial[cut:])):
+            cells = np.arange(outcomes)[None, :] * (queries + 1) + rows_of
+            tallies[part] += np.bincount(cells.ravel(), minlength=outcomes * (queries + 1)
+                                         ).reshape(outcomes, queries + 1)
+    return tallies
 
 
 def _called(user: UserAggregator, rows: np.ndarray, rng, classes: int) -> np.ndarray:
@@ -271,7 +288,7 @@ def _called(user: UserAggregator, rows: np.ndarray, rng, classes: int) -> np.nda
     count = rows.shape[0]
     try:
         labels = user.function(rows, rng)
-    except Exception as error:  # noqa: BLE001 - the user's code: any failure is theirs
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: its failure
         message = " ".join(str(error).split())
         raise InputError(f"the aggregator {user.name} raised {type(error).__name__}"
                          + (f": {message}" if message else "")) from None

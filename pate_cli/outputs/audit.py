@@ -35,13 +35,15 @@ def audit_summary(result: AuditResult) -> dict:
             "delta": spec.delta,
             "confidence": spec.confidence,
             "draws": spec.draws,
+            "queries": spec.queries,
             "pair": {"kind": pair.kind, "first": pair.first.tolist(),
                      "second": pair.second.tolist(), "description": pair.description,
                      "query": spec.query},
             "verdict": result.verdict,
             "upper_accountant": result.accountant,
             "event": {"labels": event.labels,
-                      "favours": "first" if event.forward else "second"},
+                      "favours": "first" if event.forward else "second",
+                      "at_least" if event.above else "at_most": event.cut},
             "measured": {"draws": measured.of, "hits": measured.hits,
                          "other_hits": measured.other_hits, "p_lower": measured.p_lower,
                          "q_upper": measured.q_upper},
@@ -62,21 +64,31 @@ def render_audit(summary: dict, fmt: str) -> str:
     pair = audit["pair"]
     event = audit["event"]
     labels = ", ".join("none" if label == -1 else str(label) for label in event["labels"])
+    queries = audit["queries"]
+    if queries == 1:
+        happens = f"output in {{{labels}}}"
+    else:
+        bound, cut = (("at least", event["at_least"]) if "at_least" in event
+                      else ("at most", event["at_most"]))
+        happens = f"{bound} {cut} of the {queries} outputs are {labels}"
     verdict = ("consistent: the measurement does not contradict the claim"
                if audit["verdict"] == "consistent" else
                "violated: the measured lower bound exceeds the claim")
     lines = [
-        ("mechanism", f"{summary['mechanism']} ({params}), one query"),
+        ("mechanism", f"{summary['mechanism']} ({params}), "
+                      + ("one query" if queries == 1 else f"{queries} identical queries")),
         ("audited", f"{audited}, seed {summary['seed']}"),
         ("pair", f"{pair['kind']}: {pair['description']}"),
         ("", f"first  {_histogram(pair['first'])}"),
         ("", f"second {_histogram(pair['second'])}"),
-        ("event", f"output in {{{labels}}}, more frequent at the {event['favours']}"),
+        ("event", f"{happens}, more frequent at the {event['favours']}"),
         ("epsilon upper", f"{ceil_text(audit['epsilon_upper'])} at delta {audit['delta']:g}: "
                           f"the claim ({audit['upper_accountant']})"),
         ("epsilon lower", f"{floor_text(audit['epsilon_lower'])}: measured lower bound "
                           f"(Clopper-Pearson, {100 * audit['confidence']:g}%, "
-                          f"{audit['draws']:,} draws per side)"),
+                          f"{audit['draws']:,} "
+                          + ("draws" if queries == 1 else f"trials of {queries} queries")
+                          + " per side)"),
         ("verdict", verdict),
     ]
     width = max(len(key) for key, _ in lines)

@@ -54,9 +54,15 @@ def test_epsilon_from_bounds():
     assert float(epsilon_from_bounds(0.2, 0.4, delta=0.0)) == 0.0      # no evidence
 
 
+def one_query(counts) -> np.ndarray:
+    """The tallies of one-query trials whose outputs fell ``counts`` times on each outcome."""
+    counts = np.asarray(counts)
+    return np.stack([counts.sum() - counts, counts], axis=1)
+
+
 def test_the_candidates_and_the_choice():
-    first = np.array([0, 600, 300, 100])
-    second = np.array([0, 300, 600, 100])
+    first = one_query([0, 600, 300, 100])
+    second = one_query([0, 300, 600, 100])
     events = candidate_events(first, second)
     assert len(events) == 2 * (4 + 2)
     assert Event((1,), True) in events and Event((2,), False) in events
@@ -68,7 +74,7 @@ def test_the_candidates_and_the_choice():
 
 def test_measure_matches_the_formula():
     event = Event((1,), True)
-    first, second = np.array([0, 700, 300]), np.array([0, 400, 600])
+    first, second = one_query([0, 700, 300]), one_query([0, 400, 600])
     found = measure(event, first, second, trials=1000, delta=1e-5, confidence=0.9)
     low, _ = clopper_pearson(700, 1000, confidence=0.95)
     _, high = clopper_pearson(400, 1000, confidence=0.95)
@@ -105,3 +111,26 @@ def test_a_data_dependent_claim_never_exceeds_the_data_independent_one(name, par
     confident, how = claimed_data_dependent_epsilon(name, params, np.array([40, 0, 0]),
                                                     delta=1e-5)
     assert confident < independent and "data-dependent" in how  # a clear plurality
+
+
+def test_composed_claims():
+    gaussian, _ = claimed_epsilon("gnmax", {"sigma": 40.0}, delta=1e-5, queries=10)
+    assert gaussian == gaussian_exact_epsilon([(math.sqrt(2), 40.0, 10)], 1e-5)
+    pure, how = claimed_epsilon("lnmax", {"laplace_scale": 20.0}, delta=1e-5, queries=10)
+    assert 0.1 < pure <= 1.0
+    assert "composed" in how
+    dependent, _ = claimed_data_dependent_epsilon("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
+                                                  delta=1e-5, queries=4)
+    single, _ = claimed_data_dependent_epsilon("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
+                                               delta=1e-5)
+    assert single < dependent
+
+
+def test_composed_events_are_cuts_on_one_outcome():
+    first = np.array([[5, 0, 0], [1, 2, 2], [0, 3, 2]])   # 3 outcomes, k = 2
+    second = np.array([[5, 0, 0], [2, 2, 1], [1, 1, 3]])
+    events = candidate_events(first, second)
+    assert len(events) == 2 * 3 * (2 + 2)
+    assert Event((1,), True, 2, True).hits(first) == 2
+    assert Event((1,), True, 0, False).hits(first) == 1
+    assert Event((2,), True, 1, False).hits(second) == 2

@@ -108,3 +108,18 @@ def test_bad_options_are_one_line_and_exit_2(cli, args, message):
 def test_missing_votes(cli, tmp_path):
     done = cli.audit(tmp_path / "none.npy")
     assert done.code == 2 and "no such file" in done.err and done.err.count("\n") == 1
+
+
+def test_composed_queries(cli):
+    done = cli.audit(VOTES, "-m", "gnmax", "--sigma", "40", "--draws", "20000", "--queries",
+                     "10", "--aggregator", f"{EXAMPLES}:laplace_instead", "-f", "json")
+    assert done.code == 3, done.err
+    audit = json.loads(done.out)["audit"]
+    assert audit["queries"] == 10 and audit["verdict"] == "violated"
+    assert set(audit["event"]) in ({"labels", "favours", "at_least"},
+                                   {"labels", "favours", "at_most"})
+    text = cli.audit(VOTES, "-m", "gnmax", "--sigma", "40", "--draws", "20000", "--queries",
+                     "10")
+    assert text.code == 0
+    assert "gnmax (sigma=40), 10 identical queries" in text.out
+    assert "20,000 trials of 10 queries per side" in text.out
