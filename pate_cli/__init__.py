@@ -44,11 +44,11 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
         analyze_individualized,
         analyze_rounds,
         analyze_votes,
-        audit,
         derive_parameters,
         label,
         sanitize_analysis,
     )
+    from .analysis.audit import audit
     from .decisions import Decisions, LabelDecisions, named_decisions
     from .errors import InputError, OptionError, OrderGridWarning, PateWarning
     from .inputs import (
@@ -100,7 +100,9 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent"],
                     ".accounting.threshold"),
     **dict.fromkeys(["Decisions", "LabelDecisions", "named_decisions"], ".decisions"),
-    **dict.fromkeys(["AnalysisResult", "Round", "analyze", "audit",
+    # the function, not the module pate_cli.analysis.audit of the same name
+    "audit": ".analysis.audit",
+    **dict.fromkeys(["AnalysisResult", "Round", "analyze",
                      "analyze_individualized", "analyze_rounds", "analyze_votes",
                      "derive_parameters", "label", "sanitize_analysis"], ".analysis"),
     **dict.fromkeys(["InputError", "OptionError", "OrderGridWarning", "PateWarning"],

@@ -4,10 +4,10 @@ bound on one query's epsilon beside the claimed upper bound (math:audit, cli:pat
 The aggregator is pate_cli's own replay of the mechanism (``mechanisms``: the very code
 ``pate-analyze`` replays, on an ``(n, K)`` array of identical rows, its noise from a
 ``NoiseSource`` keyed by row position, so any chunk size gives the same draws), or a user's
-``f(votes, rng) -> labels`` called on blocks of ``USER_BLOCK`` rows (whole trials), block
-``b`` of side ``s`` with its own generator ``(seed, (AUDIT_SALT + s, 0, b))``. A trial is
-``queries`` consecutive rows (one query by default; ``k`` composed queries on the same
-pair); each side's first ``draws // 2`` trials choose the event
+``f(votes, rng) -> labels`` called on blocks of ``USER_BLOCK`` rows (whole trials; fewer
+for wide votes), block ``b`` of side ``s`` with its own generator ``(seed, (AUDIT_SALT + s,
+0, b))``. A trial is ``queries`` consecutive rows (one query by default; ``k`` composed
+queries on the same pair); each side's first ``draws // 2`` trials choose the event
 (``accounting.audit.choose_event``), the others measure it.
 """
 
@@ -35,9 +35,11 @@ from ..mechanisms.noise import NoiseSource, generator
 from ..mechanisms.protocol import Mechanism
 from ..work_sizes import chunk_rows
 
-# Rows per call of a user's aggregator (each block its own generator); and the salt that
-# keeps the audit's noise apart from any run's.
+# Rows per call of a user's aggregator (each block its own generator), fewer for wide votes
+# (at most USER_VALUES counts a call); and the salt that keeps the audit's noise apart from
+# any run's.
 USER_BLOCK = 65_536
+USER_VALUES = 1 << 24
 AUDIT_SALT = 1 << 20
 PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")
 
@@ -205,6 +207,9 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
         if spec.query >= vote_set.queries:
             raise InputError(f"--query {spec.query}: the votes have {vote_set.queries} rows "
                              f"(0 to {vote_set.queries - 1})")
+        if not isinstance(vote_set.votes, np.ndarray):
+            raise InputError(f"--query {spec.query}: needs dense votes (a (queries, classes) "
+                             "array), not a sparse file")
         first = np.asarray(vote_set.votes[spec.query])
         if not (np.all(first == np.round(first)) and first.min() >= 0):
             raise InputError(f"--query {spec.query}: the row is not whole vote counts")
@@ -254,7 +259,7 @@ def _side_counts(side: int, histogram: np.ndarray, spec: AuditSpec, mechanism: M
             rng = generator(spec.seed, (AUDIT_SALT + side, 0, call))
             return _called(user, rows, rng, classes)
 
-        step = USER_BLOCK
+        step = max(1, min(USER_BLOCK, USER_VALUES // classes))
     return _tallies(draw, histogram, spec=spec, trials_per_call=max(1, step // spec.queries),
                     classes=classes)
 

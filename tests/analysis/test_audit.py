@@ -189,3 +189,28 @@ def test_a_users_function_gets_whole_trials():
 
     result = audit(VOTES, "gnmax", sigma=40, draws=30_000, queries=3, aggregator=aggregator)
     assert shapes == [65_535, 24_465] * 2 and result.verdict == "violated"
+
+
+def test_wide_votes_give_a_users_function_fewer_rows_a_call():
+    """Memory is bounded by the counts a call holds: 2^24 at most (here 2,000 classes:
+    8,388 rows a call)."""
+    votes = np.zeros((1, 2_000), dtype=np.int64)
+    votes[0, :2] = (6, 5)
+    shapes = []
+
+    def aggregator(rows, rng):
+        shapes.append(rows.shape)
+        return np.argmax(rows + rng.normal(0, 1, size=rows.shape), axis=1)
+
+    audit(votes, "gnmax", sigma=1, draws=10_000, aggregator=aggregator)
+    assert shapes == [(8_388, 2_000), (1_612, 2_000)] * 2
+
+
+def test_the_public_function_is_not_shadowed_by_its_module():
+    """``pate_cli.audit`` is the function even after ``pate_cli.analysis.audit`` (the
+    module, imported at the top of this file) is loaded."""
+    import pate_cli
+    import pate_cli.analysis.audit as module
+
+    assert pate_cli.audit is module.audit and callable(pate_cli.audit)
+    assert pate_cli.audit(VOTES, "gnmax", draws=100).spec.draws == 100
