@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pate_cli.analysis.audit import AuditSpec, audit
 from pate_cli.errors import InputError
@@ -214,3 +216,17 @@ def test_the_public_function_is_not_shadowed_by_its_module():
 
     assert pate_cli.audit is module.audit and callable(pate_cli.audit)
     assert pate_cli.audit(VOTES, "gnmax", draws=100).spec.draws == 100
+
+
+@settings(max_examples=24, derandomize=True, deadline=None)
+@given(mechanism=st.sampled_from(["gnmax", "lnmax", "exponential", "confident"]),
+       noise=st.floats(0.3, 60.0), margin=st.integers(1, 4), seed=st.integers(0, 2**20))
+def test_the_lower_bound_stays_below_the_claim_over_the_parameters(mechanism, noise, margin,
+                                                                   seed):
+    """Any noise (sigma, lambda, or 1/eta), lead and seed: our replay meets its claim."""
+    options = {"gnmax": {"sigma": noise}, "lnmax": {"laplace_scale": max(noise, 0.5)},
+               "exponential": {"eta": min(1.0 / noise, 2.0)},
+               "confident": {"threshold": 125.0, "sigma_threshold": noise, "sigma": noise}}
+    result = audit(VOTES, mechanism, draws=20_000, seed=seed, margin=margin,
+                   **options[mechanism])
+    assert 0.0 <= result.epsilon_lower <= result.epsilon_upper, result
