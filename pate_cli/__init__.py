@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and readers
         label,
         sanitize_analysis,
     )
+    from .analysis.audit import audit
     from .decisions import Decisions, LabelDecisions, named_decisions
     from .errors import InputError, OptionError, OrderGridWarning, PateWarning
     from .inputs import (
@@ -85,7 +86,7 @@ __all__ = [
     "label", "Decisions", "LabelDecisions", "named_decisions", "Exponential",
     "ConfidentExponential", "log_q_exponential",
     "rdp_exponential", "rdp_exponential_data_independent", "calibrate", "Calibration",
-    "dp_event_dict", "dp_event_from_dict",
+    "dp_event_dict", "dp_event_from_dict", "audit",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -99,6 +100,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["log_pr_answered", "rdp_threshold", "rdp_threshold_data_independent"],
                     ".accounting.threshold"),
     **dict.fromkeys(["Decisions", "LabelDecisions", "named_decisions"], ".decisions"),
+    # the function, not the module pate_cli.analysis.audit of the same name
+    "audit": ".analysis.audit",
     **dict.fromkeys(["AnalysisResult", "Round", "analyze",
                      "analyze_individualized", "analyze_rounds", "analyze_votes",
                      "derive_parameters", "label", "sanitize_analysis"], ".analysis"),

@@ -44,7 +44,7 @@ settings.load_profile("pate")
 
 ENTRY_POINTS = {"pate-analyze": "pate_cli.cli.analyze", "pate-sweep": "pate_cli.cli.sweep",
                 "pate-plot": "pate_cli.cli.plot", "pate-calibrate": "pate_cli.cli.calibrate",
-                "pate-report": "pate_cli.cli.report"}
+                "pate-report": "pate_cli.cli.report", "pate-audit": "pate_cli.cli.audit"}
 
 
 def in_ci() -> bool:
@@ -94,6 +94,10 @@ class CommandLine:
 
     def calibrate(self, *args, stdin: bytes | None = None) -> Result:
         return self.run("pate-calibrate", *args, stdin=stdin)
+
+    def audit(self, *args) -> Result:
+        return self.run("pate-audit", *args)
+
     def report(self, *args, stdin: bytes | None = None) -> Result:
         return self.run("pate-report", *args, stdin=stdin)
 

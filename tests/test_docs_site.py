@@ -20,7 +20,8 @@ from click.testing import CliRunner
 from tests import ROOT
 
 DOCS = ROOT / "docs"
-COMMANDS = ["pate-analyze", "pate-sweep", "pate-plot", "pate-report", "pate-calibrate"]
+COMMANDS = ["pate-analyze", "pate-sweep", "pate-plot", "pate-report", "pate-calibrate",
+            "pate-audit"]
 DIRECTIVE = re.compile(r"^::: mkdocs-click\n((?:    :\w+:.*\n)+)", re.MULTILINE)
 
 

@@ -11,9 +11,10 @@ Each file runs in a temporary directory of its own, its blocks in the order they
 so a page may use a file one of its own earlier commands wrote, never one another page
 wrote: every page can be read, and tested, alone (and the files run in parallel under
 pytest-xdist). The directory holds a copy of the repository's ``sample_votes/``, so the
-pages' relative paths work and nothing is written into the checkout. ``pate-analyze``,
-``pate-sweep``, ``pate-plot``, ``pate-calibrate``, ``pate-report`` and ``python`` are shims
-first on PATH that run this checkout's code with this interpreter. A file's python blocks
+pages' relative paths work and nothing is written into the checkout, and of ``examples/``
+(the aggregators users copy). ``pate-analyze``, ``pate-sweep``, ``pate-plot``,
+``pate-calibrate``, ``pate-report``, ``pate-audit`` and ``python`` are shims first on PATH
+that run this checkout's code with this interpreter. A file's python blocks
 run after its console blocks, in the same directory, in one namespace (later blocks use
 earlier names). ``sh`` blocks are not run: they show what ``make figures`` runs.
 
@@ -55,7 +56,7 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 FILES = [README, *sorted(DOCS.rglob("*.md"))]
 COMMANDS = {"pate-analyze": "analyze", "pate-sweep": "sweep", "pate-plot": "plot",
-            "pate-calibrate": "calibrate", "pate-report": "report"}
+            "pate-calibrate": "calibrate", "pate-report": "report", "pate-audit": "audit"}
 SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->")
 TIMEOUT = 120
 
@@ -333,6 +334,7 @@ def working_directory(tmp_path_factory, path: Path) -> Path:
     # copies, not links: a command that writes beside its input must not change the
     # checkout; the shipped samples are 2.5 MB
     shutil.copytree(ROOT / "sample_votes", work / "sample_votes")
+    shutil.copytree(ROOT / "examples", work / "examples")
     return work
 
 

@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and readers
     from ..work_sizes import DEFAULT_CHUNK
     from .added_figures import sanitize_analysis
     from .api import analyze, individualized_plan, label, read_votes
+    from .audit import AuditResult, AuditSpec
     from .individualized import VARIANTS, GroupParameters, analyze_individualized, derive_parameters
     from .per_query_stream import decisions_of
     from .result import AnalysisResult, ReplayTotals
@@ -22,12 +23,14 @@ __all__ = [
     "OrderGridWarning", "ReplayTotals", "Round", "analyze_individualized", "analyze_rounds",
     "analyze_totals", "analyze_votes", "derive_parameters", "mechanism_steps",
     "sanitize_analysis", "analyze", "individualized_plan", "read_votes", "label", "decisions_of",
+    "AuditResult", "AuditSpec",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "OrderGridWarning": "..errors",
     **dict.fromkeys(["analyze", "individualized_plan", "label", "read_votes"], ".api"),
     "decisions_of": ".per_query_stream",
+    **dict.fromkeys(["AuditResult", "AuditSpec"], ".audit"),
     **dict.fromkeys(["VARIANTS", "GroupParameters", "analyze_individualized", "derive_parameters"],
         ".individualized"),
     **dict.fromkeys(["AnalysisResult", "ReplayTotals"], ".result"),

@@ -276,13 +276,9 @@ class SvtCutoff(click.ParamType):
 SVT_CUTOFF = SvtCutoff()
 
 
-def mechanism_specs(option) -> list:
-    """pate-analyze's (and pate-report's) mechanism and its parameters."""
+def noise_specs(option) -> list:
+    """The noise parameters of the aggregators (pate-analyze, pate-report, pate-audit)."""
     return [
-        option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
-               default="confident", metavar="NAME",
-               help="lnmax, gnmax, confident (default), interactive, svt, exponential, "
-                    "confident-exponential."),
         option("--sigma", type=POSITIVE, help="Answer Gaussian std sigma2 [default: 0.16 M]."),
         option("-T", "--threshold", type=float, help="Selection threshold T [default: 0.8 M]."),
         option("--sigma-threshold", type=POSITIVE,
@@ -291,6 +287,17 @@ def mechanism_specs(option) -> list:
                help="LNMax Laplace scale lambda [default: 0.08 M]."),
         option("--eta", type=POSITIVE,
                help=f"{ETA_TEXT}; eps0 = 2 eta [default: sqrt(2)/(0.16 M)]."),
+    ]
+
+
+def mechanism_specs(option) -> list:
+    """pate-analyze's (and pate-report's) mechanism and its parameters."""
+    return [
+        option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
+               default="confident", metavar="NAME",
+               help="lnmax, gnmax, confident (default), interactive, svt, exponential, "
+                    "confident-exponential."),
+        *noise_specs(option),
         option("--student", type=click.Path(dir_okay=False),
                help="Interactive: student probabilities (.npy/.csv/.npz 'student')."),
         option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,

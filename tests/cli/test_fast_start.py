@@ -58,17 +58,19 @@ def test_import_help_and_a_small_analysis_load_no_heavy_library():
     numerics; pate-plot's kinds' ``--help`` nothing heavy; a small analysis neither pandas,
     matplotlib, dask nor pyarrow (one fresh interpreter, in that order)."""
     steps = {"import": "import pate_cli\n"}
-    steps.update({module: help_code(module) for module in ("analyze", "sweep", "plot")})
+    steps.update({module: help_code(module)
+                  for module in ("analyze", "sweep", "plot", "audit")})
     steps["plot kinds"] = (
         "from pate_cli.cli.plot import main\n"
-        "for kind in ('history', 'groups', 'tradeoff', 'selection', 'partition'):\n"
+        "for kind in ('history', 'groups', 'tradeoff', 'selection', 'partition',\n"
+        "             'tradeoff-curve'):\n"
         "    try:\n        main([kind, '--help'])\n    except SystemExit:\n        pass\n")
     steps["small analysis"] = (
         "from pate_cli.cli.analyze import main\n"
         f"try:\n    main([{str(VOTES)!r}, '-n', '10', '-f', 'json'])\n"
         "except SystemExit:\n    pass\n")
     after = loaded_after_each(steps)
-    for step in ("import", "analyze", "sweep", "plot"):
+    for step in ("import", "analyze", "sweep", "plot", "audit"):
         assert after[step] == {"heavy": [], "numpy": False}, step
     assert after["plot kinds"]["heavy"] == []
     assert not set(after["small analysis"]["heavy"]) & {"pandas", "matplotlib", "dask",
@@ -106,6 +108,8 @@ def test_the_choices_help_lists_are_the_cores():
     assert choices.ETA == ETA
     from pate_cli.sweep.api import MAX_POINTS
     assert choices.MAX_POINTS == MAX_POINTS
+    from pate_cli.accounting.audit import CLAIMED
+    assert choices.AUDITED == CLAIMED
 
 
 @pytest.mark.parametrize("command", ["pate-analyze", "pate-report", "pate-sweep"])

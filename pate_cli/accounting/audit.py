@@ -1,0 +1,287 @@
+"""The statistics of an audit: an empirical lower bound on one query's epsilon (math:audit).
+
+For neighbouring histograms with output distributions ``P`` and ``P'`` and any event ``S``,
+an (epsilon, delta)-DP aggregator has ``P(S) <= e^epsilon P'(S) + delta``, so
+
+    epsilon >= log((P(S) - delta) / P'(S))
+
+(and the same with ``P`` and ``P'`` swapped). With ``n`` draws per side, ``P(S)`` is bounded
+from below and ``P'(S)`` from above by one-sided Clopper-Pearson bounds (Clopper and Pearson
+1934), each at confidence ``1 - beta / 2``: the resulting ``epsilon_lower`` holds with
+confidence ``1 - beta`` (a union bound; the two sides' draws need not be independent). The
+event is chosen on one half of each side's draws and measured on the other half, so the
+choice does not bias the measurement (Jagielski et al. 2020; Nasr et al. 2021).
+
+Outcomes are indexed ``0`` for no answer (label -1) and ``j + 1`` for label ``j``. A trial
+is ``k`` identical queries (``k = 1`` by default); its draws are summarised as *tallies*, an
+``(outcomes, k + 1)`` array: ``tallies[o, c]`` trials had exactly ``c`` of their ``k``
+outputs equal to outcome ``o``. The claimed upper bound of ``k`` queries is
+:func:`claimed_epsilon`. Pure math: no draws, no files.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..orders import default_orders
+from .conversion import rdp_to_epsilon
+from .exponential import log_q_exponential, rdp_exponential
+from .gnmax import log_q_gnmax, rdp_gnmax
+from .laplace import log_q_lnmax, rdp_lnmax
+from .pld import gaussian_exact_epsilon
+from .threshold import log_pr_answered, rdp_threshold
+
+# The mechanisms whose one-query claim this module states (math:audit).
+CLAIMED = ("lnmax", "gnmax", "confident", "exponential")
+
+
+@dataclass(frozen=True)
+class Event:
+    """A distinguishing event of a trial: at least ``cut`` (``above``) or at most ``cut``
+    of its outputs are in ``outcomes`` (0 = no answer, ``j + 1`` = label ``j``), tested as
+    more likely under the first histogram (``forward``) or the second. One query's events
+    are "the output is in ``outcomes``" (``cut`` 1, ``above``); ``k`` queries' name one
+    outcome and a cut on how often it comes out."""
+
+    outcomes: tuple[int, ...]
+    forward: bool
+    cut: int = 1
+    above: bool = True
+
+    @property
+    def labels(self) -> list[int]:
+        """The labels of the event (-1 for no answer), in increasing order."""
+        return sorted(index - 1 for index in self.outcomes)
+
+    def hits(self, tallies: np.ndarray) -> int:
+        """How many trials of ``tallies`` (``(outcomes, k + 1)``) are in the event (the
+        outcomes of a union are exclusive: only one-query trials have several)."""
+        index = list(self.outcomes)
+        if self.above:
+            return int(tallies[index, self.cut:].sum())
+        return int(tallies[index, :self.cut + 1].sum())
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The event's counts on the measuring halves and what they bound.
+
+    ``hits``: draws in the event on the side it favours (``of`` draws), ``other_hits`` on
+    the other side; ``p_lower`` and ``q_upper`` their one-sided Clopper-Pearson bounds;
+    ``epsilon_lower`` the bound on epsilon they give (0 when they give none)."""
+
+    hits: int
+    other_hits: int
+    of: int
+    p_lower: float
+    q_upper: float
+    epsilon_lower: float
+
+
+def clopper_pearson(successes, trials, *, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Clopper-Pearson bounds on a binomial proportion, each at ``confidence``.
+
+    Args:
+      successes: counts ``k`` (an array or a number), ``0 <= k <= trials``.
+      trials: the number of draws ``n`` (>= 1).
+      confidence: the confidence of each bound, in (0, 1).
+
+    Returns:
+      ``(lower, upper)``: ``lower = Beta^-1(1 - confidence; k, n - k + 1)`` (0 when k = 0)
+      and ``upper = Beta^-1(confidence; k + 1, n - k)`` (1 when k = n). These are the ends
+      of the exact two-sided interval at confidence ``2 confidence - 1`` (SciPy's
+      ``binomtest(k, n).proportion_ci(method="exact")``).
+
+    Raises:
+      ValueError: ``trials`` below 1 or ``confidence`` outside (0, 1).
+
+    References:
+      Clopper and Pearson 1934, "The use of confidence or fiducial limits illustrated in the
+      case of the binomial", Biometrika 26(4).
+    """
+    from scipy.stats import beta
+
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials!r}")
+    k = np.asarray(successes, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.where(k > 0, beta.ppf(1.0 - confidence, np.maximum(k, 1.0),
+                                         trials - k + 1.0), 0.0)
+        upper = np.where(k < trials, beta.ppf(confidence, k + 1.0,
+                                              np.maximum(trials - k, 1.0)), 1.0)
+    return lower, upper
+
+
+def epsilon_from_bounds(p_lower, q_upper, *, delta: float) -> np.ndarray:
+    """``max(0, log((p_lower - delta) / q_upper))``: the epsilon an event with
+    ``P(S) >= p_lower`` and ``P'(S) <= q_upper`` forces at ``delta`` (0 where it forces
+    none)."""
+    p = np.asarray(p_lower, dtype=np.float64) - delta
+    q = np.asarray(q_upper, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where((p > 0) & (q > 0), np.log(np.maximum(p, 1e-300) / q), 0.0)
+    return np.maximum(value, 0.0)
+
+
+def candidate_events(first: np.ndarray, second: np.ndarray, *,
+                     both: bool = True) -> list[Event]:
+    """The events tried on the choosing halves' tallies (``(outcomes, k + 1)`` each side),
+    in both directions (``both``) or favouring the first side only.
+
+    One query (``k = 1``): each single outcome, and the unions of the outcomes ranked by
+    likelihood ratio ``(first + 1/2) / (second + 1/2)`` from the top. ``k`` queries: for
+    each outcome, "at least c" (c = 1..k) and "at most c" (c = 0..k-1) of the k outputs."""
+    outcomes, queries = first.shape[0], first.shape[1] - 1
+    directions = [True, False] if both else [True]
+    events: list[Event] = []
+    for forward in directions:
+        if queries == 1:
+            x, y = (first[:, 1], second[:, 1]) if forward else (second[:, 1], first[:, 1])
+            ratio = (x.astype(np.float64) + 0.5) / (y.astype(np.float64) + 0.5)
+            ranked = np.argsort(-ratio, kind="stable")
+            events += [Event((int(j),), forward) for j in range(outcomes)]
+            events += [Event(tuple(sorted(int(j) for j in ranked[:top])), forward)
+                       for top in range(2, outcomes)]
+            continue
+        for j in range(outcomes):
+            events += [Event((j,), forward, cut, True) for cut in range(1, queries + 1)]
+            events += [Event((j,), forward, cut, False) for cut in range(queries)]
+    return events
+
+
+def event_counts(event: Event, first: np.ndarray, second: np.ndarray) -> tuple[int, int]:
+    """(trials in ``event`` on its favoured side, trials in it on the other side), from
+    the two sides' tallies."""
+    here, there = (first, second) if event.forward else (second, first)
+    return event.hits(here), event.hits(there)
+
+
+def measure(event: Event, first: np.ndarray, second: np.ndarray, *, trials: int,
+            delta: float, confidence: float) -> Measurement:
+    """The lower bound ``event`` gives from the tallies of ``trials`` trials per side.
+
+    Each Clopper-Pearson bound is at ``1 - (1 - confidence) / 2``, so the bound on epsilon
+    holds with probability ``confidence`` (module docstring)."""
+    hits, other = event_counts(event, first, second)
+    each = 1.0 - (1.0 - confidence) / 2.0
+    low, _ = clopper_pearson(hits, trials, confidence=each)
+    _, high = clopper_pearson(other, trials, confidence=each)
+    epsilon = float(epsilon_from_bounds(low, high, delta=delta))
+    return Measurement(hits, other, trials, float(low), float(high), epsilon)
+
+
+def choose_event(first: np.ndarray, second: np.ndarray, *, trials: int, delta: float,
+                 confidence: float, both: bool = True) -> Event:
+    """The candidate event (:func:`candidate_events`, in ``both`` directions or favouring
+    the first side) whose bound on the choosing halves' tallies is largest (the first such
+    in the candidates' order on ties), each bound at a confidence corrected for the number
+    of candidates (Bonferroni), so that one rare outcome's lucky ratio does not win."""
+    events = candidate_events(first, second, both=both)
+    pairs = np.array([event_counts(event, first, second) for event in events])
+    # Bonferroni over the candidates: a rare outcome's lucky ratio does not win the choice
+    each = 1.0 - (1.0 - confidence) / (2.0 * len(events))
+    low, _ = clopper_pearson(pairs[:, 0], trials, confidence=each)
+    _, high = clopper_pearson(pairs[:, 1], trials, confidence=each)
+    bounds = epsilon_from_bounds(low, high, delta=delta)
+    return events[int(np.argmax(bounds))]
+
+
+def claimed_epsilon(name: str, params: dict, *, delta: float,
+                    queries: int = 1) -> tuple[float, str]:
+    """The claimed guarantee of ``queries`` queries of mechanism ``name`` at ``delta``
+    (math:audit).
+
+    Args:
+      name: ``gnmax``, ``confident``, ``lnmax`` or ``exponential``.
+      params: the mechanism's parameters (``sigma``; ``threshold``, ``sigma_threshold``,
+        ``sigma``; ``laplace_scale``; ``eta``).
+      delta: the target delta.
+      queries: how many queries are composed (1: one query).
+
+    Returns:
+      ``(epsilon, accountant)``: GNMax is the noisy counts' Gaussian mechanism (L2
+      sensitivity sqrt(2), std sigma), Confident-GNMax that composed with the threshold's
+      (sensitivity 1, std sigma1), both at their exact Gaussian privacy profile (Balle and
+      Wang 2018; the argmax and the threshold's bit are post-processing; ``queries``
+      Gaussians compose to one with ``queries`` times the squared ratio). LNMax is
+      ``2 / lambda``-DP and the exponential mechanism ``2 eta``-DP (pure); ``queries`` of
+      them compose by dp_accounting's privacy loss distribution of a pure-DP pair (the
+      optimal composition of pure DP), or to ``queries`` times the epsilon without it.
+
+    Raises:
+      ValueError: a mechanism without a stated one-query claim.
+    """
+    if name == "gnmax":
+        steps = [(math.sqrt(2.0), params["sigma"], queries)]
+    elif name == "confident":
+        steps = [(1.0, params["sigma_threshold"], queries),
+                 (math.sqrt(2.0), params["sigma"], queries)]
+    elif name in ("lnmax", "exponential"):
+        pure = (2.0 / params["laplace_scale"] if name == "lnmax" else 2.0 * params["eta"])
+        how = "pure DP (2 / lambda)" if name == "lnmax" else "pure DP (2 eta)"
+        if queries == 1:
+            return pure, how
+        composed = _pure_composed(pure, queries, delta)
+        if composed is None or composed >= queries * pure:
+            return queries * pure, f"{how}, composed by adding"
+        return composed, f"{how}, composed by dp_accounting's PLD"
+    else:
+        raise ValueError(f"pate-audit states no claim for {name!r} (choose from "
+                         f"{', '.join(CLAIMED)})")
+    return gaussian_exact_epsilon(steps, delta), "exact Gaussian privacy profile"
+
+
+def _pure_composed(epsilon: float, queries: int, delta: float) -> float | None:
+    """``queries`` epsilon-DP steps at ``delta`` by dp_accounting's PLD of the pure-DP
+    dominating pair (pessimistic: an upper bound); None without dp_accounting."""
+    try:
+        from dp_accounting.pld import common, privacy_loss_distribution
+    except ImportError:
+        return None
+    pair = privacy_loss_distribution.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(epsilon, 0.0))
+    return float(pair.self_compose(queries).get_epsilon_for_delta(delta))
+
+
+def claimed_data_dependent_epsilon(name: str, params: dict, histogram: np.ndarray, *,
+                                   delta: float, queries: int = 1) -> tuple[float, str]:
+    """The data-dependent claim of ``queries`` queries with vote histogram ``histogram`` at
+    ``delta``: ``queries`` times its RDP curve (math:gnmax, math:threshold, math:lnmax,
+    math:exponential; Confident's answer step charged in full) converted with the improved
+    conversion over the default orders (math:conversion), or the data-independent claim
+    (:func:`claimed_epsilon`) where that is smaller.
+
+    The bound is on ``P(S) <= e^epsilon P'(S) + delta`` with ``P`` the output distribution
+    at ``histogram`` and ``P'`` at any neighbour: one direction only (math:audit).
+
+    Raises:
+      ValueError: a mechanism without a stated one-query claim.
+    """
+    orders = default_orders()
+    votes = np.asarray(histogram, dtype=np.float64)[None, :]
+    independent, _ = claimed_epsilon(name, params, delta=delta, queries=queries)
+    if name in ("gnmax", "confident"):
+        sigma = params["sigma"]
+        rdp = rdp_gnmax(log_q_gnmax(votes, sigma=sigma), sigma=sigma, orders=orders)
+        if name == "confident":
+            sigma1 = params["sigma_threshold"]
+            rdp = rdp + rdp_threshold(
+                log_pr_answered(votes.max(axis=1), threshold=params["threshold"],
+                                sigma_threshold=sigma1), sigma_threshold=sigma1, orders=orders)
+    elif name == "lnmax":
+        scale = params["laplace_scale"]
+        rdp = rdp_lnmax(log_q_lnmax(votes, scale=scale), scale=scale, orders=orders)
+    else:
+        eta = params["eta"]
+        rdp = rdp_exponential(log_q_exponential(votes, eta=eta), eta=eta, orders=orders)
+    epsilon, _ = rdp_to_epsilon(queries * rdp, orders=orders, delta=delta,
+                                conversion="improved")
+    dependent = float(np.asarray(epsilon).reshape(-1)[0])
+    if dependent < independent:
+        return dependent, "data-dependent RDP, improved conversion"
+    return independent, "the data-independent claim (smaller than the data-dependent one)"

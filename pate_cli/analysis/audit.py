@@ -1,0 +1,314 @@
+"""ORCHESTRATE an audit: draws of an aggregator on a neighbouring pair -> a measured lower
+bound on one query's epsilon beside the claimed upper bound (math:audit, cli:pate-audit).
+
+The aggregator is pate_cli's own replay of the mechanism (``mechanisms``: the very code
+``pate-analyze`` replays, on an ``(n, K)`` array of identical rows, its noise from a
+``NoiseSource`` keyed by row position, so any chunk size gives the same draws), or a user's
+``f(votes, rng) -> labels`` called on blocks of ``USER_BLOCK`` rows (whole trials; fewer
+for wide votes), block ``b`` of side ``s`` with its own generator ``(seed, (AUDIT_SALT + s,
+0, b))``. A trial is ``queries`` consecutive rows (one query by default; ``k`` composed
+queries on the same pair); each side's first ``draws // 2`` trials choose the event
+(``accounting.audit.choose_event``), the others measure it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..accounting.audit import (
+    CLAIMED,
+    Event,
+    Measurement,
+    choose_event,
+    claimed_data_dependent_epsilon,
+    claimed_epsilon,
+    measure,
+)
+from ..errors import InputError
+from ..inputs.aggregator import UserAggregator, load_aggregator
+from ..inputs.votes import VoteSet, load_votes, votes_from_array
+from ..mechanisms.aggregators import build_mechanism
+from ..mechanisms.noise import NoiseSource, generator
+from ..mechanisms.protocol import Mechanism
+from ..work_sizes import chunk_rows
+
+# Rows per call of a user's aggregator (each block its own generator), fewer for wide votes
+# (at most USER_VALUES counts a call); and the salt that keeps the audit's noise apart from
+# any run's.
+USER_BLOCK = 65_536
+USER_VALUES = 1 << 24
+AUDIT_SALT = 1 << 20
+PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """What to audit and how (cli:pate-audit).
+
+    ``mechanism`` names the claim (``gnmax``, ``confident``, ``lnmax``, ``exponential``),
+    ``parameters`` its noise (unset ones default from the number of teachers as in
+    pate-analyze); ``draws`` per side; ``confidence`` of the lower bound; ``delta`` of both
+    bounds; ``seed`` of the draws; ``margin`` the plurality's lead in the data-independent
+    pair (1: a near tie); ``query`` a row of the votes whose data-dependent claim is audited
+    instead; ``queries`` the identical queries composed in each trial (their outputs drawn
+    independently, the claim composed over them); ``chunk_rows`` rows per call of the
+    built-in replay (any value, same result)."""
+
+    mechanism: str = "gnmax"
+    parameters: dict = field(default_factory=dict)
+    draws: int = 1_000_000
+    confidence: float = 0.95
+    delta: float = 1e-5
+    seed: int = 0
+    margin: int = 1
+    query: int | None = None
+    queries: int = 1
+    chunk_rows: int | None = None
+
+    def __post_init__(self):
+        if self.mechanism not in CLAIMED:
+            raise InputError(f"pate-audit audits {', '.join(CLAIMED)}; got {self.mechanism!r}")
+        unknown = set(self.parameters) - set(PARAMETERS)
+        if unknown:
+            raise InputError(f"unknown parameter(s) {', '.join(sorted(unknown))} (expected "
+                             f"{', '.join(PARAMETERS)})")
+        _check_int(self.draws, "draws", 2)
+        _check_int(self.seed, "seed", 0)
+        _check_int(self.margin, "margin", 1)
+        _check_int(self.queries, "queries", 1)
+        if self.query is not None:
+            _check_int(self.query, "query", 0)
+        if self.chunk_rows is not None:
+            _check_int(self.chunk_rows, "chunk_rows", 1)
+        for name, value in (("confidence", self.confidence), ("delta", self.delta)):
+            if not (isinstance(value, (int, float)) and 0.0 < value < 1.0):
+                raise InputError(f"{name} must lie in (0, 1), got {value!r}")
+
+
+def _check_int(value, name: str, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise InputError(f"{name} must be an integer >= {least}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class AuditPair:
+    """The neighbouring histograms (one teacher's vote differs) and why they were chosen."""
+
+    first: np.ndarray
+    second: np.ndarray
+    kind: str  # "data-independent" or "data-dependent"
+    description: str
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """An audit's outcome: the measured ``epsilon_lower`` (a measurement at ``confidence``,
+    never a guarantee) beside the claimed ``epsilon_upper``, and how they were obtained."""
+
+    spec: AuditSpec
+    mechanism: Mechanism  # the claimed mechanism (its ``name`` and ``params``)
+    votes: VoteSet
+    audited: str  # "pate_cli" or the user's FILE.py:FUNCTION
+    aggregator_sha256: str | None
+    pair: AuditPair
+    event: Event
+    measurement: Measurement
+    counts: np.ndarray  # (side, half, outcome, c): trials with c outputs equal to outcome
+    epsilon_upper: float
+    accountant: str
+
+    @property
+    def epsilon_lower(self) -> float:
+        return self.measurement.epsilon_lower
+
+    @property
+    def verdict(self) -> str:
+        return "violated" if self.epsilon_lower > self.epsilon_upper else "consistent"
+
+
+def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> AuditResult:
+    """Audit one query (or ``queries`` composed ones) of ``mechanism``: a measured lower bound
+    on its epsilon beside the claimed upper bound (math:audit).
+
+    Args:
+      votes: a vote file's path or a ``(queries, classes)`` array: its classes and teachers
+        shape the data-independent pair; with ``query=I`` its row ``I`` is the pair's first
+        histogram.
+      mechanism: the claim: ``gnmax``, ``confident``, ``lnmax`` or ``exponential``.
+      aggregator: None (pate_cli's replay of ``mechanism``), a function
+        ``f(votes, rng) -> labels``, or ``"FILE.py:FUNCTION"``.
+      **options: :class:`AuditSpec`'s fields (``draws``, ``confidence``, ``delta``, ``seed``,
+        ``margin``, ``query``, ``queries``, ``chunk_rows``) and the mechanism's parameters
+        (``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``, ``eta``).
+
+    Returns:
+      The :class:`AuditResult`.
+
+    Raises:
+      InputError: bad votes, options or aggregator (one line), or an aggregator that
+        raises or returns anything but an ``(n,)`` integer array of labels in ``-1..K-1``.
+    """
+    parameters = {key: options.pop(key) for key in PARAMETERS
+                  if options.get(key) is not None}
+    for key in PARAMETERS:
+        options.pop(key, None)
+    spec = AuditSpec(mechanism=str(mechanism).lower(), parameters=parameters, **options)
+    return audit_spec(votes, spec, aggregator=aggregator)
+
+
+def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
+    """:func:`audit` of a ready :class:`AuditSpec`."""
+    vote_set = votes if isinstance(votes, VoteSet) else (
+        votes_from_array(votes) if isinstance(votes, np.ndarray) else load_votes(votes))
+    user = _user_aggregator(aggregator)
+    teachers = float(vote_set.teachers)
+    mechanism = build_mechanism(spec.mechanism, teachers=teachers, **spec.parameters)
+    pair = _pair(vote_set, spec)
+    if spec.query is None:
+        upper, accountant = claimed_epsilon(mechanism.name, mechanism.params, delta=spec.delta,
+                                            queries=spec.queries)
+    else:
+        upper, accountant = claimed_data_dependent_epsilon(
+            mechanism.name, mechanism.params, pair.first, delta=spec.delta,
+            queries=spec.queries)
+    classes = vote_set.classes
+    counts = np.stack([_side_counts(side, histogram, spec, mechanism, user, classes)
+                       for side, histogram in enumerate((pair.first, pair.second))])
+    half = spec.draws // 2
+    both = spec.query is None  # a data-dependent claim bounds one direction only
+    event = choose_event(counts[0, 0], counts[1, 0], trials=half, delta=spec.delta,
+                         confidence=spec.confidence, both=both)
+    measured = measure(event, counts[0, 1], counts[1, 1], trials=spec.draws - half,
+                       delta=spec.delta, confidence=spec.confidence)
+    return AuditResult(spec, mechanism, vote_set, "pate_cli" if user is None else user.name,
+                       None if user is None else user.sha256, pair, event, measured, counts,
+                       float(upper), accountant)
+
+
+def _user_aggregator(aggregator) -> UserAggregator | None:
+    if aggregator is None or isinstance(aggregator, UserAggregator):
+        return aggregator
+    if isinstance(aggregator, str):
+        return load_aggregator(aggregator)
+    if callable(aggregator):
+        name = getattr(aggregator, "__qualname__", None) or repr(aggregator)
+        return UserAggregator(aggregator, name, None)
+    raise InputError(f"aggregator must be a function or 'FILE.py:FUNCTION', got "
+                     f"{type(aggregator).__name__}")
+
+
+def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
+    """The data-independent pair (math:audit), or row ``query`` and its worst neighbour."""
+    classes = vote_set.classes
+    if spec.query is not None:
+        if spec.query >= vote_set.queries:
+            raise InputError(f"--query {spec.query}: the votes have {vote_set.queries} rows "
+                             f"(0 to {vote_set.queries - 1})")
+        if not isinstance(vote_set.votes, np.ndarray):
+            raise InputError(f"--query {spec.query}: needs dense votes (a (queries, classes) "
+                             "array), not a sparse file")
+        first = np.asarray(vote_set.votes[spec.query])
+        if not (np.all(first == np.round(first)) and first.min() >= 0):
+            raise InputError(f"--query {spec.query}: the row is not whole vote counts")
+        first = first.astype(np.int64)
+        top = int(np.argmax(first))
+        if first[top] < 1:
+            raise InputError(f"--query {spec.query}: the row has no votes")
+        runner = int(np.argmax(np.where(np.arange(classes) == top, -1, first)))
+        second = first.copy()
+        second[top] -= 1
+        second[runner] += 1
+        return AuditPair(first, second, "data-dependent",
+                         f"query {spec.query}; one vote moves from class {top} to {runner}")
+    teachers = float(vote_set.teachers)
+    if not teachers.is_integer() or teachers < spec.margin:
+        raise InputError(f"the votes' rows sum to {teachers:g}: the pair needs a whole number "
+                         f"of teachers at least the margin {spec.margin}")
+    total = int(teachers)
+    low, rest = divmod(total - spec.margin, 2)
+    first = np.zeros(classes, dtype=np.int64)
+    if rest and classes < 3:  # two classes: the lead takes the odd vote
+        first[:2] = (low + spec.margin + 1, low)
+        rest = 0
+    else:
+        first[:3 if classes > 2 else 2] = (low + spec.margin, low, rest)[:min(classes, 3)]
+    second = first.copy()
+    second[0] -= 1
+    second[1] += 1
+    lead = int(first[0] - first[1])
+    what = "a near tie" if lead == 1 else f"a lead of {lead}"
+    return AuditPair(first, second, "data-independent",
+                     f"{what}; one vote moves from class 0 to 1")
+
+
+def _side_counts(side: int, histogram: np.ndarray, spec: AuditSpec, mechanism: Mechanism,
+                 user: UserAggregator | None, classes: int) -> np.ndarray:
+    """``(half, outcome, c)`` tallies of ``spec.draws`` trials at ``histogram``."""
+    if user is None:
+        source = NoiseSource(spec.seed, salt=AUDIT_SALT + side)
+
+        def draw(rows: np.ndarray, start: int, call: int) -> np.ndarray:
+            return mechanism.replay(rows, noise=source, start=start).label
+
+        step = chunk_rows(spec.chunk_rows, classes)
+    else:
+        def draw(rows: np.ndarray, start: int, call: int) -> np.ndarray:
+            rng = generator(spec.seed, (AUDIT_SALT + side, 0, call))
+            return _called(user, rows, rng, classes)
+
+        step = max(1, min(USER_BLOCK, USER_VALUES // classes))
+    return _tallies(draw, histogram, spec=spec, trials_per_call=max(1, step // spec.queries),
+                    classes=classes)
+
+
+def _tallies(draw: Callable[[np.ndarray, int, int], np.ndarray], histogram: np.ndarray, *,
+             spec: AuditSpec, trials_per_call: int, classes: int) -> np.ndarray:
+    """Tallies (``accounting.audit``) of the first ``draws // 2`` trials and of the rest,
+    ``trials_per_call`` trials of ``spec.queries`` rows a call of ``draw(rows, start,
+    call)`` (``start`` the first row's position)."""
+    draws, queries, outcomes = spec.draws, spec.queries, classes + 1
+    half = draws // 2
+    tallies = np.zeros((2, outcomes, queries + 1), dtype=np.int64)
+    for call, first in enumerate(range(0, draws, trials_per_call)):
+        trials = min(trials_per_call, draws - first)
+        rows = np.repeat(histogram[None, :], trials * queries, axis=0)
+        labels = np.asarray(draw(rows, first * queries, call)).reshape(trials, queries)
+        # per trial, how many of its outputs equal each outcome
+        keys = np.arange(trials)[:, None] * outcomes + labels + 1
+        per_trial = np.bincount(keys.ravel(), minlength=trials * outcomes)
+        per_trial = per_trial.reshape(trials, outcomes)
+        cut = min(max(half - first, 0), trials)
+        for part, rows_of in ((0, per_trial[:cut]), (1, per_trial[cut:])):
+            cells = np.arange(outcomes)[None, :] * (queries + 1) + rows_of
+            tallies[part] += np.bincount(cells.ravel(), minlength=outcomes * (queries + 1)
+                                         ).reshape(outcomes, queries + 1)
+    return tallies
+
+
+def _called(user: UserAggregator, rows: np.ndarray, rng, classes: int) -> np.ndarray:
+    """The user's labels for ``rows``, checked: an ``(n,)`` integer array in ``-1..K-1``."""
+    count = rows.shape[0]
+    try:
+        labels = user.function(rows, rng)
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: its failure
+        message = " ".join(str(error).split())
+        raise InputError(f"the aggregator {user.name} raised {type(error).__name__}"
+                         + (f": {message}" if message else "")) from None
+    if not isinstance(labels, np.ndarray):
+        raise InputError(f"the aggregator {user.name} returned {type(labels).__name__}, not a "
+                         f"numpy array of {count} labels")
+    if labels.shape != (count,):
+        raise InputError(f"the aggregator {user.name} returned shape {labels.shape} for "
+                         f"votes of shape {rows.shape}; expected ({count},), one label a row")
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise InputError(f"the aggregator {user.name} returned {labels.dtype} labels; "
+                         "expected integers (-1 for no answer)")
+    if count and (int(labels.min()) < -1 or int(labels.max()) >= classes):
+        raise InputError(f"the aggregator {user.name} returned labels in "
+                         f"[{int(labels.min())}, {int(labels.max())}]; expected -1 (no "
+                         f"answer) to {classes - 1}")
+    return labels.astype(np.int64, copy=False)
+

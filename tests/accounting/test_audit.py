@@ -1,0 +1,136 @@
+"""The statistics of pate-audit (math:audit): Clopper-Pearson bounds, the event choice, the
+lower bound they give, and the claimed upper bounds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binomtest
+
+from pate_cli.accounting.audit import (
+    Event,
+    candidate_events,
+    choose_event,
+    claimed_data_dependent_epsilon,
+    claimed_epsilon,
+    clopper_pearson,
+    epsilon_from_bounds,
+    measure,
+)
+from pate_cli.accounting.pld import gaussian_exact_epsilon
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(trials=st.integers(1, 10**7), fraction=st.floats(0, 1),
+       confidence=st.floats(0.5, 0.999999))
+def test_clopper_pearson_is_scipys_exact_interval(trials, fraction, confidence):
+    """Each one-sided bound at c is an end of scipy's exact two-sided interval at 2c - 1."""
+    k = int(round(fraction * trials))
+    lower, upper = clopper_pearson(k, trials, confidence=confidence)
+    interval = binomtest(k, trials).proportion_ci(confidence_level=2 * confidence - 1,
+                                                  method="exact")
+    assert float(lower) == pytest.approx(interval.low, abs=1e-12, rel=0)
+    assert float(upper) == pytest.approx(interval.high, abs=1e-12, rel=0)
+
+
+def test_clopper_pearson_at_the_ends_and_vectorised():
+    lower, upper = clopper_pearson(np.array([0, 5, 10]), 10, confidence=0.975)
+    assert lower[0] == 0.0 and upper[2] == 1.0
+    assert 0 < lower[1] < 0.5 < upper[1] < 1
+    with pytest.raises(ValueError, match="confidence"):
+        clopper_pearson(1, 10, confidence=1.0)
+    with pytest.raises(ValueError, match="trials"):
+        clopper_pearson(0, 0, confidence=0.9)
+
+
+def test_epsilon_from_bounds():
+    assert float(epsilon_from_bounds(0.5, 0.25, delta=0.0)) == pytest.approx(math.log(2))
+    assert float(epsilon_from_bounds(0.5, 0.25, delta=0.1)) == pytest.approx(math.log(1.6))
+    assert float(epsilon_from_bounds(1e-6, 1e-7, delta=1e-5)) == 0.0  # p below delta
+    assert float(epsilon_from_bounds(0.2, 0.4, delta=0.0)) == 0.0      # no evidence
+
+
+def one_query(counts) -> np.ndarray:
+    """The tallies of one-query trials whose outputs fell ``counts`` times on each outcome."""
+    counts = np.asarray(counts)
+    return np.stack([counts.sum() - counts, counts], axis=1)
+
+
+def test_the_candidates_and_the_choice():
+    first = one_query([0, 600, 300, 100])
+    second = one_query([0, 300, 600, 100])
+    events = candidate_events(first, second)
+    assert len(events) == 2 * (4 + 2)
+    assert Event((1,), True) in events and Event((2,), False) in events
+    assert len(candidate_events(first, second, both=False)) == 4 + 2
+    chosen = choose_event(first, second, trials=1000, delta=1e-5, confidence=0.95)
+    assert chosen.outcomes in {(1,), (2,)}
+    assert chosen.labels == [chosen.outcomes[0] - 1]
+
+
+def test_measure_matches_the_formula():
+    event = Event((1,), True)
+    first, second = one_query([0, 700, 300]), one_query([0, 400, 600])
+    found = measure(event, first, second, trials=1000, delta=1e-5, confidence=0.9)
+    low, _ = clopper_pearson(700, 1000, confidence=0.95)
+    _, high = clopper_pearson(400, 1000, confidence=0.95)
+    assert (found.hits, found.other_hits, found.of) == (700, 400, 1000)
+    assert found.epsilon_lower == pytest.approx(math.log((low - 1e-5) / high), rel=1e-12)
+    backward = measure(Event((2,), False), first, second, trials=1000, delta=1e-5,
+                       confidence=0.9)
+    assert (backward.hits, backward.other_hits) == (600, 300)
+
+
+def test_the_claims():
+    eps, how = claimed_epsilon("gnmax", {"sigma": 40.0}, delta=1e-5)
+    assert eps == gaussian_exact_epsilon([(math.sqrt(2), 40.0, 1)], 1e-5)
+    assert "Gaussian" in how
+    both, _ = claimed_epsilon("confident", {"sigma": 40.0, "sigma_threshold": 150.0,
+                                            "threshold": 200.0}, delta=1e-5)
+    assert both == gaussian_exact_epsilon([(1.0, 150.0, 1), (math.sqrt(2), 40.0, 1)], 1e-5)
+    assert eps < both
+    assert claimed_epsilon("lnmax", {"laplace_scale": 20.0}, delta=1e-5)[0] == 0.1
+    assert claimed_epsilon("exponential", {"eta": 0.5}, delta=1e-5)[0] == 1.0
+    with pytest.raises(ValueError, match="svt"):
+        claimed_epsilon("svt", {}, delta=1e-5)
+
+
+@pytest.mark.parametrize("name, params", [
+    ("gnmax", {"sigma": 5.0}), ("lnmax", {"laplace_scale": 5.0}), ("exponential", {"eta": 0.3}),
+    ("confident", {"sigma": 5.0, "sigma_threshold": 10.0, "threshold": 30.0})])
+def test_a_data_dependent_claim_never_exceeds_the_data_independent_one(name, params):
+    independent, _ = claimed_epsilon(name, params, delta=1e-5)
+    for histogram in ([40, 0, 0], [20, 20, 0], [39, 1, 0]):
+        dependent, _ = claimed_data_dependent_epsilon(name, params, np.array(histogram),
+                                                      delta=1e-5)
+        assert 0 <= dependent <= independent
+    confident, how = claimed_data_dependent_epsilon(name, params, np.array([40, 0, 0]),
+                                                    delta=1e-5)
+    assert confident < independent and "data-dependent" in how  # a clear plurality
+
+
+def test_composed_claims():
+    gaussian, _ = claimed_epsilon("gnmax", {"sigma": 40.0}, delta=1e-5, queries=10)
+    assert gaussian == gaussian_exact_epsilon([(math.sqrt(2), 40.0, 10)], 1e-5)
+    pure, how = claimed_epsilon("lnmax", {"laplace_scale": 20.0}, delta=1e-5, queries=10)
+    assert 0.1 < pure <= 1.0
+    assert "composed" in how
+    dependent, _ = claimed_data_dependent_epsilon("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
+                                                  delta=1e-5, queries=4)
+    single, _ = claimed_data_dependent_epsilon("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
+                                               delta=1e-5)
+    assert single < dependent
+
+
+def test_composed_events_are_cuts_on_one_outcome():
+    first = np.array([[5, 0, 0], [1, 2, 2], [0, 3, 2]])   # 3 outcomes, k = 2
+    second = np.array([[5, 0, 0], [2, 2, 1], [1, 1, 3]])
+    events = candidate_events(first, second)
+    assert len(events) == 2 * 3 * (2 + 2)
+    assert Event((1,), True, 2, True).hits(first) == 2
+    assert Event((1,), True, 0, False).hits(first) == 1
+    assert Event((2,), True, 1, False).hits(second) == 2

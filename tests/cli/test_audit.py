@@ -1,0 +1,125 @@
+"""``pate-audit`` through its command line (cli:pate-audit): the shipped examples' verdicts
+and exit statuses, the JSON keys, the text's rounding, and one-line refusals (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from pate_cli.rounding import ceil_text, floor_text
+from tests import ROOT, SAMPLES
+
+VOTES = SAMPLES / "mnist_250_votes.npy"
+EXAMPLES = ROOT / "examples" / "broken_aggregators.py"
+CLAIM = ("-m", "gnmax", "--sigma", "40", "--draws", "200000")
+
+
+@pytest.mark.parametrize("function", ["tenth_sigma", "laplace_instead"])
+def test_the_broken_examples_are_caught(cli, function):
+    done = cli.audit(VOTES, *CLAIM, "--aggregator", f"{EXAMPLES}:{function}", "-f", "json")
+    assert done.code == 3, done.err
+    audit = json.loads(done.out)["audit"]
+    assert audit["verdict"] == "violated"
+    assert audit["epsilon_lower"] > audit["epsilon_upper"]
+    assert done.err.startswith("Error: the measured lower bound ") and \
+        done.err.count("\n") == 1
+
+
+def test_the_correct_example_passes(cli):
+    done = cli.audit(VOTES, *CLAIM, "--aggregator", f"{EXAMPLES}:gnmax", "-f", "json")
+    assert done.code == 0, done.err
+    summary = json.loads(done.out)
+    assert summary["audit"]["verdict"] == "consistent"
+    assert summary["aggregator"]["name"].endswith("broken_aggregators.py:gnmax")
+    assert len(summary["aggregator"]["sha256"]) == 64
+
+
+def test_the_json_summary(cli):
+    done = cli.audit(VOTES, *CLAIM, "--seed", "5", "--confidence", "0.9", "-f", "json")
+    assert done.code == 0, done.err
+    summary = json.loads(done.out)
+    assert summary["tool"] == "pate-audit" and summary["seed"] == 5
+    assert summary["input"]["sha256"] and summary["input"]["teachers"] == 250
+    assert summary["params"] == {"sigma": 40}
+    audit = summary["audit"]
+    assert {"epsilon_lower", "epsilon_upper", "delta", "confidence", "draws", "pair",
+            "verdict"} <= set(audit)
+    assert (audit["confidence"], audit["draws"], audit["delta"]) == (0.9, 200_000, 1e-5)
+    assert audit["pair"]["first"] == [125, 124, 1, 0, 0, 0, 0, 0, 0, 0]
+    assert audit["pair"]["second"] == [124, 125, 1, 0, 0, 0, 0, 0, 0, 0]
+    again = cli.audit(VOTES, *CLAIM, "--seed", "5", "--confidence", "0.9", "-f", "json")
+    assert again.out == done.out
+
+
+def test_the_text_names_a_measurement_and_rounds_each_bound_its_safe_way(cli):
+    done = cli.audit(VOTES, *CLAIM)
+    assert done.code == 0, done.err
+    figures = json.loads(cli.audit(VOTES, *CLAIM, "-f", "json").out)["audit"]
+    lines = {line.split("  ")[0]: line for line in done.out.splitlines()}
+    assert lines["epsilon upper"].startswith(
+        f"epsilon upper  {ceil_text(figures['epsilon_upper'])} at delta 1e-05: the claim")
+    assert lines["epsilon lower"] == (
+        f"epsilon lower  {floor_text(figures['epsilon_lower'])}: measured lower bound "
+        "(Clopper-Pearson, 95%, 200,000 draws per side)")
+    assert float(ceil_text(figures["epsilon_upper"])) >= figures["epsilon_upper"]
+    assert float(floor_text(figures["epsilon_lower"])) <= figures["epsilon_lower"]
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "mine.py"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("source, function, message", [
+    (None, "f", "no such file"),
+    ("import numpy as np\n", "missing", "defines no function 'missing'"),
+    ("raise ImportError('needs torch')\n", "f", "importing it failed: ImportError: needs torch"),
+    ("def f(votes rng):\n", "f", "importing it failed: SyntaxError"),
+    ("f = 3\n", "f", "'f' is not a function"),
+    ("def f(votes, rng):\n    raise ValueError('bad')\n", "f", "raised ValueError: bad"),
+    ("import numpy as np\ndef f(votes, rng):\n    return np.zeros((len(votes), 2), int)\n",
+     "f", r"returned shape \(65536, 2\)"),
+    ("import numpy as np\ndef f(votes, rng):\n    return np.zeros(len(votes))\n", "f",
+     "float64 labels"),
+])
+def test_a_bad_aggregator_is_one_line_and_exit_2(cli, tmp_path, source, function, message):
+    path = tmp_path / "absent.py" if source is None else write(tmp_path, source)
+    done = cli.audit(VOTES, *CLAIM, "--aggregator", f"{path}:{function}")
+    assert done.code == 2, done.err
+    assert done.out == "" and done.err.count("\n") == 1 and "Traceback" not in done.err
+    assert done.err.startswith("Error: ")
+    assert re.search(message, done.err), done.err
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--draws", "0"), "Invalid value for '--draws': 0 is not in the range x>=2"),
+    (("--aggregator", "mine.py"), "expected FILE.py:FUNCTION"),
+    (("--query", "9000"), "--query 9000: the votes have 9000 rows"),
+    (("-m", "svt"), "Invalid value for '-m' / '--mechanism'"),
+])
+def test_bad_options_are_one_line_and_exit_2(cli, args, message):
+    done = cli.audit(VOTES, "--draws", "1000", *args)
+    assert done.code == 2 and message in done.err and done.err.count("\n") == 1, done.err
+
+
+def test_missing_votes(cli, tmp_path):
+    done = cli.audit(tmp_path / "none.npy")
+    assert done.code == 2 and "no such file" in done.err and done.err.count("\n") == 1
+
+
+def test_composed_queries(cli):
+    done = cli.audit(VOTES, "-m", "gnmax", "--sigma", "40", "--draws", "20000", "--queries",
+                     "10", "--aggregator", f"{EXAMPLES}:laplace_instead", "-f", "json")
+    assert done.code == 3, done.err
+    audit = json.loads(done.out)["audit"]
+    assert audit["queries"] == 10 and audit["verdict"] == "violated"
+    assert set(audit["event"]) in ({"labels", "favours", "at_least"},
+                                   {"labels", "favours", "at_most"})
+    text = cli.audit(VOTES, "-m", "gnmax", "--sigma", "40", "--draws", "20000", "--queries",
+                     "10")
+    assert text.code == 0
+    assert "gnmax (sigma=40), 10 identical queries" in text.out
+    assert "20,000 trials of 10 queries per side" in text.out
