@@ -28,7 +28,7 @@ CACHE_BYTECODE := PYTHONDONTWRITEBYTECODE=
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,dev,dask,parquet,accounting,report,docs]'
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,dask,parquet,accounting,report,docs,crosscheck]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -237,3 +237,20 @@ def test_laplace_rdp_matches_mpmath_anywhere(log_scale, log_steps):
     computed = rdp_laplace(scale=scale, orders=[order])
     error, below = _relative_errors(computed, [laplace_rdp_mpmath(scale, order)])
     assert error <= TOLERANCE
+
+
+@pytest.mark.parametrize("sigma, rate, steps", [(1.0, 0.01, 1000), (2.0, 0.1, 200),
+                                                (0.8, 0.001, 5000)])
+def test_the_sampled_gaussian_pld_lies_in_prv_accountants_interval(sigma, rate, steps):
+    """A Poisson-sampled Gaussian composed by our PLD (math:sampling) against
+    prv_accountant's certified interval (Gopi, Lee and Wutschitz 2021) for the same
+    mechanism, an independent implementation: within its lower and upper bounds."""
+    pytest.importorskip("dp_accounting")
+    prv = pytest.importorskip("prv_accountant")
+    from pate_cli.accounting.pld import gaussian_pld
+
+    lower, _, upper = prv.Accountant(
+        noise_multiplier=sigma, sampling_probability=rate, delta=1e-5, eps_error=0.01,
+        max_compositions=steps).compute_epsilon(num_compositions=steps)
+    ours = gaussian_pld([(1.0, sigma, steps)], rate).get_epsilon_for_delta(1e-5)
+    assert lower <= ours <= upper
