@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..accounting.pld import gaussian_pld, gaussian_pld_epsilon
-from ..accounting.risk import pld_risk
+from ..accounting.risk import pld_risk, rdp_risk
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
     ChunkValues,
@@ -24,7 +24,7 @@ from ..accounting.smooth_sensitivity import (
     sanitize_confident,
     sanitize_gnmax,
 )
-from ..accounting.tuning import TuningDistribution, tuned_epsilon
+from ..accounting.tuning import TuningDistribution, tuned_epsilon, tuned_rdp
 from ..inputs.rows import AnalysedRows, FirstRows
 from ..mechanisms import release_draw
 from ..vote_rows import is_sparse
@@ -84,17 +84,23 @@ def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
     """The cost of a random search (``distribution``, from ``tuning_distribution``) whose
     candidates each cost at most ``result``'s total RDP curve; for a data-dependent run,
     also the search's data-independent bound (every candidate at most the run's
-    data-independent curve, math:tuning), the figure a report may publish."""
+    data-independent curve, math:tuning), the figure a report may publish, and that
+    curve's attack risk (math:risk)."""
     tuned = partial(tuned_epsilon, orders=result.orders, delta=result.delta,
                     conversion=result.conversion, distribution=distribution)
     epsilon, order = tuned(result.rdp_total)
-    independent = None
+    independent = risk = None
     if result.accounting != "data-independent" and result.rdp_data_independent is not None:
         independent = tuned(result.rdp_data_independent)[0]
+    curve = (result.rdp_total if result.accounting == "data-independent"
+             else result.rdp_data_independent)
+    if curve is not None and result.svt is None and result.groups is None:
+        risk = rdp_risk(tuned_rdp(curve, orders=result.orders, distribution=distribution),
+                        orders=result.orders, conversion=result.conversion)
     return TuningPart(distribution=distribution.name, text=distribution.text,
                       mean=distribution.mean, shape=distribution.shape_value,
                       epsilon_single=result.epsilon, epsilon_tuned=epsilon, order=order,
-                      epsilon_tuned_data_independent=independent)
+                      epsilon_tuned_data_independent=independent, risk=risk)
 
 
 def sanitize_analysis(result, votes, *, student=None, order: float | None = None,

@@ -180,6 +180,9 @@ class TuningPart:
     # a data-dependent run's data-independent bound with the search (None: the run is
     # data-independent, epsilon_tuned is that bound)
     epsilon_tuned_data_independent: float | None = None
+    # math:risk: the attack risk of the search's data-independent curve (what a report
+    # that publishes the search's epsilon publishes with it)
+    risk: AttackRisk | None = None
 
 
 @dataclass(frozen=True)

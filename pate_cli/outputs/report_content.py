@@ -29,7 +29,7 @@ from .report_statement import (
     number,
     privacy_unit,
 )
-from .risk_figure import risk_problem
+from .risk_figure import risk_problem, with_published_risk
 
 PAPER = "Ponomareva et al. 2023, \u201cHow to DP-fy ML\u201d"
 PARAMETER_NAMES = {
@@ -152,9 +152,12 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
       The publishable bounds (``risk_data_independent``: ``rows``, rounded up) with their
       ``source``, ``mu`` and ``figure``; a data-dependent run's own bounds apart
       (``dependent``, labelled ``UNSANITISED``); or ``missing``, a sentence, for a summary
-      without a risk (an individualized run's, or one written before the risk keys).
+      without a risk (an individualized run's, or one written before the risk keys);
+      ``search``: whether the bounds are a tuned run's search's (``tuning.risk``).
     """
-    independent = summary.get("risk_data_independent")
+    tuning = summary.get("tuning")
+    search = isinstance(tuning, dict) and tuning.get("risk") is not None
+    independent = with_published_risk(summary).get("risk_data_independent")
     if independent is None or risk_problem(independent) is not None:
         why = ("an individualized run has one guarantee per privacy group, so no single "
                "attack risk" if summary.get("groups") or summary.get("individualized")
@@ -165,7 +168,7 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
     view = {"missing": None, "rows": risk_rows(independent), "figure": figure,
             "source": RISK_SOURCES.get(source, source),
             "mu": None if independent.get("mu") is None else ceil_text(independent["mu"]),
-            "dependent": None}
+            "dependent": None, "search": search}
     risk = summary.get("risk")
     if isinstance(risk, dict) and risk.get("data_dependent") and risk_problem(risk) is None:
         source = str(risk.get("source"))

@@ -21,7 +21,7 @@ import numpy as np
 from ..accounting.selection import selection_bins
 from . import figures as plots
 from .captions import MECHANISM_NAMES, risk_caption, summary_caption
-from .risk_figure import risk_problem, tradeoff_curve_figure
+from .risk_figure import risk_problem, tradeoff_curve_figure, with_published_risk
 
 FIGURE_TITLES = {"history": "Cumulative privacy cost",
                  "outputs": "Cumulative privacy cost after each output (generated sequence)",
@@ -86,8 +86,9 @@ def risk_plot(summary: dict, *, style=None):
     """The publishable trade-off curve of the run's attack risk (math:risk), on a log
     alpha axis (the reported FPRs apart), with the mu-GDP curve where it applies; None
     when the summary has no usable risk (an individualized run's). The data-dependent
-    curve is left out: a statement is published.
+    curve is left out: a statement is published; a tuned run's is its search's.
     """
+    summary = with_published_risk(summary)
     risk = summary.get("risk_data_independent")
     if risk is None or risk_problem(risk) is not None:
         return None

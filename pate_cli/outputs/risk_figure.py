@@ -46,6 +46,23 @@ class CurveLine:
     beta: np.ndarray
 
 
+def with_published_risk(summary: dict) -> dict:
+    """``summary`` with the attack risk a report publishes as ``risk_data_independent``:
+    a tuned run's search's (``tuning.risk``: its epsilon includes the search, so its risk
+    does, math:tuning), else the run's own.
+
+    Args:
+      summary: a JSON summary.
+
+    Returns:
+      The summary, or a copy with ``risk_data_independent`` replaced.
+    """
+    tuning = summary.get("tuning")
+    if isinstance(tuning, dict) and tuning.get("risk") is not None:
+        return {**summary, "risk_data_independent": tuning["risk"]}
+    return summary
+
+
 def risk_problem(risk) -> str | None:
     """What makes ``risk`` (a summary's ``risk`` object) unusable for a figure, or None.
 

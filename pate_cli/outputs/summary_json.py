@@ -99,7 +99,8 @@ def summary_dict(result: AnalysisResult) -> dict:
         "distribution": tuning.distribution, "mean": plain_number(tuning.mean),
         "shape": plain_number(tuning.shape), "epsilon_single": tuning.epsilon_single,
         "epsilon_tuned": tuning.epsilon_tuned, "order": plain_number(tuning.order),
-        "epsilon_tuned_data_independent": tuning.epsilon_tuned_data_independent}
+        "epsilon_tuned_data_independent": tuning.epsilon_tuned_data_independent,
+        "risk": risk_dict(tuning.risk)}
     summary["outputs"] = None if result.outputs is None else dict(result.outputs)
     # last, so that the CSV summary's earlier columns keep their places
     summary["multilabel"] = (None if result.multilabel is None

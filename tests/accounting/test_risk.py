@@ -27,6 +27,7 @@ from pate_cli.accounting.risk import (
     rdp_risk,
 )
 from pate_cli.orders import default_orders
+from pate_cli.rounding import ceil_text
 from tests import SAMPLES
 
 mpmath.mp.dps = 40
@@ -181,3 +182,20 @@ def test_individualized_runs_have_no_single_risk():
                               individualized="upsampling",
                               groups=SAMPLES / "mnist_250_groups.csv")
     assert result.risk is None and result.to_dict()["risk"] is None
+
+
+def test_a_tuned_runs_published_risk_includes_the_search(tmp_path):
+    result = pate_cli.analyze(VOTES, "confident", queries=640, tuning="geometric:20")
+    search, single = result.tuning.risk, result.risk_data_independent
+    alone = rdp_risk(result.rdp_data_independent, orders=result.orders)
+    assert search.source == "rdp" and not search.data_dependent
+    assert np.all(search.tpr >= alone.tpr) and search.advantage > alone.advantage
+    assert search.advantage > single.advantage
+    summary = result.to_dict()
+    assert summary["tuning"]["risk"]["advantage"] == search.advantage
+    report = tmp_path / "report.md"
+    report.write_text(result.report(fmt="markdown"))
+    text = report.read_text()
+    section = text[text.index("## Attack risk"):]
+    assert "The bounds include the parameter search (--tuning)" in section
+    assert f"| advantage (largest TPR \u2212 FPR) | {ceil_text(search.advantage)} |" in section
