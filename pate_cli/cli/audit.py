@@ -25,7 +25,7 @@ Examples:
   pate-audit votes.npy -m confident -T 200 --sigma-threshold 150 --sigma 40 -f json
   pate-audit votes.npy -m gnmax --sigma 40 --aggregator mine.py:aggregate
   pate-audit votes.npy -m gnmax --sigma 40 --query 7
-  pate-audit votes.npy -m gnmax --sigma 40 --queries 10 --draws 100000
+  pate-audit votes.npy -m gnmax --sigma 40 --compose 10 --draws 100000
 
 \b
 The lower bound is a measurement (Clopper-Pearson, at --confidence, from --draws draws
@@ -60,7 +60,8 @@ def _audit_specs(option) -> list:
                metavar="D", help="The pair's lead of class 0 over class 1 (1: near tie)."),
         option("--query", type=click.IntRange(min=0), metavar="I",
                help="Audit row I's data-dependent claim (its worst neighbour)."),
-        option("--queries", type=click.IntRange(min=1), default=1, show_default=True,
+        option("--compose", "queries", type=click.IntRange(min=1), default=1,
+               show_default=True,
                metavar="K", help="K identical queries per trial, the claim composed over K."),
     ]
 

@@ -111,14 +111,14 @@ def test_missing_votes(cli, tmp_path):
 
 
 def test_composed_queries(cli):
-    done = cli.audit(VOTES, "-m", "gnmax", "--sigma", "40", "--draws", "20000", "--queries",
+    done = cli.audit(VOTES, "-m", "gnmax", "--sigma", "40", "--draws", "20000", "--compose",
                      "10", "--aggregator", f"{EXAMPLES}:laplace_instead", "-f", "json")
     assert done.code == 3, done.err
     audit = json.loads(done.out)["audit"]
     assert audit["queries"] == 10 and audit["verdict"] == "violated"
     assert set(audit["event"]) in ({"labels", "favours", "at_least"},
                                    {"labels", "favours", "at_most"})
-    text = cli.audit(VOTES, "-m", "gnmax", "--sigma", "40", "--draws", "20000", "--queries",
+    text = cli.audit(VOTES, "-m", "gnmax", "--sigma", "40", "--draws", "20000", "--compose",
                      "10")
     assert text.code == 0
     assert "gnmax (sigma=40), 10 identical queries" in text.out
