@@ -357,3 +357,4 @@ class ReplayTotals:
     labels_output: int
     warnings: tuple[str, ...] = ()
     rdp_total: tuple[float, ...] | None = None  # the run's total RDP curve (--tuning)
+    risk: AttackRisk | None = None  # the run's publishable attack risk (math:risk)

@@ -30,6 +30,7 @@ from ..mechanisms.protocol import checked_mechanism
 from ..rounding import ceil_text
 from ..vote_rows import row_width
 from ..work_sizes import chunk_rows
+from .attack_risk import data_independent_risk
 from .budget_run import BudgetSetting, outputs_figures, run_budget
 from .grouped_run import CountRequest, count_queries, count_rows
 from .per_query_stream import per_query_frames
@@ -246,7 +247,8 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
                         epsilon_data_independent=result.epsilon_data_independent,
                         label_accuracy=result.label_accuracy,
                         warnings=result.warnings, rdp_total=tuple(result.rdp_total.tolist()),
-                        labels_output=int(result.counts.labels_output))
+                        labels_output=int(result.counts.labels_output),
+                        risk=data_independent_risk(result))
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
+
 from ..orders import default_orders, parse_grid
 
 # Grid parameters in column (and nesting) order, and which mechanism uses which.
@@ -25,6 +27,10 @@ MECHANISM_PARAMETERS = {
 }
 
 
+# math:risk: the publishable attack risk, the largest over the replays (each bounds its own).
+RISK_COLUMNS = ("risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1", "risk_advantage",
+                "risk_source")
+
 SWEEP_COLUMNS = (
     "file", "mechanism", "sigma", "threshold", "sigma_threshold", "laplace_scale",
     "svt_scale", "svt_cutoff", "confidence", "queries", "teachers", "answered",
@@ -34,6 +40,7 @@ SWEEP_COLUMNS = (
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
     "eta", "screening", "sampling", "vote_change", "epsilon_method", "sampling_steps",
+    *RISK_COLUMNS,
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for math:conversion's grid, else a comma list of numbers and
@@ -47,7 +54,12 @@ the exponential mechanism's eta (math:exponential; empty for the other mechanism
 ``without-replacement:m/N``; empty without), ``vote_change`` its ``--vote-change`` (empty
 without sampling), ``sampling_steps`` its ``--sampling-steps`` (``shared`` or
 ``independent``, for Confident with sampling); ``epsilon_method``: ``rdp`` (a sweep
-converts RDP curves; no PLD) or ``pure`` (SVT-PATE's pure-DP bound)."""
+converts RDP curves; no PLD) or ``pure`` (SVT-PATE's pure-DP bound). ``risk_*``: the
+publishable attack risk (math:risk) of the point, the largest over its replays: a
+membership attacker's TPR bound at FPR 0.001, 0.01 and 0.1, its advantage bound, and the
+route (``pld``: the Gaussian steps' exact curve; ``rdp``; ``pure``); empty for
+individualized runs. A sweep composes no PLD, so a sampled point's risk is its RDP
+curve's, capped by the unsampled Gaussian curve, where pate-analyze's may be tighter."""
 
 
 # A row's place in a table: its grid point and run settings. A table that --resume
@@ -151,3 +163,16 @@ def _key(row: dict, columns) -> tuple:
         else:
             key.append(float(value))
     return tuple(key)
+
+
+def risk_columns(risks: list) -> dict:
+    """``RISK_COLUMNS`` of a point: each bound the largest over its replays' publishable
+    attack risks (math:risk), the route of the one with the largest advantage; empty
+    without a risk (individualized runs)."""
+    if not risks or any(risk is None for risk in risks):
+        return {}
+    reported = np.max([risk.at_reported for risk in risks], axis=0)
+    worst = max(risks, key=lambda risk: risk.advantage)
+    return {**{column: float(value) for column, value in zip(RISK_COLUMNS[:3], reported,
+                                                              strict=True)},
+            "risk_advantage": worst.advantage, "risk_source": worst.source}

@@ -15,12 +15,15 @@ not depend on which worker ran them.
 Row statistics over the R replays: means, and the sample standard deviation (``ddof=1``;
 0 when R = 1). ``order`` is the order most replays chose (the smallest among ties);
 ``epsilon_data_independent`` is the mean over replays (it depends on how many queries
-each answered).
+each answered); the attack-risk columns the largest (``columns.risk_columns``).
 
 ``--resume`` (``match_rows``): a row records everything that made its numbers
 (KEY_COLUMNS: the point, every analysis option, the sha256 of the vote, labels and student
 files, the tool version); a row of the table is reused only for a planned point with the
 same key, and a row at the same place with another key is recomputed and replaced.
+
+Size: one concept, a sweep's points: planning them, running one (its row) and running
+many (in grid order, on any executor).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from .columns import (
     orders_text,
     place_key,
     point_key,
+    risk_columns,
 )
 from .point_memory import PointMemory
 from .tuning import RDP_KEY
@@ -281,6 +285,7 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
         "labels_output": float(np.mean([run.labels_output for run in totals])),
         "epsilon_method": "rdp" if all(math.isfinite(run.order) for run in totals)
         else "pure",
+        **risk_columns([run.risk for run in totals]),
     })
     notes = tuple(dict.fromkeys(note for run in totals for note in run.warnings))
     extra = {}

@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import InputError
 from ..inputs.tables import SWEEP, read_table
 from ..outputs.files import parquet_bytes, require_pyarrow
+from ..rounding import ceil_significant
 from .columns import OPTIONAL_KEYS, POINT_COLUMNS, SWEEP_COLUMNS
 
 if TYPE_CHECKING:
@@ -33,12 +34,15 @@ TABLE_FORMATS = ("csv", "json", "table")
 TABLE_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
 TEXT_COLUMNS = ("file", "mechanism", "accounting", "sha256", "version", "conversion",
                  "orders", "labels_sha256", "student_sha256", "command", "tuning", "screening",
-                 "sampling", "vote_change", "epsilon_method", "sampling_steps")
+                 "sampling", "vote_change", "epsilon_method", "sampling_steps", "risk_source")
 # Left out of the aligned text table (provenance, not for reading).
 HIDDEN_COLUMNS = ("sha256", "version", "labels_sha256", "student_sha256", "command")
 # Shown in the text table only when some row differs from the default.
 DEFAULT_SETTINGS = {"conversion": "classic", "orders": "default", "epsilon_method": "rdp"}
 INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
+# Upper bounds: the text table rounds them up (the others to nearest).
+UPPER_COLUMNS = ("epsilon", "epsilon_data_independent", "epsilon_tuned", "epsilon_all_points",
+                 "risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1", "risk_advantage")
 # Counts held as floats (a teacher count may be fractional, and answered / labels_output
 # are means over repeats): a whole value is written without ``.0`` in CSV and JSON lines
 # (``250``, not ``250.0``); other values with the shortest text that reads back exactly.
@@ -168,4 +172,11 @@ def _text_table(frame: pd.DataFrame) -> str:
     shown = shown.loc[:, [column for column in shown.columns if shown[column].notna().any()]]
     if shown.empty:
         return "(no rows)\n"
-    return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.6g}") + "\n"
+    bounds = {column: _bound_text for column in UPPER_COLUMNS if column in shown.columns}
+    return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.6g}",
+                           formatters=bounds) + "\n"
+
+
+def _bound_text(value) -> str:
+    """An upper bound as a person reads it: 6 significant digits, rounded up (cli:json)."""
+    return "" if _missing(value) else ceil_significant(value, 6)

@@ -27,7 +27,7 @@ from pate_cli.accounting.risk import (
     rdp_risk,
 )
 from pate_cli.orders import default_orders
-from pate_cli.rounding import ceil_text
+from pate_cli.rounding import ceil_significant, ceil_text
 from tests import SAMPLES
 
 mpmath.mp.dps = 40
@@ -199,3 +199,22 @@ def test_a_tuned_runs_published_risk_includes_the_search(tmp_path):
     section = text[text.index("## Attack risk"):]
     assert "The bounds include the parameter search (--tuning)" in section
     assert f"| advantage (largest TPR \u2212 FPR) | {ceil_text(search.advantage)} |" in section
+
+
+def test_a_sweep_row_carries_its_points_publishable_risk(cli):
+    frame = pate_cli.run_sweep(str(VOTES), ["gnmax", "confident"], sigma=[40.0], queries=[640],
+                               repeats=3, workers=1)
+    for _, row in frame.iterrows():
+        runs = [pate_cli.analyze(VOTES, row["mechanism"], sigma=40.0, queries=640, seed=seed)
+                for seed in range(3)]
+        worst = [max(run.risk_data_independent.at_reported[i] for run in runs)
+                 for i in range(3)]
+        assert [row["risk_tpr_0.001"], row["risk_tpr_0.01"], row["risk_tpr_0.1"]] == worst
+        assert row["risk_advantage"] == max(run.risk_data_independent.advantage
+                                            for run in runs)
+        assert row["risk_source"] == "pld"
+    # the aligned table rounds the bounds up (0.3452791539817683 -> 0.34528)
+    done = cli.sweep(str(VOTES), "-m", "gnmax", "--sigma", "40", "-n", "640",
+                     "--accounting", "data-independent", "-f", "table")
+    values = done.out.splitlines()[1].split()
+    assert values[-2] == ceil_significant(frame.loc[0, "risk_advantage"], 6) == "0.34528"
