@@ -35,7 +35,7 @@ from .pld import gaussian_exact_epsilon
 from .threshold import log_pr_answered, rdp_threshold
 
 # The mechanisms whose one-query claim this module states (math:audit).
-CLAIMED = ("lnmax", "gnmax", "confident", "exponential")
+CLAIMED = ("lnmax", "gnmax", "confident", "exponential", "confident-exponential")
 
 
 @dataclass(frozen=True)
@@ -197,9 +197,11 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
     (math:audit).
 
     Args:
-      name: ``gnmax``, ``confident``, ``lnmax`` or ``exponential``.
+      name: ``gnmax``, ``confident``, ``lnmax``, ``exponential`` or
+        ``confident-exponential``.
       params: the mechanism's parameters (``sigma``; ``threshold``, ``sigma_threshold``,
-        ``sigma``; ``laplace_scale``; ``eta``).
+        ``sigma``; ``laplace_scale``; ``eta``; ``threshold``, ``sigma_threshold``,
+        ``eta``).
       delta: the target delta.
       queries: how many queries are composed (1: one query).
 
@@ -212,6 +214,9 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
       ``2 / lambda``-DP and the exponential mechanism ``2 eta``-DP (pure); ``queries`` of
       them compose by dp_accounting's privacy loss distribution of a pure-DP pair (the
       optimal composition of pure DP), or to ``queries`` times the epsilon without it.
+      Confident-exponential is the threshold's Gaussian composed with the exponential
+      mechanism's ``2 eta``-DP: dp_accounting's PLD of the two, or without it the
+      Gaussian's exact epsilon plus ``queries`` times ``2 eta`` (basic composition).
 
     Raises:
       ValueError: a mechanism without a stated one-query claim.
@@ -221,6 +226,9 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
     elif name == "confident":
         steps = [(1.0, params["sigma_threshold"], queries),
                  (math.sqrt(2.0), params["sigma"], queries)]
+    elif name == "confident-exponential":
+        return _threshold_and_pure(params["sigma_threshold"], 2.0 * params["eta"], queries,
+                                   delta)
     elif name in ("lnmax", "exponential"):
         pure = (2.0 / params["laplace_scale"] if name == "lnmax" else 2.0 * params["eta"])
         how = "pure DP (2 / lambda)" if name == "lnmax" else "pure DP (2 eta)"
@@ -234,6 +242,26 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
         raise ValueError(f"pate-audit states no claim for {name!r} (choose from "
                          f"{', '.join(CLAIMED)})")
     return gaussian_exact_epsilon(steps, delta), "exact Gaussian privacy profile"
+
+
+def _threshold_and_pure(sigma1: float, epsilon: float, queries: int,
+                        delta: float) -> tuple[float, str]:
+    """``queries`` threshold steps (sensitivity 1, std ``sigma1``) and ``queries``
+    ``epsilon``-DP answers at ``delta``: dp_accounting's PLD of both (pessimistic), or
+    without it the Gaussian's exact epsilon plus ``queries`` times ``epsilon``."""
+    basic = gaussian_exact_epsilon([(1.0, sigma1, queries)], delta) + queries * epsilon
+    try:
+        from dp_accounting.pld import common, privacy_loss_distribution
+    except ImportError:
+        return basic, "exact Gaussian threshold + pure DP (2 eta), composed by adding"
+    threshold = privacy_loss_distribution.from_gaussian_mechanism(
+        standard_deviation=sigma1).self_compose(queries)
+    answers = privacy_loss_distribution.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(epsilon, 0.0)).self_compose(queries)
+    composed = float(threshold.compose(answers).get_epsilon_for_delta(delta))
+    if composed >= basic:
+        return basic, "exact Gaussian threshold + pure DP (2 eta), composed by adding"
+    return composed, "Gaussian threshold and pure DP (2 eta), dp_accounting's PLD"
 
 
 def _pure_composed(epsilon: float, queries: int, delta: float) -> float | None:
@@ -265,7 +293,13 @@ def claimed_data_dependent_epsilon(name: str, params: dict, histogram: np.ndarra
     orders = default_orders()
     votes = np.asarray(histogram, dtype=np.float64)[None, :]
     independent, _ = claimed_epsilon(name, params, delta=delta, queries=queries)
-    if name in ("gnmax", "confident"):
+    if name == "confident-exponential":
+        eta, sigma1 = params["eta"], params["sigma_threshold"]
+        rdp = rdp_exponential(log_q_exponential(votes, eta=eta), eta=eta, orders=orders)
+        rdp = rdp + rdp_threshold(
+            log_pr_answered(votes.max(axis=1), threshold=params["threshold"],
+                            sigma_threshold=sigma1), sigma_threshold=sigma1, orders=orders)
+    elif name in ("gnmax", "confident"):
         sigma = params["sigma"]
         rdp = rdp_gnmax(log_q_gnmax(votes, sigma=sigma), sigma=sigma, orders=orders)
         if name == "confident":

@@ -7,7 +7,8 @@ they run.
 
 MECHANISMS = ("lnmax", "gnmax", "confident", "interactive", "svt", "exponential",
               "confident-exponential")  # mechanisms.MECHANISMS
-AUDITED = ("lnmax", "gnmax", "confident", "exponential")  # accounting.audit.CLAIMED
+AUDITED = ("lnmax", "gnmax", "confident", "exponential",
+           "confident-exponential")  # accounting.audit.CLAIMED
 VARIANTS = ("upsampling", "weighting", "vanishing")  # analysis.individualized.VARIANTS
 CONVERSIONS = ("classic", "improved")  # accounting.conversion.CONVERSIONS
 TABLE_FORMATS = ("csv", "json", "table")  # sweep.table.TABLE_FORMATS

@@ -101,7 +101,8 @@ def test_the_claims():
 
 @pytest.mark.parametrize("name, params", [
     ("gnmax", {"sigma": 5.0}), ("lnmax", {"laplace_scale": 5.0}), ("exponential", {"eta": 0.3}),
-    ("confident", {"sigma": 5.0, "sigma_threshold": 10.0, "threshold": 30.0})])
+    ("confident", {"sigma": 5.0, "sigma_threshold": 10.0, "threshold": 30.0}),
+    ("confident-exponential", {"eta": 0.3, "sigma_threshold": 10.0, "threshold": 30.0})])
 def test_a_data_dependent_claim_never_exceeds_the_data_independent_one(name, params):
     independent, _ = claimed_epsilon(name, params, delta=1e-5)
     for histogram in ([40, 0, 0], [20, 20, 0], [39, 1, 0]):
@@ -111,6 +112,20 @@ def test_a_data_dependent_claim_never_exceeds_the_data_independent_one(name, par
     confident, how = claimed_data_dependent_epsilon(name, params, np.array([40, 0, 0]),
                                                     delta=1e-5)
     assert confident < independent and "data-dependent" in how  # a clear plurality
+
+
+def test_confident_exponentials_claim_lies_between_its_parts_and_their_sum():
+    """The threshold's Gaussian composed with the exponential mechanism's 2 eta: above
+    each alone, at most their basic sum (the PLD composition, dp_accounting)."""
+    pytest.importorskip("dp_accounting")
+    params = {"eta": 0.3, "sigma_threshold": 10.0, "threshold": 30.0}
+    for queries in (1, 5):
+        both, how = claimed_epsilon("confident-exponential", params, delta=1e-5,
+                                    queries=queries)
+        gaussian = gaussian_exact_epsilon([(1.0, 10.0, queries)], 1e-5)
+        pure, _ = claimed_epsilon("exponential", {"eta": 0.3}, delta=1e-5, queries=queries)
+        assert max(gaussian, pure) < both <= gaussian + queries * 0.6
+        assert "PLD" in how
 
 
 def test_composed_claims():

@@ -22,7 +22,9 @@ BUILT_IN = [("gnmax", {"sigma": 40.0}), ("gnmax", {"sigma": 2.0, "margin": 3}),
                            "draws": 1_000_000}),  # a weak effect: 2 x 10^5 measure nothing
             ("confident", {"threshold": 120.0, "sigma_threshold": 5.0, "sigma": 3.0}),
             ("lnmax", {"laplace_scale": 20.0}), ("lnmax", {"laplace_scale": 1.0}),
-            ("exponential", {}), ("exponential", {"eta": 1.0, "margin": 3})]
+            ("exponential", {}), ("exponential", {"eta": 1.0, "margin": 3}),
+            ("confident-exponential", {"threshold": 200.0, "sigma_threshold": 150.0,
+                                       "eta": 1.0, "margin": 3})]
 
 
 @pytest.mark.parametrize("mechanism, options", BUILT_IN,
@@ -135,7 +137,7 @@ def test_bad_options(options, message):
     with pytest.raises(InputError, match=message):
         audit(VOTES, "gnmax", **options)
     with pytest.raises(InputError, match="pate-audit audits lnmax, gnmax, confident, "
-                                         "exponential; got 'svt'"):
+                                         "exponential, confident-exponential; got 'svt'"):
         AuditSpec(mechanism="svt")
 
 
