@@ -10,7 +10,8 @@ attacker's true-positive rate at each false-positive rate, and on its advantage.
   the run's PLD figure counts them); a sampled run's is its sampled composition (the
   PLD of a Poisson-sampled run, else the data-independent RDP curve) capped by that
   curve, without ``mu``;
-* SVT-PATE: its one printed (epsilon, delta) pair (its delta includes the threshold's);
+* SVT-PATE: its guarantee at every delta (:func:`svt_risk`; each delta includes the
+  threshold's failure probability);
 * any other run: the data-independent RDP curve's conversions (source ``rdp``).
 
 ``result.risk`` is the bound of the headline epsilon's accounting: the same for a
@@ -24,7 +25,15 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ..accounting.risk import AttackRisk, gaussian_mu, gaussian_risk, profile_risk, rdp_risk
+from ..accounting.risk import (
+    RDP_DELTAS,
+    AttackRisk,
+    gaussian_mu,
+    gaussian_risk,
+    profile_risk,
+    rdp_risk,
+)
+from ..accounting.svt import svt_epsilon
 from ..mechanisms.sampled import SampledMechanism, unsampled
 from .result import AnalysisResult
 
@@ -73,8 +82,7 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
     if result.groups is not None or result.rdp_total is None:
         return None
     if result.svt is not None:
-        source = "rdp" if math.isfinite(result.order) else "pure"
-        return profile_risk([result.epsilon_data_independent], [result.delta], source)
+        return svt_risk(result)
     curve = (result.rdp_total if result.accounting == "data-independent"
              or result.rdp_data_independent is None else result.rdp_data_independent)
     mechanism = result.mechanism
@@ -88,6 +96,25 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
     if sampled is None:
         sampled = rdp_risk(curve, orders=result.orders, conversion=result.conversion)
     return sampled.capped(exact)
+
+
+def svt_risk(result: AnalysisResult) -> AttackRisk:
+    """SVT-PATE's attack risk: its printed pair and, without ``--add-rdp``, its guarantee at
+    every delta: ``svt_epsilon`` at ``delta'`` holds at ``delta' + delta2``, the threshold's
+    failure probability fixed by the run's threshold (math:svt). Source ``pure`` where the
+    pure bound ``c eps0`` gave every epsilon, else ``rdp``."""
+    svt = result.svt
+    assert svt is not None
+    epsilons, deltas, pure = [result.epsilon_data_independent], [result.delta], True
+    if result.initial_rdp is None:
+        for delta in RDP_DELTAS[RDP_DELTAS + svt.delta2 < 1.0]:
+            epsilon, _, bound = svt_epsilon(scale=svt.scale, rounds=svt.cutoff,
+                                            delta=float(delta), conversion=result.conversion)
+            epsilons.append(float(epsilon))
+            deltas.append(float(delta) + svt.delta2)
+            pure = pure and bool(bound)
+    pure = pure and not math.isfinite(result.order)
+    return profile_risk(epsilons, deltas, "pure" if pure else "rdp")
 
 
 def with_risk(result: AnalysisResult) -> AnalysisResult:

@@ -218,3 +218,12 @@ def test_a_sweep_row_carries_its_points_publishable_risk(cli):
                      "--accounting", "data-independent", "-f", "table")
     values = done.out.splitlines()[1].split()
     assert values[-2] == ceil_significant(frame.loc[0, "risk_advantage"], 6) == "0.34528"
+
+
+def test_svts_risk_reads_its_guarantee_at_every_delta():
+    result = pate_cli.analyze(VOTES, "svt", queries=2000, svt_scale=20.0, svt_cutoff=50)
+    printed = profile_risk([result.epsilon], [result.delta], "rdp")
+    risk = result.risk
+    assert risk.source == "rdp" and not risk.data_dependent
+    assert np.all(risk.tpr <= printed.tpr)
+    assert risk.at_reported[0] < 0.5 * printed.at_reported[0]  # 0.0173 against 0.0422
