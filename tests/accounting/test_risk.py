@@ -227,3 +227,16 @@ def test_svts_risk_reads_its_guarantee_at_every_delta():
     assert risk.source == "rdp" and not risk.data_dependent
     assert np.all(risk.tpr <= printed.tpr)
     assert risk.at_reported[0] < 0.5 * printed.at_reported[0]  # 0.0173 against 0.0422
+
+
+@pytest.mark.parametrize("sigma, queries", [(40.0, 300), (10.0, 50), (100.0, 5000),
+                                            (5.0, 1), (200.0, 10)])
+def test_the_rdp_route_is_never_below_the_pld_route(sigma, queries):
+    """Two algorithms on one mechanism: the RDP route's TPR bounds are at or above the PLD
+    route's, to 1e-12 (where both reach 1 they differ by rounding only)."""
+    pytest.importorskip("dp_accounting")
+    rdp = queries * rdp_gnmax_data_independent(sigma=sigma, orders=default_orders())
+    through_rdp = rdp_risk(rdp, orders=default_orders())
+    through_pld = pld_risk(gaussian_pld([(math.sqrt(2.0), sigma, queries)]))
+    assert np.all(through_rdp.tpr >= through_pld.tpr - 1e-12)
+    assert through_rdp.advantage >= through_pld.advantage
