@@ -216,14 +216,14 @@ def rdp_risk(rdp, *, orders, conversion: str = "classic") -> AttackRisk:
 def pld_risk(pld) -> AttackRisk:
     """The attack risk of a dp_accounting privacy loss distribution (pessimistic: its
     ``delta(eps)`` never below the mechanism's), read at ``PLD_EPSILONS`` epsilons from 0
-    to where delta falls to ``PLD_SMALLEST_DELTA``.
+    to where delta falls to ``PLD_SMALLEST_DELTA``, or to twice the distribution's mass at
+    infinity (its truncated tails, which no epsilon removes) where that is larger.
 
     Returns:
       Source ``pld``.
     """
-    largest = float(pld.get_epsilon_for_delta(PLD_SMALLEST_DELTA))
-    if not np.isfinite(largest):  # a mass at infinity above the smallest delta
-        largest = float(pld.get_epsilon_for_delta(0.5))
+    floor = float(pld.get_delta_for_epsilon(1e6))  # the mass at infinity
+    largest = float(pld.get_epsilon_for_delta(max(PLD_SMALLEST_DELTA, 2.0 * floor)))
     epsilons = np.linspace(0.0, max(largest, 1e-12), PLD_EPSILONS)
     deltas = _raised(pld.get_delta_for_epsilon(epsilons), PLD_MARGIN)
     return profile_risk(epsilons, deltas, "pld")

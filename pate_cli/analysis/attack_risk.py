@@ -77,8 +77,9 @@ def run_steps(result: AnalysisResult) -> list | None:
 
 
 def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
-    """The publishable attack risk of ``result`` (see the module); None for a result
-    without one RDP curve (individualized groups)."""
+    """The publishable attack risk of ``result`` (see the module), never looser than the
+    printed data-independent pair (:func:`_printed_pair`); None for a result without one
+    RDP curve (individualized groups)."""
     if result.groups is not None or result.rdp_total is None:
         return None
     if result.svt is not None:
@@ -88,14 +89,30 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
     mechanism = result.mechanism
     plain = run_steps(result)
     if plain is None:
-        return rdp_risk(curve, orders=result.orders, conversion=result.conversion)
-    exact = gaussian_risk(gaussian_mu(plain))
-    if not is_sampled(mechanism):
-        return exact
-    sampled = result.risk_data_independent  # the PLD's, where the run composed one
-    if sampled is None:
-        sampled = rdp_risk(curve, orders=result.orders, conversion=result.conversion)
-    return sampled.capped(exact)
+        risk = rdp_risk(curve, orders=result.orders, conversion=result.conversion)
+    elif not is_sampled(mechanism):
+        risk = gaussian_risk(gaussian_mu(plain))
+    else:
+        sampled = result.risk_data_independent  # the PLD's, where the run composed one
+        if sampled is None:
+            sampled = rdp_risk(curve, orders=result.orders, conversion=result.conversion)
+        risk = sampled.capped(gaussian_risk(gaussian_mu(plain)))
+    return risk.capped(_printed_pair(result, independent=True))
+
+
+def _printed_pair(result: AnalysisResult, *, independent: bool) -> AttackRisk:
+    """The risk of the (epsilon, delta) pair the run prints: ``epsilon_data_independent``
+    (under ``expected`` accounting ``epsilon_data_independent_worst``, the bound for any
+    release; the other is an average), or with ``independent`` False the headline
+    ``epsilon``. A curve read on a grid of deltas may miss the run's own delta: this cap
+    keeps the risk within the printed guarantee."""
+    epsilon = result.epsilon
+    if independent:
+        epsilon = (result.epsilon_data_independent_worst
+                   if result.accounting == "expected"
+                   and result.epsilon_data_independent_worst is not None
+                   else result.epsilon_data_independent)
+    return profile_risk([epsilon], [result.delta], "rdp")
 
 
 def svt_risk(result: AnalysisResult) -> AttackRisk:
@@ -125,6 +142,7 @@ def with_risk(result: AnalysisResult) -> AnalysisResult:
     risk = independent
     if result.accounting != "data-independent" and result.svt is None:
         dependent = replace(rdp_risk(result.rdp_total, orders=result.orders,
-                                     conversion=result.conversion), data_dependent=True)
+                                     conversion=result.conversion).capped(
+            _printed_pair(result, independent=False)), data_dependent=True)
         risk = dependent.capped(independent)
     return replace(result, risk=risk, risk_data_independent=independent)

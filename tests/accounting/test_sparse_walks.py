@@ -51,7 +51,12 @@ def sparse_rows(rng: np.random.Generator, queries: int, classes: int, teachers: 
 
 
 def _assert_same_curves(sparse: np.ndarray, dense: np.ndarray) -> None:
-    np.testing.assert_allclose(sparse, dense, rtol=TOLERANCE, atol=1e-300)
+    """Within the stated 1e-12 of each value, or of its row's largest value: the walk's
+    late steps are differences of values two to three orders larger, so their rounding is
+    absolute (measured: 1.1e-16 at 3.5e-5 in a row of 1.1e-2, 3e-12 relative)."""
+    largest = np.max(np.abs(dense), axis=-1, keepdims=True)
+    assert np.all(np.abs(sparse - dense) <= TOLERANCE * np.maximum(np.abs(dense), largest)
+                  ), np.max(np.abs(sparse - dense) / np.maximum(np.abs(dense), largest))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
