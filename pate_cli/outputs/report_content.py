@@ -163,6 +163,18 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
                "attack risk" if summary.get("groups") or summary.get("individualized")
                else "this summary records no attack risk" if independent is None
                else "this summary's risk_data_independent is not pate-analyze's")
+        groups = [row for row in summary.get("groups") or [] if isinstance(row, dict)
+                  and isinstance(row.get("risk"), dict)]
+        if groups:  # each group's own bounds, from its data-independent pair
+            why = "; ".join(
+                f"group {row['group']}: TPR \u2264 "
+                + " / ".join(ceil_text(tpr) for tpr in row["risk"]["tpr_at_fpr"].values())
+                + f" at FPR {' / '.join(row['risk']['tpr_at_fpr'])}, advantage \u2264 "
+                f"{ceil_text(row['risk']['advantage'])}" for row in groups)
+            return {"missing": "No single attack risk: an individualized run has one "
+                               "guarantee per privacy group. Each group's, from the "
+                               f"(\u03b5, \u03b4) pair of its data-independent figure: "
+                               f"{why} (docs/explanation/risk.md)."}
         return {"missing": f"No attack risk: {why} (docs/explanation/risk.md)."}
     source = str(independent.get("source"))
     view = {"missing": None, "rows": risk_rows(independent), "figure": figure,

@@ -12,7 +12,7 @@ from dataclasses import asdict
 import numpy as np
 
 from .._version import __version__
-from ..accounting.risk import REPORTED_FPRS
+from ..accounting.risk import REPORTED_FPRS, profile_risk
 from ..analysis.result import AnalysisResult, register_presenter
 from ..decisions import INTERACTIVE_NAMES
 
@@ -83,7 +83,8 @@ def summary_dict(result: AnalysisResult) -> dict:
         summary["accuracy_by_outcome"] = result.accuracy_by_outcome
     if result.groups is not None:
         info = result.groups
-        summary["groups"] = [plain_dict(row) for row in info.groups]
+        summary["groups"] = [{**plain_dict(row), "risk": group_risk(row, result)}
+                             for row in info.groups]
         summary["individualized"] = info.variant
         summary["stopped_at"] = info.stopped_at
         summary["labels_released"] = info.labels_released
@@ -149,6 +150,22 @@ def risk_dict(risk) -> dict | None:
             "advantage": risk.advantage, "mu": risk.mu,
             "tradeoff": {"fpr": [float(x) for x in risk.fpr],
                          "tpr": [float(x) for x in risk.tpr]}}
+
+
+def group_risk(row, result) -> dict | None:
+    """An individualized group's attack risk (math:risk): the bounds of the (epsilon, delta)
+    pair its data-independent figure states (at the halt; a data-independent run's own
+    epsilon), without the curve: ``{source, data_dependent, tpr_at_fpr, advantage, mu}``
+    (``source`` ``rdp``, ``mu`` None); None without a figure."""
+    epsilon = row.get("epsilon_data_independent")
+    if epsilon is None and result.accounting == "data-independent":
+        epsilon = row.get("epsilon")
+    if epsilon is None:
+        return None
+    risk = risk_dict(profile_risk([float(epsilon)], [result.delta], "rdp"))
+    assert risk is not None
+    del risk["tradeoff"]
+    return risk
 
 
 def epsilon_method(result) -> str:

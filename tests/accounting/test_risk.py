@@ -184,11 +184,22 @@ def test_every_mechanism_reports_a_risk_within_its_epsilon():
         assert RDP_DELTAS.min() <= result.delta <= RDP_DELTAS.max()
 
 
-def test_individualized_runs_have_no_single_risk():
+def test_individualized_runs_have_no_single_risk_but_one_per_group():
     result = pate_cli.analyze(VOTES, "gnmax", sigma=40, queries=100,
                               individualized="upsampling",
                               groups=SAMPLES / "mnist_250_groups.csv")
-    assert result.risk is None and result.to_dict()["risk"] is None
+    summary = result.to_dict()
+    assert result.risk is None and summary["risk"] is None
+    for row in summary["groups"]:
+        pair = profile_risk([row["epsilon_data_independent"]], [result.delta], "rdp")
+        assert row["risk"]["tpr_at_fpr"] == dict(zip(["0.001", "0.01", "0.1"],
+                                                     pair.at_reported, strict=True))
+        assert row["risk"]["advantage"] == pair.advantage and "tradeoff" not in row["risk"]
+    report = result.report(fmt="markdown")
+    section = report[report.index("## Attack risk"):]
+    assert "Each group's, from the (\u03b5, \u03b4) pair" in section
+    high = summary["groups"][0]["risk"]["advantage"]
+    assert f"advantage \u2264 {ceil_text(high)}" in section
 
 
 def test_a_tuned_runs_published_risk_includes_the_search(tmp_path):
@@ -247,3 +258,31 @@ def test_the_rdp_route_is_never_below_the_pld_route(sigma, queries):
     through_pld = pld_risk(gaussian_pld([(math.sqrt(2.0), sigma, queries)]))
     assert np.all(through_rdp.tpr >= through_pld.tpr - 1e-12)
     assert through_rdp.advantage >= through_pld.advantage
+
+
+@given(mechanism=st.sampled_from(["gnmax", "confident", "lnmax", "exponential"]),
+       accounting=st.sampled_from(["replay", "expected", "data-independent"]),
+       noise=st.floats(0.02, 0.5), seed=st.integers(0, 3), delta=st.sampled_from([1e-5, 3e-7]))
+@settings(max_examples=30)
+def test_risk_properties_over_runs(mechanism, accounting, noise, seed, delta):
+    """Any run: each TPR bound in [FPR, 1] and increasing in the FPR; the headline risk
+    within the publishable one; both within the (epsilon, delta) pairs printed beside them;
+    the same seed gives the same risk."""
+    scale = {"gnmax": "sigma", "confident": "sigma", "lnmax": "laplace_scale",
+             "exponential": "eta"}[mechanism]
+    value = noise * 250 if scale != "eta" else 0.5 / (noise * 250)
+    run = dict(queries=300, accounting=accounting, seed=seed, delta=delta, **{scale: value})
+    result = pate_cli.analyze(VOTES, mechanism, **run)
+    risk, independent = result.risk, result.risk_data_independent
+    for bound in (risk, independent):
+        assert np.all(bound.tpr >= bound.fpr) and np.all(bound.tpr <= 1.0)
+        assert np.all(np.diff(bound.tpr) >= -1e-15)
+        assert bound.at_reported == tuple(float(t) for t in bound.tpr_at(REPORTED_FPRS))
+    assert np.all(risk.tpr <= independent.tpr) and risk.advantage <= independent.advantage
+    assert risk.data_dependent == (accounting != "data-independent")
+    printed = (result.epsilon_data_independent_worst if accounting == "expected"
+               else result.epsilon_data_independent)
+    assert np.all(independent.tpr <= profile_risk([printed], [delta], "rdp").tpr)
+    assert np.all(risk.tpr <= profile_risk([result.epsilon], [delta], "rdp").tpr)
+    again = pate_cli.analyze(VOTES, mechanism, **run).risk
+    assert np.array_equal(again.tpr, risk.tpr) and again.advantage == risk.advantage

@@ -480,7 +480,9 @@ def test_attack_risk_section(reports, name):
     text = " ".join(parse(section + "</section>").text)
     independent, risk = summary["risk_data_independent"], summary["risk"]
     if independent is None:
-        assert "No attack risk" in text and "individualized" in text
+        assert "No single attack risk" in text and "individualized" in text
+        for row in summary["groups"]:  # each group's own bounds, rounded up
+            assert f"advantage \u2264 {ceil_text(row['risk']['advantage'])}" in text
         assert "<svg" not in section
         return
     rows = re.findall(r'<td>([^<]*)</td><td class="number">([^<]*)</td>', section)

@@ -41,6 +41,9 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
         known = json.loads(recorded.decode())
         summary = {key: value for key, value in summary.items()
                    if key in known or (value is not None and key not in ADDED)}
+        for row in summary.get("groups") or []:  # each group's risk, added since
+            if not any("risk" in old for old in known.get("groups") or []):
+                row.pop("risk", None)
         return (json.dumps(summary, indent=2) + "\n").encode()
     if name.startswith("sweep") and "," in text.splitlines()[-1]:  # a CSV table
         rows = list(csv.DictReader(io.StringIO(text)))
