@@ -14,7 +14,7 @@ queries on the same pair); each side's first ``draws // 2`` trials choose the ev
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from ..work_sizes import chunk_rows
 USER_BLOCK = 65_536
 USER_VALUES = 1 << 24
 AUDIT_SALT = 1 << 20
+# --margin auto: the leads a pilot tries, and its draws per side (a tenth, at least 2,000).
+MARGINS = (1, 2, 4, 8, 16, 32, 64, 128)
+PILOT_SHARE, PILOT_LEAST = 10, 2_000
 PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")
 
 
@@ -52,7 +55,8 @@ class AuditSpec:
     ``parameters`` its noise (unset ones default from the number of teachers as in
     pate-analyze); ``draws`` per side; ``confidence`` of the lower bound; ``delta`` of both
     bounds; ``seed`` of the draws; ``margin`` the plurality's lead in the data-independent
-    pair (1: a near tie); ``query`` a row of the votes whose data-dependent claim is audited
+    pair (1: a near tie; ``"auto"``: the lead a pilot on other draws measures most at,
+    :func:`audit_spec`); ``query`` a row of the votes whose data-dependent claim is audited
     instead; ``queries`` the identical queries composed in each trial (their outputs drawn
     independently, the claim composed over them); ``chunk_rows`` rows per call of the
     built-in replay (any value, same result)."""
@@ -63,7 +67,7 @@ class AuditSpec:
     confidence: float = 0.95
     delta: float = 1e-5
     seed: int = 0
-    margin: int = 1
+    margin: int | str = 1
     query: int | None = None
     queries: int = 1
     chunk_rows: int | None = None
@@ -77,7 +81,11 @@ class AuditSpec:
                              f"{', '.join(PARAMETERS)})")
         _check_int(self.draws, "draws", 2)
         _check_int(self.seed, "seed", 0)
-        _check_int(self.margin, "margin", 1)
+        if self.margin != "auto":
+            _check_int(self.margin, "margin", 1)
+        if self.margin == "auto" and self.query is not None:
+            raise InputError("--margin auto chooses the data-independent pair; --query "
+                             "audits a row's own histogram")
         _check_int(self.queries, "queries", 1)
         if self.query is not None:
             _check_int(self.query, "query", 0)
@@ -101,6 +109,8 @@ class AuditPair:
     second: np.ndarray
     kind: str  # "data-independent" or "data-dependent"
     description: str
+    # --margin auto: {"pilot_draws", "lower": {lead: the pilot's epsilon_lower}, "chosen"}
+    margin_search: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -160,10 +170,18 @@ def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> Aud
 
 
 def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
-    """:func:`audit` of a ready :class:`AuditSpec`."""
+    """:func:`audit` of a ready :class:`AuditSpec`.
+
+    With ``margin="auto"`` a pilot first audits each lead of ``MARGINS`` (up to the
+    teachers) with a tenth of the draws (at least 2,000) and seeds other than the audit's
+    (``seed + 1 + i``), and the audit proper runs at the lead whose pilot measured the most
+    (the smallest among ties): the choice does not see the audit's own draws, so its
+    confidence holds (math:audit)."""
     vote_set = votes if isinstance(votes, VoteSet) else (
         votes_from_array(votes) if isinstance(votes, np.ndarray) else load_votes(votes))
     user = _user_aggregator(aggregator)
+    if spec.margin == "auto":
+        return _margin_search(vote_set, spec, user)
     teachers = float(vote_set.teachers)
     mechanism = build_mechanism(spec.mechanism, teachers=teachers, **spec.parameters)
     pair = _pair(vote_set, spec)
@@ -186,6 +204,25 @@ def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
     return AuditResult(spec, mechanism, vote_set, "pate_cli" if user is None else user.name,
                        None if user is None else user.sha256, pair, event, measured, counts,
                        float(upper), accountant)
+
+
+def _margin_search(vote_set: VoteSet, spec: AuditSpec,
+                   user: UserAggregator | None) -> AuditResult:
+    """``spec`` audited at the lead a pilot on other draws measures most at (see
+    :func:`audit_spec`)."""
+    teachers = float(vote_set.teachers)
+    draws = max(PILOT_LEAST, spec.draws // PILOT_SHARE)
+    lower = {}
+    for index, margin in enumerate(m for m in MARGINS if m <= teachers):
+        pilot = replace(spec, margin=margin, draws=draws, seed=spec.seed + 1 + index)
+        lower[margin] = audit_spec(vote_set, pilot, aggregator=user).epsilon_lower
+    chosen = max(lower, key=lambda margin: (lower[margin], -margin))
+    result = audit_spec(vote_set, replace(spec, margin=chosen), aggregator=user)
+    search = {"pilot_draws": draws, "lower": lower, "chosen": chosen}
+    pair = replace(result.pair, margin_search=search,
+                   description=f"{result.pair.description} (the lead chosen by a pilot of "
+                               f"{draws:,} draws per side at each of {len(lower)} leads)")
+    return replace(result, spec=spec, pair=pair)
 
 
 def _user_aggregator(aggregator) -> UserAggregator | None:
@@ -223,18 +260,18 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
         second[runner] += 1
         return AuditPair(first, second, "data-dependent",
                          f"query {spec.query}; one vote moves from class {top} to {runner}")
-    teachers = float(vote_set.teachers)
-    if not teachers.is_integer() or teachers < spec.margin:
+    teachers, margin = float(vote_set.teachers), int(spec.margin)  # "auto": audit_spec's
+    if not teachers.is_integer() or teachers < margin:
         raise InputError(f"the votes' rows sum to {teachers:g}: the pair needs a whole number "
-                         f"of teachers at least the margin {spec.margin}")
+                         f"of teachers at least the margin {margin}")
     total = int(teachers)
-    low, rest = divmod(total - spec.margin, 2)
+    low, rest = divmod(total - margin, 2)
     first = np.zeros(classes, dtype=np.int64)
     if rest and classes < 3:  # two classes: the lead takes the odd vote
-        first[:2] = (low + spec.margin + 1, low)
+        first[:2] = (low + margin + 1, low)
         rest = 0
     else:
-        first[:3 if classes > 2 else 2] = (low + spec.margin, low, rest)[:min(classes, 3)]
+        first[:3 if classes > 2 else 2] = (low + margin, low, rest)[:min(classes, 3)]
     second = first.copy()
     second[0] -= 1
     second[1] += 1

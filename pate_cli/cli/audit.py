@@ -11,6 +11,7 @@ from .choices import AUDITED
 from .errors import reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
+    INTEGER_OR_AUTO,
     Probability,
     completion_line,
     debug_option,
@@ -56,8 +57,10 @@ def _audit_specs(option) -> list:
                help="Delta of both bounds."),
         option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
                metavar="N", help="Seed of the draws."),
-        option("--margin", type=click.IntRange(min=1), default=1, show_default=True,
-               metavar="D", help="The pair's lead of class 0 over class 1 (1: near tie)."),
+        option("--margin", type=INTEGER_OR_AUTO, default="1", show_default=True,
+               metavar="D|auto",
+               help="The pair's lead of class 0 over class 1 (1: near tie; auto: the lead "
+                    "a pilot on other draws measures most at)."),
         option("--query", type=click.IntRange(min=0), metavar="I",
                help="Audit row I's data-dependent claim (its worst neighbour)."),
         option("--compose", "queries", type=click.IntRange(min=1), default=1,

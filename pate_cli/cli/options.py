@@ -256,8 +256,8 @@ def screening_spec(option):
                   help="Threshold step: exact (one bit; default) or gaussian (papers').")
 
 
-class SvtCutoff(click.ParamType):
-    """``--svt-cutoff``: a positive integer, or ``auto``."""
+class IntegerOrAuto(click.ParamType):
+    """A positive integer, or ``auto`` (``--svt-cutoff``, pate-audit's ``--margin``)."""
 
     name = "INTEGER|auto"
 
@@ -273,7 +273,7 @@ class SvtCutoff(click.ParamType):
         return number
 
 
-SVT_CUTOFF = SvtCutoff()
+INTEGER_OR_AUTO = IntegerOrAuto()
 
 
 def noise_specs(option) -> list:
@@ -304,7 +304,7 @@ def mechanism_specs(option) -> list:
                metavar="GAMMA", help="Interactive: the student's confidence."),
         option("--svt-scale", type=POSITIVE,
                help="SVT: Laplace scale [default: 0.01 M, unless --target-epsilon]."),
-        option("--svt-cutoff", type=SVT_CUTOFF, default="100", show_default=True,
+        option("--svt-cutoff", type=INTEGER_OR_AUTO, default="100", show_default=True,
                metavar="C", help="SVT: unstable queries before halting, or auto."),
         option("--svt-threshold", type=float,
                help="SVT: threshold w [default: smallest with delta2 <= delta/2]."),

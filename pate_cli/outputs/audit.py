@@ -38,7 +38,12 @@ def audit_summary(result: AuditResult) -> dict:
             "queries": spec.queries,
             "pair": {"kind": pair.kind, "first": pair.first.tolist(),
                      "second": pair.second.tolist(), "description": pair.description,
-                     "query": spec.query},
+                     "query": spec.query,
+                     "margin_search": None if pair.margin_search is None else {
+                         "pilot_draws": pair.margin_search["pilot_draws"],
+                         "chosen": pair.margin_search["chosen"],
+                         "lower": {str(lead): value for lead, value
+                                   in pair.margin_search["lower"].items()}}},
             "verdict": result.verdict,
             "upper_accountant": result.accountant,
             "event": {"labels": event.labels,
