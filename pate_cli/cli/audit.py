@@ -17,6 +17,7 @@ from .options import (
     debug_option,
     group,
     noise_specs,
+    table_or_json_specs,
     version_option,
 )
 
@@ -69,20 +70,11 @@ def _audit_specs(option) -> list:
     ]
 
 
-def _output_specs(option) -> list:
-    return [
-        option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-               show_default=True, help="Output format."),
-        option("-o", "--output", type=click.Path(dir_okay=False),
-               help="Write to this file (atomically) instead of stdout."),
-    ]
-
-
 @click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.argument("votes", metavar="VOTES")
 @group("Claim", _claim_specs, "pate-audit votes.npy -m gnmax --sigma 40")
 @group("Audit", _audit_specs, "pate-audit votes.npy --aggregator mine.py:f --draws 200000")
-@group("Outputs", _output_specs, "pate-audit votes.npy -f json -o audit.json")
+@group("Outputs", table_or_json_specs, "pate-audit votes.npy -f json -o audit.json")
 @debug_option
 @version_option
 def command(votes, mechanism, aggregator, fmt, output, debug, **options):

@@ -19,6 +19,7 @@ from .options import (
     input_specs,
     sampling_specs,
     screening_spec,
+    table_or_json_specs,
     version_option,
 )
 
@@ -85,21 +86,12 @@ def _accounting_specs(option) -> list:
             *accounting_specs(option)[1:], screening_spec(option), *sampling_specs(option)]
 
 
-def _output_specs(option) -> list:
-    return [
-        option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table",
-               show_default=True, help="Output format."),
-        option("-o", "--output", type=click.Path(dir_okay=False),
-               help="Write to this file (atomically) instead of stdout."),
-    ]
-
-
 @click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.argument("votes", required=False, metavar="[VOTES]")
 @group("Target", _target_specs)
 @group("Input", input_specs)
 @group("Accounting", _accounting_specs)
-@group("Outputs", _output_specs)
+@group("Outputs", table_or_json_specs)
 @debug_option
 @version_option
 def command(votes, **options):

@@ -276,6 +276,16 @@ class IntegerOrAuto(click.ParamType):
 INTEGER_OR_AUTO = IntegerOrAuto()
 
 
+def table_or_json_specs(option) -> list:
+    """``-f table|json`` and ``-o FILE`` (pate-calibrate, pate-audit)."""
+    return [
+        option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+               show_default=True, help="Output format."),
+        option("-o", "--output", type=click.Path(dir_okay=False),
+               help="Write to this file (atomically) instead of stdout."),
+    ]
+
+
 def noise_specs(option) -> list:
     """The noise parameters of the aggregators (pate-analyze, pate-report, pate-audit)."""
     return [

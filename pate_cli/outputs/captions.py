@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rounding import ceil_text
+from .summary import risk_source_text, risk_text, tprs_text
 
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
                    "interactive": "Interactive-GNMax", "svt": "SVT-PATE",
@@ -118,17 +119,11 @@ def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
     for label, summary in zip(labels, summaries, strict=True):
         independent = summary["risk_data_independent"]
         params = summary_parameters(summary)
-        source = str(independent.get("source")).upper()
-        if independent.get("mu") is not None:
-            source += f", mu {ceil_text(independent['mu'])}"
-        text = (f"{label}{f' ({params})' if params else ''}: TPR <= "
-                f"{' / '.join(ceil_text(t) for t in independent['tpr_at_fpr'].values())} at "
-                f"FPR {' / '.join(independent['tpr_at_fpr'])}, advantage <= "
-                f"{ceil_text(independent['advantage'])} (data-independent, {source})")
+        text = (f"{label}{f' ({params})' if params else ''}: {risk_text(independent)} "
+                f"(data-independent, {risk_source_text(independent)})")
         risk = summary.get("risk")
         if dependent and isinstance(risk, dict) and risk.get("data_dependent"):
-            text += (f"; data-dependent TPR <= "
-                     f"{' / '.join(ceil_text(t) for t in risk['tpr_at_fpr'].values())} "
+            text += (f"; data-dependent TPR <= {tprs_text(risk)} "
                      f"({str(risk.get('source')).upper()}, unsanitised: not for publication)")
         parts.append(text)
     accounting = {summary_accounting(s) for s in summaries}

@@ -30,7 +30,9 @@ from .report_statement import (
     privacy_unit,
 )
 from .risk_figure import risk_problem, with_published_risk
+from .summary import risk_text
 
+LE = "\u2264"  # "at most", as the report writes it
 PAPER = "Ponomareva et al. 2023, \u201cHow to DP-fy ML\u201d"
 PARAMETER_NAMES = {
     "threshold": "selection threshold T", "sigma_threshold": "selection noise \u03c3\u2081",
@@ -166,11 +168,8 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
         groups = [row for row in summary.get("groups") or [] if isinstance(row, dict)
                   and isinstance(row.get("risk"), dict)]
         if groups:  # each group's own bounds, from its data-independent pair
-            why = "; ".join(
-                f"group {row['group']}: TPR \u2264 "
-                + " / ".join(ceil_text(tpr) for tpr in row["risk"]["tpr_at_fpr"].values())
-                + f" at FPR {' / '.join(row['risk']['tpr_at_fpr'])}, advantage \u2264 "
-                f"{ceil_text(row['risk']['advantage'])}" for row in groups)
+            why = "; ".join(f"group {row['group']}: {risk_text(row['risk'], at_most=LE)}"
+                            for row in groups)
             return {"missing": "No single attack risk: an individualized run has one "
                                "guarantee per privacy group. Each group's, from the "
                                f"(\u03b5, \u03b4) pair of its data-independent figure: "

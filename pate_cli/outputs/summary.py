@@ -193,6 +193,25 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     return lines
 
 
+def tprs_text(risk: dict) -> str:
+    """A JSON risk's TPR bounds as a person reads them: ``0.3115 / 0.6073 / 0.9061``,
+    each rounded up (math:risk)."""
+    return " / ".join(_up(tpr) for tpr in risk["tpr_at_fpr"].values())
+
+
+def risk_text(risk: dict, *, at_most: str = "<=") -> str:
+    """``TPR <= a / b / c at FPR 0.001 / 0.01 / 0.1, advantage <= d``: a JSON risk's
+    bounds, rounded up (``at_most``: how "at most" is written)."""
+    return (f"TPR {at_most} {tprs_text(risk)} at FPR {' / '.join(risk['tpr_at_fpr'])}, "
+            f"advantage {at_most} {_up(risk['advantage'])}")
+
+
+def risk_source_text(risk: dict) -> str:
+    """A JSON risk's route, and ``mu`` rounded up where it is set: ``PLD, mu 2.5986``."""
+    mu = risk.get("mu")
+    return str(risk.get("source")).upper() + ("" if mu is None else f", mu {_up(mu)}")
+
+
 def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, str]]:
     """The attack risk (math:risk): the publishable bounds on a membership attacker's TPR at
     each reported FPR and on its advantage, rounded up, their source named; a
@@ -200,17 +219,12 @@ def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, s
     unsanitised."""
     if independent is None:
         return []
-    fprs = " / ".join(independent["tpr_at_fpr"])
-    tprs = " / ".join(_up(tpr) for tpr in independent["tpr_at_fpr"].values())
-    source = independent["source"].upper() + ("" if independent["mu"] is None
-                                               else f", mu {_up(independent['mu'])}")
-    text = (f"TPR <= {tprs} at FPR {fprs}, advantage <= {_up(independent['advantage'])} "
-            f"({'data-independent, ' if risk and risk['data_dependent'] else ''}{source})")
-    if (risk is not None and risk["data_dependent"]
-            and risk["tpr_at_fpr"] != independent["tpr_at_fpr"]):  # else it adds nothing
-        own = " / ".join(_up(tpr) for tpr in risk["tpr_at_fpr"].values())
-        text += (f"; data-dependent: TPR <= {own} ({risk['source'].upper()}, unsanitised: "
-                 "not for publication)")
+    dependent = risk is not None and risk["data_dependent"]
+    text = (f"{risk_text(independent)} ({'data-independent, ' if dependent else ''}"
+            f"{risk_source_text(independent)})")
+    if dependent and risk["tpr_at_fpr"] != independent["tpr_at_fpr"]:  # else nothing new
+        text += (f"; data-dependent: TPR <= {tprs_text(risk)} ({risk['source'].upper()}, "
+                 "unsanitised: not for publication)")
     return [("attack risk", text)]
 
 
