@@ -15,9 +15,8 @@ decisions alone: the same bits whatever the chunk size, the number of workers, o
 whether per-query columns are kept.
 
 The weight ``w_i`` is the decision (0 or 1) for a replay or given decisions, and
-``pr_answered = exp(s_i)`` for expected accounting (math:costs), so under expected
-accounting the answer step of a distinct ``a`` is charged
-``W_a = sum over its pairs of queries(a, s) * exp(s)``, added in increasing ``s``.
+``pr_answered = exp(s_i)`` for expected accounting (math:costs), whose answer step of a
+distinct ``a`` is charged ``W_a = sum of queries(a, s) * exp(s)`` over its pairs, s increasing.
 
 Memory is bounded whatever the votes (:class:`BoundedTotals`): queries are counted in
 windows of ``TOTALS_WINDOW`` analysed positions, whose tables merge like a binary counter
@@ -34,12 +33,11 @@ there is no whole table to keep, and merging serves only to evaluate a curve onc
 rather than twice: a merge that then saves less than ``MERGE_GAIN`` of its pairs is
 summed at once. So statistics that do not repeat (soft votes, every pair distinct) are
 summed two windows at a time after the first part, and the peak memory stays that of
-the first part, allocator included (merging tables of ever-changing sizes up to the
-limit again and again, and letting them go, left glibc's heap holding about 150 MB of
-freed memory at 10^7 soft queries). Which tables are summed apart depends
-only on the statistics of each window, never on chunks or workers; a run summed in
-several parts differs from one summed at once by the order of its additions only (at
-most 1e-12 relative, math:tolerance).
+the first part, allocator included (merging ever-changing tables up to the limit left
+glibc's heap holding about 150 MB freed at 10^7 soft queries). Which tables are summed
+apart depends only on the statistics of each window, never on chunks or workers; a run
+summed in several parts differs from one summed at once by the order of its additions
+only (at most 1e-12 relative, math:tolerance).
 """
 
 from __future__ import annotations
@@ -319,8 +317,7 @@ def grouped_totals(counts: GroupedCounts, *, selection_rdp: CurveFunction | None
     starts = np.flatnonzero(np.concatenate(([True], counts.answer[1:] != counts.answer[:-1])))
     answered: float | np.ndarray
     if expected:
-        charged = counts.queries * np.exp(counts.selection)
-        answered = float(np.cumsum(charged)[-1])
+        answered = expected_answers(counts, charged := counts.queries * np.exp(counts.selection))
     else:
         charged = counts.answered.astype(np.float64)
         total = counts.answered.sum(axis=0)
@@ -329,6 +326,13 @@ def grouped_totals(counts: GroupedCounts, *, selection_rdp: CurveFunction | None
     answer_sum = weighted_curve_sum(counts.answer[starts], weights, answer_rdp, orders,
                                     map=map)
     return GroupedTotals(selection_sum, answer_sum, answered)
+
+
+def expected_answers(counts: GroupedCounts, charged: np.ndarray | None = None) -> float:
+    """A table's expected answers, ``queries * pr_answered`` added over its pairs in order
+    (math:costs; ``charged``: those products, if formed already)."""
+    charged = counts.queries * np.exp(counts.selection) if charged is None else charged
+    return float(np.cumsum(charged)[-1]) if counts.size else 0.0
 
 
 def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction,

@@ -31,7 +31,8 @@ from .steps import Costing, block_costs, mechanism_steps
 
 @dataclass(frozen=True)
 class CountRequest:
-    """What every chunk of one run is counted with (small and picklable)."""
+    """What every chunk of one run is counted with (small and picklable); ``queries``:
+    keep each chunk's per-query statistics (:class:`QueryChunk`) for a consumer."""
 
     mechanism: Mechanism
     accounting: str
@@ -39,15 +40,35 @@ class CountRequest:
     seeds: tuple[int, ...] = (0,)  # a sweep's point counts its repeats' seeds at once
     salt: int = 0
     draw_labels: bool = True
+    queries: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class QueryChunk:
+    """One counted chunk's queries as a consumer of the pass sees them (a single seed):
+    ``start`` (the analysed position of the first), ``log_q``, ``log_pr`` (log
+    pr_answered), ``weight`` (the answer step's charge), ``answered`` (the replay's or the
+    given decisions), the released ``labels`` (-1 for none) and Interactive-GNMax's
+    ``outcome`` codes (else None)."""
+
+    start: int
+    log_q: np.ndarray
+    log_pr: np.ndarray
+    weight: np.ndarray
+    answered: np.ndarray
+    labels: np.ndarray
+    outcome: np.ndarray | None
 
 
 @dataclass(frozen=True, eq=False)
 class ChunkCount:
     """A set of queries' distinct statistics with counts (an answered column per seed
-    when several), and their label counts (one per seed)."""
+    when several), their label counts (one per seed) and, when asked for, their
+    :class:`QueryChunk` s."""
 
     table: GroupedCounts
     labels: tuple[LabelCounts, ...]
+    queries: tuple[QueryChunk, ...] = ()
 
 
 def count_rows(classes: int) -> int:
@@ -69,11 +90,12 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
     opened = span.source.opened() if opened is None else opened
     mechanism = request.mechanism
     selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
-    labels, tables = _no_labels(request), []
+    labels, tables, kept = _no_labels(request), [], []
     costing = Costing(mechanism, selection, answer, noise=tuple(
         NoiseSource(seed, salt=request.salt, shared=shared_noise) for seed in request.seeds),
-        accounting=request.accounting, curves=False, labels=request.draw_labels,
-        statistics=request.accounting != "data-independent")
+        accounting=request.accounting, curves=False,
+        labels=request.draw_labels or request.queries,
+        statistics=request.queries or request.accounting != "data-independent")
     for first in range(lo, hi, chunk_size):
         last = min(hi, first + chunk_size)
         chunk = block_costs(
@@ -81,12 +103,15 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
             None if span.student is None else span.student[first:last], span.start + first,
             None if span.decisions is None else span.decisions.padded(first, last), costing)
         for counts, one in zip(labels, chunk.runs, strict=True):
-            counts.add(*released_labels(one, one.answered, mechanism.uses_student),
-                       None if span.truth is None else span.truth[first:last])
+            released = released_labels(one, one.answered, mechanism.uses_student)
+            counts.add(*released, None if span.truth is None else span.truth[first:last])
+        if request.queries:  # (a single seed)
+            kept.append(QueryChunk(span.start + first, chunk.log_q, chunk.log_pr,
+                                   chunk.weight, chunk.made.answered, *released))
         answered = (chunk.made.answered if len(chunk.runs) == 1
                     else np.stack([one.answered for one in chunk.runs], axis=1))
         tables.append(GroupedCounts.of_queries(chunk.log_q, chunk.log_pr, answered))
-    return ChunkCount(GroupedCounts.merge(tables), labels)
+    return ChunkCount(GroupedCounts.merge(tables), labels, tuple(kept))
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,9 +136,11 @@ def count_queries(votes, positions, request: CountRequest,
     (``accounting.grouped.window_pieces``); they are counted on its ``workers`` threads
     (default: the cores) or by its ``executor``, a task per span of whole chunks of at most
     ``work_sizes.TASK_VALUES`` vote values (``source`` its rows); ``progress`` is called
-    after each span."""
+    after each span, and its ``consumer`` (with ``request.queries``) with each chunk's
+    :class:`QueryChunk`, in query order."""
     chunk_size, student, decisions = setting.chunk_size, setting.student, setting.decisions
     workers, executor, progress = setting.workers, setting.executor, setting.progress
+    consumer = setting.consumer
     if executor is None:
         source, span_rows = LocalRows(votes), chunk_size
     else:
@@ -135,6 +162,8 @@ def count_queries(votes, positions, request: CountRequest,
         totals.add(part.table, stop)
         for total, one in zip(labels, part.labels, strict=True):
             total.merge_in(one)
+        for chunk in part.queries:
+            consumer(chunk)
         if progress is not None:
             progress(stop, positions.size)
     sums, table = totals.result()

@@ -1,13 +1,13 @@
 """Individualized PATE runs (math:individualized; Boenisch et al., "Individualized PATE").
 
 Each group's parameters; the histogram the variant aggregates (plain votes, or weighted
-or participation-masked ones formed a chunk at a time, ``mechanisms.HistogramRows``); the
-replay analysed totals-only (``analyze_votes``); then the group accounting: the run
-replayed chunk by chunk (noise and vanishing participation are keyed by query position,
-math:mechanisms, so a chunk's decisions are the same bits) into
-``accounting.individualized.GroupRun``, and with a table a further pass at the same chunk
-size adding each group's cumulative epsilon (:func:`_group_frames`). Memory is bounded by
-the chunk.
+or participation-masked ones formed a chunk at a time, ``mechanisms.HistogramRows``);
+then one pass over the votes: the run's totals (``analyze_votes``) with the group
+accounting (``accounting.individualized.GroupRun``) as its consumer, fed each chunk's
+statistics and decisions in query order (:class:`GroupPass`). With a table, a second
+pass adds each group's cumulative epsilon to the run's streamed table
+(:func:`_group_frames`): its rows stop releasing labels at the stop, which only the
+first pass finds. Memory is bounded by the chunk.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from functools import partial
 
 import numpy as np
 
+from ..accounting.conversion import checked_setting
+from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, expected_answers
 from ..accounting.individualized import (
     VARIANTS,  # noqa: F401 - run_spec's and the API's
     GroupParameters,
@@ -28,24 +30,18 @@ from ..accounting.individualized import (
     derive_parameters,
     span_costs,
 )
-from ..decisions import (
-    INTERACTIVE_NAMES,
-    OUTCOME_ABSTAIN,
-    Decisions,
-    LabelCounts,
-    released_labels,
-)
+from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, LabelCounts
 from ..inputs import VoteSet
 from ..inputs.groups import read_groups
-from ..inputs.rows import FirstRows
-from ..mechanisms import HistogramRows, Mechanism, NoiseSource
+from ..mechanisms import HistogramRows, Mechanism
 from ..threads import ordered_map
 from ..vote_rows import row_width
 from ..work_sizes import chunk_rows, stream_rows
+from .grouped_run import QueryChunk
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, GroupsPart, RunSetting
 from .run import analyze_votes
-from .steps import chunk_costs, mechanism_steps, screening_counts
+from .steps import screening_counts
 
 
 @dataclass(frozen=True)
@@ -119,10 +115,6 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                 chunk_rows(chunk_size, classes)))
     run = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
                conversion=conversion, seed=seed, labels=labels, student=student, source=source)
-    # with a table, the base run keeps its statistic pairs: the table's pass
-    # (_group_frames -> per_query_frames) looks each query's own epsilon up in them
-    base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
-                         per_query=bool(per_query), workers=workers)
     # the threshold step's exact curve (T, kind, low, high) (math:screening), None under
     # screening="gaussian": the counts are whole for plain and upsampled votes and for
     # weighted or rescaled ones whose histogram came out whole (checked above); a group's
@@ -130,21 +122,28 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     selects = mechanism.selects
     kind, low, high = screening_counts(mechanism) if selects else ("gaussian", 0.0, 0.0)
     screen = None if kind == "gaussian" else (float(mechanism.threshold), kind, low, high)
+    grid, _ = checked_setting(accounting, delta, orders, conversion)
     setting = GroupSetting(mechanism.sigma, mechanism.sigma_threshold if selects else None,
-                           screen, base.orders, parameters.sensitivity, participation,
+                           screen, grid, parameters.sensitivity, participation,
                            member_groups)
-    # one chunk size for both passes over the queries (the totals' and the table's)
-    rows = stream_rows(chunk_size, row_width(histogram), base.orders.size)
-    found, counted, answered = _group_totals(base, histogram, setting, parameters.budgets,
-                                             student=student, labels=labels,
-                                             chunk_size=rows, workers=workers)
+    found = GroupRun(setting, budgets=parameters.budgets, delta=delta, conversion=conversion,
+                     independent=accounting == "data-independent")
+    # chunks sized for the table's pass and the group sums (their bits do not depend on it)
+    rows = stream_rows(chunk_size, row_width(histogram), grid.size)
+    consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=labels,
+                         expected=accounting == "expected", rows=rows, workers=workers)
+    # the one pass: the run's totals, and each chunk's queries consumed by the group
+    # accounting in query order (with a table, the run keeps its statistic pairs: the
+    # table's pass, _group_frames -> per_query_frames, looks each query's own epsilon up)
+    base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
+                         per_query=bool(per_query), workers=workers, consumer=consumer)
+    consumer.finish()
     groups, group_rows, baseline = found.report(parameters)
     stop = groups.stopped_at
-    if accounting == "expected":  # pr_answered summed before the stop
-        answered = (base.answered_total if stop is None or stop >= base.queries
-                    else 0.0 if stop == 0 else analyze_votes(
-                        histogram, base.mechanism, **run, queries=stop,
-                        per_query=False).answered_total)
+    counted = consumer.counts
+    if counted.outcomes is not None and stop is not None:  # from the stop on, no release
+        counted.outcomes[OUTCOME_ABSTAIN] += base.queries - stop
+    answered = consumer.answered(base)
     accuracy, by_outcome = counted.accuracy(labels is not None)
     part = GroupsPart(variant=variant, groups=group_rows, stopped_at=stop,
                       labels_released=groups.labels_released, baseline=baseline)
@@ -163,53 +162,70 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
             student=student, workers=workers, chunk_size=rows))
 
 
-def _group_totals(base: AnalysisResult, votes, setting: GroupSetting, budgets: np.ndarray,
-                  *, student, labels, chunk_size: int, workers: int | None
-                  ) -> tuple[GroupRun, LabelCounts, float]:
-    """``base`` (a totals-only analysis of ``votes``) replayed ``chunk_size`` queries at a
-    time (math:mechanisms: noise keyed by query position), formed ahead on ``workers``
-    threads, into a ``GroupRun`` (the same bits as ``account_groups`` over the whole
-    run's columns), the label counts (the queries from the stop on abstain) and the
-    answers up to the stop."""
-    mechanism, queries = base.mechanism, base.queries
-    selection, answer = mechanism_steps(mechanism)
-    noise, positions = NoiseSource(base.seed), FirstRows(queries)
-    found = GroupRun(setting, budgets=budgets, delta=base.delta, conversion=base.conversion,
-                     independent=base.accounting == "data-independent")
-    counts = LabelCounts(mechanism.uses_student)
-    truth = None if labels is None else np.asarray(labels)
-    answered = 0
-    curves_map = partial(ordered_map, workers=workers)
+class GroupPass:
+    """The group accounting (``accounting.individualized.GroupRun``) as a consumer of
+    the run's one pass (``RunSetting.consumer``): the chunks' queries
+    (``grouped_run.QueryChunk``) added in query order, ``rows`` at a time (the figures
+    do not depend on it), the labels released before the stop counted (from the stop on,
+    none is released), and the answers before it: their number, or under expected
+    accounting their expected number summed as the run's own totals sum it
+    (``accounting.grouped``), the bits of the run analysed up to the stop. Call
+    :meth:`finish` after the pass."""
 
-    # a replay holds several times its votes while it runs: pieces of at most
-    # ``chunk_rows`` rows (the same bits however the queries are split, math:mechanisms)
-    piece = max(1, min(chunk_size, chunk_rows(None, row_width(votes))))
+    def __init__(self, found: GroupRun, *, uses_student: bool, labels, expected: bool,
+                 rows: int, workers: int | None):
+        self.found, self.rows = found, rows
+        self.counts = LabelCounts(uses_student)
+        self.truth = None if labels is None else np.asarray(labels)
+        self.made = 0  # answers before the stop
+        self.before_stop = BoundedTotals(_expected_only) if expected else None
+        self.map = partial(ordered_map, workers=workers)
+        self.pending: list[QueryChunk] = []
 
-    def form(start: int) -> tuple:  # a chunk's decisions and statistics, not its votes
-        stop = min(queries, start + chunk_size)
-        parts = [chunk_costs(votes, positions, lo, min(stop, lo + piece), mechanism=mechanism,
-                             selection=selection, answer=answer, noise=noise,
-                             accounting=base.accounting, student=student, curves=False)
-                 for lo in range(start, stop, piece)]
-        return (start, Decisions.joined([part.made for part in parts]),
-                *(np.concatenate([getattr(part, key) for part in parts])
-                  for key in ("weight", "log_q", "log_pr")))
+    def __call__(self, chunk: QueryChunk) -> None:
+        self.pending.append(chunk)
+        if sum(part.labels.size for part in self.pending) >= self.rows:
+            self.finish()
 
-    for start, decisions, weight, log_q, log_pr in ordered_map(
-            form, range(0, queries, chunk_size), workers=workers):
-        released, outcome = released_labels(decisions, decisions.answered,
-                                            mechanism.uses_student)
+    def finish(self) -> None:
+        """Add the chunks held."""
+        if not self.pending:
+            return
+        start, parts, self.pending = self.pending[0].start, self.pending, []
+        log_q, log_pr, weight, answered, labels = (
+            np.concatenate([getattr(part, key) for part in parts])
+            for key in ("log_q", "log_pr", "weight", "answered", "labels"))
+        outcome = (None if parts[0].outcome is None
+                   else np.concatenate([part.outcome for part in parts]))
+        before = self.found.stops.stopped_at
         # the data-independent charge: the answers the replay made (under expected
         # accounting too, where the answer step's charge is pr_answered)
-        upto = found.add(start, log_q, log_pr, released >= 0, weight,
-                         decisions.answered.astype(np.float64), map=curves_map)
-        counts.add(released[:upto], None if outcome is None else outcome[:upto],
-                   None if truth is None else truth[start:start + upto])  # up to the stop
-        answered += int(np.count_nonzero(decisions.answered[:upto]))
-    stop = found.stops.stopped_at
-    if counts.outcomes is not None and stop is not None:  # from the stop on, no release
-        counts.outcomes[OUTCOME_ABSTAIN] += queries - stop
-    return found, counts, float(answered)
+        upto = self.found.add(start, log_q, log_pr, labels >= 0, weight,
+                              answered.astype(np.float64), map=self.map)
+        self.counts.add(labels[:upto], None if outcome is None else outcome[:upto],
+                        None if self.truth is None else self.truth[start:start + upto])
+        self.made += int(np.count_nonzero(answered[:upto]))
+        if self.before_stop is not None and before is None:
+            for part in parts:  # each chunk lies in one window of the totals
+                count = min(part.labels.size, start + upto - part.start)
+                if count > 0:
+                    self.before_stop.add(GroupedCounts.of_queries(
+                        part.log_q[:count], part.log_pr[:count], part.answered[:count]),
+                        part.start + count)
+
+    def answered(self, base: AnalysisResult) -> float:
+        """The answers before the stop (every answer of ``base``, the run, without one)."""
+        stop = self.found.stops.stopped_at
+        if self.before_stop is None:
+            return float(self.made)
+        if stop is None or stop >= base.queries:
+            return base.answered_total
+        return 0.0 if stop == 0 else float(self.before_stop.result()[0].answered)
+
+
+def _expected_only(table: GroupedCounts, map=map) -> GroupedTotals:
+    """A table's expected answers alone (``BoundedTotals``' sums, without curves)."""
+    return GroupedTotals(np.zeros(1), np.zeros(1), expected_answers(table))
 
 
 def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,

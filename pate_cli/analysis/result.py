@@ -41,7 +41,9 @@ class RunSetting:
     first query); ``salt`` (independent noise under the same seed); ``chunk_size`` (rows
     per chunk); ``source`` (the ``VoteSet`` read, for the summary); ``progress(done,
     total)``; ``q_bound``; ``per_query`` (the table as a stream, ``result.iter_frames()``);
-    ``workers`` (threads) and ``executor`` (where chunks are counted)."""
+    ``workers`` (threads) and ``executor`` (where chunks are counted); ``consumer``: called
+    with each chunk's per-query statistics (``grouped_run.QueryChunk``), in query order,
+    by a totals-only run's one pass (no budget, outputs or SVT-PATE)."""
 
     teachers: float | None = None
     accounting: str = "replay"
@@ -66,6 +68,7 @@ class RunSetting:
     executor: Any = None
     outputs: Any = None
     halt_at: str = "query"
+    consumer: Callable[[Any], object] | None = None
 
     @classmethod
     def of(cls, **options: Any) -> RunSetting:

@@ -94,6 +94,9 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
     teachers = (float(np.asarray(votes[0], dtype=np.float64).sum())
                 if setting.teachers is None else setting.teachers)
     setting = replace(setting, orders=orders, teachers=teachers, chunk_size=chunk_size)
+    if setting.consumer is not None and (walked or mechanism.sequential or len(seeds) != 1):
+        raise ValueError("a consumer reads a single totals-only run's pass (no budget, "
+                         "outputs or SVT-PATE)")
     if mechanism.sequential:
         return [analyze_svt(votes, mechanism, setting, positions, seed) for seed in seeds]
     finish = _Finish(votes, mechanism, setting, positions)
@@ -101,7 +104,8 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
     rows = (None if setting.executor is None
             else task_source(votes, getattr(setting.source, "path", None)))
     request = partial(CountRequest, mechanism, setting.accounting, setting.q_bound,
-                      salt=setting.salt, draw_labels=setting.labels is not None)
+                      salt=setting.salt, draw_labels=setting.labels is not None,
+                      queries=setting.consumer is not None)
     if walked:  # in query order (budget_run)
         results = []
         for seed in seeds:
