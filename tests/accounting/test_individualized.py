@@ -12,10 +12,8 @@ import pytest
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
 from pate_cli.accounting.individualized import (
-    AccountedGroups,
     CostChunk,
     CurveSetting,
-    account_groups,
     group_costs,
     group_weights,
     rdp_individual,
@@ -34,6 +32,7 @@ from pate_cli.mechanisms import (
     vanishing_votes,
     weighted_histogram,
 )
+from tests.accounting.group_history import AccountedGroups, account_groups
 
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])
 DELTA = 1e-5

@@ -10,8 +10,8 @@ for composition, conversion and charging. In the paper: section 4.1 (upsampling,
 - ``curves``: per-query RDP at each sensitivity (:class:`CurveSetting`, :class:`CurveFactors`);
 - ``costs``: the chunks of costs each member pays (:class:`CostChunk`,
   :func:`group_costs`, :func:`vanishing_costs`);
-- ``groups``: per-group running sums on the composition kernel, the worst-off member and
-  the stopping rule (:func:`account_groups`, :class:`GroupAccounting`);
+- ``groups``: per-group running sums on the composition kernel and the worst-off member
+  (:class:`GroupSums`);
 - ``spans``: a span of queries' costs per group and a run's group accounting fed span by
   span (:func:`span_costs`, :class:`GroupRun`).
 
@@ -22,7 +22,7 @@ math: nothing here reads files, draws noise or starts threads.
 
 from .costs import CostChunk, group_costs, vanishing_costs
 from .curves import CurveFactors, CurveSetting, rdp_individual
-from .groups import AccountedGroups, GroupAccounting, GroupSums, account_groups
+from .groups import GroupSums
 from .parameters import (
     VARIANTS,
     WEIGHT_RULES,
@@ -36,9 +36,9 @@ from .spans import GroupRun, GroupSetting, add_span, span_costs
 from .stops import GroupStops, GroupTotals, IndependentSpent
 
 __all__ = [
-    "VARIANTS", "WEIGHT_RULES", "AccountedGroups", "CostChunk", "CurveFactors", "CurveSetting",
-    "GroupAccounting", "GroupParameters", "GroupRun", "GroupSetting", "GroupStops", "GroupSums",
-    "GroupTotals", "IndependentSpent", "account_groups", "add_span", "derive_parameters",
+    "VARIANTS", "WEIGHT_RULES", "CostChunk", "CurveFactors", "CurveSetting",
+    "GroupParameters", "GroupRun", "GroupSetting", "GroupStops", "GroupSums",
+    "GroupTotals", "IndependentSpent", "add_span", "derive_parameters",
     "group_costs", "group_weights",
     "rdp_individual", "span_costs", "upsampling_factors", "vanishing_costs",
     "vanishing_frequencies",

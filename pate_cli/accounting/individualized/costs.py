@@ -93,7 +93,7 @@ def group_costs(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: np.n
     to them (replay accounting); pass ``pr_answered`` for expected accounting. Other
     arguments as in :func:`rdp_individual`. A group with sensitivity 0 pays nothing.
     ``evaluate=False`` leaves the curves as :class:`CurveFactors` (the baseline is its
-    last curve, at sensitivity 1), for :func:`account_groups` to evaluate block by block.
+    last curve, at sensitivity 1), for ``GroupSums`` to evaluate block by block.
     """
     sensitivities = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
     answered = np.asarray(answered, dtype=bool)

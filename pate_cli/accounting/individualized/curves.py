@@ -87,7 +87,7 @@ class CurveFactors:
     :func:`rdp_individual`, which returns ``CurveFactors(...).evaluate()``). Each formula
     runs once per distinct statistic (``log q``, ``log pr_answered``) and distinct ``D``,
     and the rows are gathered from those curves, as ``pate_cli.analysis`` does.
-    :func:`account_groups` takes such curves in a :class:`CostChunk` and evaluates them
+    ``groups.GroupSums`` takes such curves in a :class:`CostChunk` and evaluates them
     one sensitivity at a time, in cache-sized blocks of queries, instead of building the
     ``(variants, queries, orders)`` array; the numbers are the same.
     """
