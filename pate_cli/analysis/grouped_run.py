@@ -46,10 +46,10 @@ class CountRequest:
 @dataclass(frozen=True, eq=False)
 class QueryChunk:
     """One counted chunk's queries as a consumer of the pass sees them (a single seed):
-    ``start`` (the analysed position of the first), ``log_q``, ``log_pr`` (log
-    pr_answered), ``weight`` (the answer step's charge), ``answered`` (the replay's or the
-    given decisions), the released ``labels`` (-1 for none) and Interactive-GNMax's
-    ``outcome`` codes (else None)."""
+    ``start`` (the analysed position of the first), ``log_q`` and ``log_pr`` (log
+    pr_answered; both zeros under data-independent accounting), ``weight`` (the answer
+    step's charge), ``answered`` (the replay's or the given decisions), the released
+    ``labels`` (-1 for none) and Interactive-GNMax's ``outcome`` codes (else None)."""
 
     start: int
     log_q: np.ndarray
@@ -95,7 +95,7 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
         NoiseSource(seed, salt=request.salt, shared=shared_noise) for seed in request.seeds),
         accounting=request.accounting, curves=False,
         labels=request.draw_labels or request.queries,
-        statistics=request.queries or request.accounting != "data-independent")
+        statistics=request.accounting != "data-independent")
     for first in range(lo, hi, chunk_size):
         last = min(hi, first + chunk_size)
         chunk = block_costs(
