@@ -114,7 +114,8 @@ def tv_limit(delta: float) -> float:
 
 
 def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
-                         out: np.ndarray | None = None, tv_limit: float | None = None
+                         out: np.ndarray | None = None,
+                         tv_limit: float | np.ndarray | None = None
                          ) -> tuple[np.ndarray, np.ndarray]:
     """``min over alpha of rdp(alpha) + offset(alpha)`` and the first minimising index.
 
@@ -122,7 +123,8 @@ def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
     ``rdp.shape[:-1]``. ``clip``: clip epsilon at 0 (the improved conversion). ``out``
     receives ``rdp + offset`` (it may be ``rdp`` itself, to convert in place).
     ``tv_limit``: orders whose RDP is at most this give epsilon 0 (the improved
-    conversion's total-variation shortcut, :func:`tv_limit`).
+    conversion's total-variation shortcut, :func:`tv_limit`; broadcast against the
+    candidates).
     """
     shortcut = None
     if tv_limit is not None:
@@ -152,6 +154,34 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
         raise ValueError(f"rdp has {rdp.shape[-1:]} orders, the grid has {orders.size}")
     epsilon, best = Conversion.of(orders=orders, delta=delta, conversion=conversion).epsilon(rdp)
     return epsilon, orders[best]
+
+
+def epsilons_at_deltas(rdp, *, orders, deltas, conversion: str = "classic") -> np.ndarray:
+    """``rdp_to_epsilon(rdp, orders=orders, delta=d, conversion=conversion)[0]`` for each
+    of ``deltas``, in one array operation: each delta's offsets formed by the operations
+    of :func:`conversion_offset`, so each figure has the same bits (math:conversion).
+
+    Raises:
+      ValueError: for a bad grid, delta or conversion name, or a curve of another length.
+    """
+    orders = validate_orders(orders)
+    rdp = np.asarray(rdp, dtype=np.float64)
+    if rdp.shape != orders.shape:
+        raise ValueError(f"rdp has {rdp.shape} orders, the grid has {orders.size}")
+    deltas = [float(delta) for delta in deltas]
+    for delta in deltas:
+        check_delta(delta)
+    logs = np.array([math.log(delta) for delta in deltas])[:, None]
+    if conversion == "classic":
+        offsets, limits = -logs / (orders - 1.0), None
+    elif conversion == "improved":
+        offsets = np.log((orders - 1.0) / orders) - (logs + np.log(orders)) / (orders - 1.0)
+        limits = np.array([tv_limit(delta) for delta in deltas])[:, None]
+    else:
+        raise ValueError(f"conversion must be one of {', '.join(CONVERSIONS)}, "
+                         f"got {conversion!r}")
+    return minimise_over_orders(rdp, offsets, clip=conversion == "improved",
+                                tv_limit=limits)[0]
 
 
 def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:

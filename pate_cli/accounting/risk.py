@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .conversion import rdp_to_epsilon
+from .conversion import epsilons_at_deltas
 
 # The false-positive rates a summary reports the TPR bound at.
 REPORTED_FPRS = (0.001, 0.01, 0.1)
@@ -207,9 +207,7 @@ def rdp_risk(rdp, *, orders, conversion: str = "classic") -> AttackRisk:
     Returns:
       Source ``rdp``.
     """
-    epsilons = np.array([float(rdp_to_epsilon(rdp, orders=orders, delta=float(delta),
-                                              conversion=conversion)[0])
-                         for delta in RDP_DELTAS])
+    epsilons = epsilons_at_deltas(rdp, orders=orders, deltas=RDP_DELTAS, conversion=conversion)
     return profile_risk(epsilons, RDP_DELTAS, "rdp")
 
 

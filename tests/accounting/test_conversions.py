@@ -9,7 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pate_cli.accounting.composition import cumulative_epsilon
-from pate_cli.accounting.conversion import Conversion, rdp_to_epsilon, tv_limit
+from pate_cli.accounting.conversion import (
+    Conversion,
+    epsilons_at_deltas,
+    rdp_to_epsilon,
+    tv_limit,
+)
 from pate_cli.analysis.api import analyze
 from pate_cli.orders import default_orders
 from pate_cli.rounding import ceil_text
@@ -76,3 +81,27 @@ def test_summary_reports_both_conversions(cli):
     assert f"epsilon improved  {ceil_text(improved.epsilon)} (improved conversion)" in done.out
     done = cli.analyze(votes, "-n", "200", "-f", "markdown")
     assert f"| epsilon improved | {ceil_text(improved.epsilon)}" in done.out
+
+
+@settings(max_examples=100, deadline=None)
+@given(curves, st.lists(st.floats(min_value=1e-300, max_value=0.999), min_size=1, max_size=40),
+       st.floats(min_value=1e-12, max_value=1.0), st.sampled_from(["classic", "improved"]))
+def test_epsilons_at_many_deltas_are_each_deltas_conversion(values, many, scale, conversion):
+    """One array operation for many deltas (the attack risk's curve) gives each delta's
+    figure bit for bit."""
+    orders = np.linspace(1.5, 200.0, len(values))
+    rdp = np.asarray(values) * scale
+    at_once = epsilons_at_deltas(rdp, orders=orders, deltas=many, conversion=conversion)
+    one_by_one = [float(rdp_to_epsilon(rdp, orders=orders, delta=delta,
+                                       conversion=conversion)[0]) for delta in many]
+    assert at_once.tolist() == one_by_one
+
+
+def test_epsilons_at_many_deltas_refuse_what_one_refuses():
+    orders = default_orders()
+    with pytest.raises(ValueError, match="delta"):
+        epsilons_at_deltas(orders * 0.01, orders=orders, deltas=[1e-5, 1.0])
+    with pytest.raises(ValueError, match="conversion"):
+        epsilons_at_deltas(orders * 0.01, orders=orders, deltas=[1e-5], conversion="exact")
+    with pytest.raises(ValueError, match="orders"):
+        epsilons_at_deltas(np.ones(3), orders=orders, deltas=[1e-5])
