@@ -54,7 +54,7 @@ from ..mechanisms.multilabel import (
 )
 from ..query_table import QueryTable, per_query_frame
 from ..vote_rows import VoteRows
-from ..work_sizes import READ_VALUES, stream_rows
+from ..work_sizes import WORK_VALUES, stream_rows
 from .added_figures import with_pld_figure, with_smaller_pld
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, MultilabelPart, QueryCounts, RunSetting
@@ -139,7 +139,10 @@ def _binary_frames(run, votes, q_bound: str, workers, chunk, _result):
     independent, last = run.accounting == "data-independent", slice(labels - 1, None, labels)
     integral = votes.predicted or votes.array.dtype.kind in "biu" or all(
         _whole(votes.rows(lo, hi, float).max(axis=2).min(axis=1)) for lo, hi in votes.pieces())
-    block = max(1, READ_VALUES // (labels * size))  # queries whose curves are formed at once
+    # queries whose label curves are formed, summed and converted at once (in cache)
+    block = max(1, WORK_VALUES // (labels * size))
+    converter = checked_setting(run.accounting, run.delta, orders, run.conversion)[1]
+    buffer, summed = np.empty((block * labels, size)), np.empty((block, size))
 
     def by_query(column: np.ndarray) -> np.ndarray:
         return column.reshape(-1, labels)
@@ -151,12 +154,13 @@ def _binary_frames(run, votes, q_bound: str, workers, chunk, _result):
         sel, sel_index = step_curves(selection, rows.log_pr_answered, orders, independent)
         ans, ans_index = step_curves(answer, rows.log_q, orders, independent)
         epsilon_query = np.empty(count)
-        for lo in range(0, count, block):
-            flat = slice(lo * labels, min(count, lo + block) * labels)
-            curves = sel[sel_index[flat]] + rows.answered[flat, None] * ans[ans_index[flat]]
-            epsilon_query[lo:lo + block] = rdp_to_epsilon(
-                curves.reshape(-1, labels, size).sum(axis=1), orders=orders, delta=run.delta,
-                conversion=run.conversion)[0]
+        curves = StepRows(sel, sel_index, ans, ans_index, rows.answered)
+        for lo in range(0, count, block):  # each label's curve as charged, summed by query
+            hi = min(count, lo + block)
+            part, sums = buffer[: (hi - lo) * labels], summed[: hi - lo]
+            curves.rows(lo * labels, hi * labels, part)
+            np.sum(part.reshape(-1, labels, size), axis=1, out=sums)
+            epsilon_query[lo:hi] = converter.epsilon(sums, out=sums)[0]
         answered_bits = (by_query(rows.label) >= 0).astype(np.int64)
         with np.errstate(divide="ignore"):
             log_pr = logsumexp(by_query(rows.log_pr_answered), axis=1) - np.log(labels)
