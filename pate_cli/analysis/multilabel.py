@@ -61,28 +61,16 @@ from .result import AnalysisResult, MultilabelPart, QueryCounts, RunSetting
 from .run import analyze_votes
 from .steps import mechanism_steps, step_curves
 
-VARIANT_MECHANISMS = {"binary": ("gnmax", "confident"), "tau": ("gnmax",),
-                      "powerset": ("gnmax",)}
-
 
 def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult:
-    """``--multilabel`` (``spec``, a ``run_spec.RunSpec``) over a counts file ``votes`` or
-    ``spec.predictions``: read, check the options, analyse on the grid ``orders`` after
-    ``initial_rdp``. ``build(M)`` makes the mechanism ``spec`` names for M teachers."""
-    predictions, mechanism, q_bound = spec.predictions, spec.mechanism, spec.q_bound
+    """``--multilabel`` (``spec``, a ``run_spec.RunSpec`` whose option rules were checked)
+    over a counts file ``votes`` or ``spec.predictions``: read, analyse on the grid
+    ``orders`` after ``initial_rdp``. ``build(M)`` makes the mechanism ``spec`` names for M
+    teachers."""
+    predictions, q_bound = spec.predictions, spec.q_bound
     variant, tau = parse_variant(spec.multilabel)
     if (votes is None) == (predictions is None):
         raise OptionError("give exactly one of VOTES or --predictions FILE")
-    if variant != "binary" and predictions is None:
-        raise OptionError(f"--multilabel {variant} needs --predictions FILE (queries, "
-                          "teachers, labels): the per-label counts do not give each "
-                          "teacher's label set")
-    name = mechanism.lower() if isinstance(mechanism, str) else getattr(mechanism, "name", "")
-    if name not in VARIANT_MECHANISMS[variant]:
-        raise OptionError(f"--multilabel {variant} runs -m "
-                          f"{' or -m '.join(VARIANT_MECHANISMS[variant])}, not {name}")
-    if variant != "binary" and q_bound != "union":
-        raise OptionError(f"--q-bound {q_bound} applies to --multilabel binary only")
     vote_set = (load_multilabel_counts(votes) if predictions is None
                 else load_multilabel_predictions(predictions))
     if variant == "powerset" and vote_set.label_count > MAX_SET_LABELS:

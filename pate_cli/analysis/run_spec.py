@@ -16,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from ..accounting.multilabel import parse_variant
 from ..accounting.q_bound import Q_BOUNDS
 from ..errors import OptionError
 from ..inputs.query_indices import checked_queries
+from ..mechanisms.multilabel import VARIANT_MECHANISMS
 from ..mechanisms.sampled import SAMPLED_MECHANISMS, Sampling, parse_sampling
 from ..orders import AUTO, default_orders, validate_orders
 from ..vote_rows import is_sparse
@@ -153,6 +155,10 @@ def _multilabel_rule(key: str, option: str) -> Rule:
 
 # The rules are tried in order: after the multilabel ones, a spec with --multilabel has none
 # of _NOT_WITH_MULTILABEL's options, so only a rule reading others asks for _single.
+def _variant(s: RunSpec) -> str:  # --multilabel's variant (OptionError for a bad one)
+    return "binary" if s.multilabel is None else parse_variant(s.multilabel)[0]
+
+
 def _single(s: RunSpec) -> bool:  # a run over single-label queries (not --multilabel)
     return s.multilabel is None
 
@@ -167,6 +173,16 @@ RULES: tuple[Rule, ...] = (
     *(_multilabel_rule(key, option) for key, option in _NOT_WITH_MULTILABEL),
     Rule(lambda s: s.multilabel is not None and s.auto_orders,
          "--orders auto does not combine with --multilabel"),
+    Rule(lambda s: s.multilabel is not None and _variant(s) != "binary"
+         and s.predictions is None,
+         lambda s: f"--multilabel {_variant(s)} needs --predictions FILE (queries, teachers, "
+                   "labels): the per-label counts do not give each teacher's label set"),
+    Rule(lambda s: s.multilabel is not None and s.name not in VARIANT_MECHANISMS[_variant(s)],
+         lambda s: f"--multilabel {_variant(s)} runs -m "
+                   f"{' or -m '.join(VARIANT_MECHANISMS[_variant(s)])}, not {s.name}"),
+    Rule(lambda s: s.multilabel is not None and _variant(s) != "binary"
+         and s.q_bound != "union",
+         lambda s: f"--q-bound {s.q_bound} applies to --multilabel binary only"),
     Rule(lambda s: s.ss_every is not None and not s.smooth_sensitivity,
          "--ss-history needs --smooth-sensitivity"),
     Rule(lambda s: s.decisions is not None and s.accounting == "expected",

@@ -16,6 +16,10 @@ from .noise import STREAM_ANSWER, NoiseSource
 
 # Label sets as int64 bitmasks: bit 62 is the last one below the sign bit.
 MAX_SET_LABELS = 62
+# The mechanisms each --multilabel variant runs (binary: each label's counts; tau and
+# powerset: GNMax over clipped sums or label sets).
+VARIANT_MECHANISMS = {"binary": ("gnmax", "confident"), "tau": ("gnmax",),
+                      "powerset": ("gnmax",)}
 
 
 def set_ids(bits: np.ndarray) -> np.ndarray:
