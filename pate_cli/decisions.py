@@ -171,9 +171,23 @@ class Decisions:
 
 def named_decisions(mechanism: str | None, query, outcome, label, *, path: str | None = None,
                     sha256: str | None = None) -> Decisions:
-    """Decisions from outcome names (cli:decisions), as a notebook or a decisions
-    file gives them (codes kept whatever the mechanism, until ``--decisions``' check);
-    a name that is no outcome raises ``ValueError`` naming its row."""
+    """Decisions from outcome names (cli:decisions), as a notebook or a decisions file gives
+    them (codes kept whatever the mechanism, until ``--decisions``' check).
+
+    Args:
+      mechanism: the mechanism's name, or None.
+      query: each decision's vote-file row, or None.
+      outcome: each query's outcome name, one of :data:`OUTCOME_NAMES`.
+      label: each query's released label (-1 for none).
+      path: the decisions file's name, when read from one.
+      sha256: that file's digest.
+
+    Returns:
+      The frozen :class:`Decisions` (``answered`` follows from the outcomes).
+
+    Raises:
+      ValueError: a name that is no outcome, naming its row.
+    """
     outcome = np.asarray(outcome, dtype=str)
     code = codes_of(outcome, OUTCOME_NAMES)
     found = code >= 0

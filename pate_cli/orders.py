@@ -34,6 +34,9 @@ def default_orders() -> np.ndarray:
     ``arange(2, 101, 0.5)`` followed by ``logspace(2, log10(500), 100)``, kept exactly
     so: 100 appears twice and 100.5 sits before the second 100. The reported order and
     the running epsilon of some queries depend on this exact sequence.
+
+    Returns:
+      The orders, a float64 array of shape ``(298,)``.
     """
     return np.concatenate((np.arange(2, 101, 0.5), np.logspace(2, np.log10(500), 100)))
 
@@ -74,8 +77,17 @@ def extend_orders(orders: np.ndarray, best: int) -> np.ndarray | None:
 def parse_orders(text: str) -> np.ndarray:
     """Parse ``--orders`` (a grid spec); every order must be a finite number above 1.
 
-    Raises ``ValueError`` with a message naming the bad part. A repeated order is kept
-    where written, as in the default grid (where 100 appears twice): it changes no figure.
+    A repeated order is kept where written, as in the default grid (where 100 appears
+    twice): it changes no figure.
+
+    Args:
+      text: a comma list of numbers and ``start:stop:step`` ranges.
+
+    Returns:
+      The orders, a 1-D float64 array in the order written.
+
+    Raises:
+      ValueError: with a message naming the bad part.
     """
     if not str(text).strip():
         raise ValueError("--orders is empty")

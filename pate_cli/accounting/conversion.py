@@ -145,8 +145,19 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Convert RDP curves to ``(epsilon, order)`` at ``delta`` (math:conversion).
 
-    ``rdp`` has shape ``(..., orders)``; both results have shape ``rdp.shape[:-1]`` (0-d
-    arrays for one curve). The order is the first minimiser in grid order.
+    Args:
+      rdp: RDP curves, shape ``(..., orders)``.
+      orders: the Rényi orders of the last axis, each > 1.
+      delta: the target delta, in (0, 1).
+      conversion: ``classic`` (the default; Mironov 2017) or ``improved`` (Canonne, Kamath,
+        Steinke 2020; epsilon clipped at 0).
+
+    Returns:
+      ``(epsilon, order)``, each of shape ``rdp.shape[:-1]`` (0-d arrays for one curve); the
+      order is the first minimiser in grid order.
+
+    Raises:
+      ValueError: a bad grid, delta or conversion, or ``rdp``'s last axis not the grid's.
     """
     orders = validate_orders(orders)
     rdp = np.asarray(rdp, dtype=np.float64)

@@ -35,15 +35,21 @@ def log_q_gnmax(votes: ArrayLike | VoteRows, *, sigma: float) -> np.ndarray:
     """Upper bound on log Pr[GNMax does not output the plurality class] (Prop. 7).
 
     ``log q = logsumexp_{j != i*} log_ndtr(-(n_i* - n_j) / (sqrt(2) sigma))``, capped at
-    ``log(1 - 1/K)`` (math:gnmax). ``votes`` has shape ``(queries, K)`` (or is a
-    :class:`VoteRows` chunk, whose ``Z`` zero-vote classes add the one term ``Z
-    Phi(-n_i* / (sqrt(2) sigma))``, math:sparse); the result has shape ``(queries,)``.
-    Ties for the plurality give the cap.
+    ``log(1 - 1/K)`` (math:gnmax); ties for the plurality give the cap. The sum is taken in
+    linear space (``ndtr``) where the runner-up's tail probability is a normal double, else
+    in log space with far terms pruned. Integer votes have integer gaps: their tail
+    probabilities come from a table of ``max gap + 1`` values, not one per (query, class).
 
-    The sum is taken in linear space (``ndtr``) where the runner-up's tail probability is
-    a normal double, and in log space with far terms pruned for the other rows. With
-    integer votes the gaps are integers, so the tail probabilities come from a table of
-    ``max gap + 1`` values instead of one evaluation per (query, class).
+    Args:
+      votes: ``(queries, K)`` counts (K >= 2), or a :class:`VoteRows` chunk, whose ``Z``
+        zero-vote classes add the one term ``Z Phi(-n_i* / (sqrt(2) sigma))`` (math:sparse).
+      sigma: the answer noise's standard deviation (> 0).
+
+    Returns:
+      ``log q``, shape ``(queries,)``.
+
+    Raises:
+      ValueError: ``sigma`` not a finite positive number, or ``votes`` not 2-D with K >= 2.
     """
     from scipy.special import log_ndtr, ndtr
     form = vote_rows(votes)
@@ -99,18 +105,26 @@ def _log_q_log_space(gaps: np.ndarray, top: np.ndarray, scale: float) -> np.ndar
 def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarray:
     """Data-dependent RDP of one GNMax answer, given ``log q`` (Thm 6 + Prop. 10).
 
-    Returns shape ``log_q.shape + (orders,)``. ``log q = -inf`` gives 0 (the output is
-    certain); where the conditions of Theorem 6 fail the data-independent
-    ``alpha / sigma^2`` is returned; elsewhere the smaller of the two (math:gnmax).
-    Never below 0 (as RDP; a value rounded below 0 would be clipped: callers that skip
-    orders, ``accounting.live_orders`` and ``own_epsilons``, rely on it).
-    Raises ``ValueError`` for ``log q > 0``, ``sigma <= 0`` or any order <= 1.
-
+    ``log q = -inf`` gives 0 (the output is certain); where the conditions of Theorem 6 fail
+    the data-independent ``alpha / sigma^2``; elsewhere the smaller of the two (math:gnmax).
     The queries where Theorem 6 applies are evaluated in cache-sized blocks in increasing
     ``log q`` (the distinct values callers pass are sorted already), so that each block
     spans a narrow range of ``mu1``: orders at or above every ``mu1`` of a block take the
     data-independent value without evaluating the bound (see :func:`_theorem6_bound`).
     Every entry is computed by the same operations whatever the blocking.
+
+    Args:
+      log_q: ``log q`` per query (:func:`log_q_gnmax`), any shape, each ``<= 0``.
+      sigma: the answer noise's standard deviation (> 0).
+      orders: the Rényi orders, each > 1.
+
+    Returns:
+      RDP of shape ``log_q.shape + (orders,)``, never below 0 (as RDP; a value rounded below
+      0 would be clipped: callers that skip orders, ``accounting.live_orders`` and
+      ``own_epsilons``, rely on it).
+
+    Raises:
+      ValueError: ``log q > 0`` (or NaN), ``sigma <= 0`` or any order <= 1.
     """
     orders = validate_orders(orders)
     check_positive(sigma, "sigma")

@@ -21,9 +21,19 @@ def log_q_lnmax(votes: ArrayLike | VoteRows, *, scale: float) -> np.ndarray:
     """Upper bound on log Pr[LNMax does not output the plurality class] (math:lnmax).
 
     ``g_j = (n_j - n_i*) / lam`` and ``log q = logsumexp_{j != i*} log(2 - g_j) + log(1/4)
-    + g_j``, capped at ``log(1 - 1/K)``. Shape ``(queries, K) -> (queries,)``. The ``Z``
-    zero-vote classes of a :class:`VoteRows` chunk add the one term ``log Z + log(2 +
-    n_i*/lam) + log(1/4) - n_i*/lam`` (math:sparse).
+    + g_j``, capped at ``log(1 - 1/K)``.
+
+    Args:
+      votes: ``(queries, K)`` counts (K >= 2), or a :class:`VoteRows` chunk, whose ``Z``
+        zero-vote classes add the one term ``log Z + log(2 + n_i*/lam) + log(1/4) -
+        n_i*/lam`` (math:sparse).
+      scale: the Laplace noise's scale ``lam`` (> 0).
+
+    Returns:
+      ``log q``, shape ``(queries,)``.
+
+    Raises:
+      ValueError: ``scale`` not a finite positive number, or ``votes`` not 2-D with K >= 2.
     """
     form = vote_rows(votes)
     check_positive(scale, "laplace scale")
@@ -46,7 +56,16 @@ def log_q_lnmax(votes: ArrayLike | VoteRows, *, scale: float) -> np.ndarray:
 def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarray:
     """Data-dependent RDP of one LNMax answer with pure ``eps0 = 2 / lam`` (math:lnmax).
 
-    Returns shape ``log_q.shape + (orders,)``.
+    Args:
+      log_q: ``log q`` per query (:func:`log_q_lnmax`), any shape, each ``<= 0``.
+      scale: the Laplace noise's scale ``lam`` (> 0).
+      orders: the Rényi orders, each > 1.
+
+    Returns:
+      RDP of shape ``log_q.shape + (orders,)``.
+
+    Raises:
+      ValueError: ``log q > 0`` (or NaN), ``scale <= 0`` or any order <= 1.
     """
     check_positive(scale, "laplace scale")
     return rdp_pure_from_q(log_q, eps0=2.0 / scale, orders=orders)

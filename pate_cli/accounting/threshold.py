@@ -20,7 +20,16 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
                     sigma_threshold: float) -> np.ndarray:
     """``log Pr[max v + N(0, sigma1^2) >= T]`` with ``round`` half-to-even (math:threshold).
 
-    ``max_votes`` is ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
+    Args:
+      max_votes: ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
+      threshold: the threshold ``T``.
+      sigma_threshold: the threshold noise's standard deviation ``sigma1`` (> 0).
+
+    Returns:
+      ``log Pr[answered]``, of ``max_votes``'s shape.
+
+    Raises:
+      ValueError: ``sigma_threshold`` not a finite positive number.
     """
     from scipy.special import log_ndtr
     check_positive(sigma_threshold, "sigma_threshold")
@@ -38,6 +47,17 @@ def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,
 
     ``log q_sel = min(log pr, log(1 - pr))`` fed to the GNMax bound with noise
     ``sqrt(2) sigma1`` (the plurality count has sensitivity 1, not sqrt(2)).
+
+    Args:
+      log_pr_answered: ``log pr`` per query (:func:`log_pr_answered`), any shape.
+      sigma_threshold: the threshold noise's standard deviation ``sigma1`` (> 0).
+      orders: the Rényi orders, each > 1.
+
+    Returns:
+      RDP of shape ``log_pr_answered.shape + (orders,)``, as :func:`rdp_gnmax`'s.
+
+    Raises:
+      ValueError: ``log pr > 0`` (or NaN), ``sigma_threshold <= 0`` or any order <= 1.
     """
     log_pr = np.asarray(log_pr_answered, dtype=np.float64)
     log_q_sel = np.minimum(log_pr, log1mexp(log_pr))

@@ -106,11 +106,25 @@ def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
 def sanitize_analysis(result, votes, *, student=None, order: float | None = None,
                       report_every: int | None = None, positions=None,
                       charges: ChunkValues | None = None) -> SmoothSensitivityResult:
-    """The smooth-sensitivity report of ``result`` (from ``votes``), a chunk at a time:
-    the file rows it processed (``positions``, default its ``query_index`` or first rows),
-    the answer step's charges (``charges(start, stop)``, default the seeded replay's; a
-    run of given decisions passes its own) and its order (or ``order``). ``ValueError``
-    where it does not apply, and naming condition C5 or C6 when one fails at the order."""
+    """The smooth-sensitivity report of ``result`` (from ``votes``), a chunk at a time.
+
+    Args:
+      result: a replay or expected analysis of GNMax, Confident or Interactive.
+      votes: the votes ``result`` analysed.
+      student: Interactive's student probabilities.
+      order: the order reported at (default: ``result``'s).
+      report_every: queries between history checkpoints (default: no history).
+      positions: the file rows it processed (default its ``query_index`` or first rows).
+      charges: the answer step's charges, ``charges(start, stop)`` (default the seeded
+        replay's; a run of given decisions passes its own).
+
+    Returns:
+      The ``SmoothSensitivityResult``.
+
+    Raises:
+      ValueError: where it does not apply, and naming condition C5 or C6 when one fails at
+        the order.
+    """
     mechanism = result.mechanism
     if mechanism.name not in GAUSSIAN:
         raise ValueError(f"--smooth-sensitivity applies to {', '.join(GAUSSIAN)}, "

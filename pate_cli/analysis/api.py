@@ -46,63 +46,83 @@ from .steps import run_charges
 
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any) -> AnalysisResult:
-    """Analyse votes as ``pate-analyze`` does: every option of the command is a keyword (a
-    field of ``RunSpec``), checked against ``run_spec.RULES`` before any input is read; a
-    refused combination raises ``OptionError`` (an ``InputError``, so a ``ValueError``) with
-    the command's message.
+    """Analyse votes as ``pate-analyze`` does: every option of the command is a keyword.
 
-    ``votes``: a path, a ``VoteSet`` or a ``(queries, K)`` array (or give ``predictions``;
-    ``predictions_layout="teachers-first"`` for a file stored teachers x queries); ``index_col``
-    drops that column of a CSV/TSV file; with ``queries``, ``labels`` may hold one label per
-    analysed row; a long table of sparse votes needs ``classes`` (its vocabulary size), its
-    columns in any order or under other names: ``columns="query=position,class=token,
-    count=n"`` (or a mapping of those roles, and ``output``, to names). ``mechanism``:
-    ``lnmax``, ``gnmax``, ``confident``, ``interactive`` or ``svt`` with parameters such as
-    ``sigma=40`` or ``confidence=0.9`` (unset ones default to the command's fractions of M),
-    or a mechanism object. ``student``, ``query_indices``,
-    ``rounds``, ``add_rdp`` (as an array: one RDP value per order), ``groups`` and
-    ``teacher_groups``: paths or arrays. ``decisions``: a path, a ``Decisions`` or a
-    ``.npy``-like array (0/1 answered mask, or labels with -1 for none), accounted instead of
-    the seeded replay's (math:costs).
-    ``smooth_sensitivity``: the sanitised release (``ss_every`` queries between history
-    checkpoints). ``tuning`` (``"poisson:20"``, ``"negbin:10,0.5"``...; math:tuning): the cost
-    of a random search whose every candidate costs at most this run (``result.tuning``).
-    ``outputs``: the output (generated sequence) of each row of the votes, for any input
-    (``--outputs``: a path to a ``.npy`` or one-column ``.csv``, or an array; each output's
-    rows consecutive; refused unless equal to a grouping the votes hold, and with
-    ``query_indices``); it gives ``result.outputs`` and the per-query ``output`` column.
-    ``halt_at`` (``query`` or ``output``): with ``budget`` and an output grouping, halt before
-    the first output whose tokens could exceed it (``accounting.output_sums``).
-    ``orders="auto"``: the paper's grid, extended past an edge where the best order sits
-    (``orders.extend_orders``) and the analysis re-run. ``q_bound``: GNMax's q bound, ``union``
-    (Prop. 7) or ``integral`` (math:integral, tighter and certified; Gaussian answers only, not
-    with smooth sensitivity, ``rounds`` or ``individualized``). ``screening``: the threshold
-    step's data-independent curve, ``exact`` (the default, math:screening's; it also caps
-    math:threshold's curve) or ``gaussian`` (math:independent's, the papers'); a mechanism object
-    carries its own.
-    ``sampling`` (math:sampling): ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the way
-    every query's voters were drawn, with ``vote_change`` (``move``, the default, or ``add``;
-    without replacement a replaced unit always moves a vote) and ``sampling_steps``
-    (``shared``, the default: Confident's two steps read one subset per query, charged as one
-    sampled Gaussian per answered query; ``independent``: each step draws its own);
-    ``accounting="data-independent"`` only, for GNMax, Confident and LNMax: both steps' curves
-    amplified (``mechanisms.sampled``), and for Poisson-sampled Gaussian steps the smaller of
-    the RDP and PLD figures (``epsilon_method``). ``multilabel`` (``binary``, ``tau:TAU``,
-    ``powerset``): per-label counts ``(queries, labels, 2)`` or 0/1 ``predictions`` ``(queries,
-    teachers, labels)`` (``analysis.multilabel``; ``chunk_size``: queries per chunk). No run
-    keeps a per-query array: memory stays flat however many queries.
-    ``per_query`` (True, the default, or ``"stream"``, the same): ``result.iter_frames()`` gives
-    the per-query table a chunk at a time by a second pass over the votes (an array changed in
-    place in between gives another table); ``to_frame()`` and ``label()``'s decisions put its
-    pieces together. ``per_query=False``: totals only, ``to_frame()`` and ``label()`` raise, the
-    summary is the same bytes. ``progress(done, total)``: called after each chunk of queries of
-    a single run (not SVT-PATE, rounds or individualized); ``chunk_size`` (rows) defaults to a
-    bound on rows x classes (``work_sizes.chunk_rows``). ``workers``: threads that count
-    chunks and evaluate cost curves (default: the cores this process may use); no figure depends
-    on it. ``executor``: a ``distributed.Client`` or any ``concurrent.futures`` executor on
-    which a totals-only single run counts its chunks (``grouped_run.count_queries``; a budget
-    run sums its blocks there, ``analysis.budget_run``), the same bytes as counted locally; any
-    other run is analysed here, with a ``PateWarning`` saying so.
+    The keywords are ``RunSpec``'s fields, checked against ``run_spec.RULES`` before any input
+    is read. No run keeps a per-query array: memory stays flat however many queries.
+
+    Args:
+      votes: a path, a ``VoteSet`` or a ``(queries, K)`` array (or give ``predictions``).
+      mechanism: ``lnmax``, ``gnmax``, ``confident`` (default), ``interactive``, ``svt``,
+        ``exponential`` or ``confident-exponential`` with its parameters as keywords (such as
+        ``sigma=40`` or ``confidence=0.9``; unset ones default to the command's fractions of
+        M), or a mechanism object.
+      **options: ``RunSpec``'s fields: ``accounting``, ``delta``, ``conversion``, ``seed``,
+        ``budget``, ``teachers``, ``queries``, ``order``, ``individualized``... as the
+        command's options (cli:pate-analyze), and:
+        predictions_layout: ``"teachers-first"`` for a file stored teachers x queries.
+        index_col: drops that column of a CSV/TSV file.
+        labels: with ``queries``, may hold one label per analysed row.
+        classes, columns: a long table of sparse votes needs ``classes`` (its vocabulary
+          size); its columns in any order or under other names: ``"query=position,
+          class=token,count=n"`` (or a mapping of those roles, and ``output``, to names).
+        student, query_indices, rounds, add_rdp, groups, teacher_groups: paths or arrays
+          (``add_rdp`` as an array: one RDP value per order).
+        decisions: a path, a ``Decisions`` or a ``.npy``-like array (0/1 answered mask, or
+          labels with -1 for none), accounted instead of the seeded replay's (math:costs).
+        smooth_sensitivity: the sanitised release (``ss_every`` queries between history
+          checkpoints).
+        tuning: ``"poisson:20"``, ``"negbin:10,0.5"``... (math:tuning): the cost of a random
+          search whose every candidate costs at most this run (``result.tuning``).
+        outputs: the output (generated sequence) of each row of the votes, for any input
+          (``--outputs``: a path to a ``.npy`` or one-column ``.csv``, or an array; each
+          output's rows consecutive; refused unless equal to a grouping the votes hold, and
+          with ``query_indices``): gives ``result.outputs`` and the per-query ``output`` column.
+        halt_at: ``query`` or ``output``: with ``budget`` and an output grouping, halt before
+          the first output whose tokens could exceed it (``accounting.output_sums``).
+        orders: a grid, or ``"auto"``: the paper's grid, extended past an edge where the best
+          order sits (``orders.extend_orders``) and the analysis re-run.
+        q_bound: GNMax's q bound, ``union`` (Prop. 7) or ``integral`` (math:integral, tighter
+          and certified; Gaussian answers only, not with smooth sensitivity, ``rounds`` or
+          ``individualized``).
+        screening: the threshold step's data-independent curve, ``exact`` (the default,
+          math:screening's; it also caps math:threshold's curve) or ``gaussian``
+          (math:independent's, the papers'); a mechanism object carries its own.
+        sampling: (math:sampling) ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the way
+          every query's voters were drawn; ``accounting="data-independent"`` only, for GNMax,
+          Confident and LNMax: both steps' curves amplified (``mechanisms.sampled``), and for
+          Poisson-sampled Gaussian steps the smaller of the RDP and PLD figures
+          (``epsilon_method``).
+        vote_change: ``move`` (the default) or ``add``; without replacement a replaced unit
+          always moves a vote.
+        sampling_steps: ``shared`` (the default: Confident's two steps read one subset per
+          query, charged as one sampled Gaussian per answered query) or ``independent``
+          (each step draws its own).
+        multilabel: ``binary``, ``tau:TAU`` or ``powerset``: per-label counts ``(queries,
+          labels, 2)`` or 0/1 ``predictions`` ``(queries, teachers, labels)``
+          (``analysis.multilabel``; ``chunk_size``: queries per chunk).
+        per_query: True (the default) or ``"stream"``, the same: ``result.iter_frames()``
+          gives the per-query table a chunk at a time by a second pass over the votes (an
+          array changed in place in between gives another table); ``to_frame()`` and
+          ``label()``'s decisions put its pieces together. False: totals only, ``to_frame()``
+          and ``label()`` raise, the summary is the same bytes.
+        progress: ``progress(done, total)``, called after each chunk of queries of a single
+          run (not SVT-PATE, rounds or individualized).
+        chunk_size: rows; defaults to a bound on rows x classes (``work_sizes.chunk_rows``).
+        workers: threads that count chunks and evaluate cost curves (default: the cores this
+          process may use); no figure depends on it.
+        executor: a ``distributed.Client`` or any ``concurrent.futures`` executor on which a
+          totals-only single run counts its chunks (``grouped_run.count_queries``; a budget
+          run sums its blocks there, ``analysis.budget_run``), the same bytes as counted
+          locally; any other run is analysed here, with a ``PateWarning`` saying so.
+
+    Returns:
+      The frozen :class:`AnalysisResult`; its notes are also issued as ``PateWarning``.
+
+    Raises:
+      OptionError: a refused combination, with the command's message (an ``InputError``).
+      InputError: a bad input file or value (a ``ValueError``).
+      TypeError: a keyword that is neither an option nor a mechanism parameter.
     """
     spec = RunSpec.of(mechanism, **options)
     sampling = check_options(spec)
@@ -225,10 +245,21 @@ def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0
           **options: Any) -> Decisions:
     """The labels a run releases, as arrays (what ``--write-decisions`` writes).
 
-    Takes ``analyze``'s arguments; returns the frozen :class:`pate_cli.decisions.Decisions`
-    of every processed query in processing order: ``query`` (vote-file row), ``outcome``
-    (``answered``/``refused``, ``student`` for Interactive, ``stable``/``unstable``/``halted``
-    for SVT) and ``label`` (-1 for none). A budget or individualized run stops at its halt.
+    Args:
+      votes: as for ``analyze``.
+      mechanism: as for ``analyze``.
+      seed: the replay's seed (default 0).
+      **options: ``analyze``'s keywords (its notes are not issued as warnings).
+
+    Returns:
+      The frozen :class:`pate_cli.decisions.Decisions` of every processed query in
+      processing order: ``query`` (vote-file row), ``outcome`` (``answered``/``refused``,
+      ``student`` for Interactive, ``stable``/``unstable``/``halted`` for SVT) and ``label``
+      (-1 for none). A budget or individualized run stops at its halt.
+
+    Raises:
+      OptionError, InputError, TypeError: as ``analyze``.
+      ValueError: with ``per_query=False`` (no per-query table to read).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PateWarning)

@@ -72,19 +72,32 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            classes: int | None = None, **options) -> AnalysisResult:
     """Analyse an individualized run; the result's ``groups`` holds the accounting.
 
-    ``votes`` is the plain histogram (upsampling); weighting and vanishing form theirs
-    from ``predictions`` (queries x teachers) and ``teacher_groups``. The replay runs on
-    that histogram; each group's cost uses its real ``log q`` and ``pr_answered`` with
-    the noise scales divided by the group's sensitivity. Labels from the stop (the first
-    query after which some group exceeds its budget) on are not released. Each group
-    reports what it spent at the stop (``epsilon_if_continued``: over every analysed
-    query); the top-level ``epsilon``/``order`` are the largest spent at the stop and
-    ``answered`` the answers before it. ``per_query`` (True or ``"stream"``):
-    ``result.iter_frames()`` gives the table with each group's cumulative epsilon;
-    False: totals only. ``workers``: threads (default: the cores); no figure depends on it.
-    ``options``: the other fields of ``RunSetting`` the run takes (``teachers``,
-    ``accounting``, ``delta``, ``orders``, ``conversion``, ``seed``, ``queries``,
-    ``labels``, ``student``, ``chunk_size``, ``source``).
+    The replay runs on the run's histogram; each group's cost uses its real ``log q`` and
+    ``pr_answered`` with the noise scales divided by the group's sensitivity. Labels from the
+    stop (the first query after which some group exceeds its budget) on are not released.
+
+    Args:
+      votes: the plain histogram (upsampling).
+      mechanism: GNMax, Confident or Interactive (Gaussian answers).
+      parameters: each group's ``GroupParameters`` (``derive_parameters``).
+      predictions: ``(queries, teachers)`` class ids, from which (with ``teacher_groups``)
+        weighting and vanishing form their histogram.
+      teacher_groups: each teacher's group index.
+      classes: the number of classes (default: the largest prediction + 1).
+      **options: the other fields of ``RunSetting`` the run takes (``teachers``, ``accounting``,
+        ``delta``, ``orders``, ``conversion``, ``seed``, ``queries``, ``labels``, ``student``,
+        ``chunk_size``, ``source``); ``per_query`` (True or ``"stream"``:
+        ``result.iter_frames()`` gives the table with each group's cumulative epsilon; False:
+        totals only); ``workers``: threads (default: the cores); no figure depends on it.
+
+    Returns:
+      The :class:`AnalysisResult`. Each group reports what it spent at the stop
+      (``epsilon_if_continued``: over every analysed query); the top-level ``epsilon`` and
+      ``order`` are the largest spent at the stop, ``answered`` the answers before it.
+
+    Raises:
+      ValueError: another mechanism, or weighting or vanishing without ``predictions`` and
+        ``teacher_groups``.
     """
     setting = RunSetting.of(**options)
     teachers, accounting, delta, orders = (setting.teachers, setting.accounting,

@@ -30,12 +30,22 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
     """Compose successive rounds into one RDP curve and one epsilon (math:conversion).
 
     Round k starts from the RDP spent by rounds 0..k-1, with independent noise (salt k).
-    ``rounds`` in the result has each round's epsilon alone; ``rdp_at_order`` adds the
-    rounds' selection and answer sums at the composed order. ``options``: the fields of
-    ``RunSetting`` a round takes (``teachers``, ``accounting``, ``delta``, ``orders``,
-    ``conversion``, ``seed``, ``labels``, ``initial_rdp``, ``chunk_size``, ``source``,
-    ``per_query`` as for ``analyze``: the table gains a ``round`` column; ``workers``:
-    threads).
+
+    Args:
+      votes: ``(queries, K)`` vote counts.
+      rounds: the ``Round``s (file rows, mechanism, student), in order; at least one.
+      **options: the fields of ``RunSetting`` a round takes (``teachers``, ``accounting``,
+        ``delta``, ``orders``, ``conversion``, ``seed``, ``labels``, ``initial_rdp``,
+        ``chunk_size``, ``source``, ``per_query`` as for ``analyze``: the table gains a
+        ``round`` column; ``workers``: threads).
+
+    Returns:
+      The :class:`AnalysisResult`: ``rounds`` has each round's epsilon alone;
+      ``rdp_at_order`` adds the rounds' selection and answer sums at the composed order.
+
+    Raises:
+      ValueError: no rounds, or a bad accounting setting.
+      TypeError: a keyword that is not a field of ``RunSetting``.
     """
     setting = RunSetting.of(**options)
     teachers, accounting, delta, orders = (setting.teachers, setting.accounting,

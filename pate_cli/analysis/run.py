@@ -44,29 +44,38 @@ from .svt import analyze_svt
 
 
 def analyze_votes(votes, mechanism, **options: Any) -> AnalysisResult:
-    """Analyse ``votes`` (``(queries, K)``, array or memory map) under ``mechanism``.
+    """Analyse ``votes`` under ``mechanism`` (SVT-PATE goes to ``analysis.svt``).
 
-    ``options``: the fields of :class:`~pate_cli.analysis.result.RunSetting`.
-    ``accounting``: ``replay`` charges what the seeded run did, ``expected`` charges the
-    answer step with ``pr_answered`` (the 2018 paper's), ``data-independent``
-    math:independent's costs for the replay's decisions; labels always come from the
-    seeded replay. ``budget`` (math:costs): halt at the first query whose full cost (its
-    expected cost under ``expected``) could take the total above it; the result holds the
-    queries before (``analysis.budget_run``). ``decisions``: a run's decisions, charged
-    instead of the replay's (math:costs "Decisions accounting"). ``outputs``: each
-    analysed query's output (a generated sequence of consecutive queries): the run is
-    walked in query order (``analysis.budget_run``), its outputs' figures
-    (``result.outputs``) and, with ``halt_at="output"``, the budget's halt before a whole
-    output found in the same pass.
+    No per-query array is kept (``result.counts`` holds what the summary needs); totals come
+    from the counts of distinct statistics (``accounting.grouped``, math:conversion), the
+    same bits for any chunk size, ``workers`` or ``executor``.
 
-    No per-query array is kept (``result.counts`` holds what the summary needs); totals
-    come from the counts of distinct statistics (``accounting.grouped``, math:conversion),
-    the same bits for any chunk size, ``workers`` (threads; default: the cores) or
-    ``executor`` (a ``concurrent.futures``-style executor counting chunks or summing budget
-    blocks, ``grouped_run.count_queries``). ``per_query`` (default): the table is a stream,
-    ``result.iter_frames()``, formed by a second pass (``per_query_stream``); its
-    ``epsilon_cumulative`` is a running sum (the tolerance of math:tolerance; a budget
-    run's ends exactly at ``epsilon``). SVT-PATE goes to ``analysis.svt``.
+    Args:
+      votes: ``(queries, K)``, an array or memory map.
+      mechanism: the mechanism object replayed.
+      **options: the fields of :class:`~pate_cli.analysis.result.RunSetting`, among them:
+        accounting: ``replay`` charges what the seeded run did, ``expected`` charges the
+          answer step with ``pr_answered`` (the 2018 paper's), ``data-independent``
+          math:independent's costs for the replay's decisions; labels always come from the
+          seeded replay.
+        budget: (math:costs) halt at the first query whose full cost (its expected cost
+          under ``expected``) could take the total above it; the result holds the queries
+          before (``analysis.budget_run``).
+        decisions: a run's decisions, charged instead of the replay's (math:costs
+          "Decisions accounting").
+        outputs: each analysed query's output (a generated sequence of consecutive queries):
+          the run is walked in query order (``analysis.budget_run``), its outputs' figures
+          (``result.outputs``) and, with ``halt_at="output"``, the budget's halt before a
+          whole output found in the same pass.
+        workers, executor: threads (default: the cores); a ``concurrent.futures``-style
+          executor counting chunks or summing budget blocks (``grouped_run.count_queries``).
+        per_query: True (the default): the table is a stream, ``result.iter_frames()``,
+          formed by a second pass (``per_query_stream``); its ``epsilon_cumulative`` is a
+          running sum (the tolerance of math:tolerance; a budget run's ends exactly at
+          ``epsilon``).
+
+    Returns:
+      The :class:`AnalysisResult`.
 
     Raises:
       ValueError: for a setting the run cannot take (its message is the CLI's line).

@@ -31,7 +31,20 @@ class PrivacyGroups:
 
 
 def load_groups(path) -> PrivacyGroups:
-    """Read ``group,budget[,upsampling][,weight][,participation][,share]`` (CSV, header)."""
+    """Read ``group,budget[,upsampling][,weight][,participation][,share]`` (CSV, header).
+
+    Args:
+      path: the ``--groups`` file.
+
+    Returns:
+      The :class:`PrivacyGroups`: names, budgets and the optional columns (NaN for an empty
+      cell, None without the column).
+
+    Raises:
+      InputError: a missing, empty or malformed file, an unknown or missing column, an
+        unnamed or repeated group, or a value out of range (budget > 0, upsampling a whole
+        number >= 1, weight > 0, participation and share in (0, 1]).
+    """
     import pandas as pd
     name, raw = open_text(path)
     try:

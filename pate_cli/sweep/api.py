@@ -90,32 +90,43 @@ class SweepSpec:
 def run_sweep(files, mechanisms=("confident",), **options: Any):
     """The notebook form of ``pate-sweep``: a DataFrame with one row per grid point.
 
-    Every option of the command is a keyword of the same name, a field of
-    :class:`SweepSpec` (``files`` for VOTES, ``mechanisms`` for ``-m``, ``students`` for
-    ``--student``; ``COMMAND_ONLY`` lists those about the command's output), checked with
-    the command's rules and messages.
-
-    ``files``: a path or a list of paths; ``labels`` / ``students``: a path or one per
-    file. The grids: ``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``,
-    ``svt_scale``, ``svt_cutoff``, ``eta``, ``queries``, each a sequence of values or a
-    grid string such as ``"20:200:10"``. ``repeats``, ``seed``, ``accounting``, ``delta``,
-    ``budget``, ``conversion``, ``orders``, ``order`` (one order, overriding ``orders``)
-    and ``confidence`` as pate-analyze's. ``executor``: any ``concurrent.futures``
-    executor (a ``ProcessPoolExecutor``, a Dask client's ``get_executor()``); else
-    ``workers`` local processes, or (None) this process. ``tuning`` (``"poisson:20"``...;
-    math:tuning) adds the columns ``tuning``, ``epsilon_tuned`` and ``epsilon_all_points``
-    (``sweep.tuning``). ``screening``: ``exact`` (math:screening) or ``gaussian`` (the
-    papers') threshold-step curve. ``sampling`` (``"poisson:RATE"``,
-    ``"without-replacement:m/N"``), ``vote_change`` and ``sampling_steps`` (math:sampling)
-    as in ``analyze``. ``index_col`` drops that column of CSV/TSV files; ``classes`` and
-    ``columns`` read long tables (``load_votes``). ``pareto=True`` keeps the rows on the
-    epsilon / score frontier; ``best=EPS`` returns the one best row within EPS with its
-    ``command`` (``OverBudget`` when none is). ``max_points`` (default 100,000): refuse a
-    larger grid before any work.
+    Every option of the command is a keyword of the same name, checked with the command's
+    rules and messages.
 
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma="20:100:20", labels="y.npy", repeats=3)
         pate_cli.run_sweep("votes.npy", ["gnmax"], sigma=[20, 40], accounting="data-independent",
                            sampling="poisson:0.01", vote_change="add")
+
+    Args:
+      files: VOTES: a path or a list of paths.
+      mechanisms: ``-m``: one name or several (default ``confident``).
+      **options: the other fields of :class:`SweepSpec` (``students`` for ``--student``;
+        ``COMMAND_ONLY`` lists the command's options about its output, not keywords):
+        labels, students: a path or one per file.
+        sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta, queries:
+          the grids, each a sequence of values or a grid string such as ``"20:200:10"``.
+        repeats, seed, accounting, delta, budget, conversion, orders, confidence: as
+          pate-analyze's; ``order``: one order, overriding ``orders``.
+        executor: any ``concurrent.futures`` executor (a ``ProcessPoolExecutor``, a Dask
+          client's ``get_executor()``); else ``workers`` local processes, or (None) this one.
+        tuning: ``"poisson:20"``... (math:tuning): adds the columns ``tuning``,
+          ``epsilon_tuned`` and ``epsilon_all_points`` (``sweep.tuning``).
+        screening: ``exact`` (math:screening) or ``gaussian`` (the papers') threshold-step curve.
+        sampling, vote_change, sampling_steps: (math:sampling) as in ``analyze``
+          (``"poisson:RATE"``, ``"without-replacement:m/N"``).
+        index_col: drops that column of CSV/TSV files.
+        classes, columns: read long tables (``load_votes``).
+        pareto: True keeps the rows on the epsilon / score frontier.
+        best: ``EPS`` returns the one best row within EPS, with its ``command``.
+        max_points: refuse a larger grid before any work (default 100,000).
+
+    Returns:
+      A pandas DataFrame, one row per grid point (or per ``pareto`` / ``best`` row).
+
+    Raises:
+      OptionError: a refused option or combination, or more points than ``max_points``.
+      TypeError: an unknown keyword.
+      OverBudget: with ``best``, when no row is within EPS.
     """
     spec = SweepSpec.of(files, mechanisms, **options)
     check_grid_size(spec.mechanisms, spec.grids, files=len(spec.files),

@@ -212,13 +212,18 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
     or an attack risk (``sweep.calibration_target``).
 
     Args:
-        votes, mechanism: as for ``analyze`` (a mechanism of ``CALIBRATED``).
+        votes: as for ``analyze``.
+        mechanism: as for ``analyze``, a mechanism of ``CALIBRATED``.
         **options: :class:`CalibrationSpec`'s fields (one target: ``target_epsilon``,
             ``target_tpr`` with ``at_fpr``, or ``target_advantage``), and
             ``analyze``'s keywords shared by every candidate (``labels``, ``queries``...).
 
+    Returns:
+        The :class:`Calibration`: the smallest noise analysed that meets the target.
+
     Raises:
-        OptionError: for a refused setting or an unreachable target.
+        OptionError: for a refused setting.
+        InputError: for an unreachable target (none in the range, or within ``max_steps``).
     """
     spec = CalibrationSpec(**{item.name: options.pop(item.name)
                               for item in fields(CalibrationSpec) if item.name in options})

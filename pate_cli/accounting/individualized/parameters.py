@@ -123,9 +123,25 @@ class GroupParameters:
 def derive_parameters(groups: Any, *, variant: str,
                       teacher_groups: np.ndarray | None = None, precision: int = 2,
                       weights: str = "budget", power: float = 2.0) -> GroupParameters:
-    """Each group's upsampling factor, weight or participation frequency: as ``groups``
-    (an ``inputs.PrivacyGroups``) gives them, else by the rules above (math:individualized).
-    Weighting and vanishing need each teacher's group."""
+    """Each group's upsampling factor, weight or participation frequency: as ``groups`` gives
+    them, else by the rules above (math:individualized: ``upsampling_factors``,
+    ``group_weights``, ``vanishing_frequencies``).
+
+    Args:
+      groups: an ``inputs.PrivacyGroups`` (names, budgets, any given parameters).
+      variant: ``upsampling``, ``weighting`` or ``vanishing``.
+      teacher_groups: each teacher's group index; weighting and vanishing need it.
+      precision: upsampling: ratios' denominators up to ``10**precision`` (default 2).
+      weights: weighting's rule, ``budget`` (the default) or ``group-size``.
+      power: vanishing's ``s_g = (eps_g / eps_max) ** power`` (default 2).
+
+    Returns:
+      The :class:`GroupParameters` of ``variant``.
+
+    Raises:
+      ValueError: an unknown variant, no ``teacher_groups`` where needed, bad budgets or
+        parameters, or given weights (rule ``budget``) not summing to the number of teachers.
+    """
     if variant not in VARIANTS:
         raise ValueError(f"--individualized must be one of {', '.join(VARIANTS)}, "
                          f"got {variant!r}")
