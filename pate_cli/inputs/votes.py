@@ -4,6 +4,9 @@ Every problem is an ``InputError`` whose message is one line naming the file, th
 (query = 0-based row of the vote matrix, class = 0-based column; text files also give the
 1-based line and column) and what is wrong. Validation scans memory-mapped files in
 chunks, so memory stays bounded whatever the file size.
+
+Size: one concept, a vote input of any kind read into a ``VoteSet`` (and the files that go
+with it: labels, students, predictions).
 """
 
 from __future__ import annotations
@@ -83,19 +86,32 @@ class VoteSet:
 def load_votes(path, *, teachers: float | None = None, labels=None,
                index_col: int | None = None, queries: int | None = None,
                classes: int | None = None, columns=None) -> VoteSet:
-    """Read and validate a vote histogram (``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``,
-    or a directory or glob of ``.npy`` shards: ``inputs.shards``).
+    """Read and validate a vote histogram.
 
     Checks: 2-D numeric, at least 2 classes and 1 query, finite, non-negative, and (unless
-    ``teachers`` is given, for weighted or shifted votes) every row summing to the same M.
-    ``labels`` is an optional path or array of true labels; a ``.npz`` may carry its own
-    ``labels`` array, used when ``labels`` is not given. ``index_col`` drops that column
-    of CSV/TSV text (``--index-col``); ``queries`` (``--queries``) lets ``labels`` hold
-    one label per analysed query instead of one per row (see ``attach_labels``).
-    Sparse files (``inputs.sparse``: ``save_npz`` archives, long ``query,class,count``
-    tables with ``classes``, the vocabulary size) give ``SparseVotes``; a long table's
-    columns may come in any order, or under the names ``columns`` gives
-    (``"query=position,class=token,count=n"`` or a mapping; ``inputs.long_table``).
+    ``teachers`` is given) every row summing to the same M.
+
+    Args:
+      path: ``.npy``, ``.npz``, ``.csv``, ``.tsv`` or ``-``; a directory or glob of ``.npy``
+        shards (``inputs.shards``); a sparse file (``inputs.sparse``: a ``save_npz``
+        archive, or a long ``query,class,count`` table) gives ``SparseVotes``.
+      teachers: M, for weighted or shifted votes whose rows need not sum to one M.
+      labels: an optional path or array of true labels (a ``.npz`` may carry its own
+        ``labels`` array, used when this is not given).
+      index_col: drop that column of CSV/TSV text (``--index-col``).
+      queries: ``--queries``: ``labels`` may hold one label per analysed query instead of
+        one per row (see ``attach_labels``).
+      classes: a long table's vocabulary size.
+      columns: a long table's column names, ``"query=position,class=token,count=n"`` or a
+        mapping (``inputs.long_table``); the columns may come in any order.
+
+    Returns:
+      The :class:`VoteSet` read, with its sha256.
+
+    Raises:
+      InputError: a file that cannot be read or breaks a check, in one line naming the
+        file and the place (also ``classes`` or ``columns`` for votes that are not a long
+        table).
     """
     columns = column_map(columns)
     kind = sparse_kind(path, columns)
