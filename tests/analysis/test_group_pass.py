@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pate_cli.accounting import grouped
 from pate_cli.analysis import analyze_individualized, analyze_votes, derive_parameters
@@ -54,16 +56,21 @@ def test_each_query_is_replayed_once(monkeypatch):
     np.testing.assert_array_equal(covered, 1)
 
 
-@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
-def test_the_chunks_change_no_figure(accounting):
-    counts = votes()
-    runs = [run(counts, accounting, chunk_size=size, workers=workers)
-            for size, workers in ((None, None), (97, 1), (1000, 2))]
-    for other in runs[1:]:
-        assert other.groups == runs[0].groups
-        assert (other.epsilon, other.order, other.answered_total) == (
-            runs[0].epsilon, runs[0].order, runs[0].answered_total)
-        assert other.counts == runs[0].counts
+COUNTS = votes()
+REFERENCE = {accounting: run(COUNTS, accounting)
+             for accounting in ("replay", "expected", "data-independent")}
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(sorted(REFERENCE)), st.integers(16, 4000), st.sampled_from([1, 2]))
+def test_the_chunks_and_workers_change_no_figure(accounting, size, workers):
+    """The pass's chunks (and so the consumer's) and the threads change no figure."""
+    other, reference = run(COUNTS, accounting, chunk_size=size, workers=workers), \
+        REFERENCE[accounting]
+    assert other.groups == reference.groups
+    assert (other.epsilon, other.order, other.answered_total) == (
+        reference.epsilon, reference.order, reference.answered_total)
+    assert other.counts == reference.counts
 
 
 @pytest.mark.parametrize("window, limit", [(1 << 17, 1 << 20), (1 << 6, 1 << 4)])
