@@ -27,14 +27,14 @@ def laplace_rdp_by_integration(scale: float, order: float) -> float:
     """``1/(a-1) log int p^a q^(1-a)``, p = Laplace(0, b), q = Laplace(1, b), by mpmath."""
     import mpmath as mp
 
-    mp.mp.dps = 30
-    b, a = mp.mpf(scale), mp.mpf(order)
-    def density(x, mu):
-        return mp.exp(-abs(x - mu) / b) / (2 * b)
-    def integrand(x):
-        return density(x, 0) ** a * density(x, 1) ** (1 - a)
-    total = mp.quad(integrand, [-mp.inf, 0, 1, mp.inf])
-    return float(mp.log(total) / (a - 1))
+    with mp.workdps(30):  # a context: the process-wide precision is other tests' too
+        b, a = mp.mpf(scale), mp.mpf(order)
+        def density(x, mu):
+            return mp.exp(-abs(x - mu) / b) / (2 * b)
+        def integrand(x):
+            return density(x, 0) ** a * density(x, 1) ** (1 - a)
+        total = mp.quad(integrand, [-mp.inf, 0, 1, mp.inf])
+        return float(mp.log(total) / (a - 1))
 
 
 @pytest.mark.parametrize("scale", [0.3, 1.0, 5.0, 20.0])

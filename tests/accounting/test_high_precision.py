@@ -14,7 +14,15 @@ from pate_cli.accounting.laplace import log_q_lnmax, rdp_lnmax
 from pate_cli.accounting.threshold import log_pr_answered
 from pate_cli.numerics import log1mexp
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _50_digits():
+    """mpmath at 50 digits for each test of this module (a context: other
+    modules set their own, and a process-wide setting would depend on the order
+    the modules are imported and run in)."""
+    with mpmath.workdps(50):
+        yield
+
 
 
 def mp_log_q_gnmax(counts, sigma):

@@ -20,7 +20,15 @@ from pate_cli.accounting.multilabel import (
 )
 from pate_cli.vote_rows import VoteRows
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _50_digits():
+    """mpmath at 50 digits for each test of this module (a context: other
+    modules set their own, and a process-wide setting would depend on the order
+    the modules are imported and run in)."""
+    with mpmath.workdps(50):
+        yield
+
 
 
 def dense_row(sets: np.ndarray, labels: int) -> np.ndarray:

@@ -43,14 +43,14 @@ def mpmath_log_q(votes: np.ndarray, sigma: float) -> float:
     """log q by mpmath quadrature at 30 digits (the high-precision reference)."""
     import mpmath as mp
 
-    mp.mp.dps = 30
-    gaps = [mp.mpf(float(a)) for a in _sorted_gaps(votes, sigma)]
-    def integrand(t):
-        return mp.npdf(t) * (1 - mp.fprod([mp.ncdf(a + t) for a in gaps]))
-    c = -gaps[0] / 2
-    q = mp.quad(integrand, [-mp.inf, c - 8, c - 4, c - 2, c - 1, c, c + 1, c + 2, c + 4,
-                            c + 8, mp.inf])
-    return float(mp.log(q))
+    with mp.workdps(30):  # a context: the process-wide precision is other tests' too
+        gaps = [mp.mpf(float(a)) for a in _sorted_gaps(votes, sigma)]
+        def integrand(t):
+            return mp.npdf(t) * (1 - mp.fprod([mp.ncdf(a + t) for a in gaps]))
+        c = -gaps[0] / 2
+        q = mp.quad(integrand, [-mp.inf, c - 8, c - 4, c - 2, c - 1, c, c + 1, c + 2, c + 4,
+                                c + 8, mp.inf])
+        return float(mp.log(q))
 
 
 votes_rows = st.integers(min_value=2, max_value=12).flatmap(

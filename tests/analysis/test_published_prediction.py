@@ -36,7 +36,15 @@ VOCABULARY = 32_000     # TinyLlama-1.1B's vocabulary
 ETA = 0.0784673         # C / (B tau) as the README passes it (C = 0.659125)
 FINE_ORDERS = np.round(np.arange(1.5, 10.0, 0.01), 2)
 
-mpmath.mp.dps = 40
+
+@pytest.fixture(autouse=True)
+def _40_digits():
+    """mpmath at 40 digits for each test of this module (a context: other
+    modules set their own, and a process-wide setting would depend on the order
+    the modules are imported and run in)."""
+    with mpmath.workdps(40):
+        yield
+
 
 
 def mp_order(rho, log_delta):
