@@ -23,16 +23,9 @@ from pate_cli.accounting.exponential import (
 from pate_cli.accounting.laplace import rdp_lnmax
 from pate_cli.orders import default_orders
 from pate_cli.vote_rows import VoteRows
+from tests.precision import digits
 
-
-@pytest.fixture(autouse=True)
-def _50_digits():
-    """mpmath at 50 digits for each test of this module (a context: other
-    modules set their own, and a process-wide setting would depend on the order
-    the modules are imported and run in)."""
-    with mpmath.workdps(50):
-        yield
-
+_digits = digits(50)  # mpmath's precision for this module's tests
 
 
 def mp_log_q(counts, eta, zero_classes=0):

@@ -13,16 +13,9 @@ from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax
 from pate_cli.accounting.laplace import log_q_lnmax, rdp_lnmax
 from pate_cli.accounting.threshold import log_pr_answered
 from pate_cli.numerics import log1mexp
+from tests.precision import digits
 
-
-@pytest.fixture(autouse=True)
-def _50_digits():
-    """mpmath at 50 digits for each test of this module (a context: other
-    modules set their own, and a process-wide setting would depend on the order
-    the modules are imported and run in)."""
-    with mpmath.workdps(50):
-        yield
-
+_digits = digits(50)  # mpmath's precision for this module's tests
 
 
 def mp_log_q_gnmax(counts, sigma):

@@ -19,16 +19,9 @@ from pate_cli.accounting.multilabel import (
     tau_sensitivity_squared,
 )
 from pate_cli.vote_rows import VoteRows
+from tests.precision import digits
 
-
-@pytest.fixture(autouse=True)
-def _50_digits():
-    """mpmath at 50 digits for each test of this module (a context: other
-    modules set their own, and a process-wide setting would depend on the order
-    the modules are imported and run in)."""
-    with mpmath.workdps(50):
-        yield
-
+_digits = digits(50)  # mpmath's precision for this module's tests
 
 
 def dense_row(sets: np.ndarray, labels: int) -> np.ndarray:

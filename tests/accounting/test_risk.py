@@ -29,16 +29,9 @@ from pate_cli.accounting.risk import (
 from pate_cli.orders import default_orders
 from pate_cli.rounding import ceil_significant, ceil_text
 from tests import SAMPLES
+from tests.precision import digits
 
-
-@pytest.fixture(autouse=True)
-def _40_digits():
-    """mpmath at 40 digits for each test of this module (a context: other
-    modules set their own, and a process-wide setting would depend on the order
-    the modules are imported and run in)."""
-    with mpmath.workdps(40):
-        yield
-
+_digits = digits(40)  # mpmath's precision for this module's tests
 VOTES = SAMPLES / "mnist_250_votes.npy"
 
 

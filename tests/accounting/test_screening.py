@@ -12,16 +12,9 @@ from hypothesis import strategies as st
 
 from pate_cli.accounting.screening import rdp_screening
 from pate_cli.orders import default_orders
+from tests.precision import digits
 
-
-@pytest.fixture(autouse=True)
-def _50_digits():
-    """mpmath at 50 digits for each test of this module (a context: other
-    modules set their own, and a process-wide setting would depend on the order
-    the modules are imported and run in)."""
-    with mpmath.workdps(50):
-        yield
-
+_digits = digits(50)  # mpmath's precision for this module's tests
 
 
 def _pair(c, c2, threshold, sigma1, alpha):

@@ -26,6 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pate_cli
+from tests.precision import digits
 
 PUBLISHED_EPSILON = 10.0
 DELTA = 1e-6
@@ -36,15 +37,7 @@ VOCABULARY = 32_000     # TinyLlama-1.1B's vocabulary
 ETA = 0.0784673         # C / (B tau) as the README passes it (C = 0.659125)
 FINE_ORDERS = np.round(np.arange(1.5, 10.0, 0.01), 2)
 
-
-@pytest.fixture(autouse=True)
-def _40_digits():
-    """mpmath at 40 digits for each test of this module (a context: other
-    modules set their own, and a process-wide setting would depend on the order
-    the modules are imported and run in)."""
-    with mpmath.workdps(40):
-        yield
-
+_digits = digits(40)  # mpmath's precision for this module's tests
 
 
 def mp_order(rho, log_delta):
