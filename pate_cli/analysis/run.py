@@ -73,6 +73,10 @@ def analyze_votes(votes, mechanism, **options: Any) -> AnalysisResult:
           formed by a second pass (``per_query_stream``); its ``epsilon_cumulative`` is a
           running sum (the tolerance of math:tolerance; a budget run's ends exactly at
           ``epsilon``).
+        consumer: called with each chunk's statistics and decisions
+          (``grouped_run.QueryChunk``), in query order, by the one pass of a totals-only
+          run (an individualized run's group accounting); refused with a budget, outputs
+          or SVT-PATE.
 
     Returns:
       The :class:`AnalysisResult`.
