@@ -26,13 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..orders import default_orders
-from .conversion import rdp_to_epsilon
-from .exponential import log_q_exponential, rdp_exponential
-from .gnmax import log_q_gnmax, rdp_gnmax
-from .laplace import log_q_lnmax, rdp_lnmax
 from .pld import gaussian_exact_epsilon
-from .threshold import log_pr_answered, rdp_threshold
 
 # The mechanisms whose one-query claim this module states (math:audit).
 CLAIMED = ("lnmax", "gnmax", "confident", "exponential", "confident-exponential")
@@ -274,48 +268,3 @@ def _pure_composed(epsilon: float, queries: int, delta: float) -> float | None:
     pair = privacy_loss_distribution.from_privacy_parameters(
         common.DifferentialPrivacyParameters(epsilon, 0.0))
     return float(pair.self_compose(queries).get_epsilon_for_delta(delta))
-
-
-def claimed_data_dependent_epsilon(name: str, params: dict, histogram: np.ndarray, *,
-                                   delta: float, queries: int = 1) -> tuple[float, str]:
-    """The data-dependent claim of ``queries`` queries with vote histogram ``histogram`` at
-    ``delta``: ``queries`` times its RDP curve (math:gnmax, math:threshold, math:lnmax,
-    math:exponential; Confident's answer step charged in full) converted with the improved
-    conversion over the default orders (math:conversion), or the data-independent claim
-    (:func:`claimed_epsilon`) where that is smaller.
-
-    The bound is on ``P(S) <= e^epsilon P'(S) + delta`` with ``P`` the output distribution
-    at ``histogram`` and ``P'`` at any neighbour: one direction only (math:audit).
-
-    Raises:
-      ValueError: a mechanism without a stated one-query claim.
-    """
-    orders = default_orders()
-    votes = np.asarray(histogram, dtype=np.float64)[None, :]
-    independent, _ = claimed_epsilon(name, params, delta=delta, queries=queries)
-    if name == "confident-exponential":
-        eta, sigma1 = params["eta"], params["sigma_threshold"]
-        rdp = rdp_exponential(log_q_exponential(votes, eta=eta), eta=eta, orders=orders)
-        rdp = rdp + rdp_threshold(
-            log_pr_answered(votes.max(axis=1), threshold=params["threshold"],
-                            sigma_threshold=sigma1), sigma_threshold=sigma1, orders=orders)
-    elif name in ("gnmax", "confident"):
-        sigma = params["sigma"]
-        rdp = rdp_gnmax(log_q_gnmax(votes, sigma=sigma), sigma=sigma, orders=orders)
-        if name == "confident":
-            sigma1 = params["sigma_threshold"]
-            rdp = rdp + rdp_threshold(
-                log_pr_answered(votes.max(axis=1), threshold=params["threshold"],
-                                sigma_threshold=sigma1), sigma_threshold=sigma1, orders=orders)
-    elif name == "lnmax":
-        scale = params["laplace_scale"]
-        rdp = rdp_lnmax(log_q_lnmax(votes, scale=scale), scale=scale, orders=orders)
-    else:
-        eta = params["eta"]
-        rdp = rdp_exponential(log_q_exponential(votes, eta=eta), eta=eta, orders=orders)
-    epsilon, _ = rdp_to_epsilon(queries * rdp, orders=orders, delta=delta,
-                                conversion="improved")
-    dependent = float(np.asarray(epsilon).reshape(-1)[0])
-    if dependent < independent:
-        return dependent, "data-dependent RDP, improved conversion"
-    return independent, "the data-independent claim (smaller than the data-dependent one)"

@@ -20,6 +20,8 @@ import math
 import sys
 from collections.abc import Sequence
 
+from .risk import gaussian_mu
+
 # dp_accounting's default grid step, and a cap on the points of one distribution.
 DEFAULT_INTERVAL = 1e-4
 MAX_POINTS = 300_000
@@ -128,7 +130,7 @@ def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: flo
     """
     from scipy.special import log_ndtr
 
-    mu = math.sqrt(sum(count * (sensitivity / std) ** 2 for sensitivity, std, count in steps))
+    mu = gaussian_mu(steps)
     if mu == 0.0:
         return 0.0
 

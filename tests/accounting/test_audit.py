@@ -15,13 +15,14 @@ from pate_cli.accounting.audit import (
     Event,
     candidate_events,
     choose_event,
-    claimed_data_dependent_epsilon,
     claimed_epsilon,
     clopper_pearson,
     epsilon_from_bounds,
     measure,
 )
 from pate_cli.accounting.pld import gaussian_exact_epsilon
+from pate_cli.analysis.audit import data_dependent_claim
+from pate_cli.mechanisms import build_mechanism
 
 
 @settings(max_examples=200, derandomize=True, deadline=None)
@@ -99,6 +100,13 @@ def test_the_claims():
         claimed_epsilon("svt", {}, delta=1e-5)
 
 
+def _dependent(name, params, histogram, **options):
+    """The audit's data-dependent claim of mechanism ``name`` at ``histogram`` (its teachers
+    the histogram's total)."""
+    mechanism = build_mechanism(name, teachers=float(histogram.sum()), **params)
+    return data_dependent_claim(mechanism, histogram, **options)
+
+
 @pytest.mark.parametrize("name, params", [
     ("gnmax", {"sigma": 5.0}), ("lnmax", {"laplace_scale": 5.0}), ("exponential", {"eta": 0.3}),
     ("confident", {"sigma": 5.0, "sigma_threshold": 10.0, "threshold": 30.0}),
@@ -106,10 +114,10 @@ def test_the_claims():
 def test_a_data_dependent_claim_never_exceeds_the_data_independent_one(name, params):
     independent, _ = claimed_epsilon(name, params, delta=1e-5)
     for histogram in ([40, 0, 0], [20, 20, 0], [39, 1, 0]):
-        dependent, _ = claimed_data_dependent_epsilon(name, params, np.array(histogram),
+        dependent, _ = _dependent(name, params, np.array(histogram),
                                                       delta=1e-5)
         assert 0 <= dependent <= independent
-    confident, how = claimed_data_dependent_epsilon(name, params, np.array([40, 0, 0]),
+    confident, how = _dependent(name, params, np.array([40, 0, 0]),
                                                     delta=1e-5)
     assert confident < independent and "data-dependent" in how  # a clear plurality
 
@@ -134,9 +142,9 @@ def test_composed_claims():
     pure, how = claimed_epsilon("lnmax", {"laplace_scale": 20.0}, delta=1e-5, queries=10)
     assert 0.1 < pure <= 1.0
     assert "composed" in how
-    dependent, _ = claimed_data_dependent_epsilon("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
+    dependent, _ = _dependent("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
                                                   delta=1e-5, queries=4)
-    single, _ = claimed_data_dependent_epsilon("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
+    single, _ = _dependent("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
                                                delta=1e-5)
     assert single < dependent
 
