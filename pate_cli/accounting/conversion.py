@@ -22,8 +22,10 @@ CONVERSIONS = ("classic", "improved")
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 
 
-def conversion_offset(*, orders, delta: float, conversion: str = "classic") -> np.ndarray:
-    """The term added to ``rdp(alpha)`` before minimising over orders.
+def conversion_offset(*, orders, delta, conversion: str = "classic") -> np.ndarray:
+    """The term added to ``rdp(alpha)`` before minimising over orders: ``(orders,)`` for
+    one ``delta``, ``(deltas, orders)`` for a sequence of them (each row the bits of its
+    delta's own offsets).
 
     ``classic`` (Mironov 2017, Prop. 3): ``log(1/delta) / (alpha - 1)``.
     ``improved`` (Canonne, Kamath, Steinke 2020): ``log((alpha-1)/alpha)
@@ -31,11 +33,14 @@ def conversion_offset(*, orders, delta: float, conversion: str = "classic") -> n
     is 0 at orders where the total-variation shortcut applies (:func:`tv_limit`).
     """
     orders = validate_orders(orders)
-    check_delta(delta)
+    many = np.ndim(delta) > 0
+    for each in (delta if many else [delta]):
+        check_delta(each)
+    logs = np.array([math.log(each) for each in delta])[:, None] if many else math.log(delta)
     if conversion == "classic":
-        return -math.log(delta) / (orders - 1.0)
+        return -logs / (orders - 1.0)
     if conversion == "improved":
-        return np.log((orders - 1.0) / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)
+        return np.log((orders - 1.0) / orders) - (logs + np.log(orders)) / (orders - 1.0)
     raise ValueError(f"conversion must be one of {', '.join(CONVERSIONS)}, got {conversion!r}")
 
 
@@ -169,8 +174,8 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
 
 def epsilons_at_deltas(rdp, *, orders, deltas, conversion: str = "classic") -> np.ndarray:
     """``rdp_to_epsilon(rdp, orders=orders, delta=d, conversion=conversion)[0]`` for each
-    of ``deltas``, in one array operation: each delta's offsets formed by the operations
-    of :func:`conversion_offset`, so each figure has the same bits (math:conversion).
+    of ``deltas``, in one array operation (:func:`conversion_offset` of them all): each
+    figure has the same bits (math:conversion).
 
     Raises:
       ValueError: for a bad grid, delta or conversion name, or a curve of another length.
@@ -180,17 +185,9 @@ def epsilons_at_deltas(rdp, *, orders, deltas, conversion: str = "classic") -> n
     if rdp.shape != orders.shape:
         raise ValueError(f"rdp has {rdp.shape} orders, the grid has {orders.size}")
     deltas = [float(delta) for delta in deltas]
-    for delta in deltas:
-        check_delta(delta)
-    logs = np.array([math.log(delta) for delta in deltas])[:, None]
-    if conversion == "classic":
-        offsets, limits = -logs / (orders - 1.0), None
-    elif conversion == "improved":
-        offsets = np.log((orders - 1.0) / orders) - (logs + np.log(orders)) / (orders - 1.0)
-        limits = np.array([tv_limit(delta) for delta in deltas])[:, None]
-    else:
-        raise ValueError(f"conversion must be one of {', '.join(CONVERSIONS)}, "
-                         f"got {conversion!r}")
+    offsets = conversion_offset(orders=orders, delta=deltas, conversion=conversion)
+    limits = (np.array([tv_limit(delta) for delta in deltas])[:, None]
+              if conversion == "improved" else None)
     return minimise_over_orders(rdp, offsets, clip=conversion == "improved",
                                 tv_limit=limits)[0]
 

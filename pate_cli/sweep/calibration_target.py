@@ -72,7 +72,7 @@ class CalibrationTarget:
 
     def figure(self, result: AnalysisResult) -> float:
         """The target's figure of ``result``: its epsilon, or its attack risk's TPR bound
-        at ``at_fpr`` or advantage (1, no bound, where the run has no attack risk).
+        at ``at_fpr`` or advantage.
 
         Raises:
           OptionError: for an attack-risk target of a run without one.
