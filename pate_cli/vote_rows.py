@@ -217,9 +217,12 @@ class SparseVotes:
 
 def row_width(votes) -> int:
     """Cells a chunk holds per row: the classes of a dense array, the stored width of
-    sparse votes (chunk sizes are budgets of rows x this)."""
+    sparse votes, a source's own ``row_cells`` for rows formed as read (chunk sizes are
+    budgets of rows x this)."""
     if isinstance(votes, (SparseVotes, VoteRows)):
         return int(votes.width)
+    if hasattr(votes, "row_cells"):
+        return int(votes.row_cells)
     return int(votes.shape[1]) if votes.ndim == 2 else 1
 
 

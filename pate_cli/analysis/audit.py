@@ -34,6 +34,7 @@ from ..mechanisms.aggregators import build_mechanism
 from ..mechanisms.noise import NoiseSource, generator
 from ..mechanisms.protocol import Mechanism
 from ..orders import default_orders
+from ..vote_rows import is_sparse
 from ..work_sizes import chunk_rows
 from .steps import mechanism_steps
 
@@ -281,7 +282,7 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
         if spec.query >= vote_set.queries:
             raise InputError(f"--query {spec.query}: the votes have {vote_set.queries} rows "
                              f"(0 to {vote_set.queries - 1})")
-        if not isinstance(vote_set.votes, np.ndarray):
+        if is_sparse(vote_set.votes):
             raise InputError(f"--query {spec.query}: needs dense votes (a (queries, classes) "
                              "array), not a sparse file")
         first = np.asarray(vote_set.votes[spec.query])

@@ -27,7 +27,8 @@ from .checks import (
     show_number,
 )
 from .long_table import column_map, not_a_long_table
-from .npy_files import NPY_MAGIC, ZIP_MAGIC, check_elements
+from .npy_files import NPY_MAGIC, ZIP_MAGIC
+from .predicted_votes import PredictedVotes
 from .readers import (
     VOTE_EXTENSIONS,
     c_order,
@@ -39,6 +40,7 @@ from .readers import (
     open_input,
     read_matrix,
 )
+from .rows import drop_mapped_rows
 from .shards import is_shard_set, open_shards
 from .sparse import read_sparse, row_totals, sparse_kind
 from .vote_checks import (
@@ -52,9 +54,8 @@ from .vote_checks import (
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
            "load_votes", "votes_from_array"]
 
-# The most classes a predictions file may declare (a class id of 10^9 would otherwise ask
-# for a histogram of queries x 10^9 counts). The histogram itself, queries x classes, is
-# also held to ``max_elements()`` (readers.py).
+# The most classes a predictions file may declare: a pass forms rows of K counts (a class
+# id of 10^9 would otherwise ask for rows of 10^9 counts).
 MAX_CLASSES = 1_000_000
 
 
@@ -62,7 +63,8 @@ MAX_CLASSES = 1_000_000
 class VoteSet:
     """A validated vote histogram and where it came from.
 
-    ``votes`` is ``(queries, classes)``, possibly a read-only memory map; ``teachers`` is
+    ``votes`` is ``(queries, classes)``: an array, possibly a read-only memory map, or
+    rows formed as a pass reads them (sparse votes, shards, predictions); ``teachers`` is
     M (the common row total, or ``--teachers``, or the number of prediction columns).
     """
 
@@ -213,7 +215,9 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     is read as its transpose (a view), and every message names queries and teachers as
     in the queries-first file.
     ``-1`` means the teacher did not vote. ``classes`` defaults to the largest id + 1.
-    The histogram is built with one ``bincount`` per chunk (row * K + class offsets).
+    The histogram is never held whole: :class:`~.predicted_votes.PredictedVotes` forms
+    the rows a pass reads (one ``bincount`` per chunk), so memory is bounded by the chunk
+    whatever the number of queries or classes.
     """
     if layout not in PREDICTION_LAYOUTS:
         raise InputError(f"--predictions-layout must be one of {', '.join(PREDICTION_LAYOUTS)}, "
@@ -223,13 +227,19 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     check_shape(name, array, votes=True)
     if layout == "teachers-first":  # (teachers, queries[, labels]) -> queries first
         array = array.swapaxes(0, 1)
-    if array.dtype.kind == "f":
-        bad = first_true(~np.isfinite(array) | (array != np.round(array)))
-        if bad is not None:
-            raise InputError(f"{name}: query {bad[0]}, teacher {bad[1]}: "
-                             f"{show_number(array[bad])} is not a class id")
-    top = int(array.max()) if array.size else -1
-    low = int(array.min()) if array.size else -1
+    # whole class ids, and the smallest and largest, a chunk of rows at a time (the pages
+    # of a mapped file let go once read)
+    top = low = -1  # -1: no vote
+    scan = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, array.shape[1])))
+    for start in range(0, array.shape[0] if array.size else 0, scan):
+        part = np.asarray(array[start : start + scan])
+        if part.dtype.kind == "f":
+            bad = first_true(~np.isfinite(part) | (part != np.round(part)))
+            if bad is not None:
+                raise InputError(f"{name}: query {start + bad[0]}, teacher {bad[1]}: "
+                                 f"{show_number(part[bad])} is not a class id")
+        top, low = max(top, int(part.max())), min(low, int(part.min()))
+        drop_mapped_rows(array, start, start + part.shape[0])
     if low < -1:
         row, col = first_true(array < -1)
         raise InputError(f"{name}: query {row}, teacher {col}: class id {int(array[row, col])} "
@@ -250,17 +260,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                          f"is outside 0..{classes - 1}")
     if top < 0:
         raise InputError(f"{name}: no teacher voted on any query (every class id is -1)")
-    check_elements(name, array.shape[0] * classes, "vote counts (queries x classes)")
-    histogram = np.empty((array.shape[0], classes), dtype=np.int32)
-    rows_at_once = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // classes))
-    for start in range(0, array.shape[0], rows_at_once):
-        chunk = np.asarray(array[start : start + rows_at_once], dtype=np.int64)
-        rows = np.broadcast_to(np.arange(chunk.shape[0])[:, None], chunk.shape)
-        voted = chunk >= 0
-        flat = rows[voted] * classes + chunk[voted]
-        counts = np.bincount(flat, minlength=chunk.shape[0] * classes)
-        histogram[start : start + chunk.shape[0]] = counts.reshape(-1, classes)
-    vote_set = VoteSet(votes=histogram, teachers=int(array.shape[1]), path=name, sha256=digest,
+    vote_set = VoteSet(votes=PredictedVotes(array, classes),  # type: ignore[arg-type]
+                       teachers=int(array.shape[1]), path=name, sha256=digest,
                        predictions=array)
     if labels is not None:
         vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..inputs.predicted_votes import PredictedVotes
 from .noise import NOISE_BLOCK, STREAM_PARTICIPATION, generator
 
 # Step of the per-query offset of the systematic sample inside a block (golden ratio
@@ -153,31 +154,29 @@ def vanishing_votes(predictions: np.ndarray, *, frequencies: np.ndarray, seed: i
                           scale=scale)
 
 
-class HistogramRows:
+class HistogramRows(PredictedVotes):
     """The weighted (``weights`` per teacher) or vanishing (``frequencies`` per teacher,
     drawn from ``seed``) histogram of ``predictions`` (queries x teachers) as
-    ``(queries, classes)`` float64 rows, formed for the slices a pass reads, never whole:
-    the same bits however the rows are split."""
+    ``(queries, classes)`` float64 rows, formed for the rows a pass reads, never whole
+    (``inputs.predicted_votes.PredictedVotes``): the same bits however the rows are
+    split. Vanishing rows are read by row or slice (participation is keyed by position)."""
 
-    ndim = 2
-    dtype = np.dtype(np.float64)
+    dtype: np.dtype = np.dtype(np.float64)
 
     def __init__(self, predictions: np.ndarray, classes: int, *,
                  weights: np.ndarray | None = None, frequencies: np.ndarray | None = None,
                  seed: int = 0):
-        self.predictions, self.weights, self.frequencies = predictions, weights, frequencies
-        self.seed, self.shape = seed, (int(predictions.shape[0]), int(classes))
+        super().__init__(predictions, classes)
+        self.weights, self.frequencies, self.seed = weights, frequencies, seed
 
-    def __getitem__(self, key: slice) -> np.ndarray:
-        lo, hi, _ = key.indices(self.shape[0])
+    def _histogram(self, rows: np.ndarray, start: int | None) -> np.ndarray:
         classes = self.shape[1]
-        if hi <= lo:
-            return np.empty((0, classes))
-        rows = np.asarray(self.predictions[lo:hi])
         if self.frequencies is None:
             return weighted_histogram(rows, self.weights, classes=classes)
+        if start is None:
+            raise ValueError("vanishing rows are read by row or slice, not by row numbers")
         return vanishing_votes(rows, frequencies=self.frequencies, seed=self.seed,
-                               classes=classes, start=lo).votes
+                               classes=classes, start=start).votes
 
     def participation(self, start: int, count: int) -> np.ndarray:
         """Each teacher's part in queries ``start .. start+count-1`` (vanishing)."""

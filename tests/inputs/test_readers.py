@@ -234,7 +234,7 @@ def test_teachers_allows_rows_with_different_totals(tmp_path):
     error_of(load_votes, path)  # refused without --teachers
     vote_set = load_votes(path, teachers=10)
     assert vote_set.teachers == 10
-    assert vote_set.votes.tolist() == rows
+    assert np.asarray(vote_set.votes).tolist() == rows
 
 
 # --- errors: labels -----------------------------------------------------------------------
@@ -312,7 +312,7 @@ def test_npz_labels_error_names_the_file(tmp_path):
 
 def test_csv_without_header(votes_csv):
     vote_set = load_votes(votes_csv)
-    assert vote_set.votes.tolist() == VOTES
+    assert np.asarray(vote_set.votes).tolist() == VOTES
     assert (vote_set.queries, vote_set.classes, vote_set.teachers) == (20, 3, 10)
     assert vote_set.path == str(votes_csv)
     assert vote_set.labels is None
@@ -321,7 +321,7 @@ def test_csv_without_header(votes_csv):
 def test_csv_with_header(tmp_path):
     path = write(tmp_path, "votes.csv", csv_text(VOTES, header=["cat", "dog", "bird"]))
     vote_set = load_votes(path)
-    assert vote_set.votes.tolist() == VOTES
+    assert np.asarray(vote_set.votes).tolist() == VOTES
     assert (vote_set.queries, vote_set.teachers) == (20, 10)
 
 
@@ -336,7 +336,7 @@ def test_npy_is_memory_mapped(tmp_path):
     path = save(tmp_path, "votes.npy", np.array(VOTES, dtype=np.int32))
     vote_set = load_votes(path)
     assert isinstance(vote_set.votes, np.memmap)
-    assert vote_set.votes.tolist() == VOTES
+    assert np.asarray(vote_set.votes).tolist() == VOTES
     assert vote_set.teachers == 10
     assert isinstance(vote_set.teachers, int)
 
@@ -352,7 +352,7 @@ def test_npz_votes_and_labels(tmp_path):
     labels = [i % 3 for i in range(20)]
     np.savez(path, votes=np.array(VOTES), labels=np.array(labels))
     vote_set = load_votes(path)
-    assert vote_set.votes.tolist() == VOTES
+    assert np.asarray(vote_set.votes).tolist() == VOTES
     assert vote_set.labels.tolist() == labels
 
 
@@ -411,7 +411,7 @@ def test_predictions_histogram_equals_a_loop(tmp_path, name):
     else:
         path = save(tmp_path, name, np.array(predictions))
     vote_set = load_predictions(path)
-    assert vote_set.votes.tolist() == _loop_histogram(predictions, 3)
+    assert np.asarray(vote_set.votes).tolist() == _loop_histogram(predictions, 3)
     assert vote_set.teachers == 10
 
 
@@ -419,7 +419,7 @@ def test_predictions_with_classes_adds_empty_columns(tmp_path):
     predictions = _predictions()
     path = save(tmp_path, "predictions.npy", np.array(predictions))
     vote_set = load_predictions(path, classes=5)
-    assert vote_set.votes.tolist() == _loop_histogram(predictions, 5)
+    assert np.asarray(vote_set.votes).tolist() == _loop_histogram(predictions, 5)
     assert vote_set.classes == 5
 
 

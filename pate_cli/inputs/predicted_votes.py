@@ -1,0 +1,77 @@
+"""The vote histogram of teacher predictions, formed for the rows a pass reads.
+
+A predictions file holds each teacher's class id per query, ``(queries, teachers)``, with
+``-1`` for a teacher that did not vote. Its histogram, ``(queries, classes)`` counts, is
+never held whole: :class:`PredictedVotes` forms the rows a pass asks for, one ``bincount``
+per slice, so memory is bounded by the chunk whatever the number of queries or classes
+(a language model's predictions over a 128k-token vocabulary included).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .rows import drop_mapped_rows
+
+
+class PredictedVotes:
+    """The ``(queries, classes)`` int32 vote counts of ``predictions`` (module docstring).
+
+    Indexed like an array (a row, a slice of rows, or an array of row numbers), it gives
+    those rows' counts, the same whichever rows a slice holds; ``drop_rows`` lets the
+    pages of a memory-mapped predictions file go once read (``rows.drop_mapped_rows``).
+
+    Args:
+      predictions: ``(queries, teachers)`` integer class ids in ``-1 .. classes - 1``
+        (checked by the reader), an array or memory map.
+      classes: K, the number of classes.
+    """
+
+    ndim = 2
+    dtype: np.dtype = np.dtype(np.int32)
+
+    def __init__(self, predictions: np.ndarray, classes: int):
+        self.predictions = predictions
+        self.shape = (int(predictions.shape[0]), int(classes))
+
+    @property
+    def row_cells(self) -> int:
+        """Cells forming a row holds: its K counts and M predictions (chunks are sized by
+        it, ``vote_rows.row_width``)."""
+        return self.shape[1] + int(self.predictions.shape[1])
+
+    @property
+    def size(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        whole = self[0:self.shape[0]]
+        return whole if dtype is None else whole.astype(dtype, copy=False)
+
+    def __getitem__(self, key) -> np.ndarray:
+        if isinstance(key, (int, np.integer)):
+            row = int(key) + (self.shape[0] if key < 0 else 0)
+            return self._histogram(np.asarray(self.predictions[row : row + 1]), row)[0]
+        if isinstance(key, slice) and key.step in (None, 1):
+            lo, hi, _ = key.indices(self.shape[0])
+            return self._histogram(np.asarray(self.predictions[lo : max(lo, hi)]), lo)
+        if isinstance(key, np.ndarray) and key.ndim == 1 and key.dtype.kind in "iu":
+            return self._histogram(np.asarray(self.predictions[key]), None)
+        return np.asarray(self)[key]
+
+    def _histogram(self, rows: np.ndarray, start: int | None) -> np.ndarray:
+        """The counts of ``rows`` of predictions (the first at position ``start``, None for
+        rows picked by number): one ``bincount`` of ``row * K + class``."""
+        classes = self.shape[1]
+        rows = np.asarray(rows, dtype=np.int64)
+        voted = rows >= 0
+        flat = np.broadcast_to(np.arange(rows.shape[0])[:, None], rows.shape)[voted]
+        counts = np.bincount(flat * classes + rows[voted], minlength=rows.shape[0] * classes)
+        return counts.reshape(-1, classes).astype(np.int32)
+
+    def drop_rows(self, lo: int, hi: int) -> None:
+        """Let the pages of rows ``lo .. hi-1`` of mapped predictions go once read."""
+        drop_mapped_rows(self.predictions, lo, hi)

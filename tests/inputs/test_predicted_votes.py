@@ -1,0 +1,104 @@
+"""``--predictions``' histogram is formed as a pass reads it, never whole
+(``inputs.predicted_votes``): the same counts for any slicing, and memory that grows
+with neither the queries nor the vocabulary."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.lib.format import open_memmap
+
+import pate_cli
+from pate_cli.cli.analyze import main
+from pate_cli.inputs import load_predictions
+from pate_cli.inputs.predicted_votes import PredictedVotes
+from pate_cli.mechanisms.participation import HistogramRows
+from tests.memory import traced_peak
+
+
+def loop_histogram(predictions: np.ndarray, classes: int) -> np.ndarray:
+    counts = np.zeros((predictions.shape[0], classes), dtype=np.int64)
+    for row, ids in enumerate(predictions):
+        for cls in ids:
+            if cls >= 0:
+                counts[row, cls] += 1
+    return counts
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_rows_are_the_loop_histogram_however_they_are_read(data):
+    queries = data.draw(st.integers(1, 30))
+    teachers = data.draw(st.integers(1, 8))
+    classes = data.draw(st.integers(2, 6))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    predictions = rng.integers(-1, classes, size=(queries, teachers))
+    votes = PredictedVotes(predictions, classes)
+    expected = loop_histogram(predictions, classes)
+    assert votes.shape == expected.shape and votes.dtype == np.int32
+    cuts = sorted(data.draw(st.lists(st.integers(0, queries), max_size=4)))
+    edges = [0, *cuts, queries]
+    pieces = [votes[lo:hi] for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    assert np.array_equal(np.concatenate(pieces), expected)
+    picked = rng.integers(0, queries, size=data.draw(st.integers(1, 10)))
+    assert np.array_equal(votes[picked], expected[picked])
+    row = data.draw(st.integers(-queries, queries - 1))
+    assert np.array_equal(votes[row], expected[row])
+    assert np.array_equal(np.asarray(votes), expected)
+    # the weighted histogram at weight 1 is the same counts, as float64
+    weighted = HistogramRows(predictions, classes, weights=np.ones(teachers))
+    assert np.array_equal(weighted[0:queries], expected.astype(np.float64))
+
+
+def write_predictions(path, queries: int, teachers: int = 20, classes: int = 1000) -> str:
+    rng = np.random.default_rng(queries)
+    out = open_memmap(path, mode="w+", dtype=np.int32, shape=(queries, teachers))
+    top = rng.integers(0, classes, queries)
+    agree = rng.random((queries, teachers)) < 0.7
+    out[:] = np.where(agree, top[:, None], rng.integers(-1, classes, (queries, teachers)))
+    out.flush()
+    del out
+    return str(path)
+
+
+def _load_and_analyze(path: str):
+    def run():
+        vote_set = load_predictions(path, classes=1000)
+        pate_cli.analyze(vote_set, "confident", threshold=14.0, sigma_threshold=5.0,
+                         sigma=4.0, accounting="expected", per_query=False, workers=1,
+                         chunk_size=256)
+    return run
+
+
+def test_memory_grows_with_neither_queries_nor_classes(tmp_path):
+    small = write_predictions(tmp_path / "small.npy", 1 << 12)
+    large = write_predictions(tmp_path / "large.npy", 1 << 14)
+    _load_and_analyze(small)()  # imports and first-use caches out of the measurement
+    grown = traced_peak(_load_and_analyze(large)) - traced_peak(_load_and_analyze(small))
+    # the whole histogram (int32, 1,000 classes) would add 3 x 2^12 x 4,000 bytes = 49 MB
+    assert grown < 2_000_000, f"{grown} bytes more at 4x the queries"
+    # ... as the same measurement sees when the histogram is held
+    held = traced_peak(lambda: np.asarray(load_predictions(large, classes=1000).votes))
+    assert held > 60_000_000
+
+
+def test_a_large_vocabulary_runs_and_matches_its_histogram(tmp_path):
+    """Predictions over a 128k vocabulary (a language model's tokens): the run is the one
+    of the histogram held whole, bit for bit, and the command runs."""
+    path = write_predictions(tmp_path / "tokens.npy", 12, teachers=30, classes=128_000)
+    labels = np.load(path)[:, 0].clip(0)
+    np.save(tmp_path / "labels.npy", labels)
+    options = dict(threshold=20.0, sigma_threshold=6.0, sigma=5.0, accounting="replay",
+                   per_query=False, labels=str(tmp_path / "labels.npy"))
+    vote_set = load_predictions(path, classes=128_000)
+    streamed = pate_cli.analyze(vote_set, "confident", **options)
+    dense = np.asarray(vote_set.votes)
+    held = pate_cli.analyze(dense, "confident", teachers=30.0, **options)
+    assert (streamed.epsilon, streamed.answered_total, streamed.label_accuracy) == (
+        held.epsilon, held.answered_total, held.label_accuracy)
+    with pytest.raises(SystemExit) as done:
+        main(["--predictions", path, "--classes", "128000", "-T", "20",
+              "--sigma-threshold", "6", "--sigma", "5", "-o", str(tmp_path / "out.txt")])
+    assert done.value.code == 0
