@@ -1,17 +1,17 @@
-"""Data-independent epsilon of Gaussian steps by privacy loss distributions (optional).
+"""Data-independent epsilon of Gaussian steps from their privacy loss distribution.
 
-With the ``accounting`` extra (dp_accounting), ``--accounting data-independent`` also
-composes a run's Gaussian steps (math:independent: each answer a Gaussian with L2 sensitivity
-sqrt(2) and std sigma, each selection one with sensitivity 1 and std sigma1) with
-dp_accounting's PLD accountant, whose default pessimistic discretisation gives an upper
-bound on the exact epsilon of the composed noisy counts (LNMax's argmax is a
-post-processing of them, so it is an upper bound for the aggregator too). The caller
-reports the smaller of this and the RDP figure; both are valid, neither is below the
-exact one. Without dp_accounting, :func:`gaussian_pld_epsilon` returns None.
+``--accounting data-independent`` composes a run's Gaussian steps (math:independent: each
+answer a Gaussian with L2 sensitivity sqrt(2) and std sigma, each selection one with
+sensitivity 1 and std sigma1; the argmax is a post-processing of the noisy counts, so
+their figure bounds the aggregator too), and the caller reports the smaller of this figure
+and the RDP one; both are valid, neither is below the exact one.
 
-The exact figure of such a composition is known in closed form (Gaussian mechanisms
-compose to one with ``mu^2 = sum count_i (sensitivity_i / std_i)^2``; Balle and Wang
-2018, Theorem 8): :func:`gaussian_exact_epsilon`, used by the tests as the reference.
+- Unsampled steps compose to one Gaussian with ``mu^2 = sum count_i (sensitivity_i /
+  std_i)^2`` (Balle and Wang 2018, Theorem 8), whose exact epsilon is in closed form:
+  :func:`gaussian_exact_epsilon`, rounded up (no discretisation, no extra needed).
+- Poisson-sampled steps (math:sampling) need the ``accounting`` extra: dp_accounting's PLD
+  accountant, whose pessimistic discretisation is an upper bound (:func:`gaussian_pld`;
+  None without it).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def discretization_interval(steps: Sequence[tuple[float, float, int]],
 
 def pld_available() -> bool:
     """Whether dp_accounting (the ``accounting`` extra) can be imported: without it,
-    :func:`gaussian_pld_epsilon` returns None and the RDP figure is the only one."""
+    :func:`gaussian_pld` returns None (a sampled run keeps its unsampled figure)."""
     try:
         import dp_accounting  # noqa: F401
         from dp_accounting.pld import pld_privacy_accountant  # noqa: F401
@@ -114,31 +114,39 @@ def gaussian_pld(steps: Sequence[tuple[float, float, int]], rate: float | None =
     return composed
 
 
-def gaussian_pld_epsilon(steps: Sequence[tuple[float, float, int]], delta: float,
-                         rate: float | None = None) -> float | None:
-    """Epsilon at ``delta`` of :func:`gaussian_pld` of the steps; None without
-    dp_accounting or steps."""
-    pld = gaussian_pld(steps, rate)
-    return None if pld is None else float(pld.get_epsilon_for_delta(delta))
-
-
 def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: float) -> float:
-    """The exact epsilon at ``delta`` of the composed Gaussian steps (closed form).
+    """The epsilon at ``delta`` of the composed Gaussian steps, from their exact privacy
+    profile, rounded up (never below the exact value).
 
-    ``mu = sqrt(sum count (sensitivity / std)^2)``; ``delta(eps) = Phi(-eps/mu + mu/2) -
-    e^eps Phi(-eps/mu - mu/2)`` decreases in eps and is solved by bisection in log space.
+    Gaussian mechanisms compose to one with ``mu = sqrt(sum count (sensitivity /
+    std)^2)``, whose profile ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu -
+    mu/2)`` decreases in eps (Balle and Wang 2018, Theorem 8; Dong, Roth and Su 2019,
+    Corollary 2.13). Solved by bisection in log space; mu is rounded up first (the
+    profile grows with mu), and the root by a bound on the floating-point error of
+    ``log delta(eps)`` where the bisection ended (a few ulps of each term, divided by
+    the profile's slope ``|d log delta / d eps| = e^eps Phi(b) / delta``).
+
+    Args:
+      steps: ``(sensitivity, std, count)`` of each kind of Gaussian step.
+      delta: the delta of the guarantee, in (0, 1).
+
+    Returns:
+      The epsilon, 0.0 when no step is taken or the profile is below ``delta`` at 0.
     """
     from scipy.special import log_ndtr
 
-    mu = gaussian_mu(steps)
+    mu = gaussian_mu(steps) * (1.0 + 4.0 * sys.float_info.epsilon)
     if mu == 0.0:
         return 0.0
 
+    def terms(eps: float) -> tuple[float, float]:
+        """``log Phi(a)`` and ``eps + log Phi(b)``: ``delta = e^first - e^second``."""
+        return (float(log_ndtr(-eps / mu + mu / 2.0)),
+                eps + float(log_ndtr(-eps / mu - mu / 2.0)))
+
     def log_delta(eps: float) -> float:
-        first = log_ndtr(-eps / mu + mu / 2.0)
-        second = eps + log_ndtr(-eps / mu - mu / 2.0)
-        return float(first + math.log1p(-math.exp(min(second - first, 0.0)))) \
-            if second < first else -math.inf
+        first, second = terms(eps)
+        return first + math.log1p(-math.exp(second - first)) if second < first else -math.inf
 
     target = math.log(delta)
     if log_delta(0.0) <= target:
@@ -152,4 +160,12 @@ def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: flo
             low = middle
         else:
             high = middle
-    return high
+    # log delta's error: 64 ulps of each term, amplified by 1 / (1 - r) in log1p(-r)
+    # (r = e^(second - first)); over the slope r / (1 - r) it moves eps by at most
+    # 64 ulps x (|first| + |second| + eps) x (1 + 1/r)
+    first, second = terms(high)
+    ratio = math.exp(second - first)
+    if ratio <= 0.0:
+        return math.inf
+    error = 64.0 * sys.float_info.epsilon * (abs(first) + abs(second) + high)
+    return high + error * (1.0 + 1.0 / ratio)

@@ -1,6 +1,6 @@
 """What a finished single run adds from its totals or its queries: the PLD figure
-(``--accounting data-independent``: the smaller of the RDP figure and dp_accounting's for
-the Gaussian steps, math:independent, math:gnmax, math:integral and math:sampling),
+(``--accounting data-independent``: the smaller of the RDP figure and the Gaussian steps'
+privacy loss distribution's, ``accounting.pld``; math:independent and math:sampling),
 ``--tuning``'s cost of a random search (math:tuning; the headline ``epsilon`` stays the
 single run's) and the GNSS report (``--smooth-sensitivity``, math:smooth). The figures of
 outputs and the halt at an output come from the run's own walk (``analysis.budget_run``).
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..accounting.pld import gaussian_pld, gaussian_pld_epsilon
+from ..accounting.pld import gaussian_exact_epsilon, gaussian_pld
 from ..accounting.risk import pld_risk, rdp_risk
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
@@ -47,22 +47,23 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
                    data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)
 
 
-def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
+def with_pld_figure(result: AnalysisResult, mechanism, delta: float, *,
+                    sampled: bool = True) -> AnalysisResult:
     """A Gaussian aggregator's answers (L2 sensitivity sqrt(2), or the sampled run's) and
-    selections composed by ``accounting.pld``, where smaller. A sampled run takes the
-    smaller of its Poisson-sampled composition (for Confident with shared steps, each
-    answered query one sampled Gaussian on the pair of counts and each other query the
-    sampled threshold step, as ``steps._sampled``) and the same steps unsampled (sampling
-    never costs more, math:sampling; the only PLD without replacement, which dp_accounting
-    does not sample). The sampled composition's attack risk (math:risk) is kept as
+    selections composed by ``accounting.pld``, where smaller: the exact figure of the
+    steps unsampled (sampling never costs more, math:sampling) and, for a Poisson-sampled
+    run when ``sampled`` (dp_accounting's; a sweep's points go without it), the smaller
+    of that and its sampled composition (for Confident with shared steps, each answered
+    query one sampled Gaussian on the pair of counts and each other query the sampled
+    threshold step, as ``steps._sampled``), whose attack risk (math:risk) is kept as
     ``risk_data_independent`` for ``analysis.attack_risk``."""
     answered = int(round(result.answered_total))
     plain = gaussian_steps(mechanism, answered=answered, queries=result.queries)
     if plain is None:
         return result
-    figures = [gaussian_pld_epsilon(plain, delta)]
+    figures = [gaussian_exact_epsilon(plain, delta)]
     sampled_risk = None
-    sampling = mechanism.sampling if is_sampled(mechanism) else None
+    sampling = mechanism.sampling if is_sampled(mechanism) and sampled else None
     if sampling is not None and sampling.scheme == "poisson":
         steps = plain
         if mechanism.selects and sampling.steps == "shared":
@@ -74,8 +75,7 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
         if pld is not None:
             figures.append(float(pld.get_epsilon_for_delta(delta)))
             sampled_risk = pld_risk(pld)
-    valid = [figure for figure in figures if figure is not None]
-    result = with_smaller_pld(result, min(valid) if valid else None)
+    result = with_smaller_pld(result, min(figures))
     return result if sampled_risk is None else replace(result,
                                                         risk_data_independent=sampled_risk)
 

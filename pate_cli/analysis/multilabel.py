@@ -35,7 +35,7 @@ from ..accounting.multilabel import (
     rdp_multilabel_data_independent,
     sensitivity_squared,
 )
-from ..accounting.pld import gaussian_pld_epsilon
+from ..accounting.pld import gaussian_exact_epsilon
 from ..errors import OptionError
 from ..inputs.multilabel import (
     attach_multilabel_labels,
@@ -92,7 +92,7 @@ def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult
                           sensitivity_squared(variant, labels=label_count, tau=tau),
                           result.counts.labels_output)
     if variant != "binary" and spec.accounting == "data-independent" and initial_rdp is None:
-        result = with_smaller_pld(result, gaussian_pld_epsilon(
+        result = with_smaller_pld(result, gaussian_exact_epsilon(
             [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], spec.delta))
     return replace(result, multilabel=part, q_bound=q_bound)
 

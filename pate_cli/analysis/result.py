@@ -361,3 +361,4 @@ class ReplayTotals:
     warnings: tuple[str, ...] = ()
     rdp_total: tuple[float, ...] | None = None  # the run's total RDP curve (--tuning)
     risk: AttackRisk | None = None  # the run's publishable attack risk (math:risk)
+    epsilon_method: str = "rdp"  # whose figure ``epsilon`` is: ``rdp`` or ``pld``

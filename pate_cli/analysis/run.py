@@ -30,6 +30,7 @@ from ..mechanisms.protocol import checked_mechanism
 from ..rounding import ceil_text
 from ..vote_rows import row_width
 from ..work_sizes import chunk_rows
+from .added_figures import with_pld_figure
 from .attack_risk import data_independent_risk
 from .budget_run import BudgetSetting, outputs_figures, run_budget
 from .grouped_run import CountRequest, count_queries, count_rows
@@ -259,13 +260,18 @@ def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
 
 
 def _totals_of(result: AnalysisResult) -> ReplayTotals:
+    if result.accounting == "data-independent" and result.initial_rdp is None:
+        # the exact figure of Gaussian steps, as pate-analyze's (not dp_accounting's
+        # sampled one, 0.1-0.5 s a replay: a sampled point keeps its RDP figure)
+        result = with_pld_figure(result, result.mechanism, result.delta, sampled=False)
     return ReplayTotals(seed=result.seed, answered=float(result.answered_total),
                         epsilon=result.epsilon, order=float(result.order),
                         epsilon_data_independent=result.epsilon_data_independent,
                         label_accuracy=result.label_accuracy,
                         warnings=result.warnings, rdp_total=tuple(result.rdp_total.tolist()),
                         labels_output=int(result.counts.labels_output),
-                        risk=data_independent_risk(result))
+                        risk=data_independent_risk(result),
+                        epsilon_method=result.data_independent_method)
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .._version import __version__
-from ..accounting.pld import pld_available
 from ..analysis import api
 from ..analysis.result import AnalysisResult
 from ..analysis.run_spec import RunSpec, check_options
@@ -70,9 +69,6 @@ EXPECTED_WARNING = ("--accounting expected calibrates on the private votes' data
                     "epsilon: the chosen noise is itself a data-dependent release, not "
                     "covered by the epsilon reported (see "
 "docs/explanation/tuning.md)")
-NO_PLD_NOTE = ("dp_accounting is not installed: the epsilon is the RDP accountant's; the "
-               "privacy-loss-distribution accountant's is tighter for Gaussian noise and "
-               "would meet the target with less noise (pip install 'pate_cli[accounting]')")
 
 
 @dataclass(frozen=True)
@@ -272,9 +268,6 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
     if accounting == "expected":
         notes.append(EXPECTED_WARNING)
         warnings.warn(EXPECTED_WARNING, PateWarning, stacklevel=2)
-    # data-independent Gaussian steps: without dp_accounting the answer is the RDP one
-    missing_pld = (accounting == "data-independent" and mechanism in ("gnmax", "confident")
-                   and not pld_available())
 
     def parameters(x: float) -> dict:
         if scale_all:
@@ -353,8 +346,6 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
     notes += _threshold_notes(parameters(answer), teachers)
     result = run(answer)
     expected = result if accounting == "expected" else run(answer, "expected")
-    if missing_pld:
-        notes.append(NO_PLD_NOTE)
     for note in notes[1 if accounting == "expected" else 0:] + list(result.warnings):
         warnings.warn(note, PateWarning, stacklevel=2)
     shown_options.update(delta=options.get("delta"), conversion=options.get("conversion"),

@@ -53,8 +53,10 @@ the exponential mechanism's eta (math:exponential; empty for the other mechanism
 ``sampling``: ``--sampling`` as written canonically (``poisson:RATE``,
 ``without-replacement:m/N``; empty without), ``vote_change`` its ``--vote-change`` (empty
 without sampling), ``sampling_steps`` its ``--sampling-steps`` (``shared`` or
-``independent``, for Confident with sampling); ``epsilon_method``: ``rdp`` (a sweep
-converts RDP curves; no PLD) or ``pure`` (SVT-PATE's pure-DP bound). ``risk_*``: the
+``independent``, for Confident with sampling); ``epsilon_method``: ``rdp`` (RDP curves
+converted), ``pld`` (under data-independent accounting, the Gaussian steps' exact figure,
+pate-analyze's, where smaller; a sampled point's is its steps' unsampled one, not
+dp_accounting's sampled composition) or ``pure`` (SVT-PATE's pure-DP bound). ``risk_*``: the
 publishable attack risk (math:risk) of the point, the largest over its replays: a
 membership attacker's TPR bound at FPR 0.001, 0.01 and 0.1, its advantage bound, and the
 route (``pld``: the Gaussian steps' exact curve; ``rdp``; ``pure``); empty for

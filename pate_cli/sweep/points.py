@@ -283,8 +283,8 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
         "label_accuracy": float(np.mean(accuracy)) if accuracy else None,
         "label_accuracy_std": _std(np.array(accuracy)) if accuracy else None,
         "labels_output": float(np.mean([run.labels_output for run in totals])),
-        "epsilon_method": "rdp" if all(math.isfinite(run.order) for run in totals)
-        else "pure",
+        "epsilon_method": "pure" if not all(math.isfinite(run.order) for run in totals)
+        else "pld" if any(run.epsilon_method == "pld" for run in totals) else "rdp",
         **risk_columns([run.risk for run in totals]),
     })
     notes = tuple(dict.fromkeys(note for run in totals for note in run.warnings))

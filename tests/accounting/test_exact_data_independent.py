@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pate_cli.accounting.laplace import rdp_laplace, rdp_lnmax_data_independent
@@ -16,7 +16,7 @@ from pate_cli.accounting.pld import (
     MAX_POINTS,
     discretization_interval,
     gaussian_exact_epsilon,
-    gaussian_pld_epsilon,
+    gaussian_pld,
 )
 from pate_cli.analysis.api import analyze
 from pate_cli.orders import default_orders, extend_orders
@@ -67,7 +67,7 @@ def test_lnmax_data_independent_is_below_the_generic_bound():
 def test_pld_figure_is_never_below_the_exact_one(steps, delta):
     pytest.importorskip("dp_accounting")
     exact = gaussian_exact_epsilon(steps, delta)
-    pld = gaussian_pld_epsilon(steps, delta)
+    pld = gaussian_pld(steps).get_epsilon_for_delta(delta)
     assert exact <= pld <= exact * 1.01 + 2 * discretization_interval(steps) + 1e-3
 
 
@@ -92,8 +92,33 @@ def test_exact_gaussian_by_hand():
     assert value == pytest.approx(1e-5, rel=1e-9)
 
 
+def exact_delta(mu, eps):
+    """The Gaussian profile at ``eps`` by mpmath at 60 digits (no cancellation left)."""
+    import mpmath as mp
+
+    with mp.workdps(60):
+        mu, eps = mp.mpf(mu), mp.mpf(eps)
+        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(std=st.floats(0.02, 200.0), count=st.integers(1, 10**6),
+       log_delta=st.floats(-30.0, -1.0))
+def test_the_exact_figure_is_rounded_up_and_tight(std, count, log_delta):
+    """Never below the exact epsilon (the profile at it is at most delta), and within
+    1e-9 of it (just below, the profile is above delta)."""
+    import mpmath as mp
+
+    delta = 10.0**log_delta
+    eps = gaussian_exact_epsilon([(1.0, std, count)], delta)
+    with mp.workdps(60):
+        mu = mp.sqrt(count) / mp.mpf(std)
+    assert exact_delta(mu, eps) <= delta
+    if eps > 0.0:
+        assert exact_delta(mu, eps * (1.0 - 1e-9)) > delta
+
+
 def test_data_independent_accounting_uses_the_smaller_valid_figure():
-    pytest.importorskip("dp_accounting")
     votes = "sample_votes/mnist_250_votes.npy"
     result = analyze(votes, "confident", queries=640, accounting="data-independent")
     rdp = analyze(votes, "confident", queries=640, accounting="replay")
@@ -101,7 +126,7 @@ def test_data_independent_accounting_uses_the_smaller_valid_figure():
     summary = result.to_dict()
     assert summary["data_independent_method"] == "pld"
     assert result.epsilon < rdp.epsilon_data_independent
-    assert result.epsilon >= gaussian_exact_epsilon(steps, 1e-5)
+    assert result.epsilon == gaussian_exact_epsilon(steps, 1e-5)
     assert rdp.to_dict()["data_independent_method"] == "rdp"
     # the RDP figure the PLD one replaced is reported beside it; without PLD it is epsilon
     assert summary["epsilon_rdp"] == rdp.epsilon_data_independent > result.epsilon
@@ -109,7 +134,6 @@ def test_data_independent_accounting_uses_the_smaller_valid_figure():
 
 
 def test_pld_headline_says_whose_figure_and_table_ends_at_rdp(cli, tmp_path):
-    pytest.importorskip("dp_accounting")
     import json
 
     import pandas as pd

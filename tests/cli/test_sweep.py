@@ -107,6 +107,20 @@ def test_one_repeat_matches_pate_analyze_json_exactly(cli, files):
     assert (row["epsilon_std"], row["answered_std"]) == (0.0, 0.0)
 
 
+@pytest.mark.parametrize("mechanism", [("-m", "gnmax", "--sigma", "12"),
+                                       ("-m", "confident", "-T", "30", "--sigma", "8")])
+def test_a_data_independent_row_is_pate_analyzes_exact_gaussian_figure(cli, files, mechanism):
+    """Under data-independent accounting both report the Gaussian steps' exact figure
+    where it is below the RDP one (epsilon_method pld), bit for bit."""
+    path, labels, _, _ = files
+    args = (path, *mechanism, "--labels", labels, "--accounting", "data-independent")
+    (row,) = rows_of(cli.sweep(*args, "-w", "1", "-q"))
+    summary = json.loads(cli.analyze(*args, "--format", "json").out)
+    assert row["epsilon_method"] == summary["epsilon_method"] == "pld"
+    assert row["epsilon"] == summary["epsilon"] < summary["epsilon_rdp"]
+    assert row["epsilon_data_independent"] == summary["epsilon_data_independent"]
+
+
 def test_rows_come_in_grid_order_with_unused_parameters_empty(cli, files):
     path, _, _, _ = files
     rows = rows_of(cli.sweep(path, "-m", "lnmax", "-m", "confident", "-m", "gnmax",
