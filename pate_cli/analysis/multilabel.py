@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, replace
 from functools import partial
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -48,12 +49,10 @@ from ..mechanisms.multilabel import (
     MAX_SET_LABELS,
     clipped_sums,
     powerset_votes,
-    replay_powerset,
     replay_tau,
     set_ids,
 )
 from ..query_table import QueryTable, per_query_frame
-from ..vote_rows import VoteRows
 from ..work_sizes import WORK_VALUES, stream_rows
 from .added_figures import with_pld_figure, with_smaller_pld
 from .per_query_stream import per_query_frames
@@ -175,13 +174,14 @@ def _rows(curves: np.ndarray, index: np.ndarray) -> StepRows:
 
 @dataclass(frozen=True, eq=False)
 class _SetRun:
-    """A tau or powerset run's chunks are formed with: its variant and tau, the noise
-    ``sigma`` and ``noise`` source, the ``independent`` curve and ``orders``, whether the
-    curves are ``dependent`` (powerset, not data-independent), powerset's ``width``."""
+    """A tau or powerset run's chunks are formed with: its variant and tau, the
+    ``mechanism`` (GNMax) and ``noise`` source, the ``independent`` curve and ``orders``,
+    whether the curves are ``dependent`` (powerset, not data-independent), powerset's
+    ``width``."""
 
     variant: str
     tau: float | None
-    sigma: float
+    mechanism: Any  # GNMax: its sigma, and powerset's replay
     noise: NoiseSource
     independent: np.ndarray
     orders: np.ndarray
@@ -194,9 +194,9 @@ def _set_chunk(votes, lo: int, hi: int, run: _SetRun, replay: bool = True) -> Si
     noise keyed by query position) released set ids and 0/1 labels, log q (NaN for tau),
     the plurality counts and sets; powerset's histograms ``width`` wide, the file's."""
     variant, tau, sigma, noise, width, independent, orders, dependent = (
-        run.variant, run.tau, run.sigma, run.noise, run.width, run.independent, run.orders,
-        run.dependent)
-    count, labels, teachers, every = hi - lo, votes.label_count, votes.teachers, np.arange(hi - lo)
+        run.variant, run.tau, run.mechanism.sigma, run.noise, run.width, run.independent,
+        run.orders, run.dependent)
+    count, labels, teachers = hi - lo, votes.label_count, votes.teachers
     part = SimpleNamespace(curves=_rows(independent[None], np.zeros(count, np.intp)))
     if variant == "tau":
         sums = clipped_sums(votes.rows(lo, hi), tau)
@@ -207,16 +207,14 @@ def _set_chunk(votes, lo: int, hi: int, run: _SetRun, replay: bool = True) -> Si
                 count, np.nan), sums > teachers - sums)
         return part
     histogram = powerset_votes(votes.rows(lo, hi), width)
-    part.log_q = log_q_gnmax(VoteRows(histogram.counts, 2.0**labels - width), sigma=sigma)
+    part.log_q = log_q_gnmax(histogram, sigma=sigma)
     if dependent:
         distinct, index = np.unique(part.log_q, return_inverse=True)
         part.curves = _rows(rdp_gnmax(distinct, sigma=sigma, orders=orders), index.reshape(-1))
-    if replay:
-        part.label = replay_powerset(histogram, labels=labels, sigma=sigma, noise=noise,
-                                     start=lo)
-        top = np.argmax(histogram.counts, axis=1)
-        part.plurality = histogram.counts[every, top]
-        part.bits, part.plurality_bits = (np.stack([part.label, histogram.sets[every, top]])
+    if replay:  # GNMax over the 2^L label sets, as over any sparse votes
+        part.label = run.mechanism.replay(histogram, noise=noise, start=lo).label
+        part.plurality = histogram.max()
+        part.bits, part.plurality_bits = (np.stack([part.label, histogram.plurality_class()])
                                           [..., None] >> np.arange(labels)) & 1
     return part
 
@@ -235,7 +233,7 @@ def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisR
     pieces = list(votes.pieces(chunk or stream_rows(
         None, int(np.prod(votes.array.shape[1:])), orders.size)))
     form = partial(_set_chunk, votes, run=_SetRun(
-        variant, tau, mechanism.sigma, NoiseSource(seed), independent, orders, dependent,
+        variant, tau, mechanism, NoiseSource(seed), independent, orders, dependent,
         _widest(votes, pieces) if variant == "powerset" and (dependent or scored) else None))
     total = carry = initial_carry(initial_rdp, orders)
     correct = 0
@@ -294,7 +292,7 @@ def _set_frames(votes, variant: str, form, pieces, converter, carry, at: int, re
 
 def _widest(votes, pieces) -> int:
     """The most distinct label sets of a query of the file (powerset's histogram width)."""
-    return max(int(powerset_votes(votes.rows(lo, hi)).distinct.max()) for lo, hi in pieces)
+    return max(int(powerset_votes(votes.rows(lo, hi)).stored.max()) for lo, hi in pieces)
 
 
 def _whole(values: np.ndarray) -> bool:

@@ -1,5 +1,6 @@
-"""Multi-label aggregation (Dziedzic et al. 2023): tau-clipped per-label voting and
-powerset GNMax with a zero block of unobserved label sets, and their seeded replay.
+"""Multi-label aggregation (Dziedzic et al. 2023): tau-clipped per-label voting and its
+seeded replay, and the powerset histogram (sparse vote rows whose zero block holds the
+unobserved label sets; GNMax replays it as any sparse votes).
 
 Label sets are integers, bit l for label l (at most ``MAX_SET_LABELS`` labels). Noise
 comes from ``NoiseSource``'s answer stream keyed by query position, like every other
@@ -8,10 +9,9 @@ aggregator (``noise.py``), so the same seed gives the same labels for any chunki
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
+from ..vote_rows import VoteRows
 from .noise import STREAM_ANSWER, NoiseSource
 
 # Label sets as int64 bitmasks: bit 62 is the last one below the sign bit.
@@ -52,21 +52,14 @@ def replay_tau(sums: np.ndarray, *, teachers: float, sigma: float, noise: NoiseS
     return (positive > negative).astype(np.int64)
 
 
-class PowersetVotes(NamedTuple):
-    """A chunk's powerset histograms: ``sets`` (distinct observed label sets, ascending,
-    padded with -1) and ``counts`` (their votes, padded with 0), both ``(queries, width)``;
-    ``distinct`` sets per query."""
-
-    sets: np.ndarray
-    counts: np.ndarray
-    distinct: np.ndarray
-
-
-def powerset_votes(predictions: np.ndarray, width: int | None = None) -> PowersetVotes:
-    """The observed label sets of ``(queries, teachers, labels)`` 0/1 predictions and
-    their counts, by one sort per row (no loop over queries); ``width`` columns (at least
-    the most distinct sets of a query; default: that many). A chunk of a file takes the
-    file's width: the replay's noise and the zero block depend on it."""
+def powerset_votes(predictions: np.ndarray, width: int | None = None) -> VoteRows:
+    """The powerset histogram of ``(queries, teachers, labels)`` 0/1 predictions, one class
+    per label set among ``2^L``, as sparse vote rows (math:sparse): each query's observed
+    sets (class ids, ascending, ``-1`` in padding) and their counts, found by one sort per
+    row (no loop over queries), ``width`` columns (at least the most distinct sets of a
+    query; default: that many), the ``2^L - width`` others the zero block. A chunk of a
+    file takes the file's width: the replay's noise (GNMax's over sparse rows,
+    ``noisy_argmax``) and the zero block depend on it."""
     ids = np.sort(set_ids(predictions), axis=1)
     queries, teachers = ids.shape
     starts = np.ones_like(ids, dtype=bool)
@@ -81,33 +74,5 @@ def powerset_votes(predictions: np.ndarray, width: int | None = None) -> Powerse
     sets[rows, rank[rows, cols]] = ids[rows, cols]
     counts[rows, rank[rows, cols]] = ends - cols
     width = (int(distinct.max()) if queries else 0) if width is None else width
-    return PowersetVotes(sets[:, :width], counts[:, :width], distinct)
-
-
-def replay_powerset(votes: PowersetVotes, *, labels: int, sigma: float, noise: NoiseSource,
-                    start: int = 0) -> np.ndarray:
-    """GNMax over the ``2^L`` label sets: ``N(0, sigma^2)`` on each observed set's count
-    and, for the ``Z = 2^L - distinct`` unobserved sets (count 0), one draw of their
-    maximum (``sigma * Phi^-1(U^(1/Z))``: the law of the largest of Z normals) and, if it
-    wins, one uniform rank among them (mapped to its set id through the observed ids).
-    Returns the released set ids ``(queries,)``."""
-    from scipy.special import log_ndtr, ndtr, ndtri_exp
-    queries, width = votes.counts.shape
-    draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=queries,
-                       width=width + 2)
-    noisy = np.where(votes.sets >= 0, votes.counts + sigma * draws[:, :width], -np.inf)
-    zeros = 2.0**labels - votes.distinct
-    with np.errstate(divide="ignore"):
-        block = np.where(zeros > 0, sigma * ndtri_exp(log_ndtr(draws[:, width])
-                                                      / np.maximum(zeros, 1.0)), -np.inf)
-    best = np.argmax(noisy, axis=1)
-    chosen = votes.sets[np.arange(queries), best]
-    unobserved = block > noisy[np.arange(queries), best]
-    if np.any(unobserved):
-        rank = np.minimum(np.floor(ndtr(draws[:, width + 1]) * zeros), zeros - 1)
-        rank = np.maximum(rank, 0).astype(np.int64)
-        # the rank-th id absent from the ascending observed ids s_i: rank + #{i: s_i - i <= rank}
-        below = votes.sets - np.arange(width)
-        taken = ((votes.sets >= 0) & (below <= rank[:, None])).sum(axis=1)
-        chosen = np.where(unobserved, rank + taken, chosen)
-    return chosen
+    return VoteRows(counts[:, :width], 2.0 ** predictions.shape[2] - width, sets[:, :width],
+                    distinct)
