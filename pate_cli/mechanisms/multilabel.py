@@ -13,6 +13,7 @@ import numpy as np
 
 from ..vote_rows import VoteRows
 from .noise import STREAM_ANSWER, NoiseSource
+from .noisy_argmax import noisy_argmax
 
 # Label sets as int64 bitmasks: bit 62 is the last one below the sign bit.
 MAX_SET_LABELS = 62
@@ -42,14 +43,14 @@ def clipped_sums(predictions: np.ndarray, tau: float) -> np.ndarray:
 
 def replay_tau(sums: np.ndarray, *, teachers: float, sigma: float, noise: NoiseSource,
                start: int = 0) -> np.ndarray:
-    """Each label's noisy argmax of ``(M - s_l, s_l)`` with ``N(0, sigma^2)`` on both
-    counts (ties to the negative class): ``(queries, labels)`` 0/1."""
+    """Each label's noisy argmax (``noisy_argmax``) of ``(M - s_l, s_l)``, ``N(0, sigma^2)``
+    on both, ties to the negative class: ``(queries, labels)`` 0/1 (draws keyed by query)."""
     count, labels = sums.shape
     draws = noise.draw(stream=STREAM_ANSWER, kind="normal", start=start, count=count,
                        width=2 * labels)
-    negative = (teachers - sums) + sigma * draws[:, :labels]
-    positive = sums + sigma * draws[:, labels:]
-    return (positive > negative).astype(np.int64)
+    pairs = VoteRows(np.stack([teachers - sums, sums], axis=2).reshape(-1, 2))
+    paired = draws.reshape(count, 2, labels).transpose(0, 2, 1).reshape(-1, 2)
+    return noisy_argmax(pairs, paired, kind="normal", scale=sigma).reshape(count, labels)
 
 
 def powerset_votes(predictions: np.ndarray, width: int | None = None) -> VoteRows:
