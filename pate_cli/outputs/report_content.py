@@ -44,7 +44,7 @@ PARAMETER_NAMES = {
 }
 METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order "
                   "(docs/explanation/accounting.md#conversion)",
-           "pld": "privacy-loss distributions (dp_accounting's PLD accountant), no order",
+           "pld": "the Gaussian steps' privacy-loss distribution, no order",
            "pure": "a pure-DP bound (no finite order)"}
 SECTIONS = ("headline", "privacy-unit", "definition", "mechanism", "accounting", "risk",
             "budget", "groups", "tuning", "figures", "reproduction", "checklist")

@@ -302,10 +302,12 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                   + f"; the best order was {number(summary.get('order'))} "
                   "(docs/explanation/accounting.md#conversion).")
     if summary.get("data_independent_method") == "pld":
+        how = ("their exact composition, rounded up" if summary.get("sampling") is None
+               else "the smaller of their exact unsampled composition, rounded up, and "
+               "dp_accounting's PLD of the sampled steps (pessimistic discretisation)")
         definition += (f" That conversion gives ε = {epsilon_text(summary.get('epsilon_rdp'))}; "
                        f"the reported ε = {epsilon_text(summary['epsilon'])} is smaller and "
-                       "also valid: the Gaussian steps' privacy-loss distributions composed "
-                       "by dp_accounting's PLD accountant (pessimistic discretisation), "
+                       f"also valid: the Gaussian steps' privacy-loss distribution ({how}), "
                        "which has no order.")
     return {"unit": unit, "relation": relation, "definition": definition, "delta": why,
             "delta_ok": bool(dataset_size) and delta < 1.0 / dataset_size}

@@ -169,8 +169,8 @@ def group_risk(row, result) -> dict | None:
 
 
 def epsilon_method(result) -> str:
-    """Which accountant gave ``epsilon`` (cli:json): ``pld`` (dp_accounting's
-    privacy-loss-distribution accountant, ``data_independent_method`` ``pld``), ``pure``
+    """Which accountant gave ``epsilon`` (cli:json): ``pld`` (the Gaussian steps'
+    privacy-loss distribution, ``accounting.pld``; ``data_independent_method`` ``pld``), ``pure``
     (a pure-DP bound no finite order attains: SVT-PATE's ``c eps0``) or ``rdp`` (an RDP
     curve converted at ``order``, math:conversion)."""
     if result.data_independent_method == "pld":
