@@ -148,7 +148,8 @@ def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
     """Whether every analysed query's plurality count is a whole number (so that each
     piece writes the column as the whole table would): at once for integer votes, else
     by a pass over the rows."""
-    if np.issubdtype(np.asarray(votes[:0]).dtype, np.integer):
+    dtype = getattr(votes, "dtype", None)  # a sparse file's: its data's
+    if np.issubdtype(np.asarray(votes[:0]).dtype if dtype is None else dtype, np.integer):
         return True
     for start in range(0, queries, chunk_size):
         maxima = rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1)

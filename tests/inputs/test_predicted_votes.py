@@ -102,3 +102,24 @@ def test_a_large_vocabulary_runs_and_matches_its_histogram(tmp_path):
         main(["--predictions", path, "--classes", "128000", "-T", "20",
               "--sigma-threshold", "6", "--sigma", "5", "-o", str(tmp_path / "out.txt")])
     assert done.value.code == 0
+
+
+@pytest.mark.parametrize("kind", ["sparse", "predictions", "float"])
+def test_whole_counts_are_known_without_a_pass_when_the_type_says_so(kind, monkeypatch):
+    """``rows.integral_maxima``: integer counts (a sparse file's integer data, predictions'
+    histogram) are whole without reading a row, so a per-query table reads such votes once
+    (not twice); float votes are scanned."""
+    from pate_cli.inputs.rows import FirstRows, integral_maxima
+    from tests.synthetic import as_sparse
+
+    dense = np.array([[3, 1, 0], [0, 2, 2], [4, 0, 0]])
+    votes = {"sparse": as_sparse(dense.astype(np.int32)),
+             "predictions": PredictedVotes(np.array([[0, 0, 1], [2, 1, 1], [0, 0, 0]]), 3),
+             "float": dense.astype(np.float64)}[kind]
+    read: list[int] = []
+    from pate_cli.inputs import rows
+
+    real = rows.rows_of
+    monkeypatch.setattr(rows, "rows_of", lambda *args, **kw: read.append(1) or real(*args, **kw))
+    assert integral_maxima(votes, FirstRows(3), 3, 2)
+    assert bool(read) == (kind == "float")
