@@ -39,7 +39,7 @@ from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..accounting.output_sums import OutputSums, first_over
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, LabelCounts, released_labels
-from ..inputs.rows import FirstRows, LocalRows, Span, span_of
+from ..inputs.rows import FirstRows, LocalRows, Span, span_of, whole_maxima
 from ..mechanisms import NoiseSource
 from ..threads import tasks_in_order
 from ..vote_rows import VoteRows, row_width
@@ -53,8 +53,9 @@ BUDGET_BLOCK = 1 << 16
 # A block is skipped when its sums plus one query's largest cost, raised by this factor,
 # convert within the budget: it exceeds the relative rounding of any sum of a block.
 MARGIN = 1.0 + 2.0 ** -32
-# One block's sums (per-order selection and weighted answer, answered weight), its labels.
-BlockSums = tuple[GroupedTotals, LabelCounts]
+# One block's sums (per-order selection and weighted answer, answered weight), its labels,
+# whether its plurality counts are all whole (``CountRequest.maxima``).
+BlockSums = tuple[GroupedTotals, LabelCounts, bool]
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,7 +97,7 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
               for first in range(0, span.size, block))
     return [(grouped_totals(counted.table, selection_rdp=selection_rdp, answer_rdp=answer_rdp,
                             orders=orders, expected=request.accounting == "expected"),
-             counted.labels[0]) for counted in counts]
+             counted.labels[0], counted.whole) for counted in counts]
 
 
 class BudgetWalk:
@@ -117,6 +118,7 @@ class BudgetWalk:
         self.answer = np.zeros(self.carry.size)
         self.answered = 0.0
         self.labels = LabelCounts(run.request.mechanism.uses_student)
+        self.whole = True  # every plurality count processed whole (``CountRequest.maxima``)
         self.halted_at: int | None = None
         self.carries = np.empty((0, self.carry.size))
         self.steps = mechanism_steps(run.request.mechanism, q_bound=run.request.q_bound)
@@ -131,7 +133,7 @@ class BudgetWalk:
     def took(self, part: BlockSums, hi: int) -> bool:
         """Add a block's sums whole (its queries end at ``hi``) where no query of it can
         halt the run (``composition.within_limit``, raised by ``MARGIN``); whether it did."""
-        sums, labels = part
+        sums, labels, whole = part
         after = (self.carry + sums.selection) + sums.answer
         if not within_limit(after, self.peak, self.run.converter, self.run.budget, MARGIN):
             return False
@@ -140,6 +142,7 @@ class BudgetWalk:
         self.answered = self.answered + float(sums.answered)
         self.carry = after
         self.labels.merge_in(labels)
+        self.whole = self.whole and whole
         if self.run.progress is not None:
             self.run.progress(hi, self.run.positions.size)
         return True
@@ -206,6 +209,8 @@ class BudgetWalk:
         self.selection = running_total(costs.step("selection"), count, self.selection)
         self.answer = running_total(costs.step("answer"), count, self.answer)
         self.carry = running_total(costs, count, self.carry)
+        if run.request.maxima and self.whole:
+            self.whole = whole_maxima(chunk.block[:count])
         made = made.head(count)
         self.labels.add(*released_labels(made, made.answered,
                                          run.request.mechanism.uses_student),
@@ -239,7 +244,8 @@ class BudgetWalk:
         output began, then that chunk's queries before ``halt`` added again."""
         start, state = max((mark for mark in self.marks if mark[0] <= halt),
                            key=lambda mark: mark[0])
-        (self.carry, self.selection, self.answer, self.answered, self.labels) = state
+        (self.carry, self.selection, self.answer, self.answered, self.labels,
+         self.whole) = state
         self.halted_at = halt
         if halt > start:
             chunk, _ = self._chunk(start, halt)
@@ -247,7 +253,7 @@ class BudgetWalk:
 
     def _state(self):
         return (self.carry.copy(), self.selection.copy(), self.answer.copy(), self.answered,
-                copy.deepcopy(self.labels))
+                copy.deepcopy(self.labels), self.whole)
 
 
 def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = None,

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..decisions import LabelCounts, released_labels
-from ..inputs.rows import LocalRows, Span, span_of
+from ..inputs.rows import LocalRows, Span, span_of, whole_maxima
 from ..mechanisms import Mechanism, NoiseSource
 from ..threads import executor_map, ordered_map, tasks_in_order
 from ..vote_rows import row_width
@@ -41,6 +41,7 @@ class CountRequest:
     salt: int = 0
     draw_labels: bool = True
     queries: bool = False
+    maxima: bool = False  # record whether every plurality count is whole (a table's type)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +70,7 @@ class ChunkCount:
     table: GroupedCounts
     labels: tuple[LabelCounts, ...]
     queries: tuple[QueryChunk, ...] = ()
+    whole: bool = True  # every plurality count whole (``CountRequest.maxima``)
 
 
 def count_rows(classes: int) -> int:
@@ -90,7 +92,7 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
     opened = span.source.opened() if opened is None else opened
     mechanism = request.mechanism
     selection, answer = mechanism_steps(mechanism, q_bound=request.q_bound)
-    labels, tables, kept = _no_labels(request), [], []
+    labels, tables, kept, whole = _no_labels(request), [], [], True
     costing = Costing(mechanism, selection, answer, noise=tuple(
         NoiseSource(seed, salt=request.salt, shared=shared_noise) for seed in request.seeds),
         accounting=request.accounting, curves=False,
@@ -105,13 +107,15 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
         for counts, one in zip(labels, chunk.runs, strict=True):
             released = released_labels(one, one.answered, mechanism.uses_student)
             counts.add(*released, None if span.truth is None else span.truth[first:last])
+        if request.maxima and whole:
+            whole = whole_maxima(chunk.block)
         if request.queries:  # (a single seed)
             kept.append(QueryChunk(span.start + first, chunk.log_q, chunk.log_pr,
                                    chunk.weight, chunk.made.answered, *released))
         answered = (chunk.made.answered if len(chunk.runs) == 1
                     else np.stack([one.answered for one in chunk.runs], axis=1))
         tables.append(GroupedCounts.of_queries(chunk.log_q, chunk.log_pr, answered))
-    return ChunkCount(GroupedCounts.merge(tables), labels, tuple(kept))
+    return ChunkCount(GroupedCounts.merge(tables), labels, tuple(kept), whole)
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,6 +126,7 @@ class CountedRun:
     totals: GroupedTotals
     labels: tuple[LabelCounts, ...]
     table: GroupedCounts | None
+    whole: bool = True  # every plurality count whole (``CountRequest.maxima``)
 
 
 def count_queries(votes, positions, request: CountRequest,
@@ -156,10 +161,11 @@ def count_queries(votes, positions, request: CountRequest,
 
     totals = BoundedTotals(partial(totals_of, map=partial(ordered_map, workers=workers)
                                    if executor is None else partial(executor_map, executor)))
-    labels = _no_labels(request)
+    labels, whole = _no_labels(request), True
     counts = tasks_in_order(task, pieces, workers=workers, executor=executor)
     for (_, stop), part in zip(pieces, counts, strict=True):
         totals.add(part.table, stop)
+        whole = whole and part.whole
         for total, one in zip(labels, part.labels, strict=True):
             total.merge_in(one)
         for chunk in part.queries:
@@ -167,7 +173,7 @@ def count_queries(votes, positions, request: CountRequest,
         if progress is not None:
             progress(stop, positions.size)
     sums, table = totals.result()
-    return CountedRun(sums, labels, table)
+    return CountedRun(sums, labels, table, whole)
 
 
 def _no_labels(request: CountRequest) -> tuple[LabelCounts, ...]:

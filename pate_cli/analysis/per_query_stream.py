@@ -71,7 +71,8 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))
     at_order = np.array([result.order])
-    integral = integral_maxima(votes, positions, queries, chunk_size)
+    whole = None if result.counts is None else result.counts.whole_maxima
+    integral = integral_maxima(votes, positions, queries, chunk_size) if whole is None else whole
     # a budget run's running sums restart from its carries at block starts (budget_run)
     # (a run that halted at once: one empty piece, the table's header)
     carries = None if result.budget is None else result.budget.carries

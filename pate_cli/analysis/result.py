@@ -211,6 +211,9 @@ class QueryCounts:
     step_sums: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
     correct: int = 0
     outcome_correct: tuple[int, ...] | None = None
+    # whether every plurality count is whole, found by the first pass for the per-query
+    # table's column type (None: not recorded; the table's pass then scans the votes)
+    whole_maxima: bool | None = field(default=None, compare=False)
 
 
 class NoColumnsError(ValueError):

@@ -22,7 +22,7 @@ from ..accounting.grouped import grouped_totals
 from ..curve_store import SharedCurves
 from ..decisions import Decisions
 from ..inputs.query_indices import analysed_positions
-from ..inputs.rows import picked_rows
+from ..inputs.rows import integer_counts, picked_rows
 from ..inputs.shards import task_source
 from ..mechanisms import NoiseSource
 from ..mechanisms.noise import SharedBlocks
@@ -117,9 +117,10 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
     truth = None if setting.labels is None else np.asarray(setting.labels)
     rows = (None if setting.executor is None
             else task_source(votes, getattr(setting.source, "path", None)))
+    maxima = setting.per_query and not integer_counts(votes)  # for the table's pass
     request = partial(CountRequest, mechanism, setting.accounting, setting.q_bound,
                       salt=setting.salt, draw_labels=setting.labels is not None,
-                      queries=setting.consumer is not None)
+                      queries=setting.consumer is not None, maxima=bool(maxima))
     if walked:  # in query order (budget_run)
         results = []
         for seed in seeds:
@@ -137,7 +138,7 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
                 limit=setting.budget, halted_at=spent.halted_at, remaining=0.0,
                 halt_at=setting.halt_at, carries=spent.carries, block=spent.block)
             done = finish(seed, (spent.carry, (spent.selection, spent.answer), spent.answered),
-                          spent.labels, ran, budget=budget)
+                          spent.labels, ran, budget=budget, whole=spent.whole if maxima else None)
             if setting.outputs is not None:
                 done = replace(done, outputs=outputs_figures(setting.outputs, ran,
                                                              spent.epsilons))
@@ -163,7 +164,8 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
         carry = (initial_carry(setting.initial_rdp, orders) + sums.selection) + answer_sum
         results.append(finish(seed, (carry, (sums.selection, answer_sum), answered), counts,
                               positions.size, table=counted.table
-                              if setting.per_query and len(seeds) == 1 else None))
+                              if setting.per_query and len(seeds) == 1 else None,
+                              whole=counted.whole if maxima else None))
     return results
 
 
@@ -177,10 +179,11 @@ class _Finish:
         self.selection, self.answer = mechanism_steps(mechanism, q_bound=setting.q_bound)
 
     def __call__(self, seed: int, sums: tuple, counts, queries: int, *, table=None,
-                 budget: BudgetPart | None = None) -> AnalysisResult:
+                 budget: BudgetPart | None = None, whole: bool | None = None) -> AnalysisResult:
         """The result of seed ``seed`` from ``sums`` ``(carry, (selection sum, answer sum),
         answered weight)`` and the label ``counts`` of its ``queries`` (a budget run's before
-        its halt); ``table`` the distinct pairs counted, ``budget`` the budget's part."""
+        its halt); ``table`` the distinct pairs counted, ``budget`` the budget's part,
+        ``whole`` whether every plurality count was whole (None: not recorded)."""
         setting, selection, answer = self.setting, self.selection, self.answer
         carry, step_sums, answered_total = sums
         orders, delta, conversion = setting.orders, setting.delta, setting.conversion
@@ -207,7 +210,8 @@ class _Finish:
                              # what rounds compose (analysis.rounds)
                              step_sums=step_sums, correct=counts.correct,
                              outcome_correct=None if counts.outcomes is None
-                             else tuple(int(n) for n in counts.outcome_correct))
+                             else tuple(int(n) for n in counts.outcome_correct),
+                             whole_maxima=whole)
         over = budget is not None and epsilon > budget.limit
         result = AnalysisResult(
             mechanism=self.mechanism, seed=int(seed), classes=int(self.votes.shape[1]),

@@ -147,15 +147,23 @@ def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
 def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
     """Whether every analysed query's plurality count is a whole number (so that each
     piece writes the column as the whole table would): at once for integer votes, else
-    by a pass over the rows."""
-    dtype = getattr(votes, "dtype", None)  # a sparse file's: its data's
-    if np.issubdtype(np.asarray(votes[:0]).dtype if dtype is None else dtype, np.integer):
-        return True
-    for start in range(0, queries, chunk_size):
-        maxima = rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1)
-        if not np.array_equal(np.round(maxima), maxima):
-            return False
-    return True
+    by a pass over the rows (a run's first pass records it: ``whole_maxima``)."""
+    return integer_counts(votes) or all(
+        whole_maxima(rows_of(votes, positions, start, min(queries, start + chunk_size)))
+        for start in range(0, queries, chunk_size))
+
+
+def integer_counts(votes) -> bool:
+    """Whether the votes' type holds integer counts only (a sparse file's: its data's)."""
+    dtype = getattr(votes, "dtype", None)
+    return bool(np.issubdtype(np.asarray(votes[:0]).dtype if dtype is None else dtype,
+                              np.integer))
+
+
+def whole_maxima(rows) -> bool:
+    """Whether every row's plurality count is a whole number (rows, or a sparse chunk)."""
+    maxima = rows.max(axis=1)
+    return bool(np.array_equal(np.round(maxima), maxima))
 
 
 @dataclass(frozen=True, eq=False)

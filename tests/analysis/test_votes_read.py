@@ -1,0 +1,51 @@
+"""How often a run reads its votes (issue 44: once, and at most twice where a table's rows
+need what the first pass finds): every analysed row is read by the first pass and, with a
+per-query table, once more by the table's pass, for float votes too (whether every
+plurality count is whole, the table's column type, is recorded by the first pass)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pate_cli.analysis import analyze_votes
+from pate_cli.mechanisms import build_mechanism
+
+
+class CountingRows:
+    """A dense vote array that counts the rows read through it."""
+
+    ndim = 2
+
+    def __init__(self, array: np.ndarray):
+        self.array, self.read = array, 0
+        self.shape, self.dtype = array.shape, array.dtype
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        rows = self.array[key]
+        self.read += 1 if np.ndim(rows) == 1 else rows.shape[0]
+        return rows
+
+
+def soft_votes(queries: int, whole: bool) -> np.ndarray:
+    rng = np.random.default_rng(44)
+    votes = rng.dirichlet(np.full(5, 0.4), size=queries) * 50.0
+    return np.round(votes) if whole else votes
+
+
+@pytest.mark.parametrize("budget", [None, 1e9])
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_table_reads_float_votes_twice(whole, budget):
+    votes = CountingRows(soft_votes(3000, whole))
+    mechanism = build_mechanism("confident", teachers=50, threshold=30, sigma_threshold=10,
+                                sigma=8)
+    result = analyze_votes(votes, mechanism, teachers=50.0, per_query="stream",
+                           budget=budget, chunk_size=500, workers=1)
+    frames = list(result.iter_frames())
+    assert sum(len(frame) for frame in frames) == 3000
+    assert votes.read <= 2 * 3000 + 1  # the first row once more: M from its total
+    # the column type as a scan of the votes finds it
+    assert (frames[0]["plurality"].dtype.kind == "i") == whole
