@@ -101,7 +101,7 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
         # The replay, a chunk at a time, counted.
         answered = unstable = passing = 0
         halted_at: int | None = None
-        largest = -np.inf
+        largest, whole = -np.inf, True  # whole: every plurality count (the table's type)
         counts = LabelCounts(False)
         for piece in replace(mechanism, threshold=guarantee.threshold).pieces(
                 votes, positions, queries, noise=NoiseSource(seed, salt=salt),
@@ -113,6 +113,7 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
                 halted_at = piece.start + int(np.argmax(made.code == SVT_HALTED))
             largest = max(largest, float(piece.distance.max()))
             passing += int(np.count_nonzero(piece.distance > guarantee.threshold))
+            whole = whole and bool(np.array_equal(np.round(piece.plurality), piece.plurality))
             counts.add(made.label, None, None if labels is None
                        else np.asarray(labels)[np.asarray(positions[piece.start : piece.stop])])
 
@@ -145,7 +146,7 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
                     cutoffs_tried=None if tried is None else tuple(
                         {"cutoff": c, "scale": lam, "answered": n} for c, lam, n in tried)),
         counts=QueryCounts(queries=queries, labels_output=counts.output, outcomes=None,
-                           reordered=reordered, correct=counts.correct),
+                           reordered=reordered, correct=counts.correct, whole_maxima=whole),
         query_index=query_index,
         frames=partial(svt_frames, votes=votes, positions=positions, given=decisions,
                        salt=salt) if per_query else None)
@@ -166,7 +167,9 @@ def svt_frames(result, *, votes, positions, given: Decisions | None = None, salt
     chunk_size = stream_rows(chunk_size, row_width(votes), 1)
     carry = None if result.initial_rdp is None else initial_carry(result.initial_rdp, orders)
     per_round = float(rdp_svt_rounds(scale=svt.scale, rounds=1, orders=[result.order])[0])
-    integral = integral_maxima(votes, positions, queries, chunk_size)
+    integral = result.counts.whole_maxima
+    if integral is None:  # (a result built otherwise: scan the votes)
+        integral = integral_maxima(votes, positions, queries, chunk_size)
     for piece in replace(result.mechanism, threshold=svt.threshold).pieces(
             votes, positions, queries, noise=NoiseSource(result.seed, salt=salt), given=given,
             chunk_size=chunk_size):

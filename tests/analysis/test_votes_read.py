@@ -49,3 +49,16 @@ def test_a_table_reads_float_votes_twice(whole, budget):
     assert votes.read <= 2 * 3000 + 1  # the first row once more: M from its total
     # the column type as a scan of the votes finds it
     assert (frames[0]["plurality"].dtype.kind == "i") == whole
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_svt_pate_reads_its_votes_for_its_distances_its_replay_and_its_table(whole):
+    """SVT-PATE's distances to instability (a scratch column), its replay and its table:
+    three reads with a table, the plurality counts' type recorded by the replay."""
+    votes = CountingRows(soft_votes(3000, whole))
+    mechanism = build_mechanism("svt", teachers=50, svt_scale=2.0, svt_cutoff=100)
+    result = analyze_votes(votes, mechanism, teachers=50.0, per_query="stream",
+                           chunk_size=500, workers=1)
+    frames = list(result.iter_frames())
+    assert votes.read <= 3 * 3000 + 1
+    assert (frames[0]["plurality"].dtype.kind == "i") == whole
