@@ -124,7 +124,9 @@ def _binary_frames(run, votes, q_bound: str, workers, chunk, _result):
     labels, orders, size = votes.label_count, run.orders, run.orders.size
     selection, answer = mechanism_steps(run.mechanism, q_bound=q_bound)
     independent, last = run.accounting == "data-independent", slice(labels - 1, None, labels)
-    integral = votes.predicted or votes.array.dtype.kind in "biu" or all(
+    # every label's plurality count whole (the flattened run's first pass found it), or
+    # each query's smallest: scanned only where some label's is not
+    integral = votes.predicted or run.counts.whole_maxima is not False or all(
         _whole(votes.rows(lo, hi, float).max(axis=2).min(axis=1)) for lo, hi in votes.pieces())
     # queries whose label curves are formed, summed and converted at once (in cache)
     block = max(1, WORK_VALUES // (labels * size))

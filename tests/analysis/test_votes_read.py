@@ -62,3 +62,26 @@ def test_svt_pate_reads_its_votes_for_its_distances_its_replay_and_its_table(who
     frames = list(result.iter_frames())
     assert votes.read <= 3 * 3000 + 1
     assert (frames[0]["plurality"].dtype.kind == "i") == whole
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_multilabel_table_scans_the_counts_only_where_a_plurality_is_not_whole(
+        whole, monkeypatch):
+    """A binary multi-label table's plurality column (each query's smallest label
+    plurality) is integer when every label's plurality count is whole, which the flattened
+    run's first pass found: the counts are scanned again only where one is not."""
+    import pate_cli
+    from pate_cli.inputs.multilabel import MultilabelVotes
+
+    positive = np.random.default_rng(9).random((400, 6)) * 40
+    counts = np.stack([40 - positive, positive], axis=2)
+    counts = np.round(counts) if whole else counts
+    result = pate_cli.analyze(counts, "confident", multilabel="binary", threshold=30,
+                              sigma_threshold=8, sigma=6, per_query="stream")
+    scans: list[int] = []
+    real = MultilabelVotes.rows
+    monkeypatch.setattr(MultilabelVotes, "rows",
+                        lambda self, *args, **kw: scans.append(1) or real(self, *args, **kw))
+    frame = result.to_frame()
+    assert (frame["plurality"].dtype.kind == "i") == whole
+    assert bool(scans) == (not whole)
