@@ -165,7 +165,7 @@ def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: flo
     # 64 ulps x (|first| + |second| + eps) x (1 + 1/r)
     first, second = terms(high)
     ratio = math.exp(second - first)
-    if ratio <= 0.0:
+    if not 0.0 < ratio < 1.0:  # the profile not resolved there: no figure (RDP's stands)
         return math.inf
     error = 64.0 * sys.float_info.epsilon * (abs(first) + abs(second) + high)
     return high + error * (1.0 + 1.0 / ratio)

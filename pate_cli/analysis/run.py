@@ -265,8 +265,8 @@ def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
 
 def _totals_of(result: AnalysisResult) -> ReplayTotals:
     if result.accounting == "data-independent" and result.initial_rdp is None:
-        # the exact figure of Gaussian steps, as pate-analyze's (not dp_accounting's
-        # sampled one, 0.1-0.5 s a replay: a sampled point keeps its RDP figure)
+        # the Gaussian steps' exact figure where smaller, as pate-analyze's (a sampled
+        # point's unsampled one: not dp_accounting's sampled composition, 0.1-0.5 s a replay)
         result = with_pld_figure(result, result.mechanism, result.delta, sampled=False)
     return ReplayTotals(seed=result.seed, answered=float(result.answered_total),
                         epsilon=result.epsilon, order=float(result.order),
