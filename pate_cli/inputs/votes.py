@@ -28,7 +28,7 @@ from .checks import (
 )
 from .long_table import column_map, not_a_long_table
 from .npy_files import NPY_MAGIC, ZIP_MAGIC
-from .predicted_votes import PredictedVotes
+from .predicted_votes import PredictedVotes, note_dense
 from .readers import (
     VOTE_EXTENSIONS,
     c_order,
@@ -260,6 +260,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                          f"is outside 0..{classes - 1}")
     if top < 0:
         raise InputError(f"{name}: no teacher voted on any query (every class id is -1)")
+    note_dense(name, array.shape[0] if queries is None else min(queries, array.shape[0]),
+               classes)
     vote_set = VoteSet(votes=PredictedVotes(array, classes),  # type: ignore[arg-type]
                        teachers=int(array.shape[1]), path=name, sha256=digest,
                        predictions=array)

@@ -4,6 +4,8 @@ with neither the queries nor the vocabulary."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -123,3 +125,17 @@ def test_whole_counts_are_known_without_a_pass_when_the_type_says_so(kind, monke
     monkeypatch.setattr(rows, "rows_of", lambda *args, **kw: read.append(1) or real(*args, **kw))
     assert integral_maxima(votes, FirstRows(3), 3, 2)
     assert bool(read) == (kind == "float")
+
+
+def test_a_large_dense_histogram_says_a_sparse_file_is_faster(tmp_path, monkeypatch):
+    from pate_cli.errors import PateWarning
+    from pate_cli.inputs import predicted_votes
+
+    path = write_predictions(tmp_path / "p.npy", 100, classes=1000)
+    monkeypatch.setattr(predicted_votes, "SPARSE_HINT", 99_999)
+    with pytest.warns(PateWarning, match="100 queries x 1,000 classes.*sparse vote file"):
+        load_predictions(path, classes=1000)
+    monkeypatch.setattr(predicted_votes, "SPARSE_HINT", 100_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_predictions(path, classes=1000)
