@@ -105,7 +105,8 @@ def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
 
 def sanitize_analysis(result, votes, *, student=None, order: float | None = None,
                       report_every: int | None = None, positions=None,
-                      charges: ChunkValues | None = None) -> SmoothSensitivityResult:
+                      charges: ChunkValues | None = None,
+                      decisions=None) -> SmoothSensitivityResult:
     """The smooth-sensitivity report of ``result`` (from ``votes``), a chunk at a time.
 
     Args:
@@ -116,7 +117,9 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
       report_every: queries between history checkpoints (default: no history).
       positions: the file rows it processed (default its ``query_index`` or first rows).
       charges: the answer step's charges, ``charges(start, stop)`` (default the seeded
-        replay's; a run of given decisions passes its own).
+        replay's, or those of ``decisions``).
+      decisions: a run of given decisions: its ``Decisions``, which the charges follow
+        (formed from the chunk the release reads: each row is read once).
 
     Returns:
       The ``SmoothSensitivityResult``.
@@ -135,15 +138,17 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     if positions is None:
         positions = (FirstRows(result.queries) if result.query_index is None
                      else result.query_index)
-    if charges is None:
-        if result.decisions is not None:
-            raise ValueError("the smooth-sensitivity report of a run of given decisions "
-                             "needs their charges (charges=)")
-        charges = run_charges(votes, positions, mechanism=mechanism,
-                              accounting=result.accounting, seed=result.seed,
-                              q_bound=result.q_bound, student=student)
-    order = float(result.order if order is None else order)
     rows: Any = AnalysedRows(votes, positions, result.queries)  # sliced as an array is
+    student_rows = (None if not mechanism.uses_student
+                    else AnalysedRows(student, positions, result.queries))
+    if charges is None:
+        if result.decisions is not None and decisions is None:
+            raise ValueError("the smooth-sensitivity report of a run of given decisions "
+                             "needs them (decisions=) or their charges (charges=)")
+        charges = run_charges(rows, mechanism=mechanism, accounting=result.accounting,
+                              seed=result.seed, q_bound=result.q_bound,
+                              student_rows=student_rows, decisions=decisions)
+    order = float(result.order if order is None else order)
     common: dict = dict(teachers=int(round(result.teachers)), sigma=mechanism.sigma,
                         order=order, delta=result.delta, release_noise=release_draw(result.seed),
                         weights=charges)
@@ -152,9 +157,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     release = partial(sanitize_gnmax, rows, **common)
     if mechanism.selects:
         max_votes = None
-        if mechanism.uses_student:  # the selection compares max n - M p (math:threshold)
-            student_rows = AnalysedRows(student, positions, result.queries)
-
+        if student_rows is not None:  # the selection compares max n - M p (math:threshold)
             def max_votes(start: int, stop: int) -> np.ndarray:
                 return mechanism.selection_counts(rows[start:stop], student_rows[start:stop])
         release = partial(sanitize_confident, rows, threshold=mechanism.threshold,

@@ -42,7 +42,6 @@ from .result import AddedRdp, AnalysisResult, DecisionsPart
 from .rounds import analyze_rounds
 from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
-from .steps import run_charges
 
 
 def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any) -> AnalysisResult:
@@ -223,10 +222,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
         positions = FirstRows(result.queries) if indices is None else indices[:result.queries]
         result = replace(result, smooth_sensitivity=sanitize_analysis(
             result, vote_set.votes, positions=positions, student=student_rows,
-            order=spec.order, report_every=spec.ss_every, charges=run_charges(
-                vote_set.votes, positions, mechanism=chosen, accounting=spec.accounting,
-                seed=spec.seed, q_bound=spec.q_bound, student=student_rows,
-                decisions=given)))
+            order=spec.order, report_every=spec.ss_every, decisions=given))
     if spec.accounting == "data-independent" and initial_rdp is None:
         result = with_pld_figure(result, chosen, spec.delta)
     return result

@@ -297,20 +297,23 @@ def block_costs(block, student, start: int, given: Decisions | None,
     return ChunkCosts(block, made, log_q, log_pr, weight, costs, runs)
 
 
-def run_charges(votes, positions, *, mechanism, accounting: str, seed: int, q_bound: str,
-                student=None, decisions=None) -> Callable[[int, int], np.ndarray]:
+def run_charges(rows, *, mechanism, accounting: str, seed: int, q_bound: str,
+                student_rows=None, decisions=None) -> Callable[[int, int], np.ndarray]:
     """``(start, stop) ->`` the answer step's charge of analysed queries ``start ..
     stop-1`` (0/1 as the seeded replay or the given ``decisions`` decided, ``pr_answered``
     under expected accounting): the run's ``answered`` column, formed again a chunk at a
-    time (the replay's noise is keyed by query position, math:mechanisms)."""
+    time (the replay's noise is keyed by query position, math:mechanisms) from ``rows``
+    (and ``student_rows``), the analysed rows sliced by position (``AnalysedRows``)."""
     noise = NoiseSource(seed)
 
     def charges(start: int, stop: int) -> np.ndarray:
         # the steps looked up per chunk, not before: the release first names a
         # mechanism it does not apply to (SVT-PATE has no per-query steps)
         selection, answer = mechanism_steps(mechanism, q_bound=q_bound)
-        return chunk_costs(votes, positions, start, stop, mechanism=mechanism,
-                           selection=selection, answer=answer, noise=noise, accounting=accounting,
-                           student=student, decisions=decisions, curves=False).weight
+        return block_costs(rows[start:stop],
+                           None if student_rows is None else student_rows[start:stop], start,
+                           None if decisions is None else decisions.padded(start, stop),
+                           Costing(mechanism, selection, answer, noise=noise,
+                                   accounting=accounting, curves=False)).weight
     return charges
 

@@ -229,16 +229,25 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
 
 class AnalysedRows:
     """The first ``queries`` of the rows ``positions`` of ``votes`` (dense or sparse), read
-    a slice at a time as :func:`rows_of` gives them: the subset is never gathered whole."""
+    a slice at a time as :func:`rows_of` gives them: the subset is never gathered whole.
+    The last slice is kept, so the readers of one chunk (the release, its charges, the
+    threshold's counts) read it once."""
 
     def __init__(self, votes, positions, queries: int) -> None:
         self.votes = votes
         self.positions = positions
         self.shape = (int(queries), int(votes.vocabulary if is_sparse(votes)
                                         else votes.shape[1]))
+        self.last: tuple = (None, None)
 
     def __getitem__(self, part: slice):
         start, stop, _ = part.indices(self.shape[0])
+        if self.last[0] != (start, stop):
+            self.last = ((start, stop), self.read(start, stop))
+        return self.last[1]
+
+    def read(self, start: int, stop: int):
+        """Rows ``start .. stop-1`` from the votes."""
         return rows_of(self.votes, self.positions, start, stop)
 
 

@@ -149,9 +149,9 @@ def test_the_release_reads_a_chunk_at_a_time(tmp_path, monkeypatch):
                 sp.csr_matrix((matrix.data, spread, matrix.indptr), shape=(10_000, classes)))
     np.save(tmp_path / "picked.npy", np.arange(10_000)[::-1][:9_000])
     reads = []
-    read = AnalysedRows.__getitem__
-    monkeypatch.setattr(AnalysedRows, "__getitem__",
-                        lambda self, part: reads.append(read(self, part)) or reads[-1])
+    read = AnalysedRows.read
+    monkeypatch.setattr(AnalysedRows, "read",
+                        lambda self, *span: reads.append(read(self, *span)) or reads[-1])
     for extra in ({}, {"query_indices": str(tmp_path / "picked.npy")}):
         reads.clear()
         result = analyze(str(tmp_path / "wide.npz"), "confident", threshold=140,
@@ -160,3 +160,19 @@ def test_the_release_reads_a_chunk_at_a_time(tmp_path, monkeypatch):
         queries = 9_000 if extra else 10_000
         assert result.smooth_sensitivity.queries == queries
         assert sum(len(r) for r in reads) == queries and max(len(r) for r in reads) <= 4096
+
+
+def test_bounds_that_never_depend_on_the_votes_release_epsilon_as_it_is(cli):
+    """The shipped token sample under Confident: neither step's data-dependent bound ever
+    helps at the order, so every local sensitivity is 0 and the epsilon is public as it
+    is: no noise, no release cost (it printed "+/- nan", and its JSON failed on inf)."""
+    import json
+
+    args = ("sample_votes/tokens_zipf.npz", "-m", "confident", "--smooth-sensitivity")
+    done = cli.analyze(*args, "-f", "json")
+    assert done.code == 0, done.err
+    report = json.loads(done.out)["smooth_sensitivity"]
+    assert report["smooth_sensitivity"] == report["noise_std"] == report["sigma_ss"] == 0.0
+    assert (report["sanitized_epsilon"] == report["epsilon_after"]
+            == report["epsilon_before"])
+    assert "nan" not in cli.analyze(*args).out

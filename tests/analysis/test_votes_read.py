@@ -85,3 +85,20 @@ def test_a_multilabel_table_scans_the_counts_only_where_a_plurality_is_not_whole
     frame = result.to_frame()
     assert (frame["plurality"].dtype.kind == "i") == whole
     assert bool(scans) == (not whole)
+
+
+@pytest.mark.parametrize("name", ["confident", "interactive"])
+def test_the_smooth_sensitivity_release_reads_each_row_once(name):
+    """The release, its charges and Interactive's threshold counts read each chunk once:
+    the run and its report read the votes twice in all (three times before)."""
+    from pate_cli.analysis.added_figures import sanitize_analysis
+
+    votes = CountingRows(soft_votes(3000, True).astype(np.int64))
+    student = np.full((3000, 5), 0.2)
+    mechanism = build_mechanism(name, teachers=50, threshold=30, sigma_threshold=10,
+                                sigma=8, confidence=0.9)
+    given = {"student": student} if name == "interactive" else {}
+    result = analyze_votes(votes, mechanism, teachers=50.0, per_query=False, chunk_size=500,
+                           workers=1, **given)
+    sanitize_analysis(result, votes, **given)
+    assert votes.read <= 2 * 3000 + 1

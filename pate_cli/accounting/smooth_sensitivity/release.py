@@ -203,14 +203,16 @@ class SmoothSensitivityAccumulator:
         ls = self.local_sensitivity()
         betas = beta_grid(alpha)
         ss = smooth_sensitivity(ls, betas)
-        with np.errstate(divide="ignore"):
+        if not np.any(ss > 0.0):
+            # SS = 0 at every beta: no step's bound depends on the votes (local sensitivity 0
+            # at every distance), so the epsilon is a public value, released as it is: no
+            # noise and no cost (sigma_ss = inf would give 0 x inf)
+            sigma_ss = release = np.zeros(betas.size)
+        else:
             sigma_ss = np.cbrt(alpha * np.exp(2.0 * betas) / ss)
             release = rdp_gnss(betas, sigma_ss=sigma_ss, order=alpha)
-        # ss = 0 (no query's bound depends on the data) gives sigma_ss = inf and 0 * inf =
-        # NaN: such betas are skipped below, and the noise std is then NaN as before.
-        with np.errstate(invalid="ignore"):
-            cost = self._rdp + release + 2.0 * ss * sigma_ss
-            noise = ss * sigma_ss
+        cost = self._rdp + release + 2.0 * ss * sigma_ss
+        noise = ss * sigma_ss
         best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
         eps_before = self._rdp + math.log(1.0 / delta) / (alpha - 1.0)
         eps_after = eps_before + float(release[best])
