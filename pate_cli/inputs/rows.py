@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import tempfile
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -230,25 +231,28 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
 class AnalysedRows:
     """The first ``queries`` of the rows ``positions`` of ``votes`` (dense or sparse), read
     a slice at a time as :func:`rows_of` gives them: the subset is never gathered whole.
-    The last slice is kept, so the readers of one chunk (the release, its charges, the
-    threshold's counts) read it once."""
+    The last slice is remembered while its rows are in use (a weak reference), so the
+    readers of one chunk (the release, its charges, the threshold's counts) read it once
+    and no chunk outlives its use."""
 
     def __init__(self, votes, positions, queries: int) -> None:
         self.votes = votes
         self.positions = positions
         self.shape = (int(queries), int(votes.vocabulary if is_sparse(votes)
                                         else votes.shape[1]))
-        self.last: tuple = (None, None)
+        self.last: tuple = (None, lambda: None)
 
     def __getitem__(self, part: slice):
         start, stop, _ = part.indices(self.shape[0])
-        if self.last[0] != (start, stop):
-            self.last = ((start, stop), self.read(start, stop))
-        return self.last[1]
+        rows = self.last[1]() if self.last[0] == (start, stop) else None
+        if rows is None:
+            rows = self.read(start, stop)
+            self.last = ((start, stop), weakref.ref(rows))
+        return rows
 
     def read(self, start: int, stop: int):
-        """Rows ``start .. stop-1`` from the votes."""
-        return rows_of(self.votes, self.positions, start, stop)
+        """Rows ``start .. stop-1`` from the votes (a mapped file's pages then let go)."""
+        return rows_read_once(self.votes, self.positions, start, stop)
 
 
 def range_start(rows, total: int) -> int | None:
