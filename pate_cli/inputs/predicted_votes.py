@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ..errors import PateWarning
-from .rows import drop_mapped_rows
+from .rows import FormedRows, drop_mapped_rows
 
 # Counts of all the rows above which a sparse vote file is the faster route (a pass over
 # 2.6 * 10^9 took 9.5 s on 2 cores: the replay draws noise for every class).
@@ -30,7 +30,7 @@ def note_dense(name, queries: int, classes: int) -> None:
                       "is faster over a large vocabulary", PateWarning, stacklevel=3)
 
 
-class PredictedVotes:
+class PredictedVotes(FormedRows):
     """The ``(queries, classes)`` int32 vote counts of ``predictions`` (module docstring).
 
     Indexed like an array (a row, a slice of rows, or an array of row numbers), it gives
@@ -43,7 +43,6 @@ class PredictedVotes:
       classes: K, the number of classes.
     """
 
-    ndim = 2
     dtype: np.dtype = np.dtype(np.int32)
 
     def __init__(self, predictions: np.ndarray, classes: int):
@@ -56,27 +55,11 @@ class PredictedVotes:
         it, ``vote_rows.row_width``)."""
         return self.shape[1] + int(self.predictions.shape[1])
 
-    @property
-    def size(self) -> int:
-        return self.shape[0] * self.shape[1]
+    def _rows(self, lo: int, hi: int) -> np.ndarray:
+        return self._histogram(np.asarray(self.predictions[lo:hi]), lo)
 
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __array__(self, dtype=None, copy=None):
-        whole = self[0:self.shape[0]]
-        return whole if dtype is None else whole.astype(dtype, copy=False)
-
-    def __getitem__(self, key) -> np.ndarray:
-        if isinstance(key, (int, np.integer)):
-            row = int(key) + (self.shape[0] if key < 0 else 0)
-            return self._histogram(np.asarray(self.predictions[row : row + 1]), row)[0]
-        if isinstance(key, slice) and key.step in (None, 1):
-            lo, hi, _ = key.indices(self.shape[0])
-            return self._histogram(np.asarray(self.predictions[lo : max(lo, hi)]), lo)
-        if isinstance(key, np.ndarray) and key.ndim == 1 and key.dtype.kind in "iu":
-            return self._histogram(np.asarray(self.predictions[key]), None)
-        return np.asarray(self)[key]
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        return self._histogram(np.asarray(self.predictions[rows]), None)
 
     def _histogram(self, rows: np.ndarray, start: int | None) -> np.ndarray:
         """The counts of ``rows`` of predictions (the first at position ``start``, None for

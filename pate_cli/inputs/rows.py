@@ -50,6 +50,50 @@ class FirstRows:
         return np.arange(*part.indices(self.size))
 
 
+class FormedRows:
+    """``(queries, K)`` votes whose rows are formed where a pass asks for them (shards,
+    predictions' histogram), indexed as an array is: a row, a slice of consecutive rows
+    or an array of row numbers; anything else (``np.asarray``) forms them all. A
+    subclass gives ``shape`` and forms rows ``lo .. hi-1`` (:meth:`_rows`) and numbered
+    rows, in range (:meth:`_gather`)."""
+
+    ndim = 2
+    shape: tuple[int, int]
+
+    @property
+    def size(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        whole = self._rows(0, self.shape[0])
+        return whole if dtype is None else whole.astype(dtype, copy=False)
+
+    def __getitem__(self, key) -> np.ndarray:
+        if isinstance(key, (int, np.integer)):
+            row = int(key) + (self.shape[0] if key < 0 else 0)
+            if not 0 <= row < self.shape[0]:
+                raise IndexError(f"row {key} is outside 0..{self.shape[0] - 1}")
+            return self._rows(row, row + 1)[0]
+        if isinstance(key, slice) and key.step in (None, 1):
+            lo, hi, _ = key.indices(self.shape[0])
+            return self._rows(lo, max(lo, hi))
+        if isinstance(key, np.ndarray) and key.ndim == 1 and key.dtype.kind in "iu":
+            rows = np.where(key < 0, key + self.shape[0], key)
+            if rows.size and (rows.min() < 0 or rows.max() >= self.shape[0]):
+                raise IndexError("row numbers outside the votes")
+            return self._gather(rows)
+        return np.asarray(self)[key]
+
+    def _rows(self, lo: int, hi: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
 def picked_rows(positions, queries: int) -> tuple[np.ndarray | None, bool]:
     """The first ``queries`` analysed rows if ``--query-indices`` picked them (else None)
     and whether they differ from the file's first rows (``QueryCounts.reordered``)."""

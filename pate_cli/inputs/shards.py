@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import InputError
 from .readers import hash_into
-from .rows import drop_mapped_rows, rows_in
+from .rows import FormedRows, drop_mapped_rows, rows_in
 
 GLOB_CHARACTERS = "*?["
 
@@ -84,15 +84,13 @@ def input_files(named) -> list[tuple[str, str]]:
     return files
 
 
-class ShardedVotes:
+class ShardedVotes(FormedRows):
     """``(queries, classes)`` votes held in memory-mapped ``.npy`` pieces, one after another.
 
     Indexing with a row number, a slice or an array of row numbers gives an ndarray, as a
     single memory map would (pieces are read only where rows are asked for); any other
     use (``np.asarray``) joins the pieces in memory.
     """
-
-    ndim = 2
 
     def __init__(self, paths: list[str], pieces: list[np.ndarray]):
         self.paths = list(paths)
@@ -101,30 +99,6 @@ class ShardedVotes:
         self.starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         self.shape = (int(self.starts[-1]), int(pieces[0].shape[1]))
         self.dtype = np.result_type(*(piece.dtype for piece in pieces))
-
-    @property
-    def size(self) -> int:
-        return self.shape[0] * self.shape[1]
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __array__(self, dtype=None, copy=None):
-        joined = self._rows(0, self.shape[0])
-        return joined if dtype is None else joined.astype(dtype, copy=False)
-
-    def __getitem__(self, key):
-        if isinstance(key, (int, np.integer)):
-            row = int(key) + (self.shape[0] if key < 0 else 0)
-            if not 0 <= row < self.shape[0]:
-                raise IndexError(f"row {key} is outside 0..{self.shape[0] - 1}")
-            return self._rows(row, row + 1)[0]
-        if isinstance(key, slice) and key.step in (None, 1):
-            lo, hi, _ = key.indices(self.shape[0])
-            return self._rows(lo, max(lo, hi))
-        if isinstance(key, np.ndarray) and key.ndim == 1 and key.dtype.kind in "iu":
-            return self._gather(key)
-        return np.asarray(self)[key]
 
     def _rows(self, lo: int, hi: int) -> np.ndarray:
         """Rows ``lo .. hi-1``, joined from the pieces that hold them."""
@@ -141,9 +115,6 @@ class ShardedVotes:
 
     def _gather(self, rows: np.ndarray) -> np.ndarray:
         out = np.empty((rows.size, self.shape[1]), dtype=self.dtype)
-        rows = np.where(rows < 0, rows + self.shape[0], rows)
-        if rows.size and (rows.min() < 0 or rows.max() >= self.shape[0]):
-            raise IndexError("row numbers outside the votes")
         which = np.searchsorted(self.starts, rows, side="right") - 1
         for number in np.unique(which):
             chosen = which == number
