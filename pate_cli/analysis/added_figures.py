@@ -31,7 +31,7 @@ from ..vote_rows import is_sparse
 from ..work_sizes import READ_VALUES
 from .attack_risk import GAUSSIAN, gaussian_steps, is_sampled
 from .result import AnalysisResult, TuningPart
-from .steps import run_charges
+from .steps import mechanism_steps, run_charges
 
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
@@ -160,8 +160,12 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
         if student_rows is not None:  # the selection compares max n - M p (math:threshold)
             def max_votes(start: int, stop: int) -> np.ndarray:
                 return mechanism.selection_counts(rows[start:stop], student_rows[start:stop])
+        # the threshold step's data-independent curve, as the run charges it (math:screening)
+        selection, _ = mechanism_steps(mechanism, q_bound=result.q_bound)
+        assert selection is not None  # a selecting mechanism
         release = partial(sanitize_confident, rows, threshold=mechanism.threshold,
                           sigma_threshold=mechanism.sigma_threshold, max_votes=max_votes,
+                          selection_cap=float(selection.independent(np.array([order]))[0]),
                           **common)
     # The reported figures never depend on whether a history was asked for (checkpoints
     # split the sums differently); the history's last row is the reported one.

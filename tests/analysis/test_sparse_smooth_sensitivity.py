@@ -176,3 +176,27 @@ def test_bounds_that_never_depend_on_the_votes_release_epsilon_as_it_is(cli):
     assert (report["sanitized_epsilon"] == report["epsilon_after"]
             == report["epsilon_before"])
     assert "nan" not in cli.analyze(*args).out
+
+
+@pytest.mark.parametrize("mechanism", ["confident", "interactive"])
+@pytest.mark.parametrize("accounting", ["replay", "expected"])
+def test_the_release_starts_from_the_runs_epsilon(mechanism, accounting):
+    """The release charges the threshold step as the run does (each query's curve capped
+    by the exact data-independent one, math:screening), so its epsilon before the release
+    is the run's at the same order; under --screening gaussian it is the papers' figure,
+    and the exact cap only lowers it."""
+    from pate_cli import analyze
+
+    given = dict(queries=640, accounting=accounting, smooth_sensitivity=True)
+    if mechanism == "interactive":
+        given["student"] = "sample_votes/mnist_250_student.npy"
+    votes = "sample_votes/mnist_250_votes.npy"
+    run = analyze(votes, mechanism, **given)
+    papers = analyze(votes, mechanism, screening="gaussian", **given)
+    for result in (run, papers):
+        report = result.smooth_sensitivity
+        assert report.order == result.order
+        assert report.epsilon_before == pytest.approx(result.epsilon, rel=1e-12)
+    held = analyze(votes, mechanism, screening="gaussian", **given, order=run.order)
+    assert run.smooth_sensitivity.epsilon_before < held.smooth_sensitivity.epsilon_before
+    assert run.smooth_sensitivity.noise_std == held.smooth_sensitivity.noise_std

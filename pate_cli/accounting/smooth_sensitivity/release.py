@@ -88,8 +88,8 @@ class SmoothSensitivityAccumulator:
     """
 
     def __init__(self, *, teachers: int, classes: int, sigma: float, order: float,
-                 threshold: float | None = None,
-                 sigma_threshold: float | None = None) -> None:
+                 threshold: float | None = None, sigma_threshold: float | None = None,
+                 selection_cap: float | None = None) -> None:
         self.teachers = as_teachers(teachers)
         check_order(order)
         check_smooth_domain(sigma=sigma, order=order)
@@ -117,9 +117,15 @@ class SmoothSensitivityAccumulator:
             ends = log_pr_answered(np.array([0.0, self.teachers]), threshold=threshold,
                                    sigma_threshold=sigma_threshold)
             at_ends = rdp_threshold(ends, sigma_threshold=sigma_threshold, orders=[order])[:, 0]
-            self.selection_independent_cost = order / (2.0 * sigma_threshold**2)
-            self.selection_independent = bool(
-                np.all(np.isclose(at_ends, self.selection_independent_cost)))
+            # the step's data-independent curve at the order: math:screening's exact one
+            # where given (it replaces math:independent's wherever that is used, the cap of
+            # math:threshold's curve too); capping by a constant raises no local sensitivity
+            cost = order / (2.0 * sigma_threshold**2)
+            cost = cost if selection_cap is None else min(cost, float(selection_cap))
+            self.selection_independent_cost = cost
+            self.selection_independent = bool(np.all(np.isclose(np.minimum(at_ends, cost),
+                                                                cost)))
+            self._selection_rdp = np.minimum(self.selection.r, cost)
         self._ls_prefix = np.zeros(self.teachers)
         self._plateau_from = np.zeros(self.teachers + 1)
         self._max_histogram = np.zeros(self.teachers + 1)
@@ -148,9 +154,9 @@ class SmoothSensitivityAccumulator:
             if self.selection_independent:
                 self._rdp += votes.shape[0] * self.selection_independent_cost
             else:
-                sel = self.selection
-                # rdp_sel(log pr_answered) with round(max v) (math:threshold) is r[round(max v)].
-                self._rdp += float(np.sum(sel.r[rounded.astype(np.intp)]))
+                # rdp_sel(log pr_answered) with round(max v) (math:threshold) is r[round(max v)],
+                # capped by the data-independent curve (math:screening)
+                self._rdp += float(np.sum(self._selection_rdp[rounded.astype(np.intp)]))
                 self._max_histogram += np.bincount(rounded.astype(np.intp),
                                                    minlength=self.teachers + 1)
         if self.answer_independent:
@@ -239,7 +245,9 @@ class SmoothSensitivityAccumulator:
 @dataclass(frozen=True, kw_only=True)
 class ReleaseSetting:
     """What a GNSS release accounts (math:smooth): M, the answer std, the report's order
-    and delta; the selection's T and sigma1 (None: plain GNMax); ``weights`` the answer
+    and delta; the selection's T and sigma1 (None: plain GNMax) and ``selection_cap``, its
+    data-independent curve at the order (math:screening's exact one; None: math:independent's
+    Gaussian one); ``weights`` the answer
     step's charge per query (1/0 replay, ``pr_answered`` expected; None: all answered) and
     ``max_votes`` the selection's ``max v`` (None: ``max n``; Interactive passes ``max(n -
     M p)``), each an array or a function ``(start, stop) -> the values of queries start ..
@@ -253,6 +261,7 @@ class ReleaseSetting:
     weights: ArrayLike | ChunkValues | None = None
     threshold: float | None = None
     sigma_threshold: float | None = None
+    selection_cap: float | None = None
     max_votes: ArrayLike | ChunkValues | None = None
     release_noise: float | None = None
     report_every: int | None = None
@@ -297,7 +306,8 @@ def _sanitize(votes: np.ndarray | SparseVotes, setting: ReleaseSetting
     acc = SmoothSensitivityAccumulator(teachers=setting.teachers, classes=votes.shape[1],
                                        sigma=setting.sigma, order=setting.order,
                                        threshold=setting.threshold,
-                                       sigma_threshold=setting.sigma_threshold)
+                                       sigma_threshold=setting.sigma_threshold,
+                                       selection_cap=setting.selection_cap)
     result = partial(acc.result, delta=setting.delta, release_noise=setting.release_noise)
     marks = [] if report_every is None else list(range(report_every, queries, report_every))
     bounds = sorted(set(range(chunk_size, queries, chunk_size)) | set(marks) | {queries})
