@@ -211,8 +211,9 @@ class SmoothSensitivityAccumulator:
         ss = smooth_sensitivity(ls, betas)
         if not np.any(ss > 0.0):
             # SS = 0 at every beta: no step's bound depends on the votes (local sensitivity 0
-            # at every distance), so the epsilon is a public value, released as it is: no
-            # noise and no cost (sigma_ss = inf would give 0 x inf)
+            # at every distance, the answer weights taken as given, as everywhere here), so
+            # the epsilon is released as it is: no noise and no cost (sigma_ss = inf would
+            # give 0 x inf)
             sigma_ss = release = np.zeros(betas.size)
         else:
             sigma_ss = np.cbrt(alpha * np.exp(2.0 * betas) / ss)
