@@ -1,4 +1,5 @@
-"""Log-space helpers shared by the accounting kernels (math:gnmax).
+"""Log-space helpers shared by the accounting kernels (math:gnmax), and the one test of
+whole numbers (:func:`whole`).
 
 Everything here is elementwise over numpy arrays and never loops in Python.
 """
@@ -8,6 +9,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+
+def whole(values) -> bool:
+    """Whether every value is a whole number (a NaN is not): vote counts that are plain
+    counts, plurality counts written as integers, integer gaps."""
+    values = np.asarray(values)
+    return bool(np.array_equal(values, np.rint(values)))
 
 
 def log1mexp(x):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .decisions import INTERACTIVE_NAMES, codes_of
+from .numerics import whole
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +35,7 @@ def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
     index = np.arange(result.queries) if result.query_index is None else result.query_index
     plurality = result.plurality
     if integral is None:
-        integral = np.array_equal(np.round(plurality), plurality)
+        integral = whole(plurality)
     frame = pd.DataFrame({
         "query": index, "plurality": plurality.astype(np.int64) if integral else plurality,
         "plurality_class": result.plurality_class, "answered": answered, "label": label,

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..numerics import log1mexp
+from ..numerics import log1mexp, whole
 from ..orders import validate_orders
 from ..vote_rows import VoteRows, vote_rows
 from ..work_sizes import WORK_VALUES
@@ -62,7 +62,7 @@ def log_q_gnmax(votes: ArrayLike | VoteRows, *, sigma: float) -> np.ndarray:
     gaps = leader[:, None] - votes
     scale = math.sqrt(2.0 * sigma**2)  # as the reference analysis rounds it
     largest = float(gaps.max()) if gaps.size else 0.0
-    integral = largest <= _TABLE_LIMIT and np.array_equal(gaps, np.rint(gaps))
+    integral = largest <= _TABLE_LIMIT and whole(gaps)
     if integral:
         table = np.append(ndtr(-(np.arange(largest + 1) / scale)), 0.0)
         index = gaps.astype(np.intp)

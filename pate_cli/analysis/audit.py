@@ -33,6 +33,7 @@ from ..inputs.votes import VoteSet, load_votes, votes_from_array
 from ..mechanisms.aggregators import build_mechanism
 from ..mechanisms.noise import NoiseSource, generator
 from ..mechanisms.protocol import Mechanism
+from ..numerics import whole
 from ..orders import default_orders
 from ..vote_rows import is_sparse
 from ..work_sizes import chunk_rows
@@ -286,7 +287,7 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
             raise InputError(f"--query {spec.query}: needs dense votes (a (queries, classes) "
                              "array), not a sparse file")
         first = np.asarray(vote_set.votes[spec.query])
-        if not (np.all(first == np.round(first)) and first.min() >= 0):
+        if not (whole(first) and first.min() >= 0):
             raise InputError(f"--query {spec.query}: the row is not whole vote counts")
         first = first.astype(np.int64)
         top = int(np.argmax(first))

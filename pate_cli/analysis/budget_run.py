@@ -39,8 +39,9 @@ from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..accounting.output_sums import OutputSums, first_over
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, LabelCounts, released_labels
-from ..inputs.rows import FirstRows, LocalRows, Span, span_of, whole_maxima
+from ..inputs.rows import FirstRows, LocalRows, Span, span_of
 from ..mechanisms import NoiseSource
+from ..numerics import whole as whole_numbers
 from ..threads import tasks_in_order
 from ..vote_rows import VoteRows, row_width
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
@@ -210,7 +211,7 @@ class BudgetWalk:
         self.answer = running_total(costs.step("answer"), count, self.answer)
         self.carry = running_total(costs, count, self.carry)
         if run.request.maxima and self.whole:
-            self.whole = whole_maxima(chunk.block[:count])
+            self.whole = whole_numbers(chunk.block[:count].max(axis=1))
         made = made.head(count)
         self.labels.add(*released_labels(made, made.answered,
                                          run.request.mechanism.uses_student),

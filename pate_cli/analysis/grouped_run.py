@@ -20,8 +20,9 @@ import numpy as np
 
 from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, window_pieces
 from ..decisions import LabelCounts, released_labels
-from ..inputs.rows import LocalRows, Span, span_of, whole_maxima
+from ..inputs.rows import LocalRows, Span, span_of
 from ..mechanisms import Mechanism, NoiseSource
+from ..numerics import whole as whole_numbers
 from ..threads import executor_map, ordered_map, tasks_in_order
 from ..vote_rows import row_width
 from ..work_sizes import READ_VALUES, TASK_VALUES
@@ -108,7 +109,7 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
             released = released_labels(one, one.answered, mechanism.uses_student)
             counts.add(*released, None if span.truth is None else span.truth[first:last])
         if request.maxima and whole:
-            whole = whole_maxima(chunk.block)
+            whole = whole_numbers(chunk.block.max(axis=1))
         if request.queries:  # (a single seed)
             kept.append(QueryChunk(span.start + first, chunk.log_q, chunk.log_pr,
                                    chunk.weight, chunk.made.answered, *released))

@@ -52,6 +52,7 @@ from ..mechanisms.multilabel import (
     replay_tau,
     set_ids,
 )
+from ..numerics import whole
 from ..query_table import QueryTable, per_query_frame
 from ..work_sizes import WORK_VALUES, stream_rows
 from .added_figures import with_pld_figure, with_smaller_pld
@@ -127,7 +128,7 @@ def _binary_frames(run, votes, q_bound: str, workers, chunk, _result):
     # every label's plurality count whole (the flattened run's first pass found it), or
     # each query's smallest: scanned only where some label's is not
     integral = votes.predicted or run.counts.whole_maxima is not False or all(
-        _whole(votes.rows(lo, hi, float).max(axis=2).min(axis=1)) for lo, hi in votes.pieces())
+        whole(votes.rows(lo, hi, float).max(axis=2).min(axis=1)) for lo, hi in votes.pieces())
     # queries whose label curves are formed, summed and converted at once (in cache)
     block = max(1, WORK_VALUES // (labels * size))
     converter = checked_setting(run.accounting, run.delta, orders, run.conversion)[1]
@@ -274,7 +275,7 @@ def _set_frames(votes, variant: str, form, pieces, converter, carry, at: int, re
     run = form.keywords["run"]
     if variant == "powerset" and run.width is None:
         form = partial(_set_chunk, votes, run=replace(run, width=_widest(votes, pieces)))
-    integral = variant != "tau" or all(_whole(form(lo, hi, replay=False).plurality)
+    integral = variant != "tau" or all(whole(form(lo, hi, replay=False).plurality)
                                        for lo, hi in pieces)
     for lo, hi in pieces:
         part, count = form(lo, hi), hi - lo
@@ -296,6 +297,3 @@ def _widest(votes, pieces) -> int:
     """The most distinct label sets of a query of the file (powerset's histogram width)."""
     return max(int(powerset_votes(votes.rows(lo, hi)).stored.max()) for lo, hi in pieces)
 
-
-def _whole(values: np.ndarray) -> bool:
-    return bool(np.array_equal(np.round(values), values))

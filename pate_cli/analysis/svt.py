@@ -47,6 +47,7 @@ from ..mechanisms.svt import (
     check_svt_sequence,
     distance_to_instability,
 )
+from ..numerics import whole as whole_numbers
 from ..query_table import per_query_frame
 from ..vote_rows import row_width
 from ..work_sizes import stream_rows
@@ -113,7 +114,7 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
                 halted_at = piece.start + int(np.argmax(made.code == SVT_HALTED))
             largest = max(largest, float(piece.distance.max()))
             passing += int(np.count_nonzero(piece.distance > guarantee.threshold))
-            whole = whole and bool(np.array_equal(np.round(piece.plurality), piece.plurality))
+            whole = whole and whole_numbers(piece.plurality)
             counts.add(made.label, None, None if labels is None
                        else np.asarray(labels)[np.asarray(positions[piece.start : piece.stop])])
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from ..numerics import whole
 from ..vote_rows import as_float_rows, is_sparse
 
 if TYPE_CHECKING:
@@ -192,9 +193,9 @@ def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
 def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
     """Whether every analysed query's plurality count is a whole number (so that each
     piece writes the column as the whole table would): at once for integer votes, else
-    by a pass over the rows (a run's first pass records it: ``whole_maxima``)."""
+    by a pass over the rows (a run's first pass records it: ``QueryCounts.whole_maxima``)."""
     return integer_counts(votes) or all(
-        whole_maxima(rows_of(votes, positions, start, min(queries, start + chunk_size)))
+        whole(rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1))
         for start in range(0, queries, chunk_size))
 
 
@@ -204,11 +205,6 @@ def integer_counts(votes) -> bool:
     return bool(np.issubdtype(np.asarray(votes[:0]).dtype if dtype is None else dtype,
                               np.integer))
 
-
-def whole_maxima(rows) -> bool:
-    """Whether every row's plurality count is a whole number (rows, or a sparse chunk)."""
-    maxima = rows.max(axis=1)
-    return bool(np.array_equal(np.round(maxima), maxima))
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ..errors import InputError, PateWarning
+from ..numerics import whole
 from ..vote_rows import SparseVotes, VoteRows
 from ..work_sizes import TABLE_ROWS
 from .checks import check_finite_non_negative, check_shape
@@ -183,9 +184,9 @@ def integer_votes(votes) -> bool:
     rows = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, width)))  # as the checks scan
     for start in range(0, votes.shape[0], rows):
         chunk = np.asarray(votes[start:start + rows])
-        whole = bool(np.all(chunk == np.rint(chunk)))
+        counted = whole(chunk)
         if votes.ndim > 1:
             drop_mapped_rows(votes, start, start + chunk.shape[0])
-        if not whole:
+        if not counted:
             return False
     return True

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..inputs.predicted_votes import PredictedVotes
+from ..numerics import whole
 from .noise import NOISE_BLOCK, STREAM_PARTICIPATION, generator
 
 # Step of the per-query offset of the systematic sample inside a block (golden ratio
@@ -186,7 +187,7 @@ class HistogramRows(PredictedVotes):
 
     def whole_counts(self, step: int) -> bool:
         """Whether every count is a whole number (a pass, ``step`` rows at a time)."""
-        return all(np.array_equal(part, np.rint(part)) for part in (
+        return all(whole(part) for part in (
             self[lo:lo + step] for lo in range(0, self.shape[0], step)))
 
 

@@ -28,6 +28,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ...numerics import whole
 from ...vote_rows import VoteRows, vote_rows
 from ...work_sizes import WORK_VALUES
 from ..gnmax import LINEAR_FLOOR, log_q_gnmax
@@ -193,7 +194,7 @@ def _sorted_rows(votes: VoteRows) -> tuple[np.ndarray, float]:
     single stored class's runner-up); ``Z`` is ``K`` minus the columns.
     """
     counts = votes.counts
-    if not np.array_equal(counts, np.rint(counts)) or np.any(counts < 0):
+    if not whole(counts) or np.any(counts < 0):
         raise ValueError("the GNMax local-sensitivity walk needs non-negative integer votes")
     ordered = -np.sort(-counts, axis=1)
     if not votes.zeros:
