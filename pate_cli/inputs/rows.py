@@ -69,8 +69,8 @@ class FormedRows:
         return self.shape[0]
 
     def __array__(self, dtype=None, copy=None):
-        whole = self._rows(0, self.shape[0])
-        return whole if dtype is None else whole.astype(dtype, copy=False)
+        rows = self._rows(0, self.shape[0])
+        return rows if dtype is None else rows.astype(dtype, copy=False)
 
     def __getitem__(self, key) -> np.ndarray:
         if isinstance(key, (int, np.integer)):
