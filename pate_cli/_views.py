@@ -2,9 +2,10 @@
 
 ``analysis.result.AnalysisResult`` shows itself in a notebook (``_repr_html_``, ``.plot``,
 ``.report()``) through views the outputs layer draws. The analysis layer may not import the
-outputs layer (LAYOUT.md: imports point down), so the package's ``__init__`` names the
-module that registers the views here, and the result imports it the first time a view is
-asked for. ``import pate_cli`` therefore stays free of numpy, matplotlib and jinja2.
+outputs layer (imports point down, docs/contributing.md#architecture), so the package's
+``__init__`` names the module that registers the views here, and the result imports it the
+first time a view is asked for. ``import pate_cli`` therefore stays free of numpy,
+matplotlib and jinja2.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ The code, tests and docs cite the page that explains a formula or a format by it
 (docs/reference/ and docs/commands/). This fails when a tracked file
 
 - names one of the team's internal specifications, which the project does not ship (the
-  mathematics and the command-line contract, by their file names), or cites a numbered
+  mathematics, the command-line contract and the layers, by their file names), or cites a numbered
   section of them (``s.N``);
 - cites a ``docs/...md`` page that does not exist, or an anchor that is not one of that
   page's headings, or a ``math:``/``cli:`` key that names no page or heading (or several).
@@ -24,7 +24,7 @@ import pytest
 
 from tests import ROOT
 
-SPECIFICATIONS = ("MATH" + ".md", "CLI" + ".md")
+SPECIFICATIONS = ("MATH" + ".md", "CLI" + ".md", "LAYOUT" + ".md")
 SECTION = re.compile(r"(?<![\w./#-])s\.\d+(?!\.?\d)")
 PAGE = re.compile(r"(?<![\w/.-])(docs/[\w./-]+?\.md)(#[\w-]+)?")
 SHORT = re.compile(r"(?<![\w/.-])(math|cli):([a-z0-9][a-z0-9-]*)")

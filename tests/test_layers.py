@@ -1,4 +1,4 @@
-"""The import contract of ../shared/spec/LAYOUT.md, checked over the package's source.
+"""The import contract (docs/contributing.md#architecture), checked over the package's source.
 
 Every module of ``pate_cli`` is parsed with ``ast`` (nothing is imported); each import,
 at module level or inside a function, relative or absolute, is resolved to the module it

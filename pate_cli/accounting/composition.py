@@ -21,7 +21,7 @@ and a total equals the last cumulative row exactly. Work goes in slices of
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -71,20 +71,33 @@ class StepRows:
                         np.ascontiguousarray(self.answer[:, columns]), self.answer_index,
                         self.weight)
 
-    def step(self, name: str) -> StepRows:
-        """One step's curves alone, ``selection`` or the weighted ``answer``: the other
-        step's replaced by a zero curve, which adds nothing (the same bits)."""
-        zero = np.zeros((1, self.answer.shape[1]))
-        index = np.zeros(self.count, dtype=np.intp)
+    def step(self, name: str) -> OneStep:
+        """One step's curves alone, ``selection`` or the weighted ``answer``."""
         if name == "selection":
-            return StepRows(self.selection, self.selection_index, zero, index, self.weight)
-        return StepRows(zero, index, self.answer, self.answer_index, self.weight)
+            return OneStep(self.selection, self.selection_index, None)
+        return OneStep(self.answer, self.answer_index, self.weight)
 
     def block(self, lo: int, hi: int) -> np.ndarray:
         """The curves of queries ``lo .. hi-1`` in a new array."""
         out = np.empty((hi - lo, self.answer.shape[1]))
         self.rows(lo, hi, out)
         return out
+
+
+class OneStep(NamedTuple):
+    """One step's per-query curves (``curves[which]``, times ``weight`` if given): those of
+    :class:`StepRows` with the other step's curve 0, bit for bit (``0 * w = 0``, ``x + 0
+    = x``), without gathering the zeros."""
+
+    curves: np.ndarray
+    which: np.ndarray
+    weight: np.ndarray | None
+
+    def rows(self, lo: int, hi: int, out: np.ndarray,
+             scratch: np.ndarray | None = None) -> None:
+        np.take(self.curves, self.which[lo:hi], axis=0, out=out)
+        if self.weight is not None:
+            out *= self.weight[lo:hi, None]
 
 
 class ArrayRows:

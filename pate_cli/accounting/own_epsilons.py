@@ -114,6 +114,22 @@ class OwnEpsilons:
         return self.epsilons[where, np.asarray(answered, dtype=bool).astype(np.intp)]
 
 
+def step_epsilons(costs: StepRows, conversion: Conversion) -> np.ndarray:
+    """Each query's own curve of ``costs`` converted (``composition.query_epsilons``, bit
+    for bit); those whose answer step weighs 0 (not answered) once per distinct selection
+    curve: their rows are that curve (``0 * a + s = s`` for the finite answer curves)."""
+    idle = costs.weight == 0.0
+    if not idle.any() or not np.all(np.isfinite(costs.answer)):
+        return query_epsilons(costs, costs.count, conversion)
+    figures, busy = np.empty(costs.count), np.flatnonzero(~idle)
+    used, where = np.unique(costs.selection_index[idle], return_inverse=True)
+    figures[idle] = conversion.epsilon(costs.selection[used])[0][where.reshape(-1)]
+    figures[busy] = query_epsilons(StepRows(
+        costs.selection, costs.selection_index[busy], costs.answer, costs.answer_index[busy],
+        costs.weight[busy]), busy.size, conversion)
+    return figures
+
+
 def _ranks(keys: np.ndarray, values: np.ndarray) -> np.ndarray | None:
     """The index in sorted ``keys`` of each of ``values``, or None if one is missing.
     The distinct values are searched in ascending order (each search starts where the

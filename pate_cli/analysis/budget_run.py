@@ -33,7 +33,7 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.composition import budget_halt, running_total, within_limit
+from ..accounting.composition import ArrayRows, budget_halt, running_total, within_limit
 from ..accounting.conversion import Conversion
 from ..accounting.grouped import GroupedTotals, grouped_totals
 from ..accounting.output_sums import OutputSums, first_over
@@ -165,11 +165,12 @@ class BudgetWalk:
                 halt = budget_halt(chunk.costs, full, self.carry, run.converter, run.budget)
             if halt is not None:
                 self.halted_at = stop = start + halt
-            self._add(chunk, start, stop)
+            # with outputs, the curves charged formed once, for the sums and the outputs
+            actual = None if self.sums is None else chunk.costs.block(0, stop - start)
+            self._add(chunk, start, stop, actual)
             if self.sums is not None:
-                count = stop - start
-                over = self._outputs(self.sums.add(start, chunk.costs.block(0, count),
-                                                   full.block(0, count)))
+                over = self._outputs(self.sums.add(start, actual, actual if full is chunk.costs
+                                                   else full.block(0, stop - start)))
                 if over is not None:
                     self._back_to(over)
             if run.progress is not None:
@@ -197,10 +198,10 @@ class BudgetWalk:
         return chunk, (chunk.costs if expected
                        else replace(chunk.costs, weight=np.ones(stop - start)))
 
-    def _add(self, chunk, start: int, stop: int) -> None:
+    def _add(self, chunk, start: int, stop: int, charged: np.ndarray | None = None) -> None:
         """Queries ``start .. stop-1`` of ``chunk`` (which starts at ``start``), added one
         after another (composition.running_total: the carry is running_epsilon's bit for
-        bit)."""
+        bit); ``charged``: their curves as charged, formed already."""
         run, costs, made = self.run, chunk.costs, chunk.made
         count = stop - start
         if count <= 0:
@@ -209,7 +210,8 @@ class BudgetWalk:
             np.concatenate(([self.answered], costs.weight[:count])))[-1])
         self.selection = running_total(costs.step("selection"), count, self.selection)
         self.answer = running_total(costs.step("answer"), count, self.answer)
-        self.carry = running_total(costs, count, self.carry)
+        self.carry = running_total(costs if charged is None else ArrayRows(charged), count,
+                                   self.carry)
         if run.request.maxima and self.whole:
             self.whole = whole_numbers(chunk.block[:count].max(axis=1))
         made = made.head(count)

@@ -27,11 +27,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..accounting.composition import initial_carry, query_epsilons
+from ..accounting.composition import initial_carry
 from ..accounting.conversion import checked_setting
 from ..accounting.grouped import window_pieces
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
-from ..accounting.own_epsilons import OwnEpsilons
+from ..accounting.own_epsilons import OwnEpsilons, step_epsilons
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, released_labels
 from ..inputs.query_indices import analysed_positions
@@ -121,7 +121,7 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
         if own_epsilon is None:  # from the queries' rows, at every order
             if formed_at.size != orders.size:
                 formed_at, chunk = every, form((start, stop), every)
-            own_epsilon = query_epsilons(chunk.costs, count, converter)
+            own_epsilon = step_epsilons(chunk.costs, converter)
         figures = sums.running((start, stop), chunk.costs, formed_at, count)
         sel, sel_index = step_curves(selection, chunk.log_pr, at_order, independent)
         ans, ans_index = step_curves(answer, chunk.log_q, at_order, independent)

@@ -24,7 +24,7 @@ def decisions_chunks(parts: Iterable, path: str, mechanism: str) -> Iterator[byt
     ``analysis.per_query_stream.streamed_decisions``) as ``path``'s bytes: CSV and JSON lines
     a part at a time (memory bounded by the part); an ``.npz`` is formed whole once every
     part is in (its arrays' headers need their length and widest outcome)."""
-    extension = _extension(path)
+    extension = check_decisions_path(path)
     if extension == ".npz":
         parts = list(parts)
         query = np.concatenate([np.asarray(part.query, dtype=np.int64) for part in parts]
@@ -53,17 +53,13 @@ def decisions_chunks(parts: Iterable, path: str, mechanism: str) -> Iterator[byt
         yield "".join(lines).encode()
 
 
-def _extension(path: str) -> str:
+def check_decisions_path(path: str) -> str:
+    """The extension of ``path``, or ``ValueError`` where ``decisions_chunks`` cannot write it."""
     extension = os.path.splitext(path)[1].lower()
     if extension not in WRITE_EXTENSIONS:
         raise ValueError(f"{path}: unknown extension for --write-decisions (use "
                          f"{', '.join(WRITE_EXTENSIONS)})")
     return extension
-
-
-def check_decisions_path(path: str) -> None:
-    """Refuse an extension ``decisions_chunks`` cannot write, before any work."""
-    _extension(path)
 
 
 def _npz_bytes(arrays: dict) -> bytes:

@@ -31,40 +31,13 @@ def per_query_bytes(frame: pd.DataFrame, path: str) -> bytes:
 
 def per_query_chunks(frame: pd.DataFrame, path: str, *,
                      rows: int = TABLE_ROWS) -> Iterator[bytes]:
-    """``per_query_bytes`` in pieces of ``rows`` rows (the same bytes, joined): CSV and
-    JSON lines are formatted a chunk at a time, parquet gets row groups of ``rows``.
-    ``write_outputs`` takes the pieces as they come, so the whole text is never held.
-
-    JSON lines are formatted column by column with numpy (``json_lines``), not a Python
-    loop over rows; CSV chunks by pyarrow's CSV writer, or pandas' ``to_csv`` without
-    pyarrow (``csv_table.csv_rows``), after pandas' header line once. An unknown
-    extension (or parquet without pyarrow) raises here, before any piece.
-    """
-    extension = os.path.splitext(path)[1].lower()
-    if extension not in PER_QUERY_EXTENSIONS:
-        raise ValueError(f"{path}: unknown extension for the per-query table "
-                         f"(use {', '.join(PER_QUERY_EXTENSIONS)})")
-    if extension == ".parquet":
-        require_pyarrow(path)
-    return _chunks(frame, path, extension, rows)
+    """``per_query_bytes`` in pieces of ``rows`` rows (the same bytes, joined), the table
+    as one frame of :func:`per_query_stream_chunks` (``write_outputs`` takes them as they
+    come). An unknown extension (or parquet without pyarrow) raises before any piece."""
+    return per_query_stream_chunks(iter([frame]), path, rows=rows)
 
 
-def _chunks(frame: pd.DataFrame, path: str, extension: str, rows: int) -> Iterator[bytes]:
-    if extension == ".parquet":
-        yield parquet_bytes(frame, path, row_group_size=rows)
-        return
-    if extension == ".csv":
-        yield csv_header(frame)
-    for start in range(0, len(frame), rows):
-        part = frame.iloc[start:start + rows]
-        if extension == ".csv":
-            yield csv_rows(part)
-        else:
-            yield json_lines(part).encode()
-
-
-def per_query_stream_chunks(frames, path: str, *,
-                            rows: int | None = None) -> Iterator[bytes]:
+def per_query_stream_chunks(frames, path: str, *, rows: int | None = None) -> Iterator[bytes]:
     """``per_query_chunks`` of the table whose consecutive pieces ``frames`` yields (e.g.
     ``AnalysisResult.iter_frames()``): the same bytes as for the whole table, while only
     ``rows`` rows (default ``TABLE_ROWS``) are held at a time, a piece of CSV or JSON
@@ -199,11 +172,9 @@ def require_pyarrow(path: str) -> None:
                          "(pip install 'pate_cli[parquet]')") from None
 
 
-def parquet_bytes(frame: pd.DataFrame, path: str, *, row_group_size: int | None = None
-                  ) -> bytes:
-    """``frame`` as parquet bytes (no index), for writing to ``path``; row groups of
-    ``row_group_size`` rows [default: pyarrow's]."""
+def parquet_bytes(frame: pd.DataFrame, path: str) -> bytes:
+    """``frame`` as parquet bytes (no index), for writing to ``path``."""
     require_pyarrow(path)
     buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False, row_group_size=row_group_size)
+    frame.to_parquet(buffer, index=False)
     return buffer.getvalue()

@@ -1,11 +1,12 @@
 """A result in a notebook: ``result._repr_html_()``, ``result.plot.*()``, ``result.report()``.
 
-The analysis layer's ``AnalysisResult`` cannot import this layer (LAYOUT.md: imports point
-down), so this module registers its views with ``analysis.result.register_presenter``
-when imported; the package's ``__init__`` imports it. The figures are the ``pate-plot``
-ones (``report_figures``), the report is ``pate-report``'s (``report.render_report``), and
-the HTML repr is a small Jinja2 template: a summary table and a sparkline of the
-cumulative epsilon (inline SVG, a few KB whatever the number of queries).
+The analysis layer's ``AnalysisResult`` cannot import this layer (imports point down,
+docs/contributing.md#architecture), so this module registers its views with
+``analysis.result.register_presenter`` when imported; the package's ``__init__`` imports it.
+The figures are the ``pate-plot`` ones (``report_figures``), the report is ``pate-report``'s
+(``report.render_report``), and the HTML repr is a small Jinja2 template: a summary table
+and a sparkline of the cumulative epsilon (inline SVG, a few KB whatever the number of
+queries).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The composition kernel's pieces agree: a chunk's own epsilons formed apart
-(``query_epsilons``) are those of the running sums' per-query pass."""
+"""The composition kernel's pieces: each query's own epsilon (``query_epsilons``) is its
+row converted alone (``rdp_to_epsilon``), and the per-step and running sums."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from hypothesis import strategies as st
 from pate_cli.accounting.composition import (
     StepRows,
     query_epsilons,
-    running_epsilon,
     running_total,
 )
-from pate_cli.accounting.conversion import Conversion
+from pate_cli.accounting.conversion import Conversion, rdp_to_epsilon
 from pate_cli.orders import default_orders
 
 deltas = st.sampled_from([1e-3, 1e-5, 1e-8, 0.1])
@@ -24,10 +23,9 @@ deltas = st.sampled_from([1e-3, 1e-5, 1e-8, 0.1])
 @given(seed=st.integers(0, 2**32 - 1), queries=st.integers(1, 1500),
        conversion=st.sampled_from(["classic", "improved"]), delta=deltas,
        zeros=st.booleans())
-def test_query_epsilons_are_running_epsilons_per_query(seed, queries, conversion, delta,
-                                                       zeros):
-    """A chunk's own epsilons formed apart (ahead, on another thread) are the bits the
-    running sums' per-query pass gives, over several work slices and with 0/1 weights."""
+def test_query_epsilons_are_each_rows_own_conversion(seed, queries, conversion, delta, zeros):
+    """A chunk's own epsilons, formed a work slice at a time in one reused buffer, are
+    each row converted alone (``rdp_to_epsilon``), bit for bit, with 0/1 weights too."""
     rng = np.random.default_rng(seed)
     orders = default_orders()
     answer = np.cumsum(rng.exponential(rng.uniform(1e-9, 0.5), size=(40, orders.size)), axis=1)
@@ -37,8 +35,9 @@ def test_query_epsilons_are_running_epsilons_per_query(seed, queries, conversion
     rows = StepRows(selection, rng.integers(0, 5, queries), answer,
                     rng.integers(0, 40, queries), weight)
     setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
-    kept = running_epsilon(rows, queries, np.zeros(orders.size), setting, per_query=True)
-    np.testing.assert_array_equal(query_epsilons(rows, queries, setting), kept.epsilon_query)
+    alone = [float(rdp_to_epsilon(rows.block(q, q + 1)[0], orders=orders, delta=delta,
+                                  conversion=conversion)[0]) for q in range(queries)]
+    np.testing.assert_array_equal(query_epsilons(rows, queries, setting), alone)
 
 
 @settings(max_examples=40, deadline=None)

@@ -126,3 +126,27 @@ def test_the_step_curves_are_never_below_zero(function):
     for scale in (0.02, 1.0, 1e3):  # scales as the options allow (>= 0.01)
         curves = function.func(function.args[0] * scale, keys, orders)
         assert curves.min() >= 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), queries=st.integers(1, 2500),
+       grid=st.sampled_from(sorted(GRIDS)), conversion=st.sampled_from(["classic", "improved"]),
+       delta=st.sampled_from([1e-8, 1e-5, 0.1]), answered=st.floats(0.0, 1.0),
+       infinite=st.booleans())
+def test_a_chunks_own_epsilons_are_those_of_its_rows(seed, queries, grid, conversion, delta,
+                                                    answered, infinite):
+    """``step_epsilons``: the unanswered queries looked up by their selection curve, the
+    others formed from their rows: ``query_epsilons`` of every row, bit for bit (an
+    infinite answer curve, whose 0 * inf is NaN, leaves every row to be formed)."""
+    rng = np.random.default_rng(seed)
+    orders = GRIDS[grid]
+    answer = rng.exponential(0.5, size=(50, orders.size)) * rng.choice([1e-6, 1.0, 40.0])
+    if infinite:
+        answer[rng.integers(0, 50), rng.integers(0, orders.size)] = np.inf
+    selection = rng.exponential(1e-2, size=(7, orders.size))
+    rows = StepRows(selection, rng.integers(0, 7, queries), answer,
+                    rng.integers(0, 50, queries),
+                    (rng.random(queries) < answered).astype(np.float64))
+    setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+    np.testing.assert_array_equal(own_epsilons.step_epsilons(rows, setting),
+                                  query_epsilons(rows, queries, setting))
