@@ -65,6 +65,19 @@ def test_svt_pate_reads_its_votes_for_its_distances_its_replay_and_its_table(who
 
 
 @pytest.mark.parametrize("whole", [False, True])
+def test_svt_pate_reads_its_distances_only_to_suggest_a_scale(whole):
+    """A fixed cut-off's run that answers enough needs no distances to instability: its
+    replay and its table read the votes twice."""
+    votes = CountingRows(soft_votes(3000, whole))
+    mechanism = build_mechanism("svt", teachers=50, svt_scale=0.1, svt_cutoff=3000)
+    result = analyze_votes(votes, mechanism, teachers=50.0, per_query="stream",
+                           chunk_size=500, workers=1)
+    assert result.answered_total > 1000 and not result.warnings
+    assert sum(len(frame) for frame in result.iter_frames()) == 3000
+    assert votes.read <= 2 * 3000 + 1
+
+
+@pytest.mark.parametrize("whole", [False, True])
 def test_a_multilabel_table_scans_the_counts_only_where_a_plurality_is_not_whole(
         whole, monkeypatch):
     """A binary multi-label table's plurality column (each query's smallest label
