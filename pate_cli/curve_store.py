@@ -39,11 +39,11 @@ class SharedCurves:
 
     def serving(self, rdp, orders: np.ndarray):
         """``rdp`` (sorted distinct statistics -> ``(keys, orders)`` curves), answering
-        the keys it has kept and keeping the others. ``rdp`` is shared only when it is a
+        the keys it has kept (where an eighth of those asked are, else all are evaluated:
+        no copy) and keeping the others. ``rdp`` is shared only when it is a
         ``functools.partial`` of plain numbers and strings (its value is its identity).
         Asked for some of ``orders`` (a block summed partly by quadrature), it serves the
-        kept rows' columns of those orders (each entry's bits do not depend on the other
-        orders) and keeps nothing new."""
+        kept rows' columns of those orders (each entry's bits do not depend on the others)."""
         identity = _identity(rdp, orders)
         if not self.limit or identity is None:
             return rdp
@@ -63,7 +63,7 @@ class SharedCurves:
                 if kept is not None:
                     self._entries.move_to_end(identity)
             hit = None if kept is None else kept.rows_of(wanted)
-            if hit is None:
+            if hit is None or 8 * hit[0].size < wanted.size:
                 fresh = rdp(wanted, at_orders)
                 if whole:
                     self._keep(identity, wanted, fresh)

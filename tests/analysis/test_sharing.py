@@ -208,3 +208,23 @@ def test_a_reader_between_any_two_steps_of_add_sees_one_whole_index():
         keys = np.sort(-np.arange(lo, min(40, lo + 7), dtype=np.float64) / 3)
         owner[0].add(keys, rdp_gnmax(keys, sigma=3.0, orders=orders))
     assert seen[-1] == 39 and len(seen) >= 12  # every step was looked at
+
+
+def test_a_call_that_finds_few_of_its_keys_kept_evaluates_them_all():
+    """Fewer than an eighth of the keys kept (token votes, whose log q rarely repeat from
+    one chunk to the next): the curves are evaluated in one array, not copied row by row
+    into another beside it, the same bits; with an eighth or more, the kept rows serve."""
+    orders = default_orders()
+    keys = np.sort(np.random.default_rng(8).uniform(-30.0, -0.1, 800))
+    store = SharedCurves(10**8)
+    function = store.serving(partial(_counted_curve, 9.0), orders)
+    function(keys[:90].copy(), orders)  # 90 of the 800 kept: fewer than an eighth
+    CALLS.clear()
+    np.testing.assert_array_equal(function(keys, orders), rdp_gnmax(keys, sigma=9.0,
+                                                                    orders=orders))
+    assert CALLS == [800]
+    CALLS.clear()
+    wanted = np.sort(np.concatenate((keys[:200], keys[-600:] + 1e-3)))  # 200 of 800 kept
+    np.testing.assert_array_equal(function(wanted, orders), rdp_gnmax(wanted, sigma=9.0,
+                                                                      orders=orders))
+    assert CALLS == [600]
