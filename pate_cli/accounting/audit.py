@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .pld import gaussian_exact_epsilon
+from .pld import gaussian_exact_epsilon, gaussian_mu
 
 # The mechanisms whose one-query claim this module states (math:audit).
 CLAIMED = ("lnmax", "gnmax", "confident", "exponential", "confident-exponential")
@@ -235,7 +235,18 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
     else:
         raise ValueError(f"pate-audit states no claim for {name!r} (choose from "
                          f"{', '.join(CLAIMED)})")
-    return gaussian_exact_epsilon(steps, delta), "exact Gaussian privacy profile"
+    return _gaussian_claim(steps, delta)
+
+
+def _gaussian_claim(steps: list, delta: float) -> tuple[float, str]:
+    """The Gaussian steps' exact epsilon, or where the profile is not resolved (a tiny
+    noise) mu-GDP's RDP at its best order, ``mu^2/2 + mu sqrt(2 log(1/delta))``, rounded up."""
+    exact = gaussian_exact_epsilon(steps, delta)
+    if math.isfinite(exact):
+        return exact, "exact Gaussian privacy profile"
+    mu = gaussian_mu(steps)
+    return ((mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta))) * (1.0 + 1e-12),
+            "Gaussian RDP, classic conversion")
 
 
 def _threshold_and_pure(sigma1: float, epsilon: float, queries: int,
@@ -243,18 +254,23 @@ def _threshold_and_pure(sigma1: float, epsilon: float, queries: int,
     """``queries`` threshold steps (sensitivity 1, std ``sigma1``) and ``queries``
     ``epsilon``-DP answers at ``delta``: dp_accounting's PLD of both (pessimistic), or
     without it the Gaussian's exact epsilon plus ``queries`` times ``epsilon``."""
-    basic = gaussian_exact_epsilon([(1.0, sigma1, queries)], delta) + queries * epsilon
+    gaussian, how = _gaussian_claim([(1.0, sigma1, queries)], delta)
+    basic = gaussian + queries * epsilon
+    added = f"Gaussian threshold ({how}) + pure DP (2 eta), composed by adding"
     try:
         from dp_accounting.pld import common, privacy_loss_distribution
     except ImportError:
-        return basic, "exact Gaussian threshold + pure DP (2 eta), composed by adding"
-    threshold = privacy_loss_distribution.from_gaussian_mechanism(
-        standard_deviation=sigma1).self_compose(queries)
-    answers = privacy_loss_distribution.from_privacy_parameters(
-        common.DifferentialPrivacyParameters(epsilon, 0.0)).self_compose(queries)
-    composed = float(threshold.compose(answers).get_epsilon_for_delta(delta))
+        return basic, added
+    try:  # (a noise too small for its grid: the basic composition)
+        threshold = privacy_loss_distribution.from_gaussian_mechanism(
+            standard_deviation=sigma1).self_compose(queries)
+        answers = privacy_loss_distribution.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(epsilon, 0.0)).self_compose(queries)
+        composed = float(threshold.compose(answers).get_epsilon_for_delta(delta))
+    except (OverflowError, ValueError, MemoryError):
+        composed = math.inf
     if composed >= basic:
-        return basic, "exact Gaussian threshold + pure DP (2 eta), composed by adding"
+        return basic, added
     return composed, "Gaussian threshold and pure DP (2 eta), dp_accounting's PLD"
 
 

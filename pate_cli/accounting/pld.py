@@ -81,9 +81,9 @@ def gaussian_pld(steps: Sequence[tuple[float, float, int]], rate: float | None =
     """The privacy loss distribution of ``count`` Gaussian steps ``(sensitivity, std,
     count)`` composed as dp_accounting's PLD accountant composes them (its pessimistic
     discretisation, at :func:`discretization_interval`'s grid step); None without
-    dp_accounting or steps. With ``rate``, each step Poisson-sampled at that rate
-    (math:sampling: add-or-remove neighbours, an upper bound as sampling narrows the
-    privacy loss).
+    dp_accounting or steps, or where a tiny noise overflows its grid. With ``rate``, each
+    step Poisson-sampled at that rate (math:sampling: add-or-remove neighbours, an upper
+    bound as sampling narrows the privacy loss).
 
     A rate below ``SMALLEST_RATE`` (which dp_accounting cannot take) is accounted at that
     rate, an upper bound: sampling at q' = t q (t < 1) mixes the mechanism sampled at q
@@ -101,16 +101,19 @@ def gaussian_pld(steps: Sequence[tuple[float, float, int]], rate: float | None =
         return None
     interval = discretization_interval(steps, rate)
     composed = pld_module.identity(value_discretization_interval=interval)
-    for ratio, count in counted:  # the accountant's order and operations (the same bits)
-        if rate is None:  # count unsampled steps are one of std ratio / sqrt(count)
-            step = pld_module.from_gaussian_mechanism(
-                standard_deviation=ratio / math.sqrt(count),
-                value_discretization_interval=interval)
-        else:
-            step = pld_module.from_gaussian_mechanism(
-                standard_deviation=ratio, value_discretization_interval=interval,
-                sampling_prob=rate).self_compose(count)
-        composed = composed.compose(step)
+    try:
+        for ratio, count in counted:  # the accountant's order and operations (same bits)
+            if rate is None:  # count unsampled steps are one of std ratio / sqrt(count)
+                step = pld_module.from_gaussian_mechanism(
+                    standard_deviation=ratio / math.sqrt(count),
+                    value_discretization_interval=interval)
+            else:
+                step = pld_module.from_gaussian_mechanism(
+                    standard_deviation=ratio, value_discretization_interval=interval,
+                    sampling_prob=rate).self_compose(count)
+            composed = composed.compose(step)
+    except (OverflowError, ValueError, MemoryError):  # its grid or an expm1 overflows
+        return None
     return composed
 
 

@@ -189,8 +189,6 @@ class _Finish:
         orders, delta, conversion = setting.orders, setting.delta, setting.conversion
         convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
         epsilon, order = (float(x) for x in convert(carry))
-        if queries == 0 and not np.any(carry):
-            epsilon = 0.0  # a budget run that halts before its first query released nothing
         # the data-independent figures include the RDP spent before the first query
         spent = initial_carry(setting.initial_rdp, orders)
         di_curve = spent + data_independent_curve(selection, answer, answered=answered_total,
@@ -201,6 +199,8 @@ class _Finish:
             di_curve = spent + data_independent_curve(selection, answer, answered=queries,
                                                       queries=queries, orders=orders)
             eps_worst = float(convert(di_curve)[0])
+        if queries == 0 and not np.any(carry):  # a budget run halted before its first query
+            epsilon, eps_di, eps_worst = 0.0, 0.0, None if eps_worst is None else 0.0
         accuracy, by_outcome = counts.accuracy(setting.labels is not None)
         query_index, reordered = picked_rows(self.positions, queries)
         outcomes = (None if counts.outcomes is None

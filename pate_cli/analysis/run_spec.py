@@ -224,8 +224,8 @@ RULES: tuple[Rule, ...] = (
          "--halt-at output needs --budget EPS"),
     Rule(lambda s: s.halt_at == "output" and (
         s.query_indices is not None or not _one_run(s) or s.name in _SELECTING),
-         "--halt-at output applies to single lnmax, gnmax and confident runs in file order "
-         "(not --query-indices, --rounds, --individualized, svt or interactive)"),
+         "--halt-at output applies to single runs in file order (not --query-indices, "
+         "--rounds, --individualized, -m svt or -m interactive)"),
     Rule(lambda s: s.outputs is not None and s.query_indices is not None,
          "an output grouping needs the queries in file order: --outputs does not combine "
          "with --query-indices"),
@@ -299,15 +299,15 @@ INPUT_RULES: tuple[Rule, ...] = (
 
 
 def check_options(spec: RunSpec) -> Sampling | None:
-    """The first broken rule of ``RULES`` as an ``OptionError``; then ``--sampling``,
-    ``--vote-change`` and ``--sampling-steps`` parsed (the parsed sampling, or None)."""
+    """The parsed ``--sampling`` (with ``--vote-change``, ``--sampling-steps``) or None;
+    ``OptionError`` for a bad value, then for the first broken rule of ``RULES``."""
+    sampling = (None if spec.multilabel is not None or spec.sampling is None
+                else parse_sampling(spec.sampling, spec.vote_change or "move",
+                                    spec.sampling_steps or "shared"))
     for rule in RULES:
         if rule.broken(spec):
             raise OptionError(rule.text(spec))
-    if spec.multilabel is not None or spec.sampling is None:
-        return None
-    return parse_sampling(spec.sampling, spec.vote_change or "move",
-                          spec.sampling_steps or "shared")
+    return sampling
 
 
 def check_input(spec: RunSpec, vote_set) -> None:

@@ -39,6 +39,8 @@ def progress_bar(total: int, *, show: bool, label: str, unit: str, delay: float 
 
 
 class _Hidden:
+    """No progress shown; the context manager every progress is."""
+
     def __enter__(self):
         return self
 
@@ -92,19 +94,13 @@ class _DelayedBar:
             self.bar.update(count, self._rate())
 
 
-class LineProgress:
+class LineProgress(_Hidden):
     """``label: done/total unit (percent), elapsed, time left`` lines for logs (CI jobs)."""
 
     def __init__(self, total: int, *, label: str, unit: str, start: float | None = None):
         self.total, self.label, self.unit = total, label, unit
         self.done, self.shown = 0, 0
         self.start = time.monotonic() if start is None else start
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
     def update(self, count: int) -> None:
         self.done += count

@@ -74,8 +74,6 @@ def load_decisions(path) -> Decisions:
         query, outcome, label, mechanism = _from_csv(name, data)
     else:
         query, outcome, label, mechanism = _from_jsonl(name, data)
-    if label.size == 0:
-        raise InputError(f"{name}: the decisions file has no rows")
     try:
         return named_decisions(mechanism, query, outcome, label, path=name, sha256=digest)
     except ValueError as error:

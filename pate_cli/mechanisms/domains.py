@@ -8,12 +8,7 @@ from typing import ClassVar
 
 
 def positive(value, name: str) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value:g}")
+    value = finite(value, name)
     if not value > 0:
         raise ValueError(f"{name} must be positive, got {value:g}")
     return value
@@ -62,7 +57,7 @@ def finite(value, name: str) -> float:
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be a finite number, got {value:g}")
     return value
 
 

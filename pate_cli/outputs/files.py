@@ -26,23 +26,15 @@ PER_QUERY_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
 
 def per_query_bytes(frame: pd.DataFrame, path: str) -> bytes:
     """Serialise the per-query table for ``path``'s extension (CSV, JSON lines, parquet)."""
-    return b"".join(per_query_chunks(frame, path))
-
-
-def per_query_chunks(frame: pd.DataFrame, path: str, *,
-                     rows: int = TABLE_ROWS) -> Iterator[bytes]:
-    """``per_query_bytes`` in pieces of ``rows`` rows (the same bytes, joined), the table
-    as one frame of :func:`per_query_stream_chunks` (``write_outputs`` takes them as they
-    come). An unknown extension (or parquet without pyarrow) raises before any piece."""
-    return per_query_stream_chunks(iter([frame]), path, rows=rows)
+    return b"".join(per_query_stream_chunks([frame], path))
 
 
 def per_query_stream_chunks(frames, path: str, *, rows: int | None = None) -> Iterator[bytes]:
-    """``per_query_chunks`` of the table whose consecutive pieces ``frames`` yields (e.g.
-    ``AnalysisResult.iter_frames()``): the same bytes as for the whole table, while only
-    ``rows`` rows (default ``TABLE_ROWS``) are held at a time, a piece of CSV or JSON
-    lines formatted on a background thread while the next frame is drawn. The extension
-    is checked before any frame is drawn."""
+    """The bytes, in pieces, of the table whose consecutive pieces ``frames`` yields (e.g.
+    ``AnalysisResult.iter_frames()``; the same whatever its pieces) while only ``rows``
+    rows (default ``TABLE_ROWS``) are held at a time, a piece of CSV or JSON lines
+    formatted on a background thread while the next frame is drawn. The extension (and
+    pyarrow for parquet) is checked before any frame is drawn."""
     import pandas as pd
     rows = TABLE_ROWS if rows is None else rows
     extension = os.path.splitext(path)[1].lower()
@@ -54,7 +46,7 @@ def per_query_stream_chunks(frames, path: str, *, rows: int | None = None) -> It
 
     def regrouped() -> Iterator[pd.DataFrame]:
         """The frames cut again into pieces of exactly ``rows`` rows (the last shorter),
-        as ``per_query_chunks`` slices the whole table."""
+        whatever pieces the table came in."""
         held: list[pd.DataFrame] = []
         size, cut = 0, False
         for frame in frames:

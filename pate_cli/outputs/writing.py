@@ -25,7 +25,7 @@ WRITE_CHUNK = 1 << 20
 
 def write_outputs(files: dict) -> None:
     """Write the outputs of one command (path -> bytes, or an iterable of bytes such as
-    ``per_query_chunks``) as a set: all of them or none.
+    ``per_query_stream_chunks``) as a set: all of them or none.
 
     Every regular destination is first written in full to a temporary file beside it;
     only when all of them (and any special destination, below) are written are the

@@ -157,3 +157,27 @@ def test_composed_events_are_cuts_on_one_outcome():
     assert Event((1,), True, 2, True).hits(first) == 2
     assert Event((1,), True, 0, False).hits(first) == 1
     assert Event((2,), True, 1, False).hits(second) == 2
+
+
+@pytest.mark.parametrize("name, params", [
+    ("gnmax", {"sigma": 1e-9}), ("gnmax", {"sigma": 0.001}),
+    ("confident", {"sigma": 1e-9, "sigma_threshold": 1e-9, "threshold": 200.0}),
+    ("confident-exponential", {"eta": 0.3, "sigma_threshold": 1e-9, "threshold": 200.0})])
+def test_a_noise_too_small_for_the_exact_profile_still_gets_a_finite_claim(name, params):
+    """Where the exact profile is not resolved (mu of 10^9: ``gaussian_exact_epsilon``
+    gives inf) the claim is mu-GDP's RDP bound, and the exact profile there (mpmath, 50
+    digits) is at most delta: a valid upper bound, finite, so ``-f json`` writes it."""
+    import mpmath
+    epsilon, how = claimed_epsilon(name, params, delta=1e-5)
+    assert math.isfinite(epsilon)
+    gaussians = [(1.0, params["sigma_threshold"], 1)] if "sigma_threshold" in params else []
+    if name != "confident-exponential":
+        gaussians.append((math.sqrt(2.0), params["sigma"], 1))
+    mu = mpmath.sqrt(sum(mpmath.mpf(s) ** 2 / mpmath.mpf(std) ** 2 for s, std, _ in gaussians))
+    gaussian = epsilon - (0.6 if name == "confident-exponential" else 0.0)
+    with mpmath.workdps(50):
+        eps = mpmath.mpf(gaussian)
+        profile = (mpmath.ncdf(-eps / mu + mu / 2)
+                   - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2))
+    assert profile <= 1e-5
+    assert ("RDP" in how) == (params.get("sigma_threshold", params.get("sigma")) == 1e-9)

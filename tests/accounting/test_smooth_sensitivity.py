@@ -252,3 +252,17 @@ def test_b_lower_and_upper_are_inverse():
 def test_rejects_non_integer_votes():
     with pytest.raises(ValueError):
         local_sensitivity_gnmax([[1.5, 0.5]], teachers=2, sigma=1.0, order=2.0)
+
+
+def test_the_release_refuses_where_q0_would_underflow_and_says_how_to_choose():
+    """math:smooth: ``log q0 <= -700`` is out of reach, so ``alpha <= 0.99 + sqrt(700)
+    sigma`` and ``sigma >= 1 / (sqrt(700) - 1)``; the refusal names the limit and the
+    options that choose another order."""
+    from pate_cli.accounting.smooth_sensitivity.bounds import check_smooth_domain
+    largest = 0.99 + math.sqrt(700.0) * 16.0  # 424.31...
+    check_smooth_domain(sigma=16.0, order=largest)
+    with pytest.raises(ValueError, match=r"at most 424\.31, got 500 .*--order or an --orders"):
+        check_smooth_domain(sigma=16.0, order=500.0)
+    check_smooth_domain(sigma=1.0 / (math.sqrt(700.0) - 1.0) * 1.000001, order=1.5)
+    with pytest.raises(ValueError, match=r"needs sigma >= 0\.03928, got 0\.039"):
+        check_smooth_domain(sigma=0.039, order=1.5)

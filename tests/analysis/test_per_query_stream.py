@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import pate_cli
 from pate_cli.analysis.result import NoColumnsError
-from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
+from pate_cli.outputs.files import per_query_stream_chunks
 from tests.analysis.test_totals_only import runs
 
 
@@ -41,7 +41,7 @@ def test_the_streamed_table_does_not_depend_on_its_chunks(run, rows, chunk, exte
     assert sum(map(len, chunked)) == result.queries
     assert len(chunked) == max(1, -(-result.queries // chunk))
     path = f"table.{extension}"
-    expected = b"".join(per_query_chunks(result.to_frame(), path, rows=rows))
+    expected = b"".join(per_query_stream_chunks([result.to_frame()], path, rows=rows))
     assert b"".join(per_query_stream_chunks(iter(chunked), path, rows=rows)) == expected
 
 
@@ -52,7 +52,7 @@ def test_a_budget_run_that_halts_at_once_streams_the_header_only():
     assert held.budget.halted_at == 0
     for path in ("t.csv", "t.jsonl"):
         assert b"".join(per_query_stream_chunks(streamed.iter_frames(), path)) == \
-            b"".join(per_query_chunks(held.to_frame(), path))
+            b"".join(per_query_stream_chunks([held.to_frame()], path))
 
 
 def test_a_totals_only_result_has_no_frames_to_give():
@@ -92,7 +92,7 @@ def test_pate_analyze_writes_its_table_in_memory_that_does_not_grow(cli, tmp_pat
         peaks.append(_peak_writing_table(cli, path, out))
     assert peaks[2] < peaks[1] + 4e6, peaks
     held = pate_cli.analyze(pate_cli.load_votes(path), "confident")
-    assert out.read_bytes() == b"".join(per_query_chunks(held.to_frame(), str(out)))
+    assert out.read_bytes() == b"".join(per_query_stream_chunks([held.to_frame()], str(out)))
 
 
 @pytest.mark.parametrize("name,accounting,conversion", [
@@ -127,7 +127,7 @@ def test_the_pass_drops_dead_orders_and_looks_up_own_epsilons_with_the_same_byte
     streamed = _quiet(pate_cli.analyze, votes, name, per_query="stream", **options)
     for path in ("t.csv", "t.jsonl"):
         assert b"".join(per_query_stream_chunks(streamed.iter_frames(), path)) == \
-            b"".join(per_query_chunks(held.to_frame(), path))
+            b"".join(per_query_stream_chunks([held.to_frame()], path))
     assert min(live) < len(streamed.orders) // 4, live
     assert found and all(figures is not None for figures in found)
 

@@ -25,7 +25,7 @@ from pate_cli.cli.analyze import analyze as analyze_command
 from pate_cli.inputs.votes import read_votes
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.orders import default_orders
-from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
+from pate_cli.outputs.files import per_query_stream_chunks
 from tests.decision_files import decisions_bytes
 from tests.memory import traced_peak
 
@@ -95,7 +95,7 @@ def test_every_mode_gives_the_same_summary_table_and_decisions(run, chunk):
     assert totals.counts is not None and totals.frames is None  # nothing per query
     for path in ("t.csv", "t.jsonl", "t.parquet"):
         assert b"".join(per_query_stream_chunks(streamed.iter_frames(), path, rows=50)) \
-            == b"".join(per_query_chunks(held.to_frame(), path, rows=50)), path
+            == b"".join(per_query_stream_chunks([held.to_frame()], path, rows=50)), path
     for path in ("d.csv", "d.jsonl"):
         assert decisions_bytes(decisions_of(streamed), path) == \
             decisions_bytes(decisions_of(held), path)
@@ -170,7 +170,7 @@ def test_an_svt_round_keeps_its_columns_and_streams_them():
             == json.dumps(held.to_dict())
     streamed = _analysed(votes, rounds, dict(labels=labels), "stream")
     assert b"".join(per_query_stream_chunks(streamed.iter_frames(), "t.csv")) == \
-        b"".join(per_query_chunks(held.to_frame(), "t.csv"))
+        b"".join(per_query_stream_chunks([held.to_frame()], "t.csv"))
     assert held.to_dict()["labels_output"] == np.count_nonzero(held.label >= 0)
 
 
@@ -219,8 +219,8 @@ def test_pate_analyze_rounds_keep_no_columns_and_write_the_same_bytes(monkeypatc
     assert json.loads(done.output) == json.loads(json.dumps(held.to_dict()))
     if extra:
         path = extra[1].format(dir=tmp_path)
-        expected = (b"".join(per_query_chunks(held.to_frame(), path)) if "per-query" in extra[0]
-                    else decisions_bytes(decisions_of(held), path))
+        expected = (b"".join(per_query_stream_chunks([held.to_frame()], path))
+                    if "per-query" in extra[0] else decisions_bytes(decisions_of(held), path))
         if path.endswith(".parquet"):
             import pandas as pd
             pd.testing.assert_frame_equal(pd.read_parquet(path), held.to_frame())
@@ -277,7 +277,7 @@ def test_the_streamed_rounds_table_is_written_in_memory_that_does_not_grow(
         peaks.append(traced_peak(partial(_written, vote_set, rounds, out)))
     assert peaks[2] < peaks[1] + 4e6, peaks
     held = _analysed(vote_set, rounds, {}, True)
-    assert open(out, "rb").read() == b"".join(per_query_chunks(held.to_frame(), out))
+    assert open(out, "rb").read() == b"".join(per_query_stream_chunks([held.to_frame()], out))
 
 
 def _written(vote_set, rounds, out: str) -> None:

@@ -325,7 +325,7 @@ def test_the_per_query_table_has_the_output_column(cli, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--halt-at", "output"], "needs --budget"),
-    (["--halt-at", "output", "--budget", "3", "-m", "svt"], "single lnmax"),
+    (["--halt-at", "output", "--budget", "3", "-m", "svt"], "-m svt or -m interactive)"),
 ])
 def test_halt_at_output_refusals(cli, args, message):
     from tests import ROOT

@@ -28,7 +28,7 @@ from pate_cli.decisions import SVT_UNSTABLE
 from pate_cli.inputs.rows import ScratchColumn
 from pate_cli.mechanisms import SVTPATE, NoiseSource, distance_to_instability
 from pate_cli.orders import default_orders
-from pate_cli.outputs.files import per_query_chunks, per_query_stream_chunks
+from pate_cli.outputs.files import per_query_stream_chunks
 from pate_cli.query_table import per_query_frame
 
 ORDERS = default_orders()
@@ -214,5 +214,5 @@ def test_the_summary_is_the_same_bytes_in_every_mode(options):
                 for mode in (True, False, "stream")}
     assert json.dumps(runs[False].to_dict()) == json.dumps(runs[True].to_dict())
     assert json.dumps(runs["stream"].to_dict()) == json.dumps(runs[True].to_dict())
-    assert b"".join(per_query_chunks(runs[True].to_frame(), "t.csv")) == csv_bytes(
+    assert b"".join(per_query_stream_chunks([runs[True].to_frame()], "t.csv")) == csv_bytes(
         runs["stream"].iter_frames())

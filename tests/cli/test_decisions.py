@@ -56,6 +56,25 @@ def test_budget_run_writes_rows_up_to_the_halt_and_reads_back(cli, tmp_path):
     assert summary_without_decisions(first.out) == summary_without_decisions(second.out)
 
 
+@pytest.mark.parametrize("extension", [".csv", ".npz"])
+def test_a_budget_run_that_halts_at_once_writes_no_rows_and_reads_them_back(
+        cli, tmp_path, extension):
+    """A budget below the first query's cost: the decisions file has its header and no
+    rows, and the run from it is the same run (it was refused: "has no rows"). Nothing
+    released: no data-independent cost either."""
+    path = tmp_path / f"d{extension}"
+    common = [VOTES, "--budget", "0.01", "-f", "json"]
+    first = cli.analyze(*common, "--write-decisions", path)
+    assert first.code == 0, first.err
+    summary = json.loads(first.out)
+    assert summary["budget"]["halted_at"] == 0 and summary["queries"] == 0
+    assert summary["epsilon"] == 0.0 and summary["epsilon_data_independent"] == 0.0
+    second = cli.analyze(*common, "--decisions", path)
+    assert second.code == 0, second.err
+    assert summary_without_decisions(first.out) == summary_without_decisions(second.out)
+    assert json.loads(second.out)["decisions"]["rows"] == 0
+
+
 def test_csv_rows(cli, tmp_path):
     path = tmp_path / "d.csv"
     assert cli.analyze(VOTES, "-n", 5, "-m", "gnmax", "--write-decisions", path).code == 0
@@ -108,6 +127,7 @@ BAD = {
     "mechanism": (lambda p: _csv(p, ["0,answered,1", "1,answered,3", "2,answered,1"],
                                  "gnmax"),
                   "decisions made by -m gnmax, but the analysis is -m confident"),
+    "no rows": (lambda p: _csv(p, []), "0 decisions, but the analysis has 3 queries"),
     "header": (lambda p: (p.write_text("q,o,l\n0,answered,1\n"), p)[1],
                "expected the header query,outcome,label"),
     "mask length": (lambda p: (np.save(p.with_suffix(".npy"), np.ones(5, dtype=bool)),

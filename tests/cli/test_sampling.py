@@ -57,6 +57,8 @@ REFUSALS = [
      "replacement is implemented (docs/explanation/sampling.md); accounting it as poisson or "
      "without-replacement is invalid"),
     (["--sampling", "poisson:0", *DI], "--sampling poisson:RATE needs a rate in (0, 1], got 0"),
+    (["--sampling", "poisson:1.5"],  # a bad value first, whatever the accounting
+     "--sampling poisson:RATE needs a rate in (0, 1], got 1.5"),
     (["--sampling", "poisson:1.5", *DI],
      "--sampling poisson:RATE needs a rate in (0, 1], got 1.5"),
     (["--sampling", "poisson:-0.2", *DI],
@@ -87,6 +89,18 @@ def test_refusals_are_one_line_exit_2(cli, votes, options, message):
     assert result.code == 2
     assert result.out == ""
     assert one_line_error(result) == f"Error: {message}{HINT}"
+
+
+def test_a_noise_too_small_for_dp_accountings_grid_keeps_the_rdp_figure(cli, votes):
+    """dp_accounting cannot discretise a sampled Gaussian of std 1e-6 (an overflow in its
+    grid): ``gaussian_pld`` gives None and the run keeps its other figures, exit 0 (it
+    was "unexpected OverflowError", exit 1)."""
+    pytest.importorskip("dp_accounting")
+    from pate_cli.accounting.pld import gaussian_pld
+    assert gaussian_pld([(math.sqrt(2.0), 1e-6, 40)], 0.01) is None
+    summary = run_json(cli, votes, *DI, "--sampling", "poisson:0.01", "-m", "gnmax",
+                       "--sigma", "1e-6")
+    assert math.isfinite(summary["epsilon"]) and summary["epsilon"] > 0
 
 
 def test_json_sampling_is_null_without_sampling(cli, votes):

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import pate_cli
 from pate_cli.inputs.tables import PER_QUERY, read_table
 from pate_cli.outputs.csv_table import csv_header, csv_rows, pandas_rows
-from pate_cli.outputs.files import per_query_bytes, per_query_chunks, per_query_stream_chunks
+from pate_cli.outputs.files import per_query_bytes, per_query_stream_chunks
 from tests import SAMPLES
 
 pytest.importorskip("pyarrow")
@@ -128,14 +128,14 @@ def test_real_per_query_tables_with_and_without_pyarrow(tmp_path, monkeypatch, m
                if mechanism == "interactive" else {})
     frame = _analysed(mechanism, accounting, **options).to_frame()
     arrow = per_query_bytes(frame, "x.csv")
-    assert b"".join(per_query_chunks(frame, "x.csv", rows=333)) == arrow
+    assert b"".join(per_query_stream_chunks([frame], "x.csv", rows=333)) == arrow
     streamed = _analysed(mechanism, accounting, per_query="stream", **options)
     assert b"".join(per_query_stream_chunks(streamed.iter_frames(), "x.csv", rows=500)) \
         == arrow
     with monkeypatch.context() as patched:
         without_pyarrow(patched)
         pandas = per_query_bytes(frame, "x.csv")
-        assert b"".join(per_query_chunks(frame, "x.csv", rows=333)) == pandas
+        assert b"".join(per_query_stream_chunks([frame], "x.csv", rows=333)) == pandas
     assert pandas == frame.to_csv(index=False, lineterminator="\n").encode()
     one, two = _written(tmp_path, "a.csv", arrow), _written(tmp_path, "p.csv", pandas)
     pd.testing.assert_frame_equal(one, two, check_exact=True)
@@ -190,4 +190,4 @@ def test_rows_after_an_empty_piece_are_written_whole():
     whole = pd.concat(frames, ignore_index=True)
     for path in ("t.csv", "t.jsonl", "t.parquet"):
         assert b"".join(per_query_stream_chunks(iter(frames), path, rows=50)) == \
-            b"".join(per_query_chunks(whole, path, rows=50)), path
+            b"".join(per_query_stream_chunks([whole], path, rows=50)), path

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import pate_cli
-from pate_cli.outputs.files import json_lines, per_query_bytes, per_query_chunks
+from pate_cli.outputs.files import json_lines, per_query_bytes, per_query_stream_chunks
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_votes"
 
@@ -60,9 +60,9 @@ def test_json_lines_equal_json_dumps_of_each_row(values, seed, rows):
     })
     expected = reference_json_lines(frame)
     assert json_lines(frame) == expected
-    assert b"".join(per_query_chunks(frame, "q.jsonl", rows=rows)) == expected.encode()
+    assert b"".join(per_query_stream_chunks([frame], "q.jsonl", rows=rows)) == expected.encode()
     csv = per_query_bytes(frame, "q.csv")
-    assert b"".join(per_query_chunks(frame, "q.csv", rows=rows)) == csv
+    assert b"".join(per_query_stream_chunks([frame], "q.csv", rows=rows)) == csv
 
 
 @pytest.mark.parametrize("mechanism", ["confident", "lnmax", "svt"])
@@ -72,7 +72,7 @@ def test_real_per_query_tables_are_unchanged(mechanism, accounting):
                              accounting=accounting,
                              labels=SAMPLES / "mnist_250_labels.npy").to_frame()
     assert per_query_bytes(frame, "x.jsonl") == reference_json_lines(frame).encode()
-    assert b"".join(per_query_chunks(frame, "x.jsonl", rows=333)) == \
+    assert b"".join(per_query_stream_chunks([frame], "x.jsonl", rows=333)) == \
         reference_json_lines(frame).encode()
 
 
@@ -80,7 +80,7 @@ def test_parquet_row_groups_read_back_the_same_table():
     pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
     frame = pd.DataFrame({"query": np.arange(1000), "epsilon": np.linspace(0, 1, 1000)})
-    data = b"".join(per_query_chunks(frame, "q.parquet", rows=300))
+    data = b"".join(per_query_stream_chunks([frame], "q.parquet", rows=300))
     table = pq.ParquetFile(io.BytesIO(data))
     assert table.num_row_groups == 4
     assert table.read().to_pandas().equals(frame)
@@ -88,14 +88,14 @@ def test_parquet_row_groups_read_back_the_same_table():
 
 def test_unknown_extension_is_refused_before_any_bytes():
     with pytest.raises(ValueError, match="unknown extension"):
-        per_query_chunks(pd.DataFrame({"a": [1]}), "q.txt")
+        per_query_stream_chunks([pd.DataFrame({"a": [1]})], "q.txt")
 
 
 def test_pieces_are_written_as_they_come_and_an_interrupted_write_leaves_nothing(tmp_path):
     from pate_cli.outputs.writing import write_outputs
     frame = pd.DataFrame({"query": np.arange(5000), "epsilon": np.linspace(0, 1, 5000)})
     out, summary = tmp_path / "q.jsonl", tmp_path / "s.json"
-    write_outputs({str(out): per_query_chunks(frame, str(out), rows=700),
+    write_outputs({str(out): per_query_stream_chunks([frame], str(out), rows=700),
                    str(summary): b"{}\n"})
     assert out.read_bytes() == reference_json_lines(frame).encode()
 
@@ -121,7 +121,7 @@ def test_a_parquet_table_without_pyarrow_is_refused_before_any_piece(monkeypatch
 
     monkeypatch.setattr(builtins, "__import__", no_pyarrow)
     with pytest.raises(ValueError, match="needs pyarrow"):
-        per_query_chunks(pd.DataFrame({"a": [1]}), "q.parquet")
+        per_query_stream_chunks([pd.DataFrame({"a": [1]})], "q.parquet")
 
 
 @pytest.mark.parametrize("name", ["q.csv", "q.jsonl"])
@@ -147,4 +147,4 @@ def test_a_stream_that_fails_while_a_piece_is_formatted_leaves_nothing(tmp_path,
     whole = pd.concat([frame, frame.assign(query=frame["query"] + 3000)], ignore_index=True)
     streamed = b"".join(per_query_stream_chunks(iter([frame, whole.iloc[3000:]]), str(out),
                                                 rows=1000))
-    assert streamed == b"".join(per_query_chunks(whole, str(out), rows=1000))
+    assert streamed == b"".join(per_query_stream_chunks([whole], str(out), rows=1000))

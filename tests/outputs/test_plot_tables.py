@@ -24,7 +24,7 @@ from pate_cli.inputs.tables import PER_QUERY, read_table
 from pate_cli.outputs import captions, figure_data, plot_files, report_files
 from pate_cli.outputs import figures as plots
 from pate_cli.outputs.figure_data import figure_rows, running_sums
-from pate_cli.outputs.files import per_query_chunks
+from pate_cli.outputs.files import per_query_stream_chunks
 from pate_cli.outputs.plot_tables import Drawing, drawn_table
 from tests import SAMPLES
 from tests.memory import traced_peak
@@ -55,7 +55,7 @@ def _write(frame: pd.DataFrame, path) -> str:
     """``frame`` written as pate-analyze writes its per-query table (CSV, JSON lines,
     parquet), a chunk at a time."""
     with open(path, "wb") as handle:
-        for chunk in per_query_chunks(frame, str(path)):
+        for chunk in per_query_stream_chunks([frame], str(path)):
             handle.write(chunk)
     return str(path)
 

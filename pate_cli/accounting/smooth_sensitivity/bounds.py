@@ -125,7 +125,7 @@ def check_smooth_domain(*, sigma: float, order: float) -> None:
     if order > largest:
         raise ValueError(f"smooth sensitivity at sigma {sigma:g} needs an order of at most "
                          f"{math.floor(largest * 100) / 100:g}, got {order:g} (q0 would "
-                         "underflow)")
+                         "underflow; --order or an --orders grid below it chooses another)")
 
 
 def _log_erfc_shifted(log_q: ArrayLike, *, shift: float, classes: int) -> np.ndarray:
