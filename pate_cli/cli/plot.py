@@ -178,8 +178,7 @@ def selection(votes, **options):
     from ..outputs.plot_files import SelectionFigure, plot_selection, selection_votes
 
     def draw(votes, *, params, sigma, order, bins, style, delta, **reading):
-        with reported_warnings():  # a note about the votes (averaged votes): one line
-            rows, teachers = selection_votes(votes, **reading)
+        rows, teachers = selection_votes(votes, **reading)
         return plot_selection(rows, teachers, SelectionFigure(params, sigma, order, bins),
                               name=votes, style=style, delta=delta)
     _save(draw, votes, options)
@@ -218,7 +217,8 @@ def _save(draw, inputs, options: dict) -> None:
     output = options.pop("output")
     del options["debug"]
     fmt = figure_format(output)
-    save_figure(draw(inputs, **options), output, fmt)
+    with reported_warnings():  # each a "Warning:" line (a note about averaged votes)
+        save_figure(draw(inputs, **options), output, fmt)
 
 
 @plot.command("tradeoff-curve", context_settings=CONTEXT_SETTINGS, epilog="""\b

@@ -354,7 +354,7 @@ def partition_figure(series, *, delta: float, caption: str = "",
                   label=f"{label}: total" if has_selection(frame) else label,
                   gid=f"total-{number}")
     axes.set_xlim(left=0)
-    axes.set_ylim(bottom=0)
+    axes.set_ylim(bottom=None if style.logy else 0)
     axes.set_xlabel("queries answered (cumulative count; expected count in expected mode)")
     axes.set_ylabel(epsilon_label(delta))
     finish_figure(figure, axes, style, title="Cost of selecting vs answering queries",

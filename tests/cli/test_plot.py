@@ -46,6 +46,18 @@ def test_every_kind_renders(kind, fmt, plot_runs, tmp_path, cli):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_every_kind_renders_on_a_log_axis_without_a_warning(kind, plot_runs, tmp_path, cli):
+    """``--logy``: no lower limit of 0 set on the log axis (matplotlib's raw "Attempt to
+    set non-positive ylim" was printed for partition), and any warning is one line."""
+    import warnings
+    out = tmp_path / "log.png"
+    with warnings.catch_warnings(record=True) as raw:  # not printed as a "Warning:" line
+        warnings.simplefilter("always")
+        status, _, err = cli.plot(*kind_args(kind, plot_runs), *SMALL, "--logy", "-o", out)
+    assert (status, err, [str(each.message) for each in raw]) == (0, "", [])
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_png_size_is_width_height_dpi(kind, plot_runs, tmp_path, cli):
     out = tmp_path / "size.png"
     status = cli.plot(*kind_args(kind, plot_runs), "--width", "4.5", "--height", "3",
