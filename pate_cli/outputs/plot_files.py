@@ -240,16 +240,14 @@ def plot_selection(rows, teachers: float, figure: SelectionFigure, *, name: str,
     sigma = sigma if sigma is not None else 0.16 * teachers
     delta = delta or 1e-5
     how = "given by --order"
+    first, *_ = [ConfidentGNMax(threshold=threshold, sigma_threshold=sigma_threshold,
+                                sigma=sigma) for threshold, sigma_threshold in params]  # checked
     if order is None:
-        threshold, sigma_threshold = params[0]
-        result = analyze_votes(rows, ConfidentGNMax(threshold=threshold,
-                                                    sigma_threshold=sigma_threshold,
-                                                    sigma=sigma),
-                               teachers=teachers, accounting="expected", delta=delta,
-                               orders=default_orders())
+        result = analyze_votes(rows, first, teachers=teachers, accounting="expected",
+                               delta=delta, orders=default_orders())
         order = float(result.order)
-        how = (f"chosen by the expected analysis of T = {threshold:g}, sigma1 = "
-               f"{sigma_threshold:g} at delta = {plots.delta_text(delta)}")
+        how = (f"chosen by the expected analysis of T = {first.threshold:g}, sigma1 = "
+               f"{first.sigma_threshold:g} at delta = {plots.delta_text(delta)}")
     data = selection_bins(rows, teachers=teachers, params=params, sigma=sigma, order=order,
                           bins=bins)
     caption = (f"{os.path.basename(name)}: {rows.shape[0]:,} queries, {rows.shape[1]} "

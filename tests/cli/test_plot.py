@@ -147,6 +147,8 @@ def test_tradeoff_without_labels(plot_runs, tmp_path, cli):
     (["history", "missing.csv"], "no such file"),
     (["selection", VOTES, "--params", "200"], "T,sigma1"),
     (["selection", VOTES], "--params"),
+    (["selection", VOTES, "-n", "300", "--params", "200,150", "--params", "1e-300,1e-300"],
+     "sigma threshold must lie in"),  # every pair checked, not the first alone
     (["history", "{confident}", "--label", "a", "--label", "b"], "one --label per input"),
     (["bogus"], "No such command"),
 ])
