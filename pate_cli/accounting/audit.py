@@ -22,7 +22,7 @@ outputs equal to outcome ``o``. The claimed upper bound of ``k`` queries is
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class Event:
     are "the output is in ``outcomes``" (``cut`` 1, ``above``); ``k`` queries' name one
     outcome and a cut on how often it comes out."""
 
-    outcomes: tuple[int, ...]
+    outcomes: tuple[int, ...] | np.ndarray  # (a candidate union: a view of the ranking)
     forward: bool
     cut: int = 1
     above: bool = True
@@ -53,7 +53,7 @@ class Event:
     def hits(self, tallies: np.ndarray) -> int:
         """How many trials of ``tallies`` (``(outcomes, k + 1)``) are in the event (the
         outcomes of a union are exclusive: only one-query trials have several)."""
-        index = list(self.outcomes)
+        index = np.asarray(self.outcomes, dtype=np.intp)
         if self.above:
             return int(tallies[index, self.cut:].sum())
         return int(tallies[index, :self.cut + 1].sum())
@@ -139,8 +139,7 @@ def candidate_events(first: np.ndarray, second: np.ndarray, *,
             ratio = (x.astype(np.float64) + 0.5) / (y.astype(np.float64) + 0.5)
             ranked = np.argsort(-ratio, kind="stable")
             events += [Event((int(j),), forward) for j in range(outcomes)]
-            events += [Event(tuple(sorted(int(j) for j in ranked[:top])), forward)
-                       for top in range(2, outcomes)]
+            events += [Event(ranked[:top], forward) for top in range(2, outcomes)]
             continue
         for j in range(outcomes):
             events += [Event((j,), forward, cut, True) for cut in range(1, queries + 1)]
@@ -181,8 +180,8 @@ def choose_event(first: np.ndarray, second: np.ndarray, *, trials: int, delta: f
     each = 1.0 - (1.0 - confidence) / (2.0 * len(events))
     low, _ = clopper_pearson(pairs[:, 0], trials, confidence=each)
     _, high = clopper_pearson(pairs[:, 1], trials, confidence=each)
-    bounds = epsilon_from_bounds(low, high, delta=delta)
-    return events[int(np.argmax(bounds))]
+    chosen = events[int(np.argmax(epsilon_from_bounds(low, high, delta=delta)))]
+    return replace(chosen, outcomes=tuple(sorted(int(j) for j in chosen.outcomes)))
 
 
 def claimed_epsilon(name: str, params: dict, *, delta: float,

@@ -320,4 +320,8 @@ def usable_executor(target, spec: RunSpec):
             f"analysed in this process"), stacklevel=3)
         return None
     get_executor = getattr(target, "get_executor", None)
-    return get_executor() if callable(get_executor) else target
+    executor = get_executor() if callable(get_executor) else target
+    if not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must be a concurrent.futures executor or a "
+                        f"distributed.Client, got {target!r}")
+    return executor

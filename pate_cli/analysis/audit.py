@@ -279,6 +279,9 @@ def _user_aggregator(aggregator) -> UserAggregator | None:
 def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
     """The data-independent pair (math:audit), or row ``query`` and its worst neighbour."""
     classes = vote_set.classes
+    if classes > 10**7:  # every draw is a noisy count per class
+        raise InputError(f"pate-audit draws noise for every class: at most 10,000,000 "
+                         f"classes, got {classes:,}")
     if spec.query is not None:
         if spec.query >= vote_set.queries:
             raise InputError(f"--query {spec.query}: the votes have {vote_set.queries} rows "
@@ -287,8 +290,9 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
             raise InputError(f"--query {spec.query}: needs dense votes (a (queries, classes) "
                              "array), not a sparse file")
         first = np.asarray(vote_set.votes[spec.query])
-        if not (whole(first) and first.min() >= 0):
-            raise InputError(f"--query {spec.query}: the row is not whole vote counts")
+        if not (whole(first) and first.min() >= 0 and first.sum() <= 2**53):
+            raise InputError(f"--query {spec.query}: the row is not whole vote counts (at "
+                             "most 2^53 in all)")
         first = first.astype(np.int64)
         top = int(np.argmax(first))
         if first[top] < 1:
@@ -300,9 +304,9 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
         return AuditPair(first, second, "data-dependent",
                          f"query {spec.query}; one vote moves from class {top} to {runner}")
     teachers, margin = float(vote_set.teachers), int(spec.margin)  # "auto": audit_spec's
-    if not teachers.is_integer() or teachers < margin:
+    if not (teachers.is_integer() and margin <= teachers <= 2**53):
         raise InputError(f"the votes' rows sum to {teachers:g}: the pair needs a whole number "
-                         f"of teachers at least the margin {margin}")
+                         f"of teachers, at least the margin {margin} and at most 2^53")
     total = int(teachers)
     low, rest = divmod(total - margin, 2)
     first = np.zeros(classes, dtype=np.int64)

@@ -87,6 +87,7 @@ def analyze_votes(votes, mechanism, **options: Any) -> AnalysisResult:
       TypeError: for a keyword that is not a field of ``RunSetting``.
     """
     setting = RunSetting.of(**options)
+    votes = np.asarray(votes) if isinstance(votes, (list, tuple)) else votes  # rows as lists
     return _runs(votes, mechanism, (setting.seed,), setting)[0]
 
 

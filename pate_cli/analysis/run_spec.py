@@ -95,8 +95,10 @@ class RunSpec:
 
     @property
     def name(self) -> str:
-        return (self.mechanism.lower() if isinstance(self.mechanism, str)
-                else self.mechanism.name)
+        name = getattr(self.mechanism, "name", self.mechanism)
+        if not isinstance(name, str):
+            raise TypeError(f"mechanism must be a name or a mechanism, got {self.mechanism!r}")
+        return name.lower()
 
     @property
     def auto_orders(self) -> bool:

@@ -15,8 +15,13 @@ shape whose data fits in the bytes actually present (the file, the standard inpu
 member's uncompressed size), without negative dimensions; and an array read into memory
 (standard input, ``.npz`` members, a Fortran-order ``.npy``) holds at most
 ``max_elements()`` values: ``PATE_MAX_ELEMENTS``, default 2 * 10^9 (16 GB of float64).
-C-order ``.npy`` files are memory-mapped and have no such limit. Compressed files (gzip,
-bz2, xz, zstd) and archives under the wrong extension are named as such.
+C-order ``.npy`` files are memory-mapped and have no such limit; a stream (standard
+input, a FIFO) is refused as it is read once past that many float64 values' bytes.
+Compressed files (gzip, bz2, xz, zstd) and archives under the wrong extension are named
+as such.
+
+Size: one concept, a user file's bytes to an array: where they come from (path, stream,
+standard input) and their checks sit with the two text and binary readers they feed.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import sys
 import numpy as np
 
 from ..errors import InputError
-from .npy_files import NPY_MAGIC, ZIP_MAGIC, read_npy, read_npz
+from .npy_files import NPY_MAGIC, ZIP_MAGIC, max_elements, read_npy, read_npz
 
 VOTE_EXTENSIONS = (".npy", ".npz", ".csv", ".tsv")
 
@@ -52,6 +57,8 @@ def _compression(head: bytes) -> str | None:
 
 def check_magic(name, head: bytes, extension: str) -> None:
     """One line for compressed data, or binary data under the wrong extension."""
+    if head and not head.strip(b"\0"):
+        raise InputError(f"{name}: holds NUL bytes only, not .npy, .npz, CSV or TSV data")
     compression = _compression(head)
     if compression:
         raise InputError(f"{name}: is {compression}-compressed; decompress it first "
@@ -133,8 +140,10 @@ def read_stdin() -> bytes:
     if stream is None:
         raise InputError("<stdin>: no input (the standard input is closed)")
     try:
-        return stream.read()
+        return read_all(stream, "<stdin>")
     except (OSError, ValueError) as error:  # ValueError: read of a closed file
+        if isinstance(error, InputError):
+            raise
         reason = getattr(error, "strerror", None) or "closed"
         raise InputError(f"<stdin>: cannot be read ({reason})") from None
 
@@ -152,9 +161,26 @@ def read_stream(name: str) -> bytes:
     second time, nor memory-mapped)."""
     try:
         with open(name, "rb") as handle:
-            return handle.read()
+            return read_all(handle, name)
     except OSError as error:
         raise unreadable(name, error) from None
+
+
+def read_all(handle, name: str) -> bytes:
+    """Every byte of a stream, 64 MB at a time: its head checked first (``check_magic``;
+    NUL bytes alone, ``/dev/zero``, are refused there), and past the bytes of the largest
+    array (``max_elements()`` float64 values) refused in one line, so that an endless
+    stream does not fill memory."""
+    limit, parts, size = 8 * max_elements() + (1 << 20), [], 0
+    while part := handle.read(1 << 26):
+        if not parts:
+            check_magic(name, part[:16], os.path.splitext(name)[1].lower())
+        parts.append(part)
+        size += len(part)
+        if size > limit:
+            raise InputError(f"{name}: more than {limit:,} bytes, more than an array of "
+                             "PATE_MAX_ELEMENTS values holds")
+    return b"".join(parts)
 
 
 def _head(name: str) -> bytes:

@@ -116,6 +116,8 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         table).
     """
     columns = column_map(columns)
+    if classes is not None and not (isinstance(classes, (int, np.integer)) and classes > 1):
+        raise OptionError(f"--classes must be a whole number of at least 2, got {classes!r}")
     kind = sparse_kind(path, columns)
     if kind is not None:
         return _load_sparse(path, kind, teachers=teachers, labels=labels, queries=queries,
@@ -128,8 +130,7 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     else:
         name, raw, digest = open_input(path, background=True)  # hashed while validated
         array, packed_labels = read_matrix(name, raw, key="votes", index_col=index_col)
-    if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
-        raise InputError(f"--teachers must be positive, got {teachers:g}")
+    checked_teachers(teachers)
     votes = check_votes(name, array, teachers=teachers, hint_index=index_col is None)
     digest = digest_of(digest)
     if teachers is None:
@@ -149,8 +150,7 @@ def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> 
     is given (weighted or averaged votes)."""
     name = check_file(path)
     digest = file_sha256(name)
-    if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
-        raise InputError(f"--teachers must be positive, got {teachers:g}")
+    checked_teachers(teachers)
     votes, outputs = read_sparse(name, kind, classes=classes, columns=columns)
     totals = row_totals(votes)
     if teachers is None:
@@ -173,6 +173,13 @@ def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> 
     return vote_set
 
 
+def checked_teachers(teachers) -> None:
+    """``--teachers``: None or a positive finite number (one line otherwise)."""
+    number = isinstance(teachers, (int, float, np.number)) and not isinstance(teachers, bool)
+    if teachers is not None and not (number and np.isfinite(teachers) and teachers > 0):
+        raise InputError(f"--teachers must be a positive number, got {teachers!r}")
+
+
 def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes") -> VoteSet:
     """A validated ``VoteSet`` from an array given to the API: a numpy array, a pandas
     DataFrame or a list of rows of numbers (converted to an array). The checks and
@@ -191,8 +198,7 @@ def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes
             raise InputError(f"{name}: holds {array.dtype} values that are not numbers; "
                              "expected a (queries x classes) table of vote counts") from None
     check_dtype(name, array.dtype)
-    if teachers is not None and not (np.isfinite(teachers) and teachers > 0):
-        raise InputError(f"--teachers must be positive, got {teachers:g}")
+    checked_teachers(teachers)
     array = c_order(array)
     check_votes(name, array, teachers=teachers)
     if teachers is None:
@@ -341,14 +347,12 @@ def _is_text(name: str, source) -> bool:
 def load_student(path, *, queries: int, classes: int) -> np.ndarray:
     """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows
     non-negative and summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key
-    ``student``); an array is taken as it is, its shape checked."""
-    if isinstance(path, np.ndarray):
-        if path.shape != (queries, classes):
-            raise InputError(f"the student array has shape {path.shape}, the votes "
-                             f"{(queries, classes)}")
-        return np.asarray(path, dtype=np.float64)
-    name, raw, _ = open_input(path)
-    array, _ = read_matrix(name, raw, key="student")
+    ``student``), or an array (a list) checked as a file is."""
+    if isinstance(path, (np.ndarray, list, tuple)):
+        name, array = "the student array", np.asarray(path)
+    else:
+        name, raw, _ = open_input(path)
+        array, _ = read_matrix(name, raw, key="student")
     check_shape(name, array)
     if array.shape != (queries, classes):
         raise InputError(f"{name}: has shape {array.shape[0]} x {array.shape[1]} but the votes "

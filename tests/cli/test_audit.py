@@ -105,6 +105,28 @@ def test_bad_options_are_one_line_and_exit_2(cli, args, message):
     assert done.code == 2 and message in done.err and done.err.count("\n") == 1, done.err
 
 
+@pytest.mark.parametrize("votes, options, message", [
+    ("huge", (), "the votes' rows sum to 3e+300: the pair needs a whole number of teachers"),
+    ("huge", ("--query", "0"), "--query 0: the row is not whole vote counts (at most 2^53"),
+    ("vocabulary", (), "at most 10,000,000 classes, got 10,000,000,000"),
+])
+def test_votes_the_pair_cannot_hold_are_one_line_and_exit_2(cli, tmp_path, votes, options,
+                                                           message):
+    """Rows of 1e300 votes (an int64 overflow, exit 1 before) and a sparse file of 10^10
+    classes (a 75 GiB histogram, exit 1 before)."""
+    import numpy as np
+    import scipy.sparse
+    path = tmp_path / f"{votes}.{'npy' if votes == 'huge' else 'npz'}"
+    if votes == "huge":
+        np.save(path, np.full((2, 3), 1e300))
+    else:
+        scipy.sparse.save_npz(path, scipy.sparse.csr_matrix(
+            (np.array([7, 3, 7, 3]), np.array([0, 5, 1, 9]), np.array([0, 2, 4])),
+            shape=(2, 10**10)))
+    done = cli.audit(path, "-m", "gnmax", "--sigma", "5", "--draws", "1000", *options)
+    assert done.code == 2 and message in done.err and done.err.count("\n") == 1, done.err
+
+
 def test_missing_votes(cli, tmp_path):
     done = cli.audit(tmp_path / "none.npy")
     assert done.code == 2 and "no such file" in done.err and done.err.count("\n") == 1

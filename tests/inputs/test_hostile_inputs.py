@@ -254,3 +254,23 @@ def test_every_layout_is_read_c_contiguous(layouts):
 def test_a_c_order_npy_stays_memory_mapped(layouts):
     votes = load_votes(layouts["wide"][0][1]).votes
     assert isinstance(votes, np.memmap)
+
+
+def test_an_endless_stream_is_refused_before_it_fills_memory(monkeypatch):
+    """``pate-analyze /dev/zero`` held 7 GB after 6 s: NUL bytes alone are refused at the
+    head, and any stream past the bytes of the largest array allowed, as it is read."""
+    from pate_cli.errors import InputError
+    from pate_cli.inputs.readers import read_all
+    with pytest.raises(InputError, match="x.csv: holds NUL bytes only, not .npy, .npz, CSV"):
+        read_all(io.BytesIO(bytes(1000)), "x.csv")
+    monkeypatch.setenv("PATE_MAX_ELEMENTS", "10")
+    reads = []
+
+    class Endless(io.RawIOBase):
+        def read(self, size=-1):
+            reads.append(size)
+            return b"1,2\n" * (size // 4)
+    with pytest.raises(InputError, match="<stdin>: more than 1,048,656 bytes"):
+        read_all(Endless(), "<stdin>")
+    assert len(reads) == 1  # one 64 MB piece, then refused
+    assert read_all(io.BytesIO(b"1,2\n3,0\n"), "y.csv") == b"1,2\n3,0\n"
