@@ -110,6 +110,7 @@ def child(path: str, variant: str, table: bool) -> None:
     cpu = (now.ru_utime - used.ru_utime) + (now.ru_stime - used.ru_stime)
     summary = result.to_dict()
     summary.pop("version", None)
+    summary.get("input", {}).pop("path", None)  # the generated file's temporary directory
     print(json.dumps({"seconds": seconds, "cpu": cpu, "peak_mb": peak_mb(),
                       "epsilon": result.epsilon, "table_sha256": digest,
                       "summary_sha256": hashlib.sha256(json.dumps(
