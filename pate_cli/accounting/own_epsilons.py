@@ -130,6 +130,27 @@ def step_epsilons(costs: StepRows, conversion: Conversion) -> np.ndarray:
     return figures
 
 
+def probed_epsilons(costs_at: Callable[[np.ndarray], StepRows],
+                    selection: tuple[np.ndarray, np.ndarray], conversion: Conversion
+                    ) -> np.ndarray:
+    """Each query's own epsilon (:func:`step_epsilons` at every order, bit for bit) from
+    its curves at ``PROBES`` orders, then only at the orders where some query may have its
+    minimum (``_reachable``), as :meth:`OwnEpsilons.of` converts pairs: the curves need
+    not be formed at every order. ``costs_at(columns)``: the queries' curves at those grid
+    columns; ``selection``: their distinct selection curves at every order, and each
+    query's index."""
+    size = conversion.offset.size
+    probes = np.unique(np.linspace(0, size - 1, PROBES).round().astype(np.intp))
+    figures = step_epsilons(costs_at(probes), conversion.at_orders(probes))
+    rest = _reachable(*selection, figures, conversion)
+    rest[probes] = False
+    if rest.any():
+        columns = np.flatnonzero(rest)
+        np.minimum(figures, step_epsilons(costs_at(columns), conversion.at_orders(columns)),
+                   out=figures)
+    return figures
+
+
 def _ranks(keys: np.ndarray, values: np.ndarray) -> np.ndarray | None:
     """The index in sorted ``keys`` of each of ``values``, or None if one is missing.
     The distinct values are searched in ascending order (each search starts where the

@@ -27,11 +27,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..accounting.composition import initial_carry
+from ..accounting.composition import StepRows, initial_carry
 from ..accounting.conversion import checked_setting
 from ..accounting.grouped import window_pieces
 from ..accounting.live_orders import LiveOrders, epsilon_ceiling
-from ..accounting.own_epsilons import OwnEpsilons, step_epsilons
+from ..accounting.own_epsilons import OwnEpsilons, probed_epsilons
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, released_labels
 from ..inputs.query_indices import analysed_positions
@@ -79,7 +79,6 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
     block = max(1, queries) if carries is None else result.budget.block
     restarts = {0: initial_carry(result.initial_rdp, orders)} | ({} if carries is None else {
         block * (number + 1): carry for number, carry in enumerate(carries)})
-    every = np.arange(orders.size)
     kept = SharedCurves(CURVE_CACHE_BYTES)
     # each query's own epsilon looked up by its statistics (accounting.own_epsilons)
     own = None if result.distinct_pairs is None else OwnEpsilons.of(
@@ -90,27 +89,39 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
 
     def form(piece: tuple[int, int], columns: np.ndarray):
         """A chunk's decisions, statistics and curves at the orders ``columns``: no
-        carry needed, so chunks are formed ahead on threads."""
-        whole = columns.size == orders.size
-        return chunk_costs(votes, positions, *piece, mechanism=result.mechanism,
-                           selection=selection, answer=answer, noise=noise, student=student,
-                           decisions=decisions, accounting=result.accounting,
-                           orders=orders[columns], kept=kept if whole else None)
+        carry needed, so chunks are formed ahead on threads. Its few selection curves
+        are formed at every order and sliced (the same bits: each entry is its order's),
+        so that no exact threshold curve is solved again for a set of orders."""
+        chunk = chunk_costs(votes, positions, *piece, mechanism=result.mechanism,
+                            selection=selection, answer=answer, noise=noise, student=student,
+                            decisions=decisions, accounting=result.accounting, curves=False)
+        chosen, index = step_curves(selection, chunk.log_pr, orders, independent)
+        kept_here = kept if columns.size == orders.size else None
+        costs = StepRows(np.ascontiguousarray(chosen[:, columns]), index, *step_curves(
+            answer, chunk.log_q, orders[columns], independent, kept_here), chunk.weight)
+        return chunk._replace(costs=costs), (chosen, index)
 
     # the running sums at the orders that can still give a cumulative epsilon only
     # (accounting.live_orders); a chunk formed ahead has the curves at the orders live
     # when it was formed, which only become fewer until a restart
     sums = LiveOrders(converter, epsilon_ceiling(result.rdp_total, queries + 1, converter),
-                      lambda piece, columns: form(piece, columns).costs)
+                      lambda piece, columns: form(piece, columns)[0].costs)
 
     def formed(piece: tuple[int, int]):
         """A chunk formed ahead: its curves at the orders live now, and its queries'
-        own epsilons looked up (None without the pairs, or if one is missing)."""
-        columns = every if own is None else sums.live
-        chunk = form(piece, columns)
+        own epsilons looked up, or without the pairs (or one missing) from their curves
+        at the orders that may give them (``own_epsilons.probed_epsilons``)."""
+        columns = sums.live
+        chunk, (chosen, index) = form(piece, columns)
         keys = np.zeros((2, piece[1] - piece[0])) if independent else (chunk.log_q,
                                                                           chunk.log_pr)
-        return columns, chunk, None if own is None else own.lookup(*keys, chunk.made.answered)
+        found = None if own is None else own.lookup(*keys, chunk.made.answered)
+        if found is None:
+            found = probed_epsilons(lambda at: StepRows(
+                np.ascontiguousarray(chosen[:, at]), index,
+                *step_curves(answer, chunk.log_q, orders[at], independent), chunk.weight),
+                (chosen, index), converter)
+        return columns, chunk, found
 
     pieces = list(window_pieces(queries, chunk_size, window=block)) or [(0, 0)]
     for (start, stop), (formed_at, chunk, own_epsilon) in zip(
@@ -118,10 +129,6 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
         if start in restarts:
             sums.restart(restarts[start])
         count = stop - start
-        if own_epsilon is None:  # from the queries' rows, at every order
-            if formed_at.size != orders.size:
-                formed_at, chunk = every, form((start, stop), every)
-            own_epsilon = step_epsilons(chunk.costs, converter)
         figures = sums.running((start, stop), chunk.costs, formed_at, count)
         sel, sel_index = step_curves(selection, chunk.log_pr, at_order, independent)
         ans, ans_index = step_curves(answer, chunk.log_q, at_order, independent)

@@ -150,3 +150,34 @@ def test_a_chunks_own_epsilons_are_those_of_its_rows(seed, queries, grid, conver
     setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
     np.testing.assert_array_equal(own_epsilons.step_epsilons(rows, setting),
                                   query_epsilons(rows, queries, setting))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), queries=st.integers(1, 2500),
+       step=st.sampled_from(["gnmax", "confident", "lnmax"]), expected=st.booleans(),
+       grid=st.sampled_from(sorted(GRIDS)), conversion=st.sampled_from(["classic", "improved"]),
+       delta=st.sampled_from([1e-8, 1e-5, 0.1]), sigma=st.floats(0.3, 300.0))
+def test_own_epsilons_from_the_probed_orders_are_those_of_every_order(
+        seed, queries, step, expected, grid, conversion, delta, sigma):
+    """``probed_epsilons``: the curves formed at the probes, then at the orders where some
+    query may have its minimum: ``query_epsilons`` of the rows at every order, bit for bit
+    (the table's pass of a walked run, which keeps no pairs)."""
+    rng = np.random.default_rng(seed)
+    orders = GRIDS[grid]
+    answer = -np.exp(rng.uniform(-60.0, 3.0, size=queries))  # log q, mostly distinct
+    selection_pool = -np.logspace(-12, 1, 12) if step == "confident" else np.array([0.0])
+    selection = rng.choice(selection_pool, size=queries)
+    weight = (np.exp(selection) if expected
+              else (rng.random(queries) < 0.6).astype(np.float64))
+    answer_rdp = partial(_lnmax if step == "lnmax" else _gnmax, sigma)
+    selection_rdp = partial(_threshold, 2 * sigma) if step == "confident" else None
+    setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+    rows = _rows(answer, selection, weight, answer_rdp, selection_rdp, orders)
+
+    def costs_at(columns):
+        return StepRows(np.ascontiguousarray(rows.selection[:, columns]), rows.selection_index,
+                        np.ascontiguousarray(rows.answer[:, columns]), rows.answer_index,
+                        rows.weight)
+    probed = own_epsilons.probed_epsilons(costs_at, (rows.selection, rows.selection_index),
+                                          setting)
+    np.testing.assert_array_equal(probed, query_epsilons(rows, queries, setting))
