@@ -23,6 +23,8 @@ def load_query_indices(path) -> np.ndarray:
         name, raw, _ = open_input(path)
         array, _ = read_matrix(name, raw, key="indices")
     array = np.asarray(array)
+    if array.dtype == bool:
+        raise InputError(f"{name}: holds true/false values (a mask), not row numbers")
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1 or array.size == 0:
@@ -37,11 +39,12 @@ def load_query_indices(path) -> np.ndarray:
 def read_query_indices(query_indices, vote_set, queries: int | None) -> np.ndarray | None:
     """``analyze(query_indices=...)``: None, an array, or a file (:func:`load_query_indices`);
     ``OptionError`` if ``--queries`` asks for more rows than they (or the votes) hold."""
-    indices = query_indices
+    indices = (np.asarray(query_indices) if isinstance(query_indices, (list, tuple, range))
+               else query_indices)
     if indices is not None and not isinstance(indices, np.ndarray):
         indices = load_query_indices(indices)
     available, where = (
-        (vote_set.queries, vote_set.path) if indices is None
+        (vote_set.queries, vote_set.name) if indices is None
         else (indices.size, os.fspath(query_indices)
               if isinstance(query_indices, (str, os.PathLike)) else "the query indices"))
     if queries is not None and queries > available:
@@ -80,8 +83,9 @@ def analysed_positions(total: int, query_indices: np.ndarray | None,
         query_indices = np.asarray(query_indices)
         if query_indices.ndim != 1 or query_indices.size == 0:
             raise ValueError("query indices must be a non-empty list of row numbers")
-        if query_indices.dtype.kind not in "iu":
-            raise ValueError("query indices must be integers")
+        if query_indices.dtype.kind not in "iu":  # (a boolean mask is not row numbers)
+            raise ValueError(f"query indices must be integer row numbers, got "
+                             f"{query_indices.dtype} values")
         outside, repeated = first_bad_rows(query_indices, total)
         if outside is not None:
             raise ValueError(f"query index {int(query_indices[outside])} (entry {outside}) is "

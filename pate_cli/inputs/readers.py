@@ -32,6 +32,7 @@ import io
 import os
 import stat
 import sys
+import weakref
 
 import numpy as np
 
@@ -133,12 +134,19 @@ def open_input(path, *, background: bool = False):
     return name, name, digest
 
 
+_STDIN_READ: weakref.WeakSet = weakref.WeakSet()  # the standard inputs read (once each)
+
+
 def read_stdin() -> bytes:
     """All of standard input's bytes; a one-line ``InputError`` when it is closed
     (``cmd <&-``) or cannot be read."""
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         raise InputError("<stdin>: no input (the standard input is closed)")
+    if stream in _STDIN_READ:
+        raise InputError("<stdin>: already read for another input ('-' can stand for one "
+                         "input only)")
+    _STDIN_READ.add(stream)
     try:
         return read_all(stream, "<stdin>")
     except (OSError, ValueError) as error:  # ValueError: read of a closed file

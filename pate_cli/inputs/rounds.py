@@ -54,7 +54,7 @@ def round_inputs(spec: dict, vote_set) -> tuple[np.ndarray, np.ndarray | None]:
     probabilities (its ``student`` file)."""
     rows = np.asarray(spec["rows"])
     if rows.max() >= vote_set.queries:
-        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.path} has "
+        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.name} has "
                          f"{vote_set.queries} queries")
     if spec["mechanism"] != "interactive":
         return rows, None

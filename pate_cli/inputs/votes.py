@@ -81,6 +81,11 @@ class VoteSet:
         return int(self.votes.shape[0])
 
     @property
+    def name(self) -> str:
+        """The file's name in messages (``the vote array`` for an array given to the API)."""
+        return self.path or "the vote array"
+
+    @property
     def classes(self) -> int:
         return int(self.votes.shape[1])
 
@@ -318,9 +323,9 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
     analysed = None if queries is None else min(queries, vote_set.queries)
     if array.shape[0] != vote_set.queries and array.shape[0] != analysed:
         if analysed is None:
-            raise InputError(f"{name}: has {array.shape[0]} labels but {vote_set.path} has "
+            raise InputError(f"{name}: has {array.shape[0]} labels but {vote_set.name} has "
                              f"{vote_set.queries} queries")
-        raise InputError(f"--labels {name}: has {array.shape[0]} labels but {vote_set.path} "
+        raise InputError(f"--labels {name}: has {array.shape[0]} labels but {vote_set.name} "
                          f"has {vote_set.queries} queries and --queries is {queries} (give "
                          f"{vote_set.queries} labels, or {analysed} for the analysed rows)")
     if array.dtype.kind not in "biuf":

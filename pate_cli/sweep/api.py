@@ -199,6 +199,9 @@ def grid_values(grids: dict) -> dict:
         else:
             values = [values] if np.isscalar(values) else list(values)
             parsed[name] = tuple(int(v) if integer else float(v) for v in values)
+    if any(value < 1 for value in parsed.get("svt_cutoff", ())):
+        raise OptionError("--svt-cutoff takes whole numbers of at least 1 in a sweep (fixed "
+                          f"cut-offs; no 'auto'), got {min(parsed['svt_cutoff'])}")
     return parsed
 
 

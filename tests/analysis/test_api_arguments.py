@@ -53,3 +53,25 @@ def test_analyze_votes_takes_rows_as_lists():
     mechanism = pate_cli.GNMax(sigma=10.0)
     assert (analyze_votes(VOTES.tolist(), mechanism, per_query=False).epsilon
             == analyze_votes(VOTES, mechanism, per_query=False).epsilon)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"queries": 10**6}, "--queries 1000000 is larger than the 50 queries in the vote array"),
+    ({"labels": np.zeros(3, dtype=int)}, "has 3 labels but the vote array has 50 queries"),
+    ({"query_indices": np.ones(50, dtype=bool)}, "must be integer row numbers, got bool"),
+])
+def test_messages_about_an_array_name_it_not_none(options, message):
+    with pytest.raises(ValueError, match=message):
+        pate_cli.analyze(VOTES, "gnmax", **options)
+
+
+def test_query_indices_as_a_list_or_a_range_are_row_numbers():
+    assert pate_cli.analyze(VOTES, "gnmax", query_indices=[0, 2]).queries == 2
+    assert pate_cli.analyze(VOTES, "gnmax", query_indices=range(5)).queries == 5
+
+
+def test_a_boolean_mask_file_is_not_row_numbers(tmp_path):
+    from pate_cli.inputs.query_indices import load_query_indices
+    np.save(tmp_path / "mask.npy", np.ones(10, dtype=bool))
+    with pytest.raises(InputError, match="holds true/false values .a mask., not row numbers"):
+        load_query_indices(tmp_path / "mask.npy")

@@ -53,6 +53,8 @@ def rows_of(result: Result) -> list[dict]:
     (["--queries", "100000"], "exceeds the 600 queries"), (["-m", "bogus"], "bogus"),
     (["--resume"], "--resume needs --out"), (["-m", "interactive"], "needs --student"),
     (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
+    (["-m", "svt", "--svt-scale", "1", "--svt-cutoff", "0,5"],
+     "--svt-cutoff takes whole numbers of at least 1 in a sweep (fixed cut-offs; no 'auto')"),
 ])
 def test_bad_options_exit_2_with_one_line(cli, files, args, message):
     result = cli.sweep(files[0], *args)

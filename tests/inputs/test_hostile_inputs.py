@@ -274,3 +274,14 @@ def test_an_endless_stream_is_refused_before_it_fills_memory(monkeypatch):
         read_all(Endless(), "<stdin>")
     assert len(reads) == 1  # one 64 MB piece, then refused
     assert read_all(io.BytesIO(b"1,2\n3,0\n"), "y.csv") == b"1,2\n3,0\n"
+
+
+def test_standard_input_stands_for_one_input_only(cli):
+    """``pate-analyze - --labels -``: the labels found the standard input empty ("no
+    input"); they are told it was read for the votes."""
+    from tests import SAMPLES
+    votes = (SAMPLES / "mnist_250_votes.npy").read_bytes()
+    done = cli("-", "--labels", "-", stdin=votes)
+    assert done.code == 2 and done.err.count("\n") == 1, done.err
+    assert "<stdin>: already read for another input ('-' can stand for one input only)" in done.err
+    assert cli("-", stdin=votes).code == 0  # a new standard input: read once again
