@@ -169,9 +169,21 @@ def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
     return s.rounds is None and s.individualized is None
 
 
+def _not_number(value, *, whole: bool = False) -> bool:  # given, and not a positive number
+    kinds = (int, np.integer) if whole else (int, float, np.integer, np.floating)
+    return value is not None and (isinstance(value, bool) or not isinstance(value, kinds)
+                                  or not (np.isfinite(value) and value > 0))
+
+
 _SELECTING = ("svt", "interactive")
 
-RULES: tuple[Rule, ...] = (
+RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are its types)
+    Rule(lambda s: _not_number(s.budget),
+         lambda s: f"--budget must be a positive number, got {s.budget!r}"),
+    Rule(lambda s: _not_number(s.workers, whole=True),
+         lambda s: f"--workers must be a whole number of at least 1, got {s.workers!r}"),
+    Rule(lambda s: s.progress is not None and not callable(s.progress),
+         lambda s: f"progress must be a function of (done, total), got {s.progress!r}"),
     *(_multilabel_rule(key, option) for key, option in _NOT_WITH_MULTILABEL),
     Rule(lambda s: s.multilabel is not None and s.auto_orders,
          "--orders auto does not combine with --multilabel"),

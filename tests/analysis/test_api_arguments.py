@@ -43,6 +43,12 @@ def test_a_student_given_as_lists_is_the_array():
      "--teachers must be a positive number, got '20'"),
     (lambda: pate_cli.load_votes(VOTES, classes="3"), OptionError,
      "--classes must be a whole number of at least 2, got '3'"),
+    (lambda: pate_cli.analyze(VOTES, "gnmax", budget="2"), OptionError,
+     "--budget must be a positive number, got '2'"),  # was "must be real number, not str"
+    (lambda: pate_cli.analyze(VOTES, "gnmax", workers="2"), OptionError,
+     "--workers must be a whole number of at least 1, got '2'"),
+    (lambda: pate_cli.analyze(VOTES, "gnmax", progress=5), OptionError,
+     "progress must be a function of .done, total., got 5"),
 ])
 def test_a_wrong_argument_is_one_clear_error(call, kind, message):
     with pytest.raises(kind, match=message):
