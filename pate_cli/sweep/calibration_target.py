@@ -11,6 +11,7 @@ attack risk read is the run's ``risk``: the bound of the accounting calibrated o
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from ..analysis.result import AnalysisResult
@@ -53,6 +54,11 @@ class CalibrationTarget:
                               + (f", not {' and '.join(given)}" if given else ""))
         if (tpr is None) != (at_fpr is None):
             raise OptionError("--target-tpr and --at-fpr go together")
+        for name, value in (("--target-epsilon", epsilon), ("--target-tpr", tpr),
+                            ("--target-advantage", advantage), ("--at-fpr", at_fpr)):
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, numbers.Real)):
+                raise OptionError(f"{name} must be a number, got {value!r}")
         if epsilon is not None:
             if not (math.isfinite(epsilon) and epsilon > 0):
                 raise OptionError(f"--target-epsilon must be positive, got {epsilon!r}")

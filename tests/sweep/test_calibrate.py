@@ -95,6 +95,17 @@ def test_option_errors_in_the_api():
         calibrate(VOTES, "svt", target_epsilon=1.0)
 
 
+@pytest.mark.parametrize("target, message", [
+    (dict(target_epsilon="x"), "--target-epsilon must be a number, got 'x'"),
+    (dict(target_tpr=0.5, at_fpr="0.1"), "--at-fpr must be a number, got '0.1'"),
+    (dict(target_advantage=True), "--target-advantage must be a number, got True"),
+])
+def test_a_target_that_is_not_a_number_is_one_line(target, message):
+    """It was Python's "must be real number, not str" from ``math.isfinite``."""
+    with pytest.raises(OptionError, match=message):
+        calibrate(VOTES, "gnmax", **target)
+
+
 def test_target_met_at_the_smallest_noise():
     """A generous target: the range's smallest noise already meets it."""
     with _quiet():
