@@ -1,5 +1,5 @@
-"""Log-space helpers shared by the accounting kernels (math:gnmax), and the one test of
-whole numbers (:func:`whole`).
+"""Log-space helpers shared by the accounting kernels (math:gnmax), the one test of whole
+numbers (:func:`whole`) and of a number given as a keyword (:func:`real_number`).
 
 Everything here is elementwise over numpy arrays and never loops in Python.
 """
@@ -7,6 +7,7 @@ Everything here is elementwise over numpy arrays and never loops in Python.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -16,6 +17,15 @@ def whole(values) -> bool:
     counts, plurality counts written as integers, integer gaps."""
     values = np.asarray(values)
     return bool(np.array_equal(values, np.rint(values)))
+
+
+def real_number(value, *, whole: bool = False, positive: bool = False) -> bool:
+    """Whether ``value`` is one real number (an integer with ``whole``; finite and above 0
+    with ``positive``), as a keyword of the API must be: not a bool, a string or a list."""
+    kind = numbers.Integral if whole else numbers.Real
+    if not isinstance(value, kind) or isinstance(value, (bool, np.bool_)):
+        return False
+    return not positive or bool(math.isfinite(value) and value > 0)
 
 
 def log1mexp(x):

@@ -78,9 +78,7 @@ def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult
                           f"(label sets are 64-bit integers), got {vote_set.label_count}")
     vote_set = (vote_set if spec.labels is None
                 else attach_multilabel_labels(vote_set, spec.labels)).head(spec.queries)
-    chosen, chunk = build(vote_set.teachers), spec.chunk_size  # queries per chunk
-    if chunk is not None and not (isinstance(chunk, (int, np.integer)) and chunk >= 1):
-        raise ValueError(f"chunk size must be a positive integer, got {chunk!r}")
+    chosen, chunk = build(vote_set.teachers), spec.chunk_size  # queries per chunk (rules)
     setting = RunSetting(accounting=spec.accounting, delta=spec.delta, orders=orders,
                          conversion=spec.conversion, seed=spec.seed, initial_rdp=initial_rdp,
                          per_query=bool(spec.per_query), chunk_size=chunk, q_bound=q_bound,

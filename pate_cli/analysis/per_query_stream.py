@@ -87,40 +87,41 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
         expected=result.accounting == "expected",
         map=lambda function, items: ordered_map(function, items, workers=workers))
 
-    def form(piece: tuple[int, int], columns: np.ndarray):
-        """A chunk's decisions, statistics and curves at the orders ``columns``: no
-        carry needed, so chunks are formed ahead on threads. Its few selection curves
-        are formed at every order and sliced (the same bits: each entry is its order's),
-        so that no exact threshold curve is solved again for a set of orders."""
+    def form(piece: tuple[int, int]):
+        """A chunk's decisions and statistics (no carry needed, so chunks are formed
+        ahead on threads), ``costs_at(columns)``: its curves at the grid's orders
+        ``columns``, and its few selection curves at every order with each query's index.
+        Those are formed once and sliced (the same bits: each entry is its order's), so
+        that no exact threshold curve is solved again for a set of orders."""
         chunk = chunk_costs(votes, positions, *piece, mechanism=result.mechanism,
                             selection=selection, answer=answer, noise=noise, student=student,
                             decisions=decisions, accounting=result.accounting, curves=False)
         chosen, index = step_curves(selection, chunk.log_pr, orders, independent)
-        kept_here = kept if columns.size == orders.size else None
-        costs = StepRows(np.ascontiguousarray(chosen[:, columns]), index, *step_curves(
-            answer, chunk.log_q, orders[columns], independent, kept_here), chunk.weight)
-        return chunk._replace(costs=costs), (chosen, index)
+
+        def costs_at(columns: np.ndarray) -> StepRows:
+            shared = kept if columns.size == orders.size else None
+            return StepRows(np.ascontiguousarray(chosen[:, columns]), index, *step_curves(
+                answer, chunk.log_q, orders[columns], independent, shared), chunk.weight)
+        return chunk, costs_at, (chosen, index)
 
     # the running sums at the orders that can still give a cumulative epsilon only
     # (accounting.live_orders); a chunk formed ahead has the curves at the orders live
     # when it was formed, which only become fewer until a restart
     sums = LiveOrders(converter, epsilon_ceiling(result.rdp_total, queries + 1, converter),
-                      lambda piece, columns: form(piece, columns)[0].costs)
+                      lambda piece, columns: form(piece)[1](columns))
 
     def formed(piece: tuple[int, int]):
         """A chunk formed ahead: its curves at the orders live now, and its queries'
         own epsilons looked up, or without the pairs (or one missing) from their curves
         at the orders that may give them (``own_epsilons.probed_epsilons``)."""
         columns = sums.live
-        chunk, (chosen, index) = form(piece, columns)
+        chunk, costs_at, selection_curves = form(piece)
+        chunk = chunk._replace(costs=costs_at(columns))
         keys = np.zeros((2, piece[1] - piece[0])) if independent else (chunk.log_q,
                                                                           chunk.log_pr)
         found = None if own is None else own.lookup(*keys, chunk.made.answered)
         if found is None:
-            found = probed_epsilons(lambda at: StepRows(
-                np.ascontiguousarray(chosen[:, at]), index,
-                *step_curves(answer, chunk.log_q, orders[at], independent), chunk.weight),
-                (chosen, index), converter)
+            found = probed_epsilons(costs_at, selection_curves, converter)
         return columns, chunk, found
 
     pieces = list(window_pieces(queries, chunk_size, window=block)) or [(0, 0)]

@@ -9,7 +9,6 @@ second pass (``analysis.per_query_stream``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -27,6 +26,7 @@ from ..inputs.shards import task_source
 from ..mechanisms import NoiseSource
 from ..mechanisms.noise import SharedBlocks
 from ..mechanisms.protocol import checked_mechanism
+from ..numerics import real_number
 from ..rounding import ceil_text
 from ..vote_rows import row_width
 from ..work_sizes import chunk_rows
@@ -290,9 +290,9 @@ def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:
 def _check_run(mechanism, votes, setting: RunSetting, chunk_size: int) -> None:
     """The run's own argument checks (``ValueError`` with the message the CLI prints)."""
     budget, student = setting.budget, setting.student
-    if budget is not None and not (math.isfinite(budget) and budget > 0):
+    if budget is not None and not real_number(budget, positive=True):
         raise ValueError(f"budget must be positive, got {budget!r}")
-    if not (isinstance(chunk_size, (int, np.integer)) and chunk_size >= 1):
+    if not real_number(chunk_size, whole=True, positive=True):
         raise ValueError(f"chunk size must be a positive integer, got {chunk_size!r}")
     if mechanism.uses_student:
         if student is None:

@@ -22,6 +22,7 @@ from ..errors import OptionError
 from ..inputs.query_indices import checked_queries
 from ..mechanisms.multilabel import VARIANT_MECHANISMS
 from ..mechanisms.sampled import SAMPLED_MECHANISMS, Sampling, parse_sampling
+from ..numerics import real_number
 from ..orders import AUTO, default_orders, validate_orders
 from ..vote_rows import is_sparse
 from ..work_sizes import DEFAULT_CHUNK
@@ -169,19 +170,18 @@ def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
     return s.rounds is None and s.individualized is None
 
 
-def _not_number(value, *, whole: bool = False) -> bool:  # given, and not a positive number
-    kinds = (int, np.integer) if whole else (int, float, np.integer, np.floating)
-    return value is not None and (isinstance(value, bool) or not isinstance(value, kinds)
-                                  or not (np.isfinite(value) and value > 0))
-
 
 _SELECTING = ("svt", "interactive")
 
 RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are its types)
-    Rule(lambda s: _not_number(s.budget),
+    Rule(lambda s: s.budget is not None and not real_number(s.budget, positive=True),
          lambda s: f"--budget must be a positive number, got {s.budget!r}"),
-    Rule(lambda s: _not_number(s.workers, whole=True),
+    Rule(lambda s: s.workers is not None and not real_number(s.workers, whole=True,
+                                                               positive=True),
          lambda s: f"--workers must be a whole number of at least 1, got {s.workers!r}"),
+    Rule(lambda s: s.chunk_size is not None and not real_number(s.chunk_size, whole=True,
+                                                                   positive=True),
+         lambda s: f"chunk size must be a positive integer, got {s.chunk_size!r}"),
     Rule(lambda s: s.progress is not None and not callable(s.progress),
          lambda s: f"progress must be a function of (done, total), got {s.progress!r}"),
     *(_multilabel_rule(key, option) for key, option in _NOT_WITH_MULTILABEL),

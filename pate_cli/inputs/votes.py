@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, OptionError
+from ..numerics import real_number
 from ..work_sizes import TABLE_ROWS
 from .checks import (
     check_dtype,
@@ -121,7 +122,7 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         table).
     """
     columns = column_map(columns)
-    if classes is not None and not (isinstance(classes, (int, np.integer)) and classes > 1):
+    if classes is not None and not (real_number(classes, whole=True) and classes > 1):
         raise OptionError(f"--classes must be a whole number of at least 2, got {classes!r}")
     kind = sparse_kind(path, columns)
     if kind is not None:
@@ -180,8 +181,7 @@ def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> 
 
 def checked_teachers(teachers) -> None:
     """``--teachers``: None or a positive finite number (one line otherwise)."""
-    number = isinstance(teachers, (int, float, np.number)) and not isinstance(teachers, bool)
-    if teachers is not None and not (number and np.isfinite(teachers) and teachers > 0):
+    if teachers is not None and not real_number(teachers, positive=True):
         raise InputError(f"--teachers must be a positive number, got {teachers!r}")
 
 

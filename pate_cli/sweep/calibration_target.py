@@ -11,11 +11,11 @@ attack risk read is the run's ``risk``: the bound of the accounting calibrated o
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 from ..analysis.result import AnalysisResult
 from ..errors import OptionError
+from ..numerics import real_number
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,7 @@ class CalibrationTarget:
             raise OptionError("--target-tpr and --at-fpr go together")
         for name, value in (("--target-epsilon", epsilon), ("--target-tpr", tpr),
                             ("--target-advantage", advantage), ("--at-fpr", at_fpr)):
-            if value is not None and (isinstance(value, bool)
-                                      or not isinstance(value, numbers.Real)):
+            if value is not None and not real_number(value):
                 raise OptionError(f"{name} must be a number, got {value!r}")
         if epsilon is not None:
             if not (math.isfinite(epsilon) and epsilon > 0):

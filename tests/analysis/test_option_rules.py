@@ -18,6 +18,7 @@ MISSING = "no-such-file.csv"  # never read: the rules refuse first
 CASES = [
     (dict(budget="2"), None, "--budget must be a positive number, got '2'"),
     (dict(workers=0), None, "--workers must be a whole number of at least 1, got 0"),
+    (dict(chunk_size=0), None, "chunk size must be a positive integer, got 0"),
     (dict(progress=5), None, "progress must be a function of (done, total), got 5"),
     (dict(multilabel="binary", budget=1.0), ["--multilabel", "binary", "--budget", "1"],
      "--multilabel does not combine with --budget"),
