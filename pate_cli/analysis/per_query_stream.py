@@ -11,8 +11,9 @@ The pass uses what the totals found: the running sums are formed only at the ord
 can still give a cumulative epsilon under the run's total curve
 (``accounting.live_orders``), and each query's own epsilon is looked up from the run's
 distinct statistic pairs (``result.distinct_pairs``, converted once each by
-``accounting.own_epsilons``; from the query's row where the pairs were not kept, as in a
-budget run). Both give the bits of the full computation.
+``accounting.own_epsilons``; where the pairs were not kept, as in a budget run, from the
+query's curves at the orders that may give its minimum, ``probed_epsilons``). Both give the
+bits of the full computation.
 
 A run's decisions (``pate_cli.decisions.Decisions``, cli:decisions) are read from the
 same stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``) or
