@@ -45,6 +45,8 @@ from .steps import mechanism_steps
 USER_BLOCK = 65_536
 USER_VALUES = 1 << 24
 AUDIT_SALT = 1 << 20
+# A trial's composed queries times its outcomes (classes + 1): its rows and the tallies.
+TRIAL_VALUES = 1 << 20
 # --margin auto: the leads a pilot tries, and its draws per side (a tenth, at least 2,000).
 MARGINS = (1, 2, 4, 8, 16, 32, 64, 128)
 PILOT_SHARE, PILOT_LEAST = 10, 2_000
@@ -282,6 +284,10 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
     if classes > 10**7:  # every draw is a noisy count per class
         raise InputError(f"pate-audit draws noise for every class: at most 10,000,000 "
                          f"classes, got {classes:,}")
+    if spec.queries * (classes + 1) > TRIAL_VALUES:
+        raise InputError(f"--compose {spec.queries:,}: at most {TRIAL_VALUES // (classes + 1):,}"
+                         f" queries of {classes + 1:,} outcomes (classes and no answer): a "
+                         f"trial's queries times its outcomes may be at most {TRIAL_VALUES:,}")
     if spec.query is not None:
         if spec.query >= vote_set.queries:
             raise InputError(f"--query {spec.query}: the votes have {vote_set.queries} rows "

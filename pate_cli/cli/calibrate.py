@@ -65,7 +65,7 @@ def _target_specs(option) -> list:
                default="confident", show_default=True, help="Aggregator to calibrate."),
         option("--sigma", type=POSITIVE,
                help="--scale-all: the starting sigma2 [default: 0.16 M] (else solved)."),
-        option("-T", "--threshold", type=POSITIVE, help="Confident: T [default: 0.8 M]."),
+        option("-T", "--threshold", type=float, help="Confident: T [default: 0.8 M]."),
         option("--sigma-threshold", type=POSITIVE,
                help="Confident: sigma1 [default: 0.6 M]."),
         option("--scale-all", is_flag=True,

@@ -99,6 +99,10 @@ def test_a_bad_aggregator_is_one_line_and_exit_2(cli, tmp_path, source, function
     (("--aggregator", "mine.py"), "expected FILE.py:FUNCTION"),
     (("--query", "9000"), "--query 9000: the votes have 9000 rows"),
     (("-m", "svt"), "Invalid value for '-m' / '--mechanism'"),
+    # a trial's tallies and rows hold (queries) x (classes + 1) values: 10^11 composed
+    # queries tried to allocate 5.8 TiB (exit 1)
+    (("--compose", "100000000000"), "--compose 100,000,000,000: at most 95,325 queries of 11 "
+                                    "outcomes"),
 ])
 def test_bad_options_are_one_line_and_exit_2(cli, args, message):
     done = cli.audit(VOTES, "--draws", "1000", *args)

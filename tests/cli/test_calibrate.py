@@ -180,3 +180,19 @@ def test_refused_targets(cli, args, message):
     done = cli.calibrate(VOTES, "-m", "gnmax", "-n", "50", *args)
     assert done.code == 2
     assert message in done.err and len(done.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("threshold, accepted", [("-5", True), ("0", True), ("nan", False),
+                                                  ("inf", False)])
+def test_threshold_takes_what_pate_analyze_takes(cli, threshold, accepted):
+    """-T is any finite number, as pate-analyze and pate-sweep take it (a negative T lets
+    nearly every query pass the threshold step); pate-calibrate refused it as 'must be
+    positive'."""
+    args = ("-m", "confident", "-T", threshold, "--sigma-threshold", "150")
+    analyzed = cli.analyze(VOTES, "--sigma", "40", "-n", "50", *args)
+    calibrated = cli.calibrate(VOTES, "--target-epsilon", "2", "-n", "50", *args)
+    for done in (analyzed, calibrated):
+        assert (done.code == 0) is accepted, done.err
+    if not accepted:
+        assert "threshold must be a finite number" in calibrated.err
+        assert len(calibrated.err.strip().splitlines()) == 1
