@@ -65,10 +65,15 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
         classes, columns: a long table of sparse votes needs ``classes`` (its vocabulary
           size); its columns in any order or under other names: ``"query=position,
           class=token,count=n"`` (or a mapping of those roles, and ``output``, to names).
-        student, query_indices, rounds, add_rdp, groups, teacher_groups: paths or arrays
-          (``add_rdp`` as an array: one RDP value per order).
-        decisions: a path, a ``Decisions`` or a ``.npy``-like array (0/1 answered mask, or
-          labels with -1 for none), accounted instead of the seeded replay's (math:costs).
+        predictions, student, query_indices, add_rdp: paths, or arrays (lists,
+          DataFrames) checked as the files are (``add_rdp``: one RDP value per order).
+        rounds: a path or a list of mappings, one per round (the file's keys).
+        groups: a path or a table of its columns (a DataFrame, a list of mappings);
+          teacher_groups: a path, a DataFrame of its columns, or each teacher's group
+          name (or index into ``groups``) in teacher order.
+        decisions: a path, a ``Decisions`` or a ``.npy``-like array or list (0/1 answered
+          mask, or labels with -1 for none), accounted instead of the seeded replay's
+          (math:costs).
         smooth_sensitivity: the sanitised release (``ss_every`` queries between history
           checkpoints).
         tuning: ``"poisson:20"``, ``"negbin:10,0.5"``... (math:tuning): the cost of a random

@@ -147,14 +147,14 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
 def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray,
                    rows_total: int, partial: bool = False, student=None,
                    confidence: float = 0.0) -> Decisions:
-    """``--decisions``: ``value`` (a path, a :class:`Decisions` or a ``.npy``-like array)
-    read and checked against the run (:func:`check_decisions`). Interactive-GNMax
+    """``--decisions``: ``value`` (a path, a :class:`Decisions`, or a ``.npy``-like array or
+    list) read and checked against the run (:func:`check_decisions`). Interactive-GNMax
     (``student``: its probabilities per file row): a ``student`` outcome needs the
     student's confidence above ``confidence`` (gamma) and releases the student's own label
     (``argmax p``)."""
     if isinstance(value, Decisions):
         table = replace(value, label=np.asarray(value.label, dtype=np.int64))
-    elif isinstance(value, np.ndarray):
+    elif isinstance(value, (np.ndarray, list, tuple)):
         table = decisions_from_array(value)
     else:
         table = load_decisions(value)
@@ -232,7 +232,10 @@ def decisions_from_array(array, *, path: str | None = None,
     """A 0/1 answered mask or released labels (-1: none) as :class:`Decisions` without
     outcome codes (read from ``path``, or given as an array)."""
     name = path or "<decisions>"
-    array = np.asarray(array)
+    try:
+        array = np.asarray(array)
+    except (ValueError, TypeError):  # ragged lists
+        raise InputError(f"{name}: expected one decision per query (a 1-D array)") from None
     if array.ndim != 1 or array.size == 0:
         raise InputError(f"{name}: expected one decision per query (a 1-D array), got shape "
                          f"{array.shape}")

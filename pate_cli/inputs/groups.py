@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,9 @@ def load_groups(path) -> PrivacyGroups:
     """Read ``group,budget[,upsampling][,weight][,participation][,share]`` (CSV, header).
 
     Args:
-      path: the ``--groups`` file.
+      path: the ``--groups`` file or, from the Python API, a table of those columns (a
+        DataFrame, a mapping of columns or a list of rows as mappings), checked as the
+        file is.
 
     Returns:
       The :class:`PrivacyGroups`: names, budgets and the optional columns (NaN for an empty
@@ -46,7 +49,10 @@ def load_groups(path) -> PrivacyGroups:
         number >= 1, weight > 0, participation and share in (0, 1]).
     """
     import pandas as pd
-    name, raw = open_text(path)
+    if isinstance(path, (str, os.PathLike)):
+        name, raw = open_text(path)
+    else:  # a table given to the API: read back as the file would be
+        name, raw = "the groups table", pd.DataFrame(path).to_csv(index=False)
     try:
         frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
                             skipinitialspace=True)
@@ -108,9 +114,29 @@ def load_groups(path) -> PrivacyGroups:
 
 
 def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.ndarray:
-    """Read ``teacher,group`` (CSV, header): the group index of every teacher 0..M-1."""
+    """Read ``teacher,group`` (CSV, header): the group index of every teacher 0..M-1.
+
+    Args:
+      path: the ``--teacher-groups`` file or, from the Python API, a DataFrame of its
+        columns or each teacher's group in teacher order (an array or a list of group
+        names, or of indices into ``groups``).
+      groups: the privacy groups.
+      teachers: the number of teachers.
+
+    Returns:
+      Each teacher's group index.
+
+    Raises:
+      InputError: a malformed file, a teacher out of range, listed twice or missing, an
+        unknown group, or a group no teacher belongs to.
+    """
     import pandas as pd
-    name, raw = open_text(path)
+    if hasattr(path, "to_csv"):  # a DataFrame of the file's columns, read back as the file
+        name, raw = "the teacher groups table", path.to_csv(index=False)
+    elif not isinstance(path, (str, os.PathLike)):
+        return _used(groups, "the teacher groups", _given_groups(path, groups, teachers))
+    else:
+        name, raw = open_text(path)
     frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
                         skipinitialspace=True)
     frame.columns = [str(c).strip().lower() for c in frame.columns]
@@ -139,6 +165,32 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
     if missing.size:
         raise InputError(f"{name}: teacher {missing[0]} has no group ({missing.size} of "
                          f"{teachers} teachers are missing)")
+    return _used(groups, name, assigned)
+
+
+def _given_groups(values, groups: PrivacyGroups, teachers: int) -> np.ndarray:
+    """Each teacher's group index from an array of names or indices, in teacher order."""
+    name, given = "the teacher groups", np.asarray(values)
+    if given.shape != (teachers,):
+        raise InputError(f"{name}: expected one group per teacher ({teachers}), got shape "
+                         f"{given.shape}")
+    if given.dtype.kind in "iu":
+        bad = np.flatnonzero((given < 0) | (given >= len(groups.names)))
+        if bad.size:
+            raise InputError(f"{name}: teacher {bad[0]}: group index {given[bad[0]]} is "
+                             f"outside 0..{len(groups.names) - 1} (the groups' order)")
+        return given.astype(np.int64)
+    index = {group: number for number, group in enumerate(groups.names)}
+    found = [index.get(str(group).strip(), -1) for group in given.tolist()]
+    if -1 in found:
+        teacher = found.index(-1)
+        raise InputError(f"{name}: teacher {teacher}: unknown group {str(given[teacher])!r} (the "
+                         f"groups are {', '.join(groups.names)})")
+    return np.asarray(found, dtype=np.int64)
+
+
+def _used(groups: PrivacyGroups, name: str, assigned: np.ndarray) -> np.ndarray:
+    """``assigned``, once every group has a teacher."""
     unused = [g for number, g in enumerate(groups.names) if not np.any(assigned == number)]
     if unused:
         raise InputError(f"{name}: no teacher belongs to group {unused[0]!r}, which the "
@@ -148,10 +200,11 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
 
 def read_groups(groups, teacher_groups=None, *,
                 teachers) -> tuple[PrivacyGroups, np.ndarray | None]:
-    """``--groups`` and ``--teacher-groups`` (``teachers`` teachers): files read, a
-    ``PrivacyGroups`` and an array of each teacher's group taken as given."""
+    """``--groups`` and ``--teacher-groups`` (``teachers`` teachers), files or the API's
+    tables (:func:`load_groups`, :func:`load_teacher_groups`); ``PrivacyGroups`` taken
+    as given."""
     if not isinstance(groups, PrivacyGroups):
         groups = load_groups(groups)
-    if teacher_groups is None or isinstance(teacher_groups, np.ndarray):
-        return groups, teacher_groups
+    if teacher_groups is None:
+        return groups, None
     return groups, load_teacher_groups(teacher_groups, groups=groups, teachers=int(teachers))

@@ -253,6 +253,38 @@ def hash_into(digest, path) -> bytes:
     return first
 
 
+def given_matrix(value, *, name: str, key: str, index_col: int | None = None):
+    """A matrix given as a path or, to the Python API, as an array.
+
+    Args:
+      value: a path (or ``-``), or a numpy array, a list of rows or a DataFrame (its
+        values).
+      name: how messages name an array given directly (``"the student array"``).
+      key: the ``.npz`` member of a file.
+      index_col: a CSV/TSV column to drop.
+
+    Returns:
+      ``(name, array, labels, sha256)``: a file's name, array, packed ``labels`` and
+      digest (:func:`open_input`, :func:`read_matrix`); an array's ``name``, values, None
+      and None.
+
+    Raises:
+      InputError: a file that cannot be read, or an array that is not numbers.
+    """
+    if not isinstance(value, (np.ndarray, list, tuple)) and not hasattr(value, "to_numpy"):
+        shown, source, digest = open_input(value)
+        array, labels = read_matrix(shown, source, key=key, index_col=index_col)
+        return shown, array, labels, digest
+    try:
+        array = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
+    except (ValueError, TypeError):  # ragged lists
+        raise InputError(f"{name}: not a table of numbers (rows of different lengths?)") \
+            from None
+    if array.dtype.kind not in "iuf":
+        raise InputError(f"{name}: holds {array.dtype} values; expected numbers")
+    return name, array, None, None
+
+
 def read_matrix(name, source, *, key, index_col: int | None = None):
     """Read a numeric array (and, from ``.npz``, the optional ``labels``), C-contiguous.
 

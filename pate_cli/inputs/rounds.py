@@ -24,9 +24,15 @@ def load_rounds(path) -> list[dict]:
     row numbers; integers only, never truncated), ``mechanism`` and optional parameters
     (``threshold``, ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``,
     ``student`` (a path, relative to the rounds file), ``svt_scale``, ``svt_cutoff``,
-    ``svt_threshold``, ``eta``).
+    ``svt_threshold``, ``eta``). From the Python API, ``path`` may be the list of rounds
+    itself (mappings of those keys; ``rows`` a ``start:stop`` text or a list of row
+    numbers; a ``student`` path relative to the working directory), checked as a file's.
     """
     import pandas as pd
+    if isinstance(path, (list, tuple)):
+        if not all(isinstance(spec, dict) for spec in path):
+            raise InputError("the rounds: expected a list of mappings, one per round")
+        return _checked("the rounds", list(path), os.getcwd())
     name, text = open_text(path)
     if name.lower().endswith(".json"):
         import json
@@ -43,9 +49,12 @@ def load_rounds(path) -> list[dict]:
                             skipinitialspace=True)
         rounds = [{key: value for key, value in row.items() if str(value).strip() != ""}
                   for row in frame.to_dict("records")]
+    return _checked(name, rounds, os.path.dirname(os.path.abspath(name)))
+
+
+def _checked(name: str, rounds: list[dict], base: str) -> list[dict]:
     if not rounds:
         raise InputError(f"{name}: describes no rounds")
-    base = os.path.dirname(os.path.abspath(name))
     return [_check_round(name, number, spec, base) for number, spec in enumerate(rounds)]
 
 

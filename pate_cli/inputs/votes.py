@@ -37,6 +37,7 @@ from .readers import (
     digest_of,
     drop_column,
     file_sha256,
+    given_matrix,
     looks_like_index,
     open_input,
     read_matrix,
@@ -233,8 +234,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     if layout not in PREDICTION_LAYOUTS:
         raise InputError(f"--predictions-layout must be one of {', '.join(PREDICTION_LAYOUTS)}, "
                          f"got {layout!r}")
-    name, raw, digest = open_input(path)
-    array, packed_labels = read_matrix(name, raw, key="predictions", index_col=index_col)
+    name, array, packed_labels, digest = given_matrix(
+        path, name="the predictions array", key="predictions", index_col=index_col)
     check_shape(name, array, votes=True)
     if layout == "teachers-first":  # (teachers, queries[, labels]) -> queries first
         array = array.swapaxes(0, 1)
@@ -274,7 +275,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     note_dense(name, array.shape[0] if queries is None else min(queries, array.shape[0]),
                classes)
     vote_set = VoteSet(votes=PredictedVotes(array, classes),  # type: ignore[arg-type]
-                       teachers=int(array.shape[1]), path=name, sha256=digest,
+                       teachers=int(array.shape[1]), path=None if digest is None else name,
+                       sha256=digest,
                        predictions=array)
     if labels is not None:
         vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
@@ -353,11 +355,7 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
     """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows
     non-negative and summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key
     ``student``), or an array (a list) checked as a file is."""
-    if isinstance(path, (np.ndarray, list, tuple)):
-        name, array = "the student array", np.asarray(path)
-    else:
-        name, raw, _ = open_input(path)
-        array, _ = read_matrix(name, raw, key="student")
+    name, array, _, _ = given_matrix(path, name="the student array", key="student")
     check_shape(name, array)
     if array.shape != (queries, classes):
         raise InputError(f"{name}: has shape {array.shape[0]} x {array.shape[1]} but the votes "

@@ -4,7 +4,6 @@ composed run's mechanism (``RoundsMechanism``, for reporting). ``analysis.rounds
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,11 +37,13 @@ class RoundsMechanism:
 
 
 def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
-    """``--rounds``: a JSON file's rounds (or given specs / ``Round`` objects), each with
-    its rows and mechanism (the call's ``defaults`` for parameters it does not set)."""
-    specs = load_rounds(rounds) if isinstance(rounds, (str, os.PathLike)) else rounds
-    return [spec if isinstance(spec, Round)
-            else _round(dict(spec), vote_set, defaults, parameter_names) for spec in specs]
+    """``--rounds``: a file's rounds (or the API's list of mappings, checked as a file's,
+    or of ``Round`` objects), each with its rows and mechanism (the call's ``defaults`` for
+    parameters it does not set)."""
+    if isinstance(rounds, (list, tuple)) and rounds and all(
+            isinstance(spec, Round) for spec in rounds):
+        return list(rounds)
+    return [_round(spec, vote_set, defaults, parameter_names) for spec in load_rounds(rounds)]
 
 
 def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:

@@ -81,3 +81,76 @@ def test_a_boolean_mask_file_is_not_row_numbers(tmp_path):
     np.save(tmp_path / "mask.npy", np.ones(10, dtype=bool))
     with pytest.raises(InputError, match="holds true/false values .a mask., not row numbers"):
         load_query_indices(tmp_path / "mask.npy")
+
+
+PREDICTIONS = np.random.default_rng(1).integers(0, 3, (40, 12))
+GROUPS = [{"group": "a", "budget": 1.0}, {"group": "b", "budget": 2.0}]
+TEACHER_GROUPS = ["a"] * 6 + ["b"] * 6
+
+
+def _files(tmp_path) -> dict:
+    """The same inputs as files, as the command reads them."""
+    import pandas as pd
+    np.save(tmp_path / "p.npy", PREDICTIONS)
+    pd.DataFrame(GROUPS).to_csv(tmp_path / "g.csv", index=False)
+    pd.DataFrame({"teacher": range(12), "group": TEACHER_GROUPS}).to_csv(
+        tmp_path / "t.csv", index=False)
+    np.save(tmp_path / "d.npy", np.arange(50) % 3)
+    (tmp_path / "r.json").write_text('[{"rows": "0:25", "mechanism": "gnmax"}, '
+                                     '{"rows": "25:50", "mechanism": "lnmax"}]')
+    return {name: str(tmp_path / name) for name in ("p.npy", "g.csv", "t.csv", "d.npy",
+                                                      "r.json")}
+
+
+def test_inputs_given_as_objects_are_the_files(tmp_path):
+    """predictions, decisions, rounds, groups and teacher groups given to the API as arrays,
+    lists, mappings or DataFrames give the file's figures (each raised 'expected str,
+    bytes or os.PathLike object' or "'numpy.int64' object is not iterable")."""
+    import pandas as pd
+    files = _files(tmp_path)
+    pairs = [
+        (dict(votes=None, predictions=PREDICTIONS.tolist()),
+         dict(votes=None, predictions=files["p.npy"])),
+        (dict(decisions=(np.arange(50) % 3).tolist()), dict(decisions=files["d.npy"])),
+        (dict(rounds=[{"rows": "0:25", "mechanism": "gnmax"},
+                      {"rows": list(range(25, 50)), "mechanism": "lnmax"}]),
+         dict(rounds=files["r.json"])),
+        (dict(votes=None, predictions=PREDICTIONS, individualized="weighting",
+              groups=pd.DataFrame(GROUPS), teacher_groups=TEACHER_GROUPS),
+         dict(votes=None, predictions=files["p.npy"], individualized="weighting",
+              groups=files["g.csv"], teacher_groups=files["t.csv"])),
+        (dict(votes=None, predictions=PREDICTIONS, individualized="vanishing", groups=GROUPS,
+              teacher_groups=np.repeat([0, 1], 6)),
+         dict(votes=None, predictions=files["p.npy"], individualized="vanishing",
+              groups=files["g.csv"], teacher_groups=files["t.csv"])),
+    ]
+    for given, read in pairs:
+        found = [pate_cli.analyze(options.pop("votes", VOTES), "gnmax", sigma=8, **options)
+                 for options in (given, read)]
+        assert found[0].epsilon == found[1].epsilon
+        assert np.array_equal(found[0].answered, found[1].answered)
+        assert found[0].to_dict()["input"]["path"] is None
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(predictions=[[1, 2], [1]]), "the predictions array: not a table of numbers"),
+    (dict(predictions=np.array([["a", "b"]])), "the predictions array: holds <U1 values"),
+    (dict(predictions=PREDICTIONS, individualized="weighting", groups=GROUPS,
+          teacher_groups=[0, 1]), "the teacher groups: expected one group per teacher \\(12\\)"),
+    (dict(predictions=PREDICTIONS, individualized="weighting", groups=GROUPS,
+          teacher_groups=["a"] * 6 + ["c"] * 6), "teacher 6: unknown group 'c' \\(the groups"),
+    (dict(predictions=PREDICTIONS, individualized="weighting", groups=GROUPS,
+          teacher_groups=[0] * 11 + [2]), "teacher 11: group index 2 is outside 0..1"),
+    (dict(predictions=PREDICTIONS, individualized="weighting", groups=GROUPS,
+          teacher_groups=[0] * 12), "no teacher belongs to group 'b'"),
+    (dict(predictions=PREDICTIONS, individualized="upsampling",
+          groups=[{"group": "a", "budget": -1}]), "the groups table: group 'a': budget -1"),
+    (dict(predictions=PREDICTIONS, rounds=[{"rows": "0:25"}]),
+     "the rounds: round 0: missing 'mechanism'"),
+    (dict(predictions=PREDICTIONS, rounds=[1, 2]), "the rounds: expected a list of mappings"),
+    (dict(predictions=PREDICTIONS, decisions=[[1, 2], [1]]),
+     "<decisions>: expected one decision per query"),
+])
+def test_objects_given_to_the_api_are_checked_as_files_are(options, message):
+    with pytest.raises(InputError, match=message):
+        pate_cli.analyze(None, "gnmax", sigma=8, **options)
