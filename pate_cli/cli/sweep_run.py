@@ -66,7 +66,7 @@ def run_sweep_command(votes, **options) -> None:
     for flag in [] if quiet else unused_grids(spec.grids, mechanisms):
         click.echo(f"pate-sweep: note: {flag} is not used by {', '.join(mechanisms)}",
                    err=True)
-    check_resume(out=out, resume=resume, tuning=tuning, long_table=(spec.classes, spec.columns))
+    check_resume(out=out, resume=resume, tuning=tuning)
     if out:
         check_destination(out)
         check_destinations([(f"--out {out}", out)], inputs=input_files(  # never an input

@@ -40,7 +40,7 @@ SWEEP_COLUMNS = (
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
     "eta", "screening", "sampling", "vote_change", "epsilon_method", "sampling_steps",
-    *RISK_COLUMNS,
+    *RISK_COLUMNS, "read",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for math:conversion's grid, else a comma list of numbers and
@@ -61,7 +61,9 @@ publishable attack risk (math:risk) of the point, the largest over its replays: 
 membership attacker's TPR bound at FPR 0.001, 0.01 and 0.1, its advantage bound, and the
 route (``pld``: the Gaussian steps' exact curve; ``rdp``; ``pure``); empty for
 individualized runs. A sweep composes no PLD, so a sampled point's risk is its RDP
-curve's, capped by the unsampled Gaussian curve, where pate-analyze's may be tighter."""
+curve's, capped by the unsampled Gaussian curve, where pate-analyze's may be tighter.
+``read``: the options that change the votes a file of the same sha256 gives
+(``index_col=N``, ``classes=K``, ``columns=...``, space-separated; empty without)"""
 
 
 # A row's place in a table: its grid point and run settings. A table that --resume
@@ -77,18 +79,18 @@ POINT_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries",
 # otherwise recomputed and replaced.
 KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256",
                "student_sha256", "version", "screening", "sampling", "vote_change",
-               "sampling_steps")
+               "sampling_steps", "read")
 
 
 # Key columns a table may lack: written before they existed, when no mechanism used them
 # (a missing one is an empty cell).
-OPTIONAL_KEYS = ("eta", "sampling_steps")
+OPTIONAL_KEYS = ("eta", "sampling_steps", "read")
 
 
 # Key columns compared as text (the rest are numbers, compared as floats).
 TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "sha256",
                      "labels_sha256", "student_sha256", "version", "screening", "sampling",
-                     "vote_change", "sampling_steps")
+                     "vote_change", "sampling_steps", "read")
 
 
 @functools.lru_cache(maxsize=64)

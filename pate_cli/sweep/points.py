@@ -106,6 +106,14 @@ class VoteSource:
     classes: int | None = None  # --classes: a long table's vocabulary size
     columns: ColumnMap | None = None  # --columns: a long table's column names
 
+    @property
+    def read(self) -> str | None:
+        """The ``read`` column: the reading options that change the votes, or None."""
+        parts = [f"{name}={value}" for name, value in (
+            ("index_col", self.index_col), ("classes", self.classes),
+            ("columns", self.columns)) if value is not None]
+        return " ".join(parts) or None
+
 
 @dataclass(frozen=True)
 class SweepPoint:
@@ -146,7 +154,7 @@ class SweepPoint:
                      "student_sha256": (self.source.student_sha256
                                         if self.mechanism == "interactive" else None),
                       "version": __version__, "sampling": self.settings.sampling,
-                      "vote_change": self.settings.vote_change})
+                      "vote_change": self.settings.vote_change, "read": self.source.read})
         selecting = self.mechanism in SELECTING  # a threshold step: its curve, its sample
         head.update(screening=self.settings.screening if selecting else None,
                     sampling_steps=self.settings.sampling_steps if selecting else None)

@@ -23,16 +23,11 @@ def check_grid_size(mechanisms: list[str], grids: dict, *, files: int,
                           f"{max_points:,} (narrow the grid or raise --max-points)")
 
 
-def check_resume(*, out: str | None, resume: bool, tuning, long_table=(None, None)) -> None:
+def check_resume(*, out: str | None, resume: bool, tuning) -> None:
     """``--resume`` needs ``--out``; every point's RDP curve (``--tuning``) is not in a
-    table read back; a row does not record how a long table was read (``long_table``:
-    ``--classes``, ``--columns``; its sha256 is the file's), so it could not tell rows of
-    another vocabulary or column map apart: ``OptionError`` for each."""
+    table read back: ``OptionError`` for each."""
     if resume and not out:
         raise OptionError("--resume needs --out (the file to resume)")
-    if resume and any(value is not None for value in long_table):
-        raise OptionError("--resume does not combine with --classes or --columns (a row "
-                          "records the vote file's sha256, not how a long table was read)")
     if tuning is not None and resume:
         raise OptionError("--tuning needs every point's RDP curve: it does not combine "
                           "with --resume (rows read back from a table have none)")

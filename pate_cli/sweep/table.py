@@ -34,9 +34,10 @@ TABLE_FORMATS = ("csv", "json", "table")
 TABLE_EXTENSIONS = (".csv", ".json", ".jsonl", ".parquet")
 TEXT_COLUMNS = ("file", "mechanism", "accounting", "sha256", "version", "conversion",
                  "orders", "labels_sha256", "student_sha256", "command", "tuning", "screening",
-                 "sampling", "vote_change", "epsilon_method", "sampling_steps", "risk_source")
+                 "sampling", "vote_change", "epsilon_method", "sampling_steps", "risk_source",
+                 "read")
 # Left out of the aligned text table (provenance, not for reading).
-HIDDEN_COLUMNS = ("sha256", "version", "labels_sha256", "student_sha256", "command")
+HIDDEN_COLUMNS = ("sha256", "version", "labels_sha256", "student_sha256", "command", "read")
 # Shown in the text table only when some row differs from the default.
 DEFAULT_SETTINGS = {"conversion": "classic", "orders": "default", "epsilon_method": "rdp"}
 INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")

@@ -92,11 +92,22 @@ def test_sweep_best_reruns_with_the_columns(cli, tables):
     assert f"--classes {CLASSES} --columns {NAMES}" in result.err
 
 
-def test_sweep_resume_does_not_combine_with_a_long_table(cli, tables, tmp_path):
-    result = cli.sweep(tables[1], "--sigma", "5", "--classes", CLASSES, "--columns", NAMES,
-                       "--out", tmp_path / "s.csv", "--resume")
-    assert result.code == 2
-    assert "--resume does not combine with --classes or --columns" in result.err
+def test_sweep_resume_matches_how_a_long_table_was_read(cli, tables, tmp_path):
+    """--resume with --classes and --columns (refused before: a row recorded the file's
+    sha256, not how the table was read): rows read the same way are reused, rows of
+    another vocabulary are recomputed; the ``read`` column says how."""
+    import pandas as pd
+    out = tmp_path / "s.csv"
+    named = ("--columns", NAMES, "--out", out, "-w", "1")
+    first = cli.sweep(tables[1], "--sigma", "5,10", "--classes", CLASSES, *named)
+    assert first.code == 0, first.err
+    again = cli.sweep(tables[1], "--sigma", "5,10,20", "--classes", CLASSES, *named,
+                      "--resume")
+    assert again.code == 0 and "reused 2 of 3 rows" in again.err, again.err
+    wider = cli.sweep(tables[1], "--sigma", "5,10,20", "--classes", CLASSES + 2, *named,
+                      "--resume")
+    assert wider.code == 0 and "reused 0 of 3 rows" in wider.err, wider.err
+    assert set(pd.read_csv(out)["read"]) == {f"classes={CLASSES + 2} columns={NAMES}"}
 
 
 def test_plot_selection(cli, tables, tmp_path):

@@ -269,16 +269,16 @@ def test_rows_record_conversion_orders_and_input_digests(cli, files, tmp_path):
     assert cli(votes, *GRID, "--labels", labels, "--orders", "2:10:2,20", "--conversion",
                "improved", "-o", out, "-q").code == 0
     header = out.read_text().splitlines()[0].split(",")
-    assert header == list(SWEEP_COLUMNS) and header[-15:-11] == NEW_COLUMNS
-    assert header[-11:-5] == ["eta", "screening", "sampling", "vote_change", "epsilon_method",
+    assert header == list(SWEEP_COLUMNS) and header[-16:-12] == NEW_COLUMNS
+    assert header[-12:-6] == ["eta", "screening", "sampling", "vote_change", "epsilon_method",
                               "sampling_steps"]
-    assert header[-5:] == ["risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1",
-                           "risk_advantage", "risk_source"]
+    assert header[-6:] == ["risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1",
+                           "risk_advantage", "risk_source", "read"]
     assert set(KEY_COLUMNS) <= set(SWEEP_COLUMNS)
     for row in read_sweep_rows(str(out)):
         assert row["conversion"] == "improved" and row["orders"] == "2:10:2,20"
         assert row["labels_sha256"] == hashlib.sha256(labels.read_bytes()).hexdigest()
-        assert row["student_sha256"] is None
+        assert row["student_sha256"] is None and row["read"] is None
         assert row["sha256"] == hashlib.sha256(votes.read_bytes()).hexdigest()
 
 
