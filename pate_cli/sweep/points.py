@@ -60,7 +60,7 @@ from .columns import (
 from .point_memory import PointMemory
 from .tuning import RDP_KEY
 
-SELECTING = ("confident", "interactive")  # mechanisms with a threshold step
+SELECTING = ("confident", "interactive", "confident-exponential")  # with a threshold step
 
 
 @dataclass(frozen=True)
