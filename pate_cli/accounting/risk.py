@@ -223,5 +223,11 @@ def pld_risk(pld) -> AttackRisk:
     floor = float(pld.get_delta_for_epsilon(1e6))  # the mass at infinity
     largest = float(pld.get_epsilon_for_delta(max(PLD_SMALLEST_DELTA, 2.0 * floor)))
     epsilons = np.linspace(0.0, max(largest, 1e-12), PLD_EPSILONS)
-    deltas = _raised(pld.get_delta_for_epsilon(epsilons), PLD_MARGIN)
-    return profile_risk(epsilons, deltas, "pld")
+    # where e^eps overflows, dp_accounting's sums are nan or -inf: each pair is a bound of
+    # its own, so leaving those out only loosens the minimum (none left: no bound)
+    with np.errstate(over="ignore", invalid="ignore"):
+        deltas = np.asarray(pld.get_delta_for_epsilon(epsilons), dtype=np.float64)
+    kept = np.isfinite(deltas) & (deltas >= 0.0)
+    if not kept.any():
+        return profile_risk(np.zeros(1), np.ones(1), "pld")
+    return profile_risk(epsilons[kept], _raised(deltas[kept], PLD_MARGIN), "pld")

@@ -287,3 +287,30 @@ def test_risk_properties_over_runs(mechanism, accounting, noise, seed, delta):
     assert np.all(risk.tpr <= profile_risk([result.epsilon], [delta], "rdp").tpr)
     again = pate_cli.analyze(VOTES, mechanism, **run).risk
     assert np.array_equal(again.tpr, risk.tpr) and again.advantage == risk.advantage
+
+
+class _Overflowing:
+    """A PLD whose profile dp_accounting computes as nan or -inf where e^eps overflows
+    (as it does for 2,000 Poisson-sampled queries at rate 1 and sigma 1, add/remove)."""
+
+    def get_delta_for_epsilon(self, epsilons):
+        eps = np.asarray(epsilons, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(eps < 700.0, 0.5 * np.exp(-eps / 100.0),
+                            np.where(eps < 1000.0, -np.inf, np.nan))
+
+    def get_epsilon_for_delta(self, delta):
+        return 1300.0
+
+
+def test_a_pld_profile_that_overflows_gives_a_bound_not_minus_infinity():
+    """The pairs past the overflow are left out (each pair is a bound of its own): the TPR
+    bounds were -inf, printed 'TPR <= -inf' and failed the JSON summary."""
+    risk = pld_risk(_Overflowing())
+    tpr = risk.tpr_at([0.001, 0.01, 0.1])
+    assert np.all(np.isfinite(tpr)) and np.all((tpr >= [0.001, 0.01, 0.1]) & (tpr <= 1.0))
+    assert 0.0 <= risk.advantage <= 1.0
+    done = pate_cli.analyze(str(SAMPLES / "mnist_250_votes.npy"), "gnmax", sigma=1.0,
+                            queries=2000, accounting="data-independent",
+                            sampling="poisson:1", vote_change="add")
+    assert np.all(np.isfinite(done.risk.tpr_at([0.001, 0.01, 0.1])))
