@@ -70,7 +70,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
         rounds: a path or a list of mappings, one per round (the file's keys).
         groups: a path or a table of its columns (a DataFrame, a list of mappings);
           teacher_groups: a path, a DataFrame of its columns, or each teacher's group
-          name (or index into ``groups``) in teacher order.
+          name in teacher order.
         decisions: a path, a ``Decisions`` or a ``.npy``-like array or list (0/1 answered
           mask, or labels with -1 for none), accounted instead of the seeded replay's
           (math:costs).

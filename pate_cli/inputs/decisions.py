@@ -147,15 +147,23 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
 def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray,
                    rows_total: int, partial: bool = False, student=None,
                    confidence: float = 0.0) -> Decisions:
-    """``--decisions``: ``value`` (a path, a :class:`Decisions`, or a ``.npy``-like array or
-    list) read and checked against the run (:func:`check_decisions`). Interactive-GNMax
-    (``student``: its probabilities per file row): a ``student`` outcome needs the
-    student's confidence above ``confidence`` (gamma) and releases the student's own label
-    (``argmax p``)."""
+    """``--decisions``: ``value`` (a path, a :class:`Decisions`, a ``.npy``-like array, list
+    or Series, or a DataFrame of a decisions file's columns) read and checked against the
+    run (:func:`check_decisions`). Interactive-GNMax (``student``: its probabilities per
+    file row): a ``student`` outcome needs the student's confidence above ``confidence``
+    (gamma) and releases the student's own label (``argmax p``)."""
     if isinstance(value, Decisions):
         table = replace(value, label=np.asarray(value.label, dtype=np.int64))
-    elif isinstance(value, (np.ndarray, list, tuple)):
-        table = decisions_from_array(value)
+    elif isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_frame"):
+        table = decisions_from_array(np.asarray(value) if hasattr(value, "to_frame")
+                                     else value)  # a Series: its values
+    elif hasattr(value, "to_csv"):  # a DataFrame of a decisions file's columns
+        name = "the decisions table"
+        query, outcome, label, made_by = _from_csv(name, value.to_csv(index=False).encode())
+        try:
+            table = named_decisions(made_by, query, outcome, label)
+        except ValueError as error:
+            raise InputError(f"{name}: {error}") from None
     else:
         table = load_decisions(value)
     checked = check_decisions(table, mechanism=mechanism, classes=classes,

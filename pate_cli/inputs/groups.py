@@ -53,6 +53,8 @@ def load_groups(path) -> PrivacyGroups:
         name, raw = open_text(path)
     else:  # a table given to the API: read back as the file would be
         name, raw = "the groups table", pd.DataFrame(path).to_csv(index=False)
+        if not raw.strip():
+            raise InputError(f"{name}: lists no groups")
     try:
         frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
                             skipinitialspace=True)
@@ -118,8 +120,7 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
 
     Args:
       path: the ``--teacher-groups`` file or, from the Python API, a DataFrame of its
-        columns or each teacher's group in teacher order (an array or a list of group
-        names, or of indices into ``groups``).
+        columns or each teacher's group name in teacher order (an array or a list).
       groups: the privacy groups.
       teachers: the number of teachers.
 
@@ -169,23 +170,23 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
 
 
 def _given_groups(values, groups: PrivacyGroups, teachers: int) -> np.ndarray:
-    """Each teacher's group index from an array of names or indices, in teacher order."""
-    name, given = "the teacher groups", np.asarray(values)
+    """Each teacher's group index from an array of group names in teacher order (matched
+    as text, as a file's cells are: ``2`` names the group called ``"2"``)."""
+    name = "the teacher groups"
+    try:
+        given = np.asarray(values)
+    except (ValueError, TypeError):  # ragged lists
+        raise InputError(f"{name}: expected one group name per teacher") from None
     if given.shape != (teachers,):
         raise InputError(f"{name}: expected one group per teacher ({teachers}), got shape "
                          f"{given.shape}")
-    if given.dtype.kind in "iu":
-        bad = np.flatnonzero((given < 0) | (given >= len(groups.names)))
-        if bad.size:
-            raise InputError(f"{name}: teacher {bad[0]}: group index {given[bad[0]]} is "
-                             f"outside 0..{len(groups.names) - 1} (the groups' order)")
-        return given.astype(np.int64)
     index = {group: number for number, group in enumerate(groups.names)}
     found = [index.get(str(group).strip(), -1) for group in given.tolist()]
     if -1 in found:
         teacher = found.index(-1)
-        raise InputError(f"{name}: teacher {teacher}: unknown group {str(given[teacher])!r} (the "
-                         f"groups are {', '.join(groups.names)})")
+        raise InputError(f"{name}: teacher {teacher}: unknown group "
+                         f"{str(given.tolist()[teacher])!r} (the groups are "
+                         f"{', '.join(groups.names)})")
     return np.asarray(found, dtype=np.int64)
 
 

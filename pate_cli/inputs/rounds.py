@@ -61,10 +61,12 @@ def _checked(name: str, rounds: list[dict], base: str) -> list[dict]:
 def round_inputs(spec: dict, vote_set) -> tuple[np.ndarray, np.ndarray | None]:
     """A round's rows, checked against the votes, and an interactive round's student
     probabilities (its ``student`` file)."""
-    rows = np.asarray(spec["rows"])
-    if rows.max() >= vote_set.queries:
-        raise InputError(f"--rounds: rows up to {int(rows.max())} but {vote_set.name} has "
-                         f"{vote_set.queries} queries")
+    rows = spec["rows"]  # a range (start:stop) is formed only once inside the votes
+    low, high = (rows[0], rows[-1]) if isinstance(rows, range) else (min(rows), max(rows))
+    if high >= vote_set.queries or low < 0:
+        raise InputError(f"--rounds: rows {low} to {high} but {vote_set.name} has "
+                         f"{vote_set.queries} queries (rows 0 to {vote_set.queries - 1})")
+    rows = np.asarray(rows, dtype=np.int64)
     if spec["mechanism"] != "interactive":
         return rows, None
     if "student" not in spec:
@@ -81,12 +83,14 @@ def _check_round(name, number, spec, base) -> dict:
     for key in ("rows", "mechanism"):
         if key not in spec:
             raise InputError(f"{name}: round {number}: missing '{key}'")
-    clean = {"mechanism": str(spec["mechanism"]).strip(),
+    clean = {"mechanism": str(spec["mechanism"]).strip().lower(),
              "rows": _rows(name, number, spec["rows"])}
     for key in ("threshold", "sigma_threshold", "sigma", "laplace_scale", "confidence",
                 "svt_scale", "svt_threshold", "eta"):
         if key in spec:
             try:
+                if isinstance(spec[key], bool):
+                    raise TypeError
                 clean[key] = float(spec[key])
             except (TypeError, ValueError):
                 raise InputError(f"{name}: round {number}: {key} {spec[key]!r} is not a "
@@ -98,16 +102,22 @@ def _check_round(name, number, spec, base) -> dict:
                              "not an integer")
         clean["svt_cutoff"] = cutoff
     if "student" in spec:
-        clean["student"] = os.path.join(base, str(spec["student"]))
+        if clean["mechanism"] != "interactive":
+            raise InputError(f"{name}: round {number}: a student applies to interactive "
+                             f"rounds only, not {clean['mechanism']!r}")
+        student = spec["student"]  # the API's student array is taken as it is
+        clean["student"] = (os.path.join(base, os.fspath(student))
+                            if isinstance(student, (str, os.PathLike)) else student)
     return clean
 
 
-def _rows(name, number, rows) -> np.ndarray:
+def _rows(name, number, rows) -> list[int] | range:
     """The round's row numbers: ``start:stop`` text, or a JSON list of row numbers.
 
     Bounds and rows are integers written as such (``1000``, not ``1e3`` or ``0.5``):
     anything else is refused, never truncated."""
-    if isinstance(rows, list):
+    if isinstance(rows, (list, tuple, np.ndarray)):
+        rows = np.asarray(rows).tolist() if isinstance(rows, np.ndarray) else rows
         if not rows:
             raise InputError(f"{name}: round {number}: rows is an empty list")
         values = []
@@ -117,7 +127,7 @@ def _rows(name, number, rows) -> np.ndarray:
                 raise InputError(f"{name}: round {number}: row {value!r} (entry {entry}) is "
                                  "not an integer row number")
             values.append(row)
-        return np.asarray(values, dtype=np.int64)
+        return values
     parts = str(rows).split(":") if isinstance(rows, str) else [rows]
     if len(parts) != 2:
         raise InputError(f"{name}: round {number}: rows {rows!r} must be start:stop "
@@ -129,7 +139,7 @@ def _rows(name, number, rows) -> np.ndarray:
                              f"{value.strip()!r} is not an integer row number")
     if not 0 <= start < stop:
         raise InputError(f"{name}: round {number}: rows {rows!r} is an empty range")
-    return np.arange(start, stop)
+    return range(start, stop)
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")

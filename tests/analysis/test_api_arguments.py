@@ -120,7 +120,7 @@ def test_inputs_given_as_objects_are_the_files(tmp_path):
          dict(votes=None, predictions=files["p.npy"], individualized="weighting",
               groups=files["g.csv"], teacher_groups=files["t.csv"])),
         (dict(votes=None, predictions=PREDICTIONS, individualized="vanishing", groups=GROUPS,
-              teacher_groups=np.repeat([0, 1], 6)),
+              teacher_groups=np.repeat(["a", "b"], 6)),
          dict(votes=None, predictions=files["p.npy"], individualized="vanishing",
               groups=files["g.csv"], teacher_groups=files["t.csv"])),
     ]
@@ -139,10 +139,16 @@ def test_inputs_given_as_objects_are_the_files(tmp_path):
           teacher_groups=[0, 1]), "the teacher groups: expected one group per teacher \\(12\\)"),
     (dict(predictions=PREDICTIONS, individualized="weighting", groups=GROUPS,
           teacher_groups=["a"] * 6 + ["c"] * 6), "teacher 6: unknown group 'c' \\(the groups"),
+    # integers are names, as in the file (they were row indices: 2 named the third group
+    # in an array and the group called "2" in a file)
     (dict(predictions=PREDICTIONS, individualized="weighting", groups=GROUPS,
-          teacher_groups=[0] * 11 + [2]), "teacher 11: group index 2 is outside 0..1"),
+          teacher_groups=[0] * 12), "teacher 0: unknown group '0'"),
     (dict(predictions=PREDICTIONS, individualized="weighting", groups=GROUPS,
-          teacher_groups=[0] * 12), "no teacher belongs to group 'b'"),
+          teacher_groups=["a"] * 12), "no teacher belongs to group 'b'"),
+    (dict(predictions=PREDICTIONS, individualized="weighting", groups=GROUPS,
+          teacher_groups=[["a"], ["a", "b"]]), "expected one group name per teacher"),
+    (dict(predictions=PREDICTIONS, individualized="weighting", groups=[],
+          teacher_groups=["a"] * 12), "the groups table: lists no groups"),
     (dict(predictions=PREDICTIONS, individualized="upsampling",
           groups=[{"group": "a", "budget": -1}]), "the groups table: group 'a': budget -1"),
     (dict(predictions=PREDICTIONS, rounds=[{"rows": "0:25"}]),
@@ -154,3 +160,49 @@ def test_inputs_given_as_objects_are_the_files(tmp_path):
 def test_objects_given_to_the_api_are_checked_as_files_are(options, message):
     with pytest.raises(InputError, match=message):
         pate_cli.analyze(None, "gnmax", sigma=8, **options)
+
+
+def test_rounds_given_as_mappings_take_what_a_file_takes():
+    """Mechanism names in any case; a student array in an interactive round (it was
+    joined to a path: the whole array in the message); a student in another round and a
+    boolean parameter are refused (they were ignored, or taken as 1)."""
+    student = np.full((50, 5), 0.2)
+    rounds = [{"rows": "0:25", "mechanism": "GNMax", "sigma": 8},
+              {"rows": np.arange(25, 50), "mechanism": "interactive", "student": student}]
+    mixed = pate_cli.analyze(VOTES, rounds=rounds)
+    assert [r["mechanism"] for r in mixed.to_dict()["rounds"]] == ["gnmax", "interactive"]
+    for bad, message in (({"sigma": True}, "sigma True is not a number"),
+                         ({"student": student}, "a student applies to interactive rounds")):
+        with pytest.raises(InputError, match=message) as error:
+            pate_cli.analyze(VOTES, rounds=[{"rows": "0:25", "mechanism": "gnmax", **bad}])
+        assert "\n" not in str(error.value)
+
+
+def test_integer_group_names_mean_the_same_in_an_array_and_a_file(tmp_path):
+    """Groups called 2, 1, 0: an integer array names them as the file's cells do."""
+    import pandas as pd
+    groups = pd.DataFrame({"group": [2, 1, 0], "budget": [1.0, 2.0, 3.0]})
+    named = np.repeat([2, 1, 0], 4)
+    pd.DataFrame({"teacher": range(12), "group": named}).to_csv(tmp_path / "t.csv",
+                                                                  index=False)
+    found = [pate_cli.analyze(None, "gnmax", sigma=8, predictions=PREDICTIONS,
+                              individualized="weighting", groups=groups, teacher_groups=given)
+             for given in (named, str(tmp_path / "t.csv"))]
+    assert found[0].epsilon == found[1].epsilon
+    assert found[0].to_dict()["groups"] == found[1].to_dict()["groups"]
+
+
+def test_decisions_as_a_series_or_a_dataframe_are_the_files():
+    """A Series of labels and a DataFrame of a decisions file's columns (both raised
+    'expected str, bytes or os.PathLike object')."""
+    import pandas as pd
+    made = pate_cli.label(VOTES, "confident", threshold=8, sigma_threshold=2, sigma=4, seed=0)
+    table = pd.DataFrame({"query": range(50),
+                          "outcome": np.where(made.label >= 0, "answered", "refused"),
+                          "label": made.label})
+    found = [pate_cli.analyze(VOTES, "confident", threshold=8, sigma_threshold=2, sigma=4,
+                              decisions=given).epsilon
+             for given in (made, pd.Series(made.label), table)]
+    assert found[0] == found[1] == found[2]
+    with pytest.raises(InputError, match="the decisions table: expected the header"):
+        pate_cli.analyze(VOTES, "confident", decisions=table.rename(columns={"label": "x"}))

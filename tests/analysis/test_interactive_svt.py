@@ -180,7 +180,16 @@ def test_rounds_cli(tmp_path, cli):
     assert [r["mechanism"] for r in summary["rounds"]] == ["confident", "interactive"]
     (tmp_path / "bad.csv").write_text("rows,mechanism\n0:500,confident\n")
     code, _, err = cli.analyze(str(tmp_path / "v.npy"), "--rounds", str(tmp_path / "bad.csv"))
-    assert code == 2 and "rows up to 499" in err
+    assert code == 2 and "rows 0 to 499 but" in err
+    # a range is checked before it is formed (0:9999999999 allocated 74.5 GiB, exit 1); a
+    # negative row of a JSON list counted from the end
+    for rows, shown in (('"0:9999999999"', "rows 0 to 9999999998"),
+                        ('"0:99999999999999999999"', "rows 0 to 99999999999999999998"),
+                        ("[3, -1]", "rows -1 to 3")):
+        (tmp_path / "big.json").write_text(f'[{{"rows": {rows}, "mechanism": "gnmax"}}]')
+        code, _, err = cli.analyze(str(tmp_path / "v.npy"), "--rounds",
+                                   str(tmp_path / "big.json"))
+        assert code == 2 and f"{shown} but" in err and err.count("\n") == 1, err
 
 
 def test_query_indices_analyse_those_rows_in_that_order(tmp_path, cli):
