@@ -97,10 +97,12 @@ def parse_orders(text: str) -> np.ndarray:
 
 def validate_orders(orders) -> np.ndarray:
     """Return ``orders`` as a 1-D float array, or raise ``ValueError`` if any is <= 1 or
-    above ``MAX_ORDER``."""
+    above ``MAX_ORDER``; a text is read as ``--orders`` is (:func:`parse_orders`)."""
     if isinstance(orders, str):
-        raise ValueError(f"orders must be numbers, got {orders!r} (--orders {AUTO} applies "
-                         "to pate-analyze)")
+        if orders.strip().lower() == AUTO:
+            raise ValueError(f"orders {orders!r} is not a grid (--orders {AUTO} applies to "
+                             "pate-analyze)")
+        return parse_orders(orders)
     orders = np.atleast_1d(np.asarray(orders, dtype=np.float64))
     if orders.ndim != 1 or orders.size == 0:
         raise ValueError("orders must be a non-empty list of numbers")

@@ -66,7 +66,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
           size); its columns in any order or under other names: ``"query=position,
           class=token,count=n"`` (or a mapping of those roles, and ``output``, to names).
         predictions, student, query_indices, add_rdp: paths, or arrays (lists,
-          DataFrames) checked as the files are (``add_rdp``: one RDP value per order).
+          DataFrames) checked as the files are (``add_rdp``: a DataFrame ``order,rdp``
+          as the file, or one RDP value per order).
         rounds: a path or a list of mappings, one per round (the file's keys).
         groups: a path or a table of its columns (a DataFrame, a list of mappings);
           teacher_groups: a path, a DataFrame of its columns, or each teacher's group
@@ -287,12 +288,16 @@ def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
 
 
 def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp | None]:
-    """``--add-rdp``: a path (read at ``orders``, recorded) or one value per order."""
+    """``--add-rdp``: a path (read at ``orders``, recorded), a DataFrame of its columns, or
+    one value per order."""
     if add_rdp is None:
         return None, None
     if isinstance(add_rdp, (str, os.PathLike)):
         curve, digest, note = load_rdp_curve(add_rdp, orders=orders)
         return curve, AddedRdp(path=os.fspath(add_rdp), sha256=digest, note=note)
+    if hasattr(add_rdp, "columns"):  # a DataFrame: order,rdp as a file's
+        curve, _, note = load_rdp_curve(add_rdp, orders=orders)
+        return curve, AddedRdp(path=None, sha256=None, note=note)
     return checked_curve(add_rdp, orders), None
 
 

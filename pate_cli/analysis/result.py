@@ -161,8 +161,8 @@ class GroupsPart:
 class AddedRdp:
     """An external RDP curve added before the first query (``--add-rdp``)."""
 
-    path: str
-    sha256: str
+    path: str | None  # None: a table given to the API
+    sha256: str | None
     note: str | None
 
 

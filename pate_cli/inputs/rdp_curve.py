@@ -22,22 +22,23 @@ import numpy as np
 
 from ..errors import InputError
 from .checks import check_shape, show_number
-from .readers import check_file, file_sha256, open_input, read_matrix, read_text_file
+from .readers import check_file, file_sha256, given_matrix, read_text_file
 
 DP_EVENT_MODULE = "dp_accounting.dp_event"
 
 
 def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
-    """An external RDP curve (CSV ``order,rdp``) at ``orders``.
+    """An external RDP curve (CSV ``order,rdp``, or the API's table of those columns) at
+    ``orders``.
 
     Orders absent from the file take the value at the next larger order given (RDP is
     non-decreasing in the order, so this is an upper bound); orders above the largest
-    given one get ``inf`` (never chosen). Returns ``(curve, sha256, note or None)``.
+    given one get ``inf`` (never chosen). Returns ``(curve, sha256 or None, note or None)``.
     """
-    if os.path.splitext(os.fspath(path))[1].lower() == ".json":
+    path_like = isinstance(path, (str, os.PathLike))
+    if path_like and os.path.splitext(os.fspath(path))[1].lower() == ".json":
         return dp_event_curve(path, orders=orders)
-    name, raw, digest = open_input(path)
-    array, _ = read_matrix(name, raw, key="rdp")
+    name, array, _, digest = given_matrix(path, name="the add_rdp table", key="rdp")
     check_shape(name, array)
     if array.shape[1] != 2:
         raise InputError(f"{name}: expected two columns (order, rdp), got {array.shape[1]}")
@@ -111,8 +112,10 @@ def checked_curve(curve, orders: np.ndarray, *, name: str = "add_rdp",
     helps), which is refused rather than reported as ``inf``. ``hint`` says why it may be."""
     curve = np.asarray(curve, dtype=np.float64)
     if curve.shape != orders.shape:
-        raise InputError(f"{name}: {curve.size} RDP values for {orders.size} orders (give "
-                         "one per order of the analysis)")
+        given = (f"{curve.size} RDP values" if curve.ndim == 1
+                 else f"an array of shape {curve.shape}")
+        raise InputError(f"{name}: {given} for {orders.size} orders (give one RDP value per "
+                         "order of the analysis, or a table order,rdp)")
     if np.any(np.isnan(curve)) or np.any(curve < 0):
         raise InputError(f"{name}: the added RDP curve has negative or NaN values")
     if not np.any(np.isfinite(curve)):

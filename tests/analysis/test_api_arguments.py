@@ -206,3 +206,25 @@ def test_decisions_as_a_series_or_a_dataframe_are_the_files():
     assert found[0] == found[1] == found[2]
     with pytest.raises(InputError, match="the decisions table: expected the header"):
         pate_cli.analyze(VOTES, "confident", decisions=table.rename(columns={"label": "x"}))
+
+
+def test_add_rdp_as_a_dataframe_is_the_file(tmp_path):
+    """A DataFrame order,rdp is read as the file is (it was flattened: '6 RDP values for 3
+    orders'); a 2-D array names its shape (it said '2 RDP values for 2 orders')."""
+    import pandas as pd
+    table = pd.DataFrame({"order": [2, 4, 8], "rdp": [0.01, 0.02, 0.03]})
+    table.to_csv(tmp_path / "r.csv", index=False)
+    found = [pate_cli.analyze(VOTES, "gnmax", sigma=8, orders=[2, 4, 8], add_rdp=given)
+             for given in (table, str(tmp_path / "r.csv"))]
+    assert found[0].epsilon == found[1].epsilon
+    with pytest.raises(InputError, match=r"an array of shape \(1, 2\) for 2 orders"):
+        pate_cli.analyze(VOTES, "gnmax", sigma=8, orders=[2, 4], add_rdp=np.array([[1., 2.]]))
+
+
+def test_orders_as_text_are_read_as_the_option_is():
+    """orders="2,4,8" (the option's text) was refused: 'orders must be numbers'."""
+    found = [pate_cli.analyze(VOTES, "gnmax", sigma=8, orders=given).epsilon
+             for given in ("2,4,8", [2, 4, 8], "2:4:2,8")]
+    assert found[0] == found[1] == found[2]
+    with pytest.raises(ValueError, match="--orders: 'x' is not a number"):
+        pate_cli.analyze(VOTES, "gnmax", sigma=8, orders="2,x")
