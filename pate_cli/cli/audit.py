@@ -3,6 +3,9 @@ bound (cli:pate-audit, math:audit)."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import click
 
 from ..errors import OverBudget
@@ -90,7 +93,8 @@ def command(votes, mechanism, aggregator, fmt, output, debug, **options):
 
     if output is not None:  # before any work; never over an input
         check_destinations([(f"-o {output}", output)], inputs=input_files([("", votes)]))
-    with reported_warnings():
+    # a user's aggregator that prints writes to stderr: stdout holds the summary alone
+    with reported_warnings(), contextlib.redirect_stdout(sys.stderr):
         result = audit(votes, mechanism, aggregator=aggregator, **options)
     text = render_audit(audit_summary(result), fmt)
     if output is not None:

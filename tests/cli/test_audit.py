@@ -149,3 +149,13 @@ def test_composed_queries(cli):
     assert text.code == 0
     assert "gnmax (sigma=40), 10 identical queries" in text.out
     assert "20,000 trials of 10 queries per side" in text.out
+
+
+def test_an_aggregator_that_prints_leaves_the_json_on_stdout_whole(cli, tmp_path):
+    """Its prints go to stderr (they came before the JSON summary on stdout)."""
+    source = tmp_path / "prints.py"
+    source.write_text("import numpy as np\n\ndef f(votes, rng):\n    print('hello')\n"
+                      "    return np.argmax(votes + rng.normal(0, 40, votes.shape), axis=1)\n")
+    done = cli.audit(VOTES, "--draws", "2000", "--aggregator", f"{source}:f", "-f", "json")
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["audit"]["draws"] == 2000 and "hello" in done.err
