@@ -82,6 +82,9 @@ class SweepSpec:
         grids = grid_values({name: value for name, value in options.items()
                              if name not in known})
         files = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+        if not all(isinstance(file, (str, os.PathLike)) for file in files):
+            raise TypeError("run_sweep reads vote files by path (each row names its file and "
+                            "its sha256); save an array with numpy.save and give the path")
         return cls(files=tuple(files), mechanisms=tuple(_mechanism_names(mechanisms)),
                    grids=MappingProxyType(grids),
                    **{name: value for name, value in options.items() if name in known})

@@ -121,3 +121,13 @@ def test_workers_and_max_points(files):
     pd.testing.assert_frame_equal(here, pooled)
     with pytest.raises(OptionError, match="the grid has 3 points, more than --max-points 2"):
         pate_cli.run_sweep(votes, ["gnmax"], sigma=[10, 20, 30], max_points=2)
+
+
+def test_run_sweep_says_it_reads_files_by_path():
+    """An array was taken as a list of 500 file names ('--labels was given 10 times for
+    500 vote files') or failed in os.fspath."""
+    import numpy as np
+
+    import pate_cli
+    with pytest.raises(TypeError, match="run_sweep reads vote files by path"):
+        pate_cli.run_sweep(np.ones((500, 3)), ["gnmax"], sigma=[30], workers=1)
