@@ -11,7 +11,7 @@ and the RDP one; both are valid, neither is below the exact one.
   :func:`gaussian_exact_epsilon`, rounded up (no discretisation, no extra needed).
 - Poisson-sampled steps (math:sampling) need the ``accounting`` extra: dp_accounting's PLD
   accountant, whose pessimistic discretisation is an upper bound (:func:`gaussian_pld`;
-  None without it).
+  None without it) where its profile is read at deltas of at least ``risk.TRUSTED_DELTA``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..accounting.pld import gaussian_exact_epsilon, gaussian_pld
-from ..accounting.risk import pld_risk, rdp_risk
+from ..accounting.risk import TRUSTED_DELTA, pld_risk, rdp_risk
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
     ChunkValues,
@@ -73,7 +73,8 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float, *,
                      (1.0, mechanism.sigma_threshold, result.queries - answered)]
         pld = gaussian_pld(steps, sampling.rate)
         if pld is not None:
-            figures.append(float(pld.get_epsilon_for_delta(delta)))
+            if delta >= TRUSTED_DELTA:  # below it, the RDP figure (accounting.risk)
+                figures.append(float(pld.get_epsilon_for_delta(delta)))
             sampled_risk = pld_risk(pld)
     result = with_smaller_pld(result, min(figures))
     return result if sampled_risk is None else replace(result,
