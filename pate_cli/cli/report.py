@@ -124,8 +124,9 @@ def report(ctx, votes, **options):
         frame = figure_table(result, summary)
         rows = analysed_votes(result)
         epsilon = result.epsilon
-    text, figures = render_report(summary, frame, fmt=fmt, votes=rows, command=command,
-                                  dataset_size=dataset_size, output=output)
+    with reported_warnings():  # matplotlib's too (a layout it cannot apply), one line each
+        text, figures = render_report(summary, frame, fmt=fmt, votes=rows, command=command,
+                                      dataset_size=dataset_size, output=output)
     write_report(output, text, figures)
     check_max_epsilon(epsilon, max_epsilon)
 

@@ -191,15 +191,16 @@ _LARGEST = 2.0 ** 53
 def _labels(name, values: np.ndarray | list, rows: np.ndarray | None = None) -> np.ndarray:
     """Integer labels, -1 for none; anything else below -1 or fractional is refused."""
     try:
-        values = _as_float(values)
+        numbers = _as_float(values)
     except (TypeError, ValueError, OverflowError):
         raise InputError(f"{name}: the labels must be class numbers (-1 for none)") from None
-    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)) | (values < -1)
-                         | (values > _LARGEST))
+    bad = np.flatnonzero(~np.isfinite(numbers) | (numbers != np.round(numbers))
+                         | (numbers < -1) | (numbers > _LARGEST))
     if bad.size:
         row = int(bad[0])
-        raise InputError(f"{name}: row {row + 1}: label {values[row]!r} is not a class number")
-    return values.astype(np.int64)
+        raise InputError(f"{name}: row {row + 1}: label {_shown(values, row)} is not a class "
+                         "number")
+    return numbers.astype(np.int64)
 
 
 def _queries(name, values) -> np.ndarray:
@@ -210,9 +211,15 @@ def _queries(name, values) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(array) | (array != np.round(array))
                          | (np.abs(array) > _LARGEST))
     if bad.size:
-        raise InputError(f"{name}: row {bad[0] + 1}: query {values[bad[0]]!r} is not a row "
-                         "number")
+        raise InputError(f"{name}: row {bad[0] + 1}: query {_shown(values, bad[0])} is not "
+                         "a row number")
     return array.astype(np.int64)
+
+
+def _shown(values, row) -> str:
+    """Entry ``row`` of what was given, as written (a numpy scalar without its repr)."""
+    value = np.asarray(values, dtype=object)[row]
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _as_float(values) -> np.ndarray:

@@ -228,3 +228,12 @@ def test_orders_as_text_are_read_as_the_option_is():
     assert found[0] == found[1] == found[2]
     with pytest.raises(ValueError, match="--orders: 'x' is not a number"):
         pate_cli.analyze(VOTES, "gnmax", sigma=8, orders="2,x")
+
+
+@pytest.mark.parametrize("given, shown", [([0, 1, np.nan] + [1] * 47, "label nan is"),
+                                          ([0, 1, 2**63 - 1] + [1] * 47,
+                                           "label 9223372036854775807 is")])
+def test_a_bad_decision_is_shown_as_given(given, shown):
+    """It was np.float64(nan), and 2^63 - 1 was shown as ...808 (its float)."""
+    with pytest.raises(InputError, match=f"row 3: {shown} not a class number"):
+        pate_cli.analyze(VOTES, "gnmax", sigma=8, decisions=given)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from html.parser import HTMLParser
 
 import pytest
@@ -528,3 +529,19 @@ def test_attack_risk_rounding_is_up(cli, tmp_path):
     summary.write_text(json.dumps(data))
     assert cli.report("--from", summary, "-o", out).code == 0
     assert "No attack risk: this summary records no attack risk" in out.read_text()
+
+
+def test_a_figure_matplotlib_cannot_lay_out_is_one_warning_line(cli, tmp_path):
+    """A summary whose Gaussian mu is 1e308 (hand-edited): matplotlib's two-line
+    UserWarning with its source path is one 'Warning:' line."""
+    done = cli.analyze(VOTES, "-m", "gnmax", "--sigma", "40", "-n", "300", "--accounting",
+                       "data-independent", "-f", "json")
+    summary = json.loads(done.out)
+    summary["risk_data_independent"]["mu"] = 1e308
+    (tmp_path / "s.json").write_text(json.dumps(summary))
+    with warnings.catch_warnings():  # one that escaped the command now fails it
+        warnings.simplefilter("error")
+        made = cli.report("--from", tmp_path / "s.json", "-o", tmp_path / "r.html")
+    assert made.code == 0, made.err
+    lines = made.err.strip().splitlines()
+    assert lines and all(line.startswith("Warning: ") for line in lines)
