@@ -92,10 +92,15 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         ("data-independent", f"{_up(s['epsilon_data_independent'])} "
                              f"({_order(s['order_data_independent'])})"),
     ]
-    if s.get("groups"):  # each group's own figures follow; this one is the uniform run's
-        lines[-1] = ("data-independent", f"{_up(s['epsilon_data_independent'])} "
-                                         f"({_order(s['order_data_independent'])}; every "
-                                         "query at sensitivity 1, no halt)")
+    if s.get("groups"):  # the run's bound is its largest group's; then the uniform run's
+        uniform = ("uniform run", f"data-independent {_up(s['epsilon_data_independent'])} "
+                                  f"({_order(s['order_data_independent'])}; every query at "
+                                  "sensitivity 1, no halt)")
+        spent = [row for row in s["groups"] if row.get("epsilon_data_independent") is not None]
+        worst = max(spent, key=lambda row: row["epsilon_data_independent"], default=None)
+        lines[-1:] = ([uniform] if worst is None else [
+            ("data-independent", f"{_up(worst['epsilon_data_independent'])} (group "
+                                 f"{worst['group']}'s at the halt, the largest)"), uniform])
     if s.get("data_independent_method") == "pld":
         # the headline is the PLD accountant's, which has no order: say so, and give the
         # RDP figure the order and the per-query table belong to

@@ -111,8 +111,15 @@ def _compare(shown, truth, unit, *, what, down: bool) -> None:
 def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
     """``(line key, pattern of the figure in the line, exact value, rounded down)``."""
     s = summary
-    figures = [("epsilon", rf"^{NUMBER} at delta", s["epsilon"], False),
-               ("data-independent", rf"^{NUMBER} ", s["epsilon_data_independent"], False)]
+    figures = [("epsilon", rf"^{NUMBER} at delta", s["epsilon"], False)]
+    if s.get("groups"):  # the largest group's at the halt, then the uniform run's
+        figures += [("data-independent", rf"^{NUMBER} ",
+                     max(row["epsilon_data_independent"] for row in s["groups"]), False),
+                    ("uniform run", rf"^data-independent {NUMBER} ",
+                     s["epsilon_data_independent"], False)]
+    else:
+        figures.append(("data-independent", rf"^{NUMBER} ", s["epsilon_data_independent"],
+                        False))
     if s.get("epsilon_improved") is not None and s["conversion"] != "improved":
         figures.append(("epsilon improved", rf"^{NUMBER} ", s["epsilon_improved"], False))
     if s.get("epsilon_method") == "pld":
