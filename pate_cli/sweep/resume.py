@@ -7,6 +7,7 @@ numbers (``columns.KEY_COLUMNS``: options, input files' sha256, tool version).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,7 +38,7 @@ def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
     by_key: dict = {}
     for row in rows:
         key = point_key(row)
-        if key is not None:
+        if key is not None and _has_epsilon(row):  # an emptied figure is computed again
             by_key.setdefault(key, row)
     reused = {point.index: by_key[point.key()] for point in points if point.key() in by_key}
     planned = {point.place() for point in points}
@@ -51,6 +52,11 @@ def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
         else:
             others.append(row)
     return ResumePlan(reused=reused, replaced=replaced, others=others)
+
+
+def _has_epsilon(row: dict) -> bool:
+    value = row.get("epsilon")
+    return isinstance(value, (int, float)) and not math.isnan(value)
 
 
 def merge_rows(table: list[dict], journal: list[dict]) -> list[dict]:

@@ -305,3 +305,19 @@ def test_orders_text_reads_back_to_the_same_orders(orders):
     text = orders_text(tuple(orders))
     assert parse_grid(text) == tuple(orders)
     assert orders_text(parse_grid(text)) == text
+
+
+def test_a_row_whose_epsilon_was_emptied_is_computed_again(cli, files, tmp_path, calls):
+    """It was reused and written back with an empty epsilon."""
+    import pandas as pd
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "-o", out, "-q").code == 0
+    expected = out.read_bytes()
+    table = pd.read_csv(out, dtype=str, keep_default_na=False)
+    table.loc[1, "epsilon"] = ""
+    table.to_csv(out, index=False)
+    calls.clear()
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 0 and len(calls) == 1, result.err
+    assert out.read_bytes() == expected
