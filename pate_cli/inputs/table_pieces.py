@@ -27,6 +27,7 @@ from .tables import (
     first_line,
     is_summary,
     per_query_floats,
+    summary_hint,
     table_extension,
     text_options,
 )
@@ -181,8 +182,8 @@ class TablePieces:
             return is_summary(handle.read().decode("utf-8-sig", errors="replace"))
 
     def _summary_given(self) -> InputError:
-        return InputError(f"{self.name}: this is {SUMMARY}; expected {self.expected} "
-                          "(give a summary with --summary)")
+        return InputError(f"{self.name}: this is {SUMMARY}; expected {self.expected}"
+                          + summary_hint(self.expected))
 
     def _parquet(self):
         try:

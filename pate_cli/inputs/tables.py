@@ -175,7 +175,22 @@ def _numbers(frame: pd.DataFrame, name: str, column: str, *, allow_empty: bool,
     if not allow_empty and np.any(~given):
         row = first_row + int(np.flatnonzero(~given)[0])
         return values, f"{name}: row {row}: column '{column}' is empty"
+    low, high = _domain(column)
+    out = np.flatnonzero((values < low) | (values > high))  # NaN compares False
+    if out.size:
+        return values, (f"{name}: row {first_row + out[0]}: column '{column}' has "
+                        f"{values[out[0]]:g}, outside [{low:g}, {high:g}]")
     return values, None
+
+
+def _domain(column: str) -> tuple[float, float]:
+    """The values a column of our tables can hold: epsilons and RDP are >= 0, accuracies
+    and rates in [0, 1]; others are not bounded here."""
+    if column.startswith(("label_accuracy", "risk_tpr", "risk_advantage")):
+        return 0.0, 1.0
+    if column.startswith(("epsilon", "rdp")):
+        return 0.0, np.inf
+    return -np.inf, np.inf
 
 
 def table_extension(name: str, expected: str) -> str:
@@ -199,14 +214,22 @@ def _check_file(name: str, expected: str) -> str:
 def _read_json_lines(name: str, text: str, expected: str) -> pd.DataFrame:
     import pandas as pd
     if is_summary(text) or is_summary(text.lstrip().split("\n", 1)[0]):
-        raise InputError(f"{name}: this is {SUMMARY}; expected {expected} "
-                         "(give a summary with --summary)")
+        raise InputError(f"{name}: this is {SUMMARY}; expected {expected}"
+                         + summary_hint(expected))
     try:
         frame = pd.read_json(io.StringIO(text), lines=True, dtype=False, precise_float=True)
     except ValueError:
         raise InputError(f"{name}: not JSON lines (one JSON object per line); expected "
                          f"{expected}") from None
     return frame
+
+
+def summary_hint(expected: str) -> str:
+    """Where a summary goes instead: the per-query figures take one with ``--summary``, the
+    trade-off curve draws one."""
+    if expected == SWEEP:
+        return " (pate-plot tradeoff-curve draws a summary's trade-off)"
+    return " (give a summary with --summary)" if expected == PER_QUERY else ""
 
 
 def is_summary(text: str) -> bool:

@@ -264,3 +264,23 @@ def test_tradeoff_curve_options(plot_runs, tmp_path, cli):
         status, _, err = cli.plot("tradeoff-curve", plot_runs["confident_json"], *both,
                                   *SMALL, "-o", out)
         assert (status, err) == (0, "")
+
+
+@pytest.mark.parametrize("kind, table, column, value", [
+    ("history", "confident", "epsilon_cumulative", -1.0),
+    ("tradeoff", "sweep", "label_accuracy", 5.0)])
+def test_a_figure_out_of_its_domain_is_refused(plot_runs, tmp_path, cli, kind, table, column,
+                                               value):
+    """A negative cumulative epsilon and an accuracy of 5 were drawn."""
+    edited = tmp_path.parent / f"edited_{kind}.csv"
+    frame = pd.read_csv(plot_runs[table])
+    frame.loc[2, column] = value
+    frame.to_csv(edited, index=False)
+    err = bad(cli, tmp_path, kind, edited)
+    assert f"column '{column}' has {value:g}, outside [0, " in err
+
+
+def test_a_summary_given_to_tradeoff_points_at_tradeoff_curve(plot_runs, tmp_path, cli):
+    """It said '(give a summary with --summary)', an option tradeoff does not have."""
+    err = bad(cli, tmp_path, "tradeoff", plot_runs["confident_json"])
+    assert "--summary" not in err and "pate-plot tradeoff-curve" in err
