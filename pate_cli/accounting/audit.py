@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .pld import gaussian_exact_epsilon, gaussian_mu
+from .risk import TRUSTED_DELTA
 
 # The mechanisms whose one-query claim this module states (math:audit).
 CLAIMED = ("lnmax", "gnmax", "confident", "exponential", "confident-exponential")
@@ -288,6 +289,8 @@ def _threshold_and_pure(sigma1: float, epsilon: float, queries: int,
     gaussian, how = _gaussian_claim([(1.0, sigma1, queries)], delta)
     basic = gaussian + queries * epsilon
     added = f"Gaussian threshold ({how}) + pure DP (2 eta), composed by adding"
+    if delta < TRUSTED_DELTA:  # a PLD's profile is not read there (accounting.risk)
+        return basic, added
     try:
         from dp_accounting.pld import common, privacy_loss_distribution
     except ImportError:
@@ -307,7 +310,10 @@ def _threshold_and_pure(sigma1: float, epsilon: float, queries: int,
 
 def _pure_composed(epsilon: float, queries: int, delta: float) -> float | None:
     """``queries`` epsilon-DP steps at ``delta`` by dp_accounting's PLD of the pure-DP
-    dominating pair (pessimistic: an upper bound); None without dp_accounting."""
+    dominating pair (pessimistic: an upper bound); None without dp_accounting or below
+    ``TRUSTED_DELTA``."""
+    if delta < TRUSTED_DELTA:
+        return None
     try:
         from dp_accounting.pld import common, privacy_loss_distribution
     except ImportError:

@@ -219,3 +219,17 @@ def test_a_noise_too_small_for_the_exact_profile_still_gets_a_finite_claim(name,
                    - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2))
     assert profile <= 1e-5
     assert ("RDP" in how) == (params.get("sigma_threshold", params.get("sigma")) == 1e-9)
+
+
+def test_composed_claims_do_not_read_a_pld_below_the_trusted_delta():
+    """Below delta 1e-8 a PLD's far tail is FFT rounding (accounting.risk.TRUSTED_DELTA):
+    the composed claims there add their steps, an upper bound."""
+    pytest.importorskip("dp_accounting")
+    low, how = claimed_epsilon("exponential", {"eta": 0.1}, delta=1e-10, queries=10)
+    assert low == pytest.approx(2.0) and "composed by adding" in how
+    usual, how = claimed_epsilon("exponential", {"eta": 0.1}, delta=1e-5, queries=10)
+    assert usual < 2.0 and "PLD" in how
+    both, how = claimed_epsilon("confident-exponential", {"eta": 0.1, "sigma_threshold": 40.0,
+                                                          "threshold": 200.0},
+                                delta=1e-10, queries=10)
+    assert "composed by adding" in how
