@@ -31,6 +31,9 @@ GAMMA_TOLERANCE = 1e-9
 # The largest mean number of candidates ``--tuning`` takes: each candidate is a whole
 # analysis, and a mean such as 1e300 only printed a 300-digit epsilon.
 MAX_TUNING_MEAN = 1e9
+# The smallest negbin shape: below it ``1 - gamma^eta`` loses its digits (a subnormal eta
+# gave a tuned epsilon below the eta -> 0 limit, or divided by zero).
+SMALLEST_SHAPE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class TuningDistribution:
         if (self.shape == math.inf) != poisson or not (poisson or self.shape >= 0):
             raise ValueError(f"the shape eta must be a finite number >= 0 (poisson:MU is "
                              f"the limit eta -> inf), got {self.shape:g}")
+        if 0.0 < self.shape < SMALLEST_SHAPE:  # 1 - gamma^eta rounds away (5e-324: 1/0)
+            raise ValueError(f"the shape eta {self.shape:g} is below {SMALLEST_SHAPE:g}: "
+                             "use logarithmic:MU, its limit eta -> 0")
 
     @property
     def text(self) -> str:

@@ -197,3 +197,12 @@ def test_a_costlier_candidate_costs_more(law, mu, seed, extra):
     base = tuned_rdp(curve, orders=ORDERS, distribution=distribution)
     worse = tuned_rdp(curve + extra, orders=ORDERS, distribution=distribution)
     assert np.all(worse >= base)
+
+
+@pytest.mark.parametrize("eta", ["5e-324", "1e-320", "1e-15"])
+def test_a_negbin_shape_too_close_to_zero_is_refused(eta):
+    """5e-324 divided by zero (exit 1); 1e-320 gave a tuned epsilon below the eta -> 0
+    limit (logarithmic) that it must exceed."""
+    with pytest.raises(ValueError, match="use logarithmic:MU, its limit eta -> 0"):
+        parse_tuning(f"negbin:2,{eta}")
+    assert parse_tuning("negbin:2,1e-9").shape == 1e-9
