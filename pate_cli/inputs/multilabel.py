@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InputError, OptionError
 from ..work_sizes import READ_VALUES
 from .checks import show_number
-from .readers import digest_of, open_input, read_matrix
+from .readers import digest_of, given_matrix
 from .rows import drop_mapped_rows
 
 
@@ -93,10 +93,7 @@ class FlatCounts:
 
 
 def _read(path, key: str) -> tuple[str, np.ndarray, str | None]:
-    if isinstance(path, np.ndarray):
-        return key, path, None
-    name, raw, digest = open_input(path)
-    array, _ = read_matrix(name, raw, key=key)
+    name, array, _, digest = given_matrix(path, name=f"the {key} array", key=key)
     return name, array, digest_of(digest)
 
 

@@ -280,7 +280,7 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None):
     except (ValueError, TypeError):  # ragged lists
         raise InputError(f"{name}: not a table of numbers (rows of different lengths?)") \
             from None
-    if array.dtype.kind not in "iuf":
+    if array.dtype.kind not in "biuf":  # as a file's (checks.check_dtype)
         raise InputError(f"{name}: holds {array.dtype} values; expected numbers")
     return name, array, None, None
 

@@ -59,6 +59,9 @@ __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "l
 # The most classes a predictions file may declare: a pass forms rows of K counts (a class
 # id of 10^9 would otherwise ask for rows of 10^9 counts).
 MAX_CLASSES = 1_000_000
+# The largest vocabulary of a long table or sparse file (``--classes``): counts of its
+# zero-vote classes stay exact in float64 and int64.
+LARGEST_VOCABULARY = 2**53
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,9 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         table).
     """
     columns = column_map(columns)
-    if classes is not None and not (real_number(classes, whole=True) and classes > 1):
-        raise OptionError(f"--classes must be a whole number of at least 2, got {classes!r}")
+    if classes is not None and not (real_number(classes, whole=True)
+                                    and 1 < classes <= LARGEST_VOCABULARY):
+        raise OptionError(f"--classes must be a whole number from 2 to 2^53, got {classes!r}")
     kind = sparse_kind(path, columns)
     if kind is not None:
         return _load_sparse(path, kind, teachers=teachers, labels=labels, queries=queries,

@@ -42,7 +42,7 @@ def test_a_student_given_as_lists_is_the_array():
     (lambda: pate_cli.analyze(VOTES, "gnmax", teachers="20"), InputError,
      "--teachers must be a positive number, got '20'"),
     (lambda: pate_cli.load_votes(VOTES, classes="3"), OptionError,
-     "--classes must be a whole number of at least 2, got '3'"),
+     "--classes must be a whole number from 2 to 2\\^53, got '3'"),
     (lambda: pate_cli.analyze(VOTES, "gnmax", budget="2"), OptionError,
      "--budget must be a positive number, got '2'"),  # was "must be real number, not str"
     (lambda: pate_cli.analyze(VOTES, "gnmax", workers="2"), OptionError,
@@ -237,3 +237,12 @@ def test_a_bad_decision_is_shown_as_given(given, shown):
     """It was np.float64(nan), and 2^63 - 1 was shown as ...808 (its float)."""
     with pytest.raises(InputError, match=f"row 3: {shown} not a class number"):
         pate_cli.analyze(VOTES, "gnmax", sigma=8, decisions=given)
+
+
+def test_multilabel_predictions_as_a_list_are_the_array():
+    """A 3-D list raised 'expected str, bytes or os.PathLike object'."""
+    predictions = (np.random.default_rng(0).random((20, 30, 4)) < 0.3).astype(int)
+    found = [pate_cli.analyze(None, "gnmax", sigma=10, predictions=given,
+                              multilabel="binary").epsilon
+             for given in (predictions, predictions.tolist(), predictions.astype(bool))]
+    assert found[0] == found[1] == found[2]

@@ -128,3 +128,10 @@ def test_every_votes_command_documents_columns_with_an_example(cli):
         assert result.code == 0
         text = " ".join(result.out.split())
         assert "--columns MAP" in text and "query=position,class=token,count=n" in text, command
+
+
+def test_a_vocabulary_past_2_to_the_53_is_one_line(cli, tables):
+    """--classes 2^63 overflowed a C long in the per-query pass (exit 1)."""
+    done = cli.analyze(tables[0], "--classes", str(2**63), "-m", "gnmax", "--sigma", "20")
+    assert done.code == 2 and "--classes must be a whole number from 2 to 2^53" in done.err
+    assert done.err.count("\n") == 1
