@@ -249,6 +249,7 @@ def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisR
     di_curve = carry + count * independent
     (epsilon, order), (eps_di, order_di) = (map(float, convert(curve)) for curve in
                                             (total, di_curve))
+    eps_di = max(eps_di, epsilon)  # (analysis.run: capped curves summed in another order)
     at = int(np.flatnonzero(orders == order)[0])
     return AnalysisResult(
         mechanism=mechanism, accounting=accounting, conversion=conversion, delta=delta,

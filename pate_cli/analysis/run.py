@@ -202,6 +202,9 @@ class _Finish:
             eps_worst = float(convert(di_curve)[0])
         if queries == 0 and not np.any(carry):  # a budget run halted before its first query
             epsilon, eps_di, eps_worst = 0.0, 0.0, None if eps_worst is None else 0.0
+        # the data-dependent curves are capped by these, summed in another order: where
+        # that leaves the bound below the run's figure by rounding, it is raised to it
+        eps_di = max(eps_di, epsilon)
         accuracy, by_outcome = counts.accuracy(setting.labels is not None)
         query_index, reordered = picked_rows(self.positions, queries)
         outcomes = (None if counts.outcomes is None
