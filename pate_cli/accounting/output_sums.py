@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..work_sizes import WORK_VALUES
 from .conversion import Conversion
 
 # The output halt is checked on curves raised by this factor: the run then summed up to
@@ -36,13 +37,13 @@ class OutputSums:
         ids, done = self.ids, []
         firsts = np.flatnonzero(np.concatenate(
             ([True], np.diff(ids[start : start + actual.shape[0]]) != 0)))
-        sums = (start + firsts, np.add.reduceat(actual, firsts, axis=0),
-                np.add.reduceat(full, firsts, axis=0))
         pending = self.pending
-        if pending is not None and ids[start - 1] == ids[start]:  # the output goes on
-            sums[0][0] = pending[0][0]
-            sums[1][0] += pending[1][0]
-            sums[2][0] += pending[2][0]
+        carried = pending if pending is not None and ids[start - 1] == ids[start] else None
+        sums = (start + firsts,
+                _row_sums(actual, firsts, None if carried is None else carried[1]),
+                _row_sums(full, firsts, None if carried is None else carried[2]))
+        if carried is not None:  # the output goes on: its sum went on from the one carried
+            sums[0][0] = carried[0][0]
         elif pending is not None:
             done.append(pending)
         if firsts.size > 1:
@@ -53,6 +54,26 @@ class OutputSums:
     def flush(self) -> list[Sums]:
         pending, self.pending = self.pending, None
         return [] if pending is None else [pending]
+
+
+def _row_sums(rows: np.ndarray, firsts: np.ndarray, carried: np.ndarray | None) -> np.ndarray:
+    """Each run of ``rows`` from ``firsts`` summed row after row, the first after
+    ``carried``: an output split across chunks gets the bits it gets whole (``reduceat``
+    adds in an order that depends on the run's length; ``np.add.reduce`` along the rows of
+    a C-ordered block adds them one after another). Runs of one length are summed
+    together, ``WORK_VALUES`` values at a time."""
+    lengths = np.diff(np.append(firsts, rows.shape[0]))
+    sums = np.empty((firsts.size, rows.shape[1]))
+    for length in np.unique(lengths).tolist():
+        runs = np.flatnonzero(lengths == length)
+        step = max(1, WORK_VALUES // (length * rows.shape[1]))
+        for lo in range(0, runs.size, step):
+            some = runs[lo:lo + step]
+            block = rows[firsts[some, None] + np.arange(length)]  # (runs, length, orders)
+            sums[some] = np.add.reduce(block, axis=1)
+    if carried is not None:  # the output the last chunk ended in goes on
+        sums[0] = np.add.reduce(np.concatenate((carried, rows[:lengths[0]])), axis=0)
+    return sums
 
 
 def first_over(sums: Sums, carry: np.ndarray, conversion: Conversion,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pate_cli.accounting.conversion import Conversion
 from pate_cli.accounting.output_sums import OutputSums, first_over
@@ -56,3 +58,25 @@ def test_the_halt_is_the_first_output_that_could_pass_the_budget():
     sums = list(output_sums(_chunks(actual, full, 5), ids))
     assert first_output_over(sums, np.zeros(3), conversion, budget) == 9
     assert first_output_over(sums, np.zeros(3), conversion, 1e9) is None
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), cuts=st.lists(st.integers(1, 199), max_size=6))
+def test_output_sums_are_the_same_bits_however_the_queries_are_chunked(seed, cuts):
+    """An output split across chunks was summed as (its part in the chunk) + (what was
+    carried): the last bits of epsilon_per_output changed with chunk_size."""
+    rng = np.random.default_rng(seed)
+    ids = np.repeat(np.arange(40), rng.integers(1, 12, 40))[:200]
+    rows = rng.random((ids.size, 5)) * np.exp(rng.normal(0.0, 8.0, (ids.size, 5)))
+
+    def summed(bounds):
+        outputs, found = OutputSums(ids), []
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            found += outputs.add(lo, rows[lo:hi], 2.0 * rows[lo:hi])
+        found += outputs.flush()
+        return [np.concatenate([part[k] for part in found]) for k in range(3)]
+
+    whole = summed([0, ids.size])
+    split = summed(sorted({0, ids.size, *[c for c in cuts if c < ids.size]}))
+    for a, b in zip(whole, split, strict=True):
+        assert np.array_equal(a, b)
