@@ -23,7 +23,7 @@ def check_dtype(name, dtype):
 
 
 MULTILABEL_HINT = ("; multi-label votes (queries, labels, 2) or predictions (queries, "
-                   "teachers, labels) need --multilabel VARIANT")
+                   "teachers, labels) are read by pate-analyze --multilabel VARIANT")
 
 
 def check_shape(name, array, *, votes: bool = False):

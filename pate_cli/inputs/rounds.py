@@ -137,7 +137,10 @@ def _rows(name, number, rows) -> list[int] | range:
         if parsed is None:
             raise InputError(f"{name}: round {number}: rows {rows!r}: {bound} "
                              f"{value.strip()!r} is not an integer row number")
-    if not 0 <= start < stop:
+    if start < 0:
+        raise InputError(f"{name}: round {number}: rows {rows!r}: start {start} is below 0 "
+                         "(rows are 0-based)")
+    if not start < stop:
         raise InputError(f"{name}: round {number}: rows {rows!r} is an empty range")
     return range(start, stop)
 

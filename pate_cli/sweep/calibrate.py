@@ -241,6 +241,9 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
                                  sampling_steps=options.get("sampling_steps")))
     if scale_all and mechanism != "confident":
         raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
+    if scale_all and spec.threshold is not None and not spec.threshold > 0:
+        raise OptionError(f"--scale-all scales T with the noise: give a positive -T, got "
+                          f"{spec.threshold:g}")
     solved, used = SOLVED[mechanism]
     given = {key: getattr(spec, key)
              for key in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")}

@@ -391,7 +391,7 @@ INPUT_ERRORS = {
     "3-D": (lambda t: _npy(t, "votes.npy", np.ones((2, 2, 2))),
             "{path}: expected a 2-D array (rows = queries), got 3-D with shape (2, 2, 2); "
             "multi-label votes (queries, labels, 2) or predictions (queries, teachers, "
-            "labels) need --multilabel VARIANT"),
+            "labels) are read by pate-analyze --multilabel VARIANT"),
     "pickled npy": (lambda t: _npy(t, "votes.npy", np.array([[1, "a"], [2, None]], dtype=object),
                                    allow_pickle=True), "{path}: " + PICKLED),
     "pickled npz": (_pickled_npz, "{path}: " + PICKLED),

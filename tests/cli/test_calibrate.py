@@ -196,3 +196,10 @@ def test_threshold_takes_what_pate_analyze_takes(cli, threshold, accepted):
     if not accepted:
         assert "threshold must be a finite number" in calibrated.err
         assert len(calibrated.err.strip().splitlines()) == 1
+
+
+def test_scale_all_needs_a_positive_threshold(cli):
+    """-T -50 with --scale-all was scaled to -152.457 without a word."""
+    done = cli.calibrate(VOTES, "--target-epsilon", "2", "-n", "50", "-m", "confident",
+                         "--scale-all", "-T", "-50")
+    assert done.code == 2 and "--scale-all scales T with the noise: give a positive -T" in done.err

@@ -138,7 +138,8 @@ def test_replay_labels_are_seeded(cli, files, tmp_path):
 
 
 REFUSALS = {
-    "3-D without the option": (lambda f: [f["counts"]], "need --multilabel VARIANT"),
+    "3-D without the option": (lambda f: [f["counts"]],
+                               "are read by pate-analyze --multilabel VARIANT"),
     "unknown variant": (lambda f: [f["counts"], "--multilabel", "ternary"],
                         "--multilabel must be binary, tau:TAU or powerset, got 'ternary'"),
     "bad tau": (lambda f: [f["counts"], "--multilabel", "tau:-1"],

@@ -285,3 +285,10 @@ def test_standard_input_stands_for_one_input_only(cli):
     assert done.code == 2 and done.err.count("\n") == 1, done.err
     assert "<stdin>: already read for another input ('-' can stand for one input only)" in done.err
     assert cli("-", stdin=votes).code == 0  # a new standard input: read once again
+
+
+def test_a_negative_round_start_says_so(tmp_path):
+    """'-5:10' was called an empty range."""
+    path = rounds_file(tmp_path, "rows,mechanism\n-5:10,gnmax\n")
+    assert error_of(load_rounds, path) == (
+        f"{path}: round 0: rows '-5:10': start -5 is below 0 (rows are 0-based)")

@@ -99,7 +99,7 @@ def test_three_dimensional_array(tmp_path):
     assert error_of(load_votes, path) == (
         f"{path}: expected a 2-D array (rows = queries), got 3-D with shape (2, 3, 4); "
         "multi-label votes (queries, labels, 2) or predictions (queries, teachers, labels) "
-        "need --multilabel VARIANT")
+        "are read by pate-analyze --multilabel VARIANT")
 
 
 def test_pickled_object_array_npy(tmp_path):
