@@ -41,10 +41,30 @@ def run_command(command: click.Command, args=None, prog_name: str | None = None)
         return _run(command, args, prog_name)
 
 
+class _Stopped(BaseException):
+    """An interrupt raised inside the command, carried past click's own handler (which
+    prints a blank line to close a terminal's ``^C``: on a pipe or at SIGTERM, a second
+    line)."""
+
+    def __init__(self, interrupt: KeyboardInterrupt):
+        super().__init__()
+        self.interrupt = interrupt
+
+
+def _carried(invoke):
+    def invoked(ctx):
+        try:
+            return invoke(ctx)
+        except KeyboardInterrupt as interrupt:
+            raise _Stopped(interrupt) from interrupt
+    return invoked
+
+
 def _run(command: click.Command, args, prog_name: str | None) -> int:
     args = sys.argv[1:] if args is None else list(args)
     debug = "--debug" in args
     try:
+        command.invoke = _carried(type(command).invoke.__get__(command))  # type: ignore
         code = command.main(args=args, prog_name=prog_name, standalone_mode=False)
         if isinstance(code, int):  # click returns (not raises) Exit codes here
             return code
@@ -58,6 +78,8 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
             return _interrupted(cause)
         _echo_after_stdout("Aborted.")
         return EXIT_UNEXPECTED
+    except _Stopped as stopped:
+        return _interrupted(stopped.interrupt)
     except KeyboardInterrupt as interrupt:
         return _interrupted(interrupt)
     except (click.UsageError, OptionError) as error:
@@ -132,6 +154,9 @@ def _interrupted(interrupt: KeyboardInterrupt) -> int:
     if isinstance(interrupt, Terminated):
         _echo_after_stdout("Terminated.")
         return EXIT_TERMINATED
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        if sys.stderr.isatty():  # the line a terminal's ^C leaves open
+            click.echo(err=True)
     _echo_after_stdout("Interrupted.")
     return EXIT_INTERRUPTED
 
