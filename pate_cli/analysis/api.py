@@ -51,7 +51,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     is read. No run keeps a per-query array: memory stays flat however many queries.
 
     Args:
-      votes: a path, a ``VoteSet`` or a ``(queries, K)`` array (or give ``predictions``).
+      votes: a path, a ``VoteSet``, a ``(queries, K)`` array or a SciPy sparse matrix
+        (or give ``predictions``).
       mechanism: ``lnmax``, ``gnmax``, ``confident`` (default), ``interactive``, ``svt``,
         ``exponential`` or ``confident-exponential`` with its parameters as keywords (such as
         ``sigma=40`` or ``confidence=0.9``; unset ones default to the command's fractions of

@@ -85,6 +85,20 @@ def read_sparse(name: str, kind: str, *, classes: int | None,
     return _compressed(name, rows, cols, data, output, queries, vocabulary, order_checked)
 
 
+def sparse_from_matrix(matrix, name: str = "the sparse votes") -> SparseVotes:
+    """The ``SparseVotes`` of a SciPy sparse matrix given to the API, copied as canonical
+    CSR and checked as a ``save_npz`` file's entries are."""
+    csr = matrix.tocsr(copy=True)
+    csr.sum_duplicates()
+    csr.sort_indices()
+    if len(csr.shape) != 2 or csr.shape[0] < 1:
+        raise InputError(f"{name}: expected a 2-D sparse matrix with a query, got shape "
+                         f"{csr.shape}")
+    if csr.data.dtype.kind not in "biuf":
+        raise InputError(f"{name}: holds {csr.data.dtype} counts; expected numbers")
+    return _from_csr(name, csr.indptr, csr.indices, csr.data, None, int(csr.shape[1]))[0]
+
+
 def _read_scipy(name: str):
     """COO triplets, shape and ``output`` of a ``save_npz`` archive, without pickles."""
     try:

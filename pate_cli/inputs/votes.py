@@ -44,7 +44,7 @@ from .readers import (
 )
 from .rows import drop_mapped_rows
 from .shards import is_shard_set, open_shards
-from .sparse import read_sparse, row_totals, sparse_kind
+from .sparse import read_sparse, row_totals, sparse_from_matrix, sparse_kind
 from .vote_checks import (
     SCAN_ELEMENTS,
     check_at_most,
@@ -163,6 +163,18 @@ def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> 
     digest = file_sha256(name)
     checked_teachers(teachers)
     votes, outputs = read_sparse(name, kind, classes=classes, columns=columns)
+    vote_set = sparse_vote_set(name, votes, teachers, outputs=outputs, sha256=digest)
+    if labels is not None:
+        vote_set = attach_labels(vote_set, labels, queries=queries)
+    return vote_set
+
+
+def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
+                    sha256: str | None = None) -> VoteSet:
+    """A ``VoteSet`` of sparse votes (a file's, named ``name`` with its ``sha256``, or the
+    API's matrix, ``sha256`` None): rows checked to share one total unless ``teachers``
+    is given."""
+    checked_teachers(teachers)
     totals = row_totals(votes)
     if teachers is None:
         reference = float(totals[0])
@@ -177,11 +189,8 @@ def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> 
     else:
         check_at_most(name, totals, 0, teachers, 1e-9)
     teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
-    vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest,
-                       outputs=outputs)  # type: ignore[arg-type]
-    if labels is not None:
-        vote_set = attach_labels(vote_set, labels, queries=queries)
-    return vote_set
+    return VoteSet(votes=votes, teachers=teachers, path=None if sha256 is None else name,
+                   sha256=sha256, outputs=outputs)  # type: ignore[arg-type]
 
 
 def checked_teachers(teachers) -> None:
@@ -417,6 +426,10 @@ def read_votes(votes=None, **options: Any) -> VoteSet:
     elif isinstance(votes, VoteSet):
         vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
                                                                index_col=index_col)
+    elif hasattr(votes, "tocsr"):  # a SciPy sparse matrix
+        vote_set = sparse_vote_set("the sparse votes", sparse_from_matrix(votes), teachers)
+        if labels is not None:
+            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif not isinstance(votes, (str, os.PathLike)):  # an array, DataFrame or list of rows
         vote_set = votes_from_array(votes, teachers=teachers)
         if labels is not None:
