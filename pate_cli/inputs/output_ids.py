@@ -30,6 +30,13 @@ def checked_ids(name, ids: np.ndarray) -> np.ndarray:
         if bad.size:
             raise InputError(f"{name}: query {bad[0]} has output {show_number(ids[bad[0]])}, "
                              "not a whole-number id")
+    too_big = (ids > np.uint64(2**63 - 1) if ids.dtype.kind == "u"
+               else ids >= 2.0**63 if ids.dtype.kind == "f" else np.zeros(ids.shape, bool))
+    bad = np.flatnonzero(too_big)
+    if bad.size:  # (an int64 would show it negative, or wrap it)
+        value = int(ids[bad[0]]) if ids.dtype.kind == "u" else show_number(ids[bad[0]])
+        raise InputError(f"{name}: query {bad[0]} has output {value}, above the largest id "
+                         "2^63 - 1")
     ids = np.asarray(ids, dtype=np.int64)
     bad = np.flatnonzero(ids < 0)
     if bad.size:

@@ -4,13 +4,20 @@ must be the same ids."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from pate_cli.errors import InputError
 from pate_cli.inputs import load_votes
-from pate_cli.inputs.output_ids import attach_outputs, check_outputs, read_outputs
+from pate_cli.inputs.output_ids import (
+    attach_outputs,
+    check_outputs,
+    checked_ids,
+    read_outputs,
+)
 
 IDS = np.repeat(np.arange(4), [3, 1, 4, 2])  # 10 rows in 4 outputs
 
@@ -122,3 +129,13 @@ def test_dense_votes_take_the_grouping_and_keep_the_rest(tmp_path):
         attach_outputs(vote_set, np.zeros(11, dtype=int))
     with pytest.raises(InputError, match="outputs: holds <U1 values; expected output ids"):
         attach_outputs(vote_set, ["a"] * 10)
+
+
+@pytest.mark.parametrize("ids, shown", [
+    (np.array([0, 0, 1, 2**64 - 1], dtype=np.uint64), "18446744073709551615"),
+    (np.array([0.0, 0.0, 1.0, 1e30]), "1000000000000000019884624838656")])
+def test_an_output_id_past_int64_is_refused_as_given(ids, shown):
+    """2^64 - 1 was shown as output -1 (an int64 wraps it)."""
+    with pytest.raises(InputError, match=f"query 3 has output {re.escape(shown)}, above the "
+                                         "largest id 2\\^63 - 1"):
+        checked_ids("outputs", ids)
