@@ -66,6 +66,7 @@ def _row_sums(rows: np.ndarray, firsts: np.ndarray, carried: np.ndarray | None) 
     sums = np.empty((firsts.size, rows.shape[1]))
     for length in np.unique(lengths).tolist():
         runs = np.flatnonzero(lengths == length)
+        runs = runs if carried is None else runs[runs > 0]  # (the first goes on, below)
         step = max(1, WORK_VALUES // (length * rows.shape[1]))
         for lo in range(0, runs.size, step):
             some = runs[lo:lo + step]

@@ -170,7 +170,6 @@ def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
     return s.rounds is None and s.individualized is None
 
 
-
 _SELECTING = ("svt", "interactive")
 
 RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are its types)

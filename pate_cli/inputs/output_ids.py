@@ -12,14 +12,13 @@ votes: they are read whole (a ``.npy`` memory-mapped, then copied as int64).
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 import numpy as np
 
 from ..errors import InputError
 from .checks import show_number
-from .readers import open_input, read_matrix
+from .readers import given_matrix
 
 
 def checked_ids(name, ids: np.ndarray) -> np.ndarray:
@@ -62,17 +61,8 @@ def check_outputs(outputs: np.ndarray, name: str | None) -> None:
 def read_outputs(source, *, queries: int, votes_name: str | None) -> tuple[str, np.ndarray]:
     """``(name, ids)`` of ``--outputs`` (a path, or an array given to the API, named
     ``outputs``): one checked id per row of the ``queries`` rows of ``votes_name``."""
-    if isinstance(source, (str, os.PathLike)):
-        name, raw, _ = open_input(source)
-        array, _ = read_matrix(name, raw, key="output")
-    else:
-        name = "outputs"
-        try:
-            array = np.asarray(source)
-        except (ValueError, TypeError):
-            raise InputError("outputs: not a list of output ids (ragged?)") from None
-        if array.dtype.kind not in "biuf":
-            raise InputError(f"outputs: holds {array.dtype} values; expected output ids")
+    name, array, _, _ = given_matrix(source, name="outputs", key="output",
+                                     expected="output ids")
     if array.ndim == 2 and array.shape[1] == 1:
         array = array[:, 0]
     if array.ndim != 1:

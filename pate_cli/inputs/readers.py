@@ -253,7 +253,8 @@ def hash_into(digest, path) -> bytes:
     return first
 
 
-def given_matrix(value, *, name: str, key: str, index_col: int | None = None):
+def given_matrix(value, *, name: str, key: str, index_col: int | None = None,
+                 expected: str = "numbers"):
     """A matrix given as a path or, to the Python API, as an array.
 
     Args:
@@ -262,6 +263,7 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None):
       name: how messages name an array given directly (``"the student array"``).
       key: the ``.npz`` member of a file.
       index_col: a CSV/TSV column to drop.
+      expected: what an array's values are, in its messages.
 
     Returns:
       ``(name, array, labels, sha256)``: a file's name, array, packed ``labels`` and
@@ -278,10 +280,10 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None):
     try:
         array = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
     except (ValueError, TypeError):  # ragged lists
-        raise InputError(f"{name}: not a table of numbers (rows of different lengths?)") \
+        raise InputError(f"{name}: not a table of {expected} (rows of different lengths?)") \
             from None
     if array.dtype.kind not in "biuf":  # as a file's (checks.check_dtype)
-        raise InputError(f"{name}: holds {array.dtype} values; expected numbers")
+        raise InputError(f"{name}: holds {array.dtype} values; expected {expected}")
     return name, array, None, None
 
 

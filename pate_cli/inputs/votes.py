@@ -173,8 +173,7 @@ def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
                     sha256: str | None = None) -> VoteSet:
     """A ``VoteSet`` of sparse votes (a file's, named ``name`` with its ``sha256``, or the
     API's matrix, ``sha256`` None): rows checked to share one total unless ``teachers``
-    is given."""
-    checked_teachers(teachers)
+    (checked by the caller, before any read) is given."""
     totals = row_totals(votes)
     if teachers is None:
         reference = float(totals[0])
@@ -427,6 +426,7 @@ def read_votes(votes=None, **options: Any) -> VoteSet:
         vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
                                                                index_col=index_col)
     elif hasattr(votes, "tocsr"):  # a SciPy sparse matrix
+        checked_teachers(teachers)
         vote_set = sparse_vote_set("the sparse votes", sparse_from_matrix(votes), teachers)
         if labels is not None:
             vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
