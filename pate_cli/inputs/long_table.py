@@ -14,18 +14,24 @@ those it found.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError, OptionError
 from .checks import show_number
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 ROLES = ("query", "class", "count", "output")  # output: optional
 TABLE_EXTENSIONS = (".csv", ".tsv", ".parquet")
 ID_LIMIT = 2**63  # query, class and output ids are int64
 _SHOWN_COLUMNS = 8  # a header's columns named in a message (a dense CSV may have thousands)
+BATCH_ROWS = 1 << 18  # rows of a long table read at once
 
 
 @dataclass(frozen=True)
@@ -140,53 +146,169 @@ def not_a_long_table(path, *, classes: int | None, columns: ColumnMap) -> InputE
 
 
 def read_long_table(name: str, vocabulary: int, columns: ColumnMap):
-    """``(rows, cols, counts, output per query or None)`` of the long table ``name``: rows
-    sorted by query then class, checked for order (queries ascending, none skipped) and for
-    ids that fit ``int64`` (classes within the vocabulary) before any cast."""
+    """``(indptr, cols, counts, output per query or None)``, the CSR arrays of the long
+    table ``name``, read ``BATCH_ROWS`` rows at a time: each batch checked for order
+    (queries ascending, none skipped), for ids that fit ``int64`` (classes within the
+    vocabulary) before any cast, and for duplicate entries, each refusal naming the line
+    (the first problem in the file's order); a query's rows sorted by class. Memory holds
+    the arrays returned and one batch, whatever the table."""
+    table = _Batches(name, vocabulary, columns, rows=_row_bound(name))
+    for frame in _frames(name, columns):
+        table.add(frame)
+    return table.result()
+
+
+def _frames(name: str, columns: ColumnMap) -> Iterator[pd.DataFrame]:
+    """The table's rows as frames of at most ``BATCH_ROWS`` rows (column names in lower
+    case without surrounding spaces); a header without rows gives one empty frame."""
     extension = os.path.splitext(name)[1].lower()
     try:
         if extension == ".parquet":
             import pyarrow.parquet as pq
-            frame = pq.read_table(name).to_pandas()
+            source = pq.ParquetFile(name)
+            _check_columns(name, source.schema_arrow.names, columns)
+            frames = (batch.to_pandas() for batch in source.iter_batches(BATCH_ROWS))
         else:
             import pandas as pd
-            frame = pd.read_csv(name, sep="\t" if extension == ".tsv" else ",",
-                                encoding="utf-8-sig")
+            frames = pd.read_csv(name, sep="\t" if extension == ".tsv" else ",",
+                                 encoding="utf-8-sig", chunksize=BATCH_ROWS)
+        for frame in frames:  # parse errors arise batch by batch
+            frame.columns = [str(c).strip().lower() for c in frame.columns]
+            _check_columns(name, frame.columns, columns)
+            yield frame
     except ImportError:
         raise InputError(f"{name}: reading .parquet needs pyarrow (pip install "
                          "'pate_cli[parquet]')") from None
+    except InputError:
+        raise
     except Exception as error:  # pandas' and pyarrow's parse errors are many types
         raise InputError(f"{name}: not a readable table ({str(error).splitlines()[0]})"
                          ) from None
-    frame.columns = [str(c).strip().lower() for c in frame.columns]
-    missing = [c for c in columns.required if c not in frame.columns]
+
+
+def _row_bound(name: str) -> int:
+    """At least the table's rows: a Parquet file's count, else its lines (0 where it cannot
+    be read: ``_frames`` says why)."""
+    try:
+        if name.lower().endswith(".parquet"):
+            import pyarrow.parquet as pq
+            return int(pq.ParquetFile(name).metadata.num_rows)
+        lines = 0
+        with open(name, "rb") as handle:
+            for block in iter(partial(handle.read, 1 << 24), b""):
+                lines += block.count(b"\n")
+        return lines + 1
+    except Exception:  # pyarrow's errors are many types
+        return 0
+
+
+def _check_columns(name: str, found, columns: ColumnMap) -> None:
+    found = [str(c).strip().lower() for c in found]
+    missing = [c for c in columns.required if c not in found]
     if missing:
         raise InputError(f"{name}: a long table needs columns {_expected(columns)}; missing "
-                         f"{','.join(missing)} (its columns: {_shown(frame.columns)})")
-    if len(frame) == 0:
-        raise InputError(f"{name}: has no queries (no rows)")
-    values = {role: _numbers(name, frame, columns[role]) for role in ROLES
-              if columns[role] in frame.columns}
-    rows = _ids(name, frame, columns["query"], values["query"], ID_LIMIT, role="query")
-    bad = np.flatnonzero(np.diff(rows) < 0)
-    if bad.size:
-        raise InputError(f"{name}: queries are not ascending: line {bad[0] + 3} has query "
-                         f"{rows[bad[0] + 1]} after query {rows[bad[0]]}")
-    skipped = np.flatnonzero(np.diff(rows) > 1)
-    if rows[0] > 0 or skipped.size:  # before counting rows per query up to the last id
-        query = 0 if rows[0] > 0 else int(rows[skipped[0]]) + 1
-        raise InputError(f"{name}: query {query} has no rows (every query needs its "
-                         "non-zero counts)")
-    cols = _ids(name, frame, columns["class"], values["class"], vocabulary, role="class")
-    order = np.lexsort((cols, rows))
-    output = None
-    if "output" in values:
-        output = _output_per_query(name, rows, _ids(name, frame, columns["output"],
-                                                    values["output"], ID_LIMIT, role="output"))
-    return rows[order], cols[order], values["count"][order], output
+                         f"{','.join(missing)} (its columns: {_shown(found)})")
 
 
-def _numbers(name, frame, column) -> np.ndarray:
+class _Batches:
+    """A long table's CSR arrays formed batch by batch (``read_long_table``). The last
+    query of a batch may go on in the next, so its rows wait for it (``pending``): every
+    batch sorted is whole queries."""
+
+    def __init__(self, name: str, vocabulary: int, columns: ColumnMap, *, rows: int):
+        self.name, self.vocabulary, self.columns = name, vocabulary, columns
+        self.read = 0  # rows read (the next row is on line read + 2)
+        self.pending: list[np.ndarray] | None = None  # the last query's rows so far
+        self.parts: list[tuple[np.ndarray, ...]] = []  # per batch: stored, output
+        # the classes and counts of the rows sorted so far, in arrays of ``rows`` entries
+        # (grown if the table has more), so that they are never copied whole
+        self.cols = np.empty(rows, dtype=np.int32 if vocabulary < 2**31 else np.int64)
+        self.counts: np.ndarray | None = None
+        self.filled = 0
+
+    def add(self, frame: pd.DataFrame) -> None:
+        name, columns, line = self.name, self.columns, self.read + 2
+        values = {role: _numbers(name, frame, columns[role], line) for role in ROLES
+                  if columns[role] in frame.columns}
+        if not len(frame):
+            return
+        rows = _ids(name, frame, columns["query"], values["query"], ID_LIMIT, role="query",
+                    line=line)
+        last = -1 if self.pending is None else int(self.pending[0][-1])
+        steps = np.diff(rows, prepend=last)
+        bad = np.flatnonzero(steps < 0)
+        if bad.size:
+            before = last if bad[0] == 0 else rows[bad[0] - 1]
+            raise InputError(f"{name}: queries are not ascending: line {line + bad[0]} has "
+                             f"query {rows[bad[0]]} after query {before}")
+        skipped = np.flatnonzero(steps > 1)
+        if skipped.size:  # before counting rows per query up to the last id
+            query = last + 1 if skipped[0] == 0 else int(rows[skipped[0] - 1]) + 1
+            raise InputError(f"{name}: query {query} has no rows (every query needs its "
+                             "non-zero counts)")
+        cols = _ids(name, frame, columns["class"], values["class"], self.vocabulary,
+                    role="class", line=line)
+        batch = [rows, cols, values["count"]]
+        if "output" in values:
+            output = _ids(name, frame, columns["output"], values["output"], ID_LIMIT,
+                          role="output", line=line)
+            _check_outputs(name, rows, output, line, self.pending)
+            batch.append(output)
+        self.read += len(frame)
+        if self.pending is not None:
+            batch = [np.concatenate((held, new)) for held, new in zip(self.pending, batch,
+                                                                      strict=True)]
+        cut = int(np.searchsorted(batch[0], batch[0][-1]))  # the last query's first row
+        self.pending = [column[cut:] for column in batch]
+        if cut:
+            self._sorted([column[:cut] for column in batch])
+
+    def _sorted(self, batch: list[np.ndarray]) -> None:
+        """Whole queries' rows sorted by query, then class; duplicates refused."""
+        rows, cols, counts = batch[:3]
+        order = np.lexsort((cols, rows))
+        rows, cols = rows[order], cols[order]
+        same = np.flatnonzero((np.diff(rows) == 0) & (np.diff(cols) == 0))
+        if same.size:
+            raise InputError(f"{self.name}: query {rows[same[0]]}, class {cols[same[0]]} "
+                             "appears twice (duplicate entry)")
+        first = np.flatnonzero(np.diff(rows, prepend=-1))  # each query's first row
+        self.parts.append((np.diff(first, append=rows.size),
+                           *([] if len(batch) < 4 else [batch[3][first]])))
+        self._put(cols, counts[order])
+
+    def _put(self, cols: np.ndarray, counts: np.ndarray) -> None:
+        end = self.filled + cols.size
+        kind = counts.dtype if self.counts is None else np.promote_types(self.counts.dtype,
+                                                                          counts.dtype)
+        if self.counts is None or end > self.cols.size or kind != self.counts.dtype:
+            size = max(end, self.cols.size if end <= self.cols.size else 2 * self.cols.size)
+            self.cols = _grown(self.cols, size, self.filled, self.cols.dtype)
+            self.counts = _grown(self.counts, size, self.filled, kind)
+        self.cols[self.filled:end] = cols
+        self.counts[self.filled:end] = counts
+        self.filled = end
+
+    def result(self):
+        if self.pending is None:
+            raise InputError(f"{self.name}: has no queries (no rows)")
+        self._sorted(self.pending)
+        assert self.counts is not None
+        stored, *output = (np.concatenate(part) for part in zip(*self.parts, strict=True))
+        indptr = np.concatenate(([0], np.cumsum(stored)))
+        return (indptr, self.cols[:self.filled], self.counts[:self.filled],
+                output[0] if output else None)
+
+
+def _grown(array: np.ndarray | None, size: int, filled: int, dtype) -> np.ndarray:
+    """A new array of ``size`` entries starting with ``array``'s first ``filled``."""
+    out = np.empty(size, dtype=dtype)
+    if array is not None:
+        out[:filled] = array[:filled]
+    return out
+
+
+def _numbers(name, frame, column, line: int) -> np.ndarray:
     """A column's numbers (integers beyond int64 as floats), or one line naming the first
     cell that is not a number."""
     import pandas as pd
@@ -196,15 +318,16 @@ def _numbers(name, frame, column) -> np.ndarray:
     numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
     bad = np.flatnonzero(np.isnan(numeric) & values.notna().to_numpy())
     if bad.size:
-        raise InputError(f"{name}: column {column} holds non-numbers (line {bad[0] + 2})")
+        raise InputError(f"{name}: column {column} holds non-numbers (line {line + bad[0]})")
     return numeric
 
 
-def _ids(name, frame, column, values, limit, *, role: str) -> np.ndarray:
+def _ids(name, frame, column, values, limit, *, role: str, line: int) -> np.ndarray:
     """Whole numbers in ``0 .. limit - 1`` as int64 (checked before the cast, which would
-    wrap a larger one); each refusal names the line and the cell as written."""
-    def cell(line: int) -> str:
-        value = frame[column].iloc[line]
+    wrap a larger one); each refusal names the line (``line``: the frame's first) and the
+    cell as written."""
+    def cell(row: int) -> str:
+        value = frame[column].iloc[row]
         if not isinstance(value, (float, np.floating)):
             return str(value)  # an integer as written, however long
         return show_number(value) if abs(value) < 2**53 else repr(float(value))
@@ -212,28 +335,30 @@ def _ids(name, frame, column, values, limit, *, role: str) -> np.ndarray:
     if values.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
         if bad.size:
-            raise InputError(f"{name}: line {bad[0] + 2}: {column} {cell(bad[0])} is not an "
-                             "integer")
+            raise InputError(f"{name}: line {line + bad[0]}: {column} {cell(bad[0])} is not "
+                             "an integer")
     bad = np.flatnonzero((values < 0) | (values >= limit))
     if bad.size:
-        line, shown = bad[0] + 2, cell(bad[0])
+        at, shown = line + bad[0], cell(bad[0])
         if role == "class":
-            raise InputError(f"{name}: line {line}: class {shown} is outside the vocabulary "
+            raise InputError(f"{name}: line {at}: class {shown} is outside the vocabulary "
                              f"0..{limit - 1}")
         if role == "query" and values[bad[0]] < 0:
-            raise InputError(f"{name}: line {line} has query {shown}; queries start at 0")
-        raise InputError(f"{name}: line {line}: {role} {shown} is not an id from 0 to "
+            raise InputError(f"{name}: line {at} has query {shown}; queries start at 0")
+        raise InputError(f"{name}: line {at}: {role} {shown} is not an id from 0 to "
                          "2^63 - 1")
     return values.astype(np.int64)
 
 
-def _output_per_query(name, rows: np.ndarray, output: np.ndarray) -> np.ndarray:
-    """One output per query from a table's column (every row of a query must agree)."""
+def _check_outputs(name, rows: np.ndarray, output: np.ndarray, line: int,
+                   pending: list[np.ndarray] | None) -> None:
+    """Every row of a query names the same output (``pending``: the rows of the query the
+    previous batch ended with, whose output the first rows may go on)."""
+    if pending is not None:
+        rows = np.concatenate((pending[0][-1:], rows))
+        output = np.concatenate((pending[3][-1:], output))
+        line -= 1
     change = np.flatnonzero((np.diff(rows) == 0) & (np.diff(output) != 0))
     if change.size:
-        line = change[0] + 3
-        raise InputError(f"{name}: line {line}: query {rows[change[0]]} has two outputs "
-                         f"({output[change[0]]} and {output[change[0] + 1]})")
-    per_query = np.full(int(rows[-1]) + 1, -1, dtype=np.int64)
-    per_query[rows] = output
-    return per_query
+        raise InputError(f"{name}: line {line + change[0] + 1}: query {rows[change[0]]} has "
+                         f"two outputs ({output[change[0]]} and {output[change[0] + 1]})")

@@ -63,26 +63,21 @@ def read_sparse(name: str, kind: str, *, classes: int | None,
                 columns: ColumnMap | None = None) -> tuple[SparseVotes, np.ndarray | None]:
     """``(votes, outputs or None)`` of a sparse file (module docstring; a long table's
     columns named by ``columns``)."""
-    if kind == "npz":
-        if columns is not None and columns.given:
-            raise not_a_long_table(name, classes=None, columns=columns)
-        indptr, rows, cols, data, shape, output = _read_scipy(name)
-        if classes is not None and classes != shape[1]:
-            raise InputError(f"{name}: has {shape[1]} classes (its shape), but --classes is "
-                             f"{classes}")
-        queries, vocabulary = shape
-        order_checked = False
-        if indptr is not None:
-            return _from_csr(name, indptr, cols, data, output, vocabulary)
-    else:
+    if kind != "npz":
         if classes is None:
             raise InputError(f"{name}: a long table (query,class,count) needs --classes K, "
                              "the vocabulary size")
-        rows, cols, data, output = read_long_table(name, classes, columns or ColumnMap())
-        vocabulary = classes
-        queries = int(rows[-1]) + 1 if rows.size else 0
-        order_checked = True
-    return _compressed(name, rows, cols, data, output, queries, vocabulary, order_checked)
+        indptr, cols, data, output = read_long_table(name, classes, columns or ColumnMap())
+        return _from_csr(name, indptr, cols, data, output, classes)
+    if columns is not None and columns.given:
+        raise not_a_long_table(name, classes=None, columns=columns)
+    indptr, rows, cols, data, shape, output = _read_scipy(name)
+    if classes is not None and classes != shape[1]:
+        raise InputError(f"{name}: has {shape[1]} classes (its shape), but --classes is "
+                         f"{classes}")
+    if indptr is not None:
+        return _from_csr(name, indptr, cols, data, output, shape[1])
+    return _compressed(name, rows, cols, data, output, *shape)
 
 
 def sparse_from_matrix(matrix, name: str = "the sparse votes") -> SparseVotes:
@@ -205,8 +200,8 @@ def _checked_output(name, output: np.ndarray, queries: int) -> np.ndarray:
     return checked_ids(name, output)
 
 
-def _compressed(name, rows, cols, data, output, queries: int, vocabulary: int,
-                order_checked: bool) -> tuple[SparseVotes, np.ndarray | None]:
+def _compressed(name, rows, cols, data, output, queries: int,
+                vocabulary: int) -> tuple[SparseVotes, np.ndarray | None]:
     """Checked CSR arrays from (query, class) triplets sorted by query, then class."""
     bad = np.flatnonzero((rows < 0) | (rows >= queries))
     if bad.size:
@@ -219,8 +214,7 @@ def _compressed(name, rows, cols, data, output, queries: int, vocabulary: int,
     stored = np.bincount(rows, minlength=queries)
     empty = np.flatnonzero(stored == 0)
     if empty.size:
-        where = "rows" if order_checked else "entries"
-        raise InputError(f"{name}: query {empty[0]} has no {where} (every query needs its "
+        raise InputError(f"{name}: query {empty[0]} has no entries (every query needs its "
                          "non-zero counts)")
     indptr = np.concatenate(([0], np.cumsum(stored)))
     return _from_csr(name, indptr, cols, data, output, vocabulary)

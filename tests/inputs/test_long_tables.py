@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pate_cli
 from pate_cli.errors import InputError, OptionError
+from pate_cli.inputs import long_table
 from pate_cli.inputs.long_table import ColumnMap, column_map
 
 CLASSES = 7
@@ -158,3 +161,55 @@ def test_columns_only_read_long_tables(tables, tmp_path):
         pate_cli.analyze(np.array([[3, 2], [4, 1]]), columns=NAMES)
     with pytest.raises(OptionError, match="--multilabel does not combine with --columns"):
         pate_cli.analyze(tables["named"], multilabel="binary", columns=NAMES)
+
+
+def shuffled_within_queries(rows, seed: int):
+    """The rows with each query's rows in a random order (the table's order of classes
+    is free; queries must ascend)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for query in sorted({row[0] for row in rows}):
+        mine = [row for row in rows if row[0] == query]
+        out += [mine[i] for i in rng.permutation(len(mine))]
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(1, 9), seed=st.integers(0, 50), parquet=st.booleans())
+def test_a_table_read_in_batches_gives_the_same_votes(batch, seed, parquet, tmp_path_factory):
+    """Batches of any size (a query's rows split across them, in any class order) read
+    the same CSR arrays and outputs as the whole table at once."""
+    folder = tmp_path_factory.mktemp("batches")
+    rows = shuffled_within_queries(long_rows(seed, queries=12), seed)
+    path = write_table(folder / "t.csv", ["query", "class", "count", "output"], [0, 1, 2, 3],
+                       rows)
+    if parquet:
+        import pandas as pd
+        pd.read_csv(path).to_parquet(folder / "t.parquet")
+        path = folder / "t.parquet"
+    whole = pate_cli.load_votes(str(path), classes=CLASSES)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(long_table, "BATCH_ROWS", batch)
+        batched = pate_cli.load_votes(str(path), classes=CLASSES)
+    same_votes(whole, batched)
+    np.testing.assert_array_equal(whole.outputs, batched.outputs)
+    assert whole.votes.indptr[-1] == len(rows)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 100])
+@pytest.mark.parametrize("lines, message", [
+    (["0,1,5,0", "0,2,25,0", "1,3,30,0", "0,1,30,0"],
+     "line 5 has query 0 after query 1"),
+    (["0,1,5,0", "0,2,25,0", "2,3,30,0"], "query 1 has no rows"),
+    (["0,1,5,0", "0,2,20,0", "0,1,5,0"], "query 0, class 1 appears twice"),
+    (["0,1,5,0", "0,2,20,0", "0,3,5,1"], "line 4: query 0 has two outputs (0 and 1)"),
+    (["0,1,5,0", "0,2,25,0", "1,9,30,1"], "line 4: class 9 is outside the vocabulary"),
+    (["0,1,5,0", "0,2,25,0", "1,x,30,1"], "column class holds non-numbers (line 4)"),
+])
+def test_refusals_name_the_line_whatever_the_batches(batch, lines, message, tmp_path,
+                                                     monkeypatch):
+    path = tmp_path / "bad.csv"
+    path.write_text("\n".join(["query,class,count,output", *lines]) + "\n")
+    monkeypatch.setattr(long_table, "BATCH_ROWS", batch)
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        pate_cli.load_votes(str(path), classes=CLASSES)
