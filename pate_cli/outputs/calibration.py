@@ -82,4 +82,6 @@ def _method(s: dict) -> str:
         return "privacy-loss distribution accountant"
     if s["epsilon_method"] == "pure":
         return "pure-DP bound"
-    return f"RDP, {s['conversion']} conversion, order {s['order']:g}"
+    return (f"RDP, {s['conversion']} conversion, order {s['order']:g}"
+            + ("; data-dependent, unsanitised" if s["accounting"] != "data-independent"
+               else ""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..rounding import ceil_text, floor_text
+from .report_statement import data_dependence
 
 FORMATS = ("table", "json", "csv", "markdown")
 
@@ -68,7 +69,12 @@ def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
 
 
 def _summary_lines(s: dict) -> list[tuple[str, str]]:
+    """The table's lines. A data-dependent figure says it is unsanitised (not to be
+    published as it is); under expected accounting the data-independent line leads with
+    the bound that holds whatever a run answers, the figure at the expected count (an
+    average) after it."""
     source = s["input"]
+    dependent = data_dependence(s)[0]
     digest = (source["sha256"] or "")[:12]
     params = ", ".join(f"{key}={_short(value)}" for key, value in s["params"].items()
                        if value is not None  # the default screening goes without saying
@@ -88,9 +94,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         ("accounting", f"{s['accounting']}, {s['conversion']} conversion, seed {s['seed']}"),
         *_sampling_line(s.get("sampling")),
         ("answered", answered_text),
-        ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_order(s['order'])})"),
-        ("data-independent", f"{_up(s['epsilon_data_independent'])} "
-                             f"({_order(s['order_data_independent'])})"),
+        ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_order(s['order'])}"
+                    f"{UNSANITISED if dependent else ''})"),
+        _independent_line(s),
     ]
     if s.get("groups"):  # the run's bound is its largest group's; then the uniform run's
         uniform = ("uniform run", f"data-independent {_up(s['epsilon_data_independent'])} "
@@ -115,7 +121,8 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         # under --conversion improved)
         after = 1 + next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
         lines.insert(after, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
-                                             f"({_improved_label(s)})"))
+                                             f"({_improved_label(s)}"
+                                             f"{DEPENDENT if dependent else ''})"))
     if multi:
         tau = f" {_short(multi['tau'])}" if multi["tau"] is not None else ""
         lines.insert(3, ("multilabel", f"{multi['variant']}{tau}, {multi['labels']} labels, "
@@ -233,6 +240,18 @@ def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, s
     return [("attack risk", text)]
 
 
+def _independent_line(s: dict) -> tuple[str, str]:
+    """The data-independent figure; under expected accounting, the bound for every query
+    answered first (the figure at the expected count is an average over runs, not a bound
+    on the run that released the labels)."""
+    figure = f"{_up(s['epsilon_data_independent'])} ({_order(s['order_data_independent'])})"
+    worst = s.get("epsilon_data_independent_worst")
+    if worst is None or not worst > s["epsilon_data_independent"]:  # LNMax: every query's
+        return ("data-independent", figure)
+    return ("data-independent", f"{_up(worst)} (every query answered: the bound for any "
+                                f"run); {figure} at the expected count, an average")
+
+
 def _flat(summary: dict) -> dict:
     """One-level dict for the CSV row: nested keys joined with '.', lists as JSON."""
     flat = {}
@@ -247,6 +266,11 @@ def _flat(summary: dict) -> dict:
         else:
             flat[key] = "" if value is None else value
     return flat
+
+
+# what a data-dependent figure says of itself (math:costs: a function of the votes)
+DEPENDENT = "; data-dependent, unsanitised"
+UNSANITISED = DEPENDENT + ": not for publication"
 
 
 def _up(value) -> str:

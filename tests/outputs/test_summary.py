@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pate_cli.outputs.summary import render
 
 FIXTURES = Path(__file__).resolve().parents[1] / "regression" / "fixtures"
@@ -30,3 +32,37 @@ def test_halt_point_is_the_first_query_not_released():
     assert f"stops before query {stop})" in text
     assert f"exhausted at query {stop}" in text  # the group that stops the labelling
     assert "stops after" not in text
+
+
+def _line(text: str, key: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(f"{key} "))
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+@pytest.mark.parametrize("accounting, mechanism, dependent", [
+    ("replay", "confident", True), ("expected", "gnmax", True),
+    ("data-independent", "confident", False), ("replay", "svt", False)])
+def test_a_data_dependent_figure_says_it_is_unsanitised(accounting, mechanism, dependent,
+                                                        fmt):
+    """The headline and the improved figure of a data-dependent run say they are not for
+    publication as they are; a data-independent one (or SVT-PATE's) says nothing of it."""
+    summary = dict(_summary("confident_replay"), accounting=accounting, mechanism=mechanism,
+                   conversion="classic", epsilon_improved=1.0)
+    text = render(summary, fmt).replace("| ", "").replace(" |", " ")
+    assert ("data-dependent, unsanitised: not for publication" in _line(text, "epsilon")
+            ) == dependent
+    assert ("data-dependent, unsanitised" in _line(text, "epsilon improved")) == dependent
+    assert "unsanitised" not in _line(text, "data-independent")
+
+
+def test_expected_accounting_leads_with_the_bound_for_any_run():
+    """The data-independent figure at the expected count is an average over runs: the
+    line leads with the bound for every query answered (when larger), as the report does."""
+    summary = dict(_summary("confident_replay"), accounting="expected",
+                   epsilon_data_independent=3.0, epsilon_data_independent_worst=5.0)
+    line = _line(render(summary, "table"), "data-independent")
+    assert line.split()[1:3] == ["5.0000", "(every"]
+    assert "; 3.0000 (order" in line and line.endswith("at the expected count, an average")
+    summary["epsilon_data_independent_worst"] = 3.0  # LNMax: every query pays the same
+    assert _line(render(summary, "table"), "data-independent").split()[1:] == [
+        "3.0000", "(order", f"{summary['order_data_independent']})"]
