@@ -93,6 +93,9 @@ def load_groups(path) -> PrivacyGroups:
             except ValueError:
                 raise InputError(f"{name}: group {names[row]!r}: {column} {cell!r} is not a "
                                  "number") from None
+            if not np.isfinite(values[row]):  # an empty cell, not nan, leaves it to the rules
+                raise InputError(f"{name}: group {names[row]!r}: {column} {cell!r} is not a "
+                                 "finite number")
         columns[column] = values
     budgets = columns.pop("budget")
     bad = np.flatnonzero(~np.isfinite(budgets) | (budgets <= 0))

@@ -41,7 +41,7 @@ import numpy as np
 from .._version import __version__
 from ..analysis import analyze_totals
 from ..analysis.run_spec import RunSpec, check_options
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from ..inputs.long_table import ColumnMap, column_map
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
@@ -61,6 +61,7 @@ from .point_memory import PointMemory
 from .tuning import RDP_KEY
 
 SELECTING = ("confident", "interactive", "confident-exponential")  # with a threshold step
+SEED_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,10 @@ def check_sweep_options(mechanisms, spec):
     grid, before any work: the first broken one as its ``OptionError`` (one line, exit 2).
     ``spec``: the sweep's (``sweep.api.SweepSpec``). Returns the parsed ``--sampling`` (or
     None)."""
+    if spec.seed + spec.repeats - 1 > SEED_LIMIT:  # the table's seed column is int64
+        raise OptionError(f"--seed: a sweep's seeds (seed .. seed + repeats - 1) are at most "
+                          f"2^63 - 1 = {SEED_LIMIT} (its table stores them as 64-bit "
+                          f"integers), got {spec.seed} with {spec.repeats} repeats")
     parsed = None
     for name in mechanisms:
         parsed = check_options(RunSpec.of(

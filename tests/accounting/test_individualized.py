@@ -22,7 +22,8 @@ from pate_cli.accounting.individualized import (
     vanishing_frequencies,
 )
 from pate_cli.accounting.threshold import log_pr_answered, rdp_threshold
-from pate_cli.analysis import analyze_votes
+from pate_cli.analysis import analyze_votes, derive_parameters
+from pate_cli.inputs import PrivacyGroups
 from pate_cli.mechanisms import (
     NOISE_BLOCK,
     ConfidentGNMax,
@@ -545,3 +546,24 @@ def test_unevaluated_curves_give_the_same_bits(accounting, conversion, block_row
         np.testing.assert_array_equal(result.baseline_epsilon, generic.baseline_epsilon)
     np.testing.assert_array_equal(generic.baseline_epsilon, standard.epsilon_cumulative)
     np.testing.assert_array_equal(generic.cumulative_epsilon[:, 0], standard.epsilon_cumulative)
+
+
+@pytest.mark.parametrize("budgets, precision, message", [
+    ((1.0, 1e20), 2, r"largest ratio \(1e\+20\) needs an upsampling factor above 1,000,000"),
+    ((1e-300, 1e300), 2, r"largest ratio \(inf\)"),
+    ((1.0, 999_999.5), 2, "need factors up to 1,999,999"),
+])
+def test_upsampling_factors_past_the_limit_are_refused(budgets, precision, message):
+    """Budgets whose ratio needs more than a million copies of a teacher's votes: one
+    message (they overflowed int64, or Fraction(inf), before)."""
+    with pytest.raises(ValueError, match=message):
+        upsampling_factors(budgets, precision=precision)
+
+
+def test_given_upsampling_past_the_limit_is_refused_and_needs_no_derived_factors():
+    groups = PrivacyGroups(names=("a", "b"), budgets=np.array([1.0, 1e20]),
+                           upsampling=np.array([1.0, 3.0]))
+    assert derive_parameters(groups, variant="upsampling").sensitivity.tolist() == [1.0, 3.0]
+    with pytest.raises(ValueError, match=r"group 'b': upsampling 2e\+06 is above 1,000,000"):
+        derive_parameters(PrivacyGroups(names=("a", "b"), budgets=np.array([1.0, 2.0]),
+                                        upsampling=np.array([1.0, 2e6])), variant="upsampling")

@@ -55,6 +55,8 @@ def rows_of(result: Result) -> list[dict]:
     (["-o", "/nonexistent/dir/out.csv"], "does not exist"),
     (["-m", "svt", "--svt-scale", "1", "--svt-cutoff", "0,5"],
      "--svt-cutoff takes whole numbers of at least 1 in a sweep (fixed cut-offs; no 'auto')"),
+    (["--seed", str(2**63)], "--seed: a sweep's seeds"),
+    (["--seed", str(2**63 - 2), "--repeats", "3"], "are at most 2^63 - 1"),
 ])
 def test_bad_options_exit_2_with_one_line(cli, files, args, message):
     result = cli.sweep(files[0], *args)

@@ -292,3 +292,16 @@ def test_a_negative_round_start_says_so(tmp_path):
     path = rounds_file(tmp_path, "rows,mechanism\n-5:10,gnmax\n")
     assert error_of(load_rounds, path) == (
         f"{path}: round 0: rows '-5:10': start -5 is below 0 (rows are 0-based)")
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "nan", "NaN", "1e999"])
+def test_a_groups_cell_that_is_not_finite_is_refused(tmp_path, cell):
+    """An empty cell leaves a parameter to the rules; inf or nan is a mistake, not a blank
+    (weight inf was taken as 'derive it')."""
+    from pate_cli.errors import InputError
+    path = tmp_path / "groups.csv"
+    path.write_text(f"group,budget,weight\na,1,\nb,2,{cell}\n")
+    with pytest.raises(InputError, match=f"group 'b': weight '{cell}' is not a finite number"):
+        load_groups(path)
+    path.write_text("group,budget,weight\na,1,\nb,2,\n")
+    assert np.isnan(load_groups(path).weight).all()

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 VARIANTS = ("upsampling", "weighting", "vanishing")
+# The largest upsampling factor (a teacher's votes counted that many times).
+MAX_UPSAMPLING = 10**6
 WEIGHT_RULES = ("budget", "group-size")
 
 
@@ -37,10 +39,20 @@ def upsampling_factors(budgets: np.ndarray, *, precision: int = 2) -> np.ndarray
     if not isinstance(precision, (int, np.integer)) or precision < 0:
         raise ValueError(f"precision must be a non-negative integer, got {precision!r}")
     smallest = float(budgets.min())
+    largest = float(budgets.max()) / smallest
+    if not largest <= MAX_UPSAMPLING:
+        raise ValueError(f"--individualized upsampling: the budgets' largest ratio "
+                         f"({largest:g}) needs an upsampling factor above "
+                         f"{MAX_UPSAMPLING:,}; use weighting or vanishing")
     ratios = [Fraction(float(b) / smallest).limit_denominator(10 ** int(precision))
               for b in budgets]
     multiple = math.lcm(*(r.denominator for r in ratios))
-    return np.array([int(r * multiple) for r in ratios], dtype=np.int64)
+    factors = [int(r * multiple) for r in ratios]
+    if max(factors) > MAX_UPSAMPLING:
+        raise ValueError(f"--individualized upsampling: the budgets' ratios need factors up to "
+                         f"{max(factors):,} (at --precision {precision}), above "
+                         f"{MAX_UPSAMPLING:,}; use weighting or vanishing")
+    return np.array(factors, dtype=np.int64)
 
 
 def group_weights(budgets: np.ndarray, teacher_groups: np.ndarray, *,
@@ -148,8 +160,15 @@ def derive_parameters(groups: Any, *, variant: str,
     budgets = np.asarray(groups.budgets, dtype=np.float64)
     ones = np.ones(budgets.size)
     if variant == "upsampling":
-        derived = upsampling_factors(budgets, precision=precision).astype(np.float64)
-        sensitivity = _given_or(groups.upsampling, derived)
+        given = groups.upsampling
+        over = (np.zeros(0, dtype=np.intp) if given is None
+                else np.flatnonzero(np.nan_to_num(given) > MAX_UPSAMPLING))
+        if over.size:
+            raise ValueError(f"group {groups.names[over[0]]!r}: upsampling {given[over[0]]:g} "
+                             f"is above {MAX_UPSAMPLING:,}")
+        derived = (np.ones(budgets.size) if given is not None and np.all(np.isfinite(given))
+                   else upsampling_factors(budgets, precision=precision).astype(np.float64))
+        sensitivity = _given_or(given, derived)
         return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
     if variant == "weighting":
         if teacher_groups is None:
