@@ -268,7 +268,10 @@ def _naming(path: str):
 
 
 def _descriptor_named(path: str) -> int | None:
-    """N for ``/dev/stdout`` (1), ``/dev/stderr`` (2), ``/dev/fd/N``, ``/proc/self/fd/N``."""
+    """N for ``-`` and ``/dev/stdout`` (1), ``/dev/stderr`` (2), ``/dev/fd/N``,
+    ``/proc/self/fd/N``."""
+    if path == "-":
+        return 1
     absolute = os.path.abspath(path)
     named = {"/dev/stdout": "1", "/dev/stderr": "2"}.get(absolute)
     for prefix in ("/dev/fd/", "/proc/self/fd/"):

@@ -700,6 +700,9 @@ def test_console_script(votes_csv, votes_npy, tmp_path):
     assert bad.stderr.decode() == f"Error: {tmp_path / 'absent.csv'}: no such file\n"
     helped = run("-h")
     assert helped.returncode == 0 and b"Examples:" in helped.stdout
+    dash = run(votes_csv, "-f", "json", "-o", "-")  # stdout, as '-' means for VOTES
+    assert dash.returncode == 0 and json.loads(dash.stdout) == reference
+    assert not (tmp_path / "-").exists()
 
 
 def test_output_files_get_the_usual_permissions(cli, votes_csv, tmp_path):
