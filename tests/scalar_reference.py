@@ -63,7 +63,7 @@ def rdp_gnmax(log_q, sigma, order):
 
 
 def log_pr_answered(counts, threshold, sigma1):
-    return float(log_ndtr((round(max(counts)) - threshold) / sigma1))
+    return float(log_ndtr((max(counts) - threshold) / sigma1))
 
 
 def rdp_threshold(log_pr, sigma1, order):

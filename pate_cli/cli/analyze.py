@@ -41,7 +41,7 @@ def _output_specs(option) -> list:
         option("-f", "--format", "fmt", type=click.Choice(list(FORMATS)), default="table",
                metavar="FMT", help="Summary on stdout: table (default), json, csv, markdown."),
         option("-o", "--output", type=click.Path(dir_okay=False),
-               help="Write the summary to this file (atomically) instead of stdout (- is stdout)."),
+               help="Write the summary to this file (atomically; - is stdout)."),
         option("--per-query", type=click.Path(dir_okay=False),
                help="Write the per-query table (.csv, .jsonl/.json, .parquet)."),
         option("--write-decisions", type=click.Path(dir_okay=False),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -164,10 +165,16 @@ def test_threshold_step_equals_per_row_code():
     close(actual, expected)
 
 
-def test_threshold_rounds_half_to_even():
-    lp = log_pr_answered(np.array([2.5, 3.5]), threshold=0.0, sigma_threshold=1.0)
-    assert lp[0] == log_pr_answered(np.array([2.0]), threshold=0.0, sigma_threshold=1.0)[0]
-    assert lp[1] == log_pr_answered(np.array([4.0]), threshold=0.0, sigma_threshold=1.0)[0]
+def test_a_fractional_count_is_not_rounded():
+    """The mechanism compares the count itself: rounding it (as the 2018 paper's analysis
+    does, half to even) gave 139.4 the pr of 139, a q 6% too small and so an under-charge."""
+    lp = log_pr_answered(np.array([139.4, 2.5]), threshold=200.0, sigma_threshold=20.0)
+    exact = [float(mpmath.log(mpmath.ncdf((mpmath.mpf(m) - 200) / 20))) for m in ("139.4", "2.5")]
+    np.testing.assert_allclose(lp, exact, rtol=1e-13)
+    rounded = log_pr_answered(np.array([139.0]), threshold=200.0, sigma_threshold=20.0)
+    orders = np.array([2.0, 5.0, 10.0])
+    assert np.all(rdp_threshold(lp[:1], sigma_threshold=20.0, orders=orders)
+                  > 1.05 * rdp_threshold(rounded, sigma_threshold=20.0, orders=orders))
 
 
 # --- LNMax ---------------------------------------------------------------------------------

@@ -78,7 +78,8 @@ def test_summary_reports_both_conversions(cli):
     assert summary["epsilon_improved"] <= summary["epsilon"]
     assert improved.to_dict()["epsilon_improved"] == improved.epsilon
     done = cli.analyze(votes, "-n", "200")
-    assert f"epsilon improved  {ceil_text(improved.epsilon)} (improved conversion)" in done.out
+    assert (f"epsilon improved  {ceil_text(improved.epsilon)} (improved conversion; "
+            "data-dependent, unsanitised)") in done.out
     done = cli.analyze(votes, "-n", "200", "-f", "markdown")
     assert f"| epsilon improved | {ceil_text(improved.epsilon)}" in done.out
 

@@ -64,12 +64,14 @@ def test_uniform_student_equals_confident_with_shifted_threshold(accounting):
     assert np.all(interactive.outcome != 2)             # max p = 0.1 never exceeds 0.9
 
 
-@pytest.mark.parametrize(("teachers", "top", "p0", "shifted_max", "rounded"), [
-    (4.0, 2.0, 0.375, 0.5, 0), (4.0, 2.0, 0.125, 1.5, 2), (8.0, 4.0, 0.1875, 2.5, 2),
-    (8.0, 4.0, 0.0625, 3.5, 4),
+@pytest.mark.parametrize(("teachers", "top", "p0", "shifted_max"), [
+    (4.0, 2.0, 0.375, 0.5), (4.0, 2.0, 0.125, 1.5), (8.0, 4.0, 0.1875, 2.5),
+    (8.0, 4.0, 0.0625, 3.5),
 ])
-def test_fractional_maxima_round_half_to_even(teachers, top, p0, shifted_max, rounded):
-    """K = 2, n = (top, M - top), p = (p0, 1 - p0): max (n - M p) = top - M p0, exactly."""
+def test_fractional_maxima_are_charged_as_compared(teachers, top, p0, shifted_max):
+    """K = 2, n = (top, M - top), p = (p0, 1 - p0): max (n - M p) = top - M p0, exactly; the
+    threshold step's probability is that of this count, not of its rounding (the 2018
+    paper's, half to even, which gave 0.5 the probability of 0: an under-charge)."""
     votes = np.array([[top, teachers - top]])
     student = np.array([[p0, 1.0 - p0]])
     mechanism = InteractiveGNMax(threshold=3.0, sigma_threshold=2.0, sigma=1.0,
@@ -77,7 +79,7 @@ def test_fractional_maxima_round_half_to_even(teachers, top, p0, shifted_max, ro
     assert mechanism.selection_counts(votes, student)[0] == shifted_max
     result = analyze_votes(votes, mechanism, student=student, teachers=teachers,
                            accounting="expected", orders=[2.0, 3.0])
-    assert result.log_pr_answered[0] == log_ndtr((rounded - 3.0) / 2.0)
+    assert result.log_pr_answered[0] == log_ndtr((shifted_max - 3.0) / 2.0)
 
 
 def test_student_file_must_hold_probability_rows(tmp_path, cli):
