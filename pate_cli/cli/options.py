@@ -282,7 +282,7 @@ def table_or_json_specs(option) -> list:
         option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table",
                show_default=True, help="Output format."),
         option("-o", "--output", type=click.Path(dir_okay=False),
-               help="Write to this file (atomically; - is stdout) instead of stdout."),
+               help="Write to this file (atomically; - is stdout)."),
     ]
 
 
