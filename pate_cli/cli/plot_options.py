@@ -35,9 +35,9 @@ def figure_options(command=None, *, delta: bool = True):
         click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
                      help="The figure file: .png, .pdf or .svg."),
         click.option("--title", help="Figure title [default: one per kind]."),
-        click.option("--width", type=click.FloatRange(1, 40), default=7.0,
+        click.option("--width", type=Inches(1, 40), default=7.0,
                      show_default=True, help="Width in inches."),
-        click.option("--height", type=click.FloatRange(1, 40), default=4.2,
+        click.option("--height", type=Inches(1, 40), default=4.2,
                      show_default=True, help="Height in inches."),
         click.option("--dpi", type=click.IntRange(20, 1200), default=150, show_default=True,
                      help="Resolution (PNG pixels = width x height x dpi^2, at most "
@@ -54,6 +54,17 @@ def figure_options(command=None, *, delta: bool = True):
     for decorator in reversed(decorators):
         with_style = decorator(with_style)
     return with_style
+
+
+class Inches(click.FloatRange):
+    """A size in inches within the range: NaN, which no range check refuses, is refused
+    here, naming the option (it reached the pixel count as a bare conversion error)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number of inches", param, ctx)
+        return number
 
 
 def rows_option(command):

@@ -52,9 +52,11 @@ def check_pixels(output: str, width: float, height: float, dpi: float) -> None:
         return
     pixels = round(width * dpi) * round(height * dpi)
     if pixels > MAX_PIXELS:
+        # as many decimals as show the count above the limit (6 give every pixel)
+        decimals = next(d for d in range(7) if round(pixels / 1e6, d) > MAX_PIXELS / 1e6)
         raise OptionError(
             f"-o {output}: {width:g} x {height:g} inches at {dpi:g} dpi is "
-            f"{round(width * dpi):,} x {round(height * dpi):,} = {pixels / 1e6:,.0f} "
+            f"{round(width * dpi):,} x {round(height * dpi):,} = {pixels / 1e6:,.{decimals}f} "
             f"megapixels, above the limit of {MAX_PIXELS // 1_000_000} for a PNG (lower "
             "--dpi, --width or --height, or write .svg or .pdf)")
 
