@@ -58,7 +58,7 @@ def read_run(summary_path: str, per_query: str | None):
     and checked to be the summary's run (``plot_tables.drawn_table``), and the votes when
     the summary's input file is still there with the same sha256 (for the selection
     figure: the analysed rows, the table's ``query`` column when the summary analysed
-    ``--query-indices``)."""
+    ``--query-indices``; not for a multi-label run, whose file is no vote histogram)."""
     summary = read_summary(summary_path)
     for key in ("input", "mechanism", "queries", "accounting"):
         if key not in summary:
@@ -71,7 +71,7 @@ def read_run(summary_path: str, per_query: str | None):
     source = summary.get("input") or {}
     path = source.get("path")
     if (summary.get("mechanism") == "confident" and path and os.path.isfile(path)
-            and not summary.get("groups")):
+            and not summary.get("groups") and not summary.get("multilabel")):
         vote_set = load_votes(path)
         if vote_set.sha256 == source.get("sha256"):
             rows = vote_set.votes[slice(0, summary["queries"]) if index is None else index]

@@ -13,7 +13,10 @@ curve under another's headline. The per-query table has no sha256 or parameters 
   else ``epsilon``); for an individualized run, each group's column at the halt and at the
   end against the group's ``epsilon`` and ``epsilon_if_continued``;
 - the answered count (the sum of ``answered``, for expected accounting a sum of
-  probabilities) and the labels output (rows with a label).
+  probabilities) and the labels output (rows with a label; for a multi-label run the
+  (query, label) pairs the summary counts: the bits of a binary table's
+  ``answered_labels``, every label of a tau or powerset row; not compared beyond 62
+  labels, where a label set has no bits, -1).
 
 The figures are sums of n per-query terms formed two ways (the table's running sum adds
 them one after another, the summary's from its distinct statistics), so they are compared
@@ -74,7 +77,9 @@ class RunTotals:
         self.last: dict[str, float] = {}  # cumulative epsilon columns' last values
         self.at_halt: dict[str, float] = {}  # group columns' values at the halt
         self.answered = 0.0
-        self.labels = 0
+        self.labels: int | None = 0  # None: not counted (a label set without bits)
+        multilabel = summary.get("multilabel") or {}
+        self.label_count = int(multilabel.get("labels") or 1)  # labels per query
 
     def add(self, piece) -> RunTotals:
         """Count the next piece of the table in."""
@@ -94,10 +99,24 @@ class RunTotals:
                     self.at_halt[column] = float(values[stopped - 1 - start])
         if "answered" in piece.columns:
             self.answered += float(np.nansum(_floats(piece, "answered")))
-        if "label" in piece.columns:
-            labels = piece["label"].to_numpy(dtype=np.float64, na_value=np.nan)
-            self.labels += int(np.count_nonzero(np.isfinite(labels) & (labels >= 0)))
+        if "label" in piece.columns and self.labels is not None:
+            self.labels = self._labels_in(piece)
         return self
+
+    def _labels_in(self, piece) -> int | None:
+        """The labels counted so far with ``piece``'s: rows with a label, or a multi-label
+        run's (query, label) pairs (None where its label sets have no bits)."""
+        assert self.labels is not None
+        labels = piece["label"].to_numpy(dtype=np.float64, na_value=np.nan)
+        if self.label_count == 1 or self.summary.get("multilabel") is None:
+            return self.labels + int(np.count_nonzero(np.isfinite(labels) & (labels >= 0)))
+        if "answered_labels" not in piece.columns:  # tau, powerset: every label released
+            return self.labels + self.label_count * int(np.count_nonzero(np.isfinite(labels)))
+        sets = _floats(piece, "answered_labels")  # binary: bit l set, label l released
+        if not np.all(np.isfinite(sets) & (sets >= 0)):
+            return None
+        ones = np.unpackbits(sets.astype(np.int64).view(np.uint8))
+        return self.labels + int(np.count_nonzero(ones))
 
     def _add_queries(self, index: np.ndarray, start: int) -> None:
         if not self.indices:
@@ -177,7 +196,7 @@ class RunTotals:
 
     def _labels_difference(self) -> str | None:
         output = self.summary.get("labels_output")
-        if output is None or "label" not in self.columns:
+        if output is None or "label" not in self.columns or self.labels is None:
             return None
         if self.labels != int(output):
             return f"the table outputs {self.labels} labels, the summary {output}"
