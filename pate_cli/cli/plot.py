@@ -126,7 +126,10 @@ Examples:
 @click.option("--annotate/--no-annotate", default=True, show_default=True,
               help="Write each frontier point's noise parameters next to it.")
 @click.option("--logx", is_flag=True, help="Logarithmic epsilon axis.")
-@figure_options
+@figure_options(delta="delta of the epsilon axis, for tables that do not record one "
+                      "[default: 1e-5]. A figure's delta is the one its data were computed "
+                      "at: where the tables' delta column gives it, --delta must agree "
+                      "with it.")
 def tradeoff(inputs, **options):
     """Label accuracy against epsilon from pate-sweep tables (several are concatenated).
 
@@ -134,9 +137,9 @@ def tradeoff(inputs, **options):
     teacher count (--by teachers, Figure 4 right). Each curve's line joins its Pareto
     frontier in epsilon order (the points no other point beats with at most the epsilon
     and at least the accuracy, or answered with --y answered); the other points are
-    faint dots. Error bars from the *_std columns where non-zero. delta comes from
-    --delta, else from the tables' delta column (pate-sweep writes one; all rows must
-    agree), else 1e-5.
+    faint dots. Error bars from the *_std columns where non-zero. delta is the one the
+    tables' delta column records (pate-sweep writes one; rows at different deltas are
+    refused: plot them separately); --delta labels tables without one (else 1e-5).
     """
     from ..outputs.plot_files import plot_tradeoff
     _save(plot_tradeoff, inputs, options)
@@ -164,7 +167,7 @@ Examples:
               help="Number of teachers M when rows do not sum to it.")
 @index_col_option()
 @stack(long_table_specs())
-@figure_options
+@figure_options(delta="delta of the expected analysis that chooses --order [default: 1e-5].")
 def selection(votes, **options):
     """Plurality histogram of all queries and of those Confident-GNMax answers.
 

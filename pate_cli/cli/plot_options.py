@@ -12,14 +12,19 @@ import click
 from ..outputs import figure_style
 from .options import Probability, debug_option
 
+DELTA_HELP = ("delta of the epsilon axis, for tables that do not record one [default: "
+              "1e-5]. A figure's delta is the one its data were computed at: where --summary "
+              "gives it, --delta must agree with it.")
 
-def figure_options(command=None, *, delta: bool = True):
+
+def figure_options(command=None, *, delta: bool | str = True):
     """-o OUT and the look of the figure, shared by every kind.
 
     The look options reach the command as one ``style`` argument (a ``plots.Style``).
     A PNG holds at most ``MAX_PIXELS`` pixels (a one-line refusal, exit 2, above).
-    ``@figure_options(delta=False)`` leaves out ``--delta`` (a figure whose axes hold at
-    every delta).
+    ``--delta``'s help is ``DELTA_HELP``, or ``delta`` when a text;
+    ``@figure_options(delta=False)`` leaves it out (a figure whose axes hold at every
+    delta).
     """
     if command is None:
         return functools.partial(figure_options, delta=delta)
@@ -47,8 +52,8 @@ def figure_options(command=None, *, delta: bool = True):
                      help="Legend location; 'outside' puts it above the plot [default: best "
                           "inside, above the plot for more than 3 entries]."),
         *([click.option("--delta", type=Probability(),
-                        help="delta of the epsilon axis [default: from --summary, else "
-                             "1e-5].")] if delta else []),
+                        help=delta if isinstance(delta, str) else DELTA_HELP)]
+          if delta else []),
         debug_option,
     ]
     for decorator in reversed(decorators):

@@ -11,6 +11,7 @@ before any work) and ``save_figure`` writes the figure atomically.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import NamedTuple
 
@@ -67,7 +68,8 @@ def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, styl
     names = _run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     return plots.history_figure(list(zip(names, frames, strict=True)),
-                                delta=_figure_delta(delta, summaries), x=x, budget=budget,
+                                delta=_figure_delta(delta, summaries, summary_paths), x=x,
+                                budget=budget,
                                 caption=caption, style=style)
 
 
@@ -81,8 +83,8 @@ def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
     caption = captions.runs_caption(names, frames, summaries)
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
     return plots.partition_figure(list(zip(names, frames, strict=True)),
-                                  delta=_figure_delta(delta, summaries), caption=caption,
-                                  style=style)
+                                  delta=_figure_delta(delta, summaries, summary_paths),
+                                  caption=caption, style=style)
 
 
 def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool, queries,
@@ -119,18 +121,19 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
         caption, f"{captions.table_queries(frame):,} queries{captions.drawn_from(frame)}",
         f"budgets: {budget_text}" if budgets else
         "no budgets given (use --groups or --summary)") if part)
-    return plots.groups_figure(frame, budgets=budgets, delta=_figure_delta(delta, [summary]),
-                               x=x, baseline=baseline, caption=caption, style=style)
+    return plots.groups_figure(frame, budgets=budgets,
+                               delta=_figure_delta(delta, [summary], [summary_path]), x=x,
+                               baseline=baseline, caption=caption, style=style)
 
 
 def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style, delta):
     """Label accuracy (or answered) against epsilon from sweep tables, concatenated; delta
-    from ``delta``, else the tables' one delta, else 1e-5 (Papernot et al. 2018, Figure 4).
-    """
+    the tables' one delta (``delta`` must agree), for tables without one ``delta``, else
+    1e-5 (Papernot et al. 2018, Figure 4)."""
     import pandas as pd
 
     needed = ["mechanism", "epsilon", y] + (["teachers"] if by == "teachers" else [])
-    frames = []
+    frames, recorded = [], {}
     for path in inputs:
         frame = read_table(path, expected=SWEEP)
         require_table(frame, path, kind="sweep", columns=needed)
@@ -146,17 +149,14 @@ def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style,
         if by == "teachers" and not np.isfinite(frame["teachers"]).all():
             raise InputError(f"{path}: column 'teachers' has empty cells; --by teachers "
                              "needs every row's teacher count")
+        if "delta" in frame.columns:
+            values = numeric_column(frame, path, "delta", allow_empty=True)
+            for value in values[np.isfinite(values)]:
+                recorded.setdefault(float(value), f"{path} (its delta column)")
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True)
-    if delta is None and "delta" in table.columns:
-        values = numeric_column(table, inputs[0], "delta", allow_empty=True)
-        found = {float(d) for d in values[np.isfinite(values)]}
-        if len(found) > 1:
-            raise InputError("the sweep tables mix several delta values "
-                             f"({', '.join(f'{d:g}' for d in sorted(found))}); plot one, "
-                             "or give --delta")
-        delta = found.pop() if found else None
-    return plots.tradeoff_figure(table, delta=delta or 1e-5, by=by, y=y, annotate=annotate,
+    delta = _axis_delta(delta, recorded, "the sweep tables' rows")
+    return plots.tradeoff_figure(table, delta=delta, by=by, y=y, annotate=annotate,
                                  logx=logx, caption=captions.sweep_caption(table),
                                  style=style)
 
@@ -288,13 +288,30 @@ def _run_labels(labels, inputs, summaries) -> list[str]:
     return names
 
 
-def _figure_delta(option, summaries) -> float:
-    """The delta of the epsilon axis: ``option``, else the summaries' one, else 1e-5."""
-    found = {float(s["delta"]) for s in summaries if s}
-    if option is not None:
-        return option
-    if len(found) > 1:
-        raise InputError("the summaries have different delta values "
-                         f"({', '.join(f'{d:g}' for d in sorted(found))}); pick one "
-                         "with --delta")
-    return found.pop() if found else 1e-5
+def _figure_delta(option, summaries, paths) -> float:
+    """The delta of the epsilon axis of runs with these summaries (or none): ``_axis_delta``
+    of the deltas the summaries' runs were computed at."""
+    recorded: dict = {}
+    for summary, path in zip(summaries, paths or [None] * len(summaries), strict=True):
+        if summary and summary.get("delta") is not None:
+            recorded.setdefault(float(summary["delta"]), f"the run of {path}")
+    return _axis_delta(option, recorded, "the summaries")
+
+
+def _axis_delta(option, recorded: dict, what: str) -> float:
+    """The delta of an epsilon axis: the one its data were computed at (``recorded``: each
+    delta found, and where), which ``option`` (--delta) must agree with; ``option`` only
+    for data that record none, else 1e-5. One axis holds at one delta: data computed at
+    several are refused (each its own figure)."""
+    if len(recorded) > 1:
+        raise InputError(f"{what} have different delta values "
+                         f"({', '.join(f'{d:g}' for d in sorted(recorded))}): an epsilon "
+                         "axis holds at one delta; plot them separately")
+    if not recorded:
+        return option if option is not None else 1e-5
+    ((delta, source),) = recorded.items()
+    if option is not None and not math.isclose(option, delta, rel_tol=1e-9):
+        raise OptionError(f"--delta {option:g}: {source} was computed at delta {delta:g}, "
+                          "the delta of its epsilon axis (leave out --delta, or give "
+                          f"{delta:g})")
+    return delta
