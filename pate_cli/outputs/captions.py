@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rounding import ceil_text
+from .report_statement import data_dependence
 from .summary import risk_source_text, risk_text, tprs_text
 
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
@@ -64,8 +65,22 @@ def drawn_from(frame) -> str:
             "first over each budget)")
 
 
+def figure_note(summary: dict | None, what: str = "figure") -> str:
+    """What a per-query table's cumulative epsilon is: its RDP ``what``; for a run whose
+    summary gives the PLD accountant's headline, that figure, and for a data-dependent run
+    that it is unsanitised (math:costs)."""
+    parts = [f"the per-query table's RDP {what}"]
+    if (summary or {}).get("epsilon_method") == "pld" and summary.get("epsilon") is not None:
+        parts.append(f"the summary's epsilon, {ceil_text(float(summary['epsilon']), 4)}, is "
+                     "the PLD (privacy-loss distribution) accountant's")
+    if summary and data_dependence(summary)[0]:
+        parts.append("data-dependent, unsanitised: not for publication")
+    return "; ".join(parts)
+
+
 def runs_caption(labels, frames, summaries) -> str:
-    """Per run: label (parameters): queries, answered, final epsilon; shared accounting."""
+    """Per run: label (parameters): queries, answered, final epsilon and what figure it is
+    (``figure_note``); shared accounting."""
     parts = []
     for label, frame, summary in zip(labels, frames, summaries, strict=True):
         answered = frame.attrs.get("answered")
@@ -76,9 +91,10 @@ def runs_caption(labels, frames, summaries) -> str:
         mechanism = MECHANISM_NAMES.get((summary or {}).get("mechanism"), "")
         name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
         parts.append(f"{name}{f' ({params})' if params else ''}: "
-                     f"{table_queries(frame):,} queries, {count} answered, final epsilon "
-                     f"{ceil_text(float(frame['epsilon_cumulative'].iloc[-1]), 3)}"
-                     f"{drawn_from(frame)}")
+                     f"{table_queries(frame):,} queries{drawn_from(frame)}, {count} answered, "
+                     "final epsilon "
+                     f"{ceil_text(float(frame['epsilon_cumulative'].iloc[-1]), 3)} "
+                     f"({figure_note(summary)})")
     accounting = {summary_accounting(s) for s in summaries if s}
     text = "; ".join(parts) + "."
     if len(accounting) == 1:

@@ -119,6 +119,7 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
     budget_text = ", ".join(f"{name} {budget:g}" for name, budget in budgets.items())
     caption = "; ".join(part for part in (
         caption, f"{captions.table_queries(frame):,} queries{captions.drawn_from(frame)}",
+        f"epsilon: {captions.figure_note(summary, 'figures')}",
         f"budgets: {budget_text}" if budgets else
         "no budgets given (use --groups or --summary)") if part)
     return plots.groups_figure(frame, budgets=budgets,

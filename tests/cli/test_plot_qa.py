@@ -1,7 +1,8 @@
 """pate-plot's QA fixes: a figure's size options (non-finite sizes named, the pixel count
 shown with the digits that put it over the limit); a figure's delta is the one its data
 were computed at (--delta must agree with a summary's or a sweep table's, runs at different
-deltas are not put on one axis)."""
+deltas are not put on one axis); captions say which figure they show (the per-query table's
+RDP epsilon, unsanitised when data-dependent, beside a PLD headline)."""
 
 from __future__ import annotations
 
@@ -121,3 +122,46 @@ def test_tradeoff_delta_is_its_tables_and_delta_must_agree(plot_runs, tmp_path, 
 def test_delta_help_says_it_labels_tables_without_one(kind, cli):
     text = " ".join(cli.plot(kind, "--help").out.split())
     assert "do not record" in text and "must agree" in text
+
+
+# --- captions name the figure they show ------------------------------------------------------
+
+def _caption(svg_path) -> str:
+    return " ".join(_axis_labels(svg_path.read_text()).split())
+
+
+def test_history_caption_of_a_data_dependent_run_says_unsanitised(plot_runs, tmp_path, cli):
+    out = tmp_path / "h.svg"
+    for kind in ("history", "partition"):
+        assert cli.plot(kind, plot_runs["confident"], "--summary", plot_runs["confident_json"],
+                        "-o", out).code == 0
+        text = _caption(out)
+        assert "(the per-query table's RDP figure; data-dependent, unsanitised: not for " \
+               "publication)" in text, text
+    assert cli.plot("history", plot_runs["confident"], "-o", out).code == 0
+    text = _caption(out)  # no summary: what the run was is not known, the figure is
+    assert "(the per-query table's RDP figure)" in text and "unsanitised" not in text, text
+
+
+def test_history_caption_of_a_pld_run_names_the_accountants(tmp_path, cli):
+    from pate_cli.rounding import ceil_text
+    table, summary_path = tmp_path / "g.csv", tmp_path / "g.json"
+    assert cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", "2000", "-m", "gnmax",
+                       "--sigma", "40", "--accounting", "data-independent", "--per-query",
+                       table, "-f", "json", "-o", summary_path).code == 0
+    summary = json.loads(summary_path.read_text())
+    assert summary["epsilon_method"] == "pld" and summary["epsilon"] < summary["epsilon_rdp"]
+    out = tmp_path / "h.svg"
+    assert cli.plot("history", table, "--summary", summary_path, "-o", out).code == 0
+    text = _caption(out)
+    assert (f"final epsilon {ceil_text(summary['epsilon_rdp'], 3)} (the per-query table's "
+            f"RDP figure; the summary's epsilon, {ceil_text(summary['epsilon'], 4)}, is the "
+            "PLD (privacy-loss distribution) accountant's)") in text, text
+    assert "unsanitised" not in text
+
+
+def test_groups_caption_of_a_data_dependent_run_says_unsanitised(plot_runs, tmp_path, cli):
+    out = tmp_path / "g.svg"
+    assert cli.plot("groups", plot_runs["groups"], "--summary", plot_runs["groups_json"],
+                    "-o", out).code == 0
+    assert "RDP figures; data-dependent, unsanitised: not for publication" in _caption(out)
