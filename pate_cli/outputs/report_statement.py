@@ -186,7 +186,7 @@ def headline(summary: dict) -> dict:
         smooth = summary["smooth_sensitivity"]
         published = smooth["sanitized_epsilon"]
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), the "
-                "smooth-sensitivity sanitised release of the data-dependent \u03b5 = "
+                "smooth-sensitivity sanitised release of the data-dependent, unsanitised \u03b5 = "
                 f"{epsilon_text(smooth['epsilon_after'])} (which includes the release's own cost; "
                 f"noise std {number(smooth['noise_std'])}).")
     elif dependent and summary.get("epsilon_data_independent_worst") is not None:
