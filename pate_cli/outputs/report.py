@@ -11,6 +11,7 @@ writes them all atomically as one set (``outputs.writing.write_outputs``).
 from __future__ import annotations
 
 import os
+from urllib.parse import quote
 
 from .figure_style import figure_bytes
 from .report_content import report_content
@@ -113,5 +114,7 @@ def _embedded(key: str, figure, fmt: str, folder: str, files: dict) -> dict:
         entry["svg"] = Markup(svg_markup(figure, f"figure-{key}"))  # noqa: S704 - matplotlib escapes text
     else:
         files[os.path.join(folder, f"{key}.svg")] = figure_bytes(figure, "svg")
-        entry["file"] = f"{os.path.basename(folder)}/{key}.svg"  # beside the report
+        # beside the report; percent-encoded, so that spaces, parentheses or non-ASCII
+        # letters in the report's name do not end the link's destination
+        entry["file"] = quote(f"{os.path.basename(folder)}/{key}.svg", safe="/")
     return entry
