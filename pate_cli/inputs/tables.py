@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ TABLE_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".parquet")
 PER_QUERY = "a per-query table (pate-analyze --per-query FILE)"
 SWEEP = "a pate-sweep table (pate-sweep --out FILE)"
 SUMMARY = "a JSON summary (pate-analyze --format json -o FILE.json)"
+MAX_QUERIES = 2**63 - 1  # a summary's query count (an int64)
 
 # A per-query table's integer and text columns (cli:per-query; the rest are floats). Its other
 # columns are read from CSV/TSV as float64 whatever their text: pyarrow writes 100.0 as
@@ -122,7 +124,50 @@ def read_summary(path) -> dict:
         raise InputError(f"{name}: not a JSON object; expected {SUMMARY}") from None
     if not isinstance(summary, dict) or "epsilon" not in summary or "delta" not in summary:
         raise InputError(f"{name}: has no 'epsilon' and 'delta' keys; expected {SUMMARY}")
+    problem = _summary_problem(summary)
+    if problem is not None:
+        raise InputError(f"{name}: {problem}; expected {SUMMARY}")
     return summary
+
+
+def _summary_problem(summary: dict) -> str | None:
+    """What makes ``summary`` not a JSON summary of pate-analyze (None: nothing): another
+    tool's JSON, or an essential field out of its range (the figures a report or a plot
+    states: epsilon, delta, the query count, the parameters)."""
+    tool = summary.get("tool", "pate-analyze")  # a summary cut down to its keys: no tool
+    if tool != "pate-analyze":
+        return (f"is the JSON of {tool}, not a pate-analyze summary"
+                if isinstance(tool, str) and tool.startswith("pate-") else
+                f"'tool' is {_shown(tool)}, not \"pate-analyze\"")
+    for key in ("epsilon", "epsilon_data_independent"):
+        value = summary.get(key)
+        if (key == "epsilon" or value is not None) and not (
+                _real(value) and math.isfinite(value) and value >= 0):
+            return f"'{key}' must be a finite number >= 0, got {_shown(value)}"
+    delta = summary["delta"]
+    if not (_real(delta) and 0 < delta < 1):
+        return f"'delta' must be a number in (0, 1), got {_shown(delta)}"
+    queries = summary.get("queries", 0)
+    if not (isinstance(queries, int) and not isinstance(queries, bool)
+            and 0 <= queries <= MAX_QUERIES):
+        return f"'queries' must be a whole number >= 0, got {_shown(queries)}"
+    for key in ("params", "input"):
+        if not isinstance(summary.get(key, {}), dict):
+            return f"'{key}' must be a JSON object, got {_shown(summary[key])}"
+    for key in ("mechanism", "accounting"):
+        if not isinstance(summary.get(key, ""), str):
+            return f"'{key}' must be a name, got {_shown(summary[key])}"
+    return None
+
+
+def _real(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _shown(value) -> str:
+    """A field's value in an error line (JSON spelling, shortened)."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def table_kind(frame: pd.DataFrame) -> str | None:

@@ -4,6 +4,7 @@ whatever the report's name."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from urllib.parse import unquote
@@ -51,3 +52,56 @@ def test_markdown_figure_links_survive_spaces_and_parentheses(cli, tmp_path):
     html = markdown.markdown(text)
     sources = re.findall(r'<img alt="[^"]*" src="([^"]+)"', html)
     assert sorted(unquote(source) for source in sources) == sorted(map(unquote, links))
+
+
+@pytest.fixture(scope="module")
+def summary_file(tmp_path_factory):
+    from pate_cli.cli.analyze import main
+
+    path = tmp_path_factory.mktemp("summary") / "run.json"
+    with pytest.raises(SystemExit) as done:
+        main([VOTES, "-n", "100", "-f", "json", "-o", str(path)])
+    assert done.value.code == 0
+    return path
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("delta", 5, "'delta' must be a number in (0, 1), got 5"),
+    ("delta", 0, "'delta' must be a number in (0, 1), got 0"),
+    ("epsilon", float("nan"), "'epsilon' must be a finite number >= 0, got NaN"),
+    ("epsilon", -1, "'epsilon' must be a finite number >= 0, got -1"),
+    ("epsilon", None, "'epsilon' must be a finite number >= 0, got null"),
+    ("epsilon", "abc", "'epsilon' must be a finite number >= 0, got \"abc\""),
+    ("epsilon", True, "'epsilon' must be a finite number >= 0, got true"),
+    ("epsilon_data_independent", float("inf"),
+     "'epsilon_data_independent' must be a finite number >= 0, got Infinity"),
+    ("params", [1, 2], "'params' must be a JSON object, got [1, 2]"),
+    ("input", 3, "'input' must be a JSON object, got 3"),
+    ("mechanism", ["gnmax"], "'mechanism' must be a name"),
+    ("queries", 1e300, "'queries' must be a whole number >= 0, got 1e+300"),
+    ("queries", -3, "'queries' must be a whole number >= 0, got -3"),
+    ("queries", 10 ** 30, "'queries' must be a whole number >= 0"),
+    ("tool", "pate-calibrate", "is the JSON of pate-calibrate, not a pate-analyze summary"),
+    ("tool", 7, "'tool' is 7, not \"pate-analyze\""),
+])
+def test_from_checks_the_summary(cli, tmp_path, summary_file, key, value, message):
+    """A damaged summary is refused in one line naming the file and the field (it printed
+    'at δ = 5', or NaN, or crashed with exit 1)."""
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    summary[key] = value
+    damaged, report = tmp_path / "damaged.json", tmp_path / "r.md"
+    damaged.write_text(json.dumps(summary), encoding="utf-8")
+    result = cli.report("--from", damaged, "-o", report)
+    assert result.code == 2, result.err
+    assert result.err.startswith(f"Error: {damaged}: {message}")
+    assert len(result.err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == [damaged]
+
+
+def test_from_refuses_a_calibration(cli, tmp_path):
+    calibration, report = tmp_path / "cal.json", tmp_path / "r.md"
+    assert cli.calibrate(VOTES, "-n", "100", "--target-epsilon", "2", "-f", "json",
+                         "-o", calibration).code == 0
+    result = cli.report("--from", calibration, "-o", report)
+    assert result.code == 2 and "not a pate-analyze summary" in result.err
+    assert not report.exists()
