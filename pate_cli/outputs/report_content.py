@@ -59,6 +59,21 @@ def _figure(key: str, label: str, value, digits: int = 4, *, rounding: str = "up
             "value": "" if value is None else repr(value)}
 
 
+def _answered_figures(summary: dict) -> list[dict]:
+    """How many were answered: queries, or for multi-label votes labels (``answered``
+    counts (query, label) pairs), with how many labels were analysed."""
+    answered = summary.get("answered")
+    expected = " (expected)" if isinstance(answered, float) else ""
+    labels = (summary.get("multilabel") or {}).get("labels")
+    if not isinstance(labels, int):
+        return [_figure("answered", f"queries answered{expected}", answered,
+                        rounding="nearest")]
+    return [_figure("multilabel.labels", "labels per query", labels, rounding="nearest"),
+            _figure("answered", f"labels answered{expected}, of "
+                                f"{summary['queries'] * labels} (queries \u00d7 labels)",
+                    answered, rounding="nearest")]
+
+
 def outputs_view(outputs: dict | None) -> dict | None:
     """Outputs (generated sequences): their count, tokens and own epsilon (min / median /
     max; epsilons rounded up) and how many a halt left whole."""
@@ -258,7 +273,6 @@ def report_content(summary: dict, *, command: str | None = None,
     source = summary["input"]
     mechanism = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
     smooth = summary.get("smooth_sensitivity")
-    answered = summary.get("answered")
     pld = summary.get("epsilon_method", summary.get("data_independent_method")) == "pld"
     key_figures = [
         _figure("epsilon", "data-dependent \u03b5" if head["data_dependent"] else "\u03b5",
@@ -277,8 +291,7 @@ def report_content(summary: dict, *, command: str | None = None,
           else []),
         _figure("delta", "\u03b4", summary["delta"], 10, rounding="nearest"),
         _figure("queries", "queries analysed", summary["queries"], rounding="nearest"),
-        _figure("answered", "queries answered" + (" (expected)" if isinstance(answered, float)
-                                                  else ""), answered, rounding="nearest"),
+        *_answered_figures(summary),
         _figure("labels_output", "labels output", summary.get("labels_output"),
                 rounding="nearest"),
     ]

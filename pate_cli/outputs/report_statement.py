@@ -88,6 +88,14 @@ def _scope(summary: dict) -> str:
     groups = bool(summary.get("groups"))
     released = summary.get("labels_released", summary.get("labels_output"))
     answered = summary.get("labels_output") if not groups else released
+    multilabel = summary.get("multilabel")
+    if isinstance(multilabel, dict) and kind != "file":  # answered counts labels
+        labels = multilabel.get("labels")
+        total = queries * labels if isinstance(labels, int) else "their"
+        queries = f"{queries} queries of {labels} labels each"
+        if kind == "simulated":
+            return (f"{queries}; a simulated run with seed {summary.get('seed')}, not a "
+                    f"release of yours, answers {answered} of the {total} labels")
     if kind == "file":
         decisions = summary["decisions"]
         path = decisions.get("path") if isinstance(decisions, dict) else None
@@ -261,6 +269,27 @@ def _sampled_unit(sampling: dict) -> tuple[str, str]:
     return unit, relation
 
 
+def _multilabel_unit(multilabel: dict, teachers) -> tuple[str, str]:
+    """Privacy unit and neighbouring relation of multi-label votes: one example's teacher
+    changes its votes on every label of a query at once (the summary's
+    ``sensitivity_squared``, the squared L2 distance of a query's released vector)."""
+    squared = multilabel.get("sensitivity_squared")
+    sensitivity = ("not recorded" if not isinstance(squared, int | float) else
+                   f"\u221a{number(squared)} \u2248 {number(math.sqrt(squared))}"
+                   if squared >= 0 else number(squared))
+    labels = multilabel.get("labels")
+    unit = ("one training example of the private data set. The data set is split into "
+            f"{number(teachers)} disjoint partitions, one per teacher, so one example "
+            f"influences a single teacher, whose votes on all {number(labels)} labels of "
+            "a query can change at once: the query's released vector moves by at most "
+            f"L2 sensitivity {sensitivity} ({multilabel.get('variant')} multi-label votes, "
+            "docs/tutorials/multilabel.md).")
+    relation = ("two data sets are neighbours when they differ in one training example "
+                "(added, removed or replaced); either way one teacher's partition changes, "
+                "so one teacher's votes differ, on every label of every query at once.")
+    return unit, relation
+
+
 def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
     """The privacy unit, neighbouring relation, DP definition, conversion, delta and why."""
     teachers = summary["input"].get("teachers")
@@ -281,6 +310,8 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
     sampling = summary.get("sampling")
     if sampling:
         unit, relation = _sampled_unit(sampling)
+    if isinstance(summary.get("multilabel"), dict):
+        unit, relation = _multilabel_unit(summary["multilabel"], teachers)
     delta = summary["delta"]
     if dataset_size:
         ok = delta < 1.0 / dataset_size

@@ -105,3 +105,43 @@ def test_from_refuses_a_calibration(cli, tmp_path):
     result = cli.report("--from", calibration, "-o", report)
     assert result.code == 2 and "not a pate-analyze summary" in result.err
     assert not report.exists()
+
+
+@pytest.fixture(scope="module")
+def multilabel_files(tmp_path_factory):
+    """Three labels of the shipped MNIST teachers' predictions (docs/tutorials/multilabel.md)."""
+    import numpy as np
+
+    folder = tmp_path_factory.mktemp("multilabel")
+    predictions = np.load(SAMPLES / "mnist_250_predictions.npy")[:300]
+    labels = np.load(SAMPLES / "mnist_250_labels.npy")[:300]
+
+    def bits(digits):
+        return np.stack([digits % 2 == 0, digits >= 5, np.isin(digits, [0, 6, 8, 9])],
+                        -1).astype(np.int8)
+
+    np.save(folder / "ml_pred.npy", bits(predictions))
+    np.save(folder / "ml_truth.npy", bits(labels))
+    return folder
+
+
+@pytest.mark.parametrize("variant, squared", [("binary", 6), ("tau:1", 4), ("powerset", 2)])
+def test_multilabel_report_states_its_sensitivity_and_counts_labels(
+        cli, tmp_path, multilabel_files, variant, squared):
+    """It said one vote moves (L2 sensitivity √2) and 'queries answered 900' of 300."""
+    report, summary = tmp_path / "r.md", tmp_path / "s.json"
+    run = ["--predictions", multilabel_files / "ml_pred.npy", "--multilabel", variant,
+           "-m", "gnmax", "--sigma", "40", "--labels", multilabel_files / "ml_truth.npy"]
+    assert cli.report(*run, "-o", report).code == 0
+    assert cli.analyze(*run, "-f", "json", "-o", summary).code == 0
+    facts = json.loads(summary.read_text(encoding="utf-8"))
+    assert facts["multilabel"]["sensitivity_squared"] == squared
+    text = report.read_text(encoding="utf-8")
+    unit = text.split("**Privacy unit:**")[1].split("\n")[0]
+    root = f"{squared ** 0.5:.4f}".rstrip("0").rstrip(".")
+    assert f"L2 sensitivity \u221a{squared} \u2248 {root}" in unit
+    assert "one vote" not in unit and "\u221a2 for the argmax" not in unit
+    assert "| queries analysed | 300 |" in text
+    assert f"| labels answered, of 900 (queries \u00d7 labels) | {facts['answered']} |" in text
+    assert "queries answered" not in text
+    assert f"answers {facts['answered']} of the 900 labels" in text
