@@ -107,6 +107,7 @@ def report(ctx, votes, **options):
         raise click.UsageError("--show-parameters is a pate-analyze option")
     check_report_destination(output, fmt)
     command = "pate-report " + shlex.join(ctx.meta.get("pate_report.args", []))
+    given = None  # the run's own options, for the files its summary does not record
     if from_summary is not None:
         if votes is not None or options.get("predictions") is not None:
             raise click.UsageError("give VOTES (to analyse) or --from SUMMARY, not both")
@@ -124,9 +125,11 @@ def report(ctx, votes, **options):
         frame = figure_table(result, summary)
         rows = analysed_votes(result)
         epsilon = result.epsilon
+        given = {"votes": votes, **options}
     with reported_warnings():  # matplotlib's too (a layout it cannot apply), one line each
         text, figures = render_report(summary, frame, fmt=fmt, votes=rows, command=command,
-                                      dataset_size=dataset_size, output=output)
+                                      dataset_size=dataset_size, output=output,
+                                      given=given)
     write_report(output, text, figures)
     check_max_epsilon(epsilon, max_epsilon)
 

@@ -81,13 +81,16 @@ def files_folder(path: str) -> str:
 
 def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
                   command: str | None = None, dataset_size: int | None = None,
-                  output: str = "report.md") -> tuple[str, dict[str, bytes]]:
+                  output: str = "report.md", given: dict | None = None
+                  ) -> tuple[str, dict[str, bytes]]:
     """The statement as text, and the figure files a Markdown report links to.
 
     ``summary`` is the JSON summary dict, ``frame`` the per-query table (for the cost
     history and group figures), ``votes`` the analysed rows of the vote file in analysed
     order (for Confident's selection figure). For Markdown, the figures are SVG files in
-    ``files_folder(output)``, linked relative to ``output``.
+    ``files_folder(output)``, linked relative to ``output``. ``given``: the options of
+    the run that wrote the report, named as pate-analyze's (the files its summary does not
+    record, for the reproduction command).
     """
     if fmt not in TEMPLATES:
         raise ValueError(f"report format must be html or markdown, got {fmt!r}")
@@ -97,7 +100,7 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
                for key, figure in report_figures(summary, frame, votes=votes)]
     risk = risk_plot(summary)  # the attack risk section's figure
     content = report_content(summary, command=command, dataset_size=dataset_size,
-                             figures=figures,
+                             figures=figures, given=given,
                              risk_figure=None if risk is None else
                              _embedded("risk", risk, fmt, folder, files))
     text = environment(fmt).get_template(TEMPLATES[fmt]).render(**content, summary=summary)

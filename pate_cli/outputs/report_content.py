@@ -21,6 +21,7 @@ import os
 
 from ..rounding import ceil_text
 from .captions import MECHANISM_NAMES
+from .report_command import command_line
 from .report_statement import (
     decisions_kind,
     decisions_text,
@@ -236,38 +237,18 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
     return [{"item": item, "ok": bool(ok), "note": note} for item, ok, note in items]
 
 
-def command_line(summary: dict) -> str:
-    """A ``pate-analyze`` command that recomputes the summary's numbers (from its keys)."""
-    words = ["pate-analyze", str(summary["input"].get("path") or "VOTES")]
-    mechanism = summary.get("mechanism")
-    words += ["-m", str(mechanism)]
-    for key, value in (summary.get("params") or {}).items():
-        if value is not None and key != "target_epsilon":
-            words += [f"--{key.replace('_', '-')}", number(value, 12)]
-    if summary["queries"] != summary["input"].get("queries"):
-        words += ["-n", str(summary["queries"])]
-    words += ["--accounting", str(summary.get("accounting")), "--delta",
-              repr(summary["delta"]), "--conversion", str(summary.get("conversion")),
-              "--seed", str(summary.get("seed"))]
-    if summary.get("budget"):
-        words += ["--budget", number(summary["budget"].get("limit"), 12)]
-        if summary["budget"].get("halt_at") == "output":
-            words += ["--halt-at", "output"]
-    if summary.get("smooth_sensitivity"):
-        words.append("--smooth-sensitivity")
-    if summary.get("individualized"):
-        words += ["--individualized", summary["individualized"], "--groups", "GROUPS.csv"]
-    return " ".join(words)
-
-
 def report_content(summary: dict, *, command: str | None = None,
-                   dataset_size: int | None = None, figures=(), risk_figure=None) -> dict:
+                   dataset_size: int | None = None, figures=(), risk_figure=None,
+                   given: dict | None = None) -> dict:
     """Everything the templates show, from a JSON ``summary`` (nothing is recomputed).
 
     ``command``: the exact command that produced the report (else one is rebuilt from the
     summary); ``figures``: dicts with ``id``, ``title``, ``caption`` and ``svg`` (HTML) or
-    ``file`` (Markdown); ``risk_figure``: the attack risk section's, the same way.
+    ``file`` (Markdown); ``risk_figure``: the attack risk section's, the same way;
+    ``given``: the options of the run that wrote the report (the files its summary does
+    not record, for the ``pate-analyze`` command; ``report_command``).
     """
+    analyze, notes = command_line(summary, given)
     head = headline(summary)
     unit = privacy_unit(summary, dataset_size=dataset_size)
     source = summary["input"]
@@ -362,8 +343,7 @@ def report_content(summary: dict, *, command: str | None = None,
         "risk": risk_view(summary, risk_figure),
         "figures": list(figures),
         "warnings": list(summary.get("warnings") or []),
-        "reproduction": {"command": command or command_line(summary),
-                         "analyze": command_line(summary),
+        "reproduction": {"command": command or analyze, "analyze": analyze, "notes": notes,
                          "version": summary.get("version"), "tool": summary.get("tool"),
                          "path": source.get("path"), "sha256": source.get("sha256"),
                          "queries": source.get("queries")},

@@ -72,8 +72,11 @@ def read_run(summary_path: str, per_query: str | None):
     path = source.get("path")
     if (summary.get("mechanism") == "confident" and path and os.path.isfile(path)
             and not summary.get("groups") and not summary.get("multilabel")):
-        vote_set = load_votes(path)
-        if vote_set.sha256 == source.get("sha256"):
+        try:
+            vote_set = load_votes(path)
+        except InputError:  # not votes (a predictions file...): no selection figure
+            vote_set = None
+        if vote_set is not None and vote_set.sha256 == source.get("sha256"):
             rows = vote_set.votes[slice(0, summary["queries"]) if index is None else index]
     return summary, frame, rows
 

@@ -145,3 +145,68 @@ def test_multilabel_report_states_its_sensitivity_and_counts_labels(
     assert f"| labels answered, of 900 (queries \u00d7 labels) | {facts['answered']} |" in text
     assert "queries answered" not in text
     assert f"answers {facts['answered']} of the 900 labels" in text
+
+
+def _analyze_command(report) -> list[str]:
+    import shlex
+
+    text = report.read_text(encoding="utf-8")
+    return shlex.split(text.split("The numbers alone")[1].split("```")[1])
+
+
+PREDICTIONS = str(SAMPLES / "mnist_250_predictions.npy")
+STUDENT = str(SAMPLES / "mnist_250_student.npy")
+ROUNDS = str(SAMPLES / "mnist_250_rounds.csv")
+REPRODUCED = [
+    ["--predictions", PREDICTIONS, "-n", "200", "--q-bound", "integral", "--order", "9",
+     "--conversion", "improved", "--seed", "3"],
+    [VOTES, "-n", "200", "-m", "interactive", "--student", STUDENT],
+    [VOTES, "--rounds", ROUNDS],
+    [VOTES, "-n", "200", "--accounting", "data-independent", "--sampling", "poisson:0.3",
+     "--vote-change", "add", "-m", "gnmax", "--sigma", "40", "--tuning", "negbin:10,0.5"],
+    [VOTES, "-n", "200", "--accounting", "data-independent", "--sampling",
+     "without-replacement:30/100", "--sampling-steps", "independent", "--tuning",
+     "geometric:20", "--orders", "2,4,8.5"],
+    [VOTES, "-n", "2000", "-m", "gnmax", "--sigma", "40", "--budget", "1", "--add-rdp",
+     str(SAMPLES.parent / "tests" / "regression" / "gan_rdp.csv")],
+    [VOTES, "-n", "200", "-m", "lnmax", "--teachers", "260"],
+]
+
+
+@pytest.mark.parametrize("run", REPRODUCED, ids=range(len(REPRODUCED)))
+def test_the_printed_pate_analyze_command_reproduces_the_run(cli, tmp_path, run):
+    """It dropped --predictions, --student, --rounds (as '-m rounds --rounds 2'),
+    --q-bound, --tuning, --sampling, --add-rdp, --teachers and --orders."""
+    report, first, again = tmp_path / "r.md", tmp_path / "a.json", tmp_path / "b.json"
+    assert cli.report(*run, "-o", report).code == 0
+    words = _analyze_command(report)
+    assert words[0] == "pate-analyze" and "STUDENT.npy" not in words
+    assert cli.analyze(*run, "-f", "json", "-o", first).code == 0
+    assert cli.analyze(*words[1:], "-f", "json", "-o", again).code == 0
+    ran, rerun = (json.loads(path.read_text(encoding="utf-8")) for path in (first, again))
+    for key in ("epsilon", "epsilon_data_independent", "queries", "answered", "order",
+                "q_bound", "tuning", "sampling", "add_rdp", "budget", "rounds", "orders",
+                "outcomes", "input"):
+        assert ran.get(key) == rerun.get(key), key
+
+
+def test_from_a_summary_names_what_it_does_not_record(cli, tmp_path):
+    """--from knows no student file: a placeholder and a sentence, not a wrong command;
+    paths are shell-quoted."""
+    folder = tmp_path / "d \u00fc"
+    folder.mkdir()
+    votes = folder / "v (1).npy"
+    shutil.copyfile(VOTES, votes)
+    summary, report = tmp_path / "s.json", tmp_path / "r.md"
+    run = [votes, "-n", "200", "-m", "interactive", "--student", STUDENT, "--labels",
+           SAMPLES / "mnist_250_labels.npy"]
+    assert cli.analyze(*run, "-f", "json", "-o", summary).code == 0
+    assert cli.report("--from", summary, "-o", report).code == 0
+    text = report.read_text(encoding="utf-8")
+    words = _analyze_command(report)
+    assert words[1] == str(votes) and f"'{votes}'" in text
+    assert words[words.index("--student") + 1] == "STUDENT.npy"
+    assert words[words.index("--labels") + 1] == "LABELS.npy"
+    assert "STUDENT.npy: the student's probabilities (the summary does not record" in text
+    assert "was read as VOTES or as --predictions FILE" in text
+    assert "-m interactive" in " ".join(words) and "--teachers" in words
