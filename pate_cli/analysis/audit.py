@@ -89,8 +89,8 @@ class AuditSpec:
         _check_int(self.seed, "seed", 0)
         if self.margin != "auto":
             _check_int(self.margin, "margin", 1)
-        if self.margin == "auto" and self.query is not None:
-            raise InputError("--margin auto chooses the data-independent pair; --query "
+        if self.query is not None and self.margin != 1:  # 1: the default
+            raise InputError(f"--margin {self.margin} sets the data-independent pair; --query "
                              "audits a row's own histogram")
         _check_int(self.queries, "queries", 1)
         if self.query is not None:
