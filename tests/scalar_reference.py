@@ -63,7 +63,11 @@ def rdp_gnmax(log_q, sigma, order):
 
 
 def log_pr_answered(counts, threshold, sigma1):
-    return float(log_ndtr((max(counts) - threshold) / sigma1))
+    top = max(counts)  # rounded toward the threshold on the lattice of 1/16 counts
+    steps = top * 16
+    top = (min(math.ceil(steps) / 16, threshold) if top < threshold
+           else max(math.floor(steps) / 16, threshold))
+    return float(log_ndtr((top - threshold) / sigma1))
 
 
 def rdp_threshold(log_pr, sigma1, order):

@@ -15,16 +15,24 @@ from ..orders import validate_orders
 from .gnmax import rdp_gnmax
 from .validators import check_positive
 
+# The threshold step's counts are charged on the lattice of 1/COUNT_STEPS (a power of two:
+# exact in binary; whole counts lie on it).
+COUNT_STEPS = 16
+
 
 def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
                     sigma_threshold: float) -> np.ndarray:
-    """``log Pr[max v + N(0, sigma1^2) >= T]``, the probability the mechanism answers
-    (math:threshold), at the count it compares.
+    """``log Pr[max v + N(0, sigma1^2) >= T]`` (math:threshold) at the count rounded toward
+    ``T`` on the lattice of ``1 / COUNT_STEPS`` counts: up below it, down above it, ``T``
+    itself where no lattice point lies between.
 
-    The count is not rounded: the 2018 paper's analysis rounds it half to even, which for a
-    fractional count (Interactive's ``n - M p``, weighted or masked votes) can give a
-    smaller ``q`` than the mechanism's and so a data-dependent cost below the bound (up to
-    6% per query); for whole counts the two are the same.
+    The 2018 paper's analysis rounds the count half to even, which for a fractional count
+    (Interactive's ``n - M p``, weighted or masked votes) can move it away from ``T``: a
+    smaller ``q`` than the mechanism's (which compares the count itself), so a
+    data-dependent cost below the bound (up to 6% per query). Rounded toward ``T``, ``q``
+    is at least the mechanism's (the cost is never below it, and at most 1/16 of a count
+    above), and the statistic keeps few distinct values (the grouped sums and the curves
+    computed once per value rely on it); whole counts are unchanged.
 
     Args:
       max_votes: ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
@@ -42,8 +50,14 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
     max_votes = np.asarray(max_votes, dtype=np.float64)
     # a gap beyond the floats (T = 1e300, sigma1 = 1e-9) is -inf or +inf: log_ndtr's
     # limits (-inf: never answered; 0: always) are the exact values there
+    # on the lattice of 1/COUNT_STEPS counts (whole counts are on it; a count an ulp off a
+    # lattice point, as n - M p can be, takes the next point toward T: never below)
+    steps = max_votes * COUNT_STEPS
+    toward = np.where(max_votes < threshold,
+                      np.minimum(np.ceil(steps) / COUNT_STEPS, threshold),
+                      np.maximum(np.floor(steps) / COUNT_STEPS, threshold))
     with np.errstate(over="ignore"):
-        z = (max_votes - threshold) / sigma_threshold
+        z = (toward - threshold) / sigma_threshold
     return log_ndtr(z)
 
 

@@ -165,16 +165,24 @@ def test_threshold_step_equals_per_row_code():
     close(actual, expected)
 
 
-def test_a_fractional_count_is_not_rounded():
-    """The mechanism compares the count itself: rounding it (as the 2018 paper's analysis
-    does, half to even) gave 139.4 the pr of 139, a q 6% too small and so an under-charge."""
-    lp = log_pr_answered(np.array([139.4, 2.5]), threshold=200.0, sigma_threshold=20.0)
-    exact = [float(mpmath.log(mpmath.ncdf((mpmath.mpf(m) - 200) / 20))) for m in ("139.4", "2.5")]
-    np.testing.assert_allclose(lp, exact, rtol=1e-13)
-    rounded = log_pr_answered(np.array([139.0]), threshold=200.0, sigma_threshold=20.0)
+@pytest.mark.parametrize("count, toward", [(139.4, 139.4375), (260.6, 260.5625),
+                                           (199.99, 200.0), (200.03, 200.0), (2.5, 2.5),
+                                           (150.0, 150.0), (139.4375 + 1e-13, 139.5)])
+def test_a_fractional_count_is_rounded_toward_the_threshold(count, toward):
+    """Rounding half to even (the 2018 paper's) charged 139.4 as 139, a q 6% below the
+    mechanism's (which compares 139.4): an under-charge. Rounded toward T on the lattice
+    of 1/16 counts, q is at least the mechanism's; whole counts are unchanged."""
+    lp = log_pr_answered(np.array([count]), threshold=200.0, sigma_threshold=20.0)
+    assert lp[0] == log_pr_answered(np.array([toward]), threshold=200.0,
+                                    sigma_threshold=20.0)[0]
+    exact = mpmath.ncdf((mpmath.mpf(repr(count)) - 200) / 20)
+    exact_q = float(min(exact, 1 - exact))
+    q = min(math.exp(lp[0]), -math.expm1(lp[0]))
+    assert q >= exact_q * (1 - 1e-14)
     orders = np.array([2.0, 5.0, 10.0])
-    assert np.all(rdp_threshold(lp[:1], sigma_threshold=20.0, orders=orders)
-                  > 1.05 * rdp_threshold(rounded, sigma_threshold=20.0, orders=orders))
+    charged = rdp_threshold(lp, sigma_threshold=20.0, orders=orders)
+    assert np.all(charged >= rdp_threshold(np.log([exact_q]), sigma_threshold=20.0,
+                                           orders=orders) * (1 - 1e-12))
 
 
 # --- LNMax ---------------------------------------------------------------------------------

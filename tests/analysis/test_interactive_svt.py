@@ -64,14 +64,16 @@ def test_uniform_student_equals_confident_with_shifted_threshold(accounting):
     assert np.all(interactive.outcome != 2)             # max p = 0.1 never exceeds 0.9
 
 
-@pytest.mark.parametrize(("teachers", "top", "p0", "shifted_max"), [
-    (4.0, 2.0, 0.375, 0.5), (4.0, 2.0, 0.125, 1.5), (8.0, 4.0, 0.1875, 2.5),
-    (8.0, 4.0, 0.0625, 3.5),
+@pytest.mark.parametrize(("teachers", "top", "p0", "shifted_max", "toward"), [
+    (4.0, 2.0, 0.375, 0.5, 0.5), (4.0, 2.0, 0.125, 1.5, 1.5), (8.0, 4.0, 0.1875, 2.5, 2.5),
+    (8.0, 4.0, 0.0625, 3.5, 3.5), (3.0, 2.0, 0.3, 1.1, 1.125),
 ])
-def test_fractional_maxima_are_charged_as_compared(teachers, top, p0, shifted_max):
+def test_fractional_maxima_are_rounded_toward_the_threshold(teachers, top, p0, shifted_max,
+                                                           toward):
     """K = 2, n = (top, M - top), p = (p0, 1 - p0): max (n - M p) = top - M p0, exactly; the
-    threshold step's probability is that of this count, not of its rounding (the 2018
-    paper's, half to even, which gave 0.5 the probability of 0: an under-charge)."""
+    threshold step's probability is that of the count rounded toward T = 3 on the lattice of
+    1/16 counts (half to even, the 2018 paper's, gave 0.5 the probability of 0: an
+    under-charge)."""
     votes = np.array([[top, teachers - top]])
     student = np.array([[p0, 1.0 - p0]])
     mechanism = InteractiveGNMax(threshold=3.0, sigma_threshold=2.0, sigma=1.0,
@@ -79,7 +81,7 @@ def test_fractional_maxima_are_charged_as_compared(teachers, top, p0, shifted_ma
     assert mechanism.selection_counts(votes, student)[0] == shifted_max
     result = analyze_votes(votes, mechanism, student=student, teachers=teachers,
                            accounting="expected", orders=[2.0, 3.0])
-    assert result.log_pr_answered[0] == log_ndtr((shifted_max - 3.0) / 2.0)
+    assert result.log_pr_answered[0] == log_ndtr((toward - 3.0) / 2.0)
 
 
 def test_student_file_must_hold_probability_rows(tmp_path, cli):

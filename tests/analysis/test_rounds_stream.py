@@ -228,12 +228,11 @@ def test_pate_analyze_rounds_keep_no_columns_and_write_the_same_bytes(monkeypatc
 
 
 def test_rounds_memory_does_not_grow_with_the_queries(tmp_path):
-    """Votes and student rows drawn from 200 distinct pairs (memory-mapped files), a
-    Confident round then an Interactive one: 2 x 10^5 queries peak within 2 MB of 2 x 10^4
-    (the rounds' columns held took 42 MB against 11 MB)."""
+    """Votes drawn from 200 distinct rows of a memory-mapped file, a Confident round then
+    an Interactive one (a memory-mapped student): 2 x 10^5 queries peak within 2 MB of
+    2 x 10^4 (the rounds' columns held took 42 MB against 11 MB)."""
     rng = np.random.default_rng(7)
     distinct = rng.multinomial(250, np.full(10, 0.1), size=200).astype(np.int16)
-    students = rng.dirichlet(np.full(10, 0.3), size=200)
     confident = build_mechanism("confident", teachers=250, threshold=30, sigma_threshold=10,
                                 sigma=6, integer_votes=True)
     interactive = build_mechanism("interactive", teachers=250, threshold=30,
@@ -242,9 +241,8 @@ def test_rounds_memory_does_not_grow_with_the_queries(tmp_path):
 
     def peak(queries):
         path, student_path = tmp_path / f"votes{queries}.npy", tmp_path / f"s{queries}.npy"
-        rows = rng.integers(0, 200, size=queries)
-        np.save(path, distinct[rows])
-        np.save(student_path, students[rows])
+        np.save(path, distinct[rng.integers(0, 200, size=queries)])
+        np.save(student_path, rng.dirichlet(np.full(10, 0.3), size=queries))
         cut = queries // 4
         rounds = [Round(np.arange(cut), confident),
                   Round(np.arange(cut, queries), interactive,
