@@ -19,6 +19,7 @@ from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
+from ..inputs.npy_files import npz_holds
 from ..inputs.output_ids import attach_outputs, check_outputs
 from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rdp_curve import checked_curve
@@ -131,6 +132,8 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
       TypeError: a keyword that is neither an option nor a mechanism parameter.
     """
     spec = RunSpec.of(mechanism, **options)
+    if spec.name == "interactive" and spec.student is None and npz_holds(votes, "student"):
+        spec = replace(spec, student=votes)  # the archive's own student array
     sampling = check_options(spec)
     distribution = None if spec.tuning is None else tuning_distribution(spec.tuning)
     if spec.auto_orders:

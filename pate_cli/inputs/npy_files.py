@@ -139,6 +139,18 @@ def check_npz_members(name, source, *, numeric: bool = True) -> None:
                                member=info.filename[:-4], numeric=numeric)
 
 
+def npz_holds(path, key: str) -> bool:
+    """Whether ``path`` is a ``.npz`` archive with an array ``key`` (False for anything
+    else: the reader says what is wrong with it)."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).lower().endswith(".npz"):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return f"{key}.npy" in archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 def read_npz(name, source, key):
     try:
         check_npz_members(name, source)

@@ -13,6 +13,7 @@ from scipy.special import log_ndtr
 
 from pate_cli.analysis import analyze_votes
 from pate_cli.analysis.rounds import Round, analyze_rounds
+from pate_cli.errors import InputError
 from pate_cli.mechanisms import SVTPATE, ConfidentGNMax, GNMax, InteractiveGNMax
 
 
@@ -236,3 +237,24 @@ def test_add_rdp_uses_the_next_larger_order(tmp_path, cli):
     eps = curve + np.log(1e5) / (np.array([2.0, 3, 5, 8, 10]) - 1)
     assert math.isclose(added["epsilon"], eps.min(), rel_tol=1e-12)
     assert added["epsilon"] > base["epsilon"]
+
+
+def test_a_votes_archive_gives_its_own_student(tmp_path):
+    """A .npz of arrays votes and student (as the input formats list them) runs
+    Interactive-GNMax without --student, as --student would; its rows are checked."""
+    import pate_cli
+    votes, _ = votes_with_labels(queries=60)
+    student = np.full(votes.shape, 1.0 / votes.shape[1])
+    student[::3, 0] += 0.5
+    student /= student.sum(axis=1, keepdims=True)
+    np.savez(tmp_path / "v.npz", votes=votes, student=student)
+    np.save(tmp_path / "p.npy", student)
+    own = pate_cli.analyze(str(tmp_path / "v.npz"), "interactive", per_query=False)
+    given = pate_cli.analyze(votes, "interactive", student=str(tmp_path / "p.npy"),
+                             per_query=False)
+    assert own.to_dict()["epsilon"] == given.to_dict()["epsilon"]
+    assert own.to_dict()["outcomes"] == given.to_dict()["outcomes"]
+    student[5, 0] += 0.5
+    np.savez(tmp_path / "bad.npz", votes=votes, student=student)
+    with pytest.raises(InputError, match="query 5 sums to"):
+        pate_cli.analyze(str(tmp_path / "bad.npz"), "interactive")
