@@ -67,8 +67,9 @@ def render_audit(summary: dict, fmt: str) -> str:
     audited = (f"pate_cli's replay of {summary['mechanism']}" if audited == "pate_cli"
                else f"{audited}, claiming {summary['mechanism']}")
     pair = audit["pair"]
-    event = audit["event"]
-    labels = ", ".join("none" if label == -1 else str(label) for label in event["labels"])
+    event, measured = audit["event"], audit.get("measured") or {}
+    shown = ["none" if label == -1 else str(label) for label in event["labels"]]
+    labels = ", ".join(shown[:12]) + (f", ... ({len(shown)} labels)" if len(shown) > 12 else "")
     queries = audit["queries"]
     if queries == 1:
         happens = f"output in {{{labels}}}"
@@ -86,11 +87,13 @@ def render_audit(summary: dict, fmt: str) -> str:
         ("pair", f"{pair['kind']}: {pair['description']}"),
         ("", f"first  {_histogram(pair['first'])}"),
         ("", f"second {_histogram(pair['second'])}"),
-        ("event", f"{happens}, more frequent at the {event['favours']}"),
+        ("event", "none: no draw on either side fell in an event that tells them apart"
+         if measured.get("hits") == 0 and measured.get("other_hits") == 0
+         else f"{happens}, more frequent at the {event['favours']}"),
         ("epsilon upper", f"{ceil_text(audit['epsilon_upper'])} at delta {audit['delta']:g}: "
                           f"the claim ({audit['upper_accountant']})"),
         ("epsilon lower", f"{floor_text(audit['epsilon_lower'])}: measured lower bound "
-                          f"(Clopper-Pearson, {100 * audit['confidence']:g}%, "
+                          f"(Clopper-Pearson, {_percent(audit['confidence'])}, "
                           f"{audit['draws']:,} "
                           + ("draws" if queries == 1 else f"trials of {queries} queries")
                           + " per side)"),
@@ -98,6 +101,15 @@ def render_audit(summary: dict, fmt: str) -> str:
     ]
     width = max(len(key) for key, _ in lines)
     return "\n".join(f"{key:<{width}}  {value}".rstrip() for key, value in lines) + "\n"
+
+
+def _percent(confidence: float) -> str:
+    """``95%``; a confidence below 1 is never shown as 100% (0.999999999: 99.9999999%)."""
+    for digits in range(3, 18):
+        text = f"{100 * confidence:.{digits}g}"
+        if float(text) < 100 or confidence >= 1:
+            return text + "%"
+    return f"{100 * confidence!r}%"
 
 
 def _histogram(counts: list) -> str:

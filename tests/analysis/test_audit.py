@@ -253,3 +253,18 @@ def test_margin_auto_picks_the_lead_a_pilot_measures_most_at():
         with pytest.raises(InputError, match=f"--margin {margin} sets the data-independent "
                                              "pair; --query audits a row's own histogram"):
             audit(VOTES, "gnmax", margin=margin, query=3)
+
+
+def test_the_table_says_when_no_event_was_seen_and_never_rounds_the_confidence_to_100():
+    """GNMax never outputs none: with too few draws no event tells the sides apart, and the
+    table said 'output in {none}, more frequent at the first'; 0.999999999 was '100%'."""
+    few = audit_summary(audit(VOTES, "gnmax", sigma=40.0, draws=100,
+                              confidence=0.999999999))
+    text = render_audit(few, "table")
+    assert "event          none: no draw on either side fell in an event" in text
+    assert "Clopper-Pearson, 99.9999999%," in text
+    many = dict(few, audit=dict(few["audit"], event=dict(few["audit"]["event"],
+                                                         labels=list(range(40))),
+                                measured=dict(few["audit"]["measured"], hits=3)))
+    assert "output in {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ... (40 labels)}" in render_audit(
+        many, "table")
