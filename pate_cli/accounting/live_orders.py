@@ -34,7 +34,7 @@ from dataclasses import replace
 import numpy as np
 
 from .composition import RunningEpsilon, StepRows, running_epsilon, running_total
-from .conversion import Conversion
+from .conversion import ROUNDING_MARGIN, Conversion
 
 UNIT_ROUNDOFF = 2.0 ** -53
 
@@ -60,7 +60,7 @@ def epsilon_ceiling(total: np.ndarray, terms: int, conversion: Conversion) -> fl
             np.abs(sums) + np.abs(conversion.offset))
     if np.isnan(bound).any():
         return float("nan")
-    return max(float(bound.min()), 0.0)
+    return max(float(bound.min()), 0.0) * (1.0 + ROUNDING_MARGIN)  # as every epsilon
 
 
 def nonnegative(costs: StepRows) -> bool:
