@@ -83,11 +83,11 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     answered_text = (f"{answered:.1f} expected" if isinstance(answered, float)
                      else f"{answered}")
     multi = s.get("multilabel")
-    answered_text += (f" of {s['queries'] * multi['labels']} labels ({s['queries']} queries "
-                      f"x {multi['labels']})" if multi else f" of {s['queries']} queries")
+    answered_text += (f" of {s['queries'] * multi['labels']} labels ({_queries(s['queries'])} "
+                      f"x {multi['labels']})" if multi else f" of {_queries(s['queries'])}")
     lines = [
         ("input", f"{source['path']} (sha256 {digest}...)" if digest else str(source["path"])),
-        ("votes", f"{source['queries']} queries x "  # a multi-label query: L yes/no votes
+        ("votes", f"{_queries(source['queries'])} x "  # a multi-label query: L yes/no votes
                   + (f"{multi['labels']} labels" if multi else f"{source['classes']} classes")
                   + f", {_short(source['teachers'])} teachers"),
         ("mechanism", f"{s['mechanism']} ({params})"),
@@ -149,7 +149,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                              f"delta1 {v['delta1']:.3g} + delta2 {v['delta2']:.3g}"))
     for entry in s.get("rounds") or []:
         lines.append((f"round {entry['round']}",
-                      f"{entry['mechanism']}: {entry['queries']} queries from row "
+                      f"{entry['mechanism']}: {_queries(entry['queries'])} from row "
                       f"{entry['first_row']}, {entry['answered']} answered, epsilon "
                       f"{_up(entry['epsilon'])} alone (order {_short(entry['order'])})"))
     if s.get("groups"):
@@ -286,6 +286,11 @@ def _improved_label(s: dict) -> str:
     if s["epsilon_improved"] < s["epsilon"]:
         return "improved RDP conversion, below the PLD figure"
     return "PLD figure, below the improved RDP conversion"
+
+
+def _queries(count) -> str:
+    """``1 query``, ``9000 queries``."""
+    return f"{count} {'query' if count == 1 else 'queries'}"
 
 
 def _order(value) -> str:

@@ -66,3 +66,10 @@ def test_expected_accounting_leads_with_the_bound_for_any_run():
     summary["epsilon_data_independent_worst"] = 3.0  # LNMax: every query pays the same
     assert _line(render(summary, "table"), "data-independent").split()[1:] == [
         "3.0000", "(order", f"{summary['order_data_independent']})"]
+
+
+def test_one_query_is_singular():
+    summary = _summary("confident_replay")
+    summary = dict(summary, queries=1, answered=1, input=dict(summary["input"], queries=1))
+    text = render(summary, "table")
+    assert "of 1 query\n" in text and "1 query x " in text and "1 queries" not in text
