@@ -50,6 +50,10 @@ def load_groups(path) -> PrivacyGroups:
     """
     import pandas as pd
     if isinstance(path, (str, os.PathLike)):
+        if os.path.splitext(os.fspath(path))[1].lower() in (".parquet", ".xlsx", ".npz"):
+            raise InputError(f"{os.fspath(path)}: a groups file is CSV text with a header "
+                             "(group,budget[,upsampling,weight,participation,share]); save "
+                             "it as .csv (the Python API also takes a DataFrame)")
         name, raw = open_text(path)
     else:  # a table given to the API: read back as the file would be
         name, raw = "the groups table", pd.DataFrame(path).to_csv(index=False)

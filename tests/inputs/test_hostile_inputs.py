@@ -305,3 +305,14 @@ def test_a_groups_cell_that_is_not_finite_is_refused(tmp_path, cell):
         load_groups(path)
     path.write_text("group,budget,weight\na,1,\nb,2,\n")
     assert np.isnan(load_groups(path).weight).all()
+
+
+def test_a_groups_file_in_another_format_is_told_to_be_csv(tmp_path):
+    """A Parquet groups file was 'not UTF-8 text (byte 0xf0 on line 2)'."""
+    import pandas as pd
+
+    from pate_cli.errors import InputError
+    path = tmp_path / "groups.parquet"
+    pd.DataFrame({"group": ["a", "b"], "budget": [1.0, 2.0]}).to_parquet(path)
+    with pytest.raises(InputError, match="a groups file is CSV text with a header"):
+        load_groups(path)
