@@ -63,10 +63,10 @@ def rdp_gnmax(log_q, sigma, order):
 
 
 def log_pr_answered(counts, threshold, sigma1):
-    top = max(counts)  # rounded toward the threshold on the lattice of 1/16 counts
-    steps = top * 16
-    top = (min(math.ceil(steps) / 16, threshold) if top < threshold
-           else max(math.floor(steps) / 16, threshold))
+    top = max(counts)  # rounded toward the threshold on a lattice of 2^k <= sigma1 / 64
+    step = min(1.0, max(2.0**-10, 2.0 ** math.floor(math.log2(sigma1 / 64))))
+    top = (min(math.ceil(top / step) * step, threshold) if top < threshold
+           else max(math.floor(top / step) * step, threshold))
     return float(log_ndtr((top - threshold) / sigma1))
 
 

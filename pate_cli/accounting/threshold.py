@@ -15,24 +15,34 @@ from ..orders import validate_orders
 from .gnmax import rdp_gnmax
 from .validators import check_positive
 
-# The threshold step's counts are charged on the lattice of 1/COUNT_STEPS (a power of two:
-# exact in binary; whole counts lie on it).
-COUNT_STEPS = 16
+# The threshold step's counts are charged on a lattice of a power of two (exact in binary)
+# at most sigma1 / LATTICE_PER_SIGMA and at most 1 (whole counts lie on it), at least
+# SMALLEST_STEP.
+LATTICE_PER_SIGMA = 64
+SMALLEST_STEP = 2.0 ** -10
+
+
+def count_step(sigma_threshold: float) -> float:
+    """The lattice step the threshold step's counts are charged on (see
+    :func:`log_pr_answered`): 1 for ``sigma1 >= 64``, 1/16 for ``sigma1 = 5``."""
+    exponent = math.floor(math.log2(sigma_threshold / LATTICE_PER_SIGMA))
+    return min(1.0, max(SMALLEST_STEP, 2.0 ** max(exponent, -1074)))
 
 
 def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
                     sigma_threshold: float) -> np.ndarray:
     """``log Pr[max v + N(0, sigma1^2) >= T]`` (math:threshold) at the count rounded toward
-    ``T`` on the lattice of ``1 / COUNT_STEPS`` counts: up below it, down above it, ``T``
-    itself where no lattice point lies between.
+    ``T`` on the lattice of :func:`count_step`: up below it, down above it, ``T`` itself
+    where no lattice point lies between.
 
     The 2018 paper's analysis rounds the count half to even, which for a fractional count
     (Interactive's ``n - M p``, weighted or masked votes) can move it away from ``T``: a
     smaller ``q`` than the mechanism's (which compares the count itself), so a
     data-dependent cost below the bound (up to 6% per query). Rounded toward ``T``, ``q``
-    is at least the mechanism's (the cost is never below it, and at most 1/16 of a count
-    above), and the statistic keeps few distinct values (the grouped sums and the curves
-    computed once per value rely on it); whole counts are unchanged.
+    is at least the mechanism's (the cost is never below it, and the count at most
+    sigma1 / 64 closer to ``T``), and the statistic keeps few distinct values, about 64
+    per sigma1 of counts (the grouped sums and the curves computed once per value rely on
+    it); whole counts are unchanged.
 
     Args:
       max_votes: ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
@@ -50,13 +60,13 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
     max_votes = np.asarray(max_votes, dtype=np.float64)
     # a gap beyond the floats (T = 1e300, sigma1 = 1e-9) is -inf or +inf: log_ndtr's
     # limits (-inf: never answered; 0: always) are the exact values there
-    # on the lattice of 1/COUNT_STEPS counts (whole counts are on it; a count an ulp off a
-    # lattice point, as n - M p can be, takes the next point toward T: never below)
-    steps = max_votes * COUNT_STEPS
-    toward = np.where(max_votes < threshold,
-                      np.minimum(np.ceil(steps) / COUNT_STEPS, threshold),
-                      np.maximum(np.floor(steps) / COUNT_STEPS, threshold))
+    # on the lattice (whole counts are on it; a count an ulp off a lattice point, as n - M p
+    # can be, takes the next point toward T: never below)
+    step = count_step(sigma_threshold)
     with np.errstate(over="ignore"):
+        steps = max_votes / step
+        toward = np.where(max_votes < threshold, np.minimum(np.ceil(steps) * step, threshold),
+                          np.maximum(np.floor(steps) * step, threshold))
         z = (toward - threshold) / sigma_threshold
     return log_ndtr(z)
 

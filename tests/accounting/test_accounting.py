@@ -12,7 +12,7 @@ import pytest
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
 from pate_cli.accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
-from pate_cli.accounting.threshold import log_pr_answered, rdp_threshold
+from pate_cli.accounting.threshold import count_step, log_pr_answered, rdp_threshold
 from pate_cli.numerics import log1mexp, log_add
 from pate_cli.orders import default_orders, parse_orders
 from tests import scalar_reference as ref
@@ -166,13 +166,14 @@ def test_threshold_step_equals_per_row_code():
     close(actual, expected)
 
 
-@pytest.mark.parametrize("count, toward", [(139.4, 139.4375), (260.6, 260.5625),
+@pytest.mark.parametrize("count, toward", [(139.4, 139.5), (260.6, 260.5),
                                            (199.99, 200.0), (200.03, 200.0), (2.5, 2.5),
-                                           (150.0, 150.0), (139.4375 + 1e-13, 139.5)])
+                                           (150.0, 150.0), (139.25 + 1e-13, 139.5)])
 def test_a_fractional_count_is_rounded_toward_the_threshold(count, toward):
     """Rounding half to even (the 2018 paper's) charged 139.4 as 139, a q 6% below the
-    mechanism's (which compares 139.4): an under-charge. Rounded toward T on the lattice
-    of 1/16 counts, q is at least the mechanism's; whole counts are unchanged."""
+    mechanism's (which compares 139.4): an under-charge. Rounded toward T on a lattice of
+    at most sigma1 / 64 (1/4 at sigma1 20), q is at least the mechanism's; whole counts are
+    unchanged."""
     lp = log_pr_answered(np.array([count]), threshold=200.0, sigma_threshold=20.0)
     assert lp[0] == log_pr_answered(np.array([toward]), threshold=200.0,
                                     sigma_threshold=20.0)[0]
@@ -250,3 +251,9 @@ def test_conversion_rejects_bad_delta():
     for delta in (0.0, 1.0, -1e-5, 2.0):
         with pytest.raises(ValueError, match="delta"):
             rdp_to_epsilon(np.zeros(ORDERS.size), orders=ORDERS, delta=delta)
+
+
+@pytest.mark.parametrize("sigma1, step", [(150.0, 1.0), (64.0, 1.0), (63.9, 0.5), (20.0, 0.25),
+                                          (5.0, 1 / 16), (1e-9, 2.0**-10), (1e300, 1.0)])
+def test_the_count_lattice_follows_the_threshold_noise(sigma1, step):
+    assert count_step(sigma1) == step

@@ -82,8 +82,9 @@ def test_log1mexp_to_50_digits(x):
 @pytest.mark.parametrize(("maximum", "threshold", "sigma1"),
                          [(250, 200, 150), (10, 300, 5), (300, 200, 1), (0.5, 0, 1)])
 def test_log_pr_answered_to_50_digits(maximum, threshold, sigma1):
-    toward = (min(math.ceil(maximum * 16) / 16, threshold) if maximum < threshold
-              else max(math.floor(maximum * 16) / 16, threshold))  # toward T, 1/16 lattice
+    step = min(1.0, 2.0 ** math.floor(math.log2(sigma1 / 64)))  # toward T on the lattice
+    toward = (min(math.ceil(maximum / step) * step, threshold) if maximum < threshold
+              else max(math.floor(maximum / step) * step, threshold))
     expected = float(mpmath.log(mpmath.ncdf((mpmath.mpf(toward) - threshold) / sigma1)))
     actual = log_pr_answered(np.array([maximum]), threshold=threshold, sigma_threshold=sigma1)
     assert math.isclose(float(actual[0]), expected, rel_tol=1e-13)

@@ -73,8 +73,8 @@ def test_fractional_maxima_are_rounded_toward_the_threshold(teachers, top, p0, s
                                                            toward):
     """K = 2, n = (top, M - top), p = (p0, 1 - p0): max (n - M p) = top - M p0, exactly; the
     threshold step's probability is that of the count rounded toward T = 3 on the lattice of
-    1/16 counts (half to even, the 2018 paper's, gave 0.5 the probability of 0: an
-    under-charge)."""
+    1/32 counts at sigma1 2 (half to even, the 2018 paper's, gave 0.5 the probability of 0:
+    an under-charge)."""
     votes = np.array([[top, teachers - top]])
     student = np.array([[p0, 1.0 - p0]])
     mechanism = InteractiveGNMax(threshold=3.0, sigma_threshold=2.0, sigma=1.0,
