@@ -266,3 +266,20 @@ def test_the_release_refuses_where_q0_would_underflow_and_says_how_to_choose():
     check_smooth_domain(sigma=1.0 / (math.sqrt(700.0) - 1.0) * 1.000001, order=1.5)
     with pytest.raises(ValueError, match=r"needs sigma >= 0\.03928, got 0\.039"):
         check_smooth_domain(sigma=0.039, order=1.5)
+
+
+def test_fractional_counts_are_charged_toward_the_threshold_in_the_release():
+    """Interactive's max (n - M p) is fractional: the report charged it rounded half to
+    even (below the mechanism's q: its epsilon before sanitising 2.8728 under the run's
+    2.8820 on the MNIST sample). Rounded toward T it is never below the run's figure; with
+    a fractional T a whole count toward T could pass it, so that is refused."""
+    import pate_cli
+    from tests import SAMPLES
+    options = dict(student=str(SAMPLES / "mnist_250_student.npy"), threshold=120,
+                   sigma_threshold=15, sigma=40, accounting="expected", queries=600,
+                   smooth_sensitivity=True, per_query=False)
+    result = pate_cli.analyze(str(SAMPLES / "mnist_250_votes.npy"), "interactive", **options)
+    assert result.smooth_sensitivity.epsilon_before >= result.epsilon
+    with pytest.raises(ValueError, match="needs a whole-number --threshold, got 120.5"):
+        pate_cli.analyze(str(SAMPLES / "mnist_250_votes.npy"), "interactive",
+                         **dict(options, threshold=120.5))

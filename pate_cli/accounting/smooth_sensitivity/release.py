@@ -32,7 +32,7 @@ from .bounds import (
     rdp_gnss,
     smooth_sensitivity,
 )
-from .walks import rounded_max, walk_entries
+from .walks import toward_threshold, walk_entries
 
 # Rows of a (distinct max votes x distances) work array for the threshold step.
 _THRESHOLD_ELEMENTS = 1 << 21
@@ -150,11 +150,11 @@ class SmoothSensitivityAccumulator:
         c = self.gnmax
         if self.selection is not None:
             max_votes = votes.max(axis=1) if max_votes is None else max_votes
-            rounded = rounded_max(max_votes, self.teachers)
+            rounded = toward_threshold(max_votes, self.teachers, self.selection.threshold)
             if self.selection_independent:
                 self._rdp += votes.shape[0] * self.selection_independent_cost
             else:
-                # rdp_sel(log pr_answered) with round(max v) (math:threshold) is r[round(max v)],
+                # rdp_sel(log pr_answered) at max v rounded toward T is r[that count],
                 # capped by the data-independent curve (math:screening)
                 self._rdp += float(np.sum(self._selection_rdp[rounded.astype(np.intp)]))
                 self._max_histogram += np.bincount(rounded.astype(np.intp),

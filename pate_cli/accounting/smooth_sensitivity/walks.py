@@ -339,6 +339,27 @@ def rounded_max(max_votes: ArrayLike, teachers: int) -> np.ndarray:
     return m
 
 
+def toward_threshold(max_votes: ArrayLike, teachers: int, threshold: float) -> np.ndarray:
+    """The whole count a run's smooth-sensitivity report charges ``max v`` at: rounded toward
+    ``T`` (up below it, down above it), so its ``q`` is at least the mechanism's, which
+    compares ``max v`` itself (math:threshold: half to even, :func:`rounded_max`, can move a
+    fractional count away from ``T``: an under-charge). Whole counts are unchanged.
+    Neighbouring data move ``max v`` by at most 1, and so the rounded count, which keeps the
+    table's walk valid.
+
+    Raises:
+      ValueError: fractional counts with a fractional ``T`` (a whole count toward ``T``
+        may then pass it, with a smaller ``q``), or a count outside ``0..M``.
+    """
+    m = np.asarray(max_votes, dtype=np.float64)
+    if not float(threshold).is_integer() and not np.array_equal(m, np.floor(m)):
+        raise ValueError(f"--smooth-sensitivity with fractional counts (Interactive's "
+                         f"n - M p, weighted votes) needs a whole-number --threshold, got "
+                         f"{threshold:g}")
+    return rounded_max(np.where(m < threshold, np.minimum(np.ceil(m), threshold),
+                                np.maximum(np.floor(m), threshold)), teachers)
+
+
 def local_sensitivity_threshold(max_votes: ArrayLike, *, teachers: int, threshold: float,
                                 sigma_threshold: float, order: float) -> np.ndarray:
     """Local sensitivity of the threshold step at distance ``d = 0..M-1`` (math:smooth).
