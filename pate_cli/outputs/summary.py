@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..rounding import ceil_text, floor_text
+from ..rounding import ceil_significant, ceil_text, floor_text
 from .report_statement import data_dependence
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -144,8 +144,8 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         v = s["svt"]
         chosen = " (auto)" if v.get("cutoff_from_search") else ""
         lines.append(("svt", f"scale {v['scale']:.6g}, cut-off {v['cutoff']}{chosen}, "
-                             f"threshold {v['threshold']:.6g}; {v['unstable']} unstable "
-                             f"queries met; "
+                             f"threshold {ceil_significant(v['threshold'], 6)}; "
+                             f"{v['unstable']} unstable queries met; "
                              f"delta1 {v['delta1']:.3g} + delta2 {v['delta2']:.3g}"))
     for entry in s.get("rounds") or []:
         lines.append((f"round {entry['round']}",
