@@ -109,12 +109,13 @@ def _scope(summary: dict) -> str:
 
 
 def _tuning_law(summary: dict) -> str | None:
-    """``--tuning``'s law of K as written (``geometric:20,1``), or None without a search."""
+    """``--tuning``'s law of K as written (``geometric:20``, ``negbin:20,0.5``: only the
+    negative binomial has a free shape), or None without a search."""
     tuning = summary.get("tuning")
     if not isinstance(tuning, dict) or tuning.get("epsilon_tuned") is None:
         return None
     law = f"{tuning.get('distribution')}:{number(tuning.get('mean'))}"
-    if tuning.get("shape") is not None:
+    if tuning.get("distribution") == "negbin" and tuning.get("shape") is not None:
         law += f",{number(tuning['shape'])}"
     return law
 

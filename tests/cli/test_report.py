@@ -387,7 +387,7 @@ def test_headline_includes_tuning_and_the_checklist_agrees(cli, tmp_path):
         assert head.startswith(f"**Labelling these votes with this mechanism and these "
                                f"parameters satisfies (ε, δ)-DP at the teacher-partition "
                                f"level: ε = {published} at δ = 1e-05")
-        assert (f"including the hyperparameter search (a random search, K ~ geometric:20,1; "
+        assert (f"including the hyperparameter search (a random search, K ~ geometric:20; "
                 f"the run alone: {ceil_text(alone).rstrip('0')})") in head
         assert f"the data-dependent ε is {ceil_text(tuning['epsilon_tuned'])}" in head
         assert mark == "ok" and "included in the published" in note
