@@ -283,3 +283,10 @@ def test_fractional_counts_are_charged_toward_the_threshold_in_the_release():
     with pytest.raises(ValueError, match="needs a whole-number --threshold, got 120.5"):
         pate_cli.analyze(str(SAMPLES / "mnist_250_votes.npy"), "interactive",
                          **dict(options, threshold=120.5))
+
+
+def test_a_chunk_with_no_charged_query_walks_nothing():
+    """A chunk in which no query was charged (expected accounting, every pr_answered 0)
+    gave 'zero-size array to reduction operation maximum' (exit 2 for a valid run)."""
+    votes = np.zeros((0, 10), dtype=np.int64)
+    assert local_sensitivity_gnmax(votes, teachers=250, sigma=40.0, order=20.0).shape == (0, 250)

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ...vote_rows import SparseVotes, VoteRows, as_float_rows, vote_rows
+from ..conversion import ROUNDING_MARGIN
 from ..gnmax import log_q_gnmax, rdp_gnmax
 from ..threshold import log_pr_answered, rdp_threshold
 from ..validators import as_teachers, check_order, check_positive_integer
@@ -221,8 +222,10 @@ class SmoothSensitivityAccumulator:
         cost = self._rdp + release + 2.0 * ss * sigma_ss
         noise = ss * sigma_ss
         best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
-        eps_before = self._rdp + math.log(1.0 / delta) / (alpha - 1.0)
-        eps_after = eps_before + float(release[best])
+        # raised past the rounding, as every converted epsilon (conversion.ROUNDING_MARGIN)
+        raw = self._rdp + math.log(1.0 / delta) / (alpha - 1.0)
+        eps_before = raw * (1.0 + ROUNDING_MARGIN)
+        eps_after = (raw + float(release[best])) * (1.0 + ROUNDING_MARGIN)
         noise_std = float(noise[best])
         c5, c6 = self.conditions()
         refusal = None

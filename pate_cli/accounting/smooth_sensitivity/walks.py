@@ -225,7 +225,7 @@ def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
     distances = [np.zeros(walking.size, dtype=np.intp)]
     values = [local_sensitivity_at(log_q[walking], constants=c)]
     last[walking] = 0
-    largest = int(max(teachers, ordered.sum(axis=1).max()))
+    largest = int(max(teachers, ordered.sum(axis=1).max(initial=0)))  # no rows: no charge
     tables = _WalkTables(c, largest)
     limit = teachers - 1  # entries are d = 0 .. M-1
 
@@ -355,7 +355,7 @@ def toward_threshold(max_votes: ArrayLike, teachers: int, threshold: float) -> n
     if not float(threshold).is_integer() and not np.array_equal(m, np.floor(m)):
         raise ValueError(f"--smooth-sensitivity with fractional counts (Interactive's "
                          f"n - M p, weighted votes) needs a whole-number --threshold, got "
-                         f"{threshold:g}")
+                         f"{float(threshold)!r}")
     return rounded_max(np.where(m < threshold, np.minimum(np.ceil(m), threshold),
                                 np.maximum(np.floor(m), threshold)), teachers)
 
