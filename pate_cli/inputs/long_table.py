@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -187,17 +186,14 @@ def _frames(name: str, columns: ColumnMap) -> Iterator[pd.DataFrame]:
 
 
 def _row_bound(name: str) -> int:
-    """At least the table's rows: a Parquet file's count, else its lines (0 where it cannot
-    be read: ``_frames`` says why)."""
+    """A Parquet file's row count, from its footer (0 for a text table, or one that cannot
+    be read: ``_frames`` says why): the arrays of a text table grow as it is read, which
+    reads it once."""
+    if not name.lower().endswith(".parquet"):
+        return 0
     try:
-        if name.lower().endswith(".parquet"):
-            import pyarrow.parquet as pq
-            return int(pq.ParquetFile(name).metadata.num_rows)
-        lines = 0
-        with open(name, "rb") as handle:
-            for block in iter(partial(handle.read, 1 << 24), b""):
-                lines += block.count(b"\n")
-        return lines + 1
+        import pyarrow.parquet as pq
+        return int(pq.ParquetFile(name).metadata.num_rows)
     except Exception:  # pyarrow's errors are many types
         return 0
 
@@ -220,8 +216,8 @@ class _Batches:
         self.read = 0  # rows read (the next row is on line read + 2)
         self.pending: list[np.ndarray] | None = None  # the last query's rows so far
         self.parts: list[tuple[np.ndarray, ...]] = []  # per batch: stored, output
-        # the classes and counts of the rows sorted so far, in arrays of ``rows`` entries
-        # (grown if the table has more), so that they are never copied whole
+        # the classes and counts of the rows sorted so far: arrays of ``rows`` entries (a
+        # Parquet file's count: never copied), else doubled as the table is read
         self.cols = np.empty(rows, dtype=np.int32 if vocabulary < 2**31 else np.int64)
         self.counts: np.ndarray | None = None
         self.filled = 0

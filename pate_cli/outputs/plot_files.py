@@ -152,7 +152,7 @@ def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style,
                              "needs every row's teacher count")
         if "delta" in frame.columns:
             values = numeric_column(frame, path, "delta", allow_empty=True)
-            for value in values[np.isfinite(values)]:
+            for value in np.unique(values[np.isfinite(values)]):
                 recorded.setdefault(float(value), f"{path} (its delta column)")
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True)

@@ -16,6 +16,7 @@ import shlex
 import numpy as np
 
 from ..orders import AUTO, default_orders
+from .report_statement import tuning_law
 
 DEFAULT_ORDERS = default_orders()
 MOST_LISTED_ORDERS = 50  # a grid given as a list of orders: longer ones are a placeholder
@@ -51,6 +52,16 @@ class _Command:
             self.add(option, placeholder)
             self.notes.append(f"{placeholder}: {what} (the summary does not record its "
                               "path).")
+
+    def recorded(self, option: str, entry, key: str, placeholder: str, what: str) -> None:
+        """A file the summary records as ``{path, sha256}`` (``entry``; None: not used):
+        ``option PATH``, or :meth:`file`'s where its path is not recorded."""
+        if not isinstance(entry, dict):
+            return
+        if entry.get("path"):
+            self.add(option, entry["path"])
+        else:
+            self.file(option, key, placeholder, what)
 
     def text(self) -> str:
         return shlex.join(self.words)
@@ -156,22 +167,11 @@ def _accounting(command: _Command, summary: dict) -> None:
         command.add("--q-bound", summary["q_bound"])
     tuning = summary.get("tuning")
     if isinstance(tuning, dict) and tuning.get("distribution") is not None:
-        law = f"{tuning['distribution']}:{_value(tuning.get('mean'))}"
-        if tuning["distribution"] == "negbin":  # the only law with a free shape
-            law += f",{_value(tuning.get('shape'))}"
-        command.add("--tuning", law)
-    added = summary.get("add_rdp")
-    if isinstance(added, dict):
-        if added.get("path"):
-            command.add("--add-rdp", added["path"])
-        else:
-            command.file("--add-rdp", "add_rdp", "RDP.csv", "the RDP curve added")
-    decisions = summary.get("decisions")
-    if isinstance(decisions, dict):
-        if decisions.get("path"):
-            command.add("--decisions", decisions["path"])
-        else:
-            command.file("--decisions", "decisions", "DECISIONS.csv", "the run's decisions")
+        command.add("--tuning", tuning_law(tuning, _value))
+    command.recorded("--add-rdp", summary.get("add_rdp"), "add_rdp", "RDP.csv",
+                     "the RDP curve added")
+    command.recorded("--decisions", summary.get("decisions"), "decisions", "DECISIONS.csv",
+                     "the run's decisions")
     if summary.get("smooth_sensitivity"):
         command.add("--smooth-sensitivity")
 

@@ -108,16 +108,22 @@ def _scope(summary: dict) -> str:
             f"release of yours, labels {answered} of them")
 
 
+def tuning_law(tuning: dict, show=number) -> str:
+    """A JSON ``tuning``'s law of K as ``--tuning`` takes it (``geometric:20``,
+    ``negbin:20,0.5``: only the negative binomial has a free shape), each number as
+    ``show`` writes it."""
+    law = f"{tuning.get('distribution')}:{show(tuning.get('mean'))}"
+    if tuning.get("distribution") == "negbin":
+        law += f",{show(tuning.get('shape'))}"
+    return law
+
+
 def _tuning_law(summary: dict) -> str | None:
-    """``--tuning``'s law of K as written (``geometric:20``, ``negbin:20,0.5``: only the
-    negative binomial has a free shape), or None without a search."""
+    """The search's law of K (:func:`tuning_law`), or None without a search."""
     tuning = summary.get("tuning")
     if not isinstance(tuning, dict) or tuning.get("epsilon_tuned") is None:
         return None
-    law = f"{tuning.get('distribution')}:{number(tuning.get('mean'))}"
-    if tuning.get("distribution") == "negbin" and tuning.get("shape") is not None:
-        law += f",{number(tuning['shape'])}"
-    return law
+    return tuning_law(tuning)
 
 
 def _tuning_headline(summary: dict, dependent: bool) -> tuple[str, float | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..rounding import ceil_significant, ceil_text, floor_text
-from .report_statement import data_dependence
+from .report_statement import data_dependence, tuning_law
 
 FORMATS = ("table", "json", "csv", "markdown")
 
@@ -189,8 +189,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                                    + (" (interpolated)" if s["add_rdp"]["note"] else "")))
     if s.get("tuning"):
         t = s["tuning"]
-        law = (f"{t['distribution']}:{_short(t['mean'])}" if t["distribution"] != "negbin"
-               else f"negbin:{_short(t['mean'])},{_short(t['shape'])}")
+        law = tuning_law(t, _short)
         lines.append(("with tuning", f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; "
                                      f"order {_short(t['order'])})"))
     lines += _risk_line(s.get("risk"), s.get("risk_data_independent"))

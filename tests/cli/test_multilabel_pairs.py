@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from pate_cli.outputs.run_match import RunTotals
-from tests import SAMPLES
+from tests.multilabel_sample import write_multilabel_sample
 
 RUNS = {
     "binary-gnmax": ["--multilabel", "binary", "-m", "gnmax", "--sigma", "40"],
@@ -29,20 +29,13 @@ def multilabel_runs(tmp_path_factory) -> dict:
     from pate_cli.cli.analyze import main
 
     folder = tmp_path_factory.mktemp("multilabel")
-    predictions = np.load(SAMPLES / "mnist_250_predictions.npy")[:300]
-    truth = np.load(SAMPLES / "mnist_250_labels.npy")[:300]
-
-    def bits(digits):
-        return np.stack([digits % 2 == 0, digits >= 5, np.isin(digits, [0, 6, 8, 9])],
-                        -1).astype(np.int8)
-    np.save(folder / "pred.npy", bits(predictions))
-    np.save(folder / "truth.npy", bits(truth))
+    predictions, truth = write_multilabel_sample(folder)
     runs = {}
     for name, args in RUNS.items():
         table, summary = folder / f"{name}.csv", folder / f"{name}.json"
         with pytest.raises(SystemExit) as done:
-            main(["--predictions", str(folder / "pred.npy"), *args, "--labels",
-                  str(folder / "truth.npy"), "--per-query", str(table), "-f", "json", "-o",
+            main(["--predictions", str(predictions), *args, "--labels",
+                  str(truth), "--per-query", str(table), "-f", "json", "-o",
                   str(summary)])
         assert done.value.code == 0
         runs[name] = (str(table), str(summary))

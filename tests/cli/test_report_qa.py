@@ -12,6 +12,7 @@ from urllib.parse import unquote
 import pytest
 
 from tests import SAMPLES
+from tests.multilabel_sample import write_multilabel_sample
 
 pytest.importorskip("jinja2")
 
@@ -110,18 +111,8 @@ def test_from_refuses_a_calibration(cli, tmp_path):
 @pytest.fixture(scope="module")
 def multilabel_files(tmp_path_factory):
     """Three labels of the shipped MNIST teachers' predictions (docs/tutorials/multilabel.md)."""
-    import numpy as np
-
     folder = tmp_path_factory.mktemp("multilabel")
-    predictions = np.load(SAMPLES / "mnist_250_predictions.npy")[:300]
-    labels = np.load(SAMPLES / "mnist_250_labels.npy")[:300]
-
-    def bits(digits):
-        return np.stack([digits % 2 == 0, digits >= 5, np.isin(digits, [0, 6, 8, 9])],
-                        -1).astype(np.int8)
-
-    np.save(folder / "ml_pred.npy", bits(predictions))
-    np.save(folder / "ml_truth.npy", bits(labels))
+    write_multilabel_sample(folder)
     return folder
 
 
