@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ...vote_rows import SparseVotes, VoteRows, as_float_rows, vote_rows
-from ..conversion import ROUNDING_MARGIN
+from ..conversion import Conversion
 from ..gnmax import log_q_gnmax, rdp_gnmax
 from ..threshold import log_pr_answered, rdp_threshold
 from ..validators import as_teachers, check_order, check_positive_integer
@@ -222,10 +222,11 @@ class SmoothSensitivityAccumulator:
         cost = self._rdp + release + 2.0 * ss * sigma_ss
         noise = ss * sigma_ss
         best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
-        # raised past the rounding, as every converted epsilon (conversion.ROUNDING_MARGIN)
-        raw = self._rdp + math.log(1.0 / delta) / (alpha - 1.0)
-        eps_before = raw * (1.0 + ROUNDING_MARGIN)
-        eps_after = (raw + float(release[best])) * (1.0 + ROUNDING_MARGIN)
+        # the classic conversion at the report's order, through the one conversion
+        # (raised past the rounding as every epsilon)
+        rule = Conversion.of(orders=[alpha], delta=delta)
+        eps_before, eps_after = (float(e) for e in rule.epsilon(
+            np.array([[self._rdp], [self._rdp + float(release[best])]]))[0])
         noise_std = float(noise[best])
         c5, c6 = self.conditions()
         refusal = None
