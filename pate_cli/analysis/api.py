@@ -23,6 +23,7 @@ from ..inputs.npy_files import npz_holds
 from ..inputs.output_ids import attach_outputs, check_outputs
 from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rdp_curve import checked_curve
+from ..inputs.readers import recorded_sha256
 from ..inputs.rows import FirstRows
 from ..inputs.votes import read_votes
 from ..mechanisms import MECHANISMS, Mechanism
@@ -39,7 +40,7 @@ from .attack_risk import with_risk
 from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
 from .per_query_stream import decisions_of
-from .result import AddedRdp, AnalysisResult, DecisionsPart
+from .result import AddedRdp, AnalysisResult, DecisionsPart, InputFile
 from .rounds import analyze_rounds
 from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
@@ -152,9 +153,24 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
                          warnings=result.warnings + ((added.note,) if added.note else ()))
     if distribution is not None:
         result = replace(result, tuning=tuning_part(result, distribution))
-    result = with_risk(result)
+    result = replace(with_risk(result), input_files=_input_files(spec))
     _warn(result)
     return result
+
+
+# The options whose files a run reads besides the votes (``--decisions`` and ``--add-rdp``
+# are recorded in their own parts), recorded with the sha256 of their bytes.
+FILE_OPTIONS = ("labels", "student", "query_indices", "outputs", "rounds", "groups",
+                "teacher_groups")
+
+
+def _input_files(spec: RunSpec) -> tuple[InputFile, ...]:
+    """The files of ``FILE_OPTIONS`` the run read (given as paths; not standard input),
+    each with the sha256 of its bytes."""
+    paths = ((name, getattr(spec, name)) for name in FILE_OPTIONS)
+    return tuple(InputFile(option=name, path=os.fspath(path), sha256=recorded_sha256(path))
+                 for name, path in paths
+                 if isinstance(path, str | os.PathLike) and os.fspath(path) != "-")
 
 
 def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,

@@ -167,6 +167,16 @@ class AddedRdp:
 
 
 @dataclass(frozen=True)
+class InputFile:
+    """A file other than the votes a run read (``--labels``, ``--student``...): the
+    option's name, the path as given and the sha256 of its bytes (provenance)."""
+
+    option: str
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
 class TuningPart:
     """``--tuning`` (math:tuning): the random search's law of K (``shape`` None for
     Poisson), the run alone (``epsilon_single``) and the whole search (``epsilon_tuned``,
@@ -277,6 +287,7 @@ class AnalysisResult:
     # unless data-independent) and the publishable one (analysis.attack_risk)
     risk: AttackRisk | None = None
     risk_data_independent: AttackRisk | None = None
+    input_files: tuple[InputFile, ...] = ()
 
     @property
     def queries(self) -> int:

@@ -27,6 +27,7 @@ standard input) and their checks sit with the two text and binary readers they f
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import os
@@ -237,6 +238,23 @@ def file_sha256(path, *, head: bool = False):
     digest = hashlib.sha256()
     first = hash_into(digest, path)
     return (digest.hexdigest(), first) if head else digest.hexdigest()
+
+
+def recorded_sha256(path) -> str:
+    """:func:`file_sha256` of a file a run read, hashed once per state of the file (its
+    path, size and modification time: a search that repeats a run on the same files,
+    ``pate-calibrate``'s, hashes each once)."""
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        raise unreadable(os.fspath(path), error) from None
+    return _sha256_of_state(os.fspath(path), (info.st_size, info.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=32)
+def _sha256_of_state(path: str, state: tuple[int, int]) -> str:
+    """``file_sha256(path)``, cached by the file's ``state`` (size, modification time)."""
+    return file_sha256(path)
 
 
 def hash_into(digest, path) -> bytes:

@@ -2,10 +2,10 @@
 (``pate-report``'s Reproduction section), rebuilt from the JSON summary's keys.
 
 Every option the summary records is given as recorded (exact values, paths shell-quoted);
-a file the summary does not record (a student's probabilities, true labels, query
-indices, rounds, groups, output ids) is a placeholder in capitals with a sentence saying
-so, unless the run that wrote the report gave it (``given``: pate-report's own options,
-named as pate-analyze's).
+a file the summary does not record (its ``files``: a student's probabilities, true labels,
+query indices, rounds, groups, output ids given as paths) is a placeholder in capitals
+with a sentence saying so, unless the run that wrote the report gave it (``given``:
+pate-report's own options, named as pate-analyze's).
 """
 
 from __future__ import annotations
@@ -35,17 +35,21 @@ def _value(value) -> str:
 class _Command:
     """The words of the command and the sentences on its placeholders."""
 
-    def __init__(self, given: dict | None):
+    def __init__(self, given: dict | None, files: dict | None):
         self.words: list[str] = ["pate-analyze"]
         self.notes: list[str] = []
         self.given = given or {}
+        self.files = files if isinstance(files, dict) else {}
 
     def add(self, *words) -> None:
         self.words += [str(word) for word in words]
 
     def file(self, option: str, key: str, placeholder: str, what: str) -> None:
-        """``option PATH`` as the run gave it, else ``option PLACEHOLDER`` and a note."""
+        """``option PATH`` as the run gave it or the summary records it, else ``option
+        PLACEHOLDER`` and a note."""
         path = self.given.get(key)
+        if path is None and isinstance(self.files.get(key), dict):
+            path = self.files[key].get("path")
         if isinstance(path, str | bytes) or hasattr(path, "__fspath__"):
             self.add(option, str(path))
         else:
@@ -70,7 +74,7 @@ class _Command:
 def command_line(summary: dict, given: dict | None = None) -> tuple[str, list[str]]:
     """A ``pate-analyze`` command that recomputes ``summary``'s figures, and the sentences
     on the files it names by a placeholder (see the module docstring)."""
-    command = _Command(given)
+    command = _Command(given, summary.get("files"))
     _input(command, summary)
     _mechanism(command, summary)
     _accounting(command, summary)
@@ -215,12 +219,16 @@ def _groups(command: _Command, summary: dict) -> None:
     command.file("--groups", "groups", "GROUPS.csv", "the privacy groups and their "
                  "budgets")
     given = command.given
+    recorded = command.files.get("teacher_groups")
+    teacher_groups = given.get("teacher_groups") or (
+        recorded.get("path") if isinstance(recorded, dict) else None)
+    if teacher_groups is not None:
+        command.add("--teacher-groups", teacher_groups)
     if given.get("groups") is None:
-        command.notes.append("Give --teacher-groups, --precision, --weights or --power "
-                             "as in the run: the summary does not record them.")
+        command.notes.append(f"Give {'' if teacher_groups else '--teacher-groups, '}"
+                             "--precision, --weights or --power as in the run: the summary "
+                             "does not record them.")
         return
-    if given.get("teacher_groups") is not None:
-        command.add("--teacher-groups", given["teacher_groups"])
     knob = {"upsampling": "precision", "weighting": "weights", "vanishing": "power"}
     key = knob.get(variant)
     if key is not None and given.get(key) is not None:

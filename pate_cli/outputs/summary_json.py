@@ -108,6 +108,8 @@ def summary_dict(result: AnalysisResult) -> dict:
                              else plain_dict(asdict(result.multilabel)))
     summary["risk"] = risk_dict(result.risk)
     summary["risk_data_independent"] = risk_dict(result.risk_data_independent)
+    summary["files"] = {entry.option: {"path": entry.path, "sha256": entry.sha256}
+                        for entry in result.input_files} or None
     return summary
 
 

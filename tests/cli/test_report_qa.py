@@ -4,6 +4,7 @@ whatever the report's name."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -182,16 +183,27 @@ def test_the_printed_pate_analyze_command_reproduces_the_run(cli, tmp_path, run)
 
 
 def test_from_a_summary_names_what_it_does_not_record(cli, tmp_path):
-    """--from knows no student file: a placeholder and a sentence, not a wrong command;
-    paths are shell-quoted."""
+    """--from gives the files the summary records (``files``: path and sha256) by their
+    paths; a summary without them (an earlier version's) gets a placeholder and a
+    sentence, not a wrong command; paths are shell-quoted."""
     folder = tmp_path / "d \u00fc"
     folder.mkdir()
     votes = folder / "v (1).npy"
     shutil.copyfile(VOTES, votes)
     summary, report = tmp_path / "s.json", tmp_path / "r.md"
-    run = [votes, "-n", "200", "-m", "interactive", "--student", STUDENT, "--labels",
-           SAMPLES / "mnist_250_labels.npy"]
+    labels = SAMPLES / "mnist_250_labels.npy"
+    run = [votes, "-n", "200", "-m", "interactive", "--student", STUDENT, "--labels", labels]
     assert cli.analyze(*run, "-f", "json", "-o", summary).code == 0
+    recorded = json.loads(summary.read_text())["files"]
+    assert recorded["student"] == {"path": str(STUDENT), "sha256": hashlib.sha256(
+        open(STUDENT, "rb").read()).hexdigest()} and recorded["labels"]["path"] == str(labels)
+    assert cli.report("--from", summary, "-o", report).code == 0
+    words = _analyze_command(report)
+    assert words[words.index("--student") + 1] == str(STUDENT)
+    assert words[words.index("--labels") + 1] == str(labels)
+    older = {key: value for key, value in json.loads(summary.read_text()).items()
+             if key != "files"}
+    summary.write_text(json.dumps(older))
     assert cli.report("--from", summary, "-o", report).code == 0
     text = report.read_text(encoding="utf-8")
     words = _analyze_command(report)

@@ -24,7 +24,8 @@ from .cases import CASES
 from .runner import run_case
 
 GAUSSIAN = Path(__file__).parent / "gaussian"
-ADDED = ("risk", "risk_data_independent")  # JSON keys recorded since, never null here
+# JSON keys recorded since, not always null here
+ADDED = ("risk", "risk_data_independent", "files")
 NAMES = sorted(path.name for path in GAUSSIAN.iterdir() if path.is_dir())
 
 
@@ -32,7 +33,8 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
     """``data`` without what records the option, and without the keys, lines and columns
     added since ``recorded`` was written (null JSON keys: ``outputs``, ``multilabel``; the
     attack risk, which the screening does not enter: JSON ``risk`` and
-    ``risk_data_independent``, the table's ``attack risk`` line; sweep columns such as
+    ``risk_data_independent``, the table's ``attack risk`` line; ``files``, the provenance
+    of the files besides the votes; sweep columns such as
     ``eta``, empty for these runs)."""
     text = data.decode()
     if text.startswith("{"):  # a JSON summary: drop params.screening, same layout
