@@ -21,7 +21,12 @@ Two facts make the supremum computable:
 **Integer counts** (plain votes: ``c = max_j n_j`` lies in ``0..M``, integer ``D``): the
 reachable counts are the integers of ``[low, high]`` and the neighbour's count is one of
 them too, so every pair ``(c, c + D)`` inside the range is evaluated in both directions;
-the supremum over this finite set is exact.
+the supremum over this finite set is exact. A range of more than ``INTEGER_PAIRS`` counts
+(M beyond 65,536: a pair per count took 43 s at M 10^6, at every order) is bounded as real
+counts are, below: every integer pair is one of the real pairs, so the bound holds, but its
+cells are then about a count wide and where the curve is flat too many to cut: the figure
+may be the Gaussian curve itself (math:independent's, at most pi/2 times the integer
+supremum at small orders).
 
 **Real counts** (weighted or rescaled votes, Interactive's ``max_j (n_j - M p_j)``):
 ``math:threshold`` rounds the count (``rint``) in the data-dependent bound, but the mechanism
@@ -70,6 +75,9 @@ REAL_CELLS_PER_STEP = 32
 REAL_SPLIT = 8
 REAL_TOLERANCE = 1e-2
 REAL_LEVELS = 3
+# Integer ranges of at most this many counts are evaluated pair by pair (exact; about 3 s at
+# the largest on the default grid).
+INTEGER_PAIRS = 1 << 16
 
 
 def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high: float,
@@ -109,7 +117,7 @@ def _curve(threshold, sigma_threshold, low, high, integer, sensitivity, orders):
         return np.zeros_like(orders)
     pair = partial(_pair_maxima, threshold=threshold, sigma_threshold=sigma_threshold,
                    orders=orders)
-    if integer:
+    if integer and high - low <= INTEGER_PAIRS:
         supremum = pair(np.arange(low, high - distance + 1.0), distance)
     else:
         supremum = _real_supremum(pair, low, high, distance, orders, gaussian,

@@ -62,6 +62,8 @@ MAX_CLASSES = 1_000_000
 # The largest vocabulary of a long table or sparse file (``--classes``): counts of its
 # zero-vote classes stay exact in float64 and int64.
 LARGEST_VOCABULARY = 2**53
+# The largest number of teachers M: vote counts and their sums stay exact in float64.
+LARGEST_TEACHERS = 2**53
 
 
 @dataclass(frozen=True)
@@ -147,8 +149,8 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     if teachers is None:
         teachers = row_total(votes, 0)
         note_averaged(name, teachers)
-    teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
-    vote_set = VoteSet(votes=votes, teachers=teachers, path=name, sha256=digest)
+    vote_set = VoteSet(votes=votes, teachers=teacher_count(name, teachers), path=name,
+                       sha256=digest)
     if labels is not None:
         vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif packed_labels is not None:
@@ -187,15 +189,28 @@ def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
         teachers = reference
     else:
         check_at_most(name, totals, 0, teachers, 1e-9)
-    teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
-    return VoteSet(votes=votes, teachers=teachers, path=None if sha256 is None else name,
+    return VoteSet(votes=votes, teachers=teacher_count(name, teachers),
+                   path=None if sha256 is None else name,
                    sha256=sha256, outputs=outputs)  # type: ignore[arg-type]
 
 
 def checked_teachers(teachers) -> None:
-    """``--teachers``: None or a positive finite number (one line otherwise)."""
+    """``--teachers``: None or a positive number at most ``LARGEST_TEACHERS`` (one line
+    otherwise)."""
     if teachers is not None and not real_number(teachers, positive=True):
         raise InputError(f"--teachers must be a positive number, got {teachers!r}")
+    if teachers is not None and float(teachers) > LARGEST_TEACHERS:
+        raise InputError(f"--teachers {teachers!r} is more than 2^53 (9.0e15) teachers: "
+                         "counts that large are not exact in float64")
+
+
+def teacher_count(name: str, teachers: float) -> int | float:
+    """M as a VoteSet holds it (an int when whole), refused above ``LARGEST_TEACHERS``."""
+    if float(teachers) > LARGEST_TEACHERS:
+        raise InputError(f"{name}: query 0 has {float(teachers):.15g} votes, more than 2^53 "
+                         "(9.0e15): counts that large are not exact in float64 (are the "
+                         "votes scaled? give counts of teachers' votes)")
+    return int(teachers) if float(teachers).is_integer() else float(teachers)
 
 
 def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes") -> VoteSet:
@@ -222,8 +237,7 @@ def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes
     if teachers is None:
         teachers = row_total(array, 0)
         note_averaged(name, teachers)
-    teachers = int(teachers) if float(teachers).is_integer() else float(teachers)
-    return VoteSet(votes=array, teachers=teachers, path=None, sha256=None)
+    return VoteSet(votes=array, teachers=teacher_count(name, teachers), path=None, sha256=None)
 
 
 PREDICTION_LAYOUTS = ("queries-first", "teachers-first")

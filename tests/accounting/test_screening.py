@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pate_cli.accounting.screening import rdp_screening
+from pate_cli.accounting.screening import INTEGER_PAIRS, _pair_maxima, rdp_screening
 from pate_cli.orders import default_orders
 from tests.precision import digits
 
@@ -162,3 +162,22 @@ def test_bad_arguments_raise():
         rdp_screening(threshold=1, sigma_threshold=1, low=3, high=2, orders=[2])
     with pytest.raises(ValueError, match="sigma_threshold"):
         rdp_screening(threshold=1, sigma_threshold=0, low=0, high=2, orders=[2])
+
+
+@pytest.mark.parametrize("teachers, threshold, sigma1", [
+    (INTEGER_PAIRS + 1000, 12_000.0, 4_000.0),  # flat
+    (INTEGER_PAIRS + 1000, 9_000.5, 40.0),  # steep
+    (1_000_000, 800_000.0, 600_000.0),  # the default parameters at M 10^6
+])
+def test_a_long_integer_range_is_bounded_as_real_counts(teachers, threshold, sigma1):
+    """Beyond ``INTEGER_PAIRS`` counts the integer supremum is bounded by the real-count
+    cells (a pair per count took 43 s at M 10^6): never below the supremum over every
+    integer pair (evaluated pair by pair here), never above the Gaussian curve."""
+    orders = np.array([1.5, 4.0, 32.0, 256.0])
+    ours = rdp_screening(threshold=threshold, sigma_threshold=sigma1, low=0, high=teachers,
+                         orders=orders)
+    pairs = _pair_maxima(np.arange(0.0, teachers), 1.0, threshold=threshold,
+                         sigma_threshold=sigma1, orders=orders)
+    gaussian = orders / (2.0 * sigma1**2)
+    exact = np.minimum(pairs, gaussian)
+    assert np.all(ours >= exact) and np.all(ours <= gaussian)

@@ -1,0 +1,48 @@
+"""Vote totals too large to count exactly (M above 2^53), and a large M that is fine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from pate_cli.inputs import load_votes
+from pate_cli.inputs.votes import votes_from_array
+
+
+def _votes(scale: int) -> np.ndarray:
+    rows = np.array([[150, 60, 40], [90, 90, 70], [250, 0, 0]], dtype=np.int64)
+    return rows * scale
+
+
+@pytest.mark.parametrize("form", ["npy", "sparse", "array"])
+def test_votes_summing_above_2_to_the_53_are_refused(tmp_path, form):
+    votes = _votes(10**15)  # rows of 2.5e17 votes
+    if form == "array":
+        with pytest.raises(ValueError, match=r"query 0 has 2\.5e\+17 votes, more than 2\^53"):
+            votes_from_array(votes)
+        return
+    path = tmp_path / ("v.npy" if form == "npy" else "v.npz")
+    if form == "npy":
+        np.save(path, votes)
+    else:
+        sp.save_npz(path, sp.csr_matrix(votes))
+    with pytest.raises(ValueError, match=r"v\.np[yz]: query 0 has 2\.5e\+17 votes, more "
+                                         r"than 2\^53 \(9\.0e15\): counts that large"):
+        load_votes(str(path))
+
+
+def test_teachers_above_2_to_the_53_are_refused(cli, tmp_path):
+    np.save(tmp_path / "v.npy", _votes(1))
+    ran = cli.analyze(tmp_path / "v.npy", "--teachers", "1e300")
+    assert ran.code == 2 and ran.err == (
+        "Error: --teachers 1e+300 is more than 2^53 (9.0e15) teachers: counts that large "
+        "are not exact in float64\n")
+
+
+def test_a_million_teachers_is_analysed(cli, tmp_path):
+    """M 10^6 with the default parameters: the exact threshold curve is bounded without a
+    pair per count (it took 43 s)."""
+    np.save(tmp_path / "v.npy", _votes(4000))
+    ran = cli.analyze(tmp_path / "v.npy", "-f", "json")
+    assert ran.code == 0 and '"teachers": 1000000' in ran.out
