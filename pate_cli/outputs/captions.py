@@ -104,7 +104,8 @@ def runs_caption(labels, frames, summaries) -> str:
 
 def sweep_caption(table) -> str:
     """Sweep rows: how many, and each setting's value or range (``queries 640``,
-    ``sigma 20-200``)."""
+    ``sigma 20-200``); that their epsilon is unsanitised unless every row is
+    data-independent."""
     parts = [f"{len(table)} sweep rows"]
     for column in ("queries", "teachers", "repeats", *SWEEP_PARAMETERS):
         if column not in table.columns:
@@ -115,7 +116,12 @@ def sweep_caption(table) -> str:
             parts.append(f"{column} {values[0]:g}")
         elif values.size > 1:
             parts.append(f"{column} {values.min():g}-{values.max():g}")
-    return ", ".join(parts)
+    text = ", ".join(parts)
+    if "accounting" in table.columns and (table["accounting"] != "data-independent").any():
+        text += ("; epsilon of replay or expected accounting: data-dependent, unsanitised: "
+                 "not for publication (sweep with --accounting data-independent for a "
+                 "publishable figure)")
+    return text
 
 
 def risk_caption(labels, summaries, *, dependent: bool = True) -> str:

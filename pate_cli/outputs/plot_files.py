@@ -255,7 +255,8 @@ def plot_selection(rows, teachers: float, figure: SelectionFigure, *, name: str,
                f"classes, M = {teachers:g} teachers; sigma2 = {sigma:g}. Bars: queries per "
                "bin and expected number answered (sum of pr_answered). Dots: mean "
                f"data-dependent RDP of answering a query of the bin, at order {order:g} "
-               f"({how}).")
+               f"({how}). Drawn from the private votes' plurality counts: not for "
+               "publication.")
     return plots.selection_figure(data, params=params, sigma=sigma, order=order,
                                   caption=caption, style=style)
 

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from .figure_style import figure_bytes
 from .report_content import report_content
-from .report_figures import FIGURE_TITLES, report_figures, risk_plot, svg_markup
+from .report_figures import FIGURE_TITLES, publication_note, report_figures, risk_plot, svg_markup
 
 REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
 TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
@@ -96,7 +96,8 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
         raise ValueError(f"report format must be html or markdown, got {fmt!r}")
     files: dict[str, bytes] = {}
     folder = files_folder(output)
-    figures = [_embedded(key, figure, fmt, folder, files)
+    figures = [{**_embedded(key, figure, fmt, folder, files),
+                "note": publication_note(key, summary)}
                for key, figure in report_figures(summary, frame, votes=votes)]
     risk = risk_plot(summary)  # the attack risk section's figure
     content = report_content(summary, command=command, dataset_size=dataset_size,

@@ -237,6 +237,20 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
     return [{"item": item, "ok": bool(ok), "note": note} for item, ok, note in items]
 
 
+def _independent_figures(summary: dict) -> list[dict]:
+    """The data-independent figure; under expected accounting the bound for any run first,
+    the figure at the expected answered count (an average) after it."""
+    worst = summary.get("epsilon_data_independent_worst")
+    if worst is None:
+        return [_figure("epsilon_data_independent", "data-independent \u03b5",
+                        summary.get("epsilon_data_independent"))]
+    return [_figure("epsilon_data_independent_worst",
+                    "data-independent \u03b5 (any run: every query answered)", worst),
+            _figure("epsilon_data_independent", "data-independent \u03b5 at the expected "
+                    "answered count (an average, not a bound)",
+                    summary.get("epsilon_data_independent"))]
+
+
 def report_content(summary: dict, *, command: str | None = None,
                    dataset_size: int | None = None, figures=(), risk_figure=None,
                    given: dict | None = None) -> dict:
@@ -256,15 +270,15 @@ def report_content(summary: dict, *, command: str | None = None,
     smooth = summary.get("smooth_sensitivity")
     pld = summary.get("epsilon_method", summary.get("data_independent_method")) == "pld"
     key_figures = [
-        _figure("epsilon", "data-dependent \u03b5" if head["data_dependent"] else "\u03b5",
-                summary["epsilon"]),
+        _figure("epsilon", "\u03b5" if not head["data_dependent"] else
+                "data-dependent \u03b5 (unsanitised)" if head["sanitised"] else
+                "data-dependent \u03b5 (unsanitised: not for publication)", summary["epsilon"]),
         *([_figure("epsilon_rdp", "R\u00e9nyi DP \u03b5 (the PLD \u03b5 above is smaller)",
                    summary.get("epsilon_rdp"))] if pld else []),
         _figure("order", "best R\u00e9nyi order" + (" (of the R\u00e9nyi DP \u03b5)" if pld
                                                     else ""),
                 summary.get("order"), rounding="nearest"),
-        _figure("epsilon_data_independent", "data-independent \u03b5",
-                summary.get("epsilon_data_independent")),
+        *_independent_figures(summary),
         *([_figure("tuning.epsilon_tuned_data_independent",
                    "data-independent \u03b5 with the search (published)",
                    summary["tuning"]["epsilon_tuned_data_independent"])]

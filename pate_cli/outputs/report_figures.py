@@ -21,6 +21,7 @@ import numpy as np
 from ..accounting.selection import selection_bins
 from . import figures as plots
 from .captions import MECHANISM_NAMES, risk_caption, summary_caption
+from .report_statement import data_dependence
 from .risk_figure import risk_problem, tradeoff_curve_figure, with_published_risk
 
 FIGURE_TITLES = {"history": "Cumulative privacy cost",
@@ -28,6 +29,22 @@ FIGURE_TITLES = {"history": "Cumulative privacy cost",
                  "selection": "Which queries the noisy threshold lets through",
                  "groups": "Per-group privacy cost",
                  "risk": "Trade-off curve: what a membership attacker can reach"}
+
+
+# What a figure drawn from the private votes is, when it may not be published with the
+# statement: the selection histogram always (it shows the votes' plurality counts); the
+# cost histories of a data-dependent run.
+PRIVATE_VOTES = "drawn from the private votes' plurality counts: not for publication"
+
+
+def publication_note(key: str, summary: dict) -> str | None:
+    """The note a report prints with figure ``key`` when it must not be published, else
+    None."""
+    if key == "selection":
+        return PRIVATE_VOTES
+    if key in ("history", "outputs", "groups") and data_dependence(summary)[0]:
+        return "data-dependent, unsanitised: not for publication"
+    return None
 
 
 def history_plot(summary: dict, frame, *, style=None):

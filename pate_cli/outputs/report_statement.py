@@ -202,12 +202,14 @@ def headline(summary: dict) -> dict:
         published = smooth["sanitized_epsilon"]
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), the "
                 "smooth-sensitivity sanitised release of the data-dependent, unsanitised \u03b5 = "
-                f"{epsilon_text(smooth['epsilon_after'])} (which includes the release's own cost; "
-                f"noise std {number(smooth['noise_std'])}).")
+                f"{epsilon_text(smooth['epsilon_after'])} (the run's data-dependent "
+                f"\u03b5 = {epsilon_text(summary['epsilon'])} with the release's own cost, at "
+                f"order {number(smooth['order'])}; noise std {number(smooth['noise_std'])}).")
     elif dependent and summary.get("epsilon_data_independent_worst") is not None:
         # expected accounting: the data-independent figure at the expected count is an
         # average too; the bound that holds for any particular run answers every query
         published, search = _with_search(summary, summary["epsilon_data_independent_worst"])
+        scope = f"{summary['queries']} queries, expected accounting"  # a bound, not an average
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a "
                 "data-independent bound that holds whatever a run answers (every one of the "

@@ -203,7 +203,8 @@ def test_markdown_writes_figures_beside_it(cli, tmp_path):
         assert section in text
     summary = json.loads(cli.analyze(VOTES, "-n", "300", "--accounting", "expected",
                                      "-f", "json").out)
-    row = re.search(r"\| data-dependent ε \| ([0-9.]+) \|", text).group(1)
+    row = re.search(r"\| data-dependent ε \(unsanitised: not for publication\) \| "
+                    r"([0-9.]+) \|", text).group(1)
     assert row == ceil_text(summary["epsilon"]).rstrip("0").rstrip(".")
 
 
@@ -347,7 +348,9 @@ def test_wording_tells_simulated_expected_and_user_decisions(cli, tmp_path):
     assert "a simulated run with seed 7" in head
     text, head, _, _ = _headline_and_checklist(cli, tmp_path, "-n", "300", "--accounting",
                                                "expected")
-    assert "an estimate for an average run, not a guarantee" in head
+    # the published figure is the bound for any run; the data-dependent one an average
+    assert "a data-independent bound that holds whatever a run answers" in head
+    assert "is an expected figure, unsanitised" in head
     assert "seed" not in head and "| seed |" not in text
     assert "a data-independent bound" in head and "data-dependent" in head
     decisions = tmp_path / "mine.csv"
@@ -545,3 +548,27 @@ def test_a_figure_matplotlib_cannot_lay_out_is_one_warning_line(cli, tmp_path):
     assert made.code == 0, made.err
     lines = made.err.strip().splitlines()
     assert lines and all(line.startswith("Warning: ") for line in lines)
+
+
+def test_what_may_not_be_published_says_so(cli, tmp_path):
+    """Under expected accounting the table's data-independent row is the bound for any
+    run (the average at the expected count apart, named as one); figures drawn from the
+    private votes (the selection histogram) or from a data-dependent run's costs carry
+    "not for publication"; a data-independent run's cost history does not."""
+    out = tmp_path / "r.md"
+    assert cli.report(VOTES, "-n", "300", "--accounting", "expected", "-o", out).code == 0
+    text = out.read_text(encoding="utf-8")
+    summary = json.loads(cli.analyze(VOTES, "-n", "300", "--accounting", "expected",
+                                     "-f", "json").out)
+    worst = ceil_text(summary["epsilon_data_independent_worst"]).rstrip("0").rstrip(".")
+    assert f"| data-independent ε (any run: every query answered) | {worst} |" in text
+    assert "| data-independent ε at the expected answered count (an average, not a bound) |" \
+        in text
+    assert ("*Cumulative privacy cost: data-dependent, unsanitised: not for publication.*"
+            in text)
+    assert ("*Which queries the noisy threshold lets through: drawn from the private votes' "
+            "plurality counts: not for publication.*" in text)
+    assert cli.report(VOTES, "-n", "300", "--accounting", "data-independent", "-o",
+                      out).code == 0
+    text = out.read_text(encoding="utf-8")
+    assert "*Cumulative privacy cost:" not in text and "plurality counts: not for" in text

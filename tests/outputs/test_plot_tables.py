@@ -349,3 +349,17 @@ def test_the_report_of_a_query_indices_run_draws_table_positions(tmp_path, monke
     np.testing.assert_array_equal(rows, votes[indices])
     plotted = drawn_table(str(table), Drawing(("query", "answered", "epsilon_cumulative")))
     np.testing.assert_array_equal(plotted["position"].to_numpy(), xs)
+
+
+def test_a_sweep_caption_says_when_its_epsilon_is_unsanitised():
+    """A trade-off figure of replay or expected rows draws data-dependent epsilons: its
+    caption says they are not for publication; data-independent rows need no such note."""
+    from pate_cli.outputs.captions import sweep_caption
+
+    rows = pd.DataFrame({"queries": [300, 300], "sigma": [20.0, 40.0],
+                         "accounting": ["data-independent", "replay"]})
+    assert sweep_caption(rows).endswith(
+        "sweep rows, queries 300, sigma 20-40; epsilon of replay or expected accounting: "
+        "data-dependent, unsanitised: not for publication (sweep with --accounting "
+        "data-independent for a publishable figure)") and sweep_caption(rows).startswith("2")
+    assert "not for publication" not in sweep_caption(rows.iloc[:1])
