@@ -176,35 +176,53 @@ def _fractional_series(q: float, z: float, alphas: np.ndarray) -> np.ndarray:
     Near rate 1/2 with little noise the terms fall only polynomially; such an order takes
     the chord of the exact integer values instead (the cumulant is convex, module
     docstring), a valid bound."""
-    from scipy.special import gammasgn, log_ndtr, logsumexp
+    from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
+    eps = np.finfo(np.float64).eps
     z0 = z * z * math.log(1.0 / q - 1.0) + 0.5
     log_q, log_1mq = math.log(q), math.log1p(-q)
     a = alphas[:, None]
     positive = np.full(alphas.size, -np.inf)
     negative = np.full(alphas.size, -np.inf)
+    error = np.full(alphas.size, -np.inf)  # log sum over terms of |term| x its magnitude
     settled = np.zeros(alphas.size, dtype=bool)
     for start in range(0, _SERIES_TERMS, _SERIES_BLOCK):
         i = np.arange(start, start + _SERIES_BLOCK, dtype=np.float64)[None, :]
         j = a - i
         coefficient = log_binomial(a, i)
-        first = (coefficient + i * log_q + j * log_1mq + (i * i - i) / (2.0 * z * z)
-                 + log_ndtr((z0 - i) / z))
-        second = (coefficient + j * log_q + i * log_1mq + (j * j - j) / (2.0 * z * z)
-                  + log_ndtr((j - z0) / z))
+        low, high = log_ndtr((z0 - i) / z), log_ndtr((j - z0) / z)
+        first = (coefficient + i * log_q + j * log_1mq + (i * i - i) / (2.0 * z * z) + low)
+        second = (coefficient + j * log_q + i * log_1mq + (j * j - j) / (2.0 * z * z) + high)
         both = np.logaddexp(first, second)
+        # the sum of the magnitudes each term's logarithm is formed from: its rounding
+        # (a few ulps of each) is at most a small multiple of eps times this, relative
+        with np.errstate(invalid="ignore"):
+            common = (np.abs(gammaln(a + 1.0)) + gammaln(i + 1.0)
+                      + np.abs(np.nan_to_num(gammaln(j + 1.0), posinf=0.0)) + 1.0)
+            spreads = np.logaddexp(
+                first + np.log(common + i * abs(log_q) + np.abs(j) * abs(log_1mq)
+                               + (i * i + i) / (2.0 * z * z) - low),
+                second + np.log(common + np.abs(j) * abs(log_q) + i * abs(log_1mq)
+                                + (j * j + np.abs(j)) / (2.0 * z * z) - high))
         sign = gammasgn(j + 1.0)
         adds = logsumexp(np.where(sign > 0, both, -np.inf), axis=1)
         subtracts = logsumexp(np.where(sign < 0, both, -np.inf), axis=1)
+        spread = logsumexp(np.where(sign != 0, spreads, -np.inf), axis=1)
         positive = np.where(settled, positive, np.logaddexp(positive, adds))
         negative = np.where(settled, negative, np.logaddexp(negative, subtracts))
+        error = np.where(settled, error, np.logaddexp(error, spread))
         falling = (first[:, -1] < first[:, -2]) & (second[:, -1] < second[:, -2])
         small = both[:, -1] < positive - _SERIES_STOP
         settled |= falling & small
         if settled.all():
             break
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         total = positive + log1mexp(np.minimum(negative - positive, 0.0))
-    return np.where(settled, total, np.inf)
+        # P - N cancels where A is close to 1: raised by the terms' rounding (8 eps
+        # times each term's magnitude) and the sums' (8 eps of P + N), never below A
+        allowance = np.logaddexp(math.log(8.0 * eps) + error,
+                                 math.log(8.0 * eps) + np.logaddexp(positive, negative))
+        bound = np.logaddexp(np.where(np.isnan(total), -np.inf, total), allowance)
+    return np.where(settled, bound, np.inf)
 
 
 def rdp_poisson_general(curve: Curve, *, rate: float, orders: ArrayLike) -> np.ndarray:

@@ -55,13 +55,17 @@ COST_TABLE = {"lnmax": (False, "laplace"), "gnmax": (False, "gaussian"),
               "confident-exponential": (True, "exponential")}
 
 
-def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, Step]:
+def mechanism_steps(mechanism, *, q_bound: str = "union",
+                    added_unit: bool = False) -> tuple[Step | None, Step]:
     """The (selection, answer) steps of a mechanism; selection is None if it has none.
     ``q_bound`` (math:gnmax and math:integral) applies to Gaussian answers only. A sampled
-    aggregator has its inner steps with amplified data-independent curves (math:sampling)."""
+    aggregator has its inner steps with amplified data-independent curves (math:sampling);
+    where a neighbour adds a voting unit (``added_unit``: ``--vote-change add``) the
+    threshold's count may reach M + 1, and its exact curve covers that count."""
     check_q_bound(q_bound)
     if isinstance(mechanism, SampledMechanism):
-        selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound)
+        selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound,
+                                            added_unit=not mechanism.sampling.moves)
         return _sampled(selection, answer, mechanism)
     try:
         selects, kind = COST_TABLE[mechanism.name]
@@ -80,7 +84,9 @@ def mechanism_steps(mechanism, *, q_bound: str = "union") -> tuple[Step | None, 
     # The noisy threshold on ``selection_counts`` (math:threshold): math:screening's exact curve
     # (``screening_counts``) caps math:threshold's data-dependent one; math:independent's under
     # "gaussian".
-    screen = (mechanism.sigma_threshold, mechanism.threshold, *screening_counts(mechanism))
+    kind, low, high = screening_counts(mechanism)
+    screen = (mechanism.sigma_threshold, mechanism.threshold, kind, low,
+              high + 1.0 if added_unit and kind != "gaussian" else high)
     return Step(partial(_threshold_statistic, mechanism), partial(_threshold_rdp, *screen),
                 partial(_threshold_independent, *screen)), answer
 

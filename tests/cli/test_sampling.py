@@ -109,10 +109,11 @@ def test_json_sampling_is_null_without_sampling(cli, votes):
     assert summary["epsilon_method"] in ("rdp", "pld")
 
 
-def _threshold_curve(orders):
-    """The threshold step's own curve in these runs: T 18, sigma1 20, 30 voters (math:screening)."""
-    return rdp_screening(threshold=18.0, sigma_threshold=20.0, low=0.0, high=30.0,
-                         orders=orders)
+def _threshold_curve(orders, change="move"):
+    """The threshold step's own curve in these runs: T 18, sigma1 20, 30 voters
+    (math:screening); a neighbour that adds a voter may bring the count to 31."""
+    return rdp_screening(threshold=18.0, sigma_threshold=20.0, low=0.0,
+                         high=31.0 if change == "add" else 30.0, orders=orders)
 
 
 @pytest.mark.parametrize("change, sensitivity", [("move", math.sqrt(2.0)), ("add", 1.0)])
@@ -136,11 +137,12 @@ def test_poisson_rdp_figure_is_the_amplified_curves_composed(cli, votes, change,
     answered = summary["answered"]
     own_answer = orders * sensitivity**2 / 200.0
     threshold = np.minimum(rdp_poisson_gaussian(rate=0.2, noise_multiplier=20.0,
-                                                orders=orders), _threshold_curve(orders))
+                                                orders=orders),
+                           _threshold_curve(orders, change))
     if steps == "shared":
         joint = 1.0 / math.sqrt(1.0 / 400.0 + sensitivity**2 / 100.0)
         pair = np.minimum(rdp_poisson_gaussian(rate=0.2, noise_multiplier=joint, orders=orders),
-                          _threshold_curve(orders) + own_answer)
+                          _threshold_curve(orders, change) + own_answer)
         curve = answered * pair + (40 - answered) * threshold
     else:
         curve = 40 * threshold + answered * np.minimum(rdp_poisson_gaussian(
@@ -151,6 +153,26 @@ def test_poisson_rdp_figure_is_the_amplified_curves_composed(cli, votes, change,
     assert rdp_figure >= float(epsilon) * (1 - 1e-15)  # never rounded below
     assert summary["epsilon"] <= rdp_figure
     assert summary["epsilon_method"] == ("pld" if summary["epsilon"] < rdp_figure else "rdp")
+
+
+@pytest.mark.parametrize("rate", ["1", "0.5"])
+def test_an_added_voter_reaches_the_count_m_plus_one(cli, tmp_path, rate):
+    """--vote-change add: the neighbour may hold M + 1 voters, so the threshold's exact
+    curve covers the counts 0..M+1 (it covered 0..M: at order 500, T 50, sigma1 3 and one
+    row of 100 votes, 5.2453 where the pair (100, 101) gives 5.3450)."""
+    np.save(tmp_path / "one.npy", np.array([[100, 0]]))
+    summary = run_json(cli, tmp_path / "one.npy", *DI, "-m", "confident", "--sigma", "1000",
+                       "-T", "50", "--sigma-threshold", "3", "--sampling", f"poisson:{rate}",
+                       "--vote-change", "add", "--order", "500", "--sampling-steps",
+                       "independent")
+    reach = rdp_screening(threshold=50.0, sigma_threshold=3.0, low=0.0, high=101.0,
+                          orders=[500.0])[0]
+    assert reach > rdp_screening(threshold=50.0, sigma_threshold=3.0, low=0.0, high=100.0,
+                                 orders=[500.0])[0] * 1.01
+    if rate == "1":
+        assert summary["rdp_at_order"]["selection"] == reach
+    else:
+        assert summary["rdp_at_order"]["selection"] <= reach
 
 
 def test_shared_steps_cost_at_least_independent_ones(cli, votes):
