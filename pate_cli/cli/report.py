@@ -131,6 +131,11 @@ def report(ctx, votes, **options):
                                       dataset_size=dataset_size, output=output,
                                       given=given)
     write_report(output, text, figures)
+    delta = float(summary["delta"])
+    if dataset_size and delta >= 1.0 / dataset_size:  # the report's checklist flags it too
+        click.echo(f"Warning: delta {delta:g} is not below 1/N = {1.0 / dataset_size:g} for "
+                   f"--dataset-size {dataset_size}: such a delta allows releasing an example "
+                   "outright; choose delta < 1/N", err=True)
     check_max_epsilon(epsilon, max_epsilon)
 
 

@@ -89,7 +89,7 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
     processing order with ``query`` and ``mechanism`` filled in, and outcome codes where
     the mechanism has them (``decisions.CODED``)."""
     name = table.path or "<decisions>"
-    if table.mechanism is not None and table.mechanism != mechanism:
+    if table.mechanism is not None and table.mechanism.lower() != mechanism.lower():
         raise InputError(f"{name}: decisions made by -m {table.mechanism}, but the analysis "
                          f"is -m {mechanism}")
     count = positions.size

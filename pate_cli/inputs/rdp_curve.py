@@ -51,6 +51,12 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     if bad.size:
         raise InputError(f"{name}: row {bad[0]}: rdp {show_number(given[bad[0]])} must be >= 0")
     order_sort = np.argsort(given_orders, kind="stable")
+    ranked, values = given_orders[order_sort], given[order_sort]
+    twice = np.flatnonzero((ranked[1:] == ranked[:-1]) & (values[1:] != values[:-1]))
+    if twice.size:  # which value holds? none is assumed (equal values are one value)
+        rows = np.sort(order_sort[twice[0]:twice[0] + 2])
+        raise InputError(f"{name}: rows {rows[0]} and {rows[1]} give order "
+                         f"{show_number(given_orders[rows[0]])} two rdp values (one per order)")
     given_orders, given = given_orders[order_sort], given[order_sort]
     slot = np.searchsorted(given_orders, orders, side="left")
     curve = np.full(orders.shape, np.inf)

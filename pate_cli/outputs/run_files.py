@@ -8,6 +8,7 @@ regular files). ``outputs.writing.write_outputs`` writes them as a set.
 from __future__ import annotations
 
 import itertools
+import os
 
 from ..analysis.per_query_stream import streamed_decisions
 from ..errors import OptionError
@@ -27,8 +28,8 @@ def check_run_outputs(votes, options: dict, *, output=None, per_query=None, ss_h
                       write_decisions=None, write_rdp=None) -> None:
     """Refuse, before any work, outputs that cannot be written as asked: two to one file,
     no directory, one of the inputs (VOTES, ``options``' files), an extension
-    ``--write-decisions`` cannot write, and outputs the run cannot give (one RDP curve of
-    an individualized run; decisions of a multi-label run)."""
+    ``--write-decisions`` or ``--write-rdp`` cannot write, and outputs the run cannot give
+    (one RDP curve of an individualized run; decisions of a multi-label run)."""
     check_destinations(((f"{option} {path}", path) for option, path in (
         ("-o", output), ("--per-query", per_query), ("--ss-history", ss_history),
         ("--write-decisions", write_decisions), ("--write-rdp", write_rdp))
@@ -37,6 +38,9 @@ def check_run_outputs(votes, options: dict, *, output=None, per_query=None, ss_h
             (f"--{key.replace('_', '-')}", options.get(key)) for key in INPUT_OPTIONS]))
     if write_decisions is not None:
         check_decisions_path(write_decisions)
+    if write_rdp is not None and os.path.splitext(str(write_rdp))[1].lower() != ".csv":
+        raise OptionError(f"{write_rdp}: unknown extension for --write-rdp (use .csv: it "
+                          "writes the table order,rdp)")
     if write_rdp is not None and options.get("individualized") is not None:
         raise OptionError("--write-rdp writes one curve; an individualized run has one "
                           "per group")

@@ -158,6 +158,13 @@ def test_bad_decisions_exit_2_with_one_line_and_no_output(cli, tmp_path, case):
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
 
 
+def test_the_recorded_mechanism_name_is_case_insensitive(cli, tmp_path):
+    """Mechanism names are case-insensitive everywhere, the decisions file's too."""
+    path = _csv(tmp_path / "d.csv", ["0,answered,1", "1,refused,", "2,answered,1"],
+                "Confident")
+    assert cli.analyze(VOTES, "-n", 3, "--decisions", path).code == 0
+
+
 def test_decisions_with_expected_accounting_is_refused(cli, tmp_path):
     path = _csv(tmp_path / "d.csv", ["0,answered,1"])
     result = cli.analyze(VOTES, "-n", 1, "--decisions", path, "--accounting", "expected")

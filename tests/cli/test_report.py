@@ -572,3 +572,15 @@ def test_what_may_not_be_published_says_so(cli, tmp_path):
                       out).code == 0
     text = out.read_text(encoding="utf-8")
     assert "*Cumulative privacy cost:" not in text and "plurality counts: not for" in text
+
+
+def test_a_delta_not_below_one_over_n_is_a_warning_line(cli, tmp_path):
+    """--dataset-size N with delta >= 1/N: the report's checklist flags it, and stderr says
+    so in one Warning: line (the report is still written, exit 0); none when it holds."""
+    out = tmp_path / "r.md"
+    ran = cli.report(VOTES, "-n", "50", "--dataset-size", "10000000", "-o", out)
+    assert ran.code == 0 and out.exists()
+    assert ran.err == ("Warning: delta 1e-05 is not below 1/N = 1e-07 for --dataset-size "
+                       "10000000: such a delta allows releasing an example outright; choose "
+                       "delta < 1/N\n")
+    assert cli.report(VOTES, "-n", "50", "--dataset-size", "60000", "-o", out).err == ""

@@ -209,3 +209,24 @@ def test_missing_dp_accounting_is_a_clear_error(cli, tmp_path, monkeypatch):
     result = cli.analyze(VOTES, "-n", "10", "--add-rdp", path)
     assert result.code == 2
     assert "needs dp_accounting (pip install 'pate_cli[accounting]')" in result.err
+
+
+def test_an_order_given_twice_is_refused(tmp_path):
+    """Two rdp values for one order: neither is assumed (the first one used to win, so
+    the order of the rows could lower the figure); the same value twice is one value."""
+    path = tmp_path / "curve.csv"
+    path.write_text("order,rdp\n2,0.1\n3,0.2\n2,0.3\n")
+    with pytest.raises(ValueError, match=r"curve\.csv: rows 0 and 2 give order 2 two rdp "
+                                         r"values \(one per order\)$"):
+        load_rdp_curve(str(path), orders=np.array([2.0, 3.0]))
+    path.write_text("order,rdp\n2,0.1\n3,0.2\n2,0.1\n")
+    curve, _, _ = load_rdp_curve(str(path), orders=np.array([2.0, 3.0]))
+    assert curve.tolist() == [0.1, 0.2]
+
+
+def test_write_rdp_refuses_an_extension_it_does_not_write(cli, tmp_path):
+    """--write-rdp writes the CSV table order,rdp: a .json name is refused before any
+    work (as --per-query and --write-decisions refuse theirs), nothing written."""
+    result = cli.analyze(VOTES, "-n", "3", "--write-rdp", tmp_path / "curve.json")
+    assert result.code == 2 and "unknown extension for --write-rdp (use .csv" in result.err
+    assert list(tmp_path.iterdir()) == []
