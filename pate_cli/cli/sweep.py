@@ -57,12 +57,13 @@ use is left empty in its rows; one not given takes pate-analyze's default (fract
 \b
 With --out, each row is also appended to OUT.partial (JSON lines) as it finishes, so a
 run that is killed or cannot write OUT loses nothing: --resume reads OUT.partial too.
-OUT is written atomically in grid order at the end and OUT.partial then removed.
+OUT is written atomically in grid order at the end and OUT.partial then removed; a run
+that stops early (a failing point, Ctrl-C, SIGTERM) leaves OUT as it was.
 
 \b
 Exit status: 0 ok, 2 bad input or options (or --out cannot be written: the rows then go
 to stdout), 3 no row within --best, 130 interrupted by Ctrl-C and 143 by SIGTERM (the
-finished rows are kept in --out), 1 unexpected.
+finished rows are kept in OUT.partial for --resume), 1 unexpected.
 """ + completion_line("pate-sweep") + "\n"
 
 

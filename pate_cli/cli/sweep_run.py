@@ -82,8 +82,12 @@ def run_sweep_command(votes, **options) -> None:
     sidecar = journal_path(out) if out else None
     kept = []
     if resume:
+        damage: list[str] = []
         kept = merge_rows(read_sweep_rows(out) if os.path.exists(out) else [],
-                          read_journal(sidecar))
+                          read_journal(sidecar, damage))
+        for text in damage:  # one line at most
+            click.echo(f"Warning: cannot read {sidecar} ({text}); its rows are computed "
+                       "again", err=True)
     plan = match_rows(points, kept)
     tasks = [point for point in points if point.index not in plan.reused]
 
@@ -118,23 +122,11 @@ def run_sweep_command(votes, **options) -> None:
                                       conversion=spec.conversion)
     if spec.pareto:
         rows = pareto_rows(rows)
-    if out:
-        _write_out(out, rows, journal, fmt=fmt, failure=failure, extra=extra)
     if failure is not None:
-        total = len(points)
-        where = f" in {out}" if out else " on stdout"
-        if not out:
-            sys.stdout.write(table_bytes(rows, fmt=fmt, extra=extra).decode())
-        if failure in _STOPPED_BY:
-            click.echo(f"pate-sweep: {failure}: kept {len(rows)} of {total} rows{where}"
-                       + (" (rerun with --resume to finish)" if out else ""), err=True)
-            raise click.exceptions.Exit(_STOPPED_BY[failure])
-        click.echo(f"pate-sweep: stopped: kept {len(rows)} of {total} rows{where}"
-                   + (" (rerun with --resume to finish)" if out else ""), err=True)
-        if isinstance(failure, BrokenProcessPool):
-            raise click.ClickException("a worker process died (killed, or out of memory); "
-                                       "the rows it had not finished are not in the table")
-        raise failure
+        _stopped(failure, rows, out=out, journal=journal, fmt=fmt, extra=extra,
+                 total=len(points), kept=len(finished) + len(plan.reused), resume=resume)
+    if out:
+        _write_out(out, rows, journal, fmt=fmt, extra=extra)
     if spec.best is not None:
         _print_best(rows, spec.best, fmt, command=lambda row: best_command(
             row, spec, settings.orders), extra=extra)
@@ -153,8 +145,35 @@ def run_sweep_command(votes, **options) -> None:
 _STOPPED_BY = {"interrupted": EXIT_INTERRUPTED, "terminated": EXIT_TERMINATED}
 
 
-def _write_out(out: str, rows: list[dict], journal, *, fmt: str, failure,
-               extra: tuple = ()) -> None:
+def _stopped(failure, rows: list[dict], *, out: str | None, journal, fmt: str, extra: tuple,
+             total: int, kept: int, resume: bool) -> None:
+    """A run stopped by Ctrl-C, SIGTERM or a failing task: ``--out`` is left as it was (or
+    not written); the finished rows stay in its sidecar for ``--resume`` (on stdout
+    without ``--out`` or when the sidecar could not be written); one line says where."""
+    if journal is not None:
+        journal.close()
+    exists = out is not None and os.path.exists(out)
+    state = "left as it was" if exists else "not written"
+    if journal is not None and journal.intact:
+        places = f"{out} and {journal.path}" if resume and exists else journal.path
+        where = (f"{kept} of {total} rows in {places} ({out} {state}; rerun with --resume "
+                 "to finish)")
+    else:
+        sys.stdout.write(table_bytes(rows, fmt=fmt, extra=extra).decode())
+        where = f"{len(rows)} of {total} rows on stdout"
+        if journal is not None:
+            where += f" ({out} {state}: {journal.path} could not be written)"
+    word = failure if failure in _STOPPED_BY else "stopped"
+    click.echo(f"pate-sweep: {word}: kept {where}", err=True)
+    if failure in _STOPPED_BY:
+        raise click.exceptions.Exit(_STOPPED_BY[failure])
+    if isinstance(failure, BrokenProcessPool):
+        raise click.ClickException("a worker process died (killed, or out of memory); "
+                                   "the rows it had not finished are not in the table")
+    raise failure
+
+
+def _write_out(out: str, rows: list[dict], journal, *, fmt: str, extra: tuple = ()) -> None:
     """Write ``--out`` atomically and remove the sidecar; when ``out`` cannot be written,
     print the rows on stdout, say where they are in one line and exit 2."""
     data = table_bytes(rows, path=out, extra=extra)
@@ -169,9 +188,6 @@ def _write_out(out: str, rows: list[dict], journal, *, fmt: str, failure,
         if journal is not None and journal.intact and journal.rows:
             where += (f" (and the {rows_text(journal.rows)} computed in this run to "
                       f"{journal.path}, which --resume reads)")
-        if isinstance(failure, Exception):
-            click.echo(f"pate-sweep: the run stopped: {type(failure).__name__}: "
-                       f"{' '.join(str(failure).split())}", err=True)
         click.echo(f"Error: cannot write {out}: {write_error_text(error, out)}; "
                    f"the {rows_text(len(rows))} went to {where}", err=True)
         raise click.exceptions.Exit(EXIT_BAD_INPUT) from None

@@ -11,8 +11,10 @@ read-only directory, a full disk, a file-size limit) leaves its rows on disk, an
 
 A run without ``--resume`` starts the sidecar afresh; one with ``--resume`` appends to
 it. A sidecar that is a symbolic link is replaced by a file of its own (the link is
-removed, never written through: the file it points to is left as it was). Reading skips
-what a killed writer may leave: a last line cut short, a line that is not a complete row.
+removed, never written through: the file it points to is left as it was), and a last
+line cut short by a kill is dropped before the first new row. Reading skips that line
+silently; any other line that is not a complete row, or a sidecar that cannot be read, is
+also skipped but said (``read_journal``'s ``damage``: --resume warns).
 """
 
 from __future__ import annotations
@@ -45,12 +47,14 @@ class RowJournal:
         self.rows = 0
         self.error: OSError | None = None
         self._fd: int | None = None
+        self._opened = False  # the sidecar is this journal's (else never removed)
         flags = (os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
                  | getattr(os, "O_NOFOLLOW", 0))
         try:
             if os.path.islink(path):  # never written through: the link itself is replaced
                 os.remove(path)
             self._fd = os.open(path, flags, 0o666)
+            self._opened = True
             if append:
                 self._end_last_line()
         except OSError as error:
@@ -84,45 +88,71 @@ class RowJournal:
     def remove(self) -> None:
         """Close and delete the sidecar (its rows are in the table now)."""
         self.close()
+        if not self._opened:  # a directory or an unreadable file of that name: not ours
+            return
         try:
             os.remove(self.path)
         except FileNotFoundError:
             pass
 
     def _end_last_line(self) -> None:
-        """After a writer killed mid-line, start on a new line (the cut one is skipped)."""
-        size = os.fstat(self._fd).st_size
-        if size:
-            with open(self.path, "rb") as stream:
-                stream.seek(size - 1)
-                if stream.read(1) != b"\n":
-                    _write_all(self._fd, b"\n")
+        """After a writer killed mid-line, drop the cut line (read, and skipped, before)."""
+        size = end = os.fstat(self._fd).st_size
+        with open(self.path, "rb") as stream:
+            while end:
+                start = max(0, end - (1 << 16))
+                stream.seek(start)
+                cut = stream.read(end - start).rfind(b"\n")
+                if cut >= 0:
+                    end = start + cut + 1
+                    break
+                end = start
+        if end != size:
+            os.ftruncate(self._fd, end)
 
     def _fail(self, error: OSError) -> None:
         self.error = error
         self.close()
 
 
-def read_journal(path: str) -> list[dict]:
+def read_journal(path: str, damage: list | None = None) -> list[dict]:
     """The complete rows of a sidecar, in the order written; [] when there is none.
 
-    A line that is not a JSON object with every SWEEP_COLUMN (a line cut short by a
-    kill, another program's file) is skipped.
+    A last line cut short by a kill is skipped; so is any other line that is not a JSON
+    object with every SWEEP_COLUMN (another program's file, damaged bytes), and a sidecar
+    that cannot be read gives []: for either, one text saying why goes to ``damage``.
     """
     try:
         with open(path, "rb") as stream:
-            lines = stream.read().splitlines()
+            data = stream.read()
     except FileNotFoundError:
         return []
-    rows = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(row, dict) and all(column in row for column in SWEEP_COLUMNS):
-            rows.append({column: row[column] for column in SWEEP_COLUMNS})
+    except OSError as error:
+        if damage is not None:
+            damage.append(error.strerror or type(error).__name__)
+        return []
+    lines = data.splitlines()
+    rows, skipped = [], 0
+    for number, line in enumerate(lines, 1):
+        row = _row(line)
+        if row is not None:
+            rows.append(row)
+        elif number < len(lines) or data.endswith(b"\n"):  # not the cut last line
+            skipped += 1
+    if skipped and damage is not None:
+        damage.append(f"{skipped} line{'s are' if skipped > 1 else ' is'} not a pate-sweep "
+                      "row" if rows else "no line is a pate-sweep row")
     return rows
+
+
+def _row(line: bytes) -> dict | None:
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(row, dict) and all(column in row for column in SWEEP_COLUMNS):
+        return {column: row[column] for column in SWEEP_COLUMNS}
+    return None
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -23,6 +23,7 @@ import pate_cli.sweep.points as sweep_module
 from pate_cli.analysis import analyze_votes
 from pate_cli.mechanisms import build_mechanism
 from pate_cli.sweep.columns import SWEEP_COLUMNS
+from pate_cli.sweep.journal import read_journal
 from pate_cli.sweep.table import read_sweep_rows, table_bytes
 from tests.conftest import Result
 from tests.synthetic import synthetic_votes
@@ -251,30 +252,80 @@ def failing_after(count: int, error: BaseException, monkeypatch):
     monkeypatch.setattr(sweep_module, "run_point", run_point)
 
 
-def test_a_failing_task_keeps_the_finished_rows_in_a_valid_file(cli, files, tmp_path,
-                                                                 monkeypatch):
+def test_a_failing_task_keeps_the_finished_rows_for_resume_and_out_as_it_was(cli, files,
+                                                                            tmp_path,
+                                                                            monkeypatch):
     path, labels, _, _ = files
     full, out = tmp_path / "full.csv", tmp_path / "out.csv"
     assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", full).code == 0
+    assert cli.sweep(path, "-m", "gnmax", "--sigma", "20", "-w", "1", "-o", out).code == 0
+    before = out.read_bytes()  # an earlier run's table: a failed run must not replace it
     failing_after(4, RuntimeError("disk on fire"), monkeypatch)
     result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
     assert result.code == 1
-    assert "kept 4 of 9 rows" in result.err and "disk on fire" in result.err
-    assert out.read_text().splitlines() == full.read_text().splitlines()[:5]
+    assert (f"pate-sweep: stopped: kept 4 of 9 rows in {out}.partial ({out} left as it "
+            "was; rerun with --resume to finish)") in result.err
+    assert "disk on fire" in result.err
+    assert out.read_bytes() == before
+    assert read_journal(f"{out}.partial") == read_sweep_rows(str(full))[:4]
     monkeypatch.undo()
     result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
     assert result.code == 0
-    assert out.read_bytes() == full.read_bytes()
+    assert read_sweep_rows(str(out))[:9] == read_sweep_rows(str(full))
+    assert not (tmp_path / "out.csv.partial").exists()
+
+
+def test_a_failing_resumed_run_leaves_out_as_it_was(cli, files, tmp_path, monkeypatch):
+    path, labels, _, _ = files
+    full, out = tmp_path / "full.csv", tmp_path / "out.csv"
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", full).code == 0
+    failing_after(3, RuntimeError("disk on fire"), monkeypatch)
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 1
+    assert not out.exists()  # no table written by a run that did not finish
+    monkeypatch.undo()
+    failing_after(3, RuntimeError("disk on fire"), monkeypatch)  # 3 more: 6 of 9
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
+    assert result.code == 1 and not out.exists()
+    assert (f"kept 6 of 9 rows in {out}.partial ({out} not written; rerun with --resume "
+            "to finish)") in result.err
+    monkeypatch.undo()
+    full_rows = read_sweep_rows(str(full))
+    out.write_bytes(table_bytes(full_rows[:2], path=str(out)))  # an OUT of 2 rows
+    before = out.read_bytes()
+    failing_after(0, KeyboardInterrupt(), monkeypatch)
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
+    assert result.code == 130 and out.read_bytes() == before
+    assert (f"interrupted: kept 6 of 9 rows in {out} and {out}.partial ({out} left as it "
+            "was; rerun with --resume to finish)") in result.err
+    monkeypatch.undo()
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
+    assert result.code == 0 and out.read_bytes() == full.read_bytes()
+
+
+def test_a_stopped_run_whose_sidecar_cannot_be_written_prints_its_rows(cli, files, tmp_path,
+                                                                        monkeypatch):
+    path, labels, _, _ = files
+    out = tmp_path / "out.csv"
+    (tmp_path / "out.csv.partial").mkdir()  # cannot be opened as a file, even by root
+    failing_after(2, KeyboardInterrupt(), monkeypatch)
+    result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
+    assert result.code == 130 and not out.exists()
+    assert len(rows_of(Result(0, result.out, ""))) == 2
+    assert result.err.splitlines()[-1] == (
+        f"pate-sweep: interrupted: kept 2 of 9 rows on stdout ({out} not written: "
+        f"{out}.partial could not be written)")
 
 
 def test_ctrl_c_keeps_the_finished_rows_and_says_how_many(cli, files, tmp_path, monkeypatch):
     path, labels, _, _ = files
     out = tmp_path / "out.jsonl"
+    out.write_text("an earlier table\n")
     failing_after(2, KeyboardInterrupt(), monkeypatch)
     result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out)
     assert result.code == 130
     assert "interrupted: kept 2 of 9 rows in" in result.err and "--resume" in result.err
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert out.read_text() == "an earlier table\n"
+    rows = read_journal(f"{out}.partial")
     assert [(r["mechanism"], r["sigma"], r["threshold"]) for r in rows] == [
         ("confident", 6.0, 25.0), ("confident", 6.0, 35.0)]
 
@@ -455,10 +506,11 @@ def test_resume_after_an_interruption_that_kept_no_rows(cli, files, tmp_path, mo
     out = tmp_path / "out.csv"
     failing_after(0, KeyboardInterrupt(), monkeypatch)
     assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 130
-    assert out.read_text().startswith("file,mechanism,")  # the header alone
+    assert not out.exists() and (tmp_path / "out.csv.partial").read_bytes() == b""
     monkeypatch.undo()
     result = cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out, "--resume")
     assert result.code == 0 and len(read_sweep_rows(str(out))) == 9
+    assert "Warning" not in result.err
 
 
 def test_pate_plot_tradeoff_reads_a_json_lines_sweep_table(cli, files, tmp_path):

@@ -184,6 +184,61 @@ def test_a_sidecar_cut_short_by_a_kill_is_read_up_to_its_last_whole_row(cli, fil
     result = cli.sweep(path, *loud(GRID), "--labels", labels, "-w", "1", "-o", out,
                        "--resume")
     assert result.code == 0 and "reused 4 of 9 rows" in result.err
+    assert "Warning" not in result.err  # what a kill leaves is no damage
+    assert out.read_bytes() == expected
+
+
+def test_a_resumed_run_drops_the_cut_line_before_appending(cli, files, tmp_path, references,
+                                                          monkeypatch):
+    """Rows appended after a line cut short by a kill start on a line of their own, and
+    the cut line is gone: the next --resume reads every row and warns of nothing."""
+    path, labels = files
+    expected, _ = reference(cli, files, tmp_path, references)
+    out = tmp_path / "out.csv"
+    monkeypatch.setattr(sweep_command, "write_atomically", no_space)
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 2
+    lines = sidecar(out).read_bytes().splitlines(keepends=True)
+    sidecar(out).write_bytes(b"".join(lines[:4]) + lines[4][:50])  # killed mid-line
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out,
+                     "--resume").code == 2
+    assert sidecar(out).read_bytes().startswith(b"".join(lines[:4]) + b"{")
+    monkeypatch.undo()
+    result = cli.sweep(path, *loud(GRID), "--labels", labels, "-w", "1", "-o", out,
+                       "--resume")
+    assert result.code == 0 and "reused 9 of 9 rows" in result.err, result.err
+    assert "Warning" not in result.err and out.read_bytes() == expected
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (b"\x00\xffnot rows\n{\"file\": \"old\"}\n", "no line is a pate-sweep row"),
+    (None, "Is a directory"),
+    ("rows", "2 lines are not a pate-sweep row"),
+])
+def test_resume_warns_once_of_a_sidecar_it_cannot_read(cli, files, tmp_path, references,
+                                                       monkeypatch, damage, reason):
+    """The rows it held are computed again (the table is right), and one line says so."""
+    path, labels = files
+    expected, _ = reference(cli, files, tmp_path, references)
+    out = tmp_path / "out.csv"
+    reused = 0
+    if damage is None:
+        sidecar(out).mkdir()
+    elif damage == "rows":
+        monkeypatch.setattr(sweep_command, "write_atomically", no_space)
+        assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 2
+        monkeypatch.undo()
+        lines = sidecar(out).read_bytes().splitlines(keepends=True)
+        sidecar(out).write_bytes(b"".join(lines[:3]) + b"garbage\n[1, 2]\n")
+        reused = 3
+    else:
+        sidecar(out).write_bytes(damage)
+    result = cli.sweep(path, *loud(GRID), "--labels", labels, "-w", "1", "-o", out,
+                       "--resume")
+    assert result.code == 0, result.err
+    warnings = [line for line in result.err.splitlines() if line.startswith("Warning")]
+    assert warnings == [f"Warning: cannot read {out}.partial ({reason}); its rows are "
+                        "computed again"]
+    assert f"reused {reused} of 9 rows" in result.err
     assert out.read_bytes() == expected
 
 
@@ -288,14 +343,14 @@ def test_a_stop_signal_keeps_the_rows_and_ends_the_workers(cli, files, tmp_path,
     _, err = process.communicate(timeout=30)
     assert process.returncode == code, err
     assert wait_gone(workers) == set(), "workers outlived the stopped run"
-    rows = read_sweep_rows(str(out))
+    rows = read_journal(str(sidecar(out)))  # in the order they finished
     assert err.splitlines()[-1] == (f"pate-sweep: {word}: kept {len(rows)} of {LONG_POINTS} "
-                                    f"rows in {out} (rerun with --resume to finish)")
+                                    f"rows in {out}.partial ({out} not written; rerun with "
+                                    "--resume to finish)")
     assert 3 <= len(rows) < LONG_POINTS
-    assert "Traceback" not in err and not sidecar(out).exists()
+    assert "Traceback" not in err and not out.exists()
     full = read_sweep_rows(str(tmp_path / "reference" / "full.csv"))
     assert all(row in full for row in rows)
-    assert [full.index(row) for row in rows] == sorted(full.index(row) for row in rows)
     result = cli.sweep(path, *loud(LONG_GRID), "--labels", labels, "-w", "2", "-o", out,
                        "--resume")
     assert result.code == 0 and out.read_bytes() == expected
@@ -449,7 +504,7 @@ def test_a_dead_worker_keeps_the_finished_rows_and_says_so_in_one_line(cli, file
     assert errors == ["Error: a worker process died (killed, or out of memory); the rows it "
                       "had not finished are not in the table"]
     assert "Traceback" not in done.err and "kept 2 of 4 rows" in done.err
-    assert len(read_sweep_rows(str(out))) == 2
+    assert len(read_journal(str(sidecar(out)))) == 2 and not out.exists()
 
 
 @pytest.mark.parametrize("greeting", [None, b"", b"SSH-2.0-OpenSSH_9.6\r\n"])
