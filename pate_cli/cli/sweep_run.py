@@ -124,7 +124,7 @@ def run_sweep_command(votes, **options) -> None:
         rows = pareto_rows(rows)
     if failure is not None:
         _stopped(failure, rows, out=out, journal=journal, fmt=fmt, extra=extra,
-                 total=len(points), kept=len(finished) + len(plan.reused), resume=resume)
+                 counts=(len(finished) + len(plan.reused), len(points)), resume=resume)
     if out:
         _write_out(out, rows, journal, fmt=fmt, extra=extra)
     if spec.best is not None:
@@ -146,10 +146,12 @@ _STOPPED_BY = {"interrupted": EXIT_INTERRUPTED, "terminated": EXIT_TERMINATED}
 
 
 def _stopped(failure, rows: list[dict], *, out: str | None, journal, fmt: str, extra: tuple,
-             total: int, kept: int, resume: bool) -> None:
+             counts: tuple[int, int], resume: bool) -> None:
     """A run stopped by Ctrl-C, SIGTERM or a failing task: ``--out`` is left as it was (or
     not written); the finished rows stay in its sidecar for ``--resume`` (on stdout
-    without ``--out`` or when the sidecar could not be written); one line says where."""
+    without ``--out`` or when the sidecar could not be written); one line says where.
+    ``counts``: the grid's rows ``--resume`` will find (finished and reused), and all."""
+    kept, total = counts
     if journal is not None:
         journal.close()
     exists = out is not None and os.path.exists(out)
