@@ -49,6 +49,11 @@ def read_query_indices(query_indices, vote_set, queries: int | None) -> np.ndarr
               if isinstance(query_indices, (str, os.PathLike)) else "the query indices"))
     if queries is not None and queries > available:
         raise OptionError(f"--queries {queries} is larger than the {available} queries in {where}")
+    if indices is not None:  # rows outside the votes, or listed twice: named by their file
+        try:
+            analysed_positions(vote_set.queries, indices, None)
+        except ValueError as error:
+            raise InputError(f"{where}: {error}") from None
     return indices
 
 

@@ -4,6 +4,7 @@ composed run's mechanism (``RoundsMechanism``, for reporting). ``analysis.rounds
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,7 +44,16 @@ def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
     if isinstance(rounds, (list, tuple)) and rounds and all(
             isinstance(spec, Round) for spec in rounds):
         return list(rounds)
-    return [_round(spec, vote_set, defaults, parameter_names) for spec in load_rounds(rounds)]
+    found = []
+    where = os.fspath(rounds) if isinstance(rounds, str | os.PathLike) else "--rounds"
+    for number, spec in enumerate(load_rounds(rounds)):
+        try:
+            found.append(_round(spec, vote_set, defaults, parameter_names))
+        except InputError:  # says which round already
+            raise
+        except ValueError as error:  # a parameter the mechanism refuses
+            raise InputError(f"{where}: round {number}: {error}") from None
+    return found
 
 
 def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:

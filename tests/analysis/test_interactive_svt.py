@@ -211,7 +211,12 @@ def test_query_indices_analyse_those_rows_in_that_order(tmp_path, cli):
     (tmp_path / "i.txt").write_text("3\n3\n")
     code, _, err = cli.analyze(str(tmp_path / "v.npy"), "--query-indices",
                                str(tmp_path / "i.txt"))
-    assert code == 2 and "query index 3 is listed twice (entry 1)" in err
+    assert code == 2 and err == (f"Error: {tmp_path / 'i.txt'}: query index 3 is listed "
+                                 "twice (entry 1)\n")  # named by its file
+    (tmp_path / "r.csv").write_text("rows,mechanism,sigma\n0:3,gnmax,40\n3:6,gnmax,-3\n")
+    code, _, err = cli.analyze(str(tmp_path / "v.npy"), "--rounds", str(tmp_path / "r.csv"))
+    assert code == 2 and err == (f"Error: {tmp_path / 'r.csv'}: round 1: sigma must be "
+                                 "positive, got -3\n")  # named by its file and round
 
 
 def test_add_rdp_uses_the_next_larger_order(tmp_path, cli):
