@@ -55,13 +55,17 @@ class IndividualizedPlan:
 
 
 def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
-                        precision: int = 2, weights: str = "budget",
-                        power: float = 2.0) -> IndividualizedPlan:
+                        precision: int | None = None, weights: str | None = None,
+                        power: float | None = None) -> IndividualizedPlan:
     """The plan of a run whose option rules (``run_spec.RULES``) were checked: the groups
-    (and teacher groups) read and each group's parameters derived (math:individualized)."""
+    (and teacher groups) read and each group's parameters derived (math:individualized;
+    a knob None: ``derive_parameters``' default)."""
     privacy_groups, assigned = read_groups(groups, teacher_groups, teachers=vote_set.teachers)
+    knobs = {key: value for key, value in
+             (("precision", precision), ("weights", weights), ("power", power))
+             if value is not None}
     parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
-                                   precision=precision, weights=weights, power=power)
+                                   **knobs)
     return IndividualizedPlan(parameters, assigned,
                               None if assigned is None else vote_set.predictions)
 

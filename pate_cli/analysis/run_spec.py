@@ -20,6 +20,7 @@ from ..accounting.multilabel import parse_variant
 from ..accounting.q_bound import Q_BOUNDS
 from ..errors import OptionError
 from ..inputs.query_indices import checked_queries
+from ..mechanisms.aggregators import MECHANISMS, TAKEN_BY
 from ..mechanisms.multilabel import VARIANT_MECHANISMS
 from ..mechanisms.sampled import SAMPLED_MECHANISMS, Sampling, parse_sampling
 from ..numerics import real_number
@@ -52,9 +53,9 @@ class RunSpec:
     individualized: str | None = None
     groups: Any = None
     teacher_groups: Any = None
-    precision: int = 2
-    weights: str = "budget"
-    power: float = 2.0
+    precision: int | None = None  # None: the variant's default (2, budget, 2.0)
+    weights: str | None = None
+    power: float | None = None
     smooth_sensitivity: bool = False
     ss_every: int | None = None
     accounting: str = "replay"
@@ -143,7 +144,8 @@ _NOT_WITH_MULTILABEL = (
     ("outputs", "--outputs"),
 )
 # values that mean "not given"
-_UNSET = {"smooth_sensitivity": False, "halt_at": "query", "predictions_layout": "queries-first"}
+_UNSET = {"smooth_sensitivity": False, "halt_at": "query", "predictions_layout": "queries-first",
+          "screening": "exact"}
 
 
 def _given(value, key: str) -> bool:  # arrays included
@@ -171,6 +173,34 @@ def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
 
 
 _SELECTING = ("svt", "interactive")
+# a mechanism parameter's option where it is not --NAME, what it applies to, and why
+_FLAGS = {"threshold": "-T/--threshold", "screening": "--screening gaussian"}
+_WHERE = {"screening": "the threshold step of "}
+_WHY = {"target_epsilon": " (it solves SVT-PATE's scale; for the others see pate-calibrate)"}
+
+
+def _parameter_rule(key: str) -> Rule:
+    """A parameter given to a mechanism named that does not take it (a mechanism object
+    carries its own, ``--rounds`` gives them to each round's mechanism)."""
+    flag, takers = _FLAGS.get(key, "--" + key.replace("_", "-")), TAKEN_BY[key]
+    return Rule(lambda s: isinstance(s.mechanism, str) and s.rounds is None
+                and s.name in MECHANISMS and s.name not in takers
+                and _given(s.parameters.get(key), key),
+                lambda s: f"{flag} applies to {_WHERE.get(key, '')}-m {', '.join(takers)}, "
+                          f"not -m {s.name}"
+                          f"{_WHY.get(key, '')}")
+
+
+# each individualized variant's own knob
+_KNOBS = (("precision", "upsampling", "it rounds the budget ratios"),
+          ("weights", "weighting", "the rule for the teachers' weights"),
+          ("power", "vanishing", "the exponent of the participation"))
+
+
+def _knob_rule(key: str, variant: str, what: str) -> Rule:
+    return Rule(lambda s: getattr(s, key) is not None and s.individualized != variant,
+                f"--{key} applies to --individualized {variant} ({what})")
+
 
 RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are its types)
     Rule(lambda s: s.budget is not None and not real_number(s.budget, positive=True),
@@ -211,6 +241,7 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
     Rule(lambda s: s.individualized not in (None, *VARIANTS),
          lambda s: f"--individualized must be one of {', '.join(VARIANTS)}, got "
                    f"{s.individualized!r}"),
+    *(_knob_rule(*knob) for knob in _KNOBS),
     Rule(lambda s: s.individualized is not None and s.groups is None,
          "--individualized needs --groups FILE"),
     Rule(lambda s: s.individualized not in (None, "upsampling") and (
@@ -219,6 +250,8 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
                    "--teacher-groups FILE"),
     Rule(lambda s: _single(s) and s.teacher_groups is not None and s.predictions is None,
          "--teacher-groups needs --predictions FILE"),
+    Rule(lambda s: s.predictions is None and _given(s.predictions_layout, "predictions_layout"),
+         "--predictions-layout applies to --predictions FILE (how that file is stored)"),
     Rule(lambda s: s.q_bound not in Q_BOUNDS,
          lambda s: f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {s.q_bound!r}"),
     Rule(lambda s: s.q_bound != "union" and s.smooth_sensitivity,
@@ -255,6 +288,7 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
               or s.parameters.get("svt_scale") is not None),
          "--svt-cutoff auto needs --target-epsilon (each cut-off's scale is solved for it), "
          "not --svt-scale"),
+    *(_parameter_rule(key) for key in TAKEN_BY),
     Rule(lambda s: s.rounds is None and s.name != "interactive" and s.student is not None,
          "--student only applies to -m interactive"),
     Rule(lambda s: _single(s) and s.rounds is None and s.name == "interactive"

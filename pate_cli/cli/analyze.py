@@ -6,6 +6,7 @@ import contextlib
 
 import click
 
+from ..errors import OptionError
 from ..outputs.summary import FORMATS, parameters_text, render
 from .errors import check_max_epsilon, reported_warnings, run_command
 from .options import (
@@ -32,6 +33,8 @@ Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon, 130 Ct
 
 # How long --scheduler waits to connect.
 SCHEDULER_TIMEOUT = "10s"
+# --ss-history's queries between rows
+SS_EVERY = 100
 # The files a run writes (outputs.run_files), each an option.
 OUTPUT_FILES = ("output", "per_query", "ss_history", "write_decisions", "write_rdp")
 
@@ -63,9 +66,8 @@ def _smooth_specs(option) -> list:
                help="Add the sanitised data-dependent epsilon (GNSS)."),
         option("--ss-history", type=click.Path(dir_okay=False),
                help="Write before/after/std every --ss-every queries (.csv, .jsonl)."),
-        option("--ss-every", type=click.IntRange(min=1), default=100, show_default=True,
-               metavar="N",
-               help="Queries between --ss-history rows."),
+        option("--ss-every", type=click.IntRange(min=1), metavar="N",
+               help="Queries between --ss-history rows [default: 100]."),
     ]
 
 
@@ -98,6 +100,9 @@ def analyze(votes, **options):
     fmt, show_parameters, max_epsilon, ss_every, progress, scheduler, _ = (
         options.pop(key) for key in ("fmt", "show_parameters", "max_epsilon", "ss_every",
                                      "progress", "scheduler", "debug"))
+    if ss_every is not None and files["ss_history"] is None:
+        raise OptionError("--ss-every applies to --ss-history FILE (the queries between its "
+                          "rows)")
     check_run_outputs(votes, options, **files)  # before any work
     if show_parameters:
         _show_parameters(votes, fmt, **options)
@@ -114,7 +119,7 @@ def analyze(votes, **options):
             cluster as executor:
         # --ss-history without --smooth-sensitivity: refused by the option rules
         result = api.analyze(votes, **options, progress=report, per_query=mode,
-                             ss_every=ss_every if files["ss_history"] else None,
+                             ss_every=(ss_every or SS_EVERY) if files["ss_history"] else None,
                              executor=executor)
     text = render(result.to_dict(), fmt)
     write_outputs(run_files(result, summary_text=text, **files))

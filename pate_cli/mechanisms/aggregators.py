@@ -220,6 +220,14 @@ MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
 DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
                      "laplace_scale": 0.08, "svt_scale": 0.01}
 
+# The mechanisms that take each parameter (``_built``; ``screening`` is a threshold step's).
+_THRESHOLD_STEP = ("confident", "interactive", "confident-exponential")
+TAKEN_BY = {"sigma": ("gnmax", "confident", "interactive"), "threshold": _THRESHOLD_STEP,
+            "sigma_threshold": _THRESHOLD_STEP, "laplace_scale": ("lnmax",),
+            "confidence": ("interactive",), "svt_scale": ("svt",), "svt_cutoff": ("svt",),
+            "svt_threshold": ("svt",), "target_epsilon": ("svt",),
+            "eta": ("exponential", "confident-exponential"), "screening": _THRESHOLD_STEP}
+
 
 def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:
     """Whether a run's threshold step compares whole counts (math:screening's integer

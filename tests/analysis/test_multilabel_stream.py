@@ -32,9 +32,11 @@ def analysed(variant, mechanism, options, votes, truth, **more):
         positive, counts = votes.sum(axis=1), more.pop("counts", False)
         given = ({"votes": np.stack([votes.shape[1] - positive, positive], 2)} if counts
                  else {"predictions": votes})
+        selection = ({} if mechanism == "gnmax"  # GNMax has no threshold step
+                     else dict(threshold=9.0, sigma_threshold=3.0))
         return pate_cli.analyze(given.pop("votes", None), mechanism, multilabel=variant,
-                                labels=truth, sigma=3.0, threshold=9.0, sigma_threshold=3.0,
-                                **options, **given, **more)
+                                labels=truth, sigma=3.0, **selection, **options, **given,
+                                **more)
 
 
 @pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
@@ -99,8 +101,9 @@ def test_memory_does_not_grow_with_the_queries(tmp_path, variant, mechanism):
                 warnings.simplefilter("ignore", PateWarning)
                 result = pate_cli.analyze(
                     None, mechanism, multilabel=variant, predictions=str(tmp_path / "p.npy"),
-                    labels=str(tmp_path / "t.npy"), sigma=2.0, threshold=4.0,
-                    sigma_threshold=1.0, chunk_size=1000, workers=1)
+                    labels=str(tmp_path / "t.npy"), sigma=2.0, chunk_size=1000, workers=1,
+                    **({} if mechanism == "gnmax" else dict(threshold=4.0,
+                                                            sigma_threshold=1.0)))
                 for _ in result.iter_frames():
                     pass
         return traced_peak(run)

@@ -390,7 +390,8 @@ def test_declaring_sampling_never_costs_more_than_no_sampling(mechanism, scheme,
     threshold's: its exact curve), and a sampled PLD figure at most the unsampled one; to
     1e-12 (an unsampled curve written another way, ``alpha / (2 (sigma / sqrt 2)^2)``
     against ``alpha / sigma^2``, differs in the last bit)."""
-    parameters = ({"laplace_scale": noise} if mechanism == "lnmax"
+    parameters = ({"laplace_scale": noise} if mechanism == "lnmax" else {"sigma": noise}
+                  if mechanism == "gnmax"
                   else {"sigma": noise, "sigma_threshold": noise, "threshold": 20})
     common = dict(accounting="data-independent", per_query=False, **parameters)
     plain = analyze(ROWS, mechanism, **common)
