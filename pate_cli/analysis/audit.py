@@ -30,7 +30,7 @@ from ..accounting.conversion import rdp_to_epsilon
 from ..errors import InputError
 from ..inputs.aggregator import UserAggregator, load_aggregator
 from ..inputs.votes import VoteSet, load_votes, votes_from_array
-from ..mechanisms.aggregators import build_mechanism
+from ..mechanisms.aggregators import TAKEN_BY, build_mechanism
 from ..mechanisms.noise import NoiseSource, generator
 from ..mechanisms.protocol import Mechanism
 from ..numerics import whole
@@ -85,18 +85,18 @@ class AuditSpec:
         if unknown:
             raise InputError(f"unknown parameter(s) {', '.join(sorted(unknown))} (expected "
                              f"{', '.join(PARAMETERS)})")
-        _check_int(self.draws, "draws", 2)
-        _check_int(self.seed, "seed", 0)
-        if self.margin != "auto":
-            _check_int(self.margin, "margin", 1)
+        for name, value in self.parameters.items():  # refused as pate-analyze refuses them
+            if value is not None and self.mechanism not in TAKEN_BY.get(name, CLAIMED):
+                raise InputError(f"--{name.replace('_', '-')} applies to -m "
+                                 f"{', '.join(TAKEN_BY[name])}, not -m {self.mechanism}")
+        for value, name, least in ((self.draws, "draws", 2), (self.seed, "seed", 0), (
+                None if self.margin == "auto" else self.margin, "margin", 1), (self.queries,
+                "queries", 1), (self.query, "query", 0), (self.chunk_rows, "chunk_rows", 1)):
+            if value is not None:
+                _check_int(value, name, least)
         if self.query is not None and self.margin != 1:  # 1: the default
             raise InputError(f"--margin {self.margin} sets the data-independent pair; --query "
                              "audits a row's own histogram")
-        _check_int(self.queries, "queries", 1)
-        if self.query is not None:
-            _check_int(self.query, "query", 0)
-        if self.chunk_rows is not None:
-            _check_int(self.chunk_rows, "chunk_rows", 1)
         for name, value in (("confidence", self.confidence), ("delta", self.delta)):
             if not (isinstance(value, (int, float)) and 0.0 < value < 1.0):
                 raise InputError(f"{name} must lie in (0, 1), got {value!r}")

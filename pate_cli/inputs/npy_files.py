@@ -159,7 +159,7 @@ def read_npz(name, source, key):
         with np.load(source, allow_pickle=False) as archive:
             keys = list(archive.keys())
             if key not in keys:
-                if len(keys) == 1 and key != "labels":
+                if len(keys) == 1 and "labels" not in (key, keys[0]):  # a lone array
                     key = keys[0]
                 else:
                     raise InputError(f"{name}: has no array named '{key}' "

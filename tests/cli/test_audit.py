@@ -160,3 +160,16 @@ def test_an_aggregator_that_prints_leaves_the_json_on_stdout_whole(cli, tmp_path
     done = cli.audit(VOTES, "--draws", "2000", "--aggregator", f"{source}:f", "-f", "json")
     assert done.code == 0, done.err
     assert json.loads(done.out)["audit"]["draws"] == 2000 and "hello" in done.err
+
+
+@pytest.mark.parametrize("options, message", [
+    (("-m", "gnmax", "--laplace-scale", "3"), "--laplace-scale applies to -m lnmax, not -m gnmax"),
+    (("-m", "lnmax", "--sigma", "3"), "--sigma applies to -m gnmax, confident, interactive, "
+                                      "not -m lnmax"),
+    (("-m", "gnmax", "-T", "100"), "--threshold applies to -m confident, interactive, "
+                                   "confident-exponential, not -m gnmax"),
+])
+def test_a_parameter_the_claim_does_not_take_is_refused(cli, options, message):
+    """As pate-analyze: a noise parameter of another mechanism is refused, not ignored."""
+    ran = cli.audit(VOTES, *options, "--draws", "100")
+    assert ran.code == 2 and ran.err == f"Error: {message}\n"

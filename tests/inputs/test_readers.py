@@ -138,6 +138,8 @@ def test_npz_without_votes_array(tmp_path):
     path = tmp_path / "votes.npz"
     np.savez(path, x=np.array(VOTES), y=np.array(VOTES))
     assert error_of(load_votes, path) == f"{path}: has no array named 'votes' (it holds: x, y)"
+    np.savez(path, labels=np.arange(3))  # a lone labels array is not the votes
+    assert error_of(load_votes, path) == f"{path}: has no array named 'votes' (it holds: labels)"
 
 
 # --- errors: cells ------------------------------------------------------------------------
