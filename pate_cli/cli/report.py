@@ -21,6 +21,7 @@ from ..outputs.report_files import (
     read_run,
     write_report,
 )
+from ..outputs.report_statement import headline
 from .errors import check_max_epsilon, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -45,8 +46,8 @@ Examples:
 \b
 The output's extension picks the format: .html (one standalone file, figures inline as
 SVG) or .md (figures written beside it in REPORT_files/).
-Exit status: 0 ok, 2 bad input or options, 3 epsilon above --max-epsilon (the report is
-still written), 130 Ctrl-C, 143 SIGTERM, 1 unexpected.
+Exit status: 0 ok, 2 bad input or options, 3 the published epsilon above --max-epsilon
+(the report is still written), 130 Ctrl-C, 143 SIGTERM, 1 unexpected.
 """ + completion_line("pate-report") + "\n"
 
 
@@ -136,7 +137,11 @@ def report(ctx, votes, **options):
         click.echo(f"Warning: delta {delta:g} is not below 1/N = {1.0 / dataset_size:g} for "
                    f"--dataset-size {dataset_size}: such a delta allows releasing an example "
                    "outright; choose delta < 1/N", err=True)
-    check_max_epsilon(epsilon, max_epsilon)
+    published = headline(summary)["published"]  # the statement's epsilon gates a report
+    if published is None:  # per-group figures (individualized): the run's epsilon
+        check_max_epsilon(epsilon, max_epsilon)
+    else:
+        check_max_epsilon(float(published), max_epsilon, what="published epsilon")
 
 
 def main(args=None) -> int:

@@ -314,6 +314,17 @@ def test_max_epsilon_exits_3_after_writing_the_report(cli, tmp_path):
     assert out.read_text().startswith("<!DOCTYPE html>")
 
 
+def test_max_epsilon_gates_the_published_figure(cli, tmp_path):
+    """A report's gate reads the epsilon its statement publishes (the data-independent
+    bound here), not the run's data-dependent, unsanitised one, which is below the gate."""
+    summary = json.loads(cli.analyze(VOTES, "-n", "300", "-f", "json").out)
+    gate = (summary["epsilon"] + summary["epsilon_data_independent"]) / 2
+    result = cli.report(VOTES, "-n", "300", "--max-epsilon", f"{gate}", "-o",
+                        tmp_path / "r.md")
+    assert result.code == 3 and result.err.startswith(
+        f"Error: published epsilon {ceil_text(summary['epsilon_data_independent'])} exceeds")
+
+
 def test_pld_figure_is_explained_in_the_dp_definition():
     pytest.importorskip("dp_accounting")
     from pate_cli import analyze
