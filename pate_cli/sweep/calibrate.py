@@ -259,6 +259,9 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
                        "sampling", "vote_change", "sampling_steps")}
     if shown_options["predictions_layout"] == "queries-first":
         shown_options["predictions_layout"] = None  # the default: not in the command
+    elif shown_options["predictions_layout"] and not shown_options["predictions"]:
+        raise OptionError("--predictions-layout applies to --predictions FILE (how that "
+                          "file is stored)")  # as pate-analyze refuses it
     shown_options["columns"] = str(column_map(shown_options["columns"])) or None
     reading = {item.name: options.pop(item.name) for item in fields(ReadSpec)
                if item.name != "queries" and item.name in options}  # queries: analyze's too

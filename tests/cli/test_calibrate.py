@@ -32,6 +32,8 @@ def test_infeasible_target_exits_2_with_one_line(cli):
     (["-m", "gnmax", "--scale-all"], "--scale-all applies to -m confident"),
     (["-m", "lnmax", "-T", "100"], "-m lnmax does not use --threshold"),
     (["--accounting", "replay"], "Invalid value for '--accounting'"),
+    (["--predictions-layout", "teachers-first"],
+     "--predictions-layout applies to --predictions FILE"),  # was ignored
 ])
 def test_refused_options(cli, args, message):
     done = cli.calibrate(VOTES, "--target-epsilon", "2", "-n", "50", *args)
