@@ -17,7 +17,7 @@ import numpy as np
 from ..accounting.tuning import tuning_distribution
 from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
-from ..inputs import VoteSet, load_rdp_curve, load_student
+from ..inputs import VoteSet, load_rdp_curve, load_rounds, load_student
 from ..inputs.decisions import read_decisions
 from ..inputs.npy_files import npz_holds
 from ..inputs.output_ids import attach_outputs, check_outputs
@@ -165,9 +165,16 @@ FILE_OPTIONS = ("labels", "student", "query_indices", "outputs", "rounds", "grou
 
 
 def _input_files(spec: RunSpec) -> tuple[InputFile, ...]:
-    """The files of ``FILE_OPTIONS`` the run read (given as paths; not standard input),
-    each with the sha256 of its bytes."""
-    paths = ((name, getattr(spec, name)) for name in FILE_OPTIONS)
+    """The files of ``FILE_OPTIONS`` the run read (given as paths; not standard input), and
+    the students a rounds file names (``rounds_student_K`` of round K), each with the
+    sha256 of its bytes."""
+    paths = [(name, getattr(spec, name)) for name in FILE_OPTIONS]
+    if isinstance(spec.rounds, str | os.PathLike):  # shown beside the rounds file as given
+        given = os.path.dirname(os.fspath(spec.rounds))
+        paths += [(f"rounds_student_{number}", os.path.normpath(os.path.join(
+                      given, os.path.relpath(entry["student"], os.path.abspath(given or ".")))))
+                  for number, entry in enumerate(load_rounds(spec.rounds))
+                  if isinstance(entry.get("student"), str | os.PathLike)]
     return tuple(InputFile(option=name, path=os.fspath(path), sha256=recorded_sha256(path))
                  for name, path in paths
                  if isinstance(path, str | os.PathLike) and os.fspath(path) != "-")

@@ -213,3 +213,18 @@ def test_from_a_summary_names_what_it_does_not_record(cli, tmp_path):
     assert "STUDENT.npy: the student's probabilities (the summary does not record" in text
     assert "was read as VOTES or as --predictions FILE" in text
     assert "-m interactive" in " ".join(words) and "--teachers" in words
+
+
+def test_a_rounds_file_records_the_students_it_names(cli, tmp_path):
+    """Provenance reaches the files a rounds file names: each interactive round's student,
+    shown beside the rounds file as given, with the sha256 of its bytes."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    shutil.copyfile(STUDENT, folder / "s.npy")
+    (folder / "r.csv").write_text("rows,mechanism,student\n0:100,confident,\n"
+                                  "100:300,interactive,s.npy\n")
+    summary = json.loads(cli.analyze(VOTES, "--rounds", folder / "r.csv", "-f", "json").out)
+    assert summary["files"]["rounds_student_1"] == {
+        "path": str(folder / "s.npy"),
+        "sha256": hashlib.sha256((folder / "s.npy").read_bytes()).hexdigest()}
+    assert "rounds_student_0" not in summary["files"]
