@@ -169,11 +169,12 @@ class AddedRdp:
 @dataclass(frozen=True)
 class InputFile:
     """A file other than the votes a run read (``--labels``, ``--student``...): the
-    option's name, the path as given and the sha256 of its bytes (provenance)."""
+    option's name, the path as given and the sha256 of its bytes (provenance; None for a
+    pipe, whose bytes cannot be read again)."""
 
     option: str
     path: str
-    sha256: str
+    sha256: str | None
 
 
 @dataclass(frozen=True)

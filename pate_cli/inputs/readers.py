@@ -240,14 +240,17 @@ def file_sha256(path, *, head: bool = False):
     return (digest.hexdigest(), first) if head else digest.hexdigest()
 
 
-def recorded_sha256(path) -> str:
+def recorded_sha256(path) -> str | None:
     """:func:`file_sha256` of a file a run read, hashed once per state of the file (its
     path, size and modification time: a search that repeats a run on the same files,
-    ``pate-calibrate``'s, hashes each once)."""
+    ``pate-calibrate``'s, hashes each once); None for a pipe or device (read once, its
+    bytes are gone: ``<(...)``, ``/dev/stdin``)."""
     try:
         info = os.stat(path)
     except OSError as error:
         raise unreadable(os.fspath(path), error) from None
+    if not stat.S_ISREG(info.st_mode):
+        return None
     return _sha256_of_state(os.fspath(path), (info.st_size, info.st_mtime_ns))
 
 

@@ -476,3 +476,19 @@ def test_a_vote_file_is_hashed_while_it_is_validated(tmp_path):
     assert load_votes(path).sha256 == file_sha256(path) == open_input(path)[2]
     with pytest.raises(InputError, match="no such file"):  # before any thread starts
         open_input(tmp_path / "gone.npy", background=True)
+
+
+def test_a_pipe_is_recorded_without_a_digest(tmp_path):
+    """Provenance hashes a file the run read once more: a pipe (``<(...)``) has no bytes
+    left, so it gets no digest rather than the digest of nothing (and is never opened)."""
+    import os
+
+    from pate_cli.inputs.readers import recorded_sha256
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert recorded_sha256(str(fifo)) is None
+    plain = tmp_path / "f.txt"
+    plain.write_bytes(b"abc")
+    assert recorded_sha256(str(plain)) == (
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
