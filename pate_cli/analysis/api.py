@@ -169,12 +169,9 @@ def _input_files(spec: RunSpec) -> tuple[InputFile, ...]:
     the students a rounds file names (``rounds_student_K`` of round K), each with the
     sha256 of its bytes."""
     paths = [(name, getattr(spec, name)) for name in FILE_OPTIONS]
-    if isinstance(spec.rounds, str | os.PathLike):  # shown beside the rounds file as given
-        given = os.path.dirname(os.fspath(spec.rounds))
-        paths += [(f"rounds_student_{number}", os.path.normpath(os.path.join(
-                      given, os.path.relpath(entry["student"], os.path.abspath(given or ".")))))
-                  for number, entry in enumerate(load_rounds(spec.rounds))
-                  if isinstance(entry.get("student"), str | os.PathLike)]
+    if isinstance(spec.rounds, str | os.PathLike):  # beside the rounds file, as given
+        paths += [(f"rounds_student_{number}", entry.get("student"))
+                  for number, entry in enumerate(load_rounds(spec.rounds))]
     return tuple(InputFile(option=name, path=os.fspath(path), sha256=recorded_sha256(path))
                  for name, path in paths
                  if isinstance(path, str | os.PathLike) and os.fspath(path) != "-")

@@ -30,7 +30,7 @@ from ..accounting.conversion import rdp_to_epsilon
 from ..errors import InputError
 from ..inputs.aggregator import UserAggregator, load_aggregator
 from ..inputs.votes import VoteSet, load_votes, votes_from_array
-from ..mechanisms.aggregators import TAKEN_BY, build_mechanism
+from ..mechanisms.aggregators import build_mechanism, not_taken
 from ..mechanisms.noise import NoiseSource, generator
 from ..mechanisms.protocol import Mechanism
 from ..numerics import whole
@@ -86,9 +86,8 @@ class AuditSpec:
             raise InputError(f"unknown parameter(s) {', '.join(sorted(unknown))} (expected "
                              f"{', '.join(PARAMETERS)})")
         for name, value in self.parameters.items():  # refused as pate-analyze refuses them
-            if value is not None and self.mechanism not in TAKEN_BY.get(name, CLAIMED):
-                raise InputError(f"--{name.replace('_', '-')} applies to -m "
-                                 f"{', '.join(TAKEN_BY[name])}, not -m {self.mechanism}")
+            if value is not None and (refusal := not_taken(name, self.mechanism)):
+                raise InputError(refusal)
         for value, name, least in ((self.draws, "draws", 2), (self.seed, "seed", 0), (
                 None if self.margin == "auto" else self.margin, "margin", 1), (self.queries,
                 "queries", 1), (self.query, "query", 0), (self.chunk_rows, "chunk_rows", 1)):

@@ -20,7 +20,7 @@ from ..accounting.multilabel import parse_variant
 from ..accounting.q_bound import Q_BOUNDS
 from ..errors import OptionError
 from ..inputs.query_indices import checked_queries
-from ..mechanisms.aggregators import MECHANISMS, TAKEN_BY
+from ..mechanisms.aggregators import MECHANISMS, TAKEN_BY, not_taken
 from ..mechanisms.multilabel import VARIANT_MECHANISMS
 from ..mechanisms.sampled import SAMPLED_MECHANISMS, Sampling, parse_sampling
 from ..numerics import real_number
@@ -143,6 +143,8 @@ _NOT_WITH_MULTILABEL = (
     ("halt_at", "--halt-at output"), ("predictions_layout", "--predictions-layout teachers-first"),
     ("outputs", "--outputs"),
 )
+# --predictions-layout without --predictions (pate-calibrate reads its votes apart: the same)
+LAYOUT_ALONE = "--predictions-layout applies to --predictions FILE (how that file is stored)"
 # values that mean "not given"
 _UNSET = {"smooth_sensitivity": False, "halt_at": "query", "predictions_layout": "queries-first",
           "screening": "exact"}
@@ -173,22 +175,13 @@ def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
 
 
 _SELECTING = ("svt", "interactive")
-# a mechanism parameter's option where it is not --NAME, what it applies to, and why
-_FLAGS = {"threshold": "-T/--threshold", "screening": "--screening gaussian"}
-_WHERE = {"screening": "the threshold step of "}
-_WHY = {"target_epsilon": " (it solves SVT-PATE's scale; for the others see pate-calibrate)"}
-
-
 def _parameter_rule(key: str) -> Rule:
     """A parameter given to a mechanism named that does not take it (a mechanism object
     carries its own, ``--rounds`` gives them to each round's mechanism)."""
-    flag, takers = _FLAGS.get(key, "--" + key.replace("_", "-")), TAKEN_BY[key]
     return Rule(lambda s: isinstance(s.mechanism, str) and s.rounds is None
-                and s.name in MECHANISMS and s.name not in takers
-                and _given(s.parameters.get(key), key),
-                lambda s: f"{flag} applies to {_WHERE.get(key, '')}-m {', '.join(takers)}, "
-                          f"not -m {s.name}"
-                          f"{_WHY.get(key, '')}")
+                and s.name in MECHANISMS and _given(s.parameters.get(key), key)
+                and not_taken(key, s.name) is not None,
+                lambda s: not_taken(key, s.name) or "")
 
 
 # each individualized variant's own knob
@@ -251,7 +244,7 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
     Rule(lambda s: _single(s) and s.teacher_groups is not None and s.predictions is None,
          "--teacher-groups needs --predictions FILE"),
     Rule(lambda s: s.predictions is None and _given(s.predictions_layout, "predictions_layout"),
-         "--predictions-layout applies to --predictions FILE (how that file is stored)"),
+         LAYOUT_ALONE),
     Rule(lambda s: s.q_bound not in Q_BOUNDS,
          lambda s: f"--q-bound must be one of {', '.join(Q_BOUNDS)}, got {s.q_bound!r}"),
     Rule(lambda s: s.q_bound != "union" and s.smooth_sensitivity,

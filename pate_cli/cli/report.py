@@ -21,7 +21,7 @@ from ..outputs.report_files import (
     read_run,
     write_report,
 )
-from ..outputs.report_statement import headline
+from ..outputs.report_statement import headline, privacy_unit
 from .errors import check_max_epsilon, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -132,8 +132,8 @@ def report(ctx, votes, **options):
                                       dataset_size=dataset_size, output=output,
                                       given=given)
     write_report(output, text, figures)
-    delta = float(summary["delta"])
-    if dataset_size and delta >= 1.0 / dataset_size:  # the report's checklist flags it too
+    if dataset_size and not privacy_unit(summary, dataset_size=dataset_size)["delta_ok"]:
+        delta = float(summary["delta"])  # the checklist's flag, said on stderr too
         click.echo(f"Warning: delta {delta:g} is not below 1/N = {1.0 / dataset_size:g} for "
                    f"--dataset-size {dataset_size}: such a delta allows releasing an example "
                    "outright; choose delta < 1/N", err=True)

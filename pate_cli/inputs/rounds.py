@@ -49,7 +49,7 @@ def load_rounds(path) -> list[dict]:
                             skipinitialspace=True)
         rounds = [{key: value for key, value in row.items() if str(value).strip() != ""}
                   for row in frame.to_dict("records")]
-    return _checked(name, rounds, os.path.dirname(os.path.abspath(name)))
+    return _checked(name, rounds, os.path.dirname(name))  # students beside it, as given
 
 
 def _checked(name: str, rounds: list[dict], base: str) -> list[dict]:

@@ -227,6 +227,21 @@ TAKEN_BY = {"sigma": ("gnmax", "confident", "interactive"), "threshold": _THRESH
             "confidence": ("interactive",), "svt_scale": ("svt",), "svt_cutoff": ("svt",),
             "svt_threshold": ("svt",), "target_epsilon": ("svt",),
             "eta": ("exponential", "confident-exponential"), "screening": _THRESHOLD_STEP}
+# a parameter's option where it is not --NAME, what it applies to, and why
+_FLAGS = {"threshold": "-T/--threshold", "screening": "--screening gaussian"}
+_WHERE = {"screening": "the threshold step of "}
+_WHY = {"target_epsilon": " (it solves SVT-PATE's scale; for the others see pate-calibrate)"}
+
+
+def not_taken(key: str, name: str) -> str | None:
+    """The one-line refusal of parameter ``key`` given to mechanism ``name``, which does not
+    take it (``TAKEN_BY``); None where it does (pate-analyze's rules, pate-audit's spec)."""
+    takers = TAKEN_BY.get(key, ())
+    if name in takers:
+        return None
+    flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
+    return (f"{flag} applies to {_WHERE.get(key, '')}-m {', '.join(takers)}, not -m {name}"
+            f"{_WHY.get(key, '')}")
 
 
 def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:

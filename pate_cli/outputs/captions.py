@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rounding import ceil_text
-from .report_statement import data_dependence
+from .report_statement import UNSANITISED, data_dependence
 from .summary import risk_source_text, risk_text, tprs_text
 
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
@@ -74,7 +74,7 @@ def figure_note(summary: dict | None, what: str = "figure") -> str:
         parts.append(f"the summary's epsilon, {ceil_text(float(summary['epsilon']), 4)}, is "
                      "the PLD (privacy-loss distribution) accountant's")
     if summary and data_dependence(summary)[0]:
-        parts.append("data-dependent, unsanitised: not for publication")
+        parts.append(UNSANITISED)
     return "; ".join(parts)
 
 

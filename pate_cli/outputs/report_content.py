@@ -23,6 +23,7 @@ from ..rounding import ceil_text
 from .captions import MECHANISM_NAMES
 from .report_command import command_line
 from .report_statement import (
+    UNSANITISED,
     decisions_kind,
     decisions_text,
     epsilon_text,
@@ -52,7 +53,6 @@ SECTIONS = ("headline", "privacy-unit", "definition", "mechanism", "accounting",
 RISK_SOURCES = {"pld": "privacy-loss distribution (PLD)",
                 "rdp": "the R\u00e9nyi DP curve's (\u03b5, \u03b4) conversions (RDP)",
                 "pure": "the pure-DP bound"}
-UNSANITISED = "data-dependent, unsanitised: not for publication"
 
 
 def _figure(key: str, label: str, value, digits: int = 4, *, rounding: str = "up") -> dict:

@@ -21,7 +21,7 @@ import numpy as np
 from ..accounting.selection import selection_bins
 from . import figures as plots
 from .captions import MECHANISM_NAMES, risk_caption, summary_caption
-from .report_statement import data_dependence
+from .report_statement import UNSANITISED, data_dependence
 from .risk_figure import risk_problem, tradeoff_curve_figure, with_published_risk
 
 FIGURE_TITLES = {"history": "Cumulative privacy cost",
@@ -43,7 +43,7 @@ def publication_note(key: str, summary: dict) -> str | None:
     if key == "selection":
         return PRIVATE_VOTES
     if key in ("history", "outputs", "groups") and data_dependence(summary)[0]:
-        return "data-dependent, unsanitised: not for publication"
+        return UNSANITISED
     return None
 
 

@@ -40,6 +40,10 @@ def epsilon_text(value, digits: int = 4) -> str:
     return number(value, digits, rounding="up")
 
 
+# How every output labels a data-dependent figure that has not been sanitised.
+UNSANITISED = "data-dependent, unsanitised: not for publication"
+
+
 def data_dependence(summary: dict) -> tuple[bool, bool]:
     """``(data_dependent, sanitised)`` of the published epsilon (math:costs and math:smooth)."""
     dependent = (summary.get("accounting") != "data-independent"

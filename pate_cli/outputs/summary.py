@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..rounding import ceil_significant, ceil_text, floor_text
-from .report_statement import data_dependence, tuning_law
+from .report_statement import UNSANITISED, data_dependence, tuning_law
 
 FORMATS = ("table", "json", "csv", "markdown")
 
@@ -95,7 +95,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         *_sampling_line(s.get("sampling")),
         ("answered", answered_text),
         ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_order(s['order'])}"
-                    f"{UNSANITISED if dependent else ''})"),
+                    f"{'; ' + UNSANITISED if dependent else ''})"),
         _independent_line(s),
     ]
     if s.get("groups"):  # the run's bound is its largest group's; then the uniform run's
@@ -269,7 +269,6 @@ def _flat(summary: dict) -> dict:
 
 # what a data-dependent figure says of itself (math:costs: a function of the votes)
 DEPENDENT = "; data-dependent, unsanitised"
-UNSANITISED = DEPENDENT + ": not for publication"
 
 
 def _up(value) -> str:

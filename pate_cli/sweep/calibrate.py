@@ -36,7 +36,7 @@ from typing import Any
 from .._version import __version__
 from ..analysis import api
 from ..analysis.result import AnalysisResult
-from ..analysis.run_spec import RunSpec, check_options
+from ..analysis.run_spec import LAYOUT_ALONE, RunSpec, check_options
 from ..errors import InputError, OptionError, PateWarning
 from ..inputs.long_table import column_map
 from ..inputs.votes import ReadSpec
@@ -260,8 +260,7 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
     if shown_options["predictions_layout"] == "queries-first":
         shown_options["predictions_layout"] = None  # the default: not in the command
     elif shown_options["predictions_layout"] and not shown_options["predictions"]:
-        raise OptionError("--predictions-layout applies to --predictions FILE (how that "
-                          "file is stored)")  # as pate-analyze refuses it
+        raise OptionError(LAYOUT_ALONE)  # as pate-analyze refuses it
     shown_options["columns"] = str(column_map(shown_options["columns"])) or None
     reading = {item.name: options.pop(item.name) for item in fields(ReadSpec)
                if item.name != "queries" and item.name in options}  # queries: analyze's too

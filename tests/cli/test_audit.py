@@ -166,7 +166,7 @@ def test_an_aggregator_that_prints_leaves_the_json_on_stdout_whole(cli, tmp_path
     (("-m", "gnmax", "--laplace-scale", "3"), "--laplace-scale applies to -m lnmax, not -m gnmax"),
     (("-m", "lnmax", "--sigma", "3"), "--sigma applies to -m gnmax, confident, interactive, "
                                       "not -m lnmax"),
-    (("-m", "gnmax", "-T", "100"), "--threshold applies to -m confident, interactive, "
+    (("-m", "gnmax", "-T", "100"), "-T/--threshold applies to -m confident, interactive, "
                                    "confident-exponential, not -m gnmax"),
 ])
 def test_a_parameter_the_claim_does_not_take_is_refused(cli, options, message):
