@@ -168,12 +168,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
                           sigma_threshold=mechanism.sigma_threshold, max_votes=max_votes,
                           selection_cap=float(selection.independent(np.array([order]))[0]),
                           **common)
-    # The reported figures never depend on whether a history was asked for (checkpoints
-    # split the sums differently); the history's last row is the reported one.
-    report = release(report_every=None)
-    if report_every is not None and report.refusal is None:
-        points = release(report_every=report_every).checkpoints
-        report = replace(report, checkpoints=tuple(points[:-1]) + (report,))
+    report = release(report_every=report_every)  # with its history, in the same pass
     if report.refusal is not None:
         failed = [name for name, ok in (("C5", report.c5), ("C6", report.c6)) if not ok]
         raise ValueError(f"smooth sensitivity is not valid here: condition "

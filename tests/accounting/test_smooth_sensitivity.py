@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -117,15 +118,26 @@ def test_mnist_row(paper_votes):
     assert round(result.sigma_ss, 3) == 6.233
     assert result.c5 and result.c6 and result.refusal is None
     assert result.sanitized_epsilon is not None
-    # The chunking does not change the figures; checkpoints report along the way.
-    again = sanitize_confident(votes, teachers=250, threshold=200, sigma_threshold=150,
-                               sigma=40, order=14, delta=1e-5, weights=weights,
-                               release_noise=release_draw(3),
-                               report_every=320)
-    assert math.isclose(again.epsilon_after, result.epsilon_after, rel_tol=1e-12)
-    assert again.sanitized_epsilon == result.sanitized_epsilon
+    # Another chunk size sums in another order (within 1e-12); a history asked for
+    # changes no figure of the report (the same chunks), and reports along the way.
+    common = dict(teachers=250, threshold=200, sigma_threshold=150, sigma=40, order=14,
+                  delta=1e-5, weights=weights, release_noise=release_draw(3))
+    plain = sanitize_confident(votes, **common)
+    again = sanitize_confident(votes, **common, report_every=320)
+    assert math.isclose(plain.sanitized_epsilon, result.sanitized_epsilon, rel_tol=1e-12)
+    assert replace(again, checkpoints=()) == plain
     assert [c.queries for c in again.checkpoints] == [320, 640]
-    assert again.checkpoints[-1].epsilon_after == again.epsilon_after
+    assert again.checkpoints[-1] == replace(again, checkpoints=())
+    # a history with marks inside chunks and on their ends (chunks of 100, every 50)
+    history = sanitize_confident(votes, **common, chunk_size=100, report_every=50)
+    assert [c.queries for c in history.checkpoints] == [*range(50, 640, 50), 640]
+    assert replace(history, checkpoints=()) == result
+    for point in history.checkpoints[:-1]:
+        alone = sanitize_confident(votes[: point.queries], **{
+            **common, "weights": weights[: point.queries]}, chunk_size=100)
+        assert math.isclose(point.epsilon_after, alone.epsilon_after, rel_tol=1e-12)
+        assert math.isclose(point.smooth_sensitivity, alone.smooth_sensitivity,
+                            rel_tol=1e-12)
 
 
 # --- a literal walk, step by step (math:smooth) ---------------------------------------

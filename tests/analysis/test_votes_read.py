@@ -100,10 +100,12 @@ def test_a_multilabel_table_scans_the_counts_only_where_a_plurality_is_not_whole
     assert bool(scans) == (not whole)
 
 
+@pytest.mark.parametrize("every", [None, 700])
 @pytest.mark.parametrize("name", ["confident", "interactive"])
-def test_the_smooth_sensitivity_release_reads_each_row_once(name):
-    """The release, its charges and Interactive's threshold counts read each chunk once:
-    the run and its report read the votes twice in all (three times before)."""
+def test_the_smooth_sensitivity_release_reads_each_row_once(name, every):
+    """The release, its charges and Interactive's threshold counts read each chunk once,
+    with a history too (its reports inside a chunk come from a copy of the sums): the run
+    and its report read the votes twice in all."""
     from pate_cli.analysis.added_figures import sanitize_analysis
 
     votes = CountingRows(soft_votes(3000, True).astype(np.int64))
@@ -113,5 +115,6 @@ def test_the_smooth_sensitivity_release_reads_each_row_once(name):
     given = {"student": student} if name == "interactive" else {}
     result = analyze_votes(votes, mechanism, teachers=50.0, per_query=False, chunk_size=500,
                            workers=1, **given)
-    sanitize_analysis(result, votes, **given)
+    report = sanitize_analysis(result, votes, report_every=every, **given)
     assert votes.read <= 2 * 3000 + 1
+    assert len(report.checkpoints) == (0 if every is None else 5)

@@ -9,6 +9,7 @@ and the report, a :class:`SmoothSensitivityResult`. :func:`sanitize_confident` a
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -189,6 +190,13 @@ class SmoothSensitivityAccumulator:
                 total += self._max_histogram[m] @ self.selection.curves(m.astype(np.float64))
         return total
 
+    def copy(self) -> SmoothSensitivityAccumulator:
+        """An independent copy of the sums so far (constants shared)."""
+        twin = copy.copy(self)
+        for name in ("_ls_prefix", "_plateau_from", "_max_histogram"):
+            setattr(twin, name, getattr(self, name).copy())
+        return twin
+
     @property
     def rdp_cumulative(self) -> float:
         return self._rdp
@@ -313,21 +321,46 @@ def _sanitize(votes: np.ndarray | SparseVotes, setting: ReleaseSetting
                                        threshold=setting.threshold,
                                        sigma_threshold=setting.sigma_threshold,
                                        selection_cap=setting.selection_cap)
-    result = partial(acc.result, delta=setting.delta, release_noise=setting.release_noise)
-    marks = [] if report_every is None else list(range(report_every, queries, report_every))
-    bounds = sorted(set(range(chunk_size, queries, chunk_size)) | set(marks) | {queries})
+    result = partial(SmoothSensitivityAccumulator.result, delta=setting.delta,
+                     release_noise=setting.release_noise)
     checkpoints = []
-    start = 0
-    for stop in bounds:
-        acc.add(as_float_rows(votes[start:stop]), weights=weights_of(start, stop),
-                max_votes=None if max_votes_of is None else max_votes_of(start, stop))
-        if report_every is not None and (stop in marks or stop == queries):
-            checkpoints.append(result())
-        start = stop
-    final = result()
-    if checkpoints:
-        final = replace(final, checkpoints=tuple(checkpoints))
+    for start in range(0, queries, chunk_size):
+        stop = min(queries, start + chunk_size)
+        rows = as_float_rows(votes[start:stop])
+        weights = weights_of(start, stop)
+        max_votes = None if max_votes_of is None else max_votes_of(start, stop)
+        if report_every is not None:  # the history's reports inside this chunk
+            checkpoints += _reports_within(acc, rows, weights, max_votes, start,
+                                           report_every, result)
+        acc.add(rows, weights=weights, max_votes=max_votes)
+        if report_every is not None and stop % report_every == 0 and stop < queries:
+            checkpoints.append(result(acc))
+    final = result(acc)
+    if report_every is not None:
+        final = replace(final, checkpoints=tuple(checkpoints) + (final,))
     return final
+
+
+def _reports_within(acc: SmoothSensitivityAccumulator, rows, weights: np.ndarray,
+                    max_votes: np.ndarray | None, start: int, every: int,
+                    result: Callable) -> list[SmoothSensitivityResult]:
+    """The reports after each multiple of ``every`` strictly inside the chunk of rows
+    ``start ..`` (``rows``, with its ``weights`` and ``max_votes``): a copy of ``acc``
+    takes the chunk's pieces up to each one. ``acc`` itself takes whole chunks (a report
+    at a chunk's end is its own), so the reported figures do not depend on whether a
+    history was asked for, and the votes are read once."""
+    stop = start + rows.shape[0]
+    marks = range(start - start % every + every, stop, every)
+    if not marks:
+        return []
+    copy, reports, done = acc.copy(), [], start
+    for mark in marks:
+        piece = slice(done - start, mark - start)
+        copy.add(rows[piece], weights=weights[piece],
+                 max_votes=None if max_votes is None else max_votes[piece])
+        reports.append(result(copy))
+        done = mark
+    return reports
 
 
 def _chunk_values(values: ArrayLike | ChunkValues, queries: int, name: str) -> ChunkValues:
