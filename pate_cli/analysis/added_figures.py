@@ -49,18 +49,52 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float, *,
                     sampled: bool = True) -> AnalysisResult:
-    """A Gaussian aggregator's answers (L2 sensitivity sqrt(2), or the sampled run's) and
-    selections composed by ``accounting.pld``, where smaller: the exact figure of the
-    steps unsampled (sampling never costs more, math:sampling) and, for a Poisson-sampled
-    run when ``sampled`` (dp_accounting's; a sweep's points go without it), the smaller
-    of that and its sampled composition (for Confident with shared steps, each answered
-    query one sampled Gaussian on the pair of counts and each other query the sampled
-    threshold step, as ``steps._sampled``), whose attack risk (math:risk) is kept as
-    ``risk_data_independent`` for ``analysis.attack_risk``."""
-    answered = int(round(result.answered_total))
-    plain = gaussian_steps(mechanism, answered=answered, queries=result.queries)
-    if plain is None:
+    """``--accounting data-independent``: :func:`pld_figure` of the run's answers in place
+    of the RDP figure where smaller (``with_smaller_pld``), its sampled attack risk kept
+    as ``risk_data_independent`` (``analysis.attack_risk``)."""
+    figure, sampled_risk = pld_figure(mechanism, result.queries,
+                                      int(round(result.answered_total)), delta,
+                                      sampled=sampled)
+    if figure is None:
         return result
+    result = replace(with_smaller_pld(result, figure), epsilon_data_independent_pld=figure)
+    return result if sampled_risk is None else replace(result,
+                                                        risk_data_independent=sampled_risk)
+
+
+def with_pld_beside(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
+    """A replay or expected run: :func:`pld_figure` beside its RDP data-independent figure
+    (``epsilon_data_independent_pld``; under expected accounting every query answered, the
+    bound for any run), the figures themselves unchanged; its sampled attack risk as
+    :func:`with_pld_figure` keeps it."""
+    answered = (result.queries if result.accounting == "expected"
+                else int(round(result.answered_total)))
+    figure, sampled_risk = pld_figure(mechanism, result.queries, answered, delta)
+    if figure is None:
+        return result
+    result = replace(result, epsilon_data_independent_pld=figure)
+    return result if sampled_risk is None else replace(result,
+                                                        risk_data_independent=sampled_risk)
+
+
+def pld_figure(mechanism, queries: int, answered: int, delta: float, *,
+               sampled: bool = True) -> tuple[float | None, Any]:
+    """The data-independent epsilon of a Gaussian aggregator's ``queries`` selections and
+    ``answered`` answers (L2 sensitivity sqrt(2), or the sampled run's) composed by
+    ``accounting.pld``, and the sampled composition's attack risk (math:risk) or None.
+
+    The figure is the exact one of the steps unsampled (sampling never costs more,
+    math:sampling) and, for a Poisson-sampled run when ``sampled`` (dp_accounting's; a
+    sweep's points go without it), the smaller of that and its sampled composition (for
+    Confident with shared steps, each answered query one sampled Gaussian on the pair of
+    counts and each other query the sampled threshold step, as ``steps._sampled``).
+
+    Returns:
+      ``(epsilon, risk)``; ``(None, None)`` for another aggregator.
+    """
+    plain = gaussian_steps(mechanism, answered=answered, queries=queries)
+    if plain is None:
+        return None, None
     figures = [gaussian_exact_epsilon(plain, delta)]
     sampled_risk = None
     sampling = mechanism.sampling if is_sampled(mechanism) and sampled else None
@@ -69,16 +103,14 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float, *,
         if mechanism.selects and sampling.steps == "shared":
             joint = 1.0 / math.sqrt(1.0 / mechanism.sigma_threshold**2
                                     + (plain[0][0] / mechanism.sigma)**2)
-            steps = [(1.0, joint, answered),
-                     (1.0, mechanism.sigma_threshold, result.queries - answered)]
+            steps = [(1.0, joint, answered), (1.0, mechanism.sigma_threshold,
+                                              queries - answered)]
         pld = gaussian_pld(steps, sampling.rate)
         if pld is not None:
             if delta >= TRUSTED_DELTA:  # below it, the RDP figure (accounting.risk)
                 figures.append(float(pld.get_epsilon_for_delta(delta)))
             sampled_risk = pld_risk(pld)
-    result = with_smaller_pld(result, min(figures))
-    return result if sampled_risk is None else replace(result,
-                                                        risk_data_independent=sampled_risk)
+    return min(figures), sampled_risk
 
 
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:

@@ -34,6 +34,7 @@ from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .added_figures import (
     sanitize_analysis,
     tuning_part,
+    with_pld_beside,
     with_pld_figure,
 )
 from .attack_risk import with_risk
@@ -253,9 +254,11 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
         result = replace(result, smooth_sensitivity=sanitize_analysis(
             result, vote_set.votes, positions=positions, student=student_rows,
             order=spec.order, report_every=spec.ss_every, decisions=given))
-    if spec.accounting == "data-independent" and initial_rdp is None:
-        result = with_pld_figure(result, chosen, spec.delta)
-    return result
+    if initial_rdp is not None:  # the PLD composes the Gaussian steps alone
+        return result
+    if spec.accounting == "data-independent":
+        return with_pld_figure(result, chosen, spec.delta)
+    return with_pld_beside(result, chosen, spec.delta)
 
 
 def _warn(result: AnalysisResult) -> None:

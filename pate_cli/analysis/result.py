@@ -277,6 +277,10 @@ class AnalysisResult:
     data_independent_method: str = "rdp"
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
+    # The Gaussian steps' data-independent figure by their privacy loss distribution
+    # (analysis.added_figures; replay: the run's answers, expected: every query answered),
+    # beside the RDP one; None for a run without one (not Gaussian, --add-rdp, rounds).
+    epsilon_data_independent_pld: float | None = None
     counts: QueryCounts | None = None
     # The per-query table by a second pass over the votes (or ``table``, columns in memory).
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(

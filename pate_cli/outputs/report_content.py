@@ -239,16 +239,25 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
 
 def _independent_figures(summary: dict) -> list[dict]:
     """The data-independent figure; under expected accounting the bound for any run first,
-    the figure at the expected answered count (an average) after it."""
+    the figure at the expected answered count (an average) after it; the Gaussian steps'
+    privacy-loss-distribution figure first where it is the smaller bound."""
     worst = summary.get("epsilon_data_independent_worst")
+    pld = summary.get("epsilon_data_independent_pld")
+    bound = summary.get("epsilon_data_independent") if worst is None else worst
+    smaller = ([_figure("epsilon_data_independent_pld", "data-independent \u03b5, privacy-loss "
+                        "distribution" + ("" if worst is None else " (any run: every query "
+                                          "answered)"), pld)]
+               if pld is not None and bound is not None and pld < bound else [])
+    rdp = ", R\u00e9nyi DP" if smaller else ""
     if worst is None:
-        return [_figure("epsilon_data_independent", "data-independent \u03b5",
-                        summary.get("epsilon_data_independent"))]
-    return [_figure("epsilon_data_independent_worst",
-                    "data-independent \u03b5 (any run: every query answered)", worst),
-            _figure("epsilon_data_independent", "data-independent \u03b5 at the expected "
-                    "answered count (an average, not a bound)",
-                    summary.get("epsilon_data_independent"))]
+        return smaller + [_figure("epsilon_data_independent", f"data-independent \u03b5{rdp}",
+                                  summary.get("epsilon_data_independent"))]
+    return smaller + [
+        _figure("epsilon_data_independent_worst",
+                f"data-independent \u03b5{rdp} (any run: every query answered)", worst),
+        _figure("epsilon_data_independent", f"data-independent \u03b5{rdp} at the expected "
+                "answered count (an average, not a bound)",
+                summary.get("epsilon_data_independent"))]
 
 
 def report_content(summary: dict, *, command: str | None = None,

@@ -165,6 +165,17 @@ def _with_search(summary: dict, published: float) -> tuple[float, str]:
                                 f"K ~ {law}; the run alone: {epsilon_text(published)})")
 
 
+def _smaller_pld(summary: dict, rdp: float) -> tuple[float, str]:
+    """A data-dependent run's data-independent bound ``rdp`` or, where smaller, the Gaussian
+    steps' privacy-loss-distribution figure (``epsilon_data_independent_pld``), with the
+    words naming it."""
+    pld = summary.get("epsilon_data_independent_pld")
+    if pld is None or not pld < rdp:
+        return rdp, ""
+    return float(pld), (" by the Gaussian steps' privacy-loss distribution (their Rényi DP "
+                        f"curve converted gives ε = {epsilon_text(rdp)})")
+
+
 def headline(summary: dict) -> dict:
     """The headline sentence, the published epsilon and the warning (or None).
 
@@ -212,7 +223,9 @@ def headline(summary: dict) -> dict:
     elif dependent and summary.get("epsilon_data_independent_worst") is not None:
         # expected accounting: the data-independent figure at the expected count is an
         # average too; the bound that holds for any particular run answers every query
-        published, search = _with_search(summary, summary["epsilon_data_independent_worst"])
+        bound, how = _smaller_pld(summary, summary["epsilon_data_independent_worst"])
+        published, search = _with_search(summary, bound)
+        search = search or how
         scope = f"{summary['queries']} queries, expected accounting"  # a bound, not an average
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a "
@@ -224,7 +237,9 @@ def headline(summary: dict) -> dict:
                 f"{epsilon_text(summary['epsilon'])} is an expected figure, unsanitised and "
                 "not for publication.")
     elif dependent:
-        published, search = _with_search(summary, summary["epsilon_data_independent"])
+        bound, how = _smaller_pld(summary, summary["epsilon_data_independent"])
+        published, search = _with_search(summary, bound)
+        search = search or how
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a data-independent bound; the data-dependent \u03b5 = "
                 f"{epsilon_text(summary['epsilon'])} is unsanitised and not for publication.")
@@ -345,13 +360,20 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                      "conversion (Canonne, Kamath and Steinke 2020)")
                   + f"; the best order was {number(summary.get('order'))} "
                   "(docs/explanation/accounting.md#conversion).")
+    how = ("their exact composition, rounded up" if summary.get("sampling") is None
+           else "the smaller of their exact unsampled composition, rounded up, and "
+           "dp_accounting's PLD of the sampled steps (pessimistic discretisation)")
+    rdp = summary.get("epsilon_data_independent_worst") or summary.get(
+        "epsilon_data_independent")
     if summary.get("data_independent_method") == "pld":
-        how = ("their exact composition, rounded up" if summary.get("sampling") is None
-               else "the smaller of their exact unsampled composition, rounded up, and "
-               "dp_accounting's PLD of the sampled steps (pessimistic discretisation)")
         definition += (f" That conversion gives ε = {epsilon_text(summary.get('epsilon_rdp'))}; "
                        f"the reported ε = {epsilon_text(summary['epsilon'])} is smaller and "
                        f"also valid: the Gaussian steps' privacy-loss distribution ({how}), "
                        "which has no order.")
+    elif rdp is not None and _smaller_pld(summary, rdp)[0] < rdp:
+        definition += (f" The data-independent bound ε = "
+                       f"{epsilon_text(summary['epsilon_data_independent_pld'])} is the "
+                       f"Gaussian steps' privacy-loss distribution ({how}), which has no "
+                       f"order; their Rényi DP curve converted gives ε = {epsilon_text(rdp)}.")
     return {"unit": unit, "relation": relation, "definition": definition, "delta": why,
             "delta_ok": bool(dataset_size) and delta < 1.0 / dataset_size}

@@ -8,6 +8,7 @@ from ..rounding import ceil_significant, ceil_text, floor_text
 from .report_statement import UNSANITISED, data_dependence, tuning_law
 
 FORMATS = ("table", "json", "csv", "markdown")
+PLD = "privacy-loss distribution accountant"
 
 
 def render(summary: dict, fmt: str) -> str:
@@ -110,7 +111,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("data_independent_method") == "pld":
         # the headline is the PLD accountant's, which has no order: say so, and give the
         # RDP figure the order and the per-query table belong to
-        pld = "privacy-loss distribution accountant"
+        pld = PLD
         lines[-2:] = [
             ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({pld})"),
             ("epsilon RDP", f"{_up(s['epsilon_rdp'])} ({_order(s['order'])}; the per-query "
@@ -245,10 +246,16 @@ def _independent_line(s: dict) -> tuple[str, str]:
     on the run that released the labels)."""
     figure = f"{_up(s['epsilon_data_independent'])} ({_order(s['order_data_independent'])})"
     worst = s.get("epsilon_data_independent_worst")
+    pld = s.get("epsilon_data_independent_pld")
     if worst is None or not worst > s["epsilon_data_independent"]:  # LNMax: every query's
+        if pld is not None and pld < s["epsilon_data_independent"]:
+            below = ", below the data-dependent figure" if pld < s["epsilon"] else ""
+            figure = f"{_up(pld)} ({PLD}{below}); RDP {figure}"
         return ("data-independent", figure)
-    return ("data-independent", f"{_up(worst)} (every query answered: the bound for any "
-                                f"run); {figure} at the expected count, an average")
+    bound = f"{_up(worst)} (every query answered: the bound for any run"
+    if pld is not None and pld < worst:
+        bound = f"{_up(pld)} ({PLD}, every query answered: the bound for any run; RDP {_up(worst)}"
+    return ("data-independent", f"{bound}); {figure} at the expected count, an average")
 
 
 def _flat(summary: dict) -> dict:

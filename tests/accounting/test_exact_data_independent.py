@@ -133,6 +133,59 @@ def test_data_independent_accounting_uses_the_smaller_valid_figure():
     assert rdp.to_dict()["epsilon_rdp"] == rdp.epsilon
 
 
+@pytest.mark.parametrize("mechanism, options", [
+    ("confident", {}), ("gnmax", {"sigma": 40.0}),
+    ("interactive", {"student": "sample_votes/mnist_250_student.npy"})])
+def test_replay_and_expected_give_the_pld_figure_beside_the_rdp_one(mechanism, options):
+    """Under replay, the PLD figure is data-independent accounting's headline for the same
+    answers; under expected, the exact composition of every query answered, the bound
+    beside ``epsilon_data_independent_worst``. The RDP figures themselves do not move."""
+    from pate_cli.accounting.risk import gaussian_mu
+
+    votes = "sample_votes/mnist_250_votes.npy"
+    common = dict(queries=900, **options)
+    replay = analyze(votes, mechanism, **common)
+    independent = analyze(votes, mechanism, accounting="data-independent", **common)
+    assert replay.epsilon_data_independent_pld == independent.epsilon
+    assert replay.data_independent_method == "rdp"
+    assert replay.epsilon_data_independent == independent.epsilon_rdp
+    assert replay.epsilon_data_independent_pld < replay.epsilon_data_independent
+    expected = analyze(votes, mechanism, accounting="expected", **common)
+    steps = [(math.sqrt(2), 40.0, 900)] + ([(1.0, 150.0, 900)] if mechanism != "gnmax" else [])
+    assert expected.epsilon_data_independent_pld == gaussian_exact_epsilon(steps, 1e-5)
+    # the exact profile at the printed figure is within delta (mpmath, independent)
+    mu = gaussian_mu(steps)
+    assert exact_delta(mu, expected.epsilon_data_independent_pld) <= 1e-5
+    worst = expected.epsilon_data_independent_worst or expected.epsilon_data_independent
+    assert expected.epsilon_data_independent_pld < worst
+    summary = expected.to_dict()
+    assert summary["epsilon_data_independent_pld"] == expected.epsilon_data_independent_pld
+
+
+def test_the_summary_and_report_put_the_smaller_bound_first(cli, tmp_path):
+    """The data-independent line leads with the PLD figure where smaller and says when it
+    is below the data-dependent headline (token votes with little consensus); pate-report
+    publishes it; a run without Gaussian steps has none."""
+    import json
+
+    from pate_cli.outputs.report_content import report_content
+
+    text = cli.analyze("sample_votes/tokens_zipf.npz").out
+    line = next(row for row in text.splitlines() if row.startswith("data-independent"))
+    summary = json.loads(cli.analyze("sample_votes/tokens_zipf.npz", "-f", "json").out)
+    pld = summary["epsilon_data_independent_pld"]
+    assert pld < summary["epsilon"] <= summary["epsilon_data_independent"]
+    assert line == (f"data-independent  {ceil_text(pld)} (privacy-loss distribution "
+                    "accountant, below the data-dependent figure); RDP "
+                    f"{ceil_text(summary['epsilon_data_independent'])} (order "
+                    f"{summary['order_data_independent']:g})")
+    assert report_content(summary)["headline"]["published"] == pld
+    lnmax = json.loads(cli.analyze("sample_votes/mnist_250_votes.npy", "-m", "lnmax", "-n",
+                                   "300", "-f", "json").out)
+    assert lnmax["epsilon_data_independent_pld"] is None
+    assert report_content(lnmax)["headline"]["published"] == lnmax["epsilon_data_independent"]
+
+
 def test_pld_headline_says_whose_figure_and_table_ends_at_rdp(cli, tmp_path):
     import json
 

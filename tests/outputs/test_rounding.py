@@ -118,11 +118,23 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
                     ("uniform run", rf"^data-independent {NUMBER} ",
                      s["epsilon_data_independent"], False)]
     elif (s.get("epsilon_data_independent_worst") or 0) > s["epsilon_data_independent"]:
-        # expected accounting of a selecting mechanism: the bound for any run first
-        figures += [("data-independent", rf"^{NUMBER} \(every query answered",
-                     s["epsilon_data_independent_worst"], False),
-                    ("data-independent", rf"; {NUMBER} \(order [^)]*\) at the expected count",
+        # expected accounting of a selecting mechanism: the bound for any run first (the
+        # privacy-loss distribution's where smaller, the RDP one beside it)
+        worst, pld = s["epsilon_data_independent_worst"], s.get("epsilon_data_independent_pld")
+        figures += [("data-independent", rf"; {NUMBER} \(order [^)]*\) at the expected count",
                      s["epsilon_data_independent"], False)]
+        if pld is not None and pld < worst:
+            figures += [("data-independent", rf"^{NUMBER} \(privacy-loss", pld, False),
+                        ("data-independent", rf"RDP {NUMBER}\)", worst, False)]
+        else:
+            figures.append(("data-independent", rf"^{NUMBER} \(every query answered", worst,
+                            False))
+    elif s.get("epsilon_method") != "pld" and (s.get("epsilon_data_independent_pld") or
+                                               float("inf")) < s["epsilon_data_independent"]:
+        figures += [("data-independent", rf"^{NUMBER} \(privacy-loss",
+                     s["epsilon_data_independent_pld"], False),
+                    ("data-independent", rf"RDP {NUMBER} ", s["epsilon_data_independent"],
+                     False)]
     else:
         figures.append(("data-independent", rf"^{NUMBER} ", s["epsilon_data_independent"],
                         False))

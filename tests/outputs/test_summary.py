@@ -59,10 +59,17 @@ def test_expected_accounting_leads_with_the_bound_for_any_run():
     """The data-independent figure at the expected count is an average over runs: the
     line leads with the bound for every query answered (when larger), as the report does."""
     summary = dict(_summary("confident_replay"), accounting="expected",
-                   epsilon_data_independent=3.0, epsilon_data_independent_worst=5.0)
+                   epsilon_data_independent=3.0, epsilon_data_independent_worst=5.0,
+                   epsilon_data_independent_pld=None)
     line = _line(render(summary, "table"), "data-independent")
     assert line.split()[1:3] == ["5.0000", "(every"]
     assert "; 3.0000 (order" in line and line.endswith("at the expected count, an average")
+    # the Gaussian steps' privacy-loss distribution gives a smaller bound: it leads
+    summary["epsilon_data_independent_pld"] = 4.0
+    line = _line(render(summary, "table"), "data-independent")
+    assert line.split()[1:3] == ["4.0000", "(privacy-loss"]
+    assert "the bound for any run; RDP 5.0000); 3.0000 (order" in line
+    summary["epsilon_data_independent_pld"] = None
     summary["epsilon_data_independent_worst"] = 3.0  # LNMax: every query pays the same
     assert _line(render(summary, "table"), "data-independent").split()[1:] == [
         "3.0000", "(order", f"{summary['order_data_independent']})"]
