@@ -1,43 +1,28 @@
 """Totals of a run from its distinct statistics: exact counts, curves once per file.
 
-math:conversion and math:costs: a run's RDP is ``sum_i selection(s_i) + w_i answer(a_i)`` over
-its queries, where ``s_i`` is the selection statistic (``log pr_answered``) and ``a_i``
-the answer statistic (``log q``). Queries with the same pair ``(a, s)`` cost the same, so
-the sum only needs, per distinct pair, how many queries have it (``queries``) and how
-many of those were answered (``answered``). Those are integers, so tables of different
-chunks merge exactly, in any order and on any worker (:meth:`GroupedCounts.merge`), and
-the totals are then formed once, from the merged table, by :func:`grouped_totals`, in a
-fixed order (pairs sorted by ``(a, s)``; blocks of ``TOTAL_BLOCK`` distinct statistics,
-each summed by the same rule: ``curve_quadrature`` for the orders where it is exact to
-1e-12 relative, one row after another for the others).
-Every figure is therefore a function of the multiset of per-query statistics and
-decisions alone: the same bits whatever the chunk size, the number of workers, or
-whether per-query columns are kept.
+math:conversion and math:costs: a run's RDP is ``sum_i selection(s_i) + w_i answer(a_i)``,
+``s_i`` the selection statistic (``log pr_answered``), ``a_i`` the answer statistic
+(``log q``) and ``w_i`` the decision (0 or 1), or under expected accounting
+``pr_answered`` (``exp(s_i)``; ``threshold.raised_charge`` for a raised query). Queries
+with the same pair ``(a, s)`` cost the same, so the sum needs, per distinct pair, only
+integer counts (:class:`GroupedCounts`: queries, answered, raised): tables of different
+chunks merge exactly in any order and on any worker, and :func:`grouped_totals` forms
+the totals once, in a fixed order (pairs sorted by ``(a, s)``; blocks of ``TOTAL_BLOCK``
+statistics, each by ``curve_quadrature`` where exact to 1e-12 relative, else row after
+row). Every figure is a function of the multiset of per-query statistics and decisions
+alone: the same bits whatever the chunk size, the workers, or the per-query columns.
 
-The weight ``w_i`` is the decision (0 or 1) for a replay or given decisions, and
-``pr_answered = exp(s_i)`` for expected accounting (math:costs), whose answer step of a
-distinct ``a`` is charged ``W_a = sum of queries(a, s) * exp(s)`` over its pairs, s increasing.
-
-Memory is bounded whatever the votes (:class:`BoundedTotals`): queries are counted in
-windows of ``TOTALS_WINDOW`` analysed positions, whose tables merge like a binary counter
-(two tables of the same level into one of the next) while together they hold at most
-1.5 x ``TABLE_LIMIT`` pairs, and a merged table of more than ``TABLE_LIMIT`` pairs (or
-the one held, when a merge would pass that) is summed at once (its curves evaluated, in
-blocks of ``TOTAL_BLOCK`` distinct statistics) and let go. So no merge passes 1.5 x
-``TABLE_LIMIT`` pairs and the tables held stay below about twice that (64 MB), however
-many queries. A run whose tables fit (votes that repeat: the benchmark's 10^7 x 10 file
-has 855,061 distinct pairs; soft votes up to about 10^6 queries) is summed once, from the
-whole file's table, each distinct curve evaluated once, and the table is kept (the
-per-query pass looks each query's own epsilon up in it). Once a part has been summed
-there is no whole table to keep, and merging serves only to evaluate a curve once
-rather than twice: a merge that then saves less than ``MERGE_GAIN`` of its pairs is
-summed at once. So statistics that do not repeat (soft votes, every pair distinct) are
-summed two windows at a time after the first part, and the peak memory stays that of
-the first part, allocator included (merging ever-changing tables up to the limit left
-glibc's heap holding about 150 MB freed at 10^7 soft queries). Which tables are summed
-apart depends only on the statistics of each window, never on chunks or workers; a run
-summed in several parts differs from one summed at once by the order of its additions
-only (at most 1e-12 relative, math:tolerance).
+Memory is bounded whatever the votes (:class:`BoundedTotals`): windows of
+``TOTALS_WINDOW`` analysed positions are counted, their tables merged like a binary
+counter while two hold at most 1.5 x ``TABLE_LIMIT`` pairs; a larger table is summed and
+let go, so the tables held stay below about 64 MB. A run whose tables fit (votes that
+repeat; soft votes up to about 10^6 queries) is summed once and its table kept (the
+per-query pass looks each query's own epsilon up in it). After a part has been summed, a
+merge that saves less than ``MERGE_GAIN`` of its pairs is summed at once (statistics that
+do not repeat: the peak stays that of the first part, allocator included). Which tables
+are summed apart depends on the statistics of each window only; a run summed in parts
+differs from one summed at once by the order of its additions (at most 1e-12 relative,
+math:tolerance).
 """
 
 from __future__ import annotations
@@ -75,12 +60,15 @@ class GroupedCounts:
     """Distinct ``(answer, selection)`` statistic pairs of a set of queries, sorted by
     answer then selection, with the number of queries (``queries``) and of answered
     queries (``answered``) of each (int64). ``answered`` may have a column per run
-    (replays of the same queries under several seeds)."""
+    (replays of the same queries under several seeds). ``raised``: of each pair's
+    queries, how many have the raised expected charge (``threshold.raised_counts``);
+    None for none (the usual case: whole counts are never raised)."""
 
     answer: np.ndarray
     selection: np.ndarray
     queries: np.ndarray
     answered: np.ndarray
+    raised: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -92,14 +80,17 @@ class GroupedCounts:
         return cls(np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
 
     @classmethod
-    def of_queries(cls, answer: np.ndarray, selection: np.ndarray,
-                   answered: np.ndarray) -> GroupedCounts:
-        """The table of queries with statistics ``answer``, ``selection`` and answered
-        mask ``answered`` (bool or 0/1, ``(queries,)`` or ``(queries, runs)``)."""
+    def of_queries(cls, answer: np.ndarray, selection: np.ndarray, answered: np.ndarray,
+                   raised: np.ndarray | None = None) -> GroupedCounts:
+        """The table of queries with statistics ``answer``, ``selection``, answered
+        mask ``answered`` (bool or 0/1, ``(queries,)`` or ``(queries, runs)``) and
+        ``raised`` mask (None: none)."""
         answered = np.array(answered, dtype=np.int64)
         return cls._reduced([np.array(answer, dtype=np.float64),
                              np.array(selection, dtype=np.float64),
-                             np.ones(answered.shape[0], dtype=np.int64), answered])
+                             np.ones(answered.shape[0], dtype=np.int64), answered,
+                             None if raised is None or not np.any(raised)
+                             else np.array(raised, dtype=np.int64)])
 
     @classmethod
     def merge(cls, tables: Iterable[GroupedCounts]) -> GroupedCounts:
@@ -113,13 +104,13 @@ class GroupedCounts:
         return cls._reduced(_concatenated(tables), runs=True)
 
     @classmethod
-    def _reduced(cls, columns: list[np.ndarray], runs: bool = False) -> GroupedCounts:
+    def _reduced(cls, columns: list, runs: bool = False) -> GroupedCounts:
         """Sum the counts of equal pairs of ``columns`` (answer, selection, queries,
-        answered: arrays this call owns; the list is emptied so that each is freed as
-        soon as it is used); the pairs sorted by (answer, selection). The sorts need not
+        answered, raised or None: arrays this call owns; the list is emptied so that each
+        is freed as soon as it is used); the pairs sorted by (answer, selection). The sorts need not
         be stable: the counts are integers. ``runs``: the columns are sorted tables end
         to end, which a stable sort (timsort) merges in linear time per run."""
-        answer, selection, queries, answered = columns
+        answer, selection, queries, answered, raised = columns
         columns.clear()
         if answer.size == 0:
             return cls.empty()
@@ -154,19 +145,16 @@ class GroupedCounts:
         answer, selection = answer[starts], selection[starts]
         queries = np.add.reduceat(queries[order], starts)
         answered = np.add.reduceat(answered[order], starts)
-        return cls(answer, selection, queries, answered)
+        raised = None if raised is None else np.add.reduceat(raised[order], starts)
+        return cls(answer, selection, queries, answered, raised)
 
 
 class BoundedTotals:
-    """A run's sums (:func:`grouped_totals`) from the tables of its pieces, with the
-    tables held bounded by ``limit`` pairs (the module's docstring).
-
-    ``totals_of`` sums a table (``grouped_totals`` with the run's curves). Pieces are
-    added in query order (:meth:`add`, with the analysed position after the piece, as
-    ``window_pieces`` cuts them); a window ends where that position is a multiple of
-    ``window``. :meth:`result` gives the sums and, when they were formed from one table,
-    that table (the run's distinct pairs), else None.
-    """
+    """A run's sums from the tables of its pieces, held bounded by ``limit`` pairs (the
+    module's docstring). ``totals_of`` sums a table (``grouped_totals`` with the run's
+    curves); pieces are added in query order (:meth:`add`, with the analysed position
+    after the piece, as ``window_pieces`` cuts them), a window ending at each multiple of
+    ``window``; :meth:`result` gives the sums and the run's table if they came from one."""
 
     def __init__(self, totals_of: Callable[[GroupedCounts], GroupedTotals], *,
                  window: int | None = None, limit: int | None = None):
@@ -274,10 +262,15 @@ def window_pieces(queries: int, size: int, *, window: int | None = None
             yield start, min(end, start + size)
 
 
-def _concatenated(tables: list[GroupedCounts]) -> list[np.ndarray]:
-    """The columns of ``tables`` end to end (new arrays)."""
-    return [np.concatenate([getattr(table, name) for table in tables])
-            for name in ("answer", "selection", "queries", "answered")]
+def _concatenated(tables: list[GroupedCounts]) -> list:
+    """The columns of ``tables`` end to end (new arrays; ``raised`` None if no table has
+    one)."""
+    raised = None
+    if any(table.raised is not None for table in tables):
+        raised = np.concatenate([np.zeros(table.size, np.int64) if table.raised is None
+                                 else table.raised for table in tables])
+    return [*(np.concatenate([getattr(table, name) for table in tables])
+              for name in ("answer", "selection", "queries", "answered")), raised]
 
 
 class GroupedTotals(NamedTuple):
@@ -293,15 +286,15 @@ class GroupedTotals(NamedTuple):
 
 def grouped_totals(counts: GroupedCounts, *, selection_rdp: CurveFunction | None,
                    answer_rdp: CurveFunction, orders: np.ndarray, expected: bool,
-                   map=map) -> GroupedTotals:
+                   raised_charge: Callable | None = None, map=map) -> GroupedTotals:
     """The run's sums (math:costs) from its merged table.
 
     ``selection_rdp`` / ``answer_rdp`` map sorted distinct statistics to curves
     ``(distinct, orders)``; ``selection_rdp`` is None for a mechanism without selection
     (its selection statistics are then ignored). ``expected`` charges the answer step
-    with ``exp(selection statistic)`` per query instead of the decisions. ``map`` (an
-    ordered map, e.g. a thread pool's) evaluates the blocks of curves; the result does
-    not depend on it.
+    with ``pr_answered`` per query instead of the decisions (:func:`expected_charges`,
+    ``raised_charge`` the threshold step's). ``map`` (an ordered map, e.g. a thread pool's)
+    evaluates the blocks of curves; the result does not depend on it.
     """
     orders = np.asarray(orders, dtype=np.float64)
     selection_sum = np.zeros(orders.size)
@@ -317,7 +310,8 @@ def grouped_totals(counts: GroupedCounts, *, selection_rdp: CurveFunction | None
     starts = np.flatnonzero(np.concatenate(([True], counts.answer[1:] != counts.answer[:-1])))
     answered: float | np.ndarray
     if expected:
-        answered = expected_answers(counts, charged := counts.queries * np.exp(counts.selection))
+        answered = expected_answers(counts, charged := expected_charges(counts,
+                                                                        raised_charge))
     else:
         charged = counts.answered.astype(np.float64)
         total = counts.answered.sum(axis=0)
@@ -328,25 +322,31 @@ def grouped_totals(counts: GroupedCounts, *, selection_rdp: CurveFunction | None
     return GroupedTotals(selection_sum, answer_sum, answered)
 
 
-def expected_answers(counts: GroupedCounts, charged: np.ndarray | None = None) -> float:
-    """A table's expected answers, ``queries * pr_answered`` added over its pairs in order
-    (math:costs; ``charged``: those products, if formed already)."""
-    charged = counts.queries * np.exp(counts.selection) if charged is None else charged
+def expected_charges(counts: GroupedCounts, raised_charge: Callable | None) -> np.ndarray:
+    """Each pair's expected charge, ``queries * pr_answered`` (math:costs): ``exp(selection)``
+    per query, and for its ``raised`` queries ``raised_charge(selection)`` instead
+    (``threshold.raised_charge``; a table without raised queries: the products alone)."""
+    charged = counts.queries * np.exp(counts.selection)
+    if raised_charge is not None and counts.raised is not None:
+        some = np.flatnonzero(counts.raised)
+        charged[some] += counts.raised[some] * (raised_charge(counts.selection[some])
+                                                - np.exp(counts.selection[some]))
+    return charged
+
+
+def expected_answers(counts: GroupedCounts, charged: np.ndarray) -> float:
+    """A table's expected answers, its pairs' ``charged`` (:func:`expected_charges`) added
+    in order (math:costs)."""
     return float(np.cumsum(charged)[-1]) if counts.size else 0.0
 
 
 def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction,
                        orders: np.ndarray, *, map=map) -> np.ndarray:
-    """``sum_k weights[k] * rdp(keys)[k]`` over sorted distinct ``keys``.
-
-    ``weights`` is ``(keys,)`` (result ``(orders,)``) or ``(keys, runs)`` (result
-    ``(runs, orders)``, each run's row the bits the 1-D call gives for its column).
-    Keys go in blocks of ``TOTAL_BLOCK`` (fixed boundaries), ``BLOCKS_PER_TASK`` blocks
-    evaluated at a time by ``map``, the blocks' sums added in block order; inside a block
-    (:func:`block_sums`) the sum comes from the curves at a few points
-    (``curve_quadrature``) where that is exact to 1e-12 relative, else rows are added one
-    after another (``composition.sequential_total``); only rows with a weight other than
-    0 count: a skipped row would add exactly 0.
+    """``sum_k weights[k] * rdp(keys)[k]`` over sorted distinct ``keys``: ``weights``
+    ``(keys,)`` (result ``(orders,)``) or ``(keys, runs)`` (result ``(runs, orders)``, each
+    row the bits of the 1-D call). Keys go in blocks of ``TOTAL_BLOCK`` (fixed
+    boundaries), ``BLOCKS_PER_TASK`` at a time through ``map``, the blocks' sums added in
+    order (:func:`block_sums`); rows of weight 0 are skipped (they would add exactly 0).
     """
     runs = weights.shape[1:] if weights.ndim == 2 else ()
     used = weights != 0 if weights.ndim == 1 else np.any(weights != 0, axis=1)

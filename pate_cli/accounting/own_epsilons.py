@@ -34,23 +34,28 @@ PROBES = 13
 class OwnEpsilons:
     """The own epsilon of every distinct ``(answer, selection)`` statistic pair of a
     file, sorted as ``GroupedCounts`` sorts them: under expected accounting one figure
-    per pair (weight ``exp(selection)``), else two (weight 0, weight 1: the decision).
+    per pair (weight ``exp(selection)``; and a second, the raised charge's, where a
+    file has raised queries: ``threshold.raised_counts``), else two (weight 0, weight 1:
+    the decision).
     """
 
     answer_keys: np.ndarray      # distinct answer statistics, ascending
     selection_keys: np.ndarray   # distinct selection statistics, ascending
     pair_keys: np.ndarray        # answer rank * len(selection_keys) + selection rank
-    epsilons: np.ndarray         # (pairs,) expected, or (pairs, 2): weight 0, weight 1
+    epsilons: np.ndarray         # (pairs,) or (pairs, 2): weight 0 and 1, or plain and raised
     expected: bool
 
     @classmethod
     def of(cls, counts: GroupedCounts, *, selection_rdp: CurveFunction | None,
            answer_rdp: CurveFunction, orders: np.ndarray, conversion: Conversion,
-           expected: bool, map: Callable = map) -> OwnEpsilons:
+           expected: Callable | bool, map: Callable = map) -> OwnEpsilons:
         """Convert the curve of each pair of ``counts`` (``map``, an ordered map such as
         a thread pool's, converts blocks of ``PAIR_BLOCK`` pairs; the figures do not
-        depend on it)."""
+        depend on it). ``expected``: False, True, or the threshold step's
+        ``raised_charge`` (expected accounting with raised queries)."""
         orders = np.asarray(orders, dtype=np.float64)
+        raise_by = expected if callable(expected) and counts.raised is not None else None
+        raised = counts.raised
         answer_keys, answer_rank = np.unique(counts.answer, return_inverse=True)
         selection_keys, selection_rank = np.unique(counts.selection, return_inverse=True)
         pair_keys = (answer_rank.reshape(-1).astype(np.int64) * selection_keys.size
@@ -67,6 +72,9 @@ class OwnEpsilons:
             selected = selection_rank.reshape(-1)[lo:hi]
             weights = ([np.exp(counts.selection[lo:hi])] if expected
                        else [np.zeros(hi - lo), np.ones(hi - lo)])
+            if raise_by is not None and raised is not None:
+                weights.append(np.where(raised[lo:hi] > 0,
+                                        raise_by(counts.selection[lo:hi]), weights[0]))
 
             def converted(columns: np.ndarray) -> np.ndarray:
                 """Each pair's epsilon over the orders ``columns``, per weight."""
@@ -85,16 +93,18 @@ class OwnEpsilons:
             return figures
 
         parts = list(map(block, range(0, counts.size, PAIR_BLOCK)))
-        width = 1 if expected else 2
+        width = 1 if expected and raise_by is None else 2
         epsilons = (np.concatenate(parts) if parts else np.empty((0, width)))
         return cls(answer_keys, selection_keys, pair_keys,
-                   epsilons[:, 0] if expected else epsilons, expected)
+                   epsilons[:, 0] if width == 1 else epsilons, bool(expected))
 
     def lookup(self, answer: np.ndarray, selection: np.ndarray,
-               answered: np.ndarray | None = None) -> np.ndarray | None:
+               answered: np.ndarray | None = None,
+               raised: np.ndarray | None = None) -> np.ndarray | None:
         """The own epsilons of queries with statistics ``answer`` and ``selection``
-        (and, unless expected, decisions ``answered``); None if a pair is not in the
-        table (the caller then forms the figures from the queries' rows)."""
+        (and, unless expected, decisions ``answered``; under expected accounting the
+        ``raised`` queries, None for none); None if a pair is not in the table (the
+        caller then forms the figures from the queries' rows)."""
         answer = np.asarray(answer, dtype=np.float64) + 0.0   # -0.0 is 0.0, as in the table
         selection = np.asarray(selection, dtype=np.float64) + 0.0
         if answer.size == 0:
@@ -109,9 +119,12 @@ class OwnEpsilons:
                        answer_rank.astype(np.int64) * self.selection_keys.size + selection_rank)
         if where is None:
             return None
-        if self.expected:
-            return self.epsilons[where]
-        return self.epsilons[where, np.asarray(answered, dtype=bool).astype(np.intp)]
+        if self.expected and self.epsilons.ndim == 1:
+            return None if raised is not None else self.epsilons[where]
+        column = raised if self.expected else answered
+        column = np.zeros(where.size, np.intp) if column is None else np.asarray(
+            column, dtype=bool).astype(np.intp)
+        return self.epsilons[where, column]
 
 
 def step_epsilons(costs: StepRows, conversion: Conversion) -> np.ndarray:

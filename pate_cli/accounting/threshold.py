@@ -71,6 +71,52 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
     return log_ndtr(z)
 
 
+def raised_counts(max_votes: ArrayLike, *, threshold: float,
+                  sigma_threshold: float) -> np.ndarray:
+    """Whether each count lies above ``T`` and off the lattice of :func:`count_step`:
+    :func:`log_pr_answered` rounds it down, so its ``pr_answered`` is below the
+    mechanism's and the answer step's expected charge (math:costs) takes
+    :func:`raised_charge` instead. Whole counts are never raised.
+
+    Args:
+      max_votes: ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
+      threshold: the threshold ``T``.
+      sigma_threshold: the threshold noise's standard deviation ``sigma1`` (> 0).
+
+    Returns:
+      A bool array of ``max_votes``'s shape.
+    """
+    max_votes = np.asarray(max_votes, dtype=np.float64)
+    step = count_step(sigma_threshold)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (max_votes > threshold) & (np.floor(max_votes / step) * step != max_votes)
+
+
+def raised_charge(log_pr: ArrayLike, *, sigma_threshold: float) -> np.ndarray:
+    """The expected charge of a raised query (:func:`raised_counts`) whose statistic is
+    ``log_pr``: ``Pr[c + step + N(0, sigma1^2) >= T]`` for the lattice count ``c`` the
+    statistic is at, never below the mechanism's ``pr_answered`` (the count lies below
+    ``c + step``; math:costs).
+
+    ``c`` is recovered as ``T + sigma1 z`` with ``z = ndtri_exp(log_pr)`` (scipy's inverse
+    of ``log_ndtr``, accurate to a few ulps of ``z``), and ``z`` is raised by
+    ``1e-12 (1 + |z|)`` beyond ``step / sigma1`` to cover that error.
+
+    Args:
+      log_pr: the statistics (:func:`log_pr_answered`), each ``>= log 0.5`` (counts at or
+        above ``T``).
+      sigma_threshold: the threshold noise's standard deviation ``sigma1`` (> 0).
+
+    Returns:
+      ``pr_answered`` bounds of ``log_pr``'s shape, in ``[0, 1]``.
+    """
+    from scipy.special import ndtr, ndtri_exp
+    z = ndtri_exp(np.asarray(log_pr, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        up = z + count_step(sigma_threshold) / sigma_threshold + 1e-12 * (1.0 + np.abs(z))
+    return ndtr(np.where(np.isnan(up), np.inf, up))
+
+
 def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,
                   orders: ArrayLike) -> np.ndarray:
     """Data-dependent RDP of the selection step (math:threshold).

@@ -90,14 +90,17 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
     opened = span.source.opened()
     independent = request.accounting == "data-independent"
     shared = SharedCurves(CURVE_CACHE_BYTES) if shared is None else shared
+    steps = mechanism_steps(request.mechanism, q_bound=request.q_bound)
     selection_rdp, answer_rdp = (
         None if step is None else shared.serving(curve_function(step, independent), orders)
-        for step in mechanism_steps(request.mechanism, q_bound=request.q_bound))
+        for step in steps)
+    raised_charge = None if steps[0] is None else steps[0].raised_charge
     counts = (count_span(request, span, chunk_size=chunk_size, lo=first,
                          hi=min(span.size, first + block), opened=opened)
               for first in range(0, span.size, block))
     return [(grouped_totals(counted.table, selection_rdp=selection_rdp, answer_rdp=answer_rdp,
-                            orders=orders, expected=request.accounting == "expected"),
+                            orders=orders, expected=request.accounting == "expected",
+                            raised_charge=raised_charge),
              counted.labels[0], counted.whole) for counted in counts]
 
 

@@ -51,7 +51,8 @@ class QueryChunk:
     ``start`` (the analysed position of the first), ``log_q`` and ``log_pr`` (log
     pr_answered; both zeros under data-independent accounting), ``weight`` (the answer
     step's charge), ``answered`` (the replay's or the given decisions), the released
-    ``labels`` (-1 for none) and Interactive-GNMax's ``outcome`` codes (else None)."""
+    ``labels`` (-1 for none), Interactive-GNMax's ``outcome`` codes (else None) and the
+    queries whose expected charge is raised (``steps.ChunkCosts.raised``; None: none)."""
 
     start: int
     log_q: np.ndarray
@@ -60,6 +61,7 @@ class QueryChunk:
     answered: np.ndarray
     labels: np.ndarray
     outcome: np.ndarray | None
+    raised: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,10 +114,12 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
             whole = whole_numbers(chunk.block.max(axis=1))
         if request.queries:  # (a single seed)
             kept.append(QueryChunk(span.start + first, chunk.log_q, chunk.log_pr,
-                                   chunk.weight, chunk.made.answered, *released))
+                                   chunk.weight, chunk.made.answered, *released,
+                                   raised=chunk.raised))
         answered = (chunk.made.answered if len(chunk.runs) == 1
                     else np.stack([one.answered for one in chunk.runs], axis=1))
-        tables.append(GroupedCounts.of_queries(chunk.log_q, chunk.log_pr, answered))
+        tables.append(GroupedCounts.of_queries(chunk.log_q, chunk.log_pr, answered,
+                                               chunk.raised))
     return ChunkCount(GroupedCounts.merge(tables), labels, tuple(kept), whole)
 
 

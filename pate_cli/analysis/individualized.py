@@ -19,7 +19,13 @@ from functools import partial
 import numpy as np
 
 from ..accounting.conversion import checked_setting
-from ..accounting.grouped import BoundedTotals, GroupedCounts, GroupedTotals, expected_answers
+from ..accounting.grouped import (
+    BoundedTotals,
+    GroupedCounts,
+    GroupedTotals,
+    expected_answers,
+    expected_charges,
+)
 from ..accounting.individualized import (
     VARIANTS,  # noqa: F401 - run_spec's and the API's
     GroupParameters,
@@ -41,7 +47,7 @@ from .grouped_run import QueryChunk
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, GroupsPart, RunSetting
 from .run import analyze_votes
-from .steps import screening_counts
+from .steps import mechanism_steps, screening_counts
 
 
 @dataclass(frozen=True)
@@ -148,7 +154,9 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     # chunks sized for the table's pass and the group sums (their bits do not depend on it)
     rows = stream_rows(chunk_size, row_width(histogram), grid.size)
     consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=labels,
-                         expected=accounting == "expected", rows=rows, workers=workers)
+                         expected=accounting == "expected", rows=rows, workers=workers,
+                         raised_charge=mechanism_steps(mechanism)[0].raised_charge
+                         if selects else None)
     # the one pass: the run's totals, and each chunk's queries consumed by the group
     # accounting in query order (with a table, the run keeps its statistic pairs: the
     # table's pass, _group_frames -> per_query_frames, looks each query's own epsilon up)
@@ -190,12 +198,13 @@ class GroupPass:
     :meth:`finish` after the pass."""
 
     def __init__(self, found: GroupRun, *, uses_student: bool, labels, expected: bool,
-                 rows: int, workers: int | None):
+                 rows: int, workers: int | None, raised_charge=None):
         self.found, self.rows = found, rows
         self.counts = LabelCounts(uses_student)
         self.truth = None if labels is None else np.asarray(labels)
         self.made = 0  # answers before the stop
-        self.before_stop = BoundedTotals(_expected_only) if expected else None
+        self.before_stop = (BoundedTotals(partial(_expected_only, raised_charge=raised_charge))
+                            if expected else None)
         self.map = partial(ordered_map, workers=workers)
         self.pending: list[QueryChunk] = []
 
@@ -227,7 +236,8 @@ class GroupPass:
                 count = min(part.labels.size, start + upto - part.start)
                 if count > 0:
                     self.before_stop.add(GroupedCounts.of_queries(
-                        part.log_q[:count], part.log_pr[:count], part.answered[:count]),
+                        part.log_q[:count], part.log_pr[:count], part.answered[:count],
+                        None if part.raised is None else part.raised[:count]),
                         part.start + count)
 
     def answered(self, base: AnalysisResult) -> float:
@@ -240,9 +250,10 @@ class GroupPass:
         return 0.0 if stop == 0 else float(self.before_stop.result()[0].answered)
 
 
-def _expected_only(table: GroupedCounts, map=map) -> GroupedTotals:
+def _expected_only(table: GroupedCounts, map=map, *, raised_charge=None) -> GroupedTotals:
     """A table's expected answers alone (``BoundedTotals``' sums, without curves)."""
-    return GroupedTotals(np.zeros(1), np.zeros(1), expected_answers(table))
+    return GroupedTotals(np.zeros(1), np.zeros(1),
+                         expected_answers(table, expected_charges(table, raised_charge)))
 
 
 def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,

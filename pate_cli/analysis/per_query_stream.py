@@ -85,7 +85,8 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
     own = None if result.distinct_pairs is None else OwnEpsilons.of(
         result.distinct_pairs, selection_rdp=curve_function(selection, independent),
         answer_rdp=curve_function(answer, independent), orders=orders, conversion=converter,
-        expected=result.accounting == "expected",
+        expected=result.accounting == "expected" and (
+            getattr(selection, "raised_charge", None) or True),
         map=lambda function, items: ordered_map(function, items, workers=workers))
 
     def form(piece: tuple[int, int]):
@@ -120,7 +121,8 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
         chunk = chunk._replace(costs=costs_at(columns))
         keys = np.zeros((2, piece[1] - piece[0])) if independent else (chunk.log_q,
                                                                           chunk.log_pr)
-        found = None if own is None else own.lookup(*keys, chunk.made.answered)
+        found = (None if own is None
+                 else own.lookup(*keys, chunk.made.answered, chunk.raised))
         if found is None:
             found = probed_epsilons(costs_at, selection_curves, converter)
         return columns, chunk, found

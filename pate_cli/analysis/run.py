@@ -154,6 +154,8 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
                        for rdp in curves)
     totals_of = partial(grouped_totals, orders=orders,
                         expected=setting.accounting == "expected",
+                        raised_charge=None if finish.selection is None
+                        else finish.selection.raised_charge,
                         selection_rdp=curves[0], answer_rdp=curves[1])
     counted = count_queries(votes, positions, request(seeds), totals_of, setting, truth=truth,
                             source=rows, shared_noise=None if shared is None else shared.noise)

@@ -27,11 +27,16 @@ from ..mechanisms.sampled import SampledMechanism, unsampled
 class Step:
     """One privacy-costing step (math:costs): ``statistic(votes, student)``, the
     per-query ``log q`` or ``log pr_answered``; ``rdp(distinct statistics, orders)``;
-    ``independent(orders)``, the data-independent curve (math:independent)."""
+    ``independent(orders)``, the data-independent curve (math:independent). A threshold
+    step also has ``raised(votes, student)``, the queries whose expected charge is
+    ``raised_charge(statistics)`` rather than ``exp(statistic)`` (``threshold.raised_counts``:
+    counts above T rounded down to the lattice; math:costs)."""
 
     statistic: Callable[..., np.ndarray]
     rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
     independent: Callable[[np.ndarray], np.ndarray]
+    raised: Callable[..., np.ndarray] | None = None
+    raised_charge: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 # math:costs's answer steps: the mechanism's noise attribute, the accounting functions'
@@ -88,7 +93,10 @@ def mechanism_steps(mechanism, *, q_bound: str = "union",
     screen = (mechanism.sigma_threshold, mechanism.threshold, kind, low,
               high + 1.0 if added_unit and kind != "gaussian" else high)
     return Step(partial(_threshold_statistic, mechanism), partial(_threshold_rdp, *screen),
-                partial(_threshold_independent, *screen)), answer
+                partial(_threshold_independent, *screen),
+                raised=partial(_threshold_raised, mechanism),
+                raised_charge=partial(threshold.raised_charge,
+                                      sigma_threshold=mechanism.sigma_threshold)), answer
 
 
 def screening_counts(mechanism) -> tuple[str, float, float]:
@@ -133,6 +141,12 @@ def _threshold_statistic(mechanism, votes, student):
     return threshold.log_pr_answered(mechanism.selection_counts(votes, student),
                                      threshold=mechanism.threshold,
                                      sigma_threshold=mechanism.sigma_threshold)
+
+
+def _threshold_raised(mechanism, votes, student):
+    return threshold.raised_counts(mechanism.selection_counts(votes, student),
+                                   threshold=mechanism.threshold,
+                                   sigma_threshold=mechanism.sigma_threshold)
 
 
 def _threshold_rdp(s1, t, kind, low, high, log_pr, orders):
@@ -242,6 +256,7 @@ class ChunkCosts(NamedTuple):
     weight: np.ndarray
     costs: StepRows | None
     runs: tuple[Decisions, ...] = ()
+    raised: np.ndarray | None = None  # expected accounting: threshold.raised_counts
 
 
 @dataclass(frozen=True, eq=False)
@@ -293,14 +308,24 @@ def block_costs(block, student, start: int, given: Decisions | None,
     log_q = answer.statistic(block, student) if statistics else zeros
     log_pr = (zeros if selection is None or not statistics
               else selection.statistic(block, student))
-    weight = (np.exp(log_pr) if costing.accounting == "expected"
-              else made.answered.astype(np.float64))
+    raised = None
+    if costing.accounting != "expected":
+        weight = made.answered.astype(np.float64)
+    else:  # pr_answered, never below the mechanism's (threshold.raised_charge)
+        weight = np.exp(log_pr)
+        charge = None if selection is None or not statistics else selection.raised_charge
+        if charge is not None and selection is not None and selection.raised is not None:
+            raised = selection.raised(block, student)
+            if raised.any():
+                weight[raised] = charge(log_pr[raised])
+            else:
+                raised = None
     independent = costing.accounting == "data-independent"
     orders = costing.orders
     costs = None if not costing.curves else StepRows(
         *step_curves(selection, log_pr, orders, independent),
         *step_curves(answer, log_q, orders, independent, costing.kept), weight)
-    return ChunkCosts(block, made, log_q, log_pr, weight, costs, runs)
+    return ChunkCosts(block, made, log_q, log_pr, weight, costs, runs, raised)
 
 
 def run_charges(rows, *, mechanism, accounting: str, seed: int, q_bound: str,

@@ -8,11 +8,19 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pate_cli.accounting.conversion import rdp_to_epsilon
 from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax, rdp_gnmax_data_independent
 from pate_cli.accounting.laplace import log_q_lnmax, rdp_lnmax, rdp_lnmax_data_independent
-from pate_cli.accounting.threshold import count_step, log_pr_answered, rdp_threshold
+from pate_cli.accounting.threshold import (
+    count_step,
+    log_pr_answered,
+    raised_charge,
+    raised_counts,
+    rdp_threshold,
+)
 from pate_cli.numerics import log1mexp, log_add
 from pate_cli.orders import default_orders, parse_orders
 from tests import scalar_reference as ref
@@ -185,6 +193,30 @@ def test_a_fractional_count_is_rounded_toward_the_threshold(count, toward):
     charged = rdp_threshold(lp, sigma_threshold=20.0, orders=orders)
     assert np.all(charged >= rdp_threshold(np.log([exact_q]), sigma_threshold=20.0,
                                            orders=orders) * (1 - 1e-12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(sigma1=st.sampled_from([5.0, 20.0, 150.0]), offset=st.floats(1e-9, 60.0))
+def test_the_expected_charge_of_a_count_rounded_down_is_never_below_its_own(sigma1, offset):
+    """A fractional count above T is rounded down (toward T) for the selection's cost,
+    which lowers its pr_answered: the answer step's expected charge (math:costs) of such a
+    raised count is the probability one lattice step up, never below the mechanism's
+    (mpmath at 40 digits), and whole counts are never raised."""
+    threshold = 200.0
+    count = threshold + offset
+    raised = raised_counts(np.array([count]), threshold=threshold, sigma_threshold=sigma1)
+    step = count_step(sigma1)
+    assert raised[0] == (count != math.floor(count / step) * step)
+    lp = log_pr_answered(np.array([count]), threshold=threshold, sigma_threshold=sigma1)
+    charge = raised_charge(lp, sigma_threshold=sigma1)[0] if raised[0] else math.exp(lp[0])
+    with mpmath.workdps(40):
+        exact = mpmath.ncdf((mpmath.mpf(repr(count)) - threshold) / sigma1)
+        up = mpmath.ncdf((mpmath.mpf(repr(count)) + step - threshold) / sigma1)
+    # (a whole count's exp(log pr) may round an ulp low: the conversion's 2^-40 covers it)
+    assert charge >= exact * (1 - 4e-16)
+    assert charge <= up * (1 + 1e-9)  # at most one lattice step (and the margin) above
+    whole = np.arange(0.0, 400.0)
+    assert not raised_counts(whole, threshold=threshold, sigma_threshold=sigma1).any()
 
 
 # --- LNMax ---------------------------------------------------------------------------------

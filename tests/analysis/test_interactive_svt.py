@@ -85,6 +85,36 @@ def test_fractional_maxima_are_rounded_toward_the_threshold(teachers, top, p0, s
     assert result.log_pr_answered[0] == log_ndtr((toward - 3.0) / 2.0)
 
 
+@pytest.mark.parametrize("per_query", [False, "stream"])
+def test_the_expected_charge_is_never_below_the_mechanisms(per_query):
+    """Expected accounting charges the answer step with pr_answered (math:costs). Rounded
+    toward T, a fractional count above T (n - M p) has a lower pr_answered than the
+    mechanism's: its charge is one lattice step up (threshold.raised_charge). The expected
+    answers and the answer step's sum at every order are at least those of the true
+    counts (scipy, per query), in the totals and in the streamed table alike; the
+    selection step is unchanged."""
+    from pate_cli.accounting.gnmax import log_q_gnmax, rdp_gnmax
+
+    votes, _ = votes_with_labels(seed=5, queries=600)
+    student = np.random.default_rng(5).dirichlet(np.ones(10), size=600)
+    mechanism = InteractiveGNMax(threshold=0.0, sigma_threshold=100.0, sigma=20.0,
+                                 confidence=0.99, teachers=250.0)
+    orders = np.array([2.0, 5.0, 10.0, 20.0])
+    result = analyze_votes(votes, mechanism, student=student, teachers=250.0,
+                           accounting="expected", orders=orders, per_query=per_query)
+    counts = mechanism.selection_counts(votes, student)
+    assert np.any(counts != np.round(counts))  # fractional
+    true_pr = np.exp(log_ndtr((counts - 0.0) / 100.0))
+    answer = rdp_gnmax(log_q_gnmax(votes, sigma=20.0), sigma=20.0, orders=orders)
+    assert result.answered_total >= true_pr.sum() * (1 - 1e-14)
+    charged = result.counts.step_sums[1]
+    assert np.all(charged >= true_pr @ answer * (1 - 1e-13))
+    if per_query:
+        frame = result.to_frame()
+        assert np.all(frame["answered"].to_numpy() >= true_pr * (1 - 1e-15))
+        assert frame["answered"].sum() == pytest.approx(result.answered_total, rel=1e-12)
+
+
 def test_student_file_must_hold_probability_rows(tmp_path, cli):
     votes, _ = votes_with_labels(queries=20)
     np.save(tmp_path / "v.npy", votes)
