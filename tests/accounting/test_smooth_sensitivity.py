@@ -25,6 +25,7 @@ from pate_cli.accounting.smooth_sensitivity import (
     sanitize_gnmax,
     smooth_sensitivity,
 )
+from pate_cli.accounting.smooth_sensitivity.bounds import check_smooth_domain
 from pate_cli.accounting.threshold import log_pr_answered
 from pate_cli.mechanisms import release_draw
 
@@ -66,22 +67,27 @@ THRESHOLD_CASES = {
 }
 
 
+# The reference's threshold curves give each query's local sensitivity at distance exactly
+# d (0 past the count range); a sum over queries needs each one's maximum over distances
+# <= d (test_smooth_brute_force.py), so the curves here are their running maxima.
+
+
 @pytest.mark.parametrize("threshold", sorted(THRESHOLD_CASES))
 def test_threshold(threshold):
     votes = np.array([20.0, 10.0, 0.0])
     ls = local_sensitivity_threshold([votes.max()], teachers=30, threshold=threshold,
                                      sigma_threshold=2, order=10)[0]
-    _close(ls, THRESHOLD_CASES[threshold])
+    _close(ls, np.maximum.accumulate(THRESHOLD_CASES[threshold]))
 
 
 def test_threshold_fractional_votes():
     votes = np.array([19.5, -5.1, 0.0])
     ls = local_sensitivity_threshold([votes.max()], teachers=30, threshold=10.1,
                                      sigma_threshold=2, order=10)[0]
-    _close(ls, [0.0620410301, 0.0875807131, 0.113451958, 0.139561671, 0.1657074530,
-                0.1908244840, 0.2070270720, 0.207027072, 0.169718100, 0.0575152142,
-                0.00678695871] + [0.0] * 6 + [0.000536304908, 0.0172181073, 0.041909870]
-           + [0.0] * 10)
+    _close(ls, np.maximum.accumulate(
+        [0.0620410301, 0.0875807131, 0.113451958, 0.139561671, 0.1657074530, 0.1908244840,
+         0.2070270720, 0.207027072, 0.169718100, 0.0575152142, 0.00678695871] + [0.0] * 6
+        + [0.000536304908, 0.0172181073, 0.041909870] + [0.0] * 10))
 
 
 # --- C5 / C6 --------------------------------------------------------------------------------
@@ -200,6 +206,33 @@ def test_vectorised_walk_equals_literal_walk(classes):
         for row, curve in zip(votes, fast, strict=True):
             np.testing.assert_allclose(curve, literal_walk(row, teachers, c), rtol=1e-9,
                                        atol=1e-300)
+
+    check()
+
+
+@pytest.mark.parametrize("classes", [2, 10, 150])
+def test_walk_curves_are_their_running_maximum(classes):
+    """The release sums the walks' curves over queries, which bounds the sum's local
+    sensitivity at distance d only if each query's entry is its maximum over distances
+    <= d. Under C5 and C6 (else no sanitised value is reported) the walks move q toward
+    [q1, q0], LS grows on the way (C5 above q0, C6 below q1) and a walk
+    ends inside [q1, q0] (B_U(q1) = q0, B_L(q0) = q1), at the plateau: the curves are
+    non-decreasing and never above the plateau that follows them."""
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(vote_rows(classes))
+    def check(case):
+        votes, teachers, sigma, order = case
+        try:
+            check_smooth_domain(sigma=sigma, order=order)  # where the release computes
+        except ValueError:
+            return
+        if check_conditions(sigma=sigma, classes=classes, order=order) != (True, True):
+            return
+        c = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
+        curves = local_sensitivity_gnmax(votes, teachers=teachers, sigma=sigma, order=order,
+                                         constants=c)
+        np.testing.assert_array_equal(curves, np.maximum.accumulate(curves, axis=1))
+        assert np.all(curves <= c.plateau)
 
     check()
 

@@ -244,7 +244,8 @@ class ThresholdSmoothConstants:
 
     math:smooth, "Threshold step at distance d"; computed once per
     (T, sigma1, order, M). ``ls`` is stored padded with ``M`` zeros on each side so that
-    ``ls_padded[M + v]`` is ``ls(v)`` and out-of-range neighbours read 0.
+    ``ls_padded[M + v]`` is ``ls(v)`` and out-of-range counts read 0 (no dataset has them;
+    ``ls >= 0``, so a 0 leaves a maximum unchanged).
     """
 
     threshold: float
@@ -274,13 +275,28 @@ class ThresholdSmoothConstants:
         return cls(float(threshold), float(sigma_threshold), float(order), teachers, r, padded)
 
     def curves(self, rounded_max: np.ndarray) -> np.ndarray:
-        """``LS_sel[d] = max(ls(m+d), ls(m-d))`` for ``d < max(m, M-m)``, later 0."""
+        """Each query's term of the summed local sensitivity at distance ``d = 0..M-1``.
+
+        ``LS_sel[d] = max ls(v)`` over the counts ``v`` in ``[m - d, m + d]`` within
+        ``0..M``: the running maximum over ``d`` of ``max(ls(m+d), ls(m-d))``. Data at
+        distance at most ``d`` move each query's ``m`` by at most ``d``, but one query's
+        by less while another's moves by exactly ``d``; the local sensitivity at distance
+        ``d`` of the *sum* is the maximum over all data within ``d``, so each query's term
+        must be its own maximum over that whole window, not its value at distance exactly
+        ``d``. Nor does a term fall to 0 once the window passes an end of ``0..M``: it is
+        then the maximum of ``ls`` over every count (the data there still have neighbours).
+
+        Args:
+            rounded_max: each query's ``m``, whole counts in ``0..M``.
+
+        Returns:
+            ``(queries, M)`` array, non-decreasing along each row.
+        """
         m = rounded_max.astype(np.intp)[:, None]
         d = np.arange(self.teachers)[None, :]
         out = np.maximum(self.ls_padded[m + self.teachers + d],
                          self.ls_padded[m + self.teachers - d])
-        out[d >= np.maximum(m, self.teachers - m)] = 0.0
-        return out
+        return np.maximum.accumulate(out, axis=1, out=out)
 
 
 # --------------------------------------------------------------------------------------

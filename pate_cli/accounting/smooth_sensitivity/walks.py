@@ -366,7 +366,10 @@ def local_sensitivity_threshold(max_votes: ArrayLike, *, teachers: int, threshol
 
     ``max_votes`` is ``max_j v_j`` per query (``v = n`` or, for Interactive-GNMax,
     ``v = n - M p``, possibly fractional); it is rounded half-to-even as in math:threshold.
-    Returns ``(queries, M)``; for ``m = round(max v)`` entries ``d >= max(m, M-m)`` are 0.
+    Returns ``(queries, M)``: for ``m = round(max v)``, entry ``d`` is the largest ``ls(v)``
+    over the counts ``v`` within ``d`` of ``m`` (a running maximum, so that the queries'
+    sum bounds the sum's local sensitivity at distance ``d``;
+    :meth:`.bounds.ThresholdSmoothConstants.curves`).
     """
     tc = ThresholdSmoothConstants.compute(threshold=threshold, sigma_threshold=sigma_threshold,
                                           order=order, teachers=teachers)
