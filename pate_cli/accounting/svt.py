@@ -216,7 +216,8 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
 def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: float,
                           orders: ArrayLike | None = None, conversion: str = "classic",
                           threshold: float | None = None) -> float:
-    """The Laplace scale whose guarantee is ``epsilon`` (epsilon falls as the scale grows).
+    """The Laplace scale whose guarantee is at most ``epsilon`` and as close to it as the
+    solver gets (epsilon falls as the scale grows; math:svt).
 
     In closed form for the ``classic`` conversion with the threshold chosen from delta
     (then ``delta1 = delta/2`` does not depend on the scale): epsilon is the smaller of
@@ -224,9 +225,41 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
     so the scale is the smaller of ``2c/epsilon`` and ``sqrt(2c/rho)`` with
     ``sqrt(rho) = sqrt(L + epsilon) - sqrt(L)``. For ``improved``, ``2c/epsilon`` when the
     pure bound binds there. Otherwise Brent's method on ``log lam``
-    within ``[1e-6, 1e9]``, at most 200 steps. Raises ``ValueError`` when no scale in that
-    range gives ``epsilon``.
+    within ``[1e-6, 1e9]``, at most 200 steps. A closed form or a root may land a rounding
+    above the target; the scale is then raised (by an ulp, then doubling steps) until
+    :func:`svt_guarantee`'s epsilon, the one reported, is at most ``epsilon``.
+
+    Args:
+        epsilon: the target; cutoff, queries, delta, orders, conversion, threshold: as
+            :func:`svt_guarantee`.
+
+    Returns:
+        The scale.
+
+    Raises:
+        ValueError: when no scale in ``[1e-6, 1e9]`` gives ``epsilon``.
     """
+    scale = _scale_near(epsilon=epsilon, cutoff=cutoff, queries=queries, delta=delta,
+                        conversion=conversion, threshold=threshold)
+    step = math.ulp(scale)
+    for _ in range(_MAX_SOLVER_STEPS):
+        try:
+            found = svt_guarantee(scale=scale, cutoff=cutoff, queries=queries, delta=delta,
+                                  orders=orders, conversion=conversion,
+                                  threshold=threshold).epsilon
+        except ValueError:
+            found = math.inf  # a fixed threshold leaves no delta at this scale
+        if found <= epsilon:
+            return scale
+        scale, step = scale + step, 2.0 * step
+    raise ValueError(f"no SVT scale in [1e-6, 1e9] gives epsilon {epsilon:g} "
+                     f"with cut-off {cutoff} and delta {delta:g}")
+
+
+def _scale_near(*, epsilon: float, cutoff: int, queries: int, delta: float, conversion: str,
+                threshold: float | None) -> float:
+    """:func:`svt_scale_for_epsilon`'s solution before its check: a closed form or Brent's
+    root, within rounding of the target on either side."""
     from scipy.optimize import brentq
 
     if not (math.isfinite(epsilon) and epsilon > 0):
@@ -251,7 +284,7 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
     def gap(log_scale: float) -> float:
         try:
             found = svt_guarantee(scale=math.exp(log_scale), cutoff=cutoff, queries=queries,
-                                  delta=delta, orders=orders, conversion=conversion,
+                                  delta=delta, conversion=conversion,
                                   threshold=threshold).epsilon
         except ValueError:
             found = math.inf  # a fixed threshold too low for this scale: not private

@@ -159,6 +159,36 @@ def test_the_scale_for_a_target_gives_the_target(conversion):
                                  conversion=conversion) == 5.0
 
 
+def test_the_reported_case_lands_on_the_safe_side():
+    """The run's case: the improved root gave 1.0000000000000002 for a target of 1."""
+    scale = svt_scale_for_epsilon(epsilon=1.0, cutoff=100, queries=3000, delta=1e-5,
+                                  conversion="improved")
+    got = svt_guarantee(scale=scale, cutoff=100, queries=3000, delta=1e-5,
+                        conversion="improved").epsilon
+    assert got <= 1.0 and got == pytest.approx(1.0, rel=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(target=st.floats(0.01, 200.0), cutoff=st.integers(1, 2000),
+       conversion=st.sampled_from(["classic", "improved"]),
+       delta=st.sampled_from([1e-3, 1e-5, 1e-8]),
+       threshold=st.sampled_from([None, None, 3000.0]))
+def test_the_solved_scale_never_exceeds_the_target(target, cutoff, conversion, delta,
+                                                   threshold):
+    """An upper bound is never above its target, not even by a rounding: the reported
+    epsilon at the solved scale is at most the target, and within 1e-9 of it."""
+    try:
+        scale = svt_scale_for_epsilon(epsilon=target, cutoff=cutoff, queries=3000,
+                                      delta=delta, conversion=conversion,
+                                      threshold=threshold)
+    except ValueError:
+        return  # no scale in the solver's range (a fixed threshold leaves no delta)
+    got = svt_guarantee(scale=scale, cutoff=cutoff, queries=3000, delta=delta,
+                        conversion=conversion, threshold=threshold).epsilon
+    assert got <= target
+    assert got == pytest.approx(target, rel=1e-9)
+
+
 def test_a_fixed_threshold_still_solves_through_the_guarantee():
     scale = svt_scale_for_epsilon(epsilon=5.0, cutoff=10, queries=500, delta=1e-5,
                                   threshold=2000.0)
