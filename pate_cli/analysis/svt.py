@@ -15,8 +15,10 @@ replayed from the carried count decides what the whole run decides
 The search and the note (``accounting.svt_tuning``) see the votes only through the
 distances to instability, computed once into an ``inputs.rows.ScratchColumn``: computing them
 for every pass would read the vote file some 20 to 40 times, keeping them would hold 8
-bytes per query. The search looks at the votes: its choice is not part of the reported
-epsilon (math:tuning prices such searches; see ``--tuning``), and the run says so.
+bytes per query. The search looks at the votes: the reported epsilon is that of a cut-off
+fixed in advance, and no composition covers the choice (the cut-offs tried replay the same
+noise draws; ``--tuning`` does not take ``-m svt``). The run says so, its summary marks the
+cut-off as searched (``svt.cutoff_from_search``) and pate-report refuses the search.
 """
 
 from __future__ import annotations
@@ -121,7 +123,10 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
         if tried is not None:
             notes += (f"--svt-cutoff auto chose cut-off {mechanism.cutoff} ({best} answers; "
                       f"{len(tried)} cut-offs tried, 1 to {tried[-1][0]}) by replaying these "
-                      "votes; epsilon does not include the cost of that choice (see --tuning)",)
+                      "votes with the run's noise; the epsilon holds for a cut-off fixed in "
+                      "advance, not for one chosen on these votes (no composition covers the "
+                      "choice): for a guarantee, fix the cut-off before looking at the private "
+                      "votes, e.g. the one this search prints on public or held-out votes",)
         few = few_answers_note(distances, answered, cutoff=int(mechanism.cutoff),
                                scale=mechanism.scale, threshold=guarantee.threshold,
                                user_threshold=mechanism.threshold, halted_at=halted_at,

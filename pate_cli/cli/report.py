@@ -51,6 +51,12 @@ Exit status: 0 ok, 2 bad input or options, 3 the published epsilon above --max-e
 """ + completion_line("pate-report") + "\n"
 
 
+# --svt-cutoff auto: the cut-offs tried replay one noise draw, so the epsilon (that of a
+# cut-off fixed in advance) does not cover the choice (math:svt).
+SEARCHED_CUTOFF = ("a report publishes a guarantee, and the automatic choice on these votes "
+                   "is not covered by it; give the cut-off explicitly")
+
+
 class _RecordingCommand(click.Command):
     """Keeps the arguments as given, for the report's reproduction block."""
 
@@ -113,11 +119,16 @@ def report(ctx, votes, **options):
         if votes is not None or options.get("predictions") is not None:
             raise click.UsageError("give VOTES (to analyse) or --from SUMMARY, not both")
         summary, frame, rows = read_run(from_summary, per_query)
+        if (summary.get("svt") or {}).get("cutoff_from_search"):
+            raise click.UsageError(f"{from_summary}: its cut-off is from --svt-cutoff auto; "
+                                   f"{SEARCHED_CUTOFF}")
         epsilon = float(summary["epsilon"])
     else:
         if per_query is not None:
             raise click.UsageError("--per-query applies to --from SUMMARY (a report on "
                                    "VOTES uses the run's own table)")
+        if options.get("svt_cutoff") == "auto":
+            raise click.UsageError(f"--svt-cutoff auto: {SEARCHED_CUTOFF}")
         # the table streamed, a chunk at a time, into the rows the figures draw (with
         # --query-indices the selection figure reads the run's query_index rows)
         with reported_warnings():

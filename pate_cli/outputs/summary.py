@@ -143,7 +143,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
             lines.append(("accuracy by kind", shown))
     if s.get("svt"):
         v = s["svt"]
-        chosen = " (auto)" if v.get("cutoff_from_search") else ""
+        chosen = " (auto: chosen on these votes)" if v.get("cutoff_from_search") else ""
         lines.append(("svt", f"scale {v['scale']:.6g}, cut-off {v['cutoff']}{chosen}, "
                              f"threshold {ceil_significant(v['threshold'], 6)}; "
                              f"{v['unstable']} unstable queries met; "

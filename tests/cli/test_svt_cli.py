@@ -33,6 +33,43 @@ def test_cutoff_auto_from_the_command_line_records_the_choice(cli):
     assert "Warning: --svt-cutoff auto chose cut-off 2" in done.err
 
 
+def test_cutoff_auto_says_its_epsilon_is_for_a_cutoff_fixed_in_advance(cli):
+    """The cut-offs tried replay the same noise draws: no composition covers the choice,
+    and --tuning refuses -m svt, so the warning must not send the reader there."""
+    done = cli.analyze(MNIST, "-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "auto")
+    assert done.code == 0, done.err
+    warning = next(line for line in done.err.splitlines() if "--svt-cutoff auto" in line)
+    assert "--tuning" not in warning
+    assert "holds for a cut-off fixed in advance, not for one chosen on these votes" in warning
+    assert "before looking at the private votes" in warning and "held-out" in warning
+    svt_line = next(line for line in done.out.splitlines() if line.startswith("svt "))
+    assert "cut-off 2 (auto: chosen on these votes)" in svt_line
+    fixed = cli.analyze(MNIST, "-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "2")
+    assert "auto" not in next(line for line in fixed.out.splitlines() if line.startswith("svt "))
+
+
+def test_a_report_refuses_a_searched_cutoff(cli, tmp_path):
+    """A report publishes a guarantee; the automatic choice is not covered by it: refused
+    as an option and as a summary that recorded it (exit 2, one line), a fixed one is not."""
+    out = tmp_path / "r.md"
+    done = cli.report(MNIST, "-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "auto",
+                      "-o", out)
+    assert done.code == 2 and len(done.err.strip().splitlines()) == 1
+    assert ("--svt-cutoff auto: a report publishes a guarantee, and the automatic choice on "
+            "these votes is not covered by it; give the cut-off explicitly") in done.err
+    assert not out.exists()
+    summary = tmp_path / "auto.json"
+    assert cli.analyze(MNIST, "-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "auto",
+                       "-f", "json", "-o", summary).code == 0
+    done = cli.report("--from", summary, "-o", out)
+    assert done.code == 2 and len(done.err.strip().splitlines()) == 1
+    assert "its cut-off is from --svt-cutoff auto" in done.err and not out.exists()
+    done = cli.report(MNIST, "-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "2",
+                      "-o", out)
+    assert done.code == 0, done.err
+    assert out.exists()
+
+
 @pytest.mark.parametrize("args, message", [
     (["--svt-cutoff", "auto"], "--svt-cutoff auto needs --target-epsilon"),
     (["--svt-cutoff", "auto", "--svt-scale", "1"], "--svt-cutoff auto needs --target-epsilon"),
