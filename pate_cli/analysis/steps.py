@@ -144,6 +144,8 @@ def _threshold_statistic(mechanism, votes, student):
 
 
 def _threshold_raised(mechanism, votes, student):
+    if mechanism.name != "interactive" and getattr(mechanism, "integer_votes", False):
+        return np.zeros(votes.shape[0], dtype=bool)  # whole counts (scanned): never raised
     return threshold.raised_counts(mechanism.selection_counts(votes, student),
                                    threshold=mechanism.threshold,
                                    sigma_threshold=mechanism.sigma_threshold)
