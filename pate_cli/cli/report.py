@@ -11,6 +11,7 @@ from __future__ import annotations
 import shlex
 
 import click
+from click.core import ParameterSource
 
 from ..analysis import api
 from ..outputs.report import render_report, report_format
@@ -118,6 +119,7 @@ def report(ctx, votes, **options):
     if from_summary is not None:
         if votes is not None or options.get("predictions") is not None:
             raise click.UsageError("give VOTES (to analyse) or --from SUMMARY, not both")
+        _refuse_analysis_options(ctx, options)
         summary, frame, rows = read_run(from_summary, per_query)
         if (summary.get("svt") or {}).get("cutoff_from_search"):
             raise click.UsageError(f"{from_summary}: its cut-off is from --svt-cutoff auto; "
@@ -153,6 +155,17 @@ def report(ctx, votes, **options):
         check_max_epsilon(epsilon, max_epsilon)
     else:
         check_max_epsilon(float(published), max_epsilon, what="published epsilon")
+
+
+def _refuse_analysis_options(ctx, options: dict) -> None:
+    """``--from`` reports the summary as it was run: an analysis option given with it would
+    be ignored (and printed in the reproduction command), so it is refused, named."""
+    given = [param for param in ctx.command.params if param.name in options
+             and ctx.get_parameter_source(param.name) not in (None, ParameterSource.DEFAULT)]
+    if given:
+        names = ", ".join("/".join(param.opts) for param in given)
+        raise click.UsageError(f"--from reports the summary as it is: it takes no analysis "
+                               f"options (given: {names}; to analyse, give VOTES instead)")
 
 
 def main(args=None) -> int:

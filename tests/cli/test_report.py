@@ -238,6 +238,29 @@ def test_bad_options_exit_2_without_output(cli, tmp_path, monkeypatch, args, mes
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("args", "named"), [
+    (["--delta", "1e-3", "-m", "gnmax", "--smooth-sensitivity", "--budget", "1", "--seed", "5",
+      "--labels", "y.npy"],
+     "--labels, -m/--mechanism, --delta, --seed, --budget, --smooth-sensitivity"),
+    (["--seed", "0"], "--seed"),  # given, even at the default's value
+    (["-T", "100"], "-T/--threshold"),
+])
+def test_from_refuses_analysis_options(cli, tmp_path, args, named):
+    """--from reports the summary as it is: an analysis option would be ignored and then
+    printed in the reproduction command, so it is refused, named."""
+    summary = tmp_path / "run.json"
+    assert cli.analyze(VOTES, "-n", "100", "-f", "json", "-o", summary).code == 0
+    result = cli.report("--from", summary, *args, "-o", tmp_path / "r.html")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == ("Error: --from reports the summary as it is: it takes no analysis "
+                          f"options (given: {named}; to analyse, give VOTES instead) (see "
+                          "pate-report --help)\n")
+    assert not (tmp_path / "r.html").exists()
+    kept = cli.report("--from", summary, "--max-epsilon", "100", "--dataset-size", "60000",
+                      "-o", tmp_path / "r.html")
+    assert kept.code == 0, kept.err
+
+
 def test_missing_summary_is_one_line(cli, tmp_path):
     result = cli.report("--from", tmp_path / "none.json", "-o", tmp_path / "r.html")
     assert result.code == 2 and result.err.startswith("Error: ")
