@@ -257,6 +257,9 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
     Rule(lambda s: s.q_bound != "union" and not _one_run(s),
          lambda s: f"--q-bound {s.q_bound} applies to single runs (not --rounds or "
                    "--individualized)"),
+    Rule(lambda s: s.q_bound != "union" and s.accounting == "data-independent",
+         lambda s: f"--q-bound {s.q_bound} bounds the data-dependent q of each answer: it "
+                   "does not apply to --accounting data-independent"),
     Rule(lambda s: s.halt_at not in ("query", "output"),
          lambda s: f"--halt-at must be query or output, got {s.halt_at!r}"),
     Rule(lambda s: s.halt_at == "output" and s.budget is None,

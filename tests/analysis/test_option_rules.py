@@ -66,6 +66,10 @@ CASES = [
      "--q-bound integral applies to Gaussian answers"),
     (dict(q_bound="integral", rounds=MISSING), ["--q-bound", "integral", "--rounds", MISSING],
      "--q-bound integral applies to single runs"),
+    (dict(q_bound="integral", accounting="data-independent"),
+     ["--q-bound", "integral", "--accounting", "data-independent"],
+     "--q-bound integral bounds the data-dependent q of each answer: it does not apply to "
+     "--accounting data-independent"),
     (dict(halt_at="token"), None, "--halt-at must be query or output"),
     (dict(halt_at="output"), ["--halt-at", "output"], "--halt-at output needs --budget"),
     (dict(halt_at="output", budget=2.0, query_indices=MISSING),
