@@ -175,6 +175,10 @@ def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
 
 
 _SELECTING = ("svt", "interactive")
+# the sampled mechanisms with two steps, which --sampling-steps independent samples apart
+_TWO_STEPS_SAMPLED = tuple(name for name in SAMPLED_MECHANISMS if name in TAKEN_BY["threshold"])
+
+
 def _parameter_rule(key: str) -> Rule:
     """A parameter given to a mechanism named that does not take it (a mechanism object
     carries its own, ``--rounds`` gives them to each round's mechanism)."""
@@ -322,6 +326,11 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
     Rule(lambda s: _single(s) and s.sampling is not None and s.name not in SAMPLED_MECHANISMS,
          lambda s: f"--sampling applies to -m {', '.join(SAMPLED_MECHANISMS)}, not "
                    f"-m {s.name}"),
+    Rule(lambda s: _single(s) and s.sampling is not None
+         and s.sampling_steps not in (None, "shared") and s.name not in _TWO_STEPS_SAMPLED,
+         lambda s: f"--sampling-steps {s.sampling_steps} applies to -m "
+                   f"{', '.join(_TWO_STEPS_SAMPLED)} (a threshold step and an answer step "
+                   f"that each sample the voters), not -m {s.name}"),
     Rule(lambda s: _single(s) and s.sampling is not None and (
         not _one_run(s) or s.smooth_sensitivity),
          "--sampling applies to single runs (not --rounds, --individualized or "

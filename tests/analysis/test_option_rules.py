@@ -127,6 +127,12 @@ CASES = [
      "--vote-change applies to sampled voters (--sampling)"),
     (dict(sampling_steps="independent"), ["--sampling-steps", "independent"],
      "--sampling-steps applies to sampled voters (--sampling)"),
+    (dict(mechanism="gnmax", sampling="poisson:0.5", accounting="data-independent",
+          sampling_steps="independent"),
+     ["-m", "gnmax", "--sampling", "poisson:0.5", "--accounting", "data-independent",
+      "--sampling-steps", "independent"],
+     "--sampling-steps independent applies to -m confident (a threshold step and an answer "
+     "step that each sample the voters), not -m gnmax"),
     (dict(sampling="poisson:0.1", accounting="expected"),
      ["--sampling", "poisson:0.1", "--accounting", "expected"],
      "--sampling needs --accounting data-independent, not expected"),

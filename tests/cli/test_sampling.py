@@ -80,6 +80,9 @@ REFUSALS = [
      "--sampling applies to single runs (not --rounds, --individualized or "
      "--smooth-sensitivity)"),
     (["--vote-change", "add"], "--vote-change applies to sampled voters (--sampling)"),
+    *((["--sampling", "poisson:0.5", *DI, "-m", name, "--sampling-steps", "independent"],
+       "--sampling-steps independent applies to -m confident (a threshold step and an answer "
+       f"step that each sample the voters), not -m {name}") for name in ("gnmax", "lnmax")),
 ]
 
 
@@ -368,6 +371,15 @@ def test_calibrate_refuses_expected_with_sampling(cli, votes):
     assert result.err.splitlines()[-1].startswith("Error: --sampling needs --accounting "
                                                   "data-independent, not expected")
     assert len(result.err.splitlines()) == 1
+
+
+def test_calibrate_refuses_independent_steps_without_a_threshold_step(cli, votes):
+    result = cli.calibrate(votes, "--target-epsilon", "1", "-m", "gnmax", "--sampling",
+                           "poisson:0.2", "--sampling-steps", "independent")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == ("Error: --sampling-steps independent applies to -m confident (a "
+                          "threshold step and an answer step that each sample the voters), "
+                          "not -m gnmax (see pate-calibrate --help)\n")
 
 
 def test_report_states_the_sampling(cli, votes, tmp_path):
