@@ -52,7 +52,8 @@ Rows come out in grid order (files, then mechanisms, then sigma, threshold,
 sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta, queries; the last varies fastest;
 confident-exponential nests eta, threshold, sigma_threshold),
 identical for every --workers value and for --scheduler. A parameter a mechanism does not
-use is left empty in its rows; one not given takes pate-analyze's default (fractions of M).
+use is left empty in its rows; one not given takes pate-analyze's default (fractions of M);
+one no mechanism of the grid uses is refused (exit 2).
 
 \b
 With --out, each row is also appended to OUT.partial (JSON lines) as it finishes, so a
@@ -130,8 +131,8 @@ def _input_specs(option) -> list:
                     "in order."),
         option("--student", multiple=True, type=click.Path(dir_okay=False),
                help="Interactive: the student's probabilities (once, or once per file)."),
-        option("--confidence", type=click.FloatRange(0, 1), default=0.9, show_default=True,
-               help="Interactive: the student's confidence gamma."),
+        option("--confidence", type=click.FloatRange(0, 1),
+               help="Interactive: the student's confidence gamma [default: 0.9]."),
         index_col_option(option),
         *long_table_specs(option),
     ]

@@ -31,7 +31,6 @@ from ..sweep.run import (
     in_grid_order,
     rows_text,
     run_tasks,
-    unused_grids,
     warning_lines,
 )
 from ..sweep.select import best_command, best_lines, best_row, no_best_text, pareto_rows
@@ -63,9 +62,6 @@ def run_sweep_command(votes, **options) -> None:
                         students=options.pop("student") or None, **grids, **options)
     votes, mechanisms, repeats, tuning = spec.files, spec.mechanisms, spec.repeats, spec.tuning
     check_grid_size(mechanisms, spec.grids, files=len(votes), max_points=spec.max_points)
-    for flag in [] if quiet else unused_grids(spec.grids, mechanisms):
-        click.echo(f"pate-sweep: note: {flag} is not used by {', '.join(mechanisms)}",
-                   err=True)
     check_resume(out=out, resume=resume, tuning=tuning)
     if out:
         check_destination(out)

@@ -233,15 +233,16 @@ _WHERE = {"screening": "the threshold step of "}
 _WHY = {"target_epsilon": " (it solves SVT-PATE's scale; for the others see pate-calibrate)"}
 
 
-def not_taken(key: str, name: str) -> str | None:
-    """The one-line refusal of parameter ``key`` given to mechanism ``name``, which does not
-    take it (``TAKEN_BY``); None where it does (pate-analyze's rules, pate-audit's spec)."""
+def not_taken(key: str, name: str, *others: str) -> str | None:
+    """The one-line refusal of parameter ``key`` given to mechanism ``name`` (and the
+    ``others`` of a sweep's grid or a rounds file), none of which takes it (``TAKEN_BY``);
+    None where one does (pate-analyze's rules, pate-sweep's grid, pate-audit's spec)."""
     takers = TAKEN_BY.get(key, ())
-    if name in takers:
+    if any(each in takers for each in (name, *others)):
         return None
     flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
-    return (f"{flag} applies to {_WHERE.get(key, '')}-m {', '.join(takers)}, not -m {name}"
-            f"{_WHY.get(key, '')}")
+    return (f"{flag} applies to {_WHERE.get(key, '')}-m {', '.join(takers)}, not -m "
+            f"{' or -m '.join(dict.fromkeys((name, *others)))}{_WHY.get(key, '')}")
 
 
 def needs_integer_votes(name: str, parameters: dict, vote_set) -> bool:

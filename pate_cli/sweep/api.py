@@ -58,7 +58,7 @@ class SweepSpec:
     conversion: str = "classic"
     orders: Any = None
     order: float | None = None
-    confidence: float = 0.9
+    confidence: float | None = None  # None: 0.9
     executor: Any = None
     workers: int | None = None
     tuning: Any = None
@@ -170,7 +170,8 @@ def sweep_settings(spec: SweepSpec) -> tuple[SweepSettings, TuningDistribution |
         accounting=spec.accounting, delta=spec.delta, budget=spec.budget,
         repeats=spec.repeats, seed=spec.seed, conversion=spec.conversion,
         orders=None if orders is None else tuple(map(float, orders)),
-        confidence=spec.confidence, screening=spec.screening,
+        confidence=0.9 if spec.confidence is None else spec.confidence,
+        screening=spec.screening,
         rdp_curves=distribution is not None,
         sampling=None if parsed is None else parsed.text(),
         vote_change=None if parsed is None else parsed.vote_change,

@@ -46,7 +46,7 @@ from ..inputs.long_table import ColumnMap, column_map
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
-from ..mechanisms.aggregators import needs_integer_votes
+from ..mechanisms.aggregators import TAKEN_BY, needs_integer_votes, not_taken
 from ..mechanisms.sampled import SampledMechanism, parse_sampling
 from .columns import (
     GRID_PARAMETERS,
@@ -233,20 +233,52 @@ WARNINGS_KEY = "warnings"
 def check_sweep_options(mechanisms, spec):
     """pate-analyze's option rules (``analysis.run_spec``) for every mechanism of the
     grid, before any work: the first broken one as its ``OptionError`` (one line, exit 2).
-    ``spec``: the sweep's (``sweep.api.SweepSpec``). Returns the parsed ``--sampling`` (or
-    None)."""
+    An option only some mechanisms take (``_grid_options``) is checked with those, and
+    refused when none of the grid's does. ``spec``: the sweep's (``sweep.api.SweepSpec``).
+    Returns the parsed ``--sampling`` (or None)."""
     if spec.seed + spec.repeats - 1 > SEED_LIMIT:  # the table's seed column is int64
         raise OptionError(f"--seed: a sweep's seeds (seed .. seed + repeats - 1) are at most "
                           f"2^63 - 1 = {SEED_LIMIT} (its table stores them as 64-bit "
                           f"integers), got {spec.seed} with {spec.repeats} repeats")
-    parsed = None
-    for name in mechanisms:
-        parsed = check_options(RunSpec.of(
-            name, accounting=spec.accounting, budget=spec.budget, tuning=spec.tuning,
-            sampling=spec.sampling, vote_change=spec.vote_change,
-            sampling_steps=spec.sampling_steps,
-            student="given" if spec.students and name == "interactive" else None))
-    return parsed
+    for name in mechanisms:  # each mechanism alone (-m interactive needs --student...)
+        check_options(_run_spec(name, spec))
+    optional = _grid_options(spec)
+    taken = {name: {} for name in mechanisms}
+    for key, value in optional.items():  # refused when no mechanism of the grid takes it
+        refusals = []
+        for name in mechanisms:
+            try:
+                check_options(_run_spec(name, spec, **{key: value}))
+                taken[name][key] = value
+            except OptionError as error:
+                refusals.append(str(error))
+        if len(refusals) == len(mechanisms):
+            raise OptionError((key in TAKEN_BY and not_taken(key, *mechanisms)) or refusals[0])
+    for name in mechanisms:  # and what each takes, together
+        check_options(_run_spec(name, spec, **taken[name]))
+    return None if spec.sampling is None else parse_sampling(
+        spec.sampling, spec.vote_change or "move", spec.sampling_steps or "shared")
+
+
+def _run_spec(name: str, spec, **options) -> RunSpec:
+    """pate-analyze's spec of mechanism ``name`` in sweep ``spec`` (``options``: the
+    grid's options it is checked with)."""
+    student = "given" if spec.students and name == "interactive" else None
+    return RunSpec.of(name, **{"accounting": spec.accounting, "budget": spec.budget,
+                               "tuning": spec.tuning, "sampling": spec.sampling,
+                               "vote_change": spec.vote_change, "student": student, **options})
+
+
+def _grid_options(spec) -> dict:
+    """The options of sweep ``spec`` that only some mechanisms take: each grid parameter
+    given (its first value), ``--confidence``, ``--screening gaussian``,
+    ``--sampling-steps`` and ``--student``; pate-sweep refuses one no mechanism takes."""
+    given = {key: values[0] for key, values in spec.grids.items() if key != "queries"}
+    given.update({key: value for key, value in (
+        ("confidence", spec.confidence), ("sampling_steps", spec.sampling_steps),
+        ("screening", None if spec.screening == "exact" else spec.screening),
+        ("student", "given" if spec.students else None)) if value is not None})
+    return given
 
 
 def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from ..errors import OptionError
 from ..interrupts import Terminated
-from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from .executors import stop
 from .points import WARNINGS_KEY, grid_size, run_points
 from .resume import ResumePlan
@@ -31,13 +30,6 @@ def check_resume(*, out: str | None, resume: bool, tuning) -> None:
     if tuning is not None and resume:
         raise OptionError("--tuning needs every point's RDP curve: it does not combine "
                           "with --resume (rows read back from a table have none)")
-
-
-def unused_grids(grids: dict, mechanisms: list[str]) -> list[str]:
-    """The flags of the grid options (``--sigma``...) no mechanism of ``mechanisms`` uses."""
-    used = {name for mechanism in mechanisms for name in MECHANISM_PARAMETERS[mechanism]}
-    return ["--" + name.replace("_", "-") for name in GRID_PARAMETERS
-            if name in grids and name not in used]
 
 
 def run_tasks(tasks, *, executor, in_flight: int | None, journal, sigterm,

@@ -25,6 +25,7 @@ from pate_cli.mechanisms import build_mechanism
 from pate_cli.sweep.columns import SWEEP_COLUMNS
 from pate_cli.sweep.journal import read_journal
 from pate_cli.sweep.table import read_sweep_rows, table_bytes
+from tests import SAMPLES
 from tests.conftest import Result
 from tests.synthetic import synthetic_votes
 
@@ -157,11 +158,52 @@ def test_rows_come_in_grid_order_with_unused_parameters_empty(cli, files):
         assert all(math.isnan(row[c]) for c in ("svt_scale", "svt_cutoff", "confidence"))
 
 
-def test_a_parameter_no_mechanism_uses_is_noted(cli, files):
-    result = cli.sweep(files[0], "-m", "gnmax", "--laplace-scale", "3", "--sigma", "5", "-w", "1")
-    assert result.code == 0
-    assert "--laplace-scale is not used by gnmax" in result.err
-    assert len(rows_of(result)) == 1
+STUDENT = str(SAMPLES / "mnist_250_student.npy")
+DI = ("--accounting", "data-independent")
+UNTAKEN = [  # (the grid and options after VOTES, the whole line after "Error: ")
+    (["-m", "gnmax", "--sigma", "5", "-T", "100"], "-T/--threshold applies to -m confident, "
+     "interactive, confident-exponential, not -m gnmax"),
+    (["-m", "gnmax", "--sigma-threshold", "100"], "--sigma-threshold applies to -m "
+     "confident, interactive, confident-exponential, not -m gnmax"),
+    (["-m", "gnmax", "--laplace-scale", "3", "--sigma", "5"],
+     "--laplace-scale applies to -m lnmax, not -m gnmax"),
+    (["-m", "gnmax", "--eta", "0.3"],
+     "--eta applies to -m exponential, confident-exponential, not -m gnmax"),
+    (["-m", "gnmax", "--svt-scale", "3"], "--svt-scale applies to -m svt, not -m gnmax"),
+    (["-m", "gnmax", "--svt-cutoff", "3"], "--svt-cutoff applies to -m svt, not -m gnmax"),
+    (["-m", "gnmax", "--confidence", "0.5"],
+     "--confidence applies to -m interactive, not -m gnmax"),
+    (["-m", "gnmax", "--student", STUDENT], "--student only applies to -m interactive"),
+    (["-m", "gnmax", "--screening", "gaussian"], "--screening gaussian applies to the "
+     "threshold step of -m confident, interactive, confident-exponential, not -m gnmax"),
+    (["-m", "lnmax", "--sigma", "40"],
+     "--sigma applies to -m gnmax, confident, interactive, not -m lnmax"),
+    (["-m", "lnmax", "-m", "svt", "--sigma", "40"],
+     "--sigma applies to -m gnmax, confident, interactive, not -m lnmax or -m svt"),
+    (["-m", "gnmax", "-m", "lnmax", "--sampling", "poisson:0.5", *DI, "--sampling-steps",
+      "independent"], "--sampling-steps independent applies to -m confident (a threshold "
+     "step and an answer step that each sample the voters), not -m gnmax"),
+]
+
+
+@pytest.mark.parametrize(("args", "line"), UNTAKEN, ids=[" ".join(c[0])[:40] for c in UNTAKEN])
+def test_an_option_no_mechanism_of_the_grid_takes_is_refused(cli, args, line):
+    """As pate-analyze refuses it (the same line): it was ignored (a note for a grid)."""
+    result = cli.sweep(SAMPLES / "mnist_250_votes.npy", "-n", "300", *args, "-w", "1")
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f"Error: {line} (see pate-sweep --help)\n"
+
+
+def test_an_option_one_mechanism_of_the_grid_takes_passes(cli):
+    result = cli.sweep(SAMPLES / "mnist_250_votes.npy", "-n", "300", "-m", "gnmax", "-m",
+                       "confident", "--sigma", "40", "-T", "100", "--screening", "gaussian",
+                       "--sampling", "poisson:0.5", *DI, "--sampling-steps", "independent",
+                       "-w", "1", "-q")
+    rows = rows_of(result)
+    assert [row["mechanism"] for row in rows] == ["gnmax", "confident"]
+    assert [row["screening"] for row in rows][1] == "gaussian"
+    assert [row["sampling_steps"] for row in rows][1] == "independent"
+    assert math.isnan(rows[0]["threshold"]) and rows[1]["threshold"] == 100
 
 
 def test_several_files_with_their_own_labels(cli, files, tmp_path):

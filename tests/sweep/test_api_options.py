@@ -78,6 +78,16 @@ def test_sampling_refusals_are_the_commands(cli, files):
         pate_cli.run_sweep(votes, ["gnmax"], sigma=[20], vote_change="add")
 
 
+def test_an_option_no_mechanism_of_the_grid_takes_is_refused(files):
+    votes = str(files[0])
+    with pytest.raises(OptionError, match=r"^-T/--threshold applies to -m confident, "
+                       r"interactive, confident-exponential, not -m gnmax$"):
+        pate_cli.run_sweep(votes, ["gnmax"], sigma=[40], threshold=[100])
+    with pytest.raises(OptionError, match=r"^--confidence applies to -m interactive, not "
+                       r"-m gnmax or -m lnmax$"):
+        pate_cli.run_sweep(votes, ["gnmax", "lnmax"], confidence=0.5)
+
+
 def test_index_col_order_and_screening(cli, files):
     votes, _, indexed = files
     frame = pate_cli.run_sweep(str(indexed), ["confident"], sigma=[30], index_col=0,

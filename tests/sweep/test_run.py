@@ -21,7 +21,6 @@ from pate_cli.sweep.run import (
     in_grid_order,
     rows_text,
     run_tasks,
-    unused_grids,
     warning_lines,
 )
 
@@ -100,9 +99,6 @@ def test_the_request_is_refused_before_any_work():
     with pytest.raises(OptionError, match="--tuning needs every point's RDP curve"):
         check_resume(out="a.csv", resume=True, tuning="poisson:3")
     check_resume(out="a.csv", resume=True, tuning=None)
-    assert unused_grids({"sigma": (1.0,), "laplace_scale": (2.0,)}, ["gnmax"]) == \
-        ["--laplace-scale"]
-    assert unused_grids({"sigma": (1.0,)}, ["gnmax", "lnmax"]) == []
 
 
 def test_the_executor_of_the_workers_asked_for(monkeypatch):
