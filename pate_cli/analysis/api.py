@@ -47,7 +47,8 @@ from .run import analyze_votes
 from .run_spec import MECHANISM_PARAMETERS, RunSpec, check_input, check_options
 
 
-def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any) -> AnalysisResult:
+def analyze(votes=None, mechanism: str | Mechanism | None = None,
+            **options: Any) -> AnalysisResult:
     """Analyse votes as ``pate-analyze`` does: every option of the command is a keyword.
 
     The keywords are ``RunSpec``'s fields, checked against ``run_spec.RULES`` before any input
@@ -56,10 +57,11 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     Args:
       votes: a path, a ``VoteSet``, a ``(queries, K)`` array or a SciPy sparse matrix
         (or give ``predictions``).
-      mechanism: ``lnmax``, ``gnmax``, ``confident`` (default), ``interactive``, ``svt``,
-        ``exponential`` or ``confident-exponential`` with its parameters as keywords (such as
-        ``sigma=40`` or ``confidence=0.9``; unset ones default to the command's fractions of
-        M), or a mechanism object.
+      mechanism: ``lnmax``, ``gnmax``, ``confident`` (None, the default), ``interactive``,
+        ``svt``, ``exponential`` or ``confident-exponential`` with its parameters as keywords
+        (such as ``sigma=40`` or ``confidence=0.9``; unset ones default to the command's
+        fractions of M), or a mechanism object; none with ``rounds`` (each round names its
+        own).
       **options: ``RunSpec``'s fields: ``accounting``, ``delta``, ``conversion``, ``seed``,
         ``budget``, ``teachers``, ``queries``, ``order``, ``individualized``... as the
         command's options (cli:pate-analyze), and:
@@ -144,7 +146,7 @@ def analyze(votes=None, mechanism: str | Mechanism = "confident", **options: Any
     initial_rdp, added = _added_rdp(spec.add_rdp, grid)
     if spec.multilabel is not None:
         def build(teachers: float) -> Mechanism:  # M is the file's (analysis.multilabel)
-            return _mechanism(spec.mechanism, VoteSet(np.zeros((1, 2)), teachers, None, None),
+            return _mechanism(spec.aggregator, VoteSet(np.zeros((1, 2)), teachers, None, None),
                               dict(spec.parameters))
         result = run_multilabel(spec, votes, orders=grid, initial_rdp=initial_rdp, build=build)
     else:
@@ -203,7 +205,7 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
         rounds = rounds_of(spec.rounds, vote_set, dict(spec.parameters), MECHANISM_PARAMETERS)
         return analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
                               per_query=spec.per_query, workers=spec.workers, **common)
-    chosen = _mechanism(spec.mechanism, vote_set, dict(spec.parameters))
+    chosen = _mechanism(spec.aggregator, vote_set, dict(spec.parameters))
     if sampling is not None:
         chosen = SampledMechanism(chosen, sampling)
     student_rows = None if spec.student is None else load_student(  # Interactive's (the rules)
@@ -270,7 +272,7 @@ def _warn(result: AnalysisResult) -> None:
         warnings.warn(note, PateWarning if pate else OrderGridWarning, stacklevel=3)
 
 
-def label(votes=None, mechanism: str | Mechanism = "confident", *, seed: int = 0,
+def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0,
           **options: Any) -> Decisions:
     """The labels a run releases, as arrays (what ``--write-decisions`` writes).
 

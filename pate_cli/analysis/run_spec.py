@@ -38,7 +38,7 @@ MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale"
 class RunSpec:
     """One analysis's setting (``analyze``'s keywords; see its docstring for each)."""
 
-    mechanism: Any = "confident"
+    mechanism: Any = None  # None: not given, confident (--rounds names each round's)
     parameters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     predictions: Any = None
     classes: int | None = None
@@ -83,7 +83,7 @@ class RunSpec:
     outputs: Any = None
 
     @classmethod
-    def of(cls, mechanism: Any = "confident", **options: Any) -> RunSpec:
+    def of(cls, mechanism: Any = None, **options: Any) -> RunSpec:
         """The spec of ``analyze(votes, mechanism, **options)``; ``TypeError`` for a
         keyword that is neither an option nor a mechanism parameter."""
         known = {item.name for item in fields(cls)} - {"mechanism", "parameters"}
@@ -96,8 +96,13 @@ class RunSpec:
         return replace(spec, queries=checked_queries(spec.queries))
 
     @property
+    def aggregator(self) -> Any:
+        """The mechanism the run uses: its name or object (``confident`` when not given)."""
+        return "confident" if self.mechanism is None else self.mechanism
+
+    @property
     def name(self) -> str:
-        name = getattr(self.mechanism, "name", self.mechanism)
+        name = getattr(self.aggregator, "name", self.aggregator)
         if not isinstance(name, str):
             raise TypeError(f"mechanism must be a name or a mechanism, got {self.mechanism!r}")
         return name.lower()
@@ -182,7 +187,7 @@ _TWO_STEPS_SAMPLED = tuple(name for name in SAMPLED_MECHANISMS if name in TAKEN_
 def _parameter_rule(key: str) -> Rule:
     """A parameter given to a mechanism named that does not take it (a mechanism object
     carries its own, ``--rounds`` gives them to each round's mechanism)."""
-    return Rule(lambda s: isinstance(s.mechanism, str) and s.rounds is None
+    return Rule(lambda s: isinstance(s.aggregator, str) and s.rounds is None
                 and s.name in MECHANISMS and _given(s.parameters.get(key), key)
                 and not_taken(key, s.name) is not None,
                 lambda s: not_taken(key, s.name) or "")
@@ -279,6 +284,12 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
         s.budget is not None or s.query_indices is not None or s.queries is not None),
          "--rounds sets the rows of each round: it does not combine with --budget, "
          "--query-indices or --queries"),
+    Rule(lambda s: s.rounds is not None and s.mechanism is not None,
+         lambda s: f"--rounds names each round's mechanism (its 'mechanism' field): it does "
+                   f"not combine with -m (got -m {s.name})"),
+    Rule(lambda s: s.rounds is not None and s.student is not None,
+         "--rounds names each interactive round's student (its 'student' field): it does "
+         "not combine with --student"),
     Rule(lambda s: s.rounds is not None and s.individualized is not None,
          "--rounds does not combine with --individualized (each round would need its own "
          "group accounting)"),

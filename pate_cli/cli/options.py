@@ -304,7 +304,7 @@ def mechanism_specs(option) -> list:
     """pate-analyze's (and pate-report's) mechanism and its parameters."""
     return [
         option("-m", "--mechanism", type=click.Choice(list(MECHANISMS), case_sensitive=False),
-               default="confident", metavar="NAME",
+               metavar="NAME",
                help="lnmax, gnmax, confident (default), interactive, svt, exponential, "
                     "confident-exponential."),
         *noise_specs(option),

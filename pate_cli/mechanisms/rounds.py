@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from ..inputs import load_rounds
 from ..inputs.rounds import round_inputs
-from .aggregators import MECHANISMS, mechanism_for
+from .aggregators import MECHANISMS, TAKEN_BY, mechanism_for, not_taken
 from .protocol import Mechanism
 
 
@@ -40,13 +40,27 @@ class RoundsMechanism:
 def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
     """``--rounds``: a file's rounds (or the API's list of mappings, checked as a file's,
     or of ``Round`` objects), each with its rows and mechanism (the call's ``defaults`` for
-    parameters it does not set)."""
+    parameters it does not set). Refused, as ``InputError`` naming the round: a mechanism
+    that cannot run in a round, a parameter the round's mechanism does not take; as
+    ``OptionError``: a parameter of ``defaults`` no round's mechanism takes."""
+    given = sorted(key for key, value in defaults.items()
+                   if value is not None and not (key == "screening" and value == "exact"))
     if isinstance(rounds, (list, tuple)) and rounds and all(
             isinstance(spec, Round) for spec in rounds):
+        if given:  # a Round's mechanism carries its own
+            raise TypeError(f"parameters {given} apply to rounds given as mappings or a file, "
+                            "not Round objects")
         return list(rounds)
     found = []
     where = os.fspath(rounds) if isinstance(rounds, str | os.PathLike) else "--rounds"
-    for number, spec in enumerate(load_rounds(rounds)):
+    specs = load_rounds(rounds)
+    for number, spec in enumerate(specs):
+        _check_round(where, number, spec)
+    for key in given:  # a command-line parameter is each round's default: one must take it
+        refusal = not_taken(key, *(spec["mechanism"] for spec in specs))
+        if refusal:
+            raise OptionError(f"{refusal} (the mechanisms of the rounds of {where})")
+    for number, spec in enumerate(specs):
         try:
             found.append(_round(spec, vote_set, defaults, parameter_names))
         except InputError:  # says which round already
@@ -56,11 +70,20 @@ def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
     return found
 
 
-def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:
+def _check_round(where: str, number: int, spec: dict) -> None:
+    """A round's mechanism can run in a round and takes every parameter the round sets."""
     name = spec["mechanism"]
     if name not in MECHANISMS or name == "svt":
         raise InputError(f"--rounds: mechanism {name!r} is not one of "
                          f"{', '.join(m for m in MECHANISMS if m != 'svt')}")
+    for key in spec:
+        if key in TAKEN_BY and name not in TAKEN_BY[key]:
+            raise InputError(f"{where}: round {number}: {key} applies to "
+                             f"{', '.join(TAKEN_BY[key])} rounds, not to a {name} round")
+
+
+def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:
+    name = spec["mechanism"]
     rows, student = round_inputs(spec, vote_set)
     parameters = {**defaults, **{key: value for key, value in spec.items()
                                  if key in parameter_names}}

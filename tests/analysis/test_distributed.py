@@ -213,11 +213,10 @@ def test_runs_analysed_here_say_so_once_and_give_the_local_figures(options, reas
              else value for key, value in options.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        local = pate_cli.analyze(os.path.join(root, SAMPLE), "confident", per_query=False,
-                                 **paths)
+        local = pate_cli.analyze(os.path.join(root, SAMPLE), per_query=False, **paths)
     with ThreadPoolExecutor(2) as executor, warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        remote = pate_cli.analyze(os.path.join(root, SAMPLE), "confident", per_query=False,
+        remote = pate_cli.analyze(os.path.join(root, SAMPLE), per_query=False,
                                   executor=executor, **paths)
     notes = [str(item.message) for item in seen if issubclass(item.category, PateWarning)
              and "--scheduler" in str(item.message)]

@@ -82,6 +82,12 @@ CASES = [
      "--multilabel does not combine with --outputs"),
     (dict(rounds=MISSING, budget=2.0), ["--rounds", MISSING, "--budget", "2"],
      "--rounds sets the rows of each round"),
+    (dict(rounds=MISSING, mechanism="gnmax"), ["--rounds", MISSING, "-m", "gnmax"],
+     "--rounds names each round's mechanism (its 'mechanism' field): it does not combine "
+     "with -m (got -m gnmax)"),
+    (dict(rounds=MISSING, student=MISSING), ["--rounds", MISSING, "--student", MISSING],
+     "--rounds names each interactive round's student (its 'student' field): it does not "
+     "combine with --student"),
     (dict(rounds=MISSING, individualized="upsampling", groups=MISSING),
      ["--rounds", MISSING, "--individualized", "upsampling", "--groups", MISSING],
      "--rounds does not combine with --individualized"),

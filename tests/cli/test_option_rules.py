@@ -52,7 +52,7 @@ def test_the_command_and_the_api_refuse_alike(cli, args, keywords, message):
     assert result.code == 2 and result.out == ""
     assert result.err.count("\n") == 1 and message in result.err
     keywords = dict(keywords)
-    mechanism = keywords.pop("mechanism", "confident")
+    mechanism = keywords.pop("mechanism", None)
     with pytest.raises(pate_cli.OptionError) as refused:
         pate_cli.analyze(VOTES, mechanism, **keywords)
     assert message in str(refused.value)

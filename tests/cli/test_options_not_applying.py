@@ -83,14 +83,65 @@ def test_every_mechanism_runs_with_the_defaults(cli, mechanism):
     ["-m", "svt", "--svt-cutoff", "5", "--svt-threshold", "200", "--svt-scale", "3"],
     ["--smooth-sensitivity", "--ss-history", "{tmp}/h.csv", "--ss-every", "50"],
     ["--smooth-sensitivity", "--ss-history", "{tmp}/h.csv"],
-    # each round takes the parameters its own mechanism takes, whatever -m says
-    ["--rounds", ROUNDS, "-m", "gnmax", "--confidence", "0.5", "-T", "180"],
+    # each round takes the parameters its own mechanism takes (confident, interactive)
+    ["--rounds", ROUNDS, "--confidence", "0.5", "-T", "180", "--screening", "gaussian"],
 ])
 def test_options_the_run_uses_pass(cli, tmp_path, args):
     args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
     result = cli.analyze(VOTES, *args, "-n", "300", "-f", "json") if "--rounds" not in args \
         else cli.analyze(VOTES, *args, "-f", "json")
     assert result.code == 0, result.err
+
+
+def _rounds_file(path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+ROUND_CASES = [  # (pate-analyze's arguments after VOTES, the line after "Error: ")
+    (["--rounds", ROUNDS, "-m", "lnmax"], "--rounds names each round's mechanism (its "
+     "'mechanism' field): it does not combine with -m (got -m lnmax) (see pate-analyze "
+     "--help)"),
+    (["--rounds", ROUNDS, "-m", "confident"], "--rounds names each round's mechanism (its "
+     "'mechanism' field): it does not combine with -m (got -m confident) (see pate-analyze "
+     "--help)"),
+    (["--rounds", ROUNDS, "--student", STUDENT], "--rounds names each interactive round's "
+     "student (its 'student' field): it does not combine with --student (see pate-analyze "
+     "--help)"),
+    (["--rounds", ROUNDS, "--laplace-scale", "5"], "--laplace-scale applies to -m lnmax, not "
+     f"-m confident or -m interactive (the mechanisms of the rounds of {ROUNDS}) (see "
+     "pate-analyze --help)"),
+    (["--rounds", ROUNDS, "--svt-scale", "3"], "--svt-scale applies to -m svt, not -m "
+     f"confident or -m interactive (the mechanisms of the rounds of {ROUNDS}) (see "
+     "pate-analyze --help)"),
+    (["--rounds", ROUNDS, "--eta", "0.3"], "--eta applies to -m exponential, "
+     "confident-exponential, not -m confident or -m interactive (the mechanisms of the "
+     f"rounds of {ROUNDS}) (see pate-analyze --help)"),
+    (["--rounds", "{gnmax}", "--confidence", "0.5"], "--confidence applies to -m interactive, "
+     "not -m gnmax (the mechanisms of the rounds of {gnmax}) (see pate-analyze --help)"),
+    (["--rounds", "{gnmax}", "--screening", "gaussian"], "--screening gaussian applies to the "
+     "threshold step of -m confident, interactive, confident-exponential, not -m gnmax (the "
+     "mechanisms of the rounds of {gnmax}) (see pate-analyze --help)"),
+    (["--rounds", "{sigma}"], "{sigma}: round 1: sigma applies to gnmax, confident, "
+     "interactive rounds, not to a lnmax round"),
+]
+
+
+@pytest.mark.parametrize(("args", "line"), ROUND_CASES,
+                         ids=[" ".join(c[0][2:])[:40] for c in ROUND_CASES])
+def test_an_option_no_round_takes_is_refused(cli, tmp_path, args, line):
+    """-m with --rounds (each round names its mechanism), --student (each interactive
+    round names its student), a command-line parameter none of the rounds' mechanisms
+    takes, a round's parameter its own mechanism does not take: refused, never ignored."""
+    files = {"{gnmax}": _rounds_file(tmp_path / "g.csv", "rows,mechanism\n0:100,gnmax\n"),
+             "{sigma}": _rounds_file(tmp_path / "s.csv", "rows,mechanism,sigma\n0:100,gnmax,30\n"
+                                                         "100:200,lnmax,3\n")}
+    for name, path in files.items():
+        args = [arg.replace(name, path) for arg in args]
+        line = line.replace(name, path)
+    result = cli.analyze(VOTES, *args)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f"Error: {line}\n"
 
 
 def test_each_variant_takes_its_own_knob(cli):

@@ -459,7 +459,7 @@ def test_the_data_independent_figure_includes_the_added_rdp(cli, tmp_path):
         assert bound == pytest.approx(float(rdp_to_epsilon(
             plain.rdp_data_independent + added.initial_rdp, orders=plain.orders,
             delta=1e-5)[0]), rel=1e-12)
-    rounds = analyze(VOTES, "confident", add_rdp=str(event), per_query=False,
+    rounds = analyze(VOTES, add_rdp=str(event), per_query=False,
                      rounds=str(SAMPLES / "mnist_250_rounds.csv"))
     assert rounds.epsilon_data_independent >= float(rdp_to_epsilon(
         rounds.initial_rdp, orders=rounds.orders, delta=1e-5)[0])
