@@ -235,21 +235,19 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
                           f"(a replay's epsilon depends on its noise draw), got {accounting!r}")
     if not 0 < spec.tolerance < 1:
         raise OptionError(f"--tolerance must lie in (0, 1), got {spec.tolerance!r}")
-    if options.get("sampling") is not None:  # before any work: pate-analyze's rules
-        check_options(RunSpec.of(mechanism, accounting=accounting, sampling=options["sampling"],
-                                 vote_change=options.get("vote_change"),
-                                 sampling_steps=options.get("sampling_steps")))
+    given = {key: getattr(spec, key)
+             for key in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")}
+    # before any work: pate-analyze's rules (a parameter -m does not take, --screening
+    # gaussian without a threshold step, --sampling and its options...)
+    check_options(RunSpec.of(mechanism, accounting=accounting, **{
+        key: value for key, value in {**given, **options}.items() if value is not None
+        and key in ("sampling", "vote_change", "sampling_steps", "screening", *given)}))
     if scale_all and mechanism != "confident":
         raise OptionError("--scale-all applies to -m confident (T, sigma1 and sigma2)")
     if scale_all and spec.threshold is not None and not spec.threshold > 0:
         raise OptionError(f"--scale-all scales T with the noise: give a positive -T, got "
                           f"{spec.threshold:g}")
     solved, used = SOLVED[mechanism]
-    given = {key: getattr(spec, key)
-             for key in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")}
-    extra = [key for key, value in given.items() if value is not None and key not in used]
-    if extra:
-        raise OptionError(f"-m {mechanism} does not use --{extra[0].replace('_', '-')}")
     if given[solved] is not None and not scale_all:
         raise OptionError(f"--{solved.replace('_', '-')} is what pate-calibrate solves for "
                           "(give it with --scale-all to scale from it)")

@@ -30,7 +30,10 @@ def test_infeasible_target_exits_2_with_one_line(cli):
 @pytest.mark.parametrize("args, message", [
     (["-m", "gnmax", "--sigma", "40"], "--sigma is what pate-calibrate solves for"),
     (["-m", "gnmax", "--scale-all"], "--scale-all applies to -m confident"),
-    (["-m", "lnmax", "-T", "100"], "-m lnmax does not use --threshold"),
+    (["-m", "lnmax", "-T", "100"], "-T/--threshold applies to -m confident, interactive, "
+     "confident-exponential, not -m lnmax"),
+    (["-m", "gnmax", "--screening", "gaussian"], "--screening gaussian applies to the "
+     "threshold step of -m confident, interactive, confident-exponential, not -m gnmax"),
     (["--accounting", "replay"], "Invalid value for '--accounting'"),
     (["--predictions-layout", "teachers-first"],
      "--predictions-layout applies to --predictions FILE"),  # was ignored

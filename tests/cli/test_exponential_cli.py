@@ -91,7 +91,8 @@ def test_calibrate_solves_eta_never_above_the_target(cli, name, accounting):
 def test_calibrate_refuses_eta_as_input(cli):
     result = cli.calibrate(MNIST, "-m", "exponential", "--target-epsilon", "2",
                            "--sigma", "3")
-    assert result.code == 2 and "does not use --sigma" in result.err
+    assert result.code == 2 and ("--sigma applies to -m gnmax, confident, interactive, not "
+                                 "-m exponential") in result.err
 
 
 def test_sweep_eta_grid_and_column(cli, tmp_path):
