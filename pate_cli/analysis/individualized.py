@@ -66,7 +66,10 @@ def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_grou
     """The plan of a run whose option rules (``run_spec.RULES``) were checked: the groups
     (and teacher groups) read and each group's parameters derived (math:individualized;
     a knob None: ``derive_parameters``' default)."""
-    privacy_groups, assigned = read_groups(groups, teacher_groups, teachers=vote_set.teachers)
+    # the teachers --teacher-groups names are the predictions' columns (not --teachers)
+    teachers = (vote_set.teachers if vote_set.predictions is None
+                else vote_set.predictions.shape[1])
+    privacy_groups, assigned = read_groups(groups, teacher_groups, teachers=teachers)
     knobs = {key: value for key, value in
              (("precision", precision), ("weights", weights), ("power", power))
              if value is not None}

@@ -245,7 +245,7 @@ PREDICTION_LAYOUTS = ("queries-first", "teachers-first")
 
 def load_predictions(path, *, classes: int | None = None, labels=None,
                      index_col: int | None = None, queries: int | None = None,
-                     layout: str = "queries-first") -> VoteSet:
+                     layout: str = "queries-first", teachers: float | None = None) -> VoteSet:
     """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
 
     ``layout="teachers-first"`` (``--predictions-layout``, cli:formats): the file holds the
@@ -256,6 +256,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     The histogram is never held whole: :class:`~.predicted_votes.PredictedVotes` forms
     the rows a pass reads (one ``bincount`` per chunk), so memory is bounded by the chunk
     whatever the number of queries or classes.
+    ``teachers`` (``--teachers M``): no query may have more voters (class ids other than
+    -1) than M, refused as a vote file's row above ``--teachers`` is.
     """
     if layout not in PREDICTION_LAYOUTS:
         raise InputError(f"--predictions-layout must be one of {', '.join(PREDICTION_LAYOUTS)}, "
@@ -277,6 +279,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                 raise InputError(f"{name}: query {start + bad[0]}, teacher {bad[1]}: "
                                  f"{show_number(part[bad])} is not a class id")
         top, low = max(top, int(part.max())), min(low, int(part.min()))
+        if teachers is not None:  # the voters of each row: its class ids other than -1
+            check_at_most(name, (part >= 0).sum(axis=1), start, float(teachers), 1e-9)
         drop_mapped_rows(array, start, start + part.shape[0])
     if low < -1:
         row, col = first_true(array < -1)
@@ -433,9 +437,10 @@ def read_votes(votes=None, **options: Any) -> VoteSet:
         raise not_a_long_table(None, classes=None if columns.given else classes,
                                columns=columns)
     if predictions is not None:
+        checked_teachers(teachers)
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
                                     index_col=index_col, queries=queries,
-                                    layout=spec.predictions_layout)
+                                    layout=spec.predictions_layout, teachers=teachers)
     elif isinstance(votes, VoteSet):
         vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
                                                                index_col=index_col)
