@@ -2,7 +2,8 @@
 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
 User mistakes (``InputError``, ``ValueError`` from parameter checks, click usage errors)
-become one line on stderr and exit status 2; anything unexpected becomes one line and
+become one line on stderr and exit status 2 (a ``ValueError`` raised inside matplotlib,
+which parses no input, is unexpected); anything unexpected becomes one line and
 exit status 1, with the traceback only under ``--debug``. Ctrl-C (SIGINT) and SIGTERM
 become one line (``Interrupted.``, ``Terminated.``) and exit status 130 or 143 (128 plus
 the signal's number, as shells report it): while a command
@@ -95,6 +96,8 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
         _echo_after_stdout(f"Error: {error}")
         return EXIT_OVER_BUDGET
     except (InputError, ValueError) as error:
+        if not isinstance(error, InputError) and _raised_inside(error):
+            return _unexpected(error, debug)
         if debug:
             traceback.print_exc()
         _echo_after_stdout(f"Error: {_one_line(error)}")
@@ -118,6 +121,12 @@ def check_max_epsilon(epsilon: float, max_epsilon: float | None, *,
     """``--max-epsilon``: ``OverBudget`` (exit status 3) when ``epsilon`` exceeds it."""
     if max_epsilon is not None and epsilon > max_epsilon:
         raise OverBudget(f"{what} {ceil_text(epsilon)} exceeds --max-epsilon {max_epsilon:g}")
+
+# Libraries a ValueError raised inside of is no user mistake (status 1, not 2): matplotlib
+# draws figures from tables already checked and parses no input. Not pandas, pyarrow or
+# numpy: their parsers' ValueErrors (a CSV's unclosed quote, a corrupt parquet file) are
+# the user's input refused.
+INTERNAL_LIBRARIES = frozenset({"matplotlib"})
 
 # Writing standard output (or a file) failed for want of room: "cannot write" in
 # docs/reference/exit-codes.md.
@@ -193,6 +202,18 @@ def _warning_text(warning) -> str:
         text = (f"a computation met a floating-point limit ({text}): the parameters or "
                 "votes are extreme; check the figures (inf, nan or 0) before using them")
     return text
+
+
+def _raised_inside(error: BaseException) -> bool:
+    """Whether ``error`` was raised inside a library of ``INTERNAL_LIBRARIES`` (its last
+    frame there): no check of ours, whose ValueErrors name the user's mistake."""
+    traceback_ = error.__traceback__
+    if traceback_ is None:
+        return False
+    while traceback_.tb_next is not None:
+        traceback_ = traceback_.tb_next
+    module = str(traceback_.tb_frame.f_globals.get("__name__", ""))
+    return module.split(".")[0] in INTERNAL_LIBRARIES
 
 
 def _one_line(error: BaseException) -> str:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 
 from ..rounding import ceil_text
+from .writing import utf8_text
 
 
 def render_calibration(summary: dict, fmt: str) -> str:
     """``summary`` as ``fmt``: ``table`` (aligned lines) or ``json``."""
     if fmt == "json":
         return json.dumps(summary, indent=2, allow_nan=False) + "\n"
-    return _table(summary)
+    return utf8_text(_table(summary))  # a file name that is not UTF-8 as JSON gives it
 
 
 def _table(s: dict) -> str:

@@ -27,7 +27,7 @@ from ..orders import default_orders
 from ..vote_rows import is_sparse
 from . import captions
 from . import figures as plots
-from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
+from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table, undrawable
 from .risk_figure import risk_problem, tradeoff_curve_figure
 from .writing import check_destinations, write_outputs
 
@@ -142,6 +142,10 @@ def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style,
                        "repeats", *captions.SWEEP_PARAMETERS]:
             if column in frame.columns:
                 frame[column] = numeric_column(frame, path, column, allow_empty=True)
+        for column in ("epsilon", y, "epsilon_std", f"{y}_std", "teachers"):
+            problem = undrawable(frame, path, column) if column in frame.columns else None
+            if problem is not None:
+                raise InputError(problem)
         if y == "label_accuracy" and not np.isfinite(frame["label_accuracy"]).any():
             raise InputError(f"{path}: label_accuracy is empty in every row; run pate-sweep "
                              "with --labels FILE, or plot --y answered")

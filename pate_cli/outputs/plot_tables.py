@@ -32,6 +32,10 @@ from .run_match import RunTotals, check_same_run
 if TYPE_CHECKING:
     import pandas as pd
 
+# The largest finite value a figure's axis takes: matplotlib's ticks and margins overflow
+# float64 near its top (1.8e308); inf is drawn off the scale.
+DRAWABLE = 1e300
+
 # The columns of a cost history (pate-plot history and groups, the report's figures); a
 # drawn table has its query and answered columns at least.
 HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
@@ -132,7 +136,8 @@ class _Stream:
             head = piece if self.queries is None else piece.iloc[:max(0, self.queries - start)]
             for column in self.checked:
                 if len(head) and column not in self.bad:
-                    problem = bad_cell(head, self.path, column, first_row=start)
+                    problem = (bad_cell(head, self.path, column, first_row=start)
+                               or undrawable(head, self.path, column, start))
                     if problem is not None:
                         self.bad[column] = problem
             start += len(piece)
@@ -152,3 +157,15 @@ class _Stream:
             query[0] > self.last_query and np.all(np.diff(query) > 0))
         self.last_query = query[-1]
         return head
+
+
+def undrawable(head: pd.DataFrame, path: str, column: str, start: int = 0) -> str | None:
+    """The error line of ``head[column]``'s first finite value above ``DRAWABLE`` (its
+    cells numbers, ``bad_cell`` checked)."""
+    values = np.abs(head[column].to_numpy(dtype=np.float64))
+    large = np.flatnonzero(np.isfinite(values) & (values > DRAWABLE))
+    if not large.size:
+        return None
+    return (f"{path}: row {start + int(large[0])}: column '{column}' has "
+            f"{head[column].iloc[large[0]]:g}, too large to draw (a figure's axis takes "
+            f"values up to {DRAWABLE:g}, and inf)")

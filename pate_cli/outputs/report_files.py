@@ -18,7 +18,7 @@ from .figure_data import figure_rows
 from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
 from .report import files_folder
 from .report_figures import figure_budgets
-from .writing import check_destinations, write_outputs
+from .writing import check_destinations, utf8_text, write_outputs
 
 
 def check_report_destination(output: str, fmt: str) -> None:
@@ -101,7 +101,7 @@ def write_report(output: str, text: str, figures: dict) -> None:
     if figures:
         os.makedirs(folder, exist_ok=True)
     try:
-        write_outputs({output: text.encode("utf-8"), **figures})
+        write_outputs({output: utf8_text(text).encode("utf-8"), **figures})
     except BaseException:
         if made:
             shutil.rmtree(folder, ignore_errors=True)

@@ -6,6 +6,7 @@ import json
 
 from ..rounding import ceil_significant, ceil_text, floor_text
 from .report_statement import UNSANITISED, data_dependence, tuning_law
+from .writing import utf8_text
 
 FORMATS = ("table", "json", "csv", "markdown")
 PLD = "privacy-loss distribution accountant"
@@ -24,10 +25,10 @@ def render(summary: dict, fmt: str) -> str:
     if fmt == "markdown":
         out = ["| quantity | value |", "|---|---|"]
         out += [f"| {key} | {value.replace('|', '/')} |" for key, value in lines]
-        return "\n".join(out) + "\n"
+        return utf8_text("\n".join(out) + "\n")
     if fmt == "table":
         width = max(len(key) for key, _ in lines)
-        return "\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n"
+        return utf8_text("\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n")
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
 
 
@@ -270,7 +271,8 @@ def _flat(summary: dict) -> dict:
         elif isinstance(value, list):
             flat[key] = json.dumps(value)
         else:
-            flat[key] = "" if value is None else value
+            flat[key] = ("" if value is None else utf8_text(value) if isinstance(value, str)
+                         else value)
     return flat
 
 

@@ -66,6 +66,13 @@ def write_outputs(files: dict) -> None:
             _remove(temporary)
 
 
+def utf8_text(text: str) -> str:
+    """``text`` that encodes as UTF-8: a file name that is not UTF-8 (a byte ``0xff`` that
+    Python holds as the lone surrogate ``\\udcff``) is written ``\\udcff``, the text JSON
+    gives it, instead of failing (CSV, parquet, a report's HTML or Markdown)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def write_atomically(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same directory and a rename.
 

@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import InputError
 from ..inputs.tables import SWEEP, read_table
 from ..outputs.files import parquet_bytes, require_pyarrow
+from ..outputs.writing import utf8_text
 from ..rounding import ceil_significant
 from .columns import OPTIONAL_KEYS, POINT_COLUMNS, SWEEP_COLUMNS
 
@@ -58,7 +59,8 @@ def sweep_frame(rows: list[dict], extra: tuple = ()) -> pd.DataFrame:
     for column in columns:
         values = [row.get(column) for row in rows]
         if column in TEXT_COLUMNS:
-            data[column] = pd.array(values, dtype="string")
+            data[column] = pd.array([v if v is None else utf8_text(v) for v in values],
+                                    dtype="string")
         elif column in INTEGER_COLUMNS:
             data[column] = pd.array([None if _missing(v) else int(v) for v in values],
                                     dtype="Int64")

@@ -56,3 +56,65 @@ def test_teacher_groups_count_the_predictions_columns(cli):
                          "--teacher-groups", TEACHER_GROUPS, "--individualized", "weighting",
                          "-m", "gnmax", "-f", "json")
     assert result.code == 0, result.err
+
+
+# --- file names that are not UTF-8; errors raised inside matplotlib --------------------------
+
+def not_utf8_votes(directory):
+    """The MNIST sample votes under a name holding the byte 0xff (not UTF-8)."""
+    import os
+    path = os.path.join(os.fsdecode(bytes(directory)), os.fsdecode(b"b\xffd.npy"))
+    np.save(path, np.load(SAMPLES / "mnist_250_votes.npy")[:100])
+    return path
+
+
+def test_text_outputs_take_a_file_name_that_is_not_utf8(cli, tmp_path, monkeypatch):
+    votes = not_utf8_votes(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = cli.analyze(votes, "-f", "csv")
+    assert result.code == 0, result.err
+    assert "b\\udcffd.npy" in result.out
+    for output in ("r.html", "r.md"):
+        result = cli.report(votes, "-o", output)
+        assert result.code == 0, result.err
+        assert "b\\udcffd.npy" in (tmp_path / output).read_text(encoding="utf-8")
+    for output in ("s.csv", "s.parquet"):
+        result = cli.sweep(votes, "-o", output, "--no-progress")
+        assert result.code == 0, result.err
+    assert "b\\udcffd.npy" in (tmp_path / "s.csv").read_text(encoding="utf-8")
+    result = cli.analyze(votes, "--per-query", "q.parquet")
+    assert result.code == 0, result.err
+
+
+def test_a_history_too_large_to_draw_is_refused_naming_the_cell(cli, tmp_path):
+    import pandas as pd
+    table = tmp_path / "q.csv"
+    assert cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 20, "--per-query",
+                       table).code == 0
+    frame = pd.read_csv(table)
+    frame["epsilon_cumulative"] = 1e308
+    frame.to_csv(table, index=False)
+    line = one_error(cli.plot("history", table, "-o", tmp_path / "x.png"), "q.csv: row 0",
+                     "'epsilon_cumulative'", "too large to draw")
+    assert "arange" not in line
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_a_value_error_raised_inside_matplotlib_is_unexpected(capsys):
+    import click
+
+    from pate_cli.cli.errors import EXIT_UNEXPECTED, run_command
+
+    @click.command()
+    def draw():
+        from matplotlib.colors import to_rgba
+        to_rgba("not a colour")  # a ValueError raised inside matplotlib
+
+    @click.command()
+    def check():
+        raise ValueError("--sigma must be positive")  # a check of ours: the user's mistake
+
+    assert run_command(draw, []) == EXIT_UNEXPECTED
+    assert "Error: unexpected ValueError" in capsys.readouterr().err
+    assert run_command(check, []) == 2
+    assert capsys.readouterr().err.strip() == "Error: --sigma must be positive"
