@@ -118,3 +118,21 @@ def test_a_value_error_raised_inside_matplotlib_is_unexpected(capsys):
     assert "Error: unexpected ValueError" in capsys.readouterr().err
     assert run_command(check, []) == 2
     assert capsys.readouterr().err.strip() == "Error: --sigma must be positive"
+
+
+# --- the numbers docs/commands/pate-plot.md gives for the paper's MNIST votes ----------------
+
+def test_pate_plot_page_gives_the_mnist_paper_figures_of_its_command(cli, paper_votes):
+    import json
+
+    from pate_cli.rounding import ceil_text
+    from tests import ROOT
+    page = " ".join((ROOT / "docs" / "commands" / "pate-plot.md").read_text().split())
+    command = [paper_votes / "mnist_250_teachers.npy", "-n", 640, "--accounting", "expected",
+               "-T", 200, "--sigma-threshold", 150, "--sigma", 40, "-f", "json"]
+    exact = json.loads(cli.analyze(*command).out)
+    gaussian = json.loads(cli.analyze(*command, "--screening", "gaussian").out)
+    assert f"{exact['answered']:.1f} expected answers" in page
+    assert (f"({ceil_text(exact['epsilon'])} at {exact['answered']:.1f} expected answers with the "
+            "default exact") in page, exact["epsilon"]
+    assert f"{ceil_text(gaussian['epsilon'])} with `--screening gaussian`" in page
