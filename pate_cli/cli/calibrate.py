@@ -72,7 +72,8 @@ def _target_specs(option) -> list:
                help="Confident: solve one factor applied to T, sigma1 and sigma2."),
         option("--tolerance", type=click.FloatRange(0, 1, min_open=True, max_open=True),
                default=DEFAULT_TOLERANCE, show_default=True,
-               help="Stop when the bracket's ends are within this relative step."),
+               help="Stop when the bracket's ends are within this relative step (at "
+                    "least about 1e-6: values have 6 significant digits)."),
     ]
 
 

@@ -32,7 +32,7 @@ def _table(s: dict) -> str:
                    + (f"at delta {s['delta']:g} " if s["target"]["quantity"] == "epsilon"
                       else "") + f"({s['accounting']} accounting)"),
         ("solved", f"{name} {solved['value']:g} ({s['analyses']} analyses, relative step "
-                   f"{s['tolerance']:g})"),
+                   f"{_step(s)})"),
         ("mechanism", f"{s['mechanism']} ({params})"),
         ("epsilon", f"{ceil_text(s['epsilon'])} ({_method(s)})"
          + ("" if s["above"] is None or s["above"]["epsilon"] is None else
@@ -51,6 +51,15 @@ def _table(s: dict) -> str:
     lines.append(("command", s["command"]))
     width = max(len(key) for key, _ in lines)
     return "\n".join(f"{key:<{width}}  {value}" for key, value in lines) + "\n"
+
+
+def _step(s: dict) -> str:
+    """The relative step the table states: ``--tolerance``, unless the search stopped
+    above it (values of 6 significant digits), then the step it reached."""
+    reached = s.get("relative_step")
+    if reached is None or reached <= s["tolerance"]:
+        return f"{s['tolerance']:g}"
+    return f"{reached:.2g}"
 
 
 def _target(target: dict) -> str:

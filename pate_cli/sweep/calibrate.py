@@ -14,7 +14,8 @@ The search: epsilon decreases as the noise grows. From the default noise (pate-a
 a fraction of M; factor 1 with ``scale_all``) the noise is doubled or halved until a
 bracket ``[low, high]`` holds with epsilon(low) > E >= epsilon(high), inside the range
 ``[M / 1000, 1000 M]`` (factors ``[1e-3, 1e3]``); then bisection in log scale until
-``high / low <= 1 + tolerance`` (at most ``max_steps`` analyses in all). Every value
+``high / low <= 1 + tolerance`` (at most ``max_steps`` analyses in all; a tolerance below
+what 6 significant digits resolve stops where they do, with a note). Every value
 analysed is snapped to 6 significant digits (so the answer prints exactly and the
 ``pate-analyze`` command reproduces it bit for bit). The answer is the smallest noise
 analysed whose epsilon is <= E: never above E. Every analysed pair is checked for
@@ -28,17 +29,19 @@ its answer (``Calibration``, with the command and JSON that reproduce it).
 from __future__ import annotations
 
 import math
+import os
 import shlex
 import warnings
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .._version import __version__
 from ..analysis import api
-from ..analysis.result import AnalysisResult
+from ..analysis.result import AnalysisResult, InputFile
 from ..analysis.run_spec import LAYOUT_ALONE, RunSpec, check_options
 from ..errors import InputError, OptionError, PateWarning
 from ..inputs.long_table import column_map
+from ..inputs.readers import recorded_sha256
 from ..inputs.votes import ReadSpec
 from ..mechanisms.aggregators import DEFAULT_FRACTIONS
 from ..mechanisms.exponential import DEFAULT_ETA_TIMES_M
@@ -94,6 +97,7 @@ class Calibration:
     analyses: int
     tolerance: float
     scale_all: bool
+    step: float | None = None  # the final bracket's high / low - 1 (None: no bracket)
     options: dict = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
@@ -173,6 +177,7 @@ class Calibration:
                                    else None),
                        "figure": self.above[1]}),
             "tolerance": self.tolerance,
+            "relative_step": self.step,
             "analyses": self.analyses,
             "answered": (result.answered_total if result.accounting == "expected"
                          else int(round(result.answered_total))),
@@ -181,7 +186,18 @@ class Calibration:
             "risk": risk_dict(result.risk),
             "command": self.command(votes_text),
             "warnings": list(self.warnings),
+            "files": {entry.option: {"path": entry.path, "sha256": entry.sha256}
+                      for entry in result.input_files} or None,
         }
+
+
+def read_files(reading: dict) -> tuple[InputFile, ...]:
+    """The ``--labels`` file read with the votes (a path; not standard input), with the
+    sha256 of its bytes: the summary's ``files``, as pate-analyze records it."""
+    path = reading.get("labels")
+    if not isinstance(path, str | os.PathLike) or os.fspath(path) == "-":
+        return ()
+    return (InputFile(option="labels", path=os.fspath(path), sha256=recorded_sha256(path)),)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -336,6 +352,12 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
                 high = middle
             else:
                 low = middle
+    # the bracket's relative width reached: above --tolerance where snapping stopped it
+    step = None if low is None else high / low - 1.0
+    if step is not None and step > spec.tolerance:
+        notes.append(f"--tolerance {spec.tolerance:g} is below what the search can reach: "
+                     "the values analysed have 6 significant digits, so the bracket "
+                     f"stopped at a relative step of {step:.2g}")
     # Never above E: the smallest noise analysed whose epsilon meets E.
     answer = min(x for x, value in seen.items() if value <= target.value)
     shown = {(_snap(1.0 / x) if inverse else x): value for x, value in seen.items()}
@@ -348,6 +370,8 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
         above = (_snap(1.0 / x) if inverse else x, seen[x])
     notes += _threshold_notes(parameters(answer), teachers)
     result = run(answer)
+    # the labels read here (the run's own files recorded by analyze), as pate-analyze's
+    result = replace(result, input_files=(*read_files(reading), *result.input_files))
     expected = result if accounting == "expected" else run(answer, "expected")
     for note in notes[1 if accounting == "expected" else 0:] + list(result.warnings):
         warnings.warn(note, PateWarning, stacklevel=2)
@@ -358,7 +382,7 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
         params={key: float(value) for key, value in parameters(answer).items()},
         target=target, result=result, above=above,
         answered_expected=float(expected.answered_total), analyses=len(seen),
-        tolerance=spec.tolerance, scale_all=scale_all,
+        tolerance=spec.tolerance, step=step, scale_all=scale_all,
         options={key: _orders_text(value) if key == "orders" else value
                  for key, value in shown_options.items()
                  if isinstance(value, (str, int, float)) or key == "orders"},

@@ -136,3 +136,39 @@ def test_pate_plot_page_gives_the_mnist_paper_figures_of_its_command(cli, paper_
     assert (f"({ceil_text(exact['epsilon'])} at {exact['answered']:.1f} expected answers with the "
             "default exact") in page, exact["epsilon"]
     assert f"{ceil_text(gaussian['epsilon'])} with `--screening gaussian`" in page
+
+
+# --- pate-calibrate: the files read, the relative step reached ------------------------------
+
+def test_calibrate_json_records_the_labels_file(cli):
+    import json
+    labels = SAMPLES / "mnist_250_labels.npy"
+    result = cli.calibrate(SAMPLES / "mnist_250_votes.npy", "-m", "gnmax", "--target-epsilon",
+                           2, "-n", 200, "--labels", labels, "-f", "json")
+    assert result.code == 0, result.err
+    analyzed = cli.analyze(SAMPLES / "mnist_250_votes.npy", "-m", "gnmax", "-n", 200,
+                           "--labels", labels, "-f", "json")
+    files = json.loads(result.out)["files"]
+    assert files == json.loads(analyzed.out)["files"]
+    assert files["labels"]["path"] == str(labels)
+    without = cli.calibrate(SAMPLES / "mnist_250_votes.npy", "-m", "gnmax", "--target-epsilon",
+                            2, "-n", 200, "-f", "json")
+    assert json.loads(without.out)["files"] is None
+
+
+def test_calibrate_states_the_relative_step_it_reached(cli):
+    import json
+    args = [SAMPLES / "mnist_250_votes.npy", "-m", "gnmax", "--target-epsilon", 2, "-n", 640,
+            "--tolerance", "1e-300"]
+    result = cli.calibrate(*args)
+    assert result.code == 0, result.err
+    assert "relative step 1e-300" not in result.out
+    assert "relative step 1.4e-06" in result.out, result.out
+    notes = [line for line in result.err.splitlines() if line.startswith("Warning: ")]
+    assert any("--tolerance 1e-300 is below what the search can reach" in line
+               for line in notes), result.err
+    summary = json.loads(cli.calibrate(*args, "-f", "json").out)
+    assert summary["tolerance"] == 1e-300
+    assert 1e-6 < summary["relative_step"] < 2e-6
+    default = json.loads(cli.calibrate(*args[:-2], "-f", "json").out)
+    assert 0 < default["relative_step"] <= 1e-3
