@@ -12,7 +12,8 @@ Formats (what ``--write-decisions`` writes, and two plain arrays):
 - ``.npy``: a boolean or 0/1 array is an answered mask; an integer array holding -1 is
   released labels (-1: no label). One entry per row of the vote file, or one per analysed
   query in processing order. (A 0/1 integer array is read as a mask: for labels of a
-  binary task where every query was answered, write a ``.csv``/``.npz``.)
+  binary task where every query was answered, write a ``.csv``/``.npz``; with votes of
+  2 classes such an array, not boolean, is read as a mask with a ``Warning:``.)
 
 :func:`load_decisions` reads a file into :class:`pate_cli.decisions.Decisions` (format
 checks);
@@ -29,6 +30,7 @@ import hashlib
 import io
 import json
 import os
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -43,7 +45,7 @@ from ..decisions import (
     Decisions,
     named_decisions,
 )
-from ..errors import InputError
+from ..errors import InputError, PateWarning
 from .npy_files import ARCHIVE_ERRORS, NPY_MAGIC, check_npz_members
 from .query_indices import first_bad_rows
 from .readers import read_matrix
@@ -51,8 +53,9 @@ from .readers import read_matrix
 DECISION_EXTENSIONS = (".csv", ".jsonl", ".npz", ".npy")
 
 
-def load_decisions(path) -> Decisions:
-    """Read a decisions file (format and value checks that need no run)."""
+def load_decisions(path, *, classes: int | None = None) -> Decisions:
+    """Read a decisions file (format and value checks that need no run; ``classes``, the
+    votes', for the note on a 0/1 ``.npy`` of 2 classes: ``decisions_from_array``)."""
     name = os.fspath(path)
     extension = os.path.splitext(name)[1].lower()
     if extension not in DECISION_EXTENSIONS:
@@ -67,7 +70,7 @@ def load_decisions(path) -> Decisions:
     if not data:
         raise InputError(f"{name}: the decisions file is empty")
     if extension == ".npy":
-        return _from_npy(name, digest, data)
+        return _from_npy(name, digest, data, classes)
     if extension == ".npz":
         query, outcome, label, mechanism = _from_npz(name, data)
     elif extension == ".csv":
@@ -156,7 +159,7 @@ def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray
         table = replace(value, label=np.asarray(value.label, dtype=np.int64))
     elif isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_frame"):
         table = decisions_from_array(np.asarray(value) if hasattr(value, "to_frame")
-                                     else value)  # a Series: its values
+                                     else value, classes=classes)  # a Series: its values
     elif hasattr(value, "to_csv"):  # a DataFrame of a decisions file's columns
         name = "the decisions table"
         query, outcome, label, made_by = _from_csv(name, value.to_csv(index=False).encode())
@@ -165,7 +168,7 @@ def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray
         except ValueError as error:
             raise InputError(f"{name}: {error}") from None
     else:
-        table = load_decisions(value)
+        table = load_decisions(value, classes=classes)
     checked = check_decisions(table, mechanism=mechanism, classes=classes,
                               positions=positions, rows_total=rows_total, partial=partial)
     if student is None:
@@ -234,18 +237,20 @@ def _as_float(values) -> np.ndarray:
     return array.astype(np.float64)
 
 
-def _from_npy(name, digest, data: bytes) -> Decisions:
+def _from_npy(name, digest, data: bytes, classes: int | None = None) -> Decisions:
     if not data.startswith(NPY_MAGIC):
         raise InputError(f"{name}: not a .npy file (it does not start with the NPY magic "
                          "bytes \\x93NUMPY)")
     array, _ = read_matrix(name, data, key="decisions")  # header checked before loading
-    return decisions_from_array(array, path=name, sha256=digest)
+    return decisions_from_array(array, path=name, sha256=digest, classes=classes)
 
 
-def decisions_from_array(array, *, path: str | None = None,
-                         sha256: str | None = None) -> Decisions:
+def decisions_from_array(array, *, path: str | None = None, sha256: str | None = None,
+                         classes: int | None = None) -> Decisions:
     """A 0/1 answered mask or released labels (-1: none) as :class:`Decisions` without
-    outcome codes (read from ``path``, or given as an array)."""
+    outcome codes (read from ``path``, or given as an array). ``classes``: the votes'; with
+    2, a 0/1 array that is not boolean is read as a mask with a ``PateWarning`` (it may be a
+    binary task's labels, every query answered)."""
     name = path or "<decisions>"
     try:
         array = np.asarray(array)
@@ -256,6 +261,13 @@ def decisions_from_array(array, *, path: str | None = None,
                          f"{array.shape}")
     if array.dtype == bool or (array.dtype.kind in "iuf"
                                and np.all(np.isin(array, (0, 1)))):
+        if classes == 2 and array.dtype != bool:
+            warnings.warn(f"{name}: its 0/1 {array.dtype} values are read as an answered "
+                          f"mask ({int(np.count_nonzero(array))} of {array.size} queries "
+                          "answered); with 2 classes they may be the released labels of a "
+                          "run that answered every query: give those as .csv or .npz "
+                          "(as --write-decisions writes them), and a mask as a boolean "
+                          ".npy (not warned about)", PateWarning, stacklevel=2)
         return Decisions(np.asarray(array, dtype=bool), np.full(array.size, -1, dtype=np.int64),
                          path=path, sha256=sha256)
     if array.dtype.kind not in "iuf":

@@ -172,3 +172,29 @@ def test_calibrate_states_the_relative_step_it_reached(cli):
     assert 1e-6 < summary["relative_step"] < 2e-6
     default = json.loads(cli.calibrate(*args[:-2], "-f", "json").out)
     assert 0 < default["relative_step"] <= 1e-3
+
+
+# --- a binary task's labels given as --decisions --------------------------------------------
+
+def test_a_labels_npy_of_two_classes_given_as_decisions_is_noted(cli, tmp_path):
+    import pandas as pd
+    adult = SAMPLES / "adult_250_votes.npy"
+    written = tmp_path / "ad.csv"
+    assert cli.analyze(adult, "-n", 200, "-m", "gnmax", "--sigma", 40, "--write-decisions",
+                       written).code == 0
+    labels = pd.read_csv(written, comment="#")["label"].to_numpy(dtype=np.int64)
+    np.save(tmp_path / "labels.npy", labels)
+    np.save(tmp_path / "mask.npy", np.ones(200, dtype=bool))
+    run = [adult, "-n", 200, "-T", 150, "--sigma-threshold", 50, "--sigma", 40, "-f", "json"]
+    result = cli.analyze(*run, "--decisions", tmp_path / "labels.npy")
+    assert result.code == 0, result.err
+    notes = [line for line in result.err.splitlines() if line.startswith("Warning: ")]
+    expected = (f"labels.npy: its 0/1 int64 values are read as an answered mask "
+                f"({int(labels.sum())} of 200 queries answered); with 2 classes they may be "
+                "the released labels")
+    assert any(expected in line for line in notes), result.err
+    quiet = cli.analyze(*run, "--decisions", tmp_path / "mask.npy")
+    assert quiet.code == 0 and "answered mask" not in quiet.err, quiet.err
+    mnist = cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 200, "--decisions",
+                        tmp_path / "labels.npy", "-f", "json")
+    assert mnist.code == 0 and "answered mask" not in mnist.err  # 10 classes: no doubt
