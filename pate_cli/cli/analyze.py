@@ -65,7 +65,7 @@ def _smooth_specs(option) -> list:
         option("--smooth-sensitivity", "smooth_sensitivity", is_flag=True,
                help="Add the sanitised data-dependent epsilon (GNSS)."),
         option("--ss-history", type=click.Path(dir_okay=False),
-               help="Write before/after/std every --ss-every queries (.csv, .jsonl)."),
+               help="Smooth-sensitivity history: .csv, .json, .jsonl or .parquet."),
         option("--ss-every", type=click.IntRange(min=1), metavar="N",
                help="Queries between --ss-history rows [default: 100]."),
     ]

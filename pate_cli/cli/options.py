@@ -190,7 +190,7 @@ def accounting_specs(option=click.option) -> list:
         option("--delta", type=Probability(), default=1e-5, show_default=True,
                help="Target delta."),
         option("--orders", type=OrderGrid(),
-               help="Rényi orders: a,b,c, start:stop:step, auto [default: 298]."),
+               help="Rényi orders: a,b,c, start:stop:step, auto [default: grid of 298]."),
         option("--order", type=Order(), help="Use this single order (overrides --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
                metavar="NAME",

@@ -151,6 +151,10 @@ def _summary_problem(summary: dict) -> str | None:
     if not (isinstance(queries, int) and not isinstance(queries, bool)
             and 0 <= queries <= MAX_QUERIES):
         return f"'queries' must be a whole number >= 0, got {_shown(queries)}"
+    seed = summary.get("seed")
+    if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool)
+                                 and seed >= 0):
+        return f"'seed' must be a whole number >= 0, got {_shown(seed)}"
     for key in ("params", "input"):
         if not isinstance(summary.get(key, {}), dict):
             return f"'{key}' must be a JSON object, got {_shown(summary[key])}"

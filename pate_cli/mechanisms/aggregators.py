@@ -310,8 +310,9 @@ def build_mechanism(name: str, *, teachers: float, **parameters: Any):
     try:
         return _built(name, teachers, given, pick)
     except ValueError as error:
-        if not defaulted:
-            raise
+        named = str(error).split(" ", 1)[0]  # "confidence must be ...": the value named
+        if not defaulted or getattr(given, named, None) is not None:
+            raise  # a value given (--confidence nan), not a default from M
         # a default out of range comes from the votes: say so, and what to give instead
         flags = ", ".join("--" + key.replace("_", "-") for key in defaulted)
         raise ValueError(f"{error} (defaults scale with the number of teachers M = "

@@ -18,6 +18,7 @@ from .figure_data import figure_rows
 from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
 from .report import files_folder
 from .report_figures import figure_budgets
+from .risk_figure import risk_problem
 from .writing import check_destinations, utf8_text, write_outputs
 
 
@@ -64,6 +65,11 @@ def read_run(summary_path: str, per_query: str | None):
         if key not in summary:
             raise InputError(f"{summary_path}: has no {key!r} key; expected a JSON summary "
                              "of pate-analyze (--format json -o FILE.json)")
+    for key in ("risk_data_independent", "risk"):  # as pate-plot tradeoff-curve refuses
+        problem = None if summary.get(key) is None else risk_problem(summary[key])
+        if problem:
+            raise InputError(f"{summary_path}: '{key}' is not an attack risk of pate-analyze "
+                             f"({problem})")
     frame, index = None, None
     if per_query is not None:
         frame, index = _drawn_run(summary, summary_path, per_query)

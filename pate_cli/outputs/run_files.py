@@ -14,7 +14,7 @@ from ..analysis.per_query_stream import streamed_decisions
 from ..errors import OptionError
 from ..inputs.shards import input_files
 from .decisions import check_decisions_path, decisions_chunks
-from .files import per_query_bytes, per_query_stream_chunks
+from .files import PER_QUERY_EXTENSIONS, per_query_bytes, per_query_stream_chunks
 from .rdp_curve import rdp_curve_bytes
 from .summary_json import smooth_sensitivity_history
 from .writing import check_destinations, is_special
@@ -38,6 +38,10 @@ def check_run_outputs(votes, options: dict, *, output=None, per_query=None, ss_h
             (f"--{key.replace('_', '-')}", options.get(key)) for key in INPUT_OPTIONS]))
     if write_decisions is not None:
         check_decisions_path(write_decisions)
+    if (ss_history is not None
+            and os.path.splitext(str(ss_history))[1].lower() not in PER_QUERY_EXTENSIONS):
+        raise OptionError(f"{ss_history}: unknown extension for --ss-history (use "
+                          f"{', '.join(PER_QUERY_EXTENSIONS)})")
     if write_rdp is not None and os.path.splitext(str(write_rdp))[1].lower() != ".csv":
         raise OptionError(f"{write_rdp}: unknown extension for --write-rdp (use .csv: it "
                           "writes the table order,rdp)")

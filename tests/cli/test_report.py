@@ -565,10 +565,12 @@ def test_attack_risk_rounding_is_up(cli, tmp_path):
     assert "| attacker's TPR at FPR 0.01 | 0.1235 |" in text
     assert "| advantage (largest TPR \u2212 FPR) | 0.5000 |" in text
     assert "**data-dependent, unsanitised: not for publication.**" in text
-    data["risk_data_independent"]["tpr_at_fpr"] = "0.1"  # damaged: no risk shown, no crash
+    data["risk_data_independent"]["tpr_at_fpr"] = "0.1"  # damaged: refused, as pate-plot does
     summary.write_text(json.dumps(data))
-    assert cli.report("--from", summary, "-o", out).code == 0
-    assert "is not pate-analyze's" in out.read_text()
+    refused = cli.report("--from", summary, "-o", out)
+    assert refused.code == 2
+    assert refused.err.strip().endswith("'risk_data_independent' is not an attack risk of "
+                                        "pate-analyze (no tpr_at_fpr object)"), refused.err
     del data["risk"], data["risk_data_independent"]  # a summary from before the risk keys
     summary.write_text(json.dumps(data))
     assert cli.report("--from", summary, "-o", out).code == 0

@@ -198,3 +198,38 @@ def test_a_labels_npy_of_two_classes_given_as_decisions_is_noted(cli, tmp_path):
     mnist = cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 200, "--decisions",
                         tmp_path / "labels.npy", "-f", "json")
     assert mnist.code == 0 and "answered mask" not in mnist.err  # 10 classes: no doubt
+
+
+# --- smaller: --ss-history's extension, --orders' help, a given --confidence, --from ---------
+
+def test_ss_history_extension_is_refused_in_its_own_words(cli, tmp_path):
+    line = one_error(cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 50,
+                                 "--smooth-sensitivity", "--ss-history", tmp_path / "h.txt"),
+                     "h.txt: unknown extension for --ss-history",
+                     ".csv, .json, .jsonl, .parquet")
+    assert "per-query" not in line
+    help_text = " ".join(cli.analyze("--help").out.split())
+    assert ".csv, .json, .jsonl or .parquet" in help_text
+    assert "[default: 298]" not in help_text
+    assert "[default: grid of 298]" in help_text
+
+
+def test_a_given_confidence_gets_no_hint_about_defaults(cli):
+    line = one_error(cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 50, "-m", "interactive",
+                                 "--student", SAMPLES / "mnist_250_student.npy",
+                                 "--confidence", "nan"), "confidence must be a finite number")
+    assert "defaults scale" not in line
+
+
+def test_report_from_refuses_a_hand_edited_risk_or_seed(cli, tmp_path):
+    import json
+    summary = json.loads(cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 50,
+                                     "-f", "json").out)
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps({**summary, "risk_data_independent": "x"}))
+    one_error(cli.report("--from", edited, "-o", tmp_path / "r.md"),
+              "'risk_data_independent' is not an attack risk of pate-analyze (not an object)")
+    edited.write_text(json.dumps(summary).replace('"seed": 0', '"seed": 1e999'))
+    one_error(cli.report("--from", edited, "-o", tmp_path / "r.md"),
+              "'seed' must be a whole number >= 0, got Infinity")
+    assert not (tmp_path / "r.md").exists()
