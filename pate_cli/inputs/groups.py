@@ -145,8 +145,11 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
         return _used(groups, "the teacher groups", _given_groups(path, groups, teachers))
     else:
         name, raw = open_text(path)
-    frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
-                        skipinitialspace=True)
+    try:
+        frame = pd.read_csv(io.StringIO(raw), dtype=str, keep_default_na=False,
+                            skipinitialspace=True)
+    except pd.errors.ParserError as error:
+        raise InputError(f"{name}: not a valid CSV ({str(error).strip()})") from None
     frame.columns = [str(c).strip().lower() for c in frame.columns]
     if list(frame.columns[:2]) != ["teacher", "group"]:
         raise InputError(f"{name}: expected the columns teacher,group")

@@ -438,7 +438,10 @@ def read_text(name, text, separator):
         if width != expected:
             raise InputError(f"{name}: rows have different numbers of columns (line {number} "
                              f"has {width}, expected {expected})")
-    frame = pd.read_csv(io.StringIO(text), dtype=str, **options)
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, **options)
+    except pd.errors.ParserError as error:  # an unclosed quote...
+        raise InputError(f"{name}: not a valid CSV ({str(error).strip()})") from None
     cells = frame.to_numpy(dtype=object)
     values = pd.DataFrame(cells).apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
     for row, col in zip(*np.nonzero(np.isnan(values)), strict=True):

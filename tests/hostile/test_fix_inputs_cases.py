@@ -233,3 +233,13 @@ def test_report_from_refuses_a_hand_edited_risk_or_seed(cli, tmp_path):
     one_error(cli.report("--from", edited, "-o", tmp_path / "r.md"),
               "'seed' must be a whole number >= 0, got Infinity")
     assert not (tmp_path / "r.md").exists()
+
+
+def test_a_csv_with_an_unclosed_quote_is_refused_naming_the_file(cli, tmp_path):
+    broken = tmp_path / "broken.csv"
+    broken.write_text('query,class\n0,"1\n')
+    one_error(cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 50, "--labels", broken),
+              "broken.csv: not a valid CSV (", "EOF inside string")
+    one_error(cli.analyze("--predictions", PREDICTIONS, "-n", 50, "--groups", GROUPS,
+                          "--individualized", "weighting", "-m", "gnmax", "--teacher-groups",
+                          broken), "broken.csv: not a valid CSV (")
