@@ -120,5 +120,6 @@ def _embedded(key: str, figure, fmt: str, folder: str, files: dict) -> dict:
         files[os.path.join(folder, f"{key}.svg")] = figure_bytes(figure, "svg")
         # beside the report; percent-encoded, so that spaces, parentheses or non-ASCII
         # letters in the report's name do not end the link's destination
-        entry["file"] = quote(f"{os.path.basename(folder)}/{key}.svg", safe="/")
+        # the name's bytes percent-encoded (a name that is not UTF-8 too: %FF for 0xff)
+    entry["file"] = quote(os.fsencode(f"{os.path.basename(folder)}/{key}.svg"), safe="/")
     return entry

@@ -243,3 +243,13 @@ def test_a_csv_with_an_unclosed_quote_is_refused_naming_the_file(cli, tmp_path):
     one_error(cli.analyze("--predictions", PREDICTIONS, "-n", 50, "--groups", GROUPS,
                           "--individualized", "weighting", "-m", "gnmax", "--teacher-groups",
                           broken), "broken.csv: not a valid CSV (")
+
+
+def test_a_markdown_report_named_not_utf8_links_its_figures(cli, tmp_path):
+    import os
+    output = os.path.join(os.fsdecode(bytes(tmp_path)), os.fsdecode(b"r\xff.md"))
+    result = cli.report(SAMPLES / "mnist_250_votes.npy", "-n", 50, "-o", output)
+    assert result.code == 0, result.err
+    text = open(output, encoding="utf-8").read()
+    assert "](r%FF_files/history.svg)" in text
+    assert os.path.isfile(os.path.join(output[:-3] + "_files", "history.svg"))
