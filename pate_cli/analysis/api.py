@@ -170,9 +170,10 @@ FILE_OPTIONS = ("labels", "student", "query_indices", "outputs", "rounds", "grou
 def _input_files(spec: RunSpec) -> tuple[InputFile, ...]:
     """The files of ``FILE_OPTIONS`` the run read (given as paths; not standard input), and
     the students a rounds file names (``rounds_student_K`` of round K), each with the
-    sha256 of its bytes."""
+    sha256 of its bytes (a rounds file given as a pipe was read once: its students are not
+    recorded)."""
     paths = [(name, getattr(spec, name)) for name in FILE_OPTIONS]
-    if isinstance(spec.rounds, str | os.PathLike):  # beside the rounds file, as given
+    if isinstance(spec.rounds, str | os.PathLike) and os.path.isfile(spec.rounds):
         paths += [(f"rounds_student_{number}", entry.get("student"))
                   for number, entry in enumerate(load_rounds(spec.rounds))]
     return tuple(InputFile(option=name, path=os.fspath(path), sha256=recorded_sha256(path))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 from urllib.parse import unquote
@@ -228,3 +229,20 @@ def test_a_rounds_file_records_the_students_it_names(cli, tmp_path):
         "path": str(folder / "s.npy"),
         "sha256": hashlib.sha256((folder / "s.npy").read_bytes()).hexdigest()}
     assert "rounds_student_0" not in summary["files"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="no /dev/fd on this platform")
+def test_a_rounds_file_given_as_a_pipe_is_read_once(cli):
+    """A rounds file given as a pipe (``<(...)``, a /dev/fd path) is read by the run alone:
+    recording its students' provenance does not read it again (which gave 'the file is
+    empty'); its own sha256 is null, as for any pipe."""
+    read, write = os.pipe()
+    os.write(write, b"rows,mechanism\n0:100,confident\n100:300,gnmax\n")
+    os.close(write)
+    try:
+        run = cli.analyze(VOTES, "--rounds", f"/dev/fd/{read}", "-f", "json")
+    finally:
+        os.close(read)
+    assert run.code == 0, run.err
+    assert json.loads(run.out)["files"] == {"rounds": {"path": f"/dev/fd/{read}",
+                                                       "sha256": None}}
