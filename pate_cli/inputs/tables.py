@@ -139,7 +139,8 @@ def _summary_problem(summary: dict) -> str | None:
         return (f"is the JSON of {tool}, not a pate-analyze summary"
                 if isinstance(tool, str) and tool.startswith("pate-") else
                 f"'tool' is {_shown(tool)}, not \"pate-analyze\"")
-    for key in ("epsilon", "epsilon_data_independent"):
+    for key in ("epsilon", "epsilon_data_independent", "epsilon_data_independent_worst",
+                "epsilon_data_independent_pld"):  # the figures a report may publish
         value = summary.get(key)
         if (key == "epsilon" or value is not None) and not (
                 _real(value) and math.isfinite(value) and value >= 0):

@@ -233,6 +233,11 @@ _WHERE = {"screening": "the threshold step of "}
 _WHY = {"target_epsilon": " (it solves SVT-PATE's scale; for the others see pate-calibrate)"}
 
 
+def flag_of(key: str) -> str:
+    """The command-line flag of parameter ``key``."""
+    return _FLAGS.get(key, "--" + key.replace("_", "-"))
+
+
 def not_taken(key: str, name: str, *others: str) -> str | None:
     """The one-line refusal of parameter ``key`` given to mechanism ``name`` (and the
     ``others`` of a sweep's grid or a rounds file), none of which takes it (``TAKEN_BY``);
@@ -240,7 +245,7 @@ def not_taken(key: str, name: str, *others: str) -> str | None:
     takers = TAKEN_BY.get(key, ())
     if any(each in takers for each in (name, *others)):
         return None
-    flag = _FLAGS.get(key, "--" + key.replace("_", "-"))
+    flag = flag_of(key)
     return (f"{flag} applies to {_WHERE.get(key, '')}-m {', '.join(takers)}, not -m "
             f"{' or -m '.join(dict.fromkeys((name, *others)))}{_WHY.get(key, '')}")
 

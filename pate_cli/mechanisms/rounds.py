@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import InputError, OptionError
 from ..inputs import load_rounds
 from ..inputs.rounds import round_inputs
-from .aggregators import MECHANISMS, TAKEN_BY, mechanism_for, not_taken
+from .aggregators import MECHANISMS, TAKEN_BY, flag_of, mechanism_for, not_taken
 from .protocol import Mechanism
 
 
@@ -60,6 +60,10 @@ def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
         refusal = not_taken(key, *(spec["mechanism"] for spec in specs))
         if refusal:
             raise OptionError(f"{refusal} (the mechanisms of the rounds of {where})")
+        if key in TAKEN_BY and all(spec.get(key) not in (None, "") for spec in specs
+                                   if spec["mechanism"] in TAKEN_BY[key]):
+            raise OptionError(f"{flag_of(key)} is set by every round of {where} that takes "
+                              "it: the command's value would be ignored")
     for number, spec in enumerate(specs):
         try:
             found.append(_round(spec, vote_set, defaults, parameter_names))

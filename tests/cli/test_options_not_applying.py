@@ -5,6 +5,8 @@ individualized variant's knob without that variant, ``--predictions-layout`` wit
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import pate_cli
@@ -124,6 +126,8 @@ ROUND_CASES = [  # (pate-analyze's arguments after VOTES, the line after "Error:
      "mechanisms of the rounds of {gnmax}) (see pate-analyze --help)"),
     (["--rounds", "{sigma}"], "{sigma}: round 1: sigma applies to gnmax, confident, "
      "interactive rounds, not to a lnmax round"),
+    (["--rounds", "{both}", "--sigma", "99"], "--sigma is set by every round of {both} that "
+     "takes it: the command's value would be ignored (see pate-analyze --help)"),
 ]
 
 
@@ -135,13 +139,26 @@ def test_an_option_no_round_takes_is_refused(cli, tmp_path, args, line):
     takes, a round's parameter its own mechanism does not take: refused, never ignored."""
     files = {"{gnmax}": _rounds_file(tmp_path / "g.csv", "rows,mechanism\n0:100,gnmax\n"),
              "{sigma}": _rounds_file(tmp_path / "s.csv", "rows,mechanism,sigma\n0:100,gnmax,30\n"
-                                                         "100:200,lnmax,3\n")}
+                                                         "100:200,lnmax,3\n"),
+             "{both}": _rounds_file(tmp_path / "b.csv", "rows,mechanism,sigma\n0:100,gnmax,30\n"
+                                                        "100:200,gnmax,40\n")}
     for name, path in files.items():
         args = [arg.replace(name, path) for arg in args]
         line = line.replace(name, path)
     result = cli.analyze(VOTES, *args)
     assert (result.code, result.out) == (2, "")
     assert result.err == f"Error: {line}\n"
+
+
+def test_a_parameter_some_round_leaves_unset_is_its_default(cli, tmp_path):
+    """A command-line parameter is the default of the rounds that do not set it: taken
+    where one round leaves it empty (not refused, and not ignored)."""
+    path = _rounds_file(tmp_path / "r.csv", "rows,mechanism,sigma\n0:100,gnmax,30\n"
+                                            "100:200,gnmax,\n")
+    given = cli.analyze(VOTES, "--rounds", path, "--sigma", "99", "-f", "json")
+    other = cli.analyze(VOTES, "--rounds", path, "--sigma", "50", "-f", "json")
+    assert given.code == other.code == 0, given.err
+    assert json.loads(given.out)["epsilon"] < json.loads(other.out)["epsilon"]
 
 
 def test_each_variant_takes_its_own_knob(cli):
