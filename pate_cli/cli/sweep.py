@@ -177,8 +177,8 @@ def _output_specs(option) -> list:
                     "and compute the rest; rows of --out at the same point with other "
                     "options or inputs are replaced, rows of other points kept."),
         option("--best", type=POSITIVE, metavar="EPS",
-               help="Print only the row that answers the most queries (with --labels: the "
-                    "best label accuracy) within epsilon EPS, and its pate-analyze command."),
+               help="Print only the row that answers the most queries within epsilon EPS "
+                    "(ties: the better label accuracy), and its pate-analyze command."),
         option("--pareto", is_flag=True,
                help="Keep only rows on the epsilon / accuracy (or answered) frontier."),
     ]

@@ -18,17 +18,17 @@ def score_column(rows: list[dict]) -> str:
 
 
 def best_row(rows: list[dict], epsilon: float) -> dict | None:
-    """The row within ``epsilon`` with the best score (cli:pate-sweep ``--best``).
-
-    Score: label accuracy when every row has one, else the number answered; ties go to
-    the smaller epsilon, then to the earlier row. None when no row is within ``epsilon``.
-    """
-    column = score_column(rows)
+    """The row that answers the most queries within ``epsilon`` (cli:pate-sweep
+    ``--best``); ties go to the better label accuracy (when every row has one), then the
+    smaller epsilon, then the earlier row. None when no row is within ``epsilon``."""
+    accuracy = score_column(rows) == "label_accuracy"
     within = [(position, row) for position, row in enumerate(rows)
               if row["epsilon"] is not None and row["epsilon"] <= epsilon]
     if not within:
         return None
-    return min(within, key=lambda item: (-item[1][column], item[1]["epsilon"], item[0]))[1]
+    return min(within, key=lambda item: (
+        -item[1]["answered"], -item[1]["label_accuracy"] if accuracy else 0.0,
+        item[1]["epsilon"], item[0]))[1]
 
 
 def pareto_rows(rows: list[dict]) -> list[dict]:
@@ -124,13 +124,15 @@ def no_best_text(rows: list[dict], epsilon: float) -> str:
 def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str) -> list[str]:
     """The lines after ``--best``'s row: the warning that a row chosen by a data-dependent
     epsilon leaks beyond it, then the choice and its ``pate-analyze`` command."""
-    column = score_column(rows)
     lines = []
     if chosen.get("accounting") != "data-independent":
         lines.append(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "
                      "epsilon, which depends on the private votes: choosing by it leaks "
                      "beyond any figure here (docs/explanation/tuning.md); "
                      "choose under --accounting data-independent")
-    lines.append(f"pate-sweep: best within epsilon {epsilon:g} by {column}: "
-                 f"{chosen[column]:.6g} at epsilon {ceil_text(chosen['epsilon'])}\n  {command}")
+    accuracy = ("" if chosen.get("label_accuracy") is None
+                else f", label accuracy {chosen['label_accuracy']:.6g}")
+    lines.append(f"pate-sweep: best within epsilon {epsilon:g} by answered: "
+                 f"{chosen['answered']:.6g}{accuracy} at epsilon {ceil_text(chosen['epsilon'])}"
+                 f"\n  {command}")
     return lines

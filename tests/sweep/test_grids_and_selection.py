@@ -48,11 +48,14 @@ def table_row(file="a", epsilon=1.0, answered=10.0, accuracy=None, sigma=1.0):
     return row
 
 
-def test_best_prefers_accuracy_then_smaller_epsilon_within_the_limit():
-    rows = [table_row(epsilon=1.0, accuracy=0.80, sigma=1),
-            table_row(epsilon=2.5, accuracy=0.95, sigma=2),
-            table_row(epsilon=1.5, accuracy=0.90, sigma=3),
-            table_row(epsilon=1.2, accuracy=0.90, sigma=4)]
+def test_best_answers_the_most_then_prefers_accuracy_then_smaller_epsilon():
+    """cli:pate-sweep: the row that answers the most queries within EPS (with labels too);
+    ties go to the better accuracy, then the smaller epsilon."""
+    rows = [table_row(epsilon=1.0, answered=40, accuracy=0.99, sigma=1),
+            table_row(epsilon=2.5, answered=90, accuracy=0.95, sigma=2),
+            table_row(epsilon=1.5, answered=60, accuracy=0.90, sigma=3),
+            table_row(epsilon=1.2, answered=60, accuracy=0.90, sigma=4),
+            table_row(epsilon=1.9, answered=60, accuracy=0.80, sigma=5)]
     assert best_row(rows, 2.0)["sigma"] == 4
     assert best_row(rows, 3.0)["sigma"] == 2
     assert best_row(rows, 0.5) is None
