@@ -69,6 +69,7 @@ Examples:
               help="Draw a budget line and mark where each run first exceeds it.")
 @rows_option
 @figure_options
+@version_option
 def history(inputs, **options):
     """Cumulative epsilon against queries, one line per per-query TABLE.
 
@@ -98,6 +99,7 @@ Examples:
               help="Draw the uniform run (column epsilon_cumulative) in grey.")
 @rows_option
 @figure_options
+@version_option
 def groups(input_path, **options):
     """Per-group cost histories of an individualized run, with budgets and exhaustion.
 
@@ -130,6 +132,7 @@ Examples:
                       "[default: 1e-5]. A figure's delta is the one its data were computed "
                       "at: where the tables' delta column gives it, --delta must agree "
                       "with it.")
+@version_option
 def tradeoff(inputs, **options):
     """Label accuracy against epsilon from pate-sweep tables (several are concatenated).
 
@@ -168,6 +171,7 @@ Examples:
 @index_col_option()
 @stack(long_table_specs())
 @figure_options(delta="delta of the expected analysis that chooses --order [default: 1e-5].")
+@version_option
 def selection(votes, **options):
     """Plurality histogram of all queries and of those Confident-GNMax answers.
 
@@ -200,6 +204,7 @@ Examples:
               help="JSON summary per input, in order: delta and parameters for the caption.")
 @rows_option
 @figure_options
+@version_option
 def partition(inputs, **options):
     """Cumulative epsilon against answered queries; Confident's cost split in two.
 
@@ -238,6 +243,7 @@ Examples:
               help="Logarithmic type I error axis (1e-6 to 1): the small false-positive "
                    "rates a membership attack is judged at.")
 @figure_options(delta=False)
+@version_option
 def tradeoff_curve(inputs, **options):
     """The f-DP trade-off curve a run's guarantee implies, from its JSON summary.
 

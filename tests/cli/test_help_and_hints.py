@@ -39,6 +39,14 @@ def test_version(cli, command):
     assert result.out == f"pate-{command} {pate_cli.__version__}\n"
 
 
+@pytest.mark.parametrize("kind", ["history", "groups", "tradeoff", "selection", "partition",
+                                  "tradeoff-curve"])
+def test_every_plot_kind_takes_version(cli, kind):
+    """Every command takes --version (cli:exit), pate-plot's kinds too."""
+    result = cli.plot(kind, "--version")
+    assert (result.code, result.out) == (0, f"pate-plot {pate_cli.__version__}\n")
+
+
 @pytest.mark.parametrize("command", ["sweep", "plot"])
 def test_completion_line_in_every_help(cli, command):
     result = getattr(cli, command)("-h")
