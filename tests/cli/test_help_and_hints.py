@@ -42,7 +42,7 @@ def test_version(cli, command):
 @pytest.mark.parametrize("kind", ["history", "groups", "tradeoff", "selection", "partition",
                                   "tradeoff-curve"])
 def test_every_plot_kind_takes_version(cli, kind):
-    """Every command takes --version (cli:exit), pate-plot's kinds too."""
+    """Every command takes --version, pate-plot's kinds too."""
     result = cli.plot(kind, "--version")
     assert (result.code, result.out) == (0, f"pate-plot {pate_cli.__version__}\n")
 
