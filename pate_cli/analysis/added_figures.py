@@ -49,29 +49,19 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float, *,
                     sampled: bool = True) -> AnalysisResult:
-    """``--accounting data-independent``: :func:`pld_figure` of the run's answers in place
-    of the RDP figure where smaller (``with_smaller_pld``), its sampled attack risk kept
-    as ``risk_data_independent`` (``analysis.attack_risk``)."""
-    figure, sampled_risk = pld_figure(mechanism, result.queries,
-                                      int(round(result.answered_total)), delta,
+    """:func:`pld_figure` of a run, as ``epsilon_data_independent_pld`` (replay: the run's
+    answers; expected: every query answered, the bound for any run), its sampled
+    composition's attack risk kept as ``risk_data_independent`` (``analysis.attack_risk``);
+    under ``--accounting data-independent`` also in place of the RDP figure where smaller
+    (``with_smaller_pld``)."""
+    answered = (result.queries if result.accounting == "expected"
+                else int(round(result.answered_total)))
+    figure, sampled_risk = pld_figure(mechanism, result.queries, answered, delta,
                                       sampled=sampled)
     if figure is None:
         return result
-    result = replace(with_smaller_pld(result, figure), epsilon_data_independent_pld=figure)
-    return result if sampled_risk is None else replace(result,
-                                                        risk_data_independent=sampled_risk)
-
-
-def with_pld_beside(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
-    """A replay or expected run: :func:`pld_figure` beside its RDP data-independent figure
-    (``epsilon_data_independent_pld``; under expected accounting every query answered, the
-    bound for any run), the figures themselves unchanged; its sampled attack risk as
-    :func:`with_pld_figure` keeps it."""
-    answered = (result.queries if result.accounting == "expected"
-                else int(round(result.answered_total)))
-    figure, sampled_risk = pld_figure(mechanism, result.queries, answered, delta)
-    if figure is None:
-        return result
+    if result.accounting == "data-independent":
+        result = with_smaller_pld(result, figure)
     result = replace(result, epsilon_data_independent_pld=figure)
     return result if sampled_risk is None else replace(result,
                                                         risk_data_independent=sampled_risk)

@@ -17,7 +17,7 @@ import numpy as np
 from ..accounting.tuning import tuning_distribution
 from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
-from ..inputs import VoteSet, load_rdp_curve, load_rounds, load_student
+from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
 from ..inputs.npy_files import npz_holds
 from ..inputs.output_ids import attach_outputs, check_outputs
@@ -34,7 +34,6 @@ from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from .added_figures import (
     sanitize_analysis,
     tuning_part,
-    with_pld_beside,
     with_pld_figure,
 )
 from .attack_risk import with_risk
@@ -156,7 +155,9 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
                          warnings=result.warnings + ((added.note,) if added.note else ()))
     if distribution is not None:
         result = replace(result, tuning=tuning_part(result, distribution))
-    result = replace(with_risk(result), input_files=_input_files(spec))
+    # the files of FILE_OPTIONS, then those the run found (a rounds file's students)
+    files = _input_files((name, getattr(spec, name)) for name in FILE_OPTIONS)
+    result = replace(with_risk(result), input_files=files + result.input_files)
     _warn(result)
     return result
 
@@ -167,15 +168,9 @@ FILE_OPTIONS = ("labels", "student", "query_indices", "outputs", "rounds", "grou
                 "teacher_groups")
 
 
-def _input_files(spec: RunSpec) -> tuple[InputFile, ...]:
-    """The files of ``FILE_OPTIONS`` the run read (given as paths; not standard input), and
-    the students a rounds file names (``rounds_student_K`` of round K), each with the
-    sha256 of its bytes (a rounds file given as a pipe was read once: its students are not
-    recorded)."""
-    paths = [(name, getattr(spec, name)) for name in FILE_OPTIONS]
-    if isinstance(spec.rounds, str | os.PathLike) and os.path.isfile(spec.rounds):
-        paths += [(f"rounds_student_{number}", entry.get("student"))
-                  for number, entry in enumerate(load_rounds(spec.rounds))]
+def _input_files(paths) -> tuple[InputFile, ...]:
+    """``(option, path)`` pairs of files a run read besides the votes (given as paths; not
+    standard input), each with the sha256 of its bytes."""
     return tuple(InputFile(option=name, path=os.fspath(path), sha256=recorded_sha256(path))
                  for name, path in paths
                  if isinstance(path, str | os.PathLike) and os.fspath(path) != "-")
@@ -204,8 +199,11 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
         usable_executor(spec.executor, spec)  # a PateWarning: analysed in this process
     if spec.rounds is not None:
         rounds = rounds_of(spec.rounds, vote_set, dict(spec.parameters), MECHANISM_PARAMETERS)
-        return analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
-                              per_query=spec.per_query, workers=spec.workers, **common)
+        result = analyze_rounds(vote_set.votes, rounds, initial_rdp=initial_rdp,
+                                per_query=spec.per_query, workers=spec.workers, **common)
+        return replace(result, input_files=_input_files(  # beside the rounds file, as given
+            (f"rounds_student_{number}", each.student_file)
+            for number, each in enumerate(rounds)))
     chosen = _mechanism(spec.aggregator, vote_set, dict(spec.parameters))
     if sampling is not None:
         chosen = SampledMechanism(chosen, sampling)
@@ -259,9 +257,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
             order=spec.order, report_every=spec.ss_every, decisions=given))
     if initial_rdp is not None:  # the PLD composes the Gaussian steps alone
         return result
-    if spec.accounting == "data-independent":
-        return with_pld_figure(result, chosen, spec.delta)
-    return with_pld_beside(result, chosen, spec.delta)
+    return with_pld_figure(result, chosen, spec.delta)
 
 
 def _warn(result: AnalysisResult) -> None:

@@ -55,7 +55,7 @@ from ..mechanisms.multilabel import (
 from ..numerics import whole
 from ..query_table import QueryTable, per_query_frame
 from ..work_sizes import WORK_VALUES, stream_rows
-from .added_figures import with_pld_beside, with_pld_figure, with_smaller_pld
+from .added_figures import with_pld_figure, with_smaller_pld
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, MultilabelPart, QueryCounts, RunSetting
 from .run import analyze_votes
@@ -108,8 +108,7 @@ def _binary(votes, mechanism, setting: RunSetting) -> AnalysisResult:
                         chunk_size=None if chunk is None else chunk * votes.label_count,
                         labels=None if votes.labels is None else votes.labels.reshape(-1))
     if run.initial_rdp is None:  # each label a Gaussian step
-        run = (with_pld_figure if run.accounting == "data-independent"
-               else with_pld_beside)(run, mechanism, run.delta)
+        run = with_pld_figure(run, mechanism, run.delta)
     counts = QueryCounts(queries=votes.queries, labels_output=run.counts.labels_output,
                          outcomes=None, reordered=False)
     return replace(run, counts=counts, distinct_pairs=None, query_index=None, frames=partial(

@@ -28,14 +28,15 @@ class Step:
     """One privacy-costing step (math:costs): ``statistic(votes, student)``, the
     per-query ``log q`` or ``log pr_answered``; ``rdp(distinct statistics, orders)``;
     ``independent(orders)``, the data-independent curve (math:independent). A threshold
-    step also has ``raised(votes, student)``, the queries whose expected charge is
-    ``raised_charge(statistics)`` rather than ``exp(statistic)`` (``threshold.raised_counts``:
-    counts above T rounded down to the lattice; math:costs)."""
+    step also has ``raised(votes, student)``: the statistic and the queries whose expected
+    charge is ``raised_charge(statistics)`` rather than ``exp(statistic)``
+    (``threshold.raised_counts``: counts above T rounded down to the lattice; math:costs),
+    from one computation of the counts."""
 
     statistic: Callable[..., np.ndarray]
     rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
     independent: Callable[[np.ndarray], np.ndarray]
-    raised: Callable[..., np.ndarray] | None = None
+    raised: Callable[..., tuple[np.ndarray, np.ndarray | None]] | None = None
     raised_charge: Callable[[np.ndarray], np.ndarray] | None = None
 
 
@@ -138,17 +139,21 @@ def _answer_independent(kind, value, orders):
 
 
 def _threshold_statistic(mechanism, votes, student):
-    return threshold.log_pr_answered(mechanism.selection_counts(votes, student),
-                                     threshold=mechanism.threshold,
+    return _threshold_raised(mechanism, votes, student, flags=False)[0]
+
+
+def _threshold_raised(mechanism, votes, student, *, flags: bool = True):
+    """``(log pr_answered, raised mask or None)`` from the counts formed once; no mask
+    for whole counts (scanned: never raised)."""
+    counts = mechanism.selection_counts(votes, student)
+    log_pr = threshold.log_pr_answered(counts, threshold=mechanism.threshold,
+                                       sigma_threshold=mechanism.sigma_threshold)
+    if not flags or (mechanism.name != "interactive"
+                     and getattr(mechanism, "integer_votes", False)):
+        return log_pr, None
+    raised = threshold.raised_counts(counts, threshold=mechanism.threshold,
                                      sigma_threshold=mechanism.sigma_threshold)
-
-
-def _threshold_raised(mechanism, votes, student):
-    if mechanism.name != "interactive" and getattr(mechanism, "integer_votes", False):
-        return np.zeros(votes.shape[0], dtype=bool)  # whole counts (scanned): never raised
-    return threshold.raised_counts(mechanism.selection_counts(votes, student),
-                                   threshold=mechanism.threshold,
-                                   sigma_threshold=mechanism.sigma_threshold)
+    return log_pr, raised if raised.any() else None
 
 
 def _threshold_rdp(s1, t, kind, low, high, log_pr, orders):
@@ -308,20 +313,20 @@ def block_costs(block, student, start: int, given: Decisions | None,
     made, zeros = runs[0], np.zeros(block.shape[0])
     statistics = costing.statistics
     log_q = answer.statistic(block, student) if statistics else zeros
-    log_pr = (zeros if selection is None or not statistics
-              else selection.statistic(block, student))
+    expected = costing.accounting == "expected"
     raised = None
-    if costing.accounting != "expected":
+    if selection is None or not statistics:
+        log_pr = zeros
+    elif expected and selection.raised is not None and selection.raised_charge is not None:
+        log_pr, raised = selection.raised(block, student)
+    else:
+        log_pr = selection.statistic(block, student)
+    if not expected:
         weight = made.answered.astype(np.float64)
     else:  # pr_answered, never below the mechanism's (threshold.raised_charge)
         weight = np.exp(log_pr)
-        charge = None if selection is None or not statistics else selection.raised_charge
-        if charge is not None and selection is not None and selection.raised is not None:
-            raised = selection.raised(block, student)
-            if raised.any():
-                weight[raised] = charge(log_pr[raised])
-            else:
-                raised = None
+        if raised is not None and selection is not None and selection.raised_charge:
+            weight[raised] = selection.raised_charge(log_pr[raised])
     independent = costing.accounting == "data-independent"
     orders = costing.orders
     costs = None if not costing.curves else StepRows(

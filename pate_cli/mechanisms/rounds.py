@@ -18,11 +18,13 @@ from .protocol import Mechanism
 
 @dataclass(frozen=True)
 class Round:
-    """One round of a multi-round run: which file rows, which mechanism, which student."""
+    """One round of a multi-round run: which file rows, which mechanism, which student
+    (and the file it was read from, for the run's provenance)."""
 
     rows: np.ndarray
     mechanism: Mechanism
     student: np.ndarray | None = None
+    student_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,4 +93,6 @@ def _round(spec: dict, vote_set, defaults: dict, parameter_names) -> Round:
     rows, student = round_inputs(spec, vote_set)
     parameters = {**defaults, **{key: value for key, value in spec.items()
                                  if key in parameter_names}}
-    return Round(rows=rows, mechanism=mechanism_for(name, vote_set, parameters), student=student)
+    return Round(rows=rows, mechanism=mechanism_for(name, vote_set, parameters), student=student,
+                 student_file=os.fspath(spec["student"]) if student is not None
+                 and isinstance(spec["student"], str | os.PathLike) else None)

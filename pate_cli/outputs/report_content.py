@@ -30,6 +30,7 @@ from .report_statement import (
     headline,
     number,
     privacy_unit,
+    smaller_pld,
 )
 from .risk_figure import risk_problem, with_published_risk
 from .summary import risk_text
@@ -242,12 +243,10 @@ def _independent_figures(summary: dict) -> list[dict]:
     the figure at the expected answered count (an average) after it; the Gaussian steps'
     privacy-loss-distribution figure first where it is the smaller bound."""
     worst = summary.get("epsilon_data_independent_worst")
-    pld = summary.get("epsilon_data_independent_pld")
-    bound = summary.get("epsilon_data_independent") if worst is None else worst
-    smaller = ([_figure("epsilon_data_independent_pld", "data-independent \u03b5, privacy-loss "
-                        "distribution" + ("" if worst is None else " (any run: every query "
-                                          "answered)"), pld)]
-               if pld is not None and bound is not None and pld < bound else [])
+    pld = smaller_pld(summary)
+    smaller = ([] if pld is None else [_figure(
+        "epsilon_data_independent_pld", "data-independent \u03b5, privacy-loss distribution"
+        + ("" if worst is None else " (any run: every query answered)"), pld)])
     rdp = ", R\u00e9nyi DP" if smaller else ""
     if worst is None:
         return smaller + [_figure("epsilon_data_independent", f"data-independent \u03b5{rdp}",

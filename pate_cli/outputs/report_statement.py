@@ -165,15 +165,25 @@ def _with_search(summary: dict, published: float) -> tuple[float, str]:
                                 f"K ~ {law}; the run alone: {epsilon_text(published)})")
 
 
-def _smaller_pld(summary: dict, rdp: float) -> tuple[float, str]:
-    """A data-dependent run's data-independent bound ``rdp`` or, where smaller, the Gaussian
-    steps' privacy-loss-distribution figure (``epsilon_data_independent_pld``), with the
-    words naming it."""
+def smaller_pld(summary: dict) -> float | None:
+    """The Gaussian steps' privacy-loss-distribution figure (``epsilon_data_independent_pld``)
+    where it is below the RDP data-independent bound (``epsilon_data_independent_worst``
+    under expected accounting, the bound for any run), else None: the figure the summary
+    leads with and the report publishes."""
     pld = summary.get("epsilon_data_independent_pld")
-    if pld is None or not pld < rdp:
+    bound = summary.get("epsilon_data_independent_worst") or summary.get(
+        "epsilon_data_independent")
+    return None if pld is None or bound is None or not pld < bound else float(pld)
+
+
+def _smaller_pld(summary: dict, rdp: float) -> tuple[float, str]:
+    """A data-dependent run's data-independent bound ``rdp`` or :func:`smaller_pld`, with
+    the words naming it."""
+    pld = smaller_pld(summary)
+    if pld is None:
         return rdp, ""
-    return float(pld), (" by the Gaussian steps' privacy-loss distribution (their Rényi DP "
-                        f"curve converted gives ε = {epsilon_text(rdp)})")
+    return pld, (" by the Gaussian steps' privacy-loss distribution (their Rényi DP curve "
+                 f"converted gives ε = {epsilon_text(rdp)})")
 
 
 def headline(summary: dict) -> dict:
@@ -370,7 +380,7 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                        f"the reported ε = {epsilon_text(summary['epsilon'])} is smaller and "
                        f"also valid: the Gaussian steps' privacy-loss distribution ({how}), "
                        "which has no order.")
-    elif rdp is not None and _smaller_pld(summary, rdp)[0] < rdp:
+    elif smaller_pld(summary) is not None:
         definition += (f" The data-independent bound ε = "
                        f"{epsilon_text(summary['epsilon_data_independent_pld'])} is the "
                        f"Gaussian steps' privacy-loss distribution ({how}), which has no "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..rounding import ceil_significant, ceil_text, floor_text
-from .report_statement import UNSANITISED, data_dependence, tuning_law
+from .report_statement import UNSANITISED, data_dependence, smaller_pld, tuning_law
 from .writing import utf8_text
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -247,14 +247,14 @@ def _independent_line(s: dict) -> tuple[str, str]:
     on the run that released the labels)."""
     figure = f"{_up(s['epsilon_data_independent'])} ({_order(s['order_data_independent'])})"
     worst = s.get("epsilon_data_independent_worst")
-    pld = s.get("epsilon_data_independent_pld")
+    pld = smaller_pld(s)
     if worst is None or not worst > s["epsilon_data_independent"]:  # LNMax: every query's
-        if pld is not None and pld < s["epsilon_data_independent"]:
+        if pld is not None:
             below = ", below the data-dependent figure" if pld < s["epsilon"] else ""
             figure = f"{_up(pld)} ({PLD}{below}); RDP {figure}"
         return ("data-independent", figure)
     bound = f"{_up(worst)} (every query answered: the bound for any run"
-    if pld is not None and pld < worst:
+    if pld is not None:
         bound = f"{_up(pld)} ({PLD}, every query answered: the bound for any run; RDP {_up(worst)}"
     return ("data-independent", f"{bound}); {figure} at the expected count, an average")
 
