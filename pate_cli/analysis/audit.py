@@ -29,7 +29,7 @@ from ..accounting.audit import (
 from ..accounting.conversion import rdp_to_epsilon
 from ..errors import InputError
 from ..inputs.aggregator import UserAggregator, load_aggregator
-from ..inputs.votes import VoteSet, load_votes, votes_from_array
+from ..inputs.votes import VoteSet, load_votes, validated, votes_from_array
 from ..mechanisms.aggregators import build_mechanism, not_taken
 from ..mechanisms.noise import NoiseSource, generator
 from ..mechanisms.protocol import Mechanism
@@ -182,7 +182,7 @@ def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
     (``seed + 1 + i``), and the audit proper runs at the lead whose pilot measured the most
     (the smallest among ties): the choice does not see the audit's own draws, so its
     confidence holds (math:audit)."""
-    vote_set = votes if isinstance(votes, VoteSet) else (
+    vote_set = validated(votes) if isinstance(votes, VoteSet) else (
         votes_from_array(votes) if isinstance(votes, np.ndarray) else load_votes(votes))
     user = _user_aggregator(aggregator)
     if spec.margin == "auto":

@@ -12,7 +12,7 @@ with it: labels, students, predictions).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,9 @@ class VoteSet:
     ``votes`` is ``(queries, classes)``: an array, possibly a read-only memory map, or
     rows formed as a pass reads them (sparse votes, shards, predictions); ``teachers`` is
     M (the common row total, or ``--teachers``, or the number of prediction columns).
+    The loaders (``load_votes``, ``load_predictions``, ``read_votes``) check it; one built
+    by hand is checked when a run reads it (no row above M, as in a file), and so is any
+    given with a smaller ``teachers`` (``validated``).
     """
 
     votes: np.ndarray
@@ -82,6 +85,9 @@ class VoteSet:
     labels: np.ndarray | None = None
     predictions: np.ndarray | None = None  # (queries, teachers) class ids, -1 = no vote
     outputs: np.ndarray | None = None  # (queries,) output (sequence) id of each query
+    # the loaders' mark: its rows were checked (none above ``teachers``); a VoteSet built
+    # by hand is checked when a run reads it (``validated``)
+    validated: bool = field(default=False, compare=False, repr=False)
 
     @property
     def queries(self) -> int:
@@ -150,7 +156,7 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         teachers = row_total(votes, 0)
         note_averaged(name, teachers)
     vote_set = VoteSet(votes=votes, teachers=teacher_count(name, teachers), path=name,
-                       sha256=digest)
+                       sha256=digest, validated=True)
     if labels is not None:
         vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif packed_labels is not None:
@@ -191,7 +197,43 @@ def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
         check_at_most(name, totals, 0, teachers, 1e-9)
     return VoteSet(votes=votes, teachers=teacher_count(name, teachers),
                    path=None if sha256 is None else name,
-                   sha256=sha256, outputs=outputs)  # type: ignore[arg-type]
+                   sha256=sha256, outputs=outputs,  # type: ignore[arg-type]
+                   validated=True)
+
+
+def validated(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
+    """``vote_set`` with its rows checked where nothing checked them at ``teachers``.
+
+    A loader's ``VoteSet`` has no row above its M; one built by hand is checked as a file
+    of its votes is against its M, and any with ``teachers`` (``--teachers``) below its M
+    against that (a row above M would be charged as if each teacher moved one vote,
+    under-counting the cost: refused, as a file's row above ``--teachers`` is).
+
+    Args:
+      vote_set: a ``VoteSet``, from a loader or built by hand.
+      teachers: the run's M (default: the set's), checked by the caller.
+
+    Returns:
+      The set marked validated, with ``teachers`` as its M where given.
+
+    Raises:
+      InputError: a row whose votes (or voters) sum above M, or votes a file could not hold.
+    """
+    limit = float(vote_set.teachers if teachers is None else teachers)
+    if not (vote_set.validated and limit >= float(vote_set.teachers)):
+        votes, name = vote_set.votes, vote_set.name
+        if vote_set.predictions is not None:  # its voters: the class ids other than -1
+            predictions = vote_set.predictions
+            scan = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, predictions.shape[1])))
+            for start in range(0, predictions.shape[0], scan):
+                part = np.asarray(predictions[start : start + scan])
+                check_at_most(name, (part >= 0).sum(axis=1), start, limit, 1e-9)
+        elif hasattr(votes, "indptr"):  # sparse votes: the sums of their stored counts
+            check_at_most(name, row_totals(votes), 0, limit, 1e-9)
+        else:
+            check_votes(name, votes, teachers=limit)
+    teachers = vote_set.teachers if teachers is None else teachers
+    return replace(vote_set, teachers=teachers, validated=True)
 
 
 def checked_teachers(teachers) -> None:
@@ -237,7 +279,8 @@ def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes
     if teachers is None:
         teachers = row_total(array, 0)
         note_averaged(name, teachers)
-    return VoteSet(votes=array, teachers=teacher_count(name, teachers), path=None, sha256=None)
+    return VoteSet(votes=array, teachers=teacher_count(name, teachers), path=None, sha256=None,
+                   validated=True)
 
 
 PREDICTION_LAYOUTS = ("queries-first", "teachers-first")
@@ -306,8 +349,7 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                classes)
     vote_set = VoteSet(votes=PredictedVotes(array, classes),  # type: ignore[arg-type]
                        teachers=int(array.shape[1]), path=None if digest is None else name,
-                       sha256=digest,
-                       predictions=array)
+                       sha256=digest, predictions=array, validated=True)
     if labels is not None:
         vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif packed_labels is not None:
@@ -442,8 +484,10 @@ def read_votes(votes=None, **options: Any) -> VoteSet:
                                     index_col=index_col, queries=queries,
                                     layout=spec.predictions_layout, teachers=teachers)
     elif isinstance(votes, VoteSet):
-        vote_set = votes if labels is None else attach_labels(votes, labels, queries=queries,
-                                                               index_col=index_col)
+        checked_teachers(teachers)
+        vote_set = validated(votes, teachers)
+        if labels is not None:
+            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif hasattr(votes, "tocsr"):  # a SciPy sparse matrix
         checked_teachers(teachers)
         vote_set = sparse_vote_set("the sparse votes", sparse_from_matrix(votes), teachers)
