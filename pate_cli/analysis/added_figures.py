@@ -47,8 +47,7 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
                    data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)
 
 
-def with_pld_figure(result: AnalysisResult, mechanism, delta: float, *,
-                    sampled: bool = True) -> AnalysisResult:
+def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
     """:func:`pld_figure` of a run, as ``epsilon_data_independent_pld`` (replay: the run's
     answers; expected: every query answered, the bound for any run), its sampled
     composition's attack risk kept as ``risk_data_independent`` (``analysis.attack_risk``);
@@ -56,8 +55,7 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float, *,
     (``with_smaller_pld``)."""
     answered = (result.queries if result.accounting == "expected"
                 else int(round(result.answered_total)))
-    figure, sampled_risk = pld_figure(mechanism, result.queries, answered, delta,
-                                      sampled=sampled)
+    figure, sampled_risk = pld_figure(mechanism, result.queries, answered, delta)
     if figure is None:
         return result
     if result.accounting == "data-independent":
@@ -67,15 +65,15 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float, *,
                                                         risk_data_independent=sampled_risk)
 
 
-def pld_figure(mechanism, queries: int, answered: int, delta: float, *,
-               sampled: bool = True) -> tuple[float | None, Any]:
+def pld_figure(mechanism, queries: int, answered: int,
+               delta: float) -> tuple[float | None, Any]:
     """The data-independent epsilon of a Gaussian aggregator's ``queries`` selections and
     ``answered`` answers (L2 sensitivity sqrt(2), or the sampled run's) composed by
     ``accounting.pld``, and the sampled composition's attack risk (math:risk) or None.
 
     The figure is the exact one of the steps unsampled (sampling never costs more,
-    math:sampling) and, for a Poisson-sampled run when ``sampled`` (dp_accounting's; a
-    sweep's points go without it), the smaller of that and its sampled composition (for
+    math:sampling) and, for a Poisson-sampled run (dp_accounting's, where installed), the
+    smaller of that and its sampled composition (for
     Confident with shared steps, each answered query one sampled Gaussian on the pair of
     counts and each other query the sampled threshold step, as ``steps._sampled``).
 
@@ -87,7 +85,7 @@ def pld_figure(mechanism, queries: int, answered: int, delta: float, *,
         return None, None
     figures = [gaussian_exact_epsilon(plain, delta)]
     sampled_risk = None
-    sampling = mechanism.sampling if is_sampled(mechanism) and sampled else None
+    sampling = mechanism.sampling if is_sampled(mechanism) else None
     if sampling is not None and sampling.scheme == "poisson":
         steps = plain
         if mechanism.selects and sampling.steps == "shared":

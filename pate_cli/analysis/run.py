@@ -271,9 +271,9 @@ def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
 
 def _totals_of(result: AnalysisResult) -> ReplayTotals:
     if result.accounting == "data-independent" and result.initial_rdp is None:
-        # the Gaussian steps' exact figure where smaller, as pate-analyze's (a sampled
-        # point's unsampled one: not dp_accounting's sampled composition, 0.1-0.5 s a replay)
-        result = with_pld_figure(result, result.mechanism, result.delta, sampled=False)
+        # the Gaussian steps' exact figure (and a Poisson-sampled run's composition by
+        # dp_accounting) where smaller, as pate-analyze's
+        result = with_pld_figure(result, result.mechanism, result.delta)
     return ReplayTotals(seed=result.seed, answered=float(result.answered_total),
                         epsilon=result.epsilon, order=float(result.order),
                         epsilon_data_independent=result.epsilon_data_independent,

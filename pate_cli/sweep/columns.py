@@ -55,13 +55,12 @@ the exponential mechanism's eta (math:exponential; empty for the other mechanism
 without sampling), ``sampling_steps`` its ``--sampling-steps`` (``shared`` or
 ``independent``, for Confident with sampling); ``epsilon_method``: ``rdp`` (RDP curves
 converted), ``pld`` (under data-independent accounting, the Gaussian steps' exact figure,
-pate-analyze's, where smaller; a sampled point's is its steps' unsampled one, not
-dp_accounting's sampled composition) or ``pure`` (SVT-PATE's pure-DP bound). ``risk_*``: the
+pate-analyze's, where smaller, with a Poisson-sampled point's composition by
+dp_accounting) or ``pure`` (SVT-PATE's pure-DP bound). ``risk_*``: the
 publishable attack risk (math:risk) of the point, the largest over its replays: a
 membership attacker's TPR bound at FPR 0.001, 0.01 and 0.1, its advantage bound, and the
 route (``pld``: the Gaussian steps' exact curve; ``rdp``; ``pure``); empty for
-individualized runs. A sweep composes no PLD, so a sampled point's risk is its RDP
-curve's, capped by the unsampled Gaussian curve, where pate-analyze's may be tighter.
+individualized runs.
 ``read``: the options that change the votes a file of the same sha256 gives
 (``index_col=N``, ``classes=K``, ``columns=...``, space-separated; empty without)"""
 

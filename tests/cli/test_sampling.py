@@ -312,12 +312,14 @@ def test_sweep_rows_carry_the_scheme_and_match_pate_analyze(cli, votes):
     assert len(rows) == 4
     for row in rows:
         assert row["sampling"] == "poisson:0.25" and row["vote_change"] == "add"
-        assert row["epsilon_method"] == "rdp"
         assert row["sampling_steps"] == ("shared" if row["mechanism"] == "confident" else None)
         single = run_json(cli, votes, *DI, "-m", row["mechanism"], "--sigma",
                           str(row["sigma"]), "--sampling", "poisson:0.25", "--vote-change",
                           "add")
-        assert row["epsilon"] == single["epsilon_rdp"]  # a sweep converts RDP curves
+        # pate-analyze's figure, its sampled composition by dp_accounting where smaller
+        assert (row["epsilon"], row["epsilon_method"]) == (single["epsilon"],
+                                                           single["epsilon_method"])
+        assert row["epsilon"] <= single["epsilon_rdp"]
     apart = cli.sweep(votes, "-m", "confident", "--sigma", "8", *DI, "--sampling",
                       "poisson:0.25", "--sampling-steps", "independent", "-f", "json", "-q",
                       "--no-progress", "-w", "1")
@@ -326,7 +328,8 @@ def test_sweep_rows_carry_the_scheme_and_match_pate_analyze(cli, votes):
     single = run_json(cli, votes, *DI, "--sigma", "8", "--sampling", "poisson:0.25",
                       "--sampling-steps", "independent")
     shared = run_json(cli, votes, *DI, "--sigma", "8", "--sampling", "poisson:0.25")
-    assert row["epsilon"] == single["epsilon_rdp"] < shared["epsilon_rdp"]
+    assert row["epsilon"] == single["epsilon"]
+    assert single["epsilon_rdp"] < shared["epsilon_rdp"]
 
 
 def test_sweep_without_sampling_has_empty_columns(cli, votes):
