@@ -20,7 +20,12 @@ A profile's pairs each give ``f(alpha) >= max(0, 1 - delta - e^eps alpha,
 e^-eps (1 - delta - alpha))`` (the pairs hold for both directions of the neighbours); the
 TPR bound is the smallest over the pairs (:func:`profile_tpr`) and the advantage bound the
 smallest pair's ``(e^eps - 1 + 2 delta) / (e^eps + 1)`` (:func:`profile_advantage`; at
-``eps = 0`` it is ``delta(0)``, the total variation). A finite grid only loosens them.
+``eps = 0`` it is ``delta(0)``, the total variation). A data-dependent curve bounds one
+direction only, ``D(M(D) || M(D'))`` at the analysed votes ``D``: each naming of the
+hypotheses then keeps one of the two forms, ``delta + e^eps alpha`` (the member's data
+``D``) or ``1 - e^-eps (1 - delta - alpha)`` (the member's data ``D'``), and the bound is
+the larger of the two namings' (``one_way``; advantage ``1 - e^-eps (1 - delta)``). A
+finite grid only loosens them.
 Every figure is raised by a few units in the last place over its rounding error.
 """
 
@@ -68,8 +73,8 @@ class AttackRisk:
       mu: the mechanism is mu-GDP (a composition of Gaussian steps), else None.
       data_dependent: a bound from a data-dependent curve: it holds for these votes only
         and is itself unsanitised (not for publication).
-      bounds: what the TPR bounds are the smallest of: ``("gaussian", mu)`` and
-        ``("profile", epsilons, deltas)`` entries.
+      bounds: what the TPR bounds are the smallest of: ``("gaussian", mu)``,
+        ``("profile", epsilons, deltas)`` and ``("one-way", epsilons, deltas)`` entries.
     """
 
     source: str
@@ -82,7 +87,8 @@ class AttackRisk:
         """The TPR bound at each false-positive rate of ``fpr`` (in [0, 1]): the smallest
         of the bounds', each raised over its rounding error."""
         each = [gaussian_tpr(bound[1], fpr) if bound[0] == "gaussian"
-                else profile_tpr(bound[1], bound[2], fpr) for bound in self.bounds]
+                else profile_tpr(bound[1], bound[2], fpr, one_way=bound[0] == "one-way")
+                for bound in self.bounds]
         return np.minimum.reduce(each) if each else np.ones(np.shape(fpr))
 
     @property
@@ -160,15 +166,19 @@ def gaussian_mu(steps) -> float:
                              for sensitivity, std, count in steps if count > 0)))
 
 
-def profile_tpr(epsilons, deltas, fpr) -> np.ndarray:
+def profile_tpr(epsilons, deltas, fpr, *, one_way: bool = False) -> np.ndarray:
     """The TPR bound at ``fpr`` of a privacy profile's pairs (math:risk).
 
     ``min over pairs of min(1, delta + e^eps alpha, 1 - e^-eps (1 - delta - alpha))``, the
-    last written ``-expm1(-eps) + e^-eps (delta + alpha)`` (no cancellation).
+    last written ``-expm1(-eps) + e^-eps (delta + alpha)`` (no cancellation); with
+    ``one_way`` (pairs holding in one direction: the module doc) the larger of ``min over
+    pairs of delta + e^eps alpha`` and ``min over pairs of 1 - e^-eps (1 - delta -
+    alpha)``, each at most 1.
 
     Args:
       epsilons, deltas: pairs (eps_i, delta_i) the mechanism satisfies.
       fpr: false-positive rates in [0, 1].
+      one_way: the pairs bound ``M(D)`` against ``M(D')`` only.
 
     Returns:
       One bound per rate, raised over its rounding error.
@@ -179,42 +189,54 @@ def profile_tpr(epsilons, deltas, fpr) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         first = delta + np.exp(eps) * alpha
         second = -np.expm1(-eps) + np.exp(-eps) * (delta + alpha)
-    both = np.fmin(first, second)  # an infinite epsilon's first bound is nan at alpha 0
-    return _raised(np.nanmin(np.where(np.isnan(both), 1.0, both), axis=0), PROFILE_MARGIN)
+
+    def smallest(bounds: np.ndarray) -> np.ndarray:
+        # an infinite epsilon's first bound is nan at alpha 0: no bound
+        return np.minimum(1.0, np.nanmin(np.where(np.isnan(bounds), 1.0, bounds), axis=0))
+
+    tpr = (np.maximum(smallest(first), smallest(second)) if one_way
+           else smallest(np.fmin(first, second)))
+    return _raised(tpr, PROFILE_MARGIN)
 
 
-def profile_advantage(epsilons, deltas) -> float:
+def profile_advantage(epsilons, deltas, *, one_way: bool = False) -> float:
     """The advantage bound of a privacy profile's pairs: the smallest
-    ``(e^eps - 1 + 2 delta) / (e^eps + 1)`` (each pair's best TPR - FPR, math:risk)."""
+    ``(e^eps - 1 + 2 delta) / (e^eps + 1)`` (each pair's best TPR - FPR, math:risk); with
+    ``one_way`` the smallest ``1 - e^-eps (1 - delta)`` (either naming's best)."""
     eps = np.asarray(epsilons, dtype=np.float64)
     delta = np.asarray(deltas, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        each = (np.expm1(eps) + 2.0 * delta) / (np.exp(eps) + 1.0)
+        each = (-np.expm1(-eps) + delta * np.exp(-eps) if one_way
+                else (np.expm1(eps) + 2.0 * delta) / (np.exp(eps) + 1.0))
     each = np.where(np.isnan(each), 1.0, each)  # an infinite epsilon: no bound
     return float(_raised(each.min(), PROFILE_MARGIN))
 
 
-def profile_risk(epsilons, deltas, source: str) -> AttackRisk:
-    """The attack risk of the pairs ``(epsilons[i], deltas[i])`` (math:risk)."""
+def profile_risk(epsilons, deltas, source: str, *, one_way: bool = False) -> AttackRisk:
+    """The attack risk of the pairs ``(epsilons[i], deltas[i])`` (math:risk); ``one_way``:
+    pairs holding in one direction (a data-dependent curve's, the module doc)."""
     eps = np.maximum(np.asarray(epsilons, dtype=np.float64), 0.0)
     deltas = np.asarray(deltas, dtype=np.float64)
-    return AttackRisk(source=source, advantage=profile_advantage(eps, deltas),
-                      bounds=(("profile", eps, deltas),))
+    return AttackRisk(source=source,
+                      advantage=profile_advantage(eps, deltas, one_way=one_way),
+                      bounds=(("one-way" if one_way else "profile", eps, deltas),))
 
 
-def rdp_risk(rdp, *, orders, conversion: str = "classic") -> AttackRisk:
+def rdp_risk(rdp, *, orders, conversion: str = "classic",
+             one_way: bool = False) -> AttackRisk:
     """The attack risk of an RDP curve: its conversion (math:conversion) at ``RDP_DELTAS``.
 
     Args:
       rdp: the curve, one value per order.
       orders: the order grid.
       conversion: ``classic`` or ``improved``, each a valid (epsilon, delta) at every delta.
+      one_way: a data-dependent curve, bounding one direction only (the module doc).
 
     Returns:
       Source ``rdp``.
     """
     epsilons = epsilons_at_deltas(rdp, orders=orders, deltas=RDP_DELTAS, conversion=conversion)
-    return profile_risk(epsilons, RDP_DELTAS, "rdp")
+    return profile_risk(epsilons, RDP_DELTAS, "rdp", one_way=one_way)
 
 
 def pld_risk(pld) -> AttackRisk:

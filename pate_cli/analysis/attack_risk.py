@@ -15,9 +15,11 @@ attacker's true-positive rate at each false-positive rate, and on its advantage.
 * any other run: the data-independent RDP curve's conversions (source ``rdp``).
 
 ``result.risk`` is the bound of the headline epsilon's accounting: the same for a
-data-independent run; for a data-dependent one, its RDP curve's (source ``rdp``), capped
-by the data-independent bound (which holds for any data): unsanitised, like the
-data-dependent epsilon. Individualized runs (one curve per group) have neither.
+data-independent run; for a data-dependent one, its RDP curve's (source ``rdp``; the curve
+bounds one direction only, so each naming of the hypotheses keeps one form,
+``accounting.risk``), capped by the data-independent bound (which holds for any data):
+unsanitised, like the data-dependent epsilon. Individualized runs (one curve per group)
+have neither.
 """
 
 from __future__ import annotations
@@ -104,15 +106,16 @@ def _printed_pair(result: AnalysisResult, *, independent: bool) -> AttackRisk:
     """The risk of the (epsilon, delta) pair the run prints: ``epsilon_data_independent``
     (under ``expected`` accounting ``epsilon_data_independent_worst``, the bound for any
     release; the other is an average), or with ``independent`` False the headline
-    ``epsilon``. A curve read on a grid of deltas may miss the run's own delta: this cap
-    keeps the risk within the printed guarantee."""
+    ``epsilon`` (one-way where data-dependent, ``accounting.risk``). A curve read on a
+    grid of deltas may miss the run's own delta: this cap keeps the risk within the
+    printed guarantee."""
     epsilon = result.epsilon
     if independent:
         epsilon = (result.epsilon_data_independent_worst
                    if result.accounting == "expected"
                    and result.epsilon_data_independent_worst is not None
                    else result.epsilon_data_independent)
-    return profile_risk([epsilon], [result.delta], "rdp")
+    return profile_risk([epsilon], [result.delta], "rdp", one_way=not independent)
 
 
 def svt_risk(result: AnalysisResult) -> AttackRisk:
@@ -141,8 +144,9 @@ def with_risk(result: AnalysisResult) -> AnalysisResult:
         return result
     risk = independent
     if result.accounting != "data-independent" and result.svt is None:
+        # a data-dependent curve bounds one direction only (accounting.risk)
         dependent = replace(rdp_risk(result.rdp_total, orders=result.orders,
-                                     conversion=result.conversion).capped(
+                                     conversion=result.conversion, one_way=True).capped(
             _printed_pair(result, independent=False)), data_dependent=True)
         risk = dependent.capped(independent)
     return replace(result, risk=risk, risk_data_independent=independent)

@@ -150,10 +150,36 @@ def test_data_dependent_is_within_data_independent_and_labelled():
     assert risk.source == "rdp" and risk.mu is None
     assert np.all(risk.tpr <= independent.tpr)
     assert risk.advantage <= independent.advantage
-    assert risk.at_reported[0] < independent.at_reported[0]  # tighter where it matters
+    # one direction only: never tighter than the data-dependent pair's two namings allow
+    one_way = profile_risk([result.epsilon], [result.delta], "rdp", one_way=True)
+    assert np.all(risk.tpr <= one_way.tpr)
     # the publishable curve: the Gaussian steps', answers sqrt(2)/sigma, selections 1/sigma1
     mu = math.sqrt(result.answered_total * 2 / 40.0**2 + 9000 / 150.0**2)
     assert independent.mu == pytest.approx(mu, rel=1e-14)
+
+
+def test_a_one_way_pair_keeps_one_form_for_each_naming():
+    """A data-dependent pair bounds M(D) against M(D') only: a target in the data keeps
+    delta + e^eps alpha, one outside 1 - e^-eps (1 - delta - alpha); the bound is the larger
+    (at FPR 0 the second, 1 - e^-eps (1 - delta), where both directions give delta)."""
+    eps, delta = 1.0, 1e-5
+    rates = np.array([0.0, 0.001, 0.1, 0.5, 1.0])
+    first = np.minimum(1.0, delta + math.exp(eps) * rates)
+    second = np.minimum(1.0, 1.0 - math.exp(-eps) * (1.0 - delta - rates))
+    one_way = profile_risk([eps], [delta], "rdp", one_way=True)
+    both = profile_risk([eps], [delta], "rdp")
+    assert np.allclose(one_way.tpr_at(rates), np.maximum(first, second), rtol=1e-14, atol=0)
+    assert np.all(one_way.tpr_at(rates) >= np.maximum(first, second))
+    assert np.allclose(both.tpr_at(rates), np.minimum(first, second), rtol=1e-14, atol=0)
+    assert both.tpr_at([0.0])[0] == pytest.approx(delta, rel=1e-12)
+    assert one_way.advantage == pytest.approx(1.0 - math.exp(-eps) * (1.0 - delta), rel=1e-14)
+    assert one_way.advantage > both.advantage
+    # two one-way pairs: each naming takes its own smallest, then the larger naming
+    pairs = profile_risk([1.0, 3.0], [1e-3, 1e-9], "rdp", one_way=True).tpr_at(rates)
+    naming = [np.minimum(1.0, np.minimum(1e-3 + math.e * rates, 1e-9 + math.exp(3) * rates)),
+              np.minimum(1.0, np.minimum(1.0 - math.exp(-1.0) * (1.0 - 1e-3 - rates),
+                                         1.0 - math.exp(-3.0) * (1.0 - 1e-9 - rates)))]
+    assert np.allclose(pairs, np.maximum(*naming), rtol=1e-13, atol=0)
 
 
 @pytest.mark.parametrize("rate", [0.01, 0.3])
@@ -286,7 +312,8 @@ def test_risk_properties_over_runs(mechanism, accounting, noise, seed, delta):
     printed = (result.epsilon_data_independent_worst if accounting == "expected"
                else result.epsilon_data_independent)
     assert np.all(independent.tpr <= profile_risk([printed], [delta], "rdp").tpr)
-    assert np.all(risk.tpr <= profile_risk([result.epsilon], [delta], "rdp").tpr)
+    assert np.all(risk.tpr <= profile_risk([result.epsilon], [delta], "rdp",
+                                           one_way=risk.data_dependent).tpr)
     again = pate_cli.analyze(VOTES, mechanism, **run).risk
     assert np.array_equal(again.tpr, risk.tpr) and again.advantage == risk.advantage
 
