@@ -68,8 +68,12 @@ def drawn_from(frame) -> str:
 def figure_note(summary: dict | None, what: str = "figure") -> str:
     """What a per-query table's cumulative epsilon is: its RDP ``what``; for a run whose
     summary gives the PLD accountant's headline, that figure, and for a data-dependent run
-    that it is unsanitised (math:costs)."""
+    that it is unsanitised (math:costs); without a summary, that it may be (a table does
+    not say how it was accounted)."""
     parts = [f"the per-query table's RDP {what}"]
+    if not summary:
+        parts.append("its accounting is not known without the run's summary: if "
+                     "data-dependent, unsanitised, not for publication")
     if (summary or {}).get("epsilon_method") == "pld" and summary.get("epsilon") is not None:
         parts.append(f"the summary's epsilon, {ceil_text(float(summary['epsilon']), 4)}, is "
                      "the PLD (privacy-loss distribution) accountant's")

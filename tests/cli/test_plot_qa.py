@@ -139,8 +139,9 @@ def test_history_caption_of_a_data_dependent_run_says_unsanitised(plot_runs, tmp
         assert "(the per-query table's RDP figure; data-dependent, unsanitised: not for " \
                "publication)" in text, text
     assert cli.plot("history", plot_runs["confident"], "-o", out).code == 0
-    text = _caption(out)  # no summary: what the run was is not known, the figure is
-    assert "(the per-query table's RDP figure)" in text and "unsanitised" not in text, text
+    text = _caption(out)  # no summary: what the run was is not known, so it may be
+    assert ("(the per-query table's RDP figure; its accounting is not known without the "
+            "run's summary: if data-dependent, unsanitised, not for publication)") in text, text
 
 
 def test_history_caption_of_a_pld_run_names_the_accountants(tmp_path, cli):

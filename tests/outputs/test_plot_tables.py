@@ -147,7 +147,8 @@ def test_partition_and_groups_up_to_figure_rows_give_the_same_svg(tmp_path):
     assert _svg(after) == _svg(before)
     groups = tmp_path / "groups.csv"
     groups.write_text("group,budget,share\na,1.5,0.5\nb,4,0.5\n")
-    caption = "500 queries; epsilon: the per-query table's RDP figures; budgets: a 1.5, b 4"
+    caption = (f"500 queries; epsilon: {captions.figure_note(None, 'figures')}; budgets: a "
+               "1.5, b 4")
     before = plots.groups_figure(frame, budgets={"a": 1.5, "b": 4.0}, delta=1e-5,
                                  x="answered", caption=caption)
     after = plot_files.plot_groups(path, groups_path=str(groups), summary_path=None,
