@@ -295,8 +295,10 @@ def report_content(summary: dict, *, command: str | None = None,
         _figure("delta", "\u03b4", summary["delta"], 10, rounding="nearest"),
         _figure("queries", "queries analysed", summary["queries"], rounding="nearest"),
         *_answered_figures(summary),
-        _figure("labels_output", "labels output", summary.get("labels_output"),
-                rounding="nearest"),
+        _figure("labels_output", "labels output" + (
+            f" (by a replay with seed {summary.get('seed')}, not charged)"
+            if summary.get("accounting") == "expected" else ""),
+            summary.get("labels_output"), rounding="nearest"),
     ]
     if summary.get("label_accuracy") is not None:
         key_figures.append(_figure("label_accuracy", "label accuracy",

@@ -16,8 +16,8 @@ from ..inputs import load_votes
 from ..inputs.tables import read_summary
 from .figure_data import figure_rows
 from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
-from .report import files_folder
-from .report_figures import figure_budgets
+from .report import files_folder, report_format
+from .report_figures import FIGURE_TITLES, figure_budgets
 from .risk_figure import risk_problem
 from .writing import check_destinations, utf8_text, write_outputs
 
@@ -101,7 +101,10 @@ def _drawn_run(summary: dict, summary_path: str, per_query: str):
 
 def write_report(output: str, text: str, figures: dict) -> None:
     """Write the statement and its figure files (in ``files_folder(output)``, made when
-    needed) as one set; on failure nothing is left half-written, not even the folder."""
+    needed) as one set; on failure nothing is left half-written, not even the folder.
+    Once a Markdown report is written, the figures an earlier report left in its folder
+    and this one does not draw are removed (only the names a report writes: the folder
+    then holds this report's figures and whatever else the user put there)."""
     folder = files_folder(output)
     made = bool(figures) and not os.path.isdir(folder)
     if figures:
@@ -112,3 +115,8 @@ def write_report(output: str, text: str, figures: dict) -> None:
         if made:
             shutil.rmtree(folder, ignore_errors=True)
         raise
+    if report_format(output) == "markdown":
+        for key in (*FIGURE_TITLES, "risk"):
+            stale = os.path.join(folder, f"{key}.svg")
+            if stale not in figures and os.path.isfile(stale):
+                os.remove(stale)

@@ -208,6 +208,24 @@ def test_markdown_writes_figures_beside_it(cli, tmp_path):
     assert row == ceil_text(summary["epsilon"]).rstrip("0").rstrip(".")
 
 
+def test_a_markdown_report_leaves_no_figure_of_an_earlier_one(cli, tmp_path):
+    """Written again over an earlier report, a Markdown report removes the figures it does
+    not draw from its folder (a history beside a report without a table would be another
+    run's); files the user put there stay."""
+    out, summary = tmp_path / "report.md", tmp_path / "s.json"
+    assert cli.report(VOTES, "-n", "300", "-o", out).code == 0
+    folder = tmp_path / "report_files"
+    assert (folder / "history.svg").exists()
+    (folder / "notes.txt").write_text("mine")
+    assert cli.analyze(VOTES, "-n", "200", "-f", "json", "-o", summary).code == 0
+    result = cli.report("--from", summary, "-o", out)
+    assert result.code == 0, result.err
+    files = sorted(p.name for p in folder.iterdir())
+    assert "history.svg" not in files and "notes.txt" in files
+    assert all(f"report_files/{name}" in out.read_text() for name in files
+               if name.endswith(".svg"))
+
+
 def test_from_summary_and_per_query(cli, tmp_path):
     summary, table = tmp_path / "run.json", tmp_path / "q.csv"
     assert cli.analyze(VOTES, "-n", "300", "-f", "json", "-o", summary,
