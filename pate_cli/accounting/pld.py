@@ -182,10 +182,11 @@ def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
     loss ``eps (2 j - k)``, ``j ~ Bin(k, p)``, whose profile is
     ``delta(e) = sum_j Bin(k, p)(j) (1 - e^(e - eps (2 j - k)))_+``. The root of
     ``delta(e) = delta / (1 + 1e-9)`` is bracketed by bisection and its upper end
-    returned: the computed profile's rounding (a sum of at most ``k + 1`` positive terms,
-    each within a few ulps) is far inside the 1e-9 margin, so the figure is never below the
-    exact one. At most ``k epsilon`` (basic composition), 0 where ``delta`` reaches the
-    total variation's bound.
+    returned, raised by ``16 (|e| + 1)`` units of 2^-52: the computed profile's rounding
+    (the masses' and the sum's, a few ulps relative, inside the 1e-9 margin; the losses'
+    and ``e - loss``'s, a shift of ``e`` by at most a few ulps of ``|e| + 1`` where a term
+    is sensitive to it) cannot take the figure below the exact one. At most ``k epsilon``
+    (basic composition), 0 where ``delta`` reaches the total variation's bound.
 
     Args:
       epsilon: each step's pure-DP epsilon (> 0).
@@ -209,7 +210,7 @@ def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
         above = loss > e
         return float(np.sum(np.exp(log_mass[above]) * -np.expm1(e - loss[above])))
 
-    low, high = 0.0, k * epsilon
+    low, high = 0.0, math.nextafter(k * epsilon, math.inf)  # above k epsilon, rounding aside
     if profile(low) <= target:
         return 0.0
     for _ in range(200):  # to the last bit of the bracket
@@ -220,4 +221,5 @@ def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
             high = middle
         else:
             low = middle
-    return high
+    return min(high + 16.0 * (abs(high) + 1.0) * sys.float_info.epsilon,
+               math.nextafter(k * epsilon, math.inf))

@@ -44,7 +44,8 @@ def _claim_specs(option) -> list:
     return [
         option("-m", "--mechanism", type=click.Choice(list(AUDITED), case_sensitive=False),
                default="gnmax", show_default=True, metavar="NAME",
-               help="The claim: lnmax, gnmax (default), confident, exponential."),
+               help="The claim: " + ", ".join(f"{name} (default)" if name == "gnmax"
+                                              else name for name in AUDITED) + "."),
         *noise_specs(option),
     ]
 

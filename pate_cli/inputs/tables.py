@@ -122,9 +122,12 @@ def read_summary(path) -> dict:
         summary = json.loads(text)
     except json.JSONDecodeError:
         raise InputError(f"{name}: not a JSON object; expected {SUMMARY}") from None
-    if not isinstance(summary, dict) or "epsilon" not in summary or "delta" not in summary:
+    tool = summary.get("tool") if isinstance(summary, dict) else None
+    if (isinstance(tool, str) and tool.startswith("pate-") and tool != "pate-analyze") or (
+            isinstance(summary, dict) and "epsilon" in summary and "delta" in summary):
+        problem = _summary_problem(summary)  # another tool's JSON named first
+    else:
         raise InputError(f"{name}: has no 'epsilon' and 'delta' keys; expected {SUMMARY}")
-    problem = _summary_problem(summary)
     if problem is not None:
         raise InputError(f"{name}: {problem}; expected {SUMMARY}")
     return summary

@@ -20,7 +20,8 @@ analysed is snapped to 6 significant digits (so the answer prints exactly and th
 ``pate-analyze`` command reproduces it bit for bit). The answer is the smallest noise
 analysed whose epsilon is <= E: never above E. Every analysed pair is checked for
 monotonicity; a violation is a note in ``warnings``.
-Exits: ``OptionError`` (exit 2) when even the largest noise of the range exceeds E.
+Exits: ``OptionError`` (exit 2) when even the largest noise of the range exceeds E; a
+note (one ``Warning:`` line) when the smallest meets it (the answer is the range's edge).
 
 Size: one concept, the search: its keywords (``CalibrationSpec``), the search itself and
 its answer (``Calibration``, with the command and JSON that reproduce it).
@@ -352,6 +353,13 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
                 high = middle
             else:
                 low = middle
+    if low is None:  # met at the range's edge: a noise below it is not searched
+        edge, limit = ((_snap(1.0 / smallest), "largest") if inverse
+                       else (smallest, "smallest"))
+        notes.append(f"{target.text()} is met at the search's {limit} {_shown(name)}, "
+                     f"{edge:g} ({'1 / ' if inverse else ''}{RANGE[0]:g}"
+                     f"{'' if scale_all else ' M'}): a {'larger' if inverse else 'smaller'} "
+                     "one may meet it too, the search does not go past it")
     # the bracket's relative width reached: above --tolerance where snapping stopped it
     step = None if low is None else high / low - 1.0
     if step is not None and step > spec.tolerance:

@@ -112,6 +112,12 @@ def test_target_met_at_the_smallest_noise():
         found = calibrate(VOTES, "gnmax", target_epsilon=1e6, queries=10)
     assert found.value == pytest.approx(0.25) and found.above is None
     assert found.epsilon <= 1e6
+    # said: a smaller noise may meet it too (the answer is the range's edge)
+    assert any("met at the search's smallest sigma, 0.25 (0.001 M)" in note
+               for note in found.warnings), found.warnings
+    found = calibrate(VOTES, "exponential", target_epsilon=1e6, queries=10)
+    assert any("met at the search's largest eta, 4 (1 / 0.001 M)" in note
+               for note in found.warnings), found.warnings
 
 
 def test_public_name_json_and_a_grid_given_as_numbers():
