@@ -20,7 +20,7 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from .readers import decode_text, is_regular, read_stream, read_text_file, unreadable
+from .readers import decode_text, read_text_file, unreadable
 from .tables import (
     PER_QUERY,
     SUMMARY,
@@ -28,7 +28,7 @@ from .tables import (
     is_summary,
     per_query_floats,
     summary_hint,
-    table_extension,
+    table_source,
     text_options,
 )
 
@@ -47,10 +47,10 @@ class TablePieces:
     def __init__(self, path: str, *, expected: str):
         self.name = str(path)
         self.expected = expected
-        self.extension = table_extension(self.name, expected)
-        # a FIFO cannot be read twice (the row count, the pieces): held whole
-        self._source = (self.name if is_regular(self.name)
-                        else io.BytesIO(read_stream(self.name)))
+        # standard input or a FIFO cannot be read twice (the row count, the pieces): held
+        # whole
+        self.extension, data = table_source(self.name, expected)
+        self._source = self.name if data is None else io.BytesIO(data)
         with self._open():  # unreadable (permission denied...): one line, here
             pass
 

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from .readers import check_file, is_regular, read_text_file
+from .readers import (
+    check_file,
+    decode_text,
+    is_regular,
+    read_stdin,
+    read_stream,
+    read_text_file,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,11 +63,11 @@ def read_table(path, *, expected: str, allow_empty: bool = False,
     (``0.1.0``, ``2,3`` or ``32`` are not parsed as numbers).
     """
     name = os.fspath(path)
-    extension = table_extension(name, expected)
+    extension, source = table_source(name, expected)
     if extension == ".parquet":
-        frame = _read_parquet(name, expected)
+        frame = _read_parquet(name, expected, source)
     else:
-        text = read_text_file(name)
+        text = read_text_file(name) if source is None else decode_text(name, source)
         if not text.strip():
             raise InputError(f"{name}: the file is empty (expected {expected})")
         if extension in (".json", ".jsonl"):
@@ -246,6 +253,30 @@ def _domain(column: str) -> tuple[float, float]:
     return -np.inf, np.inf
 
 
+def table_source(name: str, expected: str) -> tuple[str, bytes | None]:
+    """The table ``name``'s extension, and its bytes where it is a stream (None for a
+    regular file, read by name): ``-`` (standard input) and a FIFO or ``<(command)`` are
+    read once, whole, and one without a table extension is told by its bytes: parquet's
+    ``PAR1``, JSON lines' ``{``, else CSV."""
+    if name != "-" and is_regular_file(name, expected):
+        return table_extension(name, expected), None
+    data = read_stdin() if name == "-" else read_stream(name)
+    if not data.strip():
+        raise InputError(f"{name}: the file is empty (expected {expected})")
+    extension = os.path.splitext(name)[1].lower() if name != "-" else ""
+    if extension not in TABLE_EXTENSIONS:
+        head = data.lstrip()[:4]
+        extension = (".parquet" if data.startswith(b"PAR1") else
+                     ".jsonl" if head.startswith((b"{", b"\xef\xbb\xbf{")) else ".csv")
+    return extension, data
+
+
+def is_regular_file(name: str, expected: str) -> bool:
+    """Whether ``name`` is a regular file (one-line errors for a missing one)."""
+    check_file(name, expected=expected)
+    return is_regular(name)
+
+
 def table_extension(name: str, expected: str) -> str:
     """The extension of the table ``name`` (one of ``TABLE_EXTENSIONS``), after one-line
     errors for a missing, empty or unknown file."""
@@ -296,7 +327,7 @@ def is_summary(text: str) -> bool:
             and isinstance(value.get("input"), dict))
 
 
-def _read_parquet(name: str, expected: str) -> pd.DataFrame:
+def _read_parquet(name: str, expected: str, data: bytes | None = None) -> pd.DataFrame:
     import pandas as pd
     try:
         import pyarrow  # noqa: F401
@@ -304,7 +335,7 @@ def _read_parquet(name: str, expected: str) -> pd.DataFrame:
         raise InputError(f"{name}: reading .parquet needs pyarrow "
                          "(pip install 'pate_cli[parquet]')") from None
     try:
-        frame = pd.read_parquet(name)
+        frame = pd.read_parquet(name if data is None else io.BytesIO(data))
     except Exception as error:  # noqa: BLE001 - pyarrow raises several types
         raise InputError(f"{name}: not a valid parquet file ({first_line(error)}); "
                          f"expected {expected}") from None

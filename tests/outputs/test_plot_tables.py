@@ -6,7 +6,9 @@ bad cells are named by their row in the table, and memory does not grow with the
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 import threading
 
 import numpy as np
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 from pate_cli.cli.plot import plot
 from pate_cli.errors import InputError
-from pate_cli.inputs import table_pieces
+from pate_cli.inputs import readers, table_pieces
 from pate_cli.inputs.table_pieces import TablePieces
 from pate_cli.inputs.tables import PER_QUERY, read_table
 from pate_cli.outputs import captions, figure_data, plot_files, report_files
@@ -264,6 +266,33 @@ def test_a_table_read_from_a_fifo(tmp_path, monkeypatch):
     frame = drawn_table(str(fifo), Drawing(("query", "answered", "epsilon_cumulative")))
     writer.join()
     assert frame.attrs["queries"] == 300 and frame.attrs["every"] == 5
+
+
+@pytest.mark.parametrize("extension", [".csv", ".jsonl", ".parquet"])
+def test_a_table_from_a_pipe_without_its_extension(tmp_path, monkeypatch, extension):
+    """A table on standard input (``-``) or from a FIFO with no table extension (as
+    ``<(command)`` gives, ``/dev/fd/63``) is told by its bytes (parquet's magic, JSON
+    lines' brace, else CSV) and read as the file is; an empty one is refused in a line."""
+    pytest.importorskip("pyarrow")
+    table = _write(_table(300, seed=7), tmp_path / f"t{extension}")
+    data = open(table, "rb").read()
+    expected = read_table(table, expected=PER_QUERY)
+    fifo = tmp_path / "fd63"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data))
+    writer.start()
+    pieces = TablePieces(str(fifo), expected=PER_QUERY)
+    writer.join()
+    assert pieces.extension == extension
+    assert pieces.count_rows() == 300
+    pd.testing.assert_frame_equal(pd.concat(list(pieces.pieces(64)), ignore_index=True),
+                                  expected)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    monkeypatch.setattr(readers, "_STDIN_READ", readers.weakref.WeakSet())
+    pd.testing.assert_frame_equal(read_table("-", expected=PER_QUERY), expected)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b" \n")))
+    with pytest.raises(InputError, match="-: the file is empty"):
+        read_table("-", expected=PER_QUERY)
 
 
 @settings(max_examples=60, deadline=None)
