@@ -13,6 +13,7 @@ queries on the same pair); each side's first ``draws // 2`` trials choose the ev
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -27,7 +28,7 @@ from ..accounting.audit import (
     measure,
 )
 from ..accounting.conversion import rdp_to_epsilon
-from ..errors import InputError
+from ..errors import InputError, PateWarning
 from ..inputs.aggregator import UserAggregator, load_aggregator
 from ..inputs.votes import VoteSet, load_votes, validated, votes_from_array
 from ..mechanisms.aggregators import build_mechanism, not_taken
@@ -47,6 +48,8 @@ USER_VALUES = 1 << 24
 AUDIT_SALT = 1 << 20
 # A trial's composed queries times its outcomes (classes + 1): its rows and the tallies.
 TRIAL_VALUES = 1 << 20
+# Noisy values drawn past which an audit warns that it will take long (minutes).
+LONG_AUDIT_VALUES = 10**10
 # --margin auto: the leads a pilot tries, and its draws per side (a tenth, at least 2,000).
 MARGINS = (1, 2, 4, 8, 16, 32, 64, 128)
 PILOT_SHARE, PILOT_LEAST = 10, 2_000
@@ -287,6 +290,12 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
         raise InputError(f"--compose {spec.queries:,}: at most {TRIAL_VALUES // (classes + 1):,}"
                          f" queries of {classes + 1:,} outcomes (classes and no answer): a "
                          f"trial's queries times its outcomes may be at most {TRIAL_VALUES:,}")
+    drawn = 2 * spec.draws * spec.queries * (classes + 1)
+    if drawn > LONG_AUDIT_VALUES:  # allowed, and said: an hour's work is not a typo's
+        warnings.warn(PateWarning(
+            f"--draws {spec.draws:,} x --compose {spec.queries:,} over {classes + 1:,} "
+            f"outcomes draws {drawn:.1e} noisy values: expect a long run (about 10^8 a "
+            "second a core)"), stacklevel=3)
     if spec.query is not None:
         if spec.query >= vote_set.queries:
             raise InputError(f"--query {spec.query}: the votes have {vote_set.queries} rows "

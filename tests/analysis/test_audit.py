@@ -5,6 +5,7 @@ tight, and is the same for the same seed whatever the chunk size."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -268,3 +269,20 @@ def test_the_table_says_when_no_event_was_seen_and_never_rounds_the_confidence_t
                                 measured=dict(few["audit"]["measured"], hits=3)))
     assert "output in {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ... (40 labels)}" in render_audit(
         many, "table")
+
+
+def test_a_long_audit_is_said_before_it_runs(monkeypatch):
+    """Draws times composed queries times outcomes past LONG_AUDIT_VALUES: one warning
+    (allowed: a long audit may be wanted), naming the count."""
+    import pate_cli.analysis.audit as audit_module
+    from pate_cli.errors import PateWarning
+
+    votes = np.array([[6, 4, 0]] * 5)
+    monkeypatch.setattr(audit_module, "LONG_AUDIT_VALUES", 2 * 2_000 * 3 * 4 - 1)
+    with pytest.warns(PateWarning, match=r"--draws 2,000 x --compose 3 over 4 outcomes "
+                                         r"draws 4\.8e\+04 noisy values"):
+        audit(votes, "gnmax", sigma=2.0, draws=2_000, queries=3)
+    monkeypatch.setattr(audit_module, "LONG_AUDIT_VALUES", 2 * 2_000 * 3 * 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PateWarning)
+        audit(votes, "gnmax", sigma=2.0, draws=2_000, queries=3)
