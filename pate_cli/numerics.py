@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
@@ -26,6 +27,15 @@ def real_number(value, *, whole: bool = False, positive: bool = False) -> bool:
     if not isinstance(value, kind) or isinstance(value, (bool, np.bool_)):
         return False
     return not positive or bool(math.isfinite(value) and value > 0)
+
+
+def ratio_up(numerator, denominator) -> float:
+    """``numerator / denominator`` as the nearest float not below the exact ratio (an
+    upper bound stays one through rounding). Both finite numbers (floats, ints or
+    ``Fraction``), the denominator positive."""
+    exact = Fraction(numerator) / Fraction(denominator)
+    value = float(exact)
+    return math.nextafter(value, math.inf) if value < exact else value
 
 
 def log1mexp(x):

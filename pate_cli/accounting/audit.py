@@ -28,6 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..numerics import ratio_up
 from .pld import gaussian_exact_epsilon, gaussian_mu, pure_composed_epsilon
 from .risk import TRUSTED_DELTA
 
@@ -258,13 +259,13 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
         return _threshold_and_pure(params["sigma_threshold"], 2.0 * params["eta"], queries,
                                    delta)
     elif name in ("lnmax", "exponential"):
-        pure = (_rounded_up_ratio(2.0, params["laplace_scale"]) if name == "lnmax"
+        pure = (ratio_up(2.0, params["laplace_scale"]) if name == "lnmax"
                 else 2.0 * params["eta"])
         how = "pure DP (2 / lambda)" if name == "lnmax" else "pure DP (2 eta)"
         if queries == 1:
             return pure, how
         composed = pure_composed_epsilon(pure, queries, delta)
-        basic = _rounded_up_ratio(queries * Fraction(pure), 1.0)
+        basic = ratio_up(queries * Fraction(pure), 1.0)
         if composed >= basic:
             return basic, f"{how}, composed by adding"
         return composed, f"{how}, composed exactly (the binomial privacy loss)"
@@ -272,14 +273,6 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
         raise ValueError(f"pate-audit states no claim for {name!r} (choose from "
                          f"{', '.join(CLAIMED)})")
     return _gaussian_claim(steps, delta)
-
-
-def _rounded_up_ratio(numerator, denominator: float) -> float:
-    """``numerator / denominator`` as the nearest float not below the exact ratio (a
-    claim is an upper bound, even by rounding)."""
-    exact = Fraction(numerator) / Fraction(denominator)
-    value = float(exact)
-    return math.nextafter(value, math.inf) if value < exact else value
 
 
 def _gaussian_claim(steps: list, delta: float) -> tuple[float, str]:

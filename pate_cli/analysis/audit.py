@@ -9,6 +9,9 @@ for wide votes), block ``b`` of side ``s`` with its own generator ``(seed, (AUDI
 0, b))``. A trial is ``queries`` consecutive rows (one query by default; ``k`` composed
 queries on the same pair); each side's first ``draws // 2`` trials choose the event
 (``accounting.audit.choose_event``), the others measure it.
+
+Size: one concept, an audit run end to end (its spec, the pair, the draws of either
+aggregator, the margin's pilot, the claim beside the measurement).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..decisions import OUTCOME_ABSTAIN, OUTCOME_STUDENT, OUTCOME_TEACHER, Decisions
 from ..inputs.vote_checks import integer_votes
+from ..numerics import ratio_up
 from .domains import (
     GAUSSIAN_SCALE,
     LAPLACE_SCALE,
@@ -67,6 +68,11 @@ class LNMax(Facts):
     @property
     def params(self) -> dict:
         return {"laplace_scale": self.laplace_scale}
+
+    @property
+    def pure_epsilon(self) -> float:
+        """Each answer's pure-DP epsilon, ``2 / lam`` (rounded up)."""
+        return ratio_up(2.0, self.laplace_scale)
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:

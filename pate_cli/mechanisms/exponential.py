@@ -54,6 +54,11 @@ class Exponential(Facts):
     def params(self) -> dict:
         return {"eta": self.eta}
 
+    @property
+    def pure_epsilon(self) -> float:
+        """Each answer's pure-DP epsilon, ``2 eta`` (exact in floating point)."""
+        return 2.0 * self.eta
+
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
         answered = np.ones(votes.shape[0], dtype=bool)

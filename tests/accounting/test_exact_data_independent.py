@@ -21,6 +21,7 @@ from pate_cli.accounting.pld import (
 from pate_cli.analysis.api import analyze
 from pate_cli.orders import default_orders, extend_orders
 from pate_cli.rounding import ceil_text
+from tests import SAMPLES
 
 
 def laplace_rdp_by_integration(scale: float, order: float) -> float:
@@ -165,7 +166,8 @@ def test_replay_and_expected_give_the_pld_figure_beside_the_rdp_one(mechanism, o
 def test_the_summary_and_report_put_the_smaller_bound_first(cli, tmp_path):
     """The data-independent line leads with the PLD figure where smaller and says when it
     is below the data-dependent headline (token votes with little consensus); pate-report
-    publishes it; a run without Gaussian steps has none."""
+    publishes it; LNMax's exact pure-DP composition, larger over 300 answers, stays beside
+    the RDP figure, which is published; SVT-PATE has none."""
     import json
 
     from pate_cli.outputs.report_content import report_content
@@ -182,8 +184,11 @@ def test_the_summary_and_report_put_the_smaller_bound_first(cli, tmp_path):
     assert report_content(summary)["headline"]["published"] == pld
     lnmax = json.loads(cli.analyze("sample_votes/mnist_250_votes.npy", "-m", "lnmax", "-n",
                                    "300", "-f", "json").out)
-    assert lnmax["epsilon_data_independent_pld"] is None
+    assert lnmax["epsilon_data_independent_pld"] > lnmax["epsilon_data_independent"]
     assert report_content(lnmax)["headline"]["published"] == lnmax["epsilon_data_independent"]
+    svt = json.loads(cli.analyze("sample_votes/mnist_250_votes.npy", "-m", "svt", "-n",
+                                 "300", "-f", "json").out)
+    assert svt["epsilon_data_independent_pld"] is None
 
 
 def test_pld_headline_says_whose_figure_and_table_ends_at_rdp(cli, tmp_path):
@@ -331,3 +336,30 @@ def test_the_sampled_gaussian_pld_lies_in_prv_accountants_interval(sigma, rate, 
         max_compositions=steps).compute_epsilon(num_compositions=steps)
     ours = gaussian_pld([(1.0, sigma, steps)], rate).get_epsilon_for_delta(1e-5)
     assert lower <= ours <= upper
+
+
+@pytest.mark.parametrize(("mechanism", "parameters", "pure"),
+                         [("lnmax", {"laplace_scale": 20.0}, 0.1),
+                          ("exponential", {"eta": 0.05}, 0.1)])
+def test_few_pure_dp_answers_are_composed_exactly(mechanism, parameters, pure):
+    """One LNMax (2 / lambda) or exponential (2 eta) answer: the exact figure, at most the
+    step's own epsilon (0.1), where the RDP curve's conversion gives more; the headline
+    takes it under data-independent accounting and a sweep row gives the same; over 300
+    answers the RDP figure is smaller and stays the headline."""
+    from pate_cli.accounting.pld import pure_composed_epsilon
+    from pate_cli.sweep import run_sweep
+
+    votes = str(SAMPLES / "adult_250_votes.npy")
+    for queries in (1, 3):
+        run = analyze(votes, mechanism, queries=queries, accounting="data-independent",
+                      **parameters)
+        assert run.epsilon == pure_composed_epsilon(pure, queries, 1e-5) <= queries * pure
+        assert run.data_independent_method == "pld" and run.epsilon < run.epsilon_rdp
+        grid = {key: [value] for key, value in parameters.items()}
+        (row,) = run_sweep(votes, [mechanism], queries=[queries],
+                           accounting="data-independent", **grid).to_dict("records")
+        assert row["epsilon"] == run.epsilon
+    many = analyze(votes, mechanism, queries=300, accounting="data-independent",
+                   **parameters)
+    assert many.data_independent_method == "rdp"
+    assert many.epsilon < many.epsilon_data_independent_pld
