@@ -31,8 +31,15 @@ def real_number(value, *, whole: bool = False, positive: bool = False) -> bool:
 
 def ratio_up(numerator, denominator) -> float:
     """``numerator / denominator`` as the nearest float not below the exact ratio (an
-    upper bound stays one through rounding). Both finite numbers (floats, ints or
-    ``Fraction``), the denominator positive."""
+    upper bound stays one through rounding).
+
+    Args:
+      numerator, denominator: finite numbers (floats, ints or ``Fraction``), the
+        denominator positive.
+
+    Returns:
+      The ratio rounded up to a float.
+    """
     exact = Fraction(numerator) / Fraction(denominator)
     value = float(exact)
     return math.nextafter(value, math.inf) if value < exact else value

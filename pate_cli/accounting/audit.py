@@ -292,7 +292,7 @@ def _threshold_and_pure(sigma1: float, epsilon: float, queries: int,
     ``epsilon``-DP answers at ``delta``: dp_accounting's PLD of both (pessimistic), or
     without it the Gaussian's exact epsilon plus ``queries`` times ``epsilon``."""
     gaussian, how = _gaussian_claim([(1.0, sigma1, queries)], delta)
-    basic = gaussian + queries * epsilon
+    basic = ratio_up(Fraction(gaussian) + queries * Fraction(epsilon), 1)
     added = f"Gaussian threshold ({how}) + pure DP (2 eta), composed by adding"
     if delta < TRUSTED_DELTA:  # a PLD's profile is not read there (accounting.risk)
         return basic, added

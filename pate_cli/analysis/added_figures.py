@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..accounting.conversion import grid_edge_notes
 from ..accounting.pld import gaussian_exact_epsilon, gaussian_pld, pure_composed_epsilon
 from ..accounting.risk import TRUSTED_DELTA, pld_risk, rdp_risk
 from ..accounting.smooth_sensitivity import (
@@ -35,20 +36,23 @@ from .steps import mechanism_steps, run_charges
 
 # The most answers a pure-DP run's exact composition is formed for (arrays of answers + 1
 # binomial terms; past a few the RDP curve gives the smaller figure anyway).
-PURE_COMPOSED_QUERIES = 100_000
+PURE_COMPOSED_QUERIES = 10_000
 
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
     """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller. A
     budget's ``remaining`` is then ``limit - figure``; the halt itself was found on the RDP
-    sums (math:costs), a valid, cautious rule."""
+    sums (math:costs), a valid, cautious rule. The note that the RDP figure's order sits at
+    its grid's edge goes: no wider grid changes the figure that leads."""
     if figure is None or not figure < result.epsilon:
         return result
     budget = result.budget
     if budget is not None:
         budget = replace(budget, remaining=max(0.0, budget.limit - figure))
+    edge = grid_edge_notes(result.orders, result.order, result.epsilon)
     return replace(result, epsilon=figure, epsilon_data_independent=figure,
-                   data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget)
+                   data_independent_method="pld", epsilon_rdp=result.epsilon, budget=budget,
+                   warnings=tuple(note for note in result.warnings if note not in edge))
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
@@ -82,7 +86,8 @@ def pld_figure(mechanism, queries: int, answered: int,
     counts and each other query the sampled threshold step, as ``steps._sampled``).
 
     A pure-DP aggregator (LNMax ``2 / lambda``, the exponential mechanism ``2 eta``),
-    unsampled, up to ``PURE_COMPOSED_QUERIES`` answers: the exact composition of its
+    unsampled, up to ``PURE_COMPOSED_QUERIES`` answers (past about ten the RDP figure is
+    smaller; each figure costs up to 0.1 s at the cap): the exact composition of its
     answers (``pld.pure_composed_epsilon``, randomized response's privacy loss, which
     dominates every pure-DP step), the smaller figure for few answers (one LNMax answer
     at lambda 20: 0.1 where the RDP curve's conversion gives 0.1203).

@@ -254,10 +254,23 @@ def _domain(column: str) -> tuple[float, float]:
 
 
 def table_source(name: str, expected: str) -> tuple[str, bytes | None]:
-    """The table ``name``'s extension, and its bytes where it is a stream (None for a
-    regular file, read by name): ``-`` (standard input) and a FIFO or ``<(command)`` are
-    read once, whole, and one without a table extension is told by its bytes: parquet's
-    ``PAR1``, JSON lines' ``{``, else CSV."""
+    """Where the table ``name`` is and what format it has.
+
+    ``-`` (standard input) and a FIFO or ``<(command)`` are read once, whole, and one
+    without a table extension is told by its bytes: parquet's ``PAR1``, JSON lines' ``{``,
+    else CSV.
+
+    Args:
+      name: the table's path, or ``-``.
+      expected: what the table should be, for messages.
+
+    Returns:
+      ``(extension, data)``: one of ``TABLE_EXTENSIONS``, and the stream's bytes (None for
+      a regular file, read by name).
+
+    Raises:
+      InputError: a missing or empty file, an unknown extension of a regular file.
+    """
     if name != "-" and is_regular_file(name, expected):
         return table_extension(name, expected), None
     data = read_stdin() if name == "-" else read_stream(name)

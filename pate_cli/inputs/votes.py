@@ -12,7 +12,8 @@ with it: labels, students, predictions).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+import weakref
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -73,9 +74,9 @@ class VoteSet:
     ``votes`` is ``(queries, classes)``: an array, possibly a read-only memory map, or
     rows formed as a pass reads them (sparse votes, shards, predictions); ``teachers`` is
     M (the common row total, or ``--teachers``, or the number of prediction columns).
-    The loaders (``load_votes``, ``load_predictions``, ``read_votes``) check it; one built
-    by hand is checked when a run reads it (no row above M, as in a file), and so is any
-    given with a smaller ``teachers`` (``validated``).
+    The loaders (``load_votes``, ``load_predictions``, ``read_votes``) check it and note
+    its votes as checked at its M; any other (built by hand, or its votes or M replaced)
+    is checked when a run reads it, as a file of its votes is (``validated``).
     """
 
     votes: np.ndarray
@@ -85,9 +86,6 @@ class VoteSet:
     labels: np.ndarray | None = None
     predictions: np.ndarray | None = None  # (queries, teachers) class ids, -1 = no vote
     outputs: np.ndarray | None = None  # (queries,) output (sequence) id of each query
-    # the loaders' mark: its rows were checked (none above ``teachers``); a VoteSet built
-    # by hand is checked when a run reads it (``validated``)
-    validated: bool = field(default=False, compare=False, repr=False)
 
     @property
     def queries(self) -> int:
@@ -155,8 +153,8 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     if teachers is None:
         teachers = row_total(votes, 0)
         note_averaged(name, teachers)
-    vote_set = VoteSet(votes=votes, teachers=teacher_count(name, teachers), path=name,
-                       sha256=digest, validated=True)
+    vote_set = _checked(VoteSet(votes=votes, teachers=teacher_count(name, teachers),
+                                path=name, sha256=digest))
     if labels is not None:
         vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif packed_labels is not None:
@@ -195,45 +193,81 @@ def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
         teachers = reference
     else:
         check_at_most(name, totals, 0, teachers, 1e-9)
-    return VoteSet(votes=votes, teachers=teacher_count(name, teachers),
-                   path=None if sha256 is None else name,
-                   sha256=sha256, outputs=outputs,  # type: ignore[arg-type]
-                   validated=True)
+    return _checked(VoteSet(votes=votes, teachers=teacher_count(name, teachers),
+                            path=None if sha256 is None else name,
+                            sha256=sha256, outputs=outputs))  # type: ignore[arg-type]
+
+
+# The votes objects a loader or ``validated`` checked, by id: (a weak reference, the M
+# they were checked at). Not a field of ``VoteSet``: ``replace`` would carry it to other
+# votes or another M, and a hand-built set could claim it.
+_CHECKED: dict[int, tuple[weakref.ref, float]] = {}
+
+
+def _checked(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
+    """Note ``vote_set``'s votes as checked to have no row above ``teachers`` (default its
+    M); votes that cannot be weakly referenced are checked each time."""
+    votes = vote_set.votes
+    limit = float(vote_set.teachers if teachers is None else teachers)
+    key = id(votes)
+    try:
+        reference = weakref.ref(votes, lambda _, key=key: _CHECKED.pop(key, None))
+    except TypeError:
+        return vote_set
+    _CHECKED[key] = (reference, limit)
+    return vote_set
+
+
+def _checked_at(votes) -> float | None:
+    """The M ``votes`` were checked at, or None."""
+    entry = _CHECKED.get(id(votes))
+    return entry[1] if entry is not None and entry[0]() is votes else None
 
 
 def validated(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
-    """``vote_set`` with its rows checked where nothing checked them at ``teachers``.
+    """``vote_set`` with its votes checked where nothing checked them at ``teachers``.
 
-    A loader's ``VoteSet`` has no row above its M; one built by hand is checked as a file
-    of its votes is against its M, and any with ``teachers`` (``--teachers``) below its M
-    against that (a row above M would be charged as if each teacher moved one vote,
+    A loader's votes have no row above their M; other votes (a set built by hand, or with
+    its votes replaced), and any set given a ``teachers`` (``--teachers``) above which its
+    votes were not checked, are checked as a file of them is: finite, non-negative, no row
+    above M (a row above M would be charged as if each teacher moved one vote,
     under-counting the cost: refused, as a file's row above ``--teachers`` is).
 
     Args:
       vote_set: a ``VoteSet``, from a loader or built by hand.
-      teachers: the run's M (default: the set's), checked by the caller.
+      teachers: the run's M (default: the set's).
 
     Returns:
-      The set marked validated, with ``teachers`` as its M where given.
+      The set, with ``teachers`` as its M where given.
 
     Raises:
-      InputError: a row whose votes (or voters) sum above M, or votes a file could not hold.
+      InputError: an M that is not a positive number up to 2^53; a row whose votes (or
+        voters) sum above M; votes a file could not hold.
     """
+    checked_teachers(vote_set.teachers)
+    checked_teachers(teachers)
     limit = float(vote_set.teachers if teachers is None else teachers)
-    if not (vote_set.validated and limit >= float(vote_set.teachers)):
-        votes, name = vote_set.votes, vote_set.name
-        if vote_set.predictions is not None:  # its voters: the class ids other than -1
-            predictions = vote_set.predictions
+    votes, name = vote_set.votes, vote_set.name
+    known = _checked_at(votes)
+    if known is None or limit < known:
+        predictions = vote_set.predictions
+        if isinstance(votes, PredictedVotes) and votes.predictions is predictions:
             scan = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, predictions.shape[1])))
-            for start in range(0, predictions.shape[0], scan):
+            for start in range(0, predictions.shape[0], scan):  # voters: ids other than -1
                 part = np.asarray(predictions[start : start + scan])
                 check_at_most(name, (part >= 0).sum(axis=1), start, limit, 1e-9)
-        elif hasattr(votes, "indptr"):  # sparse votes: the sums of their stored counts
+        elif hasattr(votes, "indptr"):  # sparse votes: their stored counts and row sums
+            data = np.asarray(votes.data, dtype=np.float64)
+            if not np.all(np.isfinite(data) & (data >= 0)):
+                raise InputError(f"{name}: a stored count is negative or not finite (votes "
+                                 "are counts)")
             check_at_most(name, row_totals(votes), 0, limit, 1e-9)
         else:
             check_votes(name, votes, teachers=limit)
-    teachers = vote_set.teachers if teachers is None else teachers
-    return replace(vote_set, teachers=teachers, validated=True)
+        _checked(vote_set, limit)
+    if teachers is None:
+        return vote_set
+    return replace(vote_set, teachers=teacher_count(name, teachers))
 
 
 def checked_teachers(teachers) -> None:
@@ -279,8 +313,8 @@ def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes
     if teachers is None:
         teachers = row_total(array, 0)
         note_averaged(name, teachers)
-    return VoteSet(votes=array, teachers=teacher_count(name, teachers), path=None, sha256=None,
-                   validated=True)
+    return _checked(VoteSet(votes=array, teachers=teacher_count(name, teachers), path=None,
+                            sha256=None))
 
 
 PREDICTION_LAYOUTS = ("queries-first", "teachers-first")
@@ -349,7 +383,8 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                classes)
     vote_set = VoteSet(votes=PredictedVotes(array, classes),  # type: ignore[arg-type]
                        teachers=int(array.shape[1]), path=None if digest is None else name,
-                       sha256=digest, predictions=array, validated=True)
+                       sha256=digest, predictions=array)
+    _checked(vote_set)
     if labels is not None:
         vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     elif packed_labels is not None:
@@ -484,7 +519,6 @@ def read_votes(votes=None, **options: Any) -> VoteSet:
                                     index_col=index_col, queries=queries,
                                     layout=spec.predictions_layout, teachers=teachers)
     elif isinstance(votes, VoteSet):
-        checked_teachers(teachers)
         vote_set = validated(votes, teachers)
         if labels is not None:
             vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)

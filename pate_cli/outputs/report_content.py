@@ -29,6 +29,7 @@ from .report_statement import (
     epsilon_text,
     headline,
     number,
+    pld_source,
     privacy_unit,
     smaller_pld,
 )
@@ -47,7 +48,6 @@ PARAMETER_NAMES = {
 }
 METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order "
                   "(docs/explanation/accounting.md#conversion)",
-           "pld": "the Gaussian steps' privacy-loss distribution, no order",
            "pure": "a pure-DP bound (no finite order)"}
 SECTIONS = ("headline", "privacy-unit", "definition", "mechanism", "accounting", "risk",
             "budget", "groups", "tuning", "figures", "reproduction", "checklist")
@@ -318,8 +318,9 @@ def report_content(summary: dict, *, command: str | None = None,
         *([("seed", f"{summary.get('seed')} (of the simulated run)")]
           if decisions_kind(summary) == "simulated" else []),
         ("conversion", str(summary.get("conversion"))),
-        ("accountant of \u03b5", METHODS.get(str(summary.get("epsilon_method")),
-                                          str(summary.get("epsilon_method")))),
+        ("accountant of \u03b5", f"{pld_source(summary)}, no order"
+         if summary.get("epsilon_method") == "pld" else
+         METHODS.get(str(summary.get("epsilon_method")), str(summary.get("epsilon_method")))),
         ("RDP at the best order", ", ".join(f"{key} {epsilon_text(value)}" for key, value in
                                             (summary.get("rdp_at_order") or {}).items())),
     ]

@@ -166,7 +166,7 @@ def _with_search(summary: dict, published: float) -> tuple[float, str]:
 
 
 def smaller_pld(summary: dict) -> float | None:
-    """The Gaussian steps' privacy-loss-distribution figure (``epsilon_data_independent_pld``)
+    """The privacy-loss-distribution figure (``epsilon_data_independent_pld``)
     where it is below the RDP data-independent bound (``epsilon_data_independent_worst``
     under expected accounting, the bound for any run), else None: the figure the summary
     leads with and the report publishes."""
@@ -176,14 +176,24 @@ def smaller_pld(summary: dict) -> float | None:
     return None if pld is None or bound is None or not pld < bound else float(pld)
 
 
+PURE_DP = ("lnmax", "exponential")  # their PLD figure: randomized response's, composed
+
+
+def pld_source(summary: dict) -> str:
+    """What the run's PLD figure composes: Gaussian steps, or pure-DP answers."""
+    if summary.get("mechanism") in PURE_DP:
+        return "the pure-DP answers' exact composition (randomized response's privacy loss)"
+    return "the Gaussian steps' privacy-loss distribution"
+
+
 def _smaller_pld(summary: dict, rdp: float) -> tuple[float, str]:
     """A data-dependent run's data-independent bound ``rdp`` or :func:`smaller_pld`, with
     the words naming it."""
     pld = smaller_pld(summary)
     if pld is None:
         return rdp, ""
-    return pld, (" by the Gaussian steps' privacy-loss distribution (their Rényi DP curve "
-                 f"converted gives ε = {epsilon_text(rdp)})")
+    return pld, (f" by {pld_source(summary)} (their Rényi DP curve converted gives ε = "
+                 f"{epsilon_text(rdp)})")
 
 
 def headline(summary: dict) -> dict:
@@ -370,7 +380,8 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                      "conversion (Canonne, Kamath and Steinke 2020)")
                   + f"; the best order was {number(summary.get('order'))} "
                   "(docs/explanation/accounting.md#conversion).")
-    how = ("their exact composition, rounded up" if summary.get("sampling") is None
+    how = ("exact, rounded up" if summary.get("mechanism") in PURE_DP else
+           "their exact composition, rounded up" if summary.get("sampling") is None
            else "the smaller of their exact unsampled composition, rounded up, and "
            "dp_accounting's PLD of the sampled steps (pessimistic discretisation)")
     rdp = summary.get("epsilon_data_independent_worst") or summary.get(
@@ -378,12 +389,11 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
     if summary.get("data_independent_method") == "pld":
         definition += (f" That conversion gives ε = {epsilon_text(summary.get('epsilon_rdp'))}; "
                        f"the reported ε = {epsilon_text(summary['epsilon'])} is smaller and "
-                       f"also valid: the Gaussian steps' privacy-loss distribution ({how}), "
-                       "which has no order.")
+                       f"also valid: {pld_source(summary)} ({how}), which has no order.")
     elif smaller_pld(summary) is not None:
         definition += (f" The data-independent bound ε = "
-                       f"{epsilon_text(summary['epsilon_data_independent_pld'])} is the "
-                       f"Gaussian steps' privacy-loss distribution ({how}), which has no "
-                       f"order; their Rényi DP curve converted gives ε = {epsilon_text(rdp)}.")
+                       f"{epsilon_text(summary['epsilon_data_independent_pld'])} is "
+                       f"{pld_source(summary)} ({how}), which has no order; their Rényi DP "
+                       f"curve converted gives ε = {epsilon_text(rdp)}.")
     return {"unit": unit, "relation": relation, "definition": definition, "delta": why,
             "delta_ok": bool(dataset_size) and delta < 1.0 / dataset_size}

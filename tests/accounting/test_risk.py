@@ -358,3 +358,25 @@ def test_a_sampled_pld_is_not_read_below_the_trusted_delta():
     assert small.epsilon >= 3.411396 and small.to_dict()["epsilon_method"] == "rdp"
     usual = pate_cli.analyze(votes, "gnmax", delta=1e-5, **options)
     assert usual.to_dict()["epsilon_method"] == "pld" and TRUSTED_DELTA <= 1e-5
+
+
+def test_a_data_dependent_risk_allows_what_one_direction_allows():
+    """MNIST, 640 queries, expected accounting: the data-dependent curve's pairs bound one
+    direction only, so at each FPR the risk is at least the smaller of the publishable
+    bound and the larger naming's (a target outside the data: 1 - e^-eps (1 - delta -
+    alpha), the smallest over the pairs): 0.0784 at FPR 0.01 where both forms together
+    would claim 0.0319."""
+    from pate_cli.accounting.conversion import epsilons_at_deltas
+
+    result = pate_cli.analyze(str(SAMPLES / "mnist_250_votes.npy"), queries=640,
+                              accounting="expected")
+    epsilons = np.append(epsilons_at_deltas(result.rdp_total, orders=result.orders,
+                                            deltas=RDP_DELTAS, conversion="classic"),
+                         result.epsilon)
+    deltas = np.append(RDP_DELTAS, result.delta)
+    rates = np.array(REPORTED_FPRS)
+    outside = np.min(1.0 - np.exp(-epsilons)[:, None] * (1.0 - deltas[:, None] - rates),
+                     axis=0)
+    floor = np.minimum(result.risk_data_independent.tpr_at(rates), outside)
+    assert np.all(result.risk.tpr_at(rates) >= floor * (1 - 1e-12))
+    assert result.risk.tpr_at([0.01])[0] > 0.07

@@ -59,3 +59,35 @@ def test_hand_built_sparse_and_predicted_sets_are_checked(tmp_path):
 def test_a_hand_built_vote_set_is_checked_by_the_audit():
     with pytest.raises(InputError, match="more than --teachers 5"):
         pate_cli.audit(by_hand(VOTES, 5), "gnmax", sigma=2.0, draws=1000)
+
+
+def test_no_mark_carries_a_check_to_other_votes_or_a_smaller_m():
+    """What was checked is the votes object at an M: ``replace`` with a smaller M, or a
+    hand-built set with a loader's predictions beside other votes, is checked again."""
+    import dataclasses
+
+    loaded = read_votes(VOTES)
+    with pytest.raises(InputError, match="more than --teachers 5"):
+        pate_cli.analyze(dataclasses.replace(loaded, teachers=5), "confident", **CONFIDENT)
+    with pytest.raises(InputError, match="more than --teachers 5"):
+        pate_cli.audit(dataclasses.replace(loaded, teachers=5), "gnmax", sigma=2.0,
+                       draws=1000)
+    predictions = np.zeros((100, 5), dtype=np.int64)
+    with pytest.raises(InputError, match="more than --teachers 5"):
+        read_votes(VoteSet(votes=VOTES, teachers=5, path=None, sha256=None,
+                           predictions=predictions))
+    assert pate_cli.analyze(dataclasses.replace(loaded, teachers=12), "confident",
+                            **CONFIDENT).teachers == 12
+
+
+def test_hand_built_sparse_counts_and_teachers_are_checked():
+    import dataclasses
+
+    sparse = read_votes(scipy.sparse.csr_matrix(VOTES)).votes
+    negative = dataclasses.replace(sparse, data=np.where(np.arange(sparse.data.size) == 0,
+                                                         -4.0, sparse.data))
+    with pytest.raises(InputError, match="negative or not finite"):
+        read_votes(by_hand(negative, 10))
+    for teachers in (float("nan"), float("inf"), 1e20):
+        with pytest.raises(InputError, match="--teachers"):
+            read_votes(by_hand(VOTES, teachers))
