@@ -257,13 +257,18 @@ class ThresholdSmoothConstants:
 
     @classmethod
     def compute(cls, *, threshold: float, sigma_threshold: float, order: float,
-                teachers: int) -> ThresholdSmoothConstants:
+                teachers: int, cap: float | None = None) -> ThresholdSmoothConstants:
+        """The table at one order; ``cap``: the step's data-independent cost at it where it
+        is below math:independent's (math:screening's exact curve), which caps ``r`` as
+        the run charges it, so ``ls`` is that of the charged cost."""
         from scipy.special import log_ndtr
         teachers = as_teachers(teachers)
         check_positive(sigma_threshold, "sigma_threshold")
         v = np.arange(teachers + 1, dtype=np.float64)
         r = rdp_threshold(log_ndtr((v - threshold) / sigma_threshold),
                           sigma_threshold=sigma_threshold, orders=[order])[:, 0]
+        if cap is not None:
+            r = np.minimum(r, cap)
         diff = np.abs(np.diff(r))
         ls = np.zeros(teachers + 1)
         ls[:-1] = diff

@@ -113,21 +113,22 @@ class SmoothSensitivityAccumulator:
         if (threshold is None) != (sigma_threshold is None):
             raise ValueError("give both threshold and sigma_threshold, or neither")
         if threshold is not None and sigma_threshold is not None:  # both or neither (above)
+            # the step's data-independent curve at the order: math:screening's exact one
+            # where given (it replaces math:independent's wherever that is used, the cap of
+            # math:threshold's curve too); capping by a constant raises no local
+            # sensitivity, and the table's is that of the capped cost the run charges
+            cost = order / (2.0 * sigma_threshold**2)
+            cost = cost if selection_cap is None else min(cost, float(selection_cap))
             self.selection = ThresholdSmoothConstants.compute(
                 threshold=threshold, sigma_threshold=sigma_threshold, order=order,
-                teachers=self.teachers)
+                teachers=self.teachers, cap=cost)
             ends = log_pr_answered(np.array([0.0, self.teachers]), threshold=threshold,
                                    sigma_threshold=sigma_threshold)
             at_ends = rdp_threshold(ends, sigma_threshold=sigma_threshold, orders=[order])[:, 0]
-            # the step's data-independent curve at the order: math:screening's exact one
-            # where given (it replaces math:independent's wherever that is used, the cap of
-            # math:threshold's curve too); capping by a constant raises no local sensitivity
-            cost = order / (2.0 * sigma_threshold**2)
-            cost = cost if selection_cap is None else min(cost, float(selection_cap))
             self.selection_independent_cost = cost
             self.selection_independent = bool(np.all(np.isclose(np.minimum(at_ends, cost),
                                                                 cost)))
-            self._selection_rdp = np.minimum(self.selection.r, cost)
+            self._selection_rdp = self.selection.r
         self._ls_prefix = np.zeros(self.teachers)
         self._plateau_from = np.zeros(self.teachers + 1)
         self._max_histogram = np.zeros(self.teachers + 1)
