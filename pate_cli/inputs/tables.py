@@ -121,10 +121,14 @@ def per_query_floats(header) -> dict:
 
 
 def read_summary(path) -> dict:
-    """Read a ``pate-analyze --format json`` summary (one JSON object)."""
+    """Read a ``pate-analyze --format json`` summary (one JSON object; ``-``: standard
+    input)."""
     name = os.fspath(path)
-    _check_file(name, SUMMARY)
-    text = read_text_file(name)
+    if name == "-":
+        text = decode_text(name, read_stdin())
+    else:
+        _check_file(name, SUMMARY)
+        text = read_text_file(name)
     try:
         summary = json.loads(text)
     except json.JSONDecodeError:

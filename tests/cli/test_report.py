@@ -226,6 +226,30 @@ def test_a_markdown_report_leaves_no_figure_of_an_earlier_one(cli, tmp_path):
                if name.endswith(".svg"))
 
 
+def test_a_summary_and_a_table_from_standard_input(cli, tmp_path):
+    """``--from -`` reads the summary from standard input (as pate-plot's ``--summary -``
+    and ``tradeoff-curve -`` do), ``--per-query -`` the table: the same report as from
+    the files."""
+    summary, table = tmp_path / "s.json", tmp_path / "q.csv"
+    assert cli.analyze(VOTES, "-n", "200", "--per-query", table, "-f", "json", "-o",
+                       summary).code == 0
+    files = cli.report("--from", summary, "--per-query", table, "-o", tmp_path / "a.md")
+    piped = cli.report("--from", "-", "--per-query", table, "-o", tmp_path / "b.md",
+                       stdin=summary.read_bytes())
+    table_piped = cli.report("--from", summary, "--per-query", "-", "-o", tmp_path / "c.md",
+                             stdin=table.read_bytes())
+    assert files.code == piped.code == table_piped.code == 0, piped.err + table_piped.err
+
+    def report(name: str) -> list[str]:  # but the command that wrote it, as given
+        text = (tmp_path / f"{name}.md").read_text().replace(f"{name}_files", "X")
+        return [line for line in text.splitlines() if "pate-report --from" not in line]
+
+    assert report("b") == report("a") == report("c")
+    curve = cli.plot("tradeoff-curve", "-", "-o", tmp_path / "t.svg",
+                     stdin=summary.read_bytes())
+    assert curve.code == 0, curve.err
+
+
 def test_from_summary_and_per_query(cli, tmp_path):
     summary, table = tmp_path / "run.json", tmp_path / "q.csv"
     assert cli.analyze(VOTES, "-n", "300", "-f", "json", "-o", summary,
