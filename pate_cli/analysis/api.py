@@ -31,6 +31,7 @@ from ..mechanisms.aggregators import mechanism_for
 from ..mechanisms.rounds import rounds_of
 from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
+from ..rounding import ceil_text
 from .added_figures import (
     sanitize_analysis,
     tuning_part,
@@ -155,6 +156,7 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
                          warnings=result.warnings + ((added.note,) if added.note else ()))
     if distribution is not None:
         result = replace(result, tuning=tuning_part(result, distribution))
+    result = replace(result, warnings=result.warnings + _over_budget(result, spec.budget))
     # the files of FILE_OPTIONS, then those the run found (a rounds file's students)
     files = _input_files((name, getattr(spec, name)) for name in FILE_OPTIONS)
     result = replace(with_risk(result), input_files=files + result.input_files)
@@ -260,12 +262,30 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     return with_pld_figure(result, chosen, spec.delta)
 
 
+def _over_budget(result: AnalysisResult, budget: float | None) -> tuple[str, ...]:
+    """Notes where a figure the budget does not halt on exceeds it: the search's
+    (``--tuning``) and the smooth-sensitivity release's (its own cost added)."""
+    notes = []
+    tuned = None if result.tuning is None else result.tuning.epsilon_tuned
+    if budget is not None and tuned is not None and tuned > budget:
+        notes.append(f"--budget {budget:g} halts the run's epsilon, not the search's: with "
+                     f"--tuning it is {ceil_text(tuned)}, above the budget")
+    released = (None if result.smooth_sensitivity is None
+                else result.smooth_sensitivity.epsilon_after)
+    if budget is not None and released is not None and released > budget:
+        notes.append(f"--budget {budget:g} halts the data-dependent epsilon, not its "
+                     f"release: with --smooth-sensitivity's own cost it is "
+                     f"{ceil_text(released)}, above the budget")
+    return tuple(notes)
+
+
 def _warn(result: AnalysisResult) -> None:
     """Each of the result's notes as a Python warning (the commands print one line each)."""
     added = result.added_rdp
     for note in result.warnings:  # the added curve's and SVT-PATE's (analysis.svt): not the grid
         pate = ((added is not None and note == added.note)
-                or note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose")))
+                or note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose",
+                                    "--budget")))
         warnings.warn(note, PateWarning if pate else OrderGridWarning, stacklevel=3)
 
 

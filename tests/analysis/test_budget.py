@@ -134,3 +134,27 @@ def test_interactive_budget_halts_too():
 def test_svt_refuses_a_budget():
     with pytest.raises(ValueError, match="--budget does not apply to -m svt"):
         analyze(votes_from(0, 20), "svt", budget=1.0)
+
+
+def test_a_budget_says_when_the_search_or_the_release_exceeds_it():
+    """--budget halts the run's epsilon; the search's (--tuning) and the smooth-sensitivity
+    release's (its own cost added) are larger and are not halted: one warning each, in
+    the result's notes too."""
+    import warnings
+
+    import pate_cli
+    from pate_cli.errors import PateWarning
+    from tests import SAMPLES
+
+    votes = str(SAMPLES / "mnist_250_votes.npy")
+    with pytest.warns(PateWarning, match=r"--budget 2 halts the run's epsilon, not the "
+                                         r"search's: with --tuning it is 4\.53"):
+        tuned = pate_cli.analyze(votes, budget=2, tuning="poisson:10", per_query=False)
+    assert tuned.epsilon <= 2 < tuned.tuning.epsilon_tuned
+    with pytest.warns(PateWarning, match="not its release: with --smooth-sensitivity"):
+        released = pate_cli.analyze(votes, budget=2, smooth_sensitivity=True,
+                                    accounting="expected", per_query=False)
+    assert released.epsilon <= 2 < released.smooth_sensitivity.epsilon_after
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PateWarning)
+        pate_cli.analyze(votes, budget=20, tuning="poisson:10", per_query=False)
