@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
+from .npy_files import NPY_MAGIC, ZIP_MAGIC
 from .readers import (
     check_file,
     decode_text,
@@ -280,6 +281,9 @@ def table_source(name: str, expected: str) -> tuple[str, bytes | None]:
     data = read_stdin() if name == "-" else read_stream(name)
     if not data.strip():
         raise InputError(f"{name}: the file is empty (expected {expected})")
+    if data.startswith((NPY_MAGIC, ZIP_MAGIC)):
+        kind = ".npy" if data.startswith(NPY_MAGIC) else ".npz (zip)"
+        raise InputError(f"{name}: is binary {kind} data, not a table (expected {expected})")
     extension = os.path.splitext(name)[1].lower() if name != "-" else ""
     if extension not in TABLE_EXTENSIONS:
         head = data.lstrip()[:4]

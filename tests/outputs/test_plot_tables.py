@@ -293,6 +293,9 @@ def test_a_table_from_a_pipe_without_its_extension(tmp_path, monkeypatch, extens
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b" \n")))
     with pytest.raises(InputError, match="-: the file is empty"):
         read_table("-", expected=PER_QUERY)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\x93NUMPY\x01\x00")))
+    with pytest.raises(InputError, match="-: is binary .npy data, not a table"):
+        read_table("-", expected=PER_QUERY)
 
 
 @settings(max_examples=60, deadline=None)
