@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
+from functools import lru_cache
 
-from .risk import gaussian_mu
+from .risk import TRUSTED_DELTA, gaussian_mu
 
 # dp_accounting's default grid step, and a cap on the points of one distribution.
 DEFAULT_INTERVAL = 1e-4
@@ -174,6 +175,7 @@ def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: flo
     return high + error * (1.0 + 1.0 / ratio)
 
 
+@lru_cache(maxsize=256)  # a sweep's replays of one point ask for the same figure
 def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
     """The exact epsilon at ``delta`` of ``queries`` composed ``epsilon``-DP steps.
 
@@ -223,3 +225,39 @@ def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
             low = middle
     return min(high + 16.0 * (abs(high) + 1.0) * sys.float_info.epsilon,
                math.nextafter(k * epsilon, math.inf))
+
+
+@lru_cache(maxsize=256)
+def laplace_pld_epsilon(scale: float, steps: int, delta: float) -> float | None:
+    """The epsilon at ``delta`` of ``steps`` composed Laplace mechanisms (sensitivity 1,
+    scale ``scale``) by dp_accounting's privacy loss distribution (pessimistic: an upper
+    bound), raised by 1e-9 relative over its FFT compositions' rounding; None without
+    dp_accounting, below ``risk.TRUSTED_DELTA`` (where that rounding is not covered) or
+    where its grid overflows.
+
+    LNMax's noisy counts are two such mechanisms per answer (one teacher moves one vote:
+    two counts change by 1, each with its own Laplace noise; the argmax is a
+    post-processing), so ``steps = 2 answers`` bounds its answers exactly up to the grid.
+
+    Args:
+      scale: the Laplace scale ``lambda`` (> 0).
+      steps: how many mechanisms are composed (>= 1).
+      delta: the target delta.
+
+    Returns:
+      The epsilon, or None.
+    """
+    if delta < TRUSTED_DELTA or not pld_available():
+        return None
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
+
+    # the grid: a Gaussian of the same std ratio spans at least the Laplace loss's range
+    interval = discretization_interval([(1.0, float(scale), int(steps))])
+    try:
+        composed = pld_module.from_laplace_mechanism(
+            float(scale), sensitivity=1.0,
+            value_discretization_interval=interval).self_compose(int(steps))
+        epsilon = float(composed.get_epsilon_for_delta(delta))
+    except (OverflowError, ValueError, MemoryError):
+        return None
+    return epsilon * (1.0 + 1e-9) if math.isfinite(epsilon) else None

@@ -166,8 +166,8 @@ def test_replay_and_expected_give_the_pld_figure_beside_the_rdp_one(mechanism, o
 def test_the_summary_and_report_put_the_smaller_bound_first(cli, tmp_path):
     """The data-independent line leads with the PLD figure where smaller and says when it
     is below the data-dependent headline (token votes with little consensus); pate-report
-    publishes it; LNMax's exact pure-DP composition, larger over 300 answers, stays beside
-    the RDP figure, which is published; SVT-PATE has none."""
+    publishes it; the exponential mechanism's exact pure-DP composition, larger over 300
+    answers, stays beside the RDP figure, which is published; SVT-PATE has none."""
     import json
 
     from pate_cli.outputs.report_content import report_content
@@ -182,10 +182,11 @@ def test_the_summary_and_report_put_the_smaller_bound_first(cli, tmp_path):
                     f"{ceil_text(summary['epsilon_data_independent'])} (order "
                     f"{summary['order_data_independent']:g})")
     assert report_content(summary)["headline"]["published"] == pld
-    lnmax = json.loads(cli.analyze("sample_votes/mnist_250_votes.npy", "-m", "lnmax", "-n",
-                                   "300", "-f", "json").out)
-    assert lnmax["epsilon_data_independent_pld"] > lnmax["epsilon_data_independent"]
-    assert report_content(lnmax)["headline"]["published"] == lnmax["epsilon_data_independent"]
+    exponential = json.loads(cli.analyze("sample_votes/mnist_250_votes.npy", "-m",
+                                         "exponential", "-n", "300", "-f", "json").out)
+    assert exponential["epsilon_data_independent_pld"] > exponential["epsilon_data_independent"]
+    assert (report_content(exponential)["headline"]["published"]
+            == exponential["epsilon_data_independent"])
     svt = json.loads(cli.analyze("sample_votes/mnist_250_votes.npy", "-m", "svt", "-n",
                                  "300", "-f", "json").out)
     assert svt["epsilon_data_independent_pld"] is None
@@ -345,15 +346,22 @@ def test_few_pure_dp_answers_are_composed_exactly(mechanism, parameters, pure):
     """One LNMax (2 / lambda) or exponential (2 eta) answer: the exact figure, at most the
     step's own epsilon (0.1), where the RDP curve's conversion gives more; the headline
     takes it under data-independent accounting and a sweep row gives the same; over 300
-    answers the RDP figure is smaller and stays the headline."""
-    from pate_cli.accounting.pld import pure_composed_epsilon
+    exponential answers the RDP figure is smaller and stays the headline."""
+    from pate_cli.accounting.pld import (
+        laplace_pld_epsilon,
+        pld_available,
+        pure_composed_epsilon,
+    )
     from pate_cli.sweep import run_sweep
 
     votes = str(SAMPLES / "adult_250_votes.npy")
     for queries in (1, 3):
         run = analyze(votes, mechanism, queries=queries, accounting="data-independent",
                       **parameters)
-        assert run.epsilon == pure_composed_epsilon(pure, queries, 1e-5) <= queries * pure
+        exact = pure_composed_epsilon(pure, queries, 1e-5)
+        if mechanism == "lnmax" and pld_available():  # its noisy counts' PLD: two Laplaces
+            exact = min(exact, laplace_pld_epsilon(20.0, 2 * queries, 1e-5))
+        assert run.epsilon == exact <= queries * pure
         assert run.data_independent_method == "pld" and run.epsilon < run.epsilon_rdp
         grid = {key: [value] for key, value in parameters.items()}
         (row,) = run_sweep(votes, [mechanism], queries=[queries],
@@ -361,5 +369,28 @@ def test_few_pure_dp_answers_are_composed_exactly(mechanism, parameters, pure):
         assert row["epsilon"] == run.epsilon
     many = analyze(votes, mechanism, queries=300, accounting="data-independent",
                    **parameters)
-    assert many.data_independent_method == "rdp"
-    assert many.epsilon < many.epsilon_data_independent_pld
+    if mechanism == "exponential":  # LNMax's noisy counts' PLD stays the smaller
+        assert many.data_independent_method == "rdp"
+        assert many.epsilon < many.epsilon_data_independent_pld
+
+
+@pytest.mark.parametrize(("scale", "answers"), [(20.0, 100), (20.0, 9000), (5.0, 300)])
+def test_lnmax_noisy_counts_pld_against_prv_accountant(scale, answers):
+    """LNMax's answers are two Laplace steps each (sensitivity 1): dp_accounting's PLD of
+    2 x answers of them lies inside prv_accountant's bounds for the same composition,
+    below the RDP conversion, and is the data-independent headline."""
+    pytest.importorskip("dp_accounting")
+    prv = pytest.importorskip("prv_accountant")
+    from prv_accountant.privacy_random_variables import LaplaceMechanism
+
+    from pate_cli.accounting.pld import laplace_pld_epsilon
+
+    figure = laplace_pld_epsilon(scale, 2 * answers, 1e-5)
+    accountant = prv.PRVAccountant(prvs=[LaplaceMechanism(mu=1.0 / scale)],
+                                   max_self_compositions=[2 * answers], eps_error=1e-2,
+                                   delta_error=1e-10)
+    low, _, high = accountant.compute_epsilon(delta=1e-5, num_self_compositions=[2 * answers])
+    assert low <= figure <= high
+    run = analyze(str(SAMPLES / "mnist_250_votes.npy"), "lnmax", laplace_scale=scale,
+                  queries=answers, accounting="data-independent")
+    assert run.epsilon == figure < run.epsilon_rdp and run.data_independent_method == "pld"
