@@ -42,6 +42,8 @@ from .steps import mechanism_steps, run_charges
 # The most answers a pure-DP run's exact composition is formed for (arrays of answers + 1
 # binomial terms; past a few the RDP curve gives the smaller figure anyway).
 PURE_COMPOSED_QUERIES = 10_000
+# The most LNMax answers whose noisy counts' PLD is composed (under a second a figure).
+LAPLACE_PLD_QUERIES = 100_000
 
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
@@ -97,8 +99,9 @@ def pld_figure(mechanism, queries: int, answered: int,
     every pure-DP step; each figure costs up to 0.1 s at the cap), the smaller figure for
     few answers (one LNMax answer at lambda 20: 0.1 where the RDP curve's conversion
     gives 0.1203); for LNMax also, where dp_accounting is installed, its noisy counts'
-    privacy loss distribution (``pld.laplace_pld_epsilon``, two Laplace steps an answer:
-    2.8934 over 100 answers at lambda 20, where RDP gives 3.5686).
+    privacy loss distribution (``pld.laplace_pld_epsilon``, two Laplace steps an answer,
+    up to ``LAPLACE_PLD_QUERIES`` answers: 2.8934 over 100 at lambda 20, where RDP gives
+    3.5686).
 
     Returns:
       ``(epsilon, risk)``; ``(None, None)`` for another aggregator.
@@ -111,7 +114,8 @@ def pld_figure(mechanism, queries: int, answered: int,
         scale = getattr(mechanism, "laplace_scale", None)  # LNMax: two Laplace steps each
         exact = [pure_composed_epsilon(pure, answered, delta)
                  if answered <= PURE_COMPOSED_QUERIES else None,
-                 None if scale is None else laplace_pld_epsilon(scale, 2 * answered, delta)]
+                 None if scale is None or answered > LAPLACE_PLD_QUERIES
+                 else laplace_pld_epsilon(scale, 2 * answered, delta)]
         found = [figure for figure in exact if figure is not None]
         return (min(found) if found else None), None
     figures = [gaussian_exact_epsilon(plain, delta)]

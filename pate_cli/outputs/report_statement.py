@@ -3,6 +3,9 @@ guarantee, with whether the published epsilon is data-dependent and sanitised (
 math:smooth), the decisions that were accounted, and the privacy unit with its neighbouring
 relation; and how figures are printed (``number``, ``epsilon_text``: a guarantee rounded
 up). Nothing here computes privacy: every number comes from the JSON summary.
+
+Size: one concept, the statement's sentences, each worded for every accounting and
+mechanism.
 """
 
 from __future__ import annotations
@@ -176,14 +179,16 @@ def smaller_pld(summary: dict) -> float | None:
     return None if pld is None or bound is None or not pld < bound else float(pld)
 
 
-PURE_DP = ("lnmax", "exponential")  # their PLD figure: randomized response's, composed
+PLD_SOURCES = {  # what a pure-DP aggregator's PLD figure composes (else Gaussian steps)
+    "lnmax": "the smaller of the answers' exact pure-DP composition and the noisy counts' "
+             "privacy-loss distribution (two Laplace mechanisms an answer, pessimistic)",
+    "exponential": "the pure-DP answers' exact composition (randomized response's)"}
 
 
 def pld_source(summary: dict) -> str:
     """What the run's PLD figure composes: Gaussian steps, or pure-DP answers."""
-    if summary.get("mechanism") in PURE_DP:
-        return "the pure-DP answers' exact composition (randomized response's privacy loss)"
-    return "the Gaussian steps' privacy-loss distribution"
+    return PLD_SOURCES.get(summary.get("mechanism"),
+                           "the Gaussian steps' privacy-loss distribution")
 
 
 def _smaller_pld(summary: dict, rdp: float) -> tuple[float, str]:
@@ -380,7 +385,7 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
                      "conversion (Canonne, Kamath and Steinke 2020)")
                   + f"; the best order was {number(summary.get('order'))} "
                   "(docs/explanation/accounting.md#conversion).")
-    how = ("exact, rounded up" if summary.get("mechanism") in PURE_DP else
+    how = ("rounded up" if summary.get("mechanism") in PLD_SOURCES else
            "their exact composition, rounded up" if summary.get("sampling") is None
            else "the smaller of their exact unsampled composition, rounded up, and "
            "dp_accounting's PLD of the sampled steps (pessimistic discretisation)")

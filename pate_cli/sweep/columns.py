@@ -57,7 +57,8 @@ without sampling), ``sampling_steps`` its ``--sampling-steps`` (``shared`` or
 converted), ``pld`` (under data-independent accounting, pate-analyze's exact figure
 where smaller: the Gaussian steps', with a Poisson-sampled point's composition by
 dp_accounting, or LNMax's and the exponential mechanism's pure-DP answers composed
-exactly) or ``pure`` (SVT-PATE's pure-DP bound). ``risk_*``: the
+exactly, and LNMax's noisy counts' Laplace PLD) or ``pure`` (SVT-PATE's pure-DP
+bound). ``risk_*``: the
 publishable attack risk (math:risk) of the point, the largest over its replays: a
 membership attacker's TPR bound at FPR 0.001, 0.01 and 0.1, its advantage bound, and the
 route (``pld``: the Gaussian steps' exact curve; ``rdp``; ``pure``); empty for
