@@ -21,7 +21,12 @@ from pate_cli.accounting.audit import (
     epsilon_from_bounds,
     measure,
 )
-from pate_cli.accounting.pld import gaussian_exact_epsilon
+from pate_cli.accounting.pld import (
+    gaussian_exact_epsilon,
+    laplace_pld_epsilon,
+    pld_available,
+    pure_composed_epsilon,
+)
 from pate_cli.analysis.audit import data_dependent_claim
 from pate_cli.mechanisms import build_mechanism
 
@@ -134,7 +139,13 @@ def test_the_claims():
                                             "threshold": 200.0}, delta=1e-5)
     assert both == gaussian_exact_epsilon([(1.0, 150.0, 1), (math.sqrt(2), 40.0, 1)], 1e-5)
     assert eps < both
-    assert claimed_epsilon("lnmax", {"laplace_scale": 20.0}, delta=1e-5)[0] == 0.1
+    # LNMax: its noisy counts' PLD (two Laplace steps), as pate-analyze's figure, where
+    # dp_accounting is installed; else its pure epsilon 2 / lambda
+    lnmax, how = claimed_epsilon("lnmax", {"laplace_scale": 20.0}, delta=1e-5)
+    if pld_available():
+        assert lnmax == laplace_pld_epsilon(20.0, 2, 1e-5) < 0.1 and "Laplace" in how
+    else:
+        assert lnmax == 0.1
     assert claimed_epsilon("exponential", {"eta": 0.5}, delta=1e-5)[0] == 1.0
     with pytest.raises(ValueError, match="svt"):
         claimed_epsilon("svt", {}, delta=1e-5)
@@ -179,9 +190,11 @@ def test_confident_exponentials_claim_lies_between_its_parts_and_their_sum():
 def test_composed_claims():
     gaussian, _ = claimed_epsilon("gnmax", {"sigma": 40.0}, delta=1e-5, queries=10)
     assert gaussian == gaussian_exact_epsilon([(math.sqrt(2), 40.0, 10)], 1e-5)
-    pure, how = claimed_epsilon("lnmax", {"laplace_scale": 20.0}, delta=1e-5, queries=10)
+    pure, how = claimed_epsilon("exponential", {"eta": 0.05}, delta=1e-5, queries=10)
     assert 0.1 < pure <= 1.0
     assert "composed" in how
+    lnmax, _ = claimed_epsilon("lnmax", {"laplace_scale": 20.0}, delta=1e-5, queries=10)
+    assert lnmax <= pure_composed_epsilon(0.1, 10, 1e-5)
     dependent, _ = _dependent("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
                                                   delta=1e-5, queries=4)
     single, _ = _dependent("gnmax", {"sigma": 5.0}, np.array([40, 0, 0]),
