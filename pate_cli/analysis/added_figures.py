@@ -111,13 +111,14 @@ def pld_figure(mechanism, queries: int, answered: int,
         pure = getattr(mechanism, "pure_epsilon", None)
         if pure is None or answered <= 0:  # sampled too: sampling never costs more
             return None, None
+        found: list[float | None] = []
+        if answered <= PURE_COMPOSED_QUERIES:
+            found.append(pure_composed_epsilon(pure, answered, delta))
         scale = getattr(mechanism, "laplace_scale", None)  # LNMax: two Laplace steps each
-        exact = [pure_composed_epsilon(pure, answered, delta)
-                 if answered <= PURE_COMPOSED_QUERIES else None,
-                 None if scale is None or answered > LAPLACE_PLD_QUERIES
-                 else laplace_pld_epsilon(scale, 2 * answered, delta)]
-        found = [figure for figure in exact if figure is not None]
-        return (min(found) if found else None), None
+        if scale is not None and answered <= LAPLACE_PLD_QUERIES:
+            found.append(laplace_pld_epsilon(scale, 2 * answered, delta))
+        figures = [figure for figure in found if figure is not None]
+        return (min(figures) if figures else None), None
     figures = [gaussian_exact_epsilon(plain, delta)]
     sampled_risk = None
     sampling = mechanism.sampling if is_sampled(mechanism) else None

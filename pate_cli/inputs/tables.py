@@ -134,12 +134,10 @@ def read_summary(path) -> dict:
         summary = json.loads(text)
     except json.JSONDecodeError:
         raise InputError(f"{name}: not a JSON object; expected {SUMMARY}") from None
-    tool = summary.get("tool") if isinstance(summary, dict) else None
-    if (isinstance(tool, str) and tool.startswith("pate-") and tool != "pate-analyze") or (
-            isinstance(summary, dict) and "epsilon" in summary and "delta" in summary):
-        problem = _summary_problem(summary)  # another tool's JSON named first
-    else:
+    if not isinstance(summary, dict) or (summary.get("tool", "pate-analyze") == "pate-analyze"
+                                         and not {"epsilon", "delta"} <= summary.keys()):
         raise InputError(f"{name}: has no 'epsilon' and 'delta' keys; expected {SUMMARY}")
+    problem = _summary_problem(summary)  # another tool's JSON is named as such
     if problem is not None:
         raise InputError(f"{name}: {problem}; expected {SUMMARY}")
     return summary

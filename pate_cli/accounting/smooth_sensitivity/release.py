@@ -128,7 +128,6 @@ class SmoothSensitivityAccumulator:
             self.selection_independent_cost = cost
             self.selection_independent = bool(np.all(np.isclose(np.minimum(at_ends, cost),
                                                                 cost)))
-            self._selection_rdp = self.selection.r
         self._ls_prefix = np.zeros(self.teachers)
         self._plateau_from = np.zeros(self.teachers + 1)
         self._max_histogram = np.zeros(self.teachers + 1)
@@ -159,7 +158,7 @@ class SmoothSensitivityAccumulator:
             else:
                 # rdp_sel(log pr_answered) at max v rounded toward T is r[that count],
                 # capped by the data-independent curve (math:screening)
-                self._rdp += float(np.sum(self._selection_rdp[rounded.astype(np.intp)]))
+                self._rdp += float(np.sum(self.selection.r[rounded.astype(np.intp)]))
                 self._max_histogram += np.bincount(rounded.astype(np.intp),
                                                    minlength=self.teachers + 1)
         if self.answer_independent:
