@@ -239,29 +239,36 @@ def _formed(source: RowSource, count: int, size: int):
         yield lo, hi, rows, scratch
 
 
-def budget_halt(costs: StepRows, full: StepRows, carry: np.ndarray, conversion: Conversion,
-                limit: float) -> int | None:
-    """Where a budget run halts inside a block of queries (math:costs), or None.
+def budget_halt(costs: RowSource, full: RowSource, count: int, carry: np.ndarray,
+                conversion: Conversion, limit: float) -> int | None:
+    """Where a budget run halts inside a block of ``count`` queries (math:costs), or None.
 
-    ``costs``: what each query is charged if processed (its actual curve: selection plus
-    the answer step weighted as decided, or the expected cost); ``full``: what it could
-    cost (selection plus the answer step counted in full; the expected cost under
-    ``expected`` accounting); ``carry``: the sums charged before the block. Query i halts
-    the run if ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts above
-    ``limit``; the first such i is returned. One cumulative sum over the block and one
-    conversion of every candidate curve, a cache-sized slice at a time; the prefix sums
-    are those of :func:`running_epsilon` (added one query after another), so the answer
-    does not depend on where blocks start. A slice whose upper bound (the sums after it
-    plus its largest full curve, order by order) converts within the limit is skipped.
+    Args:
+      costs: what each query is charged if processed (its actual curve: selection plus
+        the answer step weighted as decided, or the expected cost).
+      full: what it could cost (selection plus the answer step counted in full; the
+        expected cost under ``expected`` accounting).
+      count: the queries of the block.
+      carry: the sums charged before the block.
+      conversion: the RDP-to-DP conversion.
+      limit: the budget.
+
+    Returns:
+      The first i such that ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts
+      above ``limit``, or None. One cumulative sum over the block and one conversion of
+      every candidate curve, a cache-sized slice at a time; the prefix sums are those of
+      :func:`running_epsilon` (added one query after another), so the answer does not
+      depend on where blocks start. A slice whose upper bound (the sums after it plus its
+      largest full curve, order by order) converts within the limit is skipped.
     """
-    count = costs.count
     carry = np.array(carry, dtype=np.float64)
     size = carry.size
     step = max(1, WORK_VALUES // size)
     for lo in range(0, count, step):
         hi = min(count, lo + step)
-        sums = costs.block(lo, hi)
-        candidate = full.block(lo, hi)
+        sums, candidate = np.empty((hi - lo, size)), np.empty((hi - lo, size))
+        costs.rows(lo, hi, sums)
+        full.rows(lo, hi, candidate)
         sums[0] += carry
         # Every candidate lies below the sums after the slice plus the largest full row
         # when costs are non-negative (within_limit).

@@ -165,7 +165,8 @@ class BudgetWalk:
             chunk, full = self._chunk(start, stop)
             halt = None
             if run.budget is not None and run.halt_at == "query":
-                halt = budget_halt(chunk.costs, full, self.carry, run.converter, run.budget)
+                halt = budget_halt(chunk.costs, full, chunk.costs.count, self.carry, run.converter,
+                                   run.budget)
             if halt is not None:
                 self.halted_at = stop = start + halt
             # with outputs, the curves charged formed once, for the sums and the outputs

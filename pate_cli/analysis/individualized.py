@@ -87,7 +87,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
 
     The replay runs on the run's histogram; each group's cost uses its real ``log q`` and
     ``pr_answered`` with the noise scales divided by the group's sensitivity. Labels from the
-    stop (the first query after which some group exceeds its budget) on are not released.
+    stop (the first query whose full charge would take some group over its budget,
+    ``GroupRun.add``) on are not released.
 
     Args:
       votes: the plain histogram (upsampling).
@@ -153,7 +154,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            screen, grid, parameters.sensitivity, participation,
                            member_groups)
     found = GroupRun(setting, budgets=parameters.budgets, delta=delta, conversion=conversion,
-                     independent=accounting == "data-independent")
+                     accounting=accounting)
     # chunks sized for the table's pass and the group sums (their bits do not depend on it)
     rows = stream_rows(chunk_size, row_width(histogram), grid.size)
     consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=labels,
@@ -275,11 +276,11 @@ def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: 
                                   workers=workers):
         count = len(frame)
         label = frame["label"].to_numpy(dtype=np.int64, na_value=-1)
-        eps, _, _ = add_span(sums, span_costs(
+        eps = add_span(sums, span_costs(
             setting, start, frame["log_q"].to_numpy(dtype=np.float64),
             frame["log_pr_answered"].to_numpy(dtype=np.float64), label >= 0,
             frame["answered"].to_numpy(dtype=np.float64), independent=independent,
-            map=curves_map), map=curves_map)
+            map=curves_map), map=curves_map)[0]
         if stopped_at is not None and stopped_at < start + count:  # none released from it on
             cut = max(0, stopped_at - start)
             for column, value in ("label", None), ("outcome", INTERACTIVE_NAMES[OUTCOME_ABSTAIN]):

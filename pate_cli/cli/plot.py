@@ -105,8 +105,9 @@ def groups(input_path, **options):
 
     TABLE is the per-query table of pate-analyze --individualized ... --per-query FILE
     (columns epsilon_cumulative_<group>). Budgets come from --groups or --summary; each
-    is a dashed line in its group's colour, and the first query after which the group's
-    cumulative epsilon exceeds it is marked. Individualized PATE, Figures 1, 5, 6.
+    is a dashed line in its group's colour, and the query at which the group halts the
+    run is marked (the summary's, else the first after which its epsilon exceeds it).
+    Individualized PATE, Figures 1, 5, 6.
     """
     from ..outputs.plot_files import plot_groups
     _save(plot_groups, input_path, options)

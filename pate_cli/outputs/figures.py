@@ -57,6 +57,19 @@ def stopping_index(cumulative, budget: float) -> int | None:
     return int(over[0]) if over.size else None
 
 
+def _halt_row(frame: pd.DataFrame, cumulative: np.ndarray, budget: float,
+              halts: dict | None, name: str) -> int | None:
+    """The table row at which a group (``name``; ``""``: the uniform run) halts: the
+    query ``halts`` names (None if it halts after the table's last row or never), else
+    :func:`stopping_index`."""
+    if halts is None or name not in halts:
+        return stopping_index(cumulative, budget)
+    if halts[name] is None:
+        return None
+    rows = np.flatnonzero(frame["query"].to_numpy() >= halts[name])
+    return int(rows[0]) if rows.size else None
+
+
 # --- history (2018 Figure 1 middle) ---------------------------------------------------------
 
 def history_x(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, str]:
@@ -129,17 +142,19 @@ def group_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = "query",
-                  baseline: bool = True, caption: str = "",
+                  baseline: bool = True, caption: str = "", halts: dict | None = None,
                   style: Style = Style()) -> Figure:
     """Per-group cost histories (Boenisch et al., Individualized PATE, Figures 1, 5, 6).
 
     One line per ``epsilon_cumulative_<group>`` column; each group's budget (``budgets``:
     name -> budget, groups without one get no line) as a dashed line in the group's colour,
-    and its exhaustion point (the first query after which the group's cumulative epsilon
-    exceeds its budget) marked. The labelling stops at the earliest exhaustion: a dotted
-    vertical line. With ``baseline``, the ``epsilon_cumulative`` column (the uniform run,
-    every point at sensitivity 1) is drawn in grey, stopped at the smallest budget, as the
-    paper's "pate" line.
+    and its exhaustion point marked: the query the run's summary names (``halts``: name ->
+    0-based query or None, ``""`` for the uniform run; under replay a group halts before
+    a query whose full charge would take it over, math:costs), else the first query after
+    which the group's cumulative epsilon exceeds its budget. The labelling stops at the
+    earliest exhaustion: a dotted vertical line. With ``baseline``, the
+    ``epsilon_cumulative`` column (the uniform run, every point at sensitivity 1) is drawn
+    in grey, stopped at the smallest budget, as the paper's "pate" line.
     """
     figure, axes = new_figure(style)
     xs, x_label = history_x(frame, x)
@@ -149,7 +164,7 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
         colour = PALETTE[number % len(PALETTE)]
         budget = budgets.get(name)
         text = f"{name}" if budget is None else f"{name} (budget {budget:g})"
-        stop = None if budget is None else stopping_index(ys, budget)
+        stop = None if budget is None else _halt_row(frame, ys, budget, halts, name)
         if stop is not None:
             text += f": exhausted at query {int(frame['query'].iloc[stop])}"
             stops.append(stop)
@@ -165,7 +180,7 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
         ys = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
         text = "uniform PATE (sensitivity 1 for all)"
         smallest = min(budgets.values()) if budgets else None
-        stop = None if smallest is None else stopping_index(ys, smallest)
+        stop = None if smallest is None else _halt_row(frame, ys, smallest, halts, "")
         if stop is not None:
             text += f": stops before query {int(frame['query'].iloc[stop])}"
         axes.plot(xs, ys, color=GREY, linewidth=1.3, linestyle="-.", label=text,

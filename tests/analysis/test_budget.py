@@ -111,7 +111,7 @@ def test_budget_halt_kernel_equals_a_loop(seed, rows, limit):
             expected = i
             break
         total = total + selection[i] + weight[i] * answer[i]
-    assert budget_halt(costs, full, carry, rule, limit) == expected
+    assert budget_halt(costs, full, rows, carry, rule, limit) == expected
 
 
 def test_the_mnist_budget_holds():

@@ -13,6 +13,8 @@ from pate_cli.accounting.selection import selection_bins
 from pate_cli.inputs.tables import read_table
 from pate_cli.outputs import figure_data
 from pate_cli.outputs import figures as plots
+from pate_cli.outputs.figure_style import Style
+from pate_cli.outputs.plot_files import plot_groups
 from tests import SAMPLES
 
 VOTES = SAMPLES / "mnist_250_votes.npy"
@@ -51,7 +53,13 @@ def test_groups_lines_budgets_and_exhaustion(plot_runs):
     frame = read_table(plot_runs["groups"], expected="t")
     summary = json.loads(plot_runs["groups_json"].read_text())
     budgets = {row["group"]: row["budget"] for row in summary["groups"]}
-    figure = plots.groups_figure(frame, budgets=budgets, delta=1e-5)
+    halts = {row["group"]: row["exhausted_at"] for row in summary["groups"]}
+    halts[""] = summary["baseline"]["stopped_at"]
+    # from the table alone: the first query after which a group exceeds, at or after the
+    # run's halt (under replay the run halts before a query whose full charge would)
+    alone = lines(plots.groups_figure(frame, budgets=budgets, delta=1e-5), "")
+    assert alone["stop"].get_xdata()[0] >= summary["stopped_at"]
+    figure = plots.groups_figure(frame, budgets=budgets, delta=1e-5, halts=halts)
     drawn = lines(figure, "")
     for row in summary["groups"]:
         name = row["group"]
@@ -68,6 +76,20 @@ def test_groups_lines_budgets_and_exhaustion(plot_runs):
     assert drawn["baseline"].get_label().endswith(
         f"stops before query {summary['baseline']['stopped_at']}")
 
+
+
+def test_pate_plot_groups_marks_the_summarys_halts(plot_runs):
+    """``pate-plot groups --summary`` marks the run's own halts (the summary's), which
+    the table's cumulative columns alone do not give under replay."""
+    summary = json.loads(plot_runs["groups_json"].read_text())
+    figure = plot_groups(plot_runs["groups"], groups_path=None,
+                         summary_path=plot_runs["groups_json"], x="query", baseline=True,
+                         queries=None, style=Style(), delta=None)
+    drawn = lines(figure, "")
+    assert drawn["stop"].get_xdata()[0] == summary["stopped_at"]
+    for row in summary["groups"]:
+        if row["exhausted_at"] is not None:
+            assert drawn[f"exhausted-{row['group']}"].get_xdata()[0] == row["exhausted_at"]
 
 def test_selection_bars_are_the_bins(plot_runs):
     """The bars and dots are the bins' numbers (accounting.selection; its tests check

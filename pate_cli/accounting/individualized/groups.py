@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..composition import ArrayRows, RowSource, cumulative_epsilon, running_epsilon
+from ..composition import (
+    ArrayRows,
+    RowSource,
+    budget_halt,
+    cumulative_epsilon,
+    running_epsilon,
+)
 from ..conversion import Conversion
 from .costs import CostChunk
 from .curves import CurveFactors, Mapper, first_of_each_sensitivity
@@ -52,6 +58,51 @@ class GroupSums:
             map: Mapper = map) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``:
         ``(queries, groups)``, ``(queries, groups)``, ``(queries,)``."""
+        members_of = self._start(chunk)
+        if _fixed_curves(chunk.index):
+            eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(
+                chunk, members_of, self.carry, self.seen, self.base_carry, self.rule,
+                map)
+        else:
+            eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_chunk(
+                chunk, members_of, self.carry, self.seen, self.base_carry, self.rule,
+                map)
+        return eps, order, base
+
+    def halts(self, chunk: CostChunk, full: CostChunk, limits: np.ndarray
+              ) -> tuple[np.ndarray, int]:
+        """Where each budget halts the run inside ``chunk``, from the sums before it
+        (math:costs and math:individualized); call before :meth:`add` adds it.
+
+        Args:
+          chunk: the costs charged (the answer step weighted as the replay decided).
+          full: the same queries' costs with the answer step counted in full.
+          limits: each group's budget, then the uniform run's; NaN: not checked.
+
+        Returns:
+          Per group, the first query of the chunk at which some member's sums before it
+          plus its full cost convert above the group's budget (-1 for none), and the same
+          for the uniform run. A run that stops there does not reveal whether the query
+          it stops at would have been answered.
+        """
+        members_of: list = [*self._start(chunk), [None]]  # the uniform run last
+        firsts = np.full(self.groups + 1, -1)
+        for g, members in enumerate(members_of):
+            if np.isnan(limits[g]):
+                continue
+            for m in members:
+                if m is not None and not np.any(chunk.index[m] >= 0):
+                    continue  # pays nothing here
+                first = budget_halt(_member_rows(chunk, m), _member_rows(full, m),
+                                    chunk.queries,
+                                    self.base_carry[0] if m is None else self.carry[m],
+                                    self.rule, float(limits[g]))
+                if first is not None and (firsts[g] < 0 or first < firsts[g]):
+                    firsts[g] = first
+        return firsts[:-1], int(firsts[-1])
+
+    def _start(self, chunk: CostChunk) -> list[np.ndarray]:
+        """Check ``chunk`` against the grid and the members (set on the first chunk)."""
         if not isinstance(chunk, CostChunk):
             raise TypeError(f"chunks must be CostChunk objects, got {type(chunk).__name__}")
         orders = self.rule.orders
@@ -66,15 +117,34 @@ class GroupSums:
             self.seen = np.zeros(member_groups.size, dtype=bool)
         if chunk.index.shape[0] != self.carry.shape[0]:
             raise ValueError("every chunk must describe the same members")
-        if _fixed_curves(chunk.index):
-            eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(
-                chunk, self.members_of, self.carry, self.seen, self.base_carry, self.rule,
-                map)
-        else:
-            eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_chunk(
-                chunk, self.members_of, self.carry, self.seen, self.base_carry, self.rule,
-                map)
-        return eps, order, base
+        return self.members_of
+
+
+class _Paid:
+    """The curves one member pays in a chunk of varying curves (zeros where it pays
+    none), a ``composition.RowSource``."""
+
+    def __init__(self, curves: np.ndarray, index: np.ndarray):
+        self.curves, self.index = curves, index
+
+    def rows(self, lo: int, hi: int, out: np.ndarray,
+             scratch: np.ndarray | None = None) -> None:
+        index = self.index[lo:hi]
+        out[:] = self.curves[np.maximum(index, 0), np.arange(lo, hi)]
+        out[index < 0] = 0.0
+
+
+def _member_rows(chunk: CostChunk, member: int | None) -> RowSource:
+    """The curves ``member`` (None: the uniform run) pays at each query of ``chunk``."""
+    curves, baseline = chunk.curves, chunk.baseline
+    if member is None and isinstance(baseline, np.ndarray):
+        return ArrayRows(baseline)
+    if member is not None and not _fixed_curves(chunk.index[member:member + 1]):
+        return _Paid(chunk.evaluated()[0], chunk.index[member])
+    paid = int(baseline) if member is None else int(chunk.index[member, 0])
+    if isinstance(curves, CurveFactors):
+        return curves.curves(paid)
+    return ArrayRows(curves[paid])
 
 
 def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,

@@ -73,14 +73,29 @@ def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.
                               log_pr_answered=log_pr[part] if selection else None)
 
 
-def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A span's cumulative figures (``GroupSums.add``) over its cost chunks, joined."""
-    parts = [sums.add(chunk, map=map) for chunk in chunks]
+def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
+             full: Iterator[CostChunk] | None = None, limits: np.ndarray | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, int] | None]:
+    """A span's cumulative figures (``GroupSums.add``) over its cost chunks, joined; with
+    ``full`` (the same chunks with the answer step counted in full) and ``limits``
+    (``GroupStops.limits``), also where each budget halts the run inside the span
+    (``GroupSums.halts``; -1: nowhere), else None."""
+    parts, done = [], 0
+    open_limits = None if full is None or limits is None else limits.copy()
+    halts = np.full(0 if limits is None else limits.size, -1)  # per group, then uniform
+    for chunk in chunks:
+        if full is not None and open_limits is not None:
+            found, base = sums.halts(chunk, next(full), open_limits)
+            found = np.append(found, base)
+            hit = (halts < 0) & (found >= 0)
+            halts[hit], open_limits[hit] = done + found[hit], np.nan
+        parts.append(sums.add(chunk, map=map))
+        done += chunk.queries
+    result = None if open_limits is None else (halts[:-1], int(halts[-1]))
     if len(parts) == 1:
-        return parts[0]
+        return (*parts[0], result)
     eps, order, base = zip(*parts, strict=True)
-    return np.concatenate(eps), np.concatenate(order), np.concatenate(base)
+    return np.concatenate(eps), np.concatenate(order), np.concatenate(base), result
 
 
 class GroupRun:
@@ -91,10 +106,12 @@ class GroupRun:
     (vanishing). Holds one span's figures, whatever the number of queries."""
 
     def __init__(self, setting: GroupSetting, *, budgets: np.ndarray, delta: float,
-                 conversion: str, independent: bool):
+                 conversion: str, accounting: str):
         make = partial(GroupSums, groups=budgets.size, orders=setting.orders, delta=delta,
                        conversion=conversion, member_groups=setting.member_groups)
+        independent = accounting == "data-independent"
         self.setting, self.independent = setting, independent
+        self.realised = accounting != "expected"  # a query's charge follows its outcome
         self.sums, self.stops = make(), GroupStops(budgets)
         self.spent_only = (None if independent or setting.participation is not None
                            else IndependentSpent(self.sums.rule, setting.sensitivities))
@@ -106,11 +123,20 @@ class GroupRun:
             charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> int:
         """Queries ``start ..``; ``made``: the answers the replay made (the data-independent
         charge, which under expected accounting is not ``charge``). Returns how many of
-        them come before the stop (their labels are released)."""
+        them come before the stop (their labels are released).
+
+        Where a query's charge follows its outcome (replay and data-independent
+        accounting), a budget halts the run before the first query whose full charge
+        (the answer step counted) would take it over (math:costs, as a plain budget run
+        halts), so the stop does not depend on that query's own noise."""
         costs = partial(span_costs, self.setting, start, log_q, log_pr, output, map=map)
         before = self.stops.stopped_at
-        self.stops.add(*add_span(self.sums, costs(charge, independent=self.independent),
-                                 map=map), output, output)
+        limits = self.stops.limits()
+        checked = self.realised and bool(np.any(charge < 1.0)) and not np.isnan(limits).all()
+        full = costs(np.ones_like(charge), independent=self.independent) if checked else None
+        eps, order, base, halts = add_span(self.sums, costs(charge, independent=self.independent),
+                                           map=map, full=full, limits=limits)
+        self.stops.add(eps, order, base, output, output, halts)
         stopped = self.stops.stopped_at
         if self.spent_only is not None:
             (chunk,) = costs(made, independent=True)
@@ -120,7 +146,8 @@ class GroupRun:
                 self.spent_at_stop = at_cut
         if self.other is not None:
             sums, stops = self.other
-            stops.add(*add_span(sums, costs(made, independent=True), map=map), output, output)
+            stops.add(*add_span(sums, costs(made, independent=True), map=map)[:3], output,
+                      output)
             if stopped is not None and self.spent_at_stop is None:
                 self.spent_at_stop = stops.epsilon_before(stopped)
         return 0 if before is not None else output.size if stopped is None else stopped - start

@@ -1,8 +1,10 @@
 """Individualized PATE: the stopping rule and the figures at the stop, a chunk at a time.
 
 math:individualized: label generation stops at the first query after which some group's
-cumulative epsilon exceeds its budget; each group reports what it spent at the stop and
-over every query, and where it alone would have been exhausted. :class:`GroupStops` reads
+cumulative epsilon exceeds its budget, or (where a query's charge follows its outcome,
+``GroupSums.halts``) before the first whose full charge would take it over; each group
+reports what it spent at the stop and over every query, and where it alone would have
+halted the run. :class:`GroupStops` reads
 the cumulative figures ``groups.GroupSums`` gives a chunk at a time and keeps only those;
 :class:`IndependentSpent` gives the data-independent epsilons (math:independent at each group's
 sensitivity) at the stop and after the last query from the running RDP sums alone.
@@ -30,15 +32,15 @@ class GroupTotals:
     ``sensitivities`` (descriptive, as given), ``epsilon`` and ``order`` spent at the
     stopping point (after the last query before it; after the last query if no group is
     exhausted; 0 and NaN if nothing was spent), ``exhausted_at`` (0-based index of the
-    first query after which that group's cumulative epsilon exceeds its budget, or None),
+    query at which that group alone would halt the run, or None),
     ``final_epsilon``/``final_order`` after the last analysed query (0 and NaN for none).
 
-    ``stopped_at``: the first query after which some group exceeds its budget (the
-    minimum of ``exhausted_at``), or None; its label and every later one are not
+    ``stopped_at``: the first query at which some group halts the run (the minimum of
+    ``exhausted_at``), or None; its label and every later one are not
     released. ``labels_released``: answered queries before ``stopped_at``;
     ``answered_total``: answered queries in the whole run. ``baseline_*``: the uniform
-    run (every group at the smallest budget, sensitivity 1): the first query after which
-    it exceeds the smallest budget, and the answered queries before that.
+    run (every group at the smallest budget, sensitivity 1): the query at which it halts
+    at the smallest budget, and the answered queries before that.
     """
 
     names: tuple
@@ -76,34 +78,48 @@ class GroupStops:
         self.baseline_stopped_at: int | None = None
 
     def add(self, epsilon: np.ndarray, order: np.ndarray, baseline: np.ndarray,
-            answered: np.ndarray, baseline_answered: np.ndarray) -> None:
+            answered: np.ndarray, baseline_answered: np.ndarray,
+            halts: tuple[np.ndarray, int] | None = None) -> None:
         """The next ``len(epsilon)`` queries' cumulative figures (``GroupSums.add``) and
-        whether each was answered, in the run and in the uniform run."""
+        whether each was answered, in the run and in the uniform run; ``halts``: where
+        each group's and the uniform run's budget halts the run inside them before the
+        query is charged (``GroupSums.halts``, -1: nowhere), when a query's charge
+        depends on its outcome (math:costs)."""
         count = epsilon.shape[0]
         self.before, self.latest = self.last, epsilon
         if count == 0:
             return
         over = epsilon > self.budgets[None, :]
-        for g, column in enumerate(over.T):  # a handful of groups
-            if self.exhausted[g] is None and column.any():
-                self.exhausted[g] = self.done + int(np.argmax(column))
+        firsts = np.where(over.any(axis=0), np.argmax(over, axis=0), count)
+        base_first = _first_true(baseline > float(self.budgets.min()))
+        base_first = count if base_first is None else base_first
+        if halts is not None:
+            firsts = np.minimum(firsts, np.where(halts[0] >= 0, halts[0], count))
+            base_first = min(base_first, halts[1] if halts[1] >= 0 else count)
+        for g, first in enumerate(firsts):  # a handful of groups
+            if self.exhausted[g] is None and first < count:
+                self.exhausted[g] = self.done + int(first)
         upto = count
         if self.stopped_at is None:
-            first = _first_true(over.any(axis=1))
-            if first is not None:
+            first = int(firsts.min())
+            if first < count:
                 upto, self.stopped_at = first, self.done + first
                 self.spent = ((epsilon[first - 1].copy(), order[first - 1].copy())
                               if first else self.last)
             self.labels_released += int(np.count_nonzero(answered[:upto]))
         self.answered_total += int(np.count_nonzero(answered))
         if self.baseline_stopped_at is None:
-            first = _first_true(baseline > float(self.budgets.min()))
-            upto = count if first is None else first
-            if first is not None:
-                self.baseline_stopped_at = self.done + first
-            self.baseline_labels += int(np.count_nonzero(baseline_answered[:upto]))
+            if base_first < count:
+                self.baseline_stopped_at = self.done + base_first
+            self.baseline_labels += int(np.count_nonzero(baseline_answered[:base_first]))
         self.last = (epsilon[-1].copy(), order[-1].copy())
         self.done += count
+
+    def limits(self) -> np.ndarray:
+        """Each group's budget, then the uniform run's, NaN where its stop is found."""
+        budgets = np.where([first is None for first in self.exhausted], self.budgets, np.nan)
+        return np.append(budgets, float(self.budgets.min())
+                         if self.baseline_stopped_at is None else np.nan)
 
     def epsilon_before(self, query: int) -> np.ndarray:
         """The epsilons after query ``query - 1`` (zeros for 0), for ``query`` in the
