@@ -57,6 +57,15 @@ def stopping_index(cumulative, budget: float) -> int | None:
     return int(over[0]) if over.size else None
 
 
+def summary_halts(summary: dict) -> dict:
+    """An individualized run's halts as its JSON summary names them, for
+    :func:`groups_figure`: each group's ``exhausted_at``, ``""`` the uniform run's stop."""
+    halts = {str(row["group"]): row.get("exhausted_at") for row in summary.get("groups") or []}
+    if summary.get("baseline"):
+        halts[""] = summary["baseline"].get("stopped_at")
+    return halts
+
+
 def _halt_row(frame: pd.DataFrame, cumulative: np.ndarray, budget: float,
               halts: dict | None, name: str) -> int | None:
     """The table row at which a group (``name``; ``""``: the uniform run) halts: the
@@ -379,5 +388,6 @@ def partition_figure(series, *, delta: float, caption: str = "",
 
 __all__ = [
     "FORMATS", "LEGEND_LOCATIONS", "Style", "delta_text", "epsilon_label", "figure_bytes",
-    "groups_figure", "history_figure", "partition_figure", "selection_figure", "tradeoff_figure",
+    "groups_figure", "history_figure", "partition_figure", "selection_figure", "summary_halts",
+    "tradeoff_figure",
 ]

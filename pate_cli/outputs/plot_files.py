@@ -122,10 +122,7 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
         f"epsilon: {captions.figure_note(summary, 'figures')}",
         f"budgets: {budget_text}" if budgets else
         "no budgets given (use --groups or --summary)") if part)
-    # the run's own halts where the summary names them (replay halts on full charges)
-    halts = None if summary is None or groups_path is not None else {
-        **{str(row["group"]): row.get("exhausted_at") for row in summary["groups"]},
-        **({"": summary["baseline"].get("stopped_at")} if summary.get("baseline") else {})}
+    halts = None if summary is None or groups_path is not None else plots.summary_halts(summary)
     return plots.groups_figure(frame, budgets=budgets,
                                delta=_figure_delta(delta, [summary], [summary_path]), x=x,
                                baseline=baseline, caption=caption, halts=halts, style=style)

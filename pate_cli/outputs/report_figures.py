@@ -96,7 +96,7 @@ def groups_plot(summary: dict, frame, *, style=None):
     budgets = {name: value for name, value in budgets.items() if name in names}
     return plots.groups_figure(frame, budgets=budgets, delta=summary["delta"],
                                caption=summary_caption(summary) + drawn_from(frame, summary),
-                               style=style or plots.Style())
+                               halts=plots.summary_halts(summary), style=style or plots.Style())
 
 
 def risk_plot(summary: dict, *, style=None):

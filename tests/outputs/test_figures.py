@@ -15,6 +15,7 @@ from pate_cli.outputs import figure_data
 from pate_cli.outputs import figures as plots
 from pate_cli.outputs.figure_style import Style
 from pate_cli.outputs.plot_files import plot_groups
+from pate_cli.outputs.report_figures import groups_plot
 from tests import SAMPLES
 
 VOTES = SAMPLES / "mnist_250_votes.npy"
@@ -78,13 +79,16 @@ def test_groups_lines_budgets_and_exhaustion(plot_runs):
 
 
 
-def test_pate_plot_groups_marks_the_summarys_halts(plot_runs):
-    """``pate-plot groups --summary`` marks the run's own halts (the summary's), which
-    the table's cumulative columns alone do not give under replay."""
+@pytest.mark.parametrize("command", ["pate-plot", "pate-report"])
+def test_the_groups_figure_marks_the_summarys_halts(plot_runs, command):
+    """``pate-plot groups --summary`` and pate-report mark the run's own halts (the
+    summary's), which the table's cumulative columns alone do not give under replay."""
     summary = json.loads(plot_runs["groups_json"].read_text())
-    figure = plot_groups(plot_runs["groups"], groups_path=None,
-                         summary_path=plot_runs["groups_json"], x="query", baseline=True,
-                         queries=None, style=Style(), delta=None)
+    figure = (plot_groups(plot_runs["groups"], groups_path=None,
+                          summary_path=plot_runs["groups_json"], x="query", baseline=True,
+                          queries=None, style=Style(), delta=None)
+              if command == "pate-plot"
+              else groups_plot(summary, read_table(plot_runs["groups"], expected="t")))
     drawn = lines(figure, "")
     assert drawn["stop"].get_xdata()[0] == summary["stopped_at"]
     for row in summary["groups"]:
