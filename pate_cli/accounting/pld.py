@@ -23,6 +23,8 @@ from functools import lru_cache
 
 from .risk import TRUSTED_DELTA, gaussian_mu
 
+# The epsilons a pure-DP composition's exact profile is read at (its attack risk).
+PROFILE_POINTS = 2001
 # dp_accounting's default grid step, and a cap on the points of one distribution.
 DEFAULT_INTERVAL = 1e-4
 MAX_POINTS = 300_000
@@ -227,6 +229,70 @@ def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
                math.nextafter(k * epsilon, math.inf))
 
 
+@lru_cache(maxsize=16)
+def pure_composed_profile(epsilon: float, queries: int) -> tuple:
+    """The exact privacy profile of ``queries`` composed ``epsilon``-DP steps (the binomial
+    privacy loss of :func:`pure_composed_epsilon`), read at ``PROFILE_POINTS`` epsilons
+    from 0 to the composed epsilon at delta 1e-16, for its attack risk (math:risk).
+
+    Each delta is the profile's value a little to the left of its epsilon (by the
+    ``16 (|e| + 1)`` units of 2^-52 :func:`pure_composed_epsilon` allows for the losses'
+    rounding) raised by 1e-9 relative (the masses' and the sum's), so every pair is one
+    the steps satisfy. Losses of mass below 1e-40 are not summed: their whole mass is
+    added instead (each term is at most its mass).
+
+    Args:
+      epsilon: each step's pure-DP epsilon (> 0).
+      queries: the number of steps (>= 1).
+
+    Returns:
+      ``(epsilons, deltas)``, two arrays.
+    """
+    import numpy as np
+    from scipy.special import expit
+    from scipy.stats import binom
+
+    k = int(queries)
+    plus = np.arange(k + 1)
+    mass = np.exp(binom.logpmf(plus, k, expit(epsilon)))
+    kept = mass >= 1e-40
+    dropped = float(mass[~kept].sum())
+    mass, loss = mass[kept], epsilon * (2.0 * plus[kept] - k)
+    epsilons = np.linspace(0.0, pure_composed_epsilon(epsilon, k, 1e-16), PROFILE_POINTS)
+    left = epsilons - 16.0 * (np.abs(epsilons) + 1.0) * sys.float_info.epsilon
+    deltas = np.empty_like(epsilons)
+    step = max(1, (1 << 20) // loss.size)  # (epsilons x losses) work arrays of 8 MB
+    for lo in range(0, epsilons.size, step):
+        gap = left[lo:lo + step, None] - loss[None, :]
+        terms = np.where(gap < 0.0, mass[None, :] * -np.expm1(np.minimum(gap, 0.0)), 0.0)
+        deltas[lo:lo + step] = terms.sum(axis=1) + dropped
+    deltas = np.minimum(1.0, deltas * (1.0 + 1e-9))
+    for shared in (epsilons, deltas):  # cached: read only
+        shared.setflags(write=False)
+    return epsilons, deltas
+
+
+@lru_cache(maxsize=16)
+def laplace_pld(scale: float, steps: int):
+    """dp_accounting's privacy loss distribution of ``steps`` composed Laplace mechanisms
+    (sensitivity 1, scale ``scale``; pessimistic), on a grid sized for the composed loss;
+    None without dp_accounting or where its grid overflows."""
+    if not pld_available():
+        return None
+    from dp_accounting.pld import privacy_loss_distribution as pld_module
+
+    # the grid: the composed loss (each step's in [-1/lambda, 1/lambda], std at most
+    # 1/lambda) is kept about 10 std either side, in at most MAX_POINTS points
+    width = min(20.0 * math.sqrt(steps), 2.0 * steps) / float(scale)
+    interval = max(DEFAULT_INTERVAL, width / MAX_POINTS)
+    try:
+        return pld_module.from_laplace_mechanism(
+            float(scale), sensitivity=1.0,
+            value_discretization_interval=interval).self_compose(int(steps))
+    except (OverflowError, ValueError, MemoryError):
+        return None
+
+
 @lru_cache(maxsize=256)
 def laplace_pld_epsilon(scale: float, steps: int, delta: float) -> float | None:
     """The epsilon at ``delta`` of ``steps`` composed Laplace mechanisms (sensitivity 1,
@@ -248,19 +314,11 @@ def laplace_pld_epsilon(scale: float, steps: int, delta: float) -> float | None:
     Returns:
       The epsilon, or None.
     """
-    if delta < TRUSTED_DELTA or not pld_available():
+    composed = None if delta < TRUSTED_DELTA else laplace_pld(scale, steps)
+    if composed is None:
         return None
-    from dp_accounting.pld import privacy_loss_distribution as pld_module
-
-    # the grid: the composed loss (each step's in [-1/lambda, 1/lambda], std at most
-    # 1/lambda) is kept about 10 std either side, in at most MAX_POINTS points
-    width = min(20.0 * math.sqrt(steps), 2.0 * steps) / float(scale)
-    interval = max(DEFAULT_INTERVAL, width / MAX_POINTS)
     try:
-        composed = pld_module.from_laplace_mechanism(
-            float(scale), sensitivity=1.0,
-            value_discretization_interval=interval).self_compose(int(steps))
         epsilon = float(composed.get_epsilon_for_delta(delta))
-    except (OverflowError, ValueError, MemoryError):
+    except (OverflowError, ValueError):
         return None
     return epsilon * (1.0 + 1e-6) if math.isfinite(epsilon) else None

@@ -21,8 +21,9 @@ from ..accounting.pld import (
     gaussian_pld,
     laplace_pld_epsilon,
     pure_composed_epsilon,
+    pure_composed_profile,
 )
-from ..accounting.risk import TRUSTED_DELTA, pld_risk, rdp_risk
+from ..accounting.risk import TRUSTED_DELTA, pld_risk, profile_risk, rdp_risk
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
     ChunkValues,
@@ -64,7 +65,7 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
     """:func:`pld_figure` of a run, as ``epsilon_data_independent_pld`` (replay: the run's
-    answers; expected: every query answered, the bound for any run), its sampled
+    answers; expected: every query answered, the bound for any run), its sampled or pure-DP
     composition's attack risk kept as ``risk_data_independent`` (``analysis.attack_risk``);
     under ``--accounting data-independent`` also in place of the RDP figure where smaller
     (``with_smaller_pld``)."""
@@ -84,7 +85,10 @@ def pld_figure(mechanism, queries: int, answered: int,
                delta: float) -> tuple[float | None, Any]:
     """The data-independent epsilon of a Gaussian aggregator's ``queries`` selections and
     ``answered`` answers (L2 sensitivity sqrt(2), or the sampled run's) composed by
-    ``accounting.pld``, and the sampled composition's attack risk (math:risk) or None.
+    ``accounting.pld``, and the sampled composition's attack risk (math:risk) or None
+    (a pure-DP aggregator: its answers' exact composition's, ``pld.pure_composed_profile``;
+    the risk of LNMax's noisy counts' PLD is not read, at up to a second a run, and the
+    caller caps the risk by the printed pair).
 
     The figure is the exact one of the steps unsampled (sampling never costs more,
     math:sampling) and, for a Poisson-sampled run (dp_accounting's, where installed), the
@@ -112,13 +116,16 @@ def pld_figure(mechanism, queries: int, answered: int,
         if pure is None or answered <= 0:  # sampled too: sampling never costs more
             return None, None
         found: list[float | None] = []
+        risk = None
         if answered <= PURE_COMPOSED_QUERIES:
             found.append(pure_composed_epsilon(pure, answered, delta))
+            epsilons, deltas = pure_composed_profile(pure, answered)
+            risk = profile_risk(epsilons, deltas, "pld")
         scale = getattr(mechanism, "laplace_scale", None)  # LNMax: two Laplace steps each
         if scale is not None and answered <= LAPLACE_PLD_QUERIES:
             found.append(laplace_pld_epsilon(scale, 2 * answered, delta))
         figures = [figure for figure in found if figure is not None]
-        return (min(figures) if figures else None), None
+        return (min(figures) if figures else None), risk
     figures = [gaussian_exact_epsilon(plain, delta)]
     sampled_risk = None
     sampling = mechanism.sampling if is_sampled(mechanism) else None

@@ -12,6 +12,11 @@ attacker's true-positive rate at each false-positive rate, and on its advantage.
   curve, without ``mu``;
 * SVT-PATE: its guarantee at every delta (:func:`svt_risk`; each delta includes the
   threshold's failure probability);
+* LNMax and the exponential mechanism: the exact profile of their answers' pure-DP
+  composition (up to ``added_figures.PURE_COMPOSED_QUERIES`` answers,
+  ``added_figures.pld_figure``) and the data-independent RDP curve's conversions, the
+  smaller of the two at each rate (source ``pld`` where the composition's advantage is
+  the smaller, else ``rdp``);
 * any other run: the data-independent RDP curve's conversions (source ``rdp``).
 
 ``result.risk`` is the bound of the headline epsilon's accounting: the same for a
@@ -92,6 +97,10 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
     plain = run_steps(result)
     if plain is None:
         risk = rdp_risk(curve, orders=result.orders, conversion=result.conversion)
+        composed = result.risk_data_independent  # a pure-DP run's composition's
+        if composed is not None:  # named by the smaller advantage
+            risk = (composed.capped(risk) if composed.advantage < risk.advantage
+                    else risk.capped(composed))
     elif not is_sampled(mechanism):
         risk = gaussian_risk(gaussian_mu(plain))
     else:

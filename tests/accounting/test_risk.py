@@ -205,7 +205,7 @@ def test_every_mechanism_reports_a_risk_within_its_epsilon():
                                   **options)
         own = profile_risk([result.epsilon], [result.delta], "rdp")
         risk = result.risk
-        assert risk is not None and risk.source in ("rdp", "pure")
+        assert risk is not None and risk.source in ("rdp", "pure", "pld")
         assert np.all(risk.tpr <= own.tpr), mechanism
         assert risk.advantage <= own.advantage
         assert RDP_DELTAS.min() <= result.delta <= RDP_DELTAS.max()
@@ -380,3 +380,54 @@ def test_a_data_dependent_risk_allows_what_one_direction_allows():
     floor = np.minimum(result.risk_data_independent.tpr_at(rates), outside)
     assert np.all(result.risk.tpr_at(rates) >= floor * (1 - 1e-12))
     assert result.risk.tpr_at([0.01])[0] > 0.07
+
+
+def exact_randomized_response_tpr(epsilon: float, k: int, alpha: float) -> mpmath.mpf:
+    """The exact trade-off of k composed epsilon-DP randomized responses (which dominate
+    any k pure epsilon-DP steps): the Neyman-Pearson test on the count of agreements,
+    randomised at its threshold, at mpmath's precision."""
+    p = mpmath.e ** epsilon / (1 + mpmath.e ** epsilon)
+    inside = [mpmath.binomial(k, j) * p**j * (1 - p) ** (k - j) for j in range(k + 1)]
+    outside = inside[::-1]
+    tpr, fpr, alpha = mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(alpha)
+    for j in range(k, -1, -1):  # reject the largest counts first
+        if fpr + outside[j] >= alpha:
+            return tpr + inside[j] * (alpha - fpr) / outside[j]
+        tpr, fpr = tpr + inside[j], fpr + outside[j]
+    return tpr
+
+
+@pytest.mark.parametrize(("epsilon", "k"), [(0.1, 1), (0.1, 30), (0.5, 7), (0.02, 400),
+                                            (1.0, 3)])
+def test_pure_composition_risk_is_the_exact_trade_off_never_below(epsilon, k):
+    """LNMax's and the exponential mechanism's publishable risk: the exact profile of their
+    answers' pure-DP composition, never below the exact trade-off and within 0.01 of it."""
+    from pate_cli.accounting.pld import pure_composed_profile
+
+    risk = profile_risk(*pure_composed_profile(epsilon, k), "pld")
+    fpr = np.array([0.0, 1e-6, 1e-3, 0.01, 0.05, 0.1, 0.3, 0.5, 0.9, 1.0])
+    bound = risk.tpr_at(fpr)
+    exact = np.array([float(exact_randomized_response_tpr(epsilon, k, a)) for a in fpr])
+    assert np.all(bound >= exact) and np.all(bound <= exact + 0.01)
+    p = mpmath.e ** epsilon / (1 + mpmath.e ** epsilon)
+    total_variation = float(sum(max(0, mpmath.binomial(k, j) * (p**j * (1 - p) ** (k - j)
+                                                                - p ** (k - j) * (1 - p)**j))
+                                for j in range(k + 1)))
+    assert total_variation <= risk.advantage <= total_variation + 0.01
+
+
+def test_an_lnmax_runs_risk_is_its_answers_composition():
+    """The publishable risk of an LNMax run: the pure composition's profile where it is
+    tighter than the RDP curve (100 answers at lambda 20: TPR at FPR 0.1 at most 0.39,
+    where the RDP curve allowed 0.65), capped by the printed pair."""
+    from pate_cli.accounting.pld import pure_composed_profile
+
+    run = pate_cli.analyze(str(SAMPLES / "mnist_250_votes.npy"), "lnmax", queries=100,
+                           accounting="data-independent")
+    composed = profile_risk(*pure_composed_profile(0.1, 100), "pld")
+    rdp = rdp_risk(run.rdp_total, orders=run.orders)
+    fpr = np.array([1e-3, 1e-2, 1e-1])
+    got = run.risk_data_independent.tpr_at(fpr)
+    assert run.risk_data_independent.source == "pld"
+    assert np.all(got <= composed.tpr_at(fpr)) and np.all(got <= rdp.tpr_at(fpr))
+    assert got[2] < 0.39 < 0.64 < rdp.tpr_at(fpr)[2]
