@@ -270,9 +270,11 @@ def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
 
 
 def _totals_of(result: AnalysisResult) -> ReplayTotals:
-    if result.accounting == "data-independent" and result.initial_rdp is None:
+    pure = getattr(result.mechanism, "pure_epsilon", None) is not None
+    if (result.accounting == "data-independent" or pure) and result.initial_rdp is None:
         # the Gaussian steps' exact figure (and a Poisson-sampled run's composition by
-        # dp_accounting) where smaller, as pate-analyze's
+        # dp_accounting) where smaller, and a pure-DP run's composition's risk, as
+        # pate-analyze's
         result = with_pld_figure(result, result.mechanism, result.delta)
     return ReplayTotals(seed=result.seed, answered=float(result.answered_total),
                         epsilon=result.epsilon, order=float(result.order),

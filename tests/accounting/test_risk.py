@@ -247,11 +247,14 @@ def test_a_tuned_runs_published_risk_includes_the_search(tmp_path):
 
 
 def test_a_sweep_row_carries_its_points_publishable_risk(cli):
-    frame = pate_cli.run_sweep(str(VOTES), ["gnmax", "confident"], sigma=[40.0], queries=[640],
+    frame = pate_cli.run_sweep(str(VOTES), ["gnmax", "confident", "lnmax", "exponential"],
+                               sigma=[40.0], laplace_scale=[20.0], eta=[0.05], queries=[640],
                                repeats=3, workers=1)
     for _, row in frame.iterrows():
-        runs = [pate_cli.analyze(VOTES, row["mechanism"], sigma=40.0, queries=640, seed=seed)
-                for seed in range(3)]
+        knobs = {"gnmax": {"sigma": 40.0}, "confident": {"sigma": 40.0},
+                 "lnmax": {"laplace_scale": 20.0}, "exponential": {"eta": 0.05}}
+        runs = [pate_cli.analyze(VOTES, row["mechanism"], queries=640, seed=seed,
+                                 **knobs[row["mechanism"]]) for seed in range(3)]
         worst = [max(run.risk_data_independent.at_reported[i] for run in runs)
                  for i in range(3)]
         assert [row["risk_tpr_0.001"], row["risk_tpr_0.01"], row["risk_tpr_0.1"]] == worst
