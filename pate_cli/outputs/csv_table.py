@@ -16,12 +16,10 @@ True (a bool column)        ``true``                    ``True``
 text ``teacher``            ``"teacher"``               ``teacher``
 ==========================  ==========================  ==========================
 
-Both agree on ``inf``, ``5e-324``, ``0.1`` and on integers (a nullable integer's missing
-value is an empty field). pyarrow quotes every text value, pandas only one holding a
-comma, a quote or a line break. ``inputs.tables.read_table`` reads either back to the
-same values and column types (a per-query table's float columns as float64 whatever
-their text: ``100`` and ``-0`` stay floats). Each piece of rows is formatted on its own,
-so a table written in pieces of any size has the same bytes; memory is that of a piece.
+Both agree on ``inf``, ``5e-324``, ``0.1`` and integers; pandas quotes only text holding
+a comma, a quote or a line break. ``inputs.tables.read_table`` reads either back to the
+same values and types. Each piece of rows is formatted on its own, so a table written in
+pieces of any size has the same bytes.
 """
 
 from __future__ import annotations

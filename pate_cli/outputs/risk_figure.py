@@ -1,14 +1,9 @@
 """The f-DP trade-off curve a run's guarantee implies (math:risk), from its JSON summary:
 ``pate-plot tradeoff-curve`` and the attack-risk figure of ``pate-report``.
 
-A mechanism is f-DP when no test between neighbouring data sets has type II error below
-``f(alpha)`` at type I error ``alpha``; the summary's ``risk`` objects carry the bound
-``TPR <= 1 - f(alpha)`` at a grid of FPRs ``alpha``. :func:`curve_lines` turns a summary
-into the lines drawn, type II error ``beta = 1 - TPR`` against ``alpha``: the publishable
-curve (``risk_data_independent``), the data-dependent one (``risk``, when unsanitised) and,
-where the run is mu-GDP, the exact curve ``Phi(Phi^-1(1 - alpha) - mu)`` at fine alphas
-(``accounting.risk.gaussian_tpr``). :func:`tradeoff_curve_figure` draws them with the
-diagonal ``beta = 1 - alpha`` (no privacy loss) and the reported FPRs marked.
+A summary's ``risk`` objects bound ``TPR <= 1 - f(alpha)`` at a grid of FPRs ``alpha``;
+drawn as type II error ``beta = 1 - TPR`` against ``alpha``, with the exact mu-GDP curve
+``Phi(Phi^-1(1 - alpha) - mu)`` where it applies and the diagonal ``beta = 1 - alpha``.
 """
 
 from __future__ import annotations
@@ -26,8 +21,7 @@ from .figure_style import GREY, PALETTE, Style, finish_figure, new_figure, plain
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The alphas of the smooth mu-GDP curve and of the diagonal: 1e-6 to 1 log-spaced (50 a
-# decade, for --log) and 0 to 1 by 0.002 (linear axes).
+# The mu-GDP curve's and diagonal's alphas: 1e-6..1, 50 a decade (--log); 0..1 by 0.002.
 FINE_ALPHAS = np.unique(np.concatenate([np.logspace(-6.0, 0.0, 301),
                                         np.linspace(0.0, 1.0, 501)]))
 # The smallest alpha of a logarithmic axis: the summaries' curves start at 1e-6.
@@ -64,15 +58,9 @@ def with_published_risk(summary: dict) -> dict:
 
 
 def risk_problem(risk) -> str | None:
-    """What makes ``risk`` (a summary's ``risk`` object) unusable for a figure, or None.
-
-    Args:
-      risk: the JSON value.
-
-    Returns:
-      A short phrase (``tradeoff.fpr and tradeoff.tpr differ in length``), or None for a
-      risk object with a curve of probabilities, ``tpr_at_fpr`` and ``advantage``.
-    """
+    """Why a summary's ``risk`` object is unusable for a figure, as a short phrase
+    (``tradeoff.fpr and tradeoff.tpr differ in length``); None for one with a curve of
+    probabilities, ``tpr_at_fpr`` and ``advantage``."""
     if not isinstance(risk, dict):
         return "not an object"
     curve = risk.get("tradeoff")
