@@ -62,9 +62,8 @@ def _has_epsilon(row: dict) -> bool:
 def merge_rows(table: list[dict], journal: list[dict]) -> list[dict]:
     """The rows of a table with those of its sidecar (``journal``) over them.
 
-    The sidecar holds the rows of the last run, newer than the table's: a sidecar row
-    takes the place of the table's row at the same place (``place_key``), a row at a new
-    place comes after the table's rows; among sidecar rows at one place the last wins.
+    Sidecar rows (the last run's, newer) replace the table's at the same ``place_key``,
+    new places come after; among sidecar rows at one place the last wins.
     """
     rows = list(table)
     where = {place_key(row): position for position, row in enumerate(rows)}
