@@ -1,10 +1,7 @@
 """The aggregators as frozen value objects, and their seeded replay.
 
-math:mechanisms. A replay turns votes and a seed into decisions (which queries were
-answered, with which label); the noise comes from ``NoiseSource`` (``noise.py``). Every
-aggregator follows ``protocol.Mechanism``: one ``replay(votes, *, noise, start=0,
-student=None)`` signature and class-level facts the analysis reads instead of asking
-which class it has.
+math:mechanisms. A replay turns votes and a seed (``NoiseSource``) into decisions: which
+queries were answered, with which label. Every aggregator follows ``protocol.Mechanism``.
 """
 
 from __future__ import annotations
@@ -219,10 +216,9 @@ MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
               "confident-exponential": ConfidentExponential}
 
 
-# Defaults relative to the number of teachers M (cli:pate-analyze): the 2018 paper's MNIST setting
-# (M = 250: sigma 40, T 200, sigma1 150) scaled with M; LNMax lam = 20 at M = 250. The
-# exponential mechanism's eta is an inverse scale: its default is ``DEFAULT_ETA_TIMES_M /
-# M`` (``mechanisms.exponential``: the default Gaussian's worst-case cost per answer).
+# Defaults relative to M (cli:pate-analyze): the 2018 paper's MNIST setting (M = 250: sigma
+# 40, T 200, sigma1 150; LNMax lam 20) scaled with M; eta, an inverse scale, is
+# ``DEFAULT_ETA_TIMES_M / M`` (``mechanisms.exponential``).
 DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
                      "laplace_scale": 0.08, "svt_scale": 0.01}
 
@@ -245,9 +241,8 @@ def flag_of(key: str) -> str:
 
 
 def not_taken(key: str, name: str, *others: str) -> str | None:
-    """The one-line refusal of parameter ``key`` given to mechanism ``name`` (and the
-    ``others`` of a sweep's grid or a rounds file), none of which takes it (``TAKEN_BY``);
-    None where one does (pate-analyze's rules, pate-sweep's grid, pate-audit's spec)."""
+    """The one-line refusal of parameter ``key`` given to mechanism ``name`` and ``others``
+    (a sweep's grid, a rounds file) when none takes it (``TAKEN_BY``), else None."""
     takers = TAKEN_BY.get(key, ())
     if any(each in takers for each in (name, *others)):
         return None

@@ -1,11 +1,8 @@
 """What every aggregator is and returns: the ``Mechanism`` protocol and its
 ``pate_cli.decisions.Decisions``.
 
-math:mechanisms and math:costs. A mechanism is a frozen value object with a ``name``, its
-``params``, a few facts the analysis needs (``uses_student``, ``selects``,
-``answer_noise``, ``sequential``) and one ``replay`` signature. The analysis never asks
-which class a mechanism is; it reads these facts, and ``analysis.steps`` maps the name to
-the mechanism's cost steps (the one table of math:costs).
+math:mechanisms and math:costs. The analysis never asks which class a mechanism is: it
+reads these facts, and ``analysis.steps`` maps the name to its cost steps (math:costs).
 """
 
 from __future__ import annotations
