@@ -62,11 +62,8 @@ def log1mexp(x):
 
 
 def log_add(x, y):
-    """``log(exp(x) + exp(y))`` elementwise, written out so that it vectorises well.
-
-    Equal to ``numpy.logaddexp`` (both reduce to ``max + log1p(exp(-|x - y|))``), but
-    about twice as fast on large arrays because numpy's exp is SIMD-accelerated.
-    """
+    """``log(exp(x) + exp(y))`` elementwise: ``numpy.logaddexp``'s formula, about twice
+    as fast on large arrays (numpy's exp is SIMD-accelerated)."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     hi = np.maximum(x, y)
