@@ -16,13 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 OUTCOME_NAMES = ("refused", "answered", "student", "stable", "unstable", "halted")
-# Interactive-GNMax's outcomes (math:costs): an abstention, a teacher answer, the
-# student's own label reinforced.
+# Interactive-GNMax's outcomes (math:costs): abstain, teacher answer, student label.
 OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
 # Their names in the per-query table and the summary's counts (cli:per-query).
 INTERACTIVE_NAMES = ("abstain", "teacher", "student")
-# SVT-PATE's outcomes (math:svt): a stable query is answered with the plurality; an
-# unstable one starts a new round; after the cut-off every query is halted.
+# SVT-PATE's outcomes (math:svt): answered with the plurality, new round, after the cut-off.
 SVT_STABLE, SVT_UNSTABLE, SVT_HALTED = 3, 4, 5
 # Codes that release a label, and those where the teachers' data answered.
 _LABELLED = np.array([False, True, True, True, False, False])

@@ -3,12 +3,10 @@
 ``Terminated`` is a ``KeyboardInterrupt``, so Ctrl-C's cleanup runs for SIGTERM too.
 ``sigterm_switch()`` installs a ``SigtermSwitch`` for a block:
 
-- armed (a command's whole run): SIGTERM raises ``Terminated`` wherever the program is;
-- not armed yet (a sweep before its tasks start): a SIGTERM is remembered and raised by
-  ``arm()``; with ``once``, the switch is over after it raised once, and later SIGTERMs
-  are ignored (a stopped sweep is writing the rows it kept);
-- a process forked while the switch is installed (a worker) dies of SIGTERM as it would
-  have without it.
+- armed (a command's run): SIGTERM raises ``Terminated`` wherever the program is;
+- not yet armed (a sweep before its tasks): it is remembered and raised by ``arm()``; with
+  ``once``, later SIGTERMs are ignored (a stopped sweep is writing its rows);
+- a forked worker dies of SIGTERM as it would without the switch.
 
 Off the main thread (which alone sets handlers) SIGTERM's handler is unchanged.
 """

@@ -30,16 +30,8 @@ def real_number(value, *, whole: bool = False, positive: bool = False) -> bool:
 
 
 def ratio_up(numerator, denominator) -> float:
-    """``numerator / denominator`` as the nearest float not below the exact ratio (an
-    upper bound stays one through rounding).
-
-    Args:
-      numerator, denominator: finite numbers (floats, ints or ``Fraction``), the
-        denominator positive.
-
-    Returns:
-      The ratio rounded up to a float.
-    """
+    """``numerator / denominator`` (finite floats, ints or ``Fraction``, denominator
+    positive) rounded up to a float, so an upper bound stays one."""
     exact = Fraction(numerator) / Fraction(denominator)
     value = float(exact)
     return math.nextafter(value, math.inf) if value < exact else value

@@ -45,10 +45,9 @@ _EXTENSION_STEPS = 8
 def extend_orders(orders: np.ndarray, best: int) -> np.ndarray | None:
     """``--orders auto``: the grid extended past the edge where the best order sits.
 
-    ``best`` is the index of the best order. At the smallest order ``a`` the grid gains
-    ``1 + (a - 1) 2^(-k/4)``, k = 1..8 (down to ``1 + (a - 1) / 4``); at the largest ``b``
-    it gains ``b 2^(k/8)``, k = 1..8 (up to ``2 b``, at most ``MAX_ORDER``). None when the
-    best order is not at an edge or the grid cannot grow there.
+    ``best``: its index. Below the smallest ``a``: ``1 + (a - 1) 2^(-k/4)``, k = 1..8; above
+    the largest ``b``: ``b 2^(k/8)``, k = 1..8 (at most ``MAX_ORDER``). None when ``best``
+    is not at an edge or the grid cannot grow there.
     """
     orders = validate_orders(orders)
     if orders.size < 2:

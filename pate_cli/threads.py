@@ -25,10 +25,10 @@ def ordered_map(function: Callable, items, *, workers: int | None = None) -> Ite
     """``map(function, items)`` on ``workers`` threads, results in order, at most two
     per worker in flight (numpy releases the GIL in the heavy work).
 
-    Nothing runs before the first result is asked for. A consumer that stops part-way
-    (``break``, ``close()``, dropped, an exception) never waits: tasks not started are
-    cancelled, running ones finish on their threads. So stopping cannot hang on any thread
-    (the collector may run on a pool thread) or on what a running task waits for."""
+    Nothing runs before the first result is asked for. A consumer stopping part-way never
+    waits (tasks not started are cancelled, running ones finish on their threads), so it
+    cannot hang on any thread (the collector may close it on a pool thread) or on what a
+    running task waits for."""
     return _OrderedMap(function, items,
                        default_workers() if workers is None else workers)
 

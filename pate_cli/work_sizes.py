@@ -25,8 +25,7 @@ READ_VALUES = 1 << 20
 TASK_VALUES = 1 << 22
 TABLE_ROWS = 1 << 16
 CURVE_CACHE_BYTES = 1 << 26
-# A run's default chunk (``chunk_size=None``) is sized by elements (rows x classes), so
-# that wide vote files stay bounded: :func:`chunk_rows`.
+# A default chunk is sized by elements (rows x classes): :func:`chunk_rows`.
 DEFAULT_CHUNK = None
 CHUNK_ROWS = 8192
 # A pass's chunk (:func:`stream_rows`): up to TABLE_ROWS (no table piece joined from two

@@ -206,8 +206,7 @@ class _Batches:
         self.read = 0  # rows read (the next row is on line read + 2)
         self.pending: list[np.ndarray] | None = None  # the last query's rows so far
         self.parts: list[tuple[np.ndarray, ...]] = []  # per batch: stored, output
-        # the classes and counts of the rows sorted so far: arrays of ``rows`` entries (a
-        # Parquet file's count: never copied), else doubled as the table is read
+        # classes and counts sorted so far, sized to a Parquet file's rows, else doubled
         self.cols = np.empty(rows, dtype=np.int32 if vocabulary < 2**31 else np.int64)
         self.counts: np.ndarray | None = None
         self.filled = 0

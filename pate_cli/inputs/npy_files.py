@@ -20,8 +20,8 @@ DEFAULT_MAX_ELEMENTS = 2_000_000_000
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 _MAX_NPY_HEADER = 10_000  # numpy's own limit on an NPY header (max_header_size)
-# What reading an archive's members may raise besides InputError (zipfile: NotImplementedError
-# for a compression method it cannot read, RuntimeError for an encrypted member).
+# What reading a member may raise besides InputError (zipfile: NotImplementedError for an
+# unknown compression, RuntimeError for encryption).
 ARCHIVE_ERRORS = (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile, zlib.error,
                   NotImplementedError, RuntimeError)
 
@@ -53,11 +53,10 @@ def npy_header(name, handle, available: int, *, in_memory: bool, member: str | N
                numeric: bool = True):
     """Read and check the NPY header at ``handle``'s position: ``(shape, fortran, dtype)``.
 
-    ``available``: bytes from the header's start to the data's end (file size, standard
-    input, or an ``.npz`` member's uncompressed size); the shape must be non-negative and
-    fit in them, and with ``in_memory`` (or Fortran order, copied to C) hold at most
-    ``max_elements()`` values. ``member`` names an ``.npz`` member in messages.
-    ``numeric=False`` also takes strings (a decisions file's outcomes), never objects.
+    The shape must be non-negative and fit in ``available`` bytes (from the header to the
+    data's end), and with ``in_memory`` (or Fortran order) hold at most ``max_elements()``
+    values. ``member`` names an ``.npz`` member; ``numeric=False`` also takes strings
+    (never objects).
     """
     dtype_name = name
     if member is not None:

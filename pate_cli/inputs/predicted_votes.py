@@ -14,8 +14,7 @@ import numpy as np
 from ..errors import PateWarning
 from .rows import FormedRows, drop_mapped_rows
 
-# Counts of all the rows above which a sparse vote file is the faster route (a pass over
-# 2.6 * 10^9 took 9.5 s on 2 cores: the replay draws noise for every class).
+# Counts above which a sparse file is faster (2.6 * 10^9 took 9.5 s on 2 cores).
 SPARSE_HINT = 10**9
 
 

@@ -75,10 +75,8 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
 def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
     """RDP at ``orders`` of the dp_accounting ``DpEvent`` in the JSON file ``path``.
 
-    ``RdpAccountant`` (add-or-remove-one) composes it at exactly ``orders``. Returns
-    ``(curve, sha256, None)``; a malformed file, unknown or unsupported event, or missing
-    dp_accounting is a one-line ``InputError``.
-    """
+    ``RdpAccountant`` (add-or-remove-one) composes it at exactly ``orders``: ``(curve,
+    sha256, None)``; ``InputError`` for a bad file or event, or no dp_accounting."""
     name = check_file(path)
     digest = file_sha256(name)
     try:

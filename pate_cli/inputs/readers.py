@@ -9,11 +9,10 @@ Every 2-D array comes back C-contiguous: a row's sum depends on the memory order
 read in, so a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` of the same votes give the
 same bytes out (a Fortran-order ``.npy`` is read into memory, not mapped).
 
-Limits, checked before allocating: an NPY header must declare a non-negative shape whose
-data fits in the bytes present (file, standard input, ``.npz`` member's uncompressed size);
-an array read into memory (standard input, ``.npz`` members, a Fortran-order ``.npy``)
-holds at most ``max_elements()`` values (``PATE_MAX_ELEMENTS``, default 2 * 10^9, 16 GB of
-float64); a stream is refused once past that many float64 values' bytes.
+Limits, checked before allocating: an NPY header's shape must be non-negative and fit in
+the bytes present; an array read into memory (stdin, ``.npz`` members, Fortran order) holds
+at most ``max_elements()`` values (``PATE_MAX_ELEMENTS``, default 2 * 10^9, 16 GB); a
+stream is refused past that many float64 values' bytes.
 
 Size: one concept, a user file's bytes to an array: where they come from (path, stream,
 standard input) and their checks sit with the two text and binary readers they feed.
@@ -266,17 +265,13 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None,
     """A matrix given as a path or, to the Python API, as an array.
 
     Args:
-      value: a path (or ``-``), or a numpy array, a list of rows or a DataFrame (its
-        values).
-      name: how messages name an array given directly (``"the student array"``).
-      key: the ``.npz`` member of a file.
-      index_col: a CSV/TSV column to drop.
-      expected: what an array's values are, in its messages.
+      value: a path (or ``-``), an array, a list of rows or a DataFrame.
+      name, expected: how messages name an array given directly, and its values.
+      key, index_col: the ``.npz`` member, a CSV/TSV column to drop.
 
     Returns:
-      ``(name, array, labels, sha256)``: a file's name, array, packed ``labels`` and
-      digest (:func:`open_input`, :func:`read_matrix`); an array's ``name``, values, None
-      and None.
+      ``(name, array, labels, sha256)``: a file's with its packed ``labels``; an array's
+      with None and None.
 
     Raises:
       InputError: a file that cannot be read, or an array that is not numbers.

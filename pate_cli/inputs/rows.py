@@ -102,9 +102,8 @@ def drop_mapped_rows(array, lo: int, hi: int) -> None:
         start = np.frombuffer(mapping, dtype=np.uint8).__array_interface__["data"][0]
         first = array.__array_interface__["data"][0] + lo * array.strides[0] - start
         end = first + (hi - lo) * array.strides[0]
-        # the pages the rows touch, edges included: a page shared with rows still to be
-        # read is read again from the page cache if touched (a minor fault), where
-        # keeping every edge page kept one page per chunk (50 MB of a 4 GB file)
+        # edge pages included: one shared with rows still to read comes back from the page
+        # cache (a minor fault); keeping them kept a page per chunk (50 MB of a 4 GB file)
         first -= first % mmap.PAGESIZE
         end = min(len(mapping), end + (-end) % mmap.PAGESIZE)
         if end > first >= 0:

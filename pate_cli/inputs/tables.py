@@ -253,16 +253,8 @@ def table_source(name: str, expected: str) -> tuple[str, bytes | None]:
     ``-`` and a FIFO are read once, whole; one without a table extension is told by its
     bytes (parquet's ``PAR1``, JSON lines' ``{``, else CSV).
 
-    Args:
-      name: the table's path, or ``-``.
-      expected: what the table should be, for messages.
-
-    Returns:
-      ``(extension, data)``: one of ``TABLE_EXTENSIONS``, and the stream's bytes (None for
-      a regular file, read by name).
-
-    Raises:
-      InputError: a missing or empty file, an unknown extension of a regular file.
+    Returns ``(extension, data)``: one of ``TABLE_EXTENSIONS``, and a stream's bytes (None
+    for a regular file). ``InputError``: a missing or empty file, an unknown extension.
     """
     if name != "-" and is_regular_file(name, expected):
         return table_extension(name, expected), None

@@ -94,8 +94,7 @@ def _plain_integer_rows(rows: np.ndarray, reference: float | None, teachers: flo
     return bool(np.all(totals == reference))
 
 
-# Weighted votes are refused above --teachers (math:individualized): the mechanisms' noise and
-# every RDP formula assume that one teacher moves at most one vote.
+# Refused above --teachers (math:individualized): every formula assumes a teacher moves one vote.
 WEIGHTED_REASON = ("votes whose weights exceed 1 would be charged as if each teacher moved "
                    "one vote, under-counting the cost")
 

@@ -56,11 +56,9 @@ from .vote_checks import (
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
            "load_votes", "votes_from_array"]
 
-# The most classes a predictions file may declare: a pass forms rows of K counts (a class
-# id of 10^9 would otherwise ask for rows of 10^9 counts).
+# The most classes a predictions file may declare (a pass forms rows of K counts).
 MAX_CLASSES = 1_000_000
-# The largest vocabulary of a long table or sparse file (``--classes``): counts of its
-# zero-vote classes stay exact in float64 and int64.
+# The largest ``--classes``: zero-vote class counts stay exact in float64 and int64.
 LARGEST_VOCABULARY = 2**53
 # The largest number of teachers M: vote counts and their sums stay exact in float64.
 LARGEST_TEACHERS = 2**53
@@ -70,11 +68,10 @@ LARGEST_TEACHERS = 2**53
 class VoteSet:
     """A validated vote histogram and where it came from.
 
-    ``votes`` is ``(queries, classes)``: an array (possibly a read-only memory map) or rows
-    formed as a pass reads them (sparse votes, shards, predictions); ``teachers`` is M (the
-    common row total, ``--teachers``, or the number of prediction columns). The loaders
-    note their votes as checked at M; any other set is checked when a run reads it
-    (``validated``).
+    ``votes``: ``(queries, classes)``, an array (maybe a read-only memory map) or rows formed
+    when read (sparse votes, shards, predictions); ``teachers``: M (the common row total,
+    ``--teachers``, or the prediction columns). A set not from a loader is checked when a
+    run reads it (``validated``).
     """
 
     votes: np.ndarray
@@ -225,16 +222,9 @@ def validated(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
     Finite, non-negative, no row above M (such a row would be charged as if each teacher
     moved one vote, under-counting the cost).
 
-    Args:
-      vote_set: a ``VoteSet``, from a loader or built by hand.
-      teachers: the run's M (default: the set's).
-
-    Returns:
-      The set, with ``teachers`` as its M where given.
-
-    Raises:
-      InputError: an M that is not a positive number up to 2^53; a row whose votes (or
-        voters) sum above M; votes a file could not hold.
+    Returns the set with ``teachers`` (the run's M, default the set's) as its M. Raises
+    ``InputError``: an M not a positive number up to 2^53; a row summing above M (votes or
+    voters); votes a file could not hold.
     """
     checked_teachers(vote_set.teachers)
     checked_teachers(teachers)

@@ -112,10 +112,10 @@ class ConfidentGNMax(Facts):
     """Confident-GNMax (Algorithm 1 of Papernot et al. 2018).
 
     Answer ``argmax_j n_j + N(0, sigma^2)`` only if ``max_j n_j + N(0, sigma1^2) >= T``,
-    otherwise abstain (math:mechanisms, math:threshold and math:costs). ``teachers`` (M) and
-    ``integer_votes`` (plain counts) say which counts the threshold step may compare, for its exact
-    data-independent curve (``screening="exact"``, math:screening); without ``teachers``
-    the step is charged math:independent's Gaussian curve.
+    otherwise abstain (math:mechanisms, math:threshold, math:costs). ``teachers`` (M) and
+    ``integer_votes`` (plain counts) give the counts the threshold step may compare, for its
+    exact curve (``screening="exact"``, math:screening); without ``teachers`` it is charged
+    math:independent's Gaussian curve.
     """
 
     threshold: float
@@ -153,8 +153,8 @@ class ConfidentGNMax(Facts):
 
 @dataclass(frozen=True)
 class InteractiveGNMax(Facts):
-    """Interactive-GNMax (Algorithm 2 of Papernot et al. 2018), math:mechanisms, math:threshold and
-    math:costs.
+    """Interactive-GNMax (Papernot et al. 2018, Algorithm 2; math:mechanisms, math:threshold,
+    math:costs).
 
     With the student's probabilities ``p`` and ``M`` teachers: if
     ``max_j (n_j - M p_j) + N(0, sigma1^2) >= T`` the teachers answer
@@ -295,8 +295,9 @@ def build_mechanism(name: str, *, teachers: float, **parameters: Any):
             counts) apply to the selecting mechanisms (math:screening).
 
     Raises:
-        TypeError: for another keyword. ValueError: for an unknown name or a parameter
-            out of its domain (a default's names the options to give).
+        TypeError: another keyword.
+        ValueError: an unknown name or a parameter out of its domain (a default's error
+            names the options to give).
     """
     unknown = sorted(set(parameters) - {item.name for item in fields(MechanismParameters)})
     if unknown:

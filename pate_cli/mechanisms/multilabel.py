@@ -16,8 +16,8 @@ from .noisy_argmax import noisy_argmax
 
 # Label sets as int64 bitmasks: bit 62 is the last one below the sign bit.
 MAX_SET_LABELS = 62
-# The mechanisms each --multilabel variant runs (binary: each label's counts; tau and
-# powerset: GNMax over clipped sums or label sets).
+# Each --multilabel variant's mechanisms (binary: over each label's counts; tau, powerset:
+# GNMax over clipped sums or label sets).
 VARIANT_MECHANISMS = {"binary": ("gnmax", "confident"), "tau": ("gnmax",),
                       "powerset": ("gnmax",)}
 

@@ -30,12 +30,9 @@ STREAM_GUMBEL = 6  # the exponential mechanism's Gumbel-max answer (math:exponen
 
 
 def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
-    """The generator of counter ``key`` under ``seed``: PCG64 seeded by
-    ``SeedSequence(seed, spawn_key=key)``. The one place that creates generators.
-
-    Keys: ``(salt, stream, block)`` for :class:`NoiseSource`; ``(STREAM_PARTICIPATION,
-    block)`` for the vanishing schedule (no salt; kept so schedules do not change).
-    """
+    """PCG64 seeded by ``SeedSequence(seed, spawn_key=key)``, the one place generators are
+    made. Keys: ``(salt, stream, block)`` (:class:`NoiseSource`); ``(STREAM_PARTICIPATION,
+    block)`` (the vanishing schedule; no salt, so schedules do not change)."""
     sequence = np.random.SeedSequence(entropy=seed, spawn_key=key)
     return np.random.Generator(np.random.PCG64(sequence))
 

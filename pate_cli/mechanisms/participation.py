@@ -107,10 +107,8 @@ def vanishing_participation(frequencies: np.ndarray, *, seed: int, count: int,
 class VanishingVotes:
     """Histogram of a vanishing run (math:individualized).
 
-    ``votes``: ``(queries, classes)`` float, ``n_j = (k / |S_q|) #{i in S_q : t_i = j}``;
-    ``participation``: bool ``(queries, teachers)``, the sets ``S_q``;
-    ``scale``: ``(queries,)`` ``k / |S_q|``, the sensitivity ``D`` a participating
-    teacher's points have at that query.
+    ``votes``: ``n_j = (k / |S_q|) #{i in S_q : t_i = j}``; ``participation``: the sets
+    ``S_q`` (bool); ``scale``: ``k / |S_q|``, a participant's sensitivity ``D`` there.
     """
 
     votes: np.ndarray
@@ -121,7 +119,6 @@ class VanishingVotes:
 def vanishing_votes(predictions: np.ndarray, *, frequencies: np.ndarray, seed: int,
                     classes: int, start: int = 0) -> VanishingVotes:
     """Vanishing histogram of ``predictions`` (queries at positions ``start, ...``).
-
     Participating teachers' counts are rescaled to the full teacher count ``k``
     (math:individualized, paper Appendix B). ``ValueError`` if a query has no participant.
     """

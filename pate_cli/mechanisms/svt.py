@@ -62,16 +62,15 @@ def given_svt_decisions(given: Decisions, plurality_class: np.ndarray,
 
 @dataclass(frozen=True)
 class SVTPATE(Facts):
-    """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2), math:mechanisms and
-    math:svt.
+    """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2; math:mechanisms,
+    math:svt).
 
     Each query's distance to instability plus ``Laplace(2 lam)`` is compared with a noisy
     threshold ``w + Laplace(lam)``: above it the plain majority label is released; at or
-    below it the query is unstable (abstain, fresh threshold). After ``cutoff`` unstable
-    queries the mechanism halts. ``threshold`` None: chosen from delta (math:svt);
-    ``scale`` None: solved from ``target_epsilon``. ``cutoff`` ``"auto"`` (with
-    ``target_epsilon`` only): the analysis picks the cut-off that answers the most queries
-    (``analysis.svt``) and replays with it.
+    below it the query is unstable (abstain, fresh threshold); after ``cutoff`` unstable
+    queries it halts. ``threshold`` None: chosen from delta; ``scale`` None: solved from
+    ``target_epsilon``; ``cutoff`` ``"auto"`` (with ``target_epsilon``): the cut-off that
+    answers the most queries (``analysis.svt``).
     """
 
     scale: float | None
@@ -187,8 +186,7 @@ class SVTPATE(Facts):
                 position, met = position + first, met + first
                 run = run * 2 if first == span else 16
                 continue
-            # The query at ``position`` is stable: find the next unstable one at this
-            # threshold in windows that double while none is found.
+            # stable: find the next unstable query in windows that double
             end = min(count, position + window)
             hits = np.flatnonzero(score[position:end] <= thresholds[met])
             if hits.size == 0:

@@ -131,13 +131,7 @@ def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
     """Per run: label (parameters), publishable TPR and advantage bounds (rounded up), their
     source and (``dependent``) the unsanitised bounds; then any shared accounting.
 
-    Args:
-      labels: each run's name.
-      summaries: each run's JSON summary, with a non-null ``risk_data_independent``.
-      dependent: include the data-dependent bounds.
-
-    Returns:
-      The caption text (math:risk).
+    ``summaries``: each with a non-null ``risk_data_independent`` (math:risk).
     """
     parts = []
     for label, summary in zip(labels, summaries, strict=True):

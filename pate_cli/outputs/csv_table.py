@@ -46,9 +46,8 @@ def csv_rows(frame: pd.DataFrame) -> bytes:
         return pandas_rows(frame)
     if len(frame) == 0:
         return b""
-    # nan -> null: empty; one chunk per column: pyarrow 26's CSV writer wrote a column of
-    # a pandas-3 string array whose first chunk is empty (a concat of an empty frame and
-    # another) as some 100 KB of NUL bytes
+    # nan -> null: empty; one chunk per column: pyarrow 26 wrote a pandas-3 string column
+    # whose first chunk is empty as some 100 KB of NUL bytes
     table = pa.Table.from_pandas(frame, preserve_index=False).combine_chunks()
     buffer = pa.BufferOutputStream()
     pa_csv.write_csv(table, buffer, pa_csv.WriteOptions(include_header=False))

@@ -24,12 +24,9 @@ def cumulative(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 
 def running_sums(pieces, columns) -> Iterator[pd.DataFrame]:
-    """A per-query table's consecutive pieces, each with ``cumulative_<column>`` for each
-    of ``columns`` and ``position`` (the row's place in the table, from 0).
-
-    The sums are carried across pieces in ``np.cumsum``'s order, so they are the same
-    floats as ``np.cumsum`` over the whole column, however the pieces are split.
-    """
+    """A per-query table's pieces with ``cumulative_<column>`` for ``columns`` and
+    ``position`` (from 0): the same floats as ``np.cumsum`` over the whole column, however
+    the pieces are split."""
     carried: dict[str, float] = {}
     start = 0
     for piece in pieces:
@@ -92,8 +89,7 @@ def frontier_mask(epsilon, score) -> np.ndarray:
     return kept
 
 
-# Rows of a per-query table a figure is drawn from: a longer table is drawn from every
-# k-th row (figure_rows), so a report's memory does not grow with the number of queries.
+# The most rows a figure is drawn from (a longer table: every k-th row, figure_rows).
 FIGURE_ROWS = 1 << 17
 
 
@@ -102,11 +98,10 @@ def figure_rows(frames, *, queries: int, budgets: tuple[float, ...] = (),
     """The rows of a per-query table that its figures draw, from the table's consecutive
     pieces (``result.iter_frames()``).
 
-    A table of at most ``limit`` (default ``FIGURE_ROWS``) rows is kept whole. A longer
-    one keeps every ``k``-th row (``k = ceil(queries / limit)``, ``attrs["every"]``), the
-    last row, each output's last row and, per cumulative-epsilon column, the first row
-    above each of ``budgets`` (so marked stopping points are the table's own): about
-    ``limit`` rows plus one per output.
+    At most ``limit`` (default ``FIGURE_ROWS``) rows are kept whole; a longer table keeps
+    every ``k``-th row (``k = ceil(queries / limit)``, ``attrs["every"]``), the last row,
+    each output's last and, per cumulative-epsilon column, the first above each of
+    ``budgets`` (so marked halts are the table's own).
     """
     import pandas as pd
 

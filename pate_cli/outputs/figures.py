@@ -135,13 +135,11 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
                   style: Style = Style()) -> Figure:
     """Per-group cost histories (Boenisch et al., Individualized PATE, Figures 1, 5, 6).
 
-    One line per ``epsilon_cumulative_<group>`` column; each group's budget (``budgets``)
-    dashed in its colour, and its exhaustion marked: the query ``halts`` names (name ->
-    0-based query or None, ``""`` the uniform run; under replay a group halts before a
-    query that would take it over, math:costs), else :func:`stopping_index`. A dotted line
-    marks the earliest exhaustion, where labelling stops. With ``baseline``, the uniform
-    run's ``epsilon_cumulative`` is drawn in grey up to the smallest budget (the paper's
-    "pate" line).
+    One line per ``epsilon_cumulative_<group>`` column, its budget dashed in its colour and
+    its exhaustion marked: the 0-based query ``halts`` names (``""``: the uniform run; under
+    replay a group halts before a query that would take it over, math:costs), else
+    :func:`stopping_index`; a dotted line at the earliest. ``baseline``: the uniform run in
+    grey up to the smallest budget (the paper's "pate" line).
     """
     figure, axes = new_figure(style)
     xs, x_label = history_x(frame, x)
@@ -194,9 +192,8 @@ def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
                     y: str = "label_accuracy") -> list[tuple[str, pd.DataFrame]]:
     """Split a sweep table into curves (label, rows sorted by epsilon).
 
-    ``by="mechanism"``: one curve per mechanism (and per vote file when the table has
-    several); ``by="teachers"``: one per teacher count (and mechanism when several). Rows
-    without an epsilon or a ``y`` value are left out.
+    ``by``: ``mechanism`` (and vote file, when several) or ``teachers`` (and mechanism,
+    when several). Rows without an epsilon or ``y`` are left out.
     """
     rows = frame[np.isfinite(frame["epsilon"]) & np.isfinite(frame[y])]
     several_files = "file" in rows.columns and rows["file"].nunique() > 1

@@ -54,8 +54,7 @@ def per_query_stream_chunks(frames, path: str, *, rows: int | None = None) -> It
                 joined = pd.concat(held, ignore_index=True) if len(held) > 1 else held[0]
                 yield joined.iloc[:rows].reset_index(drop=True)
                 rest = joined.iloc[rows:].reset_index(drop=True)
-                # an empty rest is not held: concatenated with the next frame, it leaves
-                # an empty chunk in pyarrow-backed string columns (see csv_table.csv_rows)
+                # an empty rest is not held (an empty chunk: csv_table.csv_rows)
                 held, size, cut = [rest] if len(rest) else [], len(rest), True
         if size or not cut:  # the rest, or an empty table (its header)
             yield (pd.concat(held, ignore_index=True) if len(held) > 1

@@ -49,8 +49,8 @@ def save_figure(figure, output: str, fmt: str) -> None:
 
 
 def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, style, delta):
-    """Cumulative epsilon, one line per per-query table, each streamed into the rows drawn
-    (``plot_tables``)."""
+    """``figures.history_figure``, one line per per-query table, each streamed into the rows
+    drawn (``plot_tables``)."""
     summaries, frames = _runs(inputs, summary_paths, Drawing(
         HISTORY_COLUMNS, queries=queries, keep=("output",) if x == "output" else (),
         budgets=() if budget is None else (budget,)))
@@ -161,17 +161,15 @@ def plot_tradeoff_curve(inputs, *, labels, log: bool, style):
     """The f-DP trade-off curves of JSON summaries (math:risk).
 
     Args:
-      inputs: paths of JSON summaries (pate-analyze --format json -o FILE).
+      inputs: paths of JSON summaries.
       labels: a legend label per input, or none (each run's mechanism, else file name).
-      log: a logarithmic type I error axis.
-      style: the figure's look (``figure_style.Style``).
+      log, style: as ``risk_figure.tradeoff_curve_figure`` takes them.
 
     Returns:
-      The ``Figure`` of ``risk_figure.tradeoff_curve_figure``, with its caption.
+      The ``Figure``, with its caption.
 
     Raises:
-      InputError: a file that is not a JSON summary, or one without an attack risk (an
-        individualized run's, or a summary written before the risk keys).
+      InputError: a file that is not a JSON summary, or has no attack risk.
       OptionError: a ``--label`` count other than the inputs'.
     """
     summaries = [read_summary(path) for path in inputs]

@@ -26,12 +26,10 @@ from .run_match import RunTotals, check_same_run
 if TYPE_CHECKING:
     import pandas as pd
 
-# The largest finite value a figure's axis takes: matplotlib's ticks and margins overflow
-# float64 near its top (1.8e308); inf is drawn off the scale.
+# The largest finite value an axis takes (matplotlib overflows near 1.8e308; inf is off it).
 DRAWABLE = 1e300
 
-# The columns of a cost history (pate-plot history and groups, the report's figures); a
-# drawn table has its query and answered columns at least.
+# A cost history's columns; a drawn table has at least query and answered.
 HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
 
 
@@ -57,10 +55,8 @@ def drawn_table(path: str, drawing: Drawing, *, summary: dict | None = None,
 
     Args:
         drawing: which rows and columns (each row also gets its ``position``).
-        summary: the run's JSON summary (at ``summary_path``): the whole table is checked
-            to be its run first.
-        index: a list to append each piece's whole ``query`` column to (a
-            ``--query-indices`` run's rows, for the report's selection figure).
+        summary: the run's JSON summary (at ``summary_path``) the table is checked against.
+        index: a list to append each piece's whole ``query`` column to.
 
     Returns:
         The frame; its ``attrs``: the rows drawn from (``queries``), their answered sum,

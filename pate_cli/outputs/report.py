@@ -20,9 +20,8 @@ TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
 def environment(fmt: str = "html"):
     """The Jinja2 environment over the package's templates (autoescape on).
 
-    For Markdown, every value is first escaped by :func:`_markdown_text` (``&``, ``<``,
-    ``>`` only: raw HTML is what Markdown would pass through; quotes stay readable), and
-    the result is marked safe so the HTML autoescape does not escape it twice.
+    For Markdown, values are escaped by :func:`_markdown_text` (``&``, ``<``, ``>`` only)
+    and marked safe, so the autoescape does not escape them twice.
     """
     try:
         import jinja2

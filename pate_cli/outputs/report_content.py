@@ -156,16 +156,10 @@ def risk_rows(risk: dict) -> list[dict]:
 def risk_view(summary: dict, figure: dict | None = None) -> dict:
     """The attack risk section (math:risk).
 
-    Args:
-      summary: the JSON summary.
-      figure: the section's figure as the templates embed it, or None.
-
-    Returns:
-      The publishable bounds (``rows``, rounded up) with ``source``, ``mu`` and ``figure``;
-      a data-dependent run's own bounds (``dependent``, labelled ``UNSANITISED``); or
-      ``missing``, a sentence, for a summary without a risk; ``search``: whether the bounds
-      are a tuned run's search's (``tuning.risk``).
-    """
+    ``figure``: the section's embedded figure, or None. Returns the publishable bounds
+    (``rows``, rounded up) with ``source``, ``mu`` and ``figure``; a data-dependent run's own
+    bounds (``dependent``, labelled ``UNSANITISED``); or ``missing``, a sentence, without a
+    risk; ``search``: whether the bounds are a tuned run's search's (``tuning.risk``)."""
     tuning = summary.get("tuning")
     search = isinstance(tuning, dict) and tuning.get("risk") is not None
     independent = with_published_risk(summary).get("risk_data_independent")

@@ -243,8 +243,7 @@ def headline(summary: dict) -> dict:
                 f"\u03b5 = {epsilon_text(summary['epsilon'])} with the release's own cost, at "
                 f"order {number(smooth['order'])}; noise std {number(smooth['noise_std'])}).")
     elif dependent and summary.get("epsilon_data_independent_worst") is not None:
-        # expected accounting: the figure at the expected count is an average; the bound
-        # for any run answers every query
+        # expected accounting: the bound for any run answers every query
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent_worst"])
         published, search = _with_search(summary, bound)
         search = search or how

@@ -41,16 +41,8 @@ class CurveLine:
 
 
 def with_published_risk(summary: dict) -> dict:
-    """``summary`` with the attack risk a report publishes as ``risk_data_independent``:
-    a tuned run's search's (``tuning.risk``: its epsilon includes the search, so its risk
-    does, math:tuning), else the run's own.
-
-    Args:
-      summary: a JSON summary.
-
-    Returns:
-      The summary, or a copy with ``risk_data_independent`` replaced.
-    """
+    """``summary``, or a copy whose ``risk_data_independent`` is a tuned run's search's
+    (``tuning.risk``: its epsilon includes the search, so its risk does, math:tuning)."""
     tuning = summary.get("tuning")
     if isinstance(tuning, dict) and tuning.get("risk") is not None:
         return {**summary, "risk_data_independent": tuning["risk"]}
@@ -97,14 +89,13 @@ def curve_lines(summary: dict, name: str = "", *, dependent: bool = True) -> lis
     """The lines :func:`tradeoff_curve_figure` draws for one run.
 
     Args:
-      summary: a JSON summary with a non-null ``risk_data_independent`` (``risk_problem``
-        finds nothing wrong with it).
-      name: the run's legend label, prefixed to each line's (none when empty).
-      dependent: also the data-dependent curve of ``risk`` when it is data-dependent.
+      summary: a JSON summary with a usable ``risk_data_independent`` (``risk_problem``).
+      name: the legend label prefixed to each line's (none when empty).
+      dependent: also ``risk``'s curve when it is data-dependent.
 
     Returns:
-      The publishable curve, then the data-dependent one (when drawn), then the exact
-      mu-GDP curve where ``mu`` is set; ``beta = 1 - tpr`` of the summary's curves.
+      The publishable curve, the data-dependent one (when drawn), then the exact mu-GDP
+      curve where ``mu`` is set.
     """
     prefix = f"{name}: " if name else ""
     independent = summary["risk_data_independent"]
@@ -145,15 +136,13 @@ def tradeoff_curve_figure(runs, *, log: bool = False, dependent: bool = True,
 
     Args:
       runs: ``(label, summary)`` pairs, each summary with an attack risk.
-      log: a logarithmic type I error axis, from ``LOG_ALPHA`` (``style.logy``: the type
-        II error axis likewise).
+      log: a logarithmic type I error axis from ``LOG_ALPHA`` (``style.logy``: type II too).
       dependent: draw each data-dependent curve (dashed, labelled unsanitised).
-      caption: the line under the plot.
-      style: size, title and look (``figure_style.Style``).
+      caption, style: the line under the plot; the look (``figure_style.Style``).
 
     Returns:
-      The figure: per run its lines (:func:`curve_lines`, gids ``<kind>-<n>``) and its
-      reported FPRs marked (gid ``reported-<n>``), and the diagonal ``beta = 1 - alpha``.
+      The figure: per run its lines (gids ``<kind>-<n>``) and reported FPRs (gid
+      ``reported-<n>``), and the diagonal ``beta = 1 - alpha``.
     """
     figure, axes = new_figure(style)
     axes.plot(FINE_ALPHAS, 1.0 - FINE_ALPHAS, color=GREY, linewidth=0.8,

@@ -1,8 +1,8 @@
 """Do a JSON summary and a per-query table come from the same run?
 
 ``pate-report --from a.json --per-query b.csv`` and ``pate-plot ... --summary`` draw a
-table's curve under a summary's figures. The table has no sha256 of its own, so
-:func:`check_same_run` compares what both carry:
+table's curve under a summary's figures. The table has no sha256 of its own (cli:per-query
+fixes its columns), so :func:`check_same_run` compares what both carry:
 
 - the row count and ``queries`` (a budget run's table stops at the halt);
 - the ``query`` column: ``0 .. n-1``, or with ``query_indices`` distinct vote-file rows;

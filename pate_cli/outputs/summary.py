@@ -115,8 +115,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                             "table's figures)"),
             ("data-independent", f"{_up(s['epsilon_data_independent'])} ({pld})")]
     if s.get("epsilon_improved") is not None and s.get("conversion") != "improved":
-        # math:conversion: the tighter valid figure beside the classic one (the headline itself
-        # under --conversion improved)
+        # math:conversion: the tighter figure beside the classic (headline under improved)
         after = 1 + next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
         lines.insert(after, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
                                              f"({_improved_label(s)}"
@@ -166,8 +165,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
             lines.append((f"group {row['group']}",
                           f"budget {_short(row['budget'])}, {knob}: spent "
                           f"{_up(row['epsilon'])}{spent_order}, {exhausted}{independent}"))
-        # Queries are 0-based, as in the per-query table and the plots: ``stopped_at``
-        # is the first query not released (the one that exhausts a group).
+        # 0-based queries: ``stopped_at`` is the first not released (the one exhausting a group)
         stop = ("no group exhausted" if s["stopped_at"] is None
                 else f"stops before query {s['stopped_at']}")
         base = s["baseline"]

@@ -4,8 +4,7 @@ Solved for: ``gnmax`` ``sigma``, ``lnmax`` the Laplace scale, ``confident`` ``si
 (sigma2) with ``T`` and ``sigma1`` as given, or with ``scale_all`` one factor ``s`` on all
 three; ``exponential`` and ``confident-exponential`` the inverse noise ``eta``
 (math:exponential), searched as ``1 / eta`` (the answer: the largest ``eta`` meeting E).
-Each candidate is an :func:`analysis.api.analyze` run, ``data-independent`` (default) or
-``expected``.
+Each candidate is an ``analyze`` run (``data-independent`` accounting, or ``expected``).
 
 The search: from the default noise (factor 1 with ``scale_all``) double or halve until
 epsilon(low) > E >= epsilon(high) within ``[M / 1000, 1000 M]`` (factors ``[1e-3, 1e3]``),

@@ -74,12 +74,8 @@ class CalibrationTarget:
         return cls("tpr", float(tpr), float(at_fpr))
 
     def figure(self, result: AnalysisResult) -> float:
-        """The target's figure of ``result``: its epsilon, or its attack risk's TPR bound
-        at ``at_fpr`` or advantage.
-
-        Raises:
-          OptionError: for an attack-risk target of a run without one.
-        """
+        """``result``'s epsilon, TPR bound at ``at_fpr``, or advantage bound (``OptionError``
+        for a risk target of a run without a risk)."""
         if self.quantity == "epsilon":
             return float(result.epsilon)
         risk = result.risk

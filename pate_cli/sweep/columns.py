@@ -80,8 +80,7 @@ KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256"
                "sampling_steps", "read")
 
 
-# Key columns a table may lack: written before they existed, when no mechanism used them
-# (a missing one is an empty cell).
+# Key columns an older table may lack when unused (read as an empty cell).
 OPTIONAL_KEYS = ("eta", "sampling_steps", "read")
 
 

@@ -74,12 +74,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def dask_executor(address: str, *, connect, timeout="10s"):
-    """``(executor, threads)`` on the Dask scheduler at ``address``, connected with
-    ``connect`` (``distributed.Client``).
-
-    ``InputError`` (one line) when no scheduler answers within ``timeout``; a half-made
-    client is closed at once (its destructor would hang at exit and print a traceback).
-    """
+    """``(executor, threads)`` on the Dask scheduler at ``address`` (``connect``: a
+    ``distributed.Client``); ``InputError`` when none answers within ``timeout``. A
+    half-made client is closed at once (its destructor would hang at exit)."""
     import distributed.client
 
     _probe(address, _seconds(timeout))

@@ -109,12 +109,9 @@ class RowJournal:
 
 
 def read_journal(path: str, damage: list | None = None) -> list[dict]:
-    """The complete rows of a sidecar, in the order written; [] when there is none.
-
-    A last line cut short by a kill is skipped silently; any other line that is not a
-    complete row is skipped, and an unreadable sidecar gives [], each with a text saying
-    why in ``damage`` (``--resume`` warns).
-    """
+    """The complete rows of a sidecar in order ([] when none). A last line cut short is
+    skipped silently; other incomplete rows, or an unreadable sidecar, are said in
+    ``damage`` (``--resume`` warns)."""
     try:
         with open(path, "rb") as stream:
             data = stream.read()

@@ -9,8 +9,7 @@ from ..errors import InputError, PateWarning
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 
-# Noise blocks and curves a process keeps across the points it analyses (5 seeds of a
-# 25,000 x 150 file's answer noise take 150 MB; its answer curves for one sigma, 60 MB).
+# Kept across points (5 seeds of 25,000 x 150 noise: 150 MB; one sigma's curves: 60 MB).
 SHARED_NOISE_BYTES = 256 << 20
 SHARED_CURVE_BYTES = 128 << 20
 

@@ -157,10 +157,9 @@ def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids:
                 settings: SweepSettings, shapes: dict) -> list[SweepPoint]:
     """Every grid point in grid order, with parameters resolved and validated.
 
-    ``grids`` maps parameter names (and ``queries``) to tuples of values; a parameter a
-    mechanism does not use is not iterated for it, one not given takes the mechanism's
-    default for the file's M. ``shapes`` maps each source's path to ``(queries,
-    teachers)``. Raises ``ValueError`` naming the first invalid point.
+    ``grids``: parameter names (and ``queries``) -> tuples of values, iterated only for
+    mechanisms using them (default from M when not given). ``shapes``: path -> ``(queries,
+    teachers)``. ``ValueError`` names the first invalid point.
     """
     mechanisms = list(mechanisms)
     points = []
@@ -215,8 +214,7 @@ def run_point_in_worker(point: SweepPoint) -> dict:
 
 
 
-# A row's notes (an order at the edge of the grid...): carried with the row to the
-# command, which prints each kind once with the number of points; never a table column.
+# A row's notes, printed once per kind by the command; never a table column.
 WARNINGS_KEY = "warnings"
 
 

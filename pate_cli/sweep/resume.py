@@ -22,10 +22,9 @@ if TYPE_CHECKING:
 class ResumePlan:
     """What ``--resume`` does with the rows already in a table.
 
-    ``reused``: ``{point index: row}`` for planned points whose row matches on every
-    KEY_COLUMN; ``replaced``: rows at a planned point's place that do not (other options,
-    changed input files, another version, or an older table) and are recomputed;
-    ``others``: rows at places this run does not plan, kept in their order.
+    ``reused``: ``{point index: row}`` matching on every KEY_COLUMN; ``replaced``: rows at a
+    planned place that do not, recomputed; ``others``: rows at unplanned places, kept in
+    order.
     """
 
     reused: dict
