@@ -1,9 +1,7 @@
 """Package attributes imported on first use (PEP 562), so ``import pate_cli`` stays fast.
 
-A package's ``__init__`` lists what it exports and where each name lives; nothing is
-imported until a name is used (``pate_cli.analyze``, ``from pate_cli import analyze``).
-The numeric stack (numpy, scipy, pandas, matplotlib) is then loaded by the modules that
-need it, so ``pate-analyze --help`` and ``import pate_cli`` do not pay for it.
+A package's ``__init__`` lists where each export lives; nothing (numpy, pandas,
+matplotlib...) is imported until a name is used, so ``pate-analyze --help`` stays fast.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Where a result's notebook views come from, named by the package facade.
 
-``analysis.result.AnalysisResult`` shows itself in a notebook (``_repr_html_``, ``.plot``,
-``.report()``) through views the outputs layer draws. The analysis layer may not import the
-outputs layer (imports point down, docs/contributing.md#architecture), so the package's
-``__init__`` names the module that registers the views here, and the result imports it the
-first time a view is asked for. ``import pate_cli`` therefore stays free of numpy,
-matplotlib and jinja2.
+``AnalysisResult``'s notebook views are drawn by the outputs layer, which the analysis
+layer may not import (docs/contributing.md#architecture): the package's ``__init__`` names
+the registering module here, imported at the first view, so ``import pate_cli`` stays
+free of numpy, matplotlib and jinja2.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Curves kept from one chunk, block or run to the next in a process (``SharedCurves``).
 
-The points of a sweep analyse one file with the same seeds under different parameters.
-Points with the same sigma evaluate the same answer curves at the same log q values
-(math:gnmax, one curve per distinct statistic), points with the same (T, sigma1) the
-same selection curves (math:threshold), and every point draws the same standard noise
-(math:mechanisms), scaled by its own sigma. ``analysis.run.SharedWork`` holds a bounded store of
-each, noise blocks (``mechanisms.noise.SharedBlocks``) and :class:`SharedCurves`; whoever runs the
-points (``sweep.points``) makes one and passes it to ``analysis.run.analyze_totals``. A pass
-that forms per-query curves keeps its own store for its later chunks. There is
-no process-wide store. A kept value is the very array a fresh computation gives
-(curves are computed entry by entry, so a row's bits do not depend on the rows computed
-with it), so sharing changes no bit of any point.
+A sweep's points with the same sigma evaluate the same answer curves (math:gnmax), those
+with the same (T, sigma1) the same selection curves (math:threshold), and all draw the same
+standard noise (math:mechanisms). ``analysis.run.SharedWork`` holds a bounded store of each,
+made by ``sweep.points``; a pass forming per-query curves keeps its own; there is no
+process-wide store. Curves are computed entry by entry, so a kept value is the array a fresh
+computation gives: sharing changes no bit.
 """
 
 from __future__ import annotations
@@ -24,12 +19,8 @@ import numpy as np
 
 class SharedCurves:
     """Curves of value-identified curve functions, kept up to ``limit`` bytes (least
-    recently used function first out); off while ``limit`` is 0. A sweep's points share one
-    (``SharedWork``); a run that forms per-query curves keeps its own for its totals
-    (``analysis.run``).
-
-    A function's curves stay in the pieces they were computed in (never copied); one
-    sorted index of their keys says which piece and row holds each."""
+    recently used function out first; off at 0), in the pieces they were computed in
+    (never copied), with one sorted index of their keys."""
 
     def __init__(self, limit: int = 0) -> None:
         self.limit = int(limit)
@@ -38,12 +29,10 @@ class SharedCurves:
         self._lock = threading.Lock()
 
     def serving(self, rdp, orders: np.ndarray):
-        """``rdp`` (sorted distinct statistics -> ``(keys, orders)`` curves), answering
-        the keys it has kept (where an eighth of those asked are, else all are evaluated:
-        no copy) and keeping the others. ``rdp`` is shared only when it is a
-        ``functools.partial`` of plain numbers and strings (its value is its identity).
-        Asked for some of ``orders`` (a block summed partly by quadrature), it serves the
-        kept rows' columns of those orders (each entry's bits do not depend on the others)."""
+        """``rdp`` (sorted distinct statistics -> ``(keys, orders)`` curves) answering kept
+        keys (when at least an eighth of those asked are kept) and keeping the others.
+        Shared only when ``rdp`` is a ``functools.partial`` of plain numbers and strings.
+        Asked for some of ``orders``, it serves those columns of kept rows."""
         identity = _identity(rdp, orders)
         if not self.limit or identity is None:
             return rdp
@@ -107,10 +96,9 @@ _INDEX_BYTES = 8 + 4 + 4
 class _Kept:
     """One function's kept curves: the pieces, and their keys sorted with where each is.
 
-    Readers (:meth:`rows_of`) run outside the store's lock, on several threads while
-    :meth:`add` (under the lock) keeps more: the index (keys, piece, row) is one tuple,
-    replaced in one assignment after the new piece is appended, so a reader sees the old
-    index or the new one, never keys of one with rows of the other."""
+    Readers (:meth:`rows_of`) run outside the lock while :meth:`add` keeps more: the
+    index is one tuple replaced in one assignment after the piece is appended, so a
+    reader sees the old index or the new, never a mix."""
 
     def __init__(self) -> None:
         self.pieces: list[np.ndarray] = []

@@ -1,16 +1,11 @@
 """A run's decisions, the one type for them (cli:decisions, math:costs and math:svt).
 
-What a replay outputs (``Mechanism.replay``), what ``--write-decisions`` and ``label()``
-give, what ``--decisions`` reads and what ``analyze(decisions=...)`` takes are one
-frozen :class:`Decisions`: per query whether the teachers' data answered, the released
-label (-1 for none) and, for the mechanisms with more than two outcomes, an outcome code.
-
-The codes index :data:`OUTCOME_NAMES`, the names cli:decisions's decisions files use:
-``refused``/``answered`` (every aggregator; Interactive-GNMax's abstentions and teacher
-answers), ``student`` (Interactive-GNMax: the student's own label reinforced),
-``stable``/``unstable``/``halted`` (SVT-PATE). A run of LNMax, GNMax, Confident-GNMax or
-the exponential mechanisms carries no codes (``code`` None): its outcome is its
-``answered`` mask.
+A replay's output, ``--write-decisions``/``label()``'s, what ``--decisions`` reads and
+``analyze(decisions=...)`` takes: per query whether the teachers' data answered, the
+released label (-1 for none) and, for mechanisms with more than two outcomes, an outcome
+code indexing :data:`OUTCOME_NAMES`: ``refused``/``answered``, ``student``
+(Interactive-GNMax's reinforced student label), ``stable``/``unstable``/``halted``
+(SVT-PATE). Other mechanisms carry no codes: their outcome is the ``answered`` mask.
 """
 
 from __future__ import annotations
@@ -21,13 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 OUTCOME_NAMES = ("refused", "answered", "student", "stable", "unstable", "halted")
-# Interactive-GNMax's outcomes (math:costs): an abstention, a teacher answer, the
-# student's own label reinforced.
+# Interactive-GNMax's outcomes (math:costs): abstain, teacher answer, student label.
 OUTCOME_ABSTAIN, OUTCOME_TEACHER, OUTCOME_STUDENT = 0, 1, 2
 # Their names in the per-query table and the summary's counts (cli:per-query).
 INTERACTIVE_NAMES = ("abstain", "teacher", "student")
-# SVT-PATE's outcomes (math:svt): a stable query is answered with the plurality; an
-# unstable one starts a new round; after the cut-off every query is halted.
+# SVT-PATE's outcomes (math:svt): answered with the plurality, new round, after the cut-off.
 SVT_STABLE, SVT_UNSTABLE, SVT_HALTED = 3, 4, 5
 # Codes that release a label, and those where the teachers' data answered.
 _LABELLED = np.array([False, True, True, True, False, False])
@@ -73,9 +66,8 @@ class Decisions:
 
     @classmethod
     def of_table(cls, frame, mechanism: str) -> Decisions:
-        """The decisions of a piece of a run's per-query table (a DataFrame of cli:decisions's
-        columns): ``query`` and ``label``, with Interactive-GNMax's ``outcome`` names or
-        SVT-PATE's ``unstable`` column for the codes."""
+        """The decisions of a piece of a per-query table (cli:decisions's columns; codes from
+        Interactive-GNMax's ``outcome`` or SVT-PATE's ``unstable``)."""
         query = frame["query"].to_numpy(dtype=np.int64)
         label = frame["label"].fillna(-1).to_numpy(dtype=np.int64)
         known = {"query": query, "mechanism": mechanism}
@@ -91,9 +83,8 @@ class Decisions:
     @classmethod
     def of_tables(cls, frames: Iterator, mechanism: str, stop: int | None = None
                   ) -> Iterator[Decisions]:
-        """:meth:`of_table` of each piece of a streamed per-query table, in order, up to
-        query ``stop`` (where labelling stopped; the first piece always, a stop at 0 its
-        empty head); the rest of the stream is closed, not formed."""
+        """:meth:`of_table` of each streamed piece up to query ``stop`` (where labelling
+        stopped; the first piece always); the rest of the stream is closed, not formed."""
         pieces = (cls.of_table(frame, mechanism) for frame in frames)
         done = 0
         try:

@@ -1,19 +1,14 @@
 """The one SIGTERM handler: SIGTERM stops the program the way Ctrl-C does.
 
-``Terminated`` is a ``KeyboardInterrupt``, so the cleanup Ctrl-C gets (temporary files
-removed, pate-sweep's finished rows kept) runs for SIGTERM too. ``sigterm_switch()``
-installs a ``SigtermSwitch`` for the duration of a block and restores the previous handler
-after it:
+``Terminated`` is a ``KeyboardInterrupt``, so Ctrl-C's cleanup runs for SIGTERM too.
+``sigterm_switch()`` installs a ``SigtermSwitch`` for a block:
 
-- armed (a command's whole run): SIGTERM raises ``Terminated`` wherever the program is;
-- not armed yet (a sweep before its tasks start): a SIGTERM is remembered and raised by
-  ``arm()``; with ``once``, the switch is over after it raised once, and later SIGTERMs
-  are ignored (a stopped sweep is writing the rows it kept);
-- a process forked while the switch is installed (a worker) dies of SIGTERM as it would
-  have without it.
+- armed (a command's run): SIGTERM raises ``Terminated`` wherever the program is;
+- not yet armed (a sweep before its tasks): it is remembered and raised by ``arm()``; with
+  ``once``, later SIGTERMs are ignored (a stopped sweep is writing its rows);
+- a forked worker dies of SIGTERM as it would without the switch.
 
-Only the main thread can set handlers: elsewhere the block runs with SIGTERM's handler
-unchanged.
+Off the main thread (which alone sets handlers) SIGTERM's handler is unchanged.
 """
 
 from __future__ import annotations

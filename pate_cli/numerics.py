@@ -30,16 +30,8 @@ def real_number(value, *, whole: bool = False, positive: bool = False) -> bool:
 
 
 def ratio_up(numerator, denominator) -> float:
-    """``numerator / denominator`` as the nearest float not below the exact ratio (an
-    upper bound stays one through rounding).
-
-    Args:
-      numerator, denominator: finite numbers (floats, ints or ``Fraction``), the
-        denominator positive.
-
-    Returns:
-      The ratio rounded up to a float.
-    """
+    """``numerator / denominator`` (finite floats, ints or ``Fraction``, denominator
+    positive) rounded up to a float, so an upper bound stays one."""
     exact = Fraction(numerator) / Fraction(denominator)
     value = float(exact)
     return math.nextafter(value, math.inf) if value < exact else value
@@ -62,11 +54,8 @@ def log1mexp(x):
 
 
 def log_add(x, y):
-    """``log(exp(x) + exp(y))`` elementwise, written out so that it vectorises well.
-
-    Equal to ``numpy.logaddexp`` (both reduce to ``max + log1p(exp(-|x - y|))``), but
-    about twice as fast on large arrays because numpy's exp is SIMD-accelerated.
-    """
+    """``log(exp(x) + exp(y))`` elementwise: ``numpy.logaddexp``'s formula, about twice
+    as fast on large arrays (numpy's exp is SIMD-accelerated)."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     hi = np.maximum(x, y)

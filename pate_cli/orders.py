@@ -1,20 +1,15 @@
 """Rényi orders and the one parser of ``a,b,c`` / ``start:stop:step`` lists.
 
-The default order grid is the 2018 paper's (math:conversion). A grid spec, as
-``--orders`` and every ``pate-sweep`` grid option write it, is a comma list of items, each
-a number or a range ``start:stop:step``. A range runs from ``start`` by ``step`` and
-includes ``stop`` when it lands on the grid (within a relative 1e-9 of a step, so
-``0.1:0.3:0.1`` gives 0.1, 0.2, 0.3). Values print as the user wrote them: each is
-rounded to 12 significant digits, so ``0.1:0.3:0.1`` gives 0.3, not 0.30000000000000004.
+The default grid is the 2018 paper's (math:conversion). A grid spec (``--orders``, every
+``pate-sweep`` grid) is a comma list of numbers and ranges ``start:stop:step``, ``stop``
+included when within 1e-9 of a step; values are rounded to 12 significant digits, so
+``0.1:0.3:0.1`` gives 0.1, 0.2, 0.3.
 
-Limits (checked before any list is built, so a spec such as ``2:1e12:1`` is refused at
-once instead of allocating terabytes): a sweep grid holds at most ``MAX_GRID_VALUES``
-values; an order grid at most ``MAX_ORDERS`` orders (every order costs a
-``(queries, orders)`` column of work: 10^5 orders over 10^4 queries is already 8 GB of
-float64); every order lies in ``(1, MAX_ORDER]``. 10^6 keeps each RDP term finite
-(``alpha / sigma^2`` <= 10^18 for the smallest noise the mechanisms accept, 10^-6) and is
-far past any useful order: the conversion term ``log(1/delta) / (alpha - 1)`` is below
-10^-4 there for every delta the tools take.
+Limits, checked before any list is built (``2:1e12:1`` is refused at once): at most
+``MAX_GRID_VALUES`` values; at most ``MAX_ORDERS`` orders (each costs a ``(queries,
+orders)`` column: 10^5 orders over 10^4 queries is 8 GB); orders in ``(1, MAX_ORDER]``.
+10^6 keeps each RDP term finite (``alpha / sigma^2`` <= 10^18 at the smallest noise,
+10^-6) and is past any useful order (``log(1/delta) / (alpha - 1)`` < 10^-4 there).
 """
 
 from __future__ import annotations
@@ -50,10 +45,9 @@ _EXTENSION_STEPS = 8
 def extend_orders(orders: np.ndarray, best: int) -> np.ndarray | None:
     """``--orders auto``: the grid extended past the edge where the best order sits.
 
-    ``best`` is the index of the best order. At the smallest order ``a`` the grid gains
-    ``1 + (a - 1) 2^(-k/4)``, k = 1..8 (down to ``1 + (a - 1) / 4``); at the largest ``b``
-    it gains ``b 2^(k/8)``, k = 1..8 (up to ``2 b``, at most ``MAX_ORDER``). None when the
-    best order is not at an edge or the grid cannot grow there.
+    ``best``: its index. Below the smallest ``a``: ``1 + (a - 1) 2^(-k/4)``, k = 1..8; above
+    the largest ``b``: ``b 2^(k/8)``, k = 1..8 (at most ``MAX_ORDER``). None when ``best``
+    is not at an edge or the grid cannot grow there.
     """
     orders = validate_orders(orders)
     if orders.size < 2:
@@ -119,13 +113,9 @@ def validate_orders(orders) -> np.ndarray:
 
 def parse_grid(spec: str, *, name: str | None = None, integer: bool = False,
                limit: int = MAX_GRID_VALUES, repeats: bool = False) -> tuple:
-    """The values of a grid spec, in the order written (duplicates are an error, unless
-    ``repeats``: an order grid may repeat an order, as the default grid does).
-
-    ``integer`` grids (query counts, cut-offs) must hold whole numbers and give ints.
-    At most ``limit`` values (counted before a range is expanded). Raises ``ValueError``
-    naming the offending item (and ``name``, when given).
-    """
+    """The values of a grid spec in the order written; duplicates are an error unless
+    ``repeats`` (an order grid). ``integer`` grids give ints. At most ``limit`` values
+    (counted before expanding). ``ValueError`` names the item (and ``name``)."""
     try:
         return _parse(spec, integer, limit, repeats)
     except ValueError as error:

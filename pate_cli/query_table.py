@@ -1,7 +1,5 @@
-"""cli:per-query's per-query table (its columns, which scripts parse: extend, never rename): a
-piece of it as a DataFrame (:func:`per_query_frame`) and its columns in memory
-(:class:`QueryTable`). The analyses stream it a chunk at a time (``analysis.per_query_stream``,
-``analysis.svt``); ``decisions.Decisions.of_table`` reads a run's decisions back from it."""
+"""cli:per-query's per-query table (scripts parse its columns: extend, never rename), as a
+DataFrame piece (:func:`per_query_frame`) or columns in memory (:class:`QueryTable`)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
 """Epsilons as a person reads them: rounded UP at the displayed precision (cli:json).
 
-A printed guarantee is never below the computed one: ``2.020029`` prints ``2.0201`` at 4
-decimals (``f"{x:.4f}"`` would give ``2.0200``, a guarantee the run does not have). JSON
-and CSV carry the full floats; every text a person reads (summaries, reports, captions,
-messages) goes through these helpers.
-
-The rounding is done in decimal on the float's shortest ``repr``, never as ``x * 10**d``
-in binary: ``2.02`` (whose binary value is a hair above 2.02) prints ``2.0200``, not
-``2.0201``, and ``0.1 + 0.2`` (``0.30000000000000004``) prints ``0.3001``.
-What is left of a budget is a bound the other way, so :func:`floor_text` rounds down.
+A printed guarantee is never below the computed one: ``2.020029`` prints ``2.0201`` (not
+``f"{x:.4f}"``'s ``2.0200``). JSON and CSV carry full floats; every text a person reads
+goes through these helpers. Rounding is decimal, on the shortest ``repr``: ``2.02`` prints
+``2.0200``, ``0.1 + 0.2`` prints ``0.3001``. What is left of a budget rounds down.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Threads for numpy work (numpy releases the GIL in its heavy loops) and executors: the
-cores this process may use, an ordered map on a thread pool, the in-order draining of
-futures with a bounded window that every parallel path of the package shares, an
-ordered map on any ``concurrent.futures`` executor (a Dask client's included) in batches,
-and tasks run in order on either (:func:`tasks_in_order`)."""
+"""Threads for numpy work (numpy releases the GIL in its heavy loops) and executors: ordered
+maps on a thread pool or any ``concurrent.futures`` executor (Dask's included), draining
+futures in order with a bounded window."""
 
 from __future__ import annotations
 
@@ -27,12 +25,10 @@ def ordered_map(function: Callable, items, *, workers: int | None = None) -> Ite
     """``map(function, items)`` on ``workers`` threads, results in order, at most two
     per worker in flight (numpy releases the GIL in the heavy work).
 
-    Nothing runs before the first result is asked for. A consumer that stops part-way (a
-    ``break``, ``close()``, the iterator dropped or collected, an exception) never waits:
-    the tasks not started are cancelled, and those running finish on their threads, which
-    then end. So stopping cannot hang, whichever thread it happens on (the collector may
-    close the iterator on one of the pool's own threads) and whatever a running task waits
-    for (a queue only the consumer would have emptied)."""
+    Nothing runs before the first result is asked for. A consumer stopping part-way never
+    waits (tasks not started are cancelled, running ones finish on their threads), so it
+    cannot hang on any thread (the collector may close it on a pool thread) or on what a
+    running task waits for."""
     return _OrderedMap(function, items,
                        default_workers() if workers is None else workers)
 
@@ -89,10 +85,8 @@ class _OrderedMap:
 
 
 def in_order(submit: Callable, items: Iterable, *, window: int) -> Iterator:
-    """The results of ``submit(item)`` (a future) for each of ``items``, in the order of
-    ``items``, with at most ``window`` futures in flight; those still pending are
-    cancelled if the caller stops early (a thread pool here, a cluster's executor in
-    ``analysis.grouped_run``)."""
+    """The results of ``submit(item)`` (a future) for each of ``items``, in order, at most
+    ``window`` in flight; pending ones are cancelled if the caller stops early."""
     pending: deque = deque()
     try:
         for item in items:

@@ -1,21 +1,14 @@
 """Vote rows in one form (math:sparse): each row's counts plus its zero-vote classes.
 
-A chunk of votes is a :class:`VoteRows`: a ``(rows, width)`` float64 matrix of counts and
-``zeros``, the number of further classes with no vote (the zero block, the same for every
-row of the chunk). Every kernel (log q, the integral bound, the replays, SVT's margin,
-smooth sensitivity's walks) is written once over this form.
+A chunk is a :class:`VoteRows`: a ``(rows, width)`` float64 count matrix and ``zeros``,
+the further classes with no vote (the zero block). Every kernel (log q, the integral
+bound, replays, SVT's margin, smooth sensitivity) is written once over this form.
 
-- Dense votes are the form with no zero block: column ``j`` is class ``j``, ``zeros`` is 0.
-  :func:`vote_rows` makes a dense array the form without copying it (a float64 array).
-- Sparse votes (token votes over a vocabulary of ``K`` classes) hold each row's stored
-  counts packed to the left, padded to the file's width (one width for the whole file, so
-  a row's numbers never depend on which rows share its chunk); ``classes`` holds their
-  class ids, ascending within a row, ``-1`` in padding. Padding cells have count 0: the
-  formulas count them as zero-vote classes kept apart from the block's ``K - width``; a
-  replay masks them and draws the row's ``K - stored`` zero-vote classes as one block.
-
-:class:`SparseVotes` is a whole sparse file in compressed-sparse-row form (arrays that may
-be memory maps); indexing it by rows gives a sparse :class:`VoteRows` chunk.
+- Dense votes: column ``j`` is class ``j``, ``zeros`` 0 (a float64 array is not copied).
+- Sparse votes over ``K`` classes: stored counts packed left, padded to the file's width
+  (so a row's numbers never depend on its chunk), ``classes`` their ids ascending, ``-1``
+  in padding. Formulas count padding cells as zero-vote classes apart from the block's
+  ``K - width``; a replay masks them and draws the ``K - stored`` others as one block.
 """
 
 from __future__ import annotations
@@ -29,13 +22,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class VoteRows:
-    """A chunk of vote rows (module docstring).
-
-    ``counts``: ``(rows, width)`` float64 counts, 0 in padding; ``zeros``: the zero-vote
-    classes beyond the matrix (a float may stand for a count beyond int64, such as
-    ``2**70``); ``classes`` (sparse rows only): ``(rows, width)`` int64 class ids, ``-1``
-    in padding; ``stored`` (sparse rows only): ``(rows,)`` stored entries.
-    """
+    """A chunk of vote rows: ``counts`` ``(rows, width)`` float64, 0 in padding; ``zeros``
+    (a float may exceed int64, ``2**70``); sparse only: ``classes`` ``(rows, width)`` int64
+    ids, ``-1`` in padding, and ``stored`` ``(rows,)`` entries."""
 
     counts: np.ndarray
     zeros: float = 0
@@ -151,9 +140,8 @@ class SparseVotes:
     """A sparse vote file in CSR form: row ``i``'s stored classes are
     ``indices[indptr[i]:indptr[i+1]]`` (ascending) with counts ``data[...]``.
 
-    ``width`` is the largest number of stored entries in a row (at least 1). ``release``
-    (optional) lets the pages of rows ``lo .. hi-1`` of memory-mapped arrays go once a
-    pass has read them (``inputs.rows.drop_mapped_rows`` calls :meth:`drop_rows`).
+    ``width``: the most stored entries of a row (at least 1). ``release`` (optional) lets
+    mapped rows' pages go once read (:meth:`drop_rows`).
     """
 
     indptr: np.ndarray
@@ -216,9 +204,8 @@ class SparseVotes:
 
 
 def row_width(votes) -> int:
-    """Cells a chunk holds per row: the classes of a dense array, the stored width of
-    sparse votes, a source's own ``row_cells`` for rows formed as read (chunk sizes are
-    budgets of rows x this)."""
+    """Cells a chunk holds per row (chunk sizes are budgets of rows x this): dense classes,
+    sparse stored width, or a source's ``row_cells``."""
     if isinstance(votes, (SparseVotes, VoteRows)):
         return int(votes.width)
     if hasattr(votes, "row_cells"):

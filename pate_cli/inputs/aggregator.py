@@ -1,9 +1,7 @@
 """``--aggregator FILE.py:FUNCTION``: a user's aggregator for pate-audit (cli:pate-audit).
 
-The file is imported from its path (``importlib``; never unpickled) and the function looked
-up by name. Any failure (no such file, an error while importing, no such function, not a
-function) is one ``InputError`` line naming the file. What the function returns is checked
-where it is called (``analysis.audit``).
+The file is imported from its path (never unpickled); its return values are checked where
+it is called (``analysis.audit``).
 """
 
 from __future__ import annotations

@@ -10,17 +10,11 @@ Formats (what ``--write-decisions`` writes, and two plain arrays):
 - ``.npz``: arrays ``query`` (integers), ``outcome`` (strings), ``label`` (integers, -1
   for none) and optionally a 0-d string array ``mechanism``.
 - ``.npy``: a boolean or 0/1 array is an answered mask; an integer array holding -1 is
-  released labels (-1: no label). One entry per row of the vote file, or one per analysed
-  query in processing order. (A 0/1 integer array is read as a mask: for labels of a
-  binary task where every query was answered, write a ``.csv``/``.npz``; with votes of
-  2 classes such an array, not boolean, is read as a mask with a ``Warning:``.)
+  released labels (-1: none). One entry per vote-file row, or per analysed query in
+  processing order. (A binary task's labels, every query answered, need ``.csv``/``.npz``:
+  with 2 classes a non-boolean 0/1 array is read as a mask with a ``Warning:``.)
 
-:func:`load_decisions` reads a file into :class:`pate_cli.decisions.Decisions` (format
-checks);
-:func:`check_decisions` checks it against the run (length, query indices, outcomes the
-mechanism can produce, labels in range and only on answered queries, the recorded
-mechanism); :func:`read_decisions` does both for ``--decisions`` (and Interactive-GNMax's
-student rule). Every problem is one ``InputError`` line naming the file.
+Every problem is one ``InputError`` line naming the file.
 """
 
 from __future__ import annotations
@@ -54,8 +48,8 @@ DECISION_EXTENSIONS = (".csv", ".jsonl", ".npz", ".npy")
 
 
 def load_decisions(path, *, classes: int | None = None) -> Decisions:
-    """Read a decisions file (format and value checks that need no run; ``classes``, the
-    votes', for the note on a 0/1 ``.npy`` of 2 classes: ``decisions_from_array``)."""
+    """Read a decisions file, with the checks that need no run (``classes``: the votes',
+    for ``decisions_from_array``'s note)."""
     name = os.fspath(path)
     extension = os.path.splitext(name)[1].lower()
     if extension not in DECISION_EXTENSIONS:
@@ -86,11 +80,12 @@ def load_decisions(path, *, classes: int | None = None) -> Decisions:
 def check_decisions(table: Decisions, *, mechanism: str, classes: int,
                     positions: np.ndarray, rows_total: int, partial: bool = False
                     ) -> Decisions:
-    """Check ``table`` against the run: ``mechanism`` (its name), ``classes``, the analysed
-    file rows ``positions`` (in order) of ``rows_total``. ``partial``: the file may cover a
-    prefix of the analysed queries (a budget run that halted). Returns the decisions in
-    processing order with ``query`` and ``mechanism`` filled in, and outcome codes where
-    the mechanism has them (``decisions.CODED``)."""
+    """Check ``table`` against the run (length, query indices, outcomes ``mechanism`` can
+    produce, labels within ``classes`` and only on answered queries, recorded mechanism).
+
+    ``positions``: the analysed file rows, in order, of ``rows_total``. ``partial``: the
+    file may cover a prefix (a budget run that halted). Returns the decisions in processing
+    order with ``query``, ``mechanism`` and outcome codes (``decisions.CODED``) filled in."""
     name = table.path or "<decisions>"
     if table.mechanism is not None and table.mechanism.lower() != mechanism.lower():
         raise InputError(f"{name}: decisions made by -m {table.mechanism}, but the analysis "
@@ -150,11 +145,10 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
 def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray,
                    rows_total: int, partial: bool = False, student=None,
                    confidence: float = 0.0) -> Decisions:
-    """``--decisions``: ``value`` (a path, a :class:`Decisions`, a ``.npy``-like array, list
-    or Series, or a DataFrame of a decisions file's columns) read and checked against the
-    run (:func:`check_decisions`). Interactive-GNMax (``student``: its probabilities per
-    file row): a ``student`` outcome needs the student's confidence above ``confidence``
-    (gamma) and releases the student's own label (``argmax p``)."""
+    """``--decisions``: ``value`` (a path, :class:`Decisions`, array, list, Series or
+    DataFrame of the file's columns) read and checked (:func:`check_decisions`). With
+    ``student`` (probabilities per file row), a ``student`` outcome needs confidence above
+    ``confidence`` (gamma) and releases the student's ``argmax p``."""
     if isinstance(value, Decisions):
         table = replace(value, label=np.asarray(value.label, dtype=np.int64))
     elif isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_frame"):
@@ -186,8 +180,7 @@ def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray
     return replace(checked, label=np.where(own, best, checked.label))
 
 
-# Labels and query indices beyond this are no class or row number (and would overflow
-# int64 when converted).
+# Labels and query indices beyond this are no class or row (and overflow int64).
 _LARGEST = 2.0 ** 53
 
 
@@ -226,8 +219,7 @@ def _shown(values, row) -> str:
 
 
 def _as_float(values) -> np.ndarray:
-    """``values`` as float64: real numbers only (booleans as 0/1; complex numbers, dates,
-    strings and records raise ``TypeError`` or ``ValueError``)."""
+    """``values`` as float64, booleans as 0/1; other non-reals raise TypeError/ValueError."""
     array = np.asarray(values) if not isinstance(values, list) else np.asarray(
         values, dtype=object if any(isinstance(v, int) and abs(v) > _LARGEST for v in values)
         else None)
@@ -248,9 +240,8 @@ def _from_npy(name, digest, data: bytes, classes: int | None = None) -> Decision
 def decisions_from_array(array, *, path: str | None = None, sha256: str | None = None,
                          classes: int | None = None) -> Decisions:
     """A 0/1 answered mask or released labels (-1: none) as :class:`Decisions` without
-    outcome codes (read from ``path``, or given as an array). ``classes``: the votes'; with
-    2, a 0/1 array that is not boolean is read as a mask with a ``PateWarning`` (it may be a
-    binary task's labels, every query answered)."""
+    outcome codes. With ``classes`` 2, a non-boolean 0/1 array is read as a mask with a
+    ``PateWarning`` (it may be a binary task's labels)."""
     name = path or "<decisions>"
     try:
         array = np.asarray(array)

@@ -126,13 +126,9 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
     """Read ``teacher,group`` (CSV, header): the group index of every teacher 0..M-1.
 
     Args:
-      path: the ``--teacher-groups`` file or, from the Python API, a DataFrame of its
-        columns or each teacher's group name in teacher order (an array or a list).
-      groups: the privacy groups.
-      teachers: the number of teachers.
-
-    Returns:
-      Each teacher's group index.
+      path: the ``--teacher-groups`` file or, from the API, a DataFrame of its columns or
+        each teacher's group name in teacher order.
+      groups, teachers: the privacy groups, and M.
 
     Raises:
       InputError: a malformed file, a teacher out of range, listed twice or missing, an

@@ -1,14 +1,7 @@
-"""Long tables of sparse votes (cli:per-query "Sparse votes"): one row per non-zero count, its
-columns ``query``, ``class``, ``count`` and an optional ``output``, in any order, or under
-other names given by ``--columns query=NAME,class=NAME,count=NAME[,output=NAME]``
-(:class:`ColumnMap`), read with ``--classes K`` (the vocabulary size).
-
-A ``.csv``/``.tsv`` file is a long table when its header names the three columns
-(:func:`is_long_table`); a ``.parquet`` file always is. :func:`read_long_table` returns the
-columns checked for order (queries ascending, none skipped) and for ids that fit ``int64``,
-each refusal one line naming the file and the line; :func:`not_a_long_table` is the line for
-a file ``--classes`` or ``--columns`` cannot read as one, naming the columns it expected and
-those it found.
+"""Long tables of sparse votes (cli:per-query "Sparse votes"): one row per non-zero count,
+columns ``query``, ``class``, ``count`` and an optional ``output`` in any order (other names
+by ``--columns``, :class:`ColumnMap`), read with ``--classes K`` (the vocabulary size).
+A ``.csv``/``.tsv`` file is one when its header names the three columns; ``.parquet`` always.
 """
 
 from __future__ import annotations
@@ -36,8 +29,7 @@ BATCH_ROWS = 1 << 18  # rows of a long table read at once
 @dataclass(frozen=True)
 class ColumnMap:
     """A long table's column names by role (``--columns``): ``given`` holds the ``(role,
-    name)`` pairs named, every other role goes by its own name. Names are matched without
-    case or surrounding spaces."""
+    name)`` pairs named; other roles go by their own name. Matched without case or spaces."""
 
     given: tuple[tuple[str, str], ...] = ()
 
@@ -145,12 +137,11 @@ def not_a_long_table(path, *, classes: int | None, columns: ColumnMap) -> InputE
 
 
 def read_long_table(name: str, vocabulary: int, columns: ColumnMap):
-    """``(indptr, cols, counts, output per query or None)``, the CSR arrays of the long
-    table ``name``, read ``BATCH_ROWS`` rows at a time: each batch checked for order
-    (queries ascending, none skipped), for ids that fit ``int64`` (classes within the
-    vocabulary) before any cast, and for duplicate entries, each refusal naming the line
-    (the first problem in the file's order); a query's rows sorted by class. Memory holds
-    the arrays returned and one batch, whatever the table."""
+    """``(indptr, cols, counts, output per query or None)``: the CSR arrays of the long
+    table ``name``, each query's rows sorted by class. Read ``BATCH_ROWS`` rows at a time
+    (memory: the arrays and one batch), each checked for order (queries ascending, none
+    skipped), ids within int64 and the vocabulary before any cast, and duplicates; a
+    refusal names the line of the first problem."""
     table = _Batches(name, vocabulary, columns, rows=_row_bound(name))
     for frame in _frames(name, columns):
         table.add(frame)
@@ -186,9 +177,8 @@ def _frames(name: str, columns: ColumnMap) -> Iterator[pd.DataFrame]:
 
 
 def _row_bound(name: str) -> int:
-    """A Parquet file's row count, from its footer (0 for a text table, or one that cannot
-    be read: ``_frames`` says why): the arrays of a text table grow as it is read, which
-    reads it once."""
+    """A Parquet file's row count from its footer; 0 for a text table (its arrays grow as
+    it is read once) or an unreadable one (``_frames`` says why)."""
     if not name.lower().endswith(".parquet"):
         return 0
     try:
@@ -216,8 +206,7 @@ class _Batches:
         self.read = 0  # rows read (the next row is on line read + 2)
         self.pending: list[np.ndarray] | None = None  # the last query's rows so far
         self.parts: list[tuple[np.ndarray, ...]] = []  # per batch: stored, output
-        # the classes and counts of the rows sorted so far: arrays of ``rows`` entries (a
-        # Parquet file's count: never copied), else doubled as the table is read
+        # classes and counts sorted so far, sized to a Parquet file's rows, else doubled
         self.cols = np.empty(rows, dtype=np.int32 if vocabulary < 2**31 else np.int64)
         self.counts: np.ndarray | None = None
         self.filled = 0
@@ -319,9 +308,8 @@ def _numbers(name, frame, column, line: int) -> np.ndarray:
 
 
 def _ids(name, frame, column, values, limit, *, role: str, line: int) -> np.ndarray:
-    """Whole numbers in ``0 .. limit - 1`` as int64 (checked before the cast, which would
-    wrap a larger one); each refusal names the line (``line``: the frame's first) and the
-    cell as written."""
+    """Whole numbers in ``0 .. limit - 1`` as int64, checked before the cast (which would
+    wrap); a refusal names the line (``line``: the frame's first) and the cell as written."""
     def cell(row: int) -> str:
         value = frame[column].iloc[row]
         if not isinstance(value, (float, np.floating)):

@@ -2,9 +2,7 @@
 (negative, positive) or each teacher's 0/1 labels ``(queries, teachers, labels)``, and
 0/1 true labels ``(queries, labels)``. One-line errors name the file and the place.
 
-Files are checked and then read a chunk of queries at a time (a ``.npy`` file stays
-memory-mapped, its pages let go once read; ``rows.drop_mapped_rows``): memory is bounded
-by the chunk, not by the file."""
+Read a chunk of queries at a time (a ``.npy`` stays memory-mapped, pages let go once read)."""
 
 from __future__ import annotations
 

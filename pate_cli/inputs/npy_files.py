@@ -1,7 +1,5 @@
-"""NPY and NPZ bytes -> arrays, checked before anything is allocated (``readers.py``'s
-module docstring gives the limits): the NPY header parsed as a literal (never executed,
-never unpickled) against the bytes present, and ``max_elements()`` for arrays read into
-memory.
+"""NPY and NPZ bytes -> arrays, checked before allocating (limits: ``inputs.readers``); the
+header parsed as a literal (never executed or unpickled).
 """
 
 from __future__ import annotations
@@ -22,8 +20,8 @@ DEFAULT_MAX_ELEMENTS = 2_000_000_000
 NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = b"PK\x03\x04"
 _MAX_NPY_HEADER = 10_000  # numpy's own limit on an NPY header (max_header_size)
-# What reading an archive's members may raise besides InputError (zipfile: NotImplementedError
-# for a compression method it cannot read, RuntimeError for an encrypted member).
+# What reading a member may raise besides InputError (zipfile: NotImplementedError for an
+# unknown compression, RuntimeError for encryption).
 ARCHIVE_ERRORS = (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile, zlib.error,
                   NotImplementedError, RuntimeError)
 
@@ -55,13 +53,10 @@ def npy_header(name, handle, available: int, *, in_memory: bool, member: str | N
                numeric: bool = True):
     """Read and check the NPY header at ``handle``'s position: ``(shape, fortran, dtype)``.
 
-    ``available`` is the number of bytes from the header's start to the end of the data
-    (file size, standard input, or the ``.npz`` member's uncompressed size). The declared
-    shape must be non-negative and its data fit in those bytes; with ``in_memory`` (or a
-    Fortran-order array, which is copied to C order) it must also hold at most
-    ``max_elements()`` values. The header is parsed as a Python literal, never executed.
-    ``member`` names the array inside an ``.npz`` in the messages about its header.
-    ``numeric=False`` also takes strings (a decisions file's outcomes), never objects.
+    The shape must be non-negative and fit in ``available`` bytes (from the header to the
+    data's end), and with ``in_memory`` (or Fortran order) hold at most ``max_elements()``
+    values. ``member`` names an ``.npz`` member; ``numeric=False`` also takes strings
+    (never objects).
     """
     dtype_name = name
     if member is not None:

@@ -3,11 +3,9 @@ math:sparse), from a sparse archive's ``output`` array, a long table's ``output`
 for any input (dense votes, ``--predictions``, sparse), ``--outputs FILE`` (``.npy`` or a
 one-column ``.csv``/``.tsv``, an optional header; or an array given to the API).
 
-The ids are whole numbers >= 0, one per row of the vote file, and each output's rows are
-consecutive (a generation is a sequence). ``--outputs`` and a grouping inside the votes
-must agree: the same id on every row, or the run is refused (one line), so a run never
-depends on which of two groupings won. The ids of one query per row are small beside the
-votes: they are read whole (a ``.npy`` memory-mapped, then copied as int64).
+The ids are whole numbers >= 0, one per vote-file row, each output's rows consecutive (a
+generation is a sequence). ``--outputs`` and a grouping inside the votes must agree on every
+row, so a run never depends on which won. Read whole (small beside the votes), as int64.
 """
 
 from __future__ import annotations

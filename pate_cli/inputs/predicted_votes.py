@@ -1,10 +1,8 @@
 """The vote histogram of teacher predictions, formed for the rows a pass reads.
 
-A predictions file holds each teacher's class id per query, ``(queries, teachers)``, with
-``-1`` for a teacher that did not vote. Its histogram, ``(queries, classes)`` counts, is
-never held whole: :class:`PredictedVotes` forms the rows a pass asks for, one ``bincount``
-per slice, so memory is bounded by the chunk whatever the number of queries or classes
-(a language model's predictions over a 128k-token vocabulary included).
+A predictions file holds each teacher's class id per query, ``(queries, teachers)``, ``-1``
+for no vote. Its ``(queries, classes)`` histogram is never held whole, so memory is bounded
+by the chunk (a 128k-token vocabulary included).
 """
 
 from __future__ import annotations
@@ -16,8 +14,7 @@ import numpy as np
 from ..errors import PateWarning
 from .rows import FormedRows, drop_mapped_rows
 
-# Counts of all the rows above which a sparse vote file is the faster route (a pass over
-# 2.6 * 10^9 took 9.5 s on 2 cores: the replay draws noise for every class).
+# Counts above which a sparse file is faster (2.6 * 10^9 took 9.5 s on 2 cores).
 SPARSE_HINT = 10**9
 
 
@@ -31,11 +28,8 @@ def note_dense(name, queries: int, classes: int) -> None:
 
 
 class PredictedVotes(FormedRows):
-    """The ``(queries, classes)`` int32 vote counts of ``predictions`` (module docstring).
-
-    Indexed like an array (a row, a slice of rows, or an array of row numbers), it gives
-    those rows' counts, the same whichever rows a slice holds; ``drop_rows`` lets the
-    pages of a memory-mapped predictions file go once read (``rows.drop_mapped_rows``).
+    """The ``(queries, classes)`` int32 vote counts of ``predictions``, formed per slice
+    (one ``bincount``), the same whichever rows a slice holds.
 
     Args:
       predictions: ``(queries, teachers)`` integer class ids in ``-1 .. classes - 1``

@@ -1,16 +1,12 @@
 """``--add-rdp``: an external RDP curve read at the analysis orders.
 
 Two forms: a table ``order,rdp`` (CSV/TSV/.npy, :func:`load_rdp_curve`), or a ``.json``
-file holding a dp_accounting ``DpEvent`` (e.g. the DP-SGD run of a student or a private
-GAN: ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), steps)``),
-evaluated by dp_accounting's ``RdpAccountant`` at exactly the analysis orders
-(:func:`dp_event_curve`; needs the optional ``accounting`` extra).
+dp_accounting ``DpEvent`` (e.g. a DP-SGD student's) evaluated by ``RdpAccountant`` at the
+analysis orders (:func:`dp_event_curve`; the ``accounting`` extra).
 
-The JSON form of an event is its ``to_named_tuple()`` written as nested objects: each
-event an object with ``class_name`` (a class of ``dp_accounting.dp_event``), optionally
-``module_name`` (only ``dp_accounting.dp_event`` is accepted: nothing else is imported),
-and the event's fields; a field holding an event is such an object, a list of events a
-list of them. :func:`dp_event_dict` writes it.
+An event's JSON form is its ``to_named_tuple()`` as nested objects: ``class_name`` (a class
+of ``dp_accounting.dp_event``), optionally ``module_name`` (only that module is accepted:
+nothing else is imported), and its fields; events inside are such objects or lists of them.
 """
 
 from __future__ import annotations
@@ -28,12 +24,11 @@ DP_EVENT_MODULE = "dp_accounting.dp_event"
 
 
 def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
-    """An external RDP curve (CSV ``order,rdp``, or the API's table of those columns) at
-    ``orders``.
+    """An external RDP curve (``order,rdp`` file or the API's table) at ``orders``.
 
-    Orders absent from the file take the value at the next larger order given (RDP is
-    non-decreasing in the order, so this is an upper bound); orders above the largest
-    given one get ``inf`` (never chosen). Returns ``(curve, sha256 or None, note or None)``.
+    An absent order takes the next larger given order's value (an upper bound: RDP is
+    non-decreasing in the order); orders above the largest get ``inf`` (never chosen).
+    Returns ``(curve, sha256 or None, note or None)``.
     """
     path_like = isinstance(path, (str, os.PathLike))
     if path_like and os.path.splitext(os.fspath(path))[1].lower() == ".json":
@@ -80,11 +75,8 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
 def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
     """RDP at ``orders`` of the dp_accounting ``DpEvent`` in the JSON file ``path``.
 
-    dp_accounting's ``RdpAccountant`` (add-or-remove-one neighbouring relation) composes
-    the event at exactly ``orders``, so no interpolation is needed. Returns ``(curve,
-    sha256, None)``; a malformed file, an unknown event class, an event the RDP
-    accountant does not support, or a missing dp_accounting is a one-line ``InputError``.
-    """
+    ``RdpAccountant`` (add-or-remove-one) composes it at exactly ``orders``: ``(curve,
+    sha256, None)``; ``InputError`` for a bad file or event, or no dp_accounting."""
     name = check_file(path)
     digest = file_sha256(name)
     try:
@@ -112,10 +104,9 @@ def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
 
 def checked_curve(curve, orders: np.ndarray, *, name: str = "add_rdp",
                   hint: str | None = None) -> np.ndarray:
-    """An added RDP curve (one value per order of ``orders``) as float64, refused in one
-    line when its shape is wrong, a value is negative or NaN, or it is infinite at every
-    order: its cost, and so the run's epsilon, would be infinite (no wider order grid
-    helps), which is refused rather than reported as ``inf``. ``hint`` says why it may be."""
+    """An added RDP curve (one value per order) as float64, refused in one line for a wrong
+    shape, a negative or NaN value, or ``inf`` at every order (an infinite epsilon no order
+    grid helps, refused rather than reported). ``hint`` says why it may be."""
     curve = np.asarray(curve, dtype=np.float64)
     if curve.shape != orders.shape:
         given = (f"{curve.size} RDP values" if curve.ndim == 1

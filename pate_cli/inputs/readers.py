@@ -1,24 +1,18 @@
 """Opening user files: paths, standard input, .npy/.npz/.csv/.tsv bytes -> arrays.
 
-Every problem is an ``InputError`` whose message is one line naming the file. ``.npy``
-files are never unpickled; C-order ones are memory-mapped. Text is UTF-8 (a leading
-byte-order mark is dropped); other bytes are refused, never replaced.
+Every problem is a one-line ``InputError`` naming the file. ``.npy`` files are never
+unpickled; C-order ones are memory-mapped. Text is UTF-8 (a leading BOM is dropped); other
+bytes are refused, never replaced. Compressed files (gzip, bz2, xz, zstd) and archives
+under the wrong extension are named as such.
 
-Every 2-D array comes back C-contiguous, whatever the file's layout: the analysis reduces
-each query's row, and a row's sum depends on the memory order it is read in, so the same
-votes as a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` give the same bytes out. A
-Fortran-order ``.npy`` is therefore read into memory in C order instead of being mapped.
+Every 2-D array comes back C-contiguous: a row's sum depends on the memory order it is
+read in, so a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` of the same votes give the
+same bytes out (a Fortran-order ``.npy`` is read into memory, not mapped).
 
-Limits, checked before anything is allocated (a header may declare any shape): an NPY
-header (a ``.npy`` file, NPY bytes on standard input, an ``.npz`` member) must declare a
-shape whose data fits in the bytes actually present (the file, the standard input, the
-member's uncompressed size), without negative dimensions; and an array read into memory
-(standard input, ``.npz`` members, a Fortran-order ``.npy``) holds at most
-``max_elements()`` values: ``PATE_MAX_ELEMENTS``, default 2 * 10^9 (16 GB of float64).
-C-order ``.npy`` files are memory-mapped and have no such limit; a stream (standard
-input, a FIFO) is refused as it is read once past that many float64 values' bytes.
-Compressed files (gzip, bz2, xz, zstd) and archives under the wrong extension are named
-as such.
+Limits, checked before allocating: an NPY header's shape must be non-negative and fit in
+the bytes present; an array read into memory (stdin, ``.npz`` members, Fortran order) holds
+at most ``max_elements()`` values (``PATE_MAX_ELEMENTS``, default 2 * 10^9, 16 GB); a
+stream is refused past that many float64 values' bytes.
 
 Size: one concept, a user file's bytes to an array: where they come from (path, stream,
 standard input) and their checks sit with the two text and binary readers they feed.
@@ -99,10 +93,9 @@ def check_file(path, *, expected: str | None = None) -> str:
 def open_input(path, *, background: bool = False):
     """Return ``(display name, source, sha256)``; source is a path, or bytes for stdin.
 
-    ``background``: a file's sha256 is computed on a thread while the caller reads and
-    validates it (hashlib releases the GIL), and the third value is a zero-argument
-    function that waits for it (``digest_of``); a file that cannot be read still fails
-    here, before any work."""
+    ``background``: a file's sha256 is computed on a thread while the caller validates it
+    (hashlib releases the GIL); the third value is then a function waiting for it
+    (``digest_of``)."""
     if str(path) == "-":
         data = read_stdin()
         if not data:
@@ -139,8 +132,7 @@ _STDIN_READ: weakref.WeakSet = weakref.WeakSet()  # the standard inputs read (on
 
 
 def read_stdin() -> bytes:
-    """All of standard input's bytes; a one-line ``InputError`` when it is closed
-    (``cmd <&-``) or cannot be read."""
+    """All of standard input's bytes (``InputError`` when closed, ``cmd <&-``, or unreadable)."""
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         raise InputError("<stdin>: no input (the standard input is closed)")
@@ -166,8 +158,7 @@ def is_regular(name: str) -> bool:
 
 
 def read_stream(name: str) -> bytes:
-    """Every byte of a FIFO or another non-regular file, read once (it cannot be read a
-    second time, nor memory-mapped)."""
+    """Every byte of a FIFO or another non-regular file (readable once, not mappable)."""
     try:
         with open(name, "rb") as handle:
             return read_all(handle, name)
@@ -176,10 +167,9 @@ def read_stream(name: str) -> bytes:
 
 
 def read_all(handle, name: str) -> bytes:
-    """Every byte of a stream, 64 MB at a time: its head checked first (``check_magic``;
-    NUL bytes alone, ``/dev/zero``, are refused there), and past the bytes of the largest
-    array (``max_elements()`` float64 values) refused in one line, so that an endless
-    stream does not fill memory."""
+    """Every byte of a stream, 64 MB at a time: its head checked first (``check_magic``
+    refuses ``/dev/zero``), and refused past ``max_elements()`` float64 values' bytes, so
+    an endless stream does not fill memory."""
     limit, parts, size = 8 * max_elements() + (1 << 20), [], 0
     while part := handle.read(1 << 26):
         if not parts:
@@ -202,8 +192,8 @@ def _head(name: str) -> bytes:
 
 
 def _hashing(name: str):
-    """A function that returns ``file_sha256(name)``, computed on a thread from now (a
-    daemon thread: a run that stops on bad input does not wait for the hash)."""
+    """A function returning ``file_sha256(name)``, computed on a daemon thread from now (a
+    run that stops on bad input does not wait for it)."""
     import threading
 
     outcome: list = []
@@ -233,18 +223,15 @@ def digest_of(digest) -> str:
 
 
 def file_sha256(path, *, head: bool = False):
-    """The sha256 of a file's bytes, read in blocks (with ``head``: and its first 16
-    bytes); a file that cannot be read is a one-line ``InputError``."""
+    """The sha256 of a file's bytes (with ``head``: and its first 16 bytes)."""
     digest = hashlib.sha256()
     first = hash_into(digest, path)
     return (digest.hexdigest(), first) if head else digest.hexdigest()
 
 
 def recorded_sha256(path) -> str | None:
-    """:func:`file_sha256` of a file a run read, hashed once per state of the file (its
-    path, size and modification time: a search that repeats a run on the same files,
-    ``pate-calibrate``'s, hashes each once); None for a pipe or device (read once, its
-    bytes are gone: ``<(...)``, ``/dev/stdin``)."""
+    """:func:`file_sha256`, cached by path, size and modification time (a search repeating
+    runs hashes each file once); None for a pipe or device (its bytes are gone)."""
     try:
         info = os.stat(path)
     except OSError as error:
@@ -261,8 +248,7 @@ def _sha256_of_state(path: str, state: tuple[int, int]) -> str:
 
 
 def hash_into(digest, path) -> bytes:
-    """Add a file's bytes to ``digest`` (a ``hashlib`` object), read in blocks; its first
-    16 bytes. A file that cannot be read is a one-line ``InputError``."""
+    """Add a file's bytes to ``digest`` (a ``hashlib`` object); return its first 16 bytes."""
     first = b""
     try:
         with open(path, "rb") as handle:
@@ -279,17 +265,13 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None,
     """A matrix given as a path or, to the Python API, as an array.
 
     Args:
-      value: a path (or ``-``), or a numpy array, a list of rows or a DataFrame (its
-        values).
-      name: how messages name an array given directly (``"the student array"``).
-      key: the ``.npz`` member of a file.
-      index_col: a CSV/TSV column to drop.
-      expected: what an array's values are, in its messages.
+      value: a path (or ``-``), an array, a list of rows or a DataFrame.
+      name, expected: how messages name an array given directly, and its values.
+      key, index_col: the ``.npz`` member, a CSV/TSV column to drop.
 
     Returns:
-      ``(name, array, labels, sha256)``: a file's name, array, packed ``labels`` and
-      digest (:func:`open_input`, :func:`read_matrix`); an array's ``name``, values, None
-      and None.
+      ``(name, array, labels, sha256)``: a file's with its packed ``labels``; an array's
+      with None and None.
 
     Raises:
       InputError: a file that cannot be read, or an array that is not numbers.
@@ -309,10 +291,8 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None,
 
 
 def read_matrix(name, source, *, key, index_col: int | None = None):
-    """Read a numeric array (and, from ``.npz``, the optional ``labels``), C-contiguous.
-
-    ``index_col`` (``--index-col``) drops that column of CSV/TSV text (a pandas index).
-    """
+    """A C-contiguous numeric array (and an ``.npz``'s optional ``labels``); ``index_col``
+    drops that column of CSV/TSV text."""
     array, labels = _read_matrix(name, source, key, index_col)
     return c_order(array), labels
 
@@ -365,9 +345,8 @@ INDEX_HINT = "looks like a pandas index column: use --index-col 0 or write with 
 
 
 def c_order(array: np.ndarray) -> np.ndarray:
-    """``array`` itself when it is C-contiguous (a C-order memory map stays mapped), else
-    a C-contiguous copy in memory (a Fortran-order ``.npy``, pandas' column-major
-    ``to_numpy()``): row reductions then run in the same order for every file layout."""
+    """``array`` if C-contiguous (a memory map stays mapped), else a C-order copy, so row
+    reductions run in the same order for every layout."""
     if array.ndim < 2 or array.flags.c_contiguous:
         return array
     return np.ascontiguousarray(array)
@@ -384,8 +363,7 @@ def read_text_file(name) -> str:
 
 
 def decode_text(name, data: bytes) -> str:
-    """UTF-8 text without a leading byte-order mark; a one-line ``InputError`` naming the
-    file (and the first bad byte) for anything else, never replacement characters."""
+    """UTF-8 text without a leading BOM; else an ``InputError`` naming the first bad byte."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -402,11 +380,8 @@ def decode_text(name, data: bytes) -> str:
 
 
 def read_text(name, text, separator):
-    """Parse CSV/TSV text: an optional header row of names, then numbers only.
-
-    The first row is a header only when none of its cells is a number once CSV quotes are
-    removed: ``"30","20"`` is a row of votes, ``"a","b"`` a header.
-    """
+    """Parse CSV/TSV text: an optional header row, then numbers only. The first row is a
+    header when no unquoted cell is a number (``"30","20"`` is votes, ``"a","b"`` a header)."""
     import pandas as pd
     lines = text.splitlines()
     while lines and not lines[-1].strip():

@@ -20,13 +20,12 @@ ROUND_KEYS = ("rows", "mechanism", "threshold", "sigma_threshold", "sigma", "lap
 def load_rounds(path) -> list[dict]:
     """A multi-round description (CSV with a header, or a JSON list of objects).
 
-    Each round has ``rows`` (``start:stop``, 0-based, stop excluded; or, in JSON, a list of
-    row numbers; integers only, never truncated), ``mechanism`` and optional parameters
-    (``threshold``, ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``,
-    ``student`` (a path, relative to the rounds file), ``svt_scale``, ``svt_cutoff``,
-    ``svt_threshold``, ``eta``). From the Python API, ``path`` may be the list of rounds
-    itself (mappings of those keys; ``rows`` a ``start:stop`` text or a list of row
-    numbers; a ``student`` path relative to the working directory), checked as a file's.
+    Each round has ``rows`` (``start:stop``, 0-based, stop excluded, or in JSON a list of
+    row numbers; integers only), ``mechanism`` and optional parameters (``threshold``,
+    ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``, ``student`` (a path
+    relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``,
+    ``eta``). From the API, ``path`` may be the list of mappings itself (a ``student`` path
+    then relative to the working directory).
     """
     import pandas as pd
     if isinstance(path, (list, tuple)):
@@ -112,10 +111,8 @@ def _check_round(name, number, spec, base) -> dict:
 
 
 def _rows(name, number, rows) -> list[int] | range:
-    """The round's row numbers: ``start:stop`` text, or a JSON list of row numbers.
-
-    Bounds and rows are integers written as such (``1000``, not ``1e3`` or ``0.5``):
-    anything else is refused, never truncated."""
+    """The round's row numbers: ``start:stop`` text or a JSON list, integers written as
+    such (``1000``, not ``1e3`` or ``0.5``), never truncated."""
     if isinstance(rows, (list, tuple, np.ndarray)):
         rows = np.asarray(rows).tolist() if isinstance(rows, np.ndarray) else rows
         if not rows:

@@ -1,23 +1,7 @@
-"""Rows of the votes as a pass reads them: by position, a chunk at a time, from this
-process's array or a task's own source, and a memory-mapped file let go once read.
-
-- :func:`rows_of` / :func:`rows_read_once`: rows ``positions[start:stop]`` as C-ordered
-  float64 (so every sum over a row adds in one order whatever the input's layout); a pass
-  that reads each row once lets consecutive rows of a memory map go
-  (:func:`drop_mapped_rows`), so a pass over a large file does not keep it resident;
-  :func:`integral_maxima`: whether every plurality count is whole (so that each piece of
-  a per-query table writes the column as the whole table would).
-- A :class:`Span` of queries counted apart (``analysis.grouped_run``) and its row sources:
-  :class:`LocalRows` (this process's votes), :class:`ShippedRows` (rows sent with a task:
-  CSV, stdin, an array given to the API) and :class:`NpyRows` (a ``.npy`` file or ``.npy``
-  shards that each worker memory-maps itself, ``inputs.shards``); ``shards.task_source``
-  picks.
-- :class:`AnalysedRows`: the analysed rows of a run, sliced a chunk at a time (the
-  smooth-sensitivity release).
-- :func:`row_window`: some rows (a ``--rounds`` round's) as a view of the arrays when
-  they are a range of them (:func:`range_start`), else as indices.
-- :class:`ScratchColumn`: one number per analysed row, computed once into a temporary
-  file and read back a slice at a time (SVT-PATE's distances to instability).
+"""Rows of the votes as a pass reads them: by position, a chunk at a time, as C-ordered
+float64 (every row sum adds in one order whatever the input's layout), from this process's
+array or a task's own source (:class:`Span`, its row sources; ``shards.task_source`` picks),
+with a memory-mapped file's pages let go once read (:func:`drop_mapped_rows`).
 """
 
 from __future__ import annotations
@@ -52,11 +36,9 @@ class FirstRows:
 
 
 class FormedRows:
-    """``(queries, K)`` votes whose rows are formed where a pass asks for them (shards,
-    predictions' histogram), indexed as an array is: a row, a slice of consecutive rows
-    or an array of row numbers; anything else (``np.asarray``) forms them all. A
-    subclass gives ``shape`` and forms rows ``lo .. hi-1`` (:meth:`_rows`) and numbered
-    rows, in range (:meth:`_gather`)."""
+    """``(queries, K)`` votes whose rows are formed when read (shards, predictions), indexed
+    by a row, a slice of consecutive rows or an array of row numbers (anything else forms
+    them all). A subclass gives ``shape``, :meth:`_rows` (``lo .. hi-1``) and :meth:`_gather`."""
 
     ndim = 2
     shape: tuple[int, int]
@@ -105,11 +87,9 @@ def picked_rows(positions, queries: int) -> tuple[np.ndarray | None, bool]:
 
 
 def drop_mapped_rows(array, lo: int, hi: int) -> None:
-    """Let this process drop the file pages of rows ``lo .. hi-1`` of a memory-mapped
-    array once they have been read (``madvise(MADV_DONTNEED)``: the kernel reads them
-    again, from the page cache, if they are touched), so a pass over a large file does not
-    keep the whole file resident. Does nothing for other arrays, non-contiguous rows or
-    other systems."""
+    """Drop the pages of rows ``lo .. hi-1`` of a memory-mapped array once read
+    (``madvise(MADV_DONTNEED)``; touched again, they come back from the page cache), so a
+    pass over a large file does not keep it resident. A no-op for other arrays or systems."""
     import mmap
     if hasattr(array, "drop_rows"):  # votes in several mapped pieces (inputs.shards)
         array.drop_rows(lo, hi)
@@ -122,9 +102,8 @@ def drop_mapped_rows(array, lo: int, hi: int) -> None:
         start = np.frombuffer(mapping, dtype=np.uint8).__array_interface__["data"][0]
         first = array.__array_interface__["data"][0] + lo * array.strides[0] - start
         end = first + (hi - lo) * array.strides[0]
-        # the pages the rows touch, edges included: a page shared with rows still to be
-        # read is read again from the page cache if touched (a minor fault), where
-        # keeping every edge page kept one page per chunk (50 MB of a 4 GB file)
+        # edge pages included: one shared with rows still to read comes back from the page
+        # cache (a minor fault); keeping them kept a page per chunk (50 MB of a 4 GB file)
         first -= first % mmap.PAGESIZE
         end = min(len(mapping), end + (-end) % mmap.PAGESIZE)
         if end > first >= 0:
@@ -151,10 +130,8 @@ def _mapping_of(array):
 
 def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int, *,
             dtype=np.float64) -> np.ndarray:
-    """Rows ``positions[start:stop]`` of ``array`` as C-ordered float64 (contiguous slices
-    stay views of a memory map until converted). C order makes every sum over a row add
-    in the same order whatever the input's layout, so the bytes do not depend on it.
-    ``dtype=None`` keeps the array's own type (rows sent to a worker, converted there)."""
+    """Rows ``positions[start:stop]`` of ``array`` as C-ordered float64 (the bytes do not
+    depend on the input's layout). ``dtype=None`` keeps the array's type (rows for a worker)."""
     chosen = positions[start:stop]
     if is_sparse(array):  # sparse votes: a VoteRows chunk of padded rows (vote_rows)
         return array[slice(chosen[0], chosen[-1] + 1) if _consecutive(chosen) else chosen]
@@ -164,9 +141,7 @@ def rows_of(array: np.ndarray, positions: np.ndarray, start: int, stop: int, *,
 
 
 def rows_read_once(array, positions, start: int, stop: int) -> np.ndarray:
-    """``rows_of``, for a pass that reads each row once: consecutive rows of a
-    memory-mapped file are then let go (:func:`drop_mapped_rows`), so a pass
-    over a large file does not keep it resident."""
+    """``rows_of``, then consecutive rows of a mapped file let go (:func:`drop_mapped_rows`)."""
     rows = rows_of(array, positions, start, stop)
     chosen = positions[start:stop]
     if _consecutive(chosen):
@@ -191,9 +166,8 @@ def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
 
 
 def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
-    """Whether every analysed query's plurality count is a whole number (so that each
-    piece writes the column as the whole table would): at once for integer votes, else
-    by a pass over the rows (a run's first pass records it: ``QueryCounts.whole_maxima``)."""
+    """Whether every analysed query's plurality count is whole (so each piece of a
+    per-query table writes the column as the whole table would); a pass unless integer."""
     return integer_counts(votes) or all(
         whole(rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1))
         for start in range(0, queries, chunk_size))
@@ -209,9 +183,7 @@ def integer_counts(votes) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class LocalRows:
-    """Rows of votes this process holds (counted on its own threads); the file pages of
-    consecutive rows are let go once read (:func:`drop_mapped_rows`). A
-    cluster's tasks read ``NpyRows`` or ``ShippedRows``."""
+    """Rows of votes this process holds (counted on its threads), let go once read."""
 
     votes: object
 
@@ -227,8 +199,8 @@ class LocalRows:
 
 @dataclass(frozen=True, eq=False)
 class ShippedRows:
-    """A task's rows sent with it (inputs that are not a ``.npy`` file), in their own
-    dtype (converted to float64 a chunk at a time on the worker: the same values)."""
+    """A task's rows sent with it (inputs that are not ``.npy``: CSV, stdin, an API array),
+    in their own dtype (converted to float64 a chunk at a time on the worker)."""
 
     votes: np.ndarray
 
@@ -269,11 +241,9 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
 
 
 class AnalysedRows:
-    """The first ``queries`` of the rows ``positions`` of ``votes`` (dense or sparse), read
-    a slice at a time as :func:`rows_of` gives them: the subset is never gathered whole.
-    The last slice is remembered while its rows are in use (a weak reference), so the
-    readers of one chunk (the release, its charges, the threshold's counts) read it once
-    and no chunk outlives its use."""
+    """The first ``queries`` rows ``positions`` of ``votes``, read a slice at a time (never
+    gathered whole). The last slice is held by a weak reference, so a chunk's readers (the
+    smooth-sensitivity release, its charges) read it once and it does not outlive its use."""
 
     def __init__(self, votes, positions, queries: int) -> None:
         self.votes = votes
@@ -335,11 +305,10 @@ def row_window(votes, rows, labels=None, student=None, *, view: bool = True) -> 
 
 
 class ScratchColumn:
-    """``of(rows)`` (one float64 per row) of the analysed rows ``positions[:queries]``,
-    computed ``chunk_size`` rows at a time into an unnamed temporary file on the first
-    read (never if no pass asks for them), then sliced like an array with plain reads:
-    the file's pages are the kernel's cache, not this process's memory. ``name`` names
-    the values in errors. A context manager: the file is closed, and so deleted, on exit."""
+    """``of(rows)`` (one float64 per row, e.g. SVT-PATE's distances) of the analysed rows,
+    computed into an unnamed temporary file on first read, then sliced with plain reads
+    (the pages are the kernel's cache, not this process's memory). ``name`` names the
+    values in errors. A context manager: the file is deleted on exit."""
 
     def __init__(self, votes, positions, queries: int, chunk_size: int, *,
                  of: Callable[[np.ndarray], np.ndarray], name: str):

@@ -1,19 +1,11 @@
 """Votes in shards: a directory of ``.npy`` files, or a glob of them, read as one matrix.
 
-A label set of 10^8-10^9 queries is often written in pieces. ``pate-analyze shards/`` (a
-directory: its ``*.npy`` files) or ``pate-analyze 'votes_*.npy'`` (a glob, quoted so the
-shell leaves it) reads the pieces in the order of their names as one vote matrix:
-:class:`ShardedVotes`, memory-mapped piece by piece, never concatenated. Every piece must
-be a 2-D ``.npy`` with the same number of classes. Name order is plain string order, so
-number pieces with leading zeros (``part-00010.npy`` after ``part-00009.npy``).
-
-The input's sha256 is that of the pieces' bytes one after another in that order (what
-``cat shards/*.npy | sha256sum`` prints when the shell sorts the names the same way).
-
-A task counted on a cluster's worker (``analysis.grouped_run.count_queries``) reads
-the rows of a ``.npy`` file or of shards itself (:class:`NpyRows`, picked by
-:func:`task_source`): by absolute path, memory-mapped, so the workers must see the file
-at the same path (one machine, or storage they share); a one-line error otherwise.
+``pate-analyze shards/`` (its ``*.npy`` files) or ``pate-analyze 'votes_*.npy'`` reads the
+pieces in plain string order of their names (so number them with leading zeros) as one
+matrix, memory-mapped piece by piece, never concatenated. Every piece is a 2-D ``.npy`` with
+the same number of classes. The sha256 is that of the pieces' bytes in that order (``cat
+shards/*.npy | sha256sum``). A cluster's worker maps a ``.npy`` file or shards itself by
+absolute path (:class:`NpyRows`), so workers must see it at the same path.
 """
 
 from __future__ import annotations
@@ -64,11 +56,9 @@ def shard_paths(path) -> list[str]:
 
 
 def input_files(named) -> list[tuple[str, str]]:
-    """The files input arguments name, for outputs not to overwrite
-    (``outputs.writing.check_destinations``): ``named`` holds ``(option, path)`` pairs
-    (``option`` ``""`` for an argument), the result ``(how to show it, file)`` pairs, a
-    shard set giving each of its shards. Stdin, None and shards that cannot be listed
-    give none (reading them says why)."""
+    """``(how to show it, file)`` pairs of the files ``named`` (``(option, path)`` pairs,
+    ``option`` ``""`` for an argument) holds, each shard apart, so outputs do not overwrite
+    them. Stdin, None and unlistable shards give none (reading them says why)."""
     files = []
     for option, path in named:
         if path is None or str(path) == "-":
@@ -85,12 +75,8 @@ def input_files(named) -> list[tuple[str, str]]:
 
 
 class ShardedVotes(FormedRows):
-    """``(queries, classes)`` votes held in memory-mapped ``.npy`` pieces, one after another.
-
-    Indexing with a row number, a slice or an array of row numbers gives an ndarray, as a
-    single memory map would (pieces are read only where rows are asked for); any other
-    use (``np.asarray``) joins the pieces in memory.
-    """
+    """``(queries, classes)`` votes held in memory-mapped ``.npy`` pieces, one after another,
+    indexed as one memory map (:class:`~.rows.FormedRows`)."""
 
     def __init__(self, paths: list[str], pieces: list[np.ndarray]):
         self.paths = list(paths)
@@ -132,9 +118,7 @@ class ShardedVotes(FormedRows):
 
 def open_shards(path, read_piece, *, hashed: bool = True) -> tuple[str, ShardedVotes, str]:
     """``(display name, votes, sha256)`` of the shards ``path`` names; ``read_piece(name)``
-    reads one ``.npy`` (memory-mapped, checked as a single vote file is). Without
-    ``hashed`` the files are not read through and the sha256 is empty (a cluster worker
-    opening the pieces the client has hashed)."""
+    maps and checks one. Without ``hashed`` the sha256 is empty (a worker's, the client hashed)."""
     text = os.fspath(path)
     paths = shard_paths(text)
     digest = hashlib.sha256()
@@ -167,9 +151,8 @@ class NpyRows:
         return _opened(self.path, self.shape)
 
     def block(self, rows, lo: int = 0, hi: int | None = None, *, votes=None) -> np.ndarray:
-        """Rows ``lo .. hi-1`` of the task's ``rows`` (a ``slice`` of consecutive file
-        rows or an index array) as C-ordered float64, as :func:`rows_of` gives them
-        locally; ``votes``: the file as ``opened()`` gave it."""
+        """Rows ``lo .. hi-1`` of the task's ``rows`` (a slice or index array) as
+        :func:`rows_of` gives them; ``votes``: the file as ``opened()`` gave it."""
         return rows_in(self.opened() if votes is None else votes, rows, lo, hi)
 
 
@@ -193,9 +176,8 @@ def _opened(path: str, shape: tuple[int, ...]):
 
 
 def task_source(votes, path: str | None):
-    """How tasks get their rows: ``NpyRows`` when ``votes`` is a memory map of the
-    ``.npy`` file ``path`` or the shards ``path`` names, else None (each task carries its
-    votes)."""
+    """``NpyRows`` when ``votes`` maps the ``.npy`` file or shards ``path``, else None (each
+    task carries its votes)."""
     if path is None:
         return None
     if isinstance(votes, ShardedVotes) or (isinstance(votes, np.memmap)

@@ -1,21 +1,15 @@
 """Sparse vote files: token votes over a vocabulary (cli:formats, math:sparse).
 
-Two forms, read into one ``SparseVotes`` (compressed sparse rows):
+Two forms, read into one ``SparseVotes`` (CSR):
 
-- a SciPy sparse matrix saved with ``scipy.sparse.save_npz`` (CSR, CSC or COO, compressed
-  or not; queries x classes, its shape giving the vocabulary), optionally with an integer
-  array ``output`` (one per query) in the same archive;
-- a long table ``.csv``/``.tsv``/``.parquet`` with columns ``query,class,count`` (rows for
-  non-zero counts only, ``query`` ascending) and an optional ``output`` column, read with
-  ``--classes K`` (the vocabulary size), its columns in any order or under other names
-  (``--columns``; ``inputs.long_table``).
+- a ``scipy.sparse.save_npz`` matrix (CSR, CSC or COO, compressed or not; its shape gives
+  the vocabulary), optionally with an integer ``output`` array (one per query);
+- a long table (``inputs.long_table``), read with ``--classes K``.
 
-Each problem is one line naming the file, the query and class, and what is wrong: a
-duplicate entry, a class outside the vocabulary, unsorted or missing queries, a negative or
-non-finite count, a row summing to another total than the others (unless ``--teachers``), a
-query with two outputs, an output id that is not a whole number >= 0 (``inputs.output_ids``,
-which also checks that an output's queries are consecutive rows). Nothing is unpickled
-(``allow_pickle=False`` throughout).
+Each problem is one line naming the file, query and class: a duplicate entry, a class
+outside the vocabulary, unsorted or missing queries, a negative or non-finite count, rows
+with different totals (unless ``--teachers``), a bad output id (``inputs.output_ids``).
+Nothing is unpickled.
 """
 
 from __future__ import annotations
@@ -39,9 +33,8 @@ _SCIPY_MEMBERS = {"format.npy", "shape.npy", "data.npy"}
 
 
 def sparse_kind(path, columns: ColumnMap | None = None) -> str | None:
-    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table (a ``.parquet``
-    file, or a ``.csv``/``.tsv`` whose header names ``columns``' query, class and count
-    columns, in any order), else None."""
+    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table (``.parquet``, or
+    a ``.csv``/``.tsv`` whose header names ``columns``' three), else None."""
     if str(path) == "-" or not os.path.isfile(path):
         return None
     extension = os.path.splitext(str(path))[1].lower()
@@ -142,8 +135,8 @@ def _read_scipy(name: str):
 
 
 class _Members:
-    """An archive's arrays: an uncompressed member is memory-mapped in place (so a large
-    file is paged in as chunks read it, never held whole), a compressed one is read."""
+    """An archive's arrays: an uncompressed member memory-mapped in place (paged in as
+    chunks read it), a compressed one read."""
 
     def __init__(self, name: str, loaded):
         self.name, self.loaded = name, loaded
@@ -173,8 +166,7 @@ class _Members:
 
 
 def _canonical(indptr: np.ndarray, cols: np.ndarray) -> bool:
-    """Whether each row's class ids strictly ascend (sorted, no duplicate entries); read a
-    chunk of entries at a time."""
+    """Whether each row's class ids strictly ascend (sorted, no duplicates), chunk by chunk."""
     starts = np.zeros(cols.size, dtype=bool)
     starts[indptr[:-1][indptr[:-1] < cols.size]] = True  # a row's first entry
     for lo in range(0, cols.size, _CHECK_ENTRIES):

@@ -1,15 +1,7 @@
 """Tables our commands wrote, read in pieces of bounded rows (``pate-plot``'s per-query
-tables), so that what reads them holds one piece at a time, whatever the table's length.
-
-:class:`TablePieces` reads what ``tables.read_table`` reads (``.csv``, ``.tsv``, JSON
-lines, ``.parquet``) with the same values, column types and one-line errors: CSV/TSV with
-``pandas.read_csv(chunksize=...)`` (a per-query table's float columns as float64; from a
-piece with text in one of them on, the rest is read untyped, so the caller's cell checks
-name the row), JSON lines with ``pandas.read_json(lines=True, chunksize=...)``, parquet
-with ``pyarrow``'s ``iter_batches``. A FIFO (or another non-regular file) is read once,
-whole, as ``read_table`` does. :meth:`TablePieces.count_rows` counts the data rows first
-(newlines of the text without reading it as a table; parquet's metadata), so a caller can
-choose how many rows to keep before the pieces come.
+tables): what ``tables.read_table`` reads, with the same values, column types and one-line
+errors. After a piece with text in a float column the rest is read untyped, so the
+caller's cell checks name the row. A FIFO is read once, whole.
 """
 
 from __future__ import annotations
@@ -42,13 +34,12 @@ _BLANK_LINE = re.compile(rb"\n(?=\r?\n)")
 
 class TablePieces:
     """The table ``path`` (``expected`` names it in errors), checked to exist, be
-    non-empty and have a table extension; :meth:`pieces` reads it."""
+    non-empty and have a table extension."""
 
     def __init__(self, path: str, *, expected: str):
         self.name = str(path)
         self.expected = expected
-        # standard input or a FIFO cannot be read twice (the row count, the pieces): held
-        # whole
+        # standard input or a FIFO cannot be read twice (count, pieces): held whole
         self.extension, data = table_source(self.name, expected)
         self._source = self.name if data is None else io.BytesIO(data)
         with self._open():  # unreadable (permission denied...): one line, here
@@ -102,8 +93,7 @@ class TablePieces:
 
     def _text_error(self, error: BaseException) -> InputError:
         """The one-line error of a text table pandas could not read: the encoding's
-        (``decode_text``'s line, naming the byte), an empty text, else pandas' first
-        line."""
+        (``decode_text``'s), an empty text, else pandas' first line."""
         import pandas as pd
         if isinstance(error, UnicodeError):
             if isinstance(self._source, io.BytesIO):

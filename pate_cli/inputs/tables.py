@@ -1,11 +1,9 @@
 """Reading the tables and summaries our own commands write, for ``pate-plot``.
 
-``votes.py`` reads what users bring (votes, labels, groups); this module reads what
-``pate-analyze`` and ``pate-sweep`` wrote: per-query tables and sweep tables (``.csv``,
-``.tsv``, ``.json``/``.jsonl`` JSON lines, ``.parquet``) and JSON summaries
-(``--format json -o x.json``). Every problem is an ``InputError`` in one line naming the
-file and the input that was expected there, e.g. a sweep table given where a per-query
-table belongs, or a missing column.
+Per-query and sweep tables (``.csv``, ``.tsv``, ``.json``/``.jsonl`` JSON lines,
+``.parquet``) and JSON summaries (``--format json``). Every problem is a one-line
+``InputError`` naming the file and the input expected there (e.g. a sweep table where a
+per-query table belongs, or a missing column).
 """
 
 from __future__ import annotations
@@ -39,10 +37,8 @@ SWEEP = "a pate-sweep table (pate-sweep --out FILE)"
 SUMMARY = "a JSON summary (pate-analyze --format json -o FILE.json)"
 MAX_QUERIES = 2**63 - 1  # a summary's query count (an int64)
 
-# A per-query table's integer and text columns (cli:per-query; the rest are floats). Its other
-# columns are read from CSV/TSV as float64 whatever their text: pyarrow writes 100.0 as
-# ``100`` and -0.0 as ``-0`` (outputs.csv_table), pandas ``100.0`` and ``-0.0``, and
-# both read back the same values and column types.
+# A per-query table's integer and text columns (cli:per-query); the rest are read as float64
+# whatever their text (pyarrow writes 100.0 as ``100`` and -0.0 as ``-0``, pandas does not).
 PER_QUERY_INTEGERS = ("query", "plurality_class", "label", "round", "unstable", "output",
                       "answered_labels")
 PER_QUERY_TEXT = ("outcome",)
@@ -56,12 +52,10 @@ def read_table(path, *, expected: str, allow_empty: bool = False,
                text_columns=()) -> pd.DataFrame:
     """Read a table written by one of our commands; ``expected`` names it in errors.
 
-    Floats read back exactly as written (pandas parses them to the nearest double, in
-    pyarrow's notation or pandas'), and only empty cells are missing values; a per-query
-    table's float columns are float64 even where every cell is a whole number.
-    ``allow_empty`` accepts a table with a header and no rows (what an interrupted sweep
-    that finished nothing leaves). CSV/TSV cells of ``text_columns`` stay text
-    (``0.1.0``, ``2,3`` or ``32`` are not parsed as numbers).
+    Floats read back exactly as written; only empty cells are missing; a per-query table's
+    float columns are float64 even when whole. ``allow_empty`` accepts a header without rows
+    (an interrupted sweep that finished nothing). CSV/TSV cells of ``text_columns`` stay
+    text (``0.1.0``, ``2,3``, ``32``).
     """
     name = os.fspath(path)
     extension, source = table_source(name, expected)
@@ -83,9 +77,8 @@ def read_table(path, *, expected: str, allow_empty: bool = False,
 
 def _read_text_table(name: str, text: str, extension: str, expected: str,
                      text_columns=(), *, floats: bool = False) -> pd.DataFrame:
-    """``floats``: a per-query table, its columns other than ``PER_QUERY_INTEGERS`` and
-    ``PER_QUERY_TEXT`` read as float64 (as they are, when one holds text: the caller's
-    column checks then name the cell)."""
+    """``floats``: a per-query table, its float columns read as float64 (as they are when
+    one holds text: the caller's column checks then name the cell)."""
     import pandas as pd
     options = text_options(extension)
     types = {column: str for column in text_columns}
@@ -108,8 +101,7 @@ def _read_text_table(name: str, text: str, extension: str, expected: str,
 
 
 def text_options(extension: str) -> dict:
-    """``pandas.read_csv``'s options for a ``.csv`` or ``.tsv`` table: only empty cells
-    are missing values."""
+    """``pandas.read_csv``'s options for a ``.csv``/``.tsv`` table (only empty cells missing)."""
     return {"sep": "\t" if extension == ".tsv" else ",", "keep_default_na": False,
             "na_values": [""]}
 
@@ -144,9 +136,8 @@ def read_summary(path) -> dict:
 
 
 def _summary_problem(summary: dict) -> str | None:
-    """What makes ``summary`` not a JSON summary of pate-analyze (None: nothing): another
-    tool's JSON, or an essential field out of its range (the figures a report or a plot
-    states: epsilon, delta, the query count, the parameters)."""
+    """Why ``summary`` is not pate-analyze's JSON summary, or None: another tool's JSON, or
+    a field a report or plot states (epsilon, delta, query count, parameters) out of range."""
     tool = summary.get("tool", "pate-analyze")  # a summary cut down to its keys: no tool
     if tool != "pate-analyze":
         return (f"is the JSON of {tool}, not a pate-analyze summary"
@@ -259,20 +250,11 @@ def _domain(column: str) -> tuple[float, float]:
 def table_source(name: str, expected: str) -> tuple[str, bytes | None]:
     """Where the table ``name`` is and what format it has.
 
-    ``-`` (standard input) and a FIFO or ``<(command)`` are read once, whole, and one
-    without a table extension is told by its bytes: parquet's ``PAR1``, JSON lines' ``{``,
-    else CSV.
+    ``-`` and a FIFO are read once, whole; one without a table extension is told by its
+    bytes (parquet's ``PAR1``, JSON lines' ``{``, else CSV).
 
-    Args:
-      name: the table's path, or ``-``.
-      expected: what the table should be, for messages.
-
-    Returns:
-      ``(extension, data)``: one of ``TABLE_EXTENSIONS``, and the stream's bytes (None for
-      a regular file, read by name).
-
-    Raises:
-      InputError: a missing or empty file, an unknown extension of a regular file.
+    Returns ``(extension, data)``: one of ``TABLE_EXTENSIONS``, and a stream's bytes (None
+    for a regular file). ``InputError``: a missing or empty file, an unknown extension.
     """
     if name != "-" and is_regular_file(name, expected):
         return table_extension(name, expected), None
@@ -297,8 +279,7 @@ def is_regular_file(name: str, expected: str) -> bool:
 
 
 def table_extension(name: str, expected: str) -> str:
-    """The extension of the table ``name`` (one of ``TABLE_EXTENSIONS``), after one-line
-    errors for a missing, empty or unknown file."""
+    """The extension of the table ``name`` (one of ``TABLE_EXTENSIONS``), else one line."""
     extension = _check_file(name, expected)
     if extension not in TABLE_EXTENSIONS:
         shown = f"'{extension}'" if extension else "none"
@@ -340,8 +321,7 @@ def is_summary(text: str) -> bool:
         value = json.loads(text)
     except json.JSONDecodeError:
         return False
-    # a summary nests its input's description; a sweep row (also with epsilon and delta)
-    # is flat
+    # a summary nests its input's description; a sweep row (also with epsilon) is flat
     return (isinstance(value, dict) and "epsilon" in value and "delta" in value
             and isinstance(value.get("input"), dict))
 

@@ -1,8 +1,7 @@
-"""The checks of a dense vote matrix (``load_votes``, ``votes_from_array``): shape, at least
-two classes, finite non-negative counts, every row summing to the same M (or at most
-``--teachers M``), with a note for averaged (soft) votes; and ``integer_votes``. Each
-problem is one line naming the file, the query and the class. Scanned in chunks of
-``work_sizes.TABLE_ROWS`` rows (a mapped file's pages let go), so memory stays bounded.
+"""The checks of a dense vote matrix: shape, at least two classes, finite non-negative
+counts, every row summing to the same M (or at most ``--teachers M``), a note for averaged
+votes. Each problem is one line naming file, query and class; scanned in chunks of
+``work_sizes.TABLE_ROWS`` rows, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -77,11 +76,9 @@ def check_votes(name, array, *, teachers: float | None = None, hint_index=False)
 
 def _plain_integer_rows(rows: np.ndarray, reference: float | None, teachers: float | None
                         ) -> bool:
-    """Whether ``rows`` (small integers: at most 32 bits) hold no negative vote and every
-    row sums exactly to ``reference`` (with ``teachers`` given: to at most ``teachers``):
-    then the checks of :func:`_check_votes` pass on them, found without a float copy (the
-    common case, about 3x faster); any other rows go through those checks, which word the
-    error. Called once votes were seen (so ``reference`` is set unless ``teachers``)."""
+    """Whether integer ``rows`` (at most 32 bits) have no negative vote and sum exactly to
+    ``reference`` (at most ``teachers`` if given): :func:`_check_votes` would pass, found
+    without a float copy (the common case, about 3x faster); other rows go through it."""
     if rows.dtype.kind not in "iu" or rows.dtype.itemsize > 4 or rows.size == 0:
         return False
     if rows.dtype.kind == "i" and rows.min() < 0:
@@ -97,8 +94,7 @@ def _plain_integer_rows(rows: np.ndarray, reference: float | None, teachers: flo
     return bool(np.all(totals == reference))
 
 
-# Weighted votes are refused above --teachers (math:individualized): the mechanisms' noise and
-# every RDP formula assume that one teacher moves at most one vote.
+# Refused above --teachers (math:individualized): every formula assumes a teacher moves one vote.
 WEIGHTED_REASON = ("votes whose weights exceed 1 would be charged as if each teacher moved "
                    "one vote, under-counting the cost")
 
@@ -119,9 +115,8 @@ def check_at_most(name, totals: np.ndarray, start: int, teachers: float,
 
 
 def _rounding(array) -> float:
-    """The relative error of a row sum stored in ``array``'s dtype: a float32 (or
-    float16) value carries its own rounding, about classes x its machine epsilon; 1e-9
-    (the tolerance on row totals) for float64 and integers."""
+    """The relative error of a row sum in ``array``'s dtype: about classes x machine epsilon
+    for float32/float16; 1e-9 (the row-total tolerance) for float64 and integers."""
     dtype = np.asarray(array[:0]).dtype
     if dtype.kind == "f" and dtype.itemsize < 8:
         return max(1e-9, float(np.finfo(dtype).eps) * array.shape[1])
@@ -171,9 +166,8 @@ def row_total(votes, row):
 
 
 def integer_votes(votes) -> bool:
-    """Whether every vote is a whole number (plain counts, not weighted or averaged), read
-    in chunks (bounded memory; a mapped file's pages are let go). The threshold step's
-    exact curve (math:screening) ranges over the integers 0..M only for such votes."""
+    """Whether every vote is whole (read in chunks). The threshold step's exact curve
+    (math:screening) ranges over the integers 0..M only for such votes."""
     if isinstance(votes, SparseVotes):
         votes = votes.data
     elif isinstance(votes, VoteRows):

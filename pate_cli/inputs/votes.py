@@ -1,9 +1,8 @@
 """Vote histograms, teacher predictions, true labels and student probabilities.
 
-Every problem is an ``InputError`` whose message is one line naming the file, the place
-(query = 0-based row of the vote matrix, class = 0-based column; text files also give the
-1-based line and column) and what is wrong. Validation scans memory-mapped files in
-chunks, so memory stays bounded whatever the file size.
+Every problem is a one-line ``InputError`` naming the file, the place (query = 0-based row,
+class = 0-based column; text files also give the 1-based line and column) and what is
+wrong. Memory-mapped files are scanned in chunks, so memory stays bounded.
 
 Size: one concept, a vote input of any kind read into a ``VoteSet`` (and the files that go
 with it: labels, students, predictions).
@@ -57,11 +56,9 @@ from .vote_checks import (
 __all__ = ["VOTE_EXTENSIONS", "VoteSet", "attach_labels", "load_predictions", "load_student",
            "load_votes", "votes_from_array"]
 
-# The most classes a predictions file may declare: a pass forms rows of K counts (a class
-# id of 10^9 would otherwise ask for rows of 10^9 counts).
+# The most classes a predictions file may declare (a pass forms rows of K counts).
 MAX_CLASSES = 1_000_000
-# The largest vocabulary of a long table or sparse file (``--classes``): counts of its
-# zero-vote classes stay exact in float64 and int64.
+# The largest ``--classes``: zero-vote class counts stay exact in float64 and int64.
 LARGEST_VOCABULARY = 2**53
 # The largest number of teachers M: vote counts and their sums stay exact in float64.
 LARGEST_TEACHERS = 2**53
@@ -71,12 +68,10 @@ LARGEST_TEACHERS = 2**53
 class VoteSet:
     """A validated vote histogram and where it came from.
 
-    ``votes`` is ``(queries, classes)``: an array, possibly a read-only memory map, or
-    rows formed as a pass reads them (sparse votes, shards, predictions); ``teachers`` is
-    M (the common row total, or ``--teachers``, or the number of prediction columns).
-    The loaders (``load_votes``, ``load_predictions``, ``read_votes``) check it and note
-    its votes as checked at its M; any other (built by hand, or its votes or M replaced)
-    is checked when a run reads it, as a file of its votes is (``validated``).
+    ``votes``: ``(queries, classes)``, an array (maybe a read-only memory map) or rows formed
+    when read (sparse votes, shards, predictions); ``teachers``: M (the common row total,
+    ``--teachers``, or the prediction columns). A set not from a loader is checked when a
+    run reads it (``validated``).
     """
 
     votes: np.ndarray
@@ -163,8 +158,7 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
 
 
 def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> VoteSet:
-    """A ``VoteSet`` of sparse votes: rows checked to share one total unless ``teachers``
-    is given (weighted or averaged votes)."""
+    """A ``VoteSet`` of a sparse vote file (see ``sparse_vote_set``)."""
     name = check_file(path)
     digest = file_sha256(name)
     checked_teachers(teachers)
@@ -177,9 +171,8 @@ def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> 
 
 def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
                     sha256: str | None = None) -> VoteSet:
-    """A ``VoteSet`` of sparse votes (a file's, named ``name`` with its ``sha256``, or the
-    API's matrix, ``sha256`` None): rows checked to share one total unless ``teachers``
-    (checked by the caller, before any read) is given."""
+    """A ``VoteSet`` of sparse votes (a file's, or the API's matrix with ``sha256`` None):
+    rows must share one total unless ``teachers`` (checked by the caller) is given."""
     totals = row_totals(votes)
     if teachers is None:
         reference = float(totals[0])
@@ -198,9 +191,8 @@ def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
                             sha256=sha256, outputs=outputs))  # type: ignore[arg-type]
 
 
-# The votes objects a loader or ``validated`` checked, by id: (a weak reference, the M
-# they were checked at). Not a field of ``VoteSet``: ``replace`` would carry it to other
-# votes or another M, and a hand-built set could claim it.
+# Votes a loader or ``validated`` checked, by id: (weak reference, M checked at). Not a
+# ``VoteSet`` field: ``replace`` would carry it to other votes, and a hand-built set could claim it.
 _CHECKED: dict[int, tuple[weakref.ref, float]] = {}
 
 
@@ -225,24 +217,14 @@ def _checked_at(votes) -> float | None:
 
 
 def validated(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
-    """``vote_set`` with its votes checked where nothing checked them at ``teachers``.
+    """``vote_set`` with its votes checked as a file's are, unless already checked at M.
 
-    A loader's votes have no row above their M; other votes (a set built by hand, or with
-    its votes replaced), and any set given a ``teachers`` (``--teachers``) above which its
-    votes were not checked, are checked as a file of them is: finite, non-negative, no row
-    above M (a row above M would be charged as if each teacher moved one vote,
-    under-counting the cost: refused, as a file's row above ``--teachers`` is).
+    Finite, non-negative, no row above M (such a row would be charged as if each teacher
+    moved one vote, under-counting the cost).
 
-    Args:
-      vote_set: a ``VoteSet``, from a loader or built by hand.
-      teachers: the run's M (default: the set's).
-
-    Returns:
-      The set, with ``teachers`` as its M where given.
-
-    Raises:
-      InputError: an M that is not a positive number up to 2^53; a row whose votes (or
-        voters) sum above M; votes a file could not hold.
+    Returns the set with ``teachers`` (the run's M, default the set's) as its M. Raises
+    ``InputError``: an M not a positive number up to 2^53; a row summing above M (votes or
+    voters); votes a file could not hold.
     """
     checked_teachers(vote_set.teachers)
     checked_teachers(teachers)
@@ -271,8 +253,7 @@ def validated(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
 
 
 def checked_teachers(teachers) -> None:
-    """``--teachers``: None or a positive number at most ``LARGEST_TEACHERS`` (one line
-    otherwise)."""
+    """``--teachers``: None or a positive number at most ``LARGEST_TEACHERS``."""
     if teachers is not None and not real_number(teachers, positive=True):
         raise InputError(f"--teachers must be a positive number, got {teachers!r}")
     if teachers is not None and float(teachers) > LARGEST_TEACHERS:
@@ -290,9 +271,8 @@ def teacher_count(name: str, teachers: float) -> int | float:
 
 
 def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes") -> VoteSet:
-    """A validated ``VoteSet`` from an array given to the API: a numpy array, a pandas
-    DataFrame or a list of rows of numbers (converted to an array). The checks and
-    messages are those of a vote file's (``name`` stands for the file's name)."""
+    """A validated ``VoteSet`` from an array, DataFrame or list of rows given to the API,
+    checked as a vote file is (``name`` stands for the file's name)."""
     if hasattr(votes, "to_numpy") and not isinstance(votes, np.ndarray):
         votes = votes.to_numpy()  # a DataFrame: its values, not its index
     try:
@@ -325,16 +305,11 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                      layout: str = "queries-first", teachers: float | None = None) -> VoteSet:
     """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
 
+    ``-1`` means the teacher did not vote; ``classes`` defaults to the largest id + 1.
     ``layout="teachers-first"`` (``--predictions-layout``, cli:formats): the file holds the
-    transpose, ``(teachers, queries)``, as PromptPATE and the 2017 PATE code save it; it
-    is read as its transpose (a view), and every message names queries and teachers as
-    in the queries-first file.
-    ``-1`` means the teacher did not vote. ``classes`` defaults to the largest id + 1.
-    The histogram is never held whole: :class:`~.predicted_votes.PredictedVotes` forms
-    the rows a pass reads (one ``bincount`` per chunk), so memory is bounded by the chunk
-    whatever the number of queries or classes.
-    ``teachers`` (``--teachers M``): no query may have more voters (class ids other than
-    -1) than M, refused as a vote file's row above ``--teachers`` is.
+    transpose, as PromptPATE and the 2017 PATE code save it (read as a view; messages still
+    name queries and teachers). The histogram is never held whole: ``PredictedVotes`` forms
+    each chunk's rows. ``teachers`` (``--teachers M``): no query may have more than M voters.
     """
     if layout not in PREDICTION_LAYOUTS:
         raise InputError(f"--predictions-layout must be one of {', '.join(PREDICTION_LAYOUTS)}, "
@@ -344,8 +319,7 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     check_shape(name, array, votes=True)
     if layout == "teachers-first":  # (teachers, queries[, labels]) -> queries first
         array = array.swapaxes(0, 1)
-    # whole class ids, and the smallest and largest, a chunk of rows at a time (the pages
-    # of a mapped file let go once read)
+    # whole class ids and their range, a chunk at a time (a mapped file's pages let go)
     top = low = -1  # -1: no vote
     scan = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, array.shape[1])))
     for start in range(0, array.shape[0] if array.size else 0, scan):
@@ -404,14 +378,10 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
                   queries: int | None = None, index_col: int | None = None) -> VoteSet:
     """Validate true labels (a path or an array) against ``vote_set`` and attach them.
 
-    ``name`` is how messages refer to an array given directly. There is one label per
-    row of the votes or, when ``queries`` (``--queries N``, the first N rows) is given,
-    possibly one per analysed row: label i is then still row i's, and ``labels`` is
-    shorter than the votes (never padded, so a row without a label cannot be scored by
-    mistake). Rows picked by ``--query-indices`` need the full count. ``index_col``
-    (``--index-col``) also drops that column of a CSV/TSV labels file that has more than
-    one column (a label file written by pandas with its index); a one-column file and
-    ``.npy``/``.npz`` labels are read as they are.
+    One label per row, or with ``queries`` (``--queries N``) possibly one per analysed row
+    (never padded, so an unlabelled row cannot be scored by mistake); ``--query-indices``
+    needs the full count. ``index_col`` drops that column of a multi-column CSV/TSV labels
+    file (pandas' index). ``name`` names an array given directly in messages.
     """
     if isinstance(labels, (str, os.PathLike)):
         name, raw, _ = open_input(labels)
@@ -479,10 +449,8 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ReadSpec:
-    """:func:`read_votes`'s keywords: a ``predictions`` file instead of votes (stored
-    ``predictions_layout``), a long table's ``classes`` and ``columns`` (``load_votes``),
-    ``labels``, ``teachers``, ``index_col`` (a CSV/TSV column to drop) and ``queries`` (the
-    first N rows: ``labels`` may then hold N labels instead of one per row)."""
+    """:func:`read_votes`'s keywords: as :func:`load_votes` and :func:`load_predictions`
+    take them (``predictions`` a file read instead of votes)."""
 
     predictions: Any = None
     classes: int | None = None
@@ -495,8 +463,7 @@ class ReadSpec:
 
 
 def read_votes(votes=None, **options: Any) -> VoteSet:
-    """A ``VoteSet`` from votes or from a predictions file: exactly one of the two
-    (``OptionError`` otherwise).
+    """A ``VoteSet`` from exactly one of votes or a predictions file (else ``OptionError``).
 
     Args:
         votes: a path, an array (DataFrame, list of rows) or a ``VoteSet``.

@@ -1,9 +1,7 @@
 """REPLAY: the only code that draws noise.
 
-Frozen aggregators (LNMax, GNMax, Confident, Interactive, SVT, Exponential,
-Confident-Exponential), their replay, one
-counter-based seeding scheme keyed by query index, and the weighted and participation
-histograms of Individualized PATE.
+Frozen aggregators and their replay, one counter-based seeding scheme keyed by query
+index, and the weighted and participation histograms of Individualized PATE.
 """
 
 from typing import TYPE_CHECKING

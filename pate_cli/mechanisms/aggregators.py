@@ -1,10 +1,7 @@
 """The aggregators as frozen value objects, and their seeded replay.
 
-math:mechanisms. A replay turns votes and a seed into decisions (which queries were
-answered, with which label); the noise comes from ``NoiseSource`` (``noise.py``). Every
-aggregator follows ``protocol.Mechanism``: one ``replay(votes, *, noise, start=0,
-student=None)`` signature and class-level facts the analysis reads instead of asking
-which class it has.
+math:mechanisms. A replay turns votes and a seed (``NoiseSource``) into decisions: which
+queries were answered, with which label. Every aggregator follows ``protocol.Mechanism``.
 """
 
 from __future__ import annotations
@@ -115,10 +112,10 @@ class ConfidentGNMax(Facts):
     """Confident-GNMax (Algorithm 1 of Papernot et al. 2018).
 
     Answer ``argmax_j n_j + N(0, sigma^2)`` only if ``max_j n_j + N(0, sigma1^2) >= T``,
-    otherwise abstain (math:mechanisms, math:threshold and math:costs). ``teachers`` (M) and
-    ``integer_votes`` (plain counts) say which counts the threshold step may compare, for its exact
-    data-independent curve (``screening="exact"``, math:screening); without ``teachers``
-    the step is charged math:independent's Gaussian curve.
+    otherwise abstain (math:mechanisms, math:threshold, math:costs). ``teachers`` (M) and
+    ``integer_votes`` (plain counts) give the counts the threshold step may compare, for its
+    exact curve (``screening="exact"``, math:screening); without ``teachers`` it is charged
+    math:independent's Gaussian curve.
     """
 
     threshold: float
@@ -156,8 +153,8 @@ class ConfidentGNMax(Facts):
 
 @dataclass(frozen=True)
 class InteractiveGNMax(Facts):
-    """Interactive-GNMax (Algorithm 2 of Papernot et al. 2018), math:mechanisms, math:threshold and
-    math:costs.
+    """Interactive-GNMax (Papernot et al. 2018, Algorithm 2; math:mechanisms, math:threshold,
+    math:costs).
 
     With the student's probabilities ``p`` and ``M`` teachers: if
     ``max_j (n_j - M p_j) + N(0, sigma1^2) >= T`` the teachers answer
@@ -219,10 +216,9 @@ MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
               "confident-exponential": ConfidentExponential}
 
 
-# Defaults relative to the number of teachers M (cli:pate-analyze): the 2018 paper's MNIST setting
-# (M = 250: sigma 40, T 200, sigma1 150) scaled with M; LNMax lam = 20 at M = 250. The
-# exponential mechanism's eta is an inverse scale: its default is ``DEFAULT_ETA_TIMES_M /
-# M`` (``mechanisms.exponential``: the default Gaussian's worst-case cost per answer).
+# Defaults relative to M (cli:pate-analyze): the 2018 paper's MNIST setting (M = 250: sigma
+# 40, T 200, sigma1 150; LNMax lam 20) scaled with M; eta, an inverse scale, is
+# ``DEFAULT_ETA_TIMES_M / M`` (``mechanisms.exponential``).
 DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
                      "laplace_scale": 0.08, "svt_scale": 0.01}
 
@@ -245,9 +241,8 @@ def flag_of(key: str) -> str:
 
 
 def not_taken(key: str, name: str, *others: str) -> str | None:
-    """The one-line refusal of parameter ``key`` given to mechanism ``name`` (and the
-    ``others`` of a sweep's grid or a rounds file), none of which takes it (``TAKEN_BY``);
-    None where one does (pate-analyze's rules, pate-sweep's grid, pate-audit's spec)."""
+    """The one-line refusal of parameter ``key`` given to mechanism ``name`` and ``others``
+    (a sweep's grid, a rounds file) when none takes it (``TAKEN_BY``), else None."""
     takers = TAKEN_BY.get(key, ())
     if any(each in takers for each in (name, *others)):
         return None
@@ -300,8 +295,9 @@ def build_mechanism(name: str, *, teachers: float, **parameters: Any):
             counts) apply to the selecting mechanisms (math:screening).
 
     Raises:
-        TypeError: for another keyword. ValueError: for an unknown name or a parameter
-            out of its domain (a default's names the options to give).
+        TypeError: another keyword.
+        ValueError: an unknown name or a parameter out of its domain (a default's error
+            names the options to give).
     """
     unknown = sorted(set(parameters) - {item.name for item in fields(MechanismParameters)})
     if unknown:

@@ -14,28 +14,20 @@ def positive(value, name: str) -> float:
     return value
 
 
-# Domains of the noise parameters, checked when a mechanism is built (a wider value is a
-# user mistake, refused in one line, rather than an overflow deep in the accounting):
-#
-# * Gaussian std (sigma, sigma1) in [1e-9, 1e12]: the largest RDP term, alpha / sigma^2
-#   with alpha <= 1e6 (``orders.MAX_ORDER``), stays below 1e24, so a sum over 10^9
-#   queries is still finite; sigma^2 neither overflows nor underflows.
-# * Laplace scale lambda in [1e-2, 1e12]: LNMax's bound takes exp(eps0) with eps0 = 2 /
-#   lambda, which overflows for lambda < 2 / 709.78 = 0.0028; at lambda = 0.01 each answer
-#   already costs eps0 = 200, past any meaningful privacy.
-# * SVT scale in [1e-6, 1e12]: its costs are polynomial in 2 / lambda (no exp), and the
-#   solver for --target-epsilon searches [1e-6, 1e9].
-# * the exponential mechanism's eta in [1e-12, 300] (math:exponential): each answer costs
-#   eps0 = 2 eta, and math:lnmax's bound takes exp(eps0), a float up to eps0 = 709.78; at eta =
-#   300 one answer already costs 600. Below 1e-12 a vote moves eta n by less than the
-#   rounding of the Gumbel noise (the 1e12 bound of the scales below, inverted).
-# * the SVT threshold w above 1: at w <= 1 the failure probability delta2 (math:svt) is
-#   at least 1/2, so no delta < 1 is left, and exp(-(w - 1) / (4 lambda)) could overflow.
-#   The selection threshold T only needs to be finite (it enters through log_ndtr).
-#
-# The upper bound 1e12 keeps a single vote visible next to the noise: float64 resolves
-# 1e12 to about 1e-4, so adding one vote still moves the noisy count; from about 1e15 on
-# the votes would vanish in rounding and the output would be noise alone.
+# Domains of the noise parameters, checked when a mechanism is built (a user mistake refused
+# in one line rather than an overflow deep in the accounting):
+# * Gaussian std in [1e-9, 1e12]: alpha / sigma^2 with alpha <= 1e6 (``orders.MAX_ORDER``)
+#   stays below 1e24, finite summed over 10^9 queries.
+# * Laplace scale in [1e-2, 1e12]: LNMax's bound takes exp(2 / lambda), which overflows
+#   below 0.0028; at 0.01 each answer already costs 200.
+# * SVT scale in [1e-6, 1e12]: costs polynomial in 2 / lambda; --target-epsilon searches
+#   [1e-6, 1e9].
+# * eta in [1e-12, 300] (math:exponential): eps0 = 2 eta and math:lnmax's exp(eps0) is a
+#   float up to 709.78; below 1e-12 a vote moves eta n less than the Gumbel noise's rounding.
+# * SVT threshold w above 1: else delta2 (math:svt) >= 1/2 and exp(-(w - 1) / (4 lambda))
+#   could overflow. T only needs to be finite (it enters through log_ndtr).
+# The upper bound 1e12 keeps one vote visible beside the noise (float64 resolves 1e12 to
+# about 1e-4; from about 1e15 the votes vanish in rounding).
 GAUSSIAN_SCALE = (1e-9, 1e12)
 LAPLACE_SCALE = (1e-2, 1e12)
 SVT_SCALE = (1e-6, 1e12)

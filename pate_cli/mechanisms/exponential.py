@@ -1,11 +1,8 @@
 """The exponential-mechanism (Gumbel-max) aggregators and their seeded replay.
 
-math:mechanisms, math:threshold and math:exponential: ``argmax_j (eta n_j + G_j)`` with standard
-Gumbel noise
-``G_j`` (the exponential mechanism with utility ``n_j``), alone or behind Confident-GNMax's
-noisy threshold. Gumbel draws come from their own stream (``STREAM_GUMBEL``), keyed by
-query position like every other noise, so the same seed gives the same decisions whatever
-the chunk size or the number of workers.
+math:mechanisms, math:threshold and math:exponential: ``argmax_j (eta n_j + G_j)``, ``G_j``
+standard Gumbel, alone or behind Confident-GNMax's noisy threshold. Gumbel draws have their
+own stream (``STREAM_GUMBEL``), keyed by query position.
 """
 
 from __future__ import annotations
@@ -22,10 +19,9 @@ from .noise import STREAM_GUMBEL, NoiseSource
 from .noisy_argmax import ArgmaxNoise, noisy_labels
 from .threshold import check_threshold_parameters, passes_threshold
 
-# The default eta, times the number of teachers M: eta = sqrt(2) / (0.16 M), at which the
-# data-independent curve alpha eps0^2 / 8 = alpha eta^2 / 2 (math:exponential) equals the default
-# GNMax answer's alpha / sigma^2 with sigma = 0.16 M (math:independent): the same worst-case cost
-# per answer as pate-analyze's default Gaussian (eta = 0.0354 at M = 250).
+# The default eta times M: eta = sqrt(2) / (0.16 M), where alpha eta^2 / 2 (math:exponential)
+# equals the default GNMax answer's alpha / sigma^2, sigma = 0.16 M (math:independent): the
+# same worst-case cost per answer (eta = 0.0354 at M = 250).
 DEFAULT_ETA_TIMES_M = math.sqrt(2.0) / 0.16
 
 
@@ -69,11 +65,9 @@ class Exponential(Facts):
 @dataclass(frozen=True)
 class ConfidentExponential(Facts):
     """Confident-GNMax's noisy threshold (math:threshold), then the exponential answer: if
-    ``max_j n_j + N(0, sigma1^2) >= T`` answer ``argmax_j (eta n_j + G_j)``, else
-    abstain (math:exponential; costs composed by math:costs's table). ``teachers``, ``screening``
-    and
-    ``integer_votes`` pick the threshold step's data-independent curve as for
-    Confident-GNMax (math:screening; ``ConfidentGNMax``)."""
+    ``max_j n_j + N(0, sigma1^2) >= T`` answer ``argmax_j (eta n_j + G_j)``, else abstain
+    (math:exponential, math:costs). ``teachers``, ``screening`` and ``integer_votes`` as
+    for ``ConfidentGNMax`` (math:screening)."""
 
     threshold: float
     sigma_threshold: float

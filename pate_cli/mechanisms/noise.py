@@ -1,17 +1,10 @@
 """The only source of noise: counter-based, keyed by query position (math:mechanisms).
 
-Noise is drawn in fixed blocks of ``NOISE_BLOCK`` queries, each block from its own
-``numpy.random.Generator`` seeded by ``(seed, salt, stream, block)``, so the noise a query
-receives depends only on the seed and its position in the analysed sequence, never on how
-the queries are chunked, ordered across workers, or resumed.
-
-A block is drawn whole (and kept, so reading queries in order costs one generator per
-block) while it holds at most ``WHOLE_BLOCK_VALUES`` values. A wider block (a vote row
-over a vocabulary of 10^5 classes makes a block of 10^8 values) is never formed: its rows
-are drawn as they are needed, the generator carried from one chunk to the next (rows
-before the first one needed are drawn and dropped a piece at a time). A generator fills
-an array value after value in C order, so the rows are the very values of the whole
-block: the same noise, with memory bounded by the chunk.
+Noise comes in blocks of ``NOISE_BLOCK`` queries, each from a generator seeded by ``(seed,
+salt, stream, block)``: a query's noise depends only on the seed and its position, never on
+chunking, workers or resuming. A block of at most ``WHOLE_BLOCK_VALUES`` values is drawn
+whole and kept; a wider one (10^5 classes) is drawn row by row, the generator carried
+across chunks: a generator fills in C order, so the rows are the whole block's values.
 """
 
 from __future__ import annotations
@@ -22,8 +15,7 @@ from threading import Lock, get_ident
 import numpy as np
 
 NOISE_BLOCK = 1024
-# Blocks of at most this many values are drawn whole and kept (8 MB: 1,024 rows of 1,024
-# classes); wider ones a few rows at a time (the module's docstring).
+# Blocks of at most this many values are drawn whole and kept (8 MB: 1,024 x 1,024).
 WHOLE_BLOCK_VALUES = 1 << 20
 # Values drawn at once while skipping the rows of a wide block before those needed.
 SKIP_VALUES = 1 << 20
@@ -38,14 +30,9 @@ STREAM_GUMBEL = 6  # the exponential mechanism's Gumbel-max answer (math:exponen
 
 
 def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
-    """The generator of counter ``key`` under ``seed``: PCG64 seeded by
-    ``SeedSequence(seed, spawn_key=key)``. The one place that creates generators.
-
-    Keys in use: ``(salt, stream, block)`` for :class:`NoiseSource`; ``(STREAM_PARTICIPATION,
-    block)`` for the vanishing participation schedule (``mechanisms.participation``, which
-    has no salt; its key is kept so that schedules do not change). Distinct keys give
-    independent streams.
-    """
+    """PCG64 seeded by ``SeedSequence(seed, spawn_key=key)``, the one place generators are
+    made. Keys: ``(salt, stream, block)`` (:class:`NoiseSource`); ``(STREAM_PARTICIPATION,
+    block)`` (the vanishing schedule; no salt, so schedules do not change)."""
     sequence = np.random.SeedSequence(entropy=seed, spawn_key=key)
     return np.random.Generator(np.random.PCG64(sequence))
 
@@ -53,10 +40,7 @@ def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
 class NoiseSource:
     """Chunk-invariant noise: block ``b`` of stream ``s`` comes from ``(seed, salt, s, b)``.
 
-    ``salt`` separates independent runs under one seed (the rounds of a multi-round run).
-
-    Keeps only the last block of each stream, so reading queries in order costs one
-    generator per ``NOISE_BLOCK`` queries whatever the chunk size.
+    ``salt`` separates runs under one seed (rounds). Keeps the last block of each stream.
     """
 
     def __init__(self, seed: int, *, salt: int = 0, shared: SharedBlocks | None = None):
@@ -103,9 +87,8 @@ class NoiseSource:
 
     def _wide_rows(self, stream: int, kind: str, width: int, start: int,
                    count: int) -> np.ndarray:
-        """Rows ``start .. start+count-1`` of wide blocks, drawn in order from each
-        block's generator; a cursor per thread and stream (block, generator, rows drawn)
-        lets consecutive chunks go on where the last one stopped."""
+        """Rows ``start .. start+count-1`` of wide blocks; a cursor per thread and stream
+        lets consecutive chunks go on where the last stopped."""
         out = np.empty((count, width))
         key = (get_ident(), stream, kind, width)
         done = 0
@@ -141,9 +124,8 @@ class SharedBlocks:
     """Noise blocks kept across the runs given it (``NoiseSource(..., shared=)``), up to
     ``limit`` bytes (least recently used first out).
 
-    Many runs over one file with the same seeds (a sweep's points) draw the same standard
-    noise, scaled by each run's sigma: kept blocks are the very arrays a fresh draw would
-    give, so sharing changes no bit. Thread-safe."""
+    A sweep's points draw the same standard noise; kept blocks are the arrays a fresh
+    draw would give, so sharing changes no bit. Thread-safe."""
 
     def __init__(self, limit: int) -> None:
         self.limit = int(limit)

@@ -1,20 +1,16 @@
 """The noisy argmax of vote rows, every noisy-max replay's labels (math:mechanisms and
 math:sparse): ``argmax_j (weight n_j + scale noise_j)`` over a :class:`VoteRows` chunk.
 
-Each cell of the matrix gets its own noise draw (sparse rows' padding cells are masked).
-The ``Z`` zero-vote classes a sparse row does not store are one block whose noisy value is
-``scale`` times the maximum of Z independent draws, sampled in one draw by inverting its
-CDF ``F(x)^Z``: ``x = F^-1(U^(1/Z))``. If the block wins, the label is a zero-vote class
-chosen uniformly (all of them are exchangeable), the r-th class missing from the row's
-stored ones. Dense rows have every class as a column and no block.
+Each cell gets its own draw (sparse padding masked). A sparse row's ``Z`` unstored
+zero-vote classes are one block whose value is ``scale`` times the maximum of Z draws,
+sampled by inverting ``F(x)^Z``: ``x = F^-1(U^(1/Z))``; if it wins, the label is a
+zero-vote class chosen uniformly (they are exchangeable).
 
-The draws come from the counter-based ``NoiseSource`` keyed by query index: one per column
-for dense rows; ``width + 2`` per sparse row (``width`` the file's stored width: the same
-for every chunk, so a row's draws never depend on its chunk): the first ``stored`` for the
-stored classes, the last two (turned into uniforms by their own CDF) for the block's
-maximum and the uniform choice. A dense replay of the same votes draws one value per class
-of the vocabulary, so its decisions differ from the sparse replay's, though both are exact
-replays of the same mechanism.
+Draws come from ``NoiseSource`` keyed by query index: one per column for dense rows;
+``width + 2`` per sparse row (the file's stored width, so a row's draws never depend on its
+chunk), the last two (made uniform by their CDF) for the block's maximum and the choice. A
+dense replay of the same votes draws one value per class, so its decisions differ from the
+sparse replay's, though both exactly replay the same mechanism.
 """
 
 from __future__ import annotations

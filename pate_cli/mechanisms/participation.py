@@ -1,10 +1,8 @@
 """Weighted and participation histograms of Individualized PATE (math:individualized).
 
-The vote histograms the individualized variants aggregate: weighted counts (weighting,
-paper Definition 7) and the vanishing variant's participation schedule (who votes in each
-query, drawn from the seed with the package's one seeding scheme,
-``noise.generator``) and its rescaled histogram (paper Appendix B, Algorithm 3); both as
-rows a pass reads a slice at a time (:class:`HistogramRows`).
+Weighted counts (paper Definition 7) and the vanishing variant's participation schedule,
+drawn from the seed by ``noise.generator``, with its rescaled histogram (paper Appendix B,
+Algorithm 3); both formed a slice at a time (:class:`HistogramRows`).
 """
 
 from __future__ import annotations
@@ -18,9 +16,7 @@ from ..inputs.predicted_votes import PredictedVotes
 from ..numerics import whole
 from .noise import NOISE_BLOCK, STREAM_PARTICIPATION, generator
 
-# Step of the per-query offset of the systematic sample inside a block (golden ratio
-# conjugate): the offsets of consecutive queries are a Kronecker sequence, so within a
-# block every teacher takes part in a fraction s_i of the queries up to O(log n / n).
+# Step of the per-query offset inside a block (golden ratio conjugate: a Kronecker sequence).
 _ROTATION = (math.sqrt(5.0) - 1.0) / 2.0
 
 
@@ -28,10 +24,9 @@ def weighted_histogram(predictions: np.ndarray, weights: np.ndarray | None = Non
                        classes: int) -> np.ndarray:
     """Weighted vote counts ``n_j = sum_i w_i [t_i = j]`` (paper Definition 7, eq. 8).
 
-    ``predictions``: class ids, shape ``(queries, teachers)``, ``-1`` for a teacher that
-    did not vote. ``weights``: ``None`` (plain counts), per teacher ``(teachers,)`` or per
-    query and teacher ``(queries, teachers)``. One ``bincount`` over offset indices
-    ``row * classes + class``. Returns float64 ``(queries, classes)``.
+    ``predictions``: ``(queries, teachers)`` class ids, ``-1`` for no vote. ``weights``:
+    ``None`` (plain counts), ``(teachers,)`` or ``(queries, teachers)``. Returns float64
+    ``(queries, classes)``.
     """
     predictions = _predictions(predictions, classes)
     queries, teachers = predictions.shape
@@ -61,27 +56,20 @@ def vanishing_participation(frequencies: np.ndarray, *, seed: int, count: int,
     Scheme (systematic sampling, chunk-invariant):
 
     - teachers with ``s_i = 1`` take part in every query, ``s_i = 0`` in none;
-    - the others are laid end to end on a line in a random order, teacher ``i`` covering
-      an interval of length ``s_i`` (total length ``m'``); query q takes part with the
-      teachers whose interval contains one of the points ``u_q, u_q + 1, u_q + 2, ...``
-      (``u_q`` in [0, 1)). Each interval is shorter than 1, so it holds at most one
-      point: exactly ``ceil(m' - u_q)`` of these teachers take part, i.e.
-      ``floor(m')`` or ``ceil(m')``, and the total per query varies by at most one
-      (it is constant when ``sum_i s_i`` is an integer);
-    - queries are grouped in blocks of ``NOISE_BLOCK`` by position. Block b draws, from
-      ``noise.generator(seed, (STREAM_PARTICIPATION, b))``, first an offset ``u0``
-      (``random()``) and then the order of the line (``permutation``). Query ``q`` at
-      position ``p = q - b * NOISE_BLOCK`` in its block uses ``u_q = (u0 + p * phi) mod 1``
-      with ``phi = (sqrt 5 - 1) / 2``.
+    - the others lie end to end on a line in random order, teacher ``i`` covering an
+      interval of length ``s_i`` (total ``m'``); query q takes the teachers whose interval
+      holds one of ``u_q, u_q + 1, ...`` (``u_q`` in [0, 1)): exactly ``ceil(m' - u_q)``,
+      so the count per query varies by at most one (constant when ``m'`` is whole);
+    - block b of ``NOISE_BLOCK`` positions draws from ``noise.generator(seed,
+      (STREAM_PARTICIPATION, b))`` an offset ``u0`` (``random()``), then the line's order
+      (``permutation``); position ``p`` in the block uses ``u_q = (u0 + p * phi) mod 1``,
+      ``phi = (sqrt 5 - 1) / 2``.
 
-    A teacher takes part in query q iff ``(u_q - a_i) mod 1 < s_i`` (``a_i`` the start of
-    its interval), and ``u_q`` walks the circle as a Kronecker sequence, so inside a block
-    every teacher takes part in a fraction ``s_i`` of the queries up to O(log n / n)
-    (the paper's periodic participation with shifted periods); the new order at each block
-    is the paper's periodic re-sampling of the teacher sets. Stepping by the golden ratio
-    rather than by ``m'`` (plain round-robin) avoids a frozen schedule when ``m'`` is an
-    integer. The result depends only on the seed and the query positions, never on how the
-    queries are chunked.
+    ``u_q`` is a Kronecker sequence, so inside a block each teacher takes part in a
+    fraction ``s_i`` of the queries up to O(log n / n) (the paper's periodic participation;
+    the new order per block its periodic re-sampling). Stepping by ``phi`` rather than
+    ``m'`` (round-robin) avoids a frozen schedule when ``m'`` is whole. The result depends
+    only on the seed and positions, never on the chunking.
     """
     frequencies = np.asarray(frequencies, dtype=np.float64)
     if frequencies.ndim != 1 or frequencies.size == 0:
@@ -119,10 +107,8 @@ def vanishing_participation(frequencies: np.ndarray, *, seed: int, count: int,
 class VanishingVotes:
     """Histogram of a vanishing run (math:individualized).
 
-    ``votes``: ``(queries, classes)`` float, ``n_j = (k / |S_q|) #{i in S_q : t_i = j}``;
-    ``participation``: bool ``(queries, teachers)``, the sets ``S_q``;
-    ``scale``: ``(queries,)`` ``k / |S_q|``, the sensitivity ``D`` a participating
-    teacher's points have at that query.
+    ``votes``: ``n_j = (k / |S_q|) #{i in S_q : t_i = j}``; ``participation``: the sets
+    ``S_q`` (bool); ``scale``: ``k / |S_q|``, a participant's sensitivity ``D`` there.
     """
 
     votes: np.ndarray
@@ -133,11 +119,8 @@ class VanishingVotes:
 def vanishing_votes(predictions: np.ndarray, *, frequencies: np.ndarray, seed: int,
                     classes: int, start: int = 0) -> VanishingVotes:
     """Vanishing histogram of ``predictions`` (queries at positions ``start, ...``).
-
-    Participation from :func:`vanishing_participation`; the counts of the participating
-    teachers are rescaled to the full teacher count ``k`` (math:individualized, paper
-    Appendix B: "the votes are scaled so that the total sum ... equals the number of
-    teachers"). Raises ``ValueError`` if some query has no participating teacher.
+    Participating teachers' counts are rescaled to the full teacher count ``k``
+    (math:individualized, paper Appendix B). ``ValueError`` if a query has no participant.
     """
     predictions = _predictions(predictions, classes)
     queries, teachers = predictions.shape
@@ -156,10 +139,8 @@ def vanishing_votes(predictions: np.ndarray, *, frequencies: np.ndarray, seed: i
 
 
 class HistogramRows(PredictedVotes):
-    """The weighted (``weights`` per teacher) or vanishing (``frequencies`` per teacher,
-    drawn from ``seed``) histogram of ``predictions`` (queries x teachers) as
-    ``(queries, classes)`` float64 rows, formed for the rows a pass reads, never whole
-    (``inputs.predicted_votes.PredictedVotes``): the same bits however the rows are
+    """The weighted (``weights``) or vanishing (``frequencies``, ``seed``) histogram of
+    ``predictions`` as float64 rows formed when read: the same bits however the rows are
     split. Vanishing rows are read by row or slice (participation is keyed by position)."""
 
     dtype: np.dtype = np.dtype(np.float64)

@@ -1,11 +1,8 @@
 """What every aggregator is and returns: the ``Mechanism`` protocol and its
 ``pate_cli.decisions.Decisions``.
 
-math:mechanisms and math:costs. A mechanism is a frozen value object with a ``name``, its
-``params``, a few facts the analysis needs (``uses_student``, ``selects``,
-``answer_noise``, ``sequential``) and one ``replay`` signature. The analysis never asks
-which class a mechanism is; it reads these facts, and ``analysis.steps`` maps the name to
-the mechanism's cost steps (the one table of math:costs).
+math:mechanisms and math:costs. The analysis never asks which class a mechanism is: it
+reads these facts, and ``analysis.steps`` maps the name to its cost steps (math:costs).
 """
 
 from __future__ import annotations
@@ -20,8 +17,7 @@ from ..errors import OptionError
 if TYPE_CHECKING:
     from .noise import NoiseSource
 
-# The label of a released teacher answer whose noise was not drawn (``labels=False``):
-# a valid class number, so counts of released labels stay right; never shown or scored.
+# A released label whose noise was not drawn (``labels=False``): a class, never shown.
 LABEL_NOT_DRAWN = 0
 
 
@@ -29,12 +25,11 @@ LABEL_NOT_DRAWN = 0
 class Mechanism(Protocol):
     """An aggregator as the analysis sees it.
 
-    ``uses_student``: its selection runs on ``n - M p`` and its replay needs the
-    student's probabilities. ``selects``: it has a noisy-threshold selection step
-    (``selection_counts`` gives the count that step compares with T). ``answer_noise``:
-    ``"gaussian"``, ``"laplace"`` or None (SVT releases the plain plurality).
-    ``sequential``: its decisions depend on the whole sequence (SVT's rounds), so it is
-    replayed once over every analysed query (``start`` 0) by its own analysis path.
+    ``uses_student``: selection on ``n - M p``, the replay needs the student. ``selects``: a
+    noisy-threshold step (``selection_counts`` gives what it compares with T).
+    ``answer_noise``: ``"gaussian"``, ``"laplace"`` or None (SVT's plain plurality).
+    ``sequential``: decisions depend on the whole sequence (SVT's rounds): replayed once
+    from ``start`` 0 by its own analysis path.
     """
 
     name: str

@@ -40,11 +40,10 @@ class RoundsMechanism:
 
 
 def rounds_of(rounds, vote_set, defaults: dict, parameter_names) -> list[Round]:
-    """``--rounds``: a file's rounds (or the API's list of mappings, checked as a file's,
-    or of ``Round`` objects), each with its rows and mechanism (the call's ``defaults`` for
-    parameters it does not set). Refused, as ``InputError`` naming the round: a mechanism
-    that cannot run in a round, a parameter the round's mechanism does not take; as
-    ``OptionError``: a parameter of ``defaults`` no round's mechanism takes."""
+    """``--rounds``: a file's rounds (or the API's mappings or ``Round`` objects), unset
+    parameters from ``defaults``. ``InputError`` naming the round: a mechanism that cannot
+    run in a round, or a parameter it does not take; ``OptionError``: a ``defaults``
+    parameter no round takes."""
     given = sorted(key for key, value in defaults.items()
                    if value is not None and not (key == "screening" and value == "exact"))
     if isinstance(rounds, (list, tuple)) and rounds and all(

@@ -1,17 +1,12 @@
 """Sampled voters (math:sampling): the declared scheme and the aggregator that carries it.
 
-``--sampling poisson:RATE`` (each privacy unit votes independently with probability RATE;
-neighbours add or remove one unit) or ``without-replacement:m/N`` (a fixed-size subset;
-neighbours replace one unit). A sampled run is a :class:`SampledMechanism`: the
-aggregator, unchanged in what it replays, carrying its :class:`Sampling`; the cost table
-(``analysis.steps``) gives its steps amplified data-independent curves
-(``accounting.subsampling``). Sensitivities: under ``poisson`` the argmax's is ``sqrt(2)``
-(``--vote-change move``: a unit's presence moves one vote) or 1 (``add``: it adds or
-removes one; L1 2 or 1 for Laplace); without replacement a replaced unit takes one count
-down and another up, ``sqrt(2)`` (L1 2) whatever the declared change; the threshold's
-count 1. Noise multiplier ``z = sigma / Delta``. ``--sampling-steps``: Confident's two steps
-read one subset per query (``shared``, Private-kNN; the default) or each its own
-(``independent``).
+``--sampling poisson:RATE`` (each unit votes with probability RATE; neighbours add or
+remove one) or ``without-replacement:m/N`` (neighbours replace one). The aggregator replays
+unchanged; ``analysis.steps`` gives its steps amplified curves (``accounting.subsampling``).
+Argmax sensitivity: Poisson ``sqrt(2)`` (``--vote-change move``) or 1 (``add``), L1 2 or 1;
+without replacement ``sqrt(2)`` (L1 2) whatever the change; the threshold's count 1. Noise
+multiplier ``z = sigma / Delta``. ``--sampling-steps``: Confident's two steps share one
+subset per query (``shared``, Private-kNN; default) or not (``independent``).
 """
 
 from __future__ import annotations
@@ -121,9 +116,8 @@ def _whole(value: str, name: str, whole: str) -> int:
 
 @dataclass(frozen=True)
 class SampledMechanism:
-    """An aggregator whose voters are sampled: it replays as ``inner`` does (every
-    attribute but ``sampling`` is ``inner``'s) and costs what ``analysis.steps`` gives a
-    sampled run."""
+    """An aggregator whose voters are sampled: every attribute but ``sampling`` is
+    ``inner``'s."""
 
     inner: object
     sampling: Sampling

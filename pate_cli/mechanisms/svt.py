@@ -62,16 +62,15 @@ def given_svt_decisions(given: Decisions, plurality_class: np.ndarray,
 
 @dataclass(frozen=True)
 class SVTPATE(Facts):
-    """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2), math:mechanisms and
-    math:svt.
+    """SVT-PATE (Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2; math:mechanisms,
+    math:svt).
 
     Each query's distance to instability plus ``Laplace(2 lam)`` is compared with a noisy
     threshold ``w + Laplace(lam)``: above it the plain majority label is released; at or
-    below it the query is unstable (abstain, fresh threshold). After ``cutoff`` unstable
-    queries the mechanism halts. ``threshold`` None: chosen from delta (math:svt);
-    ``scale`` None: solved from ``target_epsilon``. ``cutoff`` ``"auto"`` (with
-    ``target_epsilon`` only): the analysis picks the cut-off that answers the most queries
-    (``analysis.svt``) and replays with it.
+    below it the query is unstable (abstain, fresh threshold); after ``cutoff`` unstable
+    queries it halts. ``threshold`` None: chosen from delta; ``scale`` None: solved from
+    ``target_epsilon``; ``cutoff`` ``"auto"`` (with ``target_epsilon``): the cut-off that
+    answers the most queries (``analysis.svt``).
     """
 
     scale: float | None
@@ -112,10 +111,9 @@ class SVTPATE(Facts):
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
-        """Run the whole analysed sequence (``start`` 0): stable queries get the
-        plurality label; outcome codes ``SVT_STABLE``/``SVT_UNSTABLE``/``SVT_HALTED``.
-        (``labels`` is ignored: the plurality label costs no noise.) :meth:`pieces` over
-        every row, joined."""
+        """Run the whole sequence (``start`` 0): stable queries get the plurality label
+        (``labels`` ignored: it costs no noise); outcomes ``SVT_STABLE``/``SVT_UNSTABLE``/
+        ``SVT_HALTED``."""
         if start != 0:
             raise ValueError("SVT-PATE is replayed over the whole sequence at once (start 0)")
         count = votes.shape[0]
@@ -127,12 +125,9 @@ class SVTPATE(Facts):
 
     def pieces(self, votes, positions, queries: int, *, noise: NoiseSource,
                given: Decisions | None = None, chunk_size: int) -> Iterator[SvtPiece]:
-        """The run over ``positions[:queries]`` of ``votes``, ``chunk_size`` queries at a
-        time: the seeded replay (scale, cut-off and threshold resolved), or the ``given``
-        decisions, whose stable queries release the plurality class (``ValueError`` naming
-        the first row that gives another label). Each chunk starts from the unstable count
-        of those before it (:meth:`replay_distances`): the same decisions however the
-        queries are split."""
+        """The run over ``positions[:queries]``, ``chunk_size`` queries at a time: the
+        seeded replay, or the ``given`` decisions (:func:`given_svt_decisions`); the same
+        decisions however the queries are split."""
         met = 0
         for start in range(0, queries, chunk_size):
             stop = min(queries, start + chunk_size)
@@ -146,9 +141,8 @@ class SVTPATE(Facts):
             met += int(np.count_nonzero(made.code == SVT_UNSTABLE))
 
     def answers(self, pieces: Iterable[np.ndarray], *, noise: NoiseSource) -> int:
-        """How many queries the replay answers, from the distances to instability of the
-        analysed sequence in consecutive ``pieces`` (no labels formed): each piece from the
-        unstable count of those before it, none read once the run has halted."""
+        """How many queries the replay answers, from consecutive ``pieces`` of distances to
+        instability (no labels; none read once halted)."""
         start = met = answered = 0
         for piece in pieces:
             if met >= int(self.cutoff):  # halted: nothing more is answered
@@ -162,13 +156,10 @@ class SVTPATE(Facts):
 
     def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,
                          noise: NoiseSource, start: int = 0, met: int = 0) -> Decisions:
-        """:meth:`replay` from each query's distance to instability and plurality class
-        (what ``replay`` computes from the votes), for the queries at positions ``start``
-        onwards of the analysed sequence, ``met`` unstable queries having come before
-        them: a chunk at a time, each chunk starting from the unstable count the chunks
-        before it left. Query noise is keyed by the query's position and threshold noise
-        by the round's number (math:mechanisms), so the decisions do not depend on where the
-        chunks start."""
+        """:meth:`replay` from distances to instability and plurality classes, for queries
+        from position ``start``, ``met`` unstable ones before them. Query noise is keyed by
+        position and threshold noise by round (math:mechanisms), so decisions do not depend
+        on where chunks start."""
         if self.scale is None or self.threshold is None or self.cutoff == "auto":
             raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")
         count, cutoff = distance.shape[0], int(self.cutoff)
@@ -195,8 +186,7 @@ class SVTPATE(Facts):
                 position, met = position + first, met + first
                 run = run * 2 if first == span else 16
                 continue
-            # The query at ``position`` is stable: find the next unstable one at this
-            # threshold in windows that double while none is found.
+            # stable: find the next unstable query in windows that double
             end = min(count, position + window)
             hits = np.flatnonzero(score[position:end] <= thresholds[met])
             if hits.size == 0:

@@ -8,8 +8,7 @@ import numpy as np
 from .domains import GAUSSIAN_SCALE, finite, noise_scale
 from .noise import STREAM_SELECTION, NoiseSource
 
-# The threshold step's data-independent curve: math:screening's exact one, or math:independent's
-# Gaussian
+# The threshold step's curve: math:screening's exact one, or math:independent's Gaussian
 SCREENINGS = ("exact", "gaussian")
 
 

@@ -66,10 +66,9 @@ def drawn_from(frame) -> str:
 
 
 def figure_note(summary: dict | None, what: str = "figure") -> str:
-    """What a per-query table's cumulative epsilon is: its RDP ``what``; for a run whose
-    summary gives the PLD accountant's headline, that figure, and for a data-dependent run
-    that it is unsanitised (math:costs); without a summary, that it may be (a table does
-    not say how it was accounted)."""
+    """What a per-query table's cumulative epsilon is: its RDP ``what``, beside a PLD
+    headline if any; unsanitised for a data-dependent run (math:costs), or possibly so
+    without a summary."""
     parts = [f"the per-query table's RDP {what}"]
     if not summary:
         parts.append("its accounting is not known without the run's summary: if "
@@ -129,17 +128,10 @@ def sweep_caption(table) -> str:
 
 
 def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
-    """Per run: label (parameters), the publishable TPR bounds at the reported FPRs and the
-    advantage (rounded up), their source, and (``dependent``) a data-dependent run's own
-    TPR bounds labelled unsanitised; then the accounting when the runs share one.
+    """Per run: label (parameters), publishable TPR and advantage bounds (rounded up), their
+    source and (``dependent``) the unsanitised bounds; then any shared accounting.
 
-    Args:
-      labels: each run's name.
-      summaries: each run's JSON summary, with a non-null ``risk_data_independent``.
-      dependent: include the data-dependent bounds.
-
-    Returns:
-      The caption text (math:risk).
+    ``summaries``: each with a non-null ``risk_data_independent`` (math:risk).
     """
     parts = []
     for label, summary in zip(labels, summaries, strict=True):

@@ -16,12 +16,10 @@ True (a bool column)        ``true``                    ``True``
 text ``teacher``            ``"teacher"``               ``teacher``
 ==========================  ==========================  ==========================
 
-Both agree on ``inf``, ``5e-324``, ``0.1`` and on integers (a nullable integer's missing
-value is an empty field). pyarrow quotes every text value, pandas only one holding a
-comma, a quote or a line break. ``inputs.tables.read_table`` reads either back to the
-same values and column types (a per-query table's float columns as float64 whatever
-their text: ``100`` and ``-0`` stay floats). Each piece of rows is formatted on its own,
-so a table written in pieces of any size has the same bytes; memory is that of a piece.
+Both agree on ``inf``, ``5e-324``, ``0.1`` and integers; pandas quotes only text holding
+a comma, a quote or a line break. ``inputs.tables.read_table`` reads either back to the
+same values and types. Each piece of rows is formatted on its own, so a table written in
+pieces of any size has the same bytes.
 """
 
 from __future__ import annotations
@@ -48,9 +46,8 @@ def csv_rows(frame: pd.DataFrame) -> bytes:
         return pandas_rows(frame)
     if len(frame) == 0:
         return b""
-    # nan -> null: empty; one chunk per column: pyarrow 26's CSV writer wrote a column of
-    # a pandas-3 string array whose first chunk is empty (a concat of an empty frame and
-    # another) as some 100 KB of NUL bytes
+    # nan -> null: empty; one chunk per column: pyarrow 26 wrote a pandas-3 string column
+    # whose first chunk is empty as some 100 KB of NUL bytes
     table = pa.Table.from_pandas(frame, preserve_index=False).combine_chunks()
     buffer = pa.BufferOutputStream()
     pa_csv.write_csv(table, buffer, pa_csv.WriteOptions(include_header=False))

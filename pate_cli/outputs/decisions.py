@@ -1,10 +1,7 @@
 """``--write-decisions FILE``: a run's decisions as bytes (cli:decisions).
 
-One row per processed query in processing order: ``query, outcome, label`` (label empty
-when none). The mechanism is recorded so that ``--decisions`` can refuse a file made by
-another one: a ``# mechanism: NAME`` comment line before the CSV header, a first JSON
-line ``{"mechanism": NAME}``, or a 0-d ``mechanism`` array in the ``.npz``
-(``inputs.decisions`` reads all three).
+One row per processed query in order: ``query, outcome, label``. The mechanism is
+recorded (as ``inputs.decisions`` reads it) so ``--decisions`` can refuse another's file.
 """
 
 from __future__ import annotations
@@ -20,10 +17,8 @@ WRITE_EXTENSIONS = (".csv", ".jsonl", ".npz")
 
 
 def decisions_chunks(parts: Iterable, path: str, mechanism: str) -> Iterator[bytes]:
-    """The decisions ``parts`` yields one after another (``Decisions.of_table``,
-    ``analysis.per_query_stream.streamed_decisions``) as ``path``'s bytes: CSV and JSON lines
-    a part at a time (memory bounded by the part); an ``.npz`` is formed whole once every
-    part is in (its arrays' headers need their length and widest outcome)."""
+    """The decisions ``parts`` yields as ``path``'s bytes: CSV and JSON lines a part at a
+    time; an ``.npz`` whole at the end (its headers need the length and widest outcome)."""
     extension = check_decisions_path(path)
     if extension == ".npz":
         parts = list(parts)

@@ -1,9 +1,5 @@
-"""The numbers the ``pate-plot`` figures show, taken from per-query tables.
-
-Kept apart from the drawing (``figures.py``) so they can be tested and reused on their
-own: the selection / answer split of the 2018 paper's Figure 5 (right). Vectorised over
-queries. (Figure 5 left's bins are computed from votes by ``accounting.selection``.)
-"""
+"""The numbers the ``pate-plot`` figures show, from per-query tables, apart from the drawing
+so they can be tested on their own. Vectorised over queries."""
 
 from __future__ import annotations
 
@@ -20,22 +16,17 @@ CUMULATIVE = "cumulative_"
 
 
 def cumulative(frame: pd.DataFrame, column: str) -> np.ndarray:
-    """The running sum of ``frame[column]`` over the table: the column ``cumulative_<column>``
-    when ``frame`` has it (the rows drawn from a streamed table, summed over the whole
-    table before they were chosen: :func:`running_sums`), else ``np.cumsum``."""
+    """The running sum of ``frame[column]`` over the whole table: ``cumulative_<column>``
+    when present (:func:`running_sums` of a streamed table), else ``np.cumsum``."""
     if CUMULATIVE + column in frame.columns:
         return frame[CUMULATIVE + column].to_numpy(dtype=np.float64)
     return np.cumsum(frame[column].to_numpy(dtype=np.float64))
 
 
 def running_sums(pieces, columns) -> Iterator[pd.DataFrame]:
-    """A per-query table's consecutive pieces, each with ``cumulative_<column>`` for each
-    of ``columns`` and ``position`` (the row's place in the table, from 0).
-
-    The running sums are carried from piece to piece and added in the order ``np.cumsum``
-    adds (each piece's after the previous piece's last sum), so they are the same floats
-    as ``np.cumsum`` over the whole column, whatever the pieces.
-    """
+    """A per-query table's pieces with ``cumulative_<column>`` for ``columns`` and
+    ``position`` (from 0): the same floats as ``np.cumsum`` over the whole column, however
+    the pieces are split."""
     carried: dict[str, float] = {}
     start = 0
     for piece in pieces:
@@ -57,13 +48,11 @@ def running_sums(pieces, columns) -> Iterator[pd.DataFrame]:
 def partition_split(frame: pd.DataFrame):
     """``(answered, total, selection, answer)`` arrays for the 2018 Figure 5 (right).
 
-    x = the cumulative count of answered queries; ``total`` = ``epsilon_cumulative``; it
-    is split in proportion to the cumulative RDP of the selection and answer steps
-    (``rdp_selection``, ``rdp_answer``, both at the run's final order), so
-    ``selection + answer == total`` exactly. This is an attribution, not a second
-    accounting: epsilon is not additive over steps, and the conversion's ``log(1/delta) /
-    (order - 1)`` term is shared out in the same proportion. The cumulative sums are the
-    whole table's (:func:`cumulative`), also where ``frame`` holds some of its rows.
+    x = the cumulative answered count; ``total`` = ``epsilon_cumulative``, split in
+    proportion to the cumulative ``rdp_selection`` and ``rdp_answer`` (at the final order),
+    so ``selection + answer == total`` exactly. An attribution, not a second accounting:
+    epsilon is not additive, and the ``log(1/delta) / (order - 1)`` term is shared out in
+    the same proportion. Sums are the whole table's (:func:`cumulative`).
     """
     answered = cumulative(frame, "answered")
     total = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
@@ -83,10 +72,8 @@ def has_selection(frame: pd.DataFrame) -> bool:
 def frontier_mask(epsilon, score) -> np.ndarray:
     """Which points are on the Pareto frontier of a tradeoff curve (``pate-plot tradeoff``).
 
-    A point is off the frontier when another point has at most its epsilon and at least
-    its score, strictly better in one (the rule of ``pate-sweep --pareto``). Equal points
-    all stay. Vectorised: sorted by epsilon (then score, best first), a point is beaten
-    when a point of smaller epsilon scores at least as much, or one of equal epsilon more.
+    A point is off it when another has at most its epsilon and at least its score,
+    strictly better in one (``pate-sweep --pareto``'s rule); equal points all stay.
     """
     epsilon = np.asarray(epsilon, dtype=np.float64)
     score = np.asarray(score, dtype=np.float64)
@@ -102,8 +89,7 @@ def frontier_mask(epsilon, score) -> np.ndarray:
     return kept
 
 
-# Rows of a per-query table a figure is drawn from: a longer table is drawn from every
-# k-th row (figure_rows), so a report's memory does not grow with the number of queries.
+# The most rows a figure is drawn from (a longer table: every k-th row, figure_rows).
 FIGURE_ROWS = 1 << 17
 
 
@@ -112,13 +98,10 @@ def figure_rows(frames, *, queries: int, budgets: tuple[float, ...] = (),
     """The rows of a per-query table that its figures draw, from the table's consecutive
     pieces (``result.iter_frames()``).
 
-    A table of at most ``limit`` (default ``FIGURE_ROWS``) rows is kept whole (the figures
-    are those of the whole table). A longer one keeps every ``k``-th row (``k = ceil(queries
-    / limit)``, recorded as the frame's ``attrs["every"]``), the table's last row, the last
-    row of each output (the per-output figure's points) and, for each cumulative-epsilon
-    column (``epsilon_cumulative``, ``epsilon_cumulative_<group>``), the first row above
-    each of ``budgets``, so the stopping points the figures mark are the table's own. It holds at
-    most about ``limit`` rows plus one per output, whatever the number of queries.
+    At most ``limit`` (default ``FIGURE_ROWS``) rows are kept whole; a longer table keeps
+    every ``k``-th row (``k = ceil(queries / limit)``, ``attrs["every"]``), the last row,
+    each output's last and, per cumulative-epsilon column, the first above each of
+    ``budgets`` (so marked halts are the table's own).
     """
     import pandas as pd
 

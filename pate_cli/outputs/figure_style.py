@@ -21,10 +21,8 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 GREY = "#7F7F7F"
 FORMATS = ("png", "pdf", "svg")
 _CAPTION_SIZE = 7.5
-# The most pixels a PNG may have (width x dpi times height x dpi): 50 megapixels, which
-# holds the default 7 x 4.2 inches at the largest --dpi, 1200 (42 MP), and 40 x 40 inches
-# at 176 dpi. Rendering time and memory grow with the pixels: 40 x 40 inches at 1200 dpi
-# (2.3 gigapixels) ran for minutes. PDF and SVG are drawn as vectors and take any size.
+# The most pixels a PNG may have: 50 MP holds the default 7 x 4.2 inches at --dpi 1200
+# (42 MP); 40 x 40 inches at 1200 dpi (2.3 GP) ran for minutes. PDF and SVG take any size.
 MAX_PIXELS = 50_000_000
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None},
              "pdf": {"CreationDate": None, "Producer": None}}

@@ -1,25 +1,8 @@
 """Tables -> matplotlib ``Figure`` objects for ``pate-plot`` (object API, no pyplot state).
 
-One function per kind of figure, each drawing the figure of a paper from the tables our
-commands write:
-
-- :func:`history_figure`: cumulative epsilon per query (Papernot et al. 2018, Figure 1
-  middle; a budget line and the stopping point of math:costs);
-- :func:`groups_figure`: per-group cost histories with budgets and exhaustion points
-  (Boenisch et al., Individualized PATE, Figures 1, 5 and 6);
-- :func:`tradeoff_figure`: label accuracy against epsilon from a sweep (2018 Figure 4);
-- :func:`selection_figure` over ``accounting.selection.selection_bins``: plurality histogram of
-  all queries and of those Confident-GNMax answers, with the per-query answer cost (2018
-  Figure 5 left);
-- :func:`partition_figure` over ``figure_data.partition_split``: cumulative epsilon
-  against answered queries, Confident's split into selection and answer cost (2018
-  Figure 5 right).
-
-The numbers the figures show come from ``figure_data``; caption texts from ``captions``.
-
-Figures are built headless (``matplotlib.figure.Figure`` renders with the Agg canvas);
-their shared look and :func:`figure_bytes` (PNG, PDF or SVG without timestamps, so the
-same inputs give the same bytes) live in ``figure_style``.
+One function per figure of a paper (Papernot et al. 2018; Boenisch et al., Individualized
+PATE), drawn from the tables our commands write. Numbers come from ``figure_data``,
+captions from ``captions``, the shared look and reproducible bytes from ``figure_style``.
 """
 
 from __future__ import annotations
@@ -82,10 +65,9 @@ def _halt_row(frame: pd.DataFrame, cumulative: np.ndarray, budget: float,
 # --- history (2018 Figure 1 middle) ---------------------------------------------------------
 
 def history_x(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, str]:
-    """X values and axis label: the ``query`` column (the row's position in the table
-    when the queries were not asked in increasing order), the running count of answers
-    (``figure_data.cumulative``), or (``output``, one row per output) the number of
-    outputs processed."""
+    """X values and axis label: the ``query`` column (the row's position when queries were
+    not asked in increasing order), the running count of answers, or (``output``) the
+    number of outputs processed."""
     if x == "output":
         return np.arange(1, len(frame) + 1, dtype=np.float64), "outputs (generated sequences)"
     if x == "answered":
@@ -106,11 +88,9 @@ def history_figure(series, *, delta: float, x: str = "query", budget: float | No
                    caption: str = "", style: Style = Style()) -> Figure:
     """Cumulative epsilon of one or more runs (Papernot et al. 2018, Figure 1 middle).
 
-    ``series``: ``(label, per-query DataFrame)`` pairs; one line each with y =
-    ``epsilon_cumulative``. ``budget`` adds a dashed horizontal line and marks each run's
-    stopping point: the first query whose cumulative epsilon exceeds it. ``x`` is
-    ``query``, ``answered`` or ``output`` (epsilon after each output, from the tables'
-    ``output`` column).
+    ``series``: ``(label, per-query DataFrame)`` pairs, one line each of
+    ``epsilon_cumulative``. ``budget`` adds a dashed line and marks each run's stopping
+    point (math:costs). ``x`` is ``query``, ``answered`` or ``output``.
     """
     figure, axes = new_figure(style)
     x_label = "query index"
@@ -155,15 +135,11 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
                   style: Style = Style()) -> Figure:
     """Per-group cost histories (Boenisch et al., Individualized PATE, Figures 1, 5, 6).
 
-    One line per ``epsilon_cumulative_<group>`` column; each group's budget (``budgets``:
-    name -> budget, groups without one get no line) as a dashed line in the group's colour,
-    and its exhaustion point marked: the query the run's summary names (``halts``: name ->
-    0-based query or None, ``""`` for the uniform run; under replay a group halts before
-    a query whose full charge would take it over, math:costs), else the first query after
-    which the group's cumulative epsilon exceeds its budget. The labelling stops at the
-    earliest exhaustion: a dotted vertical line. With ``baseline``, the
-    ``epsilon_cumulative`` column (the uniform run, every point at sensitivity 1) is drawn
-    in grey, stopped at the smallest budget, as the paper's "pate" line.
+    One line per ``epsilon_cumulative_<group>`` column, its budget dashed in its colour and
+    its exhaustion marked: the 0-based query ``halts`` names (``""``: the uniform run; under
+    replay a group halts before a query that would take it over, math:costs), else
+    :func:`stopping_index`; a dotted line at the earliest. ``baseline``: the uniform run in
+    grey up to the smallest budget (the paper's "pate" line).
     """
     figure, axes = new_figure(style)
     xs, x_label = history_x(frame, x)
@@ -216,9 +192,8 @@ def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
                     y: str = "label_accuracy") -> list[tuple[str, pd.DataFrame]]:
     """Split a sweep table into curves (label, rows sorted by epsilon).
 
-    ``by="mechanism"``: one curve per mechanism (and per vote file when the table has
-    several); ``by="teachers"``: one per teacher count (and mechanism when several). Rows
-    without an epsilon or a ``y`` value are left out.
+    ``by``: ``mechanism`` (and vote file, when several) or ``teachers`` (and mechanism,
+    when several). Rows without an epsilon or ``y`` are left out.
     """
     rows = frame[np.isfinite(frame["epsilon"]) & np.isfinite(frame[y])]
     several_files = "file" in rows.columns and rows["file"].nunique() > 1
@@ -262,14 +237,12 @@ def tradeoff_figure(frame: pd.DataFrame, *, delta: float, by: str = "mechanism",
                     caption: str = "", style: Style = Style()) -> Figure:
     """Utility against privacy from a sweep (Papernot et al. 2018, Figure 4).
 
-    x = ``epsilon``, y = ``label_accuracy`` (or ``answered``), one curve per mechanism
-    (Figure 4 left) or per teacher count (Figure 4 right). A curve's line is its Pareto
-    frontier (``figure_data.frontier_mask``: the points no other point beats with at most
-    the epsilon and at least the score), in epsilon order, with error bars from
-    ``epsilon_std`` and ``<y>_std`` where those are non-zero; the other points are faint
-    dots (gid ``dominated-<n>``). ``annotate`` writes, next to each frontier point, the
-    noise parameters that vary along the curve (the data-dependent epsilon need not fall as
-    the noise grows, so joining the grid's points in order would zig-zag).
+    x = ``epsilon``, y = ``label_accuracy`` (or ``answered``), one curve per mechanism or
+    teacher count (Figure 4 left, right). A curve's line is its Pareto frontier
+    (``figure_data.frontier_mask``), with error bars from non-zero ``epsilon_std`` and
+    ``<y>_std``; other points are faint dots (gid ``dominated-<n>``). ``annotate`` labels
+    each frontier point with its varying noise parameters (a data-dependent epsilon need not
+    fall as noise grows, so joining the grid in order would zig-zag).
     """
     figure, axes = new_figure(style)
     for number, (label, part) in enumerate(tradeoff_curves(frame, by=by, y=y)):
@@ -359,9 +332,8 @@ def partition_figure(series, *, delta: float, caption: str = "",
     """Cumulative epsilon against answered queries (Papernot et al. 2018, Figure 5 right).
 
     ``series``: ``(label, per-query DataFrame)`` pairs. A run with a selection step
-    (non-zero ``rdp_selection``, i.e. Confident-GNMax) is drawn as two stacked areas, the
-    selection cost (dark) under the answer cost (light), split by :func:`partition_split`;
-    a run without one (LNMax, GNMax) as a line.
+    (non-zero ``rdp_selection``) is two stacked areas, selection cost (dark) under answer
+    cost (light), split by :func:`partition_split`; other runs are a line.
     """
     figure, axes = new_figure(style)
     for number, (label, frame) in enumerate(series):

@@ -30,11 +30,9 @@ def per_query_bytes(frame: pd.DataFrame, path: str) -> bytes:
 
 
 def per_query_stream_chunks(frames, path: str, *, rows: int | None = None) -> Iterator[bytes]:
-    """The bytes, in pieces, of the table whose consecutive pieces ``frames`` yields (e.g.
-    ``AnalysisResult.iter_frames()``; the same whatever its pieces) while only ``rows``
-    rows (default ``TABLE_ROWS``) are held at a time, a piece of CSV or JSON lines
-    formatted on a background thread while the next frame is drawn. The extension (and
-    pyarrow for parquet) is checked before any frame is drawn."""
+    """The bytes, in pieces, of the table ``frames`` yields (the same however it is split),
+    holding ``rows`` rows (default ``TABLE_ROWS``) at a time; CSV or JSON lines formatted
+    on a background thread. The extension (and pyarrow) is checked before any frame."""
     import pandas as pd
     rows = TABLE_ROWS if rows is None else rows
     extension = os.path.splitext(path)[1].lower()
@@ -56,8 +54,7 @@ def per_query_stream_chunks(frames, path: str, *, rows: int | None = None) -> It
                 joined = pd.concat(held, ignore_index=True) if len(held) > 1 else held[0]
                 yield joined.iloc[:rows].reset_index(drop=True)
                 rest = joined.iloc[rows:].reset_index(drop=True)
-                # an empty rest is not held: concatenated with the next frame, it leaves
-                # an empty chunk in pyarrow-backed string columns (see csv_table.csv_rows)
+                # an empty rest is not held (an empty chunk: csv_table.csv_rows)
                 held, size, cut = [rest] if len(rest) else [], len(rest), True
         if size or not cut:  # the rest, or an empty table (its header)
             yield (pd.concat(held, ignore_index=True) if len(held) > 1
@@ -117,8 +114,7 @@ def json_lines(frame: pd.DataFrame) -> str:
 
 def _json_cells(column: pd.Series) -> np.ndarray:
     """Each value of ``column`` as JSON text (an object array of ``str``), as ``json.dumps``
-    writes the Python value ``DataFrame.astype(object)`` gives (``int``, ``float``, ``bool``,
-    ``str``): numbers through ``int.__str__``/``float.__repr__`` mapped over the column."""
+    writes the value ``DataFrame.astype(object)`` gives, mapped over the column."""
     missing = column.isna().to_numpy()
     kind = column.dtype.kind
     text = np.empty(len(column), dtype=object)

@@ -1,12 +1,9 @@
 """A result in a notebook: ``result._repr_html_()``, ``result.plot.*()``, ``result.report()``.
 
-The analysis layer's ``AnalysisResult`` cannot import this layer (imports point down,
+``AnalysisResult`` cannot import this layer (imports point down,
 docs/contributing.md#architecture), so this module registers its views with
-``analysis.result.register_presenter`` when imported; the package's ``__init__`` imports it.
-The figures are the ``pate-plot`` ones (``report_figures``), the report is ``pate-report``'s
-(``report.render_report``), and the HTML repr is a small Jinja2 template: a summary table
-and a sparkline of the cumulative epsilon (inline SVG, a few KB whatever the number of
-queries).
+``analysis.result.register_presenter`` when imported. The HTML repr is a summary table and
+a sparkline of the cumulative epsilon (inline SVG, a few KB whatever the query count).
 """
 
 from __future__ import annotations
@@ -88,8 +85,8 @@ def sparkline(values) -> dict:
 
 
 def _cumulative_picks(result: AnalysisResult) -> np.ndarray:
-    """The cumulative epsilon at ``SPARK_POINTS`` evenly spread queries, read from the
-    per-query stream a piece at a time (empty for a result without its table)."""
+    """The cumulative epsilon at ``SPARK_POINTS`` evenly spread queries, streamed (empty
+    without a table)."""
     total = result.queries
     if total == 0 or (result.table is None and result.frames is None):
         return np.empty(0)

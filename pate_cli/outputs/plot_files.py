@@ -1,12 +1,7 @@
 """``pate-plot``'s figures from its input files, and the figure file itself.
 
-Each kind (``plot_history``, ``plot_groups``, ``plot_tradeoff``, ``plot_selection``,
-``plot_partition``, ``plot_tradeoff_curve``) reads its per-query tables, sweep tables, JSON
-summaries or votes,
-checks them with one-line errors (``InputError``, ``OptionError``: exit 2, before anything
-is written), and returns the ``Figure`` of ``outputs.figures`` with its caption.
-``figure_format`` takes the format from the output's extension (checking where it goes
-before any work) and ``save_figure`` writes the figure atomically.
+Each ``plot_*`` reads its tables, summaries or votes, checks them with one-line errors
+(exit 2, before anything is written) and returns the ``Figure`` with its caption.
 """
 
 from __future__ import annotations
@@ -54,8 +49,7 @@ def save_figure(figure, output: str, fmt: str) -> None:
 
 
 def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, style, delta):
-    """Cumulative epsilon against queries (or answered, or outputs), one line per
-    per-query table (Papernot et al. 2018, Figure 1 middle), each streamed into the rows
+    """``figures.history_figure``, one line per per-query table, each streamed into the rows
     drawn (``plot_tables``)."""
     summaries, frames = _runs(inputs, summary_paths, Drawing(
         HISTORY_COLUMNS, queries=queries, keep=("output",) if x == "output" else (),
@@ -74,9 +68,7 @@ def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, styl
 
 
 def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
-    """Cumulative epsilon against answered queries, a selecting run's cost split in its
-    selection and answer parts (Papernot et al. 2018, Figure 5 right); the cumulative
-    sums are the whole tables' (``plot_tables``)."""
+    """``figures.partition_figure`` of per-query tables (the whole tables' cumulative sums)."""
     summaries, frames = _runs(inputs, summary_paths, Drawing(
         PARTITION_COLUMNS, queries=queries, sums=("answered", "rdp_selection", "rdp_answer")))
     names = _run_labels(labels, inputs, summaries)
@@ -89,8 +81,7 @@ def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
 
 def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool, queries,
                 style, delta):
-    """Per-group cost histories of an individualized run, with budgets from the groups
-    CSV or the summary (Individualized PATE, Figures 1, 5, 6)."""
+    """``figures.groups_figure``, budgets from the groups CSV or the summary."""
     summary = read_summary(summary_path) if summary_path else None
     if summary is not None and not summary.get("groups"):
         raise InputError(f"{summary_path}: has no 'groups' list; expected the JSON "
@@ -129,9 +120,8 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
 
 
 def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style, delta):
-    """Label accuracy (or answered) against epsilon from sweep tables, concatenated; delta
-    the tables' one delta (``delta`` must agree), for tables without one ``delta``, else
-    1e-5 (Papernot et al. 2018, Figure 4)."""
+    """``figures.tradeoff_figure`` of sweep tables, concatenated, at their one delta
+    (:func:`_axis_delta`)."""
     import pandas as pd
 
     needed = ["mechanism", "epsilon", y] + (["teachers"] if by == "teachers" else [])
@@ -168,21 +158,18 @@ def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style,
 
 
 def plot_tradeoff_curve(inputs, *, labels, log: bool, style):
-    """The f-DP trade-off curve each JSON summary's guarantee implies (math:risk): its
-    publishable curve, its data-dependent one dashed, the mu-GDP curve where it applies.
+    """The f-DP trade-off curves of JSON summaries (math:risk).
 
     Args:
-      inputs: paths of JSON summaries (pate-analyze --format json -o FILE).
+      inputs: paths of JSON summaries.
       labels: a legend label per input, or none (each run's mechanism, else file name).
-      log: a logarithmic type I error axis.
-      style: the figure's look (``figure_style.Style``).
+      log, style: as ``risk_figure.tradeoff_curve_figure`` takes them.
 
     Returns:
-      The ``Figure`` of ``risk_figure.tradeoff_curve_figure``, with its caption.
+      The ``Figure``, with its caption.
 
     Raises:
-      InputError: a file that is not a JSON summary, or one without an attack risk (an
-        individualized run's, or a summary written before the risk keys).
+      InputError: a file that is not a JSON summary, or has no attack risk.
       OptionError: a ``--label`` count other than the inputs'.
     """
     summaries = [read_summary(path) for path in inputs]
@@ -239,9 +226,7 @@ class SelectionFigure(NamedTuple):
 
 def plot_selection(rows, teachers: float, figure: SelectionFigure, *, name: str, style,
                    delta):
-    """Confident-GNMax's plurality histogram and answered counts per ``(T, sigma1)`` of
-    ``figure`` over the vote ``rows`` of the file ``name``, with the answer step's mean
-    RDP per bin (Papernot et al. 2018, Figure 5 left)."""
+    """``figures.selection_figure`` over the vote ``rows`` of the file ``name``."""
     params, sigma, order, bins = figure
     sigma = sigma if sigma is not None else 0.16 * teachers
     delta = delta or 1e-5
@@ -306,10 +291,9 @@ def _figure_delta(option, summaries, paths) -> float:
 
 
 def _axis_delta(option, recorded: dict, what: str) -> float:
-    """The delta of an epsilon axis: the one its data were computed at (``recorded``: each
-    delta found, and where), which ``option`` (--delta) must agree with; ``option`` only
-    for data that record none, else 1e-5. One axis holds at one delta: data computed at
-    several are refused (each its own figure)."""
+    """The delta of an epsilon axis: the one its data record (``recorded``: each delta
+    found, and where; several are refused), which ``option`` (--delta) must agree with;
+    ``option`` for data that record none, else 1e-5."""
     if len(recorded) > 1:
         raise InputError(f"{what} have different delta values "
                          f"({', '.join(f'{d:g}' for d in sorted(recorded))}): an epsilon "

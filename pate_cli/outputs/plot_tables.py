@@ -1,16 +1,10 @@
 """The per-query tables of ``pate-plot`` and ``pate-report --from``, streamed into the rows
 their figures draw.
 
-A table is read in pieces of ``figure_data.FIGURE_ROWS`` rows (``inputs.table_pieces``)
-and each piece is, in turn: counted into the ``RunTotals`` that ``check_same_run``
-compares with the ``--summary`` (the whole table, also beyond ``-n``); cut to the first
-``-n`` rows; checked cell by cell (the first bad cell of each column remembered, with its
-row in the table); given the running sums the figures need over the whole table
-(``figure_data.running_sums``: the answered count, the selection and answer RDP); and
-thinned by ``figure_data.figure_rows``. So memory holds one piece and at most about
-``FIGURE_ROWS`` drawn rows (plus one per output for ``history --x output``), whatever the
-table's length; a table of at most ``FIGURE_ROWS`` rows is drawn whole, from the same
-floats as when it was read whole.
+Each piece of ``FIGURE_ROWS`` rows is counted into ``RunTotals`` (the whole table, beyond
+``-n`` too), cut to ``-n`` rows, checked cell by cell, given whole-table running sums and
+thinned by ``figure_data.figure_rows``: memory holds one piece and about ``FIGURE_ROWS``
+drawn rows (plus one per output); a shorter table is drawn whole, with the same floats.
 """
 
 from __future__ import annotations
@@ -32,23 +26,19 @@ from .run_match import RunTotals, check_same_run
 if TYPE_CHECKING:
     import pandas as pd
 
-# The largest finite value a figure's axis takes: matplotlib's ticks and margins overflow
-# float64 near its top (1.8e308); inf is drawn off the scale.
+# The largest finite value an axis takes (matplotlib overflows near 1.8e308; inf is off it).
 DRAWABLE = 1e300
 
-# The columns of a cost history (pate-plot history and groups, the report's figures); a
-# drawn table has its query and answered columns at least.
+# A cost history's columns; a drawn table has at least query and answered.
 HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
 
 
 @dataclass(frozen=True)
 class Drawing:
-    """What a figure draws from a per-query table: ``columns`` that must hold numbers in
-    every drawn row (with ``groups``, the ``epsilon_cumulative_<group>`` columns too, which
-    are kept); ``keep``, kept when present; ``sums``, given their running sums
-    (``cumulative_<column>``); the first ``queries`` rows (``-n``); the ``budgets`` the
-    figure marks (``figure_rows`` keeps the first row over each); ``allow_empty``: a
-    table without rows gives a frame without rows (the report of a run of no queries)."""
+    """What a figure draws: ``columns`` that must be numbers in every drawn row (with
+    ``groups`` the ``epsilon_cumulative_<group>`` ones too); ``keep``, kept when present;
+    ``sums``, given running sums; the first ``queries`` rows (``-n``); the ``budgets``
+    marked; ``allow_empty``: a table without rows gives an empty frame."""
 
     columns: tuple
     sums: tuple = ("answered",)
@@ -65,10 +55,8 @@ def drawn_table(path: str, drawing: Drawing, *, summary: dict | None = None,
 
     Args:
         drawing: which rows and columns (each row also gets its ``position``).
-        summary: the run's JSON summary (at ``summary_path``): the whole table is checked
-            to be its run first.
-        index: a list to append each piece's whole ``query`` column to (a
-            ``--query-indices`` run's rows, for the report's selection figure).
+        summary: the run's JSON summary (at ``summary_path``) the table is checked against.
+        index: a list to append each piece's whole ``query`` column to.
 
     Returns:
         The frame; its ``attrs``: the rows drawn from (``queries``), their answered sum,
@@ -123,10 +111,8 @@ class _Stream:
         self.last_query = -np.inf
 
     def drawn(self, pieces):
-        """The drawn pieces (the first ``queries`` rows, only the kept columns), while
-        every cell so far is a number and, when the summary gave the number of rows
-        (``limit``), the table is no longer (else the summary check fails: no need to
-        hold rows for a figure that will not be drawn)."""
+        """The drawn pieces (first ``queries`` rows, kept columns), while every cell so far
+        is a number and the table is not longer than ``limit`` (else no figure is drawn)."""
         start = 0
         for piece in pieces:
             if self.totals is not None:

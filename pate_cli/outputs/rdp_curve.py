@@ -1,9 +1,7 @@
 """``--write-rdp FILE``: a run's total RDP curve as CSV ``order,rdp`` (math:conversion).
 
-The curve is the composition (sum over queries, plus any ``--add-rdp`` curve) at every
-order of the grid, before conversion, so another accountant can compose it with its own
-events; ``pate-analyze --add-rdp FILE`` reads it back exactly (floats written with
-``repr``, ``inf`` where an order is unusable).
+The composed curve (plus any ``--add-rdp``) at every order, before conversion, for another
+accountant to compose; ``--add-rdp FILE`` reads it back exactly (``repr`` floats, ``inf``).
 """
 
 from __future__ import annotations

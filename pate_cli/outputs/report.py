@@ -1,11 +1,7 @@
 """The privacy statement of ``pate-report``: HTML (figures inline as SVG) or Markdown
-(figures written beside it, in ``<stem>_files/``), from Jinja2 templates shipped in
-``outputs/templates`` (autoescaping on for both: a group named ``<script>`` shows as text).
-
-What the statement says is built as plain data by ``report_content`` (from the JSON
-summary, nothing recomputed); the figures come from ``report_figures`` (the ``pate-plot``
-code). ``render_report`` returns the document and the side files as bytes, so the command
-writes them all atomically as one set (``outputs.writing.write_outputs``).
+(figures in ``<stem>_files/``), from the Jinja2 templates in ``outputs/templates``
+(autoescaped: a group named ``<script>`` shows as text). Content from ``report_content``,
+figures from ``report_figures``; returned as bytes, written as one set.
 """
 
 from __future__ import annotations
@@ -24,9 +20,8 @@ TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
 def environment(fmt: str = "html"):
     """The Jinja2 environment over the package's templates (autoescape on).
 
-    For Markdown, every value is first escaped by :func:`_markdown_text` (``&``, ``<``,
-    ``>`` only: raw HTML is what Markdown would pass through; quotes stay readable), and
-    the result is marked safe so the HTML autoescape does not escape it twice.
+    For Markdown, values are escaped by :func:`_markdown_text` (``&``, ``<``, ``>`` only)
+    and marked safe, so the autoescape does not escape them twice.
     """
     try:
         import jinja2
@@ -85,12 +80,10 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
                   ) -> tuple[str, dict[str, bytes]]:
     """The statement as text, and the figure files a Markdown report links to.
 
-    ``summary`` is the JSON summary dict, ``frame`` the per-query table (for the cost
-    history and group figures), ``votes`` the analysed rows of the vote file in analysed
-    order (for Confident's selection figure). For Markdown, the figures are SVG files in
-    ``files_folder(output)``, linked relative to ``output``. ``given``: the options of
-    the run that wrote the report, named as pate-analyze's (the files its summary does not
-    record, for the reproduction command).
+    ``frame``: the per-query table (history and group figures); ``votes``: the analysed
+    rows in order (the selection figure). Markdown figures are SVG files in
+    ``files_folder(output)``, linked relatively. ``given``: the run's options as
+    pate-analyze names them (files the summary does not record).
     """
     if fmt not in TEMPLATES:
         raise ValueError(f"report format must be html or markdown, got {fmt!r}")
@@ -118,8 +111,7 @@ def _embedded(key: str, figure, fmt: str, folder: str, files: dict) -> dict:
         entry["svg"] = Markup(svg_markup(figure, f"figure-{key}"))  # noqa: S704 - matplotlib escapes text
     else:
         files[os.path.join(folder, f"{key}.svg")] = figure_bytes(figure, "svg")
-        # beside the report; percent-encoded, so that spaces, parentheses or non-ASCII
-        # letters in the report's name do not end the link's destination
-        # the name's bytes percent-encoded (a name that is not UTF-8 too: %FF for 0xff)
+    # percent-encoded (non-UTF-8 bytes too: %FF), so spaces, parentheses or non-ASCII
+    # letters in the report's name do not end the link's destination
     entry["file"] = quote(os.fsencode(f"{os.path.basename(folder)}/{key}.svg"), safe="/")
     return entry

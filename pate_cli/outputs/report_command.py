@@ -1,11 +1,9 @@
 """The ``pate-analyze`` command a privacy statement prints to recompute its numbers
 (``pate-report``'s Reproduction section), rebuilt from the JSON summary's keys.
 
-Every option the summary records is given as recorded (exact values, paths shell-quoted);
-a file the summary does not record (its ``files``: a student's probabilities, true labels,
-query indices, rounds, groups, output ids given as paths) is a placeholder in capitals
-with a sentence saying so, unless the run that wrote the report gave it (``given``:
-pate-report's own options, named as pate-analyze's).
+Recorded options are given exactly (paths shell-quoted); a file the summary does not
+record is a capitalised placeholder with a sentence saying so, unless the run that wrote
+the report gave it (``given``).
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """What a privacy statement says, as plain data for the report templates (``pate-report``).
 
-One function, :func:`report_content`, reads a JSON summary (cli:json; the dict
-``AnalysisResult.to_dict()`` returns) and states: the headline guarantee, whether the
-published epsilon is data-dependent and whether it is sanitised (math:smooth), the
-privacy unit and neighbouring relation, the DP definition and conversion (math:conversion), delta
-and why, the mechanism and every parameter, accounting (math:costs), decisions, budget and halt,
-per-group costs (math:individualized), tuning cost (math:tuning), the attack risk (math:risk: the
-publishable bounds on a membership attacker, rounded up), the reproduction recipe, and a
-checklist after the reporting guidance of Ponomareva et al. 2023, "How to DP-fy ML" (section on
-reporting).
-
-Nothing here computes privacy: every number comes from the summary. Keys that other
-parts of the toolkit add over time are read tolerantly (``budget`` with ``stopped_at`` or
-``halted_at``; ``decisions``; ``tuning``).
+:func:`report_content` reads a JSON summary (cli:json) and states the headline guarantee
+(math:smooth), privacy unit, DP definition and conversion (math:conversion), mechanism and
+parameters, accounting (math:costs), decisions, budget, per-group costs
+(math:individualized), tuning (math:tuning), attack risk (math:risk, rounded up), the
+reproduction recipe, and a checklist after Ponomareva et al. 2023, "How to DP-fy ML"
+(section on reporting). Nothing is computed here; optional keys are read tolerantly.
 """
 
 from __future__ import annotations
@@ -163,17 +156,10 @@ def risk_rows(risk: dict) -> list[dict]:
 def risk_view(summary: dict, figure: dict | None = None) -> dict:
     """The attack risk section (math:risk).
 
-    Args:
-      summary: the JSON summary.
-      figure: the section's figure as the templates embed it, or None.
-
-    Returns:
-      The publishable bounds (``risk_data_independent``: ``rows``, rounded up) with their
-      ``source``, ``mu`` and ``figure``; a data-dependent run's own bounds apart
-      (``dependent``, labelled ``UNSANITISED``); or ``missing``, a sentence, for a summary
-      without a risk (an individualized run's, or one written before the risk keys);
-      ``search``: whether the bounds are a tuned run's search's (``tuning.risk``).
-    """
+    ``figure``: the section's embedded figure, or None. Returns the publishable bounds
+    (``rows``, rounded up) with ``source``, ``mu`` and ``figure``; a data-dependent run's own
+    bounds (``dependent``, labelled ``UNSANITISED``); or ``missing``, a sentence, without a
+    risk; ``search``: whether the bounds are a tuned run's search's (``tuning.risk``)."""
     tuning = summary.get("tuning")
     search = isinstance(tuning, dict) and tuning.get("risk") is not None
     independent = with_published_risk(summary).get("risk_data_independent")
@@ -239,9 +225,8 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
 
 
 def _independent_figures(summary: dict) -> list[dict]:
-    """The data-independent figure; under expected accounting the bound for any run first,
-    the figure at the expected answered count (an average) after it; the Gaussian steps'
-    privacy-loss-distribution figure first where it is the smaller bound."""
+    """The data-independent figures: the PLD figure first where smaller; under expected
+    accounting the bound for any run, then the figure at the expected count (an average)."""
     worst = summary.get("epsilon_data_independent_worst")
     pld = smaller_pld(summary)
     smaller = ([] if pld is None else [_figure(
@@ -264,11 +249,10 @@ def report_content(summary: dict, *, command: str | None = None,
                    given: dict | None = None) -> dict:
     """Everything the templates show, from a JSON ``summary`` (nothing is recomputed).
 
-    ``command``: the exact command that produced the report (else one is rebuilt from the
-    summary); ``figures``: dicts with ``id``, ``title``, ``caption`` and ``svg`` (HTML) or
-    ``file`` (Markdown); ``risk_figure``: the attack risk section's, the same way;
-    ``given``: the options of the run that wrote the report (the files its summary does
-    not record, for the ``pate-analyze`` command; ``report_command``).
+    ``command``: the command that produced it (else rebuilt from the summary);
+    ``figures``: dicts of ``id``, ``title``, ``caption`` and ``svg`` (HTML) or ``file``
+    (Markdown); ``risk_figure``: the risk section's, likewise; ``given``: the run's options
+    (files its summary does not record, for ``report_command``).
     """
     analyze, notes = command_line(summary, given)
     head = headline(summary)

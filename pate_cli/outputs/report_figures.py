@@ -1,14 +1,8 @@
 """The figures of a privacy statement, drawn by the same code as ``pate-plot``.
 
-Cost history (``history_figure``, with the budget line and halt), for votes grouped into
-outputs (generated sequences) the same history after each output (``history_figure`` with
-``x="output"``, as ``pate-plot history --x output`` draws it), the Confident selection
-histogram (``selection_figure`` over ``accounting.selection.selection_bins``, when the votes
-are at hand), the per-group histories of an individualized run (``groups_figure``), and
-the attack risk's trade-off curve (``risk_figure.tradeoff_curve_figure``, the publishable
-curve only, as ``pate-plot tradeoff-curve`` draws it).
-Each figure is returned as a matplotlib ``Figure``; ``svg_markup`` turns one into an
-``<svg>`` element to inline in HTML (no XML prolog, no comments, no timestamps).
+The cost history (per query and per output), Confident's selection histogram (when the
+votes are at hand), per-group histories, and the publishable trade-off curve; each a
+matplotlib ``Figure``, inlined in HTML by :func:`svg_markup`.
 """
 
 from __future__ import annotations
@@ -31,9 +25,8 @@ FIGURE_TITLES = {"history": "Cumulative privacy cost",
                  "risk": "Trade-off curve: what a membership attacker can reach"}
 
 
-# What a figure drawn from the private votes is, when it may not be published with the
-# statement: the selection histogram always (it shows the votes' plurality counts); the
-# cost histories of a data-dependent run.
+# Figures not to publish with the statement: the selection histogram always (it shows the
+# votes' plurality counts); the cost histories of a data-dependent run.
 PRIVATE_VOTES = "drawn from the private votes' plurality counts: not for publication"
 
 
@@ -100,11 +93,9 @@ def groups_plot(summary: dict, frame, *, style=None):
 
 
 def risk_plot(summary: dict, *, style=None):
-    """The publishable trade-off curve of the run's attack risk (math:risk), on a log
-    alpha axis (the reported FPRs apart), with the mu-GDP curve where it applies; None
-    when the summary has no usable risk (an individualized run's). The data-dependent
-    curve is left out: a statement is published; a tuned run's is its search's.
-    """
+    """The publishable trade-off curve (math:risk; a tuned run's search's) on a log alpha
+    axis, without the data-dependent one (a statement is published); None without a
+    usable risk."""
     summary = with_published_risk(summary)
     risk = summary.get("risk_data_independent")
     if risk is None or risk_problem(risk) is not None:

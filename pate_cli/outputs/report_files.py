@@ -1,8 +1,5 @@
-"""The files of ``pate-report``: its destination checked before any work, the run it
-reports read back from ``--from summary.json [--per-query q.csv]`` (with the votes when
-the summary's input file is still there, for the selection figure) or the rows its
-figures draw from a run's streamed table, and the statement written with its figure
-files as one set."""
+"""The files of ``pate-report``: its destination checked before any work, the run read back
+from ``--from``, and the statement written with its figure files as one set."""
 
 from __future__ import annotations
 
@@ -54,12 +51,9 @@ def analysed_votes(result):
 
 
 def read_run(summary_path: str, per_query: str | None):
-    """``(summary, the rows of the per-query table its figures draw or None, votes or
-    None)`` of ``--from``: the table read a piece at a time into the rows its figures draw
-    and checked to be the summary's run (``plot_tables.drawn_table``), and the votes when
-    the summary's input file is still there with the same sha256 (for the selection
-    figure: the analysed rows, the table's ``query`` column when the summary analysed
-    ``--query-indices``; not for a multi-label run, whose file is no vote histogram)."""
+    """``(summary, drawn rows or None, votes or None)`` of ``--from``: the table's drawn
+    rows, checked to be the summary's run (:func:`_drawn_run`), and the analysed votes when
+    the input file is still there with the same sha256 (not for a multi-label run)."""
     summary = read_summary(summary_path)
     for key in ("input", "mechanism", "queries", "accounting"):
         if key not in summary:
@@ -100,11 +94,9 @@ def _drawn_run(summary: dict, summary_path: str, per_query: str):
 
 
 def write_report(output: str, text: str, figures: dict) -> None:
-    """Write the statement and its figure files (in ``files_folder(output)``, made when
-    needed) as one set; on failure nothing is left half-written, not even the folder.
-    Once a Markdown report is written, the figures an earlier report left in its folder
-    and this one does not draw are removed (only the names a report writes: the folder
-    then holds this report's figures and whatever else the user put there)."""
+    """Write the statement and its figures (in ``files_folder(output)``) as one set; on
+    failure nothing is left, not even the folder. Then figures an earlier report left
+    there and this one does not draw are removed (only names a report writes)."""
     folder = files_folder(output)
     made = bool(figures) and not os.path.isdir(folder)
     if figures:

@@ -1,8 +1,7 @@
-"""The sentences a privacy statement is built on (``report_content``): the headline
-guarantee, with whether the published epsilon is data-dependent and sanitised (
-math:smooth), the decisions that were accounted, and the privacy unit with its neighbouring
-relation; and how figures are printed (``number``, ``epsilon_text``: a guarantee rounded
-up). Nothing here computes privacy: every number comes from the JSON summary.
+"""The sentences of a privacy statement (``report_content``): the headline guarantee and
+whether it is data-dependent or sanitised (math:smooth), the decisions accounted, the
+privacy unit and neighbouring relation; and how figures print (a guarantee rounded up).
+Nothing here computes privacy: every number comes from the JSON summary.
 
 Size: one concept, the statement's sentences, each worded for every accounting and
 mechanism.
@@ -169,10 +168,9 @@ def _with_search(summary: dict, published: float) -> tuple[float, str]:
 
 
 def smaller_pld(summary: dict) -> float | None:
-    """The privacy-loss-distribution figure (``epsilon_data_independent_pld``)
-    where it is below the RDP data-independent bound (``epsilon_data_independent_worst``
-    under expected accounting, the bound for any run), else None: the figure the summary
-    leads with and the report publishes."""
+    """``epsilon_data_independent_pld`` where below the RDP data-independent bound
+    (``epsilon_data_independent_worst`` under expected accounting), else None: the figure
+    the summary leads with and the report publishes."""
     pld = summary.get("epsilon_data_independent_pld")
     bound = summary.get("epsilon_data_independent_worst") or summary.get(
         "epsilon_data_independent")
@@ -204,11 +202,10 @@ def _smaller_pld(summary: dict, rdp: float) -> tuple[float, str]:
 def headline(summary: dict) -> dict:
     """The headline sentence, the published epsilon and the warning (or None).
 
-    The published figure always holds: data-independent, sanitised by smooth
-    sensitivity, or of a data-independent run (per group at the halt for an
-    individualized run); a data-dependent figure is stated beside it, labelled as such.
-    With ``--tuning`` the search's figure is part of the headline (published when it is
-    data-independent, else labelled data-dependent); ``tuning_included`` says which.
+    The published figure always holds (data-independent, or sanitised by smooth
+    sensitivity; per group at the halt when individualized); a data-dependent figure is
+    stated beside it, labelled. With ``--tuning`` the search's figure is part of the
+    headline (published if data-independent); ``tuning_included`` says which.
     """
     dependent, sanitised = data_dependence(summary)
     delta = number(summary["delta"], 10)
@@ -246,8 +243,7 @@ def headline(summary: dict) -> dict:
                 f"\u03b5 = {epsilon_text(summary['epsilon'])} with the release's own cost, at "
                 f"order {number(smooth['order'])}; noise std {number(smooth['noise_std'])}).")
     elif dependent and summary.get("epsilon_data_independent_worst") is not None:
-        # expected accounting: the data-independent figure at the expected count is an
-        # average too; the bound that holds for any particular run answers every query
+        # expected accounting: the bound for any run answers every query
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent_worst"])
         published, search = _with_search(summary, bound)
         search = search or how
@@ -323,9 +319,8 @@ def _sampled_unit(sampling: dict) -> tuple[str, str]:
 
 
 def _multilabel_unit(multilabel: dict, teachers) -> tuple[str, str]:
-    """Privacy unit and neighbouring relation of multi-label votes: one example's teacher
-    changes its votes on every label of a query at once (the summary's
-    ``sensitivity_squared``, the squared L2 distance of a query's released vector)."""
+    """Privacy unit and neighbouring relation of multi-label votes: one teacher changes its
+    votes on every label of a query at once (``sensitivity_squared``: squared L2)."""
     squared = multilabel.get("sensitivity_squared")
     sensitivity = ("not recorded" if not isinstance(squared, int | float) else
                    f"\u221a{number(squared)} \u2248 {number(math.sqrt(squared))}"

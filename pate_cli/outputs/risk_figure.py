@@ -1,14 +1,9 @@
 """The f-DP trade-off curve a run's guarantee implies (math:risk), from its JSON summary:
 ``pate-plot tradeoff-curve`` and the attack-risk figure of ``pate-report``.
 
-A mechanism is f-DP when no test between neighbouring data sets has type II error below
-``f(alpha)`` at type I error ``alpha``; the summary's ``risk`` objects carry the bound
-``TPR <= 1 - f(alpha)`` at a grid of FPRs ``alpha``. :func:`curve_lines` turns a summary
-into the lines drawn, type II error ``beta = 1 - TPR`` against ``alpha``: the publishable
-curve (``risk_data_independent``), the data-dependent one (``risk``, when unsanitised) and,
-where the run is mu-GDP, the exact curve ``Phi(Phi^-1(1 - alpha) - mu)`` at fine alphas
-(``accounting.risk.gaussian_tpr``). :func:`tradeoff_curve_figure` draws them with the
-diagonal ``beta = 1 - alpha`` (no privacy loss) and the reported FPRs marked.
+A summary's ``risk`` objects bound ``TPR <= 1 - f(alpha)`` at a grid of FPRs ``alpha``;
+drawn as type II error ``beta = 1 - TPR`` against ``alpha``, with the exact mu-GDP curve
+``Phi(Phi^-1(1 - alpha) - mu)`` where it applies and the diagonal ``beta = 1 - alpha``.
 """
 
 from __future__ import annotations
@@ -26,8 +21,7 @@ from .figure_style import GREY, PALETTE, Style, finish_figure, new_figure, plain
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The alphas of the smooth mu-GDP curve and of the diagonal: 1e-6 to 1 log-spaced (50 a
-# decade, for --log) and 0 to 1 by 0.002 (linear axes).
+# The mu-GDP curve's and diagonal's alphas: 1e-6..1, 50 a decade (--log); 0..1 by 0.002.
 FINE_ALPHAS = np.unique(np.concatenate([np.logspace(-6.0, 0.0, 301),
                                         np.linspace(0.0, 1.0, 501)]))
 # The smallest alpha of a logarithmic axis: the summaries' curves start at 1e-6.
@@ -47,16 +41,8 @@ class CurveLine:
 
 
 def with_published_risk(summary: dict) -> dict:
-    """``summary`` with the attack risk a report publishes as ``risk_data_independent``:
-    a tuned run's search's (``tuning.risk``: its epsilon includes the search, so its risk
-    does, math:tuning), else the run's own.
-
-    Args:
-      summary: a JSON summary.
-
-    Returns:
-      The summary, or a copy with ``risk_data_independent`` replaced.
-    """
+    """``summary``, or a copy whose ``risk_data_independent`` is a tuned run's search's
+    (``tuning.risk``: its epsilon includes the search, so its risk does, math:tuning)."""
     tuning = summary.get("tuning")
     if isinstance(tuning, dict) and tuning.get("risk") is not None:
         return {**summary, "risk_data_independent": tuning["risk"]}
@@ -64,15 +50,9 @@ def with_published_risk(summary: dict) -> dict:
 
 
 def risk_problem(risk) -> str | None:
-    """What makes ``risk`` (a summary's ``risk`` object) unusable for a figure, or None.
-
-    Args:
-      risk: the JSON value.
-
-    Returns:
-      A short phrase (``tradeoff.fpr and tradeoff.tpr differ in length``), or None for a
-      risk object with a curve of probabilities, ``tpr_at_fpr`` and ``advantage``.
-    """
+    """Why a summary's ``risk`` object is unusable for a figure, as a short phrase
+    (``tradeoff.fpr and tradeoff.tpr differ in length``); None for one with a curve of
+    probabilities, ``tpr_at_fpr`` and ``advantage``."""
     if not isinstance(risk, dict):
         return "not an object"
     curve = risk.get("tradeoff")
@@ -109,14 +89,13 @@ def curve_lines(summary: dict, name: str = "", *, dependent: bool = True) -> lis
     """The lines :func:`tradeoff_curve_figure` draws for one run.
 
     Args:
-      summary: a JSON summary with a non-null ``risk_data_independent`` (``risk_problem``
-        finds nothing wrong with it).
-      name: the run's legend label, prefixed to each line's (none when empty).
-      dependent: also the data-dependent curve of ``risk`` when it is data-dependent.
+      summary: a JSON summary with a usable ``risk_data_independent`` (``risk_problem``).
+      name: the legend label prefixed to each line's (none when empty).
+      dependent: also ``risk``'s curve when it is data-dependent.
 
     Returns:
-      The publishable curve, then the data-dependent one (when drawn), then the exact
-      mu-GDP curve where ``mu`` is set; ``beta = 1 - tpr`` of the summary's curves.
+      The publishable curve, the data-dependent one (when drawn), then the exact mu-GDP
+      curve where ``mu`` is set.
     """
     prefix = f"{name}: " if name else ""
     independent = summary["risk_data_independent"]
@@ -157,15 +136,13 @@ def tradeoff_curve_figure(runs, *, log: bool = False, dependent: bool = True,
 
     Args:
       runs: ``(label, summary)`` pairs, each summary with an attack risk.
-      log: a logarithmic type I error axis, from ``LOG_ALPHA`` (``style.logy``: the type
-        II error axis likewise).
+      log: a logarithmic type I error axis from ``LOG_ALPHA`` (``style.logy``: type II too).
       dependent: draw each data-dependent curve (dashed, labelled unsanitised).
-      caption: the line under the plot.
-      style: size, title and look (``figure_style.Style``).
+      caption, style: the line under the plot; the look (``figure_style.Style``).
 
     Returns:
-      The figure: per run its lines (:func:`curve_lines`, gids ``<kind>-<n>``) and its
-      reported FPRs marked (gid ``reported-<n>``), and the diagonal ``beta = 1 - alpha``.
+      The figure: per run its lines (gids ``<kind>-<n>``) and reported FPRs (gid
+      ``reported-<n>``), and the diagonal ``beta = 1 - alpha``.
     """
     figure, axes = new_figure(style)
     axes.plot(FINE_ALPHAS, 1.0 - FINE_ALPHAS, color=GREY, linewidth=0.8,

@@ -1,8 +1,6 @@
-"""The files a ``pate-analyze`` run writes besides its summary on stdout: checked before
-any work, then formed from the result (``-o``, ``--per-query``, ``--write-decisions``,
-``--ss-history``, ``--write-rdp``), the per-query table and the decisions streamed a
-piece at a time (bounded memory; both from one pass over the votes when both are
-regular files). ``outputs.writing.write_outputs`` writes them as a set.
+"""The files a ``pate-analyze`` run writes besides its summary on stdout: checked before any
+work, then formed from the result (the per-query table and decisions streamed from one
+pass) and written as a set.
 """
 
 from __future__ import annotations

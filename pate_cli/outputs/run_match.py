@@ -1,34 +1,25 @@
 """Do a JSON summary and a per-query table come from the same run?
 
 ``pate-report --from a.json --per-query b.csv`` and ``pate-plot ... --summary`` draw a
-table's curve under a summary's figures; from two different runs that would be one run's
-curve under another's headline. The per-query table has no sha256 or parameters of its own
-(cli:per-query fixes its columns), so :func:`check_same_run` compares what both carry:
+table's curve under a summary's figures. The table has no sha256 of its own (cli:per-query
+fixes its columns), so :func:`check_same_run` compares what both carry:
 
-- the number of rows and the summary's ``queries`` (a budget run's table stops at the
-  halt, as its ``queries`` does);
-- the ``query`` column: ``0 .. n-1`` unless the summary says ``query_indices`` (then
-  distinct rows of the vote file, below its ``input.queries``);
-- the table's last ``epsilon_cumulative`` and the summary's RDP figure (``epsilon_rdp``,
-  else ``epsilon``); for an individualized run, each group's column at the halt and at the
-  end against the group's ``epsilon`` and ``epsilon_if_continued``;
-- the answered count (the sum of ``answered``, for expected accounting a sum of
-  probabilities) and the labels output (rows with a label; for a multi-label run the
-  (query, label) pairs the summary counts: the bits of a binary table's
-  ``answered_labels``, every label of a tau or powerset row; not compared beyond 62
-  labels, where a label set has no bits, -1).
+- the row count and ``queries`` (a budget run's table stops at the halt);
+- the ``query`` column: ``0 .. n-1``, or with ``query_indices`` distinct vote-file rows;
+- the last ``epsilon_cumulative`` against ``epsilon_rdp`` (else ``epsilon``); for an
+  individualized run each group's column at the halt and at the end against its
+  ``epsilon`` and ``epsilon_if_continued``;
+- the answered sum and the labels output (for a multi-label run the (query, label) pairs:
+  a binary table's ``answered_labels`` bits, every label of a tau or powerset row; not
+  compared beyond 62 labels, -1).
 
-The figures are sums of n per-query terms formed two ways (the table's running sum adds
-them one after another, the summary's from its distinct statistics), so they are compared
-to at most 1e-12 or ``2 n 2^-53`` relative, whichever is larger: a sum of n non-negative
-terms added in any order is within ``(n - 1) 2^-53`` relative of the exact sum (Higham,
-"Accuracy and Stability of Numerical Algorithms", s.4.2), and the RDP sums go into the
-conversion's minimum, which moves by at most the sums' own error (README, "Tolerance
-between algorithms").
-
-Every figure depends on the mechanism, its parameters, delta, the order grid, the votes
-and the decisions, so two different runs agreeing on all of these to 12 digits is not a
-case to plan for. A mismatch is one ``InputError`` line naming the first thing that differs.
+The figures are sums of n terms formed two ways, compared to the larger of 1e-12 and
+``2 n 2^-53`` relative: a sum of n non-negative terms in any order is within
+``(n - 1) 2^-53`` of the exact sum (Higham, "Accuracy and Stability of Numerical
+Algorithms", s.4.2), and the conversion's minimum moves by at most that (README,
+"Tolerance between algorithms"). Two runs agreeing
+on all of these to 12 digits is not a case to plan for. A mismatch is one ``InputError``
+line naming the first difference.
 """
 
 from __future__ import annotations
@@ -60,11 +51,8 @@ def _floats(piece, column: str) -> np.ndarray:
 
 
 class RunTotals:
-    """What :func:`check_same_run` compares, gathered from a per-query table's consecutive
-    pieces (:meth:`add`), so a table is checked one piece at a time: the row count, the
-    ``query`` column piece by piece (with ``query_indices``, one bit per row of the vote
-    file marks the rows seen), the last cumulative epsilons and each group's at the halt,
-    the answered sum and the labels count."""
+    """What :func:`check_same_run` compares, gathered piece by piece (:meth:`add`); with
+    ``query_indices`` one bit per vote-file row marks the rows seen."""
 
     def __init__(self, summary: dict):
         self.summary = summary

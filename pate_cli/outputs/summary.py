@@ -71,10 +71,7 @@ def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
 
 
 def _summary_lines(s: dict) -> list[tuple[str, str]]:
-    """The table's lines. A data-dependent figure says it is unsanitised (not to be
-    published as it is); under expected accounting the data-independent line leads with
-    the bound that holds whatever a run answers, the figure at the expected count (an
-    average) after it."""
+    """The table's lines; a data-dependent figure says it is unsanitised."""
     source = s["input"]
     dependent = data_dependence(s)[0]
     digest = (source["sha256"] or "")[:12]
@@ -110,8 +107,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
             ("data-independent", f"{_up(worst['epsilon_data_independent'])} (group "
                                  f"{worst['group']}'s at the halt, the largest)"), uniform])
     if s.get("data_independent_method") == "pld":
-        # the headline is the PLD accountant's, which has no order: say so, and give the
-        # RDP figure the order and the per-query table belong to
+        # the PLD headline has no order: give the RDP figure the per-query table belongs to
         pld = PLD
         lines[-2:] = [
             ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({pld})"),
@@ -119,8 +115,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                             "table's figures)"),
             ("data-independent", f"{_up(s['epsilon_data_independent'])} ({pld})")]
     if s.get("epsilon_improved") is not None and s.get("conversion") != "improved":
-        # math:conversion: the tighter valid figure beside the classic one (the headline itself
-        # under --conversion improved)
+        # math:conversion: the tighter figure beside the classic (headline under improved)
         after = 1 + next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
         lines.insert(after, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
                                              f"({_improved_label(s)}"
@@ -170,8 +165,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
             lines.append((f"group {row['group']}",
                           f"budget {_short(row['budget'])}, {knob}: spent "
                           f"{_up(row['epsilon'])}{spent_order}, {exhausted}{independent}"))
-        # Queries are 0-based, as in the per-query table and the plots: ``stopped_at``
-        # is the first query not released (the one that exhausts a group).
+        # 0-based queries: ``stopped_at`` is the first not released (the one exhausting a group)
         stop = ("no group exhausted" if s["stopped_at"] is None
                 else f"stops before query {s['stopped_at']}")
         base = s["baseline"]
@@ -226,10 +220,8 @@ def risk_source_text(risk: dict) -> str:
 
 
 def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, str]]:
-    """The attack risk (math:risk): the publishable bounds on a membership attacker's TPR at
-    each reported FPR and on its advantage, rounded up, their source named; a
-    data-dependent run's own TPR bounds after them where they are smaller, labelled
-    unsanitised."""
+    """The attack risk (math:risk): the publishable TPR and advantage bounds, rounded up,
+    with their source; a data-dependent run's smaller bounds after, labelled unsanitised."""
     if independent is None:
         return []
     dependent = risk is not None and risk["data_dependent"]

@@ -118,12 +118,10 @@ register_presenter("dict", summary_dict)
 
 
 def sampling_summary(mechanism) -> dict | None:
-    """The JSON ``sampling`` object of cli:json (None for a run without sampling;
-    ``mechanisms.sampled``): the scheme, ``rate`` (``size / population`` without
-    replacement), ``vote_change`` as declared, ``moves`` (whether the argmax's counts move
-    between neighbours: a moved vote, or any replaced unit) and the argmax's
-    ``sensitivity`` (L2 for Gaussian answers, L1 for LNMax), the threshold's (1) and
-    ``steps`` (``shared`` or ``independent`` subsets) for Confident."""
+    """The JSON ``sampling`` object of cli:json, or None (``mechanisms.sampled``): scheme,
+    ``rate`` (``size / population`` without replacement), ``vote_change``, ``moves``
+    (whether the argmax's counts move between neighbours), the argmax's ``sensitivity``
+    (L2 Gaussian, L1 LNMax), and for Confident the threshold's (1) and ``steps``."""
     sampling = getattr(mechanism, "sampling", None)
     if sampling is None:
         return None
@@ -139,11 +137,9 @@ def sampling_summary(mechanism) -> dict | None:
 
 
 def risk_dict(risk) -> dict | None:
-    """The JSON ``risk`` object of cli:json (math:risk; None without one): ``source``
-    (``pld``, ``rdp``, or ``pure`` for SVT-PATE's one pair), ``data_dependent`` (an
-    unsanitised figure, not for publication), ``tpr_at_fpr`` (the attacker's TPR bound at
-    each reported FPR), ``advantage``, ``mu`` (or None) and the ``tradeoff`` curve's TPR
-    bounds at its FPRs."""
+    """The JSON ``risk`` object of cli:json (math:risk), or None: ``source`` (``pld``,
+    ``rdp``, ``pure``), ``data_dependent``, ``tpr_at_fpr``, ``advantage``, ``mu`` and the
+    ``tradeoff`` curve."""
     if risk is None:
         return None
     return {"source": risk.source, "data_dependent": risk.data_dependent,
@@ -156,10 +152,9 @@ def risk_dict(risk) -> dict | None:
 
 
 def group_risk(row, result) -> dict | None:
-    """An individualized group's attack risk (math:risk): the bounds of the (epsilon, delta)
-    pair its data-independent figure states (at the halt; a data-independent run's own
-    epsilon), without the curve: ``{source, data_dependent, tpr_at_fpr, advantage, mu}``
-    (``source`` ``rdp``, ``mu`` None); None without a figure."""
+    """An individualized group's attack risk (math:risk) from its data-independent
+    (epsilon, delta) at the halt, without the curve (``source`` ``rdp``, ``mu`` None);
+    None without a figure."""
     epsilon = row.get("epsilon_data_independent")
     if epsilon is None and result.accounting == "data-independent":
         epsilon = row.get("epsilon")
@@ -172,21 +167,18 @@ def group_risk(row, result) -> dict | None:
 
 
 def epsilon_method(result) -> str:
-    """Which accountant gave ``epsilon`` (cli:json): ``pld`` (the Gaussian steps'
-    privacy-loss distribution, ``accounting.pld``; ``data_independent_method`` ``pld``), ``pure``
-    (a pure-DP bound no finite order attains: SVT-PATE's ``c eps0``) or ``rdp`` (an RDP
-    curve converted at ``order``, math:conversion)."""
+    """Which accountant gave ``epsilon`` (cli:json): ``pld`` (``accounting.pld``), ``pure``
+    (SVT-PATE's ``c eps0``, at no finite order) or ``rdp`` (converted at ``order``,
+    math:conversion)."""
     if result.data_independent_method == "pld":
         return "pld"
     return "rdp" if math.isfinite(result.order) else "pure"
 
 
 def epsilon_rdp(result) -> float | None:
-    """The RDP conversion of the run's total curve (math:conversion), at the run's
-    conversion: ``epsilon`` itself unless the privacy-loss-distribution accountant gave a
-    smaller data-independent figure (``data_independent_method`` ``pld``), where this is
-    the figure the per-query table's ``epsilon_cumulative`` and ``order`` belong to; None
-    where the epsilon is not an RDP conversion (SVT-PATE, individualized groups)."""
+    """The RDP conversion of the run's total curve (math:conversion): ``epsilon`` unless the
+    PLD accountant gave a smaller figure, then the one the per-query table's
+    ``epsilon_cumulative`` and ``order`` belong to; None for SVT-PATE and groups."""
     if result.epsilon_rdp is not None:
         return result.epsilon_rdp
     if result.svt is not None or result.groups is not None or result.rdp_total is None:

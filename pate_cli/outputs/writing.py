@@ -1,10 +1,6 @@
-"""Atomic writing of a command's outputs: all of them or none, never half a file.
-
-Output files are written to a temporary file in the target directory and renamed into
-place, all outputs of one command together, so a failure never leaves a half-written file
-nor a mix of old and new outputs (``write_outputs``). Streamed outputs (iterables of
-bytes, such as ``files.per_query_stream_chunks``) are drawn in turn and written on a
-background thread while their next pieces are formed."""
+"""Atomic writing of a command's outputs: all of them or none, never half a file nor a mix
+of old and new outputs. Streamed outputs are written on a background thread while their
+next pieces are formed."""
 
 from __future__ import annotations
 
@@ -27,18 +23,14 @@ def write_outputs(files: dict) -> None:
     """Write the outputs of one command (path -> bytes, or an iterable of bytes such as
     ``per_query_stream_chunks``) as a set: all of them or none.
 
-    Every regular destination is first written in full to a temporary file beside it;
-    only when all of them (and any special destination, below) are written are the
-    temporaries renamed into place. If any write fails, every temporary is removed and
-    no regular destination is touched. An existing regular file keeps its permissions
-    (a new one gets the umask's, as ``open`` would give); a symbolic link is followed
-    (its target is replaced, the link kept). A destination that exists and is not a
-    regular file (``/dev/null``, a FIFO), and ``/dev/stdout`` whatever it is redirected
-    to, is written directly, never replaced or removed. Problems are ``ValueError``s
-    naming the file (``cannot write: ...``): a missing directory, a directory as
-    destination, two paths naming the same file, an existing file without write
-    permission (refused even for root: the rename would replace it), and any ``OSError``
-    (read-only directory, full disk, file too large).
+    Each regular destination is written to a temporary file beside it; only when all are
+    written are they renamed into place (on failure every temporary is removed). An
+    existing file keeps its permissions (a new one gets the umask's); a symbolic link's
+    target is replaced. A special destination (``/dev/null``, a FIFO, ``/dev/stdout``) is
+    written directly, never replaced or removed. Problems are ``ValueError``s naming the
+    file (``cannot write: ...``): a missing directory, a directory, two paths to one file,
+    a file without write permission (even for root: the rename would replace it), any
+    ``OSError``.
     """
     destinations = check_destinations((path, path) for path in files)
     contents = list(files.values())
@@ -67,18 +59,13 @@ def write_outputs(files: dict) -> None:
 
 
 def utf8_text(text: str) -> str:
-    """``text`` that encodes as UTF-8: a file name that is not UTF-8 (a byte ``0xff`` that
-    Python holds as the lone surrogate ``\\udcff``) is written ``\\udcff``, the text JSON
-    gives it, instead of failing (CSV, parquet, a report's HTML or Markdown)."""
+    """``text`` that encodes as UTF-8: a lone surrogate from a non-UTF-8 file name
+    (``\\udcff``) is written as JSON writes it, instead of failing."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same directory and a rename.
-
-    ``write_outputs`` for one file: the same rules (kept permissions, special files
-    written in place) and the same ``ValueError`` naming the file on any failure.
-    """
+    """``write_outputs`` for one file: a temporary file beside it, then a rename."""
     write_outputs({path: data})
 
 
@@ -103,12 +90,10 @@ def is_special(path: str) -> bool:
 
 @dataclass(frozen=True)
 class Destination:
-    """Where one output goes: ``path`` as given, ``target`` the file written (for a
-    regular or new file, ``path`` with symbolic links resolved), ``mode`` the permissions
-    of the replacement (``None`` for a special file, written in place), ``identity`` what
-    tells two paths to the same file apart (``None`` for a special file), ``descriptor``
-    the open file descriptor that ``path`` names (``/dev/stdout``: 1), written to as it is
-    (a shell's ``>> log`` keeps appending), whatever file it is."""
+    """Where one output goes: ``path`` as given, ``target`` the file written (links
+    resolved), ``mode`` the replacement's permissions and ``identity`` (device, inode)
+    (both None for a special file, written in place), ``descriptor`` the open descriptor
+    ``path`` names (``/dev/stdout``: 1), written as it is (``>> log`` keeps appending)."""
 
     path: str
     target: str
@@ -124,13 +109,10 @@ class Destination:
 def check_destinations(outputs, inputs=()) -> list[Destination]:
     """Refuse, before any work, outputs that cannot be written as asked.
 
-    ``outputs`` is a sequence of ``(name, path)`` (``name`` is how the message shows the
-    path, e.g. ``"-o x.json"``); ``inputs`` the same for the files the command reads.
-    Raises ``ValueError`` (one line) when a directory is missing, a destination is a
-    directory or a file without write permission, two outputs are the same file, or an
-    output is one of the inputs (it would be lost): the same file once ``.``, ``..`` and
-    symbolic links are resolved, or the same inode. Special files (``/dev/null``) may
-    take several outputs.
+    ``outputs`` and ``inputs`` are ``(name, path)`` pairs (``name`` as messages show it,
+    ``"-o x.json"``). ``ValueError`` (one line): a missing directory, a directory or
+    unwritable file, two outputs or an output and an input that are the same file (paths
+    resolved, or the same inode). Special files (``/dev/null``) may take several outputs.
     """
     destinations, seen = [], {}
     for name, path in outputs:
@@ -190,12 +172,9 @@ def _destination(path: str) -> Destination:
 
 
 def _write_permitted(status: os.stat_result) -> bool:
-    """Whether the permission bits let this process write the existing file ``status``.
-
-    The atomic rename needs only the directory's permission, so without this check a
-    read-only file would be replaced; the bits are read (not ``os.access``, which lets
-    root write anything): for root, any write bit; otherwise the owner's, the group's or
-    the others', whichever class the process falls in."""
+    """Whether the permission bits let this process write the existing file ``status``
+    (the rename needs only the directory's, so a read-only file would be replaced). Bits,
+    not ``os.access`` (which lets root write anything): root needs any write bit."""
     if not hasattr(os, "geteuid"):  # not POSIX: the read-only attribute is the owner's bit
         return bool(status.st_mode & stat.S_IWUSR)
     user = os.geteuid()
@@ -210,10 +189,8 @@ def _write_permitted(status: os.stat_result) -> bool:
 
 def _stage_together(outputs: list) -> list[str]:
     """Each ``(destination, data)`` in a new temporary file beside its destination; their
-    paths. Streamed outputs (iterables of bytes) are drawn in turn, a piece of each at a
-    time, so streams formed from one pass (a per-query table and the decisions read from
-    it, ``itertools.tee``) hold at most a piece each; the writes happen on a background
-    thread while the next pieces are drawn."""
+    paths. Streams are drawn a piece of each in turn, so streams teed from one pass hold
+    at most a piece each."""
     temporaries: list[str] = []
     handles: list[int] = []
     try:
@@ -322,10 +299,8 @@ def _write_bytes(handle: int, data) -> None:
 
 
 def _write_behind(handle: int, pieces) -> None:
-    """Each piece of ``pieces`` written on a background thread while the next is drawn
-    (a streamed table's next rows are computed while the last are written). A write's
-    error is raised here, and drawing stops; an error while drawing stops the writes
-    not yet begun."""
+    """Each piece written on a background thread while the next is drawn. A write's error
+    is raised here and stops drawing; a drawing error stops the writes not yet begun."""
     for _ in on_a_thread(partial(_write_bytes, handle), pieces, name="pate-write"):
         pass
 

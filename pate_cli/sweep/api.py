@@ -41,9 +41,8 @@ COMMAND_ONLY = {
 
 @dataclass(frozen=True, eq=False)
 class SweepSpec:
-    """A sweep's setting: ``run_sweep``'s keywords, pate-sweep's options of the same names
-    (``files`` for VOTES, ``mechanisms`` for ``-m``, ``students`` for ``--student``;
-    ``grids`` the parameter grids). See :func:`run_sweep` for each."""
+    """``run_sweep``'s keywords (pate-sweep's options; ``files``: VOTES, ``mechanisms``:
+    ``-m``, ``grids``: the parameter grids)."""
 
     files: tuple = ()
     mechanisms: tuple = ("confident",)
@@ -160,9 +159,8 @@ def run_sweep(files, mechanisms=("confident",), **options: Any):
 
 
 def sweep_settings(spec: SweepSpec) -> tuple[SweepSettings, TuningDistribution | None]:
-    """What every point of a sweep shares, checked against pate-analyze's option rules for
-    each mechanism (``check_sweep_options``) before any file is read, and the ``tuning``
-    law (or None). ``order`` overrides ``orders``."""
+    """What every point shares, checked (``check_sweep_options``) before any file is
+    read, and the ``tuning`` law (or None)."""
     orders = (spec.order,) if spec.order is not None else spec.orders
     parsed = check_sweep_options(spec.mechanisms, spec)
     distribution = None if spec.tuning is None else tuning_distribution(spec.tuning)
@@ -180,8 +178,7 @@ def sweep_settings(spec: SweepSpec) -> tuple[SweepSettings, TuningDistribution |
 
 
 def planned_points(spec: SweepSpec, settings: SweepSettings) -> list:
-    """Every grid point over the vote files, each file (with its labels and student)
-    read and checked once here (``open_sources``, ``plan_points``)."""
+    """Every grid point over the vote files, each read and checked once here."""
     sources, shapes = open_sources(spec.files, spec.labels, spec.students,
                                    index_col=spec.index_col, classes=spec.classes,
                                    columns=spec.columns)
@@ -210,8 +207,7 @@ def grid_values(grids: dict) -> dict:
 
 
 def _mechanism_names(mechanisms) -> list[str]:
-    """The mechanisms of a sweep, lower-cased, each once; ``OptionError`` for a name the
-    sweep does not run (one line naming the known ones, not a ``KeyError``)."""
+    """The mechanisms, lower-cased, each once; ``OptionError`` naming the known ones."""
     names = [mechanisms] if isinstance(mechanisms, str) else list(mechanisms)
     if not names:
         raise OptionError("give at least one mechanism")

@@ -1,27 +1,19 @@
 """``calibrate``: the noise that meets a target epsilon (``pate-calibrate``, cli:pate-calibrate).
 
-For ``gnmax`` the answer std ``sigma``, for ``lnmax`` the Laplace scale, for
-``confident`` the answer std ``sigma`` (sigma2) with ``T`` and ``sigma1`` as given, or
-with ``scale_all`` one factor ``s`` applied to all three (``s T, s sigma1, s sigma2``);
-for ``exponential`` and ``confident-exponential`` (T and sigma1 as given) the exponential
-mechanism's ``eta`` (math:exponential), an inverse noise: the search runs over the
-temperature ``1 / eta`` as over a noise scale, each ``eta`` analysed being snapped to 6
-significant digits, and the answer is the largest ``eta`` analysed that meets E.
-Every candidate is analysed with :func:`analysis.api.analyze` (no accounting of its own),
-under ``data-independent`` accounting (the default) or ``expected``.
+Solved for: ``gnmax`` ``sigma``, ``lnmax`` the Laplace scale, ``confident`` ``sigma``
+(sigma2) with ``T`` and ``sigma1`` as given, or with ``scale_all`` one factor ``s`` on all
+three; ``exponential`` and ``confident-exponential`` the inverse noise ``eta``
+(math:exponential), searched as ``1 / eta`` (the answer: the largest ``eta`` meeting E).
+Each candidate is an ``analyze`` run (``data-independent`` accounting, or ``expected``).
 
-The search: epsilon decreases as the noise grows. From the default noise (pate-analyze's,
-a fraction of M; factor 1 with ``scale_all``) the noise is doubled or halved until a
-bracket ``[low, high]`` holds with epsilon(low) > E >= epsilon(high), inside the range
-``[M / 1000, 1000 M]`` (factors ``[1e-3, 1e3]``); then bisection in log scale until
-``high / low <= 1 + tolerance`` (at most ``max_steps`` analyses in all; a tolerance below
-what 6 significant digits resolve stops where they do, with a note). Every value
-analysed is snapped to 6 significant digits (so the answer prints exactly and the
-``pate-analyze`` command reproduces it bit for bit). The answer is the smallest noise
-analysed whose epsilon is <= E: never above E. Every analysed pair is checked for
-monotonicity; a violation is a note in ``warnings``.
-Exits: ``OptionError`` (exit 2) when even the largest noise of the range exceeds E; a
-note (one ``Warning:`` line) when the smallest meets it (the answer is the range's edge).
+The search: from the default noise (factor 1 with ``scale_all``) double or halve until
+epsilon(low) > E >= epsilon(high) within ``[M / 1000, 1000 M]`` (factors ``[1e-3, 1e3]``),
+then bisect in log scale until ``high / low <= 1 + tolerance`` (at most ``max_steps``
+analyses). Values are snapped to 6 significant digits (the answer prints exactly and
+``pate-analyze`` reproduces it bit for bit; a finer tolerance stops there, with a note).
+The answer is the smallest noise analysed with epsilon <= E: never above E. A
+non-monotone pair is a note. ``OptionError`` (exit 2) when the largest noise exceeds E; a
+``Warning:`` when the smallest meets it.
 
 Size: one concept, the search: its keywords (``CalibrationSpec``), the search itself and
 its answer (``Calibration``, with the command and JSON that reproduce it).
@@ -79,12 +71,11 @@ EXPECTED_WARNING = ("--accounting expected calibrates on the private votes' data
 class Calibration:
     """What ``calibrate`` found.
 
-    ``parameter``: the solved name (``sigma``, ``laplace_scale``, or ``scale`` with
-    ``scale_all``); ``value``: its value; ``params``: the mechanism's parameters there.
-    ``result``: the analysis at the answer. ``above``: ``(value, figure)`` of the
-    largest value analysed whose target figure (``target.figure``) exceeds the target
-    (None if the range's smallest meets it).
-    ``answered_expected``: the expected number answered (sum of ``pr_answered``).
+    ``parameter``: the solved name (``sigma``, ``laplace_scale``, ``scale`` with
+    ``scale_all``); ``value``; ``params``: the mechanism's parameters there; ``result``: the
+    analysis there; ``above``: ``(value, figure)`` of the largest value analysed missing
+    the target (None if the range's smallest meets it); ``answered_expected``: the sum of
+    ``pr_answered``.
     """
 
     mechanism: str
@@ -165,9 +156,7 @@ class Calibration:
             "seed": result.seed,
             "queries": result.queries,
             "epsilon": result.epsilon,
-            # which accountant gave ``epsilon`` (cli:json); ``order`` belongs to
-            # ``epsilon_rdp``, the RDP conversion (``epsilon`` itself unless the PLD
-            # accountant's is smaller)
+            # which accountant gave ``epsilon`` (cli:json); ``order`` is ``epsilon_rdp``'s
             "epsilon_method": epsilon_method(result),
             "sampling": sampling_summary(result.mechanism),
             "order": plain_number(result.order),
@@ -193,8 +182,7 @@ class Calibration:
 
 
 def read_files(reading: dict) -> tuple[InputFile, ...]:
-    """The ``--labels`` file read with the votes (a path; not standard input), with the
-    sha256 of its bytes: the summary's ``files``, as pate-analyze records it."""
+    """The ``--labels`` path read with the votes and its sha256 (the summary's ``files``)."""
     path = reading.get("labels")
     if not isinstance(path, str | os.PathLike) or os.fspath(path) == "-":
         return ()
@@ -254,8 +242,7 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
         raise OptionError(f"--tolerance must lie in (0, 1), got {spec.tolerance!r}")
     given = {key: getattr(spec, key)
              for key in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta")}
-    # before any work: pate-analyze's rules (a parameter -m does not take, --screening
-    # gaussian without a threshold step, --sampling and its options...)
+    # before any work: pate-analyze's option rules
     check_options(RunSpec.of(mechanism, accounting=accounting, **{
         key: value for key, value in {**given, **options}.items() if value is not None
         and key in ("sampling", "vote_change", "sampling_steps", "screening", *given)}))
@@ -398,8 +385,8 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
 
 
 def _threshold_notes(params: dict, teachers: float) -> list[str]:
-    """A note when the threshold T found (``--scale-all`` scales it) is above the number
-    of teachers M: no plurality can reach it, so only the selection noise answers."""
+    """A note when the threshold T found is above M: no plurality reaches it, so only the
+    selection noise answers."""
     threshold = params.get("threshold")
     if threshold is None or threshold <= teachers:
         return []
@@ -411,9 +398,8 @@ def _threshold_notes(params: dict, teachers: float) -> list[str]:
 
 def _monotone_notes(seen: dict, name: str, *, inverse: bool = False,
                     quantity: str = "epsilon") -> list[str]:
-    """A note when the target's figure (``quantity``: ``epsilon``, ``TPR at FPR F``...)
-    rose with the noise somewhere among the analysed values (``inverse``: the values are
-    eta, and the figure should rise with them)."""
+    """A note when the target's figure (``quantity``) rose with the noise somewhere among
+    the analysed values (``inverse``: values are eta, and the figure should rise)."""
     points = sorted(seen.items(), reverse=inverse)
     for (x1, e1), (x2, e2) in zip(points, points[1:], strict=False):
         if e2 > e1 * (1 + 1e-12) + 1e-15:

@@ -2,10 +2,8 @@
 attack risk (math:risk): a membership attacker's true-positive rate at one false-positive
 rate, or its advantage.
 
-Each is a figure of an analysis that falls as the noise grows; the search
-(``sweep.calibrate``) finds the smallest noise whose figure is at most the target. The
-attack risk read is the run's ``risk``: the bound of the accounting calibrated on
-(``data-independent``, the publishable one, by default).
+Each falls as the noise grows. The attack risk read is the run's ``risk``, of the
+accounting calibrated on (``data-independent``, the publishable one, by default).
 """
 
 from __future__ import annotations
@@ -76,12 +74,8 @@ class CalibrationTarget:
         return cls("tpr", float(tpr), float(at_fpr))
 
     def figure(self, result: AnalysisResult) -> float:
-        """The target's figure of ``result``: its epsilon, or its attack risk's TPR bound
-        at ``at_fpr`` or advantage.
-
-        Raises:
-          OptionError: for an attack-risk target of a run without one.
-        """
+        """``result``'s epsilon, TPR bound at ``at_fpr``, or advantage bound (``OptionError``
+        for a risk target of a run without a risk)."""
         if self.quantity == "epsilon":
             return float(result.epsilon)
         risk = result.risk

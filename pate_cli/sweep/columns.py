@@ -67,24 +67,20 @@ individualized runs.
 (``index_col=N``, ``classes=K``, ``columns=...``, space-separated; empty without)"""
 
 
-# A row's place in a table: its grid point and run settings. A table that --resume
-# completes keeps at most one row per place; rows at places this run does not plan (other
-# grids, other seeds...) are kept as they are.
+# A row's place: grid point and run settings. --resume keeps at most one row per place;
+# rows at places this run does not plan are kept as they are.
 POINT_COLUMNS = ("file", "mechanism", *GRID_PARAMETERS, "confidence", "queries", "repeats",
                  "seed", "accounting", "delta", "budget")
 
 
-# Everything that changes a row's numbers: what --resume matches rows on. A row of the
-# table at a planned place is reused only when every one of these matches (a table
-# without one of the columns, written by an older pate-sweep, never matches), and is
-# otherwise recomputed and replaced.
+# Everything that changes a row's numbers: a row at a planned place is reused by --resume
+# only when all match (a table lacking one never matches), else recomputed and replaced.
 KEY_COLUMNS = (*POINT_COLUMNS, "conversion", "orders", "sha256", "labels_sha256",
                "student_sha256", "version", "screening", "sampling", "vote_change",
                "sampling_steps", "read")
 
 
-# Key columns a table may lack: written before they existed, when no mechanism used them
-# (a missing one is an empty cell).
+# Key columns an older table may lack when unused (read as an empty cell).
 OPTIONAL_KEYS = ("eta", "sampling_steps", "read")
 
 
@@ -96,10 +92,9 @@ TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "
 
 @functools.lru_cache(maxsize=64)
 def orders_text(orders: tuple | None) -> str:
-    """Compact canonical text of an order grid: ``default`` for math:conversion's grid (None),
-    else the orders in order as a comma list, runs of three or more evenly spaced orders
-    written ``start:stop:step``. Each part reads back (``parse_grid``) to exactly its
-    orders, so equal grids give equal text and different grids different text."""
+    """Canonical text of an order grid: ``default`` for math:conversion's grid (None), else
+    a comma list with runs of three or more evenly spaced orders as ``start:stop:step``,
+    each reading back exactly (equal grids, equal text; different grids, different text)."""
     if orders is None:
         return "default"
     values = tuple(float(x) for x in orders)
@@ -144,8 +139,7 @@ def _short(value: float) -> str:
 def point_key(row: dict) -> tuple | None:
     """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None.
 
-    None when the row lacks one of the columns (a table written by an older pate-sweep,
-    which did not record everything that made its numbers): such a row matches nothing.
+    None (matching nothing) when the row lacks one (an older pate-sweep's table).
     """
     if any(column not in row for column in KEY_COLUMNS if column not in OPTIONAL_KEYS):
         return None

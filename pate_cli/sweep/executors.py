@@ -1,17 +1,11 @@
 """Where a sweep's tasks run: local worker processes that die with their parent, or a
 Dask distributed cluster; and stopping either.
 
-Local workers (``local_pool``) leave Ctrl-C and SIGTERM to the parent and exit when the
-parent dies however it dies (``kill -9`` included), so none is left running under PID 1:
-on Linux the kernel kills them (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), and everywhere a
-daemon thread in each worker exits it within ``WATCH_SECONDS`` of its parent process
-changing. ``stop(executor, terminate=True)`` ends the tasks still running, whose rows a
-stopped run would drop anyway. In the parent, SIGTERM stops the run the way Ctrl-C does
-(``pate_cli.interrupts``).
-
-``scheduler_address`` checks the form of a Dask address before any connection
-(``tcp://host:port`` and the other schemes distributed knows, or ``host:port``);
-``dask_executor`` connects within the timeout and turns every failure into one line.
+Local workers leave Ctrl-C and SIGTERM to the parent and die with it however it dies
+(``kill -9`` included): on Linux by ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, everywhere by a
+daemon thread watching the parent (``WATCH_SECONDS``). In the parent, SIGTERM stops a run
+as Ctrl-C does (``pate_cli.interrupts``). A Dask address's form is checked
+before connecting, and every connection failure is one line.
 """
 
 from __future__ import annotations
@@ -80,13 +74,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def dask_executor(address: str, *, connect, timeout="10s"):
-    """``(executor, threads)`` on the Dask scheduler at ``address``, connected with
-    ``connect`` (``distributed.Client``).
-
-    Raises ``InputError`` (one line) when the scheduler cannot be reached within
-    ``timeout`` or does not answer as one; a half-made client is closed at once (left to
-    its destructor, it hangs at exit for twice the timeout and prints a traceback).
-    """
+    """``(executor, threads)`` on the Dask scheduler at ``address`` (``connect``: a
+    ``distributed.Client``); ``InputError`` when none answers within ``timeout``. A
+    half-made client is closed at once (its destructor would hang at exit)."""
     import distributed.client
 
     _probe(address, _seconds(timeout))
@@ -159,11 +149,9 @@ def _probe(address: str, seconds: float) -> None:
     """Fail fast (``InputError``, one line) unless a Dask scheduler answers at a
     ``tcp://`` ``address`` within ``seconds``.
 
-    A Dask server writes its handshake as soon as it accepts a connection (its first 8
-    bytes: the message length). Something else listening there (a web server, a service
-    that talks first in its own protocol) would make the client wait without limit, or
-    read a length of exabytes; this plain-socket look, closed at once, tells them apart
-    first. Other schemes (``tls://``, ``ws://``, ...) are left to the client.
+    A Dask server writes its handshake (first 8 bytes: the length) on accepting; another
+    service there would make the client wait without limit or read a length of exabytes.
+    Other schemes (``tls://``, ``ws://``) are left to the client.
     """
     import socket
     import struct
@@ -227,9 +215,8 @@ def stop(executor, *, terminate: bool) -> None:
     """Shut ``executor`` down; with ``terminate``, end its running tasks first."""
     client = getattr(executor, "pate_client", None)
     if client is not None:
-        # Closing the client while results are still being gathered makes the executor's
-        # result callbacks fail with CommClosedError, which tornado would log as a
-        # traceback on stderr: those results are not wanted any more.
+        # Closing while results are gathered fails their callbacks (CommClosedError), which
+        # tornado would log as a traceback: those results are not wanted any more.
         _quiet_tasks_left_behind()
         executor.shutdown(wait=False)
         with contextlib.suppress(Exception):

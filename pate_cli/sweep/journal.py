@@ -1,20 +1,13 @@
 """The rows of a sweep as they finish, in a sidecar file beside ``--out`` (``OUT.partial``).
 
-``pate-sweep --out OUT`` writes OUT once, atomically and in grid order, when the run
-ends. Until then every finished row is also appended to ``OUT.partial``, one JSON object
-per line (every column of ``SWEEP_COLUMNS``, numbers as JSON numbers, so rows read back
-exactly; NaN and infinities as Python's ``json`` writes them), in the order the rows
-finish, each line written with one ``os.write`` as soon as its row arrives. So a run
-killed outright (``kill -9``, a crash, a lost machine) or one that cannot write OUT (a
-read-only directory, a full disk, a file-size limit) leaves its rows on disk, and
-``--resume`` reads them with OUT's. The sidecar is removed once OUT is written.
+``pate-sweep --out OUT`` writes OUT once, atomically, in grid order, at the end. Until
+then each finished row is appended to ``OUT.partial`` with one ``os.write``, a JSON object
+of ``SWEEP_COLUMNS`` per line (read back exactly), so a run killed outright or unable to
+write OUT leaves its rows for ``--resume``. The sidecar is removed once OUT is written.
 
-A run without ``--resume`` starts the sidecar afresh; one with ``--resume`` appends to
-it. A sidecar that is a symbolic link is replaced by a file of its own (the link is
-removed, never written through: the file it points to is left as it was), and a last
-line cut short by a kill is dropped before the first new row. Reading skips that line
-silently; any other line that is not a complete row, or a sidecar that cannot be read, is
-also skipped but said (``read_journal``'s ``damage``: --resume warns).
+Without ``--resume`` the sidecar starts afresh, with it rows are appended. A symbolic link
+there is replaced, never written through; a last line cut short by a kill is dropped
+before the first new row.
 """
 
 from __future__ import annotations
@@ -116,12 +109,9 @@ class RowJournal:
 
 
 def read_journal(path: str, damage: list | None = None) -> list[dict]:
-    """The complete rows of a sidecar, in the order written; [] when there is none.
-
-    A last line cut short by a kill is skipped; so is any other line that is not a JSON
-    object with every SWEEP_COLUMN (another program's file, damaged bytes), and a sidecar
-    that cannot be read gives []: for either, one text saying why goes to ``damage``.
-    """
+    """The complete rows of a sidecar in order ([] when none). A last line cut short is
+    skipped silently; other incomplete rows, or an unreadable sidecar, are said in
+    ``damage`` (``--resume`` warns)."""
     try:
         with open(path, "rb") as stream:
             data = stream.read()

@@ -1,8 +1,4 @@
-"""What the points a process runs keep from one point to the next (``PointMemory``): the
-vote sets they read, opened once per process (memory-mapped ``.npy``) and checked against
-the sha256 the sweep planned with, and the noise blocks and curves they share
-(``analysis.run.SharedWork``). Passed to ``points.run_point`` explicitly.
-"""
+"""What a process's points keep from one to the next (``PointMemory``)."""
 
 from __future__ import annotations
 
@@ -13,16 +9,15 @@ from ..errors import InputError, PateWarning
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 
-# Noise blocks and curves a process keeps across the points it analyses (5 seeds of a
-# 25,000 x 150 file's answer noise take 150 MB; its answer curves for one sigma, 60 MB).
+# Kept across points (5 seeds of 25,000 x 150 noise: 150 MB; one sigma's curves: 60 MB).
 SHARED_NOISE_BYTES = 256 << 20
 SHARED_CURVE_BYTES = 128 << 20
 
 
 class PointMemory:
-    """What the points run by one process keep from one point to the next: each source's
-    vote set (and student), opened once, and the noise blocks and curves the points share
-    (``analysis.run.SharedWork``, up to ``SHARED_NOISE_BYTES`` and ``SHARED_CURVE_BYTES``)."""
+    """What the points run by one process keep: each source's vote set (and student),
+    opened once and checked against the planned sha256, and the shared noise blocks and
+    curves (``analysis.run.SharedWork``, up to ``SHARED_NOISE_BYTES``/``SHARED_CURVE_BYTES``)."""
 
     def __init__(self) -> None:
         self.sources: dict = {}

@@ -1,26 +1,17 @@
 """Parameter sweeps: one analysis per grid point, averaged over seeded replays.
 
-cli:per-query. A sweep is a list of ``SweepPoint`` s in grid order (vote files
-outermost, then mechanisms in the order given, then the mechanism's parameters in column
-order ``sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta,
-queries`` (confident-exponential: ``eta, threshold, sigma_threshold``) with the last
-varying fastest, as ``itertools.product``). Each point is a task:
-``run_point`` analyses it with ``settings.repeats`` seeds (``seed, seed+1, ...``) and
-returns one row; points only ever name their vote file, which each worker process opens
-once (memory-mapped ``.npy``) and keeps, so nothing large is pickled. ``run_points`` runs
-the tasks in the calling process or on any ``concurrent.futures`` executor (a local
-process pool, or a Dask client's executor) and gives rows back as they finish; rows do
-not depend on which worker ran them.
+cli:per-query. Grid order: vote files outermost, then mechanisms as given, then parameters
+in column order ``sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff,
+eta, queries`` (confident-exponential: ``eta, threshold, sigma_threshold``), the last
+fastest. Each point is a task analysed with seeds ``seed, seed+1, ...``; points name their
+vote file, which each worker maps once and keeps (nothing large is pickled). Rows do not
+depend on which worker ran them.
 
-Row statistics over the R replays: means, and the sample standard deviation (``ddof=1``;
-0 when R = 1). ``order`` is the order most replays chose (the smallest among ties);
-``epsilon_data_independent`` is the mean over replays (it depends on how many queries
-each answered); the attack-risk columns the largest (``columns.risk_columns``).
-
-``--resume`` (``match_rows``): a row records everything that made its numbers
-(KEY_COLUMNS: the point, every analysis option, the sha256 of the vote, labels and student
-files, the tool version); a row of the table is reused only for a planned point with the
-same key, and a row at the same place with another key is recomputed and replaced.
+Row statistics over the R replays: means and sample standard deviations (``ddof=1``; 0
+when R = 1); ``order`` the one most replays chose (smallest among ties);
+``epsilon_data_independent`` the mean (it depends on how many were answered); attack-risk
+columns the largest. ``--resume`` reuses a row only for a point with the same key
+(KEY_COLUMNS: point, options, sha256 of the files, tool version); else it is recomputed.
 
 Size: one concept, a sweep's points: planning them, running one (its row) and running
 many (in grid order, on any executor).
@@ -166,10 +157,9 @@ def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids:
                 settings: SweepSettings, shapes: dict) -> list[SweepPoint]:
     """Every grid point in grid order, with parameters resolved and validated.
 
-    ``grids`` maps parameter names (and ``queries``) to tuples of values; a parameter a
-    mechanism does not use is not iterated for it, one not given takes the mechanism's
-    default for the file's M. ``shapes`` maps each source's path to ``(queries,
-    teachers)``. Raises ``ValueError`` naming the first invalid point.
+    ``grids``: parameter names (and ``queries``) -> tuples of values, iterated only for
+    mechanisms using them (default from M when not given). ``shapes``: path -> ``(queries,
+    teachers)``. ``ValueError`` names the first invalid point.
     """
     mechanisms = list(mechanisms)
     points = []
@@ -212,8 +202,7 @@ def _number(value):
     return int(value) if isinstance(value, (int, np.integer)) else float(value)
 
 
-# The memory of a worker process (local or Dask): made by the first point it runs, it lives
-# as long as the process. Points run in this process get theirs from run_points.
+# A worker process's memory, made by its first point; this process's comes from run_points.
 _WORKER_MEMORY: list[PointMemory] = []
 
 
@@ -225,17 +214,14 @@ def run_point_in_worker(point: SweepPoint) -> dict:
 
 
 
-# A row's notes (an order at the edge of the grid...): carried with the row to the
-# command, which prints each kind once with the number of points; never a table column.
+# A row's notes, printed once per kind by the command; never a table column.
 WARNINGS_KEY = "warnings"
 
 
 def check_sweep_options(mechanisms, spec):
-    """pate-analyze's option rules (``analysis.run_spec``) for every mechanism of the
-    grid, before any work: the first broken one as its ``OptionError`` (one line, exit 2).
-    An option only some mechanisms take (``_grid_options``) is checked with those, and
-    refused when none of the grid's does. ``spec``: the sweep's (``sweep.api.SweepSpec``).
-    Returns the parsed ``--sampling`` (or None)."""
+    """pate-analyze's option rules (``analysis.run_spec``) for every mechanism of ``spec``,
+    before any work (the first broken one's ``OptionError``); an option only some take is
+    refused when none does. Returns the parsed ``--sampling`` (or None)."""
     if spec.seed + spec.repeats - 1 > SEED_LIMIT:  # the table's seed column is int64
         raise OptionError(f"--seed: a sweep's seeds (seed .. seed + repeats - 1) are at most "
                           f"2^63 - 1 = {SEED_LIMIT} (its table stores them as 64-bit "
@@ -284,11 +270,9 @@ def _grid_options(spec) -> dict:
 def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
     """Analyse one point with its R seeds; the row of SWEEP_COLUMNS.
 
-    The points of a sweep draw the same standard noise (the same seeds over the same
-    file; each point scales it by its own sigma) and points with the same sigma (or T
-    and sigma1) evaluate the same curves, so ``memory`` (a fresh one when None) keeps
-    noise blocks and curves from one point to the next (``analysis.run.SharedWork``): the same
-    bits, computed once."""
+    Points draw the same standard noise (same seeds and file, scaled by each sigma) and
+    points of one sigma (or T, sigma1) the same curves, so ``memory`` (fresh when None)
+    keeps them from point to point (``analysis.run.SharedWork``): the same bits, once."""
     memory = PointMemory() if memory is None else memory
     settings = point.settings
     vote_set, student = memory.opened(point.source)
@@ -350,9 +334,8 @@ def run_points(points: list[SweepPoint], *, executor=None,
     """Yield ``(position in points, row)`` as points finish.
 
     Without an executor the points run here, in order. With one, at most ``in_flight``
-    tasks are submitted at a time (default: 4 per worker as ``executor._max_workers``
-    says, else 8), so an interruption leaves little work queued; a task's exception is
-    raised here after the pending tasks are cancelled.
+    tasks are queued (default 4 per worker, else 8); a task's exception is raised here
+    after the pending tasks are cancelled.
     """
     if executor is None:
         memory = PointMemory()  # dropped with the generator
@@ -396,10 +379,9 @@ def open_sources(files, labels=None, students=None, index_col: int | None = None
                  classes: int | None = None, columns=None) -> tuple[list[VoteSource], dict]:
     """Validate every vote file (and its labels and student) once, in this process.
 
-    ``labels`` and ``students``: None, one path for every file, or one per file;
-    ``index_col`` (``--index-col``) drops that column of CSV/TSV vote files; ``classes``
-    and ``columns`` read long tables (``load_votes``). Returns the sources and ``{path:
-    (queries, teachers)}`` for ``plan_points``. Raises ``InputError`` / ``ValueError``.
+    ``labels`` and ``students``: None, one path, or one per file; the rest as
+    ``load_votes`` takes them. Returns the sources and ``{path: (queries, teachers)}``.
+    Raises ``InputError`` / ``ValueError``.
     """
     labels = one_per_file(labels, files, "--labels")
     students = one_per_file(students, files, "--student")

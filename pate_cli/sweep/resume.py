@@ -22,10 +22,9 @@ if TYPE_CHECKING:
 class ResumePlan:
     """What ``--resume`` does with the rows already in a table.
 
-    ``reused``: ``{point index: row}`` for planned points whose row matches on every
-    KEY_COLUMN; ``replaced``: rows at a planned point's place that do not (other options,
-    changed input files, another version, or an older table) and are recomputed;
-    ``others``: rows at places this run does not plan, kept in their order.
+    ``reused``: ``{point index: row}`` matching on every KEY_COLUMN; ``replaced``: rows at a
+    planned place that do not, recomputed; ``others``: rows at unplanned places, kept in
+    order.
     """
 
     reused: dict
@@ -62,9 +61,8 @@ def _has_epsilon(row: dict) -> bool:
 def merge_rows(table: list[dict], journal: list[dict]) -> list[dict]:
     """The rows of a table with those of its sidecar (``journal``) over them.
 
-    The sidecar holds the rows of the last run, newer than the table's: a sidecar row
-    takes the place of the table's row at the same place (``place_key``), a row at a new
-    place comes after the table's rows; among sidecar rows at one place the last wins.
+    Sidecar rows (the last run's, newer) replace the table's at the same ``place_key``,
+    new places come after; among sidecar rows at one place the last wins.
     """
     rows = list(table)
     where = {place_key(row): position for position, row in enumerate(rows)}

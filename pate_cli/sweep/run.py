@@ -1,7 +1,5 @@
-"""``pate-sweep``'s run between the plan and the table: the request checked before any
-work, the tasks run on an executor with every finished row kept (in a journal as it
-arrives) when Ctrl-C, SIGTERM or a failing task stops them, the rows put back in grid
-order, and the notes the rows carry counted (one line per kind)."""
+"""``pate-sweep``'s run between the plan and the table: checks before any work, the tasks
+run with finished rows kept when stopped, rows in grid order, notes counted."""
 
 from __future__ import annotations
 
@@ -34,13 +32,11 @@ def check_resume(*, out: str | None, resume: bool, tuning) -> None:
 
 def run_tasks(tasks, *, executor, in_flight: int | None, journal, sigterm,
               done=None) -> tuple[dict, object]:
-    """Run the points ``tasks``; ``({point index: row}, None | "interrupted" |
-    "terminated" | the exception)``. Each row goes to ``journal`` (when there is one) as
-    it arrives, then ``done(1)`` is called (a progress bar's ``update``).
+    """Run the points ``tasks``: ``({point index: row}, None | "interrupted" | "terminated"
+    | the exception)``; each row goes to ``journal`` (if any) as it arrives, then ``done(1)``.
 
-    ``sigterm`` (``interrupts.sigterm_switch``) is armed while the tasks run. Ctrl-C,
-    SIGTERM and failing tasks stop the run but keep the rows finished so far; the tasks
-    still running are ended (their rows would be dropped), and the executor is stopped.
+    ``sigterm`` (``interrupts.sigterm_switch``) is armed meanwhile. Ctrl-C, SIGTERM and a
+    failing task stop the run, keeping finished rows; running tasks are ended.
     """
     finished: dict[int, dict] = {}
     failure: object = None

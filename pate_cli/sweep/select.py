@@ -35,8 +35,6 @@ def pareto_rows(rows: list[dict]) -> list[dict]:
     """Rows no other row of the same file beats: at most the epsilon and at least the
     score (label accuracy, else answered), strictly better in one. Order is kept.
 
-    Vectorised per file: sorted by epsilon (then score, best first), a row is beaten when
-    a row of smaller epsilon scores at least as much, or one of equal epsilon scores more.
     """
     column = score_column(rows)
     files = np.array([row["file"] for row in rows], dtype=object)

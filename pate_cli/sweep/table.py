@@ -1,15 +1,11 @@
 """Sweep rows <-> files: CSV, JSON lines, parquet, and an aligned text table.
 
-Column types are fixed whatever the rows hold, so a table's schema does not change
-between runs: text for ``file, mechanism, accounting, sha256, version, conversion,
-orders, labels_sha256, student_sha256`` (and ``command``), nullable integers for
-``svt_cutoff, queries, repeats, seed``, floats for the rest. Empty cells (CSV), ``null``
-(JSON) and nulls (parquet) mark parameters a mechanism does not use. Floats are written
-with the shortest text that reads back to the same number; the counts ``teachers,
-answered, labels_output`` without ``.0`` when whole (``250``), in CSV and JSON lines. Text
-columns are read back as text and numbers as their column's type, so a table read by
-``read_sweep_rows`` gives exactly the rows written. The text table (``-f table``) is for
-reading only: floats at 6 significant digits, empty cells blank.
+Column types are fixed whatever the rows hold: text for ``file, mechanism, accounting,
+sha256, version, conversion, orders, labels_sha256, student_sha256`` (and ``command``),
+nullable integers for ``svt_cutoff, queries, repeats, seed``, floats for the rest; empty
+cells / nulls mark unused parameters. Floats are the shortest text that reads back
+exactly, so ``read_sweep_rows`` gives exactly the rows written. The text table (``-f
+table``) is for reading only: 6 significant digits, empty cells blank.
 """
 
 from __future__ import annotations
@@ -45,9 +41,7 @@ INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
 # Upper bounds: the text table rounds them up (the others to nearest).
 UPPER_COLUMNS = ("epsilon", "epsilon_data_independent", "epsilon_tuned", "epsilon_all_points",
                  "risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1", "risk_advantage")
-# Counts held as floats (a teacher count may be fractional, and answered / labels_output
-# are means over repeats): a whole value is written without ``.0`` in CSV and JSON lines
-# (``250``, not ``250.0``); other values with the shortest text that reads back exactly.
+# Float counts (means over repeats) written without ``.0`` when whole (``250``).
 COUNT_COLUMNS = ("teachers", "answered", "labels_output")
 
 
@@ -107,10 +101,9 @@ def check_destination(path: str) -> None:
 
 
 def read_sweep_rows(path: str) -> list[dict]:
-    """Rows of a sweep table written by ``table_bytes`` (for ``--resume``), exactly as
-    written. Raises ``InputError`` (one line) for an unreadable file or one that is not a
-    sweep table; an empty file or a header alone gives no rows. Columns the table does
-    not have (an older pate-sweep's) are absent from its rows, not None."""
+    """Rows of a sweep table written by ``table_bytes``, exactly as written (none for an
+    empty file or a header alone; a column the table lacks is absent, not None).
+    ``InputError`` for an unreadable file or one that is not a sweep table."""
     if os.path.exists(path) and os.path.getsize(path) == 0:
         return []
     frame = read_table(path, expected=SWEEP, allow_empty=True, text_columns=TEXT_COLUMNS)

@@ -1,18 +1,14 @@
 """``pate-sweep --tuning``: what choosing among the grid's points costs (math:tuning).
 
-Each point's row carries its total RDP curve privately (``RDP_KEY``, the largest over its
-replays at each order; never a table column). Per vote file, over every point of the
-grid (all mechanisms):
+Each row carries its total RDP curve privately (``RDP_KEY``, largest over replays). Per
+vote file, over every point of the grid:
 
-- ``epsilon_tuned``: a random search (Papernot and Steinke 2022) that runs K ~ DIST
-  candidates drawn from the grid and releases the best one. Its candidate bound is the
-  largest RDP among the grid's points at each order; converted as the rows are.
-- ``epsilon_all_points``: running every point of the fixed grid and keeping the best,
-  whose honest cost is the composition (sum) of all the points' curves.
+- ``epsilon_tuned``: a random search (Papernot and Steinke 2022) of K ~ DIST candidates
+  releasing the best; its candidate bound is the largest RDP among the points per order.
+- ``epsilon_all_points``: running every point and keeping the best: the sum of the curves.
 
-Both are the same on every row of a file (the cost of the search, not of the row), and
-follow ``tuning`` (the ``--tuning`` text) as the last three columns. ``--best``'s row
-carries them too: the search over the grid is what chose it.
+Both are the same on every row of a file (the search's cost, which chose ``--best``'s row),
+the last columns after ``tuning`` (the ``--tuning`` text).
 """
 
 from __future__ import annotations
