@@ -137,15 +137,16 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                                       frequencies=parameters.participation[teacher_groups])
             participation, member_groups = histogram.participation, teacher_groups
         teachers = float(predictions.shape[1])
-        if getattr(mechanism, "integer_votes", False):  # weighted/rescaled: whole counts?
-            mechanism = replace(mechanism, integer_votes=histogram.whole_counts(
+        if getattr(mechanism, "integer_votes", False):  # whole counts on any data?
+            mechanism = replace(mechanism, integer_votes=histogram.whole_on_any_data(
                 chunk_rows(chunk_size, classes)))
     run = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
                conversion=conversion, seed=seed, labels=labels, student=student, source=source)
     # the threshold step's exact curve (T, kind, low, high) (math:screening), None under
     # screening="gaussian": the counts are whole for plain and upsampled votes and for
-    # weighted or rescaled ones whose histogram came out whole (checked above); a group's
-    # step D must be whole too for the integer grid (``curves``)
+    # weighted or rescaled ones whose weights or rescalings are whole (checked above: on
+    # any data, not only these predictions); a group's step D must be whole too for the
+    # integer grid (``curves``)
     selects = mechanism.selects
     kind, low, high = screening_counts(mechanism) if selects else ("gaussian", 0.0, 0.0)
     screen = None if kind == "gaussian" else (float(mechanism.threshold), kind, low, high)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..inputs.predicted_votes import PredictedVotes
-from ..numerics import whole
 from .noise import NOISE_BLOCK, STREAM_PARTICIPATION, generator
 
 # Step of the per-query offset inside a block (golden ratio conjugate: a Kronecker sequence).
@@ -166,10 +165,18 @@ class HistogramRows(PredictedVotes):
         return vanishing_participation(self.frequencies, seed=self.seed, count=count,
                                        start=start)
 
-    def whole_counts(self, step: int) -> bool:
-        """Whether every count is a whole number (a pass, ``step`` rows at a time)."""
-        return all(whole(part) for part in (
-            self[lo:lo + step] for lo in range(0, self.shape[0], step)))
+    def whole_on_any_data(self, step: int) -> bool:
+        """Whether every count is a whole number whatever the teachers predict (the
+        threshold step's integer grid, math:screening): each teacher's vote weighs a whole
+        number, or (vanishing) each query's rescaling ``k / |S_q|`` is one; participation
+        depends on the seed alone (``step`` queries at a time)."""
+        if self.frequencies is None:
+            weights = np.asarray(self.weights, dtype=np.float64)
+            return bool(np.all(weights == np.round(weights)))
+        teachers = int(self.predictions.shape[1])
+        return all(bool(np.all(teachers % self.participation(lo, min(step, self.shape[0] - lo))
+                                .sum(axis=1) == 0))
+                   for lo in range(0, self.shape[0], step))
 
 
 def _predictions(predictions: np.ndarray, classes: int) -> np.ndarray:

@@ -51,3 +51,49 @@ def test_group_figures_match_a_data_independent_run(variant):
             if stopped is None:
                 assert (row["epsilon_data_independent"]
                         == row["epsilon_data_independent_if_continued"])
+
+
+def test_weighted_counts_that_happen_to_be_whole_keep_the_real_grid(tmp_path):
+    """The threshold step's exact curve takes the integer grid only where the counts are
+    whole on any data: weights 0.5 / 1 / 1.5 can give x.5 counts on a neighbouring
+    dataset even where these predictions (teachers voting in pairs) give whole ones. The
+    group at weight 1 then pays the real-count curve (11.20 here, where the integer one
+    gave 11.07)."""
+    import numpy as np
+
+    from pate_cli.accounting.screening import rdp_screening
+    from pate_cli.mechanisms.participation import HistogramRows
+    from pate_cli.orders import default_orders
+
+    predictions = np.load(SAMPLES / "mnist_250_predictions.npy")[:300].astype(np.int8)
+    for teacher in [*range(0, 100, 2), *range(150, 250, 2)]:
+        predictions[:, teacher + 1] = predictions[:, teacher]  # pairs vote alike
+    groups = np.array(["high"] * 100 + ["average"] * 50 + ["low"] * 100)
+    np.save(tmp_path / "p.npy", predictions)
+    (tmp_path / "t.csv").write_text("teacher,group\n" + "".join(
+        f"{t},{g}\n" for t, g in enumerate(groups)))
+    (tmp_path / "g.csv").write_text("group,budget\nhigh,1\naverage,2\nlow,3\n")
+    result = pate_cli.analyze(None, predictions=str(tmp_path / "p.npy"), threshold=200,
+                              sigma_threshold=1.0, sigma=40.0, queries=5,
+                              accounting="data-independent", individualized="weighting",
+                              groups=str(tmp_path / "g.csv"),
+                              teacher_groups=str(tmp_path / "t.csv"), per_query=True)
+    (row,) = [row for row in result.groups.groups if row["group"] == "average"]
+    assert row["sensitivity"] == 1.0
+    orders = default_orders()
+    answered = int(result.to_frame()["answered"].sum())  # the replay's, every query
+    for integer, relation in ((False, "equal"), (True, "below")):
+        selection = rdp_screening(threshold=200, sigma_threshold=1.0, low=0.0, high=250.0,
+                                  orders=orders, integer=integer)
+        total = 5 * selection + answered * orders / 40.0**2
+        figure = float(np.min(total + np.log(1e5) / (orders - 1)))
+        if relation == "equal":
+            assert row["epsilon_data_independent_if_continued"] == pytest.approx(figure,
+                                                                                rel=1e-12)
+        else:
+            assert figure < row["epsilon_data_independent_if_continued"] - 0.05
+    weighted = HistogramRows(predictions, 10, weights=np.array([0.5, 1.0, 1.5])[
+        np.repeat([0, 1, 2], [100, 50, 100])])
+    assert not weighted.whole_on_any_data(100)
+    assert HistogramRows(predictions, 10, weights=np.repeat([1.0, 2.0], 125)
+                         ).whole_on_any_data(100)

@@ -10,6 +10,7 @@ from pate_cli import analyze
 from pate_cli.accounting.gnmax import rdp_gnmax
 from pate_cli.accounting.threshold import rdp_threshold
 from pate_cli.inputs.groups import PrivacyGroups
+from tests import SAMPLES
 
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])
 
@@ -110,3 +111,21 @@ def test_equal_budgets_halt_as_a_plain_budget_run(seed, queries, budget, groups,
         assert row["epsilon_if_continued"] == plain.epsilon_cumulative[-1]
     assert result.epsilon == spent
     np.testing.assert_array_equal(result.label[:upto], plain.label[:upto])
+
+
+def test_a_teacher_that_has_not_taken_part_does_not_halt_the_run(tmp_path):
+    """Vanishing with a budget below the conversion of zero sums (0.01 < log(1e5) / 499):
+    a teacher of that group that has not yet taken part has spent nothing and does not
+    halt the run, whatever the chunk (it halted at query 0 in chunks of 4,096 queries,
+    at 343 in chunks of 7)."""
+    (tmp_path / "g.csv").write_text("group,budget,share\nhigh,0.01,0.34\naverage,2.0,0.432\n"
+                                    "low,3.0,0.228\n")
+    found = set()
+    for chunk_size in (7, 100, 4096):
+        result = analyze(None, predictions=str(SAMPLES / "mnist_250_predictions.npy"),
+                         teacher_groups=str(SAMPLES / "mnist_250_teacher_groups.csv"),
+                         individualized="vanishing", groups=str(tmp_path / "g.csv"),
+                         queries=400, chunk_size=chunk_size, workers=1)
+        found.add((result.groups.stopped_at, result.groups.labels_released,
+                   tuple(row["exhausted_at"] for row in result.groups.groups)))
+    assert found == {(343, 204, (None, 343, None))}

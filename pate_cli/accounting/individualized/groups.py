@@ -83,7 +83,9 @@ class GroupSums:
           Per group, the first query of the chunk at which some member's sums before it
           plus its full cost convert above the group's budget (-1 for none), and the same
           for the uniform run. A run that stops there does not reveal whether the query
-          it stops at would have been answered.
+          it stops at would have been answered. Only the queries a member pays for are
+          candidates: at the others its sums stay those checked before (a member that has
+          not taken part has spent nothing, whatever the conversion of zero sums gives).
         """
         members_of: list = [*self._start(chunk), [None]]  # the uniform run last
         firsts = np.full(self.groups + 1, -1)
@@ -91,14 +93,16 @@ class GroupSums:
             if np.isnan(limits[g]):
                 continue
             for m in members:
-                if m is not None and not np.any(chunk.index[m] >= 0):
-                    continue  # pays nothing here
-                first = budget_halt(_member_rows(chunk, m), _member_rows(full, m),
-                                    chunk.queries,
+                paid = (np.arange(chunk.queries) if m is None
+                        else np.flatnonzero(chunk.index[m] >= 0))
+                if paid.size == 0:
+                    continue
+                first = budget_halt(_member_rows(chunk, m, paid), _member_rows(full, m, paid),
+                                    paid.size,
                                     self.base_carry[0] if m is None else self.carry[m],
                                     self.rule, float(limits[g]))
-                if first is not None and (firsts[g] < 0 or first < firsts[g]):
-                    firsts[g] = first
+                if first is not None and (firsts[g] < 0 or paid[first] < firsts[g]):
+                    firsts[g] = paid[first]
         return firsts[:-1], int(firsts[-1])
 
     def _start(self, chunk: CostChunk) -> list[np.ndarray]:
@@ -121,30 +125,30 @@ class GroupSums:
 
 
 class _Paid:
-    """The curves one member pays in a chunk of varying curves (zeros where it pays
-    none), a ``composition.RowSource``."""
+    """The curves one member pays at the queries ``paid`` of a chunk of varying curves,
+    a ``composition.RowSource``."""
 
-    def __init__(self, curves: np.ndarray, index: np.ndarray):
-        self.curves, self.index = curves, index
+    def __init__(self, curves: np.ndarray, index: np.ndarray, paid: np.ndarray):
+        self.curves, self.index, self.paid = curves, index, paid
 
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
-        index = self.index[lo:hi]
-        out[:] = self.curves[np.maximum(index, 0), np.arange(lo, hi)]
-        out[index < 0] = 0.0
+        queries = self.paid[lo:hi]
+        out[:] = self.curves[self.index[queries], queries]
 
 
-def _member_rows(chunk: CostChunk, member: int | None) -> RowSource:
-    """The curves ``member`` (None: the uniform run) pays at each query of ``chunk``."""
+def _member_rows(chunk: CostChunk, member: int | None, paid: np.ndarray) -> RowSource:
+    """The curves ``member`` (None: the uniform run) pays at the queries ``paid`` of
+    ``chunk`` (all of them where its curve is fixed)."""
     curves, baseline = chunk.curves, chunk.baseline
     if member is None and isinstance(baseline, np.ndarray):
         return ArrayRows(baseline)
     if member is not None and not _fixed_curves(chunk.index[member:member + 1]):
-        return _Paid(chunk.evaluated()[0], chunk.index[member])
-    paid = int(baseline) if member is None else int(chunk.index[member, 0])
+        return _Paid(chunk.evaluated()[0], chunk.index[member], paid)
+    curve = int(baseline) if member is None else int(chunk.index[member, 0])
     if isinstance(curves, CurveFactors):
-        return curves.curves(paid)
-    return ArrayRows(curves[paid])
+        return curves.curves(curve)
+    return ArrayRows(curves[curve])
 
 
 def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
