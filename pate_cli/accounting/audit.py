@@ -43,11 +43,9 @@ CLAIMED = ("lnmax", "gnmax", "confident", "exponential", "confident-exponential"
 
 @dataclass(frozen=True)
 class Event:
-    """A distinguishing event of a trial: at least ``cut`` (``above``) or at most ``cut``
-    of its outputs are in ``outcomes`` (0 = no answer, ``j + 1`` = label ``j``), tested as
-    more likely under the first histogram (``forward``) or the second. One query's events
-    are "the output is in ``outcomes``" (``cut`` 1, ``above``); ``k`` queries' name one
-    outcome and a cut on how often it comes out."""
+    """A trial's event: at least ``cut`` (``above``) or at most ``cut`` of its outputs are
+    in ``outcomes``, more likely under the first histogram (``forward``) or the second. One
+    query's: "the output is in ``outcomes``"; ``k`` queries': one outcome and a cut."""
 
     outcomes: tuple[int, ...] | np.ndarray  # (a candidate union: a view of the ranking)
     forward: bool
@@ -60,8 +58,8 @@ class Event:
         return sorted(index - 1 for index in self.outcomes)
 
     def hits(self, tallies: np.ndarray) -> int:
-        """How many trials of ``tallies`` (``(outcomes, k + 1)``) are in the event (the
-        outcomes of a union are exclusive: only one-query trials have several)."""
+        """How many trials of ``tallies`` are in the event (only one-query events have
+        several outcomes, which are then exclusive)."""
         index = np.asarray(self.outcomes, dtype=np.intp)
         if self.above:
             return int(tallies[index, self.cut:].sum())
@@ -72,9 +70,9 @@ class Event:
 class Measurement:
     """The event's counts on the measuring halves and what they bound.
 
-    ``hits``: draws in the event on the side it favours (``of`` draws), ``other_hits`` on
-    the other side; ``p_lower`` and ``q_upper`` their one-sided Clopper-Pearson bounds;
-    ``epsilon_lower`` the bound on epsilon they give (0 when they give none)."""
+    ``hits``/``other_hits``: draws (of ``of``) in the event on its favoured/other side;
+    ``p_lower``, ``q_upper``: their Clopper-Pearson bounds; ``epsilon_lower``: theirs (0:
+    none)."""
 
     hits: int
     other_hits: int
@@ -133,25 +131,15 @@ def epsilon_from_bounds(p_lower, q_upper, *, delta: float) -> np.ndarray:
 
 def candidate_counts(first: np.ndarray, second: np.ndarray, *,
                      both: bool = True) -> tuple[np.ndarray, Callable[[int], Event]]:
-    """The events tried on the choosing halves' tallies (``(outcomes, k + 1)`` each side),
-    in both directions (``both``, forward first) or favouring the first side only: their
-    counts and the event at a position.
+    """The events tried on the choosing halves' tallies, favouring the first side, then
+    (``both``) the second.
 
-    One query (``k = 1``): each single outcome, then the unions of the outcomes ranked by
-    likelihood ratio ``(first + 1/2) / (second + 1/2)`` from the top (the top 2, 3, ...,
-    ``outcomes - 1``). ``k`` queries: for each outcome, "at least c" (c = 1..k) then "at
-    most c" (c = 0..k-1) of the k outputs. Every count is a cumulative sum over the
-    ranking or the cuts, so the candidates cost O(outcomes k), not one sum each.
+    One query: each outcome, then the top 2, 3, ..., ``outcomes - 1`` outcomes ranked by
+    ``(first + 1/2) / (second + 1/2)``. ``k`` queries: per outcome, "at least c" (c =
+    1..k) then "at most c" (c = 0..k-1). Cumulative sums: O(outcomes k) in all.
 
-    Args:
-      first: the first side's tallies.
-      second: the second side's tallies.
-      both: also the events favouring the second side.
-
-    Returns:
-      ``(counts, event_at)``: ``counts[i]`` the trials in candidate ``i`` on its favoured
-      side and on the other side (``(n, 2)`` integers); ``event_at(i)`` the
-      :class:`Event`.
+    Returns ``(counts, event_at)``: ``(n, 2)`` integer trials in candidate ``i`` on its
+    favoured and other side, and ``event_at(i)``, its :class:`Event`.
     """
     outcomes, queries = first.shape[0], first.shape[1] - 1
     blocks, rankings = [], []
@@ -189,8 +177,7 @@ def candidate_counts(first: np.ndarray, second: np.ndarray, *,
 
 
 def event_counts(event: Event, first: np.ndarray, second: np.ndarray) -> tuple[int, int]:
-    """(trials in ``event`` on its favoured side, trials in it on the other side), from
-    the two sides' tallies."""
+    """(trials in ``event`` on its favoured side, on the other side)."""
     here, there = (first, second) if event.forward else (second, first)
     return event.hits(here), event.hits(there)
 
@@ -211,10 +198,8 @@ def measure(event: Event, first: np.ndarray, second: np.ndarray, *, trials: int,
 
 def choose_event(first: np.ndarray, second: np.ndarray, *, trials: int, delta: float,
                  confidence: float, both: bool = True) -> Event:
-    """The candidate event (:func:`candidate_counts`, in ``both`` directions or favouring
-    the first side) whose bound on the choosing halves' tallies is largest (the first such
-    in the candidates' order on ties), each bound at a confidence corrected for the number
-    of candidates (Bonferroni), so that one rare outcome's lucky ratio does not win."""
+    """The candidate (:func:`candidate_counts`) with the largest bound on the choosing
+    halves (the first on ties), each at a Bonferroni-corrected confidence."""
     pairs, event_at = candidate_counts(first, second, both=both)
     # Bonferroni over the candidates: a rare outcome's lucky ratio does not win the choice
     each = 1.0 - (1.0 - confidence) / (2.0 * len(pairs))
@@ -244,15 +229,12 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
       (sensitivity 1, std sigma1), both at their exact Gaussian privacy profile (Balle and
       Wang 2018; the argmax and the threshold's bit are post-processing; ``queries``
       Gaussians compose to one with ``queries`` times the squared ratio). LNMax is
-      ``2 / lambda``-DP and the exponential mechanism ``2 eta``-DP (pure); ``queries`` of
-      them compose exactly (``pld.pure_composed_epsilon``, the optimal composition of
-      pure DP), at most ``queries`` times the epsilon; LNMax's claim is its noisy counts'
-      privacy-loss distribution where smaller (``pld.laplace_pld_epsilon``, two Laplace
-      mechanisms a query, as pate-analyze's data-independent figure).
-      Confident-exponential is the threshold's Gaussian composed with the exponential
-      mechanism's ``2 eta``-DP: dp_accounting's PLD of the two, or without it the
-      Gaussian's exact epsilon plus ``queries`` times ``2 eta`` (basic composition); the
-      PLD's figure raised by 1e-9 relative over its FFT rounding.
+      ``2 / lambda``-DP and the exponential mechanism ``2 eta``-DP; ``queries`` of them
+      compose exactly (``pld.pure_composed_epsilon``), at most ``queries`` times the
+      epsilon; LNMax's claim is its noisy counts' PLD where smaller (two Laplace mechanisms
+      a query, as pate-analyze's). Confident-exponential: the threshold's Gaussian composed
+      with ``2 eta``-DP by dp_accounting's PLD (raised by 1e-9 relative over its FFT
+      rounding), or without it the Gaussian's exact epsilon plus ``queries`` times ``2 eta``.
 
     Raises:
       ValueError: a mechanism without a stated one-query claim.
@@ -288,8 +270,8 @@ def claimed_epsilon(name: str, params: dict, *, delta: float,
 
 
 def _gaussian_claim(steps: list, delta: float) -> tuple[float, str]:
-    """The Gaussian steps' exact epsilon, or where the profile is not resolved (a tiny
-    noise) mu-GDP's RDP at its best order, ``mu^2/2 + mu sqrt(2 log(1/delta))``, rounded up."""
+    """The Gaussian steps' exact epsilon, or where unresolved (tiny noise) mu-GDP's RDP at its
+    best order, ``mu^2/2 + mu sqrt(2 log(1/delta))``, rounded up."""
     exact = gaussian_exact_epsilon(steps, delta)
     if math.isfinite(exact):
         return exact, "exact Gaussian privacy profile"
@@ -300,9 +282,8 @@ def _gaussian_claim(steps: list, delta: float) -> tuple[float, str]:
 
 def _threshold_and_pure(sigma1: float, epsilon: float, queries: int,
                         delta: float) -> tuple[float, str]:
-    """``queries`` threshold steps (sensitivity 1, std ``sigma1``) and ``queries``
-    ``epsilon``-DP answers at ``delta``: dp_accounting's PLD of both (pessimistic), or
-    without it the Gaussian's exact epsilon plus ``queries`` times ``epsilon``."""
+    """``queries`` threshold steps (sensitivity 1, std ``sigma1``) and ``epsilon``-DP
+    answers: :func:`claimed_epsilon`'s confident-exponential figure."""
     gaussian, how = _gaussian_claim([(1.0, sigma1, queries)], delta)
     basic = ratio_up(Fraction(gaussian) + queries * Fraction(epsilon), 1)
     added = f"Gaussian threshold ({how}) + pure DP (2 eta), composed by adding"
@@ -320,8 +301,7 @@ def _threshold_and_pure(sigma1: float, epsilon: float, queries: int,
         composed = float(threshold.compose(answers).get_epsilon_for_delta(delta))
     except (OverflowError, ValueError, MemoryError):
         composed = math.inf
-    # raised over the rounding of dp_accounting's FFT compositions (a composed pure-DP
-    # figure came out 7e-12 relative below the exact one)
+    # over dp_accounting's FFT rounding (a pure-DP figure came out 7e-12 relative low)
     composed *= 1.0 + 1e-9
     if composed >= basic:
         return basic, added

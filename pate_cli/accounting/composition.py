@@ -1,21 +1,15 @@
 """THE composition kernel: running RDP sums over queries, converted to epsilon.
 
-math:conversion (RDP adds up order by order over queries; the cumulative curve after
-query i is the sum over the queries up to i; each is converted to epsilon), math:costs
-(a query's curve is ``selection + weight * answer``; a budget run's halt,
-:func:`budget_halt`) and
-math:individualized (the same sums per privacy group or teacher). Every path that turns per-query
-RDP into figures goes through here: ``analysis.run`` (plain and budget runs, and so
-``analysis.rounds``, and a sweep's ``analysis.run.analyze_totals``) and
-``accounting.individualized.groups``.
-Conversion (offset per order, first minimising order, the clip at 0) is
-``conversion.minimise_over_orders``, the same function ``rdp_to_epsilon`` uses.
+math:conversion (RDP adds up order by order over queries; the cumulative curve after each
+query is converted to epsilon), math:costs (a query's curve is ``selection + weight *
+answer``; a budget run's halt) and math:individualized (the same sums per group or
+teacher). Every path from per-query RDP to figures goes through here; the conversion is
+``conversion.minimise_over_orders``, as in ``rdp_to_epsilon``.
 
-How the bits stay the same on every path: the sum after query i is ``sum_{i-1} + rdp_i``,
-added one query after another (``numpy.cumsum`` along the query axis; totals by
-:func:`sequential_total`), so no figure depends on where chunks, slices or blocks start,
-and a total equals the last cumulative row exactly. Work goes in slices of
-``work_sizes.WORK_VALUES`` (queries x orders) elements, so the element-wise passes stay in cache.
+The sum after query i is ``sum_{i-1} + rdp_i``, added one query after another (``cumsum``
+along the query axis; totals by :func:`sequential_total`), so no figure depends on where
+chunks, slices or blocks start, and a total equals the last cumulative row exactly. Work
+goes in cache-sized slices of ``work_sizes.WORK_VALUES`` (queries x orders) elements.
 """
 
 from __future__ import annotations
@@ -42,10 +36,9 @@ class RowSource(Protocol):
 class StepRows:
     """Per-query RDP curves ``selection + weight * answer`` (math:costs).
 
-    Each step's curves are computed once per distinct statistic (``selection``,
-    ``answer``: ``(distinct, orders)``) and gathered per query through
-    ``selection_index``/``answer_index``; ``weight`` ``(queries,)`` charges the answer
-    step (0/1 for a replay, ``pr_answered`` for expected accounting).
+    ``selection``, ``answer``: ``(distinct, orders)``, one curve per distinct statistic,
+    gathered per query by ``selection_index``/``answer_index``; ``weight`` ``(queries,)``
+    charges the answer step (0/1 replay, ``pr_answered`` expected).
     """
 
     selection: np.ndarray
@@ -65,8 +58,7 @@ class StepRows:
         out += np.take(self.selection, self.selection_index[lo:hi], axis=0, out=scratch)
 
     def at_orders(self, columns: np.ndarray) -> StepRows:
-        """The same curves at the orders ``columns`` (indices into the grid) only:
-        each value the same bits as in the full rows."""
+        """The same curves (the same bits) at the grid's orders ``columns`` only."""
         return StepRows(np.ascontiguousarray(self.selection[:, columns]), self.selection_index,
                         np.ascontiguousarray(self.answer[:, columns]), self.answer_index,
                         self.weight)
@@ -133,9 +125,8 @@ def sequential_total(rows: np.ndarray) -> np.ndarray:
     """``rows[0] + rows[1] + ...`` over a C-ordered ``(queries, orders)`` block, added row
     after row, so it equals ``numpy.cumsum(rows, axis=0)[-1]`` bit for bit.
 
-    ``numpy.add.reduce`` over the rows adds them one after another when a row holds two
-    or more values (the inner loop runs along the row); a single column would be summed
-    pairwise, so it goes through ``cumsum``.
+    ``add.reduce`` adds rows one after another when a row holds two or more values; a
+    single column would be summed pairwise, so it goes through ``cumsum``.
     """
     if rows.shape[-1] > 1:
         return np.add.reduce(rows, axis=0)
@@ -146,16 +137,14 @@ def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversi
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cumulative epsilon after each query of a block, overwriting ``rows``.
 
-    ``rows``: ``(..., queries, orders)`` per-query curves, ``carry`` the sums before the
-    block (broadcast against ``rows[..., 0, :]``). Returns the epsilon ``(..., queries)``,
-    the index of the first order achieving it, and the sums after the block.
+    ``rows``: ``(..., queries, orders)``; ``carry``: the sums before, broadcast against
+    ``rows[..., 0, :]``. Returns the epsilon ``(..., queries)``, the first order achieving
+    it, and the sums after.
 
-    For one curve (2-D rows) whose entries are non-negative, the sums only grow, and
-    rounding is monotone, so each order's converted value over the block lies between its
-    value after the first query and after the last: an order whose sum after the first
-    query is beyond (``Conversion.beyond``) the smallest converted total of all orders is
-    above the minimum (not even tied) at every query, and its running sums are not
-    formed. The figures are the same.
+    For 2-D non-negative rows the sums only grow (rounding is monotone), so an order whose
+    sum after the first query is beyond (``Conversion.beyond``) the smallest converted
+    total is above the minimum at every query: its running sums are skipped, with the
+    same figures.
     """
     rows[..., 0, :] += carry
     if rows.ndim == 2 and bool(rows.min() >= 0.0):  # False for NaN: no order is skipped
@@ -175,9 +164,8 @@ def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversi
 
 @dataclass(frozen=True, eq=False)
 class RunningEpsilon:
-    """Figures of :func:`running_epsilon`, per query: ``epsilon`` (cumulative),
-    ``order_index`` (of the order achieving it), ``epsilon_query`` (the query's own curve
-    converted, when asked for); ``carry``: the RDP sums after the last query."""
+    """Per query: cumulative ``epsilon``, its ``order_index``, and (if asked) the query's
+    own ``epsilon_query``; ``carry``: the RDP sums after the last query."""
 
     epsilon: np.ndarray
     order_index: np.ndarray
@@ -189,9 +177,8 @@ def running_epsilon(source: RowSource, count: int, carry: np.ndarray, conversion
                     *, per_query: bool = False) -> RunningEpsilon:
     """Running RDP sums of ``count`` queries after ``carry``, converted after every query.
 
-    math:conversion: the cumulative epsilon after query i and the first order achieving
-    it; with ``per_query`` also each query's own epsilon. The rows of ``source`` are
-    formed one cache-sized slice at a time, in one reused buffer.
+    math:conversion; ``source``'s rows are formed a cache-sized slice at a time in one
+    reused buffer.
     """
     epsilon = np.empty(count)
     order_index = np.empty(count, dtype=np.intp)
@@ -206,9 +193,8 @@ def running_epsilon(source: RowSource, count: int, carry: np.ndarray, conversion
 
 
 def query_epsilons(source: RowSource, count: int, conversion: Conversion) -> np.ndarray:
-    """Each query's own curve converted (math:conversion): ``running_epsilon(...,
-    per_query=True).epsilon_query``, bit for bit. It needs no carry, so a chunk's can be
-    formed ahead, on another thread than the running sums."""
+    """``running_epsilon(..., per_query=True).epsilon_query`` bit for bit (math:conversion),
+    without a carry, so it can run ahead on another thread."""
     figures = np.empty(count)
     for lo, hi, rows, _ in _formed(source, count, conversion.offset.size):
         figures[lo:hi] = conversion.epsilon(rows, out=rows)[0]
@@ -226,9 +212,8 @@ def running_total(source: RowSource, count: int, carry: np.ndarray) -> np.ndarra
 
 
 def _formed(source: RowSource, count: int, size: int):
-    """``(lo, hi, rows, scratch)`` for each cache-sized slice of the ``count`` queries:
-    ``rows`` holds the curves of queries ``lo .. hi-1`` (``size`` orders; one buffer
-    reused from slice to slice), ``scratch`` a free array of the same shape."""
+    """``(lo, hi, rows, scratch)`` per cache-sized slice: queries ``lo .. hi-1``'s curves
+    in one reused buffer, and a free array of the same shape."""
     step = max(1, WORK_VALUES // size)
     buffer = np.empty((min(step, count), size))
     spare = np.empty_like(buffer)
@@ -244,22 +229,17 @@ def budget_halt(costs: RowSource, full: RowSource, count: int, carry: np.ndarray
     """Where a budget run halts inside a block of ``count`` queries (math:costs), or None.
 
     Args:
-      costs: what each query is charged if processed (its actual curve: selection plus
-        the answer step weighted as decided, or the expected cost).
-      full: what it could cost (selection plus the answer step counted in full; the
-        expected cost under ``expected`` accounting).
-      count: the queries of the block.
+      costs: each query's charge if processed (the answer step weighted as decided, or
+        the expected cost).
+      full: what it could cost (the answer step in full; the expected cost under
+        ``expected`` accounting).
       carry: the sums charged before the block.
-      conversion: the RDP-to-DP conversion.
-      limit: the budget.
 
     Returns:
       The first i such that ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts
-      above ``limit``, or None. One cumulative sum over the block and one conversion of
-      every candidate curve, a cache-sized slice at a time; the prefix sums are those of
-      :func:`running_epsilon` (added one query after another), so the answer does not
-      depend on where blocks start. A slice whose upper bound (the sums after it plus its
-      largest full curve, order by order) converts within the limit is skipped.
+      above ``limit``, or None. The prefix sums are :func:`running_epsilon`'s, so the
+      answer does not depend on where blocks start; a slice passing :func:`within_limit`
+      (its sums after plus its largest full curve) is skipped.
     """
     carry = np.array(carry, dtype=np.float64)
     size = carry.size
@@ -290,11 +270,9 @@ def budget_halt(costs: RowSource, full: RowSource, count: int, carry: np.ndarray
 def within_limit(after: np.ndarray, peak: np.ndarray, conversion: Conversion, limit: float,
                  margin: float = 1.0) -> bool:
     """The one "no query here can cross the budget" test (math:costs): whether ``after``
-    (the sums after a span of non-negative costs) plus ``peak`` (a bound on one query's
-    full cost), raised by ``margin`` for rounding, converts within ``limit``. Every
-    candidate sum of the span (the sums before a query plus its full cost) lies below that
-    bound order by order, and the conversion is monotone in every order. False unless both
-    are non-negative (NaN included)."""
+    (the sums after a span of non-negative costs) plus ``peak`` (a bound on one query's full
+    cost), times ``margin``, converts within ``limit``: every candidate sum lies below it
+    order by order, and the conversion is monotone. False unless both are non-negative."""
     if not (bool(np.all(after >= 0.0)) and bool(np.all(peak >= 0.0))):
         return False
     bound = (after + peak) * margin

@@ -1,9 +1,7 @@
 """RDP to (epsilon, delta)-DP: the per-order offset, the minimum over orders and the clip.
 
-math:conversion. Every conversion in the package, whole curves (:func:`rdp_to_epsilon`)
-and the running sums of ``accounting.composition`` alike, goes through
-:func:`minimise_over_orders`, the one place that adds the offset, takes the first
-minimising order and clips the improved conversion at 0.
+math:conversion. Every conversion in the package goes through :func:`minimise_over_orders`,
+the one place that adds the offset, takes the first minimising order and clips at 0.
 """
 
 from __future__ import annotations
@@ -21,8 +19,7 @@ CONVERSIONS = ("classic", "improved")
 # 3e-14 relative of mpmath) and of their sums (pairwise and grouped: a few ulps) stays below.
 ROUNDING_MARGIN = 2.0 ** -40
 # How a run charges its queries (math:independent, math:gnmax, math:threshold, math:lnmax,
-# math:conversion and math:costs): what the seeded replay did, the answer step weighted by
-# pr_answered, or the data-independent curves.
+# math:conversion, math:costs): the replay's, pr_answered-weighted, or data-independent.
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 
 
@@ -52,9 +49,8 @@ def conversion_offset(*, orders, delta, conversion: str = "classic") -> np.ndarr
 class Conversion:
     """One conversion on one order grid at one delta (math:conversion).
 
-    ``offset``: the term :func:`conversion_offset` adds per order; ``clip``: whether
-    epsilon is clipped at 0 (the improved conversion); ``tv_limit``: the improved
-    conversion's total-variation shortcut, see :func:`tv_limit`; ``None`` for classic.
+    ``offset``: :func:`conversion_offset` per order; ``clip``, ``tv_limit``: the improved
+    conversion's clip at 0 and :func:`tv_limit` (``None`` for classic).
     """
 
     orders: np.ndarray
@@ -77,12 +73,9 @@ class Conversion:
 
     def beyond(self, floor: np.ndarray, ceiling) -> np.ndarray:
         """The one order-pruning rule (math:conversion): per order, whether RDP ``floor``
-        (non-negative costs only add to it; rounding is monotone) converts above
-        ``ceiling`` (broadcast against it), so no sum at or above the floor gives an
-        epsilon at or below the ceiling there. With the improved conversion an order whose
-        floor is within the total-variation shortcut may give 0 and is never beyond. False
-        where a comparison meets NaN. ``composition.cumulative_epsilon``,
-        ``live_orders.LiveOrders`` and ``own_epsilons`` prune orders by it."""
+        converts above ``ceiling`` (broadcast), so no sum at or above the floor (costs are
+        non-negative, rounding monotone) gives an epsilon at or below it. Never for an
+        order within the improved conversion's total-variation shortcut, nor for NaN."""
         with np.errstate(invalid="ignore"):
             beyond = floor + self.offset > ceiling
             if self.tv_limit is not None:
@@ -115,9 +108,8 @@ def tv_limit(delta: float) -> float:
 
     Total variation is at most ``sqrt(1 - exp(-KL))`` (Bretagnolle-Huber) and ``KL <=
     rdp(alpha)`` at every order, so a delta at least that large needs no epsilon.
-    dp_accounting's ``rdp_privacy_accountant.compute_epsilon`` applies the same rule
-    (its test is ``delta**2 + expm1(-r) > 0``, strict; math:conversion's ``>=`` is used here,
-    also valid: the two differ only on a set of measure zero).
+    dp_accounting's ``rdp_privacy_accountant.compute_epsilon`` tests ``delta**2 + expm1(-r)
+    > 0`` (strict); math:conversion's ``>=`` is also valid (they differ on a null set).
     """
     return -math.log1p(-delta * delta)
 
@@ -128,12 +120,9 @@ def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
                          ) -> tuple[np.ndarray, np.ndarray]:
     """``min over alpha of rdp(alpha) + offset(alpha)`` and the first minimising index.
 
-    math:conversion. ``rdp``: ``(..., orders)``; both results have shape
-    ``rdp.shape[:-1]``. ``clip``: clip epsilon at 0 (the improved conversion). ``out``
-    receives ``rdp + offset`` (it may be ``rdp`` itself, to convert in place).
-    ``tv_limit``: orders whose RDP is at most this give epsilon 0 (the improved
-    conversion's total-variation shortcut, :func:`tv_limit`; broadcast against the
-    candidates).
+    math:conversion. ``rdp``: ``(..., orders)``; results ``rdp.shape[:-1]``. ``out``
+    receives ``rdp + offset`` (``rdp`` itself converts in place). ``clip`` and
+    ``tv_limit`` (orders at most this give 0; broadcast): the improved conversion's.
     """
     shortcut = None
     if tv_limit is not None:
@@ -181,11 +170,8 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
 
 def epsilons_at_deltas(rdp, *, orders, deltas, conversion: str = "classic") -> np.ndarray:
     """``rdp_to_epsilon(rdp, orders=orders, delta=d, conversion=conversion)[0]`` for each
-    of ``deltas``, in one array operation (:func:`conversion_offset` of them all): each
-    figure has the same bits (math:conversion).
-
-    Raises:
-      ValueError: for a bad grid, delta or conversion name, or a curve of another length.
+    of ``deltas``, the same bits, in one array operation (math:conversion); ``ValueError``
+    as :func:`rdp_to_epsilon`.
     """
     orders = validate_orders(orders)
     rdp = np.asarray(rdp, dtype=np.float64)
@@ -200,9 +186,8 @@ def epsilons_at_deltas(rdp, *, orders, deltas, conversion: str = "classic") -> n
 
 
 def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
-    """A note when the best order is the first or last of a grid of several (the API
-    issues it as an ``OrderGridWarning``; the commands print it as one ``Warning:`` line);
-    none for an infinite epsilon, which no wider grid makes finite."""
+    """A note when the best order is the first or last of a grid of several (an
+    ``OrderGridWarning``, or one ``Warning:`` line); none for an infinite epsilon."""
     best = int(np.flatnonzero(orders == order)[0])
     if orders.size > 1 and best in (0, orders.size - 1) and 0 < epsilon < np.inf:
         edge = "first" if best == 0 else "last"

@@ -107,11 +107,9 @@ def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarra
 
     ``log q = -inf`` gives 0 (the output is certain); where the conditions of Theorem 6 fail
     the data-independent ``alpha / sigma^2``; elsewhere the smaller of the two (math:gnmax).
-    The queries where Theorem 6 applies are evaluated in cache-sized blocks in increasing
-    ``log q`` (the distinct values callers pass are sorted already), so that each block
-    spans a narrow range of ``mu1``: orders at or above every ``mu1`` of a block take the
-    data-independent value without evaluating the bound (see :func:`_theorem6_bound`).
-    Every entry is computed by the same operations whatever the blocking.
+    Where Theorem 6 applies, cache-sized blocks in increasing ``log q`` span narrow ranges
+    of ``mu1``, and orders at or above a block's every ``mu1`` skip the bound; every entry
+    takes the same operations whatever the blocking.
 
     Args:
       log_q: ``log q`` per query (:func:`log_q_gnmax`), any shape, each ``<= 0``.
@@ -196,13 +194,9 @@ def theorem6_terms(log_q: np.ndarray, sigma: float) -> Theorem6Terms:
 
 def _theorem6_bound(log_q: np.ndarray, work: _Theorem6Work, out: np.ndarray) -> None:
     """``min(alpha / sigma^2, dep)`` where ``mu1 > alpha``, else ``alpha / sigma^2``, into
-    ``out`` (rows of ``log_q``), for queries where Theorem 6 applies (math:gnmax).
-
-    Orders not below the largest ``mu1`` of the block are data-independent for every row
-    and are only filled in; the test ``mu1 > alpha`` is applied only to the orders between
-    the smallest and the largest ``mu1``. Each remaining entry goes through the same
-    operations as the plain formula, so the values do not depend on the blocking.
-    """
+    ``out``, for queries where Theorem 6 applies (math:gnmax). Orders from the block's
+    largest ``mu1`` are only filled in, ``mu1 > alpha`` tested between its smallest and
+    largest; the values do not depend on the blocking."""
     mu1, mu2, e1, e2 = theorem6_terms(log_q, work.sigma)
     log1q = log1mexp(log_q)
     slope_a = log1mexp((log_q + e2) * (1.0 - 1.0 / mu2)) - log1q

@@ -1,28 +1,23 @@
 """Totals of a run from its distinct statistics: exact counts, curves once per file.
 
-math:conversion and math:costs: a run's RDP is ``sum_i selection(s_i) + w_i answer(a_i)``,
-``s_i`` the selection statistic (``log pr_answered``), ``a_i`` the answer statistic
-(``log q``) and ``w_i`` the decision (0 or 1), or under expected accounting
-``pr_answered`` (``exp(s_i)``; ``threshold.raised_charge`` for a raised query). Queries
-with the same pair ``(a, s)`` cost the same, so the sum needs, per distinct pair, only
-integer counts (:class:`GroupedCounts`: queries, answered, raised): tables of different
-chunks merge exactly in any order and on any worker, and :func:`grouped_totals` forms
-the totals once, in a fixed order (pairs sorted by ``(a, s)``; blocks of ``TOTAL_BLOCK``
-statistics, each by ``curve_quadrature`` where exact to 1e-12 relative, else row after
-row). Every figure is a function of the multiset of per-query statistics and decisions
-alone: the same bits whatever the chunk size, the workers, or the per-query columns.
+math:conversion and math:costs: a run's RDP is ``sum_i selection(s_i) + w_i answer(a_i)``
+(``s_i = log pr_answered``, ``a_i = log q``, ``w_i`` the 0/1 decision, or under expected
+accounting ``exp(s_i)``, ``threshold.raised_charge`` for a raised query). Equal pairs
+``(a, s)`` cost the same, so integer counts per distinct pair suffice
+(:class:`GroupedCounts`), merging exactly in any order on any worker; :func:`grouped_totals`
+sums them once in a fixed order (pairs sorted by ``(a, s)``, blocks of ``TOTAL_BLOCK``, by
+``curve_quadrature`` where exact to 1e-12 relative, else row after row). Every figure is a
+function of the multiset of statistics and decisions: the same bits whatever the chunks,
+workers or per-query columns.
 
-Memory is bounded whatever the votes (:class:`BoundedTotals`): windows of
-``TOTALS_WINDOW`` analysed positions are counted, their tables merged like a binary
-counter while two hold at most 1.5 x ``TABLE_LIMIT`` pairs; a larger table is summed and
-let go, so the tables held stay below about 64 MB. A run whose tables fit (votes that
-repeat; soft votes up to about 10^6 queries) is summed once and its table kept (the
-per-query pass looks each query's own epsilon up in it). After a part has been summed, a
-merge that saves less than ``MERGE_GAIN`` of its pairs is summed at once (statistics that
-do not repeat: the peak stays that of the first part, allocator included). Which tables
-are summed apart depends on the statistics of each window only; a run summed in parts
-differs from one summed at once by the order of its additions (at most 1e-12 relative,
-math:tolerance).
+Memory is bounded (:class:`BoundedTotals`): windows of ``TOTALS_WINDOW`` positions are
+counted and merged like a binary counter while two hold at most 1.5 x ``TABLE_LIMIT``
+pairs; a larger table is summed and let go (below about 64 MB held). A run whose tables fit
+(repeating votes; soft votes up to about 10^6 queries) is summed once and its table kept
+for the per-query lookups. After a part is summed, a merge saving less than ``MERGE_GAIN``
+of its pairs is summed at once (the peak stays the first part's). What is summed apart
+depends on each window's statistics only; parts differ from one sum by the order of
+additions (at most 1e-12 relative, math:tolerance).
 """
 
 from __future__ import annotations
@@ -57,12 +52,10 @@ CurveFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 @dataclass(frozen=True, eq=False)
 class GroupedCounts:
-    """Distinct ``(answer, selection)`` statistic pairs of a set of queries, sorted by
-    answer then selection, with the number of queries (``queries``) and of answered
-    queries (``answered``) of each (int64). ``answered`` may have a column per run
-    (replays of the same queries under several seeds). ``raised``: of each pair's
-    queries, how many have the raised expected charge (``threshold.raised_counts``);
-    None for none (the usual case: whole counts are never raised)."""
+    """Distinct ``(answer, selection)`` pairs, sorted, with int64 ``queries`` and
+    ``answered`` counts (a column per run for replays under several seeds); ``raised``:
+    how many have the raised expected charge (``threshold.raised_counts``), None for none
+    (whole counts are never raised)."""
 
     answer: np.ndarray
     selection: np.ndarray
@@ -82,9 +75,8 @@ class GroupedCounts:
     @classmethod
     def of_queries(cls, answer: np.ndarray, selection: np.ndarray, answered: np.ndarray,
                    raised: np.ndarray | None = None) -> GroupedCounts:
-        """The table of queries with statistics ``answer``, ``selection``, answered
-        mask ``answered`` (bool or 0/1, ``(queries,)`` or ``(queries, runs)``) and
-        ``raised`` mask (None: none)."""
+        """The table of queries' ``answer``, ``selection``, ``answered`` (bool or 0/1,
+        ``(queries,)`` or ``(queries, runs)``) and ``raised`` (None: none)."""
         answered = np.array(answered, dtype=np.int64)
         return cls._reduced([np.array(answer, dtype=np.float64),
                              np.array(selection, dtype=np.float64),
@@ -106,10 +98,9 @@ class GroupedCounts:
     @classmethod
     def _reduced(cls, columns: list, runs: bool = False) -> GroupedCounts:
         """Sum the counts of equal pairs of ``columns`` (answer, selection, queries,
-        answered, raised or None: arrays this call owns; the list is emptied so that each
-        is freed as soon as it is used); the pairs sorted by (answer, selection). The sorts need not
-        be stable: the counts are integers. ``runs``: the columns are sorted tables end
-        to end, which a stable sort (timsort) merges in linear time per run."""
+        answered, raised or None; owned, the list emptied to free each once used), sorted
+        (unstable sorts suffice: integer counts). ``runs``: sorted tables end to end, which
+        timsort merges in linear time."""
         answer, selection, queries, answered, raised = columns
         columns.clear()
         if answer.size == 0:
@@ -150,11 +141,8 @@ class GroupedCounts:
 
 
 class BoundedTotals:
-    """A run's sums from the tables of its pieces, held bounded by ``limit`` pairs (the
-    module's docstring). ``totals_of`` sums a table (``grouped_totals`` with the run's
-    curves); pieces are added in query order (:meth:`add`, with the analysed position
-    after the piece, as ``window_pieces`` cuts them), a window ending at each multiple of
-    ``window``; :meth:`result` gives the sums and the run's table if they came from one."""
+    """A run's sums from its pieces' tables, bounded by ``limit`` pairs (module docstring).
+    ``totals_of`` sums a table; pieces come in query order, cut by ``window_pieces``."""
 
     def __init__(self, totals_of: Callable[[GroupedCounts], GroupedTotals], *,
                  window: int | None = None, limit: int | None = None):
@@ -239,8 +227,7 @@ class BoundedTotals:
 
 
 def _merged_pair(pair: list[GroupedCounts]) -> GroupedCounts:
-    """``GroupedCounts.merge(pair)``, the two tables' columns let go as the merged ones
-    are formed (the list is emptied: the caller holds neither afterwards)."""
+    """``GroupedCounts.merge(pair)``, letting the two go as it forms (the list is emptied)."""
     first, second = pair
     pair.clear()
     if not first.size or not second.size:
@@ -274,10 +261,8 @@ def _concatenated(tables: list[GroupedCounts]) -> list:
 
 
 class GroupedTotals(NamedTuple):
-    """Per-order sums of the selection and the (weighted) answer curves, and the
-    answered weight (a count, or the expected number of answers); with answered counts
-    of several runs (``answered`` columns), ``answer`` and ``answered`` have one row or
-    entry per run."""
+    """Per-order sums of the selection and (weighted) answer curves, and the answered
+    weight (a count, or expected answers); ``answer`` and ``answered`` per run for several."""
 
     selection: np.ndarray
     answer: np.ndarray
@@ -289,12 +274,10 @@ def grouped_totals(counts: GroupedCounts, *, selection_rdp: CurveFunction | None
                    raised_charge: Callable | None = None, map=map) -> GroupedTotals:
     """The run's sums (math:costs) from its merged table.
 
-    ``selection_rdp`` / ``answer_rdp`` map sorted distinct statistics to curves
-    ``(distinct, orders)``; ``selection_rdp`` is None for a mechanism without selection
-    (its selection statistics are then ignored). ``expected`` charges the answer step
-    with ``pr_answered`` per query instead of the decisions (:func:`expected_charges`,
-    ``raised_charge`` the threshold step's). ``map`` (an ordered map, e.g. a thread pool's)
-    evaluates the blocks of curves; the result does not depend on it.
+    ``selection_rdp`` / ``answer_rdp``: sorted distinct statistics to ``(distinct,
+    orders)`` curves (``selection_rdp`` None: no selection step). ``expected``: charge
+    ``pr_answered`` (:func:`expected_charges`) instead of the decisions. ``map`` (ordered,
+    e.g. a thread pool's) evaluates the blocks; the result does not depend on it.
     """
     orders = np.asarray(orders, dtype=np.float64)
     selection_sum = np.zeros(orders.size)
@@ -366,15 +349,13 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
 
 def block_sums(rdp: CurveFunction, orders: np.ndarray,
                blocks: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
-    """``sum_k weights[k] * rdp(keys)[k]`` of each block ``(keys, weights)`` of
-    ``blocks`` (consecutive blocks of one table; a module-level function: a cluster's
-    workers can run it).
+    """``sum_k weights[k] * rdp(keys)[k]`` of each consecutive block ``(keys, weights)``
+    (module-level: a cluster's workers run it).
 
-    The blocks of at least ``curve_quadrature.MIN_ROWS`` keys are first summed from their
-    curves at a few points (``curve_quadrature``, within 1e-12 relative); the orders (of
-    a run) it does not keep are evaluated at every key, rows added one after another, as
-    a smaller block's. A block's sums do not depend on the blocks evaluated with it, and
-    each run's row has the bits the 1-D call gives for its column.
+    Blocks of at least ``curve_quadrature.MIN_ROWS`` keys by ``curve_quadrature`` (within
+    1e-12 relative); orders it does not keep, and smaller blocks, at every key, rows added
+    in order. A block's sums do not depend on its neighbours, and each run's row has the
+    bits of the 1-D call.
     """
     columns = [weights.reshape(keys.size, -1) for keys, weights in blocks]
     runs = columns[0].shape[1] if columns else 0

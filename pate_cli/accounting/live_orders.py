@@ -1,29 +1,22 @@
 """Running sums at only the orders that can still give a cumulative epsilon (math:conversion).
 
-A table's cumulative epsilon after query i is ``min over alpha of S_i(alpha) +
-offset(alpha)``, where ``S_i`` is the running RDP sum (``composition.running_epsilon``).
-Once the run's total curve is known (the totals pass of ``analysis.per_query_stream``),
-most orders can be shown never to give that minimum again, and their sums need no
-longer be formed:
+The cumulative epsilon after query i is ``min over alpha of S_i(alpha) + offset(alpha)``,
+``S_i`` the running RDP sum. Once the run's total curve is known (the totals pass), most
+orders provably never give that minimum again:
 
-- **A ceiling.** Every query's cumulative epsilon is at most :func:`epsilon_ceiling` of
-  the total: the sums only grow, and the total formed another way (grouped, in another
-  order) differs from the sequential sums by rounding alone, bounded by
-  ``gamma_n = n u / (1 - n u)`` of the sum for ``n`` non-negative terms (``u`` the
-  unit roundoff), which the ceiling adds with room to spare.
-- **A floor per order.** Per-query curves are non-negative (RDP is: the step functions,
-  ``gnmax.rdp_gnmax`` and ``laplace.rdp_lnmax`` among them, never return a value below
-  0), so ``S_i(alpha) >= S_j(alpha)`` for every later query ``i`` (rounding is
-  monotone), and an order whose converted sum already exceeds the ceiling stays above
-  every later query's epsilon: it is never the minimum, nor tied with it, and the
-  figures (epsilon and first minimising order) are the same without it. Such an order
-  is *dead* (:class:`LiveOrders`).
+- **A ceiling.** Every cumulative epsilon is at most :func:`epsilon_ceiling` of the total:
+  the sums only grow, and a total formed another way differs from the sequential sums by
+  rounding alone, at most ``gamma_n = n u / (1 - n u)`` of the sum for ``n`` non-negative
+  terms (``u`` the unit roundoff), which the ceiling adds with room to spare.
+- **A floor per order.** Per-query curves are non-negative (the step functions never
+  return a value below 0), so ``S_i(alpha) >= S_j(alpha)`` for every later ``i`` (rounding
+  is monotone): an order whose converted sum exceeds the ceiling is never the minimum nor
+  tied with it, and the figures (epsilon, first minimising order) are the same without
+  it. Such an order is *dead* (:class:`LiveOrders`).
 
-The sums at the orders still live are formed exactly as before (one query after
-another), so every figure keeps its bits. As a guard, a chunk whose curves at the orders
-formed are not all non-negative (NaN included) voids the floor: the dead orders' sums
-are then brought up to date by adding the chunks since they died, formed again, and
-every order is live again.
+Live orders' sums are formed as before, so every figure keeps its bits. A chunk whose
+curves are not all non-negative (NaN included) voids the floor: the dead orders' sums are
+brought up to date from the chunks since they died, formed again, and all are live again.
 """
 
 from __future__ import annotations
@@ -40,15 +33,14 @@ UNIT_ROUNDOFF = 2.0 ** -53
 
 
 def epsilon_ceiling(total: np.ndarray, terms: int, conversion: Conversion) -> float:
-    """An upper bound on every cumulative epsilon of a run whose sums (``terms``
-    non-negative curves, the initial one included) add up to ``total`` (formed in any
-    order; NaN if ``total`` has NaN, and then no order is ever dead).
+    """An upper bound on every cumulative epsilon of a run whose ``terms`` non-negative
+    curves (the initial one included) add up to ``total``, in any order (NaN: no order
+    ever dies).
 
-    Sequential and regrouped sums of ``terms`` non-negative values each lie within
-    ``gamma_terms`` of the exact sum; a per-query curve ``selection + weight * answer``
-    adds two roundings; so every running sum at an order is at most ``total * (1 + r)``
-    with ``r = 8 (terms + 16) u``, four times what those bounds need. The conversion
-    adds one rounding more, covered by ``8 u`` of the magnitudes.
+    Sequential and regrouped sums lie within ``gamma_terms`` of the exact sum, and a curve
+    ``selection + weight * answer`` adds two roundings, so every running sum is at most
+    ``total * (1 + r)``, ``r = 8 (terms + 16) u`` (four times what is needed); the
+    conversion's rounding is covered by ``8 u`` of the magnitudes.
     """
     total = np.asarray(total, dtype=np.float64)
     relative = 8.0 * (terms + 16) * UNIT_ROUNDOFF
@@ -73,12 +65,10 @@ def nonnegative(costs: StepRows) -> bool:
 class LiveOrders:
     """The running sums of a table's pass, formed at the live orders only.
 
-    ``ceiling``: :func:`epsilon_ceiling` of the run; ``form(piece, columns)``: the costs
-    (``StepRows``) of a piece at the grid's orders ``columns`` (ascending indices), to
-    form a piece's curves again where those given lack a live order, or to bring dead
-    orders up to date. Call :meth:`restart` where the sums restart from a given carry
-    (the first piece; a budget run's block start) and :meth:`running` for each piece in
-    order.
+    ``ceiling``: :func:`epsilon_ceiling`; ``form(piece, columns)``: a piece's ``StepRows``
+    at the grid's ``columns`` (ascending), to re-form curves lacking a live order or bring
+    dead ones up to date. :meth:`restart` where the sums restart from a carry, then
+    :meth:`running` per piece in order.
     """
 
     def __init__(self, conversion: Conversion, ceiling: float,
@@ -111,10 +101,8 @@ class LiveOrders:
         ``costs``, its curves at the orders ``columns``: the same figures as from every
         order, with ``order_index`` on the full grid; the sums move on.
 
-        The sums are formed at every order of ``columns`` whose sum is up to date: a
-        piece formed ahead has the orders live when it was formed, so an order that died
-        since is still added (its sum stays up to date, and it is above the minimum
-        anyway), and no curve is copied out."""
+        Every order of ``columns`` whose sum is up to date is added (a piece formed ahead
+        may hold orders dead since: above the minimum anyway), and no curve is copied."""
         if not nonnegative(costs):
             self._revive()
         else:

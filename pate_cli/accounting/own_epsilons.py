@@ -1,16 +1,11 @@
 """Each query's own epsilon, once per distinct statistic pair of a file (math:conversion and
 math:costs).
 
-A query's own curve is ``selection(s) + w * answer(a)`` (math:costs), ``s`` its
-selection statistic, ``a`` its answer statistic and ``w`` the answer step's weight: the
-decision (0 or 1) for a replay or given decisions, ``pr_answered = exp(s)`` under
-expected accounting. Its epsilon (the curve converted, math:conversion: a minimum over every
-order) is therefore a function of ``(a, s, w)``, and a file's distinct pairs
-(``grouped.GroupedCounts``, formed by its totals pass) are usually far fewer than its
-queries. :class:`OwnEpsilons` converts each pair's curve once, by the per-query path's
-own function (``composition.query_epsilons`` of the pairs' ``StepRows``; the curves are
-computed entry by entry), so a looked-up figure is the same bits as one formed from the
-query's own row.
+A query's own curve ``selection(s) + w * answer(a)`` (math:costs; ``w`` the 0/1 decision,
+or ``exp(s)`` under expected accounting) converted is a function of ``(a, s, w)``, and a
+file's distinct pairs are usually far fewer than its queries. :class:`OwnEpsilons`
+converts each pair once by the per-query path's ``composition.query_epsilons``, so a
+looked-up figure has the bits of one formed from the query's own row.
 """
 
 from __future__ import annotations
@@ -32,11 +27,9 @@ PROBES = 13
 
 @dataclass(frozen=True, eq=False)
 class OwnEpsilons:
-    """The own epsilon of every distinct ``(answer, selection)`` statistic pair of a
-    file, sorted as ``GroupedCounts`` sorts them: under expected accounting one figure
-    per pair (weight ``exp(selection)``; and a second, the raised charge's, where a
-    file has raised queries: ``threshold.raised_counts``), else two (weight 0, weight 1:
-    the decision).
+    """The own epsilon of every distinct ``(answer, selection)`` pair of a file, sorted as
+    ``GroupedCounts``: expected accounting, one per pair (weight ``exp(selection)``; a
+    second, the raised charge's, with raised queries), else two (weight 0 and 1).
     """
 
     answer_keys: np.ndarray      # distinct answer statistics, ascending
@@ -49,10 +42,9 @@ class OwnEpsilons:
     def of(cls, counts: GroupedCounts, *, selection_rdp: CurveFunction | None,
            answer_rdp: CurveFunction, orders: np.ndarray, conversion: Conversion,
            expected: Callable | bool, map: Callable = map) -> OwnEpsilons:
-        """Convert the curve of each pair of ``counts`` (``map``, an ordered map such as
-        a thread pool's, converts blocks of ``PAIR_BLOCK`` pairs; the figures do not
-        depend on it). ``expected``: False, True, or the threshold step's
-        ``raised_charge`` (expected accounting with raised queries)."""
+        """Convert each pair of ``counts`` (``map``, ordered, over blocks of ``PAIR_BLOCK``;
+        the figures do not depend on it). ``expected``: False, True, or the threshold
+        step's ``raised_charge`` (with raised queries)."""
         orders = np.asarray(orders, dtype=np.float64)
         raise_by = expected if callable(expected) and counts.raised is not None else None
         raised = counts.raised
@@ -101,10 +93,8 @@ class OwnEpsilons:
     def lookup(self, answer: np.ndarray, selection: np.ndarray,
                answered: np.ndarray | None = None,
                raised: np.ndarray | None = None) -> np.ndarray | None:
-        """The own epsilons of queries with statistics ``answer`` and ``selection``
-        (and, unless expected, decisions ``answered``; under expected accounting the
-        ``raised`` queries, None for none); None if a pair is not in the table (the
-        caller then forms the figures from the queries' rows)."""
+        """The own epsilons of queries ``answer``, ``selection`` (and ``answered``, or
+        under expected accounting ``raised``); None if a pair is not in the table."""
         answer = np.asarray(answer, dtype=np.float64) + 0.0   # -0.0 is 0.0, as in the table
         selection = np.asarray(selection, dtype=np.float64) + 0.0
         if answer.size == 0:
@@ -146,12 +136,10 @@ def step_epsilons(costs: StepRows, conversion: Conversion) -> np.ndarray:
 def probed_epsilons(costs_at: Callable[[np.ndarray], StepRows],
                     selection: tuple[np.ndarray, np.ndarray], conversion: Conversion
                     ) -> np.ndarray:
-    """Each query's own epsilon (:func:`step_epsilons` at every order, bit for bit) from
-    its curves at ``PROBES`` orders, then only at the orders where some query may have its
-    minimum (``_reachable``), as :meth:`OwnEpsilons.of` converts pairs: the curves need
-    not be formed at every order. ``costs_at(columns)``: the queries' curves at those grid
-    columns; ``selection``: their distinct selection curves at every order, and each
-    query's index."""
+    """:func:`step_epsilons` bit for bit, from the curves at ``PROBES`` orders, then only
+    at the orders where some query may have its minimum (``_reachable``).
+    ``costs_at(columns)``: the curves at those grid columns; ``selection``: the distinct
+    selection curves at every order, and each query's index."""
     size = conversion.offset.size
     probes = np.unique(np.linspace(0, size - 1, PROBES).round().astype(np.intp))
     figures = step_epsilons(costs_at(probes), conversion.at_orders(probes))
@@ -165,9 +153,8 @@ def probed_epsilons(costs_at: Callable[[np.ndarray], StepRows],
 
 
 def _ranks(keys: np.ndarray, values: np.ndarray) -> np.ndarray | None:
-    """The index in sorted ``keys`` of each of ``values``, or None if one is missing.
-    The distinct values are searched in ascending order (each search starts where the
-    last ended: several times faster than searching values in file order)."""
+    """The index in sorted ``keys`` of each of ``values``, or None if one is missing
+    (distinct values searched in ascending order: several times faster)."""
     distinct, back = np.unique(values, return_inverse=True)
     where = np.searchsorted(keys, distinct)
     if where[-1] >= keys.size or not np.array_equal(keys[where], distinct):
@@ -180,11 +167,10 @@ def _reachable(selection_curves: np.ndarray, selected: np.ndarray, ceilings: np.
     """The orders at which some pair of a block may have a candidate at most its
     epsilon so far (``ceilings``, per pair).
 
-    A pair's candidate at an order, ``(weight * answer + selection) + offset`` in
-    floating point, is at least ``selection + offset`` there (RDP curves and weights are
-    non-negative, rounding is monotone): an order where its selection curve is beyond
-    the pair's epsilon at the probes (``Conversion.beyond``) cannot hold its minimum.
-    Per selection statistic, the largest ceiling of its pairs decides.
+    A pair's candidate ``(weight * answer + selection) + offset`` is at least ``selection
+    + offset`` (non-negative curves and weights, monotone rounding): an order where the
+    selection curve is ``Conversion.beyond`` the pair's epsilon at the probes cannot hold
+    its minimum. Per selection statistic, its pairs' largest ceiling decides.
     """
     ranks, where = np.unique(selected, return_inverse=True)
     highest = np.full(ranks.size, -np.inf)

@@ -39,21 +39,18 @@ def discretization_interval(steps: Sequence[tuple[float, float, int]],
     """The PLD grid step for ``steps``: dp_accounting's default 1e-4, coarser where a
     step's distribution would need more than ``MAX_POINTS`` points at that step.
 
-    dp_accounting composes ``count`` Gaussian steps of std/sensitivity ``s`` as one of
-    ``r = s / sqrt(count)``, whose privacy loss ``(1 - 2x) / (2 r^2)`` is kept for x
-    about 10 r either side (tail mass e^-50): a range of about ``20 / r + 1 / r^2``.
-    At the default step, sigma = 0.16 or 10^6 answers at sigma = 40 would need
-    10^7-10^8 points and gigabytes (3 x 10^5 points take about 0.6 s). A coarser
-    step is still pessimistic (an upper bound); it adds at most one step per kind of
-    step to the epsilon.
+    ``count`` steps of std/sensitivity ``s`` compose as one of ``r = s / sqrt(count)``,
+    whose loss ``(1 - 2x) / (2 r^2)`` is kept for x about 10 r either side (tail mass e^-50):
+    a range of about ``20 / r + 1 / r^2``. At 1e-4, sigma = 0.16 or 10^6 answers at sigma =
+    40 would need 10^7-10^8 points (3 x 10^5 take about 0.6 s). A coarser step is still
+    pessimistic and adds at most one step per kind of step to the epsilon.
 
     Poisson-sampled at ``rate`` (math:sampling), a step's privacy loss
     ``log(1 - q + q exp(u))``, ``u = (2x - 1) / (2 s^2)``, is about ``q (e^u - 1)``: a
     standard deviation near ``q sqrt(expm1(1 / s^2))`` (at most the unsampled ``1 / s``)
     and a mean near its square, over one step's range up to ``log(1 + q e^(10 / s))``; the
-    composed range is about 20 standard deviations and twice the mean, much narrower than
-    unsampled, so a sampled run keeps the default step where the unsampled estimate would
-    coarsen it (0.2 instead of 0.13 at sigma 5, rate 0.002, 5,000 answers)."""
+    composed range is about 20 standard deviations and twice the mean, much narrower (the
+    default step where unsampled would take 0.13 at sigma 5, rate 0.002, 5,000 answers)."""
     widths = []
     for sensitivity, std, count in steps:
         if count <= 0:
@@ -81,12 +78,10 @@ def pld_available() -> bool:
 
 
 def gaussian_pld(steps: Sequence[tuple[float, float, int]], rate: float | None = None):
-    """The privacy loss distribution of ``count`` Gaussian steps ``(sensitivity, std,
-    count)`` composed as dp_accounting's PLD accountant composes them (its pessimistic
-    discretisation, at :func:`discretization_interval`'s grid step); None without
-    dp_accounting or steps, or where a tiny noise overflows its grid. With ``rate``, each
-    step Poisson-sampled at that rate (math:sampling: add-or-remove neighbours, an upper
-    bound as sampling narrows the privacy loss).
+    """The PLD of Gaussian steps ``(sensitivity, std, count)`` as dp_accounting's PLD
+    accountant composes them (pessimistic, at :func:`discretization_interval`'s step); None
+    without dp_accounting or steps, or where its grid overflows. ``rate``: each step
+    Poisson-sampled (math:sampling, add-or-remove neighbours).
 
     A rate below ``SMALLEST_RATE`` (which dp_accounting cannot take) is accounted at that
     rate, an upper bound: sampling at q' = t q (t < 1) mixes the mechanism sampled at q
@@ -132,12 +127,8 @@ def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: flo
     ``log delta(eps)`` where the bisection ended (a few ulps of each term, divided by
     the profile's slope ``|d log delta / d eps| = e^eps Phi(b) / delta``).
 
-    Args:
-      steps: ``(sensitivity, std, count)`` of each kind of Gaussian step.
-      delta: the delta of the guarantee, in (0, 1).
-
-    Returns:
-      The epsilon, 0.0 when no step is taken or the profile is below ``delta`` at 0.
+    ``steps``: ``(sensitivity, std, count)`` per kind of step; ``delta`` in (0, 1). Returns
+    0.0 with no step or a profile below ``delta`` at 0.
     """
     from scipy.special import log_ndtr
 
@@ -190,15 +181,8 @@ def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
     (the masses' and the sum's, a few ulps relative, inside the 1e-9 margin; the losses'
     and ``e - loss``'s, a shift of ``e`` by at most a few ulps of ``|e| + 1`` where a term
     is sensitive to it) cannot take the figure below the exact one. At most ``k epsilon``
-    (basic composition), 0 where ``delta`` reaches the total variation's bound.
-
-    Args:
-      epsilon: each step's pure-DP epsilon (> 0).
-      queries: the number of steps ``k`` (>= 1).
-      delta: the target delta, in (0, 1).
-
-    Returns:
-      The composed epsilon, rounded up.
+    (basic composition), 0 where ``delta`` reaches the total variation's bound. ``epsilon >
+    0``, ``queries >= 1``, ``delta`` in (0, 1).
     """
     import numpy as np
     from scipy.special import expit
@@ -239,14 +223,7 @@ def pure_composed_profile(epsilon: float, queries: int) -> tuple:
     ``16 (|e| + 1)`` units of 2^-52 :func:`pure_composed_epsilon` allows for the losses'
     rounding) raised by 1e-9 relative (the masses' and the sum's), so every pair is one
     the steps satisfy. Losses of mass below 1e-40 are not summed: their whole mass is
-    added instead (each term is at most its mass).
-
-    Args:
-      epsilon: each step's pure-DP epsilon (> 0).
-      queries: the number of steps (>= 1).
-
-    Returns:
-      ``(epsilons, deltas)``, two arrays.
+    added instead (each term is at most its mass). Returns ``(epsilons, deltas)`` (read-only).
     """
     import numpy as np
     from scipy.special import expit
@@ -296,23 +273,11 @@ def laplace_pld(scale: float, steps: int):
 @lru_cache(maxsize=256)
 def laplace_pld_epsilon(scale: float, steps: int, delta: float) -> float | None:
     """The epsilon at ``delta`` of ``steps`` composed Laplace mechanisms (sensitivity 1,
-    scale ``scale``) by dp_accounting's privacy loss distribution (pessimistic: an upper
-    bound), raised by 1e-6 relative over its FFT compositions' rounding and tail
-    truncation (which moved a figure by 2e-7 relative at delta 1e-8); None without
-    dp_accounting, below ``risk.TRUSTED_DELTA`` (where that rounding is not covered) or
-    where its grid overflows.
-
-    LNMax's noisy counts are two such mechanisms per answer (one teacher moves one vote:
-    two counts change by 1, each with its own Laplace noise; the argmax is a
-    post-processing), so ``steps = 2 answers`` bounds its answers exactly up to the grid.
-
-    Args:
-      scale: the Laplace scale ``lambda`` (> 0).
-      steps: how many mechanisms are composed (>= 1).
-      delta: the target delta.
-
-    Returns:
-      The epsilon, or None.
+    scale ``lambda``) by :func:`laplace_pld`, raised by 1e-6 relative over its FFT
+    compositions' rounding and tail truncation (2e-7 relative seen at delta 1e-8); None
+    without dp_accounting, below ``risk.TRUSTED_DELTA`` (rounding not covered) or where its
+    grid overflows. LNMax's answer is two such mechanisms (one teacher moves one vote: two
+    counts change by 1; the argmax is post-processing): ``steps = 2 answers``.
     """
     composed = None if delta < TRUSTED_DELTA else laplace_pld(scale, steps)
     if composed is None:

@@ -46,12 +46,11 @@ CURVE_FPRS = np.unique(np.concatenate([np.logspace(-6.0, 0.0, 61), np.linspace(0
 RDP_DELTAS = np.logspace(-16.0, 0.0, 321)[:-1]
 # The epsilons a PLD's profile is read at: 0 to where delta falls to TRUSTED_DELTA.
 PLD_EPSILONS = 2001
-# A sampled PLD's profile is trusted only down to this delta. Below it the rounding of
-# dp_accounting's FFT compositions in the far tail (about 1e-12 absolute over a run) moves
-# delta(eps) by more than the pessimistic grid covers: 9,000 steps at rate 0.001, std
-# ratio 0.71, delta 1e-10 gave 3.41107 at grid 1e-4, 3.41057 at 5e-5 and 3.41314 at 2e-5,
-# where prv_accountant puts the exact epsilon in [3.41140, 3.41221]; at delta 1e-7 and
-# above a finer grid gave a smaller figure each time, as a pessimistic one must.
+# A sampled PLD's profile is trusted down to this delta only: below, dp_accounting's FFT
+# rounding in the far tail (about 1e-12 absolute) exceeds the pessimistic grid's margin:
+# 9,000 steps at rate 0.001, std ratio 0.71, delta 1e-10 gave 3.41107, 3.41057, 3.41314 at
+# grids 1e-4, 5e-5, 2e-5 (prv_accountant: exact in [3.41140, 3.41221]); from delta 1e-7 up
+# a finer grid always gave a smaller figure, as a pessimistic one must.
 TRUSTED_DELTA = 1e-8
 # Relative rounding margins: a profile's formulas (expm1 and exp: a few ulps, no
 # cancellation) and the Gaussian's (ndtr of ndtri, whose error grows with the argument).
@@ -67,14 +66,14 @@ class AttackRisk:
     """Upper bounds on a membership attacker's success (math:risk).
 
     Attributes:
-      source: the bound's route: ``pld`` (a privacy loss distribution), ``rdp`` (an RDP
-        curve's conversions) or ``pure`` (one (epsilon, delta) pair).
+      source: ``pld`` (a privacy loss distribution), ``rdp`` (an RDP curve's conversions)
+        or ``pure`` (one (epsilon, delta) pair).
       advantage: the bound on TPR - FPR at the best FPR.
-      mu: the mechanism is mu-GDP (a composition of Gaussian steps), else None.
-      data_dependent: a bound from a data-dependent curve: it holds for these votes only
-        and is itself unsanitised (not for publication).
-      bounds: what the TPR bounds are the smallest of: ``("gaussian", mu)``,
-        ``("profile", epsilons, deltas)`` and ``("one-way", epsilons, deltas)`` entries.
+      mu: the mechanism's mu-GDP (Gaussian steps), else None.
+      data_dependent: from a data-dependent curve: for these votes only, unsanitised (not
+        for publication).
+      bounds: the TPR bounds' ``("gaussian", mu)``, ``("profile", epsilons, deltas)`` and
+        ``("one-way", epsilons, deltas)`` entries (the smallest holds).
     """
 
     source: str
@@ -84,8 +83,7 @@ class AttackRisk:
     bounds: tuple = field(default=(), repr=False, compare=False)
 
     def tpr_at(self, fpr) -> np.ndarray:
-        """The TPR bound at each false-positive rate of ``fpr`` (in [0, 1]): the smallest
-        of the bounds', each raised over its rounding error."""
+        """The TPR bound at each FPR of ``fpr``: the smallest of the bounds' (each raised)."""
         each = [gaussian_tpr(bound[1], fpr) if bound[0] == "gaussian"
                 else profile_tpr(bound[1], bound[2], fpr, one_way=bound[0] == "one-way")
                 for bound in self.bounds]
@@ -107,9 +105,8 @@ class AttackRisk:
         return self.tpr_at(CURVE_FPRS)
 
     def capped(self, cap: AttackRisk) -> AttackRisk:
-        """The pointwise smaller of two valid bounds of one mechanism (each TPR and the
-        advantage the smaller: both hold, so their minimum does); ``source``, ``mu`` and
-        ``data_dependent`` this one's."""
+        """The pointwise smaller of two valid bounds of one mechanism; ``source``, ``mu``
+        and ``data_dependent`` this one's."""
         return AttackRisk(source=self.source, advantage=min(self.advantage, cap.advantage),
                           mu=self.mu,
                           data_dependent=self.data_dependent,
@@ -124,15 +121,8 @@ def _raised(values, margin: float) -> np.ndarray:
 
 
 def gaussian_tpr(mu: float, fpr) -> np.ndarray:
-    """``Phi(mu - Phi^-1(1 - alpha))``, the TPR bound of mu-GDP at FPRs ``fpr``.
-
-    Args:
-      mu: the GDP parameter, >= 0.
-      fpr: false-positive rates in [0, 1].
-
-    Returns:
-      The bounds, raised over their rounding error.
-    """
+    """``Phi(mu - Phi^-1(1 - alpha))``, mu-GDP's TPR bound at FPRs ``fpr``, raised over
+    its rounding error."""
     from scipy.special import ndtr, ndtri
 
     fpr = np.asarray(fpr, dtype=np.float64)
@@ -171,17 +161,9 @@ def profile_tpr(epsilons, deltas, fpr, *, one_way: bool = False) -> np.ndarray:
 
     ``min over pairs of min(1, delta + e^eps alpha, 1 - e^-eps (1 - delta - alpha))``, the
     last written ``-expm1(-eps) + e^-eps (delta + alpha)`` (no cancellation); with
-    ``one_way`` (pairs holding in one direction: the module doc) the larger of ``min over
+    ``one_way`` (pairs bounding ``M(D)`` against ``M(D')`` only) the larger of ``min over
     pairs of delta + e^eps alpha`` and ``min over pairs of 1 - e^-eps (1 - delta -
-    alpha)``, each at most 1.
-
-    Args:
-      epsilons, deltas: pairs (eps_i, delta_i) the mechanism satisfies.
-      fpr: false-positive rates in [0, 1].
-      one_way: the pairs bound ``M(D)`` against ``M(D')`` only.
-
-    Returns:
-      One bound per rate, raised over its rounding error.
+    alpha)``, each at most 1. One bound per rate, raised over its rounding error.
     """
     eps = np.asarray(epsilons, dtype=np.float64)[:, None]
     delta = np.asarray(deltas, dtype=np.float64)[:, None]
@@ -224,36 +206,21 @@ def profile_risk(epsilons, deltas, source: str, *, one_way: bool = False) -> Att
 
 def rdp_risk(rdp, *, orders, conversion: str = "classic",
              one_way: bool = False) -> AttackRisk:
-    """The attack risk of an RDP curve: its conversion (math:conversion) at ``RDP_DELTAS``.
-
-    Args:
-      rdp: the curve, one value per order.
-      orders: the order grid.
-      conversion: ``classic`` or ``improved``, each a valid (epsilon, delta) at every delta.
-      one_way: a data-dependent curve, bounding one direction only (the module doc).
-
-    Returns:
-      Source ``rdp``.
-    """
+    """Source ``rdp``: an RDP curve's ``classic`` or ``improved`` conversion
+    (math:conversion) at ``RDP_DELTAS``; ``one_way``: a data-dependent curve."""
     epsilons = epsilons_at_deltas(rdp, orders=orders, deltas=RDP_DELTAS, conversion=conversion)
     return profile_risk(epsilons, RDP_DELTAS, "rdp", one_way=one_way)
 
 
 def pld_risk(pld) -> AttackRisk:
-    """The attack risk of a dp_accounting privacy loss distribution (pessimistic: its
-    ``delta(eps)`` never below the mechanism's), read at ``PLD_EPSILONS`` epsilons from 0
-    to where delta falls to ``TRUSTED_DELTA``, or to twice the distribution's mass at
-    infinity (its truncated tails, which no epsilon removes) where that is larger.
-
-    Returns:
-      Source ``pld``.
-    """
+    """Source ``pld``: a dp_accounting PLD's (pessimistic) profile at ``PLD_EPSILONS``
+    epsilons from 0 to where delta falls to ``TRUSTED_DELTA`` or, if larger, twice its mass
+    at infinity (truncated tails, which no epsilon removes)."""
     floor = float(pld.get_delta_for_epsilon(1e6))  # the mass at infinity
     largest = float(pld.get_epsilon_for_delta(max(TRUSTED_DELTA, 2.0 * floor)))
     epsilons = np.linspace(0.0, max(largest, 1e-12), PLD_EPSILONS)
-    # where e^eps overflows, dp_accounting's sums are nan or -inf, and below TRUSTED_DELTA
-    # its FFT rounding: each pair is a bound of its own, so leaving those out only loosens
-    # the minimum (none left: no bound)
+    # e^eps overflowing (nan, -inf) or below TRUSTED_DELTA: left out, which only loosens
+    # the minimum of pairs (none left: no bound)
     with np.errstate(over="ignore", invalid="ignore"):
         deltas = np.asarray(pld.get_delta_for_epsilon(epsilons), dtype=np.float64)
     kept = np.isfinite(deltas) & (deltas >= TRUSTED_DELTA)

@@ -18,20 +18,17 @@ Two facts make the supremum computable:
   Gaussian curve ``alpha D^2 / (2 sigma1^2)`` of math:independent; a final ``minimum`` enforces
   it in floating point too.
 
-**Integer counts** (plain votes: ``c = max_j n_j`` lies in ``0..M``, integer ``D``): the
-reachable counts are the integers of ``[low, high]`` and the neighbour's count is one of
-them too, so every pair ``(c, c + D)`` inside the range is evaluated in both directions;
-the supremum over this finite set is exact. A range of more than ``INTEGER_PAIRS`` counts
-(M beyond 65,536: a pair per count took 43 s at M 10^6, at every order) is bounded as real
-counts are, below: every integer pair is one of the real pairs, so the bound holds, but its
-cells are then about a count wide and where the curve is flat too many to cut: the figure
-may be the Gaussian curve itself (math:independent's, at most pi/2 times the integer
-supremum at small orders).
+**Integer counts** (plain votes: ``c = max_j n_j`` in ``0..M``, integer ``D``): every pair
+``(c, c + D)`` of the range's integers is evaluated in both directions: the supremum over
+this finite set is exact. A range over ``INTEGER_PAIRS`` counts (a pair per count took 43 s
+at M 10^6) is bounded as real counts are (every integer pair is a real one), with cells
+about a count wide, where a flat curve has too many to cut: the figure may be the Gaussian
+curve (math:independent's, at most pi/2 times the integer supremum at small orders).
 
 **Real counts** (weighted or rescaled votes, Interactive's ``max_j (n_j - M p_j)``):
 ``math:threshold`` rounds the count (``rint``) in the data-dependent bound, but the mechanism
-compares the unrounded count, and even a rounding mechanism would see rounded counts move by up to 2
-(``rint(0.5) = 0``, ``rint(1.5) = 2``); the integer grid is therefore not valid. Both counts
+compares the unrounded one, and rounded counts may move by 2 (``rint(0.5) = 0``,
+``rint(1.5) = 2``): the integer grid is not valid. Both counts
 of a pair are counts of some data set, so both lie in ``[low, high]``: the supremum is over
 ``c`` in ``[low, high - d]`` and the pair ``(c, c + d)``, ``d = min(D, high - low)``. It is
 bounded by cells: ``[low, high - d]`` is cut into cells of width ``w`` and each cell
@@ -42,15 +39,12 @@ is more than 1% above the best exact pair found at that order, the cell is cut i
 order, up to three times while the order has at most ``REAL_REFINE_CELLS`` such cells: the
 result is then within 1% of the supremum (a flat curve, ``sigma1`` large against the range,
 has more cells near its top and keeps the 1/32 cells there: within about 7.5%, 7.4%
-measured at T 200, sigma1 150 on [-250, 250]). Every order
-is decided on its own, so the figure at an order does not depend on which other orders are
-asked. (An earlier version let the
-neighbour's count leave the range and cut no cell: 11.44 at M 40, T 20.25, sigma1 1.3, order
-100, where the supremum is 10.5926, at c = 0; now 10.6912.)
+measured at T 200, sigma1 150 on [-250, 250]; 10.6912 at M 40, T 20.25, sigma1 1.3, order
+100, where the supremum is 10.5926, at c = 0). Each order is decided on its own: its figure
+does not depend on the other orders asked.
 
-Everything is in log space (``log_ndtr`` for ``log p`` and ``log(1 - p)``), vectorised over
-orders and chunked over counts, so memory is bounded whatever ``M``. A value that cannot
-be evaluated in floating point (gaps beyond the floats) falls back to the Gaussian curve.
+All in log space (``log_ndtr``), vectorised over orders, chunked over counts (bounded
+memory whatever ``M``); a value the floats cannot evaluate falls back to the Gaussian curve.
 """
 
 from __future__ import annotations
@@ -86,9 +80,9 @@ def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high:
     """The exact data-independent RDP of the threshold step (math:screening), one value per
     order, never above ``alpha sensitivity^2 / (2 sigma1^2)``.
 
-    ``low``/``high`` bound the counts the step may compare (``0`` and ``M`` for plain
-    votes); ``integer`` says they are integers (then ``sensitivity`` must be one too);
-    ``sensitivity`` is how far one neighbour moves the count (``D``, math:individualized).
+    ``low``/``high``: the counts the step may compare (``0`` and ``M`` for plain votes);
+    ``integer``: they (and ``sensitivity``) are integers; ``sensitivity``: how far one
+    neighbour moves the count (``D``, math:individualized).
     """
     orders = validate_orders(orders)
     check_positive(sigma_threshold, "sigma_threshold")
@@ -105,8 +99,8 @@ def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high:
                   bool(integer), float(sensitivity), tuple(orders.tolist())).copy()
 
 
-# A memo of a pure function of its arguments (the same bits whether it hits or not): a
-# run asks for the same curve from several places (totals, columns, the cap of math:threshold).
+# A memo of a pure function (the same bits, hit or not): a run asks for one curve from
+# several places (totals, columns, math:threshold's cap).
 @lru_cache(maxsize=32)
 def _curve(threshold, sigma_threshold, low, high, integer, sensitivity, orders):
     orders = np.array(orders)
@@ -140,14 +134,11 @@ def _pair_maxima(starts, gap, *, threshold, sigma_threshold, orders):
 
 def _real_supremum(pair, low, high, distance, orders, ceiling, *, threshold, sigma_threshold):
     """A certified upper bound on the supremum over real counts (module docstring), each
-    order on its own (the figure at an order does not depend on the other orders asked):
-    cells ``[a, a + w]`` of ``[low, high - d]``, each bounded by its pair ``(a, a + w + d)``.
-    A cell whose bound at an order is more than ``REAL_TOLERANCE`` above the best exact pair
-    found at that order (and could still fall below the Gaussian ``ceiling``) is cut into
-    ``REAL_SPLIT`` cells, up to ``REAL_LEVELS`` times while the order has at most
-    ``REAL_REFINE_CELLS`` such cells; the order's result is the largest bound kept, within
-    ``REAL_TOLERANCE`` of the supremum where the cutting finished. Chunked: memory is bounded
-    by ``READ_VALUES`` and the cells kept to cut."""
+    order on its own: cells ``[a, a + w]`` of ``[low, high - d]``, each bounded by its pair
+    ``(a, a + w + d)``, a cell more than ``REAL_TOLERANCE`` above the order's best exact
+    pair (and possibly below the Gaussian ``ceiling``) cut into ``REAL_SPLIT``, up to
+    ``REAL_LEVELS`` times while the order has at most ``REAL_REFINE_CELLS`` such cells; the
+    largest bound kept. Memory: ``READ_VALUES`` and the cells kept to cut."""
     span = high - low - distance
     cells = min(max(1, math.ceil(span * REAL_CELLS_PER_STEP / distance)), REAL_CELLS)
     width = span / cells
@@ -253,9 +244,8 @@ def _bernoulli_divergence(first, second, orders):
     error bound and at the end of the difference's error interval farther from 0 (where the
     interval holds 0, at ``m E(|x| + s) + E(m (|x| + s))``: ``E(-u) <= E(u)`` for ``u >=
     0``), and the result raised by ``_RESULT_ULPS`` ulps: never below the exact divergence.
-    (The old form ``log1p(p expm1(mx) + q expm1(my))`` relied on ``p2 + q2 = 1`` holding in
-    floating point and cancelled where the counts are close: 1.6e-12 below the exact curve
-    at M 250, T 200, sigma1 150, order 5.)
+    (``log1p(p expm1(mx) + q expm1(my))`` needs ``p2 + q2 = 1`` in floating point and
+    cancels for close counts: 1.6e-12 low at M 250, T 200, sigma1 150, order 5.)
     """
     eps = np.finfo(np.float64).eps
     m = orders - 1.0

@@ -12,22 +12,19 @@ math:sampling. Five results, each vectorised over the orders:
   ``z0 = z^2 log(1/q - 1) + 1/2`` and each part expanded as a binomial series:
   ``A = sum_i C(alpha, i) (q^i (1-q)^(alpha-i) e^((i^2-i)/(2 z^2)) Phi((z0 - i) / z)
   + q^(alpha-i) (1-q)^i e^((j^2-j)/(2 z^2)) Phi((j - z0) / z))``, ``j = alpha - i``,
-  summed until both series have fallen below ``e^-40`` of the total. The generalised
-  binomial coefficients keep their signs, so the sum converges to ``A`` itself (checked
-  against mpmath quadrature of the integral). dp_accounting's ``_compute_log_a_frac``
-  adds their absolute values, an upper bound: the two agree at integer orders (1e-10)
-  and this one is the smaller at fractional orders. Where the series does not settle
-  within ``_SERIES_TERMS`` terms (rates near 1/2 with little noise, where its terms fall
-  only polynomially) the order takes the chord of the exact integer values (see below).
+  summed until both series fall below ``e^-40`` of the total. Signed generalised binomial
+  coefficients make it converge to ``A`` itself (checked by mpmath quadrature);
+  dp_accounting's ``_compute_log_a_frac`` adds their absolute values, an upper bound (equal
+  at integer orders to 1e-10, larger at fractional ones). A series unsettled within
+  ``_SERIES_TERMS`` terms (rates near 1/2, little noise) gives way to the chord (below).
 - :func:`rdp_poisson_general`: Zhu and Wang 2019 ("Poisson subsampled Renyi differential
   privacy"), Theorem 6, the upper bound for any step known by its RDP ``e(l)`` at integer
   orders: ``rdp'(alpha) <= log( (1-g)^(alpha-1) (alpha g - g + 1)
   + C(alpha, 2) g^2 (1-g)^(alpha-2) e^e(2)
   + 3 sum_{l=3..alpha} C(alpha, l) g^l (1-g)^(alpha-l) e^((l-1) e(l)) ) / (alpha - 1)``.
 - :func:`rdp_poisson_laplace`: their Theorem 8, the same sum with factor 1 at every ``l``,
-  exact for the Laplace mechanism (whose worse direction is a unit's removal): far below
-  Theorem 6 where each step costs little (Theorem 6's factor 3 does not vanish with the
-  noise).
+  exact for the Laplace mechanism (worse direction: a removal); far below Theorem 6 for
+  cheap steps (whose factor 3 does not vanish with the noise).
 - :func:`rdp_without_replacement`: Wang, Balle and Kasiviswanathan 2019 ("Subsampled
   Renyi differential privacy and analytical moments accountant"), Theorem 9, sampling
   ``m`` of ``N`` units without replacement, neighbours replacing one unit, ``g = m / N``:
@@ -36,22 +33,20 @@ math:sampling. Five results, each vectorised over the orders:
   (``e(inf)`` is the step's pure-DP epsilon, infinite for a Gaussian).
 - :func:`rdp_without_replacement_gaussian`: their Theorem 27 for the Gaussian, which
   replaces Theorem 9's ``2 e^((j-1) e(j))`` by ``4 sqrt(M_(2 floor(j/2)) M_(2 ceil(j/2)))``
-  where smaller, ``M_l`` the pair's central moments (dp_accounting's
-  ``SampledWithoutReplacementDpEvent`` uses it up to order 256 and Theorem 9 above; here
-  Theorem 27's terms up to ``j = 256`` are kept at every order, equal to dp_accounting's up
-  to 256 and tighter above).
+  where smaller, ``M_l`` the pair's central moments; its terms up to ``j = 256`` at every
+  order (dp_accounting's ``SampledWithoutReplacementDpEvent``: Theorem 27 up to order 256,
+  Theorem 9 above; equal up to 256, tighter here above).
 
 The bounds other than MTZ's hold at integer orders. At a fractional order ``alpha`` between
 integers ``a < alpha < a + 1`` they are interpolated: ``(alpha - 1) rdp(alpha)`` (the
 cumulant of the privacy loss) is convex in alpha (Van Erven and Harremoes 2014), so the
-chord between the bounds at ``a`` and ``a + 1`` bounds it (WBK 2019, Corollary 10;
-dp_accounting interpolates its without-replacement figure so). The value at ``a + 1``
-alone (RDP does not decrease with the order) is also valid, and larger. Every general
-bound is capped by the step's own curve: a sampled step is a mixture of the step on
-neighbouring inputs, and Renyi divergence is quasi-convex, so sampling never costs more.
-Orders above ``MAX_INTEGER_ORDER`` keep the step's own curve (the sums would have that
-many terms; no useful order is that high). A computed bound is raised by a few ulps
-(:func:`_rounded_up`), so rounding never takes it below the bound's exact value.
+chord between the bounds at ``a`` and ``a + 1`` bounds it (WBK 2019, Corollary 10; as
+dp_accounting interpolates without replacement); the value at ``a + 1`` is valid and larger.
+Every bound is capped by the step's own curve (a sampled step is a mixture of the step on
+neighbouring inputs, and Renyi divergence is quasi-convex). Orders above
+``MAX_INTEGER_ORDER`` keep the own curve (sums of that many terms; no useful order is that
+high). A computed bound is raised by a few ulps (:func:`_rounded_up`), never below its
+exact value.
 
 Size: one concept, amplification by subsampling; the five bounds share the binomial sums,
 the chord between integer orders and the caps, so they stay together.
@@ -106,9 +101,8 @@ def log_binomial(n: ArrayLike, k: ArrayLike) -> np.ndarray:
 
 def rdp_poisson_gaussian(*, rate: float, noise_multiplier: float,
                          orders: ArrayLike) -> np.ndarray:
-    """Exact RDP of the Poisson-sampled Gaussian mechanism with noise multiplier ``z``
-    (std over L2 sensitivity) at sampling rate ``q`` (Mironov, Talwar, Zhang 2019;
-    math:sampling); ``alpha / (2 z^2)`` at ``q = 1``. See the module docstring."""
+    """Exact RDP of the Poisson-sampled Gaussian, noise multiplier ``z`` (std over L2
+    sensitivity), rate ``q`` (MTZ 2019; math:sampling); ``alpha / (2 z^2)`` at ``q = 1``."""
     check_rate(rate)
     check_positive(noise_multiplier, "noise multiplier")
     orders = validate_orders(orders)
@@ -167,15 +161,11 @@ def _binomial_moment(q: float, alphas: np.ndarray, steps: np.ndarray,
 
 
 def _fractional_series(q: float, z: float, alphas: np.ndarray) -> np.ndarray:
-    """``log A_alpha`` at fractional orders: the two series of MTZ 2019, Section 3.3, with
-    the signed generalised binomial coefficients (``C(alpha, i) < 0`` for odd
-    ``i - ceil(alpha)``, ``i > alpha``), a block of terms at a time for every order at
-    once; ``inf`` where they do not settle within ``_SERIES_TERMS`` terms (that order then
-    plays no part in the minimum over orders). dp_accounting adds ``|C(alpha, i)|``: an
-    upper bound, above the exact value by up to a third (rate 0.15, z = 75, order 3.5).
-    Near rate 1/2 with little noise the terms fall only polynomially; such an order takes
-    the chord of the exact integer values instead (the cumulant is convex, module
-    docstring), a valid bound."""
+    """``log A_alpha`` at fractional orders: MTZ 2019's two series (Section 3.3) with signed
+    coefficients (``C(alpha, i) < 0`` for odd ``i - ceil(alpha)``, ``i > alpha``), a block
+    of terms at a time for all orders; ``inf`` where unsettled within ``_SERIES_TERMS``
+    (the caller takes the chord). dp_accounting's ``|C(alpha, i)|`` is above the exact
+    value by up to a third (rate 0.15, z = 75, order 3.5)."""
     from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
     eps = np.finfo(np.float64).eps
     z0 = z * z * math.log(1.0 / q - 1.0) + 0.5
@@ -253,15 +243,12 @@ def rdp_poisson_general(curve: Curve, *, rate: float, orders: ArrayLike) -> np.n
 def rdp_poisson_laplace(*, rate: float, scale: float, sensitivity: float,
                         orders: ArrayLike) -> np.ndarray:
     """The Poisson-sampled Laplace mechanism of L1 ``sensitivity`` and ``scale``: Zhu and
-    Wang 2019, Theorem 8, exact for the Laplace mechanism (their Section 3.3: the pair
-    ``(Lap(sensitivity, b), Lap(0, b))`` is the worst case and removing a unit the worse
-    direction): ``(alpha - 1) rdp'(alpha) = log sum_l C(alpha, l) g^l (1-g)^(alpha-l)
-    exp((l - 1) e(l))`` at integer orders, ``e`` the Laplace curve of
-    :func:`~pate_cli.accounting.laplace.rdp_laplace` at scale ``b / sensitivity``; the chord
-    between integers at fractional orders (module docstring). A vector of Laplace counts of
-    L1 distance ``sensitivity`` (LNMax's two counts under ``move``) is dominated by this
-    one-dimensional pair (the Laplace mechanism's worst case under an L1 bound), and
-    subsampling keeps the dominance. Never above :func:`rdp_laplace`'s own curve."""
+    Wang 2019, Theorem 8, exact (their Section 3.3: ``(Lap(sensitivity, b), Lap(0, b))`` is
+    the worst pair, a removal the worse direction): ``(alpha - 1) rdp'(alpha) = log sum_l
+    C(alpha, l) g^l (1-g)^(alpha-l) exp((l - 1) e(l))`` at integer orders, ``e``
+    :func:`~pate_cli.accounting.laplace.rdp_laplace` at scale ``b / sensitivity``, the chord
+    between. Laplace counts at L1 distance ``sensitivity`` (LNMax's two under ``move``) are
+    dominated by this pair, and subsampling keeps the dominance. Capped by the own curve."""
     check_rate(rate)
     check_positive(scale, "laplace scale")
     check_positive(sensitivity, "sensitivity")
@@ -356,10 +343,9 @@ def _gaussian_even_moments(z: float, top: int) -> np.ndarray:
 
 def rdp_without_replacement(curve: Curve, *, rate: float, orders: ArrayLike,
                             pure_epsilon: float = math.inf) -> np.ndarray:
-    """Wang, Balle and Kasiviswanathan 2019, Theorem 9: RDP of a step whose RDP at integer
-    orders is ``curve(orders)`` (``pure_epsilon``: its epsilon at order infinity), run on
-    ``m`` of ``N`` units drawn without replacement, ``rate = m / N`` (module docstring);
-    capped by ``curve``; ``curve`` unchanged at rate 1."""
+    """WBK 2019, Theorem 9: a step of integer-order RDP ``curve(orders)`` (``pure_epsilon``:
+    its order-infinity epsilon) on ``m`` of ``N`` units without replacement, ``rate = m /
+    N``; capped by ``curve`` (itself at rate 1)."""
     check_rate(rate)
     orders = validate_orders(orders)
     own = curve(orders)
@@ -391,9 +377,8 @@ def _log_sum_with(head: np.ndarray, terms: np.ndarray) -> np.ndarray:
 
 
 def _rounded_up(rdp: np.ndarray) -> np.ndarray:
-    """A computed bound raised by 8 ulps: the sums of positive terms, logs and chords
-    above lose at most a few ulps each, so the raised value is never below the bound's
-    exact value (math:sampling: an upper bound is never rounded down)."""
+    """A computed bound raised by 8 ulps: its sums of positive terms, logs and chords lose
+    a few ulps each, so it never falls below the exact bound (math:sampling)."""
     return rdp + np.abs(rdp) * (8.0 * np.finfo(np.float64).eps)
 
 
@@ -427,8 +412,7 @@ def _interpolated(log_moment, curve: Curve, orders: np.ndarray) -> np.ndarray:
     return out
 
 
-# A declared sampling's curves (``mechanisms.sampled``, math:sampling), at module level so
-# that a step holding them pickles (cluster workers run them).
+# A declared sampling's curves (math:sampling), at module level so a step holding them pickles.
 
 def sampled_gaussian_curve(scheme: str, rate: float, noise_multiplier: float,
                            orders: ArrayLike) -> np.ndarray:
@@ -448,13 +432,11 @@ def _gaussian_curve(z: float, orders: ArrayLike) -> np.ndarray:
 
 def sampled_laplace_curve(scheme: str, rate: float, scale: float, sensitivity: float,
                           orders: ArrayLike) -> np.ndarray:
-    """LNMax's Laplace argmax (``scale``) on sampled units, its counts at L1 distance
-    ``sensitivity`` (2: a unit moves one vote, or is replaced; 1: it adds one). Under
-    ``poisson`` the smaller of Zhu-Wang's Theorem 8 for the dominating one-dimensional
-    Laplace pair (:func:`rdp_poisson_laplace`) and their general Theorem 6 over the
-    argmax's own curve (:func:`rdp_poisson_general`); without replacement WBK Theorem 9
-    over the own curve, with its pure-DP epsilon ``sensitivity / scale``. Never above
-    the own curve (:func:`laplace_argmax_curve`)."""
+    """LNMax's Laplace argmax (``scale``) on sampled units, counts at L1 distance
+    ``sensitivity`` (2: a unit moves a vote or is replaced; 1: it adds one). Poisson: the
+    smaller of Zhu-Wang's Theorem 8 (the dominating Laplace pair) and Theorem 6 over the
+    own curve; without replacement: WBK Theorem 9 over the own curve, pure-DP epsilon
+    ``sensitivity / scale``. Never above :func:`laplace_argmax_curve`."""
     curve = partial(laplace_argmax_curve, scale, sensitivity)
     if scheme == "poisson":
         return np.minimum(

@@ -5,12 +5,10 @@ Algorithm 2).
 The guarantee depends on the scale ``lam``, the cut-off ``c`` (the most unstable queries
 the mechanism may meet) and the number of queries ``n``, never on the votes.
 
-Epsilon is converted over a continuous order alpha > 1, not over the order grid
-(:func:`svt_epsilon`): the curve ``min(c eps0, alpha rho)`` is a pure-DP cap and a zCDP
-line, and the minimum of ``min(A, B(alpha)) + offset(alpha)`` over alpha is the smaller of
-the two minima. The cap's is its limit as alpha grows, ``c eps0`` (the plain pure-DP
-bound, valid at delta 0; reported with order ``inf``). The line's, for the ``classic``
-conversion, is the closed form ``rho + 2 sqrt(rho log(1/delta))`` at
+Epsilon is converted over a continuous order alpha > 1, not the grid (:func:`svt_epsilon`):
+the minimum of ``min(c eps0, alpha rho) + offset(alpha)`` is the smaller of the pure-DP
+cap's, its limit ``c eps0`` (valid at delta 0; order ``inf``), and the zCDP line's: for
+``classic``, the closed form ``rho + 2 sqrt(rho log(1/delta))`` at
 ``alpha = 1 + sqrt(log(1/delta) / rho)``; for ``improved`` its derivative vanishes where
 ``rho (alpha - 1)^2 + log(alpha) = log(1/delta)`` (one root: the left side increases from
 0, and it is bracketed by ``alpha - 1`` in ``(0, sqrt(log(1/delta)/rho)]``), found by
@@ -46,22 +44,19 @@ class SVTGuarantee:
     bound: str = "rdp"
 
 
-# Bisection steps for the improved conversion's optimal order: each halves the bracket
-# (0, sqrt(log(1/delta)/rho)] until it stops changing (a fixed point of adjacent floats,
-# reached within about 1100 halvings from any bracket); the cap is a safeguard.
+# Bisection steps for the improved conversion's optimal order: halvings of (0,
+# sqrt(log(1/delta)/rho)] to a fixed point of adjacent floats (within about 1100); a safeguard.
 _BISECTION_STEPS = 2000
 
 
 def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
                 conversion: str = "classic") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(epsilon, order, pure)`` of ``rounds`` AboveThreshold rounds at ``delta``, over a
-    continuous order (math:conversion and math:svt; see the module docstring), for each ``rounds``.
+    continuous order (math:conversion and math:svt), for each ``rounds``.
 
-    ``epsilon = min(k eps0, min over alpha > 1 of alpha rho + offset(alpha))`` with
-    ``eps0 = 2/lam`` and ``rho = k eps0^2 / 2``. ``pure`` is True where the pure-DP bound
-    ``k eps0`` is the smaller (then ``order`` is ``inf``: the cap's conversion approaches it
-    as alpha grows); otherwise ``order`` is the minimising alpha of the zCDP line. Ties go
-    to the line. ``improved`` epsilons are clipped at 0, as on the grid.
+    ``epsilon = min(k eps0, min over alpha > 1 of alpha rho + offset(alpha))``, ``eps0 =
+    2/lam``, ``rho = k eps0^2 / 2``. ``pure``: ``k eps0`` is strictly smaller (``order``
+    ``inf``); else ``order`` is the line's minimising alpha. ``improved`` clips at 0.
     """
     check_delta(delta)
     if not (math.isfinite(scale) and scale > 0):
@@ -113,11 +108,10 @@ def _improved_excess(rho: np.ndarray, log_inv_delta: float) -> np.ndarray:
 def svt_epsilon_so_far(*, scale: float, cutoff: int, unstable: np.ndarray, met: int,
                        delta: float, conversion: str, carry: np.ndarray | None,
                        orders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(epsilon, order)`` per query of a run of queries with ``unstable`` flags, ``met``
-    unstable queries before them: the guarantee had the mechanism stopped after that query
-    (the rounds started so far, at most ``cutoff``), over a continuous order
-    (:func:`svt_epsilon`), or with ``carry`` (an external RDP curve) composed and converted
-    on the grid ``orders`` (math:conversion). Each distinct round count is converted once."""
+    """``(epsilon, order)`` had the mechanism stopped after each query (``unstable`` flags,
+    ``met`` unstable before; at most ``cutoff`` rounds) by :func:`svt_epsilon`, or with
+    ``carry`` (an external RDP curve) on the grid ``orders`` (math:conversion); once per
+    distinct round count."""
     rounds, index = np.unique(np.minimum(cutoff, met + np.cumsum(unstable) + 1),
                               return_inverse=True)
     if carry is None:
@@ -146,9 +140,7 @@ def rdp_svt_rounds(*, scale: float, rounds: ArrayLike, orders: ArrayLike) -> np.
     """The RDP of ``rounds`` AboveThreshold rounds, ``min(k eps0, alpha k eps0^2 / 2)``
     (math:svt), for every ``rounds`` entry (leading axes) and order (last axis).
 
-    The one place the per-round cost is written: the guarantee at the cut-off
-    (``rdp_svt``), the guarantee had the run stopped after each query, and one unstable
-    query's share all use it.
+    The one place the per-round cost is written.
     """
     eps0 = 2.0 / scale
     rounds = np.asarray(rounds, dtype=np.float64)[..., None]
@@ -187,10 +179,8 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
 
     Without ``threshold``: ``delta1 = delta2 = delta/2`` and ``w`` is the smallest value
     with ``delta2 <= delta/2``. With it: ``delta2`` follows and ``delta1 = delta - delta2``
-    (``ValueError`` if that is not positive). Epsilon converts ``rdp_svt`` at ``delta1``
-    over a continuous order (:func:`svt_epsilon`), so it is never above ``c eps0``;
-    ``bound`` says which bound gave it (``"rdp"`` or ``"pure"``). ``orders`` is accepted
-    for compatibility and not used.
+    (``ValueError`` if not positive). Epsilon: :func:`svt_epsilon` at ``delta1``, never above
+    ``c eps0``; ``bound``: ``"rdp"`` or ``"pure"``. ``orders`` is accepted and not used.
     """
     check_delta(delta)
     _check_scale_cutoff(scale, cutoff)
@@ -224,20 +214,11 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
     ``2c/lam`` and ``rho + 2 sqrt(rho L)`` with ``rho = 2c/lam^2``, both falling in lam,
     so the scale is the smaller of ``2c/epsilon`` and ``sqrt(2c/rho)`` with
     ``sqrt(rho) = sqrt(L + epsilon) - sqrt(L)``. For ``improved``, ``2c/epsilon`` when the
-    pure bound binds there. Otherwise Brent's method on ``log lam``
-    within ``[1e-6, 1e9]``, at most 200 steps. A closed form or a root may land a rounding
-    above the target; the scale is then raised (by an ulp, then doubling steps) until
-    :func:`svt_guarantee`'s epsilon, the one reported, is at most ``epsilon``.
-
-    Args:
-        epsilon: the target; cutoff, queries, delta, orders, conversion, threshold: as
-            :func:`svt_guarantee`.
-
-    Returns:
-        The scale.
-
-    Raises:
-        ValueError: when no scale in ``[1e-6, 1e9]`` gives ``epsilon``.
+    pure bound binds there. Otherwise Brent's method on ``log lam`` within ``[1e-6, 1e9]``,
+    at most 200 steps. A result a rounding above the target is raised (an ulp, then
+    doubling steps) until :func:`svt_guarantee`'s epsilon is at most ``epsilon``. Other
+    arguments as :func:`svt_guarantee`; ``ValueError`` when no scale in ``[1e-6, 1e9]``
+    gives ``epsilon``.
     """
     scale = _scale_near(epsilon=epsilon, cutoff=cutoff, queries=queries, delta=delta,
                         conversion=conversion, threshold=threshold)
@@ -292,8 +273,7 @@ def _scale_near(*, epsilon: float, cutoff: int, queries: int, delta: float, conv
 
     low, high = math.log(1e-6), math.log(1e9)
     if threshold is not None and not gap(high) < 0:
-        # A fixed threshold leaves delta only below some scale (delta2 grows with it):
-        # the bracket ends just below that scale.
+        # a fixed threshold leaves delta only below some scale (delta2 grows with it)
         def spare(log_scale: float) -> float:
             return delta * (1 - 1e-9) - svt_delta2(scale=math.exp(log_scale), cutoff=cutoff,
                                                    threshold=threshold, queries=queries)

@@ -35,13 +35,11 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
     ``T`` on the lattice of :func:`count_step`: up below it, down above it, ``T`` itself
     where no lattice point lies between.
 
-    The 2018 paper's analysis rounds the count half to even, which for a fractional count
-    (Interactive's ``n - M p``, weighted or masked votes) can move it away from ``T``: a
-    smaller ``q`` than the mechanism's (which compares the count itself), so a
-    data-dependent cost below the bound (up to 6% per query). Rounded toward ``T``, ``q``
-    is at least the mechanism's (the cost is never below it, and the count at most
-    sigma1 / 64 closer to ``T``), and the statistic keeps few distinct values, about 64
-    per sigma1 of counts (the grouped sums and the curves computed once per value rely on
+    The 2018 paper rounds half to even, which can move a fractional count (Interactive's
+    ``n - M p``, weighted or masked votes) away from ``T``: a smaller ``q`` than the
+    mechanism's, a cost below the bound (up to 6% per query). Toward ``T``, ``q`` is at
+    least the mechanism's (the count at most sigma1 / 64 closer to ``T``), and the
+    statistic keeps about 64 distinct values per sigma1 of counts (the grouped sums rely on
     it); whole counts are unchanged.
 
     Args:
@@ -76,15 +74,8 @@ def raised_counts(max_votes: ArrayLike, *, threshold: float,
     """Whether each count lies above ``T`` and off the lattice of :func:`count_step`:
     :func:`log_pr_answered` rounds it down, so its ``pr_answered`` is below the
     mechanism's and the answer step's expected charge (math:costs) takes
-    :func:`raised_charge` instead. Whole counts are never raised.
-
-    Args:
-      max_votes: ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
-      threshold: the threshold ``T``.
-      sigma_threshold: the threshold noise's standard deviation ``sigma1`` (> 0).
-
-    Returns:
-      A bool array of ``max_votes``'s shape.
+    :func:`raised_charge` instead. Whole counts are never raised. Arguments as
+    :func:`log_pr_answered`; a bool array of ``max_votes``'s shape.
     """
     max_votes = np.asarray(max_votes, dtype=np.float64)
     step = count_step(sigma_threshold)
@@ -100,15 +91,8 @@ def raised_charge(log_pr: ArrayLike, *, sigma_threshold: float) -> np.ndarray:
 
     ``c`` is recovered as ``T + sigma1 z`` with ``z = ndtri_exp(log_pr)`` (scipy's inverse
     of ``log_ndtr``, accurate to a few ulps of ``z``), and ``z`` is raised by
-    ``1e-12 (1 + |z|)`` beyond ``step / sigma1`` to cover that error.
-
-    Args:
-      log_pr: the statistics (:func:`log_pr_answered`), each ``>= log 0.5`` (counts at or
-        above ``T``).
-      sigma_threshold: the threshold noise's standard deviation ``sigma1`` (> 0).
-
-    Returns:
-      ``pr_answered`` bounds of ``log_pr``'s shape, in ``[0, 1]``.
+    ``1e-12 (1 + |z|)`` beyond ``step / sigma1`` to cover that error. ``log_pr``: each
+    ``>= log 0.5`` (counts at or above ``T``); returns bounds in ``[0, 1]``, of its shape.
     """
     from scipy.special import ndtr, ndtri_exp
     z = ndtri_exp(np.asarray(log_pr, dtype=np.float64))

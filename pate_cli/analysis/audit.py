@@ -43,9 +43,8 @@ from ..vote_rows import is_sparse
 from ..work_sizes import chunk_rows
 from .steps import mechanism_steps
 
-# Rows per call of a user's aggregator (each block its own generator), fewer for wide votes
-# (at most USER_VALUES counts a call); and the salt that keeps the audit's noise apart from
-# any run's.
+# Rows per call of a user's aggregator (each its own generator; at most USER_VALUES counts),
+# and the salt that keeps the audit's noise apart from any run's.
 USER_BLOCK = 65_536
 USER_VALUES = 1 << 24
 AUDIT_SALT = 1 << 20
@@ -220,22 +219,12 @@ def data_dependent_claim(mechanism: Mechanism, histogram: np.ndarray, *, delta: 
                          queries: int = 1) -> tuple[float, str]:
     """The data-dependent claim of ``queries`` queries of ``mechanism`` at ``histogram``.
 
-    ``queries`` times the query's curve as ``pate-analyze`` charges it
+    ``(epsilon, accountant)``: ``queries`` times the curve ``pate-analyze`` charges
     (``steps.mechanism_steps``: math:gnmax, math:threshold capped by math:screening,
-    math:lnmax, math:exponential; a selecting mechanism's answer step charged in full),
-    converted with the improved conversion over the default orders (math:conversion), or
-    the data-independent claim (``accounting.audit.claimed_epsilon``) where that is smaller.
-    It bounds ``P(S) <= e^epsilon P'(S) + delta`` with ``P`` the output distribution at
-    ``histogram`` and ``P'`` at any neighbour: one direction only (math:audit).
-
-    Args:
-      mechanism: the claimed mechanism (built with its teachers).
-      histogram: the query's vote counts, one per class.
-      delta: the target delta.
-      queries: how many identical queries are composed.
-
-    Returns:
-      ``(epsilon, accountant)``.
+    math:lnmax, math:exponential; a selecting mechanism's answer step in full), improved
+    conversion over the default orders (math:conversion), or the data-independent claim
+    where smaller. It bounds ``P(S) <= e^epsilon P'(S) + delta``, ``P`` the outputs at
+    ``histogram``, ``P'`` at any neighbour: one direction only (math:audit).
     """
     orders = default_orders()
     votes = np.asarray(histogram, dtype=np.float64)[None, :]
@@ -363,9 +352,8 @@ def _side_counts(side: int, histogram: np.ndarray, spec: AuditSpec, mechanism: M
 
 def _tallies(draw: Callable[[np.ndarray, int, int], np.ndarray], histogram: np.ndarray, *,
              spec: AuditSpec, trials_per_call: int, classes: int) -> np.ndarray:
-    """Tallies (``accounting.audit``) of the first ``draws // 2`` trials and of the rest,
-    ``trials_per_call`` trials of ``spec.queries`` rows a call of ``draw(rows, start,
-    call)`` (``start`` the first row's position)."""
+    """Tallies of the first ``draws // 2`` trials and of the rest, ``trials_per_call``
+    trials a call of ``draw(rows, start, call)`` (``start``: the first row's position)."""
     draws, queries, outcomes = spec.draws, spec.queries, classes + 1
     half = draws // 2
     tallies = np.zeros((2, outcomes, queries + 1), dtype=np.int64)

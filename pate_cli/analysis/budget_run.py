@@ -2,25 +2,22 @@
 or output by output, and runs whose queries are grouped into outputs (token votes).
 
 A budget run halts at the first query whose full cost could take the total above the
-budget (``halt_at="query"``), or before the first output (a generated sequence of
-consecutive queries) whose tokens, all charged in full, could (``"output"``): no output
-is cut midway. Its queries go in blocks of ``BUDGET_BLOCK``, whose sums do not depend on
-one another: a query halt's blocks are formed ahead, on threads or a cluster's workers
-(:func:`block_sums`: each distinct curve once, ``accounting.grouped``), and a block is
-taken whole from its sums where those plus the largest cost one query can add (the
-data-independent curves, which cap every data-dependent one) convert within the budget,
-with a margin for every rounding: it holds no halt. Any other block is gone through query
-after query (``accounting.composition``). A run with outputs goes through every query:
-the same walk sums each output's curves (``accounting.output_sums``) for cli:json's
-``outputs`` and finds an output halt, so one pass gives the halt, the totals and the
-outputs; at an output halt the walk goes back to the chunk where the output began.
+budget (``halt_at="query"``), or before the first output (consecutive queries of one
+generated sequence) whose tokens, charged in full, could (``"output"``): no output is cut.
+Queries go in independent blocks of ``BUDGET_BLOCK``: under a query halt their sums are
+formed ahead on threads or a cluster (:func:`block_sums`), and a block whose sums plus one
+query's largest cost (the data-independent curves, which cap every data-dependent one)
+convert within the budget, with a margin for every rounding, is taken whole; any other is
+gone through query by query. A run with outputs goes through every query, summing each
+output's curves (``accounting.output_sums``) for cli:json's ``outputs``, and at an output
+halt goes back to the chunk where that output began.
 
 No figure depends on the chunk size, the workers, or where block sums were formed; a run
-of at most ``BUDGET_BLOCK`` queries is exactly the query-after-query run. Which blocks
-are skipped depends on the budget; grouped and query-after-query sums differ in the last
-bits only (the tolerance of math:tolerance), and every figure reported was checked
-against the budget. The per-query ``epsilon_cumulative`` restarts from the carry at each
-block start (``BudgetPart.carries``), so it ends exactly at the reported epsilon.
+of at most ``BUDGET_BLOCK`` queries is exactly the query-by-query run. Which blocks are
+skipped depends on the budget; grouped and sequential sums differ in the last bits only
+(math:tolerance), and every figure reported was checked against the budget. The
+per-query ``epsilon_cumulative`` restarts from the carry at each block start, so it ends
+exactly at the reported epsilon.
 """
 
 from __future__ import annotations
@@ -83,10 +80,9 @@ class BudgetSetting:
 
 def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int,
                orders: np.ndarray, shared: SharedCurves | None = None) -> list[BlockSums]:
-    """The sums of the blocks of ``block`` queries that ``span`` makes up, each counted a
-    chunk of ``chunk_size`` rows at a time (exact counts), then summed from its distinct
-    statistics. ``shared`` keeps curves across blocks (one per call if None). A
-    module-level function: a cluster's workers run it."""
+    """The sums of ``span``'s blocks of ``block`` queries, counted a chunk at a time, then
+    summed from their distinct statistics; ``shared`` keeps curves across blocks.
+    Module-level: a cluster's workers run it."""
     opened = span.source.opened()
     independent = request.accounting == "data-independent"
     shared = SharedCurves(CURVE_CACHE_BYTES) if shared is None else shared
@@ -105,14 +101,10 @@ def block_sums(request: CountRequest, span: Span, *, block: int, chunk_size: int
 
 
 class BudgetWalk:
-    """The walk of a run in query order, to its halt: blocks taken whole from their sums
-    (:meth:`took`) or gone through query by query (:meth:`through`). Its sums (``carry``,
-    the ``selection`` and weighted ``answer`` curves apart, the ``answered`` weight) run on
-    from block to block: a skipped block adds its grouped sums, a block gone through its
-    queries one after another (``running_total``, a cumulative sum: no figure depends on
-    where chunks start). ``carries``: the carries at block starts 1, 2, ... up to the last
-    processed (where the per-query table restarts). With outputs, ``epsilons`` holds each
-    processed output's own epsilon (its tokens' curves as charged, summed)."""
+    """A run's walk in query order to its halt: blocks taken whole (:meth:`took`) or gone
+    through query by query (:meth:`through`). Its sums (``carry``, ``selection``, weighted
+    ``answer``, ``answered``) run on from block to block; ``carries``: at block starts 1, 2,
+    ... (where the per-query table restarts); ``epsilons``: each processed output's own."""
 
     def __init__(self, run: BudgetSetting, carry: np.ndarray):
         self.run = run
@@ -203,9 +195,8 @@ class BudgetWalk:
                        else replace(chunk.costs, weight=np.ones(stop - start)))
 
     def _add(self, chunk, start: int, stop: int, charged: np.ndarray | None = None) -> None:
-        """Queries ``start .. stop-1`` of ``chunk`` (which starts at ``start``), added one
-        after another (composition.running_total: the carry is running_epsilon's bit for
-        bit); ``charged``: their curves as charged, formed already."""
+        """Queries ``start .. stop-1`` of ``chunk`` added one after another (the carry is
+        running_epsilon's bit for bit); ``charged``: their curves as charged, if formed."""
         run, costs, made = self.run, chunk.costs, chunk.made
         count = stop - start
         if count <= 0:
@@ -265,9 +256,9 @@ class BudgetWalk:
 
 def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = None,
                executor=None, source=None) -> BudgetWalk:
-    """A walked run's halt and sums (the module's docstring). ``run``: the run's setting
-    (:class:`BudgetSetting`); ``executor``: where block sums are formed (else on
-    ``workers`` threads). Blocks are taken whole only under a query halt without outputs."""
+    """A walked run's halt and sums (module docstring); ``executor``: where block sums are
+    formed (else ``workers`` threads). Blocks are taken whole only under a query halt
+    without outputs."""
     queries = run.positions.size
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
     skipping = run.budget is not None and run.outputs is None and run.halt_at == "query"
@@ -324,9 +315,8 @@ def _plain(value):
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,
                   source=None) -> Iterator[BlockSums]:
-    """The sums of blocks ``0 .. count-1`` in order, formed ahead as they are drawn
-    (``threads.tasks_in_order``: a block a thread, or on ``executor`` a task per span of
-    whole blocks, ``source`` their rows); closing the iterator cancels what is pending."""
+    """The sums of blocks ``0 .. count-1`` in order, formed ahead (a block a thread, or a
+    task per span on ``executor``); closing the iterator cancels what is pending."""
     size = BUDGET_BLOCK
     per_task = 1 if executor is None else max(
         1, TASK_VALUES // (size * max(1, row_width(run.votes))))

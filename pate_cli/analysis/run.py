@@ -183,10 +183,10 @@ class _Finish:
 
     def __call__(self, seed: int, sums: tuple, counts, queries: int, *, table=None,
                  budget: BudgetPart | None = None, whole: bool | None = None) -> AnalysisResult:
-        """The result of seed ``seed`` from ``sums`` ``(carry, (selection sum, answer sum),
-        answered weight)`` and the label ``counts`` of its ``queries`` (a budget run's before
-        its halt); ``table`` the distinct pairs counted, ``budget`` the budget's part,
-        ``whole`` whether every plurality count was whole (None: not recorded)."""
+        """Seed ``seed``'s result from ``sums`` ``(carry, (selection, answer), answered
+        weight)`` and the label ``counts`` of its ``queries`` (a budget run's before its
+        halt); ``table``: the pairs counted; ``whole``: all plurality counts whole (None:
+        not recorded)."""
         setting, selection, answer = self.setting, self.selection, self.answer
         carry, step_sums, answered_total = sums
         orders, delta, conversion = setting.orders, setting.delta, setting.conversion
@@ -256,13 +256,11 @@ class SharedWork:
 
 def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
                    **options: Any) -> list[ReplayTotals]:
-    """End-of-run totals of ``analyze_votes`` for several ``seeds``, sharing the work: the
-    same bits as ``analyze_votes(..., seed=s)`` for each. Chunks are counted once for every
-    seed (an answered column per seed) and each distinct curve evaluated once; budget,
-    Interactive-GNMax and SVT-PATE runs go once per seed. ``options``: ``RunSetting``'s
-    fields; ``workers`` (threads) is 1 by default (a sweep runs points in parallel).
-    ``shared``: noise blocks and curves kept from a sweep's earlier points
-    (:class:`SharedWork`; the same bits)."""
+    """``analyze_votes``' totals for several ``seeds``, the same bits as one run per seed:
+    chunks counted once (an answered column per seed), each distinct curve evaluated once;
+    budget, Interactive-GNMax and SVT-PATE runs go once per seed. ``options``:
+    ``RunSetting``'s fields (``workers`` 1 by default); ``shared``: a sweep's earlier
+    points' noise and curves."""
     setting = RunSetting.of(**{"workers": 1, **options, "per_query": False})
     return [_totals_of(run) for run in _runs(votes, mechanism,
                                              tuple(int(seed) for seed in seeds), setting,
@@ -272,9 +270,8 @@ def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
 def _totals_of(result: AnalysisResult) -> ReplayTotals:
     pure = getattr(result.mechanism, "pure_epsilon", None) is not None
     if (result.accounting == "data-independent" or pure) and result.initial_rdp is None:
-        # the Gaussian steps' exact figure (and a Poisson-sampled run's composition by
-        # dp_accounting) where smaller, and a pure-DP run's composition's risk, as
-        # pate-analyze's
+        # the Gaussian steps' exact (or sampled PLD) figure where smaller, and a pure-DP
+        # run's composition's risk, as pate-analyze's
         result = with_pld_figure(result, result.mechanism, result.delta)
     return ReplayTotals(seed=result.seed, answered=float(result.answered_total),
                         epsilon=result.epsilon, order=float(result.order),

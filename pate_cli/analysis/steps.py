@@ -40,11 +40,9 @@ class Step:
     raised_charge: Callable[[np.ndarray], np.ndarray] | None = None
 
 
-# math:costs's answer steps: the mechanism's noise attribute, the accounting functions'
-# keyword for it, log q (math:lnmax LNMax; Prop. 7 or math:integral by ``q_bound``;
-# math:exponential's exact one), the data-dependent and the data-independent curve. LNMax's
-# math:lnmax curve is capped by its exact data-independent one (both valid); the other two curves
-# cap themselves.
+# math:costs's answer steps: noise attribute, its keyword, log q (math:lnmax; Prop. 7 or
+# math:integral; math:exponential's exact one), data-dependent and data-independent curve.
+# LNMax's curve is capped by its exact data-independent one; the others cap themselves.
 ANSWERS: dict[str, tuple[str, str, Callable, Callable, Callable]] = {
     "laplace": ("laplace_scale", "scale", laplace.log_q_lnmax, laplace.rdp_lnmax,
                 laplace.rdp_lnmax_data_independent),
@@ -171,14 +169,12 @@ def _threshold_independent(s1, t, kind, low, high, orders):
 
 
 def _sampled(selection, answer, mechanism: SampledMechanism):
-    """The inner steps with amplified data-independent curves (math:sampling,
-    ``accounting.subsampling``); when every unit votes, the steps' own curves, bit for
-    bit. Each amplified curve is, order by order, at most the step's own unsampled curve
-    under the declared relation (the threshold's: its exact curve, math:screening). Confident with
-    ``shared`` steps: an answered query is one sampled Gaussian on the pair (threshold
-    count, votes), ``1/z^2 = 1/sigma1^2 + Delta^2/sigma^2``, capped by the two unsampled
-    steps together; the answer step carries that charge less the threshold step's, so that
-    ``answered`` joint charges and the other queries' threshold charges compose."""
+    """The inner steps with amplified data-independent curves (math:sampling); at rate 1
+    the steps' own, bit for bit. Each is at most the unsampled curve (the threshold's exact
+    one, math:screening). Confident with ``shared`` steps: an answered query is one sampled
+    Gaussian on (threshold count, votes), ``1/z^2 = 1/sigma1^2 + Delta^2/sigma^2``, capped
+    by the two unsampled steps; the answer step carries it less the threshold step's, so
+    answered queries' joint charges and the others' threshold charges compose."""
     sampling = mechanism.sampling
     if unsampled(sampling):
         return selection, answer
@@ -268,12 +264,10 @@ class ChunkCosts(NamedTuple):
 
 @dataclass(frozen=True, eq=False)
 class Costing:
-    """How a chunk of queries is costed (:func:`block_costs`): the ``mechanism`` and its
-    ``selection`` and ``answer`` steps, its ``noise`` (one ``NoiseSource`` or a tuple, one
-    run each), the ``accounting``; with ``curves``, the per-query curves at ``orders``
-    (``kept``: a ``curve_store.SharedCurves``, see :func:`step_curves`); ``labels`` as
-    ``Mechanism.replay``; without ``statistics`` (a data-independent run groups queries)
-    log q and log pr_answered are zeros."""
+    """How :func:`block_costs` costs a chunk: the mechanism, its steps, ``noise`` (a
+    ``NoiseSource`` or one per run), the ``accounting``; ``curves`` at ``orders``
+    (``kept``: see :func:`step_curves`); ``labels`` as ``Mechanism.replay``; without
+    ``statistics`` (data-independent) log q and log pr_answered are zeros."""
 
     mechanism: Any
     selection: Step | None
@@ -300,11 +294,10 @@ def chunk_costs(votes, positions, start: int, stop: int, *, student=None,
 
 def block_costs(block, student, start: int, given: Decisions | None,
                 costing: Costing) -> ChunkCosts:
-    """The one per-chunk pass: rows ``block`` of analysed queries ``start ..`` (and their
-    ``student`` rows): the seeded replay's decisions for ``costing.noise`` (or each of
-    several sources), or the ``given`` ones; ``log q`` and ``log pr_answered`` (0 without a
-    selection step; zeros without ``statistics``); the answer weight (``pr_answered`` under
-    expected accounting, else the decision) and, with ``curves``, the per-query curves."""
+    """The one per-chunk pass over analysed queries ``start ..``: the replay's decisions
+    per noise source (or the ``given`` ones), ``log q`` and ``log pr_answered`` (0 without
+    a selection step or ``statistics``), the answer weight (``pr_answered`` if expected,
+    else the decision) and, with ``curves``, the per-query curves."""
     noise, selection, answer = costing.noise, costing.selection, costing.answer
     runs = (given,) if given is not None else tuple(
         costing.mechanism.replay(block, noise=one, start=start, student=student,
@@ -337,11 +330,9 @@ def block_costs(block, student, start: int, given: Decisions | None,
 
 def run_charges(rows, *, mechanism, accounting: str, seed: int, q_bound: str,
                 student_rows=None, decisions=None) -> Callable[[int, int], np.ndarray]:
-    """``(start, stop) ->`` the answer step's charge of analysed queries ``start ..
-    stop-1`` (0/1 as the seeded replay or the given ``decisions`` decided, ``pr_answered``
-    under expected accounting): the run's ``answered`` column, formed again a chunk at a
-    time (the replay's noise is keyed by query position, math:mechanisms) from ``rows``
-    (and ``student_rows``), the analysed rows sliced by position (``AnalysedRows``)."""
+    """``(start, stop) ->`` the answer charges of analysed queries ``start .. stop-1``
+    (0/1 decided, or ``pr_answered`` if expected): the run's ``answered`` column re-formed
+    a chunk at a time (noise keyed by position, math:mechanisms) from ``rows``."""
     noise = NoiseSource(seed)
 
     def charges(start: int, stop: int) -> np.ndarray:

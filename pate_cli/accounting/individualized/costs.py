@@ -1,11 +1,8 @@
 """Individualized PATE: the chunks of costs each member pays (math:individualized).
 
-A chunk of queries is a :class:`CostChunk`: a few per-query curves (one per distinct
-sensitivity, evaluated or as :class:`~.curves.CurveFactors`) and, per *member* and query,
-which curve that member pays (``-1``: nothing). Members are the groups for upsampling and
-weighting and the teachers for vanishing (:func:`group_costs`, :func:`vanishing_costs`).
-``map`` as in ``curves``: a thread pool's may evaluate the curves; the numbers do not
-depend on it.
+A :class:`CostChunk`: a few per-query curves (one per distinct sensitivity) and, per
+*member* and query, the curve that member pays. Members are the groups for upsampling and
+weighting, the teachers for vanishing. ``map`` as in ``curves``.
 """
 
 from __future__ import annotations
@@ -21,16 +18,14 @@ from .curves import CurveFactors, CurveSetting, Mapper, rdp_individual
 class CostChunk:
     """The privacy costs of a run of consecutive queries, per member (see module doc).
 
-    ``curves``: ``(variants, queries, orders)`` per-query RDP curves, or the same as an
-    unevaluated :class:`CurveFactors`; ``index``: int ``(members, queries)``, the curve
-    member m pays at query q, ``-1`` for none; ``baseline``: ``(queries, orders)``, the
-    cost of the query in the uniform run (every point at sensitivity 1), or the number of
-    the curve that holds it; ``answered``: bool ``(queries,)``, whether the replay
-    released a label; ``baseline_answered``: the same for the uniform run.
-    The builders below charge the uniform run on the same statistics and decisions; to
-    compare with a different uniform run (plain votes, other parameters) replace
-    ``baseline``/``baseline_answered`` (``dataclasses.replace``) with its
-    ``rdp_individual(..., sensitivities=[1])[0]`` and answers.
+    ``curves``: ``(variants, queries, orders)`` RDP, or an unevaluated :class:`CurveFactors`;
+    ``index``: int ``(members, queries)``, the curve member m pays at query q (-1: none);
+    ``baseline``: ``(queries, orders)``, the uniform run's cost (every point at sensitivity
+    1), or the number of its curve; ``answered``, ``baseline_answered``: bool
+    ``(queries,)``, whether the replay (the uniform run's) released a label. The builders
+    charge the uniform run on the same statistics and decisions; for another uniform run,
+    ``dataclasses.replace`` the two with its ``rdp_individual(..., sensitivities=[1])[0]``
+    and answers.
     """
 
     curves: np.ndarray | CurveFactors
@@ -88,12 +83,11 @@ def group_costs(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: np.n
                 map: Mapper = map) -> CostChunk:
     """Costs of upsampling (``D_g = u_g``) or weighting (``D_g = w_g``) for one chunk.
 
-    Members are the groups (all points of a group share one sensitivity, paper section
-    4.3.3). ``answered``: the replay's decisions (all True for GNMax); ``charge`` defaults
-    to them (replay accounting); pass ``pr_answered`` for expected accounting. Other
-    arguments as in :func:`rdp_individual`. A group with sensitivity 0 pays nothing.
-    ``evaluate=False`` leaves the curves as :class:`CurveFactors` (the baseline is its
-    last curve, at sensitivity 1), for ``GroupSums`` to evaluate block by block.
+    Members are the groups (one sensitivity per group, paper section 4.3.3); sensitivity 0
+    pays nothing. ``answered``: the replay's decisions (all True for GNMax); ``charge``
+    defaults to them (``pr_answered``: expected accounting); others as in
+    :func:`rdp_individual`. ``evaluate=False`` keeps :class:`CurveFactors` (baseline: the
+    last curve, at sensitivity 1) for ``GroupSums`` to evaluate block by block.
     """
     sensitivities = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
     answered = np.asarray(answered, dtype=bool)
@@ -119,12 +113,9 @@ def vanishing_costs(log_q: np.ndarray, setting: CurveSetting, *, participation: 
                     map: Mapper = map) -> CostChunk:
     """Costs of vanishing for one chunk: members are the teachers (math:individualized).
 
-    ``participation``: bool ``(queries, teachers)``
-    (``mechanisms.participation.vanishing_participation``).
-    A teacher's points pay for query q only if it took part, at sensitivity
-    ``D = k / |S_q|``; these take one or two values (``|S_q|`` varies by at most one), so
-    the curves are computed once per distinct value. Other arguments as in
-    :func:`group_costs`.
+    ``participation``: bool ``(queries, teachers)``. A teacher pays for query q only if it
+    took part, at ``D = k / |S_q|`` (one or two values: ``|S_q|`` varies by at most one),
+    one curve per distinct value. Others as in :func:`group_costs`.
     """
     participation = np.asarray(participation, dtype=bool)
     if participation.ndim != 2:

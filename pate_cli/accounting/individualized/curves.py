@@ -1,17 +1,13 @@
 """Individualized PATE: per-query RDP curves at each sensitivity.
 
-math:individualized with math:independent, math:gnmax and math:threshold (the kernels) and 7 (what a
-query is charged). A group's per-query RDP is the one of the real mechanism with each noise scale
-divided by the group's sensitivity ``D`` (paper Theorem 1, Corollary 1)::
+math:individualized with math:independent, math:gnmax and math:threshold (the kernels) and
+math:costs (what a query is charged). A group's per-query RDP is the real mechanism's with
+each noise scale divided by its sensitivity ``D`` (paper Theorem 1, Corollary 1)::
 
     rdp_g(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q, sigma / D)
 
-where ``log q`` and ``pr_answered`` are those of the real mechanism with the real noise.
-
-Which member pays which curve is ``costs``' (:class:`~.costs.CostChunk`). Functions that
-may evaluate several curves take ``map`` (default the builtin): the caller may pass a
-thread pool's ``map``; each task writes only its own curve, so the numbers do not depend
-on it.
+with the real mechanism's ``log q`` and ``pr_answered``. ``map`` (default the builtin) may be
+a thread pool's: each task writes only its own curve, so the numbers do not depend on it.
 """
 
 from __future__ import annotations
@@ -59,20 +55,16 @@ def rdp_individual(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: n
                    charge: float | np.ndarray = 1.0, map: Mapper = map) -> np.ndarray:
     """Per-query RDP of one data point for each sensitivity ``D`` (math:individualized).
 
-    ``rdp(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q,
-    sigma / D)`` (paper Theorem 1 and Corollary 1: sensitivity D is noise scale / D).
-    ``log_q`` and ``log_pr_answered`` (shape ``(queries,)``) are those of the real
-    mechanism with the real noise; leave ``log_pr_answered`` and ``setting.sigma_threshold``
-    unset for GNMax (no selection step). ``charge`` (scalar or ``(queries,)``) weighs the
-    answer step: 1 for GNMax, the replay's 0/1 ``answered`` or ``pr_answered`` (expected
-    accounting) for Confident-GNMax (math:costs). ``setting.data_independent`` uses section
-    2 (``alpha D^2 / (2 sigma1^2) + charge * alpha D^2 / sigma^2``). ``D = 0`` costs 0.
-    ``setting.screening``: ``(T, kind, low, high)`` of ``analysis.steps.screening_counts``:
-    the selection's data-independent curve is then math:screening's exact one with the count
-    moving by ``D`` (``integer`` only for an integer ``D``), which also caps math:threshold's curve;
-    None: math:independent's Gaussian curve.
-    ``map`` evaluates the distinct sensitivities (see the module doc).
-    Returns ``(len(sensitivities), queries, orders)``.
+    The module's formula (paper Theorem 1, Corollary 1), ``log_q`` and ``log_pr_answered``
+    ``(queries,)`` the real mechanism's (no ``log_pr_answered`` nor
+    ``setting.sigma_threshold`` for GNMax). ``charge`` (scalar or ``(queries,)``): 1 for
+    GNMax, the replay's 0/1 ``answered`` or ``pr_answered`` for Confident-GNMax (math:costs).
+    ``setting.data_independent``: ``alpha D^2 / (2 sigma1^2) + charge * alpha D^2 /
+    sigma^2``. ``D = 0`` costs 0. ``setting.screening``: ``(T, kind, low, high)`` of
+    ``analysis.steps.screening_counts``, the selection's data-independent curve then
+    math:screening's exact one with the count moving by ``D`` (``integer`` only for an
+    integer ``D``), which also caps math:threshold's; None: math:independent's. Returns
+    ``(len(sensitivities), queries, orders)``.
     """
     return setting.factors(log_q, sensitivities=sensitivities, charge=charge,
                            log_pr_answered=log_pr_answered).evaluate(map=map)
@@ -82,14 +74,10 @@ def rdp_individual(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: n
 class CurveFactors:
     """The per-query RDP curves of :func:`rdp_individual`, not yet evaluated.
 
-    Curve ``v`` at query ``q`` is ``rdp_sel(log q_sel[q], sqrt(2) sigma1 / D_v) +
-    charge[q] * rdp_gnmax(log q[q], sigma / D_v)`` (math:individualized; arguments as in
-    :func:`rdp_individual`, which returns ``CurveFactors(...).evaluate()``). Each formula
-    runs once per distinct statistic (``log q``, ``log pr_answered``) and distinct ``D``,
-    and the rows are gathered from those curves, as ``pate_cli.analysis`` does.
-    ``groups.GroupSums`` takes such curves in a :class:`CostChunk` and evaluates them
-    one sensitivity at a time, in cache-sized blocks of queries, instead of building the
-    ``(variants, queries, orders)`` array; the numbers are the same.
+    Arguments as in :func:`rdp_individual` (math:individualized). Each formula runs once per
+    distinct statistic (``log q``, ``log pr_answered``) and distinct ``D``, and rows are
+    gathered from those curves; ``groups.GroupSums`` evaluates them one sensitivity at a
+    time in cache-sized blocks, with the same numbers as :meth:`evaluate`.
     """
 
     log_q: np.ndarray
@@ -149,10 +137,8 @@ class CurveFactors:
     def evaluate(self, *, map: Mapper = map) -> np.ndarray:
         """All curves, ``(variants, queries, orders)``: :func:`rdp_individual`.
 
-        One evaluation per distinct D (a variant at the same D as another gets a copy),
-        through ``map``: they are independent and numpy releases the GIL in its loops, so
-        a thread pool's ``map`` runs them at once; each writes only its own slice, so the
-        numbers are the same for any number of threads.
+        One evaluation per distinct D (equal D: a copy) through ``map``; numpy releases the
+        GIL, and each writes only its own slice: the same numbers for any number of threads.
         """
         out = np.zeros(self.shape)
         queries = self.shape[1]
@@ -178,13 +164,11 @@ def first_of_each_sensitivity(sensitivities: np.ndarray) -> list[int]:
 
 class _Curves:
     """One sensitivity's curves (math:independent, math:gnmax, math:threshold and
-    math:individualized) and the exact per-query rows of any run of queries, gathered from them.
+    math:individualized), and the per-query rows gathered from them.
 
-    The selection curves are computed once for the distinct ``log pr_answered`` values of
-    all the queries when they are few (as they are: at most teachers + 1, up to
-    ``_SELECTION_ELEMENTS`` values, else per window); the answer
-    curves once per distinct ``log q`` of each window of queries, the window covering
-    ``_CURVE_ELEMENTS`` values, so memory stays bounded whatever the number of queries.
+    Selection curves once for the run's distinct ``log pr_answered`` (at most teachers + 1)
+    up to ``_SELECTION_ELEMENTS`` values, else per window; answer curves per distinct
+    ``log q`` of a window of ``_CURVE_ELEMENTS`` values: bounded memory.
     """
 
     def __init__(self, factors: CurveFactors, sensitivity: float) -> None:
@@ -248,9 +232,8 @@ class _Curves:
 
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
-        """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)``: ``charge * answer +
-        selection``, as :func:`rdp_individual` defines them (``scratch``, same shape,
-        saves a temporary). A ``composition.RowSource``."""
+        """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)`` (``scratch``, same
+        shape, saves a temporary). A ``composition.RowSource``."""
         if self.zero:
             out.fill(0.0)
             return

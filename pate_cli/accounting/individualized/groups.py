@@ -1,12 +1,9 @@
 """Individualized PATE: per-group composition and conversion, a chunk at a time.
 
-math:conversion and math:individualized. Each member's (group's or teacher's) per-query RDP is
-summed in query order and converted after every query by the composition kernel
-(``accounting.composition``), the code ``pate_cli.analysis`` uses, so a one-group run at
-sensitivity 1 reproduces the standard analysis bit for bit; a group reports its worst-off
-member (:class:`GroupSums`; the stopping rule reads its figures, ``stops.GroupStops``).
-Chunks come as ``costs.CostChunk``; ``map`` (default the builtin) runs the independent
-running sums of distinct curves, e.g. on a caller's thread pool."""
+math:conversion and math:individualized. Each member's per-query RDP is summed in query
+order and converted after every query by ``accounting.composition``'s kernel, so a one-group
+run at sensitivity 1 reproduces the standard analysis bit for bit; a group reports its
+worst-off member. ``map`` (default the builtin) runs distinct curves' running sums."""
 
 from __future__ import annotations
 
@@ -28,17 +25,14 @@ from .parameters import checked_member_groups
 # varying curves, processed at once (8 MB).
 _MEMBER_ELEMENTS = 1 << 20
 
-# Figures of one chunk: per group and query the worst member's epsilon and order, the
-# uniform run's epsilon per query, and the running state after the chunk (members' sums,
-# whether each has taken part yet, the uniform run's sums).
+# A chunk's figures: per group and query the worst member's epsilon and order, the uniform
+# run's epsilon, then the state after it (members' sums, taken part yet, uniform run's sums).
 _ChunkFigures = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class GroupSums:
-    """The running RDP of every member and of the uniform run, carried from chunk to
-    chunk (math:conversion and math:individualized): :meth:`add` gives a chunk's cumulative figures
-    (per group its worst-off member's epsilon and order, the uniform run's epsilon), the
-    same bits however the queries are split into chunks."""
+    """Every member's and the uniform run's running RDP, chunk to chunk (math:conversion,
+    math:individualized), the same bits however the queries are split into chunks."""
 
     def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
                  conversion: str = "classic", member_groups: np.ndarray | None = None):
@@ -75,17 +69,15 @@ class GroupSums:
         (math:costs and math:individualized); call before :meth:`add` adds it.
 
         Args:
-          chunk: the costs charged (the answer step weighted as the replay decided).
-          full: the same queries' costs with the answer step counted in full.
+          chunk, full: the costs charged (as the replay decided), and with the answer step
+            in full.
           limits: each group's budget, then the uniform run's; NaN: not checked.
 
         Returns:
-          Per group, the first query of the chunk at which some member's sums before it
-          plus its full cost convert above the group's budget (-1 for none), and the same
-          for the uniform run. A run that stops there does not reveal whether the query
-          it stops at would have been answered. Only the queries a member pays for are
-          candidates: at the others its sums stay those checked before (a member that has
-          not taken part has spent nothing, whatever the conversion of zero sums gives).
+          Per group, the first query at which some member's sums before it plus its full
+          cost exceed the budget (-1: none), then the uniform run's; stopping there does
+          not reveal whether that query would have been answered. Only queries a member
+          pays for are candidates (one that has not taken part has spent nothing).
         """
         members_of: list = [*self._start(chunk), [None]]  # the uniform run last
         firsts = np.full(self.groups + 1, -1)
@@ -154,15 +146,11 @@ def _member_rows(chunk: CostChunk, member: int | None, paid: np.ndarray) -> RowS
 def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
                       seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
                       map: Mapper) -> _ChunkFigures:
-    """:func:`_accumulate_chunk` for a chunk in which each member pays one curve (or none)
-    at every query, as ``group_costs`` builds them.
+    """:func:`_accumulate_chunk` where each member pays one curve (or none) throughout.
 
-    Members that pay the same curve after the same running sums have the same figures, and
-    so has the uniform run when it is one of the curves: each distinct (curve, running
-    sums) is accumulated once, one curve at a time, its rows evaluated block by block
-    (``composition.running_epsilon`` over :class:`CurveFactors`' rows). Curves at equal
-    sensitivities are equal. The curves go through ``map`` (each task returns only its own
-    figures, so the numbers do not depend on how they run).
+    Each distinct (curve, running sums), members' or the uniform run's, is accumulated
+    once, rows evaluated block by block; curves at equal sensitivities are equal. Through
+    ``map``: each task returns only its own figures.
     """
     queries = chunk.queries
     members = carry.shape[0]
@@ -256,10 +244,8 @@ def _fixed_curves(index: np.ndarray) -> bool:
 def _accumulate_chunk(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
                       seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
                       map: Mapper) -> _ChunkFigures:
-    """Cumulative epsilon per group (worst member) and of the baseline for one chunk,
-    in cache-sized blocks of queries, every member's running sums at once
-    (``composition.cumulative_epsilon`` over ``(members, queries, orders)`` rows);
-    carries the running RDP sums across blocks."""
+    """Cumulative epsilon per group (worst member) and of the baseline for one chunk, all
+    members at once in cache-sized blocks of queries."""
     curves, baseline = chunk.evaluated(map=map)
     members = carry.shape[0]
     queries = chunk.queries

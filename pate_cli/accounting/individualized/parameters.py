@@ -24,16 +24,12 @@ WEIGHT_RULES = ("budget", "group-size")
 def upsampling_factors(budgets: np.ndarray, *, precision: int = 2) -> np.ndarray:
     """Duplication factor ``u_g`` per group, the smallest integers in the budget ratios.
 
-    math:individualized (paper section 4.1, Algorithm 1, Appendix C): each ratio
-    ``eps_g / eps_min`` is approximated by ``Fraction(r).limit_denominator(10**precision)``
-    and all are multiplied by the least common multiple of the denominators. The group
-    with the smallest budget gets that multiple, so the factors have no common divisor.
-    Budgets (1, 2, 3) give (1, 2, 3); (0.5, 0.75) give (2, 3); (log 2, log 8) give (1, 3).
-
-    The paper's Algorithm 1 instead scales the budgets by ``10^p`` and divides by their
-    greatest common divisor; for budgets that are not decimal numbers (log 2, log 8) that
-    needs rounding and gives (69, 208) where math:individualized gives (1, 3). math:individualized
-    is followed. Returns int64, shape ``(groups,)``; ``D_g = u_g``.
+    math:individualized (paper section 4.1, Algorithm 1, Appendix C): each ``eps_g /
+    eps_min`` as ``Fraction(r).limit_denominator(10**precision)``, times the least common
+    multiple of the denominators (no common divisor). Budgets (1, 2, 3) give (1, 2, 3);
+    (0.5, 0.75) give (2, 3); (log 2, log 8) give (1, 3), where Algorithm 1's scaling by
+    ``10^p`` and division by the gcd gives (69, 208). Returns int64 ``(groups,)``; ``D_g =
+    u_g``.
     """
     budgets = checked_budgets(budgets)
     if not isinstance(precision, (int, np.integer)) or precision < 0:
@@ -59,21 +55,19 @@ def group_weights(budgets: np.ndarray, teacher_groups: np.ndarray, *,
                   rule: str = "budget") -> np.ndarray:
     """Vote weight ``w_g`` per group for the weighting variant (``D_g = w_g``).
 
-    ``teacher_groups``: the group index of each teacher, shape ``(teachers,)``; the weight
-    of teacher ``i`` is ``weights[teacher_groups[i]]``.
+    ``teacher_groups``: each teacher's group index, ``(teachers,)``. Returns float64
+    ``(groups,)``.
 
-    ``rule="budget"`` (math:individualized, paper Appendix C "Details of Weighting"):
-    ``w_g = eps_g / mean_i eps(i)``, the mean over teachers of their group's budget, so
-    the per-teacher weights sum to the number of teachers ``k``. (Budgets are divided by
-    the smallest one first, so equal budgets give weights of exactly 1.)
+    ``rule="budget"`` (math:individualized, paper Appendix C "Details of Weighting"): ``w_g =
+    eps_g / mean_i eps(i)`` (the teachers' mean budget), so the per-teacher weights sum to
+    the number of teachers ``k`` (budgets divided by the smallest first: equal budgets give
+    exactly 1).
 
-    ``rule="group-size"``: the paper's Algorithm 2 as printed: with ``n_g`` teachers in
-    group g, ``w_bar_g = (eps_g / sum_l eps_l) * (n_g / k)`` and
-    ``w_g = k * w_bar_g / sum_l w_bar_l = k * eps_g n_g / sum_l eps_l n_l``, i.e. the
-    budget rule multiplied by the group size ``n_g``. Here the *per-group* weights sum to
-    ``k``; the per-teacher weights sum to ``k * sum_g n_g^2 eps_g / sum_l n_l eps_l``,
-    which is ``k`` only if every group has one teacher. Offered as an option only.
-    Returns float64, shape ``(groups,)``.
+    ``rule="group-size"``, an option: Algorithm 2 as printed, ``w_bar_g = (eps_g / sum_l
+    eps_l) * (n_g / k)``, ``w_g = k * w_bar_g / sum_l w_bar_l = k * eps_g n_g / sum_l eps_l
+    n_l`` for ``n_g`` teachers in group g: the per-group weights sum to ``k``, the
+    per-teacher ones to ``k * sum_g n_g^2 eps_g / sum_l n_l eps_l`` (``k`` only if every
+    group has one teacher).
     """
     budgets = checked_budgets(budgets)
     groups = checked_teacher_groups(teacher_groups, budgets.size)
@@ -90,9 +84,9 @@ def group_weights(budgets: np.ndarray, teacher_groups: np.ndarray, *,
 def vanishing_frequencies(budgets: np.ndarray, *, power: float = 2.0) -> np.ndarray:
     """Participation frequency per group, ``s_g = (eps_g / eps_max) ** power``.
 
-    math:individualized; the paper (Appendix C, "Setting Parameters") suggests ``1/c^2``
-    for a budget ratio ``c`` (``power=2``) and used ``1/c^4`` in its experiments
-    (``power=4``). The group with the largest budget always takes part.
+    math:individualized; Appendix C ("Setting Parameters") suggests ``1/c^2`` for a budget
+    ratio ``c`` and used ``1/c^4`` in its experiments. The largest budget's group always
+    takes part.
     """
     budgets = checked_budgets(budgets)
     if not (math.isfinite(power) and power >= 0):
@@ -104,9 +98,8 @@ def vanishing_frequencies(budgets: np.ndarray, *, power: float = 2.0) -> np.ndar
 class GroupParameters:
     """What each privacy group gets under one variant (math:individualized).
 
-    ``sensitivity`` is ``D_g`` (upsampling factor or weight; for vanishing the sensitivity
-    varies by query, ``k / |S_q|``, and this holds NaN); ``participation`` the vanishing
-    frequency ``s_g`` (1 for the other variants).
+    ``sensitivity``: ``D_g`` (factor or weight; NaN for vanishing, whose ``k / |S_q|``
+    varies by query); ``participation``: ``s_g`` (1 for the other variants).
     """
 
     variant: str

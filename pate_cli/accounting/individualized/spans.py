@@ -1,10 +1,8 @@
-"""Individualized PATE a span of queries at a time: each group's costs of a span, and a
-run's group accounting fed span by span in query order (math:conversion, math:costs and
-math:individualized).
+"""Individualized PATE a span of queries at a time, in query order (math:conversion,
+math:costs and math:individualized).
 
-A span is given by its queries' ``log q``, ``log pr_answered``, whether a label was output
-and the answer step's charge, as the replay found them. The vanishing participation is
-drawn by the caller (``mechanisms.vanishing_participation``) and given as a function.
+A span: its queries' ``log q``, ``log pr_answered``, outputs and answer charges, as the
+replay found them; the vanishing participation is the caller's draw, given as a function.
 """
 
 from __future__ import annotations
@@ -27,11 +25,10 @@ COST_ELEMENTS = TASK_VALUES
 
 
 class GroupSetting(NamedTuple):
-    """What the group costs of any span need: the noise scales (``sigma_threshold`` None
-    without a selection step), the selection's exact data-independent curve ``(T, kind,
-    low, high)`` (math:screening; None: math:independent's), ``sensitivities`` per group
-    (upsampling, weighting; NaN for vanishing), and for vanishing ``participation(start, count)``,
-    each teacher's part in a span (members are the teachers, of groups ``member_groups``)."""
+    """What any span's group costs need: the noise scales (``sigma_threshold`` None without
+    a selection step), ``screening`` ``(T, kind, low, high)`` (math:screening; None:
+    math:independent's), ``sensitivities`` per group (NaN for vanishing), and for vanishing
+    ``participation(start, count)`` and the teachers' ``member_groups``."""
 
     sigma: float
     sigma_threshold: float | None
@@ -51,11 +48,9 @@ class GroupSetting(NamedTuple):
 def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.ndarray,
                answered: np.ndarray, charge: np.ndarray, *, independent: bool,
                map: Mapper = map) -> Iterator[CostChunk]:
-    """The group costs of queries ``start ..`` as cost chunks in query order: one for
-    upsampling and weighting (curves left for ``GroupSums`` to evaluate a window at a
-    time), steps of about ``COST_ELEMENTS`` evaluated values for vanishing.
-    ``independent``: the data-independent costs. Interactive's ``log pr_answered`` is the
-    replay's (its selection runs on n - M p)."""
+    """Queries ``start ..``'s cost chunks in query order: one, unevaluated, for upsampling
+    and weighting; steps of about ``COST_ELEMENTS`` values for vanishing. ``independent``:
+    the data-independent costs. Interactive's ``log pr_answered`` is the replay's (n - M p)."""
     selection = setting.sigma_threshold is not None
     curves = setting.curves(independent)
     if setting.participation is None:
@@ -76,10 +71,9 @@ def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.
 def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
              full: Iterator[CostChunk] | None = None, limits: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, int] | None]:
-    """A span's cumulative figures (``GroupSums.add``) over its cost chunks, joined; with
-    ``full`` (the same chunks with the answer step counted in full) and ``limits``
-    (``GroupStops.limits``), also where each budget halts the run inside the span
-    (``GroupSums.halts``; -1: nowhere), else None."""
+    """A span's cumulative figures (``GroupSums.add``), joined; with ``full`` (the answer
+    step in full) and ``limits`` (``GroupStops.limits``), also where each budget halts the
+    run in the span (``GroupSums.halts``; -1: nowhere), else None."""
     parts, done = [], 0
     open_limits = None if full is None or limits is None else limits.copy()
     halts = np.full(0 if limits is None else limits.size, -1)  # per group, then uniform
@@ -99,11 +93,10 @@ def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
 
 
 class GroupRun:
-    """A run's group accounting (math:individualized) fed span by span in query order:
-    the running sums and the stopping rule, and each group's data-independent epsilons at
-    the stop and after the last query: from the running sums alone where every group
-    pays one curve (upsampling, weighting), else composed per teacher as the run's own
-    (vanishing). Holds one span's figures, whatever the number of queries."""
+    """A run's group accounting (math:individualized), span by span: the running sums, the
+    stopping rule, and each group's data-independent epsilons at the stop and at the end
+    (from the running sums for upsampling and weighting, per teacher for vanishing).
+    Holds one span's figures."""
 
     def __init__(self, setting: GroupSetting, *, budgets: np.ndarray, delta: float,
                  conversion: str, accounting: str):
@@ -121,14 +114,12 @@ class GroupRun:
 
     def add(self, start: int, log_q: np.ndarray, log_pr: np.ndarray, output: np.ndarray,
             charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> int:
-        """Queries ``start ..``; ``made``: the answers the replay made (the data-independent
-        charge, which under expected accounting is not ``charge``). Returns how many of
-        them come before the stop (their labels are released).
+        """Queries ``start ..``; ``made``: the replay's answers (the data-independent
+        charge). Returns how many come before the stop (their labels are released).
 
-        Where a query's charge follows its outcome (replay and data-independent
-        accounting), a budget halts the run before the first query whose full charge
-        (the answer step counted) would take it over (math:costs, as a plain budget run
-        halts), so the stop does not depend on that query's own noise."""
+        Where a query's charge follows its outcome (replay, data-independent), a budget
+        halts before the first query whose full charge would exceed it (math:costs), so the
+        stop does not depend on that query's own noise."""
         costs = partial(span_costs, self.setting, start, log_q, log_pr, output, map=map)
         before = self.stops.stopped_at
         limits = self.stops.limits()
@@ -166,8 +157,7 @@ class GroupRun:
         return totals, final if self.spent_at_stop is None else self.spent_at_stop, final
 
     def report(self, parameters: GroupParameters) -> tuple[GroupTotals, tuple, dict]:
-        """The group totals, each group's row of the summary (its parameters, what it spent
-        at the stop and over every query, data-independent too) and the uniform run's."""
+        """The group totals, each group's summary row and the uniform run's."""
         groups, spent, final = self.totals(parameters.names)
 
         def finite(value: float) -> float | None:  # None where nothing was spent yet

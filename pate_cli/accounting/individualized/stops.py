@@ -1,13 +1,10 @@
 """Individualized PATE: the stopping rule and the figures at the stop, a chunk at a time.
 
-math:individualized: label generation stops at the first query after which some group's
-cumulative epsilon exceeds its budget, or (where a query's charge follows its outcome,
-``GroupSums.halts``) before the first whose full charge would take it over; each group
-reports what it spent at the stop and over every query, and where it alone would have
-halted the run. :class:`GroupStops` reads
-the cumulative figures ``groups.GroupSums`` gives a chunk at a time and keeps only those;
-:class:`IndependentSpent` gives the data-independent epsilons (math:independent at each group's
-sensitivity) at the stop and after the last query from the running RDP sums alone.
+math:individualized: labelling stops at the first query after which some group's epsilon
+exceeds its budget, or (where a charge follows its outcome) before the first whose full
+charge would; each group reports what it spent at the stop and over every query, and where
+it alone would have halted. :class:`IndependentSpent`: the data-independent epsilons
+(math:independent at each group's sensitivity) from the running RDP sums alone.
 """
 
 from __future__ import annotations
@@ -25,22 +22,16 @@ from .parameters import checked_budgets
 
 @dataclass(frozen=True)
 class GroupTotals:
-    """What an individualized run's summary needs of its per-group composition (
-    math:individualized), without any per-query array.
+    """An individualized run's per-group figures (math:individualized), no per-query array.
 
-    Per group (tuples / arrays of length ``groups``): ``names``, ``budgets``,
-    ``sensitivities`` (descriptive, as given), ``epsilon`` and ``order`` spent at the
-    stopping point (after the last query before it; after the last query if no group is
-    exhausted; 0 and NaN if nothing was spent), ``exhausted_at`` (0-based index of the
-    query at which that group alone would halt the run, or None),
-    ``final_epsilon``/``final_order`` after the last analysed query (0 and NaN for none).
+    Per group: ``names``, ``budgets``, ``sensitivities`` (as given), ``epsilon`` and
+    ``order`` spent at the stop (else after the last query; 0 and NaN if nothing was
+    spent), ``exhausted_at`` (the 0-based query at which that group alone would halt, or
+    None), ``final_epsilon``/``final_order`` after the last query (0 and NaN for none).
 
-    ``stopped_at``: the first query at which some group halts the run (the minimum of
-    ``exhausted_at``), or None; its label and every later one are not
-    released. ``labels_released``: answered queries before ``stopped_at``;
-    ``answered_total``: answered queries in the whole run. ``baseline_*``: the uniform
-    run (every group at the smallest budget, sensitivity 1): the query at which it halts
-    at the smallest budget, and the answered queries before that.
+    ``stopped_at``: the minimum of ``exhausted_at`` or None (that label and later ones are
+    not released); ``labels_released``: answered before it; ``answered_total``: in the
+    whole run; ``baseline_*``: the uniform run's (sensitivity 1, the smallest budget).
     """
 
     names: tuple
@@ -60,9 +51,8 @@ class GroupTotals:
 
 
 class GroupStops:
-    """The stopping rule and the figures at the stop (math:individualized), fed a chunk of
-    cumulative figures at a time in query order (:meth:`add`); :meth:`totals` gives the
-    :class:`GroupTotals`. Holds one chunk's figures, whatever the number of queries."""
+    """The stopping rule and the figures at the stop (math:individualized), fed chunks of
+    cumulative figures in query order; holds one chunk's figures."""
 
     def __init__(self, budgets: np.ndarray):
         self.budgets = checked_budgets(budgets)
@@ -80,11 +70,9 @@ class GroupStops:
     def add(self, epsilon: np.ndarray, order: np.ndarray, baseline: np.ndarray,
             answered: np.ndarray, baseline_answered: np.ndarray,
             halts: tuple[np.ndarray, int] | None = None) -> None:
-        """The next ``len(epsilon)`` queries' cumulative figures (``GroupSums.add``) and
-        whether each was answered, in the run and in the uniform run; ``halts``: where
-        each group's and the uniform run's budget halts the run inside them before the
-        query is charged (``GroupSums.halts``, -1: nowhere), when a query's charge
-        depends on its outcome (math:costs)."""
+        """The next queries' cumulative figures (``GroupSums.add``) and answers, in the run
+        and the uniform run; ``halts``: ``GroupSums.halts``' stops before a query is
+        charged, where its charge depends on its outcome (math:costs)."""
         count = epsilon.shape[0]
         self.before, self.latest = self.last, epsilon
         if count == 0:
@@ -122,8 +110,8 @@ class GroupStops:
                          if self.baseline_stopped_at is None else np.nan)
 
     def epsilon_before(self, query: int) -> np.ndarray:
-        """The epsilons after query ``query - 1`` (zeros for 0), for ``query`` in the
-        latest chunk or just after it: another accounting's figures at this one's stop."""
+        """The epsilons after query ``query - 1`` (zeros for 0), ``query`` in or just after
+        the latest chunk (another accounting's figures at this one's stop)."""
         start = self.done - self.latest.shape[0]
         if not start <= query <= self.done:
             raise ValueError(f"query {query} is not in the latest chunk")
@@ -142,12 +130,10 @@ class GroupStops:
 
 
 class IndependentSpent:
-    """Each group's epsilon after chosen queries from its running RDP sums alone, for
-    chunks in which group g pays curve g (or none) at every query (``group_costs``:
-    upsampling, weighting): the sums of ``composition.running_total`` (the carry
-    ``running_epsilon`` ends with, bit for bit) converted where asked, the figure
-    ``GroupSums`` gives there, without converting after every query. A group at
-    sensitivity 0 pays nothing (epsilon 0)."""
+    """Each group's epsilon after chosen queries from its running RDP sums alone, where
+    group g pays curve g (or none) throughout (upsampling, weighting): the figure
+    ``GroupSums`` gives there, bit for bit, without converting after every query.
+    Sensitivity 0: epsilon 0."""
 
     def __init__(self, rule: Conversion, sensitivities: np.ndarray):
         self.rule = rule

@@ -1,30 +1,14 @@
 """Smooth-sensitivity sanitisation of the data-dependent epsilon (GNSS).
 
-math:smooth (the authority), after Appendix B of Papernot et al. 2018, "Scalable
-Private Learning with PATE". Everything is at one fixed Rényi order ``alpha``.
-
-Pieces, bottom up:
-
-* ``bounds.py``: scalar functions of ``(sigma, order, K)``: ``dep`` (math:gnmax without its
-  validity checks), ``log q0`` (where ``dep`` meets ``alpha / sigma^2``), ``log q1 = log
-  B_L(q0)`` and the plateau ``LS(q1)``, cached once in :class:`GNMaxSmoothConstants`; the
-  local sensitivity at ``q`` (Algorithm 3); the threshold step at distance ``d`` from a
-  table ``r[v]``, ``v = 0..M``, computed once per (T, sigma1, order, M) in
-  :class:`ThresholdSmoothConstants`; smooth sensitivity, the beta grid, the release's RDP
-  and :func:`check_conditions` (C5 and C6);
-* ``walks.py``: local sensitivity at distance ``d`` (Algorithms 4-5, the "left" and
-  "right" walks), vectorised over queries *and* steps: the state of a walk after ``d``
-  steps has a closed form (right: ``d`` votes moved from the largest class to the
-  runner-up; left: the largest class gains ``d`` votes drained from the top of the rest,
-  levelled like water), so a chunk of queries' walks is array arithmetic; sparse (token)
-  rows walk over their stored counts and one block of zero-vote classes (math:sparse);
-* ``release.py``: :class:`SmoothSensitivityAccumulator`, which adds chunks of queries
-  (bounded memory) and finishes with the beta / sigma_ss search and the report, and
-  :func:`sanitize_confident` and :func:`sanitize_gnmax`, one-call front ends taking a
-  :class:`ReleaseSetting`'s fields as keywords.
-
-No I/O here: the caller (``analysis`` / the CLI) reads votes and prints results. Import
-from this package, not from its modules: the names below are its interface.
+math:smooth, after Appendix B of Papernot et al. 2018, "Scalable Private Learning with
+PATE"; everything at one fixed Rényi order ``alpha``. Bottom up: ``bounds.py`` (scalar
+functions of ``(sigma, order, K)`` such as ``dep``, math:gnmax without its validity checks;
+the local sensitivity at ``q``, Algorithm 3; the threshold step's table ``r[v]``, smooth
+sensitivity, C5 and C6); ``walks.py`` (local sensitivity at distance ``d``, Algorithms 4-5,
+vectorised over queries and steps by a walk's closed form after ``d`` steps; sparse rows,
+math:sparse); ``release.py``
+(the chunked accumulator, the beta / sigma_ss search, the one-call front ends). No I/O;
+import from this package, not from its modules.
 """
 
 from .bounds import (

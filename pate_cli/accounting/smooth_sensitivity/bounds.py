@@ -2,14 +2,10 @@
 
 Scalar functions of ``(sigma, order, K)``: ``dep`` (math:gnmax without its validity checks),
 ``log q0`` (where ``dep`` meets ``alpha / sigma^2``), ``log q1 = log B_L(q0)`` and the
-plateau ``LS(q1)``, cached once in :class:`GNMaxSmoothConstants`; ``rdp_ss`` and the local
-sensitivity at ``q`` (Algorithm 3). The threshold step's table ``r[v]``, ``v = 0..M``, and
-its local sensitivity at distance ``d`` (:class:`ThresholdSmoothConstants`). Smooth
-sensitivity over a local-sensitivity curve, the beta grid, the release's own RDP
-(:func:`rdp_gnss`) and conditions C5 and C6 (:func:`check_conditions`).
-
-The walks that give the GNMax step's local sensitivity at distance ``d`` are in
-``walks.py``; accumulation over queries and the report in ``release.py``.
+plateau ``LS(q1)`` (:class:`GNMaxSmoothConstants`); ``rdp_ss`` and the local sensitivity at
+``q`` (Algorithm 3); the threshold step's table ``r[v]``, ``v = 0..M``
+(:class:`ThresholdSmoothConstants`); smooth sensitivity, the beta grid, the release's RDP
+(:func:`rdp_gnss`) and conditions C5, C6 (:func:`check_conditions`).
 """
 
 from __future__ import annotations
@@ -40,9 +36,9 @@ _BRACKET_STEPS = 200
 def dep_gnmax(log_q: ArrayLike, *, sigma: float, order: float) -> np.ndarray:
     """Section 3's data-dependent bound *without* its validity checks (math:smooth).
 
-    ``dep(log q) = logaddexp(log(1-q) + log A, log q + log B) / (alpha - 1)`` with
-    ``log A``, ``log B`` of math:gnmax. ``log q = -inf`` gives 0. Only meaningful for
-    ``log q <= ub`` (see :func:`log_q0_gnmax`); elsewhere the result may be NaN.
+    ``dep(log q) = logaddexp(log(1-q) + log A, log q + log B) / (alpha - 1)`` (``log A``,
+    ``log B`` of math:gnmax); 0 at ``log q = -inf``; meaningful for ``log q <= ub``
+    (:func:`log_q0_gnmax`), else maybe NaN.
     """
     log_q = np.asarray(log_q, dtype=np.float64)
     out = np.zeros(log_q.shape)
@@ -64,10 +60,9 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
     """``log q0``: where ``dep`` meets ``alpha / sigma^2`` (math:smooth).
 
     ``ub = min(-(1 + 1/sigma)^2, -((alpha - 0.99)/sigma)^2, -1/sigma^2)``; if
-    ``dep(ub) < alpha/sigma^2`` the answer is ``ub``, else the lower end is pushed down
-    (``lb = 2 ub``, then ``lb *= 1.5``) until ``dep(lb) <= alpha/sigma^2`` and the root of
-    ``dep - alpha/sigma^2`` on ``[lb, ub]`` is found by Brent's method. Both loops are
-    capped; a failure raises ``RuntimeError`` instead of returning an unchecked value.
+    ``dep(ub) < alpha/sigma^2`` the answer is ``ub``, else ``lb = 2 ub``, then ``lb *= 1.5``
+    until ``dep(lb) <= alpha/sigma^2``, and Brent's method finds the root on ``[lb, ub]``.
+    Both loops are capped: ``RuntimeError`` rather than an unchecked value.
     """
     from scipy.optimize import brentq
     check_positive(sigma, "sigma")
@@ -106,14 +101,12 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
 def check_smooth_domain(*, sigma: float, order: float) -> None:
     """Raise ``ValueError`` (one line) unless GNSS is computable at ``(sigma, order)``.
 
-    The analysis works on ``log q`` from ``LOWEST_LOG_Q`` = -700 up (below it q and
-    ``B_U(q)`` underflow to 0 and the conditions C5, C6 cannot be checked), and ``log q0 <=
-    ub = min(-(1 + 1/sigma)^2, -((alpha - 0.99)/sigma)^2, -1/sigma^2)`` (math:smooth).
-    So ``ub >= -700`` is needed: ``alpha <= 0.99 + sqrt(700) sigma`` and ``sigma >=
-    1 / (sqrt(700) - 1)`` (about 0.0393). Outside, q0 underflows and every later formula
-    meets 0 * inf; the release (``SmoothSensitivityAccumulator``) refuses such orders
-    instead of printing NaN and warnings. (The walks alone stay exact in log space there,
-    so the lower-level functions do not check it.)
+    ``log q`` is used from ``LOWEST_LOG_Q`` = -700 up (below, q and ``B_U(q)`` underflow and
+    C5, C6 cannot be checked) and ``log q0 <= ub = min(-(1 + 1/sigma)^2, -((alpha -
+    0.99)/sigma)^2, -1/sigma^2)`` (math:smooth), so ``ub >= -700`` is needed: ``alpha <= 0.99
+    + sqrt(700) sigma`` and ``sigma >= 1 / (sqrt(700) - 1)`` (about 0.0393). Outside, every
+    later formula meets 0 * inf; the release refuses rather than print NaN (the walks stay
+    exact in log space, so the lower-level functions do not check).
     """
     check_positive(sigma, "sigma")
     check_order(order)
@@ -157,9 +150,8 @@ def log_b_upper(log_q: ArrayLike, *, sigma: float, classes: int) -> np.ndarray:
 def rdp_gnss(beta: ArrayLike, *, sigma_ss: ArrayLike, order: float) -> np.ndarray:
     """RDP of the GNSS release (Theorem 23; math:smooth), ``1 < alpha < 1/(2 beta)``.
 
-    ``alpha exp(2 beta) / sigma_ss^2 + (-0.5 log(1 - 2 alpha beta) + beta alpha) / (alpha-1)``.
-    Vectorised over ``beta`` and ``sigma_ss``.
-    """
+    ``alpha exp(2 beta) / sigma_ss^2 + (-0.5 log(1 - 2 alpha beta) + beta alpha) / (alpha-1)``,
+    vectorised over ``beta`` and ``sigma_ss``."""
     beta = np.asarray(beta, dtype=np.float64)
     sigma_ss = np.asarray(sigma_ss, dtype=np.float64)
     if np.any(beta <= 0) or np.any(2.0 * order * beta >= 1.0) or order <= 1:
@@ -170,11 +162,8 @@ def rdp_gnss(beta: ArrayLike, *, sigma_ss: ArrayLike, order: float) -> np.ndarra
 
 @dataclass(frozen=True)
 class GNMaxSmoothConstants:
-    """Scalars of the GNMax step's smooth-sensitivity analysis for one (sigma, order, K).
-
-    Computed once by :meth:`compute` (math:smooth): ``log_q0``, ``log_q1 =
-    log B_L(q0)``, ``independent = alpha/sigma^2`` and ``plateau = LS(q1)``.
-    """
+    """One (sigma, order, K)'s ``log_q0``, ``log_q1 = log B_L(q0)``, ``independent =
+    alpha/sigma^2`` and ``plateau = LS(q1)`` (math:smooth), by :meth:`compute`."""
 
     sigma: float
     order: float
@@ -220,9 +209,8 @@ def local_sensitivity_at(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -
     at_q1 = (log_q >= c.log_q1) & (log_q <= c.log_q0)
     log_q = np.where(at_q1, c.log_q1, log_q)
     base = rdp_ss(log_q, constants=c)
-    # B_U(B_L(q)) = q exactly, so B_U(q1) = q0, where rdp_ss is alpha/sigma^2. Computed in
-    # floating point it may land just below q0, where dep can be far smaller (when q0 = ub
-    # dep does not meet alpha/sigma^2 there); use the exact value instead.
+    # B_U(B_L(q)) = q, so B_U(q1) = q0 exactly; computed, it may land just below q0, where dep
+    # can be far smaller (when q0 = ub): use the exact value.
     with np.errstate(divide="ignore", over="ignore"):
         inverse = erfcinv(2.0 * np.exp(log_q) / (c.classes - 1))  # shared by B_U and B_L
         log_upper = np.minimum(0.0, _log_erfc_at(inverse, -1.0 / c.sigma, c.classes))
@@ -242,10 +230,9 @@ def local_sensitivity_at(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -
 class ThresholdSmoothConstants:
     """``r[v] = rdp_sel(log_ndtr((v - T)/sigma1))`` and ``ls(v)`` for ``v = 0..M``.
 
-    math:smooth, "Threshold step at distance d"; computed once per
-    (T, sigma1, order, M). ``ls`` is stored padded with ``M`` zeros on each side so that
-    ``ls_padded[M + v]`` is ``ls(v)`` and out-of-range counts read 0 (no dataset has them;
-    ``ls >= 0``, so a 0 leaves a maximum unchanged).
+    math:smooth, "Threshold step at distance d", once per (T, sigma1, order, M). ``ls_padded``
+    has ``M`` zeros each side (``ls_padded[M + v] = ls(v)``): out-of-range counts read 0,
+    which leaves a maximum of ``ls >= 0`` unchanged.
     """
 
     threshold: float
@@ -282,14 +269,11 @@ class ThresholdSmoothConstants:
     def curves(self, rounded_max: np.ndarray) -> np.ndarray:
         """Each query's term of the summed local sensitivity at distance ``d = 0..M-1``.
 
-        ``LS_sel[d] = max ls(v)`` over the counts ``v`` in ``[m - d, m + d]`` within
-        ``0..M``: the running maximum over ``d`` of ``max(ls(m+d), ls(m-d))``. Data at
-        distance at most ``d`` move each query's ``m`` by at most ``d``, but one query's
-        by less while another's moves by exactly ``d``; the local sensitivity at distance
-        ``d`` of the *sum* is the maximum over all data within ``d``, so each query's term
-        must be its own maximum over that whole window, not its value at distance exactly
-        ``d``. Nor does a term fall to 0 once the window passes an end of ``0..M``: it is
-        then the maximum of ``ls`` over every count (the data there still have neighbours).
+        ``LS_sel[d] = max ls(v)`` over ``v`` in ``[m - d, m + d]`` within ``0..M``: the
+        running maximum of ``max(ls(m+d), ls(m-d))``. The sum's local sensitivity at distance
+        ``d`` is a maximum over all data within ``d``, where one query's ``m`` may move less
+        than another's, so each term is the maximum over the whole window (never 0 past an
+        end of ``0..M``: the data there still have neighbours).
 
         Args:
             rounded_max: each query's ``m``, whole counts in ``0..M``.
@@ -326,9 +310,9 @@ def _nondecreasing(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
                    points: int = 20001) -> bool:
     """Numerical check that ``fn`` (vectorised, of log q) is non-decreasing on [lo, hi].
 
-    A dense grid in ``log q`` (monotone in q, so the property is the same), then, around
-    the grid's steepest descent, a bounded minimiser of the finite-difference slope. A
-    decrease is real if it exceeds the rounding of the function values involved.
+    A dense grid in ``log q`` (monotone in q), then a bounded minimiser of the
+    finite-difference slope around the steepest descent; a decrease counts if it exceeds
+    the values' rounding.
     """
     from scipy.optimize import minimize_scalar
     x = np.linspace(lo, hi, points)
@@ -361,10 +345,9 @@ LOWEST_LOG_Q = -700.0
 def check_conditions(*, sigma: float, classes: int, order: float) -> tuple[bool, bool]:
     """Conditions C5 and C6 of the GNSS analysis (math:smooth), numerically.
 
-    C5: ``dep`` non-decreasing in q on ``(0, q0)``; C6: ``dep(B_U(q)) - dep(q)``
-    non-decreasing on ``(0, B_L(q0))``. Checked on ``log q`` from -700 (below which q and
-    B_U(q) underflow to 0 and both functions vanish) up to ``log q0`` resp. ``log q1``.
-    Returns ``(c5, c6)``.
+    ``(c5, c6)``. C5: ``dep`` non-decreasing in q on ``(0, q0)``; C6: ``dep(B_U(q)) -
+    dep(q)`` non-decreasing on ``(0, B_L(q0))``; checked on ``log q`` from -700 (below, both
+    vanish) up to ``log q0`` resp. ``log q1``.
     """
     c = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
     lo = min(LOWEST_LOG_Q, 10.0 * c.log_q0)

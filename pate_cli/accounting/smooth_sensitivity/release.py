@@ -1,10 +1,7 @@
 """The GNSS release: accumulate queries, choose beta and sigma_ss, report (math:smooth).
 
-:class:`SmoothSensitivityAccumulator` adds chunks of queries (bounded memory: a query's
-local-sensitivity curve is its deviating prefix from ``walks.py`` plus the plateau
-``LS(q1)``, summed as a difference array) and finishes with the beta / sigma_ss search
-and the report, a :class:`SmoothSensitivityResult`. :func:`sanitize_confident` and
-:func:`sanitize_gnmax` are one-call front ends reading the votes in chunks.
+:class:`SmoothSensitivityAccumulator` sums chunks of queries; :func:`sanitize_confident`
+and :func:`sanitize_gnmax` are one-call front ends reading the votes in chunks.
 """
 
 from __future__ import annotations
@@ -39,8 +36,7 @@ from .walks import toward_threshold, walk_entries
 # Rows of a (distinct max votes x distances) work array for the threshold step.
 _THRESHOLD_ELEMENTS = 1 << 21
 DEFAULT_CHUNK = 4096
-# Per-query values formed a chunk at a time: ``(start, stop) -> values of queries
-# start .. stop-1`` (an analysis's charges, read without holding one per query).
+# Per-query values formed a chunk at a time: ``(start, stop) -> values of queries start..stop-1``.
 ChunkValues = Callable[[int, int], np.ndarray]
 
 
@@ -53,11 +49,10 @@ ChunkValues = Callable[[int, int], np.ndarray]
 class SmoothSensitivityResult:
     """The GNSS report at one order (math:smooth).
 
-    ``epsilon_before`` is the data-dependent epsilon at ``order``; ``epsilon_after`` adds
-    the release's own cost; ``noise_std = smooth_sensitivity * sigma_ss``;
-    ``sanitized_epsilon`` is ``epsilon_after + noise_std * z`` for the release's standard
-    normal draw ``z`` (``mechanisms.noise.release_draw``; ``None`` without a draw or when
-    ``refusal`` says C5/C6 failed).
+    ``epsilon_after`` adds the release's own cost to ``epsilon_before``; ``noise_std =
+    smooth_sensitivity * sigma_ss``; ``sanitized_epsilon = epsilon_after + noise_std * z``
+    for the release's standard normal draw ``z`` (None without one, or when ``refusal`` says
+    C5/C6 failed).
     """
 
     order: float
@@ -82,11 +77,10 @@ class SmoothSensitivityResult:
 class SmoothSensitivityAccumulator:
     """Adds chunks of queries' local sensitivities and RDP at one order (math:smooth).
 
-    ``threshold``/``sigma_threshold`` given: Confident- (or Interactive-) GNMax, else plain
-    GNMax. Memory is ``O(M)`` plus one chunk: per-query curves are never materialised (a
-    query's curve is its deviating prefix plus the plateau ``LS(q1)`` from some distance on,
-    accumulated as a difference array). Call :meth:`add` per chunk, in any order, and
-    :meth:`result` at any time (it does not change the state).
+    With ``threshold``/``sigma_threshold``: Confident- (or Interactive-) GNMax. Memory
+    ``O(M)`` plus one chunk: a query's curve, its deviating prefix then the plateau
+    ``LS(q1)``, goes into a difference array. :meth:`add` chunks in any order;
+    :meth:`result` at any time (it leaves the state unchanged).
     """
 
     def __init__(self, *, teachers: int, classes: int, sigma: float, order: float,
@@ -113,10 +107,9 @@ class SmoothSensitivityAccumulator:
         if (threshold is None) != (sigma_threshold is None):
             raise ValueError("give both threshold and sigma_threshold, or neither")
         if threshold is not None and sigma_threshold is not None:  # both or neither (above)
-            # the step's data-independent curve at the order: math:screening's exact one
-            # where given (it replaces math:independent's wherever that is used, the cap of
-            # math:threshold's curve too); capping by a constant raises no local
-            # sensitivity, and the table's is that of the capped cost the run charges
+            # the data-independent cost: math:screening's exact one where given, else
+            # math:independent's (math:threshold's cap); capping by a constant raises no
+            # local sensitivity, and the table is that of the capped cost charged
             cost = order / (2.0 * sigma_threshold**2)
             cost = cost if selection_cap is None else min(cost, float(selection_cap))
             self.selection = ThresholdSmoothConstants.compute(
@@ -138,10 +131,9 @@ class SmoothSensitivityAccumulator:
 
     def add(self, votes: ArrayLike | VoteRows, *, weights: ArrayLike,
             max_votes: ArrayLike | None = None) -> None:
-        """Add a chunk: ``votes`` ``(n, K)`` (or a :class:`VoteRows` chunk over ``K``
-        classes, math:sparse), answer-step ``weights`` ``(n,)`` (1/0 replay,
-        ``pr_answered`` expected), ``max_votes`` the selection's ``max v`` per query
-        (default ``max n``; Interactive passes ``max(n - M p)``)."""
+        """Add ``votes`` ``(n, K)`` (or :class:`VoteRows`, math:sparse), answer ``weights``
+        ``(n,)`` (1/0 replay, ``pr_answered`` expected), and the selection's ``max v``
+        (default ``max n``; Interactive: ``max(n - M p)``)."""
         votes = vote_rows(votes)
         if votes.shape[1] != self.gnmax.classes:
             raise ValueError(f"votes have {votes.shape[1]} classes, expected "
@@ -219,10 +211,8 @@ class SmoothSensitivityAccumulator:
         betas = beta_grid(alpha)
         ss = smooth_sensitivity(ls, betas)
         if not np.any(ss > 0.0):
-            # SS = 0 at every beta: no step's bound depends on the votes (local sensitivity 0
-            # at every distance, the answer weights taken as given, as everywhere here), so
-            # the epsilon is released as it is: no noise and no cost (sigma_ss = inf would
-            # give 0 x inf)
+            # SS = 0 at every beta (no bound depends on the votes, the weights taken as
+            # given): released as is, no noise and no cost (sigma_ss = inf gives 0 x inf)
             sigma_ss = release = np.zeros(betas.size)
         else:
             sigma_ss = np.cbrt(alpha * np.exp(2.0 * betas) / ss)
@@ -230,8 +220,7 @@ class SmoothSensitivityAccumulator:
         cost = self._rdp + release + 2.0 * ss * sigma_ss
         noise = ss * sigma_ss
         best = int(np.argmin(np.where(np.isnan(cost), np.inf, cost)))
-        # the classic conversion at the report's order, through the one conversion
-        # (raised past the rounding as every epsilon)
+        # the classic conversion at the order (raised past the rounding as every epsilon)
         rule = Conversion.of(orders=[alpha], delta=delta)
         eps_before, eps_after = (float(e) for e in rule.epsilon(
             np.array([[self._rdp], [self._rdp + float(release[best])]]))[0])
@@ -257,15 +246,12 @@ class SmoothSensitivityAccumulator:
 
 @dataclass(frozen=True, kw_only=True)
 class ReleaseSetting:
-    """What a GNSS release accounts (math:smooth): M, the answer std, the report's order
-    and delta; the selection's T and sigma1 (None: plain GNMax) and ``selection_cap``, its
-    data-independent curve at the order (math:screening's exact one; None: math:independent's
-    Gaussian one); ``weights`` the answer
-    step's charge per query (1/0 replay, ``pr_answered`` expected; None: all answered) and
-    ``max_votes`` the selection's ``max v`` (None: ``max n``; Interactive passes ``max(n -
-    M p)``), each an array or a function ``(start, stop) -> the values of queries start ..
-    stop-1``; the release's normal draw (None: no sanitised epsilon); ``report_every`` N:
-    the report after every N queries too, in ``checkpoints``; the rows read at once."""
+    """What a GNSS release accounts (math:smooth): M, the answer std, the order and delta;
+    the selection's T and sigma1 (None: plain GNMax) and ``selection_cap``, its
+    data-independent cost at the order (math:screening's exact one; None: math:independent's);
+    ``weights`` (None: all answered) and ``max_votes`` as in :meth:`add`, each an array or
+    :data:`ChunkValues`; the normal draw (None: no sanitised epsilon); ``report_every`` N: a
+    report every N queries too, in ``checkpoints``; the rows read at once."""
 
     teachers: int
     sigma: float
@@ -344,11 +330,9 @@ def _sanitize(votes: np.ndarray | SparseVotes, setting: ReleaseSetting
 def _reports_within(acc: SmoothSensitivityAccumulator, rows, weights: np.ndarray,
                     max_votes: np.ndarray | None, start: int, every: int,
                     result: Callable) -> list[SmoothSensitivityResult]:
-    """The reports after each multiple of ``every`` strictly inside the chunk of rows
-    ``start ..`` (``rows``, with its ``weights`` and ``max_votes``): a copy of ``acc``
-    takes the chunk's pieces up to each one. ``acc`` itself takes whole chunks (a report
-    at a chunk's end is its own), so the reported figures do not depend on whether a
-    history was asked for, and the votes are read once."""
+    """The reports at each multiple of ``every`` strictly inside the chunk at ``start``,
+    from a copy of ``acc``; ``acc`` takes whole chunks, so the figures do not depend on
+    whether a history was asked for, and the votes are read once."""
     stop = start + rows.shape[0]
     marks = range(start - start % every + every, stop, every)
     if not marks:
@@ -364,8 +348,8 @@ def _reports_within(acc: SmoothSensitivityAccumulator, rows, weights: np.ndarray
 
 
 def _chunk_values(values: ArrayLike | ChunkValues, queries: int, name: str) -> ChunkValues:
-    """``(start, stop) -> values[start:stop]``: ``values`` one number per query, or already
-    such a function (values formed a chunk at a time, so that none is held per query)."""
+    """``values`` (one number per query, or already a :data:`ChunkValues`) as a
+    :data:`ChunkValues`."""
     if callable(values):
         return values
     values = np.asarray(values, dtype=np.float64)

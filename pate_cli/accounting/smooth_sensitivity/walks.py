@@ -1,24 +1,19 @@
 """Local sensitivity at distance ``d``: the GNMax step's walks and the threshold step.
 
-math:smooth, Algorithms 4-5 of Papernot et al. 2018, Appendix B. The "left" and
-"right" walks are vectorised over queries *and* steps: the state of a walk after ``d``
+math:smooth, Algorithms 4-5 of Papernot et al. 2018, Appendix B. A walk's state after ``d``
 steps has a closed form (right: ``d`` votes moved from the largest class to the runner-up;
 left: the largest class gains ``d`` votes drained from the top of the rest, levelled like
-water), so a chunk of queries' walks is array arithmetic. Each state's ``log q`` is the
-sum of Proposition 7 over (count, multiplicity) groups from a table of tail
-probabilities, as :func:`pate_cli.accounting.gnmax.log_q_gnmax` computes it, and its
-local sensitivity is :func:`.bounds.local_sensitivity_at`.
+water), so walks are array arithmetic over queries and steps. A state's ``log q`` is
+Proposition 7's sum over (count, multiplicity) groups from a table of tail probabilities
+(as :func:`pate_cli.accounting.gnmax.log_q_gnmax`).
 
-Rows with a zero block (math:sparse) walk the same way without forming the dense row:
-the matrix's counts, sorted, plus one zero column (the runner-up when a row stores a
-single class), then one more group ``(0, Z)`` for the other ``Z = K - columns`` zero-vote
-classes (:func:`_sorted_rows`). The right walk moves votes between the two largest classes
-only; the left walk drains the top of the rest and stops when the runner-up reaches 0, so
-zero classes are never drained and the block keeps count 0 in every state.
+Rows with a zero block (math:sparse) are not made dense: their sorted counts, one zero
+column (the runner-up of a single stored class), and a group ``(0, Z)`` for the other ``Z =
+K - columns`` zero-vote classes. The right walk touches the two largest classes only; the
+left stops when the runner-up reaches 0, so the block keeps count 0 in every state.
 
-The threshold step needs no walk: its curve at distance ``d`` comes from the table of
-:class:`.bounds.ThresholdSmoothConstants`, indexed by ``round(max v)``
-(:func:`rounded_max`).
+The threshold step needs no walk: its curve is read from
+:class:`.bounds.ThresholdSmoothConstants`' table at ``round(max v)`` (:func:`rounded_max`).
 """
 
 from __future__ import annotations
@@ -47,9 +42,8 @@ _LS_BLOCK = 1 << 15
 def _groups(rest: np.ndarray, sentinel: bool) -> tuple[np.ndarray, np.ndarray]:
     """Distinct values of each row of a descending ``rest`` and their multiplicities.
 
-    Returns ``(values, counts)`` of shape ``(rows, G)``, padded with (0, 0); with
-    ``sentinel`` one extra (0, 0) group always ends each row. The Prop. 7 sum only depends
-    on the multiset of counts, so walk states are summed over groups instead of classes.
+    ``(values, counts)``, ``(rows, G)``, padded with (0, 0); ``sentinel`` adds a final (0, 0)
+    group. The Prop. 7 sum depends only on the multiset of counts.
     """
     rows, width = rest.shape
     if width == 0:
@@ -79,9 +73,8 @@ class _WalkTables:
     def log_q(self, gaps: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Section 3's ``log q`` (with the cap) of states given as (gap, multiplicity) rows.
 
-        ``gaps`` are integer gaps (``intp``; overwritten). The sum runs in linear space
-        from the table, as ``log_q_gnmax`` does; states whose sum falls below
-        ``LINEAR_FLOOR`` are redone in log space.
+        ``gaps``: integer (``intp``; overwritten). Summed in linear space from the table
+        (as ``log_q_gnmax``); sums below ``LINEAR_FLOOR`` are redone in log space.
         """
         from scipy.special import log_ndtr, logsumexp
         np.clip(gaps, 0, self.largest, out=gaps)
@@ -107,9 +100,8 @@ def _segments(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class _RightWalk:
     """States of right walks: ``d`` votes moved from the largest class to the runner-up.
 
-    After ``d`` moves the runner-up's gap is ``g1 - 2d``, every other class's gap grew
-    smaller by ``d``: ``top - d - n_j``. The other classes enter as (count, multiplicity)
-    groups.
+    The runner-up's gap is ``g1 - 2d``, every other class's ``top - d - n_j`` (as
+    (count, multiplicity) groups).
     """
 
     def __init__(self, tables: _WalkTables, ordered: np.ndarray, zero_block: float):
@@ -139,11 +131,10 @@ class _RightWalk:
 class _LeftWalk:
     """States of left walks: the largest class gains ``d`` votes from the top of the rest.
 
-    The rest is drained like water: with ``drained[g]`` the votes removed to bring every
-    group above ``g`` down to ``values[g]`` and ``held[g]``/``total[g]`` the count and votes
-    of the groups before ``g``, after ``d`` moves the first ``k`` elements of the rest
-    share ``P_k - d`` votes as evenly as possible (levels ``h`` and ``h+1``) and the others
-    keep their counts.
+    With ``drained[g]`` the votes that bring every group above ``g`` down to ``values[g]``
+    and ``held[g]``/``total[g]`` the count and votes of the groups before ``g``, after ``d``
+    moves the first ``k`` of the rest share ``P_k - d`` votes evenly (levels ``h``, ``h+1``);
+    the others keep their counts.
     """
 
     def __init__(self, tables: _WalkTables, ordered: np.ndarray, zero_block: float):
@@ -189,9 +180,8 @@ class _LeftWalk:
 def _sorted_rows(votes: VoteRows) -> tuple[np.ndarray, float]:
     """Each row's counts in decreasing order and ``Z``, the zero-vote classes left out.
 
-    The matrix's counts (dense rows: all ``K``; sparse rows' padding cells are zero-vote
-    classes kept apart) and, with a zero block (math:sparse), one zero column more (a
-    single stored class's runner-up); ``Z`` is ``K`` minus the columns.
+    With a zero block (math:sparse), one zero column more (a single stored class's
+    runner-up); ``Z`` is ``K`` minus the columns.
     """
     counts = votes.counts
     if not whole(counts) or np.any(counts < 0):
@@ -207,10 +197,9 @@ def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
                  teachers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The deviating prefix of each query's local-sensitivity curve (Algorithms 4-5).
 
-    ``votes``: a :class:`VoteRows` chunk over ``K`` classes.
-    Returns ``(owner, distance, value, last)``: flat arrays of entries ``LS_i[d]`` for
-    ``d = 0..last_i`` and, per query, ``last_i`` (``-1`` for queries whose whole curve is
-    the plateau). Entries after ``last_i`` equal ``constants.plateau``.
+    Returns ``(owner, distance, value, last)`` for a :class:`VoteRows` chunk: flat entries
+    ``LS_i[d]``, ``d = 0..last_i``, and per query ``last_i`` (-1: all plateau); later entries
+    equal ``constants.plateau``.
     """
     from scipy.special import ndtri_exp
     c = constants
@@ -254,12 +243,11 @@ def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
 def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWalk | _LeftWalk,
               last: np.ndarray, owners: list[np.ndarray], distances: list[np.ndarray],
               values: list[np.ndarray]) -> None:
-    """Materialise walk states ``d = 1..`` per query, find each walk's end, keep entries
-    (``last``, and each piece of entries appended to ``owners``, ``distances``, ``values``).
+    """Walk states ``d = 1..`` per query up to each walk's end, into ``last``, ``owners``,
+    ``distances`` and ``values``.
 
-    ``bound`` is an upper bound on where each walk ends (closed form, see the caller);
-    should rounding ever put the end beyond it, the walk goes on in further windows (at
-    most ``limit`` steps in all). States are evaluated in cache-sized blocks.
+    ``bound``: each walk's end in closed form; should rounding put the end beyond it, the
+    walk goes on in further windows (at most ``limit`` steps). Cache-sized blocks.
     """
     c = walk.tables.constants
     active = np.arange(chosen.size)
@@ -277,8 +265,8 @@ def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWal
             part = slice(lo, lo + block)
             log_q_part, runner_part = walk(rows_all[part], d_all[part])
             log_q_all[part] = log_q_part
-            # Each walk gets back the runner it returned (None for right walks, the
-            # runner-up's count for left ones); mypy cannot pair them across the union.
+            # the runner it returned (None, or the left walk's runner-up count): mypy
+            # cannot pair them across the union
             going[part] = walk.carries_on(log_q_part, runner_part)  # type: ignore[arg-type]
         # Each walk keeps its entries up to and including its first stopping state.
         ends = np.cumsum(span) - 1
@@ -306,10 +294,9 @@ def local_sensitivity_gnmax(votes: ArrayLike | VoteRows, *, teachers: int, sigma
                             constants: GNMaxSmoothConstants | None = None) -> np.ndarray:
     """Local sensitivity of the GNMax step at distance ``d = 0..M-1`` (Algorithms 4-5).
 
-    ``votes``: ``(queries, K)`` non-negative integer votes, or a :class:`VoteRows` chunk
-    (math:sparse); returns ``(queries, M)``. Materialises full curves: meant for tests
-    and small inputs; accumulation over many queries goes through
-    :class:`SmoothSensitivityAccumulator`, which never does.
+    ``votes``: ``(queries, K)`` non-negative integers, or :class:`VoteRows` (math:sparse);
+    returns ``(queries, M)``. Full curves, for tests and small inputs (the accumulator
+    never forms them).
     """
     votes = vote_rows(votes)
     teachers = as_teachers(teachers)
@@ -341,11 +328,9 @@ def rounded_max(max_votes: ArrayLike, teachers: int) -> np.ndarray:
 
 def toward_threshold(max_votes: ArrayLike, teachers: int, threshold: float) -> np.ndarray:
     """The whole count a run's smooth-sensitivity report charges ``max v`` at: rounded toward
-    ``T`` (up below it, down above it), so its ``q`` is at least the mechanism's, which
-    compares ``max v`` itself (math:threshold: half to even, :func:`rounded_max`, can move a
-    fractional count away from ``T``: an under-charge). Whole counts are unchanged.
-    Neighbouring data move ``max v`` by at most 1, and so the rounded count, which keeps the
-    table's walk valid.
+    ``T``, so its ``q`` is at least the mechanism's (half to even, :func:`rounded_max`, may
+    round away from ``T``: an under-charge; math:threshold). Neighbours move ``max v``, and
+    so the rounded count, by at most 1, which keeps the table's walk valid.
 
     Raises:
       ValueError: fractional counts with a fractional ``T`` (a whole count toward ``T``
@@ -364,12 +349,10 @@ def local_sensitivity_threshold(max_votes: ArrayLike, *, teachers: int, threshol
                                 sigma_threshold: float, order: float) -> np.ndarray:
     """Local sensitivity of the threshold step at distance ``d = 0..M-1`` (math:smooth).
 
-    ``max_votes`` is ``max_j v_j`` per query (``v = n`` or, for Interactive-GNMax,
-    ``v = n - M p``, possibly fractional); it is rounded half-to-even as in math:threshold.
-    Returns ``(queries, M)``: for ``m = round(max v)``, entry ``d`` is the largest ``ls(v)``
-    over the counts ``v`` within ``d`` of ``m`` (a running maximum, so that the queries'
-    sum bounds the sum's local sensitivity at distance ``d``;
-    :meth:`.bounds.ThresholdSmoothConstants.curves`).
+    ``max_votes``: ``max_j v_j`` per query (``v = n``, or Interactive-GNMax's fractional ``n -
+    M p``), rounded half-to-even (math:threshold). Returns ``(queries, M)``: entry ``d`` is
+    the largest ``ls(v)`` within ``d`` of ``round(max v)``
+    (:meth:`.bounds.ThresholdSmoothConstants.curves`).
     """
     tc = ThresholdSmoothConstants.compute(threshold=threshold, sigma_threshold=sigma_threshold,
                                           order=order, teachers=teachers)
