@@ -285,7 +285,7 @@ def _warn(result: AnalysisResult) -> None:
     for note in result.warnings:  # the added curve's and SVT-PATE's (analysis.svt): not the grid
         pate = ((added is not None and note == added.note)
                 or note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose",
-                                    "--budget")))
+                                    "--budget", "--weights")))
         warnings.warn(note, PateWarning if pate else OrderGridWarning, stacklevel=3)
 
 

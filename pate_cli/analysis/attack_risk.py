@@ -114,7 +114,8 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
 def _printed_pair(result: AnalysisResult, *, independent: bool) -> AttackRisk:
     """The risk of the (epsilon, delta) pair the run prints: ``epsilon_data_independent``
     (under ``expected`` accounting ``epsilon_data_independent_worst``, the bound for any
-    release; the other is an average), or with ``independent`` False the headline
+    release; the other is an average) or its PLD figure where smaller, or with
+    ``independent`` False the headline
     ``epsilon`` (one-way where data-dependent, ``accounting.risk``). A curve read on a
     grid of deltas may miss the run's own delta: this cap keeps the risk within the
     printed guarantee."""
@@ -124,6 +125,8 @@ def _printed_pair(result: AnalysisResult, *, independent: bool) -> AttackRisk:
                    if result.accounting == "expected"
                    and result.epsilon_data_independent_worst is not None
                    else result.epsilon_data_independent)
+        if result.epsilon_data_independent_pld is not None:  # printed first where smaller
+            epsilon = min(epsilon, result.epsilon_data_independent_pld)
     return profile_risk([epsilon], [result.delta], "rdp", one_way=not independent)
 
 

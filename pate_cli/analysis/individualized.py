@@ -124,6 +124,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         raise ValueError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant
     histogram, participation, member_groups = votes, None, None
+    notes: tuple[str, ...] = ()
     if variant != "upsampling":
         if predictions is None or teacher_groups is None:
             raise ValueError(f"--individualized {variant} needs --predictions and "
@@ -137,6 +138,14 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                                       frequencies=parameters.participation[teacher_groups])
             participation, member_groups = histogram.participation, teacher_groups
         teachers = float(predictions.shape[1])
+        total = float(np.sum(parameters.sensitivity[teacher_groups]))
+        if variant == "weighting" and total > teachers * (1.0 + 1e-9):
+            # weights summing above the teacher count (--weights group-size, Algorithm 2
+            # as printed): a row sums to at most the total weight, the threshold step's M
+            notes = (f"--weights: the weights sum to {total:g} over the {int(teachers)} teachers "
+                     f"(Algorithm 2 as printed): the threshold step takes M = {total:g}, "
+                     "and the uniform run (sensitivity 1) is not comparable",)
+            teachers = total
         if getattr(mechanism, "integer_votes", False):  # whole counts on any data?
             mechanism = replace(mechanism, integer_votes=histogram.whole_on_any_data(
                 chunk_rows(chunk_size, classes)))
@@ -184,7 +193,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         base, epsilon=float(groups.epsilon[worst]),
         order=float(order) if np.isfinite(order) else float(base.orders[0]),
         answered_total=float(answered), groups=part, label_accuracy=accuracy,
-        accuracy_by_outcome=by_outcome,
+        accuracy_by_outcome=by_outcome, warnings=base.warnings + notes,
         counts=replace(base.counts, labels_output=counted.output, outcomes=None
                        if counted.outcomes is None else tuple(map(int, counted.outcomes))),
         frames=None if not per_query else lambda _: _group_frames(

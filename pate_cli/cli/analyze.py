@@ -18,8 +18,8 @@ from .options import (
     completion_line,
     debug_option,
     group,
-    individualized_specs,
     mechanism_specs,
+    show_parameters_specs,
     version_option,
 )
 from .progress import query_progress
@@ -83,7 +83,7 @@ def _smooth_specs(option) -> list:
        "pate-analyze v.npy --max-epsilon 3; [ $? -eq 3 ] && echo over")
 @group("Outputs", _output_specs,
        "pate-analyze votes.npy --per-query q.csv -o summary.json -f json")
-@group("Individualized PATE", individualized_specs,
+@group("Individualized PATE", show_parameters_specs,
        "pate-analyze v.npy --individualized upsampling --groups g.csv")
 @group("Smooth sensitivity", _smooth_specs,
        "pate-analyze v.npy --accounting expected --smooth-sensitivity")
@@ -125,6 +125,9 @@ def analyze(votes, **options):
     write_outputs(run_files(result, summary_text=text, **files))
     if files["output"] is None:
         click.echo(text, nl=False)
+    elif str(files["output"]).lower().endswith(".json") and fmt != "json":
+        click.echo(f"Warning: -o {files['output']} is written as a {fmt} (give -f json for "
+                   "JSON)", err=True)
     if result.tuning is not None:  # the search's figure
         check_max_epsilon(result.tuning.epsilon_tuned, max_epsilon, what="epsilon with tuning")
     else:

@@ -379,6 +379,11 @@ def individualized_specs(option) -> list:
                help="Weighting: budget (App. C; default) or group-size (Alg. 2)."),
         option("--power", type=POSITIVE,
                help="Vanishing: participation (eps_g/eps_max)^power [default: 2]."),
-        option("--show-parameters", is_flag=True,
-               help="Print each group's derived parameters and exit."),
     ]
+
+
+def show_parameters_specs(option) -> list:
+    """pate-analyze's individualized options, with ``--show-parameters``."""
+    return [*individualized_specs(option),
+            option("--show-parameters", is_flag=True,
+                   help="Print each group's derived parameters and exit.")]

@@ -107,12 +107,10 @@ def report(ctx, votes, **options):
     sha256) and a checklist after Ponomareva et al. 2023, "How to DP-fy ML".
     """
     # the command's own options; the others are analyze()'s
-    output, from_summary, per_query, dataset_size, max_epsilon, show_parameters, _ = (
+    output, from_summary, per_query, dataset_size, max_epsilon, _ = (
         options.pop(key) for key in ("output", "from_summary", "per_query", "dataset_size",
-                                     "max_epsilon", "show_parameters", "debug"))
+                                     "max_epsilon", "debug"))
     fmt = report_format(output)
-    if show_parameters:
-        raise click.UsageError("--show-parameters is a pate-analyze option")
     check_report_destination(output, fmt)
     command = "pate-report " + shlex.join(ctx.meta.get("pate_report.args", []))
     given = None  # the run's own options, for the files its summary does not record

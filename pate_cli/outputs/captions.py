@@ -140,7 +140,8 @@ def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
         text = (f"{label}{f' ({params})' if params else ''}: {risk_text(independent)} "
                 f"(data-independent, {risk_source_text(independent)})")
         risk = summary.get("risk")
-        if dependent and isinstance(risk, dict) and risk.get("data_dependent"):
+        if dependent and isinstance(risk, dict) and risk.get("data_dependent") \
+                and risk.get("tpr_at_fpr") != independent.get("tpr_at_fpr"):  # else nothing new
             text += (f"; data-dependent TPR <= {tprs_text(risk)} "
                      f"({str(risk.get('source')).upper()}, unsanitised: not for publication)")
         parts.append(text)

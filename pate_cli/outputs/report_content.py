@@ -184,7 +184,8 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
             "mu": None if independent.get("mu") is None else ceil_text(independent["mu"]),
             "dependent": None, "search": search}
     risk = summary.get("risk")
-    if isinstance(risk, dict) and risk.get("data_dependent") and risk_problem(risk) is None:
+    if isinstance(risk, dict) and risk.get("data_dependent") and risk_problem(risk) is None \
+            and risk.get("tpr_at_fpr") != independent.get("tpr_at_fpr"):  # else nothing new
         source = str(risk.get("source"))
         view["dependent"] = {"label": UNSANITISED, "rows": risk_rows(risk),
                              "source": RISK_SOURCES.get(source, source)}
@@ -226,8 +227,13 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
 
 def _independent_figures(summary: dict) -> list[dict]:
     """The data-independent figures: the PLD figure first where smaller; under expected
-    accounting the bound for any run, then the figure at the expected count (an average)."""
+    accounting the bound for any run, then the figure at the expected count (an average);
+    for an individualized run the uniform run's (each group's own are in its table)."""
     worst = summary.get("epsilon_data_independent_worst")
+    if summary.get("groups"):
+        return [_figure("epsilon_data_independent", "uniform run's data-independent \u03b5 "
+                        "(every query at sensitivity 1, no halt; each group's own below)",
+                        summary.get("epsilon_data_independent"))]
     pld = smaller_pld(summary)
     smaller = ([] if pld is None else [_figure(
         "epsilon_data_independent_pld", "data-independent \u03b5, privacy-loss distribution"
@@ -236,12 +242,14 @@ def _independent_figures(summary: dict) -> list[dict]:
     if worst is None:
         return smaller + [_figure("epsilon_data_independent", f"data-independent \u03b5{rdp}",
                                   summary.get("epsilon_data_independent"))]
-    return smaller + [
-        _figure("epsilon_data_independent_worst",
-                f"data-independent \u03b5{rdp} (any run: every query answered)", worst),
-        _figure("epsilon_data_independent", f"data-independent \u03b5{rdp} at the expected "
-                "answered count (an average, not a bound)",
-                summary.get("epsilon_data_independent"))]
+    figures = smaller + [_figure("epsilon_data_independent_worst",
+                                 f"data-independent \u03b5{rdp} (any run: every query "
+                                 "answered)", worst)]
+    if float(summary["answered"]) < summary["queries"]:  # else no smaller average
+        figures.append(_figure("epsilon_data_independent", f"data-independent \u03b5{rdp} at "
+                               "the expected answered count (an average, not a bound)",
+                               summary.get("epsilon_data_independent")))
+    return figures
 
 
 def report_content(summary: dict, *, command: str | None = None,

@@ -248,13 +248,15 @@ def headline(summary: dict) -> dict:
         published, search = _with_search(summary, bound)
         search = search or how
         scope = f"{summary['queries']} queries, expected accounting"  # a bound, not an average
+        # an aggregator that answers every query (LNMax, GNMax) has no smaller average
+        average = ("" if float(summary["answered"]) >= summary["queries"] else
+                   f"; at the expected {number(summary['answered'])} answers it would be "
+                   f"{epsilon_text(summary['epsilon_data_independent'])}, an average, not a "
+                   "bound")
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a "
                 "data-independent bound that holds whatever a run answers (every one of the "
-                f"{summary['queries']:,} queries answered; at the expected "
-                f"{number(summary['answered'])} answers it would be "
-                f"{epsilon_text(summary['epsilon_data_independent'])}, an average, not a "
-                "bound); the data-dependent \u03b5 = "
+                f"{summary['queries']:,} queries answered{average}); the data-dependent \u03b5 = "
                 f"{epsilon_text(summary['epsilon'])} is an expected figure, unsanitised and "
                 "not for publication.")
     elif dependent:

@@ -434,3 +434,19 @@ def test_an_lnmax_runs_risk_is_its_answers_composition():
     assert run.risk_data_independent.source == "pld"
     assert np.all(got <= composed.tpr_at(fpr)) and np.all(got <= rdp.tpr_at(fpr))
     assert got[2] < 0.39 < 0.64 < rdp.tpr_at(fpr)[2]
+
+
+def test_the_publishable_risk_is_held_within_the_printed_pld_figure_under_any_accounting():
+    """Under replay and expected accounting the data-independent line prints the PLD figure
+    first where smaller; the risk is held within that pair too, as under data-independent
+    accounting (LNMax lambda 50, 1,000 answers, delta 1e-3: TPR at FPR 0.001 at most
+    1e-3 + e^2.7232 1e-3 = 0.0163, where the RDP pair allowed 0.0317)."""
+    runs = {accounting: pate_cli.analyze(VOTES, "lnmax", laplace_scale=50.0, queries=1000,
+                                         delta=1e-3, accounting=accounting)
+            for accounting in ("replay", "expected", "data-independent")}
+    independent = runs["data-independent"].risk_data_independent
+    for run in runs.values():
+        own = profile_risk([run.epsilon_data_independent_pld], [1e-3], "pld")
+        assert np.all(run.risk_data_independent.tpr <= own.tpr)
+        assert run.risk_data_independent.at_reported == independent.at_reported
+    assert independent.at_reported[0] < 0.0164

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -129,3 +130,26 @@ def test_a_teacher_that_has_not_taken_part_does_not_halt_the_run(tmp_path):
         found.add((result.groups.stopped_at, result.groups.labels_released,
                    tuple(row["exhausted_at"] for row in result.groups.groups)))
     assert found == {(343, 204, (None, 343, None))}
+
+
+def test_weights_summing_above_the_teachers_widen_the_threshold_steps_range():
+    """``--weights group-size`` (Algorithm 2 as printed) gives weights summing far above
+    the teacher count: a row of weighted votes can then exceed it, so the threshold step's
+    exact curve takes M = the total weight (not 250), and the run says so."""
+    import warnings
+
+    import pate_cli
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = analyze(None, predictions=str(SAMPLES / "mnist_250_predictions.npy"),
+                         teacher_groups=str(SAMPLES / "mnist_250_teacher_groups.csv"),
+                         individualized="weighting", weights="group-size",
+                         groups=str(SAMPLES / "mnist_250_groups.csv"), queries=50)
+    import pandas as pd
+
+    sizes = pd.read_csv(SAMPLES / "mnist_250_teacher_groups.csv")["group"].value_counts()
+    total = sum(row["weight"] * sizes[row["group"]] for row in result.groups.groups)
+    assert result.teachers == pytest.approx(total, rel=1e-12) and total > 250 * 80
+    assert any(isinstance(w.message, pate_cli.PateWarning) and "--weights" in str(w.message)
+               for w in caught)

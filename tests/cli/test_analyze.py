@@ -732,3 +732,13 @@ def test_epsilon_method_names_the_accountant(cli, args, method):
     summary = json.loads(done.out)
     assert summary["epsilon_method"] == method
     assert (summary["order"] is None) == (method == "pure")
+
+
+def test_a_json_file_name_without_f_json_is_written_as_said_with_a_warning(cli, votes_csv,
+                                                                           tmp_path):
+    """``-o run.json`` keeps ``-f``'s format (the contract) and says so on one line."""
+    target = tmp_path / "run.json"
+    done = cli.analyze(votes_csv, "-o", target)
+    assert done.code == 0 and not target.read_text().startswith("{")
+    assert done.err == f"Warning: -o {target} is written as a table (give -f json for JSON)\n"
+    assert cli.analyze(votes_csv, "-f", "json", "-o", target).err == ""
