@@ -185,7 +185,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     answered = consumer.answered(base)
     accuracy, by_outcome = counted.accuracy(labels is not None)
     part = GroupsPart(variant=variant, groups=group_rows, stopped_at=stop,
-                      labels_released=groups.labels_released, baseline=baseline)
+                      labels_released=groups.labels_released, baseline=baseline,
+                      rule=parameters.rule)
     worst = int(np.argmax(groups.epsilon))
     order = groups.order[worst]
     assert base.counts is not None  # analysed totals-only

@@ -155,6 +155,7 @@ class GroupsPart:
     stopped_at: int | None
     labels_released: int
     baseline: Mapping[str, Any]
+    rule: tuple = ()  # the variant's rule option and value (GroupParameters.rule)
 
 
 @dataclass(frozen=True)

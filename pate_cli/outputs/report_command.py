@@ -91,7 +91,8 @@ def _input(command: _Command, summary: dict) -> None:
         command.add("--predictions", given["predictions"])
     elif given.get("votes") is not None:
         command.add(given["votes"])
-    elif path and variant in ("tau", "powerset"):  # these read predictions only
+    elif path and (variant in ("tau", "powerset")  # these read predictions only
+                   or summary.get("individualized") in ("weighting", "vanishing")):
         command.add("--predictions", path)
     elif path:
         command.add(path)
@@ -222,12 +223,13 @@ def _groups(command: _Command, summary: dict) -> None:
         recorded.get("path") if isinstance(recorded, dict) else None)
     if teacher_groups is not None:
         command.add("--teacher-groups", teacher_groups)
-    if given.get("groups") is None:
+    knob = {"upsampling": "precision", "weighting": "weights", "vanishing": "power"}
+    key = knob.get(variant)
+    rule = summary.get("individualized_rule") or {}
+    value = given.get(key) if given.get("groups") is not None else rule.get(key)
+    if key is not None and value is not None:
+        command.add(f"--{key}", _value(value))
+    elif given.get("groups") is None:
         command.notes.append(f"Give {'' if teacher_groups else '--teacher-groups, '}"
                              "--precision, --weights or --power as in the run: the summary "
                              "does not record them.")
-        return
-    knob = {"upsampling": "precision", "weighting": "weights", "vanishing": "power"}
-    key = knob.get(variant)
-    if key is not None and given.get(key) is not None:
-        command.add(f"--{key}", _value(given[key]))

@@ -87,6 +87,7 @@ def summary_dict(result: AnalysisResult) -> dict:
         summary["groups"] = [{**plain_dict(row), "risk": group_risk(row, result)}
                              for row in info.groups]
         summary["individualized"] = info.variant
+        summary["individualized_rule"] = dict([info.rule]) if info.rule else None
         summary["stopped_at"] = info.stopped_at
         summary["labels_released"] = info.labels_released
         summary["baseline"] = plain_dict(info.baseline)

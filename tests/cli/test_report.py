@@ -674,3 +674,26 @@ def test_a_delta_not_below_one_over_n_is_a_warning_line(cli, tmp_path):
                        "10000000: such a delta allows releasing an example outright; choose "
                        "delta < 1/N\n")
     assert cli.report(VOTES, "-n", "50", "--dataset-size", "60000", "-o", out).err == ""
+
+
+def test_an_individualized_runs_rebuilt_command_gives_its_numbers(cli, tmp_path):
+    """A weighting run's summary records its rule (``individualized_rule``) and pate-report
+    rebuilds the command with it and with the predictions as ``--predictions``: the command
+    gives the same figures."""
+    import shlex
+
+    from pate_cli.outputs.report_command import command_line
+
+    predictions = str(SAMPLES / "mnist_250_predictions.npy")
+    args = ["--predictions", predictions, "--individualized", "weighting", "--groups",
+            str(SAMPLES / "mnist_250_groups.csv"), "--teacher-groups",
+            str(SAMPLES / "mnist_250_teacher_groups.csv"), "-n", "300"]
+    summary = json.loads(cli.analyze(*args, "--weights", "budget", "-f", "json").out)
+    assert summary["individualized_rule"] == {"weights": "budget"}
+    rebuilt, _ = command_line(summary, None)
+    words = shlex.split(rebuilt)
+    assert words[words.index("--predictions") + 1] == predictions
+    assert words[words.index("--weights") + 1] == "budget"
+    again = json.loads(cli.analyze(*words[1:], "-f", "json").out)
+    assert [row["epsilon"] for row in again["groups"]] == [
+        row["epsilon"] for row in summary["groups"]]

@@ -99,7 +99,8 @@ class GroupParameters:
     """What each privacy group gets under one variant (math:individualized).
 
     ``sensitivity``: ``D_g`` (factor or weight; NaN for vanishing, whose ``k / |S_q|``
-    varies by query); ``participation``: ``s_g`` (1 for the other variants).
+    varies by query); ``participation``: ``s_g`` (1 for the other variants); ``rule``: the
+    variant's rule option and its value (``precision``, ``weights`` or ``power``).
     """
 
     variant: str
@@ -108,6 +109,7 @@ class GroupParameters:
     sensitivity: np.ndarray
     participation: np.ndarray
     share: np.ndarray | None = None
+    rule: tuple = ()
 
     def as_rows(self) -> list[dict]:
         rows = []
@@ -162,7 +164,8 @@ def derive_parameters(groups: Any, *, variant: str,
         derived = (np.ones(budgets.size) if given is not None and np.all(np.isfinite(given))
                    else upsampling_factors(budgets, precision=precision).astype(np.float64))
         sensitivity = _given_or(given, derived)
-        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
+        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share,
+                               ("precision", precision))
     if variant == "weighting":
         if teacher_groups is None:
             raise ValueError("--individualized weighting needs --predictions and "
@@ -176,13 +179,14 @@ def derive_parameters(groups: Any, *, variant: str,
                 raise ValueError(f"the weights sum to {total:.6g} over the {teachers} "
                                  f"teachers, not {teachers} (Appendix C: weights are "
                                  "budget / mean teacher budget)")
-        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share)
+        return GroupParameters(variant, groups.names, budgets, sensitivity, ones, groups.share,
+                               ("weights", weights))
     if teacher_groups is None:
         raise ValueError("--individualized vanishing needs --predictions and "
                          "--teacher-groups (teachers take part by group)")
     frequency = _given_or(groups.participation, vanishing_frequencies(budgets, power=power))
     return GroupParameters(variant, groups.names, budgets, np.full(budgets.size, np.nan),
-                           frequency, groups.share)
+                           frequency, groups.share, ("power", power))
 
 
 def _given_or(given: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
