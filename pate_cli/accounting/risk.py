@@ -171,6 +171,8 @@ def profile_tpr(epsilons, deltas, fpr, *, one_way: bool = False) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         first = delta + np.exp(eps) * alpha
         second = -np.expm1(-eps) + np.exp(-eps) * (delta + alpha)
+    # at alpha 0 a finite epsilon's bound is delta, even where e^eps overflows (inf * 0)
+    first = np.where((alpha == 0.0) & np.isfinite(eps), delta, first)
 
     def smallest(bounds: np.ndarray) -> np.ndarray:
         # an infinite epsilon's first bound is nan at alpha 0: no bound

@@ -24,6 +24,7 @@ from pate_cli.accounting.risk import (
     gaussian_risk,
     pld_risk,
     profile_risk,
+    profile_tpr,
     rdp_risk,
 )
 from pate_cli.orders import default_orders
@@ -450,3 +451,14 @@ def test_the_publishable_risk_is_held_within_the_printed_pld_figure_under_any_ac
         assert np.all(run.risk_data_independent.tpr <= own.tpr)
         assert run.risk_data_independent.at_reported == independent.at_reported
     assert independent.at_reported[0] < 0.0164
+
+
+def test_at_fpr_zero_a_finite_epsilon_bounds_the_tpr_by_its_delta():
+    """e^eps overflows past eps 709 (inf * 0 is nan): a finite epsilon's pair still bounds
+    the TPR at FPR 0 by its delta; an infinite epsilon bounds nothing."""
+    from pate_cli.accounting.pld import pure_composed_profile
+
+    assert profile_tpr([800.0], [1e-10], [0.0])[0] == pytest.approx(1e-10, rel=1e-9)
+    assert profile_tpr([math.inf], [0.0], [0.0])[0] == 1.0
+    risk = profile_risk(*pure_composed_profile(5.0, 300), "pld")  # eps k = 1,500
+    assert risk.tpr_at(np.array([0.0]))[0] < 1e-11  # was 1
