@@ -34,7 +34,7 @@ from ..accounting.conversion import rdp_to_epsilon
 from ..errors import InputError, PateWarning
 from ..inputs.aggregator import UserAggregator, load_aggregator
 from ..inputs.votes import VoteSet, load_votes, validated, votes_from_array
-from ..mechanisms.aggregators import build_mechanism, not_taken
+from ..mechanisms.aggregators import TAKEN_BY, build_mechanism, flag_of, not_taken
 from ..mechanisms.noise import NoiseSource, generator
 from ..mechanisms.protocol import Mechanism
 from ..numerics import whole
@@ -91,8 +91,10 @@ class AuditSpec:
             raise InputError(f"unknown parameter(s) {', '.join(sorted(unknown))} (expected "
                              f"{', '.join(PARAMETERS)})")
         for name, value in self.parameters.items():  # refused as pate-analyze refuses them
-            if value is not None and (refusal := not_taken(name, self.mechanism)):
-                raise InputError(refusal)
+            if value is not None and not_taken(name, self.mechanism):  # as pate-analyze
+                takers = [each for each in TAKEN_BY.get(name, ()) if each in CLAIMED]
+                raise InputError(f"{flag_of(name)} applies to -m {', '.join(takers)}, not "
+                                 f"-m {self.mechanism}")
         for value, name, least in ((self.draws, "draws", 2), (self.seed, "seed", 0), (
                 None if self.margin == "auto" else self.margin, "margin", 1), (self.queries,
                 "queries", 1), (self.query, "query", 0), (self.chunk_rows, "chunk_rows", 1)):

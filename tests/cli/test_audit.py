@@ -164,12 +164,12 @@ def test_an_aggregator_that_prints_leaves_the_json_on_stdout_whole(cli, tmp_path
 
 @pytest.mark.parametrize("options, message", [
     (("-m", "gnmax", "--laplace-scale", "3"), "--laplace-scale applies to -m lnmax, not -m gnmax"),
-    (("-m", "lnmax", "--sigma", "3"), "--sigma applies to -m gnmax, confident, interactive, "
-                                      "not -m lnmax"),
-    (("-m", "gnmax", "-T", "100"), "-T/--threshold applies to -m confident, interactive, "
+    (("-m", "lnmax", "--sigma", "3"), "--sigma applies to -m gnmax, confident, not -m lnmax"),
+    (("-m", "gnmax", "-T", "100"), "-T/--threshold applies to -m confident, "
                                    "confident-exponential, not -m gnmax"),
 ])
 def test_a_parameter_the_claim_does_not_take_is_refused(cli, options, message):
-    """As pate-analyze: a noise parameter of another mechanism is refused, not ignored."""
+    """As pate-analyze: a noise parameter of another mechanism is refused, not ignored; the
+    message names the mechanisms pate-audit audits (not Interactive-GNMax)."""
     ran = cli.audit(VOTES, *options, "--draws", "100")
     assert ran.code == 2 and ran.err == f"Error: {message}\n"
