@@ -180,10 +180,8 @@ class InputFile:
 
 @dataclass(frozen=True)
 class TuningPart:
-    """``--tuning`` (math:tuning): the random search's law of K (``shape`` None for
-    Poisson), the run alone (``epsilon_single``) and the whole search (``epsilon_tuned``,
-    and for a data-dependent run ``epsilon_tuned_data_independent``, the search's
-    data-independent bound)."""
+    """``--tuning`` (math:tuning): the search's law of K (``shape`` None for Poisson), the
+    run alone (``epsilon_single``) and the whole search (``epsilon_tuned``)."""
 
     distribution: str
     text: str
@@ -195,8 +193,7 @@ class TuningPart:
     # a data-dependent run's data-independent bound with the search (None: the run is
     # data-independent, epsilon_tuned is that bound)
     epsilon_tuned_data_independent: float | None = None
-    # math:risk: the attack risk of the search's data-independent curve (what a report
-    # that publishes the search's epsilon publishes with it)
+    # math:risk: the attack risk of the search's data-independent curve (published with it)
     risk: AttackRisk | None = None
 
 
@@ -278,9 +275,8 @@ class AnalysisResult:
     data_independent_method: str = "rdp"
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
-    # The Gaussian steps' data-independent figure by their privacy loss distribution
-    # (analysis.added_figures; replay: the run's answers, expected: every query answered),
-    # beside the RDP one; None for a run without one (not Gaussian, --add-rdp, rounds).
+    # The Gaussian steps' data-independent PLD figure beside the RDP one (added_figures;
+    # replay: the run's answers, expected: all); None without one (--add-rdp, rounds...).
     epsilon_data_independent_pld: float | None = None
     counts: QueryCounts | None = None
     # The per-query table by a second pass over the votes (or ``table``, columns in memory).
