@@ -36,16 +36,15 @@ All in log space (``log_ndtr``, masses by ``log1mexp`` of differences, ``logsume
 vectorised over blocks of rows as ``(rows, classes, points)`` arrays. Choices (all keep the
 bound certified; only its tightness depends on them):
 
-* **Grid** (``POINTS`` per query, fixed per call): ``t_0`` with ``log Phi(t_0)`` at least
-  30 nats below Prop. 7's bound, ``_LEFT`` points up to ``c - 4``, ``_CORE`` points on
-  ``[c - 4, c + 4)`` and ``_RIGHT`` on ``[c + 4, c + 8]``, ``c = -a_1 / 2`` (where
-  ``phi(t) Phi(-(a_1 + t))`` peaks), every point on the lattice ``2^-12 Z``.
-* **Classes**: the ``_SINGLES`` smallest gaps after the runner-up enter one by one; the
-  rest in buckets of doubling size, each charged as if every class in it had the
-  bucket's smallest gap (``Phi(a + t)`` increases in ``a``, so ``G'`` only shrinks).
-* **Table**: ``log Phi(a_j + t_k)`` for ``j >= 2`` is read from a table on the lattice
-  ``2^-12 Z`` at ``floor(a_j) + t_k`` (a lower value again); ``log Phi(a_1 + t)`` and
-  the masses are evaluated exactly.
+* **Grid** (``POINTS`` per query): ``t_0`` with ``log Phi(t_0)`` at least 30 nats below
+  Prop. 7's bound, ``_LEFT`` points up to ``c - 4``, ``_CORE`` on ``[c - 4, c + 4)``,
+  ``_RIGHT`` on ``[c + 4, c + 8]``, ``c = -a_1 / 2`` (where ``phi(t) Phi(-(a_1 + t))``
+  peaks), all on the lattice ``2^-12 Z``.
+* **Classes**: the ``_SINGLES`` smallest gaps after the runner-up one by one, the rest in
+  buckets of doubling size charged at the bucket's smallest gap (``Phi(a + t)`` increases
+  in ``a``, so ``G'`` only shrinks).
+* **Table**: ``log Phi(a_j + t_k)`` for ``j >= 2`` read from a table on ``2^-12 Z`` at
+  ``floor(a_j) + t_k`` (lower again); ``log Phi(a_1 + t)`` and the masses are exact.
 * **Where**: rows with more than two classes whose Prop. 7 bound exceeds ``e^FLOOR``
   (``FLOOR = -50``); the others keep Prop. 7 (exact for two classes; below ``e^-50`` no
   RDP value changes visibly).

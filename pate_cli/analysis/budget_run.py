@@ -12,10 +12,11 @@ outputs goes through every query, summing each output's curves (``accounting.out
 for cli:json's ``outputs``; an output halt goes back to the chunk where that output began.
 
 No figure depends on the chunk size, the workers, or where block sums were formed; a run of
-at most ``BUDGET_BLOCK`` queries is exactly the query-by-query run. Grouped and sequential
-sums differ in the last bits only (math:tolerance), and every figure reported was checked
-against the budget. ``epsilon_cumulative`` restarts from the carry at each block start, so
-it ends exactly at the reported epsilon.
+at most ``BUDGET_BLOCK`` queries is exactly the query-by-query run. Which blocks are skipped
+depends on the budget; grouped and sequential sums differ in the last bits only
+(math:tolerance), and every figure reported was checked against the budget.
+``epsilon_cumulative`` restarts from the carry at each block start, so it ends exactly at
+the reported epsilon.
 """
 
 from __future__ import annotations

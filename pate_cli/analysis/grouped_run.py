@@ -136,8 +136,8 @@ def count_queries(votes, positions, request: CountRequest,
     (``totals_of(table, map=...)``; ``BoundedTotals``), in a few chunks' memory. Chunks of
     ``setting.chunk_size`` rows (``truth`` scored) never cross a window edge
     (``window_pieces``); they run on ``workers`` threads (default: the cores) or on the
-    ``executor``, a task per span of at most ``work_sizes.TASK_VALUES`` values (``source``
-    its rows). ``progress`` is called after each span, the ``consumer`` (with
+    ``executor``, a task per span of whole chunks of at most ``work_sizes.TASK_VALUES``
+    values (``source`` its rows). ``progress`` is called after each span, the ``consumer`` (with
     ``request.queries``) with each :class:`QueryChunk` in query order."""
     chunk_size, student, decisions = setting.chunk_size, setting.student, setting.decisions
     workers, executor, progress = setting.workers, setting.executor, setting.progress

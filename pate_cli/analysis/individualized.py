@@ -138,8 +138,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         teachers = float(predictions.shape[1])
         total = float(np.sum(parameters.sensitivity[teacher_groups]))
         if variant == "weighting" and total > teachers * (1.0 + 1e-9):
-            # weights summing above the teacher count (--weights group-size, Algorithm 2
-            # as printed): a row sums to at most the total weight, the threshold step's M
+            # weights above the teacher count (--weights group-size, Algorithm 2 as
+            # printed): a row sums to at most the total weight, the threshold step's M
             notes = (f"--weights: the weights sum to {total:g} over the {int(teachers)} teachers "
                      f"(Algorithm 2 as printed): the threshold step takes M = {total:g}, "
                      "and the uniform run (sensitivity 1) is not comparable",)
@@ -162,7 +162,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            member_groups)
     found = GroupRun(setting, budgets=parameters.budgets, delta=delta, conversion=conversion,
                      accounting=accounting)
-    # chunks sized for the table's pass and the group sums (their bits do not depend on it)
+    # chunks sized for the table's pass and the group sums (no bit depends on it)
     rows = stream_rows(chunk_size, row_width(histogram), grid.size)
     consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=labels,
                          expected=accounting == "expected", rows=rows, workers=workers,

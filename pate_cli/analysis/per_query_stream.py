@@ -97,9 +97,8 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
                 answer, chunk.log_q, orders[columns], independent, shared), chunk.weight)
         return chunk, costs_at, (chosen, index)
 
-    # the running sums at the orders that can still give a cumulative epsilon only
-    # (accounting.live_orders); a chunk formed ahead has the curves at the orders live
-    # when it was formed, which only become fewer until a restart
+    # running sums at the live orders only (accounting.live_orders); a chunk formed ahead
+    # has curves at the orders live then, which only become fewer until a restart
     sums = LiveOrders(converter, epsilon_ceiling(result.rdp_total, queries + 1, converter),
                       lambda piece, columns: form(piece)[1](columns))
 
@@ -149,7 +148,8 @@ def decisions_of(result) -> Decisions:
 
 def streamed_decisions(result, frames: Iterator | None = None) -> Iterator[Decisions]:
     """A streamed result's decisions a piece at a time from ``frames`` (else a new
-    ``result.iter_frames()``), up to where labelling stopped (an individualized stop)."""
+    ``result.iter_frames()``), up to where labelling stopped (an individualized stop), in
+    the memory of one piece (``--write-decisions``)."""
     return Decisions.of_tables(result.iter_frames() if frames is None else frames,
                                result.mechanism.name,
                                None if result.groups is None else result.groups.stopped_at)

@@ -29,21 +29,20 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class RunSetting:
-    """What one run of votes is analysed with: ``analysis.run.analyze_votes``'s keywords.
+    """``analysis.run.analyze_votes``'s keywords.
 
-    ``teachers`` (default: the first row's total), ``accounting`` (``replay``, ``expected``
-    or ``data-independent``), ``delta``, ``orders`` (default: the paper's grid),
-    ``conversion`` and ``seed`` as pate-analyze's; ``queries``: the first N analysed rows;
-    ``query_indices``: those rows, in that order; ``budget`` and ``halt_at`` (``query`` or
-    ``output``, with ``outputs``: each analysed query's output); ``labels`` (true labels,
-    per file row), ``student`` (Interactive-GNMax's probabilities), ``decisions`` (given
-    decisions, charged instead of the replay's); ``initial_rdp`` (RDP spent before the
-    first query); ``salt`` (independent noise under the same seed); ``chunk_size`` (rows
-    per chunk); ``source`` (the ``VoteSet`` read, for the summary); ``progress(done,
-    total)``; ``q_bound``; ``per_query`` (the table as a stream, ``result.iter_frames()``);
-    ``workers`` (threads) and ``executor`` (where chunks are counted); ``consumer``: called
-    with each chunk's per-query statistics (``grouped_run.QueryChunk``), in query order,
-    by a totals-only run's one pass (no budget, outputs or SVT-PATE)."""
+    ``teachers`` (default: the first row's total), ``accounting`` (``replay``,
+    ``expected``, ``data-independent``), ``delta``, ``orders`` (default: the paper's grid),
+    ``conversion``, ``seed`` as pate-analyze's; ``queries``: the first N analysed rows;
+    ``query_indices``: those rows, in order; ``budget``, ``halt_at`` (``query`` or
+    ``output``; ``outputs``: each query's output); ``labels`` (true labels, per file row);
+    ``student`` (Interactive's probabilities); ``decisions`` (charged instead of the
+    replay's); ``initial_rdp`` (spent before the first query); ``salt`` (independent noise,
+    same seed); ``chunk_size`` (rows per chunk); ``source`` (the ``VoteSet``, for the
+    summary); ``progress(done, total)``; ``q_bound``; ``per_query`` (the table as a stream,
+    ``result.iter_frames()``); ``workers``, ``executor`` (where chunks are counted);
+    ``consumer``: called with each chunk's ``grouped_run.QueryChunk`` in query order by a
+    totals-only run's pass (no budget, outputs or SVT-PATE)."""
 
     teachers: float | None = None
     accounting: str = "replay"
