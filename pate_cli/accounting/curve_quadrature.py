@@ -1,13 +1,11 @@
 """A block's weighted sum of RDP curves from a few of its curves (math:conversion and math:costs).
 
-The totals of a run are ``sum_k w_k rdp(x_k)`` per order over sorted distinct statistics
-``x_k`` (``accounting.grouped``). When the statistics never repeat (averaged soft votes:
-one curve per query) a block of ``TOTAL_BLOCK`` of them spans a narrow interval
-``[a, b]`` of ``x``, on which each order's column of the curve is, almost everywhere, a
-smooth function of ``x`` (math:gnmax: Theorem 6's bound is analytic in ``log q`` away
-from the edges ``mu1 = alpha``, ``dep = alpha / sigma^2`` and the conditions of the
-theorem). There the sum is formed from the curve at ``DEGREE + 1`` Chebyshev points of
-``[a, b]`` instead of at every statistic:
+A run's totals are ``sum_k w_k rdp(x_k)`` per order over sorted distinct statistics ``x_k``
+(``accounting.grouped``). When they never repeat (averaged soft votes) a block of
+``TOTAL_BLOCK`` spans a narrow ``[a, b]`` on which each order's column is almost everywhere
+smooth in ``x`` (math:gnmax: Theorem 6's bound is analytic in ``log q`` away from the edges
+``mu1 = alpha``, ``dep = alpha / sigma^2`` and the theorem's conditions). There the sum is
+formed from the curve at ``DEGREE + 1`` Chebyshev points of ``[a, b]``:
 
 - the interpolant ``p(u) = sum_j c_j T_j(u)``, ``u = (2x - a - b) / (b - a)``, through the
   curve at the Chebyshev extreme points ``u_i = cos(pi i / DEGREE)`` has the coefficients
@@ -15,17 +13,16 @@ theorem). There the sum is formed from the curve at ``DEGREE + 1`` Chebyshev poi
   the sum halved, and ``c_0``, ``c_DEGREE`` halved);
 - ``sum_k w_k p(u_k) = sum_j c_j m_j`` with the weighted moments
   ``m_j = sum_k w_k T_j(u_k)`` (``T_j`` by its recurrence, ``|T_j| <= 1`` on the block);
-- a column is kept only where that interpolant is exact to the last bits: its last three
-  coefficients, which bound the error of a series that has converged, are at most
-  ``TOLERANCE`` / 2 of the sum (``2 (|c_{D-2}| + |c_{D-1}| + |c_D|) sum_k |w_k| <=
-  TOLERANCE x sum``), the sum is positive and every value finite. An edge inside the
-  block (a jump or a kink of the column) leaves coefficients of the size of the jump over
-  ``DEGREE`` and is refused; refused columns are evaluated at every statistic, as before.
+- a column is kept only where exact to the last bits: its last three coefficients (which
+  bound a converged series' error) satisfy ``2 (|c_{D-2}| + |c_{D-1}| + |c_D|) sum_k |w_k|
+  <= TOLERANCE x sum``, the sum is positive and every value finite. An edge inside the
+  block (jump or kink) leaves coefficients of the jump's size over ``DEGREE`` and is
+  refused; refused columns are evaluated at every statistic.
 
-Kept columns differ from the row-by-row sum by the rounding of the two ways (README
-"Tolerance between algorithms": at most 1e-12 relative, tested against the row-by-row sum
-and against mpmath). Everything is a fixed function of the block's keys and weights,
-with sums in a fixed order (no BLAS): the same bits on any worker.
+Kept columns differ from the row-by-row sum by rounding (README "Tolerance between
+algorithms": at most 1e-12 relative, tested against it and mpmath). Everything is a fixed
+function of the block's keys and weights, summed in a fixed order (no BLAS): the same bits
+on any worker.
 """
 
 from __future__ import annotations
@@ -58,10 +55,9 @@ _COEFFICIENTS = _coefficient_matrix()
 
 
 class Interpolants(NamedTuple):
-    """The curves of the blocks fit for quadrature, of a group of blocks, as Chebyshev
-    series: ``fit`` their positions in the group, ``coefficients`` ``(fit, DEGREE + 1,
-    orders)``, ``finite`` ``(fit, orders)`` (the orders whose values were all finite), and
-    their keys mapped to ``u`` in ``[-1, 1]``, end to end from ``starts``."""
+    """Chebyshev series of a group's blocks fit for quadrature: ``fit`` their positions,
+    ``coefficients`` ``(fit, DEGREE + 1, orders)``, ``finite`` ``(fit, orders)`` (orders
+    with all values finite), keys mapped to ``u`` in ``[-1, 1]`` end to end from ``starts``."""
 
     fit: list[int]
     coefficients: np.ndarray
@@ -72,11 +68,10 @@ class Interpolants(NamedTuple):
 
 def interpolants(rdp: Callable[[np.ndarray, np.ndarray], np.ndarray], orders: np.ndarray,
                  blocks: list[np.ndarray]) -> Interpolants:
-    """The interpolants of ``rdp`` over each block of sorted distinct keys of ``blocks``
-    (consecutive blocks of one sorted table; module docstring) fit for it: at least
-    ``MIN_ROWS`` keys, all finite, an interval wide enough for distinct points. ``rdp``
-    is called once, on the ``DEGREE + 1`` points of every fit block (each entry's bits do
-    not depend on the others, so neither do a block's sums on its group)."""
+    """Interpolants of ``rdp`` over the fit ``blocks`` (consecutive blocks of sorted
+    distinct keys): at least ``MIN_ROWS`` keys, all finite, wide enough for distinct
+    points. ``rdp`` is called once on all fit blocks' points (each entry's bits are
+    independent of the others, so a block's sums do not depend on its group)."""
     fit, points, mapped = [], [], []
     for position, keys in enumerate(blocks):
         if keys.size < MIN_ROWS or not (np.isfinite(keys[0]) and np.isfinite(keys[-1])):

@@ -24,10 +24,9 @@ def log_q_exponential(votes: ArrayLike | VoteRows, *, eta: float) -> np.ndarray:
     0``): ``log q = logsumexp_{j != i*} d_j - logsumexp_j d_j``, the second written as
     ``logaddexp(0, first)`` since ``d_i* = 0``. Shape ``(queries, K) -> (queries,)``.
 
-    The ``Z`` zero-vote classes of a :class:`VoteRows` chunk (math:sparse's zero block)
-    add the one term ``log Z - eta n_i*`` to both sums. The result is exact, so
-    math:gnmax's cap ``log(1 - 1/K)`` never binds (``p_i* >= 1/K``); it is applied anyway
-    so that rounding in the last bit cannot put q above it.
+    A :class:`VoteRows` chunk's ``Z`` zero-vote classes (math:sparse) add the term
+    ``log Z - eta n_i*`` to both sums. math:gnmax's cap ``log(1 - 1/K)`` never binds on the
+    exact q (``p_i* >= 1/K``); it is applied against last-bit rounding.
     """
     form = vote_rows(votes)
     check_positive(eta, "eta")
@@ -62,11 +61,9 @@ def rdp_exponential_data_independent(*, eta: float, orders: ArrayLike) -> np.nda
 
 
 def rdp_exponential(log_q: ArrayLike, *, eta: float, orders: ArrayLike) -> np.ndarray:
-    """Data-dependent RDP of one exponential-mechanism answer (math:exponential): math:lnmax's curve
-    with ``eps0 = 2 eta`` and the exact ``log q``, capped by the data-independent curve.
-
-    Returns shape ``log_q.shape + (orders,)``.
-    """
+    """Data-dependent RDP of one answer (math:exponential): math:lnmax's curve with ``eps0 =
+    2 eta`` and the exact ``log q``, capped by the data-independent curve; ``log_q.shape +
+    (orders,)``."""
     check_positive(eta, "eta")
     orders = validate_orders(orders)
     dependent = rdp_pure_from_q(log_q, eps0=2.0 * eta, orders=orders)

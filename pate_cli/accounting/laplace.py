@@ -98,13 +98,11 @@ def rdp_pure_from_q(log_q: ArrayLike, *, eps0: float, orders: ArrayLike) -> np.n
 def rdp_lnmax_data_independent(*, scale: float, orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of LNMax: the exact RDP of the noisy counts it maximises.
 
-    One teacher moves one vote: two counts change by 1 each, every count carrying
-    independent ``Laplace(0, lam)`` noise, so the noisy vector (LNMax's output is its
-    argmax, a post-processing) has RDP ``2 * rdp_laplace(lam, alpha)``
-    (:func:`rdp_laplace`: Mironov 2017, Prop. 6, sensitivity 1, composed over the two
-    counts). math:independent's generic ``min(eps0, alpha eps0^2 / 2)``, ``eps0 = 2 / lam``, is
-    also valid; the smaller of the two is returned (the exact one, computed without
-    cancellation), up to 2.5 times (at ``lam = 2``) below the generic bound.
+    One teacher moves one vote: two counts with independent ``Laplace(0, lam)`` noise
+    change by 1, so the noisy vector (argmax is post-processing) has RDP
+    ``2 * rdp_laplace(lam, alpha)`` (Mironov 2017, Prop. 6, composed over the two counts).
+    Returns the smaller of it and math:independent's ``min(eps0, alpha eps0^2 / 2)``,
+    ``eps0 = 2 / lam`` (the exact one is up to 2.5 times below it, at ``lam = 2``).
     """
     orders = validate_orders(orders)
     check_positive(scale, "laplace scale")
@@ -121,13 +119,11 @@ def rdp_laplace(*, scale: float, orders: ArrayLike) -> np.ndarray:
         1/(alpha-1) log( alpha/(2 alpha-1) exp((alpha-1)/b)
                          + (alpha-1)/(2 alpha-1) exp(-alpha/b) )
 
-    written without cancellation. With ``f(x) = exp(x) - 1 - x >= 0`` the sum inside the
-    log is ``1 + D``, ``D = (alpha f((alpha-1)/b) + (alpha-1) f(-alpha/b)) / (2 alpha-1)``
-    (the terms linear in ``1/b`` cancel exactly), a sum of two non-negative terms; the
-    curve is ``log1p(D) / (alpha-1)``. The direct form (``logaddexp`` of the two terms)
-    loses about ``log10(b)`` digits for a large ``b``, where the two terms nearly cancel;
-    it is kept where ``(alpha-1)/b`` is so large that ``exp`` would overflow (there the
-    first term dominates and nothing cancels).
+    written without cancellation: with ``f(x) = exp(x) - 1 - x >= 0`` the log's argument is
+    ``1 + D``, ``D = (alpha f((alpha-1)/b) + (alpha-1) f(-alpha/b)) / (2 alpha-1)`` (terms
+    linear in ``1/b`` cancel exactly), and the curve is ``log1p(D) / (alpha-1)``. The direct
+    form (``logaddexp``) loses about ``log10(b)`` digits for large ``b``; it is kept only
+    where ``exp((alpha-1)/b)`` would overflow (the first term dominates, nothing cancels).
     """
     orders = validate_orders(orders)
     check_positive(scale, "laplace scale")
@@ -143,6 +139,5 @@ def rdp_laplace(*, scale: float, orders: ArrayLike) -> np.ndarray:
     return np.where(near, close, far)
 
 
-# (alpha - 1) / b above this: exp overflows in the cancellation-free form (709.78 is the
-# largest float's log); the direct form has nothing to cancel there.
+# (alpha - 1) / b above this: exp overflows (log of the largest float is 709.78).
 _EXP_LIMIT = 700.0

@@ -55,9 +55,8 @@ def parse_variant(text: str) -> tuple[str, float | None]:
 
 
 def tau_sensitivity_squared(tau: float, labels: int) -> float:
-    """``Delta_s^2``: the largest squared L2 distance between the clipped 0/1 vectors of
-    two teachers over ``labels`` labels, clipped to norm ``tau`` (module docstring):
-    ``max over a + b <= L of min(a, tau^2) + min(b, tau^2)`` (disjoint sets of sizes a, b)."""
+    """``Delta_s^2``, the largest squared L2 distance of two teachers' 0/1 vectors clipped to
+    norm ``tau`` (module docstring): ``max over a + b <= L of min(a, tau^2) + min(b, tau^2)``."""
     check_positive(tau, "tau")
     check_positive_integer(labels, "labels")
     sizes = np.arange(labels + 1, dtype=np.float64)

@@ -1,9 +1,8 @@
 """Per-output RDP of token votes (cli:json's outputs): each output's tokens' curves summed, and
 the halt before the first output that could exceed a budget.
 
-An output is a generated sequence: its queries (tokens) are consecutive rows, so its curve
-is a sum over a run of rows (RDP adds up, math:conversion), an output that spans chunks carried
-into the next one.
+An output's queries (tokens) are consecutive rows: its curve is their sum (math:conversion),
+carried into the next chunk when it spans chunks.
 """
 
 from __future__ import annotations
@@ -13,19 +12,18 @@ import numpy as np
 from ..work_sizes import WORK_VALUES
 from .conversion import Conversion
 
-# The output halt is checked on curves raised by this factor: the run then summed up to
-# the halt (another order of additions) converts within the budget (math:tolerance).
+# The halt is checked on curves raised by this factor, so the run summed up to it (another
+# order of additions) converts within the budget (math:tolerance).
 HALT_MARGIN = 1.0 + 2.0**-32
 
 Sums = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 class OutputSums:
-    """The outputs of consecutive chunks of queries, summed as they complete: each chunk
-    ``(first query, actual, full)`` (``(queries, orders)`` curves charged, and charged if
-    every token's answer step counted in full) gives the outputs it completed as ``(first
-    query of each, actual sums, full sums)``; the output the last chunk ended in waits for
-    the next (:meth:`flush` gives it at the end). ``ids``: each query's output."""
+    """Outputs summed as consecutive chunks complete them. A chunk ``(first query, actual,
+    full)`` (``(queries, orders)`` curves charged, and charged with every answer step in
+    full) gives its completed outputs as ``(first queries, actual sums, full sums)``; the
+    last, unfinished one waits (:meth:`flush` ends it). ``ids``: each query's output."""
 
     def __init__(self, ids: np.ndarray):
         self.ids = ids
@@ -58,10 +56,9 @@ class OutputSums:
 
 def _row_sums(rows: np.ndarray, firsts: np.ndarray, carried: np.ndarray | None) -> np.ndarray:
     """Each run of ``rows`` from ``firsts`` summed row after row, the first after
-    ``carried``: an output split across chunks gets the bits it gets whole (``reduceat``
-    adds in an order that depends on the run's length; ``np.add.reduce`` along the rows of
-    a C-ordered block adds them one after another). Runs of one length are summed
-    together, ``WORK_VALUES`` values at a time."""
+    ``carried``, so a split output gets the bits it gets whole (``reduceat``'s order depends
+    on the length; ``np.add.reduce`` over a C-ordered block's rows is sequential). Runs of
+    one length are summed together, ``WORK_VALUES`` values at a time."""
     lengths = np.diff(np.append(firsts, rows.shape[0]))
     sums = np.empty((firsts.size, rows.shape[1]))
     for length in np.unique(lengths).tolist():
@@ -79,10 +76,9 @@ def _row_sums(rows: np.ndarray, firsts: np.ndarray, carried: np.ndarray | None) 
 
 def first_over(sums: Sums, carry: np.ndarray, conversion: Conversion,
                budget: float) -> tuple[int | None, np.ndarray]:
-    """Of the outputs ``sums`` (:class:`OutputSums`), after ``carry``: the index of the
-    first that could take the total above ``budget`` (the outputs before it as charged plus
-    its tokens charged in full, so a generation is never cut mid-sequence) or None, and the
-    carry after the outputs before it."""
+    """The index of the first output of ``sums`` that could take ``carry`` plus the outputs
+    before it above ``budget`` with its tokens charged in full (no generation is cut
+    mid-sequence), or None; and the carry after the outputs before it."""
     _, actual, full = sums
     spent = np.cumsum(np.concatenate((carry[None, :], actual)), axis=0)
     over = conversion.epsilon((spent[:-1] + full) * HALT_MARGIN)[0] > budget

@@ -32,31 +32,28 @@ in the point spacing (epsilon on the paper's MNIST votes within 0.001 of its con
 value instead of 0.01).
 The result is ``min(Prop. 7, A, B)``, then capped at ``log(1 - 1/K)`` as in math:gnmax.
 
-Everything is in log space (``log_ndtr``, interval masses by ``log1mexp`` of differences,
-``logsumexp``) and vectorised over queries: blocks of rows, each a ``(rows, classes,
-points)`` array, never a Python loop over queries. Choices, all of which keep the bound
-certified (only its tightness depends on them):
+All in log space (``log_ndtr``, masses by ``log1mexp`` of differences, ``logsumexp``),
+vectorised over blocks of rows as ``(rows, classes, points)`` arrays. Choices (all keep the
+bound certified; only its tightness depends on them):
 
-* **Grid** (``POINTS`` per query, fixed per call): ``t_0`` with ``log Phi(t_0)`` at least
-  30 nats below Prop. 7's bound, ``_LEFT`` points up to ``c - 4``, ``_CORE`` points on
-  ``[c - 4, c + 4)`` and ``_RIGHT`` on ``[c + 4, c + 8]``, ``c = -a_1 / 2`` (where
-  ``phi(t) Phi(-(a_1 + t))`` peaks), every point on the lattice ``2^-12 Z``.
-* **Classes**: the ``_SINGLES`` smallest gaps after the runner-up enter one by one; the
-  rest in buckets of doubling size, each charged as if every class in it had the
-  bucket's smallest gap (``Phi(a + t)`` increases in ``a``, so ``G'`` only shrinks).
-* **Table**: ``log Phi(a_j + t_k)`` for ``j >= 2`` is read from a table on the lattice
-  ``2^-12 Z`` at ``floor(a_j) + t_k`` (a lower value again); ``log Phi(a_1 + t)`` and
-  the masses are evaluated exactly.
-* **Where**: only rows whose Prop. 7 bound exceeds ``e^FLOOR`` (``FLOOR = -50``) and
-  that have more than two classes are integrated; the others keep Prop. 7 (for two
-  classes it is exact already; below ``e^-50`` no RDP value changes visibly).
-* **Rounding**: ``e^-700`` is added (it covers terms that underflow, all below it) and
-  the log is raised by ``1e-9`` (a relative rounding margin).
+* **Grid** (``POINTS`` per query): ``t_0`` with ``log Phi(t_0)`` at least 30 nats below
+  Prop. 7's bound, ``_LEFT`` points up to ``c - 4``, ``_CORE`` on ``[c - 4, c + 4)``,
+  ``_RIGHT`` on ``[c + 4, c + 8]``, ``c = -a_1 / 2`` (where ``phi(t) Phi(-(a_1 + t))``
+  peaks), all on the lattice ``2^-12 Z``.
+* **Classes**: the ``_SINGLES`` smallest gaps after the runner-up one by one, the rest in
+  buckets of doubling size charged at the bucket's smallest gap (``Phi(a + t)`` increases
+  in ``a``, so ``G'`` only shrinks).
+* **Table**: ``log Phi(a_j + t_k)`` for ``j >= 2`` read from a table on ``2^-12 Z`` at
+  ``floor(a_j) + t_k`` (lower again); ``log Phi(a_1 + t)`` and the masses are exact.
+* **Where**: rows with more than two classes whose Prop. 7 bound exceeds ``e^FLOOR``
+  (``FLOOR = -50``); the others keep Prop. 7 (exact for two classes; below ``e^-50`` no
+  RDP value changes visibly).
+* **Rounding**: ``e^-700`` is added (covering terms that underflow, all below it) and the
+  log raised by ``1e-9`` (a relative margin).
 
-Stated tolerance: on the test cases checked against mpmath quadrature (ties, 2 to 11
-classes, gaps up to ``10 sigma``) the result is within 1% (0.01 in ``log q``) of the exact
-q, or equals Prop. 7's bound where that is closer; validity (never below a certified lower
-bound) is tested on hundreds of random vectors and on 1,000 classes.
+Tolerance: against mpmath quadrature (ties, 2 to 11 classes, gaps up to ``10 sigma``)
+within 1% (0.01 in ``log q``) of the exact q, or Prop. 7's bound where closer; validity
+(never below a certified lower bound) tested on hundreds of random vectors and 1,000 classes.
 """
 
 from __future__ import annotations

@@ -19,13 +19,10 @@ from .threshold import log_pr_answered
 
 @dataclass(frozen=True)
 class SelectionBins:
-    """Per-bin data of the 2018 paper's Figure 5 (left).
-
-    ``edges`` (bins + 1, increasing) bound the bins of the plurality count; ``queries``
-    counts the queries of each bin; ``answered[i]`` is the expected number answered by
-    the ``i``-th ``(T, sigma1)`` setting (the sum of ``pr_answered`` over the bin's
-    queries); ``cost`` the mean over the bin's queries of the answer step's
-    data-dependent RDP (NaN for an empty bin)."""
+    """Per-bin data of the 2018 paper's Figure 5 (left): ``edges`` (bins + 1, increasing)
+    of the plurality count, ``queries`` per bin, ``answered[i]`` the expected number the
+    ``i``-th ``(T, sigma1)`` answers (sum of ``pr_answered``), ``cost`` the bin's mean
+    data-dependent RDP of the answer step (NaN if empty)."""
 
     edges: np.ndarray
     queries: np.ndarray
@@ -47,15 +44,12 @@ class SelectionBins:
 
 def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
                    bins: int = 20) -> SelectionBins:
-    """The :class:`SelectionBins` of ``votes`` (queries x classes) for the ``(T,
-    sigma1)`` pairs ``params`` (math:threshold) and the answer step's GNMax with ``sigma``
-    at ``order`` (math:gnmax), vectorised over queries.
+    """The :class:`SelectionBins` of ``votes`` (queries x classes) for the ``(T, sigma1)``
+    pairs ``params`` (math:threshold) and GNMax with ``sigma`` at ``order`` (math:gnmax).
 
-    Bins of the plurality count ``max_j n_j``: equal integer widths, the last ending at
-    M = ``teachers`` (edges at half-integers), about ``bins`` of them from the lowest
-    plurality count. ``votes`` (an array or a memory map) is read in chunks of at most
-    ``work_sizes.READ_VALUES`` values (so a file of any length or width, 5 rows over
-    5,000,000 classes, holds one chunk), twice (the lowest plurality count, then the bins).
+    About ``bins`` bins of ``max_j n_j`` of equal integer width, from the lowest plurality
+    count to M = ``teachers`` (edges at half-integers). ``votes`` (array or memory map) is
+    read twice in chunks of at most ``work_sizes.READ_VALUES`` values (any length or width).
     """
     queries = votes.shape[0]
     step = max(1, READ_VALUES // max(1, row_width(votes)))

@@ -1,28 +1,23 @@
-"""SVT-PATE tuned from the distances to instability ``d`` (math:mechanisms and math:svt): the
-cut-offs
-``--svt-cutoff auto`` tries, and the note of a run that answers little, with the scale it
-suggests.
+"""SVT-PATE tuned from the distances to instability ``d`` (math:mechanisms and math:svt):
+the cut-offs ``--svt-cutoff auto`` tries, and the note (with a suggested scale) of a run
+that answers little.
 
-The distances come a piece of ``DISTANCE_ROWS`` at a time from anything sliced like an
-array (``inputs.rows.ScratchColumn`` reads them from a temporary file), so memory holds
-one piece whatever the number of queries. Choices made here, where the spec is silent:
+Distances are read ``DISTANCE_ROWS`` at a time from anything sliced like an array
+(``inputs.rows.ScratchColumn``), so memory holds one piece. Choices where the spec is silent:
 
-* **Few answers**: fewer than 1% of the analysed queries (so always when none is answered).
-* **The suggestion** is computed on the noiseless rule: a query is answered when ``d``
-  exceeds the threshold ``w`` by a margin of two standard deviations of the noise gap
-  (``Laplace(2 lam) - Laplace(lam)`` has standard deviation ``sqrt(10) lam``), unstable
-  otherwise, and the run halts at the cut-off's unstable query. The threshold the analysis
-  would pick grows linearly in the scale (``w = 1 + 4 lam log(1/x)``, math:svt, with
-  ``x`` fixed by n, c and delta), so the largest scale whose noiseless run answers at least
-  ``goal`` queries is ``(w_goal - 1) / (4 log(1/x) + 2 sqrt(10))``, ``w_goal`` the largest
-  effective threshold that leaves ``goal`` answers (bisection: the count falls as the
-  threshold rises). The scale is rounded down and its epsilon up, to 3 significant digits.
-* **The bisection** takes 100 steps. ``d`` is a whole number (math:mechanisms), so a threshold
-  ``t >= 0`` answers what ``floor(t)`` answers: one pass over the distances per distinct
-  ``floor(t)`` (about ``log2`` of the largest distance, plus two) gives the very bits of a
-  pass per step.
-* **The cut-offs tried**: 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, ... (about three per
-  decade) up to the number of queries.
+* **Few answers**: fewer than 1% of the analysed queries (always when none).
+* **The suggestion** uses the noiseless rule: answered when ``d`` exceeds ``w`` by two
+  standard deviations of the noise gap (``Laplace(2 lam) - Laplace(lam)``: ``sqrt(10) lam``),
+  halting at the cut-off's unstable query. The analysis's threshold is linear in the scale
+  (``w = 1 + 4 lam log(1/x)``, math:svt, ``x`` fixed by n, c and delta), so the largest
+  scale answering ``goal`` queries is ``(w_goal - 1) / (4 log(1/x) + 2 sqrt(10))``,
+  ``w_goal`` the largest effective threshold leaving ``goal`` answers (bisection; the count
+  falls as it rises). Scale rounded down, epsilon up, to 3 significant digits.
+* **The bisection** takes 100 steps. ``d`` is whole (math:mechanisms), so ``t >= 0``
+  answers what ``floor(t)`` answers: one pass per distinct ``floor(t)`` (about ``log2`` of
+  the largest distance, plus two) gives the bits of a pass per step.
+* **The cut-offs tried**: 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, ... up to the number
+  of queries.
 """
 
 from __future__ import annotations
@@ -144,10 +139,9 @@ def suggest_scale(distance: DistanceColumn, *, cutoff: int, threshold: float | N
 
 @dataclass(frozen=True)
 class SvtOutcome:
-    """An SVT-PATE run as :func:`few_answers_note` reads it: its cut-off, scale and
-    threshold ``w`` (``user_threshold``: the one given, or None), the query before which
-    the cut-off halted it (or None), the largest distance to instability and how many
-    queries are above ``w`` (``passing``), and whether the scale came from a target."""
+    """An SVT-PATE run for :func:`few_answers_note`: threshold ``w`` (``user_threshold`` the
+    one given, or None), ``halted_at`` the query the cut-off halted before (or None),
+    ``passing`` the queries above ``w``, ``target`` whether the scale came from a target."""
 
     cutoff: int
     scale: float
@@ -162,14 +156,9 @@ class SvtOutcome:
 
 
 def few_answers_note(distances: DistanceColumn, answered: int, **outcome: Any) -> str | None:
-    """The one note of a run that answered nothing or few queries (None otherwise): the
-    threshold used against the largest distance to instability, where the cut-off halted
-    the run, and which ``--svt-scale`` / ``--target-epsilon`` would answer.
-
-    Args:
-        distances: the analysed queries' distances to instability.
-        answered: how many the run answered.
-        **outcome: the fields of :class:`SvtOutcome`.
+    """The note of a run that answered few queries (else None): its threshold against the
+    largest distance, where the cut-off halted it, and which ``--svt-scale`` /
+    ``--target-epsilon`` would answer. ``**outcome``: the fields of :class:`SvtOutcome`.
     """
     run = SvtOutcome(**outcome)
     cutoff, threshold, largest, passing = run.cutoff, run.threshold, run.largest, run.passing

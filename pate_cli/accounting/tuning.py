@@ -1,18 +1,13 @@
 """The cost of choosing parameters: repeat and select (Papernot and Steinke 2022).
 
-math:tuning. A random search runs K candidate runs on the same votes, K drawn
-from a distribution with mean ``mu`` (Poisson, or a truncated negative binomial with
-shape ``eta``: geometric ``eta = 1``, logarithmic ``eta = 0``), and releases only the
-best candidate's output. Given an RDP curve ``eps(alpha)`` that bounds every candidate
-(at each order, the largest candidate RDP), :func:`tuned_rdp` gives the whole search's
-RDP at every order of the grid, vectorised over orders; convert it with math:conversion.
-
-``--tuning`` texts: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``,
-``negbin:MU,ETA`` (:func:`parse_tuning`; :func:`tuning_distribution` also bounds the mean).
-
-The truncated negative binomial's ``gamma`` is solved from the mean by bisection to a
-relative 1e-9 and rounded down (a smaller ``gamma`` only raises the bound), as
-dp_accounting's repeat-and-select accounting does, so the two agree to rounding.
+math:tuning. A random search runs K candidates on the same votes (K of mean ``mu``:
+Poisson, or a truncated negative binomial of shape ``eta``, geometric ``eta = 1``,
+logarithmic ``eta = 0``) and releases the best one. From a curve ``eps(alpha)`` bounding
+every candidate, :func:`tuned_rdp` gives the search's RDP per order (convert with
+math:conversion). ``--tuning`` texts: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``,
+``negbin:MU,ETA``. ``gamma`` is solved from the mean by bisection to a relative 1e-9 and
+rounded down (a smaller ``gamma`` only raises the bound), as in dp_accounting, so the two
+agree to rounding.
 """
 
 from __future__ import annotations
@@ -28,20 +23,15 @@ from .conversion import rdp_to_epsilon
 
 DISTRIBUTIONS = ("poisson", "geometric", "logarithmic", "negbin")
 GAMMA_TOLERANCE = 1e-9
-# The largest mean number of candidates ``--tuning`` takes: each candidate is a whole
-# analysis, and a mean such as 1e300 only printed a 300-digit epsilon.
+# The largest mean ``--tuning`` takes (each candidate is a whole analysis).
 MAX_TUNING_MEAN = 1e9
-# The smallest negbin shape: below it ``1 - gamma^eta`` loses its digits (a subnormal eta
-# gave a tuned epsilon below the eta -> 0 limit, or divided by zero).
+# The smallest negbin shape: below it ``1 - gamma^eta`` loses its digits.
 SMALLEST_SHAPE = 1e-9
 
 
 @dataclass(frozen=True)
 class TuningDistribution:
-    """The law of K, the number of candidates run: ``name``, mean ``mu`` and shape.
-
-    ``shape`` is ``eta`` (``inf`` for Poisson, 1 geometric, 0 logarithmic).
-    """
+    """The law of K candidates: ``name``, ``mean`` and ``shape`` ``eta`` (``inf`` Poisson)."""
 
     name: str
     mean: float
@@ -75,18 +65,14 @@ class TuningDistribution:
         return None if self.shape == math.inf else float(self.shape)
 
     def gamma(self) -> float:
-        """The truncated negative binomial's parameter solved from the mean (
-        math:tuning): exact ``1/mu`` for the geometric law, else bisection rounded down."""
+        """``gamma`` from the mean (math:tuning): ``1/mu`` if geometric, else bisected down."""
         if self.shape == math.inf:
             raise ValueError("a Poisson law has no gamma")
         return truncated_negbin_gamma(self.mean, self.shape)
 
 
 def parse_tuning(text: str) -> TuningDistribution:
-    """``poisson:MU``, ``geometric:MU``, ``logarithmic:MU`` or ``negbin:MU,ETA``.
-
-    Raises ``ValueError`` with a one-line message naming the problem.
-    """
+    """Parse a ``--tuning`` text; ``ValueError`` (one line) if malformed."""
     name, colon, rest = str(text).strip().partition(":")
     name = name.strip().lower()
     if not colon or not rest.strip():
@@ -164,14 +150,13 @@ def truncated_negbin_gamma(mean: float, shape: float,
 
 
 def poisson_deltahat(orders: np.ndarray, rdp: np.ndarray) -> np.ndarray:
-    """For each order ``alpha_i``, the smallest delta at which the curve gives
-    ``(log(1 + 1/(alpha_i - 1)), delta)``-DP, minimised over the grid (math:tuning).
+    """Per order ``alpha_i``, the smallest delta of ``(log(1 + 1/(alpha_i - 1)), delta)``-DP
+    over the grid (math:tuning).
 
     Per grid order ``a`` with RDP ``r``: ``log delta <= (a - 1)(r - eps + log(1 - 1/a))
-    - log a`` (math:conversion's improved conversion inverted; used for ``a > 1.01``, where it
-    is numerically stable) and ``delta <= sqrt(1 - exp(-r))`` (total variation via KL);
-    a curve value <= 0 gives delta 0. Clipped at 1. An ``(orders, orders)`` array of
-    work: fine for any grid the tools accept in practice (298 orders by default).
+    - log a`` (math:conversion inverted; for ``a > 1.01``, where stable) and
+    ``delta <= sqrt(1 - exp(-r))`` (TV via KL); ``r <= 0`` gives 0; clipped at 1. Uses an
+    ``(orders, orders)`` array (298 orders by default).
     """
     epshat = np.log1p(1.0 / (orders - 1.0))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -1,8 +1,7 @@
-"""Argument checks shared by the accounting modules, each defined once.
+"""Argument checks shared by the accounting modules.
 
-Every check raises ``ValueError`` with a message naming the argument and quoting the bad
-value; the ``as_*`` functions also return the argument in the form the math uses. Checks
-used by one function only stay next to it (the SVT scale, GNSS's ``beta`` range, ...).
+Each raises ``ValueError`` naming the argument and quoting the value; ``as_*`` also return
+it in the form the math uses. Checks used by one function stay next to it.
 """
 
 from __future__ import annotations
@@ -26,10 +25,8 @@ def check_positive(value: float, name: str) -> None:
 
 
 def check_positive_integer(value: int, name: str) -> None:
-    """Raise ``ValueError`` unless ``value`` is an ``int`` (or NumPy integer) ``>= 1``.
-
-    Integral floats are refused: a count given as ``2.5`` or ``2.0`` is a caller's slip.
-    """
+    """Raise ``ValueError`` unless ``value`` is an ``int`` (or NumPy integer) ``>= 1``
+    (``2.0`` is refused too: a caller's slip)."""
     if not (isinstance(value, (int, np.integer)) and value >= 1):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
@@ -42,16 +39,13 @@ def as_teachers(teachers: float) -> int:
 
 
 def check_order(order: float) -> None:
-    """Raise ``ValueError`` unless ``order`` is one finite Rényi order ``> 1``.
-
-    (A grid of orders goes through :func:`pate_cli.orders.validate_orders`.)
-    """
+    """Raise ``ValueError`` unless ``order`` is one finite Rényi order ``> 1`` (grids:
+    :func:`pate_cli.orders.validate_orders`)."""
     if not (np.isfinite(order) and order > 1):
         raise ValueError(f"order must be greater than 1, got {order!r}")
 
 
 def check_delta(delta: float) -> None:
-    """Raise ``ValueError`` unless ``0 < delta < 1`` (and ``delta`` is a Python or NumPy
-    number)."""
+    """Raise ``ValueError`` unless ``delta`` is a Python or NumPy number in ``(0, 1)``."""
     if not (isinstance(delta, (int, float, np.floating)) and 0.0 < delta < 1.0):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")

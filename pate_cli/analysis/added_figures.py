@@ -1,9 +1,8 @@
-"""What a finished single run adds from its totals or its queries: the PLD figure
-(``--accounting data-independent``: the smaller of the RDP figure and the Gaussian steps'
-privacy loss distribution's, ``accounting.pld``; math:independent and math:sampling),
-``--tuning``'s cost of a random search (math:tuning; the headline ``epsilon`` stays the
-single run's) and the GNSS report (``--smooth-sensitivity``, math:smooth). The figures of
-outputs and the halt at an output come from the run's own walk (``analysis.budget_run``).
+"""What a finished single run adds: the PLD figure (``--accounting data-independent``: the
+smaller of the RDP figure and the Gaussian steps' PLD's, ``accounting.pld``;
+math:independent and math:sampling), ``--tuning``'s cost of a random search (math:tuning;
+the headline ``epsilon`` stays the single run's) and the GNSS report
+(``--smooth-sensitivity``, math:smooth).
 """
 
 from __future__ import annotations
@@ -40,18 +39,17 @@ from .attack_risk import GAUSSIAN, gaussian_steps, is_sampled
 from .result import AnalysisResult, TuningPart
 from .steps import mechanism_steps, run_charges
 
-# The most answers a pure-DP run's exact composition is formed for (arrays of answers + 1
-# binomial terms; past a few the RDP curve gives the smaller figure anyway).
+# The most answers a pure-DP run's exact composition is formed for (answers + 1 binomial
+# terms; past a few the RDP curve's figure is smaller anyway).
 PURE_COMPOSED_QUERIES = 10_000
 # The most LNMax answers whose noisy counts' PLD is composed (under a second a figure).
 LAPLACE_PLD_QUERIES = 100_000
 
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
-    """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller. A
-    budget's ``remaining`` is then ``limit - figure``; the halt itself was found on the RDP
-    sums (math:costs), a valid, cautious rule. The note that the RDP figure's order sits at
-    its grid's edge goes: no wider grid changes the figure that leads."""
+    """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller;
+    ``remaining`` becomes ``limit - figure`` (the halt, found on the RDP sums, math:costs,
+    stays valid and cautious); the grid-edge note goes (no wider grid changes the figure)."""
     if figure is None or not figure < result.epsilon:
         return result
     budget = result.budget
@@ -64,11 +62,10 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
 
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
-    """:func:`pld_figure` of a run, as ``epsilon_data_independent_pld`` (replay: the run's
-    answers; expected: every query answered, the bound for any run), its sampled or pure-DP
-    composition's attack risk kept as ``risk_data_independent`` (``analysis.attack_risk``);
-    under ``--accounting data-independent`` also in place of the RDP figure where smaller
-    (``with_smaller_pld``)."""
+    """:func:`pld_figure` of a run as ``epsilon_data_independent_pld`` (replay: its
+    answers; expected: every query answered), its sampled or pure-DP risk as
+    ``risk_data_independent``; under ``--accounting data-independent`` also in place of the
+    RDP figure where smaller (:func:`with_smaller_pld`)."""
     answered = (result.queries if result.accounting == "expected"
                 else int(round(result.answered_total)))
     figure, sampled_risk = pld_figure(mechanism, result.queries, answered, delta)
@@ -83,29 +80,23 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
 
 def pld_figure(mechanism, queries: int, answered: int,
                delta: float) -> tuple[float | None, Any]:
-    """The data-independent epsilon of a Gaussian aggregator's ``queries`` selections and
-    ``answered`` answers (L2 sensitivity sqrt(2), or the sampled run's) composed by
-    ``accounting.pld``, and the sampled composition's attack risk (math:risk) or None
-    (a pure-DP aggregator: its answers' exact composition's, ``pld.pure_composed_profile``;
-    the risk of LNMax's noisy counts' PLD is not read, at up to a second a run, and the
-    caller caps the risk by the printed pair).
+    """The data-independent epsilon of ``queries`` selections and ``answered`` answers
+    composed by ``accounting.pld``, and the composition's attack risk (math:risk) or None.
 
-    The figure is the exact one of the steps unsampled (sampling never costs more,
-    math:sampling) and, for a Poisson-sampled run (dp_accounting's, where installed), the
-    smaller of that and its sampled composition (for
-    Confident with shared steps, each answered query one sampled Gaussian on the pair of
-    counts and each other query the sampled threshold step, as ``steps._sampled``).
+    Gaussian (L2 sensitivity sqrt(2), or the sampled run's): the steps' exact figure
+    unsampled (sampling never costs more, math:sampling) and, Poisson-sampled (where
+    dp_accounting is installed), the smaller of it and the sampled composition (Confident
+    with shared steps: each answered query one sampled Gaussian on the pair of counts, each
+    other the sampled threshold step, as ``steps._sampled``), with that one's risk.
 
-    A pure-DP aggregator (LNMax ``2 / lambda``, the exponential mechanism ``2 eta``; a
-    sampled run's unsampled figure, valid as sampling never costs more): up to
-    ``PURE_COMPOSED_QUERIES`` answers the exact composition of its answers
-    (``pld.pure_composed_epsilon``, randomized response's privacy loss, which dominates
-    every pure-DP step; each figure costs up to 0.1 s at the cap), the smaller figure for
-    few answers (one LNMax answer at lambda 20: 0.1 where the RDP curve's conversion
-    gives 0.1203); for LNMax also, where dp_accounting is installed, its noisy counts'
-    privacy loss distribution (``pld.laplace_pld_epsilon``, two Laplace steps an answer,
-    up to ``LAPLACE_PLD_QUERIES`` answers: 2.8934 over 100 at lambda 20, where RDP gives
-    3.5686).
+    Pure-DP (LNMax ``2 / lambda``, exponential ``2 eta``; sampled runs unsampled): up to
+    ``PURE_COMPOSED_QUERIES`` answers their exact composition (``pld.pure_composed_epsilon``,
+    randomized response's privacy loss, which dominates every pure-DP step; up to 0.1 s at
+    the cap), smaller for few answers (one LNMax answer at lambda 20: 0.1, RDP 0.1203), with
+    its risk (``pld.pure_composed_profile``); for LNMax also, with dp_accounting, the noisy
+    counts' PLD (``pld.laplace_pld_epsilon``, two Laplace steps an answer, up to
+    ``LAPLACE_PLD_QUERIES``: 2.8934 over 100 at lambda 20, RDP 3.5686), whose risk is not
+    read (up to a second a run; the caller caps the risk by the printed pair).
 
     Returns:
       ``(epsilon, risk)``; ``(None, None)`` for another aggregator.
@@ -145,11 +136,9 @@ def pld_figure(mechanism, queries: int, answered: int,
 
 
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
-    """The cost of a random search (``distribution``, from ``tuning_distribution``) whose
-    candidates each cost at most ``result``'s total RDP curve; for a data-dependent run,
-    also the search's data-independent bound (every candidate at most the run's
-    data-independent curve, math:tuning), the figure a report may publish, and that
-    curve's attack risk (math:risk)."""
+    """The cost of a random search (``distribution``) whose candidates each cost at most
+    ``result``'s RDP curve; for a data-dependent run also the search's data-independent
+    bound (math:tuning), the figure a report may publish, and its attack risk (math:risk)."""
     tuned = partial(tuned_epsilon, orders=result.orders, delta=result.delta,
                     conversion=result.conversion, distribution=distribution)
     epsilon, order = tuned(result.rdp_total)

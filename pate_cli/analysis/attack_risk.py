@@ -3,28 +3,24 @@ attacker's true-positive rate at each false-positive rate, and on its advantage.
 
 ``result.risk_data_independent`` is the publishable bound:
 
-* the Gaussian aggregators (GNMax, Confident, Interactive) without ``--add-rdp`` or
-  rounds (multi-label votes too: :func:`run_steps`): the Gaussian steps' exact mu-GDP
-  curve (source ``pld`` with ``mu``; each answer sensitivity sqrt(2), or the sampled
-  run's, std sigma; each selection sensitivity 1, std sigma1; the answers counted as
-  the run's PLD figure counts them); a sampled run's is its sampled composition (the
-  PLD of a Poisson-sampled run, else the data-independent RDP curve) capped by that
-  curve, without ``mu``;
+* Gaussian aggregators (GNMax, Confident, Interactive) without ``--add-rdp`` or rounds
+  (multi-label too: :func:`run_steps`): the steps' exact mu-GDP curve (source ``pld`` with
+  ``mu``; answers sensitivity sqrt(2) or the sampled run's, std sigma; selections
+  sensitivity 1, std sigma1; answers counted as the PLD figure counts them); a sampled
+  run's sampled composition (Poisson: its PLD, else the data-independent RDP curve)
+  capped by that curve, without ``mu``;
 * SVT-PATE: its guarantee at every delta (:func:`svt_risk`; each delta includes the
   threshold's failure probability);
-* LNMax and the exponential mechanism: the exact profile of their answers' pure-DP
-  composition (up to ``added_figures.PURE_COMPOSED_QUERIES`` answers,
-  ``added_figures.pld_figure``) and the data-independent RDP curve's conversions, the
-  smaller of the two at each rate (source ``pld`` where the composition's advantage is
-  the smaller, else ``rdp``);
+* LNMax and exponential: the smaller at each rate of their answers' exact pure-DP
+  composition's profile (up to ``added_figures.PURE_COMPOSED_QUERIES`` answers,
+  ``added_figures.pld_figure``) and the data-independent RDP curve's conversions (source
+  ``pld`` where the composition's advantage is smaller, else ``rdp``);
 * any other run: the data-independent RDP curve's conversions (source ``rdp``).
 
-``result.risk`` is the bound of the headline epsilon's accounting: the same for a
-data-independent run; for a data-dependent one, its RDP curve's (source ``rdp``; the curve
-bounds one direction only, so each naming of the hypotheses keeps one form,
-``accounting.risk``), capped by the data-independent bound (which holds for any data):
-unsanitised, like the data-dependent epsilon. Individualized runs (one curve per group)
-have neither.
+``result.risk`` is the headline accounting's bound: the same if data-independent; else its
+RDP curve's (source ``rdp``; one direction only, so each naming of the hypotheses keeps one
+form, ``accounting.risk``) capped by the data-independent bound: unsanitised, like the
+data-dependent epsilon. Individualized runs (one curve per group) have neither.
 """
 
 from __future__ import annotations
@@ -68,10 +64,9 @@ def is_sampled(mechanism) -> bool:
 
 
 def run_steps(result: AnalysisResult) -> list | None:
-    """The Gaussian steps ``(sensitivity, std, count)`` of a run of a Gaussian aggregator
-    without ``--add-rdp`` or rounds; None for another run. Multi-label votes: ``binary``
-    is the run over the (query, label) rows; ``tau`` and ``powerset`` one GNMax step per
-    query of their squared sensitivity (docs/tutorials/multilabel.md)."""
+    """A Gaussian aggregator's run's ``(sensitivity, std, count)`` steps without
+    ``--add-rdp`` or rounds, else None. Multi-label: ``binary`` over the (query, label)
+    rows; ``tau``, ``powerset`` one GNMax step a query (docs/tutorials/multilabel.md)."""
     if result.initial_rdp is not None or result.rounds is not None:
         return None
     mechanism, multi = result.mechanism, result.multilabel
@@ -112,13 +107,11 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
 
 
 def _printed_pair(result: AnalysisResult, *, independent: bool) -> AttackRisk:
-    """The risk of the (epsilon, delta) pair the run prints: ``epsilon_data_independent``
-    (under ``expected`` accounting ``epsilon_data_independent_worst``, the bound for any
-    release; the other is an average) or its PLD figure where smaller, or with
-    ``independent`` False the headline
-    ``epsilon`` (one-way where data-dependent, ``accounting.risk``). A curve read on a
-    grid of deltas may miss the run's own delta: this cap keeps the risk within the
-    printed guarantee."""
+    """The risk of the printed (epsilon, delta) pair: ``epsilon_data_independent``
+    (``_worst`` under ``expected``: the bound for any release, not an average) or its PLD
+    figure where smaller; with ``independent`` False the headline ``epsilon`` (one-way if
+    data-dependent). A curve read on a grid of deltas may miss the run's delta: this cap
+    keeps the risk within the printed guarantee."""
     epsilon = result.epsilon
     if independent:
         epsilon = (result.epsilon_data_independent_worst
@@ -131,10 +124,9 @@ def _printed_pair(result: AnalysisResult, *, independent: bool) -> AttackRisk:
 
 
 def svt_risk(result: AnalysisResult) -> AttackRisk:
-    """SVT-PATE's attack risk: its printed pair and, without ``--add-rdp``, its guarantee at
-    every delta: ``svt_epsilon`` at ``delta'`` holds at ``delta' + delta2``, the threshold's
-    failure probability fixed by the run's threshold (math:svt). Source ``pure`` where the
-    pure bound ``c eps0`` gave every epsilon, else ``rdp``."""
+    """SVT-PATE's risk: its printed pair and, without ``--add-rdp``, ``svt_epsilon`` at each
+    ``delta'``, holding at ``delta' + delta2`` (the threshold's failure probability, math:svt).
+    Source ``pure`` where ``c eps0`` gave every epsilon, else ``rdp``."""
     svt = result.svt
     assert svt is not None
     epsilons, deltas, pure = [result.epsilon_data_independent], [result.delta], True

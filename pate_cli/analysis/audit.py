@@ -1,14 +1,12 @@
 """ORCHESTRATE an audit: draws of an aggregator on a neighbouring pair -> a measured lower
 bound on one query's epsilon beside the claimed upper bound (math:audit, cli:pate-audit).
 
-The aggregator is pate_cli's own replay of the mechanism (``mechanisms``: the very code
-``pate-analyze`` replays, on an ``(n, K)`` array of identical rows, its noise from a
-``NoiseSource`` keyed by row position, so any chunk size gives the same draws), or a user's
-``f(votes, rng) -> labels`` called on blocks of ``USER_BLOCK`` rows (whole trials; fewer
-for wide votes), block ``b`` of side ``s`` with its own generator ``(seed, (AUDIT_SALT + s,
-0, b))``. A trial is ``queries`` consecutive rows (one query by default; ``k`` composed
-queries on the same pair); each side's first ``draws // 2`` trials choose the event
-(``accounting.audit.choose_event``), the others measure it.
+The aggregator is ``pate-analyze``'s own replay (``mechanisms``) on an ``(n, K)`` array of
+identical rows, noise keyed by row position (any chunk size, the same draws), or a user's
+``f(votes, rng) -> labels`` on blocks of ``USER_BLOCK`` rows (whole trials; fewer for wide
+votes), block ``b`` of side ``s`` with generator ``(seed, (AUDIT_SALT + s, 0, b))``. A trial
+is ``queries`` consecutive rows (composed queries on the same pair); each side's first
+``draws // 2`` trials choose the event (``accounting.audit.choose_event``), the rest measure it.
 
 Size: one concept, an audit run end to end (its spec, the pair, the draws of either
 aggregator, the margin's pilot, the claim beside the measurement).
@@ -184,11 +182,10 @@ def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> Aud
 def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
     """:func:`audit` of a ready :class:`AuditSpec`.
 
-    With ``margin="auto"`` a pilot first audits each lead of ``MARGINS`` (up to the
-    teachers) with a tenth of the draws (at least 2,000) and seeds other than the audit's
-    (``seed + 1 + i``), and the audit proper runs at the lead whose pilot measured the most
-    (the smallest among ties): the choice does not see the audit's own draws, so its
-    confidence holds (math:audit)."""
+    ``margin="auto"``: a pilot audits each lead of ``MARGINS`` (up to the teachers) with a
+    tenth of the draws (at least 2,000) and seeds ``seed + 1 + i``; the audit runs at the lead
+    measured most (smallest among ties), chosen without its own draws, so its confidence
+    holds (math:audit)."""
     vote_set = validated(votes) if isinstance(votes, VoteSet) else (
         votes_from_array(votes) if isinstance(votes, np.ndarray) else load_votes(votes))
     user = _user_aggregator(aggregator)
@@ -219,14 +216,13 @@ def audit_spec(votes, spec: AuditSpec, *, aggregator=None) -> AuditResult:
 
 def data_dependent_claim(mechanism: Mechanism, histogram: np.ndarray, *, delta: float,
                          queries: int = 1) -> tuple[float, str]:
-    """The data-dependent claim of ``queries`` queries of ``mechanism`` at ``histogram``.
-
-    ``(epsilon, accountant)``: ``queries`` times the curve ``pate-analyze`` charges
-    (``steps.mechanism_steps``: math:gnmax, math:threshold capped by math:screening,
-    math:lnmax, math:exponential; a selecting mechanism's answer step in full), improved
-    conversion over the default orders (math:conversion), or the data-independent claim
-    where smaller. It bounds ``P(S) <= e^epsilon P'(S) + delta``, ``P`` the outputs at
-    ``histogram``, ``P'`` at any neighbour: one direction only (math:audit).
+    """``(epsilon, accountant)`` claimed for ``queries`` queries of ``mechanism`` at
+    ``histogram``: ``queries`` times ``pate-analyze``'s curve (``steps.mechanism_steps``:
+    math:gnmax, math:threshold capped by math:screening, math:lnmax, math:exponential; a
+    selecting mechanism's answer step in full), improved conversion over the default orders
+    (math:conversion), or the data-independent claim where smaller. One direction only:
+    ``P(S) <= e^epsilon P'(S) + delta``, ``P`` at ``histogram``, ``P'`` any neighbour
+    (math:audit).
     """
     orders = default_orders()
     votes = np.asarray(histogram, dtype=np.float64)[None, :]
@@ -245,8 +241,7 @@ def data_dependent_claim(mechanism: Mechanism, histogram: np.ndarray, *, delta: 
 
 def _margin_search(vote_set: VoteSet, spec: AuditSpec,
                    user: UserAggregator | None) -> AuditResult:
-    """``spec`` audited at the lead a pilot on other draws measures most at (see
-    :func:`audit_spec`)."""
+    """``spec`` audited at the lead its pilot measures most (:func:`audit_spec`)."""
     teachers = float(vote_set.teachers)
     draws = max(PILOT_LEAST, spec.draws // PILOT_SHARE)
     lower = {}
@@ -354,8 +349,8 @@ def _side_counts(side: int, histogram: np.ndarray, spec: AuditSpec, mechanism: M
 
 def _tallies(draw: Callable[[np.ndarray, int, int], np.ndarray], histogram: np.ndarray, *,
              spec: AuditSpec, trials_per_call: int, classes: int) -> np.ndarray:
-    """Tallies of the first ``draws // 2`` trials and of the rest, ``trials_per_call``
-    trials a call of ``draw(rows, start, call)`` (``start``: the first row's position)."""
+    """Tallies of the first ``draws // 2`` trials and the rest, ``trials_per_call`` per
+    ``draw(rows, start, call)`` (``start``: the first row's position)."""
     draws, queries, outcomes = spec.draws, spec.queries, classes + 1
     half = draws // 2
     tallies = np.zeros((2, outcomes, queries + 1), dtype=np.int64)

@@ -2,22 +2,21 @@
 or output by output, and runs whose queries are grouped into outputs (token votes).
 
 A budget run halts at the first query whose full cost could take the total above the
-budget (``halt_at="query"``), or before the first output (consecutive queries of one
-generated sequence) whose tokens, charged in full, could (``"output"``): no output is cut.
-Queries go in independent blocks of ``BUDGET_BLOCK``: under a query halt their sums are
-formed ahead on threads or a cluster (:func:`block_sums`), and a block whose sums plus one
-query's largest cost (the data-independent curves, which cap every data-dependent one)
-convert within the budget, with a margin for every rounding, is taken whole; any other is
-gone through query by query. A run with outputs goes through every query, summing each
-output's curves (``accounting.output_sums``) for cli:json's ``outputs``, and at an output
-halt goes back to the chunk where that output began.
+budget (``halt_at="query"``), or before the first output (one generated sequence) whose
+tokens, charged in full, could (``"output"``): no output is cut. Queries go in blocks of
+``BUDGET_BLOCK``: under a query halt their sums are formed ahead on threads or a cluster
+(:func:`block_sums`), and a block whose sums plus one query's largest cost (the
+data-independent curves, which cap every data-dependent one) convert within the budget,
+with a margin for every rounding, is taken whole; others go query by query. A run with
+outputs goes through every query, summing each output's curves (``accounting.output_sums``)
+for cli:json's ``outputs``; an output halt goes back to the chunk where that output began.
 
-No figure depends on the chunk size, the workers, or where block sums were formed; a run
-of at most ``BUDGET_BLOCK`` queries is exactly the query-by-query run. Which blocks are
-skipped depends on the budget; grouped and sequential sums differ in the last bits only
-(math:tolerance), and every figure reported was checked against the budget. The
-per-query ``epsilon_cumulative`` restarts from the carry at each block start, so it ends
-exactly at the reported epsilon.
+No figure depends on the chunk size, the workers, or where block sums were formed; a run of
+at most ``BUDGET_BLOCK`` queries is exactly the query-by-query run. Which blocks are skipped
+depends on the budget; grouped and sequential sums differ in the last bits only
+(math:tolerance), and every figure reported was checked against the budget.
+``epsilon_cumulative`` restarts from the carry at each block start, so it ends exactly at
+the reported epsilon.
 """
 
 from __future__ import annotations
@@ -58,9 +57,8 @@ BlockSums = tuple[GroupedTotals, LabelCounts, bool]
 
 @dataclass(frozen=True, eq=False)
 class BudgetSetting:
-    """What every pass of one walked run reads: the analysed rows and their inputs, the
-    mechanism (``request``, with its accounting, q bound, seed and salt) and its noise,
-    the orders, the budget and where it halts, and the queries' outputs."""
+    """What every pass of one walked run reads (``request``: the mechanism with its
+    accounting, q bound, seed and salt)."""
 
     votes: np.ndarray | VoteRows  # the vote file (a memory map) or its sparse rows
     positions: np.ndarray | FirstRows  # the analysed file rows, in order
@@ -256,9 +254,8 @@ class BudgetWalk:
 
 def run_budget(run: BudgetSetting, carry: np.ndarray, *, workers: int | None = None,
                executor=None, source=None) -> BudgetWalk:
-    """A walked run's halt and sums (module docstring); ``executor``: where block sums are
-    formed (else ``workers`` threads). Blocks are taken whole only under a query halt
-    without outputs."""
+    """A walked run's halt and sums (module docstring); block sums formed on ``executor``
+    (else ``workers`` threads), taken whole only under a query halt without outputs."""
     queries = run.positions.size
     blocks = max(1, math.ceil(queries / BUDGET_BLOCK))
     skipping = run.budget is not None and run.outputs is None and run.halt_at == "query"

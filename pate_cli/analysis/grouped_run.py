@@ -1,13 +1,11 @@
 """Totals-only runs (math:conversion and math:costs): chunks counted apart, here or on any executor.
 
-A chunk's :class:`ChunkCount` holds its distinct (answer, selection) statistics with their
-integer query and answer counts (``accounting.grouped``) and its label counts, which merge
-exactly in any order, on threads or on any ``concurrent.futures`` executor, e.g. a Dask
-cluster (:func:`count_queries`). Totals are formed from whole windows of queries
-(``accounting.grouped.BoundedTotals``: memory bounded whatever the votes), so they are the
-same bits for any chunk size, worker count or place of counting; replay noise is keyed by
-query position (``mechanisms.noise``). Without true labels to score, the answer noise is
-not drawn (the costs do not need it).
+A chunk's :class:`ChunkCount` (distinct (answer, selection) statistics with integer query
+and answer counts, ``accounting.grouped``, and label counts) merges exactly in any order,
+on threads or any ``concurrent.futures`` executor such as Dask (:func:`count_queries`).
+Totals come from whole windows (``BoundedTotals``: bounded memory), so the same bits for any
+chunk size, worker count or place of counting; replay noise is keyed by query position.
+Without true labels to score, the answer noise is not drawn (the costs do not need it).
 """
 
 from __future__ import annotations
@@ -47,12 +45,10 @@ class CountRequest:
 
 @dataclass(frozen=True, eq=False)
 class QueryChunk:
-    """One counted chunk's queries as a consumer of the pass sees them (a single seed):
-    ``start`` (the analysed position of the first), ``log_q`` and ``log_pr`` (log
-    pr_answered; both zeros under data-independent accounting), ``weight`` (the answer
-    step's charge), ``answered`` (the replay's or the given decisions), the released
-    ``labels`` (-1 for none), Interactive-GNMax's ``outcome`` codes (else None) and the
-    queries whose expected charge is raised (``steps.ChunkCosts.raised``; None: none)."""
+    """A counted chunk's queries as a consumer sees them (one seed): ``start`` (the first's
+    analysed position), ``log_q`` and ``log_pr`` (zeros if data-independent), ``weight``
+    (the answer charge), ``answered``, released ``labels`` (-1: none), Interactive's
+    ``outcome`` codes (else None), ``raised`` (``steps.ChunkCosts.raised``)."""
 
     start: int
     log_q: np.ndarray
@@ -66,9 +62,8 @@ class QueryChunk:
 
 @dataclass(frozen=True, eq=False)
 class ChunkCount:
-    """A set of queries' distinct statistics with counts (an answered column per seed
-    when several), their label counts (one per seed) and, when asked for, their
-    :class:`QueryChunk` s."""
+    """Queries' distinct statistics with counts (an answered column per seed), label counts
+    per seed and, if asked, their :class:`QueryChunk` s."""
 
     table: GroupedCounts
     labels: tuple[LabelCounts, ...]
@@ -86,11 +81,10 @@ def count_rows(classes: int) -> int:
 
 def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 0,
                hi: int | None = None, opened=None, shared_noise=None) -> ChunkCount:
-    """Count the queries ``lo .. hi-1`` (default: all) of ``span`` (its source ``opened``
-    if already opened) a chunk of ``chunk_size`` rows at a time through
-    ``steps.block_costs`` (every seed of ``request.seeds`` at once, or the span's given
-    ``decisions``), the released labels scored against the span's ``truth`` when given.
-    ``shared_noise``: noise blocks kept across a sweep's points (``analysis.run.SharedWork``)."""
+    """Count queries ``lo .. hi-1`` (default all) of ``span`` (``opened``: its open source)
+    ``chunk_size`` rows at a time through ``steps.block_costs`` (all ``request.seeds`` at
+    once, or the span's ``decisions``), labels scored against its ``truth`` if given.
+    ``shared_noise``: noise blocks kept across a sweep's points (``run.SharedWork``)."""
     hi = span.size if hi is None else hi
     opened = span.source.opened() if opened is None else opened
     mechanism = request.mechanism
@@ -138,16 +132,13 @@ def count_queries(votes, positions, request: CountRequest,
                   totals_of: Callable[..., GroupedTotals], setting: RunSetting, *,
                   truth: np.ndarray | None = None, source=None,
                   shared_noise=None) -> CountedRun:
-    """Count the analysed queries ``positions`` of ``votes`` and sum them as windows end
-    (``totals_of(table, map=...)`` sums a table; ``accounting.grouped.BoundedTotals``), in
-    the memory of a few chunks and the bounded tables whatever the votes. Chunks (of the
-    ``setting``'s ``chunk_size`` rows, with its ``student`` and ``decisions``; the
-    ``truth`` labels scored) never cross a window edge
-    (``accounting.grouped.window_pieces``); they are counted on its ``workers`` threads
-    (default: the cores) or by its ``executor``, a task per span of whole chunks of at most
-    ``work_sizes.TASK_VALUES`` vote values (``source`` its rows); ``progress`` is called
-    after each span, and its ``consumer`` (with ``request.queries``) with each chunk's
-    :class:`QueryChunk`, in query order."""
+    """Count the queries ``positions`` of ``votes`` and sum them as windows end
+    (``totals_of(table, map=...)``; ``BoundedTotals``), in a few chunks' memory. Chunks of
+    ``setting.chunk_size`` rows (``truth`` scored) never cross a window edge
+    (``window_pieces``); they run on ``workers`` threads (default: the cores) or on the
+    ``executor``, a task per span of whole chunks of at most ``work_sizes.TASK_VALUES``
+    values (``source`` its rows). ``progress`` is called after each span, the ``consumer`` (with
+    ``request.queries``) with each :class:`QueryChunk` in query order."""
     chunk_size, student, decisions = setting.chunk_size, setting.student, setting.decisions
     workers, executor, progress = setting.workers, setting.executor, setting.progress
     consumer = setting.consumer

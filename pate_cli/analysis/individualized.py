@@ -1,13 +1,11 @@
 """Individualized PATE runs (math:individualized; Boenisch et al., "Individualized PATE").
 
-Each group's parameters; the histogram the variant aggregates (plain votes, or weighted
-or participation-masked ones formed a chunk at a time, ``mechanisms.HistogramRows``);
-then one pass over the votes: the run's totals (``analyze_votes``) with the group
-accounting (``accounting.individualized.GroupRun``) as its consumer, fed each chunk's
-statistics and decisions in query order (:class:`GroupPass`). With a table, a second
-pass adds each group's cumulative epsilon to the run's streamed table
-(:func:`_group_frames`): its rows stop releasing labels at the stop, which only the
-first pass finds. Memory is bounded by the chunk.
+The variant's histogram (plain, or weighted or participation-masked votes formed a chunk
+at a time, ``mechanisms.HistogramRows``), then one pass: the run's totals
+(``analyze_votes``) with the group accounting (``accounting.individualized.GroupRun``) as
+consumer of each chunk in query order (:class:`GroupPass`). With a table, a second pass
+adds each group's cumulative epsilon and stops releasing labels at the stop the first pass
+found (:func:`_group_frames`). Memory is bounded by the chunk.
 """
 
 from __future__ import annotations
@@ -140,8 +138,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         teachers = float(predictions.shape[1])
         total = float(np.sum(parameters.sensitivity[teacher_groups]))
         if variant == "weighting" and total > teachers * (1.0 + 1e-9):
-            # weights summing above the teacher count (--weights group-size, Algorithm 2
-            # as printed): a row sums to at most the total weight, the threshold step's M
+            # weights above the teacher count (--weights group-size, Algorithm 2 as
+            # printed): a row sums to at most the total weight, the threshold step's M
             notes = (f"--weights: the weights sum to {total:g} over the {int(teachers)} teachers "
                      f"(Algorithm 2 as printed): the threshold step takes M = {total:g}, "
                      "and the uniform run (sensitivity 1) is not comparable",)
@@ -152,10 +150,9 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     run = dict(teachers=teachers, accounting=accounting, delta=delta, orders=orders,
                conversion=conversion, seed=seed, labels=labels, student=student, source=source)
     # the threshold step's exact curve (T, kind, low, high) (math:screening), None under
-    # screening="gaussian": the counts are whole for plain and upsampled votes and for
-    # weighted or rescaled ones whose weights or rescalings are whole (checked above: on
-    # any data, not only these predictions); a group's step D must be whole too for the
-    # integer grid (``curves``)
+    # screening="gaussian": counts are whole for plain and upsampled votes and for whole
+    # weights or rescalings (checked above on any data); a group's step D must be whole
+    # too for the integer grid (``curves``)
     selects = mechanism.selects
     kind, low, high = screening_counts(mechanism) if selects else ("gaussian", 0.0, 0.0)
     screen = None if kind == "gaussian" else (float(mechanism.threshold), kind, low, high)
@@ -165,15 +162,14 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                            member_groups)
     found = GroupRun(setting, budgets=parameters.budgets, delta=delta, conversion=conversion,
                      accounting=accounting)
-    # chunks sized for the table's pass and the group sums (their bits do not depend on it)
+    # chunks sized for the table's pass and the group sums (no bit depends on it)
     rows = stream_rows(chunk_size, row_width(histogram), grid.size)
     consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=labels,
                          expected=accounting == "expected", rows=rows, workers=workers,
                          raised_charge=mechanism_steps(mechanism)[0].raised_charge
                          if selects else None)
-    # the one pass: the run's totals, and each chunk's queries consumed by the group
-    # accounting in query order (with a table, the run keeps its statistic pairs: the
-    # table's pass, _group_frames -> per_query_frames, looks each query's own epsilon up)
+    # the one pass (with a table, the run keeps its statistic pairs, where the table's
+    # pass, _group_frames -> per_query_frames, looks each query's epsilon up)
     base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
                          per_query=bool(per_query), workers=workers, consumer=consumer)
     consumer.finish()
@@ -203,14 +199,12 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
 
 
 class GroupPass:
-    """The group accounting (``accounting.individualized.GroupRun``) as a consumer of
-    the run's one pass (``RunSetting.consumer``): the chunks' queries
-    (``grouped_run.QueryChunk``) added in query order, ``rows`` at a time (the figures
-    do not depend on it), the labels released before the stop counted (from the stop on,
-    none is released), and the answers before it: their number, or under expected
-    accounting their expected number summed as the run's own totals sum it
-    (``accounting.grouped``), the bits of the run analysed up to the stop. Call
-    :meth:`finish` after the pass."""
+    """The group accounting (``GroupRun``) as the run's consumer (``RunSetting.consumer``):
+    chunks (``grouped_run.QueryChunk``) added in query order, ``rows`` at a time (no figure
+    depends on it), counting the labels released before the stop and the answers before it
+    (under expected accounting their expected number summed as ``accounting.grouped`` sums
+    the run's totals: the bits of the run analysed up to the stop). Call :meth:`finish`
+    after the pass."""
 
     def __init__(self, found: GroupRun, *, uses_student: bool, labels, expected: bool,
                  rows: int, workers: int | None, raised_charge=None):
@@ -274,10 +268,9 @@ def _expected_only(table: GroupedCounts, map=map, *, raised_charge=None) -> Grou
 def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,
                  stopped_at: int | None, student=None, chunk_size: int,
                  workers: int | None = None) -> Iterator:
-    """The per-query table a chunk at a time: ``base``'s streamed table
-    (``per_query_stream.per_query_frames``) with nothing released from ``stopped_at`` on
-    and each group's cumulative epsilon (``epsilon_cumulative_<group>``) composed from
-    the table's own columns: the rows, bit for bit, of the run's ``to_frame()``."""
+    """``base``'s streamed table (``per_query_frames``), nothing released from
+    ``stopped_at`` on, with each group's ``epsilon_cumulative_<group>`` composed from its
+    own columns: bit for bit the run's ``to_frame()``."""
     sums = GroupSums(groups=len(names), orders=setting.orders, delta=base.delta,
                      conversion=base.conversion, member_groups=setting.member_groups)
     independent = base.accounting == "data-independent"

@@ -3,19 +3,17 @@
 a teacher changing every label at once); the columns are docs/tutorials/multilabel.md's.
 
 - ``binary``: the ``(queries, labels, 2)`` counts as ``(queries * labels, 2)`` rows
-  (``inputs.multilabel``) analysed by ``analyze_votes`` (GNMax, or Confident thresholding
-  each label's larger count), noise keyed by the row ``query * labels + label``: the
-  flattened file's totals. The per-query table is the flattened run's stream
-  (``per_query_stream``) in pieces of whole queries, each query's label rows summed.
+  analysed by ``analyze_votes`` (GNMax, or Confident thresholding each label's larger
+  count), noise keyed by row ``query * labels + label``: the flattened file's totals; the
+  table is the flattened stream in pieces of whole queries, label rows summed.
 - ``tau:TAU`` and ``powerset`` (GNMax, from per-teacher predictions): every query is
   answered; tau's curve is data-independent in every mode (no data-dependent bound for the
   clipped Gaussian), powerset's is math:gnmax with math:sparse's zero block of unobserved
-  sets. A pass over the queries forms each chunk's curves and adds them to the running sums
-  (``accounting.composition``, in query order: any chunking gives the same bits); the
-  per-query table is a second such pass.
+  sets. One pass adds each chunk's curves to the running sums (``accounting.composition``,
+  in query order: the same bits for any chunking); the table is a second such pass.
 
 Label sets are integers (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels). Votes are
-read a chunk of queries at a time: memory is bounded by the chunk, not by the file.
+read a chunk of queries at a time: memory is bounded by the chunk.
 """
 
 from __future__ import annotations
@@ -63,10 +61,9 @@ from .steps import mechanism_steps, step_curves
 
 
 def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult:
-    """``--multilabel`` (``spec``, a ``run_spec.RunSpec`` whose option rules were checked)
-    over a counts file ``votes`` or ``spec.predictions``: read, analyse on the grid
-    ``orders`` after ``initial_rdp``. ``build(M)`` makes the mechanism ``spec`` names for M
-    teachers."""
+    """``--multilabel`` (``spec``, rules checked) over a counts file ``votes`` or
+    ``spec.predictions`` on the grid ``orders`` after ``initial_rdp``; ``build(M)`` makes
+    the mechanism for M teachers."""
     predictions, q_bound = spec.predictions, spec.q_bound
     variant, tau = parse_variant(spec.multilabel)
     if (votes is None) == (predictions is None):
@@ -116,9 +113,8 @@ def _binary(votes, mechanism, setting: RunSetting) -> AnalysisResult:
 
 
 def _binary_frames(run, votes, q_bound: str, workers, chunk, _result):
-    """The per-query table of a binary run: the flattened run's pieces of whole queries
-    (``per_query_frames``), each query's rows summed; its own epsilon from the sum of its
-    labels' curves as charged (math:costs)."""
+    """A binary run's table: the flattened run's pieces of whole queries, rows summed by
+    query; each query's epsilon from its labels' curves as charged (math:costs)."""
     from scipy.special import logsumexp
     labels, orders, size = votes.label_count, run.orders, run.orders.size
     selection, answer = mechanism_steps(run.mechanism, q_bound=q_bound)
@@ -175,10 +171,8 @@ def _rows(curves: np.ndarray, index: np.ndarray) -> StepRows:
 
 @dataclass(frozen=True, eq=False)
 class _SetRun:
-    """A tau or powerset run's chunks are formed with: its variant and tau, the
-    ``mechanism`` (GNMax) and ``noise`` source, the ``independent`` curve and ``orders``,
-    whether the curves are ``dependent`` (powerset, not data-independent), powerset's
-    ``width``."""
+    """What a tau or powerset run's chunks are formed with; ``dependent``: powerset, not
+    data-independent; ``width``: powerset's."""
 
     variant: str
     tau: float | None
@@ -268,9 +262,9 @@ def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisR
 
 
 def _set_frames(votes, variant: str, form, pieces, converter, carry, at: int, result):
-    """The per-query table of a tau or powerset run, a chunk at a time: its running sums
-    from ``carry`` (math:conversion), each query's own epsilon. A first pass finds
-    powerset's width, or whether every plurality count of tau is whole."""
+    """A tau or powerset run's table a chunk at a time, sums running from ``carry``
+    (math:conversion); a first pass finds powerset's width or whether tau's plurality
+    counts are all whole."""
     run = form.keywords["run"]
     if variant == "powerset" and run.width is None:
         form = partial(_set_chunk, votes, run=replace(run, width=_widest(votes, pieces)))

@@ -1,23 +1,18 @@
 """The per-query table of a totals-only run, chunk by chunk (a second pass), and the
 run's decisions read from it.
 
-A run analysed without per-query columns (``analyze_votes(per_query=False)``) knows its
-reported order, its halt and its totals; :func:`per_query_frames` replays it chunk by chunk
-(noise keyed by query position, math:mechanisms; running sums carried across chunks,
-math:conversion) and yields cli:per-query's per-query table a chunk at a time, bit for bit the
-per-query run's ``to_frame()``, in the memory of one chunk (``pate-analyze --per-query``).
+:func:`per_query_frames` replays a totals-only run (its order, halt and totals known)
+chunk by chunk (noise keyed by query position, math:mechanisms; running sums carried,
+math:conversion) into cli:per-query's table, bit for bit the per-query run's
+``to_frame()``, in one chunk's memory. Running sums are formed only at the orders that can
+still give a cumulative epsilon (``accounting.live_orders``); each query's own epsilon is
+looked up from ``result.distinct_pairs`` (``accounting.own_epsilons``) or, without the
+pairs (a budget run), from its curves at the orders that may give its minimum
+(``probed_epsilons``): both the bits of the full computation.
 
-The pass uses what the totals found: the running sums are formed only at the orders that
-can still give a cumulative epsilon under the run's total curve
-(``accounting.live_orders``), and each query's own epsilon is looked up from the run's
-distinct statistic pairs (``result.distinct_pairs``, converted once each by
-``accounting.own_epsilons``; where the pairs were not kept, as in a budget run, from the
-query's curves at the orders that may give its minimum, ``probed_epsilons``). Both give the
-bits of the full computation.
-
-A run's decisions (``pate_cli.decisions.Decisions``, cli:decisions) are read from the
-same stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``) or
-whole (:func:`decisions_of`; ``label()``).
+A run's decisions (``pate_cli.decisions.Decisions``, cli:decisions) are read from the same
+stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``) or whole
+(:func:`decisions_of`; ``label()``).
 """
 
 from __future__ import annotations
@@ -48,15 +43,12 @@ from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
 
 def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None = None,
                      **options) -> Iterator:
-    """``result.to_frame()`` of the per-query run, as DataFrames of one chunk each.
-    ``result`` is the totals-only analysis of ``votes`` (a single LNMax, GNMax, Confident
-    or Interactive run); ``setting`` (or ``options``, its fields) what it was analysed with:
-    its ``query_indices``, ``student``, ``decisions``, ``q_bound``, ``salt``,
-    ``chunk_size`` (None: sized for the table) and ``workers`` (``options`` given with a
-    ``setting`` replace its fields). Only the first
-    ``result.queries`` queries are replayed (a budget run's halt). ``workers`` threads
-    form the chunks' curves ahead (default: the cores); the frames are the same bits for
-    any."""
+    """The per-query run's ``to_frame()`` as one DataFrame a chunk, for the totals-only
+    analysis ``result`` of ``votes`` (one LNMax, GNMax, Confident or Interactive run).
+    ``setting`` (``options`` replace its fields): ``query_indices``, ``student``,
+    ``decisions``, ``q_bound``, ``salt``, ``chunk_size`` (None: sized for the table),
+    ``workers`` (threads forming chunks ahead; the same bits for any). Only the first
+    ``result.queries`` queries are replayed (a budget run's halt)."""
     setting = RunSetting.of(**options) if setting is None else replace(setting, **options)
     query_indices, student, decisions = (setting.query_indices, setting.student,
                                          setting.decisions)
@@ -90,11 +82,10 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
         map=lambda function, items: ordered_map(function, items, workers=workers))
 
     def form(piece: tuple[int, int]):
-        """A chunk's decisions and statistics (no carry needed, so chunks are formed
-        ahead on threads), ``costs_at(columns)``: its curves at the grid's orders
-        ``columns``, and its few selection curves at every order with each query's index.
-        Those are formed once and sliced (the same bits: each entry is its order's), so
-        that no exact threshold curve is solved again for a set of orders."""
+        """A chunk's decisions and statistics (no carry: formed ahead on threads),
+        ``costs_at(columns)`` (its curves at orders ``columns``), and its selection curves at
+        every order with each query's index, formed once and sliced (the same bits) so no
+        exact threshold curve is solved again."""
         chunk = chunk_costs(votes, positions, *piece, mechanism=result.mechanism,
                             selection=selection, answer=answer, noise=noise, student=student,
                             decisions=decisions, accounting=result.accounting, curves=False)
@@ -106,16 +97,14 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
                 answer, chunk.log_q, orders[columns], independent, shared), chunk.weight)
         return chunk, costs_at, (chosen, index)
 
-    # the running sums at the orders that can still give a cumulative epsilon only
-    # (accounting.live_orders); a chunk formed ahead has the curves at the orders live
-    # when it was formed, which only become fewer until a restart
+    # running sums at the live orders only (accounting.live_orders); a chunk formed ahead
+    # has curves at the orders live then, which only become fewer until a restart
     sums = LiveOrders(converter, epsilon_ceiling(result.rdp_total, queries + 1, converter),
                       lambda piece, columns: form(piece)[1](columns))
 
     def formed(piece: tuple[int, int]):
-        """A chunk formed ahead: its curves at the orders live now, and its queries'
-        own epsilons looked up, or without the pairs (or one missing) from their curves
-        at the orders that may give them (``own_epsilons.probed_epsilons``)."""
+        """A chunk formed ahead: its curves at the orders live now and its queries' own
+        epsilons (looked up, or if a pair is missing ``probed_epsilons``)."""
         columns = sums.live
         chunk, costs_at, selection_curves = form(piece)
         chunk = chunk._replace(costs=costs_at(columns))
@@ -158,10 +147,9 @@ def decisions_of(result) -> Decisions:
 
 
 def streamed_decisions(result, frames: Iterator | None = None) -> Iterator[Decisions]:
-    """The decisions of a result analysed with ``per_query="stream"``, a piece at a time
-    from its table's stream (``frames``, or a new ``result.iter_frames()``;
-    ``Decisions.of_tables``), up to where labelling stopped (an individualized run's stop):
-    memory bounded by the piece (``--write-decisions``)."""
+    """A streamed result's decisions a piece at a time from ``frames`` (else a new
+    ``result.iter_frames()``), up to where labelling stopped (an individualized stop), in
+    the memory of one piece (``--write-decisions``)."""
     return Decisions.of_tables(result.iter_frames() if frames is None else frames,
                                result.mechanism.name,
                                None if result.groups is None else result.groups.stopped_at)

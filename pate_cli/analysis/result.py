@@ -29,21 +29,20 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class RunSetting:
-    """What one run of votes is analysed with: ``analysis.run.analyze_votes``'s keywords.
+    """``analysis.run.analyze_votes``'s keywords.
 
-    ``teachers`` (default: the first row's total), ``accounting`` (``replay``, ``expected``
-    or ``data-independent``), ``delta``, ``orders`` (default: the paper's grid),
-    ``conversion`` and ``seed`` as pate-analyze's; ``queries``: the first N analysed rows;
-    ``query_indices``: those rows, in that order; ``budget`` and ``halt_at`` (``query`` or
-    ``output``, with ``outputs``: each analysed query's output); ``labels`` (true labels,
-    per file row), ``student`` (Interactive-GNMax's probabilities), ``decisions`` (given
-    decisions, charged instead of the replay's); ``initial_rdp`` (RDP spent before the
-    first query); ``salt`` (independent noise under the same seed); ``chunk_size`` (rows
-    per chunk); ``source`` (the ``VoteSet`` read, for the summary); ``progress(done,
-    total)``; ``q_bound``; ``per_query`` (the table as a stream, ``result.iter_frames()``);
-    ``workers`` (threads) and ``executor`` (where chunks are counted); ``consumer``: called
-    with each chunk's per-query statistics (``grouped_run.QueryChunk``), in query order,
-    by a totals-only run's one pass (no budget, outputs or SVT-PATE)."""
+    ``teachers`` (default: the first row's total), ``accounting`` (``replay``,
+    ``expected``, ``data-independent``), ``delta``, ``orders`` (default: the paper's grid),
+    ``conversion``, ``seed`` as pate-analyze's; ``queries``: the first N analysed rows;
+    ``query_indices``: those rows, in order; ``budget``, ``halt_at`` (``query`` or
+    ``output``; ``outputs``: each query's output); ``labels`` (true labels, per file row);
+    ``student`` (Interactive's probabilities); ``decisions`` (charged instead of the
+    replay's); ``initial_rdp`` (spent before the first query); ``salt`` (independent noise,
+    same seed); ``chunk_size`` (rows per chunk); ``source`` (the ``VoteSet``, for the
+    summary); ``progress(done, total)``; ``q_bound``; ``per_query`` (the table as a stream,
+    ``result.iter_frames()``); ``workers``, ``executor`` (where chunks are counted);
+    ``consumer``: called with each chunk's ``grouped_run.QueryChunk`` in query order by a
+    totals-only run's pass (no budget, outputs or SVT-PATE)."""
 
     teachers: float | None = None
     accounting: str = "replay"
@@ -180,10 +179,8 @@ class InputFile:
 
 @dataclass(frozen=True)
 class TuningPart:
-    """``--tuning`` (math:tuning): the random search's law of K (``shape`` None for
-    Poisson), the run alone (``epsilon_single``) and the whole search (``epsilon_tuned``,
-    and for a data-dependent run ``epsilon_tuned_data_independent``, the search's
-    data-independent bound)."""
+    """``--tuning`` (math:tuning): the search's law of K (``shape`` None for Poisson), the
+    run alone (``epsilon_single``) and the whole search (``epsilon_tuned``)."""
 
     distribution: str
     text: str
@@ -195,8 +192,7 @@ class TuningPart:
     # a data-dependent run's data-independent bound with the search (None: the run is
     # data-independent, epsilon_tuned is that bound)
     epsilon_tuned_data_independent: float | None = None
-    # math:risk: the attack risk of the search's data-independent curve (what a report
-    # that publishes the search's epsilon publishes with it)
+    # math:risk: the attack risk of the search's data-independent curve (published with it)
     risk: AttackRisk | None = None
 
 
@@ -278,9 +274,8 @@ class AnalysisResult:
     data_independent_method: str = "rdp"
     # The RDP figure a PLD ``epsilon`` replaced (``data_independent_method == "pld"``).
     epsilon_rdp: float | None = None
-    # The Gaussian steps' data-independent figure by their privacy loss distribution
-    # (analysis.added_figures; replay: the run's answers, expected: every query answered),
-    # beside the RDP one; None for a run without one (not Gaussian, --add-rdp, rounds).
+    # The Gaussian steps' data-independent PLD figure beside the RDP one (added_figures;
+    # replay: the run's answers, expected: all); None without one (--add-rdp, rounds...).
     epsilon_data_independent_pld: float | None = None
     counts: QueryCounts | None = None
     # The per-query table by a second pass over the votes (or ``table``, columns in memory).

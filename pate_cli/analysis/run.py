@@ -183,10 +183,9 @@ class _Finish:
 
     def __call__(self, seed: int, sums: tuple, counts, queries: int, *, table=None,
                  budget: BudgetPart | None = None, whole: bool | None = None) -> AnalysisResult:
-        """Seed ``seed``'s result from ``sums`` ``(carry, (selection, answer), answered
-        weight)`` and the label ``counts`` of its ``queries`` (a budget run's before its
-        halt); ``table``: the pairs counted; ``whole``: all plurality counts whole (None:
-        not recorded)."""
+        """Seed ``seed``'s result from ``sums`` ``(carry, (selection, answer), answered)``
+        and the label ``counts`` of its ``queries`` (before a halt); ``table``: the pairs
+        counted; ``whole``: all plurality counts whole (None: not recorded)."""
         setting, selection, answer = self.setting, self.selection, self.answer
         carry, step_sums, answered_total = sums
         orders, delta, conversion = setting.orders, setting.delta, setting.conversion
@@ -256,11 +255,10 @@ class SharedWork:
 
 def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
                    **options: Any) -> list[ReplayTotals]:
-    """``analyze_votes``' totals for several ``seeds``, the same bits as one run per seed:
-    chunks counted once (an answered column per seed), each distinct curve evaluated once;
-    budget, Interactive-GNMax and SVT-PATE runs go once per seed. ``options``:
-    ``RunSetting``'s fields (``workers`` 1 by default); ``shared``: a sweep's earlier
-    points' noise and curves."""
+    """``analyze_votes``' totals for several ``seeds``, the bits of one run per seed: chunks
+    counted once (an answered column per seed), each distinct curve evaluated once (budget,
+    Interactive and SVT-PATE runs: once per seed). ``options``: ``RunSetting``'s fields
+    (``workers`` 1 by default); ``shared``: a sweep's earlier points' noise and curves."""
     setting = RunSetting.of(**{"workers": 1, **options, "per_query": False})
     return [_totals_of(run) for run in _runs(votes, mechanism,
                                              tuple(int(seed) for seed in seeds), setting,

@@ -1,10 +1,7 @@
-"""The frozen setting of one analysis (``RunSpec``: ``analyze``'s keywords, so every
-``pate-analyze`` option) and the one table of option rules, shared by the API and every command.
-
-``RULES``: what options cannot combine with, checked before any input is read; ``INPUT_RULES``:
-what a kind of input cannot run (sparse token votes, votes without outputs), checked once the
-votes are read. Checks that parse a value (``--sampling``, ``--tuning``, the order grid) run
-in the same step (``check_options``).
+"""One analysis's frozen setting (``RunSpec``: ``analyze``'s keywords, every ``pate-analyze``
+option) and the option rules shared by the API and every command: ``RULES`` (combinations
+refused before any input is read, with the checks that parse a value, ``check_options``)
+and ``INPUT_RULES`` (what a kind of input cannot run, checked once the votes are read).
 """
 
 from __future__ import annotations

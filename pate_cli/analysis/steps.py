@@ -25,13 +25,11 @@ from ..mechanisms.sampled import SampledMechanism, unsampled
 
 @dataclass(frozen=True)
 class Step:
-    """One privacy-costing step (math:costs): ``statistic(votes, student)``, the
-    per-query ``log q`` or ``log pr_answered``; ``rdp(distinct statistics, orders)``;
-    ``independent(orders)``, the data-independent curve (math:independent). A threshold
-    step also has ``raised(votes, student)``: the statistic and the queries whose expected
-    charge is ``raised_charge(statistics)`` rather than ``exp(statistic)``
-    (``threshold.raised_counts``: counts above T rounded down to the lattice; math:costs),
-    from one computation of the counts."""
+    """One privacy-costing step (math:costs): ``statistic(votes, student)`` (per-query
+    ``log q`` or ``log pr_answered``), ``rdp(distinct statistics, orders)``, and
+    ``independent(orders)`` (math:independent). A threshold step's ``raised(votes,
+    student)`` gives, from one computation of the counts, the statistic and the queries
+    charged ``raised_charge(statistics)``, not ``exp(statistic)`` (``threshold.raised_counts``)."""
 
     statistic: Callable[..., np.ndarray]
     rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -61,11 +59,10 @@ COST_TABLE = {"lnmax": (False, "laplace"), "gnmax": (False, "gaussian"),
 
 def mechanism_steps(mechanism, *, q_bound: str = "union",
                     added_unit: bool = False) -> tuple[Step | None, Step]:
-    """The (selection, answer) steps of a mechanism; selection is None if it has none.
-    ``q_bound`` (math:gnmax and math:integral) applies to Gaussian answers only. A sampled
-    aggregator has its inner steps with amplified data-independent curves (math:sampling);
-    where a neighbour adds a voting unit (``added_unit``: ``--vote-change add``) the
-    threshold's count may reach M + 1, and its exact curve covers that count."""
+    """A mechanism's (selection or None, answer) steps. ``q_bound`` (math:gnmax,
+    math:integral): Gaussian answers only. A sampled aggregator: its inner steps with
+    amplified data-independent curves (math:sampling); with ``added_unit`` (``--vote-change
+    add``) the threshold's exact curve covers counts up to M + 1."""
     check_q_bound(q_bound)
     if isinstance(mechanism, SampledMechanism):
         selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound,
@@ -85,9 +82,8 @@ def mechanism_steps(mechanism, *, q_bound: str = "union",
                   partial(_answer_rdp, kind, value), partial(_answer_independent, kind, value))
     if not selects:
         return None, answer
-    # The noisy threshold on ``selection_counts`` (math:threshold): math:screening's exact curve
-    # (``screening_counts``) caps math:threshold's data-dependent one; math:independent's under
-    # "gaussian".
+    # The threshold on ``selection_counts``: math:screening's exact curve caps math:threshold's
+    # data-dependent one (math:independent's under "gaussian").
     kind, low, high = screening_counts(mechanism)
     screen = (mechanism.sigma_threshold, mechanism.threshold, kind, low,
               high + 1.0 if added_unit and kind != "gaussian" else high)
@@ -249,8 +245,8 @@ def _independent_rows(step, keys: np.ndarray, orders: np.ndarray) -> np.ndarray:
 
 
 class ChunkCosts(NamedTuple):
-    """A chunk's votes, decisions, statistics, answer weight and (if asked) curves;
-    ``runs``: the decisions of each noise source (``made`` is the first's)."""
+    """A chunk's votes, decisions, statistics, answer weight and curves (if asked); ``runs``:
+    each noise source's decisions (``made``: the first's)."""
 
     block: np.ndarray
     made: Decisions

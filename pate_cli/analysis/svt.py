@@ -2,23 +2,21 @@
 cut-off search of ``--svt-cutoff auto`` and the note of a run that answers little.
 
 The guarantee is converted over a continuous order (``accounting.svt``: never above the
-pure-DP bound ``c eps0``); only with an external RDP curve (``--add-rdp``, known on the
-grid alone) is the sum converted on the grid by ``rdp_to_epsilon`` (math:conversion).
+pure-DP bound ``c eps0``); only with ``--add-rdp`` (a curve known on the grid alone) is the
+sum converted on the grid (math:conversion).
 
-The replay goes a chunk at a time: the run keeps counts only, and its table is a second
-pass (:func:`svt_frames`). The mechanism is sequential, but all it carries from one query
-to the next is the number of unstable queries met so far: query noise is keyed by the
-query's position and threshold noise by the round's number (math:mechanisms), so a chunk
-replayed from the carried count decides what the whole run decides
-(``mechanisms.svt.SVTPATE.pieces``).
+The replay goes a chunk at a time (counts only; the table is a second pass,
+:func:`svt_frames`). The mechanism is sequential but carries only the number of unstable
+queries met: query noise is keyed by position and threshold noise by round
+(math:mechanisms), so a chunk replayed from the carried count decides what the whole run
+does (``SVTPATE.pieces``).
 
-The search and the note (``accounting.svt_tuning``) see the votes only through the
-distances to instability, computed once into an ``inputs.rows.ScratchColumn``: computing them
-for every pass would read the vote file some 20 to 40 times, keeping them would hold 8
-bytes per query. The search looks at the votes: the reported epsilon is that of a cut-off
-fixed in advance, and no composition covers the choice (the cut-offs tried replay the same
-noise draws; ``--tuning`` does not take ``-m svt``). The run says so, its summary marks the
-cut-off as searched (``svt.cutoff_from_search``) and pate-report refuses the search.
+The search and the note (``accounting.svt_tuning``) read the distances to instability,
+computed once into an ``inputs.rows.ScratchColumn`` (per pass they would read the file 20 to
+40 times; in memory, 8 bytes a query). The search looks at the votes: the epsilon holds for
+a cut-off fixed in advance and no composition covers the choice (the cut-offs replay the
+same noise; ``--tuning`` does not take ``-m svt``). The run says so, its summary marks the
+cut-off as searched (``svt.cutoff_from_search``) and pate-report refuses it.
 """
 
 from __future__ import annotations
@@ -58,13 +56,10 @@ from .result import AnalysisResult, QueryCounts, RunSetting, SvtPart
 
 def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
                 positions: np.ndarray, seed: int) -> AnalysisResult:
-    """SVT-PATE: the replay, and the data-independent guarantee (math:svt), for the rows
-    ``positions`` under ``seed`` and the resolved ``setting`` (its orders, teachers and
-    chunk size known).
-
-    The reported ``epsilon`` is the guarantee at the cut-off, whatever ``accounting`` and
-    the replay; ``decisions`` (from ``--decisions``) replace the replay and must follow
-    the mechanism's rule. ``per_query`` gives the result its table's pass (``frames``)."""
+    """SVT-PATE's replay and data-independent guarantee (math:svt) for rows ``positions``
+    under ``seed`` and the resolved ``setting``. ``epsilon`` is the guarantee at the
+    cut-off, whatever ``accounting`` and the replay; ``decisions`` replace the replay and
+    must follow the mechanism's rule; ``per_query`` gives the result ``frames``."""
     teachers, accounting, delta, orders = (setting.teachers, setting.accounting,
                                            setting.delta, setting.orders)
     conversion, labels, initial_rdp, salt = (setting.conversion, setting.labels,
@@ -160,14 +155,13 @@ def analyze_svt(votes: np.ndarray, mechanism: SVTPATE, setting: RunSetting,
 
 def svt_frames(result, *, votes, positions, given: Decisions | None = None, salt: int = 0,
                chunk_size: int | None = None) -> Iterator:
-    """The run's per-query table as DataFrames of one chunk each, by a second pass over
-    ``votes`` (``result``: the analysis, which counted the replay; the other arguments
-    those it was analysed with; ``chunk_size`` changes no byte).
+    """The per-query table, one DataFrame a chunk, by a second pass over ``votes`` (the
+    arguments those ``result`` was analysed with; ``chunk_size`` changes no byte).
 
-    ``epsilon_cumulative`` is the guarantee had the mechanism stopped after that query
-    (``accounting.svt.svt_epsilon_so_far``). ``rdp_selection`` is each unstable query's
-    share at the reported order: ``alpha eps0^2 / 2``, or ``eps0`` when the pure-DP bound
-    gave epsilon (order ``inf``). Extra columns: ``distance`` and ``unstable``.
+    ``epsilon_cumulative``: the guarantee had the mechanism stopped after that query
+    (``svt_epsilon_so_far``). ``rdp_selection``: each unstable query's share at the
+    reported order, ``alpha eps0^2 / 2`` or ``eps0`` when the pure-DP bound gave epsilon
+    (order ``inf``). Extra columns: ``distance`` and ``unstable``.
     """
     svt, queries, orders = result.svt, result.queries, result.orders
     chunk_size = stream_rows(chunk_size, row_width(votes), 1)
@@ -200,10 +194,9 @@ def svt_frames(result, *, votes, positions, given: Decisions | None = None, salt
 
 def search_cutoff(mechanism: SVTPATE, distances: ScratchColumn, *, delta: float,
                   conversion: str, seed: int, salt: int) -> list[tuple[int, float, int]]:
-    """``(cutoff, scale, answered)`` of each cut-off tried at ``target_epsilon``: its scale
-    solved for the target as a fixed cut-off's is (a cut-off no scale in the solver's
-    range serves is skipped; ``ValueError`` if none is left), its seeded replay's answers.
-    The run keeps the one that answers the most queries (the smallest on a tie)."""
+    """``(cutoff, scale, answered)`` per cut-off tried: its scale solved for
+    ``target_epsilon`` (skipped if none in range; ``ValueError`` if none left) and its
+    seeded replay's answers. The run keeps the most answers (smallest cut-off on a tie)."""
     queries = len(distances)
     tried = []
     for cutoff in cutoff_candidates(queries):
