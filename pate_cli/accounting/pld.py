@@ -249,7 +249,6 @@ def pure_composed_profile(epsilon: float, queries: int) -> tuple:
     return epsilons, deltas
 
 
-@lru_cache(maxsize=16)
 def laplace_pld(scale: float, steps: int):
     """dp_accounting's privacy loss distribution of ``steps`` composed Laplace mechanisms
     (sensitivity 1, scale ``scale``; pessimistic), on a grid sized for the composed loss;

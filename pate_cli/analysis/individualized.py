@@ -144,6 +144,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                      f"(Algorithm 2 as printed): the threshold step takes M = {total:g}, "
                      "and the uniform run (sensitivity 1) is not comparable",)
             teachers = total
+            mechanism = replace(mechanism, teachers=total)  # screening_counts' range
         if getattr(mechanism, "integer_votes", False):  # whole counts on any data?
             mechanism = replace(mechanism, integer_votes=histogram.whole_on_any_data(
                 chunk_rows(chunk_size, classes)))

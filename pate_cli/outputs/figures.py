@@ -151,7 +151,8 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
         text = f"{name}" if budget is None else f"{name} (budget {budget:g})"
         stop = None if budget is None else _halt_row(frame, ys, budget, halts, name)
         if stop is not None:
-            text += f": exhausted at query {int(frame['query'].iloc[stop])}"
+            text += (f": exhausted at query {int(frame['query'].iloc[stop])}" if halts
+                     else f": above its budget from query {int(frame['query'].iloc[stop])}")
             stops.append(stop)
         axes.plot(xs, ys, color=colour, linewidth=1.7, label=text, gid=f"group-{name}")
         if budget is not None:
@@ -176,9 +177,11 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
                       gid="baseline-stop")
     if stops:
         first = min(stops)
+        query = int(frame["query"].iloc[first])
         axes.axvline(xs[first], color="black", linestyle=":", linewidth=1.0,
-                     label=f"labelling stops before query {int(frame['query'].iloc[first])}",
-                     gid="stop")
+                     label=(f"labelling stops before query {query}" if halts else
+                            f"a budget first exceeded at query {query} (the run halts there "
+                            "or before: give its summary)"), gid="stop")
     axes.set_xlabel(x_label)
     axes.set_ylabel(epsilon_label(delta))
     finish_figure(figure, axes, style, title="Per-group privacy cost (individualized PATE)",

@@ -113,7 +113,9 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
         f"epsilon: {captions.figure_note(summary, 'figures')}",
         f"budgets: {budget_text}" if budgets else
         "no budgets given (use --groups or --summary)") if part)
-    halts = None if summary is None or groups_path is not None else plots.summary_halts(summary)
+    # the run's halts where its summary's budgets are the ones drawn
+    halts = (plots.summary_halts(summary) if summary is not None and budgets == {
+        str(row["group"]): float(row["budget"]) for row in summary["groups"]} else None)
     return plots.groups_figure(frame, budgets=budgets,
                                delta=_figure_delta(delta, [summary], [summary_path]), x=x,
                                baseline=baseline, caption=caption, halts=halts, style=style)

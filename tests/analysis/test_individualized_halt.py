@@ -118,7 +118,7 @@ def test_a_teacher_that_has_not_taken_part_does_not_halt_the_run(tmp_path):
     """Vanishing with a budget below the conversion of zero sums (0.01 < log(1e5) / 499):
     a teacher of that group that has not yet taken part has spent nothing and does not
     halt the run, whatever the chunk (it halted at query 0 in chunks of 4,096 queries,
-    at 343 in chunks of 7)."""
+    at 343 in chunks of 7); the group halts at its first teacher's first query, 1296."""
     (tmp_path / "g.csv").write_text("group,budget,share\nhigh,0.01,0.34\naverage,2.0,0.432\n"
                                     "low,3.0,0.228\n")
     found = set()
@@ -126,10 +126,10 @@ def test_a_teacher_that_has_not_taken_part_does_not_halt_the_run(tmp_path):
         result = analyze(None, predictions=str(SAMPLES / "mnist_250_predictions.npy"),
                          teacher_groups=str(SAMPLES / "mnist_250_teacher_groups.csv"),
                          individualized="vanishing", groups=str(tmp_path / "g.csv"),
-                         queries=400, chunk_size=chunk_size, workers=1)
+                         queries=1400, chunk_size=chunk_size, workers=1)
         found.add((result.groups.stopped_at, result.groups.labels_released,
                    tuple(row["exhausted_at"] for row in result.groups.groups)))
-    assert found == {(343, 204, (None, 343, None))}
+    assert found == {(343, 204, (1296, 343, 403))}
 
 
 def test_weights_summing_above_the_teachers_widen_the_threshold_steps_range():
@@ -153,3 +153,13 @@ def test_weights_summing_above_the_teachers_widen_the_threshold_steps_range():
     assert result.teachers == pytest.approx(total, rel=1e-12) and total > 250 * 80
     assert any(isinstance(w.message, pate_cli.PateWarning) and "--weights" in str(w.message)
                for w in caught)
+    # the threshold step's exact curve takes that M: as a run told M outright
+    told = analyze(None, predictions=str(SAMPLES / "mnist_250_predictions.npy"),
+                   teacher_groups=str(SAMPLES / "mnist_250_teacher_groups.csv"),
+                   individualized="weighting", weights="group-size", teachers=result.teachers,
+                   groups=str(SAMPLES / "mnist_250_groups.csv"), queries=50,
+                   threshold=200.0, sigma_threshold=150.0, sigma=40.0)  # not scaled to M
+    for key in ("epsilon_data_independent", "epsilon_data_independent_if_continued"):
+        assert [row[key] for row in result.groups.groups] == [
+            row[key] for row in told.groups.groups]
+    assert result.epsilon_data_independent == told.epsilon_data_independent

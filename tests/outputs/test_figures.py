@@ -60,6 +60,7 @@ def test_groups_lines_budgets_and_exhaustion(plot_runs):
     # run's halt (under replay the run halts before a query whose full charge would)
     alone = lines(plots.groups_figure(frame, budgets=budgets, delta=1e-5), "")
     assert alone["stop"].get_xdata()[0] >= summary["stopped_at"]
+    assert alone["stop"].get_label().startswith("a budget first exceeded at query")
     figure = plots.groups_figure(frame, budgets=budgets, delta=1e-5, halts=halts)
     drawn = lines(figure, "")
     for row in summary["groups"]:
