@@ -14,6 +14,13 @@ from pate_cli.mechanisms import vanishing_participation
 ORDERS = np.array([1.5, 2.0, 4.0, 8.0, 32.0])
 
 
+def _statistics(seed: int, answered: float, queries: int = 300):
+    """Random ``log q``, ``log pr_answered`` and the replay's outputs of ``queries``."""
+    rng = np.random.default_rng(seed)
+    return (rng, np.log(rng.uniform(1e-4, 0.5, queries)),
+            np.log(rng.uniform(0.05, 1.0, queries)), rng.random(queries) < answered)
+
+
 def _run(setting, spans, columns, *, accounting):
     run = GroupRun(setting, budgets=np.array([2.0, 8.0, 20.0]), delta=1e-5,
                    conversion="classic", accounting=accounting)
@@ -25,11 +32,8 @@ def _run(setting, spans, columns, *, accounting):
 @pytest.mark.parametrize("variant", ["upsampling", "vanishing"])
 @pytest.mark.parametrize("accounting", ["expected", "replay", "data-independent"])
 def test_spans_give_the_same_bits(variant, accounting):
-    rng = np.random.default_rng(3)
-    queries = 300
-    log_q = np.log(rng.uniform(1e-4, 0.5, queries))
-    log_pr = np.log(rng.uniform(0.05, 1.0, queries))
-    output = rng.random(queries) < 0.7
+    rng, log_q, log_pr, output = _statistics(3, 0.7)
+    queries = output.size
     charge = output.astype(np.float64)
     made = (rng.random(queries) < 0.7).astype(np.float64)
     teachers = np.array([0, 0, 1, 1, 2, 2, 2])
@@ -56,11 +60,8 @@ def test_replay_halts_before_a_query_whose_full_charge_would_exceed(variant):
     step counted, answered or not) are checked against its group's budget, a query at a
     time (math:costs); the group's halt is its first member's. A member pays at
     sensitivity k / |S_q| where it takes part (vanishing), its group's factor otherwise."""
-    rng = np.random.default_rng(11)
-    queries = 300
-    log_q = np.log(rng.uniform(1e-4, 0.5, queries))
-    log_pr = np.log(rng.uniform(0.05, 1.0, queries))
-    output = rng.random(queries) < 0.3
+    _, log_q, log_pr, output = _statistics(11, 0.3)
+    queries = output.size
     charge = output.astype(np.float64)
     teachers = np.array([0, 0, 1, 1, 2, 2, 2])
     budgets = np.array([2.0, 8.0, 20.0])
