@@ -185,18 +185,14 @@ def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
     0``, ``queries >= 1``, ``delta`` in (0, 1).
     """
     import numpy as np
-    from scipy.special import expit
-    from scipy.stats import binom
 
     k = int(queries)
-    plus = np.arange(k + 1)
-    log_mass = binom.logpmf(plus, k, expit(epsilon))
-    loss = epsilon * (2.0 * plus - k)
+    mass, loss = _binomial_loss(epsilon, k)
     target = delta / (1.0 + 1e-9)
 
     def profile(e: float) -> float:
         above = loss > e
-        return float(np.sum(np.exp(log_mass[above]) * -np.expm1(e - loss[above])))
+        return float(np.sum(mass[above] * -np.expm1(e - loss[above])))
 
     low, high = 0.0, math.nextafter(k * epsilon, math.inf)  # above k epsilon, rounding aside
     if profile(low) <= target:
@@ -213,6 +209,17 @@ def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
                math.nextafter(k * epsilon, math.inf))
 
 
+def _binomial_loss(epsilon: float, k: int):
+    """``k`` composed randomized responses' privacy loss: the masses ``Bin(k, p)(j)``,
+    ``p = e^eps / (1 + e^eps)``, and the losses ``eps (2 j - k)``, ``j = 0 .. k``."""
+    import numpy as np
+    from scipy.special import expit
+    from scipy.stats import binom
+
+    plus = np.arange(k + 1)
+    return np.exp(binom.logpmf(plus, k, expit(epsilon))), epsilon * (2.0 * plus - k)
+
+
 @lru_cache(maxsize=16)
 def pure_composed_profile(epsilon: float, queries: int) -> tuple:
     """The exact privacy profile of ``queries`` composed ``epsilon``-DP steps (the binomial
@@ -226,15 +233,12 @@ def pure_composed_profile(epsilon: float, queries: int) -> tuple:
     added instead (each term is at most its mass). Returns ``(epsilons, deltas)`` (read-only).
     """
     import numpy as np
-    from scipy.special import expit
-    from scipy.stats import binom
 
     k = int(queries)
-    plus = np.arange(k + 1)
-    mass = np.exp(binom.logpmf(plus, k, expit(epsilon)))
+    mass, loss = _binomial_loss(epsilon, k)
     kept = mass >= 1e-40
     dropped = float(mass[~kept].sum())
-    mass, loss = mass[kept], epsilon * (2.0 * plus[kept] - k)
+    mass, loss = mass[kept], loss[kept]
     epsilons = np.linspace(0.0, pure_composed_epsilon(epsilon, k, 1e-16), PROFILE_POINTS)
     left = epsilons - 16.0 * (np.abs(epsilons) + 1.0) * sys.float_info.epsilon
     deltas = np.empty_like(epsilons)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..rounding import ceil_text
 from .report_statement import UNSANITISED, data_dependence
-from .summary import risk_source_text, risk_text, tprs_text
+from .summary import adds_to, risk_source_text, risk_text, tprs_text
 
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
                    "interactive": "Interactive-GNMax", "svt": "SVT-PATE",
@@ -140,8 +140,7 @@ def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
         text = (f"{label}{f' ({params})' if params else ''}: {risk_text(independent)} "
                 f"(data-independent, {risk_source_text(independent)})")
         risk = summary.get("risk")
-        if dependent and isinstance(risk, dict) and risk.get("data_dependent") \
-                and risk.get("tpr_at_fpr") != independent.get("tpr_at_fpr"):  # else nothing new
+        if dependent and adds_to(risk, independent):
             text += (f"; data-dependent TPR <= {tprs_text(risk)} "
                      f"({str(risk.get('source')).upper()}, unsanitised: not for publication)")
         parts.append(text)

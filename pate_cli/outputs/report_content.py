@@ -27,7 +27,7 @@ from .report_statement import (
     smaller_pld,
 )
 from .risk_figure import risk_problem, with_published_risk
-from .summary import risk_text
+from .summary import adds_to, risk_text
 
 LE = "\u2264"  # "at most", as the report writes it
 PAPER = "Ponomareva et al. 2023, \u201cHow to DP-fy ML\u201d"
@@ -184,8 +184,7 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
             "mu": None if independent.get("mu") is None else ceil_text(independent["mu"]),
             "dependent": None, "search": search}
     risk = summary.get("risk")
-    if isinstance(risk, dict) and risk.get("data_dependent") and risk_problem(risk) is None \
-            and risk.get("tpr_at_fpr") != independent.get("tpr_at_fpr"):  # else nothing new
+    if adds_to(risk, independent) and risk_problem(risk) is None:
         source = str(risk.get("source"))
         view["dependent"] = {"label": UNSANITISED, "rows": risk_rows(risk),
                              "source": RISK_SOURCES.get(source, source)}

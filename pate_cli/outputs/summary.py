@@ -219,6 +219,14 @@ def risk_source_text(risk: dict) -> str:
     return str(risk.get("source")).upper() + ("" if mu is None else f", mu {_up(mu)}")
 
 
+def adds_to(risk, independent: dict) -> bool:
+    """Whether ``risk`` is a data-dependent run's and bounds the TPR tighter than
+    ``independent`` at some reported rate: shown (unsanitised) only then, in the summary,
+    the report and the risk figure's caption alike."""
+    return (isinstance(risk, dict) and bool(risk.get("data_dependent"))
+            and risk.get("tpr_at_fpr") != independent.get("tpr_at_fpr"))
+
+
 def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, str]]:
     """The attack risk (math:risk): the publishable TPR and advantage bounds, rounded up,
     with their source; a data-dependent run's smaller bounds after, labelled unsanitised."""
@@ -227,7 +235,8 @@ def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, s
     dependent = risk is not None and risk["data_dependent"]
     text = (f"{risk_text(independent)} ({'data-independent, ' if dependent else ''}"
             f"{risk_source_text(independent)})")
-    if dependent and risk["tpr_at_fpr"] != independent["tpr_at_fpr"]:  # else nothing new
+    if adds_to(risk, independent):
+        assert risk is not None
         text += (f"; data-dependent: TPR <= {tprs_text(risk)} ({risk['source'].upper()}, "
                  "unsanitised: not for publication)")
     return [("attack risk", text)]
