@@ -24,7 +24,7 @@ from ..outputs.writing import check_destinations, write_atomically, write_error_
 from ..sweep.api import SweepSpec, planned_points, sweep_settings
 from ..sweep.executors import sweep_executor
 from ..sweep.journal import RowJournal, journal_path, read_journal
-from ..sweep.resume import match_rows, merge_rows, resume_text
+from ..sweep.resume import match_rows, resume_text, resumed_rows
 from ..sweep.run import (
     check_grid_size,
     check_resume,
@@ -76,21 +76,25 @@ def run_sweep_command(votes, **options) -> None:
     with reported_warnings():  # notes about a vote file (averaged votes): one line each
         points = planned_points(spec, settings)
     sidecar = journal_path(out) if out else None
-    kept = []
+    kept, foreign = [], []
     if resume:
         damage: list[str] = []
-        kept = merge_rows(read_sweep_rows(out) if os.path.exists(out) else [],
-                          read_journal(sidecar, damage))
+        kept, foreign = resumed_rows(points, read_sweep_rows(out) if os.path.exists(out)
+                                     else [], read_journal(sidecar, damage))
         for text in damage:  # one line at most
-            click.echo(f"Warning: cannot read {sidecar} ({text}); its rows are computed "
-                       "again", err=True)
+            click.echo(f"Warning: {text}", err=True)
+        if foreign:
+            click.echo(f"Warning: {sidecar} holds {rows_text(len(foreign))} of points this "
+                       f"run does not plan (another grid's unfinished run): they stay there, "
+                       f"not in {out}", err=True)
     plan = match_rows(points, kept)
     tasks = [point for point in points if point.index not in plan.reused]
 
     executor, workers_text, limit = sweep_executor(spec.workers, own["scheduler"], len(tasks))
     if not quiet:
         files = f"{len(votes)} file{'s' if len(votes) > 1 else ''}"
-        click.echo(f"pate-sweep: {len(points)} points x {repeats} repeat"
+        click.echo(f"pate-sweep: {len(points)} point{'s' if len(points) != 1 else ''} x "
+                   f"{repeats} repeat"
                    f"{'s' if repeats > 1 else ''} ({files}, "
                    f"{', '.join(mechanisms)}), {workers_text}", err=True)
         if resume:
@@ -122,7 +126,7 @@ def run_sweep_command(votes, **options) -> None:
         _stopped(failure, rows, out=out, journal=journal, fmt=fmt, extra=extra,
                  counts=(len(finished) + len(plan.reused), len(points)), resume=resume)
     if out:
-        _write_out(out, rows, journal, fmt=fmt, extra=extra)
+        _write_out(out, rows, journal, fmt=fmt, extra=extra, foreign=foreign)
     if spec.best is not None:
         _print_best(rows, spec.best, fmt, command=lambda row: best_command(
             row, spec, settings.orders), extra=extra)
@@ -132,7 +136,7 @@ def run_sweep_command(votes, **options) -> None:
             click.echo(line, err=True)
     if out:
         if not quiet:
-            click.echo(f"pate-sweep: wrote {len(rows)} rows to {out}", err=True)
+            click.echo(f"pate-sweep: wrote {rows_text(len(rows))} to {out}", err=True)
         return
     sys.stdout.write(table_bytes(rows, fmt=fmt, extra=extra).decode())
 
@@ -171,9 +175,11 @@ def _stopped(failure, rows: list[dict], *, out: str | None, journal, fmt: str, e
     raise failure
 
 
-def _write_out(out: str, rows: list[dict], journal, *, fmt: str, extra: tuple = ()) -> None:
-    """Write ``--out`` atomically and remove the sidecar; when ``out`` cannot be written,
-    print the rows on stdout, say where they are in one line and exit 2."""
+def _write_out(out: str, rows: list[dict], journal, *, fmt: str, extra: tuple = (),
+               foreign: list[dict] | None = None) -> None:
+    """Write ``--out`` atomically and remove the sidecar (or leave only the ``foreign``
+    rows of another grid in it); when ``out`` cannot be written, print the rows on stdout,
+    say where they are in one line and exit 2."""
     data = table_bytes(rows, path=out, extra=extra)
     try:
         write_atomically(out, data)
@@ -189,7 +195,9 @@ def _write_out(out: str, rows: list[dict], journal, *, fmt: str, extra: tuple = 
         click.echo(f"Error: cannot write {out}: {write_error_text(error, out)}; "
                    f"the {rows_text(len(rows))} went to {where}", err=True)
         raise click.exceptions.Exit(EXIT_BAD_INPUT) from None
-    if journal is not None:
+    if journal is not None and foreign:
+        journal.keep_only(foreign)
+    elif journal is not None:
         journal.remove()
 
 

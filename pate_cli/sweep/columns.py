@@ -40,7 +40,7 @@ SWEEP_COLUMNS = (
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
     "eta", "screening", "sampling", "vote_change", "epsilon_method", "sampling_steps",
-    *RISK_COLUMNS, "read",
+    *RISK_COLUMNS, "read", "epsilon_max",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for math:conversion's grid, else a comma list of numbers and
@@ -64,7 +64,9 @@ membership attacker's TPR bound at FPR 0.001, 0.01 and 0.1, its advantage bound,
 route (``pld``: the Gaussian steps' exact curve; ``rdp``; ``pure``); empty for
 individualized runs.
 ``read``: the options that change the votes a file of the same sha256 gives
-(``index_col=N``, ``classes=K``, ``columns=...``, space-separated; empty without)"""
+(``index_col=N``, ``classes=K``, ``columns=...``, space-separated; empty without).
+``epsilon_max``: the largest epsilon over the replays (``epsilon`` is their mean): what
+``--best`` holds within its limit, so the command it prints, at any of the seeds, does."""
 
 
 # A row's place: grid point and run settings. --resume keeps at most one row per place;

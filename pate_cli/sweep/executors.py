@@ -123,10 +123,12 @@ def scheduler_pool(address: str, *, timeout="10s") -> Iterator:
 def sweep_executor(workers: int | None, scheduler: str | None, tasks: int):
     """``(executor or None, description, tasks in flight)`` for ``tasks`` points: the Dask
     scheduler's, else ``workers`` local processes (default: the cores; at most one per
-    task), or None (in this process) for one."""
+    task), or None (in this process) for one or none."""
     if scheduler:
         executor, threads = scheduler_executor(scheduler)
         return executor, f"Dask scheduler {scheduler} ({threads} threads)", 4 * threads
+    if tasks == 0:  # every row reused (--resume)
+        return None, "nothing to compute", None
     if workers is None:
         workers = _cores()
     workers = max(1, min(workers, tasks))

@@ -18,6 +18,7 @@ import os
 
 import numpy as np
 
+from ..outputs.writing import write_atomically
 from .columns import SWEEP_COLUMNS
 
 SUFFIX = ".partial"
@@ -62,9 +63,8 @@ class RowJournal:
         """Write ``row`` (its SWEEP_COLUMNS) as one line; on failure stop writing."""
         if self._fd is None:
             return
-        line = json.dumps({column: _plain(row.get(column)) for column in SWEEP_COLUMNS})
         try:
-            _write_all(self._fd, (line + "\n").encode())
+            _write_all(self._fd, (_line(row) + "\n").encode())
         except OSError as error:
             self._fail(error)
             return
@@ -77,6 +77,14 @@ class RowJournal:
                 os.close(fd)
             except OSError as error:
                 self.error = self.error or error
+
+    def keep_only(self, rows: list[dict]) -> None:
+        """Close, and leave only ``rows`` in the sidecar (rewritten atomically): another
+        grid's unfinished rows, which this run did not put in its table."""
+        self.close()
+        if not self._opened:
+            return
+        write_atomically(self.path, "".join(_line(row) + "\n" for row in rows).encode())
 
     def remove(self) -> None:
         """Close and delete the sidecar (its rows are in the table now)."""
@@ -111,7 +119,7 @@ class RowJournal:
 def read_journal(path: str, damage: list | None = None) -> list[dict]:
     """The complete rows of a sidecar in order ([] when none). A last line cut short is
     skipped silently; other incomplete rows, or an unreadable sidecar, are said in
-    ``damage`` (``--resume`` warns)."""
+    ``damage`` (one sentence each: ``--resume`` warns)."""
     try:
         with open(path, "rb") as stream:
             data = stream.read()
@@ -119,7 +127,8 @@ def read_journal(path: str, damage: list | None = None) -> list[dict]:
         return []
     except OSError as error:
         if damage is not None:
-            damage.append(error.strerror or type(error).__name__)
+            damage.append(f"cannot read {path} ({error.strerror or type(error).__name__}); "
+                          "its rows are computed again")
         return []
     lines = data.splitlines()
     rows, skipped = [], 0
@@ -130,8 +139,13 @@ def read_journal(path: str, damage: list | None = None) -> list[dict]:
         elif number < len(lines) or data.endswith(b"\n"):  # not the cut last line
             skipped += 1
     if skipped and damage is not None:
-        damage.append(f"{skipped} line{'s are' if skipped > 1 else ' is'} not a pate-sweep "
-                      "row" if rows else "no line is a pate-sweep row")
+        many = skipped > 1
+        damage.append(f"{path}: {skipped} line{'s are' if many else ' is'} not a pate-sweep "
+                      f"row and {'are' if many else 'is'} skipped (the point"
+                      f"{'s they' if many else ' it'} held {'are' if many else 'is'} "
+                      "computed again)" if rows
+                      else f"cannot read {path} (no line is a pate-sweep row); its rows are "
+                      "computed again")
     return rows
 
 
@@ -143,6 +157,11 @@ def _row(line: bytes) -> dict | None:
     if isinstance(row, dict) and all(column in row for column in SWEEP_COLUMNS):
         return {column: row[column] for column in SWEEP_COLUMNS}
     return None
+
+
+def _line(row: dict) -> str:
+    """A row as the sidecar holds it: one JSON object of its SWEEP_COLUMNS."""
+    return json.dumps({column: _plain(row.get(column)) for column in SWEEP_COLUMNS})
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -306,6 +306,7 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
         "answered_std": _std(answered),
         "epsilon": float(np.mean(epsilon)),
         "epsilon_std": _std(epsilon),
+        "epsilon_max": float(np.max(epsilon)),
         "order": _finite(min(order for order, count in orders.items() if count == most)),
         "epsilon_data_independent": float(np.mean([run.epsilon_data_independent
                                                    for run in totals])),

@@ -54,8 +54,20 @@ def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
 
 
 def _has_epsilon(row: dict) -> bool:
-    value = row.get("epsilon")
-    return isinstance(value, (int, float)) and not math.isnan(value)
+    """Both figures of a row (a table written before ``epsilon_max`` lacks it)."""
+    return all(isinstance(value, (int, float)) and not math.isnan(value)
+               for value in (row.get("epsilon"), row.get("epsilon_max")))
+
+
+def resumed_rows(points: list[SweepPoint], table: list[dict], journal: list[dict]
+                 ) -> tuple[list[dict], list[dict]]:
+    """The rows ``--resume`` starts from: the table's with the sidecar's rows at planned
+    places over them (:func:`merge_rows`), and the sidecar's rows at places this run does
+    not plan (another grid's unfinished run: never folded into this run's table, where
+    they could pass for a finished grid; they stay in the sidecar)."""
+    planned = {point.place() for point in points}
+    mine = [row for row in journal if place_key(row) in planned]
+    return merge_rows(table, mine), [row for row in journal if place_key(row) not in planned]
 
 
 def merge_rows(table: list[dict], journal: list[dict]) -> list[dict]:

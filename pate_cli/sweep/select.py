@@ -17,18 +17,27 @@ def score_column(rows: list[dict]) -> str:
     return "answered"
 
 
+def largest_epsilon(row: dict) -> float | None:
+    """A row's largest epsilon over its replays (``epsilon_max``; ``epsilon`` for a row
+    without it: one replay)."""
+    value = row.get("epsilon_max")
+    return row.get("epsilon") if value is None or value != value else value
+
+
 def best_row(rows: list[dict], epsilon: float) -> dict | None:
     """The row that answers the most queries within ``epsilon`` (cli:pate-sweep
-    ``--best``); ties go to the better label accuracy (when every row has one), then the
-    smaller epsilon, then the earlier row. None when no row is within ``epsilon``."""
+    ``--best``), every replay of it within (its largest epsilon, so that the command it
+    prints holds at any of its seeds); ties go to the better label accuracy (when every
+    row has one), then the smaller epsilon, then the earlier row. None when no row is
+    within ``epsilon``."""
     accuracy = score_column(rows) == "label_accuracy"
     within = [(position, row) for position, row in enumerate(rows)
-              if row["epsilon"] is not None and row["epsilon"] <= epsilon]
+              if (largest := largest_epsilon(row)) is not None and largest <= epsilon]
     if not within:
         return None
     return min(within, key=lambda item: (
         -item[1]["answered"], -item[1]["label_accuracy"] if accuracy else 0.0,
-        item[1]["epsilon"], item[0]))[1]
+        largest_epsilon(item[1]), item[0]))[1]
 
 
 def pareto_rows(rows: list[dict]) -> list[dict]:
@@ -114,7 +123,8 @@ def best_command(chosen: dict, spec, orders) -> str:
 
 def no_best_text(rows: list[dict], epsilon: float) -> str:
     """Why ``--best`` found no row: none within ``epsilon`` (and the smallest there is)."""
-    smallest = min((row["epsilon"] for row in rows), default=None)
+    smallest = min((value for row in rows if (value := largest_epsilon(row)) is not None),
+                   default=None)
     shown = "" if smallest is None else f" (the smallest is {ceil_significant(smallest, 4)})"
     return f"no configuration stays within epsilon {epsilon:g}{shown}"
 
@@ -130,7 +140,10 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str) -> 
                      "choose under --accounting data-independent")
     accuracy = ("" if chosen.get("label_accuracy") is None
                 else f", label accuracy {chosen['label_accuracy']:.6g}")
+    repeats = chosen.get("repeats") or 1
+    spread = ("" if repeats == 1 else f" (the largest of its {repeats:g} replays; their mean "
+              f"{ceil_text(chosen['epsilon'])})")
     lines.append(f"pate-sweep: best within epsilon {epsilon:g} by answered: "
-                 f"{chosen['answered']:.6g}{accuracy} at epsilon {ceil_text(chosen['epsilon'])}"
-                 f"\n  {command}")
+                 f"{chosen['answered']:.6g}{accuracy} at epsilon "
+                 f"{ceil_text(largest_epsilon(chosen))}{spread}\n  {command}")
     return lines

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import InputError
 from ..inputs.tables import SWEEP, read_table
 from ..outputs.files import parquet_bytes, require_pyarrow
+from ..outputs.report_statement import data_dependence
 from ..outputs.writing import utf8_text
 from ..rounding import ceil_significant
 from .columns import OPTIONAL_KEYS, POINT_COLUMNS, SWEEP_COLUMNS
@@ -40,7 +41,8 @@ DEFAULT_SETTINGS = {"conversion": "classic", "orders": "default", "epsilon_metho
 INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
 # Upper bounds: the text table rounds them up (the others to nearest).
 UPPER_COLUMNS = ("epsilon", "epsilon_data_independent", "epsilon_tuned", "epsilon_all_points",
-                 "risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1", "risk_advantage")
+                 "risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1", "risk_advantage",
+                 "epsilon_max")
 # Float counts (means over repeats) written without ``.0`` when whole (``250``).
 COUNT_COLUMNS = ("teachers", "answered", "labels_output")
 
@@ -162,6 +164,9 @@ def _text_table(frame: pd.DataFrame) -> str:
     """Aligned columns for reading: empty columns, provenance and settings left at their
     defaults in every row (classic conversion, the default orders) left out."""
     shown = frame.drop(columns=[c for c in HIDDEN_COLUMNS if c in frame.columns])
+    if "epsilon_max" in shown.columns and (shown["epsilon_max"].isna()
+                                           | (shown["epsilon_max"] == shown["epsilon"])).all():
+        shown = shown.drop(columns=["epsilon_max"])  # one replay a row: epsilon itself
     for column, default in DEFAULT_SETTINGS.items():
         if column in shown.columns and (shown[column] == default).all():
             shown = shown.drop(columns=[column])
@@ -170,7 +175,18 @@ def _text_table(frame: pd.DataFrame) -> str:
         return "(no rows)\n"
     bounds = {column: _bound_text for column in UPPER_COLUMNS if column in shown.columns}
     return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.6g}",
-                           formatters=bounds) + "\n"
+                           formatters=bounds) + "\n" + _dependent_note(frame)
+
+
+def _dependent_note(frame: pd.DataFrame) -> str:
+    """A line under the table where some row's ``epsilon`` is data-dependent (replay or
+    expected accounting: a function of the votes, math:costs), as pate-analyze labels it."""
+    kinds = sorted({row["accounting"] for row in frame.to_dict("records")
+                    if data_dependence(row)[0] and isinstance(row.get("accounting"), str)})
+    if not kinds:
+        return ""
+    return (f"epsilon: {' and '.join(kinds)} accounting, data-dependent and unsanitised (not "
+            "for publication); epsilon_data_independent holds whatever the votes\n")
 
 
 def _bound_text(value) -> str:

@@ -208,3 +208,20 @@ def test_scale_all_needs_a_positive_threshold(cli):
     done = cli.calibrate(VOTES, "--target-epsilon", "2", "-n", "50", "-m", "confident",
                          "--scale-all", "-T", "-50")
     assert done.code == 2 and "--scale-all scales T with the noise: give a positive -T" in done.err
+
+
+def test_scale_all_says_its_factor_is_a_data_dependent_choice(cli):
+    """Each candidate of --scale-all moves T and sigma1, so its replay answers other
+    queries: the factor found depends on the votes through replays never released (a
+    plain Confident calibration counts one replay's answers, the same for every sigma)."""
+    args = (VOTES, "--target-epsilon", "2", "-n", "640", "-T", "150", "--sigma-threshold",
+            "100")
+    scaled = cli.calibrate(*args, "--scale-all")
+    assert scaled.code == 0, scaled.err
+    notes = [line for line in scaled.err.splitlines() if line.startswith("Warning: --scale-all")]
+    assert len(notes) == 1 and "a data-dependent choice" in notes[0]
+    assert notes[0][len("Warning: "):] in json.loads(
+        cli.calibrate(*args, "--scale-all", "-f", "json").out)["warnings"]
+    plain = cli.calibrate(VOTES, "--target-epsilon", "2", "-n", "640", "-T", "150",
+                          "--sigma-threshold", "100")
+    assert plain.code == 0 and "Warning" not in plain.err

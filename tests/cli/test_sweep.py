@@ -417,6 +417,24 @@ def test_best_prints_a_command_that_reproduces_the_row(cli, files, monkeypatch, 
     assert summary["label_accuracy"] == row["label_accuracy"]
 
 
+def test_best_with_repeats_holds_every_replay_within_the_limit(cli, files, monkeypatch,
+                                                                tmp_path):
+    """With --repeats the chosen row's largest epsilon is within EPS, so its command holds
+    at any of its seeds (its mean alone is not enough: one replay can be above)."""
+    monkeypatch.chdir(tmp_path)
+    grid = ["votes.npy", "-T", "25,30,35,40", "--sigma-threshold", "20", "--sigma", "8",
+            "--repeats", "4", "-w", "1", "-q"]
+    rows = rows_of(cli.sweep(*grid))
+    limit = max(row["epsilon"] for row in rows if row["epsilon_max"] > row["epsilon"])
+    assert any(row["epsilon"] <= limit < row["epsilon_max"] for row in rows)  # a mean within
+    (row,) = rows_of(result := cli.sweep(*grid, "--best", f"{limit!r}"))
+    assert row["epsilon_max"] <= limit and "the largest of its 4 replays" in result.err
+    words = shlex.split(row["command"])
+    for seed in range(4):
+        summary = json.loads(cli.analyze(*words[1:], "--seed", str(seed), "-f", "json").out)
+        assert summary["epsilon"] <= limit
+
+
 def test_best_with_nothing_within_the_limit_exits_3(cli, files):
     result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "5", "--best", "0.01", "-w", "1", "-q")
     assert result.code == 3 and "no configuration stays within epsilon 0.01" in result.err
@@ -468,6 +486,13 @@ def test_table_and_json_formats_on_stdout(cli, files):
     table = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-f", "table", "-w", "1", "-q")
     assert table.code == 0 and "mechanism" in table.out.splitlines()[0]
     assert "laplace_scale" not in table.out  # empty columns are left out
+    assert "epsilon_max" not in table.out  # one replay a row: epsilon itself
+    assert table.out.splitlines()[-1] == (  # the replay's epsilon says what it is
+        "epsilon: replay accounting, data-dependent and unsanitised (not for publication); "
+        "epsilon_data_independent holds whatever the votes")
+    independent = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-f", "table", "-w", "1",
+                            "-q", "--accounting", "data-independent")
+    assert "unsanitised" not in independent.out
     lines = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-f", "json", "-w", "1",
                       "-q").out.splitlines()
     assert [json.loads(line)["sigma"] for line in lines] == [5.0, 10.0]
@@ -476,6 +501,9 @@ def test_table_and_json_formats_on_stdout(cli, files):
 def test_grid_size_is_announced_on_stderr(cli, files):
     result = cli.sweep(files[0], "-m", "gnmax", "--sigma", "5:25:5", "--repeats", "3", "-w", "1")
     assert "pate-sweep: 5 points x 3 repeats" in result.err
+    one = cli.sweep(files[0], "-m", "gnmax", "--sigma", "5", "-w", "1", "-o",
+                    files[0].with_name("one.csv"))
+    assert "pate-sweep: 1 point x 1 repeat" in one.err and "wrote 1 row to" in one.err
 
 
 def test_unknown_output_extension_leaves_nothing(cli, files, tmp_path, monkeypatch):

@@ -210,9 +210,11 @@ def test_a_resumed_run_drops_the_cut_line_before_appending(cli, files, tmp_path,
 
 
 @pytest.mark.parametrize("damage, reason", [
-    (b"\x00\xffnot rows\n{\"file\": \"old\"}\n", "no line is a pate-sweep row"),
-    (None, "Is a directory"),
-    ("rows", "2 lines are not a pate-sweep row"),
+    (b"\x00\xffnot rows\n{\"file\": \"old\"}\n",
+     "cannot read {sidecar} (no line is a pate-sweep row); its rows are computed again"),
+    (None, "cannot read {sidecar} (Is a directory); its rows are computed again"),
+    ("rows", "{sidecar}: 2 lines are not a pate-sweep row and are skipped (the points "
+             "they held are computed again)"),
 ])
 def test_resume_warns_once_of_a_sidecar_it_cannot_read(cli, files, tmp_path, references,
                                                        monkeypatch, damage, reason):
@@ -236,8 +238,7 @@ def test_resume_warns_once_of_a_sidecar_it_cannot_read(cli, files, tmp_path, ref
                        "--resume")
     assert result.code == 0, result.err
     warnings = [line for line in result.err.splitlines() if line.startswith("Warning")]
-    assert warnings == [f"Warning: cannot read {out}.partial ({reason}); its rows are "
-                        "computed again"]
+    assert warnings == ["Warning: " + reason.format(sidecar=f"{out}.partial")]
     assert f"reused {reused} of 9 rows" in result.err
     assert out.read_bytes() == expected
 

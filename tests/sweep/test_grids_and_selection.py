@@ -61,6 +61,16 @@ def test_best_answers_the_most_then_prefers_accuracy_then_smaller_epsilon():
     assert best_row(rows, 0.5) is None
 
 
+def test_best_holds_the_largest_replay_within_the_limit():
+    """A row of several replays is within EPS when its largest epsilon is (not its mean)."""
+    rows = [table_row(epsilon=1.4, answered=90, sigma=1), table_row(epsilon=1.2, answered=60,
+                                                                     sigma=2)]
+    rows[0]["epsilon_max"], rows[1]["epsilon_max"] = 1.6, 1.3
+    assert best_row(rows, 1.5)["sigma"] == 2
+    assert best_row(rows, 1.6)["sigma"] == 1
+    assert best_row(rows, 1.25) is None
+
+
 def test_best_uses_answered_without_labels():
     rows = [table_row(epsilon=1.0, answered=50), table_row(epsilon=1.9, answered=80, sigma=2),
             table_row(epsilon=2.1, answered=99, sigma=3)]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import pate_cli.sweep.points as sweep_module
 from pate_cli.orders import default_orders, parse_grid
 from pate_cli.sweep.columns import KEY_COLUMNS, SWEEP_COLUMNS
+from pate_cli.sweep.journal import RowJournal, read_journal
 from pate_cli.sweep.table import read_sweep_rows
 from tests.synthetic import synthetic_votes as shared_synthetic_votes
 
@@ -234,6 +235,7 @@ def test_an_unchanged_run_reuses_every_row(cli, files, tmp_path, calls, options,
     result = cli(votes, *GRID, *options, "-o", out, "--resume")
     assert result.code == 0 and calls == []
     assert f"pate-sweep: reused 4 of 4 rows from {out}; computing 0\n" in result.err
+    assert "4 points x 1 repeat (1 file, gnmax, confident), nothing to compute" in result.err
     assert out.read_bytes() == written
 
 
@@ -269,11 +271,11 @@ def test_rows_record_conversion_orders_and_input_digests(cli, files, tmp_path):
     assert cli(votes, *GRID, "--labels", labels, "--orders", "2:10:2,20", "--conversion",
                "improved", "-o", out, "-q").code == 0
     header = out.read_text().splitlines()[0].split(",")
-    assert header == list(SWEEP_COLUMNS) and header[-16:-12] == NEW_COLUMNS
-    assert header[-12:-6] == ["eta", "screening", "sampling", "vote_change", "epsilon_method",
+    assert header == list(SWEEP_COLUMNS) and header[-17:-13] == NEW_COLUMNS
+    assert header[-13:-7] == ["eta", "screening", "sampling", "vote_change", "epsilon_method",
                               "sampling_steps"]
-    assert header[-6:] == ["risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1",
-                           "risk_advantage", "risk_source", "read"]
+    assert header[-7:] == ["risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1",
+                           "risk_advantage", "risk_source", "read", "epsilon_max"]
     assert set(KEY_COLUMNS) <= set(SWEEP_COLUMNS)
     for row in read_sweep_rows(str(out)):
         assert row["conversion"] == "improved" and row["orders"] == "2:10:2,20"
@@ -321,3 +323,30 @@ def test_a_row_whose_epsilon_was_emptied_is_computed_again(cli, files, tmp_path,
     result = cli(votes, *GRID, "-o", out, "--resume")
     assert result.code == 0 and len(calls) == 1, result.err
     assert out.read_bytes() == expected
+
+
+def test_another_grids_unfinished_rows_stay_in_the_sidecar(cli, files, tmp_path, calls):
+    """A sidecar holding an unfinished run of another grid: resuming this grid writes only
+    its own rows to --out (the other grid's half could pass for a finished one there) and
+    leaves the other rows in the sidecar, where that grid's --resume finds them."""
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    other = ["-m", "gnmax", "--sigma", "5,6,7", "-w", "1", "--no-progress"]
+    other_rows = read_sweep_rows(str(tmp_path / "other.csv")) if cli(
+        votes, *other, "-o", tmp_path / "other.csv", "-q").code == 0 else None
+    sidecar = tmp_path / "out.csv.partial"
+    journal = RowJournal(str(sidecar), append=False)  # killed after two of its rows
+    for row in other_rows[:2]:
+        journal.append(row)
+    journal.close()
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 0, result.err
+    assert (f"Warning: {sidecar} holds 2 rows of points this run does not plan (another "
+            f"grid's unfinished run): they stay there, not in {out}") in result.err
+    assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID)
+    assert read_journal(str(sidecar)) == read_journal(str(sidecar))[:2] != []
+    calls.clear()
+    result = cli(votes, *other, "-o", out, "--resume")  # that grid resumed: 1 row computed
+    assert result.code == 0 and len(calls) == 1 and "Warning" not in result.err, result.err
+    assert not sidecar.exists()
+    assert read_sweep_rows(str(out))[:3] == other_rows
