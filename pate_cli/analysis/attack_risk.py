@@ -20,13 +20,16 @@ attacker's true-positive rate at each false-positive rate, and on its advantage.
 ``result.risk`` is the headline accounting's bound: the same if data-independent; else its
 RDP curve's (source ``rdp``; one direction only, so each naming of the hypotheses keeps one
 form, ``accounting.risk``) capped by the data-independent bound: unsanitised, like the
-data-dependent epsilon. Individualized runs (one curve per group) have neither.
+data-dependent epsilon; where that curve is nowhere tighter (advantage and trade-off curve),
+the data-independent bound itself. Individualized runs (one curve per group) have neither.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+
+import numpy as np
 
 from ..accounting.risk import (
     RDP_DELTAS,
@@ -153,4 +156,12 @@ def with_risk(result: AnalysisResult) -> AnalysisResult:
                                      conversion=result.conversion, one_way=True).capped(
             _printed_pair(result, independent=False)), data_dependent=True)
         risk = dependent.capped(independent)
+        if not _tighter(risk, independent):  # the votes' curve adds nothing: publishable
+            risk = independent
     return replace(result, risk=risk, risk_data_independent=independent)
+
+
+def _tighter(risk: AttackRisk, than: AttackRisk) -> bool:
+    """Whether ``risk`` bounds the attacker below ``than`` somewhere: its advantage, or its
+    TPR at a rate of the trade-off curve (``AttackRisk.tpr``)."""
+    return bool(risk.advantage < than.advantage or np.any(risk.tpr < than.tpr))

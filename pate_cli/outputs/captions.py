@@ -143,6 +143,10 @@ def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
         if dependent and adds_to(risk, independent):
             text += (f"; data-dependent TPR <= {tprs_text(risk)} "
                      f"({str(risk.get('source')).upper()}, unsanitised: not for publication)")
+        tuned = (summary.get("tuning") or {}).get("risk")
+        if isinstance(tuned, dict):  # the curve drawn is one run's
+            text += (f"; one run, without its --tuning search (with it: TPR <= "
+                     f"{tprs_text(tuned)})")
         parts.append(text)
     accounting = {summary_accounting(s) for s in summaries}
     text = "; ".join(parts) + "."

@@ -186,7 +186,8 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
     risk = summary.get("risk")
     if adds_to(risk, independent) and risk_problem(risk) is None:
         source = str(risk.get("source"))
-        view["dependent"] = {"label": UNSANITISED, "rows": risk_rows(risk),
+        view["dependent"] = {"label": UNSANITISED + ("; one run, without the search" if search
+                                                     else ""), "rows": risk_rows(risk),
                              "source": RISK_SOURCES.get(source, source)}
     return view
 

@@ -186,9 +186,18 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("tuning"):
         t = s["tuning"]
         law = tuning_law(t, _short)
-        lines.append(("with tuning", f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; "
-                                     f"order {_short(t['order'])})"))
-    lines += _risk_line(s.get("risk"), s.get("risk_data_independent"))
+        tuned = (f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; order "
+                 f"{_short(t['order'])}{DEPENDENT if dependent else ''})")
+        if dependent and t.get("epsilon_tuned_data_independent") is not None:
+            tuned += f"; data-independent {_up(t['epsilon_tuned_data_independent'])}"
+        lines.append(("with tuning", tuned))
+    lines += _risk_line(s.get("risk"), s.get("risk_data_independent"),
+                        dependent=data_dependence(s)[0])
+    tuned = (s.get("tuning") or {}).get("risk")
+    if isinstance(tuned, dict) and lines[-1][0] == "attack risk":  # the release's, searched
+        lines.append(("risk with tuning", f"{risk_text(tuned)} (the search's data-independent "
+                                          f"curve, {risk_source_text(tuned)}; the line above "
+                                          "is one run's)"))
     if s["budget"] is not None:
         b = s["budget"]
         stop = ("never bound" if b["halted_at"] is None
@@ -227,12 +236,13 @@ def adds_to(risk, independent: dict) -> bool:
             and risk.get("tpr_at_fpr") != independent.get("tpr_at_fpr"))
 
 
-def _risk_line(risk: dict | None, independent: dict | None) -> list[tuple[str, str]]:
+def _risk_line(risk: dict | None, independent: dict | None, *,
+               dependent: bool) -> list[tuple[str, str]]:
     """The attack risk (math:risk): the publishable TPR and advantage bounds, rounded up,
-    with their source; a data-dependent run's smaller bounds after, labelled unsanitised."""
+    with their source (said to be data-independent in a ``dependent`` run's summary); its
+    smaller data-dependent bounds after, labelled unsanitised."""
     if independent is None:
         return []
-    dependent = risk is not None and risk["data_dependent"]
     text = (f"{risk_text(independent)} ({'data-independent, ' if dependent else ''}"
             f"{risk_source_text(independent)})")
     if adds_to(risk, independent):

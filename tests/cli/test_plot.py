@@ -257,9 +257,11 @@ def test_tradeoff_curve_options(plot_runs, tmp_path, cli):
     status, _, err = cli.plot("tradeoff-curve", plot_runs["confident_json"], "--label",
                               "my run", *SMALL, "-o", out)
     assert (status, err) == (0, "")
-    text = out.read_text()
-    assert 'id="publishable-0"' in text and 'id="data-dependent-0"' in text
+    text = out.read_text()  # (its data-dependent curve is nowhere tighter: not drawn)
+    assert 'id="publishable-0"' in text and 'id="data-dependent-0"' not in text
     assert 'id="gdp-0"' in text and 'id="diagonal"' in text and 'id="reported-0"' in text
+    status, _, err = cli.plot("tradeoff-curve", plot_runs["lnmax_json"], *SMALL, "-o", out)
+    assert (status, err) == (0, "") and 'id="data-dependent-0"' in out.read_text()
     for both in (["--logy"], ["--logy", "--log"]):  # log-log: no warning about the limits
         status, _, err = cli.plot("tradeoff-curve", plot_runs["confident_json"], *both,
                                   *SMALL, "-o", out)

@@ -608,7 +608,6 @@ def test_attack_risk_rounding_is_up(cli, tmp_path):
     text = out.read_text()
     assert "| attacker's TPR at FPR 0.01 | 0.1235 |" in text
     assert "| advantage (largest TPR \u2212 FPR) | 0.5000 |" in text
-    assert "**data-dependent, unsanitised: not for publication.**" in text
     data["risk_data_independent"]["tpr_at_fpr"] = "0.1"  # damaged: refused, as pate-plot does
     summary.write_text(json.dumps(data))
     refused = cli.report("--from", summary, "-o", out)
@@ -697,3 +696,27 @@ def test_an_individualized_runs_rebuilt_command_gives_its_numbers(cli, tmp_path)
     again = json.loads(cli.analyze(*words[1:], "-f", "json").out)
     assert [row["epsilon"] for row in again["groups"]] == [
         row["epsilon"] for row in summary["groups"]]
+
+
+def test_a_tuned_run_says_which_attack_risk_includes_the_search(cli, tmp_path):
+    """With --tuning the released risk is the search's (JSON tuning.risk): the summary
+    prints it beside the single run's; the report does not present the single run's
+    publishable bounds as data-dependent ones, and pate-plot's caption says its curve is one
+    run's (the summary line above showed the single run's alone)."""
+    from pate_cli.outputs.captions import risk_caption
+
+    args = (VOTES, "-m", "gnmax", "--sigma", "100", "-n", "300", "--tuning", "poisson:5")
+    summary = json.loads(cli.analyze(*args, "-f", "json").out)
+    tuned = summary["tuning"]["risk"]
+    line = next(line for line in cli.analyze(*args).out.splitlines()
+                if line.startswith("risk with tuning"))
+    assert " / ".join(ceil_text(tpr) for tpr in tuned["tpr_at_fpr"].values()) in line
+    assert f"advantage <= {ceil_text(tuned['advantage'])}" in line
+    assert summary["risk"] == summary["risk_data_independent"]  # the votes' curve adds nothing
+    out = tmp_path / "r.md"
+    assert cli.report(*args, "-o", out).code == 0
+    text = out.read_text()
+    assert "The bounds include the parameter search" in text
+    assert "hold for these votes only" not in text
+    caption = risk_caption(["run"], [summary])
+    assert "one run, without its --tuning search (with it: TPR <= " in caption
