@@ -308,8 +308,9 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
                          f"query {spec.query}; one vote moves from class {top} to {runner}")
     teachers, margin = float(vote_set.teachers), int(spec.margin)  # "auto": audit_spec's
     if not (teachers.is_integer() and margin <= teachers <= 2**53):
-        raise InputError(f"the votes' rows sum to {teachers:g}: the pair needs a whole number "
-                         f"of teachers, at least the margin {margin} and at most 2^53")
+        where = f"{vote_set.path}: " if vote_set.path else ""
+        raise InputError(f"{where}the votes' rows sum to {teachers:g}: the pair needs a whole "
+                         f"number of teachers, at least the margin {margin} and at most 2^53")
     total = int(teachers)
     low, rest = divmod(total - margin, 2)
     first = np.zeros(classes, dtype=np.int64)

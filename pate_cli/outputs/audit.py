@@ -93,9 +93,11 @@ def render_audit(summary: dict, fmt: str) -> str:
                           f"the claim ({audit['upper_accountant']})"),
         ("epsilon lower", f"{floor_text(audit['epsilon_lower'])}: measured lower bound "
                           f"(Clopper-Pearson, {_percent(audit['confidence'])}, "
-                          f"{audit['draws']:,} "
+                          + (f"{measured['draws']:,} of " if "draws" in measured else "")
+                          + f"{audit['draws']:,} "
                           + ("draws" if queries == 1 else f"trials of {queries} queries")
-                          + " per side)"),
+                          + " per side" + ("; the others chose the event)" if "draws" in measured
+                                           else ")")),
         ("verdict", verdict),
     ]
     width = max(len(key) for key, _ in lines)

@@ -62,7 +62,7 @@ def test_the_text_names_a_measurement_and_rounds_each_bound_its_safe_way(cli):
         f"epsilon upper  {ceil_text(figures['epsilon_upper'])} at delta 1e-05: the claim")
     assert lines["epsilon lower"] == (
         f"epsilon lower  {floor_text(figures['epsilon_lower'])}: measured lower bound "
-        "(Clopper-Pearson, 95%, 200,000 draws per side)")
+        "(Clopper-Pearson, 95%, 100,000 of 200,000 draws per side; the others chose the event)")
     assert float(ceil_text(figures["epsilon_upper"])) >= figures["epsilon_upper"]
     assert float(floor_text(figures["epsilon_lower"])) <= figures["epsilon_lower"]
 
@@ -130,6 +130,16 @@ def test_votes_the_pair_cannot_hold_are_one_line_and_exit_2(cli, tmp_path, votes
             shape=(2, 10**10)))
     done = cli.audit(path, "-m", "gnmax", "--sigma", "5", "--draws", "1000", *options)
     assert done.code == 2 and message in done.err and done.err.count("\n") == 1, done.err
+
+
+def test_votes_of_a_fractional_teacher_count_name_their_file(cli, tmp_path):
+    """Rows summing to 3.5: one line naming the file (cli:formats), exit 2."""
+    import numpy as np
+    path = tmp_path / "floats.npy"
+    np.save(path, np.array([[1.5, 2.0], [2.0, 1.5]]))
+    done = cli.audit(path, "-m", "gnmax", "--sigma", "5", "--draws", "1000")
+    assert done.code == 2 and done.err.count("\n") == 1, done.err
+    assert done.err.startswith(f"Error: {path}: the votes' rows sum to 3.5"), done.err
 
 
 def test_missing_votes(cli, tmp_path):
