@@ -93,13 +93,13 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         ("accounting", f"{s['accounting']}, {s['conversion']} conversion, seed {s['seed']}"),
         *_sampling_line(s.get("sampling")),
         ("answered", answered_text),
-        ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_order(s['order'])}"
+        ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_rdp(s['order'])}"
                     f"{'; ' + UNSANITISED if dependent else ''})"),
         _independent_line(s),
     ]
     if s.get("groups"):  # the run's bound is its largest group's; then the uniform run's
         uniform = ("uniform run", f"data-independent {_up(s['epsilon_data_independent'])} "
-                                  f"({_order(s['order_data_independent'])}; every query at "
+                                  f"({_rdp(s['order_data_independent'])}; every query at "
                                   "sensitivity 1, no halt)")
         spent = [row for row in s["groups"] if row.get("epsilon_data_independent") is not None]
         worst = max(spent, key=lambda row: row["epsilon_data_independent"], default=None)
@@ -262,9 +262,10 @@ def _independent_line(s: dict) -> tuple[str, str]:
     if worst is None or not worst > s["epsilon_data_independent"]:  # LNMax: every query's
         if pld is not None:
             below = ", below the data-dependent figure" if pld < s["epsilon"] else ""
-            figure = f"{_up(pld)} ({PLD}{below}); RDP {figure}"
-        return ("data-independent", figure)
-    bound = f"{_up(worst)} (every query answered: the bound for any run"
+            return ("data-independent", f"{_up(pld)} ({PLD}{below}); RDP {figure}")
+        return ("data-independent", f"{_up(s['epsilon_data_independent'])} "
+                                    f"({_rdp(s['order_data_independent'])})")
+    bound = f"{_up(worst)} (RDP, every query answered: the bound for any run"
     if pld is not None:
         bound = f"{_up(pld)} ({PLD}, every query answered: the bound for any run; RDP {_up(worst)}"
     return ("data-independent", f"{bound}); {figure} at the expected count, an average")
@@ -314,6 +315,11 @@ def _queries(count) -> str:
 def _order(value) -> str:
     """``order A``, or for no order (SVT-PATE's pure-DP bound ``c eps0``) what gave it."""
     return "pure-DP bound c*eps0" if value is None else f"order {_short(value)}"
+
+
+def _rdp(value) -> str:
+    """:func:`_order` naming its accountant: ``RDP, order A`` (a figure of an RDP curve)."""
+    return _order(value) if value is None else f"RDP, {_order(value)}"
 
 
 def _short(value) -> str:

@@ -17,7 +17,7 @@ def test_defaults_on_mnist_print_one_warning_with_a_suggestion_and_no_grid_note(
     assert len(lines) == 1 and lines[0].startswith("Warning: SVT-PATE answered 0 of 9000")
     assert "--svt-scale 1.38" in lines[0] and "--target-epsilon 145" in lines[0]
     assert "grid" not in done.err
-    assert "epsilon           71.5270 at delta 1e-05 (order 1.61761)" in done.out
+    assert "epsilon           71.5270 at delta 1e-05 (RDP, order 1.61761)" in done.out
 
 
 def test_cutoff_auto_from_the_command_line_records_the_choice(cli):
