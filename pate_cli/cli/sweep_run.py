@@ -77,16 +77,14 @@ def run_sweep_command(votes, **options) -> None:
         points = planned_points(spec, settings)
     sidecar = journal_path(out) if out else None
     kept, foreign = [], []
+    damage: list[str] = []
     if resume:
-        damage: list[str] = []
         kept, foreign = resumed_rows(points, read_sweep_rows(out) if os.path.exists(out)
                                      else [], read_journal(sidecar, damage))
-        for text in damage:  # one line at most
-            click.echo(f"Warning: {text}", err=True)
         if foreign:
-            click.echo(f"Warning: {sidecar} holds {rows_text(len(foreign))} of points this "
-                       f"run does not plan (another grid's unfinished run): they stay there, "
-                       f"not in {out}", err=True)
+            damage.append(f"{sidecar} holds {rows_text(len(foreign))} of points this run "
+                          f"does not plan (another grid's unfinished run): they stay there, "
+                          f"not in {out}")
     plan = match_rows(points, kept)
     tasks = [point for point in points if point.index not in plan.reused]
 
@@ -97,9 +95,11 @@ def run_sweep_command(votes, **options) -> None:
                    f"{repeats} repeat"
                    f"{'s' if repeats > 1 else ''} ({files}, "
                    f"{', '.join(mechanisms)}), {workers_text}", err=True)
-        if resume:
-            click.echo(resume_text(out, plan, len(points), exists=os.path.exists(out),
-                                   sidecar=sidecar), err=True)
+    for text in damage:  # the sidecar's damage and another grid's rows: after the header
+        click.echo(f"Warning: {text}", err=True)
+    if resume and not quiet:
+        click.echo(resume_text(out, plan, len(points), exists=os.path.exists(out),
+                               sidecar=sidecar), err=True)
     journal = None
     if out:
         if not resume and os.path.isfile(sidecar):
@@ -120,6 +120,7 @@ def run_sweep_command(votes, **options) -> None:
         if failure is None:
             rows = add_tuning_columns(rows, tuning, orders=settings.orders, delta=spec.delta,
                                       conversion=spec.conversion)
+    every = rows  # --best chooses among them all, --pareto or not
     if spec.pareto:
         rows = pareto_rows(rows)
     if failure is not None:
@@ -128,7 +129,7 @@ def run_sweep_command(votes, **options) -> None:
     if out:
         _write_out(out, rows, journal, fmt=fmt, extra=extra, foreign=foreign)
     if spec.best is not None:
-        _print_best(rows, spec.best, fmt, command=lambda row: best_command(
+        _print_best(every, spec.best, fmt, command=lambda row: best_command(
             row, spec, settings.orders), extra=extra)
         return
     if tuning is not None and rows and not quiet:

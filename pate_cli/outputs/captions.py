@@ -144,7 +144,9 @@ def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
             text += (f"; data-dependent TPR <= {tprs_text(risk)} "
                      f"({str(risk.get('source')).upper()}, unsanitised: not for publication)")
         tuned = (summary.get("tuning") or {}).get("risk")
-        if isinstance(tuned, dict):  # the curve drawn is one run's
+        if isinstance(tuned, dict) and tuned == independent:  # pate-report's: the release's
+            text += "; the --tuning search included"
+        elif isinstance(tuned, dict):  # the curve drawn is one run's
             text += (f"; one run, without its --tuning search (with it: TPR <= "
                      f"{tprs_text(tuned)})")
         parts.append(text)

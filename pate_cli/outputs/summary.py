@@ -148,14 +148,14 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         lines.append((f"round {entry['round']}",
                       f"{entry['mechanism']}: {_queries(entry['queries'])} from row "
                       f"{entry['first_row']}, {entry['answered']} answered, epsilon "
-                      f"{_up(entry['epsilon'])} alone (order {_short(entry['order'])})"))
+                      f"{_up(entry['epsilon'])} alone (RDP, order {_short(entry['order'])})"))
     if s.get("groups"):
         for row in s["groups"]:
             exhausted = ("within budget" if row["exhausted_at"] is None
                          else f"exhausted at query {row['exhausted_at']}")
             knob = next(f"{key} {_short(row[key])}" for key in
                         ("upsampling", "weight", "participation") if key in row)
-            spent_order = "" if row["order"] is None else f" (order {_short(row['order'])})"
+            spent_order = "" if row["order"] is None else f" ({_rdp(row['order'])})"
             independent = ""
             if row.get("epsilon_data_independent") is not None:
                 independent = (f"; data-independent {_up(row['epsilon_data_independent'])} "
@@ -178,7 +178,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
                      else f"; sanitised release {_up(ss['sanitized_epsilon'])}")
         lines.append(("smooth sensitivity",
                       f"epsilon {_up(ss['epsilon_before'])} -> {_up(ss['epsilon_after'])} +/- "
-                      f"{ss['noise_std']:.4f} (order {_short(ss['order'])}, beta "
+                      f"{ss['noise_std']:.4f} (RDP, order {_short(ss['order'])}, beta "
                       f"{ss['beta']:.4g}, sigma_ss {ss['sigma_ss']:.4g}){sanitized}"))
     if s.get("add_rdp"):
         lines.append(("added rdp", f"{s['add_rdp']['path']}"
@@ -186,10 +186,10 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("tuning"):
         t = s["tuning"]
         law = tuning_law(t, _short)
-        tuned = (f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; order "
-                 f"{_short(t['order'])}{DEPENDENT if dependent else ''})")
+        tuned = (f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; "
+                 f"{_rdp(t['order'])}{DEPENDENT if dependent else ''})")
         if dependent and t.get("epsilon_tuned_data_independent") is not None:
-            tuned += f"; data-independent {_up(t['epsilon_tuned_data_independent'])}"
+            tuned += f"; data-independent {_up(t['epsilon_tuned_data_independent'])} (RDP)"
         lines.append(("with tuning", tuned))
     lines += _risk_line(s.get("risk"), s.get("risk_data_independent"),
                         dependent=data_dependence(s)[0])
@@ -268,6 +268,8 @@ def _independent_line(s: dict) -> tuple[str, str]:
     bound = f"{_up(worst)} (RDP, every query answered: the bound for any run"
     if pld is not None:
         bound = f"{_up(pld)} ({PLD}, every query answered: the bound for any run; RDP {_up(worst)}"
+    figure = (f"{_up(s['epsilon_data_independent'])} "
+              f"({_rdp(s['order_data_independent'])})")
     return ("data-independent", f"{bound}); {figure} at the expected count, an average")
 
 

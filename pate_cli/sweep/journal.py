@@ -22,6 +22,9 @@ from ..outputs.writing import write_atomically
 from .columns import SWEEP_COLUMNS
 
 SUFFIX = ".partial"
+# Columns an older release's sidecar lacks: its rows read with them empty (their points
+# are computed again, ``resume._has_epsilon``; another grid's stay in the sidecar).
+LATER_COLUMNS = ("epsilon_max",)
 
 
 def journal_path(out: str) -> str:
@@ -154,8 +157,9 @@ def _row(line: bytes) -> dict | None:
         row = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if isinstance(row, dict) and all(column in row for column in SWEEP_COLUMNS):
-        return {column: row[column] for column in SWEEP_COLUMNS}
+    if isinstance(row, dict) and all(column in row for column in SWEEP_COLUMNS
+                                     if column not in LATER_COLUMNS):
+        return {column: row.get(column) for column in SWEEP_COLUMNS}
     return None
 
 

@@ -101,5 +101,6 @@ def resume_text(out: str, plan: ResumePlan, total: int, *, exists: bool,
     line = f"pate-sweep: reused {reused} of {rows} from {source}; computing {total - reused}"
     if plan.replaced:
         line += (f" (replacing {plan.replaced} row{'s' if plan.replaced > 1 else ''} made "
-                 "with other options, other input files or another version)")
+                 "with other options, other input files or another version, or without "
+                 "epsilon_max)")
     return line

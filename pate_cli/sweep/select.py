@@ -28,8 +28,8 @@ def best_row(rows: list[dict], epsilon: float) -> dict | None:
     """The row that answers the most queries within ``epsilon`` (cli:pate-sweep
     ``--best``), every replay of it within (its largest epsilon, so that the command it
     prints holds at any of its seeds); ties go to the better label accuracy (when every
-    row has one), then the smaller epsilon, then the earlier row. None when no row is
-    within ``epsilon``."""
+    row has one), then the smaller largest epsilon, then the earlier row. None when no row
+    is within ``epsilon``."""
     accuracy = score_column(rows) == "label_accuracy"
     within = [(position, row) for position, row in enumerate(rows)
               if (largest := largest_epsilon(row)) is not None and largest <= epsilon]
@@ -125,7 +125,9 @@ def no_best_text(rows: list[dict], epsilon: float) -> str:
     """Why ``--best`` found no row: none within ``epsilon`` (and the smallest there is)."""
     smallest = min((value for row in rows if (value := largest_epsilon(row)) is not None),
                    default=None)
-    shown = "" if smallest is None else f" (the smallest is {ceil_significant(smallest, 4)})"
+    replays = any((row.get("repeats") or 1) > 1 for row in rows)
+    shown = ("" if smallest is None else f" (the smallest is {ceil_significant(smallest, 4)}"
+             + (", a row's largest replay)" if replays else ")"))
     return f"no configuration stays within epsilon {epsilon:g}{shown}"
 
 
@@ -141,7 +143,8 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str) -> 
     accuracy = ("" if chosen.get("label_accuracy") is None
                 else f", label accuracy {chosen['label_accuracy']:.6g}")
     repeats = chosen.get("repeats") or 1
-    spread = ("" if repeats == 1 else f" (the largest of its {repeats:g} replays; their mean "
+    spread = ("" if repeats == 1 or largest_epsilon(chosen) == chosen["epsilon"]
+              else f" (the largest of its {repeats:g} replays; their mean "
               f"{ceil_text(chosen['epsilon'])})")
     lines.append(f"pate-sweep: best within epsilon {epsilon:g} by answered: "
                  f"{chosen['answered']:.6g}{accuracy} at epsilon "

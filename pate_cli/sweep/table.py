@@ -185,8 +185,8 @@ def _dependent_note(frame: pd.DataFrame) -> str:
                     if data_dependence(row)[0] and isinstance(row.get("accounting"), str)})
     if not kinds:
         return ""
-    return (f"epsilon: {' and '.join(kinds)} accounting, data-dependent and unsanitised (not "
-            "for publication); epsilon_data_independent holds whatever the votes\n")
+    return (f"epsilon: {' and '.join(kinds)} accounting, data-dependent and unsanitised: not "
+            "for publication (pate-analyze prints a point's publishable bound)\n")
 
 
 def _bound_text(value) -> str:

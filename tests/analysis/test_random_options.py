@@ -94,8 +94,12 @@ def test_any_option_combination_is_the_same_for_any_chunking(run):
     votes, mechanism, options = run
     try:
         summary, table = _bytes(votes, mechanism, options, chunk_size=None, workers=1)
-    except (InputError, OptionError, ValueError):
-        event("refused")  # a combination the rules refuse (or smooth sensitivity's conditions)
+    except (InputError, OptionError) as error:  # a combination the rules refuse
+        event(f"refused: {type(error).__name__}")
+        return
+    except ValueError as error:  # smooth sensitivity's conditions (C5, C6, the order)
+        assert "smooth sensitivity" in str(error), error
+        event("refused: smooth sensitivity")
         return
     event("analysed")
     for how in ({"chunk_size": 1, "workers": 1}, {"chunk_size": 7, "workers": 2}):
@@ -117,7 +121,10 @@ def test_sparse_votes_give_the_dense_numbers(run):
     options["accounting"] = "expected"
     try:
         dense = json.loads(_bytes(votes, mechanism, options)[0])
-    except (InputError, OptionError, ValueError):
+    except (InputError, OptionError):
+        return
+    except ValueError as error:  # smooth sensitivity's conditions
+        assert "smooth sensitivity" in str(error), error
         return
     sparse = json.loads(_bytes(sp.csr_matrix(votes), mechanism, options)[0])
     different = {key for key in dense.keys() | sparse.keys()

@@ -42,7 +42,7 @@ def test_null_without_tuning_and_the_text_line(cli):
     text = cli.analyze(VOTES, "-n", "640", "--tuning", "geometric:20")
     line = [row for row in text.out.splitlines() if row.startswith("with tuning")]
     assert len(line) == 1
-    assert "(random search, K ~ geometric:20; order" in line[0]
+    assert "(random search, K ~ geometric:20; RDP, order" in line[0]
     markdown = cli.analyze(VOTES, "-n", "640", "--tuning", "negbin:5,2", "-f", "markdown")
     assert "| with tuning |" in markdown.out and "negbin:5,2" in markdown.out
 

@@ -704,6 +704,7 @@ def test_a_tuned_run_says_which_attack_risk_includes_the_search(cli, tmp_path):
     publishable bounds as data-dependent ones, and pate-plot's caption says its curve is one
     run's (the summary line above showed the single run's alone)."""
     from pate_cli.outputs.captions import risk_caption
+    from pate_cli.outputs.risk_figure import with_published_risk
 
     args = (VOTES, "-m", "gnmax", "--sigma", "100", "-n", "300", "--tuning", "poisson:5")
     summary = json.loads(cli.analyze(*args, "-f", "json").out)
@@ -720,3 +721,6 @@ def test_a_tuned_run_says_which_attack_risk_includes_the_search(cli, tmp_path):
     assert "hold for these votes only" not in text
     caption = risk_caption(["run"], [summary])
     assert "one run, without its --tuning search (with it: TPR <= " in caption
+    # pate-report's figure draws the search's curve: its caption says so
+    published = risk_caption(["run"], [with_published_risk(summary)], dependent=False)
+    assert "the --tuning search included" in published and "one run" not in published

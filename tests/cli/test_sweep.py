@@ -488,8 +488,8 @@ def test_table_and_json_formats_on_stdout(cli, files):
     assert "laplace_scale" not in table.out  # empty columns are left out
     assert "epsilon_max" not in table.out  # one replay a row: epsilon itself
     assert table.out.splitlines()[-1] == (  # the replay's epsilon says what it is
-        "epsilon: replay accounting, data-dependent and unsanitised (not for publication); "
-        "epsilon_data_independent holds whatever the votes")
+        "epsilon: replay accounting, data-dependent and unsanitised: not for publication "
+        "(pate-analyze prints a point's publishable bound)")
     independent = cli.sweep(path, "-m", "gnmax", "--sigma", "5,10", "-f", "table", "-w", "1",
                             "-q", "--accounting", "data-independent")
     assert "unsanitised" not in independent.out

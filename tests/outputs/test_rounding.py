@@ -121,7 +121,7 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
         # expected accounting of a selecting mechanism: the bound for any run first (the
         # privacy-loss distribution's where smaller, the RDP one beside it)
         worst, pld = s["epsilon_data_independent_worst"], s.get("epsilon_data_independent_pld")
-        figures += [("data-independent", rf"; {NUMBER} \(order [^)]*\) at the expected count",
+        figures += [("data-independent", rf"; {NUMBER} \(RDP, order [^)]*\) at the expected count",
                      s["epsilon_data_independent"], False)]
         if pld is not None and pld < worst:
             figures += [("data-independent", rf"^{NUMBER} \(privacy-loss", pld, False),

@@ -70,8 +70,8 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
         return out.getvalue().encode()
     data = PLD_FIRST_WORST.sub(rb"\1\3 (\2)", PLD_FIRST.sub(rb"\1", data))
     # an RDP figure names its accountant since ("(RDP, order 6", "(RDP, every query")
-    data = data.replace(b"(RDP, order ", b"(order ").replace(b"(RDP, every query",
-                                                              b"(every query")
+    data = re.sub(rb"(; data-independent [0-9.]+) \(RDP\)$", rb"\1", data.replace(
+        b"RDP, order ", b"order ").replace(b"(RDP, every query", b"(every query"), flags=re.M)
     return b"".join(line for line in data.splitlines(keepends=True)
                     if not line.startswith(b"attack risk"))
 

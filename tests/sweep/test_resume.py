@@ -9,6 +9,8 @@ reused and how many computed.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -97,7 +99,8 @@ def test_a_changed_option_recomputes_and_replaces_every_row(cli, files, tmp_path
     assert result.code == 0, result.err
     assert len(calls) == 4
     assert (f"pate-sweep: reused 0 of 4 rows from {out}; computing 4 (replacing 4 rows made "
-            "with other options, other input files or another version)") in result.err
+            "with other options, other input files or another version, or without "
+            "epsilon_max)") in result.err
     assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID, *after)
 
 
@@ -350,3 +353,27 @@ def test_another_grids_unfinished_rows_stay_in_the_sidecar(cli, files, tmp_path,
     assert result.code == 0 and len(calls) == 1 and "Warning" not in result.err, result.err
     assert not sidecar.exists()
     assert read_sweep_rows(str(out))[:3] == other_rows
+
+
+def test_an_older_sidecar_without_epsilon_max_is_read_not_called_damaged(cli, files, tmp_path,
+                                                                        calls):
+    """A sidecar of the release before ``epsilon_max``: its rows of this grid are computed
+    again (as an older table's), another grid's stay in it; no line calls it damaged."""
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    other = ["-m", "gnmax", "--sigma", "5,6", "-w", "1", "--no-progress"]
+    assert cli(votes, *other, "-o", tmp_path / "other.csv", "-q").code == 0
+    assert cli(votes, *GRID, "-o", tmp_path / "mine.csv", "-q").code == 0
+    older = [{key: value for key, value in row.items() if key != "epsilon_max"}
+             for row in (read_sweep_rows(str(tmp_path / "other.csv"))
+                         + read_sweep_rows(str(tmp_path / "mine.csv"))[:2])]
+    sidecar = tmp_path / "out.csv.partial"
+    sidecar.write_text("".join(json.dumps(row) + "\n" for row in older))
+    calls.clear()
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 0 and len(calls) == 4, result.err
+    warnings = [line for line in result.err.splitlines() if line.startswith("Warning")]
+    assert warnings == [f"Warning: {sidecar} holds 2 rows of points this run does not plan "
+                        f"(another grid's unfinished run): they stay there, not in {out}"]
+    assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID)
+    assert [row["sigma"] for row in read_journal(str(sidecar))] == [5.0, 6.0]
