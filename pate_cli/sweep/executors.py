@@ -124,11 +124,11 @@ def sweep_executor(workers: int | None, scheduler: str | None, tasks: int):
     """``(executor or None, description, tasks in flight)`` for ``tasks`` points: the Dask
     scheduler's, else ``workers`` local processes (default: the cores; at most one per
     task), or None (in this process) for one or none."""
+    if tasks == 0:  # every row reused (--resume): no scheduler is contacted
+        return None, "nothing to compute", None
     if scheduler:
         executor, threads = scheduler_executor(scheduler)
         return executor, f"Dask scheduler {scheduler} ({threads} threads)", 4 * threads
-    if tasks == 0:  # every row reused (--resume)
-        return None, "nothing to compute", None
     if workers is None:
         workers = _cores()
     workers = max(1, min(workers, tasks))

@@ -54,8 +54,9 @@ def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
 
 
 def _has_epsilon(row: dict) -> bool:
-    """Both figures of a row (a table written before ``epsilon_max`` lacks it)."""
-    return all(isinstance(value, (int, float)) and not math.isnan(value)
+    """Both figures of a row, as an epsilon can be (a table written before ``epsilon_max``
+    lacks it; an edited cell may be negative)."""
+    return all(isinstance(value, (int, float)) and not math.isnan(value) and value >= 0
                for value in (row.get("epsilon"), row.get("epsilon_max")))
 
 

@@ -113,11 +113,15 @@ def read_sweep_rows(path: str) -> list[dict]:
                if column not in frame.columns and column not in OPTIONAL_KEYS]
     if missing:
         raise InputError(f"{path}: not a pate-sweep table (no column {missing[0]!r})")
-    return [_plain_row(row, frame.columns) for row in frame.to_dict("records")]
+    try:
+        return [_plain_row(row, frame.columns) for row in frame.to_dict("records")]
+    except ValueError as error:  # a number column holding text
+        raise InputError(f"{path}: not a pate-sweep table ({error})") from None
 
 
 def _plain_row(row: dict, columns) -> dict:
-    """Python values: str, int, float; None for empty cells."""
+    """Python values: str, int, float; None for empty cells (``ValueError`` for a number
+    column's text)."""
     plain = {}
     for column in columns:
         value = row.get(column)

@@ -9,6 +9,7 @@ reused and how many computed.
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -377,3 +378,28 @@ def test_an_older_sidecar_without_epsilon_max_is_read_not_called_damaged(cli, fi
                         f"(another grid's unfinished run): they stay there, not in {out}"]
     assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID)
     assert [row["sigma"] for row in read_journal(str(sidecar))] == [5.0, 6.0]
+
+
+def test_an_edited_figure_is_refused_or_computed_again(cli, files, tmp_path, calls):
+    """Text in a number column: one line naming the table, exit 2, the table untouched; a
+    negative epsilon_max (no epsilon is): its row computed again."""
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "-o", out, "-q").code == 0
+    written = out.read_bytes()
+    frame = pd.read_csv(out)
+    frame["epsilon"] = frame["epsilon"].astype(object)
+    frame.loc[0, "epsilon"] = "abc"
+    frame.to_csv(out, index=False)
+    edited = out.read_bytes()
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 2 and result.err.count("\n") == 1, result.err
+    assert result.err.startswith(f"Error: {out}: not a pate-sweep table (could not convert")
+    assert out.read_bytes() == edited
+    frame = pd.read_csv(io.BytesIO(written))
+    frame.loc[1, "epsilon_max"] = -1.0
+    frame.to_csv(out, index=False)
+    calls.clear()
+    result = cli(votes, *GRID, "-o", out, "--resume")
+    assert result.code == 0 and len(calls) == 1, result.err
+    assert out.read_bytes() == written

@@ -105,6 +105,7 @@ def test_the_executor_of_the_workers_asked_for(monkeypatch):
     assert sweep_executor(4, None, 1) == (None, "1 worker (in process)", None)
     assert sweep_executor(1, None, 9) == (None, "1 worker (in process)", None)
     assert sweep_executor(2, None, 0) == (None, "nothing to compute", None)  # all reused
+    assert sweep_executor(2, "tcp://127.0.0.1:9", 0)[1] == "nothing to compute"  # not asked
     made = []
     monkeypatch.setattr("pate_cli.sweep.executors.local_pool", lambda n: made.append(n) or n)
     assert sweep_executor(8, None, 3) == (3, "3 worker processes", 12)
