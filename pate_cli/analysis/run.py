@@ -143,6 +143,8 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
             if setting.outputs is not None:
                 done = replace(done, outputs=outputs_figures(setting.outputs, ran,
                                                              spent.epsilons))
+            done = replace(done, warnings=done.warnings + _decisions_after(
+                setting.decisions, spent.halted_at, setting.budget))
             results.append(done)
         return results
     _check_decisions_cover(setting.decisions, positions.size)  # counted apart (grouped_run)
@@ -231,8 +233,8 @@ class _Finish:
                  f"{ceil_text(epsilon)}, above the budget {budget.limit:g}: no query was "
                  "processed",) if over else ()),
             source=setting.source,
-            budget=None if budget is None else replace(
-                budget, remaining=max(0.0, budget.limit - epsilon)),
+            # below 0 only where the RDP spent before the first query exceeds the budget
+            budget=None if budget is None else replace(budget, remaining=budget.limit - epsilon),
             query_index=query_index, accuracy_by_outcome=by_outcome,
             initial_rdp=(None if setting.initial_rdp is None
                          else np.asarray(setting.initial_rdp, dtype=float)),
@@ -287,6 +289,19 @@ def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:
         raise ValueError(f"the decisions end after {decisions.answered.size} queries but the "
                          f"run goes on to query {decisions.answered.size} (give --queries "
                          f"{decisions.answered.size} or every decision)")
+
+
+def _decisions_after(decisions: Decisions | None, halted_at: int | None,
+                     budget: float | None) -> tuple[str, ...]:
+    """A note where given decisions go on after the budget's halt: the run is accounted to
+    the halt (math:costs), so labels a run released past it are not covered."""
+    if decisions is None or halted_at is None or decisions.answered.size <= halted_at:
+        return ()
+    after = decisions.answered[halted_at:]
+    return (f"--budget {budget:g} halts before query {halted_at}: the {after.size} decisions "
+            f"after it ({int(np.count_nonzero(after))} answered) are not charged, so labels "
+            "released past the halt are not covered by this epsilon (analyse without "
+            "--budget to charge them all)",)
 
 
 def _check_run(mechanism, votes, setting: RunSetting, chunk_size: int) -> None:

@@ -18,7 +18,14 @@ import numpy as np
 
 from ..errors import InputError
 from .checks import check_shape, show_number
-from .readers import check_file, file_sha256, given_matrix, read_text_file
+from .readers import (
+    check_file,
+    file_sha256,
+    first_cells,
+    given_matrix,
+    is_number,
+    read_text_file,
+)
 
 DP_EVENT_MODULE = "dp_accounting.dp_event"
 
@@ -37,6 +44,12 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     check_shape(name, array)
     if array.shape[1] != 2:
         raise InputError(f"{name}: expected two columns (order, rdp), got {array.shape[1]}")
+    header = _header(path)
+    if header == ["rdp", "order"]:  # the columns by name, whatever their place
+        array = array[:, ::-1]
+    elif header is not None and header != ["order", "rdp"]:
+        raise InputError(f"{name}: columns {','.join(header)}: expected order,rdp (a header "
+                         "names them; without one, order comes first)")
     given_orders, given = np.asarray(array[:, 0], float), np.asarray(array[:, 1], float)
     bad = np.flatnonzero(~np.isfinite(given_orders) | (given_orders <= 1))
     if bad.size:
@@ -70,6 +83,21 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
         if above:
             note += f" ({above} above the largest given order are left out: rdp = inf)"
     return curve, digest, note
+
+
+def _header(table) -> list[str] | None:
+    """The column names of an ``order,rdp`` table, lower-case: a DataFrame's, or a CSV/TSV
+    file's header row (None without one, or for other forms)."""
+    if hasattr(table, "columns"):
+        cells = [str(column).strip() for column in table.columns]
+    elif (not isinstance(table, (str, os.PathLike)) or os.fspath(table) == "-"
+            or os.path.splitext(os.fspath(table))[1].lower() not in (".csv", ".tsv")):
+        return None
+    else:
+        with open(table, encoding="utf-8", errors="replace") as stream:
+            line = stream.readline().lstrip("\ufeff")
+        cells = first_cells(line, "\t" if "\t" in line and "," not in line else ",")
+    return None if any(is_number(cell) for cell in cells) else [cell.lower() for cell in cells]
 
 
 def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:

@@ -117,12 +117,17 @@ def _rows(name, number, rows) -> list[int] | range:
         rows = np.asarray(rows).tolist() if isinstance(rows, np.ndarray) else rows
         if not rows:
             raise InputError(f"{name}: round {number}: rows is an empty list")
-        values = []
+        values: list[int] = []
+        first: dict[int, int] = {}  # each row's entry
         for entry, value in enumerate(rows):
             row = _integer(value, text=False)
             if row is None:
                 raise InputError(f"{name}: round {number}: row {value!r} (entry {entry}) is "
                                  "not an integer row number")
+            if row in first:
+                raise InputError(f"{name}: round {number}: row {row} is listed twice "
+                                 f"(entries {first[row]} and {entry})")
+            first[row] = entry
             values.append(row)
         return values
     parts = str(rows).split(":") if isinstance(rows, str) else [rows]

@@ -202,7 +202,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         b = s["budget"]
         stop = ("never bound" if b["halted_at"] is None
                 else f"halted before query {b['halted_at']}")
-        lines.append(("budget", f"{_short(b['limit'])}: {stop}, {floor_text(b['remaining'])} left"))
+        left = (f"{floor_text(b['remaining'])} left" if b["remaining"] >= 0
+                else f"exceeded by {ceil_text(-b['remaining'], 4)} before the first query")
+        lines.append(("budget", f"{_short(b['limit'])}: {stop}, {left}"))
     if s.get("decisions"):
         d = s["decisions"]
         lines.append(("decisions", f"{d['rows']} from {d['path']}"))
