@@ -298,8 +298,9 @@ def _decisions_after(decisions: Decisions | None, halted_at: int | None,
     if decisions is None or halted_at is None or decisions.answered.size <= halted_at:
         return ()
     after = decisions.answered[halted_at:]
-    return (f"--budget {budget:g} halts before query {halted_at}: the {after.size} decisions "
-            f"after it ({int(np.count_nonzero(after))} answered) are not charged, so labels "
+    return (f"--budget {budget:g} halts before the run's query {halted_at} (vote row "
+            f"{int(decisions.query[halted_at])}): the {after.size} decisions from it on "
+            f"({int(np.count_nonzero(after))} answered) are not charged, so labels "
             "released past the halt are not covered by this epsilon (analyse without "
             "--budget to charge them all)",)
 

@@ -34,7 +34,8 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     """An external RDP curve (``order,rdp`` file or the API's table) at ``orders``.
 
     An absent order takes the next larger given order's value (an upper bound: RDP is
-    non-decreasing in the order); orders above the largest get ``inf`` (never chosen).
+    non-decreasing in the order, and a curve that decreases is refused); orders above the
+    largest get ``inf`` (never chosen).
     Returns ``(curve, sha256 or None, note or None)``.
     """
     path_like = isinstance(path, (str, os.PathLike))
@@ -66,6 +67,15 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
         raise InputError(f"{name}: rows {rows[0]} and {rows[1]} give order "
                          f"{show_number(given_orders[rows[0]])} two rdp values (one per order)")
     given_orders, given = given_orders[order_sort], given[order_sort]
+    falls = np.flatnonzero(given[1:] < given[:-1])
+    if falls.size:  # the next larger order's value bounds an order between only if not
+        low, high = order_sort[falls[0]], order_sort[falls[0] + 1]
+        raise InputError(f"{name}: rows {min(low, high)} and {max(low, high)}: rdp falls from "
+                         f"{show_number(given[falls[0]])} at order "
+                         f"{show_number(given_orders[falls[0]])} to "
+                         f"{show_number(given[falls[0] + 1])} at order "
+                         f"{show_number(given_orders[falls[0] + 1])} (an RDP curve never "
+                         "decreases with the order)")
     slot = np.searchsorted(given_orders, orders, side="left")
     curve = np.full(orders.shape, np.inf)
     inside = slot < given_orders.size

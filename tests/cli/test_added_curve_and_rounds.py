@@ -64,3 +64,13 @@ def test_a_rounds_row_listed_twice_names_the_file(cli, tmp_path):
     assert done.code == 2 and done.err.count("\n") == 1, done.err
     assert done.err.startswith(f"Error: {path}: round 0: row 5 is listed twice (entries 0 "
                                "and 2)")
+
+
+def test_an_added_curve_that_falls_is_refused(cli, tmp_path):
+    """rdp 0.1 at order 2, 0.05 at order 4: order 3 took order 4's 0.05 (the next larger
+    order's value bounds an order between only on a non-decreasing curve)."""
+    path = tmp_path / "falls.csv"
+    path.write_text("order,rdp\n2,0.1\n4,0.05\n")
+    done = cli.analyze(*RUN, "--add-rdp", path)
+    assert done.code == 2 and done.err.count("\n") == 1, done.err
+    assert "rdp falls from 0.1 at order 2 to 0.05 at order 4" in done.err

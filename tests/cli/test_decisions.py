@@ -225,8 +225,9 @@ def test_decisions_past_the_budgets_halt_are_said_not_charged(cli, tmp_path):
     summary = json.loads(halted.out)
     stop = summary["budget"]["halted_at"]
     after = 50 - stop
-    note = (f"--budget {whole['epsilon'] * 0.9:g} halts before query {stop}: the {after} "
-            f"decisions after it ({(after + (stop % 2 == 0)) // 2} answered) are not charged")
+    note = (f"--budget {whole['epsilon'] * 0.9:g} halts before the run's query {stop} (vote "
+            f"row {stop}): the {after} decisions from it on ({(after + (stop % 2 == 0)) // 2} "
+            "answered) are not charged")
     assert [line for line in halted.err.splitlines() if line.startswith("Warning")] == [
         next(f"Warning: {text}" for text in summary["warnings"] if text.startswith(note))]
     assert summary["epsilon"] < whole["epsilon"]
