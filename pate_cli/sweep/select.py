@@ -146,7 +146,8 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str) -> 
     spread = ("" if repeats == 1 or largest_epsilon(chosen) == chosen["epsilon"]
               else f" (the largest of its {repeats:g} replays; their mean "
               f"{ceil_text(chosen['epsilon'])})")
-    lines.append(f"pate-sweep: best within epsilon {epsilon:g} by answered: "
+    means = "" if repeats == 1 else f" (means over its {repeats:g} replays)"
+    lines.append(f"pate-sweep: best within epsilon {epsilon:g} by answered{means}: "
                  f"{chosen['answered']:.6g}{accuracy} at epsilon "
                  f"{ceil_text(largest_epsilon(chosen))}{spread}\n  {command}")
     return lines

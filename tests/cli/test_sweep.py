@@ -429,6 +429,7 @@ def test_best_with_repeats_holds_every_replay_within_the_limit(cli, files, monke
     assert any(row["epsilon"] <= limit < row["epsilon_max"] for row in rows)  # a mean within
     (row,) = rows_of(result := cli.sweep(*grid, "--best", f"{limit!r}"))
     assert row["epsilon_max"] <= limit and "the largest of its 4 replays" in result.err
+    assert "by answered (means over its 4 replays): " in result.err
     words = shlex.split(row["command"])
     for seed in range(4):
         summary = json.loads(cli.analyze(*words[1:], "--seed", str(seed), "-f", "json").out)
