@@ -23,8 +23,9 @@ from .readers import (
     file_sha256,
     first_cells,
     given_matrix,
-    is_number,
+    is_header,
     read_text_file,
+    text_separator,
 )
 
 DP_EVENT_MODULE = "dp_accounting.dp_event"
@@ -106,8 +107,8 @@ def _header(table) -> list[str] | None:
     else:
         with open(table, encoding="utf-8", errors="replace") as stream:
             line = stream.readline().lstrip("\ufeff")
-        cells = first_cells(line, "\t" if "\t" in line and "," not in line else ",")
-    return None if any(is_number(cell) for cell in cells) else [cell.lower() for cell in cells]
+        cells = first_cells(line, text_separator(line))
+    return [cell.lower() for cell in cells] if is_header(cells) else None
 
 
 def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:

@@ -389,10 +389,9 @@ def read_text(name, text, separator):
     if not lines:
         raise InputError(f"{name}: the file is empty")
     if separator is None:
-        separator = "\t" if "\t" in lines[0] and "," not in lines[0] else ","
+        separator = text_separator(lines[0])
     header_cells = first_cells(lines[0], separator)
-    has_header = (all(not is_number(cell) for cell in header_cells)
-                  or _pandas_header(header_cells))
+    has_header = is_header(header_cells)
     if has_header and len(lines) == 1:
         raise InputError(f"{name}: has a header but no rows")
     options = dict(sep=separator, header=None, skiprows=1 if has_header else 0,
@@ -426,6 +425,16 @@ def read_text(name, text, separator):
         shown = "empty" if cell == "" else f"{cell!r} is not a number"
         raise InputError(f"{name}: line {numbered[row][0]}, column {col + 1}: {shown}")
     return values
+
+
+def text_separator(line: str) -> str:
+    """A CSV/TSV text's separator, from its first line: a tab where it has tabs and no comma."""
+    return "\t" if "\t" in line and "," not in line else ","
+
+
+def is_header(cells: list[str]) -> bool:
+    """Whether a first row's cells are a header: none a number, or pandas' own."""
+    return all(not is_number(cell) for cell in cells) or _pandas_header(cells)
 
 
 def _pandas_header(cells: list[str]) -> bool:

@@ -258,21 +258,20 @@ def _independent_line(s: dict) -> tuple[str, str]:
     """The data-independent figure; under expected accounting, the bound for every query
     answered first (the figure at the expected count is an average over runs, not a bound
     on the run that released the labels)."""
-    figure = f"{_up(s['epsilon_data_independent'])} ({_order(s['order_data_independent'])})"
+    figure, order = _up(s["epsilon_data_independent"]), s["order_data_independent"]
     worst = s.get("epsilon_data_independent_worst")
     pld = smaller_pld(s)
     if worst is None or not worst > s["epsilon_data_independent"]:  # LNMax: every query's
         if pld is not None:
             below = ", below the data-dependent figure" if pld < s["epsilon"] else ""
-            return ("data-independent", f"{_up(pld)} ({PLD}{below}); RDP {figure}")
-        return ("data-independent", f"{_up(s['epsilon_data_independent'])} "
-                                    f"({_rdp(s['order_data_independent'])})")
+            return ("data-independent", f"{_up(pld)} ({PLD}{below}); RDP {figure} "
+                                        f"({_order(order)})")
+        return ("data-independent", f"{figure} ({_rdp(order)})")
     bound = f"{_up(worst)} (RDP, every query answered: the bound for any run"
     if pld is not None:
         bound = f"{_up(pld)} ({PLD}, every query answered: the bound for any run; RDP {_up(worst)}"
-    figure = (f"{_up(s['epsilon_data_independent'])} "
-              f"({_rdp(s['order_data_independent'])})")
-    return ("data-independent", f"{bound}); {figure} at the expected count, an average")
+    return ("data-independent", f"{bound}); {figure} ({_rdp(order)}) at the expected count, "
+                                "an average")
 
 
 def _flat(summary: dict) -> dict:
