@@ -23,7 +23,7 @@ from ..interrupts import sigterm_switch
 from ..outputs.writing import check_destinations, write_atomically, write_error_text
 from ..sweep.api import SweepSpec, planned_points, sweep_settings
 from ..sweep.executors import sweep_executor
-from ..sweep.journal import RowJournal, journal_path, read_journal
+from ..sweep.journal import RowJournal, journal_path, keep_rows, read_journal
 from ..sweep.resume import match_rows, resume_text, resumed_rows
 from ..sweep.run import (
     check_grid_size,
@@ -78,13 +78,18 @@ def run_sweep_command(votes, **options) -> None:
     sidecar = journal_path(out) if out else None
     kept, foreign = [], []
     damage: list[str] = []
+    afresh = None  # without --resume: the sidecar's rows of this grid, computed again
     if resume:
         kept, foreign = resumed_rows(points, read_sweep_rows(out) if os.path.exists(out)
                                      else [], read_journal(sidecar, damage))
-        if foreign:
-            damage.append(f"{sidecar} holds {rows_text(len(foreign))} of points this run "
-                          f"does not plan (another grid's unfinished run): they stay there, "
-                          f"not in {out}")
+    elif sidecar is not None and os.path.isfile(sidecar):
+        journaled = read_journal(sidecar)
+        _, foreign = resumed_rows(points, [], journaled)
+        afresh = len(journaled) - len(foreign)
+    if foreign:  # another grid's unfinished run: kept in the sidecar, --resume or not
+        damage.append(f"{sidecar} holds {rows_text(len(foreign))} of points this run "
+                      f"does not plan (another grid's unfinished run): they stay there, "
+                      f"not in {out}")
     plan = match_rows(points, kept)
     tasks = [point for point in points if point.index not in plan.reused]
 
@@ -102,10 +107,13 @@ def run_sweep_command(votes, **options) -> None:
                                sidecar=sidecar), err=True)
     journal = None
     if out:
-        if not resume and os.path.isfile(sidecar):
-            click.echo(f"pate-sweep: note: starting {sidecar} afresh (the rows of an "
-                       "unfinished run it held are reused only with --resume)", err=True)
-        journal = RowJournal(sidecar, append=resume)
+        if afresh or (afresh == 0 and not foreign):  # rows of this grid, or unreadable
+            click.echo(f"pate-sweep: note: starting {sidecar} afresh: " + (
+                f"its {rows_text(afresh)} of this grid's points are computed again "
+                "(--resume reuses them)" if afresh else "it holds no complete row"), err=True)
+        if foreign and not resume:  # the sidecar keeps only them, then this run's rows
+            keep_rows(sidecar, foreign)
+        journal = RowJournal(sidecar, append=resume or bool(foreign))
     with sigterm_switch(armed=False, once=True) as sigterm, \
             progress_bar(len(tasks), show=wanted(own["progress"]), label="pate-sweep",
                          unit="points") as bar:

@@ -34,6 +34,8 @@ DP_EVENT_MODULE = "dp_accounting.dp_event"
 def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
     """An external RDP curve (``order,rdp`` file or the API's table) at ``orders``.
 
+    Rows are counted from 1 in messages (the first row of values; a header not counted),
+    as the decisions reader counts them.
     An absent order takes the next larger given order's value (an upper bound: RDP is
     non-decreasing in the order, and a curve that decreases is refused); orders above the
     largest get ``inf`` (never chosen).
@@ -55,24 +57,24 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     given_orders, given = np.asarray(array[:, 0], float), np.asarray(array[:, 1], float)
     bad = np.flatnonzero(~np.isfinite(given_orders) | (given_orders <= 1))
     if bad.size:
-        raise InputError(f"{name}: row {bad[0]}: order {show_number(given_orders[bad[0]])} "
+        raise InputError(f"{name}: row {bad[0] + 1}: order {show_number(given_orders[bad[0]])} "
                          "must be a number greater than 1")
     bad = np.flatnonzero(np.isnan(given) | (given < 0))
     if bad.size:
-        raise InputError(f"{name}: row {bad[0]}: rdp {show_number(given[bad[0]])} must be >= 0")
+        raise InputError(f"{name}: row {bad[0] + 1}: rdp {show_number(given[bad[0]])} must be >= 0")
     order_sort = np.argsort(given_orders, kind="stable")
     ranked, values = given_orders[order_sort], given[order_sort]
     twice = np.flatnonzero((ranked[1:] == ranked[:-1]) & (values[1:] != values[:-1]))
     if twice.size:  # which value holds? none is assumed (equal values are one value)
         rows = np.sort(order_sort[twice[0]:twice[0] + 2])
-        raise InputError(f"{name}: rows {rows[0]} and {rows[1]} give order "
+        raise InputError(f"{name}: rows {rows[0] + 1} and {rows[1] + 1} give order "
                          f"{show_number(given_orders[rows[0]])} two rdp values (one per order)")
     given_orders, given = given_orders[order_sort], given[order_sort]
     falls = np.flatnonzero(given[1:] < given[:-1])
     if falls.size:  # the next larger order's value bounds an order between only if not
         low, high = order_sort[falls[0]], order_sort[falls[0] + 1]
-        raise InputError(f"{name}: rows {min(low, high)} and {max(low, high)}: rdp falls from "
-                         f"{show_number(given[falls[0]])} at order "
+        raise InputError(f"{name}: rows {min(low, high) + 1} and {max(low, high) + 1}: rdp "
+                         f"falls from {show_number(given[falls[0]])} at order "
                          f"{show_number(given_orders[falls[0]])} to "
                          f"{show_number(given[falls[0] + 1])} at order "
                          f"{show_number(given_orders[falls[0] + 1])} (an RDP curve never "

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..rounding import ceil_text
 from .report_statement import UNSANITISED, data_dependence
-from .summary import adds_to, risk_source_text, risk_text, tprs_text
+from .summary import adds_to, risk_source_text, risk_text, tprs_text, vacuous_text
 
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
                    "interactive": "Interactive-GNMax", "svt": "SVT-PATE",
@@ -138,7 +138,8 @@ def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
         independent = summary["risk_data_independent"]
         params = summary_parameters(summary)
         text = (f"{label}{f' ({params})' if params else ''}: {risk_text(independent)} "
-                f"(data-independent, {risk_source_text(independent)})")
+                f"(data-independent, {risk_source_text(independent)}"
+                f"{vacuous_text(independent)})")
         risk = summary.get("risk")
         if dependent and adds_to(risk, independent):
             text += (f"; data-dependent TPR <= {tprs_text(risk)} "

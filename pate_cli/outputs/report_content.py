@@ -27,7 +27,7 @@ from .report_statement import (
     smaller_pld,
 )
 from .risk_figure import risk_problem, with_published_risk
-from .summary import adds_to, risk_text
+from .summary import adds_to, risk_text, vacuous_text
 
 LE = "\u2264"  # "at most", as the report writes it
 PAPER = "Ponomareva et al. 2023, \u201cHow to DP-fy ML\u201d"
@@ -182,7 +182,7 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
     view = {"missing": None, "rows": risk_rows(independent), "figure": figure,
             "source": RISK_SOURCES.get(source, source),
             "mu": None if independent.get("mu") is None else ceil_text(independent["mu"]),
-            "dependent": None, "search": search}
+            "dependent": None, "search": search, "vacuous": bool(vacuous_text(independent))}
     risk = summary.get("risk")
     if adds_to(risk, independent) and risk_problem(risk) is None:
         source = str(risk.get("source"))

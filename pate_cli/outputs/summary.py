@@ -196,8 +196,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
     tuned = (s.get("tuning") or {}).get("risk")
     if isinstance(tuned, dict) and lines[-1][0] == "attack risk":  # the release's, searched
         lines.append(("risk with tuning", f"{risk_text(tuned)} (the search's data-independent "
-                                          f"curve, {risk_source_text(tuned)}; the line above "
-                                          "is one run's)"))
+                                          f"curve, {risk_source_text(tuned)}"
+                                          f"{vacuous_text(tuned)}; the line above is one "
+                                          "run's)"))
     if s["budget"] is not None:
         b = s["budget"]
         stop = ("never bound" if b["halted_at"] is None
@@ -224,6 +225,13 @@ def risk_text(risk: dict, *, at_most: str = "<=") -> str:
             f"advantage {at_most} {_up(risk['advantage'])}")
 
 
+def vacuous_text(risk: dict) -> str:
+    """``; vacuous: it rules out no attack`` where every bound of a JSON risk prints as
+    1.0000 (rounded up: no TPR nor advantage below 1 is guaranteed), else empty."""
+    printed = {_up(value) for value in (*risk["tpr_at_fpr"].values(), risk["advantage"])}
+    return "; vacuous: it rules out no attack" if printed == {_up(1.0)} else ""
+
+
 def risk_source_text(risk: dict) -> str:
     """A JSON risk's route, and ``mu`` rounded up where it is set: ``PLD, mu 2.5986``."""
     mu = risk.get("mu")
@@ -246,7 +254,7 @@ def _risk_line(risk: dict | None, independent: dict | None, *,
     if independent is None:
         return []
     text = (f"{risk_text(independent)} ({'data-independent, ' if dependent else ''}"
-            f"{risk_source_text(independent)})")
+            f"{risk_source_text(independent)}{vacuous_text(independent)})")
     if adds_to(risk, independent):
         assert risk is not None
         text += (f"; data-dependent: TPR <= {tprs_text(risk)} ({risk['source'].upper()}, "

@@ -85,9 +85,8 @@ class RowJournal:
         """Close, and leave only ``rows`` in the sidecar (rewritten atomically): another
         grid's unfinished rows, which this run did not put in its table."""
         self.close()
-        if not self._opened:
-            return
-        write_atomically(self.path, "".join(_line(row) + "\n" for row in rows).encode())
+        if self._opened:
+            keep_rows(self.path, rows)
 
     def remove(self) -> None:
         """Close and delete the sidecar (its rows are in the table now)."""
@@ -117,6 +116,11 @@ class RowJournal:
     def _fail(self, error: OSError) -> None:
         self.error = error
         self.close()
+
+
+def keep_rows(path: str, rows: list[dict]) -> None:
+    """Rewrite the sidecar ``path`` (atomically) to hold only ``rows``."""
+    write_atomically(path, "".join(_line(row) + "\n" for row in rows).encode())
 
 
 def read_journal(path: str, damage: list | None = None) -> list[dict]:

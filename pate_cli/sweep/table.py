@@ -179,7 +179,24 @@ def _text_table(frame: pd.DataFrame) -> str:
         return "(no rows)\n"
     bounds = {column: _bound_text for column in UPPER_COLUMNS if column in shown.columns}
     return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.6g}",
-                           formatters=bounds) + "\n" + _dependent_note(frame)
+                           formatters=bounds) + "\n" + _means_note(frame, shown.columns) \
+        + _dependent_note(frame)
+
+
+# Columns of a row that are means over its replays (``points``' row statistics).
+MEAN_COLUMNS = ("epsilon", "answered", "labels_output", "label_accuracy",
+                "epsilon_data_independent")
+
+
+def _means_note(frame: pd.DataFrame, shown) -> str:
+    """A line under the table where some row averages several replays: which shown columns
+    are means, and where the largest replay's epsilon is (what ``--best`` holds)."""
+    if "repeats" not in frame.columns or not (frame["repeats"].fillna(1) > 1).any():
+        return ""
+    means = [column for column in shown if column in MEAN_COLUMNS]
+    largest = ("epsilon_max the largest replay's (what --best holds within its limit)"
+               if "epsilon_max" in shown else "epsilon_max (hidden) equals epsilon in every row")
+    return f"{', '.join(means)}: means over each row's replays (repeats); {largest}\n"
 
 
 def _dependent_note(frame: pd.DataFrame) -> str:

@@ -128,6 +128,7 @@ def test_the_step_curves_are_never_below_zero(function):
         assert curves.min() >= 0.0
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in multiply:RuntimeWarning")
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), queries=st.integers(1, 2500),
        grid=st.sampled_from(sorted(GRIDS)), conversion=st.sampled_from(["classic", "improved"]),

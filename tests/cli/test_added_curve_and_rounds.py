@@ -74,3 +74,5 @@ def test_an_added_curve_that_falls_is_refused(cli, tmp_path):
     done = cli.analyze(*RUN, "--add-rdp", path)
     assert done.code == 2 and done.err.count("\n") == 1, done.err
     assert "rdp falls from 0.1 at order 2 to 0.05 at order 4" in done.err
+    # rows counted from 1, the header not counted (as the decisions reader counts them)
+    assert f"{path}: rows 1 and 2: rdp falls" in done.err

@@ -430,6 +430,11 @@ def test_best_with_repeats_holds_every_replay_within_the_limit(cli, files, monke
     (row,) = rows_of(result := cli.sweep(*grid, "--best", f"{limit!r}"))
     assert row["epsilon_max"] <= limit and "the largest of its 4 replays" in result.err
     assert "by answered (means over its 4 replays): " in result.err
+    table = cli.sweep(*grid, "-f", "table").out.splitlines()
+    assert "epsilon_max" in table[0] and table[-2] == (  # which columns are means, and the max
+        "answered, epsilon, epsilon_data_independent, labels_output: means over each row's "
+        "replays (repeats); epsilon_max the largest replay's (what --best holds within its "
+        "limit)")
     words = shlex.split(row["command"])
     for seed in range(4):
         summary = json.loads(cli.analyze(*words[1:], "--seed", str(seed), "-f", "json").out)
@@ -488,6 +493,7 @@ def test_table_and_json_formats_on_stdout(cli, files):
     assert table.code == 0 and "mechanism" in table.out.splitlines()[0]
     assert "laplace_scale" not in table.out  # empty columns are left out
     assert "epsilon_max" not in table.out  # one replay a row: epsilon itself
+    assert "means over" not in table.out
     assert table.out.splitlines()[-1] == (  # the replay's epsilon says what it is
         "epsilon: replay accounting, data-dependent and unsanitised: not for publication "
         "(pate-analyze prints a point's publishable bound)")

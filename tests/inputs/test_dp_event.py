@@ -216,7 +216,7 @@ def test_an_order_given_twice_is_refused(tmp_path):
     the order of the rows could lower the figure); the same value twice is one value."""
     path = tmp_path / "curve.csv"
     path.write_text("order,rdp\n2,0.1\n3,0.2\n2,0.3\n")
-    with pytest.raises(ValueError, match=r"curve\.csv: rows 0 and 2 give order 2 two rdp "
+    with pytest.raises(ValueError, match=r"curve\.csv: rows 1 and 3 give order 2 two rdp "
                                          r"values \(one per order\)$"):
         load_rdp_curve(str(path), orders=np.array([2.0, 3.0]))
     path.write_text("order,rdp\n2,0.1\n3,0.2\n2,0.1\n")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pate_cli.outputs.summary import render
+from pate_cli.outputs.summary import render, vacuous_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "regression" / "fixtures"
 
@@ -80,3 +80,15 @@ def test_one_query_is_singular():
     summary = dict(summary, queries=1, answered=1, input=dict(summary["input"], queries=1))
     text = render(summary, "table")
     assert "of 1 query\n" in text and "1 query x " in text and "1 queries" not in text
+
+
+@pytest.mark.parametrize(("tprs", "advantage", "vacuous"), [
+    ((1.0, 1.0, 1.0), 1.0, True),
+    ((0.99996, 1.0, 1.0), 0.99996, True),  # printed 1.0000 (rounded up): nothing below 1
+    ((0.9999, 1.0, 1.0), 1.0, False),  # one TPR bound below 1 rules some attack out
+    ((1.0, 1.0, 1.0), 0.9999, False),
+])
+def test_a_risk_whose_every_printed_bound_is_one_is_called_vacuous(tprs, advantage, vacuous):
+    fprs = ("0.001", "0.01", "0.1")
+    risk = {"tpr_at_fpr": dict(zip(fprs, tprs, strict=True)), "advantage": advantage}
+    assert vacuous_text(risk) == ("; vacuous: it rules out no attack" if vacuous else "")

@@ -356,6 +356,33 @@ def test_another_grids_unfinished_rows_stay_in_the_sidecar(cli, files, tmp_path,
     assert read_sweep_rows(str(out))[:3] == other_rows
 
 
+def test_a_run_without_resume_keeps_another_grids_rows_in_the_sidecar(cli, files, tmp_path,
+                                                                     calls):
+    """Without --resume the sidecar's rows of this grid are computed again (said with their
+    number), and another grid's unfinished rows stay in it as under --resume (they were
+    deleted with a note)."""
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    other = ["-m", "gnmax", "--sigma", "5,6,7", "-w", "1", "--no-progress"]
+    assert cli(votes, *other, "-o", tmp_path / "other.csv", "-q").code == 0
+    assert cli(votes, *GRID, "-o", tmp_path / "mine.csv", "-q").code == 0
+    other_rows = read_sweep_rows(str(tmp_path / "other.csv"))
+    sidecar = tmp_path / "out.csv.partial"
+    journal = RowJournal(str(sidecar), append=False)  # both grids killed after two rows
+    for row in other_rows[:2] + read_sweep_rows(str(tmp_path / "mine.csv"))[:2]:
+        journal.append(row)
+    journal.close()
+    calls.clear()
+    result = cli(votes, *GRID, "-o", out)
+    assert result.code == 0 and len(calls) == 4, result.err
+    assert (f"Warning: {sidecar} holds 2 rows of points this run does not plan (another "
+            f"grid's unfinished run): they stay there, not in {out}") in result.err
+    assert (f"note: starting {sidecar} afresh: its 2 rows of this grid's points are "
+            "computed again (--resume reuses them)") in result.err
+    assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID)
+    assert read_journal(str(sidecar)) == other_rows[:2]
+
+
 def test_an_older_sidecar_without_epsilon_max_is_read_not_called_damaged(cli, files, tmp_path,
                                                                         calls):
     """A sidecar of the release before ``epsilon_max``: its rows of this grid are computed
