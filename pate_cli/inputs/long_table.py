@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InputError, OptionError
 from .checks import show_number
+from .readers import check_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -122,6 +123,8 @@ def not_a_long_table(path, *, classes: int | None, columns: ColumnMap) -> InputE
     option = "--classes K" if classes is not None else "--columns"
     name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
     extension = os.path.splitext(name)[1].lower() if name else ""
+    if name and name != "-":
+        check_file(name)  # a missing file is said first: not what the option says
     if name and extension in TABLE_EXTENSIONS and os.path.isfile(name):
         cells = header_cells(name) or []
         found = (f"its first line holds numbers ({_shown(cells)}), not column names"

@@ -148,6 +148,11 @@ def npz_holds(path, key: str) -> bool:
 
 def read_npz(name, source, key):
     try:
+        with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zf:
+            members = set(zf.namelist())
+        if f"{key}.npy" not in members and {"format.npy", "shape.npy", "data.npy"} <= members:
+            raise InputError(f"{name}: a sparse matrix (scipy.sparse.save_npz) is read from "
+                             "a .npz file by its path, not from standard input")
         check_npz_members(name, source)
         if isinstance(source, bytes):
             source = io.BytesIO(source)

@@ -114,6 +114,8 @@ def open_input(path, *, background: bool = False):
         check_magic(name, data[:16], extension)  # text: the separator is detected
         return name, data, hashlib.sha256(data).hexdigest()
     if extension not in VOTE_EXTENSIONS:
+        if os.path.getsize(name):  # compressed data is named as such (votes.csv.gz)
+            check_magic(name, _head(name), extension)
         shown = f"'{extension}'" if extension else "none"
         raise InputError(f"{name}: unknown extension {shown} "
                          "(expected .npy, .npz, .csv, .tsv, or - for standard input)")

@@ -17,11 +17,13 @@ SWEEP_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "e
 
 
 def summary_parameters(summary: dict | None) -> str:
-    """``threshold=200, sigma_threshold=150, sigma=40`` from a JSON summary's params."""
+    """``threshold=200, sigma_threshold=150, sigma=40`` from a JSON summary's params (those
+    not set, null, left out)."""
     if not summary:
         return ""
     return ", ".join(f"{key}={value:g}" if isinstance(value, float | int) else
-                     f"{key}={value}" for key, value in (summary.get("params") or {}).items())
+                     f"{key}={value}" for key, value in (summary.get("params") or {}).items()
+                     if value is not None)
 
 
 def summary_accounting(summary: dict | None) -> str:
@@ -66,10 +68,11 @@ def drawn_from(frame) -> str:
 
 
 def figure_note(summary: dict | None, what: str = "figure") -> str:
-    """What a per-query table's cumulative epsilon is: its RDP ``what``, beside a PLD
-    headline if any; unsanitised for a data-dependent run (math:costs), or possibly so
-    without a summary."""
-    parts = [f"the per-query table's RDP {what}"]
+    """What a per-query table's cumulative epsilon is: its RDP (SVT-PATE's: pure-DP)
+    ``what``, beside a PLD headline if any; unsanitised for a data-dependent run
+    (math:costs), or possibly so without a summary."""
+    pure = (summary or {}).get("epsilon_method") == "pure"
+    parts = [f"the per-query table's {'pure-DP' if pure else 'RDP'} {what}"]
     if not summary:
         parts.append("its accounting is not known without the run's summary: if "
                      "data-dependent, unsanitised, not for publication")
@@ -93,11 +96,12 @@ def runs_caption(labels, frames, summaries) -> str:
         params = summary_parameters(summary)
         mechanism = MECHANISM_NAMES.get((summary or {}).get("mechanism"), "")
         name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
+        final = ("no query in the table (the run halted before its first)" if frame.empty
+                 else f"final epsilon {ceil_text(float(frame['epsilon_cumulative'].iloc[-1]), 3)}"
+                 f" ({figure_note(summary)})")
         parts.append(f"{name}{f' ({params})' if params else ''}: "
                      f"{table_queries(frame):,} queries{drawn_from(frame)}, {count} answered, "
-                     "final epsilon "
-                     f"{ceil_text(float(frame['epsilon_cumulative'].iloc[-1]), 3)} "
-                     f"({figure_note(summary)})")
+                     f"{final}")
     accounting = {summary_accounting(s) for s in summaries if s}
     text = "; ".join(parts) + "."
     if len(accounting) == 1:

@@ -53,7 +53,7 @@ def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, styl
     drawn (``plot_tables``)."""
     summaries, frames = _runs(inputs, summary_paths, Drawing(
         HISTORY_COLUMNS, queries=queries, keep=("output",) if x == "output" else (),
-        budgets=() if budget is None else (budget,)))
+        budgets=() if budget is None else (budget,), allow_empty=True))
     if x == "output":
         for path, frame in zip(inputs, frames, strict=True):
             if "output" not in frame.columns:
@@ -70,7 +70,8 @@ def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, styl
 def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
     """``figures.partition_figure`` of per-query tables (the whole tables' cumulative sums)."""
     summaries, frames = _runs(inputs, summary_paths, Drawing(
-        PARTITION_COLUMNS, queries=queries, sums=("answered", "rdp_selection", "rdp_answer")))
+        PARTITION_COLUMNS, queries=queries, sums=("answered", "rdp_selection", "rdp_answer"),
+        allow_empty=True))
     names = _run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
@@ -93,7 +94,8 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
         loaded = load_groups(groups_path)
         budgets = dict(zip(loaded.names, map(float, loaded.budgets), strict=True))
     frame = drawn_table(input_path, Drawing(HISTORY_COLUMNS, groups=True, queries=queries,
-                                            budgets=tuple(sorted(set(budgets.values())))),
+                                            budgets=tuple(sorted(set(budgets.values()))),
+                                            allow_empty=True),
                         summary=summary, summary_path=summary_path)
     names = plots.group_columns(frame)
     if not names:

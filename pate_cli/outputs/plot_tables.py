@@ -113,8 +113,10 @@ class _Stream:
     def drawn(self, pieces):
         """The drawn pieces (first ``queries`` rows, kept columns), while every cell so far
         is a number and the table is not longer than ``limit`` (else no figure is drawn)."""
-        start = 0
+        start, empty = 0, None
         for piece in pieces:
+            if empty is None:  # a table of no row is drawn as its columns, without a row
+                empty = piece.iloc[:0]
             if self.totals is not None:
                 self.totals.add(piece)
             if self.index is not None:
@@ -132,7 +134,9 @@ class _Stream:
                 yield self._counted(head[self.kept])
             if (self.totals is None and self.index is None and self.queries is not None
                     and start >= self.queries):
-                return
+                break
+        if not self.drawn_rows and not self.bad and empty is not None:
+            yield empty[self.kept]
 
     def _counted(self, head: pd.DataFrame) -> pd.DataFrame:
         self.drawn_rows += len(head)

@@ -89,7 +89,7 @@ def decisions_text(summary: dict) -> str:
 
 def _scope(summary: dict) -> str:
     """What the guarantee is about: the queries, and whose decisions."""
-    queries = summary["queries"]
+    queries = f"{summary['queries']} quer{'y' if summary['queries'] == 1 else 'ies'}"
     kind = decisions_kind(summary)
     groups = bool(summary.get("groups"))
     released = summary.get("labels_released", summary.get("labels_output"))
@@ -97,20 +97,20 @@ def _scope(summary: dict) -> str:
     multilabel = summary.get("multilabel")
     if isinstance(multilabel, dict) and kind != "file":  # answered counts labels
         labels = multilabel.get("labels")
-        total = queries * labels if isinstance(labels, int) else "their"
-        queries = f"{queries} queries of {labels} labels each"
+        total = summary["queries"] * labels if isinstance(labels, int) else "their"
+        queries = f"{queries} of {labels} labels each"
         if kind == "simulated":
             return (f"{queries}; a simulated run with seed {summary.get('seed')}, not a "
                     f"release of yours, answers {answered} of the {total} labels")
     if kind == "file":
         decisions = summary["decisions"]
         path = decisions.get("path") if isinstance(decisions, dict) else None
-        return (f"{released} labels released from {queries} queries, as decided in "
+        return (f"{released} labels released from {queries}, as decided in "
                 + (str(path) if path else "the decisions file"))
     if kind == "expected":
-        return (f"{queries} queries, expected accounting: an estimate for an average run, "
+        return (f"{queries}, expected accounting: an estimate for an average run, "
                 "not a guarantee for a particular release")
-    return (f"{queries} queries; a simulated run with seed {summary.get('seed')}, not a "
+    return (f"{queries}; a simulated run with seed {summary.get('seed')}, not a "
             f"release of yours, labels {answered} of them")
 
 
@@ -286,7 +286,10 @@ def headline(summary: dict) -> dict:
                    "data-dependent figure (pate-analyze --smooth-sensitivity).")
     if warning and tuning_text:
         warning += " The same holds for the tuned figure."
-    if warning and (summary.get("budget") or groups):
+    budget = summary.get("budget")
+    halted = (isinstance(budget, dict) and budget.get("halted_at", budget.get("stopped_at"))
+              is not None) or (bool(groups) and summary.get("stopped_at") is not None)
+    if warning and halted:  # a run the budget never bound stopped nowhere
         warning += (" The halt point is chosen from the data-dependent cost, so "
                     "where the run stopped is itself a function of the votes; the "
                     "data-independent bound covers the queries processed, not that choice.")

@@ -63,6 +63,14 @@ def test_gaussian_risk_is_the_closed_form_never_below(mu):
     assert risk.at_reported == tuple(float(t) for t in risk.tpr_at(REPORTED_FPRS))
 
 
+def test_no_step_is_the_identity_exactly():
+    """mu = 0 (a run that processed nothing): TPR = FPR exactly; the rounded ndtr(ndtri)
+    raised over its error printed 0.0011 at FPR 0.001."""
+    risk = gaussian_risk(0.0)
+    assert risk.tpr.tolist() == CURVE_FPRS.tolist() and risk.advantage == 0.0
+    assert risk.at_reported == tuple(REPORTED_FPRS)
+
+
 def test_data_independent_gnmax_is_mu_gdp_with_mu_sqrt_q_sqrt2_over_sigma():
     queries, sigma = 640, 40.0
     result = pate_cli.analyze(VOTES, "gnmax", sigma=sigma, queries=queries,

@@ -4,6 +4,8 @@ is a ``TypeError`` or ``ValueError`` (``InputError``, ``OptionError``) of one li
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -272,3 +274,22 @@ def test_a_scipy_sparse_matrix_is_the_sparse_file(tmp_path):
     assert found[0] == found[1] == found[2] == found[3]
     with pytest.raises(InputError, match="the sparse votes: query 0 has no entries"):
         pate_cli.analyze(scipy.sparse.csr_matrix(np.zeros((3, 4))), "gnmax", sigma=8)
+
+
+@pytest.mark.parametrize(("counts", "message"), [
+    ([0, 0], "every vote is 0 (every query's counts sum to 0): no teacher voted"),
+    ([0, 5], "query 0 has no votes (its counts sum to 0; every query's votes sum to the "
+             "number of teachers M)"),
+])
+def test_sparse_votes_whose_counts_sum_to_zero_are_refused(tmp_path, counts, message):
+    """Explicit zero entries (a long table's rows, a stored 0 in a save_npz archive) gave a
+    number, over 0 teachers: refused as the dense zeros are."""
+    import scipy.sparse
+    table = tmp_path / "votes.csv"
+    table.write_text(f"query,class,count\n0,0,{counts[0]}\n1,0,{counts[1]}\n")
+    archive = tmp_path / "votes.npz"
+    scipy.sparse.save_npz(archive, scipy.sparse.csr_matrix(
+        (np.array(counts, dtype=float), np.array([0, 0]), np.array([0, 1, 2])), shape=(2, 10)))
+    for path in (table, archive):
+        with pytest.raises(InputError, match=re.escape(f"{path}: {message}")):
+            pate_cli.analyze(str(path), "gnmax", sigma=1, classes=10)

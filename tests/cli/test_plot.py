@@ -286,3 +286,17 @@ def test_a_summary_given_to_tradeoff_points_at_tradeoff_curve(plot_runs, tmp_pat
     """It said '(give a summary with --summary)', an option tradeoff does not have."""
     err = bad(cli, tmp_path, "tradeoff", plot_runs["confident_json"])
     assert "--summary" not in err and "pate-plot tradeoff-curve" in err
+
+
+@pytest.mark.parametrize("kind", ["history", "partition"])
+def test_the_table_of_a_run_halted_before_its_first_query_is_drawn(kind, tmp_path, cli):
+    """A budget below the first query's cost: the per-query table holds its header alone.
+    pate-plot called it 'no rows (expected a per-query table)' and drew nothing; the figure
+    is drawn without a line, its caption saying why (as pate-report's)."""
+    table, summary, out = tmp_path / "q.csv", tmp_path / "s.json", tmp_path / "f.svg"
+    assert cli.analyze(VOTES, "-n", "50", "--budget", "0.01", "--per-query", table,
+                       "-f", "json", "-o", summary).code == 0
+    assert len(table.read_text().splitlines()) == 1
+    status, _, err = cli.plot(kind, table, "--summary", summary, *SMALL, "-o", out)
+    assert (status, err) == (0, "")
+    assert "no query in the table (the run halted before its first)" in out.read_text()

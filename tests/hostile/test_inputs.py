@@ -86,6 +86,7 @@ FILES = {
     "norows.npy": npy(np.zeros((0, 2))),
     "gzip.npy": gzip.compress(OK_NPY),
     "gzip.csv": gzip.compress(OK_CSV),
+    "votes.csv.gz": gzip.compress(OK_CSV),
     "bz2.csv": bz2.compress(OK_CSV),
     "xz.npz": lzma.compress(npz(votes=VOTES)),
     "zip.npy": npz(votes=VOTES),
@@ -153,6 +154,7 @@ FILES = {
 
 HUGE_STDIN = HUGE_NPY
 GZIP_STDIN = gzip.compress(OK_CSV)
+SPARSE_STDIN = sparse_npz(VOTES)
 HUGE_NPZ_STDIN = zipped("votes.npy", HUGE_NPY)
 
 A, S, P = "analyze", "sweep", "plot"
@@ -207,6 +209,11 @@ CASES = [
     ("bz2 .csv", A, ["bz2.csv"], None, "bz2-compressed"),
     ("xz .npz", A, ["xz.npz"], None, "xz-compressed"),
     ("gzip on stdin", A, ["-"], GZIP_STDIN, "gzip-compressed"),
+    ("gzip named .csv.gz", A, ["votes.csv.gz"], None, "votes.csv.gz: is gzip-compressed"),
+    ("sparse archive on stdin", A, ["-"], SPARSE_STDIN,
+     "<stdin>: a sparse matrix (scipy.sparse.save_npz) is read from a .npz file by its path"),
+    ("missing file with --classes", A, ["missing.csv", "--classes", "10"], None,
+     "missing.csv: no such file"),
     ("npz named .npy", A, ["zip.npy"], None, "rename it to .npz"),
     ("npy named .npz", A, ["npy.npz"], None, "rename it to .npy"),
     ("npy named .csv", A, ["npy.csv"], None, "rename it to .npy"),
