@@ -98,14 +98,14 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         _independent_line(s),
     ]
     if s.get("groups"):  # the run's bound is its largest group's; then the uniform run's
-        uniform = ("uniform run", f"data-independent {_up(s['epsilon_data_independent'])} "
-                                  f"({_rdp(s['order_data_independent'])}; every query at "
+        base = s["baseline"]
+        uniform = ("uniform run", f"data-independent {_up(base['epsilon_data_independent'])} "
+                                  f"({_rdp(base['order_data_independent'])}; every query at "
                                   "sensitivity 1, no halt)")
-        spent = [row for row in s["groups"] if row.get("epsilon_data_independent") is not None]
-        worst = max(spent, key=lambda row: row["epsilon_data_independent"], default=None)
-        lines[-1:] = ([uniform] if worst is None else [
-            ("data-independent", f"{_up(worst['epsilon_data_independent'])} (group "
-                                 f"{worst['group']}'s at the halt, the largest)"), uniform])
+        worst = max(s["groups"], key=lambda row: row["epsilon_data_independent"])
+        lines[-1:] = [("data-independent", f"{_up(worst['epsilon_data_independent'])} (group "
+                                           f"{worst['group']}'s at the halt, the largest)"),
+                      uniform]
     if s.get("data_independent_method") == "pld":
         # the PLD headline has no order: give the RDP figure the per-query table belongs to
         pld = PLD

@@ -90,7 +90,14 @@ def summary_dict(result: AnalysisResult) -> dict:
         summary["individualized_rule"] = dict([info.rule]) if info.rule else None
         summary["stopped_at"] = info.stopped_at
         summary["labels_released"] = info.labels_released
-        summary["baseline"] = plain_dict(info.baseline)
+        # the run's data-independent bound is its largest group's at the halt (as the text
+        # says); the uniform run's (every query at sensitivity 1, no halt) is the baseline's
+        summary["baseline"] = {**plain_dict(info.baseline),
+                               "epsilon_data_independent": summary["epsilon_data_independent"],
+                               "order_data_independent": summary["order_data_independent"]}
+        summary["epsilon_data_independent"] = max(
+            float(row["epsilon_data_independent"]) for row in info.groups)
+        summary["order_data_independent"] = None  # each group's own order
     if result.rounds is not None:
         summary["rounds"] = [plain_dict(asdict(entry)) for entry in result.rounds]
     if counts.reordered:

@@ -163,3 +163,22 @@ def test_weights_summing_above_the_teachers_widen_the_threshold_steps_range():
         assert [row[key] for row in result.groups.groups] == [
             row[key] for row in told.groups.groups]
     assert result.epsilon_data_independent == told.epsilon_data_independent
+
+
+@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
+def test_the_summarys_data_independent_figure_is_the_largest_groups(accounting):
+    """The JSON's top-level ``epsilon_data_independent`` was the uniform run's (2.4149 under
+    data-independent accounting, below the run's epsilon 2.9574, where the text printed
+    group low's 2.9575): it is the largest group's at the halt, the uniform run's under
+    ``baseline``."""
+    from pate_cli.outputs.summary_json import summary_dict
+
+    result = analyze(str(SAMPLES / "mnist_250_votes.npy"), "confident", queries=300,
+                     individualized="upsampling", accounting=accounting,
+                     groups=str(SAMPLES / "mnist_250_groups.csv"))
+    summary = summary_dict(result)
+    groups = [row["epsilon_data_independent"] for row in summary["groups"]]
+    assert summary["epsilon_data_independent"] == max(groups) >= summary["epsilon"]
+    assert summary["order_data_independent"] is None
+    assert summary["baseline"]["epsilon_data_independent"] == result.epsilon_data_independent
+    assert summary["baseline"]["order_data_independent"] == result.order_data_independent

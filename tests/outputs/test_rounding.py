@@ -116,7 +116,7 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
         figures += [("data-independent", rf"^{NUMBER} ",
                      max(row["epsilon_data_independent"] for row in s["groups"]), False),
                     ("uniform run", rf"^data-independent {NUMBER} ",
-                     s["epsilon_data_independent"], False)]
+                     s["baseline"]["epsilon_data_independent"], False)]
     elif (s.get("epsilon_data_independent_worst") or 0) > s["epsilon_data_independent"]:
         # expected accounting of a selecting mechanism: the bound for any run first (the
         # privacy-loss distribution's where smaller, the RDP one beside it)
