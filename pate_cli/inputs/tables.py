@@ -163,10 +163,29 @@ def _summary_problem(summary: dict) -> str | None:
     for key in ("params", "input"):
         if not isinstance(summary.get(key, {}), dict):
             return f"'{key}' must be a JSON object, got {_shown(summary[key])}"
+    numbers = [(f"params.{key}", value) for key, value in summary.get("params", {}).items()
+               if key in NUMERIC_PARAMS]
+    numbers.append(("input.teachers", summary.get("input", {}).get("teachers")))
+    budget = summary.get("budget")
+    if isinstance(budget, dict):
+        numbers.append(("budget.limit", budget.get("limit")))
+    for key, value in numbers:  # the figures a report states or redraws from
+        if value is not None and not (_real(value) and math.isfinite(value)):
+            return f"'{key}' must be a finite number, got {_shown(value)}"
+        if key.split(".")[-1] in POSITIVE_PARAMS and value is not None and not value > 0:
+            return f"'{key}' must be a number > 0, got {_shown(value)}"
     for key in ("mechanism", "accounting"):
         if not isinstance(summary.get(key, ""), str):
             return f"'{key}' must be a name, got {_shown(summary[key])}"
     return None
+
+
+# The mechanisms' numeric parameters (JSON ``params``; ``screening`` is a name).
+NUMERIC_PARAMS = ("threshold", "sigma_threshold", "sigma", "laplace_scale", "svt_scale",
+                  "svt_cutoff", "svt_threshold", "target_epsilon", "eta", "confidence")
+# Of them (and of the teachers), those a mechanism takes only above 0.
+POSITIVE_PARAMS = ("sigma_threshold", "sigma", "laplace_scale", "svt_scale", "svt_cutoff",
+                   "eta", "teachers")
 
 
 def _real(value) -> bool:

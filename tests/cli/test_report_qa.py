@@ -92,12 +92,26 @@ def summary_file(tmp_path_factory):
     ("queries", 10 ** 30, "'queries' must be a whole number >= 0"),
     ("tool", "pate-calibrate", "is the JSON of pate-calibrate, not a pate-analyze summary"),
     ("tool", 7, "'tool' is 7, not \"pate-analyze\""),
+    # nested fields a report states or redraws from (they gave 'could not convert string
+    # to float', 'sigma must be a positive number' without the file, or 'Budget ε = x')
+    ("params.sigma", "x", "'params.sigma' must be a finite number, got \"x\""),
+    ("params.sigma", -5, "'params.sigma' must be a number > 0, got -5"),
+    ("params.threshold", float("nan"), "'params.threshold' must be a finite number, got NaN"),
+    ("input.teachers", "x", "'input.teachers' must be a finite number, got \"x\""),
+    ("input.teachers", 0, "'input.teachers' must be a number > 0, got 0"),
+    ("budget.limit", "x", "'budget.limit' must be a finite number, got \"x\""),
 ])
 def test_from_checks_the_summary(cli, tmp_path, summary_file, key, value, message):
     """A damaged summary is refused in one line naming the file and the field (it printed
     'at δ = 5', or NaN, or crashed with exit 1)."""
     summary = json.loads(summary_file.read_text(encoding="utf-8"))
-    summary[key] = value
+    if key == "budget.limit":
+        summary["budget"] = {"limit": 1.0, "halted_at": None, "remaining": 0.5}
+    *path, last = key.split(".")
+    place = summary
+    for part in path:
+        place = place[part]
+    place[last] = value
     damaged, report = tmp_path / "damaged.json", tmp_path / "r.md"
     damaged.write_text(json.dumps(summary), encoding="utf-8")
     result = cli.report("--from", damaged, "-o", report)
