@@ -212,7 +212,10 @@ def profile_risk(epsilons, deltas, source: str, *, one_way: bool = False) -> Att
 def rdp_risk(rdp, *, orders, conversion: str = "classic",
              one_way: bool = False) -> AttackRisk:
     """Source ``rdp``: an RDP curve's ``classic`` or ``improved`` conversion
-    (math:conversion) at ``RDP_DELTAS``; ``one_way``: a data-dependent curve."""
+    (math:conversion) at ``RDP_DELTAS``; ``one_way``: a data-dependent curve. A curve of
+    zeros (no step: the output does not depend on the data) is the identity, exactly."""
+    if not np.any(np.asarray(rdp, dtype=np.float64)):
+        return AttackRisk(source="rdp", advantage=0.0, bounds=(("gaussian", 0.0),))
     epsilons = epsilons_at_deltas(rdp, orders=orders, deltas=RDP_DELTAS, conversion=conversion)
     return profile_risk(epsilons, RDP_DELTAS, "rdp", one_way=one_way)
 

@@ -78,14 +78,18 @@ def run_sweep_command(votes, **options) -> None:
     sidecar = journal_path(out) if out else None
     kept, foreign = [], []
     damage: list[str] = []
-    afresh = None  # without --resume: the sidecar's rows of this grid, computed again
+    note = None  # without --resume: what becomes of the sidecar's rows of this grid
     if resume:
         kept, foreign = resumed_rows(points, read_sweep_rows(out) if os.path.exists(out)
                                      else [], read_journal(sidecar, damage))
     elif sidecar is not None and os.path.isfile(sidecar):
-        journaled = read_journal(sidecar)
-        _, foreign = resumed_rows(points, [], journaled)
-        afresh = len(journaled) - len(foreign)
+        mine, foreign = resumed_rows(points, [], read_journal(sidecar))
+        if mine:
+            note = (f"computing every point afresh: {sidecar} held {rows_text(len(mine))} of "
+                    f"this grid's points, {len(match_rows(points, mine).reused)} of which "
+                    "--resume would reuse")
+        elif not foreign:
+            note = f"starting {sidecar} afresh (it holds no complete row)"
     if foreign:  # another grid's unfinished run: kept in the sidecar, --resume or not
         damage.append(f"{sidecar} holds {rows_text(len(foreign))} of points this run "
                       f"does not plan (another grid's unfinished run): they stay there, "
@@ -107,10 +111,8 @@ def run_sweep_command(votes, **options) -> None:
                                sidecar=sidecar), err=True)
     journal = None
     if out:
-        if afresh or (afresh == 0 and not foreign):  # rows of this grid, or unreadable
-            click.echo(f"pate-sweep: note: starting {sidecar} afresh: " + (
-                f"its {rows_text(afresh)} of this grid's points are computed again "
-                "(--resume reuses them)" if afresh else "it holds no complete row"), err=True)
+        if note is not None:
+            click.echo(f"pate-sweep: note: {note}", err=True)
         if foreign and not resume:  # the sidecar keeps only them, then this run's rows
             keep_rows(sidecar, foreign)
         journal = RowJournal(sidecar, append=resume or bool(foreign))

@@ -152,7 +152,10 @@ def read_npz(name, source, key):
             members = set(zf.namelist())
         if f"{key}.npy" not in members and {"format.npy", "shape.npy", "data.npy"} <= members:
             raise InputError(f"{name}: a sparse matrix (scipy.sparse.save_npz) is read from "
-                             "a .npz file by its path, not from standard input")
+                             "a .npz file by its path, not from standard input"
+                             if isinstance(source, bytes) else
+                             f"{name}: a sparse matrix (scipy.sparse.save_npz), not an "
+                             f"array '{key}' (sparse matrices are read as VOTES only)")
         check_npz_members(name, source)
         if isinstance(source, bytes):
             source = io.BytesIO(source)

@@ -115,14 +115,14 @@ def open_input(path, *, background: bool = False):
         return name, data, hashlib.sha256(data).hexdigest()
     if extension not in VOTE_EXTENSIONS:
         if os.path.getsize(name):  # compressed data is named as such (votes.csv.gz)
-            check_magic(name, _head(name), extension)
+            check_magic(name, file_head(name), extension)
         shown = f"'{extension}'" if extension else "none"
         raise InputError(f"{name}: unknown extension {shown} "
                          "(expected .npy, .npz, .csv, .tsv, or - for standard input)")
     if os.path.getsize(name) == 0:
         raise InputError(f"{name}: the file is empty")
     if background:
-        head = _head(name)
+        head = file_head(name)
         check_magic(name, head, extension)
         return name, name, _hashing(name)
     digest, head = file_sha256(name, head=True)
@@ -184,7 +184,7 @@ def read_all(handle, name: str) -> bytes:
     return b"".join(parts)
 
 
-def _head(name: str) -> bytes:
+def file_head(name: str) -> bytes:
     """A file's first 16 bytes (its format's magic)."""
     try:
         with open(name, "rb") as handle:

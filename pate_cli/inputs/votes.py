@@ -173,15 +173,15 @@ def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
                     sha256: str | None = None) -> VoteSet:
     """A ``VoteSet`` of sparse votes (a file's, or the API's matrix with ``sha256`` None):
     rows must share one total unless ``teachers`` (checked by the caller) is given."""
-    totals = row_totals(votes)
-    if not np.any(totals):  # as the dense checks: no teacher voted
+    totals = row_totals(votes)  # no votes: refused in the dense checks' words
+    if teachers is None and totals[0] == 0:
+        raise InputError(f"{name}: query 0 has no votes (its counts sum to 0; every "
+                         "query's votes sum to the number of teachers M)")
+    if not np.any(totals):
         raise InputError(f"{name}: every vote is 0 (every query's counts sum to 0): no "
                          "teacher voted")
     if teachers is None:
         reference = float(totals[0])
-        if reference == 0:
-            raise InputError(f"{name}: query 0 has no votes (its counts sum to 0; every "
-                             "query's votes sum to the number of teachers M)")
         tolerance = 1e-9 * max(1.0, abs(reference))
         bad = np.flatnonzero(np.abs(totals - reference) > tolerance)
         if bad.size:

@@ -355,8 +355,9 @@ def partition_figure(series, *, delta: float, caption: str = "",
         axes.plot(answered, total, color=colour, linewidth=1.6,
                   label=f"{label}: total" if has_selection(frame) else label,
                   gid=f"total-{number}")
-    axes.set_xlim(left=0)
-    axes.set_ylim(bottom=None if style.logy else 0)
+    empty = all(frame.empty for _, frame in series)  # halted before the first query
+    axes.set_xlim(0, 1 if empty else None)
+    axes.set_ylim(None if style.logy else 0, 1 if empty and not style.logy else None)
     axes.set_xlabel("queries answered (cumulative count; expected count in expected mode)")
     axes.set_ylabel(epsilon_label(delta))
     finish_figure(figure, axes, style, title="Cost of selecting vs answering queries",

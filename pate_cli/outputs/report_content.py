@@ -21,6 +21,7 @@ from .report_statement import (
     decisions_text,
     epsilon_text,
     headline,
+    largest_group,
     number,
     pld_source,
     privacy_unit,
@@ -172,7 +173,7 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
                   and isinstance(row.get("risk"), dict)]
         if groups:  # each group's own bounds, from its data-independent pair
             why = "; ".join(f"group {row['group']}: {risk_text(row['risk'], at_most=LE)}"
-                            for row in groups)
+                            f"{vacuous_text(row['risk'])}" for row in groups)
             return {"missing": "No single attack risk: an individualized run has one "
                                "guarantee per privacy group. Each group's, from the "
                                f"(\u03b5, \u03b4) pair of its data-independent figure: "
@@ -233,16 +234,18 @@ def _independent_figures(summary: dict) -> list[dict]:
     run's figure had it at the top)."""
     worst = summary.get("epsilon_data_independent_worst")
     if summary.get("groups"):
-        base = summary.get("baseline") or {}
-        uniform = ("baseline.epsilon_data_independent" if "epsilon_data_independent" in base
+        base, groups = summary.get("baseline") or {}, summary["groups"]
+        row = largest_group(groups)
+        older = "epsilon_data_independent" not in base  # the uniform run's at the top
+        largest = (f"groups.{groups.index(row)}.epsilon_data_independent" if older
                    else "epsilon_data_independent")
-        largest = ([] if uniform == "epsilon_data_independent" else [_figure(
-            "epsilon_data_independent", "data-independent \u03b5, the largest group's at the "
-            "halt", summary.get("epsilon_data_independent"))])
-        return largest + [_figure(uniform, "uniform run's data-independent \u03b5 (every query "
-                                  "at sensitivity 1, no halt; each group's own below)",
-                                  base.get("epsilon_data_independent",
-                                           summary.get("epsilon_data_independent")))]
+        uniform = "epsilon_data_independent" if older else "baseline.epsilon_data_independent"
+        return [_figure(largest, f"data-independent \u03b5, group {row['group']}'s at the halt "
+                                 "(the largest)", row["epsilon_data_independent"]),
+                _figure(uniform, "uniform run's data-independent \u03b5 (every query at "
+                                 "sensitivity 1, no halt; each group's own below)",
+                        summary["epsilon_data_independent"] if older
+                        else base["epsilon_data_independent"])]
     pld = smaller_pld(summary)
     smaller = ([] if pld is None else [_figure(
         "epsilon_data_independent_pld", "data-independent \u03b5, privacy-loss distribution"

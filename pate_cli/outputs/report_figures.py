@@ -44,9 +44,11 @@ def history_plot(summary: dict, frame, *, style=None):
     """Cumulative epsilon per query, with the budget line when the run had one."""
     budget = (summary.get("budget") or {}).get("limit")
     label = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
+    empty = (" No query in the table: the run halted before its first." if frame.empty
+             else "")
     return plots.history_figure([(label, frame)], delta=summary["delta"], budget=budget,
-                                caption=summary_caption(summary) + drawn_from(frame, summary),
-                                style=style or plots.Style())
+                                caption=summary_caption(summary) + drawn_from(frame, summary)
+                                + empty, style=style or plots.Style())
 
 
 def outputs_plot(summary: dict, frame, *, style=None):
@@ -126,9 +128,9 @@ def figure_budgets(summary: dict) -> tuple[float, ...]:
 def report_figures(summary: dict, frame, *, votes=None) -> list[tuple[str, object]]:
     """``(id, Figure)`` for each figure the run has data for, in report order."""
     found = []
-    if frame is not None and len(frame) and "epsilon_cumulative" in frame.columns:
+    if frame is not None and "epsilon_cumulative" in frame.columns:  # halted at 0: no line
         found.append(("history", history_plot(summary, frame)))
-        if summary.get("outputs") and "output" in frame.columns:
+        if summary.get("outputs") and "output" in frame.columns and len(frame):
             found.append(("outputs", outputs_plot(summary, frame)))
     if votes is not None and summary["mechanism"] == "confident" and len(votes):
         found.append(("selection", selection_plot(summary, votes)))

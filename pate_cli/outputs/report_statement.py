@@ -89,7 +89,7 @@ def decisions_text(summary: dict) -> str:
 
 def _scope(summary: dict) -> str:
     """What the guarantee is about: the queries, and whose decisions."""
-    queries = f"{summary['queries']} quer{'y' if summary['queries'] == 1 else 'ies'}"
+    queries = _queries(summary["queries"])
     kind = decisions_kind(summary)
     groups = bool(summary.get("groups"))
     released = summary.get("labels_released", summary.get("labels_output"))
@@ -247,7 +247,7 @@ def headline(summary: dict) -> dict:
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent_worst"])
         published, search = _with_search(summary, bound)
         search = search or how
-        scope = f"{summary['queries']} queries, expected accounting"  # a bound, not an average
+        scope = f"{_queries(summary['queries'])}, expected accounting"  # a bound, not an average
         # an aggregator that answers every query (LNMax, GNMax) has no smaller average
         average = ("" if float(summary["answered"]) >= summary["queries"] else
                    f"; at the expected {number(summary['answered'])} answers it would be "
@@ -255,8 +255,10 @@ def headline(summary: dict) -> dict:
                    "bound")
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a "
-                "data-independent bound that holds whatever a run answers (every one of the "
-                f"{summary['queries']:,} queries answered{average}); the data-dependent \u03b5 = "
+                "data-independent bound that holds whatever a run answers ("
+                + ("the query" if summary["queries"] == 1 else
+                   f"every one of the {summary['queries']:,} queries")
+                + f" answered{average}); the data-dependent \u03b5 = "
                 f"{epsilon_text(summary['epsilon'])} is an expected figure, unsanitised and "
                 "not for publication.")
     elif dependent:
@@ -296,6 +298,17 @@ def headline(summary: dict) -> dict:
     return {"text": text, "published": published, "data_dependent": dependent,
             "sanitised": sanitised, "warning": warning, "tuned": tuned,
             "tuning_included": tuned is not None}
+
+
+def _queries(count: int) -> str:
+    """``1 query``, ``300 queries``."""
+    return f"{count} quer{'y' if count == 1 else 'ies'}"
+
+
+def largest_group(groups: list[dict]) -> dict:
+    """The JSON group row whose data-independent figure at the halt is the largest: the
+    run's bound (math:individualized); the first among equals."""
+    return max(groups, key=lambda row: row["epsilon_data_independent"])
 
 
 def _sampled_unit(sampling: dict) -> tuple[str, str]:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 
 from ..rounding import ceil_significant, ceil_text, floor_text
-from .report_statement import UNSANITISED, data_dependence, smaller_pld, tuning_law
+from .report_statement import (
+    UNSANITISED,
+    data_dependence,
+    largest_group,
+    smaller_pld,
+    tuning_law,
+)
 from .writing import utf8_text
 
 FORMATS = ("table", "json", "csv", "markdown")
@@ -102,7 +108,7 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         uniform = ("uniform run", f"data-independent {_up(base['epsilon_data_independent'])} "
                                   f"({_rdp(base['order_data_independent'])}; every query at "
                                   "sensitivity 1, no halt)")
-        worst = max(s["groups"], key=lambda row: row["epsilon_data_independent"])
+        worst = largest_group(s["groups"])
         lines[-1:] = [("data-independent", f"{_up(worst['epsilon_data_independent'])} (group "
                                            f"{worst['group']}'s at the halt, the largest)"),
                       uniform]
@@ -226,10 +232,11 @@ def risk_text(risk: dict, *, at_most: str = "<=") -> str:
 
 
 def vacuous_text(risk: dict) -> str:
-    """``; vacuous: it rules out no attack`` where every bound of a JSON risk prints as
-    1.0000 (rounded up: no TPR nor advantage below 1 is guaranteed), else empty."""
+    """``; vacuous: every bound rounds to 1`` where every reported bound of a JSON risk (the
+    TPRs at the reported FPRs, the advantage) prints as 1.0000 rounded up (math:risk), else
+    empty."""
     printed = {_up(value) for value in (*risk["tpr_at_fpr"].values(), risk["advantage"])}
-    return "; vacuous: it rules out no attack" if printed == {_up(1.0)} else ""
+    return "; vacuous: every bound rounds to 1" if printed == {_up(1.0)} else ""
 
 
 def risk_source_text(risk: dict) -> str:

@@ -15,6 +15,7 @@ from .._version import __version__
 from ..accounting.risk import REPORTED_FPRS, profile_risk
 from ..analysis.result import AnalysisResult, register_presenter
 from ..decisions import INTERACTIVE_NAMES
+from .report_statement import largest_group
 
 
 def summary_dict(result: AnalysisResult) -> dict:
@@ -92,12 +93,13 @@ def summary_dict(result: AnalysisResult) -> dict:
         summary["labels_released"] = info.labels_released
         # the run's data-independent bound is its largest group's at the halt (as the text
         # says); the uniform run's (every query at sensitivity 1, no halt) is the baseline's
+        uniform = ("epsilon_data_independent", "order_data_independent",
+                   "epsilon_data_independent_worst")
         summary["baseline"] = {**plain_dict(info.baseline),
-                               "epsilon_data_independent": summary["epsilon_data_independent"],
-                               "order_data_independent": summary["order_data_independent"]}
-        summary["epsilon_data_independent"] = max(
-            float(row["epsilon_data_independent"]) for row in info.groups)
-        summary["order_data_independent"] = None  # each group's own order
+                               **{key: summary[key] for key in uniform}}
+        summary.update(dict.fromkeys(uniform),  # each group has its own order
+                       epsilon_data_independent=largest_group(
+                           summary["groups"])["epsilon_data_independent"])
     if result.rounds is not None:
         summary["rounds"] = [plain_dict(asdict(entry)) for entry in result.rounds]
     if counts.reordered:

@@ -66,9 +66,9 @@ def test_gaussian_risk_is_the_closed_form_never_below(mu):
 def test_no_step_is_the_identity_exactly():
     """mu = 0 (a run that processed nothing): TPR = FPR exactly; the rounded ndtr(ndtri)
     raised over its error printed 0.0011 at FPR 0.001."""
-    risk = gaussian_risk(0.0)
-    assert risk.tpr.tolist() == CURVE_FPRS.tolist() and risk.advantage == 0.0
-    assert risk.at_reported == tuple(REPORTED_FPRS)
+    for risk in (gaussian_risk(0.0), rdp_risk(np.zeros(5), orders=np.arange(2.0, 7.0))):
+        assert risk.tpr.tolist() == CURVE_FPRS.tolist() and risk.advantage == 0.0
+        assert risk.at_reported == tuple(REPORTED_FPRS)
 
 
 def test_data_independent_gnmax_is_mu_gdp_with_mu_sqrt_q_sqrt2_over_sigma():

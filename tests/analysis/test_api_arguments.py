@@ -276,14 +276,16 @@ def test_a_scipy_sparse_matrix_is_the_sparse_file(tmp_path):
         pate_cli.analyze(scipy.sparse.csr_matrix(np.zeros((3, 4))), "gnmax", sigma=8)
 
 
-@pytest.mark.parametrize(("counts", "message"), [
-    ([0, 0], "every vote is 0 (every query's counts sum to 0): no teacher voted"),
-    ([0, 5], "query 0 has no votes (its counts sum to 0; every query's votes sum to the "
-             "number of teachers M)"),
+@pytest.mark.parametrize(("counts", "teachers", "message"), [
+    ([0, 0], None, "query 0 has no votes (its counts sum to 0; every query's votes sum to "
+                   "the number of teachers M)"),
+    ([0, 5], None, "query 0 has no votes"),
+    ([0, 0], 5, "every vote is 0 (every query's counts sum to 0): no teacher voted"),
 ])
-def test_sparse_votes_whose_counts_sum_to_zero_are_refused(tmp_path, counts, message):
+def test_sparse_votes_whose_counts_sum_to_zero_are_refused(tmp_path, counts, teachers,
+                                                           message):
     """Explicit zero entries (a long table's rows, a stored 0 in a save_npz archive) gave a
-    number, over 0 teachers: refused as the dense zeros are."""
+    number, over 0 teachers: refused as the dense zeros are, in their words."""
     import scipy.sparse
     table = tmp_path / "votes.csv"
     table.write_text(f"query,class,count\n0,0,{counts[0]}\n1,0,{counts[1]}\n")
@@ -292,4 +294,4 @@ def test_sparse_votes_whose_counts_sum_to_zero_are_refused(tmp_path, counts, mes
         (np.array(counts, dtype=float), np.array([0, 0]), np.array([0, 1, 2])), shape=(2, 10)))
     for path in (table, archive):
         with pytest.raises(InputError, match=re.escape(f"{path}: {message}")):
-            pate_cli.analyze(str(path), "gnmax", sigma=1, classes=10)
+            pate_cli.analyze(str(path), "gnmax", sigma=1, classes=10, teachers=teachers)

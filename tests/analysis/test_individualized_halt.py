@@ -180,5 +180,32 @@ def test_the_summarys_data_independent_figure_is_the_largest_groups(accounting):
     groups = [row["epsilon_data_independent"] for row in summary["groups"]]
     assert summary["epsilon_data_independent"] == max(groups) >= summary["epsilon"]
     assert summary["order_data_independent"] is None
+    assert summary["epsilon_data_independent_worst"] is None  # expected: the uniform run's
     assert summary["baseline"]["epsilon_data_independent"] == result.epsilon_data_independent
     assert summary["baseline"]["order_data_independent"] == result.order_data_independent
+    assert (summary["baseline"]["epsilon_data_independent_worst"]
+            == result.epsilon_data_independent_worst)
+
+
+def test_a_report_states_the_largest_groups_figure_from_an_older_summary_too(tmp_path):
+    """A summary written before the baseline held the uniform run's figures (they were the
+    top level's): the report states the largest group's figure at the halt from its rows,
+    and the uniform run's from the top level, as it does for today's summaries."""
+    from pate_cli.outputs.report_content import report_content
+    from pate_cli.outputs.summary_json import summary_dict
+
+    summary = summary_dict(analyze(str(SAMPLES / "mnist_250_votes.npy"), "confident",
+                                   queries=300, individualized="upsampling",
+                                   groups=str(SAMPLES / "mnist_250_groups.csv")))
+    older = {**summary, "baseline": dict(summary["baseline"])}
+    for key in ("epsilon_data_independent", "order_data_independent",
+                "epsilon_data_independent_worst"):
+        older[key] = older["baseline"].pop(key)
+    largest = max(row["epsilon_data_independent"] for row in summary["groups"])
+    uniform = summary["baseline"]["epsilon_data_independent"]
+    for shown_summary in (summary, older):
+        shown = [(figure["label"], float(figure["value"]))
+                 for figure in report_content(shown_summary)["key_figures"]
+                 if "data-independent" in figure["label"]]
+        assert [value for _, value in shown[:2]] == [largest, uniform]
+        assert shown[0][0].endswith("at the halt (the largest)")

@@ -210,11 +210,11 @@ def test_markdown_writes_figures_beside_it(cli, tmp_path):
 
 def test_a_vacuous_risk_is_said_to_rule_out_no_attack(cli, tmp_path):
     """LNMax at scale 10 over the sample: every bound prints as 1.0000; the report says the
-    guarantee rules out no attack (a table of ones alone reads as a figure like others)."""
+    guarantee is vacuous (a table of ones alone reads as a figure like others)."""
     vacuous, other = tmp_path / "vacuous.md", tmp_path / "other.md"
     assert cli.report(VOTES, "-m", "lnmax", "--laplace-scale", "10", "-o", vacuous).code == 0
     assert cli.report(VOTES, "-n", "300", "-o", other).code == 0
-    sentence = "Every bound is 1: the guarantee rules out no attack."
+    sentence = "Every bound below rounds to 1: at these rates the guarantee is vacuous."
     assert sentence in vacuous.read_text() and sentence not in other.read_text()
 
 

@@ -266,3 +266,33 @@ def test_a_rounds_file_given_as_a_pipe_is_read_once(cli):
     assert run.code == 0, run.err
     assert json.loads(run.out)["files"] == {"rounds": {"path": f"/dev/fd/{read}",
                                                        "sha256": None}}
+
+
+def test_the_wording_of_small_and_budget_runs(cli, tmp_path):
+    """'1 query' (it said '1 queries'), a space after the remaining budget's full stop in
+    HTML, and the warning that the halt point is data-dependent only after a halt."""
+    one, expected = tmp_path / "one.md", tmp_path / "expected.md"
+    assert cli.report(VOTES, "-n", "1", "-o", one).code == 0
+    assert cli.report(VOTES, "-n", "1", "--accounting", "expected", "-o", expected).code == 0
+    assert "1 query;" in one.read_text() and "1 queries" not in one.read_text()
+    text = expected.read_text()
+    assert "1 query, expected accounting" in text and "(the query answered" in text
+    assert "1 queries" not in text
+    never, halted = tmp_path / "never.html", tmp_path / "halted.html"
+    assert cli.report(VOTES, "-n", "300", "--budget", "1000", "-o", never).code == 0
+    assert cli.report(VOTES, "-n", "300", "--budget", "1", "-o", halted).code == 0
+    assert re.search(r"Remaining budget: [0-9.]+\. \n?Answered: ", never.read_text())
+    warning = "The halt point is chosen from the data-dependent cost"
+    assert warning not in never.read_text() and warning in halted.read_text()
+
+
+def test_a_caption_leaves_out_unset_parameters_and_names_svts_figure(cli, tmp_path):
+    """SVT-PATE's summary holds svt_threshold and target_epsilon null: the caption said
+    'svt_threshold=None', and called the pure-DP table figure RDP."""
+    table, summary, figure = tmp_path / "q.csv", tmp_path / "s.json", tmp_path / "f.svg"
+    assert cli.analyze(VOTES, "-n", "500", "-m", "svt", "--svt-scale", "0.5", "--svt-cutoff",
+                       "100", "--per-query", table, "-f", "json", "-o", summary).code == 0
+    assert cli.plot("history", table, "--summary", summary, "-o", figure).code == 0
+    caption = " ".join(re.findall(r"<!-- (.*?) -->", figure.read_text()))
+    assert "(svt_scale=0.5, svt_cutoff=100)" in caption and "None" not in caption
+    assert "the per-query table's pure-DP figure" in caption

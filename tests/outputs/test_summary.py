@@ -91,4 +91,4 @@ def test_one_query_is_singular():
 def test_a_risk_whose_every_printed_bound_is_one_is_called_vacuous(tprs, advantage, vacuous):
     fprs = ("0.001", "0.01", "0.1")
     risk = {"tpr_at_fpr": dict(zip(fprs, tprs, strict=True)), "advantage": advantage}
-    assert vacuous_text(risk) == ("; vacuous: it rules out no attack" if vacuous else "")
+    assert vacuous_text(risk) == ("; vacuous: every bound rounds to 1" if vacuous else "")

@@ -54,7 +54,8 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
                 and "epsilon_data_independent" not in known.get("baseline", {})):
             # the uniform run's figure moved to the baseline since (the top level: the
             # largest group's at the halt)
-            for key in ("epsilon_data_independent", "order_data_independent"):
+            for key in ("epsilon_data_independent", "order_data_independent",
+                        "epsilon_data_independent_worst"):
                 summary[key] = base.pop(key)
         summary = {key: value for key, value in summary.items()
                    if key in known or (value is not None and key not in ADDED)}

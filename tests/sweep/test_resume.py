@@ -377,8 +377,8 @@ def test_a_run_without_resume_keeps_another_grids_rows_in_the_sidecar(cli, files
     assert result.code == 0 and len(calls) == 4, result.err
     assert (f"Warning: {sidecar} holds 2 rows of points this run does not plan (another "
             f"grid's unfinished run): they stay there, not in {out}") in result.err
-    assert (f"note: starting {sidecar} afresh: its 2 rows of this grid's points are "
-            "computed again (--resume reuses them)") in result.err
+    assert (f"note: computing every point afresh: {sidecar} held 2 rows of this grid's "
+            "points, 2 of which --resume would reuse") in result.err
     assert out.read_bytes() == fresh(cli, tmp_path, votes, *GRID)
     assert read_journal(str(sidecar)) == other_rows[:2]
 
