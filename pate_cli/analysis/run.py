@@ -4,7 +4,10 @@ seed or several at once (``analyze_totals``, a sweep's point).
 Chunks of queries are counted apart (``analysis.grouped_run``) into their distinct
 statistics, whose curves are evaluated once each and summed (``accounting.grouped``,
 math:conversion); budget runs go through ``analysis.budget_run``; the per-query table is a
-second pass (``analysis.per_query_stream``).
+second pass (``analysis.per_query_stream``), as is the smooth-sensitivity release
+(``added_figures.sanitize_analysis``): it is formed at the run's best order, which only the
+first pass's totals give (math:smooth). A file's votes are read once more before either,
+by the input checks (``inputs.vote_checks``).
 """
 
 from __future__ import annotations

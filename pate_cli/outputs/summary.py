@@ -104,7 +104,9 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         _independent_line(s),
     ]
     if s.get("groups"):  # the run's bound is its largest group's; then the uniform run's
-        base = s["baseline"]
+        base = s.get("baseline") or {}
+        if "epsilon_data_independent" not in base:  # a summary written before: at the top
+            base = s
         uniform = ("uniform run", f"data-independent {_up(base['epsilon_data_independent'])} "
                                   f"({_rdp(base['order_data_independent'])}; every query at "
                                   "sensitivity 1, no halt)")
