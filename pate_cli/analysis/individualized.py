@@ -175,6 +175,9 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                          per_query=bool(per_query), workers=workers, consumer=consumer)
     consumer.finish()
     groups, group_rows, baseline = found.report(parameters)
+    uniform = ("epsilon_data_independent", "order_data_independent",
+               "epsilon_data_independent_worst")  # the uniform run's: the baseline's
+    baseline = {**baseline, **{key: getattr(base, key) for key in uniform}}
     stop = groups.stopped_at
     counted = consumer.counts
     if counted.outcomes is not None and stop is not None:  # from the stop on, no release
@@ -187,8 +190,10 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     worst = int(np.argmax(groups.epsilon))
     order = groups.order[worst]
     assert base.counts is not None  # analysed totals-only
-    return replace(
+    return replace(  # the run's data-independent bound: its largest group's at the halt
         base, epsilon=float(groups.epsilon[worst]),
+        epsilon_data_independent=max(row["epsilon_data_independent"] for row in group_rows),
+        order_data_independent=float("nan"), epsilon_data_independent_worst=None,
         order=float(order) if np.isfinite(order) else float(base.orders[0]),
         answered_total=float(answered), groups=part, label_accuracy=accuracy,
         accuracy_by_outcome=by_outcome, warnings=base.warnings + notes,

@@ -147,7 +147,8 @@ class RoundPart:
 @dataclass(frozen=True)
 class GroupsPart:
     """Individualized PATE (math:individualized): each group's row, the stop, and ``baseline``, the
-    uniform run at the least budget."""
+    uniform run at the least budget (with its data-independent figures: the result's are
+    the largest group's at the stop)."""
 
     variant: str
     groups: tuple[Mapping[str, Any], ...]

@@ -15,7 +15,6 @@ from .._version import __version__
 from ..accounting.risk import REPORTED_FPRS, profile_risk
 from ..analysis.result import AnalysisResult, register_presenter
 from ..decisions import INTERACTIVE_NAMES
-from .report_statement import largest_group
 
 
 def summary_dict(result: AnalysisResult) -> dict:
@@ -91,15 +90,7 @@ def summary_dict(result: AnalysisResult) -> dict:
         summary["individualized_rule"] = dict([info.rule]) if info.rule else None
         summary["stopped_at"] = info.stopped_at
         summary["labels_released"] = info.labels_released
-        # the run's data-independent bound is its largest group's at the halt (as the text
-        # says); the uniform run's (every query at sensitivity 1, no halt) is the baseline's
-        uniform = ("epsilon_data_independent", "order_data_independent",
-                   "epsilon_data_independent_worst")
-        summary["baseline"] = {**plain_dict(info.baseline),
-                               **{key: summary[key] for key in uniform}}
-        summary.update(dict.fromkeys(uniform),  # each group has its own order
-                       epsilon_data_independent=largest_group(
-                           summary["groups"])["epsilon_data_independent"])
+        summary["baseline"] = plain_dict(info.baseline)
     if result.rounds is not None:
         summary["rounds"] = [plain_dict(asdict(entry)) for entry in result.rounds]
     if counts.reordered:
@@ -223,6 +214,7 @@ def plain_number(value):
 
 def _finite_or_none(value):
     """An order as a plain number, or None for ``inf`` (SVT-PATE's pure-DP bound, which
-    no finite order attains)."""
+    no finite order attains) and NaN (no one order: an individualized run's groups each
+    have their own)."""
     value = plain_number(value)
-    return None if isinstance(value, float) and math.isinf(value) else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
