@@ -74,7 +74,9 @@ def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
         allow_empty=True))
     names = _run_labels(labels, inputs, summaries)
     caption = captions.runs_caption(names, frames, summaries)
-    caption += (" Selection/answer split in proportion to cumulative RDP at the final order.")
+    pure = any((summary or {}).get("epsilon_method") == "pure" for summary in summaries)
+    caption += (" Selection/answer split in proportion to cumulative RDP at the final order"
+                + (" (SVT-PATE's: its pure-DP charges)." if pure else "."))
     return plots.partition_figure(list(zip(names, frames, strict=True)),
                                   delta=_figure_delta(delta, summaries, summary_paths),
                                   caption=caption, style=style)
