@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -38,6 +39,7 @@ from .added_figures import (
     with_pld_figure,
 )
 from .attack_risk import with_risk
+from .budget_run import outputs_figures
 from .individualized import analyze_individualized, individualized_plan
 from .multilabel import run_multilabel
 from .per_query_stream import decisions_of
@@ -252,6 +254,12 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
             raise
         raise InputError(f"{part.path}: {error}") from None
     result = replace(result, decisions=part, q_bound=spec.q_bound)
+    ids = vote_set.outputs
+    if outputs is not None and ids is not None and result.outputs is not None \
+            and indices is None and outputs.size < ids.size:  # -n cut the votes' outputs
+        halted = None if result.budget is None else result.budget.halted_at
+        result = replace(result, outputs=_every_output(
+            result.outputs, ids, outputs.size if halted is None else halted))
     if spec.smooth_sensitivity:  # a single run's (the option rules)
         positions = FirstRows(result.queries) if indices is None else indices[:result.queries]
         result = replace(result, smooth_sensitivity=sanitize_analysis(
@@ -260,6 +268,15 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     if initial_rdp is not None:  # the PLD composes the Gaussian steps alone
         return result
     return with_pld_figure(result, chosen, spec.delta)
+
+
+def _every_output(figures: Mapping, ids: np.ndarray, processed: int) -> dict:
+    """``result.outputs`` (cli:json) with ``count``, ``tokens_per_output`` and ``completed``
+    over every output of the votes (``ids``), not over the rows ``--queries`` kept: an
+    output it cuts is not processed whole."""
+    whole = outputs_figures(ids, processed, [])
+    return {**figures, **{key: whole[key] for key in ("count", "tokens_per_output",
+                                                     "completed")}}
 
 
 def _over_budget(result: AnalysisResult, budget: float | None) -> tuple[str, ...]:

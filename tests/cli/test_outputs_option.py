@@ -198,3 +198,17 @@ def test_the_report_states_the_outputs_of_dense_votes(cli, files):
     text = report.read_text()
     assert "Outputs (generated sequences): 8, of 6 / 12.5 / 21 tokens" in text
     assert "--outputs" in text and (files / "r_files" / "outputs.svg").exists()
+
+
+def test_queries_cutting_an_output_leave_it_not_completed(cli):
+    """-n 990 ends inside output 23 (25 tokens): 23 outputs are processed whole (it said
+    24, and counted the outputs and their tokens over the cut rows: a 15-token output)."""
+    from tests import SAMPLES
+
+    args = [str(SAMPLES / "tokens_stdlib.npz"), "-T", "90", "--sigma-threshold", "50",
+            "--sigma", "25", "--accounting", "expected", "-f", "json"]
+    whole = json.loads(cli.analyze(*args).out)["outputs"]
+    cut = json.loads(cli.analyze(*args, "-n", "990").out)["outputs"]
+    assert cut["completed"] == 23 < whole["completed"] == whole["count"]
+    assert (cut["count"], cut["tokens_per_output"]) == (whole["count"],
+                                                         whole["tokens_per_output"])
