@@ -145,11 +145,21 @@ def _summary_problem(summary: dict) -> str | None:
         return (f"is the JSON of {tool}, not a pate-analyze summary"
                 if isinstance(tool, str) and tool.startswith("pate-") else
                 f"'tool' is {_shown(tool)}, not \"pate-analyze\"")
-    for key in ("epsilon", "epsilon_data_independent", "epsilon_data_independent_worst",
-                "epsilon_data_independent_pld"):  # the figures a report may publish
-        value = summary.get(key)
-        if (key == "epsilon" or value is not None) and not (
-                _real(value) and math.isfinite(value) and value >= 0):
+    figures = [(key, summary.get(key)) for key in (
+        "epsilon", "epsilon_data_independent", "epsilon_data_independent_worst",
+        "epsilon_data_independent_pld")]  # the figures a report may publish
+    base = summary.get("baseline")
+    if isinstance(base, dict):  # an individualized run's uniform run, and each group's
+        figures += [(f"baseline.{key}", base.get(key)) for key in (
+            "epsilon_data_independent", "epsilon_data_independent_worst")]
+    groups = summary.get("groups")
+    if isinstance(groups, list):
+        figures += [(f"groups.{number}.epsilon_data_independent",
+                     row.get("epsilon_data_independent") if isinstance(row, dict) else row)
+                    for number, row in enumerate(groups)]
+    for key, value in figures:
+        needed = key == "epsilon" or key.startswith("groups.")  # the others may be null
+        if (needed or value is not None) and not (_finite(value) and value >= 0):
             return f"'{key}' must be a finite number >= 0, got {_shown(value)}"
     delta = summary["delta"]
     if not (_real(delta) and 0 < delta < 1):
@@ -172,7 +182,7 @@ def _summary_problem(summary: dict) -> str | None:
     if isinstance(budget, dict):
         numbers.append(("budget.limit", budget.get("limit")))
     for key, value in numbers:  # the figures a report states or redraws from
-        if value is not None and not (_real(value) and math.isfinite(value)):
+        if value is not None and not _finite(value):
             return f"'{key}' must be a finite number, got {_shown(value)}"
         if key.split(".")[-1] in POSITIVE_PARAMS and value is not None and not value > 0:
             return f"'{key}' must be a number > 0, got {_shown(value)}"
@@ -192,6 +202,14 @@ POSITIVE_PARAMS = ("sigma_threshold", "sigma", "laplace_scale", "svt_scale", "sv
 
 def _real(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _finite(value) -> bool:
+    """A JSON number that is finite as a float (10**400 is not: it overflows)."""
+    try:
+        return _real(value) and math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _shown(value) -> str:

@@ -84,6 +84,16 @@ def figure_note(summary: dict | None, what: str = "figure") -> str:
     return "; ".join(parts)
 
 
+def svt_running_note(summary: dict | None, last: float) -> str:
+    """For an SVT-PATE table whose last figure is below the run's epsilon (the cut-off not
+    met): that figure is the guarantee had the run stopped there, a function of how many
+    unstable queries the votes gave (math:svt), not the run's; else empty."""
+    if (summary or {}).get("svt") is None or not last < float(summary["epsilon"]):
+        return ""
+    return (f"; the cut-off not met, it is the guarantee had the run stopped there "
+            f"({UNSANITISED}); the run's guarantee is {ceil_text(float(summary['epsilon']), 4)}")
+
+
 def runs_caption(labels, frames, summaries) -> str:
     """Per run: label (parameters): queries, answered, final epsilon and what figure it is
     (``figure_note``); shared accounting."""
@@ -96,9 +106,10 @@ def runs_caption(labels, frames, summaries) -> str:
         params = summary_parameters(summary)
         mechanism = MECHANISM_NAMES.get((summary or {}).get("mechanism"), "")
         name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
-        final = ("no query in the table (the run halted before its first)" if frame.empty
-                 else f"final epsilon {ceil_text(float(frame['epsilon_cumulative'].iloc[-1]), 3)}"
-                 f" ({figure_note(summary)})")
+        last = None if frame.empty else float(frame["epsilon_cumulative"].iloc[-1])
+        final = ("no query in the table (the run halted before its first)" if last is None
+                 else f"final epsilon {ceil_text(last, 3)} ({figure_note(summary)}"
+                 f"{svt_running_note(summary, last)})")
         parts.append(f"{name}{f' ({params})' if params else ''}: "
                      f"{table_queries(frame):,} queries{drawn_from(frame)}, {count} answered, "
                      f"{final}")

@@ -116,7 +116,8 @@ def history_figure(series, *, delta: float, x: str = "query", budget: float | No
                      label=f"budget $\\varepsilon$ = {budget:g}", gid="budget")
     if all(frame.empty for _, frame in series):  # runs halted before their first query
         axes.set_xlim(0, 1)
-        axes.set_ylim(0, 1 if budget is None else 1.1 * budget)
+        if not style.logy:  # a log axis has no 0
+            axes.set_ylim(0, 1 if budget is None else 1.1 * budget)
     axes.set_xlabel(x_label)
     axes.set_ylabel(epsilon_label(delta))
     finish_figure(figure, axes, style, title="Cumulative privacy cost", caption=caption)

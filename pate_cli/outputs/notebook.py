@@ -15,7 +15,8 @@ from .captions import MECHANISM_NAMES, summary_parameters
 from .report import environment, render_report
 from .report_figures import groups_plot, history_plot, selection_plot
 from .report_files import analysed_votes
-from .report_statement import epsilon_text, headline, number
+from .report_statement import epsilon_text, number
+from .summary import summary_lines
 
 SPARK_WIDTH, SPARK_HEIGHT, SPARK_POINTS = 240.0, 48.0, 120
 
@@ -108,20 +109,20 @@ def result_html(result: AnalysisResult) -> str | None:
     except ValueError:  # jinja2 absent: Jupyter falls back to repr()
         return None
     summary = result.to_dict()
-    head = headline(summary)
     name = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
     params = summary_parameters(summary)
     answered = summary["answered"]
+    # the summary's own lines: each figure with its accountant, and a bound told from an
+    # average (expected accounting) or a group's (individualized)
+    lines = dict(summary_lines(summary))
     rows = [
         ("mechanism", f"{name} ({params})" if params else name),
         ("accounting", f"{summary['accounting']}, {summary['conversion']} conversion, "
                        f"seed {summary['seed']}"),
         ("queries", f"{summary['queries']} analysed, {number(answered, 1)} answered"
                     + (" (expected)" if isinstance(answered, float) else "")),
-        ("epsilon", f"{epsilon_text(summary['epsilon'])} at delta {summary['delta']:g} "
-                    f"(order {number(summary['order'])})"
-                    + (" data-dependent, unsanitised" if head["warning"] else "")),
-        ("data-independent", epsilon_text(summary["epsilon_data_independent"])),
+        *((key, lines[key]) for key in ("epsilon", "epsilon RDP", "data-independent",
+                                        "uniform run") if key in lines),
     ]
     smooth = summary.get("smooth_sensitivity")
     if smooth and smooth.get("sanitized_epsilon") is not None:

@@ -13,8 +13,9 @@ import re
 import numpy as np
 
 from ..accounting.selection import selection_bins
+from ..rounding import ceil_text
 from . import figures as plots
-from .captions import MECHANISM_NAMES, risk_caption, summary_caption
+from .captions import MECHANISM_NAMES, risk_caption, summary_caption, svt_running_note
 from .report_statement import UNSANITISED, data_dependence
 from .risk_figure import risk_problem, tradeoff_curve_figure, with_published_risk
 
@@ -46,6 +47,10 @@ def history_plot(summary: dict, frame, *, style=None):
     label = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
     empty = (" No query in the table: the run halted before its first." if frame.empty
              else "")
+    last = None if frame.empty else float(frame["epsilon_cumulative"].iloc[-1])
+    running = "" if last is None else svt_running_note(summary, last)
+    if running:  # SVT-PATE before its cut-off: the curve is not the run's guarantee
+        empty += f" The curve ends at {ceil_text(last, 4)}{running}."
     return plots.history_figure([(label, frame)], delta=summary["delta"], budget=budget,
                                 caption=summary_caption(summary) + drawn_from(frame, summary)
                                 + empty, style=style or plots.Style())

@@ -153,9 +153,11 @@ class RunTotals:
             last = self.last["epsilon_cumulative"]
             rdp = summary.get("epsilon_rdp")
             expected = _number(rdp if rdp is not None else summary.get("epsilon"))
-            # SVT-PATE's table: the guarantee had it stopped after each query, at most the
-            # charge of its whole cut-off (the summary's) until the cut-off is met
-            within = summary.get("svt") is not None and last <= expected
+            # SVT-PATE's table: the guarantee had it stopped after each query, below the
+            # charge of its whole cut-off (the summary's) while the cut-off is not met
+            svt = summary.get("svt")
+            within = (isinstance(svt, dict) and _number(svt.get("unstable"))
+                      < _number(svt.get("cutoff")) and last <= expected)
             if not within and not _close(last, expected, rows):
                 return (f"the table's last epsilon_cumulative is {last!r}, the summary's "
                         f"{'epsilon_rdp' if rdp is not None else 'epsilon'} {expected!r}")

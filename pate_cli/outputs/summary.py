@@ -27,7 +27,7 @@ def render(summary: dict, fmt: str) -> str:
 
         frame = pd.DataFrame([_flat(summary)])
         return frame.to_csv(index=False, lineterminator="\n")
-    lines = _summary_lines(summary)
+    lines = summary_lines(summary)
     if fmt == "markdown":
         out = ["| quantity | value |", "|---|---|"]
         out += [f"| {key} | {value.replace('|', '/')} |" for key, value in lines]
@@ -76,7 +76,7 @@ def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
                          f"{_short(sampling['sensitivity'])}){steps}")]
 
 
-def _summary_lines(s: dict) -> list[tuple[str, str]]:
+def summary_lines(s: dict) -> list[tuple[str, str]]:
     """The table's lines; a data-dependent figure says it is unsanitised."""
     source = s["input"]
     dependent = data_dependence(s)[0]
@@ -104,12 +104,14 @@ def _summary_lines(s: dict) -> list[tuple[str, str]]:
         _independent_line(s),
     ]
     if s.get("groups"):  # the run's bound is its largest group's; then the uniform run's
-        base = s.get("baseline") or {}
-        if "epsilon_data_independent" not in base:  # a summary written before: at the top
-            base = s
-        uniform = ("uniform run", f"data-independent {_up(base['epsilon_data_independent'])} "
-                                  f"({_rdp(base['order_data_independent'])}; every query at "
-                                  "sensitivity 1, no halt)")
+        base = s["baseline"]
+        figure = f"{_up(base['epsilon_data_independent'])} ({_rdp(base['order_data_independent'])}"
+        bound = base.get("epsilon_data_independent_worst")
+        if bound is not None and bound > base["epsilon_data_independent"]:  # expected
+            figure = (f"{_up(bound)} (RDP, every query answered: the bound for any run; "
+                      f"{figure}) at the expected count, an average")
+        uniform = ("uniform run", f"data-independent {figure}; every query at sensitivity 1, "
+                                  "no halt)")
         worst = largest_group(s["groups"])
         lines[-1:] = [("data-independent", f"{_up(worst['epsilon_data_independent'])} (group "
                                            f"{worst['group']}'s at the halt, the largest)"),

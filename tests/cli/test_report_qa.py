@@ -100,6 +100,8 @@ def summary_file(tmp_path_factory):
     ("input.teachers", "x", "'input.teachers' must be a finite number, got \"x\""),
     ("input.teachers", 0, "'input.teachers' must be a number > 0, got 0"),
     ("budget.limit", "x", "'budget.limit' must be a finite number, got \"x\""),
+    ("params.sigma", 10 ** 400, "'params.sigma' must be a finite number, got 1000"),
+    ("epsilon", 10 ** 400, "'epsilon' must be a finite number >= 0, got 1000"),
 ])
 def test_from_checks_the_summary(cli, tmp_path, summary_file, key, value, message):
     """A damaged summary is refused in one line naming the file and the field (it printed
@@ -296,3 +298,60 @@ def test_a_caption_leaves_out_unset_parameters_and_names_svts_figure(cli, tmp_pa
     caption = " ".join(re.findall(r"<!-- (.*?) -->", figure.read_text()))
     assert "(svt_scale=0.5, svt_cutoff=100)" in caption and "None" not in caption
     assert "the per-query table's pure-DP figure" in caption
+    # the cut-off not met: the table's last figure is not the run's guarantee (pate-plot
+    # refused the pair; drawn, it must say what the curve is)
+    assert ("the cut-off not met, it is the guarantee had the run stopped there "
+            "(data-dependent, unsanitised: not for publication); the run's guarantee is "
+            "400.0000") in caption
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("groups.0.epsilon_data_independent", "x"), ("groups.0.epsilon_data_independent", None),
+    ("baseline.epsilon_data_independent", -3)])
+def test_from_checks_an_individualized_summarys_figures(cli, tmp_path, key, value):
+    """The figures a report of an individualized run states (each group's, the uniform
+    run's): a damaged one is one line naming it (a TypeError or KeyError exited 1, or the
+    report printed 'x')."""
+    from pate_cli.cli.analyze import main
+
+    path = tmp_path / "run.json"
+    with pytest.raises(SystemExit):
+        main([VOTES, "-n", "100", "--individualized", "upsampling", "--groups",
+              str(SAMPLES / "mnist_250_groups.csv"), "-f", "json", "-o", str(path)])
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    *parts, last = key.split(".")
+    place = summary
+    for part in parts:
+        place = place[int(part)] if part.isdigit() else place[part]
+    place[last] = value
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    result = cli.report("--from", path, "-o", tmp_path / "r.md")
+    assert result.code == 2 and f"'{key}' must be a finite number >= 0" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
+def test_a_report_draws_the_history_of_a_run_halted_before_its_first_query(cli, tmp_path):
+    """It said 'No figures: the per-query table was not available'."""
+    out = tmp_path / "r.md"
+    assert cli.report(VOTES, "-n", "50", "--budget", "0.01", "-o", out).code == 0
+    assert "(r_files/history.svg)" in out.read_text()
+    assert "No query in the table: the run halted before its first." in (
+        tmp_path / "r_files" / "history.svg").read_text()
+
+
+def test_each_groups_vacuous_risk_is_said(cli, tmp_path):
+    """Budgets of 100 to 300 at sigma 10: every group's bounds round to 1."""
+    groups, out = tmp_path / "groups.csv", tmp_path / "r.md"
+    groups.write_text("group,budget,share\nhigh,100,0.34\naverage,200,0.432\nlow,300,0.228\n")
+    assert cli.report(VOTES, "-m", "gnmax", "--sigma", "10", "-n", "3000", "--individualized",
+                      "upsampling", "--groups", groups, "-o", out).code == 0
+    assert out.read_text().count("; vacuous: every bound rounds to 1") == 3
+
+
+def test_an_svt_tables_partition_caption_names_its_pure_dp_charges(cli, tmp_path):
+    table, summary, figure = tmp_path / "q.csv", tmp_path / "s.json", tmp_path / "f.svg"
+    assert cli.analyze(VOTES, "-n", "300", "-m", "svt", "--svt-scale", "0.5", "--svt-cutoff",
+                       "100", "--per-query", table, "-f", "json", "-o", summary).code == 0
+    assert cli.plot("partition", table, "--summary", summary, "-o", figure).code == 0
+    caption = " ".join(re.findall(r"<!-- (.*?) -->", figure.read_text()))
+    assert "(SVT-PATE's: its pure-DP charges)" in caption

@@ -141,6 +141,7 @@ FILES = {
     "nocolumn.csv": b"query,epsilon_cumulative\n0,0.1\n",
     "table.txt": b"query,epsilon_cumulative\n0,0.1\n",
     "gzip_table.csv": gzip.compress(b"query,epsilon_cumulative\n0,0.1\n"),
+    "table.csv.gz": gzip.compress(b"query,epsilon_cumulative\n0,0.1\n"),
     # long tables (query,class,count with --classes) and archives zipfile cannot read
     "long_class_int64.csv": b"query,class,count\n0,99999999999999999999,3\n",
     "long_class_uint64.csv": b"query,class,count\n0,10000000000000000000,3\n",
@@ -244,6 +245,8 @@ CASES = [
      "has no queries (no rows)"),
     ("gzip sweep input", S, ["gzip.npy"], None, "gzip-compressed"),
     ("gzip plot table", P, ["history", "gzip_table.csv"], None, "gzip-compressed"),
+    ("gzip plot table named .gz", P, ["history", "table.csv.gz"], None,
+     "table.csv.gz: is gzip-compressed"),
     # all-zero votes
     ("all-zero votes", A, ["zero.csv"], None, "no votes"),
     ("all-zero votes with --teachers", A, ["zero.csv", "--teachers", "5"], None,

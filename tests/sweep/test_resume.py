@@ -430,3 +430,23 @@ def test_an_edited_figure_is_refused_or_computed_again(cli, files, tmp_path, cal
     result = cli(votes, *GRID, "-o", out, "--resume")
     assert result.code == 0 and len(calls) == 1, result.err
     assert out.read_bytes() == written
+
+
+def test_the_note_without_resume_counts_only_the_rows_resume_would_reuse(cli, files,
+                                                                         tmp_path, calls):
+    """Rows of this grid made with other options (--conversion improved): --resume would
+    compute them again, and the note says 0 of them would be reused (it said '--resume
+    reuses them')."""
+    votes, _, _ = files
+    out, sidecar = tmp_path / "out.csv", tmp_path / "out.csv.partial"
+    assert cli(votes, *GRID, "-o", tmp_path / "improved.csv", "--conversion", "improved",
+               "-q").code == 0
+    journal = RowJournal(str(sidecar), append=False)
+    for row in read_sweep_rows(str(tmp_path / "improved.csv"))[:2]:
+        journal.append(row)
+    journal.close()
+    result = cli(votes, *GRID, "-o", out)
+    assert result.code == 0, result.err
+    assert (f"note: computing every point afresh: {sidecar} held 2 rows of this grid's "
+            "points, 0 of which --resume would reuse") in result.err
+    assert not sidecar.exists()
