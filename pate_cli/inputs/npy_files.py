@@ -150,7 +150,7 @@ def read_npz(name, source, key):
     try:
         with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zf:
             members = set(zf.namelist())
-        if f"{key}.npy" not in members and {"format.npy", "shape.npy", "data.npy"} <= members:
+        if {"format.npy", "shape.npy", "data.npy"} <= members:  # scipy's (its 'indices' too)
             raise InputError(f"{name}: a sparse matrix (scipy.sparse.save_npz) is read from "
                              "a .npz file by its path, not from standard input"
                              if isinstance(source, bytes) else

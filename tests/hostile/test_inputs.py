@@ -216,6 +216,8 @@ CASES = [
      "<stdin>: a sparse matrix (scipy.sparse.save_npz) is read from a .npz file by its path"),
     ("sparse archive as --labels", A, ["ok.csv", "--labels", "sparse.npz"], None,
      "sparse.npz: a sparse matrix (scipy.sparse.save_npz), not an array 'labels'"),
+    ("sparse archive as --query-indices", A, ["ok.csv", "--query-indices", "sparse.npz"],
+     None, "sparse.npz: a sparse matrix (scipy.sparse.save_npz), not an array"),
     ("missing file with --classes", A, ["missing.csv", "--classes", "10"], None,
      "missing.csv: no such file"),
     ("npz named .npy", A, ["zip.npy"], None, "rename it to .npz"),
