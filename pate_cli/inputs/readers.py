@@ -38,7 +38,7 @@ VOTE_EXTENSIONS = (".npy", ".npz", ".csv", ".tsv")
 
 
 
-def _compression(head: bytes) -> str | None:
+def compression_of(head: bytes) -> str | None:
     """The compression format whose magic bytes start ``head``, or None."""
     if head.startswith(b"\x1f\x8b"):
         return "gzip"
@@ -55,7 +55,7 @@ def check_magic(name, head: bytes, extension: str) -> None:
     """One line for compressed data, or binary data under the wrong extension."""
     if head and not head.strip(b"\0"):
         raise InputError(f"{name}: holds NUL bytes only, not .npy, .npz, CSV or TSV data")
-    compression = _compression(head)
+    compression = compression_of(head)
     if compression:
         raise InputError(f"{name}: is {compression}-compressed; decompress it first "
                          f"(the readers take plain .npy, .npz, .csv or .tsv)")
@@ -369,7 +369,7 @@ def decode_text(name, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        compression = _compression(data[:16])
+        compression = compression_of(data[:16])
         if compression:
             raise InputError(f"{name}: is {compression}-compressed, not text; decompress it "
                              "first") from None

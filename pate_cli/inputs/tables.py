@@ -20,7 +20,7 @@ from ..errors import InputError
 from .npy_files import NPY_MAGIC, ZIP_MAGIC
 from .readers import (
     check_file,
-    check_magic,
+    compression_of,
     decode_text,
     file_head,
     is_regular,
@@ -321,8 +321,10 @@ def table_extension(name: str, expected: str) -> str:
     """The extension of the table ``name`` (one of ``TABLE_EXTENSIONS``), else one line."""
     extension = _check_file(name, expected)
     if extension not in TABLE_EXTENSIONS:
-        if is_regular(name):  # compressed data is named as such (table.csv.gz)
-            check_magic(name, file_head(name), extension)
+        compression = compression_of(file_head(name)) if is_regular(name) else None
+        if compression:  # named as such (table.csv.gz)
+            raise InputError(f"{name}: is {compression}-compressed; decompress it first "
+                             f"(expected {expected}: {', '.join(TABLE_EXTENSIONS)})")
         shown = f"'{extension}'" if extension else "none"
         raise InputError(f"{name}: unknown extension {shown} for {expected} "
                          f"(use {', '.join(TABLE_EXTENSIONS)})")
