@@ -158,8 +158,7 @@ def _summary_problem(summary: dict) -> str | None:
                      row.get("epsilon_data_independent") if isinstance(row, dict) else row)
                     for number, row in enumerate(groups)]
     for key, value in figures:
-        needed = key == "epsilon" or key.startswith("groups.")  # the others may be null
-        if (needed or value is not None) and not (_finite(value) and value >= 0):
+        if (key == "epsilon" or value is not None) and not (_finite(value) and value >= 0):
             return f"'{key}' must be a finite number >= 0, got {_shown(value)}"
     delta = summary["delta"]
     if not (_real(delta) and 0 < delta < 1):

@@ -237,13 +237,14 @@ def _independent_figures(summary: dict) -> list[dict]:
         base, groups = summary.get("baseline") or {}, summary["groups"]
         row = largest_group(groups)
         older = "epsilon_data_independent" not in base  # the uniform run's at the top
-        largest = (f"groups.{groups.index(row)}.epsilon_data_independent" if older
-                   else "epsilon_data_independent")
+        largest = (f"groups.{groups.index(row)}.epsilon_data_independent"
+                   if older and row is not None else "epsilon_data_independent")
         uniform = "epsilon_data_independent" if older else "baseline.epsilon_data_independent"
         bound = base.get("epsilon_data_independent_worst")  # expected: for any run
         average = bound is not None and bound > base["epsilon_data_independent"]
-        return [_figure(largest, f"data-independent \u03b5, group {row['group']}'s at the halt "
-                                 "(the largest)", row["epsilon_data_independent"]),
+        return [*([] if row is None else [_figure(
+                    largest, f"data-independent \u03b5, group {row['group']}'s at the halt "
+                    "(the largest)", row["epsilon_data_independent"])]),
                 *([_figure("baseline.epsilon_data_independent_worst", "uniform run's "
                            "data-independent \u03b5 (any run: every query answered; every "
                            "query at sensitivity 1, no halt)", bound)] if average else []),

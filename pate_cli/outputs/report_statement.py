@@ -305,10 +305,12 @@ def _queries(count: int) -> str:
     return f"{count} quer{'y' if count == 1 else 'ies'}"
 
 
-def largest_group(groups: list[dict]) -> dict:
+def largest_group(groups: list[dict]) -> dict | None:
     """The JSON group row whose data-independent figure at the halt is the largest: the
-    run's bound (math:individualized); the first among equals."""
-    return max(groups, key=lambda row: row["epsilon_data_independent"])
+    run's bound (math:individualized); the first among equals; None in a summary written
+    before group rows held it."""
+    return max((row for row in groups if row.get("epsilon_data_independent") is not None),
+               key=lambda row: row["epsilon_data_independent"], default=None)
 
 
 def _sampled_unit(sampling: dict) -> tuple[str, str]:

@@ -113,6 +113,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         uniform = ("uniform run", f"data-independent {figure}; every query at sensitivity 1, "
                                   "no halt)")
         worst = largest_group(s["groups"])
+        assert worst is not None  # a run's own summary: every group row holds its figure
         lines[-1:] = [("data-independent", f"{_up(worst['epsilon_data_independent'])} (group "
                                            f"{worst['group']}'s at the halt, the largest)"),
                       uniform]

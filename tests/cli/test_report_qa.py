@@ -306,7 +306,7 @@ def test_a_caption_leaves_out_unset_parameters_and_names_svts_figure(cli, tmp_pa
 
 
 @pytest.mark.parametrize(("key", "value"), [
-    ("groups.0.epsilon_data_independent", "x"), ("groups.0.epsilon_data_independent", None),
+    ("groups.0.epsilon_data_independent", "x"), ("groups.0.epsilon_data_independent", -1),
     ("baseline.epsilon_data_independent", -3)])
 def test_from_checks_an_individualized_summarys_figures(cli, tmp_path, key, value):
     """The figures a report of an individualized run states (each group's, the uniform
@@ -355,3 +355,26 @@ def test_an_svt_tables_partition_caption_names_its_pure_dp_charges(cli, tmp_path
     assert cli.plot("partition", table, "--summary", summary, "-o", figure).code == 0
     caption = " ".join(re.findall(r"<!-- (.*?) -->", figure.read_text()))
     assert "(SVT-PATE's: its pure-DP charges)" in caption
+
+
+def test_a_report_of_a_summary_whose_groups_lack_their_figures(cli, tmp_path):
+    """A summary written before group rows held their data-independent figures (and the
+    baseline the uniform run's): reported with the uniform run's figure alone, as then."""
+    from pate_cli.cli.analyze import main
+
+    path = tmp_path / "run.json"
+    with pytest.raises(SystemExit):
+        main([VOTES, "-n", "100", "--individualized", "upsampling", "--groups",
+              str(SAMPLES / "mnist_250_groups.csv"), "-f", "json", "-o", str(path)])
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    for row in summary["groups"]:
+        del row["epsilon_data_independent"], row["epsilon_data_independent_if_continued"]
+    uniform = summary["baseline"].pop("epsilon_data_independent")
+    summary["epsilon_data_independent"] = uniform
+    for key in ("order_data_independent", "epsilon_data_independent_worst"):
+        summary[key] = summary["baseline"].pop(key)
+    path.write_text(json.dumps(summary), encoding="utf-8")
+    result = cli.report("--from", path, "-o", tmp_path / "r.md")
+    assert result.code == 0, result.err
+    text = (tmp_path / "r.md").read_text()
+    assert "the largest)" not in text and "uniform run's data-independent" in text
