@@ -123,10 +123,18 @@ def read_npy(name, source):
     return array
 
 
-def check_npz_members(name, source, *, numeric: bool = True) -> None:
+def check_npz_members(name, source, *, numeric: bool = True, key: str | None = None) -> None:
     """The header of every ``.npy`` member, against the member's uncompressed size
-    (``numeric=False``: string members are taken too)."""
+    (``numeric=False``: string members are taken too); with ``key`` (the array wanted), a
+    SciPy sparse matrix's archive is said to be one first."""
     with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zf:
+        members = {info.filename for info in zf.infolist()}
+        if key is not None and {"format.npy", "shape.npy", "data.npy"} <= members:
+            raise InputError(f"{name}: a sparse matrix (scipy.sparse.save_npz) is read from "
+                             "a .npz file by its path, not from standard input"
+                             if isinstance(source, bytes) else
+                             f"{name}: a sparse matrix (scipy.sparse.save_npz), not an "
+                             f"array '{key}' (sparse matrices are read as VOTES only)")
         for info in zf.infolist():
             if info.filename.endswith(".npy"):
                 with zf.open(info) as handle:
@@ -148,15 +156,7 @@ def npz_holds(path, key: str) -> bool:
 
 def read_npz(name, source, key):
     try:
-        with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zf:
-            members = set(zf.namelist())
-        if {"format.npy", "shape.npy", "data.npy"} <= members:  # scipy's (its 'indices' too)
-            raise InputError(f"{name}: a sparse matrix (scipy.sparse.save_npz) is read from "
-                             "a .npz file by its path, not from standard input"
-                             if isinstance(source, bytes) else
-                             f"{name}: a sparse matrix (scipy.sparse.save_npz), not an "
-                             f"array '{key}' (sparse matrices are read as VOTES only)")
-        check_npz_members(name, source)
+        check_npz_members(name, source, key=key)
         if isinstance(source, bytes):
             source = io.BytesIO(source)
         with np.load(source, allow_pickle=False) as archive:
