@@ -144,12 +144,16 @@ def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversi
     For 2-D non-negative rows the sums only grow (rounding is monotone), so an order whose
     sum after the first query is beyond (``Conversion.beyond``) the smallest converted
     total is above the minimum at every query: its running sums are skipped, with the
-    same figures.
+    same figures. (Under the improved conversion an order's figure is 0 while its sum is
+    within the total-variation shortcut, so the minimum is at most 0 or that total.)
     """
     rows[..., 0, :] += carry
     if rows.ndim == 2 and bool(rows.min() >= 0.0):  # False for NaN: no order is skipped
         total = sequential_total(rows)
-        kept = np.flatnonzero(~conversion.beyond(rows[0], (total + conversion.offset).min()))
+        least = float((total + conversion.offset).min())
+        if conversion.tv_limit is not None:
+            least = max(least, 0.0)
+        kept = np.flatnonzero(~conversion.beyond(rows[0], least))
         part = rows[:, kept]
         np.cumsum(part, axis=0, out=part)
         epsilon, choice = minimise_over_orders(part, conversion.offset[kept],

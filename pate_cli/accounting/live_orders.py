@@ -26,7 +26,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from .composition import RunningEpsilon, StepRows, running_epsilon, running_total
+from ..work_sizes import WORK_VALUES
+from .composition import (
+    RowSource,
+    RunningEpsilon,
+    StepRows,
+    cumulative_epsilon,
+    running_epsilon,
+    running_total,
+)
 from .conversion import ROUNDING_MARGIN, Conversion
 
 UNIT_ROUNDOFF = 2.0 ** -53
@@ -147,3 +155,46 @@ class LiveOrders:
         self.dead[:] = False
         self.stale_since[:] = -1
         self.pieces = []
+
+
+def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: int,
+                         carry: np.ndarray, conversion: Conversion, ceiling: float
+                         ) -> RunningEpsilon:
+    """:func:`~.composition.running_epsilon`'s figures where none exceeds ``ceiling``, the
+    sums formed at the orders still at or below it only (math:conversion).
+
+    Before each cache-sized block of queries, the orders whose sum is beyond ``ceiling``
+    (``Conversion.beyond``) are left out for good: non-negative costs only raise their sums,
+    so they neither give nor tie any figure at or below the ceiling, and every such figure
+    (epsilon, first minimising order) keeps its bits. A figure above the ceiling comes from
+    the orders kept: never below every order's (and never all are left out).
+
+    Args:
+      source_at: ``source_at(columns)``, the queries' non-negative curves at the grid's
+        orders ``columns`` (ascending), a ``RowSource`` over the ``count`` queries.
+      carry: the sums before, at every order.
+      ceiling: at least every epsilon the caller reads (``epsilon_ceiling``).
+
+    Returns:
+      The :class:`~.composition.RunningEpsilon`, ``order_index`` on the full grid; its
+      ``carry`` holds, at each order left out, the sum when it was (a lower bound).
+    """
+    carry = np.array(carry, dtype=np.float64)
+    epsilon = np.empty(count)
+    order_index = np.empty(count, dtype=np.intp)
+    live = np.arange(carry.size)
+    source, at = None, conversion
+    lo = 0
+    while lo < count:
+        hi = min(count, lo + max(1, WORK_VALUES // live.size))
+        still = ~at.beyond(carry[live], ceiling)
+        if still.any() and not still.all():
+            live, source = live[still], None
+        if source is None:
+            source, at = source_at(live), conversion.at_orders(live)
+        rows = np.empty((hi - lo, live.size))
+        source.rows(lo, hi, rows)
+        epsilon[lo:hi], best, carry[live] = cumulative_epsilon(rows, carry[live], at)
+        order_index[lo:hi] = live[best]
+        lo = hi
+    return RunningEpsilon(epsilon=epsilon, order_index=order_index, carry=carry)

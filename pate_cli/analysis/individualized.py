@@ -5,7 +5,8 @@ at a time, ``mechanisms.HistogramRows``), then one pass: the run's totals
 (``analyze_votes``) with the group accounting (``accounting.individualized.GroupRun``) as
 consumer of each chunk in query order (:class:`GroupPass`). With a table, a second pass
 adds each group's cumulative epsilon and stops releasing labels at the stop the first pass
-found (:func:`_group_frames`). Memory is bounded by the chunk.
+found (:func:`_group_frames`). Memory is bounded by the chunk, and the statistics of up to
+``HELD_QUERIES`` queries a group pass holds to spare orders (:class:`GroupPass`).
 """
 
 from __future__ import annotations
@@ -205,13 +206,22 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
             student=student, workers=workers, chunk_size=rows))
 
 
+# Queries a group pass holds until the run's end to spare orders (``GroupRun.prepare``;
+# some 100 bytes each at the peak, 6.5 MB in all); a longer run is added as it comes.
+HELD_QUERIES = 1 << 16
+
+
 class GroupPass:
     """The group accounting (``GroupRun``) as the run's consumer (``RunSetting.consumer``):
     chunks (``grouped_run.QueryChunk``) added in query order, ``rows`` at a time (no figure
     depends on it), counting the labels released before the stop and the answers before it
     (under expected accounting their expected number summed as ``accounting.grouped`` sums
     the run's totals: the bits of the run analysed up to the stop). Call :meth:`finish`
-    after the pass."""
+    after the pass.
+
+    Where ``GroupRun.prunes``, chunks are held to the end (up to ``HELD_QUERIES``), the
+    run's statistics handed to ``GroupRun.prepare`` and only then added: the same
+    figures, at fewer orders."""
 
     def __init__(self, found: GroupRun, *, uses_student: bool, labels, expected: bool,
                  rows: int, workers: int | None, raised_charge=None):
@@ -223,17 +233,37 @@ class GroupPass:
                             if expected else None)
         self.map = partial(ordered_map, workers=workers)
         self.pending: list[QueryChunk] = []
+        self.held = 0 if found.prunes else None  # queries held to the end, or None
 
     def __call__(self, chunk: QueryChunk) -> None:
         self.pending.append(chunk)
+        if self.held is not None:
+            self.held += chunk.labels.size
+            if self.held <= HELD_QUERIES:
+                return
+            self.held = None  # too long a run to hold: added as it comes
         if sum(part.labels.size for part in self.pending) >= self.rows:
-            self.finish()
+            self._add(self.pending)
+            self.pending = []
 
     def finish(self) -> None:
         """Add the chunks held."""
-        if not self.pending:
-            return
-        start, parts, self.pending = self.pending[0].start, self.pending, []
+        parts, self.pending = self.pending, []
+        if self.held is not None and parts:
+            self.found.prepare(*(np.concatenate([getattr(part, key) for part in parts])
+                                 for key in ("log_q", "log_pr", "weight")))
+        batch: list[QueryChunk] = []
+        for part in parts:
+            batch.append(part)
+            if sum(part.labels.size for part in batch) >= self.rows:
+                self._add(batch)
+                batch = []
+        if batch:
+            self._add(batch)
+
+    def _add(self, parts: list[QueryChunk]) -> None:
+        """Add ``parts``, consecutive chunks, to the group accounting."""
+        start = parts[0].start
         log_q, log_pr, weight, answered, labels = (
             np.concatenate([getattr(part, key) for part in parts])
             for key in ("log_q", "log_pr", "weight", "answered", "labels"))

@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pate_cli.accounting.composition import (
+    ArrayRows,
     StepRows,
     query_epsilons,
+    running_epsilon,
     running_total,
 )
 from pate_cli.accounting.conversion import Conversion, rdp_to_epsilon
@@ -88,3 +90,20 @@ def test_nan_is_never_beyond():
     setting = Conversion.of(orders=default_orders()[:3], delta=1e-5)
     assert not setting.beyond(np.array([np.nan, 1.0, 1e9]), np.nan).any()
     assert list(setting.beyond(np.array([np.nan, 1.0, 1e9]), 50.0)) == [False, False, True]
+
+
+def test_skipped_orders_leave_the_order_of_a_zero_epsilon_alone():
+    """Improved conversion, tiny curves: the figure is 0 where an order's sum is within the
+    total-variation shortcut, or clipped. An order whose converted sum lies between the
+    smallest converted total (of an order the shortcut sets to 0) and 0 may be the one
+    reported: the orders skipped must not include it (the order reported changed at the
+    last query of a block)."""
+    rng = np.random.default_rng(0)
+    orders = default_orders()
+    conversion = Conversion.of(orders=orders, delta=0.1, conversion="improved")
+    rows = 1e-6 * orders / 2 * rng.uniform(0.0, 1.0, size=(1318, orders.size)) ** 3
+    figures = running_epsilon(ArrayRows(rows), rows.shape[0], np.zeros(orders.size),
+                              conversion)
+    expected, order = conversion.epsilon(np.cumsum(rows, axis=0))
+    np.testing.assert_array_equal(figures.epsilon, expected)
+    np.testing.assert_array_equal(figures.order_index, order)

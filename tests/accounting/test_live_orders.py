@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pate_cli.accounting.composition import StepRows, running_epsilon
 from pate_cli.accounting.conversion import Conversion
-from pate_cli.accounting.live_orders import LiveOrders, epsilon_ceiling
+from pate_cli.accounting.live_orders import LiveOrders, epsilon_ceiling, live_running_epsilon
 from pate_cli.orders import default_orders
 
 deltas = st.sampled_from([1e-3, 1e-5, 1e-8, 0.1])
@@ -186,3 +186,58 @@ def test_without_a_total_no_order_dies():
                     np.ones((1, setting.offset.size)), np.zeros(3, np.intp), np.ones(3))
     sums.running(0, rows, np.arange(setting.offset.size), 3)
     assert sums.live.size == setting.offset.size
+
+
+def _joined(pieces) -> StepRows:
+    """One ``StepRows`` of the pieces' queries, in order."""
+    selection = pieces[0].selection
+    answer = pieces[0].answer
+    return StepRows(selection, np.concatenate([p.selection_index for p in pieces]), answer,
+                    np.concatenate([p.answer_index for p in pieces]),
+                    np.concatenate([p.weight for p in pieces]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), queries=st.integers(1, 2000),
+       conversion=st.sampled_from(["classic", "improved"]), delta=deltas,
+       scale=st.sampled_from([1e-6, 1e-3, 0.1, 3.0]), start=st.booleans())
+def test_live_running_epsilon_gives_the_figures_of_every_order(seed, queries, conversion,
+                                                               delta, scale, start):
+    """Under a ceiling on every figure, the figures (and the sums at the orders still
+    formed) are those of every order; an order left out holds a sum at most its own."""
+    rng = np.random.default_rng(seed)
+    orders = default_orders()
+    setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+    costs = _joined(_pieces(rng, queries, orders, scale))
+    carry = rng.uniform(0, scale, orders.size) * orders if start else np.zeros(orders.size)
+    every = running_epsilon(costs, queries, carry, setting)
+    ceiling = epsilon_ceiling(every.carry, queries + 1, setting)
+    live = live_running_epsilon(costs.at_orders, queries, carry, setting, ceiling)
+    np.testing.assert_array_equal(live.epsilon, every.epsilon)
+    np.testing.assert_array_equal(live.order_index, every.order_index)
+    assert np.all(live.carry <= every.carry)
+    final = ~setting.beyond(live.carry, ceiling)
+    np.testing.assert_array_equal(live.carry[final], every.carry[final])
+
+
+def test_live_running_epsilon_drops_orders_and_never_goes_below_under_a_low_ceiling():
+    """A long run leaves most orders out; a ceiling below the figures (a caller's error)
+    gives figures from fewer orders: never below those of every order."""
+    rng = np.random.default_rng(4)
+    orders = default_orders()
+    setting = Conversion.of(orders=orders, delta=1e-5)
+    costs = _joined(_pieces(rng, 3000, orders, 0.05))
+    every = running_epsilon(costs, 3000, np.zeros(orders.size), setting)
+    formed = []
+
+    def source_at(columns):
+        formed.append(columns.size)
+        return costs.at_orders(columns)
+
+    live_running_epsilon(source_at, 3000, np.zeros(orders.size), setting,
+                         epsilon_ceiling(every.carry, 3001, setting))
+    assert formed[0] == orders.size and formed[-1] < orders.size // 10, formed
+    low = live_running_epsilon(costs.at_orders, 3000, np.zeros(orders.size), setting,
+                               every.epsilon[1500])
+    assert np.all(low.epsilon >= every.epsilon)
+    np.testing.assert_array_equal(low.epsilon[:1500], every.epsilon[:1500])

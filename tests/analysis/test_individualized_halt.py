@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from pate_cli import analyze
 from pate_cli.accounting.gnmax import rdp_gnmax
 from pate_cli.accounting.threshold import rdp_threshold
+from pate_cli.analysis import individualized
 from pate_cli.inputs.groups import PrivacyGroups
 from tests import SAMPLES
 
@@ -214,3 +215,40 @@ def test_a_report_states_the_largest_groups_figure_from_an_older_summary_too(tmp
                  if "data-independent" in figure["label"]]
         assert [value for _, value in shown[:2]] == [largest, uniform]
         assert shown[0][0].endswith("at the halt (the largest)")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**16), queries=st.integers(1, 400),
+       budgets=st.lists(st.sampled_from([0.3, 1.0, 2.5, 6.0, 40.0]), min_size=1, max_size=4),
+       variant=st.sampled_from(["upsampling", "weighting"]),
+       mechanism=st.sampled_from(["gnmax", "confident"]),
+       accounting=st.sampled_from(["replay", "expected"]),
+       screening=st.sampled_from(["gaussian", "exact"]),
+       conversion=st.sampled_from(["classic", "improved"]))
+def test_orders_spared_change_no_figure(seed, queries, budgets, variant,
+                                        mechanism, accounting, screening, conversion):
+    """A run held to its end sums each sensitivity at the orders that can still give a
+    figure (``GroupRun.prepare``): its summary is, byte for byte, the one of the run added
+    as it comes at every order (held queries 0)."""
+    votes = votes_from(seed, queries, teachers=50)
+    rng = np.random.default_rng(seed)
+    predictions = np.array([rng.permutation(np.repeat(np.arange(4), row.astype(int)))
+                            for row in votes]) if variant == "weighting" else None
+    options = dict(individualized=variant, groups=groups_of(budgets), accounting=accounting,
+                   seed=seed, conversion=conversion, chunk_size=int(rng.integers(7, 90)))
+    if variant == "weighting":
+        names = np.array(groups_of(budgets).names)
+        assigned = np.concatenate([np.arange(len(budgets)),  # every group has a teacher
+                                   rng.integers(0, len(budgets), 50 - len(budgets))])
+        options.update(predictions=predictions, teacher_groups=names[assigned])
+    noise = (dict(sigma=4.0) if mechanism == "gnmax" else
+             dict(threshold=30.0, sigma_threshold=8.0, sigma=4.0, screening=screening))
+
+    def summary():
+        return analyze(None if predictions is not None else votes, mechanism, **noise,
+                       **options).to_dict()
+
+    spared = summary()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(individualized, "HELD_QUERIES", 0)
+        assert summary() == spared

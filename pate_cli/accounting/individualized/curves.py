@@ -176,6 +176,8 @@ class _Curves:
         self.sensitivity = sensitivity
         self.zero = sensitivity == 0.0
         self.answer = self.selection = None
+        self.run_wide = False
+        self.selection_columns: tuple[np.ndarray, np.ndarray] | None = None  # _CurveColumns'
         self.window = max(1, _CURVE_ELEMENTS // factors.orders.size)
         self.span = (0, 0)  # queries covered by the answer (and windowed selection) curves
         if self.zero:
@@ -185,16 +187,23 @@ class _Curves:
             self.answer = rdp_gnmax_data_independent(sigma=factors.sigma / sensitivity,
                                                      orders=orders)
             if sigma1 is not None:
-                self.selection = self._independent_selection()
+                self.selection = self.independent_selection
             return
         self.run_wide = factors.log_pr_answered is not None and (
             factors._selection_values[0].size * orders.size <= _SELECTION_ELEMENTS)
         if self.run_wide:
-            values, self.p_index = factors._selection_values
-            self.selection = self._capped(rdp_threshold(
-                values, sigma_threshold=sigma1 / sensitivity, orders=orders))
+            self.p_index = factors._selection_values[1]
 
-    def _independent_selection(self) -> np.ndarray:
+    def _run_wide_selection(self) -> None:
+        """The selection curves of the run's distinct ``log pr_answered`` at every order
+        (formed on the first :meth:`rows`: :meth:`at` forms its own)."""
+        values, _ = self.factors._selection_values
+        self.selection = self._capped(rdp_threshold(
+            values, sigma_threshold=self.factors.sigma_threshold / self.sensitivity,
+            orders=self.factors.orders))
+
+    @cached_property
+    def independent_selection(self) -> np.ndarray:
         """The selection's data-independent curve at this sensitivity (math:independent, or
         math:screening)."""
         factors, d = self.factors, self.sensitivity
@@ -210,7 +219,7 @@ class _Curves:
         """math:threshold's curves capped by math:screening's exact one (valid for every query)."""
         if self.factors.screening is None:
             return dependent
-        return np.minimum(dependent, self._independent_selection()[None, :])
+        return np.minimum(dependent, self.independent_selection[None, :])
 
     def _cover(self, lo: int) -> None:
         """Answer curves (and selection curves, if windowed) of the window holding ``lo``."""
@@ -230,6 +239,11 @@ class _Curves:
             self.p_index = p_index.reshape(-1)
         self.span = (start, stop)
 
+    def at(self, columns: np.ndarray) -> _CurveColumns:
+        """The rows at the grid's orders ``columns`` only, each entry the bits of
+        :meth:`rows`' (an entry depends on its own statistic and order alone)."""
+        return _CurveColumns(self, columns)
+
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
         """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)`` (``scratch``, same
@@ -238,6 +252,8 @@ class _Curves:
             out.fill(0.0)
             return
         factors = self.factors
+        if self.run_wide and self.selection is None:
+            self._run_wide_selection()
         if factors.data_independent:
             np.multiply(factors.charge[lo:hi, None], self.answer[None, :], out=out)
             if self.selection is not None:
@@ -260,3 +276,50 @@ class _Curves:
                             else scratch[position - lo : end - lo])
                 part += np.take(self.selection, index, axis=0, out=gathered)
             position = end
+
+
+class _CurveColumns:
+    """One sensitivity's data-dependent rows at some of the grid's orders (``_Curves.at``),
+    a ``composition.RowSource``: answer and selection curves once per distinct statistic of
+    the rows asked for, at those orders, added as :meth:`_Curves.rows` adds them."""
+
+    def __init__(self, curves: _Curves, columns: np.ndarray):
+        if curves.factors.data_independent:
+            raise ValueError("data-independent curves are formed at every order")
+        self.curves, self.columns = curves, columns
+        self.orders = curves.factors.orders[columns]
+        self.selection = None
+        if curves.run_wide:  # the run's selection curves at these orders, or some of them
+            known = curves.selection_columns
+            if known is None or not np.isin(columns, known[0]).all():
+                values, _ = curves.factors._selection_values
+                known = curves.selection_columns = (columns, self._selection(values))
+            self.selection = known[1]
+            self.positions = np.searchsorted(known[0], columns)[None, :]
+
+    def rows(self, lo: int, hi: int, out: np.ndarray,
+             scratch: np.ndarray | None = None) -> None:
+        curves, factors = self.curves, self.curves.factors
+        if curves.zero:
+            out.fill(0.0)
+            return
+        values, index = np.unique(factors.log_q[lo:hi], return_inverse=True)
+        answer = rdp_gnmax(values, sigma=factors.sigma / curves.sensitivity, orders=self.orders)
+        np.take(answer, index.reshape(-1), axis=0, out=out)
+        out *= factors.charge[lo:hi, None]
+        if factors.log_pr_answered is None:
+            return
+        if self.selection is not None:
+            out += self.selection[curves.p_index[lo:hi, None], self.positions]
+            return
+        p_values, which = np.unique(factors.log_pr_answered[lo:hi], return_inverse=True)
+        out += np.take(self._selection(p_values), which.reshape(-1), axis=0, out=scratch)
+
+    def _selection(self, values: np.ndarray) -> np.ndarray:
+        """The selection curves of ``values`` at these orders (as ``_Curves._capped``)."""
+        curves, factors = self.curves, self.curves.factors
+        selection = rdp_threshold(values, orders=self.orders,
+                                  sigma_threshold=factors.sigma_threshold / curves.sensitivity)
+        if factors.screening is not None:
+            np.minimum(selection, curves.independent_selection[self.columns], out=selection)
+        return selection

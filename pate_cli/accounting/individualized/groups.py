@@ -17,6 +17,7 @@ from ..composition import (
     running_epsilon,
 )
 from ..conversion import Conversion
+from ..live_orders import live_running_epsilon
 from .costs import CostChunk
 from .curves import CurveFactors, Mapper, first_of_each_sensitivity
 from .parameters import checked_member_groups
@@ -32,7 +33,13 @@ _ChunkFigures = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 class GroupSums:
     """Every member's and the uniform run's running RDP, chunk to chunk (math:conversion,
-    math:individualized), the same bits however the queries are split into chunks."""
+    math:individualized), the same bits however the queries are split into chunks.
+
+    ``ceilings`` (set before the first chunk, or None): per sensitivity, at least every
+    epsilon read from its curves' sums (the figures, and the budgets they are compared
+    with); those sums are then formed at the orders still at or below it only
+    (``live_orders.live_running_epsilon``), the same figures. A sum's orders left out keep
+    the value they had (a lower bound, beyond the ceiling)."""
 
     def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
                  conversion: str = "classic", member_groups: np.ndarray | None = None):
@@ -43,6 +50,7 @@ class GroupSums:
         self.carry = np.zeros((0, self.rule.orders.size))
         self.seen = np.zeros(0, dtype=bool)
         self.base_carry = np.zeros((1, self.rule.orders.size))
+        self.ceilings: dict[float, float] | None = None
 
     @property
     def orders(self) -> np.ndarray:
@@ -56,7 +64,7 @@ class GroupSums:
         if _fixed_curves(chunk.index):
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(
                 chunk, members_of, self.carry, self.seen, self.base_carry, self.rule,
-                map)
+                map, self.ceilings)
         else:
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_chunk(
                 chunk, members_of, self.carry, self.seen, self.base_carry, self.rule,
@@ -85,17 +93,38 @@ class GroupSums:
             if np.isnan(limits[g]):
                 continue
             for m in members:
+                rule = self.rule
                 paid = (np.arange(chunk.queries) if m is None
                         else np.flatnonzero(chunk.index[m] >= 0))
                 if paid.size == 0:
                     continue
-                first = budget_halt(_member_rows(chunk, m, paid), _member_rows(full, m, paid),
-                                    paid.size,
-                                    self.base_carry[0] if m is None else self.carry[m],
-                                    self.rule, float(limits[g]))
+                carry = self.base_carry[0] if m is None else self.carry[m]
+                costs, most = _member_rows(chunk, m, paid), _member_rows(full, m, paid)
+                ceiling = self._ceiling(chunk, m)
+                if ceiling is not None and ceiling >= limits[g] \
+                        and hasattr(costs, "at") and hasattr(most, "at"):
+                    # orders beyond the ceiling convert above the budget at every query
+                    live = np.flatnonzero(~self.rule.beyond(carry, ceiling))
+                    if live.size:
+                        costs, most, carry, rule = (costs.at(live), most.at(live),
+                                                    carry[live], self.rule.at_orders(live))
+                first = budget_halt(costs, most, paid.size, carry, rule, float(limits[g]))
                 if first is not None and (firsts[g] < 0 or paid[first] < firsts[g]):
                     firsts[g] = paid[first]
         return firsts[:-1], int(firsts[-1])
+
+    def _ceiling(self, chunk: CostChunk, member: int | None) -> float | None:
+        """The ceiling of the curve ``member`` (None: the uniform run) pays throughout
+        ``chunk``, if any."""
+        curves = chunk.curves
+        if self.ceilings is None or not isinstance(curves, CurveFactors) \
+                or curves.data_independent or not _fixed_curves(chunk.index):
+            return None
+        curve = chunk.baseline if member is None else int(chunk.index[member, 0]) \
+            if chunk.queries else -1
+        if not isinstance(curve, int) or curve < 0:
+            return None
+        return self.ceilings.get(float(curves.sensitivities[curve]))
 
     def _start(self, chunk: CostChunk) -> list[np.ndarray]:
         """Check ``chunk`` against the grid and the members (set on the first chunk)."""
@@ -145,12 +174,14 @@ def _member_rows(chunk: CostChunk, member: int | None, paid: np.ndarray) -> RowS
 
 def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
                       seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
-                      map: Mapper) -> _ChunkFigures:
+                      map: Mapper, ceilings: dict[float, float] | None = None
+                      ) -> _ChunkFigures:
     """:func:`_accumulate_chunk` where each member pays one curve (or none) throughout.
 
     Each distinct (curve, running sums), members' or the uniform run's, is accumulated
-    once, rows evaluated block by block; curves at equal sensitivities are equal. Through
-    ``map``: each task returns only its own figures.
+    once, rows evaluated block by block; curves at equal sensitivities are equal; a curve
+    with a ceiling (``GroupSums``) at its live orders only. Through ``map``: each task
+    returns only its own figures.
     """
     queries = chunk.queries
     members = carry.shape[0]
@@ -180,15 +211,20 @@ def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
 
     def run(curve: int | str) -> list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         source: RowSource
+        ceiling, at = None, None
         if isinstance(curve, str):  # "baseline": the chunk's own uniform-run curve
             source = ArrayRows(np.asarray(chunk.baseline))
         elif isinstance(curves, CurveFactors):
-            source = curves.curves(curve)
+            source = own = curves.curves(curve)
+            if ceilings is not None and not curves.data_independent:
+                ceiling, at = ceilings.get(float(curves.sensitivities[curve])), own.at
         else:
             source = ArrayRows(curves[curve])
         figures = []
         for number in by_curve[curve]:
-            running = running_epsilon(source, queries, starts[number], rule)
+            running = (running_epsilon(source, queries, starts[number], rule)
+                       if ceiling is None or at is None else live_running_epsilon(
+                           at, queries, starts[number], rule, ceiling))
             figures.append((number, (running.epsilon, orders[running.order_index],
                                      running.carry)))
         return figures

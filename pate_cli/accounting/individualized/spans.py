@@ -14,6 +14,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ...work_sizes import TASK_VALUES
+from ..composition import running_total
+from ..conversion import Conversion
+from ..live_orders import epsilon_ceiling
 from .costs import CostChunk, group_costs, vanishing_costs
 from .curves import CurveSetting, Mapper
 from .groups import GroupSums
@@ -22,6 +25,8 @@ from .stops import GroupStops, GroupTotals, IndependentSpent
 
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).
 COST_ELEMENTS = TASK_VALUES
+# Queries whose curves at every order guess where a run's total is least (``sum_ceilings``).
+SAMPLE_ROWS = 512
 
 
 class GroupSetting(NamedTuple):
@@ -112,6 +117,20 @@ class GroupRun:
                       else (make(), GroupStops(budgets)))
         self.spent_at_stop: np.ndarray | None = None
 
+    @property
+    def prunes(self) -> bool:
+        """Whether :meth:`prepare` can spare orders: data-dependent sums where each group
+        pays one curve throughout (upsampling, weighting)."""
+        return not self.independent and self.setting.participation is None
+
+    def prepare(self, log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray) -> None:
+        """Before the first :meth:`add`, the whole run's statistics and charges (as
+        :meth:`add` takes them): each sensitivity's sums are then formed at the orders that
+        can still give a figure only (``sum_ceilings``), the same figures."""
+        if self.prunes and log_q.size:
+            self.sums.ceilings = sum_ceilings(self.setting, self.sums.rule, self.stops.budgets,
+                                              log_q, log_pr, charge)
+
     def add(self, start: int, log_q: np.ndarray, log_pr: np.ndarray, output: np.ndarray,
             charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> int:
         """Queries ``start ..``; ``made``: the replay's answers (the data-independent
@@ -174,3 +193,42 @@ class GroupRun:
             for g, row in enumerate(parameters.as_rows())), {
             "budget": float(np.min(parameters.budgets)),
             "labels_released": groups.baseline_labels, "stopped_at": groups.baseline_stopped_at}
+
+
+def sum_ceilings(setting: GroupSetting, rule: Conversion, budgets: np.ndarray,
+                 log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray
+                 ) -> dict[float, float]:
+    """Per sensitivity (each group's, and 1 for the uniform run), a ceiling on every epsilon
+    read from its running sums over the run (math:conversion, ``live_orders``).
+
+    The sums only grow, so each figure is at most the whole run's epsilon, itself at most
+    the converted total at any order: the total at the order ``SAMPLE_ROWS`` evenly spaced
+    queries put least and at its two neighbours, formed exactly, bounded by
+    ``epsilon_ceiling``. The budgets the figures are compared with (each group's at that
+    sensitivity; the smallest for the uniform run) are added. Arguments as
+    :meth:`GroupRun.add` takes them for the whole run.
+    """
+    distinct = sorted({float(d) for d in setting.sensitivities if d > 0.0} | {1.0})
+    sensitivities = np.array(distinct)
+    count = log_q.size
+    selection = log_pr if setting.sigma_threshold is not None else None
+    curves = setting.curves(False)
+    factors = curves.factors(log_q, sensitivities=sensitivities, charge=charge,
+                             log_pr_answered=selection)
+    every = slice(None, None, max(1, count // SAMPLE_ROWS))
+    sampled = curves.factors(log_q[every], sensitivities=sensitivities, charge=charge[every],
+                             log_pr_answered=None if selection is None else selection[every])
+    rows = np.empty((sampled.shape[1], rule.orders.size))
+    ceilings = {}
+    for v, d in enumerate(distinct):
+        sampled.curves(v).rows(0, rows.shape[0], rows)
+        guess = int(np.argmin(rows.sum(axis=0) * (count / rows.shape[0]) + rule.offset))
+        columns = np.arange(max(0, guess - 1), min(rule.orders.size, guess + 2))
+        total = running_total(factors.curves(v).at(columns), count, np.zeros(columns.size))
+        ceiling = epsilon_ceiling(total, count + 1, rule.at_orders(columns))
+        compared = budgets[setting.sensitivities == d]
+        if d == 1.0:
+            compared = np.append(compared, budgets.min())
+        if np.isfinite(ceiling):
+            ceilings[d] = max(ceiling, float(np.max(compared, initial=0.0)))
+    return ceilings
