@@ -34,6 +34,7 @@ from .composition import (
     cumulative_epsilon,
     running_epsilon,
     running_total,
+    sequential_total,
 )
 from .conversion import ROUNDING_MARGIN, Conversion
 
@@ -182,6 +183,30 @@ def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: in
     carry = np.array(carry, dtype=np.float64)
     epsilon = np.empty(count)
     order_index = np.empty(count, dtype=np.intp)
+    for lo, hi, live, rows, at in _live_blocks(source_at, count, carry, conversion, ceiling):
+        epsilon[lo:hi], best, carry[live] = cumulative_epsilon(rows, carry[live], at)
+        order_index[lo:hi] = live[best]
+    return RunningEpsilon(epsilon=epsilon, order_index=order_index, carry=carry)
+
+
+def live_running_total(source_at: Callable[[np.ndarray], RowSource], count: int,
+                       carry: np.ndarray, conversion: Conversion, ceiling: float
+                       ) -> np.ndarray:
+    """:func:`~.composition.running_total`'s sums, at the orders left out by
+    :func:`live_running_epsilon` (arguments as its) the sum when they were: every epsilon
+    at or below ``ceiling`` converted from these sums is the one of every order's."""
+    carry = np.array(carry, dtype=np.float64)
+    for _, _, live, rows, _ in _live_blocks(source_at, count, carry, conversion, ceiling):
+        rows[0] += carry[live]
+        carry[live] = sequential_total(rows)
+    return carry
+
+
+def _live_blocks(source_at: Callable[[np.ndarray], RowSource], count: int,
+                 carry: np.ndarray, conversion: Conversion, ceiling: float):
+    """``(lo, hi, live, rows, conversion at live)`` per cache-sized block of queries:
+    ``rows`` their curves at the orders ``live`` not beyond ``ceiling`` from ``carry``,
+    which the caller brings up to date before the next block."""
     live = np.arange(carry.size)
     source, at = None, conversion
     lo = 0
@@ -194,7 +219,5 @@ def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: in
             source, at = source_at(live), conversion.at_orders(live)
         rows = np.empty((hi - lo, live.size))
         source.rows(lo, hi, rows)
-        epsilon[lo:hi], best, carry[live] = cumulative_epsilon(rows, carry[live], at)
-        order_index[lo:hi] = live[best]
+        yield lo, hi, live, rows, at
         lo = hi
-    return RunningEpsilon(epsilon=epsilon, order_index=order_index, carry=carry)

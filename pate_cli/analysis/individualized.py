@@ -250,8 +250,10 @@ class GroupPass:
         """Add the chunks held."""
         parts, self.pending = self.pending, []
         if self.held is not None and parts:
-            self.found.prepare(*(np.concatenate([getattr(part, key) for part in parts])
-                                 for key in ("log_q", "log_pr", "weight")))
+            log_q, log_pr, weight, answered = (
+                np.concatenate([getattr(part, key) for part in parts])
+                for key in ("log_q", "log_pr", "weight", "answered"))
+            self.found.prepare(log_q, log_pr, weight, answered.astype(np.float64))
         batch: list[QueryChunk] = []
         for part in parts:
             batch.append(part)

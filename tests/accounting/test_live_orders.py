@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 
 from pate_cli.accounting.composition import StepRows, running_epsilon
 from pate_cli.accounting.conversion import Conversion
-from pate_cli.accounting.live_orders import LiveOrders, epsilon_ceiling, live_running_epsilon
+from pate_cli.accounting.live_orders import (
+    LiveOrders,
+    epsilon_ceiling,
+    live_running_epsilon,
+    live_running_total,
+)
 from pate_cli.orders import default_orders
 
 deltas = st.sampled_from([1e-3, 1e-5, 1e-8, 0.1])
@@ -204,7 +209,8 @@ def _joined(pieces) -> StepRows:
 def test_live_running_epsilon_gives_the_figures_of_every_order(seed, queries, conversion,
                                                                delta, scale, start):
     """Under a ceiling on every figure, the figures (and the sums at the orders still
-    formed) are those of every order; an order left out holds a sum at most its own."""
+    formed) are those of every order; an order left out holds a sum at most its own. The
+    sums alone (``live_running_total``) are the same and convert to the final figure."""
     rng = np.random.default_rng(seed)
     orders = default_orders()
     setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
@@ -218,6 +224,11 @@ def test_live_running_epsilon_gives_the_figures_of_every_order(seed, queries, co
     assert np.all(live.carry <= every.carry)
     final = ~setting.beyond(live.carry, ceiling)
     np.testing.assert_array_equal(live.carry[final], every.carry[final])
+    total = live_running_total(costs.at_orders, queries, carry, setting, ceiling)
+    np.testing.assert_array_equal(total, live.carry)
+    (epsilon, order), (expected, expected_order) = (setting.epsilon(total),
+                                                    setting.epsilon(every.carry))
+    assert epsilon == expected and order == expected_order
 
 
 def test_live_running_epsilon_drops_orders_and_never_goes_below_under_a_low_ceiling():

@@ -279,13 +279,12 @@ class _Curves:
 
 
 class _CurveColumns:
-    """One sensitivity's data-dependent rows at some of the grid's orders (``_Curves.at``),
-    a ``composition.RowSource``: answer and selection curves once per distinct statistic of
-    the rows asked for, at those orders, added as :meth:`_Curves.rows` adds them."""
+    """One sensitivity's rows at some of the grid's orders (``_Curves.at``), a
+    ``composition.RowSource``: data-dependent answer and selection curves once per distinct
+    statistic of the rows asked for, at those orders (data-independent ones sliced), added
+    as :meth:`_Curves.rows` adds them."""
 
     def __init__(self, curves: _Curves, columns: np.ndarray):
-        if curves.factors.data_independent:
-            raise ValueError("data-independent curves are formed at every order")
         self.curves, self.columns = curves, columns
         self.orders = curves.factors.orders[columns]
         self.selection = None
@@ -302,6 +301,11 @@ class _CurveColumns:
         curves, factors = self.curves, self.curves.factors
         if curves.zero:
             out.fill(0.0)
+            return
+        if factors.data_independent:
+            np.multiply(factors.charge[lo:hi, None], curves.answer[None, self.columns], out=out)
+            if curves.selection is not None:
+                out += curves.selection[self.columns]
             return
         values, index = np.unique(factors.log_q[lo:hi], return_inverse=True)
         answer = rdp_gnmax(values, sigma=factors.sigma / curves.sensitivity, orders=self.orders)

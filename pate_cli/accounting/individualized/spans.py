@@ -123,13 +123,19 @@ class GroupRun:
         pays one curve throughout (upsampling, weighting)."""
         return not self.independent and self.setting.participation is None
 
-    def prepare(self, log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray) -> None:
-        """Before the first :meth:`add`, the whole run's statistics and charges (as
-        :meth:`add` takes them): each sensitivity's sums are then formed at the orders that
-        can still give a figure only (``sum_ceilings``), the same figures."""
-        if self.prunes and log_q.size:
-            self.sums.ceilings = sum_ceilings(self.setting, self.sums.rule, self.stops.budgets,
-                                              log_q, log_pr, charge)
+    def prepare(self, log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray,
+                made: np.ndarray) -> None:
+        """Before the first :meth:`add`, the whole run's statistics, charges and answers
+        (as :meth:`add` takes them): each sensitivity's sums are then formed at the orders
+        that can still give a figure only (``sum_ceilings``), the same figures."""
+        if not self.prunes or not log_q.size:
+            return
+        rule = self.sums.rule
+        self.sums.ceilings = sum_ceilings(self.setting, rule, log_q, log_pr, charge,
+                                          budgets=self.stops.budgets)
+        if self.spent_only is not None:
+            self.spent_only.ceilings = sum_ceilings(self.setting, rule, log_q, log_pr, made,
+                                                    independent=True)
 
     def add(self, start: int, log_q: np.ndarray, log_pr: np.ndarray, output: np.ndarray,
             charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> int:
@@ -195,24 +201,27 @@ class GroupRun:
             "labels_released": groups.baseline_labels, "stopped_at": groups.baseline_stopped_at}
 
 
-def sum_ceilings(setting: GroupSetting, rule: Conversion, budgets: np.ndarray,
-                 log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray
-                 ) -> dict[float, float]:
-    """Per sensitivity (each group's, and 1 for the uniform run), a ceiling on every epsilon
-    read from its running sums over the run (math:conversion, ``live_orders``).
+def sum_ceilings(setting: GroupSetting, rule: Conversion, log_q: np.ndarray,
+                 log_pr: np.ndarray, charge: np.ndarray, *, independent: bool = False,
+                 budgets: np.ndarray | None = None) -> dict[float, float]:
+    """Per sensitivity (each group's, and with ``budgets`` 1 for the uniform run), a ceiling
+    on every epsilon read from its running sums over the run (math:conversion,
+    ``live_orders``).
 
     The sums only grow, so each figure is at most the whole run's epsilon, itself at most
     the converted total at any order: the total at the order ``SAMPLE_ROWS`` evenly spaced
     queries put least and at its two neighbours, formed exactly, bounded by
-    ``epsilon_ceiling``. The budgets the figures are compared with (each group's at that
-    sensitivity; the smallest for the uniform run) are added. Arguments as
-    :meth:`GroupRun.add` takes them for the whole run.
+    ``epsilon_ceiling``. The ``budgets`` the figures are compared with (each group's at
+    that sensitivity; the smallest for the uniform run) are added. Arguments as
+    :meth:`GroupRun.add` takes them for the whole run; ``independent``: the
+    data-independent curves.
     """
-    distinct = sorted({float(d) for d in setting.sensitivities if d > 0.0} | {1.0})
+    distinct = sorted({float(d) for d in setting.sensitivities if d > 0.0}
+                      | (set() if budgets is None else {1.0}))
     sensitivities = np.array(distinct)
     count = log_q.size
     selection = log_pr if setting.sigma_threshold is not None else None
-    curves = setting.curves(False)
+    curves = setting.curves(independent)
     factors = curves.factors(log_q, sensitivities=sensitivities, charge=charge,
                              log_pr_answered=selection)
     every = slice(None, None, max(1, count // SAMPLE_ROWS))
@@ -226,9 +235,11 @@ def sum_ceilings(setting: GroupSetting, rule: Conversion, budgets: np.ndarray,
         columns = np.arange(max(0, guess - 1), min(rule.orders.size, guess + 2))
         total = running_total(factors.curves(v).at(columns), count, np.zeros(columns.size))
         ceiling = epsilon_ceiling(total, count + 1, rule.at_orders(columns))
-        compared = budgets[setting.sensitivities == d]
-        if d == 1.0:
-            compared = np.append(compared, budgets.min())
+        if budgets is not None:
+            compared = budgets[setting.sensitivities == d]
+            if d == 1.0:
+                compared = np.append(compared, budgets.min())
+            ceiling = max(ceiling, float(np.max(compared, initial=0.0)))
         if np.isfinite(ceiling):
-            ceilings[d] = max(ceiling, float(np.max(compared, initial=0.0)))
+            ceilings[d] = ceiling
     return ceilings

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..composition import running_total
 from ..conversion import Conversion
+from ..live_orders import live_running_total
 from .costs import CostChunk
 from .curves import CurveFactors, first_of_each_sensitivity
 from .parameters import checked_budgets
@@ -133,7 +134,9 @@ class IndependentSpent:
     """Each group's epsilon after chosen queries from its running RDP sums alone, where
     group g pays curve g (or none) throughout (upsampling, weighting): the figure
     ``GroupSums`` gives there, bit for bit, without converting after every query.
-    Sensitivity 0: epsilon 0."""
+    Sensitivity 0: epsilon 0. ``ceilings`` (or None), per sensitivity at least every
+    figure: its sums are formed at the orders that can give one only
+    (``live_orders.live_running_total``)."""
 
     def __init__(self, rule: Conversion, sensitivities: np.ndarray):
         self.rule = rule
@@ -141,6 +144,7 @@ class IndependentSpent:
         self.first_of = first_of_each_sensitivity(self.sensitivities)
         self.carry = {v: np.zeros(rule.orders.size) for v in set(self.first_of)}
         self.done = 0
+        self.ceilings: dict[float, float] | None = None
 
     def add(self, chunk: CostChunk, *, cut: int | None = None) -> np.ndarray | None:
         """Add ``chunk``'s queries; with ``cut``, the epsilons after its first ``cut``
@@ -155,14 +159,23 @@ class IndependentSpent:
                 continue
             source = curves.curves(v)
             if cut is None:
-                self.carry[v] = running_total(source, count, carry)
+                self.carry[v] = self._total(source, 0, count, carry)
                 continue
-            spent[v] = running_total(source, cut, carry)
-            self.carry[v] = running_total(_From(source, cut), count - cut, spent[v])
+            spent[v] = self._total(source, 0, cut, carry)
+            self.carry[v] = self._total(source, cut, count - cut, spent[v])
         before, self.done = self.done, self.done + count
         if cut is None:
             return None
         return self._epsilons(spent) if before + cut else np.zeros(self.sensitivities.size)
+
+    def _total(self, source, start: int, count: int, carry: np.ndarray) -> np.ndarray:
+        """``carry`` plus ``source``'s queries ``start .. start + count - 1``."""
+        ceiling = (None if self.ceilings is None
+                   else self.ceilings.get(float(source.sensitivity)))
+        if ceiling is None:
+            return running_total(_From(source, start), count, carry)
+        return live_running_total(lambda columns: _From(source.at(columns), start), count,
+                                  carry, self.rule, ceiling)
 
     def final(self) -> np.ndarray:
         """The epsilons after the last query added (zeros before any)."""
