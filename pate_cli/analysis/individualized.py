@@ -202,8 +202,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         counts=replace(base.counts, labels_output=counted.output, outcomes=None
                        if counted.outcomes is None else tuple(map(int, counted.outcomes))),
         frames=None if not per_query else lambda _: _group_frames(
-            base, histogram, setting, names=parameters.names, stopped_at=stop,
-            student=student, workers=workers, chunk_size=rows))
+            base, histogram, setting, part, student=student, workers=workers,
+            chunk_size=rows))
 
 
 # Queries a group pass holds until the run's end to spare orders (``GroupRun.prepare``;
@@ -304,14 +304,29 @@ def _expected_only(table: GroupedCounts, map=map, *, raised_charge=None) -> Grou
                          expected_answers(table, expected_charges(table, raised_charge)))
 
 
-def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, *, names: tuple,
-                 stopped_at: int | None, student=None, chunk_size: int,
-                 workers: int | None = None) -> Iterator:
-    """``base``'s streamed table (``per_query_frames``), nothing released from
-    ``stopped_at`` on, with each group's ``epsilon_cumulative_<group>`` composed from its
-    own columns: bit for bit the run's ``to_frame()``."""
+def _table_ceilings(group_rows: tuple) -> dict[float, float]:
+    """Per sensitivity, the largest ``epsilon_if_continued`` of its groups: no cumulative
+    epsilon of the table is above it (``GroupSums.ceilings``); for the uniform run's curve
+    (sensitivity 1), at least the smallest budget (its figures are not in the table)."""
+    ceilings: dict[float, float] = {1.0: min(row["budget"] for row in group_rows)}
+    for row in group_rows:
+        if row["sensitivity"] is not None:
+            key = float(row["sensitivity"])
+            ceilings[key] = max(ceilings.get(key, 0.0), row["epsilon_if_continued"])
+    return ceilings
+
+
+def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, part: GroupsPart, *,
+                  student=None, chunk_size: int, workers: int | None = None) -> Iterator:
+    """``base``'s streamed table (``per_query_frames``), nothing released from the stop
+    (``part.stopped_at``) on, with each group's ``epsilon_cumulative_<group>`` composed from
+    its own columns, at the orders below :func:`_table_ceilings` (``GroupSums.ceilings``):
+    bit for bit the run's ``to_frame()``."""
+    names = tuple(row["group"] for row in part.groups)
+    stopped_at = part.stopped_at
     sums = GroupSums(groups=len(names), orders=setting.orders, delta=base.delta,
                      conversion=base.conversion, member_groups=setting.member_groups)
+    sums.ceilings = _table_ceilings(part.groups)
     independent = base.accounting == "data-independent"
     curves_map = partial(ordered_map, workers=workers)
     start = 0

@@ -228,8 +228,9 @@ def test_a_report_states_the_largest_groups_figure_from_an_older_summary_too(tmp
 def test_orders_spared_change_no_figure(seed, queries, budgets, variant,
                                         mechanism, accounting, screening, conversion):
     """A run held to its end sums each sensitivity at the orders that can still give a
-    figure (``GroupRun.prepare``): its summary is, byte for byte, the one of the run added
-    as it comes at every order (held queries 0)."""
+    figure (``GroupRun.prepare``), its table's pass at those below each group's final
+    figure: summary and table are, byte for byte, those of the run added as it comes at
+    every order (held queries 0, no table ceilings)."""
     votes = votes_from(seed, queries, teachers=50)
     rng = np.random.default_rng(seed)
     predictions = np.array([rng.permutation(np.repeat(np.arange(4), row.astype(int)))
@@ -245,10 +246,12 @@ def test_orders_spared_change_no_figure(seed, queries, budgets, variant,
              dict(threshold=30.0, sigma_threshold=8.0, sigma=4.0, screening=screening))
 
     def summary():
-        return analyze(None if predictions is not None else votes, mechanism, **noise,
-                       **options).to_dict()
+        result = analyze(None if predictions is not None else votes, mechanism, **noise,
+                         **options, per_query=True)
+        return result.to_dict(), result.to_frame().to_csv()
 
     spared = summary()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(individualized, "HELD_QUERIES", 0)
+        patch.setattr(individualized, "_table_ceilings", lambda rows: None)
         assert summary() == spared
