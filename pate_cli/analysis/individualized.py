@@ -242,26 +242,30 @@ class GroupPass:
             if self.held <= HELD_QUERIES:
                 return
             self.held = None  # too long a run to hold: added as it comes
-        if sum(part.labels.size for part in self.pending) >= self.rows:
-            self._add(self.pending)
-            self.pending = []
+        self._add_batches(last=False)
 
     def finish(self) -> None:
         """Add the chunks held."""
-        parts, self.pending = self.pending, []
-        if self.held is not None and parts:
+        if self.held is not None and self.pending:
             log_q, log_pr, weight, answered = (
-                np.concatenate([getattr(part, key) for part in parts])
+                np.concatenate([getattr(part, key) for part in self.pending])
                 for key in ("log_q", "log_pr", "weight", "answered"))
             self.found.prepare(log_q, log_pr, weight, answered.astype(np.float64))
+        self._add_batches(last=True)
+
+    def _add_batches(self, *, last: bool) -> None:
+        """Add the chunks held in batches of at least ``rows`` queries (the ``last`` one:
+        whatever is left)."""
         batch: list[QueryChunk] = []
-        for part in parts:
+        for part in self.pending:
             batch.append(part)
             if sum(part.labels.size for part in batch) >= self.rows:
                 self._add(batch)
                 batch = []
-        if batch:
+        if batch and last:
             self._add(batch)
+            batch = []
+        self.pending = batch
 
     def _add(self, parts: list[QueryChunk]) -> None:
         """Add ``parts``, consecutive chunks, to the group accounting."""

@@ -39,7 +39,9 @@ class GroupSums:
     epsilon read from its curves' sums (the figures, and the budgets they are compared
     with); those sums are then formed at the orders still at or below it only
     (``live_orders.live_running_epsilon``), the same figures. A sum's orders left out keep
-    the value they had (a lower bound, beyond the ceiling)."""
+    the value they had (a lower bound, beyond the ceiling): ``carry`` and ``base_carry``
+    are only to be converted to figures at or below the ceiling (``halts``, idle
+    members), not read order by order."""
 
     def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
                  conversion: str = "classic", member_groups: np.ndarray | None = None):
