@@ -250,7 +250,8 @@ class GroupPass:
             log_q, log_pr, weight, answered = (
                 np.concatenate([getattr(part, key) for part in self.pending])
                 for key in ("log_q", "log_pr", "weight", "answered"))
-            self.found.prepare(log_q, log_pr, weight, answered.astype(np.float64))
+            self.found.prepare(log_q, log_pr, weight, answered.astype(np.float64),
+                               map=self.map)
         self._add_batches(last=True)
 
     def _add_batches(self, *, last: bool) -> None:

@@ -124,18 +124,19 @@ class GroupRun:
         return not self.independent and self.setting.participation is None
 
     def prepare(self, log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray,
-                made: np.ndarray) -> None:
+                made: np.ndarray, *, map: Mapper = map) -> None:
         """Before the first :meth:`add`, the whole run's statistics, charges and answers
         (as :meth:`add` takes them): each sensitivity's sums are then formed at the orders
-        that can still give a figure only (``sum_ceilings``), the same figures."""
+        that can still give a figure only (``sum_ceilings``, a sensitivity per task of
+        ``map``), the same figures."""
         if not self.prunes or not log_q.size:
             return
         rule = self.sums.rule
         self.sums.ceilings = sum_ceilings(self.setting, rule, log_q, log_pr, charge,
-                                          budgets=self.stops.budgets)
+                                          budgets=self.stops.budgets, map=map)
         if self.spent_only is not None:
             self.spent_only.ceilings = sum_ceilings(self.setting, rule, log_q, log_pr, made,
-                                                    independent=True)
+                                                    independent=True, map=map)
 
     def add(self, start: int, log_q: np.ndarray, log_pr: np.ndarray, output: np.ndarray,
             charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> int:
@@ -203,7 +204,8 @@ class GroupRun:
 
 def sum_ceilings(setting: GroupSetting, rule: Conversion, log_q: np.ndarray,
                  log_pr: np.ndarray, charge: np.ndarray, *, independent: bool = False,
-                 budgets: np.ndarray | None = None) -> dict[float, float]:
+                 budgets: np.ndarray | None = None, map: Mapper = map
+                 ) -> dict[float, float]:
     """Per sensitivity (each group's, and with ``budgets`` 1 for the uniform run), a ceiling
     on every epsilon read from its running sums over the run (math:conversion,
     ``live_orders``).
@@ -214,7 +216,7 @@ def sum_ceilings(setting: GroupSetting, rule: Conversion, log_q: np.ndarray,
     ``epsilon_ceiling``. The ``budgets`` the figures are compared with (each group's at
     that sensitivity; the smallest for the uniform run) are added. Arguments as
     :meth:`GroupRun.add` takes them for the whole run; ``independent``: the
-    data-independent curves.
+    data-independent curves; ``map`` runs a sensitivity per task.
     """
     distinct = sorted({float(d) for d in setting.sensitivities if d > 0.0}
                       | (set() if budgets is None else {1.0}))
@@ -227,9 +229,10 @@ def sum_ceilings(setting: GroupSetting, rule: Conversion, log_q: np.ndarray,
     every = slice(None, None, max(1, count // SAMPLE_ROWS))
     sampled = curves.factors(log_q[every], sensitivities=sensitivities, charge=charge[every],
                              log_pr_answered=None if selection is None else selection[every])
-    rows = np.empty((sampled.shape[1], rule.orders.size))
-    ceilings = {}
-    for v, d in enumerate(distinct):
+
+    def ceiling_of(v: int) -> float:
+        d = distinct[v]
+        rows = np.empty((sampled.shape[1], rule.orders.size))
         sampled.curves(v).rows(0, rows.shape[0], rows)
         guess = int(np.argmin(rows.sum(axis=0) * (count / rows.shape[0]) + rule.offset))
         columns = np.arange(max(0, guess - 1), min(rule.orders.size, guess + 2))
@@ -240,6 +243,7 @@ def sum_ceilings(setting: GroupSetting, rule: Conversion, log_q: np.ndarray,
             if d == 1.0:
                 compared = np.append(compared, budgets.min())
             ceiling = max(ceiling, float(np.max(compared, initial=0.0)))
-        if np.isfinite(ceiling):
-            ceilings[d] = ceiling
-    return ceilings
+        return ceiling
+
+    found = zip(distinct, map(ceiling_of, range(len(distinct))), strict=True)
+    return {d: ceiling for d, ceiling in found if np.isfinite(ceiling)}
