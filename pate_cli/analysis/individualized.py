@@ -309,16 +309,19 @@ def _expected_only(table: GroupedCounts, map=map, *, raised_charge=None) -> Grou
                          expected_answers(table, expected_charges(table, raised_charge)))
 
 
-def _table_ceilings(group_rows: tuple) -> dict[float, float]:
+def _table_ceilings(group_rows: tuple) -> dict[float, float] | None:
     """Per sensitivity, the largest ``epsilon_if_continued`` of its groups: no cumulative
     epsilon of the table is above it (``GroupSums.ceilings``); for the uniform run's curve
-    (sensitivity 1), at least the smallest budget (its figures are not in the table)."""
+    (sensitivity 1), at least the smallest budget (its figures are not in the table, and
+    above that budget not exact). None for vanishing (no group has one sensitivity); a
+    sensitivity with a figure not finite has none."""
+    if any(row["sensitivity"] is None for row in group_rows):
+        return None
     ceilings: dict[float, float] = {1.0: min(row["budget"] for row in group_rows)}
     for row in group_rows:
-        if row["sensitivity"] is not None:
-            key = float(row["sensitivity"])
-            ceilings[key] = max(ceilings.get(key, 0.0), row["epsilon_if_continued"])
-    return ceilings
+        key, final = float(row["sensitivity"]), float(row["epsilon_if_continued"])
+        ceilings[key] = max(ceilings.get(key, 0.0), final if np.isfinite(final) else np.inf)
+    return {key: value for key, value in ceilings.items() if np.isfinite(value)}
 
 
 def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, part: GroupsPart, *,

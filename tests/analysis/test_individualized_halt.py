@@ -258,3 +258,15 @@ def test_orders_spared_change_no_figure(seed, queries, budgets, variant,
         patch.setattr(individualized, "HELD_QUERIES", 0)
         patch.setattr(individualized, "_table_ceilings", lambda rows: None)
         assert summary() == spared
+
+
+def test_table_ceilings_leave_out_what_they_cannot_bound():
+    """A group's final figure not finite: its sensitivity gets no ceiling (not 0); a
+    vanishing run (no group has one sensitivity): none at all."""
+    rows = ({"budget": 2.0, "sensitivity": 1.0, "epsilon_if_continued": 1.5},
+            {"budget": 1.0, "sensitivity": 3.0, "epsilon_if_continued": float("nan")},
+            {"budget": 4.0, "sensitivity": 3.0, "epsilon_if_continued": 0.5},
+            {"budget": 4.0, "sensitivity": 2.0, "epsilon_if_continued": float("inf")})
+    assert individualized._table_ceilings(rows) == {1.0: 1.5}
+    assert individualized._table_ceilings(
+        ({"budget": 2.0, "sensitivity": None, "epsilon_if_continued": 1.5},)) is None
