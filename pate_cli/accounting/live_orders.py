@@ -192,9 +192,10 @@ def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: in
 def live_running_total(source_at: Callable[[np.ndarray], RowSource], count: int,
                        carry: np.ndarray, conversion: Conversion, ceiling: float
                        ) -> np.ndarray:
-    """:func:`~.composition.running_total`'s sums, at the orders left out by
-    :func:`live_running_epsilon` (arguments as its) the sum when they were: every epsilon
-    at or below ``ceiling`` converted from these sums is the one of every order's."""
+    """:func:`~.composition.running_total`'s sums where :func:`live_running_epsilon`
+    (arguments as its) keeps an order; where it leaves one out, the sum then (a lower
+    bound). Converted, they give every order's epsilon wherever that is at most
+    ``ceiling``."""
     carry = np.array(carry, dtype=np.float64)
     for _, _, live, rows, _ in _live_blocks(source_at, count, carry, conversion, ceiling):
         rows[0] += carry[live]

@@ -258,11 +258,13 @@ class GroupPass:
         """Add the chunks held in batches of at least ``rows`` queries (the ``last`` one:
         whatever is left)."""
         batch: list[QueryChunk] = []
+        size = 0
         for part in self.pending:
             batch.append(part)
-            if sum(part.labels.size for part in batch) >= self.rows:
+            size += part.labels.size
+            if size >= self.rows:
                 self._add(batch)
-                batch = []
+                batch, size = [], 0
         if batch and last:
             self._add(batch)
             batch = []
