@@ -47,8 +47,9 @@ class CountRequest:
 class QueryChunk:
     """A counted chunk's queries as a consumer sees them (one seed): ``start`` (the first's
     analysed position), ``log_q`` and ``log_pr`` (zeros if data-independent), ``weight``
-    (the answer charge), ``answered``, released ``labels`` (-1: none), Interactive's
-    ``outcome`` codes (else None), ``raised`` (``steps.ChunkCosts.raised``)."""
+    (the answer charge), ``answered``, released ``labels`` (-1: none; without true labels
+    to score, ``LABEL_NOT_DRAWN`` for each teacher label), Interactive's ``outcome`` codes
+    (else None), ``raised`` (``steps.ChunkCosts.raised``)."""
 
     start: int
     log_q: np.ndarray
@@ -93,7 +94,7 @@ def count_span(request: CountRequest, span: Span, *, chunk_size: int, lo: int = 
     costing = Costing(mechanism, selection, answer, noise=tuple(
         NoiseSource(seed, salt=request.salt, shared=shared_noise) for seed in request.seeds),
         accounting=request.accounting, curves=False,
-        labels=request.draw_labels or request.queries,
+        labels=request.draw_labels,
         statistics=request.accounting != "data-independent")
     for first in range(lo, hi, chunk_size):
         last = min(hi, first + chunk_size)

@@ -221,3 +221,28 @@ def test_memory_does_not_grow_with_the_queries(tmp_path):
     base_small, base_large = peak(100_000), peak(200_000)
     assert large - small < (base_large - base_small) + 2 * 2**20, (small, large, base_small,
                                                                   base_large)
+
+
+@pytest.mark.parametrize("case", ["upsampling-expected", "weighting", "interactive"])
+def test_without_true_labels_the_answer_noise_is_not_drawn(case, monkeypatch):
+    """The group pass counts released labels and outcomes, which do not need the noisy
+    argmax: without true labels to score, it is not drawn, and every other figure is the
+    scored run's."""
+    from pate_cli.mechanisms import aggregators
+
+    votes, name, options = SAMPLES[case]
+    options = {"queries": 1500, **options, "groups": GROUPS}
+    scored = _analysed(votes, name, {**options, "labels": LABELS}, False)
+    drawn: list[bool] = []
+    real = aggregators.noisy_labels
+    monkeypatch.setattr(aggregators, "noisy_labels",
+                        lambda *args, draw=True, **kw: drawn.append(draw)
+                        or real(*args, draw=draw, **kw))
+    bare = _analysed(votes, name, options, False)
+    assert drawn and not any(drawn)
+    summary, other = scored.to_dict(), bare.to_dict()
+    assert summary.pop("label_accuracy") is not None and other.pop("label_accuracy") is None
+    for part in (summary, other):  # the labels file and what it scores
+        part.pop("accuracy_by_outcome", None)
+        part["files"].pop("labels", None)
+    assert json.dumps(summary) == json.dumps(other)
