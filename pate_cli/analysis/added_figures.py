@@ -8,6 +8,8 @@ the headline ``epsilon`` stays the single run's) and the GNSS report
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -26,13 +28,15 @@ from ..accounting.risk import TRUSTED_DELTA, pld_risk, profile_risk, rdp_risk
 from ..accounting.smooth_sensitivity import (
     DEFAULT_CHUNK,
     ChunkValues,
+    Release,
+    ReleaseSetting,
     SmoothSensitivityResult,
-    sanitize_confident,
-    sanitize_gnmax,
 )
 from ..accounting.tuning import TuningDistribution, tuned_epsilon, tuned_rdp
+from ..errors import PateWarning
 from ..inputs.rows import AnalysedRows, FirstRows
 from ..mechanisms import release_draw
+from ..rounding import ceil_text
 from ..vote_rows import is_sparse
 from ..work_sizes import READ_VALUES
 from .attack_risk import GAUSSIAN, gaussian_steps, is_sampled
@@ -179,7 +183,50 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
 
     Raises:
       ValueError: where it does not apply, and naming condition C5 or C6 when one fails at
-        the order.
+        the order (before any vote is read).
+    """
+    release, chunk_size = release_of(result, votes, order=order, report_every=report_every)
+    if positions is None:
+        positions = (FirstRows(result.queries) if result.query_index is None
+                     else result.query_index)
+    rows: Any = AnalysedRows(votes, positions, result.queries)  # sliced as an array is
+    student_rows = (None if not result.mechanism.uses_student
+                    else AnalysedRows(student, positions, result.queries))
+    if charges is None:
+        if result.decisions is not None and decisions is None:
+            raise ValueError("the smooth-sensitivity report of a run of given decisions "
+                             "needs them (decisions=) or their charges (charges=)")
+        charges = run_charges(rows, mechanism=result.mechanism, accounting=result.accounting,
+                              seed=result.seed, q_bound=result.q_bound,
+                              student_rows=student_rows, decisions=decisions)
+    for start in range(0, result.queries, chunk_size):
+        stop = min(result.queries, start + chunk_size)
+        block = rows[start:stop]  # held while the charges read it (AnalysedRows)
+        release.add(block, charges(start, stop), selection_maxima(
+            result.mechanism, block, None if student_rows is None else student_rows[start:stop]))
+    return release.report()
+
+
+def smooth_release(result, votes, *, stream: bool, budget: float | None,
+                   **options) -> SmoothSensitivityResult | PendingRelease:
+    """The release of ``result`` (:func:`sanitize_analysis`, ``options`` its keywords) or,
+    for a run whose table streams, the :class:`PendingRelease` the table's pass forms
+    (its refusals raised now)."""
+    own = partial(sanitize_analysis, result, votes, **options)
+    if not stream:
+        return own()
+    return PendingRelease(partial(release_of, result, votes, order=options.get("order"),
+                                  report_every=options.get("report_every")), own, budget)
+
+
+def release_of(result, votes, *, order: float | None = None,
+               report_every: int | None = None) -> tuple[Release, int]:
+    """The GNSS release of ``result`` (math:smooth) before any chunk, and the rows of each
+    chunk it takes (sparse votes: the stored width within ``READ_VALUES``).
+
+    Raises:
+      ValueError: another mechanism or data-independent accounting, an order where the
+        release is not computable, or one where condition C5 or C6 fails.
     """
     mechanism = result.mechanism
     if mechanism.name not in GAUSSIAN:
@@ -188,42 +235,88 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
     if result.accounting == "data-independent":
         raise ValueError("--smooth-sensitivity needs replay or expected accounting (a "
                          "data-independent epsilon is already public)")
-    if positions is None:
-        positions = (FirstRows(result.queries) if result.query_index is None
-                     else result.query_index)
-    rows: Any = AnalysedRows(votes, positions, result.queries)  # sliced as an array is
-    student_rows = (None if not mechanism.uses_student
-                    else AnalysedRows(student, positions, result.queries))
-    if charges is None:
-        if result.decisions is not None and decisions is None:
-            raise ValueError("the smooth-sensitivity report of a run of given decisions "
-                             "needs them (decisions=) or their charges (charges=)")
-        charges = run_charges(rows, mechanism=mechanism, accounting=result.accounting,
-                              seed=result.seed, q_bound=result.q_bound,
-                              student_rows=student_rows, decisions=decisions)
     order = float(result.order if order is None else order)
-    common: dict = dict(teachers=int(round(result.teachers)), sigma=mechanism.sigma,
-                        order=order, delta=result.delta, release_noise=release_draw(result.seed),
-                        weights=charges)
-    if is_sparse(votes):  # a chunk at a time, its rows x stored width within the budget
-        common["chunk_size"] = min(DEFAULT_CHUNK, max(1, READ_VALUES // votes.width))
-    release = partial(sanitize_gnmax, rows, **common)
+    chunk_size = (min(DEFAULT_CHUNK, max(1, READ_VALUES // votes.width)) if is_sparse(votes)
+                  else DEFAULT_CHUNK)
+    selection: dict = {}
     if mechanism.selects:
-        max_votes = None
-        if student_rows is not None:  # the selection compares max n - M p (math:threshold)
-            def max_votes(start: int, stop: int) -> np.ndarray:
-                return mechanism.selection_counts(rows[start:stop], student_rows[start:stop])
         # the threshold step's data-independent curve, as the run charges it (math:screening)
-        selection, _ = mechanism_steps(mechanism, q_bound=result.q_bound)
-        assert selection is not None  # a selecting mechanism
-        release = partial(sanitize_confident, rows, threshold=mechanism.threshold,
-                          sigma_threshold=mechanism.sigma_threshold, max_votes=max_votes,
-                          selection_cap=float(selection.independent(np.array([order]))[0]),
-                          **common)
-    report = release(report_every=report_every)  # with its history, in the same pass
-    if report.refusal is not None:
-        failed = [name for name, ok in (("C5", report.c5), ("C6", report.c6)) if not ok]
+        step, _ = mechanism_steps(mechanism, q_bound=result.q_bound)
+        assert step is not None  # a selecting mechanism
+        selection = dict(threshold=mechanism.threshold,
+                         sigma_threshold=mechanism.sigma_threshold,
+                         selection_cap=float(step.independent(np.array([order]))[0]))
+    release = Release(ReleaseSetting(
+        teachers=int(round(result.teachers)), sigma=mechanism.sigma, order=order,
+        delta=result.delta, release_noise=release_draw(result.seed),
+        report_every=report_every, chunk_size=chunk_size, **selection),
+        classes=votes.shape[1], queries=result.queries)
+    sums = release.sums
+    if not sums.answer_independent and not all(sums.conditions()):
+        failed = [name for name, ok in zip(("C5", "C6"), sums.conditions(), strict=True) if not ok]
         raise ValueError(f"smooth sensitivity is not valid here: condition "
                          f"{' and '.join(failed)} fails for sigma {mechanism.sigma:g}, "
                          f"K {result.classes}, order {order:g} (choose another --order)")
-    return report
+    return release, chunk_size
+
+
+def selection_maxima(mechanism, block, student) -> np.ndarray | None:
+    """What Interactive's selection compares with T, ``max(n - M p)`` (math:threshold), for
+    the release; None for the others (``max n``)."""
+    if not mechanism.selects or student is None:
+        return None
+    return mechanism.selection_counts(block, student)
+
+
+def budget_limit(result: AnalysisResult) -> float | None:
+    """The run's ``--budget``, or None."""
+    return None if result.budget is None else result.budget.limit
+
+
+def release_notes(report: SmoothSensitivityResult | None,
+                  budget: float | None) -> tuple[str, ...]:
+    """The note where ``--budget`` halted the data-dependent epsilon but the release's
+    (its own cost added) exceeds it."""
+    if budget is None or report is None or not report.epsilon_after > budget:
+        return ()
+    return (f"--budget {budget:g} halts the data-dependent epsilon, not its release: with "
+            f"--smooth-sensitivity's own cost it is {ceil_text(report.epsilon_after)}, "
+            "above the budget",)
+
+
+class PendingRelease:
+    """The smooth-sensitivity release of a run whose per-query table streams
+    (``per_query="stream"``): the table's pass forms it from the chunks it reads
+    (``per_query_stream``) when it runs to its end first, else :meth:`report` forms it by a
+    pass of its own; the same chunks, so the same report either way. Its budget note
+    (:func:`release_notes`) is issued as a ``PateWarning`` when it is formed."""
+
+    def __init__(self, make: Callable[[], tuple[Release, int]],
+                 own: Callable[[], SmoothSensitivityResult], budget: float | None):
+        self.make, self.own, self.budget = make, own, budget
+        self.chunk_size = make()[1]  # (its refusals raised now, before any output)
+        self.formed: SmoothSensitivityResult | None = None
+        self.claimed = False
+
+    def claim(self, window: int | None) -> Release | None:
+        """For the first pass that will hand over every chunk of ``chunk_size`` rows (cut
+        also at each multiple of ``window``, or None), a fresh release; None where the cuts
+        would split its chunks, or once claimed or formed (a pass left unfinished leaves it
+        to :meth:`report`)."""
+        if (self.formed is not None or self.claimed
+                or (window is not None and window % self.chunk_size)):
+            return None
+        self.claimed = True
+        return self.make()[0]
+
+    def form(self, report: SmoothSensitivityResult) -> SmoothSensitivityResult:
+        """Keep ``report`` (the first formed) and issue its note."""
+        if self.formed is None:
+            self.formed = report
+            for note in release_notes(report, self.budget):
+                warnings.warn(PateWarning(note), stacklevel=2)
+        return self.formed
+
+    def report(self) -> SmoothSensitivityResult:
+        """The release: the table pass's, or formed now by a pass of its own."""
+        return self.formed if self.formed is not None else self.form(self.own())

@@ -34,7 +34,10 @@ from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from ..rounding import ceil_text
 from .added_figures import (
-    sanitize_analysis,
+    PendingRelease,
+    budget_limit,
+    release_notes,
+    smooth_release,
     tuning_part,
     with_pld_figure,
 )
@@ -84,7 +87,8 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
           mask, or labels with -1 for none), accounted instead of the seeded replay's
           (math:costs).
         smooth_sensitivity: the sanitised release (``ss_every`` queries between history
-          checkpoints).
+          checkpoints); with ``per_query="stream"``, formed by ``iter_frames()`` if it
+          ends before the release is read, else then (``added_figures.smooth_release``).
         tuning: ``"poisson:20"``, ``"negbin:10,0.5"``... (math:tuning): the cost of a random
           search whose every candidate costs at most this run (``result.tuning``).
         outputs: the output (generated sequence) of each row of the votes, for any input
@@ -262,9 +266,10 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
             result.outputs, ids, outputs.size if halted is None else halted))
     if spec.smooth_sensitivity:  # a single run's (the option rules)
         positions = FirstRows(result.queries) if indices is None else indices[:result.queries]
-        result = replace(result, smooth_sensitivity=sanitize_analysis(
-            result, vote_set.votes, positions=positions, student=student_rows,
-            order=spec.order, report_every=spec.ss_every, decisions=given))
+        result = replace(result, release=smooth_release(
+            result, vote_set.votes, stream=spec.per_query == "stream", budget=spec.budget,
+            positions=positions, student=student_rows, order=spec.order,
+            report_every=spec.ss_every, decisions=given))
     if initial_rdp is not None:  # the PLD composes the Gaussian steps alone
         return result
     return with_pld_figure(result, chosen, spec.delta)
@@ -280,20 +285,12 @@ def _every_output(figures: Mapping, ids: np.ndarray, processed: int) -> dict:
 
 
 def _over_budget(result: AnalysisResult, budget: float | None) -> tuple[str, ...]:
-    """Notes where a figure the budget does not halt on exceeds it: the search's
-    (``--tuning``) and the smooth-sensitivity release's (its own cost added)."""
-    notes = []
+    """The note where the search's figure (``--tuning``), not halted on, exceeds it."""
     tuned = None if result.tuning is None else result.tuning.epsilon_tuned
     if budget is not None and tuned is not None and tuned > budget:
-        notes.append(f"--budget {budget:g} halts the run's epsilon, not the search's: with "
-                     f"--tuning it is {ceil_text(tuned)}, above the budget")
-    released = (None if result.smooth_sensitivity is None
-                else result.smooth_sensitivity.epsilon_after)
-    if budget is not None and released is not None and released > budget:
-        notes.append(f"--budget {budget:g} halts the data-dependent epsilon, not its "
-                     f"release: with --smooth-sensitivity's own cost it is "
-                     f"{ceil_text(released)}, above the budget")
-    return tuple(notes)
+        return (f"--budget {budget:g} halts the run's epsilon, not the search's: with "
+                f"--tuning it is {ceil_text(tuned)}, above the budget",)
+    return ()
 
 
 def _warn(result: AnalysisResult) -> None:
@@ -304,6 +301,9 @@ def _warn(result: AnalysisResult) -> None:
                 or note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose",
                                     "--budget", "--weights")))
         warnings.warn(note, PateWarning if pate else OrderGridWarning, stacklevel=3)
+    if not isinstance(result.release, PendingRelease):  # (a pending one's when formed)
+        for note in release_notes(result.release, budget_limit(result)):
+            warnings.warn(note, PateWarning, stacklevel=3)
 
 
 def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0,

@@ -10,6 +10,9 @@ looked up from ``result.distinct_pairs`` (``accounting.own_epsilons``) or, witho
 pairs (a budget run), from its curves at the orders that may give its minimum
 (``probed_epsilons``): both the bits of the full computation.
 
+A streamed run's smooth-sensitivity release (``added_figures.PendingRelease``) is formed
+from the same chunks, which are then the release's own.
+
 A run's decisions (``pate_cli.decisions.Decisions``, cli:decisions) are read from the same
 stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``) or whole
 (:func:`decisions_of`; ``label()``).
@@ -31,12 +34,13 @@ from ..accounting.own_epsilons import OwnEpsilons, probed_epsilons
 from ..curve_store import SharedCurves
 from ..decisions import Decisions, released_labels
 from ..inputs.query_indices import analysed_positions
-from ..inputs.rows import integral_maxima
+from ..inputs.rows import integral_maxima, rows_of
 from ..mechanisms import NoiseSource
 from ..query_table import per_query_frame
 from ..threads import ordered_map
 from ..vote_rows import plurality_classes, row_width
 from ..work_sizes import CURVE_CACHE_BYTES, stream_rows
+from .added_figures import PendingRelease, selection_maxima
 from .result import AnalysisResult, RunSetting
 from .steps import chunk_costs, curve_function, mechanism_steps, step_curves
 
@@ -60,7 +64,14 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
     independent = result.accounting == "data-independent"
     noise = NoiseSource(result.seed, salt=salt)
     queries = result.queries
-    chunk_size = stream_rows(chunk_size, row_width(votes), orders.size)
+    # a streamed run's smooth-sensitivity release, formed from this pass's chunks where
+    # they are its own (added_figures.PendingRelease): the table then takes its chunks
+    pending = result.release if isinstance(result.release, PendingRelease) else None
+    release = None if pending is None else pending.claim(
+        None if result.budget is None or result.budget.carries is None
+        else result.budget.block)
+    chunk_size = (pending.chunk_size if release is not None and pending is not None
+                  else stream_rows(chunk_size, row_width(votes), orders.size))
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))
     at_order = np.array([result.order])
@@ -125,6 +136,10 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
         figures = sums.running((start, stop), chunk.costs, formed_at, count)
         sel, sel_index = step_curves(selection, chunk.log_pr, at_order, independent)
         ans, ans_index = step_curves(answer, chunk.log_q, at_order, independent)
+        if release is not None and count:
+            release.add(chunk.block, chunk.weight, selection_maxima(
+                result.mechanism, chunk.block,
+                None if student is None else rows_of(student, positions, start, stop)))
         made = chunk.made  # Interactive-GNMax's outcomes where it has codes
         label, outcome = released_labels(made, made.answered, made.code is not None)
         yield per_query_frame(SimpleNamespace(  # per_query_frame's names
@@ -137,6 +152,8 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
             rdp_answer=chunk.weight * ans[ans_index, 0], epsilon_query=own_epsilon,
             epsilon_cumulative=figures.epsilon, order_cumulative=orders[figures.order_index],
             columns={}), integral=integral)
+    if release is not None and pending is not None:
+        pending.form(release.report())
 
 
 def decisions_of(result) -> Decisions:

@@ -264,7 +264,9 @@ class AnalysisResult:
     svt: SvtPart | None = None
     rounds: tuple[RoundPart, ...] | None = None
     groups: GroupsPart | None = None
-    smooth_sensitivity: SmoothSensitivityResult | None = None
+    # --smooth-sensitivity's release, or one the streamed table's pass forms
+    # (added_figures.PendingRelease): read it as ``smooth_sensitivity``
+    release: Any = field(default=None, compare=False)
     added_rdp: AddedRdp | None = None
     tuning: TuningPart | None = None
     # cli:json's ``outputs``: queries grouped by output (analysis.added_figures), or None
@@ -295,6 +297,14 @@ class AnalysisResult:
     def queries(self) -> int:
         assert self.counts is not None  # every analysis counts its queries
         return self.counts.queries
+
+    @property
+    def smooth_sensitivity(self) -> SmoothSensitivityResult | None:
+        """The smooth-sensitivity release (math:smooth), or None; with a streamed table,
+        formed by the table's pass if that ran to its end, else by a pass of its own now."""
+        release = self.release
+        report = getattr(release, "report", None)
+        return report() if callable(report) else release
 
     @property
     def epsilon_improved(self) -> float | None:

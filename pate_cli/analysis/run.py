@@ -5,9 +5,10 @@ Chunks of queries are counted apart (``analysis.grouped_run``) into their distin
 statistics, whose curves are evaluated once each and summed (``accounting.grouped``,
 math:conversion); budget runs go through ``analysis.budget_run``; the per-query table is a
 second pass (``analysis.per_query_stream``), as is the smooth-sensitivity release
-(``added_figures.sanitize_analysis``): it is formed at the run's best order, which only the
-first pass's totals give (math:smooth). A file's votes are read once more before either,
-by the input checks (``inputs.vote_checks``).
+(``added_figures.sanitize_analysis``, or formed by the table's pass where the table
+streams, ``added_figures.PendingRelease``): both are formed at the run's best order, which
+only the first pass's totals give (math:smooth). A file's votes are read once more before
+either, by the input checks (``inputs.vote_checks``).
 """
 
 from __future__ import annotations

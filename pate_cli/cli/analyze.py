@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import click
 
@@ -115,14 +116,17 @@ def analyze(votes, **options):
     if scheduler is not None:  # worker processes and Dask: only for a cluster
         from ..sweep.executors import scheduler_pool
         cluster = scheduler_pool(scheduler, timeout=SCHEDULER_TIMEOUT)
-    with reported_warnings(), query_progress(progress, label="pate-analyze") as report, \
-            cluster as executor:
-        # --ss-history without --smooth-sensitivity: refused by the option rules
-        result = api.analyze(votes, **options, progress=report, per_query=mode,
-                             ss_every=(ss_every or SS_EVERY) if files["ss_history"] else None,
-                             executor=executor)
-    text = render(result.to_dict(), fmt)
-    write_outputs(run_files(result, summary_text=text, **files))
+    with reported_warnings():
+        with query_progress(progress, label="pate-analyze") as report, cluster as executor:
+            # --ss-history without --smooth-sensitivity: refused by the option rules
+            result = api.analyze(votes, **options, progress=report, per_query=mode,
+                                 ss_every=(ss_every or SS_EVERY) if files["ss_history"]
+                                 else None, executor=executor)
+        # rendered after the table is written: a streamed run's smooth-sensitivity
+        # release is formed by the table's pass (the votes read twice, not three times)
+        summary = functools.cache(lambda: render(result.to_dict(), fmt))
+        write_outputs(run_files(result, summary_text=summary, **files))
+        text = summary()
     if files["output"] is None:
         click.echo(text, nl=False)
     elif str(files["output"]).lower().endswith(".json") and fmt != "json":

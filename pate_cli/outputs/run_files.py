@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable
+from functools import partial
 
 from ..analysis.per_query_stream import streamed_decisions
 from ..errors import OptionError
@@ -51,9 +53,12 @@ def check_run_outputs(votes, options: dict, *, output=None, per_query=None, ss_h
                           "per-query table holds each query's released label set)")
 
 
-def run_files(result, *, summary_text: str, output=None, per_query=None,
+def run_files(result, *, summary_text: Callable[[], str], output=None, per_query=None,
               write_decisions=None, ss_history=None, write_rdp=None) -> dict:
-    """``{path: bytes or an iterable of bytes}`` of the outputs asked for."""
+    """``{path: bytes, an iterable of bytes or a function giving bytes}`` of the outputs
+    asked for (``write_outputs``): the summary (``summary_text()``) and the release's
+    history are formed after the table and decisions are written, since a streamed run's
+    smooth-sensitivity release comes from their pass (``AnalysisResult.smooth_sensitivity``)."""
     files: dict = {}
     table_frames = decision_frames = None
     if per_query is not None and write_decisions is not None and not (
@@ -64,16 +69,21 @@ def run_files(result, *, summary_text: str, output=None, per_query=None,
         files[per_query] = per_query_stream_chunks(
             result.iter_frames() if table_frames is None else table_frames, per_query)
     if output is not None:
-        files[output] = summary_text.encode()
+        files[output] = lambda: summary_text().encode()
     if write_decisions is not None:  # from the table's stream, a piece at a time
         files[write_decisions] = decisions_chunks(
             streamed_decisions(result, decision_frames), write_decisions,
             result.mechanism.name)
     if ss_history is not None:
-        import pandas as pd
-
-        history = smooth_sensitivity_history(result.smooth_sensitivity)
-        files[ss_history] = per_query_bytes(pd.DataFrame(history), ss_history)
+        files[ss_history] = partial(_history_bytes, result, ss_history)
     if write_rdp is not None:
         files[write_rdp] = rdp_curve_bytes(result.orders, result.rdp_total)
     return files
+
+
+def _history_bytes(result, path: str) -> bytes:
+    """``--ss-history``'s table of the release's reports."""
+    import pandas as pd
+
+    history = smooth_sensitivity_history(result.smooth_sensitivity)
+    return per_query_bytes(pd.DataFrame(history), path)

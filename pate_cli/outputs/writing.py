@@ -20,8 +20,9 @@ WRITE_CHUNK = 1 << 20
 
 
 def write_outputs(files: dict) -> None:
-    """Write the outputs of one command (path -> bytes, or an iterable of bytes such as
-    ``per_query_stream_chunks``) as a set: all of them or none.
+    """Write the outputs of one command (path -> bytes, an iterable of bytes such as
+    ``per_query_stream_chunks``, or a function giving bytes, called once the iterables are
+    written: a summary that the table's pass completes) as a set: all of them or none.
 
     Each regular destination is written to a temporary file beside it; only when all are
     written are they renamed into place (on failure every temporary is removed). An
@@ -200,15 +201,20 @@ def _stage_together(outputs: list) -> list[str]:
                     dir=os.path.dirname(destination.target), prefix=".pate-", suffix=".tmp")
             temporaries.append(temporary)
             handles.append(handle)
-        streams = []
+        streams, formed_last = [], []
         for handle, (destination, data) in zip(handles, outputs, strict=True):
             if isinstance(data, (bytes, bytearray, memoryview)):
                 with _naming(destination.path):
                     _write_bytes(handle, data)
+            elif callable(data):
+                formed_last.append((handle, destination.path, data))
             else:
                 streams.append((handle, destination.path, iter(data)))
         for _ in on_a_thread(_write_piece, _in_turn(streams), name="pate-write"):
             pass
+        for handle, path, form in formed_last:  # what the streams' passes complete
+            with _naming(path):
+                _write_bytes(handle, form())
         for handle in handles:
             os.close(handle)
         handles.clear()
@@ -281,8 +287,10 @@ def _write_in_place(destination: Destination, data: bytes) -> None:
 
 
 def _write_all(handle: int, data) -> None:
-    """Every byte of ``data`` (bytes, or an iterable of bytes written as they come, by
-    :func:`_write_behind`) to the file descriptor."""
+    """Every byte of ``data`` (bytes, a function giving them, or an iterable of bytes
+    written as they come, by :func:`_write_behind`) to the file descriptor."""
+    if callable(data):
+        data = data()
     if isinstance(data, (bytes, bytearray, memoryview)):
         _write_bytes(handle, data)
     else:

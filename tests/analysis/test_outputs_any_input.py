@@ -179,7 +179,7 @@ def test_a_run_with_outputs_a_halt_a_table_and_decisions_reads_each_query_twice(
     assert walked[:halted].min() == 1 and walked[end + 16:].max() == 0  # read to decide it
     assert np.count_nonzero(walked == 2) <= 16  # the chunk gone back to
     table, decisions = tmp_path / "q.csv", tmp_path / "d.csv"
-    write_outputs(run_files(result, summary_text="", per_query=str(table),
+    write_outputs(run_files(result, summary_text=lambda: "", per_query=str(table),
                             write_decisions=str(decisions)))
     assert np.array_equal(reads - walked, (np.arange(VOTES.shape[0]) < halted).astype(int))
     assert table.read_text().count("\n") == halted + 1

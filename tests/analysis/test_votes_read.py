@@ -5,6 +5,8 @@ plurality count is whole, the table's column type, is recorded by the first pass
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,99 @@ def test_the_smooth_sensitivity_release_reads_each_row_once(name, every):
     report = sanitize_analysis(result, votes, report_every=every, **given)
     assert votes.read <= 2 * 3000 + 1
     assert len(report.checkpoints) == (0 if every is None else 5)
+
+
+class _Reads:
+    """Rows the table's pass (``steps.rows_read_once``) and a release's own pass
+    (``added_figures.AnalysedRows``) read, counted per vote-file row."""
+
+    def __init__(self, monkeypatch, queries: int):
+        from pate_cli.analysis import added_figures, steps
+
+        self.table = np.zeros(queries, dtype=np.int64)
+        self.release = 0
+        once = steps.rows_read_once
+
+        def table_rows(votes, positions, start, stop):
+            self.table[np.asarray(positions[start:stop])] += 1
+            return once(votes, positions, start, stop)
+
+        reads = self
+
+        class ReleaseRows(added_figures.AnalysedRows):
+            def __getitem__(self, key):
+                rows = super().__getitem__(key)
+                reads.release += len(rows)
+                return rows
+
+        monkeypatch.setattr(steps, "rows_read_once", table_rows)
+        monkeypatch.setattr(added_figures, "AnalysedRows", ReleaseRows)
+
+
+@pytest.mark.parametrize("case", [
+    dict(), dict(accounting="expected", budget=4.0, chunk_size=700),
+    dict(mechanism="interactive", ss_every=900), dict(mechanism="gnmax", order=10.0),
+    dict(query_indices=np.arange(2999, -1, -2))])
+def test_a_streamed_table_forms_the_smooth_sensitivity_release(case, monkeypatch):
+    """A run with a streamed table reads its votes twice, not three times (issue 44): the
+    table's pass forms the release from its own chunks, the bits of the release's own
+    pass; read before the table, the release has a pass of its own, and the table's pass
+    is the same."""
+    import pate_cli
+    from tests.synthetic import synthetic_votes
+
+    votes, _ = synthetic_votes(queries=3000, classes=5, teachers=50, seed=8)
+    options = dict(teachers=50, threshold=30, sigma_threshold=10, sigma=8,
+                   smooth_sensitivity=True, **case)
+    name = options.pop("mechanism", "confident")
+    if name == "interactive":
+        options.update(student=np.full((3000, 5), 0.2), confidence=0.9)
+    elif name == "gnmax":
+        options.update(threshold=None, sigma_threshold=None, sigma=20)
+    options = {key: value for key, value in options.items() if value is not None}
+    own = pate_cli.analyze(votes, name, per_query=False, **options)
+    reads = _Reads(monkeypatch, 3000)
+    streamed = pate_cli.analyze(votes, name, per_query="stream", **options)
+    before = reads.table.copy()  # (a budget run's walk reads its rows too)
+    assert not reads.release  # left to the table's pass
+    table = streamed.to_frame()
+    assert reads.release == 0
+    assert np.array_equal(reads.table - before, np.isin(np.arange(3000), table["query"]))
+    assert streamed.smooth_sensitivity == own.smooth_sensitivity
+    assert streamed.to_dict() == own.to_dict()
+    again = _Reads(monkeypatch, 3000)
+    first = pate_cli.analyze(votes, name, per_query="stream", **options)
+    assert first.smooth_sensitivity == own.smooth_sensitivity  # a pass of its own
+    assert again.release >= first.queries
+    assert first.to_frame().equals(table)
+    left = pate_cli.analyze(votes, name, per_query="stream", **options)
+    next(iter(left.iter_frames()))  # a table's pass left unfinished: a pass of its own
+    assert left.smooth_sensitivity == own.smooth_sensitivity
+
+
+def test_pate_analyze_writes_the_summary_after_the_table_whose_pass_formed_the_release(
+        tmp_path, monkeypatch):
+    """pate-analyze with --smooth-sensitivity and --per-query: the votes are read by the
+    run and by the table's pass only; the summary and the release's history, written
+    after the table, are those of a run without a table."""
+    from click.testing import CliRunner
+
+    from pate_cli.cli.analyze import analyze as command
+    from tests.synthetic import synthetic_votes
+
+    votes, _ = synthetic_votes(queries=3000, classes=5, teachers=50, seed=8)
+    np.save(tmp_path / "v.npy", votes)
+    common = [str(tmp_path / "v.npy"), "--teachers", "50", "-T", "30",
+              "--sigma-threshold", "10", "--sigma", "8", "--smooth-sensitivity",
+              "--accounting", "expected", "-f", "json"]
+    alone = CliRunner().invoke(command, [*common, "--ss-history", str(tmp_path / "h0.csv")])
+    assert alone.exit_code == 0, alone.output
+    reads = _Reads(monkeypatch, 3000)
+    done = CliRunner().invoke(command, [*common, "--ss-history", str(tmp_path / "h.csv"),
+                                        "--per-query", str(tmp_path / "q.csv"),
+                                        "-o", str(tmp_path / "s.json")])
+    assert done.exit_code == 0, done.output
+    assert reads.release == 0 and reads.table.max() == 1
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary == json.loads(alone.stdout)
+    assert (tmp_path / "h.csv").read_bytes() == (tmp_path / "h0.csv").read_bytes()

@@ -28,6 +28,7 @@ from .bounds import (
 from .release import (
     DEFAULT_CHUNK,
     ChunkValues,
+    Release,
     ReleaseSetting,
     SmoothSensitivityAccumulator,
     SmoothSensitivityResult,
@@ -40,6 +41,7 @@ __all__ = [
     "DEFAULT_CHUNK",
     "ChunkValues",
     "GNMaxSmoothConstants",
+    "Release",
     "ReleaseSetting",
     "SmoothSensitivityAccumulator",
     "SmoothSensitivityResult",

@@ -293,38 +293,57 @@ def sanitize_gnmax(votes: np.ndarray | SparseVotes,
 
 def _sanitize(votes: np.ndarray | SparseVotes, setting: ReleaseSetting
               ) -> SmoothSensitivityResult:
-    chunk_size, report_every = setting.chunk_size, setting.report_every
-    check_positive_integer(chunk_size, "chunk size")
-    if report_every is not None:
-        check_positive_integer(report_every, "report_every")
     queries = votes.shape[0]
     weights_of = _chunk_values(np.ones(queries) if setting.weights is None
                                else setting.weights, queries, "weights")
     max_votes_of = None if setting.max_votes is None else _chunk_values(
         setting.max_votes, queries, "max_votes")
-    acc = SmoothSensitivityAccumulator(teachers=setting.teachers, classes=votes.shape[1],
-                                       sigma=setting.sigma, order=setting.order,
-                                       threshold=setting.threshold,
-                                       sigma_threshold=setting.sigma_threshold,
-                                       selection_cap=setting.selection_cap)
-    result = partial(SmoothSensitivityAccumulator.result, delta=setting.delta,
-                     release_noise=setting.release_noise)
-    checkpoints = []
-    for start in range(0, queries, chunk_size):
-        stop = min(queries, start + chunk_size)
-        rows = as_float_rows(votes[start:stop])
-        weights = weights_of(start, stop)
-        max_votes = None if max_votes_of is None else max_votes_of(start, stop)
-        if report_every is not None:  # the history's reports inside this chunk
-            checkpoints += _reports_within(acc, rows, weights, max_votes, start,
-                                           report_every, result)
-        acc.add(rows, weights=weights, max_votes=max_votes)
-        if report_every is not None and stop % report_every == 0 and stop < queries:
-            checkpoints.append(result(acc))
-    final = result(acc)
-    if report_every is not None:
-        final = replace(final, checkpoints=tuple(checkpoints) + (final,))
-    return final
+    release = Release(setting, classes=votes.shape[1], queries=queries)
+    for start in range(0, queries, setting.chunk_size):
+        stop = min(queries, start + setting.chunk_size)
+        release.add(votes[start:stop], weights_of(start, stop),
+                    None if max_votes_of is None else max_votes_of(start, stop))
+    return release.report()
+
+
+class Release:
+    """A GNSS release (math:smooth) fed its ``queries`` in order, ``setting.chunk_size``
+    rows a time (the last chunk may be shorter): the report, with ``setting.report_every``'s
+    history, is the same for the same chunks whoever reads them (:func:`sanitize_confident`
+    reads its votes; a run's per-query table pass hands its own chunks over)."""
+
+    def __init__(self, setting: ReleaseSetting, *, classes: int, queries: int):
+        check_positive_integer(setting.chunk_size, "chunk size")
+        if setting.report_every is not None:
+            check_positive_integer(setting.report_every, "report_every")
+        self.every, self.queries, self.done = setting.report_every, queries, 0
+        self.sums = SmoothSensitivityAccumulator(
+            teachers=setting.teachers, classes=classes, sigma=setting.sigma,
+            order=setting.order, threshold=setting.threshold,
+            sigma_threshold=setting.sigma_threshold, selection_cap=setting.selection_cap)
+        self.result = partial(SmoothSensitivityAccumulator.result, delta=setting.delta,
+                              release_noise=setting.release_noise)
+        self.checkpoints: list[SmoothSensitivityResult] = []
+
+    def add(self, rows, weights: np.ndarray, max_votes: np.ndarray | None) -> None:
+        """The next chunk: its rows, answer weights and selection ``max v`` (None: ``max n``)
+        as :meth:`SmoothSensitivityAccumulator.add` takes them."""
+        rows = as_float_rows(rows)
+        start, every = self.done, self.every
+        self.done = stop = start + rows.shape[0]
+        if every is not None:  # the history's reports inside this chunk
+            self.checkpoints += _reports_within(self.sums, rows, weights, max_votes, start,
+                                                every, self.result)
+        self.sums.add(rows, weights=weights, max_votes=max_votes)
+        if every is not None and stop % every == 0 and stop < self.queries:
+            self.checkpoints.append(self.result(self.sums))
+
+    def report(self) -> SmoothSensitivityResult:
+        """The release after the chunks added (with the history, if asked for)."""
+        final = self.result(self.sums)
+        if self.every is not None:
+            final = replace(final, checkpoints=tuple(self.checkpoints) + (final,))
+        return final
 
 
 def _reports_within(acc: SmoothSensitivityAccumulator, rows, weights: np.ndarray,
