@@ -26,7 +26,7 @@ from .stops import GroupStops, GroupTotals, IndependentSpent
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).
 COST_ELEMENTS = TASK_VALUES
 # Queries whose curves at every order guess where a run's total is least (``sum_ceilings``).
-SAMPLE_ROWS = 512
+SAMPLE_ROWS = 128
 
 
 class GroupSetting(NamedTuple):
