@@ -284,6 +284,14 @@ def release_notes(report: SmoothSensitivityResult | None,
             "above the budget",)
 
 
+def streamed_notes(result: AnalysisResult) -> tuple[str, ...]:
+    """A pending release's budget note (:func:`release_notes`): formed after the run, it is
+    not among ``result.warnings`` (an eager release's is); the summary adds it."""
+    if not isinstance(result.release, PendingRelease):
+        return ()
+    return release_notes(result.release.report(), budget_limit(result))
+
+
 class PendingRelease:
     """The smooth-sensitivity release of a run whose per-query table streams
     (``per_query="stream"``): the table's pass forms it from the chunks it reads

@@ -35,7 +35,6 @@ from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from ..rounding import ceil_text
 from .added_figures import (
     PendingRelease,
-    budget_limit,
     release_notes,
     smooth_release,
     tuning_part,
@@ -88,7 +87,8 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
           (math:costs).
         smooth_sensitivity: the sanitised release (``ss_every`` queries between history
           checkpoints); with ``per_query="stream"``, formed by ``iter_frames()`` if it
-          ends before the release is read, else then (``added_figures.smooth_release``).
+          ends before the release is read, else then, its budget note issued then and
+          not in ``result.warnings`` (``added_figures.smooth_release``).
         tuning: ``"poisson:20"``, ``"negbin:10,0.5"``... (math:tuning): the cost of a random
           search whose every candidate costs at most this run (``result.tuning``).
         outputs: the output (generated sequence) of each row of the votes, for any input
@@ -285,12 +285,15 @@ def _every_output(figures: Mapping, ids: np.ndarray, processed: int) -> dict:
 
 
 def _over_budget(result: AnalysisResult, budget: float | None) -> tuple[str, ...]:
-    """The note where the search's figure (``--tuning``), not halted on, exceeds it."""
+    """Notes where a figure the budget does not halt on exceeds it: the search's
+    (``--tuning``) and the release's (``release_notes``; a pending one's when formed)."""
     tuned = None if result.tuning is None else result.tuning.epsilon_tuned
-    if budget is not None and tuned is not None and tuned > budget:
-        return (f"--budget {budget:g} halts the run's epsilon, not the search's: with "
-                f"--tuning it is {ceil_text(tuned)}, above the budget",)
-    return ()
+    notes = () if budget is None or tuned is None or not tuned > budget else (
+        f"--budget {budget:g} halts the run's epsilon, not the search's: with --tuning it "
+        f"is {ceil_text(tuned)}, above the budget",)
+    release = result.release
+    return notes + release_notes(None if isinstance(release, PendingRelease) else release,
+                                 budget)
 
 
 def _warn(result: AnalysisResult) -> None:
@@ -301,9 +304,6 @@ def _warn(result: AnalysisResult) -> None:
                 or note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose",
                                     "--budget", "--weights")))
         warnings.warn(note, PateWarning if pate else OrderGridWarning, stacklevel=3)
-    if not isinstance(result.release, PendingRelease):  # (a pending one's when formed)
-        for note in release_notes(result.release, budget_limit(result)):
-            warnings.warn(note, PateWarning, stacklevel=3)
 
 
 def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0,
@@ -329,7 +329,7 @@ def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PateWarning)
         result = analyze(votes, mechanism, seed=seed, **options)
-    return decisions_of(result)
+        return decisions_of(result)  # (a streamed release's note too)
 
 
 def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._version import __version__
 from ..accounting.risk import REPORTED_FPRS, profile_risk
-from ..analysis.added_figures import budget_limit, release_notes
+from ..analysis.added_figures import streamed_notes
 from ..analysis.result import AnalysisResult, register_presenter
 from ..decisions import INTERACTIVE_NAMES
 
@@ -71,7 +71,7 @@ def summary_dict(result: AnalysisResult) -> dict:
         "svt": None if result.svt is None else plain_dict(asdict(result.svt)),
         "groups": None,
         "decisions": None if result.decisions is None else asdict(result.decisions),
-        "warnings": [*result.warnings, *release_notes(ss, budget_limit(result))],
+        "warnings": [*result.warnings, *streamed_notes(result)],
         "q_bound": result.q_bound,
         "epsilon_improved": result.epsilon_improved,
         "data_independent_method": result.data_independent_method,

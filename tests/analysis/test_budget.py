@@ -155,6 +155,22 @@ def test_a_budget_says_when_the_search_or_the_release_exceeds_it():
         released = pate_cli.analyze(votes, budget=2, smooth_sensitivity=True,
                                     accounting="expected", per_query=False)
     assert released.epsilon <= 2 < released.smooth_sensitivity.epsilon_after
+    note = released.warnings[-1]
+    assert note.startswith("--budget 2 halts the data-dependent epsilon, not its release")
+    # a streamed run's release is formed by its table's pass: the note comes then, once
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        streamed = pate_cli.analyze(votes, budget=2, smooth_sensitivity=True,
+                                    accounting="expected", per_query="stream")
+        assert not caught and note not in streamed.warnings
+        streamed.to_frame()
+        assert [str(one.message) for one in caught] == [note]
+        assert streamed.to_dict() == released.to_dict()
+    assert len(caught) == 1
+    with warnings.catch_warnings():  # label() issues no note
+        warnings.simplefilter("error", PateWarning)
+        pate_cli.label(votes, budget=2, smooth_sensitivity=True, accounting="expected",
+                       per_query="stream")
     with warnings.catch_warnings():
         warnings.simplefilter("error", PateWarning)
         pate_cli.analyze(votes, budget=20, tuning="poisson:10", per_query=False)
