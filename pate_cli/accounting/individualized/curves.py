@@ -294,7 +294,12 @@ class _CurveColumns:
                 values, _ = curves.factors._selection_values
                 known = curves.selection_columns = (columns, self._selection(values))
             self.selection = known[1]
-            self.positions = np.searchsorted(known[0], columns)[None, :]
+            positions = np.searchsorted(known[0], columns)
+            first = int(positions[0]) if positions.size else 0
+            self.positions: np.ndarray | slice = (  # a run of columns: a view, no gather
+                slice(first, first + positions.size)
+                if positions.size and positions[-1] - first == positions.size - 1
+                else positions[None, :])
 
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
@@ -314,7 +319,11 @@ class _CurveColumns:
         if factors.log_pr_answered is None:
             return
         if self.selection is not None:
-            out += self.selection[curves.p_index[lo:hi, None], self.positions]
+            index = curves.p_index[lo:hi]
+            if isinstance(self.positions, slice):
+                out += np.take(self.selection[:, self.positions], index, axis=0, out=scratch)
+            else:
+                out += self.selection[index[:, None], self.positions]
             return
         p_values, which = np.unique(factors.log_pr_answered[lo:hi], return_inverse=True)
         out += np.take(self._selection(p_values), which.reshape(-1), axis=0, out=scratch)
