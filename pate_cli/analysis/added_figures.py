@@ -2,12 +2,14 @@
 smaller of the RDP figure and the Gaussian steps' PLD's, ``accounting.pld``;
 math:independent and math:sampling), ``--tuning``'s cost of a random search (math:tuning;
 the headline ``epsilon`` stays the single run's) and the GNSS report
-(``--smooth-sensitivity``, math:smooth).
+(``--smooth-sensitivity``, math:smooth; where the table streams, formed by its pass:
+:class:`PendingRelease`).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
@@ -301,29 +303,36 @@ class PendingRelease:
 
     def __init__(self, make: Callable[[], tuple[Release, int]],
                  own: Callable[[], SmoothSensitivityResult], budget: float | None):
-        self.make, self.own, self.budget = make, own, budget
-        self.chunk_size = make()[1]  # (its refusals raised now, before any output)
+        self.own, self.budget = own, budget
+        # (its refusals raised now, before any output)
+        self.unfed: Release | None
+        self.unfed, self.chunk_size = make()
         self.formed: SmoothSensitivityResult | None = None
-        self.claimed = False
+        self.lock = threading.Lock()
 
-    def claim(self, window: int | None) -> Release | None:
+    def claim(self, rows: int, window: int | None) -> Release | None:
         """For the first pass that will hand over every chunk of ``chunk_size`` rows (cut
-        also at each multiple of ``window``, or None), a fresh release; None where the cuts
-        would split its chunks, or once claimed or formed (a pass left unfinished leaves it
-        to :meth:`report`)."""
-        if (self.formed is not None or self.claimed
-                or (window is not None and window % self.chunk_size)):
+        also at each multiple of ``window``, or None), the release to feed; None where its
+        chunks are larger than the pass's own ``rows`` (its memory bound) or the cuts would
+        split them, or once claimed or formed (a pass left unfinished leaves it to
+        :meth:`report`)."""
+        if self.chunk_size > rows or (window is not None and window % self.chunk_size):
             return None
-        self.claimed = True
-        return self.make()[0]
+        with self.lock:
+            release, self.unfed = self.unfed, None
+        return release
 
     def form(self, report: SmoothSensitivityResult) -> SmoothSensitivityResult:
         """Keep ``report`` (the first formed) and issue its note."""
-        if self.formed is None:
-            self.formed = report
+        with self.lock:
+            first = self.formed is None
+            if first:
+                self.formed = report
+        if first:
+            self.unfed = None
             for note in release_notes(report, self.budget):
                 warnings.warn(PateWarning(note), stacklevel=2)
-        return self.formed
+        return self.formed if self.formed is not None else report
 
     def report(self) -> SmoothSensitivityResult:
         """The release: the table pass's, or formed now by a pass of its own."""

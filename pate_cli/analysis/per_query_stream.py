@@ -66,12 +66,13 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
     queries = result.queries
     # a streamed run's smooth-sensitivity release, formed from this pass's chunks where
     # they are its own (added_figures.PendingRelease): the table then takes its chunks
+    chunk_size = stream_rows(chunk_size, row_width(votes), orders.size)
     pending = result.release if isinstance(result.release, PendingRelease) else None
-    release = None if pending is None else pending.claim(
+    release = None if pending is None else pending.claim(chunk_size, (
         None if result.budget is None or result.budget.carries is None
-        else result.budget.block)
-    chunk_size = (pending.chunk_size if release is not None and pending is not None
-                  else stream_rows(chunk_size, row_width(votes), orders.size))
+        else result.budget.block))
+    if release is not None and pending is not None:
+        chunk_size = pending.chunk_size
     positions = (analysed_positions(votes.shape[0], query_indices, queries, lazy=True)
                  if queries else np.empty(0, np.int64))
     at_order = np.array([result.order])

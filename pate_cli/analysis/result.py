@@ -266,7 +266,7 @@ class AnalysisResult:
     groups: GroupsPart | None = None
     # --smooth-sensitivity's release, or one the streamed table's pass forms
     # (added_figures.PendingRelease): read it as ``smooth_sensitivity``
-    release: Any = field(default=None, compare=False)
+    release: Any = None
     added_rdp: AddedRdp | None = None
     tuning: TuningPart | None = None
     # cli:json's ``outputs``: queries grouped by output (analysis.added_figures), or None

@@ -216,3 +216,23 @@ def test_pate_analyze_writes_the_summary_after_the_table_whose_pass_formed_the_r
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary == json.loads(alone.stdout)
     assert (tmp_path / "h.csv").read_bytes() == (tmp_path / "h0.csv").read_bytes()
+
+
+def test_rows_too_wide_for_the_releases_chunks_keep_the_tables_memory(monkeypatch):
+    """Dense rows so wide that 4,096 of them exceed the table's chunk (``stream_rows``):
+    the table keeps its own chunks and the release takes a pass of its own (three reads),
+    with the same figures."""
+    import pate_cli
+    from pate_cli.work_sizes import STREAM_ELEMENTS
+
+    classes = STREAM_ELEMENTS // 2048  # the table's chunks: 2,048 rows
+    votes = np.zeros((2500, classes), dtype=np.int16)
+    votes[:, 0] = 40
+    votes[np.arange(2500), 1 + np.arange(2500) % 7] = 10
+    options = dict(teachers=50, sigma=20, smooth_sensitivity=True, order=10.0)
+    own = pate_cli.analyze(votes, "gnmax", per_query=False, **options)
+    reads = _Reads(monkeypatch, 2500)
+    streamed = pate_cli.analyze(votes, "gnmax", per_query="stream", **options)
+    assert [len(frame) for frame in streamed.iter_frames()] == [2048, 452]
+    assert streamed.smooth_sensitivity == own.smooth_sensitivity
+    assert reads.release >= 2500 and reads.table.max() == 1
