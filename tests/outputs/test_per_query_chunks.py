@@ -110,6 +110,32 @@ def test_pieces_are_written_as_they_come_and_an_interrupted_write_leaves_nothing
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.jsonl", "s.json"]
 
 
+def test_a_function_is_called_once_the_streams_are_written_and_a_failure_leaves_nothing(
+        tmp_path):
+    """A summary given as a function (what the table's pass completes) is formed after
+    every stream is spent, whatever the files' order; if it fails, nothing is written."""
+    from pate_cli.outputs.writing import write_outputs
+    spent: list[str] = []
+
+    def stream(name):
+        yield b"a\n"
+        yield b"b\n"
+        spent.append(name)
+
+    out, other, summary = tmp_path / "q.csv", tmp_path / "d.csv", tmp_path / "s.json"
+    write_outputs({str(summary): lambda: f"{sorted(spent)}".encode(),
+                   str(out): stream("q"), str(other): stream("d")})
+    assert summary.read_text() == "['d', 'q']" and out.read_bytes() == b"a\nb\n"
+
+    def failing():
+        raise ValueError("no release")
+
+    with pytest.raises(ValueError, match="no release"):
+        write_outputs({str(out): stream("q2"), str(summary): failing})
+    assert out.read_bytes() == b"a\nb\n" and summary.read_text() == "['d', 'q']"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "q.csv", "s.json"]
+
+
 def test_a_parquet_table_without_pyarrow_is_refused_before_any_piece(monkeypatch):
     import builtins
     real = builtins.__import__
