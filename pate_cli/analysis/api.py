@@ -118,11 +118,11 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
         multilabel: ``binary``, ``tau:TAU`` or ``powerset``: per-label counts ``(queries,
           labels, 2)`` or 0/1 ``predictions`` ``(queries, teachers, labels)``
           (``analysis.multilabel``; ``chunk_size``: queries per chunk).
-        per_query: True (the default) or ``"stream"``, the same: ``result.iter_frames()``
-          gives the per-query table a chunk at a time by a second pass over the votes (an
-          array changed in place in between gives another table); ``to_frame()`` and
-          ``label()``'s decisions put its pieces together. False: totals only, ``to_frame()``
-          and ``label()`` raise, the summary is the same bytes.
+        per_query: True (the default) or ``"stream"`` (the same but for the release, see
+          ``smooth_sensitivity``): ``result.iter_frames()`` gives the per-query table a
+          chunk at a time by a second pass over the votes (an array changed in place in
+          between gives another table); ``to_frame()`` and ``label()``'s decisions put its
+          pieces together. False: totals only (those raise), the same summary.
         progress: ``progress(done, total)``, called after each chunk of queries of a single
           run (not SVT-PATE, rounds or individualized).
         chunk_size: rows; defaults to a bound on rows x classes (``work_sizes.chunk_rows``).
