@@ -302,7 +302,7 @@ class AnalysisResult:
     def smooth_sensitivity(self) -> SmoothSensitivityResult | None:
         """The smooth-sensitivity release (math:smooth), or None; with a streamed table,
         formed by the table's pass if that ran to its end, else by a pass of its own now."""
-        release = self.release
+        release = self.release  # a PendingRelease has report() (added_figures reads this module)
         report = getattr(release, "report", None)
         return report() if callable(report) else release
 
