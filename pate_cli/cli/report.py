@@ -130,11 +130,12 @@ def report(ctx, votes, **options):
         if options.get("svt_cutoff") == "auto":
             raise click.UsageError(f"--svt-cutoff auto: {SEARCHED_CUTOFF}")
         # the table streamed, a chunk at a time, into the rows the figures draw (with
-        # --query-indices the selection figure reads the run's query_index rows)
+        # --query-indices the selection figure reads the run's query_index rows), before
+        # the summary: its pass forms the smooth-sensitivity release (two reads, not three)
         with reported_warnings():
-            result = api.analyze(votes, **options, per_query=True)
-        summary = result.to_dict()
-        frame = figure_table(result, summary)
+            result = api.analyze(votes, **options, per_query="stream")
+            frame = figure_table(result)
+            summary = result.to_dict()
         rows = analysed_votes(result)
         epsilon = result.epsilon
         given = {"votes": votes, **options}

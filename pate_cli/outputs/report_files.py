@@ -29,12 +29,15 @@ def check_report_destination(output: str, fmt: str) -> None:
                          "figures go there)")
 
 
-def figure_table(result, summary: dict):
+def figure_table(result):
     """The rows of ``result``'s per-query table the report's figures draw, streamed a
     chunk at a time (``figure_data.figure_rows``: bounded memory, every budget's first
-    row over it kept); ``summary`` is ``result.to_dict()``."""
-    return figure_rows(result.iter_frames(), queries=result.queries,
-                       budgets=figure_budgets(summary))
+    row over it kept, the run's and each group's: ``figure_budgets`` of the result's parts,
+    so the table's pass comes before the summary and forms a streamed run's release)."""
+    budgets = figure_budgets({
+        "budget": None if result.budget is None else {"limit": result.budget.limit},
+        "groups": None if result.groups is None else result.groups.groups})
+    return figure_rows(result.iter_frames(), queries=result.queries, budgets=budgets)
 
 
 def analysed_votes(result):

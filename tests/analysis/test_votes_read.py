@@ -216,6 +216,14 @@ def test_pate_analyze_writes_the_summary_after_the_table_whose_pass_formed_the_r
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary == json.loads(alone.stdout)
     assert (tmp_path / "h.csv").read_bytes() == (tmp_path / "h0.csv").read_bytes()
+    # pate-report too: its figures' table first, then the statement
+    from pate_cli.cli.report import report
+    reads = _Reads(monkeypatch, 3000)
+    done = CliRunner().invoke(report, [*common[:-2], "-o", str(tmp_path / "r.md")])
+    assert done.exit_code == 0, done.output
+    assert reads.release == 0 and reads.table.max() == 1
+    assert f"{summary['smooth_sensitivity']['epsilon_after']:.4f}"[:5] in \
+        (tmp_path / "r.md").read_text()
 
 
 def test_rows_too_wide_for_the_releases_chunks_keep_the_tables_memory(monkeypatch):
