@@ -187,7 +187,7 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
       ValueError: where it does not apply, and naming condition C5 or C6 when one fails at
         the order (before any vote is read).
     """
-    release, chunk_size = release_of(result, votes, order=order, report_every=report_every)
+    release = release_of(result, votes, order=order, report_every=report_every)
     if positions is None:
         positions = (FirstRows(result.queries) if result.query_index is None
                      else result.query_index)
@@ -201,12 +201,11 @@ def sanitize_analysis(result, votes, *, student=None, order: float | None = None
         charges = run_charges(rows, mechanism=result.mechanism, accounting=result.accounting,
                               seed=result.seed, q_bound=result.q_bound,
                               student_rows=student_rows, decisions=decisions)
-    for start in range(0, result.queries, chunk_size):
-        stop = min(result.queries, start + chunk_size)
-        block = rows[start:stop]  # held while the charges read it (AnalysedRows)
-        release.add(block, charges(start, stop), selection_maxima(
-            result.mechanism, block, None if student_rows is None else student_rows[start:stop]))
-    return release.report()
+    maxima = None if student_rows is None else (  # Interactive's max(n - M p)
+        lambda start, stop: result.mechanism.selection_counts(rows[start:stop],
+                                                              student_rows[start:stop]))
+    # each chunk's rows held while its charges and maxima read them (AnalysedRows)
+    return release.read(rows, charges, maxima)
 
 
 def smooth_release(result, votes, *, stream: bool, budget: float | None,
@@ -222,9 +221,9 @@ def smooth_release(result, votes, *, stream: bool, budget: float | None,
 
 
 def release_of(result, votes, *, order: float | None = None,
-               report_every: int | None = None) -> tuple[Release, int]:
-    """The GNSS release of ``result`` (math:smooth) before any chunk, and the rows of each
-    chunk it takes (sparse votes: the stored width within ``READ_VALUES``).
+               report_every: int | None = None) -> Release:
+    """The GNSS release of ``result`` (math:smooth) before any chunk; its ``chunk_size``
+    rows a chunk (sparse votes: the stored width within ``READ_VALUES``).
 
     Raises:
       ValueError: another mechanism or data-independent accounting, an order where the
@@ -259,7 +258,7 @@ def release_of(result, votes, *, order: float | None = None,
         raise ValueError(f"smooth sensitivity is not valid here: condition "
                          f"{' and '.join(failed)} fails for sigma {mechanism.sigma:g}, "
                          f"K {result.classes}, order {order:g} (choose another --order)")
-    return release, chunk_size
+    return release
 
 
 def selection_maxima(mechanism, block, student) -> np.ndarray | None:
@@ -301,12 +300,11 @@ class PendingRelease:
     pass of its own; the same chunks, so the same report either way. Its budget note
     (:func:`release_notes`) is issued as a ``PateWarning`` when it is formed."""
 
-    def __init__(self, make: Callable[[], tuple[Release, int]],
+    def __init__(self, make: Callable[[], Release],
                  own: Callable[[], SmoothSensitivityResult], budget: float | None):
         self.own, self.budget = own, budget
-        # (its refusals raised now, before any output)
-        self.unfed: Release | None
-        self.unfed, self.chunk_size = make()
+        self.unfed: Release | None = make()  # (its refusals raised now, before any output)
+        self.chunk_size = self.unfed.chunk_size
         self.formed: SmoothSensitivityResult | None = None
         self.lock = threading.Lock()
 

@@ -125,8 +125,13 @@ def drawn_from(frame, summary: dict) -> str:
 def figure_budgets(summary: dict) -> tuple[float, ...]:
     """The budgets a report's figures mark (the run's, each group's): ``figure_rows``
     keeps the first row over each."""
-    found = [(summary.get("budget") or {}).get("limit")]
-    found += [row.get("budget") for row in summary.get("groups") or []]
+    return marked_budgets((summary.get("budget") or {}).get("limit"),
+                          summary.get("groups") or ())
+
+
+def marked_budgets(limit: float | None, groups) -> tuple[float, ...]:
+    """:func:`figure_budgets` of the run's ``--budget`` and its ``groups`` rows."""
+    found = [limit, *(row.get("budget") for row in groups)]
     return tuple(sorted({float(value) for value in found if value is not None}))
 
 

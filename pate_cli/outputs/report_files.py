@@ -14,7 +14,7 @@ from ..inputs.tables import read_summary
 from .figure_data import figure_rows
 from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
 from .report import files_folder, report_format
-from .report_figures import FIGURE_TITLES, figure_budgets
+from .report_figures import FIGURE_TITLES, figure_budgets, marked_budgets
 from .risk_figure import risk_problem
 from .writing import check_destinations, utf8_text, write_outputs
 
@@ -32,11 +32,10 @@ def check_report_destination(output: str, fmt: str) -> None:
 def figure_table(result):
     """The rows of ``result``'s per-query table the report's figures draw, streamed a
     chunk at a time (``figure_data.figure_rows``: bounded memory, every budget's first
-    row over it kept, the run's and each group's: ``figure_budgets`` of the result's parts,
-    so the table's pass comes before the summary and forms a streamed run's release)."""
-    budgets = figure_budgets({
-        "budget": None if result.budget is None else {"limit": result.budget.limit},
-        "groups": None if result.groups is None else result.groups.groups})
+    row over it kept, the run's and each group's, read from the result's parts so the
+    table's pass comes before the summary and forms a streamed run's release)."""
+    budgets = marked_budgets(None if result.budget is None else result.budget.limit,
+                             () if result.groups is None else result.groups.groups)
     return figure_rows(result.iter_frames(), queries=result.queries, budgets=budgets)
 
 

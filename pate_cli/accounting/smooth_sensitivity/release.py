@@ -298,12 +298,8 @@ def _sanitize(votes: np.ndarray | SparseVotes, setting: ReleaseSetting
                                else setting.weights, queries, "weights")
     max_votes_of = None if setting.max_votes is None else _chunk_values(
         setting.max_votes, queries, "max_votes")
-    release = Release(setting, classes=votes.shape[1], queries=queries)
-    for start in range(0, queries, setting.chunk_size):
-        stop = min(queries, start + setting.chunk_size)
-        release.add(votes[start:stop], weights_of(start, stop),
-                    None if max_votes_of is None else max_votes_of(start, stop))
-    return release.report()
+    return Release(setting, classes=votes.shape[1], queries=queries).read(
+        votes, weights_of, max_votes_of)
 
 
 class Release:
@@ -317,6 +313,7 @@ class Release:
         if setting.report_every is not None:
             check_positive_integer(setting.report_every, "report_every")
         self.every, self.queries, self.done = setting.report_every, queries, 0
+        self.chunk_size = setting.chunk_size
         self.sums = SmoothSensitivityAccumulator(
             teachers=setting.teachers, classes=classes, sigma=setting.sigma,
             order=setting.order, threshold=setting.threshold,
@@ -337,6 +334,16 @@ class Release:
         self.sums.add(rows, weights=weights, max_votes=max_votes)
         if every is not None and stop % every == 0 and stop < self.queries:
             self.checkpoints.append(self.result(self.sums))
+
+    def read(self, votes, weights: ChunkValues,
+             max_votes: ChunkValues | None) -> SmoothSensitivityResult:
+        """Every chunk read from ``votes`` (its first ``queries`` rows) with its weights and
+        ``max v`` (:meth:`add`), then the :meth:`report`."""
+        for start in range(0, self.queries, self.chunk_size):
+            stop = min(self.queries, start + self.chunk_size)
+            self.add(votes[start:stop], weights(start, stop),
+                     None if max_votes is None else max_votes(start, stop))
+        return self.report()
 
     def report(self) -> SmoothSensitivityResult:
         """The release after the chunks added (with the history, if asked for)."""
