@@ -6,6 +6,7 @@ import shlex
 
 import numpy as np
 
+from ..outputs.figure_data import frontier_mask
 from ..rounding import ceil_significant, ceil_text
 from .points import one_per_file
 
@@ -41,10 +42,9 @@ def best_row(rows: list[dict], epsilon: float) -> dict | None:
 
 
 def pareto_rows(rows: list[dict]) -> list[dict]:
-    """Rows no other row of the same file beats: at most the epsilon and at least the
-    score (label accuracy, else answered), strictly better in one. Order is kept.
-
-    """
+    """Rows no other row of the same file beats (``figure_data.frontier_mask`` per file:
+    at most the epsilon and at least the score, label accuracy else answered, strictly
+    better in one). Order is kept."""
     column = score_column(rows)
     files = np.array([row["file"] for row in rows], dtype=object)
     epsilon = np.array([row["epsilon"] for row in rows], dtype=np.float64)
@@ -52,12 +52,7 @@ def pareto_rows(rows: list[dict]) -> list[dict]:
     kept = np.zeros(len(rows), dtype=bool)
     for file in dict.fromkeys(files):
         mine = np.flatnonzero(files == file)
-        order = mine[np.lexsort((-score[mine], epsilon[mine]))]
-        eps, best = epsilon[order], score[order]
-        first = np.searchsorted(eps, eps, side="left")  # first row of each epsilon
-        before = np.maximum.accumulate(best)
-        smaller = np.where(first > 0, before[np.maximum(first - 1, 0)], -np.inf)
-        kept[order] = ~((smaller >= best) | (best[first] > best))
+        kept[mine] = frontier_mask(epsilon[mine], score[mine])
     return [row for row, keep in zip(rows, kept, strict=True) if keep]
 
 

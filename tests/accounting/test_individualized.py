@@ -520,10 +520,8 @@ def test_unevaluated_curves_give_the_same_bits(accounting, conversion, block_row
     pruned per block, the uniform run shared with the D=1 group and, with ``uniform``,
     taken from the standard analysis) equals the evaluated generic path bit for bit."""
     from pate_cli.accounting import composition
-    from pate_cli.accounting.individualized import curves
 
     monkeypatch.setattr(composition, "WORK_VALUES", block_rows * ORDERS.size)
-    monkeypatch.setattr(curves, "_CURVE_ELEMENTS", 64 * ORDERS.size)  # windows
     mechanism = MECHANISMS[1]
     votes = weighted_histogram(make_predictions(seed=7, queries=700), classes=CLASSES)
     standard = analyze_votes(votes, mechanism, accounting=accounting, orders=ORDERS,

@@ -27,8 +27,6 @@ from ..threshold import rdp_threshold, rdp_threshold_data_independent
 # A ``map``-like callable: the builtin, or an executor's ``map``.
 Mapper = Callable[..., Iterable[Any]]
 
-# Elements of one sensitivity's distinct answer curves for a window of queries (8 MB).
-_CURVE_ELEMENTS = 1 << 20
 # Largest run-wide table of one sensitivity's selection curves (32 MB).
 _SELECTION_ELEMENTS = 1 << 22
 
@@ -164,22 +162,21 @@ def first_of_each_sensitivity(sensitivities: np.ndarray) -> list[int]:
 
 class _Curves:
     """One sensitivity's curves (math:independent, math:gnmax, math:threshold and
-    math:individualized), and the per-query rows gathered from them.
+    math:individualized), and the per-query rows gathered from them (:meth:`at` every
+    order).
 
     Selection curves once for the run's distinct ``log pr_answered`` (at most teachers + 1)
-    up to ``_SELECTION_ELEMENTS`` values, else per window; answer curves per distinct
-    ``log q`` of a window of ``_CURVE_ELEMENTS`` values: bounded memory.
+    up to ``_SELECTION_ELEMENTS`` values, else per block of rows asked for; answer curves
+    per distinct ``log q`` of the rows asked for: memory bounded by what is asked.
     """
 
     def __init__(self, factors: CurveFactors, sensitivity: float) -> None:
         self.factors = factors
         self.sensitivity = sensitivity
         self.zero = sensitivity == 0.0
-        self.answer = self.selection = None
+        self.answer = self.selection = None  # the data-independent curves
         self.run_wide = False
         self.selection_columns: tuple[np.ndarray, np.ndarray] | None = None  # _CurveColumns'
-        self.window = max(1, _CURVE_ELEMENTS // factors.orders.size)
-        self.span = (0, 0)  # queries covered by the answer (and windowed selection) curves
         if self.zero:
             return
         orders, sigma1 = factors.orders, factors.sigma_threshold
@@ -194,14 +191,6 @@ class _Curves:
         if self.run_wide:
             self.p_index = factors._selection_values[1]
 
-    def _run_wide_selection(self) -> None:
-        """The selection curves of the run's distinct ``log pr_answered`` at every order
-        (formed on the first :meth:`rows`: :meth:`at` forms its own)."""
-        values, _ = self.factors._selection_values
-        self.selection = self._capped(rdp_threshold(
-            values, sigma_threshold=self.factors.sigma_threshold / self.sensitivity,
-            orders=self.factors.orders))
-
     @cached_property
     def independent_selection(self) -> np.ndarray:
         """The selection's data-independent curve at this sensitivity (math:independent, or
@@ -215,74 +204,27 @@ class _Curves:
                              low=low, high=high, sensitivity=d, orders=factors.orders,
                              integer=kind == "integer" and float(d).is_integer())
 
-    def _capped(self, dependent: np.ndarray) -> np.ndarray:
-        """math:threshold's curves capped by math:screening's exact one (valid for every query)."""
-        if self.factors.screening is None:
-            return dependent
-        return np.minimum(dependent, self.independent_selection[None, :])
-
-    def _cover(self, lo: int) -> None:
-        """Answer curves (and selection curves, if windowed) of the window holding ``lo``."""
-        start = lo - lo % self.window
-        stop = min(self.factors.shape[1], start + self.window)
-        factors = self.factors
-        q_values, q_index = np.unique(factors.log_q[start:stop], return_inverse=True)
-        self.answer = rdp_gnmax(q_values, sigma=factors.sigma / self.sensitivity,
-                                orders=factors.orders)
-        self.q_index = q_index.reshape(-1)
-        if factors.log_pr_answered is not None and not self.run_wide:
-            p_values, p_index = np.unique(factors.log_pr_answered[start:stop],
-                                          return_inverse=True)
-            self.selection = self._capped(rdp_threshold(
-                p_values, sigma_threshold=factors.sigma_threshold / self.sensitivity,
-                orders=factors.orders))
-            self.p_index = p_index.reshape(-1)
-        self.span = (start, stop)
-
     def at(self, columns: np.ndarray) -> _CurveColumns:
-        """The rows at the grid's orders ``columns`` only, each entry the bits of
-        :meth:`rows`' (an entry depends on its own statistic and order alone)."""
+        """The rows at the grid's orders ``columns`` only (an entry depends on its own
+        statistic and order alone: the bits of :meth:`rows`' at that order)."""
         return _CurveColumns(self, columns)
+
+    @cached_property
+    def _every(self) -> _CurveColumns:
+        return self.at(np.arange(self.factors.orders.size))
 
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
         """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)`` (``scratch``, same
         shape, saves a temporary). A ``composition.RowSource``."""
-        if self.zero:
-            out.fill(0.0)
-            return
-        factors = self.factors
-        if self.run_wide and self.selection is None:
-            self._run_wide_selection()
-        if factors.data_independent:
-            np.multiply(factors.charge[lo:hi, None], self.answer[None, :], out=out)
-            if self.selection is not None:
-                out += self.selection
-            return
-        position = lo
-        while position < hi:
-            if not self.span[0] <= position < self.span[1]:
-                self._cover(position)
-            start, stop = self.span
-            end = min(hi, stop)
-            part = out[position - lo : end - lo]
-            np.take(self.answer, self.q_index[position - start : end - start], axis=0,
-                    out=part)
-            part *= factors.charge[position:end, None]
-            if self.selection is not None:
-                index = (self.p_index[position:end] if self.run_wide
-                         else self.p_index[position - start : end - start])
-                gathered = (None if scratch is None
-                            else scratch[position - lo : end - lo])
-                part += np.take(self.selection, index, axis=0, out=gathered)
-            position = end
+        self._every.rows(lo, hi, out, scratch)
 
 
 class _CurveColumns:
     """One sensitivity's rows at some of the grid's orders (``_Curves.at``), a
     ``composition.RowSource``: data-dependent answer and selection curves once per distinct
-    statistic of the rows asked for, at those orders (data-independent ones sliced), added
-    as :meth:`_Curves.rows` adds them."""
+    statistic of the rows asked for, at those orders (data-independent ones sliced):
+    ``charge * answer + selection``."""
 
     def __init__(self, curves: _Curves, columns: np.ndarray):
         self.curves, self.columns = curves, columns
@@ -329,7 +271,8 @@ class _CurveColumns:
         out += np.take(self._selection(p_values), which.reshape(-1), axis=0, out=scratch)
 
     def _selection(self, values: np.ndarray) -> np.ndarray:
-        """The selection curves of ``values`` at these orders (as ``_Curves._capped``)."""
+        """The selection curves of ``values`` at these orders (math:threshold), capped by
+        math:screening's exact one (valid for every query)."""
         curves, factors = self.curves, self.curves.factors
         selection = rdp_threshold(values, orders=self.orders,
                                   sigma_threshold=factors.sigma_threshold / curves.sensitivity)
