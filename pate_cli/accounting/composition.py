@@ -122,15 +122,16 @@ def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
 
 
 def sequential_total(rows: np.ndarray) -> np.ndarray:
-    """``rows[0] + rows[1] + ...`` over a C-ordered ``(queries, orders)`` block, added row
-    after row, so it equals ``numpy.cumsum(rows, axis=0)[-1]`` bit for bit.
+    """``rows[..., 0, :] + rows[..., 1, :] + ...`` over a C-ordered ``(..., queries,
+    orders)`` block, added row after row, so it equals ``numpy.cumsum(rows,
+    axis=-2)[..., -1, :]`` bit for bit.
 
     ``add.reduce`` adds rows one after another when a row holds two or more values; a
     single column would be summed pairwise, so it goes through ``cumsum``.
     """
     if rows.shape[-1] > 1:
-        return np.add.reduce(rows, axis=0)
-    return np.cumsum(rows, axis=0)[-1].copy()
+        return np.add.reduce(rows, axis=-2)
+    return np.cumsum(rows, axis=-2)[..., -1, :].copy()
 
 
 def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversion
@@ -141,21 +142,23 @@ def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversi
     ``rows[..., 0, :]``. Returns the epsilon ``(..., queries)``, the first order achieving
     it, and the sums after.
 
-    For 2-D non-negative rows the sums only grow (rounding is monotone), so an order whose
+    For non-negative rows the sums only grow (rounding is monotone), so an order whose
     sum after the first query is beyond (``Conversion.beyond``) the smallest converted
     total is above the minimum at every query: its running sums are skipped, with the
-    same figures. (Under the improved conversion an order's figure is 0 while its sum is
-    within the total-variation shortcut, so the minimum is at most 0 or that total.)
+    same figures (several runs, ``(runs, queries, orders)``: the orders some run needs).
+    (Under the improved conversion an order's figure is 0 while its sum is within the
+    total-variation shortcut, so the minimum is at most 0 or that total.)
     """
     rows[..., 0, :] += carry
-    if rows.ndim == 2 and bool(rows.min() >= 0.0):  # False for NaN: no order is skipped
+    if rows.size and bool(rows.min() >= 0.0):  # False for NaN: no order is skipped
         total = sequential_total(rows)
-        least = float((total + conversion.offset).min())
+        least = (total + conversion.offset).min(axis=-1, keepdims=True)
         if conversion.tv_limit is not None:
-            least = max(least, 0.0)
-        kept = np.flatnonzero(~conversion.beyond(rows[0], least))
-        part = rows[:, kept]
-        np.cumsum(part, axis=0, out=part)
+            least = np.maximum(least, 0.0)
+        beyond = conversion.beyond(rows[..., 0, :], least)
+        kept = np.flatnonzero(~beyond.reshape(-1, beyond.shape[-1]).all(axis=0))
+        part = rows[..., kept]
+        np.cumsum(part, axis=-2, out=part)
         epsilon, choice = minimise_over_orders(part, conversion.offset[kept],
                                                clip=conversion.clip, out=part,
                                                tv_limit=conversion.tv_limit)

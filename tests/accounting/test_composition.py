@@ -107,3 +107,30 @@ def test_skipped_orders_leave_the_order_of_a_zero_epsilon_alone():
     expected, order = conversion.epsilon(np.cumsum(rows, axis=0))
     np.testing.assert_array_equal(figures.epsilon, expected)
     np.testing.assert_array_equal(figures.order_index, order)
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), runs=st.integers(1, 12), queries=st.integers(1, 40),
+       conversion=st.sampled_from(["classic", "improved"]), delta=deltas,
+       scale=st.sampled_from([1e-9, 1e-4, 1e-2, 1.0]), width=st.sampled_from([1, 2, 298]))
+def test_several_runs_skip_orders_with_the_bits_of_every_order(
+        seed, runs, queries, conversion, delta, scale, width):
+    """``cumulative_epsilon`` over ``(runs, queries, orders)`` non-negative rows (the
+    members of a vanishing run) forms the running sums at the orders some run may need
+    only: the epsilons, first minimising orders and sums after are those of every order
+    summed and converted, bit for bit, idle runs (zero rows) and single columns too."""
+    from pate_cli.accounting.composition import cumulative_epsilon
+
+    rng = np.random.default_rng(seed)
+    orders = default_orders()[np.sort(rng.choice(298, width, replace=False))]
+    setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+    rows = rng.exponential(scale, (runs, queries, orders.size)) * orders / 10
+    rows *= rng.integers(0, 2, (runs, queries, 1))  # some queries a run does not pay
+    carry = rng.exponential(scale * rng.uniform(0, 50), (runs, orders.size))
+    sums = np.cumsum(np.concatenate([carry[:, None] + rows[:, :1], rows[:, 1:]], axis=1),
+                     axis=1)
+    expected, best = setting.epsilon(sums.copy())
+    epsilon, order, after = cumulative_epsilon(rows.copy(), carry, setting)
+    np.testing.assert_array_equal(epsilon, expected)
+    np.testing.assert_array_equal(order, best)
+    np.testing.assert_array_equal(after, sums[:, -1])
