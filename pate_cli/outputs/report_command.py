@@ -92,7 +92,9 @@ def _input(command: _Command, summary: dict) -> None:
     elif given.get("votes") is not None:
         command.add(given["votes"])
     elif path and (variant in ("tau", "powerset")  # these read predictions only
-                   or summary.get("individualized") in ("weighting", "vanishing")):
+                   or summary.get("individualized") in ("weighting", "vanishing")
+                   or (summary.get("individualized")  # --teacher-groups needs them
+                       and isinstance(command.files.get("teacher_groups"), dict))):
         command.add("--predictions", path)
     elif path:
         command.add(path)

@@ -17,6 +17,7 @@ from .captions import MECHANISM_NAMES
 from .report_command import command_line
 from .report_statement import (
     UNSANITISED,
+    data_dependence,
     decisions_kind,
     decisions_text,
     epsilon_text,
@@ -26,6 +27,7 @@ from .report_statement import (
     pld_source,
     privacy_unit,
     smaller_pld,
+    tuning_law,
 )
 from .risk_figure import risk_problem, with_published_risk
 from .summary import adds_to, risk_text, vacuous_text
@@ -132,17 +134,22 @@ def group_rows(summary: dict) -> list[dict]:
 
 
 def tuning_view(summary: dict) -> dict | None:
+    """The hyperparameter search's figures (math:tuning) as labelled rows, every epsilon
+    rounded up and each computed from the run's data-dependent curve labelled
+    unsanitised (its attack risk is the risk section's); None without a search."""
     tuning = summary.get("tuning")
-    if not tuning:
-        return None
     if not isinstance(tuning, dict):
-        return {"rows": [{"name": "tuning", "value": str(tuning)}]}
-    return {"rows": [{"name": str(key),
-                      "value": number(value, rounding="up" if str(key).startswith("epsilon")
-                                      else "nearest")
-                      if isinstance(value, float | int) and not isinstance(value, bool)
-                      else str(value)}
-                     for key, value in tuning.items()]}
+        return None
+    dependent = data_dependence(summary)[0]
+    note = f" ({UNSANITISED})" if dependent else " (data-independent)"
+    rows = [("search", f"random search, K ~ {tuning_law(tuning)} (docs/explanation/tuning.md)"),
+            ("\u03b5 of one run" + note, epsilon_text(tuning.get("epsilon_single"))),
+            ("\u03b5 with the search" + note, f"{epsilon_text(tuning.get('epsilon_tuned'))} "
+             f"(order {number(tuning.get('order'))})")]
+    if tuning.get("epsilon_tuned_data_independent") is not None:
+        rows.append(("\u03b5 with the search (data-independent)",
+                     epsilon_text(tuning["epsilon_tuned_data_independent"])))
+    return {"rows": [{"name": name, "value": value} for name, value in rows]}
 
 
 def risk_rows(risk: dict) -> list[dict]:

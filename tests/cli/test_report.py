@@ -373,7 +373,7 @@ def test_keys_other_commands_add_are_reported(cli, tmp_path):
     assert "the user's decisions, read from decisions.csv" in text
     assert "a simulated run" not in text and "(of the simulated run)" not in text
     assert "halted before query 250" in text and "Remaining budget: 0.125" in text
-    assert "epsilon_tuned" in text and "poisson:10" in text
+    assert "\u03b5 with the search" in text and "poisson:10" in text
     assert "where the run stopped is itself a function of the votes" in text
     assert "No tuning cost is recorded" not in text
     data["budget"] = {"limit": 2.0, "stopped_at": 250, "answered": 140}
@@ -706,6 +706,49 @@ def test_an_individualized_runs_rebuilt_command_gives_its_numbers(cli, tmp_path)
     again = json.loads(cli.analyze(*words[1:], "-f", "json").out)
     assert [row["epsilon"] for row in again["groups"]] == [
         row["epsilon"] for row in summary["groups"]]
+
+
+def test_an_upsampling_run_with_teacher_groups_is_rebuilt_from_its_predictions(cli):
+    """--teacher-groups needs --predictions: an upsampling run's summary that records its
+    teacher groups is rebuilt with its input as --predictions (it was given as VOTES, which
+    the rebuilt command refused), and the command gives the same figures."""
+    import shlex
+
+    from pate_cli.outputs.report_command import command_line
+
+    predictions = str(SAMPLES / "mnist_250_predictions.npy")
+    summary = json.loads(cli.analyze(
+        "--predictions", predictions, "--individualized", "upsampling", "--groups",
+        str(SAMPLES / "mnist_250_groups.csv"), "--teacher-groups",
+        str(SAMPLES / "mnist_250_teacher_groups.csv"), "-m", "gnmax", "--sigma", "40",
+        "-n", "300", "-f", "json").out)
+    words = shlex.split(command_line(summary, None)[0])
+    assert words[words.index("--predictions") + 1] == predictions
+    again = cli.analyze(*words[1:], "-f", "json")
+    assert again.code == 0, again.err
+    assert [row["epsilon"] for row in json.loads(again.out)["groups"]] == [
+        row["epsilon"] for row in summary["groups"]]
+
+
+@pytest.mark.parametrize("accounting", ["replay", "data-independent"])
+def test_the_tuning_section_labels_and_rounds_its_figures(cli, tmp_path, accounting):
+    """The report's tuning section: the search's law and its epsilons, rounded up, each
+    one from the run's data-dependent curve marked unsanitised; no JSON key nor risk
+    record printed raw (its risk is the risk section's)."""
+    out = tmp_path / "r.md"
+    args = (VOTES, "-m", "gnmax", "-n", "100", "--tuning", "poisson:3", "--accounting",
+            accounting)
+    assert cli.report(*args, "-o", out).code == 0
+    section = out.read_text().split("## Hyperparameter tuning", 1)[1].split("## Figures")[0]
+    tuning = json.loads(cli.analyze(*args, "-f", "json").out)["tuning"]
+    assert "random search, K ~ poisson:3" in section
+    for raw in ("epsilon_single", "epsilon_tuned", "risk", "{", "shape"):
+        assert raw not in section
+    label = ("data-dependent, unsanitised: not for publication" if accounting == "replay"
+             else "data-independent")
+    assert f"| \u03b5 with the search ({label}) | {ceil_text(tuning['epsilon_tuned'])} " \
+           in section
+    assert f"| \u03b5 of one run ({label}) | {ceil_text(tuning['epsilon_single'])} |" in section
 
 
 def test_a_tuned_run_says_which_attack_risk_includes_the_search(cli, tmp_path):
