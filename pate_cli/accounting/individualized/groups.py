@@ -291,7 +291,7 @@ def _accumulate_chunk(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
     orders = rule.orders
     eps_out = np.empty((queries, groups))
     order_out = np.empty((queries, groups))
-    base_out = np.empty(queries)
+    base = running_epsilon(ArrayRows(baseline), queries, base_carry[0], rule)
     step = max(1, _MEMBER_ELEMENTS // max(1, members * orders.size))
     for lo in range(0, queries, step):
         hi = min(queries, lo + step)
@@ -314,7 +314,4 @@ def _accumulate_chunk(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
             columns = np.arange(hi - lo)
             eps_out[lo:hi, g] = eps[mine[worst], columns]
             order_out[lo:hi, g] = order[mine[worst], columns]
-        base_rows = baseline[None, lo:hi].copy()
-        base_eps, _, base_carry = cumulative_epsilon(base_rows, base_carry, rule)
-        base_out[lo:hi] = base_eps[0]
-    return eps_out, order_out, base_out, carry, seen, base_carry
+    return eps_out, order_out, base.epsilon, carry, seen, base.carry[None, :]
