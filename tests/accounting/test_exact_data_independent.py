@@ -3,6 +3,7 @@ figure against the exact Gaussian composition, and ``--orders auto``."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -234,6 +235,17 @@ def test_orders_auto_on_the_command_line(cli):
     done = cli.sweep("sample_votes/mnist_250_votes.npy", "--sigma", "40", "-n", "50",
                      "--orders", "auto", "-w", "1", "--no-progress")
     assert done.code == 2 and "auto applies to pate-analyze only" in done.err
+
+
+def test_orders_auto_keeps_an_order_off_the_grid(cli):
+    """SVT-PATE converts at an order of its own (not on the grid): --orders auto runs once
+    and reports it (it failed with an IndexError looking for it on the grid)."""
+    done = cli.analyze("sample_votes/mnist_250_votes.npy", "-n", "400", "-m", "svt",
+                       "--accounting", "data-independent", "--orders", "auto", "-f", "json")
+    assert done.code == 0, done.err
+    plain = cli.analyze("sample_votes/mnist_250_votes.npy", "-n", "400", "-m", "svt",
+                        "--accounting", "data-independent", "-f", "json")
+    assert json.loads(done.out)["epsilon"] == json.loads(plain.out)["epsilon"]
 
 
 def test_a_pld_budget_run_leaves_the_budget_minus_the_reported_figure():
