@@ -333,16 +333,16 @@ def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0
 
 
 def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
-    """``orders="auto"``: the analysis repeated on the grid extended (``extend_orders``) while
-    its order sits at an edge, ``AUTO_ROUNDS`` times at most (then a note remains)."""
+    """``orders="auto"``: the default grid, extended (``orders.extend_orders``) below 2 or
+    above 500 and the analysis repeated while the best order sits at an edge (at most
+    ``AUTO_ROUNDS`` times; a note remains if it still does)."""
     grid = default_orders()
     for _ in range(AUTO_ROUNDS + 1):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PateWarning)
             result = analyze(votes, **{**spec.options(), "orders": grid})
-        best = np.flatnonzero(result.orders == result.order)  # none: SVT-PATE's own order
-        if result.epsilon <= 0 or not best.size or (
-                wider := extend_orders(result.orders, int(best[0]))) is None:
+        best = int(np.flatnonzero(result.orders == result.order)[0])
+        if result.epsilon <= 0 or (wider := extend_orders(result.orders, best)) is None:
             break
         grid = wider
     for note in result.warnings:

@@ -315,6 +315,11 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
          "give --svt-scale or --target-epsilon, not both"),
     Rule(lambda s: s.name == "svt" and s.budget is not None,  # --rounds, groups: above
          "--budget does not apply to -m svt (its cut-off bounds the cost)"),
+    Rule(lambda s: _single(s) and _one_run(s) and s.name == "svt" and s.add_rdp is None
+         and (s.orders is not None or s.order is not None),
+         "--orders and --order do not apply to -m svt: its guarantee is converted over a "
+         "continuous order, not the grid (with --add-rdp, whose curve is known on the grid "
+         "only, they do)"),
     Rule(lambda s: s.smooth_sensitivity and not _one_run(s),
          "--smooth-sensitivity applies to single runs (not --rounds or --individualized)"),
     Rule(lambda s: _single(s) and s.tuning is not None and (

@@ -3,7 +3,6 @@ figure against the exact Gaussian composition, and ``--orders auto``."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -237,15 +236,19 @@ def test_orders_auto_on_the_command_line(cli):
     assert done.code == 2 and "auto applies to pate-analyze only" in done.err
 
 
-def test_orders_auto_keeps_an_order_off_the_grid(cli):
-    """SVT-PATE converts at an order of its own (not on the grid): --orders auto runs once
-    and reports it (it failed with an IndexError looking for it on the grid)."""
-    done = cli.analyze("sample_votes/mnist_250_votes.npy", "-n", "400", "-m", "svt",
-                       "--accounting", "data-independent", "--orders", "auto", "-f", "json")
-    assert done.code == 0, done.err
-    plain = cli.analyze("sample_votes/mnist_250_votes.npy", "-n", "400", "-m", "svt",
-                        "--accounting", "data-independent", "-f", "json")
-    assert json.loads(done.out)["epsilon"] == json.loads(plain.out)["epsilon"]
+@pytest.mark.parametrize("grid", [("--orders", "auto"), ("--order", "8"), ("--orders", "2,4")])
+def test_svt_pate_refuses_an_order_grid_it_would_not_use(cli, grid, tmp_path):
+    """SVT-PATE converts its guarantee over a continuous order of its own: a grid is refused
+    (--orders auto failed with an IndexError looking for that order on the grid; a grid
+    given was recorded in the JSON and not used), and taken with --add-rdp, whose curve is
+    known on the grid only."""
+    args = ("sample_votes/mnist_250_votes.npy", "-n", "400", "-m", "svt", *grid)
+    done = cli.analyze(*args)
+    assert done.code == 2 and "--orders and --order do not apply to -m svt" in done.err
+    curve = tmp_path / "rdp.csv"
+    curve.write_text("order,rdp\n2,0.1\n4,0.1\n8,0.2\n32,0.3\n")
+    if grid[1] != "auto":
+        assert cli.analyze(*args, "--add-rdp", str(curve)).code == 0
 
 
 def test_a_pld_budget_run_leaves_the_budget_minus_the_reported_figure():

@@ -124,6 +124,8 @@ CASES = [
      "give --svt-scale or --target-epsilon, not both"),
     (dict(mechanism="svt", budget=2.0), ["-m", "svt", "--budget", "2"],
      "--budget does not apply to -m svt"),
+    (dict(mechanism="svt", orders=[2.0, 8.0]), ["-m", "svt", "--orders", "2,8"],
+     "--orders and --order do not apply to -m svt"),
     (dict(smooth_sensitivity=True, individualized="upsampling", groups=MISSING),
      ["--smooth-sensitivity", "--individualized", "upsampling", "--groups", MISSING],
      "--smooth-sensitivity applies to single runs"),
