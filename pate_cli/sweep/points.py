@@ -258,9 +258,11 @@ def _run_spec(name: str, spec, **options) -> RunSpec:
 def _grid_options(spec) -> dict:
     """The options of sweep ``spec`` that only some mechanisms take: each grid parameter
     given (its first value), ``--confidence``, ``--screening gaussian``,
-    ``--sampling-steps`` and ``--student``; pate-sweep refuses one no mechanism takes."""
+    ``--sampling-steps``, ``--student`` and the order grid; pate-sweep refuses one no
+    mechanism takes."""
     given = {key: values[0] for key, values in spec.grids.items() if key != "queries"}
     given.update({key: value for key, value in (
+        ("orders", spec.orders), ("order", spec.order),
         ("confidence", spec.confidence), ("sampling_steps", spec.sampling_steps),
         ("screening", None if spec.screening == "exact" else spec.screening),
         ("student", "given" if spec.students else None)) if value is not None})

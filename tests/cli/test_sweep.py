@@ -59,6 +59,9 @@ def rows_of(result: Result) -> list[dict]:
      "--svt-cutoff takes whole numbers of at least 1 in a sweep (fixed cut-offs; no 'auto')"),
     (["--seed", str(2**63)], "--seed: a sweep's seeds"),
     (["--seed", str(2**63 - 2), "--repeats", "3"], "are at most 2^63 - 1"),
+    (["-m", "svt", "--svt-scale", "1", "--orders", "2,8"],  # a grid SVT-PATE would not use
+     "--orders and --order do not apply to -m svt"),
+    (["-m", "svt", "--svt-scale", "1", "--order", "8"], "do not apply to -m svt"),
 ])
 def test_bad_options_exit_2_with_one_line(cli, files, args, message):
     result = cli.sweep(files[0], *args)
