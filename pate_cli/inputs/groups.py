@@ -56,7 +56,12 @@ def load_groups(path) -> PrivacyGroups:
                              "it as .csv (the Python API also takes a DataFrame)")
         name, raw = open_text(path)
     else:  # a table given to the API: read back as the file would be
-        name, raw = "the groups table", pd.DataFrame(path).to_csv(index=False)
+        try:
+            name, raw = "the groups table", pd.DataFrame(path).to_csv(index=False)
+        except (ValueError, TypeError) as error:  # a scalar, a mapping of scalars...
+            raise InputError(f"the groups table: {type(path).__name__} is not a table of "
+                             "group,budget[,...] columns (give a path, a DataFrame, a "
+                             "mapping of columns or a list of rows)") from error
         if not raw.strip():
             raise InputError(f"{name}: lists no groups")
     try:

@@ -130,6 +130,9 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     if classes is not None and not (real_number(classes, whole=True)
                                     and 1 < classes <= LARGEST_VOCABULARY):
         raise OptionError(f"--classes must be a whole number from 2 to 2^53, got {classes!r}")
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise InputError(f"votes: load_votes reads a path (or '-'), got "
+                         f"{type(path).__name__} (pate_cli.analyze also takes an array)")
     kind = sparse_kind(path, columns)
     if kind is not None:
         return _load_sparse(path, kind, teachers=teachers, labels=labels, queries=queries,

@@ -13,7 +13,11 @@ from .resume import ResumePlan
 def check_grid_size(mechanisms: list[str], grids: dict, *, files: int,
                     max_points: int) -> None:
     """``OptionError`` when the grid has more points than ``max_points`` (``--max-points``),
-    before any work."""
+    an empty axis or no file, before any work."""
+    empty = [name for name, values in grids.items() if not len(values)]
+    if empty or not files:
+        raise OptionError(f"--{empty[0].replace('_', '-')}: the grid has no values" if empty
+                          else "give at least one vote file")
     size = grid_size(mechanisms, grids, files=files)
     if size > max_points:
         raise OptionError(f"the grid has {size:,} points, more than --max-points "

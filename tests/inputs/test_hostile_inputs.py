@@ -14,6 +14,7 @@ import json
 import numpy as np
 import pytest
 
+import pate_cli
 from pate_cli.inputs import load_groups, load_rounds, load_votes
 from pate_cli.inputs.tables import SWEEP, read_table
 from tests.inputs import error_of
@@ -316,3 +317,18 @@ def test_a_groups_file_in_another_format_is_told_to_be_csv(tmp_path):
     pd.DataFrame({"group": ["a", "b"], "budget": [1.0, 2.0]}).to_parquet(path)
     with pytest.raises(InputError, match="a groups file is CSV text with a header"):
         load_groups(path)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: pate_cli.load_votes(5), "votes: load_votes reads a path"),
+    (lambda: pate_cli.analyze(np.ones((20, 3)), teachers=3, individualized="upsampling",
+                              groups={"a": 1}), "the groups table: dict is not a table"),
+    (lambda: pate_cli.analyze(np.ones((20, 3)), teachers=3, individualized="upsampling",
+                              groups=5), "the groups table: int is not a table"),
+])
+def test_an_api_argument_of_the_wrong_kind_is_named(call, message):
+    """A value that is neither a path nor a table: one InputError naming the argument, not
+    os's or pandas' own message ("expected str, bytes or os.PathLike object", "If using
+    all scalar values, you must pass an index")."""
+    with pytest.raises(pate_cli.InputError, match=message):
+        call()

@@ -141,3 +141,16 @@ def test_run_sweep_says_it_reads_files_by_path():
     import pate_cli
     with pytest.raises(TypeError, match="run_sweep reads vote files by path"):
         pate_cli.run_sweep(np.ones((500, 3)), ["gnmax"], sigma=[30], workers=1)
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(mechanisms=["gnmax"], sigma=[]), "--sigma: the grid has no values"),
+    (dict(mechanisms=["lnmax"], laplace_scale=()), "--laplace-scale: the grid has no values"),
+])
+def test_an_empty_grid_or_no_file_is_refused(files, args, message):
+    """An empty axis made no point and failed inside the planner (IndexError); no file
+    gave an empty table: both are refused before any work."""
+    with pytest.raises(OptionError, match=message):
+        pate_cli.run_sweep(files[0], **args)
+    with pytest.raises(OptionError, match="give at least one vote file"):
+        pate_cli.run_sweep([], ["gnmax"], sigma=[40])
