@@ -54,8 +54,7 @@ def log_q_lnmax(votes: ArrayLike | VoteRows, *, scale: float) -> np.ndarray:
 
 
 def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarray:
-    """Data-dependent RDP of one LNMax answer with pure ``eps0 = 2 / lam`` (math:lnmax),
-    capped by its exact data-independent curve (:func:`rdp_lnmax_data_independent`).
+    """Data-dependent RDP of one LNMax answer with pure ``eps0 = 2 / lam`` (math:lnmax).
 
     Args:
       log_q: ``log q`` per query (:func:`log_q_lnmax`), any shape, each ``<= 0``.
@@ -69,8 +68,7 @@ def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarra
       ValueError: ``log q > 0`` (or NaN), ``scale <= 0`` or any order <= 1.
     """
     check_positive(scale, "laplace scale")
-    return np.minimum(rdp_pure_from_q(log_q, eps0=2.0 / scale, orders=orders),
-                      rdp_lnmax_data_independent(scale=scale, orders=orders))
+    return rdp_pure_from_q(log_q, eps0=2.0 / scale, orders=orders)
 
 
 def rdp_pure_from_q(log_q: ArrayLike, *, eps0: float, orders: ArrayLike) -> np.ndarray:

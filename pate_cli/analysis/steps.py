@@ -40,7 +40,7 @@ class Step:
 
 # math:costs's answer steps: noise attribute, its keyword, log q (math:lnmax; Prop. 7 or
 # math:integral; math:exponential's exact one), data-dependent and data-independent curve.
-# Each data-dependent curve is capped by its data-independent one.
+# LNMax's curve is capped by its exact data-independent one; the others cap themselves.
 ANSWERS: dict[str, tuple[str, str, Callable, Callable, Callable]] = {
     "laplace": ("laplace_scale", "scale", laplace.log_q_lnmax, laplace.rdp_lnmax,
                 laplace.rdp_lnmax_data_independent),
@@ -121,7 +121,10 @@ def _answer_statistic(kind, value, keywords, votes, student):
 
 def _answer_rdp(kind, value, log_q, orders):
     _, name, _, dependent, _ = ANSWERS[kind]
-    return dependent(log_q, **{name: value}, orders=orders)
+    curve = dependent(log_q, **{name: value}, orders=orders)
+    if kind != "laplace":
+        return curve
+    return np.minimum(curve, _answer_independent(kind, value, orders))
 
 
 def _answer_independent(kind, value, orders):

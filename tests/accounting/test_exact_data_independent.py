@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pate_cli.accounting.laplace import rdp_laplace, rdp_lnmax, rdp_lnmax_data_independent
+from pate_cli.accounting.laplace import rdp_laplace, rdp_lnmax_data_independent
 from pate_cli.accounting.pld import (
     DEFAULT_INTERVAL,
     MAX_POINTS,
@@ -249,16 +249,6 @@ def test_svt_pate_refuses_an_order_grid_it_would_not_use(cli, grid, tmp_path):
     curve.write_text("order,rdp\n2,0.1\n4,0.1\n8,0.2\n32,0.3\n")
     if grid[1] != "auto":
         assert cli.analyze(*args, "--add-rdp", str(curve)).code == 0
-
-
-@settings(max_examples=80, deadline=None)
-@given(scale=st.floats(1e-3, 1e4), log_q=st.floats(-50.0, 0.0))
-def test_lnmax_data_dependent_curve_never_exceeds_its_data_independent_one(scale, log_q):
-    """The public kernel caps math:lnmax's curve by the exact Laplace one (it was capped by
-    the generic min(eps0, alpha eps0^2 / 2) alone: 2.0 against 1.238 at lam 1, order 2)."""
-    orders = default_orders()
-    dependent = rdp_lnmax([log_q], scale=scale, orders=orders)[0]
-    assert np.all(dependent <= rdp_lnmax_data_independent(scale=scale, orders=orders))
 
 
 def test_a_pld_budget_run_leaves_the_budget_minus_the_reported_figure():
