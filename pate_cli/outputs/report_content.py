@@ -138,8 +138,10 @@ def tuning_view(summary: dict) -> dict | None:
     rounded up and each computed from the run's data-dependent curve labelled
     unsanitised (its attack risk is the risk section's); None without a search."""
     tuning = summary.get("tuning")
-    if not tuning or not isinstance(tuning, dict):  # (a summary written by hand)
-        return {"rows": [{"name": "search", "value": str(tuning)}]} if tuning else None
+    if not tuning:
+        return None
+    if not isinstance(tuning, dict):  # a summary written by hand: shown as given
+        return {"rows": [{"name": "search", "value": str(tuning)}]}
     dependent = data_dependence(summary)[0]
     note = f" ({UNSANITISED})" if dependent else " (data-independent)"
     rows = [("search", f"random search, K ~ {tuning_law(tuning)} (docs/explanation/tuning.md)"),

@@ -14,10 +14,11 @@ def check_grid_size(mechanisms: list[str], grids: dict, *, files: int,
                     max_points: int) -> None:
     """``OptionError`` when the grid has more points than ``max_points`` (``--max-points``),
     an empty axis or no file, before any work."""
-    empty = [name for name, values in grids.items() if not len(values)]
-    if empty or not files:
-        raise OptionError(f"--{empty[0].replace('_', '-')}: the grid has no values" if empty
-                          else "give at least one vote file")
+    if not files:
+        raise OptionError("give at least one vote file")
+    for name, values in grids.items():
+        if not len(values):
+            raise OptionError(f"--{name.replace('_', '-')}: the grid has no values")
     size = grid_size(mechanisms, grids, files=files)
     if size > max_points:
         raise OptionError(f"the grid has {size:,} points, more than --max-points "
