@@ -126,12 +126,15 @@ class VoteRows:
 
 def vote_rows(votes) -> VoteRows:
     """``votes`` in the row form: a :class:`VoteRows` as it is, a dense ``(queries, K)``
-    array (K >= 2) as its float64 counts, a view when it is float64 already."""
+    array (K >= 2) of finite, non-negative counts as its float64 counts, a view when it is
+    float64 already (``ValueError`` otherwise)."""
     if isinstance(votes, VoteRows):
         return votes
     counts = np.asarray(votes, dtype=np.float64)
     if counts.ndim != 2 or counts.shape[1] < 2:
         raise ValueError(f"votes must have shape (queries, classes>=2), got {counts.shape}")
+    if counts.size and not (counts.min() >= 0 and counts.max() < np.inf):  # NaN fails too
+        raise ValueError("votes must be finite, non-negative counts")
     return VoteRows(counts)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..orders import default_orders, validate_orders
+from .validators import check_delta
 
 CONVERSIONS = ("classic", "improved")
 # Every converted epsilon is raised by this much, relative (2^-40, about 9.1e-13: within the
@@ -158,10 +159,11 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
       order is the first minimiser in grid order.
 
     Raises:
-      ValueError: a bad grid, delta or conversion, or ``rdp``'s last axis not the grid's.
+      ValueError: a bad grid, delta or conversion, ``rdp``'s last axis not the grid's, or
+        a value of ``rdp`` negative or NaN (an RDP curve is ``>= 0``; ``inf`` is allowed).
     """
     orders = validate_orders(orders)
-    rdp = np.asarray(rdp, dtype=np.float64)
+    rdp = _checked_curve(rdp)
     if rdp.shape[-1:] != orders.shape:
         raise ValueError(f"rdp has {rdp.shape[-1:]} orders, the grid has {orders.size}")
     epsilon, best = Conversion.of(orders=orders, delta=delta, conversion=conversion).epsilon(rdp)
@@ -174,7 +176,7 @@ def epsilons_at_deltas(rdp, *, orders, deltas, conversion: str = "classic") -> n
     as :func:`rdp_to_epsilon`.
     """
     orders = validate_orders(orders)
-    rdp = np.asarray(rdp, dtype=np.float64)
+    rdp = _checked_curve(rdp)
     if rdp.shape != orders.shape:
         raise ValueError(f"rdp has {rdp.shape} orders, the grid has {orders.size}")
     deltas = [float(delta) for delta in deltas]
@@ -183,6 +185,15 @@ def epsilons_at_deltas(rdp, *, orders, deltas, conversion: str = "classic") -> n
               if conversion == "improved" else None)
     return minimise_over_orders(rdp, offsets, clip=conversion == "improved",
                                 tv_limit=limits)[0]
+
+
+def _checked_curve(rdp) -> np.ndarray:
+    """``rdp`` as float64; ``ValueError`` for a negative or NaN value."""
+    rdp = np.asarray(rdp, dtype=np.float64)
+    if rdp.size and not rdp.min() >= 0.0:  # NaN fails too
+        raise ValueError("an RDP curve must be >= 0 at every order (inf allowed), got "
+                         f"{rdp.min()!r}")
+    return rdp
 
 
 def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
@@ -194,9 +205,3 @@ def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[s
         return (f"the best order {order:g} is the {edge} of the grid; "
                 "a wider --orders grid may give a smaller epsilon",)
     return ()
-
-
-def check_delta(delta: float) -> None:
-    """Raise ``ValueError`` unless ``0 < delta < 1``."""
-    if not (isinstance(delta, (int, float, np.floating)) and 0.0 < delta < 1.0):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")

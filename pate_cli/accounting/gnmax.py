@@ -17,7 +17,7 @@ from ..numerics import log1mexp, whole
 from ..orders import validate_orders
 from ..vote_rows import VoteRows, vote_rows
 from ..work_sizes import WORK_VALUES
-from .validators import as_log_q, check_positive
+from .validators import as_log_q, check_std
 
 # Terms of the log q sum whose Gaussian tail is below exp(-_PRUNE) times the largest one
 # are skipped: Phi(-z) / Phi(-z0) <= exp(-(z^2 - z0^2) / 2) for z >= z0 >= 0 (the Mills
@@ -43,17 +43,18 @@ def log_q_gnmax(votes: ArrayLike | VoteRows, *, sigma: float) -> np.ndarray:
     Args:
       votes: ``(queries, K)`` counts (K >= 2), or a :class:`VoteRows` chunk, whose ``Z``
         zero-vote classes add the one term ``Z Phi(-n_i* / (sqrt(2) sigma))`` (math:sparse).
-      sigma: the answer noise's standard deviation (> 0).
+      sigma: the answer noise's standard deviation, in ``validators.GAUSSIAN_STD``.
 
     Returns:
       ``log q``, shape ``(queries,)``.
 
     Raises:
-      ValueError: ``sigma`` not a finite positive number, or ``votes`` not 2-D with K >= 2.
+      ValueError: ``sigma`` outside ``GAUSSIAN_STD``; ``votes`` not 2-D with K >= 2, or
+        not finite and non-negative.
     """
     from scipy.special import log_ndtr, ndtr
     form = vote_rows(votes)
-    check_positive(sigma, "sigma")
+    check_std(sigma, "sigma")
     votes = form.counts
     queries = votes.shape[0]
     top = form.top()
@@ -95,11 +96,13 @@ def _log_q_log_space(gaps: np.ndarray, top: np.ndarray, scale: float) -> np.ndar
     z[rows, top] = np.inf
     z_runner_up = z.min(axis=1)
     lead = log_ndtr(-z_runner_up)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         keep = (z - z_runner_up[:, None]) * (z + z_runner_up[:, None]) <= 2.0 * _PRUNE
         keep_rows, keep_cols = np.nonzero(keep)
         ratios = np.exp(log_ndtr(-z[keep_rows, keep_cols]) - lead[keep_rows])
-        return lead + np.log(np.bincount(keep_rows, weights=ratios, minlength=queries))
+        log_q = lead + np.log(np.bincount(keep_rows, weights=ratios, minlength=queries))
+    # a runner-up whose log tail is -inf (gap / scale beyond ~1e154): q is below any double
+    return np.where(lead == -np.inf, -np.inf, log_q)
 
 
 def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarray:
@@ -113,7 +116,7 @@ def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarra
 
     Args:
       log_q: ``log q`` per query (:func:`log_q_gnmax`), any shape, each ``<= 0``.
-      sigma: the answer noise's standard deviation (> 0).
+      sigma: the answer noise's standard deviation, in ``validators.GAUSSIAN_STD``.
       orders: the Rényi orders, each > 1.
 
     Returns:
@@ -122,10 +125,10 @@ def rdp_gnmax(log_q: ArrayLike, *, sigma: float, orders: ArrayLike) -> np.ndarra
       ``own_epsilons``, rely on it).
 
     Raises:
-      ValueError: ``log q > 0`` (or NaN), ``sigma <= 0`` or any order <= 1.
+      ValueError: ``log q > 0`` (or NaN), ``sigma`` outside ``GAUSSIAN_STD`` or any order <= 1.
     """
     orders = validate_orders(orders)
-    check_positive(sigma, "sigma")
+    check_std(sigma, "sigma")
     log_q = as_log_q(log_q)
     variance = sigma * sigma
     independent = orders / variance
@@ -239,7 +242,7 @@ def _theorem6_bound(log_q: np.ndarray, work: _Theorem6Work, out: np.ndarray) -> 
 def rdp_gnmax_data_independent(*, sigma: float, orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of one GNMax answer: ``alpha / sigma^2`` (math:independent)."""
     orders = validate_orders(orders)
-    check_positive(sigma, "sigma")
+    check_std(sigma, "sigma")
     return orders / (sigma * sigma)
 
 

@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import OptionError
 from ..orders import validate_orders
-from .validators import check_positive, check_positive_integer
+from .validators import check_positive, check_positive_integer, check_std
 
 VARIANTS = ("binary", "tau", "powerset")
 
@@ -85,7 +85,7 @@ def rdp_multilabel_data_independent(variant: str, *, sigma: float, orders: Array
     """A query's data-independent Gaussian RDP, ``alpha Delta^2 / (2 sigma^2)`` (
     math:independent) with ``Delta^2 = sensitivity_squared(...)``."""
     orders = validate_orders(orders)
-    check_positive(sigma, "sigma")
+    check_std(sigma, "sigma")
     return orders * (sensitivity_squared(variant, labels=labels, tau=tau)
                      / (2.0 * sigma * sigma))
 

@@ -67,7 +67,7 @@ from numpy.typing import ArrayLike
 from ..numerics import log1mexp
 from ..vote_rows import VoteRows, vote_rows
 from .gnmax import log_q_gnmax
-from .validators import check_positive
+from .validators import check_std
 
 Q_BOUNDS = ("union", "integral")
 FLOOR = -50.0
@@ -109,7 +109,7 @@ def log_q_integral(votes: ArrayLike | VoteRows, *, sigma: float) -> np.ndarray:
     row's would be.
     """
     form = vote_rows(votes)
-    check_positive(sigma, "sigma")
+    check_std(sigma, "sigma")
     union = log_q_gnmax(form, sigma=sigma)
     classes = form.vocabulary
     rows = np.flatnonzero(union > FLOOR) if classes > 2 else np.zeros(0, dtype=np.intp)

@@ -58,7 +58,7 @@ from numpy.typing import ArrayLike
 from ..numerics import expm1_minus, log_expm1_minus
 from ..orders import validate_orders
 from ..work_sizes import READ_VALUES
-from .validators import check_positive
+from .validators import check_positive, check_std
 
 # Real counts: cells of 1/32 count (at most REAL_CELLS of them: wider on longer ranges), each
 # cut in 8 at an order where its bound is more than 1% above the best exact pair, at most 3
@@ -85,7 +85,7 @@ def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high:
     neighbour moves the count (``D``, math:individualized).
     """
     orders = validate_orders(orders)
-    check_positive(sigma_threshold, "sigma_threshold")
+    check_std(sigma_threshold, "sigma_threshold")
     check_positive(sensitivity, "sensitivity")
     if not (math.isfinite(threshold) and math.isfinite(low) and math.isfinite(high)
             and low <= high):

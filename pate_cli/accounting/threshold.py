@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from ..numerics import log1mexp
 from ..orders import validate_orders
 from .gnmax import rdp_gnmax
-from .validators import check_positive
+from .validators import check_std
 
 # The threshold step's counts are charged on a lattice of a power of two (exact in binary)
 # at most sigma1 / LATTICE_PER_SIGMA and at most 1 (whole counts lie on it), at least
@@ -45,16 +45,17 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
     Args:
       max_votes: ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
       threshold: the threshold ``T``.
-      sigma_threshold: the threshold noise's standard deviation ``sigma1`` (> 0).
+      sigma_threshold: the threshold noise's standard deviation ``sigma1``, in
+        ``validators.GAUSSIAN_STD``.
 
     Returns:
       ``log Pr[answered]``, of ``max_votes``'s shape.
 
     Raises:
-      ValueError: ``sigma_threshold`` not a finite positive number.
+      ValueError: ``sigma_threshold`` outside ``GAUSSIAN_STD``.
     """
     from scipy.special import log_ndtr
-    check_positive(sigma_threshold, "sigma_threshold")
+    check_std(sigma_threshold, "sigma_threshold")
     max_votes = np.asarray(max_votes, dtype=np.float64)
     # a gap beyond the floats (T = 1e300, sigma1 = 1e-9) is -inf or +inf: log_ndtr's
     # limits (-inf: never answered; 0: always) are the exact values there
@@ -110,14 +111,16 @@ def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,
 
     Args:
       log_pr_answered: ``log pr`` per query (:func:`log_pr_answered`), any shape.
-      sigma_threshold: the threshold noise's standard deviation ``sigma1`` (> 0).
+      sigma_threshold: the threshold noise's standard deviation ``sigma1``, in
+        ``validators.GAUSSIAN_STD``.
       orders: the Rényi orders, each > 1.
 
     Returns:
       RDP of shape ``log_pr_answered.shape + (orders,)``, as :func:`rdp_gnmax`'s.
 
     Raises:
-      ValueError: ``log pr > 0`` (or NaN), ``sigma_threshold <= 0`` or any order <= 1.
+      ValueError: ``log pr > 0`` (or NaN), ``sigma_threshold`` outside ``GAUSSIAN_STD``
+        or any order <= 1.
     """
     log_pr = np.asarray(log_pr_answered, dtype=np.float64)
     log_q_sel = np.minimum(log_pr, log1mexp(log_pr))
@@ -132,5 +135,5 @@ def rdp_threshold_data_independent(*, sigma_threshold: float,
     the last bit (``sqrt(2)^2 != 2`` in floating point) and the reference analysis uses this.
     """
     orders = validate_orders(orders)
-    check_positive(sigma_threshold, "sigma_threshold")
+    check_std(sigma_threshold, "sigma_threshold")
     return orders / (2.0 * sigma_threshold**2)

@@ -24,6 +24,21 @@ def check_positive(value: float, name: str) -> None:
         raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
+# A Gaussian standard deviation's square must be a finite, non-zero double: the bounds
+# divide by it (alpha / sigma^2) and scale gaps by sqrt(2 sigma^2).
+GAUSSIAN_STD = (1e-150, 1e150)
+
+
+def check_std(value: float, name: str) -> None:
+    """Raise ``ValueError`` unless ``value`` is a Gaussian standard deviation in
+    ``GAUSSIAN_STD`` (finite, positive, with a finite, non-zero square)."""
+    check_positive(value, name)
+    low, high = GAUSSIAN_STD
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}] (its square must be a "
+                         f"finite, non-zero double), got {value!r}")
+
+
 def check_positive_integer(value: int, name: str) -> None:
     """Raise ``ValueError`` unless ``value`` is an ``int`` (or NumPy integer) ``>= 1``
     (``2.0`` is refused too: a caller's slip)."""

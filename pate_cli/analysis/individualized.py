@@ -36,6 +36,7 @@ from ..accounting.individualized import (
     span_costs,
 )
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, LabelCounts
+from ..errors import OptionError
 from ..inputs import VoteSet
 from ..inputs.groups import read_groups
 from ..mechanisms import HistogramRows, Mechanism
@@ -120,7 +121,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     student, chunk_size, source = setting.student, setting.chunk_size, setting.source
     per_query, workers = setting.per_query, setting.workers
     if mechanism.answer_noise != "gaussian" or mechanism.sequential:
-        raise ValueError("--individualized supports -m gnmax, confident and interactive")
+        raise OptionError("--individualized supports -m gnmax, confident and interactive")
     variant = parameters.variant
     histogram, participation, member_groups = votes, None, None
     notes: tuple[str, ...] = ()

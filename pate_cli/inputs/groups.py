@@ -46,7 +46,8 @@ def load_groups(path) -> PrivacyGroups:
     Raises:
       InputError: a missing, empty or malformed file, an unknown or missing column, an
         unnamed or repeated group, or a value out of range (budget > 0, upsampling a whole
-        number >= 1, weight > 0, participation and share in (0, 1]).
+        number >= 1, weight > 0, participation and share in (0, 1], shares summing to at
+        most 1.01, the slack of shares rounded to two digits).
     """
     import pandas as pd
     if isinstance(path, (str, os.PathLike)):
@@ -124,6 +125,10 @@ def load_groups(path) -> PrivacyGroups:
             if np.isfinite(value) and not valid(value):
                 raise InputError(f"{name}: group {names[row]!r}: {column} "
                                  f"{show_number(value)} must be {wanted}")
+    shares = columns["share"]
+    if shares is not None and np.nansum(shares) > 1.01:  # 0.01: shares rounded for display
+        raise InputError(f"{name}: the groups' shares sum to {show_number(np.nansum(shares))}, "
+                         "above 1 (each is a group's fraction of the data)")
     return PrivacyGroups(names=names, budgets=budgets, **columns)
 
 

@@ -130,6 +130,8 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
     if classes is not None and not (real_number(classes, whole=True)
                                     and 1 < classes <= LARGEST_VOCABULARY):
         raise OptionError(f"--classes must be a whole number from 2 to 2^53, got {classes!r}")
+    if queries is not None and not (real_number(queries, whole=True) and queries >= 1):
+        raise OptionError(f"--queries must be a whole number >= 1, got {queries!r}")
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise InputError(f"votes: load_votes reads a path (or '-'), got "
                          f"{type(path).__name__} (pate_cli.analyze also takes an array)")

@@ -295,3 +295,55 @@ def test_sparse_votes_whose_counts_sum_to_zero_are_refused(tmp_path, counts, tea
     for path in (table, archive):
         with pytest.raises(InputError, match=re.escape(f"{path}: {message}")):
             pate_cli.analyze(str(path), "gnmax", sigma=1, classes=10, teachers=teachers)
+
+
+_ORDERS = np.array([2.0, 8.0])
+
+
+@pytest.mark.parametrize("call, kind, message", [
+    # sigma whose square overflowed or vanished: OverflowError, or log q NaN
+    (lambda: pate_cli.log_q_gnmax(VOTES, sigma=1e300), ValueError, r"sigma must lie in \[1e-150"),
+    (lambda: pate_cli.log_q_gnmax(VOTES, sigma=1e-200), ValueError, "sigma must lie in"),
+    (lambda: pate_cli.rdp_threshold_data_independent(sigma_threshold=1e300, orders=_ORDERS),
+     ValueError, "sigma_threshold must lie in"),
+    # NaN, infinite or negative counts gave NaN or a number from nonsense
+    (lambda: pate_cli.log_q_gnmax([[np.nan, 1.0, 2.0]], sigma=10.0), ValueError,
+     "votes must be finite, non-negative counts"),
+    (lambda: pate_cli.log_q_gnmax([[np.inf, 1.0, 2.0]], sigma=10.0), ValueError,
+     "votes must be finite"),
+    (lambda: pate_cli.log_q_lnmax([[-3.0, 1.0, 2.0]], scale=10.0), ValueError,
+     "votes must be finite, non-negative counts"),
+    # an RDP curve that is NaN or negative gave NaN or an epsilon from nonsense
+    (lambda: pate_cli.rdp_to_epsilon([np.nan, 1.0], orders=_ORDERS, delta=1e-5), ValueError,
+     "an RDP curve must be >= 0 at every order"),
+    (lambda: pate_cli.rdp_to_epsilon([-5.0, -1.0], orders=_ORDERS, delta=1e-5), ValueError,
+     "an RDP curve must be >= 0 at every order"),
+    (lambda: pate_cli.analyze(VOTES, "svt", individualized="upsampling",
+                              groups=[{"group": "a", "budget": 1.0}]), OptionError,
+     "--individualized supports -m gnmax, confident and interactive"),
+    (lambda: pate_cli.load_groups([{"group": "a", "budget": 1.0, "share": 0.5},
+                                   {"group": "b", "budget": 2.0, "share": 1.0}]), InputError,
+     "the groups' shares sum to 1.5, above 1"),
+])
+def test_a_kernel_or_loader_refuses_values_outside_its_domain(call, kind, message):
+    """Found by a fuzzer of the Python API: each was an OverflowError, a NaN or a number."""
+    with pytest.raises(kind, match=message):
+        call()
+
+
+def test_a_gap_beyond_the_floats_gives_log_q_minus_infinity_not_nan():
+    votes = np.array([[1e201, 3e200, 2e200], [5.0, 5.0, 5.0]])
+    log_q = pate_cli.log_q_gnmax(votes, sigma=10.0)
+    assert log_q[0] == -np.inf and log_q[1] == pytest.approx(np.log(2 / 3))
+    assert pate_cli.rdp_to_epsilon([np.inf, 1.0], orders=_ORDERS, delta=1e-5)[0] < np.inf
+
+
+def test_load_votes_refuses_a_query_count_below_one(tmp_path):
+    path = tmp_path / "v.npy"
+    np.save(path, VOTES)
+    for queries in (0, -1, 2.5):
+        with pytest.raises(OptionError, match="--queries must be a whole number >= 1"):
+            pate_cli.load_votes(path, queries=queries)
+    assert pate_cli.load_groups([{"group": "a", "budget": 1.0, "share": 0.34},
+                                 {"group": "b", "budget": 2.0, "share": 0.67}]).share.sum() \
+        == pytest.approx(1.01)  # rounded shares may exceed 1 by the rounding

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 from ...numerics import log1mexp
 from ..gnmax import theorem6_terms
 from ..threshold import rdp_threshold
-from ..validators import as_teachers, check_order, check_positive
+from ..validators import as_teachers, check_order, check_std
 
 # Step caps of the iterative solvers (they raise rather than return an unchecked value).
 _BRENT_MAXITER = 200
@@ -65,7 +65,7 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
     Both loops are capped: ``RuntimeError`` rather than an unchecked value.
     """
     from scipy.optimize import brentq
-    check_positive(sigma, "sigma")
+    check_std(sigma, "sigma")
     check_order(order)
     independent = order / (sigma * sigma)
 
@@ -108,7 +108,7 @@ def check_smooth_domain(*, sigma: float, order: float) -> None:
     later formula meets 0 * inf; the release refuses rather than print NaN (the walks stay
     exact in log space, so the lower-level functions do not check).
     """
-    check_positive(sigma, "sigma")
+    check_std(sigma, "sigma")
     check_order(order)
     reach = math.sqrt(-LOWEST_LOG_Q)
     if (1.0 + 1.0 / sigma) ** 2 > -LOWEST_LOG_Q:
@@ -175,7 +175,7 @@ class GNMaxSmoothConstants:
 
     @classmethod
     def compute(cls, *, sigma: float, order: float, classes: int) -> GNMaxSmoothConstants:
-        check_positive(sigma, "sigma")
+        check_std(sigma, "sigma")
         if int(classes) != classes or classes < 2:
             raise ValueError(f"classes must be an integer >= 2, got {classes!r}")
         classes = int(classes)
@@ -250,7 +250,7 @@ class ThresholdSmoothConstants:
         the run charges it, so ``ls`` is that of the charged cost."""
         from scipy.special import log_ndtr
         teachers = as_teachers(teachers)
-        check_positive(sigma_threshold, "sigma_threshold")
+        check_std(sigma_threshold, "sigma_threshold")
         v = np.arange(teachers + 1, dtype=np.float64)
         r = rdp_threshold(log_ndtr((v - threshold) / sigma_threshold),
                           sigma_threshold=sigma_threshold, orders=[order])[:, 0]
