@@ -85,14 +85,22 @@ def test_poisson_gaussian_against_quadrature(rate, z, order):
     assert ours == pytest.approx(exact, rel=1e-9)
 
 
-def test_slow_series_takes_the_chord():
-    """Rate 1/2 with little noise: the fractional series falls only polynomially and does
-    not settle; order 2.5 then takes the chord of the exact values at 2 and 3, above the
-    exact value (quadrature) and valid."""
-    ours = rdp_poisson_gaussian(rate=0.5, noise_multiplier=0.7, orders=[2.0, 2.5, 3.0])
-    chord = (0.5 * ours[0] + 0.5 * 2 * ours[2]) / 1.5
-    assert ours[1] == pytest.approx(chord, rel=1e-13)
-    assert ours[1] >= mp_sampled_gaussian(0.5, 0.7, 2.5)
+@pytest.mark.parametrize("rate, z, order, chord", [
+    (0.5, 0.7, 2.5, 1.695), (0.05, 0.6, 2.5, 0.1747), (0.4375, 0.5, 2.5, 3.98),
+    (0.2, 0.4, 1.5, None), (0.6681, 0.8954, 1.5, None), (0.01309, 0.9109, 1.5, None)])
+def test_a_slow_series_is_closed_by_a_bound_on_its_rest(rate, z, order, chord):
+    """Little noise: the fractional series falls only polynomially and does not settle
+    within its terms. Its sum plus the first term left out bounds the exact value (the
+    terms alternate and fall), within 1e-10 of quadrature; the chord of the exact values
+    at the integer orders either side, taken before, was up to twice the exact value."""
+    _, settled = _fractional_series(rate, z, np.array([order]))
+    assert not settled[0]
+    ours = rdp_poisson_gaussian(rate=rate, noise_multiplier=z, orders=[order])[0]
+    exact = mp_sampled_gaussian(rate, z, order)
+    assert exact <= ours <= exact * (1 + 1e-10)
+    if chord is not None:
+        low, high = rdp_poisson_gaussian(rate=rate, noise_multiplier=z, orders=[2.0, 3.0])
+        assert (0.5 * low + 0.5 * 2 * high) / 1.5 == pytest.approx(chord, rel=1e-3)
 
 
 @pytest.mark.parametrize("rate, z", [(0.15, 25 / math.sqrt(2)), (0.15, 75.0), (0.01, 1.0),
@@ -275,12 +283,12 @@ noise = st.floats(min_value=0.3, max_value=200.0)
 
 def _series_settles(rate: float, z: float) -> np.ndarray:
     """Per order of ``ORDERS``: False where the exact Poisson value's fractional series
-    does not settle and the order takes the chord of the integer values instead (a valid
-    bound, but not the exact value, so not monotone in the rate)."""
+    does not settle and the order takes a bound on the series' rest instead (valid, but
+    not the exact value, so not monotone in the rate)."""
     settles = np.ones(ORDERS.size, dtype=bool)
     series = (ORDERS != np.floor(ORDERS)) & (ORDERS <= MAX_INTEGER_ORDER)
     if rate < 1.0 and series.any():
-        settles[series] = np.isfinite(_fractional_series(rate, z, ORDERS[series]))
+        settles[series] = _fractional_series(rate, z, ORDERS[series])[1]
     return settles
 
 
@@ -318,14 +326,14 @@ def test_amplified_curves_are_below_the_step_and_monotone_in_the_rate(low, high,
                       | ~np.asarray(where))
 
 
-def test_where_the_series_does_not_settle_the_chord_bounds_the_exact_value():
+def test_where_the_series_does_not_settle_the_bound_is_above_the_exact_value():
     """Rate 0.4375, z = 0.5, order 2.5: the series' terms fall only polynomially, so the
-    order takes the chord of the exact integer values (3.98), above the exact value
-    (3.6285682069918737, mpmath quadrature of the integral at 40 digits) and so not
-    monotone in the rate (rate 0.5 gives the exact 3.8494871350349096)."""
+    order takes the series closed by a bound on its rest, above the exact value
+    (3.6285682069918737, mpmath quadrature of the integral at 40 digits; the chord of the
+    integer values gave 3.98)."""
     assert not _series_settles(0.4375, 0.5)[ORDERS == 2.5][0]
-    chord = rdp_poisson_gaussian(rate=0.4375, noise_multiplier=0.5, orders=[2.5])[0]
-    assert 3.6285682069918737 < chord < 3.99
+    bound = rdp_poisson_gaussian(rate=0.4375, noise_multiplier=0.5, orders=[2.5])[0]
+    assert 3.6285682069918737 <= bound <= 3.6285682069918737 * (1 + 1e-12)
     exact = rdp_poisson_gaussian(rate=0.5, noise_multiplier=0.5, orders=[2.5])[0]
     assert exact == pytest.approx(3.8494871350349096, rel=1e-12)
 
