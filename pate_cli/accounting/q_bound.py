@@ -81,8 +81,6 @@ _UNDERFLOW = -700.0
 _ROUNDING = 1e-9
 _ROWS_PER_BLOCK = 256
 _CHORD_LIMIT = math.log1p(-1e-4)
-_OVERLAP_CLASSES = 8
-_OVERLAP_MARGIN = 1e-9
 
 
 def check_q_bound(q_bound: str) -> None:

@@ -188,7 +188,8 @@ def _fractional_series(q: float, z: float, alphas: np.ndarray
     <= alpha`` (orders above ``_SERIES_TERMS``; the caller takes the chord)."""
     from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
     eps = np.finfo(np.float64).eps
-    z0 = z * z * math.log(1.0 / q - 1.0) + 0.5
+    odds = 1.0 / q - 1.0  # inf at a subnormal rate: its log from log(1 - q) - log(q)
+    z0 = z * z * (math.log(odds) if odds < math.inf else math.log1p(-q) - math.log(q)) + 0.5
     log_q, log_1mq = math.log(q), math.log1p(-q)
     a = alphas[:, None]
     positive = np.full(alphas.size, -np.inf)

@@ -10,7 +10,7 @@ import math
 import click
 
 from ..outputs import figure_style
-from .options import Probability, debug_option
+from .options import Probability, debug_option, stack
 
 DELTA_HELP = ("delta of the epsilon axis, for tables that do not record one [default: "
               "1e-5]. A figure's delta is the one its data were computed at: where --summary "
@@ -56,9 +56,7 @@ def figure_options(command=None, *, delta: bool | str = True):
           if delta else []),
         debug_option,
     ]
-    for decorator in reversed(decorators):
-        with_style = decorator(with_style)
-    return with_style
+    return stack(decorators)(with_style)
 
 
 class Inches(click.FloatRange):

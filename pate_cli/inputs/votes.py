@@ -496,22 +496,19 @@ def read_votes(votes=None, **options: Any) -> VoteSet:
         vote_set = load_predictions(predictions, classes=classes, labels=labels,
                                     index_col=index_col, queries=queries,
                                     layout=spec.predictions_layout, teachers=teachers)
-    elif isinstance(votes, VoteSet):
-        vote_set = validated(votes, teachers)
-        if labels is not None:
-            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
-    elif hasattr(votes, "tocsr"):  # a SciPy sparse matrix
-        checked_teachers(teachers)
-        vote_set = sparse_vote_set("the sparse votes", sparse_from_matrix(votes), teachers)
-        if labels is not None:
-            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
-    elif not isinstance(votes, (str, os.PathLike)):  # an array, DataFrame or list of rows
-        vote_set = votes_from_array(votes, teachers=teachers)
-        if labels is not None:
-            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
-    else:
+    elif path:
         vote_set = load_votes(votes, teachers=teachers, labels=labels, index_col=index_col,
                               queries=queries, classes=classes, columns=columns)
+    else:
+        if isinstance(votes, VoteSet):
+            vote_set = validated(votes, teachers)
+        elif hasattr(votes, "tocsr"):  # a SciPy sparse matrix
+            checked_teachers(teachers)
+            vote_set = sparse_vote_set("the sparse votes", sparse_from_matrix(votes), teachers)
+        else:  # an array, DataFrame or list of rows
+            vote_set = votes_from_array(votes, teachers=teachers)
+        if labels is not None:
+            vote_set = attach_labels(vote_set, labels, queries=queries, index_col=index_col)
     if teachers is not None:
         vote_set = replace(vote_set, teachers=teachers)
     return vote_set

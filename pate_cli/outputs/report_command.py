@@ -21,7 +21,7 @@ MOST_LISTED_ORDERS = 50  # a grid given as a list of orders: longer ones are a p
 SKIPPED_PARAMS = ("target_epsilon",)  # the solved svt_scale is recorded
 
 
-def _value(value) -> str:
+def option_value(value) -> str:
     """A number as an option's value, exactly (``40``, ``0.1``, ``1e-05``)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
@@ -109,12 +109,12 @@ def _input(command: _Command, summary: dict) -> None:
         value = given.get(key)
         if value is not None and (key != "predictions_layout" or value != "queries-first"):
             option = "--" + key.replace("_", "-")
-            command.add(option, _columns(value) if key == "columns" else _value(value))
+            command.add(option, _columns(value) if key == "columns" else option_value(value))
     if isinstance(multilabel, dict):
         tau = multilabel.get("tau")
-        command.add("--multilabel", variant if tau is None else f"{variant}:{_value(tau)}")
+        command.add("--multilabel", variant if tau is None else f"{variant}:{option_value(tau)}")
     elif source.get("teachers") is not None:
-        command.add("--teachers", _value(source["teachers"]))
+        command.add("--teachers", option_value(source["teachers"]))
     if summary.get("label_accuracy") is not None:
         command.file("--labels", "labels", "LABELS.npy", "the true labels the label "
                      "accuracy was measured against")
@@ -146,17 +146,17 @@ def _mechanism(command: _Command, summary: dict) -> None:
     command.add("-m", summary.get("mechanism"))
     for key, value in (summary.get("params") or {}).items():
         if value is not None and key not in SKIPPED_PARAMS:
-            command.add(f"--{key.replace('_', '-')}", _value(value))
+            command.add(f"--{key.replace('_', '-')}", option_value(value))
     if summary.get("mechanism") == "interactive":
         command.file("--student", "student", "STUDENT.npy", "the student's "
                      "probabilities")
     sampling = summary.get("sampling")
     if isinstance(sampling, dict):
         scheme = sampling.get("scheme")
-        command.add("--sampling", f"poisson:{_value(sampling.get('rate'))}"
+        command.add("--sampling", f"poisson:{option_value(sampling.get('rate'))}"
                     if scheme == "poisson" else
-                    f"{scheme}:{_value(sampling.get('size'))}/"
-                    f"{_value(sampling.get('population'))}")
+                    f"{scheme}:{option_value(sampling.get('size'))}/"
+                    f"{option_value(sampling.get('population'))}")
         if scheme == "poisson" and sampling.get("vote_change") not in (None, "move"):
             command.add("--vote-change", sampling["vote_change"])
         if sampling.get("steps") not in (None, "shared"):
@@ -165,14 +165,14 @@ def _mechanism(command: _Command, summary: dict) -> None:
 
 def _accounting(command: _Command, summary: dict) -> None:
     command.add("--accounting", summary.get("accounting"), "--delta",
-                _value(summary["delta"]), "--conversion", summary.get("conversion"),
+                option_value(summary["delta"]), "--conversion", summary.get("conversion"),
                 "--seed", summary.get("seed"))
     _orders(command, summary.get("orders"))
     if summary.get("q_bound") not in (None, "union"):
         command.add("--q-bound", summary["q_bound"])
     tuning = summary.get("tuning")
     if isinstance(tuning, dict) and tuning.get("distribution") is not None:
-        command.add("--tuning", tuning_law(tuning, _value))
+        command.add("--tuning", tuning_law(tuning, option_value))
     command.recorded("--add-rdp", summary.get("add_rdp"), "add_rdp", "RDP.csv",
                      "the RDP curve added")
     command.recorded("--decisions", summary.get("decisions"), "decisions", "DECISIONS.csv",
@@ -189,25 +189,25 @@ def _orders(command: _Command, orders) -> None:
     if (count, low, high) == (DEFAULT_ORDERS.size, DEFAULT_ORDERS[0], DEFAULT_ORDERS.max()):
         return
     if count == 1:
-        command.add("--order", _value(low))
+        command.add("--order", option_value(low))
         return
     given = command.given.get("orders")
     if isinstance(given, str) and given == AUTO:
         command.add("--orders", AUTO)
     elif given is not None and 0 < np.size(given) <= MOST_LISTED_ORDERS:
-        command.add("--orders", ",".join(_value(float(order)) for order in
+        command.add("--orders", ",".join(option_value(float(order)) for order in
                                           np.ravel(given)))
     else:
         command.add("--orders", "ORDERS")
-        command.notes.append(f"ORDERS: the run's {count} Rényi orders, from {_value(low)} "
-                             f"to {_value(high)} (the summary does not record the grid).")
+        command.notes.append(f"ORDERS: the run's {count} Rényi orders, from {option_value(low)} "
+                             f"to {option_value(high)} (the summary does not record the grid).")
 
 
 def _budget(command: _Command, summary: dict) -> None:
     budget = summary.get("budget")
     if not isinstance(budget, dict):
         return
-    command.add("--budget", _value(budget.get("limit")))
+    command.add("--budget", option_value(budget.get("limit")))
     if budget.get("halt_at") == "output":
         command.add("--halt-at", "output")
 
@@ -230,7 +230,7 @@ def _groups(command: _Command, summary: dict) -> None:
     rule = summary.get("individualized_rule") or {}
     value = given.get(key) if given.get("groups") is not None else rule.get(key)
     if key is not None and value is not None:
-        command.add(f"--{key}", _value(value))
+        command.add(f"--{key}", option_value(value))
     elif given.get("groups") is None:
         command.notes.append(f"Give {'' if teacher_groups else '--teacher-groups, '}"
                              "--precision, --weights or --power as in the run: the summary "

@@ -108,30 +108,24 @@ class Calibration:
         VOTES argument as typed; None with ``--predictions``)."""
         words = ["pate-analyze", *([] if votes_text is None else [votes_text]),
                  "-m", self.mechanism]
-        flags = {"sigma": "--sigma", "threshold": "--threshold",
-                 "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale",
-                 "eta": "--eta"}
-        for key, flag in flags.items():
+        for key in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "eta"):
             if key in self.params:
-                words += [flag, _text(self.params[key])]
+                words += ["--" + key.replace("_", "-"), _text(self.params[key])]
         result = self.result
         words += ["--accounting", result.accounting, "--delta", _text(result.delta)]
-        flags = {"predictions": "--predictions", "predictions_layout": "--predictions-layout",
-                 "classes": "--classes", "columns": "--columns", "labels": "--labels",
-                 "teachers": "--teachers",
-                 "index_col": "--index-col", "queries": "-n", "orders": "--orders",
-                 "order": "--order", "sampling": "--sampling", "vote_change": "--vote-change",
-                 "sampling_steps": "--sampling-steps"}
-        for key, flag in flags.items():
+        for key in ("predictions", "predictions_layout", "classes", "columns", "labels",
+                    "teachers", "index_col", "queries", "orders", "order", "sampling",
+                    "vote_change", "sampling_steps"):
             if self.options.get(key) is not None:
-                words += [flag, _text(self.options[key])]
+                words += ["-n" if key == "queries" else "--" + key.replace("_", "-"),
+                          _text(self.options[key])]
         if result.conversion != "classic":
             words += ["--conversion", result.conversion]
         if self.options.get("screening") == "gaussian":
             words += ["--screening", "gaussian"]
         if result.seed:
             words += ["--seed", str(result.seed)]
-        return " ".join(shlex.quote(word) for word in words)
+        return shlex.join(words)
 
     def to_dict(self, votes_text: str | None = "VOTES") -> dict:
         """The JSON of ``pate-calibrate -f json`` (cli:pate-calibrate): provenance, the answer, its

@@ -7,6 +7,7 @@ import shlex
 import numpy as np
 
 from ..outputs.figure_data import frontier_mask
+from ..outputs.report_command import option_value
 from ..rounding import ceil_significant, ceil_text
 from .points import one_per_file
 
@@ -63,17 +64,14 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
     """The ``pate-analyze`` command line that reruns a row's analysis (its first seed;
     ``index_col``, ``classes`` and ``columns``: how its vote file was read)."""
     words = ["pate-analyze", row["file"], "-m", row["mechanism"]]
-    options = {"sigma": "--sigma", "threshold": "--threshold",
-               "sigma_threshold": "--sigma-threshold", "laplace_scale": "--laplace-scale",
-               "svt_scale": "--svt-scale", "svt_cutoff": "--svt-cutoff", "eta": "--eta",
-               "confidence": "--confidence"}
-    for column, option in options.items():
+    for column in ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
+                   "svt_cutoff", "eta", "confidence"):
         if row.get(column) is not None:
-            words += [option, _plain_text(row[column])]
-    words += ["--queries", _plain_text(row["queries"]), "--accounting", row["accounting"],
-              "--delta", _plain_text(row["delta"]), "--seed", _plain_text(row["seed"])]
+            words += ["--" + column.replace("_", "-"), option_value(row[column])]
+    words += ["--queries", option_value(row["queries"]), "--accounting", row["accounting"],
+              "--delta", option_value(row["delta"]), "--seed", option_value(row["seed"])]
     if row.get("budget") is not None:
-        words += ["--budget", _plain_text(row["budget"])]
+        words += ["--budget", option_value(row["budget"])]
     if row.get("screening") == "gaussian":
         words += ["--screening", "gaussian"]
     if row.get("sampling"):
@@ -92,13 +90,7 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
                           ("--columns", columns)):
         if value is not None and str(value):
             words += [option, str(value)]
-    return " ".join(shlex.quote(str(word)) for word in words)
-
-
-def _plain_text(value) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return repr(value) if isinstance(value, float) else str(value)
+    return shlex.join(map(str, words))
 
 
 def best_command(chosen: dict, spec, orders) -> str:

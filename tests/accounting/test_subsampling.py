@@ -379,3 +379,13 @@ def test_fractional_orders_never_below_the_quadrature(q, z, alpha, within):
     ours = rdp_poisson_gaussian(rate=q, noise_multiplier=z, orders=np.array([alpha]))[0]
     exact = _mtz_exact(q, z, alpha)
     assert exact <= ours <= exact * (1 + within)
+
+
+@pytest.mark.parametrize("rate", [5e-324, 1e-310])
+def test_a_subnormal_rate_meets_no_floating_point_limit(rate):
+    """``1/q - 1`` overflows at a subnormal rate: the series' split point came out infinite,
+    its sums NaN (a ``Warning:`` line in pate-analyze), and the chord was taken."""
+    with np.errstate(invalid="raise", over="raise"):
+        tiny = rdp_poisson_gaussian(rate=rate, noise_multiplier=2.0, orders=ORDERS)
+    assert np.all(np.isfinite(tiny))
+    assert np.all(tiny <= rdp_poisson_gaussian(rate=1e-300, noise_multiplier=2.0, orders=ORDERS))
