@@ -487,12 +487,12 @@ def test_at_fpr_zero_a_finite_epsilon_bounds_the_tpr_by_its_delta():
     assert risk.tpr_at(np.array([0.0]))[0] < 1e-11  # was 1
 
 
-def exact_sampled_advantage(rate: float, z: float, count: int) -> float:
-    """The total variation between ``count`` Poisson-sampled Gaussians (noise multiplier
-    ``z``) and their remove-neighbours: ``P(S > 0) - Q(S > 0)`` for the summed privacy loss
-    ``S``, by Gil-Pelaez inversion of its characteristic functions (each a trapezoid sum
-    over the Gaussian, spectrally exact; the inversion by quad to 1e-13). Independent of
-    any PLD discretisation."""
+def exact_sampled_delta(rate: float, z: float, count: int, epsilon: float = 0.0) -> float:
+    """``delta(epsilon) = P(S > eps) - e^eps Q(S > eps)`` of ``count`` Poisson-sampled
+    Gaussians (noise multiplier ``z``) against their remove-neighbours, ``S`` the summed
+    privacy loss; at ``epsilon`` 0 the total variation (the advantage). By Gil-Pelaez
+    inversion of the characteristic functions (each a trapezoid sum over the Gaussian,
+    spectrally exact; the inversion by quad to 1e-13): independent of any PLD grid."""
     from scipy.integrate import quad
     x = np.linspace(-14.0, 14.0, 4001)
     weight = np.exp(-x * x / 2.0) / math.sqrt(2.0 * math.pi) * (x[1] - x[0])
@@ -505,15 +505,17 @@ def exact_sampled_advantage(rate: float, z: float, count: int) -> float:
     def integrand(t):
         q = np.sum(weight * np.exp(1j * t * under_q))
         p = (1.0 - rate) * q + rate * np.sum(weight * np.exp(1j * t * shifted))
-        return (np.imag(p**count) - np.imag(q**count)) / t
+        turn = np.exp(-1j * t * epsilon)
+        return (np.imag(turn * p**count) - math.exp(epsilon) * np.imag(turn * q**count)) / t
 
-    return quad(integrand, 1e-12, 60.0, limit=2000, epsabs=1e-14, epsrel=1e-13)[0] / math.pi
+    tails = quad(integrand, 1e-12, 60.0, limit=2000, epsabs=1e-14, epsrel=1e-13)[0] / math.pi
+    return 0.5 * (1.0 - math.exp(epsilon)) + tails
 
 
 @pytest.mark.parametrize("sigma, rate, queries", [(5.0, 0.5, 200), (2.0, 0.1, 100)])
-def test_a_sampled_runs_advantage_is_never_below_the_exact_total_variation(sigma, rate,
-                                                                          queries):
-    """An outside check read 2.8e-7 below riskcal's figure at (sigma 5, rate 0.5, 200
+def test_a_sampled_runs_advantage_and_epsilon_are_not_below_the_exact_values(sigma, rate,
+                                                                            queries):
+    """An outside check read the advantage 2.8e-7 below riskcal's at (sigma 5, rate 0.5, 200
     answers), where dp_accounting's pessimistic delta(0) rises with a finer grid
     (0.6826669, 0.6826708): the exact value (0.68266650645 by inversion) is below both,
     and the printed advantage is above it, within 1e-5."""
@@ -521,5 +523,11 @@ def test_a_sampled_runs_advantage_is_never_below_the_exact_total_variation(sigma
     votes = np.tile([[20, 0, 0]], (queries, 1))
     result = pate_cli.analyze(votes, "gnmax", sigma=sigma, accounting="data-independent",
                               sampling=f"poisson:{rate}")
-    exact = exact_sampled_advantage(rate, sigma / math.sqrt(2.0), queries)
+    z = sigma / math.sqrt(2.0)
+    exact = exact_sampled_delta(rate, z, queries)
     assert exact <= result.risk.advantage <= exact * (1.0 + 1e-5)
+    # and its epsilon (PLD) at delta 1e-5: the exact delta there at most 1e-5 (9.74e-6 and
+    # 9.9998e-6), the exact epsilon within 0.2% below it (10.291 against 10.303)
+    assert result.to_dict()["epsilon_method"] == "pld"
+    assert exact_sampled_delta(rate, z, queries, result.epsilon) <= 1e-5
+    assert exact_sampled_delta(rate, z, queries, result.epsilon * (1 - 2e-3)) > 1e-5
