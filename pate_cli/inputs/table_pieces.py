@@ -1,7 +1,8 @@
-"""Tables our commands wrote, read in pieces of bounded rows (``pate-plot``'s per-query
-tables): what ``tables.read_table`` reads, with the same values, column types and one-line
-errors. After a piece with text in a float column the rest is read untyped, so the
-caller's cell checks name the row. A FIFO is read once, whole.
+"""Tables our commands wrote (per-query and sweep tables), read in pieces of bounded rows
+(``pate-plot``'s per-query tables) or whole (:func:`read_table`, the pieces joined): floats
+read back exactly as written, only empty cells missing, a per-query table's float columns
+float64 even when whole, one-line errors. After a piece with text in a float column the
+rest is read untyped, so the caller's cell checks name the row. A FIFO is read once, whole.
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ _BLANK_LINE = re.compile(rb"\n(?=\r?\n)")
 
 class TablePieces:
     """The table ``path`` (``expected`` names it in errors), checked to exist, be
-    non-empty and have a table extension."""
+    non-empty and have a table extension; CSV/TSV cells of ``text_columns`` stay text
+    (``0.1.0``, ``2,3``, ``32``)."""
 
-    def __init__(self, path: str, *, expected: str):
+    def __init__(self, path: str, *, expected: str, text_columns=()):
         self.name = str(path)
         self.expected = expected
+        self.text_columns = tuple(text_columns)
         # standard input or a FIFO cannot be read twice (count, pieces): held whole
         self.extension, data = table_source(self.name, expected)
         self._source = self.name if data is None else io.BytesIO(data)
@@ -120,7 +123,10 @@ class TablePieces:
         except (UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
             raise self._text_error(error) from None
         names = [str(column).strip() for column in header]
-        types = per_query_floats(header) if self.expected == PER_QUERY else {}
+        types = texts = {column: str for column in self.text_columns}
+        if self.expected == PER_QUERY:
+            types = dict(texts)
+            types.update(per_query_floats(header))
         done = 0
         while True:  # once more, untyped, after a piece with text in a float column
             reader = pd.read_csv(
@@ -136,9 +142,9 @@ class TablePieces:
             except (UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
                 raise self._text_error(error) from None
             except (ValueError, TypeError) as error:
-                if not types:
+                if types == texts:
                     raise self._text_error(error) from None
-                types = {}
+                types = texts
             finally:
                 reader.close()
 
@@ -149,7 +155,8 @@ class TablePieces:
             while not first.strip():
                 first = handle.readline()
                 if not first:
-                    break
+                    raise InputError(f"{self.name}: the file is empty (expected "
+                                     f"{self.expected})")
         if is_summary(first.decode("utf-8-sig", errors="replace")):
             raise self._summary_given()
         try:
@@ -204,3 +211,27 @@ class TablePieces:
             raise
         except Exception as error:  # noqa: BLE001 - pyarrow raises several types
             raise self._parquet_error(error) from None
+
+
+def read_table(path, *, expected: str, allow_empty: bool = False,
+               text_columns=()) -> pd.DataFrame:
+    """Read a table written by one of our commands, whole: its :class:`TablePieces`
+    joined.
+
+    Args:
+      path: the table (``.csv``, ``.tsv``, ``.json``/``.jsonl`` lines, ``.parquet``, ``-``).
+      expected: what it should be (``tables.PER_QUERY``, ``tables.SWEEP``), named in errors.
+      allow_empty: accept a header without rows (an interrupted sweep that finished
+        nothing).
+      text_columns: CSV/TSV columns whose cells stay text.
+
+    Raises:
+      InputError: an unreadable, empty or malformed file, or (without ``allow_empty``)
+        one without rows.
+    """
+    import pandas as pd
+    pieces = list(TablePieces(path, expected=expected, text_columns=text_columns).pieces())
+    frame = pd.concat(pieces, ignore_index=True) if len(pieces) > 1 else pieces[0]
+    if frame.empty and not allow_empty:
+        raise InputError(f"{path}: the table has no rows (expected {expected})")
+    return frame

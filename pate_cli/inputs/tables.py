@@ -8,7 +8,6 @@ per-query table belongs, or a missing column).
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -48,58 +47,6 @@ PER_QUERY_TEXT = ("outcome",)
 # Columns that tell the kinds of table apart (cli:per-query fixes them).
 _PER_QUERY_MARKERS = ("query", "epsilon_cumulative")
 _SWEEP_MARKERS = ("mechanism", "epsilon", "epsilon_std", "repeats")
-
-
-def read_table(path, *, expected: str, allow_empty: bool = False,
-               text_columns=()) -> pd.DataFrame:
-    """Read a table written by one of our commands; ``expected`` names it in errors.
-
-    Floats read back exactly as written; only empty cells are missing; a per-query table's
-    float columns are float64 even when whole. ``allow_empty`` accepts a header without rows
-    (an interrupted sweep that finished nothing). CSV/TSV cells of ``text_columns`` stay
-    text (``0.1.0``, ``2,3``, ``32``).
-    """
-    name = os.fspath(path)
-    extension, source = table_source(name, expected)
-    if extension == ".parquet":
-        frame = _read_parquet(name, expected, source)
-    else:
-        text = read_text_file(name) if source is None else decode_text(name, source)
-        if not text.strip():
-            raise InputError(f"{name}: the file is empty (expected {expected})")
-        if extension in (".json", ".jsonl"):
-            frame = _read_json_lines(name, text, expected)
-        else:
-            frame = _read_text_table(name, text, extension, expected, text_columns,
-                                     floats=expected == PER_QUERY)
-    if frame.empty and not allow_empty:
-        raise InputError(f"{name}: the table has no rows (expected {expected})")
-    return frame
-
-
-def _read_text_table(name: str, text: str, extension: str, expected: str,
-                     text_columns=(), *, floats: bool = False) -> pd.DataFrame:
-    """``floats``: a per-query table, its float columns read as float64 (as they are when
-    one holds text: the caller's column checks then name the cell)."""
-    import pandas as pd
-    options = text_options(extension)
-    types = {column: str for column in text_columns}
-    frame = None
-    try:
-        if floats:
-            header = pd.read_csv(io.StringIO(text), nrows=0, **options).columns
-            wanted = {**types, **per_query_floats(header)}
-            try:
-                frame = pd.read_csv(io.StringIO(text), dtype=wanted, **options)
-            except (ValueError, TypeError):  # text in a float column (or a parse error)
-                pass
-        if frame is None:
-            frame = pd.read_csv(io.StringIO(text), dtype=types, **options)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeError) as error:
-        raise InputError(f"{name}: not a valid table ({first_line(error)}); expected "
-                         f"{expected}") from None
-    frame.columns = [str(column).strip() for column in frame.columns]
-    return frame
 
 
 def text_options(extension: str) -> dict:
@@ -337,19 +284,6 @@ def _check_file(name: str, expected: str) -> str:
     return os.path.splitext(name)[1].lower()
 
 
-def _read_json_lines(name: str, text: str, expected: str) -> pd.DataFrame:
-    import pandas as pd
-    if is_summary(text) or is_summary(text.lstrip().split("\n", 1)[0]):
-        raise InputError(f"{name}: this is {SUMMARY}; expected {expected}"
-                         + summary_hint(expected))
-    try:
-        frame = pd.read_json(io.StringIO(text), lines=True, dtype=False, precise_float=True)
-    except ValueError:
-        raise InputError(f"{name}: not JSON lines (one JSON object per line); expected "
-                         f"{expected}") from None
-    return frame
-
-
 def summary_hint(expected: str) -> str:
     """Where a summary goes instead: the per-query figures take one with ``--summary``, the
     trade-off curve draws one."""
@@ -366,21 +300,6 @@ def is_summary(text: str) -> bool:
     # a summary nests its input's description; a sweep row (also with epsilon) is flat
     return (isinstance(value, dict) and "epsilon" in value and "delta" in value
             and isinstance(value.get("input"), dict))
-
-
-def _read_parquet(name: str, expected: str, data: bytes | None = None) -> pd.DataFrame:
-    import pandas as pd
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        raise InputError(f"{name}: reading .parquet needs pyarrow "
-                         "(pip install 'pate_cli[parquet]')") from None
-    try:
-        frame = pd.read_parquet(name if data is None else io.BytesIO(data))
-    except Exception as error:  # noqa: BLE001 - pyarrow raises several types
-        raise InputError(f"{name}: not a valid parquet file ({first_line(error)}); "
-                         f"expected {expected}") from None
-    return frame
 
 
 def first_line(error: BaseException) -> str:

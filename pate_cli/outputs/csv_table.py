@@ -17,7 +17,7 @@ text ``teacher``            ``"teacher"``               ``teacher``
 ==========================  ==========================  ==========================
 
 Both agree on ``inf``, ``5e-324``, ``0.1`` and integers; pandas quotes only text holding
-a comma, a quote or a line break. ``inputs.tables.read_table`` reads either back to the
+a comma, a quote or a line break. ``inputs.table_pieces.read_table`` reads either back to the
 same values and types. Each piece of rows is formatted on its own, so a table written in
 pieces of any size has the same bytes.
 """

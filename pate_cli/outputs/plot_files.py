@@ -16,7 +16,8 @@ from ..accounting.selection import selection_bins
 from ..analysis import analyze_votes
 from ..errors import InputError, OptionError
 from ..inputs import load_groups, load_votes
-from ..inputs.tables import SWEEP, numeric_column, read_summary, read_table, require_table
+from ..inputs.table_pieces import read_table
+from ..inputs.tables import SWEEP, numeric_column, read_summary, require_table
 from ..mechanisms import ConfidentGNMax
 from ..orders import default_orders
 from ..vote_rows import is_sparse

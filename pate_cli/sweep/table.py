@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from ..inputs.tables import SWEEP, read_table
+from ..inputs.table_pieces import read_table
+from ..inputs.tables import SWEEP
 from ..outputs.files import parquet_bytes, require_pyarrow
 from ..outputs.report_statement import data_dependence
 from ..outputs.writing import utf8_text

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pate_cli.inputs.tables import read_table
+from pate_cli.inputs.table_pieces import read_table
 from tests import SAMPLES
 
 VOTES = SAMPLES / "mnist_250_votes.npy"

@@ -16,7 +16,8 @@ import pytest
 
 import pate_cli
 from pate_cli.inputs import load_groups, load_rounds, load_votes
-from pate_cli.inputs.tables import SWEEP, read_table
+from pate_cli.inputs.table_pieces import read_table
+from pate_cli.inputs.tables import SWEEP
 from tests.inputs import error_of
 
 

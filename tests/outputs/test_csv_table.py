@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pate_cli
-from pate_cli.inputs.tables import PER_QUERY, read_table
+from pate_cli.inputs.table_pieces import read_table
+from pate_cli.inputs.tables import PER_QUERY
 from pate_cli.outputs.csv_table import csv_header, csv_rows, pandas_rows
 from pate_cli.outputs.files import per_query_bytes, per_query_stream_chunks
 from tests import SAMPLES

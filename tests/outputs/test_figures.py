@@ -10,7 +10,7 @@ import pytest
 
 import pate_cli
 from pate_cli.accounting.selection import selection_bins
-from pate_cli.inputs.tables import read_table
+from pate_cli.inputs.table_pieces import read_table
 from pate_cli.outputs import figure_data
 from pate_cli.outputs import figures as plots
 from pate_cli.outputs.figure_style import Style

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from pate_cli.cli.plot import plot
 from pate_cli.errors import InputError
 from pate_cli.inputs import readers, table_pieces
-from pate_cli.inputs.table_pieces import TablePieces
-from pate_cli.inputs.tables import PER_QUERY, read_table
+from pate_cli.inputs.table_pieces import TablePieces, read_table
+from pate_cli.inputs.tables import PER_QUERY
 from pate_cli.outputs import captions, figure_data, plot_files, report_files
 from pate_cli.outputs import figures as plots
 from pate_cli.outputs.figure_data import figure_rows, running_sums
@@ -396,3 +396,15 @@ def test_a_sweep_caption_says_when_its_epsilon_is_unsanitised():
         "data-dependent, unsanitised: not for publication (sweep with --accounting "
         "data-independent for a publishable figure)") and sweep_caption(rows).startswith("2")
     assert "not for publication" not in sweep_caption(rows.iloc[:1])
+
+
+@pytest.mark.parametrize("name", ["q.json", "q.jsonl", "q.csv"])
+def test_a_table_of_blank_lines_is_an_empty_file_whole_or_in_pieces(tmp_path, name):
+    """One reader for both (read_table joins the pieces): JSON lines of blank lines, "the
+    file is empty" read whole, were an empty table read in pieces."""
+    path = tmp_path / name
+    path.write_text(" \n\n  \n")
+    for read in (lambda: read_table(path, expected=PER_QUERY, allow_empty=True),
+                 lambda: list(TablePieces(str(path), expected=PER_QUERY).pieces())):
+        with pytest.raises(InputError, match=f"{name}: the file is empty"):
+            read()

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pate_cli.inputs.tables import PER_QUERY, read_table
+from pate_cli.inputs.table_pieces import read_table
+from pate_cli.inputs.tables import PER_QUERY
 
 from .cases import CASES
 from .runner import run_case
