@@ -61,9 +61,11 @@ class ResultPlots:
 def result_report(result: AnalysisResult, *, fmt: str = "html", command: str | None = None,
                   dataset_size: int | None = None) -> str:
     """``result.report()``: the ``pate-report`` statement (HTML with inline figures, or
-    Markdown without its figure files)."""
+    Markdown without its figure files); of a result analysed without its per-query table
+    (``per_query=False``), without the figures drawn from it, as ``pate-report --from``."""
     rows = analysed_votes(result) if result.mechanism.name == "confident" else None
-    text, _ = render_report(result.to_dict(), result.to_frame(), fmt=fmt, votes=rows,
+    frame = None if result.table is None and result.frames is None else result.to_frame()
+    text, _ = render_report(result.to_dict(), frame, fmt=fmt, votes=rows,
                             command=command, dataset_size=dataset_size)
     return text
 

@@ -92,6 +92,15 @@ def test_report_is_the_pate_report_html(confident):
     assert markdown.startswith("# Privacy statement") and "is below 1/N" in markdown
 
 
+def test_a_result_without_its_table_reports_without_the_figures_drawn_from_it(confident):
+    """It raised NoColumnsError; pate-report --from a summary gives the same statement."""
+    totals = pate_cli.analyze(VOTES, accounting="expected", per_query=False)
+    html = totals.report()
+    assert f'data-value="{totals.epsilon!r}"' in html and totals.epsilon == confident.epsilon
+    assert 'id="figure-history"' not in html and 'id="figure-history"' in confident.report()
+    assert totals.report("markdown").startswith("# Privacy statement")
+
+
 def test_sparkline_points_by_hand():
     from pate_cli.outputs.notebook import sparkline
 
