@@ -318,8 +318,13 @@ class AnalysisResult:
             return min(float(epsilon), self.epsilon)
         return float(epsilon)
 
+    @property
+    def has_columns(self) -> bool:
+        """Whether the per-query table is available (not ``analyze(..., per_query=False)``)."""
+        return self.table is not None or self.frames is not None
+
     def require_columns(self, what: str = "the per-query table") -> None:
-        if self.table is None and self.frames is None:
+        if not self.has_columns:
             raise NoColumnsError(f"{what} is not available: this result was analysed without "
                                  "its per-query table (analyze(..., per_query=False)); "
                                  "analyse again with per_query=True")

@@ -123,10 +123,8 @@ class TablePieces:
         except (UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
             raise self._text_error(error) from None
         names = [str(column).strip() for column in header]
-        types = texts = {column: str for column in self.text_columns}
-        if self.expected == PER_QUERY:
-            types = dict(texts)
-            types.update(per_query_floats(header))
+        texts = {column: str for column in self.text_columns}
+        types = {**texts, **per_query_floats(header)} if self.expected == PER_QUERY else texts
         done = 0
         while True:  # once more, untyped, after a piece with text in a float column
             reader = pd.read_csv(

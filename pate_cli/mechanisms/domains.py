@@ -17,7 +17,9 @@ def positive(value, name: str) -> float:
 # Domains of the noise parameters, checked when a mechanism is built (a user mistake refused
 # in one line rather than an overflow deep in the accounting):
 # * Gaussian std in [1e-9, 1e12]: alpha / sigma^2 with alpha <= 1e6 (``orders.MAX_ORDER``)
-#   stays below 1e24, finite summed over 10^9 queries.
+#   stays below 1e24, finite summed over 10^9 queries (the accounting kernels, which also
+#   see a group's sigma / D_g, take any std whose square is a double:
+#   ``accounting.validators.GAUSSIAN_STD``).
 # * Laplace scale in [1e-2, 1e12]: LNMax's bound takes exp(2 / lambda), which overflows
 #   below 0.0028; at 0.01 each answer already costs 200.
 # * SVT scale in [1e-6, 1e12]: costs polynomial in 2 / lambda; --target-epsilon searches

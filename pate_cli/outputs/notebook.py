@@ -64,7 +64,7 @@ def result_report(result: AnalysisResult, *, fmt: str = "html", command: str | N
     Markdown without its figure files); of a result analysed without its per-query table
     (``per_query=False``), without the figures drawn from it, as ``pate-report --from``."""
     rows = analysed_votes(result) if result.mechanism.name == "confident" else None
-    frame = None if result.table is None and result.frames is None else result.to_frame()
+    frame = result.to_frame() if result.has_columns else None
     text, _ = render_report(result.to_dict(), frame, fmt=fmt, votes=rows,
                             command=command, dataset_size=dataset_size)
     return text
@@ -91,7 +91,7 @@ def _cumulative_picks(result: AnalysisResult) -> np.ndarray:
     """The cumulative epsilon at ``SPARK_POINTS`` evenly spread queries, streamed (empty
     without a table)."""
     total = result.queries
-    if total == 0 or (result.table is None and result.frames is None):
+    if total == 0 or not result.has_columns:
         return np.empty(0)
     picks = np.unique(np.linspace(0, total - 1, min(total, SPARK_POINTS)).round()
                       .astype(np.int64))
