@@ -172,6 +172,12 @@ def _single(s: RunSpec) -> bool:  # a run over single-label queries (not --multi
     return s.multilabel is None
 
 
+def _scheme(sampling) -> str | None:  # --sampling's scheme as given (None: no sampling)
+    if sampling is None or isinstance(sampling, Sampling):
+        return None if sampling is None else sampling.scheme
+    return str(sampling).strip().lower().partition(":")[0]
+
+
 def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups
     return s.rounds is None and s.individualized is None
 
@@ -330,6 +336,9 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
          "--vote-change applies to sampled voters (--sampling)"),
     Rule(lambda s: s.sampling is None and s.sampling_steps not in (None, "shared"),
          "--sampling-steps applies to sampled voters (--sampling)"),
+    Rule(lambda s: s.vote_change == "add" and _scheme(s.sampling) == "without-replacement",
+         "--vote-change add applies to --sampling poisson: sampling without replacement "
+         "replaces one unit by another, whose vote moves (the default, move)"),
     Rule(lambda s: _single(s) and s.sampling is not None
          and s.accounting != "data-independent",
          lambda s: f"--sampling needs --accounting data-independent, not {s.accounting}: "

@@ -325,12 +325,14 @@ def report_content(summary: dict, *, command: str | None = None,
                                    summary["label_accuracy"], rounding="nearest"))
     if smooth:
         key_figures += [
-            _figure("smooth_sensitivity.epsilon_after", "\u03b5 with the release's cost",
+            _figure("smooth_sensitivity.epsilon_after",
+                    "\u03b5 with the release's cost (unsanitised: not for publication)",
                     smooth.get("epsilon_after")),
             _figure("smooth_sensitivity.noise_std", "release noise std",
                     smooth.get("noise_std"), rounding="nearest"),
-            _figure("smooth_sensitivity.sanitized_epsilon", "sanitised \u03b5 (published)",
-                    smooth.get("sanitized_epsilon")),
+            _figure("smooth_sensitivity.sanitized_epsilon", "sanitised \u03b5 (published)"
+                    if head["sanitised"] else "sanitised \u03b5 (an average run's estimate, "
+                    "not a guarantee)", smooth.get("sanitized_epsilon")),
         ]
     accounting = [
         ("accounting", f"{summary.get('accounting')} (docs/explanation/accounting.md#costs)"),

@@ -47,11 +47,16 @@ UNSANITISED = "data-dependent, unsanitised: not for publication"
 
 
 def data_dependence(summary: dict) -> tuple[bool, bool]:
-    """``(data_dependent, sanitised)`` of the published epsilon (math:costs and math:smooth)."""
+    """``(data_dependent, sanitised)`` of the published epsilon (math:costs and math:smooth).
+
+    Under expected accounting a smooth-sensitivity release sanitises an average run's
+    figure, not a guarantee for any release: it is not the published epsilon there (the
+    data-independent bound is)."""
     dependent = (summary.get("accounting") != "data-independent"
                  and summary.get("mechanism") not in DATA_INDEPENDENT_MECHANISMS)
     smooth = summary.get("smooth_sensitivity") or {}
-    sanitised = dependent and smooth.get("sanitized_epsilon") is not None
+    sanitised = (dependent and smooth.get("sanitized_epsilon") is not None
+                 and summary.get("accounting") != "expected")
     return dependent, sanitised
 
 
@@ -237,11 +242,10 @@ def headline(summary: dict) -> dict:
     elif sanitised:
         smooth = summary["smooth_sensitivity"]
         published = smooth["sanitized_epsilon"]
+        # the unsanitised figures (and the release's order and noise, functions of the
+        # votes too) are in the warning, not in the sentence to publish
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), the "
-                "smooth-sensitivity sanitised release of the data-dependent, unsanitised \u03b5 = "
-                f"{epsilon_text(smooth['epsilon_after'])} (the run's data-dependent "
-                f"\u03b5 = {epsilon_text(summary['epsilon'])} with the release's own cost, at "
-                f"order {number(smooth['order'])}; noise std {number(smooth['noise_std'])}).")
+                "smooth-sensitivity sanitised release of the run's data-dependent \u03b5.")
     elif dependent and summary.get("epsilon_data_independent_worst") is not None:
         # expected accounting: the bound for any run answers every query
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent_worst"])
@@ -261,6 +265,11 @@ def headline(summary: dict) -> dict:
                 + f" answered{average}); the data-dependent \u03b5 = "
                 f"{epsilon_text(summary['epsilon'])} is an expected figure, unsanitised and "
                 "not for publication.")
+        release = (summary.get("smooth_sensitivity") or {}).get("sanitized_epsilon")
+        if release is not None:
+            text += (" Its smooth-sensitivity sanitised release, \u03b5 = "
+                     f"{epsilon_text(release)}, is an estimate for an average run, not a "
+                     "guarantee for a particular release.")
     elif dependent:
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent"])
         published, search = _with_search(summary, bound)
@@ -279,13 +288,23 @@ def headline(summary: dict) -> dict:
                    "teacher votes, not sanitised, so publishing them leaks information about "
                    "the data and is not itself covered by the DP guarantee. Publish the "
                    "per-group data-independent bounds above.")
-    elif dependent and not sanitised:
+    elif sanitised:
+        smooth = summary["smooth_sensitivity"]
+        warning = (f"The data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} and "
+                   f"\u03b5 = {epsilon_text(smooth['epsilon_after'])} with the release's own "
+                   "cost are functions of the private teacher votes and have not been "
+                   "sanitised: publishing them leaks information about the data and is not "
+                   "itself covered by the DP guarantee. Publish the sanitised \u03b5 = "
+                   f"{epsilon_text(smooth['sanitized_epsilon'])} alone.")
+    elif dependent:
+        released = (summary.get("smooth_sensitivity") or {}).get("sanitized_epsilon")
+        advice = (" (under expected accounting even the sanitised release is an average "
+                  "run's estimate)." if released is not None else ", or sanitise the "
+                  "data-dependent figure (pate-analyze --smooth-sensitivity).")
         warning = (f"The data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} is a "
                    "function of the private teacher votes and has not been sanitised: "
                    "publishing it leaks information about the data and is not itself covered "
-                   "by the DP "
-                   "guarantee. Publish the data-independent bound above, or sanitise the "
-                   "data-dependent figure (pate-analyze --smooth-sensitivity).")
+                   f"by the DP guarantee. Publish the data-independent bound above{advice}")
     if warning and tuning_text:
         warning += " The same holds for the tuned figure."
     budget = summary.get("budget")

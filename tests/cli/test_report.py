@@ -18,13 +18,14 @@ from pate_cli import analyze  # noqa: E402
 from pate_cli.accounting.conversion import rdp_to_epsilon  # noqa: E402
 from pate_cli.orders import default_orders  # noqa: E402
 from pate_cli.outputs.report_content import SECTIONS  # noqa: E402
+from pate_cli.outputs.report_statement import epsilon_text, headline, number  # noqa: E402
 from pate_cli.rounding import ceil_text  # noqa: E402
 
 VOTES = str(SAMPLES / "mnist_250_votes.npy")
 RUNS = {
     "gnmax": [VOTES, "-m", "gnmax", "--sigma", "40", "-n", "300", "--budget", "1"],
     "lnmax": [VOTES, "-m", "lnmax", "-n", "300", "--accounting", "expected"],
-    "confident": [VOTES, "-n", "640", "--accounting", "expected", "--smooth-sensitivity"],
+    "confident": [VOTES, "-n", "640", "--smooth-sensitivity"],
     "interactive": [VOTES, "-m", "interactive", "--student",
                     str(SAMPLES / "mnist_250_student.npy"), "-n", "300"],
     "svt": [VOTES, "-m", "svt", "--target-epsilon", "8", "--svt-cutoff", "10", "-n", "2000"],
@@ -156,7 +157,13 @@ def test_headline_sanitised_data_independent_and_warning(reports):
     summary = reports["confident"][1]
     sanitised = summary["smooth_sensitivity"]["sanitized_epsilon"]
     assert f"ε = {ceil_text(sanitised)}".rstrip("0") in confident
-    assert "Warning: data-dependent" not in confident
+    # the unsanitised figures are in the warning, not in the sentence to publish
+    head = headline(summary)
+    smooth = summary["smooth_sensitivity"]
+    for figure in (epsilon_text(smooth["epsilon_after"]), number(smooth["noise_std"]),
+                   epsilon_text(summary["epsilon"])):
+        assert figure not in head["text"], figure
+    assert "Publish the sanitised ε = " in head["warning"] and head["sanitised"]
     gnmax_html, gnmax = reports["gnmax"]
     text = " ".join(parse(gnmax_html).text)
     assert 'id="data-dependent-warning"' in gnmax_html

@@ -31,12 +31,22 @@ def test_no_internal_references(cli, tmp_path, name):
     assert not re.search(r"math:|MATH\.md|CLI\.md", text)
 
 
-def test_smooth_headline_labels_the_data_dependent_figure(cli, tmp_path):
+def test_smooth_headline_under_expected_accounting_publishes_the_bound(cli, tmp_path):
+    """Expected accounting's release sanitises an average run's figure: the headline
+    publishes the data-independent bound (it published the release, said to be "not a
+    guarantee" in the same sentence), the release is named an estimate, and the warning
+    box stands beside the unsanitised figure."""
     report = tmp_path / "r.md"
     assert cli.report(VOTES, "-n", "300", "--accounting", "expected",
                       "--smooth-sensitivity", "-o", report).code == 0
-    headline = report.read_text(encoding="utf-8").split("## Guarantee")[1].split("\n\n")[1]
-    assert "sanitised release of the data-dependent, unsanitised \u03b5 = " in headline
+    text = report.read_text(encoding="utf-8")
+    headline = text.split("## Guarantee")[1].split("\n\n")[1]
+    assert "a data-independent bound that holds whatever a run answers" in headline
+    assert "sanitised release, \u03b5 = " in headline and "an estimate for an average run" \
+        in headline
+    assert ("**Warning: data-dependent, unsanitised figure.** The data-dependent \u03b5 = "
+            in text and "even the sanitised release is an average run's estimate" in text)
+    assert "| sanitised \u03b5 (an average run's estimate, not a guarantee) |" in text
 
 
 def test_markdown_figure_links_survive_spaces_and_parentheses(cli, tmp_path):

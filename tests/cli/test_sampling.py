@@ -223,28 +223,30 @@ def test_without_replacement_is_theorem_27(cli, votes):
     assert summary["epsilon"] <= summary["epsilon_rdp"]
 
 
-def test_without_replacement_moves_a_vote_whatever_the_declared_change(cli, tmp_path):
+def test_without_replacement_moves_a_vote_and_refuses_add(cli, tmp_path):
     """Neighbours replace one unit: a unit that casts one vote takes one count down and
-    another up (L2 sqrt 2) under --vote-change add too. At m = N nothing is sampled and the
-    figure is the unsampled run's (100 rows of [200, 30, 20], sigma 40: 1.3565 by PLD; the
-    old code charged sensitivity 1 and printed 1.2309)."""
+    another up (L2 sqrt 2). At m = N nothing is sampled and the figure is the unsampled
+    run's (100 rows of [200, 30, 20], sigma 40: 1.3565 by PLD; an old version charged
+    sensitivity 1 and printed 1.2309). ``--vote-change add`` would not be used: refused,
+    exit 2 (it was accepted and ignored)."""
     path = tmp_path / "v.npy"
     np.save(path, np.tile([200, 30, 20], (100, 1)))
     args = (str(path), *DI, "-m", "gnmax", "--sigma", "40")
     plain = run_json(cli, *args)
-    full = run_json(cli, *args, "--sampling", "without-replacement:1000/1000",
-                    "--vote-change", "add")
+    full = run_json(cli, *args, "--sampling", "without-replacement:1000/1000")
     assert full["sampling"]["sensitivity"] == math.sqrt(2.0) and full["sampling"]["moves"]
     for key in ("epsilon", "epsilon_rdp", "order", "epsilon_method"):
         assert full[key] == plain[key], key
     assert full["epsilon"] > 1.35
-    for scheme in ("without-replacement:100/1000", "without-replacement:999/1000"):
-        added = run_json(cli, *args, "--sampling", scheme, "--vote-change", "add")
-        moved = run_json(cli, *args, "--sampling", scheme)
-        assert added["epsilon"] == moved["epsilon"]
-    table = cli.analyze(*args, "--sampling", "without-replacement:100/1000",
-                        "--vote-change", "add")
+    table = cli.analyze(*args, "--sampling", "without-replacement:100/1000")
     assert "a replaced unit moves one vote (argmax L2 sensitivity 1.41421)" in table.out
+    refused = cli.analyze(*args, "--sampling", "without-replacement:100/1000",
+                          "--vote-change", "add")
+    assert refused.code == 2 and not refused.out
+    assert "--vote-change add applies to --sampling poisson" in refused.err
+    moved = run_json(cli, *args, "--sampling", "without-replacement:100/1000",
+                     "--vote-change", "move")  # the default, said: accepted
+    assert moved["sampling"]["vote_change"] == "move"
 
 
 @pytest.mark.parametrize("mechanism", ["gnmax", "confident", "lnmax"])
