@@ -14,7 +14,12 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 
 def ceil_text(value, digits: int = 4) -> str:
     """``f"{value:.{digits}f}"``, rounded up instead of to nearest (``inf``, ``nan`` as
-    they are)."""
+    they are); with ``digits >= 2``, a positive value below ``10^-(digits - 1)``, which
+    ``digits`` decimals would show with one significant digit at most, at ``digits``
+    significant digits
+    (:func:`ceil_significant`: ``1.379e-05``, not ``0.0001``)."""
+    if digits >= 2 and 0.0 < float(value) < 10.0 ** (1 - digits):
+        return ceil_significant(value, digits)
     return _fixed(value, digits, ROUND_CEILING)
 
 
@@ -34,7 +39,11 @@ def ceil_significant(value, digits: int = 3) -> str:
     # at most ``digits`` significant digits (or a power of ten): the float nearest to it
     # prints back exactly at ``digits`` significant digits
     shown = float(rounded)
-    return f"{shown:.{digits}g}" if math.isfinite(shown) else f"{rounded:.{digits}g}"
+    if not math.isfinite(shown):
+        return f"{rounded:.{digits}g}"
+    text = f"{shown:.{digits}g}"
+    # a subnormal float carries fewer digits and may print below the rounded decimal
+    return text if Decimal(text) >= exact else f"{rounded.normalize():.{digits}g}"
 
 
 def _quantize(value, digits: int, rounding: str) -> Decimal:

@@ -20,7 +20,12 @@ from typing import Any
 import numpy as np
 
 from ..accounting.composition import initial_carry, sums_at_order
-from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
+from ..accounting.conversion import (
+    checked_setting,
+    conversion_offset,
+    grid_edge_notes,
+    rdp_to_epsilon,
+)
 from ..accounting.grouped import grouped_totals
 from ..curve_store import SharedCurves
 from ..decisions import Decisions
@@ -235,7 +240,8 @@ class _Finish:
             label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
                 (f"the RDP spent before the first query is already epsilon "
                  f"{ceil_text(epsilon)}, above the budget {budget.limit:g}: no query was "
-                 "processed",) if over else ()),
+                 "processed",) if over else _halted_at_start(budget, orders, delta,
+                                                             conversion)),
             source=setting.source,
             # below 0 only where the RDP spent before the first query exceeds the budget
             budget=None if budget is None else replace(budget, remaining=budget.limit - epsilon),
@@ -285,6 +291,21 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
                         labels_output=int(result.counts.labels_output),
                         risk=data_independent_risk(result),
                         epsilon_method=result.data_independent_method)
+
+
+def _halted_at_start(budget: BudgetPart | None, orders: np.ndarray, delta: float,
+                     conversion: str) -> tuple[str, ...]:
+    """A note where a budget halts before the first query (math:costs): why nothing was
+    answered, the conversion's own term where it alone is above the budget."""
+    if budget is None or budget.halted_at != 0:
+        return ()
+    floor = float(np.min(conversion_offset(orders=orders, delta=delta, conversion=conversion)))
+    why = (f"the conversion alone charges {ceil_text(floor)} at delta {delta:g} on this order "
+           "grid (a grid with larger orders, or a larger delta, charges less)"
+           if floor > budget.limit else
+           "the first query's full charge converts above it at every order of the grid")
+    return (f"--budget {budget.limit:g} halts before the first query, so no label is "
+            f"released: {why}",)
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:

@@ -2,6 +2,9 @@
 option) and the option rules shared by the API and every command: ``RULES`` (combinations
 refused before any input is read, with the checks that parse a value, ``check_options``)
 and ``INPUT_RULES`` (what a kind of input cannot run, checked once the votes are read).
+
+Size: one concept, the one rule table: the spec's fields and every option rule of every
+command, each a row.
 """
 
 from __future__ import annotations
@@ -168,6 +171,10 @@ def _variant(s: RunSpec) -> str:  # --multilabel's variant (OptionError for a ba
     return "binary" if s.multilabel is None else parse_variant(s.multilabel)[0]
 
 
+# The aggregators whose data-dependent epsilon smooth sensitivity sanitises (math:smooth).
+SMOOTH_MECHANISMS = ("gnmax", "confident", "interactive")
+
+
 def _single(s: RunSpec) -> bool:  # a run over single-label queries (not --multilabel)
     return s.multilabel is None
 
@@ -219,6 +226,8 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
     Rule(lambda s: s.progress is not None and not callable(s.progress),
          lambda s: f"progress must be a function of (done, total), got {s.progress!r}"),
     *(_multilabel_rule(key, option) for key, option in _NOT_WITH_MULTILABEL),
+    Rule(lambda s: s.order is not None and s.orders is not None,
+         "give --order or --orders, not both (--order A is the grid of the one order A)"),
     Rule(lambda s: s.multilabel is not None and s.auto_orders,
          "--orders auto does not combine with --multilabel"),
     Rule(lambda s: s.multilabel is not None and _variant(s) != "binary"
@@ -357,6 +366,13 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
         not _one_run(s) or s.smooth_sensitivity),
          "--sampling applies to single runs (not --rounds, --individualized or "
          "--smooth-sensitivity)"),
+    Rule(lambda s: _single(s) and _one_run(s) and s.smooth_sensitivity
+         and s.name not in SMOOTH_MECHANISMS,
+         lambda s: f"--smooth-sensitivity applies to {', '.join(SMOOTH_MECHANISMS)}, not "
+                   f"{s.name}"),
+    Rule(lambda s: s.smooth_sensitivity and s.accounting == "data-independent",
+         "--smooth-sensitivity needs replay or expected accounting (a data-independent "
+         "epsilon is already public)"),
 )
 
 INPUT_RULES: tuple[Rule, ...] = (

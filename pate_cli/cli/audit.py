@@ -9,7 +9,6 @@ import sys
 import click
 
 from ..errors import OverBudget
-from ..rounding import ceil_text, floor_text
 from .choices import AUDITED
 from .errors import reported_warnings, run_command
 from .options import (
@@ -89,7 +88,7 @@ def command(votes, mechanism, aggregator, fmt, output, debug, **options):
     """
     from ..analysis.audit import audit  # here: -h imports no numerics (fast start)
     from ..inputs.shards import input_files
-    from ..outputs.audit import audit_summary, render_audit
+    from ..outputs.audit import audit_summary, bounds_text, render_audit
     from ..outputs.writing import check_destinations, write_outputs
 
     if output is not None:  # before any work; never over an input
@@ -103,8 +102,9 @@ def command(votes, mechanism, aggregator, fmt, output, debug, **options):
     else:
         click.echo(text, nl=False)
     if result.verdict == "violated":
-        raise OverBudget(f"the measured lower bound {floor_text(result.epsilon_lower)} "
-                         f"exceeds the claimed epsilon {ceil_text(result.epsilon_upper)} of "
+        lower, upper = bounds_text(result.epsilon_lower, result.epsilon_upper)
+        raise OverBudget(f"the measured lower bound {lower} "
+                         f"exceeds the claimed epsilon {upper} of "
                          f"{result.mechanism.name}: the aggregator does not meet its claim")
 
 

@@ -191,7 +191,7 @@ def accounting_specs(option=click.option) -> list:
                help="Target delta."),
         option("--orders", type=OrderGrid(),
                help="Rényi orders: a,b,c, start:stop:step, auto [default: grid of 298]."),
-        option("--order", type=Order(), help="Use this single order (overrides --orders)."),
+        option("--order", type=Order(), help="Use this single order (instead of --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
                metavar="NAME",
                help="RDP to (eps, delta): classic (Mironov; default), improved (CKS)."),

@@ -143,10 +143,16 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         raise not_a_long_table(path, classes=classes, columns=columns)
     if is_shard_set(path):  # a directory or glob of .npy pieces (inputs.shards)
         name, array, digest = open_shards(path, read_shard)
-        packed_labels = None
+        packed_labels, text = None, False
     else:
         name, raw, digest = open_input(path, background=True)  # hashed while validated
-        array, packed_labels = read_matrix(name, raw, key="votes", index_col=index_col)
+        text = _is_text(name, raw)
+        array, packed_labels = read_matrix(name, raw, key="votes",
+                                           index_col=index_col if text else None)
+    if index_col is not None and not text and not (
+            isinstance(labels, (str, os.PathLike)) and _is_text(str(labels), labels)):
+        raise InputError(f"{name}: --index-col applies to CSV/TSV inputs (the votes or the "
+                         "--labels file), not .npy/.npz")
     checked_teachers(teachers)
     votes = check_votes(name, array, teachers=teachers, hint_index=index_col is None)
     digest = digest_of(digest)
@@ -406,7 +412,7 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
         array = array[:, 0]
     if array.ndim != 1:
         hint = (" (its first column looks like a pandas index: --index-col 0 drops it from "
-                "the votes and the labels)" if index_col is None and looks_like_index(array)
+                "each CSV/TSV input)" if index_col is None and looks_like_index(array)
                 else "")
         raise InputError(f"{name}: expected one label per query (a single column), "
                          f"got shape {array.shape}{hint}")
@@ -436,7 +442,7 @@ def _is_text(name: str, source) -> bool:
     """Whether an opened input (``open_input``'s source) holds CSV/TSV text."""
     if isinstance(source, bytes):
         return not source.startswith((NPY_MAGIC, ZIP_MAGIC))
-    return os.path.splitext(name)[1].lower() in (".csv", ".tsv")
+    return os.path.splitext(name)[1].lower() not in (".npy", ".npz")  # as read_matrix
 
 
 def load_student(path, *, queries: int, classes: int) -> np.ndarray:

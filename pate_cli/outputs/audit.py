@@ -76,6 +76,7 @@ def render_audit(summary: dict, fmt: str) -> str:
         bound, cut = (("at least", event["at_least"]) if "at_least" in event
                       else ("at most", event["at_most"]))
         happens = f"{bound} {cut} of the {queries} outputs are {labels}"
+    lower, upper = bounds_text(audit["epsilon_lower"], audit["epsilon_upper"])
     verdict = ("consistent: the measurement does not contradict the claim"
                if audit["verdict"] == "consistent" else
                "violated: the measured lower bound exceeds the claim")
@@ -89,9 +90,9 @@ def render_audit(summary: dict, fmt: str) -> str:
         ("event", "none: no draw on either side fell in an event that tells them apart"
          if measured.get("hits") == 0 and measured.get("other_hits") == 0
          else f"{happens}, more frequent at the {event['favours']}"),
-        ("epsilon upper", f"{ceil_text(audit['epsilon_upper'])} at delta {audit['delta']:g}: "
+        ("epsilon upper", f"{upper} at delta {audit['delta']:g}: "
                           f"the claim ({audit['upper_accountant']})"),
-        ("epsilon lower", f"{floor_text(audit['epsilon_lower'])}: measured lower bound "
+        ("epsilon lower", f"{lower}: measured lower bound "
                           f"(Clopper-Pearson, {_percent(audit['confidence'])}, "
                           + (f"{measured['draws']:,} of " if "draws" in measured else "")
                           + f"{audit['draws']:,} "
@@ -117,3 +118,14 @@ def _histogram(counts: list) -> str:
     """A histogram as ``125,124,1,0,...`` (long ones cut after 12 classes)."""
     shown = ",".join(str(count) for count in counts[:12])
     return shown + (f",... ({len(counts)} classes)" if len(counts) > 12 else "")
+
+
+def bounds_text(lower: float, upper: float) -> tuple[str, str]:
+    """The measured lower bound rounded down and the claim rounded up, at 4 decimals, or at
+    as many more (up to 12) as show a lower bound above the claim above it (``1.0001`` and
+    ``1.0000``, not ``1.0000`` twice)."""
+    for digits in range(4, 13):
+        low, up = floor_text(lower, digits), ceil_text(upper, digits)
+        if not lower > upper or float(low) > float(up):
+            break
+    return low, up

@@ -76,6 +76,10 @@ def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
                          f"{_short(sampling['sensitivity'])}){steps}")]
 
 
+# SVT-PATE's --svt-cutoff auto: the cut-off, chosen on the votes, is not covered.
+CHOSEN_CUTOFF = "the cut-off was chosen on these votes, a choice this epsilon does not cover"
+
+
 def summary_lines(s: dict) -> list[tuple[str, str]]:
     """The table's lines; a data-dependent figure says it is unsanitised."""
     source = s["input"]
@@ -87,6 +91,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
     answered = s["answered"]
     answered_text = (f"{answered:.1f} expected" if isinstance(answered, float)
                      else f"{answered}")
+    chosen = "; " + CHOSEN_CUTOFF if (s.get("svt") or {}).get("cutoff_from_search") else ""
     multi = s.get("multilabel")
     answered_text += (f" of {s['queries'] * multi['labels']} labels ({_queries(s['queries'])} "
                       f"x {multi['labels']})" if multi else f" of {_queries(s['queries'])}")
@@ -100,7 +105,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         *_sampling_line(s.get("sampling")),
         ("answered", answered_text),
         ("epsilon", f"{_up(s['epsilon'])} at delta {s['delta']:g} ({_rdp(s['order'])}"
-                    f"{'; ' + UNSANITISED if dependent else ''})"),
+                    f"{'; ' + UNSANITISED if dependent else ''}{chosen})"),
         _independent_line(s),
     ]
     if s.get("groups"):  # the run's bound is its largest group's; then the uniform run's
@@ -214,6 +219,9 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         b = s["budget"]
         stop = ("never bound" if b["halted_at"] is None
                 else f"halted before query {b['halted_at']}")
+        if b["halted_at"] is not None and s.get("epsilon_rdp") is not None \
+                and s.get("accounting") == "data-independent":  # math:costs: RDP sums
+            stop += f" (decided by the RDP figure, {ceil_text(s['epsilon_rdp'])})"
         left = (f"{floor_text(b['remaining'])} left" if b["remaining"] >= 0
                 else f"exceeded by {ceil_text(-b['remaining'], 4)} before the first query")
         lines.append(("budget", f"{_short(b['limit'])}: {stop}, {left}"))

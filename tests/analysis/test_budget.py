@@ -174,3 +174,22 @@ def test_a_budget_says_when_the_search_or_the_release_exceeds_it():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PateWarning)
         pate_cli.analyze(votes, budget=20, tuning="poisson:10", per_query=False)
+
+
+def test_a_budget_that_halts_before_the_first_query_says_why():
+    """Nothing answered: the note names the conversion's own term where it alone is above
+    the budget (log(1e5) / 7 = 1.6448 at order 8, the grid's largest), else the first
+    query's charge; a run that answers says nothing."""
+    votes = votes_from(3, 50)
+    floor = analyze(votes, "gnmax", orders=[2, 4, 8], budget=1.5)
+    assert floor.budget.halted_at == 0 and floor.answered_total == 0
+    (note,) = [w for w in floor.warnings if "halts before the first query" in w]
+    assert "the conversion alone charges 1.6448 at delta 1e-05" in note
+    assert math.log(1e5) / 7 <= 1.6448 < math.log(1e5) / 7 + 1e-4
+    charge = analyze(votes, "gnmax", sigma=0.5, accounting="data-independent", budget=2.0)
+    assert charge.budget.halted_at == 0
+    assert any("the first query's full charge converts above it" in w
+               for w in charge.warnings)
+    fine = analyze(votes, "gnmax", budget=2.0)
+    assert fine.budget.halted_at != 0
+    assert not any("halts before the first query" in w for w in fine.warnings)

@@ -192,7 +192,7 @@ def test_smooth_sensitivity_with_svt_is_refused_as_before(cli):
                        "--svt-scale", "2", "--smooth-sensitivity")
     assert done.code == 2 and done.out == ""
     assert done.err == ("Error: --smooth-sensitivity applies to gnmax, confident, "
-                        "interactive, not svt\n")
+                        "interactive, not svt (see pate-analyze --help)\n")  # a rule
 
 
 @pytest.mark.parametrize("options", [

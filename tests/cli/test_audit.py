@@ -183,3 +183,19 @@ def test_a_parameter_the_claim_does_not_take_is_refused(cli, options, message):
     message names the mechanisms pate-audit audits (not Interactive-GNMax)."""
     ran = cli.audit(VOTES, *options, "--draws", "100")
     assert ran.code == 2 and ran.err == f"Error: {message}\n"
+
+
+@pytest.mark.parametrize("lower, upper, texts", [
+    (1.0000833, 1.0, ("1.00008", "1.00000")),  # 4 decimals printed 1.0000 twice
+    (0.27005371, 0.1096, ("0.2700", "0.1096")),
+    (0.5, 1.0, ("0.5000", "1.0000")),
+    (1.5e-5, 1.379e-5, ("0.000015", "0.000014")),
+])
+def test_a_violation_prints_a_lower_bound_above_the_claim(lower, upper, texts):
+    """The lower bound rounds down and the claim up; where 4 decimals make them equal, more
+    digits show which is above (a violated verdict read '1.0000 exceeds 1.0000')."""
+    from pate_cli.outputs.audit import bounds_text
+
+    assert bounds_text(lower, upper) == texts
+    low, up = (float(text) for text in texts)
+    assert low <= lower and up >= upper

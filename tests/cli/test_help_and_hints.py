@@ -91,6 +91,20 @@ def test_index_col_outside_the_columns_and_on_npy(cli, votes, tmp_path):
     np.save(npy, votes)
     binary = cli.analyze(npy, "--index-col", "0")
     assert binary.code == 2 and "--index-col applies to CSV/TSV inputs" in binary.err
+    # .npy votes with a CSV labels file written with pandas' index: the hint's --index-col
+    # drops that file's index (it was refused: the votes are not CSV)
+    labels = tmp_path / "labels.csv"
+    pd.Series(np.argmax(votes, axis=1)).to_csv(labels)
+    hinted = cli.analyze(npy, "--labels", labels)
+    assert hinted.code == 2 and "--index-col 0 drops it" in hinted.err
+    dropped = cli.analyze(npy, "--labels", labels, "--index-col", "0", "-f", "json")
+    assert dropped.code == 0, dropped.err
+    plain = tmp_path / "labels.npy"
+    np.save(plain, np.argmax(votes, axis=1))
+    reference = cli.analyze(npy, "--labels", plain, "-f", "json")
+    assert json.loads(dropped.out)["label_accuracy"] == json.loads(reference.out)[
+        "label_accuracy"] is not None
+    assert cli.analyze(npy, "--labels", npy, "--index-col", "0").code == 2
 
 
 def test_pandas_numbered_header_hint(cli, votes, tmp_path):
