@@ -87,9 +87,11 @@ def render_audit(summary: dict, fmt: str) -> str:
         ("pair", f"{pair['kind']}: {pair['description']}"),
         ("", f"first  {_histogram(pair['first'])}"),
         ("", f"second {_histogram(pair['second'])}"),
-        ("event", "none: no draw on either side fell in an event that tells them apart"
-         if measured.get("hits") == 0 and measured.get("other_hits") == 0
-         else f"{happens}, more frequent at the {event['favours']}"),
+        ("event", "none: no measuring draw on either side fell in the event the choosing "
+                  "draws picked" if measured.get("hits") == 0 and measured.get("other_hits") == 0
+         else f"{happens}, more frequent at the {event['favours']}" + (
+             " in the choosing draws, as frequent at both in the measuring ones"
+             if measured and measured.get("hits") == measured.get("other_hits") else "")),
         ("epsilon upper", f"{upper} at delta {audit['delta']:g}: "
                           f"the claim ({audit['upper_accountant']})"),
         ("epsilon lower", f"{lower}: measured lower bound "

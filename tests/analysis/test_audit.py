@@ -262,13 +262,18 @@ def test_the_table_says_when_no_event_was_seen_and_never_rounds_the_confidence_t
     few = audit_summary(audit(VOTES, "gnmax", sigma=40.0, draws=100,
                               confidence=0.999999999))
     text = render_audit(few, "table")
-    assert "event          none: no draw on either side fell in an event" in text
+    assert "event          none: no measuring draw on either side fell in the event" in text
     assert "Clopper-Pearson, 99.9999999%," in text
     many = dict(few, audit=dict(few["audit"], event=dict(few["audit"]["event"],
                                                          labels=list(range(40))),
                                 measured=dict(few["audit"]["measured"], hits=3)))
     assert "output in {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ... (40 labels)}" in render_audit(
         many, "table")
+    # equal measured counts: the event's side is the choosing draws' (it read as measured)
+    tied = dict(many, audit=dict(many["audit"], measured=dict(many["audit"]["measured"],
+                                                              hits=3, other_hits=3)))
+    assert ("as frequent at both in the measuring ones" in render_audit(tied, "table")
+            and "as frequent at both" not in render_audit(many, "table"))
 
 
 def test_a_long_audit_is_said_before_it_runs(monkeypatch):
