@@ -4,7 +4,8 @@ Papernot et al., "Scalable Private Learning with PATE" (ICLR 2018): Confident-GN
 MNIST, SVHN and Adult with 250 teachers. Table 1: per data set, the expected-accounting
 analysis (the paper's deterministic figures) and seeded replays (realised runs, like the
 table's), next to the numbers the paper prints. Table 2: the smooth-sensitivity release of
-the data-dependent epsilon (Appendix B): order, beta, sigma_ss, sanitised epsilon +/- std.
+the data-dependent epsilon (Appendix B): order, beta, sigma_ss, epsilon with the release's
+cost +/- the release noise's std.
 
     python scripts/reproduce_paper.py [--votes DIR] [--replays 5] [--format table|json]
 
@@ -88,7 +89,7 @@ def render_table(rows: list[dict]) -> str:
     lines.append("Table 2 (smooth-sensitivity release of the expected data-dependent epsilon)")
     header2 = (f"{'data set':8} {'queries':>7} {'E[answered]':>11} {'avg d-i':>7} "
                f"{'eps d-d':>7} {'order':>5} {'beta':>7} {'sigma_ss':>8} {'SS':>8} "
-               f"{'sanitised eps':>15}")
+               f"{'with release':>15}")
     lines += [header2, "-" * len(header2)]
     for r in rows:
         lines.append(

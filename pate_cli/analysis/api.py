@@ -110,8 +110,8 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
           Confident and LNMax: both steps' curves amplified (``mechanisms.sampled``), and for
           Poisson-sampled Gaussian steps the smaller of the RDP and PLD figures
           (``epsilon_method``).
-        vote_change: ``move`` (the default) or ``add``; without replacement a replaced unit
-          always moves a vote.
+        vote_change: ``move`` (the default) or ``add`` (Poisson sampling only: without
+          replacement a replaced unit always moves a vote).
         sampling_steps: ``shared`` (the default: Confident's two steps read one subset per
           query, charged as one sampled Gaussian per answered query) or ``independent``
           (each step draws its own).

@@ -150,7 +150,8 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
         array, packed_labels = read_matrix(name, raw, key="votes",
                                            index_col=index_col if text else None)
     if index_col is not None and not text and not (
-            isinstance(labels, (str, os.PathLike)) and _is_text(str(labels), labels)):
+            isinstance(labels, (str, os.PathLike)) and str(labels) != "-"
+            and _is_text(str(labels), labels)):  # stdin's kind shows only once read
         raise InputError(f"{name}: --index-col applies to CSV/TSV inputs (the votes or the "
                          "--labels file), not .npy/.npz")
     checked_teachers(teachers)

@@ -129,7 +129,10 @@ def result_html(result: AnalysisResult) -> str | None:
     smooth = summary.get("smooth_sensitivity")
     if smooth and smooth.get("sanitized_epsilon") is not None:
         rows.append(("sanitised epsilon", f"{epsilon_text(smooth['sanitized_epsilon'])} "
-                                          f"(noise std {number(smooth['noise_std'])})"))
+                                          f"(noise std {number(smooth['noise_std'])}"
+                                          + ("; an average run's estimate, not a guarantee"
+                                             if summary.get("accounting") == "expected"
+                                             else "") + ")"))
     if summary.get("label_accuracy") is not None:
         rows.append(("label accuracy", number(summary["label_accuracy"])))
     for row in summary.get("groups") or []:

@@ -328,7 +328,8 @@ def report_content(summary: dict, *, command: str | None = None,
             _figure("smooth_sensitivity.epsilon_after",
                     "\u03b5 with the release's cost (unsanitised: not for publication)",
                     smooth.get("epsilon_after")),
-            _figure("smooth_sensitivity.noise_std", "release noise std",
+            _figure("smooth_sensitivity.noise_std",
+                    "release noise std (data-dependent: not for publication)",
                     smooth.get("noise_std"), rounding="nearest"),
             _figure("smooth_sensitivity.sanitized_epsilon", "sanitised \u03b5 (published)"
                     if head["sanitised"] else "sanitised \u03b5 (an average run's estimate, "

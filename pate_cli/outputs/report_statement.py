@@ -242,8 +242,8 @@ def headline(summary: dict) -> dict:
     elif sanitised:
         smooth = summary["smooth_sensitivity"]
         published = smooth["sanitized_epsilon"]
-        # the unsanitised figures (and the release's order and noise, functions of the
-        # votes too) are in the warning, not in the sentence to publish
+        # the unsanitised figures are in the warning and the table's labelled rows, not in
+        # the sentence to publish
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), the "
                 "smooth-sensitivity sanitised release of the run's data-dependent \u03b5.")
     elif dependent and summary.get("epsilon_data_independent_worst") is not None:

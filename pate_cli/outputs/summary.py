@@ -191,7 +191,9 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("smooth_sensitivity"):
         ss = s["smooth_sensitivity"]
         sanitized = ("" if ss["sanitized_epsilon"] is None
-                     else f"; sanitised release {_up(ss['sanitized_epsilon'])}")
+                     else f"; sanitised release {_up(ss['sanitized_epsilon'])}" + (
+                         " (of an average run's figure: an estimate, not a guarantee)"
+                         if s.get("accounting") == "expected" else ""))
         lines.append(("smooth sensitivity",
                       f"epsilon {_up(ss['epsilon_before'])} -> {_up(ss['epsilon_after'])} +/- "
                       f"{ss['noise_std']:.4f} (RDP, order {_short(ss['order'])}, beta "
@@ -219,7 +221,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         b = s["budget"]
         stop = ("never bound" if b["halted_at"] is None
                 else f"halted before query {b['halted_at']}")
-        if b["halted_at"] is not None and s.get("epsilon_rdp") is not None \
+        if b["halted_at"] and s.get("data_independent_method") == "pld" \
                 and s.get("accounting") == "data-independent":  # math:costs: RDP sums
             stop += f" (decided by the RDP figure, {ceil_text(s['epsilon_rdp'])})"
         left = (f"{floor_text(b['remaining'])} left" if b["remaining"] >= 0

@@ -108,7 +108,7 @@ def run_sweep(files, mechanisms=("confident",), **options: Any):
         sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta, queries:
           the grids, each a sequence of values or a grid string such as ``"20:200:10"``.
         repeats, seed, accounting, delta, budget, conversion, orders, confidence: as
-          pate-analyze's; ``order``: one order, overriding ``orders``.
+          pate-analyze's; ``order``: one order, instead of ``orders`` (not both).
         executor: any ``concurrent.futures`` executor (a ``ProcessPoolExecutor``, a Dask
           client's ``get_executor()``); else ``workers`` local processes, or (None) this one.
         tuning: ``"poisson:20"``... (math:tuning): adds the columns ``tuning``,

@@ -193,3 +193,19 @@ def test_a_budget_that_halts_before_the_first_query_says_why():
     fine = analyze(votes, "gnmax", budget=2.0)
     assert fine.budget.halted_at != 0
     assert not any("halts before the first query" in w for w in fine.warnings)
+
+
+def test_a_data_independent_budget_line_names_the_rdp_figure_where_it_decided():
+    """Where the headline is the PLD figure, the budget line says the RDP figure decided
+    the halt (math:costs); not before the first query (an RDP figure of 0 decides
+    nothing), nor where no PLD figure replaced the RDP one."""
+    from pate_cli.outputs.summary import summary_lines
+
+    votes = np.array([[5, 0]] * 4)
+    halted = analyze(votes, "gnmax", sigma=4.0, accounting="data-independent", budget=3.0)
+    line = dict(summary_lines(halted.to_dict()))["budget"]
+    assert halted.data_independent_method == "pld" and halted.budget.halted_at == 2
+    assert "(decided by the RDP figure, " in line
+    start = analyze(votes, "gnmax", sigma=0.5, accounting="data-independent", budget=2.0)
+    assert start.budget.halted_at == 0
+    assert "decided by" not in dict(summary_lines(start.to_dict()))["budget"]
