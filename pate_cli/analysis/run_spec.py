@@ -27,6 +27,7 @@ from ..numerics import real_number
 from ..orders import AUTO, default_orders, validate_orders
 from ..vote_rows import is_sparse
 from ..work_sizes import DEFAULT_CHUNK
+from .attack_risk import GAUSSIAN
 from .individualized import VARIANTS
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
@@ -169,10 +170,6 @@ def _multilabel_rule(key: str, option: str) -> Rule:
 # of _NOT_WITH_MULTILABEL's options, so only a rule reading others asks for _single.
 def _variant(s: RunSpec) -> str:  # --multilabel's variant (OptionError for a bad one)
     return "binary" if s.multilabel is None else parse_variant(s.multilabel)[0]
-
-
-# The aggregators whose data-dependent epsilon smooth sensitivity sanitises (math:smooth).
-SMOOTH_MECHANISMS = ("gnmax", "confident", "interactive")
 
 
 def _single(s: RunSpec) -> bool:  # a run over single-label queries (not --multilabel)
@@ -367,8 +364,8 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
          "--sampling applies to single runs (not --rounds, --individualized or "
          "--smooth-sensitivity)"),
     Rule(lambda s: _single(s) and _one_run(s) and s.smooth_sensitivity
-         and s.name not in SMOOTH_MECHANISMS,
-         lambda s: f"--smooth-sensitivity applies to {', '.join(SMOOTH_MECHANISMS)}, not "
+         and s.name not in GAUSSIAN,  # as added_figures.release_of (math:smooth)
+         lambda s: f"--smooth-sensitivity applies to {', '.join(GAUSSIAN)}, not "
                    f"{s.name}"),
     Rule(lambda s: s.smooth_sensitivity and s.accounting == "data-independent",
          "--smooth-sensitivity needs replay or expected accounting (a data-independent "
