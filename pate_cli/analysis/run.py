@@ -302,10 +302,11 @@ def _halted_at_start(budget: BudgetPart | None, orders: np.ndarray, delta: float
     floor = float(np.min(conversion_offset(orders=orders, delta=delta, conversion=conversion)))
     why = (f"the conversion alone charges {ceil_text(floor)} at delta {delta:g} on this order "
            "grid (a grid with larger orders, or a larger delta, charges less)"
-           if floor > budget.limit else
+           if floor > budget.limit else "the first output's tokens, charged in full, convert "
+           "above it at every order of the grid" if budget.halt_at == "output" else
            "the first query's full charge converts above it at every order of the grid")
-    return (f"--budget {budget.limit:g} halts before the first query, so no label is "
-            f"released: {why}",)
+    return (f"--budget {budget.limit:g} halts before the first {budget.halt_at}, so no label "
+            f"is released: {why}",)
 
 
 def _check_decisions_cover(decisions: Decisions | None, queries: int) -> None:

@@ -52,8 +52,12 @@ def data_dependence(summary: dict) -> tuple[bool, bool]:
     Under expected accounting a smooth-sensitivity release sanitises an average run's
     figure, not a guarantee for any release: it is not the published epsilon there (the
     data-independent bound is)."""
+    multilabel = summary.get("multilabel")
     dependent = (summary.get("accounting") != "data-independent"
-                 and summary.get("mechanism") not in DATA_INDEPENDENT_MECHANISMS)
+                 and summary.get("mechanism") not in DATA_INDEPENDENT_MECHANISMS
+                 # multi-label tau: every query's cost is alpha Delta_s^2 / sigma^2 in every
+                 # accounting (no data-dependent bound, docs/tutorials/multilabel.md)
+                 and not (isinstance(multilabel, dict) and multilabel.get("variant") == "tau"))
     smooth = summary.get("smooth_sensitivity") or {}
     sanitised = (dependent and smooth.get("sanitized_epsilon") is not None
                  and summary.get("accounting") != "expected")

@@ -14,6 +14,7 @@ from pate_cli.accounting.composition import StepRows, budget_halt
 from pate_cli.accounting.conversion import Conversion, rdp_to_epsilon
 from pate_cli.analysis import analyze_votes
 from pate_cli.mechanisms import ConfidentGNMax, GNMax, InteractiveGNMax, LNMax
+from tests import ROOT
 
 ORDERS = np.array([2.0, 3.0, 5.0, 8.0, 14.0, 20.0, 32.0, 50.0, 100.0])
 MECHANISMS = {
@@ -190,6 +191,13 @@ def test_a_budget_that_halts_before_the_first_query_says_why():
     assert charge.budget.halted_at == 0
     assert any("the first query's full charge converts above it" in w
                for w in charge.warnings)
+    # an output halt: the first output did not fit (its first query alone would have)
+    tokens = str(ROOT / "sample_votes" / "tokens_stdlib.npz")
+    output = analyze(tokens, "gnmax", sigma=25.0, budget=1.0, halt_at="output")
+    assert output.budget.halted_at == 0
+    assert any("halts before the first output" in w and "the first output's tokens, "
+               "charged in full" in w for w in output.warnings)
+    assert analyze(tokens, "gnmax", sigma=25.0, budget=1.0).budget.halted_at > 0
     fine = analyze(votes, "gnmax", budget=2.0)
     assert fine.budget.halted_at != 0
     assert not any("halts before the first query" in w for w in fine.warnings)

@@ -388,3 +388,17 @@ def test_a_report_of_a_summary_whose_groups_lack_their_figures(cli, tmp_path):
     assert result.code == 0, result.err
     text = (tmp_path / "r.md").read_text()
     assert "the largest)" not in text and "uniform run's data-independent" in text
+
+
+def test_multilabel_tau_is_not_labelled_data_dependent():
+    """tau's cost is alpha Delta_s^2 / sigma^2 in every accounting: its replayed figure is
+    the data-independent one, not 'unsanitised: not for publication' (powerset and
+    binary have data-dependent bounds)."""
+    from pate_cli.outputs.report_statement import data_dependence
+
+    base = {"accounting": "replay", "mechanism": "gnmax"}
+    assert data_dependence({**base, "multilabel": {"variant": "tau", "tau": 1}}) == (
+        False, False)
+    for variant in ("powerset", "binary"):
+        assert data_dependence({**base, "multilabel": {"variant": variant}})[0]
+    assert data_dependence(base)[0]
