@@ -72,13 +72,14 @@ def _answered_figures(summary: dict) -> list[dict]:
                     answered, rounding="nearest")]
 
 
-def outputs_view(outputs: dict | None) -> dict | None:
+def outputs_view(outputs: dict | None, dependent: bool) -> dict | None:
     """Outputs (generated sequences): their count, tokens and own epsilon (min / median /
-    max; epsilons rounded up) and how many a halt left whole."""
+    max; RDP, rounded up, unsanitised where ``dependent``) and how many a halt left whole."""
     if not outputs:
         return None
     tokens, spent = outputs["tokens_per_output"], outputs.get("epsilon_per_output")
     return {"count": outputs["count"], "completed": outputs["completed"],
+            "kind": "RDP" + (f"; {UNSANITISED}" if dependent else ""),
             "tokens": " / ".join(number(tokens[key]) for key in ("min", "median", "max")),
             "epsilon": ("n/a" if not spent else " / ".join(
                 epsilon_text(spent[key]) for key in ("min", "median", "max")))}
@@ -328,9 +329,8 @@ def report_content(summary: dict, *, command: str | None = None,
             _figure("smooth_sensitivity.epsilon_after",
                     "\u03b5 with the release's cost (unsanitised: not for publication)",
                     smooth.get("epsilon_after")),
-            _figure("smooth_sensitivity.noise_std",
-                    "release noise std (data-dependent: not for publication)",
-                    smooth.get("noise_std"), rounding="nearest"),
+            _figure("smooth_sensitivity.noise_std", "release noise std (data-dependent: not "
+                    "for publication)", smooth.get("noise_std"), rounding="nearest"),
             _figure("smooth_sensitivity.sanitized_epsilon", "sanitised \u03b5 (published)"
                     if head["sanitised"] else "sanitised \u03b5 (an average run's estimate, "
                     "not a guarantee)", smooth.get("sanitized_epsilon")),
@@ -383,7 +383,7 @@ def report_content(summary: dict, *, command: str | None = None,
                       "labels": (summary.get("multilabel") or {}).get("labels")},
         "accounting": [{"name": name, "value": value} for name, value in accounting],
         "budget": budget_view(summary.get("budget")),
-        "outputs": outputs_view(summary.get("outputs")),
+        "outputs": outputs_view(summary.get("outputs"), head["data_dependent"]),
         "groups": group_rows(summary),
         "group_stop": summary.get("stopped_at"),
         "baseline": summary.get("baseline"),

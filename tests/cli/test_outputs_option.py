@@ -198,6 +198,13 @@ def test_the_report_states_the_outputs_of_dense_votes(cli, files):
     text = report.read_text()
     assert "Outputs (generated sequences): 8, of 6 / 12.5 / 21 tokens" in text
     assert "--outputs" in text and (files / "r_files" / "outputs.svg").exists()
+    # each output's own epsilon says its accountant and, data-dependent, that it is not
+    # for publication (it said neither); a data-independent run's says RDP alone
+    assert "(its tokens' cost alone; RDP; data-dependent, unsanitised: not for " in text
+    independent = files / "i.md"
+    assert cli.report(files / "dense.npy", "--outputs", files / "outs.npy", *RUNS[3],
+                      "-o", independent).code == 0
+    assert "(its tokens' cost alone; RDP) " in independent.read_text()
 
 
 def test_queries_cutting_an_output_leave_it_not_completed(cli):
