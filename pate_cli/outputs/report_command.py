@@ -121,9 +121,11 @@ def _input(command: _Command, summary: dict) -> None:
     if summary.get("query_indices"):
         command.file("--query-indices", "query_indices", "INDICES.npy",
                      "the rows analysed, in their order")
-    if summary.get("outputs"):
+    if summary.get("outputs") and (given.get("votes") is None or given.get("outputs")):
+        # (a run given its votes without --outputs read the ids from the votes file)
         command.file("--outputs", "outputs", "OUTPUTS.npy",
-                     "each row's output (generated sequence) id")
+                     "each row's output (generated sequence) id; leave it out where the "
+                     "votes file carries its own")
     budget = summary.get("budget") or {}
     halted = budget.get("halted_at", budget.get("stopped_at"))
     if (not summary.get("rounds") and halted is None

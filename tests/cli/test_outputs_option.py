@@ -219,3 +219,19 @@ def test_queries_cutting_an_output_leave_it_not_completed(cli):
     assert cut["completed"] == 23 < whole["completed"] == whole["count"]
     assert (cut["count"], cut["tokens_per_output"]) == (whole["count"],
                                                          whole["tokens_per_output"])
+
+
+def test_the_reports_command_leaves_out_outputs_the_votes_file_carries(cli, tmp_path):
+    """An archive with its own output ids: the rebuilt pate-analyze command needs no
+    --outputs (it printed an OUTPUTS.npy placeholder that named no file); from a summary,
+    whose source is not recorded, the placeholder's note says when to leave it out."""
+    from tests import SAMPLES
+
+    args = [str(SAMPLES / "tokens_stdlib.npz"), "-m", "gnmax", "--sigma", "25", "-n", "400"]
+    report = tmp_path / "r.md"
+    assert cli.report(*args, "-o", report).code == 0
+    assert "--outputs" not in report.read_text().split("## Reproduction")[1]
+    summary, again = tmp_path / "s.json", tmp_path / "f.md"
+    assert cli.analyze(*args, "-f", "json", "-o", summary).code == 0
+    assert cli.report("--from", summary, "-o", again).code == 0
+    assert "leave it out where the votes file carries its own" in again.read_text()
