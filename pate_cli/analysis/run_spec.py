@@ -176,10 +176,8 @@ def _single(s: RunSpec) -> bool:  # a run over single-label queries (not --multi
     return s.multilabel is None
 
 
-def _scheme(sampling) -> str | None:  # --sampling's scheme as given (None: no sampling)
-    if sampling is None or isinstance(sampling, Sampling):
-        return None if sampling is None else sampling.scheme
-    return str(sampling).strip().lower().partition(":")[0]
+def _scheme(sampling) -> str:  # --sampling's scheme as given (a Sampling's, or the text's)
+    return str(getattr(sampling, "scheme", sampling)).strip().lower().partition(":")[0]
 
 
 def _one_run(s: RunSpec) -> bool:  # one run in file order: no rounds, no groups

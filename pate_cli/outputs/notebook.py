@@ -15,7 +15,7 @@ from .captions import MECHANISM_NAMES, summary_parameters
 from .report import environment, render_report
 from .report_figures import groups_plot, history_plot, selection_plot
 from .report_files import analysed_votes
-from .report_statement import epsilon_text, number
+from .report_statement import AVERAGE_RELEASE, average_release, epsilon_text, number
 from .summary import summary_lines
 
 SPARK_WIDTH, SPARK_HEIGHT, SPARK_POINTS = 240.0, 48.0, 120
@@ -130,8 +130,7 @@ def result_html(result: AnalysisResult) -> str | None:
     if smooth and smooth.get("sanitized_epsilon") is not None:
         rows.append(("sanitised epsilon", f"{epsilon_text(smooth['sanitized_epsilon'])} "
                                           f"(noise std {number(smooth['noise_std'])}"
-                                          + ("; an average run's estimate, not a guarantee"
-                                             if summary.get("accounting") == "expected"
+                                          + (f"; {AVERAGE_RELEASE}" if average_release(summary)
                                              else "") + ")"))
     if summary.get("label_accuracy") is not None:
         rows.append(("label accuracy", number(summary["label_accuracy"])))

@@ -16,6 +16,7 @@ from ..rounding import ceil_text
 from .captions import MECHANISM_NAMES
 from .report_command import command_line
 from .report_statement import (
+    AVERAGE_RELEASE,
     UNSANITISED,
     data_dependence,
     decisions_kind,
@@ -326,14 +327,13 @@ def report_content(summary: dict, *, command: str | None = None,
                                    summary["label_accuracy"], rounding="nearest"))
     if smooth:
         key_figures += [
-            _figure("smooth_sensitivity.epsilon_after",
-                    "\u03b5 with the release's cost (unsanitised: not for publication)",
-                    smooth.get("epsilon_after")),
+            _figure("smooth_sensitivity.epsilon_after", "\u03b5 with the release's cost "
+                    "(unsanitised: not for publication)", smooth.get("epsilon_after")),
             _figure("smooth_sensitivity.noise_std", "release noise std (data-dependent: not "
                     "for publication)", smooth.get("noise_std"), rounding="nearest"),
             _figure("smooth_sensitivity.sanitized_epsilon", "sanitised \u03b5 (published)"
-                    if head["sanitised"] else "sanitised \u03b5 (an average run's estimate, "
-                    "not a guarantee)", smooth.get("sanitized_epsilon")),
+                    if head["sanitised"] else f"sanitised \u03b5 ({AVERAGE_RELEASE})",
+                    smooth.get("sanitized_epsilon")),
         ]
     accounting = [
         ("accounting", f"{summary.get('accounting')} (docs/explanation/accounting.md#costs)"),

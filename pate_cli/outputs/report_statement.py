@@ -44,6 +44,15 @@ def epsilon_text(value, digits: int = 4) -> str:
 
 # How every output labels a data-dependent figure that has not been sanitised.
 UNSANITISED = "data-dependent, unsanitised: not for publication"
+# How every output labels a smooth-sensitivity release under expected accounting (math:smooth).
+AVERAGE_RELEASE = "an average run's estimate, not a guarantee"
+
+
+def average_release(summary: dict) -> bool:
+    """Whether the summary's sanitised release is of an expected-accounting figure (an
+    average run's: not the published epsilon, :func:`data_dependence`)."""
+    return (summary.get("accounting") == "expected"
+            and (summary.get("smooth_sensitivity") or {}).get("sanitized_epsilon") is not None)
 
 
 def data_dependence(summary: dict) -> tuple[bool, bool]:
@@ -60,7 +69,7 @@ def data_dependence(summary: dict) -> tuple[bool, bool]:
                  and not (isinstance(multilabel, dict) and multilabel.get("variant") == "tau"))
     smooth = summary.get("smooth_sensitivity") or {}
     sanitised = (dependent and smooth.get("sanitized_epsilon") is not None
-                 and summary.get("accounting") != "expected")
+                 and not average_release(summary))
     return dependent, sanitised
 
 
@@ -269,11 +278,11 @@ def headline(summary: dict) -> dict:
                 + f" answered{average}); the data-dependent \u03b5 = "
                 f"{epsilon_text(summary['epsilon'])} is an expected figure, unsanitised and "
                 "not for publication.")
-        release = (summary.get("smooth_sensitivity") or {}).get("sanitized_epsilon")
-        if release is not None:
+        if average_release(summary):
             text += (" Its smooth-sensitivity sanitised release, \u03b5 = "
-                     f"{epsilon_text(release)}, is an estimate for an average run, not a "
-                     "guarantee for a particular release.")
+                     f"{epsilon_text(summary['smooth_sensitivity']['sanitized_epsilon'])}, is "
+                     "an estimate for an average run, not a guarantee for a particular "
+                     "release.")
     elif dependent:
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent"])
         published, search = _with_search(summary, bound)
@@ -301,9 +310,8 @@ def headline(summary: dict) -> dict:
                    "itself covered by the DP guarantee. Publish the sanitised \u03b5 = "
                    f"{epsilon_text(smooth['sanitized_epsilon'])} alone.")
     elif dependent:
-        released = (summary.get("smooth_sensitivity") or {}).get("sanitized_epsilon")
         advice = (" (under expected accounting even the sanitised release is an average "
-                  "run's estimate)." if released is not None else ", or sanitise the "
+                  "run's estimate)." if average_release(summary) else ", or sanitise the "
                   "data-dependent figure (pate-analyze --smooth-sensitivity).")
         warning = (f"The data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} is a "
                    "function of the private teacher votes and has not been sanitised: "

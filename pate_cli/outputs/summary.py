@@ -6,7 +6,9 @@ import json
 
 from ..rounding import ceil_significant, ceil_text, floor_text
 from .report_statement import (
+    AVERAGE_RELEASE,
     UNSANITISED,
+    average_release,
     data_dependence,
     largest_group,
     smaller_pld,
@@ -192,8 +194,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         ss = s["smooth_sensitivity"]
         sanitized = ("" if ss["sanitized_epsilon"] is None
                      else f"; sanitised release {_up(ss['sanitized_epsilon'])}" + (
-                         " (of an average run's figure: an estimate, not a guarantee)"
-                         if s.get("accounting") == "expected" else ""))
+                         f" ({AVERAGE_RELEASE})" if average_release(s) else ""))
         lines.append(("smooth sensitivity",
                       f"epsilon {_up(ss['epsilon_before'])} -> {_up(ss['epsilon_after'])} +/- "
                       f"{ss['noise_std']:.4f} (RDP, order {_short(ss['order'])}, beta "
