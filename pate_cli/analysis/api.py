@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rdp_curve import checked_curve
 from ..inputs.readers import recorded_sha256
 from ..inputs.rows import FirstRows
-from ..inputs.votes import read_votes
+from ..inputs.votes import ReadSpec, read_votes
 from ..mechanisms import MECHANISMS, Mechanism
 from ..mechanisms.aggregators import mechanism_for
 from ..mechanisms.rounds import rounds_of
@@ -184,21 +184,22 @@ def _input_files(paths) -> tuple[InputFile, ...]:
                  if isinstance(path, str | os.PathLike) and os.fspath(path) != "-")
 
 
+def read_spec_votes(votes, spec: RunSpec, queries: int | None) -> VoteSet:
+    """The votes as ``spec`` reads them (:func:`read_votes`), labels cut to ``queries``."""
+    return read_votes(votes, **{item.name: getattr(spec, item.name) for item in fields(ReadSpec)
+                                if item.name != "queries"}, queries=queries)
+
+
 def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
                   initial_rdp: np.ndarray | None) -> AnalysisResult:
     """A single-label run of ``spec``: read and check the votes, run."""
     short_labels = spec.queries if spec.query_indices is None and spec.rounds is None else None
-    vote_set = read_votes(votes, predictions=spec.predictions, classes=spec.classes,
-                          labels=spec.labels, teachers=spec.teachers,
-                          index_col=spec.index_col, queries=short_labels,
-                          predictions_layout=spec.predictions_layout, columns=spec.columns)
+    vote_set = read_spec_votes(votes, spec, short_labels)
     if vote_set.outputs is not None:
         check_outputs(vote_set.outputs, vote_set.path)
     vote_set = attach_outputs(vote_set, spec.outputs)  # --outputs: checked against its own
     check_input(spec, vote_set)
-    plan = None if spec.individualized is None else individualized_plan(
-        spec.individualized, vote_set, groups=spec.groups, teacher_groups=spec.teacher_groups,
-        precision=spec.precision, weights=spec.weights, power=spec.power)
+    plan = None if spec.individualized is None else individualized_plan(spec, vote_set)
     common: dict[str, Any] = dict(
         teachers=vote_set.teachers, accounting=spec.accounting, delta=spec.delta, orders=grid,
         conversion=spec.conversion, seed=spec.seed, labels=vote_set.labels,
@@ -277,8 +278,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
 
 def _every_output(figures: Mapping, ids: np.ndarray, processed: int) -> dict:
     """``result.outputs`` (cli:json) with ``count``, ``tokens_per_output`` and ``completed``
-    over every output of the votes (``ids``), not over the rows ``--queries`` kept: an
-    output it cuts is not processed whole."""
+    over every output of the votes (``ids``), not only of the rows ``--queries`` kept."""
     whole = outputs_figures(ids, processed, [])
     return {**figures, **{key: whole[key] for key in ("count", "tokens_per_output",
                                                      "completed")}}

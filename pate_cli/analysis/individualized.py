@@ -47,6 +47,7 @@ from .grouped_run import QueryChunk
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, GroupsPart, RunSetting
 from .run import analyze_votes
+from .run_spec import RunSpec
 from .steps import mechanism_steps, screening_counts
 
 
@@ -60,21 +61,19 @@ class IndividualizedPlan:
     predictions: np.ndarray | None
 
 
-def individualized_plan(variant: str, vote_set: VoteSet, *, groups, teacher_groups=None,
-                        precision: int | None = None, weights: str | None = None,
-                        power: float | None = None) -> IndividualizedPlan:
-    """The plan of a run whose option rules (``run_spec.RULES``) were checked: the groups
-    (and teacher groups) read and each group's parameters derived (math:individualized;
-    a knob None: ``derive_parameters``' default)."""
+def individualized_plan(spec: RunSpec, vote_set: VoteSet) -> IndividualizedPlan:
+    """The plan of an individualized run whose option rules (``run_spec.RULES``) were
+    checked: ``spec.groups`` (and ``spec.teacher_groups``) read and each group's parameters
+    derived (math:individualized; a knob None: ``derive_parameters``' default)."""
     # the teachers --teacher-groups names are the predictions' columns (not --teachers)
     teachers = (vote_set.teachers if vote_set.predictions is None
                 else vote_set.predictions.shape[1])
-    privacy_groups, assigned = read_groups(groups, teacher_groups, teachers=teachers)
-    knobs = {key: value for key, value in
-             (("precision", precision), ("weights", weights), ("power", power))
+    privacy_groups, assigned = read_groups(spec.groups, spec.teacher_groups, teachers=teachers)
+    knobs = {key: value for key, value in (("precision", spec.precision),
+                                          ("weights", spec.weights), ("power", spec.power))
              if value is not None}
-    parameters = derive_parameters(privacy_groups, variant=variant, teacher_groups=assigned,
-                                   **knobs)
+    parameters = derive_parameters(privacy_groups, variant=spec.individualized,
+                                   teacher_groups=assigned, **knobs)
     return IndividualizedPlan(parameters, assigned,
                               None if assigned is None else vote_set.predictions)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..accounting.individualized import VARIANTS
 from ..accounting.multilabel import parse_variant
 from ..accounting.q_bound import Q_BOUNDS
 from ..errors import OptionError
@@ -28,7 +29,6 @@ from ..orders import AUTO, default_orders, validate_orders
 from ..vote_rows import is_sparse
 from ..work_sizes import DEFAULT_CHUNK
 from .attack_risk import GAUSSIAN
-from .individualized import VARIANTS
 
 MECHANISM_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "confidence",
                         "svt_scale", "svt_cutoff", "svt_threshold", "target_epsilon", "eta",

@@ -146,14 +146,7 @@ def _show_parameters(votes, fmt, **options) -> None:
         raise click.UsageError("--groups and --show-parameters need --individualized")
     spec = RunSpec.of(**options)
     check_options(spec)
-    vote_set = api.read_votes(votes, predictions=spec.predictions, classes=spec.classes,
-                              labels=spec.labels, teachers=spec.teachers,
-                              index_col=spec.index_col, queries=spec.queries,
-                              columns=spec.columns)
-    plan = api.individualized_plan(spec.individualized, vote_set, groups=spec.groups,
-                                   teacher_groups=spec.teacher_groups,
-                                   precision=spec.precision, weights=spec.weights,
-                                   power=spec.power)
+    plan = api.individualized_plan(spec, api.read_spec_votes(votes, spec, spec.queries))
     click.echo(parameters_text(plan.parameters, fmt), nl=False)
 
 

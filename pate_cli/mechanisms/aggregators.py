@@ -63,10 +63,6 @@ class LNMax(Facts):
                            noise_scale(self.laplace_scale, "laplace scale", LAPLACE_SCALE))
 
     @property
-    def params(self) -> dict:
-        return {"laplace_scale": self.laplace_scale}
-
-    @property
     def pure_epsilon(self) -> float:
         """Each answer's pure-DP epsilon, ``2 / lam`` (rounded up)."""
         return ratio_up(2.0, self.laplace_scale)
@@ -89,10 +85,6 @@ class GNMax(Facts):
 
     def __post_init__(self):
         object.__setattr__(self, "sigma", noise_scale(self.sigma, "sigma", GAUSSIAN_SCALE))
-
-    @property
-    def params(self) -> dict:
-        return {"sigma": self.sigma}
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
@@ -131,19 +123,6 @@ class ConfidentGNMax(Facts):
     def __post_init__(self):
         _check_confident_parameters(self)
 
-    @property
-    def params(self) -> dict:
-        return {
-            "threshold": self.threshold,
-            "sigma_threshold": self.sigma_threshold,
-            "sigma": self.sigma,
-            "screening": self.screening,
-        }
-
-    def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
-        """``max_j n_j`` per query: what the selection step compares with T."""
-        return votes.max(axis=1)
-
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
         answered = passes_threshold(self, votes, noise=noise, start=start)
@@ -180,16 +159,6 @@ class InteractiveGNMax(Facts):
         if not 0.0 <= confidence <= 1.0:
             raise ValueError(f"confidence must lie in [0, 1], got {confidence:g}")
         object.__setattr__(self, "confidence", confidence)
-
-    @property
-    def params(self) -> dict:
-        return {
-            "threshold": self.threshold,
-            "sigma_threshold": self.sigma_threshold,
-            "sigma": self.sigma,
-            "confidence": self.confidence,
-            "screening": self.screening,
-        }
 
     def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
         """``max_j (n_j - M p_j)`` per query: what the selection step compares with T."""

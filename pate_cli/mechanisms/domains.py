@@ -4,7 +4,10 @@ protocol's facts with their defaults (``Facts``); math:mechanisms."""
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import ClassVar
+
+import numpy as np
 
 
 def positive(value, name: str) -> float:
@@ -63,3 +66,14 @@ class Facts:
     selects: ClassVar[bool] = False
     answer_noise: ClassVar[str | None] = None
     sequential: ClassVar[bool] = False
+
+    @property
+    def params(self) -> dict:
+        """The parameters a summary and a sweep row name: every field but the kind and
+        what describes the votes (``name``, ``teachers``, ``integer_votes``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)  # type: ignore[arg-type]
+                if f.name not in ("name", "teachers", "integer_votes")}
+
+    def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
+        """``max_j n_j`` per query: what a selection step compares with T."""
+        return votes.max(axis=1)

@@ -47,10 +47,6 @@ class Exponential(Facts):
         object.__setattr__(self, "eta", noise_scale(self.eta, "eta", ETA))
 
     @property
-    def params(self) -> dict:
-        return {"eta": self.eta}
-
-    @property
     def pure_epsilon(self) -> float:
         """Each answer's pure-DP epsilon, ``2 eta`` (exact in floating point)."""
         return 2.0 * self.eta
@@ -82,15 +78,6 @@ class ConfidentExponential(Facts):
     def __post_init__(self):
         check_threshold_parameters(self)
         object.__setattr__(self, "eta", noise_scale(self.eta, "eta", ETA))
-
-    @property
-    def params(self) -> dict:
-        return {"threshold": self.threshold, "sigma_threshold": self.sigma_threshold,
-                "eta": self.eta, "screening": self.screening}
-
-    def selection_counts(self, votes: np.ndarray, student: np.ndarray | None = None):
-        """``max_j n_j`` per query: what the selection step compares with T."""
-        return votes.max(axis=1)
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:

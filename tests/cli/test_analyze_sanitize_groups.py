@@ -91,6 +91,19 @@ def test_show_parameters(cli):
     assert pd.read_csv(__import__("io").StringIO(out))["upsampling"].tolist() == [1, 2, 3]
 
 
+def test_show_parameters_reads_predictions_stored_teachers_first(cli, tmp_path):
+    # --predictions-layout reaches --show-parameters' reading (it was left out: the
+    # teachers x queries file was read as 250 queries of 9,000 teachers, and refused).
+    flipped = tmp_path / "teachers_first.npy"
+    np.save(flipped, np.load(PREDICTIONS).T.copy())
+    common = ("--individualized", "weighting", "--groups", GROUPS, "--teacher-groups",
+              TEACHER_GROUPS, "--show-parameters", "-f", "json")
+    code, out, err = cli.analyze("--predictions", flipped, "--predictions-layout",
+                                 "teachers-first", *common)
+    assert code == 0, err
+    assert out == cli.analyze("--predictions", PREDICTIONS, *common)[1]
+
+
 def test_weighting_run_reports_groups_and_stops(cli, tmp_path):
     code, out, _ = cli.analyze("--predictions", PREDICTIONS, "--labels",
                                SAMPLES / "mnist_250_labels.npy", "--individualized", "weighting",
