@@ -1,19 +1,7 @@
-"""How much one step of work holds at a time: memory is bounded by these sizes, never by
-the number of queries or by how often votes repeat.
+"""How much one step of work holds at a time: memory is bounded by these sizes, never by the
+number of queries or how often votes repeat, and no figure depends on them (speed only).
 
-No figure depends on them (composition adds in query order, math:conversion; counts are
-exact): each trades memory for speed only.
-
-- ``WORK_VALUES`` (2^17, 1 MB): a kernel's scratch (rows x orders), kept in cache;
-- ``READ_VALUES`` (2^20, 8 MB): vote values one thread works on at once;
-- ``TASK_VALUES`` (2^22, 32 MB): what one task covers (several chunks merged on a thread or
-  worker), and the curve values a chunk of outputs holds;
-- ``TABLE_ROWS`` (2^16): per-query table rows formed or scanned at once (a parquet group);
-- ``CURVE_CACHE_BYTES`` (2^26, 64 MB): curves a pass keeps (``curve_store.SharedCurves``).
-
-Sizes that set an order of additions, and so the last bits, stay with their algorithm:
-``accounting.grouped.TOTAL_BLOCK`` and ``TOTALS_WINDOW``, ``analysis.budget_run.BUDGET_BLOCK``,
-``mechanisms.noise.NOISE_BLOCK``.
+Each size: docs/explanation/numerics.md#work-sizes.
 """
 
 from __future__ import annotations
@@ -28,10 +16,8 @@ CURVE_CACHE_BYTES = 1 << 26
 # A default chunk is sized by elements (rows x classes): :func:`chunk_rows`.
 DEFAULT_CHUNK = None
 CHUNK_ROWS = 8192
-# A pass's chunk (:func:`stream_rows`): up to TABLE_ROWS (no table piece joined from two
-# frames; 19.0 -> 17.5 s for 10^7 x 10 against 32,768), 2^21 vote elements and 2^23 curve
-# values (64 MB: never-repeating votes have a curve per row; 10^6 soft votes took 0.9 GB
-# at 65,536 rows, 298 orders)
+# A pass's chunk (:func:`stream_rows`): up to TABLE_ROWS, 2^21 vote elements and 2^23 curve
+# values (docs/explanation/numerics.md#work-sizes)
 STREAM_ELEMENTS = 2 * READ_VALUES
 STREAM_CURVE_VALUES = 2 * TASK_VALUES
 

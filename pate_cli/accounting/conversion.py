@@ -1,7 +1,7 @@
-"""RDP to (epsilon, delta)-DP: the per-order offset, the minimum over orders and the clip.
+"""RDP to (epsilon, delta)-DP (math:conversion): every conversion goes through
+:func:`minimise_over_orders`, which adds the offset, takes the first minimising order and clips.
 
-math:conversion. Every conversion in the package goes through :func:`minimise_over_orders`,
-the one place that adds the offset, takes the first minimising order and clips at 0.
+Derivation: docs/explanation/accounting.md#conversion.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from ..orders import default_orders, validate_orders
 from .validators import check_delta
 
 CONVERSIONS = ("classic", "improved")
-# Every converted epsilon is raised by this much, relative (2^-40, about 9.1e-13: within the
-# 1e-12 relative tolerance of two algorithms): the rounding of the curves (measured within
-# 3e-14 relative of mpmath) and of their sums (pairwise and grouped: a few ulps) stays below.
+# Every converted epsilon is raised by this much, relative (about 9.1e-13), above the curves'
+# and sums' rounding (docs/explanation/numerics.md#tolerance).
 ROUNDING_MARGIN = 2.0 ** -40
 # How a run charges its queries (math:independent, math:gnmax, math:threshold, math:lnmax,
 # math:conversion, math:costs): the replay's, pr_answered-weighted, or data-independent.
@@ -25,15 +24,9 @@ ACCOUNTING_MODES = ("replay", "expected", "data-independent")
 
 
 def conversion_offset(*, orders, delta, conversion: str = "classic") -> np.ndarray:
-    """The term added to ``rdp(alpha)`` before minimising over orders: ``(orders,)`` for
-    one ``delta``, ``(deltas, orders)`` for a sequence of them (each row the bits of its
-    delta's own offsets).
-
-    ``classic`` (Mironov 2017, Prop. 3): ``log(1/delta) / (alpha - 1)``.
-    ``improved`` (Canonne, Kamath, Steinke 2020): ``log((alpha-1)/alpha)
-    - (log delta + log alpha) / (alpha - 1)``; the resulting epsilon is clipped at 0, and
-    is 0 at orders where the total-variation shortcut applies (:func:`tv_limit`).
-    """
+    """The term added to ``rdp(alpha)`` before minimising over orders (math:conversion),
+    ``classic`` (Mironov 2017, Prop. 3) or ``improved`` (Canonne, Kamath, Steinke 2020):
+    ``(orders,)`` for one ``delta``, ``(deltas, orders)`` for several (each row its own bits)."""
     orders = validate_orders(orders)
     many = np.ndim(delta) > 0
     for each in (delta if many else [delta]):
@@ -74,9 +67,7 @@ class Conversion:
 
     def beyond(self, floor: np.ndarray, ceiling) -> np.ndarray:
         """The one order-pruning rule (math:conversion): per order, whether RDP ``floor``
-        converts above ``ceiling`` (broadcast), so no sum at or above the floor (costs are
-        non-negative, rounding monotone) gives an epsilon at or below it. Never for an
-        order within the improved conversion's total-variation shortcut, nor for NaN."""
+        converts above ``ceiling`` (broadcast); never within :func:`tv_limit`, nor for NaN."""
         with np.errstate(invalid="ignore"):
             beyond = floor + self.offset > ceiling
             if self.tv_limit is not None:
@@ -104,14 +95,8 @@ def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
 
 
 def tv_limit(delta: float) -> float:
-    """The largest RDP at which the improved conversion gives epsilon 0 at that order:
-    ``delta^2 >= 1 - exp(-rdp)``, i.e. ``rdp <= -log(1 - delta^2)`` (math:conversion).
-
-    Total variation is at most ``sqrt(1 - exp(-KL))`` (Bretagnolle-Huber) and ``KL <=
-    rdp(alpha)`` at every order, so a delta at least that large needs no epsilon.
-    dp_accounting's ``rdp_privacy_accountant.compute_epsilon`` tests ``delta**2 + expm1(-r)
-    > 0`` (strict); math:conversion's ``>=`` is also valid (they differ on a null set).
-    """
+    """``-log(1 - delta^2)``, the largest RDP at which the improved conversion gives epsilon 0
+    at that order (``delta^2 >= 1 - exp(-rdp)``; math:conversion)."""
     return -math.log1p(-delta * delta)
 
 
@@ -119,12 +104,9 @@ def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
                          out: np.ndarray | None = None,
                          tv_limit: float | np.ndarray | None = None
                          ) -> tuple[np.ndarray, np.ndarray]:
-    """``min over alpha of rdp(alpha) + offset(alpha)`` and the first minimising index.
-
-    math:conversion. ``rdp``: ``(..., orders)``; results ``rdp.shape[:-1]``. ``out``
-    receives ``rdp + offset`` (``rdp`` itself converts in place). ``clip`` and
-    ``tv_limit`` (orders at most this give 0; broadcast): the improved conversion's.
-    """
+    """``min over alpha of rdp(alpha) + offset(alpha)`` and the first minimising index, each
+    of shape ``rdp.shape[:-1]`` (math:conversion). ``out`` receives ``rdp + offset`` (``rdp``
+    itself converts in place); ``clip``, ``tv_limit`` (orders at most it give 0): improved's."""
     shortcut = None
     if tv_limit is not None:
         shortcut = np.asarray(rdp) <= tv_limit

@@ -1,28 +1,8 @@
-"""A block's weighted sum of RDP curves from a few of its curves (math:conversion and math:costs).
+"""A block's weighted sum of RDP curves from the curve at ``DEGREE + 1`` Chebyshev points
+(math:conversion and math:costs): the interpolant's series times the block's weighted
+moments, kept per order only where converged to the last bits.
 
-A run's totals are ``sum_k w_k rdp(x_k)`` per order over sorted distinct statistics ``x_k``
-(``accounting.grouped``). When they never repeat (averaged soft votes) a block of
-``TOTAL_BLOCK`` spans a narrow ``[a, b]`` on which each order's column is almost everywhere
-smooth in ``x`` (math:gnmax: Theorem 6's bound is analytic in ``log q`` away from the edges
-``mu1 = alpha``, ``dep = alpha / sigma^2`` and the theorem's conditions). There the sum is
-formed from the curve at ``DEGREE + 1`` Chebyshev points of ``[a, b]``:
-
-- the interpolant ``p(u) = sum_j c_j T_j(u)``, ``u = (2x - a - b) / (b - a)``, through the
-  curve at the Chebyshev extreme points ``u_i = cos(pi i / DEGREE)`` has the coefficients
-  ``c_j = (2 / DEGREE) sum''_i rdp(x_i) cos(pi i j / DEGREE)`` (first and last terms of
-  the sum halved, and ``c_0``, ``c_DEGREE`` halved);
-- ``sum_k w_k p(u_k) = sum_j c_j m_j`` with the weighted moments
-  ``m_j = sum_k w_k T_j(u_k)`` (``T_j`` by its recurrence, ``|T_j| <= 1`` on the block);
-- a column is kept only where exact to the last bits: its last three coefficients (which
-  bound a converged series' error) satisfy ``2 (|c_{D-2}| + |c_{D-1}| + |c_D|) sum_k |w_k|
-  <= TOLERANCE x sum``, the sum is positive and every value finite. An edge inside the
-  block (jump or kink) leaves coefficients of the jump's size over ``DEGREE`` and is
-  refused; refused columns are evaluated at every statistic.
-
-Kept columns differ from the row-by-row sum by rounding (README "Tolerance between
-algorithms": at most 1e-12 relative, tested against it and mpmath). Everything is a fixed
-function of the block's keys and weights, summed in a fixed order (no BLAS): the same bits
-on any worker.
+Derivation: docs/explanation/numerics.md#votes-that-never-repeat.
 """
 
 from __future__ import annotations
@@ -105,7 +85,7 @@ def interpolated_sums(fitted: Interpolants, weights: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray]:
     """``sum_k weights[k] * p(u_k)`` per fit block and order (``weights``: the fit blocks'
     non-negative weights end to end, as ``fitted.u``), ``(fit, orders)``, and the mask of
-    the entries kept (module docstring); the others are 0."""
+    the entries kept (converged, finite, a positive sum); the others are 0."""
     coefficients = fitted.coefficients
     moments = _moments(fitted.u, weights, fitted.starts)  # (fit, DEGREE + 1)
     # sum_j m_j c_j, the terms added one after another in j (a reduction over axis 1)

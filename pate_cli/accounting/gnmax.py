@@ -1,8 +1,8 @@
-"""GNMax: the bound on q and data-dependent / data-independent RDP.
+"""GNMax: the bound on q (Papernot et al. 2018, Proposition 7) and its data-dependent RDP
+(Theorem 6, higher orders of Proposition 10) or data-independent RDP (math:independent,
+math:gnmax), vectorised over queries (leading axes) and orders (last axis).
 
-Papernot et al. 2018, "Scalable Private Learning with PATE": Proposition 7 (bound on q),
-Theorem 6 with the higher orders of Proposition 10 (RDP from q). math:independent and math:gnmax.
-All functions are vectorised over queries (leading axes) and orders (last axis).
+Derivation: docs/explanation/data-dependent.md#gnmax.
 """
 
 from __future__ import annotations
@@ -197,9 +197,7 @@ def theorem6_terms(log_q: np.ndarray, sigma: float) -> Theorem6Terms:
 
 def _theorem6_bound(log_q: np.ndarray, work: _Theorem6Work, out: np.ndarray) -> None:
     """``min(alpha / sigma^2, dep)`` where ``mu1 > alpha``, else ``alpha / sigma^2``, into
-    ``out``, for queries where Theorem 6 applies (math:gnmax). Orders from the block's
-    largest ``mu1`` are only filled in, ``mu1 > alpha`` tested between its smallest and
-    largest; the values do not depend on the blocking."""
+    ``out`` (math:gnmax); the values do not depend on the blocking."""
     mu1, mu2, e1, e2 = theorem6_terms(log_q, work.sigma)
     log1q = log1mexp(log_q)
     slope_a = log1mexp((log_q + e2) * (1.0 - 1.0 / mu2)) - log1q

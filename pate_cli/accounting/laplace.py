@@ -1,7 +1,8 @@
-"""LNMax (Laplace noisy max): the bound on q and its RDP.
+"""LNMax (Laplace noisy max): the bound on q and its RDP (Papernot et al. 2017, Theorem 3,
+in the RDP form of the 2018 paper's analysis; math:independent and math:lnmax).
 
-Papernot et al. 2017, "Semi-supervised Knowledge Transfer...", Theorem 3, in the RDP form
-of the 2018 paper's analysis. math:independent and math:lnmax.
+Derivation: docs/explanation/data-dependent.md#lnmax and
+docs/explanation/data-independent.md#the-answer-step-of-lnmax.
 """
 
 from __future__ import annotations
@@ -72,12 +73,9 @@ def rdp_lnmax(log_q: ArrayLike, *, scale: float, orders: ArrayLike) -> np.ndarra
 
 
 def rdp_pure_from_q(log_q: ArrayLike, *, eps0: float, orders: ArrayLike) -> np.ndarray:
-    """math:lnmax's data-dependent RDP of any ``eps0``-DP answer whose probability of
-    not answering ``i*`` is at most ``q`` (Papernot et al. 2017, Theorem 3): LNMax with
-    ``eps0 = 2 / lam``, the exponential mechanism with ``eps0 = 2 eta`` (math:exponential).
-
-    Returns shape ``log_q.shape + (orders,)``.
-    """
+    """Data-dependent RDP of any ``eps0``-DP answer missing ``i*`` with probability at most
+    ``q`` (math:lnmax; Papernot et al. 2017, Theorem 3): LNMax's ``eps0 = 2 / lam``, the
+    exponential mechanism's ``2 eta`` (math:exponential). Shape ``log_q.shape + (orders,)``."""
     orders = validate_orders(orders)
     check_positive(eps0, "eps0")
     log_q = as_log_q(log_q)
@@ -96,14 +94,8 @@ def rdp_pure_from_q(log_q: ArrayLike, *, eps0: float, orders: ArrayLike) -> np.n
 
 
 def rdp_lnmax_data_independent(*, scale: float, orders: ArrayLike) -> np.ndarray:
-    """Data-independent RDP of LNMax: the exact RDP of the noisy counts it maximises.
-
-    One teacher moves one vote: two counts with independent ``Laplace(0, lam)`` noise
-    change by 1, so the noisy vector (argmax is post-processing) has RDP
-    ``2 * rdp_laplace(lam, alpha)`` (Mironov 2017, Prop. 6, composed over the two counts).
-    Returns the smaller of it and math:independent's ``min(eps0, alpha eps0^2 / 2)``,
-    ``eps0 = 2 / lam`` (the exact one is up to 2.5 times below it, at ``lam = 2``).
-    """
+    """Data-independent RDP of LNMax: ``min(2 rdp_laplace, eps0, alpha eps0^2 / 2)``,
+    ``eps0 = 2 / lam`` (math:independent: the two noisy counts one teacher moves)."""
     orders = validate_orders(orders)
     check_positive(scale, "laplace scale")
     eps0 = 2.0 / scale
@@ -113,18 +105,8 @@ def rdp_lnmax_data_independent(*, scale: float, orders: ArrayLike) -> np.ndarray
 
 
 def rdp_laplace(*, scale: float, orders: ArrayLike) -> np.ndarray:
-    """Exact RDP of the sensitivity-1 Laplace mechanism with scale ``b`` (Mironov 2017,
-    "Rényi differential privacy", Proposition 6), for orders ``alpha > 1``:
-
-        1/(alpha-1) log( alpha/(2 alpha-1) exp((alpha-1)/b)
-                         + (alpha-1)/(2 alpha-1) exp(-alpha/b) )
-
-    written without cancellation: with ``f(x) = exp(x) - 1 - x >= 0`` the log's argument is
-    ``1 + D``, ``D = (alpha f((alpha-1)/b) + (alpha-1) f(-alpha/b)) / (2 alpha-1)`` (terms
-    linear in ``1/b`` cancel exactly), and the curve is ``log1p(D) / (alpha-1)``. The direct
-    form (``logaddexp``) loses about ``log10(b)`` digits for large ``b``; it is kept only
-    where ``exp((alpha-1)/b)`` would overflow (the first term dominates, nothing cancels).
-    """
+    """Exact RDP of the sensitivity-1 Laplace mechanism of scale ``b`` (Mironov 2017,
+    Proposition 6), without cancellation (docs/explanation/numerics.md#kernel-rounding)."""
     orders = validate_orders(orders)
     check_positive(scale, "laplace scale")
     steps = orders - 1.0

@@ -1,22 +1,6 @@
-"""Running sums at only the orders that can still give a cumulative epsilon (math:conversion).
-
-The cumulative epsilon after query i is ``min over alpha of S_i(alpha) + offset(alpha)``,
-``S_i`` the running RDP sum. Once the run's total curve is known (the totals pass), most
-orders provably never give that minimum again:
-
-- **A ceiling.** Every cumulative epsilon is at most :func:`epsilon_ceiling` of the total:
-  the sums only grow, and a total formed another way differs from the sequential sums by
-  rounding alone, at most ``gamma_n = n u / (1 - n u)`` of the sum for ``n`` non-negative
-  terms (``u`` the unit roundoff), which the ceiling adds with room to spare.
-- **A floor per order.** Per-query curves are non-negative (the step functions never
-  return a value below 0), so ``S_i(alpha) >= S_j(alpha)`` for every later ``i`` (rounding
-  is monotone): an order whose converted sum exceeds the ceiling is never the minimum nor
-  tied with it, and the figures (epsilon, first minimising order) are the same without
-  it. Such an order is *dead* (:class:`LiveOrders`).
-
-Live orders' sums are formed as before, so every figure keeps its bits. A chunk whose
-curves are not all non-negative (NaN included) voids the floor: the dead orders' sums are
-brought up to date from the chunks since they died, formed again, and all are live again.
+"""Running sums at only the orders that can still give a cumulative epsilon (math:conversion):
+an order whose sum converts above a ceiling on every cumulative epsilon is left out, and
+every figure keeps its bits. Derivation: docs/explanation/numerics.md#live-orders.
 """
 
 from __future__ import annotations
@@ -43,14 +27,8 @@ UNIT_ROUNDOFF = 2.0 ** -53
 
 def epsilon_ceiling(total: np.ndarray, terms: int, conversion: Conversion) -> float:
     """An upper bound on every cumulative epsilon of a run whose ``terms`` non-negative
-    curves (the initial one included) add up to ``total``, in any order (NaN: no order
-    ever dies).
-
-    Sequential and regrouped sums lie within ``gamma_terms`` of the exact sum, and a curve
-    ``selection + weight * answer`` adds two roundings, so every running sum is at most
-    ``total * (1 + r)``, ``r = 8 (terms + 16) u`` (four times what is needed); the
-    conversion's rounding is covered by ``8 u`` of the magnitudes.
-    """
+    curves (the initial one included) add up to ``total``, in any order, with room for their
+    rounding (docs/explanation/numerics.md#live-orders); NaN: no order ever dies."""
     total = np.asarray(total, dtype=np.float64)
     relative = 8.0 * (terms + 16) * UNIT_ROUNDOFF
     if not relative < 0.5:
@@ -108,10 +86,7 @@ class LiveOrders:
                 count: int) -> RunningEpsilon:
         """``running_epsilon`` of a piece's ``count`` queries after the sums so far, from
         ``costs``, its curves at the orders ``columns``: the same figures as from every
-        order, with ``order_index`` on the full grid; the sums move on.
-
-        Every order of ``columns`` whose sum is up to date is added (a piece formed ahead
-        may hold orders dead since: above the minimum anyway), and no curve is copied."""
+        order, with ``order_index`` on the full grid; the sums move on, no curve copied."""
         if not nonnegative(costs):
             self._revive()
         else:
@@ -161,14 +136,9 @@ class LiveOrders:
 def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: int,
                          carry: np.ndarray, conversion: Conversion, ceiling: float
                          ) -> RunningEpsilon:
-    """:func:`~.composition.running_epsilon`'s figures where none exceeds ``ceiling``, the
-    sums formed at the orders still at or below it only (math:conversion).
-
-    Before each cache-sized block of queries, the orders whose sum is beyond ``ceiling``
-    (``Conversion.beyond``) are left out for good: non-negative costs only raise their sums,
-    so they neither give nor tie any figure at or below the ceiling, and every such figure
-    (epsilon, first minimising order) keeps its bits. A figure above the ceiling comes from
-    the orders kept: never below every order's (and never all are left out).
+    """:func:`~.composition.running_epsilon`'s figures, the sums formed only at the orders
+    not yet beyond ``ceiling`` (math:conversion): the same bits wherever a figure is at most
+    ``ceiling``, and never below every order's above it.
 
     Args:
       source_at: ``source_at(columns)``, the queries' non-negative curves at the grid's

@@ -1,17 +1,8 @@
-"""Data-independent epsilon of Gaussian steps from their privacy loss distribution.
+"""Data-independent epsilon of Gaussian and pure-DP steps from their privacy loss
+distributions (math:independent, math:sampling): exact closed forms (Balle and Wang 2018;
+Kairouz, Oh and Viswanath 2015), else dp_accounting's pessimistic PLD accountant.
 
-``--accounting data-independent`` composes a run's Gaussian steps (math:independent: each
-answer a Gaussian with L2 sensitivity sqrt(2) and std sigma, each selection one with
-sensitivity 1 and std sigma1; the argmax is a post-processing of the noisy counts, so
-their figure bounds the aggregator too), and the caller reports the smaller of this figure
-and the RDP one; both are valid, neither is below the exact one.
-
-- Unsampled steps compose to one Gaussian with ``mu^2 = sum count_i (sensitivity_i /
-  std_i)^2`` (Balle and Wang 2018, Theorem 8), whose exact epsilon is in closed form:
-  :func:`gaussian_exact_epsilon`, rounded up (no discretisation, no extra needed).
-- Poisson-sampled steps (math:sampling) need the ``accounting`` extra: dp_accounting's PLD
-  accountant, whose pessimistic discretisation is an upper bound (:func:`gaussian_pld`;
-  None without it) where its profile is read at deltas of at least ``risk.TRUSTED_DELTA``.
+Derivation: docs/explanation/data-independent.md#pld-figures.
 """
 
 from __future__ import annotations
@@ -36,21 +27,8 @@ SMALLEST_RATE = sys.float_info.min
 
 def discretization_interval(steps: Sequence[tuple[float, float, int]],
                             rate: float | None = None) -> float:
-    """The PLD grid step for ``steps``: dp_accounting's default 1e-4, coarser where a
-    step's distribution would need more than ``MAX_POINTS`` points at that step.
-
-    ``count`` steps of std/sensitivity ``s`` compose as one of ``r = s / sqrt(count)``,
-    whose loss ``(1 - 2x) / (2 r^2)`` is kept for x about 10 r either side (tail mass e^-50):
-    a range of about ``20 / r + 1 / r^2``. At 1e-4, sigma = 0.16 or 10^6 answers at sigma =
-    40 would need 10^7-10^8 points (3 x 10^5 take about 0.6 s). A coarser step is still
-    pessimistic and adds at most one step per kind of step to the epsilon.
-
-    Poisson-sampled at ``rate`` (math:sampling), a step's privacy loss
-    ``log(1 - q + q exp(u))``, ``u = (2x - 1) / (2 s^2)``, is about ``q (e^u - 1)``: a
-    standard deviation near ``q sqrt(expm1(1 / s^2))`` (at most the unsampled ``1 / s``)
-    and a mean near its square, over one step's range up to ``log(1 + q e^(10 / s))``; the
-    composed range is about 20 standard deviations and twice the mean, much narrower (the
-    default step where unsampled would take 0.13 at sigma 5, rate 0.002, 5,000 answers)."""
+    """The PLD grid step for ``steps``: dp_accounting's default 1e-4, coarser where one
+    distribution would need over ``MAX_POINTS`` points (docs/explanation/numerics.md#pld-grid)."""
     widths = []
     for sensitivity, std, count in steps:
         if count <= 0:
@@ -78,15 +56,16 @@ def pld_available() -> bool:
 
 
 def gaussian_pld(steps: Sequence[tuple[float, float, int]], rate: float | None = None):
-    """The PLD of Gaussian steps ``(sensitivity, std, count)`` as dp_accounting's PLD
-    accountant composes them (pessimistic, at :func:`discretization_interval`'s step); None
-    without dp_accounting or steps, or where its grid overflows. ``rate``: each step
-    Poisson-sampled (math:sampling, add-or-remove neighbours).
+    """The PLD of Gaussian steps as dp_accounting's PLD accountant composes them (pessimistic).
 
-    A rate below ``SMALLEST_RATE`` (which dp_accounting cannot take) is accounted at that
-    rate, an upper bound: sampling at q' = t q (t < 1) mixes the mechanism sampled at q
-    with the empty sample, ``t P_q + (1 - t) P_0``, and the hockey-stick divergence is
-    jointly convex, so each delta(eps) at q' is at most t times the one at q."""
+    Args:
+      steps: ``(sensitivity, std, count)`` per kind of step.
+      rate: each step Poisson-sampled (math:sampling, add-or-remove neighbours); a rate
+        below ``SMALLEST_RATE`` is accounted at it (an upper bound).
+
+    Returns:
+      The PLD, or None without dp_accounting or steps, or where its grid overflows.
+    """
     if not pld_available():
         return None
     from dp_accounting.pld import privacy_loss_distribution as pld_module
@@ -116,19 +95,12 @@ def gaussian_pld(steps: Sequence[tuple[float, float, int]], rate: float | None =
 
 
 def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: float) -> float:
-    """The epsilon at ``delta`` of the composed Gaussian steps, from their exact privacy
-    profile, rounded up (never below the exact value).
+    """The epsilon at ``delta`` of composed Gaussian steps ``(sensitivity, std, count)``, from
+    their exact profile (Balle and Wang 2018, Theorem 8), rounded up by its error bound.
 
-    Gaussian mechanisms compose to one with ``mu = sqrt(sum count (sensitivity /
-    std)^2)``, whose profile ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu -
-    mu/2)`` decreases in eps (Balle and Wang 2018, Theorem 8; Dong, Roth and Su 2019,
-    Corollary 2.13). Solved by bisection in log space; mu is rounded up first (the
-    profile grows with mu), and the root by a bound on the floating-point error of
-    ``log delta(eps)`` where the bisection ended (a few ulps of each term, divided by
-    the profile's slope ``|d log delta / d eps| = e^eps Phi(b) / delta``).
-
-    ``steps``: ``(sensitivity, std, count)`` per kind of step; ``delta`` in (0, 1). Returns
-    0.0 with no step or a profile below ``delta`` at 0.
+    Returns:
+      The epsilon; 0.0 with no step or a profile below ``delta`` at 0, inf where the profile
+      is not resolved.
     """
     from scipy.special import log_ndtr
 
@@ -170,20 +142,9 @@ def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: flo
 
 @lru_cache(maxsize=256)  # a sweep's replays of one point ask for the same figure
 def pure_composed_epsilon(epsilon: float, queries: int, delta: float) -> float:
-    """The exact epsilon at ``delta`` of ``queries`` composed ``epsilon``-DP steps.
-
-    Randomized response with ``p = e^eps / (1 + e^eps)`` dominates every ``epsilon``-DP
-    pair (Kairouz, Oh and Viswanath 2015), so ``k`` steps compose to the binomial privacy
-    loss ``eps (2 j - k)``, ``j ~ Bin(k, p)``, whose profile is
-    ``delta(e) = sum_j Bin(k, p)(j) (1 - e^(e - eps (2 j - k)))_+``. The root of
-    ``delta(e) = delta / (1 + 1e-9)`` is bracketed by bisection and its upper end
-    returned, raised by ``16 (|e| + 1)`` units of 2^-52: the computed profile's rounding
-    (the masses' and the sum's, a few ulps relative, inside the 1e-9 margin; the losses'
-    and ``e - loss``'s, a shift of ``e`` by at most a few ulps of ``|e| + 1`` where a term
-    is sensitive to it) cannot take the figure below the exact one. At most ``k epsilon``
-    (basic composition), 0 where ``delta`` reaches the total variation's bound. ``epsilon >
-    0``, ``queries >= 1``, ``delta`` in (0, 1).
-    """
+    """The exact epsilon at ``delta`` of ``queries`` composed ``epsilon``-DP steps (Kairouz,
+    Oh and Viswanath 2015), rounded up; at most ``k epsilon``, 0 where ``delta`` reaches the
+    total variation. ``epsilon > 0``, ``queries >= 1``, ``delta`` in (0, 1)."""
     import numpy as np
 
     k = int(queries)
@@ -222,16 +183,9 @@ def _binomial_loss(epsilon: float, k: int):
 
 @lru_cache(maxsize=16)
 def pure_composed_profile(epsilon: float, queries: int) -> tuple:
-    """The exact privacy profile of ``queries`` composed ``epsilon``-DP steps (the binomial
-    privacy loss of :func:`pure_composed_epsilon`), read at ``PROFILE_POINTS`` epsilons
-    from 0 to the composed epsilon at delta 1e-16, for its attack risk (math:risk).
-
-    Each delta is the profile's value a little to the left of its epsilon (by the
-    ``16 (|e| + 1)`` units of 2^-52 :func:`pure_composed_epsilon` allows for the losses'
-    rounding) raised by 1e-9 relative (the masses' and the sum's), so every pair is one
-    the steps satisfy. Losses of mass below 1e-40 are not summed: their whole mass is
-    added instead (each term is at most its mass). Returns ``(epsilons, deltas)`` (read-only).
-    """
+    """The exact privacy profile of ``queries`` composed ``epsilon``-DP steps at
+    ``PROFILE_POINTS`` epsilons up to the composed epsilon at delta 1e-16, each delta raised
+    over its rounding (math:risk). Returns ``(epsilons, deltas)`` (read-only)."""
     import numpy as np
 
     k = int(queries)
@@ -275,13 +229,9 @@ def laplace_pld(scale: float, steps: int):
 
 @lru_cache(maxsize=256)
 def laplace_pld_epsilon(scale: float, steps: int, delta: float) -> float | None:
-    """The epsilon at ``delta`` of ``steps`` composed Laplace mechanisms (sensitivity 1,
-    scale ``lambda``) by :func:`laplace_pld`, raised by 1e-6 relative over its FFT
-    compositions' rounding and tail truncation (2e-7 relative seen at delta 1e-8); None
-    without dp_accounting, below ``risk.TRUSTED_DELTA`` (rounding not covered) or where its
-    grid overflows. LNMax's answer is two such mechanisms (one teacher moves one vote: two
-    counts change by 1; the argmax is post-processing): ``steps = 2 answers``.
-    """
+    """The epsilon at ``delta`` of ``steps`` composed Laplace mechanisms (sensitivity 1, scale
+    ``lambda``; LNMax: two an answer) by :func:`laplace_pld`, raised by 1e-6 relative; None
+    without dp_accounting, below ``risk.TRUSTED_DELTA`` or where its grid overflows."""
     composed = None if delta < TRUSTED_DELTA else laplace_pld(scale, steps)
     if composed is None:
         return None

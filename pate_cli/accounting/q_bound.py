@@ -1,59 +1,6 @@
-"""A certified integral upper bound on GNMax's q (``--q-bound integral``, math:integral).
-
-``q = Pr[GNMax does not output i*]``. With gaps ``a_j = (n_i* - n_j) / sigma`` (``j != i*``,
-sorted so that ``a_1`` is the runner-up's) and the plurality's noise ``sigma t``,
-
-    q = integral phi(t) (1 - G(t)) dt,      G(t) = prod_j Phi(a_j + t),
-
-and ``1 - G`` decreases in ``t``. For points ``t_0 < ... < t_m`` math:integral bounds q by
-
-    (A)  Phi(t_0) + sum_k (Phi(t_{k+1}) - Phi(t_k)) (1 - G(t_k)) + (1 - Phi(t_m)) (1 - G(t_m)).
-
-From the same arrays a second certified bound is formed (a refinement, not in math:integral;
-it is proven here). Write ``G = Phi(a_1 + t) G'(t)``, ``G'`` the product over the other
-classes; then ``1 - G = Phi(-(a_1 + t)) + Phi(a_1 + t) (1 - G'(t))``. The first part
-integrates exactly to ``Phi(-a_1 / sqrt 2)`` (Prop. 7's runner-up term); on ``[t_k, t_{k+1}]``
-the second is at most ``Phi(a_1 + t_{k+1}) (1 - G'(t_k))`` (the first factor increases, the
-second decreases), and below ``t_0`` at most ``phi``'s mass, above ``t_m`` at most
-``1 - G'(t_m)``:
-
-    (B)  Phi(-a_1/sqrt 2) + Phi(t_0) + sum_k (Phi(t_{k+1}) - Phi(t_k)) Phi(a_1 + t_{k+1})
-         (1 - G'(t_k)) + (1 - Phi(t_m)) (1 - G'(t_m)).
-
-(B) is exact for two classes and much tighter than (A) when one runner-up dominates,
-because only the overlap of the classes' events is integrated numerically.
-
-Both are sharpened on each interval by log-concavity (see :class:`_Chord`): ``G`` and
-``G'`` are products of normal CDFs, so ``log G`` is concave and ``G`` lies above
-``exp`` of its chord; the integral of ``phi (1 - exp(chord))`` has a closed form, and
-``1 - exp(x) <= -x`` gives a second, linear one. The smallest of the left-end value of
-math:integral and these is used per interval: the error falls from first to second order
-in the point spacing (epsilon on the paper's MNIST votes within 0.001 of its converged
-value instead of 0.01).
-The result is ``min(Prop. 7, A, B)``, then capped at ``log(1 - 1/K)`` as in math:gnmax.
-
-All in log space (``log_ndtr``, masses by ``log1mexp`` of differences, ``logsumexp``),
-vectorised over blocks of rows as ``(rows, classes, points)`` arrays. Choices (all keep the
-bound certified; only its tightness depends on them):
-
-* **Grid** (``POINTS`` per query): ``t_0`` with ``log Phi(t_0)`` at least 30 nats below
-  Prop. 7's bound, ``_LEFT`` points up to ``c - 4``, ``_CORE`` on ``[c - 4, c + 4)``,
-  ``_RIGHT`` on ``[c + 4, c + 8]``, ``c = -a_1 / 2`` (where ``phi(t) Phi(-(a_1 + t))``
-  peaks), all on the lattice ``2^-12 Z``.
-* **Classes**: the ``_SINGLES`` smallest gaps after the runner-up one by one, the rest in
-  buckets of doubling size charged at the bucket's smallest gap (``Phi(a + t)`` increases
-  in ``a``, so ``G'`` only shrinks).
-* **Table**: ``log Phi(a_j + t_k)`` for ``j >= 2`` read from a table on ``2^-12 Z`` at
-  ``floor(a_j) + t_k`` (lower again); ``log Phi(a_1 + t)`` and the masses are exact.
-* **Where**: rows with more than two classes whose Prop. 7 bound exceeds ``e^FLOOR``
-  (``FLOOR = -50``); the others keep Prop. 7 (exact for two classes; below ``e^-50`` no
-  RDP value changes visibly).
-* **Rounding**: ``e^-700`` is added (covering terms that underflow, all below it) and the
-  log raised by ``1e-9`` (a relative margin).
-
-Tolerance: against mpmath quadrature (ties, 2 to 11 classes, gaps up to ``10 sigma``)
-within 1% (0.01 in ``log q``) of the exact q, or Prop. 7's bound where closer; validity
-(never below a certified lower bound) tested on hundreds of random vectors and 1,000 classes.
+"""A certified integral upper bound on GNMax's q (``--q-bound integral``, math:integral):
+``min(Prop. 7, A, B)`` over a grid of points, sharpened by log-concavity, capped at
+``log(1 - 1/K)``. Derivation: docs/explanation/data-dependent.md#integral-bound.
 """
 
 from __future__ import annotations
@@ -98,13 +45,14 @@ def log_q_bound(votes: ArrayLike, *, sigma: float, q_bound: str = "union") -> np
 
 
 def log_q_integral(votes: ArrayLike | VoteRows, *, sigma: float) -> np.ndarray:
-    """Certified upper bound on log q, never above Prop. 7's (module docstring, math:integral).
+    """Certified upper bound on log q, never above Prop. 7's (math:integral).
 
-    ``votes``: ``(queries, K)`` or a :class:`VoteRows` chunk; returns ``(queries,)``. The
-    sorted gaps of a row with a zero block (math:sparse) are its matrix's, one zero-vote
-    class's (a runner-up for a row of one stored class), then the block's other classes'
-    equal gaps ``n_i* / sigma`` (the largest), charged by :func:`_log_others` as the dense
-    row's would be.
+    Args:
+      votes: ``(queries, K)`` or a :class:`VoteRows` chunk, whose zero block (math:sparse)
+        is charged as the dense row's would be.
+
+    Returns:
+      ``log q``, shape ``(queries,)``.
     """
     form = vote_rows(votes)
     check_std(sigma, "sigma")
@@ -132,9 +80,8 @@ def log_q_integral(votes: ArrayLike | VoteRows, *, sigma: float) -> np.ndarray:
 
 def _integral_bound(gaps: np.ndarray, log_union: np.ndarray, zero_gap: np.ndarray,
                     total: int) -> np.ndarray:
-    """``log min(A, B)`` for rows of sorted gaps (module docstring): the matrix's
-    ``(rows, columns - 1)``, then ``zero_gap`` (per row) up to ``total`` gaps after the
-    runner-up (a zero block's classes, math:sparse)."""
+    """``log min(A, B)`` (math:integral) for rows of sorted gaps ``(rows, columns - 1)``, then
+    ``zero_gap`` (per row) up to ``total`` gaps after the runner-up (a zero block's)."""
     from scipy.special import log_ndtr, logsumexp
 
     runner_up = gaps[:, 0]
@@ -164,17 +111,8 @@ def _integral_bound(gaps: np.ndarray, log_union: np.ndarray, zero_gap: np.ndarra
 
 class _Chord:
     """Upper bounds on ``(1/mass_k) integral_{t_k}^{t_{k+1}} phi(t) (1 - G(t)) dt`` for a
-    log-concave ``G`` given ``S = log G`` at the points (all logs, ``(rows, points - 1)``).
-
-    ``G`` is a product of normal CDFs, each log-concave, so ``S`` is concave and lies
-    above its chord ``S_lin`` on each interval: ``1 - G <= 1 - exp(S_lin) <= -S_lin``.
-    Three certified values are formed and the smallest kept: the left end ``1 - G(t_k)``
-    (math:integral); ``-S_lin`` averaged under ``phi``, i.e. ``(1 - m) (-S_k) + m (-S_{k+1})``
-    with ``m`` the mean of ``(t - t_k) / h`` under ``phi`` on the interval; and
-    ``1 - exp(S_lin)`` integrated in closed form (``int phi(t) e^{s t} dt`` is a shifted
-    normal mass), used only where it is below ``1 - 10^-4`` of the mass so that its
-    cancellation costs at most about 10^-12 relative.
-    """
+    log-concave ``G`` from ``S = log G`` at the points: the smallest of three certified values
+    (docs/explanation/data-dependent.md#integral-bound)."""
 
     def __init__(self, t: np.ndarray, log_mass: np.ndarray):
         from scipy.special import log_ndtr

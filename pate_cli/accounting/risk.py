@@ -1,32 +1,7 @@
-"""Attack risk: the most a membership attacker can do against a guarantee (math:risk).
+"""Attack risk: upper bounds on a membership attacker's TPR at each FPR and on its advantage,
+from f-DP (Dong, Roth and Su 2022) by mu-GDP, a PLD's or an RDP curve's profile (math:risk).
 
-A mechanism is f-DP when no test between neighbouring data sets has type II error below
-``f(alpha)`` at type I error ``alpha`` (Dong, Roth and Su 2022). Read as an attack on one
-teacher's data, ``1 - f(alpha)`` bounds the attacker's true-positive rate (TPR) at
-false-positive rate (FPR) ``alpha``, and ``max_alpha 1 - f(alpha) - alpha`` its advantage
-(TPR minus FPR). Three bounds, each never below the exact trade-off:
-
-* ``pld`` with ``mu``: a composition of Gaussian steps (sensitivity ``Delta_i``, std
-  ``sigma_i``), whose privacy loss distribution is itself Gaussian: mu-GDP with
-  ``mu = sqrt(sum (Delta_i / sigma_i)^2)`` and exactly so:
-  ``TPR <= Phi(mu - Phi^-1(1 - alpha))``, advantage ``<= 2 Phi(mu / 2) - 1``
-  (:func:`gaussian_risk`).
-* ``pld``: a discretised privacy loss distribution's profile ``delta(eps)`` on a grid of
-  epsilons (:func:`pld_risk`).
-* ``rdp``: an RDP curve's (epsilon, delta) conversion on a grid of deltas
-  (:func:`rdp_risk`).
-
-A profile's pairs each give ``f(alpha) >= max(0, 1 - delta - e^eps alpha,
-e^-eps (1 - delta - alpha))`` (the pairs hold for both directions of the neighbours); the
-TPR bound is the smallest over the pairs (:func:`profile_tpr`) and the advantage bound the
-smallest pair's ``(e^eps - 1 + 2 delta) / (e^eps + 1)`` (:func:`profile_advantage`; at
-``eps = 0`` it is ``delta(0)``, the total variation). A data-dependent curve bounds one
-direction only, ``D(M(D) || M(D'))`` at the analysed votes ``D``: each naming of the
-hypotheses then keeps one of the two forms, ``delta + e^eps alpha`` (the member's data
-``D``) or ``1 - e^-eps (1 - delta - alpha)`` (the member's data ``D'``), and the bound is
-the larger of the two namings' (``one_way``; advantage ``1 - e^-eps (1 - delta)``). A
-finite grid only loosens them.
-Every figure is raised by a few units in the last place over its rounding error.
+Derivation: docs/explanation/risk.md#routes; one-way curves: docs/explanation/risk.md#which.
 """
 
 from __future__ import annotations
@@ -46,11 +21,8 @@ CURVE_FPRS = np.unique(np.concatenate([np.logspace(-6.0, 0.0, 61), np.linspace(0
 RDP_DELTAS = np.logspace(-16.0, 0.0, 321)[:-1]
 # The epsilons a PLD's profile is read at: 0 to where delta falls to TRUSTED_DELTA.
 PLD_EPSILONS = 2001
-# A sampled PLD's profile is trusted down to this delta only: below, dp_accounting's FFT
-# rounding in the far tail (about 1e-12 absolute) exceeds the pessimistic grid's margin:
-# 9,000 steps at rate 0.001, std ratio 0.71, delta 1e-10 gave 3.41107, 3.41057, 3.41314 at
-# grids 1e-4, 5e-5, 2e-5 (prv_accountant: exact in [3.41140, 3.41221]); from delta 1e-7 up
-# a finer grid always gave a smaller figure, as a pessimistic one must.
+# A sampled PLD's profile is trusted down to this delta only (below, dp_accounting's FFT
+# rounding exceeds the pessimistic grid's margin: docs/explanation/risk.md#routes).
 TRUSTED_DELTA = 1e-8
 # Relative rounding margins: a profile's formulas (expm1 and exp: a few ulps, no
 # cancellation) and the Gaussian's (ndtr of ndtri, whose error grows with the argument).
@@ -121,9 +93,8 @@ def _raised(values, margin: float) -> np.ndarray:
 
 
 def gaussian_tpr(mu: float, fpr) -> np.ndarray:
-    """``Phi(mu - Phi^-1(1 - alpha))``, mu-GDP's TPR bound at FPRs ``fpr``, raised over
-    its rounding error; at ``mu = 0`` (no step) exactly ``fpr`` (``ndtr(ndtri(alpha))``
-    rounds, and raised over it printed 0.0011 at FPR 0.001)."""
+    """``Phi(mu - Phi^-1(1 - alpha))``, mu-GDP's TPR bound at FPRs ``fpr`` (math:risk), raised
+    over its rounding; exactly ``fpr`` at ``mu = 0`` (a raised ``ndtr(ndtri(alpha))`` is not)."""
     from scipy.special import ndtr, ndtri
 
     fpr = np.asarray(fpr, dtype=np.float64)
@@ -160,13 +131,12 @@ def gaussian_mu(steps) -> float:
 
 
 def profile_tpr(epsilons, deltas, fpr, *, one_way: bool = False) -> np.ndarray:
-    """The TPR bound at ``fpr`` of a privacy profile's pairs (math:risk).
+    """The TPR bound at ``fpr`` of a privacy profile's pairs, raised over its rounding (math:risk):
+    ``min over pairs of min(1, delta + e^eps alpha, 1 - e^-eps (1 - delta - alpha))``.
 
-    ``min over pairs of min(1, delta + e^eps alpha, 1 - e^-eps (1 - delta - alpha))``, the
-    last written ``-expm1(-eps) + e^-eps (delta + alpha)`` (no cancellation); with
-    ``one_way`` (pairs bounding ``M(D)`` against ``M(D')`` only) the larger of ``min over
-    pairs of delta + e^eps alpha`` and ``min over pairs of 1 - e^-eps (1 - delta -
-    alpha)``, each at most 1. One bound per rate, raised over its rounding error.
+    Args:
+      one_way: pairs bounding ``M(D)`` against ``M(D')`` only: the larger of the two forms'
+        minima over the pairs.
     """
     eps = np.asarray(epsilons, dtype=np.float64)[:, None]
     delta = np.asarray(deltas, dtype=np.float64)[:, None]
@@ -201,7 +171,7 @@ def profile_advantage(epsilons, deltas, *, one_way: bool = False) -> float:
 
 def profile_risk(epsilons, deltas, source: str, *, one_way: bool = False) -> AttackRisk:
     """The attack risk of the pairs ``(epsilons[i], deltas[i])`` (math:risk); ``one_way``:
-    pairs holding in one direction (a data-dependent curve's, the module doc)."""
+    pairs holding in one direction (a data-dependent curve's)."""
     eps = np.maximum(np.asarray(epsilons, dtype=np.float64), 0.0)
     deltas = np.asarray(deltas, dtype=np.float64)
     return AttackRisk(source=source,

@@ -1,50 +1,8 @@
-"""The exact data-independent RDP of the threshold (screening) step, math:screening.
+"""The exact data-independent RDP of the threshold (screening) step, math:screening: the
+supremum over reachable count pairs of the Rényi divergence of the released bit, exact over
+integer counts and certified on cells over real ones, never above the Gaussian curve.
 
-The step releases one bit ``b = [c + N(0, sigma1^2) >= T]``, a Bernoulli of
-``p_c = Phi((c - T) / sigma1)``, and a neighbouring data set moves the compared count ``c``
-by at most ``D`` (the step's sensitivity: 1, or a group's ``D_g``, math:individualized). Its RDP is
-
-    rdp_sel(alpha) = sup over reachable c, c' with |c - c'| <= D of
-        log( p_c^alpha p_c'^(1-alpha) + (1-p_c)^alpha (1-p_c')^(1-alpha) ) / (alpha - 1)
-
-Two facts make the supremum computable:
-
-- For fixed ``p`` the Rényi divergence ``D_alpha(Ber(p) || Ber(p'))`` grows as ``p'`` moves
-  away from ``p`` (either side), and for fixed ``p'`` it grows as ``p`` moves away from
-  ``p'``. ``p_c`` increases with ``c``, so over ``|c' - c| <= D`` the supremum sits at
-  ``c' = c +- D``, and for ``c`` in a cell ``[a, b]`` both directions of the pair
-  ``(c, c + D)`` are at most those of ``(a, b + D)`` (``p_a <= p_c < p_{c+D} <= p_{b+D}``).
-- The bit is a post-processing of ``c + N(0, sigma1^2)``, so the result never exceeds the
-  Gaussian curve ``alpha D^2 / (2 sigma1^2)`` of math:independent; a final ``minimum`` enforces
-  it in floating point too.
-
-**Integer counts** (plain votes: ``c = max_j n_j`` in ``0..M``, integer ``D``): every pair
-``(c, c + D)`` of the range's integers is evaluated in both directions: the supremum over
-this finite set is exact. A range over ``INTEGER_PAIRS`` counts (a pair per count took 43 s
-at M 10^6) is bounded as real counts are (every integer pair is a real one), with cells
-about a count wide, where a flat curve has too many to cut: the figure may be the Gaussian
-curve (math:independent's, at most pi/2 times the integer supremum at small orders).
-
-**Real counts** (weighted or rescaled votes, Interactive's ``max_j (n_j - M p_j)``):
-``math:threshold`` rounds the count (``rint``) in the data-dependent bound, but the mechanism
-compares the unrounded one, and rounded counts may move by 2 (``rint(0.5) = 0``,
-``rint(1.5) = 2``): the integer grid is not valid. Both counts
-of a pair are counts of some data set, so both lie in ``[low, high]``: the supremum is over
-``c`` in ``[low, high - d]`` and the pair ``(c, c + d)``, ``d = min(D, high - low)``. It is
-bounded by cells: ``[low, high - d]`` is cut into cells of width ``w`` and each cell
-contributes the pair ``(a, b + d)``, the bound above, at most about ``(1 + w / d)^2`` times
-the supremum; ``w`` is ``d / 32``, widened when the range would need more than
-``REAL_CELLS`` cells (the bound stays valid, only looser). Where a cell's bound at an order
-is more than 1% above the best exact pair found at that order, the cell is cut in 8 at that
-order, up to three times while the order has at most ``REAL_REFINE_CELLS`` such cells: the
-result is then within 1% of the supremum (a flat curve, ``sigma1`` large against the range,
-has more cells near its top and keeps the 1/32 cells there: within about 7.5%, 7.4%
-measured at T 200, sigma1 150 on [-250, 250]; 10.6912 at M 40, T 20.25, sigma1 1.3, order
-100, where the supremum is 10.5926, at c = 0). Each order is decided on its own: its figure
-does not depend on the other orders asked.
-
-All in log space (``log_ndtr``), vectorised over orders, chunked over counts (bounded
-memory whatever ``M``); a value the floats cannot evaluate falls back to the Gaussian curve.
+Derivation: docs/explanation/screening.md#screening-supremum.
 """
 
 from __future__ import annotations
@@ -77,12 +35,19 @@ INTEGER_PAIRS = 1 << 16
 def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high: float,
                   orders: ArrayLike, integer: bool = True,
                   sensitivity: float = 1.0) -> np.ndarray:
-    """The exact data-independent RDP of the threshold step (math:screening), one value per
-    order, never above ``alpha sensitivity^2 / (2 sigma1^2)``.
+    """The exact data-independent RDP of the threshold step (math:screening).
 
-    ``low``/``high``: the counts the step may compare (``0`` and ``M`` for plain votes);
-    ``integer``: they (and ``sensitivity``) are integers; ``sensitivity``: how far one
-    neighbour moves the count (``D``, math:individualized).
+    Args:
+      low, high: the counts the step may compare (``0`` and ``M`` for plain votes).
+      integer: they (and ``sensitivity``) are integers.
+      sensitivity: how far one neighbour moves the count (``D``, math:individualized).
+
+    Returns:
+      One value per order, never above ``alpha sensitivity^2 / (2 sigma1^2)``.
+
+    Raises:
+      ValueError: a bad grid, ``sigma_threshold`` or ``sensitivity``, a non-finite
+        ``threshold`` or range, ``low > high``, or non-integers with ``integer``.
     """
     orders = validate_orders(orders)
     check_std(sigma_threshold, "sigma_threshold")
@@ -133,12 +98,8 @@ def _pair_maxima(starts, gap, *, threshold, sigma_threshold, orders):
 
 
 def _real_supremum(pair, low, high, distance, orders, ceiling, *, threshold, sigma_threshold):
-    """A certified upper bound on the supremum over real counts (module docstring), each
-    order on its own: cells ``[a, a + w]`` of ``[low, high - d]``, each bounded by its pair
-    ``(a, a + w + d)``, a cell more than ``REAL_TOLERANCE`` above the order's best exact
-    pair (and possibly below the Gaussian ``ceiling``) cut into ``REAL_SPLIT``, up to
-    ``REAL_LEVELS`` times while the order has at most ``REAL_REFINE_CELLS`` such cells; the
-    largest bound kept. Memory: ``READ_VALUES`` and the cells kept to cut."""
+    """A certified upper bound, per order, on the supremum over real counts: cells of
+    ``[low, high - d]`` bounded by their outer pairs, loose ones cut (math:screening)."""
     span = high - low - distance
     cells = min(max(1, math.ceil(span * REAL_CELLS_PER_STEP / distance)), REAL_CELLS)
     width = span / cells
@@ -210,10 +171,8 @@ def _pair_divergence(a, b, threshold, sigma_threshold, orders):
 
 
 def _log_probabilities(z):
-    """``(log p, log q, their error bounds)`` for ``p = Phi(z)``, ``q = 1 - p``: ``log_ndtr``
-    within ``_LOG_NDTR_ULPS`` ulps of its value and one ulp of 1, and ``z`` itself (a
-    difference and a quotient, each rounded once) within 2 ulps of ``|z|``, which moves
-    ``log p`` by ``phi(z) / Phi(z)`` times that."""
+    """``(log p, log q, their error bounds)`` for ``p = Phi(z)``, ``q = 1 - p`` (the bounds:
+    docs/explanation/screening.md#screening-rounding)."""
     from scipy.special import log_ndtr
 
     eps = np.finfo(np.float64).eps
@@ -228,25 +187,8 @@ def _log_probabilities(z):
 
 def _bernoulli_divergence(first, second, orders):
     """An upper bound, tight to a few ulps, on ``D_alpha(Ber(p) || Ber(p2))`` from
-    ``first = (log p, log q, errors)`` and ``second``, the same of ``p2`` (per count,
-    ``(n, 1)``; :func:`_log_probabilities`), at ``orders`` ``(1, A)``.
-
-    With ``x = log(p / p2)``, ``y = log(q / q2)``, ``m = alpha - 1`` and ``E(t) = e^t - 1 -
-    t >= 0``, the sum inside the log is ``1 + S`` with
-
-        S = p e^{mx} + q e^{my} - 1 = p (m E(-x) + E(mx)) + q (m E(-y) + E(my))
-
-    (``p e^{-x} = p2``, ``q e^{-y} = q2`` and ``p2 + q2 = 1`` make the terms linear in
-    ``x`` and ``y`` cancel exactly): non-negative parts, so nothing cancels; ``D = log1p(S)
-    / m``, in log space (:func:`_careful_divergence`) where ``S`` overflows or a
-    probability is below the normal floats. Each part grows with its weight and is convex
-    in ``x`` (``y``) with its minimum at 0, so it is evaluated at the weight raised by its
-    error bound and at the end of the difference's error interval farther from 0 (where the
-    interval holds 0, at ``m E(|x| + s) + E(m (|x| + s))``: ``E(-u) <= E(u)`` for ``u >=
-    0``), and the result raised by ``_RESULT_ULPS`` ulps: never below the exact divergence.
-    (``log1p(p expm1(mx) + q expm1(my))`` needs ``p2 + q2 = 1`` in floating point and
-    cancels for close counts: 1.6e-12 low at M 250, T 200, sigma1 150, order 5.)
-    """
+    :func:`_log_probabilities` of each (``(n, 1)``), at ``orders`` ``(1, A)``, summed
+    without cancellation (docs/explanation/screening.md#screening-rounding)."""
     eps = np.finfo(np.float64).eps
     m = orders - 1.0
     lp, lq, ep, eq = first
@@ -269,8 +211,7 @@ def _bernoulli_divergence(first, second, orders):
 
 def _part(log_weight, log_weight2, error, error2):
     """``(log w raised, inner, outer)``: ``w (m E(inner) + E(m outer))`` is at least the
-    part's largest value for ``t = log w - log w2`` within its error ``s`` (see
-    :func:`_bernoulli_divergence`); all per count, ``(n, 1)``."""
+    part's largest value for ``t = log w - log w2`` within its error; per count, ``(n, 1)``."""
     eps = np.finfo(np.float64).eps
     with np.errstate(invalid="ignore"):  # -inf - -inf: a probability 0 on both sides
         t = log_weight - log_weight2
@@ -290,9 +231,8 @@ def _careful_divergence(first, second, m):
         return np.logaddexp(0.0, log_s) / m
 
 
-# scipy's log_ndtr: measured against mpmath over z in [-1000, 1000], within 2.3 ulps of
-# its value, and within 0.66 ulps of 1 where |log Phi| < 1/2 (near p = 1 it is log(ndtr),
-# whose relative accuracy is lost there); taken as this many ulps plus one ulp of 1
+# scipy's log_ndtr's error: this many ulps plus one ulp of 1 (measured:
+# docs/explanation/screening.md#screening-rounding)
 _LOG_NDTR_ULPS = 4.0
 # E(t) by its series below |t| = 1/4, by expm1(t) - t above: within 8 ulps of E there
 _SERIES_BELOW = 0.25

@@ -1,8 +1,5 @@
-"""What Confident-GNMax settings select, per bin of plurality counts (Papernot et al. 2018,
-Figure 5, left): the queries of each bin, the expected number each ``(T, sigma1)`` answers
-(``pr_answered``, math:threshold) and the mean data-dependent RDP of the answer step at one
-order (GNMax, math:gnmax). Pure math, vectorised over queries; ``pate-plot selection``
-and the report's selection figure draw it."""
+"""What Confident-GNMax settings select per bin of plurality counts (Papernot et al. 2018,
+Figure 5, left; math:threshold, math:gnmax), for ``pate-plot selection`` and the report."""
 
 from __future__ import annotations
 

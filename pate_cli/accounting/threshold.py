@@ -1,6 +1,8 @@
-"""The selection (threshold) step of Confident- and Interactive-GNMax.
+"""The selection (threshold) step of Confident- and Interactive-GNMax (Papernot et al. 2018,
+Algorithm 1 and Proposition 8; math:independent and math:threshold).
 
-Papernot et al. 2018, Algorithm 1 and Proposition 8; math:independent and math:threshold.
+Derivation: docs/explanation/data-dependent.md#threshold; the lattice the counts are charged
+on: docs/explanation/mechanisms.md.
 """
 
 from __future__ import annotations
@@ -72,12 +74,9 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
 
 def raised_counts(max_votes: ArrayLike, *, threshold: float,
                   sigma_threshold: float) -> np.ndarray:
-    """Whether each count lies above ``T`` and off the lattice of :func:`count_step`:
-    :func:`log_pr_answered` rounds it down, so its ``pr_answered`` is below the
-    mechanism's and the answer step's expected charge (math:costs) takes
-    :func:`raised_charge` instead. Whole counts are never raised. Arguments as
-    :func:`log_pr_answered`; a bool array of ``max_votes``'s shape.
-    """
+    """Whether each count is above ``T`` and off the :func:`count_step` lattice (rounded down
+    there, its expected answer charge takes :func:`raised_charge`; math:costs): a bool array of
+    ``max_votes``'s shape, arguments as :func:`log_pr_answered`."""
     max_votes = np.asarray(max_votes, dtype=np.float64)
     step = count_step(sigma_threshold)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -85,16 +84,9 @@ def raised_counts(max_votes: ArrayLike, *, threshold: float,
 
 
 def raised_charge(log_pr: ArrayLike, *, sigma_threshold: float) -> np.ndarray:
-    """The expected charge of a raised query (:func:`raised_counts`) whose statistic is
-    ``log_pr``: ``Pr[c + step + N(0, sigma1^2) >= T]`` for the lattice count ``c`` the
-    statistic is at, never below the mechanism's ``pr_answered`` (the count lies below
-    ``c + step``; math:costs).
-
-    ``c`` is recovered as ``T + sigma1 z`` with ``z = ndtri_exp(log_pr)`` (scipy's inverse
-    of ``log_ndtr``, accurate to a few ulps of ``z``), and ``z`` is raised by
-    ``1e-12 (1 + |z|)`` beyond ``step / sigma1`` to cover that error. ``log_pr``: each
-    ``>= log 0.5`` (counts at or above ``T``); returns bounds in ``[0, 1]``, of its shape.
-    """
+    """``Pr[c + step + N(0, sigma1^2) >= T]``, the expected charge of a raised query whose
+    statistic ``log_pr`` (each ``>= log 0.5``) is at lattice count ``c`` (math:costs), never
+    below the mechanism's ``pr_answered`` (docs/explanation/numerics.md#kernel-rounding)."""
     from scipy.special import ndtr, ndtri_exp
     z = ndtri_exp(np.asarray(log_pr, dtype=np.float64))
     with np.errstate(invalid="ignore"):
@@ -129,11 +121,8 @@ def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,
 
 def rdp_threshold_data_independent(*, sigma_threshold: float,
                                    orders: ArrayLike) -> np.ndarray:
-    """Data-independent RDP of the selection step: ``alpha / (2 sigma1^2)`` (math:independent).
-
-    Written as such rather than as GNMax's bound at ``sqrt(2) sigma1``: the two differ in
-    the last bit (``sqrt(2)^2 != 2`` in floating point) and the reference analysis uses this.
-    """
+    """Data-independent RDP of the selection step, ``alpha / (2 sigma1^2)`` (math:independent):
+    as the reference analysis writes it, not GNMax's at ``sqrt(2) sigma1`` (last bit differs)."""
     orders = validate_orders(orders)
     check_std(sigma_threshold, "sigma_threshold")
     return orders / (2.0 * sigma_threshold**2)

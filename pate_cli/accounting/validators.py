@@ -1,8 +1,6 @@
-"""Argument checks shared by the accounting modules.
-
-Each raises ``ValueError`` naming the argument and quoting the value; ``as_*`` also return
-it in the form the math uses. Checks used by one function stay next to it.
-"""
+"""Argument checks shared by the accounting modules (one function's own stay next to it):
+each raises ``ValueError`` naming the argument and quoting the value; ``as_*`` also return
+it in the form the math uses."""
 
 from __future__ import annotations
 
