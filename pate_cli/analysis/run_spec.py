@@ -259,6 +259,8 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
                    "--teacher-groups FILE"),
     Rule(lambda s: _single(s) and s.teacher_groups is not None and s.predictions is None,
          "--teacher-groups needs --predictions FILE"),
+    Rule(lambda s: s.teacher_groups is not None and s.individualized is None,
+         "--teacher-groups applies to --individualized (with --groups)"),
     Rule(lambda s: s.predictions is None and _given(s.predictions_layout, "predictions_layout"),
          LAYOUT_ALONE),
     Rule(lambda s: s.q_bound not in Q_BOUNDS,
