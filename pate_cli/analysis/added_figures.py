@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..accounting.conversion import grid_edge_notes
+from ..accounting.conversion import grid_edge_notes, rdp_to_epsilon
 from ..accounting.pld import (
     gaussian_exact_epsilon,
     gaussian_pld,
@@ -69,9 +69,10 @@ def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisRe
 
 def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> AnalysisResult:
     """:func:`pld_figure` of a run as ``epsilon_data_independent_pld`` (replay: its
-    answers; expected: every query answered), its sampled or pure-DP risk as
-    ``risk_data_independent``; under ``--accounting data-independent`` also in place of the
-    RDP figure where smaller (:func:`with_smaller_pld`)."""
+    answers; expected: every query answered) and, beside ``epsilon_data_independent_worst``,
+    of every query answered as ``epsilon_data_independent_worst_pld``, whose sampled or
+    pure-DP risk (else the run's) is ``risk_data_independent``; under ``--accounting
+    data-independent`` also in place of the RDP figure where smaller (:func:`with_smaller_pld`)."""
     answered = (result.queries if result.accounting == "expected"
                 else int(round(result.answered_total)))
     figure, sampled_risk = pld_figure(mechanism, result.queries, answered, delta)
@@ -79,9 +80,32 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
         return result
     if result.accounting == "data-independent":
         result = with_smaller_pld(result, figure)
-    result = replace(result, epsilon_data_independent_pld=figure)
+    worst = None
+    if result.epsilon_data_independent_worst is not None:
+        worst = figure
+        if answered < result.queries:
+            worst, sampled_risk = pld_figure(mechanism, result.queries, result.queries, delta)
+    result = replace(result, epsilon_data_independent_pld=figure,
+                     epsilon_data_independent_worst_pld=worst)
     return result if sampled_risk is None else replace(result,
                                                         risk_data_independent=sampled_risk)
+
+
+def any_run_bound(result: AnalysisResult) -> dict | None:
+    """What a data-independent run that composes only its answers (an aggregator with a
+    selection step: the votes decide the count, math:costs) publishes, gates and is
+    calibrated on: the bound for any run, every query answered, as ``{epsilon, method,
+    rdp, order}`` (the PLD figure where below the RDP one); None for any other run (its
+    ``epsilon``)."""
+    worst = result.epsilon_data_independent_worst
+    if result.accounting != "data-independent" or worst is None:
+        return None
+    order = float(rdp_to_epsilon(result.rdp_data_independent, orders=result.orders,
+                                 delta=result.delta, conversion=result.conversion)[1])
+    pld = result.epsilon_data_independent_worst_pld
+    smaller = pld is not None and pld < worst
+    return {"epsilon": float(pld) if pld is not None and smaller else float(worst),
+            "method": "pld" if smaller else "rdp", "rdp": float(worst), "order": order}
 
 
 def pld_figure(mechanism, queries: int, answered: int,
@@ -149,10 +173,11 @@ def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
                     conversion=result.conversion, distribution=distribution)
     epsilon, order = tuned(result.rdp_total)
     independent = risk = None
-    if result.accounting != "data-independent" and result.rdp_data_independent is not None:
-        independent = tuned(result.rdp_data_independent)[0]
     curve = (result.rdp_total if result.accounting == "data-independent"
-             else result.rdp_data_independent)
+             and result.epsilon_data_independent_worst is None
+             else result.rdp_data_independent)  # the publishable bound's
+    if curve is not None and curve is not result.rdp_total:
+        independent = tuned(curve)[0]
     if curve is not None and result.svt is None and result.groups is None:
         risk = rdp_risk(tuned_rdp(curve, orders=result.orders, distribution=distribution),
                         orders=result.orders, conversion=result.conversion)

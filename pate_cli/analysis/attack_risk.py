@@ -6,7 +6,8 @@ attacker's true-positive rate at each false-positive rate, and on its advantage.
 * Gaussian aggregators (GNMax, Confident, Interactive) without ``--add-rdp`` or rounds
   (multi-label too: :func:`run_steps`): the steps' exact mu-GDP curve (source ``pld`` with
   ``mu``; answers sensitivity sqrt(2) or the sampled run's, std sigma; selections
-  sensitivity 1, std sigma1; answers counted as the PLD figure counts them); a sampled
+  sensitivity 1, std sigma1; every query answered where the run reports
+  ``epsilon_data_independent_worst``, else its answers); a sampled
   run's sampled composition (Poisson: its PLD, else the data-independent RDP curve)
   capped by that curve, without ``mu``;
 * SVT-PATE: its guarantee at every delta (:func:`svt_risk`; each delta includes the
@@ -77,7 +78,8 @@ def run_steps(result: AnalysisResult) -> list | None:
         return ([(math.sqrt(multi.sensitivity_squared), mechanism.sigma, result.queries)]
                 if mechanism.name == "gnmax" else None)
     rows = result.queries * (1 if multi is None else multi.labels)
-    answered = rows if result.accounting == "expected" else int(round(result.answered_total))
+    answered = (rows if result.epsilon_data_independent_worst is not None  # any run's
+                else int(round(result.answered_total)))
     return gaussian_steps(mechanism, answered=answered, queries=rows)
 
 
@@ -89,8 +91,10 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
         return None
     if result.svt is not None:
         return svt_risk(result)
-    curve = (result.rdp_total if result.accounting == "data-independent"
-             or result.rdp_data_independent is None else result.rdp_data_independent)
+    curve = result.rdp_data_independent  # the publishable bound's
+    if curve is None or (result.accounting == "data-independent"
+                         and result.epsilon_data_independent_worst is None):
+        curve = result.rdp_total
     mechanism = result.mechanism
     plain = run_steps(result)
     if plain is None:
@@ -117,12 +121,12 @@ def _printed_pair(result: AnalysisResult, *, independent: bool) -> AttackRisk:
     keeps the risk within the printed guarantee."""
     epsilon = result.epsilon
     if independent:
-        epsilon = (result.epsilon_data_independent_worst
-                   if result.accounting == "expected"
-                   and result.epsilon_data_independent_worst is not None
-                   else result.epsilon_data_independent)
-        if result.epsilon_data_independent_pld is not None:  # printed first where smaller
-            epsilon = min(epsilon, result.epsilon_data_independent_pld)
+        epsilon, pld = result.epsilon_data_independent, result.epsilon_data_independent_pld
+        if result.epsilon_data_independent_worst is not None:  # the bound for any run
+            epsilon, pld = (result.epsilon_data_independent_worst,
+                            result.epsilon_data_independent_worst_pld)
+        if pld is not None:  # printed first where smaller
+            epsilon = min(epsilon, pld)
     return profile_risk([epsilon], [result.delta], "rdp", one_way=not independent)
 
 

@@ -208,10 +208,12 @@ class _Finish:
                                                   queries=queries, orders=orders)
         eps_di, order_di = (float(x) for x in convert(di_curve))
         eps_worst = None
-        if setting.accounting == "expected":  # a bound for any run: every query answered
-            di_curve = spent + data_independent_curve(selection, answer, answered=queries,
-                                                      queries=queries, orders=orders)
-            eps_worst = float(convert(di_curve)[0])
+        if reports_any_run_bound(self.mechanism, setting.accounting, budget):
+            # a bound whatever a run answers: every query answered (math:costs)
+            worst_curve = spent + data_independent_curve(selection, answer, answered=queries,
+                                                         queries=queries, orders=orders)
+            eps_worst = float(convert(worst_curve)[0])
+            di_curve = worst_curve  # the curve the publishable bound rests on
         if queries == 0 and not np.any(carry):  # a budget run halted before its first query
             epsilon, eps_di, eps_worst = 0.0, 0.0, None if eps_worst is None else 0.0
         # the data-dependent curves are capped by these, summed in another order: where
@@ -254,6 +256,20 @@ class _Finish:
         # the table's pass sizes its own chunks (stream_rows)
         return replace(result, frames=partial(per_query_frames, votes=self.votes,
                                               setting=replace(setting, chunk_size=None)))
+
+
+def reports_any_run_bound(mechanism, accounting: str, budget) -> bool:
+    """Whether a run reports ``epsilon_data_independent_worst``, the data-independent
+    epsilon of every query answered: under ``expected`` accounting (its count is an
+    average), and for an aggregator with a selection step in the other modes (the
+    replay's or the decisions' count is a function of the votes: composing only its
+    answers bounds that outcome, not the mechanism), except a data-independent budget run,
+    whose halt on the data-independent charges bounds any run (a Renyi filter,
+    Feldman and Zrnic 2021)."""
+    if accounting == "expected":
+        return True
+    return bool(mechanism.selects) and not (accounting == "data-independent"
+                                            and budget is not None)
 
 
 class SharedWork:

@@ -88,6 +88,10 @@ def _risk(s: dict) -> str:
 
 def _method(s: dict) -> str:
     """What gave the epsilon printed beside it, with the order that belongs to it."""
+    if s.get("every_query_answered"):  # a selection step's count: the bound for any run
+        return (("privacy-loss distribution accountant" if s["epsilon_method"] == "pld" else
+                 f"RDP, {s['conversion']} conversion, order {s['order']:g}")
+                + ", every query answered: the bound for any run")
     if s["epsilon_method"] == "pld":
         return "privacy-loss distribution accountant"
     if s["epsilon_method"] == "pure":

@@ -16,11 +16,13 @@ from ..rounding import ceil_text
 from .captions import MECHANISM_NAMES
 from .report_command import command_line
 from .report_statement import (
+    AT_COUNT,
     AVERAGE_RELEASE,
     UNSANITISED,
     data_dependence,
     decisions_kind,
     decisions_text,
+    epsilon_label,
     epsilon_text,
     headline,
     largest_group,
@@ -251,7 +253,7 @@ def _independent_figures(summary: dict) -> list[dict]:
         largest = (f"groups.{groups.index(row)}.epsilon_data_independent"
                    if older and row is not None else "epsilon_data_independent")
         uniform = "epsilon_data_independent" if older else "baseline.epsilon_data_independent"
-        bound = base.get("epsilon_data_independent_worst")  # expected: for any run
+        bound = base.get("epsilon_data_independent_worst")  # for any run
         average = bound is not None and bound > base["epsilon_data_independent"]
         return [*([] if row is None else [_figure(
                     largest, f"data-independent \u03b5, group {row['group']}'s at the halt "
@@ -260,26 +262,26 @@ def _independent_figures(summary: dict) -> list[dict]:
                            "data-independent \u03b5 (any run: every query answered; every "
                            "query at sensitivity 1, no halt)", bound)] if average else []),
                 _figure(uniform, "uniform run's data-independent \u03b5 " + (
-                    "at the expected answered count (an average, not a bound)" if average
+                    "at " + AT_COUNT[summary.get("accounting") == "expected"] if average
                     else "(every query at sensitivity 1, no halt; each group's own below)"),
                         summary["epsilon_data_independent"] if older
                         else base["epsilon_data_independent"])]
-    pld = smaller_pld(summary)
-    smaller = ([] if pld is None else [_figure(
-        "epsilon_data_independent_pld", "data-independent \u03b5, privacy-loss distribution"
-        + ("" if worst is None else " (any run: every query answered)"), pld)])
+    pld, any_run = smaller_pld(summary), " (any run: every query answered)"
+    key = "epsilon_data_independent_" + ("worst_pld" if worst is not None and "epsilon_data_"
+                                         "independent_worst_pld" in summary else "pld")
+    smaller = ([] if pld is None else [_figure(key, "data-independent \u03b5, privacy-loss "
+                                               "distribution" + any_run * bool(worst), pld)])
     rdp = ", R\u00e9nyi DP" if smaller else ""
     if worst is None:
         return smaller + [_figure("epsilon_data_independent", f"data-independent \u03b5{rdp}",
                                   summary.get("epsilon_data_independent"))]
     figures = smaller + [_figure("epsilon_data_independent_worst",
-                                 f"data-independent \u03b5{rdp} (any run: every query "
-                                 "answered)", worst)]
-    if float(summary["answered"]) < summary["queries"]:  # else no smaller average
-        figures.append(_figure("epsilon_data_independent", f"data-independent \u03b5{rdp} at "
-                               "the expected answered count (an average, not a bound)",
-                               summary.get("epsilon_data_independent")))
-    return figures
+                                 f"data-independent \u03b5{rdp}{any_run}", worst)]
+    at_count = (float(summary["answered"]) < summary["queries"]  # data-independent: epsilon's
+                and summary.get("accounting") != "data-independent")
+    return figures + ([_figure("epsilon_data_independent", f"data-independent \u03b5{rdp} at "
+                               + AT_COUNT[summary.get("accounting") == "expected"],
+                               summary.get("epsilon_data_independent"))] if at_count else [])
 
 
 def report_content(summary: dict, *, command: str | None = None,
@@ -300,9 +302,7 @@ def report_content(summary: dict, *, command: str | None = None,
     smooth = summary.get("smooth_sensitivity")
     pld = summary.get("epsilon_method", summary.get("data_independent_method")) == "pld"
     key_figures = [
-        _figure("epsilon", "\u03b5" if not head["data_dependent"] else
-                "data-dependent \u03b5 (unsanitised)" if head["sanitised"] else
-                "data-dependent \u03b5 (unsanitised: not for publication)", summary["epsilon"]),
+        _figure("epsilon", epsilon_label(summary, head), summary["epsilon"]),
         *([_figure("epsilon_rdp", "R\u00e9nyi DP \u03b5 (the PLD \u03b5 above is smaller)",
                    summary.get("epsilon_rdp"))] if pld else []),
         _figure("order", "best R\u00e9nyi order" + (" (of the R\u00e9nyi DP \u03b5)" if pld

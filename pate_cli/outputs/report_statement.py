@@ -186,13 +186,58 @@ def _with_search(summary: dict, published: float) -> tuple[float, str]:
 
 
 def smaller_pld(summary: dict) -> float | None:
-    """``epsilon_data_independent_pld`` where below the RDP data-independent bound
-    (``epsilon_data_independent_worst`` under expected accounting), else None: the figure
-    the summary leads with and the report publishes."""
+    """The PLD figure of the publishable data-independent bound where below its RDP figure
+    (``epsilon_data_independent_worst``'s, every query answered, where the summary has
+    it), else None: the figure the summary leads with and the report publishes."""
     pld = summary.get("epsilon_data_independent_pld")
-    bound = summary.get("epsilon_data_independent_worst") or summary.get(
-        "epsilon_data_independent")
+    bound = summary.get("epsilon_data_independent_worst")
+    if bound is None:
+        bound = summary.get("epsilon_data_independent")
+    elif summary.get("accounting") != "expected" or "epsilon_data_independent_worst_pld" in (
+            summary):  # (an expected run's summary before the key: its _pld is the bound's)
+        pld = summary.get("epsilon_data_independent_worst_pld")
     return None if pld is None or bound is None or not pld < bound else float(pld)
+
+
+def count_figure(summary: dict) -> tuple[float, bool]:
+    """The data-independent epsilon at the run's own answer count, and whether it is the
+    PLD figure: not a bound beside ``epsilon_data_independent_worst`` (the count is an
+    average under expected accounting, else the votes decide it, math:costs)."""
+    if summary.get("accounting") == "data-independent":
+        return summary["epsilon"], summary.get("epsilon_method") == "pld"
+    figure, pld = summary["epsilon_data_independent"], summary.get("epsilon_data_independent_pld")
+    if summary.get("accounting") != "expected" and pld is not None and pld < figure:
+        return pld, True
+    return figure, False
+
+
+# What the data-independent figure at a run's own answer count is (math:costs).
+AT_COUNT = {True: "the expected answered count (an average, not a bound)",
+            False: "the run's answered count (not a bound: the votes decide the count)"}
+
+
+def epsilon_label(summary: dict, head: dict) -> str:
+    """How the report's key figures name the run's ``epsilon`` (``head``: :func:`headline`)."""
+    if head["data_dependent"]:
+        return ("data-dependent \u03b5 (unsanitised)" if head["sanitised"] else
+                "data-dependent \u03b5 (unsanitised: not for publication)")
+    if (summary.get("epsilon_data_independent_worst") is None
+            or float(summary["answered"]) >= summary["queries"]):
+        return "\u03b5"
+    return "\u03b5 at " + AT_COUNT[False]  # a data-independent run's own answers
+
+
+def at_count_text(summary: dict) -> str:
+    """Where the run answered fewer than its queries, what its count would give and why
+    that is not a bound (empty otherwise)."""
+    if float(summary["answered"]) >= summary["queries"]:
+        return ""
+    figure = epsilon_text(count_figure(summary)[0])
+    if summary.get("accounting") == "expected":
+        return (f"; at the expected {number(summary['answered'])} answers it would be "
+                f"{figure}, an average, not a bound")
+    return (f"; at the run's {number(summary['answered'])} answers it would be {figure}, "
+            "not a bound: the votes decide that count")
 
 
 PLD_SOURCES = {  # what a pure-DP aggregator's PLD figure composes (else Gaussian steps)
@@ -259,25 +304,23 @@ def headline(summary: dict) -> dict:
         # the sentence to publish
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), the "
                 "smooth-sensitivity sanitised release of the run's data-dependent \u03b5.")
-    elif dependent and summary.get("epsilon_data_independent_worst") is not None:
-        # expected accounting: the bound for any run answers every query
+    elif summary.get("epsilon_data_independent_worst") is not None:
+        # the bound for any run answers every query (expected accounting; a selection step)
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent_worst"])
         published, search = _with_search(summary, bound)
         search = search or how
-        scope = f"{_queries(summary['queries'])}, expected accounting"  # a bound, not an average
-        # an aggregator that answers every query (LNMax, GNMax) has no smaller average
-        average = ("" if float(summary["answered"]) >= summary["queries"] else
-                   f"; at the expected {number(summary['answered'])} answers it would be "
-                   f"{epsilon_text(summary['epsilon_data_independent'])}, an average, not a "
-                   "bound")
+        expected = summary.get("accounting") == "expected"
+        if expected:  # a bound, not an average
+            scope = f"{_queries(summary['queries'])}, expected accounting"
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a "
                 "data-independent bound that holds whatever a run answers ("
                 + ("the query" if summary["queries"] == 1 else
                    f"every one of the {summary['queries']:,} queries")
-                + f" answered{average}); the data-dependent \u03b5 = "
-                f"{epsilon_text(summary['epsilon'])} is an expected figure, unsanitised and "
-                "not for publication.")
+                + f" answered{at_count_text(summary)})" + (
+                    f"; the data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} is "
+                    + ("an expected figure, " if expected else "")
+                    + "unsanitised and not for publication." if dependent else "."))
         if average_release(summary):
             text += (" Its smooth-sensitivity sanitised release, \u03b5 = "
                      f"{epsilon_text(summary['smooth_sensitivity']['sanitized_epsilon'])}, is "

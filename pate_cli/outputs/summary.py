@@ -9,6 +9,7 @@ from .report_statement import (
     AVERAGE_RELEASE,
     UNSANITISED,
     average_release,
+    count_figure,
     data_dependence,
     largest_group,
     smaller_pld,
@@ -114,9 +115,11 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         base = s["baseline"]
         figure = f"{_up(base['epsilon_data_independent'])} ({_rdp(base['order_data_independent'])}"
         bound = base.get("epsilon_data_independent_worst")
-        if bound is not None and bound > base["epsilon_data_independent"]:  # expected
+        if bound is not None and bound > base["epsilon_data_independent"]:
             figure = (f"{_up(bound)} (RDP, every query answered: the bound for any run; "
-                      f"{figure}) at the expected count, an average")
+                      f"{figure}) at the " + ("expected count, an average"
+                                              if s["accounting"] == "expected" else
+                                              "replay's count, not a bound"))
         uniform = ("uniform run", f"data-independent {figure}; every query at sensitivity 1, "
                                   "no halt)")
         worst = largest_group(s["groups"])
@@ -132,6 +135,13 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
             ("epsilon RDP", f"{_up(s['epsilon_rdp'])} ({_order(s['order'])}; the per-query "
                             "table's figures)"),
             ("data-independent", f"{_up(s['epsilon_data_independent'])} ({pld})")]
+    worst = s.get("epsilon_data_independent_worst")
+    if s["accounting"] == "data-independent" and worst is not None and worst > s["epsilon"]:
+        # the headline composes the run's answers: a count the votes decide (math:costs)
+        lines[-1] = _independent_line(s)
+        at = next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
+        lines[at] = ("epsilon", f"{lines[at][1][:-1]}; the run's {s['answered']} answers: "
+                                "not a bound, see data-independent)")
     if s.get("epsilon_improved") is not None and s.get("conversion") != "improved":
         # math:conversion: the tighter figure beside the classic (headline under improved)
         after = 1 + next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
@@ -286,9 +296,9 @@ def _risk_line(risk: dict | None, independent: dict | None, *,
 
 
 def _independent_line(s: dict) -> tuple[str, str]:
-    """The data-independent figure; under expected accounting, the bound for every query
-    answered first (the figure at the expected count is an average over runs, not a bound
-    on the run that released the labels)."""
+    """The data-independent figure; with ``epsilon_data_independent_worst`` the bound for
+    every query answered first (the figure at the run's count is not a bound: an average
+    under expected accounting, else a count the votes decide)."""
     figure, order = _up(s["epsilon_data_independent"]), s["order_data_independent"]
     worst = s.get("epsilon_data_independent_worst")
     pld = smaller_pld(s)
@@ -298,11 +308,21 @@ def _independent_line(s: dict) -> tuple[str, str]:
             return ("data-independent", f"{_up(pld)} ({PLD}{below}); RDP {figure} "
                                         f"({_order(order)})")
         return ("data-independent", f"{figure} ({_rdp(order)})")
-    bound = f"{_up(worst)} (RDP, every query answered: the bound for any run"
+    below = ", below the data-dependent figure" if min(worst, pld or worst) < s["epsilon"] else ""
+    bound = f"{_up(worst)} (RDP, every query answered: the bound for any run{below}"
     if pld is not None:
-        bound = f"{_up(pld)} ({PLD}, every query answered: the bound for any run; RDP {_up(worst)}"
-    return ("data-independent", f"{bound}); {figure} ({_rdp(order)}) at the expected count, "
-                                "an average")
+        bound = (f"{_up(pld)} ({PLD}, every query answered: the bound for any run{below}; "
+                 f"RDP {_up(worst)}")
+    if s["accounting"] == "expected":
+        return ("data-independent", f"{bound}); {figure} ({_rdp(order)}) at the expected "
+                                    "count, an average")
+    at, is_pld = count_figure(s)
+    rdp = s.get("epsilon_rdp") if s["accounting"] == "data-independent" else None
+    how = (f"{PLD}; RDP {figure if rdp is None else _up(rdp)}, {_order(order)}" if is_pld
+           else _rdp(order))
+    return ("data-independent", f"{bound}); {_up(at)} ({how}) at the run's "
+                                f"{s['answered']} answers, not a bound: the votes decide "
+                                "that count")
 
 
 def _flat(summary: dict) -> dict:

@@ -57,6 +57,7 @@ def summary_dict(result: AnalysisResult) -> dict:
         "order_data_independent": _finite_or_none(result.order_data_independent),
         "epsilon_data_independent_worst": result.epsilon_data_independent_worst,
         "epsilon_data_independent_pld": result.epsilon_data_independent_pld,
+        "epsilon_data_independent_worst_pld": result.epsilon_data_independent_worst_pld,
         "rdp_at_order": dict(result.rdp_at_order),
         "label_accuracy": result.label_accuracy,
         "labels_output": (counts.labels_output if result.multilabel is None

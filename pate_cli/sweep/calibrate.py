@@ -30,6 +30,7 @@ from typing import Any
 
 from .._version import __version__
 from ..analysis import api
+from ..analysis.added_figures import any_run_bound
 from ..analysis.result import AnalysisResult, InputFile
 from ..analysis.run_spec import LAYOUT_ALONE, RunSpec, check_options
 from ..errors import InputError, OptionError, PateWarning
@@ -101,7 +102,7 @@ class Calibration:
 
     @property
     def epsilon(self) -> float:
-        return self.result.epsilon
+        return CalibrationTarget("epsilon", 0.0).figure(self.result)
 
     def command(self, votes_text: str | None = "VOTES") -> str:
         """The ``pate-analyze`` command that reproduces the answer (``votes_text``: the
@@ -130,7 +131,7 @@ class Calibration:
     def to_dict(self, votes_text: str | None = "VOTES") -> dict:
         """The JSON of ``pate-calibrate -f json`` (cli:pate-calibrate): provenance, the answer, its
         figures (``votes_text`` as in ``command``)."""
-        result = self.result
+        result, bound = self.result, any_run_bound(self.result)
         source = result.source
         params = result.mechanism.params  # the threshold step's curve (math:screening)
         return {
@@ -155,12 +156,14 @@ class Calibration:
             "delta": result.delta,
             "seed": result.seed,
             "queries": result.queries,
-            "epsilon": result.epsilon,
+            "epsilon": self.epsilon,
             # which accountant gave ``epsilon`` (cli:json); ``order`` is ``epsilon_rdp``'s
-            "epsilon_method": epsilon_method(result),
+            "epsilon_method": epsilon_method(result) if bound is None else bound["method"],
+            # the bound for any run, every query answered (added_figures.any_run_bound)
+            "every_query_answered": bound is not None,
             "sampling": sampling_summary(result.mechanism),
-            "order": plain_number(result.order),
-            "epsilon_rdp": epsilon_rdp(result),
+            "order": plain_number(result.order if bound is None else bound["order"]),
+            "epsilon_rdp": epsilon_rdp(result) if bound is None else bound["rdp"],
             "above": (None if self.above is None else
                       {"value": plain_number(self.above[0]),
                        "epsilon": (self.above[1] if self.target.quantity == "epsilon"

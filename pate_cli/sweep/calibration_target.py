@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..analysis.added_figures import any_run_bound
 from ..analysis.result import AnalysisResult
 from ..errors import OptionError
 from ..numerics import real_number
@@ -77,7 +78,8 @@ class CalibrationTarget:
         """``result``'s epsilon, TPR bound at ``at_fpr``, or advantage bound (``OptionError``
         for a risk target of a run without a risk)."""
         if self.quantity == "epsilon":
-            return float(result.epsilon)
+            bound = any_run_bound(result)
+            return float(result.epsilon if bound is None else bound["epsilon"])
         risk = result.risk
         if risk is None:
             raise OptionError("this run has no attack risk to calibrate on "
@@ -100,3 +102,4 @@ class CalibrationTarget:
     def as_dict(self) -> dict:
         """The JSON ``target`` object: ``quantity``, ``value``, ``at_fpr`` (or None)."""
         return {"quantity": self.quantity, "value": self.value, "at_fpr": self.at_fpr}
+

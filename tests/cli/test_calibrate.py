@@ -68,15 +68,25 @@ def test_json_keys_printed_figures_and_the_command_reproduces(cli):
     done = cli.analyze(*words[1:], "-f", "json")
     assert done.code == 0, done.err
     again = json.loads(done.out)
-    assert again["epsilon"] == summary["epsilon"]
-    assert again["epsilon_method"] == summary["epsilon_method"]
-    assert again["epsilon_rdp"] == summary["epsilon_rdp"]
+    # Confident composes the replay's answers: the calibration meets the bound for any run
+    assert summary["every_query_answered"] and again["epsilon"] < summary["epsilon"]
+    assert summary["epsilon"] == min(again["epsilon_data_independent_worst"],
+                                     again["epsilon_data_independent_worst_pld"])
+    assert summary["epsilon_rdp"] == again["epsilon_data_independent_worst"]
+    plain = cli.calibrate(VOTES, "-m", "gnmax", "--target-epsilon", "2", "-n", "640", "-f",
+                          "json")
+    plain = json.loads(plain.out)
+    again = json.loads(cli.analyze(*shlex.split(plain["command"])[1:], "-f", "json").out)
+    assert not plain["every_query_answered"]
+    assert (again["epsilon"], again["epsilon_method"], again["epsilon_rdp"]) == (
+        plain["epsilon"], plain["epsilon_method"], plain["epsilon_rdp"])
     lines = dict(line.split(None, 1) if not line.startswith("epsilon RDP") else
                  ("epsilon RDP", line[len("epsilon RDP"):].strip())
                  for line in cli.calibrate(*args).out.splitlines())
     if summary["epsilon_method"] == "pld":
         assert lines["epsilon"].startswith(f"{ceil_text(summary['epsilon'])} (privacy-loss "
-                                           "distribution accountant)")
+                                           "distribution accountant, every query answered: "
+                                           "the bound for any run)")
         assert "order" not in lines["epsilon"]
         assert lines["epsilon RDP"].startswith(
             f"{ceil_text(summary['epsilon_rdp'])} (classic conversion, order "

@@ -85,7 +85,12 @@ def test_calibrate_solves_eta_never_above_the_target(cli, name, accounting):
     assert f"--eta {eta:.12g}" in found["command"]
     check = cli.analyze(MNIST, "-n", "300", "-m", name, "--eta", repr(eta), "--accounting",
                         accounting, "-f", "json")
-    assert json.loads(check.out)["epsilon"] == found["epsilon"]
+    check = json.loads(check.out)
+    # a selection step under data-independent accounting: the bound for any run is met
+    if found.get("every_query_answered"):
+        assert check["epsilon"] < found["epsilon"] == check["epsilon_data_independent_worst"]
+    else:
+        assert check["epsilon"] == found["epsilon"]
 
 
 def test_calibrate_refuses_eta_as_input(cli):

@@ -403,8 +403,8 @@ def test_max_epsilon_gates_the_published_figure(cli, tmp_path):
     gate = (summary["epsilon"] + summary["epsilon_data_independent"]) / 2
     result = cli.report(VOTES, "-n", "300", "--max-epsilon", f"{gate}", "-o",
                         tmp_path / "r.md")
-    published = min(summary["epsilon_data_independent"],
-                    summary["epsilon_data_independent_pld"])  # the smaller bound
+    published = min(summary["epsilon_data_independent_worst"],  # every query answered
+                    summary["epsilon_data_independent_worst_pld"])  # the smaller bound
     assert result.code == 3 and result.err.startswith(
         f"Error: published epsilon {ceil_text(published)} exceeds")
 
@@ -478,9 +478,8 @@ def test_headline_includes_tuning_and_the_checklist_agrees(cli, tmp_path):
         text, head, mark, note = _headline_and_checklist(
             cli, tmp_path, "-n", "640", "--tuning", "geometric:20", *extra)
         tuning = summary["tuning"]
-        alone = min(summary["epsilon_data_independent_worst"] if extra
-                    else summary["epsilon_data_independent"],
-                    summary["epsilon_data_independent_pld"])  # the smaller bound
+        alone = min(summary["epsilon_data_independent_worst"],  # every query answered
+                    summary["epsilon_data_independent_worst_pld"])  # the smaller bound
         assert tuning["epsilon_tuned_data_independent"] > alone
         published = ceil_text(tuning["epsilon_tuned_data_independent"]).rstrip("0")
         assert head.startswith(f"**Labelling these votes with this mechanism and these "
@@ -498,7 +497,7 @@ def test_headline_includes_tuning_and_the_checklist_agrees(cli, tmp_path):
                                    conversion="classic",
                                    distribution=tuning_distribution("geometric:20"))
     assert result.tuning.epsilon_tuned_data_independent == independent
-    assert independent == pytest.approx(6.854691936093239, rel=1e-12)
+    assert independent == pytest.approx(8.905238974567212, rel=1e-12)  # every query answered
 
 
 def test_the_data_independent_figure_includes_the_added_rdp(cli, tmp_path):
@@ -512,9 +511,8 @@ def test_the_data_independent_figure_includes_the_added_rdp(cli, tmp_path):
         added = analyze(VOTES, "confident", queries=640, accounting=accounting,
                         add_rdp=str(event), per_query=False)
         assert added.epsilon_data_independent > plain.epsilon_data_independent
-        # the curve a bound rests on (under expected accounting: every query answered)
-        bound = (added.epsilon_data_independent_worst if accounting == "expected"
-                 else added.epsilon_data_independent)
+        # the curve a bound rests on (Confident: every query answered)
+        bound = added.epsilon_data_independent_worst
         assert bound == pytest.approx(float(rdp_to_epsilon(
             plain.rdp_data_independent + added.initial_rdp, orders=plain.orders,
             delta=1e-5)[0]), rel=1e-12)

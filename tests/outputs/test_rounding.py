@@ -118,13 +118,23 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
         figures += [("data-independent", rf"^{NUMBER} ",
                      max(row["epsilon_data_independent"] for row in s["groups"]), False),
                     ("uniform run", rf"^data-independent {NUMBER} ",
-                     s["baseline"]["epsilon_data_independent"], False)]
+                     s["baseline"]["epsilon_data_independent_worst"]
+                     or s["baseline"]["epsilon_data_independent"], False)]
     elif (s.get("epsilon_data_independent_worst") or 0) > s["epsilon_data_independent"]:
-        # expected accounting of a selecting mechanism: the bound for any run first (the
-        # privacy-loss distribution's where smaller, the RDP one beside it)
-        worst, pld = s["epsilon_data_independent_worst"], s.get("epsilon_data_independent_pld")
-        figures += [("data-independent", rf"; {NUMBER} \(RDP, order [^)]*\) at the expected count",
-                     s["epsilon_data_independent"], False)]
+        # a selecting mechanism: the bound for any run first (the privacy-loss
+        # distribution's where smaller, the RDP one beside it), then the run's own count's
+        worst, pld = (s["epsilon_data_independent_worst"],
+                      s["epsilon_data_independent_worst_pld"])
+        if s["accounting"] == "expected":
+            figures += [("data-independent",
+                         rf"; {NUMBER} \(RDP, order [^)]*\) at the expected count",
+                         s["epsilon_data_independent"], False)]
+        else:  # the run's count: its PLD figure where smaller (the epsilon, data-independent)
+            counted = (s["epsilon"] if s["accounting"] == "data-independent" else
+                       min(s["epsilon_data_independent"],
+                           s.get("epsilon_data_independent_pld") or float("inf")))
+            figures += [("data-independent", rf"; {NUMBER} \([^)]*\) at the run's", counted,
+                         False)]
         if pld is not None and pld < worst:
             figures += [("data-independent", rf"^{NUMBER} \(privacy-loss", pld, False),
                         ("data-independent", rf"RDP {NUMBER}\)", worst, False)]

@@ -28,7 +28,7 @@ from .runner import run_case
 GAUSSIAN = Path(__file__).parent / "gaussian"
 # JSON keys recorded since, not always null here
 ADDED = ("risk", "risk_data_independent", "files", "epsilon_data_independent_pld",
-         "individualized_rule")
+         "individualized_rule", "epsilon_data_independent_worst_pld")
 # The summary's data-independent line gives the PLD figure first since (the RDP one after)
 PLD_FIRST = re.compile(rb"^(data-independent +)[0-9.]+ \(privacy-loss distribution "
                        rb"accountant(, below the data-dependent figure)?\); RDP ", re.M)
@@ -58,6 +58,8 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
             for key in ("epsilon_data_independent", "order_data_independent",
                         "epsilon_data_independent_worst"):
                 summary[key] = base.pop(key)
+        if known.get("epsilon_data_independent_worst", 0) is None:  # replay: added since
+            summary["epsilon_data_independent_worst"] = None  # (the bound for any run)
         summary = {key: value for key, value in summary.items()
                    if key in known or (value is not None and key not in ADDED)}
         for row in summary.get("groups") or []:  # each group's risk, added since
