@@ -1,22 +1,9 @@
-"""The statistics of an audit: an empirical lower bound on one query's epsilon (math:audit).
-
-For neighbouring histograms with output distributions ``P`` and ``P'`` and any event ``S``,
-an (epsilon, delta)-DP aggregator has ``P(S) <= e^epsilon P'(S) + delta``, so
-
-    epsilon >= log((P(S) - delta) / P'(S))
-
-(and the same with ``P`` and ``P'`` swapped). With ``n`` draws per side, ``P(S)`` is bounded
-from below and ``P'(S)`` from above by one-sided Clopper-Pearson bounds (Clopper and Pearson
-1934), each at confidence ``1 - beta / 2``: the resulting ``epsilon_lower`` holds with
-confidence ``1 - beta`` (a union bound; the two sides' draws need not be independent). The
-event is chosen on one half of each side's draws and measured on the other half, so the
-choice does not bias the measurement (Jagielski et al. 2020; Nasr et al. 2021).
-
-Outcomes are indexed ``0`` for no answer (label -1) and ``j + 1`` for label ``j``. A trial
-is ``k`` identical queries (``k = 1`` by default); its draws are summarised as *tallies*, an
-``(outcomes, k + 1)`` array: ``tallies[o, c]`` trials had exactly ``c`` of their ``k``
-outputs equal to outcome ``o``. The claimed upper bound of ``k`` queries is
-:func:`claimed_epsilon`. Pure math: no draws, no files.
+"""The statistics of an audit: an empirical lower bound on one query's epsilon (math:audit),
+``log((P(S) - delta) / P'(S))`` with Clopper-Pearson bounds on an event ``S`` chosen on one
+half of the draws and measured on the other. Outcome ``0`` is no answer, ``j + 1`` label
+``j``; trials of ``k`` identical queries (1 by default) are *tallies* ``(outcomes, k + 1)``:
+``tallies[o, c]`` trials had exactly ``c`` outputs ``o``. Pure math: no draws, no files.
+Derivation: docs/explanation/audit.md#audit-statistics
 """
 
 from __future__ import annotations
@@ -68,11 +55,9 @@ class Event:
 
 @dataclass(frozen=True)
 class Measurement:
-    """The event's counts on the measuring halves and what they bound.
-
-    ``hits``/``other_hits``: draws (of ``of``) in the event on its favoured/other side;
-    ``p_lower``, ``q_upper``: their Clopper-Pearson bounds; ``epsilon_lower``: theirs (0:
-    none)."""
+    """The event's counts on the measuring halves: ``hits``/``other_hits`` of ``of`` draws on its
+    favoured/other side, their Clopper-Pearson ``p_lower``/``q_upper``, and their
+    ``epsilon_lower`` (0: none)."""
 
     hits: int
     other_hits: int
@@ -132,14 +117,13 @@ def epsilon_from_bounds(p_lower, q_upper, *, delta: float) -> np.ndarray:
 def candidate_counts(first: np.ndarray, second: np.ndarray, *,
                      both: bool = True) -> tuple[np.ndarray, Callable[[int], Event]]:
     """The events tried on the choosing halves' tallies, favouring the first side, then
-    (``both``) the second.
+    (``both``) the second (math:audit): one query, each outcome, then the top 2, 3, ...,
+    ``outcomes - 1`` ranked by ``(first + 1/2) / (second + 1/2)``; ``k`` queries, per outcome
+    "at least c" (c = 1..k) then "at most c" (c = 0..k-1); cumulative sums, O(outcomes k).
 
-    One query: each outcome, then the top 2, 3, ..., ``outcomes - 1`` outcomes ranked by
-    ``(first + 1/2) / (second + 1/2)``. ``k`` queries: per outcome, "at least c" (c =
-    1..k) then "at most c" (c = 0..k-1). Cumulative sums: O(outcomes k) in all.
-
-    Returns ``(counts, event_at)``: ``(n, 2)`` integer trials in candidate ``i`` on its
-    favoured and other side, and ``event_at(i)``, its :class:`Event`.
+    Returns:
+      ``(counts, event_at)``: ``(n, 2)`` trials in candidate ``i`` on its favoured and other
+      side, and ``event_at(i)``, its :class:`Event`.
     """
     outcomes, queries = first.shape[0], first.shape[1] - 1
     blocks, rankings = [], []
@@ -184,10 +168,8 @@ def event_counts(event: Event, first: np.ndarray, second: np.ndarray) -> tuple[i
 
 def measure(event: Event, first: np.ndarray, second: np.ndarray, *, trials: int,
             delta: float, confidence: float) -> Measurement:
-    """The lower bound ``event`` gives from the tallies of ``trials`` trials per side.
-
-    Each Clopper-Pearson bound is at ``1 - (1 - confidence) / 2``, so the bound on epsilon
-    holds with probability ``confidence`` (module docstring)."""
+    """The lower bound ``event`` gives from ``trials`` trials per side, each Clopper-Pearson bound
+    at ``1 - (1 - confidence) / 2``: it holds with probability ``confidence`` (math:audit)."""
     hits, other = event_counts(event, first, second)
     each = 1.0 - (1.0 - confidence) / 2.0
     low, _ = clopper_pearson(hits, trials, confidence=each)

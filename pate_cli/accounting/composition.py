@@ -1,15 +1,9 @@
-"""THE composition kernel: running RDP sums over queries, converted to epsilon.
+"""THE composition kernel: running RDP sums over queries, converted to epsilon after each.
 
-math:conversion (RDP adds up order by order over queries; the cumulative curve after each
-query is converted to epsilon), math:costs (a query's curve is ``selection + weight *
-answer``; a budget run's halt) and math:individualized (the same sums per group or
-teacher). Every path from per-query RDP to figures goes through here; the conversion is
-``conversion.minimise_over_orders``, as in ``rdp_to_epsilon``.
-
-The sum after query i is ``sum_{i-1} + rdp_i``, added one query after another (``cumsum``
-along the query axis; totals by :func:`sequential_total`), so no figure depends on where
-chunks, slices or blocks start, and a total equals the last cumulative row exactly. Work
-goes in cache-sized slices of ``work_sizes.WORK_VALUES`` (queries x orders) elements.
+math:conversion, math:costs and math:individualized (the same sums per group). Every path
+from per-query RDP to figures goes through here (``conversion.minimise_over_orders``). Sums
+are added query after query (``cumsum``; totals by :func:`sequential_total`), in slices of
+``WORK_VALUES`` elements, so no figure depends on where chunks start.
 """
 
 from __future__ import annotations
@@ -34,12 +28,9 @@ class RowSource(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class StepRows:
-    """Per-query RDP curves ``selection + weight * answer`` (math:costs).
-
-    ``selection``, ``answer``: ``(distinct, orders)``, one curve per distinct statistic,
-    gathered per query by ``selection_index``/``answer_index``; ``weight`` ``(queries,)``
-    charges the answer step (0/1 replay, ``pr_answered`` expected).
-    """
+    """Per-query curves ``selection + weight * answer`` (math:costs): ``(distinct, orders)``
+    curves gathered by ``selection_index``/``answer_index``; ``weight`` ``(queries,)``, the
+    0/1 replay or ``pr_answered`` (expected)."""
 
     selection: np.ndarray
     selection_index: np.ndarray
@@ -77,9 +68,8 @@ class StepRows:
 
 
 class OneStep(NamedTuple):
-    """One step's per-query curves (``curves[which]``, times ``weight`` if given): those of
-    :class:`StepRows` with the other step's curve 0, bit for bit (``0 * w = 0``, ``x + 0
-    = x``), without gathering the zeros."""
+    """One step's curves (``curves[which]``, times ``weight`` if given): :class:`StepRows`' with
+    the other step 0, bit for bit (``0 * w = 0``, ``x + 0 = x``), without gathering zeros."""
 
     curves: np.ndarray
     which: np.ndarray
@@ -122,13 +112,9 @@ def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
 
 
 def sequential_total(rows: np.ndarray) -> np.ndarray:
-    """``rows[..., 0, :] + rows[..., 1, :] + ...`` over a C-ordered ``(..., queries,
-    orders)`` block, added row after row, so it equals ``numpy.cumsum(rows,
-    axis=-2)[..., -1, :]`` bit for bit.
-
-    ``add.reduce`` adds rows one after another when a row holds two or more values; a
-    single column would be summed pairwise, so it goes through ``cumsum``.
-    """
+    """The sum over the queries axis of a C-ordered ``(..., queries, orders)`` block, row after
+    row: ``numpy.cumsum(rows, axis=-2)[..., -1, :]`` bit for bit (``add.reduce`` is sequential
+    over rows of two or more values; a single column would be pairwise, so it uses ``cumsum``)."""
     if rows.shape[-1] > 1:
         return np.add.reduce(rows, axis=-2)
     return np.cumsum(rows, axis=-2)[..., -1, :].copy()
@@ -136,18 +122,15 @@ def sequential_total(rows: np.ndarray) -> np.ndarray:
 
 def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversion
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cumulative epsilon after each query of a block, overwriting ``rows``.
+    """Cumulative epsilon after each query of a block, overwriting ``rows`` (math:conversion).
 
-    ``rows``: ``(..., queries, orders)``; ``carry``: the sums before, broadcast against
-    ``rows[..., 0, :]``. Returns the epsilon ``(..., queries)``, the first order achieving
-    it, and the sums after.
+    ``rows``: ``(..., queries, orders)``; ``carry``: the sums before. Orders whose sum after
+    the first query is ``Conversion.beyond`` the least converted total (in every run) are
+    skipped, the same figures (non-negative rows only grow; improved conversion: the least
+    is at most 0 or it).
 
-    For non-negative rows the sums only grow (rounding is monotone), so an order whose
-    sum after the first query is beyond (``Conversion.beyond``) the smallest converted
-    total is above the minimum at every query: its running sums are skipped, with the
-    same figures (several runs, ``(runs, queries, orders)``: the orders some run needs).
-    (Under the improved conversion an order's figure is 0 while its sum is within the
-    total-variation shortcut, so the minimum is at most 0 or that total.)
+    Returns:
+      ``(epsilon (..., queries), the first order achieving it, the sums after)``.
     """
     rows[..., 0, :] += carry
     if rows.size and bool(rows.min() >= 0.0):  # False for NaN: no order is skipped
@@ -182,11 +165,8 @@ class RunningEpsilon:
 
 def running_epsilon(source: RowSource, count: int, carry: np.ndarray, conversion: Conversion,
                     *, per_query: bool = False) -> RunningEpsilon:
-    """Running RDP sums of ``count`` queries after ``carry``, converted after every query.
-
-    math:conversion; ``source``'s rows are formed a cache-sized slice at a time in one
-    reused buffer.
-    """
+    """Running RDP sums of ``count`` queries after ``carry``, converted after every query
+    (math:conversion); ``source``'s rows a cache-sized slice at a time in one buffer."""
     epsilon = np.empty(count)
     order_index = np.empty(count, dtype=np.intp)
     epsilon_query = np.empty(count) if per_query else None
@@ -233,20 +213,13 @@ def _formed(source: RowSource, count: int, size: int):
 
 def budget_halt(costs: RowSource, full: RowSource, count: int, carry: np.ndarray,
                 conversion: Conversion, limit: float) -> int | None:
-    """Where a budget run halts inside a block of ``count`` queries (math:costs), or None.
+    """Where a budget run halts inside a block of ``count`` queries (math:costs), or None: the
+    first i where ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts above ``limit``
+    (prefix sums as :func:`running_epsilon`'s; a slice passing :func:`within_limit` skipped).
 
     Args:
-      costs: each query's charge if processed (the answer step weighted as decided, or
-        the expected cost).
-      full: what it could cost (the answer step in full; the expected cost under
-        ``expected`` accounting).
-      carry: the sums charged before the block.
-
-    Returns:
-      The first i such that ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts
-      above ``limit``, or None. The prefix sums are :func:`running_epsilon`'s, so the
-      answer does not depend on where blocks start; a slice passing :func:`within_limit`
-      (its sums after plus its largest full curve) is skipped.
+      costs: each query's charge if processed (as decided, or the expected cost).
+      full: what it could cost (the answer step in full; the expected cost if ``expected``).
     """
     carry = np.array(carry, dtype=np.float64)
     size = carry.size

@@ -1,9 +1,7 @@
 """The exponential-mechanism (Gumbel-max) aggregator: its exact q and its RDP.
 
-math:exponential. The answer is ``argmax_j (eta n_j + G_j)`` with standard Gumbel noise
-``G_j``, i.e. class ``j`` with probability ``exp(eta n_j) / sum_k exp(eta n_k)``; one
-teacher moves one vote, every utility moves by at most 1, so each answer is ``eps0``-DP
-and ``eps0``-bounded-range with ``eps0 = 2 eta``.
+math:exponential: ``argmax_j (eta n_j + G_j)``, ``G_j`` standard Gumbel, is ``eps0``-DP and
+``eps0``-bounded-range with ``eps0 = 2 eta`` (one teacher moves every utility by at most 1).
 """
 
 from __future__ import annotations
@@ -18,15 +16,14 @@ from .validators import check_positive
 
 
 def log_q_exponential(votes: ArrayLike | VoteRows, *, eta: float) -> np.ndarray:
-    """Exact ``log Pr[the exponential mechanism does not output i*]`` (math:exponential).
+    """Exact ``log q``, q the chance of not answering the plurality ``i*`` (math:exponential).
 
-    With ``d_j = eta (n_j - n_i*)`` (``i*`` the lowest-index plurality, every ``d_j <=
-    0``): ``log q = logsumexp_{j != i*} d_j - logsumexp_j d_j``, the second written as
-    ``logaddexp(0, first)`` since ``d_i* = 0``. Shape ``(queries, K) -> (queries,)``.
+    Args:
+      votes: ``(queries, K)`` counts, or a :class:`VoteRows` chunk (zero block: math:sparse).
+      eta: the inverse temperature, > 0.
 
-    A :class:`VoteRows` chunk's ``Z`` zero-vote classes (math:sparse) add the term
-    ``log Z - eta n_i*`` to both sums. math:gnmax's cap ``log(1 - 1/K)`` never binds on the
-    exact q (``p_i* >= 1/K``); it is applied against last-bit rounding.
+    Returns:
+      ``(queries,)``, capped by math:gnmax's ``log(1 - 1/K)`` against last-bit rounding.
     """
     form = vote_rows(votes)
     check_positive(eta, "eta")
@@ -51,9 +48,8 @@ def log_q_exponential(votes: ArrayLike | VoteRows, *, eta: float) -> np.ndarray:
 
 
 def rdp_exponential_data_independent(*, eta: float, orders: ArrayLike) -> np.ndarray:
-    """``min(eps0, alpha eps0^2 / 8)`` with ``eps0 = 2 eta`` (math:exponential): an
-    ``eps0``-bounded-range mechanism is ``eps0^2 / 8``-zCDP (Cesar and Rogers 2021), and
-    pure ``eps0``-DP caps every order at ``eps0``."""
+    """``min(eps0, alpha eps0^2 / 8)``, ``eps0 = 2 eta``: bounded range gives ``eps0^2 / 8``-zCDP
+    (Cesar and Rogers 2021), pure DP caps it (math:exponential)."""
     orders = validate_orders(orders)
     check_positive(eta, "eta")
     eps0 = 2.0 * eta

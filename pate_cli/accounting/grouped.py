@@ -1,23 +1,9 @@
 """Totals of a run from its distinct statistics: exact counts, curves once per file.
 
-math:conversion and math:costs: a run's RDP is ``sum_i selection(s_i) + w_i answer(a_i)``
-(``s_i = log pr_answered``, ``a_i = log q``, ``w_i`` the 0/1 decision, or under expected
-accounting ``exp(s_i)``, ``threshold.raised_charge`` for a raised query). Equal pairs
-``(a, s)`` cost the same, so integer counts per distinct pair suffice
-(:class:`GroupedCounts`), merging exactly in any order on any worker; :func:`grouped_totals`
-sums them once in a fixed order (pairs sorted by ``(a, s)``, blocks of ``TOTAL_BLOCK``, by
-``curve_quadrature`` where exact to 1e-12 relative, else row after row). Every figure is a
-function of the multiset of statistics and decisions: the same bits whatever the chunks,
-workers or per-query columns.
-
-Memory is bounded (:class:`BoundedTotals`): windows of ``TOTALS_WINDOW`` positions are
-counted and merged like a binary counter while two hold at most 1.5 x ``TABLE_LIMIT``
-pairs; a larger table is summed and let go (below about 64 MB held). A run whose tables fit
-(repeating votes; soft votes up to about 10^6 queries) is summed once and its table kept
-for the per-query lookups. After a part is summed, a merge saving less than ``MERGE_GAIN``
-of its pairs is summed at once (the peak stays the first part's). What is summed apart
-depends on each window's statistics only; parts differ from one sum by the order of
-additions (at most 1e-12 relative, math:tolerance).
+math:conversion and math:costs: integer counts per distinct ``(log q, log pr_answered)``
+pair (:class:`GroupedCounts`), summed once in a fixed order (:func:`grouped_totals`) in
+bounded memory (:class:`BoundedTotals`), parts summed apart within math:tolerance:
+docs/explanation/numerics.md#how-totals-are-summed
 """
 
 from __future__ import annotations
@@ -141,8 +127,9 @@ class GroupedCounts:
 
 
 class BoundedTotals:
-    """A run's sums from its pieces' tables, bounded by ``limit`` pairs (module docstring).
-    ``totals_of`` sums a table; pieces come in query order, cut by ``window_pieces``."""
+    """A run's sums from its pieces' tables, at most about ``limit`` pairs held, merged like a
+    binary counter (docs/explanation/numerics.md#how-totals-are-summed). ``totals_of`` sums a
+    table; pieces come in query order, cut by ``window_pieces``."""
 
     def __init__(self, totals_of: Callable[[GroupedCounts], GroupedTotals], *,
                  window: int | None = None, limit: int | None = None):
@@ -325,12 +312,9 @@ def expected_answers(counts: GroupedCounts, charged: np.ndarray) -> float:
 
 def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction,
                        orders: np.ndarray, *, map=map) -> np.ndarray:
-    """``sum_k weights[k] * rdp(keys)[k]`` over sorted distinct ``keys``: ``weights``
-    ``(keys,)`` (result ``(orders,)``) or ``(keys, runs)`` (result ``(runs, orders)``, each
-    row the bits of the 1-D call). Keys go in blocks of ``TOTAL_BLOCK`` (fixed
-    boundaries), ``BLOCKS_PER_TASK`` at a time through ``map``, the blocks' sums added in
-    order (:func:`block_sums`); rows of weight 0 are skipped (they would add exactly 0).
-    """
+    """``sum_k weights[k] * rdp(keys)[k]`` over sorted distinct ``keys``, ``weights`` ``(keys,)``
+    or ``(keys, runs)`` (each run's row the bits of the 1-D call): blocks of ``TOTAL_BLOCK``
+    keys, ``BLOCKS_PER_TASK`` per task of ``map``, added in order; weight-0 rows skipped."""
     runs = weights.shape[1:] if weights.ndim == 2 else ()
     used = weights != 0 if weights.ndim == 1 else np.any(weights != 0, axis=1)
 
@@ -349,14 +333,10 @@ def weighted_curve_sum(keys: np.ndarray, weights: np.ndarray, rdp: CurveFunction
 
 def block_sums(rdp: CurveFunction, orders: np.ndarray,
                blocks: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
-    """``sum_k weights[k] * rdp(keys)[k]`` of each consecutive block ``(keys, weights)``
-    (module-level: a cluster's workers run it).
-
-    Blocks of at least ``curve_quadrature.MIN_ROWS`` keys by ``curve_quadrature`` (within
-    1e-12 relative); orders it does not keep, and smaller blocks, at every key, rows added
-    in order. A block's sums do not depend on its neighbours, and each run's row has the
-    bits of the 1-D call.
-    """
+    """Each block ``(keys, weights)``'s ``sum_k weights[k] * rdp(keys)[k]`` (module-level: a
+    cluster's workers run it): ``curve_quadrature`` (1e-12 relative) on blocks of ``MIN_ROWS``
+    keys or more, at the orders it keeps, else every key's row added in order; independent of
+    neighbours, each run's row the bits of the 1-D call."""
     columns = [weights.reshape(keys.size, -1) for keys, weights in blocks]
     runs = columns[0].shape[1] if columns else 0
     totals = [np.zeros((runs, orders.size)) for _ in blocks]

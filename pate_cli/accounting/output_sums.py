@@ -1,8 +1,6 @@
-"""Per-output RDP of token votes (cli:json's outputs): each output's tokens' curves summed, and
-the halt before the first output that could exceed a budget.
-
-An output's queries (tokens) are consecutive rows: its curve is their sum (math:conversion),
-carried into the next chunk when it spans chunks.
+"""Per-output RDP of token votes (cli:json's outputs; math:sparse): an output's consecutive
+queries' curves summed (math:conversion), carried across chunks, and the halt before the
+first output that could exceed a budget.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Each query's own epsilon, once per distinct statistic pair of a file (math:conversion and
-math:costs).
-
-A query's own curve ``selection(s) + w * answer(a)`` (math:costs; ``w`` the 0/1 decision,
-or ``exp(s)`` under expected accounting) converted is a function of ``(a, s, w)``, and a
-file's distinct pairs are usually far fewer than its queries. :class:`OwnEpsilons`
-converts each pair once by the per-query path's ``composition.query_epsilons``, so a
-looked-up figure has the bits of one formed from the query's own row.
+math:costs): a query's own curve ``selection(s) + w * answer(a)`` converted depends on
+``(a, s, w)`` only, and a file's pairs are usually far fewer than its queries, so
+:class:`OwnEpsilons` converts each pair once, by the per-query path's
+``composition.query_epsilons``: a looked-up figure has that path's bits.
 """
 
 from __future__ import annotations
@@ -164,14 +161,10 @@ def _ranks(keys: np.ndarray, values: np.ndarray) -> np.ndarray | None:
 
 def _reachable(selection_curves: np.ndarray, selected: np.ndarray, ceilings: np.ndarray,
                conversion: Conversion) -> np.ndarray:
-    """The orders at which some pair of a block may have a candidate at most its
-    epsilon so far (``ceilings``, per pair).
-
-    A pair's candidate ``(weight * answer + selection) + offset`` is at least ``selection
-    + offset`` (non-negative curves and weights, monotone rounding): an order where the
-    selection curve is ``Conversion.beyond`` the pair's epsilon at the probes cannot hold
-    its minimum. Per selection statistic, its pairs' largest ceiling decides.
-    """
+    """The orders at which some pair of a block may hold its minimum: a candidate ``w * answer +
+    selection + offset`` is at least ``selection + offset`` (non-negative curves, monotone
+    rounding), so orders where the selection curve is ``Conversion.beyond`` the pairs' epsilon
+    at the probes (``ceilings``; per selection statistic, its pairs' largest) are out."""
     ranks, where = np.unique(selected, return_inverse=True)
     highest = np.full(ranks.size, -np.inf)
     np.maximum.at(highest, where.reshape(-1), ceilings)

@@ -1,54 +1,8 @@
 """Amplification by subsampling: RDP of a step run on a random subset of the privacy units.
 
-math:sampling. Five results, each vectorised over the orders:
-
-- :func:`rdp_poisson_gaussian`: the exact RDP of the Poisson-sampled Gaussian mechanism
-  (Mironov, Talwar and Zhang 2019, "Renyi differential privacy of the sampled Gaussian
-  mechanism"): ``rdp(alpha) = log A_alpha / (alpha - 1)`` with
-  ``A_alpha = E_{x ~ N(0, z^2)} [((1 - q) + q exp((2x - 1) / (2 z^2)))^alpha]``. At an
-  integer order the binomial expansion is finite (their Section 3.2):
-  ``A = sum_{i=0..alpha} C(alpha, i) q^i (1 - q)^(alpha - i) exp((i^2 - i) / (2 z^2))``.
-  At a fractional order (their Section 3.3) the integral is split at
-  ``z0 = z^2 log(1/q - 1) + 1/2`` and each part expanded as a binomial series:
-  ``A = sum_i C(alpha, i) (q^i (1-q)^(alpha-i) e^((i^2-i)/(2 z^2)) Phi((z0 - i) / z)
-  + q^(alpha-i) (1-q)^i e^((j^2-j)/(2 z^2)) Phi((j - z0) / z))``, ``j = alpha - i``,
-  summed until both series fall below ``e^-40`` of the total. Signed generalised binomial
-  coefficients make it converge to ``A`` itself (checked by mpmath quadrature);
-  dp_accounting's ``_compute_log_a_frac`` adds their absolute values, an upper bound (equal
-  at integer orders to 1e-10, larger at fractional ones). A series unsettled within
-  ``_SERIES_TERMS`` terms (rates near 1/2, little noise, whose terms fall only like
-  ``|C(alpha, i)|``) is closed by a bound on its rest (alternating terms of falling
-  magnitude), or by the chord (below) where that is smaller.
-- :func:`rdp_poisson_general`: Zhu and Wang 2019 ("Poisson subsampled Renyi differential
-  privacy"), Theorem 6, the upper bound for any step known by its RDP ``e(l)`` at integer
-  orders: ``rdp'(alpha) <= log( (1-g)^(alpha-1) (alpha g - g + 1)
-  + C(alpha, 2) g^2 (1-g)^(alpha-2) e^e(2)
-  + 3 sum_{l=3..alpha} C(alpha, l) g^l (1-g)^(alpha-l) e^((l-1) e(l)) ) / (alpha - 1)``.
-- :func:`rdp_poisson_laplace`: their Theorem 8, the same sum with factor 1 at every ``l``,
-  exact for the Laplace mechanism (worse direction: a removal); far below Theorem 6 for
-  cheap steps (whose factor 3 does not vanish with the noise).
-- :func:`rdp_without_replacement`: Wang, Balle and Kasiviswanathan 2019 ("Subsampled
-  Renyi differential privacy and analytical moments accountant"), Theorem 9, sampling
-  ``m`` of ``N`` units without replacement, neighbours replacing one unit, ``g = m / N``:
-  ``rdp'(alpha) <= log( 1 + g^2 C(alpha, 2) min(4 (e^e(2) - 1), e^e(2) min(2, (e^e(inf) - 1)^2))
-  + sum_{j=3..alpha} g^j C(alpha, j) e^((j-1) e(j)) min(2, (e^e(inf) - 1)^j) ) / (alpha - 1)``
-  (``e(inf)`` is the step's pure-DP epsilon, infinite for a Gaussian).
-- :func:`rdp_without_replacement_gaussian`: their Theorem 27 for the Gaussian, which
-  replaces Theorem 9's ``2 e^((j-1) e(j))`` by ``4 sqrt(M_(2 floor(j/2)) M_(2 ceil(j/2)))``
-  where smaller, ``M_l`` the pair's central moments; its terms up to ``j = 256`` at every
-  order (dp_accounting's ``SampledWithoutReplacementDpEvent``: Theorem 27 up to order 256,
-  Theorem 9 above; equal up to 256, tighter here above).
-
-The bounds other than MTZ's hold at integer orders. At a fractional order ``alpha`` between
-integers ``a < alpha < a + 1`` they are interpolated: ``(alpha - 1) rdp(alpha)`` (the
-cumulant of the privacy loss) is convex in alpha (Van Erven and Harremoes 2014), so the
-chord between the bounds at ``a`` and ``a + 1`` bounds it (WBK 2019, Corollary 10; as
-dp_accounting interpolates without replacement); the value at ``a + 1`` is valid and larger.
-Every bound is capped by the step's own curve (a sampled step is a mixture of the step on
-neighbouring inputs, and Renyi divergence is quasi-convex). Orders above
-``MAX_INTEGER_ORDER`` keep the own curve (sums of that many terms; no useful order is that
-high). A computed bound is raised by a few ulps (:func:`_rounded_up`), never below its
-exact value.
+math:sampling, vectorised over the orders: Mironov, Talwar and Zhang 2019 and Zhu and Wang
+2019 (Poisson), Wang, Balle and Kasiviswanathan 2019 (WBK; without replacement).
+Derivation: docs/explanation/sampling.md#the-bounds-order-by-order
 
 Size: one concept, amplification by subsampling; the five bounds share the binomial sums,
 the chord between integer orders and the caps, so they stay together.
@@ -89,8 +43,8 @@ def check_rate(rate: float) -> None:
 
 
 def log_binomial(n: ArrayLike, k: ArrayLike) -> np.ndarray:
-    """``log |C(n, k)|`` for real ``n`` and integer ``k >= 0`` (``gammaln``, which gives
-    ``log |Gamma|``); ``-inf`` where ``C(n, k) = 0`` (integer ``n < k``)."""
+    """``log |C(n, k)|`` for real ``n``, integer ``k >= 0`` (``gammaln``: ``log |Gamma|``);
+    ``-inf`` where ``C(n, k) = 0`` (integer ``n < k``)."""
     from scipy.special import gammaln
     n = np.asarray(n, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
@@ -103,15 +57,15 @@ def log_binomial(n: ArrayLike, k: ArrayLike) -> np.ndarray:
 
 def rdp_poisson_gaussian(*, rate: float, noise_multiplier: float,
                          orders: ArrayLike) -> np.ndarray:
-    """RDP of the Poisson-sampled Gaussian, noise multiplier ``z`` (std over L2
-    sensitivity), rate ``q`` (MTZ 2019; math:sampling); ``alpha / (2 z^2)`` at ``q = 1``.
+    """RDP of the Poisson-sampled Gaussian (Mironov, Talwar and Zhang 2019; math:sampling).
 
-    Exact (to rounding, raised by its allowance) at integer orders and at fractional
-    orders whose series settles; where it does not (little noise: with ``q = 0.05, z =
-    0.6`` at order 2.5 the terms fall like ``i^-3.5``) the series summed so far plus a bound
-    on the rest (``_fractional_series``; 1e-13 relative above the exact value there, within
-    4e-11 in the cases checked, where the chord between integer orders gave 0.175 against
-    0.082), or that chord if smaller."""
+    Args:
+      rate: ``q``, in (0, 1].
+      noise_multiplier: ``z``, the noise's std over the L2 sensitivity.
+
+    Returns:
+      The RDP per order, at most ``alpha / (2 z^2)``, its value at ``q = 1``.
+    """
     check_rate(rate)
     check_positive(noise_multiplier, "noise multiplier")
     orders = validate_orders(orders)
@@ -136,27 +90,20 @@ def rdp_poisson_gaussian(*, rate: float, noise_multiplier: float,
             chord = (1.0 - t) * at_low + t * _integer_sum(rate, z, high)
             series = np.where(settled, series, np.minimum(series, chord))
         out[fractional] = series / (alphas - 1.0)
-    # never above the step's own curve (a chord near rate 1 could be; module docstring)
+    # never above the step's own curve (a chord near rate 1 could be; math:sampling)
     return np.clip(out, 0.0, orders / (2.0 * z * z))
 
 
 def _integer_sum(q: float, z: float, alphas: np.ndarray) -> np.ndarray:
-    """``log A_alpha`` at integer orders: the finite binomial sum
-    ``A = sum_i C(alpha, i) q^i (1-q)^(alpha-i) exp((i^2 - i) / (2 z^2))``
-    (:func:`_binomial_moment` with ``(i - 1) e(i) = (i^2 - i) / (2 z^2)``)."""
+    """``log A_alpha`` at integer orders: MTZ's finite binomial sum (:func:`_binomial_moment`)."""
     i = np.arange(2, int(alphas.max()) + 1, dtype=np.float64)
     return _binomial_moment(q, alphas, i, (i * i - i) / (2.0 * z * z))
 
 
 def _binomial_moment(q: float, alphas: np.ndarray, steps: np.ndarray,
                      exponents: np.ndarray) -> np.ndarray:
-    """``log E_Q[((1 - q) + q P/Q)^alpha]`` at integer orders from the pair's moments
-    ``E_Q[(P/Q)^i] = exp(exponents[i])`` at ``steps`` ``i = 2, 3, ...`` (``(i - 1)
-    D_i(P || Q)``): the binomial expansion ``sum_i C(alpha, i) q^i (1-q)^(alpha-i)
-    E_Q[(P/Q)^i]``, exact (Zhu and Wang 2019, Theorem 8's sum). Its weights sum to 1 and
-    the moments at ``i = 0, 1`` are 1, so ``A - 1 = sum_{i>=2} C(alpha, i) q^i
-    (1-q)^(alpha-i) expm1(exponents[i])``, non-negative terms; ``log A = log1p(A - 1)``
-    keeps full relative precision where ``A`` is close to 1."""
+    """``log E_Q[((1 - q) + q P/Q)^alpha]`` at integer orders from ``exponents[i] = log
+    E_Q[(P/Q)^i]`` at ``steps`` ``i = 2, 3, ...``, as ``log1p(A - 1)`` (math:sampling)."""
     from scipy.special import logsumexp
     i, a = steps[None, :], alphas[:, None]
     exponent = exponents[None, :]
@@ -171,22 +118,9 @@ def _binomial_moment(q: float, alphas: np.ndarray, steps: np.ndarray,
 
 def _fractional_series(q: float, z: float, alphas: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """An upper bound on ``log A_alpha`` at fractional orders, and where it is the exact
-    value (to rounding): MTZ 2019's two series (Section 3.3) with signed coefficients
-    (``C(alpha, i) < 0`` for odd ``i - ceil(alpha)``, ``i > alpha``), a block of terms at a
-    time for all orders, until settled (last terms below ``e^-40`` of the sum and falling)
-    or ``_SERIES_TERMS`` terms. dp_accounting's ``|C(alpha, i)|`` is above the exact value
-    by up to a third (rate 0.15, z = 75, order 3.5).
-
-    The terms left out are bounded: term ``i`` of the first series is ``C(alpha, i)
-    (1-q)^alpha E[r^i; x <= z0]`` with ``r = q e^((2x-1)/(2z^2)) / (1-q) <= 1`` there (the
-    second: ``E[(q e^(...))^alpha r^-i; x > z0]``, ``r > 1``), so the factor beside
-    ``|C(alpha, i)|`` never grows with ``i``, and beyond ``alpha`` the signs alternate and
-    ``|C(alpha, i + 1) / C(alpha, i)| = (i - alpha) / (i + 1) < 1``: each series' rest after
-    ``n`` terms is at most its first term left out (Leibniz), at most ``t_(n-1) (n - 1 -
-    alpha) / n`` for the last term summed ``t_(n-1)``. Settled, that is below ``e^-40`` of
-    the sum, inside the rounding allowance; unsettled, it is added. ``inf`` where ``n - 1
-    <= alpha`` (orders above ``_SERIES_TERMS``; the caller takes the chord)."""
+    """``(bound, settled)``: MTZ's two signed series for ``log A_alpha`` at fractional orders,
+    plus the bound on an unsettled rest (``inf`` where ``n - 1 <= alpha``: the caller takes
+    the chord); docs/explanation/sampling.md#fractional-orders."""
     from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
     eps = np.finfo(np.float64).eps
     odds = 1.0 / q - 1.0  # inf at a subnormal rate: its log from log(1 - q) - log(q)
@@ -245,9 +179,12 @@ def _fractional_series(q: float, z: float, alphas: np.ndarray
 
 
 def rdp_poisson_general(curve: Curve, *, rate: float, orders: ArrayLike) -> np.ndarray:
-    """Zhu and Wang 2019, Theorem 6: RDP of a step whose RDP at integer orders is
-    ``curve(orders)``, Poisson-sampled at ``rate`` (module docstring), capped by
-    ``curve`` itself; ``curve`` unchanged at rate 1."""
+    """Zhu and Wang 2019, Theorem 6: a step of integer-order RDP ``curve`` Poisson-sampled at
+    ``rate`` (math:sampling).
+
+    Returns:
+      The RDP at ``orders``, capped by ``curve`` (``curve`` itself at rate 1).
+    """
     check_rate(rate)
     orders = validate_orders(orders)
     own = curve(orders)
@@ -271,13 +208,15 @@ def rdp_poisson_general(curve: Curve, *, rate: float, orders: ArrayLike) -> np.n
 
 def rdp_poisson_laplace(*, rate: float, scale: float, sensitivity: float,
                         orders: ArrayLike) -> np.ndarray:
-    """The Poisson-sampled Laplace mechanism of L1 ``sensitivity`` and ``scale``: Zhu and
-    Wang 2019, Theorem 8, exact (their Section 3.3: ``(Lap(sensitivity, b), Lap(0, b))`` is
-    the worst pair, a removal the worse direction): ``(alpha - 1) rdp'(alpha) = log sum_l
-    C(alpha, l) g^l (1-g)^(alpha-l) exp((l - 1) e(l))`` at integer orders, ``e``
-    :func:`~pate_cli.accounting.laplace.rdp_laplace` at scale ``b / sensitivity``, the chord
-    between. Laplace counts at L1 distance ``sensitivity`` (LNMax's two under ``move``) are
-    dominated by this pair, and subsampling keeps the dominance. Capped by the own curve."""
+    """The Poisson-sampled Laplace mechanism: Zhu and Wang 2019, Theorem 8, exact (math:sampling).
+
+    Args:
+      scale: the Laplace scale ``b``.
+      sensitivity: the L1 sensitivity (LNMax's counts: 2 under ``move``).
+
+    Returns:
+      The RDP per order (the chord at fractional orders), capped by the unsampled curve.
+    """
     check_rate(rate)
     check_positive(scale, "laplace scale")
     check_positive(sensitivity, "sensitivity")
@@ -299,19 +238,12 @@ def _laplace_curve(scale: float, orders: ArrayLike) -> np.ndarray:
 
 def rdp_without_replacement_gaussian(*, rate: float, noise_multiplier: float,
                                      orders: ArrayLike) -> np.ndarray:
-    """The Gaussian mechanism of noise multiplier ``z`` on ``m`` of ``N`` units drawn
-    without replacement (neighbours replace one unit, ``rate = m / N``): Wang, Balle and
-    Kasiviswanathan 2019, Theorem 27, the Gaussian-specific strengthening of Theorem 9,
-    at integer orders up to ``THEOREM_27_ORDER``:
+    """WBK 2019, Theorem 27 (Theorem 9's terms above ``THEOREM_27_ORDER``): the Gaussian of noise
+    multiplier ``z`` on ``m`` of ``N`` units drawn without replacement, ``rate = m / N``.
 
-        A <= 1 + g^2 C(alpha, 2) min(4 M_2, 2 e^(e(2)))
-               + sum_{j=3..alpha} g^j C(alpha, j) min(4 sqrt(M_(2 floor(j/2)) M_(2 ceil(j/2))),
-                                                     2 e^((j-1) e(j)))
-
-    with ``e(j) = j / (2 z^2)`` and ``M_l = E_Q[(P/Q - 1)^l]`` the Gaussian pair's central
-    moments (:func:`_gaussian_even_moments`, rounded up); Theorem 9's terms above that
-    order (as dp_accounting's ``SampledWithoutReplacementDpEvent``), the chord at
-    fractional orders, never above the Gaussian's own curve ``alpha / (2 z^2)``."""
+    Returns:
+      The RDP per order (math:sampling), never above the Gaussian's ``alpha / (2 z^2)``.
+    """
     check_rate(rate)
     check_positive(noise_multiplier, "noise multiplier")
     orders = validate_orders(orders)
@@ -337,15 +269,8 @@ def rdp_without_replacement_gaussian(*, rate: float, noise_multiplier: float,
 
 
 def _gaussian_even_moments(z: float, top: int) -> np.ndarray:
-    """``log M_l``, ``M_l = E_Q[(P/Q - 1)^l]`` for ``P = N(1, z^2)``, ``Q = N(0, z^2)``, at
-    even ``l = 0 .. top`` (index ``l``; odd entries unused), rounded up: the ``l``-th
-    forward difference ``sum_i C(l, i) (-1)^(l-i) E_Q[(P/Q)^i]``, ``E_Q[(P/Q)^i] =
-    exp(i (i - 1) / (2 z^2))``, written with ``expm1`` (the ``1``s sum to 0) and summed by
-    sign in a common scale. The alternating sum cancels where the noise is large; its
-    rounding error is at most ``(l + 8) u`` times the sum of the terms' magnitudes
-    (exact integer binomials, ``expm1`` within an ulp, numpy's pairwise sums), so that
-    bound is added: ``M_l`` is never under-stated, and where it is lost in rounding the
-    term falls back to Theorem 9's (the minimum in the caller)."""
+    """``log M_l`` (index ``l``, even ``l <= top``; odd entries unused) of ``N(1, z^2)`` against
+    ``N(0, z^2)``, with its rounding error added: never under-stated (math:sampling)."""
     even = np.arange(0, top + 1, 2)
     out = np.full(top + 1, np.inf)
     out[0] = 0.0
@@ -372,9 +297,15 @@ def _gaussian_even_moments(z: float, top: int) -> np.ndarray:
 
 def rdp_without_replacement(curve: Curve, *, rate: float, orders: ArrayLike,
                             pure_epsilon: float = math.inf) -> np.ndarray:
-    """WBK 2019, Theorem 9: a step of integer-order RDP ``curve(orders)`` (``pure_epsilon``:
-    its order-infinity epsilon) on ``m`` of ``N`` units without replacement, ``rate = m /
-    N``; capped by ``curve`` (itself at rate 1)."""
+    """WBK 2019, Theorem 9: a step of integer-order RDP ``curve`` on ``m`` of ``N`` units drawn
+    without replacement, ``rate = m / N`` (math:sampling).
+
+    Args:
+      pure_epsilon: the step's order-infinity epsilon (``inf``: none).
+
+    Returns:
+      The RDP per order, capped by ``curve`` (``curve`` itself at rate 1).
+    """
     check_rate(rate)
     orders = validate_orders(orders)
     own = curve(orders)
@@ -399,23 +330,19 @@ def rdp_without_replacement(curve: Curve, *, rate: float, orders: ArrayLike,
 
 
 def _log_sum_with(head: np.ndarray, terms: np.ndarray) -> np.ndarray:
-    """``log(exp(head) + sum_l exp(terms[:, l]))`` per row; ``logaddexp`` keeps full
-    precision where the sum is close to ``exp(head)`` (``log1p`` of the small part)."""
+    """``log(exp(head) + sum_l exp(terms[:, l]))`` per row, precise where near ``exp(head)``."""
     from scipy.special import logsumexp
     return np.logaddexp(head, logsumexp(terms, axis=1))
 
 
 def _rounded_up(rdp: np.ndarray) -> np.ndarray:
-    """A computed bound raised by 8 ulps: its sums of positive terms, logs and chords lose
-    a few ulps each, so it never falls below the exact bound (math:sampling)."""
+    """A computed bound raised by 8 ulps, never below the exact bound (math:sampling)."""
     return rdp + np.abs(rdp) * (8.0 * np.finfo(np.float64).eps)
 
 
 def _interpolated(log_moment, curve: Curve, orders: np.ndarray) -> np.ndarray:
-    """A bound ``log_moment(alphas, l, e(l))`` on ``(alpha - 1) rdp(alpha)`` at integer
-    orders, carried to every order: the chord between ``floor`` and ``ceil`` at a
-    fractional order (0 at order 1), the step's own curve above ``MAX_INTEGER_ORDER``
-    (module docstring)."""
+    """A bound ``log_moment(alphas, l, e(l))`` on ``(alpha - 1) rdp(alpha)`` at integer orders,
+    carried to every order (the chord; ``curve`` above ``MAX_INTEGER_ORDER``)."""
     usable = orders <= MAX_INTEGER_ORDER
     out = curve(orders).astype(np.float64, copy=True)
     if not usable.any():
@@ -445,9 +372,8 @@ def _interpolated(log_moment, curve: Curve, orders: np.ndarray) -> np.ndarray:
 
 def sampled_gaussian_curve(scheme: str, rate: float, noise_multiplier: float,
                            orders: ArrayLike) -> np.ndarray:
-    """A Gaussian step of noise multiplier ``z`` (std over L2 sensitivity) on sampled
-    units: exact under ``poisson`` sampling (:func:`rdp_poisson_gaussian`), WBK Theorem 27
-    without replacement (:func:`rdp_without_replacement_gaussian`)."""
+    """A sampled Gaussian step (math:sampling): :func:`rdp_poisson_gaussian` under ``poisson``,
+    else :func:`rdp_without_replacement_gaussian`."""
     if scheme == "poisson":
         return rdp_poisson_gaussian(rate=rate, noise_multiplier=noise_multiplier,
                                     orders=orders)
@@ -461,11 +387,10 @@ def _gaussian_curve(z: float, orders: ArrayLike) -> np.ndarray:
 
 def sampled_laplace_curve(scheme: str, rate: float, scale: float, sensitivity: float,
                           orders: ArrayLike) -> np.ndarray:
-    """LNMax's Laplace argmax (``scale``) on sampled units, counts at L1 distance
-    ``sensitivity`` (2: a unit moves a vote or is replaced; 1: it adds one). Poisson: the
-    smaller of Zhu-Wang's Theorem 8 (the dominating Laplace pair) and Theorem 6 over the
-    own curve; without replacement: WBK Theorem 9 over the own curve, pure-DP epsilon
-    ``sensitivity / scale``. Never above :func:`laplace_argmax_curve`."""
+    """LNMax's Laplace argmax on sampled units (math:sampling): Poisson, the smaller of Zhu and
+    Wang's Theorems 8 and 6; without replacement, WBK Theorem 9 with pure epsilon
+    ``sensitivity / scale``. ``sensitivity``: 2 (a unit moves a vote or is replaced) or 1 (it
+    adds one). Never above :func:`laplace_argmax_curve`."""
     curve = partial(laplace_argmax_curve, scale, sensitivity)
     if scheme == "poisson":
         return np.minimum(
@@ -476,9 +401,8 @@ def sampled_laplace_curve(scheme: str, rate: float, scale: float, sensitivity: f
 
 
 def laplace_argmax_curve(scale: float, sensitivity: float, orders: ArrayLike) -> np.ndarray:
-    """The Laplace argmax's own curve: its counts' exact RDP (L1 ``sensitivity`` 2: two
-    counts move by one; 1: one count changes by one), capped by pure DP's ``min(eps0,
-    alpha eps0^2 / 2)``, ``eps0 = sensitivity / scale``."""
+    """The Laplace argmax's own curve: its counts' exact RDP capped by pure DP's ``min(eps0,
+    alpha eps0^2 / 2)``, ``eps0 = sensitivity / scale`` (math:sampling)."""
     if sensitivity == 2.0:
         return rdp_lnmax_data_independent(scale=scale, orders=orders)
     eps0 = sensitivity / scale

@@ -1,18 +1,8 @@
 """SVT-PATE's guarantee: zCDP composition of the AboveThreshold rounds, the delta split and
-the choice of the threshold (math:svt; Bassily, Thakkar, Thakurta 2018; Liu et al.,
-Algorithm 2).
+the threshold (math:svt; Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2).
 
-The guarantee depends on the scale ``lam``, the cut-off ``c`` (the most unstable queries
-the mechanism may meet) and the number of queries ``n``, never on the votes.
-
-Epsilon is converted over a continuous order alpha > 1, not the grid (:func:`svt_epsilon`):
-the minimum of ``min(c eps0, alpha rho) + offset(alpha)`` is the smaller of the pure-DP
-cap's, its limit ``c eps0`` (valid at delta 0; order ``inf``), and the zCDP line's: for
-``classic``, the closed form ``rho + 2 sqrt(rho log(1/delta))`` at
-``alpha = 1 + sqrt(log(1/delta) / rho)``; for ``improved`` its derivative vanishes where
-``rho (alpha - 1)^2 + log(alpha) = log(1/delta)`` (one root: the left side increases from
-0, and it is bracketed by ``alpha - 1`` in ``(0, sqrt(log(1/delta)/rho)]``), found by
-bisection on that certified bracket. So epsilon never exceeds ``c eps0``.
+Epsilon is converted over a continuous order, never above the pure-DP ``c eps0``.
+Derivation: docs/explanation/svt.md#solving-for-the-order-the-threshold-and-the-scale
 """
 
 from __future__ import annotations
@@ -51,12 +41,14 @@ _BISECTION_STEPS = 2000
 
 def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
                 conversion: str = "classic") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(epsilon, order, pure)`` of ``rounds`` AboveThreshold rounds at ``delta``, over a
-    continuous order (math:conversion and math:svt), for each ``rounds``.
+    """``(epsilon, order, pure)`` of ``rounds`` AboveThreshold rounds at ``delta`` (math:svt).
 
-    ``epsilon = min(k eps0, min over alpha > 1 of alpha rho + offset(alpha))``, ``eps0 =
-    2/lam``, ``rho = k eps0^2 / 2``. ``pure``: ``k eps0`` is strictly smaller (``order``
-    ``inf``); else ``order`` is the line's minimising alpha. ``improved`` clips at 0.
+    ``min(k eps0, min over alpha > 1 of alpha rho + offset(alpha))``, ``eps0 = 2/lam``,
+    ``rho = k eps0^2 / 2``, over a continuous order (math:conversion); ``improved`` clips at 0.
+
+    Returns:
+      Arrays like ``rounds``: ``order`` the line's best alpha, or inf where ``pure`` (``k
+      eps0`` strictly smaller).
     """
     check_delta(delta)
     if not (math.isfinite(scale) and scale > 0):
@@ -85,14 +77,8 @@ def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
 
 
 def _improved_excess(rho: np.ndarray, log_inv_delta: float) -> np.ndarray:
-    """``t = alpha - 1`` solving ``rho t^2 + log(1 + t) = L`` (the improved conversion's
-    optimal order for the line ``alpha rho``), by bisection on ``(0, sqrt(L/rho)]``.
-
-    The improved objective ``alpha rho + log((alpha-1)/alpha) - (log delta + log
-    alpha)/(alpha-1)`` has derivative ``rho - (L - log alpha)/(alpha-1)^2``; its sign is
-    that of ``h(t) = rho t^2 + log(1+t) - L``, increasing in t with ``h(0) = -L < 0`` and
-    ``h(sqrt(L/rho)) = log(1 + sqrt(L/rho)) > 0``: a certified bracket of the one minimum.
-    """
+    """``t = alpha - 1`` solving ``rho t^2 + log(1 + t) = L``, the improved conversion's best
+    order, by bisection on the certified bracket ``(0, sqrt(L/rho)]`` (math:svt)."""
     low = np.zeros_like(rho)
     high = np.sqrt(log_inv_delta / rho)
     for _ in range(_BISECTION_STEPS):
@@ -109,9 +95,8 @@ def svt_epsilon_so_far(*, scale: float, cutoff: int, unstable: np.ndarray, met: 
                        delta: float, conversion: str, carry: np.ndarray | None,
                        orders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(epsilon, order)`` had the mechanism stopped after each query (``unstable`` flags,
-    ``met`` unstable before; at most ``cutoff`` rounds) by :func:`svt_epsilon`, or with
-    ``carry`` (an external RDP curve) on the grid ``orders`` (math:conversion); once per
-    distinct round count."""
+    ``met`` before, at most ``cutoff`` rounds): :func:`svt_epsilon`, or with ``carry`` (an
+    external RDP curve) on the grid ``orders`` (math:conversion); once per round count."""
     rounds, index = np.unique(np.minimum(cutoff, met + np.cumsum(unstable) + 1),
                               return_inverse=True)
     if carry is None:
@@ -126,22 +111,16 @@ def svt_epsilon_so_far(*, scale: float, cutoff: int, unstable: np.ndarray, met: 
 
 
 def rdp_svt(*, scale: float, cutoff: int, orders: ArrayLike) -> np.ndarray:
-    """``min(c eps0, alpha rho)`` with ``eps0 = 2/lam`` and ``rho = c eps0^2 / 2`` (math:svt).
-
-    Each unstable query ends one AboveThreshold round, ``eps0``-DP; pure DP gives zCDP
-    ``eps0^2 / 2`` per round (Bun and Steinke 2016), and zCDP composes additively.
-    """
+    """``min(c eps0, alpha rho)``, ``eps0 = 2/lam``, ``rho = c eps0^2 / 2`` (math:svt; Bun and
+    Steinke 2016)."""
     orders = validate_orders(orders)
     _check_scale_cutoff(scale, cutoff)
     return rdp_svt_rounds(scale=scale, rounds=np.float64(cutoff), orders=orders)
 
 
 def rdp_svt_rounds(*, scale: float, rounds: ArrayLike, orders: ArrayLike) -> np.ndarray:
-    """The RDP of ``rounds`` AboveThreshold rounds, ``min(k eps0, alpha k eps0^2 / 2)``
-    (math:svt), for every ``rounds`` entry (leading axes) and order (last axis).
-
-    The one place the per-round cost is written.
-    """
+    """The RDP of ``rounds`` AboveThreshold rounds (leading axes) at each order (last axis),
+    ``min(k eps0, alpha k eps0^2 / 2)``: the one place the per-round cost is written (math:svt)."""
     eps0 = 2.0 / scale
     rounds = np.asarray(rounds, dtype=np.float64)[..., None]
     rho = rounds * eps0 * eps0 / 2.0
@@ -149,24 +128,16 @@ def rdp_svt_rounds(*, scale: float, rounds: ArrayLike, orders: ArrayLike) -> np.
 
 
 def svt_delta2(*, scale: float, cutoff: int, threshold: float, queries: int) -> float:
-    """Failure probability of releasing a majority label at distance 0 (math:svt).
-
-    ``n/2 exp(-(w-1)/(4 lam)) + (c+1)/2 exp(-(w-1)/(2 lam))``: a query noise above
-    ``(w-1)/2`` or a threshold noise below ``-(w-1)/2``, union over n queries and c+1
-    thresholds.
-    """
+    """Failure probability ``delta2`` of releasing a majority label at distance 0 (math:svt):
+    ``n/2 exp(-(w-1)/(4 lam)) + (c+1)/2 exp(-(w-1)/(2 lam))``."""
     _check_scale_cutoff(scale, cutoff)
     x = math.exp(-(threshold - 1.0) / (4.0 * scale))
     return 0.5 * queries * x + 0.5 * (cutoff + 1) * x * x
 
 
 def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float) -> float:
-    """The smallest threshold ``w`` with ``delta2(w) <= delta2`` (math:svt).
-
-    With ``x = exp(-(w-1)/(4 lam))`` the condition is ``(c+1) x^2 + n x <= 2 delta2``, a
-    quadratic solved in closed form (written to avoid cancellation):
-    ``x = 4 delta2 / (n + sqrt(n^2 + 8 (c+1) delta2))``, ``w = 1 - 4 lam log x``.
-    """
+    """The smallest threshold ``w`` with ``delta2(w) <= delta2``, in closed form (math:svt):
+    ``w = 1 - 4 lam log x``, ``x = 4 delta2 / (n + sqrt(n^2 + 8 (c+1) delta2))``."""
     _check_scale_cutoff(scale, cutoff)
     x = 4.0 * delta2 / (queries + math.sqrt(queries * queries + 8.0 * (cutoff + 1) * delta2))
     return 1.0 - 4.0 * scale * math.log(x)
@@ -175,12 +146,18 @@ def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float)
 def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
                   orders: ArrayLike | None = None, conversion: str = "classic",
                   threshold: float | None = None) -> SVTGuarantee:
-    """The (epsilon, delta) guarantee of SVT-PATE (math:svt).
+    """The (epsilon, delta) guarantee of SVT-PATE (math:svt); ``orders`` is accepted, not used.
 
-    Without ``threshold``: ``delta1 = delta2 = delta/2`` and ``w`` is the smallest value
-    with ``delta2 <= delta/2``. With it: ``delta2`` follows and ``delta1 = delta - delta2``
-    (``ValueError`` if not positive). Epsilon: :func:`svt_epsilon` at ``delta1``, never above
-    ``c eps0``; ``bound``: ``"rdp"`` or ``"pure"``. ``orders`` is accepted and not used.
+    Args:
+      threshold: ``w``: given, ``delta2`` follows and ``delta1 = delta - delta2``; else
+        ``delta1 = delta2 = delta/2`` and ``w`` the smallest with ``delta2 <= delta/2``.
+
+    Returns:
+      An :class:`SVTGuarantee`, epsilon by :func:`svt_epsilon` at ``delta1`` (``bound``
+      ``"rdp"`` or ``"pure"``).
+
+    Raises:
+      ValueError: a threshold that leaves ``delta1 <= 0``, or bad arguments.
     """
     check_delta(delta)
     _check_scale_cutoff(scale, cutoff)
@@ -206,19 +183,11 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
 def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: float,
                           orders: ArrayLike | None = None, conversion: str = "classic",
                           threshold: float | None = None) -> float:
-    """The Laplace scale whose guarantee is at most ``epsilon`` and as close to it as the
-    solver gets (epsilon falls as the scale grows; math:svt).
+    """The Laplace scale whose guarantee is at most ``epsilon``, as close as the solver gets: a
+    closed form or Brent's method, raised until :func:`svt_guarantee` is within (math:svt).
 
-    In closed form for the ``classic`` conversion with the threshold chosen from delta
-    (then ``delta1 = delta/2`` does not depend on the scale): epsilon is the smaller of
-    ``2c/lam`` and ``rho + 2 sqrt(rho L)`` with ``rho = 2c/lam^2``, both falling in lam,
-    so the scale is the smaller of ``2c/epsilon`` and ``sqrt(2c/rho)`` with
-    ``sqrt(rho) = sqrt(L + epsilon) - sqrt(L)``. For ``improved``, ``2c/epsilon`` when the
-    pure bound binds there. Otherwise Brent's method on ``log lam`` within ``[1e-6, 1e9]``,
-    at most 200 steps. A result a rounding above the target is raised (an ulp, then
-    doubling steps) until :func:`svt_guarantee`'s epsilon is at most ``epsilon``. Other
-    arguments as :func:`svt_guarantee`; ``ValueError`` when no scale in ``[1e-6, 1e9]``
-    gives ``epsilon``.
+    Raises:
+      ValueError: no scale in ``[1e-6, 1e9]`` gives ``epsilon``.
     """
     scale = _scale_near(epsilon=epsilon, cutoff=cutoff, queries=queries, delta=delta,
                         conversion=conversion, threshold=threshold)
@@ -239,8 +208,7 @@ def svt_scale_for_epsilon(*, epsilon: float, cutoff: int, queries: int, delta: f
 
 def _scale_near(*, epsilon: float, cutoff: int, queries: int, delta: float, conversion: str,
                 threshold: float | None) -> float:
-    """:func:`svt_scale_for_epsilon`'s solution before its check: a closed form or Brent's
-    root, within rounding of the target on either side."""
+    """:func:`svt_scale_for_epsilon`'s solution before its check, within rounding of the target."""
     from scipy.optimize import brentq
 
     if not (math.isfinite(epsilon) and epsilon > 0):

@@ -1,23 +1,9 @@
 """SVT-PATE tuned from the distances to instability ``d`` (math:mechanisms and math:svt):
 the cut-offs ``--svt-cutoff auto`` tries, and the note (with a suggested scale) of a run
-that answers little.
+that answers little. Distances are read ``DISTANCE_ROWS`` at a time from anything sliced
+like an array (``inputs.rows.ScratchColumn``), so memory holds one piece.
 
-Distances are read ``DISTANCE_ROWS`` at a time from anything sliced like an array
-(``inputs.rows.ScratchColumn``), so memory holds one piece. Choices where the spec is silent:
-
-* **Few answers**: fewer than 1% of the analysed queries (always when none).
-* **The suggestion** uses the noiseless rule: answered when ``d`` exceeds ``w`` by two
-  standard deviations of the noise gap (``Laplace(2 lam) - Laplace(lam)``: ``sqrt(10) lam``),
-  halting at the cut-off's unstable query. The analysis's threshold is linear in the scale
-  (``w = 1 + 4 lam log(1/x)``, math:svt, ``x`` fixed by n, c and delta), so the largest
-  scale answering ``goal`` queries is ``(w_goal - 1) / (4 log(1/x) + 2 sqrt(10))``,
-  ``w_goal`` the largest effective threshold leaving ``goal`` answers (bisection; the count
-  falls as it rises). Scale rounded down, epsilon up, to 3 significant digits.
-* **The bisection** takes 100 steps. ``d`` is whole (math:mechanisms), so ``t >= 0``
-  answers what ``floor(t)`` answers: one pass per distinct ``floor(t)`` (about ``log2`` of
-  the largest distance, plus two) gives the bits of a pass per step.
-* **The cut-offs tried**: 1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, ... up to the number
-  of queries.
+Rules: docs/explanation/svt.md#the-cut-offs-tried-and-runs-that-answer-little
 """
 
 from __future__ import annotations
@@ -87,7 +73,7 @@ def largest_threshold_for(distance: DistanceColumn, cutoff: int, goal: int, *,
     """The largest effective threshold whose noiseless run answers ``goal`` queries (to
     the bisection's precision, from below), or None if even threshold 0 does not.
     ``largest``: the largest distance, if known (else a pass finds it)."""
-    counts: dict[float, int] = {}  # by floor(threshold): the module's docstring
+    counts: dict[float, int] = {}  # by floor(threshold): distances are whole (math:svt)
 
     def enough(threshold: float) -> bool:
         key = math.floor(threshold) if math.isfinite(threshold) else threshold

@@ -1,13 +1,9 @@
 """The cost of choosing parameters: repeat and select (Papernot and Steinke 2022).
 
-math:tuning. A random search runs K candidates on the same votes (K of mean ``mu``:
-Poisson, or a truncated negative binomial of shape ``eta``, geometric ``eta = 1``,
-logarithmic ``eta = 0``) and releases the best one. From a curve ``eps(alpha)`` bounding
-every candidate, :func:`tuned_rdp` gives the search's RDP per order (convert with
-math:conversion). ``--tuning`` texts: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``,
-``negbin:MU,ETA``. ``gamma`` is solved from the mean by bisection to a relative 1e-9 and
-rounded down (a smaller ``gamma`` only raises the bound), as in dp_accounting, so the two
-agree to rounding.
+math:tuning: a random search runs K candidates on the same votes (Poisson, or a truncated
+negative binomial of shape ``eta``: ``--tuning`` ``poisson:MU``, ``geometric:MU`` (eta 1),
+``logarithmic:MU`` (eta 0), ``negbin:MU,ETA``) and releases the best; :func:`tuned_rdp`
+bounds it per order. Derivation: docs/explanation/tuning.md#computing-the-bound
 """
 
 from __future__ import annotations
@@ -117,9 +113,8 @@ def tuning_distribution(tuning) -> TuningDistribution:
 
 
 def truncated_negbin_mean(gamma: float, shape: float) -> float:
-    """Mean of the truncated negative binomial (math:tuning):
-    ``eta (1 - gamma) / (gamma (1 - gamma^eta))``, or ``(1 - gamma) / (gamma log(1/gamma))``
-    for ``eta = 0``; 1 at ``gamma = 1``."""
+    """Mean of the truncated negative binomial, ``eta (1 - gamma) / (gamma (1 - gamma^eta))``
+    (``eta = 0``: its limit), 1 at ``gamma = 1`` (math:tuning)."""
     if gamma >= 1.0:
         return 1.0
     log_gamma = math.log(gamma)
@@ -130,13 +125,8 @@ def truncated_negbin_mean(gamma: float, shape: float) -> float:
 
 def truncated_negbin_gamma(mean: float, shape: float,
                            tolerance: float = GAMMA_TOLERANCE) -> float:
-    """``gamma`` in (0, 1] whose truncated negative binomial has this mean.
-
-    ``1/mean`` for the geometric law (``shape = 1``). Otherwise bisection on
-    ``(0, min(1, 2 (eta + 1) / mean)]`` (the mean is at most ``2 (eta + 1) / gamma``),
-    the mean decreasing in gamma, until the bracket is within a relative ``tolerance``;
-    returns its lower end (a conservative gamma).
-    """
+    """``gamma`` in (0, 1] whose truncated negative binomial has this mean: ``1/mean`` if
+    geometric, else bisected to a relative ``tolerance``, the lower end (math:tuning)."""
     if shape == 1:
         return 1.0 / mean
     low, high = 0.0, min(1.0, 2.0 * (shape + 1.0) / mean)
@@ -150,14 +140,8 @@ def truncated_negbin_gamma(mean: float, shape: float,
 
 
 def poisson_deltahat(orders: np.ndarray, rdp: np.ndarray) -> np.ndarray:
-    """Per order ``alpha_i``, the smallest delta of ``(log(1 + 1/(alpha_i - 1)), delta)``-DP
-    over the grid (math:tuning).
-
-    Per grid order ``a`` with RDP ``r``: ``log delta <= (a - 1)(r - eps + log(1 - 1/a))
-    - log a`` (math:conversion inverted; for ``a > 1.01``, where stable) and
-    ``delta <= sqrt(1 - exp(-r))`` (TV via KL); ``r <= 0`` gives 0; clipped at 1. Uses an
-    ``(orders, orders)`` array (298 orders by default).
-    """
+    """Per order ``alpha``, the smallest delta of ``(log(1 + 1/(alpha - 1)), delta)``-DP over the
+    grid (math:tuning), from an ``(orders, orders)`` array (298 orders by default)."""
     epshat = np.log1p(1.0 / (orders - 1.0))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         positive = rdp > 0
@@ -171,13 +155,15 @@ def poisson_deltahat(orders: np.ndarray, rdp: np.ndarray) -> np.ndarray:
 
 
 def tuned_rdp(rdp, *, orders, distribution: TuningDistribution) -> np.ndarray:
-    """The RDP of repeat-and-select at every order (math:tuning).
+    """The RDP of repeat-and-select at every order (math:tuning; Papernot and Steinke 2022,
+    Theorems 2 and 6).
 
-    ``rdp``: the candidate bound (one value per order; ``inf`` allowed); ``orders``: the
-    grid (any order, duplicates allowed). Poisson: ``eps + mu * deltahat + log(mu) /
-    (alpha - 1)``; truncated negative binomial: ``eps + log(mu) / (alpha - 1) + c`` with
-    ``c = (1 + eta) min over the grid of [(1 - 1/a) eps(a) + log(1/gamma) / a]``, then
-    the minimum over orders at least as large (RDP is non-decreasing in the order).
+    Args:
+      rdp: the candidates' bound, one value per order (``inf`` allowed).
+      orders: the grid, in any order, repeats allowed.
+
+    Raises:
+      ValueError: ``rdp`` not one value per order, or NaN.
     """
     orders = validate_orders(orders)
     rdp = np.asarray(rdp, dtype=np.float64)

@@ -1,8 +1,6 @@
-"""Individualized PATE: the chunks of costs each member pays (math:individualized).
-
-A :class:`CostChunk`: a few per-query curves (one per distinct sensitivity) and, per
-*member* and query, the curve that member pays. Members are the groups for upsampling and
-weighting, the teachers for vanishing. ``map`` as in ``curves``.
+"""Individualized PATE: the chunks of costs each member pays (math:individualized); members
+are the groups for upsampling and weighting, the teachers for vanishing. ``map`` as in
+``curves``.
 """
 
 from __future__ import annotations
@@ -16,17 +14,13 @@ from .curves import CurveFactors, CurveSetting, Mapper, rdp_individual
 
 @dataclass(frozen=True)
 class CostChunk:
-    """The privacy costs of a run of consecutive queries, per member (see module doc).
-
-    ``curves``: ``(variants, queries, orders)`` RDP, or an unevaluated :class:`CurveFactors`;
-    ``index``: int ``(members, queries)``, the curve member m pays at query q (-1: none);
-    ``baseline``: ``(queries, orders)``, the uniform run's cost (every point at sensitivity
-    1), or the number of its curve; ``answered``, ``baseline_answered``: bool
-    ``(queries,)``, whether the replay (the uniform run's) released a label. The builders
-    charge the uniform run on the same statistics and decisions; for another uniform run,
-    ``dataclasses.replace`` the two with its ``rdp_individual(..., sensitivities=[1])[0]``
-    and answers.
-    """
+    """The costs of a run of consecutive queries, per member: ``curves`` ``(variants, queries,
+    orders)`` or unevaluated :class:`CurveFactors`; ``index`` ``(members, queries)``, the curve
+    member m pays at query q (-1: none); ``baseline``, the uniform run's ``(queries, orders)``
+    cost (sensitivity 1) or the number of its curve; ``answered`` (``baseline_answered``),
+    whether the replay (the uniform run's) released a label. The builders charge the uniform
+    run on the same statistics and decisions; for another, ``dataclasses.replace`` the two with
+    its ``rdp_individual(..., sensitivities=[1])[0]`` and answers."""
 
     curves: np.ndarray | CurveFactors
     index: np.ndarray
@@ -81,13 +75,14 @@ def group_costs(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: np.n
                 answered: np.ndarray, charge: np.ndarray | None = None,
                 log_pr_answered: np.ndarray | None = None, evaluate: bool = True,
                 map: Mapper = map) -> CostChunk:
-    """Costs of upsampling (``D_g = u_g``) or weighting (``D_g = w_g``) for one chunk.
+    """Costs of upsampling (``D_g = u_g``) or weighting (``D_g = w_g``) for one chunk: members
+    are the groups (paper section 4.3.3), sensitivity 0 pays nothing; others as in
+    :func:`rdp_individual`.
 
-    Members are the groups (one sensitivity per group, paper section 4.3.3); sensitivity 0
-    pays nothing. ``answered``: the replay's decisions (all True for GNMax); ``charge``
-    defaults to them (``pr_answered``: expected accounting); others as in
-    :func:`rdp_individual`. ``evaluate=False`` keeps :class:`CurveFactors` (baseline: the
-    last curve, at sensitivity 1) for ``GroupSums`` to evaluate block by block.
+    Args:
+      answered: the replay's decisions (all True for GNMax).
+      charge: by default ``answered`` (``pr_answered``: expected accounting).
+      evaluate: False keeps :class:`CurveFactors` (baseline: the last curve) for ``GroupSums``.
     """
     sensitivities = np.atleast_1d(np.asarray(sensitivities, dtype=np.float64))
     answered = np.asarray(answered, dtype=bool)
@@ -113,9 +108,8 @@ def vanishing_costs(log_q: np.ndarray, setting: CurveSetting, *, participation: 
                     map: Mapper = map) -> CostChunk:
     """Costs of vanishing for one chunk: members are the teachers (math:individualized).
 
-    ``participation``: bool ``(queries, teachers)``. A teacher pays for query q only if it
-    took part, at ``D = k / |S_q|`` (one or two values: ``|S_q|`` varies by at most one),
-    one curve per distinct value. Others as in :func:`group_costs`.
+    ``participation``: bool ``(queries, teachers)``; a teacher pays for query q only if it took
+    part, at ``D = k / |S_q|``, one curve per distinct value. Others as in :func:`group_costs`.
     """
     participation = np.asarray(participation, dtype=bool)
     if participation.ndim != 2:

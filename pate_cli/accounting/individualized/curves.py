@@ -1,13 +1,11 @@
-"""Individualized PATE: per-query RDP curves at each sensitivity.
-
-math:individualized with math:independent, math:gnmax and math:threshold (the kernels) and
-math:costs (what a query is charged). A group's per-query RDP is the real mechanism's with
-each noise scale divided by its sensitivity ``D`` (paper Theorem 1, Corollary 1)::
+"""Individualized PATE: per-query RDP curves at each sensitivity ``D`` (math:individualized,
+the kernels of math:independent, math:gnmax and math:threshold, the charge of math:costs;
+paper Theorem 1, Corollary 1)::
 
     rdp_g(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q, sigma / D)
 
-with the real mechanism's ``log q`` and ``pr_answered``. ``map`` (default the builtin) may be
-a thread pool's: each task writes only its own curve, so the numbers do not depend on it.
+``map`` (default the builtin) may be a thread pool's: each task writes only its own curve,
+so the numbers do not depend on it.
 """
 
 from __future__ import annotations
@@ -51,18 +49,15 @@ class CurveSetting:
 def rdp_individual(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: np.ndarray,
                    log_pr_answered: np.ndarray | None = None,
                    charge: float | np.ndarray = 1.0, map: Mapper = map) -> np.ndarray:
-    """Per-query RDP of one data point for each sensitivity ``D`` (math:individualized).
+    """Per-query RDP ``(len(sensitivities), queries, orders)`` of one data point for each
+    sensitivity ``D``, 0 at ``D = 0`` (math:individualized).
 
-    The module's formula (paper Theorem 1, Corollary 1), ``log_q`` and ``log_pr_answered``
-    ``(queries,)`` the real mechanism's (no ``log_pr_answered`` nor
-    ``setting.sigma_threshold`` for GNMax). ``charge`` (scalar or ``(queries,)``): 1 for
-    GNMax, the replay's 0/1 ``answered`` or ``pr_answered`` for Confident-GNMax (math:costs).
-    ``setting.data_independent``: ``alpha D^2 / (2 sigma1^2) + charge * alpha D^2 /
-    sigma^2``. ``D = 0`` costs 0. ``setting.screening``: ``(T, kind, low, high)`` of
-    ``analysis.steps.screening_counts``, the selection's data-independent curve then
-    math:screening's exact one with the count moving by ``D`` (``integer`` only for an
-    integer ``D``), which also caps math:threshold's; None: math:independent's. Returns
-    ``(len(sensitivities), queries, orders)``.
+    Args:
+      log_q, log_pr_answered: ``(queries,)``, the real mechanism's (GNMax: no
+        ``log_pr_answered`` nor ``setting.sigma_threshold``).
+      setting: ``screening`` ``(T, kind, low, high)`` of ``analysis.steps.screening_counts``.
+      charge: a scalar or ``(queries,)``: 1 for GNMax, the replay's 0/1 ``answered`` or
+        ``pr_answered`` (math:costs).
     """
     return setting.factors(log_q, sensitivities=sensitivities, charge=charge,
                            log_pr_answered=log_pr_answered).evaluate(map=map)
@@ -70,13 +65,9 @@ def rdp_individual(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: n
 
 @dataclass(frozen=True, eq=False)
 class CurveFactors:
-    """The per-query RDP curves of :func:`rdp_individual`, not yet evaluated.
-
-    Arguments as in :func:`rdp_individual` (math:individualized). Each formula runs once per
-    distinct statistic (``log q``, ``log pr_answered``) and distinct ``D``, and rows are
-    gathered from those curves; ``groups.GroupSums`` evaluates them one sensitivity at a
-    time in cache-sized blocks, with the same numbers as :meth:`evaluate`.
-    """
+    """The curves of :func:`rdp_individual` (its arguments), not yet evaluated: each formula once
+    per distinct statistic and ``D``, rows gathered from those; ``groups.GroupSums`` evaluates
+    them a sensitivity at a time in cache-sized blocks, the numbers of :meth:`evaluate`."""
 
     log_q: np.ndarray
     sensitivities: np.ndarray
@@ -133,11 +124,9 @@ class CurveFactors:
         return _Curves(self, float(self.sensitivities[variant]))
 
     def evaluate(self, *, map: Mapper = map) -> np.ndarray:
-        """All curves, ``(variants, queries, orders)``: :func:`rdp_individual`.
-
-        One evaluation per distinct D (equal D: a copy) through ``map``; numpy releases the
-        GIL, and each writes only its own slice: the same numbers for any number of threads.
-        """
+        """All curves, ``(variants, queries, orders)``: one evaluation per distinct D (equal D: a
+        copy) through ``map``, each writing its own slice (numpy releases the GIL): the same for
+        any number of threads."""
         out = np.zeros(self.shape)
         queries = self.shape[1]
 
@@ -161,14 +150,10 @@ def first_of_each_sensitivity(sensitivities: np.ndarray) -> list[int]:
 
 
 class _Curves:
-    """One sensitivity's curves (math:independent, math:gnmax, math:threshold and
-    math:individualized), and the per-query rows gathered from them (:meth:`at` every
-    order).
-
-    Selection curves once for the run's distinct ``log pr_answered`` (at most teachers + 1)
-    up to ``_SELECTION_ELEMENTS`` values, else per block of rows asked for; answer curves
-    per distinct ``log q`` of the rows asked for: memory bounded by what is asked.
-    """
+    """One sensitivity's curves, and the rows gathered from them (:meth:`at` every order):
+    selection curves once for the run's distinct ``log pr_answered`` up to
+    ``_SELECTION_ELEMENTS`` values, else per block asked for; answer curves per distinct
+    ``log q`` of the rows asked for: memory bounded by what is asked."""
 
     def __init__(self, factors: CurveFactors, sensitivity: float) -> None:
         self.factors = factors

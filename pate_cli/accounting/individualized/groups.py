@@ -1,9 +1,7 @@
-"""Individualized PATE: per-group composition and conversion, a chunk at a time.
-
-math:conversion and math:individualized. Each member's per-query RDP is summed in query
-order and converted after every query by ``accounting.composition``'s kernel, so a one-group
-run at sensitivity 1 reproduces the standard analysis bit for bit; a group reports its
-worst-off member. ``map`` (default the builtin) runs distinct curves' running sums."""
+"""Individualized PATE: per-group composition and conversion, a chunk at a time
+(math:conversion, math:individualized), by ``accounting.composition``'s kernel: a one-group
+run at sensitivity 1 is the standard analysis bit for bit; a group reports its worst-off
+member. ``map`` (default the builtin) runs distinct curves' running sums."""
 
 from __future__ import annotations
 
@@ -32,16 +30,13 @@ _ChunkFigures = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 class GroupSums:
-    """Every member's and the uniform run's running RDP, chunk to chunk (math:conversion,
-    math:individualized), the same bits however the queries are split into chunks.
-
-    ``ceilings`` (set before the first chunk, or None): per sensitivity, at least every
-    epsilon read from its curves' sums (the figures, and the budgets they are compared
-    with); those sums are then formed at the orders still at or below it only
-    (``live_orders.live_running_epsilon``), the same figures. A sum's orders left out keep
-    the value they had (a lower bound, beyond the ceiling): ``carry`` and ``base_carry``
-    are only to be converted to figures at or below the ceiling (``halts``, idle
-    members), not read order by order."""
+    """Every member's and the uniform run's running RDP, chunk to chunk (math:individualized),
+    the same bits however the queries are split into chunks. ``ceilings`` (set before the first
+    chunk, or None): per sensitivity, at least every figure read from its sums and every budget
+    they meet; the sums are then formed at the orders at or below it only
+    (``live_orders.live_running_epsilon``), the same figures, so ``carry`` and ``base_carry``
+    are only to be converted to figures at or below it (``halts``, idle members), not read per
+    order (orders left out keep a lower bound)."""
 
     def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
                  conversion: str = "classic", member_groups: np.ndarray | None = None):
@@ -75,19 +70,13 @@ class GroupSums:
 
     def halts(self, chunk: CostChunk, full: CostChunk, limits: np.ndarray
               ) -> tuple[np.ndarray, int]:
-        """Where each budget halts the run inside ``chunk``, from the sums before it
-        (math:costs and math:individualized); call before :meth:`add` adds it.
-
-        Args:
-          chunk, full: the costs charged (as the replay decided), and with the answer step
-            in full.
-          limits: each group's budget, then the uniform run's; NaN: not checked.
+        """Where each budget halts the run inside ``chunk`` (math:costs and math:individualized);
+        call before :meth:`add` adds it. ``full``: ``chunk`` with the answer step in full;
+        ``limits``: each group's budget, then the uniform run's (NaN: not checked).
 
         Returns:
-          Per group, the first query at which some member's sums before it plus its full
-          cost exceed the budget (-1: none), then the uniform run's; stopping there does
-          not reveal whether that query would have been answered. Only queries a member
-          pays for are candidates (one that has not taken part has spent nothing).
+          Per group, the first query at which some member's sums before it plus its full cost
+          exceed the budget (-1: none; only queries the member pays for), then the uniform run's.
         """
         members_of: list = [*self._start(chunk), [None]]  # the uniform run last
         firsts = np.full(self.groups + 1, -1)
@@ -178,13 +167,9 @@ def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
                       seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
                       map: Mapper, ceilings: dict[float, float] | None = None
                       ) -> _ChunkFigures:
-    """:func:`_accumulate_chunk` where each member pays one curve (or none) throughout.
-
-    Each distinct (curve, running sums), members' or the uniform run's, is accumulated
-    once, rows evaluated block by block; curves at equal sensitivities are equal; a curve
-    with a ceiling (``GroupSums``) at its live orders only. Through ``map``: each task
-    returns only its own figures.
-    """
+    """:func:`_accumulate_chunk` where each member pays one curve (or none) throughout: each
+    distinct (curve, running sums) accumulated once, a task of ``map`` each returning its own
+    figures; equal sensitivities share a curve, one with a ceiling at its live orders only."""
     queries = chunk.queries
     members = carry.shape[0]
     orders = rule.orders

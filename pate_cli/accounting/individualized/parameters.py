@@ -1,9 +1,9 @@
 """Individualized PATE: each privacy group's parameters, and the checks of budgets and groups.
 
-math:individualized (paper Algorithms 1-3 and Appendix C): the upsampling factor ``u_g``,
-the vote weight ``w_g`` and the vanishing participation frequency ``s_g`` of each group,
-derived from the budgets ``eps_g``, unless the groups file gives them
-(:func:`derive_parameters`). Pure arithmetic on small arrays.
+math:individualized (paper Algorithms 1-3, Appendix C): upsampling factors ``u_g``, vote
+weights ``w_g`` and participation frequencies ``s_g`` from the budgets ``eps_g``, unless the
+groups file gives them (:func:`derive_parameters`). Pure arithmetic on small arrays.
+Derivation: docs/explanation/individualized.md#how-the-parameters-and-costs-are-computed
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ WEIGHT_RULES = ("budget", "group-size")
 
 
 def upsampling_factors(budgets: np.ndarray, *, precision: int = 2) -> np.ndarray:
-    """Duplication factor ``u_g`` per group, the smallest integers in the budget ratios.
+    """Duplication factor ``u_g = D_g`` per group (int64), the smallest integers in the budget
+    ratios (math:individualized; paper section 4.1, Algorithm 1, Appendix C).
 
-    math:individualized (paper section 4.1, Algorithm 1, Appendix C): each ``eps_g /
-    eps_min`` as ``Fraction(r).limit_denominator(10**precision)``, times the least common
-    multiple of the denominators (no common divisor). Budgets (1, 2, 3) give (1, 2, 3);
-    (0.5, 0.75) give (2, 3); (log 2, log 8) give (1, 3), where Algorithm 1's scaling by
-    ``10^p`` and division by the gcd gives (69, 208). Returns int64 ``(groups,)``; ``D_g =
-    u_g``.
+    Args:
+      precision: each ratio to a denominator of at most ``10**precision``.
+
+    Raises:
+      ValueError: bad budgets or precision, or a factor above ``MAX_UPSAMPLING``.
     """
     budgets = checked_budgets(budgets)
     if not isinstance(precision, (int, np.integer)) or precision < 0:
@@ -53,21 +53,13 @@ def upsampling_factors(budgets: np.ndarray, *, precision: int = 2) -> np.ndarray
 
 def group_weights(budgets: np.ndarray, teacher_groups: np.ndarray, *,
                   rule: str = "budget") -> np.ndarray:
-    """Vote weight ``w_g`` per group for the weighting variant (``D_g = w_g``).
+    """Vote weight ``w_g = D_g`` per group (float64), weighting (math:individualized).
 
-    ``teacher_groups``: each teacher's group index, ``(teachers,)``. Returns float64
-    ``(groups,)``.
-
-    ``rule="budget"`` (math:individualized, paper Appendix C "Details of Weighting"): ``w_g =
-    eps_g / mean_i eps(i)`` (the teachers' mean budget), so the per-teacher weights sum to
-    the number of teachers ``k`` (budgets divided by the smallest first: equal budgets give
-    exactly 1).
-
-    ``rule="group-size"``, an option: Algorithm 2 as printed, ``w_bar_g = (eps_g / sum_l
-    eps_l) * (n_g / k)``, ``w_g = k * w_bar_g / sum_l w_bar_l = k * eps_g n_g / sum_l eps_l
-    n_l`` for ``n_g`` teachers in group g: the per-group weights sum to ``k``, the
-    per-teacher ones to ``k * sum_g n_g^2 eps_g / sum_l n_l eps_l`` (``k`` only if every
-    group has one teacher).
+    Args:
+      teacher_groups: each teacher's group index, ``(teachers,)``.
+      rule: ``budget`` (Appendix C, "Details of Weighting"): ``w_g = eps_g / mean_i eps(i)``,
+        the teachers' mean, so the teachers' weights sum to ``k``; ``group-size``: Algorithm
+        2 as printed.
     """
     budgets = checked_budgets(budgets)
     groups = checked_teacher_groups(teacher_groups, budgets.size)
@@ -82,12 +74,8 @@ def group_weights(budgets: np.ndarray, teacher_groups: np.ndarray, *,
 
 
 def vanishing_frequencies(budgets: np.ndarray, *, power: float = 2.0) -> np.ndarray:
-    """Participation frequency per group, ``s_g = (eps_g / eps_max) ** power``.
-
-    math:individualized; Appendix C ("Setting Parameters") suggests ``1/c^2`` for a budget
-    ratio ``c`` and used ``1/c^4`` in its experiments. The largest budget's group always
-    takes part.
-    """
+    """Participation frequency ``s_g = (eps_g / eps_max) ** power`` per group
+    (math:individualized, Appendix C)."""
     budgets = checked_budgets(budgets)
     if not (math.isfinite(power) and power >= 0):
         raise ValueError(f"power must be a non-negative number, got {power!r}")
@@ -96,12 +84,9 @@ def vanishing_frequencies(budgets: np.ndarray, *, power: float = 2.0) -> np.ndar
 
 @dataclass(frozen=True)
 class GroupParameters:
-    """What each privacy group gets under one variant (math:individualized).
-
-    ``sensitivity``: ``D_g`` (factor or weight; NaN for vanishing, whose ``k / |S_q|``
-    varies by query); ``participation``: ``s_g`` (1 for the other variants); ``rule``: the
-    variant's rule option and its value (``precision``, ``weights`` or ``power``).
-    """
+    """What each privacy group gets under one variant (math:individualized): ``sensitivity``
+    ``D_g`` (NaN for vanishing: ``k / |S_q|`` varies by query), ``participation`` ``s_g`` (1
+    otherwise), ``rule`` the variant's option and value (``precision``, ``weights``, ``power``)."""
 
     variant: str
     names: tuple

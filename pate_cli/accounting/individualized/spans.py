@@ -1,8 +1,6 @@
 """Individualized PATE a span of queries at a time, in query order (math:conversion,
-math:costs and math:individualized).
-
-A span: its queries' ``log q``, ``log pr_answered``, outputs and answer charges, as the
-replay found them; the vanishing participation is the caller's draw, given as a function.
+math:costs and math:individualized): a span's ``log q``, ``log pr_answered``, outputs and
+answer charges as the replay found them; vanishing's participation is the caller's draw.
 """
 
 from __future__ import annotations
@@ -140,12 +138,8 @@ class GroupRun:
 
     def add(self, start: int, log_q: np.ndarray, log_pr: np.ndarray, output: np.ndarray,
             charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> int:
-        """Queries ``start ..``; ``made``: the replay's answers (the data-independent
-        charge). Returns how many come before the stop (their labels are released).
-
-        Where a query's charge follows its outcome (replay, data-independent), a budget
-        halts before the first query whose full charge would exceed it (math:costs), so the
-        stop does not depend on that query's own noise."""
+        """Queries ``start ..`` (``made``: the replay's answers, the data-independent charge); how
+        many come before the stop, their labels released (math:individualized's stopping rule)."""
         costs = partial(span_costs, self.setting, start, log_q, log_pr, output, map=map)
         before = self.stops.stopped_at
         limits = self.stops.limits()
@@ -206,18 +200,13 @@ def sum_ceilings(setting: GroupSetting, rule: Conversion, log_q: np.ndarray,
                  log_pr: np.ndarray, charge: np.ndarray, *, independent: bool = False,
                  budgets: np.ndarray | None = None, map: Mapper = map
                  ) -> dict[float, float]:
-    """Per sensitivity (each group's, and with ``budgets`` 1 for the uniform run), a ceiling
-    on every epsilon read from its running sums over the run (math:conversion,
-    ``live_orders``).
-
-    The sums only grow, so each figure is at most the whole run's epsilon, itself at most
-    the converted total at any order: the total at the order ``SAMPLE_ROWS`` evenly spaced
-    queries put least and at its two neighbours, formed exactly, bounded by
-    ``epsilon_ceiling``. The ``budgets`` the figures are compared with (each group's at
-    that sensitivity; the smallest for the uniform run) are added. Arguments as
-    :meth:`GroupRun.add` takes them for the whole run; ``independent``: the
-    data-independent curves; ``map`` runs a sensitivity per task.
-    """
+    """Per sensitivity (each group's; with ``budgets``, 1 for the uniform run), a ceiling on every
+    epsilon read from its running sums (math:conversion, ``live_orders``): the sums only grow,
+    so each figure is at most the converted total at any order, taken exactly at the order
+    ``SAMPLE_ROWS`` evenly spaced queries put least and its two neighbours (``epsilon_ceiling``),
+    and the ``budgets`` compared with (the smallest for the uniform run) are added. Arguments
+    as :meth:`GroupRun.add` takes them for the whole run; ``independent``: the
+    data-independent curves; ``map``: a sensitivity per task."""
     distinct = sorted({float(d) for d in setting.sensitivities if d > 0.0}
                       | (set() if budgets is None else {1.0}))
     sensitivities = np.array(distinct)

@@ -1,9 +1,5 @@
-"""Individualized PATE: the stopping rule and the figures at the stop, a chunk at a time.
-
-math:individualized: labelling stops at the first query after which some group's epsilon
-exceeds its budget, or (where a charge follows its outcome) before the first whose full
-charge would; each group reports what it spent at the stop and over every query, and where
-it alone would have halted. :class:`IndependentSpent`: the data-independent epsilons
+"""Individualized PATE: the stopping rule and the figures at the stop, a chunk at a time
+(math:individualized). :class:`IndependentSpent`: the data-independent epsilons
 (math:independent at each group's sensitivity) from the running RDP sums alone.
 """
 
@@ -25,14 +21,13 @@ from .parameters import checked_budgets
 class GroupTotals:
     """An individualized run's per-group figures (math:individualized), no per-query array.
 
-    Per group: ``names``, ``budgets``, ``sensitivities`` (as given), ``epsilon`` and
-    ``order`` spent at the stop (else after the last query; 0 and NaN if nothing was
-    spent), ``exhausted_at`` (the 0-based query at which that group alone would halt, or
-    None), ``final_epsilon``/``final_order`` after the last query (0 and NaN for none).
-
-    ``stopped_at``: the minimum of ``exhausted_at`` or None (that label and later ones are
-    not released); ``labels_released``: answered before it; ``answered_total``: in the
-    whole run; ``baseline_*``: the uniform run's (sensitivity 1, the smallest budget).
+    Per group: ``names``, ``budgets``, ``sensitivities`` (as given), ``epsilon`` and ``order``
+    at the stop (else after the last query; 0 and NaN if nothing was spent), ``exhausted_at``
+    (the 0-based query at which that group alone would halt, or None), ``final_epsilon`` /
+    ``final_order`` after the last query (likewise). ``stopped_at``: the least
+    ``exhausted_at`` or None (that label and later ones are not released);
+    ``labels_released``: answered before it; ``answered_total``: in the whole run;
+    ``baseline_*``: the uniform run's.
     """
 
     names: tuple
@@ -131,11 +126,10 @@ class GroupStops:
 
 
 class IndependentSpent:
-    """Each group's epsilon after chosen queries from its running RDP sums alone, where
-    group g pays curve g (or none) throughout (upsampling, weighting): the figure
-    ``GroupSums`` gives there, bit for bit, without converting after every query.
-    Sensitivity 0: epsilon 0. ``ceilings`` (or None), per sensitivity at least every
-    figure: its sums are formed at the orders that can give one only
+    """Each group's epsilon after chosen queries from its running RDP sums alone, where group g
+    pays curve g (or none) throughout (upsampling, weighting): ``GroupSums``' figure, bit for
+    bit, without converting after every query; sensitivity 0: epsilon 0. ``ceilings`` (or
+    None): per sensitivity, at least every figure; sums formed at the orders that can give one
     (``live_orders.live_running_total``)."""
 
     def __init__(self, rule: Conversion, sensitivities: np.ndarray):
