@@ -60,15 +60,17 @@ def test_expected_accounting_leads_with_the_bound_for_any_run():
     line leads with the bound for every query answered (when larger), as the report does."""
     summary = dict(_summary("confident_replay"), accounting="expected",
                    epsilon_data_independent=3.0, epsilon_data_independent_worst=5.0,
-                   epsilon_data_independent_pld=None)
+                   epsilon_data_independent_pld=None, epsilon_data_independent_worst_pld=None)
     line = _line(render(summary, "table"), "data-independent")
     assert line.split()[1:4] == ["5.0000", "(RDP,", "every"]  # its accountant named
     assert "; 3.0000 (RDP, order" in line and line.endswith("at the expected count, an average")
     # the Gaussian steps' privacy-loss distribution gives a smaller bound: it leads
-    summary["epsilon_data_independent_pld"] = 4.0
+    summary["epsilon_data_independent_pld"] = summary["epsilon_data_independent_worst_pld"] = 4.0
     line = _line(render(summary, "table"), "data-independent")
     assert line.split()[1:3] == ["4.0000", "(privacy-loss"]
     assert "the bound for any run; RDP 5.0000); 3.0000 (RDP, order" in line
+    del summary["epsilon_data_independent_worst_pld"]  # a summary from before the key: the
+    assert _line(render(summary, "table"), "data-independent") == line  # _pld is the bound's
     summary["epsilon_data_independent_pld"] = None
     summary["epsilon_data_independent_worst"] = 3.0  # LNMax: every query pays the same
     assert _line(render(summary, "table"), "data-independent").split()[1:] == [
