@@ -392,6 +392,9 @@ class ReplayTotals:
     label_accuracy: float | None
     labels_output: int
     warnings: tuple[str, ...] = ()
-    rdp_total: tuple[float, ...] | None = None  # the run's total RDP curve (--tuning)
+    rdp_total: tuple[float, ...] | None = None  # the curve a search composes (--tuning)
     risk: AttackRisk | None = None  # the run's publishable attack risk (math:risk)
     epsilon_method: str = "rdp"  # whose figure ``epsilon`` is: ``rdp`` or ``pld``
+    # the bound whatever a run answers, every query answered (``epsilon_data_independent_worst``
+    # or its PLD figure where smaller), where the run reports one
+    epsilon_any_run: float | None = None

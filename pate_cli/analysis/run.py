@@ -295,18 +295,27 @@ def analyze_totals(votes, mechanism, *, seeds, shared: SharedWork | None = None,
 
 def _totals_of(result: AnalysisResult) -> ReplayTotals:
     pure = getattr(result.mechanism, "pure_epsilon", None) is not None
-    if (result.accounting == "data-independent" or pure) and result.initial_rdp is None:
+    worst = result.epsilon_data_independent_worst  # a selection step's bound for any run
+    if (result.accounting == "data-independent" or pure or worst is not None
+            ) and result.initial_rdp is None:
         # the Gaussian steps' exact (or sampled PLD) figure where smaller, and a pure-DP
         # run's composition's risk, as pate-analyze's
         result = with_pld_figure(result, result.mechanism, result.delta)
+    pld = result.epsilon_data_independent_worst_pld
+    # what a search over points composes: under data-independent accounting the curve of the
+    # bound for any run where the run has one (a selection step's count is the votes')
+    curve = (result.rdp_data_independent if result.accounting == "data-independent"
+             and worst is not None else result.rdp_total)
     return ReplayTotals(seed=result.seed, answered=float(result.answered_total),
                         epsilon=result.epsilon, order=float(result.order),
                         epsilon_data_independent=result.epsilon_data_independent,
                         label_accuracy=result.label_accuracy,
-                        warnings=result.warnings, rdp_total=tuple(result.rdp_total.tolist()),
+                        warnings=result.warnings, rdp_total=tuple(curve.tolist()),
                         labels_output=int(result.counts.labels_output),
                         risk=data_independent_risk(result),
-                        epsilon_method=result.data_independent_method)
+                        epsilon_method=result.data_independent_method,
+                        epsilon_any_run=None if worst is None
+                        else worst if pld is None else min(worst, pld))
 
 
 def _halted_at_start(budget: BudgetPart | None, orders: np.ndarray, delta: float,

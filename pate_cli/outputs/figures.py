@@ -205,9 +205,12 @@ def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
     rows = frame[np.isfinite(frame["epsilon"]) & np.isfinite(frame[y])]
     several_files = "file" in rows.columns and rows["file"].nunique() > 1
     several_mechanisms = rows["mechanism"].nunique() > 1
-    keys = ["mechanism"] + (["file"] if several_files else [])
+    # one curve per accounting: a replay's figure and a bound are not one trade-off
+    accountings = ["accounting"] if "accounting" in rows.columns and rows[
+        "accounting"].nunique() > 1 else []
+    keys = ["mechanism"] + (["file"] if several_files else []) + accountings
     if by == "teachers":
-        keys = ["teachers"] + (["mechanism"] if several_mechanisms else [])
+        keys = ["teachers"] + (["mechanism"] if several_mechanisms else []) + accountings
     curves = []
     for key, part in rows.groupby(keys, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -219,6 +222,8 @@ def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
                 label = f"{name}, {label}"
         else:
             label = name if not several_files else f"{name} ({fields['file']})"
+        if accountings:
+            label += f", {fields['accounting']}"
         curves.append((label, part.sort_values("epsilon", kind="stable")))
     return curves
 

@@ -149,6 +149,10 @@ def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style,
                              "with --labels FILE, or plot --y answered")
         if not np.isfinite(frame["epsilon"]).any():
             raise InputError(f"{path}: epsilon is empty in every row; expected {SWEEP}")
+        if {"epsilon_any_run", "accounting"} <= set(frame.columns):  # a selection step's
+            bound = numeric_column(frame, path, "epsilon_any_run", allow_empty=True)
+            publish = (frame["accounting"] == "data-independent").to_numpy() & np.isfinite(bound)
+            frame.loc[publish, "epsilon"] = bound[publish]  # the publishable bound for any run
         if by == "teachers" and not np.isfinite(frame["teachers"]).all():
             raise InputError(f"{path}: column 'teachers' has empty cells; --by teachers "
                              "needs every row's teacher count")

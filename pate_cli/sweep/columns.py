@@ -27,6 +27,11 @@ MECHANISM_PARAMETERS = {
 }
 
 
+# The mechanisms with a threshold step: its curve (--screening), its sample, and an answered
+# count the votes decide (the bound for any run, ``epsilon_any_run``).
+SELECTING = ("confident", "interactive", "confident-exponential")
+
+
 # math:risk: the publishable attack risk, the largest over the replays (each bounds its own).
 RISK_COLUMNS = ("risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1", "risk_advantage",
                 "risk_source")
@@ -40,7 +45,7 @@ SWEEP_COLUMNS = (
     # What else made the row's numbers (appended: earlier columns keep their places).
     "conversion", "orders", "labels_sha256", "student_sha256",
     "eta", "screening", "sampling", "vote_change", "epsilon_method", "sampling_steps",
-    *RISK_COLUMNS, "read", "epsilon_max",
+    *RISK_COLUMNS, "read", "epsilon_max", "epsilon_any_run",
 )
 """``conversion``: ``classic`` or ``improved``. ``orders``: the order grid as compact
 canonical text (``default`` for math:conversion's grid, else a comma list of numbers and
@@ -66,7 +71,12 @@ individualized runs.
 ``read``: the options that change the votes a file of the same sha256 gives
 (``index_col=N``, ``classes=K``, ``columns=...``, space-separated; empty without).
 ``epsilon_max``: the largest epsilon over the replays (``epsilon`` is their mean): what
-``--best`` holds within its limit, so the command it prints, at any of the seeds, does."""
+``--best`` holds within its limit, so the command it prints, at any of the seeds, does.
+``epsilon_any_run``: where the run reports the bound whatever a run answers (an aggregator
+with a selection step, whose answered count the votes decide, or ``expected``
+accounting), that bound, every query answered (``epsilon_data_independent_worst`` or its
+PLD figure where smaller), the largest over the replays; empty otherwise. Under
+``data-independent`` accounting it is the publishable figure, and ``--best`` holds it."""
 
 
 # A row's place: grid point and run settings. --resume keeps at most one row per place;

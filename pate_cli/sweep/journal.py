@@ -24,7 +24,7 @@ from .columns import SWEEP_COLUMNS
 SUFFIX = ".partial"
 # Columns an older release's sidecar lacks: its rows read with them empty (their points
 # are computed again, ``resume._has_epsilon``; another grid's stay in the sidecar).
-LATER_COLUMNS = ("epsilon_max",)
+LATER_COLUMNS = ("epsilon_max", "epsilon_any_run")
 
 
 def journal_path(out: str) -> str:

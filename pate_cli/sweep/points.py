@@ -42,6 +42,7 @@ from ..mechanisms.sampled import SampledMechanism, parse_sampling
 from .columns import (
     GRID_PARAMETERS,
     MECHANISM_PARAMETERS,
+    SELECTING,
     SWEEP_COLUMNS,
     orders_text,
     place_key,
@@ -51,7 +52,6 @@ from .columns import (
 from .point_memory import PointMemory
 from .tuning import RDP_KEY
 
-SELECTING = ("confident", "interactive", "confident-exponential")  # with a threshold step
 SEED_LIMIT = 2**63 - 1
 
 
@@ -309,6 +309,8 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
         "epsilon": float(np.mean(epsilon)),
         "epsilon_std": _std(epsilon),
         "epsilon_max": float(np.max(epsilon)),
+        "epsilon_any_run": (None if any(run.epsilon_any_run is None for run in totals)
+                            else max(run.epsilon_any_run for run in totals)),
         "order": _finite(min(order for order, count in orders.items() if count == most)),
         "epsilon_data_independent": float(np.mean([run.epsilon_data_independent
                                                    for run in totals])),

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .columns import place_key, point_key
+from .columns import SELECTING, place_key, point_key
 
 if TYPE_CHECKING:
     from .points import SweepPoint
@@ -54,10 +54,14 @@ def match_rows(points: list[SweepPoint], rows: list[dict]) -> ResumePlan:
 
 
 def _has_epsilon(row: dict) -> bool:
-    """Both figures of a row, as an epsilon can be (a table written before ``epsilon_max``
-    lacks it; an edited cell may be negative)."""
+    """Every figure of a row, as an epsilon can be (a table written before ``epsilon_max``
+    or ``epsilon_any_run`` lacks it; an edited cell may be negative)."""
+    figures = [row.get("epsilon"), row.get("epsilon_max")]
+    if row.get("accounting") == "expected" or (row.get("mechanism") in SELECTING and not (
+            row.get("accounting") == "data-independent" and row.get("budget") is not None)):
+        figures.append(row.get("epsilon_any_run"))  # (analysis.run.reports_any_run_bound)
     return all(isinstance(value, (int, float)) and not math.isnan(value) and value >= 0
-               for value in (row.get("epsilon"), row.get("epsilon_max")))
+               for value in figures)
 
 
 def resumed_rows(points: list[SweepPoint], table: list[dict], journal: list[dict]

@@ -21,7 +21,11 @@ def score_column(rows: list[dict]) -> str:
 
 def largest_epsilon(row: dict) -> float | None:
     """A row's largest epsilon over its replays (``epsilon_max``; ``epsilon`` for a row
-    without it: one replay)."""
+    without it: one replay); under data-independent accounting the bound for any run
+    where the row has one (``epsilon_any_run``: a selection step's count is the votes')."""
+    bound = row.get("epsilon_any_run")
+    if row.get("accounting") == "data-independent" and bound is not None and bound == bound:
+        return bound
     value = row.get("epsilon_max")
     return row.get("epsilon") if value is None or value != value else value
 
@@ -129,12 +133,14 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str) -> 
                      "choose under --accounting data-independent")
     accuracy = ("" if chosen.get("label_accuracy") is None
                 else f", label accuracy {chosen['label_accuracy']:.6g}")
-    repeats = chosen.get("repeats") or 1
-    spread = ("" if repeats == 1 or largest_epsilon(chosen) == chosen["epsilon"]
+    repeats, bound = chosen.get("repeats") or 1, largest_epsilon(chosen)
+    spread = ("" if repeats == 1 or bound == chosen["epsilon"]
               else f" (the largest of its {repeats:g} replays; their mean "
               f"{ceil_text(chosen['epsilon'])})")
+    if bound is not None and bound == chosen.get("epsilon_any_run"):
+        spread = " (the bound for any run, every query answered)"
     means = "" if repeats == 1 else f" (means over its {repeats:g} replays)"
     lines.append(f"pate-sweep: best within epsilon {epsilon:g} by answered{means}: "
                  f"{chosen['answered']:.6g}{accuracy} at epsilon "
-                 f"{ceil_text(largest_epsilon(chosen))}{spread}\n  {command}")
+                 f"{ceil_text(bound)}{spread}\n  {command}")
     return lines

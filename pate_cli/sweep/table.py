@@ -43,7 +43,7 @@ INTEGER_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
 # Upper bounds: the text table rounds them up (the others to nearest).
 UPPER_COLUMNS = ("epsilon", "epsilon_data_independent", "epsilon_tuned", "epsilon_all_points",
                  "risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1", "risk_advantage",
-                 "epsilon_max")
+                 "epsilon_max", "epsilon_any_run")
 # Float counts (means over repeats) written without ``.0`` when whole (``250``).
 COUNT_COLUMNS = ("teachers", "answered", "labels_output")
 

@@ -275,11 +275,12 @@ def test_rows_record_conversion_orders_and_input_digests(cli, files, tmp_path):
     assert cli(votes, *GRID, "--labels", labels, "--orders", "2:10:2,20", "--conversion",
                "improved", "-o", out, "-q").code == 0
     header = out.read_text().splitlines()[0].split(",")
-    assert header == list(SWEEP_COLUMNS) and header[-17:-13] == NEW_COLUMNS
-    assert header[-13:-7] == ["eta", "screening", "sampling", "vote_change", "epsilon_method",
+    assert header == list(SWEEP_COLUMNS) and header[-18:-14] == NEW_COLUMNS
+    assert header[-14:-8] == ["eta", "screening", "sampling", "vote_change", "epsilon_method",
                               "sampling_steps"]
-    assert header[-7:] == ["risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1",
-                           "risk_advantage", "risk_source", "read", "epsilon_max"]
+    assert header[-8:] == ["risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1",
+                           "risk_advantage", "risk_source", "read", "epsilon_max",
+                           "epsilon_any_run"]
     assert set(KEY_COLUMNS) <= set(SWEEP_COLUMNS)
     for row in read_sweep_rows(str(out)):
         assert row["conversion"] == "improved" and row["orders"] == "2:10:2,20"
