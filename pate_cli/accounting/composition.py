@@ -126,8 +126,9 @@ def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversi
 
     ``rows``: ``(..., queries, orders)``; ``carry``: the sums before. Orders whose sum after
     the first query is ``Conversion.beyond`` the least converted total (in every run) are
-    skipped, the same figures (non-negative rows only grow; improved conversion: the least
-    is at most 0 or it).
+    skipped, the same figures (non-negative rows only grow; under the improved conversion an
+    order within the total-variation shortcut gives 0, so the least is at most 0 or that
+    total).
 
     Returns:
       ``(epsilon (..., queries), the first order achieving it, the sums after)``.
@@ -215,7 +216,8 @@ def budget_halt(costs: RowSource, full: RowSource, count: int, carry: np.ndarray
                 conversion: Conversion, limit: float) -> int | None:
     """Where a budget run halts inside a block of ``count`` queries (math:costs), or None: the
     first i where ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts above ``limit``
-    (prefix sums as :func:`running_epsilon`'s; a slice passing :func:`within_limit` skipped).
+    (prefix sums as :func:`running_epsilon`'s, so the answer does not depend on where blocks
+    start; a slice passing :func:`within_limit` skipped).
 
     Args:
       costs: each query's charge if processed (as decided, or the expected cost).

@@ -230,7 +230,7 @@ def laplace_pld(scale: float, steps: int):
 @lru_cache(maxsize=256)
 def laplace_pld_epsilon(scale: float, steps: int, delta: float) -> float | None:
     """The epsilon at ``delta`` of ``steps`` composed Laplace mechanisms (sensitivity 1, scale
-    ``lambda``; LNMax: two an answer) by :func:`laplace_pld`, raised by 1e-6 relative; None
+    ``lambda``; LNMax: two per answer) by :func:`laplace_pld`, raised by 1e-6 relative; None
     without dp_accounting, below ``risk.TRUSTED_DELTA`` or where its grid overflows."""
     composed = None if delta < TRUSTED_DELTA else laplace_pld(scale, steps)
     if composed is None:

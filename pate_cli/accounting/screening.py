@@ -38,7 +38,8 @@ def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high:
     """The exact data-independent RDP of the threshold step (math:screening).
 
     Args:
-      low, high: the counts the step may compare (``0`` and ``M`` for plain votes).
+      low: the smallest count the step may compare (``0`` for plain votes).
+      high: the largest (``M`` for plain votes).
       integer: they (and ``sensitivity``) are integers.
       sensitivity: how far one neighbour moves the count (``D``, math:individualized).
 

@@ -80,11 +80,11 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
         return result
     if result.accounting == "data-independent":
         result = with_smaller_pld(result, figure)
-    worst = None
+    worst, requested = None, result.requested or result.queries  # (a budget's: past the halt)
     if result.epsilon_data_independent_worst is not None:
         worst = figure
-        if answered < result.queries:
-            worst, sampled_risk = pld_figure(mechanism, result.queries, result.queries, delta)
+        if answered < requested:
+            worst, sampled_risk = pld_figure(mechanism, requested, requested, delta)
     result = replace(result, epsilon_data_independent_pld=figure,
                      epsilon_data_independent_worst_pld=worst)
     return result if sampled_risk is None else replace(result,

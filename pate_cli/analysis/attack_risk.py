@@ -78,9 +78,11 @@ def run_steps(result: AnalysisResult) -> list | None:
         return ([(math.sqrt(multi.sensitivity_squared), mechanism.sigma, result.queries)]
                 if mechanism.name == "gnmax" else None)
     rows = result.queries * (1 if multi is None else multi.labels)
-    answered = (rows if result.epsilon_data_independent_worst is not None  # any run's
-                else int(round(result.answered_total)))
-    return gaussian_steps(mechanism, answered=answered, queries=rows)
+    if result.epsilon_data_independent_worst is None:
+        return gaussian_steps(mechanism, answered=int(round(result.answered_total)),
+                              queries=rows)
+    rows = result.requested or rows  # any run's: every requested query (past a halt)
+    return gaussian_steps(mechanism, answered=rows, queries=rows)
 
 
 def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:

@@ -251,10 +251,11 @@ class AnalysisResult:
     rdp_at_order: Mapping[str, float]
     label_accuracy: float | None
     warnings: tuple[str, ...] = ()
-    # The data-independent bound of a run answering every query (run.reports_any_run_bound).
+    # The data-independent bound of a run answering every query (run.reports_any_run_bound)
+    # of the ``requested`` (a budget run's too, past its halt).
     epsilon_data_independent_worst: float | None = None
-    # The data-independent RDP curve the run's publishable bound rests on (with --add-rdp;
-    # every query answered with ``epsilon_data_independent_worst``), where the run has one.
+    requested: int | None = None
+    # The data-independent RDP curve the publishable bound rests on (with --add-rdp), if any.
     rdp_data_independent: np.ndarray | None = None
     source: VoteSet | None = None
     query_index: np.ndarray | None = None
@@ -280,8 +281,7 @@ class AnalysisResult:
     # The Gaussian steps' data-independent PLD figure beside the RDP one (added_figures;
     # replay: the run's answers, expected: all); None without one (--add-rdp, rounds...).
     epsilon_data_independent_pld: float | None = None
-    # The same for every query answered, beside ``epsilon_data_independent_worst``.
-    epsilon_data_independent_worst_pld: float | None = None
+    epsilon_data_independent_worst_pld: float | None = None  # its PLD figure
     counts: QueryCounts | None = None
     # The per-query table by a second pass over the votes (or ``table``, columns in memory).
     frames: Callable[[AnalysisResult], Iterator[pd.DataFrame]] | None = field(

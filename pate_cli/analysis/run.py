@@ -208,14 +208,16 @@ class _Finish:
                                                   queries=queries, orders=orders)
         eps_di, order_di = (float(x) for x in convert(di_curve))
         eps_worst = None
-        if reports_any_run_bound(self.mechanism, setting.accounting, budget):
-            # a bound whatever a run answers: every query answered (math:costs)
-            worst_curve = spent + data_independent_curve(selection, answer, answered=queries,
-                                                         queries=queries, orders=orders)
+        if reports_any_run_bound(self.mechanism, setting.accounting):
+            # a bound whatever a run answers: every requested query answered (math:costs; a
+            # budget's halt, where the votes or the outcomes decide it, bounds no other run)
+            requested = int(self.positions.size)
+            worst_curve = spent + data_independent_curve(selection, answer, answered=requested,
+                                                         queries=requested, orders=orders)
             eps_worst = float(convert(worst_curve)[0])
             di_curve = worst_curve  # the curve the publishable bound rests on
         if queries == 0 and not np.any(carry):  # a budget run halted before its first query
-            epsilon, eps_di, eps_worst = 0.0, 0.0, None if eps_worst is None else 0.0
+            epsilon, eps_di = 0.0, 0.0  # (the bound for any run stays: over the requested)
         # the data-dependent curves are capped by these, summed in another order: where
         # that leaves the bound below the run's figure by rounding, it is raised to it
         eps_di = max(eps_di, epsilon)
@@ -237,6 +239,7 @@ class _Finish:
             teachers=setting.teachers, rdp_total=carry, epsilon=epsilon, order=order,
             epsilon_data_independent=eps_di, order_data_independent=order_di,
             epsilon_data_independent_worst=eps_worst, rdp_data_independent=di_curve,
+            requested=int(self.positions.size),
             answered_total=answered_total,
             rdp_at_order=sums_at_order(orders, order, *step_sums),
             label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
@@ -258,18 +261,13 @@ class _Finish:
                                               setting=replace(setting, chunk_size=None)))
 
 
-def reports_any_run_bound(mechanism, accounting: str, budget) -> bool:
+def reports_any_run_bound(mechanism, accounting: str) -> bool:
     """Whether a run reports ``epsilon_data_independent_worst``, the data-independent
-    epsilon of every query answered: under ``expected`` accounting (its count is an
-    average), and for an aggregator with a selection step in the other modes (the
+    epsilon of every requested query answered: under ``expected`` accounting (its count is
+    an average), and for an aggregator with a selection step in the other modes (the
     replay's or the decisions' count is a function of the votes: composing only its
-    answers bounds that outcome, not the mechanism), except a data-independent budget run,
-    whose halt on the data-independent charges bounds any run (a Renyi filter,
-    Feldman and Zrnic 2021)."""
-    if accounting == "expected":
-        return True
-    return bool(mechanism.selects) and not (accounting == "data-independent"
-                                            and budget is not None)
+    answers bounds that outcome, not the mechanism)."""
+    return accounting == "expected" or bool(mechanism.selects)
 
 
 class SharedWork:

@@ -14,6 +14,7 @@ import click
 from click.core import ParameterSource
 
 from ..analysis import api
+from ..mechanisms.aggregators import SELECTING
 from ..outputs.report import render_report, report_format
 from ..outputs.report_files import (
     analysed_votes,
@@ -122,6 +123,13 @@ def report(ctx, votes, **options):
         if (summary.get("svt") or {}).get("cutoff_from_search"):
             raise click.UsageError(f"{from_summary}: its cut-off is from --svt-cutoff auto; "
                                    f"{SEARCHED_CUTOFF}")
+        if (summary.get("mechanism") in SELECTING and summary.get("accounting") != "expected"
+                and not summary.get("groups")
+                and "epsilon_data_independent_worst_pld" not in summary):
+            raise click.UsageError(  # an earlier version's: no bound for any run in it
+                f"{from_summary}: written before summaries held the bound for any run (its "
+                "data-independent epsilon composes only the replay's answers, a count the "
+                "votes decide); analyse the votes again to report on them")
         epsilon = float(summary["epsilon"])
     else:
         if per_query is not None:

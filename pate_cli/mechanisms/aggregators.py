@@ -192,12 +192,13 @@ DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
                      "laplace_scale": 0.08, "svt_scale": 0.01}
 
 # The mechanisms that take each parameter (``_built``; ``screening`` is a threshold step's).
-_THRESHOLD_STEP = ("confident", "interactive", "confident-exponential")
-TAKEN_BY = {"sigma": ("gnmax", "confident", "interactive"), "threshold": _THRESHOLD_STEP,
-            "sigma_threshold": _THRESHOLD_STEP, "laplace_scale": ("lnmax",),
+# With a threshold step (its curve, its sample; an answered count the votes decide).
+SELECTING = ("confident", "interactive", "confident-exponential")
+TAKEN_BY = {"sigma": ("gnmax", "confident", "interactive"), "threshold": SELECTING,
+            "sigma_threshold": SELECTING, "laplace_scale": ("lnmax",),
             "confidence": ("interactive",), "svt_scale": ("svt",), "svt_cutoff": ("svt",),
             "svt_threshold": ("svt",), "target_epsilon": ("svt",),
-            "eta": ("exponential", "confident-exponential"), "screening": _THRESHOLD_STEP}
+            "eta": ("exponential", "confident-exponential"), "screening": SELECTING}
 # a parameter's option where it is not --NAME, what it applies to, and why
 _FLAGS = {"threshold": "-T/--threshold", "screening": "--screening gaussian"}
 _WHERE = {"screening": "the threshold step of "}

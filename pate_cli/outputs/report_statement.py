@@ -160,13 +160,15 @@ def _tuning_headline(summary: dict, dependent: bool) -> tuple[str, float | None]
     tuned = epsilon_text(tuning["epsilon_tuned"])
     search = (f" Including the hyperparameter search (a random search, K ~ {law}; "
               "docs/explanation/tuning.md)")
-    if not dependent:
+    independent = tuning.get("epsilon_tuned_data_independent")
+    if not dependent and independent is None:
         return (f"{search}: \u03b5 = {tuned} at the same \u03b4, a data-independent bound.",
                 float(tuning["epsilon_tuned"]))
-    independent = tuning.get("epsilon_tuned_data_independent")
     if independent is not None:  # the published figure above already includes the search
-        return (f"{search}, the data-dependent \u03b5 is {tuned}, unsanitised and not for "
-                "publication.", float(independent))
+        return (f"{search}, " + ("the data-dependent \u03b5 is " if dependent else
+                                 "the run's answers alone give \u03b5 = ") + tuned + (
+            ", unsanitised and not for publication." if dependent else
+            ", not a bound: the votes decide that count."), float(independent))
     return (f"{search}: \u03b5 = {tuned}, which is data-dependent (computed from the run's "
             "data-dependent RDP curve) and unsanitised; the published figure above leaves "
             "the search out (analyse with --accounting data-independent --tuning for a "
@@ -480,14 +482,20 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
            "dp_accounting's PLD of the sampled steps (pessimistic discretisation)")
     rdp = summary.get("epsilon_data_independent_worst") or summary.get(
         "epsilon_data_independent")
-    if summary.get("data_independent_method") == "pld":
+    any_run = ("" if summary.get("epsilon_data_independent_worst") is None
+               or float(summary["answered"]) >= summary["queries"]
+               else " for any run (every query answered)")
+    if summary.get("data_independent_method") == "pld" and not any_run:
         definition += (f" That conversion gives ε = {epsilon_text(summary.get('epsilon_rdp'))}; "
                        f"the reported ε = {epsilon_text(summary['epsilon'])} is smaller and "
                        f"also valid: {pld_source(summary)} ({how}), which has no order.")
     elif smaller_pld(summary) is not None:
-        definition += (f" The data-independent bound ε = "
-                       f"{epsilon_text(summary['epsilon_data_independent_pld'])} is "
+        definition += (f" The data-independent bound{any_run} ε = "
+                       f"{epsilon_text(smaller_pld(summary))} is "
                        f"{pld_source(summary)} ({how}), which has no order; their Rényi DP "
                        f"curve converted gives ε = {epsilon_text(rdp)}.")
+    elif any_run:
+        definition += (f" The data-independent bound{any_run} is their Rényi DP curve's, "
+                       f"ε = {epsilon_text(rdp)}.")
     return {"unit": unit, "relation": relation, "definition": definition, "delta": why,
             "delta_ok": bool(dataset_size) and delta < 1.0 / dataset_size}

@@ -217,8 +217,12 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         law = tuning_law(t, _short)
         tuned = (f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; "
                  f"{_rdp(t['order'])}{DEPENDENT if dependent else ''})")
-        if dependent and t.get("epsilon_tuned_data_independent") is not None:
-            tuned += f"; data-independent {_up(t['epsilon_tuned_data_independent'])} (RDP)"
+        if t.get("epsilon_tuned_data_independent") is not None:  # (with a data-dependent
+            # epsilon, or one of the run's answers: the search's bound for any run)
+            tuned = (tuned[:-1] + "; the run's answers: not a bound)" if not dependent
+                     else tuned) + (f"; data-independent {_up(t['epsilon_tuned_data_independent'])}"
+                                    " (RDP" + ("" if dependent else ", every query answered")
+                                    + ")")
         lines.append(("with tuning", tuned))
     lines += _risk_line(s.get("risk"), s.get("risk_data_independent"),
                         dependent=data_dependence(s)[0])

@@ -66,12 +66,6 @@ EXPECTED_WARNING = ("--accounting expected calibrates on the private votes' data
                     "epsilon: the chosen noise is itself a data-dependent release, not "
                     "covered by the epsilon reported (see "
 "docs/explanation/tuning.md)")
-# --scale-all moves T and sigma1, so each candidate's replay answers other queries
-SCALED_REPLAYS_WARNING = ("--scale-all: each candidate's data-independent cost counts the "
-                          "answers of its own seeded replay (T and sigma1 move with the "
-                          "factor), so the factor found depends on the private votes through "
-                          "every candidate's threshold steps: a data-dependent choice the "
-                          "epsilon reported does not cover (see docs/explanation/tuning.md)")
 
 
 @dataclass(frozen=True)
@@ -367,8 +361,6 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
         x = max(above_values)
         above = (_snap(1.0 / x) if inverse else x, seen[x])
     notes += _threshold_notes(parameters(answer), teachers)
-    if scale_all and accounting == "data-independent":
-        notes.append(SCALED_REPLAYS_WARNING)
     result = run(answer)
     # the labels read here (the run's own files recorded by analyze), as pate-analyze's
     result = replace(result, input_files=(*read_files(reading), *result.input_files))

@@ -27,11 +27,6 @@ MECHANISM_PARAMETERS = {
 }
 
 
-# The mechanisms with a threshold step: its curve (--screening), its sample, and an answered
-# count the votes decide (the bound for any run, ``epsilon_any_run``).
-SELECTING = ("confident", "interactive", "confident-exponential")
-
-
 # math:risk: the publishable attack risk, the largest over the replays (each bounds its own).
 RISK_COLUMNS = ("risk_tpr_0.001", "risk_tpr_0.01", "risk_tpr_0.1", "risk_advantage",
                 "risk_source")

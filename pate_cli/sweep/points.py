@@ -37,12 +37,11 @@ from ..inputs.long_table import ColumnMap, column_map
 from ..inputs.readers import file_sha256
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
-from ..mechanisms.aggregators import TAKEN_BY, needs_integer_votes, not_taken
+from ..mechanisms.aggregators import SELECTING, TAKEN_BY, needs_integer_votes, not_taken
 from ..mechanisms.sampled import SampledMechanism, parse_sampling
 from .columns import (
     GRID_PARAMETERS,
     MECHANISM_PARAMETERS,
-    SELECTING,
     SWEEP_COLUMNS,
     orders_text,
     place_key,

@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .columns import SELECTING, place_key, point_key
+from ..mechanisms.aggregators import SELECTING
+from .columns import place_key, point_key
 
 if TYPE_CHECKING:
     from .points import SweepPoint

@@ -72,13 +72,19 @@ def test_the_published_bound_and_risk_do_not_depend_on_the_seed():
                                       rel=1e-14)
 
 
-def test_aggregators_that_answer_every_query_and_filtered_budgets_report_none():
+def test_a_budget_run_is_bounded_over_every_requested_query():
+    """GNMax answers every query: no separate bound. A budget's halt bounds no other run
+    (under replay the votes decide it, under data-independent accounting the outcomes), so
+    the bound for any run answers every requested query, not only those processed."""
     assert pate_cli.analyze(VOTES, "gnmax", queries=300).epsilon_data_independent_worst is None
-    # a data-independent budget halts on the data-independent charges: a filter whose
-    # budget bounds any run (Feldman and Zrnic 2021)
-    budgeted = pate_cli.analyze(VOTES, "confident", accounting="data-independent", budget=2.0,
-                                queries=1000)
-    assert budgeted.epsilon_data_independent_worst is None and budgeted.epsilon <= 2.0
+    whole = pate_cli.analyze(VOTES, "confident", queries=1000)
+    for accounting in ("replay", "data-independent"):
+        budgeted = pate_cli.analyze(VOTES, "confident", accounting=accounting, budget=1.5,
+                                    queries=1000)
+        assert budgeted.budget.halted_at is not None and budgeted.epsilon <= 1.5
+        assert budgeted.epsilon_data_independent_worst == whole.epsilon_data_independent_worst
+        assert (budgeted.epsilon_data_independent_worst_pld
+                == whole.epsilon_data_independent_worst_pld)
 
 
 def test_the_summary_and_report_say_the_count_is_not_a_bound(cli, tmp_path):
@@ -111,3 +117,15 @@ def test_calibrate_meets_the_bound_for_any_run():
         assert bound <= 2.0 and run.epsilon < bound
     assert answer.to_dict()["every_query_answered"] is True
     assert np.isclose(answer.epsilon, bound, rtol=0, atol=0)
+
+
+def test_a_report_refuses_an_earlier_summary_without_the_bound(cli, tmp_path):
+    """A summary written before the bound for any run was recorded would publish the
+    replay's count's figure: refused (exit 2) with what to do."""
+    summary = json.loads(cli.analyze(VOTES, "-n", "300", "-f", "json").out)
+    del summary["epsilon_data_independent_worst_pld"]
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(summary))
+    done = cli.report("--from", older, "-o", tmp_path / "r.md")
+    assert done.code == 2 and "written before summaries held the bound for any run" in done.err
+    assert not (tmp_path / "r.md").exists()

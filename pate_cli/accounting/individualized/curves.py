@@ -53,8 +53,9 @@ def rdp_individual(log_q: np.ndarray, setting: CurveSetting, *, sensitivities: n
     sensitivity ``D``, 0 at ``D = 0`` (math:individualized).
 
     Args:
-      log_q, log_pr_answered: ``(queries,)``, the real mechanism's (GNMax: no
-        ``log_pr_answered`` nor ``setting.sigma_threshold``).
+      log_q: ``(queries,)``, the real mechanism's.
+      log_pr_answered: ``(queries,)``, the real mechanism's (GNMax: none, nor
+        ``setting.sigma_threshold``).
       setting: ``screening`` ``(T, kind, low, high)`` of ``analysis.steps.screening_counts``.
       charge: a scalar or ``(queries,)``: 1 for GNMax, the replay's 0/1 ``answered`` or
         ``pr_answered`` (math:costs).
@@ -151,7 +152,7 @@ def first_of_each_sensitivity(sensitivities: np.ndarray) -> list[int]:
 
 class _Curves:
     """One sensitivity's curves, and the rows gathered from them (:meth:`at` every order):
-    selection curves once for the run's distinct ``log pr_answered`` up to
+    selection curves once for the run's distinct ``log pr_answered`` (at most teachers + 1) up to
     ``_SELECTION_ELEMENTS`` values, else per block asked for; answer curves per distinct
     ``log q`` of the rows asked for: memory bounded by what is asked."""
 
