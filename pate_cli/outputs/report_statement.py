@@ -218,6 +218,12 @@ AT_COUNT = {True: "the expected answered count (an average, not a bound)",
             False: "the run's answered count (not a bound: the votes decide the count)"}
 
 
+def selects(summary: dict) -> bool:
+    """Whether the run's aggregator has a selection step (its ``threshold`` T), whose
+    answered count the votes decide (math:costs)."""
+    return "threshold" in (summary.get("params") or {})
+
+
 def epsilon_label(summary: dict, head: dict) -> str:
     """How the report's key figures name the run's ``epsilon`` (``head``: :func:`headline`)."""
     if head["data_dependent"]:
@@ -288,6 +294,13 @@ def headline(summary: dict) -> dict:
                               for row in groups)
         text = (f"{lead}, per privacy group, with {per_group}, at \u03b4 = {delta} "
                 f"({scope}), data-independent bounds at the halt.")
+        if selects(summary):  # each group's figure composes the replay's answers
+            text = (f"No per-group bound of (\u03b5, \u03b4)-DP at the teacher-partition level "
+                    "for any run is formed for an aggregator with a selection step: the "
+                    f"per-group data-independent figures at the halt, "
+                    f"{per_group} at \u03b4 = {delta} ({scope}), compose the replay's "
+                    "answers (a count the votes decide) up to a halt the votes decide, and "
+                    "are not bounds (docs/explanation/index.md).")
         if dependent:
             text += (" The data-dependent figures, unsanitised and not for publication: "
                      + ", ".join(f"\u03b5 = {epsilon_text(row['epsilon'])} for group "
@@ -344,8 +357,12 @@ def headline(summary: dict) -> dict:
     if dependent and groups:
         warning = ("The per-group data-dependent \u03b5 are functions of the private "
                    "teacher votes, not sanitised, so publishing them leaks information about "
-                   "the data and is not itself covered by the DP guarantee. Publish the "
-                   "per-group data-independent bounds above.")
+                   "the data and is not itself covered by the DP guarantee. " + (
+                       "Publish the per-group data-independent bounds above."
+                       if not selects(summary) else "The per-group "
+                       "data-independent figures above count the replay's answers: for a "
+                       "bound, run with -m gnmax, or analyse without --individualized (the "
+                       "uniform run's bound for any run)."))
     elif sanitised:
         smooth = summary["smooth_sensitivity"]
         warning = (f"The data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} and "

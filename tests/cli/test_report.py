@@ -530,8 +530,13 @@ def test_groups_publish_their_data_independent_figures(cli, tmp_path):
     """Issue 30 item 5: each group's data-independent figure at the halt is the published
     one, beside the data-dependent figure; the table has both and the one over all
     queries."""
+    # Confident's figures compose its replay's answers: no bound for any run is published
     args = ["--individualized", "upsampling", "--groups",
             str(SAMPLES / "mnist_250_groups.csv"), "-n", "1500"]
+    _, head, _, _ = _headline_and_checklist(cli, tmp_path, *args)
+    assert head.startswith("**No per-group bound of (ε, δ)-DP at the teacher-partition level")
+    assert "compose the replay's answers" in head and "bounds at the halt" not in head
+    args = ["-m", "gnmax", *args]  # GNMax answers every query: its figures are bounds
     summary = json.loads(cli.analyze(VOTES, *args, "-f", "json").out)
     text, head, _, _ = _headline_and_checklist(cli, tmp_path, *args)
     assert "data-independent bounds at the halt" in head
