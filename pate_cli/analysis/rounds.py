@@ -83,10 +83,14 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
         carry = part.rdp_total
         parts.append(part)
     epsilon, order = (float(x) for x in convert(carry))
-    at_order, independent = zip(*(_part_figures(part, orders, order) for part in parts),
-                                strict=True)
+    at_order, independent, any_run = zip(*(_part_figures(part, orders, order)
+                                           for part in parts), strict=True)
     di_curve = spent + sum(independent)  # --add-rdp too
     eps_di, order_di = (float(x) for x in convert(di_curve))
+    eps_worst = None  # a selecting round's count is the votes': every query answered
+    if any(part.epsilon_data_independent_worst is not None for part in parts):
+        di_curve = spent + sum(any_run)  # the curve the publishable bound rests on
+        eps_worst = float(convert(di_curve)[0])
     with_outcome = any(spec.mechanism.uses_student for spec in rounds)
     # in file order: the rounds' rows, one round after another, are 0, 1, 2, ...
     firsts = np.cumsum([0] + [part.queries for part in parts])[:-1]
@@ -108,7 +112,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
         teachers=parts[0].teachers, classes=parts[0].classes,
         rdp_total=carry, epsilon=epsilon, order=order,
         epsilon_data_independent=eps_di, order_data_independent=order_di,
-        rdp_data_independent=di_curve,
+        rdp_data_independent=di_curve, epsilon_data_independent_worst=eps_worst,
         answered_total=float(sum(p.answered_total for p in parts)),
         rdp_at_order={key: float(sum(sums[key] for sums in at_order))
                       for key in ("selection", "answer")},
@@ -127,19 +131,23 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
 
 
 def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
-                  ) -> tuple[dict[str, float], np.ndarray]:
-    """A round's selection and answer sums at ``order`` and its data-independent curve
-    (math:independent); an SVT-PATE round's: its unstable queries' shares and math:svt's curve."""
+                  ) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
+    """A round's selection and answer sums at ``order``, its data-independent curve
+    (math:independent) and that of any run (every query answered where the round reports
+    it, ``run.reports_any_run_bound``); an SVT-PATE round's: its unstable queries' shares
+    and math:svt's curve (twice)."""
     mechanism = part.mechanism
     if mechanism.sequential:
         share = float(rdp_svt_rounds(scale=mechanism.scale, rounds=1, orders=[order])[0])
-        return ({"selection": share * part.svt.unstable, "answer": 0.0},
-                rdp_svt(scale=mechanism.scale, cutoff=mechanism.cutoff, orders=orders))
+        curve = rdp_svt(scale=mechanism.scale, cutoff=mechanism.cutoff, orders=orders)
+        return {"selection": share * part.svt.unstable, "answer": 0.0}, curve, curve
     assert part.counts is not None and part.counts.step_sums is not None
     selection, answer = mechanism_steps(mechanism)
+    any_run = part.queries if part.epsilon_data_independent_worst is not None else None
     return (sums_at_order(orders, order, *part.counts.step_sums),
-            data_independent_curve(selection, answer, answered=part.answered_total,
-                                   queries=part.queries, orders=orders))
+            *(data_independent_curve(selection, answer, answered=answered,
+                                     queries=part.queries, orders=orders)
+              for answered in (part.answered_total, any_run or part.answered_total)))
 
 
 def _round_frames(result: AnalysisResult, *, parts: list[AnalysisResult],

@@ -139,8 +139,8 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
             figures += [("data-independent", rf"^{NUMBER} \(privacy-loss", pld, False),
                         ("data-independent", rf"RDP {NUMBER}\)", worst, False)]
         else:
-            figures.append(("data-independent", rf"^{NUMBER} \(every query answered", worst,
-                            False))
+            figures.append(("data-independent", rf"^{NUMBER} \((RDP, )?every query answered",
+                            worst, False))
     elif s.get("epsilon_method") != "pld" and (s.get("epsilon_data_independent_pld") or
                                                float("inf")) < s["epsilon_data_independent"]:
         figures += [("data-independent", rf"^{NUMBER} \(privacy-loss",

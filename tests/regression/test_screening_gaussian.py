@@ -35,6 +35,10 @@ PLD_FIRST = re.compile(rb"^(data-independent +)[0-9.]+ \(privacy-loss distributi
 PLD_FIRST_WORST = re.compile(rb"^(data-independent +)[0-9.]+ \(privacy-loss distribution "
                              rb"accountant, (every query answered: the bound for any run); "
                              rb"RDP ([0-9.]+)\)", re.M)
+# The bound for any run (every query answered) leads the line since, the run's count after
+ANY_RUN = re.compile(rb"^(data-independent +)[0-9.]+ \(RDP, every query answered: the bound "
+                     rb"for any run\); ([0-9.]+ \(RDP, order [^)]*\)) at the run's [0-9]+ "
+                     rb"answers, not a bound: the votes decide that count$", re.M)
 NAMES = sorted(path.name for path in GAUSSIAN.iterdir() if path.is_dir())
 
 
@@ -79,6 +83,7 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
                 row["command"] = row["command"].replace(" --screening gaussian", "")
             writer.writerow(row)
         return out.getvalue().encode()
+    data = ANY_RUN.sub(rb"\1\2", data)
     data = PLD_FIRST_WORST.sub(rb"\1\3 (\2)", PLD_FIRST.sub(rb"\1", data))
     # an RDP figure names its accountant since ("(RDP, order 6", "(RDP, every query")
     data = re.sub(rb"(; data-independent [0-9.]+) \(RDP\)$", rb"\1", data.replace(
