@@ -41,7 +41,7 @@ from ..mechanisms import release_draw
 from ..rounding import ceil_text
 from ..vote_rows import is_sparse
 from ..work_sizes import READ_VALUES
-from .attack_risk import GAUSSIAN, gaussian_steps, is_sampled
+from .attack_risk import GAUSSIAN, bound_curve, gaussian_steps, is_sampled, own_bound
 from .result import AnalysisResult, TuningPart
 from .steps import mechanism_steps, run_charges
 
@@ -91,21 +91,28 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
                                                         risk_data_independent=sampled_risk)
 
 
+def published_epsilon(result: AnalysisResult) -> float:
+    """The epsilon a run publishes, gates and is calibrated on: ``epsilon``, or where a
+    data-independent run composes only its answers, its bound for any run (every query
+    answered; the PLD figure where below the RDP one, math:costs)."""
+    worst, pld = result.epsilon_data_independent_worst, result.epsilon_data_independent_worst_pld
+    if result.accounting != "data-independent" or worst is None:
+        return float(result.epsilon)
+    return float(worst if pld is None else min(worst, pld))
+
+
 def any_run_bound(result: AnalysisResult) -> dict | None:
-    """What a data-independent run that composes only its answers (an aggregator with a
-    selection step: the votes decide the count, math:costs) publishes, gates and is
-    calibrated on: the bound for any run, every query answered, as ``{epsilon, method,
-    rdp, order}`` (the PLD figure where below the RDP one); None for any other run (its
-    ``epsilon``)."""
+    """:func:`published_epsilon`'s bound for any run as ``{epsilon, method, rdp, order}``
+    (its accountant, and the RDP figure with its order); None where the run publishes its
+    own ``epsilon``."""
     worst = result.epsilon_data_independent_worst
     if result.accounting != "data-independent" or worst is None:
         return None
     order = float(rdp_to_epsilon(result.rdp_data_independent, orders=result.orders,
                                  delta=result.delta, conversion=result.conversion)[1])
-    pld = result.epsilon_data_independent_worst_pld
-    smaller = pld is not None and pld < worst
-    return {"epsilon": float(pld) if pld is not None and smaller else float(worst),
-            "method": "pld" if smaller else "rdp", "rdp": float(worst), "order": order}
+    epsilon = published_epsilon(result)
+    return {"epsilon": epsilon, "method": "pld" if epsilon < worst else "rdp",
+            "rdp": float(worst), "order": order}
 
 
 def pld_figure(mechanism, queries: int, answered: int,
@@ -173,10 +180,8 @@ def tuning_part(result, distribution: TuningDistribution) -> TuningPart:
                     conversion=result.conversion, distribution=distribution)
     epsilon, order = tuned(result.rdp_total)
     independent = risk = None
-    curve = (result.rdp_total if result.accounting == "data-independent"
-             and result.epsilon_data_independent_worst is None
-             else result.rdp_data_independent)  # the publishable bound's
-    if curve is not None and curve is not result.rdp_total:
+    curve = bound_curve(result)
+    if curve is not None and not own_bound(result):  # the search's bound beside its epsilon
         independent = tuned(curve)[0]
     if curve is not None and result.svt is None and result.groups is None:
         risk = rdp_risk(tuned_rdp(curve, orders=result.orders, distribution=distribution),

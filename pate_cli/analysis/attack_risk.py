@@ -62,6 +62,20 @@ def gaussian_steps(mechanism, *, answered: int, queries: int) -> list | None:
     return steps
 
 
+def own_bound(result: AnalysisResult) -> bool:
+    """Whether the run's own curve is its publishable bound: data-independent accounting of
+    every answer a run can give (no ``epsilon_data_independent_worst`` beside it)."""
+    return (result.accounting == "data-independent"
+            and result.epsilon_data_independent_worst is None)
+
+
+def bound_curve(result: AnalysisResult):
+    """The RDP curve the publishable data-independent bound rests on: the run's own
+    (:func:`own_bound`) or ``rdp_data_independent`` (every query answered where the run
+    reports the bound for any run); None where the run has none."""
+    return result.rdp_total if own_bound(result) else result.rdp_data_independent
+
+
 def is_sampled(mechanism) -> bool:
     """Whether ``mechanism`` declares a sampling of its voters (other than all of them)."""
     return isinstance(mechanism, SampledMechanism) and not unsampled(mechanism.sampling)
@@ -93,9 +107,8 @@ def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:
         return None
     if result.svt is not None:
         return svt_risk(result)
-    curve = result.rdp_data_independent  # the publishable bound's
-    if curve is None or (result.accounting == "data-independent"
-                         and result.epsilon_data_independent_worst is None):
+    curve = bound_curve(result)
+    if curve is None:
         curve = result.rdp_total
     mechanism = result.mechanism
     plain = run_steps(result)

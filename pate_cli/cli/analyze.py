@@ -133,15 +133,15 @@ def analyze(votes, **options):
         click.echo(f"Warning: -o {files['output']} is written as a {fmt} (give -f json for "
                    "JSON)", err=True)
     # a data-independent run that composes only its answers: the bound for any run
-    from ..analysis.added_figures import any_run_bound
-    bound = any_run_bound(result)
+    from ..analysis.added_figures import published_epsilon
+    published = published_epsilon(result)
+    any_run = "" if published == result.epsilon else " for any run"
     if result.tuning is not None:  # the search's figure
-        check_max_epsilon(result.tuning.epsilon_tuned if bound is None else
-                          result.tuning.epsilon_tuned_data_independent, max_epsilon,
-                          what="epsilon with tuning" + ("" if bound is None else " for any run"))
+        check_max_epsilon(result.tuning.epsilon_tuned_data_independent if any_run else
+                          result.tuning.epsilon_tuned, max_epsilon,
+                          what="epsilon with tuning" + any_run)
     else:
-        check_max_epsilon(result.epsilon if bound is None else bound["epsilon"], max_epsilon,
-                          what="epsilon" + ("" if bound is None else " for any run"))
+        check_max_epsilon(published, max_epsilon, what="epsilon" + any_run)
 
 
 def _show_parameters(votes, fmt, **options) -> None:

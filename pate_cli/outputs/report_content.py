@@ -27,6 +27,7 @@ from .report_statement import (
     headline,
     largest_group,
     number,
+    pld_key,
     pld_source,
     privacy_unit,
     smaller_pld,
@@ -267,10 +268,9 @@ def _independent_figures(summary: dict) -> list[dict]:
                         summary["epsilon_data_independent"] if older
                         else base["epsilon_data_independent"])]
     pld, any_run = smaller_pld(summary), " (any run: every query answered)"
-    key = "epsilon_data_independent_" + ("worst_pld" if worst is not None and "epsilon_data_"
-                                         "independent_worst_pld" in summary else "pld")
-    smaller = ([] if pld is None else [_figure(key, "data-independent \u03b5, privacy-loss "
-                                               "distribution" + any_run * bool(worst), pld)])
+    smaller = ([] if pld is None else [_figure(pld_key(summary), "data-independent \u03b5, "
+                                               "privacy-loss distribution"
+                                               + any_run * bool(worst), pld)])
     rdp = ", R\u00e9nyi DP" if smaller else ""
     if worst is None:
         return smaller + [_figure("epsilon_data_independent", f"data-independent \u03b5{rdp}",

@@ -191,14 +191,22 @@ def smaller_pld(summary: dict) -> float | None:
     """The PLD figure of the publishable data-independent bound where below its RDP figure
     (``epsilon_data_independent_worst``'s, every query answered, where the summary has
     it), else None: the figure the summary leads with and the report publishes."""
-    pld = summary.get("epsilon_data_independent_pld")
+    pld = summary.get(pld_key(summary))
     bound = summary.get("epsilon_data_independent_worst")
     if bound is None:
         bound = summary.get("epsilon_data_independent")
-    elif summary.get("accounting") != "expected" or "epsilon_data_independent_worst_pld" in (
-            summary):  # (an expected run's summary before the key: its _pld is the bound's)
-        pld = summary.get("epsilon_data_independent_worst_pld")
     return None if pld is None or bound is None or not pld < bound else float(pld)
+
+
+def pld_key(summary: dict) -> str:
+    """The key of the publishable bound's PLD figure: ``epsilon_data_independent_worst_pld``
+    beside the bound for any run (an expected run's summary written before that key: its
+    ``epsilon_data_independent_pld`` is the bound's), else ``epsilon_data_independent_pld``."""
+    worst = "epsilon_data_independent_worst_pld"
+    if summary.get("epsilon_data_independent_worst") is not None and (
+            worst in summary or summary.get("accounting") != "expected"):
+        return worst
+    return "epsilon_data_independent_pld"
 
 
 def count_figure(summary: dict) -> tuple[float, bool]:

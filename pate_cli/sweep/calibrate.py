@@ -30,7 +30,7 @@ from typing import Any
 
 from .._version import __version__
 from ..analysis import api
-from ..analysis.added_figures import any_run_bound
+from ..analysis.added_figures import any_run_bound, published_epsilon
 from ..analysis.result import AnalysisResult, InputFile
 from ..analysis.run_spec import LAYOUT_ALONE, RunSpec, check_options
 from ..errors import InputError, OptionError, PateWarning
@@ -96,7 +96,7 @@ class Calibration:
 
     @property
     def epsilon(self) -> float:
-        return CalibrationTarget("epsilon", 0.0).figure(self.result)
+        return published_epsilon(self.result)
 
     def command(self, votes_text: str | None = "VOTES") -> str:
         """The ``pate-analyze`` command that reproduces the answer (``votes_text``: the

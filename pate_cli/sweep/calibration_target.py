@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..analysis.added_figures import any_run_bound
+from ..analysis.added_figures import published_epsilon
 from ..analysis.result import AnalysisResult
 from ..errors import OptionError
 from ..numerics import real_number
@@ -78,8 +78,7 @@ class CalibrationTarget:
         """``result``'s epsilon, TPR bound at ``at_fpr``, or advantage bound (``OptionError``
         for a risk target of a run without a risk)."""
         if self.quantity == "epsilon":
-            bound = any_run_bound(result)
-            return float(result.epsilon if bound is None else bound["epsilon"])
+            return published_epsilon(result)
         risk = result.risk
         if risk is None:
             raise OptionError("this run has no attack risk to calibrate on "

@@ -58,8 +58,7 @@ def _has_epsilon(row: dict) -> bool:
     """Every figure of a row, as an epsilon can be (a table written before ``epsilon_max``
     or ``epsilon_any_run`` lacks it; an edited cell may be negative)."""
     figures = [row.get("epsilon"), row.get("epsilon_max")]
-    if row.get("accounting") == "expected" or (row.get("mechanism") in SELECTING and not (
-            row.get("accounting") == "data-independent" and row.get("budget") is not None)):
+    if row.get("accounting") == "expected" or row.get("mechanism") in SELECTING:
         figures.append(row.get("epsilon_any_run"))  # (analysis.run.reports_any_run_bound)
     return all(isinstance(value, (int, float)) and not math.isnan(value) and value >= 0
                for value in figures)
