@@ -196,6 +196,7 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         epsilon_data_independent=max(row["epsilon_data_independent"] for row in group_rows),
         order_data_independent=float("nan"), epsilon_data_independent_worst=None,
         rdp_data_independent=None,  # the uniform run's curve: no group's bound
+        rdp_at_order=None,  # the uniform run's sums: no group composes them
         order=float(order) if np.isfinite(order) else float(base.orders[0]),
         answered_total=float(answered), groups=part, label_accuracy=accuracy,
         accuracy_by_outcome=by_outcome, warnings=base.warnings + notes,

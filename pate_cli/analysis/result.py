@@ -248,7 +248,7 @@ class AnalysisResult:
     epsilon_data_independent: float
     order_data_independent: float
     answered_total: float
-    rdp_at_order: Mapping[str, float]
+    rdp_at_order: Mapping[str, float] | None  # None: an individualized run's (per group)
     label_accuracy: float | None
     warnings: tuple[str, ...] = ()
     # The data-independent bound of a run answering every query (run.reports_any_run_bound)

@@ -2,10 +2,9 @@
 
 :func:`report_content` reads a JSON summary (cli:json) and states the headline guarantee
 (math:smooth), privacy unit, DP definition and conversion (math:conversion), mechanism and
-parameters, accounting (math:costs), decisions, budget, per-group costs
-(math:individualized), tuning (math:tuning), attack risk (math:risk, rounded up), the
-reproduction recipe, and a checklist after Ponomareva et al. 2023, "How to DP-fy ML"
-(section on reporting). Nothing is computed here; optional keys are read tolerantly.
+parameters, accounting (math:costs), decisions, budget, per-group costs (math:individualized),
+tuning (math:tuning), attack risk (math:risk, rounded up), the reproduction recipe, and a
+checklist after Ponomareva et al. 2023, "How to DP-fy ML". Nothing is computed here.
 """
 
 from __future__ import annotations
@@ -344,8 +343,9 @@ def report_content(summary: dict, *, command: str | None = None,
         ("accountant of \u03b5", f"{pld_source(summary)}, no order"
          if summary.get("epsilon_method") == "pld" else
          METHODS.get(str(summary.get("epsilon_method")), str(summary.get("epsilon_method")))),
-        ("RDP at the best order", ", ".join(f"{key} {epsilon_text(value)}" for key, value in
-                                            (summary.get("rdp_at_order") or {}).items())),
+        *([("RDP at the best order", ", ".join(f"{key} {epsilon_text(value)}" for key, value
+                                               in summary["rdp_at_order"].items()))]
+          if summary.get("rdp_at_order") else []),  # none for an individualized run
     ]
     if summary.get("outcomes"):
         accounting.append(("outcomes", ", ".join(f"{count} {name}" for name, count in

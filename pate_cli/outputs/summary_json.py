@@ -58,7 +58,7 @@ def summary_dict(result: AnalysisResult) -> dict:
         "epsilon_data_independent_worst": result.epsilon_data_independent_worst,
         "epsilon_data_independent_pld": result.epsilon_data_independent_pld,
         "epsilon_data_independent_worst_pld": result.epsilon_data_independent_worst_pld,
-        "rdp_at_order": dict(result.rdp_at_order),
+        "rdp_at_order": None if result.rdp_at_order is None else dict(result.rdp_at_order),
         "label_accuracy": result.label_accuracy,
         "labels_output": (counts.labels_output if result.multilabel is None
                           else result.multilabel.labels_output),  # (query, label) pairs

@@ -193,6 +193,24 @@ def test_the_summarys_data_independent_figure_is_the_largest_groups(accounting):
             == uniform.epsilon_data_independent_worst)
 
 
+def test_no_rdp_split_is_reported_for_an_individualized_run():
+    """JSON ``rdp_at_order`` and the report's "RDP at the best order" gave the uniform run's
+    sums over every query (0.764 + 2.8742 at order 8.5 on the MNIST sample, which convert to
+    5.17, not the 2.9751 group c spent at the halt): no run's split, so none is given."""
+    from pate_cli.outputs.report_content import report_content
+    from pate_cli.outputs.summary_json import summary_dict
+
+    summary = summary_dict(analyze(str(SAMPLES / "mnist_250_votes.npy"), "confident",
+                                   queries=300, individualized="upsampling",
+                                   groups=str(SAMPLES / "mnist_250_groups.csv")))
+    assert summary["rdp_at_order"] is None
+    rows = [row["name"] for row in report_content(summary)["accounting"]]
+    assert "accountant of \u03b5" in rows and "RDP at the best order" not in rows
+    plain = summary_dict(analyze(str(SAMPLES / "mnist_250_votes.npy"), "confident",
+                                 queries=300))
+    assert "RDP at the best order" in [row["name"] for row in report_content(plain)["accounting"]]
+
+
 def test_a_report_states_the_largest_groups_figure_from_an_older_summary_too(tmp_path):
     """A summary written before the baseline held the uniform run's figures (they were the
     top level's): the report states the largest group's figure at the halt from its rows,

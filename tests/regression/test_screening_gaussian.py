@@ -62,6 +62,8 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
             for key in ("epsilon_data_independent", "order_data_independent",
                         "epsilon_data_independent_worst"):
                 summary[key] = base.pop(key)
+        if summary.get("rdp_at_order", 0) is None:  # an individualized run's: none since,
+            summary["rdp_at_order"] = known["rdp_at_order"]  # the uniform run's sums were
         if known.get("epsilon_data_independent_worst", 0) is None:  # replay: added since
             summary["epsilon_data_independent_worst"] = None  # (the bound for any run)
         summary = {key: value for key, value in summary.items()
