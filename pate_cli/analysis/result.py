@@ -14,7 +14,6 @@ import numpy as np
 from .._views import load_providers
 from ..accounting.conversion import rdp_to_epsilon
 from ..query_table import QueryTable, per_query_frame
-from ..rounding import ceil_text
 from ..work_sizes import DEFAULT_CHUNK
 
 if TYPE_CHECKING:
@@ -373,11 +372,12 @@ class AnalysisResult:
         return _presenter("html")(self)
 
     def __repr__(self) -> str:
+        """One line: the counts, and epsilon as the summary states it (its accountant, and
+        whether it is data-dependent or a bound)."""
         answered = (f"{self.answered_total:.1f} expected" if self.accounting == "expected"
                     else f"{int(round(self.answered_total))}")
-        return (f"<AnalysisResult {self.mechanism.name}: {self.queries} queries, answered "
-                f"{answered}, epsilon {ceil_text(self.epsilon)} at delta {self.delta:g} "
-                f"({self.accounting}, order {self.order:g})>")
+        return (f"<AnalysisResult {self.mechanism.name}, {self.accounting}: {self.queries} "
+                f"queries, answered {answered}, epsilon {_presenter('epsilon')(self)}>")
 
 
 @dataclass(frozen=True)

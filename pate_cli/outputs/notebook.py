@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analysis.added_figures import any_run_bound
 from ..analysis.result import AnalysisResult, register_presenter
+from ..rounding import ceil_text
 from .captions import MECHANISM_NAMES, summary_parameters
 from .report import environment, render_report
 from .report_figures import groups_plot, history_plot, selection_plot
 from .report_files import analysed_votes
 from .report_statement import AVERAGE_RELEASE, average_release, epsilon_text, number
-from .summary import summary_lines
+from .summary import PLD, summary_lines
 
 SPARK_WIDTH, SPARK_HEIGHT, SPARK_POINTS = 240.0, 48.0, 120
 
@@ -144,6 +146,19 @@ def result_html(result: AnalysisResult) -> str | None:
         spark=sparkline(_cumulative_picks(result)))
 
 
+def result_epsilon(result: AnalysisResult) -> str:
+    """``repr``'s epsilon: the summary's line, with its accountant and caveats; where that
+    line composes a data-independent run's answers (a count the votes decide), the bound
+    for any run instead."""
+    bound = any_run_bound(result)
+    if bound is None or not bound["rdp"] > result.epsilon:
+        return dict(summary_lines(result.to_dict()))["epsilon"]
+    accountant = PLD if bound["method"] == "pld" else "RDP"
+    return (f"{ceil_text(bound['epsilon'])} at delta {result.delta:g} ({accountant}, every "
+            "query answered: the bound for any run)")
+
+
+register_presenter("epsilon", result_epsilon)
 register_presenter("plot", ResultPlots)
 register_presenter("report", result_report)
 register_presenter("html", result_html)

@@ -46,6 +46,24 @@ def test_repr_is_one_line(confident, groups):
         assert "\n" not in text and text.startswith("<AnalysisResult ") and len(text) < 200
 
 
+def test_repr_says_what_its_epsilon_is(confident):
+    """repr printed a data-dependent epsilon bare ("epsilon 5.9408 at delta 1e-05 (replay,
+    order 6)"), and a data-independent run's count figure as if a bound: it gives the
+    summary's epsilon line."""
+    assert repr(confident) == (
+        "<AnalysisResult confident, expected: 9000 queries, answered 5029.2 expected, epsilon "
+        "5.9326 at delta 1e-05 (RDP, order 6; data-dependent, unsanitised: not for "
+        "publication)>")
+    independent = pate_cli.analyze(VOTES, accounting="data-independent", queries=640)
+    assert repr(independent).endswith(  # not the count's 2.8961
+        "epsilon 3.9268 at delta 1e-05 (privacy-loss distribution accountant, every query "
+        "answered: the bound for any run)>")
+    assert independent.epsilon_data_independent_worst_pld <= 3.9268
+    gnmax = pate_cli.analyze(VOTES, "gnmax", accounting="data-independent", queries=640)
+    assert repr(gnmax).endswith("epsilon 3.8487 at delta 1e-05 (privacy-loss distribution "
+                                "accountant)>")
+
+
 def test_repr_html_is_small_and_well_formed(confident):
     html = confident._repr_html_()
     assert len(html.encode()) < 20_000
