@@ -176,6 +176,10 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                          per_query=bool(per_query), workers=workers, consumer=consumer)
     consumer.finish()
     groups, group_rows, baseline = found.report(parameters)
+    bounds = found.any_run_epsilons(base.requested or base.queries) if selects else None
+    if bounds is not None:  # each group's bound for any run (the replay's count is not one)
+        group_rows = tuple({**row, "epsilon_data_independent_worst": float(bound)}
+                           for row, bound in zip(group_rows, bounds, strict=True))
     uniform = ("epsilon_data_independent", "order_data_independent",
                "epsilon_data_independent_worst")  # the uniform run's: the baseline's
     baseline = {**baseline, **{key: getattr(base, key) for key in uniform}}

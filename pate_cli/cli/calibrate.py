@@ -82,9 +82,9 @@ def _accounting_specs(option) -> list:
     # not depend on a replay's noise draw (the shared list starts with --accounting).
     return [option("--accounting", type=click.Choice(list(ACCOUNTINGS)),
                    default="data-independent", show_default=True,
-                   help="data-independent (no data-dependent bound; Confident counts the "
-                        "seeded replay's answers) or expected (2018 paper; a data-dependent "
-                        "choice)."),
+                   help="data-independent (no data-dependent bound; with a selection "
+                        "step, the bound for any run: every query answered) or expected "
+                        "(2018 paper; a data-dependent choice)."),
             *accounting_specs(option)[1:], screening_spec(option), *sampling_specs(option)]
 
 

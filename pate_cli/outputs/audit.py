@@ -87,8 +87,9 @@ def render_audit(summary: dict, fmt: str) -> str:
         ("pair", f"{pair['kind']}: {pair['description']}"),
         ("", f"first  {_histogram(pair['first'])}"),
         ("", f"second {_histogram(pair['second'])}"),
-        ("event", "none: no measuring draw on either side fell in the event the choosing "
-                  "draws picked" if measured.get("hits") == 0 and measured.get("other_hits") == 0
+        ("event", f"none that tells the pair apart: no candidate showed a difference on the "
+                  f"choosing draws, and the first ({happens}) fell in no measuring draw"
+                  if measured.get("hits") == 0 and measured.get("other_hits") == 0
          else f"{happens}, more frequent at the {event['favours']}" + (
              " in the choosing draws, as frequent at both in the measuring ones"
              if measured and measured.get("hits") == measured.get("other_hits") else "")),

@@ -5,6 +5,8 @@
 parameters, accounting (math:costs), decisions, budget, per-group costs (math:individualized),
 tuning (math:tuning), attack risk (math:risk, rounded up), the reproduction recipe, and a
 checklist after Ponomareva et al. 2023, "How to DP-fy ML". Nothing is computed here.
+
+Size: one concept, what the statement says, section by section, for every kind of run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..rounding import ceil_text
 from .captions import MECHANISM_NAMES
 from .report_command import command_line
 from .report_statement import (
+    ANY_RUN_KEY,
     AT_COUNT,
     AVERAGE_RELEASE,
     UNSANITISED,
@@ -132,6 +135,8 @@ def group_rows(summary: dict) -> list[dict]:
                      "independent": epsilon_text(row.get("epsilon_data_independent")),
                      "independent_all": epsilon_text(
                          row.get("epsilon_data_independent_if_continued")),
+                     "any_run": None if row.get(ANY_RUN_KEY) is None
+                     else epsilon_text(row[ANY_RUN_KEY]),  # a selection step's bound
                      "exhausted_at": ("within budget" if row.get("exhausted_at") is None
                                       else f"query {row['exhausted_at']}")})
     return rows
@@ -189,8 +194,9 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
                             f"{vacuous_text(row['risk'])}" for row in groups)
             return {"missing": "No single attack risk: an individualized run has one "
                                "guarantee per privacy group. Each group's, from the "
-                               f"(\u03b5, \u03b4) pair of its data-independent figure: "
-                               f"{why} (docs/explanation/risk.md)."}
+                               "(\u03b5, \u03b4) pair of its " + ("bound for any run" if
+                               groups[0].get(ANY_RUN_KEY) is not None else "data-independent "
+                               "figure at the halt") + f": {why} (docs/explanation/risk.md)."}
         return {"missing": f"No attack risk: {why} (docs/explanation/risk.md)."}
     source = str(independent.get("source"))
     view = {"missing": None, "rows": risk_rows(independent), "figure": figure,
@@ -248,16 +254,21 @@ def _independent_figures(summary: dict) -> list[dict]:
     worst = summary.get("epsilon_data_independent_worst")
     if summary.get("groups"):
         base, groups = summary.get("baseline") or {}, summary["groups"]
-        row = largest_group(groups)
+        row, bounded = largest_group(groups), largest_group(groups, ANY_RUN_KEY)
         older = "epsilon_data_independent" not in base  # the uniform run's at the top
         largest = (f"groups.{groups.index(row)}.epsilon_data_independent"
                    if older and row is not None else "epsilon_data_independent")
         uniform = "epsilon_data_independent" if older else "baseline.epsilon_data_independent"
         bound = base.get("epsilon_data_independent_worst")  # for any run
         average = bound is not None and bound > base["epsilon_data_independent"]
-        return [*([] if row is None else [_figure(
+        return [*([] if bounded is None else [_figure(  # a selection step's, for any run
+                    f"groups.{groups.index(bounded)}.{ANY_RUN_KEY}", "data-independent \u03b5, "
+                    f"group {bounded['group']}'s for any run (the largest; every query "
+                    "answered)", bounded[ANY_RUN_KEY])]),
+                *([] if row is None else [_figure(
                     largest, f"data-independent \u03b5, group {row['group']}'s at the halt "
-                    "(the largest)", row["epsilon_data_independent"])]),
+                    "(the largest" + ("" if bounded is None else ": the replay's answers, not "
+                                      "a bound") + ")", row["epsilon_data_independent"])]),
                 *([_figure("baseline.epsilon_data_independent_worst", "uniform run's "
                            "data-independent \u03b5 (any run: every query answered; every "
                            "query at sensitivity 1, no halt)", bound)] if average else []),

@@ -44,6 +44,8 @@ def epsilon_text(value, digits: int = 4) -> str:
 
 # How every output labels a data-dependent figure that has not been sanitised.
 UNSANITISED = "data-dependent, unsanitised: not for publication"
+# A group row's bound for any run (an aggregator with a selection step, math:costs)
+ANY_RUN_KEY = "epsilon_data_independent_worst"
 # How every output labels a smooth-sensitivity release under expected accounting (math:smooth).
 AVERAGE_RELEASE = "an average run's estimate, not a guarantee"
 
@@ -237,6 +239,8 @@ def epsilon_label(summary: dict, head: dict) -> str:
     if head["data_dependent"]:
         return ("data-dependent \u03b5 (unsanitised)" if head["sanitised"] else
                 "data-dependent \u03b5 (unsanitised: not for publication)")
+    if largest_group(summary.get("groups") or [], ANY_RUN_KEY) is not None:
+        return "\u03b5, the largest group's at the halt (not a bound: the replay's answers)"
     if (summary.get("epsilon_data_independent_worst") is None
             or float(summary["answered"]) >= summary["queries"]):
         return "\u03b5"
@@ -289,6 +293,7 @@ def headline(summary: dict) -> dict:
     dependent, sanitised = data_dependence(summary)
     delta = number(summary["delta"], 10)
     groups = summary.get("groups") or []
+    bounds = [row.get(ANY_RUN_KEY) for row in groups]  # with a selection step: for any run
     scope = _scope(summary)
     lead = ("The released labels satisfy" if decisions_kind(summary) == "file" else
             "Labelling these votes with this mechanism and these parameters satisfies")
@@ -302,10 +307,22 @@ def headline(summary: dict) -> dict:
                               for row in groups)
         text = (f"{lead}, per privacy group, with {per_group}, at \u03b4 = {delta} "
                 f"({scope}), data-independent bounds at the halt.")
-        if selects(summary):  # each group's figure composes the replay's answers
+        if selects(summary) and None not in bounds:  # each group's bound for any run
+            queries = summary["queries"]
+            text = (f"{lead}, per privacy group, with " + ", ".join(
+                        f"\u03b5 = {epsilon_text(bound)} for group {row['group']}"
+                        for row, bound in zip(groups, bounds, strict=True))
+                    + f", at \u03b4 = {delta} ({scope}), data-independent bounds that hold "
+                    "whatever a run answers and wherever it halts ("
+                    + ("the query" if queries == 1 else f"every one of the {queries:,} queries")
+                    + " answered at each group's sensitivity); the per-group figures at the "
+                    f"halt, {per_group}, compose the replay's answers (a count the votes "
+                    "decide) and are not bounds.")
+        elif selects(summary):  # each group's figure composes the replay's answers
             text = (f"No per-group bound of (\u03b5, \u03b4)-DP at the teacher-partition level "
-                    "for any run is formed for an aggregator with a selection step: the "
-                    f"per-group data-independent figures at the halt, "
+                    "for any run is formed for vanishing with a selection step (a teacher's "
+                    "sensitivity varies from query to query; nor is one in a summary written "
+                    "before the bound): the per-group data-independent figures at the halt, "
                     f"{per_group} at \u03b4 = {delta} ({scope}), compose the replay's "
                     "answers (a count the votes decide) up to a halt the votes decide, and "
                     "are not bounds (docs/explanation/index.md).")
@@ -367,7 +384,7 @@ def headline(summary: dict) -> dict:
                    "teacher votes, not sanitised, so publishing them leaks information about "
                    "the data and is not itself covered by the DP guarantee. " + (
                        "Publish the per-group data-independent bounds above."
-                       if not selects(summary) else "The per-group "
+                       if not selects(summary) or None not in bounds else "The per-group "
                        "data-independent figures above count the replay's answers: for a "
                        "bound, run with -m gnmax, or analyse without --individualized (the "
                        "uniform run's bound for any run)."))
@@ -393,9 +410,13 @@ def headline(summary: dict) -> dict:
     halted = (isinstance(budget, dict) and budget.get("halted_at", budget.get("stopped_at"))
               is not None) or (bool(groups) and summary.get("stopped_at") is not None)
     if warning and halted:  # a run the budget never bound stopped nowhere
-        warning += (" The halt point is chosen from the data-dependent cost, so "
-                    "where the run stopped is itself a function of the votes; the "
-                    "data-independent bound covers the queries processed, not that choice.")
+        any_run = summary.get("epsilon_data_independent_worst") is not None or (
+            bool(groups) and None not in bounds)
+        covered = ("the bound for any run covers every requested query" if any_run else
+                   "the data-independent bound covers the queries processed")
+        warning += (" The halt point is chosen from the data-dependent cost, so where the "
+                    f"run stopped is itself a function of the votes; {covered}, not that "
+                    "choice.")
     return {"text": text, "published": published, "data_dependent": dependent,
             "sanitised": sanitised, "warning": warning, "tuned": tuned,
             "tuning_included": tuned is not None}
@@ -406,12 +427,13 @@ def _queries(count: int) -> str:
     return f"{count} quer{'y' if count == 1 else 'ies'}"
 
 
-def largest_group(groups: list[dict]) -> dict | None:
-    """The JSON group row whose data-independent figure at the halt is the largest: the
-    run's bound (math:individualized); the first among equals; None in a summary written
-    before group rows held it."""
-    return max((row for row in groups if row.get("epsilon_data_independent") is not None),
-               key=lambda row: row["epsilon_data_independent"], default=None)
+def largest_group(groups: list[dict], key: str = "epsilon_data_independent") -> dict | None:
+    """The JSON group row whose ``key`` (default: the data-independent figure at the halt;
+    ``ANY_RUN_KEY``: the bound for any run) is the largest (math:individualized); the first
+    among equals; None where no row holds it (a summary written before rows held it, or
+    without the bound)."""
+    return max((row for row in groups if row.get(key) is not None),
+               key=lambda row: row[key], default=None)
 
 
 def _sampled_unit(sampling: dict) -> tuple[str, str]:

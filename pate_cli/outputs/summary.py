@@ -1,4 +1,7 @@
-"""The JSON summary dict rendered as ``table``, ``json``, ``csv`` or ``markdown`` text."""
+"""The JSON summary dict rendered as ``table``, ``json``, ``csv`` or ``markdown`` text.
+
+Size: one concept, the summary's lines, each worded for every kind of run.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import json
 
 from ..rounding import ceil_significant, ceil_text, floor_text
 from .report_statement import (
+    ANY_RUN_KEY,
     AVERAGE_RELEASE,
     UNSANITISED,
     average_release,
@@ -124,9 +128,16 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                                   "no halt)")
         worst = largest_group(s["groups"])
         assert worst is not None  # a run's own summary: every group row holds its figure
-        lines[-1:] = [("data-independent", f"{_up(worst['epsilon_data_independent'])} (group "
-                                           f"{worst['group']}'s at the halt, the largest)"),
-                      uniform]
+        at_halt = f"{_up(worst['epsilon_data_independent'])} (group {worst['group']}'s at the halt"
+        largest = largest_group(s["groups"], ANY_RUN_KEY)  # a selection step: the bound
+        if largest is not None and s["accounting"] == "data-independent":  # a count's figure
+            at = next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
+            lines[at] = ("epsilon", f"{lines[at][1][:-1]}; group {worst['group']}'s at the "
+                                    "halt, the replay's answers: not a bound)")
+        lines[-1:] = [("data-independent", f"{at_halt}, the largest)" if largest is None else
+                       f"{_up(largest[ANY_RUN_KEY])} (RDP, group {largest['group']}'s, every "
+                       f"query answered: the largest bound for any run); {at_halt}: the "
+                       "replay's answers, not a bound)"), uniform]
     if s.get("data_independent_method") == "pld":
         # the PLD headline has no order: give the RDP figure the per-query table belongs to
         pld = PLD
@@ -136,8 +147,9 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                             "table's figures)"),
             ("data-independent", f"{_up(s['epsilon_data_independent'])} ({pld})")]
     worst = s.get("epsilon_data_independent_worst")
-    if s["accounting"] == "data-independent" and worst is not None and worst > s["epsilon"]:
-        # the headline composes the run's answers: a count the votes decide (math:costs)
+    counted = s["accounting"] == "data-independent" and worst is not None and worst > s[
+        "epsilon"]  # the headline composes the run's answers: a count the votes decide
+    if counted:
         lines[-1] = _independent_line(s)
         at = next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
         lines[at] = ("epsilon", f"{lines[at][1][:-1]}; the run's {s['answered']} answers: "
@@ -148,6 +160,10 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         lines.insert(after, ("epsilon improved", f"{_up(s['epsilon_improved'])} "
                                              f"({_improved_label(s)}"
                                              f"{DEPENDENT if dependent else ''})"))
+    if counted:  # the headline's other conversions compose the same answers
+        lines = [(name, f"{text[:-1]}; the run's answers: not a bound)"
+                  if name in ("epsilon improved", "epsilon RDP") else text)
+                 for name, text in lines]
     if multi:
         tau = f" {_short(multi['tau'])}" if multi["tau"] is not None else ""
         lines.insert(3, ("multilabel", f"{multi['variant']}{tau}, {multi['labels']} labels, "
@@ -186,10 +202,13 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
             spent_order = "" if row["order"] is None else f" ({_rdp(row['order'])})"
             independent = ""
             if row.get("epsilon_data_independent") is not None:
-                independent = (f"; data-independent {_up(row['epsilon_data_independent'])} "
-                               "at the halt, "
-                               f"{_up(row['epsilon_data_independent_if_continued'])} over "
-                               "all queries")
+                halt, every = (_up(row["epsilon_data_independent"]),
+                               _up(row["epsilon_data_independent_if_continued"]))
+                independent = f"; data-independent {halt} at the halt, {every} over all queries"
+                if row.get(ANY_RUN_KEY) is not None:  # those count the replay's answers
+                    independent = (f"; data-independent {_up(row[ANY_RUN_KEY])} for any run "
+                                   f"(RDP, every query answered), {halt} at the halt and "
+                                   f"{every} over all queries with the replay's answers")
             lines.append((f"group {row['group']}",
                           f"budget {_short(row['budget'])}, {knob}: spent "
                           f"{_up(row['epsilon'])}{spent_order}, {exhausted}{independent}"))
@@ -225,7 +244,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                                     + ")")
         lines.append(("with tuning", tuned))
     lines += _risk_line(s.get("risk"), s.get("risk_data_independent"),
-                        dependent=data_dependence(s)[0])
+                        dependent=data_dependence(s)[0], any_run=counted)
     tuned = (s.get("tuning") or {}).get("risk")
     if isinstance(tuned, dict) and lines[-1][0] == "attack risk":  # the release's, searched
         lines.append(("risk with tuning", f"{risk_text(tuned)} (the search's data-independent "
@@ -284,14 +303,16 @@ def adds_to(risk, independent: dict) -> bool:
 
 
 def _risk_line(risk: dict | None, independent: dict | None, *,
-               dependent: bool) -> list[tuple[str, str]]:
+               dependent: bool, any_run: bool = False) -> list[tuple[str, str]]:
     """The attack risk (math:risk): the publishable TPR and advantage bounds, rounded up,
-    with their source (said to be data-independent in a ``dependent`` run's summary); its
-    smaller data-dependent bounds after, labelled unsanitised."""
+    with their source (said to be data-independent in a ``dependent`` run's summary, and the
+    bound for any run's where the headline is the run's count's); its smaller data-dependent
+    bounds after, labelled unsanitised."""
     if independent is None:
         return []
     text = (f"{risk_text(independent)} ({'data-independent, ' if dependent else ''}"
-            f"{risk_source_text(independent)}{vacuous_text(independent)})")
+            f"{risk_source_text(independent)}{', of the bound for any run' if any_run else ''}"
+            f"{vacuous_text(independent)})")
     if adds_to(risk, independent):
         assert risk is not None
         text += (f"; data-dependent: TPR <= {tprs_text(risk)} ({risk['source'].upper()}, "

@@ -211,7 +211,8 @@ def test_pld_headline_says_whose_figure_and_table_ends_at_rdp(cli, tmp_path):
     text = cli.analyze(*args).out
     assert ("(privacy-loss distribution accountant; the run's 366 answers: not a bound, see "
             "data-independent)") in text  # the replay's count: the bound for any run below
-    assert f"epsilon RDP       {ceil_text(last)} (order 8; the per-query table's figures)" in text
+    assert (f"epsilon RDP       {ceil_text(last)} (order 8; the per-query table's figures; the "
+            "run's answers: not a bound)") in text
     assert "(order" not in next(line for line in text.splitlines()
                                 if line.startswith("epsilon  "))
 

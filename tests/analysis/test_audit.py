@@ -262,7 +262,7 @@ def test_the_table_says_when_no_event_was_seen_and_never_rounds_the_confidence_t
     few = audit_summary(audit(VOTES, "gnmax", sigma=40.0, draws=100,
                               confidence=0.999999999))
     text = render_audit(few, "table")
-    assert "event          none: no measuring draw on either side fell in the event" in text
+    assert "event          none that tells the pair apart: no candidate showed a " in text
     assert "Clopper-Pearson, 99.9999999%," in text
     many = dict(few, audit=dict(few["audit"], event=dict(few["audit"]["event"],
                                                          labels=list(range(40))),

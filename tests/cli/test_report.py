@@ -127,8 +127,8 @@ def test_numbers_equal_the_json_summary(reports, name):
     assert embedded == summary
     for key, value in page.figures.items():
         expected = summary
-        for part in key.split("."):
-            expected = expected[part]
+        for part in key.split("."):  # (a group row's figure: groups.<index>.<key>)
+            expected = expected[int(part)] if isinstance(expected, list) else expected[part]
         if expected is None:  # e.g. SVT's order under the pure-DP bound (null in JSON)
             assert value == "", key
             continue
@@ -423,9 +423,9 @@ def test_pld_figure_is_explained_in_the_dp_definition():
     assert "PLD" not in privacy_unit(rdp, dataset_size=None)["definition"]
 
 
-def _headline_and_checklist(cli, tmp_path, *args):
+def _headline_and_checklist(cli, tmp_path, *args, votes=VOTES):
     out = tmp_path / "w.md"
-    result = cli.report(VOTES, *args, "-o", out)
+    result = cli.report(*([] if votes is None else [votes]), *args, "-o", out)
     assert result.code == 0, result.err
     text = out.read_text()
     head = text.split("## Guarantee", 1)[1].split("\n\n", 2)[1]
@@ -530,12 +530,22 @@ def test_groups_publish_their_data_independent_figures(cli, tmp_path):
     """Issue 30 item 5: each group's data-independent figure at the halt is the published
     one, beside the data-dependent figure; the table has both and the one over all
     queries."""
-    # Confident's figures compose its replay's answers: no bound for any run is published
+    # Confident's figures compose its replay's answers: each group's bound for any run is
+    # published (tests/analysis/test_individualized_any_run.py), vanishing has none
     args = ["--individualized", "upsampling", "--groups",
             str(SAMPLES / "mnist_250_groups.csv"), "-n", "1500"]
     _, head, _, _ = _headline_and_checklist(cli, tmp_path, *args)
-    assert head.startswith("**No per-group bound of (ε, δ)-DP at the teacher-partition level")
+    assert head.startswith("**Labelling these votes with this mechanism and these parameters "
+                           "satisfies (ε, δ)-DP at the teacher-partition level, per privacy "
+                           "group, with ε = ")
     assert "compose the replay's answers" in head and "bounds at the halt" not in head
+    assert "hold whatever a run answers and wherever it halts" in head
+    vanishing = ["--predictions", str(SAMPLES / "mnist_250_predictions.npy"),
+                 "--teacher-groups", str(SAMPLES / "mnist_250_teacher_groups.csv"),
+                 "--individualized", "vanishing", "--groups",
+                 str(SAMPLES / "mnist_250_groups.csv"), "-n", "600"]
+    _, head, _, _ = _headline_and_checklist(cli, tmp_path, *vanishing, votes=None)
+    assert head.startswith("**No per-group bound of (ε, δ)-DP at the teacher-partition level")
     args = ["-m", "gnmax", *args]  # GNMax answers every query: its figures are bounds
     summary = json.loads(cli.analyze(VOTES, *args, "-f", "json").out)
     text, head, _, _ = _headline_and_checklist(cli, tmp_path, *args)

@@ -114,9 +114,13 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
     """``(line key, pattern of the figure in the line, exact value, rounded down)``."""
     s = summary
     figures = [("epsilon", rf"^{NUMBER} at delta", s["epsilon"], False)]
-    if s.get("groups"):  # the largest group's at the halt, then the uniform run's
+    if s.get("groups"):  # the largest group's bound for any run (a selection step's) or at
+        bounds = [row.get("epsilon_data_independent_worst") for row in s["groups"]]  # the halt,
+        at_halt = max(row["epsilon_data_independent"] for row in s["groups"])  # then uniform
         figures += [("data-independent", rf"^{NUMBER} ",
-                     max(row["epsilon_data_independent"] for row in s["groups"]), False),
+                     at_halt if None in bounds else max(bounds), False),
+                    *([] if None in bounds else [
+                        ("data-independent", rf"; {NUMBER} \(group", at_halt, False)]),
                     ("uniform run", rf"^data-independent {NUMBER} ",
                      s["baseline"]["epsilon_data_independent_worst"]
                      or s["baseline"]["epsilon_data_independent"], False)]
@@ -160,10 +164,13 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
         figures.append(("budget", rf", {NUMBER} left$", s["budget"]["remaining"], True))
     for row in s.get("groups") or []:
         figures.append((f"group {row['group']}", rf"spent {NUMBER}", row["epsilon"], False))
-        figures.append((f"group {row['group']}", rf"data-independent {NUMBER} at the halt",
+        figures.append((f"group {row['group']}", rf"[ ,] {NUMBER} at the halt",
                         row["epsilon_data_independent"], False))
-        figures.append((f"group {row['group']}", rf"at the halt, {NUMBER} over all",
+        figures.append((f"group {row['group']}", rf"at the halt(?:,| and) {NUMBER} over all",
                         row["epsilon_data_independent_if_continued"], False))
+        if row.get("epsilon_data_independent_worst") is not None:  # a selection step's
+            figures.append((f"group {row['group']}", rf"data-independent {NUMBER} for any run",
+                            row["epsilon_data_independent_worst"], False))
     for entry in s.get("rounds") or []:
         figures.append((f"round {entry['round']}", rf"epsilon {NUMBER} alone",
                         entry["epsilon"], False))
@@ -201,6 +208,8 @@ def _check_report(summary: dict) -> int:
         published = row.get("epsilon_data_independent")
         if published is None or not head["data_dependent"]:
             published = row["epsilon"]
+        if row.get("epsilon_data_independent_worst") is not None:  # the bound for any run
+            published = row["epsilon_data_independent_worst"]
         _check(printed, published, what=f"report headline, group {row['group']}")
         checked += 1
     for figure in content["key_figures"]:
@@ -216,6 +225,10 @@ def _check_report(summary: dict) -> int:
                by_group[row["group"]]["epsilon_data_independent_if_continued"],
                what="report group table, data-independent over all queries")
         checked += 3
+        if row["any_run"] is not None:
+            _check(row["any_run"], by_group[row["group"]]["epsilon_data_independent_worst"],
+                   what="report group table, bound for any run")
+            checked += 1
     if content["budget"] and "remaining" in content["budget"]:
         _check(content["budget"]["remaining"], summary["budget"]["remaining"],
                what="report budget left", down=True)

@@ -68,8 +68,13 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
             summary["epsilon_data_independent_worst"] = None  # (the bound for any run)
         summary = {key: value for key, value in summary.items()
                    if key in known or (value is not None and key not in ADDED)}
-        for row in summary.get("groups") or []:  # each group's risk, added since
-            if not any("risk" in old for old in known.get("groups") or []):
+        olds = known.get("groups") or []
+        for row, old in zip(summary.get("groups") or [], olds, strict=True):  # added since:
+            if "epsilon_data_independent_worst" not in old:  # each group's bound for any
+                row.pop("epsilon_data_independent_worst", None)  # run, its risk's since
+                if "risk" in old:
+                    row["risk"] = old["risk"]
+            if "risk" not in old:  # each group's risk
                 row.pop("risk", None)
         return (json.dumps(summary, indent=2) + "\n").encode()
     if name.startswith("sweep") and "," in text.splitlines()[-1]:  # a CSV table

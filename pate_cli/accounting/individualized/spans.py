@@ -163,6 +163,28 @@ class GroupRun:
                 self.spent_at_stop = stops.epsilon_before(stopped)
         return 0 if before is not None else output.size if stopped is None else stopped - start
 
+    def any_run_epsilons(self, requested: int) -> np.ndarray | None:
+        """Each group's data-independent epsilon with every one of ``requested`` queries
+        selected and answered at its sensitivity (math:independent, math:screening's curve
+        where set; composed as ``analysis.steps.data_independent_curve`` composes a plain
+        run's): a bound whatever a run answers and wherever it halts (math:costs). None for
+        vanishing, whose sensitivity varies from query to query."""
+        setting = self.setting
+        if setting.participation is not None:
+            return None
+        factors = setting.curves(independent=True).factors(
+            np.zeros(0), sensitivities=setting.sensitivities)
+        epsilons = np.zeros(setting.sensitivities.size)
+        for g in range(epsilons.size):
+            curves = factors.curves(g)
+            if curves.zero or curves.answer is None:  # (data-independent: never None)
+                continue
+            curve = requested * curves.answer
+            if curves.selection is not None:
+                curve = curve + requested * curves.selection
+            epsilons[g] = self.sums.rule.epsilon(curve)[0]
+        return epsilons
+
     def totals(self, names: tuple) -> tuple[GroupTotals, np.ndarray, np.ndarray]:
         """The group totals, and each group's data-independent epsilons at the stop and
         after the last query."""

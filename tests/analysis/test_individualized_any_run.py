@@ -1,0 +1,91 @@
+"""Each privacy group's data-independent bound for any run (an aggregator with a selection step).
+
+A group's figure at the halt composes the replay's answers up to a halt the votes decide:
+neither is a bound. Every requested query selected and answered at the group's sensitivity
+is (``epsilon_data_independent_worst`` of each group row): what pate-report publishes per
+group, what each group's attack risk rests on; it does not depend on the seed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import pate_cli
+from pate_cli.orders import default_orders
+from pate_cli.outputs.report_content import report_content
+from pate_cli.outputs.summary_json import summary_dict
+from tests import SAMPLES
+
+VOTES = str(SAMPLES / "mnist_250_votes.npy")
+GROUPS = str(SAMPLES / "mnist_250_groups.csv")
+RUN = dict(queries=1000, threshold=200.0, sigma_threshold=150.0, sigma=40.0,
+           screening="gaussian", groups=GROUPS)
+
+
+@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
+def test_each_groups_bound_against_dp_accounting(accounting):
+    """Upsampling factor D: both steps' Gaussians with the noise divided by D, 1000 times
+    (the improved conversion, dp_accounting's)."""
+    dp = pytest.importorskip("dp_accounting")
+    result = pate_cli.analyze(VOTES, "confident", individualized="upsampling",
+                              accounting=accounting, conversion="improved", **RUN)
+    for row in result.groups.groups:
+        d = row["sensitivity"]
+        accountant = dp.rdp.RdpAccountant(orders=default_orders().tolist())
+        accountant.compose(dp.GaussianDpEvent(40.0 / math.sqrt(2.0) / d), 1000)
+        accountant.compose(dp.GaussianDpEvent(150.0 / d), 1000)
+        independent = accountant.get_epsilon(1e-5)
+        bound = row["epsilon_data_independent_worst"]
+        assert bound >= independent and bound == pytest.approx(independent, rel=1e-11)
+        # the replay's answers give less, at the halt and over every query: not bounds
+        assert row["epsilon_data_independent"] <= row[
+            "epsilon_data_independent_if_continued"] < bound
+
+
+def test_a_sensitivity_one_group_is_bounded_as_the_uniform_run():
+    summary = summary_dict(pate_cli.analyze(VOTES, "confident", individualized="upsampling",
+                                            **RUN))
+    first = next(row for row in summary["groups"] if row["sensitivity"] == 1)
+    assert first["epsilon_data_independent_worst"] == (
+        summary["baseline"]["epsilon_data_independent_worst"])
+
+
+def test_weighting_and_interactive_have_bounds_vanishing_and_gnmax_none():
+    predictions = dict(predictions=str(SAMPLES / "mnist_250_predictions.npy"),
+                       teacher_groups=str(SAMPLES / "mnist_250_teacher_groups.csv"),
+                       groups=GROUPS, queries=600)
+    weighted = pate_cli.analyze(None, "confident", individualized="weighting", **predictions)
+    for row in weighted.groups.groups:  # D = the group's weight
+        assert row["epsilon_data_independent_worst"] > row["epsilon_data_independent"]
+    vanishing = pate_cli.analyze(None, "confident", individualized="vanishing", **predictions)
+    assert all("epsilon_data_independent_worst" not in row for row in vanishing.groups.groups)
+    gnmax = pate_cli.analyze(VOTES, "gnmax", individualized="upsampling", queries=600,
+                             groups=GROUPS)
+    assert all("epsilon_data_independent_worst" not in row for row in gnmax.groups.groups)
+    interactive = pate_cli.analyze(VOTES, "interactive", individualized="upsampling",
+                                   student=str(SAMPLES / "mnist_250_student.npy"), queries=600,
+                                   groups=GROUPS)
+    assert all(row["epsilon_data_independent_worst"] > row["epsilon_data_independent"]
+               for row in interactive.groups.groups)
+
+
+def test_the_report_publishes_each_groups_bound_whatever_the_seed():
+    published = set()
+    for seed in range(3):
+        summary = summary_dict(pate_cli.analyze(VOTES, "confident", seed=seed,
+                                                individualized="upsampling", **RUN))
+        head = report_content(summary)["headline"]
+        assert "hold whatever a run answers and wherever it halts" in head["text"]
+        bounds = tuple(row["epsilon_data_independent_worst"] for row in summary["groups"])
+        for row, bound in zip(summary["groups"], bounds, strict=True):
+            assert f"for group {row['group']}" in head["text"]
+            for fpr, tpr in row["risk"]["tpr_at_fpr"].items():  # the (bound, delta) pair's
+                fpr = float(fpr)
+                assert tpr == pytest.approx(min(1.0, math.exp(bound) * fpr + 1e-5,
+                                                1 - math.exp(-bound) * (1 - 1e-5 - fpr)),
+                                            rel=1e-9)
+        assert "not bounds" in head["text"] and "No per-group bound" not in head["text"]
+        published.add(bounds)
+    assert len(published) == 1
