@@ -260,6 +260,8 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
             stop += f" (decided by the RDP figure, {ceil_text(s['epsilon_rdp'])})"
         left = (f"{floor_text(b['remaining'])} left" if b["remaining"] >= 0
                 else f"exceeded by {ceil_text(-b['remaining'], 4)} before the first query")
+        if counted:  # the budget held the run's count's figure, not the bound for any run
+            left += " on the run's answers, not a bound (see data-independent)"
         lines.append(("budget", f"{_short(b['limit'])}: {stop}, {left}"))
     if s.get("decisions"):
         d = s["decisions"]

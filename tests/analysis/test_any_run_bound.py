@@ -129,3 +129,19 @@ def test_a_report_refuses_an_earlier_summary_without_the_bound(cli, tmp_path):
     done = cli.report("--from", older, "-o", tmp_path / "r.md")
     assert done.code == 2 and "written before summaries held the bound for any run" in done.err
     assert not (tmp_path / "r.md").exists()
+
+
+def test_a_data_independent_budget_line_says_it_held_the_runs_count():
+    """Under data-independent accounting a selecting run's budget halts on the replay's
+    count's figure ("3: halted before query 462, 0.5769 left"), read as if 3 were the
+    guarantee: the line says it is not a bound, and the bound for any run is above it."""
+    from pate_cli.outputs.summary import summary_lines
+
+    result = pate_cli.analyze(VOTES, "confident", accounting="data-independent", budget=3.0)
+    lines = dict(summary_lines(summary_dict(result)))
+    assert lines["budget"].endswith("left on the run's answers, not a bound (see "
+                                    "data-independent)")
+    assert result.epsilon <= 3.0 < result.epsilon_data_independent_worst_pld
+    plain = dict(summary_lines(summary_dict(pate_cli.analyze(VOTES, "gnmax", budget=3.0,
+                                                             accounting="data-independent"))))
+    assert plain["budget"].endswith(" left")  # GNMax: a count the votes do not decide
