@@ -17,7 +17,7 @@ from functools import partial
 
 import numpy as np
 
-from ..accounting.conversion import checked_setting
+from ..accounting.conversion import checked_setting, grid_edge_notes
 from ..accounting.grouped import (
     BoundedTotals,
     GroupedCounts,
@@ -169,17 +169,21 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=labels,
                          expected=accounting == "expected", rows=rows, workers=workers,
                          raised_charge=mechanism_steps(mechanism)[0].raised_charge
-                         if selects else None)
+                         if selects else None,
+                         # the uniform run's data-dependent totals give no figure; a
+                         # table's rdp_* columns are at its order (per-query.md)
+                         composes_costs=not per_query)
     # the one pass (with a table, the run keeps its statistic pairs, where the table's
     # pass, _group_frames -> per_query_frames, looks each query's epsilon up)
     base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
                          per_query=bool(per_query), workers=workers, consumer=consumer)
     consumer.finish()
     groups, group_rows, baseline = found.report(parameters)
+    # each group's bound for any run (a selection step's: the replay's count is not one;
+    # None for vanishing, and where every query is answered)
     bounds = found.any_run_epsilons(base.requested or base.queries) if selects else None
-    if bounds is not None:  # each group's bound for any run (the replay's count is not one)
-        group_rows = tuple({**row, "epsilon_data_independent_worst": float(bound)}
-                           for row, bound in zip(group_rows, bounds, strict=True))
+    group_rows = tuple({**row, "epsilon_data_independent_worst": None if bounds is None
+                        else float(bounds[g])} for g, row in enumerate(group_rows))
     uniform = ("epsilon_data_independent", "order_data_independent",
                "epsilon_data_independent_worst")  # the uniform run's: the baseline's
     baseline = {**baseline, **{key: getattr(base, key) for key in uniform}}
@@ -203,7 +207,9 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         rdp_at_order=None,  # the uniform run's sums: no group composes them
         order=float(order) if np.isfinite(order) else float(base.orders[0]),
         answered_total=float(answered), groups=part, label_accuracy=accuracy,
-        accuracy_by_outcome=by_outcome, warnings=base.warnings + notes,
+        accuracy_by_outcome=by_outcome, warnings=grid_edge_notes(  # the largest group's
+            base.orders, order if np.isfinite(order) else float(base.orders[0]),
+            float(groups.epsilon[worst])) + notes,
         counts=replace(base.counts, labels_output=counted.output, outcomes=None
                        if counted.outcomes is None else tuple(map(int, counted.outcomes))),
         frames=None if not per_query else lambda _: _group_frames(
@@ -226,11 +232,13 @@ class GroupPass:
 
     Where ``GroupRun.prunes``, chunks are held to the end (up to ``HELD_QUERIES``), the
     run's statistics handed to ``GroupRun.prepare`` and only then added: the same
-    figures, at fewer orders."""
+    figures, at fewer orders. ``composes_costs`` (``RunSetting.consumer``): the run's own
+    totals need no data-dependent curve."""
 
     def __init__(self, found: GroupRun, *, uses_student: bool, labels, expected: bool,
-                 rows: int, workers: int | None, raised_charge=None):
-        self.found, self.rows = found, rows
+                 rows: int, workers: int | None, raised_charge=None,
+                 composes_costs: bool = False):
+        self.found, self.rows, self.composes_costs = found, rows, composes_costs
         self.counts = LabelCounts(uses_student)
         self.truth = None if labels is None else np.asarray(labels)
         self.made = 0  # answers before the stop

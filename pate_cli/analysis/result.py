@@ -41,7 +41,8 @@ class RunSetting:
     summary); ``progress(done, total)``; ``q_bound``; ``per_query`` (the table as a stream,
     ``result.iter_frames()``); ``workers``, ``executor`` (where chunks are counted);
     ``consumer``: called with each chunk's ``grouped_run.QueryChunk`` in query order by a
-    totals-only run's pass (no budget, outputs or SVT-PATE)."""
+    totals-only run's pass (no budget, outputs or SVT-PATE); its ``composes_costs`` true:
+    it composes the data-dependent costs, the run's own totals are math:independent's."""
 
     teachers: float | None = None
     accounting: str = "replay"
@@ -372,8 +373,7 @@ class AnalysisResult:
         return _presenter("html")(self)
 
     def __repr__(self) -> str:
-        """One line: the counts, and epsilon as the summary states it (its accountant, and
-        whether it is data-dependent or a bound)."""
+        """One line: the counts, and epsilon as the summary states it (with its caveats)."""
         answered = (f"{self.answered_total:.1f} expected" if self.accounting == "expected"
                     else f"{int(round(self.answered_total))}")
         return (f"<AnalysisResult {self.mechanism.name}, {self.accounting}: {self.queries} "

@@ -157,7 +157,10 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
             results.append(done)
         return results
     _check_decisions_cover(setting.decisions, positions.size)  # counted apart (grouped_run)
-    independent = setting.accounting == "data-independent"
+    # a consumer that composes the data-dependent costs itself (the group accounting):
+    # the run's own totals are then math:independent's, sparing the data-dependent curves
+    independent = (setting.accounting == "data-independent"
+                   or bool(getattr(setting.consumer, "composes_costs", False)))
     curves = (curve_function(finish.selection, independent),
               curve_function(finish.answer, independent))
     if shared is not None:
@@ -219,8 +222,9 @@ class _Finish:
         if queries == 0 and not np.any(carry):  # a budget run halted before its first query
             epsilon, eps_di = 0.0, 0.0  # (the bound for any run stays: over the requested)
         # the data-dependent curves are capped by these, summed in another order: where
-        # that leaves the bound below the run's figure by rounding, it is raised to it
-        eps_di = max(eps_di, epsilon)
+        # that leaves the bound below the run's figure by rounding, it is raised to it (a
+        # consumer's run, the group accounting's, publishes no figure of its own)
+        eps_di = eps_di if setting.consumer is not None else max(eps_di, epsilon)
         accuracy, by_outcome = counts.accuracy(setting.labels is not None)
         query_index, reordered = picked_rows(self.positions, queries)
         outcomes = (None if counts.outcomes is None

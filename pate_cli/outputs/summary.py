@@ -16,6 +16,7 @@ from .report_statement import (
     count_figure,
     data_dependence,
     largest_group,
+    selects,
     smaller_pld,
     tuning_law,
 )
@@ -134,7 +135,9 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
             at = next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
             lines[at] = ("epsilon", f"{lines[at][1][:-1]}; group {worst['group']}'s at the "
                                     "halt, the replay's answers: not a bound)")
-        lines[-1:] = [("data-independent", f"{at_halt}, the largest)" if largest is None else
+        tail = (", the largest: the replay's answers, not a bound)" if selects(s)
+                else ", the largest)")  # a selection step without a bound: vanishing's
+        lines[-1:] = [("data-independent", at_halt + tail if largest is None else
                        f"{_up(largest[ANY_RUN_KEY])} (RDP, group {largest['group']}'s, every "
                        f"query answered: the largest bound for any run); {at_halt}: the "
                        "replay's answers, not a bound)"), uniform]

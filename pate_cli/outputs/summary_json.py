@@ -158,7 +158,9 @@ def group_risk(row, result) -> dict | None:
     """An individualized group's attack risk (math:risk) from its data-independent
     (epsilon, delta): its bound for any run (a selection step's), else its figure at the
     halt; without the curve (``source`` ``rdp``, ``mu`` None); None without a figure."""
-    epsilon = row.get("epsilon_data_independent_worst", row.get("epsilon_data_independent"))
+    epsilon = row.get("epsilon_data_independent_worst")
+    if epsilon is None:
+        epsilon = row.get("epsilon_data_independent")
     if epsilon is None and result.accounting == "data-independent":
         epsilon = row.get("epsilon")
     if epsilon is None:

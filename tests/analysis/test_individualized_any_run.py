@@ -60,10 +60,12 @@ def test_weighting_and_interactive_have_bounds_vanishing_and_gnmax_none():
     for row in weighted.groups.groups:  # D = the group's weight
         assert row["epsilon_data_independent_worst"] > row["epsilon_data_independent"]
     vanishing = pate_cli.analyze(None, "confident", individualized="vanishing", **predictions)
-    assert all("epsilon_data_independent_worst" not in row for row in vanishing.groups.groups)
+    assert all(row["epsilon_data_independent_worst"] is None  # null: always a key
+               for row in vanishing.groups.groups)
     gnmax = pate_cli.analyze(VOTES, "gnmax", individualized="upsampling", queries=600,
                              groups=GROUPS)
-    assert all("epsilon_data_independent_worst" not in row for row in gnmax.groups.groups)
+    assert all(row["epsilon_data_independent_worst"] is None for row in gnmax.groups.groups)
+    assert all(row["risk"] is not None for row in summary_dict(gnmax)["groups"])  # at the halt
     interactive = pate_cli.analyze(VOTES, "interactive", individualized="upsampling",
                                    student=str(SAMPLES / "mnist_250_student.npy"), queries=600,
                                    groups=GROUPS)
