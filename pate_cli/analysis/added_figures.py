@@ -106,8 +106,8 @@ def any_run_bound(result: AnalysisResult) -> dict | None:
     (its accountant, and the RDP figure with its order); None where the run publishes its
     own ``epsilon``."""
     worst = result.epsilon_data_independent_worst
-    if result.accounting != "data-independent" or worst is None:
-        return None
+    if result.accounting != "data-independent" or worst is None or result.groups is not None:
+        return None  # (each group's own bound: no one curve)
     order = float(rdp_to_epsilon(result.rdp_data_independent, orders=result.orders,
                                  delta=result.delta, conversion=result.conversion)[1])
     epsilon = published_epsilon(result)

@@ -202,7 +202,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     return replace(  # the run's data-independent bound: its largest group's at the halt
         base, epsilon=float(groups.epsilon[worst]),
         epsilon_data_independent=max(row["epsilon_data_independent"] for row in group_rows),
-        order_data_independent=float("nan"), epsilon_data_independent_worst=None,
+        order_data_independent=float("nan"),  # the largest group's bound for any run:
+        epsilon_data_independent_worst=None if bounds is None else float(np.max(bounds)),
         rdp_data_independent=None,  # the uniform run's curve: no group's bound
         rdp_at_order=None,  # the uniform run's sums: no group composes them
         order=float(order) if np.isfinite(order) else float(base.orders[0]),

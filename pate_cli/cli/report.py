@@ -23,7 +23,7 @@ from ..outputs.report_files import (
     read_run,
     write_report,
 )
-from ..outputs.report_statement import headline, privacy_unit
+from ..outputs.report_statement import ANY_RUN_KEY, headline, largest_group, privacy_unit
 from .errors import check_max_epsilon, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -123,8 +123,9 @@ def report(ctx, votes, **options):
         if (summary.get("svt") or {}).get("cutoff_from_search"):
             raise click.UsageError(f"{from_summary}: its cut-off is from --svt-cutoff auto; "
                                    f"{SEARCHED_CUTOFF}")
-        if (summary.get("mechanism") in SELECTING and summary.get("accounting") != "expected"
-                and not summary.get("groups")
+        if summary.get("mechanism") in SELECTING and (  # an earlier version's: no bound
+                any(ANY_RUN_KEY not in row for row in summary.get("groups") or [])
+                if summary.get("groups") else summary.get("accounting") != "expected"
                 and "epsilon_data_independent_worst_pld" not in summary):
             raise click.UsageError(  # an earlier version's: no bound for any run in it
                 f"{from_summary}: written before summaries held the bound for any run (its "
@@ -158,7 +159,11 @@ def report(ctx, votes, **options):
                    f"--dataset-size {dataset_size}: such a delta allows releasing an example "
                    "outright; choose delta < 1/N", err=True)
     published = headline(summary)["published"]  # the statement's epsilon gates a report
-    if published is None:  # per-group figures (individualized): the run's epsilon
+    largest = largest_group(summary.get("groups") or [], ANY_RUN_KEY)
+    if published is None and largest is not None:  # each group's bound: the largest
+        check_max_epsilon(float(largest[ANY_RUN_KEY]), max_epsilon,
+                          what=f"published epsilon (group {largest['group']}'s)")
+    elif published is None:  # per-group figures (individualized): the run's epsilon
         check_max_epsilon(epsilon, max_epsilon)
     else:
         check_max_epsilon(float(published), max_epsilon, what="published epsilon")

@@ -81,8 +81,9 @@ def figure_note(summary: dict | None, what: str = "figure") -> str:
                      "the PLD (privacy-loss distribution) accountant's")
     if summary and data_dependence(summary)[0]:
         parts.append(UNSANITISED)
-    elif summary and summary.get("accounting") == "data-independent" and (
-            summary.get("epsilon_data_independent_worst") or 0) > summary["epsilon"]:
+    elif summary and summary.get("accounting") == "data-independent" and not summary.get(
+            "groups") and (summary.get("epsilon_data_independent_worst") or 0) > summary[
+            "epsilon"]:  # (an individualized table's figures are the uniform run's)
         parts.append("the run's answers, a count the votes decide: not a bound (every query "
                      "answered: " + ceil_text(float(summary["epsilon_data_independent_worst"]),
                                               4) + ", RDP)")

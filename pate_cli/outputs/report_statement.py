@@ -239,7 +239,7 @@ def epsilon_label(summary: dict, head: dict) -> str:
     if head["data_dependent"]:
         return ("data-dependent \u03b5 (unsanitised)" if head["sanitised"] else
                 "data-dependent \u03b5 (unsanitised: not for publication)")
-    if largest_group(summary.get("groups") or [], ANY_RUN_KEY) is not None:
+    if summary.get("groups") and selects(summary):  # (its groups' bounds for any run apart)
         return "\u03b5, the largest group's at the halt (not a bound: the replay's answers)"
     if (summary.get("epsilon_data_independent_worst") is None
             or float(summary["answered"]) >= summary["queries"]):
@@ -309,6 +309,8 @@ def headline(summary: dict) -> dict:
                 f"({scope}), data-independent bounds at the halt.")
         if selects(summary) and None not in bounds:  # each group's bound for any run
             queries = summary["queries"]
+            if summary.get("accounting") == "expected":  # a bound, not an average
+                scope = f"{_queries(queries)}, expected accounting"
             text = (f"{lead}, per privacy group, with " + ", ".join(
                         f"\u03b5 = {epsilon_text(bound)} for group {row['group']}"
                         for row, bound in zip(groups, bounds, strict=True))
@@ -321,8 +323,8 @@ def headline(summary: dict) -> dict:
         elif selects(summary):  # each group's figure composes the replay's answers
             text = (f"No per-group bound of (\u03b5, \u03b4)-DP at the teacher-partition level "
                     "for any run is formed for vanishing with a selection step (a teacher's "
-                    "sensitivity varies from query to query; nor is one in a summary written "
-                    "before the bound): the per-group data-independent figures at the halt, "
+                    "sensitivity varies from query to query): the per-group data-independent "
+                    "figures at the halt, "
                     f"{per_group} at \u03b4 = {delta} ({scope}), compose the replay's "
                     "answers (a count the votes decide) up to a halt the votes decide, and "
                     "are not bounds (docs/explanation/index.md).")
@@ -413,6 +415,7 @@ def headline(summary: dict) -> dict:
         any_run = summary.get("epsilon_data_independent_worst") is not None or (
             bool(groups) and None not in bounds)
         covered = ("the bound for any run covers every requested query" if any_run else
+                   "no bound for any run is formed" if groups and selects(summary) else
                    "the data-independent bound covers the queries processed")
         warning += (" The halt point is chosen from the data-dependent cost, so where the "
                     f"run stopped is itself a function of the votes; {covered}, not that "

@@ -131,7 +131,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         assert worst is not None  # a run's own summary: every group row holds its figure
         at_halt = f"{_up(worst['epsilon_data_independent'])} (group {worst['group']}'s at the halt"
         largest = largest_group(s["groups"], ANY_RUN_KEY)  # a selection step: the bound
-        if largest is not None and s["accounting"] == "data-independent":  # a count's figure
+        if selects(s) and s["accounting"] == "data-independent":  # a count's figure
             at = next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
             lines[at] = ("epsilon", f"{lines[at][1][:-1]}; group {worst['group']}'s at the "
                                     "halt, the replay's answers: not a bound)")
@@ -150,8 +150,8 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                             "table's figures)"),
             ("data-independent", f"{_up(s['epsilon_data_independent'])} ({pld})")]
     worst = s.get("epsilon_data_independent_worst")
-    counted = s["accounting"] == "data-independent" and worst is not None and worst > s[
-        "epsilon"]  # the headline composes the run's answers: a count the votes decide
+    counted = (s["accounting"] == "data-independent" and worst is not None  # the headline
+               and worst > s["epsilon"] and not s.get("groups"))  # composes the run's count
     if counted:
         lines[-1] = _independent_line(s)
         at = next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
@@ -208,6 +208,8 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                 halt, every = (_up(row["epsilon_data_independent"]),
                                _up(row["epsilon_data_independent_if_continued"]))
                 independent = f"; data-independent {halt} at the halt, {every} over all queries"
+                if selects(s):  # vanishing: no bound for any run is formed
+                    independent += " (the replay's answers: not bounds)"
                 if row.get(ANY_RUN_KEY) is not None:  # those count the replay's answers
                     independent = (f"; data-independent {_up(row[ANY_RUN_KEY])} for any run "
                                    f"(RDP, every query answered), {halt} at the halt and "

@@ -157,8 +157,11 @@ def risk_dict(risk) -> dict | None:
 def group_risk(row, result) -> dict | None:
     """An individualized group's attack risk (math:risk) from its data-independent
     (epsilon, delta): its bound for any run (a selection step's), else its figure at the
-    halt; without the curve (``source`` ``rdp``, ``mu`` None); None without a figure."""
+    halt (GNMax); without the curve (``source`` ``rdp``, ``mu`` None); None without a
+    bound (vanishing with a selection step)."""
     epsilon = row.get("epsilon_data_independent_worst")
+    if epsilon is None and result.mechanism.selects:  # vanishing: its figures are not bounds
+        return None
     if epsilon is None:
         epsilon = row.get("epsilon_data_independent")
     if epsilon is None and result.accounting == "data-independent":

@@ -91,3 +91,51 @@ def test_the_report_publishes_each_groups_bound_whatever_the_seed():
         assert "not bounds" in head["text"] and "No per-group bound" not in head["text"]
         published.add(bounds)
     assert len(published) == 1
+
+
+def test_the_top_level_bound_and_the_gates_are_the_largest_groups(cli, tmp_path):
+    """Review H4: the JSON top level held no bound (null) while the text led with group c's
+    115.0548; --max-epsilon 50 passed a data-independent run (it tested the halt's 2.9575)
+    and pate-report --max-epsilon 10 passed a report that publishes 115.0548."""
+    import json
+
+    args = (VOTES, "--individualized", "upsampling", "--groups", GROUPS, "-n", "1000")
+    summary = json.loads(cli.analyze(*args, "-f", "json").out)
+    bounds = [row["epsilon_data_independent_worst"] for row in summary["groups"]]
+    assert summary["epsilon_data_independent_worst"] == max(bounds)
+    from pate_cli.outputs.report_statement import epsilon_text
+    largest = epsilon_text(max(bounds))  # rounded up, as the report prints it
+    gated = cli.analyze(*args, "--accounting", "data-independent", "--max-epsilon",
+                        str(max(bounds) - 0.01))
+    assert gated.code == 3 and "epsilon for any run" in gated.err
+    report = cli.report(*args, "-o", tmp_path / "r.md", "--max-epsilon", "10")
+    assert report.code == 3 and "published epsilon (group " in report.err
+    assert cli.report(*args, "-o", tmp_path / "s.md", "--max-epsilon",
+                      str(max(bounds) + 0.01)).code == 0
+    assert largest in (tmp_path / "s.md").read_text()
+    older = dict(summary, groups=[{key: value for key, value in row.items()
+                                   if key != "epsilon_data_independent_worst"}
+                                  for row in summary["groups"]])
+    (tmp_path / "old.json").write_text(json.dumps(older))
+    refused = cli.report("--from", tmp_path / "old.json", "-o", tmp_path / "o.md")
+    assert refused.code == 2 and "written before summaries held the bound" in refused.err
+
+
+def test_vanishing_with_a_selection_step_publishes_no_group_risk():
+    """Its figures at the halt count the replay's answers: no bound, so no risk either."""
+    result = pate_cli.analyze(None, "confident", individualized="vanishing", queries=600,
+                              predictions=str(SAMPLES / "mnist_250_predictions.npy"),
+                              teacher_groups=str(SAMPLES / "mnist_250_teacher_groups.csv"),
+                              groups=GROUPS)
+    summary = summary_dict(result)
+    assert all(row["risk"] is None for row in summary["groups"])
+    risk = report_content(summary)["risk"]["missing"]
+    assert "vanishing forms no bound for any run" in risk
+    assert "no bound for any run is formed" in report_content(summary)["headline"]["warning"]
+
+
+def test_an_expected_report_calls_each_groups_bound_a_bound_not_an_average():
+    summary = summary_dict(pate_cli.analyze(VOTES, "confident", individualized="upsampling",
+                                            accounting="expected", **RUN))
+    text = report_content(summary)["headline"]["text"]
+    assert "(1000 queries, expected accounting)" in text and "average run" not in text

@@ -181,7 +181,8 @@ def test_the_summarys_data_independent_figure_is_the_largest_groups(accounting):
     groups = [row["epsilon_data_independent"] for row in summary["groups"]]
     assert summary["epsilon_data_independent"] == max(groups) >= summary["epsilon"]
     assert summary["order_data_independent"] is None
-    assert summary["epsilon_data_independent_worst"] is None  # expected: the uniform run's
+    assert summary["epsilon_data_independent_worst"] == max(  # the largest group's bound
+        row["epsilon_data_independent_worst"] for row in summary["groups"])
     assert result.epsilon_data_independent == summary["epsilon_data_independent"]  # the API's
     uniform = analyze(str(SAMPLES / "mnist_250_votes.npy"), "confident", queries=300,
                       accounting=accounting)  # sensitivity 1 for all, no halt
@@ -240,7 +241,9 @@ def test_a_report_states_the_largest_groups_figure_from_an_older_summary_too(tmp
                  if "data-independent" in figure["label"]]
         assert [value for _, value in shown[:len(figures)]] == figures
         assert shown[0][0].endswith("for any run (the largest; every query answered)"
-                                    if shown_summary is summary else "at the halt (the largest)")
+                                    if shown_summary is summary else
+                                    "at the halt (the largest: the replay's answers, not a "
+                                    "bound)")
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
