@@ -94,7 +94,8 @@ def _read_scipy(name: str):
             archive = _Members(name, loaded)
             kind = str(loaded["format"].item().decode("ascii")
                        if loaded["format"].dtype.kind == "S" else loaded["format"].item())
-            shape = tuple(int(v) for v in loaded["shape"])
+            stored_shape = loaded["shape"]
+            shape = tuple(int(v) for v in stored_shape)
             data = archive["data"]
             output = loaded["output"] if "output" in loaded.files else None
             indptr = None
@@ -115,6 +116,11 @@ def _read_scipy(name: str):
         raise load_error(name, error, "sparse matrix") from None
     if len(shape) != 2:
         raise InputError(f"{name}: expected a 2-D sparse matrix, got shape {shape}")
+    for what, ids in (("shape entries", stored_shape), ("row pointers", indptr), ("row ids", rows),
+                      ("class ids", cols)):  # a fractional id would be truncated
+        if ids is not None and np.asarray(ids).dtype.kind not in "iu":
+            raise InputError(f"{name}: its {what} are {np.asarray(ids).dtype}; expected "
+                             "integers (as scipy.sparse.save_npz writes them)")
     if data.dtype.kind not in "biuf":
         raise InputError(f"{name}: holds {data.dtype} counts; expected numbers")
     if shape[0] < 1:

@@ -131,6 +131,9 @@ def _input(command: _Command, summary: dict) -> None:
     if (not summary.get("rounds") and halted is None
             and (summary["queries"] != source.get("queries") or summary.get("query_indices"))):
         command.add("-n", summary["queries"])  # a halted run's count is where it halted
+    elif (not summary.get("rounds") and halted is not None and not summary.get("query_indices")
+          and budget.get("requested") not in (None, source.get("queries"))):
+        command.add("-n", budget["requested"])  # a halted run's request (older: unknown)
 
 
 def _columns(value) -> str:

@@ -354,11 +354,12 @@ def headline(summary: dict) -> dict:
         expected = summary.get("accounting") == "expected"
         if expected:  # a bound, not an average
             scope = f"{_queries(summary['queries'])}, expected accounting"
+        requested = (summary.get("budget") or {}).get("requested") or summary["queries"]
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a "
                 "data-independent bound that holds whatever a run answers ("
-                + ("the query" if summary["queries"] == 1 else
-                   f"every one of the {summary['queries']:,} queries")
+                + ("the query" if requested == 1 else f"every one of the {requested:,} queries"
+                   + (" requested, past the halt," if summary.get("budget") else ""))
                 + f" answered{at_count_text(summary)})" + (
                     f"; the data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} is "
                     + ("an expected figure, " if expected else "")

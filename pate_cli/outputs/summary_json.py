@@ -27,7 +27,8 @@ def summary_dict(result: AnalysisResult) -> dict:
     budget: dict | None = None
     if result.budget is not None:
         budget = {"limit": result.budget.limit, "halted_at": result.budget.halted_at,
-                  "remaining": result.budget.remaining, "answered": answered}
+                  "remaining": result.budget.remaining, "answered": answered,
+                  "requested": result.requested}  # what the bound for any run covers
         if result.budget.halt_at != "query":
             budget["halt_at"] = result.budget.halt_at
     ss = result.smooth_sensitivity

@@ -145,3 +145,12 @@ def test_a_data_independent_budget_line_says_it_held_the_runs_count():
     plain = dict(summary_lines(summary_dict(pate_cli.analyze(VOTES, "gnmax", budget=3.0,
                                                              accounting="data-independent"))))
     assert plain["budget"].endswith(" left")  # GNMax: a count the votes do not decide
+
+
+def test_a_budget_reports_headline_counts_the_requested_queries():
+    """Review H6: after a halt the headline said "every one of the 826 queries answered"
+    (the processed count) for a bound over all 8,080 requested: JSON budget.requested."""
+    summary = summary_dict(pate_cli.analyze(VOTES, "confident", queries=3000, budget=2.0))
+    assert summary["budget"]["requested"] == 3000 and summary["queries"] < 3000
+    text = report_content(summary)["headline"]["text"]
+    assert "every one of the 3,000 queries requested, past the halt, answered" in text

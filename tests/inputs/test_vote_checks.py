@@ -46,3 +46,20 @@ def test_a_million_teachers_is_analysed(cli, tmp_path):
     np.save(tmp_path / "v.npy", _votes(4000))
     ran = cli.analyze(tmp_path / "v.npy", "-f", "json")
     assert ran.code == 0 and '"teachers": 1000000' in ran.out
+
+
+@pytest.mark.parametrize("member", ["indices", "indptr", "shape"])
+def test_a_sparse_archive_with_fractional_ids_is_refused(tmp_path, member):
+    """Review H6: class ids saved as floats (1745.5) were truncated without a word, and a
+    shape of 50.5 classes read as 50: ids must be integers, as save_npz writes them."""
+    matrix = sp.csr_matrix(_votes(1))
+    members = {"format": np.array(b"csr"), "shape": np.array(matrix.shape),
+               "data": matrix.data, "indices": matrix.indices, "indptr": matrix.indptr}
+    members[member] = members[member].astype(np.float64) + (member == "indices") * 0.5
+    path = tmp_path / "v.npz"
+    np.savez(path, **members)
+    with pytest.raises(ValueError, match=r"v\.npz: its .* are float64; expected integers"):
+        load_votes(str(path))
+    members[member] = members[member].astype(np.int64)  # the same, whole: read
+    np.savez(path, **members)
+    assert load_votes(str(path)).queries == 3

@@ -64,6 +64,9 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
                 summary[key] = base.pop(key)
         if summary.get("rdp_at_order", 0) is None:  # an individualized run's: none since,
             summary["rdp_at_order"] = known["rdp_at_order"]  # the uniform run's sums were
+        if isinstance(summary.get("budget"), dict) and "requested" not in (
+                known.get("budget") or {}):  # the budget's requested count, added since
+            summary["budget"].pop("requested", None)
         if known.get("epsilon_data_independent_worst", 0) is None:  # replay: added since
             summary["epsilon_data_independent_worst"] = None  # (the bound for any run)
         summary = {key: value for key, value in summary.items()
