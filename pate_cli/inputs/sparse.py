@@ -29,7 +29,7 @@ from .rows import drop_mapped_rows
 
 # Entries checked at once (a memory-mapped archive is paged in and let go a part at a time).
 _CHECK_ENTRIES = 1 << 22
-_SCIPY_MEMBERS = {"format.npy", "shape.npy", "data.npy"}
+_SCIPY_MEMBERS = {"format.npy", "shape.npy"}  # scipy.sparse.save_npz's signature
 
 
 def sparse_kind(path, columns: ColumnMap | None = None) -> str | None:

@@ -63,3 +63,16 @@ def test_a_sparse_archive_with_fractional_ids_is_refused(tmp_path, member):
     members[member] = members[member].astype(np.int64)  # the same, whole: read
     np.savez(path, **members)
     assert load_votes(str(path)).queries == 3
+
+
+def test_a_sparse_archive_missing_its_data_says_so(tmp_path):
+    """Review H6: an archive with save_npz's format and shape but its counts renamed was
+    read as dense votes ("holds |S3 values; expected numbers"): it is a sparse archive
+    without 'data'."""
+    matrix = sp.csr_matrix(_votes(1))
+    path = tmp_path / "v.npz"
+    np.savez(path, format=np.array(b"csr"), shape=np.array(matrix.shape), values=matrix.data,
+             indices=matrix.indices, indptr=matrix.indptr)
+    with pytest.raises(ValueError, match=r"v\.npz: not a valid sparse matrix file \('data "
+                                         r"is not a file in the archive'\)"):
+        load_votes(str(path))
