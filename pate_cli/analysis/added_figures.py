@@ -91,14 +91,20 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
                                                         risk_data_independent=sampled_risk)
 
 
+def any_run_epsilon(result: AnalysisResult) -> float | None:
+    """The bound for any run, every query answered (math:costs): the PLD figure where below
+    the RDP one; None where the run reports none."""
+    worst, pld = result.epsilon_data_independent_worst, result.epsilon_data_independent_worst_pld
+    return None if worst is None else float(worst if pld is None else min(worst, pld))
+
+
 def published_epsilon(result: AnalysisResult) -> float:
     """The epsilon a run publishes, gates and is calibrated on: ``epsilon``, or where a
-    data-independent run composes only its answers, its bound for any run (every query
-    answered; the PLD figure where below the RDP one, math:costs)."""
-    worst, pld = result.epsilon_data_independent_worst, result.epsilon_data_independent_worst_pld
-    if result.accounting != "data-independent" or worst is None:
+    data-independent run composes only its answers, its bound for any run."""
+    bound = any_run_epsilon(result)
+    if result.accounting != "data-independent" or bound is None:
         return float(result.epsilon)
-    return float(worst if pld is None else min(worst, pld))
+    return bound
 
 
 def any_run_bound(result: AnalysisResult) -> dict | None:

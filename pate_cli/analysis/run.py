@@ -39,7 +39,7 @@ from ..numerics import real_number
 from ..rounding import ceil_text
 from ..vote_rows import row_width
 from ..work_sizes import chunk_rows
-from .added_figures import with_pld_figure
+from .added_figures import any_run_epsilon, with_pld_figure
 from .attack_risk import data_independent_risk
 from .budget_run import BudgetSetting, outputs_figures, run_budget
 from .grouped_run import CountRequest, count_queries, count_rows
@@ -211,7 +211,7 @@ class _Finish:
                                                   queries=queries, orders=orders)
         eps_di, order_di = (float(x) for x in convert(di_curve))
         eps_worst = None
-        if reports_any_run_bound(self.mechanism, setting.accounting):
+        if reports_any_run_bound(bool(self.mechanism.selects), setting.accounting):
             # a bound whatever a run answers: every requested query answered (math:costs; a
             # budget's halt, where the votes or the outcomes decide it, bounds no other run)
             requested = int(self.positions.size)
@@ -265,13 +265,13 @@ class _Finish:
                                               setting=replace(setting, chunk_size=None)))
 
 
-def reports_any_run_bound(mechanism, accounting: str) -> bool:
+def reports_any_run_bound(selects: bool, accounting: str) -> bool:
     """Whether a run reports ``epsilon_data_independent_worst``, the data-independent
     epsilon of every requested query answered: under ``expected`` accounting (its count is
-    an average), and for an aggregator with a selection step in the other modes (the
-    replay's or the decisions' count is a function of the votes: composing only its
-    answers bounds that outcome, not the mechanism)."""
-    return accounting == "expected" or bool(mechanism.selects)
+    an average), and for an aggregator with a selection step (``selects``) in the other
+    modes (the replay's or the decisions' count is a function of the votes: composing only
+    its answers bounds that outcome, not the mechanism)."""
+    return accounting == "expected" or selects
 
 
 class SharedWork:
@@ -303,7 +303,6 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
         # the Gaussian steps' exact (or sampled PLD) figure where smaller, and a pure-DP
         # run's composition's risk, as pate-analyze's
         result = with_pld_figure(result, result.mechanism, result.delta)
-    pld = result.epsilon_data_independent_worst_pld
     # what a search over points composes: under data-independent accounting the curve of the
     # bound for any run where the run has one (a selection step's count is the votes')
     curve = (result.rdp_data_independent if result.accounting == "data-independent"
@@ -316,8 +315,7 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
                         labels_output=int(result.counts.labels_output),
                         risk=data_independent_risk(result),
                         epsilon_method=result.data_independent_method,
-                        epsilon_any_run=None if worst is None
-                        else worst if pld is None else min(worst, pld))
+                        epsilon_any_run=any_run_epsilon(result))
 
 
 def _halted_at_start(budget: BudgetPart | None, orders: np.ndarray, delta: float,

@@ -14,7 +14,6 @@ import click
 from click.core import ParameterSource
 
 from ..analysis import api
-from ..mechanisms.aggregators import SELECTING
 from ..outputs.report import render_report, report_format
 from ..outputs.report_files import (
     analysed_votes,
@@ -23,7 +22,13 @@ from ..outputs.report_files import (
     read_run,
     write_report,
 )
-from ..outputs.report_statement import ANY_RUN_KEY, headline, largest_group, privacy_unit
+from ..outputs.report_statement import (
+    ANY_RUN_KEY,
+    headline,
+    lacks_any_run_bound,
+    largest_group,
+    privacy_unit,
+)
 from .errors import check_max_epsilon, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
@@ -123,11 +128,8 @@ def report(ctx, votes, **options):
         if (summary.get("svt") or {}).get("cutoff_from_search"):
             raise click.UsageError(f"{from_summary}: its cut-off is from --svt-cutoff auto; "
                                    f"{SEARCHED_CUTOFF}")
-        if summary.get("mechanism") in SELECTING and (  # an earlier version's: no bound
-                any(ANY_RUN_KEY not in row for row in summary.get("groups") or [])
-                if summary.get("groups") else summary.get("accounting") != "expected"
-                and "epsilon_data_independent_worst_pld" not in summary):
-            raise click.UsageError(  # an earlier version's: no bound for any run in it
+        if lacks_any_run_bound(summary):
+            raise click.UsageError(
                 f"{from_summary}: written before summaries held the bound for any run (its "
                 "data-independent epsilon composes only the replay's answers, a count the "
                 "votes decide); analyse the votes again to report on them")

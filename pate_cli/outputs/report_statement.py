@@ -228,6 +228,18 @@ AT_COUNT = {True: "the expected answered count (an average, not a bound)",
             False: "the run's answered count (not a bound: the votes decide the count)"}
 
 
+def lacks_any_run_bound(summary: dict) -> bool:
+    """Whether ``summary`` is an earlier version's of an aggregator with a selection step,
+    written before it held the bound for any run (each group row's, or the run's PLD
+    figure beside it; expected accounting had its bound before)."""
+    if not selects(summary):
+        return False
+    if summary.get("groups"):
+        return any(ANY_RUN_KEY not in row for row in summary["groups"])
+    return (summary.get("accounting") != "expected"
+            and "epsilon_data_independent_worst_pld" not in summary)
+
+
 def selects(summary: dict) -> bool:
     """Whether the run's aggregator has a selection step (its ``threshold`` T), whose
     answered count the votes decide (math:costs)."""
@@ -316,8 +328,8 @@ def headline(summary: dict) -> dict:
                         for row, bound in zip(groups, bounds, strict=True))
                     + f", at \u03b4 = {delta} ({scope}), data-independent bounds that hold "
                     "whatever a run answers and wherever it halts ("
-                    + ("the query" if queries == 1 else f"every one of the {queries:,} queries")
-                    + " answered at each group's sensitivity); the per-group figures at the "
+                    + _every_query(queries) + " answered at each group's sensitivity); the "
+                    "per-group figures at the "
                     f"halt, {per_group}, compose the replay's answers (a count the votes "
                     "decide) and are not bounds.")
         elif selects(summary):  # each group's figure composes the replay's answers
@@ -358,8 +370,8 @@ def headline(summary: dict) -> dict:
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a "
                 "data-independent bound that holds whatever a run answers ("
-                + ("the query" if requested == 1 else f"every one of the {requested:,} queries"
-                   + (" requested, past the halt," if summary.get("budget") else ""))
+                + _every_query(requested) + (" requested, past the halt," if requested > 1
+                                             and summary.get("budget") else "")
                 + f" answered{at_count_text(summary)})" + (
                     f"; the data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} is "
                     + ("an expected figure, " if expected else "")
@@ -413,9 +425,8 @@ def headline(summary: dict) -> dict:
     halted = (isinstance(budget, dict) and budget.get("halted_at", budget.get("stopped_at"))
               is not None) or (bool(groups) and summary.get("stopped_at") is not None)
     if warning and halted:  # a run the budget never bound stopped nowhere
-        any_run = summary.get("epsilon_data_independent_worst") is not None or (
-            bool(groups) and None not in bounds)
-        covered = ("the bound for any run covers every requested query" if any_run else
+        covered = ("the bound for any run covers every requested query"
+                   if summary.get("epsilon_data_independent_worst") is not None else
                    "no bound for any run is formed" if groups and selects(summary) else
                    "the data-independent bound covers the queries processed")
         warning += (" The halt point is chosen from the data-dependent cost, so where the "
@@ -424,6 +435,11 @@ def headline(summary: dict) -> dict:
     return {"text": text, "published": published, "data_dependent": dependent,
             "sanitised": sanitised, "warning": warning, "tuned": tuned,
             "tuning_included": tuned is not None}
+
+
+def _every_query(count: int) -> str:
+    """``the query`` or ``every one of the N queries`` (a bound for any run's scope)."""
+    return "the query" if count == 1 else f"every one of the {count:,} queries"
 
 
 def _queries(count: int) -> str:

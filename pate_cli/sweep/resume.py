@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..analysis.run import reports_any_run_bound
 from ..mechanisms.aggregators import SELECTING
 from .columns import place_key, point_key
 
@@ -58,8 +59,8 @@ def _has_epsilon(row: dict) -> bool:
     """Every figure of a row, as an epsilon can be (a table written before ``epsilon_max``
     or ``epsilon_any_run`` lacks it; an edited cell may be negative)."""
     figures = [row.get("epsilon"), row.get("epsilon_max")]
-    if row.get("accounting") == "expected" or row.get("mechanism") in SELECTING:
-        figures.append(row.get("epsilon_any_run"))  # (analysis.run.reports_any_run_bound)
+    if reports_any_run_bound(row.get("mechanism") in SELECTING, str(row.get("accounting"))):
+        figures.append(row.get("epsilon_any_run"))
     return all(isinstance(value, (int, float)) and not math.isnan(value) and value >= 0
                for value in figures)
 
