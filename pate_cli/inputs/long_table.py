@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InputError, OptionError
 from .checks import show_number
-from .readers import check_file
+from .readers import check_file, is_number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,14 +95,6 @@ def is_long_table(cells, columns: ColumnMap) -> bool:
     return cells is not None and set(columns.required) <= set(cells)
 
 
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
 def _shown(cells) -> str:
     names = [cell or "''" for cell in cells]
     if len(names) > _SHOWN_COLUMNS:
@@ -128,7 +120,7 @@ def not_a_long_table(path, *, classes: int | None, columns: ColumnMap) -> InputE
     if name and extension in TABLE_EXTENSIONS and os.path.isfile(name):
         cells = header_cells(name) or []
         found = (f"its first line holds numbers ({_shown(cells)}), not column names"
-                 if cells and all(_is_number(cell) for cell in cells)
+                 if cells and all(is_number(cell) for cell in cells)
                  else f"its header has {_shown(cells)}")
         return InputError(f"{name}: {option} reads a long table with columns "
                           f"{_expected(columns)}; {found}")
