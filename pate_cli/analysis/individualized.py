@@ -46,7 +46,7 @@ from ..work_sizes import chunk_rows, stream_rows
 from .grouped_run import QueryChunk
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, GroupsPart, RunSetting
-from .run import analyze_votes
+from .run import analyze_votes, reports_any_run_bound
 from .run_spec import RunSpec
 from .steps import mechanism_steps, screening_counts
 
@@ -179,9 +179,11 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
                          per_query=bool(per_query), workers=workers, consumer=consumer)
     consumer.finish()
     groups, group_rows, baseline = found.report(parameters)
-    # each group's bound for any run (a selection step's: the replay's count is not one;
-    # None for vanishing, and where every query is answered)
-    bounds = found.any_run_epsilons(base.requested or base.queries) if selects else None
+    # each group's bound for any run: a selection step's count, and a stop that a
+    # data-dependent figure decides, are functions of the votes (None for vanishing, and
+    # for GNMax under data-independent accounting: the same stop on any votes)
+    bounds = (found.any_run_epsilons(base.requested or base.queries)
+              if reports_any_run_bound(selects, accounting, halts=True) else None)
     group_rows = tuple({**row, "epsilon_data_independent_worst": None if bounds is None
                         else float(bounds[g])} for g, row in enumerate(group_rows))
     uniform = ("epsilon_data_independent", "order_data_independent",

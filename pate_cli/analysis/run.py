@@ -211,7 +211,8 @@ class _Finish:
                                                   queries=queries, orders=orders)
         eps_di, order_di = (float(x) for x in convert(di_curve))
         eps_worst = None
-        if reports_any_run_bound(bool(self.mechanism.selects), setting.accounting):
+        if reports_any_run_bound(bool(self.mechanism.selects), setting.accounting,
+                                 halts=budget is not None):
             # a bound whatever a run answers: every requested query answered (math:costs; a
             # budget's halt, where the votes or the outcomes decide it, bounds no other run)
             requested = int(self.positions.size)
@@ -265,13 +266,17 @@ class _Finish:
                                               setting=replace(setting, chunk_size=None)))
 
 
-def reports_any_run_bound(selects: bool, accounting: str) -> bool:
+def reports_any_run_bound(selects: bool, accounting: str, *, halts: bool = False) -> bool:
     """Whether a run reports ``epsilon_data_independent_worst``, the data-independent
     epsilon of every requested query answered: under ``expected`` accounting (its count is
-    an average), and for an aggregator with a selection step (``selects``) in the other
-    modes (the replay's or the decisions' count is a function of the votes: composing only
-    its answers bounds that outcome, not the mechanism)."""
-    return accounting == "expected" or selects
+    an average); for an aggregator with a selection step (``selects``) in the other modes
+    (the replay's or the decisions' count is a function of the votes: composing only its
+    answers bounds that outcome, not the mechanism); and for a budget run (``halts``) whose
+    halt a data-dependent figure decides (every mode but ``data-independent``, where an
+    aggregator without a selection step pays the same for every query: its halt is the
+    same on any votes)."""
+    return (accounting == "expected" or selects
+            or (halts and accounting != "data-independent"))
 
 
 class SharedWork:

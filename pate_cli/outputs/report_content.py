@@ -22,18 +22,19 @@ from .report_statement import (
     AT_COUNT,
     AVERAGE_RELEASE,
     UNSANITISED,
+    at_halt_reason,
     data_dependence,
     decisions_kind,
     decisions_text,
     epsilon_label,
     epsilon_text,
+    halt_from_votes,
     headline,
     largest_group,
     number,
     pld_key,
     pld_source,
     privacy_unit,
-    selects,
     smaller_pld,
     tuning_law,
 )
@@ -186,8 +187,8 @@ def risk_view(summary: dict, figure: dict | None = None) -> dict:
     independent = with_published_risk(summary).get("risk_data_independent")
     if independent is None or risk_problem(independent) is not None:
         why = ("an individualized run has one guarantee per privacy group, so no single "
-               "attack risk" + (", nor a group's: with a selection step vanishing forms no "
-                                "bound for any run" if selects(summary) else "")
+               "attack risk" + (", nor a group's: vanishing forms no bound for any run"
+                                if halt_from_votes(summary) else "")
                if summary.get("groups") or summary.get("individualized")
                else "this summary records no attack risk" if independent is None
                else "this summary's risk_data_independent is not pate-analyze's")
@@ -271,8 +272,9 @@ def _independent_figures(summary: dict) -> list[dict]:
                     "answered)", bounded[ANY_RUN_KEY])]),
                 *([] if row is None else [_figure(
                     largest, f"data-independent \u03b5, group {row['group']}'s at the halt "
-                    "(the largest" + (": the replay's answers, not a bound" if selects(summary)
-                                      else "") + ")", row["epsilon_data_independent"])]),
+                    "(the largest" + (f": {at_halt_reason(summary)}, not a bound"
+                                      if halt_from_votes(summary) else "") + ")",
+                    row["epsilon_data_independent"])]),
                 *([_figure("baseline.epsilon_data_independent_worst", "uniform run's "
                            "data-independent \u03b5 (any run: every query answered; every "
                            "query at sensitivity 1, no halt)", bound)] if average else []),

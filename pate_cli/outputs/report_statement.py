@@ -246,12 +246,24 @@ def selects(summary: dict) -> bool:
     return "threshold" in (summary.get("params") or {})
 
 
+def halt_from_votes(summary: dict) -> bool:
+    """Whether an individualized run's per-group figures at the halt are not bounds: a
+    selection step's answered count is a function of the votes, and so is the stop itself
+    wherever a data-dependent figure finds it (every accounting but data-independent)."""
+    return selects(summary) or summary.get("accounting") != "data-independent"
+
+
+def at_halt_reason(summary: dict) -> str:
+    """Why a group's figure at the halt is not a bound (:func:`halt_from_votes`)."""
+    return "the replay's answers" if selects(summary) else "a halt the votes decide"
+
+
 def epsilon_label(summary: dict, head: dict) -> str:
     """How the report's key figures name the run's ``epsilon`` (``head``: :func:`headline`)."""
     if head["data_dependent"]:
         return ("data-dependent \u03b5 (unsanitised)" if head["sanitised"] else
                 "data-dependent \u03b5 (unsanitised: not for publication)")
-    if summary.get("groups") and selects(summary):  # (its groups' bounds for any run apart)
+    if summary.get("groups") and halt_from_votes(summary):  # (the groups' bounds apart)
         return "\u03b5, the largest group's at the halt (not a bound: the replay's answers)"
     if (summary.get("epsilon_data_independent_worst") is None
             or float(summary["answered"]) >= summary["queries"]):
@@ -319,7 +331,7 @@ def headline(summary: dict) -> dict:
                               for row in groups)
         text = (f"{lead}, per privacy group, with {per_group}, at \u03b4 = {delta} "
                 f"({scope}), data-independent bounds at the halt.")
-        if selects(summary) and None not in bounds:  # each group's bound for any run
+        if bounds and None not in bounds:  # each group's bound for any run
             queries = summary["queries"]
             if summary.get("accounting") == "expected":  # a bound, not an average
                 scope = f"{_queries(queries)}, expected accounting"
@@ -329,17 +341,19 @@ def headline(summary: dict) -> dict:
                     + f", at \u03b4 = {delta} ({scope}), data-independent bounds that hold "
                     "whatever a run answers and wherever it halts ("
                     + _every_query(queries) + " answered at each group's sensitivity); the "
-                    "per-group figures at the "
-                    f"halt, {per_group}, compose the replay's answers (a count the votes "
-                    "decide) and are not bounds.")
-        elif selects(summary):  # each group's figure composes the replay's answers
+                    f"per-group figures at the halt, {per_group}, " + (
+                        "compose the replay's answers (a count the votes decide)"
+                        if selects(summary) else "stop where the data-dependent cost, a "
+                        "function of the votes, decides") + " and are not bounds.")
+        elif halt_from_votes(summary):  # vanishing: the figures at a halt the votes decide
             text = (f"No per-group bound of (\u03b5, \u03b4)-DP at the teacher-partition level "
-                    "for any run is formed for vanishing with a selection step (a teacher's "
-                    "sensitivity varies from query to query): the per-group data-independent "
-                    "figures at the halt, "
-                    f"{per_group} at \u03b4 = {delta} ({scope}), compose the replay's "
-                    "answers (a count the votes decide) up to a halt the votes decide, and "
-                    "are not bounds (docs/explanation/index.md).")
+                    "for any run is formed for vanishing (a teacher's sensitivity varies from "
+                    "query to query): the per-group data-independent figures at the halt, "
+                    f"{per_group} at \u03b4 = {delta} ({scope}), " + (
+                        "compose the replay's answers (a count the votes decide) up to "
+                        if selects(summary) else "stop at ")
+                    + "a halt the votes decide, and are not bounds "
+                    "(docs/explanation/index.md).")
         if dependent:
             text += (" The data-dependent figures, unsanitised and not for publication: "
                      + ", ".join(f"\u03b5 = {epsilon_text(row['epsilon'])} for group "
@@ -399,10 +413,11 @@ def headline(summary: dict) -> dict:
                    "teacher votes, not sanitised, so publishing them leaks information about "
                    "the data and is not itself covered by the DP guarantee. " + (
                        "Publish the per-group data-independent bounds above."
-                       if not selects(summary) or None not in bounds else "The per-group "
-                       "data-independent figures above count the replay's answers: for a "
-                       "bound, run with -m gnmax, or analyse without --individualized (the "
-                       "uniform run's bound for any run)."))
+                       if not halt_from_votes(summary) or None not in bounds else "The "
+                       "per-group data-independent figures above stop at a halt the votes "
+                       "decide: for a bound, run -m gnmax with --accounting data-independent "
+                       "(its stop is the same on any votes), or analyse without "
+                       "--individualized (the uniform run's bound for any run)."))
     elif sanitised:
         smooth = summary["smooth_sensitivity"]
         warning = (f"The data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} and "
@@ -427,7 +442,8 @@ def headline(summary: dict) -> dict:
     if warning and halted:  # a run the budget never bound stopped nowhere
         covered = ("the bound for any run covers every requested query"
                    if summary.get("epsilon_data_independent_worst") is not None else
-                   "no bound for any run is formed" if groups and selects(summary) else
+                   "no bound for any run is formed" if groups and halt_from_votes(summary)
+                   else
                    "the data-independent bound covers the queries processed")
         warning += (" The halt point is chosen from the data-dependent cost, so where the "
                     f"run stopped is itself a function of the votes; {covered}, not that "

@@ -12,9 +12,11 @@ from .report_statement import (
     ANY_RUN_KEY,
     AVERAGE_RELEASE,
     UNSANITISED,
+    at_halt_reason,
     average_release,
     count_figure,
     data_dependence,
+    halt_from_votes,
     largest_group,
     selects,
     smaller_pld,
@@ -135,12 +137,12 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
             at = next(i for i, (name, _) in enumerate(lines) if name == "epsilon")
             lines[at] = ("epsilon", f"{lines[at][1][:-1]}; group {worst['group']}'s at the "
                                     "halt, the replay's answers: not a bound)")
-        tail = (", the largest: the replay's answers, not a bound)" if selects(s)
-                else ", the largest)")  # a selection step without a bound: vanishing's
+        why = f"{at_halt_reason(s)}, not a bound)"  # (vanishing: no bound for any run)
+        tail = f", the largest: {why}" if halt_from_votes(s) else ", the largest)"
         lines[-1:] = [("data-independent", at_halt + tail if largest is None else
                        f"{_up(largest[ANY_RUN_KEY])} (RDP, group {largest['group']}'s, every "
-                       f"query answered: the largest bound for any run); {at_halt}: the "
-                       "replay's answers, not a bound)"), uniform]
+                       f"query answered: the largest bound for any run); {at_halt}: {why}"),
+                      uniform]
     if s.get("data_independent_method") == "pld":
         # the PLD headline has no order: give the RDP figure the per-query table belongs to
         pld = PLD
@@ -208,12 +210,14 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                 halt, every = (_up(row["epsilon_data_independent"]),
                                _up(row["epsilon_data_independent_if_continued"]))
                 independent = f"; data-independent {halt} at the halt, {every} over all queries"
-                if selects(s):  # vanishing: no bound for any run is formed
-                    independent += " (the replay's answers: not bounds)"
+                if halt_from_votes(s):  # vanishing: no bound for any run is formed
+                    independent += f" ({at_halt_reason(s)}: not bounds)"
                 if row.get(ANY_RUN_KEY) is not None:  # those count the replay's answers
                     independent = (f"; data-independent {_up(row[ANY_RUN_KEY])} for any run "
                                    f"(RDP, every query answered), {halt} at the halt and "
-                                   f"{every} over all queries with the replay's answers")
+                                   f"{every} over all queries" + (
+                                       " with the replay's answers" if selects(s) else
+                                       " (a halt the votes decide: not bounds)"))
             lines.append((f"group {row['group']}",
                           f"budget {_short(row['budget'])}, {knob}: spent "
                           f"{_up(row['epsilon'])}{spent_order}, {exhausted}{independent}"))

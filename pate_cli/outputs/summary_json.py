@@ -157,12 +157,14 @@ def risk_dict(risk) -> dict | None:
 
 def group_risk(row, result) -> dict | None:
     """An individualized group's attack risk (math:risk) from its data-independent
-    (epsilon, delta): its bound for any run (a selection step's), else its figure at the
-    halt (GNMax); without the curve (``source`` ``rdp``, ``mu`` None); None without a
-    bound (vanishing with a selection step)."""
+    (epsilon, delta): its bound for any run, else its figure at the halt (GNMax under
+    data-independent accounting: the same stop on any votes); without the curve (``source``
+    ``rdp``, ``mu`` None); None without a bound (vanishing, whose figures at a halt the votes
+    decide are not bounds)."""
     epsilon = row.get("epsilon_data_independent_worst")
-    if epsilon is None and result.mechanism.selects:  # vanishing: its figures are not bounds
-        return None
+    if epsilon is None and (result.mechanism.selects
+                            or result.accounting != "data-independent"):
+        return None  # vanishing: its figures at the halt are not bounds
     if epsilon is None:
         epsilon = row.get("epsilon_data_independent")
     if epsilon is None and result.accounting == "data-independent":

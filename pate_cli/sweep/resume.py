@@ -59,7 +59,8 @@ def _has_epsilon(row: dict) -> bool:
     """Every figure of a row, as an epsilon can be (a table written before ``epsilon_max``
     or ``epsilon_any_run`` lacks it; an edited cell may be negative)."""
     figures = [row.get("epsilon"), row.get("epsilon_max")]
-    if reports_any_run_bound(row.get("mechanism") in SELECTING, str(row.get("accounting"))):
+    if reports_any_run_bound(row.get("mechanism") in SELECTING, str(row.get("accounting")),
+                             halts=row.get("budget") is not None):
         figures.append(row.get("epsilon_any_run"))
     return all(isinstance(value, (int, float)) and not math.isnan(value) and value >= 0
                for value in figures)

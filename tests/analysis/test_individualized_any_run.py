@@ -52,7 +52,7 @@ def test_a_sensitivity_one_group_is_bounded_as_the_uniform_run():
         summary["baseline"]["epsilon_data_independent_worst"])
 
 
-def test_weighting_and_interactive_have_bounds_vanishing_and_gnmax_none():
+def test_weighting_and_interactive_have_bounds_vanishing_and_independent_gnmax_none():
     predictions = dict(predictions=str(SAMPLES / "mnist_250_predictions.npy"),
                        teacher_groups=str(SAMPLES / "mnist_250_teacher_groups.csv"),
                        groups=GROUPS, queries=600)
@@ -62,10 +62,21 @@ def test_weighting_and_interactive_have_bounds_vanishing_and_gnmax_none():
     vanishing = pate_cli.analyze(None, "confident", individualized="vanishing", **predictions)
     assert all(row["epsilon_data_independent_worst"] is None  # null: always a key
                for row in vanishing.groups.groups)
+    # GNMax: under data-independent accounting every query costs the same whatever the
+    # votes, so the stop is the same on any votes and the figure at the halt is the bound
     gnmax = pate_cli.analyze(VOTES, "gnmax", individualized="upsampling", queries=600,
-                             groups=GROUPS)
+                             groups=GROUPS, accounting="data-independent")
     assert all(row["epsilon_data_independent_worst"] is None for row in gnmax.groups.groups)
     assert all(row["risk"] is not None for row in summary_dict(gnmax)["groups"])  # at the halt
+    # under replay the stop is found on data-dependent figures: a bound over every query
+    replayed = pate_cli.analyze(VOTES, "gnmax", individualized="upsampling", queries=600,
+                                groups=GROUPS)
+    assert replayed.groups.stopped_at is not None
+    for row, fixed in zip(replayed.groups.groups, gnmax.groups.groups, strict=True):
+        assert row["epsilon_data_independent_worst"] > row["epsilon_data_independent"]
+        assert row["epsilon_data_independent_worst"] >= fixed["epsilon_data_independent"]
+    vanishing = pate_cli.analyze(None, "gnmax", individualized="vanishing", **predictions)
+    assert all(row["risk"] is None for row in summary_dict(vanishing)["groups"])
     interactive = pate_cli.analyze(VOTES, "interactive", individualized="upsampling",
                                    student=str(SAMPLES / "mnist_250_student.npy"), queries=600,
                                    groups=GROUPS)

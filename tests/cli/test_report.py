@@ -546,19 +546,28 @@ def test_groups_publish_their_data_independent_figures(cli, tmp_path):
                  str(SAMPLES / "mnist_250_groups.csv"), "-n", "600"]
     _, head, _, _ = _headline_and_checklist(cli, tmp_path, *vanishing, votes=None)
     assert head.startswith("**No per-group bound of (ε, δ)-DP at the teacher-partition level")
-    args = ["-m", "gnmax", *args]  # GNMax answers every query: its figures are bounds
+    from pate_cli.outputs.report_statement import epsilon_text  # rounded up, as printed
+    args = ["-m", "gnmax", *args]  # under replay GNMax's stop is the data-dependent cost's
+    summary = json.loads(cli.analyze(VOTES, *args, "-f", "json").out)
+    _, head, _, _ = _headline_and_checklist(cli, tmp_path, *args)
+    assert "stop where the data-dependent cost, a function of the votes, decides" in head
+    for row in summary["groups"]:
+        bound = epsilon_text(row["epsilon_data_independent_worst"])
+        assert f"ε = {bound} for group {row['group']}" in head
+    assert "The data-dependent figures, unsanitised and not for publication" in head
+    # under data-independent accounting every query costs the same: the stop is the same
+    # on any votes, and each group's figure at the halt is its bound
+    args = [*args, "--accounting", "data-independent"]
     summary = json.loads(cli.analyze(VOTES, *args, "-f", "json").out)
     text, head, _, _ = _headline_and_checklist(cli, tmp_path, *args)
     assert "data-independent bounds at the halt" in head
-    from pate_cli.outputs.report_statement import epsilon_text  # rounded up, as printed
     for row in summary["groups"]:
+        assert row["epsilon_data_independent_worst"] is None
         independent = epsilon_text(row["epsilon_data_independent"])
         assert f"ε = {independent} for group {row['group']}" in head
         assert independent == ceil_text(row["epsilon_data_independent"]).rstrip("0")
         assert (f"| {independent} | "
                 f"{epsilon_text(row['epsilon_data_independent_if_continued'])} |" in text)
-        assert row["epsilon_data_independent"] > row["epsilon"]
-    assert "The data-dependent figures, unsanitised and not for publication" in head
 
 
 def test_expected_accounting_publishes_a_bound_that_holds_for_any_run(cli, tmp_path):
