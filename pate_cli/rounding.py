@@ -28,14 +28,15 @@ def floor_text(value, digits: int = 4) -> str:
     return _fixed(value, digits, ROUND_FLOOR)
 
 
-def ceil_significant(value, digits: int = 3) -> str:
-    """``f"{value:.{digits}g}"``, rounded up at its last significant digit."""
+def ceil_significant(value, digits: int = 3, *, rounding: str = ROUND_CEILING) -> str:
+    """``f"{value:.{digits}g}"``, rounded up at its last significant digit (``rounding``
+    ``ROUND_FLOOR``: down, what is left of a budget)."""
     value = float(value)
     if not math.isfinite(value) or value == 0.0:
         return f"{value:.{digits}g}"
     exact = Decimal(repr(value))
     step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
-    rounded = exact.quantize(step, rounding=ROUND_CEILING, context=Context(prec=digits + 2))
+    rounded = exact.quantize(step, rounding=rounding, context=Context(prec=digits + 2))
     # at most ``digits`` significant digits (or a power of ten): the float nearest to it
     # prints back exactly at ``digits`` significant digits
     shown = float(rounded)
@@ -43,7 +44,8 @@ def ceil_significant(value, digits: int = 3) -> str:
         return f"{rounded:.{digits}g}"
     text = f"{shown:.{digits}g}"
     # a subnormal float carries fewer digits and may print below the rounded decimal
-    return text if Decimal(text) >= exact else f"{rounded.normalize():.{digits}g}"
+    below = Decimal(text) < exact if rounding == ROUND_CEILING else Decimal(text) > exact
+    return f"{rounded.normalize():.{digits}g}" if below else text
 
 
 def _quantize(value, digits: int, rounding: str) -> Decimal:

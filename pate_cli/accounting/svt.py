@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..orders import validate_orders
-from .conversion import rdp_to_epsilon
+from .conversion import ROUNDING_MARGIN, rdp_to_epsilon
 from .validators import check_delta, check_positive_integer
 
 _MAX_SOLVER_STEPS = 200
@@ -70,6 +70,9 @@ def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
         line = (alpha * rho + np.log(excess) - np.log1p(excess)
                 + (log_inv_delta - np.log1p(excess)) / excess)
         line = np.maximum(line, 0.0)
+    # the line raised by ROUNDING_MARGIN relative, as every converted epsilon is: float
+    # rounding never puts it below the exact minimum (c eps0 is a product of two floats)
+    line = line * (1.0 + ROUNDING_MARGIN)
     use_pure = pure < line
     epsilon = np.where(use_pure, pure, line)
     order = np.where(use_pure, np.inf, 1.0 + excess)
@@ -162,9 +165,12 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
     check_delta(delta)
     _check_scale_cutoff(scale, cutoff)
     if threshold is None:
-        delta2 = delta / 2.0
         threshold = svt_threshold_for(scale=scale, cutoff=cutoff, queries=queries,
-                                      delta2=delta2)
+                                      delta2=delta / 2.0)
+        # the closed form's w may give a delta2 a rounding error above delta/2: delta1
+        # takes what that w leaves
+        delta2 = max(delta / 2.0, svt_delta2(scale=scale, cutoff=cutoff, threshold=threshold,
+                                             queries=queries))
         delta1 = delta - delta2
     else:
         delta2 = svt_delta2(scale=scale, cutoff=cutoff, threshold=threshold, queries=queries)

@@ -222,7 +222,7 @@ def _print_best(rows, epsilon, fmt, *, command, extra: tuple = ()) -> None:
     line = command(chosen)
     sys.stdout.write(table_bytes([dict(chosen, command=line)], fmt=fmt,
                                  extra=(*extra, "command")).decode())
-    for text in best_lines(chosen, rows, epsilon, line):
+    for text in best_lines(chosen, rows, epsilon, line, searched=bool(extra)):
         click.echo(text, err=True)
     if extra:
         for text in tuning_lines([chosen]):

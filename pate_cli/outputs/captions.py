@@ -116,9 +116,10 @@ def runs_caption(labels, frames, summaries) -> str:
         final = ("no query in the table (the run halted before its first)" if last is None
                  else f"final epsilon {ceil_text(last, 3)} ({figure_note(summary)}"
                  f"{svt_running_note(summary, last)})")
+        multilabel = isinstance((summary or {}).get("multilabel"), dict)  # labels answered
         parts.append(f"{name}{f' ({params})' if params else ''}: "
-                     f"{table_queries(frame):,} queries{drawn_from(frame)}, {count} answered, "
-                     f"{final}")
+                     f"{table_queries(frame):,} queries{drawn_from(frame)}, {count} "
+                     f"{'labels answered' if multilabel else 'answered'}, {final}")
     accounting = {summary_accounting(s) for s in summaries if s}
     text = "; ".join(parts) + "."
     if len(accounting) == 1:

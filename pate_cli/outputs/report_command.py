@@ -233,7 +233,7 @@ def _groups(command: _Command, summary: dict) -> None:
     knob = {"upsampling": "precision", "weighting": "weights", "vanishing": "power"}
     key = knob.get(variant)
     rule = summary.get("individualized_rule") or {}
-    value = given.get(key) if given.get("groups") is not None else rule.get(key)
+    value = given.get(key) if given.get(key) is not None else rule.get(key)  # (as --from)
     if key is not None and value is not None:
         command.add(f"--{key}", option_value(value))
     elif given.get("groups") is None:

@@ -94,8 +94,10 @@ def outputs_view(outputs: dict | None, dependent: bool) -> dict | None:
                 epsilon_text(spent[key]) for key in ("min", "median", "max")))}
 
 
-def budget_view(budget: dict | None) -> dict | None:
-    """The budget and its halt, from ``{limit, stopped_at}`` or ``{limit, halted_at, ...}``."""
+def budget_view(summary: dict) -> dict | None:
+    """The budget and its halt, from ``{limit, stopped_at}`` or ``{limit, halted_at, ...}``,
+    and which figure it holds (``note``: the run's own, where not the published bound)."""
+    budget = summary.get("budget")
     if not budget:
         return None
     halts = "halted_at" in budget  # math:costs: the run halts; else answers refused
@@ -107,12 +109,28 @@ def budget_view(budget: dict | None) -> dict | None:
                 "neither selected, charged nor labelled")
     else:
         text = f"answers refused from query {halted} on"
-    view = {"limit": number(budget.get("limit")), "halted_at": halted, "halt": text}
+    view = {"limit": number(budget.get("limit")), "halted_at": halted, "halt": text,
+            "note": _budget_note(summary)}
     for key in ("remaining", "answered"):
         if budget.get(key) is not None:
             view[key] = number(budget[key], rounding="down" if key == "remaining"
                                else "nearest")
     return view
+
+
+def _budget_note(summary: dict) -> str | None:
+    """What a budget run's budget holds where that is not the published bound: the
+    data-dependent figure (replay, expected), or a data-independent figure of the run's
+    answers (a selection step); None where the budget holds the published bound."""
+    if summary.get("accounting") != "data-independent":
+        return ("The budget holds the run's data-dependent \u03b5 (unsanitised), not the "
+                "published bound; where the run halted depends on the private votes, so the "
+                "published bound covers every requested query, past the halt.")
+    if summary.get(ANY_RUN_KEY) is not None:
+        return ("The budget holds the data-independent \u03b5 of the run's answers, a count "
+                "the votes decide: the remaining budget is on those answers, not a bound; "
+                "the published bound covers every requested query answered.")
+    return None
 
 
 def parameter_rows(summary: dict) -> list[dict]:
@@ -318,7 +336,12 @@ def report_content(summary: dict, *, command: str | None = None,
     smooth = summary.get("smooth_sensitivity")
     pld = summary.get("epsilon_method", summary.get("data_independent_method")) == "pld"
     key_figures = [
-        _figure("epsilon", epsilon_label(summary, head), summary["epsilon"]),
+        *([_figure("tuning.epsilon_tuned", "data-independent \u03b5 with the search "
+                   "(published)", summary["tuning"]["epsilon_tuned"])]
+          if head["led_by_search"] else []),
+        _figure("epsilon", epsilon_label(summary, head) + (
+            ", one run without the search" if head["led_by_search"] else ""),
+            summary["epsilon"]),
         *([_figure("epsilon_rdp", "R\u00e9nyi DP \u03b5 (the PLD \u03b5 above is smaller)",
                    summary.get("epsilon_rdp"))] if pld else []),
         _figure("order", "best R\u00e9nyi order" + (" (of the R\u00e9nyi DP \u03b5)" if pld
@@ -347,7 +370,8 @@ def report_content(summary: dict, *, command: str | None = None,
                     "(unsanitised: not for publication)", smooth.get("epsilon_after")),
             _figure("smooth_sensitivity.noise_std", "release noise std (data-dependent: not "
                     "for publication)", smooth.get("noise_std"), rounding="nearest"),
-            _figure("smooth_sensitivity.sanitized_epsilon", "sanitised \u03b5 (published)"
+            _figure("smooth_sensitivity.sanitized_epsilon", "sanitised \u03b5 (published: "
+                    "a private estimate, not an upper bound)"
                     if head["sanitised"] else f"sanitised \u03b5 ({AVERAGE_RELEASE})",
                     smooth.get("sanitized_epsilon")),
         ]
@@ -357,7 +381,8 @@ def report_content(summary: dict, *, command: str | None = None,
         *([("seed", f"{summary.get('seed')} (of the simulated run)")]
           if decisions_kind(summary) == "simulated" else []),
         ("conversion", str(summary.get("conversion"))),
-        ("accountant of \u03b5", f"{pld_source(summary)}, no order"
+        ("accountant of the data-dependent \u03b5" if head["data_dependent"] else
+         "accountant of \u03b5", f"{pld_source(summary)}, no order"
          if summary.get("epsilon_method") == "pld" else
          METHODS.get(str(summary.get("epsilon_method")), str(summary.get("epsilon_method")))),
         *([("RDP at the best order", ", ".join(f"{key} {epsilon_text(value)}" for key, value
@@ -371,7 +396,8 @@ def report_content(summary: dict, *, command: str | None = None,
         accounting.append(("smooth sensitivity", (
             f"order {number(smooth['order'])}, \u03b2 {number(smooth['beta'])}, "
             f"\u03c3_ss {number(smooth['sigma_ss'])}, smooth sensitivity "
-            f"{number(smooth['smooth_sensitivity'])}; conditions C5 "
+            f"{number(smooth['smooth_sensitivity'])} (these chosen on the private votes: "
+            f"{UNSANITISED}); conditions C5 "
             f"{'hold' if smooth['conditions']['c5'] else 'FAIL'}, C6 "
             f"{'hold' if smooth['conditions']['c6'] else 'FAIL'} "
             "(docs/explanation/smooth-sensitivity.md#smooth)")))
@@ -399,7 +425,7 @@ def report_content(summary: dict, *, command: str | None = None,
                       "classes": source.get("classes"),
                       "labels": (summary.get("multilabel") or {}).get("labels")},
         "accounting": [{"name": name, "value": value} for name, value in accounting],
-        "budget": budget_view(summary.get("budget")),
+        "budget": budget_view(summary),
         "outputs": outputs_view(summary.get("outputs"), head["data_dependent"]),
         "groups": group_rows(summary),
         "group_stop": summary.get("stopped_at"),

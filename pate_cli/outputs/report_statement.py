@@ -10,6 +10,7 @@ mechanism.
 from __future__ import annotations
 
 import math
+from decimal import ROUND_FLOOR
 
 from ..rounding import ceil_significant, ceil_text, floor_text
 
@@ -31,7 +32,8 @@ def number(value, digits: int = 4, *, rounding: str = "nearest") -> str:
     if not math.isfinite(value):
         return str(value)
     if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
-        return ceil_significant(value, 3) if rounding == "up" else f"{value:.3g}"
+        return (ceil_significant(value, 3) if rounding == "up" else ceil_significant(
+            value, 3, rounding=ROUND_FLOOR) if rounding == "down" else f"{value:.3g}")
     text = (ceil_text(value, digits) if rounding == "up" else
             floor_text(value, digits) if rounding == "down" else f"{value:.{digits}f}")
     return text.rstrip("0").rstrip(".") if digits else text
@@ -125,7 +127,9 @@ def _scope(summary: dict) -> str:
     if kind == "file":
         decisions = summary["decisions"]
         path = decisions.get("path") if isinstance(decisions, dict) else None
-        return (f"{released} labels released from {queries}, as decided in "
+        made = (f"{released} labels released" if released or not summary.get("answered") else
+                f"{number(summary['answered'])} queries answered (the file gives no labels)")
+        return (f"{made} from {queries}, as decided in "
                 + (str(path) if path else "the decisions file"))
     if kind == "expected":
         return (f"{queries}, expected accounting: an estimate for an average run, "
@@ -261,8 +265,7 @@ def at_halt_reason(summary: dict) -> str:
 def epsilon_label(summary: dict, head: dict) -> str:
     """How the report's key figures name the run's ``epsilon`` (``head``: :func:`headline`)."""
     if head["data_dependent"]:
-        return ("data-dependent \u03b5 (unsanitised)" if head["sanitised"] else
-                "data-dependent \u03b5 (unsanitised: not for publication)")
+        return "data-dependent \u03b5 (unsanitised: not for publication)"
     if summary.get("groups") and halt_from_votes(summary):  # (the groups' bounds apart)
         return "\u03b5, the largest group's at the halt (not a bound: the replay's answers)"
     if (summary.get("epsilon_data_independent_worst") is None
@@ -296,23 +299,36 @@ def pld_source(summary: dict) -> str:
                            "the Gaussian steps' privacy-loss distribution")
 
 
-def _smaller_pld(summary: dict, rdp: float) -> tuple[float, str]:
-    """A data-dependent run's data-independent bound ``rdp`` or :func:`smaller_pld`, with
-    the words naming it."""
+def _smaller_pld(summary: dict, rdp: float, order=None) -> tuple[float, str]:
+    """A data-dependent run's data-independent bound ``rdp`` (at ``order`` where known) or
+    :func:`smaller_pld`, with the words naming its accountant."""
     pld = smaller_pld(summary)
     if pld is None:
-        return rdp, ""
+        at = "" if order is None or not math.isfinite(order) else f" at order {number(order)}"
+        return rdp, f" by the Rényi DP accountant{at}"
     return pld, (f" by {pld_source(summary)} (their Rényi DP curve converted gives ε = "
                  f"{epsilon_text(rdp)})")
+
+
+def accountant_text(summary: dict) -> str:
+    """Which accountant gave the run's own ``epsilon`` (JSON ``epsilon_method``), as a
+    headline names it."""
+    method = summary.get("epsilon_method")
+    if method == "pld":
+        return f"by {pld_source(summary)}"
+    if method == "pure":
+        return "by the pure-DP bound (the cut-off times the per-answer \u03b5)"
+    return f"by the Rényi DP accountant at order {number(summary['order'])}"
 
 
 def headline(summary: dict) -> dict:
     """The headline sentence, the published epsilon and the warning (or None).
 
-    The published figure always holds (data-independent, or sanitised by smooth
-    sensitivity; per group at the halt when individualized); a data-dependent figure is
-    stated beside it, labelled. With ``--tuning`` the search's figure is part of the
-    headline (published if data-independent); ``tuning_included`` says which.
+    The published figure always holds (data-independent; per group when individualized),
+    or is the smooth-sensitivity sanitised release, a private estimate stated beside the
+    bound; a data-dependent figure is stated beside it, labelled. With ``--tuning`` the
+    search's figure is part of the headline (published if data-independent, and leading
+    where the run's own figure is one: ``led_by_search``); ``tuning_included`` says which.
     """
     dependent, sanitised = data_dependence(summary)
     delta = number(summary["delta"], 10)
@@ -321,8 +337,13 @@ def headline(summary: dict) -> dict:
     scope = _scope(summary)
     lead = ("The released labels satisfy" if decisions_kind(summary) == "file" else
             "Labelling these votes with this mechanism and these parameters satisfies")
+    added = summary.get("add_rdp")
+    if isinstance(added, dict):  # the external curve is part of every figure below
+        lead = (lead.replace(" satisf", ", composed with the RDP curve added before the "
+                             f"first query ({added.get('path') or 'given to the API'}), satisf"))
     lead += " (\u03b5, \u03b4)-DP at the teacher-partition level"
     warning = None
+    led_by_search = False
     kind = "data-dependent" if dependent else "data-independent"
     if groups and (not dependent or all(row.get("epsilon_data_independent") is not None
                                         for row in groups)):
@@ -330,7 +351,7 @@ def headline(summary: dict) -> dict:
         per_group = ", ".join(f"\u03b5 = {epsilon_text(row[key])} for group {row['group']}"
                               for row in groups)
         text = (f"{lead}, per privacy group, with {per_group}, at \u03b4 = {delta} "
-                f"({scope}), data-independent bounds at the halt.")
+                f"({scope}), data-independent bounds at the halt (Rényi DP).")
         if bounds and None not in bounds:  # each group's bound for any run
             queries = summary["queries"]
             if summary.get("accounting") == "expected":  # a bound, not an average
@@ -338,7 +359,8 @@ def headline(summary: dict) -> dict:
             text = (f"{lead}, per privacy group, with " + ", ".join(
                         f"\u03b5 = {epsilon_text(bound)} for group {row['group']}"
                         for row, bound in zip(groups, bounds, strict=True))
-                    + f", at \u03b4 = {delta} ({scope}), data-independent bounds that hold "
+                    + f", at \u03b4 = {delta} ({scope}), data-independent bounds (Rényi DP) "
+                    "that hold "
                     "whatever a run answers and wherever it halts ("
                     + _every_query(queries) + " answered at each group's sensitivity); the "
                     f"per-group figures at the halt, {per_group}, " + (
@@ -368,10 +390,19 @@ def headline(summary: dict) -> dict:
     elif sanitised:
         smooth = summary["smooth_sensitivity"]
         published = smooth["sanitized_epsilon"]
+        bound, how = _smaller_pld(summary, summary.get(ANY_RUN_KEY)
+                                  or summary["epsilon_data_independent"])
         # the unsanitised figures are in the warning and the table's labelled rows, not in
-        # the sentence to publish
-        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}), the "
-                "smooth-sensitivity sanitised release of the run's data-dependent \u03b5.")
+        # the sentence to publish; the release is an estimate, the bound beside it holds
+        text = ("The data-dependent privacy cost of labelling these votes with this "
+                "mechanism and these parameters, at the teacher-partition level, has the "
+                f"smooth-sensitivity sanitised release \u03b5 = {epsilon_text(published)} at "
+                f"\u03b4 = {delta} ({scope}; Rényi DP at order {number(smooth['order'])}, "
+                "the release's own cost included): a differentially private estimate of "
+                "that cost, which may be published, not an upper bound (its Gaussian noise "
+                "may take it below the cost). The data-independent bound, which holds for "
+                "any run, is "
+                f"\u03b5 = {epsilon_text(bound)}{how}.")
     elif summary.get("epsilon_data_independent_worst") is not None:
         # the bound for any run answers every query (expected accounting; a selection step)
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent_worst"])
@@ -396,18 +427,30 @@ def headline(summary: dict) -> dict:
                      "an estimate for an average run, not a guarantee for a particular "
                      "release.")
     elif dependent:
-        bound, how = _smaller_pld(summary, summary["epsilon_data_independent"])
+        bound, how = _smaller_pld(summary, summary["epsilon_data_independent"],
+                                  summary.get("order_data_independent"))
         published, search = _with_search(summary, bound)
         search = search or how
         text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
                 f"{search}, a data-independent bound; the data-dependent \u03b5 = "
                 f"{epsilon_text(summary['epsilon'])} is unsanitised and not for publication.")
     else:
-        published = summary["epsilon"]
-        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope}); this "
-                "bound does not depend on the votes.")
+        published, alone = summary["epsilon"], ""  # (the search's figure leads, where one)
+        law = _tuning_law(summary)
+        if law is not None and summary["tuning"].get("epsilon_tuned_data_independent") is None:
+            # the search's own data-independent figure leads: the run alone is beside it
+            published = float(summary["tuning"]["epsilon_tuned"])
+            alone = (" including the hyperparameter search (a random search, K ~ "
+                     f"{law}, by the Rényi DP accountant; docs/explanation/tuning.md; the run "
+                     f"alone: \u03b5 = {epsilon_text(summary['epsilon'])} "
+                     f"{accountant_text(summary)})")
+        text = (f"{lead}: \u03b5 = {epsilon_text(published)} at \u03b4 = {delta} ({scope})"
+                + (alone or f" {accountant_text(summary)}") + "; this bound does not "
+                "depend on the votes.")
+        led_by_search = bool(alone)
     tuning_text, tuned = _tuning_headline(summary, dependent)
-    text += tuning_text
+    if not led_by_search:  # (else the sentence above gave the search's figure)
+        text += tuning_text
     if dependent and groups:
         warning = ("The per-group data-dependent \u03b5 are functions of the private "
                    "teacher votes, not sanitised, so publishing them leaks information about "
@@ -425,7 +468,8 @@ def headline(summary: dict) -> dict:
                    "cost are functions of the private teacher votes and have not been "
                    "sanitised: publishing them leaks information about the data and is not "
                    "itself covered by the DP guarantee. Publish the sanitised \u03b5 = "
-                   f"{epsilon_text(smooth['sanitized_epsilon'])} alone.")
+                   f"{epsilon_text(smooth['sanitized_epsilon'])} (an estimate of the cost, not "
+                   "a bound) or the data-independent bound, not these.")
     elif dependent:
         advice = (" (under expected accounting even the sanitised release is an average "
                   "run's estimate)." if average_release(summary) else ", or sanitise the "
@@ -450,6 +494,7 @@ def headline(summary: dict) -> dict:
                     "choice.")
     return {"text": text, "published": published, "data_dependent": dependent,
             "sanitised": sanitised, "warning": warning, "tuned": tuned,
+            "led_by_search": led_by_search,
             "tuning_included": tuned is not None}
 
 

@@ -100,7 +100,12 @@ def curve_lines(summary: dict, name: str = "", *, dependent: bool = True) -> lis
     prefix = f"{name}: " if name else ""
     independent = summary["risk_data_independent"]
     source = SOURCES.get(str(independent["source"]), str(independent["source"]))
-    lines = [_line("publishable", f"{prefix}publishable ({source})", independent)]
+    tuning = summary.get("tuning")
+    searched = isinstance(tuning, dict) and tuning.get("risk") is not None
+    one_run = searched and independent != tuning["risk"]  # (with_published_risk: the search's)
+    lines = [_line("publishable", f"{prefix}one run, without its --tuning search (not "
+                   f"publishable; {source})" if one_run else f"{prefix}publishable ({source})",
+                   independent)]
     risk = summary.get("risk")
     if dependent and isinstance(risk, dict) and risk.get("data_dependent"):
         lines.append(_line("data-dependent", f"{prefix}data-dependent (unsanitised)", risk))

@@ -236,7 +236,8 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         lines.append(("smooth sensitivity",
                       f"epsilon {_up(ss['epsilon_before'])} -> {_up(ss['epsilon_after'])} +/- "
                       f"{ss['noise_std']:.4f} (RDP, order {_short(ss['order'])}, beta "
-                      f"{ss['beta']:.4g}, sigma_ss {ss['sigma_ss']:.4g}){sanitized}"))
+                      f"{ss['beta']:.4g}, sigma_ss {ss['sigma_ss']:.4g}; these: {UNSANITISED})"
+                      f"{sanitized}"))
     if s.get("add_rdp"):
         lines.append(("added rdp", f"{s['add_rdp']['path']}"
                                    + (" (interpolated)" if s["add_rdp"]["note"] else "")))
@@ -302,7 +303,9 @@ def vacuous_text(risk: dict) -> str:
 def risk_source_text(risk: dict) -> str:
     """A JSON risk's route, and ``mu`` rounded up where it is set: ``PLD, mu 2.5986``."""
     mu = risk.get("mu")
-    return str(risk.get("source")).upper() + ("" if mu is None else f", mu {_up(mu)}")
+    source = str(risk.get("source"))
+    return ("pure DP" if source == "pure" else source.upper()) + (
+        "" if mu is None else f", mu {_up(mu)}")
 
 
 def adds_to(risk, independent: dict) -> bool:

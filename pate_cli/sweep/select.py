@@ -6,6 +6,7 @@ import shlex
 
 import numpy as np
 
+from ..mechanisms.aggregators import SELECTING
 from ..outputs.figure_data import frontier_mask
 from ..outputs.report_command import option_value
 from ..rounding import ceil_significant, ceil_text
@@ -122,15 +123,26 @@ def no_best_text(rows: list[dict], epsilon: float) -> str:
     return f"no configuration stays within epsilon {epsilon:g}{shown}"
 
 
-def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str) -> list[str]:
+def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
+               searched: bool = False) -> list[str]:
     """The lines after ``--best``'s row: the warning that a row chosen by a data-dependent
-    epsilon leaks beyond it, then the choice and its ``pate-analyze`` command."""
+    epsilon leaks beyond it, or (without ``searched``, ``--tuning``'s columns) that a
+    choice among several rows by what the replays answered is not covered by the chosen
+    row's epsilon (math:tuning), then the choice and its ``pate-analyze`` command."""
     lines = []
     if chosen.get("accounting") != "data-independent":
         lines.append(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "
                      "epsilon, which depends on the private votes: choosing by it leaks "
                      "beyond any figure here (docs/explanation/tuning.md); "
                      "choose under --accounting data-independent")
+    elif not searched and len(rows) > 1 and (chosen.get("label_accuracy") is not None
+                                             or chosen.get("mechanism") in SELECTING):
+        lines.append(f"Warning: --best chose among {len(rows)} rows by what their replays "
+                     "answered" + (" and their label accuracy" if chosen.get("label_accuracy")
+                                   is not None else "") + ", which depend on the private "
+                     "votes: the chosen row's epsilon does not cover the choice; pate-sweep "
+                     "--tuning gives the cost of a random search over the grid "
+                     "(docs/explanation/tuning.md)")
     accuracy = ("" if chosen.get("label_accuracy") is None
                 else f", label accuracy {chosen['label_accuracy']:.6g}")
     repeats, bound = chosen.get("repeats") or 1, largest_epsilon(chosen)

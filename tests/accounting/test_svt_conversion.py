@@ -71,7 +71,8 @@ def test_never_above_c_eps0_and_the_closed_form_where_the_rdp_is_smaller(convers
             closed = rho + 2.0 * math.sqrt(rho * log_term)
             if closed < pure:
                 assert g.bound == "rdp"
-                assert g.epsilon == pytest.approx(closed, rel=1e-14)
+                # the closed form raised by the rounding margin (2^-40): never below it
+                assert closed <= g.epsilon == pytest.approx(closed, rel=1e-12)
                 assert g.order == pytest.approx(1 + math.sqrt(log_term / rho), rel=1e-14)
             else:
                 assert g.bound == "pure" and g.epsilon == pure and g.order == math.inf

@@ -172,7 +172,8 @@ def test_json_says_which_bound_and_pure_has_no_order():
     assert line["svt"]["bound"] == "rdp" and 1 < line["order"] < 2
     assert line["epsilon"] < 100 * 2 / 2.5
     rho, log_term = 2 * 100 / 2.5**2, math.log(2 / 1e-5)
-    assert line["epsilon"] == pytest.approx(rho + 2 * math.sqrt(rho * log_term), rel=1e-14)
+    closed = rho + 2 * math.sqrt(rho * log_term)  # raised by the 2^-40 rounding margin
+    assert closed <= line["epsilon"] == pytest.approx(closed, rel=1e-12)
     assert line["rdp_at_order"]["selection"] == pytest.approx(line["order"] * rho, rel=1e-14)
 
 

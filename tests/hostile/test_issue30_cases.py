@@ -259,8 +259,15 @@ def test_best_by_a_data_dependent_epsilon_prints_one_warning(cli):
     notes = [line for line in warning_lines(replay.err) if "--best" in line]
     assert len(notes) == 1 and "depends on the private votes" in notes[0]
     independent = cli.sweep(*grid, "--accounting", "data-independent")
-    assert independent.code == 0
-    assert not [line for line in warning_lines(independent.err) if "--best" in line]
+    assert independent.code == 0  # Confident: the rows' answered counts are the votes'
+    notes = [line for line in warning_lines(independent.err) if "--best" in line]
+    assert len(notes) == 1 and "does not cover the choice" in notes[0]
+    searched = cli.sweep(*grid, "--accounting", "data-independent", "--tuning", "poisson:2")
+    assert searched.code == 0  # the search's cost is in the tuning columns
+    assert not [line for line in warning_lines(searched.err) if "--best" in line]
+    gnmax = cli.sweep(*grid, "-m", "gnmax", "--accounting", "data-independent")
+    assert gnmax.code == 0  # every row answers every query: nothing chosen on the votes
+    assert not [line for line in warning_lines(gnmax.err) if "--best" in line]
 
 
 # --- item 7: the Python API ------------------------------------------------------------------

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ...numerics import log1mexp
+from ..conversion import ROUNDING_MARGIN
 from ..gnmax import theorem6_terms
 from ..threshold import rdp_threshold
 from ..validators import as_teachers, check_order, check_std
@@ -90,8 +91,10 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
         raise RuntimeError(f"could not bracket log q0 (sigma={sigma}, order={order})")
     if value == 0:
         return lb
-    root, info = brentq(excess, lb, ub, maxiter=_BRENT_MAXITER, full_output=True,
-                        disp=False)
+    # to the float's own precision (scipy's default xtol 2e-12 left log q0 some 4e-13 off,
+    # and the plateau LS(q1) 4e-12 relative below its exact value)
+    root, info = brentq(excess, lb, ub, xtol=1e-300, maxiter=_BRENT_MAXITER,
+                        full_output=True, disp=False)
     if not info.converged:
         raise RuntimeError(f"Brent's method did not converge for log q0 "
                            f"(sigma={sigma}, order={order}): {info.flag}")
@@ -294,11 +297,13 @@ class ThresholdSmoothConstants:
 
 
 def smooth_sensitivity(local_sensitivity: ArrayLike, beta: ArrayLike) -> np.ndarray:
-    """``SS_beta = max_d exp(-beta d) LS[d]`` (math:smooth), vectorised over ``beta``."""
+    """``SS_beta = max_d exp(-beta d) LS[d]`` (math:smooth), vectorised over ``beta``; raised by
+    ``ROUNDING_MARGIN`` relative (an upper bound: the release's noise is never below the
+    exact one by rounding, or by the root finding of :func:`log_q0_gnmax`)."""
     ls = np.asarray(local_sensitivity, dtype=np.float64)
     beta = np.asarray(beta, dtype=np.float64)
     d = np.arange(ls.size)
-    return np.max(np.exp(-beta[..., None] * d) * ls, axis=-1)
+    return np.max(np.exp(-beta[..., None] * d) * ls, axis=-1) * (1.0 + ROUNDING_MARGIN)
 
 
 def beta_grid(order: float) -> np.ndarray:
