@@ -171,12 +171,13 @@ def _row(line: bytes) -> dict | None:
 
 
 def _cell_fits(column: str, value) -> bool:
-    """A cell as ``_line`` writes it: text in a text column, a number in the others, or
-    null (an edited ``"sigma": ""`` is no row: its key could not be formed)."""
+    """A cell a row's key and table can hold: a number in a number column, text (or a
+    number, read as its text) in a text column, or null (an edited ``"sigma": ""`` is no
+    row: its key could not be formed)."""
     if value is None:
         return True
-    if column in TEXT_COLUMNS:
-        return isinstance(value, str)
+    if isinstance(value, str) and column in TEXT_COLUMNS:
+        return True
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

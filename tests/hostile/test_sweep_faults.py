@@ -245,7 +245,7 @@ def test_resume_warns_once_of_a_sidecar_it_cannot_read(cli, files, tmp_path, ref
 
 
 @pytest.mark.parametrize("column, value", [("sigma", ""), ("queries", "x"),
-                                           ("answered", [1]), ("file", 3)])
+                                           ("answered", [1]), ("file", ["a"])])
 @pytest.mark.parametrize("resume", [True, False])
 def test_a_row_with_an_edited_cell_is_skipped_not_fatal(cli, files, tmp_path, references,
                                                          monkeypatch, column, value, resume):
