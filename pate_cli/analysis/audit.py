@@ -161,8 +161,10 @@ def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> Aud
       aggregator: None (pate_cli's replay of ``mechanism``), a function
         ``f(votes, rng) -> labels``, or ``"FILE.py:FUNCTION"``.
       **options: :class:`AuditSpec`'s fields (``draws``, ``confidence``, ``delta``, ``seed``,
-        ``margin``, ``query``, ``queries``, ``chunk_rows``) and the mechanism's parameters
-        (``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``, ``eta``).
+        ``margin``, ``query``, ``queries``, ``chunk_rows``), the mechanism's parameters
+        (``sigma``, ``threshold``, ``sigma_threshold``, ``laplace_scale``, ``eta``), and for
+        a long ``query,class,count`` table at a path, ``classes`` (its vocabulary size)
+        and ``columns`` (its column names), as :func:`load_votes` takes them.
 
     Returns:
       The :class:`AuditResult`.
@@ -175,6 +177,12 @@ def audit(votes, mechanism: str = "gnmax", *, aggregator=None, **options) -> Aud
                   if options.get(key) is not None}
     for key in PARAMETERS:
         options.pop(key, None)
+    long_table = {key: options.pop(key, None) for key in ("classes", "columns")}
+    if any(value is not None for value in long_table.values()):
+        if isinstance(votes, (VoteSet, np.ndarray)):
+            raise InputError("classes and columns describe a long table file; these votes "
+                             "are already read")
+        votes = load_votes(votes, **long_table)
     spec = AuditSpec(mechanism=str(mechanism).lower(), parameters=parameters, **options)
     return audit_spec(votes, spec, aggregator=aggregator)
 

@@ -22,6 +22,7 @@ from .options import (
     mechanism_specs,
     show_parameters_specs,
     version_option,
+    workers_option,
 )
 from .progress import query_progress
 
@@ -54,8 +55,7 @@ def _output_specs(option) -> list:
                help="Write the total RDP curve (CSV order,rdp) for other accountants."),
         option("--progress/--no-progress", default=None,
                help="Progress on stderr [default: on a terminal after 2 s, not in CI]."),
-        option("-w", "--workers", type=click.IntRange(min=1), metavar="N",
-               help="Threads counting chunks [default: the cores]; same result."),
+        workers_option(option),
         option("--scheduler", metavar="ADDRESS", type=SchedulerAddress(),
                help="Count chunks on a Dask cluster (tcp://host:8786); same result."),
     ]

@@ -18,6 +18,7 @@ from .options import (
     completion_line,
     debug_option,
     group,
+    long_table_specs,
     noise_specs,
     table_or_json_specs,
     version_option,
@@ -75,6 +76,8 @@ def _audit_specs(option) -> list:
 
 @click.command(context_settings=CONTEXT_SETTINGS, epilog=EPILOG)
 @click.argument("votes", metavar="VOTES")
+@group("Input", long_table_specs,
+       "pate-audit tokens.csv --classes 32000 --columns query=position,class=token,count=n")
 @group("Claim", _claim_specs, "pate-audit votes.npy -m gnmax --sigma 40")
 @group("Audit", _audit_specs, "pate-audit votes.npy --aggregator mine.py:f --draws 200000")
 @group("Outputs", table_or_json_specs, "pate-audit votes.npy -f json -o audit.json")

@@ -174,6 +174,13 @@ def long_table_specs(option=click.option) -> list:
             columns_option(option)]
 
 
+def workers_option(option=click.option):
+    """``-w/--workers N``: threads of one analysis (pate-analyze, pate-report); no number
+    changes."""
+    return option("-w", "--workers", type=click.IntRange(min=1), metavar="N",
+                  help="Threads counting chunks [default: the cores]; same result.")
+
+
 def index_col_option(option=click.option):
     """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index), and of a
     CSV/TSV ``--labels`` file with more than one column."""

@@ -41,6 +41,7 @@ from .options import (
     individualized_specs,
     mechanism_specs,
     version_option,
+    workers_option,
 )
 
 EPILOG = """\b
@@ -82,6 +83,7 @@ def _report_specs(option) -> list:
                help="With --from: the run's per-query table, for the figures."),
         option("--dataset-size", type=click.IntRange(min=1), metavar="N",
                help="Training examples N: checks that delta < 1/N."),
+        workers_option(option),
     ]
 
 

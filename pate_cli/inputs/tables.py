@@ -92,9 +92,13 @@ def _summary_problem(summary: dict) -> str | None:
         return (f"is the JSON of {tool}, not a pate-analyze summary"
                 if isinstance(tool, str) and tool.startswith("pate-") else
                 f"'tool' is {_shown(tool)}, not \"pate-analyze\"")
+    problem = _kind_problem(summary)
+    if problem is not None:
+        return problem
     figures = [(key, summary.get(key)) for key in (
         "epsilon", "epsilon_data_independent", "epsilon_data_independent_worst",
-        "epsilon_data_independent_pld")]  # the figures a report may publish
+        "epsilon_data_independent_pld", "epsilon_data_independent_worst_pld", "epsilon_rdp",
+        "epsilon_improved")]  # the figures a report may publish
     base = summary.get("baseline")
     if isinstance(base, dict):  # an individualized run's uniform run, and each group's
         figures += [(f"baseline.{key}", base.get(key)) for key in (
@@ -105,7 +109,8 @@ def _summary_problem(summary: dict) -> str | None:
                      row.get("epsilon_data_independent") if isinstance(row, dict) else row)
                     for number, row in enumerate(groups)]
     for key, value in figures:
-        if (key == "epsilon" or value is not None) and not (_finite(value) and value >= 0):
+        if ((key == "epsilon" or key in summary and key in NOT_NULL or value is not None)
+                and not (_finite(value) and value >= 0)):
             return f"'{key}' must be a finite number >= 0, got {_shown(value)}"
     delta = summary["delta"]
     if not (_real(delta) and 0 < delta < 1):
@@ -118,9 +123,6 @@ def _summary_problem(summary: dict) -> str | None:
     if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool)
                                  and seed >= 0):
         return f"'seed' must be a whole number >= 0, got {_shown(seed)}"
-    for key in ("params", "input"):
-        if not isinstance(summary.get(key, {}), dict):
-            return f"'{key}' must be a JSON object, got {_shown(summary[key])}"
     numbers = [(f"params.{key}", value) for key, value in summary.get("params", {}).items()
                if key in NUMERIC_PARAMS]
     numbers.append(("input.teachers", summary.get("input", {}).get("teachers")))
@@ -132,10 +134,52 @@ def _summary_problem(summary: dict) -> str | None:
             return f"'{key}' must be a finite number, got {_shown(value)}"
         if key.split(".")[-1] in POSITIVE_PARAMS and value is not None and not value > 0:
             return f"'{key}' must be a number > 0, got {_shown(value)}"
-    for key in ("mechanism", "accounting"):
-        if not isinstance(summary.get(key, ""), str):
-            return f"'{key}' must be a name, got {_shown(summary[key])}"
     return None
+
+
+def _kind_problem(summary: dict) -> str | None:
+    """Why a key the report or the plots read holds another JSON type than its own (a
+    number, an object, a list, a name; null where ``json.md`` allows it), or None."""
+    for key, value in summary.items():
+        kind = SUMMARY_KINDS.get(key)
+        if kind is None:
+            continue
+        if value is None and key == "order" and summary.get("epsilon_method") != "pure":
+            return "'order' must be a number (null only for a pure-DP epsilon), got null"
+        if value is None and key in NOT_NULL or value is not None and not _KIND_TESTS[kind](
+                value):
+            return f"'{key}' must be {kind}, got {_shown(value)}"
+    for number, row in enumerate(summary.get("groups") or []):
+        if not isinstance(row, dict):
+            return f"'groups.{number}' must be a JSON object, got {_shown(row)}"
+    return None
+
+
+# Keys pate-report reads unconditionally (a plot takes a summary cut down to the keys it
+# draws: epsilon, delta and the risks for the trade-off curve).
+REPORT_KEYS = ("input", "mechanism", "queries", "accounting", "params", "answered", "order",
+               "epsilon_data_independent")
+# The JSON type of the summary's keys that a report or plot reads (json.md); null is
+# allowed except in NOT_NULL, and in ``order`` only with a pure-DP epsilon.
+_NUMBER, _OBJECT, _LIST, _NAME = "a finite number >= 0", "a JSON object", "a JSON list", "a name"
+SUMMARY_KINDS = {
+    **dict.fromkeys(("answered", "order", "order_data_independent", "label_accuracy",
+                     "labels_output", "stopped_at", "labels_released"), _NUMBER),
+    **dict.fromkeys(("params", "input", "orders", "rdp_at_order", "budget",
+                     "smooth_sensitivity", "svt", "sampling", "tuning", "outputs",
+                     "multilabel", "decisions", "files",  # risks: risk_figure.risk_problem
+                     "baseline", "individualized_rule", "add_rdp", "outcomes",
+                     "accuracy_by_outcome"), _OBJECT),
+    **dict.fromkeys(("groups", "warnings", "rounds"), _LIST),
+    **dict.fromkeys(("version", "mechanism", "accounting", "conversion", "q_bound",
+                     "data_independent_method", "epsilon_method", "individualized"), _NAME),
+}
+NOT_NULL = ("params", "input", "answered", "mechanism", "accounting",
+            "epsilon_data_independent")
+_KIND_TESTS = {_NUMBER: lambda value: _finite(value) and value >= 0,
+               _OBJECT: lambda value: isinstance(value, dict),
+               _LIST: lambda value: isinstance(value, list),
+               _NAME: lambda value: isinstance(value, str)}
 
 
 # The mechanisms' numeric parameters (JSON ``params``; ``screening`` is a name).

@@ -38,7 +38,9 @@ class Drawing:
     """What a figure draws: ``columns`` that must be numbers in every drawn row (with
     ``groups`` the ``epsilon_cumulative_<group>`` ones too); ``keep``, kept when present;
     ``sums``, given running sums; the first ``queries`` rows (``-n``); the ``budgets``
-    marked; ``allow_empty``: a table without rows gives an empty frame."""
+    marked; ``allow_empty``: a table without rows gives an empty frame when
+    its run's ``summary`` is given (a run halted before its first query: ``check_same_run``
+    holds the table to it); without one it is refused, as every table of no rows."""
 
     columns: tuple
     sums: tuple = ("answered",)
@@ -67,8 +69,10 @@ def drawn_table(path: str, drawing: Drawing, *, summary: dict | None = None,
     pieces = table.pieces(figure_data.FIGURE_ROWS)  # a table drawn whole is one piece
     try:
         first = next(pieces, None)
-        if first is None or (first.empty and not drawing.allow_empty):
-            raise InputError(f"{path}: the table has no rows (expected {PER_QUERY})")
+        if first is None or (first.empty and not (drawing.allow_empty and summary)):
+            raise InputError(f"{path}: the table has no rows (expected {PER_QUERY}"
+                             + ("; a run halted before its first query is drawn with its "
+                                "--summary)" if drawing.allow_empty else ")"))
         require_table(first, path, kind="per-query", columns=columns)
         checked = list(columns)
         if drawing.groups:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..inputs import load_votes
-from ..inputs.tables import read_summary
+from ..inputs.tables import REPORT_KEYS, read_summary
 from .figure_data import figure_rows
 from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table
 from .report import files_folder, report_format
@@ -57,7 +57,7 @@ def read_run(summary_path: str, per_query: str | None):
     rows, checked to be the summary's run (:func:`_drawn_run`), and the analysed votes when
     the input file is still there with the same sha256 (not for a multi-label run)."""
     summary = read_summary(summary_path)
-    for key in ("input", "mechanism", "queries", "accounting"):
+    for key in REPORT_KEYS:
         if key not in summary:
             raise InputError(f"{summary_path}: has no {key!r} key; expected a JSON summary "
                              "of pate-analyze (--format json -o FILE.json)")

@@ -360,7 +360,7 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
     if above_values:
         x = max(above_values)
         above = (_snap(1.0 / x) if inverse else x, seen[x])
-    notes += _threshold_notes(parameters(answer), teachers)
+    notes += _threshold_notes(parameters(answer), teachers, scale_all=scale_all)
     result = run(answer)
     # the labels read here (the run's own files recorded by analyze), as pate-analyze's
     result = replace(result, input_files=(*read_files(reading), *result.input_files))
@@ -381,16 +381,17 @@ def calibrate(votes=None, mechanism: str = "confident", **options: Any) -> Calib
         warnings=tuple(notes) + tuple(result.warnings))
 
 
-def _threshold_notes(params: dict, teachers: float) -> list[str]:
-    """A note when the threshold T found is above M: no plurality reaches it, so only the
-    selection noise answers."""
+def _threshold_notes(params: dict, teachers: float, *, scale_all: bool) -> list[str]:
+    """A note when the threshold T found (``scale_all``) or given is above M: no plurality
+    reaches it, so only the selection noise answers; the advice names the options given."""
     threshold = params.get("threshold")
     if threshold is None or threshold <= teachers:
         return []
+    advice = ("give -T (at most M) and let pate-calibrate solve sigma instead of --scale-all"
+              if scale_all else f"give a -T of at most M = {teachers:g}")
     return [f"the threshold T = {threshold:g} is above the {teachers:g} teachers: no "
             "query's plurality can reach it, so a query is answered only when the "
-            "selection noise lifts it there; give -T (at most M) and let pate-calibrate "
-            "solve sigma instead of --scale-all"]
+            f"selection noise lifts it there; {advice}"]
 
 
 def _monotone_notes(seen: dict, name: str, *, inverse: bool = False,

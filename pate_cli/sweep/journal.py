@@ -20,6 +20,7 @@ import numpy as np
 
 from ..outputs.writing import write_atomically
 from .columns import SWEEP_COLUMNS
+from .table import TEXT_COLUMNS
 
 SUFFIX = ".partial"
 # Columns an older release's sidecar lacks: its rows read with them empty (their points
@@ -163,8 +164,21 @@ def _row(line: bytes) -> dict | None:
         return None
     if isinstance(row, dict) and all(column in row for column in SWEEP_COLUMNS
                                      if column not in LATER_COLUMNS):
-        return {column: row.get(column) for column in SWEEP_COLUMNS}
+        row = {column: row.get(column) for column in SWEEP_COLUMNS}
+        if all(_cell_fits(column, value) for column, value in row.items()):
+            return row
     return None
+
+
+def _cell_fits(column: str, value) -> bool:
+    """A cell a row's key and table can hold: a number in a number column, text (or a
+    number, read as its text) in a text column, or null (an edited ``"sigma": ""`` is no
+    row: its key could not be formed)."""
+    if value is None:
+        return True
+    if isinstance(value, str) and column in TEXT_COLUMNS:
+        return True
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _line(row: dict) -> str:

@@ -291,3 +291,9 @@ def test_a_long_audit_is_said_before_it_runs(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PateWarning)
         audit(votes, "gnmax", sigma=2.0, draws=2_000, queries=3)
+
+
+def test_classes_describe_a_long_table_file_not_votes_already_read():
+    votes = np.array([[3, 1, 0], [2, 2, 0]] * 5)
+    with pytest.raises(InputError, match="classes and columns describe a long table file"):
+        audit(votes, "gnmax", draws=1000, classes=3)

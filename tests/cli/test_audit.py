@@ -199,3 +199,31 @@ def test_a_violation_prints_a_lower_bound_above_the_claim(lower, upper, texts):
     assert bounds_text(lower, upper) == texts
     low, up = (float(text) for text in texts)
     assert low <= lower and up >= upper
+
+
+def _long_table(path, votes, header="query,class,count") -> None:
+    lines = [header] + [f"{query},{label},{count}" for query, row in enumerate(votes)
+                        for label, count in enumerate(row) if count]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_long_table_is_audited_with_classes_and_columns(cli, tmp_path):
+    """A long query,class,count table asked for '--classes K', an option pate-audit did
+    not have: it takes --classes and --columns as pate-analyze does, and audits the
+    same votes as the dense file."""
+    votes = [[3, 1, 0], [2, 2, 0], [4, 0, 0]] * 20
+    dense, table, renamed = tmp_path / "v.csv", tmp_path / "long.csv", tmp_path / "n.csv"
+    dense.write_text("\n".join(",".join(map(str, row)) for row in votes) + "\n")
+    _long_table(table, votes)
+    _long_table(renamed, votes, header="pos,tok,n")
+    claim = ("-m", "gnmax", "--sigma", "2", "--draws", "20000", "-f", "json")
+    refused = cli.audit(table, *claim)
+    assert refused.code == 2 and "needs --classes K" in refused.err
+    expected = json.loads(cli.audit(dense, *claim).out)["audit"]
+    for args in ((table, "--classes", "3"),
+                 (renamed, "--classes", "3", "--columns", "query=pos,class=tok,count=n")):
+        done = cli.audit(*args, *claim)
+        assert done.code == 0, done.err
+        summary = json.loads(done.out)
+        assert summary["input"]["classes"] == 3 and summary["audit"] == expected
+    assert "--classes K" in cli.audit("--help").out

@@ -235,3 +235,22 @@ def test_scale_all_meets_a_bound_that_does_not_read_the_votes(cli, tmp_path):
         assert done.code == 0 and "Warning" not in done.err, done.err
         factors.append(json.loads(done.out)["solved"]["value"])
     assert factors[0] == factors[1]
+
+
+@pytest.mark.parametrize("options, advice", [
+    (("-T", "1e300"), "give a -T of at most M = 4"),
+    (("-m", "confident-exponential", "-T", "10"), "give a -T of at most M = 4"),
+    (("--scale-all",), "give -T (at most M) and let pate-calibrate solve sigma instead of "
+                       "--scale-all"),
+])
+def test_a_threshold_above_m_is_advised_on_the_options_given(cli, tmp_path, options, advice):
+    """-T above M without --scale-all was told to 'let pate-calibrate solve sigma instead
+    of --scale-all', an option not given."""
+    votes = tmp_path / "small.npy"
+    np.save(votes, np.array([[3, 1, 0], [2, 2, 0], [4, 0, 0]] * 20))
+    target = "2" if "--scale-all" in options else "20"
+    result = cli.calibrate(votes, "--target-epsilon", target, *options)
+    assert result.code == 0, result.err
+    notes = [line for line in result.err.splitlines() if "above the 4 teachers" in line]
+    assert len(notes) == 1 and notes[0].startswith("Warning: ") and notes[0].endswith(advice)
+    assert ("--scale-all" in notes[0]) == ("--scale-all" in options)

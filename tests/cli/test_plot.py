@@ -300,3 +300,16 @@ def test_the_table_of_a_run_halted_before_its_first_query_is_drawn(kind, tmp_pat
     status, _, err = cli.plot(kind, table, "--summary", summary, *SMALL, "-o", out)
     assert (status, err) == (0, "")
     assert "no query in the table (the run halted before its first)" in out.read_text()
+
+
+@pytest.mark.parametrize("kind", ["history", "partition"])
+def test_a_table_of_a_header_alone_without_its_summary_is_refused(kind, tmp_path, cli):
+    """pate-plot history drew an empty figure of a per-query table without rows (exit 0),
+    where tradeoff refuses an empty table: refused in one line, nothing written (a run
+    halted before its first query is drawn with its --summary, test above)."""
+    table, out = tmp_path / "q.csv", tmp_path / "f.png"
+    assert cli.analyze(VOTES, "-n", "50", "--per-query", table).code == 0
+    table.write_text(table.read_text().splitlines()[0] + "\n")
+    status, _, err = cli.plot(kind, table, *SMALL, "-o", out)
+    assert status == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"Error: {table}: the table has no rows") and not out.exists()

@@ -166,3 +166,19 @@ def test_groups_caption_of_a_data_dependent_run_says_unsanitised(plot_runs, tmp_
     assert cli.plot("groups", plot_runs["groups"], "--summary", plot_runs["groups_json"],
                     "-o", out).code == 0
     assert "RDP figures; data-dependent, unsanitised: not for publication" in _caption(out)
+
+
+@pytest.mark.parametrize("key", ["tuning", "answered", "labels_output", "smooth_sensitivity",
+                                 "epsilon_rdp", "multilabel", "budget", "groups"])
+def test_a_summary_key_of_another_json_type_is_refused(key, plot_runs, tmp_path, cli):
+    """A list where a number or an object belongs was 'unexpected AttributeError' or
+    'TypeError' (exit 1) in tradeoff-curve and history --summary: one line naming the
+    file and the key, nothing drawn."""
+    damaged, out = tmp_path / "damaged.json", tmp_path / "f.png"
+    summary = json.loads(plot_runs["confident_json"].read_text())
+    damaged.write_text(json.dumps({**summary, key: [1]}))
+    for command in (["tradeoff-curve", damaged], ["history", plot_runs["confident"],
+                                                  "--summary", damaged]):
+        err = _refused(cli.plot(*command, "-o", out), str(damaged), f"'{key}")
+        assert "[1]" in err or "got 1" in err
+        assert not out.exists()

@@ -810,3 +810,22 @@ def test_a_tuned_run_says_which_attack_risk_includes_the_search(cli, tmp_path):
     # pate-report's figure draws the search's curve: its caption says so
     published = risk_caption(["run"], [with_published_risk(summary)], dependent=False)
     assert "the --tuning search included" in published and "one run" not in published
+
+
+def test_workers_are_taken_and_change_no_number(cli, tmp_path):
+    """docs/commands/pate-report.md said it takes every option of pate-analyze; it refused
+    -w/--workers. The report with threads is the one without (but for its command line),
+    and --from, which analyses nothing, refuses it as an analysis option."""
+    texts = []
+    for name, extra in (("one", ["-w", "1"]), ("two", ["--workers", "2"])):
+        out = tmp_path / f"{name}.md"
+        assert cli.report(SAMPLES / "mnist_250_votes.npy", "-n", "200", *extra,
+                          "-o", out).code == 0
+        texts.append(out.read_text(encoding="utf-8").replace(f"{name}_files", "FILES")
+                     .replace(f"{name}.md", "R").replace(" ".join(extra), "W"))
+    assert texts[0] == texts[1]
+    summary = tmp_path / "s.json"
+    assert cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", "100", "-f", "json", "-o",
+                       summary).code == 0
+    refused = cli.report("--from", summary, "-w", "2", "-o", tmp_path / "r.md")
+    assert refused.code == 2 and "(given: -w/--workers;" in refused.err

@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from pate_cli.inputs.tables import NOT_NULL, REPORT_KEYS, SUMMARY_KINDS
 from tests import SAMPLES
 from tests.multilabel_sample import write_multilabel_sample
 
@@ -131,6 +132,53 @@ def test_from_checks_the_summary(cli, tmp_path, summary_file, key, value, messag
     assert result.err.startswith(f"Error: {damaged}: {message}")
     assert len(result.err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == [damaged]
+
+
+def damaged_summaries(summary: dict):
+    """``(key, value, summary)``: ``summary`` with one key the report or a plot reads
+    removed (``...``) or of another JSON type (null where one is required)."""
+    for key in REPORT_KEYS:
+        yield key, ..., {name: value for name, value in summary.items() if name != key}
+    for key in ("epsilon_data_independent", "epsilon_data_independent_worst_pld",
+                "epsilon_rdp"):
+        yield key, [1], {**summary, key: [1]}
+    for key, kind in SUMMARY_KINDS.items():
+        wrong = {"a JSON object": [[1], "x"], "a JSON list": [{}, 3], "a name": [[1], 3]}.get(
+            kind, [[1], {}, "x", -1])
+        for value in wrong:
+            yield key, value, {**summary, key: value}
+    for key in NOT_NULL:
+        yield key, None, {**summary, key: None}
+
+
+def test_from_checks_every_key_it_reads(cli, tmp_path, summary_file):
+    """A summary lacking a key, or holding a list or null where a number or an object
+    belongs, was 'Error: unexpected KeyError: 'params'' (exit 1): now one line naming the
+    file and the key (exit 2), nothing written."""
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    damaged, report = tmp_path / "damaged.json", tmp_path / "r.html"
+    for key, value, broken in damaged_summaries(summary):
+        damaged.write_text(json.dumps(broken), encoding="utf-8")
+        result = cli.report("--from", damaged, "-o", report)
+        assert result.code == 2, (key, value, result.err)
+        assert result.err.startswith(f"Error: {damaged}: ") and f"'{key}" in result.err, (
+            key, value, result.err)
+        assert len(result.err.strip().splitlines()) == 1
+        assert list(tmp_path.iterdir()) == [damaged]
+
+
+def test_from_takes_a_null_order_only_for_a_pure_epsilon(cli, tmp_path, summary_file):
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    damaged, report = tmp_path / "damaged.json", tmp_path / "r.md"
+    damaged.write_text(json.dumps({**summary, "order": None}), encoding="utf-8")
+    result = cli.report("--from", damaged, "-o", report)
+    assert result.code == 2 and "'order' must be a number (null only for a pure-DP epsilon)" \
+        in result.err
+    svt = tmp_path / "svt.json"
+    assert cli.analyze(VOTES, "-n", "100", "-m", "svt", "--svt-scale", "1.4", "--svt-cutoff",
+                       "10", "-f", "json", "-o", svt).code == 0
+    assert json.loads(svt.read_text(encoding="utf-8"))["order"] is None  # a pure-DP epsilon
+    assert cli.report("--from", svt, "-o", report).code == 0
 
 
 def test_from_refuses_a_calibration(cli, tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import signal
 import socket
@@ -241,6 +242,34 @@ def test_resume_warns_once_of_a_sidecar_it_cannot_read(cli, files, tmp_path, ref
     assert warnings == ["Warning: " + reason.format(sidecar=f"{out}.partial")]
     assert f"reused {reused} of 9 rows" in result.err
     assert out.read_bytes() == expected
+
+
+@pytest.mark.parametrize("column, value", [("sigma", ""), ("queries", "x"),
+                                           ("answered", [1]), ("file", ["a"])])
+@pytest.mark.parametrize("resume", [True, False])
+def test_a_row_with_an_edited_cell_is_skipped_not_fatal(cli, files, tmp_path, references,
+                                                         monkeypatch, column, value, resume):
+    """A sidecar row whose key cell is no number (``"sigma": ""``) once stopped every later
+    run with ``Error: could not convert string to float``: it is a damaged line, skipped
+    (with one warning under --resume), its point computed again."""
+    path, labels = files
+    expected, _ = reference(cli, files, tmp_path, references)
+    out = tmp_path / "out.csv"
+    monkeypatch.setattr(sweep_command, "write_atomically", no_space)
+    assert cli.sweep(path, *GRID, "--labels", labels, "-w", "1", "-o", out).code == 2
+    monkeypatch.undo()
+    rows = [json.loads(line) for line in sidecar(out).read_text().splitlines()]
+    rows[0][column] = value
+    sidecar(out).write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = cli.sweep(path, *loud(GRID), "--labels", labels, "-w", "1", "-o", out,
+                       *(["--resume"] if resume else []))
+    assert result.code == 0, result.err
+    warnings = [line for line in result.err.splitlines() if line.startswith("Warning")]
+    assert warnings == ([f"Warning: {out}.partial: 1 line is not a pate-sweep row and is "
+                         "skipped (the point it held is computed again)"] if resume else [])
+    if resume:
+        assert "reused 8 of 9 rows" in result.err
+    assert out.read_bytes() == expected and not sidecar(out).exists()
 
 
 def test_a_run_without_resume_starts_the_sidecar_afresh_and_says_so(cli, files, tmp_path):

@@ -344,13 +344,20 @@ def test_memory_does_not_grow_with_the_table(tmp_path, monkeypatch):
 
 
 def test_an_empty_table_is_refused_unless_allowed(tmp_path):
-    """A table of no rows: pate-plot refuses it; the report (``allow_empty``) draws no
-    figure from it."""
-    path = _write(_table(0), tmp_path / "empty.csv")
+    """A table of no rows is refused; with ``allow_empty`` (pate-plot history, partition and
+    groups, the report) it is drawn empty when its run's summary says no query was
+    processed (a run halted before its first), refused without a summary (pate-plot
+    history drew an empty figure of a table of a header alone, exit 0)."""
+    path = _write(_table(0).drop(columns=["epsilon_cumulative_a", "epsilon_cumulative_b"]),
+                  tmp_path / "empty.csv")
+    columns = ("query", "answered", "epsilon_cumulative")
     with pytest.raises(InputError, match="the table has no rows"):
-        drawn_table(path, Drawing(("query", "answered", "epsilon_cumulative")))
-    frame = drawn_table(path, Drawing(("query", "answered", "epsilon_cumulative"),
-                                      allow_empty=True), index=(index := []))
+        drawn_table(path, Drawing(columns))
+    with pytest.raises(InputError, match="the table has no rows .*drawn with its --summary"):
+        drawn_table(path, Drawing(columns, allow_empty=True))
+    halted = {"queries": 0, "answered": 0, "epsilon": 0.0}
+    frame = drawn_table(path, Drawing(columns, allow_empty=True), summary=halted,
+                        summary_path="s.json", index=(index := []))
     assert len(frame) == 0 and frame.attrs["queries"] == 0
     assert np.concatenate(index).size == 0
 
