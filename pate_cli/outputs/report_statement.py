@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_FLOOR
 
+from ..analysis.run import reports_any_run_bound
 from ..rounding import ceil_significant, ceil_text, floor_text
 
 DATA_INDEPENDENT_MECHANISMS = ("svt",)
@@ -253,8 +254,8 @@ def selects(summary: dict) -> bool:
 def halt_from_votes(summary: dict) -> bool:
     """Whether an individualized run's per-group figures at the halt are not bounds: a
     selection step's answered count is a function of the votes, and so is the stop itself
-    wherever a data-dependent figure finds it (every accounting but data-independent)."""
-    return selects(summary) or summary.get("accounting") != "data-independent"
+    wherever a data-dependent figure finds it (``run.reports_any_run_bound``'s rule)."""
+    return reports_any_run_bound(selects(summary), str(summary.get("accounting")), halts=True)
 
 
 def at_halt_reason(summary: dict) -> str:

@@ -15,6 +15,7 @@ from .._version import __version__
 from ..accounting.risk import REPORTED_FPRS, profile_risk
 from ..analysis.added_figures import streamed_notes
 from ..analysis.result import AnalysisResult, register_presenter
+from ..analysis.run import reports_any_run_bound
 from ..decisions import INTERACTIVE_NAMES
 
 
@@ -162,8 +163,8 @@ def group_risk(row, result) -> dict | None:
     ``rdp``, ``mu`` None); None without a bound (vanishing, whose figures at a halt the votes
     decide are not bounds)."""
     epsilon = row.get("epsilon_data_independent_worst")
-    if epsilon is None and (result.mechanism.selects
-                            or result.accounting != "data-independent"):
+    if epsilon is None and reports_any_run_bound(bool(result.mechanism.selects),
+                                                 result.accounting, halts=True):
         return None  # vanishing: its figures at the halt are not bounds
     if epsilon is None:
         epsilon = row.get("epsilon_data_independent")
