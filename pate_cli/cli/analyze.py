@@ -7,9 +7,9 @@ import functools
 
 import click
 
-from ..errors import OptionError
+from ..errors import OptionError, OverBudget
 from ..outputs.summary import FORMATS, parameters_text, render
-from .errors import check_max_epsilon, reported_warnings, run_command
+from .errors import NO_BOUND_TO_GATE, check_max_epsilon, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
     SchedulerAddress,
@@ -134,6 +134,12 @@ def analyze(votes, **options):
                    "JSON)", err=True)
     # a data-independent run that composes only its answers: the bound for any run
     from ..analysis.added_figures import published_epsilon
+    from ..analysis.run import reports_any_run_bound
+    if (max_epsilon is not None and result.accounting == "data-independent"
+            and result.groups is not None and result.epsilon_data_independent_worst is None
+            and reports_any_run_bound(bool(result.mechanism.selects), result.accounting,
+                                      halts=True)):  # vanishing with a selection step
+        raise OverBudget(NO_BOUND_TO_GATE)
     published = published_epsilon(result)
     any_run = "" if published == result.epsilon else " for any run"
     if result.tuning is not None:  # the search's figure

@@ -116,6 +116,13 @@ def _run(command: click.Command, args, prog_name: str | None) -> int:
 
 
 
+# --max-epsilon on an individualized run whose figures at the halt are not bounds
+# (vanishing): nothing can meet the gate, so it fails (exit 3), not passes on those figures
+NO_BOUND_TO_GATE = ("--max-epsilon: vanishing forms no bound for any run here (a teacher's "
+                    "sensitivity varies query by query; its figures at a halt the votes decide "
+                    "are not bounds), so no epsilon of this run can be held to the gate")
+
+
 def check_max_epsilon(epsilon: float, max_epsilon: float | None, *,
                       what: str = "epsilon") -> None:
     """``--max-epsilon``: ``OverBudget`` (exit status 3) when ``epsilon`` exceeds it."""

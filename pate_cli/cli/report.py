@@ -14,6 +14,7 @@ import click
 from click.core import ParameterSource
 
 from ..analysis import api
+from ..errors import OverBudget
 from ..outputs.report import render_report, report_format
 from ..outputs.report_files import (
     analysed_votes,
@@ -24,12 +25,13 @@ from ..outputs.report_files import (
 )
 from ..outputs.report_statement import (
     ANY_RUN_KEY,
+    halt_from_votes,
     headline,
     lacks_any_run_bound,
     largest_group,
     privacy_unit,
 )
-from .errors import check_max_epsilon, reported_warnings, run_command
+from .errors import NO_BOUND_TO_GATE, check_max_epsilon, reported_warnings, run_command
 from .options import (
     CONTEXT_SETTINGS,
     analyze_accounting_specs,
@@ -167,6 +169,8 @@ def report(ctx, votes, **options):
     if published is None and largest is not None:  # each group's bound: the largest
         check_max_epsilon(float(largest[ANY_RUN_KEY]), max_epsilon,
                           what=f"published epsilon (group {largest['group']}'s)")
+    elif published is None and max_epsilon is not None and halt_from_votes(summary):
+        raise OverBudget(NO_BOUND_TO_GATE)  # vanishing: no figure here is a bound
     elif published is None:  # per-group figures (individualized): the run's epsilon
         check_max_epsilon(epsilon, max_epsilon)
     else:

@@ -180,7 +180,9 @@ def _output_specs(option) -> list:
                help="Print only the row that answers the most queries within epsilon EPS "
                     "(ties: the better label accuracy), and its pate-analyze command."),
         option("--pareto", is_flag=True,
-               help="Keep only rows on the epsilon / accuracy (or answered) frontier."),
+               help="Keep only rows on the epsilon / accuracy (or answered) frontier "
+                    "(under data-independent accounting, the bound for any run where a "
+                    "row has one)."),
     ]
 
 

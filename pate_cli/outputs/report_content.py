@@ -130,6 +130,11 @@ def _budget_note(summary: dict) -> str | None:
         return ("The budget holds the data-independent \u03b5 of the run's answers, a count "
                 "the votes decide: the remaining budget is on those answers, not a bound; "
                 "the published bound covers every requested query answered.")
+    if summary.get("data_independent_method") == "pld" and summary.get("epsilon_rdp"):
+        return ("The halt is found on the R\u00e9nyi DP figure, "
+                f"{epsilon_text(summary['epsilon_rdp'])}; the remaining budget is the budget "
+                "minus the published privacy-loss distribution figure, not room for more "
+                "queries.")
     return None
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from decimal import ROUND_FLOOR
 
-from ..analysis.run import reports_any_run_bound
 from ..rounding import ceil_significant, ceil_text, floor_text
 
 DATA_INDEPENDENT_MECHANISMS = ("svt",)
@@ -254,8 +253,9 @@ def selects(summary: dict) -> bool:
 def halt_from_votes(summary: dict) -> bool:
     """Whether an individualized run's per-group figures at the halt are not bounds: a
     selection step's answered count is a function of the votes, and so is the stop itself
-    wherever a data-dependent figure finds it (``run.reports_any_run_bound``'s rule)."""
-    return reports_any_run_bound(selects(summary), str(summary.get("accounting")), halts=True)
+    wherever a data-dependent figure finds it: ``run.reports_any_run_bound``'s rule, read
+    from the JSON (this module stays free of numpy: ``--help`` imports it)."""
+    return selects(summary) or summary.get("accounting") != "data-independent"
 
 
 def at_halt_reason(summary: dict) -> str:
@@ -275,16 +275,18 @@ def epsilon_label(summary: dict, head: dict) -> str:
     return "\u03b5 at " + AT_COUNT[False]  # a data-independent run's own answers
 
 
-def at_count_text(summary: dict) -> str:
+def at_count_text(summary: dict, *, alone: bool = False) -> str:
     """Where the run answered fewer than its queries, what its count would give and why
-    that is not a bound (empty otherwise)."""
+    that is not a bound (empty otherwise); ``alone``: beside a search's figure, named one
+    run's without the search."""
     if float(summary["answered"]) >= summary["queries"]:
         return ""
     figure = epsilon_text(count_figure(summary)[0])
+    it = "one run alone, without the search, would be" if alone else "it would be"
     if summary.get("accounting") == "expected":
-        return (f"; at the expected {number(summary['answered'])} answers it would be "
+        return (f"; at the expected {number(summary['answered'])} answers {it} "
                 f"{figure}, an average, not a bound")
-    return (f"; at the run's {number(summary['answered'])} answers it would be {figure}, "
+    return (f"; at the run's {number(summary['answered'])} answers {it} {figure}, "
             "not a bound: the votes decide that count")
 
 
@@ -408,7 +410,7 @@ def headline(summary: dict) -> dict:
         # the bound for any run answers every query (expected accounting; a selection step)
         bound, how = _smaller_pld(summary, summary["epsilon_data_independent_worst"])
         published, search = _with_search(summary, bound)
-        search = search or how
+        alone, search = bool(search), search or how
         expected = summary.get("accounting") == "expected"
         if expected:  # a bound, not an average
             scope = f"{_queries(summary['queries'])}, expected accounting"
@@ -418,7 +420,7 @@ def headline(summary: dict) -> dict:
                 "data-independent bound that holds whatever a run answers ("
                 + _every_query(requested) + (" requested, past the halt," if requested > 1
                                              and summary.get("budget") else "")
-                + f" answered{at_count_text(summary)})" + (
+                + f" answered{at_count_text(summary, alone=alone)})" + (
                     f"; the data-dependent \u03b5 = {epsilon_text(summary['epsilon'])} is "
                     + ("an expected figure, " if expected else "")
                     + "unsanitised and not for publication." if dependent else "."))
@@ -572,10 +574,14 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
             "influences a single teacher and moves at most one vote of each query's "
             "histogram (L2 sensitivity \u221a2 for the argmax, 1 for the plurality count).")
     if groups:
+        unit = unit.replace(", so one example influences a single teacher and moves",
+                            "; without individualization one example would influence a "
+                            "single teacher and move")
         unit += (" Individualized PATE: examples belong to privacy groups, each with its own "
-                 "budget; a group's guarantee holds for each example of that group, through "
-                 "the sensitivity its teachers' votes carry (Boenisch et al., "
-                 "docs/explanation/individualized.md).")
+                 "budget; an example of a group moves its query's votes by that group's "
+                 "sensitivity (upsampled into several teachers, or a weighted or rescaled "
+                 "vote), and the group's guarantee holds for each of its examples through "
+                 "that sensitivity (Boenisch et al., docs/explanation/individualized.md).")
     relation = ("two data sets are neighbours when they differ in one training example "
                 "(added, removed or replaced); either way one teacher's partition changes, "
                 "so the vote histograms differ by moving one vote "

@@ -214,10 +214,10 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                     independent += f" ({at_halt_reason(s)}: not bounds)"
                 if row.get(ANY_RUN_KEY) is not None:  # those count the replay's answers
                     independent = (f"; data-independent {_up(row[ANY_RUN_KEY])} for any run "
-                                   f"(RDP, every query answered), {halt} at the halt and "
-                                   f"{every} over all queries" + (
-                                       " with the replay's answers" if selects(s) else
-                                       " (a halt the votes decide: not bounds)"))
+                                   f"(RDP, every query answered), {halt} at the halt" + (
+                                       f" and {every} over all queries with the replay's "
+                                       "answers" if selects(s) else
+                                       " (a halt the votes decide: not a bound)"))
             lines.append((f"group {row['group']}",
                           f"budget {_short(row['budget'])}, {knob}: spent "
                           f"{_up(row['epsilon'])}{spent_order}, {exhausted}{independent}"))
@@ -248,10 +248,10 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                  f"{_rdp(t['order'])}{DEPENDENT if dependent else ''})")
         if t.get("epsilon_tuned_data_independent") is not None:  # (with a data-dependent
             # epsilon, or one of the run's answers: the search's bound for any run)
-            tuned = (tuned[:-1] + "; the run's answers: not a bound)" if not dependent
-                     else tuned) + (f"; data-independent {_up(t['epsilon_tuned_data_independent'])}"
-                                    " (RDP" + ("" if dependent else ", every query answered")
-                                    + ")")
+            bound = _up(t["epsilon_tuned_data_independent"])
+            tuned = (f"{tuned}; data-independent {bound} (RDP)" if dependent else
+                     f"{bound} (data-independent, RDP, every query answered: the bound for any "
+                     f"run); {tuned[:-1]}; the run's answers: not a bound)")
         lines.append(("with tuning", tuned))
     lines += _risk_line(s.get("risk"), s.get("risk_data_independent"),
                         dependent=data_dependence(s)[0], any_run=counted)

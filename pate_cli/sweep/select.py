@@ -24,11 +24,26 @@ def largest_epsilon(row: dict) -> float | None:
     """A row's largest epsilon over its replays (``epsilon_max``; ``epsilon`` for a row
     without it: one replay); under data-independent accounting the bound for any run
     where the row has one (``epsilon_any_run``: a selection step's count is the votes')."""
-    bound = row.get("epsilon_any_run")
-    if row.get("accounting") == "data-independent" and bound is not None and bound == bound:
+    bound = _any_run(row)
+    if bound is not None:
         return bound
     value = row.get("epsilon_max")
     return row.get("epsilon") if value is None or value != value else value
+
+
+def _any_run(row: dict) -> float | None:
+    """Under data-independent accounting, a row's bound for any run where it has one (the
+    ``epsilon`` of a selection step's row composes its count, the votes'); else None."""
+    bound = row.get("epsilon_any_run")
+    if row.get("accounting") == "data-independent" and bound is not None and bound == bound:
+        return float(bound)
+    return None
+
+
+def _published(row: dict) -> float:
+    """A row's epsilon on the frontier: :func:`_any_run`'s bound, else ``epsilon``."""
+    bound = _any_run(row)
+    return row["epsilon"] if bound is None else bound
 
 
 def best_row(rows: list[dict], epsilon: float) -> dict | None:
@@ -53,7 +68,7 @@ def pareto_rows(rows: list[dict]) -> list[dict]:
     better in one). Order is kept."""
     column = score_column(rows)
     files = np.array([row["file"] for row in rows], dtype=object)
-    epsilon = np.array([row["epsilon"] for row in rows], dtype=np.float64)
+    epsilon = np.array([_published(row) for row in rows], dtype=np.float64)
     score = np.array([row[column] for row in rows], dtype=np.float64)
     kept = np.zeros(len(rows), dtype=bool)
     for file in dict.fromkeys(files):

@@ -16,9 +16,10 @@ from pate_cli.accounting.smooth_sensitivity.bounds import (
     log_q0_gnmax,
     smooth_sensitivity,
 )
+from pate_cli.analysis.run import reports_any_run_bound
 from pate_cli.outputs.captions import runs_caption
 from pate_cli.outputs.report_content import report_content
-from pate_cli.outputs.report_statement import number
+from pate_cli.outputs.report_statement import halt_from_votes, number
 from pate_cli.outputs.risk_figure import curve_lines
 from pate_cli.outputs.summary_json import summary_dict
 from tests import SAMPLES
@@ -86,7 +87,9 @@ def test_the_budget_section_says_which_figure_the_budget_holds():
     counted = _budget(budget=3.0, accounting="data-independent")
     assert "the remaining budget is on those answers, not a bound" in counted["note"]
     held = _budget(mechanism="gnmax", sigma=40, budget=3.0, accounting="data-independent")
-    assert held["note"] is None  # the same halt on any votes: the budget holds the bound
+    # the same halt on any votes: the budget holds the bound (found on its RDP figure,
+    # the PLD figure published)
+    assert held["note"].startswith("The halt is found on the Rényi DP figure")
 
 
 def test_the_remaining_budget_rounds_down_at_any_size():
@@ -132,3 +135,13 @@ def test_log_q0_is_found_to_the_float_and_the_smooth_sensitivity_is_raised():
     value = float(dep_gnmax([found], sigma=sigma, order=order)[0])
     assert math.isclose(value, order / sigma**2, rel_tol=1e-12)
     assert smooth_sensitivity([0.5], [0.1])[0] > 0.5  # raised by the rounding margin
+
+
+@pytest.mark.parametrize("accounting", ["replay", "expected", "data-independent"])
+@pytest.mark.parametrize("params", [{"sigma": 40.0}, {"threshold": 200.0, "sigma": 40.0}])
+def test_the_report_reads_the_analysis_rule_for_halts_the_votes_decide(accounting, params):
+    """report_statement restates run.reports_any_run_bound on the JSON (it stays free of
+    numpy for --help): the two must agree."""
+    summary = {"params": params, "accounting": accounting}
+    assert halt_from_votes(summary) == reports_any_run_bound("threshold" in params, accounting,
+                                                             halts=True)
