@@ -121,7 +121,8 @@ def budget_view(summary: dict) -> dict | None:
 def _budget_note(summary: dict) -> str | None:
     """What a budget run's budget holds where that is not the published bound: the
     data-dependent figure (replay, expected), or a data-independent figure of the run's
-    answers (a selection step); None where the budget holds the published bound."""
+    answers (a selection step); where it is, but the halt was found on the RDP figure and
+    a smaller PLD figure is published, that; else None."""
     if summary.get("accounting") != "data-independent":
         return ("The budget holds the run's data-dependent \u03b5 (unsanitised), not the "
                 "published bound; where the run halted depends on the private votes, so the "
