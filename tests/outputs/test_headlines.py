@@ -145,3 +145,13 @@ def test_the_report_reads_the_analysis_rule_for_halts_the_votes_decide(accountin
     summary = {"params": params, "accounting": accounting}
     assert halt_from_votes(summary) == reports_any_run_bound("threshold" in params, accounting,
                                                              halts=True)
+
+
+def test_an_output_halt_is_named_by_its_output():
+    votes = str(SAMPLES / "tokens_stdlib.npz")
+    summary = summary_dict(pate_cli.analyze(votes, "gnmax", sigma=16.0, budget=5.0,
+                                            halt_at="output"))
+    budget = report_content(summary)["budget"]
+    completed = summary["outputs"]["completed"]
+    assert budget["halt"].startswith(f"halted before output {completed} (0-based; its first "
+                                     f"query is {summary['budget']['halted_at']})")
