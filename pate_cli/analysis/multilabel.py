@@ -56,7 +56,7 @@ from ..work_sizes import WORK_VALUES, stream_rows
 from .added_figures import with_pld_figure, with_smaller_pld
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, MultilabelPart, QueryCounts, RunSetting
-from .run import analyze_votes
+from .run import analyze_votes, reports_any_run_bound
 from .steps import mechanism_steps, step_curves
 
 
@@ -251,6 +251,9 @@ def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisR
         counts=QueryCounts(queries=count, labels_output=count * labels, outcomes=None,
                            reordered=False),
         rdp_total=total, epsilon=epsilon, order=order, epsilon_data_independent=eps_di,
+        # every query answered: the data-independent figure is the bound for any run
+        epsilon_data_independent_worst=eps_di if reports_any_run_bound(
+            False, accounting) else None,
         rdp_data_independent=di_curve, order_data_independent=order_di,
         answered_total=float(count * labels),
         rdp_at_order={"selection": 0.0, "answer": float(total[at] - carry[at])},

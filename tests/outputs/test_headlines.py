@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -155,3 +156,16 @@ def test_an_output_halt_is_named_by_its_output():
     completed = summary["outputs"]["completed"]
     assert budget["halt"].startswith(f"halted before output {completed} (0-based; its first "
                                      f"query is {summary['budget']['halted_at']})")
+
+
+@pytest.mark.parametrize("variant", ["tau:1", "powerset"])
+def test_a_label_set_run_reports_its_bound_for_any_run_under_expected_accounting(variant):
+    """As binary runs do (json.md: expected accounting always reports it): every query is
+    answered, so the data-independent figure is that bound."""
+    predictions = np.random.default_rng(3).integers(0, 2, size=(200, 25, 4))
+    expected = pate_cli.analyze(None, "gnmax", sigma=20.0, multilabel=variant,
+                                predictions=predictions, accounting="expected")
+    assert expected.epsilon_data_independent_worst == expected.epsilon_data_independent
+    replay = pate_cli.analyze(None, "gnmax", sigma=20.0, multilabel=variant,
+                              predictions=predictions)
+    assert replay.epsilon_data_independent_worst is None
