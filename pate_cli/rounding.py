@@ -28,9 +28,18 @@ def floor_text(value, digits: int = 4) -> str:
     return _fixed(value, digits, ROUND_FLOOR)
 
 
-def ceil_significant(value, digits: int = 3, *, rounding: str = ROUND_CEILING) -> str:
-    """``f"{value:.{digits}g}"``, rounded up at its last significant digit (``rounding``
-    ``ROUND_FLOOR``: down, what is left of a budget)."""
+def ceil_significant(value, digits: int = 3) -> str:
+    """``f"{value:.{digits}g}"``, rounded up at its last significant digit."""
+    return _significant(value, digits, ROUND_CEILING)
+
+
+def floor_significant(value, digits: int = 3) -> str:
+    """``f"{value:.{digits}g}"``, rounded down at its last significant digit (what is left
+    of a budget)."""
+    return _significant(value, digits, ROUND_FLOOR)
+
+
+def _significant(value, digits: int, rounding: str) -> str:
     value = float(value)
     if not math.isfinite(value) or value == 0.0:
         return f"{value:.{digits}g}"
@@ -43,9 +52,9 @@ def ceil_significant(value, digits: int = 3, *, rounding: str = ROUND_CEILING) -
     if not math.isfinite(shown):
         return f"{rounded:.{digits}g}"
     text = f"{shown:.{digits}g}"
-    # a subnormal float carries fewer digits and may print below the rounded decimal
-    below = Decimal(text) < exact if rounding == ROUND_CEILING else Decimal(text) > exact
-    return f"{rounded.normalize():.{digits}g}" if below else text
+    # a subnormal float carries fewer digits and may print on the wrong side of the value
+    wrong = Decimal(text) < exact if rounding == ROUND_CEILING else Decimal(text) > exact
+    return f"{rounded.normalize():.{digits}g}" if wrong else text
 
 
 def _quantize(value, digits: int, rounding: str) -> Decimal:

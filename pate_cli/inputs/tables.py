@@ -109,8 +109,7 @@ def _summary_problem(summary: dict) -> str | None:
                      row.get("epsilon_data_independent") if isinstance(row, dict) else row)
                     for number, row in enumerate(groups)]
     for key, value in figures:
-        if ((key == "epsilon" or key in summary and key in NOT_NULL or value is not None)
-                and not (_finite(value) and value >= 0)):
+        if (key == "epsilon" or value is not None) and not (_finite(value) and value >= 0):
             return f"'{key}' must be a finite number >= 0, got {_shown(value)}"
     delta = summary["delta"]
     if not (_real(delta) and 0 < delta < 1):
@@ -164,7 +163,8 @@ REPORT_KEYS = ("input", "mechanism", "queries", "accounting", "params", "answere
 _NUMBER, _OBJECT, _LIST, _NAME = "a finite number >= 0", "a JSON object", "a JSON list", "a name"
 SUMMARY_KINDS = {
     **dict.fromkeys(("answered", "order", "order_data_independent", "label_accuracy",
-                     "labels_output", "stopped_at", "labels_released"), _NUMBER),
+                     "labels_output", "stopped_at", "labels_released",
+                     "epsilon_data_independent"), _NUMBER),
     **dict.fromkeys(("params", "input", "orders", "rdp_at_order", "budget",
                      "smooth_sensitivity", "svt", "sampling", "tuning", "outputs",
                      "multilabel", "decisions", "files",  # risks: risk_figure.risk_problem

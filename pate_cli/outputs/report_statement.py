@@ -10,9 +10,8 @@ mechanism.
 from __future__ import annotations
 
 import math
-from decimal import ROUND_FLOOR
 
-from ..rounding import ceil_significant, ceil_text, floor_text
+from ..rounding import ceil_significant, ceil_text, floor_significant, floor_text
 
 DATA_INDEPENDENT_MECHANISMS = ("svt",)
 
@@ -32,8 +31,8 @@ def number(value, digits: int = 4, *, rounding: str = "nearest") -> str:
     if not math.isfinite(value):
         return str(value)
     if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e6):
-        return (ceil_significant(value, 3) if rounding == "up" else ceil_significant(
-            value, 3, rounding=ROUND_FLOOR) if rounding == "down" else f"{value:.3g}")
+        return (ceil_significant(value, 3) if rounding == "up" else
+                floor_significant(value, 3) if rounding == "down" else f"{value:.3g}")
     text = (ceil_text(value, digits) if rounding == "up" else
             floor_text(value, digits) if rounding == "down" else f"{value:.{digits}f}")
     return text.rstrip("0").rstrip(".") if digits else text
