@@ -52,8 +52,8 @@ LAPLACE_PLD_QUERIES = 100_000
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
     """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller;
-    ``remaining`` becomes ``limit - figure`` (the halt, found on the RDP sums, math:costs,
-    stays valid and cautious); the grid-edge note goes (no wider grid changes the figure)."""
+    ``remaining`` becomes ``max(0, limit - figure)`` (the halt, found on the RDP sums,
+    math:costs, stays valid and cautious); the grid-edge note goes (no wider grid changes it)."""
     if figure is None or not figure < result.epsilon:
         return result
     budget = result.budget
