@@ -1,10 +1,8 @@
 """What a finished single run adds: the PLD figure (``--accounting data-independent``: the
-smaller of the RDP figure and the Gaussian steps' PLD's, ``accounting.pld``;
-math:independent and math:sampling), ``--tuning``'s cost of a random search (math:tuning;
-the headline ``epsilon`` stays the single run's) and the GNSS report
-(``--smooth-sensitivity``, math:smooth; where the table streams, formed by its pass:
-:class:`PendingRelease`).
-"""
+smaller of the RDP figure and the Gaussian steps' PLD's, ``accounting.pld``; math:independent,
+math:sampling), ``--tuning``'s cost of a random search (math:tuning; the headline ``epsilon``
+stays the single run's) and the GNSS report (``--smooth-sensitivity``, math:smooth; formed by
+a streamed table's pass: :class:`PendingRelease`)."""
 
 from __future__ import annotations
 
@@ -54,8 +52,8 @@ LAPLACE_PLD_QUERIES = 100_000
 
 def with_smaller_pld(result: AnalysisResult, figure: float | None) -> AnalysisResult:
     """The PLD ``figure`` in place of the RDP one (kept as ``epsilon_rdp``) when smaller;
-    ``remaining`` becomes ``limit - figure`` (the halt, found on the RDP sums, math:costs,
-    stays valid and cautious); the grid-edge note goes (no wider grid changes the figure)."""
+    ``remaining`` becomes ``max(0, limit - figure)`` (the halt, found on the RDP sums,
+    math:costs, stays valid and cautious); the grid-edge note goes (no wider grid changes it)."""
     if figure is None or not figure < result.epsilon:
         return result
     budget = result.budget
@@ -126,20 +124,15 @@ def pld_figure(mechanism, queries: int, answered: int,
     """The data-independent epsilon of ``queries`` selections and ``answered`` answers
     composed by ``accounting.pld``, and the composition's attack risk (math:risk) or None.
 
-    Gaussian (L2 sensitivity sqrt(2), or the sampled run's): the steps' exact figure
-    unsampled (sampling never costs more, math:sampling) and, Poisson-sampled (where
-    dp_accounting is installed), the smaller of it and the sampled composition (Confident
-    with shared steps: each answered query one sampled Gaussian on the pair of counts, each
-    other the sampled threshold step, as ``steps._sampled``), with that one's risk.
-
-    Pure-DP (LNMax ``2 / lambda``, exponential ``2 eta``; sampled runs unsampled): up to
-    ``PURE_COMPOSED_QUERIES`` answers their exact composition (``pld.pure_composed_epsilon``,
-    randomized response's privacy loss, which dominates every pure-DP step; up to 0.1 s at
-    the cap), smaller for few answers (one LNMax answer at lambda 20: 0.1, RDP 0.1203), with
-    its risk (``pld.pure_composed_profile``); for LNMax also, with dp_accounting, the noisy
-    counts' PLD (``pld.laplace_pld_epsilon``, two Laplace steps an answer, up to
-    ``LAPLACE_PLD_QUERIES``: 2.8934 over 100 at lambda 20, RDP 3.5686), whose risk is not
-    read (up to a second a run; the caller caps the risk by the printed pair).
+    Gaussian (L2 sensitivity sqrt(2), or the sampled run's): the steps' exact figure unsampled
+    (sampling never costs more, math:sampling) and, Poisson-sampled with dp_accounting, the
+    smaller of it and the sampled composition (Confident's shared steps as ``steps._sampled``),
+    with that one's risk. Pure-DP (LNMax ``2 / lambda``, exponential ``2 eta``; sampled runs
+    unsampled): up to ``PURE_COMPOSED_QUERIES`` answers their exact composition
+    (``pld.pure_composed_epsilon``: randomized response's loss dominates every pure-DP step)
+    with its risk; for LNMax with dp_accounting also the noisy counts' PLD (two Laplace steps
+    an answer, up to ``LAPLACE_PLD_QUERIES``), whose risk is not read (the caller caps the risk
+    by the printed pair).
 
     Returns:
       ``(epsilon, risk)``; ``(None, None)`` for another aggregator.
@@ -330,11 +323,10 @@ def streamed_notes(result: AnalysisResult) -> tuple[str, ...]:
 
 
 class PendingRelease:
-    """The smooth-sensitivity release of a run whose per-query table streams
-    (``per_query="stream"``): the table's pass forms it from the chunks it reads
-    (``per_query_stream``) when it runs to its end first, else :meth:`report` forms it by a
-    pass of its own; the same chunks, so the same report either way. Its budget note
-    (:func:`release_notes`) is issued as a ``PateWarning`` when it is formed."""
+    """The smooth-sensitivity release of a run whose table streams (``per_query="stream"``):
+    formed by the table's pass (``per_query_stream``) if that runs to its end first, else by
+    :meth:`report`'s own pass over the same chunks (the same report). Its budget note
+    (:func:`release_notes`) is issued as a ``PateWarning`` when formed."""
 
     def __init__(self, make: Callable[[], Release],
                  own: Callable[[], SmoothSensitivityResult], budget: float | None):
@@ -345,11 +337,10 @@ class PendingRelease:
         self.lock = threading.Lock()
 
     def claim(self, rows: int, window: int | None) -> Release | None:
-        """For the first pass that will hand over every chunk of ``chunk_size`` rows (cut
-        also at each multiple of ``window``, or None), the release to feed; None where its
-        chunks are larger than the pass's own ``rows`` (its memory bound) or the cuts would
-        split them, or once claimed or formed (a pass left unfinished leaves it to
-        :meth:`report`)."""
+        """The release to feed, for the first pass that hands over every chunk of
+        ``chunk_size`` rows (cut also at each multiple of ``window``, or None); None where its
+        chunks exceed the pass's ``rows`` (its memory bound) or the cuts would split them, or
+        once claimed or formed (an unfinished pass leaves it to :meth:`report`)."""
         if self.chunk_size > rows or (window is not None and window % self.chunk_size):
             return None
         with self.lock:

@@ -1,9 +1,7 @@
 """``analyze``: everything ``pate-analyze`` can do, with the same rules and messages (the
-command is parse -> ``analyze`` -> render -> write: a notebook can build no combination it
-refuses). Notes about the result (an order at the grid's edge, an interpolated external RDP
-curve) are kept in ``result.warnings`` and issued as Python warnings (``PateWarning``); the
-commands print each as one ``Warning:`` line.
-"""
+command is parse -> ``analyze`` -> render -> write). Notes about the result (an order at the
+grid's edge, an interpolated external RDP curve) are kept in ``result.warnings`` and issued
+as ``PateWarning`` (the commands print one ``Warning:`` line each)."""
 
 from __future__ import annotations
 
@@ -59,42 +57,41 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
     is read. No run keeps a per-query array: memory stays flat however many queries.
 
     Args:
-      votes: a path, a ``VoteSet``, a ``(queries, K)`` array or a SciPy sparse matrix
-        (or give ``predictions``).
+      votes: a path, a ``VoteSet``, a ``(queries, K)`` array or a SciPy sparse matrix (or give
+        ``predictions``).
       mechanism: ``lnmax``, ``gnmax``, ``confident`` (None, the default), ``interactive``,
         ``svt``, ``exponential`` or ``confident-exponential`` with its parameters as keywords
-        (such as ``sigma=40`` or ``confidence=0.9``; unset ones default to the command's
-        fractions of M), or a mechanism object; none with ``rounds`` (each round names its
-        own).
+        (``sigma=40``, ``confidence=0.9``; unset ones default to the command's fractions of M),
+        or a mechanism object; none with ``rounds`` (each round names its own).
       **options: ``RunSpec``'s fields: ``accounting``, ``delta``, ``conversion``, ``seed``,
         ``budget``, ``teachers``, ``queries``, ``order``, ``individualized``... as the
         command's options (cli:pate-analyze), and:
         predictions_layout: ``"teachers-first"`` for a file stored teachers x queries.
         index_col: drops that column of a CSV/TSV file.
         labels: with ``queries``, may hold one label per analysed row.
-        classes, columns: a long table of sparse votes needs ``classes`` (its vocabulary
-          size); its columns in any order or under other names: ``"query=position,
-          class=token,count=n"`` (or a mapping of those roles, and ``output``, to names).
-        predictions, student, query_indices, add_rdp: paths, or arrays (lists,
-          DataFrames) checked as the files are (``add_rdp``: a DataFrame ``order,rdp``
-          as the file, or one RDP value per order).
+        classes, columns: a sparse long table's vocabulary size (required), and its columns
+          in any order or under other names: ``"query=position,class=token,count=n"`` (or a
+          mapping of those roles, and ``output``, to names).
+        predictions, student, query_indices, add_rdp: paths, or arrays (lists, DataFrames)
+          checked as the files are (``add_rdp``: a DataFrame ``order,rdp``, or one RDP value
+          per order).
         rounds: a path or a list of mappings, one per round (the file's keys).
         groups: a path or a table of its columns (a DataFrame, a list of mappings);
-          teacher_groups: a path, a DataFrame of its columns, or each teacher's group
-          name in teacher order.
+          teacher_groups: a path, a DataFrame of its columns, or each teacher's group name in
+          teacher order.
         decisions: a path, a ``Decisions`` or a ``.npy``-like array or list (0/1 answered
           mask, or labels with -1 for none), accounted instead of the seeded replay's
           (math:costs).
         smooth_sensitivity: the sanitised release (``ss_every`` queries between history
-          checkpoints); with ``per_query="stream"``, formed by ``iter_frames()`` if it
-          ends before the release is read, else then, its budget note issued then and
-          not in ``result.warnings`` (``added_figures.smooth_release``).
+          checkpoints); with ``per_query="stream"`` it is formed when read or at the end of
+          ``iter_frames()``, its budget note issued then, not in ``result.warnings``
+          (``added_figures.smooth_release``).
         tuning: ``"poisson:20"``, ``"negbin:10,0.5"``... (math:tuning): the cost of a random
           search whose every candidate costs at most this run (``result.tuning``).
-        outputs: the output (generated sequence) of each row of the votes, for any input
-          (``--outputs``: a path to a ``.npy`` or one-column ``.csv``, or an array; each
-          output's rows consecutive; refused unless equal to a grouping the votes hold, and
-          with ``query_indices``): gives ``result.outputs`` and the per-query ``output`` column.
+        outputs: the output (generated sequence) of each row of the votes (``--outputs``: a
+          ``.npy`` or one-column ``.csv`` path, or an array; each output's rows consecutive;
+          refused unless equal to a grouping the votes hold, and with ``query_indices``):
+          gives ``result.outputs`` and the per-query ``output`` column.
         halt_at: ``query`` or ``output``: with ``budget`` and an output grouping, halt before
           the first output whose tokens could exceed it (``accounting.output_sums``).
         orders: a grid, or ``"auto"``: the paper's grid, extended past an edge where the best
@@ -105,33 +102,32 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
         screening: the threshold step's data-independent curve, ``exact`` (the default,
           math:screening's; it also caps math:threshold's curve) or ``gaussian``
           (math:independent's, the papers'); a mechanism object carries its own.
-        sampling: (math:sampling) ``"poisson:RATE"`` or ``"without-replacement:m/N"``, the way
-          every query's voters were drawn; ``accounting="data-independent"`` only, for GNMax,
-          Confident and LNMax: both steps' curves amplified (``mechanisms.sampled``), and for
-          Poisson-sampled Gaussian steps the smaller of the RDP and PLD figures
+        sampling: (math:sampling) ``"poisson:RATE"`` or ``"without-replacement:m/N"``, how
+          every query's voters were drawn; ``accounting="data-independent"`` and GNMax,
+          Confident or LNMax only: both steps' curves amplified (``mechanisms.sampled``), and
+          for Poisson-sampled Gaussian steps the smaller of the RDP and PLD figures
           (``epsilon_method``).
         vote_change: ``move`` (the default) or ``add`` (Poisson sampling only: without
           replacement a replaced unit always moves a vote).
         sampling_steps: ``shared`` (the default: Confident's two steps read one subset per
-          query, charged as one sampled Gaussian per answered query) or ``independent``
-          (each step draws its own).
+          query, charged as one sampled Gaussian per answered query) or ``independent``.
         multilabel: ``binary``, ``tau:TAU`` or ``powerset``: per-label counts ``(queries,
           labels, 2)`` or 0/1 ``predictions`` ``(queries, teachers, labels)``
-          (``analysis.multilabel``; ``chunk_size``: queries per chunk).
-        per_query: True (the default) or ``"stream"`` (the same but for the release, see
-          ``smooth_sensitivity``): ``result.iter_frames()`` gives the per-query table a
-          chunk at a time by a second pass over the votes (an array changed in place in
-          between gives another table); ``to_frame()`` and ``label()``'s decisions put its
-          pieces together. False: totals only (those raise), the same summary.
-        progress: ``progress(done, total)``, called after each chunk of queries of a single
-          run (not SVT-PATE, rounds or individualized).
-        chunk_size: rows; defaults to a bound on rows x classes (``work_sizes.chunk_rows``).
+          (``analysis.multilabel``).
+        per_query: True (the default); ``"stream"``: the same but ``result.iter_frames()``
+          gives the table a chunk at a time by a second pass over the votes (an array changed
+          in between gives another table; ``to_frame()`` and ``label()`` join the pieces);
+          False: totals only (those raise), the same summary.
+        progress: ``progress(done, total)``, called after each chunk of a single run (not
+          SVT-PATE, rounds or individualized).
+        chunk_size: rows per chunk; defaults to a bound on rows x classes
+          (``work_sizes.chunk_rows``).
         workers: threads that count chunks and evaluate cost curves (default: the cores this
           process may use); no figure depends on it.
-        executor: a ``distributed.Client`` or any ``concurrent.futures`` executor on which a
+        executor: a ``distributed.Client`` or ``concurrent.futures`` executor on which a
           totals-only single run counts its chunks (``grouped_run.count_queries``; a budget
-          run sums its blocks there, ``analysis.budget_run``), the same bytes as counted
-          locally; any other run is analysed here, with a ``PateWarning`` saying so.
+          run its blocks, ``analysis.budget_run``), the same bytes as locally; any other run
+          is analysed here, with a ``PateWarning``.
 
     Returns:
       The frozen :class:`AnalysisResult`; its notes are also issued as ``PateWarning``.
@@ -311,19 +307,18 @@ def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0
     """The labels a run releases, as arrays (what ``--write-decisions`` writes).
 
     Args:
-      votes: as for ``analyze``.
-      mechanism: as for ``analyze``.
+      votes, mechanism: as for :func:`analyze`.
       seed: the replay's seed (default 0).
-      **options: ``analyze``'s keywords (its notes are not issued as warnings).
+      **options: :func:`analyze`'s keywords (its notes are not issued as warnings).
 
     Returns:
-      The frozen :class:`pate_cli.decisions.Decisions` of every processed query in
-      processing order: ``query`` (vote-file row), ``outcome`` (``answered``/``refused``,
-      ``student`` for Interactive, ``stable``/``unstable``/``halted`` for SVT) and ``label``
-      (-1 for none). A budget or individualized run stops at its halt.
+      The frozen :class:`pate_cli.decisions.Decisions` of every processed query in processing
+      order: ``query`` (vote-file row), ``outcome`` (``answered``/``refused``, ``student`` for
+      Interactive, ``stable``/``unstable``/``halted`` for SVT) and ``label`` (-1 for none); a
+      budget or individualized run stops at its halt.
 
     Raises:
-      OptionError, InputError, TypeError: as ``analyze``.
+      OptionError, InputError, TypeError: as :func:`analyze`.
       ValueError: with ``per_query=False`` (no per-query table to read).
     """
     with warnings.catch_warnings():
@@ -333,9 +328,8 @@ def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0
 
 
 def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
-    """``orders="auto"``: the default grid, extended (``orders.extend_orders``) below 2 or
-    above 500 and the analysis repeated while the best order sits at an edge (at most
-    ``AUTO_ROUNDS`` times; a note remains if it still does)."""
+    """``orders="auto"``: re-run on a grid extended (``orders.extend_orders``) while the best
+    order sits at an edge, at most ``AUTO_ROUNDS`` times (a note remains if it still does)."""
     grid = default_orders()
     for _ in range(AUTO_ROUNDS + 1):
         with warnings.catch_warnings():
@@ -351,8 +345,8 @@ def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
 
 
 def _added_rdp(add_rdp, orders: np.ndarray) -> tuple[np.ndarray | None, AddedRdp | None]:
-    """``--add-rdp``: a path (read at ``orders``, recorded), a DataFrame of its columns, or
-    one value per order."""
+    """``--add-rdp``: a path (read at ``orders``, recorded), a DataFrame ``order,rdp``, or one
+    value per order."""
     if add_rdp is None:
         return None, None
     if isinstance(add_rdp, (str, os.PathLike)):
@@ -377,13 +371,11 @@ def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
 
 
 def usable_executor(target, spec: RunSpec):
-    """The ``concurrent.futures``-style executor of ``target`` (a ``distributed.Client``'s
-    ``get_executor()``, or an executor as it is) if the run can use it (a single run's
-    totals; a budget run's halt and the per-query table's pass are found here), else None
-    with a ``PateWarning``: rounds, individualized groups and SVT-PATE (sequential) are
-    analysed in this process
-    (docs/explanation/numerics.md#one-analysis-on-several-cores-or-a-cluster; a smooth-sensitivity
-    run's totals are split, its release computed here)."""
+    """``target``'s ``concurrent.futures`` executor (a ``distributed.Client``'s
+    ``get_executor()``, or ``target``) for a single run's totals (its budget halt, per-query
+    pass and smooth-sensitivity release are found here); None with a ``PateWarning`` for rounds,
+    individualized groups and SVT-PATE, analysed in this process
+    (docs/explanation/numerics.md#one-analysis-on-several-cores-or-a-cluster)."""
     reason = ("--rounds" if spec.rounds is not None
               else "--individualized" if spec.individualized is not None
               else "-m svt" if spec.name == "svt" else None)

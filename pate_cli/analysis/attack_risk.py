@@ -4,25 +4,21 @@ attacker's true-positive rate at each false-positive rate, and on its advantage.
 ``result.risk_data_independent`` is the publishable bound:
 
 * Gaussian aggregators (GNMax, Confident, Interactive) without ``--add-rdp`` or rounds
-  (multi-label too: :func:`run_steps`): the steps' exact mu-GDP curve (source ``pld`` with
-  ``mu``; answers sensitivity sqrt(2) or the sampled run's, std sigma; selections
+  (multi-label too, :func:`run_steps`): the steps' exact mu-GDP curve (source ``pld`` with
+  ``mu``; answers of sensitivity sqrt(2) or the sampled run's, std sigma; selections
   sensitivity 1, std sigma1; every query answered where the run reports
-  ``epsilon_data_independent_worst``, else its answers); a sampled
-  run's sampled composition (Poisson: its PLD, else the data-independent RDP curve)
-  capped by that curve, without ``mu``;
-* SVT-PATE: its guarantee at every delta (:func:`svt_risk`; each delta includes the
-  threshold's failure probability);
-* LNMax and exponential: the smaller at each rate of their answers' exact pure-DP
-  composition's profile (up to ``added_figures.PURE_COMPOSED_QUERIES`` answers,
-  ``added_figures.pld_figure``) and the data-independent RDP curve's conversions (source
-  ``pld`` where the composition's advantage is smaller, else ``rdp``);
+  ``epsilon_data_independent_worst``, else its answers); a sampled run's sampled composition
+  (Poisson: its PLD, else the data-independent RDP curve) capped by that curve, without ``mu``;
+* SVT-PATE: its guarantee at every delta (:func:`svt_risk`);
+* LNMax and exponential: at each rate the smaller of their answers' exact pure-DP
+  composition's profile (``added_figures.pld_figure``) and the data-independent RDP curve's
+  conversions (source ``pld`` where the composition's advantage is smaller, else ``rdp``);
 * any other run: the data-independent RDP curve's conversions (source ``rdp``).
 
 ``result.risk`` is the headline accounting's bound: the same if data-independent; else its
-RDP curve's (source ``rdp``; one direction only, so each naming of the hypotheses keeps one
-form, ``accounting.risk``) capped by the data-independent bound: unsanitised, like the
-data-dependent epsilon; where that curve is nowhere tighter (advantage and trade-off curve),
-the data-independent bound itself. Individualized runs (one curve per group) have neither.
+RDP curve's (source ``rdp``, one direction only: ``accounting.risk``) capped by the
+data-independent bound (unsanitised, like the data-dependent epsilon), or that bound itself
+where the curve is nowhere tighter. Individualized runs (one curve per group) have neither.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """ORCHESTRATE an audit: draws of an aggregator on a neighbouring pair -> a measured lower
 bound on one query's epsilon beside the claimed upper bound (math:audit, cli:pate-audit).
 
-The aggregator is ``pate-analyze``'s own replay (``mechanisms``) on an ``(n, K)`` array of
-identical rows, noise keyed by row position (any chunk size, the same draws), or a user's
-``f(votes, rng) -> labels`` on blocks of ``USER_BLOCK`` rows (whole trials; fewer for wide
-votes), block ``b`` of side ``s`` with generator ``(seed, (AUDIT_SALT + s, 0, b))``. A trial
-is ``queries`` consecutive rows (composed queries on the same pair); each side's first
-``draws // 2`` trials choose the event (``accounting.audit.choose_event``), the rest measure it.
+The aggregator is ``pate-analyze``'s replay on an ``(n, K)`` array of identical rows (noise
+keyed by row position: any chunk size, the same draws), or a user's ``f(votes, rng) ->
+labels`` on blocks of ``USER_BLOCK`` rows, block ``b`` of side ``s`` drawn with generator
+``(seed, (AUDIT_SALT + s, 0, b))``. A trial is ``queries`` consecutive rows; each side's
+first ``draws // 2`` trials choose the event (``accounting.audit.choose_event``), the rest
+measure it.
 
 Size: one concept, an audit run end to end (its spec, the pair, the draws of either
 aggregator, the margin's pilot, the claim beside the measurement).
@@ -227,11 +227,10 @@ def data_dependent_claim(mechanism: Mechanism, histogram: np.ndarray, *, delta: 
     """``(epsilon, accountant)`` claimed for ``queries`` queries of ``mechanism`` at
     ``histogram``: ``queries`` times ``pate-analyze``'s curve (``steps.mechanism_steps``:
     math:gnmax, math:threshold capped by math:screening, math:lnmax, math:exponential; a
-    selecting mechanism's answer step in full), improved conversion over the default orders
-    (math:conversion), or the data-independent claim where smaller. One direction only:
+    selecting mechanism's answer step in full) under the improved conversion over the default
+    orders (math:conversion), or the data-independent claim where smaller. One direction only:
     ``P(S) <= e^epsilon P'(S) + delta``, ``P`` at ``histogram``, ``P'`` any neighbour
-    (math:audit).
-    """
+    (math:audit)."""
     orders = default_orders()
     votes = np.asarray(histogram, dtype=np.float64)[None, :]
     independent, _ = claimed_epsilon(mechanism.name, mechanism.params, delta=delta,

@@ -1,22 +1,21 @@
 """Runs walked in query order (math:costs): budget runs, whose halt is found query by query
 or output by output, and runs whose queries are grouped into outputs (token votes).
 
-A budget run halts at the first query whose full cost could take the total above the
-budget (``halt_at="query"``), or before the first output (one generated sequence) whose
-tokens, charged in full, could (``"output"``): no output is cut. Queries go in blocks of
-``BUDGET_BLOCK``: under a query halt their sums are formed ahead on threads or a cluster
-(:func:`block_sums`), and a block whose sums plus one query's largest cost (the
-data-independent curves, which cap every data-dependent one) convert within the budget,
-with a margin for every rounding, is taken whole; others go query by query. A run with
-outputs goes through every query, summing each output's curves (``accounting.output_sums``)
-for cli:json's ``outputs``; an output halt goes back to the chunk where that output began.
+A budget run halts at the first query whose full cost could take the total above the budget
+(``halt_at="query"``), or before the first output whose tokens, charged in full, could
+(``"output"``): no output is cut. Under a query halt, blocks of ``BUDGET_BLOCK`` queries have
+their sums formed ahead (:func:`block_sums`, on threads or a cluster); a block is taken whole
+where its sums plus one query's largest cost (the data-independent curves, which cap every
+data-dependent one), raised by ``MARGIN`` for rounding, convert within the budget, else it
+goes query by query. A run with outputs goes through every query, summing each output's
+curves (``accounting.output_sums``) for cli:json's ``outputs``; an output halt goes back to
+the chunk where that output began.
 
-No figure depends on the chunk size, the workers, or where block sums were formed; a run of
-at most ``BUDGET_BLOCK`` queries is exactly the query-by-query run. Which blocks are skipped
-depends on the budget; grouped and sequential sums differ in the last bits only
-(math:tolerance), and every figure reported was checked against the budget.
-``epsilon_cumulative`` restarts from the carry at each block start, so it ends exactly at
-the reported epsilon.
+No figure depends on the chunk size, the workers or where block sums were formed (a run of at
+most ``BUDGET_BLOCK`` queries is exactly the query-by-query run); grouped and sequential sums
+differ in the last bits only (math:tolerance), and every figure reported was checked against
+the budget. ``epsilon_cumulative`` restarts from the carry at each block start, so it ends
+exactly at the reported epsilon.
 """
 
 from __future__ import annotations

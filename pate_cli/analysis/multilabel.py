@@ -1,19 +1,19 @@
 """Multi-label runs (``--multilabel``; Dziedzic et al. 2023, derivations in
-``accounting.multilabel``): one row per query, its curve the sum of its labels' (valid for
-a teacher changing every label at once); the columns are docs/tutorials/multilabel.md's.
+``accounting.multilabel``): one row per query, its curve the sum of its labels' (valid for a
+teacher changing every label at once); the columns are docs/tutorials/multilabel.md's.
 
-- ``binary``: the ``(queries, labels, 2)`` counts as ``(queries * labels, 2)`` rows
-  analysed by ``analyze_votes`` (GNMax, or Confident thresholding each label's larger
-  count), noise keyed by row ``query * labels + label``: the flattened file's totals; the
-  table is the flattened stream in pieces of whole queries, label rows summed.
-- ``tau:TAU`` and ``powerset`` (GNMax, from per-teacher predictions): every query is
-  answered; tau's curve is data-independent in every mode (no data-dependent bound for the
-  clipped Gaussian), powerset's is math:gnmax with math:sparse's zero block of unobserved
-  sets. One pass adds each chunk's curves to the running sums (``accounting.composition``,
-  in query order: the same bits for any chunking); the table is a second such pass.
+- ``binary``: the ``(queries, labels, 2)`` counts as ``(queries * labels, 2)`` rows analysed
+  by ``analyze_votes`` (GNMax, or Confident thresholding each label's larger count), noise
+  keyed by row ``query * labels + label``; the table is the flattened stream in pieces of
+  whole queries, label rows summed.
+- ``tau:TAU`` and ``powerset`` (GNMax, from per-teacher predictions): every query answered;
+  tau's curve is data-independent in every mode (no data-dependent bound for the clipped
+  Gaussian), powerset's is math:gnmax with math:sparse's zero block of unobserved sets. One
+  pass adds each chunk's curves to the running sums in query order (the same bits for any
+  chunking); the table is a second such pass.
 
-Label sets are integers (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels). Votes are
-read a chunk of queries at a time: memory is bounded by the chunk.
+Label sets are integers (bit l = label l; -1 beyond ``MAX_SET_LABELS`` labels). Votes are read
+a chunk of queries at a time.
 """
 
 from __future__ import annotations

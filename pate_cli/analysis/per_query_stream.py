@@ -1,21 +1,16 @@
-"""The per-query table of a totals-only run, chunk by chunk (a second pass), and the
-run's decisions read from it.
+"""The per-query table of a totals-only run, chunk by chunk (a second pass), and the run's
+decisions read from it.
 
-:func:`per_query_frames` replays a totals-only run (its order, halt and totals known)
-chunk by chunk (noise keyed by query position, math:mechanisms; running sums carried,
-math:conversion) into cli:per-query's table, bit for bit the per-query run's
-``to_frame()``, in one chunk's memory. Running sums are formed only at the orders that can
-still give a cumulative epsilon (``accounting.live_orders``); each query's own epsilon is
-looked up from ``result.distinct_pairs`` (``accounting.own_epsilons``) or, without the
-pairs (a budget run), from its curves at the orders that may give its minimum
-(``probed_epsilons``): both the bits of the full computation.
-
-A streamed run's smooth-sensitivity release (``added_figures.PendingRelease``) is formed
-from the same chunks, which are then the release's own.
-
-A run's decisions (``pate_cli.decisions.Decisions``, cli:decisions) are read from the same
-stream, a piece at a time (:func:`streamed_decisions`; ``--write-decisions``) or whole
-(:func:`decisions_of`; ``label()``).
+:func:`per_query_frames` replays a totals-only run (its order, halt and totals known) chunk
+by chunk (noise keyed by query position, math:mechanisms; running sums carried,
+math:conversion) into cli:per-query's table, bit for bit the per-query run's ``to_frame()``,
+in one chunk's memory. Running sums are formed only at the orders that can still give a
+cumulative epsilon (``accounting.live_orders``); each query's own epsilon is looked up from
+``result.distinct_pairs`` (``accounting.own_epsilons``) or, for a budget run, from its curves
+at the orders that may give its minimum (``probed_epsilons``): both the full computation's
+bits. A streamed run's smooth-sensitivity release (``added_figures.PendingRelease``) is
+formed from the same chunks; its decisions (cli:decisions) are read from the same stream
+(:func:`streamed_decisions`, :func:`decisions_of`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Multi-round runs (``--rounds``): successive analyses composed into one RDP curve.
 
 RDP adds up order by order (math:conversion), so a run in rounds (e.g. the 2018 paper's
-Confident-GNMax, then Interactive-GNMax with a student) costs the sum of its rounds'
-curves. Each round is analysed totals-only from the RDP spent before it; the summary
-composes their ``QueryCounts``. A range of rows is read as a view (noise keyed by the
-query's position in the round, math:mechanisms).
+Confident-GNMax, then Interactive-GNMax with a student) costs the sum of its rounds' curves.
+Each round is analysed totals-only from the RDP spent before it, rows read as a view (noise
+keyed by the query's position in the round, math:mechanisms); the summary composes their
+``QueryCounts``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """Votes + mechanism + accounting mode -> totals and a result (``analyze_votes``), for one
 seed or several at once (``analyze_totals``, a sweep's point).
 
-Chunks of queries are counted apart (``analysis.grouped_run``) into their distinct
-statistics, whose curves are evaluated once each and summed (``accounting.grouped``,
-math:conversion); budget runs go through ``analysis.budget_run``; the per-query table is a
-second pass (``analysis.per_query_stream``), as is the smooth-sensitivity release
-(``added_figures.sanitize_analysis``, or formed by the table's pass where the table
-streams, ``added_figures.PendingRelease``): both are formed at the run's best order, which
-only the first pass's totals give (math:smooth). A file's votes are read once more before
-either, by the input checks (``inputs.vote_checks``).
+Chunks are counted apart (``analysis.grouped_run``) into distinct statistics whose curves are
+evaluated once each and summed (``accounting.grouped``, math:conversion); budget runs go
+through ``analysis.budget_run``. The per-query table (``analysis.per_query_stream``) and the
+smooth-sensitivity release (``added_figures``) are second passes, at the best order only the
+first pass's totals give (math:smooth); the input checks (``inputs.vote_checks``) read a
+file's votes once before.
 """
 
 from __future__ import annotations
@@ -57,36 +55,31 @@ def analyze_votes(votes, mechanism, **options: Any) -> AnalysisResult:
     """Analyse ``votes`` under ``mechanism`` (SVT-PATE goes to ``analysis.svt``).
 
     No per-query array is kept (``result.counts`` holds what the summary needs); totals come
-    from the counts of distinct statistics (``accounting.grouped``, math:conversion), the
-    same bits for any chunk size, ``workers`` or ``executor``.
+    from the counts of distinct statistics (``accounting.grouped``, math:conversion), the same
+    bits for any chunk size, ``workers`` or ``executor``.
 
     Args:
       votes: ``(queries, K)``, an array or memory map.
       mechanism: the mechanism object replayed.
       **options: the fields of :class:`~pate_cli.analysis.result.RunSetting`, among them:
-        accounting: ``replay`` charges what the seeded run did, ``expected`` charges the
-          answer step with ``pr_answered`` (the 2018 paper's), ``data-independent``
-          math:independent's costs for the replay's decisions; labels always come from the
-          seeded replay.
-        budget: (math:costs) halt at the first query whose full cost (its expected cost
-          under ``expected``) could take the total above it; the result holds the queries
-          before (``analysis.budget_run``).
-        decisions: a run's decisions, charged instead of the replay's (math:costs
-          "Decisions accounting").
-        outputs: each analysed query's output (a generated sequence of consecutive queries):
-          the run is walked in query order (``analysis.budget_run``), its outputs' figures
-          (``result.outputs``) and, with ``halt_at="output"``, the budget's halt before a
-          whole output found in the same pass.
+        accounting: ``replay`` charges what the seeded run did, ``expected`` charges the answer
+          step with ``pr_answered`` (the 2018 paper's), ``data-independent`` math:independent's
+          costs for the replay's decisions; labels always come from the seeded replay.
+        budget: (math:costs) halt at the first query whose full cost (its expected cost under
+          ``expected``) could take the total above it; the result holds the queries before
+          (``analysis.budget_run``).
+        decisions: a run's decisions, charged instead of the replay's (math:costs "Decisions
+          accounting").
+        outputs: each analysed query's output (consecutive queries): the run is walked in
+          query order (``analysis.budget_run``), finding its outputs' figures
+          (``result.outputs``) and, with ``halt_at="output"``, the halt before a whole output.
         workers, executor: threads (default: the cores); a ``concurrent.futures``-style
           executor counting chunks or summing budget blocks (``grouped_run.count_queries``).
-        per_query: True (the default): the table is a stream, ``result.iter_frames()``,
-          formed by a second pass (``per_query_stream``); its ``epsilon_cumulative`` is a
-          running sum (the tolerance of math:tolerance; a budget run's ends exactly at
-          ``epsilon``).
-        consumer: called with each chunk's statistics and decisions
-          (``grouped_run.QueryChunk``), in query order, by the one pass of a totals-only
-          run (an individualized run's group accounting); refused with a budget, outputs
-          or SVT-PATE.
+        per_query: True (the default): ``result.iter_frames()`` streams the table by a second
+          pass (``per_query_stream``); its ``epsilon_cumulative`` is a running sum
+          (math:tolerance; a budget run's ends exactly at ``epsilon``).
+        consumer: see :class:`~pate_cli.analysis.result.RunSetting` (refused with a budget,
+          outputs or SVT-PATE).
 
     Returns:
       The :class:`AnalysisResult`.
@@ -213,8 +206,8 @@ class _Finish:
         eps_worst = None
         if reports_any_run_bound(bool(self.mechanism.selects), setting.accounting,
                                  halts=budget is not None):
-            # a bound whatever a run answers: every requested query answered (math:costs; a
-            # budget's halt, where the votes or the outcomes decide it, bounds no other run)
+            # every requested query answered (math:costs; a halt the votes decide bounds no
+            # other run)
             requested = int(self.positions.size)
             worst_curve = spent + data_independent_curve(selection, answer, answered=requested,
                                                          queries=requested, orders=orders)
@@ -222,9 +215,8 @@ class _Finish:
             di_curve = worst_curve  # the curve the publishable bound rests on
         if queries == 0 and not np.any(carry):  # a budget run halted before its first query
             epsilon, eps_di = 0.0, 0.0  # (the bound for any run stays: over the requested)
-        # the data-dependent curves are capped by these, summed in another order: where
-        # that leaves the bound below the run's figure by rounding, it is raised to it (a
-        # consumer's run, the group accounting's, publishes no figure of its own)
+        # the data-dependent curves are capped by these, summed in another order: a bound left
+        # below the run's figure by rounding is raised to it (a consumer's run publishes none)
         eps_di = eps_di if setting.consumer is not None else max(eps_di, epsilon)
         accuracy, by_outcome = counts.accuracy(setting.labels is not None)
         query_index, reordered = picked_rows(self.positions, queries)
@@ -267,14 +259,12 @@ class _Finish:
 
 
 def reports_any_run_bound(selects: bool, accounting: str, *, halts: bool = False) -> bool:
-    """Whether a run reports ``epsilon_data_independent_worst``, the data-independent
-    epsilon of every requested query answered: under ``expected`` accounting (its count is
-    an average); for an aggregator with a selection step (``selects``) in the other modes
-    (the replay's or the decisions' count is a function of the votes: composing only its
-    answers bounds that outcome, not the mechanism); and for a budget run (``halts``) whose
-    halt a data-dependent figure decides (every mode but ``data-independent``, where an
-    aggregator without a selection step pays the same for every query: its halt is the
-    same on any votes)."""
+    """Whether a run reports ``epsilon_data_independent_worst`` (every requested query
+    answered): under ``expected`` accounting (its count is an average); with a selection step
+    (its replayed or given count depends on the votes, so composing only its answers bounds
+    that outcome, not the mechanism); and for a budget run (``halts``) whose halt a
+    data-dependent figure decides (under ``data-independent`` accounting a run without a
+    selection step pays the same for every query: its halt is the same on any votes)."""
     return (accounting == "expected" or selects
             or (halts and accounting != "data-independent"))
 
@@ -305,11 +295,10 @@ def _totals_of(result: AnalysisResult) -> ReplayTotals:
     worst = result.epsilon_data_independent_worst  # a selection step's bound for any run
     if (result.accounting == "data-independent" or pure or worst is not None
             ) and result.initial_rdp is None:
-        # the Gaussian steps' exact (or sampled PLD) figure where smaller, and a pure-DP
-        # run's composition's risk, as pate-analyze's
+        # the exact Gaussian (or sampled PLD) figure where smaller, and a pure-DP run's risk
         result = with_pld_figure(result, result.mechanism, result.delta)
-    # what a search over points composes: under data-independent accounting the curve of the
-    # bound for any run where the run has one (a selection step's count is the votes')
+    # a search composes, under data-independent accounting, the curve of the bound for any run
+    # where there is one (a selection step's count is the votes')
     curve = (result.rdp_data_independent if result.accounting == "data-independent"
              and worst is not None else result.rdp_total)
     return ReplayTotals(seed=result.seed, answered=float(result.answered_total),

@@ -2,21 +2,16 @@
 cut-off search of ``--svt-cutoff auto`` and the note of a run that answers little.
 
 The guarantee is converted over a continuous order (``accounting.svt``: never above the
-pure-DP bound ``c eps0``); only with ``--add-rdp`` (a curve known on the grid alone) is the
-sum converted on the grid (math:conversion).
-
-The replay goes a chunk at a time (counts only; the table is a second pass,
-:func:`svt_frames`). The mechanism is sequential but carries only the number of unstable
-queries met: query noise is keyed by position and threshold noise by round
-(math:mechanisms), so a chunk replayed from the carried count decides what the whole run
-does (``SVTPATE.pieces``).
+pure-DP bound ``c eps0``), on the grid only with ``--add-rdp`` (math:conversion). The replay
+goes a chunk at a time (the table is a second pass, :func:`svt_frames`): it carries only the
+number of unstable queries met, query noise being keyed by position and threshold noise by
+round (math:mechanisms, ``SVTPATE.pieces``).
 
 The search and the note (``accounting.svt_tuning``) read the distances to instability,
-computed once into an ``inputs.rows.ScratchColumn`` (per pass they would read the file 20 to
-40 times; in memory, 8 bytes a query). The search looks at the votes: the epsilon holds for
-a cut-off fixed in advance and no composition covers the choice (the cut-offs replay the
-same noise; ``--tuning`` does not take ``-m svt``). The run says so, its summary marks the
-cut-off as searched (``svt.cutoff_from_search``) and pate-report refuses it.
+computed once into an ``inputs.rows.ScratchColumn``. The search looks at the votes: the
+epsilon holds for a cut-off fixed in advance and no composition covers the choice
+(``--tuning`` does not take ``-m svt``), so the run says so, its summary marks the cut-off as
+searched (``svt.cutoff_from_search``) and pate-report refuses it.
 """
 
 from __future__ import annotations

@@ -1,18 +1,17 @@
-"""``--decisions FILE``: the decisions of a run made elsewhere (cli:decisions).
+"""``--decisions FILE``: the decisions of a run made elsewhere (cli:decisions), in what
+``--write-decisions`` writes or two plain arrays:
 
-Formats (what ``--write-decisions`` writes, and two plain arrays):
-
-- ``.csv``: a header ``query,outcome,label``, one row per processed query in processing
-  order; ``label`` empty when none. Lines starting with ``#`` are comments; a comment
-  ``# mechanism: NAME`` records the mechanism that made the decisions.
-- ``.jsonl``: one object ``{"query": i, "outcome": "...", "label": j or null}`` per
-  line; an optional first line ``{"mechanism": "NAME"}`` (an object without ``query``).
-- ``.npz``: arrays ``query`` (integers), ``outcome`` (strings), ``label`` (integers, -1
-  for none) and optionally a 0-d string array ``mechanism``.
-- ``.npy``: a boolean or 0/1 array is an answered mask; an integer array holding -1 is
-  released labels (-1: none). One entry per vote-file row, or per analysed query in
-  processing order. (A binary task's labels, every query answered, need ``.csv``/``.npz``:
-  with 2 classes a non-boolean 0/1 array is read as a mask with a ``Warning:``.)
+- ``.csv``: a header ``query,outcome,label``, one row per processed query in processing order;
+  ``label`` empty when none; ``#`` lines are comments, ``# mechanism: NAME`` records the
+  mechanism that made the decisions.
+- ``.jsonl``: one object ``{"query": i, "outcome": "...", "label": j or null}`` per line; an
+  optional first line ``{"mechanism": "NAME"}`` (an object without ``query``).
+- ``.npz``: arrays ``query`` (integers), ``outcome`` (strings), ``label`` (integers, -1 for
+  none) and optionally a 0-d string array ``mechanism``.
+- ``.npy``: a boolean or 0/1 array is an answered mask; an integer array holding -1 is released
+  labels (-1: none); one entry per vote-file row, or per analysed query in processing order.
+  (With 2 classes a non-boolean 0/1 array is read as a mask with a ``Warning:``: a binary
+  task's labels, every query answered, need ``.csv``/``.npz``.)
 
 Every problem is one ``InputError`` line naming the file.
 """

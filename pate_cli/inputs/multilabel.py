@@ -1,8 +1,7 @@
 """Multi-label votes (``--multilabel``): per-label vote counts ``(queries, labels, 2)``
-(negative, positive) or each teacher's 0/1 labels ``(queries, teachers, labels)``, and
-0/1 true labels ``(queries, labels)``. One-line errors name the file and the place.
-
-Read a chunk of queries at a time (a ``.npy`` stays memory-mapped, pages let go once read)."""
+(negative, positive) or each teacher's 0/1 labels ``(queries, teachers, labels)``, and 0/1
+true labels ``(queries, labels)``, read a chunk of queries at a time (a ``.npy`` stays
+memory-mapped, pages let go once read). One-line errors name the file and the place."""
 
 from __future__ import annotations
 

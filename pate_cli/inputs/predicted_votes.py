@@ -1,8 +1,6 @@
-"""The vote histogram of teacher predictions, formed for the rows a pass reads.
-
-A predictions file holds each teacher's class id per query, ``(queries, teachers)``, ``-1``
-for no vote. Its ``(queries, classes)`` histogram is never held whole, so memory is bounded
-by the chunk (a 128k-token vocabulary included).
+"""The vote histogram of teacher predictions (``(queries, teachers)`` class ids, ``-1`` for no
+vote), formed for the rows a pass reads: the ``(queries, classes)`` histogram is never held
+whole, so memory is bounded by the chunk (a 128k-token vocabulary included).
 """
 
 from __future__ import annotations

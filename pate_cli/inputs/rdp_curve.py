@@ -34,12 +34,13 @@ DP_EVENT_MODULE = "dp_accounting.dp_event"
 def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | None]:
     """An external RDP curve (``order,rdp`` file or the API's table) at ``orders``.
 
-    Rows are counted from 1 in messages (the first row of values; a header not counted),
-    as the decisions reader counts them.
     An absent order takes the next larger given order's value (an upper bound: RDP is
-    non-decreasing in the order, and a curve that decreases is refused); orders above the
-    largest get ``inf`` (never chosen).
-    Returns ``(curve, sha256 or None, note or None)``.
+    non-decreasing in the order, and a decreasing curve is refused); orders above the largest
+    get ``inf`` (never chosen). Messages count rows from 1 (the first row of values), as the
+    decisions reader does.
+
+    Returns:
+      ``(curve, sha256 or None, note or None)``.
     """
     path_like = isinstance(path, (str, os.PathLike))
     if path_like and os.path.splitext(os.fspath(path))[1].lower() == ".json":
@@ -202,15 +203,8 @@ def dp_event_from_dict(document, *, name: str = "the DpEvent"):
 
 def dp_event_dict(event) -> dict:
     """The JSON form of a dp_accounting ``DpEvent`` (inverse of :func:`dp_event_from_dict`),
-    what ``--add-rdp EVENT.json`` reads; public as ``pate_cli.dp_event_dict``::
-
-        import json, dp_accounting, pate_cli
-        event = dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(
-            0.01, dp_accounting.GaussianDpEvent(1.1)), 1000)   # a DP-SGD student
-        with open("student.json", "w") as file:
-            json.dump(pate_cli.dp_event_dict(event), file)
-        pate_cli.analyze("votes.npy", add_rdp="student.json")
-    """
+    what ``--add-rdp EVENT.json`` reads once ``json.dump``-ed; public as
+    ``pate_cli.dp_event_dict`` (docs/tutorials/composing-and-tighter-figures.md)."""
     def plain(value):
         if hasattr(value, "_asdict"):
             return {key: plain(item) for key, item in value._asdict().items()}

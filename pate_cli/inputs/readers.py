@@ -1,18 +1,15 @@
 """Opening user files: paths, standard input, .npy/.npz/.csv/.tsv bytes -> arrays.
 
 Every problem is a one-line ``InputError`` naming the file. ``.npy`` files are never
-unpickled; C-order ones are memory-mapped. Text is UTF-8 (a leading BOM is dropped); other
-bytes are refused, never replaced. Compressed files (gzip, bz2, xz, zstd) and archives
-under the wrong extension are named as such.
+unpickled; C-order ones are memory-mapped. Text is UTF-8 (a leading BOM dropped; other bytes
+refused, never replaced). Compressed files and archives under the wrong extension are named as
+such. Every 2-D array comes back C-contiguous, so a row's sum, which depends on the order it
+is read in, is the same for a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` of the same votes.
 
-Every 2-D array comes back C-contiguous: a row's sum depends on the memory order it is
-read in, so a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` of the same votes give the
-same bytes out (a Fortran-order ``.npy`` is read into memory, not mapped).
-
-Limits, checked before allocating: an NPY header's shape must be non-negative and fit in
-the bytes present; an array read into memory (stdin, ``.npz`` members, Fortran order) holds
-at most ``max_elements()`` values (``PATE_MAX_ELEMENTS``, default 2 * 10^9, 16 GB); a
-stream is refused past that many float64 values' bytes.
+Limits, checked before allocating: an NPY header's shape must be non-negative and fit in the
+bytes present; an array read into memory (stdin, ``.npz`` members, Fortran order) holds at most
+``max_elements()`` values (``PATE_MAX_ELEMENTS``, default 2 * 10^9, 16 GB); a stream is refused
+past that many float64 values' bytes.
 
 Size: one concept, a user file's bytes to an array: where they come from (path, stream,
 standard input) and their checks sit with the two text and binary readers they feed.

@@ -1,11 +1,10 @@
 """Votes in shards: a directory of ``.npy`` files, or a glob of them, read as one matrix.
 
-``pate-analyze shards/`` (its ``*.npy`` files) or ``pate-analyze 'votes_*.npy'`` reads the
-pieces in plain string order of their names (so number them with leading zeros) as one
-matrix, memory-mapped piece by piece, never concatenated. Every piece is a 2-D ``.npy`` with
-the same number of classes. The sha256 is that of the pieces' bytes in that order (``cat
-shards/*.npy | sha256sum``). A cluster's worker maps a ``.npy`` file or shards itself by
-absolute path (:class:`NpyRows`), so workers must see it at the same path.
+``pate-analyze shards/`` or ``pate-analyze 'votes_*.npy'`` reads the pieces in plain string
+order of their names (number them with leading zeros), memory-mapped piece by piece, never
+concatenated; each is a 2-D ``.npy`` with the same number of classes. The sha256 is that of
+the pieces' bytes in that order (``cat shards/*.npy | sha256sum``). A cluster's worker maps a
+``.npy`` file or shards itself by absolute path (:class:`NpyRows`): workers must see that path.
 """
 
 from __future__ import annotations

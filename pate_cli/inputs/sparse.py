@@ -1,15 +1,11 @@
-"""Sparse vote files: token votes over a vocabulary (cli:formats, math:sparse).
+"""Sparse vote files: token votes over a vocabulary (cli:formats, math:sparse), read into one
+``SparseVotes`` (CSR) from a ``scipy.sparse.save_npz`` matrix (CSR, CSC or COO, compressed or
+not; its shape gives the vocabulary; optionally an integer ``output`` array, one per query) or
+a long table (``inputs.long_table``, with ``--classes K``). Nothing is unpickled.
 
-Two forms, read into one ``SparseVotes`` (CSR):
-
-- a ``scipy.sparse.save_npz`` matrix (CSR, CSC or COO, compressed or not; its shape gives
-  the vocabulary), optionally with an integer ``output`` array (one per query);
-- a long table (``inputs.long_table``), read with ``--classes K``.
-
-Each problem is one line naming the file, query and class: a duplicate entry, a class
-outside the vocabulary, unsorted or missing queries, a negative or non-finite count, rows
-with different totals (unless ``--teachers``), a bad output id (``inputs.output_ids``).
-Nothing is unpickled.
+Each problem is one line naming the file, query and class: a duplicate entry, a class outside
+the vocabulary, unsorted or missing queries, a negative or non-finite count, rows with
+different totals (unless ``--teachers``), a bad output id (``inputs.output_ids``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Reading the tables and summaries our own commands write, for ``pate-plot``.
-
-Per-query and sweep tables (``.csv``, ``.tsv``, ``.json``/``.jsonl`` JSON lines,
-``.parquet``) and JSON summaries (``--format json``). Every problem is a one-line
-``InputError`` naming the file and the input expected there (e.g. a sweep table where a
-per-query table belongs, or a missing column).
-"""
+"""Reading the tables and summaries our own commands write, for ``pate-plot``: per-query and
+sweep tables (``.csv``, ``.tsv``, ``.json``/``.jsonl`` JSON lines, ``.parquet``) and JSON
+summaries (``--format json``). Every problem is a one-line ``InputError`` naming the file and
+the input expected there (a sweep table where a per-query table belongs, a missing column)."""
 
 from __future__ import annotations
 

@@ -122,9 +122,9 @@ def load_votes(path, *, teachers: float | None = None, labels=None,
       The :class:`VoteSet` read, with its sha256.
 
     Raises:
-      InputError: a file that cannot be read or breaks a check, in one line naming the
-        file and the place (also ``classes`` or ``columns`` for votes that are not a long
-        table).
+      InputError: a file that cannot be read or breaks a check, in one line naming the file
+        and the place; ``classes`` or ``columns`` for votes that are not a long table.
+      OptionError: ``classes`` not a whole number from 2 to 2^53, ``queries`` not >= 1.
     """
     columns = column_map(columns)
     if classes is not None and not (real_number(classes, whole=True)
@@ -237,12 +237,15 @@ def _checked_at(votes) -> float | None:
 def validated(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
     """``vote_set`` with its votes checked as a file's are, unless already checked at M.
 
-    Finite, non-negative, no row above M (such a row would be charged as if each teacher
-    moved one vote, under-counting the cost).
+    Finite, non-negative, no row above M (such a row would be charged as if each teacher moved
+    one vote, under-counting the cost).
 
-    Returns the set with ``teachers`` (the run's M, default the set's) as its M. Raises
-    ``InputError``: an M not a positive number up to 2^53; a row summing above M (votes or
-    voters); votes a file could not hold.
+    Returns:
+      The set with ``teachers`` (the run's M, default the set's) as its M.
+
+    Raises:
+      InputError: an M not a positive number up to 2^53; a row summing above M (votes or
+        voters); votes a file could not hold.
     """
     checked_teachers(vote_set.teachers)
     checked_teachers(teachers)

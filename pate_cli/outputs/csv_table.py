@@ -1,25 +1,12 @@
 """CSV text of a table: pyarrow's CSV writer when pyarrow is installed, pandas' ``to_csv``
 otherwise (``csv_rows``), the header line as pandas writes it (``csv_header``).
 
-Numbers are the shortest text that reads back the same float64 (the tolerance rule
-between algorithms: 0 in value, only the text may differ), in the notation of the writer
-that formed them:
-
-==========================  ==========================  ==========================
-value                       pyarrow writes              pandas writes
-==========================  ==========================  ==========================
-100.0, -0.0                 ``100``, ``-0``             ``100.0``, ``-0.0``
-1e-05, 6e-07                ``0.00001``, ``6e-7``       ``1e-05``, ``6e-07``
-3.3e10, 1e16                ``3.3e+10``, ``1e+16``      ``33000000000.0``, ``1e+16``
-nan (a missing value)       an empty field              an empty field
-True (a bool column)        ``true``                    ``True``
-text ``teacher``            ``"teacher"``               ``teacher``
-==========================  ==========================  ==========================
-
-Both agree on ``inf``, ``5e-324``, ``0.1`` and integers; pandas quotes only text holding
-a comma, a quote or a line break. ``inputs.table_pieces.read_table`` reads either back to the
-same values and types. Each piece of rows is formatted on its own, so a table written in
-pieces of any size has the same bytes.
+Numbers are the shortest text that reads back the same float64 (the tolerance rule between
+algorithms: 0 in value, only the text may differ), in the writer's notation (pyarrow ``100``,
+``6e-7``, ``"teacher"``, ``true``; pandas ``100.0``, ``6e-07``, ``teacher``, ``True``:
+docs/reference/formats.md); a missing value is an empty field in both.
+``inputs.table_pieces.read_table`` reads either back to the same values and types. Each piece
+of rows is formatted on its own, so a table written in pieces of any size has the same bytes.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Tables -> matplotlib ``Figure`` objects for ``pate-plot`` (object API, no pyplot state).
 
 One function per figure of a paper (Papernot et al. 2018; Boenisch et al., Individualized
-PATE), drawn from the tables our commands write. Numbers come from ``figure_data``,
-captions from ``captions``, the shared look and reproducible bytes from ``figure_style``.
+PATE), drawn from our commands' tables: numbers from ``figure_data``, captions from
+``captions``, the shared look and reproducible bytes from ``figure_style``.
 """
 
 from __future__ import annotations

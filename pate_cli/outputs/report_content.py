@@ -4,8 +4,8 @@
 (math:smooth), privacy unit, DP definition and conversion (math:conversion), mechanism and
 parameters, accounting (math:costs), decisions, budget, per-group costs (math:individualized),
 tuning (math:tuning), attack risk (math:risk, rounded up), the reproduction recipe, and a
-checklist after Ponomareva et al. 2023, "How to DP-fy ML". Nothing is computed here;
-optional keys are read tolerantly.
+checklist after Ponomareva et al. 2023, "How to DP-fy ML". Nothing is computed here; optional
+keys are read tolerantly.
 
 Size: one concept, what the statement says, section by section, for every kind of run.
 """

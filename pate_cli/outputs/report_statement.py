@@ -1,10 +1,9 @@
 """The sentences of a privacy statement (``report_content``): the headline guarantee and
-whether it is data-dependent or sanitised (math:smooth), the decisions accounted, the
-privacy unit and neighbouring relation; and how figures print (a guarantee rounded up).
-Nothing here computes privacy: every number comes from the JSON summary.
+whether it is data-dependent or sanitised (math:smooth), the decisions accounted, the privacy
+unit and neighbouring relation; and how figures print (a guarantee rounded up). Nothing here
+computes privacy: every number comes from the JSON summary.
 
-Size: one concept, the statement's sentences, each worded for every accounting and
-mechanism.
+Size: one concept, the statement's sentences, each worded for every accounting and mechanism.
 """
 
 from __future__ import annotations
@@ -59,11 +58,10 @@ def average_release(summary: dict) -> bool:
 
 
 def data_dependence(summary: dict) -> tuple[bool, bool]:
-    """``(data_dependent, sanitised)`` of the published epsilon (math:costs and math:smooth).
+    """``(data_dependent, sanitised)`` of the published epsilon (math:costs, math:smooth).
 
-    Under expected accounting a smooth-sensitivity release sanitises an average run's
-    figure, not a guarantee for any release: it is not the published epsilon there (the
-    data-independent bound is)."""
+    Under expected accounting a smooth-sensitivity release sanitises an average run's figure,
+    not a guarantee for any release: there the data-independent bound is published."""
     multilabel = summary.get("multilabel")
     dependent = (summary.get("accounting") != "data-independent"
                  and summary.get("mechanism") not in DATA_INDEPENDENT_MECHANISMS
@@ -250,10 +248,9 @@ def selects(summary: dict) -> bool:
 
 
 def halt_from_votes(summary: dict) -> bool:
-    """Whether an individualized run's per-group figures at the halt are not bounds: a
-    selection step's answered count is a function of the votes, and so is the stop itself
-    wherever a data-dependent figure finds it: ``run.reports_any_run_bound``'s rule, read
-    from the JSON (this module stays free of numpy: ``--help`` imports it)."""
+    """Whether an individualized run's per-group figures at the halt are not bounds (the votes
+    decide a selection step's count, and the stop wherever a data-dependent figure finds it):
+    ``run.reports_any_run_bound``'s rule read from the JSON (no numpy: ``--help`` imports this)."""
     return selects(summary) or summary.get("accounting") != "data-independent"
 
 
@@ -326,11 +323,11 @@ def accountant_text(summary: dict) -> str:
 def headline(summary: dict) -> dict:
     """The headline sentence, the published epsilon and the warning (or None).
 
-    The published figure always holds (data-independent; per group when individualized),
-    or is the smooth-sensitivity sanitised release, a private estimate stated beside the
-    bound; a data-dependent figure is stated beside it, labelled. With ``--tuning`` the
-    search's figure is part of the headline (published if data-independent, and leading
-    where the run's own figure is one: ``led_by_search``); ``tuning_included`` says which.
+    The published figure always holds (data-independent; per group when individualized), or
+    is the sanitised smooth-sensitivity release, a private estimate stated beside the bound; a
+    data-dependent figure is stated beside it, labelled. With ``--tuning`` the search's figure
+    is part of the headline (published if data-independent, leading where the run's own figure
+    is one: ``led_by_search``); ``tuning_included`` says which.
     """
     dependent, sanitised = data_dependence(summary)
     delta = number(summary["delta"], 10)

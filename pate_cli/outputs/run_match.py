@@ -13,13 +13,12 @@ fixes its columns), so :func:`check_same_run` compares what both carry:
   a binary table's ``answered_labels`` bits, every label of a tau or powerset row; not
   compared beyond 62 labels, -1).
 
-The figures are sums of n terms formed two ways, compared to the larger of 1e-12 and
-``2 n 2^-53`` relative: a sum of n non-negative terms in any order is within
-``(n - 1) 2^-53`` of the exact sum (Higham, "Accuracy and Stability of Numerical
-Algorithms", s.4.2), and the conversion's minimum moves by at most that (README,
-"Tolerance between algorithms"). Two runs agreeing
-on all of these to 12 digits is not a case to plan for. A mismatch is one ``InputError``
-line naming the first difference.
+The figures are sums of n terms formed two ways, compared to the larger of 1e-12 and ``2 n
+2^-53`` relative: a sum of n non-negative terms in any order is within ``(n - 1) 2^-53`` of the
+exact sum (Higham, "Accuracy and Stability of Numerical Algorithms", s.4.2), and the
+conversion's minimum moves by at most that (docs/explanation/numerics.md). Two runs agreeing on
+all of these to 12 digits is not a case to plan for. A mismatch is one ``InputError`` line
+naming the first difference.
 """
 
 from __future__ import annotations

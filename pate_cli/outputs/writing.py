@@ -20,18 +20,17 @@ WRITE_CHUNK = 1 << 20
 
 
 def write_outputs(files: dict) -> None:
-    """Write the outputs of one command (path -> bytes, an iterable of bytes such as
-    ``per_query_stream_chunks``, or a function giving bytes, called once the iterables are
-    written: a summary that the table's pass completes) as a set: all of them or none.
+    """Write one command's outputs as a set, all or none: path -> bytes, an iterable of bytes
+    (``per_query_stream_chunks``) or a function giving bytes, called once the iterables are
+    written (a summary that the table's pass completes).
 
-    Each regular destination is written to a temporary file beside it; only when all are
-    written are they renamed into place (on failure every temporary is removed). An
-    existing file keeps its permissions (a new one gets the umask's); a symbolic link's
-    target is replaced. A special destination (``/dev/null``, a FIFO, ``/dev/stdout``) is
-    written directly, never replaced or removed. Problems are ``ValueError``s naming the
-    file (``cannot write: ...``): a missing directory, a directory, two paths to one file,
-    a file without write permission (even for root: the rename would replace it), any
-    ``OSError``.
+    Each regular destination is written to a temporary file beside it, all renamed into place
+    once written (every temporary removed on failure). An existing file keeps its permissions
+    (a new one the umask's); a symbolic link's target is replaced. A special destination
+    (``/dev/null``, a FIFO, ``/dev/stdout``) is written directly, never replaced or removed.
+    Raises ``ValueError`` naming the file (``cannot write: ...``): a missing directory, a
+    directory, two paths to one file, a file without write permission (even for root: the
+    rename would replace it), any ``OSError``.
     """
     destinations = check_destinations((path, path) for path in files)
     contents = list(files.values())
@@ -110,11 +109,10 @@ class Destination:
 def check_destinations(outputs, inputs=()) -> list[Destination]:
     """Refuse, before any work, outputs that cannot be written as asked.
 
-    ``outputs`` and ``inputs`` are ``(name, path)`` pairs (``name`` as messages show it,
-    ``"-o x.json"``). ``ValueError`` (one line): a missing directory, a directory or
-    unwritable file, two outputs or an output and an input that are the same file (paths
-    resolved, or the same inode). Special files (``/dev/null``) may take several outputs.
-    """
+    ``outputs``, ``inputs``: ``(name, path)`` pairs (``name`` as messages show it, ``"-o
+    x.json"``). ``ValueError`` (one line): a missing directory, a directory or unwritable file,
+    two outputs or an output and an input that are the same file (paths resolved, or the same
+    inode). Special files (``/dev/null``) may take several outputs."""
     destinations, seen = [], {}
     for name, path in outputs:
         destination = _destination(str(path))
