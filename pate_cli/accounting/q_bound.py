@@ -87,8 +87,8 @@ def _integral_bound(gaps: np.ndarray, log_union: np.ndarray, zero_gap: np.ndarra
     runner_up = gaps[:, 0]
     t = _grid(runner_up, log_union)  # (rows, points), on the lattice
     steps = np.rint(t * _LATTICE).astype(np.int64)
-    log_cdf = log_ndtr(t)
-    log_mass = _log_interval_masses(t, log_cdf, log_ndtr(-t))  # (rows, points - 1)
+    log_cdf = _lattice_log_ndtr(steps)
+    log_mass = _log_interval_masses(t, log_cdf, _lattice_log_ndtr(-steps))  # (rows, points - 1)
     log_first = log_ndtr(runner_up[:, None] + t)  # log Phi(a_1 + t_k), exact
     log_others = _log_others(gaps[:, 1:], steps, zero_gap, total)  # <= log G'(t_k)
     chord = _Chord(t, log_mass)
@@ -235,6 +235,16 @@ def _buckets(others: int) -> tuple[np.ndarray, np.ndarray]:
         counts.append(float(take))
         position += take
     return np.array(starts, dtype=np.intp), np.array(counts)
+
+
+def _lattice_log_ndtr(steps: np.ndarray) -> np.ndarray:
+    """``log_ndtr(steps / 2^12)``, read from :func:`_log_cdf_table` (which holds those very
+    values) where it covers every point, else computed."""
+    table, offset = _log_cdf_table()
+    if steps.size and np.abs(steps).max() > offset:
+        from scipy.special import log_ndtr
+        return log_ndtr(steps / _LATTICE)
+    return table[steps + offset + 1]
 
 
 @lru_cache(maxsize=1)
