@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.special import log_ndtr
 
 from pate_cli.accounting.gnmax import log_q_gnmax
-from pate_cli.accounting.q_bound import log_q_bound, log_q_integral
+from pate_cli.accounting.q_bound import _lattice_log_ndtr, log_q_bound, log_q_integral
 from pate_cli.analysis.api import analyze
 from pate_cli.errors import OptionError
 
@@ -162,3 +162,11 @@ def test_cli_option_and_refusal(cli):
                        "--smooth-sensitivity", "--accounting", "expected")
     assert done.code == 2
     assert done.err.count("\n") == 1 and "union bound only" in done.err
+
+
+@given(st.lists(st.integers(-300_000, 300_000), min_size=1, max_size=20))
+def test_log_phi_on_the_lattice_is_log_ndtr_there(steps):
+    """The table read at lattice points gives log_ndtr's own values, inside the table
+    (|t| <= 40) and beyond it (computed)."""
+    steps = np.array(steps, dtype=np.int64)
+    np.testing.assert_array_equal(_lattice_log_ndtr(steps), log_ndtr(steps / 4096.0))
