@@ -1,8 +1,5 @@
-"""Package attributes imported on first use (PEP 562), so ``import pate_cli`` stays fast.
-
-A package's ``__init__`` lists where each export lives; nothing (numpy, pandas,
-matplotlib...) is imported until a name is used, so ``pate-analyze --help`` stays fast.
-"""
+"""Package attributes imported on first use (PEP 562): nothing (numpy, pandas, matplotlib)
+is imported until a name is used, so ``import pate_cli`` and ``--help`` stay fast."""
 
 from __future__ import annotations
 
@@ -12,11 +9,8 @@ from collections.abc import Callable, Mapping
 
 def lazy_exports(package: str, where: Mapping[str, str]
                  ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for ``package``: ``where[name]`` is the module (relative
-    to ``package``, e.g. ``".api"``) that defines ``name``.
-
-    A name is imported once, then kept in the package's namespace like an eager import.
-    """
+    """``(__getattr__, __dir__)`` for ``package``: ``where[name]`` is the module (relative,
+    e.g. ``".api"``) defining ``name``, imported once, then kept like an eager import."""
     namespace = importlib.import_module(package).__dict__
 
     def __getattr__(name: str) -> object:

@@ -1,10 +1,6 @@
-"""Where a result's notebook views come from, named by the package facade.
-
-``AnalysisResult``'s notebook views are drawn by the outputs layer, which the analysis
-layer may not import (docs/contributing.md#architecture): the package's ``__init__`` names
-the registering module here, imported at the first view, so ``import pate_cli`` stays
-free of numpy, matplotlib and jinja2.
-"""
+"""Where a result's notebook views come from: the outputs layer, which the analysis layer
+may not import (docs/contributing.md#architecture); ``__init__`` names the registering
+module here, imported at the first view."""
 
 from __future__ import annotations
 

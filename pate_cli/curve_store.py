@@ -1,11 +1,7 @@
-"""Curves kept from one chunk, block or run to the next in a process (``SharedCurves``).
-
-A sweep's points with the same sigma evaluate the same answer curves (math:gnmax), those
-with the same (T, sigma1) the same selection curves (math:threshold), and all draw the same
-standard noise (math:mechanisms). ``analysis.run.SharedWork`` holds a bounded store of each,
-made by ``sweep.points``; a pass forming per-query curves keeps its own; there is no
-process-wide store. Curves are computed entry by entry, so a kept value is the array a fresh
-computation gives: sharing changes no bit.
+"""Curves kept from one chunk, block or run to the next in a process (``SharedCurves``): a
+sweep's points of one sigma (or T, sigma1) share curves (``analysis.run.SharedWork``, made
+by ``sweep.points``); a per-query pass keeps its own; no process-wide store. Curves are
+computed entry by entry, so a kept value is what a fresh computation gives: no bit changes.
 """
 
 from __future__ import annotations
@@ -95,10 +91,8 @@ _INDEX_BYTES = 8 + 4 + 4
 
 class _Kept:
     """One function's kept curves: the pieces, and their keys sorted with where each is.
-
-    Readers (:meth:`rows_of`) run outside the lock while :meth:`add` keeps more: the
-    index is one tuple replaced in one assignment after the piece is appended, so a
-    reader sees the old index or the new, never a mix."""
+    Readers run outside the lock: the index is one tuple replaced in one assignment after
+    the piece is appended, so a reader sees the old index or the new, never a mix."""
 
     def __init__(self) -> None:
         self.pieces: list[np.ndarray] = []

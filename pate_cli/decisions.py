@@ -1,11 +1,7 @@
-"""A run's decisions, the one type for them (cli:decisions, math:costs and math:svt).
-
-A replay's output, ``--write-decisions``/``label()``'s, what ``--decisions`` reads and
-``analyze(decisions=...)`` takes: per query whether the teachers' data answered, the
-released label (-1 for none) and, for mechanisms with more than two outcomes, an outcome
-code indexing :data:`OUTCOME_NAMES`: ``refused``/``answered``, ``student``
-(Interactive-GNMax's reinforced student label), ``stable``/``unstable``/``halted``
-(SVT-PATE). Other mechanisms carry no codes: their outcome is the ``answered`` mask.
+"""A run's decisions, the one type for them (cli:decisions, math:costs, math:svt): a
+replay's output, ``--write-decisions``/``label()``'s, what ``--decisions`` reads and
+``analyze(decisions=...)`` takes. Outcome codes index :data:`OUTCOME_NAMES` (Interactive's
+``student``, SVT-PATE's ``stable``/``unstable``/``halted``); other mechanisms carry none.
 """
 
 from __future__ import annotations
@@ -43,12 +39,10 @@ CODED = ("interactive", "svt")
 class Decisions:
     """One run's decisions, one entry per processed query in processing order.
 
-    ``answered``: bool, True where the teachers' data answered (the answer step ran; a
-    stable SVT query); ``label``: int64, the released label, -1 for none; ``code``: int8
-    outcome codes (indices of :data:`OUTCOME_NAMES`) for Interactive-GNMax and SVT-PATE,
-    None for the others. ``query`` (the vote file's rows) and ``mechanism`` (its name)
-    are known for a run's or a file's decisions, None for a bare replay; ``path`` and
-    ``sha256`` name the file they were read from."""
+    ``answered``: bool, where the teachers' data answered (a stable SVT query included);
+    ``label``: int64, the released label, -1 for none; ``code``: int8 indices of
+    :data:`OUTCOME_NAMES` (Interactive-GNMax, SVT-PATE; else None). ``query`` (vote-file
+    rows) and ``mechanism``: None for a bare replay; ``path``, ``sha256``: the file read."""
 
     answered: np.ndarray
     label: np.ndarray

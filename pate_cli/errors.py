@@ -1,8 +1,5 @@
-"""The package's error types; the command line maps them to exit statuses (cli:exit-codes).
-
-``InputError`` (a user mistake in a file or an option) exits 2; ``OverBudget`` (the final
-epsilon exceeds ``--max-epsilon``) exits 3.
-"""
+"""The package's error types and their exit statuses (cli:exit-codes): ``InputError`` 2,
+``OverBudget`` (the final epsilon exceeds ``--max-epsilon``) 3."""
 
 from __future__ import annotations
 

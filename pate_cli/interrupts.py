@@ -1,14 +1,8 @@
-"""The one SIGTERM handler: SIGTERM stops the program the way Ctrl-C does.
-
-``Terminated`` is a ``KeyboardInterrupt``, so Ctrl-C's cleanup runs for SIGTERM too.
-``sigterm_switch()`` installs a ``SigtermSwitch`` for a block:
-
-- armed (a command's run): SIGTERM raises ``Terminated`` wherever the program is;
-- not yet armed (a sweep before its tasks): it is remembered and raised by ``arm()``; with
-  ``once``, later SIGTERMs are ignored (a stopped sweep is writing its rows);
-- a forked worker dies of SIGTERM as it would without the switch.
-
-Off the main thread (which alone sets handlers) SIGTERM's handler is unchanged.
+"""The one SIGTERM handler: SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``), so
+Ctrl-C's cleanup runs for it too. ``sigterm_switch()`` installs a ``SigtermSwitch`` for a
+block: armed, SIGTERM raises wherever the program is; not yet armed, it is remembered and
+raised by ``arm()`` (with ``once``, later ones are ignored while a stopped sweep writes its
+rows); a forked worker dies of it as without the switch; off the main thread, no change.
 """
 
 from __future__ import annotations

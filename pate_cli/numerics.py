@@ -38,12 +38,9 @@ def ratio_up(numerator, denominator) -> float:
 
 
 def log1mexp(x):
-    """Return ``log(1 - exp(x))`` for ``x <= 0``, elementwise and stably.
-
-    math:gnmax: ``log1p(-exp(x))`` for ``x < -1`` and ``log(-expm1(x))`` for
-    ``-1 <= x < 0``; ``x == 0`` gives ``-inf``. Positive ``x`` has no real value and
-    raises ``ValueError``.
-    """
+    """``log(1 - exp(x))`` for ``x <= 0``, elementwise and stably (math:gnmax):
+    ``log1p(-exp(x))`` below -1, ``log(-expm1(x))`` above; ``-inf`` at 0; ``ValueError``
+    for positive ``x``."""
     x = np.asarray(x, dtype=np.float64)
     if np.any(x > 0):
         raise ValueError(f"log1mexp needs x <= 0, got max {float(np.max(x))!r}")

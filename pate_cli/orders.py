@@ -1,15 +1,11 @@
-"""Rényi orders and the one parser of ``a,b,c`` / ``start:stop:step`` lists.
+"""Rényi orders and the one parser of ``a,b,c`` / ``start:stop:step`` lists (``--orders``,
+every ``pate-sweep`` grid); the default grid is the 2018 paper's (math:conversion).
 
-The default grid is the 2018 paper's (math:conversion). A grid spec (``--orders``, every
-``pate-sweep`` grid) is a comma list of numbers and ranges ``start:stop:step``, ``stop``
-included when within 1e-9 of a step; values are rounded to 12 significant digits, so
-``0.1:0.3:0.1`` gives 0.1, 0.2, 0.3.
-
-Limits, checked before any list is built (``2:1e12:1`` is refused at once): at most
-``MAX_GRID_VALUES`` values; at most ``MAX_ORDERS`` orders (each costs a ``(queries,
-orders)`` column: 10^5 orders over 10^4 queries is 8 GB); orders in ``(1, MAX_ORDER]``.
-10^6 keeps each RDP term finite (``alpha / sigma^2`` <= 10^18 at the smallest noise,
-10^-6) and is past any useful order (``log(1/delta) / (alpha - 1)`` < 10^-4 there).
+``stop`` is included when within 1e-9 of a step; values are rounded to 12 significant
+digits (``0.1:0.3:0.1`` gives 0.1, 0.2, 0.3). Limits, checked before any list is built: at
+most ``MAX_GRID_VALUES`` values and ``MAX_ORDERS`` orders (each order a column per query);
+orders in ``(1, MAX_ORDER]``: 10^6 keeps ``alpha / sigma^2`` <= 10^18 at the smallest noise
+and is past any useful order (``log(1/delta) / (alpha - 1)`` < 10^-4).
 """
 
 from __future__ import annotations
@@ -26,9 +22,8 @@ MAX_ORDER = 1e6
 def default_orders() -> np.ndarray:
     """The 298 orders the 2018 paper's analysis used (math:conversion).
 
-    ``arange(2, 101, 0.5)`` followed by ``logspace(2, log10(500), 100)``, kept exactly
-    so: 100 appears twice and 100.5 sits before the second 100. The reported order and
-    the running epsilon of some queries depend on this exact sequence.
+    ``arange(2, 101, 0.5)`` then ``logspace(2, log10(500), 100)``, kept exactly (100 twice,
+    100.5 before the second 100): reported orders and some running epsilons depend on it.
 
     Returns:
       The orders, a float64 array of shape ``(298,)``.
@@ -43,12 +38,9 @@ _EXTENSION_STEPS = 8
 
 
 def extend_orders(orders: np.ndarray, best: int) -> np.ndarray | None:
-    """``--orders auto``: the grid extended past the edge where the best order sits.
-
-    ``best``: its index. Below the smallest ``a``: ``1 + (a - 1) 2^(-k/4)``, k = 1..8; above
-    the largest ``b``: ``b 2^(k/8)``, k = 1..8 (at most ``MAX_ORDER``). None when ``best``
-    is not at an edge or the grid cannot grow there.
-    """
+    """``--orders auto``: the grid extended past the edge where the best order (index
+    ``best``) sits: below ``a``, ``1 + (a - 1) 2^(-k/4)``; above ``b``, ``b 2^(k/8)`` (at most
+    ``MAX_ORDER``), k = 1..8. None when not at an edge or the grid cannot grow there."""
     orders = validate_orders(orders)
     if orders.size < 2:
         return None
@@ -69,10 +61,8 @@ def extend_orders(orders: np.ndarray, best: int) -> np.ndarray | None:
 
 
 def parse_orders(text: str) -> np.ndarray:
-    """Parse ``--orders`` (a grid spec); every order must be a finite number above 1.
-
-    A repeated order is kept where written, as in the default grid (where 100 appears
-    twice): it changes no figure.
+    """Parse ``--orders`` (a grid spec); every order must be a finite number above 1. A
+    repeated order is kept where written (as 100 in the default grid): it changes no figure.
 
     Args:
       text: a comma list of numbers and ``start:stop:step`` ranges.

@@ -13,11 +13,9 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 
 
 def ceil_text(value, digits: int = 4) -> str:
-    """``f"{value:.{digits}f}"``, rounded up instead of to nearest (``inf``, ``nan`` as
-    they are); with ``digits >= 2``, a positive value below ``10^-(digits - 1)``, which
-    ``digits`` decimals would show with one significant digit at most, at ``digits``
-    significant digits
-    (:func:`ceil_significant`: ``1.379e-05``, not ``0.0001``)."""
+    """``f"{value:.{digits}f}"``, rounded up instead of to nearest (``inf``, ``nan`` as they
+    are); with ``digits >= 2``, a positive value below ``10^-(digits - 1)`` at ``digits``
+    significant digits (:func:`ceil_significant`: ``1.379e-05``, not ``0.0001``)."""
     if digits >= 2 and 0.0 < float(value) < 10.0 ** (1 - digits):
         return ceil_significant(value, digits)
     return _fixed(value, digits, ROUND_CEILING)

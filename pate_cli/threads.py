@@ -22,13 +22,10 @@ def default_workers() -> int:
 
 
 def ordered_map(function: Callable, items, *, workers: int | None = None) -> Iterator:
-    """``map(function, items)`` on ``workers`` threads, results in order, at most two
-    per worker in flight (numpy releases the GIL in the heavy work).
-
-    Nothing runs before the first result is asked for. A consumer stopping part-way never
-    waits (tasks not started are cancelled, running ones finish on their threads), so it
-    cannot hang on any thread (the collector may close it on a pool thread) or on what a
-    running task waits for."""
+    """``map(function, items)`` on ``workers`` threads, results in order, at most two per
+    worker in flight; nothing runs before the first result is asked for. A consumer stopping
+    part-way never waits (tasks not started are cancelled, running ones finish on their
+    threads), so it cannot hang, even closed on a pool thread."""
     return _OrderedMap(function, items,
                        default_workers() if workers is None else workers)
 

@@ -1,14 +1,10 @@
-"""Vote rows in one form (math:sparse): each row's counts plus its zero-vote classes.
-
-A chunk is a :class:`VoteRows`: a ``(rows, width)`` float64 count matrix and ``zeros``,
-the further classes with no vote (the zero block). Every kernel (log q, the integral
-bound, replays, SVT's margin, smooth sensitivity) is written once over this form.
-
-- Dense votes: column ``j`` is class ``j``, ``zeros`` 0 (a float64 array is not copied).
-- Sparse votes over ``K`` classes: stored counts packed left, padded to the file's width
-  (so a row's numbers never depend on its chunk), ``classes`` their ids ascending, ``-1``
-  in padding. Formulas count padding cells as zero-vote classes apart from the block's
-  ``K - width``; a replay masks them and draws the ``K - stored`` others as one block.
+"""Vote rows in one form (math:sparse), over which every kernel is written once: a
+:class:`VoteRows` chunk is a ``(rows, width)`` float64 count matrix plus ``zeros``, the
+further classes with no vote (the zero block). Dense votes: column ``j`` is class ``j``,
+``zeros`` 0 (float64 not copied). Sparse votes over ``K`` classes: stored counts packed
+left, padded to the file's width (never chunk-dependent), ``classes`` their ids ascending,
+-1 in padding; formulas count padding as zero-vote classes beside the block's ``K -
+width``, a replay masks it and draws the ``K - stored`` others as one block.
 """
 
 from __future__ import annotations
@@ -140,12 +136,9 @@ def vote_rows(votes) -> VoteRows:
 
 @dataclass(frozen=True)
 class SparseVotes:
-    """A sparse vote file in CSR form: row ``i``'s stored classes are
-    ``indices[indptr[i]:indptr[i+1]]`` (ascending) with counts ``data[...]``.
-
-    ``width``: the most stored entries of a row (at least 1). ``release`` (optional) lets
-    mapped rows' pages go once read (:meth:`drop_rows`).
-    """
+    """A sparse vote file in CSR form: row ``i``'s classes ``indices[indptr[i]:indptr[i+1]]``
+    (ascending), counts ``data[...]``; ``width``: the most entries of a row (at least 1);
+    ``release`` (optional) lets mapped rows' pages go once read (:meth:`drop_rows`)."""
 
     indptr: np.ndarray
     indices: np.ndarray

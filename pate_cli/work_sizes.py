@@ -1,8 +1,5 @@
 """How much one step of work holds at a time: memory is bounded by these sizes, never by the
-number of queries or how often votes repeat, and no figure depends on them (speed only).
-
-Each size: docs/explanation/numerics.md#work-sizes.
-"""
+number of queries, and no figure depends on them (docs/explanation/numerics.md#work-sizes)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """The statistics of an audit: an empirical lower bound on one query's epsilon (math:audit),
 ``log((P(S) - delta) / P'(S))`` with Clopper-Pearson bounds on an event ``S`` chosen on one
 half of the draws and measured on the other. Outcome ``0`` is no answer, ``j + 1`` label
-``j``; trials of ``k`` identical queries (1 by default) are *tallies* ``(outcomes, k + 1)``:
-``tallies[o, c]`` trials had exactly ``c`` outputs ``o``. Pure math: no draws, no files.
-Derivation: docs/explanation/audit.md#audit-statistics
+``j``; trials of ``k`` identical queries are *tallies* ``(outcomes, k + 1)``: ``tallies[o,
+c]`` trials had exactly ``c`` outputs ``o``. Pure math (docs/explanation/audit.md#audit-statistics).
 """
 
 from __future__ import annotations

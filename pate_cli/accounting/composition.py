@@ -1,10 +1,7 @@
-"""THE composition kernel: running RDP sums over queries, converted to epsilon after each.
-
-math:conversion, math:costs and math:individualized (the same sums per group). Every path
-from per-query RDP to figures goes through here (``conversion.minimise_over_orders``). Sums
-are added query after query (``cumsum``; totals by :func:`sequential_total`), in slices of
-``WORK_VALUES`` elements, so no figure depends on where chunks start.
-"""
+"""THE composition kernel: running RDP sums over queries, converted to epsilon after each
+(math:conversion, math:costs, math:individualized). Every path from per-query RDP to figures
+goes through here. Sums are added query after query (``cumsum``, :func:`sequential_total`),
+so no figure depends on where chunks start."""
 
 from __future__ import annotations
 
@@ -113,8 +110,8 @@ def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
 
 def sequential_total(rows: np.ndarray) -> np.ndarray:
     """The sum over the queries axis of a C-ordered ``(..., queries, orders)`` block, row after
-    row: ``numpy.cumsum(rows, axis=-2)[..., -1, :]`` bit for bit (``add.reduce`` is sequential
-    over rows of two or more values; a single column would be pairwise, so it uses ``cumsum``)."""
+    row: ``numpy.cumsum(rows, axis=-2)[..., -1, :]`` bit for bit (a single column would be
+    summed pairwise by ``add.reduce``)."""
     if rows.shape[-1] > 1:
         return np.add.reduce(rows, axis=-2)
     return np.cumsum(rows, axis=-2)[..., -1, :].copy()
@@ -122,13 +119,10 @@ def sequential_total(rows: np.ndarray) -> np.ndarray:
 
 def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversion
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cumulative epsilon after each query of a block, overwriting ``rows`` (math:conversion).
-
-    ``rows``: ``(..., queries, orders)``; ``carry``: the sums before. Orders whose sum after
-    the first query is ``Conversion.beyond`` the least converted total (in every run) are
-    skipped, the same figures (non-negative rows only grow; under the improved conversion an
-    order within the total-variation shortcut gives 0, so the least is at most 0 or that
-    total).
+    """Cumulative epsilon after each query of ``rows`` ``(..., queries, orders)``, overwritten,
+    after ``carry`` (math:conversion). Orders whose sum after the first query is already
+    ``Conversion.beyond`` the least converted total are skipped: non-negative rows only grow,
+    so the figures are the same.
 
     Returns:
       ``(epsilon (..., queries), the first order achieving it, the sums after)``.
@@ -216,8 +210,7 @@ def budget_halt(costs: RowSource, full: RowSource, count: int, carry: np.ndarray
                 conversion: Conversion, limit: float) -> int | None:
     """Where a budget run halts inside a block of ``count`` queries (math:costs), or None: the
     first i where ``carry + costs[0] + ... + costs[i-1] + full[i]`` converts above ``limit``
-    (prefix sums as :func:`running_epsilon`'s, so the answer does not depend on where blocks
-    start; a slice passing :func:`within_limit` skipped).
+    (prefix sums as :func:`running_epsilon`'s; slices passing :func:`within_limit` skipped).
 
     Args:
       costs: each query's charge if processed (as decided, or the expected cost).
@@ -232,8 +225,7 @@ def budget_halt(costs: RowSource, full: RowSource, count: int, carry: np.ndarray
         costs.rows(lo, hi, sums)
         full.rows(lo, hi, candidate)
         sums[0] += carry
-        # Every candidate lies below the sums after the slice plus the largest full row
-        # when costs are non-negative (within_limit).
+        # with non-negative costs every candidate is below the slice's sums + its largest row
         if bool(sums.min() >= 0.0) and bool(candidate.min() >= 0.0):
             total = sequential_total(sums)
             if within_limit(total, candidate.max(axis=0), conversion, limit):
@@ -251,10 +243,10 @@ def budget_halt(costs: RowSource, full: RowSource, count: int, carry: np.ndarray
 
 def within_limit(after: np.ndarray, peak: np.ndarray, conversion: Conversion, limit: float,
                  margin: float = 1.0) -> bool:
-    """The one "no query here can cross the budget" test (math:costs): whether ``after``
-    (the sums after a span of non-negative costs) plus ``peak`` (a bound on one query's full
-    cost), times ``margin``, converts within ``limit``: every candidate sum lies below it
-    order by order, and the conversion is monotone. False unless both are non-negative."""
+    """The one "no query here can cross the budget" test (math:costs): whether ``(after +
+    peak) * margin`` converts within ``limit`` (``after``: sums after a span of non-negative
+    costs; ``peak``: a bound on one query's full cost; the conversion is monotone). False
+    unless both are non-negative."""
     if not (bool(np.all(after >= 0.0)) and bool(np.all(peak >= 0.0))):
         return False
     bound = (after + peak) * margin

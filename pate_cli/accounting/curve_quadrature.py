@@ -48,10 +48,9 @@ class Interpolants(NamedTuple):
 
 def interpolants(rdp: Callable[[np.ndarray, np.ndarray], np.ndarray], orders: np.ndarray,
                  blocks: list[np.ndarray]) -> Interpolants:
-    """Interpolants of ``rdp`` over the fit ``blocks`` (consecutive blocks of sorted
-    distinct keys): at least ``MIN_ROWS`` keys, all finite, wide enough for distinct
-    points. ``rdp`` is called once on all fit blocks' points (each entry's bits are
-    independent of the others, so a block's sums do not depend on its group)."""
+    """Interpolants of ``rdp`` over the fit ``blocks`` of sorted distinct keys (at least
+    ``MIN_ROWS``, finite, wide enough for distinct points), from one ``rdp`` call on all fit
+    blocks' points (entries' bits are independent: a block's sums do not depend on its group)."""
     fit, points, mapped = [], [], []
     for position, keys in enumerate(blocks):
         if keys.size < MIN_ROWS or not (np.isfinite(keys[0]) and np.isfinite(keys[-1])):

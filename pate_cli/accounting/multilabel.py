@@ -1,8 +1,6 @@
 """Sensitivities and data-independent RDP of multi-label votes (Dziedzic et al. 2023,
-"Private Multi-Winner Voting"): math:independent with each variant's sensitivity.
-
-Derivation: docs/explanation/data-independent.md#multilabel.
-"""
+"Private Multi-Winner Voting"): math:independent with each variant's sensitivity
+(docs/explanation/data-independent.md#multilabel)."""
 
 from __future__ import annotations
 

@@ -19,9 +19,8 @@ PROFILE_POINTS = 2001
 # dp_accounting's default grid step, and a cap on the points of one distribution.
 DEFAULT_INTERVAL = 1e-4
 MAX_POINTS = 300_000
-# The smallest Poisson rate given to dp_accounting: the smallest normal float. Its PLD of a
-# sampled Gaussian divides by the rate, and 1 / rate overflows to inf below about 5.6e-309
-# (a subnormal rate such as 5e-324 fails with "a must be greater than b").
+# The smallest Poisson rate given to dp_accounting (its sampled Gaussian divides by the rate:
+# 1 / rate overflows for subnormal rates); smaller rates are accounted at it (an upper bound).
 SMALLEST_RATE = sys.float_info.min
 
 
@@ -129,9 +128,8 @@ def gaussian_exact_epsilon(steps: Sequence[tuple[float, float, int]], delta: flo
             low = middle
         else:
             high = middle
-    # log delta's error: 64 ulps of each term, amplified by 1 / (1 - r) in log1p(-r)
-    # (r = e^(second - first)); over the slope r / (1 - r) it moves eps by at most
-    # 64 ulps x (|first| + |second| + eps) x (1 + 1/r)
+    # log delta's error (64 ulps of each term, amplified by 1 / (1 - r), r = e^(second -
+    # first)) moves eps by at most 64 ulps x (|first| + |second| + eps) x (1 + 1/r)
     first, second = terms(high)
     ratio = math.exp(second - first)
     if not 0.0 < ratio < 1.0:  # the profile not resolved there: no figure (RDP's stands)
@@ -215,8 +213,8 @@ def laplace_pld(scale: float, steps: int):
         return None
     from dp_accounting.pld import privacy_loss_distribution as pld_module
 
-    # the grid: the composed loss (each step's in [-1/lambda, 1/lambda], std at most
-    # 1/lambda) is kept about 10 std either side, in at most MAX_POINTS points
+    # the grid: the composed loss (each step's in [-1/lambda, 1/lambda]) about 10 std either
+    # side, in at most MAX_POINTS points
     width = min(20.0 * math.sqrt(steps), 2.0 * steps) / float(scale)
     interval = max(DEFAULT_INTERVAL, width / MAX_POINTS)
     try:

@@ -181,9 +181,8 @@ def profile_risk(epsilons, deltas, source: str, *, one_way: bool = False) -> Att
 
 def rdp_risk(rdp, *, orders, conversion: str = "classic",
              one_way: bool = False) -> AttackRisk:
-    """Source ``rdp``: an RDP curve's ``classic`` or ``improved`` conversion
-    (math:conversion) at ``RDP_DELTAS``; ``one_way``: a data-dependent curve. A curve of
-    zeros (no step: the output does not depend on the data) is the identity, exactly."""
+    """Source ``rdp``: an RDP curve's ``classic`` or ``improved`` conversion (math:conversion)
+    at ``RDP_DELTAS``; ``one_way``: a data-dependent curve; a curve of zeros: no risk, exactly."""
     if not np.any(np.asarray(rdp, dtype=np.float64)):
         return AttackRisk(source="rdp", advantage=0.0, bounds=(("gaussian", 0.0),))
     epsilons = epsilons_at_deltas(rdp, orders=orders, deltas=RDP_DELTAS, conversion=conversion)
@@ -197,8 +196,7 @@ def pld_risk(pld) -> AttackRisk:
     floor = float(pld.get_delta_for_epsilon(1e6))  # the mass at infinity
     largest = float(pld.get_epsilon_for_delta(max(TRUSTED_DELTA, 2.0 * floor)))
     epsilons = np.linspace(0.0, max(largest, 1e-12), PLD_EPSILONS)
-    # e^eps overflowing (nan, -inf) or below TRUSTED_DELTA: left out, which only loosens
-    # the minimum of pairs (none left: no bound)
+    # deltas not finite or below TRUSTED_DELTA: left out, which only loosens the minimum
     with np.errstate(over="ignore", invalid="ignore"):
         deltas = np.asarray(pld.get_delta_for_epsilon(epsilons), dtype=np.float64)
     kept = np.isfinite(deltas) & (deltas >= TRUSTED_DELTA)

@@ -65,8 +65,7 @@ def rdp_screening(*, threshold: float, sigma_threshold: float, low: float, high:
                   bool(integer), float(sensitivity), tuple(orders.tolist())).copy()
 
 
-# A memo of a pure function (the same bits, hit or not): a run asks for one curve from
-# several places (totals, columns, math:threshold's cap).
+# A memo of a pure function (same bits, hit or not): a run asks for one curve several times.
 @lru_cache(maxsize=32)
 def _curve(threshold, sigma_threshold, low, high, integer, sensitivity, orders):
     orders = np.array(orders)

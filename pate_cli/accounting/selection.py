@@ -41,13 +41,10 @@ class SelectionBins:
 
 def selection_bins(votes, *, teachers: float, params, sigma: float, order: float,
                    bins: int = 20) -> SelectionBins:
-    """The :class:`SelectionBins` of ``votes`` (queries x classes) for the ``(T, sigma1)``
-    pairs ``params`` (math:threshold) and GNMax with ``sigma`` at ``order`` (math:gnmax).
-
-    About ``bins`` bins of ``max_j n_j`` of equal integer width, from the lowest plurality
-    count to M = ``teachers`` (edges at half-integers). ``votes`` (array or memory map) is
-    read twice in chunks of at most ``work_sizes.READ_VALUES`` values (any length or width).
-    """
+    """The :class:`SelectionBins` of ``votes`` (queries x classes, read twice in chunks) for
+    the ``(T, sigma1)`` pairs ``params`` (math:threshold) and GNMax with ``sigma`` at
+    ``order`` (math:gnmax): about ``bins`` equal integer-width bins of ``max_j n_j`` from the
+    lowest plurality count to M = ``teachers``, edges at half-integers."""
     queries = votes.shape[0]
     step = max(1, READ_VALUES // max(1, row_width(votes)))
 

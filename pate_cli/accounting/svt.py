@@ -1,7 +1,6 @@
 """SVT-PATE's guarantee: zCDP composition of the AboveThreshold rounds, the delta split and
-the threshold (math:svt; Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2).
-
-Epsilon is converted over a continuous order, never above the pure-DP ``c eps0``.
+the threshold (math:svt; Bassily, Thakkar, Thakurta 2018; Liu et al., Algorithm 2), over a
+continuous order, never above the pure-DP ``c eps0``.
 Derivation: docs/explanation/svt.md#solving-for-the-order-the-threshold-and-the-scale
 """
 
@@ -70,8 +69,7 @@ def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
         line = (alpha * rho + np.log(excess) - np.log1p(excess)
                 + (log_inv_delta - np.log1p(excess)) / excess)
         line = np.maximum(line, 0.0)
-    # the line raised by ROUNDING_MARGIN relative, as every converted epsilon is: float
-    # rounding never puts it below the exact minimum (c eps0 is a product of two floats)
+    # raised by ROUNDING_MARGIN as every converted epsilon, never below the exact minimum
     line = line * (1.0 + ROUNDING_MARGIN)
     use_pure = pure < line
     epsilon = np.where(use_pure, pure, line)
@@ -167,8 +165,7 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
     if threshold is None:
         threshold = svt_threshold_for(scale=scale, cutoff=cutoff, queries=queries,
                                       delta2=delta / 2.0)
-        # the closed form's w may give a delta2 a rounding error above delta/2: delta1
-        # takes what that w leaves
+        # w's delta2 may round above delta/2: delta1 takes what that w leaves
         delta2 = max(delta / 2.0, svt_delta2(scale=scale, cutoff=cutoff, threshold=threshold,
                                              queries=queries))
         delta1 = delta - delta2

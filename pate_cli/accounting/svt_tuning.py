@@ -1,8 +1,6 @@
 """SVT-PATE tuned from the distances to instability ``d`` (math:mechanisms and math:svt):
-the cut-offs ``--svt-cutoff auto`` tries, and the note (with a suggested scale) of a run
-that answers little. Distances are read ``DISTANCE_ROWS`` at a time from anything sliced
-like an array (``inputs.rows.ScratchColumn``), so memory holds one piece.
-
+the cut-offs ``--svt-cutoff auto`` tries, and the note (with a suggested scale) of a run that
+answers little; distances read ``DISTANCE_ROWS`` at a time from anything sliced like an array.
 Rules: docs/explanation/svt.md#the-cut-offs-tried-and-runs-that-answer-little
 """
 

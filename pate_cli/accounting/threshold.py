@@ -17,16 +17,14 @@ from ..orders import validate_orders
 from .gnmax import rdp_gnmax
 from .validators import check_std
 
-# The threshold step's counts are charged on a lattice of a power of two (exact in binary)
-# at most sigma1 / LATTICE_PER_SIGMA and at most 1 (whole counts lie on it), at least
-# SMALLEST_STEP.
+# The threshold step's counts are charged on a power-of-two lattice (exact in binary) of step
+# at most min(1, sigma1 / LATTICE_PER_SIGMA) (whole counts lie on it), at least SMALLEST_STEP.
 LATTICE_PER_SIGMA = 64
 SMALLEST_STEP = 2.0 ** -10
 
 
 def count_step(sigma_threshold: float) -> float:
-    """The lattice step the threshold step's counts are charged on (see
-    :func:`log_pr_answered`): 1 for ``sigma1 >= 64``, 1/16 for ``sigma1 = 5``."""
+    """The lattice step of :func:`log_pr_answered`: 1 for ``sigma1 >= 64``, 1/16 at 5."""
     exponent = math.floor(math.log2(sigma_threshold / LATTICE_PER_SIGMA))
     return min(1.0, max(SMALLEST_STEP, 2.0 ** max(exponent, -1074)))
 
@@ -35,14 +33,10 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
                     sigma_threshold: float) -> np.ndarray:
     """``log Pr[max v + N(0, sigma1^2) >= T]`` (math:threshold) at the count rounded toward
     ``T`` on the lattice of :func:`count_step`: up below it, down above it, ``T`` itself
-    where no lattice point lies between.
-
-    The 2018 paper rounds half to even, which can move a fractional count (Interactive's
-    ``n - M p``, weighted or masked votes) away from ``T``: a smaller ``q`` than the
-    mechanism's, a cost below the bound (up to 6% per query). Toward ``T``, ``q`` is at
-    least the mechanism's (the count at most sigma1 / 64 closer to ``T``), and the
-    statistic keeps about 64 distinct values per sigma1 of counts (the grouped sums rely on
-    it); whole counts are unchanged.
+    where no lattice point lies between. Toward ``T``, ``q`` is at least the mechanism's, so
+    the cost never falls below the bound (the paper's half-to-even rounding can move a
+    fractional count away from ``T``: up to 6% under per query); about 64 distinct values per
+    sigma1 remain (the grouped sums rely on it); whole counts are unchanged.
 
     Args:
       max_votes: ``max_j v_j`` per query (``v = n``, or ``n - M p`` for Interactive).
@@ -59,10 +53,8 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
     from scipy.special import log_ndtr
     check_std(sigma_threshold, "sigma_threshold")
     max_votes = np.asarray(max_votes, dtype=np.float64)
-    # a gap beyond the floats (T = 1e300, sigma1 = 1e-9) is -inf or +inf: log_ndtr's
-    # limits (-inf: never answered; 0: always) are the exact values there
-    # on the lattice (whole counts are on it; a count an ulp off a lattice point, as n - M p
-    # can be, takes the next point toward T: never below)
+    # a gap beyond the floats is +-inf: log_ndtr's limits (-inf, 0) are exact there; a count
+    # an ulp off a lattice point (as n - M p can be) takes the next point toward T
     step = count_step(sigma_threshold)
     with np.errstate(over="ignore"):
         steps = max_votes / step
@@ -74,9 +66,9 @@ def log_pr_answered(max_votes: ArrayLike, *, threshold: float,
 
 def raised_counts(max_votes: ArrayLike, *, threshold: float,
                   sigma_threshold: float) -> np.ndarray:
-    """Whether each count is above ``T`` and off the :func:`count_step` lattice (rounded down
-    there, its expected answer charge takes :func:`raised_charge`; math:costs): a bool array of
-    ``max_votes``'s shape, arguments as :func:`log_pr_answered`."""
+    """Whether each count is above ``T`` and off the :func:`count_step` lattice (rounded down,
+    so its expected answer charge takes :func:`raised_charge`; math:costs); arguments as
+    :func:`log_pr_answered`."""
     max_votes = np.asarray(max_votes, dtype=np.float64)
     step = count_step(sigma_threshold)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -96,10 +88,8 @@ def raised_charge(log_pr: ArrayLike, *, sigma_threshold: float) -> np.ndarray:
 
 def rdp_threshold(log_pr_answered: ArrayLike, *, sigma_threshold: float,
                   orders: ArrayLike) -> np.ndarray:
-    """Data-dependent RDP of the selection step (math:threshold).
-
-    ``log q_sel = min(log pr, log(1 - pr))`` fed to the GNMax bound with noise
-    ``sqrt(2) sigma1`` (the plurality count has sensitivity 1, not sqrt(2)).
+    """Data-dependent RDP of the selection step (math:threshold): ``log q_sel = min(log pr,
+    log(1 - pr))`` in the GNMax bound at noise ``sqrt(2) sigma1`` (sensitivity 1, not sqrt 2).
 
     Args:
       log_pr_answered: ``log pr`` per query (:func:`log_pr_answered`), any shape.

@@ -78,8 +78,8 @@ def _target_specs(option) -> list:
 
 
 def _accounting_specs(option) -> list:
-    # pate-analyze's accounting options, with --accounting restricted to the two that do
-    # not depend on a replay's noise draw (the shared list starts with --accounting).
+    # pate-analyze's accounting options, --accounting restricted to the two not depending on
+    # a replay's noise draw (the shared list starts with --accounting)
     return [option("--accounting", type=click.Choice(list(ACCOUNTINGS)),
                    default="data-independent", show_default=True,
                    help="data-independent (no data-dependent bound; with a selection "

@@ -1,9 +1,5 @@
-"""The names ``-h`` lists as choices, kept here so that printing help imports no numerics.
-
-Each tuple equals the one the core defines (tests/cli/test_fast_start.py checks it): the
-commands build their click options from these and import the analysis stack only when
-they run.
-"""
+"""The names ``-h`` lists as choices, kept here so that printing help imports no numerics;
+each equals the core's tuple (tests/cli/test_fast_start.py checks it)."""
 
 MECHANISMS = ("lnmax", "gnmax", "confident", "interactive", "svt", "exponential",
               "confident-exponential")  # mechanisms.MECHANISMS

@@ -1,15 +1,10 @@
-"""Exit statuses at the command boundary (cli:exit-codes): 0 ok, 2 bad input, 3 over budget, 1 bug,
-130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
+"""Exit statuses at the command boundary (cli:exit-codes): 0 ok, 2 bad input, 3 over budget,
+1 bug, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
-User mistakes (``InputError``, ``ValueError`` from parameter checks, click usage errors)
-become one line on stderr and exit status 2 (a ``ValueError`` raised inside matplotlib,
-which parses no input, is unexpected); anything unexpected becomes one line and
-exit status 1, with the traceback only under ``--debug``. Ctrl-C (SIGINT) and SIGTERM
-become one line (``Interrupted.``, ``Terminated.``) and exit status 130 or 143 (128 plus
-the signal's number, as shells report it): while a command
-runs, SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``) wherever the program is, so
-the cleanup that Ctrl-C gets (temporary files removed, pate-sweep's finished rows kept)
-runs for it too.
+User mistakes (``InputError``, parameter checks' ``ValueError`` but not matplotlib's, click
+usage errors) are one line on stderr; anything unexpected one line, with the traceback
+under ``--debug``. SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``) while a command
+runs, so it gets Ctrl-C's cleanup (temporary files removed, finished sweep rows kept).
 """
 
 from __future__ import annotations
@@ -43,9 +38,8 @@ def run_command(command: click.Command, args=None, prog_name: str | None = None)
 
 
 class _Stopped(BaseException):
-    """An interrupt raised inside the command, carried past click's own handler (which
-    prints a blank line to close a terminal's ``^C``: on a pipe or at SIGTERM, a second
-    line)."""
+    """An interrupt raised inside the command, carried past click's handler (whose blank
+    line after ``^C`` would be a stray second line on a pipe or at SIGTERM)."""
 
     def __init__(self, interrupt: KeyboardInterrupt):
         super().__init__()
@@ -129,10 +123,8 @@ def check_max_epsilon(epsilon: float, max_epsilon: float | None, *,
     if max_epsilon is not None and epsilon > max_epsilon:
         raise OverBudget(f"{what} {ceil_text(epsilon)} exceeds --max-epsilon {max_epsilon:g}")
 
-# Libraries a ValueError raised inside of is no user mistake (status 1, not 2): matplotlib
-# draws figures from tables already checked and parses no input. Not pandas, pyarrow or
-# numpy: their parsers' ValueErrors (a CSV's unclosed quote, a corrupt parquet file) are
-# the user's input refused.
+# Libraries whose ValueError is no user mistake (status 1): matplotlib parses no input (not
+# pandas, pyarrow, numpy: their parsers' ValueErrors refuse the user's input).
 INTERNAL_LIBRARIES = frozenset({"matplotlib"})
 
 # Writing standard output (or a file) failed for want of room: "cannot write" in

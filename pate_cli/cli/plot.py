@@ -1,10 +1,6 @@
-"""``pate-plot KIND INPUT... -o OUT``: the papers' figures from our commands' outputs.
-
-A thin layer: each kind's figure from its input files (``outputs.plot_files``, which
-reads and checks them and builds the ``Figure`` of ``outputs.figures``), written
-atomically. Every input problem is one line on stderr and exit status 2, before anything
-is written.
-"""
+"""``pate-plot KIND INPUT... -o OUT``: the papers' figures from our commands' outputs, built
+by ``outputs.plot_files`` and written atomically; input problems are one line and exit
+status 2 before anything is written."""
 
 from __future__ import annotations
 

@@ -18,14 +18,10 @@ DELTA_HELP = ("delta of the epsilon axis, for tables that do not record one [def
 
 
 def figure_options(command=None, *, delta: bool | str = True):
-    """-o OUT and the look of the figure, shared by every kind.
-
-    The look options reach the command as one ``style`` argument (a ``plots.Style``).
-    A PNG holds at most ``MAX_PIXELS`` pixels (a one-line refusal, exit 2, above).
-    ``--delta``'s help is ``DELTA_HELP``, or ``delta`` when a text;
-    ``@figure_options(delta=False)`` leaves it out (a figure whose axes hold at every
-    delta).
-    """
+    """-o OUT and the look of the figure, shared by every kind, reaching the command as one
+    ``style`` (a ``plots.Style``); a PNG holds at most ``MAX_PIXELS`` pixels (else exit 2).
+    ``--delta``'s help is ``DELTA_HELP``, or ``delta`` when a text; ``delta=False`` leaves
+    the option out (axes that hold at every delta)."""
     if command is None:
         return functools.partial(figure_options, delta=delta)
 

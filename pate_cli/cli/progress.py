@@ -1,10 +1,7 @@
-"""Progress on stderr for long commands (``pate-sweep``'s points, ``pate-analyze``'s queries).
-
-On a terminal: click's progress bar (done/total, percent, time left), shown only once the
-work has lasted ``DELAY`` seconds, so short runs print nothing. Forced onto a file or pipe
-(``--progress``): one plain line per tenth of the work, for logs. Never by default on a
-pipe, nor under ``CI=true`` (CI logs are not terminals even when they claim to be).
-"""
+"""Progress on stderr for long commands (``pate-sweep``'s points, ``pate-analyze``'s queries):
+on a terminal click's bar, once the work has lasted ``DELAY`` seconds; forced onto a file or
+pipe (``--progress``), a plain line per tenth of the work; by default never on a pipe nor
+under ``CI=true``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""``pate-report``: a privacy statement you can publish (HTML or Markdown).
-
-A thin layer: run the analysis with pate-analyze's own option groups (the same names,
-defaults and rules, through ``api.analyze``) or read ``--from summary.json [--per-query
-q.csv]`` (``outputs.report_files``); build the statement (``outputs.report``); write it
-and its figure files atomically as one set (``outputs.report_files.write_report``).
-"""
+"""``pate-report``: a privacy statement you can publish (HTML or Markdown), from an analysis
+run with pate-analyze's option groups or ``--from summary.json [--per-query q.csv]``, built
+by ``outputs.report`` and written with its figures atomically as one set."""
 
 from __future__ import annotations
 
@@ -144,9 +140,8 @@ def report(ctx, votes, **options):
                                    "VOTES uses the run's own table)")
         if options.get("svt_cutoff") == "auto":
             raise click.UsageError(f"--svt-cutoff auto: {SEARCHED_CUTOFF}")
-        # the table streamed, a chunk at a time, into the rows the figures draw (with
-        # --query-indices the selection figure reads the run's query_index rows), before
-        # the summary: its pass forms the smooth-sensitivity release (two reads, not three)
+        # the table streamed into the figures' rows before the summary: its pass forms the
+        # smooth-sensitivity release (two reads, not three)
         with reported_warnings():
             result = api.analyze(votes, **options, per_query="stream")
             frame = figure_table(result)

@@ -1,10 +1,6 @@
 """``pate-sweep``: the analysis over a grid of parameters, on all cores or a Dask cluster.
-
-The click declaration of some thirty options and their help; the run itself (rows
-streamed to ``OUT.partial``, stops by Ctrl-C or SIGTERM, an output that cannot be
-written, and its messages) is ``cli/sweep_run.py``, imported when a sweep runs, so that
-``pate-sweep -h`` imports no numerics.
-"""
+The click declaration only; the run is ``cli/sweep_run.py``, imported when a sweep runs,
+so that ``pate-sweep -h`` imports no numerics."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""``pate-sweep``'s run: the grid planned, its points computed on all cores or a Dask
-cluster (``sweep.run``), rows streamed to ``OUT.partial``, stops by Ctrl-C or SIGTERM,
-and the messages.
-
-Kept apart from the click declaration in ``cli/sweep.py``, so that ``pate-sweep -h``
-imports none of this (nor numpy).
-"""
+"""``pate-sweep``'s run: points computed (``sweep.run``), rows streamed to ``OUT.partial``,
+stops by Ctrl-C or SIGTERM, and the messages; apart from ``cli/sweep.py`` so that ``-h``
+imports no numpy."""
 
 from __future__ import annotations
 
@@ -158,10 +154,9 @@ _STOPPED_BY = {"interrupted": EXIT_INTERRUPTED, "terminated": EXIT_TERMINATED}
 
 def _stopped(failure, rows: list[dict], *, out: str | None, journal, fmt: str, extra: tuple,
              counts: tuple[int, int], resume: bool) -> None:
-    """A run stopped by Ctrl-C, SIGTERM or a failing task: ``--out`` is left as it was (or
-    not written); the finished rows stay in its sidecar for ``--resume`` (on stdout
-    without ``--out`` or when the sidecar could not be written); one line says where.
-    ``counts``: the grid's rows ``--resume`` will find (finished and reused), and all."""
+    """A run stopped by Ctrl-C, SIGTERM or a failing task: ``--out`` left as it was, finished
+    rows in its sidecar for ``--resume`` (else on stdout), one line saying where;
+    ``counts``: the rows ``--resume`` will find (finished and reused), and all."""
     kept, total = counts
     if journal is not None:
         journal.close()

@@ -1,8 +1,5 @@
-"""The aggregators as frozen value objects, and their seeded replay.
-
-math:mechanisms. A replay turns votes and a seed (``NoiseSource``) into decisions: which
-queries were answered, with which label. Every aggregator follows ``protocol.Mechanism``.
-"""
+"""The aggregators as frozen value objects (``protocol.Mechanism``) and their seeded replay:
+votes and a ``NoiseSource`` to decisions (math:mechanisms)."""
 
 from __future__ import annotations
 
@@ -50,8 +47,8 @@ def _answer_every_query(votes, noise, start, kind, scale, labels: bool) -> Decis
 class LNMax(Facts):
     """Laplace noisy max (Papernot et al. 2017): ``argmax_j n_j + Laplace(0, lam)``.
 
-    Every query is answered; each answer is ``2 / lam``-DP (math:mechanisms, math:independent and
-    math:lnmax).
+    Every query is answered; each answer is ``2 / lam``-DP (math:mechanisms,
+    math:independent, math:lnmax).
     """
 
     laplace_scale: float
@@ -92,9 +89,8 @@ class GNMax(Facts):
 
 
 def _check_confident_parameters(mechanism) -> None:
-    """T finite; sigma1 and sigma2 in the Gaussian domain; ``screening`` ``exact`` (the
-    threshold step's exact curve, math:screening) or ``gaussian`` (math:independent's, the
-    papers')."""
+    """T finite, sigma1 and sigma2 in the Gaussian domain, ``screening`` ``exact``
+    (math:screening) or ``gaussian`` (math:independent's, the papers')."""
     check_threshold_parameters(mechanism)
     object.__setattr__(mechanism, "sigma", noise_scale(mechanism.sigma, "sigma", GAUSSIAN_SCALE))
 
@@ -135,10 +131,10 @@ class InteractiveGNMax(Facts):
     """Interactive-GNMax (Papernot et al. 2018, Algorithm 2; math:mechanisms, math:threshold,
     math:costs).
 
-    With the student's probabilities ``p`` and ``M`` teachers: if
-    ``max_j (n_j - M p_j) + N(0, sigma1^2) >= T`` the teachers answer
-    ``argmax_j n_j + N(0, sigma^2)``; else if ``max_j p_j > confidence`` the student's own
-    label is reinforced (no teacher data is touched); else abstain.
+    With the student's probabilities ``p`` and ``M`` teachers: if ``max_j (n_j - M p_j) +
+    N(0, sigma1^2) >= T`` the teachers answer ``argmax_j n_j + N(0, sigma^2)``; else if
+    ``max_j p_j > confidence`` the student's own label is reinforced (no teacher data is
+    touched); else abstain.
     """
 
     threshold: float
@@ -191,8 +187,7 @@ MECHANISMS = {"lnmax": LNMax, "gnmax": GNMax, "confident": ConfidentGNMax,
 DEFAULT_FRACTIONS = {"sigma": 0.16, "threshold": 0.8, "sigma_threshold": 0.6,
                      "laplace_scale": 0.08, "svt_scale": 0.01}
 
-# The mechanisms that take each parameter (``_built``; ``screening`` is a threshold step's).
-# With a threshold step (its curve, its sample; an answered count the votes decide).
+# The mechanisms that take each parameter (``_built``); SELECTING: those with a threshold step.
 SELECTING = ("confident", "interactive", "confident-exponential")
 TAKEN_BY = {"sigma": ("gnmax", "confident", "interactive"), "threshold": SELECTING,
             "sigma_threshold": SELECTING, "laplace_scale": ("lnmax",),

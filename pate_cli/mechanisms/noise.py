@@ -1,11 +1,9 @@
 """The only source of noise: counter-based, keyed by query position (math:mechanisms).
 
-Noise comes in blocks of ``NOISE_BLOCK`` queries, each from a generator seeded by ``(seed,
-salt, stream, block)``: a query's noise depends only on the seed and its position, never on
-chunking, workers or resuming. A block of at most ``WHOLE_BLOCK_VALUES`` values is drawn
-whole and kept; a wider one (10^5 classes) is drawn row by row, the generator carried
-across chunks: a generator fills in C order, so the rows are the whole block's values.
-"""
+Blocks of ``NOISE_BLOCK`` queries each come from a generator seeded by ``(seed, salt,
+stream, block)``: noise never depends on chunking, workers or resuming. Blocks of at most
+``WHOLE_BLOCK_VALUES`` are drawn whole and kept; wider ones row by row (C order: the same
+values)."""
 
 from __future__ import annotations
 
@@ -38,10 +36,8 @@ def generator(seed: int, key: tuple[int, ...]) -> np.random.Generator:
 
 
 class NoiseSource:
-    """Chunk-invariant noise: block ``b`` of stream ``s`` comes from ``(seed, salt, s, b)``.
-
-    ``salt`` separates runs under one seed (rounds). Keeps the last block of each stream.
-    """
+    """Chunk-invariant noise: block ``b`` of stream ``s`` comes from ``(seed, salt, s, b)``;
+    ``salt`` separates runs under one seed (rounds). Keeps the last block of each stream."""
 
     def __init__(self, seed: int, *, salt: int = 0, shared: SharedBlocks | None = None):
         if not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -121,11 +117,9 @@ def _values(draws: np.random.Generator, kind: str, shape: tuple[int, int]) -> np
 
 
 class SharedBlocks:
-    """Noise blocks kept across the runs given it (``NoiseSource(..., shared=)``), up to
-    ``limit`` bytes (least recently used first out).
-
-    A sweep's points draw the same standard noise; kept blocks are the arrays a fresh
-    draw would give, so sharing changes no bit. Thread-safe."""
+    """Noise blocks kept across runs (``NoiseSource(..., shared=)``), up to ``limit`` bytes,
+    least recently used out; a fresh draw gives the same arrays, so no bit changes.
+    Thread-safe."""
 
     def __init__(self, limit: int) -> None:
         self.limit = int(limit)
@@ -156,7 +150,6 @@ class SharedBlocks:
 
 
 def release_draw(seed: int) -> float:
-    """The standard normal draw of a smooth-sensitivity release (math:smooth): the one
-    noise outside the query streams, kept as ``default_rng(seed)``'s first normal so
-    sanitised figures stay what earlier versions published."""
+    """The smooth-sensitivity release's standard normal draw (math:smooth), outside the query
+    streams: ``default_rng(seed)``'s first normal, so published sanitised figures stay."""
     return float(np.random.default_rng(seed).normal())

@@ -1,16 +1,11 @@
-"""The noisy argmax of vote rows, every noisy-max replay's labels (math:mechanisms and
+"""The noisy argmax of vote rows, every noisy-max replay's labels (math:mechanisms,
 math:sparse): ``argmax_j (weight n_j + scale noise_j)`` over a :class:`VoteRows` chunk.
 
-Each cell gets its own draw (sparse padding masked). A sparse row's ``Z`` unstored
-zero-vote classes are one block whose value is ``scale`` times the maximum of Z draws,
-sampled by inverting ``F(x)^Z``: ``x = F^-1(U^(1/Z))``; if it wins, the label is a
-zero-vote class chosen uniformly (they are exchangeable).
-
-Draws come from ``NoiseSource`` keyed by query index: one per column for dense rows;
-``width + 2`` per sparse row (the file's stored width, so a row's draws never depend on its
-chunk), the last two (made uniform by their CDF) for the block's maximum and the choice. A
-dense replay of the same votes draws one value per class, so its decisions differ from the
-sparse replay's, though both exactly replay the same mechanism.
+Each cell gets its own draw. A sparse row's ``Z`` zero-vote classes are one block valued
+``scale F^-1(U^(1/Z))`` (the maximum of Z draws); if it wins, the label is a zero-vote class
+chosen uniformly (they are exchangeable). A sparse row takes ``width + 2`` draws (the
+file's stored width: never chunk-dependent), the last two for the block; a dense replay of
+the same votes draws differently, though both exactly replay the same mechanism.
 """
 
 from __future__ import annotations
@@ -53,10 +48,9 @@ def noisy_labels(votes, how: ArgmaxNoise, *, noise: NoiseSource, start: int,
 
 def noisy_argmax(rows: VoteRows, draws: np.ndarray, *, kind: str, scale: float = 1.0,
                  weight: float = 1.0) -> np.ndarray:
-    """Class ids of ``argmax_j (weight n_j + scale noise_j)`` over every class, from
-    ``(rows, width + rows.block_draws)`` standard ``kind`` draws (module docstring). The
-    zero-vote classes' utility is 0, so the Gumbel maximum of the exponential mechanism
-    (``weight`` eta, ``scale`` 1) shifts their block by ``log Z`` as any other noise."""
+    """Class ids of ``argmax_j (weight n_j + scale noise_j)`` over every class, from ``(rows,
+    width + rows.block_draws)`` standard ``kind`` draws (module docstring); the zero block's
+    utility is 0 for every kind, the exponential mechanism's (``weight`` eta) included."""
     width = rows.width
     utility = rows.counts if weight == 1.0 else weight * rows.counts
     noisy = utility + (draws[:, :width] if scale == 1.0 else scale * draws[:, :width])

@@ -1,9 +1,6 @@
-"""Weighted and participation histograms of Individualized PATE (math:individualized).
-
-Weighted counts (paper Definition 7) and the vanishing variant's participation schedule,
-drawn from the seed by ``noise.generator``, with its rescaled histogram (paper Appendix B,
-Algorithm 3); both formed a slice at a time (:class:`HistogramRows`).
-"""
+"""Weighted and participation histograms of Individualized PATE (math:individualized):
+weighted counts (paper Definition 7) and the vanishing variant's seeded participation
+schedule with its rescaled histogram (Appendix B, Algorithm 3), a slice at a time."""
 
 from __future__ import annotations
 
@@ -21,12 +18,9 @@ _ROTATION = (math.sqrt(5.0) - 1.0) / 2.0
 
 def weighted_histogram(predictions: np.ndarray, weights: np.ndarray | None = None, *,
                        classes: int) -> np.ndarray:
-    """Weighted vote counts ``n_j = sum_i w_i [t_i = j]`` (paper Definition 7, eq. 8).
-
-    ``predictions``: ``(queries, teachers)`` class ids, ``-1`` for no vote. ``weights``:
-    ``None`` (plain counts), ``(teachers,)`` or ``(queries, teachers)``. Returns float64
-    ``(queries, classes)``.
-    """
+    """Weighted vote counts ``n_j = sum_i w_i [t_i = j]`` (paper Definition 7, eq. 8), float64
+    ``(queries, classes)``, from ``(queries, teachers)`` class ids (-1: no vote) and
+    ``weights`` None (plain counts), ``(teachers,)`` or ``(queries, teachers)``."""
     predictions = _predictions(predictions, classes)
     queries, teachers = predictions.shape
     voted = predictions >= 0
@@ -46,29 +40,18 @@ def weighted_histogram(predictions: np.ndarray, weights: np.ndarray | None = Non
 
 def vanishing_participation(frequencies: np.ndarray, *, seed: int, count: int,
                             start: int = 0) -> np.ndarray:
-    """Which teachers take part in each query (vanishing, math:individualized, Appendix B).
+    """Which teachers take part in queries ``start .. start+count-1`` (vanishing,
+    math:individualized, Appendix B): bool ``(count, teachers)``, from ``frequencies`` ``s_i``
+    in [0, 1] per teacher; it depends on the seed and positions only, never on chunking.
 
-    ``frequencies``: ``s_i`` in [0, 1] per teacher (e.g.
-    ``vanishing_frequencies(budgets)[teacher_groups]``). Returns bool
-    ``(count, teachers)`` for the queries at positions ``start .. start+count-1``.
-
-    Scheme (systematic sampling, chunk-invariant):
-
-    - teachers with ``s_i = 1`` take part in every query, ``s_i = 0`` in none;
-    - the others lie end to end on a line in random order, teacher ``i`` covering an
-      interval of length ``s_i`` (total ``m'``); query q takes the teachers whose interval
-      holds one of ``u_q, u_q + 1, ...`` (``u_q`` in [0, 1)): exactly ``ceil(m' - u_q)``,
-      so the count per query varies by at most one (constant when ``m'`` is whole);
-    - block b of ``NOISE_BLOCK`` positions draws from ``noise.generator(seed,
-      (STREAM_PARTICIPATION, b))`` an offset ``u0`` (``random()``), then the line's order
-      (``permutation``); position ``p`` in the block uses ``u_q = (u0 + p * phi) mod 1``,
-      ``phi = (sqrt 5 - 1) / 2``.
-
-    ``u_q`` is a Kronecker sequence, so inside a block each teacher takes part in a
-    fraction ``s_i`` of the queries up to O(log n / n) (the paper's periodic participation;
-    the new order per block its periodic re-sampling). Stepping by ``phi`` rather than
-    ``m'`` (round-robin) avoids a frozen schedule when ``m'`` is whole. The result depends
-    only on the seed and positions, never on the chunking.
+    Systematic sampling: ``s_i = 1`` always, ``s_i = 0`` never; the others lie end to end on
+    a line in random order, ``i`` covering length ``s_i`` (total ``m'``), and query q takes
+    those whose interval holds one of ``u_q, u_q + 1, ...``: ``ceil(m' - u_q)`` teachers.
+    Block b of ``NOISE_BLOCK`` positions draws from ``generator(seed, (STREAM_PARTICIPATION,
+    b))`` an offset ``u0`` (``random()``), then the order (``permutation``); position ``p``
+    uses ``u_q = (u0 + p phi) mod 1``, ``phi = (sqrt 5 - 1) / 2``: a Kronecker sequence, so
+    each teacher takes part in a fraction ``s_i`` of a block's queries up to O(log n / n), and
+    no schedule freezes when ``m'`` is whole (as a round-robin step ``m'`` would).
     """
     frequencies = np.asarray(frequencies, dtype=np.float64)
     if frequencies.ndim != 1 or frequencies.size == 0:
@@ -104,11 +87,8 @@ def vanishing_participation(frequencies: np.ndarray, *, seed: int, count: int,
 
 @dataclass(frozen=True)
 class VanishingVotes:
-    """Histogram of a vanishing run (math:individualized).
-
-    ``votes``: ``n_j = (k / |S_q|) #{i in S_q : t_i = j}``; ``participation``: the sets
-    ``S_q`` (bool); ``scale``: ``k / |S_q|``, a participant's sensitivity ``D`` there.
-    """
+    """Histogram of a vanishing run (math:individualized): ``votes`` ``n_j = (k / |S_q|) #{i in
+    S_q : t_i = j}``, ``participation`` the sets ``S_q``, ``scale`` ``k / |S_q|`` (``D``)."""
 
     votes: np.ndarray
     participation: np.ndarray
@@ -117,10 +97,8 @@ class VanishingVotes:
 
 def vanishing_votes(predictions: np.ndarray, *, frequencies: np.ndarray, seed: int,
                     classes: int, start: int = 0) -> VanishingVotes:
-    """Vanishing histogram of ``predictions`` (queries at positions ``start, ...``).
-    Participating teachers' counts are rescaled to the full teacher count ``k``
-    (math:individualized, paper Appendix B). ``ValueError`` if a query has no participant.
-    """
+    """Vanishing histogram of ``predictions`` at positions ``start, ...``, rescaled to all
+    ``k`` teachers (math:individualized, Appendix B); ``ValueError`` for a query without one."""
     predictions = _predictions(predictions, classes)
     queries, teachers = predictions.shape
     frequencies = np.asarray(frequencies, dtype=np.float64)
@@ -166,10 +144,8 @@ class HistogramRows(PredictedVotes):
                                        start=start)
 
     def whole_on_any_data(self, step: int) -> bool:
-        """Whether every count is a whole number whatever the teachers predict (the
-        threshold step's integer grid, math:screening): each teacher's vote weighs a whole
-        number, or (vanishing) each query's rescaling ``k / |S_q|`` is one; participation
-        depends on the seed alone (``step`` queries at a time)."""
+        """Whether every count is whole whatever the teachers predict (math:screening's
+        integer grid): whole weights, or (vanishing) every ``k / |S_q|`` whole."""
         if self.frequencies is None:
             weights = np.asarray(self.weights, dtype=np.float64)
             return bool(np.all(weights == np.round(weights)))

@@ -1,9 +1,6 @@
-"""What every aggregator is and returns: the ``Mechanism`` protocol and its
-``pate_cli.decisions.Decisions``.
-
-math:mechanisms and math:costs. The analysis never asks which class a mechanism is: it
-reads these facts, and ``analysis.steps`` maps the name to its cost steps (math:costs).
-"""
+"""What every aggregator is and returns: the ``Mechanism`` protocol and its ``Decisions``
+(math:mechanisms). The analysis reads these facts, never the class; ``analysis.steps`` maps
+the name to its cost steps (math:costs)."""
 
 from __future__ import annotations
 
@@ -23,14 +20,10 @@ LABEL_NOT_DRAWN = 0
 
 @runtime_checkable
 class Mechanism(Protocol):
-    """An aggregator as the analysis sees it.
-
-    ``uses_student``: selection on ``n - M p``, the replay needs the student. ``selects``: a
-    noisy-threshold step (``selection_counts`` gives what it compares with T).
-    ``answer_noise``: ``"gaussian"``, ``"laplace"`` or None (SVT's plain plurality).
-    ``sequential``: decisions depend on the whole sequence (SVT's rounds): replayed once
-    from ``start`` 0 by its own analysis path.
-    """
+    """An aggregator as the analysis sees it. ``uses_student``: selection on ``n - M p``;
+    ``selects``: a noisy-threshold step (``selection_counts``: what it compares with T);
+    ``answer_noise``: ``"gaussian"``, ``"laplace"`` or None (SVT's plain plurality);
+    ``sequential``: decisions depend on the whole sequence (SVT): replayed once from 0."""
 
     name: str
     uses_student: bool
@@ -43,9 +36,8 @@ class Mechanism(Protocol):
 
     def replay(self, votes: np.ndarray, *, noise: NoiseSource, start: int = 0,
                student: np.ndarray | None = None, labels: bool = True) -> Decisions:
-        """The seeded run's decisions. ``labels=False``: the answer noise is not drawn
-        and every released teacher label is ``LABEL_NOT_DRAWN`` (for runs that only
-        count labels; the decisions, and any student label, are unchanged)."""
+        """The seeded run's decisions; ``labels=False``: no answer noise drawn, every released
+        teacher label ``LABEL_NOT_DRAWN`` (decisions and student labels unchanged)."""
         ...
 
 

@@ -157,9 +157,8 @@ class SVTPATE(Facts):
     def replay_distances(self, distance: np.ndarray, plurality_class: np.ndarray, *,
                          noise: NoiseSource, start: int = 0, met: int = 0) -> Decisions:
         """:meth:`replay` from distances to instability and plurality classes, for queries
-        from position ``start``, ``met`` unstable ones before them. Query noise is keyed by
-        position and threshold noise by round (math:mechanisms), so decisions do not depend
-        on where chunks start."""
+        from position ``start`` after ``met`` unstable ones; noise keyed by position (queries)
+        and round (thresholds) makes it chunk-invariant (math:mechanisms)."""
         if self.scale is None or self.threshold is None or self.cutoff == "auto":
             raise ValueError("resolve the SVT scale, cut-off and threshold before replaying")
         count, cutoff = distance.shape[0], int(self.cutoff)
@@ -175,9 +174,8 @@ class SVTPATE(Facts):
         unstable = np.zeros(count, dtype=bool)
         position, met, window, run = 0, 0, 1024, 16
         while met < cutoff and position < count:
-            # A run of unstable queries: query position + j meets threshold met + j for as
-            # long as each one is unstable (each draws the next threshold), so the run's
-            # length is the first j whose score clears its threshold.
+            # a run of unstable queries: query position + j meets threshold met + j; the run
+            # ends at the first j whose score clears its threshold
             if score[position] <= thresholds[met]:
                 span = min(count - position, cutoff - met, run)
                 clears = score[position : position + span] > thresholds[met : met + span]

@@ -1,19 +1,16 @@
 """``calibrate``: the noise that meets a target epsilon (``pate-calibrate``, cli:pate-calibrate).
 
-Solved for: ``gnmax`` ``sigma``, ``lnmax`` the Laplace scale, ``confident`` ``sigma``
-(sigma2) with ``T`` and ``sigma1`` as given, or with ``scale_all`` one factor ``s`` on all
-three; ``exponential`` and ``confident-exponential`` the inverse noise ``eta``
-(math:exponential), searched as ``1 / eta`` (the answer: the largest ``eta`` meeting E).
-Each candidate is an ``analyze`` run (``data-independent`` accounting, or ``expected``).
+Solved for: ``gnmax`` ``sigma``, ``lnmax`` the Laplace scale, ``confident`` ``sigma`` with
+``T``, ``sigma1`` as given (or with ``scale_all`` one factor on all three), ``exponential``
+and ``confident-exponential`` ``eta`` (math:exponential), searched as ``1 / eta``. Each
+candidate is an ``analyze`` run (``data-independent`` or ``expected`` accounting).
 
-The search: from the default noise (factor 1 with ``scale_all``) double or halve until
-epsilon(low) > E >= epsilon(high) within ``[M / 1000, 1000 M]`` (factors ``[1e-3, 1e3]``),
-then bisect in log scale until ``high / low <= 1 + tolerance`` (at most ``max_steps``
-analyses). Values are snapped to 6 significant digits (the answer prints exactly and
-``pate-analyze`` reproduces it bit for bit; a finer tolerance stops there, with a note).
-The answer is the smallest noise analysed with epsilon <= E: never above E. A
-non-monotone pair is a note. ``OptionError`` (exit 2) when the largest noise exceeds E; a
-``Warning:`` when the smallest meets it.
+From the default noise, double or halve until epsilon(low) > E >= epsilon(high) within
+``[M / 1000, 1000 M]`` (factors ``[1e-3, 1e3]``), then bisect in log scale until ``high / low
+<= 1 + tolerance`` (at most ``max_steps`` analyses). Values are snapped to 6 significant
+digits, so ``pate-analyze`` reproduces the answer bit for bit. The answer is the smallest
+noise analysed with epsilon <= E: never above E. A non-monotone pair is a note; no noise
+in range meeting E is an ``InputError``; the range's smallest meeting it, a ``Warning:``.
 
 Size: one concept, the search: its keywords (``CalibrationSpec``), the search itself and
 its answer (``Calibration``, with the command and JSON that reproduce it).
@@ -70,14 +67,10 @@ EXPECTED_WARNING = ("--accounting expected calibrates on the private votes' data
 
 @dataclass(frozen=True)
 class Calibration:
-    """What ``calibrate`` found.
-
-    ``parameter``: the solved name (``sigma``, ``laplace_scale``, ``scale`` with
-    ``scale_all``); ``value``; ``params``: the mechanism's parameters there; ``result``: the
-    analysis there; ``above``: ``(value, figure)`` of the largest value analysed missing
-    the target (None if the range's smallest meets it); ``answered_expected``: the sum of
-    ``pr_answered``.
-    """
+    """What ``calibrate`` found: ``parameter`` the solved name (``sigma``, ``laplace_scale``,
+    ``eta``, ``scale`` with ``scale_all``), its ``value``, the mechanism's ``params`` and the
+    ``result`` there; ``above``: ``(value, figure)`` of the nearest value analysed missing
+    the target (None if none); ``answered_expected``: the sum of ``pr_answered``."""
 
     mechanism: str
     parameter: str

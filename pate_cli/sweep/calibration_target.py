@@ -1,10 +1,5 @@
 """What a calibration meets (cli:pate-calibrate): an epsilon at the run's delta, or an
-attack risk (math:risk): a membership attacker's true-positive rate at one false-positive
-rate, or its advantage.
-
-Each falls as the noise grows. The attack risk read is the run's ``risk``, of the
-accounting calibrated on (``data-independent``, the publishable one, by default).
-"""
+attack risk (math:risk; the run's ``risk``): a TPR bound at one FPR, or the advantage."""
 
 from __future__ import annotations
 
@@ -19,7 +14,7 @@ from ..numerics import real_number
 
 @dataclass(frozen=True)
 class CalibrationTarget:
-    """One calibration target.
+    """One calibration target (each falls as the noise grows).
 
     Attributes:
       quantity: ``epsilon``, ``tpr`` (the TPR bound at false-positive rate ``at_fpr``) or

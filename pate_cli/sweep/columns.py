@@ -144,10 +144,8 @@ def _short(value: float) -> str:
 
 
 def point_key(row: dict) -> tuple | None:
-    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None.
-
-    None (matching nothing) when the row lacks one (an older pate-sweep's table).
-    """
+    """A hashable identity of a row: its KEY_COLUMNS, numbers as floats, blanks as None;
+    None (matching nothing) when the row lacks one (an older pate-sweep's table)."""
     if any(column not in row for column in KEY_COLUMNS if column not in OPTIONAL_KEYS):
         return None
     return _key(row, KEY_COLUMNS)

@@ -1,11 +1,8 @@
-"""Where a sweep's tasks run: local worker processes that die with their parent, or a
-Dask distributed cluster; and stopping either.
+"""Where a sweep's tasks run (local worker processes, or a Dask cluster) and stopping either.
 
-Local workers leave Ctrl-C and SIGTERM to the parent and die with it however it dies
-(``kill -9`` included): on Linux by ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, everywhere by a
-daemon thread watching the parent (``WATCH_SECONDS``). In the parent, SIGTERM stops a run
-as Ctrl-C does (``pate_cli.interrupts``). A Dask address's form is checked
-before connecting, and every connection failure is one line.
+Local workers leave Ctrl-C and SIGTERM to the parent and die with it however it dies: by
+``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux, everywhere by a thread watching the parent
+(``WATCH_SECONDS``). A Dask address is checked before connecting; failures are one line.
 """
 
 from __future__ import annotations
@@ -148,13 +145,9 @@ _HANDSHAKE_BYTES = 1 << 24
 
 
 def _probe(address: str, seconds: float) -> None:
-    """Fail fast (``InputError``, one line) unless a Dask scheduler answers at a
-    ``tcp://`` ``address`` within ``seconds``.
-
-    A Dask server writes its handshake (first 8 bytes: the length) on accepting; another
-    service there would make the client wait without limit or read a length of exabytes.
-    Other schemes (``tls://``, ``ws://``) are left to the client.
-    """
+    """Fail fast (``InputError``, one line) unless a Dask scheduler's handshake (its first 8
+    bytes: a length) arrives at a ``tcp://`` ``address`` within ``seconds``: another service
+    would make the client hang. Other schemes are left to the client."""
     import socket
     import struct
 

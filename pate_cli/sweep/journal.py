@@ -1,13 +1,10 @@
-"""The rows of a sweep as they finish, in a sidecar file beside ``--out`` (``OUT.partial``).
+"""The rows of a sweep as they finish, in a sidecar beside ``--out`` (``OUT.partial``).
 
-``pate-sweep --out OUT`` writes OUT once, atomically, in grid order, at the end. Until
-then each finished row is appended to ``OUT.partial`` with one ``os.write``, a JSON object
-of ``SWEEP_COLUMNS`` per line (read back exactly), so a run killed outright or unable to
-write OUT leaves its rows for ``--resume``. The sidecar is removed once OUT is written.
-
-Without ``--resume`` the sidecar starts afresh, with it rows are appended. A symbolic link
-there is replaced, never written through; a last line cut short by a kill is dropped
-before the first new row.
+OUT is written once, atomically, at the end; until then each finished row is appended to
+the sidecar with one ``os.write`` (a JSON object of ``SWEEP_COLUMNS`` per line), so a killed
+run leaves its rows for ``--resume``. The sidecar starts afresh without ``--resume`` and is
+removed once OUT is written; a symbolic link there is replaced, never written through; a
+last line cut short by a kill is dropped before the first new row.
 """
 
 from __future__ import annotations
@@ -34,11 +31,8 @@ def journal_path(out: str) -> str:
 
 
 class RowJournal:
-    """Appends finished rows to a sidecar; stops (and says why) at the first failure.
-
-    ``error`` is None while every row handed to ``append`` is on disk, else the
-    ``OSError`` that stopped it (the rows before it are kept).
-    """
+    """Appends finished rows to a sidecar; ``error``: None while every row is on disk, else
+    the ``OSError`` that stopped it (the rows before it are kept)."""
 
     def __init__(self, path: str, *, append: bool):
         self.path = path

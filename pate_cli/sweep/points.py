@@ -1,17 +1,13 @@
-"""Parameter sweeps: one analysis per grid point, averaged over seeded replays.
+"""Parameter sweeps: one analysis per grid point, averaged over seeded replays (cli:per-query).
 
-cli:per-query. Grid order: vote files outermost, then mechanisms as given, then parameters
-in column order ``sigma, threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff,
-eta, queries`` (confident-exponential: ``eta, threshold, sigma_threshold``), the last
-fastest. Each point is a task analysed with seeds ``seed, seed+1, ...``; points name their
-vote file, which each worker maps once and keeps (nothing large is pickled). Rows do not
-depend on which worker ran them.
-
-Row statistics over the R replays: means and sample standard deviations (``ddof=1``; 0
-when R = 1); ``order`` the one most replays chose (smallest among ties);
-``epsilon_data_independent`` the mean (it depends on how many were answered); attack-risk
-columns the largest. ``--resume`` reuses a row only for a point with the same key
-(KEY_COLUMNS: point, options, sha256 of the files, tool version); else it is recomputed.
+Grid order: vote files, then mechanisms as given, then parameters in column order (``sigma,
+threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta, queries``;
+confident-exponential: ``eta, threshold, sigma_threshold``), the last fastest. A point is a
+task with seeds ``seed, seed+1, ...``, naming its vote file (each worker maps it once):
+rows do not depend on the worker. Over the R replays: means and sample standard deviations
+(``ddof=1``; 0 when R = 1); ``order`` the most chosen (smallest among ties);
+``epsilon_data_independent`` the mean (it depends on the answered count); attack-risk
+columns the largest. ``--resume`` reuses a row only for the same KEY_COLUMNS.
 
 Size: one concept, a sweep's points: planning them, running one (its row) and running
 many (in grid order, on any executor).
@@ -154,12 +150,9 @@ class SweepPoint:
 
 def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids: dict, *,
                 settings: SweepSettings, shapes: dict) -> list[SweepPoint]:
-    """Every grid point in grid order, with parameters resolved and validated.
-
-    ``grids``: parameter names (and ``queries``) -> tuples of values, iterated only for
-    mechanisms using them (default from M when not given). ``shapes``: path -> ``(queries,
-    teachers)``. ``ValueError`` names the first invalid point.
-    """
+    """Every grid point in grid order, parameters resolved and validated (``ValueError`` names
+    the first invalid one). ``grids``: name (or ``queries``) -> values, iterated only for
+    mechanisms using them (else the default from M); ``shapes``: path -> (queries, teachers)."""
     mechanisms = list(mechanisms)
     points = []
     for source in sources:
@@ -269,11 +262,8 @@ def _grid_options(spec) -> dict:
 
 
 def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
-    """Analyse one point with its R seeds; the row of SWEEP_COLUMNS.
-
-    Points draw the same standard noise (same seeds and file, scaled by each sigma) and
-    points of one sigma (or T, sigma1) the same curves, so ``memory`` (fresh when None)
-    keeps them from point to point (``analysis.run.SharedWork``): the same bits, once."""
+    """Analyse one point with its R seeds: the row of SWEEP_COLUMNS. ``memory`` (fresh when
+    None) keeps the noise and curves points share (``analysis.run.SharedWork``): same bits."""
     memory = PointMemory() if memory is None else memory
     settings = point.settings
     vote_set, student = memory.opened(point.source)
@@ -335,12 +325,9 @@ def _std(values: np.ndarray) -> float:
 
 def run_points(points: list[SweepPoint], *, executor=None,
                in_flight: int | None = None) -> Iterator[tuple[int, dict]]:
-    """Yield ``(position in points, row)`` as points finish.
-
-    Without an executor the points run here, in order. With one, at most ``in_flight``
-    tasks are queued (default 4 per worker, else 8); a task's exception is raised here
-    after the pending tasks are cancelled.
-    """
+    """Yield ``(position in points, row)`` as points finish: here in order without an
+    executor, else at most ``in_flight`` tasks queued (default 4 per worker, else 8); a task's
+    exception is raised here after the pending tasks are cancelled."""
     if executor is None:
         memory = PointMemory()  # dropped with the generator
         for position, point in enumerate(points):
@@ -381,12 +368,9 @@ def one_per_file(values, files, name: str) -> list:
 
 def open_sources(files, labels=None, students=None, index_col: int | None = None,
                  classes: int | None = None, columns=None) -> tuple[list[VoteSource], dict]:
-    """Validate every vote file (and its labels and student) once, in this process.
-
-    ``labels`` and ``students``: None, one path, or one per file; the rest as
-    ``load_votes`` takes them. Returns the sources and ``{path: (queries, teachers)}``.
-    Raises ``InputError`` / ``ValueError``.
-    """
+    """Validate every vote file (with its labels and student) once, in this process: the
+    sources and ``{path: (queries, teachers)}``. ``labels``, ``students``: None, one path or
+    one per file; the rest as ``load_votes``'s. Raises ``InputError`` / ``ValueError``."""
     labels = one_per_file(labels, files, "--labels")
     students = one_per_file(students, files, "--student")
     columns = column_map(columns)

@@ -22,12 +22,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ResumePlan:
-    """What ``--resume`` does with the rows already in a table.
-
-    ``reused``: ``{point index: row}`` matching on every KEY_COLUMN; ``replaced``: rows at a
-    planned place that do not, recomputed; ``others``: rows at unplanned places, kept in
-    order.
-    """
+    """What ``--resume`` does with a table's rows: ``reused`` ``{point index: row}`` (every
+    KEY_COLUMN matches); ``replaced`` (planned places that do not, recomputed); ``others``
+    (unplanned places, kept in order)."""
 
     reused: dict
     replaced: int
@@ -68,21 +65,17 @@ def _has_epsilon(row: dict) -> bool:
 
 def resumed_rows(points: list[SweepPoint], table: list[dict], journal: list[dict]
                  ) -> tuple[list[dict], list[dict]]:
-    """The rows ``--resume`` starts from: the table's with the sidecar's rows at planned
-    places over them (:func:`merge_rows`), and the sidecar's rows at places this run does
-    not plan (another grid's unfinished run: never folded into this run's table, where
-    they could pass for a finished grid; they stay in the sidecar)."""
+    """The rows ``--resume`` starts from: the table's with the sidecar's at planned places over
+    them (:func:`merge_rows`), and the sidecar's at unplanned places (another grid's
+    unfinished run: kept in the sidecar, never folded into this table)."""
     planned = {point.place() for point in points}
     mine = [row for row in journal if place_key(row) in planned]
     return merge_rows(table, mine), [row for row in journal if place_key(row) not in planned]
 
 
 def merge_rows(table: list[dict], journal: list[dict]) -> list[dict]:
-    """The rows of a table with those of its sidecar (``journal``) over them.
-
-    Sidecar rows (the last run's, newer) replace the table's at the same ``place_key``,
-    new places come after; among sidecar rows at one place the last wins.
-    """
+    """A table's rows with its sidecar's (newer) over them at the same ``place_key``, new
+    places after; among sidecar rows at one place the last wins."""
     rows = list(table)
     where = {place_key(row): position for position, row in enumerate(rows)}
     for row in journal:

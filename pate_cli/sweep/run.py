@@ -38,11 +38,8 @@ def check_resume(*, out: str | None, resume: bool, tuning) -> None:
 def run_tasks(tasks, *, executor, in_flight: int | None, journal, sigterm,
               done=None) -> tuple[dict, object]:
     """Run the points ``tasks``: ``({point index: row}, None | "interrupted" | "terminated"
-    | the exception)``; each row goes to ``journal`` (if any) as it arrives, then ``done(1)``.
-
-    ``sigterm`` (``interrupts.sigterm_switch``) is armed meanwhile. Ctrl-C, SIGTERM and a
-    failing task stop the run, keeping finished rows; running tasks are ended.
-    """
+    | the exception)``; each row goes to ``journal`` (if any), then ``done(1)``. Ctrl-C,
+    SIGTERM (``sigterm`` armed meanwhile) and a failing task stop the run, keeping rows."""
     finished: dict[int, dict] = {}
     failure: object = None
     try:

@@ -47,11 +47,9 @@ def _published(row: dict) -> float:
 
 
 def best_row(rows: list[dict], epsilon: float) -> dict | None:
-    """The row that answers the most queries within ``epsilon`` (cli:pate-sweep
-    ``--best``), every replay of it within (its largest epsilon, so that the command it
-    prints holds at any of its seeds); ties go to the better label accuracy (when every
-    row has one), then the smaller largest epsilon, then the earlier row. None when no row
-    is within ``epsilon``."""
+    """The row answering the most queries with every replay within ``epsilon`` (cli:pate-sweep
+    ``--best``; its command holds at any seed), or None; ties: better label accuracy (when
+    every row has one), smaller largest epsilon, earlier row."""
     accuracy = score_column(rows) == "label_accuracy"
     within = [(position, row) for position, row in enumerate(rows)
               if (largest := largest_epsilon(row)) is not None and largest <= epsilon]
@@ -114,9 +112,8 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
 
 
 def best_command(chosen: dict, spec, orders) -> str:
-    """``analyze_command`` for ``--best``'s row of the sweep ``spec``
-    (``sweep.api.SweepSpec``): its file's ``--labels`` and (Interactive) ``--student``,
-    given once or once per file in the files' order; ``orders`` the grid."""
+    """``analyze_command`` for ``--best``'s row of ``spec`` (``sweep.api.SweepSpec``), with
+    its file's ``--labels`` and (Interactive) ``--student``; ``orders`` the grid."""
     files = spec.files
     label_of = dict(zip(files, one_per_file(spec.labels, files, "--labels"), strict=True))
     student_of = dict(zip(files, one_per_file(spec.students, files, "--student"),

@@ -1,14 +1,9 @@
 """``pate-sweep --tuning``: what choosing among the grid's points costs (math:tuning).
 
-Each row carries its total RDP curve privately (``RDP_KEY``, largest over replays). Per
-vote file, over every point of the grid:
-
-- ``epsilon_tuned``: a random search (Papernot and Steinke 2022) of K ~ DIST candidates
-  releasing the best; its candidate bound is the largest RDP among the points per order.
-- ``epsilon_all_points``: running every point and keeping the best: the sum of the curves.
-
-Both are the same on every row of a file (the search's cost, which chose ``--best``'s row),
-the last columns after ``tuning`` (the ``--tuning`` text).
+Per vote file, from each row's private total RDP curve (``RDP_KEY``, largest over replays):
+``epsilon_tuned``, a random search (Papernot and Steinke 2022) of K ~ DIST candidates
+bounded by the points' largest RDP per order, and ``epsilon_all_points``, the sum of the
+curves; both the same on every row of a file, after ``tuning`` (the ``--tuning`` text).
 """
 
 from __future__ import annotations

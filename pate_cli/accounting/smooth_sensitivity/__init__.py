@@ -1,15 +1,8 @@
-"""Smooth-sensitivity sanitisation of the data-dependent epsilon (GNSS).
-
-math:smooth, after Appendix B of Papernot et al. 2018, "Scalable Private Learning with
-PATE"; everything at one fixed Rényi order ``alpha``. Bottom up: ``bounds.py`` (scalar
-functions of ``(sigma, order, K)`` such as ``dep``, math:gnmax without its validity checks;
-the local sensitivity at ``q``, Algorithm 3; the threshold step's table ``r[v]``, smooth
-sensitivity, C5 and C6); ``walks.py`` (local sensitivity at distance ``d``, Algorithms 4-5,
-vectorised over queries and steps by a walk's closed form after ``d`` steps; sparse rows,
-math:sparse); ``release.py``
-(the chunked accumulator, the beta / sigma_ss search, the one-call front ends). No I/O;
-import from this package, not from its modules.
-"""
+"""Smooth-sensitivity sanitisation of the data-dependent epsilon (GNSS; math:smooth, after
+Papernot et al. 2018, Appendix B), at one fixed Rényi order. Bottom up: ``bounds.py``
+(scalar functions, Algorithm 3, the threshold table, C5, C6), ``walks.py`` (local
+sensitivity at distance ``d``, Algorithms 4-5), ``release.py`` (the chunked accumulator and
+the beta / sigma_ss search). No I/O; import from this package, not from its modules."""
 
 from .bounds import (
     GNMaxSmoothConstants,

@@ -1,12 +1,7 @@
-"""The data-dependent bound and its sensitivity at one point (math:smooth).
-
-Scalar functions of ``(sigma, order, K)``: ``dep`` (math:gnmax without its validity checks),
-``log q0`` (where ``dep`` meets ``alpha / sigma^2``), ``log q1 = log B_L(q0)`` and the
-plateau ``LS(q1)`` (:class:`GNMaxSmoothConstants`); ``rdp_ss`` and the local sensitivity at
-``q`` (Algorithm 3); the threshold step's table ``r[v]``, ``v = 0..M``
-(:class:`ThresholdSmoothConstants`); smooth sensitivity, the beta grid, the release's RDP
-(:func:`rdp_gnss`) and conditions C5, C6 (:func:`check_conditions`).
-"""
+"""The data-dependent bound and its sensitivity at one point (math:smooth): ``dep``, ``log
+q0``, ``log q1 = log B_L(q0)``, the plateau ``LS(q1)``, ``rdp_ss`` and its local sensitivity
+(Algorithm 3); the threshold step's table ``r[v]``; smooth sensitivity, the beta grid, the
+release's RDP (:func:`rdp_gnss`) and conditions C5, C6 (:func:`check_conditions`)."""
 
 from __future__ import annotations
 
@@ -28,10 +23,8 @@ _BRENT_MAXITER = 200
 _BRACKET_STEPS = 200
 
 
-# --------------------------------------------------------------------------------------
-# Scalar functions of (sigma, order, K): math:smooth, "Where the data-dependent
-# bound stops helping" and "How far one teacher moves q".
-# --------------------------------------------------------------------------------------
+# --- Scalar functions of (sigma, order, K): math:smooth, "Where the data-dependent bound
+# stops helping" and "How far one teacher moves q".
 
 
 def dep_gnmax(log_q: ArrayLike, *, sigma: float, order: float) -> np.ndarray:
@@ -58,13 +51,10 @@ def dep_gnmax(log_q: ArrayLike, *, sigma: float, order: float) -> np.ndarray:
 
 
 def log_q0_gnmax(*, sigma: float, order: float) -> float:
-    """``log q0``: where ``dep`` meets ``alpha / sigma^2`` (math:smooth).
-
-    ``ub = min(-(1 + 1/sigma)^2, -((alpha - 0.99)/sigma)^2, -1/sigma^2)``; if
-    ``dep(ub) < alpha/sigma^2`` the answer is ``ub``, else ``lb = 2 ub``, then ``lb *= 1.5``
-    until ``dep(lb) <= alpha/sigma^2``, and Brent's method finds the root on ``[lb, ub]``.
-    Both loops are capped: ``RuntimeError`` rather than an unchecked value.
-    """
+    """``log q0``: where ``dep`` meets ``alpha / sigma^2`` (math:smooth): ``ub`` if ``dep(ub)
+    < alpha/sigma^2``, else Brent's root on ``[lb, ub]``, ``lb = 2 ub`` times 1.5 until
+    ``dep(lb) <= alpha/sigma^2``. Both loops are capped (``RuntimeError``, never an
+    unchecked value)."""
     from scipy.optimize import brentq
     check_std(sigma, "sigma")
     check_order(order)
@@ -102,15 +92,10 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
 
 
 def check_smooth_domain(*, sigma: float, order: float) -> None:
-    """Raise ``ValueError`` (one line) unless GNSS is computable at ``(sigma, order)``.
-
-    ``log q`` is used from ``LOWEST_LOG_Q`` = -700 up (below, q and ``B_U(q)`` underflow and
-    C5, C6 cannot be checked) and ``log q0 <= ub = min(-(1 + 1/sigma)^2, -((alpha -
-    0.99)/sigma)^2, -1/sigma^2)`` (math:smooth), so ``ub >= -700`` is needed: ``alpha <= 0.99
-    + sqrt(700) sigma`` and ``sigma >= 1 / (sqrt(700) - 1)`` (about 0.0393). Outside, every
-    later formula meets 0 * inf; the release refuses rather than print NaN (the walks stay
-    exact in log space, so the lower-level functions do not check).
-    """
+    """Raise ``ValueError`` (one line) unless GNSS is computable at ``(sigma, order)``:
+    ``log q0 <= ub`` (math:smooth) must stay above ``LOWEST_LOG_Q`` = -700, i.e. ``alpha <=
+    0.99 + sqrt(700) sigma`` and ``sigma >= 1 / (sqrt(700) - 1)`` (about 0.0393); outside,
+    later formulas meet 0 * inf and the release refuses rather than print NaN."""
     check_std(sigma, "sigma")
     check_order(order)
     reach = math.sqrt(-LOWEST_LOG_Q)
@@ -125,10 +110,8 @@ def check_smooth_domain(*, sigma: float, order: float) -> None:
 
 
 def _log_erfc_shifted(log_q: ArrayLike, *, shift: float, classes: int) -> np.ndarray:
-    """``log((K-1)/2 * erfc(shift + erfcinv(2q/(K-1))))``, with erfc via ``log_ndtr``.
-
-    ``erfc(x) = 2 Phi(-sqrt(2) x)``, so the log stays accurate where erfc underflows.
-    """
+    """``log((K-1)/2 erfc(shift + erfcinv(2q/(K-1))))`` via ``log_ndtr`` (``erfc(x) = 2
+    Phi(-sqrt(2) x)``), accurate where erfc underflows."""
     from scipy.special import erfcinv
     log_q = np.asarray(log_q, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore"):
@@ -201,19 +184,16 @@ def rdp_ss(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -> np.ndarray:
 
 
 def local_sensitivity_at(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -> np.ndarray:
-    """Local sensitivity of ``rdp_ss`` at ``q`` (Algorithm 3; math:smooth).
-
-    If ``log q1 <= log q <= log q0`` use ``log q1``; then with ``b = rdp_ss(log q)``,
-    ``LS = max(rdp_ss(log B_U(q)) - b, b - rdp_ss(log B_L(q)))``. Elementwise.
-    """
+    """Local sensitivity of ``rdp_ss`` at ``q`` (Algorithm 3; math:smooth), elementwise: ``q``
+    in ``[q1, q0]`` reads ``q1``; ``LS = max(rdp_ss(B_U(q)) - b, b - rdp_ss(B_L(q)))``, ``b =
+    rdp_ss(q)``."""
     from scipy.special import erfcinv
     c = constants
     log_q = np.asarray(log_q, dtype=np.float64)
     at_q1 = (log_q >= c.log_q1) & (log_q <= c.log_q0)
     log_q = np.where(at_q1, c.log_q1, log_q)
     base = rdp_ss(log_q, constants=c)
-    # B_U(B_L(q)) = q, so B_U(q1) = q0 exactly; computed, it may land just below q0, where dep
-    # can be far smaller (when q0 = ub): use the exact value.
+    # B_U(q1) = q0 exactly; computed, it may land just below q0, where dep can be far smaller
     with np.errstate(divide="ignore", over="ignore"):
         inverse = erfcinv(2.0 * np.exp(log_q) / (c.classes - 1))  # shared by B_U and B_L
         log_upper = np.minimum(0.0, _log_erfc_at(inverse, -1.0 / c.sigma, c.classes))
@@ -224,19 +204,14 @@ def local_sensitivity_at(log_q: ArrayLike, *, constants: GNMaxSmoothConstants) -
     return np.maximum(upper - base, base - lower)
 
 
-# --------------------------------------------------------------------------------------
-# Threshold step: the table r[v] and its local sensitivity at distance d.
-# --------------------------------------------------------------------------------------
+# --- Threshold step: the table r[v] and its local sensitivity at distance d.
 
 
 @dataclass(frozen=True)
 class ThresholdSmoothConstants:
-    """``r[v] = rdp_sel(log_ndtr((v - T)/sigma1))`` and ``ls(v)`` for ``v = 0..M``.
-
-    math:smooth, "Threshold step at distance d", once per (T, sigma1, order, M). ``ls_padded``
-    has ``M`` zeros each side (``ls_padded[M + v] = ls(v)``): out-of-range counts read 0,
-    which leaves a maximum of ``ls >= 0`` unchanged.
-    """
+    """``r[v] = rdp_sel(log_ndtr((v - T)/sigma1))`` and ``ls(v)``, ``v = 0..M`` (math:smooth,
+    "Threshold step at distance d"). ``ls_padded[M + v] = ls(v)`` with ``M`` zeros each side:
+    out-of-range counts read 0, which leaves a maximum of ``ls >= 0`` unchanged."""
 
     threshold: float
     sigma_threshold: float
@@ -248,9 +223,8 @@ class ThresholdSmoothConstants:
     @classmethod
     def compute(cls, *, threshold: float, sigma_threshold: float, order: float,
                 teachers: int, cap: float | None = None) -> ThresholdSmoothConstants:
-        """The table at one order; ``cap``: the step's data-independent cost at it where it
-        is below math:independent's (math:screening's exact curve), which caps ``r`` as
-        the run charges it, so ``ls`` is that of the charged cost."""
+        """The table at one order; ``cap`` (math:screening's exact data-independent cost,
+        where below math:independent's) caps ``r`` as the run charges it."""
         from scipy.special import log_ndtr
         teachers = as_teachers(teachers)
         check_std(sigma_threshold, "sigma_threshold")
@@ -270,19 +244,15 @@ class ThresholdSmoothConstants:
         return cls(float(threshold), float(sigma_threshold), float(order), teachers, r, padded)
 
     def curves(self, rounded_max: np.ndarray) -> np.ndarray:
-        """Each query's term of the summed local sensitivity at distance ``d = 0..M-1``.
-
-        ``LS_sel[d] = max ls(v)`` over ``v`` in ``[m - d, m + d]`` within ``0..M``: the
-        running maximum of ``max(ls(m+d), ls(m-d))``. The sum's local sensitivity at distance
-        ``d`` is a maximum over all data within ``d``, where one query's ``m`` may move less
-        than another's, so each term is the maximum over the whole window (never 0 past an
-        end of ``0..M``: the data there still have neighbours).
+        """Each query's term of the summed local sensitivity at ``d = 0..M-1``: ``LS_sel[d] =
+        max ls(v)`` over ``v`` in ``[m - d, m + d]`` within ``0..M`` (the whole window, never
+        0 past an end: one query's ``m`` may move less than another's).
 
         Args:
-            rounded_max: each query's ``m``, whole counts in ``0..M``.
+          rounded_max: each query's ``m``, whole counts in ``0..M``.
 
         Returns:
-            ``(queries, M)`` array, non-decreasing along each row.
+          ``(queries, M)``, non-decreasing along each row.
         """
         m = rounded_max.astype(np.intp)[:, None]
         d = np.arange(self.teachers)[None, :]
@@ -291,9 +261,7 @@ class ThresholdSmoothConstants:
         return np.maximum.accumulate(out, axis=1, out=out)
 
 
-# --------------------------------------------------------------------------------------
-# Smooth sensitivity, the beta search, conditions C5 and C6.
-# --------------------------------------------------------------------------------------
+# --- Smooth sensitivity, the beta search, conditions C5 and C6.
 
 
 def smooth_sensitivity(local_sensitivity: ArrayLike, beta: ArrayLike) -> np.ndarray:
@@ -313,12 +281,8 @@ def beta_grid(order: float) -> np.ndarray:
 
 def _nondecreasing(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
                    points: int = 20001) -> bool:
-    """Numerical check that ``fn`` (vectorised, of log q) is non-decreasing on [lo, hi].
-
-    A dense grid in ``log q`` (monotone in q), then a bounded minimiser of the
-    finite-difference slope around the steepest descent; a decrease counts if it exceeds
-    the values' rounding.
-    """
+    """Whether ``fn`` (vectorised, of log q) is non-decreasing on [lo, hi]: a dense grid, then a
+    bounded minimiser of the slope at the steepest descent; decreases within rounding pass."""
     from scipy.optimize import minimize_scalar
     x = np.linspace(lo, hi, points)
     y = fn(x)
@@ -348,12 +312,11 @@ LOWEST_LOG_Q = -700.0
 
 
 def check_conditions(*, sigma: float, classes: int, order: float) -> tuple[bool, bool]:
-    """Conditions C5 and C6 of the GNSS analysis (math:smooth), numerically.
+    """Conditions C5 and C6 of the GNSS analysis (math:smooth), numerically: ``(c5, c6)``.
 
-    ``(c5, c6)``. C5: ``dep`` non-decreasing in q on ``(0, q0)``; C6: ``dep(B_U(q)) -
-    dep(q)`` non-decreasing on ``(0, B_L(q0))``; checked on ``log q`` from -700 (below, both
-    vanish) up to ``log q0`` resp. ``log q1``.
-    """
+    C5: ``dep`` non-decreasing in q on ``(0, q0)``; C6: ``dep(B_U(q)) - dep(q)`` on ``(0,
+    B_L(q0))``; checked on ``log q`` from ``min(-700, 10 log q0)`` (below, both vanish) up to
+    ``log q0`` resp. ``log q1``."""
     c = GNMaxSmoothConstants.compute(sigma=sigma, order=order, classes=classes)
     lo = min(LOWEST_LOG_Q, 10.0 * c.log_q0)
 

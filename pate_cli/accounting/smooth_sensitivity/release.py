@@ -1,8 +1,5 @@
-"""The GNSS release: accumulate queries, choose beta and sigma_ss, report (math:smooth).
-
-:class:`SmoothSensitivityAccumulator` sums chunks of queries; :func:`sanitize_confident`
-and :func:`sanitize_gnmax` are one-call front ends reading the votes in chunks.
-"""
+"""The GNSS release: accumulate queries, choose beta and sigma_ss, report (math:smooth);
+:func:`sanitize_confident` and :func:`sanitize_gnmax` read the votes in chunks."""
 
 from __future__ import annotations
 
@@ -40,20 +37,14 @@ DEFAULT_CHUNK = 4096
 ChunkValues = Callable[[int, int], np.ndarray]
 
 
-# --------------------------------------------------------------------------------------
-# Accumulation and the report.
-# --------------------------------------------------------------------------------------
+# --- Accumulation and the report.
 
 
 @dataclass(frozen=True)
 class SmoothSensitivityResult:
-    """The GNSS report at one order (math:smooth).
-
-    ``epsilon_after`` adds the release's own cost to ``epsilon_before``; ``noise_std =
-    smooth_sensitivity * sigma_ss``; ``sanitized_epsilon = epsilon_after + noise_std * z``
-    for the release's standard normal draw ``z`` (None without one, or when ``refusal`` says
-    C5/C6 failed).
-    """
+    """The GNSS report at one order (math:smooth): ``epsilon_after`` adds the release's cost;
+    ``noise_std = smooth_sensitivity * sigma_ss``; ``sanitized_epsilon = epsilon_after +
+    noise_std * z`` for the draw ``z`` (None without one, or when ``refusal``: C5/C6 fail)."""
 
     order: float
     beta: float
@@ -75,13 +66,9 @@ class SmoothSensitivityResult:
 
 
 class SmoothSensitivityAccumulator:
-    """Adds chunks of queries' local sensitivities and RDP at one order (math:smooth).
-
-    With ``threshold``/``sigma_threshold``: Confident- (or Interactive-) GNMax. Memory
-    ``O(M)`` plus one chunk: a query's curve, its deviating prefix then the plateau
-    ``LS(q1)``, goes into a difference array. :meth:`add` chunks in any order;
-    :meth:`result` at any time (it leaves the state unchanged).
-    """
+    """Sums chunks of queries' local sensitivities and RDP at one order (math:smooth), in
+    ``O(M)`` memory (curves go into a difference array); with ``threshold``: Confident- (or
+    Interactive-) GNMax. :meth:`add` in any order; :meth:`result` leaves the state as is."""
 
     def __init__(self, *, teachers: int, classes: int, sigma: float, order: float,
                  threshold: float | None = None, sigma_threshold: float | None = None,
@@ -95,8 +82,7 @@ class SmoothSensitivityAccumulator:
             raise ValueError(f"smooth sensitivity is not computable at sigma {sigma:g}, order "
                              f"{order:g}: log q0 = {self.gnmax.log_q0:.4g} underflows (choose "
                              "a smaller --order)")
-        # [M, 0, ..., 0] as one count and a block of K - 1 zeros (math:sparse): the
-        # vocabulary of sparse votes is never formed
+        # [M, 0, ..., 0] as one count and a block of K - 1 zeros (math:sparse)
         unanimous = log_q_gnmax(VoteRows(np.array([[float(self.teachers)]]),
                                           self.gnmax.classes - 1), sigma=sigma)
         at_unanimous = rdp_gnmax(unanimous, sigma=sigma, orders=[order])[0, 0]
@@ -107,9 +93,8 @@ class SmoothSensitivityAccumulator:
         if (threshold is None) != (sigma_threshold is None):
             raise ValueError("give both threshold and sigma_threshold, or neither")
         if threshold is not None and sigma_threshold is not None:  # both or neither (above)
-            # the data-independent cost: math:screening's exact one where given, else
-            # math:independent's (math:threshold's cap); capping by a constant raises no
-            # local sensitivity, and the table is that of the capped cost charged
+            # the data-independent cost (math:screening's exact one, else math:independent's)
+            # caps the table as charged; a constant cap raises no local sensitivity
             cost = order / (2.0 * sigma_threshold**2)
             cost = cost if selection_cap is None else min(cost, float(selection_cap))
             self.selection = ThresholdSmoothConstants.compute(
@@ -211,8 +196,7 @@ class SmoothSensitivityAccumulator:
         betas = beta_grid(alpha)
         ss = smooth_sensitivity(ls, betas)
         if not np.any(ss > 0.0):
-            # SS = 0 at every beta (no bound depends on the votes, the weights taken as
-            # given): released as is, no noise and no cost (sigma_ss = inf gives 0 x inf)
+            # SS = 0 at every beta: released as is, no noise, no cost (not 0 x inf)
             sigma_ss = release = np.zeros(betas.size)
         else:
             sigma_ss = np.cbrt(alpha * np.exp(2.0 * betas) / ss)
@@ -246,12 +230,11 @@ class SmoothSensitivityAccumulator:
 
 @dataclass(frozen=True, kw_only=True)
 class ReleaseSetting:
-    """What a GNSS release accounts (math:smooth): M, the answer std, the order and delta;
-    the selection's T and sigma1 (None: plain GNMax) and ``selection_cap``, its
-    data-independent cost at the order (math:screening's exact one; None: math:independent's);
-    ``weights`` (None: all answered) and ``max_votes`` as in :meth:`add`, each an array or
-    :data:`ChunkValues`; the normal draw (None: no sanitised epsilon); ``report_every`` N: a
-    report every N queries too, in ``checkpoints``; the rows read at once."""
+    """What a GNSS release accounts (math:smooth). ``threshold``/``sigma_threshold`` None: plain
+    GNMax; ``selection_cap``: math:screening's exact data-independent cost (None:
+    math:independent's); ``weights`` (None: all answered), ``max_votes``: arrays or
+    :data:`ChunkValues`; ``release_noise`` None: no sanitised epsilon; ``report_every`` N: a
+    report every N queries in ``checkpoints``; ``chunk_size``: rows read at once."""
 
     teachers: int
     sigma: float
@@ -272,9 +255,9 @@ def sanitize_confident(votes: np.ndarray | SparseVotes,
     """GNSS report for Confident-GNMax (or Interactive with ``max_votes``; math:smooth).
 
     Args:
-        votes: ``(queries, K)``: an array, memory map or ``SparseVotes`` (read in chunks;
-            sparse rows are never densified, math:sparse).
-        **setting: the fields of :class:`ReleaseSetting`, with T, sigma1 and the weights.
+      votes: ``(queries, K)`` array, memory map or ``SparseVotes`` (read in chunks, never
+        densified).
+      **setting: the fields of :class:`ReleaseSetting`, with T, sigma1 and the weights.
     """
     if not {"threshold", "sigma_threshold", "weights"} <= set(setting):
         raise TypeError("sanitize_confident() needs threshold, sigma_threshold and weights")
@@ -303,10 +286,8 @@ def _sanitize(votes: np.ndarray | SparseVotes, setting: ReleaseSetting
 
 
 class Release:
-    """A GNSS release (math:smooth) fed its ``queries`` in order, ``setting.chunk_size``
-    rows a time (the last chunk may be shorter): the report, with ``setting.report_every``'s
-    history, is the same for the same chunks whoever reads them (:func:`sanitize_confident`
-    reads its votes; a run's per-query table pass hands its own chunks over)."""
+    """A GNSS release (math:smooth) fed its ``queries`` in order, ``chunk_size`` rows a time:
+    the same chunks give the same report and history whoever reads them."""
 
     def __init__(self, setting: ReleaseSetting, *, classes: int, queries: int):
         check_positive_integer(setting.chunk_size, "chunk size")
@@ -356,9 +337,8 @@ class Release:
 def _reports_within(acc: SmoothSensitivityAccumulator, rows, weights: np.ndarray,
                     max_votes: np.ndarray | None, start: int, every: int,
                     result: Callable) -> list[SmoothSensitivityResult]:
-    """The reports at each multiple of ``every`` strictly inside the chunk at ``start``,
-    from a copy of ``acc``; ``acc`` takes whole chunks, so the figures do not depend on
-    whether a history was asked for, and the votes are read once."""
+    """The reports at each multiple of ``every`` strictly inside the chunk at ``start``, from
+    a copy of ``acc`` (which takes whole chunks: figures do not depend on the history)."""
     stop = start + rows.shape[0]
     marks = range(start - start % every + every, stop, every)
     if not marks:
@@ -374,8 +354,7 @@ def _reports_within(acc: SmoothSensitivityAccumulator, rows, weights: np.ndarray
 
 
 def _chunk_values(values: ArrayLike | ChunkValues, queries: int, name: str) -> ChunkValues:
-    """``values`` (one number per query, or already a :data:`ChunkValues`) as a
-    :data:`ChunkValues`."""
+    """``values`` (one number per query, or already one) as a :data:`ChunkValues`."""
     if callable(values):
         return values
     values = np.asarray(values, dtype=np.float64)

@@ -1,19 +1,13 @@
-"""Local sensitivity at distance ``d``: the GNMax step's walks and the threshold step.
+"""Local sensitivity at distance ``d``: the GNMax step's walks and the threshold step
+(math:smooth; Papernot et al. 2018, Appendix B, Algorithms 4-5).
 
-math:smooth, Algorithms 4-5 of Papernot et al. 2018, Appendix B. A walk's state after ``d``
-steps has a closed form (right: ``d`` votes moved from the largest class to the runner-up;
-left: the largest class gains ``d`` votes drained from the top of the rest, levelled like
-water), so walks are array arithmetic over queries and steps. A state's ``log q`` is
-Proposition 7's sum over (count, multiplicity) groups from a table of tail probabilities
-(as :func:`pate_cli.accounting.gnmax.log_q_gnmax`).
-
-Rows with a zero block (math:sparse) are not made dense: their sorted counts, one zero
-column (the runner-up of a single stored class), and a group ``(0, Z)`` for the other ``Z =
-K - columns`` zero-vote classes. The right walk touches the two largest classes only; the
-left stops when the runner-up reaches 0, so the block keeps count 0 in every state.
-
+A walk's state after ``d`` steps has a closed form (right: ``d`` votes moved from the largest
+class to the runner-up; left: the largest class gains ``d`` votes drained from the top of the
+rest, levelled like water); its ``log q`` is Proposition 7's sum over (count, multiplicity)
+groups from a table of tail probabilities. Rows with a zero block (math:sparse) stay sparse:
+sorted counts, one zero column, and a group ``(0, Z)``; neither walk moves the block off 0.
 The threshold step needs no walk: its curve is read from
-:class:`.bounds.ThresholdSmoothConstants`' table at ``round(max v)`` (:func:`rounded_max`).
+:class:`.bounds.ThresholdSmoothConstants`' table at ``round(max v)``.
 """
 
 from __future__ import annotations
@@ -34,17 +28,12 @@ from .bounds import GNMaxSmoothConstants, ThresholdSmoothConstants, local_sensit
 _LS_BLOCK = 1 << 15
 
 
-# --------------------------------------------------------------------------------------
-# GNMax: local sensitivity at distance d (Algorithms 4-5), vectorised over the walks.
-# --------------------------------------------------------------------------------------
+# --- GNMax: local sensitivity at distance d (Algorithms 4-5), vectorised over the walks.
 
 
 def _groups(rest: np.ndarray, sentinel: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values of each row of a descending ``rest`` and their multiplicities.
-
-    ``(values, counts)``, ``(rows, G)``, padded with (0, 0); ``sentinel`` adds a final (0, 0)
-    group. The Prop. 7 sum depends only on the multiset of counts.
-    """
+    """``(values, counts)``, ``(rows, G)``: each descending row's distinct values and their
+    multiplicities, padded with (0, 0); ``sentinel`` adds a final (0, 0) group."""
     rows, width = rest.shape
     if width == 0:
         return np.zeros((rows, 1)), np.zeros((rows, 1))
@@ -71,11 +60,8 @@ class _WalkTables:
         self.cap = math.log(1.0 - 1.0 / constants.classes)
 
     def log_q(self, gaps: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Section 3's ``log q`` (with the cap) of states given as (gap, multiplicity) rows.
-
-        ``gaps``: integer (``intp``; overwritten). Summed in linear space from the table
-        (as ``log_q_gnmax``); sums below ``LINEAR_FLOOR`` are redone in log space.
-        """
+        """Capped ``log q`` of states as (gap, multiplicity) rows (``gaps``: ``intp``,
+        overwritten), as ``log_q_gnmax``: linear space, log space below ``LINEAR_FLOOR``."""
         from scipy.special import log_ndtr, logsumexp
         np.clip(gaps, 0, self.largest, out=gaps)
         total = np.einsum("ij,ij->i", self.tail.take(gaps), counts)
@@ -98,11 +84,8 @@ def _segments(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _RightWalk:
-    """States of right walks: ``d`` votes moved from the largest class to the runner-up.
-
-    The runner-up's gap is ``g1 - 2d``, every other class's ``top - d - n_j`` (as
-    (count, multiplicity) groups).
-    """
+    """Right walks: ``d`` votes moved from the largest class to the runner-up (runner-up gap
+    ``g1 - 2d``, every other class's ``top - d - n_j``)."""
 
     def __init__(self, tables: _WalkTables, ordered: np.ndarray, zero_block: float):
         self.tables = tables
@@ -129,13 +112,9 @@ class _RightWalk:
 
 
 class _LeftWalk:
-    """States of left walks: the largest class gains ``d`` votes from the top of the rest.
-
-    With ``drained[g]`` the votes that bring every group above ``g`` down to ``values[g]``
-    and ``held[g]``/``total[g]`` the count and votes of the groups before ``g``, after ``d``
-    moves the first ``k`` of the rest share ``P_k - d`` votes evenly (levels ``h``, ``h+1``);
-    the others keep their counts.
-    """
+    """Left walks: the largest class gains ``d`` votes from the top of the rest. After ``d``
+    moves the first ``k`` of the rest (found by ``drained``, the votes that level every group
+    above ``g`` to ``values[g]``) share ``P_k - d`` votes at levels ``h``, ``h+1``."""
 
     def __init__(self, tables: _WalkTables, ordered: np.ndarray, zero_block: float):
         self.tables = tables
@@ -144,8 +123,7 @@ class _LeftWalk:
         self.values = values.astype(np.intp)
         self.held = np.cumsum(self.counts, axis=1) - self.counts
         self.total = np.cumsum(self.counts * values, axis=1) - self.counts * values
-        # Sparse rows: the Z zero-vote classes join the sentinel (value 0, last column,
-        # never levelled: ``first`` stays below it while the runner-up is positive).
+        # Sparse rows: the Z zero-vote classes join the sentinel (value 0, never levelled)
         self.counts[:, -1] += zero_block
         drained = self.total - self.held * values
         rows, self.groups = values.shape
@@ -178,11 +156,8 @@ class _LeftWalk:
 
 
 def _sorted_rows(votes: VoteRows) -> tuple[np.ndarray, float]:
-    """Each row's counts in decreasing order and ``Z``, the zero-vote classes left out.
-
-    With a zero block (math:sparse), one zero column more (a single stored class's
-    runner-up); ``Z`` is ``K`` minus the columns.
-    """
+    """Each row's counts in decreasing order (with a zero block, one zero column more) and
+    ``Z``, the zero-vote classes left out (math:sparse)."""
     counts = votes.counts
     if not whole(counts) or np.any(counts < 0):
         raise ValueError("the GNMax local-sensitivity walk needs non-negative integer votes")
@@ -195,12 +170,9 @@ def _sorted_rows(votes: VoteRows) -> tuple[np.ndarray, float]:
 
 def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
                  teachers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The deviating prefix of each query's local-sensitivity curve (Algorithms 4-5).
-
-    Returns ``(owner, distance, value, last)`` for a :class:`VoteRows` chunk: flat entries
-    ``LS_i[d]``, ``d = 0..last_i``, and per query ``last_i`` (-1: all plateau); later entries
-    equal ``constants.plateau``.
-    """
+    """The deviating prefix of each query's local-sensitivity curve (Algorithms 4-5):
+    ``(owner, distance, value, last)``, flat entries ``LS_i[d]``, ``d = 0..last_i`` (-1: all
+    plateau); later entries equal ``constants.plateau``."""
     from scipy.special import ndtri_exp
     c = constants
     queries, classes = votes.shape
@@ -218,8 +190,7 @@ def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
     tables = _WalkTables(c, largest)
     limit = teachers - 1  # entries are d = 0 .. M-1
 
-    # Right walks stop at the first state with log q >= log q1. As log q is at least the
-    # runner-up's own term, that happens at the latest once the runner-up gap is <= g_q1.
+    # Right walks stop at log q >= log q1: at the latest once the runner-up gap is <= g_q1.
     chosen = np.flatnonzero(right)
     if chosen.size and limit > 0:
         g_q1 = -tables.scale * float(ndtri_exp(np.array(c.log_q1)))
@@ -227,8 +198,8 @@ def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
         _run_walk(chosen, bound, limit, _RightWalk(tables, ordered[chosen], zero_block),
                   last, owners, distances, values)
 
-    # Left walks stop at the first state with log q <= log q0 or runner-up count 0. As
-    # log q <= log(K-1) + log Phi(-(g1 + d)/s), that happens once g1 + d >= g_q0.
+    # Left walks stop at log q <= log q0 or runner-up 0: at the latest once g1 + d >= g_q0
+    # (log q <= log(K-1) + log Phi(-(g1 + d)/s)).
     chosen = np.flatnonzero(left & (ordered[:, 1] > 0))
     if chosen.size and limit > 0:
         g_q0 = -tables.scale * float(ndtri_exp(np.array(c.log_q0 - math.log(classes - 1))))
@@ -243,12 +214,8 @@ def walk_entries(votes: VoteRows, constants: GNMaxSmoothConstants,
 def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWalk | _LeftWalk,
               last: np.ndarray, owners: list[np.ndarray], distances: list[np.ndarray],
               values: list[np.ndarray]) -> None:
-    """Walk states ``d = 1..`` per query up to each walk's end, into ``last``, ``owners``,
-    ``distances`` and ``values``.
-
-    ``bound``: each walk's end in closed form; should rounding put the end beyond it, the
-    walk goes on in further windows (at most ``limit`` steps). Cache-sized blocks.
-    """
+    """Walk states ``d = 1..`` up to each walk's end, into ``last``, ``owners``, ``distances``,
+    ``values``; past ``bound`` (the closed-form end) in further windows, up to ``limit``."""
     c = walk.tables.constants
     active = np.arange(chosen.size)
     start = np.ones(chosen.size, dtype=np.intp)
@@ -265,8 +232,7 @@ def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWal
             part = slice(lo, lo + block)
             log_q_part, runner_part = walk(rows_all[part], d_all[part])
             log_q_all[part] = log_q_part
-            # the runner it returned (None, or the left walk's runner-up count): mypy
-            # cannot pair them across the union
+            # mypy cannot pair walk and runner (None or a count) across the union
             going[part] = walk.carries_on(log_q_part, runner_part)  # type: ignore[arg-type]
         # Each walk keeps its entries up to and including its first stopping state.
         ends = np.cumsum(span) - 1
@@ -292,12 +258,8 @@ def _run_walk(chosen: np.ndarray, bound: np.ndarray, limit: int, walk: _RightWal
 def local_sensitivity_gnmax(votes: ArrayLike | VoteRows, *, teachers: int, sigma: float,
                             order: float,
                             constants: GNMaxSmoothConstants | None = None) -> np.ndarray:
-    """Local sensitivity of the GNMax step at distance ``d = 0..M-1`` (Algorithms 4-5).
-
-    ``votes``: ``(queries, K)`` non-negative integers, or :class:`VoteRows` (math:sparse);
-    returns ``(queries, M)``. Full curves, for tests and small inputs (the accumulator
-    never forms them).
-    """
+    """Local sensitivity of the GNMax step at ``d = 0..M-1`` (Algorithms 4-5), ``(queries,
+    M)``, from ``(queries, K)`` non-negative integers or :class:`VoteRows`. For tests."""
     votes = vote_rows(votes)
     teachers = as_teachers(teachers)
     if constants is None:
@@ -309,10 +271,7 @@ def local_sensitivity_gnmax(votes: ArrayLike | VoteRows, *, teachers: int, sigma
     return out
 
 
-
-# --------------------------------------------------------------------------------------
-# Threshold step at distance d, from the table of ThresholdSmoothConstants.
-# --------------------------------------------------------------------------------------
+# --- Threshold step at distance d, from the table of ThresholdSmoothConstants.
 
 
 def rounded_max(max_votes: ArrayLike, teachers: int) -> np.ndarray:
@@ -327,10 +286,9 @@ def rounded_max(max_votes: ArrayLike, teachers: int) -> np.ndarray:
 
 
 def toward_threshold(max_votes: ArrayLike, teachers: int, threshold: float) -> np.ndarray:
-    """The whole count a run's smooth-sensitivity report charges ``max v`` at: rounded toward
-    ``T``, so its ``q`` is at least the mechanism's (half to even, :func:`rounded_max`, may
-    round away from ``T``: an under-charge; math:threshold). Neighbours move ``max v``, and
-    so the rounded count, by at most 1, which keeps the table's walk valid.
+    """The whole count a smooth-sensitivity report charges ``max v`` at: rounded toward ``T``,
+    so its ``q`` is at least the mechanism's (half to even may round away: an under-charge;
+    math:threshold); it still moves by at most 1 between neighbours.
 
     Raises:
       ValueError: fractional counts with a fractional ``T`` (a whole count toward ``T``
@@ -347,13 +305,9 @@ def toward_threshold(max_votes: ArrayLike, teachers: int, threshold: float) -> n
 
 def local_sensitivity_threshold(max_votes: ArrayLike, *, teachers: int, threshold: float,
                                 sigma_threshold: float, order: float) -> np.ndarray:
-    """Local sensitivity of the threshold step at distance ``d = 0..M-1`` (math:smooth).
-
-    ``max_votes``: ``max_j v_j`` per query (``v = n``, or Interactive-GNMax's fractional ``n -
-    M p``), rounded half-to-even (math:threshold). Returns ``(queries, M)``: entry ``d`` is
-    the largest ``ls(v)`` within ``d`` of ``round(max v)``
-    (:meth:`.bounds.ThresholdSmoothConstants.curves`).
-    """
+    """Local sensitivity of the threshold step at ``d = 0..M-1`` (math:smooth), ``(queries,
+    M)``, from ``max_j v_j`` per query (``n`` or Interactive's ``n - M p``) rounded half to
+    even (:meth:`.bounds.ThresholdSmoothConstants.curves`)."""
     tc = ThresholdSmoothConstants.compute(threshold=threshold, sigma_threshold=sigma_threshold,
                                           order=order, teachers=teachers)
     return tc.curves(rounded_max(max_votes, tc.teachers))
