@@ -78,7 +78,7 @@ def rdp_poisson_gaussian(*, rate: float, noise_multiplier: float,
     out[large] = orders[large] / (2.0 * z * z)
     integer = whole & ~large
     if integer.any():
-        out[integer] = _integer_sum(rate, z, orders[integer]) / (orders[integer] - 1.0)
+        out[integer] = _rounded_up(_integer_sum(rate, z, orders[integer]) / (orders[integer] - 1.0))
     fractional = ~whole & ~large
     if fractional.any():
         alphas = orders[fractional]
@@ -103,17 +103,15 @@ def _integer_sum(q: float, z: float, alphas: np.ndarray) -> np.ndarray:
 def _binomial_moment(q: float, alphas: np.ndarray, steps: np.ndarray,
                      exponents: np.ndarray) -> np.ndarray:
     """``log E_Q[((1 - q) + q P/Q)^alpha]`` at integer orders from ``exponents[i] = log
-    E_Q[(P/Q)^i]`` at ``steps`` ``i = 2, 3, ...``, as ``log1p(A - 1)`` (math:sampling)."""
-    from scipy.special import logsumexp
+    E_Q[(P/Q)^i]`` at ``steps`` ``i = 2, 3, ...``: ``log(1 + sum_i C(alpha, i) q^i (1 -
+    q)^(alpha - i) (e^exponents[i] - 1))`` (math:sampling), every term positive, raised by
+    its rounding (:func:`_log1p_sum`)."""
     i, a = steps[None, :], alphas[:, None]
     exponent = exponents[None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
-        terms = (log_binomial(a, i) + i * math.log(q) + (a - i) * math.log1p(-q)
-                 + exponent + log1mexp(-exponent))  # log expm1, stably
-    excess = logsumexp(np.where(i <= a, terms, -np.inf), axis=1)
-    large = excess > 0.0
-    return np.where(large, excess + np.log1p(np.exp(-np.where(large, excess, 0.0))),
-                    np.log1p(np.exp(np.minimum(excess, 0.0))))
+        gain = exponent + log1mexp(-exponent)  # log expm1, stably
+        return _log1p_sum(i <= a, log_binomial(a, i), i * math.log(q),
+                          (a - i) * math.log1p(-q), gain)
 
 
 def _fractional_series(q: float, z: float, alphas: np.ndarray
@@ -192,18 +190,14 @@ def rdp_poisson_general(curve: Curve, *, rate: float, orders: ArrayLike) -> np.n
         return own
 
     def log_moment(alphas: np.ndarray, steps: np.ndarray, base: np.ndarray) -> np.ndarray:
-        a = alphas[:, None]
-        log_g, log_1mg = math.log(rate), math.log1p(-rate)
-        with np.errstate(invalid="ignore"):
-            terms = (log_binomial(a, steps) + steps * log_g + (a - steps) * log_1mg
-                     + (steps - 1.0) * base + math.log(3.0))
-        # l = 2 has the factor 1, not 3; l = 0 and 1 are the head
-        terms[:, 0] = (log_binomial(alphas, 2.0) + 2.0 * log_g + (alphas - 2.0) * log_1mg
-                       + base[0, 0])
-        head = (alphas - 1.0) * log_1mg + np.log1p(rate * (alphas - 1.0))
-        return _log_sum_with(head, np.where(steps <= a, terms, -np.inf))
+        # (1 - g)^(a-1) (1 + g (a - 1)) + C(a,2) g^2 (1-g)^(a-2) e^e(2) + 3 sum_{l >= 3} ...
+        # is the binomial sum with E[(P/Q)^2] = e^e(2) and E[(P/Q)^l] = 3 e^((l-1) e(l)):
+        # 1 plus positive terms, no cancellation where the sum is close to 1
+        steps = steps.reshape(-1)
+        exponents = (steps - 1.0) * base.reshape(-1) + np.where(steps > 2.0, math.log(3.0), 0.0)
+        return _binomial_moment(rate, alphas, steps, exponents)
 
-    return np.minimum(_interpolated(log_moment, curve, orders), own)
+    return np.minimum(_rounded_up(_interpolated(log_moment, curve, orders)), own)
 
 
 def rdp_poisson_laplace(*, rate: float, scale: float, sensitivity: float,
@@ -262,8 +256,7 @@ def rdp_without_replacement_gaussian(*, rate: float, noise_multiplier: float,
         central = math.log(4.0) + 0.5 * (log_moments[low] + log_moments[high])
         term = np.where(j <= THEOREM_27_ORDER, np.minimum(central, general), general)
         with np.errstate(invalid="ignore"):
-            terms = log_binomial(a, j) + j * math.log(rate) + term
-        return _log_sum_with(np.zeros(alphas.size), np.where(j <= a, terms, -np.inf))
+            return _log1p_sum(j <= a, log_binomial(a, j), j * math.log(rate), term)
 
     return np.minimum(_rounded_up(_interpolated(log_moment, own, orders)), own(orders))
 
@@ -317,22 +310,32 @@ def rdp_without_replacement(curve: Curve, *, rate: float, orders: ArrayLike,
     def log_moment(alphas: np.ndarray, steps: np.ndarray, base: np.ndarray) -> np.ndarray:
         a = alphas[:, None]
         factor = np.minimum(math.log(2.0), steps * log_spread)
-        with np.errstate(invalid="ignore"):
-            terms = (log_binomial(a, steps) + steps * math.log(rate) + (steps - 1.0) * base
-                     + factor)
         e2 = float(base[0, 0])
         second = min(math.log(4.0) + math.log(math.expm1(e2)),
                      e2 + min(math.log(2.0), 2.0 * log_spread)) if e2 > 0 else -math.inf
-        terms[:, 0] = log_binomial(alphas, 2.0) + 2.0 * math.log(rate) + second
-        return _log_sum_with(np.zeros(alphas.size), np.where(steps <= a, terms, -np.inf))
+        # l = 2 has its own factor
+        term = np.where(steps == 2.0, second, (steps - 1.0) * base + factor)
+        with np.errstate(invalid="ignore"):
+            return _log1p_sum(steps <= a, log_binomial(a, steps), steps * math.log(rate), term)
 
-    return np.minimum(_interpolated(log_moment, curve, orders), own)
+    return np.minimum(_rounded_up(_interpolated(log_moment, curve, orders)), own)
 
 
-def _log_sum_with(head: np.ndarray, terms: np.ndarray) -> np.ndarray:
-    """``log(exp(head) + sum_l exp(terms[:, l]))`` per row, precise where near ``exp(head)``."""
+def _log1p_sum(live: np.ndarray, *parts: np.ndarray) -> np.ndarray:
+    """``log(1 + sum_l exp(t_l))`` per row over the ``live`` terms ``t = sum(parts)`` (each part
+    broadcast to ``(orders, terms)``), raised by the rounding of the terms: each logarithm
+    within ``8 eps`` of the sum of its parts' magnitudes plus the count of terms (their sum),
+    never below the exact sum (math:sampling)."""
     from scipy.special import logsumexp
-    return np.logaddexp(head, logsumexp(terms, axis=1))
+    terms = sum(parts)
+    size = sum(np.abs(np.where(np.isfinite(part), part, 0.0)) for part in parts)
+    size = size + 1.0 + live.shape[1]
+    excess = logsumexp(np.where(live, terms, -np.inf), axis=1)
+    error = logsumexp(np.where(live, terms + np.log(size), -np.inf), axis=1)
+    excess = np.logaddexp(excess, math.log(8.0 * np.finfo(np.float64).eps) + error)
+    large = excess > 0.0
+    return np.where(large, excess + np.log1p(np.exp(-np.where(large, excess, 0.0))),
+                    np.log1p(np.exp(np.minimum(excess, 0.0))))
 
 
 def _rounded_up(rdp: np.ndarray) -> np.ndarray:
