@@ -124,11 +124,12 @@ def not_a_long_table(path, *, classes: int | None, columns: ColumnMap) -> InputE
                  else f"its header has {_shown(cells)}")
         return InputError(f"{name}: {option} reads a long table with columns "
                           f"{_expected(columns)}; {found}")
+    stdin = " (standard input holds dense CSV or NPY votes)" if name == "-" else ""
     if classes is not None:
         return OptionError("--classes only applies to --predictions and to long sparse "
-                           "tables (query,class,count)")
+                           f"tables (query,class,count) read from a file{stdin}")
     return OptionError("--columns only applies to long sparse tables (.csv, .tsv, .parquet "
-                       "VOTES)")
+                       f"VOTES){stdin}")
 
 
 def read_long_table(name: str, vocabulary: int, columns: ColumnMap):

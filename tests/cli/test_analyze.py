@@ -522,6 +522,14 @@ def test_stdin_csv_and_npy(cli, votes_csv, votes_npy):
         assert summary["answered"] == from_file["answered"]
 
 
+def test_a_long_table_on_stdin_is_told_where_long_tables_are_read(cli):
+    """Standard input holds dense votes; --classes with it says so, not only that it needs a
+    long table."""
+    result = cli.analyze("-", "--classes", "50", stdin=b"query,class,count\n0,1,5\n")
+    assert result.code == 2
+    assert "read from a file (standard input holds dense CSV or NPY votes)" in result.err
+
+
 def test_every_vote_format_gives_the_same_result(cli, votes_csv, votes_npy, tmp_path):
     tsv = _text(tmp_path, "votes.tsv", csv_text(VOTES, header=["a", "b", "c"], sep="\t"))
     npz = tmp_path / "votes.npz"

@@ -110,6 +110,9 @@ def test_a_halt_at_output_on_dense_votes_stops_at_an_output(cli, files):
     assert len(table) == halted and summary["epsilon"] <= 9
     query_level, _ = _run(cli, files, files / "dense.npy", *RUNS[1][:-2])
     assert query_level["budget"]["halted_at"] > halted  # the query-level budget cuts one
+    text = cli.analyze(files / "dense.npy", "--outputs", files / "outs.npy", *RUNS[1]).out
+    completed = summary["outputs"]["completed"]
+    assert f"halted before output {completed} (0-based), at its first query {halted}," in text
 
 
 def test_predictions_with_outputs_give_the_dense_votes_numbers(cli, files):
