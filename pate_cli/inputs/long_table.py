@@ -124,10 +124,11 @@ def not_a_long_table(path, *, classes: int | None, columns: ColumnMap) -> InputE
                  else f"its header has {_shown(cells)}")
         return InputError(f"{name}: {option} reads a long table with columns "
                           f"{_expected(columns)}; {found}")
-    stdin = " (standard input holds dense CSV or NPY votes)" if name == "-" else ""
+    stdin = (" read from a file (standard input holds dense CSV or NPY votes)" if name == "-"
+             else "")
     if classes is not None:
         return OptionError("--classes only applies to --predictions and to long sparse "
-                           f"tables (query,class,count) read from a file{stdin}")
+                           f"tables (query,class,count){stdin}")
     return OptionError("--columns only applies to long sparse tables (.csv, .tsv, .parquet "
                        f"VOTES){stdin}")
 
