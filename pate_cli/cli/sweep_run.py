@@ -29,7 +29,14 @@ from ..sweep.run import (
     run_tasks,
     warning_lines,
 )
-from ..sweep.select import best_command, best_lines, best_row, no_best_text, pareto_rows
+from ..sweep.select import (
+    best_command,
+    best_lines,
+    best_row,
+    no_best_text,
+    pareto_note,
+    pareto_rows,
+)
 from ..sweep.table import check_destination, read_sweep_rows, table_bytes
 from ..sweep.tuning import TUNING_COLUMNS, add_tuning_columns, tuning_lines
 from .errors import (
@@ -141,6 +148,8 @@ def run_sweep_command(votes, **options) -> None:
     if tuning is not None and rows and not quiet:
         for line in tuning_lines(rows):
             click.echo(line, err=True)
+    if spec.pareto and tuning is None and not quiet and (text := pareto_note(every)):
+        click.echo(text, err=True)
     if out:
         if not quiet:
             click.echo(f"pate-sweep: wrote {rows_text(len(rows))} to {out}", err=True)

@@ -75,6 +75,19 @@ def pareto_rows(rows: list[dict]) -> list[dict]:
     return [row for row, keep in zip(rows, kept, strict=True) if keep]
 
 
+def pareto_note(rows: list[dict]) -> str | None:
+    """The note after ``--pareto`` where its frontier ranks rows by what depends on the private
+    votes (data-dependent epsilons, a selection step's answers, label accuracy): choosing one of
+    them is not covered by its epsilon (math:tuning); ``None`` where nothing is chosen."""
+    if len(rows) < 2 or not any(row.get("accounting") != "data-independent"
+                                or row.get("label_accuracy") is not None
+                                or row.get("mechanism") in SELECTING for row in rows):
+        return None
+    return ("pate-sweep: note: the frontier ranks the rows by figures of the private votes; "
+            "choosing a row on it is not covered by that row's epsilon: --tuning gives the "
+            "cost of a random search over the grid (docs/explanation/tuning.md)")
+
+
 def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,
                     orders: str | None = None, conversion: str = "classic",
                     index_col: int | None = None, classes: int | None = None,
@@ -155,6 +168,10 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
                      "votes: the chosen row's epsilon does not cover the choice; pate-sweep "
                      "--tuning gives the cost of a random search over the grid "
                      "(docs/explanation/tuning.md)")
+    elif searched and (chosen.get("epsilon_tuned") or 0.0) > epsilon:
+        lines.append(f"Warning: choosing among the grid's points costs epsilon "
+                     f"{ceil_text(chosen['epsilon_tuned'])} as a random search (--tuning), "
+                     f"above {epsilon:g}: the chosen row's epsilon does not cover the choice")
     accuracy = ("" if chosen.get("label_accuracy") is None
                 else f", label accuracy {chosen['label_accuracy']:.6g}")
     repeats, bound = chosen.get("repeats") or 1, largest_epsilon(chosen)

@@ -181,7 +181,7 @@ def _text_table(frame: pd.DataFrame) -> str:
     bounds = {column: _bound_text for column in UPPER_COLUMNS if column in shown.columns}
     return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.6g}",
                            formatters=bounds) + "\n" + _means_note(frame, shown.columns) \
-        + _dependent_note(frame)
+        + _dependent_note(frame) + _at_run_note(frame)
 
 
 # Columns of a row that are means over its replays (``points``' row statistics).
@@ -209,6 +209,18 @@ def _dependent_note(frame: pd.DataFrame) -> str:
         return ""
     return (f"epsilon: {' and '.join(kinds)} accounting, data-dependent and unsanitised: not "
             "for publication (pate-analyze prints a point's publishable bound)\n")
+
+
+def _at_run_note(frame: pd.DataFrame) -> str:
+    """A line under the table where a data-independent row's ``epsilon`` counts the run's
+    answers, a count the votes decide (a selection step), below its ``epsilon_any_run``."""
+    if "epsilon_any_run" not in frame.columns or not any(
+            row.get("accounting") == "data-independent" and not _missing(row["epsilon_any_run"])
+            and row["epsilon_any_run"] != row["epsilon"] for row in frame.to_dict("records")):
+        return ""
+    return ("epsilon (data-independent rows with a selection step): the run's answers' figure, "
+            "not a bound (the votes decide that count); epsilon_any_run is the bound for any "
+            "run\n")
 
 
 def _bound_text(value) -> str:

@@ -13,6 +13,7 @@ import numpy as np
 from ..accounting.conversion import rdp_to_epsilon
 from ..accounting.tuning import TuningDistribution, candidate_bound, tuned_epsilon
 from ..orders import default_orders
+from ..outputs.report_statement import UNSANITISED, data_dependence
 from ..rounding import ceil_text
 
 RDP_KEY = "rdp_curve"
@@ -46,5 +47,8 @@ def tuning_lines(rows: list[dict]) -> list[str]:
     return [f"pate-sweep: {row['file']}: choosing among the grid's points costs epsilon "
             f"{ceil_text(row['epsilon_tuned'])} as a random search (--tuning "
             f"{row['tuning']}), {ceil_text(row['epsilon_all_points'])} running every point"
+            + (f" ({UNSANITISED}: the rows' {row['accounting']} curves; --accounting "
+               "data-independent gives the publishable cost)" if data_dependence(row)[0]
+               else "")
             for row in {row["file"]: row for row in rows}.values()
             if row.get("epsilon_tuned") is not None]

@@ -82,3 +82,23 @@ def test_the_tradeoff_plot_draws_the_bound_and_one_curve_per_accounting(cli, tmp
     frame = pd.DataFrame(rows).assign(answered=lambda f: f["answered"].astype(float))
     assert [label for label, _ in tradeoff_curves(frame, y="answered")] == [
         "Confident-GNMax, data-independent", "GNMax, data-independent", "GNMax, replay"]
+
+
+def test_the_table_says_a_selection_steps_epsilon_is_not_a_bound(cli):
+    """Under data-independent accounting a Confident row's ``epsilon`` counts its replay's
+    answers: the table's line says so and names epsilon_any_run; a GNMax-only grid (every
+    query answered) has no such line."""
+    note = "not a bound (the votes decide that count); epsilon_any_run is the bound for any run"
+    confident = cli.sweep(VOTES, *GRID, "--accounting", "data-independent", "-f", "table")
+    assert confident.code == 0 and note in confident.out
+    plain = cli.sweep(VOTES, "-m", "gnmax", "--sigma", "40,80", "-n", "1000", "-w", "1", "-q",
+                      "--accounting", "data-independent", "-f", "table")
+    assert plain.code == 0 and note not in plain.out
+
+
+def test_pareto_notes_a_choice_its_figures_do_not_cover(cli):
+    pareto = cli.sweep(VOTES, *GRID[:-1], "--accounting", "data-independent", "--pareto")
+    assert pareto.code == 0 and "choosing a row on it is not covered" in pareto.err
+    searched = cli.sweep(VOTES, *GRID[:-1], "--accounting", "data-independent", "--pareto",
+                         "--tuning", "poisson:5")
+    assert "choosing a row on it is not covered" not in searched.err

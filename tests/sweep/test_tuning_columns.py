@@ -94,6 +94,29 @@ def test_best_row_carries_the_search_cost(cli):
     assert row["epsilon_all_points"] == pytest.approx(composed, rel=1e-12)
     assert row["epsilon"] <= 3 and row["tuning"] == "poisson:20" and "command" in row
     assert "as a random search (--tuning poisson:20)" in done.err
+    above = "above 3: the chosen row's epsilon does not cover the choice"
+    assert (above in done.err) == (row["epsilon_tuned"] > 3)
+
+
+def test_a_search_cost_above_the_best_limit_is_a_warning(cli):
+    """--best 3 with --tuning: the chosen row is within 3, the search that chose it not."""
+    done = cli.sweep(MNIST, "-m", "gnmax", "--sigma", "20:100:20", "-n", "640", "-w", "1",
+                     "--tuning", "poisson:20", "--best", "3", "--accounting", "data-independent")
+    assert done.code == 0
+    assert "Warning: choosing among the grid's points costs epsilon" in done.err
+    assert "above 3: the chosen row's epsilon does not cover the choice" in done.err
+
+
+def test_a_data_dependent_search_cost_says_so(cli):
+    done = cli.sweep(MNIST, "-m", "gnmax", "--sigma", "40,80", "-n", "640", "-w", "1",
+                     "--tuning", "poisson:5", "--accounting", "replay")
+    assert done.code == 0
+    assert ("running every point (data-dependent, unsanitised: not for publication: the rows' "
+            "replay curves; --accounting data-independent gives the publishable cost)"
+            in done.err)
+    independent = cli.sweep(MNIST, "-m", "gnmax", "--sigma", "40,80", "-n", "640", "-w", "1",
+                            "--tuning", "poisson:5", "--accounting", "data-independent")
+    assert "data-dependent" not in independent.err
 
 
 def test_without_tuning_the_schema_is_unchanged(cli, two_files):
