@@ -49,10 +49,6 @@ class GroupSums:
         self.base_carry = np.zeros((1, self.rule.orders.size))
         self.ceilings: dict[float, float] | None = None
 
-    @property
-    def orders(self) -> np.ndarray:
-        return self.rule.orders
-
     def add(self, chunk: CostChunk, *,
             map: Mapper = map) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``:
@@ -68,8 +64,7 @@ class GroupSums:
                 map)
         return eps, order, base
 
-    def halts(self, chunk: CostChunk, full: CostChunk, limits: np.ndarray
-              ) -> tuple[np.ndarray, int]:
+    def halts(self, chunk: CostChunk, full: CostChunk, limits: np.ndarray) -> np.ndarray:
         """Where each budget halts the run inside ``chunk`` (math:costs and math:individualized);
         call before :meth:`add` adds it. ``full``: ``chunk`` with the answer step in full;
         ``limits``: each group's budget, then the uniform run's (NaN: not checked).
@@ -80,42 +75,35 @@ class GroupSums:
         """
         members_of: list = [*self._start(chunk), [None]]  # the uniform run last
         firsts = np.full(self.groups + 1, -1)
-        for g, members in enumerate(members_of):
-            if np.isnan(limits[g]):
+        factors = (chunk.curves if isinstance(chunk.curves, CurveFactors) and isinstance(
+            full.curves, CurveFactors) and _fixed_curves(chunk.index) else None)
+        full_charge = full.curves.charge if isinstance(full.curves, CurveFactors) else 1.0
+        found: dict[tuple, int | None] = {}  # per (curve, sums before, budget): members alike
+        for g, m in [(g, m) for g, members in enumerate(members_of) for m in members]:
+            paid = (np.arange(chunk.queries) if m is None
+                    else np.flatnonzero(chunk.index[m] >= 0))
+            if np.isnan(limits[g]) or paid.size == 0:
                 continue
-            for m in members:
-                rule = self.rule
-                paid = (np.arange(chunk.queries) if m is None
-                        else np.flatnonzero(chunk.index[m] >= 0))
-                if paid.size == 0:
-                    continue
-                carry = self.base_carry[0] if m is None else self.carry[m]
+            carry, limit, rule = (self.base_carry[0] if m is None else self.carry[m],
+                                  float(limits[g]), self.rule)
+            own = None if factors is None else factors.curves(  # the member's one curve
+                int(chunk.baseline) if m is None else int(chunk.index[m, 0]))
+            key = (("member", m) if own is None else own.sensitivity, carry.tobytes(), limit)
+            if key not in found:
                 costs, most = _member_rows(chunk, m, paid), _member_rows(full, m, paid)
-                ceiling = self._ceiling(chunk, m)
-                if ceiling is not None and ceiling >= limits[g] \
-                        and hasattr(costs, "at") and hasattr(most, "at"):
-                    # orders beyond the ceiling convert above the budget at every query
-                    live = np.flatnonzero(~self.rule.beyond(carry, ceiling))
-                    if live.size:
-                        costs, most, carry, rule = (costs.at(live), most.at(live),
-                                                    carry[live], self.rule.at_orders(live))
-                first = budget_halt(costs, most, paid.size, carry, rule, float(limits[g]))
-                if first is not None and (firsts[g] < 0 or paid[first] < firsts[g]):
-                    firsts[g] = paid[first]
-        return firsts[:-1], int(firsts[-1])
-
-    def _ceiling(self, chunk: CostChunk, member: int | None) -> float | None:
-        """The ceiling of the curve ``member`` (None: the uniform run) pays throughout
-        ``chunk``, if any."""
-        curves = chunk.curves
-        if self.ceilings is None or not isinstance(curves, CurveFactors) \
-                or curves.data_independent or not _fixed_curves(chunk.index):
-            return None
-        curve = chunk.baseline if member is None else int(chunk.index[member, 0]) \
-            if chunk.queries else -1
-        if not isinstance(curve, int) or curve < 0:
-            return None
-        return self.ceilings.get(float(curves.sensitivities[curve]))
+                live = np.flatnonzero(~rule.beyond(carry, limit))
+                if own is not None and live.size:
+                    # an order whose sums before convert above the budget does at every
+                    # query (exact sums at the others: ``ceilings`` are at least every
+                    # budget); the full cost shares the curves, its answer step in full
+                    costs = own.at(live)
+                    most, carry, rule = (costs.charged(full_charge), carry[live],
+                                         rule.at_orders(live))
+                found[key] = budget_halt(costs, most, paid.size, carry, rule, limit)
+            first = found[key]
+            if first is not None and (firsts[g] < 0 or paid[first] < firsts[g]):
+                firsts[g] = paid[first]
+        return firsts
 
     def _start(self, chunk: CostChunk) -> list[np.ndarray]:
         """Check ``chunk`` against the grid and the members (set on the first chunk)."""

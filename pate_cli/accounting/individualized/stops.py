@@ -65,7 +65,7 @@ class GroupStops:
 
     def add(self, epsilon: np.ndarray, order: np.ndarray, baseline: np.ndarray,
             answered: np.ndarray, baseline_answered: np.ndarray,
-            halts: tuple[np.ndarray, int] | None = None) -> None:
+            halts: np.ndarray | None = None) -> None:
         """The next queries' cumulative figures (``GroupSums.add``) and answers, in the run
         and the uniform run; ``halts``: ``GroupSums.halts``' stops before a query is
         charged, where its charge depends on its outcome (math:costs)."""
@@ -73,13 +73,11 @@ class GroupStops:
         self.before, self.latest = self.last, epsilon
         if count == 0:
             return
-        over = epsilon > self.budgets[None, :]
+        over = np.column_stack((epsilon > self.budgets, baseline > self.budgets.min()))
         firsts = np.where(over.any(axis=0), np.argmax(over, axis=0), count)
-        base_first = _first_true(baseline > float(self.budgets.min()))
-        base_first = count if base_first is None else base_first
         if halts is not None:
-            firsts = np.minimum(firsts, np.where(halts[0] >= 0, halts[0], count))
-            base_first = min(base_first, halts[1] if halts[1] >= 0 else count)
+            firsts = np.minimum(firsts, np.where(halts >= 0, halts, count))
+        firsts, base_first = firsts[:-1], int(firsts[-1])
         for g, first in enumerate(firsts):  # a handful of groups
             if self.exhausted[g] is None and first < count:
                 self.exhausted[g] = self.done + int(first)
@@ -192,9 +190,3 @@ class _From:
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
         self.source.rows(self.start + lo, self.start + hi, out, scratch)
-
-
-def _first_true(flags: np.ndarray | np.bool_) -> int | None:
-    """The index of the first True, or None."""
-    flags = np.asarray(flags)
-    return int(np.argmax(flags)) if flags.any() else None
