@@ -224,9 +224,6 @@ class _CurveColumns:
             if known is None or not np.isin(columns, known[0]).all():
                 values, _ = curves.factors._selection_values
                 known = curves.selection_columns = (columns, self._selection(values))
-            elif 2 * columns.size <= known[0].size:  # half the orders died: a narrower copy
-                known = curves.selection_columns = (columns, np.ascontiguousarray(
-                    known[1][:, np.searchsorted(known[0], columns)]))
             self.selection = known[1]
             positions = np.searchsorted(known[0], columns)
             self.positions: np.ndarray | slice = (  # a run of columns: a view, no gather

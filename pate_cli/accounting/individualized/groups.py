@@ -15,7 +15,7 @@ from ..composition import (
     running_epsilon,
 )
 from ..conversion import Conversion
-from ..live_orders import live_running_epsilon
+from ..live_orders import live_budget_halt, live_running_epsilon
 from .costs import CostChunk
 from .curves import CurveFactors, Mapper, first_of_each_sensitivity
 from .parameters import checked_member_groups
@@ -75,31 +75,23 @@ class GroupSums:
         """
         members_of: list = [*self._start(chunk), [None]]  # the uniform run last
         firsts = np.full(self.groups + 1, -1)
-        factors = (chunk.curves if isinstance(chunk.curves, CurveFactors) and isinstance(
-            full.curves, CurveFactors) and _fixed_curves(chunk.index) else None)
-        full_charge = full.curves.charge if isinstance(full.curves, CurveFactors) else 1.0
+        fixed = isinstance(full.curves, CurveFactors) and _fixed_curves(chunk.index)
+        factors = chunk.curves if fixed and isinstance(chunk.curves, CurveFactors) else None
         found: dict[tuple, int | None] = {}  # per (curve, sums before, budget): members alike
         for g, m in [(g, m) for g, members in enumerate(members_of) for m in members]:
             paid = (np.arange(chunk.queries) if m is None
                     else np.flatnonzero(chunk.index[m] >= 0))
             if np.isnan(limits[g]) or paid.size == 0:
                 continue
-            carry, limit, rule = (self.base_carry[0] if m is None else self.carry[m],
-                                  float(limits[g]), self.rule)
+            carry, limit = self.base_carry[0] if m is None else self.carry[m], float(limits[g])
             own = None if factors is None else factors.curves(  # the member's one curve
                 int(chunk.baseline) if m is None else int(chunk.index[m, 0]))
             key = (("member", m) if own is None else own.sensitivity, carry.tobytes(), limit)
-            if key not in found:
-                costs, most = _member_rows(chunk, m, paid), _member_rows(full, m, paid)
-                live = np.flatnonzero(~rule.beyond(carry, limit))
-                if own is not None and live.size:
-                    # an order whose sums before convert above the budget does at every
-                    # query (exact sums at the others: ``ceilings`` are at least every
-                    # budget); the full cost shares the curves, its answer step in full
-                    costs = own.at(live)
-                    most, carry, rule = (costs.charged(full_charge), carry[live],
-                                         rule.at_orders(live))
-                found[key] = budget_halt(costs, most, paid.size, carry, rule, limit)
+            if key not in found:  # (exact sums at the orders not beyond it: ceilings >= budgets)
+                found[key] = (budget_halt(_member_rows(chunk, m, paid), _member_rows(
+                    full, m, paid), paid.size, carry, self.rule, limit) if own is None
+                    else live_budget_halt(own.at, lambda costs: costs.charged(getattr(
+                        full.curves, "charge", 1.0)), paid.size, carry, self.rule, limit))
             first = found[key]
             if first is not None and (firsts[g] < 0 or paid[first] < firsts[g]):
                 firsts[g] = paid[first]
