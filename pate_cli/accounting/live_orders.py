@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from ..work_sizes import WORK_VALUES
 from .composition import (
+    ArrayRows,
     RowSource,
     RunningEpsilon,
     StepRows,
+    budget_halt,
     cumulative_epsilon,
     running_epsilon,
     running_total,
@@ -171,6 +174,28 @@ def live_running_total(source_at: Callable[[np.ndarray], RowSource], count: int,
         rows[0] += carry[live]
         carry[live] = sequential_total(rows)
     return carry
+
+
+def live_budget_halt(costs_at: Callable[[np.ndarray], RowSource],
+                     full_of: Callable[[Any], RowSource], count: int, carry: np.ndarray,
+                     conversion: Conversion, limit: float) -> int | None:
+    """:func:`~.composition.budget_halt`'s answer at the orders whose sums are not beyond
+    ``limit`` (math:costs: nor are any later), ``costs_at`` as :func:`live_running_epsilon`'s
+    ``source_at``, ``full_of(costs)`` the full costs at the orders of ``costs``."""
+    carry = np.array(carry, dtype=np.float64)
+    full: list[RowSource] = []  # the full costs at the orders of the latest costs
+
+    def costs_with_full(columns: np.ndarray) -> RowSource:
+        full[:] = [full_of(costs := costs_at(columns))]
+        return costs
+    for lo, hi, live, rows, at in _live_blocks(costs_with_full, count, carry, conversion, limit):
+        full[0].rows(lo, hi, most := np.empty_like(rows))
+        first = budget_halt(ArrayRows(rows), ArrayRows(most), hi - lo, carry[live], at, limit)
+        if first is not None:
+            return lo + first
+        rows[0] += carry[live]
+        carry[live] = sequential_total(rows)
+    return None
 
 
 def _live_blocks(source_at: Callable[[np.ndarray], RowSource], count: int,

@@ -10,6 +10,7 @@ so the numbers do not depend on it.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -215,7 +216,9 @@ class _CurveColumns:
     def __init__(self, curves: _Curves, columns: np.ndarray):
         self.curves, self.columns = curves, columns
         self.orders = curves.factors.orders[columns]
+        self.charge = curves.factors.charge
         self.selection = None
+        self.pair: list | None = None  # (lo, hi), answer and selection rows of a block
         if curves.run_wide:  # the run's selection curves at these orders, or some of them
             known = curves.selection_columns
             if known is None or not np.isin(columns, known[0]).all():
@@ -223,38 +226,50 @@ class _CurveColumns:
                 known = curves.selection_columns = (columns, self._selection(values))
             self.selection = known[1]
             positions = np.searchsorted(known[0], columns)
-            first = int(positions[0]) if positions.size else 0
             self.positions: np.ndarray | slice = (  # a run of columns: a view, no gather
-                slice(first, first + positions.size)
-                if positions.size and positions[-1] - first == positions.size - 1
-                else positions[None, :])
+                slice(positions[0], positions[-1] + 1) if positions.size
+                and positions[-1] - positions[0] == positions.size - 1 else positions)
+
+    def charged(self, charge: float | np.ndarray) -> _CurveColumns:
+        """These rows with the answer step charged ``charge`` instead (``(queries,)``): the
+        two share each block's curves, formed by the one asked first."""
+        other = copy.copy(self)
+        other.charge = np.broadcast_to(np.asarray(charge, dtype=np.float64), self.charge.shape)
+        self.pair = other.pair = [None, None, None]
+        return other
 
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
-        curves, factors = self.curves, self.curves.factors
+        curves, factors, pair = self.curves, self.curves.factors, self.pair
         if curves.zero:
             out.fill(0.0)
             return
         if factors.data_independent:
-            np.multiply(factors.charge[lo:hi, None], curves.answer[None, self.columns], out=out)
+            np.multiply(self.charge[lo:hi, None], curves.answer[None, self.columns], out=out)
             if curves.selection is not None:
                 out += curves.selection[self.columns]
+            return
+        if pair is not None and pair[0] == (lo, hi):  # the block the other one formed
+            np.multiply(pair[1], self.charge[lo:hi, None], out=out)
+            if pair[2] is not None:
+                out += pair[2]
             return
         values, index = np.unique(factors.log_q[lo:hi], return_inverse=True)
         answer = rdp_gnmax(values, sigma=factors.sigma / curves.sensitivity, orders=self.orders)
         np.take(answer, index.reshape(-1), axis=0, out=out)
-        out *= factors.charge[lo:hi, None]
-        if factors.log_pr_answered is None:
-            return
-        if self.selection is not None:
-            index = curves.p_index[lo:hi]
-            if isinstance(self.positions, slice):
-                out += np.take(self.selection[:, self.positions], index, axis=0, out=scratch)
-            else:
-                out += self.selection[index[:, None], self.positions]
-            return
-        p_values, which = np.unique(factors.log_pr_answered[lo:hi], return_inverse=True)
-        out += np.take(self._selection(p_values), which.reshape(-1), axis=0, out=scratch)
+        answer = None if pair is None else out.copy()
+        out *= self.charge[lo:hi, None]
+        selection = None
+        if self.selection is not None:  # whole rows gathered, then these columns
+            selection = np.take(self.selection, curves.p_index[lo:hi], axis=0)[:, self.positions]
+        elif factors.log_pr_answered is not None:
+            p_values, which = np.unique(factors.log_pr_answered[lo:hi], return_inverse=True)
+            selection = np.take(self._selection(p_values), which.reshape(-1), axis=0,
+                                out=scratch if pair is None else None)
+        if selection is not None:
+            out += selection
+        if pair is not None:
+            pair[:] = (lo, hi), answer, selection
 
     def _selection(self, values: np.ndarray) -> np.ndarray:
         """The selection curves of ``values`` at these orders (math:threshold), capped by

@@ -15,7 +15,7 @@ from ..composition import (
     running_epsilon,
 )
 from ..conversion import Conversion
-from ..live_orders import live_running_epsilon
+from ..live_orders import live_budget_halt, live_running_epsilon
 from .costs import CostChunk
 from .curves import CurveFactors, Mapper, first_of_each_sensitivity
 from .parameters import checked_member_groups
@@ -49,10 +49,6 @@ class GroupSums:
         self.base_carry = np.zeros((1, self.rule.orders.size))
         self.ceilings: dict[float, float] | None = None
 
-    @property
-    def orders(self) -> np.ndarray:
-        return self.rule.orders
-
     def add(self, chunk: CostChunk, *,
             map: Mapper = map) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``:
@@ -68,8 +64,7 @@ class GroupSums:
                 map)
         return eps, order, base
 
-    def halts(self, chunk: CostChunk, full: CostChunk, limits: np.ndarray
-              ) -> tuple[np.ndarray, int]:
+    def halts(self, chunk: CostChunk, full: CostChunk, limits: np.ndarray) -> np.ndarray:
         """Where each budget halts the run inside ``chunk`` (math:costs and math:individualized);
         call before :meth:`add` adds it. ``full``: ``chunk`` with the answer step in full;
         ``limits``: each group's budget, then the uniform run's (NaN: not checked).
@@ -80,42 +75,27 @@ class GroupSums:
         """
         members_of: list = [*self._start(chunk), [None]]  # the uniform run last
         firsts = np.full(self.groups + 1, -1)
-        for g, members in enumerate(members_of):
-            if np.isnan(limits[g]):
+        fixed = isinstance(full.curves, CurveFactors) and _fixed_curves(chunk.index)
+        factors = chunk.curves if fixed and isinstance(chunk.curves, CurveFactors) else None
+        found: dict[tuple, int | None] = {}  # per (curve, sums before, budget): members alike
+        for g, m in [(g, m) for g, members in enumerate(members_of) for m in members]:
+            paid = (np.arange(chunk.queries) if m is None
+                    else np.flatnonzero(chunk.index[m] >= 0))
+            if np.isnan(limits[g]) or paid.size == 0:
                 continue
-            for m in members:
-                rule = self.rule
-                paid = (np.arange(chunk.queries) if m is None
-                        else np.flatnonzero(chunk.index[m] >= 0))
-                if paid.size == 0:
-                    continue
-                carry = self.base_carry[0] if m is None else self.carry[m]
-                costs, most = _member_rows(chunk, m, paid), _member_rows(full, m, paid)
-                ceiling = self._ceiling(chunk, m)
-                if ceiling is not None and ceiling >= limits[g] \
-                        and hasattr(costs, "at") and hasattr(most, "at"):
-                    # orders beyond the ceiling convert above the budget at every query
-                    live = np.flatnonzero(~self.rule.beyond(carry, ceiling))
-                    if live.size:
-                        costs, most, carry, rule = (costs.at(live), most.at(live),
-                                                    carry[live], self.rule.at_orders(live))
-                first = budget_halt(costs, most, paid.size, carry, rule, float(limits[g]))
-                if first is not None and (firsts[g] < 0 or paid[first] < firsts[g]):
-                    firsts[g] = paid[first]
-        return firsts[:-1], int(firsts[-1])
-
-    def _ceiling(self, chunk: CostChunk, member: int | None) -> float | None:
-        """The ceiling of the curve ``member`` (None: the uniform run) pays throughout
-        ``chunk``, if any."""
-        curves = chunk.curves
-        if self.ceilings is None or not isinstance(curves, CurveFactors) \
-                or curves.data_independent or not _fixed_curves(chunk.index):
-            return None
-        curve = chunk.baseline if member is None else int(chunk.index[member, 0]) \
-            if chunk.queries else -1
-        if not isinstance(curve, int) or curve < 0:
-            return None
-        return self.ceilings.get(float(curves.sensitivities[curve]))
+            carry, limit = self.base_carry[0] if m is None else self.carry[m], float(limits[g])
+            own = None if factors is None else factors.curves(  # the member's one curve
+                int(chunk.baseline) if m is None else int(chunk.index[m, 0]))
+            key = (("member", m) if own is None else own.sensitivity, carry.tobytes(), limit)
+            if key not in found:  # (exact sums at the orders not beyond it: ceilings >= budgets)
+                found[key] = (budget_halt(_member_rows(chunk, m, paid), _member_rows(
+                    full, m, paid), paid.size, carry, self.rule, limit) if own is None
+                    else live_budget_halt(own.at, lambda costs: costs.charged(getattr(
+                        full.curves, "charge", 1.0)), paid.size, carry, self.rule, limit))
+            first = found[key]
+            if first is not None and (firsts[g] < 0 or paid[first] < firsts[g]):
+                firsts[g] = paid[first]
+        return firsts
 
     def _start(self, chunk: CostChunk) -> list[np.ndarray]:
         """Check ``chunk`` against the grid and the members (set on the first chunk)."""

@@ -73,7 +73,7 @@ def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.
 
 def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
              full: Iterator[CostChunk] | None = None, limits: np.ndarray | None = None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, int] | None]:
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """A span's cumulative figures (``GroupSums.add``), joined; with ``full`` (the answer
     step in full) and ``limits`` (``GroupStops.limits``), also where each budget halts the
     run in the span (``GroupSums.halts``; -1: nowhere), else None."""
@@ -82,13 +82,12 @@ def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
     halts = np.full(0 if limits is None else limits.size, -1)  # per group, then uniform
     for chunk in chunks:
         if full is not None and open_limits is not None:
-            found, base = sums.halts(chunk, next(full), open_limits)
-            found = np.append(found, base)
+            found = sums.halts(chunk, next(full), open_limits)
             hit = (halts < 0) & (found >= 0)
             halts[hit], open_limits[hit] = done + found[hit], np.nan
         parts.append(sums.add(chunk, map=map))
         done += chunk.queries
-    result = None if open_limits is None else (halts[:-1], int(halts[-1]))
+    result = None if open_limits is None else halts
     if len(parts) == 1:
         return (*parts[0], result)
     eps, order, base = zip(*parts, strict=True)

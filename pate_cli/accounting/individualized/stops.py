@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -65,7 +65,7 @@ class GroupStops:
 
     def add(self, epsilon: np.ndarray, order: np.ndarray, baseline: np.ndarray,
             answered: np.ndarray, baseline_answered: np.ndarray,
-            halts: tuple[np.ndarray, int] | None = None) -> None:
+            halts: np.ndarray | None = None) -> None:
         """The next queries' cumulative figures (``GroupSums.add``) and answers, in the run
         and the uniform run; ``halts``: ``GroupSums.halts``' stops before a query is
         charged, where its charge depends on its outcome (math:costs)."""
@@ -73,13 +73,11 @@ class GroupStops:
         self.before, self.latest = self.last, epsilon
         if count == 0:
             return
-        over = epsilon > self.budgets[None, :]
+        over = np.column_stack((epsilon > self.budgets, baseline > self.budgets.min()))
         firsts = np.where(over.any(axis=0), np.argmax(over, axis=0), count)
-        base_first = _first_true(baseline > float(self.budgets.min()))
-        base_first = count if base_first is None else base_first
         if halts is not None:
-            firsts = np.minimum(firsts, np.where(halts[0] >= 0, halts[0], count))
-            base_first = min(base_first, halts[1] if halts[1] >= 0 else count)
+            firsts = np.minimum(firsts, np.where(halts >= 0, halts, count))
+        firsts, base_first = firsts[:-1], int(firsts[-1])
         for g, first in enumerate(firsts):  # a handful of groups
             if self.exhausted[g] is None and first < count:
                 self.exhausted[g] = self.done + int(first)
@@ -146,30 +144,29 @@ class IndependentSpent:
         curves = chunk.curves
         if not isinstance(curves, CurveFactors):
             raise TypeError("IndependentSpent takes chunks of unevaluated curves")
-        count = chunk.queries
-        spent: dict[int, np.ndarray] = {}
+        count, spent = chunk.queries, {}
+        rest = curves if cut is None else replace(  # the queries after the cut
+            curves, log_q=curves.log_q[cut:], charge=np.asarray(curves.charge)[cut:],
+            log_pr_answered=None if curves.log_pr_answered is None
+            else curves.log_pr_answered[cut:])
         for v, carry in self.carry.items():
             if self.sensitivities[v] == 0.0:
                 continue
-            source = curves.curves(v)
-            if cut is None:
-                self.carry[v] = self._total(source, 0, count, carry)
-                continue
-            spent[v] = self._total(source, 0, cut, carry)
-            self.carry[v] = self._total(source, cut, count - cut, spent[v])
+            if cut is not None:
+                spent[v] = carry = self._total(curves.curves(v), cut, carry)
+            self.carry[v] = self._total(rest.curves(v), rest.shape[1], carry)
         before, self.done = self.done, self.done + count
         if cut is None:
             return None
         return self._epsilons(spent) if before + cut else np.zeros(self.sensitivities.size)
 
-    def _total(self, source, start: int, count: int, carry: np.ndarray) -> np.ndarray:
-        """``carry`` plus ``source``'s queries ``start .. start + count - 1``."""
+    def _total(self, source, count: int, carry: np.ndarray) -> np.ndarray:
+        """``carry`` plus ``source``'s first ``count`` queries."""
         ceiling = (None if self.ceilings is None
                    else self.ceilings.get(float(source.sensitivity)))
         if ceiling is None:
-            return running_total(_From(source, start), count, carry)
-        return live_running_total(lambda columns: _From(source.at(columns), start), count,
-                                  carry, self.rule, ceiling)
+            return running_total(source, count, carry)
+        return live_running_total(source.at, count, carry, self.rule, ceiling)
 
     def final(self) -> np.ndarray:
         """The epsilons after the last query added (zeros before any)."""
@@ -181,20 +178,3 @@ class IndependentSpent:
             if self.sensitivities[v] > 0.0:
                 out[g] = float(self.rule.epsilon(sums[v])[0])
         return out
-
-
-class _From:
-    """The rows of ``source`` from query ``start`` on (a ``composition.RowSource``)."""
-
-    def __init__(self, source, start: int):
-        self.source, self.start = source, start
-
-    def rows(self, lo: int, hi: int, out: np.ndarray,
-             scratch: np.ndarray | None = None) -> None:
-        self.source.rows(self.start + lo, self.start + hi, out, scratch)
-
-
-def _first_true(flags: np.ndarray | np.bool_) -> int | None:
-    """The index of the first True, or None."""
-    flags = np.asarray(flags)
-    return int(np.argmax(flags)) if flags.any() else None
