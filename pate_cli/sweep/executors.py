@@ -212,7 +212,7 @@ def stop(executor, *, terminate: bool) -> None:
     if client is not None:
         # Closing while results are gathered fails their callbacks (CommClosedError), which
         # tornado would log as a traceback: those results are not wanted any more.
-        _quiet_tasks_left_behind()
+        quiet_abandoned(executor)
         executor.shutdown(wait=False)
         with contextlib.suppress(Exception):
             client.close(timeout=5)
@@ -224,11 +224,14 @@ def stop(executor, *, terminate: bool) -> None:
     executor.shutdown(wait=True, cancel_futures=True)
 
 
-def _quiet_tasks_left_behind() -> None:
-    """Silence the loggers through which a closing Dask client reports the tasks it
-    abandons (tornado's callback errors, distributed's client), for the rest of the
-    process: it is closing its one cluster connection."""
+def quiet_abandoned(executor) -> None:
+    """Before a Dask client's tasks are abandoned (cancelled on Ctrl-C, SIGTERM or a failed
+    point, then the client closed), silence the loggers through which it reports them
+    (tornado's callback errors, distributed's client), for the rest of the process: it is
+    closing its one cluster connection. Nothing for other executors."""
     import logging
 
+    if getattr(executor, "pate_client", None) is None:
+        return
     for name in ("tornado.application", "distributed.client", "distributed.comm"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)

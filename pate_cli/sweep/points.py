@@ -44,6 +44,7 @@ from .columns import (
     point_key,
     risk_columns,
 )
+from .executors import quiet_abandoned
 from .point_memory import PointMemory
 from .tuning import RDP_KEY
 
@@ -349,6 +350,8 @@ def run_points(points: list[SweepPoint], *, executor=None,
                 position = pending.pop(future)
                 yield position, future.result()
     finally:
+        if pending:  # cancelled before the executor is stopped: quiet from here on
+            quiet_abandoned(executor)
         for future in pending:
             future.cancel()
 

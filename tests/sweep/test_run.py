@@ -125,3 +125,40 @@ def test_why_a_write_failed_in_a_few_words():
     assert write_error_text(ValueError("t.csv: cannot write: Read-only file system"),
                             "t.csv") == "Read-only file system"
     assert write_error_text(ValueError(""), "t.csv") == "ValueError"
+
+
+def test_a_dask_clients_loggers_are_quiet_before_its_tasks_are_cancelled():
+    """Abandoned Dask futures report through tornado's and distributed's loggers as they are
+    cancelled; those loggers are silenced before the first cancel (a Ctrl-C's traceback was
+    printed once in a loaded run: the cancels came before stop() silenced them)."""
+    import logging
+    from concurrent.futures import Future
+
+    names = ("tornado.application", "distributed.client", "distributed.comm")
+    levels = {name: logging.getLogger(name).level for name in names}
+    seen = []
+
+    class Recording(Future):
+        def cancel(self):
+            seen.append(logging.getLogger("tornado.application").getEffectiveLevel())
+            return super().cancel()
+
+    class Client:
+        _max_workers = 2
+        pate_client = object()  # what sweep_executor marks a Dask client with
+        submitted = 0
+
+        def submit(self, function, point):
+            future = Recording()
+            self.submitted += 1
+            if self.submitted == 1:
+                future.set_exception(RuntimeError("a point failed"))
+            return future
+
+    try:
+        with pytest.raises(RuntimeError, match="a point failed"):
+            list(points_module.run_points([object()] * 3, executor=Client()))
+        assert seen and all(level > logging.CRITICAL for level in seen)
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
