@@ -29,6 +29,7 @@ from .report_statement import (
     epsilon_label,
     epsilon_text,
     halt_from_votes,
+    halted_before,
     headline,
     largest_group,
     number,
@@ -104,14 +105,9 @@ def budget_view(summary: dict) -> dict | None:
     halted = budget.get("halted_at", budget.get("stopped_at"))
     if halted is None:
         text = "never: the run ended within the budget"
-    elif halts and budget.get("halt_at") == "output" and isinstance(
-            (summary.get("outputs") or {}).get("completed"), int):  # a whole output at a time
-        text = (f"halted before output {summary['outputs']['completed']} (0-based; its first "
-                f"query is {halted}): that output and every later one was neither selected, "
-                "charged nor labelled")
     elif halts:
-        text = (f"halted before query {halted}: that query and every later one was "
-                "neither selected, charged nor labelled")
+        text, unit = halted_before(summary, halted)
+        text += f": that {unit} and every later one was neither selected, charged nor labelled"
     else:
         text = f"answers refused from query {halted} on"
     view = {"limit": number(budget.get("limit")), "halted_at": halted, "halt": text,

@@ -247,6 +247,17 @@ def selects(summary: dict) -> bool:
     return "threshold" in (summary.get("params") or {})
 
 
+def halted_before(summary: dict, halted: int) -> tuple[str, str]:
+    """``(text, unit)`` of a budget run's halt before query ``halted``: ``halted before output
+    N (0-based; its first query is Q)`` where the run halts at outputs (``--halt-at output``),
+    else ``halted before query Q``; ``unit`` is ``output`` or ``query``."""
+    completed = (summary.get("outputs") or {}).get("completed")
+    if (summary.get("budget") or {}).get("halt_at") == "output" and isinstance(completed, int):
+        return (f"halted before output {completed} (0-based; its first query is {halted})",
+                "output")
+    return f"halted before query {halted}", "query"
+
+
 def halt_from_votes(summary: dict) -> bool:
     """Whether an individualized run's per-group figures at the halt are not bounds (the votes
     decide a selection step's count, and the stop wherever a data-dependent figure finds it):

@@ -17,6 +17,7 @@ from .report_statement import (
     count_figure,
     data_dependence,
     halt_from_votes,
+    halted_before,
     largest_group,
     selects,
     smaller_pld,
@@ -264,11 +265,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
     if s["budget"] is not None:
         b = s["budget"]
         stop = ("never bound" if b["halted_at"] is None
-                else f"halted before query {b['halted_at']}")
-        if b["halted_at"] is not None and b.get("halt_at") == "output" and isinstance(
-                s.get("outputs"), dict):  # the halt falls on an output's first query
-            stop = (f"halted before output {s['outputs']['completed']} (0-based), at its "
-                    f"first query {b['halted_at']}")
+                else halted_before(s, b["halted_at"])[0])
         if b["halted_at"] and s.get("data_independent_method") == "pld" \
                 and s.get("accounting") == "data-independent":  # math:costs: RDP sums
             stop += f" (decided by the RDP figure, {ceil_text(s['epsilon_rdp'])})"

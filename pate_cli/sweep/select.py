@@ -80,12 +80,17 @@ def pareto_note(rows: list[dict]) -> str | None:
     votes (data-dependent epsilons, a selection step's answers, label accuracy): choosing one of
     them is not covered by its epsilon (math:tuning); ``None`` where nothing is chosen."""
     if len(rows) < 2 or not any(row.get("accounting") != "data-independent"
-                                or row.get("label_accuracy") is not None
-                                or row.get("mechanism") in SELECTING for row in rows):
+                                or _ranked_by_votes(row) for row in rows):
         return None
     return ("pate-sweep: note: the frontier ranks the rows by figures of the private votes; "
             "choosing a row on it is not covered by that row's epsilon: --tuning gives the "
             "cost of a random search over the grid (docs/explanation/tuning.md)")
+
+
+def _ranked_by_votes(row: dict) -> bool:
+    """Whether ranking ``row`` among others reads the private votes even under
+    data-independent accounting: its label accuracy, or a selection step's answered count."""
+    return row.get("label_accuracy") is not None or row.get("mechanism") in SELECTING
 
 
 def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,
@@ -160,8 +165,7 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
                      "epsilon, which depends on the private votes: choosing by it leaks "
                      "beyond any figure here (docs/explanation/tuning.md); "
                      "choose under --accounting data-independent")
-    elif not searched and len(rows) > 1 and (chosen.get("label_accuracy") is not None
-                                             or chosen.get("mechanism") in SELECTING):
+    elif not searched and len(rows) > 1 and _ranked_by_votes(chosen):
         lines.append(f"Warning: --best chose among {len(rows)} rows by what their replays "
                      "answered" + (" and their label accuracy" if chosen.get("label_accuracy")
                                    is not None else "") + ", which depend on the private "

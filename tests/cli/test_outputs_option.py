@@ -112,7 +112,7 @@ def test_a_halt_at_output_on_dense_votes_stops_at_an_output(cli, files):
     assert query_level["budget"]["halted_at"] > halted  # the query-level budget cuts one
     text = cli.analyze(files / "dense.npy", "--outputs", files / "outs.npy", *RUNS[1]).out
     completed = summary["outputs"]["completed"]
-    assert f"halted before output {completed} (0-based), at its first query {halted}," in text
+    assert f"halted before output {completed} (0-based; its first query is {halted})," in text
 
 
 def test_predictions_with_outputs_give_the_dense_votes_numbers(cli, files):

@@ -87,7 +87,7 @@ class GroupSums:
             own = None if factors is None else factors.curves(  # the member's one curve
                 int(chunk.baseline) if m is None else int(chunk.index[m, 0]))
             key = (("member", m) if own is None else own.sensitivity, carry.tobytes(), limit)
-            if key not in found:  # (exact sums at the orders not beyond it: ceilings >= budgets)
+            if key not in found:  # orders beyond the budget stay beyond it: found at the others
                 found[key] = (budget_halt(_member_rows(chunk, m, paid), _member_rows(
                     full, m, paid), paid.size, carry, self.rule, limit) if own is None
                     else live_budget_halt(own.at, lambda costs: costs.charged(getattr(
