@@ -42,9 +42,18 @@ def scheduler_address(address: str) -> str:
     return text
 
 
-def local_pool(workers: int) -> ProcessPoolExecutor:
-    """A process pool of ``workers`` whose workers ignore Ctrl-C and die with this process."""
-    return ProcessPoolExecutor(max_workers=workers, initializer=_start_worker)
+class LocalPool(ProcessPoolExecutor):
+    """A process pool whose workers ignore Ctrl-C and die with this process; leaving its
+    ``with`` block by an exception ends the running tasks (``stop``)."""
+
+    def __exit__(self, exc_type, *_):
+        stop(self, terminate=exc_type is not None)
+        return False
+
+
+def local_pool(workers: int) -> LocalPool:
+    """A ``LocalPool`` of ``workers`` processes."""
+    return LocalPool(max_workers=workers, initializer=_start_worker)
 
 
 def _start_worker() -> None:
@@ -222,6 +231,22 @@ def stop(executor, *, terminate: bool) -> None:
             with contextlib.suppress(Exception):
                 process.terminate()
     executor.shutdown(wait=True, cancel_futures=True)
+
+
+def abandon(executor, futures) -> None:
+    """Give up ``futures`` of ``executor``, whose results are no longer wanted (Ctrl-C,
+    SIGTERM, a failed point): cancel them, except a ``LocalPool``'s, which its ``stop``
+    cancels. Cancelled here, a pool's queued task waits in its queue until the pool's
+    manager thread reaches it; if the workers are terminated first, that thread marks it
+    failed, which Python 3.11 refuses for a cancelled future (``InvalidStateError``, printed
+    as a thread's traceback). ``stop``'s ``shutdown(cancel_futures=True)`` cancels them in
+    that thread."""
+    if isinstance(executor, LocalPool):
+        return
+    if futures:
+        quiet_abandoned(executor)
+    for future in futures:
+        future.cancel()
 
 
 def quiet_abandoned(executor) -> None:

@@ -44,7 +44,7 @@ from .columns import (
     point_key,
     risk_columns,
 )
-from .executors import quiet_abandoned
+from .executors import abandon
 from .point_memory import PointMemory
 from .tuning import RDP_KEY
 
@@ -328,7 +328,7 @@ def run_points(points: list[SweepPoint], *, executor=None,
                in_flight: int | None = None) -> Iterator[tuple[int, dict]]:
     """Yield ``(position in points, row)`` as points finish: here in order without an
     executor, else at most ``in_flight`` tasks queued (default 4 per worker, else 8); a task's
-    exception is raised here after the pending tasks are cancelled."""
+    exception is raised here after the pending tasks are given up (``abandon``)."""
     if executor is None:
         memory = PointMemory()  # dropped with the generator
         for position, point in enumerate(points):
@@ -350,10 +350,7 @@ def run_points(points: list[SweepPoint], *, executor=None,
                 position = pending.pop(future)
                 yield position, future.result()
     finally:
-        if pending:  # cancelled before the executor is stopped: quiet from here on
-            quiet_abandoned(executor)
-        for future in pending:
-            future.cancel()
+        abandon(executor, list(pending))
 
 
 def one_per_file(values, files, name: str) -> list:

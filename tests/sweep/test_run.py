@@ -162,3 +162,63 @@ def test_a_dask_clients_loggers_are_quiet_before_its_tasks_are_cancelled():
     finally:
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
+
+
+def _recorded_thread_errors(monkeypatch) -> list:
+    """Exceptions raised in threads from here on (``threading.excepthook``)."""
+    import threading
+
+    seen: list = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.exc_type))
+    return seen
+
+
+def test_a_local_pools_abandoned_tasks_are_cancelled_by_its_stop_not_before(monkeypatch):
+    """Futures cancelled before a pool's workers are terminated made Python 3.11's pool
+    raise InvalidStateError in its manager thread (a traceback on a loaded pate-sweep's
+    SIGTERM): ``abandon`` leaves a local pool's to ``stop``, which ends every one of them."""
+    import time
+    from concurrent.futures import wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pate_cli.sweep.executors import abandon, local_pool, stop
+
+    seen = _recorded_thread_errors(monkeypatch)
+    pool = local_pool(1)
+    futures = [pool.submit(time.sleep, 30) for _ in range(5)]
+    wait(futures[:1], timeout=0.5)  # the first is running, the last three are queued here
+    abandon(pool, futures)
+    assert not any(future.cancelled() for future in futures)
+    for process in list(pool._processes.values()):  # the race, made certain: workers die
+        process.terminate()                          # before the pool is shut down
+        process.join()
+    stop(pool, terminate=True)
+    assert seen == []
+    assert all(future.cancelled() or isinstance(future.exception(), BrokenProcessPool)
+               for future in futures)
+
+
+def test_a_local_pool_left_by_an_exception_ends_its_running_tasks(monkeypatch):
+    """``pate_cli.sweep.api.sweep``'s pool: a failed point ends the others' tasks rather
+    than waiting for them (ProcessPoolExecutor's own exit waits)."""
+    import time
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pate_cli.sweep.executors import local_pool
+
+    seen = _recorded_thread_errors(monkeypatch)
+    with pytest.raises(RuntimeError, match="a point failed"), local_pool(1) as pool:
+        running = pool.submit(time.sleep, 30)
+        raise RuntimeError("a point failed")
+    assert seen == [] and isinstance(running.exception(timeout=0), BrokenProcessPool)
+
+
+def test_other_executors_abandoned_futures_are_cancelled():
+    """A caller's executor is not stopped here: its abandoned futures are cancelled."""
+    from concurrent.futures import Future
+
+    from pate_cli.sweep.executors import abandon
+
+    futures = [Future(), Future()]
+    abandon(object(), futures)
+    assert all(future.cancelled() for future in futures)
