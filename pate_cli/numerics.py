@@ -37,6 +37,28 @@ def ratio_up(numerator, denominator) -> float:
     return math.nextafter(value, math.inf) if value < exact else value
 
 
+def divide_up(numerator, denominator: float) -> np.ndarray:
+    """``numerator / denominator`` (positive finite floats, elementwise) rounded up: the
+    nearest quotient, raised by one ulp where it is below the exact one. Whether it is below
+    comes from the exact product of the quotient and ``denominator`` (Dekker's two-product:
+    the rounded product and its exact error)."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    quotient = numerator / denominator
+    product = quotient * denominator
+    high, low = _halves(quotient)
+    d_high, d_low = _halves(np.float64(denominator))
+    error = ((high * d_high - product) + high * d_low + low * d_high) + low * d_low
+    below = (product < numerator) | ((product == numerator) & (error < 0))
+    return np.where(below, np.nextafter(quotient, np.inf), quotient)
+
+
+def _halves(value):
+    """Veltkamp's split of doubles into two halves of 26 bits whose products are exact."""
+    scaled = 134217729.0 * value  # 2^27 + 1
+    high = scaled - (scaled - value)
+    return high, value - high
+
+
 def log1mexp(x):
     """``log(1 - exp(x))`` for ``x <= 0``, elementwise and stably (math:gnmax):
     ``log1p(-exp(x))`` below -1, ``log(-expm1(x))`` above; ``-inf`` at 0; ``ValueError``

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..numerics import divide_up
 from ..orders import validate_orders
 from .conversion import ROUNDING_MARGIN, rdp_to_epsilon
 from .validators import check_delta, check_positive_integer
@@ -56,7 +57,7 @@ def svt_epsilon(*, scale: float, rounds: ArrayLike, delta: float,
         raise ValueError(f"conversion must be classic or improved, got {conversion!r}")
     rounds = np.asarray(rounds, dtype=np.float64)
     eps0 = 2.0 / scale
-    pure = rounds * eps0
+    pure = divide_up(2.0 * rounds, scale)  # k eps0, never below it by rounding
     rho = rounds * eps0 * eps0 / 2.0
     log_inv_delta = -math.log(delta)
     if conversion == "classic":

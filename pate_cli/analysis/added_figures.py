@@ -279,7 +279,8 @@ def release_of(result, votes, *, order: float | None = None,
     release = Release(ReleaseSetting(
         teachers=int(round(result.teachers)), sigma=mechanism.sigma, order=order,
         delta=result.delta, release_noise=release_draw(result.seed),
-        report_every=report_every, chunk_size=chunk_size, **selection),
+        report_every=report_every, chunk_size=chunk_size, spent=_spent(result, order),
+        **selection),
         classes=votes.shape[1], queries=result.queries)
     sums = release.sums
     if not sums.answer_independent and not all(sums.conditions()):
@@ -288,6 +289,18 @@ def release_of(result, votes, *, order: float | None = None,
                          f"{' and '.join(failed)} fails for sigma {mechanism.sigma:g}, "
                          f"K {result.classes}, order {order:g} (choose another --order)")
     return release
+
+
+def _spent(result, order: float) -> float:
+    """What ``result`` spent before its first query at ``order`` (its ``initial_rdp``, an
+    added curve); ``ValueError`` at an order the curve is not given at."""
+    if result.initial_rdp is None:
+        return 0.0
+    at = np.flatnonzero(np.asarray(result.orders, dtype=float) == order)
+    if at.size == 0:
+        raise ValueError(f"the added RDP curve is known at the run's orders, not at order "
+                         f"{order:g}: give that order to the run")
+    return float(result.initial_rdp[at[0]])
 
 
 def selection_maxima(mechanism, block, student) -> np.ndarray | None:
@@ -301,6 +314,17 @@ def selection_maxima(mechanism, block, student) -> np.ndarray | None:
 def budget_limit(result: AnalysisResult) -> float | None:
     """The run's ``--budget``, or None."""
     return None if result.budget is None else result.budget.limit
+
+
+SECRET_SEED_NOTE = "the sanitised release protects the votes only while its noise is secret"
+
+
+def secret_seed_note(seed: int) -> str:
+    """The note every sanitised release carries: its noise is ``release_draw(seed)``, and
+    the seed is recorded with the run."""
+    return (f"{SECRET_SEED_NOTE}: it is drawn from --seed {seed}, which this output records "
+            "beside the unsanitised figures; publish the release alone, from a run whose "
+            "--seed was drawn at random and kept private")
 
 
 def release_notes(report: SmoothSensitivityResult | None,

@@ -32,8 +32,10 @@ from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from ..rounding import ceil_text
 from .added_figures import (
+    SECRET_SEED_NOTE,
     PendingRelease,
     release_notes,
+    secret_seed_note,
     smooth_release,
     tuning_part,
     with_pld_figure,
@@ -266,7 +268,8 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
         result = replace(result, release=smooth_release(
             result, vote_set.votes, stream=spec.per_query == "stream", budget=spec.budget,
             positions=positions, student=student_rows, order=spec.order,
-            report_every=spec.ss_every, decisions=given))
+            report_every=spec.ss_every, decisions=given),
+            warnings=result.warnings + (secret_seed_note(result.seed),))
     if initial_rdp is not None:  # the PLD composes the Gaussian steps alone
         return result
     return with_pld_figure(result, chosen, spec.delta)
@@ -298,7 +301,7 @@ def _warn(result: AnalysisResult) -> None:
     for note in result.warnings:  # the added curve's and SVT-PATE's (analysis.svt): not the grid
         pate = ((added is not None and note == added.note)
                 or note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose",
-                                    "--budget", "--weights")))
+                                    "--budget", "--weights", SECRET_SEED_NOTE)))
         warnings.warn(note, PateWarning if pate else OrderGridWarning, stacklevel=3)
 
 

@@ -334,6 +334,9 @@ RULES: tuple[Rule, ...] = (  # (the API's keywords' types first: the CLI's are i
          "only, they do)"),
     Rule(lambda s: s.smooth_sensitivity and not _one_run(s),
          "--smooth-sensitivity applies to single runs (not --rounds or --individualized)"),
+    Rule(lambda s: s.smooth_sensitivity and s.tuning is not None,
+         "--smooth-sensitivity sanitises one run's epsilon, not a --tuning search's (whose "
+         "data-dependent cost would stay unsanitised): run them apart"),
     Rule(lambda s: _single(s) and s.tuning is not None and (
         s.name == "svt" or s.individualized is not None),
          "--tuning needs the run's whole cost as one RDP curve: it does not combine with "

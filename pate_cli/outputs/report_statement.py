@@ -409,8 +409,10 @@ def headline(summary: dict) -> dict:
                 f"smooth-sensitivity sanitised release \u03b5 = {epsilon_text(published)} at "
                 f"\u03b4 = {delta} ({scope}; Rényi DP at order {number(smooth['order'])}, "
                 "the release's own cost included): a differentially private estimate of "
-                "that cost, which may be published, not an upper bound (its Gaussian noise "
-                "may take it below the cost). The data-independent bound, which holds for "
+                "that cost, which may be published if its noise is secret (drawn with a "
+                "--seed chosen at random and kept private), not an upper bound (its "
+                "Gaussian noise may take it below the cost). The data-independent bound, "
+                "which holds for "
                 "any run, is "
                 f"\u03b5 = {epsilon_text(bound)}{how}.")
     elif summary.get("epsilon_data_independent_worst") is not None:

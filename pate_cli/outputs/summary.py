@@ -234,9 +234,11 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         sanitized = ("" if ss["sanitized_epsilon"] is None
                      else f"; sanitised release {_up(ss['sanitized_epsilon'])}" + (
                          f" ({AVERAGE_RELEASE})" if average_release(s) else ""))
+        # the release converts by the classic rule whatever the run's --conversion
+        classic = "" if s.get("conversion") == "classic" else ", classic conversion"
         lines.append(("smooth sensitivity",
                       f"epsilon {_up(ss['epsilon_before'])} -> {_up(ss['epsilon_after'])} +/- "
-                      f"{ss['noise_std']:.4f} (RDP, order {_short(ss['order'])}, beta "
+                      f"{ss['noise_std']:.4f} (RDP, order {_short(ss['order'])}{classic}, beta "
                       f"{ss['beta']:.4g}, sigma_ss {ss['sigma_ss']:.4g}; these: {UNSANITISED})"
                       f"{sanitized}"))
     if s.get("add_rdp"):

@@ -19,6 +19,7 @@ from pate_cli.accounting.svt import (
     svt_guarantee,
     svt_scale_for_epsilon,
 )
+from pate_cli.numerics import ratio_up
 from pate_cli.orders import default_orders
 
 # A dense log grid of orders, 1 + 1e-8 ... 1 + 1e12: an independent brute-force minimum.
@@ -111,7 +112,8 @@ def test_improved_line_matches_dp_accounting_on_a_dense_grid(scale, rounds, delt
         assert ours_line <= reference * (1 + 1e-9) + 1e-12
         assert ours_line == pytest.approx(reference, rel=1e-4, abs=1e-9)
     else:
-        assert float(eps) == rounds * eps0 <= reference * (1 + 1e-9) + 1e-12
+        assert float(eps) == ratio_up(2 * rounds, scale)  # k eps0, rounded up
+        assert float(eps) <= reference * (1 + 1e-9) + 1e-12
 
 
 @settings(max_examples=60, deadline=None)
@@ -195,3 +197,18 @@ def test_a_fixed_threshold_still_solves_through_the_guarantee():
                                   threshold=2000.0)
     g = svt_guarantee(scale=scale, cutoff=10, queries=500, delta=1e-5, threshold=2000.0)
     assert g.epsilon == pytest.approx(5.0, rel=1e-9) and g.epsilon <= 20.0 / scale
+
+
+@settings(max_examples=300, deadline=None)
+@given(numerator=st.integers(1, 2**40), denominator=st.floats(1e-6, 1e9))
+def test_the_pure_bound_is_the_quotient_rounded_up(numerator, denominator):
+    """``divide_up`` against exact fractions: never below, at most one ulp above (40/3 had
+    been 8.9e-17 relative below the pure bound of lambda 3, cut-off 20)."""
+    from fractions import Fraction
+
+    from pate_cli.numerics import divide_up
+
+    value = float(divide_up(2.0 * numerator, denominator))
+    exact = Fraction(2 * numerator) / Fraction(denominator)
+    assert Fraction(value) >= exact > Fraction(math.nextafter(value, 0.0))
+    assert float(svt_epsilon(scale=3.0, rounds=20, delta=1e-5)[0]) == ratio_up(40, 3)

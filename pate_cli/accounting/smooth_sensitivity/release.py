@@ -72,7 +72,7 @@ class SmoothSensitivityAccumulator:
 
     def __init__(self, *, teachers: int, classes: int, sigma: float, order: float,
                  threshold: float | None = None, sigma_threshold: float | None = None,
-                 selection_cap: float | None = None) -> None:
+                 selection_cap: float | None = None, spent: float = 0.0) -> None:
         self.teachers = as_teachers(teachers)
         check_order(order)
         check_smooth_domain(sigma=sigma, order=order)
@@ -109,7 +109,7 @@ class SmoothSensitivityAccumulator:
         self._ls_prefix = np.zeros(self.teachers)
         self._plateau_from = np.zeros(self.teachers + 1)
         self._max_histogram = np.zeros(self.teachers + 1)
-        self._rdp = 0.0
+        self._rdp = float(spent)  # RDP spent before the first query (--add-rdp)
         self._queries = 0
         self._answered = 0.0
         self._conditions: tuple[bool, bool] | None = None
@@ -234,7 +234,9 @@ class ReleaseSetting:
     GNMax; ``selection_cap``: math:screening's exact data-independent cost (None:
     math:independent's); ``weights`` (None: all answered), ``max_votes``: arrays or
     :data:`ChunkValues`; ``release_noise`` None: no sanitised epsilon; ``report_every`` N: a
-    report every N queries in ``checkpoints``; ``chunk_size``: rows read at once."""
+    report every N queries in ``checkpoints``; ``chunk_size``: rows read at once; ``spent``:
+    RDP at the order spent before the first query (an added curve, which the votes do not
+    change: it adds to the cost, not to the sensitivity)."""
 
     teachers: int
     sigma: float
@@ -248,6 +250,7 @@ class ReleaseSetting:
     release_noise: float | None = None
     report_every: int | None = None
     chunk_size: int = DEFAULT_CHUNK
+    spent: float = 0.0
 
 
 def sanitize_confident(votes: np.ndarray | SparseVotes,
@@ -298,7 +301,8 @@ class Release:
         self.sums = SmoothSensitivityAccumulator(
             teachers=setting.teachers, classes=classes, sigma=setting.sigma,
             order=setting.order, threshold=setting.threshold,
-            sigma_threshold=setting.sigma_threshold, selection_cap=setting.selection_cap)
+            sigma_threshold=setting.sigma_threshold, selection_cap=setting.selection_cap,
+            spent=setting.spent)
         self.result = partial(SmoothSensitivityAccumulator.result, delta=setting.delta,
                               release_noise=setting.release_noise)
         self.checkpoints: list[SmoothSensitivityResult] = []
