@@ -25,6 +25,7 @@ import numpy as np
 
 import pate_cli
 from pate_cli.analysis import sanitize_analysis
+from pate_cli.errors import InputError
 from pate_cli.rounding import ceil_text
 
 DEFAULT_VOTES = Path(os.environ.get("PATE_SHARED")
@@ -109,18 +110,30 @@ def render_table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs at least 1 replay, got {value}")
+    return value
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--votes", type=Path, default=DEFAULT_VOTES,
                         help="directory holding the released *_250_teachers.npy files")
-    parser.add_argument("--replays", type=int, default=5, help="seeded replays per data set")
+    parser.add_argument("--replays", type=_at_least_one, default=5,
+                        help="seeded replays per data set (at least 1)")
     parser.add_argument("--format", choices=["table", "json"], default="table")
     args = parser.parse_args(argv)
     if not args.votes.is_dir():
         print(f"Error: {args.votes}: no such directory (the paper's vote files are not "
               "shipped; pass --votes DIR)", file=sys.stderr)
         return 2
-    rows = reproduce(args.votes, args.replays)
+    try:
+        rows = reproduce(args.votes, args.replays)
+    except InputError as error:  # a missing or unreadable vote file: one line
+        print(f"Error: {error}", file=sys.stderr)
+        return 2
     if args.format == "json":
         print(json.dumps(rows, indent=2))
     else:

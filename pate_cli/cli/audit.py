@@ -95,7 +95,9 @@ def command(votes, mechanism, aggregator, fmt, output, debug, **options):
     from ..outputs.writing import check_destinations, write_outputs
 
     if output is not None:  # before any work; never over an input
-        check_destinations([(f"-o {output}", output)], inputs=input_files([("", votes)]))
+        source = None if aggregator is None else aggregator.rpartition(":")[0] or aggregator
+        check_destinations([(f"-o {output}", output)],
+                           inputs=input_files([("", votes), ("--aggregator", source)]))
     # a user's aggregator that prints writes to stderr: stdout holds the summary alone
     with reported_warnings(), contextlib.redirect_stdout(sys.stderr):
         result = audit(votes, mechanism, aggregator=aggregator, **options)

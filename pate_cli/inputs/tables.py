@@ -70,8 +70,9 @@ def read_summary(path) -> dict:
         text = read_text_file(name)
     try:
         summary = json.loads(text)
-    except json.JSONDecodeError:
-        raise InputError(f"{name}: not a JSON object; expected {SUMMARY}") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{name}: not valid JSON ({error.msg} at line {error.lineno}, "
+                         f"column {error.colno}); expected {SUMMARY}") from None
     if not isinstance(summary, dict) or (summary.get("tool", "pate-analyze") == "pate-analyze"
                                          and not {"epsilon", "delta"} <= summary.keys()):
         raise InputError(f"{name}: has no 'epsilon' and 'delta' keys; expected {SUMMARY}")

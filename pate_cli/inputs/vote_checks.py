@@ -42,7 +42,8 @@ def check_votes(name, array, *, teachers: float | None = None, hint_index=False)
         drop_mapped_rows(array, start, start + chunk.shape[0])
         check_finite_non_negative(name, chunk, start, "votes are counts")
         voted = voted or bool(np.any(chunk))
-        totals = chunk.sum(axis=1)
+        with np.errstate(over="ignore"):  # sums past float64 are refused as counts (inf)
+            totals = chunk.sum(axis=1)
         if teachers is not None:
             check_at_most(name, totals, start, float(teachers), rounding)
             continue
@@ -51,7 +52,8 @@ def check_votes(name, array, *, teachers: float | None = None, hint_index=False)
                              "must sum to the number of teachers)")
         if reference is None:
             reference = totals[0]
-        off = np.flatnonzero(np.abs(totals - reference) > 1e-9 * max(1.0, abs(reference)))
+        with np.errstate(invalid="ignore"):  # an infinite M: refused by its count
+            off = np.flatnonzero(np.abs(totals - reference) > 1e-9 * max(1.0, abs(reference)))
         if off.size:
             row = start + int(off[0])
             if hint_index and _index_explains(array):
@@ -162,7 +164,9 @@ def _numbered_header(array) -> bool:
 
 
 def row_total(votes, row):
-    return float(np.asarray(votes[row], dtype=np.float64).sum())
+    """Row ``row``'s sum (inf past float64: refused as a count, not warned about)."""
+    with np.errstate(over="ignore"):
+        return float(np.asarray(votes[row], dtype=np.float64).sum())
 
 
 def integer_votes(votes) -> bool:

@@ -227,3 +227,13 @@ def test_a_long_table_is_audited_with_classes_and_columns(cli, tmp_path):
         summary = json.loads(done.out)
         assert summary["input"]["classes"] == 3 and summary["audit"] == expected
     assert "--classes K" in cli.audit("--help").out
+
+
+def test_an_output_over_the_aggregators_file_is_refused(cli, tmp_path):
+    """-o naming the --aggregator's file had replaced the user's source with the table."""
+    source = tmp_path / "mine.py"
+    source.write_bytes(EXAMPLES.read_bytes())
+    before = source.read_bytes()
+    done = cli.audit(VOTES, *CLAIM, "--aggregator", f"{source}:gnmax", "-o", str(source))
+    assert done.code == 2 and done.err.count("\n") == 1 and "--aggregator" in done.err
+    assert source.read_bytes() == before

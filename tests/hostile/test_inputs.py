@@ -79,6 +79,7 @@ FILES = {
     "object.npz": zipped("votes.npy", npy(np.array([[1, "a"]], dtype=object),
                                          allow_pickle=True)),
     "strings.npy": npy(np.array([["30", "20"]])),
+    "past_float64.npy": npy(np.full((3, 3), 1e308)),  # rows sum past float64 (no warning)
     "complex.npy": npy(VOTES.astype(complex)),
     "dates.npy": npy(np.array([["2020-01-01", "2020-01-02"]], dtype="datetime64[D]")),
     "oned.npy": npy(np.array([30, 20])),
@@ -332,6 +333,7 @@ CASES = [
     ("--add-rdp order 1", A, ["ok.csv", "--add-rdp", "rdp_order.csv"], None, "order 1"),
     ("--add-rdp negative", A, ["ok.csv", "--add-rdp", "rdp_negative.csv"], None,
      "must be >= 0"),
+    ("counts past float64", A, ["past_float64.npy", "-m", "gnmax"], None, "inf votes"),
     ("prediction below -1", A, ["--predictions", "pred_below.csv"], None, "below -1"),
     ("fractional prediction", A, ["--predictions", "pred_frac.csv"], None,
      "not a class id"),
@@ -342,6 +344,8 @@ CASES = [
      "per-query table"),
     ("plot table unknown extension", P, ["history", "table.txt"], None,
      "unknown extension '.txt'"),
+    ("plot summary broken JSON", P, ["tradeoff-curve", "rounds_json.json"], None,
+     "not valid JSON (Expecting value at line 1"),
     ("plot table empty", P, ["history", "empty.csv"], None, "empty"),
     ("plot table missing", P, ["history", "nothere.csv"], None, "no such file"),
 ]

@@ -64,6 +64,17 @@ def test_reproduce_paper_without_votes_exits_2(tmp_path, capsys):
     assert "no such directory" in capsys.readouterr().err
 
 
+def test_reproduce_paper_with_a_missing_file_or_no_replays_exits_2(tmp_path, capsys):
+    """A folder without the files gave a traceback (exit 1); --replays 0 ran to NaN."""
+    script = _load_script()
+    assert script.main(["--votes", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Error: ") and err.count("\n") == 1 and "mnist_250" in err
+    with pytest.raises(SystemExit) as stopped:
+        script.main(["--votes", str(tmp_path), "--replays", "0"])
+    assert stopped.value.code == 2 and "at least 1" in capsys.readouterr().err
+
+
 def test_companion_files_load_and_fit_the_mnist_votes():
     from pate_cli.inputs import load_groups, load_rounds, load_student, load_teacher_groups
 
