@@ -137,8 +137,8 @@ class LiveOrders:
 
 
 def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: int,
-                         carry: np.ndarray, conversion: Conversion, ceiling: float
-                         ) -> RunningEpsilon:
+                         carry: np.ndarray, conversion: Conversion, ceiling: float,
+                         limit: float = np.inf) -> RunningEpsilon:
     """:func:`~.composition.running_epsilon`'s figures, the sums formed only at the orders
     not yet beyond ``ceiling`` (math:conversion): the same bits wherever a figure is at most
     ``ceiling``, and never below every order's above it.
@@ -148,6 +148,9 @@ def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: in
         orders ``columns`` (ascending), a ``RowSource`` over the ``count`` queries.
       carry: the sums before, at every order.
       ceiling: at least every epsilon the caller reads (``epsilon_ceiling``).
+      limit: the figures read but the last are at most it: once a block ends above it
+        (the figures only grow), the next blocks are summed, not converted, their figures
+        +inf (orders the last's) but the last query's.
 
     Returns:
       The :class:`~.composition.RunningEpsilon`, ``order_index`` on the full grid; its
@@ -156,9 +159,19 @@ def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: in
     carry = np.array(carry, dtype=np.float64)
     epsilon = np.empty(count)
     order_index = np.empty(count, dtype=np.intp)
+    summed = count  # the first query summed only
     for lo, hi, live, rows, at in _live_blocks(source_at, count, carry, conversion, ceiling):
+        if summed < count or (lo and epsilon[lo - 1] > limit):
+            summed = min(summed, lo)
+            rows[0] += carry[live]
+            carry[live] = sequential_total(rows)  # cumulative_epsilon's, bit for bit
+            continue
         epsilon[lo:hi], best, carry[live] = cumulative_epsilon(rows, carry[live], at)
         order_index[lo:hi] = live[best]
+    if summed < count:  # the last figure of the last block's orders (the others beyond it)
+        last, best = at.epsilon(carry[live])
+        epsilon[summed:], order_index[summed:] = np.inf, live[best]
+        epsilon[-1] = last
     return RunningEpsilon(epsilon=epsilon, order_index=order_index, carry=carry)
 
 

@@ -210,7 +210,8 @@ def test_live_running_epsilon_gives_the_figures_of_every_order(seed, queries, co
                                                                delta, scale, start):
     """Under a ceiling on every figure, the figures (and the sums at the orders still
     formed) are those of every order; an order left out holds a sum at most its own. The
-    sums alone (``live_running_total``) are the same and convert to the final figure."""
+    sums alone (``live_running_total``) are the same and convert to the final figure; under
+    a ``limit``, the figures up to the first above it and the last, the rest +inf."""
     rng = np.random.default_rng(seed)
     orders = default_orders()
     setting = Conversion.of(orders=orders, delta=delta, conversion=conversion)
@@ -229,6 +230,14 @@ def test_live_running_epsilon_gives_the_figures_of_every_order(seed, queries, co
     (epsilon, order), (expected, expected_order) = (setting.epsilon(total),
                                                     setting.epsilon(every.carry))
     assert epsilon == expected and order == expected_order
+    limit = every.epsilon[rng.integers(queries)] if rng.random() < 0.8 else -np.inf
+    limited = live_running_epsilon(costs.at_orders, queries, carry, setting, ceiling, limit)
+    read = np.flatnonzero(limited.epsilon != np.inf)  # every figure <= limit, the first above
+    assert read[-1] == queries - 1 and np.all(every.epsilon[:-1][limited.epsilon[:-1] == np.inf]
+                                              > limit)
+    np.testing.assert_array_equal(limited.epsilon[read], every.epsilon[read])
+    np.testing.assert_array_equal(limited.order_index[read], every.order_index[read])
+    np.testing.assert_array_equal(limited.carry, live.carry)
 
 
 def test_live_running_epsilon_drops_orders_and_never_goes_below_under_a_low_ceiling():

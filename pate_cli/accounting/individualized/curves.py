@@ -260,8 +260,10 @@ class _CurveColumns:
         answer = None if pair is None else out.copy()
         out *= self.charge[lo:hi, None]
         selection = None
-        if self.selection is not None:  # whole rows gathered, then these columns
-            selection = np.take(self.selection, curves.p_index[lo:hi], axis=0)[:, self.positions]
+        if self.selection is not None:  # a run of columns gathered at once, else whole rows
+            which = curves.p_index[lo:hi]
+            selection = (self.selection[which, self.positions] if isinstance(
+                self.positions, slice) else self.selection[which][:, self.positions])
         elif factors.log_pr_answered is not None:
             p_values, which = np.unique(factors.log_pr_answered[lo:hi], return_inverse=True)
             selection = np.take(self._selection(p_values), which.reshape(-1), axis=0,

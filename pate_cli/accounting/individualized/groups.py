@@ -36,7 +36,9 @@ class GroupSums:
     they meet; the sums are then formed at the orders at or below it only
     (``live_orders.live_running_epsilon``), the same figures, so ``carry`` and ``base_carry``
     are only to be converted to figures at or below it (``halts``, idle members), not read per
-    order (orders left out keep a lower bound)."""
+    order (orders left out keep a lower bound). ``limits`` (or None), with ``ceilings``: per
+    group, then the uniform run, at least every figure read from the next chunk but its last
+    (NaN: none, ``GroupStops.limits``); the others are then +inf, not converted."""
 
     def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
                  conversion: str = "classic", member_groups: np.ndarray | None = None):
@@ -48,6 +50,7 @@ class GroupSums:
         self.seen = np.zeros(0, dtype=bool)
         self.base_carry = np.zeros((1, self.rule.orders.size))
         self.ceilings: dict[float, float] | None = None
+        self.limits: np.ndarray | None = None
 
     def add(self, chunk: CostChunk, *,
             map: Mapper = map) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -56,8 +59,7 @@ class GroupSums:
         members_of = self._start(chunk)
         if _fixed_curves(chunk.index):
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(
-                chunk, members_of, self.carry, self.seen, self.base_carry, self.rule,
-                map, self.ceilings)
+                chunk, members_of, self, map)
         else:
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_chunk(
                 chunk, members_of, self.carry, self.seen, self.base_carry, self.rule,
@@ -143,13 +145,14 @@ def _member_rows(chunk: CostChunk, member: int | None, paid: np.ndarray) -> RowS
     return ArrayRows(curves[curve])
 
 
-def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.ndarray,
-                      seen: np.ndarray, base_carry: np.ndarray, rule: Conversion,
-                      map: Mapper, ceilings: dict[float, float] | None = None
-                      ) -> _ChunkFigures:
-    """:func:`_accumulate_chunk` where each member pays one curve (or none) throughout: each
-    distinct (curve, running sums) accumulated once, a task of ``map`` each returning its own
-    figures; equal sensitivities share a curve, one with a ceiling at its live orders only."""
+def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], sums: GroupSums,
+                      map: Mapper) -> _ChunkFigures:
+    """:func:`_accumulate_chunk` after ``sums`` where each member pays one curve (or none)
+    throughout: each distinct (curve, running sums) accumulated once, a task of ``map`` each
+    returning its own figures; equal sensitivities share a curve, one with a ceiling at its
+    live orders only (``GroupSums.ceilings``, ``limits``)."""
+    carry, seen, base_carry, rule = sums.carry, sums.seen, sums.base_carry, sums.rule
+    ceilings, limits = sums.ceilings, sums.limits
     queries = chunk.queries
     members = carry.shape[0]
     orders = rule.orders
@@ -175,6 +178,13 @@ def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
     for (curve, _), number in tasks.items():
         by_curve.setdefault(curve, []).append(number)
     results: list = [None] * len(starts)
+    limit = np.full(len(starts), np.inf)  # per task, its members' figures read but the last
+    if limits is not None:
+        open_limits, limit[:] = np.nan_to_num(limits, nan=-np.inf), -np.inf
+        for g, mine in enumerate(members_of):
+            for m in mine[paid[mine] >= 0]:
+                limit[member_task[m]] = max(limit[member_task[m]], open_limits[g])
+        limit[base_task] = max(limit[base_task], open_limits[-1])
 
     def run(curve: int | str) -> list[tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         source: RowSource
@@ -191,7 +201,7 @@ def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], carry: np.
         for number in by_curve[curve]:
             running = (running_epsilon(source, queries, starts[number], rule)
                        if ceiling is None or at is None else live_running_epsilon(
-                           at, queries, starts[number], rule, ceiling))
+                           at, queries, starts[number], rule, ceiling, limit[number]))
             figures.append((number, (running.epsilon, orders[running.order_index],
                                      running.carry)))
         return figures

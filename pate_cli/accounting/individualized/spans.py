@@ -144,6 +144,7 @@ class GroupRun:
         limits = self.stops.limits()
         checked = self.realised and bool(np.any(charge < 1.0)) and not np.isnan(limits).all()
         full = costs(np.ones_like(charge), independent=self.independent) if checked else None
+        self.sums.limits = limits
         eps, order, base, halts = add_span(self.sums, costs(charge, independent=self.independent),
                                            map=map, full=full, limits=limits)
         self.stops.add(eps, order, base, output, output, halts)
