@@ -86,9 +86,14 @@ def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult
     part = MultilabelPart(variant, label_count, tau,
                           sensitivity_squared(variant, labels=label_count, tau=tau),
                           result.counts.labels_output)
-    if variant != "binary" and spec.accounting == "data-independent" and initial_rdp is None:
-        result = with_smaller_pld(result, gaussian_exact_epsilon(
-            [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], spec.delta))
+    if variant != "binary" and initial_rdp is None:  # every query one Gaussian step
+        figure = gaussian_exact_epsilon(
+            [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], spec.delta)
+        if spec.accounting == "data-independent":
+            result = with_smaller_pld(result, figure)
+        worst = None if result.epsilon_data_independent_worst is None else figure
+        result = replace(result, epsilon_data_independent_pld=figure,
+                         epsilon_data_independent_worst_pld=worst)
     return replace(result, multilabel=part, q_bound=q_bound)
 
 

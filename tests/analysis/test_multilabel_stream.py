@@ -113,3 +113,21 @@ def test_memory_does_not_grow_with_the_queries(tmp_path, variant, mechanism):
     peak(2_000)  # first-call work
     small, large = peak(12_000), peak(120_000)
     assert large < small + 2 * 2**20, (small, large)
+
+
+@pytest.mark.parametrize("variant", ["tau:1.5", "powerset"])
+def test_label_set_runs_report_their_pld_bound_under_every_accounting(variant):
+    """A label-set run's data-independent PLD figure (every query one Gaussian step of its
+    sensitivity) is reported under replay and expected accounting too, as the bound the
+    data-independent run publishes (it had been null there, and in the JSON of
+    data-independent runs, whose epsilon it was)."""
+    from pate_cli.accounting.pld import gaussian_exact_epsilon
+
+    votes, truth = predictions(60)
+    bound = analysed(variant, "gnmax", {"accounting": "data-independent"}, votes, truth)
+    part = bound.multilabel
+    exact = gaussian_exact_epsilon([(part.sensitivity_squared ** 0.5, 3.0, 60)], 1e-5)
+    assert bound.epsilon == bound.epsilon_data_independent_pld == exact
+    for accounting in ("replay", "expected"):
+        run = analysed(variant, "gnmax", {"accounting": accounting}, votes, truth)
+        assert run.epsilon_data_independent_pld == exact < run.epsilon_data_independent

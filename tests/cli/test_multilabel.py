@@ -118,7 +118,9 @@ def test_tau_and_powerset_by_hand(cli, files):
                        "gnmax", "--sigma", "10", "--accounting", "expected")
     assert expected["epsilon_data_independent_worst"] == expected["epsilon_data_independent"]
     assert dependent == expected | {"accounting": "replay",
-                                    "epsilon_data_independent_worst": None}
+                                    "epsilon_data_independent_worst": None,
+                                    "epsilon_data_independent_worst_pld": None}
+    assert expected["epsilon_data_independent_worst_pld"] == power["epsilon"]
 
 
 def test_binary_from_predictions_equals_counts(cli, files):
