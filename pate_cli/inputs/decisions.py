@@ -239,8 +239,9 @@ def _from_npy(name, digest, data: bytes, classes: int | None = None) -> Decision
 def decisions_from_array(array, *, path: str | None = None, sha256: str | None = None,
                          classes: int | None = None) -> Decisions:
     """A 0/1 answered mask or released labels (-1: none) as :class:`Decisions` without
-    outcome codes. With ``classes`` 2, a non-boolean 0/1 array is read as a mask with a
-    ``PateWarning`` (it may be a binary task's labels)."""
+    outcome codes. A non-boolean 0/1 array is read as a mask with a ``PateWarning``: it may
+    be the labels of a run that answered every query with classes 0 and 1 only, which read
+    as a mask would charge fewer answers (``classes``: the votes' classes, for the note)."""
     name = path or "<decisions>"
     try:
         array = np.asarray(array)
@@ -251,13 +252,15 @@ def decisions_from_array(array, *, path: str | None = None, sha256: str | None =
                          f"{array.shape}")
     if array.dtype == bool or (array.dtype.kind in "iuf"
                                and np.all(np.isin(array, (0, 1)))):
-        if classes == 2 and array.dtype != bool:
+        if array.dtype != bool:
+            among = "" if classes is None else f" of {classes}"
             warnings.warn(f"{name}: its 0/1 {array.dtype} values are read as an answered "
                           f"mask ({int(np.count_nonzero(array))} of {array.size} queries "
-                          "answered); with 2 classes they may be the released labels of a "
-                          "run that answered every query: give those as .csv or .npz "
-                          "(as --write-decisions writes them), and a mask as a boolean "
-                          ".npy (not warned about)", PateWarning, stacklevel=2)
+                          "answered); they may be the released labels of a run that "
+                          f"answered every query with classes 0 and 1{among} only: give "
+                          "those as .csv or .npz (as --write-decisions writes them; in "
+                          "Python, label()'s Decisions), and a mask as a boolean array (not "
+                          "warned about)", PateWarning, stacklevel=2)
         return Decisions(np.asarray(array, dtype=bool), np.full(array.size, -1, dtype=np.int64),
                          path=path, sha256=sha256)
     if array.dtype.kind not in "iuf":

@@ -217,7 +217,7 @@ def test_decisions_past_the_budgets_halt_are_said_not_charged(cli, tmp_path):
     going on after it were not charged, which said nothing (0.4958 printed where the file's
     50 decisions cost 0.5891): one Warning line and a JSON note say so."""
     mask = tmp_path / "mask.npy"
-    np.save(mask, (np.arange(50) % 2 == 0).astype(np.int64))
+    np.save(mask, np.arange(50) % 2 == 0)  # a boolean mask (an integer one is noted)
     whole = json.loads(cli.analyze(VOTES, "-n", 50, "--decisions", mask, "-f", "json").out)
     halted = cli.analyze(VOTES, "-n", 50, "--decisions", mask, "--budget",
                          whole["epsilon"] * 0.9, "-f", "json")

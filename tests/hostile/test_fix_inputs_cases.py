@@ -190,14 +190,15 @@ def test_a_labels_npy_of_two_classes_given_as_decisions_is_noted(cli, tmp_path):
     assert result.code == 0, result.err
     notes = [line for line in result.err.splitlines() if line.startswith("Warning: ")]
     expected = (f"labels.npy: its 0/1 int64 values are read as an answered mask "
-                f"({int(labels.sum())} of 200 queries answered); with 2 classes they may be "
-                "the released labels")
+                f"({int(labels.sum())} of 200 queries answered); they may be the released "
+                "labels of a run that answered every query with classes 0 and 1 of 2 only")
     assert any(expected in line for line in notes), result.err
     quiet = cli.analyze(*run, "--decisions", tmp_path / "mask.npy")
     assert quiet.code == 0 and "answered mask" not in quiet.err, quiet.err
     mnist = cli.analyze(SAMPLES / "mnist_250_votes.npy", "-n", 200, "--decisions",
                         tmp_path / "labels.npy", "-f", "json")
-    assert mnist.code == 0 and "answered mask" not in mnist.err  # 10 classes: no doubt
+    # 10 classes: noted too (labels of classes 0 and 1 only are as ambiguous there)
+    assert mnist.code == 0 and "0 and 1 of 10 only" in mnist.err
 
 
 # --- smaller: --ss-history's extension, --orders' help, a given --confidence, --from ---------
