@@ -22,7 +22,7 @@ from ..inputs.npy_files import npz_holds
 from ..inputs.output_ids import attach_outputs, check_outputs
 from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rdp_curve import checked_curve
-from ..inputs.readers import recorded_sha256
+from ..inputs.readers import recorded_sha256, votes_state
 from ..inputs.rows import FirstRows
 from ..inputs.votes import ReadSpec, read_votes
 from ..mechanisms import MECHANISMS, Mechanism
@@ -117,9 +117,10 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
           labels, 2)`` or 0/1 ``predictions`` ``(queries, teachers, labels)``
           (``analysis.multilabel``).
         per_query: True (the default); ``"stream"``: the same but ``result.iter_frames()``
-          gives the table a chunk at a time by a second pass over the votes (an array changed
-          in between gives another table; ``to_frame()`` and ``label()`` join the pieces);
-          False: totals only (those raise), the same summary.
+          gives the table a chunk at a time; ``to_frame()`` and ``label()`` join the pieces.
+          Either way the table is a second pass over the votes when it is read: an array
+          written or a vote file rewritten since raises ``InputError`` then (the totals
+          stay). False: totals only (those raise), the same summary.
         progress: ``progress(done, total)``, called after each chunk of a single run (not
           SVT-PATE, rounds or individualized).
         chunk_size: rows per chunk; defaults to a bound on rows x classes
@@ -164,6 +165,8 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
     # the files of FILE_OPTIONS, then those the run found (a rounds file's students)
     files = _input_files((name, getattr(spec, name)) for name in FILE_OPTIONS)
     result = replace(with_risk(result), input_files=files + result.input_files)
+    if result.frames is not None:  # the table's pass reads the votes again: as they are now
+        result = replace(result, source_state=votes_state(getattr(result.source, "votes", None)))
     _warn(result)
     return result
 

@@ -13,6 +13,8 @@ import numpy as np
 
 from .._views import load_providers
 from ..accounting.conversion import rdp_to_epsilon
+from ..errors import InputError
+from ..inputs.readers import votes_state
 from ..query_table import QueryTable, per_query_frame
 from ..work_sizes import DEFAULT_CHUNK
 
@@ -294,6 +296,8 @@ class AnalysisResult:
     risk: AttackRisk | None = None
     risk_data_independent: AttackRisk | None = None
     input_files: tuple[InputFile, ...] = ()
+    # ``votes_state`` of the votes ``frames`` reads again, when the run was analysed
+    source_state: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def queries(self) -> int:
@@ -353,6 +357,11 @@ class AnalysisResult:
     def iter_frames(self) -> Iterator[pd.DataFrame]:
         """The per-query table in consecutive pieces, so memory holds one chunk at a time."""
         self.require_columns()
+        if self.frames is not None and self.source_state is not None and \
+                votes_state(getattr(self.source, "votes", None)) != self.source_state:
+            name = getattr(self.source, "name", "the votes")
+            raise InputError(f"{name}: changed since the run was analysed: its per-query "
+                             "table would not be the run's (analyse the votes again)")
         outputs = getattr(self.source, "outputs", None)  # cli:per-query's output grouping, if any
         for frame in [per_query_frame(self)] if self.frames is None else self.frames(self):
             if outputs is not None:  # the ``output`` column after the others

@@ -25,6 +25,7 @@ import os
 import stat
 import sys
 import weakref
+import zlib
 
 import numpy as np
 
@@ -238,6 +239,20 @@ def recorded_sha256(path) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return None
     return _sha256_of_state(os.fspath(path), (info.st_size, info.st_mtime_ns))
+
+
+def votes_state(votes) -> tuple | None:
+    """What a later pass over ``votes`` (a run's per-query table) checks they are still
+    those analysed by: a memory map's file size and modification time (a file rewritten in
+    between would be read, or fault if shorter), an in-memory array's CRC-32 (a caller's
+    array written in between); None for rows formed when read (parsed text, sparse,
+    predictions), which later writes do not reach."""
+    if isinstance(votes, np.memmap) and isinstance(votes.filename, str):
+        info = os.stat(votes.filename)
+        return ("file", info.st_size, info.st_mtime_ns)
+    if type(votes) is np.ndarray and votes.flags.c_contiguous:
+        return ("array", zlib.crc32(memoryview(votes).cast("B")))
+    return None
 
 
 @functools.lru_cache(maxsize=32)
