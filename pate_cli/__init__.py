@@ -86,7 +86,7 @@ __all__ = [
     "label", "Decisions", "LabelDecisions", "named_decisions", "Exponential",
     "ConfidentExponential", "log_q_exponential",
     "rdp_exponential", "rdp_exponential_data_independent", "calibrate", "Calibration",
-    "dp_event_dict", "dp_event_from_dict", "audit",
+    "dp_event_dict", "dp_event_from_dict", "audit", "OverBudget",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -105,8 +105,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["AnalysisResult", "Round", "analyze",
                      "analyze_individualized", "analyze_rounds", "analyze_votes",
                      "derive_parameters", "label", "sanitize_analysis"], ".analysis"),
-    **dict.fromkeys(["InputError", "OptionError", "OrderGridWarning", "PateWarning"],
-                    ".errors"),
+    **dict.fromkeys(["InputError", "OptionError", "OrderGridWarning", "OverBudget",
+                     "PateWarning"], ".errors"),
     **dict.fromkeys(["PrivacyGroups", "VoteSet", "load_groups", "load_predictions",
                      "load_student", "load_votes"], ".inputs"),
     **dict.fromkeys(["SVTPATE", "ConfidentGNMax", "GNMax", "InteractiveGNMax", "LNMax",

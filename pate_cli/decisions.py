@@ -35,7 +35,7 @@ MECHANISM_OUTCOMES = {
 CODED = ("interactive", "svt")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class Decisions:
     """One run's decisions, one entry per processed query in processing order.
 
@@ -51,6 +51,20 @@ class Decisions:
     mechanism: str | None = None
     path: str | None = None
     sha256: str | None = None
+
+    def __eq__(self, other) -> bool:
+        """Equal decisions: the same arrays (by value) and the same names."""
+        if not isinstance(other, Decisions):
+            return NotImplemented
+        return all((mine is None and theirs is None) if mine is None or theirs is None
+                   else np.array_equal(mine, theirs)
+                   for mine, theirs in ((self.answered, other.answered),
+                                        (self.label, other.label), (self.code, other.code),
+                                        (self.query, other.query))) and \
+            (self.mechanism, self.path, self.sha256) == (other.mechanism, other.path,
+                                                          other.sha256)
+
+    __hash__ = None  # type: ignore[assignment]  # arrays: not hashable
 
     @classmethod
     def of_codes(cls, code: np.ndarray, label: np.ndarray, **known) -> Decisions:

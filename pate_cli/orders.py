@@ -87,7 +87,7 @@ def validate_orders(orders) -> np.ndarray:
             raise ValueError(f"orders {orders!r} is not a grid (--orders {AUTO} applies to "
                              "pate-analyze)")
         return parse_orders(orders)
-    orders = np.atleast_1d(np.asarray(orders, dtype=np.float64))
+    orders = np.atleast_1d(np.array(orders, dtype=np.float64))  # a copy: the caller's stays
     if orders.ndim != 1 or orders.size == 0:
         raise ValueError("orders must be a non-empty list of numbers")
     if not np.all(np.isfinite(orders)):

@@ -184,6 +184,8 @@ def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[s
     best = int(np.flatnonzero(orders == order)[0])
     if orders.size > 1 and best in (0, orders.size - 1) and 0 < epsilon < np.inf:
         edge = "first" if best == 0 else "last"
-        return (f"the best order {order:g} is the {edge} of the grid; "
-                "a wider --orders grid may give a smaller epsilon",)
+        return (f"the best order {order:g} is the {edge} of the grid; {GRID_EDGE_ADVICE}",)
     return ()
+
+
+GRID_EDGE_ADVICE = "a wider --orders grid may give a smaller epsilon"

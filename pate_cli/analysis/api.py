@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..accounting.conversion import GRID_EDGE_ADVICE
 from ..accounting.tuning import tuning_distribution
 from ..decisions import Decisions
 from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
@@ -26,13 +27,12 @@ from ..inputs.readers import recorded_sha256, votes_state
 from ..inputs.rows import FirstRows
 from ..inputs.votes import ReadSpec, read_votes
 from ..mechanisms import MECHANISMS, Mechanism
-from ..mechanisms.aggregators import mechanism_for
+from ..mechanisms.aggregators import mechanism_for, needs_integer_votes
 from ..mechanisms.rounds import rounds_of
 from ..mechanisms.sampled import SampledMechanism
 from ..orders import AUTO_ROUNDS, default_orders, extend_orders
 from ..rounding import ceil_text
 from .added_figures import (
-    SECRET_SEED_NOTE,
     PendingRelease,
     release_notes,
     secret_seed_note,
@@ -299,13 +299,10 @@ def _over_budget(result: AnalysisResult, budget: float | None) -> tuple[str, ...
 
 
 def _warn(result: AnalysisResult) -> None:
-    """Each of the result's notes as a Python warning (the commands print one line each)."""
-    added = result.added_rdp
-    for note in result.warnings:  # the added curve's and SVT-PATE's (analysis.svt): not the grid
-        pate = ((added is not None and note == added.note)
-                or note.startswith(("SVT-PATE answered", "--svt-cutoff auto chose",
-                                    "--budget", "--weights", SECRET_SEED_NOTE)))
-        warnings.warn(note, PateWarning if pate else OrderGridWarning, stacklevel=3)
+    """Each note as an OrderGridWarning (best order at the grid's edge), else a PateWarning."""
+    for note in result.warnings:
+        grid = note.endswith(GRID_EDGE_ADVICE)
+        warnings.warn(note, OrderGridWarning if grid else PateWarning, stacklevel=3)
 
 
 def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0,
@@ -324,9 +321,12 @@ def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0
       budget or individualized run stops at its halt.
 
     Raises:
-      OptionError, InputError, TypeError: as :func:`analyze`.
+      OptionError, InputError, TypeError: as :func:`analyze`; ``OptionError`` for a
+        multi-label run (as ``--write-decisions``).
       ValueError: with ``per_query=False`` (no per-query table to read).
     """
+    if options.get("multilabel") is not None:  # as pate-analyze --write-decisions
+        raise OptionError("label() does not apply to multi-label runs (to_frame() has them)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PateWarning)
         result = analyze(votes, mechanism, seed=seed, **options)
@@ -345,8 +345,7 @@ def _analyze_auto_orders(votes, spec: RunSpec) -> AnalysisResult:
         if result.epsilon <= 0 or (wider := extend_orders(result.orders, best)) is None:
             break
         grid = wider
-    for note in result.warnings:
-        warnings.warn(note, OrderGridWarning, stacklevel=3)
+    _warn(result)  # each note in its own category, as a run on a fixed grid gives it
     return result
 
 
@@ -373,6 +372,9 @@ def _mechanism(mechanism, vote_set: VoteSet, parameters: dict) -> Mechanism:
         return mechanism_for(name, vote_set, parameters)
     if any(value is not None for value in parameters.values()):
         raise TypeError(f"parameters {sorted(parameters)} apply to a mechanism given by name")
+    if getattr(mechanism, "screening", None) == "exact" and mechanism.teachers is None:
+        exact = needs_integer_votes(mechanism.name, {"screening": "exact"}, vote_set)
+        return replace(mechanism, teachers=vote_set.teachers, integer_votes=exact)  # as by name
     return mechanism
 
 

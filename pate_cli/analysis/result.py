@@ -1,6 +1,9 @@
 """One analysis's setting (``RunSetting``), its result (totals and typed parts; its per-query
 table, ``pate_cli.query_table``, as a stream or arrays) and what a sweep row averages
-(``ReplayTotals``)."""
+(``ReplayTotals``).
+
+Size: one concept, a run's result: its typed parts and fields, each documented where it is
+declared, and the views of it (summary, table, equality)."""
 
 from __future__ import annotations
 
@@ -231,10 +234,18 @@ class NoColumnsError(ValueError):
     """A per-query view asked of a result analysed without per-query columns."""
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class AnalysisResult:
     """One analysis's totals and parts; its per-query table as a stream (``iter_frames()``)
-    or arrays (``result.epsilon_cumulative``); ``query_index``: --query-indices' rows."""
+    or arrays (``result.epsilon_cumulative``); ``query_index``: --query-indices' rows.
+
+    Which figure is which (docs/reference/json.md): ``epsilon`` is the run's figure under
+    its ``accounting``, data-dependent and unsanitised (not for publication) unless that is
+    ``data-independent``; ``epsilon_data_independent`` composes the run's own answers, and
+    where the votes decide how many a run answers (a selection step, a budget) the bound for
+    any run is ``epsilon_data_independent_worst`` (``_pld``: its PLD figure, where
+    smaller). Two results are equal when their JSON summaries (``to_dict()``) are.
+    """
 
     mechanism: Mechanism
     accounting: str
@@ -344,6 +355,14 @@ class AnalysisResult:
         if name in QueryTable.__dataclass_fields__:
             return getattr(self._table, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __eq__(self, other) -> bool:
+        """Equal results: equal JSON summaries (:meth:`to_dict`)."""
+        if not isinstance(other, AnalysisResult):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # arrays: not hashable
 
     def to_dict(self) -> dict:
         """The JSON summary of cli:json (``--format json``), with provenance."""

@@ -22,7 +22,17 @@ def load_query_indices(path) -> np.ndarray:
     else:
         name, raw, _ = open_input(path)
         array, _ = read_matrix(name, raw, key="indices")
+    return row_numbers(name, array)
+
+
+def row_numbers(name: str, array) -> np.ndarray:
+    """``array`` (a 1-D or one-column table of whole numbers: an array, list, range, or a
+    pandas Series, Index or one-column DataFrame) as int64 row numbers; ``InputError``."""
+    if hasattr(array, "to_numpy"):  # pandas: its values, not its index
+        array = array.to_numpy()
     array = np.asarray(array)
+    if array.dtype.kind not in "biuf":
+        raise InputError(f"{name}: holds {array.dtype} values, not row numbers")
     if array.dtype == bool:
         raise InputError(f"{name}: holds true/false values (a mask), not row numbers")
     if array.ndim == 2 and array.shape[1] == 1:
@@ -39,10 +49,11 @@ def load_query_indices(path) -> np.ndarray:
 def read_query_indices(query_indices, vote_set, queries: int | None) -> np.ndarray | None:
     """``analyze(query_indices=...)``: None, an array, or a file (:func:`load_query_indices`);
     ``OptionError`` if ``--queries`` asks for more rows than they (or the votes) hold."""
-    indices = (np.asarray(query_indices) if isinstance(query_indices, (list, tuple, range))
-               else query_indices)
-    if indices is not None and not isinstance(indices, np.ndarray):
+    indices = query_indices
+    if isinstance(indices, (str, os.PathLike)):
         indices = load_query_indices(indices)
+    elif indices is not None:
+        indices = row_numbers("the query indices", indices)
     available, where = (
         (vote_set.queries, vote_set.name) if indices is None
         else (indices.size, os.fspath(query_indices)

@@ -43,9 +43,11 @@ class ResultPlots:
         selection``, 2018 Figure 5 left) over the analysed queries."""
         result = self._result
         if result.mechanism.name != "confident" or result.source is None \
-                or result.rounds is not None or result.groups is not None:
+                or result.rounds is not None or result.groups is not None \
+                or result.multilabel is not None:
+            kind = "multi-label " if result.multilabel is not None else ""
             raise ValueError("plot.selection() needs a Confident-GNMax run on a vote set "
-                             f"(this is a {result.mechanism.name} run)")
+                             f"(this is a {kind}{result.mechanism.name} run)")
         return selection_plot(result.to_dict(), analysed_votes(result), style=style)
 
     def groups(self, *, style=None):

@@ -12,6 +12,7 @@ import pytest
 import pate_cli
 from pate_cli.analysis import analyze_votes
 from pate_cli.errors import InputError, OptionError
+from tests import SAMPLES
 
 VOTES = np.random.default_rng(0).multinomial(20, [0.6, 0.2, 0.1, 0.05, 0.05], size=50)
 
@@ -66,7 +67,8 @@ def test_analyze_votes_takes_rows_as_lists():
 @pytest.mark.parametrize("options, message", [
     ({"queries": 10**6}, "--queries 1000000 is larger than the 50 queries in the vote array"),
     ({"labels": np.zeros(3, dtype=int)}, "has 3 labels but the vote array has 50 queries"),
-    ({"query_indices": np.ones(50, dtype=bool)}, "must be integer row numbers, got bool"),
+    ({"query_indices": np.ones(50, dtype=bool)}, "the query indices: holds true/false values "
+                                                 r"\(a mask\), not row numbers"),
 ])
 def test_messages_about_an_array_name_it_not_none(options, message):
     with pytest.raises(ValueError, match=message):
@@ -76,6 +78,48 @@ def test_messages_about_an_array_name_it_not_none(options, message):
 def test_query_indices_as_a_list_or_a_range_are_row_numbers():
     assert pate_cli.analyze(VOTES, "gnmax", query_indices=[0, 2]).queries == 2
     assert pate_cli.analyze(VOTES, "gnmax", query_indices=range(5)).queries == 5
+
+
+def test_query_indices_from_pandas_or_whole_floats_are_row_numbers():
+    """A Series, an Index, a one-column DataFrame (api.md's promise) and whole floats (as a
+    .npy file of them is read) had raised TypeError or been refused."""
+    import pandas as pd
+
+    rows = np.arange(0, 40, 3)
+    expected = pate_cli.analyze(VOTES, "gnmax", query_indices=rows).to_dict()
+    for given in (pd.Series(rows), pd.Index(rows), pd.DataFrame({"row": rows}),
+                  rows.astype(float)):
+        assert pate_cli.analyze(VOTES, "gnmax", query_indices=given).to_dict() == expected
+    with pytest.raises(pate_cli.InputError, match=r"entry 1 \(2\.5\) is not a row number"):
+        pate_cli.analyze(VOTES, "gnmax", query_indices=[0.0, 2.5])
+
+
+def test_results_and_decisions_compare_by_value_and_keep_no_caller_array():
+    """``==`` had raised ValueError (arrays compared); ``orders`` was the caller's array."""
+    grid = np.array([2.0, 4.0, 8.0])
+    first, again = (pate_cli.analyze(VOTES, "gnmax", orders=grid) for _ in range(2))
+    assert first == again and first != pate_cli.analyze(VOTES, "gnmax", orders=grid, seed=1)
+    grid[0] = 3.0
+    assert first.orders[0] == 2.0 and first.orders is not grid
+    assert pate_cli.label(VOTES, "gnmax") == pate_cli.label(VOTES, "gnmax")
+    with pytest.raises(TypeError):
+        hash(first)
+
+
+def test_a_mechanism_object_is_charged_as_the_same_by_name():
+    """ConfidentGNMax(200, 150, 40) had been charged the Gaussian threshold curve (no M),
+    where the mechanism by name had the exact one, with the same params in the JSON."""
+    votes = np.load(SAMPLES / "mnist_250_votes.npy")[:640]
+    named = pate_cli.analyze(votes, "confident", threshold=200, sigma_threshold=150,
+                             sigma=40, accounting="expected")
+    built = pate_cli.analyze(votes, pate_cli.ConfidentGNMax(200, 150, 40),
+                             accounting="expected")
+    assert built.epsilon == named.epsilon == pytest.approx(1.4579069634978912, rel=1e-12)
+
+
+def test_label_refuses_multilabel_runs():
+    with pytest.raises(pate_cli.OptionError, match="label\\(\\) does not apply to multi-label"):
+        pate_cli.label(np.stack([VOTES[:, :2]] * 3, axis=1), "gnmax", multilabel="binary")
 
 
 def test_a_boolean_mask_file_is_not_row_numbers(tmp_path):

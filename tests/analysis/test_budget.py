@@ -14,6 +14,7 @@ from pate_cli.accounting.composition import StepRows, budget_halt
 from pate_cli.accounting.conversion import Conversion, rdp_to_epsilon
 from pate_cli.analysis import analyze_votes
 from pate_cli.analysis.added_figures import SECRET_SEED_NOTE
+from pate_cli.decisions import Decisions
 from pate_cli.mechanisms import ConfidentGNMax, GNMax, InteractiveGNMax, LNMax
 from tests import ROOT
 
@@ -71,9 +72,10 @@ def test_budget_holds_and_the_prefix_is_an_unbudgeted_run(seed, queries, budget,
             longer = analyze_votes(votes, mechanism, queries=halted + 1,
                                    accounting=accounting, orders=ORDERS, seed=seed)
         else:
-            longer = analyze(votes[: halted + 1], mechanism, orders=ORDERS,
-                             accounting=accounting,
-                             decisions=np.r_[result.answered.astype(bool), True])
+            mask = np.r_[result.answered.astype(bool), True]  # the mechanism as given
+            longer = analyze_votes(votes[: halted + 1], mechanism, orders=ORDERS,
+                                   accounting=accounting,
+                                   decisions=Decisions(mask, np.full(mask.size, -1)))
         # on the run's RDP curve: under data-independent accounting the API may report the
         # smaller PLD figure, while the budget is held on the RDP one
         over, _ = rdp_to_epsilon(longer.rdp_total, orders=ORDERS, delta=longer.delta)
