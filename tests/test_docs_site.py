@@ -66,3 +66,13 @@ def test_readme_is_short_and_starts_with_the_two_commands():
     assert len(lines) <= 250, f"README.md has {len(lines)} lines (at most 250)"
     head = "\n".join(lines[:40])
     assert "make demo" in head and "make test" in head
+
+
+def test_no_page_holds_a_control_character():
+    """A formula's backslash written through a Python string once became a control
+    character (``\\v`` of ``\\varepsilon``): the built page showed garbage."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    bad = {str(page.relative_to(ROOT)): line for page in pages
+           for line, text in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+           if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text)}
+    assert not bad

@@ -169,3 +169,22 @@ def test_a_label_set_run_reports_its_bound_for_any_run_under_expected_accounting
     replay = pate_cli.analyze(None, "gnmax", sigma=20.0, multilabel=variant,
                               predictions=predictions)
     assert replay.epsilon_data_independent_worst is None
+
+
+def test_a_reports_search_rows_name_which_figure_is_the_bound():
+    """Under data-independent accounting with a selection step the search's figure composes
+    the replay's answers; its row and the bound's had the same label (5.824 beside 7.6558)."""
+    import numpy as np
+
+    import pate_cli
+    from pate_cli.outputs.report_content import tuning_view
+    from tests import SAMPLES
+
+    votes = np.load(SAMPLES / "mnist_250_votes.npy")[:400]
+    summary = pate_cli.analyze(votes, tuning="poisson:10", accounting="data-independent",
+                               per_query=False).to_dict()
+    rows = {row["name"]: row["value"] for row in tuning_view(summary)["rows"]}
+    assert len(rows) == 4
+    assert rows["\u03b5 with the search (data-independent, the replay's answers: not a "
+                "bound)"].startswith("5.82")
+    assert rows["\u03b5 with the search (data-independent bound for any run)"] == "7.6558"
