@@ -9,6 +9,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..numerics import real_number
+
 
 def positive(value, name: str) -> float:
     value = finite(value, name)
@@ -49,10 +51,12 @@ def noise_scale(value, name: str, domain: tuple[float, float]) -> float:
 
 
 def finite(value, name: str) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    """``value`` as a float: a real number (a 0-d array's too), not a bool or a text."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if not real_number(value):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    value = float(value)
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value:g}")
     return value

@@ -391,3 +391,12 @@ def test_load_votes_refuses_a_query_count_below_one(tmp_path):
     assert pate_cli.load_groups([{"group": "a", "budget": 1.0, "share": 0.34},
                                  {"group": "b", "budget": 2.0, "share": 0.67}]).share.sum() \
         == pytest.approx(1.01)  # rounded shares may exceed 1 by the rounding
+
+
+@pytest.mark.parametrize("sigma", [True, "40"])
+def test_a_noise_parameter_is_a_number_not_a_bool_or_a_text(sigma):
+    """``sigma=True`` had run at sigma 1 (epsilon 10.14) and ``sigma="40"`` at 40."""
+    with pytest.raises(ValueError, match="sigma must be a number, got"):
+        pate_cli.analyze(VOTES, "gnmax", sigma=sigma)
+    assert pate_cli.analyze(VOTES, "gnmax", sigma=np.array(40.0)).to_dict() == \
+        pate_cli.analyze(VOTES, "gnmax", sigma=40).to_dict()
