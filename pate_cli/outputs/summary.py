@@ -124,12 +124,12 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         figure = f"{_up(base['epsilon_data_independent'])} ({_rdp(base['order_data_independent'])}"
         bound = base.get("epsilon_data_independent_worst")
         if bound is not None and bound > base["epsilon_data_independent"]:
-            figure = (f"{_up(bound)} (RDP, every query answered: the bound for any run; "
+            figure = (f"{_up(bound)} (RDP, every query answered: the bound for any uniform run; "
                       f"{figure}) at the " + ("expected count, an average"
                                               if s["accounting"] == "expected" else
                                               "replay's count, not a bound"))
         uniform = ("uniform run", f"data-independent {figure}; every query at sensitivity 1, "
-                                  "no halt)")
+                                  "no halt: a comparison, not this run's bound)")
         worst = largest_group(s["groups"])
         assert worst is not None  # a run's own summary: every group row holds its figure
         at_halt = f"{_up(worst['epsilon_data_independent'])} (group {worst['group']}'s at the halt"
