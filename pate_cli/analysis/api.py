@@ -133,11 +133,14 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
           is analysed here, with a ``PateWarning``.
 
     Returns:
-      The frozen :class:`AnalysisResult`; its notes are also issued as ``PateWarning``.
+      The frozen :class:`AnalysisResult`; its notes are also issued as ``PateWarning``
+      (``OrderGridWarning`` for a best order at the grid's edge).
 
     Raises:
       OptionError: a refused combination, with the command's message (an ``InputError``).
       InputError: a bad input file or value (a ``ValueError``).
+      ValueError: a parameter outside its domain (sigma, delta, seed, a name): every user
+        mistake is a ``ValueError``, as the command reports them (exit status 2).
       TypeError: a keyword that is neither an option nor a mechanism parameter.
     """
     spec = RunSpec.of(mechanism, **options)
@@ -162,8 +165,7 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
     if distribution is not None:
         result = replace(result, tuning=tuning_part(result, distribution))
     result = replace(result, warnings=result.warnings + _over_budget(result, spec.budget))
-    # the files of FILE_OPTIONS, then those the run found (a rounds file's students)
-    files = _input_files((name, getattr(spec, name)) for name in FILE_OPTIONS)
+    files = _input_files((name, getattr(spec, name)) for name in FILE_OPTIONS)  # then the run's
     result = replace(with_risk(result), input_files=files + result.input_files)
     if result.frames is not None:  # the table's pass reads the votes again: as they are now
         result = replace(result, source_state=votes_state(getattr(result.source, "votes", None)))
@@ -171,8 +173,7 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
     return result
 
 
-# The options whose files a run reads besides the votes (``--decisions`` and ``--add-rdp``
-# are recorded in their own parts), recorded with the sha256 of their bytes.
+# Files a run reads besides the votes, with their sha256 (decisions, added RDP: own parts).
 FILE_OPTIONS = ("labels", "student", "query_indices", "outputs", "rounds", "groups",
                 "teacher_groups")
 
@@ -321,8 +322,7 @@ def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0
       budget or individualized run stops at its halt.
 
     Raises:
-      OptionError, InputError, TypeError: as :func:`analyze`; ``OptionError`` for a
-        multi-label run (as ``--write-decisions``).
+      OptionError, InputError, TypeError: as :func:`analyze` (a multi-label run: OptionError).
       ValueError: with ``per_query=False`` (no per-query table to read).
     """
     if options.get("multilabel") is not None:  # as pate-analyze --write-decisions
