@@ -178,6 +178,10 @@ def _checked_curve(rdp) -> np.ndarray:
     return rdp
 
 
+# What a note says where the best order is at a grid's edge (an ``OrderGridWarning``).
+GRID_EDGE_ADVICE = "a wider --orders grid may give a smaller epsilon"
+
+
 def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[str, ...]:
     """A note when the best order is the first or last of a grid of several (an
     ``OrderGridWarning``, or one ``Warning:`` line); none for an infinite epsilon."""
@@ -186,6 +190,3 @@ def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[s
         edge = "first" if best == 0 else "last"
         return (f"the best order {order:g} is the {edge} of the grid; {GRID_EDGE_ADVICE}",)
     return ()
-
-
-GRID_EDGE_ADVICE = "a wider --orders grid may give a smaller epsilon"

@@ -90,12 +90,13 @@ def command(votes, mechanism, aggregator, fmt, output, debug, **options):
     neighbouring histograms (or, with --query, its row I is the pair's first histogram).
     """
     from ..analysis.audit import audit  # here: -h imports no numerics (fast start)
+    from ..inputs.aggregator import aggregator_file
     from ..inputs.shards import input_files
     from ..outputs.audit import audit_summary, bounds_text, render_audit
     from ..outputs.writing import check_destinations, write_outputs
 
     if output is not None:  # before any work; never over an input
-        source = None if aggregator is None else aggregator.rpartition(":")[0] or aggregator
+        source = None if aggregator is None else aggregator_file(aggregator)
         check_destinations([(f"-o {output}", output)],
                            inputs=input_files([("", votes), ("--aggregator", source)]))
     # a user's aggregator that prints writes to stderr: stdout holds the summary alone

@@ -27,6 +27,19 @@ class UserAggregator:
     sha256: str | None
 
 
+def aggregator_file(text: str) -> str:
+    """The ``FILE.py`` of ``FILE.py:FUNCTION`` (an input no output may replace);
+    ``InputError`` for a malformed ``text``."""
+    return _named(text)[0]
+
+
+def _named(text: str) -> tuple[str, str]:
+    path, colon, function = str(text).rpartition(":")
+    if not colon or not path or not function.isidentifier():
+        raise InputError(f"--aggregator {text!r}: expected FILE.py:FUNCTION")
+    return path, function
+
+
 def load_aggregator(text: str) -> UserAggregator:
     """The function ``FUNCTION`` of the Python file ``FILE.py`` named by ``FILE.py:FUNCTION``.
 
@@ -40,9 +53,7 @@ def load_aggregator(text: str) -> UserAggregator:
       InputError: a malformed ``text``, a missing file, a file that fails to import (its
         error's type and message, on one line), or no callable ``FUNCTION`` in it.
     """
-    path, colon, function = str(text).rpartition(":")
-    if not colon or not path or not function.isidentifier():
-        raise InputError(f"--aggregator {text!r}: expected FILE.py:FUNCTION")
+    path, function = _named(text)
     name = check_file(path, expected="a Python file defining the aggregator")
     digest = file_sha256(name)
     module_name = f"pate_audit_user_{abs(hash(os.path.abspath(name)))}"

@@ -221,7 +221,7 @@ def stop(executor, *, terminate: bool) -> None:
     if client is not None:
         # Closing while results are gathered fails their callbacks (CommClosedError), which
         # tornado would log as a traceback: those results are not wanted any more.
-        quiet_abandoned(executor)
+        _quiet_abandoned(executor)
         executor.shutdown(wait=False)
         with contextlib.suppress(Exception):
             client.close(timeout=5)
@@ -244,12 +244,12 @@ def abandon(executor, futures) -> None:
     if isinstance(executor, LocalPool):
         return
     if futures:
-        quiet_abandoned(executor)
+        _quiet_abandoned(executor)
     for future in futures:
         future.cancel()
 
 
-def quiet_abandoned(executor) -> None:
+def _quiet_abandoned(executor) -> None:
     """Before a Dask client's tasks are abandoned (cancelled on Ctrl-C, SIGTERM or a failed
     point, then the client closed), silence the loggers through which it reports them
     (tornado's callback errors, distributed's client), for the rest of the process: it is

@@ -36,9 +36,7 @@ class GroupSums:
     they meet; the sums are then formed at the orders at or below it only
     (``live_orders.live_running_epsilon``), the same figures, so ``carry`` and ``base_carry``
     are only to be converted to figures at or below it (``halts``, idle members), not read per
-    order (orders left out keep a lower bound). ``limits`` (or None), with ``ceilings``: per
-    group, then the uniform run, at least every figure read from the next chunk but its last
-    (NaN: none, ``GroupStops.limits``); the others are then +inf, not converted."""
+    order (orders left out keep a lower bound)."""
 
     def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
                  conversion: str = "classic", member_groups: np.ndarray | None = None):
@@ -50,16 +48,18 @@ class GroupSums:
         self.seen = np.zeros(0, dtype=bool)
         self.base_carry = np.zeros((1, self.rule.orders.size))
         self.ceilings: dict[float, float] | None = None
-        self.limits: np.ndarray | None = None
 
-    def add(self, chunk: CostChunk, *,
-            map: Mapper = map) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def add(self, chunk: CostChunk, *, map: Mapper = map,
+            limits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``:
-        ``(queries, groups)``, ``(queries, groups)``, ``(queries,)``."""
+        ``(queries, groups)``, ``(queries, groups)``, ``(queries,)``. ``limits`` (or None),
+        with ``ceilings``: per group, then the uniform run, at least every figure read from
+        ``chunk`` but its last (NaN: none, ``GroupStops.limits``); the others are then +inf,
+        not converted."""
         members_of = self._start(chunk)
         if _fixed_curves(chunk.index):
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(
-                chunk, members_of, self, map)
+                chunk, members_of, self, map, limits)
         else:
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_chunk(
                 chunk, members_of, self.carry, self.seen, self.base_carry, self.rule,
@@ -146,13 +146,13 @@ def _member_rows(chunk: CostChunk, member: int | None, paid: np.ndarray) -> RowS
 
 
 def _accumulate_fixed(chunk: CostChunk, members_of: list[np.ndarray], sums: GroupSums,
-                      map: Mapper) -> _ChunkFigures:
+                      map: Mapper, limits: np.ndarray | None) -> _ChunkFigures:
     """:func:`_accumulate_chunk` after ``sums`` where each member pays one curve (or none)
     throughout: each distinct (curve, running sums) accumulated once, a task of ``map`` each
     returning its own figures; equal sensitivities share a curve, one with a ceiling at its
     live orders only (``GroupSums.ceilings``, ``limits``)."""
     carry, seen, base_carry, rule = sums.carry, sums.seen, sums.base_carry, sums.rule
-    ceilings, limits = sums.ceilings, sums.limits
+    ceilings = sums.ceilings
     queries = chunk.queries
     members = carry.shape[0]
     orders = rule.orders

@@ -74,9 +74,10 @@ def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.
 def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
              full: Iterator[CostChunk] | None = None, limits: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """A span's cumulative figures (``GroupSums.add``), joined; with ``full`` (the answer
-    step in full) and ``limits`` (``GroupStops.limits``), also where each budget halts the
-    run in the span (``GroupSums.halts``; -1: nowhere), else None."""
+    """A span's cumulative figures (``GroupSums.add``, ``limits`` its figures' limits),
+    joined; with ``full`` (the answer step in full) and ``limits`` (``GroupStops.limits``),
+    also where each budget halts the run in the span (``GroupSums.halts``; -1: nowhere), else
+    None."""
     parts, done = [], 0
     open_limits = None if full is None or limits is None else limits.copy()
     halts = np.full(0 if limits is None else limits.size, -1)  # per group, then uniform
@@ -85,7 +86,7 @@ def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
             found = sums.halts(chunk, next(full), open_limits)
             hit = (halts < 0) & (found >= 0)
             halts[hit], open_limits[hit] = done + found[hit], np.nan
-        parts.append(sums.add(chunk, map=map))
+        parts.append(sums.add(chunk, map=map, limits=limits))
         done += chunk.queries
     result = None if open_limits is None else halts
     if len(parts) == 1:
@@ -144,7 +145,6 @@ class GroupRun:
         limits = self.stops.limits()
         checked = self.realised and bool(np.any(charge < 1.0)) and not np.isnan(limits).all()
         full = costs(np.ones_like(charge), independent=self.independent) if checked else None
-        self.sums.limits = limits
         eps, order, base, halts = add_span(self.sums, costs(charge, independent=self.independent),
                                            map=map, full=full, limits=limits)
         self.stops.add(eps, order, base, output, output, halts)
