@@ -242,7 +242,8 @@ def data_dependent_claim(mechanism: Mechanism, histogram: np.ndarray, *, delta: 
     dependent = float(rdp_to_epsilon(queries * rdp, orders=orders, delta=delta,
                                      conversion="improved")[0])
     if dependent < independent:
-        return dependent, "data-dependent RDP, improved conversion"
+        return dependent, ("data-dependent RDP, improved conversion; unsanitised: not for "
+                           "publication")
     return independent, "the data-independent claim (smaller than the data-dependent one)"
 
 
@@ -312,7 +313,8 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
         second[top] -= 1
         second[runner] += 1
         return AuditPair(first, second, "data-dependent",
-                         f"query {spec.query}; one vote moves from class {top} to {runner}")
+                         f"query {spec.query} (the votes' own row: private, not for "
+                         f"publication); one vote moves from class {top} to {runner}")
     teachers, margin = float(vote_set.teachers), int(spec.margin)  # "auto": audit_spec's
     if not (teachers.is_integer() and margin <= teachers <= 2**53):
         where = f"{vote_set.path}: " if vote_set.path else ""

@@ -36,6 +36,22 @@ def test_the_correct_example_passes(cli):
     assert len(summary["aggregator"]["sha256"]) == 64
 
 
+def test_a_query_s_claim_and_row_say_they_are_not_for_publication(cli):
+    """--query's claim depends on the private votes and its pair is one of their rows: the
+    text and the JSON say so (review R13)."""
+    done = cli.audit(VOTES, "-m", "gnmax", "--sigma", "8", "--query", "3133", "--compose", "5",
+                     "--draws", "400")
+    assert done.code == 0, done.err
+    claim = next(line for line in done.out.splitlines() if line.startswith("epsilon upper"))
+    assert claim.endswith("(data-dependent RDP, improved conversion; unsanitised: not for "
+                          "publication)")
+    assert "query 3133 (the votes' own row: private, not for publication)" in done.out
+    audit = json.loads(cli.audit(VOTES, "-m", "gnmax", "--sigma", "8", "--query", "3133",
+                                 "--compose", "5", "--draws", "400", "-f", "json").out)["audit"]
+    assert audit["upper_accountant"].endswith("unsanitised: not for publication")
+    assert "not for publication" in audit["pair"]["description"]
+
+
 def test_the_json_summary(cli):
     done = cli.audit(VOTES, *CLAIM, "--seed", "5", "--confidence", "0.9", "-f", "json")
     assert done.code == 0, done.err
