@@ -229,6 +229,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         lines.append(("labels released", f"{s['labels_released']} ({stop}); a uniform run at "
                                          f"epsilon {_short(base['budget'])} releases "
                                          f"{base['labels_released']}"))
+        lines.append(_group_risk_line(s))
     if s.get("smooth_sensitivity"):
         ss = s["smooth_sensitivity"]
         sanitized = ("" if ss["sanitized_epsilon"] is None
@@ -335,6 +336,24 @@ def _risk_line(risk: dict | None, independent: dict | None, *,
         text += (f"; data-dependent: TPR <= {tprs_text(risk)} ({risk['source'].upper()}, "
                  "unsanitised: not for publication)")
     return [("attack risk", text)]
+
+
+def _group_risk_line(s: dict) -> tuple[str, str]:
+    """An individualized run's attack risk (math:risk): one guarantee per privacy group,
+    each group's bounds from the (epsilon, delta) pair its JSON ``risk`` was formed from."""
+    groups = [row for row in s["groups"] if isinstance(row.get("risk"), dict)]
+    if not groups:
+        return ("attack risk", "none: one guarantee per privacy group, and vanishing forms "
+                               "no group's bound for any run")
+    pair = ("bound for any run" if groups[0].get(ANY_RUN_KEY) is not None
+            else "data-independent figure at the halt")
+    rates = " / ".join(groups[0]["risk"]["tpr_at_fpr"])
+    return ("attack risk", f"per group, TPR at FPR {rates} and advantage, from the (epsilon, "
+                           f"delta) pair of its {pair}: " + "; ".join(
+                               f"{row['group']} <= {tprs_text(row['risk'])}, "
+                               f"{_up(row['risk']['advantage'])}"
+                               + (" (vacuous)" if vacuous_text(row["risk"]) else "")
+                               for row in groups))
 
 
 def _independent_line(s: dict) -> tuple[str, str]:

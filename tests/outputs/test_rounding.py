@@ -86,6 +86,10 @@ RUNS = {
                        "--individualized", "weighting",
                        "--groups", str(SAMPLES / "mnist_250_groups.csv"),
                        "--teacher-groups", str(SAMPLES / "mnist_250_teacher_groups.csv")],
+    "individualized-risk": ["--predictions", str(SAMPLES / "mnist_250_predictions.npy"),
+                            "--individualized", "upsampling", "-m", "gnmax", "--sigma", "40",
+                            "--groups", str(SAMPLES / "mnist_250_groups.csv"),
+                            "--accounting", "data-independent"],
     "letter": [str(SAMPLES / "letter_100_votes.npy"), "-m", "gnmax", "--sigma", "10",
                "--delta", "1e-6"],
 }
@@ -164,13 +168,19 @@ def _summary_figures(summary: dict) -> list[tuple[str, str, float, bool]]:
         figures.append(("budget", rf", {NUMBER} left$", s["budget"]["remaining"], True))
     for row in s.get("groups") or []:
         figures.append((f"group {row['group']}", rf"spent {NUMBER}", row["epsilon"], False))
-        figures.append((f"group {row['group']}", rf"[ ,] {NUMBER} at the halt",
+        figures.append((f"group {row['group']}", rf"(?:,|data-independent) {NUMBER} at the halt",
                         row["epsilon_data_independent"], False))
         figures.append((f"group {row['group']}", rf"at the halt(?:,| and) {NUMBER} over all",
                         row["epsilon_data_independent_if_continued"], False))
         if row.get("epsilon_data_independent_worst") is not None:  # a selection step's
             figures.append((f"group {row['group']}", rf"data-independent {NUMBER} for any run",
                             row["epsilon_data_independent_worst"], False))
+        if isinstance(row.get("risk"), dict):  # each group's attack risk, on one line
+            name, risk = re.escape(str(row["group"])), row["risk"]
+            figures += [("attack risk", rf"[:;] {name} <= {NUMBER} /",
+                         next(iter(risk["tpr_at_fpr"].values())), False),
+                        ("attack risk", rf"[:;] {name} <= [0-9. /]*, {NUMBER}",
+                         risk["advantage"], False)]
     for entry in s.get("rounds") or []:
         figures.append((f"round {entry['round']}", rf"epsilon {NUMBER} alone",
                         entry["epsilon"], False))
