@@ -25,12 +25,12 @@ from .parameters import (
     vanishing_frequencies,
 )
 from .spans import GroupRun, GroupSetting, add_span, span_costs
-from .stops import GroupStops, GroupTotals, IndependentSpent
+from .stops import GroupStops, GroupTotals, IndependentCounts
 
 __all__ = [
     "VARIANTS", "WEIGHT_RULES", "CostChunk", "CurveFactors", "CurveSetting",
     "GroupParameters", "GroupRun", "GroupSetting", "GroupStops", "GroupSums",
-    "GroupTotals", "IndependentSpent", "add_span", "derive_parameters",
+    "GroupTotals", "IndependentCounts", "add_span", "derive_parameters",
     "group_costs", "group_weights",
     "rdp_individual", "span_costs", "upsampling_factors", "vanishing_costs",
     "vanishing_frequencies",

@@ -19,7 +19,7 @@ from .costs import CostChunk, group_costs, vanishing_costs
 from .curves import CurveSetting, Mapper
 from .groups import GroupSums
 from .parameters import GroupParameters
-from .stops import GroupStops, GroupTotals, IndependentSpent
+from .stops import GroupStops, GroupTotals, IndependentCounts
 
 # Elements of the evaluated curves of one step of vanishing costs (32 MB).
 COST_ELEMENTS = TASK_VALUES
@@ -46,6 +46,14 @@ class GroupSetting(NamedTuple):
         return CurveSetting(sigma=self.sigma, orders=self.orders,
                             sigma_threshold=self.sigma_threshold,
                             data_independent=independent, screening=self.screening)
+
+    def independent_curves(self, sensitivity: float) -> tuple[np.ndarray, np.ndarray | None]:
+        """One query's data-independent answer and selection curves at ``sensitivity``
+        (math:independent, math:screening's where set; selection None without the step)."""
+        curves = self.curves(independent=True).factors(
+            np.zeros(0), sensitivities=np.array([sensitivity])).curves(0)
+        assert curves.answer is not None  # (data-independent curves at a sensitivity > 0)
+        return curves.answer, curves.selection
 
 
 def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.ndarray,
@@ -98,21 +106,20 @@ def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
 class GroupRun:
     """A run's group accounting (math:individualized), span by span: the running sums, the
     stopping rule, and each group's data-independent epsilons at the stop and at the end
-    (from the running sums for upsampling and weighting, per teacher for vanishing).
-    Holds one span's figures."""
+    (from each member's counts, ``IndependentCounts``). Holds one span's figures."""
 
     def __init__(self, setting: GroupSetting, *, budgets: np.ndarray, delta: float,
                  conversion: str, accounting: str):
-        make = partial(GroupSums, groups=budgets.size, orders=setting.orders, delta=delta,
-                       conversion=conversion, member_groups=setting.member_groups)
         independent = accounting == "data-independent"
         self.setting, self.independent = setting, independent
         self.realised = accounting != "expected"  # a query's charge follows its outcome
-        self.sums, self.stops = make(), GroupStops(budgets)
-        self.spent_only = (None if independent or setting.participation is not None
-                           else IndependentSpent(self.sums.rule, setting.sensitivities))
-        self.other = (None if independent or self.spent_only is not None
-                      else (make(), GroupStops(budgets)))
+        self.sums = GroupSums(groups=budgets.size, orders=setting.orders, delta=delta,
+                              conversion=conversion, member_groups=setting.member_groups)
+        self.stops = GroupStops(budgets)
+        # the data-independent figures beside data-dependent sums (else the sums' own)
+        self.counts = None if independent else IndependentCounts(
+            setting.independent_curves, self.sums.rule, groups=budgets.size,
+            member_groups=setting.member_groups)
         self.spent_at_stop: np.ndarray | None = None
 
     @property
@@ -129,12 +136,8 @@ class GroupRun:
         ``map``), the same figures."""
         if not self.prunes or not log_q.size:
             return
-        rule = self.sums.rule
-        self.sums.ceilings = sum_ceilings(self.setting, rule, log_q, log_pr, charge,
+        self.sums.ceilings = sum_ceilings(self.setting, self.sums.rule, log_q, log_pr, charge,
                                           budgets=self.stops.budgets, map=map)
-        if self.spent_only is not None:
-            self.spent_only.ceilings = sum_ceilings(self.setting, rule, log_q, log_pr, made,
-                                                    independent=True, map=map)
 
     def add(self, start: int, log_q: np.ndarray, log_pr: np.ndarray, output: np.ndarray,
             charge: np.ndarray, made: np.ndarray, *, map: Mapper = map) -> int:
@@ -149,19 +152,23 @@ class GroupRun:
                                            map=map, full=full, limits=limits)
         self.stops.add(eps, order, base, output, output, halts)
         stopped = self.stops.stopped_at
-        if self.spent_only is not None:
-            (chunk,) = costs(made, independent=True)
-            at_cut = self.spent_only.add(chunk, cut=None if before is not None
-                                         or stopped is None else stopped - start)
-            if at_cut is not None:
-                self.spent_at_stop = at_cut
-        if self.other is not None:
-            sums, stops = self.other
-            stops.add(*add_span(sums, costs(made, independent=True), map=map)[:3], output,
-                      output)
-            if stopped is not None and self.spent_at_stop is None:
-                self.spent_at_stop = stops.epsilon_before(stopped)
+        if self.counts is not None:
+            cut = output.size if before is not None or stopped is None else stopped - start
+            self._count(start, made[:cut])
+            if cut < output.size:  # the stop: the figures of the queries before it
+                self.spent_at_stop = self.counts.epsilons()
+                self._count(start + cut, made[cut:])
         return 0 if before is not None else output.size if stopped is None else stopped - start
+
+    def _count(self, start: int, made: np.ndarray) -> None:
+        """Queries ``start ..`` with the replay's answers ``made`` in the members' counts."""
+        setting, counts = self.setting, self.counts
+        assert counts is not None
+        if setting.participation is None:
+            counts.add(setting.sensitivities, made != 0)
+        elif made.size:  # vanishing: the teachers taking part, at k / |S_q|
+            taking = setting.participation(start, made.size)
+            counts.add(taking.shape[1] / taking.sum(axis=1), made != 0, taking)
 
     def any_run_epsilons(self, requested: int) -> np.ndarray | None:
         """Each group's data-independent epsilon with every one of ``requested`` queries
@@ -172,16 +179,14 @@ class GroupRun:
         setting = self.setting
         if setting.participation is not None:
             return None
-        factors = setting.curves(independent=True).factors(
-            np.zeros(0), sensitivities=setting.sensitivities)
         epsilons = np.zeros(setting.sensitivities.size)
-        for g in range(epsilons.size):
-            curves = factors.curves(g)
-            if curves.zero or curves.answer is None:  # (data-independent: never None)
+        for g, sensitivity in enumerate(setting.sensitivities):
+            if sensitivity == 0.0:
                 continue
-            curve = requested * curves.answer
-            if curves.selection is not None:
-                curve = curve + requested * curves.selection
+            answer, selection = setting.independent_curves(float(sensitivity))
+            curve = requested * answer
+            if selection is not None:
+                curve = curve + requested * selection
             epsilons[g] = self.sums.rule.epsilon(curve)[0]
         return epsilons
 
@@ -190,12 +195,9 @@ class GroupRun:
         after the last query."""
         sensitivities = self.setting.sensitivities
         totals = self.stops.totals(names, sensitivities)
-        if self.spent_only is not None:
-            final = self.spent_only.final()
-        elif self.other is None:
+        if self.counts is None:
             return totals, totals.epsilon, totals.final_epsilon
-        else:
-            final = self.other[1].totals(names, sensitivities).final_epsilon
+        final = self.counts.epsilons()
         return totals, final if self.spent_at_stop is None else self.spent_at_stop, final
 
     def report(self, parameters: GroupParameters) -> tuple[GroupTotals, tuple, dict]:

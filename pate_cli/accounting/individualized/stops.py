@@ -1,19 +1,16 @@
 """Individualized PATE: the stopping rule and the figures at the stop, a chunk at a time
-(math:individualized). :class:`IndependentSpent`: the data-independent epsilons
-(math:independent at each group's sensitivity) from the running RDP sums alone.
+(math:individualized). :class:`IndependentCounts`: the data-independent epsilons
+(math:independent at each member's sensitivity) from counts of queries and answers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..composition import running_total
 from ..conversion import Conversion
-from ..live_orders import live_running_total
-from .costs import CostChunk
-from .curves import CurveFactors, first_of_each_sensitivity
 from .parameters import checked_budgets
 
 
@@ -48,7 +45,7 @@ class GroupTotals:
 
 class GroupStops:
     """The stopping rule and the figures at the stop (math:individualized), fed chunks of
-    cumulative figures in query order; holds one chunk's figures."""
+    cumulative figures in query order."""
 
     def __init__(self, budgets: np.ndarray):
         self.budgets = checked_budgets(budgets)
@@ -58,8 +55,6 @@ class GroupStops:
         self.stopped_at: int | None = None
         self.spent = (np.zeros(groups), np.full(groups, np.nan))
         self.last = (np.zeros(groups), np.full(groups, np.nan))
-        self.before = self.last  # the last figures before the latest chunk
-        self.latest = np.zeros((0, groups))  # the latest chunk's epsilons
         self.labels_released = self.answered_total = self.baseline_labels = 0
         self.baseline_stopped_at: int | None = None
 
@@ -70,7 +65,6 @@ class GroupStops:
         and the uniform run; ``halts``: ``GroupSums.halts``' stops before a query is
         charged, where its charge depends on its outcome (math:costs)."""
         count = epsilon.shape[0]
-        self.before, self.latest = self.last, epsilon
         if count == 0:
             return
         over = np.column_stack((epsilon > self.budgets, baseline > self.budgets.min()))
@@ -103,14 +97,6 @@ class GroupStops:
         return np.append(budgets, float(self.budgets.min())
                          if self.baseline_stopped_at is None else np.nan)
 
-    def epsilon_before(self, query: int) -> np.ndarray:
-        """The epsilons after query ``query - 1`` (zeros for 0), ``query`` in or just after
-        the latest chunk (another accounting's figures at this one's stop)."""
-        start = self.done - self.latest.shape[0]
-        if not start <= query <= self.done:
-            raise ValueError(f"query {query} is not in the latest chunk")
-        return (self.before[0] if query == start else self.latest[query - 1 - start]).copy()
-
     def totals(self, names: tuple, sensitivities: np.ndarray) -> GroupTotals:
         epsilon, order = self.last if self.stopped_at is None else self.spent
         return GroupTotals(
@@ -123,58 +109,56 @@ class GroupStops:
             final_order=self.last[1].copy(), queries=self.done)
 
 
-class IndependentSpent:
-    """Each group's epsilon after chosen queries from its running RDP sums alone, where group g
-    pays curve g (or none) throughout (upsampling, weighting): ``GroupSums``' figure, bit for
-    bit, without converting after every query; sensitivity 0: epsilon 0. ``ceilings`` (or
-    None): per sensitivity, at least every figure; sums formed at the orders that can give one
-    (``live_orders.live_running_total``)."""
+class IndependentCounts:
+    """Each member's data-independent RDP (math:independent at the sensitivity it pays) as
+    counts: per sensitivity, the queries the member paid for and the answers among them, its
+    sums those counts times one query's curves (``curves(sensitivity)``: answer, selection or
+    None), as a plain run's data-independent figure is formed. A group's epsilon is its
+    worst-off member's, 0 where none paid. Members are the groups (one sensitivity each) or,
+    with ``member_groups``, the teachers (vanishing)."""
 
-    def __init__(self, rule: Conversion, sensitivities: np.ndarray):
-        self.rule = rule
-        self.sensitivities = np.asarray(sensitivities, dtype=np.float64)
-        self.first_of = first_of_each_sensitivity(self.sensitivities)
-        self.carry = {v: np.zeros(rule.orders.size) for v in set(self.first_of)}
-        self.done = 0
-        self.ceilings: dict[float, float] | None = None
+    def __init__(self, curves: Callable[[float], tuple[np.ndarray, np.ndarray | None]],
+                 rule: Conversion, *, groups: int, member_groups: np.ndarray | None = None):
+        self.curves, self.rule, self.groups = curves, rule, groups
+        self.member_groups = (np.arange(groups) if member_groups is None
+                              else np.asarray(member_groups))
+        self.counts: dict[float, np.ndarray] = {}  # sensitivity -> paid, answered per member
 
-    def add(self, chunk: CostChunk, *, cut: int | None = None) -> np.ndarray | None:
-        """Add ``chunk``'s queries; with ``cut``, the epsilons after its first ``cut``
-        queries (zeros if no query came before)."""
-        curves = chunk.curves
-        if not isinstance(curves, CurveFactors):
-            raise TypeError("IndependentSpent takes chunks of unevaluated curves")
-        count, spent = chunk.queries, {}
-        rest = curves if cut is None else replace(  # the queries after the cut
-            curves, log_q=curves.log_q[cut:], charge=np.asarray(curves.charge)[cut:],
-            log_pr_answered=None if curves.log_pr_answered is None
-            else curves.log_pr_answered[cut:])
-        for v, carry in self.carry.items():
-            if self.sensitivities[v] == 0.0:
-                continue
-            if cut is not None:
-                spent[v] = carry = self._total(curves.curves(v), cut, carry)
-            self.carry[v] = self._total(rest.curves(v), rest.shape[1], carry)
-        before, self.done = self.done, self.done + count
-        if cut is None:
-            return None
-        return self._epsilons(spent) if before + cut else np.zeros(self.sensitivities.size)
+    def add(self, sensitivity: np.ndarray, answered: np.ndarray,
+            participation: np.ndarray | None = None) -> None:
+        """Queries whose answers the replay made where ``answered`` (bool ``(queries,)``):
+        each member pays at its ``sensitivity`` ``(members,)`` (0: nothing) for each, or,
+        with ``participation`` (bool ``(queries, members)``), at the query's ``sensitivity``
+        ``(queries,)`` where it takes part."""
+        if participation is None:
+            for d in np.unique(sensitivity[sensitivity > 0.0]):
+                paid = sensitivity == d
+                self._add(float(d), paid * answered.size, paid * np.count_nonzero(answered))
+            return
+        values, which = np.unique(sensitivity, return_inverse=True)
+        for v, d in enumerate(values):
+            rows = which.reshape(-1) == v
+            self._add(float(d), np.count_nonzero(participation[rows], axis=0),
+                      np.count_nonzero(participation[rows & answered], axis=0))
 
-    def _total(self, source, count: int, carry: np.ndarray) -> np.ndarray:
-        """``carry`` plus ``source``'s first ``count`` queries."""
-        ceiling = (None if self.ceilings is None
-                   else self.ceilings.get(float(source.sensitivity)))
-        if ceiling is None:
-            return running_total(source, count, carry)
-        return live_running_total(source.at, count, carry, self.rule, ceiling)
+    def _add(self, sensitivity: float, paid: np.ndarray, answered: np.ndarray) -> None:
+        counts = self.counts.setdefault(sensitivity,
+                                        np.zeros((2, self.member_groups.size), np.int64))
+        counts[0] += paid
+        counts[1] += answered
 
-    def final(self) -> np.ndarray:
-        """The epsilons after the last query added (zeros before any)."""
-        return self._epsilons(self.carry) if self.done else np.zeros(self.sensitivities.size)
-
-    def _epsilons(self, sums: dict) -> np.ndarray:
-        out = np.zeros(self.sensitivities.size)
-        for g, v in enumerate(self.first_of):
-            if self.sensitivities[v] > 0.0:
-                out[g] = float(self.rule.epsilon(sums[v])[0])
+    def epsilons(self) -> np.ndarray:
+        """Each group's epsilon after the queries added (zeros before any)."""
+        members = self.member_groups.size
+        total, paid = np.zeros((members, self.rule.orders.size)), np.zeros(members, bool)
+        for d in sorted(self.counts):  # a fixed order: the same bits however added
+            queries, answered = self.counts[d]
+            answer, selection = self.curves(d)
+            total += answered[:, None] * answer
+            if selection is not None:
+                total += queries[:, None] * selection
+            paid |= queries > 0
+        epsilon = np.where(paid, self.rule.epsilon(total)[0], 0.0)
+        out = np.zeros(self.groups)
+        np.maximum.at(out, self.member_groups, epsilon)
         return out
