@@ -175,20 +175,6 @@ def live_running_epsilon(source_at: Callable[[np.ndarray], RowSource], count: in
     return RunningEpsilon(epsilon=epsilon, order_index=order_index, carry=carry)
 
 
-def live_running_total(source_at: Callable[[np.ndarray], RowSource], count: int,
-                       carry: np.ndarray, conversion: Conversion, ceiling: float
-                       ) -> np.ndarray:
-    """:func:`~.composition.running_total`'s sums where :func:`live_running_epsilon`
-    (arguments as its) keeps an order; where it leaves one out, the sum then (a lower
-    bound). Converted, they give every order's epsilon wherever that is at most
-    ``ceiling``."""
-    carry = np.array(carry, dtype=np.float64)
-    for _, _, live, rows, _ in _live_blocks(source_at, count, carry, conversion, ceiling):
-        rows[0] += carry[live]
-        carry[live] = sequential_total(rows)
-    return carry
-
-
 def live_budget_halt(costs_at: Callable[[np.ndarray], RowSource],
                      full_of: Callable[[Any], RowSource], count: int, carry: np.ndarray,
                      conversion: Conversion, limit: float) -> int | None:
