@@ -82,8 +82,9 @@ def rdp_pure_from_q(log_q: ArrayLike, *, eps0: float, orders: ArrayLike) -> np.n
     steps = orders - 1.0
     q = np.exp(log_q)[..., None]
     lq = log_q[..., None]
-    # past eps0 = 700 exp overflows; 1 / (exp(eps0) + 1) is 0 in floats there anyway
-    small = q <= (1.0 / (math.exp(eps0) + 1.0) if eps0 < _EXP_LIMIT else 0.0)
+    # past eps0 = 700 exp overflows: there log(1 / (exp(eps0) + 1)) is -eps0 in floats, and
+    # the test is on log q (q itself may underflow to 0)
+    small = (q <= 1.0 / (math.exp(eps0) + 1.0) if eps0 < _EXP_LIMIT else lq <= -eps0)
     with np.errstate(divide="ignore", invalid="ignore"):
         log1q = np.log1p(-q)
         shifted = np.where(small, eps0 + lq, -1.0)

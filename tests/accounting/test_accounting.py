@@ -245,6 +245,20 @@ def test_lnmax_bounded_by_pure_dp():
     assert np.all(independent <= eps0)
 
 
+def test_a_huge_eps0_with_an_underflowing_q():
+    """eps0 past 700 (exp overflows) with log q below -745 (q underflows to 0): the test
+    q <= 1 / (e^eps0 + 1) fails in log space (log q = -994.5 > -2000), so the curve is the
+    generic min(eps0, alpha eps0^2 / 2) (math:lnmax); it raised ValueError in log1mexp
+    (review R12). Where log q is below -eps0 the bound applies and stays below eps0."""
+    from pate_cli.accounting.laplace import rdp_pure_from_q
+
+    log_q = log_q_lnmax(np.array([[5, 4, 1]]), scale=1e-3)
+    assert log_q[0] == pytest.approx(-994.5, abs=0.1)
+    assert rdp_lnmax(log_q, scale=1e-3, orders=[2.0]).tolist() == [[2000.0]]
+    tight = rdp_pure_from_q(np.array([-3000.0]), eps0=2000.0, orders=[2.0, 8.0])
+    assert np.all((tight >= 0.0) & (tight < 2000.0))
+
+
 # --- conversion -----------------------------------------------------------------------------
 
 def test_conversions_equal_per_row_code():
