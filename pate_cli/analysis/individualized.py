@@ -263,11 +263,10 @@ class GroupPass:
     def finish(self) -> None:
         """Add the chunks held."""
         if self.held is not None and self.pending:
-            log_q, log_pr, weight, answered = (
+            log_q, log_pr, weight = (
                 np.concatenate([getattr(part, key) for part in self.pending])
-                for key in ("log_q", "log_pr", "weight", "answered"))
-            self.found.prepare(log_q, log_pr, weight, answered.astype(np.float64),
-                               map=self.map)
+                for key in ("log_q", "log_pr", "weight"))
+            self.found.prepare(log_q, log_pr, weight, map=self.map)
         self._add_batches(last=True)
 
     def _add_batches(self, *, last: bool) -> None:

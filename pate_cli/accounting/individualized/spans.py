@@ -128,10 +128,10 @@ class GroupRun:
         pays one curve throughout (upsampling, weighting)."""
         return not self.independent and self.setting.participation is None
 
-    def prepare(self, log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray,
-                made: np.ndarray, *, map: Mapper = map) -> None:
-        """Before the first :meth:`add`, the whole run's statistics, charges and answers
-        (as :meth:`add` takes them): each sensitivity's sums are then formed at the orders
+    def prepare(self, log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray, *,
+                map: Mapper = map) -> None:
+        """Before the first :meth:`add`, the whole run's statistics and charges (as
+        :meth:`add` takes them): each sensitivity's sums are then formed at the orders
         that can still give a figure only (``sum_ceilings``, a sensitivity per task of
         ``map``), the same figures."""
         if not self.prunes or not log_q.size:
