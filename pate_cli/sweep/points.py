@@ -2,10 +2,9 @@
 
 Grid order: vote files, then mechanisms as given, then parameters in column order (``sigma,
 threshold, sigma_threshold, laplace_scale, svt_scale, svt_cutoff, eta, queries``;
-confident-exponential: ``eta, threshold, sigma_threshold``), the last fastest. A point runs
-its seeds ``seed, seed+1, ...`` at once, naming its vote file (each worker maps it once); a
-task holds consecutive points that share their curves (``point_tasks``): rows do not depend
-on the worker or the task. Over the R replays: means and sample standard deviations
+confident-exponential: ``eta, threshold, sigma_threshold``), the last fastest. A point is a
+task with seeds ``seed, seed+1, ...``, naming its vote file (each worker maps it once):
+rows do not depend on the worker. Over the R replays: means and sample standard deviations
 (``ddof=1``; 0 when R = 1); ``order`` the most chosen (smallest among ties);
 ``epsilon_data_independent`` the mean (it depends on the answered count); attack-risk
 columns the largest. ``--resume`` reuses a row only for the same KEY_COLUMNS.
@@ -200,12 +199,11 @@ def _number(value):
 _WORKER_MEMORY: list[PointMemory] = []
 
 
-def run_points_in_worker(points: list[SweepPoint]) -> list[dict]:
-    """``run_point`` for each of ``points`` in a worker process, with the memory that
-    process keeps."""
+def run_point_in_worker(point: SweepPoint) -> dict:
+    """``run_point`` in a worker process, with the memory that process keeps."""
     if not _WORKER_MEMORY:
         _WORKER_MEMORY.append(PointMemory())
-    return [run_point(point, _WORKER_MEMORY[0]) for point in points]
+    return run_point(point, _WORKER_MEMORY[0])
 
 
 
@@ -329,9 +327,8 @@ def _std(values: np.ndarray) -> float:
 def run_points(points: list[SweepPoint], *, executor=None,
                in_flight: int | None = None) -> Iterator[tuple[int, dict]]:
     """Yield ``(position in points, row)`` as points finish: here in order without an
-    executor, else in tasks of points that share curves (:func:`point_tasks`), at most
-    ``in_flight`` tasks queued (default 4 per worker, else 8); a task's exception is raised
-    here after the pending tasks are given up (``abandon``)."""
+    executor, else at most ``in_flight`` tasks queued (default 4 per worker, else 8); a task's
+    exception is raised here after the pending tasks are given up (``abandon``)."""
     if executor is None:
         memory = PointMemory()  # dropped with the generator
         for position, point in enumerate(points):
@@ -339,46 +336,21 @@ def run_points(points: list[SweepPoint], *, executor=None,
         return
     limit = in_flight or 4 * getattr(executor, "_max_workers", 2)
     pending = {}
-    queue = iter(point_tasks(points, limit))
+    queue = iter(enumerate(points))
     try:
         while True:
-            for positions in queue:
-                task = [points[position] for position in positions]
-                pending[executor.submit(run_points_in_worker, task)] = positions
+            for position, point in queue:
+                pending[executor.submit(run_point_in_worker, point)] = position
                 if len(pending) >= limit:
                     break
             if not pending:
                 return
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda one: pending[one][0]):
-                positions = pending.pop(future)
-                yield from zip(positions, future.result(), strict=True)
+            for future in sorted(done, key=pending.get):
+                position = pending.pop(future)
+                yield position, future.result()
     finally:
         abandon(executor, list(pending))
-
-
-def point_tasks(points: list[SweepPoint], in_flight: int) -> list[list[int]]:
-    """The positions of ``points`` grouped into tasks: consecutive points of one file and
-    mechanism whose parameters differ only in the selection step's (``threshold``,
-    ``sigma_threshold``) and ``queries`` share their answer curves, which a process keeps
-    (``PointMemory``), so they run in one task, at most ``len(points) / in_flight``
-    (rounded up) of them: every worker stays busy, and each computes fewer curves than if
-    the points were dealt out one by one. No row depends on it."""
-    size = max(1, math.ceil(len(points) / max(1, in_flight)))
-    tasks: list[list[int]] = []
-    last = None
-    for position, point in enumerate(points):
-        key = (point.source, point.mechanism, tuple(
-            (name, value) for name, value in point.params if name not in _SELECTION_STEP))
-        if key != last or len(tasks[-1]) >= size:
-            tasks.append([])
-        tasks[-1].append(position)
-        last = key
-    return tasks
-
-
-# The selection step's parameters: points differing in them alone share answer curves.
-_SELECTION_STEP = frozenset({"threshold", "sigma_threshold"})
 
 
 def one_per_file(values, files, name: str) -> list:

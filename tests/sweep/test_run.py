@@ -50,49 +50,6 @@ def _tasks(count):
     return [SimpleNamespace(index=10 + i, value=i) for i in range(count)]
 
 
-def _points(count, *, sigmas=None, thresholds=(None,)):
-    """Points as ``point_tasks`` reads them: each of ``sigmas`` (default: one file per
-    point) with every one of ``thresholds``."""
-    if sigmas is None:
-        return [SimpleNamespace(source=f"f{i}.npy", mechanism="gnmax", params=())
-                for i in range(count)]
-    return [SimpleNamespace(source="v.npy", mechanism="confident",
-                            params=(("sigma", sigma), ("threshold", threshold)))
-            for sigma in sigmas for threshold in thresholds]
-
-
-def test_points_that_share_their_answer_curves_run_in_one_task():
-    """A worker process keeps the curves of the points it ran: points differing only in
-    the selection step's parameters go to one task (at most len / in_flight of them), so
-    two workers do not both compute every sigma's curves."""
-    points = _points(0, sigmas=(40, 50, 60), thresholds=(100, 200, 300, 400))
-    assert points_module.point_tasks(points, 8) == [[0, 1], [2, 3], [4, 5], [6, 7],
-                                                    [8, 9], [10, 11]]
-    assert points_module.point_tasks(points, 3) == [[0, 1, 2, 3], [4, 5, 6, 7],
-                                                    [8, 9, 10, 11]]
-    assert points_module.point_tasks(points, 1) == [[0, 1, 2, 3], [4, 5, 6, 7],
-                                                    [8, 9, 10, 11]]
-    assert points_module.point_tasks(_points(3), 1) == [[0], [1], [2]]  # other files
-
-
-def test_rows_of_tasks_come_back_under_their_points_positions(monkeypatch):
-    """Each task's rows are yielded under the positions of its points, tasks in the order
-    they finish (here: submitted)."""
-    from concurrent.futures import Future
-
-    class Client:
-        _max_workers = 2
-
-        def submit(self, function, task):
-            future = Future()
-            future.set_result([{"sigma": dict(point.params)["sigma"]} for point in task])
-            return future
-
-    points = _points(0, sigmas=(40, 50), thresholds=(100, 200, 300))
-    got = list(points_module.run_points(points, executor=Client(), in_flight=2))
-    assert got == [(position, {"sigma": (40, 50)[position // 3]}) for position in range(6)]
-
-
 @pytest.mark.parametrize("stop, expected", [(ValueError("bad point"), "error"),
                                             (KeyboardInterrupt(), "interrupted")])
 def test_rows_finished_before_a_stop_are_kept(monkeypatch, stop, expected):
@@ -191,7 +148,7 @@ def test_a_dask_clients_loggers_are_quiet_before_its_tasks_are_cancelled():
         pate_client = object()  # what sweep_executor marks a Dask client with
         submitted = 0
 
-        def submit(self, function, task):
+        def submit(self, function, point):
             future = Recording()
             self.submitted += 1
             if self.submitted == 1:
@@ -200,7 +157,7 @@ def test_a_dask_clients_loggers_are_quiet_before_its_tasks_are_cancelled():
 
     try:
         with pytest.raises(RuntimeError, match="a point failed"):
-            list(points_module.run_points(_points(3), executor=Client()))
+            list(points_module.run_points([object()] * 3, executor=Client()))
         assert seen and all(level > logging.CRITICAL for level in seen)
     finally:
         for name, level in levels.items():
