@@ -7,6 +7,7 @@ rest is read untyped, so the caller's cell checks name the row. A FIFO is read o
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 from collections.abc import Generator
@@ -123,6 +124,7 @@ class TablePieces:
         except (UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
             raise self._text_error(error) from None
         names = [str(column).strip() for column in header]
+        self._check_last_row(len(names), options["sep"])
         texts = {column: str for column in self.text_columns}
         types = {**texts, **per_query_floats(header)} if self.expected == PER_QUERY else texts
         done = 0
@@ -145,6 +147,26 @@ class TablePieces:
                 types = texts
             finally:
                 reader.close()
+
+    def _check_last_row(self, columns: int, sep: str) -> None:
+        """A text table ends with a whole row: a line end (our commands end every row
+        with one) and every column (pandas would read a short row's missing cells as
+        empty). A table cut off by an interrupted copy or write is refused on one line,
+        not read with its last cells lost or shortened (``3.4087`` read as ``3.``)."""
+        with self._open() as handle:
+            size = handle.seek(0, io.SEEK_END)
+            handle.seek(max(0, size - _BLOCK))
+            tail = handle.read()
+        lines = [line for line in tail.splitlines() if line.strip()]
+        if len(lines) < 2:  # a header alone, or a line longer than the tail read
+            return
+        fields = next(csv.reader([lines[-1].decode("utf-8", errors="replace")],
+                                 delimiter=sep))
+        if len(fields) < columns or not tail.endswith(b"\n"):
+            raise InputError(f"{self.name}: the last row " + (
+                f"has {len(fields)} of the {columns} columns" if len(fields) < columns
+                else "has no line end") + " (the file looks cut off); expected "
+                f"{self.expected}")
 
     def _json_pieces(self, rows: int) -> Generator[pd.DataFrame, None, None]:
         import pandas as pd

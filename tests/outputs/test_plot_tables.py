@@ -303,15 +303,39 @@ def test_a_table_from_a_pipe_without_its_extension(tmp_path, monkeypatch, extens
        ending=st.sampled_from(["\n", "\r\n"]), last=st.booleans(),
        block=st.integers(1, 8))
 def test_rows_counted_as_pandas_reads_them(tmp_path_factory, lines, ending, last, block):
-    """The row count (blank lines skipped, CRLF or LF, a last line with or without its
-    newline) is the number of rows pandas reads, whatever the blocks it is counted in."""
+    """The row count (blank lines skipped, CRLF or LF) is the number of rows pandas reads,
+    whatever the blocks it is counted in; a last row without its line end (a file cut off)
+    is refused (review R14)."""
     path = tmp_path_factory.mktemp("count") / "t.csv"
     path.write_bytes((ending.join(["a,b", *lines]) + (ending if last else "")).encode())
     pieces = TablePieces(str(path), expected=PER_QUERY)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(table_pieces, "_BLOCK", block)
         counted = pieces.count_rows()
+    if not last and any(lines) and lines[-1]:
+        with pytest.raises(InputError, match="the last row has no line end"):
+            list(pieces.pieces(2))
+        return
     assert counted == sum(map(len, pieces.pieces(2))) == sum(1 for line in lines if line)
+
+
+@pytest.mark.parametrize("cut, message", [
+    (2, "the last row has no line end"),  # its last cell "8" gone, the comma kept
+    (5, "the last row has 11 of the 12 columns"),
+])
+def test_a_table_cut_off_is_refused(tmp_path, cut, message):
+    """A per-query table whose end was cut off (an interrupted copy): one line, never its
+    last cells read shortened or missing (review R14 P1)."""
+    rows = ["query,plurality,plurality_class,answered,label,log_q,log_pr_answered,"
+            "rdp_selection,rdp_answer,epsilon,epsilon_cumulative,order_cumulative",
+            *(f"{q},200,3,1,3,-5.5,-0.1,0.01,0.02,0.5,{0.1 * (q + 1):.4f},8" for q in range(3))]
+    path = tmp_path / "cut.csv"
+    path.write_text("\n".join(rows) + "\n")
+    whole = read_table(path, expected=PER_QUERY)
+    assert whole["epsilon_cumulative"].iloc[-1] == 0.3
+    path.write_bytes(path.read_bytes()[:-cut])
+    with pytest.raises(InputError, match=message):
+        read_table(path, expected=PER_QUERY)
 
 
 def test_memory_does_not_grow_with_the_table(tmp_path, monkeypatch):

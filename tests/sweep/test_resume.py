@@ -243,6 +243,24 @@ def test_an_unchanged_run_reuses_every_row(cli, files, tmp_path, calls, options,
     assert out.read_bytes() == written
 
 
+@pytest.mark.parametrize("cut", [2, 60])
+def test_a_table_cut_off_is_refused_not_reused(cli, files, tmp_path, calls, cut):
+    """--resume (and --best over it) on a table whose last row was cut off, inside its last
+    cell or after some of its columns: one line, exit 2, the file left as it is; its
+    shortened numbers are never reused, chosen or written back (review R14 P1)."""
+    votes, _, _ = files
+    out = tmp_path / "out.csv"
+    assert cli(votes, *GRID, "-o", out, "-q").code == 0
+    out.write_bytes(out.read_bytes()[:-cut])
+    damaged = out.read_bytes()
+    calls.clear()
+    result = cli(votes, *GRID, "-o", out, "--resume", "--best", "100")
+    assert result.code == 2 and calls == []
+    assert result.err.endswith("(the file looks cut off); expected a pate-sweep table "
+                               "(pate-sweep --out FILE)\n") and result.err.count("Error") == 1
+    assert out.read_bytes() == damaged
+
+
 def test_resume_into_a_missing_file_says_so(cli, files, tmp_path):
     votes, _, _ = files
     out = tmp_path / "new.csv"
