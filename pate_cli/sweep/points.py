@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -378,6 +379,8 @@ def open_sources(files, labels=None, students=None, index_col: int | None = None
                    columns=columns if columns.given else None)
     sources, shapes = [], {}
     for file, label_file, student_file in zip(files, labels, students, strict=True):
+        for path in (file, label_file, student_file):
+            _check_reopenable(path)
         vote_set = load_votes(file, labels=label_file, **reading)
         if student_file is not None:
             load_student(student_file, queries=vote_set.queries, classes=vote_set.classes)
@@ -388,6 +391,20 @@ def open_sources(files, labels=None, students=None, index_col: int | None = None
         sources.append(source)
         shapes[source.path] = (vote_set.queries, vote_set.teachers)
     return sources, shapes
+
+
+def _check_reopenable(path) -> None:
+    """A sweep's workers open each file themselves: standard input and a pipe (a FIFO, a
+    process substitution) can be read once only, so they are refused before reading."""
+    if path is None:
+        return
+    try:
+        pipe = os.fspath(path) == "-" or stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):  # missing or unreadable: load_votes says so
+        return
+    if pipe:
+        raise InputError(f"{path}: standard input or a pipe, which can be read once only; "
+                         "pate-sweep's workers open each file themselves: give a file")
 
 
 def source_for(file: str, *, sha256: str, labels: str | None, student: str | None):

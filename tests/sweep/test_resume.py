@@ -261,6 +261,24 @@ def test_a_table_cut_off_is_refused_not_reused(cli, files, tmp_path, calls, cut)
     assert out.read_bytes() == damaged
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("which", ["votes", "labels"])
+def test_a_pipe_is_refused_before_it_is_read(cli, files, tmp_path, which):
+    """A named pipe (or a process substitution) can be read once only, and a sweep's
+    workers open each file themselves: refused at once, exit 2 (it hung, waiting for a
+    writer; review R14)."""
+    import os
+
+    votes, labels, _ = files
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    given = ([fifo, *GRID] if which == "votes" else [votes, *GRID, "--labels", fifo])
+    result = cli(*given, "-q")
+    assert result.code == 2 and result.err == (
+        f"Error: {fifo}: standard input or a pipe, which can be read once only; pate-sweep's "
+        "workers open each file themselves: give a file\n")
+
+
 def test_resume_into_a_missing_file_says_so(cli, files, tmp_path):
     votes, _, _ = files
     out = tmp_path / "new.csv"
