@@ -55,9 +55,9 @@ class OrderGrid(click.ParamType):
     def convert(self, value, param, ctx):
         if not isinstance(value, str):
             return value
-        if value.strip().lower() == AUTO:  # pate-analyze: extend while at an edge
-            if ctx is not None and ctx.command.name != "analyze":
-                self.fail(f"{AUTO} applies to pate-analyze only", param, ctx)
+        if value.strip().lower() == AUTO:  # pate-analyze's: extend while at an edge
+            if ctx is not None and ctx.command.name not in ("analyze", "report"):
+                self.fail(f"{AUTO} applies to pate-analyze and pate-report only", param, ctx)
             return AUTO
         from ..orders import parse_orders  # numpy: not for -h
 
@@ -188,8 +188,9 @@ def index_col_option(option=click.option):
                   help="Drop column N of CSV/TSV votes and labels (an index).")
 
 
-def accounting_specs(option=click.option) -> list:
-    """How costs are charged and converted (``option``: click's or a group's)."""
+def accounting_specs(option=click.option, *, auto: bool = False) -> list:
+    """How costs are charged and converted (``option``: click's or a group's; ``auto``:
+    ``--orders auto`` offered, pate-analyze's and pate-report's)."""
     return [
         option("--accounting", type=click.Choice(["replay", "expected", "data-independent"]),
                default="replay", metavar="MODE",
@@ -197,7 +198,8 @@ def accounting_specs(option=click.option) -> list:
         option("--delta", type=Probability(), default=1e-5, show_default=True,
                help="Target delta."),
         option("--orders", type=OrderGrid(),
-               help="Rényi orders: a,b,c, start:stop:step, auto [default: grid of 298]."),
+               help=f"Rényi orders: a,b,c, start:stop:step{', auto' if auto else ''} "
+                    "[default: grid of 298]."),
         option("--order", type=Order(), help="Use this single order (instead of --orders)."),
         option("--conversion", type=click.Choice(list(CONVERSIONS)), default="classic",
                metavar="NAME",
@@ -347,7 +349,7 @@ def analyze_input_specs(option) -> list:
 
 def analyze_accounting_specs(option) -> list:
     """``accounting_specs`` with pate-analyze's (and pate-report's) additions."""
-    return [*accounting_specs(option),
+    return [*accounting_specs(option, auto=True),
             option("--add-rdp", type=click.Path(dir_okay=False),
                    help="Add an RDP curve: CSV order,rdp, or a DpEvent .json."),
             tuning_spec(option),

@@ -3,6 +3,7 @@ figure against the exact Gaussian composition, and ``--orders auto``."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -237,7 +238,23 @@ def test_orders_auto_on_the_command_line(cli):
     assert "Warning" not in done.err
     done = cli.sweep("sample_votes/mnist_250_votes.npy", "--sigma", "40", "-n", "50",
                      "--orders", "auto", "-w", "1", "--no-progress")
-    assert done.code == 2 and "auto applies to pate-analyze only" in done.err
+    assert done.code == 2 and "auto applies to pate-analyze and pate-report only" in done.err
+    assert "start:stop:step, auto" not in cli.sweep("--help").out  # nor offered (review R14)
+    assert "start:stop:step, auto" not in cli.calibrate("--help").out
+    assert "start:stop:step, auto" in cli.report("--help").out
+
+
+def test_a_report_extends_the_orders_as_pate_analyze_does(cli, tmp_path):
+    """pate-report --orders auto: the grid pate-analyze extends (it was refused while its
+    --help offered it; review R14), named in the accounting text and the recipe."""
+    votes = ("sample_votes/mnist_250_votes.npy", "-m", "gnmax", "--sigma", "2000", "-n", "10",
+             "--orders", "auto")
+    summary = json.loads(cli.analyze(*votes, "-f", "json").out)
+    assert summary["order"] > 500
+    done = cli.report(*votes, "-o", tmp_path / "r.md")
+    assert done.code == 0, done.err
+    text = (tmp_path / "r.md").read_text()
+    assert f"{summary['orders']['count']} orders (from 2 to" in text and "--orders auto" in text
 
 
 @pytest.mark.parametrize("grid", [("--orders", "auto"), ("--order", "8"), ("--orders", "2,4")])
