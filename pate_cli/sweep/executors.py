@@ -198,6 +198,10 @@ def _reason(error: BaseException) -> str:
     text = " ".join(str(error).split())
     if isinstance(error, (OSError, TimeoutError)) and text:
         return text
+    if "Worker.identity()" in text:  # a worker's address: it takes no client's handshake
+        return "it answers as a Dask worker, not a scheduler (give the scheduler's address)"
+    if "UCXConnector" in text:
+        return "ucx:// needs Dask's UCX support, which is not installed"
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 

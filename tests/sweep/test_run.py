@@ -118,6 +118,18 @@ def test_a_scheduler_without_dask_is_one_line(monkeypatch):
         scheduler_executor("tcp://127.0.0.1:8786")
 
 
+def test_why_a_scheduler_address_failed_in_the_users_words():
+    """A worker's address, or ucx:// without its support, named as such (they read as
+    distributed's own TypeErrors; review R14)."""
+    from pate_cli.sweep.executors import _reason
+
+    assert _reason(TypeError("Worker.identity() got an unexpected keyword argument "
+                             "'n_workers'")).startswith("it answers as a Dask worker")
+    assert _reason(TypeError("Can't instantiate abstract class UCXConnector with abstract "
+                             "method connect")).startswith("ucx:// needs Dask's UCX support")
+    assert _reason(ConnectionRefusedError("refused")) == "refused"
+
+
 def test_why_a_write_failed_in_a_few_words():
     assert write_error_text(OSError(errno.ENOSPC, "No space left on device"), "t.csv") == \
         "No space left on device"
