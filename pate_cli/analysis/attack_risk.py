@@ -79,10 +79,13 @@ def is_sampled(mechanism) -> bool:
 
 def run_steps(result: AnalysisResult) -> list | None:
     """A Gaussian aggregator's run's ``(sensitivity, std, count)`` steps without
-    ``--add-rdp`` or rounds, else None. Multi-label: ``binary`` over the (query, label)
-    rows; ``tau``, ``powerset`` one GNMax step a query (docs/tutorials/multilabel.md)."""
-    if result.initial_rdp is not None or result.rounds is not None:
+    ``--add-rdp``, else None; a run in rounds, every round's (:func:`rounds_steps`).
+    Multi-label: ``binary`` over the (query, label) rows; ``tau``, ``powerset`` one GNMax
+    step a query (docs/tutorials/multilabel.md)."""
+    if result.initial_rdp is not None:
         return None
+    if result.rounds is not None:
+        return rounds_steps(result, any_run=result.epsilon_data_independent_worst is not None)
     mechanism, multi = result.mechanism, result.multilabel
     if multi is not None and multi.variant != "binary":
         return ([(math.sqrt(multi.sensitivity_squared), mechanism.sigma, result.queries)]
@@ -93,6 +96,23 @@ def run_steps(result: AnalysisResult) -> list | None:
                               queries=rows)
     rows = result.requested or rows  # any run's: every requested query (past a halt)
     return gaussian_steps(mechanism, answered=rows, queries=rows)
+
+
+def rounds_steps(result: AnalysisResult, *, any_run: bool) -> list | None:
+    """The Gaussian steps of a run in rounds of Gaussian aggregators, unsampled (None where
+    a round is not one): each round's answers (every query under ``expected``, as a single
+    run's), or with ``any_run`` every query of a round with a selection step answered (the
+    rounds' bound for any run, ``analysis.rounds``)."""
+    steps: list = []
+    for part, mechanism in zip(result.rounds or (), result.mechanism.mechanisms, strict=True):
+        every = result.accounting == "expected" or (any_run and mechanism.selects)
+        one = None if is_sampled(mechanism) else gaussian_steps(
+            mechanism, answered=part.queries if every else int(round(part.answered)),
+            queries=part.queries)
+        if one is None:
+            return None
+        steps += one
+    return steps
 
 
 def data_independent_risk(result: AnalysisResult) -> AttackRisk | None:

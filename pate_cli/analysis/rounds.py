@@ -21,6 +21,7 @@ from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, LabelCounts
 from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, integral_maxima, row_window
 from ..mechanisms.rounds import Round, RoundsMechanism
+from .added_figures import with_rounds_pld
 from .result import AnalysisResult, QueryCounts, RoundPart, RunSetting
 from .run import analyze_votes
 from .steps import data_independent_curve, mechanism_steps
@@ -41,7 +42,9 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
 
     Returns:
       The :class:`AnalysisResult`: ``rounds`` has each round's epsilon alone;
-      ``rdp_at_order`` adds the rounds' selection and answer sums at the composed order.
+      ``rdp_at_order`` adds the rounds' selection and answer sums at the composed order;
+      rounds of Gaussian aggregators (without ``initial_rdp``) also their steps' exact
+      composition, ``epsilon_data_independent_pld`` (``added_figures.with_rounds_pld``).
 
     Raises:
       ValueError: no rounds, or a bad accounting setting.
@@ -106,7 +109,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
                 counts.queries - counts.labels_output, counts.labels_output, 0)
             tally.outcome_correct += counts.outcome_correct or (0, counts.correct, 0)
     accuracy, by_outcome = tally.accuracy(labels is not None)
-    return AnalysisResult(
+    return with_rounds_pld(AnalysisResult(
         mechanism=RoundsMechanism(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
         conversion=conversion, delta=delta, seed=int(seed), orders=orders,
         teachers=parts[0].teachers, classes=parts[0].classes,
@@ -127,7 +130,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
             outcome_correct=None if tally.outcomes is None
             else tuple(map(int, tally.outcome_correct))),
         frames=None if not per_query else partial(
-            _round_frames, parts=parts, windows=windows, with_outcome=with_outcome))
+            _round_frames, parts=parts, windows=windows, with_outcome=with_outcome)))
 
 
 def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float

@@ -39,6 +39,13 @@ PLD_FIRST_WORST = re.compile(rb"^(data-independent +)[0-9.]+ \(privacy-loss dist
 ANY_RUN = re.compile(rb"^(data-independent +)[0-9.]+ \(RDP, every query answered: the bound "
                      rb"for any run\); ([0-9.]+ \(RDP, order [^)]*\)) at the run's [0-9]+ "
                      rb"answers, not a bound: the votes decide that count$", re.M)
+# A run in rounds of Gaussian aggregators has its PLD figures since (the bound for any run
+# and the run's answers' figure), each beside its RDP one: the recorded line held the latter
+ROUNDS_PLD = re.compile(rb"^(data-independent +)[0-9.]+ \(privacy-loss distribution "
+                        rb"accountant, every query answered: the bound for any run; RDP "
+                        rb"[0-9.]+\); [0-9.]+ \(privacy-loss distribution accountant; RDP "
+                        rb"([0-9.]+), (order [^)]*)\) at the run's [0-9]+ answers, not a "
+                        rb"bound: the votes decide that count$", re.M)
 NAMES = sorted(path.name for path in GAUSSIAN.iterdir() if path.is_dir())
 
 
@@ -93,7 +100,7 @@ def _without_screening(name: str, data: bytes, recorded: bytes) -> bytes:
                 row["command"] = row["command"].replace(" --screening gaussian", "")
             writer.writerow(row)
         return out.getvalue().encode()
-    data = ANY_RUN.sub(rb"\1\2", data)
+    data = ROUNDS_PLD.sub(rb"\1\2 (\3)", ANY_RUN.sub(rb"\1\2", data))
     data = PLD_FIRST_WORST.sub(rb"\1\3 (\2)", PLD_FIRST.sub(rb"\1", data))
     # an RDP figure names its accountant since ("(RDP, order 6", "(RDP, every query")
     data = re.sub(rb"(; data-independent [0-9.]+) \(RDP\)$", rb"\1", data.replace(
