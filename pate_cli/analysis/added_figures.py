@@ -39,14 +39,7 @@ from ..mechanisms import release_draw
 from ..rounding import ceil_text
 from ..vote_rows import is_sparse
 from ..work_sizes import READ_VALUES
-from .attack_risk import (
-    GAUSSIAN,
-    bound_curve,
-    gaussian_steps,
-    is_sampled,
-    own_bound,
-    rounds_steps,
-)
+from .attack_risk import GAUSSIAN, bound_curve, gaussian_steps, is_sampled, own_bound
 from .result import AnalysisResult, TuningPart
 from .steps import mechanism_steps, run_charges
 
@@ -94,26 +87,6 @@ def with_pld_figure(result: AnalysisResult, mechanism, delta: float) -> Analysis
                      epsilon_data_independent_worst_pld=worst)
     return result if sampled_risk is None else replace(result,
                                                         risk_data_independent=sampled_risk)
-
-
-def with_rounds_pld(result: AnalysisResult) -> AnalysisResult:
-    """:func:`with_pld_figure` for a run in rounds of Gaussian aggregators: every round's
-    steps composed exactly (``gaussian_exact_epsilon``), at the rounds' answers and, beside
-    ``epsilon_data_independent_worst``, with every query of a selecting round answered;
-    unchanged for other rounds or with ``--add-rdp``."""
-    steps = None if result.initial_rdp is not None else rounds_steps(result, any_run=False)
-    if steps is None:
-        return result
-    figure = gaussian_exact_epsilon(steps, result.delta)
-    if result.accounting == "data-independent":
-        result = with_smaller_pld(result, figure)
-    worst = None
-    if result.epsilon_data_independent_worst is not None:
-        every = rounds_steps(result, any_run=True)
-        assert every is not None  # (the same rounds)
-        worst = gaussian_exact_epsilon(every, result.delta)
-    return replace(result, epsilon_data_independent_pld=figure,
-                   epsilon_data_independent_worst_pld=worst)
 
 
 def any_run_epsilon(result: AnalysisResult) -> float | None:

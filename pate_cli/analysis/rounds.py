@@ -17,11 +17,13 @@ import numpy as np
 
 from ..accounting.composition import initial_carry, sums_at_order
 from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
+from ..accounting.pld import gaussian_exact_epsilon
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, LabelCounts
 from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, integral_maxima, row_window
 from ..mechanisms.rounds import Round, RoundsMechanism
-from .added_figures import with_rounds_pld
+from .added_figures import with_smaller_pld
+from .attack_risk import rounds_steps
 from .result import AnalysisResult, QueryCounts, RoundPart, RunSetting
 from .run import analyze_votes
 from .steps import data_independent_curve, mechanism_steps
@@ -44,7 +46,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
       The :class:`AnalysisResult`: ``rounds`` has each round's epsilon alone;
       ``rdp_at_order`` adds the rounds' selection and answer sums at the composed order;
       rounds of Gaussian aggregators (without ``initial_rdp``) also their steps' exact
-      composition, ``epsilon_data_independent_pld`` (``added_figures.with_rounds_pld``).
+      composition, ``epsilon_data_independent_pld`` (:func:`_with_pld`).
 
     Raises:
       ValueError: no rounds, or a bad accounting setting.
@@ -109,7 +111,7 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
                 counts.queries - counts.labels_output, counts.labels_output, 0)
             tally.outcome_correct += counts.outcome_correct or (0, counts.correct, 0)
     accuracy, by_outcome = tally.accuracy(labels is not None)
-    return with_rounds_pld(AnalysisResult(
+    return _with_pld(AnalysisResult(
         mechanism=RoundsMechanism(tuple(spec.mechanism for spec in rounds)), accounting=accounting,
         conversion=conversion, delta=delta, seed=int(seed), orders=orders,
         teachers=parts[0].teachers, classes=parts[0].classes,
@@ -131,6 +133,26 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
             else tuple(map(int, tally.outcome_correct))),
         frames=None if not per_query else partial(
             _round_frames, parts=parts, windows=windows, with_outcome=with_outcome)))
+
+
+def _with_pld(result: AnalysisResult) -> AnalysisResult:
+    """``added_figures.with_pld_figure`` for a run in rounds of Gaussian aggregators: every round's
+    steps composed exactly (``gaussian_exact_epsilon``), at the rounds' answers and, beside
+    ``epsilon_data_independent_worst``, with every query of a selecting round answered;
+    unchanged for other rounds or with ``--add-rdp``."""
+    steps = None if result.initial_rdp is not None else rounds_steps(result, any_run=False)
+    if steps is None:
+        return result
+    figure = gaussian_exact_epsilon(steps, result.delta)
+    if result.accounting == "data-independent":
+        result = with_smaller_pld(result, figure)
+    worst = None
+    if result.epsilon_data_independent_worst is not None:
+        every = rounds_steps(result, any_run=True)
+        assert every is not None  # (the same rounds)
+        worst = gaussian_exact_epsilon(every, result.delta)
+    return replace(result, epsilon_data_independent_pld=figure,
+                   epsilon_data_independent_worst_pld=worst)
 
 
 def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
