@@ -119,6 +119,13 @@ def any_run_bound(result: AnalysisResult) -> dict | None:
             "rdp": float(worst), "order": order}
 
 
+def exact_gaussian_figure(steps: list, delta: float) -> float | None:
+    """``accounting.pld.gaussian_exact_epsilon`` of ``steps``, or None where their profile is
+    not resolved in floats (a std near its lower limit): the RDP figure stands alone."""
+    figure = gaussian_exact_epsilon(steps, delta)
+    return figure if math.isfinite(figure) else None
+
+
 def pld_figure(mechanism, queries: int, answered: int,
                delta: float) -> tuple[float | None, Any]:
     """The data-independent epsilon of ``queries`` selections and ``answered`` answers
@@ -153,7 +160,8 @@ def pld_figure(mechanism, queries: int, answered: int,
             found.append(laplace_pld_epsilon(scale, 2 * answered, delta))
         figures = [figure for figure in found if figure is not None]
         return (min(figures) if figures else None), risk
-    figures = [gaussian_exact_epsilon(plain, delta)]
+    exact = exact_gaussian_figure(plain, delta)
+    figures = [] if exact is None else [exact]
     sampled_risk = None
     sampling = mechanism.sampling if is_sampled(mechanism) else None
     if sampling is not None and sampling.scheme == "poisson":
@@ -168,7 +176,7 @@ def pld_figure(mechanism, queries: int, answered: int,
             if delta >= TRUSTED_DELTA:  # below it, the RDP figure (accounting.risk)
                 figures.append(float(pld.get_epsilon_for_delta(delta)))
             sampled_risk = pld_risk(pld)
-    return min(figures), sampled_risk
+    return (min(figures) if figures else None), sampled_risk
 
 
 def tuning_part(result, distribution: TuningDistribution) -> TuningPart:

@@ -34,7 +34,6 @@ from ..accounting.multilabel import (
     rdp_multilabel_data_independent,
     sensitivity_squared,
 )
-from ..accounting.pld import gaussian_exact_epsilon
 from ..errors import OptionError
 from ..inputs.multilabel import (
     attach_multilabel_labels,
@@ -53,7 +52,7 @@ from ..mechanisms.multilabel import (
 from ..numerics import whole
 from ..query_table import QueryTable, per_query_frame
 from ..work_sizes import WORK_VALUES, stream_rows
-from .added_figures import with_pld_figure, with_smaller_pld
+from .added_figures import exact_gaussian_figure, with_pld_figure, with_smaller_pld
 from .per_query_stream import per_query_frames
 from .result import AnalysisResult, MultilabelPart, QueryCounts, RunSetting
 from .run import analyze_votes, reports_any_run_bound
@@ -87,7 +86,7 @@ def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult
                           sensitivity_squared(variant, labels=label_count, tau=tau),
                           result.counts.labels_output)
     if variant != "binary" and initial_rdp is None:  # every query one Gaussian step
-        figure = gaussian_exact_epsilon(
+        figure = exact_gaussian_figure(
             [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], spec.delta)
         if spec.accounting == "data-independent":
             result = with_smaller_pld(result, figure)

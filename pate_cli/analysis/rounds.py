@@ -17,12 +17,11 @@ import numpy as np
 
 from ..accounting.composition import initial_carry, sums_at_order
 from ..accounting.conversion import checked_setting, grid_edge_notes, rdp_to_epsilon
-from ..accounting.pld import gaussian_exact_epsilon
 from ..accounting.svt import rdp_svt, rdp_svt_rounds
 from ..decisions import INTERACTIVE_NAMES, OUTCOME_ABSTAIN, OUTCOME_TEACHER, LabelCounts
 from ..inputs.rows import SPAN_CHECK, FirstRows, RowWindow, integral_maxima, row_window
 from ..mechanisms.rounds import Round, RoundsMechanism
-from .added_figures import with_smaller_pld
+from .added_figures import exact_gaussian_figure, with_smaller_pld
 from .attack_risk import rounds_steps
 from .result import AnalysisResult, QueryCounts, RoundPart, RunSetting
 from .run import analyze_votes
@@ -137,20 +136,20 @@ def analyze_rounds(votes: np.ndarray, rounds: list[Round], **options) -> Analysi
 
 def _with_pld(result: AnalysisResult) -> AnalysisResult:
     """``added_figures.with_pld_figure`` for a run in rounds of Gaussian aggregators: every round's
-    steps composed exactly (``gaussian_exact_epsilon``), at the rounds' answers and, beside
+    steps composed exactly (``exact_gaussian_figure``), at the rounds' answers and, beside
     ``epsilon_data_independent_worst``, with every query of a selecting round answered;
-    unchanged for other rounds or with ``--add-rdp``."""
+    unchanged for other rounds, with ``--add-rdp`` or where the profile is not resolved."""
     steps = None if result.initial_rdp is not None else rounds_steps(result, any_run=False)
-    if steps is None:
+    figure = None if steps is None else exact_gaussian_figure(steps, result.delta)
+    if figure is None:
         return result
-    figure = gaussian_exact_epsilon(steps, result.delta)
     if result.accounting == "data-independent":
         result = with_smaller_pld(result, figure)
     worst = None
     if result.epsilon_data_independent_worst is not None:
         every = rounds_steps(result, any_run=True)
         assert every is not None  # (the same rounds)
-        worst = gaussian_exact_epsilon(every, result.delta)
+        worst = exact_gaussian_figure(every, result.delta)
     return replace(result, epsilon_data_independent_pld=figure,
                    epsilon_data_independent_worst_pld=worst)
 

@@ -144,6 +144,10 @@ def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     return curve, digest, None
 
 
+# An added RDP value above this is taken as infinite (see checked_curve).
+HUGE_RDP = 1e300
+
+
 def checked_curve(curve, orders: np.ndarray, *, name: str = "add_rdp",
                   hint: str | None = None) -> np.ndarray:
     """An added RDP curve (one value per order) as float64, refused in one line for a wrong
@@ -157,8 +161,12 @@ def checked_curve(curve, orders: np.ndarray, *, name: str = "add_rdp",
                          "order of the analysis, or a table order,rdp)")
     if np.any(np.isnan(curve)) or np.any(curve < 0):
         raise InputError(f"{name}: the added RDP curve has negative or NaN values")
+    # past 1e300 the conversion's terms and upward margin overflow: such an order bounds
+    # nothing, as an infinite value (never below the value given)
+    curve = np.where(curve > HUGE_RDP, np.inf, curve)
     if not np.any(np.isfinite(curve)):
-        raise InputError(f"{name}: the added RDP is infinite at every order of the analysis"
+        raise InputError(f"{name}: the added RDP is infinite (or above 1e300) at every order "
+                         "of the analysis"
                          f"{f' ({hint})' if hint else ''}, so its cost and the total "
                          "epsilon would be infinite")
     return curve

@@ -430,3 +430,22 @@ def test_lnmax_noisy_counts_pld_against_prv_accountant(scale, answers):
     run = analyze(str(SAMPLES / "mnist_250_votes.npy"), "lnmax", laplace_scale=scale,
                   queries=answers, accounting="data-independent")
     assert run.epsilon == figure < run.epsilon_rdp and run.data_independent_method == "pld"
+
+
+@pytest.mark.parametrize("args", [
+    ("-n", "50", "-m", "gnmax", "--sigma", "1e-8"),
+    ("-n", "50", "-m", "confident", "--sigma-threshold", "1e-9"),
+    ("--rounds", "{rounds}"),
+])
+def test_an_unresolved_profile_leaves_the_rdp_figure_alone(cli, tmp_path, args):
+    """A std near its lower limit (1e-9 is accepted): the Gaussian profile is not resolved
+    in floats, so there is no PLD figure (null), never inf: the JSON stays valid (it was
+    exit 2, "not JSON compliant: inf"; review R17)."""
+    rounds = tmp_path / "rounds.csv"
+    rounds.write_text("rows,mechanism,sigma\n0:20,gnmax,1e-9\n20:50,gnmax,1e-9\n")
+    done = cli.analyze("sample_votes/mnist_250_votes.npy",
+                       *(arg.format(rounds=rounds) for arg in args), "-f", "json")
+    assert done.code == 0, done.err
+    summary = json.loads(done.out)
+    assert summary["epsilon_data_independent_pld"] is None
+    assert math.isfinite(summary["epsilon_data_independent"])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import numpy as np
@@ -148,7 +149,7 @@ def test_bad_events_are_one_line_errors(cli, tmp_path, text, message):
     assert message in result.err and len(result.err.strip().splitlines()) == 1
 
 
-INFINITE = "the added RDP is infinite at every order of the analysis"
+INFINITE = "the added RDP is infinite (or above 1e300) at every order of the analysis"
 
 
 @pytest.mark.parametrize("event", [
@@ -186,7 +187,7 @@ def test_the_api_checks_an_added_array_as_a_file():
     import pate_cli
 
     orders = default_orders()
-    with pytest.raises(pate_cli.InputError, match=f"add_rdp: {INFINITE}, so"):
+    with pytest.raises(pate_cli.InputError, match=re.escape(f"add_rdp: {INFINITE}, so")):
         pate_cli.analyze(VOTES, queries=10, add_rdp=np.full(orders.size, np.inf))
     with pytest.raises(pate_cli.InputError, match="add_rdp: 3 RDP values for 298 orders"):
         pate_cli.analyze(VOTES, queries=10, add_rdp=[0.1, 0.2, 0.3])
@@ -231,3 +232,17 @@ def test_write_rdp_refuses_an_extension_it_does_not_write(cli, tmp_path):
     result = cli.analyze(VOTES, "-n", "3", "--write-rdp", tmp_path / "curve.json")
     assert result.code == 2 and "unknown extension for --write-rdp (use .csv" in result.err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_value_no_conversion_carries_counts_as_infinite(cli, tmp_path):
+    """An added RDP value near the float maximum overflowed the conversion to an infinite
+    epsilon that JSON cannot hold (exit 2 at the output; review R17): above 1e300 it counts
+    as infinite, refused where every order is, left out where others bound."""
+    path = tmp_path / "huge.csv"
+    path.write_text("order,rdp\n2,1.7976931348623157e308\n")
+    done = cli.analyze(VOTES, "-n", "50", "--add-rdp", path, "-f", "json")
+    assert done.code == 2 and f"Error: {path}: {INFINITE}" in done.err
+    from pate_cli.inputs.rdp_curve import checked_curve
+
+    curve = checked_curve(np.array([1e301, 2.0, 3.0]), np.array([2.0, 3.0, 4.0]))
+    assert curve.tolist() == [np.inf, 2.0, 3.0]
