@@ -73,3 +73,14 @@ def _fixed(value, digits: int, rounding: str) -> str:
     if not math.isfinite(value):
         return f"{value:.{digits}f}"
     return f"{_quantize(value, digits, rounding):.{digits}f}"
+
+
+def order_text(order: float) -> str:
+    """A Rényi order as a person reads it: ``f"{order:g}"`` (``13.5``, ``1e+06``), with as
+    many more significant digits as show it above 1 (``1.0000001``, not ``1``, which is no
+    Rényi order)."""
+    for digits in range(6, 18):
+        text = f"{float(order):.{digits}g}"
+        if float(text) > 1.0 or not float(order) > 1.0:
+            return text
+    return repr(float(order))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..orders import default_orders, validate_orders
+from ..rounding import order_text
 from .validators import check_delta
 
 CONVERSIONS = ("classic", "improved")
@@ -188,5 +189,6 @@ def grid_edge_notes(orders: np.ndarray, order: float, epsilon: float) -> tuple[s
     best = int(np.flatnonzero(orders == order)[0])
     if orders.size > 1 and best in (0, orders.size - 1) and 0 < epsilon < np.inf:
         edge = "first" if best == 0 else "last"
-        return (f"the best order {order:g} is the {edge} of the grid; {GRID_EDGE_ADVICE}",)
+        return (f"the best order {order_text(order)} is the {edge} of the grid; "
+                f"{GRID_EDGE_ADVICE}",)
     return ()

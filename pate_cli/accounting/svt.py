@@ -142,6 +142,9 @@ def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float)
     ``w = 1 - 4 lam log x``, ``x = 4 delta2 / (n + sqrt(n^2 + 8 (c+1) delta2))``."""
     _check_scale_cutoff(scale, cutoff)
     x = 4.0 * delta2 / (queries + math.sqrt(queries * queries + 8.0 * (cutoff + 1) * delta2))
+    if not x > 0.0:  # delta2 (half the run's delta) underflows with the queries' factor
+        raise ValueError(f"delta is too small for SVT-PATE: half of it, shared by {queries} "
+                         "queries, is below the smallest float")
     return 1.0 - 4.0 * scale * math.log(x)
 
 

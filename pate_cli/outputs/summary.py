@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from ..rounding import ceil_significant, ceil_text, floor_text
+from ..rounding import ceil_significant, ceil_text, floor_text, order_text
 from .report_statement import (
     ANY_RUN_KEY,
     AVERAGE_RELEASE,
@@ -429,7 +429,7 @@ def _queries(count) -> str:
 
 def _order(value) -> str:
     """``order A``, or for no order (SVT-PATE's pure-DP bound ``c eps0``) what gave it."""
-    return "pure-DP bound c*eps0" if value is None else f"order {_short(value)}"
+    return "pure-DP bound c*eps0" if value is None else f"order {order_text(value)}"
 
 
 def _rdp(value) -> str:

@@ -449,3 +449,18 @@ def test_an_unresolved_profile_leaves_the_rdp_figure_alone(cli, tmp_path, args):
     summary = json.loads(done.out)
     assert summary["epsilon_data_independent_pld"] is None
     assert math.isfinite(summary["epsilon_data_independent"])
+
+
+def test_an_order_is_shown_as_itself(cli):
+    """An order just above 1 was shown as "order 1" (not a Rényi order) in the summary and
+    the grid-edge note (review R17); an extended grid's order keeps its digits."""
+    from pate_cli.accounting.conversion import grid_edge_notes
+    from pate_cli.rounding import order_text
+
+    assert [order_text(order) for order in (13.5, 2.0, 1e6, 1.0000001, 1.61761328)] \
+        == ["13.5", "2", "1e+06", "1.0000001", "1.61761"]
+    done = cli.analyze("sample_votes/mnist_250_votes.npy", "-n", "50", "-m", "gnmax",
+                       "--sigma", "1e6", "--orders", "1.0000001")
+    assert done.code == 0 and "(RDP, order 1.0000001;" in done.out
+    assert "the best order 1.0000001 is the first" in grid_edge_notes(
+        np.array([1.0000001, 2.0]), 1.0000001, 5.0)[0]

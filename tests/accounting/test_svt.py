@@ -55,3 +55,12 @@ def test_delta2_matches_the_formula_and_the_threshold_solves_it():
     assert math.isclose(g.delta1, 1e-6) and math.isclose(g.delta2, 1e-6)
     with pytest.raises(ValueError, match="leaves no delta"):
         svt_guarantee(scale=lam, cutoff=c, queries=n, delta=1e-6, orders=ORDERS, threshold=5)
+
+
+def test_a_delta_whose_half_underflows_is_one_line(cli):
+    """A subnormal delta (5e-324: half of it is 0) gave "math domain error" (review R17)."""
+    done = cli.analyze("sample_votes/mnist_250_votes.npy", "-n", "50", "-m", "svt",
+                       "--delta", "5e-324")
+    assert done.code == 2 and done.err == ("Error: delta is too small for SVT-PATE: half of "
+                                           "it, shared by 50 queries, is below the smallest "
+                                           "float\n")
