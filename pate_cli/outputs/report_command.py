@@ -8,7 +8,6 @@ the report gave it (``given``).
 
 from __future__ import annotations
 
-import math
 import shlex
 
 import numpy as np
@@ -25,7 +24,7 @@ def option_value(value) -> str:
     """A number as an option's value, exactly (``40``, ``0.1``, ``1e-05``)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return str(int(value))
     return repr(value)
 

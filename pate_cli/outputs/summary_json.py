@@ -216,9 +216,10 @@ def plain_dict(value):
 
 
 def plain_number(value):
-    """numpy scalars to Python numbers; integral floats to int."""
+    """numpy scalars to Python numbers; integral floats below 2^53 to int (a larger one
+    stays a float: ``1e+300``, not 301 digits no int64 reader takes)."""
     value = value.item() if isinstance(value, np.generic) else value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     return value
 

@@ -138,8 +138,9 @@ def _plain_row(row: dict, columns) -> dict:
 
 
 def _whole(value):
-    """An integral float as an int (exactly the same number); anything else unchanged."""
-    if isinstance(value, float) and value.is_integer():
+    """An integral float below 2^53 as an int (exactly the same number); anything else
+    unchanged."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     return value
 

@@ -94,3 +94,15 @@ def test_a_risk_whose_every_printed_bound_is_one_is_called_vacuous(tprs, advanta
     fprs = ("0.001", "0.01", "0.1")
     risk = {"tpr_at_fpr": dict(zip(fprs, tprs, strict=True)), "advantage": advantage}
     assert vacuous_text(risk) == ("; vacuous: every bound rounds to 1" if vacuous else "")
+
+
+def test_a_huge_whole_number_stays_a_float():
+    """An integral float of 2^53 or more is written as a float (``1e+300``), not as 301
+    digits an int64 reader overflows on (review R17); below, as an int (``200``)."""
+    from pate_cli.outputs.report_command import option_value
+    from pate_cli.outputs.summary_json import plain_number
+
+    assert plain_number(1e300) == 1e300 and isinstance(plain_number(1e300), float)
+    assert plain_number(2.0**53) == 2.0**53 and isinstance(plain_number(2.0**53), float)
+    assert plain_number(200.0) == 200 and isinstance(plain_number(200.0), int)
+    assert option_value(1e300) == "1e+300" and option_value(40.0) == "40"
