@@ -385,7 +385,20 @@ INPUT_RULES: tuple[Rule, ...] = (
     Rule(lambda s, v: s.halt_at == "output" and v.outputs is None,
          "--halt-at output needs an output grouping (--outputs FILE, an 'output' array in "
          "the sparse archive, or an output column in the long table)"),
+    Rule(lambda s, v: _sample_size(s) < float(v.teachers),
+         lambda s: f"--sampling {s.sampling}: a query's votes come from at most "
+                   f"{_sample_size(s):g} sampled voters, each casting one vote, but the rows "
+                   "hold more (raise the sample size to at least the votes per query)"),
 )
+
+
+def _sample_size(s: RunSpec) -> float:
+    """The sample size ``m`` of ``--sampling without-replacement:m/N`` (else inf)."""
+    if s.sampling is None or s.multilabel is not None:
+        return float("inf")
+    sampling = (s.sampling if isinstance(s.sampling, Sampling) else
+                parse_sampling(s.sampling, s.vote_change or "move", s.sampling_steps or "shared"))
+    return float("inf") if sampling.size is None else float(sampling.size)
 
 
 def check_options(spec: RunSpec) -> Sampling | None:

@@ -80,6 +80,10 @@ REFUSALS = [
      "--sampling applies to single runs (not --rounds, --individualized or "
      "--smooth-sensitivity)"),
     (["--vote-change", "add"], "--vote-change applies to sampled voters (--sampling)"),
+    (["--sampling", "without-replacement:29/100", *DI],  # rows of 30 votes (review R16)
+     "--sampling without-replacement:29/100: a query's votes come from at most 29 sampled "
+     "voters, each casting one vote, but the rows hold more (raise the sample size to at "
+     "least the votes per query)"),
     *((["--sampling", "poisson:0.5", *DI, "-m", name, "--sampling-steps", "independent"],
        "--sampling-steps independent applies to -m confident (a threshold step and an answer "
        f"step that each sample the voters), not -m {name}") for name in ("gnmax", "lnmax")),
@@ -238,13 +242,13 @@ def test_without_replacement_moves_a_vote_and_refuses_add(cli, tmp_path):
     for key in ("epsilon", "epsilon_rdp", "order", "epsilon_method"):
         assert full[key] == plain[key], key
     assert full["epsilon"] > 1.35
-    table = cli.analyze(*args, "--sampling", "without-replacement:100/1000")
+    table = cli.analyze(*args, "--sampling", "without-replacement:250/1000")
     assert "a replaced unit moves one vote (argmax L2 sensitivity 1.41421)" in table.out
-    refused = cli.analyze(*args, "--sampling", "without-replacement:100/1000",
+    refused = cli.analyze(*args, "--sampling", "without-replacement:250/1000",
                           "--vote-change", "add")
     assert refused.code == 2 and not refused.out
     assert "--vote-change add applies to --sampling poisson" in refused.err
-    moved = run_json(cli, *args, "--sampling", "without-replacement:100/1000",
+    moved = run_json(cli, *args, "--sampling", "without-replacement:250/1000",
                      "--vote-change", "move")  # the default, said: accepted
     assert moved["sampling"]["vote_change"] == "move"
 
@@ -261,7 +265,7 @@ def test_rate_one_is_no_sampling(cli, votes, mechanism):
 
 def test_lnmax_sampled_is_below_unsampled(cli, votes):
     plain = run_json(cli, votes, *DI, "-m", "lnmax", "--laplace-scale", "2")
-    for scheme in ("poisson:0.1", "without-replacement:1/10"):
+    for scheme in ("poisson:0.1", "without-replacement:30/300"):
         sampled = run_json(cli, votes, *DI, "-m", "lnmax", "--laplace-scale", "2",
                            "--sampling", scheme)
         assert sampled["sampling"]["sensitivity"] == 2.0
@@ -297,9 +301,9 @@ def test_same_bytes_for_any_chunk_or_worker_count(cli, votes):
 
 
 def test_table_names_the_scheme(cli, votes):
-    result = cli.analyze(votes, *DI, "--sampling", "without-replacement:15/100")
+    result = cli.analyze(votes, *DI, "--sampling", "without-replacement:30/100")
     assert result.code == 0
-    assert ("sampling          without replacement, 15 of 100; a replaced unit moves one "
+    assert ("sampling          without replacement, 30 of 100; a replaced unit moves one "
             "vote (argmax L2 sensitivity 1.41421); one subset feeds both steps") in result.out
 
 
