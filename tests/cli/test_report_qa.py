@@ -238,7 +238,7 @@ REPRODUCED = [
     [VOTES, "-n", "200", "--accounting", "data-independent", "--sampling", "poisson:0.3",
      "--vote-change", "add", "-m", "gnmax", "--sigma", "40", "--tuning", "negbin:10,0.5"],
     [VOTES, "-n", "200", "--accounting", "data-independent", "--sampling",
-     "without-replacement:30/100", "--sampling-steps", "independent", "--tuning",
+     "without-replacement:250/1000", "--sampling-steps", "independent", "--tuning",
      "geometric:20", "--orders", "2,4,8.5"],
     [VOTES, "-n", "2000", "-m", "gnmax", "--sigma", "40", "--budget", "1", "--add-rdp",
      str(SAMPLES.parent / "tests" / "regression" / "gan_rdp.csv")],

@@ -181,7 +181,7 @@ CASES: dict[str, tuple[str, list[str], dict[str, str]]] = {
     "sampling_wor_lnmax_table": ("pate-analyze", [ADULT, "-n", "500", "-m", "lnmax",
                                                   "--laplace-scale", "20", "--accounting",
                                                   "data-independent", "--sampling",
-                                                  "without-replacement:15/100"], {}),
+                                                  "without-replacement:250/1000"], {}),
     "sweep_sampling": ("pate-sweep", [MNIST, "-m", "gnmax", "-m", "confident", "--sigma",
                                       "30,40", "-n", "500", "--accounting",
                                       "data-independent", "--sampling", "poisson:0.1",
