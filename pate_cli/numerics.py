@@ -20,6 +20,15 @@ def whole(values) -> bool:
     return bool(np.array_equal(values, np.rint(values)))
 
 
+def whole_int(value):
+    """An integral float below 2^53 as an int (exactly the same number, written ``200``);
+    anything else unchanged (a larger float stays ``1e+300``, not 301 digits no int64
+    reader takes)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
 def real_number(value, *, whole: bool = False, positive: bool = False) -> bool:
     """Whether ``value`` is one real number (an integer with ``whole``; finite and above 0
     with ``positive``), as a keyword of the API must be: not a bool, a string or a list."""

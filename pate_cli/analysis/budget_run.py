@@ -37,6 +37,7 @@ from ..decisions import Decisions, LabelCounts, released_labels
 from ..inputs.rows import FirstRows, LocalRows, Span, span_of
 from ..mechanisms import NoiseSource
 from ..numerics import whole as whole_numbers
+from ..numerics import whole_int
 from ..threads import tasks_in_order
 from ..vote_rows import VoteRows, row_width
 from ..work_sizes import CURVE_CACHE_BYTES, TASK_VALUES
@@ -305,8 +306,7 @@ def _spread(values: np.ndarray) -> dict:
 
 
 def _plain(value):
-    value = float(value)
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    return whole_int(float(value))
 
 
 def summed_blocks(run: BudgetSetting, count: int, *, workers: int | None = None, executor=None,

@@ -12,6 +12,7 @@ import shlex
 
 import numpy as np
 
+from ..numerics import whole_int
 from ..orders import AUTO, default_orders
 from .report_statement import tuning_law
 
@@ -24,9 +25,8 @@ def option_value(value) -> str:
     """A number as an option's value, exactly (``40``, ``0.1``, ``1e-05``)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return str(int(value))
-    return repr(value)
+    value = whole_int(value)
+    return str(value) if isinstance(value, int) else repr(value)
 
 
 class _Command:

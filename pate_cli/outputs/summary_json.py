@@ -17,6 +17,7 @@ from ..analysis.added_figures import streamed_notes
 from ..analysis.result import AnalysisResult, register_presenter
 from ..analysis.run import reports_any_run_bound
 from ..decisions import INTERACTIVE_NAMES
+from ..numerics import whole_int
 
 
 def summary_dict(result: AnalysisResult) -> dict:
@@ -216,12 +217,8 @@ def plain_dict(value):
 
 
 def plain_number(value):
-    """numpy scalars to Python numbers; integral floats below 2^53 to int (a larger one
-    stays a float: ``1e+300``, not 301 digits no int64 reader takes)."""
-    value = value.item() if isinstance(value, np.generic) else value
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    return value
+    """numpy scalars to Python numbers; integral floats below 2^53 to int (``whole_int``)."""
+    return whole_int(value.item() if isinstance(value, np.generic) else value)
 
 
 def _finite_or_none(value):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -31,7 +30,7 @@ from ..analysis import analyze_totals
 from ..analysis.run_spec import RunSpec, check_options
 from ..errors import InputError, OptionError
 from ..inputs.long_table import ColumnMap, column_map
-from ..inputs.readers import file_sha256
+from ..inputs.readers import file_sha256, is_regular
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
 from ..mechanisms.aggregators import SELECTING, TAKEN_BY, needs_integer_votes, not_taken
@@ -398,11 +397,9 @@ def _check_reopenable(path) -> None:
     process substitution) can be read once only, so they are refused before reading."""
     if path is None:
         return
-    try:
-        pipe = os.fspath(path) == "-" or stat.S_ISFIFO(os.stat(path).st_mode)
-    except (OSError, ValueError):  # missing or unreadable: load_votes says so
-        return
-    if pipe:
+    name = os.fspath(path)  # (missing, or a directory: load_votes says so)
+    if name == "-" or (os.path.exists(name) and not os.path.isdir(name)
+                       and not is_regular(name)):
         raise InputError(f"{path}: standard input or a pipe, which can be read once only; "
                          "pate-sweep's workers open each file themselves: give a file")
 

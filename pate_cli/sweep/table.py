@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import InputError
 from ..inputs.table_pieces import read_table
 from ..inputs.tables import SWEEP
+from ..numerics import whole_int
 from ..outputs.files import parquet_bytes, require_pyarrow
 from ..outputs.report_statement import data_dependence
 from ..outputs.writing import utf8_text
@@ -137,25 +138,17 @@ def _plain_row(row: dict, columns) -> dict:
     return plain
 
 
-def _whole(value):
-    """An integral float below 2^53 as an int (exactly the same number); anything else
-    unchanged."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return int(value)
-    return value
-
-
 def _whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with ``COUNT_COLUMNS`` as Python numbers, whole ones as int (for CSV)."""
     import pandas as pd
-    counts = {column: pd.Series([None if _missing(v) else _whole(float(v))
+    counts = {column: pd.Series([None if _missing(v) else whole_int(float(v))
                                  for v in frame[column]], index=frame.index, dtype=object)
               for column in COUNT_COLUMNS if column in frame.columns}
     return frame.assign(**counts)
 
 
 def _whole_counts_row(row: dict) -> dict:
-    return {column: _whole(value) if column in COUNT_COLUMNS else value
+    return {column: whole_int(value) if column in COUNT_COLUMNS else value
             for column, value in row.items()}
 
 
