@@ -12,6 +12,28 @@ from fractions import Fraction
 
 import numpy as np
 
+# Every converted epsilon is raised by this much, relative (about 9.1e-13), above the curves'
+# and sums' rounding (docs/explanation/numerics.md#tolerance).
+ROUNDING_MARGIN = 2.0 ** -40
+UNIT_ROUNDOFF = 2.0 ** -53
+
+
+def summed_margin(terms: int) -> float:
+    """The relative raise of a figure from a sum of up to ``terms`` non-negative curves added
+    one after another (math:conversion): ``ROUNDING_MARGIN`` up to 4,080 terms, else
+    ``2 (terms + 16) u`` (u = 2^-53). Such a sum is within ``(terms - 1) u`` of its value,
+    relative (Higham 2002, eq. 4.4), which the curves' own few ulps and the conversion's
+    add to (docs/explanation/numerics.md#tolerance)."""
+    return max(ROUNDING_MARGIN, 2.0 * (terms + 16) * UNIT_ROUNDOFF)
+
+
+def raised_rdp(rdp, terms: int = 0) -> np.ndarray:
+    """RDP values handed on (written, printed) raised as every epsilon is, by
+    ``summed_margin(terms)`` relative (0 and ``inf`` stay): summed in floats (``terms``
+    curves added one after another at most), they are a few ulps either side of the
+    formulas' values, and a bound must not be below them."""
+    return np.asarray(rdp, dtype=np.float64) * (1.0 + summed_margin(terms))
+
 
 def whole(values) -> bool:
     """Whether every value is a whole number (a NaN is not): vote counts that are plain

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .decisions import INTERACTIVE_NAMES, codes_of
-from .numerics import whole
+from .numerics import raised_rdp, whole
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,9 +23,12 @@ PER_QUERY_COLUMNS = (
 _ATTRIBUTE = {"epsilon": "epsilon_query"}  # a column's QueryTable name, where it differs
 
 
-def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
+def per_query_frame(result, *, integral: bool | None = None,
+                    raised: bool = False) -> pd.DataFrame:
     """The per-query table of cli:per-query; ``plurality`` as integers if every value is one, or as
-    ``integral`` says (a piece of a longer table follows the whole table's choice)."""
+    ``integral`` says (a piece of a longer table follows the whole table's choice); the RDP
+    columns raised as every RDP value handed on (``numerics.raised_rdp``), unless ``raised``
+    (sums of a table's raised columns)."""
     import pandas as pd
     answered = (result.answered if result.accounting == "expected"
                 else result.answered.astype(np.int64))
@@ -39,6 +42,8 @@ def per_query_frame(result, *, integral: bool | None = None) -> pd.DataFrame:
         "plurality_class": result.plurality_class, "answered": answered, "label": label,
         **{column: getattr(result, _ATTRIBUTE.get(column, column))
            for column in PER_QUERY_COLUMNS[5:]}})
+    for column in () if raised else ("rdp_selection", "rdp_answer"):
+        frame[column] = raised_rdp(frame[column].to_numpy())
     if result.outcome is not None:
         frame["outcome"] = np.asarray(INTERACTIVE_NAMES)[result.outcome.astype(np.int64)]
     for name, values in result.columns.items():

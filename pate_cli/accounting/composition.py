@@ -10,6 +10,7 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from ..numerics import raised_rdp
 from ..work_sizes import WORK_VALUES
 from .conversion import Conversion, minimise_over_orders
 
@@ -102,10 +103,12 @@ def initial_carry(initial_rdp: np.ndarray | None, orders: np.ndarray) -> np.ndar
 
 
 def sums_at_order(orders: np.ndarray, order: float, selection: np.ndarray,
-                  answer: np.ndarray) -> dict[str, float]:
-    """``rdp_at_order``: the selection and answer sums at the reported order."""
+                  answer: np.ndarray, terms: int) -> dict[str, float]:
+    """``rdp_at_order``: the selection and answer sums of up to ``terms`` queries at the
+    reported order, raised as every RDP value handed on (``numerics.raised_rdp``)."""
     k = int(np.flatnonzero(orders == order)[0])  # the order is one of the grid's
-    return {"selection": float(selection[k]), "answer": float(answer[k])}
+    return {"selection": float(raised_rdp(selection[k], terms)),
+            "answer": float(raised_rdp(answer[k], terms))}
 
 
 def sequential_total(rows: np.ndarray) -> np.ndarray:
@@ -139,7 +142,8 @@ def cumulative_epsilon(rows: np.ndarray, carry: np.ndarray, conversion: Conversi
         np.cumsum(part, axis=-2, out=part)
         epsilon, choice = minimise_over_orders(part, conversion.offset[kept],
                                                clip=conversion.clip, out=part,
-                                               tv_limit=conversion.tv_limit)
+                                               tv_limit=conversion.tv_limit,
+                                               margin=conversion.margin)
         return epsilon, kept[choice], total
     np.cumsum(rows, axis=-2, out=rows)
     total = rows[..., -1, :].copy()

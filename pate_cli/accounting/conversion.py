@@ -11,14 +11,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..numerics import ROUNDING_MARGIN, summed_margin
 from ..orders import default_orders, validate_orders
 from ..rounding import order_text
 from .validators import check_delta
 
 CONVERSIONS = ("classic", "improved")
-# Every converted epsilon is raised by this much, relative (about 9.1e-13), above the curves'
-# and sums' rounding (docs/explanation/numerics.md#tolerance).
-ROUNDING_MARGIN = 2.0 ** -40
 # How a run charges its queries (math:independent, math:gnmax, math:threshold, math:lnmax,
 # math:conversion, math:costs): the replay's, pr_answered-weighted, or data-independent.
 ACCOUNTING_MODES = ("replay", "expected", "data-independent")
@@ -45,13 +43,15 @@ class Conversion:
     """One conversion on one order grid at one delta (math:conversion).
 
     ``offset``: :func:`conversion_offset` per order; ``clip``, ``tv_limit``: the improved
-    conversion's clip at 0 and :func:`tv_limit` (``None`` for classic).
+    conversion's clip at 0 and :func:`tv_limit` (``None`` for classic); ``margin``: the
+    relative raise of every epsilon (``numerics.summed_margin``).
     """
 
     orders: np.ndarray
     offset: np.ndarray
     clip: bool
     tv_limit: float | None = None
+    margin: float = ROUNDING_MARGIN
 
     @classmethod
     def of(cls, *, orders, delta: float, conversion: str = "classic") -> Conversion:
@@ -61,6 +61,11 @@ class Conversion:
         improved = conversion == "improved"
         return cls(orders=orders, offset=offset, clip=improved,
                    tv_limit=tv_limit(delta) if improved else None)
+
+    def summing(self, terms: int) -> Conversion:
+        """The same conversion for sums of up to ``terms`` curves added one after another
+        (a run's running sums: ``numerics.summed_margin``)."""
+        return replace(self, margin=summed_margin(terms))
 
     def at_orders(self, columns: np.ndarray) -> Conversion:
         """The same conversion on the orders ``columns`` (indices into the grid) only."""
@@ -80,7 +85,7 @@ class Conversion:
         """``(epsilon, index of the order)`` of curves ``(..., orders)``; see
         :func:`minimise_over_orders`."""
         return minimise_over_orders(rdp, self.offset, clip=self.clip, out=out,
-                                    tv_limit=self.tv_limit)
+                                    tv_limit=self.tv_limit, margin=self.margin)
 
 
 def checked_setting(accounting: str, delta: float, orders: np.ndarray | None,
@@ -103,14 +108,23 @@ def tv_limit(delta: float) -> float:
 
 def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
                          out: np.ndarray | None = None,
-                         tv_limit: float | np.ndarray | None = None
-                         ) -> tuple[np.ndarray, np.ndarray]:
+                         tv_limit: float | np.ndarray | None = None,
+                         margin: float = ROUNDING_MARGIN) -> tuple[np.ndarray, np.ndarray]:
     """``min over alpha of rdp(alpha) + offset(alpha)`` and the first minimising index, each
     of shape ``rdp.shape[:-1]`` (math:conversion). ``out`` receives ``rdp + offset`` (``rdp``
-    itself converts in place); ``clip``, ``tv_limit`` (orders at most it give 0): improved's."""
+    itself converts in place); ``clip``, ``tv_limit`` (orders at most it give 0): improved's.
+
+    The minimum is raised by ``margin`` relative to the terms it adds (``rdp`` and ``offset``:
+    the curves and their sums are computed in floats, a few ulps either side of the
+    formulas' values; ``numerics.summed_margin``), so no epsilon is below them:
+    ``epsilon * (1 + margin)`` where the
+    offset is not negative, and where the improved conversion's is (the two cancel),
+    ``epsilon + margin * (|epsilon| + 2 |offset|)``; the improved conversion's 0 only
+    where ``rdp`` raised by the margin is at most ``tv_limit`` lowered by it.
+    """
     shortcut = None
     if tv_limit is not None:
-        shortcut = np.asarray(rdp) <= tv_limit
+        shortcut = np.asarray(rdp) * (1.0 + margin) <= tv_limit * (1.0 - margin)
         if not shortcut.any():
             shortcut = None
     candidates = np.add(rdp, offset, out=out)
@@ -118,15 +132,22 @@ def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
         candidates[shortcut] = 0.0  # as dp_accounting: exactly 0 there
     best = np.argmin(candidates, axis=-1)
     epsilon = np.take_along_axis(candidates, best[..., None], axis=-1)[..., 0]
+    below = np.asarray(offset)[..., best] if np.ndim(offset) == 1 else np.take_along_axis(
+        np.broadcast_to(offset, candidates.shape), best[..., None], axis=-1)[..., 0]
+    cancel = below < 0.0
+    if shortcut is not None:
+        cancel &= ~np.take_along_axis(np.broadcast_to(shortcut, candidates.shape),
+                                      best[..., None], axis=-1)[..., 0]
+    if cancel.any():  # an absolute allowance: a relative one on what is left is too small
+        epsilon = np.where(cancel, epsilon + margin * (np.abs(epsilon) + 2.0 * np.abs(below)),
+                           epsilon)
     if clip:
         epsilon = np.maximum(epsilon, 0.0)
-    # raised by ROUNDING_MARGIN relative: the curves and their sums are computed in floats,
-    # a few ulps either side of the formulas' values; raised, no epsilon is below them
-    epsilon = np.where(epsilon > 0.0, epsilon * (1.0 + ROUNDING_MARGIN), epsilon)
+    epsilon = np.where((epsilon > 0.0) & ~cancel, epsilon * (1.0 + margin), epsilon)
     return epsilon, best
 
 
-def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
+def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic", terms: int = 0
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Convert RDP curves to ``(epsilon, order)`` at ``delta`` (math:conversion).
 
@@ -136,6 +157,8 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
       delta: the target delta, in (0, 1).
       conversion: ``classic`` (the default; Mironov 2017) or ``improved`` (Canonne, Kamath,
         Steinke 2020; epsilon clipped at 0).
+      terms: the curves are sums of up to that many curves added one after another (the
+        epsilon is raised by ``numerics.summed_margin(terms)``; 0: a few).
 
     Returns:
       ``(epsilon, order)``, each of shape ``rdp.shape[:-1]`` (0-d arrays for one curve); the
@@ -149,7 +172,8 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic"
     rdp = _checked_curve(rdp)
     if rdp.shape[-1:] != orders.shape:
         raise ValueError(f"rdp has {rdp.shape[-1:]} orders, the grid has {orders.size}")
-    epsilon, best = Conversion.of(orders=orders, delta=delta, conversion=conversion).epsilon(rdp)
+    epsilon, best = Conversion.of(orders=orders, delta=delta, conversion=conversion).summing(
+        terms).epsilon(rdp)
     return epsilon, orders[best]
 
 

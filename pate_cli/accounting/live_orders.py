@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..numerics import UNIT_ROUNDOFF
 from ..work_sizes import WORK_VALUES
 from .composition import (
     ArrayRows,
@@ -23,9 +24,7 @@ from .composition import (
     running_total,
     sequential_total,
 )
-from .conversion import ROUNDING_MARGIN, Conversion
-
-UNIT_ROUNDOFF = 2.0 ** -53
+from .conversion import Conversion
 
 
 def epsilon_ceiling(total: np.ndarray, terms: int, conversion: Conversion) -> float:
@@ -42,7 +41,11 @@ def epsilon_ceiling(total: np.ndarray, terms: int, conversion: Conversion) -> fl
             np.abs(sums) + np.abs(conversion.offset))
     if np.isnan(bound).any():
         return float("nan")
-    return max(float(bound.min()), 0.0) * (1.0 + ROUNDING_MARGIN)  # as every epsilon
+    # raised as every epsilon (``conversion.minimise_over_orders``; a negative offset's
+    # allowance added)
+    least, margin = max(float(bound.min()), 0.0), conversion.margin
+    below = float(np.max(-conversion.offset, initial=0.0))
+    return least * (1.0 + margin) + (margin * (least + 3.0 * below) if below > 0.0 else 0.0)
 
 
 def nonnegative(costs: StepRows) -> bool:

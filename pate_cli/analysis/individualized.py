@@ -162,8 +162,9 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     setting = GroupSetting(mechanism.sigma, mechanism.sigma_threshold if selects else None,
                            screen, grid, parameters.sensitivity, participation,
                            member_groups)
+    rows = (votes if predictions is None else predictions).shape[0]  # the most queries
     found = GroupRun(setting, budgets=parameters.budgets, delta=delta, conversion=conversion,
-                     accounting=accounting)
+                     accounting=accounting, terms=min(rows, queries or rows) + 1)
     # chunks sized for the table's pass and the group sums (no bit depends on it)
     rows = stream_rows(chunk_size, row_width(histogram), grid.size)
     consumer = GroupPass(found, uses_student=mechanism.uses_student, labels=labels,
@@ -350,7 +351,8 @@ def _group_frames(base: AnalysisResult, votes, setting: GroupSetting, part: Grou
     names = tuple(row["group"] for row in part.groups)
     stopped_at = part.stopped_at
     sums = GroupSums(groups=len(names), orders=setting.orders, delta=base.delta,
-                     conversion=base.conversion, member_groups=setting.member_groups)
+                     conversion=base.conversion, member_groups=setting.member_groups,
+                     terms=(base.requested or base.queries) + 1)
     sums.ceilings = _table_ceilings(part.groups)
     independent = base.accounting == "data-independent"
     curves_map = partial(ordered_map, workers=workers)

@@ -49,7 +49,7 @@ from ..mechanisms.multilabel import (
     replay_tau,
     set_ids,
 )
-from ..numerics import whole
+from ..numerics import raised_rdp, whole
 from ..query_table import QueryTable, per_query_frame
 from ..work_sizes import WORK_VALUES, stream_rows
 from .added_figures import exact_gaussian_figure, with_pld_figure, with_smaller_pld
@@ -164,7 +164,8 @@ def _binary_frames(run, votes, q_bound: str, workers, chunk, _result):
             order_cumulative=rows.order_cumulative[last],
             rdp_selection=by_query(rows.rdp_selection).sum(axis=1),
             rdp_answer=by_query(rows.rdp_answer).sum(axis=1),
-            columns={"answered_labels": set_ids(answered_bits)}), integral=integral)
+            columns={"answered_labels": set_ids(answered_bits)}), integral=integral,
+            raised=True)
 
 
 def _rows(curves: np.ndarray, index: np.ndarray) -> StepRows:
@@ -245,8 +246,9 @@ def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisR
             drop_mapped_rows(votes.labels, lo, hi)
     convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
     di_curve = carry + count * independent
-    (epsilon, order), (eps_di, order_di) = (map(float, convert(curve)) for curve in
-                                            (total, di_curve))
+    # total: a running sum of every query's curve (and the RDP spent before)
+    (epsilon, order), (eps_di, order_di) = (map(float, convert(curve, terms=terms)) for
+                                            curve, terms in ((total, count + 1), (di_curve, 0)))
     eps_di = max(eps_di, epsilon)  # (analysis.run: capped curves summed in another order)
     at = int(np.flatnonzero(orders == order)[0])
     return AnalysisResult(
@@ -260,11 +262,13 @@ def _sets(votes, mechanism, variant: str, tau, setting: RunSetting) -> AnalysisR
             False, accounting) else None,
         rdp_data_independent=di_curve, order_data_independent=order_di,
         answered_total=float(count * labels),
-        rdp_at_order={"selection": 0.0, "answer": float(total[at] - carry[at])},
+        rdp_at_order={"selection": 0.0,
+                      "answer": float(raised_rdp(total[at] - carry[at], count + 1))},
         label_accuracy=correct / (count * labels) if scored else None,
         warnings=grid_edge_notes(orders, order, epsilon), source=votes,
         initial_rdp=None if initial_rdp is None else carry,
-        frames=partial(_set_frames, votes, variant, form, pieces, converter, carry, at)
+        frames=partial(_set_frames, votes, variant, form, pieces, converter.summing(count + 1),
+                       carry, at)
         if per_query else None)
 
 

@@ -55,6 +55,8 @@ def per_query_frames(result: AnalysisResult, votes, setting: RunSetting | None =
     chunk_size = setting.chunk_size
     orders, converter = checked_setting(result.accounting, result.delta, result.orders,
                                         result.conversion)
+    # running sums of up to every requested query (and the RDP spent before)
+    converter = converter.summing((result.requested or result.queries) + 1)
     selection, answer = mechanism_steps(result.mechanism, q_bound=q_bound)
     independent = result.accounting == "data-independent"
     noise = NoiseSource(result.seed, salt=salt)

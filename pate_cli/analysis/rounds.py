@@ -168,7 +168,7 @@ def _part_figures(part: AnalysisResult, orders: np.ndarray, order: float
     assert part.counts is not None and part.counts.step_sums is not None
     selection, answer = mechanism_steps(mechanism)
     any_run = part.queries if part.epsilon_data_independent_worst is not None else None
-    return (sums_at_order(orders, order, *part.counts.step_sums),
+    return (sums_at_order(orders, order, *part.counts.step_sums, terms=0),  # counted sums
             *(data_independent_curve(selection, answer, answered=answered,
                                      queries=part.queries, orders=orders)
               for answered in (part.answered_total, any_run or part.answered_total)))

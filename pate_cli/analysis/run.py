@@ -124,8 +124,9 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
     request = partial(CountRequest, mechanism, setting.accounting, setting.q_bound,
                       salt=setting.salt, draw_labels=setting.labels is not None,
                       queries=setting.consumer is not None, maxima=bool(maxima))
-    if walked:  # in query order (budget_run)
-        results = []
+    if walked:  # in query order (budget_run): running sums of up to every query (and the
+        results = []  # RDP spent before), their figures raised for it
+        converter = converter.summing(positions.size + 1)
         for seed in seeds:
             spent = run_budget(
                 BudgetSetting(votes, positions, request((int(seed),)),
@@ -141,7 +142,8 @@ def _runs(votes, mechanism, seeds: tuple[int, ...], setting: RunSetting,
                 limit=setting.budget, halted_at=spent.halted_at, remaining=0.0,
                 halt_at=setting.halt_at, carries=spent.carries, block=spent.block)
             done = finish(seed, (spent.carry, (spent.selection, spent.answer), spent.answered),
-                          spent.labels, ran, budget=budget, whole=spent.whole if maxima else None)
+                          spent.labels, ran, budget=budget, whole=spent.whole if maxima else None,
+                          running=True)
             if setting.outputs is not None:
                 done = replace(done, outputs=outputs_figures(setting.outputs, ran,
                                                              spent.epsilons))
@@ -189,15 +191,19 @@ class _Finish:
         self.selection, self.answer = mechanism_steps(mechanism, q_bound=setting.q_bound)
 
     def __call__(self, seed: int, sums: tuple, counts, queries: int, *, table=None,
-                 budget: BudgetPart | None = None, whole: bool | None = None) -> AnalysisResult:
+                 budget: BudgetPart | None = None, whole: bool | None = None,
+                 running: bool = False) -> AnalysisResult:
         """Seed ``seed``'s result from ``sums`` ``(carry, (selection, answer), answered)``
         and the label ``counts`` of its ``queries`` (before a halt); ``table``: the pairs
-        counted; ``whole``: all plurality counts whole (None: not recorded)."""
+        counted; ``whole``: all plurality counts whole (None: not recorded); ``running``:
+        the sums were added query after query (``budget_run``), their epsilon raised as
+        its running figures are (``Conversion.summing``)."""
         setting, selection, answer = self.setting, self.selection, self.answer
         carry, step_sums, answered_total = sums
         orders, delta, conversion = setting.orders, setting.delta, setting.conversion
         convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
-        epsilon, order = (float(x) for x in convert(carry))
+        terms = int(self.positions.size) + 1  # every requested query, and the RDP before
+        epsilon, order = (float(x) for x in convert(carry, terms=terms if running else 0))
         # the data-independent figures include the RDP spent before the first query
         spent = initial_carry(setting.initial_rdp, orders)
         di_curve = spent + data_independent_curve(selection, answer, answered=answered_total,
@@ -238,7 +244,8 @@ class _Finish:
             epsilon_data_independent_worst=eps_worst, rdp_data_independent=di_curve,
             requested=int(self.positions.size),
             answered_total=answered_total,
-            rdp_at_order=sums_at_order(orders, order, *step_sums),
+            rdp_at_order=sums_at_order(orders, order, *step_sums,
+                                       terms=terms if running else 0),
             label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
                 (f"the RDP spent before the first query is already epsilon "
                  f"{ceil_text(epsilon)}, above the budget {budget.limit:g}: no query was "

@@ -29,13 +29,15 @@ class Step:
     ``log q`` or ``log pr_answered``), ``rdp(distinct statistics, orders)``, and
     ``independent(orders)`` (math:independent). A threshold step's ``raised(votes,
     student)`` gives, from one computation of the counts, the statistic and the queries
-    charged ``raised_charge(statistics)``, not ``exp(statistic)`` (``threshold.raised_counts``)."""
+    charged ``raised_charge(statistics)``, not ``exp(statistic)`` (``threshold.raised_counts``).
+    A sampled aggregator's answer step holds its ``unsampled`` (selection, answer) steps."""
 
     statistic: Callable[..., np.ndarray]
     rdp: Callable[[np.ndarray, np.ndarray], np.ndarray]
     independent: Callable[[np.ndarray], np.ndarray]
     raised: Callable[..., tuple[np.ndarray, np.ndarray | None]] | None = None
     raised_charge: Callable[[np.ndarray], np.ndarray] | None = None
+    unsampled: tuple[Step | None, Step] | None = None
 
 
 # math:costs's answer steps: noise attribute, its keyword, log q (math:lnmax; Prop. 7 or
@@ -67,7 +69,8 @@ def mechanism_steps(mechanism, *, q_bound: str = "union",
     if isinstance(mechanism, SampledMechanism):
         selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound,
                                             added_unit=not mechanism.sampling.moves)
-        return _sampled(selection, answer, mechanism)
+        selection, sampled = _sampled(selection, answer, mechanism)
+        return selection, replace(sampled, unsampled=(selection, answer))
     try:
         selects, kind = COST_TABLE[mechanism.name]
     except KeyError:
@@ -214,10 +217,15 @@ def _beyond(total, part, orders):
 
 def data_independent_curve(selection, answer, *, answered, queries, orders) -> np.ndarray:
     """The worst-case RDP curve of a run (math:independent): ``answered`` answer steps
-    plus, for a selecting aggregator, ``queries`` selection steps."""
+    plus, for a selecting aggregator, ``queries`` selection steps; a sampled aggregator's
+    never above its unsampled steps' (math:sampling: either bound holds, and rounding
+    would otherwise leave it an ulp above)."""
     curve = answered * answer.independent(orders)
     if selection is not None:
         curve = curve + queries * selection.independent(orders)
+    if answer.unsampled is not None:
+        curve = np.minimum(curve, data_independent_curve(
+            *answer.unsampled, answered=answered, queries=queries, orders=orders))
     return curve
 
 

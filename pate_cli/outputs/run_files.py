@@ -77,7 +77,8 @@ def run_files(result, *, summary_text: Callable[[], str], output=None, per_query
     if ss_history is not None:
         files[ss_history] = partial(_history_bytes, result, ss_history)
     if write_rdp is not None:
-        files[write_rdp] = rdp_curve_bytes(result.orders, result.rdp_total)
+        files[write_rdp] = rdp_curve_bytes(result.orders, result.rdp_total,
+                                           terms=result.queries + 1)
     return files
 
 

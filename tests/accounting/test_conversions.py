@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from pate_cli.accounting.composition import cumulative_epsilon
 from pate_cli.accounting.conversion import (
+    ROUNDING_MARGIN,
     Conversion,
     epsilons_at_deltas,
     rdp_to_epsilon,
@@ -36,6 +37,11 @@ def test_improved_matches_dp_accounting(values, delta, scale):
         # the total-variation shortcut's boundary: math:conversion's rdp <= limit against
         # dp_accounting's strict test (tv_limit's docstring), a curve exactly on it
         assert np.any(rdp == tv_limit(delta)), (rdp, tv_limit(delta))
+        return
+    near = np.abs(rdp - tv_limit(delta)) <= 2.0 * ROUNDING_MARGIN * tv_limit(delta)
+    if float(epsilon) > 0.0 and expected == 0.0 and near.any():
+        # within the margin of the shortcut's limit: no 0 (the curve may be a few ulps
+        # below its exact value, minimise_over_orders)
         return
     assert float(epsilon) == pytest.approx(expected, rel=1e-9, abs=1e-12)
     if expected > 0:

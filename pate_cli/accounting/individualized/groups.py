@@ -36,11 +36,14 @@ class GroupSums:
     they meet; the sums are then formed at the orders at or below it only
     (``live_orders.live_running_epsilon``), the same figures, so ``carry`` and ``base_carry``
     are only to be converted to figures at or below it (``halts``, idle members), not read per
-    order (orders left out keep a lower bound)."""
+    order (orders left out keep a lower bound). ``terms``: the most queries the sums hold
+    (their figures raised for it, ``Conversion.summing``)."""
 
     def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
-                 conversion: str = "classic", member_groups: np.ndarray | None = None):
-        self.rule = Conversion.of(orders=orders, delta=delta, conversion=conversion)
+                 conversion: str = "classic", member_groups: np.ndarray | None = None,
+                 terms: int = 0):
+        self.rule = Conversion.of(orders=orders, delta=delta,
+                                  conversion=conversion).summing(terms)
         self.groups = groups
         self.member_groups = member_groups
         self.members_of: list[np.ndarray] | None = None

@@ -106,19 +106,22 @@ def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
 class GroupRun:
     """A run's group accounting (math:individualized), span by span: the running sums, the
     stopping rule, and each group's data-independent epsilons at the stop and at the end
-    (from each member's counts, ``IndependentCounts``). Holds one span's figures."""
+    (from each member's counts, ``IndependentCounts``). Holds one span's figures.
+    ``terms``: the most queries the run holds (``GroupSums``)."""
 
     def __init__(self, setting: GroupSetting, *, budgets: np.ndarray, delta: float,
-                 conversion: str, accounting: str):
+                 conversion: str, accounting: str, terms: int = 0):
         independent = accounting == "data-independent"
         self.setting, self.independent = setting, independent
         self.realised = accounting != "expected"  # a query's charge follows its outcome
         self.sums = GroupSums(groups=budgets.size, orders=setting.orders, delta=delta,
-                              conversion=conversion, member_groups=setting.member_groups)
+                              conversion=conversion, member_groups=setting.member_groups,
+                              terms=terms)
         self.stops = GroupStops(budgets)
+        self.counted = self.sums.rule.summing(0)  # counts times a curve: no long sum
         # the data-independent figures beside data-dependent sums (else the sums' own)
         self.counts = None if independent else IndependentCounts(
-            setting.independent_curves, self.sums.rule, groups=budgets.size,
+            setting.independent_curves, self.counted, groups=budgets.size,
             member_groups=setting.member_groups)
         self.spent_at_stop: np.ndarray | None = None
 
@@ -187,7 +190,7 @@ class GroupRun:
             curve = requested * answer
             if selection is not None:
                 curve = curve + requested * selection
-            epsilons[g] = self.sums.rule.epsilon(curve)[0]
+            epsilons[g] = self.counted.epsilon(curve)[0]
         return epsilons
 
     def totals(self, names: tuple) -> tuple[GroupTotals, np.ndarray, np.ndarray]:
