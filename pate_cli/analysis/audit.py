@@ -301,7 +301,8 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
             raise InputError(f"--query {spec.query}: needs dense votes (a (queries, classes) "
                              "array), not a sparse file")
         first = np.asarray(vote_set.votes[spec.query])
-        if not (whole(first) and first.min() >= 0 and first.sum() <= 2**53):
+        if not (whole(first) and first.min() >= 0
+                and first.sum(dtype=np.float64) <= 2**53):
             raise InputError(f"--query {spec.query}: the row is not whole vote counts (at "
                              "most 2^53 in all)")
         first = first.astype(np.int64)
@@ -318,7 +319,7 @@ def _pair(vote_set: VoteSet, spec: AuditSpec) -> AuditPair:
     teachers, margin = float(vote_set.teachers), int(spec.margin)  # "auto": audit_spec's
     if not (teachers.is_integer() and margin <= teachers <= 2**53):
         where = f"{vote_set.path}: " if vote_set.path else ""
-        raise InputError(f"{where}the votes' rows sum to {teachers:g}: the pair needs a whole "
+        raise InputError(f"{where}the votes' rows sum to {teachers!r}: the pair needs a whole "
                          f"number of teachers, at least the margin {margin} and at most 2^53")
     total = int(teachers)
     low, rest = divmod(total - margin, 2)

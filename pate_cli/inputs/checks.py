@@ -49,9 +49,10 @@ def check_finite_non_negative(name, chunk, offset, why):
 
 
 def show_number(value) -> str:
-    """A number as a person writes it: 3, 1.5, nan, inf (never ``np.float64(...)``)."""
+    """A number as a person writes it: 3, 1.5, 1e+300, nan, inf (never ``np.float64(...)``,
+    nor an integer of more than 16 digits)."""
     value = float(value)
-    if np.isfinite(value) and value.is_integer():
+    if np.isfinite(value) and value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return repr(value)
 

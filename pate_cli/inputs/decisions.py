@@ -270,6 +270,17 @@ def decisions_from_array(array, *, path: str | None = None, sha256: str | None =
     return Decisions(label >= 0, label, path=path, sha256=sha256)
 
 
+def _npz_name(name: str, stored: np.ndarray) -> str:
+    """The ``mechanism`` member of a decisions ``.npz``: one text (str or bytes) value."""
+    value = stored.reshape(-1)[0] if stored.size == 1 else None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", errors="replace")
+    if not isinstance(value, str):
+        raise InputError(f"{name}: its mechanism member must hold one name, got "
+                         f"{stored.dtype} values of shape {stored.shape}")
+    return value
+
+
 def _from_npz(name, data: bytes):
     try:
         check_npz_members(name, data, numeric=False)  # every header, before any load
@@ -288,7 +299,7 @@ def _from_npz(name, data: bytes):
     if not (query.ndim == outcome.ndim == label.ndim == 1
             and query.size == outcome.size == label.size):
         raise InputError(f"{name}: query, outcome and label must be 1-D arrays of one length")
-    mechanism = str(members["mechanism"]) if "mechanism" in members else None
+    mechanism = _npz_name(name, members["mechanism"]) if "mechanism" in members else None
     return (_queries(name, query), np.asarray(outcome, dtype=str),
             _labels(name, label), mechanism)
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import InputError
 from .checks import show_number
-from .readers import open_text
+from .readers import open_text, text_number
 
 GROUP_COLUMNS = ("group", "budget", "upsampling", "weight", "participation", "share")
 
@@ -99,7 +99,7 @@ def load_groups(path) -> PrivacyGroups:
                     raise InputError(f"{name}: group {names[row]!r} has no budget")
                 continue
             try:
-                values[row] = float(cell)
+                values[row] = text_number(cell)
             except ValueError:
                 raise InputError(f"{name}: group {names[row]!r}: {column} {cell!r} is not a "
                                  "number") from None
@@ -164,10 +164,13 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
     for row, (teacher, group) in enumerate(zip(frame["teacher"], frame["group"],
                                                strict=True)):
         try:
-            t = int(str(teacher).strip())
-        except ValueError:
-            raise InputError(f"{name}: line {row + 2}: teacher {teacher!r} is not a number") \
-                from None
+            number = text_number(str(teacher).strip())
+            if not number.is_integer():
+                raise ValueError(teacher)
+            t = int(number)
+        except (ValueError, OverflowError):
+            raise InputError(f"{name}: line {row + 2}: teacher {teacher!r} is not a teacher "
+                             "number (a whole number from 0)") from None
         if not 0 <= t < teachers:
             raise InputError(f"{name}: line {row + 2}: teacher {t} is outside 0..{teachers - 1}"
                              f" (the predictions have {teachers} teachers)")

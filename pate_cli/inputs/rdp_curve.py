@@ -11,6 +11,7 @@ nothing else is imported), and its fields; events inside are such objects or lis
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -18,12 +19,19 @@ import numpy as np
 
 from ..errors import InputError
 from .checks import check_shape, show_number
+from .npy_files import NPY_MAGIC, ZIP_MAGIC
 from .readers import (
+    LINE_ENDS,
     check_file,
+    decode_text,
     file_sha256,
     first_cells,
     given_matrix,
     is_header,
+    is_regular,
+    open_input,
+    read_matrix,
+    read_stream,
     read_text_file,
     text_separator,
 )
@@ -42,14 +50,20 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     Returns:
       ``(curve, sha256 or None, note or None)``.
     """
-    path_like = isinstance(path, (str, os.PathLike))
-    if path_like and os.path.splitext(os.fspath(path))[1].lower() == ".json":
-        return dp_event_curve(path, orders=orders)
-    name, array, _, digest = given_matrix(path, name="the add_rdp table", key="rdp")
+    if isinstance(path, (str, os.PathLike)):
+        if os.path.splitext(os.fspath(path))[1].lower() == ".json":
+            return dp_event_curve(path, orders=orders)
+        name, source, digest = open_input(path)
+        if isinstance(source, bytes) and source.lstrip()[:1] == b"{":  # a DpEvent, piped
+            return _event_curve(name, decode_text(name, source), digest, orders)
+        array, _ = read_matrix(name, source, key="rdp")
+    else:
+        name, array, _, digest = given_matrix(path, name="the add_rdp table", key="rdp")
+        source = path
     check_shape(name, array)
     if array.shape[1] != 2:
         raise InputError(f"{name}: expected two columns (order, rdp), got {array.shape[1]}")
-    header = _header(path)
+    header = _header(source)
     if header == ["rdp", "order"]:  # the columns by name, whatever their place
         array = array[:, ::-1]
     elif header is not None and header != ["order", "rdp"]:
@@ -100,16 +114,22 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
 
 
 def _header(table) -> list[str] | None:
-    """The column names of an ``order,rdp`` table, lower-case: a DataFrame's, or a CSV/TSV
-    file's header row (None without one, or for other forms)."""
+    """The column names of an ``order,rdp`` table, lower-case: a DataFrame's, or the header
+    row of CSV/TSV text, a file's or the bytes read from a stream (None without one, or for
+    other forms)."""
     if hasattr(table, "columns"):
         cells = [str(column).strip() for column in table.columns]
-    elif (not isinstance(table, (str, os.PathLike)) or os.fspath(table) == "-"
+    elif isinstance(table, bytes):
+        if table.startswith((NPY_MAGIC, ZIP_MAGIC)):
+            return None
+        line = LINE_ENDS.split(table.decode("utf-8", errors="replace").lstrip("\ufeff"), 1)[0]
+        cells = first_cells(line, text_separator(line))
+    elif (not isinstance(table, (str, os.PathLike))
             or os.path.splitext(os.fspath(table))[1].lower() not in (".csv", ".tsv")):
         return None
     else:
         with open(table, encoding="utf-8", errors="replace") as stream:
-            line = stream.readline().lstrip("\ufeff")
+            line = LINE_ENDS.split(stream.readline().lstrip("\ufeff"), 1)[0]
         cells = first_cells(line, text_separator(line))
     return [cell.lower() for cell in cells] if is_header(cells) else None
 
@@ -120,9 +140,18 @@ def dp_event_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
     ``RdpAccountant`` (add-or-remove-one) composes it at exactly ``orders``: ``(curve,
     sha256, None)``; ``InputError`` for a bad file or event, or no dp_accounting."""
     name = check_file(path)
-    digest = file_sha256(name)
+    if is_regular(name):
+        return _event_curve(name, read_text_file(name), file_sha256(name), orders)
+    data = read_stream(name)  # a pipe: read once
+    return _event_curve(name, decode_text(name, data), hashlib.sha256(data).hexdigest(),
+                        orders)
+
+
+def _event_curve(name: str, text: str, digest: str, orders: np.ndarray
+                 ) -> tuple[np.ndarray, str, str | None]:
+    """:func:`dp_event_curve` of a file's ``text``."""
     try:
-        document = json.loads(read_text_file(name))
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"{name}: not valid JSON ({error.msg}, line {error.lineno}); "
                          "expected a dp_accounting DpEvent") from None

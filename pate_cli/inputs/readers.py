@@ -22,6 +22,7 @@ import functools
 import hashlib
 import io
 import os
+import re
 import stat
 import sys
 import weakref
@@ -304,29 +305,32 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None,
     return name, array, None, None
 
 
-def read_matrix(name, source, *, key, index_col: int | None = None):
+def read_matrix(name, source, *, key, index_col: int | None = None, indexed: bool = False):
     """A C-contiguous numeric array (and an ``.npz``'s optional ``labels``); ``index_col``
-    drops that column of CSV/TSV text."""
-    array, labels = _read_matrix(name, source, key, index_col)
+    drops that column of CSV/TSV text; ``indexed``: the caller drops pandas' index column
+    itself (its header is then no refusal, ``read_text``)."""
+    array, labels = _read_matrix(name, source, key, index_col, indexed)
     return c_order(array), labels
 
 
-def _read_matrix(name, source, key, index_col=None):
+def _read_matrix(name, source, key, index_col=None, indexed=False):
+    kept = 0 if indexed and index_col is None else index_col  # read_text's index column
     if isinstance(source, bytes):
         if source.startswith(NPY_MAGIC):
             return _binary(name, read_npy(name, source), index_col), None
         if source.startswith(b"PK"):
             array, labels = read_npz(name, source, key)
             return _binary(name, array, index_col), labels
-        return drop_column(name, read_text(name, decode_text(name, source), None),
-                           index_col), None
+        return drop_column(name, read_text(name, decode_text(name, source), None,
+                                           index_col=kept), index_col), None
     extension = os.path.splitext(source)[1].lower()
     if extension == ".npy":
         return _binary(name, read_npy(name, source), index_col), None
     if extension == ".npz":
         array, labels = read_npz(name, source, key)
         return _binary(name, array, index_col), labels
-    text = read_text(name, read_text_file(name), "\t" if extension == ".tsv" else ",")
+    text = read_text(name, read_text_file(name), "\t" if extension == ".tsv" else ",",
+                     index_col=kept)
     return drop_column(name, text, index_col), None
 
 
@@ -393,22 +397,28 @@ def decode_text(name, data: bytes) -> str:
                          f"line {line}); save it as UTF-8") from None
 
 
-def read_text(name, text, separator):
+def read_text(name, text, separator, *, index_col: int | None = None):
     """Parse CSV/TSV text: an optional header row, then numbers only. The first row is a
-    header when no unquoted cell is a number (``"30","20"`` is votes, ``"a","b"`` a header)."""
+    header when no unquoted cell is a number (``"30","20"`` is votes, ``"a","b"`` a header).
+    The headers pandas writes are refused with a hint: ``,0,1,...`` (its index column,
+    unless ``index_col`` drops a column) and ``0,1,...,K-1`` (K >= 3: unnamed columns, read
+    otherwise as a row of numbers). Lines end at ``\n``, ``\r\n`` or ``\r``, as pandas
+    splits them (not at a form feed)."""
     import pandas as pd
-    lines = text.splitlines()
+    lines = LINE_ENDS.split(text)
     while lines and not lines[-1].strip():
         lines.pop()
     if not lines:
         raise InputError(f"{name}: the file is empty")
+    lead = next(number for number, line in enumerate(lines) if line.strip())  # blank lines
     if separator is None:
-        separator = text_separator(lines[0])
-    header_cells = first_cells(lines[0], separator)
+        separator = text_separator(lines[lead])
+    header_cells = first_cells(lines[lead], separator)
     has_header = is_header(header_cells)
-    if has_header and len(lines) == 1:
+    _check_pandas_header(name, header_cells, index_col)
+    if has_header and len(lines) == lead + 1:
         raise InputError(f"{name}: has a header but no rows")
-    options = dict(sep=separator, header=None, skiprows=1 if has_header else 0,
+    options = dict(sep=separator, header=None, skiprows=lead + 1 if has_header else 0,
                    skipinitialspace=True, keep_default_na=False, engine="c",
                    skip_blank_lines=True)
     try:
@@ -433,12 +443,28 @@ def read_text(name, text, separator):
     cells = frame.to_numpy(dtype=object)
     values = pd.DataFrame(cells).apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
     for row, col in zip(*np.nonzero(np.isnan(values)), strict=True):
-        cell = str(cells[row, col]).strip()
+        cell = str(cells[row, col]).strip(" \t")  # (a form feed or such shown, \x0c)
         if cell.lower() in ("nan", "+nan", "-nan"):
             continue  # a number, but not finite: reported by the vote checks
-        shown = "empty" if cell == "" else f"{cell!r} is not a number"
+        shown = "empty" if cell.strip() == "" else f"{cell!r} is not a number"
         raise InputError(f"{name}: line {numbered[row][0]}, column {col + 1}: {shown}")
     return values
+
+
+# Where a text table's lines end, as pandas' parser ends them.
+LINE_ENDS = re.compile(r"\r\n|\r|\n")
+
+
+def _check_pandas_header(name, cells: list[str], index_col: int | None) -> None:
+    """Refuse the first lines pandas' ``to_csv`` writes above unnamed columns."""
+    if _pandas_header(cells) and index_col is None:
+        raise InputError(f"{name}: its first line ,0,...,{len(cells) - 2} is the header pandas "
+                         "writes above an index column: --index-col 0 drops it (the API's "
+                         "index_col=0), or write with index=False")
+    if len(cells) >= 3 and cells == [str(number) for number in range(len(cells))]:
+        raise InputError(f"{name}: its first line 0,1,...,{len(cells) - 1} looks like pandas' "
+                         "column names (write with header=False, or name the columns; a first "
+                         "row that really holds these numbers: save the array as .npy)")
 
 
 def text_separator(line: str) -> str:
@@ -468,10 +494,19 @@ def first_cells(line: str, separator: str) -> list[str]:
 
 def is_number(cell: str) -> bool:
     try:
-        float(cell)
+        text_number(cell)
     except ValueError:
         return False
     return True
+
+
+def text_number(cell: str) -> float:
+    """A number as a table cell writes it: ``float``'s syntax without digit-group
+    underscores (pandas' reader refuses ``1_0``; ``float`` would read it as 10);
+    ``ValueError`` otherwise."""
+    if "_" in cell:
+        raise ValueError(f"{cell!r} is not a number")
+    return float(cell)
 
 
 def open_text(path) -> tuple[str, str]:

@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from ..errors import InputError
-from .readers import open_text
+from .readers import open_text, text_number
 from .votes import load_student
 
 ROUND_KEYS = ("rows", "mechanism", "threshold", "sigma_threshold", "sigma", "laplace_scale",
@@ -90,7 +90,8 @@ def _check_round(name, number, spec, base) -> dict:
             try:
                 if isinstance(spec[key], bool):
                     raise TypeError
-                clean[key] = float(spec[key])
+                clean[key] = (text_number(spec[key].strip()) if isinstance(spec[key], str)
+                              else float(spec[key]))
             except (TypeError, ValueError):
                 raise InputError(f"{name}: round {number}: {key} {spec[key]!r} is not a "
                                  "number") from None

@@ -112,6 +112,9 @@ def _read_scipy(name: str):
         raise load_error(name, error, "sparse matrix") from None
     if len(shape) != 2:
         raise InputError(f"{name}: expected a 2-D sparse matrix, got shape {shape}")
+    if shape[1] > 2**53:  # as --classes (inputs.votes.LARGEST_VOCABULARY)
+        raise InputError(f"{name}: its shape declares {shape[1]:,} classes, more than 2^53 "
+                         "(the largest vocabulary read)")
     for what, ids in (("shape entries", stored_shape), ("row pointers", indptr), ("row ids", rows),
                       ("class ids", cols)):  # a fractional id would be truncated
         if ids is not None and np.asarray(ids).dtype.kind not in "iu":
@@ -122,7 +125,7 @@ def _read_scipy(name: str):
     if shape[0] < 1:
         raise InputError(f"{name}: has no queries (0 rows)")
     if output is not None:
-        output = _checked_output(name, np.asarray(output).reshape(-1), shape[0])
+        output = _checked_output(name, np.asarray(output), shape[0])
     if indptr is not None:
         indptr = np.asarray(indptr, dtype=np.int64)
         if indptr.size != shape[0] + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
@@ -188,6 +191,11 @@ def _release_entries(votes: SparseVotes, lo: int, hi: int) -> None:
 
 
 def _checked_output(name, output: np.ndarray, queries: int) -> np.ndarray:
+    if output.ndim == 2 and output.shape[1] == 1:
+        output = output[:, 0]
+    if output.ndim != 1:
+        raise InputError(f"{name}: array 'output' has shape {output.shape}: expected one output "
+                         "id per query (a single column)")
     if output.shape[0] != queries:
         raise InputError(f"{name}: array 'output' has {output.shape[0]} entries but there are "
                          f"{queries} queries")

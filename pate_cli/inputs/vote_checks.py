@@ -53,7 +53,8 @@ def check_votes(name, array, *, teachers: float | None = None, hint_index=False)
         if reference is None:
             reference = totals[0]
         with np.errstate(invalid="ignore"):  # an infinite M: refused by its count
-            off = np.flatnonzero(np.abs(totals - reference) > 1e-9 * max(1.0, abs(reference)))
+            off = np.flatnonzero(np.abs(totals - reference)
+                                 > min(rounding, 1e-9) * max(1.0, abs(reference)))
         if off.size:
             row = start + int(off[0])
             if hint_index and _index_explains(array):
@@ -118,8 +119,11 @@ def check_at_most(name, totals: np.ndarray, start: int, teachers: float,
 
 def _rounding(array) -> float:
     """The relative error of a row sum in ``array``'s dtype: about classes x machine epsilon
-    for float32/float16; 1e-9 (the row-total tolerance) for float64 and integers."""
+    for float32/float16; 1e-9 (the row-total tolerance) for float64; 0 for integers (their
+    sums are exact: a row of 3x10^9 + 1 votes is not one of 3x10^9)."""
     dtype = np.asarray(array[:0]).dtype
+    if dtype.kind in "iub":
+        return 0.0
     if dtype.kind == "f" and dtype.itemsize < 8:
         return max(1e-9, float(np.finfo(dtype).eps) * array.shape[1])
     return 1e-9

@@ -406,7 +406,7 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
     """
     if isinstance(labels, (str, os.PathLike)):
         name, raw, _ = open_input(labels)
-        array, _ = read_matrix(name, raw, key="labels")
+        array, _ = read_matrix(name, raw, key="labels", indexed=index_col is not None)
         if (index_col is not None and array.ndim == 2 and array.shape[1] > 1
                 and _is_text(name, raw)):
             array = drop_column(f"--labels {name}", array, index_col)

@@ -71,7 +71,7 @@ def test_pandas_index_column_hint_and_index_col(cli, votes, tmp_path):
     refused = cli.analyze(indexed)
     assert refused.code == 2
     assert refused.err.count("\n") == 1
-    assert ("looks like a pandas index column: use --index-col 0 or write with index=False"
+    assert ("is the header pandas writes above an index column: --index-col 0 drops it"
             in refused.err)
     dropped = cli.analyze(indexed, "--index-col", "0", "-f", "json")
     reference = cli.analyze(plain, "-f", "json")
