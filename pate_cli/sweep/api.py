@@ -181,7 +181,7 @@ def planned_points(spec: SweepSpec, settings: SweepSettings) -> list:
     """Every grid point over the vote files, each read and checked once here."""
     sources, shapes = open_sources(spec.files, spec.labels, spec.students,
                                    index_col=spec.index_col, classes=spec.classes,
-                                   columns=spec.columns)
+                                   columns=spec.columns, spec=spec)
     return plan_points(sources, spec.mechanisms, dict(spec.grids), settings=settings,
                        shapes=shapes)
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._version import __version__
 from ..analysis import analyze_totals
-from ..analysis.run_spec import RunSpec, check_options
+from ..analysis.run_spec import RunSpec, check_input, check_options
 from ..errors import InputError, OptionError
 from ..inputs.long_table import ColumnMap, column_map
 from ..inputs.readers import file_sha256, is_regular
@@ -367,10 +367,13 @@ def one_per_file(values, files, name: str) -> list:
 
 
 def open_sources(files, labels=None, students=None, index_col: int | None = None,
-                 classes: int | None = None, columns=None) -> tuple[list[VoteSource], dict]:
+                 classes: int | None = None, columns=None, spec=None
+                 ) -> tuple[list[VoteSource], dict]:
     """Validate every vote file (with its labels and student) once, in this process: the
     sources and ``{path: (queries, teachers)}``. ``labels``, ``students``: None, one path or
-    one per file; the rest as ``load_votes``'s. Raises ``InputError`` / ``ValueError``."""
+    one per file; ``spec``: the sweep's, whose every mechanism's input rules
+    (``run_spec.INPUT_RULES``) each file must pass; the rest as ``load_votes``'s. Raises
+    ``InputError`` / ``ValueError`` / ``OptionError``."""
     labels = one_per_file(labels, files, "--labels")
     students = one_per_file(students, files, "--student")
     columns = column_map(columns)
@@ -381,6 +384,8 @@ def open_sources(files, labels=None, students=None, index_col: int | None = None
         for path in (file, label_file, student_file):
             _check_reopenable(path)
         vote_set = load_votes(file, labels=label_file, **reading)
+        for name in () if spec is None else spec.mechanisms:
+            check_input(_run_spec(name, spec), vote_set)  # --sampling's m, say
         if student_file is not None:
             load_student(student_file, queries=vote_set.queries, classes=vote_set.classes)
         source = replace(source_for(str(file), sha256=vote_set.sha256, labels=label_file,

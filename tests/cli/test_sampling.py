@@ -440,3 +440,18 @@ def test_the_private_knn_run_costs_no_more_sampled_near_rate_one(cli, tmp_path):
         sampled = run_json(cli, *args, "--sampling", scheme)
         assert sampled["epsilon_rdp"] <= plain["epsilon_rdp"] * (1 + 1e-12)
         assert sampled["epsilon"] <= plain["epsilon"] * (1 + 1e-12)
+
+
+def test_every_command_refuses_a_sample_smaller_than_a_row(cli, votes, tmp_path):
+    """pate-sweep took --sampling without-replacement:29/100 over rows of 30 votes and
+    reported the amplified figure of 29 voters (review R16's under-charge, left in sweep)."""
+    message = ("--sampling without-replacement:29/100: a query's votes come from at most 29 "
+               "sampled voters")
+    options = ("-m", "gnmax", "--sigma", "10", *DI, "--sampling", "without-replacement:29/100")
+    for run in (cli.analyze, cli.sweep, cli.report):
+        result = run(votes, *options, *(("-o", tmp_path / "r.md") if run == cli.report
+                                        else ()))
+        assert result.code == 2 and message in result.err, (run, result.err)
+    calibrated = cli.calibrate(votes, "-m", "gnmax", *DI, "--sampling",
+                               "without-replacement:29/100", "--target-epsilon", "1")
+    assert calibrated.code == 2 and message in calibrated.err
