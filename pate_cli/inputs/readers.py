@@ -456,7 +456,12 @@ LINE_ENDS = re.compile(r"\r\n|\r|\n")
 
 
 def _check_pandas_header(name, cells: list[str], index_col: int | None) -> None:
-    """Refuse the first lines pandas' ``to_csv`` writes above unnamed columns."""
+    """Refuse the first lines pandas' ``to_csv`` writes above unnamed columns, and a long
+    table's (it reaches here through a stream: a file is read by ``inputs.long_table``)."""
+    if {"query", "class", "count"} <= {cell.lower() for cell in cells}:
+        raise InputError(f"{name}: a long table (query,class,count) is read from a .csv, .tsv "
+                         "or .parquet file (with --classes K), not through standard input or "
+                         "a pipe")
     if _pandas_header(cells) and index_col is None:
         raise InputError(f"{name}: its first line ,0,...,{len(cells) - 2} is the header pandas "
                          "writes above an index column: --index-col 0 drops it (the API's "

@@ -162,3 +162,14 @@ def test_a_decisions_archive_naming_its_mechanism_in_bytes(cli, votes, tmp_path)
     np.savez(tmp_path / "g.npz", **members)
     refused = cli.analyze(votes, *confident, "--decisions", tmp_path / "g.npz")
     assert refused.code == 2 and "decisions made by -m gnmax" in refused.err
+
+
+def test_a_long_table_through_standard_input_is_named(cli, votes):
+    """Read as dense votes, its rows were 'query 1 has 5 votes but query 0 has 257'."""
+    array = np.load(votes)
+    rows, cols = np.nonzero(array)
+    text = pd.DataFrame({"query": rows, "class": cols, "count": array[rows, cols]}).to_csv(
+        index=False)
+    refused = cli.analyze("-", *GNMAX, stdin=text.encode())
+    assert refused.code == 2 and "a long table (query,class,count) is read from a .csv" \
+        in refused.err
