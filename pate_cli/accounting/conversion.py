@@ -117,10 +117,10 @@ def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
     The minimum is raised by ``margin`` relative to the terms it adds (``rdp`` and ``offset``:
     the curves and their sums are computed in floats, a few ulps either side of the
     formulas' values; ``numerics.summed_margin``), so no epsilon is below them:
-    ``epsilon * (1 + margin)`` where the
-    offset is not negative, and where the improved conversion's is (the two cancel),
-    ``epsilon + margin * (|epsilon| + 2 |offset|)``; the improved conversion's 0 only
-    where ``rdp`` raised by the margin is at most ``tv_limit`` lowered by it.
+    ``epsilon * (1 + margin)`` where the offset is not negative, and where the improved
+    conversion's is (the two cancel) ``epsilon + margin * (|epsilon| + 2 |offset|)``; the
+    improved conversion's 0 only where ``rdp`` raised by the margin is at most ``tv_limit``
+    lowered by it.
     """
     shortcut = None
     if tv_limit is not None:

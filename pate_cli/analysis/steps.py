@@ -69,8 +69,8 @@ def mechanism_steps(mechanism, *, q_bound: str = "union",
     if isinstance(mechanism, SampledMechanism):
         selection, answer = mechanism_steps(mechanism.inner, q_bound=q_bound,
                                             added_unit=not mechanism.sampling.moves)
-        selection, sampled = _sampled(selection, answer, mechanism)
-        return selection, replace(sampled, unsampled=(selection, answer))
+        amplified, sampled = _sampled(selection, answer, mechanism)
+        return amplified, replace(sampled, unsampled=(selection, answer))
     try:
         selects, kind = COST_TABLE[mechanism.name]
     except KeyError:

@@ -103,3 +103,33 @@ def test_a_sampled_bound_for_any_run_is_never_above_the_unsampled_one():
                           sampling_steps="shared", **common)
         assert (sampled.epsilon_data_independent_worst
                 <= unsampled.epsilon_data_independent_worst), rate
+
+
+@pytest.mark.parametrize("name, steps, rate", [
+    ("confident", "shared", "poisson:0.3"), ("confident", "independent", "poisson:0.3"),
+    ("gnmax", "shared", "poisson:0.3"), ("lnmax", "shared", "poisson:0.3"),
+    ("confident", "shared", "poisson:0.9999")])  # (where the joint curve meets its cap)
+def test_a_sampled_bound_is_the_smaller_of_the_sampled_and_the_unsampled_composition(
+        name, steps, rate):
+    """Both compositions bound the run; a sampled step is never composed with an
+    unsampled one (one subset feeds Confident's two steps: mixing an amplified threshold
+    with the unamplified answer need not bound the joint cost)."""
+    from pate_cli.analysis.steps import data_independent_curve, mechanism_steps
+    from pate_cli.mechanisms import build_mechanism
+    from pate_cli.mechanisms.sampled import SampledMechanism, parse_sampling
+
+    noise = {} if name == "lnmax" else {"sigma": 1.0} | (
+        {"sigma_threshold": 1.0} if name == "confident" else {})
+    inner = build_mechanism(name, teachers=250, **noise)
+    sampled = SampledMechanism(inner, parse_sampling(rate, "move", steps))
+    orders = np.concatenate((np.arange(1.1, 2.0, 0.1), np.arange(2.0, 101.0, 0.5)))
+    counts = dict(answered=7, queries=11, orders=orders)
+
+    def composed(selection, answer):
+        curve = 7 * answer.independent(orders)
+        return curve if selection is None else curve + 11 * selection.independent(orders)
+
+    selection, answer = mechanism_steps(sampled)
+    expected = np.minimum(composed(selection, answer), composed(*mechanism_steps(inner)))
+    np.testing.assert_array_equal(data_independent_curve(selection, answer, **counts),
+                                  expected)
