@@ -152,7 +152,7 @@ def _frames(name: str, columns: ColumnMap) -> Iterator[pd.DataFrame]:
     try:
         if extension == ".parquet":
             import pyarrow.parquet as pq
-            source = pq.ParquetFile(name)
+            source = pq.ParquetFile(name, pre_buffer=False)  # (table_pieces._parquet)
             _check_columns(name, source.schema_arrow.names, columns)
             frames = (batch.to_pandas() for batch in source.iter_batches(BATCH_ROWS))
         else:

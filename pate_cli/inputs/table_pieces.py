@@ -208,8 +208,9 @@ class TablePieces:
         except ImportError:
             raise InputError(f"{self.name}: reading .parquet needs pyarrow "
                              "(pip install 'pate_cli[parquet]')") from None
-        try:
-            return pq.ParquetFile(self._source_for_pandas())
+        try:  # pre_buffer (pyarrow's default) holds the column chunks read: memory grew
+            # some 22 bytes a row of a 10^7-row table
+            return pq.ParquetFile(self._source_for_pandas(), pre_buffer=False)
         except Exception as error:  # noqa: BLE001 - pyarrow raises several types
             raise self._parquet_error(error) from None
 

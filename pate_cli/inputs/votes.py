@@ -431,15 +431,26 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
     if array.dtype.kind not in "biuf":
         raise InputError(f"{name}: labels must be integer class ids")
     values = np.asarray(array)
-    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
-    if bad.size:
-        raise InputError(f"{name}: label {show_number(values[bad[0]])} at query {bad[0]} is not "
-                         "an integer class id")
-    bad = np.flatnonzero((values < 0) | (values >= vote_set.classes))
-    if bad.size:
-        raise InputError(f"{name}: label {show_number(values[bad[0]])} at query {bad[0]} is "
-                         f"outside 0..{vote_set.classes - 1}")
-    return replace(vote_set, labels=values.astype(np.int64))
+    for start in range(0, values.shape[0], TABLE_ROWS):  # no temporary of every label
+        part = values[start:start + TABLE_ROWS]
+        if part.dtype.kind == "f":
+            bad = np.flatnonzero(~np.isfinite(part) | (part != np.round(part)))
+            if bad.size:
+                raise InputError(f"{name}: label {show_number(part[bad[0]])} at query "
+                                 f"{start + bad[0]} is not an integer class id")
+        bad = np.flatnonzero((part < 0) | (part >= vote_set.classes))
+        if bad.size:
+            raise InputError(f"{name}: label {_shown_label(part[bad[0]])} at query "
+                             f"{start + bad[0]} is outside 0..{vote_set.classes - 1}")
+        drop_mapped_rows(values, start, start + part.shape[0])
+    # int64 labels as they are (a memory map stays mapped: no copy of every label)
+    return replace(vote_set, labels=values if values.dtype == np.int64
+                   else values.astype(np.int64))
+
+
+def _shown_label(value) -> str:
+    """A label as written (an unsigned one past 2^63 too)."""
+    return str(int(value)) if np.asarray(value).dtype.kind in "iu" else show_number(value)
 
 
 def _is_text(name: str, source) -> bool:

@@ -492,3 +492,32 @@ def test_a_pipe_is_recorded_without_a_digest(tmp_path):
     plain.write_bytes(b"abc")
     assert recorded_sha256(str(plain)) == (
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+
+
+def test_large_inputs_are_not_held_whole(tmp_path, monkeypatch):
+    """Review R21: pyarrow's default pre_buffer kept the column chunks read (pate-plot
+    history of a 10^7-row .parquet table peaked at 509 MB against 291); int64 .npy labels
+    were copied whole (8 bytes a query) besides full-size temporaries."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pandas as pd
+
+    from pate_cli import load_votes
+    from pate_cli.inputs.table_pieces import TablePieces
+
+    opened = []
+    original = pq.ParquetFile
+
+    def recording(*args, **kwargs):
+        opened.append(kwargs.get("pre_buffer", True))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(pq, "ParquetFile", recording)
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"a": [1.0, 2.0]}).to_parquet(path)
+    list(TablePieces(str(path), expected="a table")._parquet().iter_batches())
+    assert opened == [False]
+    votes, labels = tmp_path / "v.npy", tmp_path / "l.npy"
+    np.save(votes, np.array([[3, 1], [1, 3], [4, 0]]))
+    np.save(labels, np.array([0, 1, 0], dtype=np.int64))
+    held = load_votes(votes, labels=labels).labels
+    assert isinstance(held, np.memmap) or isinstance(held.base, np.memmap)
