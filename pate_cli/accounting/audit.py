@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..numerics import ratio_up
+from ..numerics import ROUNDING_MARGIN, ratio_up
 from .pld import (
     gaussian_exact_epsilon,
     gaussian_mu,
@@ -78,7 +78,8 @@ def clopper_pearson(successes, trials, *, confidence: float) -> tuple[np.ndarray
       ``(lower, upper)``: ``lower = Beta^-1(1 - confidence; k, n - k + 1)`` (0 when k = 0)
       and ``upper = Beta^-1(confidence; k + 1, n - k)`` (1 when k = n). These are the ends
       of the exact two-sided interval at confidence ``2 confidence - 1`` (SciPy's
-      ``binomtest(k, n).proportion_ci(method="exact")``).
+      ``binomtest(k, n).proportion_ci(method="exact")``), moved outwards by
+      ``ROUNDING_MARGIN`` relative over the quantile's rounding.
 
     Raises:
       ValueError: ``trials`` below 1 or ``confidence`` outside (0, 1).
@@ -99,17 +100,20 @@ def clopper_pearson(successes, trials, *, confidence: float) -> tuple[np.ndarray
                                          trials - k + 1.0), 0.0)
         upper = np.where(k < trials, beta.ppf(confidence, k + 1.0,
                                               np.maximum(trials - k, 1.0)), 1.0)
-    return lower, upper
+    return (lower * (1.0 - ROUNDING_MARGIN),
+            np.minimum(upper * (1.0 + ROUNDING_MARGIN), 1.0))
 
 
 def epsilon_from_bounds(p_lower, q_upper, *, delta: float) -> np.ndarray:
     """``max(0, log((p_lower - delta) / q_upper))``: the epsilon an event with
     ``P(S) >= p_lower`` and ``P'(S) <= q_upper`` forces at ``delta`` (0 where it forces
-    none)."""
+    none), a lower bound: lowered by ``ROUNDING_MARGIN`` (relative, and a few ulps of the
+    log's argument) over its floats' rounding."""
     p = np.asarray(p_lower, dtype=np.float64) - delta
     q = np.asarray(q_upper, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.where((p > 0) & (q > 0), np.log(np.maximum(p, 1e-300) / q), 0.0)
+    value = value * (1.0 - ROUNDING_MARGIN) - 8.0 * np.finfo(float).eps
     return np.maximum(value, 0.0)
 
 

@@ -110,7 +110,9 @@ def gaussian_risk(mu: float) -> AttackRisk:
       mu: ``sqrt(sum (sensitivity / std)^2)`` over the steps.
 
     Returns:
-      Source ``pld`` with ``mu``; advantage ``2 Phi(mu / 2) - 1 = erf(mu / (2 sqrt 2))``.
+      Source ``pld`` with ``mu`` (raised by 4 ulps over :func:`gaussian_mu`'s rounding: the
+      mu-GDP statement a reader may take it for is a bound); advantage
+      ``2 Phi(mu / 2) - 1 = erf(mu / (2 sqrt 2))``.
 
     Raises:
       ValueError: for a negative or NaN ``mu``.
@@ -120,8 +122,9 @@ def gaussian_risk(mu: float) -> AttackRisk:
     if not mu >= 0.0:
         raise ValueError(f"mu must be >= 0, got {mu!r}")
     advantage = float(_raised(erf(mu / (2.0 * np.sqrt(2.0))), GAUSSIAN_MARGIN))
-    return AttackRisk(source="pld", advantage=advantage, mu=float(mu),
-                      bounds=(("gaussian", float(mu)),))
+    stated = float(mu * (1.0 + 4.0 * np.finfo(float).eps))
+    return AttackRisk(source="pld", advantage=advantage, mu=stated,
+                      bounds=(("gaussian", stated),))
 
 
 def gaussian_mu(steps) -> float:

@@ -131,10 +131,11 @@ def rdp_svt_rounds(*, scale: float, rounds: ArrayLike, orders: ArrayLike) -> np.
 
 def svt_delta2(*, scale: float, cutoff: int, threshold: float, queries: int) -> float:
     """Failure probability ``delta2`` of releasing a majority label at distance 0 (math:svt):
-    ``n/2 exp(-(w-1)/(4 lam)) + (c+1)/2 exp(-(w-1)/(2 lam))``."""
+    ``n/2 exp(-(w-1)/(4 lam)) + (c+1)/2 exp(-(w-1)/(2 lam))``, raised by ``ROUNDING_MARGIN``
+    over its floats' rounding (a part of the guarantee's delta)."""
     _check_scale_cutoff(scale, cutoff)
     x = math.exp(-(threshold - 1.0) / (4.0 * scale))
-    return 0.5 * queries * x + 0.5 * (cutoff + 1) * x * x
+    return (0.5 * queries * x + 0.5 * (cutoff + 1) * x * x) * (1.0 + ROUNDING_MARGIN)
 
 
 def svt_threshold_for(*, scale: float, cutoff: int, queries: int, delta2: float) -> float:
@@ -172,10 +173,10 @@ def svt_guarantee(*, scale: float, cutoff: int, queries: int, delta: float,
         # w's delta2 may round above delta/2: delta1 takes what that w leaves
         delta2 = max(delta / 2.0, svt_delta2(scale=scale, cutoff=cutoff, threshold=threshold,
                                              queries=queries))
-        delta1 = delta - delta2
+        delta1 = math.nextafter(delta - delta2, 0.0)  # what is left, rounded down
     else:
         delta2 = svt_delta2(scale=scale, cutoff=cutoff, threshold=threshold, queries=queries)
-        delta1 = delta - delta2
+        delta1 = math.nextafter(delta - delta2, 0.0)
         if not delta1 > 0:
             raise ValueError(f"--svt-threshold {threshold:g} leaves no delta: its failure "
                              f"probability delta2 = {delta2:.3g} is not below delta = "

@@ -35,13 +35,32 @@ from pate_cli.mechanisms import build_mechanism
 @given(trials=st.integers(1, 10**7), fraction=st.floats(0, 1),
        confidence=st.floats(0.5, 0.999999))
 def test_clopper_pearson_is_scipys_exact_interval(trials, fraction, confidence):
-    """Each one-sided bound at c is an end of scipy's exact two-sided interval at 2c - 1."""
+    """Each one-sided bound at c is an end of scipy's exact two-sided interval at 2c - 1,
+    moved outwards by 2^-40 relative (over the quantile's rounding)."""
     k = int(round(fraction * trials))
     lower, upper = clopper_pearson(k, trials, confidence=confidence)
     interval = binomtest(k, trials).proportion_ci(confidence_level=2 * confidence - 1,
                                                   method="exact")
-    assert float(lower) == pytest.approx(interval.low, abs=1e-12, rel=0)
-    assert float(upper) == pytest.approx(interval.high, abs=1e-12, rel=0)
+    assert float(lower) == pytest.approx(interval.low * (1 - 2**-40), abs=1e-12, rel=0)
+    assert float(upper) == pytest.approx(min(1.0, interval.high * (1 + 2**-40)), abs=1e-12,
+                                         rel=0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(trials=st.integers(1, 10**6), confidence=st.floats(0.5, 0.999999))
+def test_clopper_pearson_bounds_lie_outside_the_exact_ones(trials, confidence):
+    """The closed forms at k = 0 and k = n in 40 digits: the upper bound never below, the
+    lower never above (scipy's quantile is within an ulp or two either side; review R20)."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        n, c = mpmath.mpf(trials), mpmath.mpf(confidence)
+        upper_exact = 1 - (1 - c) ** (1 / n)  # k = 0
+        lower_exact = (1 - c) ** (1 / n)  # k = n
+        assert mpmath.mpf(float(clopper_pearson(0, trials, confidence=confidence)[1])) \
+            >= upper_exact
+        assert mpmath.mpf(float(clopper_pearson(trials, trials, confidence=confidence)[0])) \
+            <= lower_exact
 
 
 def test_clopper_pearson_at_the_ends_and_vectorised():

@@ -133,3 +133,23 @@ def test_a_sampled_bound_is_the_smaller_of_the_sampled_and_the_unsampled_composi
     expected = np.minimum(composed(selection, answer), composed(*mechanism_steps(inner)))
     np.testing.assert_array_equal(data_independent_curve(selection, answer, **counts),
                                   expected)
+
+
+def test_the_mu_of_a_gaussian_statement_is_not_below_its_value():
+    """sqrt(20)/40 was stored an ulp low (review R20): the mu-GDP a reader takes is a bound."""
+    votes = np.tile([7, 3, 0], (10, 1))
+    result = analyze(votes, mechanism="gnmax", sigma=40.0, accounting="data-independent",
+                     delta=DELTA, per_query=False)
+    mu = result.to_dict()["risk"]["mu"]
+    assert _exact(mu) >= mpmath.sqrt(20) / 40  # 10 answers at sensitivity sqrt(2)
+
+
+def test_svt_delta2_is_not_below_its_formula_nor_delta1_above_the_rest():
+    from pate_cli.accounting.svt import svt_guarantee
+
+    scale, cutoff, queries, delta = 10.0, 100, 500, 1e-5
+    guarantee = svt_guarantee(scale=scale, cutoff=cutoff, queries=queries, delta=delta)
+    x = mpmath.exp(-(_exact(guarantee.threshold) - 1) / (4 * _exact(scale)))
+    exact = queries * x / 2 + (cutoff + 1) * x * x / 2  # math:svt
+    assert _exact(guarantee.delta2) >= exact
+    assert _exact(guarantee.delta1) + _exact(guarantee.delta2) <= _exact(delta)
