@@ -190,3 +190,16 @@ def test_the_tolerance_grows_with_the_terms_of_a_running_sum():
     # 2 x 40,000 x 2^-53 = 8.9e-12: a long table's drift passes, a larger one does not
     assert run_difference(*summary_and_table(40_000, 5e-12)) is None
     assert "epsilon_cumulative" in run_difference(*summary_and_table(40_000, 2e-11))
+
+
+def test_a_long_run_s_own_pair_passes(cli, tmp_path):
+    """200,000 queries: the table's running figure carries its raise for that many terms
+    (numerics.summed_margin) beside the summary's table-formed one; their pair was refused
+    ('not from the same run': 4.6e-11 apart against a 4.4e-11 tolerance)."""
+    votes = tmp_path / "long.npy"  # equal rows: their sums drift one way
+    np.save(votes, np.tile(np.array([[8, 2, 0]], np.int16), (200_000, 1)))
+    table, summary = tmp_path / "q.csv", tmp_path / "s.json"
+    result = cli.analyze(votes, "--accounting", "expected", "--per-query", table, "-f", "json",
+                         "-o", summary)
+    assert result.code == 0, result.err
+    assert run_difference(json.loads(summary.read_text()), pd.read_csv(table)) is None
