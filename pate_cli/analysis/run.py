@@ -202,8 +202,11 @@ class _Finish:
         carry, step_sums, answered_total = sums
         orders, delta, conversion = setting.orders, setting.delta, setting.conversion
         convert = partial(rdp_to_epsilon, orders=orders, delta=delta, conversion=conversion)
-        terms = int(self.positions.size) + 1  # every requested query, and the RDP before
-        epsilon, order = (float(x) for x in convert(carry, terms=terms if running else 0))
+        # every requested query, and the RDP before; a walked run's data-independent figures
+        # are raised as its own (else one could sit an ulp below the run's figure)
+        terms = int(self.positions.size) + 1 if running else 0
+        convert = partial(convert, terms=terms)
+        epsilon, order = (float(x) for x in convert(carry))
         # the data-independent figures include the RDP spent before the first query
         spent = initial_carry(setting.initial_rdp, orders)
         di_curve = spent + data_independent_curve(selection, answer, answered=answered_total,
@@ -244,8 +247,7 @@ class _Finish:
             epsilon_data_independent_worst=eps_worst, rdp_data_independent=di_curve,
             requested=int(self.positions.size),
             answered_total=answered_total,
-            rdp_at_order=sums_at_order(orders, order, *step_sums,
-                                       terms=terms if running else 0),
+            rdp_at_order=sums_at_order(orders, order, *step_sums, terms=terms),
             label_accuracy=accuracy, warnings=grid_edge_notes(orders, order, epsilon) + (
                 (f"the RDP spent before the first query is already epsilon "
                  f"{ceil_text(epsilon)}, above the budget {budget.limit:g}: no query was "

@@ -468,8 +468,8 @@ def _check_pandas_header(name, cells: list[str], index_col: int | None) -> None:
                          "index_col=0), or write with index=False")
     if len(cells) >= 3 and cells == [str(number) for number in range(len(cells))]:
         raise InputError(f"{name}: its first line 0,1,...,{len(cells) - 1} looks like pandas' "
-                         "column names (write with header=False, or name the columns; a first "
-                         "row that really holds these numbers: save the array as .npy)")
+                         "column names (write with header=False, or name the columns; if it is "
+                         "a row of numbers, put a header line of names above it)")
 
 
 def text_separator(line: str) -> str:

@@ -153,3 +153,15 @@ def test_svt_delta2_is_not_below_its_formula_nor_delta1_above_the_rest():
     exact = queries * x / 2 + (cutoff + 1) * x * x / 2  # math:svt
     assert _exact(guarantee.delta2) >= exact
     assert _exact(guarantee.delta1) + _exact(guarantee.delta2) <= _exact(delta)
+
+
+def test_a_long_budget_run_keeps_its_figures_in_order():
+    """Past 4,080 queries a walked run's epsilon carries the larger raise of its running
+    sums: its data-independent figures are raised alike (the bound for any run sat 3.4e-12
+    below the run's own figure; review R22)."""
+    votes = np.tile(np.array([[8, 2, 0]], np.int64), (20_000, 1))
+    summary = analyze(votes, mechanism="confident", threshold=0.0, sigma_threshold=1.0,
+                      sigma=40.0, accounting="data-independent", budget=1e5, delta=DELTA,
+                      add_rdp=np.full(298, 1.0), per_query=False).to_dict()
+    assert summary["epsilon"] <= summary["epsilon_data_independent"] \
+        <= summary["epsilon_data_independent_worst"]
