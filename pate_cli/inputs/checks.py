@@ -49,8 +49,11 @@ def check_finite_non_negative(name, chunk, offset, why):
 
 
 def show_number(value) -> str:
-    """A number as a person writes it: 3, 1.5, 1e+300, nan, inf (never ``np.float64(...)``,
-    nor an integer of more than 16 digits)."""
+    """A number as a person writes it: 3, 1.5, 1e+300, nan, inf (never ``np.float64(...)``);
+    an integer-typed value as it is (an unsigned one past 2^63 too), a float integral below
+    1e16 without its ``.0``."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return str(int(value))
     value = float(value)
     if np.isfinite(value) and value.is_integer() and abs(value) < 1e16:
         return str(int(value))

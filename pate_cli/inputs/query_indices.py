@@ -45,10 +45,8 @@ def row_numbers(name: str, array) -> np.ndarray:
                          "row number")
     big = np.flatnonzero(array >= 2**62)  # no file has such rows; int64 would wrap them
     if big.size:
-        shown = (str(int(array[big[0]])) if array.dtype.kind in "iu"
-                 else show_number(array[big[0]]))
-        raise InputError(f"{name}: query index {shown} (entry {big[0]}) is not a row of any "
-                         "votes file")
+        raise InputError(f"{name}: query index {show_number(array[big[0]])} (entry {big[0]}) "
+                         "is not a row of any votes file")
     return array.astype(np.int64)
 
 

@@ -119,18 +119,19 @@ def _header(table) -> list[str] | None:
     other forms)."""
     if hasattr(table, "columns"):
         cells = [str(column).strip() for column in table.columns]
-    elif isinstance(table, bytes):
+        return [cell.lower() for cell in cells] if is_header(cells) else None
+    if isinstance(table, bytes):
         if table.startswith((NPY_MAGIC, ZIP_MAGIC)):
             return None
-        line = LINE_ENDS.split(table.decode("utf-8", errors="replace").lstrip("\ufeff"), 1)[0]
-        cells = first_cells(line, text_separator(line))
+        text = table.decode("utf-8", errors="replace")
     elif (not isinstance(table, (str, os.PathLike))
             or os.path.splitext(os.fspath(table))[1].lower() not in (".csv", ".tsv")):
         return None
     else:
         with open(table, encoding="utf-8", errors="replace") as stream:
-            line = LINE_ENDS.split(stream.readline().lstrip("\ufeff"), 1)[0]
-        cells = first_cells(line, text_separator(line))
+            text = stream.readline()
+    line = LINE_ENDS.split(text.lstrip("\ufeff"), 1)[0]
+    cells = first_cells(line, text_separator(line))
     return [cell.lower() for cell in cells] if is_header(cells) else None
 
 

@@ -440,17 +440,12 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
                                  f"{start + bad[0]} is not an integer class id")
         bad = np.flatnonzero((part < 0) | (part >= vote_set.classes))
         if bad.size:
-            raise InputError(f"{name}: label {_shown_label(part[bad[0]])} at query "
+            raise InputError(f"{name}: label {show_number(part[bad[0]])} at query "
                              f"{start + bad[0]} is outside 0..{vote_set.classes - 1}")
         drop_mapped_rows(values, start, start + part.shape[0])
     # int64 labels as they are (a memory map stays mapped: no copy of every label)
     return replace(vote_set, labels=values if values.dtype == np.int64
                    else values.astype(np.int64))
-
-
-def _shown_label(value) -> str:
-    """A label as written (an unsigned one past 2^63 too)."""
-    return str(int(value)) if np.asarray(value).dtype.kind in "iu" else show_number(value)
 
 
 def _is_text(name: str, source) -> bool:
