@@ -273,6 +273,8 @@ def _cpu_seconds() -> float:
 
 
 def _analyze(pate_cli, source, spec: Dataset, accounting: str, **options):
+    """``analyze`` totals only (``per_query=False``), as pate-analyze runs without a table."""
+    options.setdefault("per_query", False)
     return pate_cli.analyze(source, "confident", threshold=spec.threshold,
                             sigma_threshold=spec.sigma_threshold, sigma=spec.sigma,
                             accounting=accounting, delta=DELTA, **options)
@@ -499,7 +501,8 @@ def run_individualized_case(spec: Dataset, path: str) -> dict:
     def analyze(votes, teachers, source=None):
         parameters = derive_parameters(groups, variant="upsampling")
         return analyze_individualized(votes, mechanism, parameters, accounting="expected",
-                                      teachers=teachers, delta=DELTA, source=source)
+                                      teachers=teachers, delta=DELTA, source=source,
+                                      per_query=False)  # as glyph-expected: totals only
 
     def run():
         vote_set = pate_cli.load_votes(path)
@@ -760,6 +763,8 @@ def _compared(case: str, records: dict[str, dict]) -> str:
 def _notes(records: dict[str, dict], specs: dict[str, Dataset], skipped: list[str]) -> None:
     print("Notes: wall time of pate_cli rows = load_votes (validate + sha256 of the file) "
           "+ analysis (+ sanitisation);")
+    print("  analysis rows and the individualized row run totals only (per_query=False), as "
+          "pate-analyze does without --per-query;")
     print("  298 default orders, classic conversion; Confident-GNMax parameters per file:")
     for spec in specs.values():
         print(f"  {spec.label}: T={spec.threshold:g}, sigma_threshold={spec.sigma_threshold:g}, "
