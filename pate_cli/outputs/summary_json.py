@@ -191,10 +191,13 @@ def epsilon_method(result) -> str:
 def epsilon_rdp(result) -> float | None:
     """The RDP conversion of the run's total curve (math:conversion): ``epsilon`` unless the
     PLD accountant gave a smaller figure, then the one the per-query table's
-    ``epsilon_cumulative`` and ``order`` belong to; None for SVT-PATE and groups."""
+    ``epsilon_cumulative`` and ``order`` belong to; SVT-PATE's ``epsilon`` where its RDP
+    route gave it (``epsilon_method`` ``rdp``); None for the pure-DP figure and groups."""
     if result.epsilon_rdp is not None:
         return result.epsilon_rdp
-    if result.svt is not None or result.groups is not None or result.rdp_total is None:
+    if result.svt is not None:
+        return result.epsilon if math.isfinite(result.order) else None
+    if result.groups is not None or result.rdp_total is None:
         return None
     return result.epsilon
 

@@ -89,3 +89,12 @@ def test_a_run_that_answers_enough_prints_no_warning(cli):
     assert done.code == 0 and done.err == ""
     assert "answered          745 of 2000 queries" in done.out
     assert "(pure-DP bound c*eps0)" in done.out
+
+
+def test_epsilon_rdp_is_the_rdp_figure_where_the_rdp_route_gave_epsilon(cli):
+    """json.md: ``epsilon_rdp`` is the RDP figure; ``null`` only beside the pure-DP one."""
+    rdp = json.loads(cli.analyze(MNIST, "-m", "svt", "-f", "json").out)
+    assert rdp["epsilon_method"] == "rdp" and rdp["epsilon_rdp"] == rdp["epsilon"]
+    pure = json.loads(cli.analyze(MNIST, "-m", "svt", "--target-epsilon", "8", "--svt-cutoff",
+                                  "2", "-f", "json").out)
+    assert pure["epsilon_method"] == "pure" and pure["epsilon_rdp"] is None
