@@ -530,8 +530,8 @@ def _sweep_points(path: str, spec: Dataset):
 def run_sweep_case(spec: Dataset, path: str, workers: int) -> dict:
     """pate-sweep's engine (what the command runs after parsing options) on the grid."""
     import hashlib
-    from concurrent.futures import ProcessPoolExecutor
 
+    from pate_cli.sweep.executors import local_pool
     from pate_cli.sweep.points import run_points
     from pate_cli.sweep.table import table_bytes
 
@@ -542,7 +542,7 @@ def run_sweep_case(spec: Dataset, path: str, workers: int) -> dict:
             for position, row in run_points(points):
                 rows[position] = row
         else:
-            with ProcessPoolExecutor(max_workers=workers) as executor:
+            with local_pool(workers) as executor:  # pate-sweep --workers N's pool
                 for position, row in run_points(points, executor=executor,
                                                 in_flight=4 * workers):
                     rows[position] = row

@@ -12,13 +12,23 @@ from functools import partial
 
 from .work_sizes import batched
 
+# How many processes share this one's cores (``share_cores``; 1: none).
+_SHARERS = [1]
+
 
 def default_workers() -> int:
-    """The cores this process may run on."""
+    """This process's share of the cores it may run on (at least 1)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    return max(1, cores // _SHARERS[0])
+
+
+def share_cores(processes: int) -> None:
+    """This process is one of ``processes`` sharing its cores (a pool's worker): its
+    threads by default (:func:`default_workers`) are its share, not every core."""
+    _SHARERS[0] = max(1, int(processes))
 
 
 def ordered_map(function: Callable, items, *, workers: int | None = None) -> Iterator:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 from ..errors import InputError, OptionError
+from ..threads import share_cores
 
 WATCH_SECONDS = 0.25
 _PR_SET_PDEATHSIG = 1
@@ -53,13 +54,15 @@ class LocalPool(ProcessPoolExecutor):
 
 def local_pool(workers: int) -> LocalPool:
     """A ``LocalPool`` of ``workers`` processes."""
-    return LocalPool(max_workers=workers, initializer=_start_worker)
+    return LocalPool(max_workers=workers, initializer=_start_worker, initargs=(workers,))
 
 
-def _start_worker() -> None:
+def _start_worker(workers: int) -> None:
     """Worker initializer: Ctrl-C and SIGTERM are the parent's to handle (a worker forked
-    while the parent's own SIGTERM handler is installed must not inherit it), and the
-    worker exits when its parent does."""
+    while the parent's own SIGTERM handler is installed must not inherit it), the worker
+    exits when its parent does, and its threads are its share of the cores (``workers``
+    processes share them: more threads would only contend; no figure depends on it)."""
+    share_cores(workers)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     parent = os.getppid()

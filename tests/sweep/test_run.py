@@ -234,3 +234,25 @@ def test_other_executors_abandoned_futures_are_cancelled():
     futures = [Future(), Future()]
     abandon(object(), futures)
     assert all(future.cancelled() for future in futures)
+
+
+def test_a_local_pools_workers_share_the_cores_rather_than_each_take_them_all(monkeypatch):
+    """Two workers each running a thread per core would contend on the cores; a worker's
+    default threads are its share (no figure depends on the count)."""
+    import os
+
+    from pate_cli import threads
+    from pate_cli.sweep.executors import local_pool
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: set(range(8)), raising=False)
+    assert threads.default_workers() == 8
+    threads.share_cores(3)
+    try:
+        assert threads.default_workers() == 2
+        threads.share_cores(20)
+        assert threads.default_workers() == 1
+    finally:
+        threads.share_cores(1)
+    with local_pool(2) as pool:
+        shares = {pool.submit(threads.default_workers).result() for _ in range(4)}
+    assert shares == {max(1, threads.default_workers() // 2)}
