@@ -186,7 +186,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     bounds = (found.any_run_epsilons(base.requested or base.queries)
               if reports_any_run_bound(selects, accounting, halts=True) else None)
     group_rows = tuple({**row, "epsilon_data_independent_worst": None if bounds is None
-                        else float(bounds[g])} for g, row in enumerate(group_rows))
+                        else max(float(bounds[g]), row["epsilon_data_independent_if_continued"])}
+                       for g, row in enumerate(group_rows))
     uniform = ("epsilon_data_independent", "order_data_independent",
                "epsilon_data_independent_worst")  # the uniform run's: the baseline's
     baseline = {**baseline, **{key: getattr(base, key) for key in uniform}}
@@ -206,7 +207,8 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
         base, epsilon=float(groups.epsilon[worst]),
         epsilon_data_independent=max(row["epsilon_data_independent"] for row in group_rows),
         order_data_independent=float("nan"),  # the largest group's bound for any run:
-        epsilon_data_independent_worst=None if bounds is None else float(np.max(bounds)),
+        epsilon_data_independent_worst=None if bounds is None else max(
+            row["epsilon_data_independent_worst"] for row in group_rows),
         rdp_data_independent=None,  # the uniform run's curve: no group's bound
         rdp_at_order=None,  # the uniform run's sums: no group composes them
         order=float(order) if np.isfinite(order) else float(base.orders[0]),

@@ -204,8 +204,13 @@ class GroupRun:
         return totals, final if self.spent_at_stop is None else self.spent_at_stop, final
 
     def report(self, parameters: GroupParameters) -> tuple[GroupTotals, tuple, dict]:
-        """The group totals, each group's summary row and the uniform run's."""
+        """The group totals, each group's summary row and the uniform run's. A group's
+        data-independent figures are at least its data-dependent ones (the data-dependent
+        curves are capped by those, summed in another order: a bound left below by rounding is
+        raised to it, as a plain run's)."""
         groups, spent, final = self.totals(parameters.names)
+        spent, final = (np.maximum(spent, groups.epsilon),
+                        np.maximum(final, groups.final_epsilon))
 
         def finite(value: float) -> float | None:  # None where nothing was spent yet
             return float(value) if np.isfinite(value) else None
