@@ -227,6 +227,7 @@ class _Finish:
         # the data-dependent curves are capped by these, summed in another order: a bound left
         # below the run's figure by rounding is raised to it (a consumer's run publishes none)
         eps_di = eps_di if setting.consumer is not None else max(eps_di, epsilon)
+        eps_worst = None if eps_worst is None else max(eps_worst, eps_di)
         accuracy, by_outcome = counts.accuracy(setting.labels is not None)
         query_index, reordered = picked_rows(self.positions, queries)
         outcomes = (None if counts.outcomes is None

@@ -165,3 +165,27 @@ def test_a_long_budget_run_keeps_its_figures_in_order():
                       add_rdp=np.full(298, 1.0), per_query=False).to_dict()
     assert summary["epsilon"] <= summary["epsilon_data_independent"] \
         <= summary["epsilon_data_independent_worst"]
+
+
+@pytest.mark.parametrize("queries", [3000, 20_000])
+@pytest.mark.parametrize("mechanism", [dict(mechanism="gnmax", sigma=40.0),
+                                       dict(mechanism="exponential", eta=0.05),
+                                       dict(mechanism="confident", threshold=200.0,
+                                            sigma_threshold=150.0, sigma=40.0)])
+@pytest.mark.parametrize("walk", [dict(budget=1e12), dict(outputs="runs of 50"),
+                                  dict(outputs="runs of 50", budget=1e12, halt_at="output")])
+def test_figures_print_in_order_where_the_data_dependent_curve_is_the_bound(
+        queries, mechanism, walk):
+    """Votes spread evenly: each query's data-dependent curve is the data-independent one, so
+    the run's three figures are equal before rounding. A walked run's sums and the bounds'
+    products round apart (exponential, 3,000 queries: the bound for any run printed 3.3e-13
+    below the data-independent figure); each bound is raised to the figure below it."""
+    votes = np.full((queries, 10), 25, np.int64)
+    if "outputs" in walk:
+        walk = {**walk, "outputs": np.arange(queries) // 50}
+    for accounting in ("replay", "expected", "data-independent"):
+        result = analyze(votes, teachers=250.0, accounting=accounting, delta=DELTA,
+                         per_query=False, **mechanism, **walk)
+        worst = result.epsilon_data_independent_worst
+        assert result.epsilon <= result.epsilon_data_independent
+        assert worst is None or result.epsilon_data_independent <= worst
