@@ -206,9 +206,13 @@ class _Finish:
         # are raised as its own (else one could sit an ulp below the run's figure)
         terms = int(self.positions.size) + 1 if running else 0
         convert = partial(convert, terms=terms)
-        epsilon, order = (float(x) for x in convert(carry))
         # the data-independent figures include the RDP spent before the first query
         spent = initial_carry(setting.initial_rdp, orders)
+        if answer.unsampled is not None:  # sampled voters: never above the unsampled steps
+            carry = np.minimum(carry, spent + data_independent_curve(  # (math:sampling; an
+                *answer.unsampled, answered=answered_total, queries=queries,  # ulp apart
+                orders=orders))  # where amplification gains nothing)
+        epsilon, order = (float(x) for x in convert(carry))
         di_curve = spent + data_independent_curve(selection, answer, answered=answered_total,
                                                   queries=queries, orders=orders)
         eps_di, order_di = (float(x) for x in convert(di_curve))
