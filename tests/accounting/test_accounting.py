@@ -219,6 +219,29 @@ def test_the_expected_charge_of_a_count_rounded_down_is_never_below_its_own(sigm
     assert not raised_counts(whole, threshold=threshold, sigma_threshold=sigma1).any()
 
 
+@pytest.mark.parametrize("sigma1, threshold", [(5.0, 200.0), (20.0, 200.0), (150.0, 200.0),
+                                              (1.0, 200.0), (40.0, 137.3)])
+def test_a_count_an_ulp_below_a_lattice_point_is_charged_at_least_its_own(sigma1, threshold):
+    """The tightest raised counts: an ulp below each lattice point above T (as n - M p can
+    land), within 4 sigma1 of T. Rounded down a whole step, then raised one step back by
+    :func:`raised_charge`, the charge sits within rounding of the mechanism's own
+    ``Phi((count - T) / sigma1)``; its 1e-12 (1 + |z|) margin keeps it at or above that
+    value at 40 digits with no slack (without it a sixth of these fall an ulp below).
+    Farther out (z from about 4.7) the margin moves Phi by under half an ulp of 1 and the
+    charge may round an ulp low, which the conversion's 2^-40 covers."""
+    step = count_step(sigma1)
+    first = math.floor(threshold / step) * step + step
+    lattice = first + step * np.arange(int(4.0 * sigma1 / step))
+    counts = np.nextafter(lattice, 0.0)
+    assert raised_counts(counts, threshold=threshold, sigma_threshold=sigma1).all()
+    lp = log_pr_answered(counts, threshold=threshold, sigma_threshold=sigma1)
+    charges = raised_charge(lp, sigma_threshold=sigma1)
+    with mpmath.workdps(40):
+        for count, charge in zip(counts.tolist(), charges.tolist(), strict=True):
+            exact = mpmath.ncdf((mpmath.mpf(count) - mpmath.mpf(threshold)) / sigma1)
+            assert mpmath.mpf(charge) >= exact, count
+
+
 # --- LNMax ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("lam", [0.5, 5.0, 20.0, 100.0])

@@ -80,6 +80,23 @@ def test_epsilon_from_bounds():
     assert float(epsilon_from_bounds(0.2, 0.4, delta=0.0)) == 0.0      # no evidence
 
 
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(p_lower=st.floats(1e-12, 1.0), q_upper=st.floats(1e-12, 1.0),
+       delta=st.one_of(st.sampled_from([0.0, 1e-5, 1e-8]), st.floats(0.0, 0.5)))
+def test_epsilon_from_bounds_is_never_above_its_formula(p_lower, q_upper, delta):
+    """The audit's measured epsilon is a LOWER bound: ``max(0, log((p_lower - delta) /
+    q_upper))`` of the very floats it is given, at 50 digits, is never below it (the float
+    difference, quotient and log each round either way; the function lowers its value by
+    2^-40 relative and 8 ulps of 1 over them), and it gives that value up to its margin."""
+    got = float(epsilon_from_bounds(p_lower, q_upper, delta=delta))
+    with mpmath.workdps(50):
+        margin = mpmath.mpf(p_lower) - mpmath.mpf(delta)
+        exact = (mpmath.log(margin / mpmath.mpf(q_upper)) if margin > 0 else mpmath.mpf(0))
+        exact = max(exact, mpmath.mpf(0))
+        assert 0 <= got <= exact
+        assert got >= exact * (1 - mpmath.mpf("1e-11")) - mpmath.mpf("1e-14")
+
+
 def one_query(counts) -> np.ndarray:
     """The tallies of one-query trials whose outputs fell ``counts`` times on each outcome."""
     counts = np.asarray(counts)
@@ -204,6 +221,36 @@ def test_confident_exponentials_claim_lies_between_its_parts_and_their_sum():
         pure, _ = claimed_epsilon("exponential", {"eta": 0.3}, delta=1e-5, queries=queries)
         assert max(gaussian, pure) < both <= gaussian + queries * 0.6
         assert "PLD" in how
+
+
+@pytest.mark.parametrize("sigma1, eta, queries, delta", [
+    (1e12, 1.0, 30, 0.05), (1e12, 0.5, 100, 1e-5), (1e12, 0.05, 30, 1e-3),
+    (1e9, 0.005, 2, 1e-3), (10.0, 0.3, 5, 1e-5),
+])
+def test_confident_exponentials_pld_claim_is_never_below_the_exact_composition(
+        sigma1, eta, queries, delta):
+    """The PLD figure of ``queries`` threshold Gaussians (sensitivity 1, std sigma1) and
+    ``queries`` 2 eta-DP answers is raised 1e-9 over dp_accounting's FFT rounding: the
+    exact profile at the claim (mpmath, 50 digits: the composed Gaussian of ``mu =
+    sqrt(queries) / sigma1`` shifted by each randomized-response loss ``2 eta (2 j - k)``,
+    which dominates 2 eta-DP) is at most delta. Where the Gaussian is negligible (sigma1
+    1e9, 1e12) dp_accounting's own figure lies 1e-14 to 6e-12 relative below the exact
+    one."""
+    pytest.importorskip("dp_accounting")
+    claim, how = claimed_epsilon("confident-exponential", {
+        "eta": eta, "sigma_threshold": sigma1, "threshold": 30.0}, delta=delta, queries=queries)
+    assert "PLD" in how
+    with mpmath.workdps(50):
+        mu = mpmath.sqrt(queries) / mpmath.mpf(sigma1)
+        pure = 2 * mpmath.mpf(eta)
+        p = mpmath.e**pure / (1 + mpmath.e**pure)
+        profile = mpmath.mpf(0)
+        for j in range(queries + 1):
+            gap = mpmath.mpf(claim) - pure * (2 * j - queries)
+            profile += (mpmath.binomial(queries, j) * p**j * (1 - p)**(queries - j)
+                        * (mpmath.ncdf(-gap / mu + mu / 2)
+                           - mpmath.exp(gap) * mpmath.ncdf(-gap / mu - mu / 2)))
+        assert profile <= delta
 
 
 def test_composed_claims():

@@ -73,6 +73,37 @@ def test_pld_figure_is_never_below_the_exact_one(steps, delta):
     assert exact <= pld <= exact * 1.01 + 2 * discretization_interval(steps) + 1e-3
 
 
+@pytest.mark.parametrize("steps, delta", [
+    ([(math.sqrt(2), 40.0, 300)], 1e-5), ([(math.sqrt(2), 5.0, 3)], 1e-5),
+    ([(1.0, 150.0, 640), (math.sqrt(2), 40.0, 300)], 1e-6), ([(1.0, 2.0, 1)], 1e-3),
+])
+def test_the_gaussian_pld_is_dp_accountings_pessimistic_one(steps, delta):
+    """``gaussian_pld`` is built pessimistic: its epsilon at delta is at least that of
+    dp_accounting's own PLD accountant for the same Gaussians (pessimistic by default),
+    and the exact profile (Balle and Wang 2018, mpmath at 50 digits) at it is at most
+    delta. An optimistic build reads below both; one mixed with the pessimistic identity
+    is refused by dp_accounting, and ``gaussian_pld`` then gives None."""
+    pytest.importorskip("dp_accounting")
+    import mpmath
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    pld = gaussian_pld(steps)
+    assert pld is not None
+    ours = float(pld.get_epsilon_for_delta(delta))
+    accountant = pld_privacy_accountant.PLDAccountant()
+    for sensitivity, std, count in steps:
+        accountant.compose(dp_event.SelfComposedDpEvent(
+            dp_event.GaussianDpEvent(std / sensitivity), count))
+    assert ours >= accountant.get_epsilon(delta)
+    with mpmath.workdps(50):
+        mu = mpmath.sqrt(mpmath.fsum(count * (mpmath.mpf(sensitivity) / mpmath.mpf(std))**2
+                                     for sensitivity, std, count in steps))
+        eps = mpmath.mpf(ours)
+        assert (mpmath.ncdf(-eps / mu + mu / 2)
+                - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)) <= delta
+
+
 @given(std=st.floats(1e-3, 1e3), count=st.integers(1, 10**9))
 def test_the_pld_grid_step_bounds_its_points(std, count):
     steps = [(math.sqrt(2), std, count), (1.0, 2 * std, count)]

@@ -65,7 +65,7 @@ def test_integral_is_certified_and_never_above_union(row, sigma):
     union = float(log_q_gnmax(votes, sigma=sigma)[0])
     assert integral <= union
     if union > -40:  # the reference's grid resolves these
-        assert integral >= certified_lower_log_q(votes[0], sigma) - 1e-12
+        assert integral >= certified_lower_log_q(votes[0], sigma)
 
 
 @pytest.mark.parametrize("row, sigma", [
@@ -73,13 +73,17 @@ def test_integral_is_certified_and_never_above_union(row, sigma):
     ([120, 110, 20, 0], 40), ([180, 35, 35], 40), ([61, 57, 27, 55, 3, 42, 0], 40),
     ([26, 0, 12, 19, 0, 0, 5, 9, 1, 3, 7], 40), ([100, 100, 100], 30), ([7, 0], 3),
     ([300] + [0] * 9, 20), ([60, 58, 57, 56, 55, 20, 0, 0, 0, 0], 10),
+    # the tightest found (a near-tie, the rest far): 5e-15 above the exact log q unraised
+    ([100, 100, 90], 1), ([100, 98, 80, 80, 80], 2),
 ])
 def test_integral_within_tolerance_of_mpmath(row, sigma):
     votes = np.array([row], dtype=float)
     reference = mpmath_log_q(votes[0], sigma)
     integral = float(log_q_integral(votes, sigma=sigma)[0])
     union = float(log_q_gnmax(votes, sigma=sigma)[0])
-    assert integral >= reference - 1e-12
+    # two classes: Prop. 7's own float, which is not raised ([7, 0] at sigma 3 lies 1e-15
+    # below the exact log q); more: the certified bound, raised 1e-9, never below
+    assert integral >= (reference - 1e-12 if len(row) == 2 else reference)
     assert integral <= max(reference + 0.01, min(union, math.log(1 - 1 / len(row))))
     if len(row) == 2:
         assert integral == union  # Prop. 7 is exact for two classes
@@ -95,7 +99,7 @@ def test_ties_and_many_classes():
         union = log_q_gnmax(votes, sigma=sigma)
         assert np.all(integral <= union)
         for row, value in zip(votes, integral, strict=True):
-            assert value >= certified_lower_log_q(row, sigma) - 1e-12
+            assert value >= certified_lower_log_q(row, sigma)
     assert log_q_integral(ties, sigma=20.0)[0] < log_q_gnmax(ties, sigma=20.0)[0] - 0.05
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -139,6 +140,28 @@ def test_the_exact_distance_rule_falls_short(case, shortfall):
     betas = beta_grid(order)
     old = smooth_sensitivity(_exact_distance_rule(acc.selection, largest).sum(axis=0), betas)
     assert np.max(_exact_smooth(within, betas) / old) > shortfall
+
+
+@pytest.mark.parametrize("case", [0, 1, 2, 4])  # (case 3's curve is 0)
+def test_the_smooth_sensitivity_is_never_below_its_maximum_at_50_digits(case):
+    """``SS_beta = max_d exp(-beta d) LS[d]`` of the release's own curve, every beta of the
+    grid, by mpmath at 50 digits: the release's figure (raised 2^-40 relative) is never
+    below it, though ``exp(-beta d)`` and the product each round either way. These curves
+    grow faster than ``exp(beta d)`` at first: the maximum lies at some d > 0."""
+    labels, classes, threshold, sigma_threshold, order = CASES[case]
+    teachers = labels.shape[0]
+    acc = _accumulator(teachers, classes, threshold, sigma_threshold, order)
+    largest = np.stack([(labels == k).sum(axis=0) for k in range(classes)]).max(axis=0)
+    curve = acc.selection.curves(largest.astype(np.float64)).sum(axis=0)
+    betas = beta_grid(order)
+    ours = smooth_sensitivity(curve, betas)
+    with mpmath.workdps(50):
+        for beta, figure in zip(betas.tolist(), ours.tolist(), strict=True):
+            terms = [mpmath.exp(-mpmath.mpf(beta) * d) * mpmath.mpf(ls)
+                     for d, ls in enumerate(curve.tolist())]
+            exact = max(terms)
+            assert terms.index(exact) > 0
+            assert mpmath.mpf(figure) >= exact
 
 
 def test_the_auditors_two_queries():
