@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -261,9 +261,20 @@ def rdp_without_replacement_gaussian(*, rate: float, noise_multiplier: float,
     return np.minimum(_rounded_up(_interpolated(log_moment, own, orders)), own(orders))
 
 
+@lru_cache(maxsize=32)
 def _gaussian_even_moments(z: float, top: int) -> np.ndarray:
     """``log M_l`` (index ``l``, even ``l <= top``; odd entries unused) of ``N(1, z^2)`` against
-    ``N(0, z^2)``, with its rounding error added: never under-stated (math:sampling)."""
+    ``N(0, z^2)``, with its rounding error added: never under-stated (math:sampling). The
+    smaller of the alternating sum (exact where the noise is small) and
+    :func:`_series_even_moments` (where it is large and the sum cancels); read-only (kept for
+    the next call with the same ``z``)."""
+    moments = np.minimum(_alternating_even_moments(z, top), _series_even_moments(z, top))
+    moments.flags.writeable = False
+    return moments
+
+
+def _alternating_even_moments(z: float, top: int) -> np.ndarray:
+    """``log M_l`` as the alternating forward difference, its rounding error bound added."""
     even = np.arange(0, top + 1, 2)
     out = np.full(top + 1, np.inf)
     out[0] = 0.0
@@ -285,6 +296,63 @@ def _gaussian_even_moments(z: float, top: int) -> np.ndarray:
         error += (l + 2) * eps * float(np.sum(weights))
         difference = float(np.sum(weights[~negative]) - np.sum(weights[negative]))
         out[l] = scale + math.log(max(difference, 0.0) + error)
+    return out
+
+
+# Terms of the series of :func:`_series_even_moments` formed at most (each an array op over
+# the moments' indices): it serves the indices whose series settles within them.
+_MOMENT_TERMS = 4096
+
+
+def _series_even_moments(z: float, top: int) -> np.ndarray:
+    """``log M_l`` as a series of non-negative terms (upper bounds; ``inf`` where it would
+    not settle within ``_MOMENT_TERMS`` terms). With ``a = 1 / (2 z^2)``,
+    ``E_Q[(P/Q)^k] = exp(a k(k-1)) = sum_m a^m (k(k-1))^m / m!``, and ``(k(k-1))^m`` is a sum
+    of falling factorials ``k^(j)`` with non-negative coefficients ``c_m[j]``
+    (``k^(2) k^(j) = k^(j+2) + 2j k^(j+1) + j(j-1) k^(j)``), whose l-th forward difference
+    at 0 is ``l! [j = l]``: ``M_l = l! sum_m a^m c_m[l] / m!``, without the alternating sum's
+    cancellation. Summed in logarithms as ``u_m[l] = a^(m - l/2) c_m[l] / m!``,
+    ``u_(m+1)[j] = (u_m[j-2] + 2(j-1) sqrt(a) u_m[j-1] + a j(j-1) u_m[j]) / (m+1)``; the tail
+    past the last term is bounded by ``c_m[l] l! <= 2^l (l(l-1))^m``, and the rounding of the
+    logarithms (each step within 8 ulps of its operands' magnitudes) is added."""
+    out = np.full(top + 1, np.inf)
+    a = 1.0 / (2.0 * z * z)
+    log_a = math.log(a)
+    # the indices whose tail bound falls below half its last term within the terms formed
+    count = min(top, int(math.sqrt(_MOMENT_TERMS / (4.0 * a))))
+    if count < 2:
+        return out
+    from scipy.special import gammaln
+    j = np.arange(count + 1, dtype=np.float64)
+    growth = a * j * (j - 1.0)  # b_l: the tail's ratio
+    with np.errstate(divide="ignore"):
+        one = np.log(2.0 * np.maximum(j - 1.0, 0.0)) + 0.5 * log_a
+        two = np.log(j * (j - 1.0)) + log_a
+        head = j * math.log(2.0) - gammaln(j + 1.0) - 0.5 * j * log_a
+        log_growth = np.log(growth)
+    term = np.full(count + 1, -np.inf)
+    term[0] = 0.0  # u_0: k^(0) = 1
+    total = np.full(count + 1, -np.inf)
+    largest = 0.0
+    tail = total
+    for m in range(_MOMENT_TERMS):
+        term = np.logaddexp(np.logaddexp(np.concatenate(([-np.inf, -np.inf], term[:-2])),
+                                          one + np.concatenate(([-np.inf], term[:-1]))),
+                            two + term) - math.log(m + 1.0)
+        total = np.logaddexp(total, term)
+        largest = max(largest, float(np.max(np.abs(np.where(np.isfinite(total), total, 0.0)))),
+                      float(np.max(np.abs(np.where(np.isfinite(term), term, 0.0)))))
+        after = m + 2.0  # the first term not formed
+        if after >= 2.0 * float(growth[-1]) + 2.0:  # the tail: at most twice its first term
+            tail = head + after * log_growth - gammaln(after + 1.0) + math.log(2.0)
+            if np.all(tail[2:] <= total[2:] - 40.0):
+                break
+    else:
+        return out
+    rounding = (m + 1) * 8.0 * np.finfo(np.float64).eps * (
+        largest + abs(log_a) + math.log(4.0 * count * count) + math.log(m + 2.0) + 4.0)
+    found = gammaln(j + 1.0) + 0.5 * j * log_a + np.logaddexp(total, tail) + rounding
+    out[2:count + 1] = found[2:] + 1e-12 * np.abs(found[2:])
     return out
 
 

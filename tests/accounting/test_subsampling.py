@@ -107,9 +107,12 @@ def test_a_slow_series_is_closed_by_a_bound_on_its_rest(rate, z, order, chord):
                                      (0.5, 3.0)])
 def test_without_replacement_gaussian_is_dp_accountings_theorem_27(rdp_accountant, rate, z):
     """dp_accounting's SampledWithoutReplacementDpEvent: WBK Theorem 27 up to order 256,
-    Theorem 9 above. The same bound here (the central moments summed with their rounding
-    error added), so equal to 1e-9 where dp_accounting's alternating sums keep their
-    digits (the low orders) and never far below it anywhere."""
+    Theorem 9 above. The same bound here, equal to 1e-9 where dp_accounting's alternating
+    sums keep their digits (the low orders), and never above it: where those sums lose their
+    digits (large noise, orders from some 20 up) dp_accounting's figure rises above the
+    theorem's (21% at rate 0.113, z 11.42, order 200), and the central moments here are a
+    series of positive terms (``test_without_replacement_gaussian_never_below_theorem_27``
+    holds them to the theorem)."""
     dp_accounting, curve = rdp_accountant
     population = 1000
     size = int(rate * population)
@@ -124,7 +127,7 @@ def test_without_replacement_gaussian_is_dp_accountings_theorem_27(rdp_accountan
     low, high = orders <= 12, np.floor(orders) > THEOREM_27_ORDER
     own = gaussian(z)(orders)  # dp_accounting does not cap by the step's own curve
     np.testing.assert_allclose(ours[low], np.minimum(theirs, own)[low], rtol=1e-9)
-    assert np.all(ours[~high] >= np.minimum(theirs, gaussian(z)(orders))[~high] * (1 - 1e-9))
+    assert np.all(ours[~high] <= np.minimum(theirs, own)[~high] * (1 + 1e-8))
     # above order 256 dp_accounting keeps only Theorem 9's terms; here Theorem 27's terms up
     # to j = 256 stay (the theorem holds at every order): never above theirs
     assert np.all(ours[high] <= theirs[high] * (1 + 1e-12))
@@ -151,13 +154,17 @@ def mp_theorem_27(order: int, rate: float, z: float) -> float:
 
 
 @pytest.mark.parametrize("rate, z, order", [(0.15, 17.7, 3), (0.15, 17.7, 40), (0.15, 75.0, 261),
-                                            (0.01, 1.0, 20), (0.5, 3.0, 7)])
+                                            (0.01, 1.0, 20), (0.5, 3.0, 7),
+                                            (0.113, 11.42, 200), (0.0015, 76.8, 256),
+                                            (0.5811, 20.22, 100)])
 def test_without_replacement_gaussian_never_below_theorem_27(rate, z, order):
+    """At or above the theorem at 400 digits, and within 1e-8 of it: at rate 0.113, z 11.42,
+    order 200 the rounding allowance of the alternating sums alone gave 0.0651 for 0.01996
+    (review R23), +18.6% on a one-query epsilon."""
     ours = rdp_without_replacement_gaussian(rate=rate, noise_multiplier=z, orders=[order])[0]
     exact = mp_theorem_27(order, rate, z)
     assert ours >= exact
-    if order <= 20:
-        assert ours == pytest.approx(exact, rel=1e-12)
+    assert ours == pytest.approx(exact, rel=1e-12 if order <= 20 else 1e-8)
 
 
 def test_theorem_27_on_the_private_knn_setting_is_dp_accountings():
@@ -170,12 +177,13 @@ def test_theorem_27_on_the_private_knn_setting_is_dp_accountings():
     assert epsilon == pytest.approx(2.449756801136259, rel=1e-11)
 
 
-@pytest.mark.parametrize("z", [0.5, 3.0, 17.7, 75.0])
+@pytest.mark.parametrize("z", [0.5, 3.0, 17.7, 75.0, 1e4, 1e9])
 def test_gaussian_central_moments_are_never_below_their_exact_values(z):
-    """``M_l = E_Q[(P/Q - 1)^l]`` at 150 digits: the rounded-up sums are never below, and
-    within 1e-9 where the alternating sum keeps its digits."""
+    """``M_l = E_Q[(P/Q - 1)^l]`` at 500 digits: never below, and within 1e-9 where the
+    alternating sum keeps its digits, within 1e-7 in the logarithm where only the series of
+    positive terms does (at z 1e9, M_40 is some e^-1560: the sum is all rounding)."""
     ours = _gaussian_even_moments(z, 40)
-    with mpmath.workdps(150):
+    with mpmath.workdps(500):
         c = 1 / (2 * mpmath.mpf(z) ** 2)
         for l in range(2, 41, 2):
             exact = mpmath.log(mpmath.fsum(mpmath.binomial(l, i) * (-1) ** (l - i)
@@ -183,6 +191,7 @@ def test_gaussian_central_moments_are_never_below_their_exact_values(z):
             assert ours[l] >= float(exact)
             if z <= 3.0 or l <= 4:
                 assert ours[l] == pytest.approx(float(exact), rel=1e-9, abs=1e-9)
+            assert ours[l] <= float(exact) + 1e-7
 
 
 def mp_sampled_laplace(rate, scale, sensitivity, order, remove=True):
