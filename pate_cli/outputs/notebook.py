@@ -139,8 +139,9 @@ def result_html(result: AnalysisResult) -> str | None:
     if summary.get("label_accuracy") is not None:
         rows.append(("label accuracy", number(summary["label_accuracy"])))
     for row in summary.get("groups") or []:
-        rows.append((f"group {row['group']}", f"budget {number(row['budget'])}, epsilon "
-                                              f"{epsilon_text(row['epsilon'])}"))
+        budget = number(row["budget"], rounding="up")  # as the epsilons held to it
+        rows.append((f"group {row['group']}",
+                     f"budget {budget}, epsilon {epsilon_text(row['epsilon'])}"))
     for note in summary.get("warnings") or []:
         rows.append(("warning", note))
     return env.get_template("repr.html.j2").render(

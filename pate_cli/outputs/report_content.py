@@ -110,7 +110,9 @@ def budget_view(summary: dict) -> dict | None:
         text += f": that {unit} and every later one was neither selected, charged nor labelled"
     else:
         text = f"answers refused from query {halted} on"
-    view = {"limit": number(budget.get("limit")), "halted_at": halted, "halt": text,
+    # rounded up as the epsilons held to it (exact where its digits hold it)
+    view = {"limit": number(budget.get("limit"), rounding="up"), "halted_at": halted,
+            "halt": text,
             "note": _budget_note(summary)}
     for key in ("remaining", "answered"):
         if budget.get(key) is not None:
@@ -156,7 +158,8 @@ def group_rows(summary: dict) -> list[dict]:
     for row in summary.get("groups") or []:
         knob = next((key for key in ("upsampling", "weight", "participation") if key in row),
                     None)
-        rows.append({"group": str(row["group"]), "budget": number(row.get("budget")),
+        rows.append({"group": str(row["group"]), "budget": number(row.get("budget"),
+                                                                  rounding="up"),
                      "knob": f"{knob} {number(row[knob])}" if knob else "",
                      "sensitivity": number(row.get("sensitivity")),
                      "epsilon": epsilon_text(row.get("epsilon")), "order": number(row.get("order")),

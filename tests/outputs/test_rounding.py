@@ -286,3 +286,23 @@ def test_the_issue_30_examples():
     from pate_cli.outputs.report_statement import epsilon_text
 
     assert epsilon_text(2.020029) == "2.0201" and epsilon_text(2.02) == "2.02"
+
+
+@pytest.mark.parametrize("budget", ["1.124400293338287", "1.12345", "1.8"])
+def test_a_run_within_its_budget_never_prints_above_it(cli, tmp_path, budget):
+    """A budget's halt leaves the run's epsilon within the budget, often a hair below it:
+    the epsilon prints rounded up, so the budget prints as given where four decimals hold it
+    and else rounded up alike (a budget 1.124400293338287 printed 1.1244 under an epsilon
+    printed 1.1245; review R25), in the summary, the report and the group rows."""
+    done = cli.analyze(MNIST, "-m", "gnmax", "--sigma", "40", "-n", "400", "--budget", budget,
+                       "-f", "json")
+    summary = json.loads(done.out)
+    assert summary["epsilon"] <= float(budget)
+    text = cli.analyze(MNIST, "-m", "gnmax", "--sigma", "40", "-n", "400", "--budget",
+                       budget).out
+    shown = dict(re.findall(r"^(epsilon|budget) {2,}([0-9.e+-]+?):? ", text, re.MULTILINE))
+    assert Decimal(shown["epsilon"]) <= Decimal(shown["budget"])
+    if budget == "1.8":
+        assert shown["budget"] == "1.8"
+    content = report_content(summary)
+    assert Decimal(content["budget"]["limit"]) >= Decimal(ceil_text(summary["epsilon"]))
