@@ -21,6 +21,18 @@ def ceil_text(value, digits: int = 4) -> str:
     return _fixed(value, digits, ROUND_CEILING)
 
 
+def limit_text(value, digits: int = 4) -> str:
+    """A limit figures are held to (a budget, a calibration target): as given where
+    ``digits`` decimals hold it, else rounded up as the figures beside it print
+    (:func:`ceil_text`), so a figure within it never prints above it."""
+    value = float(value)
+    text = ceil_text(value, digits)
+    if float(text) != value:
+        return text
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
 def floor_text(value, digits: int = 4) -> str:
     """``f"{value:.{digits}f}"``, rounded down (what is left of a budget)."""
     return _fixed(value, digits, ROUND_FLOOR)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..rounding import ceil_text
+from ..rounding import ceil_text, limit_text
 from .writing import utf8_text
 
 
@@ -65,8 +65,8 @@ def _step(s: dict) -> str:
 def _target(target: dict) -> str:
     """``epsilon 2``, ``TPR 0.05 at FPR 0.01`` or ``advantage 0.1``."""
     if target["quantity"] == "tpr":
-        return f"TPR {target['value']:g} at FPR {target['at_fpr']:g}"
-    return f"{target['quantity']} {target['value']:g}"
+        return f"TPR {limit_text(target['value'])} at FPR {target['at_fpr']:g}"
+    return f"{target['quantity']} {limit_text(target['value'])}"
 
 
 def _risk(s: dict) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from ..rounding import ceil_significant, ceil_text, floor_text, order_text
+from ..rounding import ceil_significant, ceil_text, floor_text, limit_text, order_text
 from .report_statement import (
     ANY_RUN_KEY,
     AVERAGE_RELEASE,
@@ -220,7 +220,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                                        "answers" if selects(s) else
                                        " (a halt the votes decide: not a bound)"))
             lines.append((f"group {row['group']}",
-                          f"budget {_limit(row['budget'])}, {knob}: spent "
+                          f"budget {limit_text(row['budget'])}, {knob}: spent "
                           f"{_up(row['epsilon'])}{spent_order}, {exhausted}{independent}"))
         # 0-based queries: ``stopped_at`` is the first not released (the one exhausting a group)
         stop = ("no group exhausted" if s["stopped_at"] is None
@@ -276,7 +276,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                 else f"exceeded by {ceil_text(-b['remaining'], 4)} before the first query")
         if counted:  # the budget held the run's count's figure, not the bound for any run
             left += " on the run's answers, not a bound (see data-independent)"
-        lines.append(("budget", f"{_limit(b['limit'])}: {stop}, {left}"))
+        lines.append(("budget", f"{limit_text(b['limit'])}: {stop}, {left}"))
     if s.get("decisions"):
         d = s["decisions"]
         lines.append(("decisions", f"{d['rows']} from {d['path']}"))
@@ -435,14 +435,6 @@ def _order(value) -> str:
 def _rdp(value) -> str:
     """:func:`_order` naming its accountant: ``RDP, order A`` (a figure of an RDP curve)."""
     return _order(value) if value is None else f"RDP, {_order(value)}"
-
-
-def _limit(value) -> str:
-    """A budget as given where four decimals hold it, else rounded up to four as the figures
-    held to it print (:func:`ceil_text`): a figure within its budget never prints above it
-    (a budget 1.124400293338287 printed 1.1244 below the epsilon 1.1245 it had held)."""
-    text = ceil_text(value)
-    return _short(value) if float(text) == float(value) else text
 
 
 def _short(value) -> str:

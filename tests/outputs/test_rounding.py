@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pate_cli.outputs.report_content import report_content
 from pate_cli.outputs.summary import render
-from pate_cli.rounding import ceil_significant, ceil_text, floor_text
+from pate_cli.rounding import ceil_significant, ceil_text, floor_text, limit_text
 from tests import ROOT
 
 SAMPLES = ROOT / "sample_votes"
@@ -306,3 +306,12 @@ def test_a_run_within_its_budget_never_prints_above_it(cli, tmp_path, budget):
         assert shown["budget"] == "1.8"
     content = report_content(summary)
     assert Decimal(content["budget"]["limit"]) >= Decimal(ceil_text(summary["epsilon"]))
+
+
+@pytest.mark.parametrize("value, text", [
+    (1.8, "1.8"), (6.0, "6"), (1e9, "1e+09"), (12345.6789, "12345.6789"), (1e-05, "1e-05"),
+    (1.124400293338287, "1.1245"), (1.12345, "1.1235"),
+])
+def test_a_limit_prints_as_given_or_rounded_up(value, text):
+    assert limit_text(value) == text
+    assert Decimal(text) >= Decimal(repr(value))
