@@ -34,6 +34,16 @@ from ..numerics import summed_margin
 RELATIVE_TOLERANCE = 1e-12
 
 
+def _terms_per_row(summary: dict) -> int:
+    """The terms a table row's running sum adds: a binary multi-label run's each of its
+    labels' (the flattened stream's rows, summed by query), else one."""
+    multilabel = summary.get("multilabel")
+    if not isinstance(multilabel, dict) or multilabel.get("variant") != "binary":
+        return 1
+    labels = multilabel.get("labels")
+    return labels if isinstance(labels, int) and labels > 1 else 1
+
+
 def _close(a: float, b: float, terms: int = 1) -> bool:
     """``a`` and ``b`` are one sum of ``terms`` non-negative terms formed two ways."""
     if not (math.isfinite(a) and math.isfinite(b)):
@@ -159,7 +169,7 @@ class RunTotals:
             svt = summary.get("svt")
             within = (isinstance(svt, dict) and _number(svt.get("unstable"))
                       < _number(svt.get("cutoff")) and last <= expected)
-            if not within and not _close(last, expected, rows):
+            if not within and not _close(last, expected, rows * _terms_per_row(summary)):
                 return (f"the table's last epsilon_cumulative is {last!r}, the summary's "
                         f"{'epsilon_rdp' if rdp is not None else 'epsilon'} {expected!r}")
         if "answered" in self.columns and summary.get("answered") is not None:

@@ -203,3 +203,18 @@ def test_a_long_run_s_own_pair_passes(cli, tmp_path):
                          "-o", summary)
     assert result.code == 0, result.err
     assert run_difference(json.loads(summary.read_text()), pd.read_csv(table)) is None
+
+
+def test_a_binary_multilabel_run_s_own_pair_passes(cli, tmp_path):
+    """A binary multi-label table sums each query's labels' rows: 5,000 queries of 10 labels
+    are 50,000 terms, and its pair was refused ('not from the same run': 74.0129254657535
+    against 74.01292546503754, 9.7e-12 apart; review R25)."""
+    predictions = tmp_path / "p.npy"  # every label an even split: equal curves, one-way drift
+    votes = np.zeros((5000, 20, 10), np.int8)
+    votes[:, :10, :] = 1
+    np.save(predictions, votes)
+    table, summary = tmp_path / "q.csv", tmp_path / "s.json"
+    result = cli.analyze("--predictions", predictions, "--multilabel", "binary", "-m", "gnmax",
+                         "--sigma", "40", "--per-query", table, "-f", "json", "-o", summary)
+    assert result.code == 0, result.err
+    assert run_difference(json.loads(summary.read_text()), pd.read_csv(table)) is None
