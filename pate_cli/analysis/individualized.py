@@ -179,15 +179,12 @@ def analyze_individualized(votes: np.ndarray, mechanism: Mechanism,
     base = analyze_votes(histogram, mechanism, **run, queries=queries, chunk_size=chunk_size,
                          per_query=bool(per_query), workers=workers, consumer=consumer)
     consumer.finish()
-    groups, group_rows, baseline = found.report(parameters)
     # each group's bound for any run: a selection step's count, and a stop that a
     # data-dependent figure decides, are functions of the votes (None for vanishing, and
     # for GNMax under data-independent accounting: the same stop on any votes)
     bounds = (found.any_run_epsilons(base.requested or base.queries)
               if reports_any_run_bound(selects, accounting, halts=True) else None)
-    group_rows = tuple({**row, "epsilon_data_independent_worst": None if bounds is None
-                        else max(float(bounds[g]), row["epsilon_data_independent_if_continued"])}
-                       for g, row in enumerate(group_rows))
+    groups, group_rows, baseline = found.report(parameters, bounds)
     uniform = ("epsilon_data_independent", "order_data_independent",
                "epsilon_data_independent_worst")  # the uniform run's: the baseline's
     baseline = {**baseline, **{key: getattr(base, key) for key in uniform}}

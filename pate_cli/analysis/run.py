@@ -208,13 +208,12 @@ class _Finish:
         convert = partial(convert, terms=terms)
         # the data-independent figures include the RDP spent before the first query
         spent = initial_carry(setting.initial_rdp, orders)
-        if answer.unsampled is not None:  # sampled voters: never above the unsampled steps
-            carry = np.minimum(carry, spent + data_independent_curve(  # (math:sampling; an
-                *answer.unsampled, answered=answered_total, queries=queries,  # ulp apart
-                orders=orders))  # where amplification gains nothing)
-        epsilon, order = (float(x) for x in convert(carry))
         di_curve = spent + data_independent_curve(selection, answer, answered=answered_total,
                                                   queries=queries, orders=orders)
+        if answer.unsampled is not None:  # sampled voters: the run's sums never above that
+            carry = np.minimum(carry, di_curve)  # curve, capped by the unsampled steps' (an
+            # ulp apart where amplification gains nothing; math:sampling)
+        epsilon, order = (float(x) for x in convert(carry))
         eps_di, order_di = (float(x) for x in convert(di_curve))
         eps_worst = None
         if reports_any_run_bound(bool(self.mechanism.selects), setting.accounting,

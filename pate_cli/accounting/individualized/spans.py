@@ -203,14 +203,17 @@ class GroupRun:
         final = self.counts.epsilons()
         return totals, final if self.spent_at_stop is None else self.spent_at_stop, final
 
-    def report(self, parameters: GroupParameters) -> tuple[GroupTotals, tuple, dict]:
-        """The group totals, each group's summary row and the uniform run's. A group's
-        data-independent figures are at least its data-dependent ones (the data-dependent
-        curves are capped by those, summed in another order: a bound left below by rounding is
-        raised to it, as a plain run's)."""
+    def report(self, parameters: GroupParameters, bounds: np.ndarray | None = None
+               ) -> tuple[GroupTotals, tuple, dict]:
+        """The group totals, each group's summary row and the uniform run's; ``bounds``: each
+        group's bound for any run (:meth:`any_run_epsilons`; None: none). Each group's figures
+        print in order, data-dependent <= data-independent <= bound for any run (the
+        data-dependent curves are capped by the others, summed in another order: a bound left
+        below by rounding is raised to it, as a plain run's)."""
         groups, spent, final = self.totals(parameters.names)
         spent, final = (np.maximum(spent, groups.epsilon),
                         np.maximum(final, groups.final_epsilon))
+        worst = None if bounds is None else np.maximum(bounds, final)
 
         def finite(value: float) -> float | None:  # None where nothing was spent yet
             return float(value) if np.isfinite(value) else None
@@ -222,7 +225,8 @@ class GroupRun:
              "epsilon_if_continued": float(groups.final_epsilon[g]),
              "order_if_continued": finite(groups.final_order[g]),
              "epsilon_data_independent": float(spent[g]),
-             "epsilon_data_independent_if_continued": float(final[g])}
+             "epsilon_data_independent_if_continued": float(final[g]),
+             "epsilon_data_independent_worst": None if worst is None else float(worst[g])}
             for g, row in enumerate(parameters.as_rows())), {
             "budget": float(np.min(parameters.budgets)),
             "labels_released": groups.baseline_labels, "stopped_at": groups.baseline_stopped_at}
