@@ -1,7 +1,9 @@
 """``analyze``: everything ``pate-analyze`` can do, with the same rules and messages (the
 command is parse -> ``analyze`` -> render -> write). Notes about the result (an order at the
 grid's edge, an interpolated external RDP curve) are kept in ``result.warnings`` and issued
-as ``PateWarning`` (the commands print one ``Warning:`` line each)."""
+as ``PateWarning`` (the commands print one ``Warning:`` line each).
+
+Size: the one entry point of every run, its docstring the reference of every keyword."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
 from ..inputs.npy_files import npz_holds
-from ..inputs.output_ids import attach_outputs, check_outputs
+from ..inputs.output_ids import attach_outputs, check_outputs, whole_outputs_kept
 from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rdp_curve import checked_curve
 from ..inputs.readers import recorded_sha256, votes_state
@@ -93,7 +95,8 @@ def analyze(votes=None, mechanism: str | Mechanism | None = None,
         outputs: the output (generated sequence) of each row of the votes (``--outputs``: a
           ``.npy`` or one-column ``.csv`` path, or an array; each output's rows consecutive;
           refused unless equal to a grouping the votes hold, and with ``query_indices``):
-          gives ``result.outputs`` and the per-query ``output`` column.
+          gives ``result.outputs`` and the per-query ``output`` column; ``queries`` ending
+          inside an output keep the outputs before it, whole (a note says so).
         halt_at: ``query`` or ``output``: with ``budget`` and an output grouping, halt before
           the first output whose tokens could exceed it (``accounting.output_sums``).
         orders: a grid, or ``"auto"``: the paper's grid, extended past an edge where the best
@@ -201,6 +204,19 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
         check_outputs(vote_set.outputs, vote_set.path)
     vote_set = attach_outputs(vote_set, spec.outputs)  # --outputs: checked against its own
     check_input(spec, vote_set)
+    kept, cut = whole_outputs_kept(vote_set, spec.queries)
+    if cut:  # (the labels read for -n rows)
+        spec = replace(spec, queries=kept)
+        if short_labels is not None and vote_set.labels is not None:
+            vote_set = replace(vote_set, labels=vote_set.labels[:kept])
+        result = _analyze_read(spec, vote_set, grid, initial_rdp, sampling)
+        return replace(result, warnings=cut + result.warnings)
+    return _analyze_read(spec, vote_set, grid, initial_rdp, sampling)
+
+
+def _analyze_read(spec: RunSpec, vote_set: VoteSet, grid: np.ndarray,
+                  initial_rdp: np.ndarray | None, sampling) -> AnalysisResult:
+    """A single-label run of ``spec`` over the votes read and checked."""
     plan = None if spec.individualized is None else individualized_plan(spec, vote_set)
     common: dict[str, Any] = dict(
         teachers=vote_set.teachers, accounting=spec.accounting, delta=spec.delta, orders=grid,

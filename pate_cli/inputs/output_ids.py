@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, OptionError
 from .checks import show_number
 from .readers import given_matrix
 
@@ -73,6 +73,34 @@ def read_outputs(source, *, queries: int, votes_name: str | None) -> tuple[str, 
     ids = checked_ids(name, array)
     check_outputs(ids, name)
     return name, ids
+
+
+def whole_outputs(ids: np.ndarray, queries: int) -> int:
+    """The most of the first ``queries`` rows that end where an output ends: ``queries``
+    itself unless it ends inside an output, then that output's first row (0 inside the
+    first output). ``ids``: checked output ids (an output's rows are consecutive)."""
+    if queries >= ids.size or ids[queries] != ids[queries - 1]:
+        return queries
+    before = np.flatnonzero(ids[:queries] != ids[queries])
+    return int(before[-1]) + 1 if before.size else 0
+
+
+def whole_outputs_kept(vote_set, queries: int | None) -> tuple[int | None, tuple[str, ...]]:
+    """``-n`` (``queries``) over ``vote_set``'s output grouping: the whole outputs among
+    the first ``queries`` rows (a generation is never cut) and the note where that cut
+    one; ``OptionError`` where it ends inside the first output."""
+    ids = vote_set.outputs
+    kept = queries if ids is None or queries is None else whole_outputs(ids, queries)
+    if kept == queries:
+        return queries, ()
+    output = int(ids[queries])
+    end = kept + int(np.count_nonzero(ids[kept:] == output))  # its rows are consecutive
+    where = f"-n {queries} ends inside output {output} (queries {kept} to {end - 1})"
+    if kept == 0:
+        raise OptionError(f"{where}: give -n {end} or more to analyse it whole (a "
+                          "generation is never cut)")
+    return kept, (f"{where}: the run analyses the first {kept} queries, the outputs "
+                  "before it whole (a generation is never cut)",)
 
 
 def attach_outputs(vote_set, outputs):

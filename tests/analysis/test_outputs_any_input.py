@@ -184,3 +184,32 @@ def test_a_run_with_outputs_a_halt_a_table_and_decisions_reads_each_query_twice(
     assert np.array_equal(reads - walked, (np.arange(VOTES.shape[0]) < halted).astype(int))
     assert table.read_text().count("\n") == halted + 1
     assert decisions.read_text().count("\n") == halted + 2  # a comment line, the header
+
+
+@pytest.mark.parametrize("queries", [31, 41, 50, 88, 239])
+def test_queries_inside_an_output_analyse_the_outputs_before_it_whole(queries):
+    """``-n N`` never cuts a generation: the whole outputs among the first N queries, with
+    a note (a cut output's partial tokens were charged and labelled, and ``--halt-at
+    output`` saw only part of it)."""
+    start = int(STARTS[np.searchsorted(STARTS, queries, side="right") - 1])
+    options = dict(SETTING, accounting="expected", budget=100.0, halt_at="output")
+    with pytest.warns(UserWarning, match=f"-n {queries} ends inside output") as caught:
+        result = analyze(VOTES, "confident", outputs=IDS, queries=queries, **options)
+    assert result.queries == start and result.outputs["completed"] == np.searchsorted(
+        STARTS, start)
+    assert any(f"the first {start} queries" in note for note in result.warnings)
+    plain = analyze(VOTES, "confident", outputs=IDS, queries=start, **options)
+    assert result.epsilon == plain.epsilon and plain.warnings == ()
+    assert len(caught) == 1
+
+
+@pytest.mark.parametrize("queries", [30, 42, 87, 240])
+def test_queries_at_an_outputs_end_are_kept_as_given(queries):
+    result = analyze(VOTES, "confident", outputs=IDS, queries=queries, **SETTING)
+    assert result.queries == queries and result.warnings == ()
+
+
+def test_queries_inside_the_first_output_are_refused():
+    with pytest.raises(OptionError, match=r"-n 29 ends inside output 0 \(queries 0 to 29\): "
+                                          r"give -n 30 or more"):
+        analyze(VOTES, "confident", outputs=IDS, queries=29, **SETTING)

@@ -238,3 +238,19 @@ def test_the_reports_command_leaves_out_outputs_the_votes_file_carries(cli, tmp_
     assert cli.analyze(*args, "-f", "json", "-o", summary).code == 0
     assert cli.report("--from", summary, "-o", again).code == 0
     assert "leave it out where the votes file carries its own" in again.read_text()
+
+
+def test_queries_inside_an_output_keep_the_outputs_before_it_whole(cli, files):
+    """``-n 15`` ends inside the second output (queries 9 to 22): the run analyses the
+    first 9 queries, and says so in one Warning line; inside the first output: exit 2."""
+    args = (files / "tokens.npz", "-T", "20", "--sigma-threshold", "8", "--sigma", "4",
+            "--budget", "30", "--halt-at", "output", "-f", "json")
+    done = cli.analyze(*args, "-n", "15")
+    assert done.code == 0 and json.loads(done.out)["queries"] == 9
+    assert done.err == ("Warning: -n 15 ends inside output 13 (queries 9 to 22): the run "
+                        "analyses the first 9 queries, the outputs before it whole (a "
+                        "generation is never cut)\n")
+    refused = cli.analyze(*args, "-n", "5")
+    assert refused.code == 2 and refused.out == ""
+    assert refused.err.startswith("Error: -n 5 ends inside output 10 (queries 0 to 8): give "
+                                  "-n 9 or more") and refused.err.count("\n") == 1
