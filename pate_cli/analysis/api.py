@@ -279,7 +279,7 @@ def _single_run(spec: RunSpec, vote_set: VoteSet, chosen, student_rows, initial_
     result = replace(result, decisions=part, q_bound=spec.q_bound)
     ids = vote_set.outputs
     if outputs is not None and ids is not None and result.outputs is not None \
-            and indices is None and outputs.size < ids.size:  # -n cut the votes' outputs
+            and indices is None and outputs.size < ids.size:  # -n kept the first outputs
         halted = None if result.budget is None else result.budget.halted_at
         result = replace(result, outputs=_every_output(
             result.outputs, ids, outputs.size if halted is None else halted))

@@ -88,7 +88,7 @@ def run_multilabel(spec, votes, *, orders, initial_rdp, build) -> AnalysisResult
     if variant != "binary" and initial_rdp is None:  # every query one Gaussian step
         figure = exact_gaussian_figure(
             [(math.sqrt(part.sensitivity_squared), chosen.sigma, count)], spec.delta)
-        if spec.accounting == "data-independent":
+        if spec.accounting == "data-independent" or variant == "tau":  # tau's in every mode
             result = with_smaller_pld(result, figure)
         worst = None if result.epsilon_data_independent_worst is None else figure
         result = replace(result, epsilon_data_independent_pld=figure,

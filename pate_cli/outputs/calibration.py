@@ -4,6 +4,7 @@ as the aligned table or as JSON text."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from ..rounding import ceil_text, limit_text
 from .writing import utf8_text
@@ -17,10 +18,10 @@ def render_calibration(summary: dict, fmt: str) -> str:
 
 
 def _table(s: dict) -> str:
-    params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={value:g}"
+    params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={_exact(value)}"
                        for key, value in s["params"].items()
                        if (key, value) != ("screening", "exact"))  # the default: unsaid
-    solved = s["solved"]
+    solved, up = s["solved"], partial(ceil_text, digits=_digits(s["target"]["value"]))
     name = "scale factor" if solved["scale_all"] else solved["parameter"]
     answered = s["answered"]
     answered_text = (f"{answered:.1f} expected of {s['queries']} queries"
@@ -28,19 +29,19 @@ def _table(s: dict) -> str:
                      else f"{answered} of {s['queries']} queries (replay, seed {s['seed']}); "
                           f"{s['answered_expected']:.1f} expected")
     lines = [
-        ("target", f"{_target(s['target'])} "
+        ("target", f"{_target(s['target'], up.keywords['digits'])} "
                    + (f"at delta {s['delta']:g} " if s["target"]["quantity"] == "epsilon"
                       else "") + f"({s['accounting']} accounting)"),
-        ("solved", f"{name} {solved['value']:g} ({s['analyses']} analyses, relative step "
+        ("solved", f"{name} {_exact(solved['value'])} ({s['analyses']} analyses, relative step "
                    f"{_step(s)})"),
         ("mechanism", f"{s['mechanism']} ({params})"),
-        ("epsilon", f"{ceil_text(s['epsilon'])} ({_method(s)})"
+        ("epsilon", f"{up(s['epsilon'])} ({_method(s)})"
          + ("" if s["above"] is None or s["above"]["epsilon"] is None else
-            f"; {name} {s['above']['value']:g} gives {ceil_text(s['above']['epsilon'])}")),
+            f"; {name} {_exact(s['above']['value'])} gives {up(s['above']['epsilon'])}")),
         ("answered", answered_text),
     ]
     if s["target"]["quantity"] != "epsilon":
-        lines.insert(4, ("attack risk", _risk(s)))
+        lines.insert(4, ("attack risk", _risk(s, up)))
     if s["epsilon_method"] == "pld" and s.get("epsilon_rdp") is not None:
         # the RDP figure of the same parameters, with the order it belongs to
         lines.insert(4, ("epsilon RDP", f"{ceil_text(s['epsilon_rdp'])} ({s['conversion']} "
@@ -62,27 +63,42 @@ def _step(s: dict) -> str:
     return f"{reached:.2g}"
 
 
-def _target(target: dict) -> str:
+def _digits(target: float) -> int:
+    """The decimals the figures compared with ``target`` print at: 4, or as many as write
+    the target exactly (up to 12), so that a figure within it never prints above it and
+    one above it never prints equal to it."""
+    return next((digits for digits in range(4, 13)
+                 if float(f"{target:.{digits}f}") == target), 4)
+
+
+def _exact(value: float) -> str:
+    """A parameter as the command gives it: ``:g`` where that is the value, else its
+    shortest exact text (``135.8248``, not ``135.825``)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
+def _target(target: dict, digits: int) -> str:
     """``epsilon 2``, ``TPR 0.05 at FPR 0.01`` or ``advantage 0.1``."""
     if target["quantity"] == "tpr":
-        return f"TPR {limit_text(target['value'])} at FPR {target['at_fpr']:g}"
-    return f"{target['quantity']} {limit_text(target['value'])}"
+        return f"TPR {limit_text(target['value'], digits)} at FPR {target['at_fpr']:g}"
+    return f"{target['quantity']} {limit_text(target['value'], digits)}"
 
 
-def _risk(s: dict) -> str:
-    """The attack risk reached (math:risk), rounded up, with the next smaller noise's
-    figure: the TPR bound at the target's FPR or the advantage bound."""
+def _risk(s: dict, up) -> str:
+    """The attack risk reached (math:risk), rounded up (``up``), with the next smaller
+    noise's figure: the TPR bound at the target's FPR or the advantage bound."""
     target, risk, above = s["target"], s["risk"], s["above"]
     if target["quantity"] == "tpr":
-        text = f"TPR <= {ceil_text(s['reached'])} at FPR {target['at_fpr']:g}"
+        text = f"TPR <= {up(s['reached'])} at FPR {target['at_fpr']:g}"
     else:
-        text = f"advantage <= {ceil_text(s['reached'])}"
+        text = f"advantage <= {up(s['reached'])}"
     text += f" ({risk['source'].upper()}" + (
         "" if risk["mu"] is None else f", mu {ceil_text(risk['mu'])}") + (
         ", data-dependent, unsanitised" if risk["data_dependent"] else "") + ")"
     if above is not None:
         name = "scale factor" if s["solved"]["scale_all"] else s["solved"]["parameter"]
-        text += f"; {name} {above['value']:g} gives {ceil_text(above['figure'])}"
+        text += f"; {name} {_exact(above['value'])} gives {up(above['figure'])}"
     return text
 
 

@@ -41,7 +41,8 @@ def render(summary: dict, fmt: str) -> str:
     lines = summary_lines(summary)
     if fmt == "markdown":
         out = ["| quantity | value |", "|---|---|"]
-        out += [f"| {key} | {value.replace('|', '/')} |" for key, value in lines]
+        out += [f"| {key} | {cell} |" for key, value in lines
+                for cell in [value.replace("|", "\\|")]]  # a path's | kept, escaped
         return utf8_text("\n".join(out) + "\n")
     if fmt == "table":
         width = max(len(key) for key, _ in lines)
@@ -89,6 +90,8 @@ def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
 
 # SVT-PATE's --svt-cutoff auto: the cut-off, chosen on the votes, is not covered.
 CHOSEN_CUTOFF = "the cut-off was chosen on these votes, a choice this epsilon does not cover"
+CHOSEN_LINES = {"data-independent": CHOSEN_CUTOFF,  # they say it too
+                "attack risk": CHOSEN_CUTOFF.replace("this epsilon", "this bound")}
 
 
 def summary_lines(s: dict) -> list[tuple[str, str]]:
@@ -198,7 +201,8 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         lines.append((f"round {entry['round']}",
                       f"{entry['mechanism']}: {_queries(entry['queries'])} from row "
                       f"{entry['first_row']}, {entry['answered']} answered, epsilon "
-                      f"{_up(entry['epsilon'])} alone (RDP, order {_short(entry['order'])})"))
+                      f"{_up(entry['epsilon'])} alone (RDP, order {_short(entry['order'])}"
+                      f"{'; ' + UNSANITISED if dependent else ''})"))
     if s.get("groups"):
         for row in s["groups"]:
             exhausted = ("within budget" if row["exhausted_at"] is None
@@ -227,7 +231,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                 else f"stops before query {s['stopped_at']}")
         base = s["baseline"]
         lines.append(("labels released", f"{s['labels_released']} ({stop}); a uniform run at "
-                                         f"epsilon {_short(base['budget'])} releases "
+                                         f"epsilon {limit_text(base['budget'])} releases "
                                          f"{base['labels_released']}"))
         lines.append(_group_risk_line(s))
     if s.get("smooth_sensitivity"):
@@ -280,6 +284,9 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
     if s.get("decisions"):
         d = s["decisions"]
         lines.append(("decisions", f"{d['rows']} from {d['path']}"))
+    if (s.get("svt") or {}).get("cutoff_from_search"):  # no figure covers the choice
+        lines = [(name, f"{text[:-1]}; {CHOSEN_LINES[name]})" if name in CHOSEN_LINES
+                  else text) for name, text in lines]
     return lines
 
 
@@ -363,13 +370,15 @@ def _independent_line(s: dict) -> tuple[str, str]:
     figure, order = _up(s["epsilon_data_independent"]), s["order_data_independent"]
     worst = s.get("epsilon_data_independent_worst")
     pld = smaller_pld(s)
+    dependent = data_dependence(s)[0]  # ("below" it: only a data-dependent figure's)
     if worst is None or not worst > s["epsilon_data_independent"]:  # LNMax: every query's
         if pld is not None:
-            below = ", below the data-dependent figure" if pld < s["epsilon"] else ""
+            below = ", below the data-dependent figure" if dependent and pld < s["epsilon"] else ""
             return ("data-independent", f"{_up(pld)} ({PLD}{below}); RDP {figure} "
                                         f"({_order(order)})")
         return ("data-independent", f"{figure} ({_rdp(order)})")
-    below = ", below the data-dependent figure" if min(worst, pld or worst) < s["epsilon"] else ""
+    below = (", below the data-dependent figure"
+             if dependent and min(worst, pld or worst) < s["epsilon"] else "")
     bound = f"{_up(worst)} (RDP, every query answered: the bound for any run{below}"
     if pld is not None:
         bound = (f"{_up(pld)} ({PLD}, every query answered: the bound for any run{below}; "

@@ -254,3 +254,20 @@ def test_a_threshold_above_m_is_advised_on_the_options_given(cli, tmp_path, opti
     notes = [line for line in result.err.splitlines() if "above the 4 teachers" in line]
     assert len(notes) == 1 and notes[0].startswith("Warning: ") and notes[0].endswith(advice)
     assert ("--scale-all" in notes[0]) == ("--scale-all" in options)
+
+
+def test_a_target_of_more_decimals_is_printed_as_given_and_compared_at_them(cli):
+    """A target four decimals do not hold (1.99939) prints as given, and the figures beside
+    it at its five decimals: the one reached never above it, the next noise's above it (it
+    printed ``target epsilon 1.9994`` with ``sigma 71.3522 gives 1.9994``); parameters print
+    as the command gives them."""
+    done = cli.calibrate(VOTES, "-m", "gnmax", "--target-epsilon", "1.99939", "-n", "640",
+                         "--tolerance", "1e-6")
+    assert done.code == 0, done.err
+    lines = {key: value.strip() for key, value in (line.split("  ", 1)
+                                                    for line in done.out.splitlines())}
+    assert lines["target"].startswith("epsilon 1.99939 at delta")
+    reached, above = lines["epsilon"].split()[0], lines["epsilon"].split()[-1]
+    assert len(reached.split(".")[1]) == 5 and float(reached) <= 1.99939 < float(above)
+    sigma = lines["command"].split("--sigma ")[1].split()[0]
+    assert lines["mechanism"] == f"gnmax (sigma={sigma})"

@@ -102,7 +102,8 @@ def test_tau_and_powerset_by_hand(cli, files):
     tau = summary(cli, "--predictions", files["pred"], "--multilabel", "tau:1", "-m", "gnmax",
                   "--sigma", "10")
     want = float(rdp_to_epsilon(60 * orders * 4 / 200, orders=orders, delta=1e-5)[0])
-    assert tau["epsilon"] == pytest.approx(want, rel=1e-14) and tau["answered"] == 180
+    assert tau["epsilon_rdp"] == pytest.approx(want, rel=1e-14) and tau["answered"] == 180
+    assert tau["epsilon"] == tau["epsilon_data_independent_pld"] < tau["epsilon_rdp"]
     assert tau["multilabel"]["sensitivity_squared"] == 4 and tau["multilabel"]["tau"] == 1
     power = summary(cli, "--predictions", files["pred"], "--multilabel", "powerset", "-m",
                     "gnmax", "--sigma", "10", "--accounting", "data-independent")

@@ -106,3 +106,36 @@ def test_a_huge_whole_number_stays_a_float():
     assert plain_number(2.0**53) == 2.0**53 and isinstance(plain_number(2.0**53), float)
     assert plain_number(200.0) == 200 and isinstance(plain_number(200.0), int)
     assert option_value(1e300) == "1e+300" and option_value(40.0) == "40"
+
+
+def test_an_automatic_svt_cutoff_is_named_on_every_figure_it_is_not_covered_by():
+    """``--svt-cutoff auto``: the cut-off was chosen on the votes, and no figure covers the
+    choice: the data-independent and attack-risk lines say so, as the epsilon line does."""
+    summary = _summary("svt_auto")
+    assert summary["svt"]["cutoff_from_search"]
+    text = render(summary, "table")
+    for key in ("epsilon", "data-independent", "attack risk"):
+        assert "the cut-off was chosen on these votes, a choice this" in _line(text, key), key
+    summary["svt"]["cutoff_from_search"] = False
+    assert "chosen on these votes" not in render(summary, "table")
+
+
+def test_a_markdown_summary_escapes_a_bar_in_a_path():
+    summary = _summary("confident_replay")
+    summary["input"]["path"] = "we|ird.npy"
+    assert "| input | we\\|ird.npy (sha256 " in render(summary, "markdown")
+
+
+def test_multilabel_tau_publishes_its_smaller_pld_figure_under_replay():
+    """tau's curve is data-independent in every mode: under replay it publishes the PLD
+    figure as a data-independent run does, and no line calls its RDP figure data-dependent
+    (it printed 27.5130 by RDP, and "24.3817 (PLD, below the data-dependent figure)")."""
+    import numpy as np
+
+    from pate_cli import analyze
+    rng = np.random.default_rng(3)
+    votes = (rng.random((200, 50, 4)) < rng.uniform(0.1, 0.9, (200, 1, 4))).astype(np.int8)
+    result = analyze(predictions=votes, mechanism="gnmax", multilabel="tau:2", sigma=10.0)
+    assert result.epsilon == result.epsilon_data_independent_pld < result.epsilon_rdp
+    text = render(result.to_dict(), "table")
+    assert "data-dependent" not in text and "privacy-loss distribution" in _line(text, "epsilon")
