@@ -139,8 +139,7 @@ def input_specs(option=click.option) -> list:
         option("--teachers", type=POSITIVE,
                help="Teachers M if rows sum below it (partial votes; none above M)."),
         option("--queries", "-n", type=click.IntRange(min=1), metavar="N",
-               help="Analyse only the first N queries (with an output grouping: the whole "
-                    "outputs among them)."),
+               help="Analyse the first N queries (whole outputs)."),
         index_col_option(option),
     ]
 

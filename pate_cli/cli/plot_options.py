@@ -35,7 +35,9 @@ def figure_options(command=None, *, delta: bool | str = True):
     decorators = [
         click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
                      help="The figure file: .png, .pdf or .svg."),
-        click.option("--title", help="Figure title [default: one per kind]."),
+        click.option("--title", type=FigureText(),
+                     help="Figure title [default: one per kind]; $...$ is matplotlib math "
+                          "text, \\$ a dollar sign."),
         click.option("--width", type=Inches(1, 40), default=7.0,
                      show_default=True, help="Width in inches."),
         click.option("--height", type=Inches(1, 40), default=4.2,
@@ -66,6 +68,21 @@ class Inches(click.FloatRange):
         return number
 
 
+class FigureText(click.ParamType):
+    """A title or legend label matplotlib can draw: its ``$...$`` math text parses
+    (``figure_style.math_text_problem``); else refused naming the option (exit 2), before
+    any file is written (it was an unexpected ValueError from inside the drawing)."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        problem = figure_style.math_text_problem(str(value))
+        if problem is not None:
+            self.fail(f"'{value}' has $...$ math text matplotlib cannot draw ({problem}); "
+                      "write \\$ for a dollar sign", param, ctx)
+        return value
+
+
 def rows_option(command):
     return click.option("-n", "--queries", type=click.IntRange(min=1),
                         help="Plot only the first N rows of each table.")(command)
@@ -73,9 +90,10 @@ def rows_option(command):
 
 def labels_option(command):
     """``--label`` per input (history, partition)."""
-    return click.option("--label", "labels", multiple=True,
+    return click.option("--label", "labels", multiple=True, type=FigureText(),
                         help="Legend label per input, in order [default: mechanism or file "
-                             "name].")(command)
+                             "name]; $...$ is matplotlib math text, \\$ a dollar "
+                             "sign.")(command)
 
 
 class ParamSet(click.ParamType):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rounding import ceil_text
-from .report_statement import UNSANITISED, data_dependence
+from .report_statement import ANY_RUN_KEY, UNSANITISED, data_dependence, selects
 from .summary import adds_to, risk_source_text, risk_text, tprs_text, vacuous_text
 
 MECHANISM_NAMES = {"lnmax": "LNMax", "gnmax": "GNMax", "confident": "Confident-GNMax",
@@ -81,13 +81,37 @@ def figure_note(summary: dict | None, what: str = "figure") -> str:
                      "the PLD (privacy-loss distribution) accountant's")
     if summary and data_dependence(summary)[0]:
         parts.append(UNSANITISED)
-    elif summary and summary.get("accounting") == "data-independent" and not summary.get(
-            "groups") and (summary.get("epsilon_data_independent_worst") or 0) > summary[
-            "epsilon"]:  # (an individualized table's figures are the uniform run's)
+    elif summary and summary.get("groups"):
+        parts += answers_note(summary, what)
+    elif summary and summary.get("accounting") == "data-independent" and (summary.get(
+            "epsilon_data_independent_worst") or 0) > summary["epsilon"]:
         parts.append("the run's answers, a count the votes decide: not a bound (every query "
                      "answered: " + ceil_text(float(summary["epsilon_data_independent_worst"]),
                                               4) + ", RDP)")
     return "; ".join(parts)
+
+
+def answers_note(summary: dict, what: str = "figure") -> list[str]:
+    """For an individualized data-independent run whose halt the votes decide (a selection
+    step's answers), that its per-query figures compose the run's answers and are not bounds,
+    with each group's bound for any run where the summary has them; else nothing.
+
+    Args:
+        summary: the JSON summary of an individualized run.
+        what: what the figures are called (``figure``, ``figures``).
+
+    Returns:
+        The caption part, or an empty list.
+    """
+    if summary.get("accounting") != "data-independent" or not selects(summary):
+        return []
+    bounds = [(row.get("group"), row.get(ANY_RUN_KEY)) for row in summary["groups"]]
+    named = "; ".join(f"{group} {ceil_text(float(bound), 4)}" for group, bound in bounds
+                      if bound is not None)
+    plural = what.endswith("s")
+    return [f"the run's answers, a count the votes decide: not {'bounds' if plural else 'a bound'}"
+            + (f" (each group's bound for any run, every query answered: {named}; RDP)"
+               if named and None not in dict(bounds).values() else "")]
 
 
 def svt_running_note(summary: dict | None, last: float) -> str:

@@ -1,12 +1,19 @@
 """The numbers the ``pate-plot`` figures show, from per-query tables, apart from the drawing
-so they can be tested on their own. Vectorised over queries."""
+so they can be tested on their own (vectorised over queries); and what a run's summary or a
+sweep table adds to a figure's legend and caption: a PLD headline beside a budget crossing,
+an SVT cut-off chosen on the votes, a --tuning search's cost."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+
+from ..rounding import ceil_text
+from .figure_style import literal_text
+from .report_statement import data_dependence
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -139,3 +146,113 @@ def figure_rows(frames, *, queries: int, budgets: tuple[float, ...] = (),
     table = pd.concat(kept, ignore_index=True)
     table.attrs["every"] = every
     return table
+
+
+# --- legends and captions from summaries and sweep tables ----------------------------------
+
+class Headline(NamedTuple):
+    """A run whose summary's headline is the PLD accountant's, beside its table's RDP line
+    (``figures.history_figure``): ``epsilon``, that PLD figure where it is the run's
+    published bound (None: it is not, :func:`pld_headline`)."""
+
+    epsilon: float | None
+
+
+def budget_crossing(label: str, where: str, budget: float, headline: Headline | None
+                    ) -> tuple[str, bool]:
+    """``(legend text, within)`` of a run whose drawn figure first exceeds ``budget`` at
+    ``where`` (``query 277``): "over budget at query 277", or with a PLD ``headline`` the
+    RDP figure named as what crosses, and its PLD epsilon (rounded up) where that stays
+    within the budget (``within``: the run's published figure is not over it)."""
+    if headline is None:
+        return f"{label} (over budget {where})", False
+    text = f"{label} (RDP figure over budget {where}"
+    within = headline.epsilon is not None and headline.epsilon <= budget
+    if within:
+        text += f"; published PLD epsilon {_up_to(headline.epsilon, budget)} within it"
+    return text + ")", within
+
+
+def _up_to(value: float, budget: float) -> str:
+    """``value`` (at most ``budget``) rounded up to 4 decimals, or to as many more as keep
+    it from printing above ``budget`` (``:g``, as the budget line prints it)."""
+    for digits in (4, 6, 8, 10, 12):
+        text = ceil_text(value, digits)
+        if float(text) <= float(f"{budget:g}"):
+            return text
+    return repr(value)
+
+
+def pld_headline(summary: dict | None) -> Headline | None:
+    """For a summary whose epsilon is the PLD accountant's (``epsilon_method`` pld), beside
+    its table's RDP line: a :class:`Headline` with that epsilon where it is the run's
+    published bound, None in it where it is not (a --tuning run publishes its search's; a
+    data-independent run with a selection step composes only the answers the votes chose;
+    a data-dependent run's is unsanitised); None for any other summary."""
+    if not summary or summary.get("epsilon_method") != "pld" or summary.get("epsilon") is None:
+        return None
+    epsilon = float(summary["epsilon"])
+    worst = summary.get("epsilon_data_independent_worst")
+    published = not (summary.get("tuning") or data_dependence(summary)[0]
+                     or (summary.get("accounting") == "data-independent"
+                         and isinstance(worst, int | float) and worst > epsilon))
+    return Headline(epsilon if published else None)
+
+
+# --svt-cutoff auto: the cut-offs tried replay one noise draw, so the run's epsilon (that of
+# a cut-off fixed in advance) does not cover the choice (math:svt); pate-report refuses it
+SEARCHED_CUTOFF = ("a trade-off curve draws a guarantee, and the automatic choice on these "
+                   "votes is not covered by it; give the cut-off explicitly")
+CHOSEN_CUTOFF_NOTE = ("not a guarantee: the cut-off was chosen on these votes (--svt-cutoff "
+                      "auto), a choice this epsilon does not cover")
+
+
+def searched_cutoff(summary: dict | None) -> bool:
+    """Whether ``summary``'s SVT cut-off was chosen on the votes (``svt.cutoff_from_search``)."""
+    svt = (summary or {}).get("svt")
+    return isinstance(svt, dict) and bool(svt.get("cutoff_from_search"))
+
+
+def searched_cutoff_notes(names, summaries) -> str:
+    """Caption sentences for the runs whose SVT cut-off was chosen on the votes: their
+    figures are not guarantees (``CHOSEN_CUTOFF_NOTE``); ``''`` for none."""
+    return "".join(f" {name}: {CHOSEN_CUTOFF_NOTE}." for name, summary
+                   in zip(names, summaries, strict=True) if searched_cutoff(summary))
+
+
+def search_cost_note(table) -> str:
+    """For sweep rows of ``pate-sweep --tuning`` (columns ``epsilon_all_points``,
+    ``epsilon_tuned``, ``tuning``): that each point's epsilon is one run's and picking a
+    point off the figure costs the search, per vote file, rounded up (math:tuning: running
+    every point of a fixed grid costs the sum of their curves, ``epsilon_all_points``; a
+    random search over it, ``epsilon_tuned``); ``''`` for rows without them."""
+    if "epsilon_all_points" not in table.columns:
+        return ""
+    costs: dict = {}  # per vote file: the same on each of its rows
+    for _, row in table.iterrows():
+        all_points = _finite_or_none(row.get("epsilon_all_points"))
+        if all_points is not None:
+            costs.setdefault(str(row.get("file", "")), (
+                all_points, _finite_or_none(row.get("epsilon_tuned")), row.get("tuning"),
+                row.get("accounting", "data-independent") != "data-independent"))
+    parts = []
+    for file, (all_points, tuned, law, dependent) in costs.items():
+        text = f"epsilon_all_points {ceil_text(all_points)} (every point run)"
+        if tuned is not None:
+            text += f", epsilon_tuned {ceil_text(tuned)} as a random search (--tuning {law})"
+        if dependent:  # the rows' replay or expected curves
+            text += " (data-dependent, unsanitised)"
+        parts.append(f"{literal_text(file)}: {text}" if len(costs) > 1 else text)
+    if not parts:
+        return ""
+    return ("; each point's epsilon is one run's: choosing among these points costs the "
+            "search, " + "; ".join(parts))
+
+
+def _finite_or_none(value) -> float | None:
+    """``value`` as a finite float, else None (an empty cell, text)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -57,6 +58,31 @@ def check_pixels(output: str, width: float, height: float, dpi: float) -> None:
             f"{round(width * dpi):,} x {round(height * dpi):,} = {pixels / 1e6:,.{decimals}f} "
             f"megapixels, above the limit of {MAX_PIXELS // 1_000_000} for a PNG (lower "
             "--dpi, --width or --height, or write .svg or .pdf)")
+
+def math_text_problem(text: str) -> str | None:
+    """Why matplotlib cannot draw ``text`` (a title, legend label or caption): its ``$...$``
+    math text does not parse, as a short phrase (``Unknown symbol: \\badcmd``); None for
+    text it draws (no math text, or math text that parses). Text with an odd number of
+    unescaped ``$`` is drawn literally."""
+    if "$" not in text:
+        return None
+    from matplotlib import cbook
+    from matplotlib.mathtext import MathTextParser
+    if not cbook.is_math_text(text):
+        return None
+    try:
+        MathTextParser("path").parse(text, dpi=72)
+    except ValueError as error:
+        last = str(error).strip().splitlines()[-1] if str(error).strip() else ""
+        reason = re.sub(r"^\w+: ", "", last).split(", found")[0].split("  (at char")[0]
+        return reason if 0 < len(reason) <= 60 else "a syntax error"
+    return None
+
+
+def literal_text(text: str) -> str:
+    """``text`` drawn as it is: each ``$`` escaped, so a file name is not math text."""
+    return text.replace("$", "\\$")
+
 
 def epsilon_label(delta: float, *, what: str = "cumulative") -> str:
     """Axis label with units: ``cumulative epsilon at delta = 1e-5``."""
@@ -131,8 +157,10 @@ def finish_figure(figure: Figure, axes, style: Style, *, title: str, caption: st
                                         framealpha=0.9, edgecolor="0.8", loc=legend_loc)
     if caption:
         columns = max(40, int(style.width * 72 / (_CAPTION_SIZE * 0.55)))
-        lines = textwrap.wrap(caption, width=columns)
+        lines = textwrap.wrap(caption, width=columns, break_on_hyphens=False)  # --options whole
+        # names from files and summaries: math text only where each line's parses
+        parse_math = not any(math_text_problem(line) for line in lines)
         figure.text(0.01, 0.01, "\n".join(lines), fontsize=_CAPTION_SIZE, color="0.3",
-                    ha="left", va="bottom", gid="caption")
+                    ha="left", va="bottom", gid="caption", parse_math=parse_math)
         height = (len(lines) * _CAPTION_SIZE * 1.3 + 6) / (style.height * 72)
         figure.get_layout_engine().set(rect=(0, min(height, 0.4), 1, 1 - min(height, 0.4)))

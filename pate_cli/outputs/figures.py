@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .captions import MECHANISM_NAMES
-from .figure_data import cumulative, frontier_mask, has_selection, partition_split
+from .figure_data import (
+    Headline,
+    budget_crossing,
+    cumulative,
+    frontier_mask,
+    has_selection,
+    partition_split,
+)
 from .figure_style import (
     FORMATS,
     GREY,
@@ -23,6 +30,7 @@ from .figure_style import (
     epsilon_label,
     figure_bytes,
     finish_figure,
+    literal_text,
     new_figure,
     plain_log_labels,
 )
@@ -85,32 +93,35 @@ def history_x(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, str]:
 
 
 def history_figure(series, *, delta: float, x: str = "query", budget: float | None = None,
-                   caption: str = "", style: Style = Style()) -> Figure:
+                   headlines=None, caption: str = "", style: Style = Style()) -> Figure:
     """Cumulative epsilon of one or more runs (Papernot et al. 2018, Figure 1 middle).
 
     ``series``: ``(label, per-query DataFrame)`` pairs, one line each of
     ``epsilon_cumulative``. ``budget`` adds a dashed line and marks each run's stopping
-    point (math:costs). ``x`` is ``query``, ``answered`` or ``output``.
+    point (math:costs); ``headlines``, one ``Headline`` or None per series, names the RDP
+    figure as what crosses and draws the mark hollow where the PLD figure stays within
+    (:func:`budget_crossing`). ``x`` is ``query``, ``answered`` or ``output``.
     """
     figure, axes = new_figure(style)
     x_label = "query index"
-    for number, (label, frame) in enumerate(series):
+    headlines = list(headlines) if headlines is not None else [None] * len(series)
+    for number, ((label, frame), headline) in enumerate(zip(series, headlines, strict=True)):
         if x == "output":  # the total after each output's last token
             frame = frame.groupby("output", sort=False).tail(1)
         xs, x_label = history_x(frame, x)
         ys = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
         colour = PALETTE[number % len(PALETTE)]
-        text = label
+        text, within = label, False
         stop = None if budget is None else stopping_index(ys, budget)
-        if stop is not None and x == "output":
-            text += f" (over budget after output {stop + 1})"
-        elif stop is not None:
-            text += f" (over budget at query {int(frame['query'].iloc[stop])})"
+        if stop is not None:
+            where = (f"after output {stop + 1}" if x == "output"
+                     else f"at query {int(frame['query'].iloc[stop])}")
+            text, within = budget_crossing(label, where, budget, headline)
         axes.plot(xs, ys, color=colour, linewidth=1.6, label=text, gid=f"history-{number}")
         if stop is not None:
             axes.plot([xs[stop]], [ys[stop]], marker="o", markersize=7, color=colour,
                       markeredgecolor="black", linestyle="none", zorder=4,
-                      gid=f"stop-{number}")
+                      markerfacecolor="none" if within else colour, gid=f"stop-{number}")
     if budget is not None:
         axes.axhline(budget, color="black", linestyle="--", linewidth=1.1,
                      label=f"budget $\\varepsilon$ = {budget:g}", gid="budget")
@@ -152,7 +163,8 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
         ys = frame[GROUP_PREFIX + name].to_numpy(dtype=np.float64)
         colour = PALETTE[number % len(PALETTE)]
         budget = budgets.get(name)
-        text = f"{name}" if budget is None else f"{name} (budget {budget:g})"
+        shown = literal_text(name)  # a group name from a CSV, drawn as it is
+        text = shown if budget is None else f"{shown} (budget {budget:g})"
         stop = None if budget is None else _halt_row(frame, ys, budget, halts, name)
         if stop is not None:
             text += (f": exhausted at query {int(frame['query'].iloc[stop])}" if halts
@@ -221,7 +233,8 @@ def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
             if several_mechanisms:
                 label = f"{name}, {label}"
         else:
-            label = name if not several_files else f"{name} ({fields['file']})"
+            label = (name if not several_files
+                     else f"{name} ({literal_text(str(fields['file']))})")
         if accountings:
             label += f", {fields['accounting']}"
         curves.append((label, part.sort_values("epsilon", kind="stable")))
@@ -372,7 +385,7 @@ def partition_figure(series, *, delta: float, caption: str = "",
 
 
 __all__ = [
-    "FORMATS", "LEGEND_LOCATIONS", "Style", "delta_text", "epsilon_label", "figure_bytes",
-    "groups_figure", "history_figure", "partition_figure", "selection_figure", "summary_halts",
-    "tradeoff_figure",
+    "FORMATS", "LEGEND_LOCATIONS", "Headline", "Style", "delta_text", "epsilon_label",
+    "figure_bytes", "groups_figure", "history_figure", "partition_figure", "selection_figure",
+    "summary_halts", "tradeoff_figure",
 ]

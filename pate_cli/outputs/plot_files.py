@@ -21,9 +21,10 @@ from ..inputs.tables import SWEEP, numeric_column, read_summary, require_table
 from ..mechanisms import ConfidentGNMax
 from ..orders import default_orders
 from ..vote_rows import is_sparse
-from . import captions
+from . import captions, figure_data
 from . import figures as plots
-from .plot_tables import HISTORY_COLUMNS, Drawing, drawn_table, undrawable
+from .figure_style import literal_text
+from .plot_tables import HISTORY_COLUMNS, VOTES, Drawing, drawn_table, our_table_kind, undrawable
 from .risk_figure import risk_problem, tradeoff_curve_figure
 from .writing import check_destinations, write_outputs
 
@@ -61,10 +62,12 @@ def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, styl
                 raise OptionError(f"--x output: {path} has no output column (analyse "
                                   "votes with an output grouping)")
     names = _run_labels(labels, inputs, summaries)
-    caption = captions.runs_caption(names, frames, summaries)
+    caption = (captions.runs_caption(names, frames, summaries)
+               + figure_data.searched_cutoff_notes(names, summaries))
     return plots.history_figure(list(zip(names, frames, strict=True)),
                                 delta=_figure_delta(delta, summaries, summary_paths), x=x,
                                 budget=budget,
+                                headlines=[figure_data.pld_headline(s) for s in summaries],
                                 caption=caption, style=style)
 
 
@@ -74,7 +77,8 @@ def plot_partition(inputs, *, labels, summary_paths, queries, style, delta):
         PARTITION_COLUMNS, queries=queries, sums=("answered", "rdp_selection", "rdp_answer"),
         allow_empty=True))
     names = _run_labels(labels, inputs, summaries)
-    caption = captions.runs_caption(names, frames, summaries)
+    caption = (captions.runs_caption(names, frames, summaries)
+               + figure_data.searched_cutoff_notes(names, summaries))
     pure = any((summary or {}).get("epsilon_method") == "pure" for summary in summaries)
     caption += (" Selection/answer split in proportion to cumulative RDP at the final order"
                 + (" (SVT-PATE's: its pure-DP charges)." if pure else "."))
@@ -164,8 +168,8 @@ def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style,
     table = pd.concat(frames, ignore_index=True)
     delta = _axis_delta(delta, recorded, "the sweep tables' rows")
     return plots.tradeoff_figure(table, delta=delta, by=by, y=y, annotate=annotate,
-                                 logx=logx, caption=captions.sweep_caption(table),
-                                 style=style)
+                                 logx=logx, caption=captions.sweep_caption(table)
+                                 + figure_data.search_cost_note(table), style=style)
 
 
 def plot_tradeoff_curve(inputs, *, labels, log: bool, style):
@@ -193,8 +197,12 @@ def plot_tradeoff_curve(inputs, *, labels, log: bool, style):
 
 
 def _check_risk(path, summary: dict) -> None:
-    """Refuse a summary without a usable attack risk, in one line (exit 2)."""
+    """Refuse a summary without a usable attack risk, in one line (exit 2): also one whose
+    SVT cut-off ``--svt-cutoff auto`` chose on the votes (``SEARCHED_CUTOFF``)."""
     where = "docs/explanation/risk.md"
+    if figure_data.searched_cutoff(summary):
+        raise InputError(f"{path}: its cut-off is from --svt-cutoff auto; "
+                         f"{figure_data.SEARCHED_CUTOFF}")
     if "risk_data_independent" not in summary:
         raise InputError(f"{path}: has no 'risk_data_independent' key; expected the JSON "
                          "summary of a pate-analyze run with its attack risk (pate-analyze "
@@ -215,8 +223,14 @@ def _check_risk(path, summary: dict) -> None:
 def selection_votes(path: str, *, queries, teachers, index_col, classes=None, columns=None):
     """``(rows, M)``: the first ``queries`` rows of the vote file ``path`` (dense or
     sparse; a long table with ``classes`` and ``columns``) and its teacher count M."""
-    vote_set = load_votes(path, teachers=teachers, index_col=index_col, classes=classes,
-                          columns=columns)
+    try:
+        vote_set = load_votes(path, teachers=teachers, index_col=index_col, classes=classes,
+                              columns=columns)
+    except InputError:
+        other = our_table_kind(path)
+        if other is None:
+            raise
+        raise InputError(f"{path}: this is {other}; expected {VOTES}") from None
     if queries is not None and queries > vote_set.queries:
         raise OptionError(f"--queries {queries} is larger than the {vote_set.queries} "
                           f"queries in {path}")
@@ -252,9 +266,10 @@ def plot_selection(rows, teachers: float, figure: SelectionFigure, *, name: str,
                f"{first.sigma_threshold:g} at delta = {plots.delta_text(delta)}")
     data = selection_bins(rows, teachers=teachers, params=params, sigma=sigma, order=order,
                           bins=bins)
-    caption = (f"{os.path.basename(name)}: {rows.shape[0]:,} queries, {rows.shape[1]} "
-               f"classes, M = {teachers:g} teachers; sigma2 = {sigma:g}. Bars: queries per "
-               "bin and expected number answered (sum of pr_answered). Dots: mean "
+    caption = (f"{literal_text(os.path.basename(name))}: {rows.shape[0]:,} queries, "
+               f"{rows.shape[1]} classes, M = {teachers:g} teachers; sigma2 = {sigma:g}. "
+               "Bars: queries per bin and expected number answered (sum of pr_answered). "
+               "Dots: mean "
                f"data-dependent RDP of answering a query of the bin, at order {order:g} "
                f"({how}). Drawn from the private votes' plurality counts: not for "
                "publication.")
@@ -278,16 +293,17 @@ def _runs(inputs, summary_paths, drawing: Drawing) -> tuple[list, list]:
 
 
 def _run_labels(labels, inputs, summaries) -> list[str]:
-    """The legend: ``labels`` as given, else each run's mechanism, else its file name."""
+    """The legend: ``labels`` as given (``--label``: math text that parses), else each run's
+    mechanism, else its file name (drawn as it is: ``figure_style.literal_text``)."""
     if labels and len(labels) != len(inputs):
         raise OptionError(f"give one --label per input ({len(inputs)}), or none")
     if labels:
         return list(labels)
     names = [captions.MECHANISM_NAMES.get(s["mechanism"], str(s["mechanism"]))
-             if s and s.get("mechanism") else os.path.basename(path)
+             if s and s.get("mechanism") else literal_text(os.path.basename(path))
              for path, s in zip(inputs, summaries, strict=True)]
     if len(set(names)) < len(names):  # two runs of one mechanism: tell them apart by file
-        names = [os.path.basename(path) for path in inputs]
+        names = [literal_text(os.path.basename(path)) for path in inputs]
     return names
 
 

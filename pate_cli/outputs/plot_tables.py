@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..inputs.table_pieces import TablePieces
-from ..inputs.tables import PER_QUERY, bad_cell, require_table
+from ..inputs.tables import PER_QUERY, SWEEP, bad_cell, require_table, table_kind
 from . import figure_data
 from .figure_data import figure_rows, running_sums
 from .figures import GROUP_PREFIX
@@ -129,6 +129,7 @@ class _Stream:
             for column in self.checked:
                 if len(head) and column not in self.bad:
                     problem = (bad_cell(head, self.path, column, first_row=start)
+                               or infinite_epsilon(head, self.path, column, start)
                                or undrawable(head, self.path, column, start))
                     if problem is not None:
                         self.bad[column] = problem
@@ -153,6 +154,21 @@ class _Stream:
         return head
 
 
+def infinite_epsilon(head: pd.DataFrame, path: str, column: str, start: int = 0
+                     ) -> str | None:
+    """The error line of an ``epsilon_cumulative`` column's first infinite value (its cells
+    numbers, ``bad_cell`` checked): pate-analyze's parameters keep every figure finite, so
+    ``inf`` is an edited or damaged table, refused as ``nan`` is (the line had a gap)."""
+    if not str(column).startswith("epsilon_cumulative"):
+        return None
+    values = head[column].to_numpy(dtype=np.float64)
+    infinite = np.flatnonzero(np.isinf(values))
+    if not infinite.size:
+        return None
+    return (f"{path}: row {start + int(infinite[0])}: column '{column}' has "
+            f"{values[infinite[0]]:g}, not a finite epsilon")
+
+
 def undrawable(head: pd.DataFrame, path: str, column: str, start: int = 0) -> str | None:
     """The error line of ``head[column]``'s first finite value above ``DRAWABLE`` (its
     cells numbers, ``bad_cell`` checked)."""
@@ -163,3 +179,24 @@ def undrawable(head: pd.DataFrame, path: str, column: str, start: int = 0) -> st
     return (f"{path}: row {start + int(large[0])}: column '{column}' has "
             f"{head[column].iloc[large[0]]:g}, too large to draw (a figure's axis takes "
             f"values up to {DRAWABLE:g}, and inf)")
+
+
+VOTES = "a vote file (the VOTES pate-analyze reads: .npy, .npz, .csv or .tsv of counts)"
+
+
+def our_table_kind(path: str) -> str | None:
+    """What ``path`` is when it is one of our tables and not votes (a per-query or sweep
+    table, named as ``tables.PER_QUERY``, ``tables.SWEEP``), from its first rows; None
+    otherwise, or for standard input (read once)."""
+    if str(path) == "-":
+        return None
+    try:
+        pieces = TablePieces(path, expected=VOTES).pieces(16)
+        try:
+            first = next(pieces, None)
+        finally:
+            pieces.close()
+    except (InputError, ValueError, OSError):
+        return None
+    kind = None if first is None else table_kind(first)
+    return {"per-query": PER_QUERY, "sweep": SWEEP}.get(kind or "")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from ..rounding import ceil_text
+from ..rounding import ceil_text, floor_text, limit_text
 from .captions import MECHANISM_NAMES
 from .report_command import command_line
 from .report_statement import (
@@ -36,6 +36,7 @@ from .report_statement import (
     pld_key,
     pld_source,
     privacy_unit,
+    selects,
     smaller_pld,
     tuning_law,
 )
@@ -51,6 +52,7 @@ PARAMETER_NAMES = {
     "svt_cutoff": "SVT cut-off (unstable queries)", "svt_threshold": "SVT threshold w",
     "eta": "exponential mechanism \u03b7 (\u03b5\u2080 = 2\u03b7 per answer)",
     "screening": "threshold step's data-independent curve (docs/explanation/screening.md)",
+    "rounds": "number of rounds (each round's parameters below)",
 }
 METHODS = {"rdp": "R\u00e9nyi DP, converted at the best order "
                   "(docs/explanation/accounting.md#conversion)",
@@ -95,9 +97,18 @@ def outputs_view(outputs: dict | None, dependent: bool) -> dict | None:
                 epsilon_text(spent[key]) for key in ("min", "median", "max")))}
 
 
-def budget_view(summary: dict) -> dict | None:
-    """The budget and its halt, from ``{limit, stopped_at}`` or ``{limit, halted_at, ...}``,
-    and which figure it holds (``note``: the run's own, where not the published bound)."""
+def budget_view(summary: dict, head: dict | None = None) -> dict | None:
+    """The budget and its halt, from ``{limit, stopped_at}`` or ``{limit, halted_at, ...}``.
+
+    Args:
+        summary: the JSON summary.
+        head: :func:`headline`'s (computed where None).
+
+    Returns:
+        ``limit``, ``halt``, ``remaining`` (with ``remaining_label``: what it is left of),
+        ``answered`` and ``note``: which figure the budget held, with its accountant, and
+        whether the published figure is above the budget; None without a budget.
+    """
     budget = summary.get("budget")
     if not budget:
         return None
@@ -110,10 +121,12 @@ def budget_view(summary: dict) -> dict | None:
         text += f": that {unit} and every later one was neither selected, charged nor labelled"
     else:
         text = f"answers refused from query {halted} on"
+    held, label, note = _budget_held(summary, halted is not None)
+    over = _over_budget(summary, head or headline(summary), held)
     # rounded up as the epsilons held to it (exact where its digits hold it)
-    view = {"limit": number(budget.get("limit"), rounding="up"), "halted_at": halted,
-            "halt": text,
-            "note": _budget_note(summary)}
+    view = {"limit": _limit(budget.get("limit")), "halted_at": halted, "halt": text,
+            "remaining_label": label, "note": " ".join(part for part in (note, over) if part)
+            or None}
     for key in ("remaining", "answered"):
         if budget.get(key) is not None:
             view[key] = number(budget[key], rounding="down" if key == "remaining"
@@ -121,25 +134,155 @@ def budget_view(summary: dict) -> dict | None:
     return view
 
 
-def _budget_note(summary: dict) -> str | None:
-    """What a budget run's budget holds where that is not the published bound: the
-    data-dependent figure (replay, expected), or a data-independent figure of the run's
-    answers (a selection step); where it is, but the halt was found on the RDP figure and
-    a smaller PLD figure is published, that; else None."""
+def _limit(value) -> str:
+    """A budget as printed: ``rounding.limit_text`` (as given where four decimals hold it,
+    else rounded up as the epsilons held to it), ``n/a`` for none.
+
+    Args:
+        value: the budget, or None.
+
+    Returns:
+        The text.
+    """
+    return "n/a" if value is None else limit_text(value)
+
+
+def _accountant(method) -> str:
+    """The accountant of a JSON ``*_method`` (``pld``, ``pure``, ``rdp``), as named in a
+    sentence.
+
+    Args:
+        method: the method's key.
+
+    Returns:
+        Its name.
+    """
+    return {"pld": "the privacy-loss distribution accountant",
+            "pure": "the pure-DP bound"}.get(method, "the R\u00e9nyi DP accountant")
+
+
+def _budget_held(summary: dict, halted: bool) -> tuple[str, str, str | None]:
+    """Which figure a budget run's budget held, and what its remaining budget is of.
+
+    The data-dependent figure (replay, expected: unsanitised), the data-independent figure of
+    the run's answers (a selection step: not a bound), or the run's data-independent figure;
+    where the halt was decided on the RDP figure and a smaller PLD figure is the run's, that,
+    with what is left on the RDP figure.
+
+    Args:
+        summary: the JSON summary (with ``budget``).
+        halted: whether the run halted (or refused answers).
+
+    Returns:
+        ``(held, label, note)``: the held figure in a few words, the remaining budget's
+        label and the note (or None).
+    """
+    limit = float(summary["budget"]["limit"])
+    rdp = summary.get("epsilon_rdp")
+    accountant = _accountant(summary.get("epsilon_method"))
     if summary.get("accounting") != "data-independent":
-        return ("The budget holds the run's data-dependent \u03b5 (unsanitised), not the "
-                "published bound; where the run halted depends on the private votes, so the "
-                "published bound covers every requested query, past the halt.")
+        smooth = " before the release's own cost" if summary.get("smooth_sensitivity") else ""
+        where = ("where the run halted depends on the private votes, so the data-independent "
+                 "bound covers every requested query, past the halt" if halted else "whether a "
+                 "run halts depends on the private votes, so the data-independent bound covers "
+                 "every requested query")
+        return ("the run's data-dependent figure", "Left of the budget on the data-dependent "
+                "\u03b5 (unsanitised)",
+                f"The budget holds the run's data-dependent \u03b5{smooth} ({accountant}; "
+                f"unsanitised), not the data-independent bound; {where}.")
+    decided = ""
+    if halted and summary.get("data_independent_method") == "pld" and rdp is not None:
+        decided = (f"the halt was decided on the R\u00e9nyi DP figure, {epsilon_text(rdp)} "
+                   f"({floor_text(max(limit - float(rdp), 0.0))} of the budget left on it); ")
+    figure = epsilon_text(summary.get("epsilon"))
     if summary.get(ANY_RUN_KEY) is not None:
-        return ("The budget holds the data-independent \u03b5 of the run's answers, a count "
-                "the votes decide: the remaining budget is on those answers, not a bound; "
-                "the published bound covers every requested query answered.")
-    if summary.get("data_independent_method") == "pld" and summary.get("epsilon_rdp"):
-        return ("The halt is found on the R\u00e9nyi DP figure, "
-                f"{epsilon_text(summary['epsilon_rdp'])}; the remaining budget is the budget "
-                "minus the published privacy-loss distribution figure, not room for more "
-                "queries.")
-    return None
+        return ("the figure of the run's answers", "Left on the run's answers (not a bound)",
+                "The budget holds the data-independent \u03b5 of the run's answers, a count "
+                f"the votes decide: {decided}the remaining budget is the budget minus "
+                f"{accountant}'s figure of those answers, {figure}, not a bound; the "
+                "published bound covers every requested query answered.")
+    if decided:
+        return ("the run's figure", "Remaining budget", decided[0].upper() + decided[1:]
+                + f"the remaining budget is the budget minus {accountant}'s figure of the "
+                f"run, {figure}, not room for more queries.")
+    return "the run's figure", "Remaining budget", None
+
+
+def _over_budget(summary: dict, head: dict, held: str) -> str | None:
+    """Where the headline's published figure is above the budget, a sentence saying so
+    (a printed budget beside a larger printed epsilon must not read as overspent nor as
+    held by it).
+
+    Args:
+        summary: the JSON summary (with ``budget``).
+        head: :func:`headline`'s.
+        held: which figure the budget held, in a few words (:func:`_budget_held`).
+
+    Returns:
+        The sentence, or None.
+    """
+    published = head.get("published")
+    if published is None or not float(published) > float(summary["budget"]["limit"]):
+        return None
+    what = ("sanitised release" if head["sanitised"] else "bound with the hyperparameter "
+            "search" if head["tuning_included"] else "bound")
+    if head["tuning_included"] and summary.get("accounting") == "data-independent" \
+            and summary.get(ANY_RUN_KEY) is None:
+        held = "one run's figure, without the search"
+    return (f"The published {what}, \u03b5 = {epsilon_text(published)}, is above the "
+            f"budget: the budget holds {held}, not the published one.")
+
+
+def group_budget_note(summary: dict, head: dict) -> str | None:
+    """Which figure each privacy group's budget held (its ``epsilon``, spent at the halt),
+    and which groups' published bounds are above their budgets.
+
+    Args:
+        summary: the JSON summary (an individualized run's).
+        head: :func:`headline`'s.
+
+    Returns:
+        The note, or None without groups or where the held figure is the published one.
+    """
+    groups = [row for row in summary.get("groups") or [] if row.get("budget") is not None]
+    if not groups:
+        return None
+    held = group_headers(summary)["epsilon"]
+    if not held:  # the data-independent figure at a halt the same on any votes: published
+        return None
+    text = f"Each group's budget holds its \u03b5 spent at the halt{held}, not its published bound."
+    bounds = [row.get(ANY_RUN_KEY) for row in groups]
+    if None in bounds:
+        if halt_from_votes(summary):  # vanishing: no bound is formed (the headline's)
+            return text.replace(", not its published bound.", "; no bound for any run is "
+                                "formed (see the headline).")
+        bounds = [row.get("epsilon_data_independent") for row in groups]
+    over = [f"group {row['group']}'s \u03b5 = {epsilon_text(bound)} (budget "
+            f"{_limit(row['budget'])})" for row, bound in zip(groups, bounds, strict=True)
+            if bound is not None and float(bound) > float(row["budget"])]
+    if over:
+        text += (" The published bounds are above the budgets: " + ", ".join(over)
+                 + "; each budget holds the figure at the halt, not the published one.")
+    return text
+
+
+def group_headers(summary: dict) -> dict:
+    """What the group table's columns hold where a header alone would not say: the
+    data-dependent figure (unsanitised), or figures of the replay's answers or of a halt the
+    votes decide (not bounds), as the key figures label them.
+
+    Args:
+        summary: the JSON summary.
+
+    Returns:
+        Suffixes (empty or `` (...)``) of ``epsilon``, ``independent`` and
+        ``independent_all``.
+    """
+    dependent = data_dependence(summary)[0]
+    at_halt = f" ({at_halt_reason(summary)}: not a bound)" if halt_from_votes(summary) else ""
+    answers = " (the run's answers: not a bound)" if selects(summary) else ""
+    return {"epsilon": " (data-dependent, unsanitised)" if dependent else at_halt,
+            "independent": at_halt, "independent_all": answers}
 
 
 def parameter_rows(summary: dict) -> list[dict]:
@@ -153,13 +296,43 @@ def parameter_rows(summary: dict) -> list[dict]:
     return rows
 
 
+def round_rows(summary: dict) -> list[dict]:
+    """Each round's mechanism, rows, parameters and student file (``--rounds``), as
+    parameter rows.
+
+    Args:
+        summary: the JSON summary (its ``rounds`` and ``files``).
+
+    Returns:
+        Rows of ``name``, ``key`` and ``value``; none without rounds.
+    """
+    rows = []
+    files = summary.get("files") or {}
+    for index, entry in enumerate(summary.get("rounds") or []):
+        name = f"round {entry.get('round', index)}"
+        first = entry.get("first_row")
+        span = (f"rows {first} to {first + entry['queries'] - 1}" if isinstance(first, int)
+                and isinstance(entry.get("queries"), int) else "n/a")
+        mechanism = entry.get("mechanism")
+        rows.append({"name": f"{name}: mechanism", "key": f"rounds.{index}.mechanism",
+                     "value": f"{MECHANISM_NAMES.get(mechanism, mechanism)} ({span})"})
+        rows += [{"name": f"{name}: {PARAMETER_NAMES.get(key, key)}",
+                  "key": f"rounds.{index}.params.{key}", "value": number(value, 6)}
+                 for key, value in (entry.get("params") or {}).items() if value is not None]
+        student = files.get(f"rounds_student_{entry.get('round', index)}")
+        if isinstance(student, dict):
+            rows.append({"name": f"{name}: student predictions",
+                         "key": f"files.rounds_student_{entry.get('round', index)}",
+                         "value": f"{student.get('path')} (sha256 {student.get('sha256')})"})
+    return rows
+
+
 def group_rows(summary: dict) -> list[dict]:
     rows = []
     for row in summary.get("groups") or []:
         knob = next((key for key in ("upsampling", "weight", "participation") if key in row),
                     None)
-        rows.append({"group": str(row["group"]), "budget": number(row.get("budget"),
-                                                                  rounding="up"),
+        rows.append({"group": str(row["group"]), "budget": _limit(row.get("budget")),
                      "knob": f"{knob} {number(row[knob])}" if knob else "",
                      "sensitivity": number(row.get("sensitivity")),
                      "epsilon": epsilon_text(row.get("epsilon")), "order": number(row.get("order")),
@@ -251,19 +424,18 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
     """Items of the reporting guidance (Ponomareva et al. 2023), each ok or flagged."""
     tuning = summary.get("tuning")
     items = [
-        ("Privacy unit stated", True, "one training example, through disjoint teacher "
-         "partitions" + (" (per privacy group)" if summary.get("groups") else "")),
+        ("Privacy unit stated", True, "one record of the population the voters are drawn "
+         "from (sampled voters)" if summary.get("sampling") else "one training example, "
+         "through disjoint teacher partitions" + (" (per privacy group)" if summary.get(
+             "groups") else "")),
         ("Neighbouring relation stated", True, "add, remove or replace one example"),
         ("DP definition and conversion", True,
          f"(\u03b5, \u03b4)-DP from RDP, {summary.get('conversion', 'classic')} conversion"),
         ("\u03b4 justified (\u03b4 < 1/N)", unit["delta_ok"],
          "checked against --dataset-size" if dataset_size else
          "data set size not given: give --dataset-size N"),
-        ("Published \u03b5 is not data-dependent, or is sanitised",
-         not head["data_dependent"] or head["sanitised"],
-         "data-independent bound" if not head["data_dependent"] else
-         "smooth-sensitivity sanitised release" if head["sanitised"] else
-         "the data-dependent \u03b5 is unsanitised: publish the data-independent bound"),
+        _published_item(summary, head),
+        *_unsanitised_item(head),
         ("Mechanism and every parameter", True, "listed under Mechanism"),
         ("Accounting method", True, f"{summary.get('accounting')} accounting"),
         ("Hyperparameter tuning accounted", head["tuning_included"],
@@ -278,6 +450,45 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
          if summary["input"].get("sha256") else "the input has no sha256 (read from an array)"),
     ]
     return [{"item": item, "ok": bool(ok), "note": note} for item, ok, note in items]
+
+
+def _published_item(summary: dict, head: dict) -> tuple[str, bool, str]:
+    """The checklist's item on the headline's published figure: the data-independent bound,
+    the sanitised release, or (vanishing) no bound formed.
+
+    Args:
+        summary: the JSON summary.
+        head: :func:`headline`'s.
+
+    Returns:
+        ``(item, ok, note)``.
+    """
+    item = "Published \u03b5 is not data-dependent, or is sanitised"
+    if head["sanitised"]:
+        return item, True, "smooth-sensitivity sanitised release"
+    if summary.get("groups") and halt_from_votes(summary) and any(
+            row.get(ANY_RUN_KEY) is None for row in summary["groups"]):
+        return item, False, "no bound for any run is formed: nothing here is publishable"
+    return item, True, "data-independent bound" + (
+        " (the headline's; the data-dependent figure beside it is not published)"
+        if head["data_dependent"] else "")
+
+
+def _unsanitised_item(head: dict) -> list[tuple[str, bool, str]]:
+    """A caution where the report prints data-dependent figures that are not sanitised (each
+    labelled): none to publish.
+
+    Args:
+        head: :func:`headline`'s.
+
+    Returns:
+        The item, or none for a data-independent run.
+    """
+    if not head["data_dependent"]:
+        return []
+    return [("Unsanitised figures stripped before publishing", False,
+             "this report prints data-dependent, unsanitised figures (each labelled): publish "
+             "the headline's figure, not these")]
 
 
 def _independent_figures(summary: dict) -> list[dict]:
@@ -419,9 +630,12 @@ def report_content(summary: dict, *, command: str | None = None,
                                               f"{added.get('sha256')}), composed before "
                                               "the first query"))
     for entry in summary.get("rounds") or []:
+        order = "" if entry.get("order") is None else f", order {number(entry['order'])}"
         accounting.append((f"round {entry['round']}",
                            f"{entry['mechanism']}: {entry['queries']} queries from row "
-                           f"{entry['first_row']}, \u03b5 {epsilon_text(entry['epsilon'])} alone"))
+                           f"{entry['first_row']}, \u03b5 {epsilon_text(entry['epsilon'])} alone "
+                           f"(R\u00e9nyi DP{order}" + (f"; {UNSANITISED})" if head[
+                               "data_dependent"] else ")")))
     return {
         "title": f"Privacy statement: {mechanism} on "
                  + (os.path.basename(str(source["path"])) if source.get("path")
@@ -431,17 +645,20 @@ def report_content(summary: dict, *, command: str | None = None,
         "key_figures": key_figures,
         "unit": unit,
         "mechanism": {"name": mechanism, "key": summary["mechanism"],
-                      "parameters": parameter_rows(summary),
+                      "parameters": parameter_rows(summary) + round_rows(summary),
                       "individualized": summary.get("individualized"),
                       "teachers": number(source.get("teachers")),
                       "classes": source.get("classes"),
                       "labels": (summary.get("multilabel") or {}).get("labels")},
         "accounting": [{"name": name, "value": value} for name, value in accounting],
-        "budget": budget_view(summary),
+        "budget": budget_view(summary, head),
+        "group_budget_note": group_budget_note(summary, head),
+        "group_headers": group_headers(summary),
         "outputs": outputs_view(summary.get("outputs"), head["data_dependent"]),
         "groups": group_rows(summary),
         "group_stop": summary.get("stopped_at"),
-        "baseline": summary.get("baseline"),
+        "baseline": summary.get("baseline") and {
+            **summary["baseline"], "budget": _limit(summary["baseline"].get("budget"))},
         "tuning": tuning_view(summary),
         "risk": risk_view(summary, risk_figure),
         "figures": list(figures),

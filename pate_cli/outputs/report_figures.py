@@ -15,7 +15,14 @@ import numpy as np
 from ..accounting.selection import selection_bins
 from ..rounding import ceil_text
 from . import figures as plots
-from .captions import MECHANISM_NAMES, risk_caption, summary_caption, svt_running_note
+from .captions import (
+    MECHANISM_NAMES,
+    figure_note,
+    risk_caption,
+    summary_caption,
+    svt_running_note,
+)
+from .figure_data import pld_headline
 from .report_statement import UNSANITISED, data_dependence
 from .risk_figure import risk_problem, tradeoff_curve_figure, with_published_risk
 
@@ -38,6 +45,9 @@ def publication_note(key: str, summary: dict) -> str | None:
         return PRIVATE_VOTES
     if key in ("history", "outputs", "groups") and data_dependence(summary)[0]:
         return UNSANITISED
+    if key in ("history", "outputs", "groups"):  # the run's answers: not a bound
+        note = figure_note(summary, "figures" if key == "groups" else "figure")
+        return note.split("; ")[-1] if "not a bound" in note or "not bounds" in note else None
     return None
 
 
@@ -52,8 +62,30 @@ def history_plot(summary: dict, frame, *, style=None):
     if running:  # SVT-PATE before its cut-off: the curve is not the run's guarantee
         empty += f" The curve ends at {ceil_text(last, 4)}{running}."
     return plots.history_figure([(label, frame)], delta=summary["delta"], budget=budget,
-                                caption=summary_caption(summary) + drawn_from(frame, summary)
-                                + empty, style=style or plots.Style())
+                                headlines=[pld_headline(summary)],  # as pate-plot names it
+                                caption=summary_caption(summary) + "." + empty
+                                + epsilon_note(summary, last, running=bool(running))
+                                + drawn_from(frame, summary),
+                                style=style or plots.Style())
+
+
+def epsilon_note(summary: dict, last: float | None, *, running: bool = False,
+                 what: str = "figure") -> str:
+    """What a cost history's epsilon is, as ``pate-plot``'s caption says it
+    (``captions.figure_note``: unsanitised, or the run's answers and not a bound), with
+    the curve's last figure (rounded up) unless said already.
+
+    Args:
+        summary: the JSON summary.
+        last: the curve's last figure, or None for an empty table.
+        running: whether the caption gave the last figure already (SVT-PATE's cut-off).
+        what: what the curve's figures are called.
+
+    Returns:
+        The sentence, with a leading space.
+    """
+    final = "" if last is None or running else f"; final epsilon {ceil_text(last, 4)}"
+    return f" Epsilon: {figure_note(summary, what)}{final}."
 
 
 def outputs_plot(summary: dict, frame, *, style=None):
@@ -66,7 +98,9 @@ def outputs_plot(summary: dict, frame, *, style=None):
     run = f"{os.path.basename(str(path))}: " if path else ""
     caption = (f"{run}{outputs['count']:,} outputs, {outputs['completed']:,} processed whole; "
                f"each point is the total after an output's last token. "
-               f"{summary_caption(summary)}.{drawn_from(frame, summary)}")
+               f"{summary_caption(summary)}.{drawn_from(frame, summary)}"
+               + epsilon_note(summary, None if frame.empty else
+                              float(frame["epsilon_cumulative"].iloc[-1])))
     return plots.history_figure([(label, frame)], delta=summary["delta"], x="output",
                                 budget=budget, caption=caption, style=style or plots.Style())
 
@@ -82,7 +116,8 @@ def selection_plot(summary: dict, votes, *, style=None):
                           params=[pair], sigma=float(params["sigma"]), order=order)
     caption = (f"{len(votes):,} analysed queries, M = {teachers:g} teachers; bars: queries "
                "per plurality bin and the expected number answered; dots: mean answer-step "
-               f"RDP at the run's order {order:g}.")
+               f"RDP at the run's order {order:g}. "
+               f"{PRIVATE_VOTES[0].upper()}{PRIVATE_VOTES[1:]}.")
     return plots.selection_figure(data, params=[pair], sigma=float(params["sigma"]),
                                   order=order, caption=caption,
                                   style=style or plots.Style(width=8.5, height=4.6))
@@ -95,7 +130,9 @@ def groups_plot(summary: dict, frame, *, style=None):
     names = set(plots.group_columns(frame))
     budgets = {name: value for name, value in budgets.items() if name in names}
     return plots.groups_figure(frame, budgets=budgets, delta=summary["delta"],
-                               caption=summary_caption(summary) + drawn_from(frame, summary),
+                               caption=summary_caption(summary) + "."
+                               + epsilon_note(summary, None, what="figures")
+                               + drawn_from(frame, summary),
                                halts=plots.summary_halts(summary), style=style or plots.Style())
 
 

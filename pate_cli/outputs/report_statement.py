@@ -288,13 +288,33 @@ def at_count_text(summary: dict, *, alone: bool = False) -> str:
     run's without the search."""
     if float(summary["answered"]) >= summary["queries"]:
         return ""
-    figure = epsilon_text(count_figure(summary)[0])
+    value, pld = count_figure(summary)
+    figure = f"{epsilon_text(value)} ({count_accountant(summary, pld)})"
     it = "one run alone, without the search, would be" if alone else "it would be"
     if summary.get("accounting") == "expected":
         return (f"; at the expected {number(summary['answered'])} answers {it} "
                 f"{figure}, an average, not a bound")
     return (f"; at the run's {number(summary['answered'])} answers {it} {figure}, "
             "not a bound: the votes decide that count")
+
+
+def count_accountant(summary: dict, pld: bool) -> str:
+    """The accountant of :func:`count_figure`'s figure, as a sentence names it.
+
+    Args:
+        summary: the JSON summary.
+        pld: whether the figure is the PLD one (:func:`count_figure`).
+
+    Returns:
+        ``the privacy-loss distribution accountant``, ``the pure-DP bound`` or
+        ``the Rényi DP accountant``.
+    """
+    if pld:
+        return "the privacy-loss distribution accountant"
+    if summary.get("accounting") == "data-independent" and summary.get(
+            "epsilon_method") == "pure":
+        return "the pure-DP bound"
+    return "the R\u00e9nyi DP accountant"
 
 
 PLD_SOURCES = {  # what a pure-DP aggregator's PLD figure composes (else Gaussian steps)
@@ -331,6 +351,22 @@ def accountant_text(summary: dict) -> str:
     return f"by the Rényi DP accountant at order {number(summary['order'])}"
 
 
+def privacy_level(summary: dict) -> str:
+    """At what level the guarantee holds, as a headline names it: one record of the
+    population sampled voters are drawn from (math:sampling), else the teacher partition.
+
+    Args:
+        summary: the JSON summary.
+
+    Returns:
+        ``at the teacher-partition level`` or the sampled voters' record level.
+    """
+    if summary.get("sampling"):
+        return ("at the level of one record of the population the voters are drawn from "
+                "(sampled voters; see Privacy unit)")
+    return "at the teacher-partition level"
+
+
 def headline(summary: dict) -> dict:
     """The headline sentence, the published epsilon and the warning (or None).
 
@@ -351,7 +387,7 @@ def headline(summary: dict) -> dict:
     if isinstance(added, dict):  # the external curve is part of every figure below
         lead = (lead.replace(" satisf", ", composed with the RDP curve added before the "
                              f"first query ({added.get('path') or 'given to the API'}), satisf"))
-    lead += " (\u03b5, \u03b4)-DP at the teacher-partition level"
+    lead += f" (\u03b5, \u03b4)-DP {privacy_level(summary)}"
     warning = None
     led_by_search = False
     kind = "data-dependent" if dependent else "data-independent"
@@ -378,7 +414,7 @@ def headline(summary: dict) -> dict:
                         if selects(summary) else "stop where the data-dependent cost, a "
                         "function of the votes, decides") + " and are not bounds.")
         elif halt_from_votes(summary):  # vanishing: the figures at a halt the votes decide
-            text = (f"No per-group bound of (\u03b5, \u03b4)-DP at the teacher-partition level "
+            text = (f"No per-group bound of (\u03b5, \u03b4)-DP {privacy_level(summary)} "
                     "for any run is formed for vanishing (a teacher's sensitivity varies from "
                     "query to query): the per-group data-independent figures at the halt, "
                     f"{per_group} at \u03b4 = {delta} ({scope}), " + (
@@ -405,7 +441,7 @@ def headline(summary: dict) -> dict:
         # the unsanitised figures are in the warning and the table's labelled rows, not in
         # the sentence to publish; the release is an estimate, the bound beside it holds
         text = ("The data-dependent privacy cost of labelling these votes with this "
-                "mechanism and these parameters, at the teacher-partition level, has the "
+                f"mechanism and these parameters, {privacy_level(summary)}, has the "
                 f"smooth-sensitivity sanitised release \u03b5 = {epsilon_text(published)} at "
                 f"\u03b4 = {delta} ({scope}; Rényi DP at order {number(smooth['order'])}, "
                 "the release's own cost included): a differentially private estimate of "
@@ -496,14 +532,14 @@ def headline(summary: dict) -> dict:
     halted = (isinstance(budget, dict) and budget.get("halted_at", budget.get("stopped_at"))
               is not None) or (bool(groups) and summary.get("stopped_at") is not None)
     if warning and halted:  # a run the budget never bound stopped nowhere
-        covered = ("the bound for any run covers every requested query"
+        covered = ("the bound for any run covers every requested query, not that choice"
                    if summary.get("epsilon_data_independent_worst") is not None else
-                   "no bound for any run is formed" if groups and halt_from_votes(summary)
-                   else
-                   "the data-independent bound covers the queries processed")
+                   "no bound for any run is formed, so no figure here covers that choice"
+                   if groups and halt_from_votes(summary) else
+                   "the data-independent bound covers the queries processed, not that "
+                   "choice")
         warning += (" The halt point is chosen from the data-dependent cost, so where the "
-                    f"run stopped is itself a function of the votes; {covered}, not that "
-                    "choice.")
+                    f"run stopped is itself a function of the votes; {covered}.")
     return {"text": text, "published": published, "data_dependent": dependent,
             "sanitised": sanitised, "warning": warning, "tuned": tuned,
             "led_by_search": led_by_search,
@@ -574,6 +610,26 @@ def _multilabel_unit(multilabel: dict, teachers) -> tuple[str, str]:
     return unit, relation
 
 
+def reciprocal_text(delta: float, dataset_size: int) -> str:
+    """1/N printed with the fewest significant digits (at least 3) that show how it compares
+    with ``delta`` printed beside it (``9.9999e-06`` beside ``1e-05``), never equal in print
+    where they differ.
+
+    Args:
+        delta: the run's delta.
+        dataset_size: N, the number of training examples.
+
+    Returns:
+        1/N as text.
+    """
+    value = 1.0 / dataset_size
+    for digits in range(3, 18):
+        text = f"{value:.{digits}g}"
+        if value == delta or (float(text) != delta and (delta < float(text)) == (delta < value)):
+            return text
+    return repr(value)
+
+
 def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
     """The privacy unit, neighbouring relation, DP definition, conversion, delta and why."""
     teachers = summary["input"].get("teachers")
@@ -604,7 +660,7 @@ def privacy_unit(summary: dict, *, dataset_size: int | None) -> dict:
     if dataset_size:
         ok = delta < 1.0 / dataset_size
         why = (f"\u03b4 = {number(delta, 10)} is {'below' if ok else 'NOT below'} 1/N = "
-               f"{number(1.0 / dataset_size, 10)} for the N = {dataset_size} training "
+               f"{reciprocal_text(delta, dataset_size)} for the N = {dataset_size} training "
                "examples" + ("" if ok else "; a \u03b4 this large allows releasing an "
                              "example outright and should be lowered") + ".")
     else:

@@ -379,7 +379,8 @@ def test_keys_other_commands_add_are_reported(cli, tmp_path):
     text = " ".join(parse(out.read_text()).text)
     assert "the user's decisions, read from decisions.csv" in text
     assert "a simulated run" not in text and "(of the simulated run)" not in text
-    assert "halted before query 250" in text and "Remaining budget: 0.125" in text
+    assert "halted before query 250" in text
+    assert "Left of the budget on the data-dependent ε (unsanitised): 0.125" in text
     assert "\u03b5 with the search" in text and "poisson:10" in text
     assert "where the run stopped is itself a function of the votes" in text
     assert "No tuning cost is recorded" not in text
@@ -683,7 +684,8 @@ def test_what_may_not_be_published_says_so(cli, tmp_path):
     """Under expected accounting the table's data-independent row is the bound for any
     run (the average at the expected count apart, named as one); figures drawn from the
     private votes (the selection histogram) or from a data-dependent run's costs carry
-    "not for publication"; a data-independent run's cost history does not."""
+    "not for publication"; a data-independent run's cost history does not, but where a
+    selection step's answers make it not a bound it says so (review R26 F7)."""
     out = tmp_path / "r.md"
     assert cli.report(VOTES, "-n", "300", "--accounting", "expected", "-o", out).code == 0
     text = out.read_text(encoding="utf-8")
@@ -703,7 +705,11 @@ def test_what_may_not_be_published_says_so(cli, tmp_path):
     assert cli.report(VOTES, "-n", "300", "--accounting", "data-independent", "-o",
                       out).code == 0
     text = out.read_text(encoding="utf-8")
-    assert "*Cumulative privacy cost:" not in text and "plurality counts: not for" in text
+    assert ("*Cumulative privacy cost: the run's answers, a count the votes decide: not a "
+            "bound (every query answered: ") in text and "plurality counts: not for" in text
+    assert cli.report(VOTES, "-n", "300", "-m", "gnmax", "--accounting", "data-independent",
+                      "-o", out).code == 0
+    assert "*Cumulative privacy cost:" not in out.read_text(encoding="utf-8")
 
 
 def test_a_delta_not_below_one_over_n_is_a_warning_line(cli, tmp_path):

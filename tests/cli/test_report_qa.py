@@ -341,7 +341,7 @@ def test_the_wording_of_small_and_budget_runs(cli, tmp_path):
     never, halted = tmp_path / "never.html", tmp_path / "halted.html"
     assert cli.report(VOTES, "-n", "300", "--budget", "1000", "-o", never).code == 0
     assert cli.report(VOTES, "-n", "300", "--budget", "1", "-o", halted).code == 0
-    assert re.search(r"Remaining budget: [0-9.]+\. \n?Answered: ", never.read_text())
+    assert re.search(r"\(unsanitised\): [0-9.]+\. \n?Answered: ", never.read_text())
     warning = "The halt point is chosen from the data-dependent cost"
     assert warning not in never.read_text() and warning in halted.read_text()
 
