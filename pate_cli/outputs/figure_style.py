@@ -134,6 +134,19 @@ def plain_log_labels(axis) -> None:
     axis.set_minor_formatter(FuncFormatter(minor))
 
 
+def _outside_legend(figure: Figure, handles, labels, title: str) -> None:
+    """The legend above the plot in as many columns as fit the figure's width (up to three
+    entries in one row, else two columns), one column where long labels would not."""
+    columns = len(handles) if len(handles) <= 3 else 2
+    while True:
+        legend = figure.legend(handles, labels, fontsize=8, frameon=False, ncols=columns,
+                               loc="outside upper center", title=title, title_fontsize=11)
+        if columns == 1 or legend.get_window_extent().width <= figure.bbox.width:
+            return
+        legend.remove()
+        columns -= 1
+
+
 def finish_figure(figure: Figure, axes, style: Style, *, title: str, caption: str,
             extra_axes=None, legend_loc: str = "best") -> None:
     """Title, legend (both axes' entries), caption line(s) under the plot."""
@@ -147,9 +160,7 @@ def finish_figure(figure: Figure, axes, style: Style, *, title: str, caption: st
     if style.legend is not None:
         legend_loc = style.legend
     if legend_loc == "outside" and handles:  # above the plot (the title heads it)
-        figure.legend(handles, labels, fontsize=8, frameon=False,
-                      ncols=len(handles) if len(handles) <= 3 else 2,
-                      loc="outside upper center", title=title, title_fontsize=11)
+        _outside_legend(figure, handles, labels, title)
     else:
         axes.set_title(title, fontsize=11)
         if handles:

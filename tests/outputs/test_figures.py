@@ -216,3 +216,20 @@ def test_tradeoff_line_is_the_pareto_frontier(y, frontier, dominated):
     assert len(texts) == len(frontier)  # only the frontier points are annotated
     if y == "label_accuracy":
         assert texts == ["$\\sigma$=60", "$\\sigma$=20", "$\\sigma$=40", "$\\sigma$=10"]
+
+
+@pytest.mark.parametrize("labels", [
+    ["a", "b", "c", "d"],
+    [f"Confident-GNMax, data-independent (RDP figure over budget at query {n})"
+     for n in (463, 1164, 552, 12)]])
+def test_a_legend_above_the_plot_fits_the_figure_s_width(labels):
+    """Entries above the plot go in two columns where they fit, else one: long labels
+    (a budget crossing named in each) ran past both edges of the figure."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"query": np.arange(5), "epsilon_cumulative": np.linspace(0, 4, 5)})
+    figure = plots.history_figure([(label, frame) for label in labels], delta=1e-5, budget=3.0)
+    figure.draw_without_rendering()
+    legend = figure.legends[0]
+    assert legend.get_window_extent().width <= figure.bbox.width
+    assert legend._ncols == (2 if labels[0] == "a" else 1)
