@@ -138,7 +138,7 @@ def runs_caption(labels, frames, summaries) -> str:
         name = label if not mechanism or mechanism in label else f"{label}, {mechanism}"
         last = None if frame.empty else float(frame["epsilon_cumulative"].iloc[-1])
         final = ("no query in the table (the run halted before its first)" if last is None
-                 else f"final epsilon {ceil_text(last, 3)} ({figure_note(summary)}"
+                 else f"final epsilon {ceil_text(last, 4)} ({figure_note(summary)}"
                  f"{svt_running_note(summary, last)})")
         multilabel = isinstance((summary or {}).get("multilabel"), dict)  # labels answered
         parts.append(f"{name}{f' ({params})' if params else ''}: "

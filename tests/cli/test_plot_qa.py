@@ -155,7 +155,7 @@ def test_history_caption_of_a_pld_run_names_the_accountants(tmp_path, cli):
     out = tmp_path / "h.svg"
     assert cli.plot("history", table, "--summary", summary_path, "-o", out).code == 0
     text = _caption(out)
-    assert (f"final epsilon {ceil_text(summary['epsilon_rdp'], 3)} (the per-query table's "
+    assert (f"final epsilon {ceil_text(summary['epsilon_rdp'], 4)} (the per-query table's "
             f"RDP figure; the summary's epsilon, {ceil_text(summary['epsilon'], 4)}, is the "
             "PLD (privacy-loss distribution) accountant's)") in text, text
     assert "unsanitised" not in text
