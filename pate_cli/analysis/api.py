@@ -22,7 +22,12 @@ from ..errors import InputError, OptionError, OrderGridWarning, PateWarning
 from ..inputs import VoteSet, load_rdp_curve, load_student
 from ..inputs.decisions import read_decisions
 from ..inputs.npy_files import npz_holds
-from ..inputs.output_ids import attach_outputs, check_outputs, whole_outputs_kept
+from ..inputs.output_ids import (
+    attach_outputs,
+    check_outputs,
+    output_starts,
+    whole_outputs_kept,
+)
 from ..inputs.query_indices import analysed_positions, read_query_indices
 from ..inputs.rdp_curve import checked_curve
 from ..inputs.readers import recorded_sha256, votes_state
@@ -204,7 +209,8 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
         check_outputs(vote_set.outputs, vote_set.path)
     vote_set = attach_outputs(vote_set, spec.outputs)  # --outputs: checked against its own
     check_input(spec, vote_set)
-    kept, cut = whole_outputs_kept(vote_set, spec.queries)
+    kept, cut = whole_outputs_kept(output_starts(vote_set.outputs), spec.queries,
+                                   vote_set.queries)
     if cut:  # (the labels read for -n rows)
         spec = replace(spec, queries=kept)
         if short_labels is not None and vote_set.labels is not None:

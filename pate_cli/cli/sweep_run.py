@@ -133,9 +133,10 @@ def run_sweep_command(votes, **options) -> None:
         if failure is None:
             rows = add_tuning_columns(rows, tuning, orders=settings.orders, delta=spec.delta,
                                       conversion=spec.conversion)
-    every = rows  # --best chooses among them all, --pareto or not
+    every = rows  # --best chooses among this grid's rows, --pareto or not
     if spec.pareto:
         rows = pareto_rows(rows)
+    rows = rows + plan.others  # other grids' rows kept in --out: they stay, at the end
     if failure is not None:
         _stopped(failure, rows, out=out, journal=journal, fmt=fmt, extra=extra,
                  counts=(len(finished) + len(plan.reused), len(points)), resume=resume)

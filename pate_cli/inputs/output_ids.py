@@ -75,26 +75,38 @@ def read_outputs(source, *, queries: int, votes_name: str | None) -> tuple[str, 
     return name, ids
 
 
-def whole_outputs(ids: np.ndarray, queries: int) -> int:
-    """The most of the first ``queries`` rows that end where an output ends: ``queries``
-    itself unless it ends inside an output, then that output's first row (0 inside the
-    first output). ``ids``: checked output ids (an output's rows are consecutive)."""
-    if queries >= ids.size or ids[queries] != ids[queries - 1]:
+def output_starts(ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each output's first row and its id, from checked output ids (an output's rows are
+    consecutive); None without a grouping."""
+    if ids is None:
+        return None
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1]))[: ids.size])
+    return starts, ids[starts]
+
+
+def whole_outputs(starts: tuple[np.ndarray, np.ndarray], queries: int, rows: int) -> int:
+    """The most of the first ``queries`` of ``rows`` that end where an output ends:
+    ``queries`` itself unless it ends inside an output, then that output's first row (0
+    inside the first output). ``starts``: :func:`output_starts`."""
+    if queries >= rows:
         return queries
-    before = np.flatnonzero(ids[:queries] != ids[queries])
-    return int(before[-1]) + 1 if before.size else 0
+    first = starts[0]
+    return int(first[np.searchsorted(first, queries, side="right") - 1])
 
 
-def whole_outputs_kept(vote_set, queries: int | None) -> tuple[int | None, tuple[str, ...]]:
-    """``-n`` (``queries``) over ``vote_set``'s output grouping: the whole outputs among
-    the first ``queries`` rows (a generation is never cut) and the note where that cut
-    one; ``OptionError`` where it ends inside the first output."""
-    ids = vote_set.outputs
-    kept = queries if ids is None or queries is None else whole_outputs(ids, queries)
+def whole_outputs_kept(starts, queries: int | None,
+                       rows: int) -> tuple[int | None, tuple[str, ...]]:
+    """``-n`` (``queries``) over an output grouping (:func:`output_starts`, or None) of
+    ``rows`` rows: the whole outputs among the first ``queries`` (a generation is never
+    cut) and the note where that cut one; ``OptionError`` where it ends inside the first
+    output."""
+    kept = queries if starts is None or queries is None else whole_outputs(starts, queries,
+                                                                          rows)
     if kept == queries:
         return queries, ()
-    output = int(ids[queries])
-    end = kept + int(np.count_nonzero(ids[kept:] == output))  # its rows are consecutive
+    at = int(np.searchsorted(starts[0], queries, side="right")) - 1
+    output = int(starts[1][at])
+    end = int(starts[0][at + 1]) if at + 1 < starts[0].size else rows
     where = f"-n {queries} ends inside output {output} (queries {kept} to {end - 1})"
     if kept == 0:
         raise OptionError(f"{where}: give -n {end} or more to analyse it whole (a "

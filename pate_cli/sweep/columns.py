@@ -95,6 +95,9 @@ OPTIONAL_KEYS = ("eta", "sampling_steps", "read")
 TEXT_KEY_COLUMNS = ("file", "mechanism", "accounting", "conversion", "orders", "sha256",
                      "labels_sha256", "student_sha256", "version", "screening", "sampling",
                      "vote_change", "sampling_steps", "read")
+# Key columns of whole numbers, compared as integers (seeds reach 2^63 - 1: 2^62 and
+# 2^62 + 1 are one float).
+INTEGER_KEY_COLUMNS = ("svt_cutoff", "queries", "repeats", "seed")
 
 
 @functools.lru_cache(maxsize=64)
@@ -164,6 +167,8 @@ def _key(row: dict, columns) -> tuple:
             key.append(None)
         elif column in TEXT_KEY_COLUMNS:
             key.append(str(value))
+        elif column in INTEGER_KEY_COLUMNS:  # a 63-bit seed is not a float
+            key.append(int(value))
         else:
             key.append(float(value))
     return tuple(key)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -28,8 +29,9 @@ import numpy as np
 from .._version import __version__
 from ..analysis import analyze_totals
 from ..analysis.run_spec import RunSpec, check_input, check_options
-from ..errors import InputError, OptionError
+from ..errors import InputError, OptionError, PateWarning
 from ..inputs.long_table import ColumnMap, column_map
+from ..inputs.output_ids import output_starts, whole_outputs_kept
 from ..inputs.readers import file_sha256, is_regular
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
@@ -153,15 +155,18 @@ def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids:
                 settings: SweepSettings, shapes: dict) -> list[SweepPoint]:
     """Every grid point in grid order, parameters resolved and validated (``ValueError`` names
     the first invalid one). ``grids``: name (or ``queries``) -> values, iterated only for
-    mechanisms using them (else the default from M); ``shapes``: path -> (queries, teachers)."""
+    mechanisms using them (else the default from M); ``shapes``: path -> (queries, teachers,
+    output starts or None): a ``queries`` value inside an output keeps the outputs before
+    it whole, as pate-analyze's ``-n`` (a ``PateWarning``; one point where two meet)."""
     mechanisms = list(mechanisms)
     points = []
     for source in sources:
-        total, teachers = shapes[source.path]
+        total, teachers, starts = shapes[source.path]
+        queries_axis = _whole_outputs(grids.get("queries", (None,)), starts, total,
+                                      source.file)
         for name in mechanisms:
             used = MECHANISM_PARAMETERS[name]
             axes = [grids.get(parameter, (None,)) for parameter in used]
-            queries_axis = grids.get("queries", (None,))
             for values in itertools.product(*axes, queries_axis):
                 *chosen, queries = values
                 if queries is not None and queries > total:
@@ -181,6 +186,21 @@ def plan_points(sources: Iterable[VoteSource], mechanisms: Iterable[str], grids:
                                          queries=total if queries is None else int(queries),
                                          teachers=teachers, settings=settings))
     return points
+
+
+def _whole_outputs(values, starts, total: int, file: str) -> tuple:
+    """The ``queries`` grid over a file with an output grouping: each value inside an
+    output rounded down to the outputs before it (``inputs.output_ids``), with its note as a
+    ``PateWarning``; values that meet, once. Values beyond the file are left to refuse."""
+    kept = []
+    for value in values:
+        if value is not None and value <= total:
+            value, notes = whole_outputs_kept(starts, int(value), total)
+            for note in notes:
+                warnings.warn(f"{file}: {note}", PateWarning, stacklevel=2)
+        if value not in kept:
+            kept.append(value)
+    return tuple(kept)
 
 
 def _resolved(name: str, mechanism) -> tuple:
@@ -284,7 +304,8 @@ def run_point(point: SweepPoint, memory: PointMemory | None = None) -> dict:
         accounting=settings.accounting, delta=settings.delta,
         orders=None if settings.orders is None else np.asarray(settings.orders),
         conversion=settings.conversion, queries=point.queries, budget=settings.budget,
-        labels=vote_set.labels,
+        labels=vote_set.labels, outputs=None if vote_set.outputs is None  # summed as
+        else vote_set.outputs[:point.queries],  # pate-analyze sums an output grouping
         student=student if point.mechanism == "interactive" else None,
         shared=memory.shared)
     row = point.row_head()
@@ -393,7 +414,8 @@ def open_sources(files, labels=None, students=None, index_col: int | None = None
         if source.path in shapes:
             raise InputError(f"{file} is given twice")
         sources.append(source)
-        shapes[source.path] = (vote_set.queries, vote_set.teachers)
+        shapes[source.path] = (vote_set.queries, vote_set.teachers,
+                               output_starts(vote_set.outputs))
     return sources, shapes
 
 

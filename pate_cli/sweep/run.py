@@ -65,14 +65,15 @@ def run_tasks(tasks, *, executor, in_flight: int | None, journal, sigterm,
 
 
 def in_grid_order(points, finished: dict, plan: ResumePlan) -> list[dict]:
-    """Finished and reused rows in grid order; kept rows of other places at the end."""
+    """This grid's finished and reused rows in grid order (the kept rows of other places,
+    ``plan.others``, are not this run's: the caller writes them after)."""
     rows = []
     for point in points:
         if point.index in finished:
             rows.append(finished[point.index])
         elif point.index in plan.reused:
             rows.append(plan.reused[point.index])
-    return rows + plan.others
+    return rows
 
 
 def warning_lines(rows, computed: int) -> list[str]:

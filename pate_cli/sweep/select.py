@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 
 import numpy as np
@@ -14,10 +15,19 @@ from .points import one_per_file
 
 
 def score_column(rows: list[dict]) -> str:
-    """``label_accuracy`` when every row has one, else ``answered``."""
-    if rows and all(row.get("label_accuracy") is not None for row in rows):
+    """``label_accuracy`` when the rows were scored (every row that output a label has one;
+    a row that output none scores lowest, :func:`_score`), else ``answered``."""
+    if any(row.get("label_accuracy") is not None for row in rows) and all(
+            row.get("label_accuracy") is not None or not row.get("labels_output")
+            for row in rows):
         return "label_accuracy"
     return "answered"
+
+
+def _score(row: dict, column: str) -> float:
+    """``row``'s ``column``; ``-inf`` for a label accuracy of no label output."""
+    value = row.get(column)
+    return -math.inf if value is None else float(value)
 
 
 def largest_epsilon(row: dict) -> float | None:
@@ -56,7 +66,7 @@ def best_row(rows: list[dict], epsilon: float) -> dict | None:
     if not within:
         return None
     return min(within, key=lambda item: (
-        -item[1]["answered"], -item[1]["label_accuracy"] if accuracy else 0.0,
+        -item[1]["answered"], -_score(item[1], "label_accuracy") if accuracy else 0.0,
         largest_epsilon(item[1]), item[0]))[1]
 
 
@@ -67,7 +77,7 @@ def pareto_rows(rows: list[dict]) -> list[dict]:
     column = score_column(rows)
     files = np.array([row["file"] for row in rows], dtype=object)
     epsilon = np.array([_published(row) for row in rows], dtype=np.float64)
-    score = np.array([row[column] for row in rows], dtype=np.float64)
+    score = np.array([_score(row, column) for row in rows], dtype=np.float64)
     kept = np.zeros(len(rows), dtype=bool)
     for file in dict.fromkeys(files):
         mine = np.flatnonzero(files == file)
@@ -129,6 +139,13 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
     return shlex.join(map(str, words))
 
 
+def _exact(value: float) -> str:
+    """An order as the command gives it: ``:g`` where that reads back as the value, else
+    its shortest exact text (``12.3456789``, not ``12.3457``)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
 def best_command(chosen: dict, spec, orders) -> str:
     """``analyze_command`` for ``--best``'s row of ``spec`` (``sweep.api.SweepSpec``), with
     its file's ``--labels`` and (Interactive) ``--student``; ``orders`` the grid."""
@@ -138,7 +155,7 @@ def best_command(chosen: dict, spec, orders) -> str:
                           strict=True))
     student = student_of.get(chosen["file"]) if chosen["mechanism"] == "interactive" else None
     return analyze_command(chosen, labels=label_of.get(chosen["file"]), student=student,
-                           orders=None if orders is None else ",".join(f"{x:g}" for x in orders),
+                           orders=None if orders is None else ",".join(map(_exact, orders)),
                            conversion=spec.conversion, index_col=spec.index_col,
                            classes=spec.classes, columns=spec.columns)
 

@@ -109,9 +109,9 @@ def test_the_shipped_token_sample_equals_its_dense_rows(args):
     (the Python API)."""
     from pate_cli import analyze
     from pate_cli.inputs import load_votes
-    from pate_cli.inputs.output_ids import whole_outputs
+    from pate_cli.inputs.output_ids import output_starts, whole_outputs
     votes = load_votes(TOKENS)
-    rows = whole_outputs(votes.outputs, 300)
+    rows = whole_outputs(output_starts(votes.outputs), 300, votes.queries)
     dense = votes.votes[0:rows].dense()
     sparse = analyze(votes, queries=rows, smooth_sensitivity=True, ss_every=100, **args)
     plain = analyze(dense, smooth_sensitivity=True, ss_every=100, **args)

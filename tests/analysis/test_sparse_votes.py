@@ -387,10 +387,10 @@ def test_the_shipped_token_sample_equals_its_dense_rows(args, sample):
     within the tolerance."""
     from pate_cli import analyze
     from pate_cli.inputs import load_votes
-    from pate_cli.inputs.output_ids import whole_outputs
+    from pate_cli.inputs.output_ids import output_starts, whole_outputs
     from tests import ROOT
     votes = load_votes(ROOT / sample)
-    rows = whole_outputs(votes.outputs, 300)
+    rows = whole_outputs(output_starts(votes.outputs), 300, votes.queries)
     dense = votes.votes[0:rows].dense()
     sparse = analyze(votes, queries=rows, per_query=True, **args)
     plain = analyze(dense, per_query=True, **args)

@@ -76,11 +76,13 @@ def test_all_rows_without_a_stop(monkeypatch):
     assert failure is None and list(finished) == [10, 11, 12]
 
 
-def test_rows_in_grid_order_and_kept_rows_of_other_places_last():
+def test_rows_in_grid_order_without_kept_rows_of_other_places():
+    """This grid's rows only: --best and --pareto rank them, the kept rows of other places
+    are written after them (cli/sweep_run.py)."""
     points = [SimpleNamespace(index=i) for i in range(4)]
     plan = ResumePlan(reused={1: {"r": 1}}, replaced=0, others=[{"other": True}])
     rows = in_grid_order(points, {3: {"f": 3}, 0: {"f": 0}}, plan)
-    assert rows == [{"f": 0}, {"r": 1}, {"f": 3}, {"other": True}]  # point 2: not run
+    assert rows == [{"f": 0}, {"r": 1}, {"f": 3}]  # point 2: not run
 
 
 def test_each_kind_of_note_is_one_line_with_its_count():

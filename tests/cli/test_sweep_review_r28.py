@@ -1,0 +1,103 @@
+"""pate-sweep against what a CI job gates on (review R28): ``--best`` and ``--pareto`` rank
+this grid's rows only (not other grids' rows kept in ``--out``), rows of votes with an
+output grouping equal pate-analyze's (whole outputs for ``-n``, the same sums), ``--resume``
+tells 63-bit seeds apart, ``--best``'s command gives the order grid exactly, and a row that
+output no label does not switch ``--pareto`` from accuracy to answered."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from tests import SAMPLES
+
+VOTES = str(SAMPLES / "mnist_250_votes.npy")
+LABELS = str(SAMPLES / "mnist_250_labels.npy")
+TOKENS = str(SAMPLES / "tokens_zipf.npz")
+
+
+def test_resume_best_ranks_this_grid_only(cli, tmp_path):
+    """A replay run's rows kept in --out (1.3846 at sigma 40) must not pass this
+    data-independent grid's gate (smallest 2.502): exit 3 as without --resume; the kept rows
+    stay in the file."""
+    out = str(tmp_path / "bt.csv")
+    grid = (VOTES, "-m", "gnmax", "--sigma", "20,40", "-n", "300", "-w", "1")
+    assert cli.sweep(*grid, "-q", "-o", out).code == 0
+    done = cli.sweep(*grid, "--accounting", "data-independent", "-o", out, "--resume",
+                     "--best", "2")
+    assert done.code == 3, done.err
+    assert "no configuration stays within epsilon 2" in done.err
+    kept = pd.read_csv(out)
+    assert sorted(kept["accounting"]) == ["data-independent"] * 2 + ["replay"] * 2
+
+
+def test_resume_pareto_keeps_other_grids_rows(cli, tmp_path):
+    out = str(tmp_path / "pt.csv")
+    grid = (VOTES, "-m", "gnmax", "--sigma", "20:80:20", "-n", "300", "-w", "1", "--labels",
+            LABELS)
+    assert cli.sweep(*grid, "-q", "-o", out).code == 0
+    done = cli.sweep(*grid, "-q", "-o", out, "--resume", "--accounting", "data-independent",
+                     "--pareto")
+    assert done.code == 0, done.err
+    kept = pd.read_csv(out)
+    assert (kept["accounting"] == "replay").sum() == 4  # the earlier grid's rows, all
+    assert (kept["accounting"] == "data-independent").sum() >= 1
+
+
+def _rows(done) -> list[dict]:
+    assert done.code == 0, done.err
+    return [json.loads(line) for line in done.out.splitlines()]
+
+
+@pytest.mark.parametrize("mechanism", [("-m", "gnmax", "--sigma", "10"),
+                                       ("-m", "lnmax", "--laplace-scale", "5"),
+                                       ("-T", "30", "--sigma-threshold", "10", "--sigma", "10")])
+def test_rows_of_output_grouped_votes_equal_pate_analyze(cli, mechanism):
+    """tokens_zipf.npz carries its outputs: -n 300 ends inside output 4 (queries 296 to
+    364), so both commands analyse 296 queries, summed by output alike (the sweep analysed
+    300, and its sums were up to 1.3e-12 below pate-analyze's)."""
+    for queries in ("300", None):
+        limit = () if queries is None else ("-n", queries)
+        done = cli.sweep(TOKENS, *mechanism, *limit, "-w", "1", "-f", "json")
+        row, = _rows(done)
+        summary = json.loads(cli.analyze(TOKENS, *mechanism, *limit, "-f", "json").out)
+        assert (row["queries"], row["epsilon"]) == (summary["queries"], summary["epsilon"])
+        assert row["answered"] == summary["answered"]
+        if queries is not None:
+            assert row["queries"] == 296
+            assert "-n 300 ends inside output 4 (queries 296 to 364)" in done.err
+
+
+def test_a_queries_grid_meeting_at_an_output_is_one_point(cli):
+    rows = _rows(cli.sweep(TOKENS, "-m", "gnmax", "--sigma", "10", "-n", "296,300", "-w",
+                           "1", "-f", "json"))
+    assert [row["queries"] for row in rows] == [296]
+
+
+def test_resume_tells_63_bit_seeds_apart(cli, tmp_path):
+    """2^62 and 2^62 + 1 are one float: the second run reused the first's row."""
+    out = str(tmp_path / "sd.csv")
+    grid = (VOTES, "-m", "confident", "-n", "300", "-w", "1", "-q", "-o", out)
+    assert cli.sweep(*grid, "--seed", str(2**62)).code == 0
+    assert cli.sweep(*grid, "--seed", str(2**62 + 1), "--resume").code == 0
+    seeds = pd.read_csv(out, dtype={"seed": "int64"})["seed"].tolist()
+    assert sorted(seeds) == [2**62, 2**62 + 1]
+
+
+def test_the_best_command_gives_the_orders_exactly(cli):
+    done = cli.sweep(VOTES, "-m", "gnmax", "-n", "300", "-w", "1", "--orders",
+                     "1.0000001,12.3456789,40", "--best", "50")
+    assert done.code == 0, done.err
+    assert done.err.rstrip().endswith("--orders 1.0000001,12.3456789,40")
+
+
+def test_a_row_without_labels_output_does_not_switch_pareto_to_answered(cli):
+    """T = 1000 answers nothing (no accuracy): the frontier stays the accuracy one, where
+    T = 150 is dominated by T = 200 (it came back on the answered frontier)."""
+    grid = (VOTES, "-m", "confident", "--sigma", "40", "--sigma-threshold", "50", "-n", "200",
+            "-w", "1", "--labels", LABELS, "--pareto", "-q", "-f", "json")
+    both = _rows(cli.sweep(*grid, "-T", "150,200"))
+    three = _rows(cli.sweep(*grid, "-T", "150,200,1000"))
+    assert [row["threshold"] for row in both] == [row["threshold"] for row in three] == [200.0]
