@@ -33,6 +33,15 @@ def limit_text(value, digits: int = 4) -> str:
     return short if float(short) == value else repr(value)
 
 
+def limit_digits(limit, digits: int = 4) -> int:
+    """The decimals figures compared with ``limit`` print at: ``digits``, or as many as
+    write the limit exactly (up to 12), so that a figure within it never prints above it
+    and one above it never prints equal to it."""
+    limit = float(limit)
+    return next((places for places in range(digits, 13)
+                 if float(f"{limit:.{places}f}") == limit), digits)
+
+
 def floor_text(value, digits: int = 4) -> str:
     """``f"{value:.{digits}f}"``, rounded down (what is left of a budget)."""
     return _fixed(value, digits, ROUND_FLOOR)

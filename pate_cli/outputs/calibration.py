@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from ..rounding import ceil_text, limit_text
+from ..rounding import ceil_text, limit_digits, limit_text
 from .writing import utf8_text
 
 
@@ -21,7 +21,7 @@ def _table(s: dict) -> str:
     params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={_exact(value)}"
                        for key, value in s["params"].items()
                        if (key, value) != ("screening", "exact"))  # the default: unsaid
-    solved, up = s["solved"], partial(ceil_text, digits=_digits(s["target"]["value"]))
+    solved, up = s["solved"], partial(ceil_text, digits=limit_digits(s["target"]["value"]))
     name = "scale factor" if solved["scale_all"] else solved["parameter"]
     answered = s["answered"]
     answered_text = (f"{answered:.1f} expected of {s['queries']} queries"
@@ -61,14 +61,6 @@ def _step(s: dict) -> str:
     if reached is None or reached <= s["tolerance"]:
         return f"{s['tolerance']:g}"
     return f"{reached:.2g}"
-
-
-def _digits(target: float) -> int:
-    """The decimals the figures compared with ``target`` print at: 4, or as many as write
-    the target exactly (up to 12), so that a figure within it never prints above it and
-    one above it never prints equal to it."""
-    return next((digits for digits in range(4, 13)
-                 if float(f"{target:.{digits}f}") == target), 4)
 
 
 def _exact(value: float) -> str:

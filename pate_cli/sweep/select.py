@@ -10,7 +10,7 @@ import numpy as np
 from ..mechanisms.aggregators import SELECTING
 from ..outputs.figure_data import frontier_mask
 from ..outputs.report_command import option_value
-from ..rounding import ceil_significant, ceil_text
+from ..rounding import ceil_significant, ceil_text, limit_digits, limit_text
 from .points import one_per_file
 
 
@@ -167,7 +167,7 @@ def no_best_text(rows: list[dict], epsilon: float) -> str:
     replays = any((row.get("repeats") or 1) > 1 for row in rows)
     shown = ("" if smallest is None else f" (the smallest is {ceil_significant(smallest, 4)}"
              + (", a row's largest replay)" if replays else ")"))
-    return f"no configuration stays within epsilon {epsilon:g}{shown}"
+    return f"no configuration stays within epsilon {limit_text(epsilon)}{shown}"
 
 
 def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
@@ -202,7 +202,8 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
     if bound is not None and bound == chosen.get("epsilon_any_run"):
         spread = " (the bound for any run, every query answered)"
     means = "" if repeats == 1 else f" (means over its {repeats:g} replays)"
-    lines.append(f"pate-sweep: best within epsilon {epsilon:g} by answered{means}: "
-                 f"{chosen['answered']:.6g}{accuracy} at epsilon "
-                 f"{ceil_text(bound)}{spread}\n  {command}")
+    digits = limit_digits(epsilon)  # the figure beside the limit at the limit's decimals
+    lines.append(f"pate-sweep: best within epsilon {limit_text(epsilon, digits)} by "
+                 f"answered{means}: {chosen['answered']:.6g}{accuracy} at epsilon "
+                 f"{ceil_text(bound, digits)}{spread}\n  {command}")
     return lines

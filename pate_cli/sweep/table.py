@@ -173,6 +173,9 @@ def _text_table(frame: pd.DataFrame) -> str:
     if shown.empty:
         return "(no rows)\n"
     bounds = {column: _bound_text for column in UPPER_COLUMNS if column in shown.columns}
+    for column in shown.columns:  # (na_rep does not reach a string column's <NA>)
+        if str(shown[column].dtype) == "string":
+            shown[column] = shown[column].astype(object).where(shown[column].notna(), "")
     return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.6g}",
                            formatters=bounds) + "\n" + _means_note(frame, shown.columns) \
         + _dependent_note(frame) + _at_run_note(frame)

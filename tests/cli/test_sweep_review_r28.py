@@ -101,3 +101,20 @@ def test_a_row_without_labels_output_does_not_switch_pareto_to_answered(cli):
     both = _rows(cli.sweep(*grid, "-T", "150,200"))
     three = _rows(cli.sweep(*grid, "-T", "150,200,1000"))
     assert [row["threshold"] for row in both] == [row["threshold"] for row in three] == [200.0]
+
+
+def test_the_best_line_prints_the_limit_and_the_figure_at_the_limit_s_decimals(cli):
+    """--best 1.0000001: the row within it printed "within epsilon 1 ... at epsilon 1.0001",
+    a figure above its limit in the text."""
+    done = cli.sweep(VOTES, "-m", "svt", "--svt-scale", "1.9999999", "--svt-cutoff", "1", "-n",
+                     "50", "-w", "1", "-q", "--best", "1.0000001")
+    assert done.code == 0, done.err
+    assert "best within epsilon 1.0000001 by answered: 0 at epsilon 1.0000001\n" in done.err
+
+
+def test_a_table_leaves_an_unused_text_cell_empty(cli):
+    """GNMax has no screening: its cell printed <NA> where unused numbers are blank."""
+    done = cli.sweep(VOTES, "-m", "confident", "-m", "gnmax", "--sigma", "40", "-T", "200",
+                     "--sigma-threshold", "100", "-n", "400", "-w", "1", "-q", "-f", "table")
+    assert done.code == 0, done.err
+    assert "<NA>" not in done.out and "exact" in done.out
