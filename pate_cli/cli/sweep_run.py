@@ -119,6 +119,11 @@ def run_sweep_command(votes, **options) -> None:
         if foreign and not resume:  # the sidecar keeps only them, then this run's rows
             keep_rows(sidecar, foreign)
         journal = RowJournal(sidecar, append=resume or bool(foreign))
+        if journal.error is not None and not any(sidecar in text for text in damage):
+            # (a directory there, say; once: a sidecar --resume could not read is said)
+            click.echo(f"Warning: cannot keep rows in {sidecar} as they finish "
+                       f"({journal.error.strerror or journal.error}): a run stopped before "
+                       f"the end loses them; {out} is written at the end", err=True)
     with sigterm_switch(armed=False, once=True) as sigterm, \
             progress_bar(len(tasks), show=wanted(own["progress"]), label="pate-sweep",
                          unit="points") as bar:

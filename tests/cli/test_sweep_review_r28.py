@@ -118,3 +118,16 @@ def test_a_table_leaves_an_unused_text_cell_empty(cli):
                      "--sigma-threshold", "100", "-n", "400", "-w", "1", "-q", "-f", "table")
     assert done.code == 0, done.err
     assert "<NA>" not in done.out and "exact" in done.out
+
+
+def test_a_sidecar_that_cannot_be_opened_is_said_once(cli, tmp_path):
+    """A directory where the sidecar goes: no row is kept as it finishes (a kill would lose
+    them all), which the run said nowhere."""
+    out = tmp_path / "o.csv"
+    (tmp_path / "o.csv.partial").mkdir()
+    done = cli.sweep(VOTES, "-m", "gnmax", "--sigma", "20,40", "-n", "100", "-w", "1", "-q",
+                     "-o", str(out))
+    assert done.code == 0 and out.exists()
+    assert done.err == (f"Warning: cannot keep rows in {out}.partial as they finish (Is a "
+                        f"directory): a run stopped before the end loses them; {out} is "
+                        "written at the end\n")
