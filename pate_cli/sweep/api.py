@@ -15,6 +15,7 @@ import numpy as np
 
 from ..accounting.tuning import TuningDistribution, tuning_distribution
 from ..errors import OptionError, OverBudget
+from ..inputs.npy_files import npz_holds
 from ..orders import parse_grid
 from .columns import GRID_PARAMETERS, MECHANISM_PARAMETERS
 from .executors import local_pool
@@ -84,8 +85,11 @@ class SweepSpec:
         if not all(isinstance(file, (str, os.PathLike)) for file in files):
             raise TypeError("run_sweep reads vote files by path (each row names its file and "
                             "its sha256); save an array with numpy.save and give the path")
-        return cls(files=tuple(files), mechanisms=tuple(_mechanism_names(mechanisms)),
-                   grids=MappingProxyType(grids),
+        names = tuple(_mechanism_names(mechanisms))
+        if ("interactive" in names and options.get("students") is None
+                and files and all(npz_holds(file, "student") for file in files)):
+            options["students"] = tuple(files)  # each archive's own student (as pate-analyze)
+        return cls(files=tuple(files), mechanisms=names, grids=MappingProxyType(grids),
                    **{name: value for name, value in options.items() if name in known})
 
 

@@ -131,3 +131,16 @@ def test_a_sidecar_that_cannot_be_opened_is_said_once(cli, tmp_path):
     assert done.err == (f"Warning: cannot keep rows in {out}.partial as they finish (Is a "
                         f"directory): a run stopped before the end loses them; {out} is "
                         "written at the end\n")
+
+
+def test_an_archive_s_own_student_serves_interactive_as_in_pate_analyze(cli, tmp_path):
+    import numpy as np
+
+    bundle = str(tmp_path / "bundle.npz")
+    np.savez(bundle, votes=np.load(VOTES)[:500], labels=np.load(LABELS)[:500],
+             student=np.load(SAMPLES / "mnist_250_student.npy")[:500])
+    row, = _rows(cli.sweep(bundle, "-m", "interactive", "-n", "300", "-w", "1", "-q", "-f",
+                           "json"))
+    summary = json.loads(cli.analyze(bundle, "-m", "interactive", "-n", "300", "-f",
+                                     "json").out)
+    assert row["epsilon"] == summary["epsilon"] and row["student_sha256"] is not None
