@@ -333,7 +333,8 @@ def label(votes=None, mechanism: str | Mechanism | None = None, *, seed: int = 0
     """The labels a run releases, as arrays (what ``--write-decisions`` writes).
 
     Args:
-      votes, mechanism: as for :func:`analyze`.
+      votes: as for :func:`analyze`.
+      mechanism: as for :func:`analyze`.
       seed: the replay's seed (default 0).
       **options: :func:`analyze`'s keywords (its notes are not issued as warnings).
 

@@ -209,15 +209,23 @@ def _dependent_note(frame: pd.DataFrame) -> str:
 
 
 def _at_run_note(frame: pd.DataFrame) -> str:
-    """A line under the table where a data-independent row's ``epsilon`` counts the run's
-    answers, a count the votes decide (a selection step), below its ``epsilon_any_run``."""
-    if "epsilon_any_run" not in frame.columns or not any(
-            row.get("accounting") == "data-independent" and not _missing(row["epsilon_any_run"])
-            and row["epsilon_any_run"] != row["epsilon"] for row in frame.to_dict("records")):
+    """Lines under the table where a row's figure counts the run's answers, a count the
+    votes decide (a selection step), below its ``epsilon_any_run``: a data-independent
+    row's ``epsilon``, a replay or expected row's ``epsilon_data_independent``."""
+    if "epsilon_any_run" not in frame.columns:
         return ""
-    return ("epsilon (data-independent rows with a selection step): the run's answers' figure, "
-            "not a bound (the votes decide that count); epsilon_any_run is the bound for any "
-            "run\n")
+    rows = [row for row in frame.to_dict("records") if not _missing(row["epsilon_any_run"])]
+    independent = any(row.get("accounting") == "data-independent"
+                      and row["epsilon_any_run"] != row["epsilon"] for row in rows)
+    dependent = any(row.get("accounting") != "data-independent"
+                    and row["epsilon_any_run"] != row.get("epsilon_data_independent")
+                    for row in rows)
+    return ("epsilon (data-independent rows with a selection step): the run's answers' "
+            "figure, not a bound (the votes decide that count); epsilon_any_run is the bound "
+            "for any run\n" if independent else "") + (
+        "epsilon_data_independent (replay and expected rows with a selection step or a "
+        "budget): the run's answers' figure (expected: an average), not a bound; "
+        "epsilon_any_run is the bound for any run\n" if dependent else "")
 
 
 def _bound_text(value) -> str:
