@@ -85,9 +85,12 @@ def figure_note(summary: dict | None, what: str = "figure") -> str:
         parts += answers_note(summary, what)
     elif summary and summary.get("accounting") == "data-independent" and (summary.get(
             "epsilon_data_independent_worst") or 0) > summary["epsilon"]:
+        worst = float(summary["epsilon_data_independent_worst"])
+        pld = summary.get("epsilon_data_independent_worst_pld")  # led with where smaller
+        bound = (f"{ceil_text(float(pld), 4)}, PLD, and {ceil_text(worst, 4)}, RDP"
+                 if pld is not None and float(pld) < worst else f"{ceil_text(worst, 4)}, RDP")
         parts.append("the run's answers, a count the votes decide: not a bound (every query "
-                     "answered: " + ceil_text(float(summary["epsilon_data_independent_worst"]),
-                                              4) + ", RDP)")
+                     f"answered: {bound})")
     return "; ".join(parts)
 
 

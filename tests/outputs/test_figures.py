@@ -233,3 +233,17 @@ def test_a_legend_above_the_plot_fits_the_figure_s_width(labels):
     legend = figure.legends[0]
     assert legend.get_window_extent().width <= figure.bbox.width
     assert legend._ncols == (2 if labels[0] == "a" else 1)
+
+
+def test_a_caption_quotes_the_bound_for_any_run_the_summary_leads_with():
+    """Where the PLD bound for any run is the smaller, the caption quotes it first, as the
+    summary and the report do (it quoted 8.9509 by RDP beside a published 7.6708)."""
+    from pate_cli.outputs.captions import figure_note
+
+    summary = {"accounting": "data-independent", "epsilon": 5.4606, "epsilon_method": "pld",
+               "mechanism": "confident", "epsilon_data_independent_worst": 8.95081,
+               "epsilon_data_independent_worst_pld": 7.67071}
+    note = figure_note(summary)
+    assert note.endswith("not a bound (every query answered: 7.6708, PLD, and 8.9509, RDP)")
+    summary["epsilon_data_independent_worst_pld"] = None
+    assert figure_note(summary).endswith("(every query answered: 8.9509, RDP)")
