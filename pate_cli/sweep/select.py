@@ -10,6 +10,7 @@ import numpy as np
 from ..mechanisms.aggregators import SELECTING
 from ..outputs.figure_data import frontier_mask
 from ..outputs.report_command import option_value
+from ..outputs.report_statement import data_dependence
 from ..rounding import ceil_significant, ceil_text, limit_digits, limit_text
 from .points import one_per_file
 
@@ -100,7 +101,8 @@ def pareto_note(rows: list[dict]) -> str | None:
 def _ranked_by_votes(row: dict) -> bool:
     """Whether ranking ``row`` among others reads the private votes even under
     data-independent accounting: its label accuracy, or a selection step's answered count."""
-    return row.get("label_accuracy") is not None or row.get("mechanism") in SELECTING
+    return (row.get("label_accuracy") is not None  # SVT-PATE answers where the votes pass
+            or row.get("mechanism") in (*SELECTING, "svt"))
 
 
 def analyze_command(row: dict, *, labels: str | None = None, student: str | None = None,
@@ -177,7 +179,7 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
     choice among several rows by what the replays answered is not covered by the chosen
     row's epsilon (math:tuning), then the choice and its ``pate-analyze`` command."""
     lines = []
-    if chosen.get("accounting") != "data-independent":
+    if data_dependence(chosen)[0]:  # (SVT-PATE's pure-DP epsilon is not the votes')
         lines.append(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "
                      "epsilon, which depends on the private votes: choosing by it leaks "
                      "beyond any figure here (docs/explanation/tuning.md); "

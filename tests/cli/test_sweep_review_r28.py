@@ -144,3 +144,13 @@ def test_an_archive_s_own_student_serves_interactive_as_in_pate_analyze(cli, tmp
     summary = json.loads(cli.analyze(bundle, "-m", "interactive", "-n", "300", "-f",
                                      "json").out)
     assert row["epsilon"] == summary["epsilon"] and row["student_sha256"] is not None
+
+
+def test_best_among_svt_rows_names_the_choice_not_a_data_dependent_epsilon(cli):
+    """SVT-PATE's epsilon is pure DP (c eps0), not the votes': --best warned that it ranked
+    rows by a data-dependent epsilon; what reads the votes is the answered count."""
+    done = cli.sweep(VOTES, "-m", "svt", "--svt-scale", "5", "--svt-cutoff", "10,20", "-n",
+                     "300", "-w", "1", "-q", "--best", "10")
+    assert done.code == 0, done.err
+    assert "depends on the private votes: choosing by it leaks" not in done.err
+    assert "Warning: --best chose among 2 rows by what their replays answered" in done.err
