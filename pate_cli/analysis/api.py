@@ -215,7 +215,10 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
         spec = replace(spec, queries=kept)
         if short_labels is not None and vote_set.labels is not None:
             vote_set = replace(vote_set, labels=vote_set.labels[:kept])
-        result = _analyze_read(spec, vote_set, grid, initial_rdp, sampling)
+        try:
+            result = _analyze_read(spec, vote_set, grid, initial_rdp, sampling)
+        except InputError as error:  # (decisions for the N rows asked, say): where N went
+            raise type(error)(f"{error} ({cut[0].split(': the run')[0]})") from None
         return replace(result, warnings=cut + result.warnings)
     return _analyze_read(spec, vote_set, grid, initial_rdp, sampling)
 

@@ -122,7 +122,7 @@ def run_sweep_command(votes, **options) -> None:
         if journal.error is not None and not any(sidecar in text for text in damage):
             # (a directory there, say; once: a sidecar --resume could not read is said)
             click.echo(f"Warning: cannot keep rows in {sidecar} as they finish "
-                       f"({journal.error.strerror or journal.error}): a run stopped before "
+                       f"({journal.error.strerror or journal.error}): a run killed before "
                        f"the end loses them; {out} is written at the end", err=True)
     with sigterm_switch(armed=False, once=True) as sigterm, \
             progress_bar(len(tasks), show=wanted(own["progress"]), label="pate-sweep",

@@ -157,6 +157,9 @@ def finish_figure(figure: Figure, axes, style: Style, *, title: str, caption: st
         handles, labels = handles + more_handles, labels + more_labels
     if len(handles) > 3:  # inside, a long legend would hide lines
         legend_loc = "outside"
+    longest = max(30, int(style.width * 12))  # characters a label keeps on one line
+    labels = [textwrap.fill(label, longest, break_on_hyphens=False)
+              if len(label) > longest and "$" not in label else label for label in labels]
     if style.legend is not None:
         legend_loc = style.legend
     if legend_loc == "outside" and handles:  # above the plot (the title heads it)

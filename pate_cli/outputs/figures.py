@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..rounding import limit_text
 from .captions import MECHANISM_NAMES
 from .figure_data import (
     Headline,
@@ -124,7 +125,7 @@ def history_figure(series, *, delta: float, x: str = "query", budget: float | No
                       markerfacecolor="none" if within else colour, gid=f"stop-{number}")
     if budget is not None:
         axes.axhline(budget, color="black", linestyle="--", linewidth=1.1,
-                     label=f"budget $\\varepsilon$ = {budget:g}", gid="budget")
+                     label=f"budget $\\varepsilon$ = {limit_text(budget)}", gid="budget")
     if all(frame.empty for _, frame in series):  # runs halted before their first query
         axes.set_xlim(0, 1)
         if not style.logy:  # a log axis has no 0
@@ -164,7 +165,7 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
         colour = PALETTE[number % len(PALETTE)]
         budget = budgets.get(name)
         shown = literal_text(name)  # a group name from a CSV, drawn as it is
-        text = shown if budget is None else f"{shown} (budget {budget:g})"
+        text = shown if budget is None else f"{shown} (budget {limit_text(budget)})"
         stop = None if budget is None else _halt_row(frame, ys, budget, halts, name)
         if stop is not None:
             text += (f": exhausted at query {int(frame['query'].iloc[stop])}" if halts

@@ -36,6 +36,7 @@ from .report_statement import (
     pld_key,
     pld_source,
     privacy_unit,
+    round_note,
     selects,
     smaller_pld,
     tuning_law,
@@ -634,8 +635,7 @@ def report_content(summary: dict, *, command: str | None = None,
         accounting.append((f"round {entry['round']}",
                            f"{entry['mechanism']}: {entry['queries']} queries from row "
                            f"{entry['first_row']}, \u03b5 {epsilon_text(entry['epsilon'])} alone "
-                           f"(R\u00e9nyi DP{order}" + (f"; {UNSANITISED})" if head[
-                               "data_dependent"] else ")")))
+                           f"(R\u00e9nyi DP{order}{round_note(summary, entry)})"))
     return {
         "title": f"Privacy statement: {mechanism} on "
                  + (os.path.basename(str(source["path"])) if source.get("path")

@@ -247,6 +247,17 @@ def selects(summary: dict) -> bool:
     return "threshold" in (summary.get("params") or {})
 
 
+def round_note(summary: dict, entry: dict) -> str:
+    """What a round's epsilon alone (``--rounds``) is where it is not a bound: unsanitised
+    (a data-dependent run), or the replay's answers (a round with a selection step under
+    data-independent accounting); empty for a bound."""
+    if data_dependence(summary)[0]:
+        return "; " + UNSANITISED
+    if selects(entry):
+        return "; the replay's answers, a count the votes decide: not a bound"
+    return ""
+
+
 def halted_before(summary: dict, halted: int) -> tuple[str, str]:
     """``(text, unit)`` of a budget run's halt before query ``halted``: ``halted before output
     N (0-based; its first query is Q)`` where the run halts at outputs (``--halt-at output``),

@@ -19,6 +19,7 @@ from .report_statement import (
     halt_from_votes,
     halted_before,
     largest_group,
+    round_note,
     selects,
     smaller_pld,
     tuning_law,
@@ -202,7 +203,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
                       f"{entry['mechanism']}: {_queries(entry['queries'])} from row "
                       f"{entry['first_row']}, {entry['answered']} answered, epsilon "
                       f"{_up(entry['epsilon'])} alone (RDP, order {_short(entry['order'])}"
-                      f"{'; ' + UNSANITISED if dependent else ''})"))
+                      f"{round_note(s, entry)})"))
     if s.get("groups"):
         for row in s["groups"]:
             exhausted = ("within budget" if row["exhausted_at"] is None

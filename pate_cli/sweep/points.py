@@ -195,7 +195,10 @@ def _whole_outputs(values, starts, total: int, file: str) -> tuple:
     kept = []
     for value in values:
         if value is not None and value <= total:
-            value, notes = whole_outputs_kept(starts, int(value), total)
+            try:
+                value, notes = whole_outputs_kept(starts, int(value), total)
+            except OptionError as error:
+                raise OptionError(f"{file}: {error}") from None
             for note in notes:
                 warnings.warn(f"{file}: {note}", PateWarning, stacklevel=2)
         if value not in kept:

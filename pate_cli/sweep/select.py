@@ -179,7 +179,7 @@ def best_lines(chosen: dict, rows: list[dict], epsilon: float, command: str, *,
     choice among several rows by what the replays answered is not covered by the chosen
     row's epsilon (math:tuning), then the choice and its ``pate-analyze`` command."""
     lines = []
-    if data_dependence(chosen)[0]:  # (SVT-PATE's pure-DP epsilon is not the votes')
+    if any(data_dependence(row)[0] for row in rows):  # (not SVT-PATE's pure-DP epsilon)
         lines.append(f"Warning: --best ranked the rows by their {chosen.get('accounting')} "
                      "epsilon, which depends on the private votes: choosing by it leaks "
                      "beyond any figure here (docs/explanation/tuning.md); "

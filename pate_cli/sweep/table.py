@@ -174,7 +174,7 @@ def _text_table(frame: pd.DataFrame) -> str:
         return "(no rows)\n"
     bounds = {column: _bound_text for column in UPPER_COLUMNS if column in shown.columns}
     for column in shown.columns:  # (na_rep does not reach a string column's <NA>)
-        if str(shown[column].dtype) == "string":
+        if str(shown[column].dtype) in ("string", "Int64") and shown[column].isna().any():
             shown[column] = shown[column].astype(object).where(shown[column].notna(), "")
     return shown.to_string(index=False, na_rep="", float_format=lambda x: f"{x:.6g}",
                            formatters=bounds) + "\n" + _means_note(frame, shown.columns) \
@@ -225,7 +225,8 @@ def _at_run_note(frame: pd.DataFrame) -> str:
             "for any run\n" if independent else "") + (
         "epsilon_data_independent (replay and expected rows with a selection step or a "
         "budget): the run's answers' figure (expected: an average), not a bound; "
-        "epsilon_any_run is the bound for any run\n" if dependent else "")
+        "epsilon_any_run is the bound for any run (the PLD figure where smaller)\n"
+        if dependent else "")
 
 
 def _bound_text(value) -> str:

@@ -129,7 +129,7 @@ def test_a_sidecar_that_cannot_be_opened_is_said_once(cli, tmp_path):
                      "-o", str(out))
     assert done.code == 0 and out.exists()
     assert done.err == (f"Warning: cannot keep rows in {out}.partial as they finish (Is a "
-                        f"directory): a run stopped before the end loses them; {out} is "
+                        f"directory): a run killed before the end loses them; {out} is "
                         "written at the end\n")
 
 
@@ -154,3 +154,38 @@ def test_best_among_svt_rows_names_the_choice_not_a_data_dependent_epsilon(cli):
     assert done.code == 0, done.err
     assert "depends on the private votes: choosing by it leaks" not in done.err
     assert "Warning: --best chose among 2 rows by what their replays answered" in done.err
+
+
+def test_best_over_a_grid_with_data_dependent_rows_warns_whatever_it_chose(cli):
+    """SVT-PATE chosen from a grid whose GNMax row was dropped for its replay epsilon: the
+    ranking read a data-dependent figure all the same (review R30)."""
+    done = cli.sweep(VOTES, "-m", "svt", "-m", "gnmax", "--svt-scale", "20", "--svt-cutoff",
+                     "10", "--sigma", "10", "-n", "300", "-w", "1", "-q", "--best", "2.5")
+    assert done.code == 0, done.err
+    assert "epsilon, which depends on the private votes" in done.err
+    assert "--svt-cutoff 10" in done.err.splitlines()[-1]
+
+
+def test_an_unused_whole_number_cell_is_empty_in_the_table(cli):
+    done = cli.sweep(VOTES, "-m", "svt", "-m", "gnmax", "--svt-scale", "5", "--svt-cutoff",
+                     "10", "--sigma", "40", "-n", "300", "-w", "1", "-q", "-f", "table")
+    assert done.code == 0 and "<NA>" not in done.out
+
+
+def test_a_queries_value_inside_a_first_output_names_its_file(cli):
+    done = cli.sweep(TOKENS, "-m", "gnmax", "--sigma", "10", "-n", "10", "-w", "1", "-q")
+    assert done.code == 2
+    assert done.err.startswith(f"Error: {TOKENS}: -n 10 ends inside output ")
+
+
+def test_decisions_for_the_rows_asked_say_where_n_went(cli, tmp_path):
+    """Decisions written for -n 931 (whole outputs) given with -n 900, which keeps 873."""
+    stdlib = str(SAMPLES / "tokens_stdlib.npz")
+    args = (stdlib, "-T", "90", "--sigma-threshold", "50", "--sigma", "25")
+    written = tmp_path / "d.npz"
+    assert cli.analyze(*args, "-n", "931", "--write-decisions", written, "-f", "json",
+                       "-o", tmp_path / "s.json").code == 0
+    done = cli.analyze(*args, "-n", "900", "--decisions", written)
+    assert done.code == 2
+    assert done.err.startswith(f"Error: {written}: 931 decisions, but the analysis has 873 "
+                               "queries (-n 900 ends inside output 21 (queries 873 to 930))")

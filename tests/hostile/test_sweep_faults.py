@@ -119,7 +119,7 @@ def test_without_a_usable_sidecar_the_rows_still_reach_stdout(cli, files, tmp_pa
     assert result.code == 2 and result.out == shown
     assert result.err.splitlines() == [  # (-q not given: the sidecar said at the start)
         f"Warning: cannot keep rows in {sidecar(out)} as they finish (Is a directory): a run "
-        f"stopped before the end loses them; {out} is written at the end",
+        f"killed before the end loses them; {out} is written at the end",
         f"Error: cannot write {out}: No space left on device; the 9 rows went to stdout"]
 
 

@@ -247,3 +247,18 @@ def test_a_caption_quotes_the_bound_for_any_run_the_summary_leads_with():
     assert note.endswith("not a bound (every query answered: 7.6708, PLD, and 8.9509, RDP)")
     summary["epsilon_data_independent_worst_pld"] = None
     assert figure_note(summary).endswith("(every query answered: 8.9509, RDP)")
+
+
+def test_a_long_legend_label_wraps_on_a_narrow_figure_and_the_budget_is_not_rounded_down():
+    """At 4 inches a budget-crossing label ran off the figure; a budget of 3.8486103 read
+    3.84861 beside a published 3.8486102825 within it."""
+    import pandas as pd
+
+    label = "GNMax (RDP figure over budget at query 277; published PLD epsilon 2.9433 within it)"
+    frame = pd.DataFrame({"query": np.arange(5), "epsilon_cumulative": np.linspace(0, 5, 5)})
+    figure = plots.history_figure([(label, frame)], delta=1e-5, budget=3.8486103,
+                                  style=Style(width=4.0))
+    figure.draw_without_rendering()
+    texts = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    assert "\n" in texts[0] and texts[0].replace("\n", " ").startswith(label)
+    assert texts[1] == "budget $\\varepsilon$ = 3.8487"  # rounded up as the figures held to it

@@ -139,3 +139,20 @@ def test_multilabel_tau_publishes_its_smaller_pld_figure_under_replay():
     assert result.epsilon == result.epsilon_data_independent_pld < result.epsilon_rdp
     text = render(result.to_dict(), "table")
     assert "data-dependent" not in text and "privacy-loss distribution" in _line(text, "epsilon")
+
+
+def test_a_round_s_figure_says_what_it_is_under_every_accounting():
+    """Each round's epsilon alone: unsanitised under replay; under data-independent
+    accounting a round that selects composes the replay's answers, not a bound (it printed
+    nothing there), in the summary and the report alike."""
+    from pate_cli.outputs.report_content import report_content
+
+    summary = _summary("rounds")
+    replay = render(summary, "table")
+    assert "unsanitised: not for publication)" in _line(replay, "round 0")
+    summary["accounting"] = "data-independent"
+    text = render(summary, "table")
+    for line in (_line(text, "round 0"), _line(text, "round 1")):
+        assert line.endswith("; the replay's answers, a count the votes decide: not a bound)")
+    rows = {row["name"]: row["value"] for row in report_content(summary)["accounting"]}
+    assert rows["round 0"].endswith("not a bound)")
