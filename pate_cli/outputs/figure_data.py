@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ..rounding import ceil_text
+from ..rounding import ceil_text, limit_text
 from .figure_style import literal_text
 from .report_statement import data_dependence
 
@@ -175,10 +175,12 @@ def budget_crossing(label: str, where: str, budget: float, headline: Headline | 
 
 def _up_to(value: float, budget: float) -> str:
     """``value`` (at most ``budget``) rounded up to 4 decimals, or to as many more as keep
-    it from printing above ``budget`` (``:g``, as the budget line prints it)."""
+    it from printing above ``budget`` (``rounding.limit_text``, as the budget line prints
+    it)."""
+    shown = float(limit_text(budget))
     for digits in (4, 6, 8, 10, 12):
         text = ceil_text(value, digits)
-        if float(text) <= float(f"{budget:g}"):
+        if float(text) <= shown:
             return text
     return repr(value)
 

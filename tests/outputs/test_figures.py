@@ -262,3 +262,11 @@ def test_a_long_legend_label_wraps_on_a_narrow_figure_and_the_budget_is_not_roun
     texts = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
     assert "\n" in texts[0] and texts[0].replace("\n", " ").startswith(label)
     assert texts[1] == "budget $\\varepsilon$ = 3.8487"  # rounded up as the figures held to it
+
+
+def test_a_published_figure_within_the_budget_prints_as_the_budget_line_does():
+    """Both rounded up at four decimals (the budget via limit_text): 3.8487 within 3.8487,
+    not the full 3.8486102825387287 beside a budget read at :g."""
+    text, within = figure_data.budget_crossing("GNMax", "at query 277", 3.8486103,
+                                               figure_data.Headline(3.8486102825387287))
+    assert within and text.endswith("published PLD epsilon 3.8487 within it)")
