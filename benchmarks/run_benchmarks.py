@@ -524,7 +524,7 @@ def _sweep_points(path: str, spec: Dataset):
     settings = SweepSettings(accounting="replay", delta=DELTA, repeats=SWEEP_REPEATS)
     grids = {name: tuple(float(v) for v in values) for name, values in SWEEP_GRID.items()}
     return plan_points([source], ["confident"], grids, settings=settings,
-                       shapes={source.path: (vote_set.queries, vote_set.teachers)})
+                       shapes={source.path: (vote_set.queries, vote_set.teachers, None)})
 
 
 def run_sweep_case(spec: Dataset, path: str, workers: int) -> dict:
