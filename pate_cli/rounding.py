@@ -27,8 +27,13 @@ def limit_text(value, digits: int = 4) -> str:
     (:func:`ceil_text`), so a figure within it never prints above it."""
     value = float(value)
     text = ceil_text(value, digits)
-    if float(text) != value:
-        return text
+    return text if float(text) != value else exact_text(value)
+
+
+def exact_text(value) -> str:
+    """``value`` as a command gives it: ``:g`` where that reads back as the value, else its
+    shortest exact text (``12.3456789``, not ``12.3457``)."""
+    value = float(value)
     short = f"{value:g}"
     return short if float(short) == value else repr(value)
 

@@ -25,6 +25,7 @@ from ..inputs.npy_files import npz_holds
 from ..inputs.output_ids import (
     attach_outputs,
     check_outputs,
+    kept_note,
     output_starts,
     whole_outputs_kept,
 )
@@ -211,15 +212,15 @@ def _analyze_spec(votes, spec: RunSpec, sampling, grid: np.ndarray,
     check_input(spec, vote_set)
     kept, cut = whole_outputs_kept(output_starts(vote_set.outputs), spec.queries,
                                    vote_set.queries)
-    if cut:  # (the labels read for -n rows)
+    if cut is not None and kept is not None:  # (the labels read for -n rows)
         spec = replace(spec, queries=kept)
         if short_labels is not None and vote_set.labels is not None:
             vote_set = replace(vote_set, labels=vote_set.labels[:kept])
         try:
             result = _analyze_read(spec, vote_set, grid, initial_rdp, sampling)
         except InputError as error:  # (decisions for the N rows asked, say): where N went
-            raise type(error)(f"{error} ({cut[0].split(': the run')[0]})") from None
-        return replace(result, warnings=cut + result.warnings)
+            raise type(error)(f"{error} ({cut})") from None
+        return replace(result, warnings=(kept_note(cut, kept),) + result.warnings)
     return _analyze_read(spec, vote_set, grid, initial_rdp, sampling)
 
 

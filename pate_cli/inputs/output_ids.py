@@ -95,15 +95,16 @@ def whole_outputs(starts: tuple[np.ndarray, np.ndarray], queries: int, rows: int
 
 
 def whole_outputs_kept(starts, queries: int | None,
-                       rows: int) -> tuple[int | None, tuple[str, ...]]:
+                       rows: int) -> tuple[int | None, str | None]:
     """``-n`` (``queries``) over an output grouping (:func:`output_starts`, or None) of
     ``rows`` rows: the whole outputs among the first ``queries`` (a generation is never
-    cut) and the note where that cut one; ``OptionError`` where it ends inside the first
+    cut) and where ``queries`` cut one (``-n 840 ends inside output 20 (queries 826 to
+    872)``, :func:`kept_note`'s), else None; ``OptionError`` where it ends inside the first
     output."""
     kept = queries if starts is None or queries is None else whole_outputs(starts, queries,
                                                                           rows)
     if kept == queries:
-        return queries, ()
+        return queries, None
     at = int(np.searchsorted(starts[0], queries, side="right")) - 1
     output = int(starts[1][at])
     end = int(starts[0][at + 1]) if at + 1 < starts[0].size else rows
@@ -111,8 +112,13 @@ def whole_outputs_kept(starts, queries: int | None,
     if kept == 0:
         raise OptionError(f"{where}: give -n {end} or more to analyse it whole (a "
                           "generation is never cut)")
-    return kept, (f"{where}: the run analyses the first {kept} queries, the outputs "
-                  "before it whole (a generation is never cut)",)
+    return kept, where
+
+
+def kept_note(where: str, kept: int) -> str:
+    """The warning of :func:`whole_outputs_kept`'s cut ``where``: the ``kept`` queries."""
+    return (f"{where}: the run analyses the first {kept} queries, the outputs before it "
+            "whole (a generation is never cut)")
 
 
 def attach_outputs(vote_set, outputs):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from ..rounding import ceil_text, limit_digits, limit_text
+from ..rounding import ceil_text, exact_text, limit_digits, limit_text
 from .writing import utf8_text
 
 
@@ -18,7 +18,7 @@ def render_calibration(summary: dict, fmt: str) -> str:
 
 
 def _table(s: dict) -> str:
-    params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={_exact(value)}"
+    params = ", ".join(f"{key}={value}" if isinstance(value, str) else f"{key}={exact_text(value)}"
                        for key, value in s["params"].items()
                        if (key, value) != ("screening", "exact"))  # the default: unsaid
     solved, up = s["solved"], partial(ceil_text, digits=limit_digits(s["target"]["value"]))
@@ -32,12 +32,12 @@ def _table(s: dict) -> str:
         ("target", f"{_target(s['target'], up.keywords['digits'])} "
                    + (f"at delta {s['delta']:g} " if s["target"]["quantity"] == "epsilon"
                       else "") + f"({s['accounting']} accounting)"),
-        ("solved", f"{name} {_exact(solved['value'])} ({s['analyses']} analyses, relative step "
+        ("solved", f"{name} {exact_text(solved['value'])} ({s['analyses']} analyses, relative step "
                    f"{_step(s)})"),
         ("mechanism", f"{s['mechanism']} ({params})"),
         ("epsilon", f"{up(s['epsilon'])} ({_method(s)})"
          + ("" if s["above"] is None or s["above"]["epsilon"] is None else
-            f"; {name} {_exact(s['above']['value'])} gives {up(s['above']['epsilon'])}")),
+            f"; {name} {exact_text(s['above']['value'])} gives {up(s['above']['epsilon'])}")),
         ("answered", answered_text),
     ]
     if s["target"]["quantity"] != "epsilon":
@@ -63,13 +63,6 @@ def _step(s: dict) -> str:
     return f"{reached:.2g}"
 
 
-def _exact(value: float) -> str:
-    """A parameter as the command gives it: ``:g`` where that is the value, else its
-    shortest exact text (``135.8248``, not ``135.825``)."""
-    short = f"{value:g}"
-    return short if float(short) == value else repr(float(value))
-
-
 def _target(target: dict, digits: int) -> str:
     """``epsilon 2``, ``TPR 0.05 at FPR 0.01`` or ``advantage 0.1``."""
     if target["quantity"] == "tpr":
@@ -90,7 +83,7 @@ def _risk(s: dict, up) -> str:
         ", data-dependent, unsanitised" if risk["data_dependent"] else "") + ")"
     if above is not None:
         name = "scale factor" if s["solved"]["scale_all"] else s["solved"]["parameter"]
-        text += f"; {name} {_exact(above['value'])} gives {up(above['figure'])}"
+        text += f"; {name} {exact_text(above['value'])} gives {up(above['figure'])}"
     return text
 
 

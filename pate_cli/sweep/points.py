@@ -31,7 +31,7 @@ from ..analysis import analyze_totals
 from ..analysis.run_spec import RunSpec, check_input, check_options
 from ..errors import InputError, OptionError, PateWarning
 from ..inputs.long_table import ColumnMap, column_map
-from ..inputs.output_ids import output_starts, whole_outputs_kept
+from ..inputs.output_ids import kept_note, output_starts, whole_outputs_kept
 from ..inputs.readers import file_sha256, is_regular
 from ..inputs.votes import load_student, load_votes
 from ..mechanisms import build_mechanism
@@ -196,11 +196,12 @@ def _whole_outputs(values, starts, total: int, file: str) -> tuple:
     for value in values:
         if value is not None and value <= total:
             try:
-                value, notes = whole_outputs_kept(starts, int(value), total)
+                whole, cut = whole_outputs_kept(starts, int(value), total)
             except OptionError as error:
                 raise OptionError(f"{file}: {error}") from None
-            for note in notes:
-                warnings.warn(f"{file}: {note}", PateWarning, stacklevel=2)
+            if cut is not None:
+                warnings.warn(f"{file}: {kept_note(cut, whole)}", PateWarning, stacklevel=2)
+            value = whole
         if value not in kept:
             kept.append(value)
     return tuple(kept)

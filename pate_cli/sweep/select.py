@@ -11,7 +11,7 @@ from ..mechanisms.aggregators import SELECTING
 from ..outputs.figure_data import frontier_mask
 from ..outputs.report_command import option_value
 from ..outputs.report_statement import data_dependence
-from ..rounding import ceil_significant, ceil_text, limit_digits, limit_text
+from ..rounding import ceil_significant, ceil_text, exact_text, limit_digits, limit_text
 from .points import one_per_file
 
 
@@ -141,13 +141,6 @@ def analyze_command(row: dict, *, labels: str | None = None, student: str | None
     return shlex.join(map(str, words))
 
 
-def _exact(value: float) -> str:
-    """An order as the command gives it: ``:g`` where that reads back as the value, else
-    its shortest exact text (``12.3456789``, not ``12.3457``)."""
-    short = f"{value:g}"
-    return short if float(short) == value else repr(float(value))
-
-
 def best_command(chosen: dict, spec, orders) -> str:
     """``analyze_command`` for ``--best``'s row of ``spec`` (``sweep.api.SweepSpec``), with
     its file's ``--labels`` and (Interactive) ``--student``; ``orders`` the grid."""
@@ -157,7 +150,7 @@ def best_command(chosen: dict, spec, orders) -> str:
                           strict=True))
     student = student_of.get(chosen["file"]) if chosen["mechanism"] == "interactive" else None
     return analyze_command(chosen, labels=label_of.get(chosen["file"]), student=student,
-                           orders=None if orders is None else ",".join(map(_exact, orders)),
+                           orders=None if orders is None else ",".join(map(exact_text, orders)),
                            conversion=spec.conversion, index_col=spec.index_col,
                            classes=spec.classes, columns=spec.columns)
 

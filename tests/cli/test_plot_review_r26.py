@@ -13,21 +13,12 @@ import re
 import pytest
 
 from tests import SAMPLES
-
-
-def _refused(result, *words) -> str:
-    assert result.code == 2, result.err
-    assert result.err.count("\n") == 1 and result.err.startswith("Error: "), result.err
-    for word in words:
-        assert word in result.err, result.err
-    return result.err
+from tests.cli.test_plot_qa import _axis_labels, _refused
 
 
 def _text(svg_path) -> str:
-    """The SVG's text, whitespace joined (its comments hold each text element's string;
-    an XML comment writes ``--`` as ``- -``)."""
-    found = re.findall(r"<!-- (.*?) -->", svg_path.read_text(), flags=re.S)
-    return " ".join(" ".join(found).replace("- -", "--").split())
+    """The SVG's text, whitespace joined (an XML comment writes ``--`` as ``- -``)."""
+    return " ".join(_axis_labels(svg_path.read_text()).replace("- -", "--").split())
 
 
 # --- F8: --svt-cutoff auto ------------------------------------------------------------------
