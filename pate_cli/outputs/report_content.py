@@ -22,6 +22,7 @@ from .report_statement import (
     AT_COUNT,
     AVERAGE_RELEASE,
     UNSANITISED,
+    accountant_name,
     at_halt_reason,
     data_dependence,
     decisions_kind,
@@ -148,20 +149,6 @@ def _limit(value) -> str:
     return "n/a" if value is None else limit_text(value)
 
 
-def _accountant(method) -> str:
-    """The accountant of a JSON ``*_method`` (``pld``, ``pure``, ``rdp``), as named in a
-    sentence.
-
-    Args:
-        method: the method's key.
-
-    Returns:
-        Its name.
-    """
-    return {"pld": "the privacy-loss distribution accountant",
-            "pure": "the pure-DP bound"}.get(method, "the R\u00e9nyi DP accountant")
-
-
 def _budget_held(summary: dict, halted: bool) -> tuple[str, str, str | None]:
     """Which figure a budget run's budget held, and what its remaining budget is of.
 
@@ -180,7 +167,7 @@ def _budget_held(summary: dict, halted: bool) -> tuple[str, str, str | None]:
     """
     limit = float(summary["budget"]["limit"])
     rdp = summary.get("epsilon_rdp")
-    accountant = _accountant(summary.get("epsilon_method"))
+    accountant = accountant_name(summary.get("epsilon_method"))
     if summary.get("accounting") != "data-independent":
         smooth = " before the release's own cost" if summary.get("smooth_sensitivity") else ""
         where = ("where the run halted depends on the private votes, so the data-independent "

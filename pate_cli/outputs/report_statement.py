@@ -310,22 +310,20 @@ def at_count_text(summary: dict, *, alone: bool = False) -> str:
 
 
 def count_accountant(summary: dict, pld: bool) -> str:
-    """The accountant of :func:`count_figure`'s figure, as a sentence names it.
-
-    Args:
-        summary: the JSON summary.
-        pld: whether the figure is the PLD one (:func:`count_figure`).
-
-    Returns:
-        ``the privacy-loss distribution accountant``, ``the pure-DP bound`` or
-        ``the Rényi DP accountant``.
-    """
+    """The accountant of :func:`count_figure`'s figure (``pld``: the PLD one), as a
+    sentence names it (:func:`accountant_name`)."""
     if pld:
-        return "the privacy-loss distribution accountant"
-    if summary.get("accounting") == "data-independent" and summary.get(
-            "epsilon_method") == "pure":
-        return "the pure-DP bound"
-    return "the R\u00e9nyi DP accountant"
+        return accountant_name("pld")
+    pure = (summary.get("accounting") == "data-independent"
+            and summary.get("epsilon_method") == "pure")
+    return accountant_name("pure" if pure else "rdp")
+
+
+def accountant_name(method) -> str:
+    """The accountant of a JSON ``*_method`` (``pld``, ``pure``, ``rdp``), as a sentence
+    names it."""
+    return {"pld": "the privacy-loss distribution accountant",
+            "pure": "the pure-DP bound"}.get(method, "the R\u00e9nyi DP accountant")
 
 
 PLD_SOURCES = {  # what a pure-DP aggregator's PLD figure composes (else Gaussian steps)
