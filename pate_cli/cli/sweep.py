@@ -124,7 +124,7 @@ def _input_specs(option) -> list:
     return [
         option("--labels", multiple=True, type=click.Path(dir_okay=False),
                help="True labels for label accuracy: once for all files, or once per file "
-                    "in order."),
+                    "in order; one per query, or per analysed one with a single -n."),
         option("--student", multiple=True, type=click.Path(dir_okay=False),
                help="Interactive: the student's probabilities (once, or once per file)."),
         option("--confidence", type=click.FloatRange(0, 1),

@@ -34,7 +34,8 @@ def _open_source(source):
     with warnings.catch_warnings():  # its notes were given when the sweep opened it
         warnings.simplefilter("ignore", PateWarning)
         vote_set = load_votes(source.path, labels=source.labels, index_col=source.index_col,
-                              classes=source.classes, columns=source.columns)
+                              classes=source.classes, columns=source.columns,
+                              queries=source.label_queries)
     _check_same(source.file, vote_set.sha256, source.sha256)
     for path, digest in ((source.labels, source.labels_sha256),
                          (source.student, source.student_sha256)):

@@ -95,6 +95,7 @@ class VoteSource:
     index_col: int | None = None  # --index-col: the column of a CSV/TSV to drop
     classes: int | None = None  # --classes: a long table's vocabulary size
     columns: ColumnMap | None = None  # --columns: a long table's column names
+    label_queries: int | None = None  # one -n: --labels may hold a label per analysed query
 
     @property
     def read(self) -> str | None:
@@ -397,24 +398,28 @@ def open_sources(files, labels=None, students=None, index_col: int | None = None
     """Validate every vote file (with its labels and student) once, in this process: the
     sources and ``{path: (queries, teachers)}``. ``labels``, ``students``: None, one path or
     one per file; ``spec``: the sweep's, whose every mechanism's input rules
-    (``run_spec.INPUT_RULES``) each file must pass; the rest as ``load_votes``'s. Raises
-    ``InputError`` / ``ValueError`` / ``OptionError``."""
+    (``run_spec.INPUT_RULES``) each file must pass (with a single ``-n N``, a labels file
+    may hold one label per analysed query, as pate-analyze's ``--labels``); the rest as
+    ``load_votes``'s. Raises ``InputError`` / ``ValueError`` / ``OptionError``."""
     labels = one_per_file(labels, files, "--labels")
     students = one_per_file(students, files, "--student")
     columns = column_map(columns)
     reading = dict(index_col=index_col, classes=classes,
                    columns=columns if columns.given else None)
+    counts = () if spec is None else spec.grids.get("queries", ())
+    label_queries = counts[0] if len(counts) == 1 else None
     sources, shapes = [], {}
     for file, label_file, student_file in zip(files, labels, students, strict=True):
         for path in (file, label_file, student_file):
             _check_reopenable(path)
-        vote_set = load_votes(file, labels=label_file, **reading)
+        vote_set = load_votes(file, labels=label_file, queries=label_queries, **reading)
         for name in () if spec is None else spec.mechanisms:
             check_input(_run_spec(name, spec), vote_set)  # --sampling's m, say
         if student_file is not None:
             load_student(student_file, queries=vote_set.queries, classes=vote_set.classes)
         source = replace(source_for(str(file), sha256=vote_set.sha256, labels=label_file,
-                                    student=student_file), **reading)
+                                    student=student_file), label_queries=label_queries,
+                         **reading)
         if source.path in shapes:
             raise InputError(f"{file} is given twice")
         sources.append(source)

@@ -154,3 +154,26 @@ def test_an_empty_grid_or_no_file_is_refused(files, args, message):
         pate_cli.run_sweep(files[0], **args)
     with pytest.raises(OptionError, match="give at least one vote file"):
         pate_cli.run_sweep([], ["gnmax"], sigma=[40])
+
+
+def test_labels_per_analysed_query_with_a_single_queries(cli, files, tmp_path):
+    """With one ``-n N``, ``--labels`` may hold a label per analysed query, as pate-analyze
+    takes it; the rows equal those scored with every query's label, with ``--workers 2``
+    too (the workers read the short file as the sweep did). With several ``-n``, every
+    query's label is needed (a short file would score no row of the larger N)."""
+    votes, labels, _ = files
+    short = tmp_path / "short.npy"
+    np.save(short, np.load(labels)[:120])
+    grid = ("-m", "gnmax", "--sigma", "20,40", "-n", "120")
+    expected = cli_frame(cli, str(votes), *grid, "--labels", str(labels), "-f", "csv")
+    assert expected["label_accuracy"].notna().all()
+    same_rows(cli_frame(cli, str(votes), *grid, "--labels", str(short), "-f", "csv"), expected)
+    two = cli.sweep(str(votes), *grid, "--labels", str(short), "-f", "csv", "-w", "2", "-q",
+                    "--no-progress")
+    assert two.code == 0, two.err
+    same_rows(pd.read_csv(io.StringIO(two.out), keep_default_na=False, na_values=[""]),
+              expected)
+    refused = cli.sweep(str(votes), "-m", "gnmax", "--sigma", "20", "-n", "120,150",
+                        "--labels", str(short), "-q", "--no-progress")
+    assert refused.code == 2
+    assert "has 120 labels but" in refused.err
