@@ -88,7 +88,7 @@ def sparkline(values) -> dict:
     ys = SPARK_HEIGHT - 2 - ys / top * (SPARK_HEIGHT - 4)
     points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
     return {"points": points, "width": SPARK_WIDTH, "height": SPARK_HEIGHT,
-            "top": epsilon_text(top)}
+            "top": number(top, rounding="up")}  # an axis's top: "2", not "2.0000"
 
 
 def _cumulative_picks(result: AnalysisResult) -> np.ndarray:

@@ -15,8 +15,9 @@ from ..rounding import ceil_significant, ceil_text, floor_significant, floor_tex
 DATA_INDEPENDENT_MECHANISMS = ("svt",)
 
 
-def number(value, digits: int = 4, *, rounding: str = "nearest") -> str:
-    """A figure as the report prints it: ``1.5468``, ``1e-05``, ``348.1``, ``inf``.
+def number(value, digits: int = 4, *, rounding: str = "nearest", strip: bool = True) -> str:
+    """A figure as the report prints it: ``1.5468``, ``1e-05``, ``348.1``, ``inf``
+    (``strip``: trailing zeros dropped; an epsilon keeps them, ``3.1110``, as pate-analyze).
 
     ``rounding``: ``nearest``, ``up`` (every epsilon: a printed guarantee is never below
     the computed one, cli:pate-analyze) or ``down`` (what is left of a budget)."""
@@ -34,12 +35,13 @@ def number(value, digits: int = 4, *, rounding: str = "nearest") -> str:
                 floor_significant(value, 3) if rounding == "down" else f"{value:.3g}")
     text = (ceil_text(value, digits) if rounding == "up" else
             floor_text(value, digits) if rounding == "down" else f"{value:.{digits}f}")
-    return text.rstrip("0").rstrip(".") if digits else text
+    return text.rstrip("0").rstrip(".") if digits and strip else text
 
 
 def epsilon_text(value, digits: int = 4) -> str:
-    """An epsilon as the report prints it: :func:`number`, rounded up."""
-    return number(value, digits, rounding="up")
+    """An epsilon as the report and pate-analyze print it: :func:`number`, rounded up, with
+    its trailing zeros (``3.1110``)."""
+    return number(value, digits, rounding="up", strip=False)
 
 
 # How every output labels a data-dependent figure that has not been sanitised.

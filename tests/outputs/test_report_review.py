@@ -61,7 +61,7 @@ def test_a_search_above_the_budget_is_not_called_what_the_budget_held():
                       budget=3.0, tuning="geometric:5")["budget"]
     assert "published privacy-loss distribution figure" not in budget["note"]
     assert "the run, 2.392" in budget["note"]
-    assert ("The published bound with the hyperparameter search, ε = 4.954, is above the "
+    assert ("The published bound with the hyperparameter search, ε = 4.9540, is above the "
             "budget: the budget holds one run's figure, without the search") in budget["note"]
 
 

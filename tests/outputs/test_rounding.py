@@ -285,7 +285,9 @@ def test_the_issue_30_examples():
     assert ceil_text(summary["epsilon"]) == "4.4256"
     from pate_cli.outputs.report_statement import epsilon_text
 
-    assert epsilon_text(2.020029) == "2.0201" and epsilon_text(2.02) == "2.02"
+    assert epsilon_text(2.020029) == "2.0201" and epsilon_text(2.02) == "2.0200"
+    # the report prints an epsilon as pate-analyze does, trailing zeros kept (review R26)
+    assert epsilon_text(3.111) == ceil_text(3.111) == "3.1110"
 
 
 @pytest.mark.parametrize("budget", ["1.124400293338287", "1.12345", "1.8"])
