@@ -40,11 +40,14 @@ def exact_text(value) -> str:
 
 def limit_digits(limit, digits: int = 4) -> int:
     """The decimals figures compared with ``limit`` print at: ``digits``, or as many as
-    write the limit exactly (up to 12), so that a figure within it never prints above it
-    and one above it never prints equal to it."""
+    write the limit exactly (its shortest ``repr``: ``1.1234567890123457`` takes 16), so
+    that a figure within it never prints above it and one above it never prints equal
+    to it."""
     limit = float(limit)
-    return next((places for places in range(digits, 13)
-                 if float(f"{limit:.{places}f}") == limit), digits)
+    if not math.isfinite(limit):
+        return digits
+    exponent = Decimal(repr(limit)).as_tuple().exponent
+    return max(digits, -int(exponent))
 
 
 def floor_text(value, digits: int = 4) -> str:

@@ -12,6 +12,7 @@ import json
 import re
 from decimal import Decimal, localcontext
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -317,3 +318,18 @@ def test_a_run_within_its_budget_never_prints_above_it(cli, tmp_path, budget):
 def test_a_limit_prints_as_given_or_rounded_up(value, text):
     assert limit_text(value) == text
     assert Decimal(text) >= Decimal(repr(value))
+
+
+@pytest.mark.parametrize("limit", [2.0, 1.99939, 1.1234567890123457, 0.30000000000000004,
+                                   1.5e-05, 123456.789012345])
+def test_figures_beside_a_limit_print_on_their_side_of_it(limit):
+    """At ``limit_digits`` decimals the limit prints exactly, a figure equal to it prints
+    equal and one float above it prints above, whatever the limit's decimals (past 12, the
+    figures printed at 4 decimals: 1.1235 beside a limit 1.1234567890123457; review R30)."""
+    from pate_cli.rounding import limit_digits, limit_text
+
+    digits = limit_digits(limit)
+    above = np.nextafter(limit, np.inf)
+    assert Decimal(limit_text(limit, digits)) == Decimal(repr(limit))
+    assert Decimal(ceil_text(above, digits)) > Decimal(limit_text(limit, digits))
+    assert Decimal(ceil_text(limit, digits)) == Decimal(repr(limit))
