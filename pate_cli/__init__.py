@@ -11,8 +11,8 @@ render -> write)::
 dp_accounting events go both ways: ``dp_event_dict(event)`` is the JSON form ``--add-rdp``
 reads (``json.dump`` it to ``event.json``), ``dp_event_from_dict`` builds the event back.
 
-The names below are imported on first use (PEP 562), so ``import pate_cli`` loads neither
-numpy nor scipy, pandas or matplotlib.
+Names are imported on first use (PEP 562): ``import pate_cli`` loads no numpy, scipy, pandas
+or matplotlib.
 """
 
 from __future__ import annotations
@@ -117,8 +117,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["Calibration", "calibrate"], ".sweep.calibrate"),
 })
 
-# A result's JSON summary (``to_dict()``) and notebook views (``_repr_html_``, ``.plot``,
-# ``.report()``) are drawn by the outputs layer, imported the first time one is asked for
-# (``pate_cli._views``).
+# A result's JSON summary and notebook views are drawn by the outputs layer, imported on first
+# use (``pate_cli._views``).
 _views.provide("pate_cli.outputs.summary_json")
 _views.provide("pate_cli.outputs.notebook")

@@ -1,6 +1,5 @@
-"""Where a result's notebook views come from: the outputs layer, which the analysis layer
-may not import (docs/contributing.md#architecture); ``__init__`` names the registering
-module here, imported at the first view."""
+"""Where a result's notebook views come from: the outputs layer, which the analysis layer may
+not import (docs/contributing.md#architecture), imported at the first view."""
 
 from __future__ import annotations
 

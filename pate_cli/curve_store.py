@@ -1,7 +1,7 @@
 """Curves kept from one chunk, block or run to the next in a process (``SharedCurves``): a
-sweep's points of one sigma (or T, sigma1) share curves (``analysis.run.SharedWork``, made
-by ``sweep.points``); a per-query pass keeps its own; no process-wide store. Curves are
-computed entry by entry, so a kept value is what a fresh computation gives: no bit changes.
+sweep's points of one sigma (or T, sigma1) share curves; a per-query pass keeps its own; no
+process-wide store. Curves are computed entry by entry, so a kept value is what a fresh
+computation gives: no bit changes.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ class SharedCurves:
         self._lock = threading.Lock()
 
     def serving(self, rdp, orders: np.ndarray):
-        """``rdp`` (sorted distinct statistics -> ``(keys, orders)`` curves) answering kept
-        keys (when at least an eighth of those asked are kept) and keeping the others.
-        Shared only when ``rdp`` is a ``functools.partial`` of plain numbers and strings.
-        Asked for some of ``orders``, it serves those columns of kept rows."""
+        """``rdp`` (sorted distinct statistics -> ``(keys, orders)`` curves) answering kept keys
+        (when at least an eighth of those asked are kept) and keeping the others; shared only
+        for a ``functools.partial`` of plain numbers and strings. Asked for some of
+        ``orders``, it serves those columns of kept rows."""
         identity = _identity(rdp, orders)
         if not self.limit or identity is None:
             return rdp

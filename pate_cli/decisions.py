@@ -1,7 +1,6 @@
-"""A run's decisions, the one type for them (cli:decisions, math:costs, math:svt): a
-replay's output, ``--write-decisions``/``label()``'s, what ``--decisions`` reads and
-``analyze(decisions=...)`` takes. Outcome codes index :data:`OUTCOME_NAMES` (Interactive's
-``student``, SVT-PATE's ``stable``/``unstable``/``halted``); other mechanisms carry none.
+"""A run's decisions, the one type for them (cli:decisions, math:costs, math:svt): replays,
+``--write-decisions``, ``label()``, ``--decisions`` and ``analyze(decisions=...)``. Outcome codes
+index :data:`OUTCOME_NAMES` (Interactive-GNMax, SVT-PATE); other mechanisms carry none.
 """
 
 from __future__ import annotations
@@ -91,8 +90,8 @@ class Decisions:
     @classmethod
     def of_tables(cls, frames: Iterator, mechanism: str, stop: int | None = None
                   ) -> Iterator[Decisions]:
-        """:meth:`of_table` of each streamed piece up to query ``stop`` (where labelling
-        stopped; the first piece always); the rest of the stream is closed, not formed."""
+        """:meth:`of_table` of each streamed piece up to query ``stop`` (the first piece
+        always); the rest of the stream is closed, not formed."""
         pieces = (cls.of_table(frame, mechanism) for frame in frames)
         done = 0
         try:
@@ -142,7 +141,7 @@ class Decisions:
 
     def padded(self, start: int, stop: int) -> Decisions:
         """Queries ``start .. stop-1``'s answers, labels and codes; past the end (a budget
-        run that halts there), nothing answered: refused, no label (abstain)."""
+        run halted): refused, no label (abstain)."""
         def cut(values, fill, dtype):
             if values is None:
                 return None
@@ -199,7 +198,7 @@ def named_decisions(mechanism: str | None, query, outcome, label, *, path: str |
     return Decisions(_ANSWERED[code], label, code, query, mechanism, path, sha256)
 
 
-# The name earlier versions gave this constructor (scripts may call it).
+# A former name of this constructor (scripts may call it).
 LabelDecisions = named_decisions
 
 
@@ -213,8 +212,8 @@ def codes_of(names, known: tuple[str, ...]) -> np.ndarray:
 
 def released_labels(decisions: Decisions, released: np.ndarray, with_outcome: bool
                     ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Each query's output label (-1 for none) and, for Interactive-GNMax, its outcome
-    code (reinforced student labels are output too, at no cost)."""
+    """Each query's output label (-1 for none) and, for Interactive-GNMax, its outcome code
+    (reinforced student labels are output too, at no cost)."""
     labels = np.where(released, decisions.label, -1)
     if not with_outcome:
         return labels, None

@@ -1,8 +1,8 @@
-"""The one SIGTERM handler: SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``), so
-Ctrl-C's cleanup runs for it too. ``sigterm_switch()`` installs a ``SigtermSwitch`` for a
-block: armed, SIGTERM raises wherever the program is; not yet armed, it is remembered and
-raised by ``arm()`` (with ``once``, later ones are ignored while a stopped sweep writes its
-rows); a forked worker dies of it as without the switch; off the main thread, no change.
+"""The one SIGTERM handler: SIGTERM raises ``Terminated`` (a ``KeyboardInterrupt``), so Ctrl-C's
+cleanup runs for it too. ``sigterm_switch()`` installs a ``SigtermSwitch`` for a block: armed,
+SIGTERM raises wherever the program is; not yet armed, it is remembered and raised by ``arm()``
+(with ``once``, later ones are ignored while a stopped sweep writes its rows); a forked worker
+dies of it as without the switch; off the main thread, no change.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Log-space helpers shared by the accounting kernels (math:gnmax), the one test of whole
-numbers (:func:`whole`) and of a number given as a keyword (:func:`real_number`).
-
-Everything here is elementwise over numpy arrays and never loops in Python.
+"""Log-space helpers of the accounting kernels (math:gnmax), the one test of whole numbers
+(:func:`whole`) and of a keyword's number (:func:`real_number`). Elementwise, no Python loops.
 """
 
 from __future__ import annotations
@@ -29,9 +27,8 @@ def summed_margin(terms: int) -> float:
 
 def raised_rdp(rdp, terms: int = 0) -> np.ndarray:
     """RDP values handed on (written, printed) raised as every epsilon is, by
-    ``summed_margin(terms)`` relative (0 and ``inf`` stay): summed in floats (``terms``
-    curves added one after another at most), they are a few ulps either side of the
-    formulas' values, and a bound must not be below them."""
+    ``summed_margin(terms)`` relative (0 and ``inf`` stay): float sums of at most ``terms``
+    curves are a few ulps either side of the formulas' values; a bound must not be below."""
     return np.asarray(rdp, dtype=np.float64) * (1.0 + summed_margin(terms))
 
 
@@ -43,9 +40,8 @@ def whole(values) -> bool:
 
 
 def whole_int(value):
-    """An integral float below 2^53 as an int (exactly the same number, written ``200``);
-    anything else unchanged (a larger float stays ``1e+300``, not 301 digits no int64
-    reader takes)."""
+    """An integral float below 2^53 as an int (the same number, written ``200``); anything
+    else unchanged (``1e+300`` stays, not 301 digits no int64 reader takes)."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     return value
@@ -104,8 +100,8 @@ def log1mexp(x):
 
 
 def log_add(x, y):
-    """``log(exp(x) + exp(y))`` elementwise: ``numpy.logaddexp``'s formula, about twice
-    as fast on large arrays (numpy's exp is SIMD-accelerated)."""
+    """``log(exp(x) + exp(y))`` elementwise: ``numpy.logaddexp``'s formula, about twice as
+    fast on large arrays (numpy's exp is SIMD-accelerated)."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     hi = np.maximum(x, y)

@@ -1,11 +1,11 @@
 """Rényi orders and the one parser of ``a,b,c`` / ``start:stop:step`` lists (``--orders``,
 every ``pate-sweep`` grid); the default grid is the 2018 paper's (math:conversion).
 
-``stop`` is included when within 1e-9 of a step; values are rounded to 12 significant
-digits (``0.1:0.3:0.1`` gives 0.1, 0.2, 0.3). Limits, checked before any list is built: at
-most ``MAX_GRID_VALUES`` values and ``MAX_ORDERS`` orders (each order a column per query);
-orders in ``(1, MAX_ORDER]``: 10^6 keeps ``alpha / sigma^2`` <= 10^18 at the smallest noise
-and is past any useful order (``log(1/delta) / (alpha - 1)`` < 10^-4).
+``stop`` is included when within 1e-9 of a step; values are rounded to 12 significant digits
+(``0.1:0.3:0.1`` gives 0.1, 0.2, 0.3). Limits, checked before any list is built: at most
+``MAX_GRID_VALUES`` values and ``MAX_ORDERS`` orders (each order a column per query); orders in
+``(1, MAX_ORDER]``: 10^6 keeps ``alpha / sigma^2`` <= 10^18 at the smallest noise and is past
+any useful order (``log(1/delta) / (alpha - 1)`` < 10^-4).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ _EXTENSION_STEPS = 8
 
 
 def extend_orders(orders: np.ndarray, best: int) -> np.ndarray | None:
-    """``--orders auto``: the grid extended past the edge where the best order (index
-    ``best``) sits: below ``a``, ``1 + (a - 1) 2^(-k/4)``; above ``b``, ``b 2^(k/8)`` (at most
+    """``--orders auto``: the grid extended past the edge where the best order (index ``best``)
+    sits: below ``a``, ``1 + (a - 1) 2^(-k/4)``; above ``b``, ``b 2^(k/8)`` (at most
     ``MAX_ORDER``), k = 1..8. None when not at an edge or the grid cannot grow there."""
     orders = validate_orders(orders)
     if orders.size < 2:
@@ -80,8 +80,8 @@ def parse_orders(text: str) -> np.ndarray:
 
 
 def validate_orders(orders) -> np.ndarray:
-    """Return ``orders`` as a 1-D float array, or raise ``ValueError`` if any is <= 1 or
-    above ``MAX_ORDER``; a text is read as ``--orders`` is (:func:`parse_orders`)."""
+    """``orders`` as a 1-D float array; ``ValueError`` if any is <= 1 or above ``MAX_ORDER``.
+    A text is read as ``--orders`` (:func:`parse_orders`)."""
     if isinstance(orders, str):
         if orders.strip().lower() == AUTO:
             raise ValueError(f"orders {orders!r} is not a grid (--orders {AUTO} applies to "
@@ -104,8 +104,8 @@ def validate_orders(orders) -> np.ndarray:
 def parse_grid(spec: str, *, name: str | None = None, integer: bool = False,
                limit: int = MAX_GRID_VALUES, repeats: bool = False) -> tuple:
     """The values of a grid spec in the order written; duplicates are an error unless
-    ``repeats`` (an order grid). ``integer`` grids give ints. At most ``limit`` values
-    (counted before expanding). ``ValueError`` names the item (and ``name``)."""
+    ``repeats``; ``integer`` grids give ints; at most ``limit`` values (counted before
+    expanding). ``ValueError`` names the item (and ``name``)."""
     try:
         return _parse(spec, integer, limit, repeats)
     except ValueError as error:

@@ -25,10 +25,9 @@ _ATTRIBUTE = {"epsilon": "epsilon_query"}  # a column's QueryTable name, where i
 
 def per_query_frame(result, *, integral: bool | None = None,
                     raised: bool = False) -> pd.DataFrame:
-    """The per-query table of cli:per-query; ``plurality`` as integers if every value is one, or as
-    ``integral`` says (a piece of a longer table follows the whole table's choice); the RDP
-    columns raised as every RDP value handed on (``numerics.raised_rdp``), unless ``raised``
-    (sums of a table's raised columns)."""
+    """The per-query table of cli:per-query; ``plurality`` as integers if every value is one,
+    or as ``integral`` says (a piece of a longer table follows the whole table's choice); RDP
+    columns raised as every RDP value handed on (``numerics.raised_rdp``) unless ``raised``."""
     import pandas as pd
     answered = (result.answered if result.accounting == "expected"
                 else result.answered.astype(np.int64))

@@ -1,9 +1,9 @@
 """Epsilons as a person reads them: rounded UP at the displayed precision (cli:json).
 
 A printed guarantee is never below the computed one: ``2.020029`` prints ``2.0201`` (not
-``f"{x:.4f}"``'s ``2.0200``). JSON and CSV carry full floats; every text a person reads
-goes through these helpers. Rounding is decimal, on the shortest ``repr``: ``2.02`` prints
-``2.0200``, ``0.1 + 0.2`` prints ``0.3001``. What is left of a budget rounds down.
+``f"{x:.4f}"``'s ``2.0200``). JSON and CSV carry full floats; every text a person reads goes
+through these helpers. Rounding is decimal, on the shortest ``repr``: ``2.02`` prints ``2.0200``,
+``0.1 + 0.2`` prints ``0.3001``. What is left of a budget rounds down.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ def ceil_text(value, digits: int = 4) -> str:
 
 
 def limit_text(value, digits: int = 4) -> str:
-    """A limit figures are held to (a budget, a calibration target): as given where
-    ``digits`` decimals hold it, else rounded up as the figures beside it print
-    (:func:`ceil_text`), so a figure within it never prints above it."""
+    """A limit figures are held to (a budget, a calibration target): as given where ``digits``
+    decimals hold it, else rounded up as the figures beside it (a figure within it never
+    prints above it)."""
     value = float(value)
     text = ceil_text(value, digits)
     return text if float(text) != value else exact_text(value)
@@ -39,10 +39,9 @@ def exact_text(value) -> str:
 
 
 def limit_digits(limit, digits: int = 4) -> int:
-    """The decimals figures compared with ``limit`` print at: ``digits``, or as many as
-    write the limit exactly (its shortest ``repr``: ``1.1234567890123457`` takes 16), so
-    that a figure within it never prints above it and one above it never prints equal
-    to it."""
+    """The decimals figures compared with ``limit`` print at: ``digits``, or as many as write
+    the limit exactly (its shortest ``repr``), so a figure within it never prints above it and
+    one above it never prints equal to it."""
     limit = float(limit)
     if not math.isfinite(limit):
         return digits
@@ -61,8 +60,7 @@ def ceil_significant(value, digits: int = 3) -> str:
 
 
 def floor_significant(value, digits: int = 3) -> str:
-    """``f"{value:.{digits}g}"``, rounded down at its last significant digit (what is left
-    of a budget)."""
+    """``f"{value:.{digits}g}"``, rounded down at its last significant digit (budgets left)."""
     return _significant(value, digits, ROUND_FLOOR)
 
 
@@ -105,9 +103,8 @@ def _fixed(value, digits: int, rounding: str) -> str:
 
 
 def order_text(order: float) -> str:
-    """A Rényi order as a person reads it: ``f"{order:g}"`` (``13.5``, ``1e+06``), with as
-    many more significant digits as show it above 1 (``1.0000001``, not ``1``, which is no
-    Rényi order)."""
+    """A Rényi order as a person reads it: ``f"{order:g}"`` (``13.5``, ``1e+06``), with as many
+    more significant digits as show it above 1 (``1.0000001``, not ``1``: no Rényi order)."""
     for digits in range(6, 18):
         text = f"{float(order):.{digits}g}"
         if float(text) > 1.0 or not float(order) > 1.0:

@@ -1,6 +1,5 @@
 """Threads for numpy work (numpy releases the GIL in its heavy loops) and executors: ordered
-maps on a thread pool or any ``concurrent.futures`` executor (Dask's included), draining
-futures in order with a bounded window."""
+maps on a thread pool or any ``concurrent.futures`` executor (Dask's), with a bounded window."""
 
 from __future__ import annotations
 
@@ -26,8 +25,8 @@ def default_workers() -> int:
 
 
 def share_cores(processes: int) -> None:
-    """This process is one of ``processes`` sharing its cores (a pool's worker): its
-    threads by default (:func:`default_workers`) are its share, not every core."""
+    """This process is one of ``processes`` sharing its cores (a pool's worker): its default
+    threads (:func:`default_workers`) are its share, not every core."""
     _SHARERS[0] = max(1, int(processes))
 
 
@@ -41,9 +40,9 @@ def ordered_map(function: Callable, items, *, workers: int | None = None) -> Ite
 
 
 class _OrderedMap:
-    """The iterator of :func:`ordered_map`: its pool made at the first ``next``, shut
-    down (threads joined) when every result is out, or on ``close`` (also when it is
-    dropped or collected) shut down without waiting."""
+    """The iterator of :func:`ordered_map`: its pool made at the first ``next``, shut down
+    (threads joined) when every result is out, or without waiting on ``close`` (also when
+    dropped or collected)."""
 
     def __init__(self, function: Callable, items, workers: int):
         self._function, self._items, self._workers = function, items, workers
@@ -110,8 +109,7 @@ def in_order(submit: Callable, items: Iterable, *, window: int) -> Iterator:
 def executor_map(executor, function: Callable, items, *, batch: int = 8,
                  window: int = 8) -> Iterator:
     """``map(function, items)`` on ``executor``, results in order: items go in batches of
-    ``batch`` (one task each, so that small items do not drown in per-task overhead), at
-    most ``window`` batches in flight."""
+    ``batch`` (one task each, against per-task overhead), at most ``window`` in flight."""
     submit = partial(executor.submit, _mapped, function)
     for group in in_order(submit, batched(items, batch), window=window):
         yield from group
@@ -133,8 +131,7 @@ def tasks_in_order(task: Callable[..., partial], items: Iterable, *,
 
 
 def executor_threads(executor, default: int = 2) -> int:
-    """Threads behind ``executor``: a Dask client's workers' threads, a pool's workers,
-    else ``default``."""
+    """Threads behind ``executor``: a Dask client's workers', a pool's, else ``default``."""
     client = getattr(executor, "pate_client", None) or getattr(executor, "_client", None)
     if client is not None:
         try:

@@ -1,10 +1,10 @@
 """Vote rows in one form (math:sparse), over which every kernel is written once: a
-:class:`VoteRows` chunk is a ``(rows, width)`` float64 count matrix plus ``zeros``, the
-further classes with no vote (the zero block). Dense votes: column ``j`` is class ``j``,
-``zeros`` 0 (float64 not copied). Sparse votes over ``K`` classes: stored counts packed
-left, padded to the file's width (never chunk-dependent), ``classes`` their ids ascending,
--1 in padding; formulas count padding as zero-vote classes beside the block's ``K -
-width``, a replay masks it and draws the ``K - stored`` others as one block.
+:class:`VoteRows` chunk is a ``(rows, width)`` float64 count matrix plus ``zeros``, the further
+classes with no vote (the zero block). Dense votes: column ``j`` is class ``j``, ``zeros`` 0
+(float64 not copied). Sparse votes over ``K`` classes: stored counts packed left, padded to the
+file's width (never chunk-dependent), ``classes`` their ids ascending, -1 in padding; formulas
+count padding as zero-vote classes beside the block's ``K - width``, a replay masks it and
+draws the ``K - stored`` others as one block.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ class VoteRows:
 
     @property
     def block_draws(self) -> int:
-        """Draws a replay takes per row beyond the matrix's: two for sparse rows' zero
-        block (its maximum and the uniform choice in it), none for dense rows."""
+        """Draws a replay takes per row beyond the matrix's: two for sparse rows' zero block
+        (its maximum and the uniform choice in it), none for dense rows."""
         return 0 if self.classes is None else 2
 
     @property
@@ -67,15 +67,14 @@ class VoteRows:
 
     @property
     def zero_classes(self) -> np.ndarray:
-        """``(rows,)`` the zero-vote classes of each row outside its stored counts
-        (``K - stored``, padding included), float64."""
+        """``(rows,)`` float64: each row's zero-vote classes (``K - stored``, padding included)."""
         stored = self.width if self.stored is None else self.stored
         return np.broadcast_to(np.asarray(self.vocabulary - stored, dtype=np.float64),
                                (len(self),))
 
     def top(self) -> np.ndarray:
-        """Column of each row's plurality: the first largest count (stored class ids
-        ascend and padding, at 0, follows them, so ties go to the lowest class id)."""
+        """Column of each row's plurality: the first largest count (stored ids ascend and
+        padding, at 0, follows them: ties go to the lowest class id)."""
         return np.argmax(self.counts, axis=1)
 
     def plurality_class(self) -> np.ndarray:
@@ -121,9 +120,8 @@ class VoteRows:
 
 
 def vote_rows(votes) -> VoteRows:
-    """``votes`` in the row form: a :class:`VoteRows` as it is, a dense ``(queries, K)``
-    array (K >= 2) of finite, non-negative counts as its float64 counts, a view when it is
-    float64 already (``ValueError`` otherwise)."""
+    """``votes`` in the row form: a :class:`VoteRows` as it is, a dense ``(queries, K)`` array
+    (K >= 2) of finite, non-negative counts as float64 (a view if float64); else ``ValueError``."""
     if isinstance(votes, VoteRows):
         return votes
     counts = np.asarray(votes, dtype=np.float64)
@@ -200,8 +198,8 @@ class SparseVotes:
 
 
 def row_width(votes) -> int:
-    """Cells a chunk holds per row (chunk sizes are budgets of rows x this): dense classes,
-    sparse stored width, or a source's ``row_cells``."""
+    """Cells a chunk holds per row (chunk sizes budget rows x this): dense classes, sparse
+    stored width, or a source's ``row_cells``."""
     if isinstance(votes, (SparseVotes, VoteRows)):
         return int(votes.width)
     if hasattr(votes, "row_cells"):

@@ -22,8 +22,8 @@ STREAM_CURVE_VALUES = 2 * TASK_VALUES
 
 
 def chunk_rows(chunk_size: int | None, classes: int) -> int:
-    """Rows per chunk: ``chunk_size`` when given, else ``READ_VALUES``' share of
-    ``classes``-wide rows, at most ``CHUNK_ROWS``."""
+    """Rows per chunk: ``chunk_size`` when given, else ``READ_VALUES`` / ``classes``, at most
+    ``CHUNK_ROWS``."""
     if chunk_size is not None:
         return chunk_size
     return min(CHUNK_ROWS, max(1, READ_VALUES // max(1, int(classes))))
@@ -31,8 +31,7 @@ def chunk_rows(chunk_size: int | None, classes: int) -> int:
 
 def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
     """Rows per chunk of a pass over the analysed queries: ``chunk_size``, else at most
-    ``TABLE_ROWS``, ``STREAM_ELEMENTS`` vote values and ``STREAM_CURVE_VALUES`` curve
-    values (the table's pass, and an individualized run's group passes)."""
+    ``TABLE_ROWS``, ``STREAM_ELEMENTS`` vote values and ``STREAM_CURVE_VALUES`` curve values."""
     if chunk_size is not None:
         return chunk_size
     return min(TABLE_ROWS, max(1, STREAM_ELEMENTS // max(1, classes)),
@@ -40,9 +39,7 @@ def stream_rows(chunk_size: int | None, classes: int, orders: int) -> int:
 
 
 def batched(items: Iterable, size: int) -> Iterator[list]:
-    """``items`` in consecutive lists of ``size`` (the last may be shorter): the blocks
-    of one task (``accounting.grouped``), the items of one task on an executor
-    (:func:`executor_map`)."""
+    """``items`` in consecutive lists of ``size`` (the last may be shorter)."""
     group: list = []
     for item in items:
         group.append(item)

@@ -1,9 +1,8 @@
 """The statistics of an audit: an empirical lower bound on one query's epsilon (math:audit),
 ``log((P(S) - delta) / P'(S))`` with Clopper-Pearson bounds on an event ``S`` chosen on one
-half of the draws and measured on the other. Outcome ``0`` is no answer, ``j + 1`` label
-``j``; trials of ``k`` identical queries are *tallies* ``(outcomes, k + 1)``: ``tallies[o,
-c]`` trials had exactly ``c`` outputs ``o``. Pure math (docs/explanation/audit.md#audit-statistics).
-"""
+half of the draws and measured on the other. Outcome ``0`` is no answer, ``j + 1`` label ``j``;
+trials of ``k`` identical queries are *tallies* ``(outcomes, k + 1)``: ``tallies[o, c]`` trials
+had exactly ``c`` outputs ``o``. Pure math (docs/explanation/audit.md#audit-statistics)."""
 
 from __future__ import annotations
 
@@ -44,8 +43,8 @@ class Event:
         return sorted(index - 1 for index in self.outcomes)
 
     def hits(self, tallies: np.ndarray) -> int:
-        """How many trials of ``tallies`` are in the event (only one-query events have
-        several outcomes, which are then exclusive)."""
+        """Trials of ``tallies`` in the event (only one-query events have several, exclusive,
+        outcomes)."""
         index = np.asarray(self.outcomes, dtype=np.intp)
         if self.above:
             return int(tallies[index, self.cut:].sum())
@@ -55,8 +54,7 @@ class Event:
 @dataclass(frozen=True)
 class Measurement:
     """The event's counts on the measuring halves: ``hits``/``other_hits`` of ``of`` draws on its
-    favoured/other side, their Clopper-Pearson ``p_lower``/``q_upper``, and their
-    ``epsilon_lower`` (0: none)."""
+    favoured/other side, their Clopper-Pearson ``p_lower``/``q_upper`` and ``epsilon_lower``."""
 
     hits: int
     other_hits: int
@@ -164,7 +162,7 @@ def candidate_counts(first: np.ndarray, second: np.ndarray, *,
 
 
 def event_counts(event: Event, first: np.ndarray, second: np.ndarray) -> tuple[int, int]:
-    """(trials in ``event`` on its favoured side, on the other side)."""
+    """(trials in ``event`` on its favoured side, on the other)."""
     here, there = (first, second) if event.forward else (second, first)
     return event.hits(here), event.hits(there)
 

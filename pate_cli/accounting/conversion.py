@@ -42,9 +42,9 @@ def conversion_offset(*, orders, delta, conversion: str = "classic") -> np.ndarr
 class Conversion:
     """One conversion on one order grid at one delta (math:conversion).
 
-    ``offset``: :func:`conversion_offset` per order; ``clip``, ``tv_limit``: the improved
-    conversion's clip at 0 and :func:`tv_limit` (``None`` for classic); ``margin``: the
-    relative raise of every epsilon (``numerics.summed_margin``).
+    ``offset``: :func:`conversion_offset` per order; ``clip``, ``tv_limit``: improved's clip at 0
+    and :func:`tv_limit` (``None`` for classic); ``margin``: every epsilon's relative raise
+    (``numerics.summed_margin``).
     """
 
     orders: np.ndarray
@@ -114,13 +114,11 @@ def minimise_over_orders(rdp: np.ndarray, offset: np.ndarray, *, clip: bool,
     of shape ``rdp.shape[:-1]`` (math:conversion). ``out`` receives ``rdp + offset`` (``rdp``
     itself converts in place); ``clip``, ``tv_limit`` (orders at most it give 0): improved's.
 
-    The minimum is raised by ``margin`` relative to the terms it adds (``rdp`` and ``offset``:
-    the curves and their sums are computed in floats, a few ulps either side of the
-    formulas' values; ``numerics.summed_margin``), so no epsilon is below them:
-    ``epsilon * (1 + margin)`` where the offset is not negative, and where the improved
-    conversion's is (the two cancel) ``epsilon + margin * (|epsilon| + 2 |offset|)``; the
-    improved conversion's 0 only where ``rdp`` raised by the margin is at most ``tv_limit``
-    lowered by it.
+    Raised by ``margin`` relative to its terms (the float curves and sums are a few ulps off
+    the formulas; ``numerics.summed_margin``), so no epsilon is below the exact one:
+    ``epsilon * (1 + margin)`` where the offset is ``>= 0``, ``epsilon + margin * (|epsilon| +
+    2 |offset|)`` where improved's is negative (the two cancel); improved's 0 only where ``rdp``
+    raised by the margin is at most ``tv_limit`` lowered by it.
     """
     shortcut = None
     if tv_limit is not None:
@@ -178,10 +176,9 @@ def rdp_to_epsilon(rdp, *, orders, delta: float, conversion: str = "classic", te
 
 
 def epsilons_at_deltas(rdp, *, orders, deltas, conversion: str = "classic") -> np.ndarray:
-    """``rdp_to_epsilon(rdp, orders=orders, delta=d, conversion=conversion)[0]`` for each
-    of ``deltas``, the same bits, in one array operation (math:conversion); ``ValueError``
-    as :func:`rdp_to_epsilon`.
-    """
+    """``rdp_to_epsilon(rdp, orders=orders, delta=d, conversion=conversion)[0]`` for each of
+    ``deltas``, the same bits, in one array operation (math:conversion); ``ValueError`` as
+    :func:`rdp_to_epsilon`."""
     orders = validate_orders(orders)
     rdp = _checked_curve(rdp)
     if rdp.shape != orders.shape:

@@ -97,8 +97,8 @@ def interpolated_sums(fitted: Interpolants, weights: np.ndarray
 
 
 def _moments(u: np.ndarray, weights: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """``m_j = sum_k weights[k] T_j(u_k)``, j = 0..DEGREE, over each block (from
-    ``starts``): ``(blocks, DEGREE + 1)`` (``T_j`` by its recurrence)."""
+    """``m_j = sum_k weights[k] T_j(u_k)``, j = 0..DEGREE, over each block (from ``starts``):
+    ``(blocks, DEGREE + 1)`` (``T_j`` by its recurrence)."""
     chebyshev = np.empty((DEGREE + 1, u.size))
     chebyshev[0] = 1.0
     chebyshev[1] = u

@@ -57,8 +57,8 @@ def rdp_exponential_data_independent(*, eta: float, orders: ArrayLike) -> np.nda
 
 
 def rdp_exponential(log_q: ArrayLike, *, eta: float, orders: ArrayLike) -> np.ndarray:
-    """Data-dependent RDP of one answer (math:exponential): math:lnmax's curve with ``eps0 =
-    2 eta`` and the exact ``log q``, capped by the data-independent curve; ``log_q.shape +
+    """Data-dependent RDP of one answer (math:exponential): math:lnmax's curve with ``eps0 = 2
+    eta`` and the exact ``log q``, capped by the data-independent one; shape ``log_q.shape +
     (orders,)``."""
     check_positive(eta, "eta")
     orders = validate_orders(orders)

@@ -83,10 +83,9 @@ class GroupedCounts:
 
     @classmethod
     def _reduced(cls, columns: list, runs: bool = False) -> GroupedCounts:
-        """Sum the counts of equal pairs of ``columns`` (answer, selection, queries,
-        answered, raised or None; owned, the list emptied to free each once used), sorted
-        (unstable sorts suffice: integer counts). ``runs``: sorted tables end to end, which
-        timsort merges in linear time."""
+        """Sum the counts of equal pairs of ``columns`` (answer, selection, queries, answered,
+        raised or None; owned: the list is emptied to free each once used), sorted (unstable
+        sorts suffice: integer counts). ``runs``: sorted tables end to end (timsort: linear)."""
         answer, selection, queries, answered, raised = columns
         columns.clear()
         if answer.size == 0:
@@ -100,8 +99,7 @@ class GroupedCounts:
         same_answer = answer[1:] == answer[:-1]
         mixed = same_answer & (selection[1:] != selection[:-1])
         if np.any(mixed):
-            # Some answer statistics come with several selection statistics (a few
-            # dozen in 10^5 queries): only their runs are sorted again, by selection.
+            # answers with several selection statistics (rare): only their runs re-sorted
             run = np.concatenate(([0], np.cumsum(~same_answer)))
             resorted = np.zeros(int(run[-1]) + 1, dtype=bool)
             resorted[run[1:][mixed]] = True
@@ -226,9 +224,8 @@ def _merged_pair(pair: list[GroupedCounts]) -> GroupedCounts:
 
 def window_pieces(queries: int, size: int, *, window: int | None = None
                   ) -> Iterator[tuple[int, int]]:
-    """Consecutive ranges ``(start, stop)`` of at most ``size`` of ``queries`` analysed
-    positions, also cut at every multiple of ``window`` (default ``TOTALS_WINDOW``), so
-    a piece lies in one window."""
+    """Consecutive ranges ``(start, stop)`` of at most ``size`` of ``queries`` analysed positions,
+    also cut at every multiple of ``window`` (default ``TOTALS_WINDOW``): a piece lies in one."""
     window = TOTALS_WINDOW if window is None else window
     for first in range(0, queries, window):
         end = min(queries, first + window)
@@ -237,8 +234,7 @@ def window_pieces(queries: int, size: int, *, window: int | None = None
 
 
 def _concatenated(tables: list[GroupedCounts]) -> list:
-    """The columns of ``tables`` end to end (new arrays; ``raised`` None if no table has
-    one)."""
+    """The columns of ``tables`` end to end (new arrays; ``raised`` None if no table has one)."""
     raised = None
     if any(table.raised is not None for table in tables):
         raised = np.concatenate([np.zeros(table.size, np.int64) if table.raised is None

@@ -41,8 +41,7 @@ def epsilon_ceiling(total: np.ndarray, terms: int, conversion: Conversion) -> fl
             np.abs(sums) + np.abs(conversion.offset))
     if np.isnan(bound).any():
         return float("nan")
-    # raised as every epsilon (``conversion.minimise_over_orders``; a negative offset's
-    # allowance added)
+    # raised as minimise_over_orders raises every epsilon (a negative offset's allowance added)
     least, margin = max(float(bound.min()), 0.0), conversion.margin
     below = float(np.max(-conversion.offset, initial=0.0))
     return least * (1.0 + margin) + (margin * (least + 3.0 * below) if below > 0.0 else 0.0)
@@ -118,8 +117,7 @@ class LiveOrders:
         return figures
 
     def _bury(self) -> None:
-        """Orders whose sum is already beyond the ceiling (``Conversion.beyond``) die: no
-        later piece needs them."""
+        """Orders whose sum is already beyond the ceiling (``Conversion.beyond``) die."""
         dying = (~self.dead & (self.stale_since < 0)
                  & self.conversion.beyond(self.carry, self.ceiling))
         if not (~self.dead & ~dying).any():  # never under a true ceiling; safe: all stay
@@ -127,8 +125,8 @@ class LiveOrders:
         self.dead |= dying
 
     def _revive(self) -> None:
-        """Bring every order's sum up to date (the pieces it lacks, formed again and
-        added in order) and make every order live."""
+        """Every order's sum brought up to date (its missing pieces re-formed, added in order);
+        every order live."""
         for number, piece in enumerate(self.pieces):
             behind = np.flatnonzero((self.stale_since >= 0) & (self.stale_since <= number))
             if behind.size:
@@ -202,9 +200,9 @@ def live_budget_halt(costs_at: Callable[[np.ndarray], RowSource],
 
 def _live_blocks(source_at: Callable[[np.ndarray], RowSource], count: int,
                  carry: np.ndarray, conversion: Conversion, ceiling: float):
-    """``(lo, hi, live, rows, conversion at live)`` per cache-sized block of queries:
-    ``rows`` their curves at the orders ``live`` not beyond ``ceiling`` from ``carry``,
-    which the caller brings up to date before the next block."""
+    """``(lo, hi, live, rows, conversion at live)`` per cache-sized block of queries: ``rows``
+    their curves at the orders ``live`` not beyond ``ceiling`` from ``carry`` (which the caller
+    brings up to date before the next block)."""
     live = np.arange(carry.size)
     source, at = None, conversion
     lo = 0

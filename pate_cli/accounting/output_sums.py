@@ -1,7 +1,6 @@
 """Per-output RDP of token votes (cli:json's outputs; math:sparse): an output's consecutive
 queries' curves summed (math:conversion), carried across chunks, and the halt before the
-first output that could exceed a budget.
-"""
+first output that could exceed a budget."""
 
 from __future__ import annotations
 

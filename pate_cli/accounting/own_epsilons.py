@@ -2,8 +2,7 @@
 math:costs): a query's own curve ``selection(s) + w * answer(a)`` converted depends on
 ``(a, s, w)`` only, and a file's pairs are usually far fewer than its queries, so
 :class:`OwnEpsilons` converts each pair once, by the per-query path's
-``composition.query_epsilons``: a looked-up figure has that path's bits.
-"""
+``composition.query_epsilons``: a looked-up figure has that path's bits."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ PROBES = 13
 class OwnEpsilons:
     """The own epsilon of every distinct ``(answer, selection)`` pair of a file, sorted as
     ``GroupedCounts``: expected accounting, one per pair (weight ``exp(selection)``; a
-    second, the raised charge's, with raised queries), else two (weight 0 and 1).
-    """
+    second, the raised charge's, with raised queries), else two (weight 0 and 1)."""
 
     answer_keys: np.ndarray      # distinct answer statistics, ascending
     selection_keys: np.ndarray   # distinct selection statistics, ascending
@@ -133,10 +131,10 @@ def step_epsilons(costs: StepRows, conversion: Conversion) -> np.ndarray:
 def probed_epsilons(costs_at: Callable[[np.ndarray], StepRows],
                     selection: tuple[np.ndarray, np.ndarray], conversion: Conversion
                     ) -> np.ndarray:
-    """:func:`step_epsilons` bit for bit, from the curves at ``PROBES`` orders, then only
-    at the orders where some query may have its minimum (``_reachable``).
-    ``costs_at(columns)``: the curves at those grid columns; ``selection``: the distinct
-    selection curves at every order, and each query's index."""
+    """:func:`step_epsilons` bit for bit, from the curves at ``PROBES`` orders, then only at the
+    orders where some query may have its minimum (``_reachable``). ``costs_at(columns)``: the
+    curves at those grid columns; ``selection``: the distinct selection curves at every order
+    and each query's index."""
     size = conversion.offset.size
     probes = np.unique(np.linspace(0, size - 1, PROBES).round().astype(np.intp))
     figures = step_epsilons(costs_at(probes), conversion.at_orders(probes))

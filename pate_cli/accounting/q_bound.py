@@ -200,10 +200,9 @@ def _log_others(others: np.ndarray, steps: np.ndarray, zero_gap: np.ndarray,
                 total: int) -> np.ndarray:
     """A lower bound on ``sum_{j >= 2} log Phi(a_j + t_k)``, shape ``(rows, points)``.
 
-    ``others``: sorted gaps after the runner-up, going on with ``zero_gap`` (per row) up
-    to ``total`` gaps (a zero block's, never formed). Buckets charge their smallest gap;
-    each gap is rounded down to the lattice and the table read there (``log Phi``
-    increases).
+    ``others``: sorted gaps after the runner-up, going on with ``zero_gap`` (per row) up to
+    ``total`` gaps (a zero block's, never formed). Buckets charge their smallest gap; each gap
+    is rounded down to the lattice and the table read there (``log Phi`` increases).
     """
     if total == 0:
         return np.zeros(steps.shape)

@@ -14,8 +14,7 @@ from .conversion import epsilons_at_deltas
 
 # The false-positive rates a summary reports the TPR bound at.
 REPORTED_FPRS = (0.001, 0.01, 0.1)
-# The false-positive rates of a trade-off curve: 0, 1e-6 to 1 log-spaced (10 a decade) and
-# 0 to 1 by 0.025 (a curve drawn on linear axes).
+# A trade-off curve's FPRs: 1e-6 to 1 log-spaced (10 a decade), and 0 to 1 by 0.025 (linear axes).
 CURVE_FPRS = np.unique(np.concatenate([np.logspace(-6.0, 0.0, 61), np.linspace(0.0, 1.0, 41)]))
 # The deltas an RDP curve is converted at: 1e-16 to 10^-0.05, 20 a decade.
 RDP_DELTAS = np.logspace(-16.0, 0.0, 321)[:-1]
@@ -77,8 +76,8 @@ class AttackRisk:
         return self.tpr_at(CURVE_FPRS)
 
     def capped(self, cap: AttackRisk) -> AttackRisk:
-        """The pointwise smaller of two valid bounds of one mechanism; ``source``, ``mu``
-        and ``data_dependent`` this one's."""
+        """The pointwise smaller of two valid bounds of one mechanism; ``source``, ``mu`` and
+        ``data_dependent`` this one's."""
         return AttackRisk(source=self.source, advantage=min(self.advantage, cap.advantage),
                           mu=self.mu,
                           data_dependent=self.data_dependent,

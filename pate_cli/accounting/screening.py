@@ -148,8 +148,7 @@ def _real_supremum(pair, low, high, distance, orders, ceiling, *, threshold, sig
 
 
 def _elementwise(starts, gap, alphas, threshold, sigma_threshold):
-    """The pair divergences ``(a, a + gap)`` at one order each (``alphas``), a chunk at a
-    time."""
+    """The pair divergences ``(a, a + gap)`` at one order each (``alphas``), a chunk at a time."""
     out = np.empty(starts.size)
     for first in range(0, starts.size, READ_VALUES):
         a = starts[first:first + READ_VALUES]

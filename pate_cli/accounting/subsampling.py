@@ -64,7 +64,7 @@ def rdp_poisson_gaussian(*, rate: float, noise_multiplier: float,
       noise_multiplier: ``z``, the noise's std over the L2 sensitivity.
 
     Returns:
-      The RDP per order, at most ``alpha / (2 z^2)``, its value at ``q = 1``.
+      The RDP per order, at most ``alpha / (2 z^2)`` (its value at ``q = 1``).
     """
     check_rate(rate)
     check_positive(noise_multiplier, "noise multiplier")
@@ -264,10 +264,9 @@ def rdp_without_replacement_gaussian(*, rate: float, noise_multiplier: float,
 @lru_cache(maxsize=32)
 def _gaussian_even_moments(z: float, top: int) -> np.ndarray:
     """``log M_l`` (index ``l``, even ``l <= top``; odd entries unused) of ``N(1, z^2)`` against
-    ``N(0, z^2)``, with its rounding error added: never under-stated (math:sampling). The
-    smaller of the alternating sum (exact where the noise is small) and
-    :func:`_series_even_moments` (where it is large and the sum cancels); read-only (kept for
-    the next call with the same ``z``)."""
+    ``N(0, z^2)``, rounding error added: never under-stated (math:sampling). The smaller of the
+    alternating sum (exact for small noise) and :func:`_series_even_moments` (for large noise,
+    where the sum cancels); read-only (cached per ``z``)."""
     moments = np.minimum(_alternating_even_moments(z, top), _series_even_moments(z, top))
     moments.flags.writeable = False
     return moments
@@ -299,14 +298,13 @@ def _alternating_even_moments(z: float, top: int) -> np.ndarray:
     return out
 
 
-# Terms of the series of :func:`_series_even_moments` formed at most (each an array op over
-# the moments' indices): it serves the indices whose series settles within them.
+# Most terms :func:`_series_even_moments` forms (each an array op over the indices).
 _MOMENT_TERMS = 4096
 
 
 def _series_even_moments(z: float, top: int) -> np.ndarray:
-    """``log M_l`` as a series of non-negative terms (upper bounds; ``inf`` where it would
-    not settle within ``_MOMENT_TERMS`` terms). With ``a = 1 / (2 z^2)``,
+    """``log M_l`` as a series of non-negative terms (upper bounds; ``inf`` where it does not
+    settle within ``_MOMENT_TERMS`` terms). With ``a = 1 / (2 z^2)``,
     ``E_Q[(P/Q)^k] = exp(a k(k-1)) = sum_m a^m (k(k-1))^m / m!``, and ``(k(k-1))^m`` is a sum
     of falling factorials ``k^(j)`` with non-negative coefficients ``c_m[j]``
     (``k^(2) k^(j) = k^(j+2) + 2j k^(j+1) + j(j-1) k^(j)``), whose l-th forward difference
@@ -381,7 +379,6 @@ def rdp_without_replacement(curve: Curve, *, rate: float, orders: ArrayLike,
         e2 = float(base[0, 0])
         second = min(math.log(4.0) + math.log(math.expm1(e2)),
                      e2 + min(math.log(2.0), 2.0 * log_spread)) if e2 > 0 else -math.inf
-        # l = 2 has its own factor
         term = np.where(steps == 2.0, second, (steps - 1.0) * base + factor)
         with np.errstate(invalid="ignore"):
             return _log1p_sum(steps <= a, log_binomial(a, steps), steps * math.log(rate), term)

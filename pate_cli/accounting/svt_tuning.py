@@ -52,8 +52,8 @@ def answers_are_few(answered: int, queries: int) -> bool:
 
 
 def noiseless_answers(distance: DistanceColumn, threshold: float, cutoff: int) -> int:
-    """Answers of the noiseless rule at effective threshold ``threshold``: ``d >
-    threshold`` answers, otherwise unstable; halts at the cut-off's unstable query."""
+    """Answers of the noiseless rule at effective threshold ``threshold``: ``d > threshold``
+    answers, otherwise unstable; halts at the cut-off's unstable query."""
     met = answered = 0
     for piece in distance_pieces(distance):
         unstable = piece <= threshold
@@ -68,9 +68,9 @@ def noiseless_answers(distance: DistanceColumn, threshold: float, cutoff: int) -
 
 def largest_threshold_for(distance: DistanceColumn, cutoff: int, goal: int, *,
                           largest: float | None = None) -> float | None:
-    """The largest effective threshold whose noiseless run answers ``goal`` queries (to
-    the bisection's precision, from below), or None if even threshold 0 does not.
-    ``largest``: the largest distance, if known (else a pass finds it)."""
+    """The largest effective threshold whose noiseless run answers ``goal`` queries (to the
+    bisection's precision, from below), or None if even 0 does not. ``largest``: the largest
+    distance, if known (else a pass finds it)."""
     counts: dict[float, int] = {}  # by floor(threshold): distances are whole (math:svt)
 
     def enough(threshold: float) -> bool:
@@ -142,8 +142,7 @@ class SvtOutcome:
 def few_answers_note(distances: DistanceColumn, answered: int, **outcome: Any) -> str | None:
     """The note of a run that answered few queries (else None): its threshold against the
     largest distance, where the cut-off halted it, and which ``--svt-scale`` /
-    ``--target-epsilon`` would answer. ``**outcome``: the fields of :class:`SvtOutcome`.
-    """
+    ``--target-epsilon`` would answer. ``**outcome``: the fields of :class:`SvtOutcome`."""
     run = SvtOutcome(**outcome)
     cutoff, threshold, largest, passing = run.cutoff, run.threshold, run.largest, run.passing
     user_threshold, halted_at = run.user_threshold, run.halted_at

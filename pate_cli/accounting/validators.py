@@ -38,8 +38,7 @@ def check_std(value: float, name: str) -> None:
 
 
 def check_positive_integer(value: int, name: str) -> None:
-    """Raise ``ValueError`` unless ``value`` is an ``int`` (or NumPy integer) ``>= 1``
-    (``2.0`` is refused too: a caller's slip)."""
+    """Raise ``ValueError`` unless ``value`` is an ``int`` (or NumPy integer) ``>= 1`` (no 2.0)."""
     if not (isinstance(value, (int, np.integer)) and value >= 1):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 

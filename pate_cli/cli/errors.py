@@ -133,8 +133,8 @@ _FULL_OUTPUT = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
 def _drop_stdout() -> None:
-    """Point standard output at /dev/null, so that the interpreter's flush at exit does
-    not fail again with a traceback-like 'Exception ignored' message."""
+    """Point stdout at /dev/null, so the flush at exit does not fail again with a
+    traceback-like 'Exception ignored' message."""
     with contextlib.suppress(Exception):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -151,8 +151,8 @@ def _unexpected(error: BaseException, debug: bool) -> int:
 
 
 def _echo_after_stdout(text: str) -> None:
-    """``text`` on stderr, after what the command printed on stdout (flushed first, so
-    that ``cmd > out 2>&1`` and a terminal show them in the order they happened)."""
+    """``text`` on stderr, after stdout is flushed (so ``cmd > out 2>&1`` and a terminal show
+    them in the order they happened)."""
     with contextlib.suppress(AttributeError, OSError, ValueError):
         sys.stdout.flush()
     click.echo(text, err=True)
@@ -194,8 +194,8 @@ def reported_warnings() -> Iterator[None]:
 
 
 def _warning_text(warning) -> str:
-    """A caught warning as one line; numpy's floating-point warnings ("overflow
-    encountered in divide") also say what they mean for the figures."""
+    """A caught warning as one line; numpy's floating-point warnings ("overflow encountered in
+    divide") also say what they mean for the figures."""
     text = " ".join(str(warning.message).split())
     if issubclass(warning.category, RuntimeWarning) and " encountered in " in text:
         text = (f"a computation met a floating-point limit ({text}): the parameters or "
@@ -204,8 +204,8 @@ def _warning_text(warning) -> str:
 
 
 def _raised_inside(error: BaseException) -> bool:
-    """Whether ``error`` was raised inside a library of ``INTERNAL_LIBRARIES`` (its last
-    frame there): no check of ours, whose ValueErrors name the user's mistake."""
+    """Whether ``error``'s last frame is in ``INTERNAL_LIBRARIES`` (not one of our checks,
+    whose ValueErrors name the user's mistake)."""
     traceback_ = error.__traceback__
     if traceback_ is None:
         return False

@@ -83,7 +83,7 @@ class Order(click.ParamType):
 
 class TuningLaw(click.ParamType):
     """``--tuning``: ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``, ``negbin:MU,ETA``
-    (math:tuning); the value is a ``TuningDistribution``."""
+    (math:tuning), as a ``TuningDistribution``."""
 
     name = "dist"
 
@@ -100,9 +100,7 @@ class TuningLaw(click.ParamType):
 
 
 def tuning_spec(option=click.option):
-    """``--tuning DIST``: the cost of a random search (pate-analyze, pate-sweep); the laws
-    are ``poisson:MU``, ``geometric:MU``, ``logarithmic:MU``, ``negbin:MU,ETA`` (a bad one
-    is named in the error)."""
+    """``--tuning DIST``: a random search's cost (:class:`TuningLaw`; a bad law is named)."""
     return option("--tuning", type=TuningLaw(), metavar="DIST",
                   help="Add a random search's cost (poisson:MU, geometric:MU, ...).")
 
@@ -111,8 +109,8 @@ POSITIVE = PositiveFloat()
 
 
 def sampling_specs(option=click.option) -> list:
-    """``--sampling SCHEME`` and ``--vote-change`` (math:sampling; pate-analyze, pate-report,
-    pate-sweep, pate-calibrate): checked by the API, whose refusals name the reason."""
+    """``--sampling``, ``--vote-change``, ``--sampling-steps`` (math:sampling), checked by the
+    API, whose refusals name the reason."""
     return [
         option("--sampling", metavar="SCHEME",
                help="Sampled voters: poisson:RATE or without-replacement:m/N."),
@@ -160,37 +158,34 @@ class ColumnNames(click.ParamType):
 
 
 def columns_option(option=click.option):
-    """``--columns MAP``: the names of a long table's columns (with ``--classes K``), for
-    every command that reads votes."""
+    """``--columns MAP``: a long table's column names (with ``--classes K``)."""
     return option("--columns", type=ColumnNames(), metavar="MAP",
                   help="Long table's columns, e.g. query=position,class=token,count=n.")
 
 
 def long_table_specs(option=click.option) -> list:
-    """``--classes K`` and ``--columns MAP`` where VOTES are the only votes read (pate-sweep,
-    pate-plot selection): a long table's vocabulary size and column names."""
+    """``--classes K`` and ``--columns MAP`` where VOTES are the only votes read."""
     return [option("--classes", type=click.IntRange(min=2), metavar="K",
                    help="A long table's vocabulary size (query,class,count rows)."),
             columns_option(option)]
 
 
 def workers_option(option=click.option):
-    """``-w/--workers N``: threads of one analysis (pate-analyze, pate-report); no number
-    changes."""
+    """``-w/--workers N``: threads of one analysis; no number changes."""
     return option("-w", "--workers", type=click.IntRange(min=1), metavar="N",
                   help="Threads counting chunks [default: the cores]; same result.")
 
 
 def index_col_option(option=click.option):
-    """``--index-col N``: drop column N of CSV/TSV vote inputs (a pandas index), and of a
-    CSV/TSV ``--labels`` file with more than one column."""
+    """``--index-col N``: drop column N (a pandas index) of CSV/TSV votes and of a
+    multi-column CSV/TSV ``--labels``."""
     return option("--index-col", type=click.IntRange(min=0), metavar="N",
                   help="Drop column N of CSV/TSV votes and labels (an index).")
 
 
 def accounting_specs(option=click.option, *, auto: bool = False) -> list:
-    """How costs are charged and converted (``option``: click's or a group's; ``auto``:
-    ``--orders auto`` offered, pate-analyze's and pate-report's)."""
+    """How costs are charged and converted (``option``: click's or a group's; ``auto``: offer
+    ``--orders auto``)."""
     return [
         option("--accounting", type=click.Choice(["replay", "expected", "data-independent"]),
                default="replay", metavar="MODE",

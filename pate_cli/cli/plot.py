@@ -1,6 +1,5 @@
-"""``pate-plot KIND INPUT... -o OUT``: the papers' figures from our commands' outputs, built
-by ``outputs.plot_files`` and written atomically; input problems are one line and exit
-status 2 before anything is written."""
+"""``pate-plot KIND INPUT... -o OUT``: the papers' figures (``outputs.plot_files``), written
+atomically; an input problem is one line and exit status 2 before anything is written."""
 
 from __future__ import annotations
 
@@ -216,8 +215,8 @@ def partition(inputs, **options):
 
 
 def _save(draw, inputs, options: dict) -> None:
-    """The figure ``draw(inputs, **options)`` (a kind of ``outputs.plot_files``) written to
-    ``-o``, whose format is checked first (``--debug`` is the command runner's)."""
+    """Write ``draw(inputs, **options)`` to ``-o``, its format checked first (``--debug`` is
+    the command runner's)."""
     from ..outputs.plot_files import figure_format, save_figure
     output = options.pop("output")
     del options["debug"]

@@ -1,6 +1,5 @@
-"""Options shared by the ``pate-plot`` kinds: the look of a figure and its output file
-(checked by ``outputs.figure_style``), ``-n`` rows, ``--label`` per input, and
-``--params T,sigma1`` sets."""
+"""Options shared by the ``pate-plot`` kinds: a figure's look and output file (checked by
+``outputs.figure_style``), ``-n`` rows, ``--label`` per input, ``--params T,sigma1`` sets."""
 
 from __future__ import annotations
 
@@ -18,10 +17,10 @@ DELTA_HELP = ("delta of the epsilon axis, for tables that do not record one [def
 
 
 def figure_options(command=None, *, delta: bool | str = True):
-    """-o OUT and the look of the figure, shared by every kind, reaching the command as one
-    ``style`` (a ``plots.Style``); a PNG holds at most ``MAX_PIXELS`` pixels (else exit 2).
-    ``--delta``'s help is ``DELTA_HELP``, or ``delta`` when a text; ``delta=False`` leaves
-    the option out (axes that hold at every delta)."""
+    """-o OUT and the figure's look, reaching the command as one ``style`` (a ``plots.Style``);
+    a PNG holds at most ``MAX_PIXELS`` pixels (else exit 2). ``--delta``'s help is
+    ``DELTA_HELP``, or ``delta`` when a text; ``delta=False`` leaves the option out (axes
+    that hold at every delta)."""
     if command is None:
         return functools.partial(figure_options, delta=delta)
 
@@ -58,8 +57,8 @@ def figure_options(command=None, *, delta: bool | str = True):
 
 
 class Inches(click.FloatRange):
-    """A size in inches within the range: NaN, which no range check refuses, is refused
-    here, naming the option (it reached the pixel count as a bare conversion error)."""
+    """A size in inches within the range; NaN, which no range check refuses, is refused here,
+    naming the option."""
 
     def convert(self, value, param, ctx):
         number = super().convert(value, param, ctx)
@@ -69,9 +68,9 @@ class Inches(click.FloatRange):
 
 
 class FigureText(click.ParamType):
-    """A title or legend label matplotlib can draw: its ``$...$`` math text parses
-    (``figure_style.math_text_problem``); else refused naming the option (exit 2), before
-    any file is written (it was an unexpected ValueError from inside the drawing)."""
+    """A title or legend label whose ``$...$`` math text matplotlib can draw
+    (``figure_style.math_text_problem``); else refused naming the option (exit 2), before any
+    file is written."""
 
     name = "text"
 

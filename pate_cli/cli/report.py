@@ -1,6 +1,5 @@
-"""``pate-report``: a privacy statement you can publish (HTML or Markdown), from an analysis
-run with pate-analyze's option groups or ``--from summary.json [--per-query q.csv]``, built
-by ``outputs.report`` and written with its figures atomically as one set."""
+"""``pate-report``: a publishable privacy statement (HTML or Markdown) of a pate-analyze run
+or ``--from summary.json [--per-query q.csv]``, written with its figures atomically as a set."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``pate-sweep``: the analysis over a grid of parameters, on all cores or a Dask cluster.
-The click declaration only; the run is ``cli/sweep_run.py``, imported when a sweep runs,
-so that ``pate-sweep -h`` imports no numerics."""
+The click declaration only: the run (``cli/sweep_run.py``) is imported when a sweep runs, so
+``-h`` imports no numerics."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""``pate-sweep``'s run: points computed (``sweep.run``), rows streamed to ``OUT.partial``,
-stops by Ctrl-C or SIGTERM, and the messages; apart from ``cli/sweep.py`` so that ``-h``
-imports no numpy."""
+"""``pate-sweep``'s run: points computed, rows streamed to ``OUT.partial``, stops by Ctrl-C or
+SIGTERM, messages; apart from ``cli/sweep.py`` so that ``-h`` imports no numpy."""
 
 from __future__ import annotations
 
@@ -10,8 +9,8 @@ from concurrent.futures.process import BrokenProcessPool
 
 import click
 
-# Writing the table needs pandas: imported with the run (never for -h), not when Ctrl-C
-# arrives, so that a stopped run writes its rows at once (0.5-1 s sooner).
+# pandas, for the table: imported with the run (never for -h), not when Ctrl-C arrives, so a
+# stopped run writes its rows at once (0.5-1 s sooner).
 import pandas  # noqa: F401
 
 from ..inputs.shards import input_files
@@ -56,8 +55,8 @@ _GRIDS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "svt_scale",
 
 
 def run_sweep_command(votes, **options) -> None:
-    """The body of ``pate-sweep`` (``cli/sweep.py``'s ``command``): its options, as
-    ``pate_cli.run_sweep`` takes them (``sweep.api.SweepSpec``) and the command's own."""
+    """The body of ``pate-sweep``: ``pate_cli.run_sweep``'s options (``sweep.api.SweepSpec``)
+    and the command's own."""
     own = {name: options.pop(name) for name in _COMMAND_ONLY}
     out, fmt, resume, quiet = own["out"], own["fmt"], own["resume"], own["quiet"]
     grids = {name: value for name in _GRIDS if (value := options.pop(name)) is not None}
@@ -198,9 +197,9 @@ def _stopped(failure, rows: list[dict], *, out: str | None, journal, fmt: str, e
 
 def _write_out(out: str, rows: list[dict], journal, *, fmt: str, extra: tuple = (),
                foreign: list[dict] | None = None) -> None:
-    """Write ``--out`` atomically and remove the sidecar (or leave only the ``foreign``
-    rows of another grid in it); when ``out`` cannot be written, print the rows on stdout,
-    say where they are in one line and exit 2."""
+    """Write ``--out`` atomically and remove the sidecar (or leave only another grid's
+    ``foreign`` rows in it); if ``out`` cannot be written, print the rows on stdout, say where
+    they are in one line and exit 2."""
     data = table_bytes(rows, path=out, extra=extra)
     try:
         write_atomically(out, data)

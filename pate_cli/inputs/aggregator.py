@@ -1,7 +1,5 @@
-"""``--aggregator FILE.py:FUNCTION``: a user's aggregator for pate-audit (cli:pate-audit).
-
-The file is imported from its path (never unpickled); its return values are checked where
-it is called (``analysis.audit``).
+"""``--aggregator FILE.py:FUNCTION``: a user's aggregator for pate-audit (cli:pate-audit),
+imported from its path (never unpickled); its return values are checked where it is called.
 """
 
 from __future__ import annotations
@@ -18,9 +16,8 @@ from .readers import check_file, file_sha256
 
 @dataclass(frozen=True)
 class UserAggregator:
-    """A user's function ``f(votes, rng) -> labels`` and where it came from (``name`` is
-    ``FILE.py:FUNCTION`` as given, or a function's name; ``sha256`` the file's, None for a
-    function given to the API)."""
+    """A user's function ``f(votes, rng) -> labels`` and where it came from (``name``:
+    ``FILE.py:FUNCTION`` as given, or a function's name; ``sha256``: the file's, or None)."""
 
     function: Callable
     name: str

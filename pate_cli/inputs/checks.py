@@ -1,6 +1,5 @@
 """One-line checks shared by the readers: dtype, shape, finite and non-negative values.
-
-Places are given as query = 0-based row, class = 0-based column.
+Places: query = 0-based row, class = 0-based column.
 """
 
 from __future__ import annotations
@@ -49,9 +48,9 @@ def check_finite_non_negative(name, chunk, offset, why):
 
 
 def show_number(value) -> str:
-    """A number as a person writes it: 3, 1.5, 1e+300, nan, inf (never ``np.float64(...)``);
-    an integer-typed value as it is (an unsigned one past 2^63 too), a float integral below
-    1e16 without its ``.0``."""
+    """A number as a person writes it: 3, 1.5, 1e+300, nan, inf (never ``np.float64(...)``); an
+    integer-typed value as it is (unsigned past 2^63 too), an integral float below 1e16 without
+    its ``.0``."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return str(int(value))
     value = float(value)

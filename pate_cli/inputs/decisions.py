@@ -1,5 +1,5 @@
-"""``--decisions FILE``: the decisions of a run made elsewhere (cli:decisions), in what
-``--write-decisions`` writes or two plain arrays:
+"""``--decisions FILE``: the decisions of a run made elsewhere (cli:decisions); every problem is
+one ``InputError`` line naming the file. What ``--write-decisions`` writes, or two plain arrays:
 
 - ``.csv``: a header ``query,outcome,label``, one row per processed query in processing order;
   ``label`` empty when none; ``#`` lines are comments, ``# mechanism: NAME`` records the
@@ -12,8 +12,6 @@
   labels (-1: none); one entry per vote-file row, or per analysed query in processing order.
   (With 2 classes a non-boolean 0/1 array is read as a mask with a ``Warning:``: a binary
   task's labels, every query answered, need ``.csv``/``.npz``.)
-
-Every problem is one ``InputError`` line naming the file.
 """
 
 from __future__ import annotations
@@ -47,8 +45,7 @@ DECISION_EXTENSIONS = (".csv", ".jsonl", ".npz", ".npy")
 
 
 def load_decisions(path, *, classes: int | None = None) -> Decisions:
-    """Read a decisions file, with the checks that need no run (``classes``: the votes',
-    for ``decisions_from_array``'s note)."""
+    """Read a decisions file, with the checks that need no run (``classes``: the votes')."""
     name = os.fspath(path)
     extension = os.path.splitext(name)[1].lower()
     if extension not in DECISION_EXTENSIONS:
@@ -82,9 +79,9 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
     """Check ``table`` against the run (length, query indices, outcomes ``mechanism`` can
     produce, labels within ``classes`` and only on answered queries, recorded mechanism).
 
-    ``positions``: the analysed file rows, in order, of ``rows_total``. ``partial``: the
-    file may cover a prefix (a budget run that halted). Returns the decisions in processing
-    order with ``query``, ``mechanism`` and outcome codes (``decisions.CODED``) filled in."""
+    ``positions``: the analysed file rows, in order, of ``rows_total``. ``partial``: the file
+    may cover a prefix (a budget run halted). Returns the decisions in processing order with
+    ``query``, ``mechanism`` and outcome codes (``decisions.CODED``) filled in."""
     name = table.path or "<decisions>"
     if table.mechanism is not None and table.mechanism.lower() != mechanism.lower():
         raise InputError(f"{name}: decisions made by -m {table.mechanism}, but the analysis "
@@ -144,10 +141,9 @@ def check_decisions(table: Decisions, *, mechanism: str, classes: int,
 def read_decisions(value, *, mechanism: str, classes: int, positions: np.ndarray,
                    rows_total: int, partial: bool = False, student=None,
                    confidence: float = 0.0) -> Decisions:
-    """``--decisions``: ``value`` (a path, :class:`Decisions`, array, list, Series or
-    DataFrame of the file's columns) read and checked (:func:`check_decisions`). With
-    ``student`` (probabilities per file row), a ``student`` outcome needs confidence above
-    ``confidence`` (gamma) and releases the student's ``argmax p``."""
+    """``--decisions``: ``value`` (a path, :class:`Decisions`, array, list, Series or DataFrame
+    of the file's columns) read and checked. With ``student`` (probabilities per file row), a
+    ``student`` outcome needs confidence above ``confidence`` (gamma) and releases ``argmax p``."""
     if isinstance(value, Decisions):
         table = replace(value, label=np.asarray(value.label, dtype=np.int64))
     elif isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_frame"):
@@ -238,10 +234,9 @@ def _from_npy(name, digest, data: bytes, classes: int | None = None) -> Decision
 
 def decisions_from_array(array, *, path: str | None = None, sha256: str | None = None,
                          classes: int | None = None) -> Decisions:
-    """A 0/1 answered mask or released labels (-1: none) as :class:`Decisions` without
-    outcome codes. A non-boolean 0/1 array is read as a mask with a ``PateWarning``: it may
-    be the labels of a run that answered every query with classes 0 and 1 only, which read
-    as a mask would charge fewer answers (``classes``: the votes' classes, for the note)."""
+    """A 0/1 answered mask or released labels (-1: none) as :class:`Decisions` without outcome
+    codes. A non-boolean 0/1 array is read as a mask with a ``PateWarning`` (``classes``: the
+    votes'): labels of a run answering every query with 0 or 1 would be charged fewer answers."""
     name = path or "<decisions>"
     try:
         array = np.asarray(array)

@@ -136,8 +136,8 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
     """Read ``teacher,group`` (CSV, header): the group index of every teacher 0..M-1.
 
     Args:
-      path: the ``--teacher-groups`` file or, from the API, a DataFrame of its columns or
-        each teacher's group name in teacher order.
+      path: the ``--teacher-groups`` file, a DataFrame of its columns, or each teacher's
+        group name in teacher order.
       groups, teachers: the privacy groups, and M.
 
     Raises:
@@ -189,8 +189,8 @@ def load_teacher_groups(path, *, groups: PrivacyGroups, teachers: int) -> np.nda
 
 
 def _given_groups(values, groups: PrivacyGroups, teachers: int) -> np.ndarray:
-    """Each teacher's group index from an array of group names in teacher order (matched
-    as text, as a file's cells are: ``2`` names the group called ``"2"``)."""
+    """Each teacher's group index from an array of group names in teacher order (matched as
+    text, as a file's cells: ``2`` names the group ``"2"``)."""
     name = "the teacher groups"
     try:
         given = np.asarray(values)
@@ -220,9 +220,8 @@ def _used(groups: PrivacyGroups, name: str, assigned: np.ndarray) -> np.ndarray:
 
 def read_groups(groups, teacher_groups=None, *,
                 teachers) -> tuple[PrivacyGroups, np.ndarray | None]:
-    """``--groups`` and ``--teacher-groups`` (``teachers`` teachers), files or the API's
-    tables (:func:`load_groups`, :func:`load_teacher_groups`); ``PrivacyGroups`` taken
-    as given."""
+    """``--groups`` and ``--teacher-groups`` (``teachers`` teachers), files or the API's tables;
+    ``PrivacyGroups`` taken as given."""
     if not isinstance(groups, PrivacyGroups):
         groups = load_groups(groups)
     if teacher_groups is None:

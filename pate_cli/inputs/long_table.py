@@ -1,7 +1,7 @@
 """Long tables of sparse votes (cli:per-query "Sparse votes"): one row per non-zero count,
-columns ``query``, ``class``, ``count`` and an optional ``output`` in any order (other names
-by ``--columns``, :class:`ColumnMap`), read with ``--classes K`` (the vocabulary size).
-A ``.csv``/``.tsv`` file is one when its header names the three columns; ``.parquet`` always.
+columns ``query``, ``class``, ``count`` and an optional ``output`` in any order (renamed by
+``--columns``), read with ``--classes K`` (the vocabulary size). A ``.csv``/``.tsv`` file is
+one when its header names the three columns; ``.parquet`` always.
 """
 
 from __future__ import annotations
@@ -110,8 +110,8 @@ def _expected(columns: ColumnMap) -> str:
 
 
 def not_a_long_table(path, *, classes: int | None, columns: ColumnMap) -> InputError:
-    """The one line for ``--classes``/``--columns`` given with VOTES that are not a long
-    table: for a ``.csv``/``.tsv`` file, the columns expected and those its header has."""
+    """The one line for ``--classes``/``--columns`` with VOTES not a long table (a
+    ``.csv``/``.tsv`` file's: the columns expected and those its header has)."""
     option = "--classes K" if classes is not None else "--columns"
     name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
     extension = os.path.splitext(name)[1].lower() if name else ""
@@ -134,11 +134,10 @@ def not_a_long_table(path, *, classes: int | None, columns: ColumnMap) -> InputE
 
 
 def read_long_table(name: str, vocabulary: int, columns: ColumnMap):
-    """``(indptr, cols, counts, output per query or None)``: the CSR arrays of the long
-    table ``name``, each query's rows sorted by class. Read ``BATCH_ROWS`` rows at a time
-    (memory: the arrays and one batch), each checked for order (queries ascending, none
-    skipped), ids within int64 and the vocabulary before any cast, and duplicates; a
-    refusal names the line of the first problem."""
+    """``(indptr, cols, counts, output per query or None)``: the CSR arrays of the long table
+    ``name``, each query's rows sorted by class. Read ``BATCH_ROWS`` rows at a time (memory: the
+    arrays and one batch), checked for order (queries ascending, none skipped), ids within
+    int64 and the vocabulary before any cast, and duplicates; refusals name the first bad line."""
     table = _Batches(name, vocabulary, columns, rows=_row_bound(name))
     for frame in _frames(name, columns):
         table.add(frame)
@@ -174,8 +173,8 @@ def _frames(name: str, columns: ColumnMap) -> Iterator[pd.DataFrame]:
 
 
 def _row_bound(name: str) -> int:
-    """A Parquet file's row count from its footer; 0 for a text table (its arrays grow as
-    it is read once) or an unreadable one (``_frames`` says why)."""
+    """A Parquet file's row count from its footer; 0 for a text table (its arrays grow as it
+    is read) or an unreadable one (``_frames`` says why)."""
     if not name.lower().endswith(".parquet"):
         return 0
     try:
@@ -194,9 +193,8 @@ def _check_columns(name: str, found, columns: ColumnMap) -> None:
 
 
 class _Batches:
-    """A long table's CSR arrays formed batch by batch (``read_long_table``). The last
-    query of a batch may go on in the next, so its rows wait for it (``pending``): every
-    batch sorted is whole queries."""
+    """A long table's CSR arrays formed batch by batch. The last query of a batch may go on
+    in the next, so its rows wait (``pending``): every batch sorted is whole queries."""
 
     def __init__(self, name: str, vocabulary: int, columns: ColumnMap, *, rows: int):
         self.name, self.vocabulary, self.columns = name, vocabulary, columns
@@ -291,8 +289,8 @@ def _grown(array: np.ndarray | None, size: int, filled: int, dtype) -> np.ndarra
 
 
 def _numbers(name, frame, column, line: int) -> np.ndarray:
-    """A column's numbers (integers beyond int64 as floats), or one line naming the first
-    cell that is not a number."""
+    """A column's numbers (integers beyond int64 as floats), or one line naming the first cell
+    that is not a number."""
     import pandas as pd
     values = frame[column]
     if values.dtype.kind in "biuf":
@@ -334,7 +332,7 @@ def _ids(name, frame, column, values, limit, *, role: str, line: int) -> np.ndar
 def _check_outputs(name, rows: np.ndarray, output: np.ndarray, line: int,
                    pending: list[np.ndarray] | None) -> None:
     """Every row of a query names the same output (``pending``: the rows of the query the
-    previous batch ended with, whose output the first rows may go on)."""
+    previous batch ended with)."""
     if pending is not None:
         rows = np.concatenate((pending[0][-1:], rows))
         output = np.concatenate((pending[3][-1:], output))

@@ -18,10 +18,9 @@ from .rows import drop_mapped_rows
 
 @dataclass(frozen=True)
 class MultilabelVotes:
-    """Checked multi-label votes: ``array`` the file's counts ``(queries, labels, 2)``, or
-    its 0/1 predictions ``(queries, teachers, labels)`` when ``predicted`` (the counts are
-    then their per-label sums); ``labels`` true 0/1 labels ``(queries, labels)`` or None.
-    Arrays as read (a memory map for ``.npy``)."""
+    """Checked multi-label votes: ``array`` the file's counts ``(queries, labels, 2)``, or its
+    0/1 predictions ``(queries, teachers, labels)`` when ``predicted`` (counts: their per-label
+    sums); ``labels``: true 0/1 ``(queries, labels)`` or None. Arrays as read (``.npy`` mapped)."""
 
     array: np.ndarray
     teachers: int | float
@@ -39,14 +38,12 @@ class MultilabelVotes:
         return int(self.array.shape[2 if self.predicted else 1])
 
     def pieces(self, rows: int | None = None):
-        """``(lo, hi)``: consecutive queries, ``rows`` at a time (default: about
-        ``READ_VALUES`` values)."""
+        """``(lo, hi)``: consecutive queries, ``rows`` at a time (default ~``READ_VALUES``)."""
         rows = rows or max(1, READ_VALUES // int(np.prod(self.array.shape[1:])))
         return ((lo, min(self.queries, lo + rows)) for lo in range(0, self.queries, rows))
 
     def rows(self, lo: int, hi: int, dtype=np.uint8) -> np.ndarray:
-        """Queries ``lo .. hi-1`` of ``array`` as ``dtype`` (a copy; a mapped file's pages
-        let go)."""
+        """Queries ``lo .. hi-1`` as ``dtype`` (a copy; a mapped file's pages let go)."""
         out = np.array(self.array[lo:hi], dtype=dtype)
         drop_mapped_rows(self.array, lo, hi)
         return out

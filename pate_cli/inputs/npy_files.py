@@ -27,8 +27,7 @@ ARCHIVE_ERRORS = (ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile, z
 
 
 def max_elements() -> int:
-    """The most values an array read into memory may hold: ``PATE_MAX_ELEMENTS``, else
-    2 * 10^9."""
+    """The most values an array read into memory may hold: ``PATE_MAX_ELEMENTS``, else 2e9."""
     text = os.environ.get("PATE_MAX_ELEMENTS", "").strip()
     if not text:
         return DEFAULT_MAX_ELEMENTS
@@ -53,10 +52,9 @@ def npy_header(name, handle, available: int, *, in_memory: bool, member: str | N
                numeric: bool = True):
     """Read and check the NPY header at ``handle``'s position: ``(shape, fortran, dtype)``.
 
-    The shape must be non-negative and fit in ``available`` bytes (from the header to the
-    data's end), and with ``in_memory`` (or Fortran order) hold at most ``max_elements()``
-    values. ``member`` names an ``.npz`` member; ``numeric=False`` also takes strings
-    (never objects).
+    The shape must be non-negative and fit in ``available`` bytes (header to data's end), and
+    with ``in_memory`` (or Fortran order) hold at most ``max_elements()`` values. ``member``
+    names an ``.npz`` member; ``numeric=False`` also takes strings (never objects).
     """
     dtype_name = name
     if member is not None:
@@ -124,9 +122,9 @@ def read_npy(name, source):
 
 
 def check_npz_members(name, source, *, numeric: bool = True, key: str | None = None) -> None:
-    """The header of every ``.npy`` member, against the member's uncompressed size
-    (``numeric=False``: string members are taken too); with ``key`` (the array wanted), a
-    SciPy sparse matrix's archive is said to be one first."""
+    """Check the header of every ``.npy`` member against its uncompressed size
+    (``numeric=False``: strings too); with ``key`` (the array wanted), a SciPy sparse matrix's
+    archive is said to be one first."""
     with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zf:
         members = {info.filename for info in zf.infolist()}
         if key is not None and {"format.npy", "shape.npy", "data.npy"} <= members:
@@ -143,8 +141,8 @@ def check_npz_members(name, source, *, numeric: bool = True, key: str | None = N
 
 
 def npz_holds(path, key: str) -> bool:
-    """Whether ``path`` is a ``.npz`` archive with an array ``key`` (False for anything
-    else: the reader says what is wrong with it)."""
+    """Whether ``path`` is a ``.npz`` archive with an array ``key`` (False for anything else:
+    the reader says what is wrong)."""
     if not isinstance(path, (str, os.PathLike)) or not str(path).lower().endswith(".npz"):
         return False
     try:

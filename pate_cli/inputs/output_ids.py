@@ -1,11 +1,9 @@
 """Output ids: the generated sequence (output) each query belongs to (cli:per-query,
 math:sparse), from a sparse archive's ``output`` array, a long table's ``output`` column or,
-for any input (dense votes, ``--predictions``, sparse), ``--outputs FILE`` (``.npy`` or a
-one-column ``.csv``/``.tsv``, an optional header; or an array given to the API).
-
-The ids are whole numbers >= 0, one per vote-file row, each output's rows consecutive (a
-generation is a sequence). ``--outputs`` and a grouping inside the votes must agree on every
-row, so a run never depends on which won. Read whole (small beside the votes), as int64.
+for any input, ``--outputs FILE`` (``.npy`` or a one-column ``.csv``/``.tsv``, an optional
+header; or an API array). The ids are whole numbers >= 0, one per vote-file row, each output's
+rows consecutive (a generation is a sequence). ``--outputs`` and a grouping inside the votes
+must agree on every row, so a run never depends on which won. Read whole, as int64.
 """
 
 from __future__ import annotations
@@ -20,8 +18,8 @@ from .readers import given_matrix
 
 
 def checked_ids(name, ids: np.ndarray) -> np.ndarray:
-    """``ids`` as int64 after a one-line error naming the first query whose output is not
-    a whole number (NaN included) or is negative."""
+    """``ids`` as int64, else a one-line error naming the first query whose output is not a
+    whole number (NaN included) or is negative."""
     if ids.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(ids) | (ids != np.round(ids)))
         if bad.size:
@@ -44,7 +42,7 @@ def checked_ids(name, ids: np.ndarray) -> np.ndarray:
 
 def check_outputs(outputs: np.ndarray, name: str | None) -> None:
     """One line naming the first row whose output came before another one (an output's
-    queries must be consecutive rows: a generation is a sequence)."""
+    queries must be consecutive rows)."""
     starts = np.flatnonzero(np.concatenate(([True], np.diff(outputs) != 0)))
     ids = outputs[starts]  # one id per run of equal ids, in file order
     order = np.argsort(ids, kind="stable")  # each id's runs, in file order
@@ -57,8 +55,8 @@ def check_outputs(outputs: np.ndarray, name: str | None) -> None:
 
 
 def read_outputs(source, *, queries: int, votes_name: str | None) -> tuple[str, np.ndarray]:
-    """``(name, ids)`` of ``--outputs`` (a path, or an array given to the API, named
-    ``outputs``): one checked id per row of the ``queries`` rows of ``votes_name``."""
+    """``(name, ids)`` of ``--outputs`` (a path, or an API array named ``outputs``): one
+    checked id per row of the ``queries`` rows of ``votes_name``."""
     name, array, _, _ = given_matrix(source, name="outputs", key="output",
                                      expected="output ids")
     if array.ndim == 2 and array.shape[1] == 1:
@@ -96,11 +94,10 @@ def whole_outputs(starts: tuple[np.ndarray, np.ndarray], queries: int, rows: int
 
 def whole_outputs_kept(starts, queries: int | None,
                        rows: int) -> tuple[int | None, str | None]:
-    """``-n`` (``queries``) over an output grouping (:func:`output_starts`, or None) of
-    ``rows`` rows: the whole outputs among the first ``queries`` (a generation is never
-    cut) and where ``queries`` cut one (``-n 840 ends inside output 20 (queries 826 to
-    872)``, :func:`kept_note`'s), else None; ``OptionError`` where it ends inside the first
-    output."""
+    """``-n`` (``queries``) over an output grouping (:func:`output_starts`, or None) of ``rows``
+    rows: the whole outputs among the first ``queries`` (a generation is never cut) and where
+    ``queries`` cut one (:func:`kept_note`'s), else None; ``OptionError`` where it ends inside
+    the first output."""
     kept = queries if starts is None or queries is None else whole_outputs(starts, queries,
                                                                           rows)
     if kept == queries:
@@ -122,8 +119,8 @@ def kept_note(where: str, kept: int) -> str:
 
 
 def attach_outputs(vote_set, outputs):
-    """``vote_set`` with ``outputs`` (:func:`read_outputs`) as its output grouping; None
-    keeps its own. A grouping the votes already hold must be the same ids on every row."""
+    """``vote_set`` with ``outputs`` (:func:`read_outputs`) as its output grouping (None keeps
+    its own); a grouping the votes already hold must be the same ids on every row."""
     if outputs is None:
         return vote_set
     name, ids = read_outputs(outputs, queries=vote_set.queries, votes_name=vote_set.path)

@@ -1,6 +1,6 @@
 """The vote histogram of teacher predictions (``(queries, teachers)`` class ids, ``-1`` for no
-vote), formed for the rows a pass reads: the ``(queries, classes)`` histogram is never held
-whole, so memory is bounded by the chunk (a 128k-token vocabulary included).
+vote), formed for the rows a pass reads: never held whole (memory bounded by the chunk, even
+for a 128k-token vocabulary).
 """
 
 from __future__ import annotations
@@ -43,8 +43,7 @@ class PredictedVotes(FormedRows):
 
     @property
     def row_cells(self) -> int:
-        """Cells forming a row holds: its K counts and M predictions (chunks are sized by
-        it, ``vote_rows.row_width``)."""
+        """Cells forming a row holds: its K counts and M predictions (chunks are sized by it)."""
         return self.shape[1] + int(self.predictions.shape[1])
 
     def _rows(self, lo: int, hi: int) -> np.ndarray:
@@ -54,8 +53,8 @@ class PredictedVotes(FormedRows):
         return self._histogram(np.asarray(self.predictions[rows]), None)
 
     def _histogram(self, rows: np.ndarray, start: int | None) -> np.ndarray:
-        """The counts of ``rows`` of predictions (the first at position ``start``, None for
-        rows picked by number): one ``bincount`` of ``row * K + class``."""
+        """The counts of ``rows`` of predictions (the first at ``start``, None for rows picked
+        by number): one ``bincount`` of ``row * K + class``."""
         classes = self.shape[1]
         rows = np.asarray(rows, dtype=np.int64)
         voted = rows >= 0

@@ -2,11 +2,10 @@
 
 Two forms: a table ``order,rdp`` (CSV/TSV/.npy, :func:`load_rdp_curve`), or a ``.json``
 dp_accounting ``DpEvent`` (e.g. a DP-SGD student's) evaluated by ``RdpAccountant`` at the
-analysis orders (:func:`dp_event_curve`; the ``accounting`` extra).
-
-An event's JSON form is its ``to_named_tuple()`` as nested objects: ``class_name`` (a class
-of ``dp_accounting.dp_event``), optionally ``module_name`` (only that module is accepted:
-nothing else is imported), and its fields; events inside are such objects or lists of them.
+analysis orders (:func:`dp_event_curve`; the ``accounting`` extra). An event's JSON form is
+its ``to_named_tuple()`` as nested objects: ``class_name`` (of ``dp_accounting.dp_event``),
+optionally ``module_name`` (only that module is accepted: nothing else is imported), and its
+fields; events inside are such objects or lists of them.
 """
 
 from __future__ import annotations
@@ -44,8 +43,7 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
 
     An absent order takes the next larger given order's value (an upper bound: RDP is
     non-decreasing in the order, and a decreasing curve is refused); orders above the largest
-    get ``inf`` (never chosen). Messages count rows from 1 (the first row of values), as the
-    decisions reader does.
+    get ``inf`` (never chosen). Messages count rows from 1 (the first row of values).
 
     Returns:
       ``(curve, sha256 or None, note or None)``.
@@ -114,9 +112,8 @@ def load_rdp_curve(path, *, orders: np.ndarray) -> tuple[np.ndarray, str, str | 
 
 
 def _header(table) -> list[str] | None:
-    """The column names of an ``order,rdp`` table, lower-case: a DataFrame's, or the header
-    row of CSV/TSV text, a file's or the bytes read from a stream (None without one, or for
-    other forms)."""
+    """The lower-case column names of an ``order,rdp`` table: a DataFrame's, or the header row
+    of CSV/TSV text, a file's or a stream's bytes (None without one, or for other forms)."""
     if hasattr(table, "columns"):
         cells = [str(column).strip() for column in table.columns]
         return [cell.lower() for cell in cells] if is_header(cells) else None
@@ -181,8 +178,8 @@ HUGE_RDP = 1e300
 def checked_curve(curve, orders: np.ndarray, *, name: str = "add_rdp",
                   hint: str | None = None) -> np.ndarray:
     """An added RDP curve (one value per order) as float64, refused in one line for a wrong
-    shape, a negative or NaN value, or ``inf`` at every order (an infinite epsilon no order
-    grid helps, refused rather than reported). ``hint`` says why it may be."""
+    shape, a negative or NaN value, or ``inf`` at every order (an infinite epsilon no grid
+    helps). ``hint`` says why it may be."""
     curve = np.asarray(curve, dtype=np.float64)
     if curve.shape != orders.shape:
         given = (f"{curve.size} RDP values" if curve.ndim == 1

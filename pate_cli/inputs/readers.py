@@ -1,18 +1,17 @@
 """Opening user files: paths, standard input, .npy/.npz/.csv/.tsv bytes -> arrays.
 
-Every problem is a one-line ``InputError`` naming the file. ``.npy`` files are never
-unpickled; C-order ones are memory-mapped. Text is UTF-8 (a leading BOM dropped; other bytes
-refused, never replaced). Compressed files and archives under the wrong extension are named as
-such. Every 2-D array comes back C-contiguous, so a row's sum, which depends on the order it
-is read in, is the same for a C or Fortran ``.npy``, a ``.csv`` or a ``.tsv`` of the same votes.
+Every problem is a one-line ``InputError`` naming the file. ``.npy`` files are never unpickled;
+C-order ones are memory-mapped. Text is UTF-8 (a leading BOM dropped; bad bytes refused, never
+replaced). Compressed files and archives under the wrong extension are named as such. Every 2-D
+array comes back C-contiguous, so a row's sum (order-dependent) is the same for a C or Fortran
+``.npy``, a ``.csv`` or a ``.tsv`` of the same votes.
 
-Limits, checked before allocating: an NPY header's shape must be non-negative and fit in the
-bytes present; an array read into memory (stdin, ``.npz`` members, Fortran order) holds at most
+Limits, checked before allocating: an NPY header's shape is non-negative and fits the bytes
+present; an array read into memory (stdin, ``.npz`` members, Fortran order) holds at most
 ``max_elements()`` values (``PATE_MAX_ELEMENTS``, default 2 * 10^9, 16 GB); a stream is refused
 past that many float64 values' bytes.
 
-Size: one concept, a user file's bytes to an array: where they come from (path, stream,
-standard input) and their checks sit with the two text and binary readers they feed.
+Size: one concept, a user file's bytes to an array (its sources, checks, text/binary readers).
 """
 
 from __future__ import annotations
@@ -92,9 +91,8 @@ def check_file(path, *, expected: str | None = None) -> str:
 def open_input(path, *, background: bool = False):
     """Return ``(display name, source, sha256)``; source is a path, or bytes for stdin.
 
-    ``background``: a file's sha256 is computed on a thread while the caller validates it
-    (hashlib releases the GIL); the third value is then a function waiting for it
-    (``digest_of``)."""
+    ``background``: a file's sha256 is computed on a thread (hashlib releases the GIL) while
+    the caller validates; the third value is then a function waiting for it (``digest_of``)."""
     if str(path) == "-":
         data = read_stdin()
         if not data:
@@ -168,9 +166,8 @@ def read_stream(name: str) -> bytes:
 
 
 def read_all(handle, name: str) -> bytes:
-    """Every byte of a stream, 64 MB at a time: its head checked first (``check_magic``
-    refuses ``/dev/zero``), and refused past ``max_elements()`` float64 values' bytes, so
-    an endless stream does not fill memory."""
+    """Every byte of a stream, 64 MB at a time: head checked first (``check_magic`` refuses
+    ``/dev/zero``); refused past ``max_elements()`` float64 values' bytes (bounded memory)."""
     limit, parts, size = 8 * max_elements() + (1 << 20), [], 0
     while part := handle.read(1 << 26):
         if not parts:
@@ -193,8 +190,8 @@ def file_head(name: str) -> bytes:
 
 
 def _hashing(name: str):
-    """A function returning ``file_sha256(name)``, computed on a daemon thread from now (a
-    run that stops on bad input does not wait for it)."""
+    """A function returning ``file_sha256(name)``, computed on a daemon thread from now (a run
+    stopping on bad input does not wait for it)."""
     import threading
 
     outcome: list = []
@@ -231,8 +228,8 @@ def file_sha256(path, *, head: bool = False):
 
 
 def recorded_sha256(path) -> str | None:
-    """:func:`file_sha256`, cached by path, size and modification time (a search repeating
-    runs hashes each file once); None for a pipe or device (its bytes are gone)."""
+    """:func:`file_sha256`, cached by path, size and modification time; None for a pipe or
+    device (its bytes are gone)."""
     try:
         info = os.stat(path)
     except OSError as error:
@@ -243,11 +240,10 @@ def recorded_sha256(path) -> str | None:
 
 
 def votes_state(votes) -> tuple | None:
-    """What a later pass over ``votes`` (a run's per-query table) checks they are still
-    those analysed by: a memory map's file size and modification time (a file rewritten in
-    between would be read, or fault if shorter), an in-memory array's CRC-32 (a caller's
-    array written in between); None for rows formed when read (parsed text, sparse,
-    predictions), which later writes do not reach."""
+    """What a later pass over ``votes`` checks to see they are unchanged: a memory map's file
+    size and modification time (a rewritten file would be read, or fault if shorter), an
+    in-memory array's CRC-32; None for rows formed when read (text, sparse, predictions),
+    which later writes do not reach."""
     if isinstance(votes, np.memmap) and isinstance(votes.filename, str):
         info = os.stat(votes.filename)
         return ("file", info.st_size, info.st_mtime_ns)
@@ -285,8 +281,7 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None,
       key, index_col: the ``.npz`` member, a CSV/TSV column to drop.
 
     Returns:
-      ``(name, array, labels, sha256)``: a file's with its packed ``labels``; an array's
-      with None and None.
+      ``(name, array, labels, sha256)``; an array's labels and sha256 are None.
 
     Raises:
       InputError: a file that cannot be read, or an array that is not numbers.
@@ -306,9 +301,8 @@ def given_matrix(value, *, name: str, key: str, index_col: int | None = None,
 
 
 def read_matrix(name, source, *, key, index_col: int | None = None, indexed: bool = False):
-    """A C-contiguous numeric array (and an ``.npz``'s optional ``labels``); ``index_col``
-    drops that column of CSV/TSV text; ``indexed``: the caller drops pandas' index column
-    itself (its header is then no refusal, ``read_text``)."""
+    """A C-contiguous numeric array and an ``.npz``'s optional ``labels``; ``index_col`` drops
+    that CSV/TSV column; ``indexed``: the caller drops pandas' index column (its header passes)."""
     array, labels = _read_matrix(name, source, key, index_col, indexed)
     return c_order(array), labels
 
@@ -398,12 +392,11 @@ def decode_text(name, data: bytes) -> str:
 
 
 def read_text(name, text, separator, *, index_col: int | None = None):
-    """Parse CSV/TSV text: an optional header row, then numbers only. The first row is a
-    header when no unquoted cell is a number (``"30","20"`` is votes, ``"a","b"`` a header).
-    The headers pandas writes are refused with a hint: ``,0,1,...`` (its index column,
-    unless ``index_col`` drops a column) and ``0,1,...,K-1`` (K >= 3: unnamed columns, read
-    otherwise as a row of numbers). Lines end at ``\n``, ``\r\n`` or ``\r``, as pandas
-    splits them (not at a form feed)."""
+    """Parse CSV/TSV text: an optional header row (no unquoted cell a number: ``"30","20"`` is
+    votes, ``"a","b"`` a header), then numbers only. Pandas' headers are refused with a hint:
+    ``,0,1,...`` (its index column, unless ``index_col`` drops a column) and ``0,1,...,K-1``
+    (K >= 3, unnamed columns). Lines end at ``\n``, ``\r\n`` or ``\r`` as in pandas (not at a
+    form feed)."""
     import pandas as pd
     lines = LINE_ENDS.split(text)
     while lines and not lines[-1].strip():
@@ -457,7 +450,7 @@ LINE_ENDS = re.compile(r"\r\n|\r|\n")
 
 def _check_pandas_header(name, cells: list[str], index_col: int | None) -> None:
     """Refuse the first lines pandas' ``to_csv`` writes above unnamed columns, and a long
-    table's (it reaches here through a stream: a file is read by ``inputs.long_table``)."""
+    table's (here only through a stream: files go to ``inputs.long_table``)."""
     if {"query", "class", "count"} <= {cell.lower() for cell in cells}:
         raise InputError(f"{name}: a long table (query,class,count) is read from a .csv, .tsv "
                          "or .parquet file (with --classes K), not through standard input or "
@@ -506,9 +499,8 @@ def is_number(cell: str) -> bool:
 
 
 def text_number(cell: str) -> float:
-    """A number as a table cell writes it: ``float``'s syntax without digit-group
-    underscores (pandas' reader refuses ``1_0``; ``float`` would read it as 10);
-    ``ValueError`` otherwise."""
+    """A table cell's number: ``float``'s syntax without digit-group underscores (pandas
+    refuses ``1_0``, ``float`` reads 10); ``ValueError`` otherwise."""
     if "_" in cell:
         raise ValueError(f"{cell!r} is not a number")
     return float(cell)

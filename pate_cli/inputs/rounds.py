@@ -20,12 +20,11 @@ ROUND_KEYS = ("rows", "mechanism", "threshold", "sigma_threshold", "sigma", "lap
 def load_rounds(path) -> list[dict]:
     """A multi-round description (CSV with a header, or a JSON list of objects).
 
-    Each round has ``rows`` (``start:stop``, 0-based, stop excluded, or in JSON a list of
-    row numbers; integers only), ``mechanism`` and optional parameters (``threshold``,
+    Each round has ``rows`` (``start:stop``, 0-based, stop excluded, or in JSON a list of row
+    numbers; integers only), ``mechanism`` and optional parameters (``threshold``,
     ``sigma_threshold``, ``sigma``, ``laplace_scale``, ``confidence``, ``student`` (a path
-    relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``,
-    ``eta``). From the API, ``path`` may be the list of mappings itself (a ``student`` path
-    then relative to the working directory).
+    relative to the rounds file), ``svt_scale``, ``svt_cutoff``, ``svt_threshold``, ``eta``).
+    ``path`` may be the list of mappings itself (``student`` then relative to the cwd).
     """
     import pandas as pd
     if isinstance(path, (list, tuple)):
@@ -152,9 +151,8 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def _integer(value, *, text: bool = True) -> int | None:
-    """``value`` as an int when it is one: a JSON integer, or (``text``) digits with an
-    optional sign; None for anything else (``0.5``, ``1e3``, ``1.0``, ``true``, ``"7"`` in
-    a JSON list)."""
+    """``value`` as an int when it is one: a JSON integer, or (``text``) digits with an optional
+    sign; None for anything else (``0.5``, ``1e3``, ``1.0``, ``true``, ``"7"`` in JSON)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

@@ -1,7 +1,6 @@
-"""Rows of the votes as a pass reads them: by position, a chunk at a time, as C-ordered
-float64 (every row sum adds in one order whatever the input's layout), from this process's
-array or a task's own source (:class:`Span`, its row sources; ``shards.task_source`` picks),
-with a memory-mapped file's pages let go once read (:func:`drop_mapped_rows`).
+"""Rows of the votes as a pass reads them: by position, by chunk, as C-ordered float64 (every
+row sum adds in one order whatever the input's layout), from this process's array or a task's
+own source (:class:`Span`), a memory-mapped file's pages let go once read.
 """
 
 from __future__ import annotations
@@ -88,8 +87,8 @@ def picked_rows(positions, queries: int) -> tuple[np.ndarray | None, bool]:
 
 def drop_mapped_rows(array, lo: int, hi: int) -> None:
     """Drop the pages of rows ``lo .. hi-1`` of a memory-mapped array once read
-    (``madvise(MADV_DONTNEED)``; touched again, they come back from the page cache), so a
-    pass over a large file does not keep it resident. A no-op for other arrays or systems."""
+    (``madvise(MADV_DONTNEED)``; touched again, they come back from the page cache), so a large
+    file does not stay resident. A no-op for other arrays or systems."""
     import mmap
     if hasattr(array, "drop_rows"):  # votes in several mapped pieces (inputs.shards)
         array.drop_rows(lo, hi)
@@ -103,7 +102,7 @@ def drop_mapped_rows(array, lo: int, hi: int) -> None:
         first = array.__array_interface__["data"][0] + lo * array.strides[0] - start
         end = first + (hi - lo) * array.strides[0]
         # edge pages included: one shared with rows still to read comes back from the page
-        # cache (a minor fault); keeping them kept a page per chunk (50 MB of a 4 GB file)
+        # cache (a minor fault); keeping them keeps a page per chunk (50 MB of a 4 GB file)
         first -= first % mmap.PAGESIZE
         end = min(len(mapping), end + (-end) % mmap.PAGESIZE)
         if end > first >= 0:
@@ -156,8 +155,8 @@ def _consecutive(chosen: np.ndarray) -> bool:
 
 
 def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
-    """Rows ``lo .. hi-1`` of ``rows`` (a ``slice`` of consecutive rows of ``votes`` or
-    an index array) as C-ordered float64, as :func:`rows_of` gives them."""
+    """Rows ``lo .. hi-1`` of ``rows`` (a ``slice`` of ``votes`` or an index array) as
+    C-ordered float64, as :func:`rows_of` gives them."""
     if isinstance(rows, slice):
         first = rows.start + lo
         last = rows.stop if hi is None else rows.start + hi
@@ -166,8 +165,8 @@ def rows_in(votes, rows, lo: int = 0, hi: int | None = None) -> np.ndarray:
 
 
 def integral_maxima(votes, positions, queries: int, chunk_size: int) -> bool:
-    """Whether every analysed query's plurality count is whole (so each piece of a
-    per-query table writes the column as the whole table would); a pass unless integer."""
+    """Whether every analysed query's plurality count is whole (each piece of a per-query
+    table then writes the column as the whole table would); a pass unless integer."""
     return integer_counts(votes) or all(
         whole(rows_of(votes, positions, start, min(queries, start + chunk_size)).max(axis=1))
         for start in range(0, queries, chunk_size))
@@ -212,9 +211,9 @@ class ShippedRows:
 
 
 class Span(NamedTuple):
-    """A span of ``size`` analysed queries ``start ..`` counted apart (small and
-    picklable): file rows ``rows`` (a slice or an index array) of ``source`` (a row
-    source above), and its own rows of ``student``, ``decisions`` and ``truth``."""
+    """A span of ``size`` analysed queries ``start ..`` counted apart (small, picklable):
+    file rows ``rows`` (a slice or index array) of ``source``, and its own rows of
+    ``student``, ``decisions`` and ``truth``."""
 
     source: object
     rows: slice | np.ndarray
@@ -227,9 +226,8 @@ class Span(NamedTuple):
 
 def span_of(votes, positions, start: int, stop: int, *, source, student=None, decisions=None,
             truth=None) -> Span:
-    """The span of the analysed queries ``start .. stop-1``; its rows are shipped with it
-    (``ShippedRows``) when ``source`` is None, its given ``decisions`` padded
-    (``Decisions.padded``)."""
+    """The span of the analysed queries ``start .. stop-1``; its rows shipped with it
+    (``ShippedRows``) when ``source`` is None, its ``decisions`` padded (``Decisions.padded``)."""
     rows = (slice(start, stop) if isinstance(positions, FirstRows)
             else np.asarray(positions[start:stop]))
     if source is None:
@@ -242,8 +240,8 @@ def span_of(votes, positions, start: int, stop: int, *, source, student=None, de
 
 class AnalysedRows:
     """The first ``queries`` rows ``positions`` of ``votes``, read a slice at a time (never
-    gathered whole). The last slice is held by a weak reference, so a chunk's readers (the
-    smooth-sensitivity release, its charges) read it once and it does not outlive its use."""
+    gathered whole). The last slice is held by a weak reference: a chunk's readers read it
+    once, and it does not outlive its use."""
 
     def __init__(self, votes, positions, queries: int) -> None:
         self.votes = votes
@@ -306,9 +304,9 @@ def row_window(votes, rows, labels=None, student=None, *, view: bool = True) -> 
 
 class ScratchColumn:
     """``of(rows)`` (one float64 per row, e.g. SVT-PATE's distances) of the analysed rows,
-    computed into an unnamed temporary file on first read, then sliced with plain reads
-    (the pages are the kernel's cache, not this process's memory). ``name`` names the
-    values in errors. A context manager: the file is deleted on exit."""
+    computed into an unnamed temporary file on first read, then sliced with plain reads (the
+    kernel's page cache, not this process's memory). ``name``: the values in errors. A context
+    manager: the file is deleted on exit."""
 
     def __init__(self, votes, positions, queries: int, chunk_size: int, *,
                  of: Callable[[np.ndarray], np.ndarray], name: str):

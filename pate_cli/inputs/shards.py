@@ -1,10 +1,10 @@
 """Votes in shards: a directory of ``.npy`` files, or a glob of them, read as one matrix.
 
-``pate-analyze shards/`` or ``pate-analyze 'votes_*.npy'`` reads the pieces in plain string
-order of their names (number them with leading zeros), memory-mapped piece by piece, never
-concatenated; each is a 2-D ``.npy`` with the same number of classes. The sha256 is that of
-the pieces' bytes in that order (``cat shards/*.npy | sha256sum``). A cluster's worker maps a
-``.npy`` file or shards itself by absolute path (:class:`NpyRows`): workers must see that path.
+``pate-analyze shards/`` or ``'votes_*.npy'`` reads the pieces in string order of their names
+(number them with leading zeros), memory-mapped piece by piece, never concatenated; each is a
+2-D ``.npy`` with the same number of classes. The sha256 is that of the pieces' bytes in that
+order (``cat shards/*.npy | sha256sum``). A cluster's worker maps a ``.npy`` file or shards
+itself by absolute path (:class:`NpyRows`): workers must see that path.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ def shard_paths(path) -> list[str]:
 
 
 def input_files(named) -> list[tuple[str, str]]:
-    """``(how to show it, file)`` pairs of the files ``named`` (``(option, path)`` pairs,
-    ``option`` ``""`` for an argument) holds, each shard apart, so outputs do not overwrite
-    them. Stdin, None and unlistable shards give none (reading them says why)."""
+    """``(how to show it, file)`` pairs of the files ``named`` (``(option, path)`` pairs, option
+    ``""`` for an argument) holds, each shard apart, so outputs do not overwrite them. Stdin,
+    None and unlistable shards give none (reading them says why)."""
     files = []
     for option, path in named:
         if path is None or str(path) == "-":
@@ -139,8 +139,7 @@ def open_shards(path, read_piece, *, hashed: bool = True) -> tuple[str, ShardedV
 
 @dataclass(frozen=True)
 class NpyRows:
-    """Rows of a ``.npy`` file (or of shards) that a worker reads itself, by path,
-    memory-mapped."""
+    """Rows of a ``.npy`` file (or of shards) a worker reads itself, by path, memory-mapped."""
 
     path: str
     shape: tuple[int, ...]

@@ -1,11 +1,10 @@
 """Sparse vote files: token votes over a vocabulary (cli:formats, math:sparse), read into one
 ``SparseVotes`` (CSR) from a ``scipy.sparse.save_npz`` matrix (CSR, CSC or COO, compressed or
 not; its shape gives the vocabulary; optionally an integer ``output`` array, one per query) or
-a long table (``inputs.long_table``, with ``--classes K``). Nothing is unpickled.
-
-Each problem is one line naming the file, query and class: a duplicate entry, a class outside
-the vocabulary, unsorted or missing queries, a negative or non-finite count, rows with
-different totals (unless ``--teachers``), a bad output id (``inputs.output_ids``).
+a long table (with ``--classes K``). Nothing is unpickled. Each problem is one line naming the
+file, query and class: a duplicate entry, a class outside the vocabulary, unsorted or missing
+queries, a negative or non-finite count, rows with different totals (unless ``--teachers``), a
+bad output id.
 """
 
 from __future__ import annotations
@@ -29,8 +28,8 @@ _SCIPY_MEMBERS = {"format.npy", "shape.npy"}  # scipy.sparse.save_npz's signatur
 
 
 def sparse_kind(path, columns: ColumnMap | None = None) -> str | None:
-    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table (``.parquet``, or
-    a ``.csv``/``.tsv`` whose header names ``columns``' three), else None."""
+    """``"npz"`` for a ``save_npz`` archive, ``"table"`` for a long table (``.parquet``, or a
+    ``.csv``/``.tsv`` whose header names ``columns``' three), else None."""
     if str(path) == "-" or not os.path.isfile(path):
         return None
     extension = os.path.splitext(str(path))[1].lower()
@@ -50,8 +49,7 @@ def sparse_kind(path, columns: ColumnMap | None = None) -> str | None:
 
 def read_sparse(name: str, kind: str, *, classes: int | None,
                 columns: ColumnMap | None = None) -> tuple[SparseVotes, np.ndarray | None]:
-    """``(votes, outputs or None)`` of a sparse file (module docstring; a long table's
-    columns named by ``columns``)."""
+    """``(votes, outputs or None)`` of a sparse file (a long table's columns by ``columns``)."""
     if kind != "npz":
         if classes is None:
             raise InputError(f"{name}: a long table (query,class,count) needs --classes K, "
@@ -70,8 +68,8 @@ def read_sparse(name: str, kind: str, *, classes: int | None,
 
 
 def sparse_from_matrix(matrix, name: str = "the sparse votes") -> SparseVotes:
-    """The ``SparseVotes`` of a SciPy sparse matrix given to the API, copied as canonical
-    CSR and checked as a ``save_npz`` file's entries are."""
+    """The ``SparseVotes`` of an API SciPy sparse matrix, copied as canonical CSR and checked
+    as a ``save_npz`` file's entries are."""
     csr = matrix.tocsr(copy=True)
     csr.sum_duplicates()
     csr.sort_indices()
@@ -140,8 +138,8 @@ def _read_scipy(name: str):
 
 
 class _Members:
-    """An archive's arrays: an uncompressed member memory-mapped in place (paged in as
-    chunks read it), a compressed one read."""
+    """An archive's arrays: an uncompressed member memory-mapped in place, a compressed one
+    read."""
 
     def __init__(self, name: str, loaded):
         self.name, self.loaded = name, loaded
@@ -224,8 +222,8 @@ def _compressed(name, rows, cols, data, output, queries: int,
 
 def _from_csr(name, indptr, cols, data, output,
               vocabulary: int) -> tuple[SparseVotes, np.ndarray | None]:
-    """``SparseVotes`` from canonical CSR arrays, checked entry by entry (each message
-    names the entry's query and class)."""
+    """``SparseVotes`` from canonical CSR arrays, checked entry by entry (messages name the
+    entry's query and class)."""
     if vocabulary < 2:
         raise InputError(f"{name}: needs at least 2 classes, got {vocabulary}")
 

@@ -1,8 +1,8 @@
-"""Tables our commands wrote (per-query and sweep tables), read in pieces of bounded rows
-(``pate-plot``'s per-query tables) or whole (:func:`read_table`, the pieces joined): floats
-read back exactly as written, only empty cells missing, a per-query table's float columns
-float64 even when whole, one-line errors. After a piece with text in a float column the
-rest is read untyped, so the caller's cell checks name the row. A FIFO is read once, whole.
+"""Tables our commands wrote (per-query, sweep), read in pieces of bounded rows or whole
+(:func:`read_table`): floats read back exactly as written, only empty cells missing, a
+per-query table's float columns float64 even when whole, one-line errors. After a piece with
+text in a float column the rest is read untyped, so the caller's cell checks name the row. A
+FIFO is read once, whole.
 """
 
 from __future__ import annotations
@@ -35,9 +35,8 @@ _BLANK_LINE = re.compile(rb"\n(?=\r?\n)")
 
 
 class TablePieces:
-    """The table ``path`` (``expected`` names it in errors), checked to exist, be
-    non-empty and have a table extension; CSV/TSV cells of ``text_columns`` stay text
-    (``0.1.0``, ``2,3``, ``32``)."""
+    """The table ``path`` (``expected`` names it in errors), checked to exist, be non-empty
+    and have a table extension; CSV/TSV cells of ``text_columns`` stay text (``0.1.0``)."""
 
     def __init__(self, path: str, *, expected: str, text_columns=()):
         self.name = str(path)
@@ -50,9 +49,8 @@ class TablePieces:
             pass
 
     def count_rows(self, at_most: int | None = None) -> int:
-        """The number of data rows (stopping once past ``at_most``): parquet's metadata,
-        else the non-blank lines after the header (a quoted cell spanning lines, which
-        our commands never write, counts once per line)."""
+        """The number of data rows (stopping once past ``at_most``): parquet's metadata, else
+        the non-blank lines after the header (a multi-line quoted cell counts once per line)."""
         if self.extension == ".parquet":
             return int(self._parquet().metadata.num_rows)
         lines = blank = 0
@@ -73,8 +71,7 @@ class TablePieces:
         return max(0, lines - blank - header)
 
     def pieces(self, rows: int = PIECE_ROWS) -> Generator[pd.DataFrame, None, None]:
-        """The table's consecutive pieces of at most ``rows`` rows (the first may be empty
-        when the table has no rows)."""
+        """The table's consecutive pieces of at most ``rows`` rows (the first empty if none)."""
         if self.extension == ".parquet":
             return self._parquet_pieces(rows)
         if self.extension in (".json", ".jsonl"):
@@ -96,8 +93,8 @@ class TablePieces:
         return self._source
 
     def _text_error(self, error: BaseException) -> InputError:
-        """The one-line error of a text table pandas could not read: the encoding's
-        (``decode_text``'s), an empty text, else pandas' first line."""
+        """The one-line error of a text table pandas could not read: the encoding's, an empty
+        text, else pandas' first line."""
         import pandas as pd
         if isinstance(error, UnicodeError):
             if isinstance(self._source, io.BytesIO):
@@ -149,10 +146,10 @@ class TablePieces:
                 reader.close()
 
     def _check_last_row(self, columns: int, sep: str) -> None:
-        """A text table ends with a whole row: a line end (our commands end every row
-        with one) and every column (pandas would read a short row's missing cells as
-        empty). A table cut off by an interrupted copy or write is refused on one line,
-        not read with its last cells lost or shortened (``3.4087`` read as ``3.``)."""
+        """A text table ends with a whole row: a line end (our commands end every row with
+        one) and every column (pandas reads a short row's missing cells as empty). A table cut
+        off by an interrupted write is refused, not read with its last cells lost or
+        shortened (``3.4087`` read as ``3.``)."""
         with self._open() as handle:
             size = handle.seek(0, io.SEEK_END)
             handle.seek(max(0, size - _BLOCK))
@@ -193,8 +190,8 @@ class TablePieces:
                              f"expected {self.expected}") from None
 
     def _whole_summary(self) -> bool:
-        """Whether the file is one JSON summary over several lines (read whole: only
-        after it failed to parse as JSON lines)."""
+        """Whether the file is one JSON summary over several lines (read whole, only after
+        it failed to parse as JSON lines)."""
         with self._open() as handle:
             return is_summary(handle.read().decode("utf-8-sig", errors="replace"))
 
@@ -208,8 +205,7 @@ class TablePieces:
         except ImportError:
             raise InputError(f"{self.name}: reading .parquet needs pyarrow "
                              "(pip install 'pate_cli[parquet]')") from None
-        try:  # pre_buffer (pyarrow's default) holds the column chunks read: memory grew
-            # some 22 bytes a row of a 10^7-row table
+        try:  # pre_buffer (pyarrow's default) keeps the chunks read: memory grows ~22 bytes a row
             return pq.ParquetFile(self._source_for_pandas(), pre_buffer=False)
         except Exception as error:  # noqa: BLE001 - pyarrow raises several types
             raise self._parquet_error(error) from None
@@ -236,14 +232,12 @@ class TablePieces:
 
 def read_table(path, *, expected: str, allow_empty: bool = False,
                text_columns=()) -> pd.DataFrame:
-    """Read a table written by one of our commands, whole: its :class:`TablePieces`
-    joined.
+    """Read a table written by one of our commands, whole: its :class:`TablePieces` joined.
 
     Args:
       path: the table (``.csv``, ``.tsv``, ``.json``/``.jsonl`` lines, ``.parquet``, ``-``).
       expected: what it should be (``tables.PER_QUERY``, ``tables.SWEEP``), named in errors.
-      allow_empty: accept a header without rows (an interrupted sweep that finished
-        nothing).
+      allow_empty: accept a header without rows (an interrupted sweep that finished nothing).
       text_columns: CSV/TSV columns whose cells stay text.
 
     Raises:

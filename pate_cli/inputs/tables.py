@@ -53,15 +53,14 @@ def text_options(extension: str) -> dict:
 
 
 def per_query_floats(header) -> dict:
-    """The float64 columns of a per-query table with columns ``header`` (all but
-    ``PER_QUERY_INTEGERS`` and ``PER_QUERY_TEXT``), as ``read_csv``'s ``dtype``."""
+    """``read_csv``'s ``dtype``: float64 for ``header``'s columns but ``PER_QUERY_INTEGERS``
+    and ``PER_QUERY_TEXT``."""
     return {column: np.float64 for column in header
             if str(column).strip() not in (*PER_QUERY_INTEGERS, *PER_QUERY_TEXT)}
 
 
 def read_summary(path) -> dict:
-    """Read a ``pate-analyze --format json`` summary (one JSON object; ``-``: standard
-    input)."""
+    """Read a ``pate-analyze --format json`` summary (one JSON object; ``-``: standard input)."""
     name = os.fspath(path)
     if name == "-":
         text = decode_text(name, read_stdin())
@@ -152,8 +151,8 @@ def _kind_problem(summary: dict) -> str | None:
     return None
 
 
-# Keys pate-report reads unconditionally (a plot takes a summary cut down to the keys it
-# draws: epsilon, delta and the risks for the trade-off curve).
+# Keys pate-report always reads (a plot takes a summary cut down to the keys it draws:
+# epsilon, delta and the risks for the trade-off curve).
 REPORT_KEYS = ("input", "mechanism", "queries", "accounting", "params", "answered", "order",
                "epsilon_data_independent")
 # The JSON type of the summary's keys that a report or plot reads (json.md); null is
@@ -277,11 +276,10 @@ def _domain(column: str) -> tuple[float, float]:
 def table_source(name: str, expected: str) -> tuple[str, bytes | None]:
     """Where the table ``name`` is and what format it has.
 
-    ``-`` and a FIFO are read once, whole; one without a table extension is told by its
-    bytes (parquet's ``PAR1``, JSON lines' ``{``, else CSV).
-
-    Returns ``(extension, data)``: one of ``TABLE_EXTENSIONS``, and a stream's bytes (None
-    for a regular file). ``InputError``: a missing or empty file, an unknown extension.
+    ``-`` and a FIFO are read once, whole; one without a table extension is told by its bytes
+    (parquet's ``PAR1``, JSON lines' ``{``, else CSV). Returns ``(extension, data)``: one of
+    ``TABLE_EXTENSIONS``, and a stream's bytes (None for a regular file). ``InputError``: a
+    missing or empty file, an unknown extension.
     """
     if name != "-" and is_regular_file(name, expected):
         return table_extension(name, expected), None

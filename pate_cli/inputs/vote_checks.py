@@ -1,7 +1,7 @@
-"""The checks of a dense vote matrix: shape, at least two classes, finite non-negative
-counts, every row summing to the same M (or at most ``--teachers M``), a note for averaged
-votes. Each problem is one line naming file, query and class; scanned in chunks of
-``work_sizes.TABLE_ROWS`` rows, so memory stays bounded.
+"""The checks of a dense vote matrix: shape, at least two classes, finite non-negative counts,
+every row summing to the same M (or at most ``--teachers M``), a note for averaged votes. Each
+problem is one line naming file, query and class; scanned in chunks of
+``work_sizes.TABLE_ROWS`` rows (bounded memory).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ SCAN_ELEMENTS = 1 << 23
 
 
 def check_votes(name, array, *, teachers: float | None = None, hint_index=False):
-    """Check a vote matrix (module doc); ``teachers`` (``--teachers M``) replaces the rule
-    that every row sums to the same M by the rule that no row sums above M."""
+    """Check a vote matrix (module doc); with ``teachers`` (``--teachers M``) no row sums above
+    M instead of every row summing to the same M."""
     check_shape(name, array, votes=True)
     if array.shape[1] < 2:
         raise InputError(f"{name}: needs at least 2 classes (columns), got {array.shape[1]}")
@@ -80,8 +80,8 @@ def check_votes(name, array, *, teachers: float | None = None, hint_index=False)
 def _plain_integer_rows(rows: np.ndarray, reference: float | None, teachers: float | None
                         ) -> bool:
     """Whether integer ``rows`` (at most 32 bits) have no negative vote and sum exactly to
-    ``reference`` (at most ``teachers`` if given): :func:`_check_votes` would pass, found
-    without a float copy (the common case, about 3x faster); other rows go through it."""
+    ``reference`` (at most ``teachers`` if given), as :func:`_check_votes` would pass, without
+    a float copy (about 3x faster); other rows go through it."""
     if rows.dtype.kind not in "iu" or rows.dtype.itemsize > 4 or rows.size == 0:
         return False
     if rows.dtype.kind == "i" and rows.min() < 0:
@@ -130,8 +130,8 @@ def _rounding(array) -> float:
 
 
 def _distinct(value: float, reference: float) -> tuple[str, str]:
-    """Two different totals with enough significant digits to tell them apart (a
-    float32 row of 249.99998 is not shown as 250 beside one of 250.00002)."""
+    """Two different totals with enough significant digits to tell them apart (249.99998 not
+    shown as 250 beside 250.00002)."""
     for digits in range(6, 18):
         shown, first = f"{value:.{digits}g}", f"{reference:.{digits}g}"
         if shown != first:

@@ -1,11 +1,10 @@
 """Vote histograms, teacher predictions, true labels and student probabilities.
 
 Every problem is a one-line ``InputError`` naming the file, the place (query = 0-based row,
-class = 0-based column; text files also give the 1-based line and column) and what is
-wrong. Memory-mapped files are scanned in chunks, so memory stays bounded.
+class = 0-based column; text also the 1-based line and column) and what is wrong.
+Memory-mapped files are scanned in chunks (bounded memory).
 
-Size: one concept, a vote input of any kind read into a ``VoteSet`` (and the files that go
-with it: labels, students, predictions).
+Size: one concept, a vote input of any kind read into a ``VoteSet`` (with labels, students).
 """
 
 from __future__ import annotations
@@ -183,8 +182,8 @@ def _load_sparse(path, kind, *, teachers, labels, queries, classes, columns) -> 
 
 def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
                     sha256: str | None = None) -> VoteSet:
-    """A ``VoteSet`` of sparse votes (a file's, or the API's matrix with ``sha256`` None):
-    rows must share one total unless ``teachers`` (checked by the caller) is given."""
+    """A ``VoteSet`` of sparse votes (``sha256`` None for the API's matrix): rows share one
+    total unless ``teachers`` (checked by the caller) is given."""
     totals = row_totals(votes)  # no votes: refused in the dense checks' words
     if teachers is None and totals[0] == 0:
         raise InputError(f"{name}: query 0 has no votes (its counts sum to 0; every "
@@ -209,14 +208,14 @@ def sparse_vote_set(name: str, votes, teachers, *, outputs=None,
                             sha256=sha256, outputs=outputs))  # type: ignore[arg-type]
 
 
-# Votes a loader or ``validated`` checked, by id: (weak reference, M checked at). Not a
-# ``VoteSet`` field: ``replace`` would carry it to other votes, and a hand-built set could claim it.
+# Checked votes by id: (weak reference, M). Not a ``VoteSet`` field: ``replace`` would carry it
+# to other votes, and a hand-built set could claim it.
 _CHECKED: dict[int, tuple[weakref.ref, float]] = {}
 
 
 def _checked(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
-    """Note ``vote_set``'s votes as checked to have no row above ``teachers`` (default its
-    M); votes that cannot be weakly referenced are checked each time."""
+    """Note ``vote_set``'s votes as checked to have no row above ``teachers`` (default its M);
+    votes that cannot be weakly referenced are checked each time."""
     votes = vote_set.votes
     limit = float(vote_set.teachers if teachers is None else teachers)
     key = id(votes)
@@ -237,14 +236,14 @@ def _checked_at(votes) -> float | None:
 def validated(vote_set: VoteSet, teachers: float | None = None) -> VoteSet:
     """``vote_set`` with its votes checked as a file's are, unless already checked at M.
 
-    Finite, non-negative, no row above M (such a row would be charged as if each teacher moved
-    one vote, under-counting the cost).
+    Finite, non-negative, no row above M (charged as if each teacher moved one vote, it would
+    under-count the cost).
 
     Returns:
       The set with ``teachers`` (the run's M, default the set's) as its M.
 
     Raises:
-      InputError: an M not a positive number up to 2^53; a row summing above M (votes or
+      InputError: M not a positive number up to 2^53; a row summing above M (votes or
         voters); votes a file could not hold.
     """
     checked_teachers(vote_set.teachers)
@@ -292,8 +291,8 @@ def teacher_count(name: str, teachers: float) -> int | float:
 
 
 def votes_from_array(votes, *, teachers: float | None = None, name: str = "votes") -> VoteSet:
-    """A validated ``VoteSet`` from an array, DataFrame or list of rows given to the API,
-    checked as a vote file is (``name`` stands for the file's name)."""
+    """A ``VoteSet`` from an API array, DataFrame or list of rows, checked as a vote file is
+    (``name`` stands for the file's name)."""
     if hasattr(votes, "to_numpy") and not isinstance(votes, np.ndarray):
         votes = votes.to_numpy()  # a DataFrame: its values, not its index
     try:
@@ -326,11 +325,11 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
                      layout: str = "queries-first", teachers: float | None = None) -> VoteSet:
     """Turn a ``(queries, teachers)`` matrix of predicted class ids into a histogram.
 
-    ``-1`` means the teacher did not vote; ``classes`` defaults to the largest id + 1.
+    ``-1``: the teacher did not vote; ``classes`` defaults to the largest id + 1.
     ``layout="teachers-first"`` (``--predictions-layout``, cli:formats): the file holds the
-    transpose, as PromptPATE and the 2017 PATE code save it (read as a view; messages still
-    name queries and teachers). The histogram is never held whole: ``PredictedVotes`` forms
-    each chunk's rows. ``teachers`` (``--teachers M``): no query may have more than M voters.
+    transpose, as PromptPATE and the 2017 PATE code save it (read as a view). The histogram is
+    never held whole (``PredictedVotes`` forms each chunk's rows). ``teachers``: no query has
+    more than M voters.
     """
     if layout not in PREDICTION_LAYOUTS:
         raise InputError(f"--predictions-layout must be one of {', '.join(PREDICTION_LAYOUTS)}, "
@@ -340,7 +339,7 @@ def load_predictions(path, *, classes: int | None = None, labels=None,
     check_shape(name, array, votes=True)
     if layout == "teachers-first":  # (teachers, queries[, labels]) -> queries first
         array = array.swapaxes(0, 1)
-    # whole class ids and their range, a chunk at a time (a mapped file's pages let go)
+    # whole class ids and their range, by chunk (a mapped file's pages let go)
     top = low = -1  # -1: no vote
     scan = max(1, min(TABLE_ROWS, SCAN_ELEMENTS // max(1, array.shape[1])))
     for start in range(0, array.shape[0] if array.size else 0, scan):
@@ -399,10 +398,9 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
                   queries: int | None = None, index_col: int | None = None) -> VoteSet:
     """Validate true labels (a path or an array) against ``vote_set`` and attach them.
 
-    One label per row, or with ``queries`` (``--queries N``) possibly one per analysed row
-    (never padded, so an unlabelled row cannot be scored by mistake); ``--query-indices``
-    needs the full count. ``index_col`` drops that column of a multi-column CSV/TSV labels
-    file (pandas' index). ``name`` names an array given directly in messages.
+    One label per row, or with ``queries`` one per analysed row (never padded, so an
+    unlabelled row cannot be scored); ``--query-indices`` needs the full count. ``index_col``
+    drops that column of a multi-column CSV/TSV file. ``name`` names an array in messages.
     """
     if isinstance(labels, (str, os.PathLike)):
         name, raw, _ = open_input(labels)
@@ -443,7 +441,7 @@ def attach_labels(vote_set: VoteSet, labels, *, name: str = "labels",
             raise InputError(f"{name}: label {show_number(part[bad[0]])} at query "
                              f"{start + bad[0]} is outside 0..{vote_set.classes - 1}")
         drop_mapped_rows(values, start, start + part.shape[0])
-    # int64 labels as they are (a memory map stays mapped: no copy of every label)
+    # int64 labels as they are (a memory map stays mapped, not copied)
     return replace(vote_set, labels=values if values.dtype == np.int64
                    else values.astype(np.int64))
 
@@ -456,9 +454,8 @@ def _is_text(name: str, source) -> bool:
 
 
 def load_student(path, *, queries: int, classes: int) -> np.ndarray:
-    """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows
-    non-negative and summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key
-    ``student``), or an array (a list) checked as a file is."""
+    """Student probabilities for Interactive-GNMax: ``(queries, classes)``, rows non-negative
+    summing to 1 within 1e-6 (``.npy``, ``.csv``, ``.npz`` key ``student``, or an array)."""
     name, array, _, _ = given_matrix(path, name="the student array", key="student")
     check_shape(name, array)
     if array.shape != (queries, classes):
@@ -476,8 +473,8 @@ def load_student(path, *, queries: int, classes: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ReadSpec:
-    """:func:`read_votes`'s keywords: as :func:`load_votes` and :func:`load_predictions`
-    take them (``predictions`` a file read instead of votes)."""
+    """:func:`read_votes`'s keywords, as :func:`load_votes` and :func:`load_predictions` take
+    them (``predictions``: a file read instead of votes)."""
 
     predictions: Any = None
     classes: int | None = None

@@ -1,8 +1,7 @@
 """pate-audit's output: an ``AuditResult`` as the JSON summary of cli:json (key ``audit``) or
-as the aligned text table (cli:pate-audit).
-
-The measured ``epsilon_lower`` is never printed as a guarantee: it is named a measurement
-with its confidence and draws, and rounded DOWN; the claimed ``epsilon_upper`` UP.
+the aligned text table (cli:pate-audit). The measured ``epsilon_lower`` is never printed as a
+guarantee: it is named a measurement with its confidence and draws, and rounded DOWN; the
+claimed ``epsilon_upper`` UP.
 """
 
 from __future__ import annotations

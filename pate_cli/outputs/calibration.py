@@ -1,5 +1,4 @@
-"""``pate-calibrate``'s output: the calibration's JSON summary (``Calibration.to_dict``)
-as the aligned table or as JSON text."""
+"""``pate-calibrate``'s output: ``Calibration.to_dict`` as the aligned table or JSON text."""
 
 from __future__ import annotations
 

@@ -17,8 +17,7 @@ SWEEP_PARAMETERS = ("sigma", "threshold", "sigma_threshold", "laplace_scale", "e
 
 
 def summary_parameters(summary: dict | None) -> str:
-    """``threshold=200, sigma_threshold=150, sigma=40`` from a JSON summary's params (those
-    not set, null, left out)."""
+    """``threshold=200, sigma_threshold=150, sigma=40`` from a summary's params (null ones out)."""
     if not summary:
         return ""
     return ", ".join(f"{key}={value:g}" if isinstance(value, float | int) else
@@ -51,14 +50,14 @@ def summary_caption(summary: dict | None) -> str:
 
 
 def table_queries(frame) -> int:
-    """The number of queries of a per-query table, or of the table the rows ``frame`` were
-    drawn from (``plot_tables.drawn_table``: its ``attrs``)."""
+    """The queries of a per-query table, or of the table ``frame`` was drawn from (its
+    ``attrs``, ``plot_tables.drawn_table``)."""
     return int(frame.attrs.get("queries", len(frame)))
 
 
 def drawn_from(frame) -> str:
-    """`` (drawn from one query in every k, ...)`` when ``frame`` holds every k-th row of
-    its table (``figure_data.figure_rows``), else ``''``."""
+    """`` (drawn from one query in every k, ...)`` when ``frame`` holds every k-th row of its
+    table (``figure_data.figure_rows``), else ``''``."""
     every = frame.attrs.get("every", 1)
     if every <= 1:
         return ""
@@ -68,9 +67,9 @@ def drawn_from(frame) -> str:
 
 
 def figure_note(summary: dict | None, what: str = "figure") -> str:
-    """What a per-query table's cumulative epsilon is: its RDP (SVT-PATE's: pure-DP)
-    ``what``, beside a PLD headline if any; unsanitised for a data-dependent run
-    (math:costs), or possibly so without a summary."""
+    """What a per-query table's cumulative epsilon is: its RDP (SVT-PATE's: pure-DP) ``what``,
+    beside a PLD headline if any; unsanitised for a data-dependent run (math:costs), or
+    possibly so without a summary."""
     pure = (summary or {}).get("epsilon_method") == "pure"
     parts = [f"the per-query table's {'pure-DP' if pure else 'RDP'} {what}"]
     if not summary:
@@ -96,8 +95,8 @@ def figure_note(summary: dict | None, what: str = "figure") -> str:
 
 def answers_note(summary: dict, what: str = "figure") -> list[str]:
     """For an individualized data-independent run whose halt the votes decide (a selection
-    step's answers), that its per-query figures compose the run's answers and are not bounds,
-    with each group's bound for any run where the summary has them; else nothing.
+    step's answers): its per-query figures compose the run's answers and are not bounds, with
+    each group's bound for any run where the summary has them.
 
     Args:
         summary: the JSON summary of an individualized run.
@@ -118,9 +117,9 @@ def answers_note(summary: dict, what: str = "figure") -> list[str]:
 
 
 def svt_running_note(summary: dict | None, last: float) -> str:
-    """For an SVT-PATE table whose last figure is below the run's epsilon (the cut-off not
-    met): that figure is the guarantee had the run stopped there, a function of how many
-    unstable queries the votes gave (math:svt), not the run's; else empty."""
+    """For an SVT-PATE table whose last figure is below the run's epsilon (cut-off not met):
+    it is the guarantee had the run stopped there, a function of how many unstable queries the
+    votes gave (math:svt), not the run's; else empty."""
     if (summary or {}).get("svt") is None or not last < float(summary["epsilon"]):
         return ""
     return (f"; the cut-off not met, it is the guarantee had the run stopped there "
@@ -155,9 +154,8 @@ def runs_caption(labels, frames, summaries) -> str:
 
 
 def sweep_caption(table) -> str:
-    """Sweep rows: how many, and each setting's value or range (``queries 640``,
-    ``sigma 20-200``); that their epsilon is unsanitised unless every row is
-    data-independent."""
+    """Sweep rows: how many, each setting's value or range (``sigma 20-200``); their epsilon
+    unsanitised unless every row is data-independent."""
     parts = [f"{len(table)} sweep rows"]
     for column in ("queries", "teachers", "repeats", *SWEEP_PARAMETERS):
         if column not in table.columns:
@@ -179,9 +177,7 @@ def sweep_caption(table) -> str:
 def risk_caption(labels, summaries, *, dependent: bool = True) -> str:
     """Per run: label (parameters), publishable TPR and advantage bounds (rounded up), their
     source and (``dependent``) the unsanitised bounds; then any shared accounting.
-
-    ``summaries``: each with a non-null ``risk_data_independent`` (math:risk).
-    """
+    ``summaries``: each with a non-null ``risk_data_independent`` (math:risk)."""
     parts = []
     for label, summary in zip(labels, summaries, strict=True):
         independent = summary["risk_data_independent"]

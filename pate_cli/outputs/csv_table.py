@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 
 
 def csv_header(frame: pd.DataFrame) -> bytes:
-    """The header line (the column names) as pandas writes it, whichever writer formats
-    the rows."""
+    """The header line as pandas writes it, whichever writer formats the rows."""
     return frame.iloc[:0].to_csv(index=False, lineterminator="\n").encode()
 
 

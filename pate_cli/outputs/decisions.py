@@ -1,7 +1,6 @@
-"""``--write-decisions FILE``: a run's decisions as bytes (cli:decisions).
-
-One row per processed query in order: ``query, outcome, label``. The mechanism is
-recorded (as ``inputs.decisions`` reads it) so ``--decisions`` can refuse another's file.
+"""``--write-decisions FILE``: a run's decisions as bytes (cli:decisions), one row per
+processed query in order: ``query, outcome, label``. The mechanism is recorded (as
+``inputs.decisions`` reads it) so ``--decisions`` can refuse another's file.
 """
 
 from __future__ import annotations
@@ -58,8 +57,7 @@ def check_decisions_path(path: str) -> str:
 
 
 def _npz_bytes(arrays: dict) -> bytes:
-    """An ``.npz`` (what ``numpy.savez`` writes) with fixed member dates, so the same
-    decisions give the same bytes."""
+    """An ``.npz`` (as ``numpy.savez``) with fixed member dates: same decisions, same bytes."""
     import zipfile
 
     buffer = io.BytesIO()

@@ -1,7 +1,6 @@
-"""The numbers the ``pate-plot`` figures show, from per-query tables, apart from the drawing
-so they can be tested on their own (vectorised over queries); and what a run's summary or a
-sweep table adds to a figure's legend and caption: a PLD headline beside a budget crossing,
-an SVT cut-off chosen on the votes, a --tuning search's cost."""
+"""The numbers ``pate-plot`` figures show, from per-query tables (vectorised, tested apart
+from the drawing); and what a summary or sweep table adds to a legend or caption: a PLD
+headline beside a budget crossing, an SVT cut-off chosen on the votes, a --tuning cost."""
 
 from __future__ import annotations
 
@@ -31,9 +30,8 @@ def cumulative(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 
 def running_sums(pieces, columns) -> Iterator[pd.DataFrame]:
-    """A per-query table's pieces with ``cumulative_<column>`` for ``columns`` and
-    ``position`` (from 0): the same floats as ``np.cumsum`` over the whole column, however
-    the pieces are split."""
+    """A per-query table's pieces with ``cumulative_<column>`` for ``columns`` and ``position``
+    (from 0): the same floats as ``np.cumsum`` over the whole column, however it is split."""
     carried: dict[str, float] = {}
     start = 0
     for piece in pieces:
@@ -55,12 +53,11 @@ def running_sums(pieces, columns) -> Iterator[pd.DataFrame]:
 def partition_split(frame: pd.DataFrame):
     """``(answered, total, selection, answer)`` arrays for the 2018 Figure 5 (right).
 
-    x = the cumulative answered count; ``total`` = ``epsilon_cumulative``, split in
-    proportion to the cumulative ``rdp_selection`` and ``rdp_answer`` (at the final order),
-    so ``selection + answer == total`` exactly. An attribution, not a second accounting:
-    epsilon is not additive, and the ``log(1/delta) / (order - 1)`` term is shared out in
-    the same proportion. Sums are the whole table's (:func:`cumulative`).
-    """
+    x = the cumulative answered count; ``total`` = ``epsilon_cumulative``, split in proportion
+    to the cumulative ``rdp_selection`` and ``rdp_answer`` (at the final order), so
+    ``selection + answer == total`` exactly. An attribution, not a second accounting: epsilon
+    is not additive; the ``log(1/delta) / (order - 1)`` term is shared in the same proportion.
+    Sums are the whole table's (:func:`cumulative`)."""
     answered = cumulative(frame, "answered")
     total = frame["epsilon_cumulative"].to_numpy(dtype=np.float64)
     selection = cumulative(frame, "rdp_selection")
@@ -77,11 +74,9 @@ def has_selection(frame: pd.DataFrame) -> bool:
 
 
 def frontier_mask(epsilon, score) -> np.ndarray:
-    """Which points are on the Pareto frontier of a tradeoff curve (``pate-plot tradeoff``).
-
-    A point is off it when another has at most its epsilon and at least its score,
-    strictly better in one (``pate-sweep --pareto``'s rule); equal points all stay.
-    """
+    """Which points are on a tradeoff curve's Pareto frontier: a point is off it when another
+    has at most its epsilon and at least its score, strictly better in one (``pate-sweep
+    --pareto``'s rule); equal points all stay."""
     epsilon = np.asarray(epsilon, dtype=np.float64)
     score = np.asarray(score, dtype=np.float64)
     kept = np.zeros(epsilon.shape[0], dtype=bool)
@@ -102,14 +97,11 @@ FIGURE_ROWS = 1 << 17
 
 def figure_rows(frames, *, queries: int, budgets: tuple[float, ...] = (),
                 limit: int | None = None) -> pd.DataFrame:
-    """The rows of a per-query table that its figures draw, from the table's consecutive
-    pieces (``result.iter_frames()``).
-
-    At most ``limit`` (default ``FIGURE_ROWS``) rows are kept whole; a longer table keeps
-    every ``k``-th row (``k = ceil(queries / limit)``, ``attrs["every"]``), the last row,
-    each output's last and, per cumulative-epsilon column, the first above each of
-    ``budgets`` (so marked halts are the table's own).
-    """
+    """The rows a per-query table's figures draw, from its consecutive pieces
+    (``result.iter_frames()``). At most ``limit`` (default ``FIGURE_ROWS``) rows are kept
+    whole; a longer table keeps every ``k``-th row (``k = ceil(queries / limit)``,
+    ``attrs["every"]``), the last row, each output's last and, per cumulative-epsilon column,
+    the first above each of ``budgets`` (so marked halts are the table's own)."""
     import pandas as pd
 
     every = max(1, -(-int(queries) // (FIGURE_ROWS if limit is None else limit)))
@@ -151,9 +143,8 @@ def figure_rows(frames, *, queries: int, budgets: tuple[float, ...] = (),
 # --- legends and captions from summaries and sweep tables ----------------------------------
 
 class Headline(NamedTuple):
-    """A run whose summary's headline is the PLD accountant's, beside its table's RDP line
-    (``figures.history_figure``): ``epsilon``, that PLD figure where it is the run's
-    published bound (None: it is not, :func:`pld_headline`)."""
+    """A run whose summary's headline is the PLD accountant's, beside its table's RDP line:
+    ``epsilon``, that PLD figure where it is the run's published bound, else None."""
 
     epsilon: float | None
 
@@ -161,9 +152,9 @@ class Headline(NamedTuple):
 def budget_crossing(label: str, where: str, budget: float, headline: Headline | None
                     ) -> tuple[str, bool]:
     """``(legend text, within)`` of a run whose drawn figure first exceeds ``budget`` at
-    ``where`` (``query 277``): "over budget at query 277", or with a PLD ``headline`` the
-    RDP figure named as what crosses, and its PLD epsilon (rounded up) where that stays
-    within the budget (``within``: the run's published figure is not over it)."""
+    ``where`` (``query 277``); with a PLD ``headline`` the RDP figure is named as what crosses,
+    and the PLD epsilon (rounded up) where it stays within (``within``: the published figure
+    is not over the budget)."""
     if headline is None:
         return f"{label} (over budget {where})", False
     text = f"{label} (RDP figure over budget {where}"
@@ -174,9 +165,8 @@ def budget_crossing(label: str, where: str, budget: float, headline: Headline | 
 
 
 def _up_to(value: float, budget: float) -> str:
-    """``value`` (at most ``budget``) rounded up to 4 decimals, or to as many more as keep
-    it from printing above ``budget`` (``rounding.limit_text``, as the budget line prints
-    it)."""
+    """``value`` (at most ``budget``) rounded up to 4 decimals, or as many more as keep it from
+    printing above ``budget`` as the budget line prints it (``rounding.limit_text``)."""
     shown = float(limit_text(budget))
     for digits in (4, 6, 8, 10, 12):
         text = ceil_text(value, digits)
@@ -186,11 +176,10 @@ def _up_to(value: float, budget: float) -> str:
 
 
 def pld_headline(summary: dict | None) -> Headline | None:
-    """For a summary whose epsilon is the PLD accountant's (``epsilon_method`` pld), beside
-    its table's RDP line: a :class:`Headline` with that epsilon where it is the run's
-    published bound, None in it where it is not (a --tuning run publishes its search's; a
-    data-independent run with a selection step composes only the answers the votes chose;
-    a data-dependent run's is unsanitised); None for any other summary."""
+    """A :class:`Headline` for a summary whose epsilon is the PLD accountant's: that epsilon
+    where it is the published bound, else None in it (a --tuning run publishes its search's; a
+    data-independent run with a selection step composes only the answers the votes chose; a
+    data-dependent run's is unsanitised); None for any other summary."""
     if not summary or summary.get("epsilon_method") != "pld" or summary.get("epsilon") is None:
         return None
     epsilon = float(summary["epsilon"])
@@ -201,8 +190,8 @@ def pld_headline(summary: dict | None) -> Headline | None:
     return Headline(epsilon if published else None)
 
 
-# --svt-cutoff auto: the cut-offs tried replay one noise draw, so the run's epsilon (that of
-# a cut-off fixed in advance) does not cover the choice (math:svt); pate-report refuses it
+# --svt-cutoff auto: the cut-offs tried replay one noise draw, so the run's epsilon (a cut-off
+# fixed in advance) does not cover the choice (math:svt)
 SEARCHED_CUTOFF = ("a trade-off curve draws a guarantee, and the automatic choice on these "
                    "votes is not covered by it; give the cut-off explicitly")
 CHOSEN_CUTOFF_NOTE = ("not a guarantee: the cut-off was chosen on these votes (--svt-cutoff "
@@ -216,18 +205,16 @@ def searched_cutoff(summary: dict | None) -> bool:
 
 
 def searched_cutoff_notes(names, summaries) -> str:
-    """Caption sentences for the runs whose SVT cut-off was chosen on the votes: their
-    figures are not guarantees (``CHOSEN_CUTOFF_NOTE``); ``''`` for none."""
+    """Caption sentences for runs whose SVT cut-off was chosen on the votes (not guarantees)."""
     return "".join(f" {name}: {CHOSEN_CUTOFF_NOTE}." for name, summary
                    in zip(names, summaries, strict=True) if searched_cutoff(summary))
 
 
 def search_cost_note(table) -> str:
-    """For sweep rows of ``pate-sweep --tuning`` (columns ``epsilon_all_points``,
-    ``epsilon_tuned``, ``tuning``): that each point's epsilon is one run's and picking a
-    point off the figure costs the search, per vote file, rounded up (math:tuning: running
-    every point of a fixed grid costs the sum of their curves, ``epsilon_all_points``; a
-    random search over it, ``epsilon_tuned``); ``''`` for rows without them."""
+    """For ``pate-sweep --tuning`` rows (``epsilon_all_points``, ``epsilon_tuned``, ``tuning``):
+    each point's epsilon is one run's; picking a point costs the search, per vote file, rounded
+    up (math:tuning: every point of a fixed grid costs the sum of their curves,
+    ``epsilon_all_points``; a random search over it, ``epsilon_tuned``); ``''`` without."""
     if "epsilon_all_points" not in table.columns:
         return ""
     costs: dict = {}  # per vote file: the same on each of its rows

@@ -1,6 +1,6 @@
-"""The look shared by every ``pate-plot`` figure: palette (Okabe-Ito, colour-blind
-safe), size and title (``Style``), axis labels with units, legend and caption layout, and
-rendering to PNG, PDF or SVG bytes without timestamps (same inputs, same bytes)."""
+"""The look of every ``pate-plot`` figure: palette (Okabe-Ito, colour-blind safe), size and
+title (``Style``), axis labels with units, legend and caption layout, and PNG, PDF or SVG
+bytes without timestamps (same inputs, same bytes)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 GREY = "#7F7F7F"
 FORMATS = ("png", "pdf", "svg")
 _CAPTION_SIZE = 7.5
-# The most pixels a PNG may have: 50 MP holds the default 7 x 4.2 inches at --dpi 1200
-# (42 MP); 40 x 40 inches at 1200 dpi (2.3 GP) ran for minutes. PDF and SVG take any size.
+# The most pixels a PNG may have: 50 MP holds 7 x 4.2 inches at --dpi 1200 (42 MP); 40 x 40
+# inches at 1200 dpi (2.3 GP) runs for minutes. PDF and SVG take any size.
 MAX_PIXELS = 50_000_000
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None},
              "pdf": {"CreationDate": None, "Producer": None}}
@@ -61,9 +61,8 @@ def check_pixels(output: str, width: float, height: float, dpi: float) -> None:
 
 def math_text_problem(text: str) -> str | None:
     """Why matplotlib cannot draw ``text`` (a title, legend label or caption): its ``$...$``
-    math text does not parse, as a short phrase (``Unknown symbol: \\badcmd``); None for
-    text it draws (no math text, or math text that parses). Text with an odd number of
-    unescaped ``$`` is drawn literally."""
+    math text does not parse, as a short phrase (``Unknown symbol: \\badcmd``); else None.
+    Text with an odd number of unescaped ``$`` is drawn literally."""
     if "$" not in text:
         return None
     from matplotlib import cbook

@@ -1,8 +1,7 @@
 """Tables -> matplotlib ``Figure`` objects for ``pate-plot`` (object API, no pyplot state).
 
-One function per figure of a paper (Papernot et al. 2018; Boenisch et al., Individualized
-PATE), drawn from our commands' tables: numbers from ``figure_data``, captions from
-``captions``, the shared look and reproducible bytes from ``figure_style``.
+One function per paper figure (Papernot et al. 2018; Boenisch et al., Individualized PATE);
+numbers from ``figure_data``, look and reproducible bytes from ``figure_style``.
 """
 
 from __future__ import annotations
@@ -50,8 +49,8 @@ def stopping_index(cumulative, budget: float) -> int | None:
 
 
 def summary_halts(summary: dict) -> dict:
-    """An individualized run's halts as its JSON summary names them, for
-    :func:`groups_figure`: each group's ``exhausted_at``, ``""`` the uniform run's stop."""
+    """An individualized run's halts from its JSON summary, for :func:`groups_figure`: each
+    group's ``exhausted_at``, ``""`` the uniform run's stop."""
     halts = {str(row["group"]): row.get("exhausted_at") for row in summary.get("groups") or []}
     if summary.get("baseline"):
         halts[""] = summary["baseline"].get("stopped_at")
@@ -60,9 +59,8 @@ def summary_halts(summary: dict) -> dict:
 
 def _halt_row(frame: pd.DataFrame, cumulative: np.ndarray, budget: float,
               halts: dict | None, name: str) -> int | None:
-    """The table row at which a group (``name``; ``""``: the uniform run) halts: the
-    query ``halts`` names (None if it halts after the table's last row or never), else
-    :func:`stopping_index`."""
+    """The table row where group ``name`` (``""``: the uniform run) halts: the query ``halts``
+    names (None if after the table's last row or never), else :func:`stopping_index`."""
     if halts is None or name not in halts:
         return stopping_index(cumulative, budget)
     if halts[name] is None:
@@ -74,9 +72,8 @@ def _halt_row(frame: pd.DataFrame, cumulative: np.ndarray, budget: float,
 # --- history (2018 Figure 1 middle) ---------------------------------------------------------
 
 def history_x(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, str]:
-    """X values and axis label: the ``query`` column (the row's position when queries were
-    not asked in increasing order), the running count of answers, or (``output``) the
-    number of outputs processed."""
+    """X values and axis label: the ``query`` column (the row's position when queries were not
+    asked in increasing order), the running count of answers, or outputs processed."""
     if x == "output":
         return np.arange(1, len(frame) + 1, dtype=np.float64), "outputs (generated sequences)"
     if x == "answered":
@@ -97,12 +94,11 @@ def history_figure(series, *, delta: float, x: str = "query", budget: float | No
                    headlines=None, caption: str = "", style: Style = Style()) -> Figure:
     """Cumulative epsilon of one or more runs (Papernot et al. 2018, Figure 1 middle).
 
-    ``series``: ``(label, per-query DataFrame)`` pairs, one line each of
-    ``epsilon_cumulative``. ``budget`` adds a dashed line and marks each run's stopping
-    point (math:costs); ``headlines``, one ``Headline`` or None per series, names the RDP
-    figure as what crosses and draws the mark hollow where the PLD figure stays within
-    (:func:`budget_crossing`). ``x`` is ``query``, ``answered`` or ``output``.
-    """
+    ``series``: ``(label, per-query DataFrame)`` pairs, one ``epsilon_cumulative`` line each.
+    ``budget`` adds a dashed line and marks each run's stopping point (math:costs);
+    ``headlines`` (a ``Headline`` or None per series) names the RDP figure as what crosses, the
+    mark hollow where the PLD figure stays within (:func:`budget_crossing`). ``x``: ``query``,
+    ``answered`` or ``output``."""
     figure, axes = new_figure(style)
     x_label = "query index"
     headlines = list(headlines) if headlines is not None else [None] * len(series)
@@ -151,12 +147,11 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
                   style: Style = Style()) -> Figure:
     """Per-group cost histories (Boenisch et al., Individualized PATE, Figures 1, 5, 6).
 
-    One line per ``epsilon_cumulative_<group>`` column, its budget dashed in its colour and
-    its exhaustion marked: the 0-based query ``halts`` names (``""``: the uniform run; under
-    replay a group halts before a query that would take it over, math:costs), else
-    :func:`stopping_index`; a dotted line at the earliest. ``baseline``: the uniform run in
-    grey up to the smallest budget (the paper's "pate" line).
-    """
+    One line per ``epsilon_cumulative_<group>`` column, its budget dashed in its colour and its
+    exhaustion marked: the 0-based query ``halts`` names (``""``: the uniform run; under replay
+    a group halts before a query that would take it over, math:costs), else
+    :func:`stopping_index`; a dotted line at the earliest. ``baseline``: the uniform run in grey
+    up to the smallest budget (the paper's "pate" line)."""
     figure, axes = new_figure(style)
     xs, x_label = history_x(frame, x)
     stops = []
@@ -210,11 +205,9 @@ def groups_figure(frame: pd.DataFrame, *, budgets: dict, delta: float, x: str = 
 
 def tradeoff_curves(frame: pd.DataFrame, *, by: str = "mechanism",
                     y: str = "label_accuracy") -> list[tuple[str, pd.DataFrame]]:
-    """Split a sweep table into curves (label, rows sorted by epsilon).
-
-    ``by``: ``mechanism`` (and vote file, when several) or ``teachers`` (and mechanism,
-    when several). Rows without an epsilon or ``y`` are left out.
-    """
+    """Split a sweep table into curves (label, rows sorted by epsilon). ``by``: ``mechanism``
+    (and vote file, when several) or ``teachers`` (and mechanism, when several). Rows without
+    an epsilon or ``y`` are left out."""
     rows = frame[np.isfinite(frame["epsilon"]) & np.isfinite(frame[y])]
     several_files = "file" in rows.columns and rows["file"].nunique() > 1
     several_mechanisms = rows["mechanism"].nunique() > 1
@@ -264,12 +257,11 @@ def tradeoff_figure(frame: pd.DataFrame, *, delta: float, by: str = "mechanism",
     """Utility against privacy from a sweep (Papernot et al. 2018, Figure 4).
 
     x = ``epsilon``, y = ``label_accuracy`` (or ``answered``), one curve per mechanism or
-    teacher count (Figure 4 left, right). A curve's line is its Pareto frontier
-    (``figure_data.frontier_mask``), with error bars from non-zero ``epsilon_std`` and
-    ``<y>_std``; other points are faint dots (gid ``dominated-<n>``). ``annotate`` labels
-    each frontier point with its varying noise parameters (a data-dependent epsilon need not
-    fall as noise grows, so joining the grid in order would zig-zag).
-    """
+    teacher count (left, right). A curve's line is its Pareto frontier
+    (``figure_data.frontier_mask``), error bars from non-zero ``epsilon_std`` and ``<y>_std``;
+    other points are faint dots (gid ``dominated-<n>``). ``annotate`` labels frontier points
+    with their varying noise parameters (a data-dependent epsilon need not fall as noise
+    grows: the grid in order would zig-zag)."""
     figure, axes = new_figure(style)
     for number, (label, part) in enumerate(tradeoff_curves(frame, by=by, y=y)):
         colour = PALETTE[number % len(PALETTE)]
@@ -318,10 +310,9 @@ def selection_figure(data: SelectionBins, *, params, sigma: float, order: float,
                      caption: str = "", style: Style = Style()) -> Figure:
     """Plurality histogram, answered counts and answer cost (2018 Figure 5 left).
 
-    ``data`` from ``accounting.selection.selection_bins``. Grouped bars per bin: all
-    queries (grey) and the expected count answered by each ``(T, sigma1)`` set; black dots
-    on a log right axis: the mean answer-step RDP at ``order`` of the bin's queries.
-    """
+    ``data``: ``accounting.selection.selection_bins``'s. Bars per bin: all queries (grey) and
+    the expected count answered by each ``(T, sigma1)``; black dots on a log right axis: the
+    mean answer-step RDP at ``order`` of the bin's queries."""
     figure, axes = new_figure(style)
     series = [("all queries", "all", "#BBBBBB", data.queries)]
     series += [(f"answered, $T$ = {t:g}, $\\sigma_1$ = {s1:g}", f"answered_{n}",
@@ -357,10 +348,9 @@ def partition_figure(series, *, delta: float, caption: str = "",
                      style: Style = Style()) -> Figure:
     """Cumulative epsilon against answered queries (Papernot et al. 2018, Figure 5 right).
 
-    ``series``: ``(label, per-query DataFrame)`` pairs. A run with a selection step
-    (non-zero ``rdp_selection``) is two stacked areas, selection cost (dark) under answer
-    cost (light), split by :func:`partition_split`; other runs are a line.
-    """
+    ``series``: ``(label, per-query DataFrame)`` pairs. A run with a selection step (non-zero
+    ``rdp_selection``) is two stacked areas, selection cost (dark) under answer cost (light),
+    split by :func:`partition_split`; other runs are a line."""
     figure, axes = new_figure(style)
     for number, (label, frame) in enumerate(series):
         colour = PALETTE[number % len(PALETTE)]

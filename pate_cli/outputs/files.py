@@ -1,6 +1,4 @@
-"""Per-query tables as bytes (CSV, JSON lines, parquet), whole or streamed in pieces.
-
-Writing them (atomically, all outputs of one command together) is ``outputs.writing``'s."""
+"""Per-query tables as bytes (CSV, JSON lines, parquet), whole or streamed in pieces."""
 
 from __future__ import annotations
 
@@ -43,8 +41,7 @@ def per_query_stream_chunks(frames, path: str, *, rows: int | None = None) -> It
         require_pyarrow(path)
 
     def regrouped() -> Iterator[pd.DataFrame]:
-        """The frames cut again into pieces of exactly ``rows`` rows (the last shorter),
-        whatever pieces the table came in."""
+        """The frames recut into pieces of exactly ``rows`` rows (the last shorter)."""
         held: list[pd.DataFrame] = []
         size, cut = 0, False
         for frame in frames:

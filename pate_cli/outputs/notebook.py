@@ -1,9 +1,9 @@
 """A result in a notebook: ``result._repr_html_()``, ``result.plot.*()``, ``result.report()``.
 
 ``AnalysisResult`` cannot import this layer (imports point down,
-docs/contributing.md#architecture), so this module registers its views with
-``analysis.result.register_presenter`` when imported. The HTML repr is a summary table and
-a sparkline of the cumulative epsilon (inline SVG, a few KB whatever the query count).
+docs/contributing.md#architecture): importing it registers the views
+(``analysis.result.register_presenter``). The HTML repr is a summary table and a sparkline of
+the cumulative epsilon (inline SVG, a few KB whatever the query count).
 """
 
 from __future__ import annotations
@@ -24,11 +24,8 @@ SPARK_WIDTH, SPARK_HEIGHT, SPARK_POINTS = 240.0, 48.0, 120
 
 
 class ResultPlots:
-    """``result.plot``: the run's figures as matplotlib ``Figure`` objects.
-
-    Each takes an optional ``style`` (``pate_cli.outputs.figures.Style``: size, dpi,
-    title, log axis); save one with ``figure.savefig(path)``.
-    """
+    """``result.plot``: the run's figures as matplotlib ``Figure`` objects, each with an
+    optional ``style`` (``pate_cli.outputs.figures.Style``: size, dpi, title, log axis)."""
 
     def __init__(self, result: AnalysisResult):
         self._result = result
@@ -65,8 +62,8 @@ class ResultPlots:
 def result_report(result: AnalysisResult, *, fmt: str = "html", command: str | None = None,
                   dataset_size: int | None = None) -> str:
     """``result.report()``: the ``pate-report`` statement (HTML with inline figures, or
-    Markdown without its figure files); of a result analysed without its per-query table
-    (``per_query=False``), without the figures drawn from it, as ``pate-report --from``."""
+    Markdown without its figure files); without the table's figures for a result analysed with
+    ``per_query=False``, as ``pate-report --from``."""
     rows = analysed_votes(result) if result.mechanism.name == "confident" else None
     frame = result.to_frame() if result.has_columns else None
     text, _ = render_report(result.to_dict(), frame, fmt=fmt, votes=rows,
@@ -92,8 +89,8 @@ def sparkline(values) -> dict:
 
 
 def _cumulative_picks(result: AnalysisResult) -> np.ndarray:
-    """The cumulative epsilon at ``SPARK_POINTS`` evenly spread queries, streamed (empty
-    without a table)."""
+    """The cumulative epsilon at ``SPARK_POINTS`` evenly spread queries, streamed (empty without
+    a table)."""
     total = result.queries
     if total == 0 or not result.has_columns:
         return np.empty(0)
@@ -150,9 +147,8 @@ def result_html(result: AnalysisResult) -> str | None:
 
 
 def result_epsilon(result: AnalysisResult) -> str:
-    """``repr``'s epsilon: the summary's line, with its accountant and caveats; where that
-    line composes a data-independent run's answers (a count the votes decide), the bound
-    for any run instead."""
+    """``repr``'s epsilon: the summary's line (accountant, caveats); where it composes a
+    data-independent run's answers (a count the votes decide), the bound for any run."""
     bound = any_run_bound(result)
     if bound is None or not bound["rdp"] > result.epsilon:
         return dict(summary_lines(result.to_dict()))["epsilon"]

@@ -1,8 +1,6 @@
-"""``pate-plot``'s figures from its input files, and the figure file itself.
-
-Each ``plot_*`` reads its tables, summaries or votes, checks them with one-line errors
-(exit 2, before anything is written) and returns the ``Figure`` with its caption.
-"""
+"""``pate-plot``'s figures from its input files, and the figure file. Each ``plot_*`` reads
+and checks its inputs (one-line errors, exit 2, before anything is written) and returns the
+``Figure`` with its caption."""
 
 from __future__ import annotations
 
@@ -32,8 +30,7 @@ PARTITION_COLUMNS = ("query", "answered", "rdp_selection", "rdp_answer", "epsilo
 
 
 def figure_format(output: str) -> str:
-    """``png``, ``pdf`` or ``svg`` from ``output``'s extension; the destination checked
-    (its directory exists...) before any work."""
+    """``png``, ``pdf`` or ``svg`` from ``output``'s extension; the destination checked first."""
     extension = os.path.splitext(output)[1].lower().lstrip(".")
     if extension not in plots.FORMATS:
         raise OptionError(f"-o {output}: the extension picks the format: use .png, "
@@ -51,8 +48,7 @@ def save_figure(figure, output: str, fmt: str) -> None:
 
 
 def plot_history(inputs, *, labels, summary_paths, x: str, budget, queries, style, delta):
-    """``figures.history_figure``, one line per per-query table, each streamed into the rows
-    drawn (``plot_tables``)."""
+    """``figures.history_figure``, one line per per-query table, streamed into the rows drawn."""
     summaries, frames = _runs(inputs, summary_paths, Drawing(
         HISTORY_COLUMNS, queries=queries, keep=("output",) if x == "output" else (),
         budgets=() if budget is None else (budget,), allow_empty=True))
@@ -131,8 +127,7 @@ def plot_groups(input_path, *, groups_path, summary_path, x: str, baseline: bool
 
 
 def plot_tradeoff(inputs, *, by: str, y: str, annotate: bool, logx: bool, style, delta):
-    """``figures.tradeoff_figure`` of sweep tables, concatenated, at their one delta
-    (:func:`_axis_delta`)."""
+    """``figures.tradeoff_figure`` of sweep tables, concatenated, at their one delta."""
     import pandas as pd
 
     needed = ["mechanism", "epsilon", y] + (["teachers"] if by == "teachers" else [])
@@ -178,7 +173,7 @@ def plot_tradeoff_curve(inputs, *, labels, log: bool, style):
     Args:
       inputs: paths of JSON summaries.
       labels: a legend label per input, or none (each run's mechanism, else file name).
-      log, style: as ``risk_figure.tradeoff_curve_figure`` takes them.
+      log, style: ``risk_figure.tradeoff_curve_figure``'s.
 
     Returns:
       The ``Figure``, with its caption.
@@ -197,8 +192,8 @@ def plot_tradeoff_curve(inputs, *, labels, log: bool, style):
 
 
 def _check_risk(path, summary: dict) -> None:
-    """Refuse a summary without a usable attack risk, in one line (exit 2): also one whose
-    SVT cut-off ``--svt-cutoff auto`` chose on the votes (``SEARCHED_CUTOFF``)."""
+    """Refuse (one line, exit 2) a summary without a usable attack risk, or whose SVT cut-off
+    ``--svt-cutoff auto`` chose on the votes."""
     where = "docs/explanation/risk.md"
     if figure_data.searched_cutoff(summary):
         raise InputError(f"{path}: its cut-off is from --svt-cutoff auto; "
@@ -221,8 +216,8 @@ def _check_risk(path, summary: dict) -> None:
 
 
 def selection_votes(path: str, *, queries, teachers, index_col, classes=None, columns=None):
-    """``(rows, M)``: the first ``queries`` rows of the vote file ``path`` (dense or
-    sparse; a long table with ``classes`` and ``columns``) and its teacher count M."""
+    """``(rows, M)``: the first ``queries`` rows of the vote file ``path`` (dense or sparse; a
+    long table with ``classes`` and ``columns``) and its teacher count M."""
     try:
         vote_set = load_votes(path, teachers=teachers, index_col=index_col, classes=classes,
                               columns=columns)
@@ -239,9 +234,8 @@ def selection_votes(path: str, *, queries, teachers, index_col, classes=None, co
 
 
 class SelectionFigure(NamedTuple):
-    """pate-plot selection's figure: the ``(T, sigma1)`` pairs, the answer std (None: 0.16
-    M), the order of the RDP per bin (None: the expected analysis' of the first pair) and
-    the number of bins."""
+    """pate-plot selection's ``(T, sigma1)`` pairs, answer std (None: 0.16 M), order of the RDP
+    per bin (None: the expected analysis' of the first pair) and number of bins."""
 
     params: tuple
     sigma: float | None
@@ -278,9 +272,8 @@ def plot_selection(rows, teachers: float, figure: SelectionFigure, *, name: str,
 
 
 def _runs(inputs, summary_paths, drawing: Drawing) -> tuple[list, list]:
-    """``(summaries, tables)``: one JSON summary per input (or none), and the rows drawn
-    from each per-query table (``plot_tables.drawn_table``), checked to be its summary's
-    run."""
+    """``(summaries, tables)``: one JSON summary per input (or none), and the rows drawn from
+    each per-query table (``plot_tables.drawn_table``), checked to be its summary's run."""
     if summary_paths and len(summary_paths) != len(inputs):
         raise OptionError(f"give one --summary per input ({len(inputs)}), or none")
     summaries = ([read_summary(path) for path in summary_paths] if summary_paths
@@ -308,8 +301,7 @@ def _run_labels(labels, inputs, summaries) -> list[str]:
 
 
 def _figure_delta(option, summaries, paths) -> float:
-    """The delta of the epsilon axis of runs with these summaries (or none): ``_axis_delta``
-    of the deltas the summaries' runs were computed at."""
+    """:func:`_axis_delta` of the deltas these summaries' runs were computed at."""
     recorded: dict = {}
     for summary, path in zip(summaries, paths or [None] * len(summaries), strict=True):
         if summary and summary.get("delta") is not None:
@@ -318,9 +310,9 @@ def _figure_delta(option, summaries, paths) -> float:
 
 
 def _axis_delta(option, recorded: dict, what: str) -> float:
-    """The delta of an epsilon axis: the one its data record (``recorded``: each delta
-    found, and where; several are refused), which ``option`` (--delta) must agree with;
-    ``option`` for data that record none, else 1e-5."""
+    """The delta of an epsilon axis: the one its data record (``recorded``: each delta found,
+    and where; several are refused), which ``option`` (--delta) must agree with; ``option``
+    for data that record none, else 1e-5."""
     if len(recorded) > 1:
         raise InputError(f"{what} have different delta values "
                          f"({', '.join(f'{d:g}' for d in sorted(recorded))}): an epsilon "

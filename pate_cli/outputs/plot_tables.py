@@ -1,5 +1,4 @@
-"""The per-query tables of ``pate-plot`` and ``pate-report --from``, streamed into the rows
-their figures draw.
+"""Per-query tables (``pate-plot``, ``pate-report --from``) streamed into the rows drawn.
 
 Each piece of ``FIGURE_ROWS`` rows is counted into ``RunTotals`` (the whole table, beyond
 ``-n`` too), cut to ``-n`` rows, checked cell by cell, given whole-table running sums and
@@ -37,10 +36,10 @@ HISTORY_COLUMNS = ("query", "answered", "epsilon_cumulative")
 class Drawing:
     """What a figure draws: ``columns`` that must be numbers in every drawn row (with
     ``groups`` the ``epsilon_cumulative_<group>`` ones too); ``keep``, kept when present;
-    ``sums``, given running sums; the first ``queries`` rows (``-n``); the ``budgets``
-    marked; ``allow_empty``: a table without rows gives an empty frame when
-    its run's ``summary`` is given (a run halted before its first query: ``check_same_run``
-    holds the table to it); without one it is refused, as every table of no rows."""
+    ``sums``, given running sums; the first ``queries`` rows (``-n``); the ``budgets`` marked;
+    ``allow_empty``: a table without rows gives an empty frame when its run's ``summary`` is
+    given (a run halted before its first query, held to it by ``check_same_run``), else is
+    refused."""
 
     columns: tuple
     sums: tuple = ("answered",)
@@ -156,9 +155,9 @@ class _Stream:
 
 def infinite_epsilon(head: pd.DataFrame, path: str, column: str, start: int = 0
                      ) -> str | None:
-    """The error line of an ``epsilon_cumulative`` column's first infinite value (its cells
-    numbers, ``bad_cell`` checked): pate-analyze's parameters keep every figure finite, so
-    ``inf`` is an edited or damaged table, refused as ``nan`` is (the line had a gap)."""
+    """The error line of an ``epsilon_cumulative`` column's first infinite value (cells
+    ``bad_cell`` checked): pate-analyze keeps every figure finite, so ``inf`` is an edited or
+    damaged table, refused as ``nan`` is (the line would have a gap)."""
     if not str(column).startswith("epsilon_cumulative"):
         return None
     values = head[column].to_numpy(dtype=np.float64)
@@ -185,9 +184,8 @@ VOTES = "a vote file (the VOTES pate-analyze reads: .npy, .npz, .csv or .tsv of 
 
 
 def our_table_kind(path: str) -> str | None:
-    """What ``path`` is when it is one of our tables and not votes (a per-query or sweep
-    table, named as ``tables.PER_QUERY``, ``tables.SWEEP``), from its first rows; None
-    otherwise, or for standard input (read once)."""
+    """``tables.PER_QUERY`` or ``tables.SWEEP`` where ``path``'s first rows are one of our
+    tables, not votes; None otherwise, or for standard input (read once)."""
     if str(path) == "-":
         return None
     try:

@@ -4,8 +4,7 @@ The composed curve (plus any ``--add-rdp``) at every order, before conversion, f
 accountant to compose. Each value is raised as every epsilon is (``numerics.raised_rdp``:
 ``2**-40`` relative, more for sums of over 4,080 queries): the curve is summed in floats, a
 few ulps either side of the formulas' values, and a bound handed to another tool must not
-be below them. ``--add-rdp FILE``
-reads the written floats back exactly (``repr`` floats, ``inf``).
+be below them. ``--add-rdp FILE`` reads the floats back exactly (``repr`` floats, ``inf``).
 """
 
 from __future__ import annotations

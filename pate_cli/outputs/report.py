@@ -1,7 +1,6 @@
-"""The privacy statement of ``pate-report``: HTML (figures inline as SVG) or Markdown
-(figures in ``<stem>_files/``), from the Jinja2 templates in ``outputs/templates``
-(autoescaped: a group named ``<script>`` shows as text). Content from ``report_content``,
-figures from ``report_figures``; returned as bytes, written as one set.
+"""``pate-report``'s privacy statement: HTML (figures inline as SVG) or Markdown (figures in
+``<stem>_files/``), from the Jinja2 templates in ``outputs/templates`` (autoescaped: a group
+named ``<script>`` shows as text); returned as bytes, written as one set.
 """
 
 from __future__ import annotations
@@ -18,11 +17,9 @@ TEMPLATES = {"html": "report.html.j2", "markdown": "report.md.j2"}
 
 
 def environment(fmt: str = "html"):
-    """The Jinja2 environment over the package's templates (autoescape on).
-
-    For Markdown, values are escaped by :func:`_markdown_text` (``&``, ``<``, ``>`` only)
-    and marked safe, so the autoescape does not escape them twice.
-    """
+    """The Jinja2 environment over the package's templates (autoescape on). For Markdown,
+    :func:`_markdown_text` escapes values (``&``, ``<``, ``>`` only) and marks them safe, so
+    autoescape does not escape them twice."""
     try:
         import jinja2
     except ImportError:
@@ -49,8 +46,8 @@ def _markdown_text(value):
 
 
 def _code_block(value):
-    """Text inside a Markdown code fence: shown literally, so not entity-escaped; a fence
-    inside it would close the block early."""
+    """Text in a Markdown code fence: literal, so not entity-escaped; an inner fence would
+    close the block early."""
     from markupsafe import Markup
 
     return Markup(str(value).replace("`" * 3, "'" * 3))  # noqa: S704 - literal in a fence
@@ -80,11 +77,10 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
                   ) -> tuple[str, dict[str, bytes]]:
     """The statement as text, and the figure files a Markdown report links to.
 
-    ``frame``: the per-query table (history and group figures); ``votes``: the analysed
-    rows in order (the selection figure). Markdown figures are SVG files in
-    ``files_folder(output)``, linked relatively. ``given``: the run's options as
-    pate-analyze names them (files the summary does not record).
-    """
+    ``frame``: the per-query table (history and group figures); ``votes``: the analysed rows
+    in order (the selection figure). Markdown figures are SVG files in ``files_folder(output)``,
+    linked relatively. ``given``: the run's options as pate-analyze names them (files the
+    summary does not record)."""
     if fmt not in TEMPLATES:
         raise ValueError(f"report format must be html or markdown, got {fmt!r}")
     files: dict[str, bytes] = {}
@@ -102,8 +98,8 @@ def render_report(summary: dict, frame=None, *, fmt: str = "html", votes=None,
 
 
 def _embedded(key: str, figure, fmt: str, folder: str, files: dict) -> dict:
-    """A figure as the templates embed it: inline ``svg`` (HTML), or a ``file`` in
-    ``folder`` linked relative to the report (Markdown; its bytes added to ``files``)."""
+    """A figure as the templates embed it: inline ``svg`` (HTML), or a ``file`` in ``folder``
+    linked relative to the report (Markdown; its bytes added to ``files``)."""
     entry = {"id": key, "title": FIGURE_TITLES[key]}
     if fmt == "html":
         from markupsafe import Markup
@@ -111,7 +107,7 @@ def _embedded(key: str, figure, fmt: str, folder: str, files: dict) -> dict:
         entry["svg"] = Markup(svg_markup(figure, f"figure-{key}"))  # noqa: S704 - matplotlib escapes text
     else:
         files[os.path.join(folder, f"{key}.svg")] = figure_bytes(figure, "svg")
-    # percent-encoded (non-UTF-8 bytes too: %FF), so spaces, parentheses or non-ASCII
-    # letters in the report's name do not end the link's destination
+    # percent-encoded (non-UTF-8 bytes too: %FF): spaces, parentheses or non-ASCII letters in
+    # the report's name must not end the link's destination
     entry["file"] = quote(os.fsencode(f"{os.path.basename(folder)}/{key}.svg"), safe="/")
     return entry

@@ -1,9 +1,7 @@
-"""The ``pate-analyze`` command a privacy statement prints to recompute its numbers
-(``pate-report``'s Reproduction section), rebuilt from the JSON summary's keys.
-
-Recorded options are given exactly (paths shell-quoted); a file the summary does not
-record is a capitalised placeholder with a sentence saying so, unless the run that wrote
-the report gave it (``given``).
+"""The ``pate-analyze`` command that recomputes a statement's numbers (its Reproduction
+section), rebuilt from the JSON summary. Recorded options are given exactly (paths
+shell-quoted); a file the summary does not record is a capitalised placeholder with a
+sentence saying so, unless the run that wrote the report gave it (``given``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
-"""What a privacy statement says, as plain data for the report templates (``pate-report``).
+"""A privacy statement as plain data for the report templates (``pate-report``).
 
-:func:`report_content` reads a JSON summary (cli:json) and states the headline guarantee
-(math:smooth), privacy unit, DP definition and conversion (math:conversion), mechanism and
-parameters, accounting (math:costs), decisions, budget, per-group costs (math:individualized),
-tuning (math:tuning), attack risk (math:risk, rounded up), the reproduction recipe, and a
-checklist after Ponomareva et al. 2023, "How to DP-fy ML". Nothing is computed here; optional
-keys are read tolerantly.
+:func:`report_content` reads a JSON summary (cli:json): headline (math:smooth), privacy unit,
+definition and conversion (math:conversion), mechanism, accounting (math:costs), decisions,
+budget, groups (math:individualized), tuning (math:tuning), attack risk (math:risk, rounded
+up), reproduction, and a checklist after Ponomareva et al. 2023, "How to DP-fy ML". Nothing
+is computed; optional keys are read tolerantly.
 
-Size: one concept, what the statement says, section by section, for every kind of run.
+Size: one concept, the statement section by section, for every kind of run.
 """
 
 from __future__ import annotations
@@ -72,8 +71,8 @@ def _figure(key: str, label: str, value, digits: int = 4, *, rounding: str = "up
 
 
 def _answered_figures(summary: dict) -> list[dict]:
-    """How many were answered: queries, or for multi-label votes labels (``answered``
-    counts (query, label) pairs), with how many labels were analysed."""
+    """How many were answered: queries, or labels for multi-label votes (``answered`` counts
+    (query, label) pairs), with the labels per query."""
     answered = summary.get("answered")
     expected = " (expected)" if isinstance(answered, float) else ""
     labels = (summary.get("multilabel") or {}).get("labels")
@@ -87,8 +86,8 @@ def _answered_figures(summary: dict) -> list[dict]:
 
 
 def outputs_view(outputs: dict | None, dependent: bool) -> dict | None:
-    """Outputs (generated sequences): their count, tokens and own epsilon (min / median /
-    max; RDP, rounded up, unsanitised where ``dependent``) and how many a halt left whole."""
+    """Outputs (generated sequences): count, tokens and own epsilon (min / median / max; RDP,
+    rounded up, unsanitised where ``dependent``) and how many a halt left whole."""
     if not outputs:
         return None
     tokens, spent = outputs["tokens_per_output"], outputs.get("epsilon_per_output")
@@ -107,9 +106,9 @@ def budget_view(summary: dict, head: dict | None = None) -> dict | None:
         head: :func:`headline`'s (computed where None).
 
     Returns:
-        ``limit``, ``halt``, ``remaining`` (with ``remaining_label``: what it is left of),
-        ``answered`` and ``note``: which figure the budget held, with its accountant, and
-        whether the published figure is above the budget; None without a budget.
+        ``limit``, ``halt``, ``remaining`` (``remaining_label``: what it is left of),
+        ``answered``, ``note`` (the figure the budget held, its accountant, whether the
+        published figure is above the budget); None without a budget.
     """
     budget = summary.get("budget")
     if not budget:
@@ -137,34 +136,18 @@ def budget_view(summary: dict, head: dict | None = None) -> dict | None:
 
 
 def _limit(value) -> str:
-    """A budget as printed: ``rounding.limit_text`` (as given where four decimals hold it,
-    else rounded up as the epsilons held to it), ``n/a`` for none.
-
-    Args:
-        value: the budget, or None.
-
-    Returns:
-        The text.
-    """
+    """A budget as printed (``rounding.limit_text``: as given where four decimals hold it,
+    else rounded up as the epsilons held to it), ``n/a`` for None."""
     return "n/a" if value is None else limit_text(value)
 
 
 def _budget_held(summary: dict, halted: bool) -> tuple[str, str, str | None]:
-    """Which figure a budget run's budget held, and what its remaining budget is of.
-
-    The data-dependent figure (replay, expected: unsanitised), the data-independent figure of
-    the run's answers (a selection step: not a bound), or the run's data-independent figure;
-    where the halt was decided on the RDP figure and a smaller PLD figure is the run's, that,
-    with what is left on the RDP figure.
-
-    Args:
-        summary: the JSON summary (with ``budget``).
-        halted: whether the run halted (or refused answers).
-
-    Returns:
-        ``(held, label, note)``: the held figure in a few words, the remaining budget's
-        label and the note (or None).
-    """
+    """``(held, label, note)``: the figure a budget run's budget held (a few words), the label
+    of what its remaining budget is of, and a note or None. Held: the data-dependent figure
+    (replay, expected: unsanitised), the data-independent one of the run's answers (a selection
+    step: not a bound), or the run's data-independent one; where the halt was decided on the
+    RDP figure and a smaller PLD figure is the run's, that, with what is left on the RDP
+    figure. ``halted``: the run halted or refused answers."""
     limit = float(summary["budget"]["limit"])
     rdp = summary.get("epsilon_rdp")
     accountant = accountant_name(summary.get("epsilon_method"))
@@ -197,18 +180,9 @@ def _budget_held(summary: dict, halted: bool) -> tuple[str, str, str | None]:
 
 
 def _over_budget(summary: dict, head: dict, held: str) -> str | None:
-    """Where the headline's published figure is above the budget, a sentence saying so
-    (a printed budget beside a larger printed epsilon must not read as overspent nor as
-    held by it).
-
-    Args:
-        summary: the JSON summary (with ``budget``).
-        head: :func:`headline`'s.
-        held: which figure the budget held, in a few words (:func:`_budget_held`).
-
-    Returns:
-        The sentence, or None.
-    """
+    """A sentence where the headline's published figure is above the budget, else None (a
+    printed budget beside a larger printed epsilon must read neither as overspent nor as held
+    by it). ``held``: :func:`_budget_held`'s words."""
     published = head.get("published")
     if published is None or not float(published) > float(summary["budget"]["limit"]):
         return None
@@ -255,9 +229,9 @@ def group_budget_note(summary: dict, head: dict) -> str | None:
 
 
 def group_headers(summary: dict) -> dict:
-    """What the group table's columns hold where a header alone would not say: the
-    data-dependent figure (unsanitised), or figures of the replay's answers or of a halt the
-    votes decide (not bounds), as the key figures label them.
+    """What the group table's columns hold where a header would not say: the data-dependent
+    figure (unsanitised), or figures of the replay's answers or of a halt the votes decide (not
+    bounds), as the key figures label them.
 
     Args:
         summary: the JSON summary.
@@ -285,8 +259,7 @@ def parameter_rows(summary: dict) -> list[dict]:
 
 
 def round_rows(summary: dict) -> list[dict]:
-    """Each round's mechanism, rows, parameters and student file (``--rounds``), as
-    parameter rows.
+    """Each round's mechanism, rows, parameters and student file (``--rounds``), as rows.
 
     Args:
         summary: the JSON summary (its ``rounds`` and ``files``).
@@ -335,9 +308,9 @@ def group_rows(summary: dict) -> list[dict]:
 
 
 def tuning_view(summary: dict) -> dict | None:
-    """The hyperparameter search's figures (math:tuning) as labelled rows, every epsilon
-    rounded up and each computed from the run's data-dependent curve labelled
-    unsanitised (its attack risk is the risk section's); None without a search."""
+    """The search's figures (math:tuning) as labelled rows, every epsilon rounded up, those
+    from the data-dependent curve labelled unsanitised (its risk is the risk section's); None
+    without a search."""
     tuning = summary.get("tuning")
     if not tuning:
         return None
@@ -358,8 +331,8 @@ def tuning_view(summary: dict) -> dict | None:
 
 
 def risk_rows(risk: dict) -> list[dict]:
-    """A risk's bounds as printed: the TPR at each reported FPR and the advantage, rounded
-    up at 4 decimals (a printed bound is never below the computed one)."""
+    """A risk's TPR at each reported FPR and advantage, rounded up at 4 decimals (a printed
+    bound is never below the computed one)."""
     rows = [{"label": f"attacker's TPR at FPR {fpr}", "text": ceil_text(tpr)}
             for fpr, tpr in risk["tpr_at_fpr"].items()]
     return rows + [{"label": "advantage (largest TPR \u2212 FPR)",
@@ -367,12 +340,10 @@ def risk_rows(risk: dict) -> list[dict]:
 
 
 def risk_view(summary: dict, figure: dict | None = None) -> dict:
-    """The attack risk section (math:risk).
-
-    ``figure``: the section's embedded figure, or None. Returns the publishable bounds
-    (``rows``, rounded up) with ``source``, ``mu`` and ``figure``; a data-dependent run's own
-    bounds (``dependent``, labelled ``UNSANITISED``); or ``missing``, a sentence, without a
-    risk; ``search``: whether the bounds are a tuned run's search's (``tuning.risk``)."""
+    """The attack risk section (math:risk): the publishable bounds (``rows``, rounded up) with
+    ``source``, ``mu`` and ``figure`` (embedded, or None); a data-dependent run's own bounds
+    (``dependent``, labelled ``UNSANITISED``); or ``missing``, a sentence, without a risk;
+    ``search``: the bounds are a tuned run's search's (``tuning.risk``)."""
     tuning = summary.get("tuning")
     search = isinstance(tuning, dict) and tuning.get("risk") is not None
     independent = with_published_risk(summary).get("risk_data_independent")
@@ -441,16 +412,8 @@ def checklist(summary: dict, *, head: dict, unit: dict, dataset_size) -> list[di
 
 
 def _published_item(summary: dict, head: dict) -> tuple[str, bool, str]:
-    """The checklist's item on the headline's published figure: the data-independent bound,
-    the sanitised release, or (vanishing) no bound formed.
-
-    Args:
-        summary: the JSON summary.
-        head: :func:`headline`'s.
-
-    Returns:
-        ``(item, ok, note)``.
-    """
+    """The checklist's ``(item, ok, note)`` on the headline's published figure: the
+    data-independent bound, the sanitised release, or (vanishing) no bound formed."""
     item = "Published \u03b5 is not data-dependent, or is sanitised"
     if head["sanitised"]:
         return item, True, "smooth-sensitivity sanitised release"
@@ -463,15 +426,8 @@ def _published_item(summary: dict, head: dict) -> tuple[str, bool, str]:
 
 
 def _unsanitised_item(head: dict) -> list[tuple[str, bool, str]]:
-    """A caution where the report prints data-dependent figures that are not sanitised (each
-    labelled): none to publish.
-
-    Args:
-        head: :func:`headline`'s.
-
-    Returns:
-        The item, or none for a data-independent run.
-    """
+    """A checklist caution where the report prints unsanitised data-dependent figures (each
+    labelled: none to publish); none for a data-independent run."""
     if not head["data_dependent"]:
         return []
     return [("Unsanitised figures stripped before publishing", False,
@@ -482,9 +438,8 @@ def _unsanitised_item(head: dict) -> list[tuple[str, bool, str]]:
 def _independent_figures(summary: dict) -> list[dict]:
     """The data-independent figures: the PLD figure first where smaller; under expected
     accounting the bound for any run, then the figure at the expected count (an average);
-    for an individualized run the largest group's at the halt and the uniform run's (each
-    group's own are in its table; a summary written before the baseline held the uniform
-    run's figure had it at the top)."""
+    individualized: the largest group's at the halt and the uniform run's (each group's own
+    are in its table; older summaries, without the baseline's, hold it at the top)."""
     worst = summary.get("epsilon_data_independent_worst")
     if summary.get("groups"):
         base, groups = summary.get("baseline") or {}, summary["groups"]
@@ -534,11 +489,10 @@ def report_content(summary: dict, *, command: str | None = None,
                    given: dict | None = None) -> dict:
     """Everything the templates show, from a JSON ``summary`` (nothing is recomputed).
 
-    ``command``: the command that produced it (else rebuilt from the summary);
-    ``figures``: dicts of ``id``, ``title``, ``caption`` and ``svg`` (HTML) or ``file``
-    (Markdown); ``risk_figure``: the risk section's, likewise; ``given``: the run's options
-    (files its summary does not record, for ``report_command``).
-    """
+    ``command``: the command that produced it (else rebuilt from the summary); ``figures``:
+    dicts of ``id``, ``title``, ``caption`` and ``svg`` (HTML) or ``file`` (Markdown);
+    ``risk_figure``: the risk section's, likewise; ``given``: the run's options (files its
+    summary does not record, for ``report_command``)."""
     analyze, notes = command_line(summary, given)
     head = headline(summary)
     unit = privacy_unit(summary, dataset_size=dataset_size)

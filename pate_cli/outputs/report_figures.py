@@ -1,9 +1,6 @@
-"""The figures of a privacy statement, drawn by the same code as ``pate-plot``.
-
-The cost history (per query and per output), Confident's selection histogram (when the
-votes are at hand), per-group histories, and the publishable trade-off curve; each a
-matplotlib ``Figure``, inlined in HTML by :func:`svg_markup`.
-"""
+"""A privacy statement's figures, drawn by ``pate-plot``'s code: cost history (per query and
+per output), Confident's selection histogram (votes at hand), per-group histories, the
+publishable trade-off curve; each a ``Figure``, inlined in HTML by :func:`svg_markup`."""
 
 from __future__ import annotations
 
@@ -39,8 +36,7 @@ PRIVATE_VOTES = "drawn from the private votes' plurality counts: not for publica
 
 
 def publication_note(key: str, summary: dict) -> str | None:
-    """The note a report prints with figure ``key`` when it must not be published, else
-    None."""
+    """The note printed with figure ``key`` where it must not be published, else None."""
     if key == "selection":
         return PRIVATE_VOTES
     if key in ("history", "outputs", "groups") and data_dependence(summary)[0]:
@@ -71,9 +67,8 @@ def history_plot(summary: dict, frame, *, style=None):
 
 def epsilon_note(summary: dict, last: float | None, *, running: bool = False,
                  what: str = "figure") -> str:
-    """What a cost history's epsilon is, as ``pate-plot``'s caption says it
-    (``captions.figure_note``: unsanitised, or the run's answers and not a bound), with
-    the curve's last figure (rounded up) unless said already.
+    """What a cost history's epsilon is (``captions.figure_note``: unsanitised, or the run's
+    answers and not a bound), with the curve's last figure (rounded up) unless said already.
 
     Args:
         summary: the JSON summary.
@@ -89,8 +84,7 @@ def epsilon_note(summary: dict, last: float | None, *, running: bool = False,
 
 
 def outputs_plot(summary: dict, frame, *, style=None):
-    """Cumulative epsilon after each output's last token (the data of ``pate-plot history
-    --x output``), with the budget line when the run had one."""
+    """Cumulative epsilon after each output's last token, with the run's budget line if any."""
     budget = (summary.get("budget") or {}).get("limit")
     label = MECHANISM_NAMES.get(summary["mechanism"], summary["mechanism"])
     outputs = summary["outputs"]
@@ -137,9 +131,8 @@ def groups_plot(summary: dict, frame, *, style=None):
 
 
 def risk_plot(summary: dict, *, style=None):
-    """The publishable trade-off curve (math:risk; a tuned run's search's) on a log alpha
-    axis, without the data-dependent one (a statement is published); None without a
-    usable risk."""
+    """The publishable trade-off curve (math:risk; a tuned run's search's) on a log alpha axis,
+    without the data-dependent one (a statement is published); None without a usable risk."""
     summary = with_published_risk(summary)
     risk = summary.get("risk_data_independent")
     if risk is None or risk_problem(risk) is not None:
@@ -160,8 +153,8 @@ def drawn_from(frame, summary: dict) -> str:
 
 
 def figure_budgets(summary: dict) -> tuple[float, ...]:
-    """The budgets a report's figures mark (the run's, each group's): ``figure_rows``
-    keeps the first row over each."""
+    """The budgets a report's figures mark (the run's, each group's): ``figure_rows`` keeps the
+    first row over each."""
     return marked_budgets((summary.get("budget") or {}).get("limit"),
                           summary.get("groups") or ())
 
@@ -187,9 +180,8 @@ def report_figures(summary: dict, frame, *, votes=None) -> list[tuple[str, objec
 
 
 def svg_markup(figure, prefix: str) -> str:
-    """The figure as one ``<svg>`` element: the XML prolog, doctype and comments removed,
-    and every id (and reference to one) prefixed with ``prefix-``, so several figures
-    inlined in one HTML page keep their ids unique."""
+    """The figure as one ``<svg>`` element: prolog, doctype and comments removed, every id (and
+    reference to one) prefixed with ``prefix-``, so figures inlined in one page keep ids unique."""
     text = plots.figure_bytes(figure, "svg").decode("utf-8")
     text = text[text.index("<svg"):]
     text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)

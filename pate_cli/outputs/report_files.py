@@ -20,8 +20,8 @@ from .writing import check_destinations, utf8_text, write_outputs
 
 
 def check_report_destination(output: str, fmt: str) -> None:
-    """Refuse, before any work, a report that cannot be written: the destination (no
-    directory...) and, for Markdown, a figures' folder that is a file."""
+    """Refuse, before any work, a report that cannot be written (no directory...), or for
+    Markdown whose figures' folder is a file."""
     folder = files_folder(output)
     check_destinations([("-o " + output, output)])
     if fmt == "markdown" and os.path.exists(folder) and not os.path.isdir(folder):
@@ -30,19 +30,19 @@ def check_report_destination(output: str, fmt: str) -> None:
 
 
 def figure_table(result):
-    """The rows of ``result``'s per-query table the report's figures draw, streamed a
-    chunk at a time (``figure_data.figure_rows``: bounded memory, every budget's first
-    row over it kept, the run's and each group's, read from the result's parts so the
-    table's pass comes before the summary and forms a streamed run's release)."""
+    """The rows of ``result``'s per-query table the figures draw, streamed a chunk at a time
+    (``figure_data.figure_rows``: bounded memory, each budget's first row over it kept),
+    read from the result's parts so the table's pass precedes the summary and forms a
+    streamed run's release."""
     budgets = marked_budgets(None if result.budget is None else result.budget.limit,
                              () if result.groups is None else result.groups.groups)
     return figure_rows(result.iter_frames(), queries=result.queries, budgets=budgets)
 
 
 def analysed_votes(result):
-    """The analysed vote rows of ``result`` in analysed order (Confident's selection
-    figure); None for rounds, groups, multi-label votes (per-label counts, not one
-    histogram per query) or votes not from a file."""
+    """``result``'s analysed vote rows in analysed order (Confident's selection figure); None
+    for rounds, groups, multi-label votes (not one histogram per query) or votes not from a
+    file."""
     if (result.source is None or result.rounds is not None or result.groups is not None
             or result.multilabel is not None):
         return None
@@ -53,9 +53,9 @@ def analysed_votes(result):
 
 
 def read_run(summary_path: str, per_query: str | None):
-    """``(summary, drawn rows or None, votes or None)`` of ``--from``: the table's drawn
-    rows, checked to be the summary's run (:func:`_drawn_run`), and the analysed votes when
-    the input file is still there with the same sha256 (not for a multi-label run)."""
+    """``(summary, drawn rows or None, votes or None)`` of ``--from``: the table's drawn rows,
+    checked to be the summary's run, and the analysed votes when the input file is still there
+    with the same sha256 (not for a multi-label run)."""
     summary = read_summary(summary_path)
     for key in REPORT_KEYS:
         if key not in summary:
@@ -84,9 +84,8 @@ def read_run(summary_path: str, per_query: str | None):
 
 
 def _drawn_run(summary: dict, summary_path: str, per_query: str):
-    """The rows of ``per_query`` the figures draw (``plot_tables.drawn_table``: read a
-    piece at a time, checked against ``summary``), and its whole ``query`` column when
-    the summary analysed ``--query-indices`` (else None)."""
+    """The rows of ``per_query`` the figures draw (read a piece at a time, checked against
+    ``summary``), and its whole ``query`` column where the run had ``--query-indices``."""
     index: list | None = [] if summary.get("query_indices") else None
     drawing = Drawing(HISTORY_COLUMNS, keep=("output",), groups=True, sums=(),
                       budgets=figure_budgets(summary), allow_empty=True)
@@ -97,8 +96,8 @@ def _drawn_run(summary: dict, summary_path: str, per_query: str):
 
 def write_report(output: str, text: str, figures: dict) -> None:
     """Write the statement and its figures (in ``files_folder(output)``) as one set; on
-    failure nothing is left, not even the folder. Then figures an earlier report left
-    there and this one does not draw are removed (only names a report writes)."""
+    failure nothing is left, not even the folder. Then figures an earlier report left there
+    and this one does not draw are removed (only names a report writes)."""
     folder = files_folder(output)
     made = bool(figures) and not os.path.isdir(folder)
     if figures:

@@ -1,7 +1,6 @@
-"""The sentences of a privacy statement (``report_content``): the headline guarantee and
-whether it is data-dependent or sanitised (math:smooth), the decisions accounted, the privacy
-unit and neighbouring relation; and how figures print (a guarantee rounded up). Nothing here
-computes privacy: every number comes from the JSON summary.
+"""The sentences of a privacy statement (``report_content``): the headline guarantee, whether
+it is data-dependent or sanitised (math:smooth), the decisions, the privacy unit and relation;
+and how figures print (a guarantee rounded up). Every number comes from the JSON summary.
 
 Size: one concept, the statement's sentences, each worded for every accounting and mechanism.
 """
@@ -16,11 +15,10 @@ DATA_INDEPENDENT_MECHANISMS = ("svt",)
 
 
 def number(value, digits: int = 4, *, rounding: str = "nearest", strip: bool = True) -> str:
-    """A figure as the report prints it: ``1.5468``, ``1e-05``, ``348.1``, ``inf``
-    (``strip``: trailing zeros dropped; an epsilon keeps them, ``3.1110``, as pate-analyze).
-
-    ``rounding``: ``nearest``, ``up`` (every epsilon: a printed guarantee is never below
-    the computed one, cli:pate-analyze) or ``down`` (what is left of a budget)."""
+    """A figure as the report prints it: ``1.5468``, ``1e-05``, ``348.1``, ``inf`` (``strip``:
+    trailing zeros dropped; an epsilon keeps them, ``3.1110``, as pate-analyze). ``rounding``:
+    ``nearest``, ``up`` (every epsilon: a printed guarantee is never below the computed one,
+    cli:pate-analyze) or ``down`` (what is left of a budget)."""
     if value is None:
         return "n/a"
     if isinstance(value, str):  # a named choice (``screening``)
@@ -39,8 +37,7 @@ def number(value, digits: int = 4, *, rounding: str = "nearest", strip: bool = T
 
 
 def epsilon_text(value, digits: int = 4) -> str:
-    """An epsilon as the report and pate-analyze print it: :func:`number`, rounded up, with
-    its trailing zeros (``3.1110``)."""
+    """An epsilon as printed: :func:`number`, rounded up, trailing zeros kept (``3.1110``)."""
     return number(value, digits, rounding="up", strip=False)
 
 
@@ -53,17 +50,16 @@ AVERAGE_RELEASE = "an average run's estimate, not a guarantee"
 
 
 def average_release(summary: dict) -> bool:
-    """Whether the summary's sanitised release is of an expected-accounting figure (an
-    average run's: not the published epsilon, :func:`data_dependence`)."""
+    """Whether the sanitised release is of an expected-accounting figure (an average run's:
+    not the published epsilon, :func:`data_dependence`)."""
     return (summary.get("accounting") == "expected"
             and (summary.get("smooth_sensitivity") or {}).get("sanitized_epsilon") is not None)
 
 
 def data_dependence(summary: dict) -> tuple[bool, bool]:
     """``(data_dependent, sanitised)`` of the published epsilon (math:costs, math:smooth).
-
     Under expected accounting a smooth-sensitivity release sanitises an average run's figure,
-    not a guarantee for any release: there the data-independent bound is published."""
+    not a guarantee: there the data-independent bound is published."""
     multilabel = summary.get("multilabel")
     dependent = (summary.get("accounting") != "data-independent"
                  and summary.get("mechanism") not in DATA_INDEPENDENT_MECHANISMS
@@ -139,8 +135,7 @@ def _scope(summary: dict) -> str:
 
 def tuning_law(tuning: dict, show=number) -> str:
     """A JSON ``tuning``'s law of K as ``--tuning`` takes it (``geometric:20``,
-    ``negbin:20,0.5``: only the negative binomial has a free shape), each number as
-    ``show`` writes it."""
+    ``negbin:20,0.5``: only negbin has a shape), each number as ``show`` writes it."""
     law = f"{tuning.get('distribution')}:{show(tuning.get('mean'))}"
     if tuning.get("distribution") == "negbin":
         law += f",{show(tuning.get('shape'))}"
@@ -156,8 +151,8 @@ def _tuning_law(summary: dict) -> str | None:
 
 
 def _tuning_headline(summary: dict, dependent: bool) -> tuple[str, float | None]:
-    """The sentence on the search's cost (``--tuning``), and the tuned figure when it
-    holds (computed from a data-independent curve)."""
+    """The sentence on the search's cost (``--tuning``), and the tuned figure where it holds
+    (from a data-independent curve)."""
     law = _tuning_law(summary)
     if law is None:
         return "", None
@@ -194,8 +189,8 @@ def _with_search(summary: dict, published: float) -> tuple[float, str]:
 
 def smaller_pld(summary: dict) -> float | None:
     """The PLD figure of the publishable data-independent bound where below its RDP figure
-    (``epsilon_data_independent_worst``'s, every query answered, where the summary has
-    it), else None: the figure the summary leads with and the report publishes."""
+    (``epsilon_data_independent_worst``'s, every query answered, where present), else None:
+    the figure the summary leads with and the report publishes."""
     pld = summary.get(pld_key(summary))
     bound = summary.get("epsilon_data_independent_worst")
     if bound is None:
@@ -232,9 +227,9 @@ AT_COUNT = {True: "the expected answered count (an average, not a bound)",
 
 
 def lacks_any_run_bound(summary: dict) -> bool:
-    """Whether ``summary`` is an earlier version's of an aggregator with a selection step,
-    written before it held the bound for any run (each group row's, or the run's PLD
-    figure beside it; expected accounting had its bound before)."""
+    """Whether ``summary``, of an aggregator with a selection step, is from a version without
+    the bound for any run (each group row's, or the run's PLD figure beside it; expected
+    accounting always had its bound)."""
     if not selects(summary):
         return False
     if summary.get("groups"):
@@ -262,8 +257,8 @@ def round_note(summary: dict, entry: dict) -> str:
 
 def halted_before(summary: dict, halted: int) -> tuple[str, str]:
     """``(text, unit)`` of a budget run's halt before query ``halted``: ``halted before output
-    N (0-based; its first query is Q)`` where the run halts at outputs (``--halt-at output``),
-    else ``halted before query Q``; ``unit`` is ``output`` or ``query``."""
+    N (0-based; its first query is Q)`` with ``--halt-at output``, else ``halted before query
+    Q``; ``unit`` is ``output`` or ``query``."""
     completed = (summary.get("outputs") or {}).get("completed")
     if (summary.get("budget") or {}).get("halt_at") == "output" and isinstance(completed, int):
         return (f"halted before output {completed} (0-based; its first query is {halted})",
@@ -273,8 +268,8 @@ def halted_before(summary: dict, halted: int) -> tuple[str, str]:
 
 def halt_from_votes(summary: dict) -> bool:
     """Whether an individualized run's per-group figures at the halt are not bounds (the votes
-    decide a selection step's count, and the stop wherever a data-dependent figure finds it):
-    ``run.reports_any_run_bound``'s rule read from the JSON (no numpy: ``--help`` imports this)."""
+    decide a selection step's count, and a stop a data-dependent figure finds):
+    ``run.reports_any_run_bound``'s rule on the JSON (no numpy: ``--help`` imports this)."""
     return selects(summary) or summary.get("accounting") != "data-independent"
 
 
@@ -296,9 +291,8 @@ def epsilon_label(summary: dict, head: dict) -> str:
 
 
 def at_count_text(summary: dict, *, alone: bool = False) -> str:
-    """Where the run answered fewer than its queries, what its count would give and why
-    that is not a bound (empty otherwise); ``alone``: beside a search's figure, named one
-    run's without the search."""
+    """Where the run answered fewer than its queries, what its count gives and why that is not
+    a bound, else empty; ``alone``: beside a search's figure, named one run's without it."""
     if float(summary["answered"]) >= summary["queries"]:
         return ""
     value, pld = count_figure(summary)
@@ -312,8 +306,7 @@ def at_count_text(summary: dict, *, alone: bool = False) -> str:
 
 
 def count_accountant(summary: dict, pld: bool) -> str:
-    """The accountant of :func:`count_figure`'s figure (``pld``: the PLD one), as a
-    sentence names it (:func:`accountant_name`)."""
+    """The accountant of :func:`count_figure`'s figure (``pld``: the PLD one), named."""
     if pld:
         return accountant_name("pld")
     pure = (summary.get("accounting") == "data-independent"
@@ -322,8 +315,7 @@ def count_accountant(summary: dict, pld: bool) -> str:
 
 
 def accountant_name(method) -> str:
-    """The accountant of a JSON ``*_method`` (``pld``, ``pure``, ``rdp``), as a sentence
-    names it."""
+    """The accountant of a JSON ``*_method`` (``pld``, ``pure``, ``rdp``), named."""
     return {"pld": "the privacy-loss distribution accountant",
             "pure": "the pure-DP bound"}.get(method, "the R\u00e9nyi DP accountant")
 
@@ -352,8 +344,7 @@ def _smaller_pld(summary: dict, rdp: float, order=None) -> tuple[float, str]:
 
 
 def accountant_text(summary: dict) -> str:
-    """Which accountant gave the run's own ``epsilon`` (JSON ``epsilon_method``), as a
-    headline names it."""
+    """The accountant of the run's ``epsilon`` (JSON ``epsilon_method``), in headline words."""
     method = summary.get("epsilon_method")
     if method == "pld":
         return f"by {pld_source(summary)}"
@@ -363,8 +354,8 @@ def accountant_text(summary: dict) -> str:
 
 
 def privacy_level(summary: dict) -> str:
-    """At what level the guarantee holds, as a headline names it: one record of the
-    population sampled voters are drawn from (math:sampling), else the teacher partition.
+    """At what level the guarantee holds: one record of the population sampled voters are
+    drawn from (math:sampling), else the teacher partition.
 
     Args:
         summary: the JSON summary.
@@ -381,12 +372,11 @@ def privacy_level(summary: dict) -> str:
 def headline(summary: dict) -> dict:
     """The headline sentence, the published epsilon and the warning (or None).
 
-    The published figure always holds (data-independent; per group when individualized), or
-    is the sanitised smooth-sensitivity release, a private estimate stated beside the bound; a
-    data-dependent figure is stated beside it, labelled. With ``--tuning`` the search's figure
-    is part of the headline (published if data-independent, leading where the run's own figure
-    is one: ``led_by_search``); ``tuning_included`` says which.
-    """
+    The published figure always holds (data-independent; per group when individualized), or is
+    the sanitised smooth-sensitivity release, a private estimate beside the bound; a
+    data-dependent figure is beside it, labelled. With ``--tuning`` the search's figure is in
+    the headline (published if data-independent, leading where the run's own figure is one:
+    ``led_by_search``); ``tuning_included`` says which."""
     dependent, sanitised = data_dependence(summary)
     delta = number(summary["delta"], 10)
     groups = summary.get("groups") or []
@@ -449,8 +439,7 @@ def headline(summary: dict) -> dict:
         published = smooth["sanitized_epsilon"]
         bound, how = _smaller_pld(summary, summary.get(ANY_RUN_KEY)
                                   or summary["epsilon_data_independent"])
-        # the unsanitised figures are in the warning and the table's labelled rows, not in
-        # the sentence to publish; the release is an estimate, the bound beside it holds
+        # unsanitised figures go in the warning and labelled rows, not the sentence to publish
         text = ("The data-dependent privacy cost of labelling these votes with this "
                 f"mechanism and these parameters, {privacy_level(summary)}, has the "
                 f"smooth-sensitivity sanitised release \u03b5 = {epsilon_text(published)} at "
@@ -568,10 +557,9 @@ def _queries(count: int) -> str:
 
 
 def largest_group(groups: list[dict], key: str = "epsilon_data_independent") -> dict | None:
-    """The JSON group row whose ``key`` (default: the data-independent figure at the halt;
-    ``ANY_RUN_KEY``: the bound for any run) is the largest (math:individualized); the first
-    among equals; None where no row holds it (a summary written before rows held it, or
-    without the bound)."""
+    """The JSON group row with the largest ``key`` (default: the data-independent figure at
+    the halt; ``ANY_RUN_KEY``: the bound for any run; math:individualized), the first among
+    equals; None where no row holds it (an older summary, or no bound)."""
     return max((row for row in groups if row.get(key) is not None),
                key=lambda row: row[key], default=None)
 
@@ -622,9 +610,9 @@ def _multilabel_unit(multilabel: dict, teachers) -> tuple[str, str]:
 
 
 def reciprocal_text(delta: float, dataset_size: int) -> str:
-    """1/N printed with the fewest significant digits (at least 3) that show how it compares
-    with ``delta`` printed beside it (``9.9999e-06`` beside ``1e-05``), never equal in print
-    where they differ.
+    """1/N with the fewest significant digits (at least 3) that show how it compares with
+    ``delta`` printed beside it (``9.9999e-06`` beside ``1e-05``): never equal in print where
+    they differ.
 
     Args:
         delta: the run's delta.

@@ -1,8 +1,7 @@
-"""The f-DP trade-off curve a run's guarantee implies (math:risk), from its JSON summary:
-``pate-plot tradeoff-curve`` and the attack-risk figure of ``pate-report``.
+"""The f-DP trade-off curve a run's guarantee implies (math:risk), from its JSON summary.
 
-A summary's ``risk`` objects bound ``TPR <= 1 - f(alpha)`` at a grid of FPRs ``alpha``;
-drawn as type II error ``beta = 1 - TPR`` against ``alpha``, with the exact mu-GDP curve
+A summary's ``risk`` objects bound ``TPR <= 1 - f(alpha)`` at a grid of FPRs ``alpha``; drawn
+as type II error ``beta = 1 - TPR`` against ``alpha``, with the exact mu-GDP curve
 ``Phi(Phi^-1(1 - alpha) - mu)`` where it applies and the diagonal ``beta = 1 - alpha``.
 """
 
@@ -31,8 +30,8 @@ SOURCES = {"pld": "PLD", "rdp": "RDP", "pure": "pure DP"}
 
 @dataclass(frozen=True)
 class CurveLine:
-    """One line of the figure: ``kind`` is ``publishable``, ``data-dependent`` or
-    ``gdp``; ``alpha`` the type I errors (FPRs), ``beta`` the type II errors (1 - TPR)."""
+    """One line: ``kind`` is ``publishable``, ``data-dependent`` or ``gdp``; ``alpha`` the type
+    I errors (FPRs), ``beta`` the type II errors (1 - TPR)."""
 
     kind: str
     label: str
@@ -50,9 +49,8 @@ def with_published_risk(summary: dict) -> dict:
 
 
 def risk_problem(risk) -> str | None:
-    """Why a summary's ``risk`` object is unusable for a figure, as a short phrase
-    (``tradeoff.fpr and tradeoff.tpr differ in length``); None for one with a curve of
-    probabilities, ``tpr_at_fpr`` and ``advantage``."""
+    """Why a summary's ``risk`` object is unusable for a figure, as a short phrase; None for one
+    with a curve of probabilities, ``tpr_at_fpr`` and ``advantage``."""
     if not isinstance(risk, dict):
         return "not an object"
     curve = risk.get("tradeoff")
@@ -90,7 +88,7 @@ def curve_lines(summary: dict, name: str = "", *, dependent: bool = True) -> lis
 
     Args:
       summary: a JSON summary with a usable ``risk_data_independent`` (``risk_problem``).
-      name: the legend label prefixed to each line's (none when empty).
+      name: the legend label prefixed to each line's (none if empty).
       dependent: also ``risk``'s curve when it is data-dependent.
 
     Returns:
@@ -172,8 +170,7 @@ def tradeoff_curve_figure(runs, *, log: bool = False, dependent: bool = True,
     if style.logy:  # new_figure made the y axis logarithmic
         axes.yaxis.set_minor_formatter(NullFormatter())
     axes.set_ylim(LOG_ALPHA if style.logy else 0.0, 1.0)
-    # Every curve lies under the diagonal (f(alpha) <= 1 - alpha): the legend goes where
-    # none can be, above it (upper right; lower left on a log alpha axis).
+    # Every curve lies under the diagonal (f(alpha) <= 1 - alpha): the legend goes above it
     style = replace(style, legend=style.legend or ("lower left" if log else "upper right"))
     axes.set_xlabel("type I error $\\alpha$ (attacker's false-positive rate)")
     axes.set_ylabel("type II error $\\beta$ = 1 $-$ TPR (probability)")

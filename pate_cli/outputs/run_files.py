@@ -1,6 +1,5 @@
-"""The files a ``pate-analyze`` run writes besides its summary on stdout: checked before any
-work, then formed from the result (the per-query table and decisions streamed from one
-pass) and written as a set.
+"""The files a ``pate-analyze`` run writes besides its stdout summary: checked before any
+work, formed from the result (table and decisions streamed from one pass), written as a set.
 """
 
 from __future__ import annotations
@@ -55,10 +54,9 @@ def check_run_outputs(votes, options: dict, *, output=None, per_query=None, ss_h
 
 def run_files(result, *, summary_text: Callable[[], str], output=None, per_query=None,
               write_decisions=None, ss_history=None, write_rdp=None) -> dict:
-    """``{path: bytes, an iterable of bytes or a function giving bytes}`` of the outputs
-    asked for (``write_outputs``): the summary (``summary_text()``) and the release's
-    history are formed after the table and decisions are written, since a streamed run's
-    smooth-sensitivity release comes from their pass (``AnalysisResult.smooth_sensitivity``)."""
+    """``{path: bytes, an iterable of bytes or a function giving bytes}`` of the outputs asked
+    for (``write_outputs``): the summary and the release's history are formed after the table
+    and decisions, whose pass forms a streamed run's smooth-sensitivity release."""
     files: dict = {}
     table_frames = decision_frames = None
     if per_query is not None and write_decisions is not None and not (

@@ -1,8 +1,7 @@
 """Do a JSON summary and a per-query table come from the same run?
 
-``pate-report --from a.json --per-query b.csv`` and ``pate-plot ... --summary`` draw a
-table's curve under a summary's figures. The table has no sha256 of its own (cli:per-query
-fixes its columns), so :func:`check_same_run` compares what both carry:
+``pate-report --from`` and ``pate-plot --summary`` draw a table's curve under a summary's
+figures; the table has no sha256 (cli:per-query), so :func:`check_same_run` compares:
 
 - the row count and ``queries`` (a budget run's table stops at the halt);
 - the ``query`` column: ``0 .. n-1``, or with ``query_indices`` distinct vote-file rows;
@@ -18,8 +17,8 @@ The figures are sums of n terms formed two ways, compared to the larger of 1e-12
 exact sum (Higham, "Accuracy and Stability of Numerical Algorithms", s.4.2), and the
 conversion's minimum moves by at most that (docs/explanation/numerics.md); plus the raise a
 running figure carries beyond the summary's (``numerics.summed_margin``). Two runs agreeing on
-all of these to 12 digits is not a case to plan for. A mismatch is one ``InputError`` line
-naming the first difference.
+all of these to 12 digits is not planned for. A mismatch is one ``InputError`` line naming the
+first difference.
 """
 
 from __future__ import annotations
@@ -35,8 +34,8 @@ RELATIVE_TOLERANCE = 1e-12
 
 
 def _terms_per_row(summary: dict) -> int:
-    """The terms a table row's running sum adds: a binary multi-label run's each of its
-    labels' (the flattened stream's rows, summed by query), else one."""
+    """The terms a table row's running sum adds: a binary multi-label run's labels (the
+    flattened stream's rows, summed by query), else one."""
     multilabel = summary.get("multilabel")
     if not isinstance(multilabel, dict) or multilabel.get("variant") != "binary":
         return 1
@@ -62,8 +61,8 @@ def _floats(piece, column: str) -> np.ndarray:
 
 
 class RunTotals:
-    """What :func:`check_same_run` compares, gathered piece by piece (:meth:`add`); with
-    ``query_indices`` one bit per vote-file row marks the rows seen."""
+    """What :func:`check_same_run` compares, gathered piece by piece; with ``query_indices``
+    one bit per vote-file row marks the rows seen."""
 
     def __init__(self, summary: dict):
         self.summary = summary
@@ -208,8 +207,8 @@ class RunTotals:
 
 
 def check_same_run(summary: dict, frame, *, summary_path: str, table_path: str) -> None:
-    """One ``InputError`` line when ``frame`` (a per-query table, or the ``RunTotals`` of
-    its pieces) is not the per-query table of ``summary``."""
+    """One ``InputError`` line when ``frame`` (a per-query table, or its pieces'
+    ``RunTotals``) is not ``summary``'s per-query table."""
     totals = frame if isinstance(frame, RunTotals) else RunTotals(summary).add(frame)
     difference = totals.difference()
     if difference is not None:

@@ -53,8 +53,7 @@ def render(summary: dict, fmt: str) -> str:
 
 
 def parameters_text(parameters, fmt: str) -> str:
-    """``pate-analyze --show-parameters``: each group's derived parameters (an
-    individualized run's ``GroupParameters``, math:individualized) as ``fmt`` text."""
+    """``--show-parameters``: a run's ``GroupParameters`` (math:individualized) as ``fmt``."""
     import pandas as pd
     rows = parameters.as_rows()
     if fmt == "json":
@@ -72,8 +71,7 @@ def parameters_text(parameters, fmt: str) -> str:
     return f"individualized {parameters.variant}\n" + frame.to_string(index=False) + "\n"
 
 def _sampling_line(sampling: dict | None) -> list[tuple[str, str]]:
-    """The sampled voters (math:sampling), when declared: the scheme and what one unit
-    changes."""
+    """The sampled voters (math:sampling), when declared: the scheme and what one unit changes."""
     if not sampling:
         return []
     scheme = (f"poisson, rate {_short(sampling['rate'])}" if sampling["scheme"] == "poisson"
@@ -255,8 +253,7 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
         law = tuning_law(t, _short)
         tuned = (f"{_up(t['epsilon_tuned'])} (random search, K ~ {law}; "
                  f"{_rdp(t['order'])}{DEPENDENT if dependent else ''})")
-        if t.get("epsilon_tuned_data_independent") is not None:  # (with a data-dependent
-            # epsilon, or one of the run's answers: the search's bound for any run)
+        if t.get("epsilon_tuned_data_independent") is not None:  # the search's any-run bound
             bound = _up(t["epsilon_tuned_data_independent"])
             tuned = (f"{tuned}; data-independent {bound} (RDP)" if dependent else
                      f"{bound} (data-independent, RDP, every query answered: the bound for any "
@@ -292,22 +289,20 @@ def summary_lines(s: dict) -> list[tuple[str, str]]:
 
 
 def tprs_text(risk: dict) -> str:
-    """A JSON risk's TPR bounds as a person reads them: ``0.3115 / 0.6073 / 0.9061``,
-    each rounded up (math:risk)."""
+    """A JSON risk's TPR bounds, each rounded up: ``0.3115 / 0.6073 / 0.9061`` (math:risk)."""
     return " / ".join(_up(tpr) for tpr in risk["tpr_at_fpr"].values())
 
 
 def risk_text(risk: dict, *, at_most: str = "<=") -> str:
-    """``TPR <= a / b / c at FPR 0.001 / 0.01 / 0.1, advantage <= d``: a JSON risk's
-    bounds, rounded up (``at_most``: how "at most" is written)."""
+    """``TPR <= a / b / c at FPR 0.001 / 0.01 / 0.1, advantage <= d``, rounded up (``at_most``:
+    how "at most" is written)."""
     return (f"TPR {at_most} {tprs_text(risk)} at FPR {' / '.join(risk['tpr_at_fpr'])}, "
             f"advantage {at_most} {_up(risk['advantage'])}")
 
 
 def vacuous_text(risk: dict) -> str:
-    """``; vacuous: every bound rounds to 1`` where every reported bound of a JSON risk (the
-    TPRs at the reported FPRs, the advantage) prints as 1.0000 rounded up (math:risk), else
-    empty."""
+    """``; vacuous: every bound rounds to 1`` where every reported bound of a JSON risk (TPRs,
+    advantage) prints as 1.0000 rounded up (math:risk), else empty."""
     printed = {_up(value) for value in (*risk["tpr_at_fpr"].values(), risk["advantage"])}
     return "; vacuous: every bound rounds to 1" if printed == {_up(1.0)} else ""
 
@@ -322,18 +317,16 @@ def risk_source_text(risk: dict) -> str:
 
 def adds_to(risk, independent: dict) -> bool:
     """Whether ``risk`` is a data-dependent run's and bounds the TPR tighter than
-    ``independent`` at some reported rate: shown (unsanitised) only then, in the summary,
-    the report and the risk figure's caption alike."""
+    ``independent`` at some reported rate: only then is it shown (unsanitised), everywhere."""
     return (isinstance(risk, dict) and bool(risk.get("data_dependent"))
             and risk.get("tpr_at_fpr") != independent.get("tpr_at_fpr"))
 
 
 def _risk_line(risk: dict | None, independent: dict | None, *,
                dependent: bool, any_run: bool = False) -> list[tuple[str, str]]:
-    """The attack risk (math:risk): the publishable TPR and advantage bounds, rounded up,
-    with their source (said to be data-independent in a ``dependent`` run's summary, and the
-    bound for any run's where the headline is the run's count's); its smaller data-dependent
-    bounds after, labelled unsanitised."""
+    """The attack risk (math:risk): the publishable bounds, rounded up, with their source
+    (named data-independent where ``dependent``, the bound for any run's where ``any_run``);
+    then smaller data-dependent bounds, labelled unsanitised."""
     if independent is None:
         return []
     text = (f"{risk_text(independent)} ({'data-independent, ' if dependent else ''}"
@@ -347,8 +340,8 @@ def _risk_line(risk: dict | None, independent: dict | None, *,
 
 
 def _group_risk_line(s: dict) -> tuple[str, str]:
-    """An individualized run's attack risk (math:risk): one guarantee per privacy group,
-    each group's bounds from the (epsilon, delta) pair its JSON ``risk`` was formed from."""
+    """An individualized run's attack risk (math:risk): each group's bounds, from the
+    (epsilon, delta) pair its JSON ``risk`` was formed from."""
     groups = [row for row in s["groups"] if isinstance(row.get("risk"), dict)]
     if not groups:
         return ("attack risk", "none: one guarantee per privacy group, and vanishing forms "
@@ -365,9 +358,9 @@ def _group_risk_line(s: dict) -> tuple[str, str]:
 
 
 def _independent_line(s: dict) -> tuple[str, str]:
-    """The data-independent figure; with ``epsilon_data_independent_worst`` the bound for
-    every query answered first (the figure at the run's count is not a bound: an average
-    under expected accounting, else a count the votes decide)."""
+    """The data-independent figure; with ``epsilon_data_independent_worst`` the bound for every
+    query answered first (the figure at the run's count is not a bound: an average under
+    expected accounting, else a count the votes decide)."""
     figure, order = _up(s["epsilon_data_independent"]), s["order_data_independent"]
     worst = s.get("epsilon_data_independent_worst")
     pld = smaller_pld(s)
@@ -423,8 +416,8 @@ def _up(value) -> str:
 
 
 def _improved_label(s: dict) -> str:
-    """What the ``epsilon improved`` figure is: the improved RDP conversion (math:conversion),
-    or in a PLD run the smaller of that and the PLD accountant's figure, saying which."""
+    """What ``epsilon improved`` is: the improved RDP conversion (math:conversion), or in a
+    PLD run the smaller of that and the PLD figure, saying which."""
     if s.get("data_independent_method") != "pld":
         return "improved conversion"
     if s["epsilon_improved"] < s["epsilon"]:

@@ -1,8 +1,5 @@
-"""AnalysisResult -> the JSON summary dict of cli:json (``--format json``), registered as the
-result's ``dict`` view (``AnalysisResult.to_dict()``).
-
-The keys follow ``cli:json``: scripts parse them, so they may be extended but never renamed.
-"""
+"""AnalysisResult -> the JSON summary dict of cli:json, the result's ``dict`` view
+(``AnalysisResult.to_dict()``). Scripts parse the keys: extend them, never rename them."""
 
 from __future__ import annotations
 
@@ -125,9 +122,9 @@ register_presenter("dict", summary_dict)
 
 def sampling_summary(mechanism) -> dict | None:
     """The JSON ``sampling`` object of cli:json, or None (``mechanisms.sampled``): scheme,
-    ``rate`` (``size / population`` without replacement), ``vote_change``, ``moves``
-    (whether the argmax's counts move between neighbours), the argmax's ``sensitivity``
-    (L2 Gaussian, L1 LNMax), and for Confident the threshold's (1) and ``steps``."""
+    ``rate`` (``size / population`` without replacement), ``vote_change``, ``moves`` (whether
+    the argmax's counts move between neighbours), the argmax's ``sensitivity`` (L2 Gaussian,
+    L1 LNMax), and for Confident the threshold's (1) and ``steps``."""
     sampling = getattr(mechanism, "sampling", None)
     if sampling is None:
         return None
@@ -143,9 +140,8 @@ def sampling_summary(mechanism) -> dict | None:
 
 
 def risk_dict(risk) -> dict | None:
-    """The JSON ``risk`` object of cli:json (math:risk), or None: ``source`` (``pld``,
-    ``rdp``, ``pure``), ``data_dependent``, ``tpr_at_fpr``, ``advantage``, ``mu`` and the
-    ``tradeoff`` curve."""
+    """The JSON ``risk`` object of cli:json (math:risk), or None: ``source`` (``pld``, ``rdp``,
+    ``pure``), ``data_dependent``, ``tpr_at_fpr``, ``advantage``, ``mu``, ``tradeoff``."""
     if risk is None:
         return None
     return {"source": risk.source, "data_dependent": risk.data_dependent,
@@ -158,15 +154,14 @@ def risk_dict(risk) -> dict | None:
 
 
 def group_risk(row, result) -> dict | None:
-    """An individualized group's attack risk (math:risk) from its data-independent
-    (epsilon, delta): its bound for any run, else its figure at the halt (GNMax under
-    data-independent accounting: the same stop on any votes); without the curve (``source``
-    ``rdp``, ``mu`` None); None without a bound (vanishing, whose figures at a halt the votes
-    decide are not bounds)."""
+    """A group's attack risk (math:risk) from its data-independent (epsilon, delta): its bound
+    for any run, else its figure at the halt (GNMax under data-independent accounting: the same
+    stop on any votes); no curve (``source`` ``rdp``, ``mu`` None); None without a bound
+    (vanishing: figures at a halt the votes decide are not bounds)."""
     epsilon = row.get("epsilon_data_independent_worst")
     if epsilon is None and reports_any_run_bound(bool(result.mechanism.selects),
                                                  result.accounting, halts=True):
-        return None  # vanishing: its figures at the halt are not bounds
+        return None
     if epsilon is None:
         epsilon = row.get("epsilon_data_independent")
     if epsilon is None and result.accounting == "data-independent":
@@ -181,8 +176,7 @@ def group_risk(row, result) -> dict | None:
 
 def epsilon_method(result) -> str:
     """Which accountant gave ``epsilon`` (cli:json): ``pld`` (``accounting.pld``), ``pure``
-    (SVT-PATE's ``c eps0``, at no finite order) or ``rdp`` (converted at ``order``,
-    math:conversion)."""
+    (SVT-PATE's ``c eps0``, no finite order) or ``rdp`` (at ``order``, math:conversion)."""
     if result.data_independent_method == "pld":
         return "pld"
     return "rdp" if math.isfinite(result.order) else "pure"
@@ -190,9 +184,9 @@ def epsilon_method(result) -> str:
 
 def epsilon_rdp(result) -> float | None:
     """The RDP conversion of the run's total curve (math:conversion): ``epsilon`` unless the
-    PLD accountant gave a smaller figure, then the one the per-query table's
-    ``epsilon_cumulative`` and ``order`` belong to; SVT-PATE's ``epsilon`` where its RDP
-    route gave it (``epsilon_method`` ``rdp``); None for the pure-DP figure and groups."""
+    PLD gave a smaller figure, then the one the per-query ``epsilon_cumulative`` and ``order``
+    belong to; SVT-PATE's ``epsilon`` where its RDP route gave it; None for the pure-DP figure
+    and groups."""
     if result.epsilon_rdp is not None:
         return result.epsilon_rdp
     if result.svt is not None:
@@ -225,8 +219,7 @@ def plain_number(value):
 
 
 def _finite_or_none(value):
-    """An order as a plain number, or None for ``inf`` (SVT-PATE's pure-DP bound, which
-    no finite order attains) and NaN (no one order: an individualized run's groups each
-    have their own)."""
+    """An order as a plain number, or None for ``inf`` (SVT-PATE's pure-DP bound: no finite
+    order) and NaN (an individualized run's groups each have their own)."""
     value = plain_number(value)
     return None if isinstance(value, float) and not math.isfinite(value) else value

@@ -1,6 +1,5 @@
-"""Atomic writing of a command's outputs: all of them or none, never half a file nor a mix
-of old and new outputs. Streamed outputs are written on a background thread while their
-next pieces are formed."""
+"""Atomic writing of a command's outputs: all or none, never half a file nor a mix of old and
+new. Streamed outputs are written on a background thread while their next pieces form."""
 
 from __future__ import annotations
 
@@ -22,16 +21,15 @@ WRITE_CHUNK = 1 << 20
 def write_outputs(files: dict) -> None:
     """Write one command's outputs as a set, all or none: path -> bytes, an iterable of bytes
     (``per_query_stream_chunks``) or a function giving bytes, called once the iterables are
-    written (a summary that the table's pass completes).
+    written (a summary the table's pass completes).
 
-    Each regular destination is written to a temporary file beside it, all renamed into place
-    once written (every temporary removed on failure). An existing file keeps its permissions
-    (a new one the umask's); a symbolic link's target is replaced. A special destination
-    (``/dev/null``, a FIFO, ``/dev/stdout``) is written directly, never replaced or removed.
-    Raises ``ValueError`` naming the file (``cannot write: ...``): a missing directory, a
-    directory, two paths to one file, a file without write permission (even for root: the
-    rename would replace it), any ``OSError``.
-    """
+    Regular destinations go to temporary files beside them, all renamed into place once
+    written (every temporary removed on failure). An existing file keeps its permissions (a new
+    one the umask's); a symbolic link's target is replaced. A special destination (``/dev/null``,
+    a FIFO, ``/dev/stdout``) is written directly, never replaced or removed. Raises
+    ``ValueError`` naming the file (``cannot write: ...``): a missing directory, a directory,
+    two paths to one file, a file without write permission (even for root: the rename would
+    replace it), any ``OSError``."""
     destinations = check_destinations((path, path) for path in files)
     contents = list(files.values())
     staged: list[str] = []  # temporaries not yet renamed into place
@@ -107,12 +105,11 @@ class Destination:
 
 
 def check_destinations(outputs, inputs=()) -> list[Destination]:
-    """Refuse, before any work, outputs that cannot be written as asked.
-
-    ``outputs``, ``inputs``: ``(name, path)`` pairs (``name`` as messages show it, ``"-o
-    x.json"``). ``ValueError`` (one line): a missing directory, a directory or unwritable file,
-    two outputs or an output and an input that are the same file (paths resolved, or the same
-    inode). Special files (``/dev/null``) may take several outputs."""
+    """Refuse, before any work, outputs that cannot be written as asked. ``outputs``,
+    ``inputs``: ``(name, path)`` pairs (``name`` as messages show it, ``"-o x.json"``).
+    ``ValueError`` (one line): a missing directory, a directory or unwritable file, two outputs
+    or an output and an input that are the same file (paths resolved, or the same inode).
+    Special files (``/dev/null``) may take several outputs."""
     destinations, seen = [], {}
     for name, path in outputs:
         destination = _destination(str(path))
@@ -256,8 +253,7 @@ def _naming(path: str):
 
 
 def _descriptor_named(path: str) -> int | None:
-    """N for ``-`` and ``/dev/stdout`` (1), ``/dev/stderr`` (2), ``/dev/fd/N``,
-    ``/proc/self/fd/N``."""
+    """N of ``-``, ``/dev/stdout`` (1), ``/dev/stderr`` (2), ``/dev/fd/N``, ``/proc/self/fd/N``."""
     if path == "-":
         return 1
     absolute = os.path.abspath(path)

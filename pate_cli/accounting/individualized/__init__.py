@@ -1,15 +1,10 @@
 """Individualized PATE (Boenisch et al.): each group's parameters, curves and composition.
 
-math:individualized, with math:independent, math:gnmax and math:threshold for the kernels. In
-the paper: section 4.1 (upsampling, Algorithm 1), 4.2 (weighting, Algorithm 2), 4.3
-(individual sensitivities, Theorem 1, Corollary 1), Appendix B (vanishing, Algorithm 3,
-Proposition 4) and Appendix C (how the parameters are set).
-
-Modules: ``parameters`` (each group's parameters, checks), ``curves`` (per-query RDP at each
-sensitivity), ``costs`` (what each member pays), ``groups`` (per-group running sums and the
-worst-off member), ``spans`` (a run's group accounting, span by span), ``stops``. The
-seeded histograms the variants aggregate are in ``pate_cli.mechanisms.participation``. Pure
-math: no files, no noise, no threads.
+math:individualized, with math:independent, math:gnmax and math:threshold for the kernels;
+paper section 4.1 (upsampling, Algorithm 1), 4.2 (weighting, Algorithm 2), 4.3 (individual
+sensitivities, Theorem 1, Corollary 1), Appendix B (vanishing, Algorithm 3, Proposition 4) and
+Appendix C (how the parameters are set). The seeded histograms the variants aggregate are in
+``pate_cli.mechanisms.participation``. Pure math: no files, no noise, no threads.
 """
 
 from .costs import CostChunk, group_costs, vanishing_costs

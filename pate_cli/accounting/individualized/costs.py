@@ -1,7 +1,6 @@
 """Individualized PATE: the chunks of costs each member pays (math:individualized); members
 are the groups for upsampling and weighting, the teachers for vanishing. ``map`` as in
-``curves``.
-"""
+``curves``."""
 
 from __future__ import annotations
 
@@ -109,8 +108,7 @@ def vanishing_costs(log_q: np.ndarray, setting: CurveSetting, *, participation: 
     """Costs of vanishing for one chunk: members are the teachers (math:individualized).
 
     ``participation``: bool ``(queries, teachers)``; a teacher pays for query q only if it took
-    part, at ``D = k / |S_q|``, one curve per distinct value. Others as in :func:`group_costs`.
-    """
+    part, at ``D = k / |S_q|``, one curve per distinct value. Others as in :func:`group_costs`."""
     participation = np.asarray(participation, dtype=bool)
     if participation.ndim != 2:
         raise ValueError("participation must have shape (queries, teachers)")

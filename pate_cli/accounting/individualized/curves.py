@@ -5,8 +5,7 @@ paper Theorem 1, Corollary 1)::
     rdp_g(alpha) = rdp_sel(log q_sel, sqrt(2) sigma1 / D) + charge * rdp_gnmax(log q, sigma / D)
 
 ``map`` (default the builtin) may be a thread pool's: each task writes only its own curve,
-so the numbers do not depend on it.
-"""
+so the numbers do not depend on it."""
 
 from __future__ import annotations
 
@@ -116,8 +115,8 @@ class CurveFactors:
 
     @cached_property
     def _selection_values(self) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct ``log pr_answered`` values of all the queries and, per query, which one
-        (there are at most teachers + 1: the statistic is a function of ``round(max v)``)."""
+        """Distinct ``log pr_answered`` values and, per query, which one (at most teachers + 1:
+        the statistic is a function of ``round(max v)``)."""
         values, index = np.unique(self.log_pr_answered, return_inverse=True)
         return values, index.reshape(-1)
 
@@ -180,8 +179,7 @@ class _Curves:
 
     @cached_property
     def independent_selection(self) -> np.ndarray:
-        """The selection's data-independent curve at this sensitivity (math:independent, or
-        math:screening)."""
+        """The selection's data-independent curve here (math:independent, or math:screening)."""
         factors, d = self.factors, self.sensitivity
         if factors.screening is None:
             return rdp_threshold_data_independent(
@@ -202,16 +200,15 @@ class _Curves:
 
     def rows(self, lo: int, hi: int, out: np.ndarray,
              scratch: np.ndarray | None = None) -> None:
-        """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)`` (``scratch``, same
-        shape, saves a temporary). A ``composition.RowSource``."""
+        """Queries ``lo .. hi-1`` into ``out`` ``(hi - lo, orders)`` (``scratch``, same shape,
+        saves a temporary); a ``composition.RowSource``."""
         self._every.rows(lo, hi, out, scratch)
 
 
 class _CurveColumns:
     """One sensitivity's rows at some of the grid's orders (``_Curves.at``), a
-    ``composition.RowSource``: data-dependent answer and selection curves once per distinct
-    statistic of the rows asked for, at those orders (data-independent ones sliced):
-    ``charge * answer + selection``."""
+    ``composition.RowSource``: ``charge * answer + selection``, data-dependent curves once per
+    distinct statistic of the rows asked for, at those orders (data-independent ones sliced)."""
 
     def __init__(self, curves: _Curves, columns: np.ndarray):
         self.curves, self.columns = curves, columns

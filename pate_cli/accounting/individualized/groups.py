@@ -31,13 +31,12 @@ _ChunkFigures = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 class GroupSums:
     """Every member's and the uniform run's running RDP, chunk to chunk (math:individualized),
-    the same bits however the queries are split into chunks. ``ceilings`` (set before the first
-    chunk, or None): per sensitivity, at least every figure read from its sums and every budget
-    they meet; the sums are then formed at the orders at or below it only
-    (``live_orders.live_running_epsilon``), the same figures, so ``carry`` and ``base_carry``
-    are only to be converted to figures at or below it (``halts``, idle members), not read per
-    order (orders left out keep a lower bound). ``terms``: the most queries the sums hold
-    (their figures raised for it, ``Conversion.summing``)."""
+    the same bits however the queries are chunked. ``ceilings`` (set before the first chunk, or
+    None): per sensitivity, at least every figure read from its sums and every budget they meet;
+    sums are then formed only at the orders at or below it (``live_orders.live_running_epsilon``;
+    same figures), so ``carry``/``base_carry`` may only be converted to figures at or below it
+    (``halts``, idle members), not read per order (orders left out keep a lower bound).
+    ``terms``: the most queries the sums hold (figures raised for it, ``Conversion.summing``)."""
 
     def __init__(self, *, groups: int, orders: np.ndarray, delta: float,
                  conversion: str = "classic", member_groups: np.ndarray | None = None,
@@ -54,11 +53,10 @@ class GroupSums:
 
     def add(self, chunk: CostChunk, *, map: Mapper = map,
             limits: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``:
-        ``(queries, groups)``, ``(queries, groups)``, ``(queries,)``. ``limits`` (or None),
-        with ``ceilings``: per group, then the uniform run, at least every figure read from
-        ``chunk`` but its last (NaN: none, ``GroupStops.limits``); the others are then +inf,
-        not converted."""
+        """``(epsilon, order, baseline epsilon)`` after each query of ``chunk``: ``(queries,
+        groups)``, ``(queries, groups)``, ``(queries,)``. ``limits`` (or None), with ``ceilings``:
+        per group, then the uniform run, at least every figure read from ``chunk`` but its last
+        (NaN: none, ``GroupStops.limits``); the others are then +inf, not converted."""
         members_of = self._start(chunk)
         if _fixed_curves(chunk.index):
             eps, order, base, self.carry, self.seen, self.base_carry = _accumulate_fixed(

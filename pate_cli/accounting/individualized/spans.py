@@ -82,10 +82,9 @@ def span_costs(setting: GroupSetting, start: int, log_q: np.ndarray, log_pr: np.
 def add_span(sums: GroupSums, chunks: Iterator[CostChunk], *, map: Mapper = map,
              full: Iterator[CostChunk] | None = None, limits: np.ndarray | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """A span's cumulative figures (``GroupSums.add``, ``limits`` its figures' limits),
-    joined; with ``full`` (the answer step in full) and ``limits`` (``GroupStops.limits``),
-    also where each budget halts the run in the span (``GroupSums.halts``; -1: nowhere), else
-    None."""
+    """A span's cumulative figures (``GroupSums.add``, ``limits`` its figures' limits), joined;
+    with ``full`` (the answer step in full) and ``limits`` (``GroupStops.limits``), also where
+    each budget halts the run in the span (``GroupSums.halts``; -1: nowhere), else None."""
     parts, done = [], 0
     open_limits = None if full is None or limits is None else limits.copy()
     halts = np.full(0 if limits is None else limits.size, -1)  # per group, then uniform
@@ -133,10 +132,9 @@ class GroupRun:
 
     def prepare(self, log_q: np.ndarray, log_pr: np.ndarray, charge: np.ndarray, *,
                 map: Mapper = map) -> None:
-        """Before the first :meth:`add`, the whole run's statistics and charges (as
-        :meth:`add` takes them): each sensitivity's sums are then formed at the orders
-        that can still give a figure only (``sum_ceilings``, a sensitivity per task of
-        ``map``), the same figures."""
+        """Before the first :meth:`add`, the whole run's statistics and charges (as :meth:`add`
+        takes them): each sensitivity's sums are then formed only at the orders that can still
+        give a figure (``sum_ceilings``; a sensitivity per task of ``map``), same figures."""
         if not self.prunes or not log_q.size:
             return
         self.sums.ceilings = sum_ceilings(self.setting, self.sums.rule, log_q, log_pr, charge,
@@ -174,11 +172,10 @@ class GroupRun:
             counts.add(taking.shape[1] / taking.sum(axis=1), made != 0, taking)
 
     def any_run_epsilons(self, requested: int) -> np.ndarray | None:
-        """Each group's data-independent epsilon with every one of ``requested`` queries
-        selected and answered at its sensitivity (math:independent, math:screening's curve
-        where set; composed as ``analysis.steps.data_independent_curve`` composes a plain
-        run's): a bound whatever a run answers and wherever it halts (math:costs). None for
-        vanishing, whose sensitivity varies from query to query."""
+        """Each group's data-independent epsilon with all ``requested`` queries selected and
+        answered at its sensitivity (math:independent, math:screening's curve where set; composed
+        as ``analysis.steps.data_independent_curve``): a bound whatever a run answers and wherever
+        it halts (math:costs). None for vanishing (its sensitivity varies by query)."""
         setting = self.setting
         if setting.participation is not None:
             return None
@@ -194,8 +191,7 @@ class GroupRun:
         return epsilons
 
     def totals(self, names: tuple) -> tuple[GroupTotals, np.ndarray, np.ndarray]:
-        """The group totals, and each group's data-independent epsilons at the stop and
-        after the last query."""
+        """The group totals, and each group's data-independent epsilons at the stop and the end."""
         sensitivities = self.setting.sensitivities
         totals = self.stops.totals(names, sensitivities)
         if self.counts is None:
@@ -206,10 +202,9 @@ class GroupRun:
     def report(self, parameters: GroupParameters, bounds: np.ndarray | None = None
                ) -> tuple[GroupTotals, tuple, dict]:
         """The group totals, each group's summary row and the uniform run's; ``bounds``: each
-        group's bound for any run (:meth:`any_run_epsilons`; None: none). Each group's figures
-        print in order, data-dependent <= data-independent <= bound for any run (the
-        data-dependent curves are capped by the others, summed in another order: a bound left
-        below by rounding is raised to it, as a plain run's)."""
+        group's bound for any run (:meth:`any_run_epsilons`; None: none). Figures print in order,
+        data-dependent <= data-independent <= bound for any run (summed in another order, a bound
+        left below by rounding is raised to it, as a plain run's)."""
         groups, spent, final = self.totals(parameters.names)
         spent, final = (np.maximum(spent, groups.epsilon),
                         np.maximum(final, groups.final_epsilon))
@@ -237,12 +232,11 @@ def sum_ceilings(setting: GroupSetting, rule: Conversion, log_q: np.ndarray,
                  budgets: np.ndarray | None = None, map: Mapper = map
                  ) -> dict[float, float]:
     """Per sensitivity (each group's; with ``budgets``, 1 for the uniform run), a ceiling on every
-    epsilon read from its running sums (math:conversion, ``live_orders``): the sums only grow,
-    so each figure is at most the converted total at any order, taken exactly at the order
-    ``SAMPLE_ROWS`` evenly spaced queries put least and its two neighbours (``epsilon_ceiling``),
-    and the ``budgets`` compared with (the smallest for the uniform run) are added. Arguments
-    as :meth:`GroupRun.add` takes them for the whole run; ``independent``: the
-    data-independent curves; ``map``: a sensitivity per task."""
+    epsilon read from its running sums (math:conversion, ``live_orders``): the sums only grow, so
+    each figure is at most the converted total at any order, taken exactly at the order
+    ``SAMPLE_ROWS`` evenly spaced queries put least and its two neighbours (``epsilon_ceiling``);
+    the ``budgets`` compared with (the smallest for the uniform run) are added. Arguments as
+    :meth:`GroupRun.add` takes them for the whole run; ``map``: a sensitivity per task."""
     distinct = sorted({float(d) for d in setting.sensitivities if d > 0.0}
                       | (set() if budgets is None else {1.0}))
     sensitivities = np.array(distinct)

@@ -18,13 +18,12 @@ from .parameters import checked_budgets
 class GroupTotals:
     """An individualized run's per-group figures (math:individualized), no per-query array.
 
-    Per group: ``names``, ``budgets``, ``sensitivities`` (as given), ``epsilon`` and ``order``
-    at the stop (else after the last query; 0 and NaN if nothing was spent), ``exhausted_at``
-    (the 0-based query at which that group alone would halt, or None), ``final_epsilon`` /
-    ``final_order`` after the last query (likewise). ``stopped_at``: the least
-    ``exhausted_at`` or None (that label and later ones are not released);
-    ``labels_released``: answered before it; ``answered_total``: in the whole run;
-    ``baseline_*``: the uniform run's.
+    Per group: ``names``, ``budgets``, ``sensitivities`` (as given), ``epsilon`` and ``order`` at
+    the stop (else after the last query; 0 and NaN if nothing was spent), ``exhausted_at`` (the
+    0-based query at which that group alone would halt, or None), ``final_epsilon`` /
+    ``final_order`` after the last query (likewise). ``stopped_at``: the least ``exhausted_at``
+    or None (that label and later ones are not released); ``labels_released``: answered before
+    it; ``answered_total``: in the whole run; ``baseline_*``: the uniform run's.
     """
 
     names: tuple
@@ -61,9 +60,9 @@ class GroupStops:
     def add(self, epsilon: np.ndarray, order: np.ndarray, baseline: np.ndarray,
             answered: np.ndarray, baseline_answered: np.ndarray,
             halts: np.ndarray | None = None) -> None:
-        """The next queries' cumulative figures (``GroupSums.add``) and answers, in the run
-        and the uniform run; ``halts``: ``GroupSums.halts``' stops before a query is
-        charged, where its charge depends on its outcome (math:costs)."""
+        """The next queries' cumulative figures (``GroupSums.add``) and answers, in the run and
+        the uniform run; ``halts``: ``GroupSums.halts``' stops before a query is charged, where
+        its charge depends on its outcome (math:costs)."""
         count = epsilon.shape[0]
         if count == 0:
             return

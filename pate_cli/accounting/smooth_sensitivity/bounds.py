@@ -51,10 +51,9 @@ def dep_gnmax(log_q: ArrayLike, *, sigma: float, order: float) -> np.ndarray:
 
 
 def log_q0_gnmax(*, sigma: float, order: float) -> float:
-    """``log q0``: where ``dep`` meets ``alpha / sigma^2`` (math:smooth): ``ub`` if ``dep(ub)
-    < alpha/sigma^2``, else Brent's root on ``[lb, ub]``, ``lb = 2 ub`` times 1.5 until
-    ``dep(lb) <= alpha/sigma^2``. Both loops are capped (``RuntimeError``, never an
-    unchecked value)."""
+    """``log q0``: where ``dep`` meets ``alpha / sigma^2`` (math:smooth): ``ub`` if ``dep(ub) <
+    alpha/sigma^2``, else Brent's root on ``[lb, ub]``, ``lb = 2 ub`` times 1.5 until ``dep(lb)
+    <= alpha/sigma^2``; both loops capped (``RuntimeError``, never an unchecked value)."""
     from scipy.optimize import brentq
     check_std(sigma, "sigma")
     check_order(order)
@@ -81,8 +80,7 @@ def log_q0_gnmax(*, sigma: float, order: float) -> float:
         raise RuntimeError(f"could not bracket log q0 (sigma={sigma}, order={order})")
     if value == 0:
         return lb
-    # to the float's own precision (scipy's default xtol 2e-12 left log q0 some 4e-13 off,
-    # and the plateau LS(q1) 4e-12 relative below its exact value)
+    # xtol at the float's precision: scipy's default 2e-12 puts LS(q1) ~4e-12 relative low
     root, info = brentq(excess, lb, ub, xtol=1e-300, maxiter=_BRENT_MAXITER,
                         full_output=True, disp=False)
     if not info.converged:

@@ -92,7 +92,7 @@ class SmoothSensitivityAccumulator:
         self.selection_independent = True
         if (threshold is None) != (sigma_threshold is None):
             raise ValueError("give both threshold and sigma_threshold, or neither")
-        if threshold is not None and sigma_threshold is not None:  # both or neither (above)
+        if threshold is not None and sigma_threshold is not None:
             # the data-independent cost (math:screening's exact one, else math:independent's)
             # caps the table as charged; a constant cap raises no local sensitivity
             cost = order / (2.0 * sigma_threshold**2)
@@ -234,9 +234,8 @@ class ReleaseSetting:
     GNMax; ``selection_cap``: math:screening's exact data-independent cost (None:
     math:independent's); ``weights`` (None: all answered), ``max_votes``: arrays or
     :data:`ChunkValues`; ``release_noise`` None: no sanitised epsilon; ``report_every`` N: a
-    report every N queries in ``checkpoints``; ``chunk_size``: rows read at once; ``spent``:
-    RDP at the order spent before the first query (an added curve, which the votes do not
-    change: it adds to the cost, not to the sensitivity)."""
+    report every N queries in ``checkpoints``; ``chunk_size``: rows read at once; ``spent``: RDP
+    at the order spent before the first query (the votes do not change it: no sensitivity)."""
 
     teachers: int
     sigma: float
@@ -322,8 +321,7 @@ class Release:
 
     def read(self, votes, weights: ChunkValues,
              max_votes: ChunkValues | None) -> SmoothSensitivityResult:
-        """Every chunk read from ``votes`` (its first ``queries`` rows) with its weights and
-        ``max v`` (:meth:`add`), then the :meth:`report`."""
+        """:meth:`add` each chunk of the first ``queries`` rows of ``votes``; :meth:`report`."""
         for start in range(0, self.queries, self.chunk_size):
             stop = min(self.queries, start + self.chunk_size)
             self.add(votes[start:stop], weights(start, stop),

@@ -1,13 +1,11 @@
 """Local sensitivity at distance ``d``: the GNMax step's walks and the threshold step
 (math:smooth; Papernot et al. 2018, Appendix B, Algorithms 4-5).
 
-A walk's state after ``d`` steps has a closed form (right: ``d`` votes moved from the largest
-class to the runner-up; left: the largest class gains ``d`` votes drained from the top of the
-rest, levelled like water); its ``log q`` is Proposition 7's sum over (count, multiplicity)
-groups from a table of tail probabilities. Rows with a zero block (math:sparse) stay sparse:
-sorted counts, one zero column, and a group ``(0, Z)``; neither walk moves the block off 0.
-The threshold step needs no walk: its curve is read from
-:class:`.bounds.ThresholdSmoothConstants`' table at ``round(max v)``.
+A walk's state after ``d`` steps has a closed form (:class:`_RightWalk`, :class:`_LeftWalk`);
+its ``log q`` is Proposition 7's sum over (count, multiplicity) groups from a table of tail
+probabilities. Rows with a zero block (math:sparse) stay sparse: sorted counts, one zero column
+and a group ``(0, Z)``; neither walk moves the block off 0. The threshold step needs no walk: its
+curve is read from :class:`.bounds.ThresholdSmoothConstants`' table at ``round(max v)``.
 """
 
 from __future__ import annotations
@@ -112,9 +110,10 @@ class _RightWalk:
 
 
 class _LeftWalk:
-    """Left walks: the largest class gains ``d`` votes from the top of the rest. After ``d``
-    moves the first ``k`` of the rest (found by ``drained``, the votes that level every group
-    above ``g`` to ``values[g]``) share ``P_k - d`` votes at levels ``h``, ``h+1``."""
+    """Left walks: the largest class gains ``d`` votes drained from the top of the rest, levelled
+    like water. After ``d`` moves the first ``k`` of the rest (found by ``drained``, the votes
+    that level every group above ``g`` to ``values[g]``) share ``P_k - d`` votes at levels ``h``,
+    ``h+1``."""
 
     def __init__(self, tables: _WalkTables, ordered: np.ndarray, zero_block: float):
         self.tables = tables
@@ -305,9 +304,9 @@ def toward_threshold(max_votes: ArrayLike, teachers: int, threshold: float) -> n
 
 def local_sensitivity_threshold(max_votes: ArrayLike, *, teachers: int, threshold: float,
                                 sigma_threshold: float, order: float) -> np.ndarray:
-    """Local sensitivity of the threshold step at ``d = 0..M-1`` (math:smooth), ``(queries,
-    M)``, from ``max_j v_j`` per query (``n`` or Interactive's ``n - M p``) rounded half to
-    even (:meth:`.bounds.ThresholdSmoothConstants.curves`)."""
+    """Local sensitivity of the threshold step at ``d = 0..M-1`` (math:smooth), ``(queries, M)``,
+    from ``max_j v_j`` per query (``n`` or Interactive's ``n - M p``) rounded half to even
+    (:meth:`.bounds.ThresholdSmoothConstants.curves`)."""
     tc = ThresholdSmoothConstants.compute(threshold=threshold, sigma_threshold=sigma_threshold,
                                           order=order, teachers=teachers)
     return tc.curves(rounded_max(max_votes, tc.teachers))
